@@ -85,7 +85,7 @@ static void every_mode_chooses_the_same_tokens(void **state)
         result r = decode("--small", "--layers", "1", "--backend", "cpu", "--steps", "2", "--mode", modes[i], NULL);
         assert_int_equal(r.status, 0);
         assert_true(has(&r, "2 steps in "));
-        assert_true(has(&r, "15 launches each"));   /* 1 + 10 per layer + 4 */
+        assert_true(has(&r, "11 launches each"));   /* 1 + 7 per layer + 3: the norms and silu in the GEMVs */
         char *t = tokens_of(&r);
         if (first && strcmp(first, t)) fail_msg("%s gives '%s', sync '%s'", modes[i], t, first);
         if (!first) first = t;
@@ -93,6 +93,29 @@ static void every_mode_chooses_the_same_tokens(void **state)
         done(&r);
     }
     free(first);
+}
+
+/* --unfused launches the norms and silu·up apart (4 launches more a layer
+ * with the final norm: 15) and, as the fused GEMVs make their x with the
+ * same formulas and f16 roundings, chooses the same tokens and passes the
+ * same check; f16 and q4k. */
+static void unfused_step_chooses_the_same_tokens(void **state)
+{
+    static const char *const weights[2] = {"f16", "q4k"};
+    for (int w = 0; w < 2; w++) {
+        result a = decode("--small", "--layers", "1", "--weights", weights[w], "--backend", "cpu", "--steps", "3",
+                          "--check", NULL);
+        result b = decode("--small", "--layers", "1", "--weights", weights[w], "--backend", "cpu", "--steps", "3",
+                          "--check", "--unfused", NULL);
+        assert_int_equal(a.status, 0);
+        assert_int_equal(b.status, 0);
+        assert_true(has(&a, "check against the reference: 3 steps, 0 failed"));
+        assert_true(has(&b, "check against the reference: 3 steps, 0 failed"));
+        same_tokens_done(&a, &b);
+    }
+    result r = decode("--small", "--layers", "1", "--backend", "cpu", "--steps", "1", "--unfused", NULL);
+    assert_true(has(&r, "15 launches each"));   /* 1 + 10 per layer + 4 */
+    done(&r);
 }
 
 static void saved_model_loads_back_with_the_same_tokens(void **state)
@@ -151,9 +174,9 @@ static void mock_driver_runs_the_modes_and_the_bench(void **state)
     assert_true(has(&r, "floor: "));
     assert_true(has(&r, "graph mode x floor"));
     assert_true(has(&r, "launches timed alone in step order (device events, a busy kernel ahead), median of 2 steps"));
-    assert_true(has(&r, "\nstep                   (every launch)              25 "));
+    assert_true(has(&r, "\nstep                   (every launch)              18 "));
     assert_true(has(&r, "allocations over the timed steps (re-targets, launches)       0.000 <= 0     met"));
-    assert_non_null(strstr(r.out, "       25\n"));   /* launches, q4k as f16: 1 + 10 per layer + 4 */
+    assert_non_null(strstr(r.out, "       18\n"));   /* launches, q4k as f16: 1 + 7 per layer + 3 */
     done(&r);
     char *json = slurp(tmp("bench.json"));
     assert_non_null(strstr(json, "\"mode\": \"graph\""));
@@ -193,7 +216,7 @@ static void tensor_parallel_cpu_steps_match_one_device_and_the_reference(void **
     result b = decode("--small", "--backend", "cpu", "--steps", "2", "--mode", "async", "--tp", "2", NULL);
     assert_int_equal(a.status, 0);
     assert_int_equal(b.status, 0);
-    assert_true(has(&b, "29 launches each and 5 collectives on each of 2 devices"));   /* + 2 adds per layer */
+    assert_true(has(&b, "22 launches each and 5 collectives on each of 2 devices"));   /* + 2 adds per layer */
     same_tokens_done(&a, &b);
 }
 
@@ -280,12 +303,14 @@ static bool prow_parse(const char *line, prow *p)
 
 /* --profile on the CPU device: one row per kernel and shape whose launches,
  * times and shares add up to the step's row; the QKV GEMV's bytes are its
- * matrix, x and y; the q4k step's GEMV inputs come from their producers
- * in 8 bits (no q8_quantize launch). */
+ * matrix, the norm's weight, h and y; the norms and silu·up are made by the
+ * GEMVs that read them (no rmsnorm, silu_mul or their q8 forms), and the
+ * q4k step's attention output comes from its combine in 8 bits (no
+ * q8_quantize launch). */
 static void profile_rows_add_up_to_the_step(void **state)
 {
     static const char *const weights[2] = {"f16", "q4k"};
-    static const unsigned launches[2] = {15, 15};   /* 1 + 10 per layer + 4 */
+    static const unsigned launches[2] = {11, 11};   /* 1 + 7 per layer + 3 */
     for (int w = 0; w < 2; w++) {
         result r = decode("--small", "--layers", "1", "--weights", weights[w], "--backend", "cpu", "--profile",
                           "--warmup", "0", "--runs", "1", NULL);
@@ -295,7 +320,7 @@ static void profile_rows_add_up_to_the_step(void **state)
         memset(&step, 0, sizeof step);
         unsigned n = 0, rows = 0;
         double us = 0, share = 0, qkv_mb = -1;
-        unsigned fused = 0;   /* q4k: the 8-bit GEMV inputs' producers, 3 + 1 + 1 launches; no q8_quantize */
+        unsigned fused = 0;   /* q4k: sdpa_combine_q8, the one 8-bit GEMV input made apart; no q8_quantize */
         for (const char *line = strstr(r.out, "\nkernel "); line && *line; line += strcspn(line + 1, "\n") + 1) {
             if (!prow_parse(line + 1, &p)) continue;
             if (!strcmp(p.kernel, "step")) {
@@ -306,9 +331,9 @@ static void profile_rows_add_up_to_the_step(void **state)
             assert_true(fabs(p.us_launch * p.n - p.us) <= 0.01 * p.n + 1e-9);
             if (!strcmp(p.shape, w ? "512x256 narrow" : "512x256") && strstr(p.kernel, "gemv") && !strstr(p.kernel, "f32"))
                 qkv_mb = p.mb;   /* q4k: fewer rows than DC_NARROW_ROWS, the narrow build */
-            if (!strcmp(p.kernel, "rmsnorm_q8") || !strcmp(p.kernel, "sdpa_combine_q8") || !strcmp(p.kernel, "silu_mul_q8"))
-                fused += p.n;
+            if (!strcmp(p.kernel, "sdpa_combine_q8")) fused += p.n;
             assert_null(strstr(p.kernel, "q8_quantize"));
+            assert_false(!strncmp(p.kernel, "rmsnorm", 7) || !strncmp(p.kernel, "silu_mul", 8));
         }
         assert_int_equal(step.n, launches[w]);
         assert_int_equal(n, launches[w]);
@@ -316,10 +341,10 @@ static void profile_rows_add_up_to_the_step(void **state)
         assert_true(fabs(us - step.us) <= 0.01 * rows);
         assert_true(fabs(share - 100.0) <= 0.05 * rows);
         assert_true(fabs(step.share - 100.0) < 1e-9);
-        /* QKV: (4 + 2·2)·64 = 512 rows of 256: f16 262144 + x 512 + y 1024 bytes;
-         * q4k 512·144 + xq 256 + xds 32 + y 1024 */
-        assert_true(fabs(qkv_mb - (w ? 0.07504 : 0.26368)) < 6e-5);
-        assert_int_equal(fused, w ? 5 : 0);
+        /* QKV: (4 + 2·2)·64 = 512 rows of 256: f16 262144 (q4k 512·144) + the
+         * norm's weight 512 + h 512 + y 1024 bytes */
+        assert_true(fabs(qkv_mb - (w ? 0.075776 : 0.264192)) < 6e-5);
+        assert_int_equal(fused, w ? 1 : 0);
         done(&r);
     }
 }
@@ -362,6 +387,7 @@ int main(void)
         cmocka_unit_test(small_f16_graph_steps_match_the_reference),
         cmocka_unit_test(small_q4k_async_steps_match_the_reference),
         cmocka_unit_test(a_wrong_kernel_fails_the_check),
+        cmocka_unit_test(unfused_step_chooses_the_same_tokens),
         cmocka_unit_test(every_mode_chooses_the_same_tokens),
         cmocka_unit_test(saved_model_loads_back_with_the_same_tokens),
         cmocka_unit_test(mock_driver_runs_the_modes_and_the_bench),

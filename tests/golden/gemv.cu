@@ -43,6 +43,21 @@ __device__ __forceinline__ kf_bf16 kf_bf16_from_f32(float f)
     return h;
 }
 
+/* f32 math on the hardware approximations (bounds: see the table atop
+   kforge's emit/cuda_c_prelude.c), and abs as the bit operation it is:
+   ptxas 13 takes abs.f32 (fabsf) for never NaN and folds -1 < fabsf(x) to true */
+__device__ __forceinline__ float kf_abs_f32(float x) { float r; asm("and.b32 %0, %1, 0x7FFFFFFF;" : "=f"(r) : "f"(x)); return r; }
+__device__ __forceinline__ float kf_exp2_approx(float x) { float r; asm("ex2.approx.f32 %0, %1;" : "=f"(r) : "f"(x)); return r; }
+__device__ __forceinline__ float kf_exp_approx(float x) { return kf_exp2_approx(__fmul_rn(x, 1.44269502f)); }
+__device__ __forceinline__ float kf_log2_approx(float x) { float r; asm("lg2.approx.f32 %0, %1;" : "=f"(r) : "f"(x)); return r; }
+__device__ __forceinline__ float kf_log_approx(float x) { return __fmul_rn(kf_log2_approx(x), 0.693147182f); }
+__device__ __forceinline__ float kf_rsqrt_approx(float x) { float r; asm("rsqrt.approx.f32 %0, %1;" : "=f"(r) : "f"(x)); return r; }
+__device__ __forceinline__ float kf_sin_approx(float x) { float r; asm("sin.approx.f32 %0, %1;" : "=f"(r) : "f"(x)); return r; }
+__device__ __forceinline__ float kf_cos_approx(float x) { float r; asm("cos.approx.f32 %0, %1;" : "=f"(r) : "f"(x)); return r; }
+__device__ __forceinline__ float kf_tanh_approx(float x) { float r; asm("tanh.approx.f32 %0, %1;" : "=f"(r) : "f"(x)); return r; }
+__device__ __forceinline__ float kf_rcp_approx(float x) { float r; asm("rcp.approx.ftz.f32 %0, %1;" : "=f"(r) : "f"(x)); return r; }
+__device__ __forceinline__ float kf_fast_div(float a, float b) { return __fmul_rn(a, kf_rcp_approx(b)); }
+
 __device__ __forceinline__ unsigned kf_lane_id(void) { unsigned r; asm("mov.u32 %0, %%laneid;" : "=r"(r)); return r; }
 
 /* Warp operations over the n lanes of this warp that exist (a block that
@@ -145,7 +160,7 @@ KF_MMA_I(kf_mma_s8u8, "s8", "u8")
 KF_MMA_I(kf_mma_u8s8, "u8", "s8")
 KF_MMA_I(kf_mma_u8u8, "u8", "u8")
 
-/* kernel gemv_f16_f16_f16 (gemv.kf:501) */
+/* kernel gemv_f16_f16_f16 (gemv.kf:506) */
 extern "C" __global__ void __launch_bounds__(256)
 gemv_f16_f16_f16(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x_, kf_f16* __restrict__ y_, unsigned m_, unsigned k_)
 {
@@ -182,15 +197,15 @@ gemv_f16_f16_f16(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x_, k
         unsigned wid_ = (blockIdx.x << 3u) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u);
         unsigned nw_ = gridDim.x << 3u;
         if (!(wid_ >= m_)) {
-            unsigned t61_ = m_ - wid_;
-            unsigned total_ = ((t61_ / nw_) + (((t61_ % nw_) != 0u) ? 1u : 0u)) * steps_;
+            unsigned t62_ = m_ - wid_;
+            unsigned total_ = ((t62_ / nw_) + (((t62_ % nw_) != 0u) ? 1u : 0u)) * steps_;
             acc_[0u] = 0.0f;
             unsigned lg_ = wid_;
             unsigned lk_ = 0u;
             unsigned cg_ = wid_;
             unsigned ck_ = 0u;
-            unsigned t80_ = total_ + 1u;
-            for (unsigned t0_ = 0u; t0_ < t80_; t0_ = t0_ + 2u) {
+            unsigned t81_ = total_ + 1u;
+            for (unsigned t0_ = 0u; t0_ < t81_; t0_ = t0_ + 2u) {
                 if (t0_ < total_) {
                     unsigned v_ = min((((lk_ << 5u) << 2u) + lane_), (nv_ - 1u));
                     unsigned row_2_ = min(lg_, (m_ - 1u));
@@ -208,23 +223,23 @@ gemv_f16_f16_f16(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x_, k
                     unsigned row_5_ = min(lg_, (m_ - 1u));
                     wb_[3u] = wv_[(row_5_ * nv_) + v_4_];
                     xb_[6u] = xv_[v_4_];
-                    unsigned t244_ = lk_ + 1u;
-                    lk_ = t244_;
-                    if (t244_ == steps_) {
+                    unsigned t253_ = lk_ + 1u;
+                    lk_ = t253_;
+                    if (t253_ == steps_) {
                         lk_ = 0u;
                         lg_ = lg_ + nw_;
                     }
                 }
-                bool t252_ = t0_ >= 1u;
-                bool t253_ = t252_;
-                if (t252_) {
-                    t253_ = (t0_ - 1u) < total_;
+                bool t261_ = t0_ >= 1u;
+                bool t262_ = t261_;
+                if (t261_) {
+                    t262_ = (t0_ - 1u) < total_;
                 }
-                if (t253_) {
+                if (t262_) {
                     unsigned v_5_ = ((ck_ << 5u) << 2u) + lane_;
                     if (v_5_ < nv_) {
-                        kf_u32x4 t290_ = xb_[8u];
-                        kf_f16x8 a_ = kf_bitcast<kf_f16x8>(t290_);
+                        kf_u32x4 t299_ = xb_[8u];
+                        kf_f16x8 a_ = kf_bitcast<kf_f16x8>(t299_);
                         xs_[0u] = kf_f16_to_f32(a_.v[0]);
                         xs_[1u] = kf_f16_to_f32(a_.v[1]);
                         xs_[2u] = kf_f16_to_f32(a_.v[2]);
@@ -233,14 +248,14 @@ gemv_f16_f16_f16(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x_, k
                         xs_[5u] = kf_f16_to_f32(a_.v[5]);
                         xs_[6u] = kf_f16_to_f32(a_.v[6]);
                         xs_[7u] = kf_f16_to_f32(a_.v[7]);
-                        kf_u32x4 t317_ = wb_[4u];
-                        kf_f16x8 wh_ = kf_bitcast<kf_f16x8>(t317_);
+                        kf_u32x4 t326_ = wb_[4u];
+                        kf_f16x8 wh_ = kf_bitcast<kf_f16x8>(t326_);
                         acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_.v[7]), xs_[7u], __fmaf_rn(kf_f16_to_f32(wh_.v[6]), xs_[6u], __fmaf_rn(kf_f16_to_f32(wh_.v[5]), xs_[5u], __fmaf_rn(kf_f16_to_f32(wh_.v[4]), xs_[4u], __fmaf_rn(kf_f16_to_f32(wh_.v[3]), xs_[3u], __fmaf_rn(kf_f16_to_f32(wh_.v[2]), xs_[2u], __fmaf_rn(kf_f16_to_f32(wh_.v[1]), xs_[1u], __fmaf_rn(kf_f16_to_f32(wh_.v[0]), xs_[0u], acc_[0u]))))))));
                     }
                     unsigned v_6_ = (((ck_ << 5u) << 2u) + 32u) + lane_;
                     if (v_6_ < nv_) {
-                        kf_u32x4 t421_ = xb_[10u];
-                        kf_f16x8 a_2_ = kf_bitcast<kf_f16x8>(t421_);
+                        kf_u32x4 t430_ = xb_[10u];
+                        kf_f16x8 a_2_ = kf_bitcast<kf_f16x8>(t430_);
                         xs_2_[0u] = kf_f16_to_f32(a_2_.v[0]);
                         xs_2_[1u] = kf_f16_to_f32(a_2_.v[1]);
                         xs_2_[2u] = kf_f16_to_f32(a_2_.v[2]);
@@ -249,14 +264,14 @@ gemv_f16_f16_f16(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x_, k
                         xs_2_[5u] = kf_f16_to_f32(a_2_.v[5]);
                         xs_2_[6u] = kf_f16_to_f32(a_2_.v[6]);
                         xs_2_[7u] = kf_f16_to_f32(a_2_.v[7]);
-                        kf_u32x4 t448_ = wb_[5u];
-                        kf_f16x8 wh_2_ = kf_bitcast<kf_f16x8>(t448_);
+                        kf_u32x4 t457_ = wb_[5u];
+                        kf_f16x8 wh_2_ = kf_bitcast<kf_f16x8>(t457_);
                         acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_2_.v[7]), xs_2_[7u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[6]), xs_2_[6u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[5]), xs_2_[5u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[4]), xs_2_[4u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[3]), xs_2_[3u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[2]), xs_2_[2u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[1]), xs_2_[1u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[0]), xs_2_[0u], acc_[0u]))))))));
                     }
                     unsigned v_7_ = (((ck_ << 5u) << 2u) + 64u) + lane_;
                     if (v_7_ < nv_) {
-                        kf_u32x4 t552_ = xb_[12u];
-                        kf_f16x8 a_3_ = kf_bitcast<kf_f16x8>(t552_);
+                        kf_u32x4 t561_ = xb_[12u];
+                        kf_f16x8 a_3_ = kf_bitcast<kf_f16x8>(t561_);
                         xs_3_[0u] = kf_f16_to_f32(a_3_.v[0]);
                         xs_3_[1u] = kf_f16_to_f32(a_3_.v[1]);
                         xs_3_[2u] = kf_f16_to_f32(a_3_.v[2]);
@@ -265,14 +280,14 @@ gemv_f16_f16_f16(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x_, k
                         xs_3_[5u] = kf_f16_to_f32(a_3_.v[5]);
                         xs_3_[6u] = kf_f16_to_f32(a_3_.v[6]);
                         xs_3_[7u] = kf_f16_to_f32(a_3_.v[7]);
-                        kf_u32x4 t579_ = wb_[6u];
-                        kf_f16x8 wh_3_ = kf_bitcast<kf_f16x8>(t579_);
+                        kf_u32x4 t588_ = wb_[6u];
+                        kf_f16x8 wh_3_ = kf_bitcast<kf_f16x8>(t588_);
                         acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_3_.v[7]), xs_3_[7u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[6]), xs_3_[6u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[5]), xs_3_[5u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[4]), xs_3_[4u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[3]), xs_3_[3u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[2]), xs_3_[2u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[1]), xs_3_[1u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[0]), xs_3_[0u], acc_[0u]))))))));
                     }
                     unsigned v_8_ = (((ck_ << 5u) << 2u) + 96u) + lane_;
                     if (v_8_ < nv_) {
-                        kf_u32x4 t683_ = xb_[14u];
-                        kf_f16x8 a_4_ = kf_bitcast<kf_f16x8>(t683_);
+                        kf_u32x4 t692_ = xb_[14u];
+                        kf_f16x8 a_4_ = kf_bitcast<kf_f16x8>(t692_);
                         xs_4_[0u] = kf_f16_to_f32(a_4_.v[0]);
                         xs_4_[1u] = kf_f16_to_f32(a_4_.v[1]);
                         xs_4_[2u] = kf_f16_to_f32(a_4_.v[2]);
@@ -281,49 +296,49 @@ gemv_f16_f16_f16(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x_, k
                         xs_4_[5u] = kf_f16_to_f32(a_4_.v[5]);
                         xs_4_[6u] = kf_f16_to_f32(a_4_.v[6]);
                         xs_4_[7u] = kf_f16_to_f32(a_4_.v[7]);
-                        kf_u32x4 t710_ = wb_[7u];
-                        kf_f16x8 wh_4_ = kf_bitcast<kf_f16x8>(t710_);
+                        kf_u32x4 t719_ = wb_[7u];
+                        kf_f16x8 wh_4_ = kf_bitcast<kf_f16x8>(t719_);
                         acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_4_.v[7]), xs_4_[7u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[6]), xs_4_[6u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[5]), xs_4_[5u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[4]), xs_4_[4u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[3]), xs_4_[3u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[2]), xs_4_[2u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[1]), xs_4_[1u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[0]), xs_4_[0u], acc_[0u]))))))));
                     }
-                    unsigned t784_ = ck_ + 1u;
-                    ck_ = t784_;
-                    if (t784_ == steps_) {
-                        float t787_ = acc_[0u];
-                        unsigned t809_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
-                        if (t809_ == 32u) {
-                            float t814_ = __fadd_rn(t787_, kf_shfl_xor(t787_, 16u, kf_wn));
-                            float t817_ = __fadd_rn(t814_, kf_shfl_xor(t814_, 8u, kf_wn));
-                            float t820_ = __fadd_rn(t817_, kf_shfl_xor(t817_, 4u, kf_wn));
-                            float t823_ = __fadd_rn(t820_, kf_shfl_xor(t820_, 2u, kf_wn));
-                            s_ = __fadd_rn(t823_, kf_shfl_xor(t823_, 1u, kf_wn));
+                    unsigned t793_ = ck_ + 1u;
+                    ck_ = t793_;
+                    if (t793_ == steps_) {
+                        float t796_ = acc_[0u];
+                        unsigned t818_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+                        if (t818_ == 32u) {
+                            float t823_ = __fadd_rn(t796_, kf_shfl_xor(t796_, 16u, kf_wn));
+                            float t826_ = __fadd_rn(t823_, kf_shfl_xor(t823_, 8u, kf_wn));
+                            float t829_ = __fadd_rn(t826_, kf_shfl_xor(t826_, 4u, kf_wn));
+                            float t832_ = __fadd_rn(t829_, kf_shfl_xor(t829_, 2u, kf_wn));
+                            s_ = __fadd_rn(t832_, kf_shfl_xor(t832_, 1u, kf_wn));
                         } else {
-                            float t829_ = kf_shfl_down(t787_, 16u, kf_wn);
-                            bool t831_ = (kf_lane_id() + 16u) < t809_;
-                            float t832_ = __fadd_rn(t787_, t829_);
-                            float t833_ = t831_ ? t832_ : t787_;
-                            float t835_ = kf_shfl_down(t833_, 8u, kf_wn);
-                            bool t837_ = (kf_lane_id() + 8u) < t809_;
-                            float t838_ = __fadd_rn(t833_, t835_);
-                            float t839_ = t837_ ? t838_ : t833_;
-                            float t841_ = kf_shfl_down(t839_, 4u, kf_wn);
-                            bool t843_ = (kf_lane_id() + 4u) < t809_;
-                            float t844_ = __fadd_rn(t839_, t841_);
-                            float t845_ = t843_ ? t844_ : t839_;
-                            float t847_ = kf_shfl_down(t845_, 2u, kf_wn);
-                            bool t849_ = (kf_lane_id() + 2u) < t809_;
-                            float t850_ = __fadd_rn(t845_, t847_);
-                            float t851_ = t849_ ? t850_ : t845_;
-                            float t853_ = kf_shfl_down(t851_, 1u, kf_wn);
-                            bool t855_ = (kf_lane_id() + 1u) < t809_;
-                            float t856_ = __fadd_rn(t851_, t853_);
-                            s_ = kf_shfl(t855_ ? t856_ : t851_, 0u, kf_wn);
+                            float t838_ = kf_shfl_down(t796_, 16u, kf_wn);
+                            bool t840_ = (kf_lane_id() + 16u) < t818_;
+                            float t841_ = __fadd_rn(t796_, t838_);
+                            float t842_ = t840_ ? t841_ : t796_;
+                            float t844_ = kf_shfl_down(t842_, 8u, kf_wn);
+                            bool t846_ = (kf_lane_id() + 8u) < t818_;
+                            float t847_ = __fadd_rn(t842_, t844_);
+                            float t848_ = t846_ ? t847_ : t842_;
+                            float t850_ = kf_shfl_down(t848_, 4u, kf_wn);
+                            bool t852_ = (kf_lane_id() + 4u) < t818_;
+                            float t853_ = __fadd_rn(t848_, t850_);
+                            float t854_ = t852_ ? t853_ : t848_;
+                            float t856_ = kf_shfl_down(t854_, 2u, kf_wn);
+                            bool t858_ = (kf_lane_id() + 2u) < t818_;
+                            float t859_ = __fadd_rn(t854_, t856_);
+                            float t860_ = t858_ ? t859_ : t854_;
+                            float t862_ = kf_shfl_down(t860_, 1u, kf_wn);
+                            bool t864_ = (kf_lane_id() + 1u) < t818_;
+                            float t865_ = __fadd_rn(t860_, t862_);
+                            s_ = kf_shfl(t864_ ? t865_ : t860_, 0u, kf_wn);
                         }
-                        bool t861_ = lane_ == 0u;
-                        bool t862_ = t861_;
-                        if (t861_) {
-                            t862_ = cg_ < m_;
+                        bool t870_ = lane_ == 0u;
+                        bool t871_ = t870_;
+                        if (t870_) {
+                            t871_ = cg_ < m_;
                         }
-                        if (t862_) {
+                        if (t871_) {
                             y_[cg_] = kf_f16_from_f32(s_);
                         }
                         acc_[0u] = 0.0f;
@@ -348,23 +363,23 @@ gemv_f16_f16_f16(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x_, k
                     unsigned row_9_ = min(lg_, (m_ - 1u));
                     wb_[7u] = wv_[(row_9_ * nv_) + v_12_];
                     xb_[14u] = xv_[v_12_];
-                    unsigned t1045_ = lk_ + 1u;
-                    lk_ = t1045_;
-                    if (t1045_ == steps_) {
+                    unsigned t1062_ = lk_ + 1u;
+                    lk_ = t1062_;
+                    if (t1062_ == steps_) {
                         lk_ = 0u;
                         lg_ = lg_ + nw_;
                     }
                 }
-                bool t1053_ = (t0_ + 1u) >= 1u;
-                bool t1054_ = t1053_;
-                if (t1053_) {
-                    t1054_ = ((t0_ + 1u) - 1u) < total_;
+                bool t1070_ = (t0_ + 1u) >= 1u;
+                bool t1071_ = t1070_;
+                if (t1070_) {
+                    t1071_ = ((t0_ + 1u) - 1u) < total_;
                 }
-                if (t1054_) {
+                if (t1071_) {
                     unsigned v_13_ = ((ck_ << 5u) << 2u) + lane_;
                     if (v_13_ < nv_) {
-                        kf_u32x4 t1091_ = xb_[0u];
-                        kf_f16x8 a_5_ = kf_bitcast<kf_f16x8>(t1091_);
+                        kf_u32x4 t1108_ = xb_[0u];
+                        kf_f16x8 a_5_ = kf_bitcast<kf_f16x8>(t1108_);
                         xs_5_[0u] = kf_f16_to_f32(a_5_.v[0]);
                         xs_5_[1u] = kf_f16_to_f32(a_5_.v[1]);
                         xs_5_[2u] = kf_f16_to_f32(a_5_.v[2]);
@@ -373,14 +388,14 @@ gemv_f16_f16_f16(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x_, k
                         xs_5_[5u] = kf_f16_to_f32(a_5_.v[5]);
                         xs_5_[6u] = kf_f16_to_f32(a_5_.v[6]);
                         xs_5_[7u] = kf_f16_to_f32(a_5_.v[7]);
-                        kf_u32x4 t1118_ = wb_[0u];
-                        kf_f16x8 wh_5_ = kf_bitcast<kf_f16x8>(t1118_);
+                        kf_u32x4 t1135_ = wb_[0u];
+                        kf_f16x8 wh_5_ = kf_bitcast<kf_f16x8>(t1135_);
                         acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_5_.v[7]), xs_5_[7u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[6]), xs_5_[6u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[5]), xs_5_[5u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[4]), xs_5_[4u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[3]), xs_5_[3u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[2]), xs_5_[2u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[1]), xs_5_[1u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[0]), xs_5_[0u], acc_[0u]))))))));
                     }
                     unsigned v_14_ = (((ck_ << 5u) << 2u) + 32u) + lane_;
                     if (v_14_ < nv_) {
-                        kf_u32x4 t1222_ = xb_[2u];
-                        kf_f16x8 a_6_ = kf_bitcast<kf_f16x8>(t1222_);
+                        kf_u32x4 t1239_ = xb_[2u];
+                        kf_f16x8 a_6_ = kf_bitcast<kf_f16x8>(t1239_);
                         xs_6_[0u] = kf_f16_to_f32(a_6_.v[0]);
                         xs_6_[1u] = kf_f16_to_f32(a_6_.v[1]);
                         xs_6_[2u] = kf_f16_to_f32(a_6_.v[2]);
@@ -389,14 +404,14 @@ gemv_f16_f16_f16(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x_, k
                         xs_6_[5u] = kf_f16_to_f32(a_6_.v[5]);
                         xs_6_[6u] = kf_f16_to_f32(a_6_.v[6]);
                         xs_6_[7u] = kf_f16_to_f32(a_6_.v[7]);
-                        kf_u32x4 t1249_ = wb_[1u];
-                        kf_f16x8 wh_6_ = kf_bitcast<kf_f16x8>(t1249_);
+                        kf_u32x4 t1266_ = wb_[1u];
+                        kf_f16x8 wh_6_ = kf_bitcast<kf_f16x8>(t1266_);
                         acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_6_.v[7]), xs_6_[7u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[6]), xs_6_[6u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[5]), xs_6_[5u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[4]), xs_6_[4u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[3]), xs_6_[3u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[2]), xs_6_[2u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[1]), xs_6_[1u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[0]), xs_6_[0u], acc_[0u]))))))));
                     }
                     unsigned v_15_ = (((ck_ << 5u) << 2u) + 64u) + lane_;
                     if (v_15_ < nv_) {
-                        kf_u32x4 t1353_ = xb_[4u];
-                        kf_f16x8 a_7_ = kf_bitcast<kf_f16x8>(t1353_);
+                        kf_u32x4 t1370_ = xb_[4u];
+                        kf_f16x8 a_7_ = kf_bitcast<kf_f16x8>(t1370_);
                         xs_7_[0u] = kf_f16_to_f32(a_7_.v[0]);
                         xs_7_[1u] = kf_f16_to_f32(a_7_.v[1]);
                         xs_7_[2u] = kf_f16_to_f32(a_7_.v[2]);
@@ -405,14 +420,14 @@ gemv_f16_f16_f16(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x_, k
                         xs_7_[5u] = kf_f16_to_f32(a_7_.v[5]);
                         xs_7_[6u] = kf_f16_to_f32(a_7_.v[6]);
                         xs_7_[7u] = kf_f16_to_f32(a_7_.v[7]);
-                        kf_u32x4 t1380_ = wb_[2u];
-                        kf_f16x8 wh_7_ = kf_bitcast<kf_f16x8>(t1380_);
+                        kf_u32x4 t1397_ = wb_[2u];
+                        kf_f16x8 wh_7_ = kf_bitcast<kf_f16x8>(t1397_);
                         acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_7_.v[7]), xs_7_[7u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[6]), xs_7_[6u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[5]), xs_7_[5u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[4]), xs_7_[4u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[3]), xs_7_[3u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[2]), xs_7_[2u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[1]), xs_7_[1u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[0]), xs_7_[0u], acc_[0u]))))))));
                     }
                     unsigned v_16_ = (((ck_ << 5u) << 2u) + 96u) + lane_;
                     if (v_16_ < nv_) {
-                        kf_u32x4 t1484_ = xb_[6u];
-                        kf_f16x8 a_8_ = kf_bitcast<kf_f16x8>(t1484_);
+                        kf_u32x4 t1501_ = xb_[6u];
+                        kf_f16x8 a_8_ = kf_bitcast<kf_f16x8>(t1501_);
                         xs_8_[0u] = kf_f16_to_f32(a_8_.v[0]);
                         xs_8_[1u] = kf_f16_to_f32(a_8_.v[1]);
                         xs_8_[2u] = kf_f16_to_f32(a_8_.v[2]);
@@ -421,49 +436,49 @@ gemv_f16_f16_f16(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x_, k
                         xs_8_[5u] = kf_f16_to_f32(a_8_.v[5]);
                         xs_8_[6u] = kf_f16_to_f32(a_8_.v[6]);
                         xs_8_[7u] = kf_f16_to_f32(a_8_.v[7]);
-                        kf_u32x4 t1511_ = wb_[3u];
-                        kf_f16x8 wh_8_ = kf_bitcast<kf_f16x8>(t1511_);
+                        kf_u32x4 t1528_ = wb_[3u];
+                        kf_f16x8 wh_8_ = kf_bitcast<kf_f16x8>(t1528_);
                         acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_8_.v[7]), xs_8_[7u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[6]), xs_8_[6u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[5]), xs_8_[5u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[4]), xs_8_[4u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[3]), xs_8_[3u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[2]), xs_8_[2u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[1]), xs_8_[1u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[0]), xs_8_[0u], acc_[0u]))))))));
                     }
-                    unsigned t1585_ = ck_ + 1u;
-                    ck_ = t1585_;
-                    if (t1585_ == steps_) {
-                        float t1588_ = acc_[0u];
-                        unsigned t1610_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
-                        if (t1610_ == 32u) {
-                            float t1615_ = __fadd_rn(t1588_, kf_shfl_xor(t1588_, 16u, kf_wn));
-                            float t1618_ = __fadd_rn(t1615_, kf_shfl_xor(t1615_, 8u, kf_wn));
-                            float t1621_ = __fadd_rn(t1618_, kf_shfl_xor(t1618_, 4u, kf_wn));
-                            float t1624_ = __fadd_rn(t1621_, kf_shfl_xor(t1621_, 2u, kf_wn));
-                            s_2_ = __fadd_rn(t1624_, kf_shfl_xor(t1624_, 1u, kf_wn));
+                    unsigned t1602_ = ck_ + 1u;
+                    ck_ = t1602_;
+                    if (t1602_ == steps_) {
+                        float t1605_ = acc_[0u];
+                        unsigned t1627_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+                        if (t1627_ == 32u) {
+                            float t1632_ = __fadd_rn(t1605_, kf_shfl_xor(t1605_, 16u, kf_wn));
+                            float t1635_ = __fadd_rn(t1632_, kf_shfl_xor(t1632_, 8u, kf_wn));
+                            float t1638_ = __fadd_rn(t1635_, kf_shfl_xor(t1635_, 4u, kf_wn));
+                            float t1641_ = __fadd_rn(t1638_, kf_shfl_xor(t1638_, 2u, kf_wn));
+                            s_2_ = __fadd_rn(t1641_, kf_shfl_xor(t1641_, 1u, kf_wn));
                         } else {
-                            float t1630_ = kf_shfl_down(t1588_, 16u, kf_wn);
-                            bool t1632_ = (kf_lane_id() + 16u) < t1610_;
-                            float t1633_ = __fadd_rn(t1588_, t1630_);
-                            float t1634_ = t1632_ ? t1633_ : t1588_;
-                            float t1636_ = kf_shfl_down(t1634_, 8u, kf_wn);
-                            bool t1638_ = (kf_lane_id() + 8u) < t1610_;
-                            float t1639_ = __fadd_rn(t1634_, t1636_);
-                            float t1640_ = t1638_ ? t1639_ : t1634_;
-                            float t1642_ = kf_shfl_down(t1640_, 4u, kf_wn);
-                            bool t1644_ = (kf_lane_id() + 4u) < t1610_;
-                            float t1645_ = __fadd_rn(t1640_, t1642_);
-                            float t1646_ = t1644_ ? t1645_ : t1640_;
-                            float t1648_ = kf_shfl_down(t1646_, 2u, kf_wn);
-                            bool t1650_ = (kf_lane_id() + 2u) < t1610_;
-                            float t1651_ = __fadd_rn(t1646_, t1648_);
-                            float t1652_ = t1650_ ? t1651_ : t1646_;
-                            float t1654_ = kf_shfl_down(t1652_, 1u, kf_wn);
-                            bool t1656_ = (kf_lane_id() + 1u) < t1610_;
-                            float t1657_ = __fadd_rn(t1652_, t1654_);
-                            s_2_ = kf_shfl(t1656_ ? t1657_ : t1652_, 0u, kf_wn);
+                            float t1647_ = kf_shfl_down(t1605_, 16u, kf_wn);
+                            bool t1649_ = (kf_lane_id() + 16u) < t1627_;
+                            float t1650_ = __fadd_rn(t1605_, t1647_);
+                            float t1651_ = t1649_ ? t1650_ : t1605_;
+                            float t1653_ = kf_shfl_down(t1651_, 8u, kf_wn);
+                            bool t1655_ = (kf_lane_id() + 8u) < t1627_;
+                            float t1656_ = __fadd_rn(t1651_, t1653_);
+                            float t1657_ = t1655_ ? t1656_ : t1651_;
+                            float t1659_ = kf_shfl_down(t1657_, 4u, kf_wn);
+                            bool t1661_ = (kf_lane_id() + 4u) < t1627_;
+                            float t1662_ = __fadd_rn(t1657_, t1659_);
+                            float t1663_ = t1661_ ? t1662_ : t1657_;
+                            float t1665_ = kf_shfl_down(t1663_, 2u, kf_wn);
+                            bool t1667_ = (kf_lane_id() + 2u) < t1627_;
+                            float t1668_ = __fadd_rn(t1663_, t1665_);
+                            float t1669_ = t1667_ ? t1668_ : t1663_;
+                            float t1671_ = kf_shfl_down(t1669_, 1u, kf_wn);
+                            bool t1673_ = (kf_lane_id() + 1u) < t1627_;
+                            float t1674_ = __fadd_rn(t1669_, t1671_);
+                            s_2_ = kf_shfl(t1673_ ? t1674_ : t1669_, 0u, kf_wn);
                         }
-                        bool t1662_ = lane_ == 0u;
-                        bool t1663_ = t1662_;
-                        if (t1662_) {
-                            t1663_ = cg_ < m_;
+                        bool t1679_ = lane_ == 0u;
+                        bool t1680_ = t1679_;
+                        if (t1679_) {
+                            t1680_ = cg_ < m_;
                         }
-                        if (t1663_) {
+                        if (t1680_) {
                             y_[cg_] = kf_f16_from_f32(s_2_);
                         }
                         acc_[0u] = 0.0f;
@@ -476,47 +491,47 @@ gemv_f16_f16_f16(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x_, k
     } else {
         unsigned lane_2_ = kf_lane_id();
         unsigned nv_2_ = k_ >> 3u;
-        unsigned t1704_ = (blockIdx.x << 3u) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u);
-        unsigned t1715_ = gridDim.x << 3u;
-        for (unsigned g_ = t1704_; g_ < m_; g_ = g_ + t1715_) {
+        unsigned t1721_ = (blockIdx.x << 3u) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u);
+        unsigned t1732_ = gridDim.x << 3u;
+        for (unsigned g_ = t1721_; g_ < m_; g_ = g_ + t1732_) {
             row_[0u] = min(g_, (m_ - 1u));
             acc_2_[0u] = 0.0f;
             if ((k_ & 7u) == 0u) {
                 for (unsigned base_ = 0u; base_ < nv_2_; base_ = base_ + 128u) {
                     unsigned v_17_ = base_ + lane_2_;
-                    kf_u32x4 t1740_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                    kf_u32x4 t_ = t1740_;
+                    kf_u32x4 t1757_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_ = t1757_;
                     if (v_17_ < nv_2_) {
-                        unsigned t1746_ = (row_[0u] * nv_2_) + v_17_;
-                        kf_u32x4 t1747_ = wv_[t1746_];
-                        t_ = t1747_;
+                        unsigned t1763_ = (row_[0u] * nv_2_) + v_17_;
+                        kf_u32x4 t1764_ = wv_[t1763_];
+                        t_ = t1764_;
                     }
                     wr_[0u] = t_;
                     unsigned v_18_ = (base_ + 32u) + lane_2_;
-                    kf_u32x4 t1753_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                    kf_u32x4 t_2_ = t1753_;
+                    kf_u32x4 t1770_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_2_ = t1770_;
                     if (v_18_ < nv_2_) {
-                        unsigned t1759_ = (row_[0u] * nv_2_) + v_18_;
-                        kf_u32x4 t1760_ = wv_[t1759_];
-                        t_2_ = t1760_;
+                        unsigned t1776_ = (row_[0u] * nv_2_) + v_18_;
+                        kf_u32x4 t1777_ = wv_[t1776_];
+                        t_2_ = t1777_;
                     }
                     wr_[1u] = t_2_;
                     unsigned v_19_ = (base_ + 64u) + lane_2_;
-                    kf_u32x4 t1766_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                    kf_u32x4 t_3_ = t1766_;
+                    kf_u32x4 t1783_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_3_ = t1783_;
                     if (v_19_ < nv_2_) {
-                        unsigned t1772_ = (row_[0u] * nv_2_) + v_19_;
-                        kf_u32x4 t1773_ = wv_[t1772_];
-                        t_3_ = t1773_;
+                        unsigned t1789_ = (row_[0u] * nv_2_) + v_19_;
+                        kf_u32x4 t1790_ = wv_[t1789_];
+                        t_3_ = t1790_;
                     }
                     wr_[2u] = t_3_;
                     unsigned v_20_ = (base_ + 96u) + lane_2_;
-                    kf_u32x4 t1779_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                    kf_u32x4 t_4_ = t1779_;
+                    kf_u32x4 t1796_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_4_ = t1796_;
                     if (v_20_ < nv_2_) {
-                        unsigned t1785_ = (row_[0u] * nv_2_) + v_20_;
-                        kf_u32x4 t1786_ = wv_[t1785_];
-                        t_4_ = t1786_;
+                        unsigned t1802_ = (row_[0u] * nv_2_) + v_20_;
+                        kf_u32x4 t1803_ = wv_[t1802_];
+                        t_4_ = t1803_;
                     }
                     wr_[3u] = t_4_;
                     unsigned v_21_ = base_ + lane_2_;
@@ -530,8 +545,8 @@ gemv_f16_f16_f16(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x_, k
                         xs_9_[5u] = kf_f16_to_f32(a_9_.v[5]);
                         xs_9_[6u] = kf_f16_to_f32(a_9_.v[6]);
                         xs_9_[7u] = kf_f16_to_f32(a_9_.v[7]);
-                        kf_u32x4 t1842_ = wr_[0u];
-                        kf_f16x8 wh_9_ = kf_bitcast<kf_f16x8>(t1842_);
+                        kf_u32x4 t1859_ = wr_[0u];
+                        kf_f16x8 wh_9_ = kf_bitcast<kf_f16x8>(t1859_);
                         acc_2_[0u] = __fmaf_rn(kf_f16_to_f32(wh_9_.v[7]), xs_9_[7u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[6]), xs_9_[6u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[5]), xs_9_[5u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[4]), xs_9_[4u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[3]), xs_9_[3u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[2]), xs_9_[2u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[1]), xs_9_[1u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[0]), xs_9_[0u], acc_2_[0u]))))))));
                     }
                     unsigned v_22_ = (base_ + 32u) + lane_2_;
@@ -545,8 +560,8 @@ gemv_f16_f16_f16(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x_, k
                         xs_10_[5u] = kf_f16_to_f32(a_10_.v[5]);
                         xs_10_[6u] = kf_f16_to_f32(a_10_.v[6]);
                         xs_10_[7u] = kf_f16_to_f32(a_10_.v[7]);
-                        kf_u32x4 t1969_ = wr_[1u];
-                        kf_f16x8 wh_10_ = kf_bitcast<kf_f16x8>(t1969_);
+                        kf_u32x4 t1986_ = wr_[1u];
+                        kf_f16x8 wh_10_ = kf_bitcast<kf_f16x8>(t1986_);
                         acc_2_[0u] = __fmaf_rn(kf_f16_to_f32(wh_10_.v[7]), xs_10_[7u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[6]), xs_10_[6u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[5]), xs_10_[5u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[4]), xs_10_[4u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[3]), xs_10_[3u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[2]), xs_10_[2u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[1]), xs_10_[1u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[0]), xs_10_[0u], acc_2_[0u]))))))));
                     }
                     unsigned v_23_ = (base_ + 64u) + lane_2_;
@@ -560,8 +575,8 @@ gemv_f16_f16_f16(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x_, k
                         xs_11_[5u] = kf_f16_to_f32(a_11_.v[5]);
                         xs_11_[6u] = kf_f16_to_f32(a_11_.v[6]);
                         xs_11_[7u] = kf_f16_to_f32(a_11_.v[7]);
-                        kf_u32x4 t2096_ = wr_[2u];
-                        kf_f16x8 wh_11_ = kf_bitcast<kf_f16x8>(t2096_);
+                        kf_u32x4 t2113_ = wr_[2u];
+                        kf_f16x8 wh_11_ = kf_bitcast<kf_f16x8>(t2113_);
                         acc_2_[0u] = __fmaf_rn(kf_f16_to_f32(wh_11_.v[7]), xs_11_[7u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[6]), xs_11_[6u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[5]), xs_11_[5u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[4]), xs_11_[4u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[3]), xs_11_[3u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[2]), xs_11_[2u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[1]), xs_11_[1u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[0]), xs_11_[0u], acc_2_[0u]))))))));
                     }
                     unsigned v_24_ = (base_ + 96u) + lane_2_;
@@ -575,62 +590,62 @@ gemv_f16_f16_f16(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x_, k
                         xs_12_[5u] = kf_f16_to_f32(a_12_.v[5]);
                         xs_12_[6u] = kf_f16_to_f32(a_12_.v[6]);
                         xs_12_[7u] = kf_f16_to_f32(a_12_.v[7]);
-                        kf_u32x4 t2223_ = wr_[3u];
-                        kf_f16x8 wh_12_ = kf_bitcast<kf_f16x8>(t2223_);
+                        kf_u32x4 t2240_ = wr_[3u];
+                        kf_f16x8 wh_12_ = kf_bitcast<kf_f16x8>(t2240_);
                         acc_2_[0u] = __fmaf_rn(kf_f16_to_f32(wh_12_.v[7]), xs_12_[7u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[6]), xs_12_[6u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[5]), xs_12_[5u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[4]), xs_12_[4u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[3]), xs_12_[3u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[2]), xs_12_[2u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[1]), xs_12_[1u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[0]), xs_12_[0u], acc_2_[0u]))))))));
                     }
                 }
             } else {
                 for (unsigned c_ = lane_2_; c_ < k_; c_ = c_ + 32u) {
-                    float t2304_ = kf_f16_to_f32(x_[c_]);
+                    float t2321_ = kf_f16_to_f32(x_[c_]);
                     unsigned i_ = (row_[0u] * k_) + c_;
                     unsigned short u_ = w16_[i_];
-                    acc_2_[0u] = __fmaf_rn(kf_f16_to_f32(kf_bitcast<kf_f16>(u_)), t2304_, acc_2_[0u]);
+                    acc_2_[0u] = __fmaf_rn(kf_f16_to_f32(kf_bitcast<kf_f16>(u_)), t2321_, acc_2_[0u]);
                 }
             }
-            float t2322_ = acc_2_[0u];
-            unsigned t2344_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
-            if (t2344_ == 32u) {
-                float t2349_ = __fadd_rn(t2322_, kf_shfl_xor(t2322_, 16u, kf_wn));
-                float t2352_ = __fadd_rn(t2349_, kf_shfl_xor(t2349_, 8u, kf_wn));
-                float t2355_ = __fadd_rn(t2352_, kf_shfl_xor(t2352_, 4u, kf_wn));
-                float t2358_ = __fadd_rn(t2355_, kf_shfl_xor(t2355_, 2u, kf_wn));
-                s_3_ = __fadd_rn(t2358_, kf_shfl_xor(t2358_, 1u, kf_wn));
+            float t2339_ = acc_2_[0u];
+            unsigned t2361_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+            if (t2361_ == 32u) {
+                float t2366_ = __fadd_rn(t2339_, kf_shfl_xor(t2339_, 16u, kf_wn));
+                float t2369_ = __fadd_rn(t2366_, kf_shfl_xor(t2366_, 8u, kf_wn));
+                float t2372_ = __fadd_rn(t2369_, kf_shfl_xor(t2369_, 4u, kf_wn));
+                float t2375_ = __fadd_rn(t2372_, kf_shfl_xor(t2372_, 2u, kf_wn));
+                s_3_ = __fadd_rn(t2375_, kf_shfl_xor(t2375_, 1u, kf_wn));
             } else {
-                float t2364_ = kf_shfl_down(t2322_, 16u, kf_wn);
-                bool t2366_ = (kf_lane_id() + 16u) < t2344_;
-                float t2367_ = __fadd_rn(t2322_, t2364_);
-                float t2368_ = t2366_ ? t2367_ : t2322_;
-                float t2370_ = kf_shfl_down(t2368_, 8u, kf_wn);
-                bool t2372_ = (kf_lane_id() + 8u) < t2344_;
-                float t2373_ = __fadd_rn(t2368_, t2370_);
-                float t2374_ = t2372_ ? t2373_ : t2368_;
-                float t2376_ = kf_shfl_down(t2374_, 4u, kf_wn);
-                bool t2378_ = (kf_lane_id() + 4u) < t2344_;
-                float t2379_ = __fadd_rn(t2374_, t2376_);
-                float t2380_ = t2378_ ? t2379_ : t2374_;
-                float t2382_ = kf_shfl_down(t2380_, 2u, kf_wn);
-                bool t2384_ = (kf_lane_id() + 2u) < t2344_;
-                float t2385_ = __fadd_rn(t2380_, t2382_);
-                float t2386_ = t2384_ ? t2385_ : t2380_;
-                float t2388_ = kf_shfl_down(t2386_, 1u, kf_wn);
-                bool t2390_ = (kf_lane_id() + 1u) < t2344_;
-                float t2391_ = __fadd_rn(t2386_, t2388_);
-                s_3_ = kf_shfl(t2390_ ? t2391_ : t2386_, 0u, kf_wn);
+                float t2381_ = kf_shfl_down(t2339_, 16u, kf_wn);
+                bool t2383_ = (kf_lane_id() + 16u) < t2361_;
+                float t2384_ = __fadd_rn(t2339_, t2381_);
+                float t2385_ = t2383_ ? t2384_ : t2339_;
+                float t2387_ = kf_shfl_down(t2385_, 8u, kf_wn);
+                bool t2389_ = (kf_lane_id() + 8u) < t2361_;
+                float t2390_ = __fadd_rn(t2385_, t2387_);
+                float t2391_ = t2389_ ? t2390_ : t2385_;
+                float t2393_ = kf_shfl_down(t2391_, 4u, kf_wn);
+                bool t2395_ = (kf_lane_id() + 4u) < t2361_;
+                float t2396_ = __fadd_rn(t2391_, t2393_);
+                float t2397_ = t2395_ ? t2396_ : t2391_;
+                float t2399_ = kf_shfl_down(t2397_, 2u, kf_wn);
+                bool t2401_ = (kf_lane_id() + 2u) < t2361_;
+                float t2402_ = __fadd_rn(t2397_, t2399_);
+                float t2403_ = t2401_ ? t2402_ : t2397_;
+                float t2405_ = kf_shfl_down(t2403_, 1u, kf_wn);
+                bool t2407_ = (kf_lane_id() + 1u) < t2361_;
+                float t2408_ = __fadd_rn(t2403_, t2405_);
+                s_3_ = kf_shfl(t2407_ ? t2408_ : t2403_, 0u, kf_wn);
             }
-            bool t2396_ = lane_2_ == 0u;
-            bool t2397_ = t2396_;
-            if (t2396_) {
-                t2397_ = g_ < m_;
+            bool t2413_ = lane_2_ == 0u;
+            bool t2414_ = t2413_;
+            if (t2413_) {
+                t2414_ = g_ < m_;
             }
-            if (t2397_) {
+            if (t2414_) {
                 y_[g_] = kf_f16_from_f32(s_3_);
             }
         }
     }
 }
 
-/* kernel gemv_f16_f16_f32 (gemv.kf:506) */
+/* kernel gemv_f16_f16_f32 (gemv.kf:511) */
 extern "C" __global__ void __launch_bounds__(256)
 gemv_f16_f16_f32(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x_, float* __restrict__ y_, unsigned m_, unsigned k_)
 {
@@ -667,15 +682,15 @@ gemv_f16_f16_f32(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x_, f
         unsigned wid_ = (blockIdx.x << 3u) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u);
         unsigned nw_ = gridDim.x << 3u;
         if (!(wid_ >= m_)) {
-            unsigned t61_ = m_ - wid_;
-            unsigned total_ = ((t61_ / nw_) + (((t61_ % nw_) != 0u) ? 1u : 0u)) * steps_;
+            unsigned t62_ = m_ - wid_;
+            unsigned total_ = ((t62_ / nw_) + (((t62_ % nw_) != 0u) ? 1u : 0u)) * steps_;
             acc_[0u] = 0.0f;
             unsigned lg_ = wid_;
             unsigned lk_ = 0u;
             unsigned cg_ = wid_;
             unsigned ck_ = 0u;
-            unsigned t80_ = total_ + 1u;
-            for (unsigned t0_ = 0u; t0_ < t80_; t0_ = t0_ + 2u) {
+            unsigned t81_ = total_ + 1u;
+            for (unsigned t0_ = 0u; t0_ < t81_; t0_ = t0_ + 2u) {
                 if (t0_ < total_) {
                     unsigned v_ = min((((lk_ << 5u) << 2u) + lane_), (nv_ - 1u));
                     unsigned row_2_ = min(lg_, (m_ - 1u));
@@ -693,23 +708,23 @@ gemv_f16_f16_f32(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x_, f
                     unsigned row_5_ = min(lg_, (m_ - 1u));
                     wb_[3u] = wv_[(row_5_ * nv_) + v_4_];
                     xb_[6u] = xv_[v_4_];
-                    unsigned t244_ = lk_ + 1u;
-                    lk_ = t244_;
-                    if (t244_ == steps_) {
+                    unsigned t253_ = lk_ + 1u;
+                    lk_ = t253_;
+                    if (t253_ == steps_) {
                         lk_ = 0u;
                         lg_ = lg_ + nw_;
                     }
                 }
-                bool t252_ = t0_ >= 1u;
-                bool t253_ = t252_;
-                if (t252_) {
-                    t253_ = (t0_ - 1u) < total_;
+                bool t261_ = t0_ >= 1u;
+                bool t262_ = t261_;
+                if (t261_) {
+                    t262_ = (t0_ - 1u) < total_;
                 }
-                if (t253_) {
+                if (t262_) {
                     unsigned v_5_ = ((ck_ << 5u) << 2u) + lane_;
                     if (v_5_ < nv_) {
-                        kf_u32x4 t290_ = xb_[8u];
-                        kf_f16x8 a_ = kf_bitcast<kf_f16x8>(t290_);
+                        kf_u32x4 t299_ = xb_[8u];
+                        kf_f16x8 a_ = kf_bitcast<kf_f16x8>(t299_);
                         xs_[0u] = kf_f16_to_f32(a_.v[0]);
                         xs_[1u] = kf_f16_to_f32(a_.v[1]);
                         xs_[2u] = kf_f16_to_f32(a_.v[2]);
@@ -718,14 +733,14 @@ gemv_f16_f16_f32(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x_, f
                         xs_[5u] = kf_f16_to_f32(a_.v[5]);
                         xs_[6u] = kf_f16_to_f32(a_.v[6]);
                         xs_[7u] = kf_f16_to_f32(a_.v[7]);
-                        kf_u32x4 t317_ = wb_[4u];
-                        kf_f16x8 wh_ = kf_bitcast<kf_f16x8>(t317_);
+                        kf_u32x4 t326_ = wb_[4u];
+                        kf_f16x8 wh_ = kf_bitcast<kf_f16x8>(t326_);
                         acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_.v[7]), xs_[7u], __fmaf_rn(kf_f16_to_f32(wh_.v[6]), xs_[6u], __fmaf_rn(kf_f16_to_f32(wh_.v[5]), xs_[5u], __fmaf_rn(kf_f16_to_f32(wh_.v[4]), xs_[4u], __fmaf_rn(kf_f16_to_f32(wh_.v[3]), xs_[3u], __fmaf_rn(kf_f16_to_f32(wh_.v[2]), xs_[2u], __fmaf_rn(kf_f16_to_f32(wh_.v[1]), xs_[1u], __fmaf_rn(kf_f16_to_f32(wh_.v[0]), xs_[0u], acc_[0u]))))))));
                     }
                     unsigned v_6_ = (((ck_ << 5u) << 2u) + 32u) + lane_;
                     if (v_6_ < nv_) {
-                        kf_u32x4 t421_ = xb_[10u];
-                        kf_f16x8 a_2_ = kf_bitcast<kf_f16x8>(t421_);
+                        kf_u32x4 t430_ = xb_[10u];
+                        kf_f16x8 a_2_ = kf_bitcast<kf_f16x8>(t430_);
                         xs_2_[0u] = kf_f16_to_f32(a_2_.v[0]);
                         xs_2_[1u] = kf_f16_to_f32(a_2_.v[1]);
                         xs_2_[2u] = kf_f16_to_f32(a_2_.v[2]);
@@ -734,14 +749,14 @@ gemv_f16_f16_f32(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x_, f
                         xs_2_[5u] = kf_f16_to_f32(a_2_.v[5]);
                         xs_2_[6u] = kf_f16_to_f32(a_2_.v[6]);
                         xs_2_[7u] = kf_f16_to_f32(a_2_.v[7]);
-                        kf_u32x4 t448_ = wb_[5u];
-                        kf_f16x8 wh_2_ = kf_bitcast<kf_f16x8>(t448_);
+                        kf_u32x4 t457_ = wb_[5u];
+                        kf_f16x8 wh_2_ = kf_bitcast<kf_f16x8>(t457_);
                         acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_2_.v[7]), xs_2_[7u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[6]), xs_2_[6u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[5]), xs_2_[5u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[4]), xs_2_[4u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[3]), xs_2_[3u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[2]), xs_2_[2u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[1]), xs_2_[1u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[0]), xs_2_[0u], acc_[0u]))))))));
                     }
                     unsigned v_7_ = (((ck_ << 5u) << 2u) + 64u) + lane_;
                     if (v_7_ < nv_) {
-                        kf_u32x4 t552_ = xb_[12u];
-                        kf_f16x8 a_3_ = kf_bitcast<kf_f16x8>(t552_);
+                        kf_u32x4 t561_ = xb_[12u];
+                        kf_f16x8 a_3_ = kf_bitcast<kf_f16x8>(t561_);
                         xs_3_[0u] = kf_f16_to_f32(a_3_.v[0]);
                         xs_3_[1u] = kf_f16_to_f32(a_3_.v[1]);
                         xs_3_[2u] = kf_f16_to_f32(a_3_.v[2]);
@@ -750,14 +765,14 @@ gemv_f16_f16_f32(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x_, f
                         xs_3_[5u] = kf_f16_to_f32(a_3_.v[5]);
                         xs_3_[6u] = kf_f16_to_f32(a_3_.v[6]);
                         xs_3_[7u] = kf_f16_to_f32(a_3_.v[7]);
-                        kf_u32x4 t579_ = wb_[6u];
-                        kf_f16x8 wh_3_ = kf_bitcast<kf_f16x8>(t579_);
+                        kf_u32x4 t588_ = wb_[6u];
+                        kf_f16x8 wh_3_ = kf_bitcast<kf_f16x8>(t588_);
                         acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_3_.v[7]), xs_3_[7u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[6]), xs_3_[6u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[5]), xs_3_[5u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[4]), xs_3_[4u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[3]), xs_3_[3u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[2]), xs_3_[2u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[1]), xs_3_[1u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[0]), xs_3_[0u], acc_[0u]))))))));
                     }
                     unsigned v_8_ = (((ck_ << 5u) << 2u) + 96u) + lane_;
                     if (v_8_ < nv_) {
-                        kf_u32x4 t683_ = xb_[14u];
-                        kf_f16x8 a_4_ = kf_bitcast<kf_f16x8>(t683_);
+                        kf_u32x4 t692_ = xb_[14u];
+                        kf_f16x8 a_4_ = kf_bitcast<kf_f16x8>(t692_);
                         xs_4_[0u] = kf_f16_to_f32(a_4_.v[0]);
                         xs_4_[1u] = kf_f16_to_f32(a_4_.v[1]);
                         xs_4_[2u] = kf_f16_to_f32(a_4_.v[2]);
@@ -766,49 +781,49 @@ gemv_f16_f16_f32(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x_, f
                         xs_4_[5u] = kf_f16_to_f32(a_4_.v[5]);
                         xs_4_[6u] = kf_f16_to_f32(a_4_.v[6]);
                         xs_4_[7u] = kf_f16_to_f32(a_4_.v[7]);
-                        kf_u32x4 t710_ = wb_[7u];
-                        kf_f16x8 wh_4_ = kf_bitcast<kf_f16x8>(t710_);
+                        kf_u32x4 t719_ = wb_[7u];
+                        kf_f16x8 wh_4_ = kf_bitcast<kf_f16x8>(t719_);
                         acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_4_.v[7]), xs_4_[7u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[6]), xs_4_[6u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[5]), xs_4_[5u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[4]), xs_4_[4u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[3]), xs_4_[3u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[2]), xs_4_[2u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[1]), xs_4_[1u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[0]), xs_4_[0u], acc_[0u]))))))));
                     }
-                    unsigned t784_ = ck_ + 1u;
-                    ck_ = t784_;
-                    if (t784_ == steps_) {
-                        float t787_ = acc_[0u];
-                        unsigned t809_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
-                        if (t809_ == 32u) {
-                            float t814_ = __fadd_rn(t787_, kf_shfl_xor(t787_, 16u, kf_wn));
-                            float t817_ = __fadd_rn(t814_, kf_shfl_xor(t814_, 8u, kf_wn));
-                            float t820_ = __fadd_rn(t817_, kf_shfl_xor(t817_, 4u, kf_wn));
-                            float t823_ = __fadd_rn(t820_, kf_shfl_xor(t820_, 2u, kf_wn));
-                            s_ = __fadd_rn(t823_, kf_shfl_xor(t823_, 1u, kf_wn));
+                    unsigned t793_ = ck_ + 1u;
+                    ck_ = t793_;
+                    if (t793_ == steps_) {
+                        float t796_ = acc_[0u];
+                        unsigned t818_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+                        if (t818_ == 32u) {
+                            float t823_ = __fadd_rn(t796_, kf_shfl_xor(t796_, 16u, kf_wn));
+                            float t826_ = __fadd_rn(t823_, kf_shfl_xor(t823_, 8u, kf_wn));
+                            float t829_ = __fadd_rn(t826_, kf_shfl_xor(t826_, 4u, kf_wn));
+                            float t832_ = __fadd_rn(t829_, kf_shfl_xor(t829_, 2u, kf_wn));
+                            s_ = __fadd_rn(t832_, kf_shfl_xor(t832_, 1u, kf_wn));
                         } else {
-                            float t829_ = kf_shfl_down(t787_, 16u, kf_wn);
-                            bool t831_ = (kf_lane_id() + 16u) < t809_;
-                            float t832_ = __fadd_rn(t787_, t829_);
-                            float t833_ = t831_ ? t832_ : t787_;
-                            float t835_ = kf_shfl_down(t833_, 8u, kf_wn);
-                            bool t837_ = (kf_lane_id() + 8u) < t809_;
-                            float t838_ = __fadd_rn(t833_, t835_);
-                            float t839_ = t837_ ? t838_ : t833_;
-                            float t841_ = kf_shfl_down(t839_, 4u, kf_wn);
-                            bool t843_ = (kf_lane_id() + 4u) < t809_;
-                            float t844_ = __fadd_rn(t839_, t841_);
-                            float t845_ = t843_ ? t844_ : t839_;
-                            float t847_ = kf_shfl_down(t845_, 2u, kf_wn);
-                            bool t849_ = (kf_lane_id() + 2u) < t809_;
-                            float t850_ = __fadd_rn(t845_, t847_);
-                            float t851_ = t849_ ? t850_ : t845_;
-                            float t853_ = kf_shfl_down(t851_, 1u, kf_wn);
-                            bool t855_ = (kf_lane_id() + 1u) < t809_;
-                            float t856_ = __fadd_rn(t851_, t853_);
-                            s_ = kf_shfl(t855_ ? t856_ : t851_, 0u, kf_wn);
+                            float t838_ = kf_shfl_down(t796_, 16u, kf_wn);
+                            bool t840_ = (kf_lane_id() + 16u) < t818_;
+                            float t841_ = __fadd_rn(t796_, t838_);
+                            float t842_ = t840_ ? t841_ : t796_;
+                            float t844_ = kf_shfl_down(t842_, 8u, kf_wn);
+                            bool t846_ = (kf_lane_id() + 8u) < t818_;
+                            float t847_ = __fadd_rn(t842_, t844_);
+                            float t848_ = t846_ ? t847_ : t842_;
+                            float t850_ = kf_shfl_down(t848_, 4u, kf_wn);
+                            bool t852_ = (kf_lane_id() + 4u) < t818_;
+                            float t853_ = __fadd_rn(t848_, t850_);
+                            float t854_ = t852_ ? t853_ : t848_;
+                            float t856_ = kf_shfl_down(t854_, 2u, kf_wn);
+                            bool t858_ = (kf_lane_id() + 2u) < t818_;
+                            float t859_ = __fadd_rn(t854_, t856_);
+                            float t860_ = t858_ ? t859_ : t854_;
+                            float t862_ = kf_shfl_down(t860_, 1u, kf_wn);
+                            bool t864_ = (kf_lane_id() + 1u) < t818_;
+                            float t865_ = __fadd_rn(t860_, t862_);
+                            s_ = kf_shfl(t864_ ? t865_ : t860_, 0u, kf_wn);
                         }
-                        bool t861_ = lane_ == 0u;
-                        bool t862_ = t861_;
-                        if (t861_) {
-                            t862_ = cg_ < m_;
+                        bool t870_ = lane_ == 0u;
+                        bool t871_ = t870_;
+                        if (t870_) {
+                            t871_ = cg_ < m_;
                         }
-                        if (t862_) {
+                        if (t871_) {
                             y_[cg_] = s_;
                         }
                         acc_[0u] = 0.0f;
@@ -833,23 +848,23 @@ gemv_f16_f16_f32(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x_, f
                     unsigned row_9_ = min(lg_, (m_ - 1u));
                     wb_[7u] = wv_[(row_9_ * nv_) + v_12_];
                     xb_[14u] = xv_[v_12_];
-                    unsigned t1045_ = lk_ + 1u;
-                    lk_ = t1045_;
-                    if (t1045_ == steps_) {
+                    unsigned t1062_ = lk_ + 1u;
+                    lk_ = t1062_;
+                    if (t1062_ == steps_) {
                         lk_ = 0u;
                         lg_ = lg_ + nw_;
                     }
                 }
-                bool t1053_ = (t0_ + 1u) >= 1u;
-                bool t1054_ = t1053_;
-                if (t1053_) {
-                    t1054_ = ((t0_ + 1u) - 1u) < total_;
+                bool t1070_ = (t0_ + 1u) >= 1u;
+                bool t1071_ = t1070_;
+                if (t1070_) {
+                    t1071_ = ((t0_ + 1u) - 1u) < total_;
                 }
-                if (t1054_) {
+                if (t1071_) {
                     unsigned v_13_ = ((ck_ << 5u) << 2u) + lane_;
                     if (v_13_ < nv_) {
-                        kf_u32x4 t1091_ = xb_[0u];
-                        kf_f16x8 a_5_ = kf_bitcast<kf_f16x8>(t1091_);
+                        kf_u32x4 t1108_ = xb_[0u];
+                        kf_f16x8 a_5_ = kf_bitcast<kf_f16x8>(t1108_);
                         xs_5_[0u] = kf_f16_to_f32(a_5_.v[0]);
                         xs_5_[1u] = kf_f16_to_f32(a_5_.v[1]);
                         xs_5_[2u] = kf_f16_to_f32(a_5_.v[2]);
@@ -858,14 +873,14 @@ gemv_f16_f16_f32(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x_, f
                         xs_5_[5u] = kf_f16_to_f32(a_5_.v[5]);
                         xs_5_[6u] = kf_f16_to_f32(a_5_.v[6]);
                         xs_5_[7u] = kf_f16_to_f32(a_5_.v[7]);
-                        kf_u32x4 t1118_ = wb_[0u];
-                        kf_f16x8 wh_5_ = kf_bitcast<kf_f16x8>(t1118_);
+                        kf_u32x4 t1135_ = wb_[0u];
+                        kf_f16x8 wh_5_ = kf_bitcast<kf_f16x8>(t1135_);
                         acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_5_.v[7]), xs_5_[7u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[6]), xs_5_[6u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[5]), xs_5_[5u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[4]), xs_5_[4u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[3]), xs_5_[3u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[2]), xs_5_[2u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[1]), xs_5_[1u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[0]), xs_5_[0u], acc_[0u]))))))));
                     }
                     unsigned v_14_ = (((ck_ << 5u) << 2u) + 32u) + lane_;
                     if (v_14_ < nv_) {
-                        kf_u32x4 t1222_ = xb_[2u];
-                        kf_f16x8 a_6_ = kf_bitcast<kf_f16x8>(t1222_);
+                        kf_u32x4 t1239_ = xb_[2u];
+                        kf_f16x8 a_6_ = kf_bitcast<kf_f16x8>(t1239_);
                         xs_6_[0u] = kf_f16_to_f32(a_6_.v[0]);
                         xs_6_[1u] = kf_f16_to_f32(a_6_.v[1]);
                         xs_6_[2u] = kf_f16_to_f32(a_6_.v[2]);
@@ -874,14 +889,14 @@ gemv_f16_f16_f32(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x_, f
                         xs_6_[5u] = kf_f16_to_f32(a_6_.v[5]);
                         xs_6_[6u] = kf_f16_to_f32(a_6_.v[6]);
                         xs_6_[7u] = kf_f16_to_f32(a_6_.v[7]);
-                        kf_u32x4 t1249_ = wb_[1u];
-                        kf_f16x8 wh_6_ = kf_bitcast<kf_f16x8>(t1249_);
+                        kf_u32x4 t1266_ = wb_[1u];
+                        kf_f16x8 wh_6_ = kf_bitcast<kf_f16x8>(t1266_);
                         acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_6_.v[7]), xs_6_[7u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[6]), xs_6_[6u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[5]), xs_6_[5u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[4]), xs_6_[4u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[3]), xs_6_[3u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[2]), xs_6_[2u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[1]), xs_6_[1u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[0]), xs_6_[0u], acc_[0u]))))))));
                     }
                     unsigned v_15_ = (((ck_ << 5u) << 2u) + 64u) + lane_;
                     if (v_15_ < nv_) {
-                        kf_u32x4 t1353_ = xb_[4u];
-                        kf_f16x8 a_7_ = kf_bitcast<kf_f16x8>(t1353_);
+                        kf_u32x4 t1370_ = xb_[4u];
+                        kf_f16x8 a_7_ = kf_bitcast<kf_f16x8>(t1370_);
                         xs_7_[0u] = kf_f16_to_f32(a_7_.v[0]);
                         xs_7_[1u] = kf_f16_to_f32(a_7_.v[1]);
                         xs_7_[2u] = kf_f16_to_f32(a_7_.v[2]);
@@ -890,14 +905,14 @@ gemv_f16_f16_f32(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x_, f
                         xs_7_[5u] = kf_f16_to_f32(a_7_.v[5]);
                         xs_7_[6u] = kf_f16_to_f32(a_7_.v[6]);
                         xs_7_[7u] = kf_f16_to_f32(a_7_.v[7]);
-                        kf_u32x4 t1380_ = wb_[2u];
-                        kf_f16x8 wh_7_ = kf_bitcast<kf_f16x8>(t1380_);
+                        kf_u32x4 t1397_ = wb_[2u];
+                        kf_f16x8 wh_7_ = kf_bitcast<kf_f16x8>(t1397_);
                         acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_7_.v[7]), xs_7_[7u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[6]), xs_7_[6u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[5]), xs_7_[5u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[4]), xs_7_[4u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[3]), xs_7_[3u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[2]), xs_7_[2u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[1]), xs_7_[1u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[0]), xs_7_[0u], acc_[0u]))))))));
                     }
                     unsigned v_16_ = (((ck_ << 5u) << 2u) + 96u) + lane_;
                     if (v_16_ < nv_) {
-                        kf_u32x4 t1484_ = xb_[6u];
-                        kf_f16x8 a_8_ = kf_bitcast<kf_f16x8>(t1484_);
+                        kf_u32x4 t1501_ = xb_[6u];
+                        kf_f16x8 a_8_ = kf_bitcast<kf_f16x8>(t1501_);
                         xs_8_[0u] = kf_f16_to_f32(a_8_.v[0]);
                         xs_8_[1u] = kf_f16_to_f32(a_8_.v[1]);
                         xs_8_[2u] = kf_f16_to_f32(a_8_.v[2]);
@@ -906,49 +921,49 @@ gemv_f16_f16_f32(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x_, f
                         xs_8_[5u] = kf_f16_to_f32(a_8_.v[5]);
                         xs_8_[6u] = kf_f16_to_f32(a_8_.v[6]);
                         xs_8_[7u] = kf_f16_to_f32(a_8_.v[7]);
-                        kf_u32x4 t1511_ = wb_[3u];
-                        kf_f16x8 wh_8_ = kf_bitcast<kf_f16x8>(t1511_);
+                        kf_u32x4 t1528_ = wb_[3u];
+                        kf_f16x8 wh_8_ = kf_bitcast<kf_f16x8>(t1528_);
                         acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_8_.v[7]), xs_8_[7u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[6]), xs_8_[6u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[5]), xs_8_[5u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[4]), xs_8_[4u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[3]), xs_8_[3u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[2]), xs_8_[2u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[1]), xs_8_[1u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[0]), xs_8_[0u], acc_[0u]))))))));
                     }
-                    unsigned t1585_ = ck_ + 1u;
-                    ck_ = t1585_;
-                    if (t1585_ == steps_) {
-                        float t1588_ = acc_[0u];
-                        unsigned t1610_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
-                        if (t1610_ == 32u) {
-                            float t1615_ = __fadd_rn(t1588_, kf_shfl_xor(t1588_, 16u, kf_wn));
-                            float t1618_ = __fadd_rn(t1615_, kf_shfl_xor(t1615_, 8u, kf_wn));
-                            float t1621_ = __fadd_rn(t1618_, kf_shfl_xor(t1618_, 4u, kf_wn));
-                            float t1624_ = __fadd_rn(t1621_, kf_shfl_xor(t1621_, 2u, kf_wn));
-                            s_2_ = __fadd_rn(t1624_, kf_shfl_xor(t1624_, 1u, kf_wn));
+                    unsigned t1602_ = ck_ + 1u;
+                    ck_ = t1602_;
+                    if (t1602_ == steps_) {
+                        float t1605_ = acc_[0u];
+                        unsigned t1627_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+                        if (t1627_ == 32u) {
+                            float t1632_ = __fadd_rn(t1605_, kf_shfl_xor(t1605_, 16u, kf_wn));
+                            float t1635_ = __fadd_rn(t1632_, kf_shfl_xor(t1632_, 8u, kf_wn));
+                            float t1638_ = __fadd_rn(t1635_, kf_shfl_xor(t1635_, 4u, kf_wn));
+                            float t1641_ = __fadd_rn(t1638_, kf_shfl_xor(t1638_, 2u, kf_wn));
+                            s_2_ = __fadd_rn(t1641_, kf_shfl_xor(t1641_, 1u, kf_wn));
                         } else {
-                            float t1630_ = kf_shfl_down(t1588_, 16u, kf_wn);
-                            bool t1632_ = (kf_lane_id() + 16u) < t1610_;
-                            float t1633_ = __fadd_rn(t1588_, t1630_);
-                            float t1634_ = t1632_ ? t1633_ : t1588_;
-                            float t1636_ = kf_shfl_down(t1634_, 8u, kf_wn);
-                            bool t1638_ = (kf_lane_id() + 8u) < t1610_;
-                            float t1639_ = __fadd_rn(t1634_, t1636_);
-                            float t1640_ = t1638_ ? t1639_ : t1634_;
-                            float t1642_ = kf_shfl_down(t1640_, 4u, kf_wn);
-                            bool t1644_ = (kf_lane_id() + 4u) < t1610_;
-                            float t1645_ = __fadd_rn(t1640_, t1642_);
-                            float t1646_ = t1644_ ? t1645_ : t1640_;
-                            float t1648_ = kf_shfl_down(t1646_, 2u, kf_wn);
-                            bool t1650_ = (kf_lane_id() + 2u) < t1610_;
-                            float t1651_ = __fadd_rn(t1646_, t1648_);
-                            float t1652_ = t1650_ ? t1651_ : t1646_;
-                            float t1654_ = kf_shfl_down(t1652_, 1u, kf_wn);
-                            bool t1656_ = (kf_lane_id() + 1u) < t1610_;
-                            float t1657_ = __fadd_rn(t1652_, t1654_);
-                            s_2_ = kf_shfl(t1656_ ? t1657_ : t1652_, 0u, kf_wn);
+                            float t1647_ = kf_shfl_down(t1605_, 16u, kf_wn);
+                            bool t1649_ = (kf_lane_id() + 16u) < t1627_;
+                            float t1650_ = __fadd_rn(t1605_, t1647_);
+                            float t1651_ = t1649_ ? t1650_ : t1605_;
+                            float t1653_ = kf_shfl_down(t1651_, 8u, kf_wn);
+                            bool t1655_ = (kf_lane_id() + 8u) < t1627_;
+                            float t1656_ = __fadd_rn(t1651_, t1653_);
+                            float t1657_ = t1655_ ? t1656_ : t1651_;
+                            float t1659_ = kf_shfl_down(t1657_, 4u, kf_wn);
+                            bool t1661_ = (kf_lane_id() + 4u) < t1627_;
+                            float t1662_ = __fadd_rn(t1657_, t1659_);
+                            float t1663_ = t1661_ ? t1662_ : t1657_;
+                            float t1665_ = kf_shfl_down(t1663_, 2u, kf_wn);
+                            bool t1667_ = (kf_lane_id() + 2u) < t1627_;
+                            float t1668_ = __fadd_rn(t1663_, t1665_);
+                            float t1669_ = t1667_ ? t1668_ : t1663_;
+                            float t1671_ = kf_shfl_down(t1669_, 1u, kf_wn);
+                            bool t1673_ = (kf_lane_id() + 1u) < t1627_;
+                            float t1674_ = __fadd_rn(t1669_, t1671_);
+                            s_2_ = kf_shfl(t1673_ ? t1674_ : t1669_, 0u, kf_wn);
                         }
-                        bool t1662_ = lane_ == 0u;
-                        bool t1663_ = t1662_;
-                        if (t1662_) {
-                            t1663_ = cg_ < m_;
+                        bool t1679_ = lane_ == 0u;
+                        bool t1680_ = t1679_;
+                        if (t1679_) {
+                            t1680_ = cg_ < m_;
                         }
-                        if (t1663_) {
+                        if (t1680_) {
                             y_[cg_] = s_2_;
                         }
                         acc_[0u] = 0.0f;
@@ -961,47 +976,47 @@ gemv_f16_f16_f32(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x_, f
     } else {
         unsigned lane_2_ = kf_lane_id();
         unsigned nv_2_ = k_ >> 3u;
-        unsigned t1704_ = (blockIdx.x << 3u) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u);
-        unsigned t1715_ = gridDim.x << 3u;
-        for (unsigned g_ = t1704_; g_ < m_; g_ = g_ + t1715_) {
+        unsigned t1721_ = (blockIdx.x << 3u) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u);
+        unsigned t1732_ = gridDim.x << 3u;
+        for (unsigned g_ = t1721_; g_ < m_; g_ = g_ + t1732_) {
             row_[0u] = min(g_, (m_ - 1u));
             acc_2_[0u] = 0.0f;
             if ((k_ & 7u) == 0u) {
                 for (unsigned base_ = 0u; base_ < nv_2_; base_ = base_ + 128u) {
                     unsigned v_17_ = base_ + lane_2_;
-                    kf_u32x4 t1740_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                    kf_u32x4 t_ = t1740_;
+                    kf_u32x4 t1757_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_ = t1757_;
                     if (v_17_ < nv_2_) {
-                        unsigned t1746_ = (row_[0u] * nv_2_) + v_17_;
-                        kf_u32x4 t1747_ = wv_[t1746_];
-                        t_ = t1747_;
+                        unsigned t1763_ = (row_[0u] * nv_2_) + v_17_;
+                        kf_u32x4 t1764_ = wv_[t1763_];
+                        t_ = t1764_;
                     }
                     wr_[0u] = t_;
                     unsigned v_18_ = (base_ + 32u) + lane_2_;
-                    kf_u32x4 t1753_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                    kf_u32x4 t_2_ = t1753_;
+                    kf_u32x4 t1770_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_2_ = t1770_;
                     if (v_18_ < nv_2_) {
-                        unsigned t1759_ = (row_[0u] * nv_2_) + v_18_;
-                        kf_u32x4 t1760_ = wv_[t1759_];
-                        t_2_ = t1760_;
+                        unsigned t1776_ = (row_[0u] * nv_2_) + v_18_;
+                        kf_u32x4 t1777_ = wv_[t1776_];
+                        t_2_ = t1777_;
                     }
                     wr_[1u] = t_2_;
                     unsigned v_19_ = (base_ + 64u) + lane_2_;
-                    kf_u32x4 t1766_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                    kf_u32x4 t_3_ = t1766_;
+                    kf_u32x4 t1783_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_3_ = t1783_;
                     if (v_19_ < nv_2_) {
-                        unsigned t1772_ = (row_[0u] * nv_2_) + v_19_;
-                        kf_u32x4 t1773_ = wv_[t1772_];
-                        t_3_ = t1773_;
+                        unsigned t1789_ = (row_[0u] * nv_2_) + v_19_;
+                        kf_u32x4 t1790_ = wv_[t1789_];
+                        t_3_ = t1790_;
                     }
                     wr_[2u] = t_3_;
                     unsigned v_20_ = (base_ + 96u) + lane_2_;
-                    kf_u32x4 t1779_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                    kf_u32x4 t_4_ = t1779_;
+                    kf_u32x4 t1796_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_4_ = t1796_;
                     if (v_20_ < nv_2_) {
-                        unsigned t1785_ = (row_[0u] * nv_2_) + v_20_;
-                        kf_u32x4 t1786_ = wv_[t1785_];
-                        t_4_ = t1786_;
+                        unsigned t1802_ = (row_[0u] * nv_2_) + v_20_;
+                        kf_u32x4 t1803_ = wv_[t1802_];
+                        t_4_ = t1803_;
                     }
                     wr_[3u] = t_4_;
                     unsigned v_21_ = base_ + lane_2_;
@@ -1015,8 +1030,8 @@ gemv_f16_f16_f32(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x_, f
                         xs_9_[5u] = kf_f16_to_f32(a_9_.v[5]);
                         xs_9_[6u] = kf_f16_to_f32(a_9_.v[6]);
                         xs_9_[7u] = kf_f16_to_f32(a_9_.v[7]);
-                        kf_u32x4 t1842_ = wr_[0u];
-                        kf_f16x8 wh_9_ = kf_bitcast<kf_f16x8>(t1842_);
+                        kf_u32x4 t1859_ = wr_[0u];
+                        kf_f16x8 wh_9_ = kf_bitcast<kf_f16x8>(t1859_);
                         acc_2_[0u] = __fmaf_rn(kf_f16_to_f32(wh_9_.v[7]), xs_9_[7u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[6]), xs_9_[6u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[5]), xs_9_[5u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[4]), xs_9_[4u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[3]), xs_9_[3u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[2]), xs_9_[2u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[1]), xs_9_[1u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[0]), xs_9_[0u], acc_2_[0u]))))))));
                     }
                     unsigned v_22_ = (base_ + 32u) + lane_2_;
@@ -1030,8 +1045,8 @@ gemv_f16_f16_f32(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x_, f
                         xs_10_[5u] = kf_f16_to_f32(a_10_.v[5]);
                         xs_10_[6u] = kf_f16_to_f32(a_10_.v[6]);
                         xs_10_[7u] = kf_f16_to_f32(a_10_.v[7]);
-                        kf_u32x4 t1969_ = wr_[1u];
-                        kf_f16x8 wh_10_ = kf_bitcast<kf_f16x8>(t1969_);
+                        kf_u32x4 t1986_ = wr_[1u];
+                        kf_f16x8 wh_10_ = kf_bitcast<kf_f16x8>(t1986_);
                         acc_2_[0u] = __fmaf_rn(kf_f16_to_f32(wh_10_.v[7]), xs_10_[7u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[6]), xs_10_[6u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[5]), xs_10_[5u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[4]), xs_10_[4u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[3]), xs_10_[3u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[2]), xs_10_[2u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[1]), xs_10_[1u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[0]), xs_10_[0u], acc_2_[0u]))))))));
                     }
                     unsigned v_23_ = (base_ + 64u) + lane_2_;
@@ -1045,8 +1060,8 @@ gemv_f16_f16_f32(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x_, f
                         xs_11_[5u] = kf_f16_to_f32(a_11_.v[5]);
                         xs_11_[6u] = kf_f16_to_f32(a_11_.v[6]);
                         xs_11_[7u] = kf_f16_to_f32(a_11_.v[7]);
-                        kf_u32x4 t2096_ = wr_[2u];
-                        kf_f16x8 wh_11_ = kf_bitcast<kf_f16x8>(t2096_);
+                        kf_u32x4 t2113_ = wr_[2u];
+                        kf_f16x8 wh_11_ = kf_bitcast<kf_f16x8>(t2113_);
                         acc_2_[0u] = __fmaf_rn(kf_f16_to_f32(wh_11_.v[7]), xs_11_[7u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[6]), xs_11_[6u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[5]), xs_11_[5u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[4]), xs_11_[4u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[3]), xs_11_[3u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[2]), xs_11_[2u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[1]), xs_11_[1u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[0]), xs_11_[0u], acc_2_[0u]))))))));
                     }
                     unsigned v_24_ = (base_ + 96u) + lane_2_;
@@ -1060,62 +1075,62 @@ gemv_f16_f16_f32(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x_, f
                         xs_12_[5u] = kf_f16_to_f32(a_12_.v[5]);
                         xs_12_[6u] = kf_f16_to_f32(a_12_.v[6]);
                         xs_12_[7u] = kf_f16_to_f32(a_12_.v[7]);
-                        kf_u32x4 t2223_ = wr_[3u];
-                        kf_f16x8 wh_12_ = kf_bitcast<kf_f16x8>(t2223_);
+                        kf_u32x4 t2240_ = wr_[3u];
+                        kf_f16x8 wh_12_ = kf_bitcast<kf_f16x8>(t2240_);
                         acc_2_[0u] = __fmaf_rn(kf_f16_to_f32(wh_12_.v[7]), xs_12_[7u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[6]), xs_12_[6u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[5]), xs_12_[5u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[4]), xs_12_[4u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[3]), xs_12_[3u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[2]), xs_12_[2u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[1]), xs_12_[1u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[0]), xs_12_[0u], acc_2_[0u]))))))));
                     }
                 }
             } else {
                 for (unsigned c_ = lane_2_; c_ < k_; c_ = c_ + 32u) {
-                    float t2304_ = kf_f16_to_f32(x_[c_]);
+                    float t2321_ = kf_f16_to_f32(x_[c_]);
                     unsigned i_ = (row_[0u] * k_) + c_;
                     unsigned short u_ = w16_[i_];
-                    acc_2_[0u] = __fmaf_rn(kf_f16_to_f32(kf_bitcast<kf_f16>(u_)), t2304_, acc_2_[0u]);
+                    acc_2_[0u] = __fmaf_rn(kf_f16_to_f32(kf_bitcast<kf_f16>(u_)), t2321_, acc_2_[0u]);
                 }
             }
-            float t2322_ = acc_2_[0u];
-            unsigned t2344_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
-            if (t2344_ == 32u) {
-                float t2349_ = __fadd_rn(t2322_, kf_shfl_xor(t2322_, 16u, kf_wn));
-                float t2352_ = __fadd_rn(t2349_, kf_shfl_xor(t2349_, 8u, kf_wn));
-                float t2355_ = __fadd_rn(t2352_, kf_shfl_xor(t2352_, 4u, kf_wn));
-                float t2358_ = __fadd_rn(t2355_, kf_shfl_xor(t2355_, 2u, kf_wn));
-                s_3_ = __fadd_rn(t2358_, kf_shfl_xor(t2358_, 1u, kf_wn));
+            float t2339_ = acc_2_[0u];
+            unsigned t2361_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+            if (t2361_ == 32u) {
+                float t2366_ = __fadd_rn(t2339_, kf_shfl_xor(t2339_, 16u, kf_wn));
+                float t2369_ = __fadd_rn(t2366_, kf_shfl_xor(t2366_, 8u, kf_wn));
+                float t2372_ = __fadd_rn(t2369_, kf_shfl_xor(t2369_, 4u, kf_wn));
+                float t2375_ = __fadd_rn(t2372_, kf_shfl_xor(t2372_, 2u, kf_wn));
+                s_3_ = __fadd_rn(t2375_, kf_shfl_xor(t2375_, 1u, kf_wn));
             } else {
-                float t2364_ = kf_shfl_down(t2322_, 16u, kf_wn);
-                bool t2366_ = (kf_lane_id() + 16u) < t2344_;
-                float t2367_ = __fadd_rn(t2322_, t2364_);
-                float t2368_ = t2366_ ? t2367_ : t2322_;
-                float t2370_ = kf_shfl_down(t2368_, 8u, kf_wn);
-                bool t2372_ = (kf_lane_id() + 8u) < t2344_;
-                float t2373_ = __fadd_rn(t2368_, t2370_);
-                float t2374_ = t2372_ ? t2373_ : t2368_;
-                float t2376_ = kf_shfl_down(t2374_, 4u, kf_wn);
-                bool t2378_ = (kf_lane_id() + 4u) < t2344_;
-                float t2379_ = __fadd_rn(t2374_, t2376_);
-                float t2380_ = t2378_ ? t2379_ : t2374_;
-                float t2382_ = kf_shfl_down(t2380_, 2u, kf_wn);
-                bool t2384_ = (kf_lane_id() + 2u) < t2344_;
-                float t2385_ = __fadd_rn(t2380_, t2382_);
-                float t2386_ = t2384_ ? t2385_ : t2380_;
-                float t2388_ = kf_shfl_down(t2386_, 1u, kf_wn);
-                bool t2390_ = (kf_lane_id() + 1u) < t2344_;
-                float t2391_ = __fadd_rn(t2386_, t2388_);
-                s_3_ = kf_shfl(t2390_ ? t2391_ : t2386_, 0u, kf_wn);
+                float t2381_ = kf_shfl_down(t2339_, 16u, kf_wn);
+                bool t2383_ = (kf_lane_id() + 16u) < t2361_;
+                float t2384_ = __fadd_rn(t2339_, t2381_);
+                float t2385_ = t2383_ ? t2384_ : t2339_;
+                float t2387_ = kf_shfl_down(t2385_, 8u, kf_wn);
+                bool t2389_ = (kf_lane_id() + 8u) < t2361_;
+                float t2390_ = __fadd_rn(t2385_, t2387_);
+                float t2391_ = t2389_ ? t2390_ : t2385_;
+                float t2393_ = kf_shfl_down(t2391_, 4u, kf_wn);
+                bool t2395_ = (kf_lane_id() + 4u) < t2361_;
+                float t2396_ = __fadd_rn(t2391_, t2393_);
+                float t2397_ = t2395_ ? t2396_ : t2391_;
+                float t2399_ = kf_shfl_down(t2397_, 2u, kf_wn);
+                bool t2401_ = (kf_lane_id() + 2u) < t2361_;
+                float t2402_ = __fadd_rn(t2397_, t2399_);
+                float t2403_ = t2401_ ? t2402_ : t2397_;
+                float t2405_ = kf_shfl_down(t2403_, 1u, kf_wn);
+                bool t2407_ = (kf_lane_id() + 1u) < t2361_;
+                float t2408_ = __fadd_rn(t2403_, t2405_);
+                s_3_ = kf_shfl(t2407_ ? t2408_ : t2403_, 0u, kf_wn);
             }
-            bool t2396_ = lane_2_ == 0u;
-            bool t2397_ = t2396_;
-            if (t2396_) {
-                t2397_ = g_ < m_;
+            bool t2413_ = lane_2_ == 0u;
+            bool t2414_ = t2413_;
+            if (t2413_) {
+                t2414_ = g_ < m_;
             }
-            if (t2397_) {
+            if (t2414_) {
                 y_[g_] = s_3_;
             }
         }
     }
 }
 
-/* kernel gemv_f16_f32_f16 (gemv.kf:511) */
+/* kernel gemv_f16_f32_f16 (gemv.kf:516) */
 extern "C" __global__ void __launch_bounds__(256)
 gemv_f16_f32_f16(const kf_f16* __restrict__ w_, const float* __restrict__ x_, kf_f16* __restrict__ y_, unsigned m_, unsigned k_)
 {
@@ -1148,60 +1163,60 @@ gemv_f16_f32_f16(const kf_f16* __restrict__ w_, const float* __restrict__ x_, kf
     if ((k_ & 7u) == 0u) {
         unsigned lane_ = kf_lane_id();
         unsigned nv_ = k_ >> 3u;
-        unsigned t24_ = nv_ << 1u;
+        unsigned t25_ = nv_ << 1u;
         unsigned steps_ = (nv_ >> 7u) + (((nv_ & 127u) != 0u) ? 1u : 0u);
         unsigned wid_ = (blockIdx.x << 3u) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u);
         unsigned nw_ = gridDim.x << 3u;
         if (!(wid_ >= m_)) {
-            unsigned t61_ = m_ - wid_;
-            unsigned total_ = ((t61_ / nw_) + (((t61_ % nw_) != 0u) ? 1u : 0u)) * steps_;
+            unsigned t62_ = m_ - wid_;
+            unsigned total_ = ((t62_ / nw_) + (((t62_ % nw_) != 0u) ? 1u : 0u)) * steps_;
             acc_[0u] = 0.0f;
             unsigned lg_ = wid_;
             unsigned lk_ = 0u;
             unsigned cg_ = wid_;
             unsigned ck_ = 0u;
-            unsigned t80_ = total_ + 1u;
-            for (unsigned t0_ = 0u; t0_ < t80_; t0_ = t0_ + 2u) {
+            unsigned t81_ = total_ + 1u;
+            for (unsigned t0_ = 0u; t0_ < t81_; t0_ = t0_ + 2u) {
                 if (t0_ < total_) {
                     unsigned v_ = min((((lk_ << 5u) << 2u) + lane_), (nv_ - 1u));
                     unsigned row_2_ = min(lg_, (m_ - 1u));
                     wb_[0u] = wv_[(row_2_ * nv_) + v_];
-                    xb_[0u] = xv_[min((v_ << 1u), (t24_ - 1u))];
-                    xb_[1u] = xv_[min(((v_ << 1u) + 1u), (t24_ - 1u))];
+                    xb_[0u] = xv_[min((v_ << 1u), (t25_ - 1u))];
+                    xb_[1u] = xv_[min(((v_ << 1u) + 1u), (t25_ - 1u))];
                     unsigned v_2_ = min(((((lk_ << 5u) << 2u) + 32u) + lane_), (nv_ - 1u));
                     unsigned row_3_ = min(lg_, (m_ - 1u));
                     wb_[1u] = wv_[(row_3_ * nv_) + v_2_];
-                    xb_[2u] = xv_[min((v_2_ << 1u), (t24_ - 1u))];
-                    xb_[3u] = xv_[min(((v_2_ << 1u) + 1u), (t24_ - 1u))];
+                    xb_[2u] = xv_[min((v_2_ << 1u), (t25_ - 1u))];
+                    xb_[3u] = xv_[min(((v_2_ << 1u) + 1u), (t25_ - 1u))];
                     unsigned v_3_ = min(((((lk_ << 5u) << 2u) + 64u) + lane_), (nv_ - 1u));
                     unsigned row_4_ = min(lg_, (m_ - 1u));
                     wb_[2u] = wv_[(row_4_ * nv_) + v_3_];
-                    xb_[4u] = xv_[min((v_3_ << 1u), (t24_ - 1u))];
-                    xb_[5u] = xv_[min(((v_3_ << 1u) + 1u), (t24_ - 1u))];
+                    xb_[4u] = xv_[min((v_3_ << 1u), (t25_ - 1u))];
+                    xb_[5u] = xv_[min(((v_3_ << 1u) + 1u), (t25_ - 1u))];
                     unsigned v_4_ = min(((((lk_ << 5u) << 2u) + 96u) + lane_), (nv_ - 1u));
                     unsigned row_5_ = min(lg_, (m_ - 1u));
                     wb_[3u] = wv_[(row_5_ * nv_) + v_4_];
-                    xb_[6u] = xv_[min((v_4_ << 1u), (t24_ - 1u))];
-                    xb_[7u] = xv_[min(((v_4_ << 1u) + 1u), (t24_ - 1u))];
-                    unsigned t244_ = lk_ + 1u;
-                    lk_ = t244_;
-                    if (t244_ == steps_) {
+                    xb_[6u] = xv_[min((v_4_ << 1u), (t25_ - 1u))];
+                    xb_[7u] = xv_[min(((v_4_ << 1u) + 1u), (t25_ - 1u))];
+                    unsigned t253_ = lk_ + 1u;
+                    lk_ = t253_;
+                    if (t253_ == steps_) {
                         lk_ = 0u;
                         lg_ = lg_ + nw_;
                     }
                 }
-                bool t252_ = t0_ >= 1u;
-                bool t253_ = t252_;
-                if (t252_) {
-                    t253_ = (t0_ - 1u) < total_;
+                bool t261_ = t0_ >= 1u;
+                bool t262_ = t261_;
+                if (t261_) {
+                    t262_ = (t0_ - 1u) < total_;
                 }
-                if (t253_) {
+                if (t262_) {
                     unsigned v_5_ = ((ck_ << 5u) << 2u) + lane_;
                     if (v_5_ < nv_) {
-                        kf_u32x4 t268_ = xb_[8u];
-                        kf_f32x4 a_ = kf_bitcast<kf_f32x4>(t268_);
-                        kf_u32x4 t271_ = xb_[9u];
-                        kf_f32x4 b_ = kf_bitcast<kf_f32x4>(t271_);
+                        kf_u32x4 t277_ = xb_[8u];
+                        kf_f32x4 a_ = kf_bitcast<kf_f32x4>(t277_);
+                        kf_u32x4 t280_ = xb_[9u];
+                        kf_f32x4 b_ = kf_bitcast<kf_f32x4>(t280_);
                         xs_[0u] = a_.v[0];
                         xs_[4u] = b_.v[0];
                         xs_[1u] = a_.v[1];
@@ -1210,16 +1225,16 @@ gemv_f16_f32_f16(const kf_f16* __restrict__ w_, const float* __restrict__ x_, kf
                         xs_[6u] = b_.v[2];
                         xs_[3u] = a_.v[3];
                         xs_[7u] = b_.v[3];
-                        kf_u32x4 t317_ = wb_[4u];
-                        kf_f16x8 wh_ = kf_bitcast<kf_f16x8>(t317_);
+                        kf_u32x4 t326_ = wb_[4u];
+                        kf_f16x8 wh_ = kf_bitcast<kf_f16x8>(t326_);
                         acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_.v[7]), xs_[7u], __fmaf_rn(kf_f16_to_f32(wh_.v[6]), xs_[6u], __fmaf_rn(kf_f16_to_f32(wh_.v[5]), xs_[5u], __fmaf_rn(kf_f16_to_f32(wh_.v[4]), xs_[4u], __fmaf_rn(kf_f16_to_f32(wh_.v[3]), xs_[3u], __fmaf_rn(kf_f16_to_f32(wh_.v[2]), xs_[2u], __fmaf_rn(kf_f16_to_f32(wh_.v[1]), xs_[1u], __fmaf_rn(kf_f16_to_f32(wh_.v[0]), xs_[0u], acc_[0u]))))))));
                     }
                     unsigned v_6_ = (((ck_ << 5u) << 2u) + 32u) + lane_;
                     if (v_6_ < nv_) {
-                        kf_u32x4 t399_ = xb_[10u];
-                        kf_f32x4 a_2_ = kf_bitcast<kf_f32x4>(t399_);
-                        kf_u32x4 t402_ = xb_[11u];
-                        kf_f32x4 b_2_ = kf_bitcast<kf_f32x4>(t402_);
+                        kf_u32x4 t408_ = xb_[10u];
+                        kf_f32x4 a_2_ = kf_bitcast<kf_f32x4>(t408_);
+                        kf_u32x4 t411_ = xb_[11u];
+                        kf_f32x4 b_2_ = kf_bitcast<kf_f32x4>(t411_);
                         xs_2_[0u] = a_2_.v[0];
                         xs_2_[4u] = b_2_.v[0];
                         xs_2_[1u] = a_2_.v[1];
@@ -1228,16 +1243,16 @@ gemv_f16_f32_f16(const kf_f16* __restrict__ w_, const float* __restrict__ x_, kf
                         xs_2_[6u] = b_2_.v[2];
                         xs_2_[3u] = a_2_.v[3];
                         xs_2_[7u] = b_2_.v[3];
-                        kf_u32x4 t448_ = wb_[5u];
-                        kf_f16x8 wh_2_ = kf_bitcast<kf_f16x8>(t448_);
+                        kf_u32x4 t457_ = wb_[5u];
+                        kf_f16x8 wh_2_ = kf_bitcast<kf_f16x8>(t457_);
                         acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_2_.v[7]), xs_2_[7u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[6]), xs_2_[6u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[5]), xs_2_[5u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[4]), xs_2_[4u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[3]), xs_2_[3u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[2]), xs_2_[2u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[1]), xs_2_[1u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[0]), xs_2_[0u], acc_[0u]))))))));
                     }
                     unsigned v_7_ = (((ck_ << 5u) << 2u) + 64u) + lane_;
                     if (v_7_ < nv_) {
-                        kf_u32x4 t530_ = xb_[12u];
-                        kf_f32x4 a_3_ = kf_bitcast<kf_f32x4>(t530_);
-                        kf_u32x4 t533_ = xb_[13u];
-                        kf_f32x4 b_3_ = kf_bitcast<kf_f32x4>(t533_);
+                        kf_u32x4 t539_ = xb_[12u];
+                        kf_f32x4 a_3_ = kf_bitcast<kf_f32x4>(t539_);
+                        kf_u32x4 t542_ = xb_[13u];
+                        kf_f32x4 b_3_ = kf_bitcast<kf_f32x4>(t542_);
                         xs_3_[0u] = a_3_.v[0];
                         xs_3_[4u] = b_3_.v[0];
                         xs_3_[1u] = a_3_.v[1];
@@ -1246,16 +1261,16 @@ gemv_f16_f32_f16(const kf_f16* __restrict__ w_, const float* __restrict__ x_, kf
                         xs_3_[6u] = b_3_.v[2];
                         xs_3_[3u] = a_3_.v[3];
                         xs_3_[7u] = b_3_.v[3];
-                        kf_u32x4 t579_ = wb_[6u];
-                        kf_f16x8 wh_3_ = kf_bitcast<kf_f16x8>(t579_);
+                        kf_u32x4 t588_ = wb_[6u];
+                        kf_f16x8 wh_3_ = kf_bitcast<kf_f16x8>(t588_);
                         acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_3_.v[7]), xs_3_[7u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[6]), xs_3_[6u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[5]), xs_3_[5u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[4]), xs_3_[4u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[3]), xs_3_[3u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[2]), xs_3_[2u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[1]), xs_3_[1u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[0]), xs_3_[0u], acc_[0u]))))))));
                     }
                     unsigned v_8_ = (((ck_ << 5u) << 2u) + 96u) + lane_;
                     if (v_8_ < nv_) {
-                        kf_u32x4 t661_ = xb_[14u];
-                        kf_f32x4 a_4_ = kf_bitcast<kf_f32x4>(t661_);
-                        kf_u32x4 t664_ = xb_[15u];
-                        kf_f32x4 b_4_ = kf_bitcast<kf_f32x4>(t664_);
+                        kf_u32x4 t670_ = xb_[14u];
+                        kf_f32x4 a_4_ = kf_bitcast<kf_f32x4>(t670_);
+                        kf_u32x4 t673_ = xb_[15u];
+                        kf_f32x4 b_4_ = kf_bitcast<kf_f32x4>(t673_);
                         xs_4_[0u] = a_4_.v[0];
                         xs_4_[4u] = b_4_.v[0];
                         xs_4_[1u] = a_4_.v[1];
@@ -1264,49 +1279,49 @@ gemv_f16_f32_f16(const kf_f16* __restrict__ w_, const float* __restrict__ x_, kf
                         xs_4_[6u] = b_4_.v[2];
                         xs_4_[3u] = a_4_.v[3];
                         xs_4_[7u] = b_4_.v[3];
-                        kf_u32x4 t710_ = wb_[7u];
-                        kf_f16x8 wh_4_ = kf_bitcast<kf_f16x8>(t710_);
+                        kf_u32x4 t719_ = wb_[7u];
+                        kf_f16x8 wh_4_ = kf_bitcast<kf_f16x8>(t719_);
                         acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_4_.v[7]), xs_4_[7u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[6]), xs_4_[6u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[5]), xs_4_[5u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[4]), xs_4_[4u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[3]), xs_4_[3u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[2]), xs_4_[2u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[1]), xs_4_[1u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[0]), xs_4_[0u], acc_[0u]))))))));
                     }
-                    unsigned t784_ = ck_ + 1u;
-                    ck_ = t784_;
-                    if (t784_ == steps_) {
-                        float t787_ = acc_[0u];
-                        unsigned t809_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
-                        if (t809_ == 32u) {
-                            float t814_ = __fadd_rn(t787_, kf_shfl_xor(t787_, 16u, kf_wn));
-                            float t817_ = __fadd_rn(t814_, kf_shfl_xor(t814_, 8u, kf_wn));
-                            float t820_ = __fadd_rn(t817_, kf_shfl_xor(t817_, 4u, kf_wn));
-                            float t823_ = __fadd_rn(t820_, kf_shfl_xor(t820_, 2u, kf_wn));
-                            s_ = __fadd_rn(t823_, kf_shfl_xor(t823_, 1u, kf_wn));
+                    unsigned t793_ = ck_ + 1u;
+                    ck_ = t793_;
+                    if (t793_ == steps_) {
+                        float t796_ = acc_[0u];
+                        unsigned t818_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+                        if (t818_ == 32u) {
+                            float t823_ = __fadd_rn(t796_, kf_shfl_xor(t796_, 16u, kf_wn));
+                            float t826_ = __fadd_rn(t823_, kf_shfl_xor(t823_, 8u, kf_wn));
+                            float t829_ = __fadd_rn(t826_, kf_shfl_xor(t826_, 4u, kf_wn));
+                            float t832_ = __fadd_rn(t829_, kf_shfl_xor(t829_, 2u, kf_wn));
+                            s_ = __fadd_rn(t832_, kf_shfl_xor(t832_, 1u, kf_wn));
                         } else {
-                            float t829_ = kf_shfl_down(t787_, 16u, kf_wn);
-                            bool t831_ = (kf_lane_id() + 16u) < t809_;
-                            float t832_ = __fadd_rn(t787_, t829_);
-                            float t833_ = t831_ ? t832_ : t787_;
-                            float t835_ = kf_shfl_down(t833_, 8u, kf_wn);
-                            bool t837_ = (kf_lane_id() + 8u) < t809_;
-                            float t838_ = __fadd_rn(t833_, t835_);
-                            float t839_ = t837_ ? t838_ : t833_;
-                            float t841_ = kf_shfl_down(t839_, 4u, kf_wn);
-                            bool t843_ = (kf_lane_id() + 4u) < t809_;
-                            float t844_ = __fadd_rn(t839_, t841_);
-                            float t845_ = t843_ ? t844_ : t839_;
-                            float t847_ = kf_shfl_down(t845_, 2u, kf_wn);
-                            bool t849_ = (kf_lane_id() + 2u) < t809_;
-                            float t850_ = __fadd_rn(t845_, t847_);
-                            float t851_ = t849_ ? t850_ : t845_;
-                            float t853_ = kf_shfl_down(t851_, 1u, kf_wn);
-                            bool t855_ = (kf_lane_id() + 1u) < t809_;
-                            float t856_ = __fadd_rn(t851_, t853_);
-                            s_ = kf_shfl(t855_ ? t856_ : t851_, 0u, kf_wn);
+                            float t838_ = kf_shfl_down(t796_, 16u, kf_wn);
+                            bool t840_ = (kf_lane_id() + 16u) < t818_;
+                            float t841_ = __fadd_rn(t796_, t838_);
+                            float t842_ = t840_ ? t841_ : t796_;
+                            float t844_ = kf_shfl_down(t842_, 8u, kf_wn);
+                            bool t846_ = (kf_lane_id() + 8u) < t818_;
+                            float t847_ = __fadd_rn(t842_, t844_);
+                            float t848_ = t846_ ? t847_ : t842_;
+                            float t850_ = kf_shfl_down(t848_, 4u, kf_wn);
+                            bool t852_ = (kf_lane_id() + 4u) < t818_;
+                            float t853_ = __fadd_rn(t848_, t850_);
+                            float t854_ = t852_ ? t853_ : t848_;
+                            float t856_ = kf_shfl_down(t854_, 2u, kf_wn);
+                            bool t858_ = (kf_lane_id() + 2u) < t818_;
+                            float t859_ = __fadd_rn(t854_, t856_);
+                            float t860_ = t858_ ? t859_ : t854_;
+                            float t862_ = kf_shfl_down(t860_, 1u, kf_wn);
+                            bool t864_ = (kf_lane_id() + 1u) < t818_;
+                            float t865_ = __fadd_rn(t860_, t862_);
+                            s_ = kf_shfl(t864_ ? t865_ : t860_, 0u, kf_wn);
                         }
-                        bool t861_ = lane_ == 0u;
-                        bool t862_ = t861_;
-                        if (t861_) {
-                            t862_ = cg_ < m_;
+                        bool t870_ = lane_ == 0u;
+                        bool t871_ = t870_;
+                        if (t870_) {
+                            t871_ = cg_ < m_;
                         }
-                        if (t862_) {
+                        if (t871_) {
                             y_[cg_] = kf_f16_from_f32(s_);
                         }
                         acc_[0u] = 0.0f;
@@ -1318,42 +1333,42 @@ gemv_f16_f32_f16(const kf_f16* __restrict__ w_, const float* __restrict__ x_, kf
                     unsigned v_9_ = min((((lk_ << 5u) << 2u) + lane_), (nv_ - 1u));
                     unsigned row_6_ = min(lg_, (m_ - 1u));
                     wb_[4u] = wv_[(row_6_ * nv_) + v_9_];
-                    xb_[8u] = xv_[min((v_9_ << 1u), (t24_ - 1u))];
-                    xb_[9u] = xv_[min(((v_9_ << 1u) + 1u), (t24_ - 1u))];
+                    xb_[8u] = xv_[min((v_9_ << 1u), (t25_ - 1u))];
+                    xb_[9u] = xv_[min(((v_9_ << 1u) + 1u), (t25_ - 1u))];
                     unsigned v_10_ = min(((((lk_ << 5u) << 2u) + 32u) + lane_), (nv_ - 1u));
                     unsigned row_7_ = min(lg_, (m_ - 1u));
                     wb_[5u] = wv_[(row_7_ * nv_) + v_10_];
-                    xb_[10u] = xv_[min((v_10_ << 1u), (t24_ - 1u))];
-                    xb_[11u] = xv_[min(((v_10_ << 1u) + 1u), (t24_ - 1u))];
+                    xb_[10u] = xv_[min((v_10_ << 1u), (t25_ - 1u))];
+                    xb_[11u] = xv_[min(((v_10_ << 1u) + 1u), (t25_ - 1u))];
                     unsigned v_11_ = min(((((lk_ << 5u) << 2u) + 64u) + lane_), (nv_ - 1u));
                     unsigned row_8_ = min(lg_, (m_ - 1u));
                     wb_[6u] = wv_[(row_8_ * nv_) + v_11_];
-                    xb_[12u] = xv_[min((v_11_ << 1u), (t24_ - 1u))];
-                    xb_[13u] = xv_[min(((v_11_ << 1u) + 1u), (t24_ - 1u))];
+                    xb_[12u] = xv_[min((v_11_ << 1u), (t25_ - 1u))];
+                    xb_[13u] = xv_[min(((v_11_ << 1u) + 1u), (t25_ - 1u))];
                     unsigned v_12_ = min(((((lk_ << 5u) << 2u) + 96u) + lane_), (nv_ - 1u));
                     unsigned row_9_ = min(lg_, (m_ - 1u));
                     wb_[7u] = wv_[(row_9_ * nv_) + v_12_];
-                    xb_[14u] = xv_[min((v_12_ << 1u), (t24_ - 1u))];
-                    xb_[15u] = xv_[min(((v_12_ << 1u) + 1u), (t24_ - 1u))];
-                    unsigned t1045_ = lk_ + 1u;
-                    lk_ = t1045_;
-                    if (t1045_ == steps_) {
+                    xb_[14u] = xv_[min((v_12_ << 1u), (t25_ - 1u))];
+                    xb_[15u] = xv_[min(((v_12_ << 1u) + 1u), (t25_ - 1u))];
+                    unsigned t1062_ = lk_ + 1u;
+                    lk_ = t1062_;
+                    if (t1062_ == steps_) {
                         lk_ = 0u;
                         lg_ = lg_ + nw_;
                     }
                 }
-                bool t1053_ = (t0_ + 1u) >= 1u;
-                bool t1054_ = t1053_;
-                if (t1053_) {
-                    t1054_ = ((t0_ + 1u) - 1u) < total_;
+                bool t1070_ = (t0_ + 1u) >= 1u;
+                bool t1071_ = t1070_;
+                if (t1070_) {
+                    t1071_ = ((t0_ + 1u) - 1u) < total_;
                 }
-                if (t1054_) {
+                if (t1071_) {
                     unsigned v_13_ = ((ck_ << 5u) << 2u) + lane_;
                     if (v_13_ < nv_) {
-                        kf_u32x4 t1069_ = xb_[0u];
-                        kf_f32x4 a_5_ = kf_bitcast<kf_f32x4>(t1069_);
-                        kf_u32x4 t1072_ = xb_[1u];
-                        kf_f32x4 b_5_ = kf_bitcast<kf_f32x4>(t1072_);
+                        kf_u32x4 t1086_ = xb_[0u];
+                        kf_f32x4 a_5_ = kf_bitcast<kf_f32x4>(t1086_);
+                        kf_u32x4 t1089_ = xb_[1u];
+                        kf_f32x4 b_5_ = kf_bitcast<kf_f32x4>(t1089_);
                         xs_5_[0u] = a_5_.v[0];
                         xs_5_[4u] = b_5_.v[0];
                         xs_5_[1u] = a_5_.v[1];
@@ -1362,16 +1377,16 @@ gemv_f16_f32_f16(const kf_f16* __restrict__ w_, const float* __restrict__ x_, kf
                         xs_5_[6u] = b_5_.v[2];
                         xs_5_[3u] = a_5_.v[3];
                         xs_5_[7u] = b_5_.v[3];
-                        kf_u32x4 t1118_ = wb_[0u];
-                        kf_f16x8 wh_5_ = kf_bitcast<kf_f16x8>(t1118_);
+                        kf_u32x4 t1135_ = wb_[0u];
+                        kf_f16x8 wh_5_ = kf_bitcast<kf_f16x8>(t1135_);
                         acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_5_.v[7]), xs_5_[7u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[6]), xs_5_[6u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[5]), xs_5_[5u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[4]), xs_5_[4u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[3]), xs_5_[3u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[2]), xs_5_[2u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[1]), xs_5_[1u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[0]), xs_5_[0u], acc_[0u]))))))));
                     }
                     unsigned v_14_ = (((ck_ << 5u) << 2u) + 32u) + lane_;
                     if (v_14_ < nv_) {
-                        kf_u32x4 t1200_ = xb_[2u];
-                        kf_f32x4 a_6_ = kf_bitcast<kf_f32x4>(t1200_);
-                        kf_u32x4 t1203_ = xb_[3u];
-                        kf_f32x4 b_6_ = kf_bitcast<kf_f32x4>(t1203_);
+                        kf_u32x4 t1217_ = xb_[2u];
+                        kf_f32x4 a_6_ = kf_bitcast<kf_f32x4>(t1217_);
+                        kf_u32x4 t1220_ = xb_[3u];
+                        kf_f32x4 b_6_ = kf_bitcast<kf_f32x4>(t1220_);
                         xs_6_[0u] = a_6_.v[0];
                         xs_6_[4u] = b_6_.v[0];
                         xs_6_[1u] = a_6_.v[1];
@@ -1380,16 +1395,16 @@ gemv_f16_f32_f16(const kf_f16* __restrict__ w_, const float* __restrict__ x_, kf
                         xs_6_[6u] = b_6_.v[2];
                         xs_6_[3u] = a_6_.v[3];
                         xs_6_[7u] = b_6_.v[3];
-                        kf_u32x4 t1249_ = wb_[1u];
-                        kf_f16x8 wh_6_ = kf_bitcast<kf_f16x8>(t1249_);
+                        kf_u32x4 t1266_ = wb_[1u];
+                        kf_f16x8 wh_6_ = kf_bitcast<kf_f16x8>(t1266_);
                         acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_6_.v[7]), xs_6_[7u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[6]), xs_6_[6u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[5]), xs_6_[5u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[4]), xs_6_[4u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[3]), xs_6_[3u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[2]), xs_6_[2u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[1]), xs_6_[1u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[0]), xs_6_[0u], acc_[0u]))))))));
                     }
                     unsigned v_15_ = (((ck_ << 5u) << 2u) + 64u) + lane_;
                     if (v_15_ < nv_) {
-                        kf_u32x4 t1331_ = xb_[4u];
-                        kf_f32x4 a_7_ = kf_bitcast<kf_f32x4>(t1331_);
-                        kf_u32x4 t1334_ = xb_[5u];
-                        kf_f32x4 b_7_ = kf_bitcast<kf_f32x4>(t1334_);
+                        kf_u32x4 t1348_ = xb_[4u];
+                        kf_f32x4 a_7_ = kf_bitcast<kf_f32x4>(t1348_);
+                        kf_u32x4 t1351_ = xb_[5u];
+                        kf_f32x4 b_7_ = kf_bitcast<kf_f32x4>(t1351_);
                         xs_7_[0u] = a_7_.v[0];
                         xs_7_[4u] = b_7_.v[0];
                         xs_7_[1u] = a_7_.v[1];
@@ -1398,16 +1413,16 @@ gemv_f16_f32_f16(const kf_f16* __restrict__ w_, const float* __restrict__ x_, kf
                         xs_7_[6u] = b_7_.v[2];
                         xs_7_[3u] = a_7_.v[3];
                         xs_7_[7u] = b_7_.v[3];
-                        kf_u32x4 t1380_ = wb_[2u];
-                        kf_f16x8 wh_7_ = kf_bitcast<kf_f16x8>(t1380_);
+                        kf_u32x4 t1397_ = wb_[2u];
+                        kf_f16x8 wh_7_ = kf_bitcast<kf_f16x8>(t1397_);
                         acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_7_.v[7]), xs_7_[7u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[6]), xs_7_[6u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[5]), xs_7_[5u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[4]), xs_7_[4u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[3]), xs_7_[3u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[2]), xs_7_[2u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[1]), xs_7_[1u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[0]), xs_7_[0u], acc_[0u]))))))));
                     }
                     unsigned v_16_ = (((ck_ << 5u) << 2u) + 96u) + lane_;
                     if (v_16_ < nv_) {
-                        kf_u32x4 t1462_ = xb_[6u];
-                        kf_f32x4 a_8_ = kf_bitcast<kf_f32x4>(t1462_);
-                        kf_u32x4 t1465_ = xb_[7u];
-                        kf_f32x4 b_8_ = kf_bitcast<kf_f32x4>(t1465_);
+                        kf_u32x4 t1479_ = xb_[6u];
+                        kf_f32x4 a_8_ = kf_bitcast<kf_f32x4>(t1479_);
+                        kf_u32x4 t1482_ = xb_[7u];
+                        kf_f32x4 b_8_ = kf_bitcast<kf_f32x4>(t1482_);
                         xs_8_[0u] = a_8_.v[0];
                         xs_8_[4u] = b_8_.v[0];
                         xs_8_[1u] = a_8_.v[1];
@@ -1416,49 +1431,49 @@ gemv_f16_f32_f16(const kf_f16* __restrict__ w_, const float* __restrict__ x_, kf
                         xs_8_[6u] = b_8_.v[2];
                         xs_8_[3u] = a_8_.v[3];
                         xs_8_[7u] = b_8_.v[3];
-                        kf_u32x4 t1511_ = wb_[3u];
-                        kf_f16x8 wh_8_ = kf_bitcast<kf_f16x8>(t1511_);
+                        kf_u32x4 t1528_ = wb_[3u];
+                        kf_f16x8 wh_8_ = kf_bitcast<kf_f16x8>(t1528_);
                         acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_8_.v[7]), xs_8_[7u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[6]), xs_8_[6u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[5]), xs_8_[5u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[4]), xs_8_[4u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[3]), xs_8_[3u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[2]), xs_8_[2u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[1]), xs_8_[1u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[0]), xs_8_[0u], acc_[0u]))))))));
                     }
-                    unsigned t1585_ = ck_ + 1u;
-                    ck_ = t1585_;
-                    if (t1585_ == steps_) {
-                        float t1588_ = acc_[0u];
-                        unsigned t1610_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
-                        if (t1610_ == 32u) {
-                            float t1615_ = __fadd_rn(t1588_, kf_shfl_xor(t1588_, 16u, kf_wn));
-                            float t1618_ = __fadd_rn(t1615_, kf_shfl_xor(t1615_, 8u, kf_wn));
-                            float t1621_ = __fadd_rn(t1618_, kf_shfl_xor(t1618_, 4u, kf_wn));
-                            float t1624_ = __fadd_rn(t1621_, kf_shfl_xor(t1621_, 2u, kf_wn));
-                            s_2_ = __fadd_rn(t1624_, kf_shfl_xor(t1624_, 1u, kf_wn));
+                    unsigned t1602_ = ck_ + 1u;
+                    ck_ = t1602_;
+                    if (t1602_ == steps_) {
+                        float t1605_ = acc_[0u];
+                        unsigned t1627_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+                        if (t1627_ == 32u) {
+                            float t1632_ = __fadd_rn(t1605_, kf_shfl_xor(t1605_, 16u, kf_wn));
+                            float t1635_ = __fadd_rn(t1632_, kf_shfl_xor(t1632_, 8u, kf_wn));
+                            float t1638_ = __fadd_rn(t1635_, kf_shfl_xor(t1635_, 4u, kf_wn));
+                            float t1641_ = __fadd_rn(t1638_, kf_shfl_xor(t1638_, 2u, kf_wn));
+                            s_2_ = __fadd_rn(t1641_, kf_shfl_xor(t1641_, 1u, kf_wn));
                         } else {
-                            float t1630_ = kf_shfl_down(t1588_, 16u, kf_wn);
-                            bool t1632_ = (kf_lane_id() + 16u) < t1610_;
-                            float t1633_ = __fadd_rn(t1588_, t1630_);
-                            float t1634_ = t1632_ ? t1633_ : t1588_;
-                            float t1636_ = kf_shfl_down(t1634_, 8u, kf_wn);
-                            bool t1638_ = (kf_lane_id() + 8u) < t1610_;
-                            float t1639_ = __fadd_rn(t1634_, t1636_);
-                            float t1640_ = t1638_ ? t1639_ : t1634_;
-                            float t1642_ = kf_shfl_down(t1640_, 4u, kf_wn);
-                            bool t1644_ = (kf_lane_id() + 4u) < t1610_;
-                            float t1645_ = __fadd_rn(t1640_, t1642_);
-                            float t1646_ = t1644_ ? t1645_ : t1640_;
-                            float t1648_ = kf_shfl_down(t1646_, 2u, kf_wn);
-                            bool t1650_ = (kf_lane_id() + 2u) < t1610_;
-                            float t1651_ = __fadd_rn(t1646_, t1648_);
-                            float t1652_ = t1650_ ? t1651_ : t1646_;
-                            float t1654_ = kf_shfl_down(t1652_, 1u, kf_wn);
-                            bool t1656_ = (kf_lane_id() + 1u) < t1610_;
-                            float t1657_ = __fadd_rn(t1652_, t1654_);
-                            s_2_ = kf_shfl(t1656_ ? t1657_ : t1652_, 0u, kf_wn);
+                            float t1647_ = kf_shfl_down(t1605_, 16u, kf_wn);
+                            bool t1649_ = (kf_lane_id() + 16u) < t1627_;
+                            float t1650_ = __fadd_rn(t1605_, t1647_);
+                            float t1651_ = t1649_ ? t1650_ : t1605_;
+                            float t1653_ = kf_shfl_down(t1651_, 8u, kf_wn);
+                            bool t1655_ = (kf_lane_id() + 8u) < t1627_;
+                            float t1656_ = __fadd_rn(t1651_, t1653_);
+                            float t1657_ = t1655_ ? t1656_ : t1651_;
+                            float t1659_ = kf_shfl_down(t1657_, 4u, kf_wn);
+                            bool t1661_ = (kf_lane_id() + 4u) < t1627_;
+                            float t1662_ = __fadd_rn(t1657_, t1659_);
+                            float t1663_ = t1661_ ? t1662_ : t1657_;
+                            float t1665_ = kf_shfl_down(t1663_, 2u, kf_wn);
+                            bool t1667_ = (kf_lane_id() + 2u) < t1627_;
+                            float t1668_ = __fadd_rn(t1663_, t1665_);
+                            float t1669_ = t1667_ ? t1668_ : t1663_;
+                            float t1671_ = kf_shfl_down(t1669_, 1u, kf_wn);
+                            bool t1673_ = (kf_lane_id() + 1u) < t1627_;
+                            float t1674_ = __fadd_rn(t1669_, t1671_);
+                            s_2_ = kf_shfl(t1673_ ? t1674_ : t1669_, 0u, kf_wn);
                         }
-                        bool t1662_ = lane_ == 0u;
-                        bool t1663_ = t1662_;
-                        if (t1662_) {
-                            t1663_ = cg_ < m_;
+                        bool t1679_ = lane_ == 0u;
+                        bool t1680_ = t1679_;
+                        if (t1679_) {
+                            t1680_ = cg_ < m_;
                         }
-                        if (t1663_) {
+                        if (t1680_) {
                             y_[cg_] = kf_f16_from_f32(s_2_);
                         }
                         acc_[0u] = 0.0f;
@@ -1471,55 +1486,55 @@ gemv_f16_f32_f16(const kf_f16* __restrict__ w_, const float* __restrict__ x_, kf
     } else {
         unsigned lane_2_ = kf_lane_id();
         unsigned nv_2_ = k_ >> 3u;
-        unsigned t1704_ = (blockIdx.x << 3u) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u);
-        unsigned t1715_ = gridDim.x << 3u;
-        for (unsigned g_ = t1704_; g_ < m_; g_ = g_ + t1715_) {
+        unsigned t1721_ = (blockIdx.x << 3u) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u);
+        unsigned t1732_ = gridDim.x << 3u;
+        for (unsigned g_ = t1721_; g_ < m_; g_ = g_ + t1732_) {
             row_[0u] = min(g_, (m_ - 1u));
             acc_2_[0u] = 0.0f;
             if ((k_ & 7u) == 0u) {
                 for (unsigned base_ = 0u; base_ < nv_2_; base_ = base_ + 128u) {
                     unsigned v_17_ = base_ + lane_2_;
-                    kf_u32x4 t1740_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                    kf_u32x4 t_ = t1740_;
+                    kf_u32x4 t1757_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_ = t1757_;
                     if (v_17_ < nv_2_) {
-                        unsigned t1746_ = (row_[0u] * nv_2_) + v_17_;
-                        kf_u32x4 t1747_ = wv_[t1746_];
-                        t_ = t1747_;
+                        unsigned t1763_ = (row_[0u] * nv_2_) + v_17_;
+                        kf_u32x4 t1764_ = wv_[t1763_];
+                        t_ = t1764_;
                     }
                     wr_[0u] = t_;
                     unsigned v_18_ = (base_ + 32u) + lane_2_;
-                    kf_u32x4 t1753_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                    kf_u32x4 t_2_ = t1753_;
+                    kf_u32x4 t1770_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_2_ = t1770_;
                     if (v_18_ < nv_2_) {
-                        unsigned t1759_ = (row_[0u] * nv_2_) + v_18_;
-                        kf_u32x4 t1760_ = wv_[t1759_];
-                        t_2_ = t1760_;
+                        unsigned t1776_ = (row_[0u] * nv_2_) + v_18_;
+                        kf_u32x4 t1777_ = wv_[t1776_];
+                        t_2_ = t1777_;
                     }
                     wr_[1u] = t_2_;
                     unsigned v_19_ = (base_ + 64u) + lane_2_;
-                    kf_u32x4 t1766_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                    kf_u32x4 t_3_ = t1766_;
+                    kf_u32x4 t1783_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_3_ = t1783_;
                     if (v_19_ < nv_2_) {
-                        unsigned t1772_ = (row_[0u] * nv_2_) + v_19_;
-                        kf_u32x4 t1773_ = wv_[t1772_];
-                        t_3_ = t1773_;
+                        unsigned t1789_ = (row_[0u] * nv_2_) + v_19_;
+                        kf_u32x4 t1790_ = wv_[t1789_];
+                        t_3_ = t1790_;
                     }
                     wr_[2u] = t_3_;
                     unsigned v_20_ = (base_ + 96u) + lane_2_;
-                    kf_u32x4 t1779_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                    kf_u32x4 t_4_ = t1779_;
+                    kf_u32x4 t1796_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_4_ = t1796_;
                     if (v_20_ < nv_2_) {
-                        unsigned t1785_ = (row_[0u] * nv_2_) + v_20_;
-                        kf_u32x4 t1786_ = wv_[t1785_];
-                        t_4_ = t1786_;
+                        unsigned t1802_ = (row_[0u] * nv_2_) + v_20_;
+                        kf_u32x4 t1803_ = wv_[t1802_];
+                        t_4_ = t1803_;
                     }
                     wr_[3u] = t_4_;
                     unsigned v_21_ = base_ + lane_2_;
                     if (v_21_ < nv_2_) {
-                        unsigned t1793_ = v_21_ << 1u;
-                        kf_f32x4 a_9_ = xf4_[t1793_];
-                        unsigned t1798_ = (v_21_ << 1u) + 1u;
-                        kf_f32x4 b_9_ = xf4_[t1798_];
+                        unsigned t1810_ = v_21_ << 1u;
+                        kf_f32x4 a_9_ = xf4_[t1810_];
+                        unsigned t1815_ = (v_21_ << 1u) + 1u;
+                        kf_f32x4 b_9_ = xf4_[t1815_];
                         xs_9_[0u] = a_9_.v[0];
                         xs_9_[4u] = b_9_.v[0];
                         xs_9_[1u] = a_9_.v[1];
@@ -1528,16 +1543,16 @@ gemv_f16_f32_f16(const kf_f16* __restrict__ w_, const float* __restrict__ x_, kf
                         xs_9_[6u] = b_9_.v[2];
                         xs_9_[3u] = a_9_.v[3];
                         xs_9_[7u] = b_9_.v[3];
-                        kf_u32x4 t1842_ = wr_[0u];
-                        kf_f16x8 wh_9_ = kf_bitcast<kf_f16x8>(t1842_);
+                        kf_u32x4 t1859_ = wr_[0u];
+                        kf_f16x8 wh_9_ = kf_bitcast<kf_f16x8>(t1859_);
                         acc_2_[0u] = __fmaf_rn(kf_f16_to_f32(wh_9_.v[7]), xs_9_[7u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[6]), xs_9_[6u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[5]), xs_9_[5u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[4]), xs_9_[4u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[3]), xs_9_[3u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[2]), xs_9_[2u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[1]), xs_9_[1u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[0]), xs_9_[0u], acc_2_[0u]))))))));
                     }
                     unsigned v_22_ = (base_ + 32u) + lane_2_;
                     if (v_22_ < nv_2_) {
-                        unsigned t1920_ = v_22_ << 1u;
-                        kf_f32x4 a_10_ = xf4_[t1920_];
-                        unsigned t1925_ = (v_22_ << 1u) + 1u;
-                        kf_f32x4 b_10_ = xf4_[t1925_];
+                        unsigned t1937_ = v_22_ << 1u;
+                        kf_f32x4 a_10_ = xf4_[t1937_];
+                        unsigned t1942_ = (v_22_ << 1u) + 1u;
+                        kf_f32x4 b_10_ = xf4_[t1942_];
                         xs_10_[0u] = a_10_.v[0];
                         xs_10_[4u] = b_10_.v[0];
                         xs_10_[1u] = a_10_.v[1];
@@ -1546,16 +1561,16 @@ gemv_f16_f32_f16(const kf_f16* __restrict__ w_, const float* __restrict__ x_, kf
                         xs_10_[6u] = b_10_.v[2];
                         xs_10_[3u] = a_10_.v[3];
                         xs_10_[7u] = b_10_.v[3];
-                        kf_u32x4 t1969_ = wr_[1u];
-                        kf_f16x8 wh_10_ = kf_bitcast<kf_f16x8>(t1969_);
+                        kf_u32x4 t1986_ = wr_[1u];
+                        kf_f16x8 wh_10_ = kf_bitcast<kf_f16x8>(t1986_);
                         acc_2_[0u] = __fmaf_rn(kf_f16_to_f32(wh_10_.v[7]), xs_10_[7u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[6]), xs_10_[6u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[5]), xs_10_[5u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[4]), xs_10_[4u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[3]), xs_10_[3u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[2]), xs_10_[2u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[1]), xs_10_[1u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[0]), xs_10_[0u], acc_2_[0u]))))))));
                     }
                     unsigned v_23_ = (base_ + 64u) + lane_2_;
                     if (v_23_ < nv_2_) {
-                        unsigned t2047_ = v_23_ << 1u;
-                        kf_f32x4 a_11_ = xf4_[t2047_];
-                        unsigned t2052_ = (v_23_ << 1u) + 1u;
-                        kf_f32x4 b_11_ = xf4_[t2052_];
+                        unsigned t2064_ = v_23_ << 1u;
+                        kf_f32x4 a_11_ = xf4_[t2064_];
+                        unsigned t2069_ = (v_23_ << 1u) + 1u;
+                        kf_f32x4 b_11_ = xf4_[t2069_];
                         xs_11_[0u] = a_11_.v[0];
                         xs_11_[4u] = b_11_.v[0];
                         xs_11_[1u] = a_11_.v[1];
@@ -1564,16 +1579,16 @@ gemv_f16_f32_f16(const kf_f16* __restrict__ w_, const float* __restrict__ x_, kf
                         xs_11_[6u] = b_11_.v[2];
                         xs_11_[3u] = a_11_.v[3];
                         xs_11_[7u] = b_11_.v[3];
-                        kf_u32x4 t2096_ = wr_[2u];
-                        kf_f16x8 wh_11_ = kf_bitcast<kf_f16x8>(t2096_);
+                        kf_u32x4 t2113_ = wr_[2u];
+                        kf_f16x8 wh_11_ = kf_bitcast<kf_f16x8>(t2113_);
                         acc_2_[0u] = __fmaf_rn(kf_f16_to_f32(wh_11_.v[7]), xs_11_[7u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[6]), xs_11_[6u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[5]), xs_11_[5u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[4]), xs_11_[4u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[3]), xs_11_[3u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[2]), xs_11_[2u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[1]), xs_11_[1u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[0]), xs_11_[0u], acc_2_[0u]))))))));
                     }
                     unsigned v_24_ = (base_ + 96u) + lane_2_;
                     if (v_24_ < nv_2_) {
-                        unsigned t2174_ = v_24_ << 1u;
-                        kf_f32x4 a_12_ = xf4_[t2174_];
-                        unsigned t2179_ = (v_24_ << 1u) + 1u;
-                        kf_f32x4 b_12_ = xf4_[t2179_];
+                        unsigned t2191_ = v_24_ << 1u;
+                        kf_f32x4 a_12_ = xf4_[t2191_];
+                        unsigned t2196_ = (v_24_ << 1u) + 1u;
+                        kf_f32x4 b_12_ = xf4_[t2196_];
                         xs_12_[0u] = a_12_.v[0];
                         xs_12_[4u] = b_12_.v[0];
                         xs_12_[1u] = a_12_.v[1];
@@ -1582,62 +1597,62 @@ gemv_f16_f32_f16(const kf_f16* __restrict__ w_, const float* __restrict__ x_, kf
                         xs_12_[6u] = b_12_.v[2];
                         xs_12_[3u] = a_12_.v[3];
                         xs_12_[7u] = b_12_.v[3];
-                        kf_u32x4 t2223_ = wr_[3u];
-                        kf_f16x8 wh_12_ = kf_bitcast<kf_f16x8>(t2223_);
+                        kf_u32x4 t2240_ = wr_[3u];
+                        kf_f16x8 wh_12_ = kf_bitcast<kf_f16x8>(t2240_);
                         acc_2_[0u] = __fmaf_rn(kf_f16_to_f32(wh_12_.v[7]), xs_12_[7u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[6]), xs_12_[6u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[5]), xs_12_[5u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[4]), xs_12_[4u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[3]), xs_12_[3u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[2]), xs_12_[2u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[1]), xs_12_[1u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[0]), xs_12_[0u], acc_2_[0u]))))))));
                     }
                 }
             } else {
                 for (unsigned c_ = lane_2_; c_ < k_; c_ = c_ + 32u) {
-                    float t2302_ = x_[c_];
+                    float t2319_ = x_[c_];
                     unsigned i_ = (row_[0u] * k_) + c_;
                     unsigned short u_ = w16_[i_];
-                    acc_2_[0u] = __fmaf_rn(kf_f16_to_f32(kf_bitcast<kf_f16>(u_)), t2302_, acc_2_[0u]);
+                    acc_2_[0u] = __fmaf_rn(kf_f16_to_f32(kf_bitcast<kf_f16>(u_)), t2319_, acc_2_[0u]);
                 }
             }
-            float t2322_ = acc_2_[0u];
-            unsigned t2344_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
-            if (t2344_ == 32u) {
-                float t2349_ = __fadd_rn(t2322_, kf_shfl_xor(t2322_, 16u, kf_wn));
-                float t2352_ = __fadd_rn(t2349_, kf_shfl_xor(t2349_, 8u, kf_wn));
-                float t2355_ = __fadd_rn(t2352_, kf_shfl_xor(t2352_, 4u, kf_wn));
-                float t2358_ = __fadd_rn(t2355_, kf_shfl_xor(t2355_, 2u, kf_wn));
-                s_3_ = __fadd_rn(t2358_, kf_shfl_xor(t2358_, 1u, kf_wn));
+            float t2339_ = acc_2_[0u];
+            unsigned t2361_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+            if (t2361_ == 32u) {
+                float t2366_ = __fadd_rn(t2339_, kf_shfl_xor(t2339_, 16u, kf_wn));
+                float t2369_ = __fadd_rn(t2366_, kf_shfl_xor(t2366_, 8u, kf_wn));
+                float t2372_ = __fadd_rn(t2369_, kf_shfl_xor(t2369_, 4u, kf_wn));
+                float t2375_ = __fadd_rn(t2372_, kf_shfl_xor(t2372_, 2u, kf_wn));
+                s_3_ = __fadd_rn(t2375_, kf_shfl_xor(t2375_, 1u, kf_wn));
             } else {
-                float t2364_ = kf_shfl_down(t2322_, 16u, kf_wn);
-                bool t2366_ = (kf_lane_id() + 16u) < t2344_;
-                float t2367_ = __fadd_rn(t2322_, t2364_);
-                float t2368_ = t2366_ ? t2367_ : t2322_;
-                float t2370_ = kf_shfl_down(t2368_, 8u, kf_wn);
-                bool t2372_ = (kf_lane_id() + 8u) < t2344_;
-                float t2373_ = __fadd_rn(t2368_, t2370_);
-                float t2374_ = t2372_ ? t2373_ : t2368_;
-                float t2376_ = kf_shfl_down(t2374_, 4u, kf_wn);
-                bool t2378_ = (kf_lane_id() + 4u) < t2344_;
-                float t2379_ = __fadd_rn(t2374_, t2376_);
-                float t2380_ = t2378_ ? t2379_ : t2374_;
-                float t2382_ = kf_shfl_down(t2380_, 2u, kf_wn);
-                bool t2384_ = (kf_lane_id() + 2u) < t2344_;
-                float t2385_ = __fadd_rn(t2380_, t2382_);
-                float t2386_ = t2384_ ? t2385_ : t2380_;
-                float t2388_ = kf_shfl_down(t2386_, 1u, kf_wn);
-                bool t2390_ = (kf_lane_id() + 1u) < t2344_;
-                float t2391_ = __fadd_rn(t2386_, t2388_);
-                s_3_ = kf_shfl(t2390_ ? t2391_ : t2386_, 0u, kf_wn);
+                float t2381_ = kf_shfl_down(t2339_, 16u, kf_wn);
+                bool t2383_ = (kf_lane_id() + 16u) < t2361_;
+                float t2384_ = __fadd_rn(t2339_, t2381_);
+                float t2385_ = t2383_ ? t2384_ : t2339_;
+                float t2387_ = kf_shfl_down(t2385_, 8u, kf_wn);
+                bool t2389_ = (kf_lane_id() + 8u) < t2361_;
+                float t2390_ = __fadd_rn(t2385_, t2387_);
+                float t2391_ = t2389_ ? t2390_ : t2385_;
+                float t2393_ = kf_shfl_down(t2391_, 4u, kf_wn);
+                bool t2395_ = (kf_lane_id() + 4u) < t2361_;
+                float t2396_ = __fadd_rn(t2391_, t2393_);
+                float t2397_ = t2395_ ? t2396_ : t2391_;
+                float t2399_ = kf_shfl_down(t2397_, 2u, kf_wn);
+                bool t2401_ = (kf_lane_id() + 2u) < t2361_;
+                float t2402_ = __fadd_rn(t2397_, t2399_);
+                float t2403_ = t2401_ ? t2402_ : t2397_;
+                float t2405_ = kf_shfl_down(t2403_, 1u, kf_wn);
+                bool t2407_ = (kf_lane_id() + 1u) < t2361_;
+                float t2408_ = __fadd_rn(t2403_, t2405_);
+                s_3_ = kf_shfl(t2407_ ? t2408_ : t2403_, 0u, kf_wn);
             }
-            bool t2396_ = lane_2_ == 0u;
-            bool t2397_ = t2396_;
-            if (t2396_) {
-                t2397_ = g_ < m_;
+            bool t2413_ = lane_2_ == 0u;
+            bool t2414_ = t2413_;
+            if (t2413_) {
+                t2414_ = g_ < m_;
             }
-            if (t2397_) {
+            if (t2414_) {
                 y_[g_] = kf_f16_from_f32(s_3_);
             }
         }
     }
 }
 
-/* kernel gemv_f16_f32_f32 (gemv.kf:516) */
+/* kernel gemv_f16_f32_f32 (gemv.kf:521) */
 extern "C" __global__ void __launch_bounds__(256)
 gemv_f16_f32_f32(const kf_f16* __restrict__ w_, const float* __restrict__ x_, float* __restrict__ y_, unsigned m_, unsigned k_)
 {
@@ -1670,60 +1685,60 @@ gemv_f16_f32_f32(const kf_f16* __restrict__ w_, const float* __restrict__ x_, fl
     if ((k_ & 7u) == 0u) {
         unsigned lane_ = kf_lane_id();
         unsigned nv_ = k_ >> 3u;
-        unsigned t24_ = nv_ << 1u;
+        unsigned t25_ = nv_ << 1u;
         unsigned steps_ = (nv_ >> 7u) + (((nv_ & 127u) != 0u) ? 1u : 0u);
         unsigned wid_ = (blockIdx.x << 3u) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u);
         unsigned nw_ = gridDim.x << 3u;
         if (!(wid_ >= m_)) {
-            unsigned t61_ = m_ - wid_;
-            unsigned total_ = ((t61_ / nw_) + (((t61_ % nw_) != 0u) ? 1u : 0u)) * steps_;
+            unsigned t62_ = m_ - wid_;
+            unsigned total_ = ((t62_ / nw_) + (((t62_ % nw_) != 0u) ? 1u : 0u)) * steps_;
             acc_[0u] = 0.0f;
             unsigned lg_ = wid_;
             unsigned lk_ = 0u;
             unsigned cg_ = wid_;
             unsigned ck_ = 0u;
-            unsigned t80_ = total_ + 1u;
-            for (unsigned t0_ = 0u; t0_ < t80_; t0_ = t0_ + 2u) {
+            unsigned t81_ = total_ + 1u;
+            for (unsigned t0_ = 0u; t0_ < t81_; t0_ = t0_ + 2u) {
                 if (t0_ < total_) {
                     unsigned v_ = min((((lk_ << 5u) << 2u) + lane_), (nv_ - 1u));
                     unsigned row_2_ = min(lg_, (m_ - 1u));
                     wb_[0u] = wv_[(row_2_ * nv_) + v_];
-                    xb_[0u] = xv_[min((v_ << 1u), (t24_ - 1u))];
-                    xb_[1u] = xv_[min(((v_ << 1u) + 1u), (t24_ - 1u))];
+                    xb_[0u] = xv_[min((v_ << 1u), (t25_ - 1u))];
+                    xb_[1u] = xv_[min(((v_ << 1u) + 1u), (t25_ - 1u))];
                     unsigned v_2_ = min(((((lk_ << 5u) << 2u) + 32u) + lane_), (nv_ - 1u));
                     unsigned row_3_ = min(lg_, (m_ - 1u));
                     wb_[1u] = wv_[(row_3_ * nv_) + v_2_];
-                    xb_[2u] = xv_[min((v_2_ << 1u), (t24_ - 1u))];
-                    xb_[3u] = xv_[min(((v_2_ << 1u) + 1u), (t24_ - 1u))];
+                    xb_[2u] = xv_[min((v_2_ << 1u), (t25_ - 1u))];
+                    xb_[3u] = xv_[min(((v_2_ << 1u) + 1u), (t25_ - 1u))];
                     unsigned v_3_ = min(((((lk_ << 5u) << 2u) + 64u) + lane_), (nv_ - 1u));
                     unsigned row_4_ = min(lg_, (m_ - 1u));
                     wb_[2u] = wv_[(row_4_ * nv_) + v_3_];
-                    xb_[4u] = xv_[min((v_3_ << 1u), (t24_ - 1u))];
-                    xb_[5u] = xv_[min(((v_3_ << 1u) + 1u), (t24_ - 1u))];
+                    xb_[4u] = xv_[min((v_3_ << 1u), (t25_ - 1u))];
+                    xb_[5u] = xv_[min(((v_3_ << 1u) + 1u), (t25_ - 1u))];
                     unsigned v_4_ = min(((((lk_ << 5u) << 2u) + 96u) + lane_), (nv_ - 1u));
                     unsigned row_5_ = min(lg_, (m_ - 1u));
                     wb_[3u] = wv_[(row_5_ * nv_) + v_4_];
-                    xb_[6u] = xv_[min((v_4_ << 1u), (t24_ - 1u))];
-                    xb_[7u] = xv_[min(((v_4_ << 1u) + 1u), (t24_ - 1u))];
-                    unsigned t244_ = lk_ + 1u;
-                    lk_ = t244_;
-                    if (t244_ == steps_) {
+                    xb_[6u] = xv_[min((v_4_ << 1u), (t25_ - 1u))];
+                    xb_[7u] = xv_[min(((v_4_ << 1u) + 1u), (t25_ - 1u))];
+                    unsigned t253_ = lk_ + 1u;
+                    lk_ = t253_;
+                    if (t253_ == steps_) {
                         lk_ = 0u;
                         lg_ = lg_ + nw_;
                     }
                 }
-                bool t252_ = t0_ >= 1u;
-                bool t253_ = t252_;
-                if (t252_) {
-                    t253_ = (t0_ - 1u) < total_;
+                bool t261_ = t0_ >= 1u;
+                bool t262_ = t261_;
+                if (t261_) {
+                    t262_ = (t0_ - 1u) < total_;
                 }
-                if (t253_) {
+                if (t262_) {
                     unsigned v_5_ = ((ck_ << 5u) << 2u) + lane_;
                     if (v_5_ < nv_) {
-                        kf_u32x4 t268_ = xb_[8u];
-                        kf_f32x4 a_ = kf_bitcast<kf_f32x4>(t268_);
-                        kf_u32x4 t271_ = xb_[9u];
-                        kf_f32x4 b_ = kf_bitcast<kf_f32x4>(t271_);
+                        kf_u32x4 t277_ = xb_[8u];
+                        kf_f32x4 a_ = kf_bitcast<kf_f32x4>(t277_);
+                        kf_u32x4 t280_ = xb_[9u];
+                        kf_f32x4 b_ = kf_bitcast<kf_f32x4>(t280_);
                         xs_[0u] = a_.v[0];
                         xs_[4u] = b_.v[0];
                         xs_[1u] = a_.v[1];
@@ -1732,16 +1747,16 @@ gemv_f16_f32_f32(const kf_f16* __restrict__ w_, const float* __restrict__ x_, fl
                         xs_[6u] = b_.v[2];
                         xs_[3u] = a_.v[3];
                         xs_[7u] = b_.v[3];
-                        kf_u32x4 t317_ = wb_[4u];
-                        kf_f16x8 wh_ = kf_bitcast<kf_f16x8>(t317_);
+                        kf_u32x4 t326_ = wb_[4u];
+                        kf_f16x8 wh_ = kf_bitcast<kf_f16x8>(t326_);
                         acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_.v[7]), xs_[7u], __fmaf_rn(kf_f16_to_f32(wh_.v[6]), xs_[6u], __fmaf_rn(kf_f16_to_f32(wh_.v[5]), xs_[5u], __fmaf_rn(kf_f16_to_f32(wh_.v[4]), xs_[4u], __fmaf_rn(kf_f16_to_f32(wh_.v[3]), xs_[3u], __fmaf_rn(kf_f16_to_f32(wh_.v[2]), xs_[2u], __fmaf_rn(kf_f16_to_f32(wh_.v[1]), xs_[1u], __fmaf_rn(kf_f16_to_f32(wh_.v[0]), xs_[0u], acc_[0u]))))))));
                     }
                     unsigned v_6_ = (((ck_ << 5u) << 2u) + 32u) + lane_;
                     if (v_6_ < nv_) {
-                        kf_u32x4 t399_ = xb_[10u];
-                        kf_f32x4 a_2_ = kf_bitcast<kf_f32x4>(t399_);
-                        kf_u32x4 t402_ = xb_[11u];
-                        kf_f32x4 b_2_ = kf_bitcast<kf_f32x4>(t402_);
+                        kf_u32x4 t408_ = xb_[10u];
+                        kf_f32x4 a_2_ = kf_bitcast<kf_f32x4>(t408_);
+                        kf_u32x4 t411_ = xb_[11u];
+                        kf_f32x4 b_2_ = kf_bitcast<kf_f32x4>(t411_);
                         xs_2_[0u] = a_2_.v[0];
                         xs_2_[4u] = b_2_.v[0];
                         xs_2_[1u] = a_2_.v[1];
@@ -1750,16 +1765,16 @@ gemv_f16_f32_f32(const kf_f16* __restrict__ w_, const float* __restrict__ x_, fl
                         xs_2_[6u] = b_2_.v[2];
                         xs_2_[3u] = a_2_.v[3];
                         xs_2_[7u] = b_2_.v[3];
-                        kf_u32x4 t448_ = wb_[5u];
-                        kf_f16x8 wh_2_ = kf_bitcast<kf_f16x8>(t448_);
+                        kf_u32x4 t457_ = wb_[5u];
+                        kf_f16x8 wh_2_ = kf_bitcast<kf_f16x8>(t457_);
                         acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_2_.v[7]), xs_2_[7u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[6]), xs_2_[6u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[5]), xs_2_[5u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[4]), xs_2_[4u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[3]), xs_2_[3u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[2]), xs_2_[2u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[1]), xs_2_[1u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[0]), xs_2_[0u], acc_[0u]))))))));
                     }
                     unsigned v_7_ = (((ck_ << 5u) << 2u) + 64u) + lane_;
                     if (v_7_ < nv_) {
-                        kf_u32x4 t530_ = xb_[12u];
-                        kf_f32x4 a_3_ = kf_bitcast<kf_f32x4>(t530_);
-                        kf_u32x4 t533_ = xb_[13u];
-                        kf_f32x4 b_3_ = kf_bitcast<kf_f32x4>(t533_);
+                        kf_u32x4 t539_ = xb_[12u];
+                        kf_f32x4 a_3_ = kf_bitcast<kf_f32x4>(t539_);
+                        kf_u32x4 t542_ = xb_[13u];
+                        kf_f32x4 b_3_ = kf_bitcast<kf_f32x4>(t542_);
                         xs_3_[0u] = a_3_.v[0];
                         xs_3_[4u] = b_3_.v[0];
                         xs_3_[1u] = a_3_.v[1];
@@ -1768,16 +1783,16 @@ gemv_f16_f32_f32(const kf_f16* __restrict__ w_, const float* __restrict__ x_, fl
                         xs_3_[6u] = b_3_.v[2];
                         xs_3_[3u] = a_3_.v[3];
                         xs_3_[7u] = b_3_.v[3];
-                        kf_u32x4 t579_ = wb_[6u];
-                        kf_f16x8 wh_3_ = kf_bitcast<kf_f16x8>(t579_);
+                        kf_u32x4 t588_ = wb_[6u];
+                        kf_f16x8 wh_3_ = kf_bitcast<kf_f16x8>(t588_);
                         acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_3_.v[7]), xs_3_[7u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[6]), xs_3_[6u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[5]), xs_3_[5u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[4]), xs_3_[4u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[3]), xs_3_[3u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[2]), xs_3_[2u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[1]), xs_3_[1u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[0]), xs_3_[0u], acc_[0u]))))))));
                     }
                     unsigned v_8_ = (((ck_ << 5u) << 2u) + 96u) + lane_;
                     if (v_8_ < nv_) {
-                        kf_u32x4 t661_ = xb_[14u];
-                        kf_f32x4 a_4_ = kf_bitcast<kf_f32x4>(t661_);
-                        kf_u32x4 t664_ = xb_[15u];
-                        kf_f32x4 b_4_ = kf_bitcast<kf_f32x4>(t664_);
+                        kf_u32x4 t670_ = xb_[14u];
+                        kf_f32x4 a_4_ = kf_bitcast<kf_f32x4>(t670_);
+                        kf_u32x4 t673_ = xb_[15u];
+                        kf_f32x4 b_4_ = kf_bitcast<kf_f32x4>(t673_);
                         xs_4_[0u] = a_4_.v[0];
                         xs_4_[4u] = b_4_.v[0];
                         xs_4_[1u] = a_4_.v[1];
@@ -1786,49 +1801,49 @@ gemv_f16_f32_f32(const kf_f16* __restrict__ w_, const float* __restrict__ x_, fl
                         xs_4_[6u] = b_4_.v[2];
                         xs_4_[3u] = a_4_.v[3];
                         xs_4_[7u] = b_4_.v[3];
-                        kf_u32x4 t710_ = wb_[7u];
-                        kf_f16x8 wh_4_ = kf_bitcast<kf_f16x8>(t710_);
+                        kf_u32x4 t719_ = wb_[7u];
+                        kf_f16x8 wh_4_ = kf_bitcast<kf_f16x8>(t719_);
                         acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_4_.v[7]), xs_4_[7u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[6]), xs_4_[6u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[5]), xs_4_[5u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[4]), xs_4_[4u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[3]), xs_4_[3u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[2]), xs_4_[2u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[1]), xs_4_[1u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[0]), xs_4_[0u], acc_[0u]))))))));
                     }
-                    unsigned t784_ = ck_ + 1u;
-                    ck_ = t784_;
-                    if (t784_ == steps_) {
-                        float t787_ = acc_[0u];
-                        unsigned t809_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
-                        if (t809_ == 32u) {
-                            float t814_ = __fadd_rn(t787_, kf_shfl_xor(t787_, 16u, kf_wn));
-                            float t817_ = __fadd_rn(t814_, kf_shfl_xor(t814_, 8u, kf_wn));
-                            float t820_ = __fadd_rn(t817_, kf_shfl_xor(t817_, 4u, kf_wn));
-                            float t823_ = __fadd_rn(t820_, kf_shfl_xor(t820_, 2u, kf_wn));
-                            s_ = __fadd_rn(t823_, kf_shfl_xor(t823_, 1u, kf_wn));
+                    unsigned t793_ = ck_ + 1u;
+                    ck_ = t793_;
+                    if (t793_ == steps_) {
+                        float t796_ = acc_[0u];
+                        unsigned t818_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+                        if (t818_ == 32u) {
+                            float t823_ = __fadd_rn(t796_, kf_shfl_xor(t796_, 16u, kf_wn));
+                            float t826_ = __fadd_rn(t823_, kf_shfl_xor(t823_, 8u, kf_wn));
+                            float t829_ = __fadd_rn(t826_, kf_shfl_xor(t826_, 4u, kf_wn));
+                            float t832_ = __fadd_rn(t829_, kf_shfl_xor(t829_, 2u, kf_wn));
+                            s_ = __fadd_rn(t832_, kf_shfl_xor(t832_, 1u, kf_wn));
                         } else {
-                            float t829_ = kf_shfl_down(t787_, 16u, kf_wn);
-                            bool t831_ = (kf_lane_id() + 16u) < t809_;
-                            float t832_ = __fadd_rn(t787_, t829_);
-                            float t833_ = t831_ ? t832_ : t787_;
-                            float t835_ = kf_shfl_down(t833_, 8u, kf_wn);
-                            bool t837_ = (kf_lane_id() + 8u) < t809_;
-                            float t838_ = __fadd_rn(t833_, t835_);
-                            float t839_ = t837_ ? t838_ : t833_;
-                            float t841_ = kf_shfl_down(t839_, 4u, kf_wn);
-                            bool t843_ = (kf_lane_id() + 4u) < t809_;
-                            float t844_ = __fadd_rn(t839_, t841_);
-                            float t845_ = t843_ ? t844_ : t839_;
-                            float t847_ = kf_shfl_down(t845_, 2u, kf_wn);
-                            bool t849_ = (kf_lane_id() + 2u) < t809_;
-                            float t850_ = __fadd_rn(t845_, t847_);
-                            float t851_ = t849_ ? t850_ : t845_;
-                            float t853_ = kf_shfl_down(t851_, 1u, kf_wn);
-                            bool t855_ = (kf_lane_id() + 1u) < t809_;
-                            float t856_ = __fadd_rn(t851_, t853_);
-                            s_ = kf_shfl(t855_ ? t856_ : t851_, 0u, kf_wn);
+                            float t838_ = kf_shfl_down(t796_, 16u, kf_wn);
+                            bool t840_ = (kf_lane_id() + 16u) < t818_;
+                            float t841_ = __fadd_rn(t796_, t838_);
+                            float t842_ = t840_ ? t841_ : t796_;
+                            float t844_ = kf_shfl_down(t842_, 8u, kf_wn);
+                            bool t846_ = (kf_lane_id() + 8u) < t818_;
+                            float t847_ = __fadd_rn(t842_, t844_);
+                            float t848_ = t846_ ? t847_ : t842_;
+                            float t850_ = kf_shfl_down(t848_, 4u, kf_wn);
+                            bool t852_ = (kf_lane_id() + 4u) < t818_;
+                            float t853_ = __fadd_rn(t848_, t850_);
+                            float t854_ = t852_ ? t853_ : t848_;
+                            float t856_ = kf_shfl_down(t854_, 2u, kf_wn);
+                            bool t858_ = (kf_lane_id() + 2u) < t818_;
+                            float t859_ = __fadd_rn(t854_, t856_);
+                            float t860_ = t858_ ? t859_ : t854_;
+                            float t862_ = kf_shfl_down(t860_, 1u, kf_wn);
+                            bool t864_ = (kf_lane_id() + 1u) < t818_;
+                            float t865_ = __fadd_rn(t860_, t862_);
+                            s_ = kf_shfl(t864_ ? t865_ : t860_, 0u, kf_wn);
                         }
-                        bool t861_ = lane_ == 0u;
-                        bool t862_ = t861_;
-                        if (t861_) {
-                            t862_ = cg_ < m_;
+                        bool t870_ = lane_ == 0u;
+                        bool t871_ = t870_;
+                        if (t870_) {
+                            t871_ = cg_ < m_;
                         }
-                        if (t862_) {
+                        if (t871_) {
                             y_[cg_] = s_;
                         }
                         acc_[0u] = 0.0f;
@@ -1840,42 +1855,42 @@ gemv_f16_f32_f32(const kf_f16* __restrict__ w_, const float* __restrict__ x_, fl
                     unsigned v_9_ = min((((lk_ << 5u) << 2u) + lane_), (nv_ - 1u));
                     unsigned row_6_ = min(lg_, (m_ - 1u));
                     wb_[4u] = wv_[(row_6_ * nv_) + v_9_];
-                    xb_[8u] = xv_[min((v_9_ << 1u), (t24_ - 1u))];
-                    xb_[9u] = xv_[min(((v_9_ << 1u) + 1u), (t24_ - 1u))];
+                    xb_[8u] = xv_[min((v_9_ << 1u), (t25_ - 1u))];
+                    xb_[9u] = xv_[min(((v_9_ << 1u) + 1u), (t25_ - 1u))];
                     unsigned v_10_ = min(((((lk_ << 5u) << 2u) + 32u) + lane_), (nv_ - 1u));
                     unsigned row_7_ = min(lg_, (m_ - 1u));
                     wb_[5u] = wv_[(row_7_ * nv_) + v_10_];
-                    xb_[10u] = xv_[min((v_10_ << 1u), (t24_ - 1u))];
-                    xb_[11u] = xv_[min(((v_10_ << 1u) + 1u), (t24_ - 1u))];
+                    xb_[10u] = xv_[min((v_10_ << 1u), (t25_ - 1u))];
+                    xb_[11u] = xv_[min(((v_10_ << 1u) + 1u), (t25_ - 1u))];
                     unsigned v_11_ = min(((((lk_ << 5u) << 2u) + 64u) + lane_), (nv_ - 1u));
                     unsigned row_8_ = min(lg_, (m_ - 1u));
                     wb_[6u] = wv_[(row_8_ * nv_) + v_11_];
-                    xb_[12u] = xv_[min((v_11_ << 1u), (t24_ - 1u))];
-                    xb_[13u] = xv_[min(((v_11_ << 1u) + 1u), (t24_ - 1u))];
+                    xb_[12u] = xv_[min((v_11_ << 1u), (t25_ - 1u))];
+                    xb_[13u] = xv_[min(((v_11_ << 1u) + 1u), (t25_ - 1u))];
                     unsigned v_12_ = min(((((lk_ << 5u) << 2u) + 96u) + lane_), (nv_ - 1u));
                     unsigned row_9_ = min(lg_, (m_ - 1u));
                     wb_[7u] = wv_[(row_9_ * nv_) + v_12_];
-                    xb_[14u] = xv_[min((v_12_ << 1u), (t24_ - 1u))];
-                    xb_[15u] = xv_[min(((v_12_ << 1u) + 1u), (t24_ - 1u))];
-                    unsigned t1045_ = lk_ + 1u;
-                    lk_ = t1045_;
-                    if (t1045_ == steps_) {
+                    xb_[14u] = xv_[min((v_12_ << 1u), (t25_ - 1u))];
+                    xb_[15u] = xv_[min(((v_12_ << 1u) + 1u), (t25_ - 1u))];
+                    unsigned t1062_ = lk_ + 1u;
+                    lk_ = t1062_;
+                    if (t1062_ == steps_) {
                         lk_ = 0u;
                         lg_ = lg_ + nw_;
                     }
                 }
-                bool t1053_ = (t0_ + 1u) >= 1u;
-                bool t1054_ = t1053_;
-                if (t1053_) {
-                    t1054_ = ((t0_ + 1u) - 1u) < total_;
+                bool t1070_ = (t0_ + 1u) >= 1u;
+                bool t1071_ = t1070_;
+                if (t1070_) {
+                    t1071_ = ((t0_ + 1u) - 1u) < total_;
                 }
-                if (t1054_) {
+                if (t1071_) {
                     unsigned v_13_ = ((ck_ << 5u) << 2u) + lane_;
                     if (v_13_ < nv_) {
-                        kf_u32x4 t1069_ = xb_[0u];
-                        kf_f32x4 a_5_ = kf_bitcast<kf_f32x4>(t1069_);
-                        kf_u32x4 t1072_ = xb_[1u];
-                        kf_f32x4 b_5_ = kf_bitcast<kf_f32x4>(t1072_);
+                        kf_u32x4 t1086_ = xb_[0u];
+                        kf_f32x4 a_5_ = kf_bitcast<kf_f32x4>(t1086_);
+                        kf_u32x4 t1089_ = xb_[1u];
+                        kf_f32x4 b_5_ = kf_bitcast<kf_f32x4>(t1089_);
                         xs_5_[0u] = a_5_.v[0];
                         xs_5_[4u] = b_5_.v[0];
                         xs_5_[1u] = a_5_.v[1];
@@ -1884,16 +1899,16 @@ gemv_f16_f32_f32(const kf_f16* __restrict__ w_, const float* __restrict__ x_, fl
                         xs_5_[6u] = b_5_.v[2];
                         xs_5_[3u] = a_5_.v[3];
                         xs_5_[7u] = b_5_.v[3];
-                        kf_u32x4 t1118_ = wb_[0u];
-                        kf_f16x8 wh_5_ = kf_bitcast<kf_f16x8>(t1118_);
+                        kf_u32x4 t1135_ = wb_[0u];
+                        kf_f16x8 wh_5_ = kf_bitcast<kf_f16x8>(t1135_);
                         acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_5_.v[7]), xs_5_[7u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[6]), xs_5_[6u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[5]), xs_5_[5u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[4]), xs_5_[4u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[3]), xs_5_[3u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[2]), xs_5_[2u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[1]), xs_5_[1u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[0]), xs_5_[0u], acc_[0u]))))))));
                     }
                     unsigned v_14_ = (((ck_ << 5u) << 2u) + 32u) + lane_;
                     if (v_14_ < nv_) {
-                        kf_u32x4 t1200_ = xb_[2u];
-                        kf_f32x4 a_6_ = kf_bitcast<kf_f32x4>(t1200_);
-                        kf_u32x4 t1203_ = xb_[3u];
-                        kf_f32x4 b_6_ = kf_bitcast<kf_f32x4>(t1203_);
+                        kf_u32x4 t1217_ = xb_[2u];
+                        kf_f32x4 a_6_ = kf_bitcast<kf_f32x4>(t1217_);
+                        kf_u32x4 t1220_ = xb_[3u];
+                        kf_f32x4 b_6_ = kf_bitcast<kf_f32x4>(t1220_);
                         xs_6_[0u] = a_6_.v[0];
                         xs_6_[4u] = b_6_.v[0];
                         xs_6_[1u] = a_6_.v[1];
@@ -1902,16 +1917,16 @@ gemv_f16_f32_f32(const kf_f16* __restrict__ w_, const float* __restrict__ x_, fl
                         xs_6_[6u] = b_6_.v[2];
                         xs_6_[3u] = a_6_.v[3];
                         xs_6_[7u] = b_6_.v[3];
-                        kf_u32x4 t1249_ = wb_[1u];
-                        kf_f16x8 wh_6_ = kf_bitcast<kf_f16x8>(t1249_);
+                        kf_u32x4 t1266_ = wb_[1u];
+                        kf_f16x8 wh_6_ = kf_bitcast<kf_f16x8>(t1266_);
                         acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_6_.v[7]), xs_6_[7u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[6]), xs_6_[6u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[5]), xs_6_[5u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[4]), xs_6_[4u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[3]), xs_6_[3u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[2]), xs_6_[2u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[1]), xs_6_[1u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[0]), xs_6_[0u], acc_[0u]))))))));
                     }
                     unsigned v_15_ = (((ck_ << 5u) << 2u) + 64u) + lane_;
                     if (v_15_ < nv_) {
-                        kf_u32x4 t1331_ = xb_[4u];
-                        kf_f32x4 a_7_ = kf_bitcast<kf_f32x4>(t1331_);
-                        kf_u32x4 t1334_ = xb_[5u];
-                        kf_f32x4 b_7_ = kf_bitcast<kf_f32x4>(t1334_);
+                        kf_u32x4 t1348_ = xb_[4u];
+                        kf_f32x4 a_7_ = kf_bitcast<kf_f32x4>(t1348_);
+                        kf_u32x4 t1351_ = xb_[5u];
+                        kf_f32x4 b_7_ = kf_bitcast<kf_f32x4>(t1351_);
                         xs_7_[0u] = a_7_.v[0];
                         xs_7_[4u] = b_7_.v[0];
                         xs_7_[1u] = a_7_.v[1];
@@ -1920,16 +1935,16 @@ gemv_f16_f32_f32(const kf_f16* __restrict__ w_, const float* __restrict__ x_, fl
                         xs_7_[6u] = b_7_.v[2];
                         xs_7_[3u] = a_7_.v[3];
                         xs_7_[7u] = b_7_.v[3];
-                        kf_u32x4 t1380_ = wb_[2u];
-                        kf_f16x8 wh_7_ = kf_bitcast<kf_f16x8>(t1380_);
+                        kf_u32x4 t1397_ = wb_[2u];
+                        kf_f16x8 wh_7_ = kf_bitcast<kf_f16x8>(t1397_);
                         acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_7_.v[7]), xs_7_[7u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[6]), xs_7_[6u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[5]), xs_7_[5u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[4]), xs_7_[4u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[3]), xs_7_[3u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[2]), xs_7_[2u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[1]), xs_7_[1u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[0]), xs_7_[0u], acc_[0u]))))))));
                     }
                     unsigned v_16_ = (((ck_ << 5u) << 2u) + 96u) + lane_;
                     if (v_16_ < nv_) {
-                        kf_u32x4 t1462_ = xb_[6u];
-                        kf_f32x4 a_8_ = kf_bitcast<kf_f32x4>(t1462_);
-                        kf_u32x4 t1465_ = xb_[7u];
-                        kf_f32x4 b_8_ = kf_bitcast<kf_f32x4>(t1465_);
+                        kf_u32x4 t1479_ = xb_[6u];
+                        kf_f32x4 a_8_ = kf_bitcast<kf_f32x4>(t1479_);
+                        kf_u32x4 t1482_ = xb_[7u];
+                        kf_f32x4 b_8_ = kf_bitcast<kf_f32x4>(t1482_);
                         xs_8_[0u] = a_8_.v[0];
                         xs_8_[4u] = b_8_.v[0];
                         xs_8_[1u] = a_8_.v[1];
@@ -1938,49 +1953,49 @@ gemv_f16_f32_f32(const kf_f16* __restrict__ w_, const float* __restrict__ x_, fl
                         xs_8_[6u] = b_8_.v[2];
                         xs_8_[3u] = a_8_.v[3];
                         xs_8_[7u] = b_8_.v[3];
-                        kf_u32x4 t1511_ = wb_[3u];
-                        kf_f16x8 wh_8_ = kf_bitcast<kf_f16x8>(t1511_);
+                        kf_u32x4 t1528_ = wb_[3u];
+                        kf_f16x8 wh_8_ = kf_bitcast<kf_f16x8>(t1528_);
                         acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_8_.v[7]), xs_8_[7u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[6]), xs_8_[6u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[5]), xs_8_[5u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[4]), xs_8_[4u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[3]), xs_8_[3u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[2]), xs_8_[2u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[1]), xs_8_[1u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[0]), xs_8_[0u], acc_[0u]))))))));
                     }
-                    unsigned t1585_ = ck_ + 1u;
-                    ck_ = t1585_;
-                    if (t1585_ == steps_) {
-                        float t1588_ = acc_[0u];
-                        unsigned t1610_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
-                        if (t1610_ == 32u) {
-                            float t1615_ = __fadd_rn(t1588_, kf_shfl_xor(t1588_, 16u, kf_wn));
-                            float t1618_ = __fadd_rn(t1615_, kf_shfl_xor(t1615_, 8u, kf_wn));
-                            float t1621_ = __fadd_rn(t1618_, kf_shfl_xor(t1618_, 4u, kf_wn));
-                            float t1624_ = __fadd_rn(t1621_, kf_shfl_xor(t1621_, 2u, kf_wn));
-                            s_2_ = __fadd_rn(t1624_, kf_shfl_xor(t1624_, 1u, kf_wn));
+                    unsigned t1602_ = ck_ + 1u;
+                    ck_ = t1602_;
+                    if (t1602_ == steps_) {
+                        float t1605_ = acc_[0u];
+                        unsigned t1627_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+                        if (t1627_ == 32u) {
+                            float t1632_ = __fadd_rn(t1605_, kf_shfl_xor(t1605_, 16u, kf_wn));
+                            float t1635_ = __fadd_rn(t1632_, kf_shfl_xor(t1632_, 8u, kf_wn));
+                            float t1638_ = __fadd_rn(t1635_, kf_shfl_xor(t1635_, 4u, kf_wn));
+                            float t1641_ = __fadd_rn(t1638_, kf_shfl_xor(t1638_, 2u, kf_wn));
+                            s_2_ = __fadd_rn(t1641_, kf_shfl_xor(t1641_, 1u, kf_wn));
                         } else {
-                            float t1630_ = kf_shfl_down(t1588_, 16u, kf_wn);
-                            bool t1632_ = (kf_lane_id() + 16u) < t1610_;
-                            float t1633_ = __fadd_rn(t1588_, t1630_);
-                            float t1634_ = t1632_ ? t1633_ : t1588_;
-                            float t1636_ = kf_shfl_down(t1634_, 8u, kf_wn);
-                            bool t1638_ = (kf_lane_id() + 8u) < t1610_;
-                            float t1639_ = __fadd_rn(t1634_, t1636_);
-                            float t1640_ = t1638_ ? t1639_ : t1634_;
-                            float t1642_ = kf_shfl_down(t1640_, 4u, kf_wn);
-                            bool t1644_ = (kf_lane_id() + 4u) < t1610_;
-                            float t1645_ = __fadd_rn(t1640_, t1642_);
-                            float t1646_ = t1644_ ? t1645_ : t1640_;
-                            float t1648_ = kf_shfl_down(t1646_, 2u, kf_wn);
-                            bool t1650_ = (kf_lane_id() + 2u) < t1610_;
-                            float t1651_ = __fadd_rn(t1646_, t1648_);
-                            float t1652_ = t1650_ ? t1651_ : t1646_;
-                            float t1654_ = kf_shfl_down(t1652_, 1u, kf_wn);
-                            bool t1656_ = (kf_lane_id() + 1u) < t1610_;
-                            float t1657_ = __fadd_rn(t1652_, t1654_);
-                            s_2_ = kf_shfl(t1656_ ? t1657_ : t1652_, 0u, kf_wn);
+                            float t1647_ = kf_shfl_down(t1605_, 16u, kf_wn);
+                            bool t1649_ = (kf_lane_id() + 16u) < t1627_;
+                            float t1650_ = __fadd_rn(t1605_, t1647_);
+                            float t1651_ = t1649_ ? t1650_ : t1605_;
+                            float t1653_ = kf_shfl_down(t1651_, 8u, kf_wn);
+                            bool t1655_ = (kf_lane_id() + 8u) < t1627_;
+                            float t1656_ = __fadd_rn(t1651_, t1653_);
+                            float t1657_ = t1655_ ? t1656_ : t1651_;
+                            float t1659_ = kf_shfl_down(t1657_, 4u, kf_wn);
+                            bool t1661_ = (kf_lane_id() + 4u) < t1627_;
+                            float t1662_ = __fadd_rn(t1657_, t1659_);
+                            float t1663_ = t1661_ ? t1662_ : t1657_;
+                            float t1665_ = kf_shfl_down(t1663_, 2u, kf_wn);
+                            bool t1667_ = (kf_lane_id() + 2u) < t1627_;
+                            float t1668_ = __fadd_rn(t1663_, t1665_);
+                            float t1669_ = t1667_ ? t1668_ : t1663_;
+                            float t1671_ = kf_shfl_down(t1669_, 1u, kf_wn);
+                            bool t1673_ = (kf_lane_id() + 1u) < t1627_;
+                            float t1674_ = __fadd_rn(t1669_, t1671_);
+                            s_2_ = kf_shfl(t1673_ ? t1674_ : t1669_, 0u, kf_wn);
                         }
-                        bool t1662_ = lane_ == 0u;
-                        bool t1663_ = t1662_;
-                        if (t1662_) {
-                            t1663_ = cg_ < m_;
+                        bool t1679_ = lane_ == 0u;
+                        bool t1680_ = t1679_;
+                        if (t1679_) {
+                            t1680_ = cg_ < m_;
                         }
-                        if (t1663_) {
+                        if (t1680_) {
                             y_[cg_] = s_2_;
                         }
                         acc_[0u] = 0.0f;
@@ -1993,55 +2008,55 @@ gemv_f16_f32_f32(const kf_f16* __restrict__ w_, const float* __restrict__ x_, fl
     } else {
         unsigned lane_2_ = kf_lane_id();
         unsigned nv_2_ = k_ >> 3u;
-        unsigned t1704_ = (blockIdx.x << 3u) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u);
-        unsigned t1715_ = gridDim.x << 3u;
-        for (unsigned g_ = t1704_; g_ < m_; g_ = g_ + t1715_) {
+        unsigned t1721_ = (blockIdx.x << 3u) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u);
+        unsigned t1732_ = gridDim.x << 3u;
+        for (unsigned g_ = t1721_; g_ < m_; g_ = g_ + t1732_) {
             row_[0u] = min(g_, (m_ - 1u));
             acc_2_[0u] = 0.0f;
             if ((k_ & 7u) == 0u) {
                 for (unsigned base_ = 0u; base_ < nv_2_; base_ = base_ + 128u) {
                     unsigned v_17_ = base_ + lane_2_;
-                    kf_u32x4 t1740_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                    kf_u32x4 t_ = t1740_;
+                    kf_u32x4 t1757_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_ = t1757_;
                     if (v_17_ < nv_2_) {
-                        unsigned t1746_ = (row_[0u] * nv_2_) + v_17_;
-                        kf_u32x4 t1747_ = wv_[t1746_];
-                        t_ = t1747_;
+                        unsigned t1763_ = (row_[0u] * nv_2_) + v_17_;
+                        kf_u32x4 t1764_ = wv_[t1763_];
+                        t_ = t1764_;
                     }
                     wr_[0u] = t_;
                     unsigned v_18_ = (base_ + 32u) + lane_2_;
-                    kf_u32x4 t1753_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                    kf_u32x4 t_2_ = t1753_;
+                    kf_u32x4 t1770_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_2_ = t1770_;
                     if (v_18_ < nv_2_) {
-                        unsigned t1759_ = (row_[0u] * nv_2_) + v_18_;
-                        kf_u32x4 t1760_ = wv_[t1759_];
-                        t_2_ = t1760_;
+                        unsigned t1776_ = (row_[0u] * nv_2_) + v_18_;
+                        kf_u32x4 t1777_ = wv_[t1776_];
+                        t_2_ = t1777_;
                     }
                     wr_[1u] = t_2_;
                     unsigned v_19_ = (base_ + 64u) + lane_2_;
-                    kf_u32x4 t1766_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                    kf_u32x4 t_3_ = t1766_;
+                    kf_u32x4 t1783_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_3_ = t1783_;
                     if (v_19_ < nv_2_) {
-                        unsigned t1772_ = (row_[0u] * nv_2_) + v_19_;
-                        kf_u32x4 t1773_ = wv_[t1772_];
-                        t_3_ = t1773_;
+                        unsigned t1789_ = (row_[0u] * nv_2_) + v_19_;
+                        kf_u32x4 t1790_ = wv_[t1789_];
+                        t_3_ = t1790_;
                     }
                     wr_[2u] = t_3_;
                     unsigned v_20_ = (base_ + 96u) + lane_2_;
-                    kf_u32x4 t1779_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                    kf_u32x4 t_4_ = t1779_;
+                    kf_u32x4 t1796_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_4_ = t1796_;
                     if (v_20_ < nv_2_) {
-                        unsigned t1785_ = (row_[0u] * nv_2_) + v_20_;
-                        kf_u32x4 t1786_ = wv_[t1785_];
-                        t_4_ = t1786_;
+                        unsigned t1802_ = (row_[0u] * nv_2_) + v_20_;
+                        kf_u32x4 t1803_ = wv_[t1802_];
+                        t_4_ = t1803_;
                     }
                     wr_[3u] = t_4_;
                     unsigned v_21_ = base_ + lane_2_;
                     if (v_21_ < nv_2_) {
-                        unsigned t1793_ = v_21_ << 1u;
-                        kf_f32x4 a_9_ = xf4_[t1793_];
-                        unsigned t1798_ = (v_21_ << 1u) + 1u;
-                        kf_f32x4 b_9_ = xf4_[t1798_];
+                        unsigned t1810_ = v_21_ << 1u;
+                        kf_f32x4 a_9_ = xf4_[t1810_];
+                        unsigned t1815_ = (v_21_ << 1u) + 1u;
+                        kf_f32x4 b_9_ = xf4_[t1815_];
                         xs_9_[0u] = a_9_.v[0];
                         xs_9_[4u] = b_9_.v[0];
                         xs_9_[1u] = a_9_.v[1];
@@ -2050,16 +2065,16 @@ gemv_f16_f32_f32(const kf_f16* __restrict__ w_, const float* __restrict__ x_, fl
                         xs_9_[6u] = b_9_.v[2];
                         xs_9_[3u] = a_9_.v[3];
                         xs_9_[7u] = b_9_.v[3];
-                        kf_u32x4 t1842_ = wr_[0u];
-                        kf_f16x8 wh_9_ = kf_bitcast<kf_f16x8>(t1842_);
+                        kf_u32x4 t1859_ = wr_[0u];
+                        kf_f16x8 wh_9_ = kf_bitcast<kf_f16x8>(t1859_);
                         acc_2_[0u] = __fmaf_rn(kf_f16_to_f32(wh_9_.v[7]), xs_9_[7u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[6]), xs_9_[6u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[5]), xs_9_[5u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[4]), xs_9_[4u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[3]), xs_9_[3u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[2]), xs_9_[2u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[1]), xs_9_[1u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[0]), xs_9_[0u], acc_2_[0u]))))))));
                     }
                     unsigned v_22_ = (base_ + 32u) + lane_2_;
                     if (v_22_ < nv_2_) {
-                        unsigned t1920_ = v_22_ << 1u;
-                        kf_f32x4 a_10_ = xf4_[t1920_];
-                        unsigned t1925_ = (v_22_ << 1u) + 1u;
-                        kf_f32x4 b_10_ = xf4_[t1925_];
+                        unsigned t1937_ = v_22_ << 1u;
+                        kf_f32x4 a_10_ = xf4_[t1937_];
+                        unsigned t1942_ = (v_22_ << 1u) + 1u;
+                        kf_f32x4 b_10_ = xf4_[t1942_];
                         xs_10_[0u] = a_10_.v[0];
                         xs_10_[4u] = b_10_.v[0];
                         xs_10_[1u] = a_10_.v[1];
@@ -2068,16 +2083,16 @@ gemv_f16_f32_f32(const kf_f16* __restrict__ w_, const float* __restrict__ x_, fl
                         xs_10_[6u] = b_10_.v[2];
                         xs_10_[3u] = a_10_.v[3];
                         xs_10_[7u] = b_10_.v[3];
-                        kf_u32x4 t1969_ = wr_[1u];
-                        kf_f16x8 wh_10_ = kf_bitcast<kf_f16x8>(t1969_);
+                        kf_u32x4 t1986_ = wr_[1u];
+                        kf_f16x8 wh_10_ = kf_bitcast<kf_f16x8>(t1986_);
                         acc_2_[0u] = __fmaf_rn(kf_f16_to_f32(wh_10_.v[7]), xs_10_[7u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[6]), xs_10_[6u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[5]), xs_10_[5u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[4]), xs_10_[4u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[3]), xs_10_[3u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[2]), xs_10_[2u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[1]), xs_10_[1u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[0]), xs_10_[0u], acc_2_[0u]))))))));
                     }
                     unsigned v_23_ = (base_ + 64u) + lane_2_;
                     if (v_23_ < nv_2_) {
-                        unsigned t2047_ = v_23_ << 1u;
-                        kf_f32x4 a_11_ = xf4_[t2047_];
-                        unsigned t2052_ = (v_23_ << 1u) + 1u;
-                        kf_f32x4 b_11_ = xf4_[t2052_];
+                        unsigned t2064_ = v_23_ << 1u;
+                        kf_f32x4 a_11_ = xf4_[t2064_];
+                        unsigned t2069_ = (v_23_ << 1u) + 1u;
+                        kf_f32x4 b_11_ = xf4_[t2069_];
                         xs_11_[0u] = a_11_.v[0];
                         xs_11_[4u] = b_11_.v[0];
                         xs_11_[1u] = a_11_.v[1];
@@ -2086,16 +2101,16 @@ gemv_f16_f32_f32(const kf_f16* __restrict__ w_, const float* __restrict__ x_, fl
                         xs_11_[6u] = b_11_.v[2];
                         xs_11_[3u] = a_11_.v[3];
                         xs_11_[7u] = b_11_.v[3];
-                        kf_u32x4 t2096_ = wr_[2u];
-                        kf_f16x8 wh_11_ = kf_bitcast<kf_f16x8>(t2096_);
+                        kf_u32x4 t2113_ = wr_[2u];
+                        kf_f16x8 wh_11_ = kf_bitcast<kf_f16x8>(t2113_);
                         acc_2_[0u] = __fmaf_rn(kf_f16_to_f32(wh_11_.v[7]), xs_11_[7u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[6]), xs_11_[6u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[5]), xs_11_[5u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[4]), xs_11_[4u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[3]), xs_11_[3u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[2]), xs_11_[2u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[1]), xs_11_[1u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[0]), xs_11_[0u], acc_2_[0u]))))))));
                     }
                     unsigned v_24_ = (base_ + 96u) + lane_2_;
                     if (v_24_ < nv_2_) {
-                        unsigned t2174_ = v_24_ << 1u;
-                        kf_f32x4 a_12_ = xf4_[t2174_];
-                        unsigned t2179_ = (v_24_ << 1u) + 1u;
-                        kf_f32x4 b_12_ = xf4_[t2179_];
+                        unsigned t2191_ = v_24_ << 1u;
+                        kf_f32x4 a_12_ = xf4_[t2191_];
+                        unsigned t2196_ = (v_24_ << 1u) + 1u;
+                        kf_f32x4 b_12_ = xf4_[t2196_];
                         xs_12_[0u] = a_12_.v[0];
                         xs_12_[4u] = b_12_.v[0];
                         xs_12_[1u] = a_12_.v[1];
@@ -2104,62 +2119,62 @@ gemv_f16_f32_f32(const kf_f16* __restrict__ w_, const float* __restrict__ x_, fl
                         xs_12_[6u] = b_12_.v[2];
                         xs_12_[3u] = a_12_.v[3];
                         xs_12_[7u] = b_12_.v[3];
-                        kf_u32x4 t2223_ = wr_[3u];
-                        kf_f16x8 wh_12_ = kf_bitcast<kf_f16x8>(t2223_);
+                        kf_u32x4 t2240_ = wr_[3u];
+                        kf_f16x8 wh_12_ = kf_bitcast<kf_f16x8>(t2240_);
                         acc_2_[0u] = __fmaf_rn(kf_f16_to_f32(wh_12_.v[7]), xs_12_[7u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[6]), xs_12_[6u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[5]), xs_12_[5u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[4]), xs_12_[4u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[3]), xs_12_[3u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[2]), xs_12_[2u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[1]), xs_12_[1u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[0]), xs_12_[0u], acc_2_[0u]))))))));
                     }
                 }
             } else {
                 for (unsigned c_ = lane_2_; c_ < k_; c_ = c_ + 32u) {
-                    float t2302_ = x_[c_];
+                    float t2319_ = x_[c_];
                     unsigned i_ = (row_[0u] * k_) + c_;
                     unsigned short u_ = w16_[i_];
-                    acc_2_[0u] = __fmaf_rn(kf_f16_to_f32(kf_bitcast<kf_f16>(u_)), t2302_, acc_2_[0u]);
+                    acc_2_[0u] = __fmaf_rn(kf_f16_to_f32(kf_bitcast<kf_f16>(u_)), t2319_, acc_2_[0u]);
                 }
             }
-            float t2322_ = acc_2_[0u];
-            unsigned t2344_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
-            if (t2344_ == 32u) {
-                float t2349_ = __fadd_rn(t2322_, kf_shfl_xor(t2322_, 16u, kf_wn));
-                float t2352_ = __fadd_rn(t2349_, kf_shfl_xor(t2349_, 8u, kf_wn));
-                float t2355_ = __fadd_rn(t2352_, kf_shfl_xor(t2352_, 4u, kf_wn));
-                float t2358_ = __fadd_rn(t2355_, kf_shfl_xor(t2355_, 2u, kf_wn));
-                s_3_ = __fadd_rn(t2358_, kf_shfl_xor(t2358_, 1u, kf_wn));
+            float t2339_ = acc_2_[0u];
+            unsigned t2361_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+            if (t2361_ == 32u) {
+                float t2366_ = __fadd_rn(t2339_, kf_shfl_xor(t2339_, 16u, kf_wn));
+                float t2369_ = __fadd_rn(t2366_, kf_shfl_xor(t2366_, 8u, kf_wn));
+                float t2372_ = __fadd_rn(t2369_, kf_shfl_xor(t2369_, 4u, kf_wn));
+                float t2375_ = __fadd_rn(t2372_, kf_shfl_xor(t2372_, 2u, kf_wn));
+                s_3_ = __fadd_rn(t2375_, kf_shfl_xor(t2375_, 1u, kf_wn));
             } else {
-                float t2364_ = kf_shfl_down(t2322_, 16u, kf_wn);
-                bool t2366_ = (kf_lane_id() + 16u) < t2344_;
-                float t2367_ = __fadd_rn(t2322_, t2364_);
-                float t2368_ = t2366_ ? t2367_ : t2322_;
-                float t2370_ = kf_shfl_down(t2368_, 8u, kf_wn);
-                bool t2372_ = (kf_lane_id() + 8u) < t2344_;
-                float t2373_ = __fadd_rn(t2368_, t2370_);
-                float t2374_ = t2372_ ? t2373_ : t2368_;
-                float t2376_ = kf_shfl_down(t2374_, 4u, kf_wn);
-                bool t2378_ = (kf_lane_id() + 4u) < t2344_;
-                float t2379_ = __fadd_rn(t2374_, t2376_);
-                float t2380_ = t2378_ ? t2379_ : t2374_;
-                float t2382_ = kf_shfl_down(t2380_, 2u, kf_wn);
-                bool t2384_ = (kf_lane_id() + 2u) < t2344_;
-                float t2385_ = __fadd_rn(t2380_, t2382_);
-                float t2386_ = t2384_ ? t2385_ : t2380_;
-                float t2388_ = kf_shfl_down(t2386_, 1u, kf_wn);
-                bool t2390_ = (kf_lane_id() + 1u) < t2344_;
-                float t2391_ = __fadd_rn(t2386_, t2388_);
-                s_3_ = kf_shfl(t2390_ ? t2391_ : t2386_, 0u, kf_wn);
+                float t2381_ = kf_shfl_down(t2339_, 16u, kf_wn);
+                bool t2383_ = (kf_lane_id() + 16u) < t2361_;
+                float t2384_ = __fadd_rn(t2339_, t2381_);
+                float t2385_ = t2383_ ? t2384_ : t2339_;
+                float t2387_ = kf_shfl_down(t2385_, 8u, kf_wn);
+                bool t2389_ = (kf_lane_id() + 8u) < t2361_;
+                float t2390_ = __fadd_rn(t2385_, t2387_);
+                float t2391_ = t2389_ ? t2390_ : t2385_;
+                float t2393_ = kf_shfl_down(t2391_, 4u, kf_wn);
+                bool t2395_ = (kf_lane_id() + 4u) < t2361_;
+                float t2396_ = __fadd_rn(t2391_, t2393_);
+                float t2397_ = t2395_ ? t2396_ : t2391_;
+                float t2399_ = kf_shfl_down(t2397_, 2u, kf_wn);
+                bool t2401_ = (kf_lane_id() + 2u) < t2361_;
+                float t2402_ = __fadd_rn(t2397_, t2399_);
+                float t2403_ = t2401_ ? t2402_ : t2397_;
+                float t2405_ = kf_shfl_down(t2403_, 1u, kf_wn);
+                bool t2407_ = (kf_lane_id() + 1u) < t2361_;
+                float t2408_ = __fadd_rn(t2403_, t2405_);
+                s_3_ = kf_shfl(t2407_ ? t2408_ : t2403_, 0u, kf_wn);
             }
-            bool t2396_ = lane_2_ == 0u;
-            bool t2397_ = t2396_;
-            if (t2396_) {
-                t2397_ = g_ < m_;
+            bool t2413_ = lane_2_ == 0u;
+            bool t2414_ = t2413_;
+            if (t2413_) {
+                t2414_ = g_ < m_;
             }
-            if (t2397_) {
+            if (t2414_) {
                 y_[g_] = s_3_;
             }
         }
     }
 }
 
-/* kernel gemv_bf16_f16_f16 (gemv.kf:521) */
+/* kernel gemv_bf16_f16_f16 (gemv.kf:526) */
 extern "C" __global__ void __launch_bounds__(256)
 gemv_bf16_f16_f16(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__ x_, kf_f16* __restrict__ y_, unsigned m_, unsigned k_)
 {
@@ -2196,15 +2211,15 @@ gemv_bf16_f16_f16(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__ x_,
         unsigned wid_ = (blockIdx.x << 3u) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u);
         unsigned nw_ = gridDim.x << 3u;
         if (!(wid_ >= m_)) {
-            unsigned t61_ = m_ - wid_;
-            unsigned total_ = ((t61_ / nw_) + (((t61_ % nw_) != 0u) ? 1u : 0u)) * steps_;
+            unsigned t62_ = m_ - wid_;
+            unsigned total_ = ((t62_ / nw_) + (((t62_ % nw_) != 0u) ? 1u : 0u)) * steps_;
             acc_[0u] = 0.0f;
             unsigned lg_ = wid_;
             unsigned lk_ = 0u;
             unsigned cg_ = wid_;
             unsigned ck_ = 0u;
-            unsigned t80_ = total_ + 1u;
-            for (unsigned t0_ = 0u; t0_ < t80_; t0_ = t0_ + 2u) {
+            unsigned t81_ = total_ + 1u;
+            for (unsigned t0_ = 0u; t0_ < t81_; t0_ = t0_ + 2u) {
                 if (t0_ < total_) {
                     unsigned v_ = min((((lk_ << 5u) << 2u) + lane_), (nv_ - 1u));
                     unsigned row_2_ = min(lg_, (m_ - 1u));
@@ -2222,23 +2237,23 @@ gemv_bf16_f16_f16(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__ x_,
                     unsigned row_5_ = min(lg_, (m_ - 1u));
                     wb_[3u] = wv_[(row_5_ * nv_) + v_4_];
                     xb_[6u] = xv_[v_4_];
-                    unsigned t244_ = lk_ + 1u;
-                    lk_ = t244_;
-                    if (t244_ == steps_) {
+                    unsigned t253_ = lk_ + 1u;
+                    lk_ = t253_;
+                    if (t253_ == steps_) {
                         lk_ = 0u;
                         lg_ = lg_ + nw_;
                     }
                 }
-                bool t252_ = t0_ >= 1u;
-                bool t253_ = t252_;
-                if (t252_) {
-                    t253_ = (t0_ - 1u) < total_;
+                bool t261_ = t0_ >= 1u;
+                bool t262_ = t261_;
+                if (t261_) {
+                    t262_ = (t0_ - 1u) < total_;
                 }
-                if (t253_) {
+                if (t262_) {
                     unsigned v_5_ = ((ck_ << 5u) << 2u) + lane_;
                     if (v_5_ < nv_) {
-                        kf_u32x4 t290_ = xb_[8u];
-                        kf_f16x8 a_ = kf_bitcast<kf_f16x8>(t290_);
+                        kf_u32x4 t299_ = xb_[8u];
+                        kf_f16x8 a_ = kf_bitcast<kf_f16x8>(t299_);
                         xs_[0u] = kf_f16_to_f32(a_.v[0]);
                         xs_[1u] = kf_f16_to_f32(a_.v[1]);
                         xs_[2u] = kf_f16_to_f32(a_.v[2]);
@@ -2247,14 +2262,14 @@ gemv_bf16_f16_f16(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__ x_,
                         xs_[5u] = kf_f16_to_f32(a_.v[5]);
                         xs_[6u] = kf_f16_to_f32(a_.v[6]);
                         xs_[7u] = kf_f16_to_f32(a_.v[7]);
-                        kf_u32x4 t320_ = wb_[4u];
-                        kf_bf16x8 wbv_ = kf_bitcast<kf_bf16x8>(t320_);
+                        kf_u32x4 t329_ = wb_[4u];
+                        kf_bf16x8 wbv_ = kf_bitcast<kf_bf16x8>(t329_);
                         acc_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_.v[7]), xs_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[6]), xs_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[5]), xs_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[4]), xs_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[3]), xs_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[2]), xs_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[1]), xs_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[0]), xs_[0u], acc_[0u]))))))));
                     }
                     unsigned v_6_ = (((ck_ << 5u) << 2u) + 32u) + lane_;
                     if (v_6_ < nv_) {
-                        kf_u32x4 t421_ = xb_[10u];
-                        kf_f16x8 a_2_ = kf_bitcast<kf_f16x8>(t421_);
+                        kf_u32x4 t430_ = xb_[10u];
+                        kf_f16x8 a_2_ = kf_bitcast<kf_f16x8>(t430_);
                         xs_2_[0u] = kf_f16_to_f32(a_2_.v[0]);
                         xs_2_[1u] = kf_f16_to_f32(a_2_.v[1]);
                         xs_2_[2u] = kf_f16_to_f32(a_2_.v[2]);
@@ -2263,14 +2278,14 @@ gemv_bf16_f16_f16(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__ x_,
                         xs_2_[5u] = kf_f16_to_f32(a_2_.v[5]);
                         xs_2_[6u] = kf_f16_to_f32(a_2_.v[6]);
                         xs_2_[7u] = kf_f16_to_f32(a_2_.v[7]);
-                        kf_u32x4 t451_ = wb_[5u];
-                        kf_bf16x8 wbv_2_ = kf_bitcast<kf_bf16x8>(t451_);
+                        kf_u32x4 t460_ = wb_[5u];
+                        kf_bf16x8 wbv_2_ = kf_bitcast<kf_bf16x8>(t460_);
                         acc_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[7]), xs_2_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[6]), xs_2_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[5]), xs_2_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[4]), xs_2_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[3]), xs_2_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[2]), xs_2_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[1]), xs_2_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[0]), xs_2_[0u], acc_[0u]))))))));
                     }
                     unsigned v_7_ = (((ck_ << 5u) << 2u) + 64u) + lane_;
                     if (v_7_ < nv_) {
-                        kf_u32x4 t552_ = xb_[12u];
-                        kf_f16x8 a_3_ = kf_bitcast<kf_f16x8>(t552_);
+                        kf_u32x4 t561_ = xb_[12u];
+                        kf_f16x8 a_3_ = kf_bitcast<kf_f16x8>(t561_);
                         xs_3_[0u] = kf_f16_to_f32(a_3_.v[0]);
                         xs_3_[1u] = kf_f16_to_f32(a_3_.v[1]);
                         xs_3_[2u] = kf_f16_to_f32(a_3_.v[2]);
@@ -2279,14 +2294,14 @@ gemv_bf16_f16_f16(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__ x_,
                         xs_3_[5u] = kf_f16_to_f32(a_3_.v[5]);
                         xs_3_[6u] = kf_f16_to_f32(a_3_.v[6]);
                         xs_3_[7u] = kf_f16_to_f32(a_3_.v[7]);
-                        kf_u32x4 t582_ = wb_[6u];
-                        kf_bf16x8 wbv_3_ = kf_bitcast<kf_bf16x8>(t582_);
+                        kf_u32x4 t591_ = wb_[6u];
+                        kf_bf16x8 wbv_3_ = kf_bitcast<kf_bf16x8>(t591_);
                         acc_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[7]), xs_3_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[6]), xs_3_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[5]), xs_3_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[4]), xs_3_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[3]), xs_3_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[2]), xs_3_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[1]), xs_3_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[0]), xs_3_[0u], acc_[0u]))))))));
                     }
                     unsigned v_8_ = (((ck_ << 5u) << 2u) + 96u) + lane_;
                     if (v_8_ < nv_) {
-                        kf_u32x4 t683_ = xb_[14u];
-                        kf_f16x8 a_4_ = kf_bitcast<kf_f16x8>(t683_);
+                        kf_u32x4 t692_ = xb_[14u];
+                        kf_f16x8 a_4_ = kf_bitcast<kf_f16x8>(t692_);
                         xs_4_[0u] = kf_f16_to_f32(a_4_.v[0]);
                         xs_4_[1u] = kf_f16_to_f32(a_4_.v[1]);
                         xs_4_[2u] = kf_f16_to_f32(a_4_.v[2]);
@@ -2295,49 +2310,49 @@ gemv_bf16_f16_f16(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__ x_,
                         xs_4_[5u] = kf_f16_to_f32(a_4_.v[5]);
                         xs_4_[6u] = kf_f16_to_f32(a_4_.v[6]);
                         xs_4_[7u] = kf_f16_to_f32(a_4_.v[7]);
-                        kf_u32x4 t713_ = wb_[7u];
-                        kf_bf16x8 wbv_4_ = kf_bitcast<kf_bf16x8>(t713_);
+                        kf_u32x4 t722_ = wb_[7u];
+                        kf_bf16x8 wbv_4_ = kf_bitcast<kf_bf16x8>(t722_);
                         acc_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[7]), xs_4_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[6]), xs_4_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[5]), xs_4_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[4]), xs_4_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[3]), xs_4_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[2]), xs_4_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[1]), xs_4_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[0]), xs_4_[0u], acc_[0u]))))))));
                     }
-                    unsigned t784_ = ck_ + 1u;
-                    ck_ = t784_;
-                    if (t784_ == steps_) {
-                        float t787_ = acc_[0u];
-                        unsigned t809_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
-                        if (t809_ == 32u) {
-                            float t814_ = __fadd_rn(t787_, kf_shfl_xor(t787_, 16u, kf_wn));
-                            float t817_ = __fadd_rn(t814_, kf_shfl_xor(t814_, 8u, kf_wn));
-                            float t820_ = __fadd_rn(t817_, kf_shfl_xor(t817_, 4u, kf_wn));
-                            float t823_ = __fadd_rn(t820_, kf_shfl_xor(t820_, 2u, kf_wn));
-                            s_ = __fadd_rn(t823_, kf_shfl_xor(t823_, 1u, kf_wn));
+                    unsigned t793_ = ck_ + 1u;
+                    ck_ = t793_;
+                    if (t793_ == steps_) {
+                        float t796_ = acc_[0u];
+                        unsigned t818_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+                        if (t818_ == 32u) {
+                            float t823_ = __fadd_rn(t796_, kf_shfl_xor(t796_, 16u, kf_wn));
+                            float t826_ = __fadd_rn(t823_, kf_shfl_xor(t823_, 8u, kf_wn));
+                            float t829_ = __fadd_rn(t826_, kf_shfl_xor(t826_, 4u, kf_wn));
+                            float t832_ = __fadd_rn(t829_, kf_shfl_xor(t829_, 2u, kf_wn));
+                            s_ = __fadd_rn(t832_, kf_shfl_xor(t832_, 1u, kf_wn));
                         } else {
-                            float t829_ = kf_shfl_down(t787_, 16u, kf_wn);
-                            bool t831_ = (kf_lane_id() + 16u) < t809_;
-                            float t832_ = __fadd_rn(t787_, t829_);
-                            float t833_ = t831_ ? t832_ : t787_;
-                            float t835_ = kf_shfl_down(t833_, 8u, kf_wn);
-                            bool t837_ = (kf_lane_id() + 8u) < t809_;
-                            float t838_ = __fadd_rn(t833_, t835_);
-                            float t839_ = t837_ ? t838_ : t833_;
-                            float t841_ = kf_shfl_down(t839_, 4u, kf_wn);
-                            bool t843_ = (kf_lane_id() + 4u) < t809_;
-                            float t844_ = __fadd_rn(t839_, t841_);
-                            float t845_ = t843_ ? t844_ : t839_;
-                            float t847_ = kf_shfl_down(t845_, 2u, kf_wn);
-                            bool t849_ = (kf_lane_id() + 2u) < t809_;
-                            float t850_ = __fadd_rn(t845_, t847_);
-                            float t851_ = t849_ ? t850_ : t845_;
-                            float t853_ = kf_shfl_down(t851_, 1u, kf_wn);
-                            bool t855_ = (kf_lane_id() + 1u) < t809_;
-                            float t856_ = __fadd_rn(t851_, t853_);
-                            s_ = kf_shfl(t855_ ? t856_ : t851_, 0u, kf_wn);
+                            float t838_ = kf_shfl_down(t796_, 16u, kf_wn);
+                            bool t840_ = (kf_lane_id() + 16u) < t818_;
+                            float t841_ = __fadd_rn(t796_, t838_);
+                            float t842_ = t840_ ? t841_ : t796_;
+                            float t844_ = kf_shfl_down(t842_, 8u, kf_wn);
+                            bool t846_ = (kf_lane_id() + 8u) < t818_;
+                            float t847_ = __fadd_rn(t842_, t844_);
+                            float t848_ = t846_ ? t847_ : t842_;
+                            float t850_ = kf_shfl_down(t848_, 4u, kf_wn);
+                            bool t852_ = (kf_lane_id() + 4u) < t818_;
+                            float t853_ = __fadd_rn(t848_, t850_);
+                            float t854_ = t852_ ? t853_ : t848_;
+                            float t856_ = kf_shfl_down(t854_, 2u, kf_wn);
+                            bool t858_ = (kf_lane_id() + 2u) < t818_;
+                            float t859_ = __fadd_rn(t854_, t856_);
+                            float t860_ = t858_ ? t859_ : t854_;
+                            float t862_ = kf_shfl_down(t860_, 1u, kf_wn);
+                            bool t864_ = (kf_lane_id() + 1u) < t818_;
+                            float t865_ = __fadd_rn(t860_, t862_);
+                            s_ = kf_shfl(t864_ ? t865_ : t860_, 0u, kf_wn);
                         }
-                        bool t861_ = lane_ == 0u;
-                        bool t862_ = t861_;
-                        if (t861_) {
-                            t862_ = cg_ < m_;
+                        bool t870_ = lane_ == 0u;
+                        bool t871_ = t870_;
+                        if (t870_) {
+                            t871_ = cg_ < m_;
                         }
-                        if (t862_) {
+                        if (t871_) {
                             y_[cg_] = kf_f16_from_f32(s_);
                         }
                         acc_[0u] = 0.0f;
@@ -2362,23 +2377,23 @@ gemv_bf16_f16_f16(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__ x_,
                     unsigned row_9_ = min(lg_, (m_ - 1u));
                     wb_[7u] = wv_[(row_9_ * nv_) + v_12_];
                     xb_[14u] = xv_[v_12_];
-                    unsigned t1045_ = lk_ + 1u;
-                    lk_ = t1045_;
-                    if (t1045_ == steps_) {
+                    unsigned t1062_ = lk_ + 1u;
+                    lk_ = t1062_;
+                    if (t1062_ == steps_) {
                         lk_ = 0u;
                         lg_ = lg_ + nw_;
                     }
                 }
-                bool t1053_ = (t0_ + 1u) >= 1u;
-                bool t1054_ = t1053_;
-                if (t1053_) {
-                    t1054_ = ((t0_ + 1u) - 1u) < total_;
+                bool t1070_ = (t0_ + 1u) >= 1u;
+                bool t1071_ = t1070_;
+                if (t1070_) {
+                    t1071_ = ((t0_ + 1u) - 1u) < total_;
                 }
-                if (t1054_) {
+                if (t1071_) {
                     unsigned v_13_ = ((ck_ << 5u) << 2u) + lane_;
                     if (v_13_ < nv_) {
-                        kf_u32x4 t1091_ = xb_[0u];
-                        kf_f16x8 a_5_ = kf_bitcast<kf_f16x8>(t1091_);
+                        kf_u32x4 t1108_ = xb_[0u];
+                        kf_f16x8 a_5_ = kf_bitcast<kf_f16x8>(t1108_);
                         xs_5_[0u] = kf_f16_to_f32(a_5_.v[0]);
                         xs_5_[1u] = kf_f16_to_f32(a_5_.v[1]);
                         xs_5_[2u] = kf_f16_to_f32(a_5_.v[2]);
@@ -2387,14 +2402,14 @@ gemv_bf16_f16_f16(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__ x_,
                         xs_5_[5u] = kf_f16_to_f32(a_5_.v[5]);
                         xs_5_[6u] = kf_f16_to_f32(a_5_.v[6]);
                         xs_5_[7u] = kf_f16_to_f32(a_5_.v[7]);
-                        kf_u32x4 t1121_ = wb_[0u];
-                        kf_bf16x8 wbv_5_ = kf_bitcast<kf_bf16x8>(t1121_);
+                        kf_u32x4 t1138_ = wb_[0u];
+                        kf_bf16x8 wbv_5_ = kf_bitcast<kf_bf16x8>(t1138_);
                         acc_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[7]), xs_5_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[6]), xs_5_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[5]), xs_5_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[4]), xs_5_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[3]), xs_5_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[2]), xs_5_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[1]), xs_5_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[0]), xs_5_[0u], acc_[0u]))))))));
                     }
                     unsigned v_14_ = (((ck_ << 5u) << 2u) + 32u) + lane_;
                     if (v_14_ < nv_) {
-                        kf_u32x4 t1222_ = xb_[2u];
-                        kf_f16x8 a_6_ = kf_bitcast<kf_f16x8>(t1222_);
+                        kf_u32x4 t1239_ = xb_[2u];
+                        kf_f16x8 a_6_ = kf_bitcast<kf_f16x8>(t1239_);
                         xs_6_[0u] = kf_f16_to_f32(a_6_.v[0]);
                         xs_6_[1u] = kf_f16_to_f32(a_6_.v[1]);
                         xs_6_[2u] = kf_f16_to_f32(a_6_.v[2]);
@@ -2403,14 +2418,14 @@ gemv_bf16_f16_f16(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__ x_,
                         xs_6_[5u] = kf_f16_to_f32(a_6_.v[5]);
                         xs_6_[6u] = kf_f16_to_f32(a_6_.v[6]);
                         xs_6_[7u] = kf_f16_to_f32(a_6_.v[7]);
-                        kf_u32x4 t1252_ = wb_[1u];
-                        kf_bf16x8 wbv_6_ = kf_bitcast<kf_bf16x8>(t1252_);
+                        kf_u32x4 t1269_ = wb_[1u];
+                        kf_bf16x8 wbv_6_ = kf_bitcast<kf_bf16x8>(t1269_);
                         acc_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[7]), xs_6_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[6]), xs_6_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[5]), xs_6_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[4]), xs_6_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[3]), xs_6_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[2]), xs_6_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[1]), xs_6_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[0]), xs_6_[0u], acc_[0u]))))))));
                     }
                     unsigned v_15_ = (((ck_ << 5u) << 2u) + 64u) + lane_;
                     if (v_15_ < nv_) {
-                        kf_u32x4 t1353_ = xb_[4u];
-                        kf_f16x8 a_7_ = kf_bitcast<kf_f16x8>(t1353_);
+                        kf_u32x4 t1370_ = xb_[4u];
+                        kf_f16x8 a_7_ = kf_bitcast<kf_f16x8>(t1370_);
                         xs_7_[0u] = kf_f16_to_f32(a_7_.v[0]);
                         xs_7_[1u] = kf_f16_to_f32(a_7_.v[1]);
                         xs_7_[2u] = kf_f16_to_f32(a_7_.v[2]);
@@ -2419,14 +2434,14 @@ gemv_bf16_f16_f16(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__ x_,
                         xs_7_[5u] = kf_f16_to_f32(a_7_.v[5]);
                         xs_7_[6u] = kf_f16_to_f32(a_7_.v[6]);
                         xs_7_[7u] = kf_f16_to_f32(a_7_.v[7]);
-                        kf_u32x4 t1383_ = wb_[2u];
-                        kf_bf16x8 wbv_7_ = kf_bitcast<kf_bf16x8>(t1383_);
+                        kf_u32x4 t1400_ = wb_[2u];
+                        kf_bf16x8 wbv_7_ = kf_bitcast<kf_bf16x8>(t1400_);
                         acc_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[7]), xs_7_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[6]), xs_7_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[5]), xs_7_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[4]), xs_7_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[3]), xs_7_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[2]), xs_7_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[1]), xs_7_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[0]), xs_7_[0u], acc_[0u]))))))));
                     }
                     unsigned v_16_ = (((ck_ << 5u) << 2u) + 96u) + lane_;
                     if (v_16_ < nv_) {
-                        kf_u32x4 t1484_ = xb_[6u];
-                        kf_f16x8 a_8_ = kf_bitcast<kf_f16x8>(t1484_);
+                        kf_u32x4 t1501_ = xb_[6u];
+                        kf_f16x8 a_8_ = kf_bitcast<kf_f16x8>(t1501_);
                         xs_8_[0u] = kf_f16_to_f32(a_8_.v[0]);
                         xs_8_[1u] = kf_f16_to_f32(a_8_.v[1]);
                         xs_8_[2u] = kf_f16_to_f32(a_8_.v[2]);
@@ -2435,49 +2450,49 @@ gemv_bf16_f16_f16(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__ x_,
                         xs_8_[5u] = kf_f16_to_f32(a_8_.v[5]);
                         xs_8_[6u] = kf_f16_to_f32(a_8_.v[6]);
                         xs_8_[7u] = kf_f16_to_f32(a_8_.v[7]);
-                        kf_u32x4 t1514_ = wb_[3u];
-                        kf_bf16x8 wbv_8_ = kf_bitcast<kf_bf16x8>(t1514_);
+                        kf_u32x4 t1531_ = wb_[3u];
+                        kf_bf16x8 wbv_8_ = kf_bitcast<kf_bf16x8>(t1531_);
                         acc_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[7]), xs_8_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[6]), xs_8_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[5]), xs_8_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[4]), xs_8_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[3]), xs_8_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[2]), xs_8_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[1]), xs_8_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[0]), xs_8_[0u], acc_[0u]))))))));
                     }
-                    unsigned t1585_ = ck_ + 1u;
-                    ck_ = t1585_;
-                    if (t1585_ == steps_) {
-                        float t1588_ = acc_[0u];
-                        unsigned t1610_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
-                        if (t1610_ == 32u) {
-                            float t1615_ = __fadd_rn(t1588_, kf_shfl_xor(t1588_, 16u, kf_wn));
-                            float t1618_ = __fadd_rn(t1615_, kf_shfl_xor(t1615_, 8u, kf_wn));
-                            float t1621_ = __fadd_rn(t1618_, kf_shfl_xor(t1618_, 4u, kf_wn));
-                            float t1624_ = __fadd_rn(t1621_, kf_shfl_xor(t1621_, 2u, kf_wn));
-                            s_2_ = __fadd_rn(t1624_, kf_shfl_xor(t1624_, 1u, kf_wn));
+                    unsigned t1602_ = ck_ + 1u;
+                    ck_ = t1602_;
+                    if (t1602_ == steps_) {
+                        float t1605_ = acc_[0u];
+                        unsigned t1627_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+                        if (t1627_ == 32u) {
+                            float t1632_ = __fadd_rn(t1605_, kf_shfl_xor(t1605_, 16u, kf_wn));
+                            float t1635_ = __fadd_rn(t1632_, kf_shfl_xor(t1632_, 8u, kf_wn));
+                            float t1638_ = __fadd_rn(t1635_, kf_shfl_xor(t1635_, 4u, kf_wn));
+                            float t1641_ = __fadd_rn(t1638_, kf_shfl_xor(t1638_, 2u, kf_wn));
+                            s_2_ = __fadd_rn(t1641_, kf_shfl_xor(t1641_, 1u, kf_wn));
                         } else {
-                            float t1630_ = kf_shfl_down(t1588_, 16u, kf_wn);
-                            bool t1632_ = (kf_lane_id() + 16u) < t1610_;
-                            float t1633_ = __fadd_rn(t1588_, t1630_);
-                            float t1634_ = t1632_ ? t1633_ : t1588_;
-                            float t1636_ = kf_shfl_down(t1634_, 8u, kf_wn);
-                            bool t1638_ = (kf_lane_id() + 8u) < t1610_;
-                            float t1639_ = __fadd_rn(t1634_, t1636_);
-                            float t1640_ = t1638_ ? t1639_ : t1634_;
-                            float t1642_ = kf_shfl_down(t1640_, 4u, kf_wn);
-                            bool t1644_ = (kf_lane_id() + 4u) < t1610_;
-                            float t1645_ = __fadd_rn(t1640_, t1642_);
-                            float t1646_ = t1644_ ? t1645_ : t1640_;
-                            float t1648_ = kf_shfl_down(t1646_, 2u, kf_wn);
-                            bool t1650_ = (kf_lane_id() + 2u) < t1610_;
-                            float t1651_ = __fadd_rn(t1646_, t1648_);
-                            float t1652_ = t1650_ ? t1651_ : t1646_;
-                            float t1654_ = kf_shfl_down(t1652_, 1u, kf_wn);
-                            bool t1656_ = (kf_lane_id() + 1u) < t1610_;
-                            float t1657_ = __fadd_rn(t1652_, t1654_);
-                            s_2_ = kf_shfl(t1656_ ? t1657_ : t1652_, 0u, kf_wn);
+                            float t1647_ = kf_shfl_down(t1605_, 16u, kf_wn);
+                            bool t1649_ = (kf_lane_id() + 16u) < t1627_;
+                            float t1650_ = __fadd_rn(t1605_, t1647_);
+                            float t1651_ = t1649_ ? t1650_ : t1605_;
+                            float t1653_ = kf_shfl_down(t1651_, 8u, kf_wn);
+                            bool t1655_ = (kf_lane_id() + 8u) < t1627_;
+                            float t1656_ = __fadd_rn(t1651_, t1653_);
+                            float t1657_ = t1655_ ? t1656_ : t1651_;
+                            float t1659_ = kf_shfl_down(t1657_, 4u, kf_wn);
+                            bool t1661_ = (kf_lane_id() + 4u) < t1627_;
+                            float t1662_ = __fadd_rn(t1657_, t1659_);
+                            float t1663_ = t1661_ ? t1662_ : t1657_;
+                            float t1665_ = kf_shfl_down(t1663_, 2u, kf_wn);
+                            bool t1667_ = (kf_lane_id() + 2u) < t1627_;
+                            float t1668_ = __fadd_rn(t1663_, t1665_);
+                            float t1669_ = t1667_ ? t1668_ : t1663_;
+                            float t1671_ = kf_shfl_down(t1669_, 1u, kf_wn);
+                            bool t1673_ = (kf_lane_id() + 1u) < t1627_;
+                            float t1674_ = __fadd_rn(t1669_, t1671_);
+                            s_2_ = kf_shfl(t1673_ ? t1674_ : t1669_, 0u, kf_wn);
                         }
-                        bool t1662_ = lane_ == 0u;
-                        bool t1663_ = t1662_;
-                        if (t1662_) {
-                            t1663_ = cg_ < m_;
+                        bool t1679_ = lane_ == 0u;
+                        bool t1680_ = t1679_;
+                        if (t1679_) {
+                            t1680_ = cg_ < m_;
                         }
-                        if (t1663_) {
+                        if (t1680_) {
                             y_[cg_] = kf_f16_from_f32(s_2_);
                         }
                         acc_[0u] = 0.0f;
@@ -2490,47 +2505,47 @@ gemv_bf16_f16_f16(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__ x_,
     } else {
         unsigned lane_2_ = kf_lane_id();
         unsigned nv_2_ = k_ >> 3u;
-        unsigned t1704_ = (blockIdx.x << 3u) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u);
-        unsigned t1715_ = gridDim.x << 3u;
-        for (unsigned g_ = t1704_; g_ < m_; g_ = g_ + t1715_) {
+        unsigned t1721_ = (blockIdx.x << 3u) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u);
+        unsigned t1732_ = gridDim.x << 3u;
+        for (unsigned g_ = t1721_; g_ < m_; g_ = g_ + t1732_) {
             row_[0u] = min(g_, (m_ - 1u));
             acc_2_[0u] = 0.0f;
             if ((k_ & 7u) == 0u) {
                 for (unsigned base_ = 0u; base_ < nv_2_; base_ = base_ + 128u) {
                     unsigned v_17_ = base_ + lane_2_;
-                    kf_u32x4 t1740_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                    kf_u32x4 t_ = t1740_;
+                    kf_u32x4 t1757_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_ = t1757_;
                     if (v_17_ < nv_2_) {
-                        unsigned t1746_ = (row_[0u] * nv_2_) + v_17_;
-                        kf_u32x4 t1747_ = wv_[t1746_];
-                        t_ = t1747_;
+                        unsigned t1763_ = (row_[0u] * nv_2_) + v_17_;
+                        kf_u32x4 t1764_ = wv_[t1763_];
+                        t_ = t1764_;
                     }
                     wr_[0u] = t_;
                     unsigned v_18_ = (base_ + 32u) + lane_2_;
-                    kf_u32x4 t1753_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                    kf_u32x4 t_2_ = t1753_;
+                    kf_u32x4 t1770_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_2_ = t1770_;
                     if (v_18_ < nv_2_) {
-                        unsigned t1759_ = (row_[0u] * nv_2_) + v_18_;
-                        kf_u32x4 t1760_ = wv_[t1759_];
-                        t_2_ = t1760_;
+                        unsigned t1776_ = (row_[0u] * nv_2_) + v_18_;
+                        kf_u32x4 t1777_ = wv_[t1776_];
+                        t_2_ = t1777_;
                     }
                     wr_[1u] = t_2_;
                     unsigned v_19_ = (base_ + 64u) + lane_2_;
-                    kf_u32x4 t1766_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                    kf_u32x4 t_3_ = t1766_;
+                    kf_u32x4 t1783_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_3_ = t1783_;
                     if (v_19_ < nv_2_) {
-                        unsigned t1772_ = (row_[0u] * nv_2_) + v_19_;
-                        kf_u32x4 t1773_ = wv_[t1772_];
-                        t_3_ = t1773_;
+                        unsigned t1789_ = (row_[0u] * nv_2_) + v_19_;
+                        kf_u32x4 t1790_ = wv_[t1789_];
+                        t_3_ = t1790_;
                     }
                     wr_[2u] = t_3_;
                     unsigned v_20_ = (base_ + 96u) + lane_2_;
-                    kf_u32x4 t1779_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                    kf_u32x4 t_4_ = t1779_;
+                    kf_u32x4 t1796_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_4_ = t1796_;
                     if (v_20_ < nv_2_) {
-                        unsigned t1785_ = (row_[0u] * nv_2_) + v_20_;
-                        kf_u32x4 t1786_ = wv_[t1785_];
-                        t_4_ = t1786_;
+                        unsigned t1802_ = (row_[0u] * nv_2_) + v_20_;
+                        kf_u32x4 t1803_ = wv_[t1802_];
+                        t_4_ = t1803_;
                     }
                     wr_[3u] = t_4_;
                     unsigned v_21_ = base_ + lane_2_;
@@ -2544,8 +2559,8 @@ gemv_bf16_f16_f16(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__ x_,
                         xs_9_[5u] = kf_f16_to_f32(a_9_.v[5]);
                         xs_9_[6u] = kf_f16_to_f32(a_9_.v[6]);
                         xs_9_[7u] = kf_f16_to_f32(a_9_.v[7]);
-                        kf_u32x4 t1845_ = wr_[0u];
-                        kf_bf16x8 wb_2_ = kf_bitcast<kf_bf16x8>(t1845_);
+                        kf_u32x4 t1862_ = wr_[0u];
+                        kf_bf16x8 wb_2_ = kf_bitcast<kf_bf16x8>(t1862_);
                         acc_2_[0u] = __fmaf_rn(kf_bf16_to_f32(wb_2_.v[7]), xs_9_[7u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[6]), xs_9_[6u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[5]), xs_9_[5u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[4]), xs_9_[4u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[3]), xs_9_[3u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[2]), xs_9_[2u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[1]), xs_9_[1u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[0]), xs_9_[0u], acc_2_[0u]))))))));
                     }
                     unsigned v_22_ = (base_ + 32u) + lane_2_;
@@ -2559,8 +2574,8 @@ gemv_bf16_f16_f16(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__ x_,
                         xs_10_[5u] = kf_f16_to_f32(a_10_.v[5]);
                         xs_10_[6u] = kf_f16_to_f32(a_10_.v[6]);
                         xs_10_[7u] = kf_f16_to_f32(a_10_.v[7]);
-                        kf_u32x4 t1972_ = wr_[1u];
-                        kf_bf16x8 wb_3_ = kf_bitcast<kf_bf16x8>(t1972_);
+                        kf_u32x4 t1989_ = wr_[1u];
+                        kf_bf16x8 wb_3_ = kf_bitcast<kf_bf16x8>(t1989_);
                         acc_2_[0u] = __fmaf_rn(kf_bf16_to_f32(wb_3_.v[7]), xs_10_[7u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[6]), xs_10_[6u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[5]), xs_10_[5u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[4]), xs_10_[4u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[3]), xs_10_[3u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[2]), xs_10_[2u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[1]), xs_10_[1u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[0]), xs_10_[0u], acc_2_[0u]))))))));
                     }
                     unsigned v_23_ = (base_ + 64u) + lane_2_;
@@ -2574,8 +2589,8 @@ gemv_bf16_f16_f16(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__ x_,
                         xs_11_[5u] = kf_f16_to_f32(a_11_.v[5]);
                         xs_11_[6u] = kf_f16_to_f32(a_11_.v[6]);
                         xs_11_[7u] = kf_f16_to_f32(a_11_.v[7]);
-                        kf_u32x4 t2099_ = wr_[2u];
-                        kf_bf16x8 wb_4_ = kf_bitcast<kf_bf16x8>(t2099_);
+                        kf_u32x4 t2116_ = wr_[2u];
+                        kf_bf16x8 wb_4_ = kf_bitcast<kf_bf16x8>(t2116_);
                         acc_2_[0u] = __fmaf_rn(kf_bf16_to_f32(wb_4_.v[7]), xs_11_[7u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[6]), xs_11_[6u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[5]), xs_11_[5u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[4]), xs_11_[4u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[3]), xs_11_[3u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[2]), xs_11_[2u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[1]), xs_11_[1u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[0]), xs_11_[0u], acc_2_[0u]))))))));
                     }
                     unsigned v_24_ = (base_ + 96u) + lane_2_;
@@ -2589,62 +2604,62 @@ gemv_bf16_f16_f16(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__ x_,
                         xs_12_[5u] = kf_f16_to_f32(a_12_.v[5]);
                         xs_12_[6u] = kf_f16_to_f32(a_12_.v[6]);
                         xs_12_[7u] = kf_f16_to_f32(a_12_.v[7]);
-                        kf_u32x4 t2226_ = wr_[3u];
-                        kf_bf16x8 wb_5_ = kf_bitcast<kf_bf16x8>(t2226_);
+                        kf_u32x4 t2243_ = wr_[3u];
+                        kf_bf16x8 wb_5_ = kf_bitcast<kf_bf16x8>(t2243_);
                         acc_2_[0u] = __fmaf_rn(kf_bf16_to_f32(wb_5_.v[7]), xs_12_[7u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[6]), xs_12_[6u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[5]), xs_12_[5u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[4]), xs_12_[4u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[3]), xs_12_[3u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[2]), xs_12_[2u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[1]), xs_12_[1u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[0]), xs_12_[0u], acc_2_[0u]))))))));
                     }
                 }
             } else {
                 for (unsigned c_ = lane_2_; c_ < k_; c_ = c_ + 32u) {
-                    float t2304_ = kf_f16_to_f32(x_[c_]);
+                    float t2321_ = kf_f16_to_f32(x_[c_]);
                     unsigned i_ = (row_[0u] * k_) + c_;
                     unsigned short u_ = w16_[i_];
-                    acc_2_[0u] = __fmaf_rn(kf_bf16_to_f32(kf_bitcast<kf_bf16>(u_)), t2304_, acc_2_[0u]);
+                    acc_2_[0u] = __fmaf_rn(kf_bf16_to_f32(kf_bitcast<kf_bf16>(u_)), t2321_, acc_2_[0u]);
                 }
             }
-            float t2322_ = acc_2_[0u];
-            unsigned t2344_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
-            if (t2344_ == 32u) {
-                float t2349_ = __fadd_rn(t2322_, kf_shfl_xor(t2322_, 16u, kf_wn));
-                float t2352_ = __fadd_rn(t2349_, kf_shfl_xor(t2349_, 8u, kf_wn));
-                float t2355_ = __fadd_rn(t2352_, kf_shfl_xor(t2352_, 4u, kf_wn));
-                float t2358_ = __fadd_rn(t2355_, kf_shfl_xor(t2355_, 2u, kf_wn));
-                s_3_ = __fadd_rn(t2358_, kf_shfl_xor(t2358_, 1u, kf_wn));
+            float t2339_ = acc_2_[0u];
+            unsigned t2361_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+            if (t2361_ == 32u) {
+                float t2366_ = __fadd_rn(t2339_, kf_shfl_xor(t2339_, 16u, kf_wn));
+                float t2369_ = __fadd_rn(t2366_, kf_shfl_xor(t2366_, 8u, kf_wn));
+                float t2372_ = __fadd_rn(t2369_, kf_shfl_xor(t2369_, 4u, kf_wn));
+                float t2375_ = __fadd_rn(t2372_, kf_shfl_xor(t2372_, 2u, kf_wn));
+                s_3_ = __fadd_rn(t2375_, kf_shfl_xor(t2375_, 1u, kf_wn));
             } else {
-                float t2364_ = kf_shfl_down(t2322_, 16u, kf_wn);
-                bool t2366_ = (kf_lane_id() + 16u) < t2344_;
-                float t2367_ = __fadd_rn(t2322_, t2364_);
-                float t2368_ = t2366_ ? t2367_ : t2322_;
-                float t2370_ = kf_shfl_down(t2368_, 8u, kf_wn);
-                bool t2372_ = (kf_lane_id() + 8u) < t2344_;
-                float t2373_ = __fadd_rn(t2368_, t2370_);
-                float t2374_ = t2372_ ? t2373_ : t2368_;
-                float t2376_ = kf_shfl_down(t2374_, 4u, kf_wn);
-                bool t2378_ = (kf_lane_id() + 4u) < t2344_;
-                float t2379_ = __fadd_rn(t2374_, t2376_);
-                float t2380_ = t2378_ ? t2379_ : t2374_;
-                float t2382_ = kf_shfl_down(t2380_, 2u, kf_wn);
-                bool t2384_ = (kf_lane_id() + 2u) < t2344_;
-                float t2385_ = __fadd_rn(t2380_, t2382_);
-                float t2386_ = t2384_ ? t2385_ : t2380_;
-                float t2388_ = kf_shfl_down(t2386_, 1u, kf_wn);
-                bool t2390_ = (kf_lane_id() + 1u) < t2344_;
-                float t2391_ = __fadd_rn(t2386_, t2388_);
-                s_3_ = kf_shfl(t2390_ ? t2391_ : t2386_, 0u, kf_wn);
+                float t2381_ = kf_shfl_down(t2339_, 16u, kf_wn);
+                bool t2383_ = (kf_lane_id() + 16u) < t2361_;
+                float t2384_ = __fadd_rn(t2339_, t2381_);
+                float t2385_ = t2383_ ? t2384_ : t2339_;
+                float t2387_ = kf_shfl_down(t2385_, 8u, kf_wn);
+                bool t2389_ = (kf_lane_id() + 8u) < t2361_;
+                float t2390_ = __fadd_rn(t2385_, t2387_);
+                float t2391_ = t2389_ ? t2390_ : t2385_;
+                float t2393_ = kf_shfl_down(t2391_, 4u, kf_wn);
+                bool t2395_ = (kf_lane_id() + 4u) < t2361_;
+                float t2396_ = __fadd_rn(t2391_, t2393_);
+                float t2397_ = t2395_ ? t2396_ : t2391_;
+                float t2399_ = kf_shfl_down(t2397_, 2u, kf_wn);
+                bool t2401_ = (kf_lane_id() + 2u) < t2361_;
+                float t2402_ = __fadd_rn(t2397_, t2399_);
+                float t2403_ = t2401_ ? t2402_ : t2397_;
+                float t2405_ = kf_shfl_down(t2403_, 1u, kf_wn);
+                bool t2407_ = (kf_lane_id() + 1u) < t2361_;
+                float t2408_ = __fadd_rn(t2403_, t2405_);
+                s_3_ = kf_shfl(t2407_ ? t2408_ : t2403_, 0u, kf_wn);
             }
-            bool t2396_ = lane_2_ == 0u;
-            bool t2397_ = t2396_;
-            if (t2396_) {
-                t2397_ = g_ < m_;
+            bool t2413_ = lane_2_ == 0u;
+            bool t2414_ = t2413_;
+            if (t2413_) {
+                t2414_ = g_ < m_;
             }
-            if (t2397_) {
+            if (t2414_) {
                 y_[g_] = kf_f16_from_f32(s_3_);
             }
         }
     }
 }
 
-/* kernel gemv_bf16_f16_f32 (gemv.kf:526) */
+/* kernel gemv_bf16_f16_f32 (gemv.kf:531) */
 extern "C" __global__ void __launch_bounds__(256)
 gemv_bf16_f16_f32(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__ x_, float* __restrict__ y_, unsigned m_, unsigned k_)
 {
@@ -2681,15 +2696,15 @@ gemv_bf16_f16_f32(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__ x_,
         unsigned wid_ = (blockIdx.x << 3u) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u);
         unsigned nw_ = gridDim.x << 3u;
         if (!(wid_ >= m_)) {
-            unsigned t61_ = m_ - wid_;
-            unsigned total_ = ((t61_ / nw_) + (((t61_ % nw_) != 0u) ? 1u : 0u)) * steps_;
+            unsigned t62_ = m_ - wid_;
+            unsigned total_ = ((t62_ / nw_) + (((t62_ % nw_) != 0u) ? 1u : 0u)) * steps_;
             acc_[0u] = 0.0f;
             unsigned lg_ = wid_;
             unsigned lk_ = 0u;
             unsigned cg_ = wid_;
             unsigned ck_ = 0u;
-            unsigned t80_ = total_ + 1u;
-            for (unsigned t0_ = 0u; t0_ < t80_; t0_ = t0_ + 2u) {
+            unsigned t81_ = total_ + 1u;
+            for (unsigned t0_ = 0u; t0_ < t81_; t0_ = t0_ + 2u) {
                 if (t0_ < total_) {
                     unsigned v_ = min((((lk_ << 5u) << 2u) + lane_), (nv_ - 1u));
                     unsigned row_2_ = min(lg_, (m_ - 1u));
@@ -2707,23 +2722,23 @@ gemv_bf16_f16_f32(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__ x_,
                     unsigned row_5_ = min(lg_, (m_ - 1u));
                     wb_[3u] = wv_[(row_5_ * nv_) + v_4_];
                     xb_[6u] = xv_[v_4_];
-                    unsigned t244_ = lk_ + 1u;
-                    lk_ = t244_;
-                    if (t244_ == steps_) {
+                    unsigned t253_ = lk_ + 1u;
+                    lk_ = t253_;
+                    if (t253_ == steps_) {
                         lk_ = 0u;
                         lg_ = lg_ + nw_;
                     }
                 }
-                bool t252_ = t0_ >= 1u;
-                bool t253_ = t252_;
-                if (t252_) {
-                    t253_ = (t0_ - 1u) < total_;
+                bool t261_ = t0_ >= 1u;
+                bool t262_ = t261_;
+                if (t261_) {
+                    t262_ = (t0_ - 1u) < total_;
                 }
-                if (t253_) {
+                if (t262_) {
                     unsigned v_5_ = ((ck_ << 5u) << 2u) + lane_;
                     if (v_5_ < nv_) {
-                        kf_u32x4 t290_ = xb_[8u];
-                        kf_f16x8 a_ = kf_bitcast<kf_f16x8>(t290_);
+                        kf_u32x4 t299_ = xb_[8u];
+                        kf_f16x8 a_ = kf_bitcast<kf_f16x8>(t299_);
                         xs_[0u] = kf_f16_to_f32(a_.v[0]);
                         xs_[1u] = kf_f16_to_f32(a_.v[1]);
                         xs_[2u] = kf_f16_to_f32(a_.v[2]);
@@ -2732,14 +2747,14 @@ gemv_bf16_f16_f32(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__ x_,
                         xs_[5u] = kf_f16_to_f32(a_.v[5]);
                         xs_[6u] = kf_f16_to_f32(a_.v[6]);
                         xs_[7u] = kf_f16_to_f32(a_.v[7]);
-                        kf_u32x4 t320_ = wb_[4u];
-                        kf_bf16x8 wbv_ = kf_bitcast<kf_bf16x8>(t320_);
+                        kf_u32x4 t329_ = wb_[4u];
+                        kf_bf16x8 wbv_ = kf_bitcast<kf_bf16x8>(t329_);
                         acc_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_.v[7]), xs_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[6]), xs_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[5]), xs_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[4]), xs_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[3]), xs_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[2]), xs_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[1]), xs_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[0]), xs_[0u], acc_[0u]))))))));
                     }
                     unsigned v_6_ = (((ck_ << 5u) << 2u) + 32u) + lane_;
                     if (v_6_ < nv_) {
-                        kf_u32x4 t421_ = xb_[10u];
-                        kf_f16x8 a_2_ = kf_bitcast<kf_f16x8>(t421_);
+                        kf_u32x4 t430_ = xb_[10u];
+                        kf_f16x8 a_2_ = kf_bitcast<kf_f16x8>(t430_);
                         xs_2_[0u] = kf_f16_to_f32(a_2_.v[0]);
                         xs_2_[1u] = kf_f16_to_f32(a_2_.v[1]);
                         xs_2_[2u] = kf_f16_to_f32(a_2_.v[2]);
@@ -2748,14 +2763,14 @@ gemv_bf16_f16_f32(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__ x_,
                         xs_2_[5u] = kf_f16_to_f32(a_2_.v[5]);
                         xs_2_[6u] = kf_f16_to_f32(a_2_.v[6]);
                         xs_2_[7u] = kf_f16_to_f32(a_2_.v[7]);
-                        kf_u32x4 t451_ = wb_[5u];
-                        kf_bf16x8 wbv_2_ = kf_bitcast<kf_bf16x8>(t451_);
+                        kf_u32x4 t460_ = wb_[5u];
+                        kf_bf16x8 wbv_2_ = kf_bitcast<kf_bf16x8>(t460_);
                         acc_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[7]), xs_2_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[6]), xs_2_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[5]), xs_2_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[4]), xs_2_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[3]), xs_2_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[2]), xs_2_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[1]), xs_2_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[0]), xs_2_[0u], acc_[0u]))))))));
                     }
                     unsigned v_7_ = (((ck_ << 5u) << 2u) + 64u) + lane_;
                     if (v_7_ < nv_) {
-                        kf_u32x4 t552_ = xb_[12u];
-                        kf_f16x8 a_3_ = kf_bitcast<kf_f16x8>(t552_);
+                        kf_u32x4 t561_ = xb_[12u];
+                        kf_f16x8 a_3_ = kf_bitcast<kf_f16x8>(t561_);
                         xs_3_[0u] = kf_f16_to_f32(a_3_.v[0]);
                         xs_3_[1u] = kf_f16_to_f32(a_3_.v[1]);
                         xs_3_[2u] = kf_f16_to_f32(a_3_.v[2]);
@@ -2764,14 +2779,14 @@ gemv_bf16_f16_f32(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__ x_,
                         xs_3_[5u] = kf_f16_to_f32(a_3_.v[5]);
                         xs_3_[6u] = kf_f16_to_f32(a_3_.v[6]);
                         xs_3_[7u] = kf_f16_to_f32(a_3_.v[7]);
-                        kf_u32x4 t582_ = wb_[6u];
-                        kf_bf16x8 wbv_3_ = kf_bitcast<kf_bf16x8>(t582_);
+                        kf_u32x4 t591_ = wb_[6u];
+                        kf_bf16x8 wbv_3_ = kf_bitcast<kf_bf16x8>(t591_);
                         acc_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[7]), xs_3_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[6]), xs_3_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[5]), xs_3_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[4]), xs_3_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[3]), xs_3_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[2]), xs_3_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[1]), xs_3_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[0]), xs_3_[0u], acc_[0u]))))))));
                     }
                     unsigned v_8_ = (((ck_ << 5u) << 2u) + 96u) + lane_;
                     if (v_8_ < nv_) {
-                        kf_u32x4 t683_ = xb_[14u];
-                        kf_f16x8 a_4_ = kf_bitcast<kf_f16x8>(t683_);
+                        kf_u32x4 t692_ = xb_[14u];
+                        kf_f16x8 a_4_ = kf_bitcast<kf_f16x8>(t692_);
                         xs_4_[0u] = kf_f16_to_f32(a_4_.v[0]);
                         xs_4_[1u] = kf_f16_to_f32(a_4_.v[1]);
                         xs_4_[2u] = kf_f16_to_f32(a_4_.v[2]);
@@ -2780,49 +2795,49 @@ gemv_bf16_f16_f32(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__ x_,
                         xs_4_[5u] = kf_f16_to_f32(a_4_.v[5]);
                         xs_4_[6u] = kf_f16_to_f32(a_4_.v[6]);
                         xs_4_[7u] = kf_f16_to_f32(a_4_.v[7]);
-                        kf_u32x4 t713_ = wb_[7u];
-                        kf_bf16x8 wbv_4_ = kf_bitcast<kf_bf16x8>(t713_);
+                        kf_u32x4 t722_ = wb_[7u];
+                        kf_bf16x8 wbv_4_ = kf_bitcast<kf_bf16x8>(t722_);
                         acc_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[7]), xs_4_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[6]), xs_4_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[5]), xs_4_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[4]), xs_4_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[3]), xs_4_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[2]), xs_4_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[1]), xs_4_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[0]), xs_4_[0u], acc_[0u]))))))));
                     }
-                    unsigned t784_ = ck_ + 1u;
-                    ck_ = t784_;
-                    if (t784_ == steps_) {
-                        float t787_ = acc_[0u];
-                        unsigned t809_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
-                        if (t809_ == 32u) {
-                            float t814_ = __fadd_rn(t787_, kf_shfl_xor(t787_, 16u, kf_wn));
-                            float t817_ = __fadd_rn(t814_, kf_shfl_xor(t814_, 8u, kf_wn));
-                            float t820_ = __fadd_rn(t817_, kf_shfl_xor(t817_, 4u, kf_wn));
-                            float t823_ = __fadd_rn(t820_, kf_shfl_xor(t820_, 2u, kf_wn));
-                            s_ = __fadd_rn(t823_, kf_shfl_xor(t823_, 1u, kf_wn));
+                    unsigned t793_ = ck_ + 1u;
+                    ck_ = t793_;
+                    if (t793_ == steps_) {
+                        float t796_ = acc_[0u];
+                        unsigned t818_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+                        if (t818_ == 32u) {
+                            float t823_ = __fadd_rn(t796_, kf_shfl_xor(t796_, 16u, kf_wn));
+                            float t826_ = __fadd_rn(t823_, kf_shfl_xor(t823_, 8u, kf_wn));
+                            float t829_ = __fadd_rn(t826_, kf_shfl_xor(t826_, 4u, kf_wn));
+                            float t832_ = __fadd_rn(t829_, kf_shfl_xor(t829_, 2u, kf_wn));
+                            s_ = __fadd_rn(t832_, kf_shfl_xor(t832_, 1u, kf_wn));
                         } else {
-                            float t829_ = kf_shfl_down(t787_, 16u, kf_wn);
-                            bool t831_ = (kf_lane_id() + 16u) < t809_;
-                            float t832_ = __fadd_rn(t787_, t829_);
-                            float t833_ = t831_ ? t832_ : t787_;
-                            float t835_ = kf_shfl_down(t833_, 8u, kf_wn);
-                            bool t837_ = (kf_lane_id() + 8u) < t809_;
-                            float t838_ = __fadd_rn(t833_, t835_);
-                            float t839_ = t837_ ? t838_ : t833_;
-                            float t841_ = kf_shfl_down(t839_, 4u, kf_wn);
-                            bool t843_ = (kf_lane_id() + 4u) < t809_;
-                            float t844_ = __fadd_rn(t839_, t841_);
-                            float t845_ = t843_ ? t844_ : t839_;
-                            float t847_ = kf_shfl_down(t845_, 2u, kf_wn);
-                            bool t849_ = (kf_lane_id() + 2u) < t809_;
-                            float t850_ = __fadd_rn(t845_, t847_);
-                            float t851_ = t849_ ? t850_ : t845_;
-                            float t853_ = kf_shfl_down(t851_, 1u, kf_wn);
-                            bool t855_ = (kf_lane_id() + 1u) < t809_;
-                            float t856_ = __fadd_rn(t851_, t853_);
-                            s_ = kf_shfl(t855_ ? t856_ : t851_, 0u, kf_wn);
+                            float t838_ = kf_shfl_down(t796_, 16u, kf_wn);
+                            bool t840_ = (kf_lane_id() + 16u) < t818_;
+                            float t841_ = __fadd_rn(t796_, t838_);
+                            float t842_ = t840_ ? t841_ : t796_;
+                            float t844_ = kf_shfl_down(t842_, 8u, kf_wn);
+                            bool t846_ = (kf_lane_id() + 8u) < t818_;
+                            float t847_ = __fadd_rn(t842_, t844_);
+                            float t848_ = t846_ ? t847_ : t842_;
+                            float t850_ = kf_shfl_down(t848_, 4u, kf_wn);
+                            bool t852_ = (kf_lane_id() + 4u) < t818_;
+                            float t853_ = __fadd_rn(t848_, t850_);
+                            float t854_ = t852_ ? t853_ : t848_;
+                            float t856_ = kf_shfl_down(t854_, 2u, kf_wn);
+                            bool t858_ = (kf_lane_id() + 2u) < t818_;
+                            float t859_ = __fadd_rn(t854_, t856_);
+                            float t860_ = t858_ ? t859_ : t854_;
+                            float t862_ = kf_shfl_down(t860_, 1u, kf_wn);
+                            bool t864_ = (kf_lane_id() + 1u) < t818_;
+                            float t865_ = __fadd_rn(t860_, t862_);
+                            s_ = kf_shfl(t864_ ? t865_ : t860_, 0u, kf_wn);
                         }
-                        bool t861_ = lane_ == 0u;
-                        bool t862_ = t861_;
-                        if (t861_) {
-                            t862_ = cg_ < m_;
+                        bool t870_ = lane_ == 0u;
+                        bool t871_ = t870_;
+                        if (t870_) {
+                            t871_ = cg_ < m_;
                         }
-                        if (t862_) {
+                        if (t871_) {
                             y_[cg_] = s_;
                         }
                         acc_[0u] = 0.0f;
@@ -2847,23 +2862,23 @@ gemv_bf16_f16_f32(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__ x_,
                     unsigned row_9_ = min(lg_, (m_ - 1u));
                     wb_[7u] = wv_[(row_9_ * nv_) + v_12_];
                     xb_[14u] = xv_[v_12_];
-                    unsigned t1045_ = lk_ + 1u;
-                    lk_ = t1045_;
-                    if (t1045_ == steps_) {
+                    unsigned t1062_ = lk_ + 1u;
+                    lk_ = t1062_;
+                    if (t1062_ == steps_) {
                         lk_ = 0u;
                         lg_ = lg_ + nw_;
                     }
                 }
-                bool t1053_ = (t0_ + 1u) >= 1u;
-                bool t1054_ = t1053_;
-                if (t1053_) {
-                    t1054_ = ((t0_ + 1u) - 1u) < total_;
+                bool t1070_ = (t0_ + 1u) >= 1u;
+                bool t1071_ = t1070_;
+                if (t1070_) {
+                    t1071_ = ((t0_ + 1u) - 1u) < total_;
                 }
-                if (t1054_) {
+                if (t1071_) {
                     unsigned v_13_ = ((ck_ << 5u) << 2u) + lane_;
                     if (v_13_ < nv_) {
-                        kf_u32x4 t1091_ = xb_[0u];
-                        kf_f16x8 a_5_ = kf_bitcast<kf_f16x8>(t1091_);
+                        kf_u32x4 t1108_ = xb_[0u];
+                        kf_f16x8 a_5_ = kf_bitcast<kf_f16x8>(t1108_);
                         xs_5_[0u] = kf_f16_to_f32(a_5_.v[0]);
                         xs_5_[1u] = kf_f16_to_f32(a_5_.v[1]);
                         xs_5_[2u] = kf_f16_to_f32(a_5_.v[2]);
@@ -2872,14 +2887,14 @@ gemv_bf16_f16_f32(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__ x_,
                         xs_5_[5u] = kf_f16_to_f32(a_5_.v[5]);
                         xs_5_[6u] = kf_f16_to_f32(a_5_.v[6]);
                         xs_5_[7u] = kf_f16_to_f32(a_5_.v[7]);
-                        kf_u32x4 t1121_ = wb_[0u];
-                        kf_bf16x8 wbv_5_ = kf_bitcast<kf_bf16x8>(t1121_);
+                        kf_u32x4 t1138_ = wb_[0u];
+                        kf_bf16x8 wbv_5_ = kf_bitcast<kf_bf16x8>(t1138_);
                         acc_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[7]), xs_5_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[6]), xs_5_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[5]), xs_5_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[4]), xs_5_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[3]), xs_5_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[2]), xs_5_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[1]), xs_5_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[0]), xs_5_[0u], acc_[0u]))))))));
                     }
                     unsigned v_14_ = (((ck_ << 5u) << 2u) + 32u) + lane_;
                     if (v_14_ < nv_) {
-                        kf_u32x4 t1222_ = xb_[2u];
-                        kf_f16x8 a_6_ = kf_bitcast<kf_f16x8>(t1222_);
+                        kf_u32x4 t1239_ = xb_[2u];
+                        kf_f16x8 a_6_ = kf_bitcast<kf_f16x8>(t1239_);
                         xs_6_[0u] = kf_f16_to_f32(a_6_.v[0]);
                         xs_6_[1u] = kf_f16_to_f32(a_6_.v[1]);
                         xs_6_[2u] = kf_f16_to_f32(a_6_.v[2]);
@@ -2888,14 +2903,14 @@ gemv_bf16_f16_f32(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__ x_,
                         xs_6_[5u] = kf_f16_to_f32(a_6_.v[5]);
                         xs_6_[6u] = kf_f16_to_f32(a_6_.v[6]);
                         xs_6_[7u] = kf_f16_to_f32(a_6_.v[7]);
-                        kf_u32x4 t1252_ = wb_[1u];
-                        kf_bf16x8 wbv_6_ = kf_bitcast<kf_bf16x8>(t1252_);
+                        kf_u32x4 t1269_ = wb_[1u];
+                        kf_bf16x8 wbv_6_ = kf_bitcast<kf_bf16x8>(t1269_);
                         acc_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[7]), xs_6_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[6]), xs_6_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[5]), xs_6_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[4]), xs_6_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[3]), xs_6_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[2]), xs_6_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[1]), xs_6_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[0]), xs_6_[0u], acc_[0u]))))))));
                     }
                     unsigned v_15_ = (((ck_ << 5u) << 2u) + 64u) + lane_;
                     if (v_15_ < nv_) {
-                        kf_u32x4 t1353_ = xb_[4u];
-                        kf_f16x8 a_7_ = kf_bitcast<kf_f16x8>(t1353_);
+                        kf_u32x4 t1370_ = xb_[4u];
+                        kf_f16x8 a_7_ = kf_bitcast<kf_f16x8>(t1370_);
                         xs_7_[0u] = kf_f16_to_f32(a_7_.v[0]);
                         xs_7_[1u] = kf_f16_to_f32(a_7_.v[1]);
                         xs_7_[2u] = kf_f16_to_f32(a_7_.v[2]);
@@ -2904,14 +2919,14 @@ gemv_bf16_f16_f32(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__ x_,
                         xs_7_[5u] = kf_f16_to_f32(a_7_.v[5]);
                         xs_7_[6u] = kf_f16_to_f32(a_7_.v[6]);
                         xs_7_[7u] = kf_f16_to_f32(a_7_.v[7]);
-                        kf_u32x4 t1383_ = wb_[2u];
-                        kf_bf16x8 wbv_7_ = kf_bitcast<kf_bf16x8>(t1383_);
+                        kf_u32x4 t1400_ = wb_[2u];
+                        kf_bf16x8 wbv_7_ = kf_bitcast<kf_bf16x8>(t1400_);
                         acc_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[7]), xs_7_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[6]), xs_7_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[5]), xs_7_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[4]), xs_7_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[3]), xs_7_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[2]), xs_7_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[1]), xs_7_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[0]), xs_7_[0u], acc_[0u]))))))));
                     }
                     unsigned v_16_ = (((ck_ << 5u) << 2u) + 96u) + lane_;
                     if (v_16_ < nv_) {
-                        kf_u32x4 t1484_ = xb_[6u];
-                        kf_f16x8 a_8_ = kf_bitcast<kf_f16x8>(t1484_);
+                        kf_u32x4 t1501_ = xb_[6u];
+                        kf_f16x8 a_8_ = kf_bitcast<kf_f16x8>(t1501_);
                         xs_8_[0u] = kf_f16_to_f32(a_8_.v[0]);
                         xs_8_[1u] = kf_f16_to_f32(a_8_.v[1]);
                         xs_8_[2u] = kf_f16_to_f32(a_8_.v[2]);
@@ -2920,49 +2935,49 @@ gemv_bf16_f16_f32(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__ x_,
                         xs_8_[5u] = kf_f16_to_f32(a_8_.v[5]);
                         xs_8_[6u] = kf_f16_to_f32(a_8_.v[6]);
                         xs_8_[7u] = kf_f16_to_f32(a_8_.v[7]);
-                        kf_u32x4 t1514_ = wb_[3u];
-                        kf_bf16x8 wbv_8_ = kf_bitcast<kf_bf16x8>(t1514_);
+                        kf_u32x4 t1531_ = wb_[3u];
+                        kf_bf16x8 wbv_8_ = kf_bitcast<kf_bf16x8>(t1531_);
                         acc_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[7]), xs_8_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[6]), xs_8_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[5]), xs_8_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[4]), xs_8_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[3]), xs_8_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[2]), xs_8_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[1]), xs_8_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[0]), xs_8_[0u], acc_[0u]))))))));
                     }
-                    unsigned t1585_ = ck_ + 1u;
-                    ck_ = t1585_;
-                    if (t1585_ == steps_) {
-                        float t1588_ = acc_[0u];
-                        unsigned t1610_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
-                        if (t1610_ == 32u) {
-                            float t1615_ = __fadd_rn(t1588_, kf_shfl_xor(t1588_, 16u, kf_wn));
-                            float t1618_ = __fadd_rn(t1615_, kf_shfl_xor(t1615_, 8u, kf_wn));
-                            float t1621_ = __fadd_rn(t1618_, kf_shfl_xor(t1618_, 4u, kf_wn));
-                            float t1624_ = __fadd_rn(t1621_, kf_shfl_xor(t1621_, 2u, kf_wn));
-                            s_2_ = __fadd_rn(t1624_, kf_shfl_xor(t1624_, 1u, kf_wn));
+                    unsigned t1602_ = ck_ + 1u;
+                    ck_ = t1602_;
+                    if (t1602_ == steps_) {
+                        float t1605_ = acc_[0u];
+                        unsigned t1627_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+                        if (t1627_ == 32u) {
+                            float t1632_ = __fadd_rn(t1605_, kf_shfl_xor(t1605_, 16u, kf_wn));
+                            float t1635_ = __fadd_rn(t1632_, kf_shfl_xor(t1632_, 8u, kf_wn));
+                            float t1638_ = __fadd_rn(t1635_, kf_shfl_xor(t1635_, 4u, kf_wn));
+                            float t1641_ = __fadd_rn(t1638_, kf_shfl_xor(t1638_, 2u, kf_wn));
+                            s_2_ = __fadd_rn(t1641_, kf_shfl_xor(t1641_, 1u, kf_wn));
                         } else {
-                            float t1630_ = kf_shfl_down(t1588_, 16u, kf_wn);
-                            bool t1632_ = (kf_lane_id() + 16u) < t1610_;
-                            float t1633_ = __fadd_rn(t1588_, t1630_);
-                            float t1634_ = t1632_ ? t1633_ : t1588_;
-                            float t1636_ = kf_shfl_down(t1634_, 8u, kf_wn);
-                            bool t1638_ = (kf_lane_id() + 8u) < t1610_;
-                            float t1639_ = __fadd_rn(t1634_, t1636_);
-                            float t1640_ = t1638_ ? t1639_ : t1634_;
-                            float t1642_ = kf_shfl_down(t1640_, 4u, kf_wn);
-                            bool t1644_ = (kf_lane_id() + 4u) < t1610_;
-                            float t1645_ = __fadd_rn(t1640_, t1642_);
-                            float t1646_ = t1644_ ? t1645_ : t1640_;
-                            float t1648_ = kf_shfl_down(t1646_, 2u, kf_wn);
-                            bool t1650_ = (kf_lane_id() + 2u) < t1610_;
-                            float t1651_ = __fadd_rn(t1646_, t1648_);
-                            float t1652_ = t1650_ ? t1651_ : t1646_;
-                            float t1654_ = kf_shfl_down(t1652_, 1u, kf_wn);
-                            bool t1656_ = (kf_lane_id() + 1u) < t1610_;
-                            float t1657_ = __fadd_rn(t1652_, t1654_);
-                            s_2_ = kf_shfl(t1656_ ? t1657_ : t1652_, 0u, kf_wn);
+                            float t1647_ = kf_shfl_down(t1605_, 16u, kf_wn);
+                            bool t1649_ = (kf_lane_id() + 16u) < t1627_;
+                            float t1650_ = __fadd_rn(t1605_, t1647_);
+                            float t1651_ = t1649_ ? t1650_ : t1605_;
+                            float t1653_ = kf_shfl_down(t1651_, 8u, kf_wn);
+                            bool t1655_ = (kf_lane_id() + 8u) < t1627_;
+                            float t1656_ = __fadd_rn(t1651_, t1653_);
+                            float t1657_ = t1655_ ? t1656_ : t1651_;
+                            float t1659_ = kf_shfl_down(t1657_, 4u, kf_wn);
+                            bool t1661_ = (kf_lane_id() + 4u) < t1627_;
+                            float t1662_ = __fadd_rn(t1657_, t1659_);
+                            float t1663_ = t1661_ ? t1662_ : t1657_;
+                            float t1665_ = kf_shfl_down(t1663_, 2u, kf_wn);
+                            bool t1667_ = (kf_lane_id() + 2u) < t1627_;
+                            float t1668_ = __fadd_rn(t1663_, t1665_);
+                            float t1669_ = t1667_ ? t1668_ : t1663_;
+                            float t1671_ = kf_shfl_down(t1669_, 1u, kf_wn);
+                            bool t1673_ = (kf_lane_id() + 1u) < t1627_;
+                            float t1674_ = __fadd_rn(t1669_, t1671_);
+                            s_2_ = kf_shfl(t1673_ ? t1674_ : t1669_, 0u, kf_wn);
                         }
-                        bool t1662_ = lane_ == 0u;
-                        bool t1663_ = t1662_;
-                        if (t1662_) {
-                            t1663_ = cg_ < m_;
+                        bool t1679_ = lane_ == 0u;
+                        bool t1680_ = t1679_;
+                        if (t1679_) {
+                            t1680_ = cg_ < m_;
                         }
-                        if (t1663_) {
+                        if (t1680_) {
                             y_[cg_] = s_2_;
                         }
                         acc_[0u] = 0.0f;
@@ -2975,47 +2990,47 @@ gemv_bf16_f16_f32(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__ x_,
     } else {
         unsigned lane_2_ = kf_lane_id();
         unsigned nv_2_ = k_ >> 3u;
-        unsigned t1704_ = (blockIdx.x << 3u) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u);
-        unsigned t1715_ = gridDim.x << 3u;
-        for (unsigned g_ = t1704_; g_ < m_; g_ = g_ + t1715_) {
+        unsigned t1721_ = (blockIdx.x << 3u) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u);
+        unsigned t1732_ = gridDim.x << 3u;
+        for (unsigned g_ = t1721_; g_ < m_; g_ = g_ + t1732_) {
             row_[0u] = min(g_, (m_ - 1u));
             acc_2_[0u] = 0.0f;
             if ((k_ & 7u) == 0u) {
                 for (unsigned base_ = 0u; base_ < nv_2_; base_ = base_ + 128u) {
                     unsigned v_17_ = base_ + lane_2_;
-                    kf_u32x4 t1740_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                    kf_u32x4 t_ = t1740_;
+                    kf_u32x4 t1757_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_ = t1757_;
                     if (v_17_ < nv_2_) {
-                        unsigned t1746_ = (row_[0u] * nv_2_) + v_17_;
-                        kf_u32x4 t1747_ = wv_[t1746_];
-                        t_ = t1747_;
+                        unsigned t1763_ = (row_[0u] * nv_2_) + v_17_;
+                        kf_u32x4 t1764_ = wv_[t1763_];
+                        t_ = t1764_;
                     }
                     wr_[0u] = t_;
                     unsigned v_18_ = (base_ + 32u) + lane_2_;
-                    kf_u32x4 t1753_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                    kf_u32x4 t_2_ = t1753_;
+                    kf_u32x4 t1770_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_2_ = t1770_;
                     if (v_18_ < nv_2_) {
-                        unsigned t1759_ = (row_[0u] * nv_2_) + v_18_;
-                        kf_u32x4 t1760_ = wv_[t1759_];
-                        t_2_ = t1760_;
+                        unsigned t1776_ = (row_[0u] * nv_2_) + v_18_;
+                        kf_u32x4 t1777_ = wv_[t1776_];
+                        t_2_ = t1777_;
                     }
                     wr_[1u] = t_2_;
                     unsigned v_19_ = (base_ + 64u) + lane_2_;
-                    kf_u32x4 t1766_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                    kf_u32x4 t_3_ = t1766_;
+                    kf_u32x4 t1783_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_3_ = t1783_;
                     if (v_19_ < nv_2_) {
-                        unsigned t1772_ = (row_[0u] * nv_2_) + v_19_;
-                        kf_u32x4 t1773_ = wv_[t1772_];
-                        t_3_ = t1773_;
+                        unsigned t1789_ = (row_[0u] * nv_2_) + v_19_;
+                        kf_u32x4 t1790_ = wv_[t1789_];
+                        t_3_ = t1790_;
                     }
                     wr_[2u] = t_3_;
                     unsigned v_20_ = (base_ + 96u) + lane_2_;
-                    kf_u32x4 t1779_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                    kf_u32x4 t_4_ = t1779_;
+                    kf_u32x4 t1796_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_4_ = t1796_;
                     if (v_20_ < nv_2_) {
-                        unsigned t1785_ = (row_[0u] * nv_2_) + v_20_;
-                        kf_u32x4 t1786_ = wv_[t1785_];
-                        t_4_ = t1786_;
+                        unsigned t1802_ = (row_[0u] * nv_2_) + v_20_;
+                        kf_u32x4 t1803_ = wv_[t1802_];
+                        t_4_ = t1803_;
                     }
                     wr_[3u] = t_4_;
                     unsigned v_21_ = base_ + lane_2_;
@@ -3029,8 +3044,8 @@ gemv_bf16_f16_f32(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__ x_,
                         xs_9_[5u] = kf_f16_to_f32(a_9_.v[5]);
                         xs_9_[6u] = kf_f16_to_f32(a_9_.v[6]);
                         xs_9_[7u] = kf_f16_to_f32(a_9_.v[7]);
-                        kf_u32x4 t1845_ = wr_[0u];
-                        kf_bf16x8 wb_2_ = kf_bitcast<kf_bf16x8>(t1845_);
+                        kf_u32x4 t1862_ = wr_[0u];
+                        kf_bf16x8 wb_2_ = kf_bitcast<kf_bf16x8>(t1862_);
                         acc_2_[0u] = __fmaf_rn(kf_bf16_to_f32(wb_2_.v[7]), xs_9_[7u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[6]), xs_9_[6u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[5]), xs_9_[5u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[4]), xs_9_[4u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[3]), xs_9_[3u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[2]), xs_9_[2u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[1]), xs_9_[1u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[0]), xs_9_[0u], acc_2_[0u]))))))));
                     }
                     unsigned v_22_ = (base_ + 32u) + lane_2_;
@@ -3044,8 +3059,8 @@ gemv_bf16_f16_f32(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__ x_,
                         xs_10_[5u] = kf_f16_to_f32(a_10_.v[5]);
                         xs_10_[6u] = kf_f16_to_f32(a_10_.v[6]);
                         xs_10_[7u] = kf_f16_to_f32(a_10_.v[7]);
-                        kf_u32x4 t1972_ = wr_[1u];
-                        kf_bf16x8 wb_3_ = kf_bitcast<kf_bf16x8>(t1972_);
+                        kf_u32x4 t1989_ = wr_[1u];
+                        kf_bf16x8 wb_3_ = kf_bitcast<kf_bf16x8>(t1989_);
                         acc_2_[0u] = __fmaf_rn(kf_bf16_to_f32(wb_3_.v[7]), xs_10_[7u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[6]), xs_10_[6u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[5]), xs_10_[5u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[4]), xs_10_[4u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[3]), xs_10_[3u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[2]), xs_10_[2u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[1]), xs_10_[1u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[0]), xs_10_[0u], acc_2_[0u]))))))));
                     }
                     unsigned v_23_ = (base_ + 64u) + lane_2_;
@@ -3059,8 +3074,8 @@ gemv_bf16_f16_f32(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__ x_,
                         xs_11_[5u] = kf_f16_to_f32(a_11_.v[5]);
                         xs_11_[6u] = kf_f16_to_f32(a_11_.v[6]);
                         xs_11_[7u] = kf_f16_to_f32(a_11_.v[7]);
-                        kf_u32x4 t2099_ = wr_[2u];
-                        kf_bf16x8 wb_4_ = kf_bitcast<kf_bf16x8>(t2099_);
+                        kf_u32x4 t2116_ = wr_[2u];
+                        kf_bf16x8 wb_4_ = kf_bitcast<kf_bf16x8>(t2116_);
                         acc_2_[0u] = __fmaf_rn(kf_bf16_to_f32(wb_4_.v[7]), xs_11_[7u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[6]), xs_11_[6u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[5]), xs_11_[5u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[4]), xs_11_[4u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[3]), xs_11_[3u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[2]), xs_11_[2u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[1]), xs_11_[1u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[0]), xs_11_[0u], acc_2_[0u]))))))));
                     }
                     unsigned v_24_ = (base_ + 96u) + lane_2_;
@@ -3074,62 +3089,62 @@ gemv_bf16_f16_f32(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__ x_,
                         xs_12_[5u] = kf_f16_to_f32(a_12_.v[5]);
                         xs_12_[6u] = kf_f16_to_f32(a_12_.v[6]);
                         xs_12_[7u] = kf_f16_to_f32(a_12_.v[7]);
-                        kf_u32x4 t2226_ = wr_[3u];
-                        kf_bf16x8 wb_5_ = kf_bitcast<kf_bf16x8>(t2226_);
+                        kf_u32x4 t2243_ = wr_[3u];
+                        kf_bf16x8 wb_5_ = kf_bitcast<kf_bf16x8>(t2243_);
                         acc_2_[0u] = __fmaf_rn(kf_bf16_to_f32(wb_5_.v[7]), xs_12_[7u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[6]), xs_12_[6u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[5]), xs_12_[5u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[4]), xs_12_[4u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[3]), xs_12_[3u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[2]), xs_12_[2u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[1]), xs_12_[1u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[0]), xs_12_[0u], acc_2_[0u]))))))));
                     }
                 }
             } else {
                 for (unsigned c_ = lane_2_; c_ < k_; c_ = c_ + 32u) {
-                    float t2304_ = kf_f16_to_f32(x_[c_]);
+                    float t2321_ = kf_f16_to_f32(x_[c_]);
                     unsigned i_ = (row_[0u] * k_) + c_;
                     unsigned short u_ = w16_[i_];
-                    acc_2_[0u] = __fmaf_rn(kf_bf16_to_f32(kf_bitcast<kf_bf16>(u_)), t2304_, acc_2_[0u]);
+                    acc_2_[0u] = __fmaf_rn(kf_bf16_to_f32(kf_bitcast<kf_bf16>(u_)), t2321_, acc_2_[0u]);
                 }
             }
-            float t2322_ = acc_2_[0u];
-            unsigned t2344_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
-            if (t2344_ == 32u) {
-                float t2349_ = __fadd_rn(t2322_, kf_shfl_xor(t2322_, 16u, kf_wn));
-                float t2352_ = __fadd_rn(t2349_, kf_shfl_xor(t2349_, 8u, kf_wn));
-                float t2355_ = __fadd_rn(t2352_, kf_shfl_xor(t2352_, 4u, kf_wn));
-                float t2358_ = __fadd_rn(t2355_, kf_shfl_xor(t2355_, 2u, kf_wn));
-                s_3_ = __fadd_rn(t2358_, kf_shfl_xor(t2358_, 1u, kf_wn));
+            float t2339_ = acc_2_[0u];
+            unsigned t2361_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+            if (t2361_ == 32u) {
+                float t2366_ = __fadd_rn(t2339_, kf_shfl_xor(t2339_, 16u, kf_wn));
+                float t2369_ = __fadd_rn(t2366_, kf_shfl_xor(t2366_, 8u, kf_wn));
+                float t2372_ = __fadd_rn(t2369_, kf_shfl_xor(t2369_, 4u, kf_wn));
+                float t2375_ = __fadd_rn(t2372_, kf_shfl_xor(t2372_, 2u, kf_wn));
+                s_3_ = __fadd_rn(t2375_, kf_shfl_xor(t2375_, 1u, kf_wn));
             } else {
-                float t2364_ = kf_shfl_down(t2322_, 16u, kf_wn);
-                bool t2366_ = (kf_lane_id() + 16u) < t2344_;
-                float t2367_ = __fadd_rn(t2322_, t2364_);
-                float t2368_ = t2366_ ? t2367_ : t2322_;
-                float t2370_ = kf_shfl_down(t2368_, 8u, kf_wn);
-                bool t2372_ = (kf_lane_id() + 8u) < t2344_;
-                float t2373_ = __fadd_rn(t2368_, t2370_);
-                float t2374_ = t2372_ ? t2373_ : t2368_;
-                float t2376_ = kf_shfl_down(t2374_, 4u, kf_wn);
-                bool t2378_ = (kf_lane_id() + 4u) < t2344_;
-                float t2379_ = __fadd_rn(t2374_, t2376_);
-                float t2380_ = t2378_ ? t2379_ : t2374_;
-                float t2382_ = kf_shfl_down(t2380_, 2u, kf_wn);
-                bool t2384_ = (kf_lane_id() + 2u) < t2344_;
-                float t2385_ = __fadd_rn(t2380_, t2382_);
-                float t2386_ = t2384_ ? t2385_ : t2380_;
-                float t2388_ = kf_shfl_down(t2386_, 1u, kf_wn);
-                bool t2390_ = (kf_lane_id() + 1u) < t2344_;
-                float t2391_ = __fadd_rn(t2386_, t2388_);
-                s_3_ = kf_shfl(t2390_ ? t2391_ : t2386_, 0u, kf_wn);
+                float t2381_ = kf_shfl_down(t2339_, 16u, kf_wn);
+                bool t2383_ = (kf_lane_id() + 16u) < t2361_;
+                float t2384_ = __fadd_rn(t2339_, t2381_);
+                float t2385_ = t2383_ ? t2384_ : t2339_;
+                float t2387_ = kf_shfl_down(t2385_, 8u, kf_wn);
+                bool t2389_ = (kf_lane_id() + 8u) < t2361_;
+                float t2390_ = __fadd_rn(t2385_, t2387_);
+                float t2391_ = t2389_ ? t2390_ : t2385_;
+                float t2393_ = kf_shfl_down(t2391_, 4u, kf_wn);
+                bool t2395_ = (kf_lane_id() + 4u) < t2361_;
+                float t2396_ = __fadd_rn(t2391_, t2393_);
+                float t2397_ = t2395_ ? t2396_ : t2391_;
+                float t2399_ = kf_shfl_down(t2397_, 2u, kf_wn);
+                bool t2401_ = (kf_lane_id() + 2u) < t2361_;
+                float t2402_ = __fadd_rn(t2397_, t2399_);
+                float t2403_ = t2401_ ? t2402_ : t2397_;
+                float t2405_ = kf_shfl_down(t2403_, 1u, kf_wn);
+                bool t2407_ = (kf_lane_id() + 1u) < t2361_;
+                float t2408_ = __fadd_rn(t2403_, t2405_);
+                s_3_ = kf_shfl(t2407_ ? t2408_ : t2403_, 0u, kf_wn);
             }
-            bool t2396_ = lane_2_ == 0u;
-            bool t2397_ = t2396_;
-            if (t2396_) {
-                t2397_ = g_ < m_;
+            bool t2413_ = lane_2_ == 0u;
+            bool t2414_ = t2413_;
+            if (t2413_) {
+                t2414_ = g_ < m_;
             }
-            if (t2397_) {
+            if (t2414_) {
                 y_[g_] = s_3_;
             }
         }
     }
 }
 
-/* kernel gemv_bf16_f32_f16 (gemv.kf:531) */
+/* kernel gemv_bf16_f32_f16 (gemv.kf:536) */
 extern "C" __global__ void __launch_bounds__(256)
 gemv_bf16_f32_f16(const kf_bf16* __restrict__ w_, const float* __restrict__ x_, kf_f16* __restrict__ y_, unsigned m_, unsigned k_)
 {
@@ -3162,60 +3177,60 @@ gemv_bf16_f32_f16(const kf_bf16* __restrict__ w_, const float* __restrict__ x_, 
     if ((k_ & 7u) == 0u) {
         unsigned lane_ = kf_lane_id();
         unsigned nv_ = k_ >> 3u;
-        unsigned t24_ = nv_ << 1u;
+        unsigned t25_ = nv_ << 1u;
         unsigned steps_ = (nv_ >> 7u) + (((nv_ & 127u) != 0u) ? 1u : 0u);
         unsigned wid_ = (blockIdx.x << 3u) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u);
         unsigned nw_ = gridDim.x << 3u;
         if (!(wid_ >= m_)) {
-            unsigned t61_ = m_ - wid_;
-            unsigned total_ = ((t61_ / nw_) + (((t61_ % nw_) != 0u) ? 1u : 0u)) * steps_;
+            unsigned t62_ = m_ - wid_;
+            unsigned total_ = ((t62_ / nw_) + (((t62_ % nw_) != 0u) ? 1u : 0u)) * steps_;
             acc_[0u] = 0.0f;
             unsigned lg_ = wid_;
             unsigned lk_ = 0u;
             unsigned cg_ = wid_;
             unsigned ck_ = 0u;
-            unsigned t80_ = total_ + 1u;
-            for (unsigned t0_ = 0u; t0_ < t80_; t0_ = t0_ + 2u) {
+            unsigned t81_ = total_ + 1u;
+            for (unsigned t0_ = 0u; t0_ < t81_; t0_ = t0_ + 2u) {
                 if (t0_ < total_) {
                     unsigned v_ = min((((lk_ << 5u) << 2u) + lane_), (nv_ - 1u));
                     unsigned row_2_ = min(lg_, (m_ - 1u));
                     wb_[0u] = wv_[(row_2_ * nv_) + v_];
-                    xb_[0u] = xv_[min((v_ << 1u), (t24_ - 1u))];
-                    xb_[1u] = xv_[min(((v_ << 1u) + 1u), (t24_ - 1u))];
+                    xb_[0u] = xv_[min((v_ << 1u), (t25_ - 1u))];
+                    xb_[1u] = xv_[min(((v_ << 1u) + 1u), (t25_ - 1u))];
                     unsigned v_2_ = min(((((lk_ << 5u) << 2u) + 32u) + lane_), (nv_ - 1u));
                     unsigned row_3_ = min(lg_, (m_ - 1u));
                     wb_[1u] = wv_[(row_3_ * nv_) + v_2_];
-                    xb_[2u] = xv_[min((v_2_ << 1u), (t24_ - 1u))];
-                    xb_[3u] = xv_[min(((v_2_ << 1u) + 1u), (t24_ - 1u))];
+                    xb_[2u] = xv_[min((v_2_ << 1u), (t25_ - 1u))];
+                    xb_[3u] = xv_[min(((v_2_ << 1u) + 1u), (t25_ - 1u))];
                     unsigned v_3_ = min(((((lk_ << 5u) << 2u) + 64u) + lane_), (nv_ - 1u));
                     unsigned row_4_ = min(lg_, (m_ - 1u));
                     wb_[2u] = wv_[(row_4_ * nv_) + v_3_];
-                    xb_[4u] = xv_[min((v_3_ << 1u), (t24_ - 1u))];
-                    xb_[5u] = xv_[min(((v_3_ << 1u) + 1u), (t24_ - 1u))];
+                    xb_[4u] = xv_[min((v_3_ << 1u), (t25_ - 1u))];
+                    xb_[5u] = xv_[min(((v_3_ << 1u) + 1u), (t25_ - 1u))];
                     unsigned v_4_ = min(((((lk_ << 5u) << 2u) + 96u) + lane_), (nv_ - 1u));
                     unsigned row_5_ = min(lg_, (m_ - 1u));
                     wb_[3u] = wv_[(row_5_ * nv_) + v_4_];
-                    xb_[6u] = xv_[min((v_4_ << 1u), (t24_ - 1u))];
-                    xb_[7u] = xv_[min(((v_4_ << 1u) + 1u), (t24_ - 1u))];
-                    unsigned t244_ = lk_ + 1u;
-                    lk_ = t244_;
-                    if (t244_ == steps_) {
+                    xb_[6u] = xv_[min((v_4_ << 1u), (t25_ - 1u))];
+                    xb_[7u] = xv_[min(((v_4_ << 1u) + 1u), (t25_ - 1u))];
+                    unsigned t253_ = lk_ + 1u;
+                    lk_ = t253_;
+                    if (t253_ == steps_) {
                         lk_ = 0u;
                         lg_ = lg_ + nw_;
                     }
                 }
-                bool t252_ = t0_ >= 1u;
-                bool t253_ = t252_;
-                if (t252_) {
-                    t253_ = (t0_ - 1u) < total_;
+                bool t261_ = t0_ >= 1u;
+                bool t262_ = t261_;
+                if (t261_) {
+                    t262_ = (t0_ - 1u) < total_;
                 }
-                if (t253_) {
+                if (t262_) {
                     unsigned v_5_ = ((ck_ << 5u) << 2u) + lane_;
                     if (v_5_ < nv_) {
-                        kf_u32x4 t268_ = xb_[8u];
-                        kf_f32x4 a_ = kf_bitcast<kf_f32x4>(t268_);
-                        kf_u32x4 t271_ = xb_[9u];
-                        kf_f32x4 b_ = kf_bitcast<kf_f32x4>(t271_);
+                        kf_u32x4 t277_ = xb_[8u];
+                        kf_f32x4 a_ = kf_bitcast<kf_f32x4>(t277_);
+                        kf_u32x4 t280_ = xb_[9u];
+                        kf_f32x4 b_ = kf_bitcast<kf_f32x4>(t280_);
                         xs_[0u] = a_.v[0];
                         xs_[4u] = b_.v[0];
                         xs_[1u] = a_.v[1];
@@ -3224,16 +3239,16 @@ gemv_bf16_f32_f16(const kf_bf16* __restrict__ w_, const float* __restrict__ x_, 
                         xs_[6u] = b_.v[2];
                         xs_[3u] = a_.v[3];
                         xs_[7u] = b_.v[3];
-                        kf_u32x4 t320_ = wb_[4u];
-                        kf_bf16x8 wbv_ = kf_bitcast<kf_bf16x8>(t320_);
+                        kf_u32x4 t329_ = wb_[4u];
+                        kf_bf16x8 wbv_ = kf_bitcast<kf_bf16x8>(t329_);
                         acc_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_.v[7]), xs_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[6]), xs_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[5]), xs_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[4]), xs_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[3]), xs_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[2]), xs_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[1]), xs_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[0]), xs_[0u], acc_[0u]))))))));
                     }
                     unsigned v_6_ = (((ck_ << 5u) << 2u) + 32u) + lane_;
                     if (v_6_ < nv_) {
-                        kf_u32x4 t399_ = xb_[10u];
-                        kf_f32x4 a_2_ = kf_bitcast<kf_f32x4>(t399_);
-                        kf_u32x4 t402_ = xb_[11u];
-                        kf_f32x4 b_2_ = kf_bitcast<kf_f32x4>(t402_);
+                        kf_u32x4 t408_ = xb_[10u];
+                        kf_f32x4 a_2_ = kf_bitcast<kf_f32x4>(t408_);
+                        kf_u32x4 t411_ = xb_[11u];
+                        kf_f32x4 b_2_ = kf_bitcast<kf_f32x4>(t411_);
                         xs_2_[0u] = a_2_.v[0];
                         xs_2_[4u] = b_2_.v[0];
                         xs_2_[1u] = a_2_.v[1];
@@ -3242,16 +3257,16 @@ gemv_bf16_f32_f16(const kf_bf16* __restrict__ w_, const float* __restrict__ x_, 
                         xs_2_[6u] = b_2_.v[2];
                         xs_2_[3u] = a_2_.v[3];
                         xs_2_[7u] = b_2_.v[3];
-                        kf_u32x4 t451_ = wb_[5u];
-                        kf_bf16x8 wbv_2_ = kf_bitcast<kf_bf16x8>(t451_);
+                        kf_u32x4 t460_ = wb_[5u];
+                        kf_bf16x8 wbv_2_ = kf_bitcast<kf_bf16x8>(t460_);
                         acc_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[7]), xs_2_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[6]), xs_2_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[5]), xs_2_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[4]), xs_2_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[3]), xs_2_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[2]), xs_2_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[1]), xs_2_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[0]), xs_2_[0u], acc_[0u]))))))));
                     }
                     unsigned v_7_ = (((ck_ << 5u) << 2u) + 64u) + lane_;
                     if (v_7_ < nv_) {
-                        kf_u32x4 t530_ = xb_[12u];
-                        kf_f32x4 a_3_ = kf_bitcast<kf_f32x4>(t530_);
-                        kf_u32x4 t533_ = xb_[13u];
-                        kf_f32x4 b_3_ = kf_bitcast<kf_f32x4>(t533_);
+                        kf_u32x4 t539_ = xb_[12u];
+                        kf_f32x4 a_3_ = kf_bitcast<kf_f32x4>(t539_);
+                        kf_u32x4 t542_ = xb_[13u];
+                        kf_f32x4 b_3_ = kf_bitcast<kf_f32x4>(t542_);
                         xs_3_[0u] = a_3_.v[0];
                         xs_3_[4u] = b_3_.v[0];
                         xs_3_[1u] = a_3_.v[1];
@@ -3260,16 +3275,16 @@ gemv_bf16_f32_f16(const kf_bf16* __restrict__ w_, const float* __restrict__ x_, 
                         xs_3_[6u] = b_3_.v[2];
                         xs_3_[3u] = a_3_.v[3];
                         xs_3_[7u] = b_3_.v[3];
-                        kf_u32x4 t582_ = wb_[6u];
-                        kf_bf16x8 wbv_3_ = kf_bitcast<kf_bf16x8>(t582_);
+                        kf_u32x4 t591_ = wb_[6u];
+                        kf_bf16x8 wbv_3_ = kf_bitcast<kf_bf16x8>(t591_);
                         acc_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[7]), xs_3_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[6]), xs_3_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[5]), xs_3_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[4]), xs_3_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[3]), xs_3_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[2]), xs_3_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[1]), xs_3_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[0]), xs_3_[0u], acc_[0u]))))))));
                     }
                     unsigned v_8_ = (((ck_ << 5u) << 2u) + 96u) + lane_;
                     if (v_8_ < nv_) {
-                        kf_u32x4 t661_ = xb_[14u];
-                        kf_f32x4 a_4_ = kf_bitcast<kf_f32x4>(t661_);
-                        kf_u32x4 t664_ = xb_[15u];
-                        kf_f32x4 b_4_ = kf_bitcast<kf_f32x4>(t664_);
+                        kf_u32x4 t670_ = xb_[14u];
+                        kf_f32x4 a_4_ = kf_bitcast<kf_f32x4>(t670_);
+                        kf_u32x4 t673_ = xb_[15u];
+                        kf_f32x4 b_4_ = kf_bitcast<kf_f32x4>(t673_);
                         xs_4_[0u] = a_4_.v[0];
                         xs_4_[4u] = b_4_.v[0];
                         xs_4_[1u] = a_4_.v[1];
@@ -3278,49 +3293,49 @@ gemv_bf16_f32_f16(const kf_bf16* __restrict__ w_, const float* __restrict__ x_, 
                         xs_4_[6u] = b_4_.v[2];
                         xs_4_[3u] = a_4_.v[3];
                         xs_4_[7u] = b_4_.v[3];
-                        kf_u32x4 t713_ = wb_[7u];
-                        kf_bf16x8 wbv_4_ = kf_bitcast<kf_bf16x8>(t713_);
+                        kf_u32x4 t722_ = wb_[7u];
+                        kf_bf16x8 wbv_4_ = kf_bitcast<kf_bf16x8>(t722_);
                         acc_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[7]), xs_4_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[6]), xs_4_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[5]), xs_4_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[4]), xs_4_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[3]), xs_4_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[2]), xs_4_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[1]), xs_4_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[0]), xs_4_[0u], acc_[0u]))))))));
                     }
-                    unsigned t784_ = ck_ + 1u;
-                    ck_ = t784_;
-                    if (t784_ == steps_) {
-                        float t787_ = acc_[0u];
-                        unsigned t809_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
-                        if (t809_ == 32u) {
-                            float t814_ = __fadd_rn(t787_, kf_shfl_xor(t787_, 16u, kf_wn));
-                            float t817_ = __fadd_rn(t814_, kf_shfl_xor(t814_, 8u, kf_wn));
-                            float t820_ = __fadd_rn(t817_, kf_shfl_xor(t817_, 4u, kf_wn));
-                            float t823_ = __fadd_rn(t820_, kf_shfl_xor(t820_, 2u, kf_wn));
-                            s_ = __fadd_rn(t823_, kf_shfl_xor(t823_, 1u, kf_wn));
+                    unsigned t793_ = ck_ + 1u;
+                    ck_ = t793_;
+                    if (t793_ == steps_) {
+                        float t796_ = acc_[0u];
+                        unsigned t818_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+                        if (t818_ == 32u) {
+                            float t823_ = __fadd_rn(t796_, kf_shfl_xor(t796_, 16u, kf_wn));
+                            float t826_ = __fadd_rn(t823_, kf_shfl_xor(t823_, 8u, kf_wn));
+                            float t829_ = __fadd_rn(t826_, kf_shfl_xor(t826_, 4u, kf_wn));
+                            float t832_ = __fadd_rn(t829_, kf_shfl_xor(t829_, 2u, kf_wn));
+                            s_ = __fadd_rn(t832_, kf_shfl_xor(t832_, 1u, kf_wn));
                         } else {
-                            float t829_ = kf_shfl_down(t787_, 16u, kf_wn);
-                            bool t831_ = (kf_lane_id() + 16u) < t809_;
-                            float t832_ = __fadd_rn(t787_, t829_);
-                            float t833_ = t831_ ? t832_ : t787_;
-                            float t835_ = kf_shfl_down(t833_, 8u, kf_wn);
-                            bool t837_ = (kf_lane_id() + 8u) < t809_;
-                            float t838_ = __fadd_rn(t833_, t835_);
-                            float t839_ = t837_ ? t838_ : t833_;
-                            float t841_ = kf_shfl_down(t839_, 4u, kf_wn);
-                            bool t843_ = (kf_lane_id() + 4u) < t809_;
-                            float t844_ = __fadd_rn(t839_, t841_);
-                            float t845_ = t843_ ? t844_ : t839_;
-                            float t847_ = kf_shfl_down(t845_, 2u, kf_wn);
-                            bool t849_ = (kf_lane_id() + 2u) < t809_;
-                            float t850_ = __fadd_rn(t845_, t847_);
-                            float t851_ = t849_ ? t850_ : t845_;
-                            float t853_ = kf_shfl_down(t851_, 1u, kf_wn);
-                            bool t855_ = (kf_lane_id() + 1u) < t809_;
-                            float t856_ = __fadd_rn(t851_, t853_);
-                            s_ = kf_shfl(t855_ ? t856_ : t851_, 0u, kf_wn);
+                            float t838_ = kf_shfl_down(t796_, 16u, kf_wn);
+                            bool t840_ = (kf_lane_id() + 16u) < t818_;
+                            float t841_ = __fadd_rn(t796_, t838_);
+                            float t842_ = t840_ ? t841_ : t796_;
+                            float t844_ = kf_shfl_down(t842_, 8u, kf_wn);
+                            bool t846_ = (kf_lane_id() + 8u) < t818_;
+                            float t847_ = __fadd_rn(t842_, t844_);
+                            float t848_ = t846_ ? t847_ : t842_;
+                            float t850_ = kf_shfl_down(t848_, 4u, kf_wn);
+                            bool t852_ = (kf_lane_id() + 4u) < t818_;
+                            float t853_ = __fadd_rn(t848_, t850_);
+                            float t854_ = t852_ ? t853_ : t848_;
+                            float t856_ = kf_shfl_down(t854_, 2u, kf_wn);
+                            bool t858_ = (kf_lane_id() + 2u) < t818_;
+                            float t859_ = __fadd_rn(t854_, t856_);
+                            float t860_ = t858_ ? t859_ : t854_;
+                            float t862_ = kf_shfl_down(t860_, 1u, kf_wn);
+                            bool t864_ = (kf_lane_id() + 1u) < t818_;
+                            float t865_ = __fadd_rn(t860_, t862_);
+                            s_ = kf_shfl(t864_ ? t865_ : t860_, 0u, kf_wn);
                         }
-                        bool t861_ = lane_ == 0u;
-                        bool t862_ = t861_;
-                        if (t861_) {
-                            t862_ = cg_ < m_;
+                        bool t870_ = lane_ == 0u;
+                        bool t871_ = t870_;
+                        if (t870_) {
+                            t871_ = cg_ < m_;
                         }
-                        if (t862_) {
+                        if (t871_) {
                             y_[cg_] = kf_f16_from_f32(s_);
                         }
                         acc_[0u] = 0.0f;
@@ -3332,42 +3347,42 @@ gemv_bf16_f32_f16(const kf_bf16* __restrict__ w_, const float* __restrict__ x_, 
                     unsigned v_9_ = min((((lk_ << 5u) << 2u) + lane_), (nv_ - 1u));
                     unsigned row_6_ = min(lg_, (m_ - 1u));
                     wb_[4u] = wv_[(row_6_ * nv_) + v_9_];
-                    xb_[8u] = xv_[min((v_9_ << 1u), (t24_ - 1u))];
-                    xb_[9u] = xv_[min(((v_9_ << 1u) + 1u), (t24_ - 1u))];
+                    xb_[8u] = xv_[min((v_9_ << 1u), (t25_ - 1u))];
+                    xb_[9u] = xv_[min(((v_9_ << 1u) + 1u), (t25_ - 1u))];
                     unsigned v_10_ = min(((((lk_ << 5u) << 2u) + 32u) + lane_), (nv_ - 1u));
                     unsigned row_7_ = min(lg_, (m_ - 1u));
                     wb_[5u] = wv_[(row_7_ * nv_) + v_10_];
-                    xb_[10u] = xv_[min((v_10_ << 1u), (t24_ - 1u))];
-                    xb_[11u] = xv_[min(((v_10_ << 1u) + 1u), (t24_ - 1u))];
+                    xb_[10u] = xv_[min((v_10_ << 1u), (t25_ - 1u))];
+                    xb_[11u] = xv_[min(((v_10_ << 1u) + 1u), (t25_ - 1u))];
                     unsigned v_11_ = min(((((lk_ << 5u) << 2u) + 64u) + lane_), (nv_ - 1u));
                     unsigned row_8_ = min(lg_, (m_ - 1u));
                     wb_[6u] = wv_[(row_8_ * nv_) + v_11_];
-                    xb_[12u] = xv_[min((v_11_ << 1u), (t24_ - 1u))];
-                    xb_[13u] = xv_[min(((v_11_ << 1u) + 1u), (t24_ - 1u))];
+                    xb_[12u] = xv_[min((v_11_ << 1u), (t25_ - 1u))];
+                    xb_[13u] = xv_[min(((v_11_ << 1u) + 1u), (t25_ - 1u))];
                     unsigned v_12_ = min(((((lk_ << 5u) << 2u) + 96u) + lane_), (nv_ - 1u));
                     unsigned row_9_ = min(lg_, (m_ - 1u));
                     wb_[7u] = wv_[(row_9_ * nv_) + v_12_];
-                    xb_[14u] = xv_[min((v_12_ << 1u), (t24_ - 1u))];
-                    xb_[15u] = xv_[min(((v_12_ << 1u) + 1u), (t24_ - 1u))];
-                    unsigned t1045_ = lk_ + 1u;
-                    lk_ = t1045_;
-                    if (t1045_ == steps_) {
+                    xb_[14u] = xv_[min((v_12_ << 1u), (t25_ - 1u))];
+                    xb_[15u] = xv_[min(((v_12_ << 1u) + 1u), (t25_ - 1u))];
+                    unsigned t1062_ = lk_ + 1u;
+                    lk_ = t1062_;
+                    if (t1062_ == steps_) {
                         lk_ = 0u;
                         lg_ = lg_ + nw_;
                     }
                 }
-                bool t1053_ = (t0_ + 1u) >= 1u;
-                bool t1054_ = t1053_;
-                if (t1053_) {
-                    t1054_ = ((t0_ + 1u) - 1u) < total_;
+                bool t1070_ = (t0_ + 1u) >= 1u;
+                bool t1071_ = t1070_;
+                if (t1070_) {
+                    t1071_ = ((t0_ + 1u) - 1u) < total_;
                 }
-                if (t1054_) {
+                if (t1071_) {
                     unsigned v_13_ = ((ck_ << 5u) << 2u) + lane_;
                     if (v_13_ < nv_) {
-                        kf_u32x4 t1069_ = xb_[0u];
-                        kf_f32x4 a_5_ = kf_bitcast<kf_f32x4>(t1069_);
-                        kf_u32x4 t1072_ = xb_[1u];
-                        kf_f32x4 b_5_ = kf_bitcast<kf_f32x4>(t1072_);
+                        kf_u32x4 t1086_ = xb_[0u];
+                        kf_f32x4 a_5_ = kf_bitcast<kf_f32x4>(t1086_);
+                        kf_u32x4 t1089_ = xb_[1u];
+                        kf_f32x4 b_5_ = kf_bitcast<kf_f32x4>(t1089_);
                         xs_5_[0u] = a_5_.v[0];
                         xs_5_[4u] = b_5_.v[0];
                         xs_5_[1u] = a_5_.v[1];
@@ -3376,16 +3391,16 @@ gemv_bf16_f32_f16(const kf_bf16* __restrict__ w_, const float* __restrict__ x_, 
                         xs_5_[6u] = b_5_.v[2];
                         xs_5_[3u] = a_5_.v[3];
                         xs_5_[7u] = b_5_.v[3];
-                        kf_u32x4 t1121_ = wb_[0u];
-                        kf_bf16x8 wbv_5_ = kf_bitcast<kf_bf16x8>(t1121_);
+                        kf_u32x4 t1138_ = wb_[0u];
+                        kf_bf16x8 wbv_5_ = kf_bitcast<kf_bf16x8>(t1138_);
                         acc_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[7]), xs_5_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[6]), xs_5_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[5]), xs_5_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[4]), xs_5_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[3]), xs_5_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[2]), xs_5_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[1]), xs_5_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[0]), xs_5_[0u], acc_[0u]))))))));
                     }
                     unsigned v_14_ = (((ck_ << 5u) << 2u) + 32u) + lane_;
                     if (v_14_ < nv_) {
-                        kf_u32x4 t1200_ = xb_[2u];
-                        kf_f32x4 a_6_ = kf_bitcast<kf_f32x4>(t1200_);
-                        kf_u32x4 t1203_ = xb_[3u];
-                        kf_f32x4 b_6_ = kf_bitcast<kf_f32x4>(t1203_);
+                        kf_u32x4 t1217_ = xb_[2u];
+                        kf_f32x4 a_6_ = kf_bitcast<kf_f32x4>(t1217_);
+                        kf_u32x4 t1220_ = xb_[3u];
+                        kf_f32x4 b_6_ = kf_bitcast<kf_f32x4>(t1220_);
                         xs_6_[0u] = a_6_.v[0];
                         xs_6_[4u] = b_6_.v[0];
                         xs_6_[1u] = a_6_.v[1];
@@ -3394,16 +3409,16 @@ gemv_bf16_f32_f16(const kf_bf16* __restrict__ w_, const float* __restrict__ x_, 
                         xs_6_[6u] = b_6_.v[2];
                         xs_6_[3u] = a_6_.v[3];
                         xs_6_[7u] = b_6_.v[3];
-                        kf_u32x4 t1252_ = wb_[1u];
-                        kf_bf16x8 wbv_6_ = kf_bitcast<kf_bf16x8>(t1252_);
+                        kf_u32x4 t1269_ = wb_[1u];
+                        kf_bf16x8 wbv_6_ = kf_bitcast<kf_bf16x8>(t1269_);
                         acc_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[7]), xs_6_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[6]), xs_6_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[5]), xs_6_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[4]), xs_6_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[3]), xs_6_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[2]), xs_6_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[1]), xs_6_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[0]), xs_6_[0u], acc_[0u]))))))));
                     }
                     unsigned v_15_ = (((ck_ << 5u) << 2u) + 64u) + lane_;
                     if (v_15_ < nv_) {
-                        kf_u32x4 t1331_ = xb_[4u];
-                        kf_f32x4 a_7_ = kf_bitcast<kf_f32x4>(t1331_);
-                        kf_u32x4 t1334_ = xb_[5u];
-                        kf_f32x4 b_7_ = kf_bitcast<kf_f32x4>(t1334_);
+                        kf_u32x4 t1348_ = xb_[4u];
+                        kf_f32x4 a_7_ = kf_bitcast<kf_f32x4>(t1348_);
+                        kf_u32x4 t1351_ = xb_[5u];
+                        kf_f32x4 b_7_ = kf_bitcast<kf_f32x4>(t1351_);
                         xs_7_[0u] = a_7_.v[0];
                         xs_7_[4u] = b_7_.v[0];
                         xs_7_[1u] = a_7_.v[1];
@@ -3412,16 +3427,16 @@ gemv_bf16_f32_f16(const kf_bf16* __restrict__ w_, const float* __restrict__ x_, 
                         xs_7_[6u] = b_7_.v[2];
                         xs_7_[3u] = a_7_.v[3];
                         xs_7_[7u] = b_7_.v[3];
-                        kf_u32x4 t1383_ = wb_[2u];
-                        kf_bf16x8 wbv_7_ = kf_bitcast<kf_bf16x8>(t1383_);
+                        kf_u32x4 t1400_ = wb_[2u];
+                        kf_bf16x8 wbv_7_ = kf_bitcast<kf_bf16x8>(t1400_);
                         acc_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[7]), xs_7_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[6]), xs_7_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[5]), xs_7_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[4]), xs_7_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[3]), xs_7_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[2]), xs_7_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[1]), xs_7_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[0]), xs_7_[0u], acc_[0u]))))))));
                     }
                     unsigned v_16_ = (((ck_ << 5u) << 2u) + 96u) + lane_;
                     if (v_16_ < nv_) {
-                        kf_u32x4 t1462_ = xb_[6u];
-                        kf_f32x4 a_8_ = kf_bitcast<kf_f32x4>(t1462_);
-                        kf_u32x4 t1465_ = xb_[7u];
-                        kf_f32x4 b_8_ = kf_bitcast<kf_f32x4>(t1465_);
+                        kf_u32x4 t1479_ = xb_[6u];
+                        kf_f32x4 a_8_ = kf_bitcast<kf_f32x4>(t1479_);
+                        kf_u32x4 t1482_ = xb_[7u];
+                        kf_f32x4 b_8_ = kf_bitcast<kf_f32x4>(t1482_);
                         xs_8_[0u] = a_8_.v[0];
                         xs_8_[4u] = b_8_.v[0];
                         xs_8_[1u] = a_8_.v[1];
@@ -3430,49 +3445,49 @@ gemv_bf16_f32_f16(const kf_bf16* __restrict__ w_, const float* __restrict__ x_, 
                         xs_8_[6u] = b_8_.v[2];
                         xs_8_[3u] = a_8_.v[3];
                         xs_8_[7u] = b_8_.v[3];
-                        kf_u32x4 t1514_ = wb_[3u];
-                        kf_bf16x8 wbv_8_ = kf_bitcast<kf_bf16x8>(t1514_);
+                        kf_u32x4 t1531_ = wb_[3u];
+                        kf_bf16x8 wbv_8_ = kf_bitcast<kf_bf16x8>(t1531_);
                         acc_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[7]), xs_8_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[6]), xs_8_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[5]), xs_8_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[4]), xs_8_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[3]), xs_8_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[2]), xs_8_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[1]), xs_8_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[0]), xs_8_[0u], acc_[0u]))))))));
                     }
-                    unsigned t1585_ = ck_ + 1u;
-                    ck_ = t1585_;
-                    if (t1585_ == steps_) {
-                        float t1588_ = acc_[0u];
-                        unsigned t1610_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
-                        if (t1610_ == 32u) {
-                            float t1615_ = __fadd_rn(t1588_, kf_shfl_xor(t1588_, 16u, kf_wn));
-                            float t1618_ = __fadd_rn(t1615_, kf_shfl_xor(t1615_, 8u, kf_wn));
-                            float t1621_ = __fadd_rn(t1618_, kf_shfl_xor(t1618_, 4u, kf_wn));
-                            float t1624_ = __fadd_rn(t1621_, kf_shfl_xor(t1621_, 2u, kf_wn));
-                            s_2_ = __fadd_rn(t1624_, kf_shfl_xor(t1624_, 1u, kf_wn));
+                    unsigned t1602_ = ck_ + 1u;
+                    ck_ = t1602_;
+                    if (t1602_ == steps_) {
+                        float t1605_ = acc_[0u];
+                        unsigned t1627_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+                        if (t1627_ == 32u) {
+                            float t1632_ = __fadd_rn(t1605_, kf_shfl_xor(t1605_, 16u, kf_wn));
+                            float t1635_ = __fadd_rn(t1632_, kf_shfl_xor(t1632_, 8u, kf_wn));
+                            float t1638_ = __fadd_rn(t1635_, kf_shfl_xor(t1635_, 4u, kf_wn));
+                            float t1641_ = __fadd_rn(t1638_, kf_shfl_xor(t1638_, 2u, kf_wn));
+                            s_2_ = __fadd_rn(t1641_, kf_shfl_xor(t1641_, 1u, kf_wn));
                         } else {
-                            float t1630_ = kf_shfl_down(t1588_, 16u, kf_wn);
-                            bool t1632_ = (kf_lane_id() + 16u) < t1610_;
-                            float t1633_ = __fadd_rn(t1588_, t1630_);
-                            float t1634_ = t1632_ ? t1633_ : t1588_;
-                            float t1636_ = kf_shfl_down(t1634_, 8u, kf_wn);
-                            bool t1638_ = (kf_lane_id() + 8u) < t1610_;
-                            float t1639_ = __fadd_rn(t1634_, t1636_);
-                            float t1640_ = t1638_ ? t1639_ : t1634_;
-                            float t1642_ = kf_shfl_down(t1640_, 4u, kf_wn);
-                            bool t1644_ = (kf_lane_id() + 4u) < t1610_;
-                            float t1645_ = __fadd_rn(t1640_, t1642_);
-                            float t1646_ = t1644_ ? t1645_ : t1640_;
-                            float t1648_ = kf_shfl_down(t1646_, 2u, kf_wn);
-                            bool t1650_ = (kf_lane_id() + 2u) < t1610_;
-                            float t1651_ = __fadd_rn(t1646_, t1648_);
-                            float t1652_ = t1650_ ? t1651_ : t1646_;
-                            float t1654_ = kf_shfl_down(t1652_, 1u, kf_wn);
-                            bool t1656_ = (kf_lane_id() + 1u) < t1610_;
-                            float t1657_ = __fadd_rn(t1652_, t1654_);
-                            s_2_ = kf_shfl(t1656_ ? t1657_ : t1652_, 0u, kf_wn);
+                            float t1647_ = kf_shfl_down(t1605_, 16u, kf_wn);
+                            bool t1649_ = (kf_lane_id() + 16u) < t1627_;
+                            float t1650_ = __fadd_rn(t1605_, t1647_);
+                            float t1651_ = t1649_ ? t1650_ : t1605_;
+                            float t1653_ = kf_shfl_down(t1651_, 8u, kf_wn);
+                            bool t1655_ = (kf_lane_id() + 8u) < t1627_;
+                            float t1656_ = __fadd_rn(t1651_, t1653_);
+                            float t1657_ = t1655_ ? t1656_ : t1651_;
+                            float t1659_ = kf_shfl_down(t1657_, 4u, kf_wn);
+                            bool t1661_ = (kf_lane_id() + 4u) < t1627_;
+                            float t1662_ = __fadd_rn(t1657_, t1659_);
+                            float t1663_ = t1661_ ? t1662_ : t1657_;
+                            float t1665_ = kf_shfl_down(t1663_, 2u, kf_wn);
+                            bool t1667_ = (kf_lane_id() + 2u) < t1627_;
+                            float t1668_ = __fadd_rn(t1663_, t1665_);
+                            float t1669_ = t1667_ ? t1668_ : t1663_;
+                            float t1671_ = kf_shfl_down(t1669_, 1u, kf_wn);
+                            bool t1673_ = (kf_lane_id() + 1u) < t1627_;
+                            float t1674_ = __fadd_rn(t1669_, t1671_);
+                            s_2_ = kf_shfl(t1673_ ? t1674_ : t1669_, 0u, kf_wn);
                         }
-                        bool t1662_ = lane_ == 0u;
-                        bool t1663_ = t1662_;
-                        if (t1662_) {
-                            t1663_ = cg_ < m_;
+                        bool t1679_ = lane_ == 0u;
+                        bool t1680_ = t1679_;
+                        if (t1679_) {
+                            t1680_ = cg_ < m_;
                         }
-                        if (t1663_) {
+                        if (t1680_) {
                             y_[cg_] = kf_f16_from_f32(s_2_);
                         }
                         acc_[0u] = 0.0f;
@@ -3485,55 +3500,55 @@ gemv_bf16_f32_f16(const kf_bf16* __restrict__ w_, const float* __restrict__ x_, 
     } else {
         unsigned lane_2_ = kf_lane_id();
         unsigned nv_2_ = k_ >> 3u;
-        unsigned t1704_ = (blockIdx.x << 3u) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u);
-        unsigned t1715_ = gridDim.x << 3u;
-        for (unsigned g_ = t1704_; g_ < m_; g_ = g_ + t1715_) {
+        unsigned t1721_ = (blockIdx.x << 3u) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u);
+        unsigned t1732_ = gridDim.x << 3u;
+        for (unsigned g_ = t1721_; g_ < m_; g_ = g_ + t1732_) {
             row_[0u] = min(g_, (m_ - 1u));
             acc_2_[0u] = 0.0f;
             if ((k_ & 7u) == 0u) {
                 for (unsigned base_ = 0u; base_ < nv_2_; base_ = base_ + 128u) {
                     unsigned v_17_ = base_ + lane_2_;
-                    kf_u32x4 t1740_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                    kf_u32x4 t_ = t1740_;
+                    kf_u32x4 t1757_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_ = t1757_;
                     if (v_17_ < nv_2_) {
-                        unsigned t1746_ = (row_[0u] * nv_2_) + v_17_;
-                        kf_u32x4 t1747_ = wv_[t1746_];
-                        t_ = t1747_;
+                        unsigned t1763_ = (row_[0u] * nv_2_) + v_17_;
+                        kf_u32x4 t1764_ = wv_[t1763_];
+                        t_ = t1764_;
                     }
                     wr_[0u] = t_;
                     unsigned v_18_ = (base_ + 32u) + lane_2_;
-                    kf_u32x4 t1753_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                    kf_u32x4 t_2_ = t1753_;
+                    kf_u32x4 t1770_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_2_ = t1770_;
                     if (v_18_ < nv_2_) {
-                        unsigned t1759_ = (row_[0u] * nv_2_) + v_18_;
-                        kf_u32x4 t1760_ = wv_[t1759_];
-                        t_2_ = t1760_;
+                        unsigned t1776_ = (row_[0u] * nv_2_) + v_18_;
+                        kf_u32x4 t1777_ = wv_[t1776_];
+                        t_2_ = t1777_;
                     }
                     wr_[1u] = t_2_;
                     unsigned v_19_ = (base_ + 64u) + lane_2_;
-                    kf_u32x4 t1766_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                    kf_u32x4 t_3_ = t1766_;
+                    kf_u32x4 t1783_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_3_ = t1783_;
                     if (v_19_ < nv_2_) {
-                        unsigned t1772_ = (row_[0u] * nv_2_) + v_19_;
-                        kf_u32x4 t1773_ = wv_[t1772_];
-                        t_3_ = t1773_;
+                        unsigned t1789_ = (row_[0u] * nv_2_) + v_19_;
+                        kf_u32x4 t1790_ = wv_[t1789_];
+                        t_3_ = t1790_;
                     }
                     wr_[2u] = t_3_;
                     unsigned v_20_ = (base_ + 96u) + lane_2_;
-                    kf_u32x4 t1779_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                    kf_u32x4 t_4_ = t1779_;
+                    kf_u32x4 t1796_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_4_ = t1796_;
                     if (v_20_ < nv_2_) {
-                        unsigned t1785_ = (row_[0u] * nv_2_) + v_20_;
-                        kf_u32x4 t1786_ = wv_[t1785_];
-                        t_4_ = t1786_;
+                        unsigned t1802_ = (row_[0u] * nv_2_) + v_20_;
+                        kf_u32x4 t1803_ = wv_[t1802_];
+                        t_4_ = t1803_;
                     }
                     wr_[3u] = t_4_;
                     unsigned v_21_ = base_ + lane_2_;
                     if (v_21_ < nv_2_) {
-                        unsigned t1793_ = v_21_ << 1u;
-                        kf_f32x4 a_9_ = xf4_[t1793_];
-                        unsigned t1798_ = (v_21_ << 1u) + 1u;
-                        kf_f32x4 b_9_ = xf4_[t1798_];
+                        unsigned t1810_ = v_21_ << 1u;
+                        kf_f32x4 a_9_ = xf4_[t1810_];
+                        unsigned t1815_ = (v_21_ << 1u) + 1u;
+                        kf_f32x4 b_9_ = xf4_[t1815_];
                         xs_9_[0u] = a_9_.v[0];
                         xs_9_[4u] = b_9_.v[0];
                         xs_9_[1u] = a_9_.v[1];
@@ -3542,16 +3557,16 @@ gemv_bf16_f32_f16(const kf_bf16* __restrict__ w_, const float* __restrict__ x_, 
                         xs_9_[6u] = b_9_.v[2];
                         xs_9_[3u] = a_9_.v[3];
                         xs_9_[7u] = b_9_.v[3];
-                        kf_u32x4 t1845_ = wr_[0u];
-                        kf_bf16x8 wb_2_ = kf_bitcast<kf_bf16x8>(t1845_);
+                        kf_u32x4 t1862_ = wr_[0u];
+                        kf_bf16x8 wb_2_ = kf_bitcast<kf_bf16x8>(t1862_);
                         acc_2_[0u] = __fmaf_rn(kf_bf16_to_f32(wb_2_.v[7]), xs_9_[7u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[6]), xs_9_[6u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[5]), xs_9_[5u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[4]), xs_9_[4u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[3]), xs_9_[3u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[2]), xs_9_[2u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[1]), xs_9_[1u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[0]), xs_9_[0u], acc_2_[0u]))))))));
                     }
                     unsigned v_22_ = (base_ + 32u) + lane_2_;
                     if (v_22_ < nv_2_) {
-                        unsigned t1920_ = v_22_ << 1u;
-                        kf_f32x4 a_10_ = xf4_[t1920_];
-                        unsigned t1925_ = (v_22_ << 1u) + 1u;
-                        kf_f32x4 b_10_ = xf4_[t1925_];
+                        unsigned t1937_ = v_22_ << 1u;
+                        kf_f32x4 a_10_ = xf4_[t1937_];
+                        unsigned t1942_ = (v_22_ << 1u) + 1u;
+                        kf_f32x4 b_10_ = xf4_[t1942_];
                         xs_10_[0u] = a_10_.v[0];
                         xs_10_[4u] = b_10_.v[0];
                         xs_10_[1u] = a_10_.v[1];
@@ -3560,16 +3575,16 @@ gemv_bf16_f32_f16(const kf_bf16* __restrict__ w_, const float* __restrict__ x_, 
                         xs_10_[6u] = b_10_.v[2];
                         xs_10_[3u] = a_10_.v[3];
                         xs_10_[7u] = b_10_.v[3];
-                        kf_u32x4 t1972_ = wr_[1u];
-                        kf_bf16x8 wb_3_ = kf_bitcast<kf_bf16x8>(t1972_);
+                        kf_u32x4 t1989_ = wr_[1u];
+                        kf_bf16x8 wb_3_ = kf_bitcast<kf_bf16x8>(t1989_);
                         acc_2_[0u] = __fmaf_rn(kf_bf16_to_f32(wb_3_.v[7]), xs_10_[7u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[6]), xs_10_[6u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[5]), xs_10_[5u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[4]), xs_10_[4u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[3]), xs_10_[3u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[2]), xs_10_[2u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[1]), xs_10_[1u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[0]), xs_10_[0u], acc_2_[0u]))))))));
                     }
                     unsigned v_23_ = (base_ + 64u) + lane_2_;
                     if (v_23_ < nv_2_) {
-                        unsigned t2047_ = v_23_ << 1u;
-                        kf_f32x4 a_11_ = xf4_[t2047_];
-                        unsigned t2052_ = (v_23_ << 1u) + 1u;
-                        kf_f32x4 b_11_ = xf4_[t2052_];
+                        unsigned t2064_ = v_23_ << 1u;
+                        kf_f32x4 a_11_ = xf4_[t2064_];
+                        unsigned t2069_ = (v_23_ << 1u) + 1u;
+                        kf_f32x4 b_11_ = xf4_[t2069_];
                         xs_11_[0u] = a_11_.v[0];
                         xs_11_[4u] = b_11_.v[0];
                         xs_11_[1u] = a_11_.v[1];
@@ -3578,16 +3593,16 @@ gemv_bf16_f32_f16(const kf_bf16* __restrict__ w_, const float* __restrict__ x_, 
                         xs_11_[6u] = b_11_.v[2];
                         xs_11_[3u] = a_11_.v[3];
                         xs_11_[7u] = b_11_.v[3];
-                        kf_u32x4 t2099_ = wr_[2u];
-                        kf_bf16x8 wb_4_ = kf_bitcast<kf_bf16x8>(t2099_);
+                        kf_u32x4 t2116_ = wr_[2u];
+                        kf_bf16x8 wb_4_ = kf_bitcast<kf_bf16x8>(t2116_);
                         acc_2_[0u] = __fmaf_rn(kf_bf16_to_f32(wb_4_.v[7]), xs_11_[7u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[6]), xs_11_[6u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[5]), xs_11_[5u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[4]), xs_11_[4u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[3]), xs_11_[3u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[2]), xs_11_[2u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[1]), xs_11_[1u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[0]), xs_11_[0u], acc_2_[0u]))))))));
                     }
                     unsigned v_24_ = (base_ + 96u) + lane_2_;
                     if (v_24_ < nv_2_) {
-                        unsigned t2174_ = v_24_ << 1u;
-                        kf_f32x4 a_12_ = xf4_[t2174_];
-                        unsigned t2179_ = (v_24_ << 1u) + 1u;
-                        kf_f32x4 b_12_ = xf4_[t2179_];
+                        unsigned t2191_ = v_24_ << 1u;
+                        kf_f32x4 a_12_ = xf4_[t2191_];
+                        unsigned t2196_ = (v_24_ << 1u) + 1u;
+                        kf_f32x4 b_12_ = xf4_[t2196_];
                         xs_12_[0u] = a_12_.v[0];
                         xs_12_[4u] = b_12_.v[0];
                         xs_12_[1u] = a_12_.v[1];
@@ -3596,62 +3611,62 @@ gemv_bf16_f32_f16(const kf_bf16* __restrict__ w_, const float* __restrict__ x_, 
                         xs_12_[6u] = b_12_.v[2];
                         xs_12_[3u] = a_12_.v[3];
                         xs_12_[7u] = b_12_.v[3];
-                        kf_u32x4 t2226_ = wr_[3u];
-                        kf_bf16x8 wb_5_ = kf_bitcast<kf_bf16x8>(t2226_);
+                        kf_u32x4 t2243_ = wr_[3u];
+                        kf_bf16x8 wb_5_ = kf_bitcast<kf_bf16x8>(t2243_);
                         acc_2_[0u] = __fmaf_rn(kf_bf16_to_f32(wb_5_.v[7]), xs_12_[7u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[6]), xs_12_[6u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[5]), xs_12_[5u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[4]), xs_12_[4u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[3]), xs_12_[3u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[2]), xs_12_[2u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[1]), xs_12_[1u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[0]), xs_12_[0u], acc_2_[0u]))))))));
                     }
                 }
             } else {
                 for (unsigned c_ = lane_2_; c_ < k_; c_ = c_ + 32u) {
-                    float t2302_ = x_[c_];
+                    float t2319_ = x_[c_];
                     unsigned i_ = (row_[0u] * k_) + c_;
                     unsigned short u_ = w16_[i_];
-                    acc_2_[0u] = __fmaf_rn(kf_bf16_to_f32(kf_bitcast<kf_bf16>(u_)), t2302_, acc_2_[0u]);
+                    acc_2_[0u] = __fmaf_rn(kf_bf16_to_f32(kf_bitcast<kf_bf16>(u_)), t2319_, acc_2_[0u]);
                 }
             }
-            float t2322_ = acc_2_[0u];
-            unsigned t2344_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
-            if (t2344_ == 32u) {
-                float t2349_ = __fadd_rn(t2322_, kf_shfl_xor(t2322_, 16u, kf_wn));
-                float t2352_ = __fadd_rn(t2349_, kf_shfl_xor(t2349_, 8u, kf_wn));
-                float t2355_ = __fadd_rn(t2352_, kf_shfl_xor(t2352_, 4u, kf_wn));
-                float t2358_ = __fadd_rn(t2355_, kf_shfl_xor(t2355_, 2u, kf_wn));
-                s_3_ = __fadd_rn(t2358_, kf_shfl_xor(t2358_, 1u, kf_wn));
+            float t2339_ = acc_2_[0u];
+            unsigned t2361_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+            if (t2361_ == 32u) {
+                float t2366_ = __fadd_rn(t2339_, kf_shfl_xor(t2339_, 16u, kf_wn));
+                float t2369_ = __fadd_rn(t2366_, kf_shfl_xor(t2366_, 8u, kf_wn));
+                float t2372_ = __fadd_rn(t2369_, kf_shfl_xor(t2369_, 4u, kf_wn));
+                float t2375_ = __fadd_rn(t2372_, kf_shfl_xor(t2372_, 2u, kf_wn));
+                s_3_ = __fadd_rn(t2375_, kf_shfl_xor(t2375_, 1u, kf_wn));
             } else {
-                float t2364_ = kf_shfl_down(t2322_, 16u, kf_wn);
-                bool t2366_ = (kf_lane_id() + 16u) < t2344_;
-                float t2367_ = __fadd_rn(t2322_, t2364_);
-                float t2368_ = t2366_ ? t2367_ : t2322_;
-                float t2370_ = kf_shfl_down(t2368_, 8u, kf_wn);
-                bool t2372_ = (kf_lane_id() + 8u) < t2344_;
-                float t2373_ = __fadd_rn(t2368_, t2370_);
-                float t2374_ = t2372_ ? t2373_ : t2368_;
-                float t2376_ = kf_shfl_down(t2374_, 4u, kf_wn);
-                bool t2378_ = (kf_lane_id() + 4u) < t2344_;
-                float t2379_ = __fadd_rn(t2374_, t2376_);
-                float t2380_ = t2378_ ? t2379_ : t2374_;
-                float t2382_ = kf_shfl_down(t2380_, 2u, kf_wn);
-                bool t2384_ = (kf_lane_id() + 2u) < t2344_;
-                float t2385_ = __fadd_rn(t2380_, t2382_);
-                float t2386_ = t2384_ ? t2385_ : t2380_;
-                float t2388_ = kf_shfl_down(t2386_, 1u, kf_wn);
-                bool t2390_ = (kf_lane_id() + 1u) < t2344_;
-                float t2391_ = __fadd_rn(t2386_, t2388_);
-                s_3_ = kf_shfl(t2390_ ? t2391_ : t2386_, 0u, kf_wn);
+                float t2381_ = kf_shfl_down(t2339_, 16u, kf_wn);
+                bool t2383_ = (kf_lane_id() + 16u) < t2361_;
+                float t2384_ = __fadd_rn(t2339_, t2381_);
+                float t2385_ = t2383_ ? t2384_ : t2339_;
+                float t2387_ = kf_shfl_down(t2385_, 8u, kf_wn);
+                bool t2389_ = (kf_lane_id() + 8u) < t2361_;
+                float t2390_ = __fadd_rn(t2385_, t2387_);
+                float t2391_ = t2389_ ? t2390_ : t2385_;
+                float t2393_ = kf_shfl_down(t2391_, 4u, kf_wn);
+                bool t2395_ = (kf_lane_id() + 4u) < t2361_;
+                float t2396_ = __fadd_rn(t2391_, t2393_);
+                float t2397_ = t2395_ ? t2396_ : t2391_;
+                float t2399_ = kf_shfl_down(t2397_, 2u, kf_wn);
+                bool t2401_ = (kf_lane_id() + 2u) < t2361_;
+                float t2402_ = __fadd_rn(t2397_, t2399_);
+                float t2403_ = t2401_ ? t2402_ : t2397_;
+                float t2405_ = kf_shfl_down(t2403_, 1u, kf_wn);
+                bool t2407_ = (kf_lane_id() + 1u) < t2361_;
+                float t2408_ = __fadd_rn(t2403_, t2405_);
+                s_3_ = kf_shfl(t2407_ ? t2408_ : t2403_, 0u, kf_wn);
             }
-            bool t2396_ = lane_2_ == 0u;
-            bool t2397_ = t2396_;
-            if (t2396_) {
-                t2397_ = g_ < m_;
+            bool t2413_ = lane_2_ == 0u;
+            bool t2414_ = t2413_;
+            if (t2413_) {
+                t2414_ = g_ < m_;
             }
-            if (t2397_) {
+            if (t2414_) {
                 y_[g_] = kf_f16_from_f32(s_3_);
             }
         }
     }
 }
 
-/* kernel gemv_bf16_f32_f32 (gemv.kf:536) */
+/* kernel gemv_bf16_f32_f32 (gemv.kf:541) */
 extern "C" __global__ void __launch_bounds__(256)
 gemv_bf16_f32_f32(const kf_bf16* __restrict__ w_, const float* __restrict__ x_, float* __restrict__ y_, unsigned m_, unsigned k_)
 {
@@ -3684,60 +3699,60 @@ gemv_bf16_f32_f32(const kf_bf16* __restrict__ w_, const float* __restrict__ x_, 
     if ((k_ & 7u) == 0u) {
         unsigned lane_ = kf_lane_id();
         unsigned nv_ = k_ >> 3u;
-        unsigned t24_ = nv_ << 1u;
+        unsigned t25_ = nv_ << 1u;
         unsigned steps_ = (nv_ >> 7u) + (((nv_ & 127u) != 0u) ? 1u : 0u);
         unsigned wid_ = (blockIdx.x << 3u) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u);
         unsigned nw_ = gridDim.x << 3u;
         if (!(wid_ >= m_)) {
-            unsigned t61_ = m_ - wid_;
-            unsigned total_ = ((t61_ / nw_) + (((t61_ % nw_) != 0u) ? 1u : 0u)) * steps_;
+            unsigned t62_ = m_ - wid_;
+            unsigned total_ = ((t62_ / nw_) + (((t62_ % nw_) != 0u) ? 1u : 0u)) * steps_;
             acc_[0u] = 0.0f;
             unsigned lg_ = wid_;
             unsigned lk_ = 0u;
             unsigned cg_ = wid_;
             unsigned ck_ = 0u;
-            unsigned t80_ = total_ + 1u;
-            for (unsigned t0_ = 0u; t0_ < t80_; t0_ = t0_ + 2u) {
+            unsigned t81_ = total_ + 1u;
+            for (unsigned t0_ = 0u; t0_ < t81_; t0_ = t0_ + 2u) {
                 if (t0_ < total_) {
                     unsigned v_ = min((((lk_ << 5u) << 2u) + lane_), (nv_ - 1u));
                     unsigned row_2_ = min(lg_, (m_ - 1u));
                     wb_[0u] = wv_[(row_2_ * nv_) + v_];
-                    xb_[0u] = xv_[min((v_ << 1u), (t24_ - 1u))];
-                    xb_[1u] = xv_[min(((v_ << 1u) + 1u), (t24_ - 1u))];
+                    xb_[0u] = xv_[min((v_ << 1u), (t25_ - 1u))];
+                    xb_[1u] = xv_[min(((v_ << 1u) + 1u), (t25_ - 1u))];
                     unsigned v_2_ = min(((((lk_ << 5u) << 2u) + 32u) + lane_), (nv_ - 1u));
                     unsigned row_3_ = min(lg_, (m_ - 1u));
                     wb_[1u] = wv_[(row_3_ * nv_) + v_2_];
-                    xb_[2u] = xv_[min((v_2_ << 1u), (t24_ - 1u))];
-                    xb_[3u] = xv_[min(((v_2_ << 1u) + 1u), (t24_ - 1u))];
+                    xb_[2u] = xv_[min((v_2_ << 1u), (t25_ - 1u))];
+                    xb_[3u] = xv_[min(((v_2_ << 1u) + 1u), (t25_ - 1u))];
                     unsigned v_3_ = min(((((lk_ << 5u) << 2u) + 64u) + lane_), (nv_ - 1u));
                     unsigned row_4_ = min(lg_, (m_ - 1u));
                     wb_[2u] = wv_[(row_4_ * nv_) + v_3_];
-                    xb_[4u] = xv_[min((v_3_ << 1u), (t24_ - 1u))];
-                    xb_[5u] = xv_[min(((v_3_ << 1u) + 1u), (t24_ - 1u))];
+                    xb_[4u] = xv_[min((v_3_ << 1u), (t25_ - 1u))];
+                    xb_[5u] = xv_[min(((v_3_ << 1u) + 1u), (t25_ - 1u))];
                     unsigned v_4_ = min(((((lk_ << 5u) << 2u) + 96u) + lane_), (nv_ - 1u));
                     unsigned row_5_ = min(lg_, (m_ - 1u));
                     wb_[3u] = wv_[(row_5_ * nv_) + v_4_];
-                    xb_[6u] = xv_[min((v_4_ << 1u), (t24_ - 1u))];
-                    xb_[7u] = xv_[min(((v_4_ << 1u) + 1u), (t24_ - 1u))];
-                    unsigned t244_ = lk_ + 1u;
-                    lk_ = t244_;
-                    if (t244_ == steps_) {
+                    xb_[6u] = xv_[min((v_4_ << 1u), (t25_ - 1u))];
+                    xb_[7u] = xv_[min(((v_4_ << 1u) + 1u), (t25_ - 1u))];
+                    unsigned t253_ = lk_ + 1u;
+                    lk_ = t253_;
+                    if (t253_ == steps_) {
                         lk_ = 0u;
                         lg_ = lg_ + nw_;
                     }
                 }
-                bool t252_ = t0_ >= 1u;
-                bool t253_ = t252_;
-                if (t252_) {
-                    t253_ = (t0_ - 1u) < total_;
+                bool t261_ = t0_ >= 1u;
+                bool t262_ = t261_;
+                if (t261_) {
+                    t262_ = (t0_ - 1u) < total_;
                 }
-                if (t253_) {
+                if (t262_) {
                     unsigned v_5_ = ((ck_ << 5u) << 2u) + lane_;
                     if (v_5_ < nv_) {
-                        kf_u32x4 t268_ = xb_[8u];
-                        kf_f32x4 a_ = kf_bitcast<kf_f32x4>(t268_);
-                        kf_u32x4 t271_ = xb_[9u];
-                        kf_f32x4 b_ = kf_bitcast<kf_f32x4>(t271_);
+                        kf_u32x4 t277_ = xb_[8u];
+                        kf_f32x4 a_ = kf_bitcast<kf_f32x4>(t277_);
+                        kf_u32x4 t280_ = xb_[9u];
+                        kf_f32x4 b_ = kf_bitcast<kf_f32x4>(t280_);
                         xs_[0u] = a_.v[0];
                         xs_[4u] = b_.v[0];
                         xs_[1u] = a_.v[1];
@@ -3746,16 +3761,16 @@ gemv_bf16_f32_f32(const kf_bf16* __restrict__ w_, const float* __restrict__ x_, 
                         xs_[6u] = b_.v[2];
                         xs_[3u] = a_.v[3];
                         xs_[7u] = b_.v[3];
-                        kf_u32x4 t320_ = wb_[4u];
-                        kf_bf16x8 wbv_ = kf_bitcast<kf_bf16x8>(t320_);
+                        kf_u32x4 t329_ = wb_[4u];
+                        kf_bf16x8 wbv_ = kf_bitcast<kf_bf16x8>(t329_);
                         acc_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_.v[7]), xs_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[6]), xs_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[5]), xs_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[4]), xs_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[3]), xs_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[2]), xs_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[1]), xs_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[0]), xs_[0u], acc_[0u]))))))));
                     }
                     unsigned v_6_ = (((ck_ << 5u) << 2u) + 32u) + lane_;
                     if (v_6_ < nv_) {
-                        kf_u32x4 t399_ = xb_[10u];
-                        kf_f32x4 a_2_ = kf_bitcast<kf_f32x4>(t399_);
-                        kf_u32x4 t402_ = xb_[11u];
-                        kf_f32x4 b_2_ = kf_bitcast<kf_f32x4>(t402_);
+                        kf_u32x4 t408_ = xb_[10u];
+                        kf_f32x4 a_2_ = kf_bitcast<kf_f32x4>(t408_);
+                        kf_u32x4 t411_ = xb_[11u];
+                        kf_f32x4 b_2_ = kf_bitcast<kf_f32x4>(t411_);
                         xs_2_[0u] = a_2_.v[0];
                         xs_2_[4u] = b_2_.v[0];
                         xs_2_[1u] = a_2_.v[1];
@@ -3764,16 +3779,16 @@ gemv_bf16_f32_f32(const kf_bf16* __restrict__ w_, const float* __restrict__ x_, 
                         xs_2_[6u] = b_2_.v[2];
                         xs_2_[3u] = a_2_.v[3];
                         xs_2_[7u] = b_2_.v[3];
-                        kf_u32x4 t451_ = wb_[5u];
-                        kf_bf16x8 wbv_2_ = kf_bitcast<kf_bf16x8>(t451_);
+                        kf_u32x4 t460_ = wb_[5u];
+                        kf_bf16x8 wbv_2_ = kf_bitcast<kf_bf16x8>(t460_);
                         acc_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[7]), xs_2_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[6]), xs_2_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[5]), xs_2_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[4]), xs_2_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[3]), xs_2_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[2]), xs_2_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[1]), xs_2_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[0]), xs_2_[0u], acc_[0u]))))))));
                     }
                     unsigned v_7_ = (((ck_ << 5u) << 2u) + 64u) + lane_;
                     if (v_7_ < nv_) {
-                        kf_u32x4 t530_ = xb_[12u];
-                        kf_f32x4 a_3_ = kf_bitcast<kf_f32x4>(t530_);
-                        kf_u32x4 t533_ = xb_[13u];
-                        kf_f32x4 b_3_ = kf_bitcast<kf_f32x4>(t533_);
+                        kf_u32x4 t539_ = xb_[12u];
+                        kf_f32x4 a_3_ = kf_bitcast<kf_f32x4>(t539_);
+                        kf_u32x4 t542_ = xb_[13u];
+                        kf_f32x4 b_3_ = kf_bitcast<kf_f32x4>(t542_);
                         xs_3_[0u] = a_3_.v[0];
                         xs_3_[4u] = b_3_.v[0];
                         xs_3_[1u] = a_3_.v[1];
@@ -3782,16 +3797,16 @@ gemv_bf16_f32_f32(const kf_bf16* __restrict__ w_, const float* __restrict__ x_, 
                         xs_3_[6u] = b_3_.v[2];
                         xs_3_[3u] = a_3_.v[3];
                         xs_3_[7u] = b_3_.v[3];
-                        kf_u32x4 t582_ = wb_[6u];
-                        kf_bf16x8 wbv_3_ = kf_bitcast<kf_bf16x8>(t582_);
+                        kf_u32x4 t591_ = wb_[6u];
+                        kf_bf16x8 wbv_3_ = kf_bitcast<kf_bf16x8>(t591_);
                         acc_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[7]), xs_3_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[6]), xs_3_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[5]), xs_3_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[4]), xs_3_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[3]), xs_3_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[2]), xs_3_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[1]), xs_3_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[0]), xs_3_[0u], acc_[0u]))))))));
                     }
                     unsigned v_8_ = (((ck_ << 5u) << 2u) + 96u) + lane_;
                     if (v_8_ < nv_) {
-                        kf_u32x4 t661_ = xb_[14u];
-                        kf_f32x4 a_4_ = kf_bitcast<kf_f32x4>(t661_);
-                        kf_u32x4 t664_ = xb_[15u];
-                        kf_f32x4 b_4_ = kf_bitcast<kf_f32x4>(t664_);
+                        kf_u32x4 t670_ = xb_[14u];
+                        kf_f32x4 a_4_ = kf_bitcast<kf_f32x4>(t670_);
+                        kf_u32x4 t673_ = xb_[15u];
+                        kf_f32x4 b_4_ = kf_bitcast<kf_f32x4>(t673_);
                         xs_4_[0u] = a_4_.v[0];
                         xs_4_[4u] = b_4_.v[0];
                         xs_4_[1u] = a_4_.v[1];
@@ -3800,49 +3815,49 @@ gemv_bf16_f32_f32(const kf_bf16* __restrict__ w_, const float* __restrict__ x_, 
                         xs_4_[6u] = b_4_.v[2];
                         xs_4_[3u] = a_4_.v[3];
                         xs_4_[7u] = b_4_.v[3];
-                        kf_u32x4 t713_ = wb_[7u];
-                        kf_bf16x8 wbv_4_ = kf_bitcast<kf_bf16x8>(t713_);
+                        kf_u32x4 t722_ = wb_[7u];
+                        kf_bf16x8 wbv_4_ = kf_bitcast<kf_bf16x8>(t722_);
                         acc_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[7]), xs_4_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[6]), xs_4_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[5]), xs_4_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[4]), xs_4_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[3]), xs_4_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[2]), xs_4_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[1]), xs_4_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[0]), xs_4_[0u], acc_[0u]))))))));
                     }
-                    unsigned t784_ = ck_ + 1u;
-                    ck_ = t784_;
-                    if (t784_ == steps_) {
-                        float t787_ = acc_[0u];
-                        unsigned t809_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
-                        if (t809_ == 32u) {
-                            float t814_ = __fadd_rn(t787_, kf_shfl_xor(t787_, 16u, kf_wn));
-                            float t817_ = __fadd_rn(t814_, kf_shfl_xor(t814_, 8u, kf_wn));
-                            float t820_ = __fadd_rn(t817_, kf_shfl_xor(t817_, 4u, kf_wn));
-                            float t823_ = __fadd_rn(t820_, kf_shfl_xor(t820_, 2u, kf_wn));
-                            s_ = __fadd_rn(t823_, kf_shfl_xor(t823_, 1u, kf_wn));
+                    unsigned t793_ = ck_ + 1u;
+                    ck_ = t793_;
+                    if (t793_ == steps_) {
+                        float t796_ = acc_[0u];
+                        unsigned t818_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+                        if (t818_ == 32u) {
+                            float t823_ = __fadd_rn(t796_, kf_shfl_xor(t796_, 16u, kf_wn));
+                            float t826_ = __fadd_rn(t823_, kf_shfl_xor(t823_, 8u, kf_wn));
+                            float t829_ = __fadd_rn(t826_, kf_shfl_xor(t826_, 4u, kf_wn));
+                            float t832_ = __fadd_rn(t829_, kf_shfl_xor(t829_, 2u, kf_wn));
+                            s_ = __fadd_rn(t832_, kf_shfl_xor(t832_, 1u, kf_wn));
                         } else {
-                            float t829_ = kf_shfl_down(t787_, 16u, kf_wn);
-                            bool t831_ = (kf_lane_id() + 16u) < t809_;
-                            float t832_ = __fadd_rn(t787_, t829_);
-                            float t833_ = t831_ ? t832_ : t787_;
-                            float t835_ = kf_shfl_down(t833_, 8u, kf_wn);
-                            bool t837_ = (kf_lane_id() + 8u) < t809_;
-                            float t838_ = __fadd_rn(t833_, t835_);
-                            float t839_ = t837_ ? t838_ : t833_;
-                            float t841_ = kf_shfl_down(t839_, 4u, kf_wn);
-                            bool t843_ = (kf_lane_id() + 4u) < t809_;
-                            float t844_ = __fadd_rn(t839_, t841_);
-                            float t845_ = t843_ ? t844_ : t839_;
-                            float t847_ = kf_shfl_down(t845_, 2u, kf_wn);
-                            bool t849_ = (kf_lane_id() + 2u) < t809_;
-                            float t850_ = __fadd_rn(t845_, t847_);
-                            float t851_ = t849_ ? t850_ : t845_;
-                            float t853_ = kf_shfl_down(t851_, 1u, kf_wn);
-                            bool t855_ = (kf_lane_id() + 1u) < t809_;
-                            float t856_ = __fadd_rn(t851_, t853_);
-                            s_ = kf_shfl(t855_ ? t856_ : t851_, 0u, kf_wn);
+                            float t838_ = kf_shfl_down(t796_, 16u, kf_wn);
+                            bool t840_ = (kf_lane_id() + 16u) < t818_;
+                            float t841_ = __fadd_rn(t796_, t838_);
+                            float t842_ = t840_ ? t841_ : t796_;
+                            float t844_ = kf_shfl_down(t842_, 8u, kf_wn);
+                            bool t846_ = (kf_lane_id() + 8u) < t818_;
+                            float t847_ = __fadd_rn(t842_, t844_);
+                            float t848_ = t846_ ? t847_ : t842_;
+                            float t850_ = kf_shfl_down(t848_, 4u, kf_wn);
+                            bool t852_ = (kf_lane_id() + 4u) < t818_;
+                            float t853_ = __fadd_rn(t848_, t850_);
+                            float t854_ = t852_ ? t853_ : t848_;
+                            float t856_ = kf_shfl_down(t854_, 2u, kf_wn);
+                            bool t858_ = (kf_lane_id() + 2u) < t818_;
+                            float t859_ = __fadd_rn(t854_, t856_);
+                            float t860_ = t858_ ? t859_ : t854_;
+                            float t862_ = kf_shfl_down(t860_, 1u, kf_wn);
+                            bool t864_ = (kf_lane_id() + 1u) < t818_;
+                            float t865_ = __fadd_rn(t860_, t862_);
+                            s_ = kf_shfl(t864_ ? t865_ : t860_, 0u, kf_wn);
                         }
-                        bool t861_ = lane_ == 0u;
-                        bool t862_ = t861_;
-                        if (t861_) {
-                            t862_ = cg_ < m_;
+                        bool t870_ = lane_ == 0u;
+                        bool t871_ = t870_;
+                        if (t870_) {
+                            t871_ = cg_ < m_;
                         }
-                        if (t862_) {
+                        if (t871_) {
                             y_[cg_] = s_;
                         }
                         acc_[0u] = 0.0f;
@@ -3854,42 +3869,42 @@ gemv_bf16_f32_f32(const kf_bf16* __restrict__ w_, const float* __restrict__ x_, 
                     unsigned v_9_ = min((((lk_ << 5u) << 2u) + lane_), (nv_ - 1u));
                     unsigned row_6_ = min(lg_, (m_ - 1u));
                     wb_[4u] = wv_[(row_6_ * nv_) + v_9_];
-                    xb_[8u] = xv_[min((v_9_ << 1u), (t24_ - 1u))];
-                    xb_[9u] = xv_[min(((v_9_ << 1u) + 1u), (t24_ - 1u))];
+                    xb_[8u] = xv_[min((v_9_ << 1u), (t25_ - 1u))];
+                    xb_[9u] = xv_[min(((v_9_ << 1u) + 1u), (t25_ - 1u))];
                     unsigned v_10_ = min(((((lk_ << 5u) << 2u) + 32u) + lane_), (nv_ - 1u));
                     unsigned row_7_ = min(lg_, (m_ - 1u));
                     wb_[5u] = wv_[(row_7_ * nv_) + v_10_];
-                    xb_[10u] = xv_[min((v_10_ << 1u), (t24_ - 1u))];
-                    xb_[11u] = xv_[min(((v_10_ << 1u) + 1u), (t24_ - 1u))];
+                    xb_[10u] = xv_[min((v_10_ << 1u), (t25_ - 1u))];
+                    xb_[11u] = xv_[min(((v_10_ << 1u) + 1u), (t25_ - 1u))];
                     unsigned v_11_ = min(((((lk_ << 5u) << 2u) + 64u) + lane_), (nv_ - 1u));
                     unsigned row_8_ = min(lg_, (m_ - 1u));
                     wb_[6u] = wv_[(row_8_ * nv_) + v_11_];
-                    xb_[12u] = xv_[min((v_11_ << 1u), (t24_ - 1u))];
-                    xb_[13u] = xv_[min(((v_11_ << 1u) + 1u), (t24_ - 1u))];
+                    xb_[12u] = xv_[min((v_11_ << 1u), (t25_ - 1u))];
+                    xb_[13u] = xv_[min(((v_11_ << 1u) + 1u), (t25_ - 1u))];
                     unsigned v_12_ = min(((((lk_ << 5u) << 2u) + 96u) + lane_), (nv_ - 1u));
                     unsigned row_9_ = min(lg_, (m_ - 1u));
                     wb_[7u] = wv_[(row_9_ * nv_) + v_12_];
-                    xb_[14u] = xv_[min((v_12_ << 1u), (t24_ - 1u))];
-                    xb_[15u] = xv_[min(((v_12_ << 1u) + 1u), (t24_ - 1u))];
-                    unsigned t1045_ = lk_ + 1u;
-                    lk_ = t1045_;
-                    if (t1045_ == steps_) {
+                    xb_[14u] = xv_[min((v_12_ << 1u), (t25_ - 1u))];
+                    xb_[15u] = xv_[min(((v_12_ << 1u) + 1u), (t25_ - 1u))];
+                    unsigned t1062_ = lk_ + 1u;
+                    lk_ = t1062_;
+                    if (t1062_ == steps_) {
                         lk_ = 0u;
                         lg_ = lg_ + nw_;
                     }
                 }
-                bool t1053_ = (t0_ + 1u) >= 1u;
-                bool t1054_ = t1053_;
-                if (t1053_) {
-                    t1054_ = ((t0_ + 1u) - 1u) < total_;
+                bool t1070_ = (t0_ + 1u) >= 1u;
+                bool t1071_ = t1070_;
+                if (t1070_) {
+                    t1071_ = ((t0_ + 1u) - 1u) < total_;
                 }
-                if (t1054_) {
+                if (t1071_) {
                     unsigned v_13_ = ((ck_ << 5u) << 2u) + lane_;
                     if (v_13_ < nv_) {
-                        kf_u32x4 t1069_ = xb_[0u];
-                        kf_f32x4 a_5_ = kf_bitcast<kf_f32x4>(t1069_);
-                        kf_u32x4 t1072_ = xb_[1u];
-                        kf_f32x4 b_5_ = kf_bitcast<kf_f32x4>(t1072_);
+                        kf_u32x4 t1086_ = xb_[0u];
+                        kf_f32x4 a_5_ = kf_bitcast<kf_f32x4>(t1086_);
+                        kf_u32x4 t1089_ = xb_[1u];
+                        kf_f32x4 b_5_ = kf_bitcast<kf_f32x4>(t1089_);
                         xs_5_[0u] = a_5_.v[0];
                         xs_5_[4u] = b_5_.v[0];
                         xs_5_[1u] = a_5_.v[1];
@@ -3898,16 +3913,16 @@ gemv_bf16_f32_f32(const kf_bf16* __restrict__ w_, const float* __restrict__ x_, 
                         xs_5_[6u] = b_5_.v[2];
                         xs_5_[3u] = a_5_.v[3];
                         xs_5_[7u] = b_5_.v[3];
-                        kf_u32x4 t1121_ = wb_[0u];
-                        kf_bf16x8 wbv_5_ = kf_bitcast<kf_bf16x8>(t1121_);
+                        kf_u32x4 t1138_ = wb_[0u];
+                        kf_bf16x8 wbv_5_ = kf_bitcast<kf_bf16x8>(t1138_);
                         acc_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[7]), xs_5_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[6]), xs_5_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[5]), xs_5_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[4]), xs_5_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[3]), xs_5_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[2]), xs_5_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[1]), xs_5_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[0]), xs_5_[0u], acc_[0u]))))))));
                     }
                     unsigned v_14_ = (((ck_ << 5u) << 2u) + 32u) + lane_;
                     if (v_14_ < nv_) {
-                        kf_u32x4 t1200_ = xb_[2u];
-                        kf_f32x4 a_6_ = kf_bitcast<kf_f32x4>(t1200_);
-                        kf_u32x4 t1203_ = xb_[3u];
-                        kf_f32x4 b_6_ = kf_bitcast<kf_f32x4>(t1203_);
+                        kf_u32x4 t1217_ = xb_[2u];
+                        kf_f32x4 a_6_ = kf_bitcast<kf_f32x4>(t1217_);
+                        kf_u32x4 t1220_ = xb_[3u];
+                        kf_f32x4 b_6_ = kf_bitcast<kf_f32x4>(t1220_);
                         xs_6_[0u] = a_6_.v[0];
                         xs_6_[4u] = b_6_.v[0];
                         xs_6_[1u] = a_6_.v[1];
@@ -3916,16 +3931,16 @@ gemv_bf16_f32_f32(const kf_bf16* __restrict__ w_, const float* __restrict__ x_, 
                         xs_6_[6u] = b_6_.v[2];
                         xs_6_[3u] = a_6_.v[3];
                         xs_6_[7u] = b_6_.v[3];
-                        kf_u32x4 t1252_ = wb_[1u];
-                        kf_bf16x8 wbv_6_ = kf_bitcast<kf_bf16x8>(t1252_);
+                        kf_u32x4 t1269_ = wb_[1u];
+                        kf_bf16x8 wbv_6_ = kf_bitcast<kf_bf16x8>(t1269_);
                         acc_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[7]), xs_6_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[6]), xs_6_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[5]), xs_6_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[4]), xs_6_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[3]), xs_6_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[2]), xs_6_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[1]), xs_6_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[0]), xs_6_[0u], acc_[0u]))))))));
                     }
                     unsigned v_15_ = (((ck_ << 5u) << 2u) + 64u) + lane_;
                     if (v_15_ < nv_) {
-                        kf_u32x4 t1331_ = xb_[4u];
-                        kf_f32x4 a_7_ = kf_bitcast<kf_f32x4>(t1331_);
-                        kf_u32x4 t1334_ = xb_[5u];
-                        kf_f32x4 b_7_ = kf_bitcast<kf_f32x4>(t1334_);
+                        kf_u32x4 t1348_ = xb_[4u];
+                        kf_f32x4 a_7_ = kf_bitcast<kf_f32x4>(t1348_);
+                        kf_u32x4 t1351_ = xb_[5u];
+                        kf_f32x4 b_7_ = kf_bitcast<kf_f32x4>(t1351_);
                         xs_7_[0u] = a_7_.v[0];
                         xs_7_[4u] = b_7_.v[0];
                         xs_7_[1u] = a_7_.v[1];
@@ -3934,16 +3949,16 @@ gemv_bf16_f32_f32(const kf_bf16* __restrict__ w_, const float* __restrict__ x_, 
                         xs_7_[6u] = b_7_.v[2];
                         xs_7_[3u] = a_7_.v[3];
                         xs_7_[7u] = b_7_.v[3];
-                        kf_u32x4 t1383_ = wb_[2u];
-                        kf_bf16x8 wbv_7_ = kf_bitcast<kf_bf16x8>(t1383_);
+                        kf_u32x4 t1400_ = wb_[2u];
+                        kf_bf16x8 wbv_7_ = kf_bitcast<kf_bf16x8>(t1400_);
                         acc_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[7]), xs_7_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[6]), xs_7_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[5]), xs_7_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[4]), xs_7_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[3]), xs_7_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[2]), xs_7_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[1]), xs_7_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[0]), xs_7_[0u], acc_[0u]))))))));
                     }
                     unsigned v_16_ = (((ck_ << 5u) << 2u) + 96u) + lane_;
                     if (v_16_ < nv_) {
-                        kf_u32x4 t1462_ = xb_[6u];
-                        kf_f32x4 a_8_ = kf_bitcast<kf_f32x4>(t1462_);
-                        kf_u32x4 t1465_ = xb_[7u];
-                        kf_f32x4 b_8_ = kf_bitcast<kf_f32x4>(t1465_);
+                        kf_u32x4 t1479_ = xb_[6u];
+                        kf_f32x4 a_8_ = kf_bitcast<kf_f32x4>(t1479_);
+                        kf_u32x4 t1482_ = xb_[7u];
+                        kf_f32x4 b_8_ = kf_bitcast<kf_f32x4>(t1482_);
                         xs_8_[0u] = a_8_.v[0];
                         xs_8_[4u] = b_8_.v[0];
                         xs_8_[1u] = a_8_.v[1];
@@ -3952,49 +3967,49 @@ gemv_bf16_f32_f32(const kf_bf16* __restrict__ w_, const float* __restrict__ x_, 
                         xs_8_[6u] = b_8_.v[2];
                         xs_8_[3u] = a_8_.v[3];
                         xs_8_[7u] = b_8_.v[3];
-                        kf_u32x4 t1514_ = wb_[3u];
-                        kf_bf16x8 wbv_8_ = kf_bitcast<kf_bf16x8>(t1514_);
+                        kf_u32x4 t1531_ = wb_[3u];
+                        kf_bf16x8 wbv_8_ = kf_bitcast<kf_bf16x8>(t1531_);
                         acc_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[7]), xs_8_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[6]), xs_8_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[5]), xs_8_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[4]), xs_8_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[3]), xs_8_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[2]), xs_8_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[1]), xs_8_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[0]), xs_8_[0u], acc_[0u]))))))));
                     }
-                    unsigned t1585_ = ck_ + 1u;
-                    ck_ = t1585_;
-                    if (t1585_ == steps_) {
-                        float t1588_ = acc_[0u];
-                        unsigned t1610_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
-                        if (t1610_ == 32u) {
-                            float t1615_ = __fadd_rn(t1588_, kf_shfl_xor(t1588_, 16u, kf_wn));
-                            float t1618_ = __fadd_rn(t1615_, kf_shfl_xor(t1615_, 8u, kf_wn));
-                            float t1621_ = __fadd_rn(t1618_, kf_shfl_xor(t1618_, 4u, kf_wn));
-                            float t1624_ = __fadd_rn(t1621_, kf_shfl_xor(t1621_, 2u, kf_wn));
-                            s_2_ = __fadd_rn(t1624_, kf_shfl_xor(t1624_, 1u, kf_wn));
+                    unsigned t1602_ = ck_ + 1u;
+                    ck_ = t1602_;
+                    if (t1602_ == steps_) {
+                        float t1605_ = acc_[0u];
+                        unsigned t1627_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+                        if (t1627_ == 32u) {
+                            float t1632_ = __fadd_rn(t1605_, kf_shfl_xor(t1605_, 16u, kf_wn));
+                            float t1635_ = __fadd_rn(t1632_, kf_shfl_xor(t1632_, 8u, kf_wn));
+                            float t1638_ = __fadd_rn(t1635_, kf_shfl_xor(t1635_, 4u, kf_wn));
+                            float t1641_ = __fadd_rn(t1638_, kf_shfl_xor(t1638_, 2u, kf_wn));
+                            s_2_ = __fadd_rn(t1641_, kf_shfl_xor(t1641_, 1u, kf_wn));
                         } else {
-                            float t1630_ = kf_shfl_down(t1588_, 16u, kf_wn);
-                            bool t1632_ = (kf_lane_id() + 16u) < t1610_;
-                            float t1633_ = __fadd_rn(t1588_, t1630_);
-                            float t1634_ = t1632_ ? t1633_ : t1588_;
-                            float t1636_ = kf_shfl_down(t1634_, 8u, kf_wn);
-                            bool t1638_ = (kf_lane_id() + 8u) < t1610_;
-                            float t1639_ = __fadd_rn(t1634_, t1636_);
-                            float t1640_ = t1638_ ? t1639_ : t1634_;
-                            float t1642_ = kf_shfl_down(t1640_, 4u, kf_wn);
-                            bool t1644_ = (kf_lane_id() + 4u) < t1610_;
-                            float t1645_ = __fadd_rn(t1640_, t1642_);
-                            float t1646_ = t1644_ ? t1645_ : t1640_;
-                            float t1648_ = kf_shfl_down(t1646_, 2u, kf_wn);
-                            bool t1650_ = (kf_lane_id() + 2u) < t1610_;
-                            float t1651_ = __fadd_rn(t1646_, t1648_);
-                            float t1652_ = t1650_ ? t1651_ : t1646_;
-                            float t1654_ = kf_shfl_down(t1652_, 1u, kf_wn);
-                            bool t1656_ = (kf_lane_id() + 1u) < t1610_;
-                            float t1657_ = __fadd_rn(t1652_, t1654_);
-                            s_2_ = kf_shfl(t1656_ ? t1657_ : t1652_, 0u, kf_wn);
+                            float t1647_ = kf_shfl_down(t1605_, 16u, kf_wn);
+                            bool t1649_ = (kf_lane_id() + 16u) < t1627_;
+                            float t1650_ = __fadd_rn(t1605_, t1647_);
+                            float t1651_ = t1649_ ? t1650_ : t1605_;
+                            float t1653_ = kf_shfl_down(t1651_, 8u, kf_wn);
+                            bool t1655_ = (kf_lane_id() + 8u) < t1627_;
+                            float t1656_ = __fadd_rn(t1651_, t1653_);
+                            float t1657_ = t1655_ ? t1656_ : t1651_;
+                            float t1659_ = kf_shfl_down(t1657_, 4u, kf_wn);
+                            bool t1661_ = (kf_lane_id() + 4u) < t1627_;
+                            float t1662_ = __fadd_rn(t1657_, t1659_);
+                            float t1663_ = t1661_ ? t1662_ : t1657_;
+                            float t1665_ = kf_shfl_down(t1663_, 2u, kf_wn);
+                            bool t1667_ = (kf_lane_id() + 2u) < t1627_;
+                            float t1668_ = __fadd_rn(t1663_, t1665_);
+                            float t1669_ = t1667_ ? t1668_ : t1663_;
+                            float t1671_ = kf_shfl_down(t1669_, 1u, kf_wn);
+                            bool t1673_ = (kf_lane_id() + 1u) < t1627_;
+                            float t1674_ = __fadd_rn(t1669_, t1671_);
+                            s_2_ = kf_shfl(t1673_ ? t1674_ : t1669_, 0u, kf_wn);
                         }
-                        bool t1662_ = lane_ == 0u;
-                        bool t1663_ = t1662_;
-                        if (t1662_) {
-                            t1663_ = cg_ < m_;
+                        bool t1679_ = lane_ == 0u;
+                        bool t1680_ = t1679_;
+                        if (t1679_) {
+                            t1680_ = cg_ < m_;
                         }
-                        if (t1663_) {
+                        if (t1680_) {
                             y_[cg_] = s_2_;
                         }
                         acc_[0u] = 0.0f;
@@ -4007,55 +4022,55 @@ gemv_bf16_f32_f32(const kf_bf16* __restrict__ w_, const float* __restrict__ x_, 
     } else {
         unsigned lane_2_ = kf_lane_id();
         unsigned nv_2_ = k_ >> 3u;
-        unsigned t1704_ = (blockIdx.x << 3u) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u);
-        unsigned t1715_ = gridDim.x << 3u;
-        for (unsigned g_ = t1704_; g_ < m_; g_ = g_ + t1715_) {
+        unsigned t1721_ = (blockIdx.x << 3u) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u);
+        unsigned t1732_ = gridDim.x << 3u;
+        for (unsigned g_ = t1721_; g_ < m_; g_ = g_ + t1732_) {
             row_[0u] = min(g_, (m_ - 1u));
             acc_2_[0u] = 0.0f;
             if ((k_ & 7u) == 0u) {
                 for (unsigned base_ = 0u; base_ < nv_2_; base_ = base_ + 128u) {
                     unsigned v_17_ = base_ + lane_2_;
-                    kf_u32x4 t1740_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                    kf_u32x4 t_ = t1740_;
+                    kf_u32x4 t1757_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_ = t1757_;
                     if (v_17_ < nv_2_) {
-                        unsigned t1746_ = (row_[0u] * nv_2_) + v_17_;
-                        kf_u32x4 t1747_ = wv_[t1746_];
-                        t_ = t1747_;
+                        unsigned t1763_ = (row_[0u] * nv_2_) + v_17_;
+                        kf_u32x4 t1764_ = wv_[t1763_];
+                        t_ = t1764_;
                     }
                     wr_[0u] = t_;
                     unsigned v_18_ = (base_ + 32u) + lane_2_;
-                    kf_u32x4 t1753_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                    kf_u32x4 t_2_ = t1753_;
+                    kf_u32x4 t1770_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_2_ = t1770_;
                     if (v_18_ < nv_2_) {
-                        unsigned t1759_ = (row_[0u] * nv_2_) + v_18_;
-                        kf_u32x4 t1760_ = wv_[t1759_];
-                        t_2_ = t1760_;
+                        unsigned t1776_ = (row_[0u] * nv_2_) + v_18_;
+                        kf_u32x4 t1777_ = wv_[t1776_];
+                        t_2_ = t1777_;
                     }
                     wr_[1u] = t_2_;
                     unsigned v_19_ = (base_ + 64u) + lane_2_;
-                    kf_u32x4 t1766_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                    kf_u32x4 t_3_ = t1766_;
+                    kf_u32x4 t1783_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_3_ = t1783_;
                     if (v_19_ < nv_2_) {
-                        unsigned t1772_ = (row_[0u] * nv_2_) + v_19_;
-                        kf_u32x4 t1773_ = wv_[t1772_];
-                        t_3_ = t1773_;
+                        unsigned t1789_ = (row_[0u] * nv_2_) + v_19_;
+                        kf_u32x4 t1790_ = wv_[t1789_];
+                        t_3_ = t1790_;
                     }
                     wr_[2u] = t_3_;
                     unsigned v_20_ = (base_ + 96u) + lane_2_;
-                    kf_u32x4 t1779_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                    kf_u32x4 t_4_ = t1779_;
+                    kf_u32x4 t1796_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_4_ = t1796_;
                     if (v_20_ < nv_2_) {
-                        unsigned t1785_ = (row_[0u] * nv_2_) + v_20_;
-                        kf_u32x4 t1786_ = wv_[t1785_];
-                        t_4_ = t1786_;
+                        unsigned t1802_ = (row_[0u] * nv_2_) + v_20_;
+                        kf_u32x4 t1803_ = wv_[t1802_];
+                        t_4_ = t1803_;
                     }
                     wr_[3u] = t_4_;
                     unsigned v_21_ = base_ + lane_2_;
                     if (v_21_ < nv_2_) {
-                        unsigned t1793_ = v_21_ << 1u;
-                        kf_f32x4 a_9_ = xf4_[t1793_];
-                        unsigned t1798_ = (v_21_ << 1u) + 1u;
-                        kf_f32x4 b_9_ = xf4_[t1798_];
+                        unsigned t1810_ = v_21_ << 1u;
+                        kf_f32x4 a_9_ = xf4_[t1810_];
+                        unsigned t1815_ = (v_21_ << 1u) + 1u;
+                        kf_f32x4 b_9_ = xf4_[t1815_];
                         xs_9_[0u] = a_9_.v[0];
                         xs_9_[4u] = b_9_.v[0];
                         xs_9_[1u] = a_9_.v[1];
@@ -4064,16 +4079,16 @@ gemv_bf16_f32_f32(const kf_bf16* __restrict__ w_, const float* __restrict__ x_, 
                         xs_9_[6u] = b_9_.v[2];
                         xs_9_[3u] = a_9_.v[3];
                         xs_9_[7u] = b_9_.v[3];
-                        kf_u32x4 t1845_ = wr_[0u];
-                        kf_bf16x8 wb_2_ = kf_bitcast<kf_bf16x8>(t1845_);
+                        kf_u32x4 t1862_ = wr_[0u];
+                        kf_bf16x8 wb_2_ = kf_bitcast<kf_bf16x8>(t1862_);
                         acc_2_[0u] = __fmaf_rn(kf_bf16_to_f32(wb_2_.v[7]), xs_9_[7u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[6]), xs_9_[6u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[5]), xs_9_[5u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[4]), xs_9_[4u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[3]), xs_9_[3u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[2]), xs_9_[2u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[1]), xs_9_[1u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[0]), xs_9_[0u], acc_2_[0u]))))))));
                     }
                     unsigned v_22_ = (base_ + 32u) + lane_2_;
                     if (v_22_ < nv_2_) {
-                        unsigned t1920_ = v_22_ << 1u;
-                        kf_f32x4 a_10_ = xf4_[t1920_];
-                        unsigned t1925_ = (v_22_ << 1u) + 1u;
-                        kf_f32x4 b_10_ = xf4_[t1925_];
+                        unsigned t1937_ = v_22_ << 1u;
+                        kf_f32x4 a_10_ = xf4_[t1937_];
+                        unsigned t1942_ = (v_22_ << 1u) + 1u;
+                        kf_f32x4 b_10_ = xf4_[t1942_];
                         xs_10_[0u] = a_10_.v[0];
                         xs_10_[4u] = b_10_.v[0];
                         xs_10_[1u] = a_10_.v[1];
@@ -4082,16 +4097,16 @@ gemv_bf16_f32_f32(const kf_bf16* __restrict__ w_, const float* __restrict__ x_, 
                         xs_10_[6u] = b_10_.v[2];
                         xs_10_[3u] = a_10_.v[3];
                         xs_10_[7u] = b_10_.v[3];
-                        kf_u32x4 t1972_ = wr_[1u];
-                        kf_bf16x8 wb_3_ = kf_bitcast<kf_bf16x8>(t1972_);
+                        kf_u32x4 t1989_ = wr_[1u];
+                        kf_bf16x8 wb_3_ = kf_bitcast<kf_bf16x8>(t1989_);
                         acc_2_[0u] = __fmaf_rn(kf_bf16_to_f32(wb_3_.v[7]), xs_10_[7u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[6]), xs_10_[6u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[5]), xs_10_[5u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[4]), xs_10_[4u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[3]), xs_10_[3u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[2]), xs_10_[2u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[1]), xs_10_[1u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[0]), xs_10_[0u], acc_2_[0u]))))))));
                     }
                     unsigned v_23_ = (base_ + 64u) + lane_2_;
                     if (v_23_ < nv_2_) {
-                        unsigned t2047_ = v_23_ << 1u;
-                        kf_f32x4 a_11_ = xf4_[t2047_];
-                        unsigned t2052_ = (v_23_ << 1u) + 1u;
-                        kf_f32x4 b_11_ = xf4_[t2052_];
+                        unsigned t2064_ = v_23_ << 1u;
+                        kf_f32x4 a_11_ = xf4_[t2064_];
+                        unsigned t2069_ = (v_23_ << 1u) + 1u;
+                        kf_f32x4 b_11_ = xf4_[t2069_];
                         xs_11_[0u] = a_11_.v[0];
                         xs_11_[4u] = b_11_.v[0];
                         xs_11_[1u] = a_11_.v[1];
@@ -4100,16 +4115,16 @@ gemv_bf16_f32_f32(const kf_bf16* __restrict__ w_, const float* __restrict__ x_, 
                         xs_11_[6u] = b_11_.v[2];
                         xs_11_[3u] = a_11_.v[3];
                         xs_11_[7u] = b_11_.v[3];
-                        kf_u32x4 t2099_ = wr_[2u];
-                        kf_bf16x8 wb_4_ = kf_bitcast<kf_bf16x8>(t2099_);
+                        kf_u32x4 t2116_ = wr_[2u];
+                        kf_bf16x8 wb_4_ = kf_bitcast<kf_bf16x8>(t2116_);
                         acc_2_[0u] = __fmaf_rn(kf_bf16_to_f32(wb_4_.v[7]), xs_11_[7u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[6]), xs_11_[6u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[5]), xs_11_[5u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[4]), xs_11_[4u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[3]), xs_11_[3u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[2]), xs_11_[2u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[1]), xs_11_[1u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[0]), xs_11_[0u], acc_2_[0u]))))))));
                     }
                     unsigned v_24_ = (base_ + 96u) + lane_2_;
                     if (v_24_ < nv_2_) {
-                        unsigned t2174_ = v_24_ << 1u;
-                        kf_f32x4 a_12_ = xf4_[t2174_];
-                        unsigned t2179_ = (v_24_ << 1u) + 1u;
-                        kf_f32x4 b_12_ = xf4_[t2179_];
+                        unsigned t2191_ = v_24_ << 1u;
+                        kf_f32x4 a_12_ = xf4_[t2191_];
+                        unsigned t2196_ = (v_24_ << 1u) + 1u;
+                        kf_f32x4 b_12_ = xf4_[t2196_];
                         xs_12_[0u] = a_12_.v[0];
                         xs_12_[4u] = b_12_.v[0];
                         xs_12_[1u] = a_12_.v[1];
@@ -4118,62 +4133,62 @@ gemv_bf16_f32_f32(const kf_bf16* __restrict__ w_, const float* __restrict__ x_, 
                         xs_12_[6u] = b_12_.v[2];
                         xs_12_[3u] = a_12_.v[3];
                         xs_12_[7u] = b_12_.v[3];
-                        kf_u32x4 t2226_ = wr_[3u];
-                        kf_bf16x8 wb_5_ = kf_bitcast<kf_bf16x8>(t2226_);
+                        kf_u32x4 t2243_ = wr_[3u];
+                        kf_bf16x8 wb_5_ = kf_bitcast<kf_bf16x8>(t2243_);
                         acc_2_[0u] = __fmaf_rn(kf_bf16_to_f32(wb_5_.v[7]), xs_12_[7u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[6]), xs_12_[6u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[5]), xs_12_[5u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[4]), xs_12_[4u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[3]), xs_12_[3u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[2]), xs_12_[2u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[1]), xs_12_[1u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[0]), xs_12_[0u], acc_2_[0u]))))))));
                     }
                 }
             } else {
                 for (unsigned c_ = lane_2_; c_ < k_; c_ = c_ + 32u) {
-                    float t2302_ = x_[c_];
+                    float t2319_ = x_[c_];
                     unsigned i_ = (row_[0u] * k_) + c_;
                     unsigned short u_ = w16_[i_];
-                    acc_2_[0u] = __fmaf_rn(kf_bf16_to_f32(kf_bitcast<kf_bf16>(u_)), t2302_, acc_2_[0u]);
+                    acc_2_[0u] = __fmaf_rn(kf_bf16_to_f32(kf_bitcast<kf_bf16>(u_)), t2319_, acc_2_[0u]);
                 }
             }
-            float t2322_ = acc_2_[0u];
-            unsigned t2344_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
-            if (t2344_ == 32u) {
-                float t2349_ = __fadd_rn(t2322_, kf_shfl_xor(t2322_, 16u, kf_wn));
-                float t2352_ = __fadd_rn(t2349_, kf_shfl_xor(t2349_, 8u, kf_wn));
-                float t2355_ = __fadd_rn(t2352_, kf_shfl_xor(t2352_, 4u, kf_wn));
-                float t2358_ = __fadd_rn(t2355_, kf_shfl_xor(t2355_, 2u, kf_wn));
-                s_3_ = __fadd_rn(t2358_, kf_shfl_xor(t2358_, 1u, kf_wn));
+            float t2339_ = acc_2_[0u];
+            unsigned t2361_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+            if (t2361_ == 32u) {
+                float t2366_ = __fadd_rn(t2339_, kf_shfl_xor(t2339_, 16u, kf_wn));
+                float t2369_ = __fadd_rn(t2366_, kf_shfl_xor(t2366_, 8u, kf_wn));
+                float t2372_ = __fadd_rn(t2369_, kf_shfl_xor(t2369_, 4u, kf_wn));
+                float t2375_ = __fadd_rn(t2372_, kf_shfl_xor(t2372_, 2u, kf_wn));
+                s_3_ = __fadd_rn(t2375_, kf_shfl_xor(t2375_, 1u, kf_wn));
             } else {
-                float t2364_ = kf_shfl_down(t2322_, 16u, kf_wn);
-                bool t2366_ = (kf_lane_id() + 16u) < t2344_;
-                float t2367_ = __fadd_rn(t2322_, t2364_);
-                float t2368_ = t2366_ ? t2367_ : t2322_;
-                float t2370_ = kf_shfl_down(t2368_, 8u, kf_wn);
-                bool t2372_ = (kf_lane_id() + 8u) < t2344_;
-                float t2373_ = __fadd_rn(t2368_, t2370_);
-                float t2374_ = t2372_ ? t2373_ : t2368_;
-                float t2376_ = kf_shfl_down(t2374_, 4u, kf_wn);
-                bool t2378_ = (kf_lane_id() + 4u) < t2344_;
-                float t2379_ = __fadd_rn(t2374_, t2376_);
-                float t2380_ = t2378_ ? t2379_ : t2374_;
-                float t2382_ = kf_shfl_down(t2380_, 2u, kf_wn);
-                bool t2384_ = (kf_lane_id() + 2u) < t2344_;
-                float t2385_ = __fadd_rn(t2380_, t2382_);
-                float t2386_ = t2384_ ? t2385_ : t2380_;
-                float t2388_ = kf_shfl_down(t2386_, 1u, kf_wn);
-                bool t2390_ = (kf_lane_id() + 1u) < t2344_;
-                float t2391_ = __fadd_rn(t2386_, t2388_);
-                s_3_ = kf_shfl(t2390_ ? t2391_ : t2386_, 0u, kf_wn);
+                float t2381_ = kf_shfl_down(t2339_, 16u, kf_wn);
+                bool t2383_ = (kf_lane_id() + 16u) < t2361_;
+                float t2384_ = __fadd_rn(t2339_, t2381_);
+                float t2385_ = t2383_ ? t2384_ : t2339_;
+                float t2387_ = kf_shfl_down(t2385_, 8u, kf_wn);
+                bool t2389_ = (kf_lane_id() + 8u) < t2361_;
+                float t2390_ = __fadd_rn(t2385_, t2387_);
+                float t2391_ = t2389_ ? t2390_ : t2385_;
+                float t2393_ = kf_shfl_down(t2391_, 4u, kf_wn);
+                bool t2395_ = (kf_lane_id() + 4u) < t2361_;
+                float t2396_ = __fadd_rn(t2391_, t2393_);
+                float t2397_ = t2395_ ? t2396_ : t2391_;
+                float t2399_ = kf_shfl_down(t2397_, 2u, kf_wn);
+                bool t2401_ = (kf_lane_id() + 2u) < t2361_;
+                float t2402_ = __fadd_rn(t2397_, t2399_);
+                float t2403_ = t2401_ ? t2402_ : t2397_;
+                float t2405_ = kf_shfl_down(t2403_, 1u, kf_wn);
+                bool t2407_ = (kf_lane_id() + 1u) < t2361_;
+                float t2408_ = __fadd_rn(t2403_, t2405_);
+                s_3_ = kf_shfl(t2407_ ? t2408_ : t2403_, 0u, kf_wn);
             }
-            bool t2396_ = lane_2_ == 0u;
-            bool t2397_ = t2396_;
-            if (t2396_) {
-                t2397_ = g_ < m_;
+            bool t2413_ = lane_2_ == 0u;
+            bool t2414_ = t2413_;
+            if (t2413_) {
+                t2414_ = g_ < m_;
             }
-            if (t2397_) {
+            if (t2414_) {
                 y_[g_] = s_3_;
             }
         }
     }
 }
 
-/* kernel gemv_f16_f16_f16_acc (gemv.kf:543) */
+/* kernel gemv_f16_f16_f16_acc (gemv.kf:548) */
 extern "C" __global__ void __launch_bounds__(256)
 gemv_f16_f16_f16_acc(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x_, kf_f16* __restrict__ y_, unsigned m_, unsigned k_)
 {
@@ -4210,15 +4225,15 @@ gemv_f16_f16_f16_acc(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x
         unsigned wid_ = (blockIdx.x << 3u) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u);
         unsigned nw_ = gridDim.x << 3u;
         if (!(wid_ >= m_)) {
-            unsigned t61_ = m_ - wid_;
-            unsigned total_ = ((t61_ / nw_) + (((t61_ % nw_) != 0u) ? 1u : 0u)) * steps_;
+            unsigned t62_ = m_ - wid_;
+            unsigned total_ = ((t62_ / nw_) + (((t62_ % nw_) != 0u) ? 1u : 0u)) * steps_;
             acc_[0u] = 0.0f;
             unsigned lg_ = wid_;
             unsigned lk_ = 0u;
             unsigned cg_ = wid_;
             unsigned ck_ = 0u;
-            unsigned t80_ = total_ + 1u;
-            for (unsigned t0_ = 0u; t0_ < t80_; t0_ = t0_ + 2u) {
+            unsigned t81_ = total_ + 1u;
+            for (unsigned t0_ = 0u; t0_ < t81_; t0_ = t0_ + 2u) {
                 if (t0_ < total_) {
                     unsigned v_ = min((((lk_ << 5u) << 2u) + lane_), (nv_ - 1u));
                     unsigned row_2_ = min(lg_, (m_ - 1u));
@@ -4236,23 +4251,23 @@ gemv_f16_f16_f16_acc(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x
                     unsigned row_5_ = min(lg_, (m_ - 1u));
                     wb_[3u] = wv_[(row_5_ * nv_) + v_4_];
                     xb_[6u] = xv_[v_4_];
-                    unsigned t244_ = lk_ + 1u;
-                    lk_ = t244_;
-                    if (t244_ == steps_) {
+                    unsigned t253_ = lk_ + 1u;
+                    lk_ = t253_;
+                    if (t253_ == steps_) {
                         lk_ = 0u;
                         lg_ = lg_ + nw_;
                     }
                 }
-                bool t252_ = t0_ >= 1u;
-                bool t253_ = t252_;
-                if (t252_) {
-                    t253_ = (t0_ - 1u) < total_;
+                bool t261_ = t0_ >= 1u;
+                bool t262_ = t261_;
+                if (t261_) {
+                    t262_ = (t0_ - 1u) < total_;
                 }
-                if (t253_) {
+                if (t262_) {
                     unsigned v_5_ = ((ck_ << 5u) << 2u) + lane_;
                     if (v_5_ < nv_) {
-                        kf_u32x4 t290_ = xb_[8u];
-                        kf_f16x8 a_ = kf_bitcast<kf_f16x8>(t290_);
+                        kf_u32x4 t299_ = xb_[8u];
+                        kf_f16x8 a_ = kf_bitcast<kf_f16x8>(t299_);
                         xs_[0u] = kf_f16_to_f32(a_.v[0]);
                         xs_[1u] = kf_f16_to_f32(a_.v[1]);
                         xs_[2u] = kf_f16_to_f32(a_.v[2]);
@@ -4261,14 +4276,14 @@ gemv_f16_f16_f16_acc(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x
                         xs_[5u] = kf_f16_to_f32(a_.v[5]);
                         xs_[6u] = kf_f16_to_f32(a_.v[6]);
                         xs_[7u] = kf_f16_to_f32(a_.v[7]);
-                        kf_u32x4 t317_ = wb_[4u];
-                        kf_f16x8 wh_ = kf_bitcast<kf_f16x8>(t317_);
+                        kf_u32x4 t326_ = wb_[4u];
+                        kf_f16x8 wh_ = kf_bitcast<kf_f16x8>(t326_);
                         acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_.v[7]), xs_[7u], __fmaf_rn(kf_f16_to_f32(wh_.v[6]), xs_[6u], __fmaf_rn(kf_f16_to_f32(wh_.v[5]), xs_[5u], __fmaf_rn(kf_f16_to_f32(wh_.v[4]), xs_[4u], __fmaf_rn(kf_f16_to_f32(wh_.v[3]), xs_[3u], __fmaf_rn(kf_f16_to_f32(wh_.v[2]), xs_[2u], __fmaf_rn(kf_f16_to_f32(wh_.v[1]), xs_[1u], __fmaf_rn(kf_f16_to_f32(wh_.v[0]), xs_[0u], acc_[0u]))))))));
                     }
                     unsigned v_6_ = (((ck_ << 5u) << 2u) + 32u) + lane_;
                     if (v_6_ < nv_) {
-                        kf_u32x4 t421_ = xb_[10u];
-                        kf_f16x8 a_2_ = kf_bitcast<kf_f16x8>(t421_);
+                        kf_u32x4 t430_ = xb_[10u];
+                        kf_f16x8 a_2_ = kf_bitcast<kf_f16x8>(t430_);
                         xs_2_[0u] = kf_f16_to_f32(a_2_.v[0]);
                         xs_2_[1u] = kf_f16_to_f32(a_2_.v[1]);
                         xs_2_[2u] = kf_f16_to_f32(a_2_.v[2]);
@@ -4277,14 +4292,14 @@ gemv_f16_f16_f16_acc(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x
                         xs_2_[5u] = kf_f16_to_f32(a_2_.v[5]);
                         xs_2_[6u] = kf_f16_to_f32(a_2_.v[6]);
                         xs_2_[7u] = kf_f16_to_f32(a_2_.v[7]);
-                        kf_u32x4 t448_ = wb_[5u];
-                        kf_f16x8 wh_2_ = kf_bitcast<kf_f16x8>(t448_);
+                        kf_u32x4 t457_ = wb_[5u];
+                        kf_f16x8 wh_2_ = kf_bitcast<kf_f16x8>(t457_);
                         acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_2_.v[7]), xs_2_[7u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[6]), xs_2_[6u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[5]), xs_2_[5u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[4]), xs_2_[4u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[3]), xs_2_[3u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[2]), xs_2_[2u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[1]), xs_2_[1u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[0]), xs_2_[0u], acc_[0u]))))))));
                     }
                     unsigned v_7_ = (((ck_ << 5u) << 2u) + 64u) + lane_;
                     if (v_7_ < nv_) {
-                        kf_u32x4 t552_ = xb_[12u];
-                        kf_f16x8 a_3_ = kf_bitcast<kf_f16x8>(t552_);
+                        kf_u32x4 t561_ = xb_[12u];
+                        kf_f16x8 a_3_ = kf_bitcast<kf_f16x8>(t561_);
                         xs_3_[0u] = kf_f16_to_f32(a_3_.v[0]);
                         xs_3_[1u] = kf_f16_to_f32(a_3_.v[1]);
                         xs_3_[2u] = kf_f16_to_f32(a_3_.v[2]);
@@ -4293,14 +4308,14 @@ gemv_f16_f16_f16_acc(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x
                         xs_3_[5u] = kf_f16_to_f32(a_3_.v[5]);
                         xs_3_[6u] = kf_f16_to_f32(a_3_.v[6]);
                         xs_3_[7u] = kf_f16_to_f32(a_3_.v[7]);
-                        kf_u32x4 t579_ = wb_[6u];
-                        kf_f16x8 wh_3_ = kf_bitcast<kf_f16x8>(t579_);
+                        kf_u32x4 t588_ = wb_[6u];
+                        kf_f16x8 wh_3_ = kf_bitcast<kf_f16x8>(t588_);
                         acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_3_.v[7]), xs_3_[7u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[6]), xs_3_[6u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[5]), xs_3_[5u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[4]), xs_3_[4u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[3]), xs_3_[3u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[2]), xs_3_[2u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[1]), xs_3_[1u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[0]), xs_3_[0u], acc_[0u]))))))));
                     }
                     unsigned v_8_ = (((ck_ << 5u) << 2u) + 96u) + lane_;
                     if (v_8_ < nv_) {
-                        kf_u32x4 t683_ = xb_[14u];
-                        kf_f16x8 a_4_ = kf_bitcast<kf_f16x8>(t683_);
+                        kf_u32x4 t692_ = xb_[14u];
+                        kf_f16x8 a_4_ = kf_bitcast<kf_f16x8>(t692_);
                         xs_4_[0u] = kf_f16_to_f32(a_4_.v[0]);
                         xs_4_[1u] = kf_f16_to_f32(a_4_.v[1]);
                         xs_4_[2u] = kf_f16_to_f32(a_4_.v[2]);
@@ -4309,49 +4324,49 @@ gemv_f16_f16_f16_acc(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x
                         xs_4_[5u] = kf_f16_to_f32(a_4_.v[5]);
                         xs_4_[6u] = kf_f16_to_f32(a_4_.v[6]);
                         xs_4_[7u] = kf_f16_to_f32(a_4_.v[7]);
-                        kf_u32x4 t710_ = wb_[7u];
-                        kf_f16x8 wh_4_ = kf_bitcast<kf_f16x8>(t710_);
+                        kf_u32x4 t719_ = wb_[7u];
+                        kf_f16x8 wh_4_ = kf_bitcast<kf_f16x8>(t719_);
                         acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_4_.v[7]), xs_4_[7u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[6]), xs_4_[6u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[5]), xs_4_[5u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[4]), xs_4_[4u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[3]), xs_4_[3u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[2]), xs_4_[2u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[1]), xs_4_[1u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[0]), xs_4_[0u], acc_[0u]))))))));
                     }
-                    unsigned t784_ = ck_ + 1u;
-                    ck_ = t784_;
-                    if (t784_ == steps_) {
-                        float t787_ = acc_[0u];
-                        unsigned t809_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
-                        if (t809_ == 32u) {
-                            float t814_ = __fadd_rn(t787_, kf_shfl_xor(t787_, 16u, kf_wn));
-                            float t817_ = __fadd_rn(t814_, kf_shfl_xor(t814_, 8u, kf_wn));
-                            float t820_ = __fadd_rn(t817_, kf_shfl_xor(t817_, 4u, kf_wn));
-                            float t823_ = __fadd_rn(t820_, kf_shfl_xor(t820_, 2u, kf_wn));
-                            s_ = __fadd_rn(t823_, kf_shfl_xor(t823_, 1u, kf_wn));
+                    unsigned t793_ = ck_ + 1u;
+                    ck_ = t793_;
+                    if (t793_ == steps_) {
+                        float t796_ = acc_[0u];
+                        unsigned t818_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+                        if (t818_ == 32u) {
+                            float t823_ = __fadd_rn(t796_, kf_shfl_xor(t796_, 16u, kf_wn));
+                            float t826_ = __fadd_rn(t823_, kf_shfl_xor(t823_, 8u, kf_wn));
+                            float t829_ = __fadd_rn(t826_, kf_shfl_xor(t826_, 4u, kf_wn));
+                            float t832_ = __fadd_rn(t829_, kf_shfl_xor(t829_, 2u, kf_wn));
+                            s_ = __fadd_rn(t832_, kf_shfl_xor(t832_, 1u, kf_wn));
                         } else {
-                            float t829_ = kf_shfl_down(t787_, 16u, kf_wn);
-                            bool t831_ = (kf_lane_id() + 16u) < t809_;
-                            float t832_ = __fadd_rn(t787_, t829_);
-                            float t833_ = t831_ ? t832_ : t787_;
-                            float t835_ = kf_shfl_down(t833_, 8u, kf_wn);
-                            bool t837_ = (kf_lane_id() + 8u) < t809_;
-                            float t838_ = __fadd_rn(t833_, t835_);
-                            float t839_ = t837_ ? t838_ : t833_;
-                            float t841_ = kf_shfl_down(t839_, 4u, kf_wn);
-                            bool t843_ = (kf_lane_id() + 4u) < t809_;
-                            float t844_ = __fadd_rn(t839_, t841_);
-                            float t845_ = t843_ ? t844_ : t839_;
-                            float t847_ = kf_shfl_down(t845_, 2u, kf_wn);
-                            bool t849_ = (kf_lane_id() + 2u) < t809_;
-                            float t850_ = __fadd_rn(t845_, t847_);
-                            float t851_ = t849_ ? t850_ : t845_;
-                            float t853_ = kf_shfl_down(t851_, 1u, kf_wn);
-                            bool t855_ = (kf_lane_id() + 1u) < t809_;
-                            float t856_ = __fadd_rn(t851_, t853_);
-                            s_ = kf_shfl(t855_ ? t856_ : t851_, 0u, kf_wn);
+                            float t838_ = kf_shfl_down(t796_, 16u, kf_wn);
+                            bool t840_ = (kf_lane_id() + 16u) < t818_;
+                            float t841_ = __fadd_rn(t796_, t838_);
+                            float t842_ = t840_ ? t841_ : t796_;
+                            float t844_ = kf_shfl_down(t842_, 8u, kf_wn);
+                            bool t846_ = (kf_lane_id() + 8u) < t818_;
+                            float t847_ = __fadd_rn(t842_, t844_);
+                            float t848_ = t846_ ? t847_ : t842_;
+                            float t850_ = kf_shfl_down(t848_, 4u, kf_wn);
+                            bool t852_ = (kf_lane_id() + 4u) < t818_;
+                            float t853_ = __fadd_rn(t848_, t850_);
+                            float t854_ = t852_ ? t853_ : t848_;
+                            float t856_ = kf_shfl_down(t854_, 2u, kf_wn);
+                            bool t858_ = (kf_lane_id() + 2u) < t818_;
+                            float t859_ = __fadd_rn(t854_, t856_);
+                            float t860_ = t858_ ? t859_ : t854_;
+                            float t862_ = kf_shfl_down(t860_, 1u, kf_wn);
+                            bool t864_ = (kf_lane_id() + 1u) < t818_;
+                            float t865_ = __fadd_rn(t860_, t862_);
+                            s_ = kf_shfl(t864_ ? t865_ : t860_, 0u, kf_wn);
                         }
-                        bool t861_ = lane_ == 0u;
-                        bool t862_ = t861_;
-                        if (t861_) {
-                            t862_ = cg_ < m_;
+                        bool t870_ = lane_ == 0u;
+                        bool t871_ = t870_;
+                        if (t870_) {
+                            t871_ = cg_ < m_;
                         }
-                        if (t862_) {
+                        if (t871_) {
                             y_[cg_] = kf_f16_from_f32(__fadd_rn(s_, kf_f16_to_f32(y_[cg_])));
                         }
                         acc_[0u] = 0.0f;
@@ -4376,23 +4391,23 @@ gemv_f16_f16_f16_acc(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x
                     unsigned row_9_ = min(lg_, (m_ - 1u));
                     wb_[7u] = wv_[(row_9_ * nv_) + v_12_];
                     xb_[14u] = xv_[v_12_];
-                    unsigned t1045_ = lk_ + 1u;
-                    lk_ = t1045_;
-                    if (t1045_ == steps_) {
+                    unsigned t1062_ = lk_ + 1u;
+                    lk_ = t1062_;
+                    if (t1062_ == steps_) {
                         lk_ = 0u;
                         lg_ = lg_ + nw_;
                     }
                 }
-                bool t1053_ = (t0_ + 1u) >= 1u;
-                bool t1054_ = t1053_;
-                if (t1053_) {
-                    t1054_ = ((t0_ + 1u) - 1u) < total_;
+                bool t1070_ = (t0_ + 1u) >= 1u;
+                bool t1071_ = t1070_;
+                if (t1070_) {
+                    t1071_ = ((t0_ + 1u) - 1u) < total_;
                 }
-                if (t1054_) {
+                if (t1071_) {
                     unsigned v_13_ = ((ck_ << 5u) << 2u) + lane_;
                     if (v_13_ < nv_) {
-                        kf_u32x4 t1091_ = xb_[0u];
-                        kf_f16x8 a_5_ = kf_bitcast<kf_f16x8>(t1091_);
+                        kf_u32x4 t1108_ = xb_[0u];
+                        kf_f16x8 a_5_ = kf_bitcast<kf_f16x8>(t1108_);
                         xs_5_[0u] = kf_f16_to_f32(a_5_.v[0]);
                         xs_5_[1u] = kf_f16_to_f32(a_5_.v[1]);
                         xs_5_[2u] = kf_f16_to_f32(a_5_.v[2]);
@@ -4401,14 +4416,14 @@ gemv_f16_f16_f16_acc(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x
                         xs_5_[5u] = kf_f16_to_f32(a_5_.v[5]);
                         xs_5_[6u] = kf_f16_to_f32(a_5_.v[6]);
                         xs_5_[7u] = kf_f16_to_f32(a_5_.v[7]);
-                        kf_u32x4 t1118_ = wb_[0u];
-                        kf_f16x8 wh_5_ = kf_bitcast<kf_f16x8>(t1118_);
+                        kf_u32x4 t1135_ = wb_[0u];
+                        kf_f16x8 wh_5_ = kf_bitcast<kf_f16x8>(t1135_);
                         acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_5_.v[7]), xs_5_[7u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[6]), xs_5_[6u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[5]), xs_5_[5u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[4]), xs_5_[4u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[3]), xs_5_[3u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[2]), xs_5_[2u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[1]), xs_5_[1u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[0]), xs_5_[0u], acc_[0u]))))))));
                     }
                     unsigned v_14_ = (((ck_ << 5u) << 2u) + 32u) + lane_;
                     if (v_14_ < nv_) {
-                        kf_u32x4 t1222_ = xb_[2u];
-                        kf_f16x8 a_6_ = kf_bitcast<kf_f16x8>(t1222_);
+                        kf_u32x4 t1239_ = xb_[2u];
+                        kf_f16x8 a_6_ = kf_bitcast<kf_f16x8>(t1239_);
                         xs_6_[0u] = kf_f16_to_f32(a_6_.v[0]);
                         xs_6_[1u] = kf_f16_to_f32(a_6_.v[1]);
                         xs_6_[2u] = kf_f16_to_f32(a_6_.v[2]);
@@ -4417,14 +4432,14 @@ gemv_f16_f16_f16_acc(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x
                         xs_6_[5u] = kf_f16_to_f32(a_6_.v[5]);
                         xs_6_[6u] = kf_f16_to_f32(a_6_.v[6]);
                         xs_6_[7u] = kf_f16_to_f32(a_6_.v[7]);
-                        kf_u32x4 t1249_ = wb_[1u];
-                        kf_f16x8 wh_6_ = kf_bitcast<kf_f16x8>(t1249_);
+                        kf_u32x4 t1266_ = wb_[1u];
+                        kf_f16x8 wh_6_ = kf_bitcast<kf_f16x8>(t1266_);
                         acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_6_.v[7]), xs_6_[7u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[6]), xs_6_[6u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[5]), xs_6_[5u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[4]), xs_6_[4u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[3]), xs_6_[3u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[2]), xs_6_[2u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[1]), xs_6_[1u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[0]), xs_6_[0u], acc_[0u]))))))));
                     }
                     unsigned v_15_ = (((ck_ << 5u) << 2u) + 64u) + lane_;
                     if (v_15_ < nv_) {
-                        kf_u32x4 t1353_ = xb_[4u];
-                        kf_f16x8 a_7_ = kf_bitcast<kf_f16x8>(t1353_);
+                        kf_u32x4 t1370_ = xb_[4u];
+                        kf_f16x8 a_7_ = kf_bitcast<kf_f16x8>(t1370_);
                         xs_7_[0u] = kf_f16_to_f32(a_7_.v[0]);
                         xs_7_[1u] = kf_f16_to_f32(a_7_.v[1]);
                         xs_7_[2u] = kf_f16_to_f32(a_7_.v[2]);
@@ -4433,14 +4448,14 @@ gemv_f16_f16_f16_acc(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x
                         xs_7_[5u] = kf_f16_to_f32(a_7_.v[5]);
                         xs_7_[6u] = kf_f16_to_f32(a_7_.v[6]);
                         xs_7_[7u] = kf_f16_to_f32(a_7_.v[7]);
-                        kf_u32x4 t1380_ = wb_[2u];
-                        kf_f16x8 wh_7_ = kf_bitcast<kf_f16x8>(t1380_);
+                        kf_u32x4 t1397_ = wb_[2u];
+                        kf_f16x8 wh_7_ = kf_bitcast<kf_f16x8>(t1397_);
                         acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_7_.v[7]), xs_7_[7u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[6]), xs_7_[6u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[5]), xs_7_[5u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[4]), xs_7_[4u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[3]), xs_7_[3u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[2]), xs_7_[2u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[1]), xs_7_[1u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[0]), xs_7_[0u], acc_[0u]))))))));
                     }
                     unsigned v_16_ = (((ck_ << 5u) << 2u) + 96u) + lane_;
                     if (v_16_ < nv_) {
-                        kf_u32x4 t1484_ = xb_[6u];
-                        kf_f16x8 a_8_ = kf_bitcast<kf_f16x8>(t1484_);
+                        kf_u32x4 t1501_ = xb_[6u];
+                        kf_f16x8 a_8_ = kf_bitcast<kf_f16x8>(t1501_);
                         xs_8_[0u] = kf_f16_to_f32(a_8_.v[0]);
                         xs_8_[1u] = kf_f16_to_f32(a_8_.v[1]);
                         xs_8_[2u] = kf_f16_to_f32(a_8_.v[2]);
@@ -4449,49 +4464,49 @@ gemv_f16_f16_f16_acc(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x
                         xs_8_[5u] = kf_f16_to_f32(a_8_.v[5]);
                         xs_8_[6u] = kf_f16_to_f32(a_8_.v[6]);
                         xs_8_[7u] = kf_f16_to_f32(a_8_.v[7]);
-                        kf_u32x4 t1511_ = wb_[3u];
-                        kf_f16x8 wh_8_ = kf_bitcast<kf_f16x8>(t1511_);
+                        kf_u32x4 t1528_ = wb_[3u];
+                        kf_f16x8 wh_8_ = kf_bitcast<kf_f16x8>(t1528_);
                         acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_8_.v[7]), xs_8_[7u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[6]), xs_8_[6u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[5]), xs_8_[5u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[4]), xs_8_[4u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[3]), xs_8_[3u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[2]), xs_8_[2u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[1]), xs_8_[1u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[0]), xs_8_[0u], acc_[0u]))))))));
                     }
-                    unsigned t1585_ = ck_ + 1u;
-                    ck_ = t1585_;
-                    if (t1585_ == steps_) {
-                        float t1588_ = acc_[0u];
-                        unsigned t1610_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
-                        if (t1610_ == 32u) {
-                            float t1615_ = __fadd_rn(t1588_, kf_shfl_xor(t1588_, 16u, kf_wn));
-                            float t1618_ = __fadd_rn(t1615_, kf_shfl_xor(t1615_, 8u, kf_wn));
-                            float t1621_ = __fadd_rn(t1618_, kf_shfl_xor(t1618_, 4u, kf_wn));
-                            float t1624_ = __fadd_rn(t1621_, kf_shfl_xor(t1621_, 2u, kf_wn));
-                            s_2_ = __fadd_rn(t1624_, kf_shfl_xor(t1624_, 1u, kf_wn));
+                    unsigned t1602_ = ck_ + 1u;
+                    ck_ = t1602_;
+                    if (t1602_ == steps_) {
+                        float t1605_ = acc_[0u];
+                        unsigned t1627_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+                        if (t1627_ == 32u) {
+                            float t1632_ = __fadd_rn(t1605_, kf_shfl_xor(t1605_, 16u, kf_wn));
+                            float t1635_ = __fadd_rn(t1632_, kf_shfl_xor(t1632_, 8u, kf_wn));
+                            float t1638_ = __fadd_rn(t1635_, kf_shfl_xor(t1635_, 4u, kf_wn));
+                            float t1641_ = __fadd_rn(t1638_, kf_shfl_xor(t1638_, 2u, kf_wn));
+                            s_2_ = __fadd_rn(t1641_, kf_shfl_xor(t1641_, 1u, kf_wn));
                         } else {
-                            float t1630_ = kf_shfl_down(t1588_, 16u, kf_wn);
-                            bool t1632_ = (kf_lane_id() + 16u) < t1610_;
-                            float t1633_ = __fadd_rn(t1588_, t1630_);
-                            float t1634_ = t1632_ ? t1633_ : t1588_;
-                            float t1636_ = kf_shfl_down(t1634_, 8u, kf_wn);
-                            bool t1638_ = (kf_lane_id() + 8u) < t1610_;
-                            float t1639_ = __fadd_rn(t1634_, t1636_);
-                            float t1640_ = t1638_ ? t1639_ : t1634_;
-                            float t1642_ = kf_shfl_down(t1640_, 4u, kf_wn);
-                            bool t1644_ = (kf_lane_id() + 4u) < t1610_;
-                            float t1645_ = __fadd_rn(t1640_, t1642_);
-                            float t1646_ = t1644_ ? t1645_ : t1640_;
-                            float t1648_ = kf_shfl_down(t1646_, 2u, kf_wn);
-                            bool t1650_ = (kf_lane_id() + 2u) < t1610_;
-                            float t1651_ = __fadd_rn(t1646_, t1648_);
-                            float t1652_ = t1650_ ? t1651_ : t1646_;
-                            float t1654_ = kf_shfl_down(t1652_, 1u, kf_wn);
-                            bool t1656_ = (kf_lane_id() + 1u) < t1610_;
-                            float t1657_ = __fadd_rn(t1652_, t1654_);
-                            s_2_ = kf_shfl(t1656_ ? t1657_ : t1652_, 0u, kf_wn);
+                            float t1647_ = kf_shfl_down(t1605_, 16u, kf_wn);
+                            bool t1649_ = (kf_lane_id() + 16u) < t1627_;
+                            float t1650_ = __fadd_rn(t1605_, t1647_);
+                            float t1651_ = t1649_ ? t1650_ : t1605_;
+                            float t1653_ = kf_shfl_down(t1651_, 8u, kf_wn);
+                            bool t1655_ = (kf_lane_id() + 8u) < t1627_;
+                            float t1656_ = __fadd_rn(t1651_, t1653_);
+                            float t1657_ = t1655_ ? t1656_ : t1651_;
+                            float t1659_ = kf_shfl_down(t1657_, 4u, kf_wn);
+                            bool t1661_ = (kf_lane_id() + 4u) < t1627_;
+                            float t1662_ = __fadd_rn(t1657_, t1659_);
+                            float t1663_ = t1661_ ? t1662_ : t1657_;
+                            float t1665_ = kf_shfl_down(t1663_, 2u, kf_wn);
+                            bool t1667_ = (kf_lane_id() + 2u) < t1627_;
+                            float t1668_ = __fadd_rn(t1663_, t1665_);
+                            float t1669_ = t1667_ ? t1668_ : t1663_;
+                            float t1671_ = kf_shfl_down(t1669_, 1u, kf_wn);
+                            bool t1673_ = (kf_lane_id() + 1u) < t1627_;
+                            float t1674_ = __fadd_rn(t1669_, t1671_);
+                            s_2_ = kf_shfl(t1673_ ? t1674_ : t1669_, 0u, kf_wn);
                         }
-                        bool t1662_ = lane_ == 0u;
-                        bool t1663_ = t1662_;
-                        if (t1662_) {
-                            t1663_ = cg_ < m_;
+                        bool t1679_ = lane_ == 0u;
+                        bool t1680_ = t1679_;
+                        if (t1679_) {
+                            t1680_ = cg_ < m_;
                         }
-                        if (t1663_) {
+                        if (t1680_) {
                             y_[cg_] = kf_f16_from_f32(__fadd_rn(s_2_, kf_f16_to_f32(y_[cg_])));
                         }
                         acc_[0u] = 0.0f;
@@ -4504,47 +4519,47 @@ gemv_f16_f16_f16_acc(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x
     } else {
         unsigned lane_2_ = kf_lane_id();
         unsigned nv_2_ = k_ >> 3u;
-        unsigned t1704_ = (blockIdx.x << 3u) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u);
-        unsigned t1715_ = gridDim.x << 3u;
-        for (unsigned g_ = t1704_; g_ < m_; g_ = g_ + t1715_) {
+        unsigned t1721_ = (blockIdx.x << 3u) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u);
+        unsigned t1732_ = gridDim.x << 3u;
+        for (unsigned g_ = t1721_; g_ < m_; g_ = g_ + t1732_) {
             row_[0u] = min(g_, (m_ - 1u));
             acc_2_[0u] = 0.0f;
             if ((k_ & 7u) == 0u) {
                 for (unsigned base_ = 0u; base_ < nv_2_; base_ = base_ + 128u) {
                     unsigned v_17_ = base_ + lane_2_;
-                    kf_u32x4 t1740_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                    kf_u32x4 t_ = t1740_;
+                    kf_u32x4 t1757_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_ = t1757_;
                     if (v_17_ < nv_2_) {
-                        unsigned t1746_ = (row_[0u] * nv_2_) + v_17_;
-                        kf_u32x4 t1747_ = wv_[t1746_];
-                        t_ = t1747_;
+                        unsigned t1763_ = (row_[0u] * nv_2_) + v_17_;
+                        kf_u32x4 t1764_ = wv_[t1763_];
+                        t_ = t1764_;
                     }
                     wr_[0u] = t_;
                     unsigned v_18_ = (base_ + 32u) + lane_2_;
-                    kf_u32x4 t1753_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                    kf_u32x4 t_2_ = t1753_;
+                    kf_u32x4 t1770_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_2_ = t1770_;
                     if (v_18_ < nv_2_) {
-                        unsigned t1759_ = (row_[0u] * nv_2_) + v_18_;
-                        kf_u32x4 t1760_ = wv_[t1759_];
-                        t_2_ = t1760_;
+                        unsigned t1776_ = (row_[0u] * nv_2_) + v_18_;
+                        kf_u32x4 t1777_ = wv_[t1776_];
+                        t_2_ = t1777_;
                     }
                     wr_[1u] = t_2_;
                     unsigned v_19_ = (base_ + 64u) + lane_2_;
-                    kf_u32x4 t1766_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                    kf_u32x4 t_3_ = t1766_;
+                    kf_u32x4 t1783_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_3_ = t1783_;
                     if (v_19_ < nv_2_) {
-                        unsigned t1772_ = (row_[0u] * nv_2_) + v_19_;
-                        kf_u32x4 t1773_ = wv_[t1772_];
-                        t_3_ = t1773_;
+                        unsigned t1789_ = (row_[0u] * nv_2_) + v_19_;
+                        kf_u32x4 t1790_ = wv_[t1789_];
+                        t_3_ = t1790_;
                     }
                     wr_[2u] = t_3_;
                     unsigned v_20_ = (base_ + 96u) + lane_2_;
-                    kf_u32x4 t1779_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                    kf_u32x4 t_4_ = t1779_;
+                    kf_u32x4 t1796_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_4_ = t1796_;
                     if (v_20_ < nv_2_) {
-                        unsigned t1785_ = (row_[0u] * nv_2_) + v_20_;
-                        kf_u32x4 t1786_ = wv_[t1785_];
-                        t_4_ = t1786_;
+                        unsigned t1802_ = (row_[0u] * nv_2_) + v_20_;
+                        kf_u32x4 t1803_ = wv_[t1802_];
+                        t_4_ = t1803_;
                     }
                     wr_[3u] = t_4_;
                     unsigned v_21_ = base_ + lane_2_;
@@ -4558,8 +4573,8 @@ gemv_f16_f16_f16_acc(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x
                         xs_9_[5u] = kf_f16_to_f32(a_9_.v[5]);
                         xs_9_[6u] = kf_f16_to_f32(a_9_.v[6]);
                         xs_9_[7u] = kf_f16_to_f32(a_9_.v[7]);
-                        kf_u32x4 t1842_ = wr_[0u];
-                        kf_f16x8 wh_9_ = kf_bitcast<kf_f16x8>(t1842_);
+                        kf_u32x4 t1859_ = wr_[0u];
+                        kf_f16x8 wh_9_ = kf_bitcast<kf_f16x8>(t1859_);
                         acc_2_[0u] = __fmaf_rn(kf_f16_to_f32(wh_9_.v[7]), xs_9_[7u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[6]), xs_9_[6u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[5]), xs_9_[5u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[4]), xs_9_[4u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[3]), xs_9_[3u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[2]), xs_9_[2u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[1]), xs_9_[1u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[0]), xs_9_[0u], acc_2_[0u]))))))));
                     }
                     unsigned v_22_ = (base_ + 32u) + lane_2_;
@@ -4573,8 +4588,8 @@ gemv_f16_f16_f16_acc(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x
                         xs_10_[5u] = kf_f16_to_f32(a_10_.v[5]);
                         xs_10_[6u] = kf_f16_to_f32(a_10_.v[6]);
                         xs_10_[7u] = kf_f16_to_f32(a_10_.v[7]);
-                        kf_u32x4 t1969_ = wr_[1u];
-                        kf_f16x8 wh_10_ = kf_bitcast<kf_f16x8>(t1969_);
+                        kf_u32x4 t1986_ = wr_[1u];
+                        kf_f16x8 wh_10_ = kf_bitcast<kf_f16x8>(t1986_);
                         acc_2_[0u] = __fmaf_rn(kf_f16_to_f32(wh_10_.v[7]), xs_10_[7u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[6]), xs_10_[6u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[5]), xs_10_[5u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[4]), xs_10_[4u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[3]), xs_10_[3u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[2]), xs_10_[2u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[1]), xs_10_[1u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[0]), xs_10_[0u], acc_2_[0u]))))))));
                     }
                     unsigned v_23_ = (base_ + 64u) + lane_2_;
@@ -4588,8 +4603,8 @@ gemv_f16_f16_f16_acc(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x
                         xs_11_[5u] = kf_f16_to_f32(a_11_.v[5]);
                         xs_11_[6u] = kf_f16_to_f32(a_11_.v[6]);
                         xs_11_[7u] = kf_f16_to_f32(a_11_.v[7]);
-                        kf_u32x4 t2096_ = wr_[2u];
-                        kf_f16x8 wh_11_ = kf_bitcast<kf_f16x8>(t2096_);
+                        kf_u32x4 t2113_ = wr_[2u];
+                        kf_f16x8 wh_11_ = kf_bitcast<kf_f16x8>(t2113_);
                         acc_2_[0u] = __fmaf_rn(kf_f16_to_f32(wh_11_.v[7]), xs_11_[7u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[6]), xs_11_[6u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[5]), xs_11_[5u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[4]), xs_11_[4u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[3]), xs_11_[3u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[2]), xs_11_[2u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[1]), xs_11_[1u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[0]), xs_11_[0u], acc_2_[0u]))))))));
                     }
                     unsigned v_24_ = (base_ + 96u) + lane_2_;
@@ -4603,62 +4618,62 @@ gemv_f16_f16_f16_acc(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x
                         xs_12_[5u] = kf_f16_to_f32(a_12_.v[5]);
                         xs_12_[6u] = kf_f16_to_f32(a_12_.v[6]);
                         xs_12_[7u] = kf_f16_to_f32(a_12_.v[7]);
-                        kf_u32x4 t2223_ = wr_[3u];
-                        kf_f16x8 wh_12_ = kf_bitcast<kf_f16x8>(t2223_);
+                        kf_u32x4 t2240_ = wr_[3u];
+                        kf_f16x8 wh_12_ = kf_bitcast<kf_f16x8>(t2240_);
                         acc_2_[0u] = __fmaf_rn(kf_f16_to_f32(wh_12_.v[7]), xs_12_[7u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[6]), xs_12_[6u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[5]), xs_12_[5u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[4]), xs_12_[4u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[3]), xs_12_[3u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[2]), xs_12_[2u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[1]), xs_12_[1u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[0]), xs_12_[0u], acc_2_[0u]))))))));
                     }
                 }
             } else {
                 for (unsigned c_ = lane_2_; c_ < k_; c_ = c_ + 32u) {
-                    float t2304_ = kf_f16_to_f32(x_[c_]);
+                    float t2321_ = kf_f16_to_f32(x_[c_]);
                     unsigned i_ = (row_[0u] * k_) + c_;
                     unsigned short u_ = w16_[i_];
-                    acc_2_[0u] = __fmaf_rn(kf_f16_to_f32(kf_bitcast<kf_f16>(u_)), t2304_, acc_2_[0u]);
+                    acc_2_[0u] = __fmaf_rn(kf_f16_to_f32(kf_bitcast<kf_f16>(u_)), t2321_, acc_2_[0u]);
                 }
             }
-            float t2322_ = acc_2_[0u];
-            unsigned t2344_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
-            if (t2344_ == 32u) {
-                float t2349_ = __fadd_rn(t2322_, kf_shfl_xor(t2322_, 16u, kf_wn));
-                float t2352_ = __fadd_rn(t2349_, kf_shfl_xor(t2349_, 8u, kf_wn));
-                float t2355_ = __fadd_rn(t2352_, kf_shfl_xor(t2352_, 4u, kf_wn));
-                float t2358_ = __fadd_rn(t2355_, kf_shfl_xor(t2355_, 2u, kf_wn));
-                s_3_ = __fadd_rn(t2358_, kf_shfl_xor(t2358_, 1u, kf_wn));
+            float t2339_ = acc_2_[0u];
+            unsigned t2361_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+            if (t2361_ == 32u) {
+                float t2366_ = __fadd_rn(t2339_, kf_shfl_xor(t2339_, 16u, kf_wn));
+                float t2369_ = __fadd_rn(t2366_, kf_shfl_xor(t2366_, 8u, kf_wn));
+                float t2372_ = __fadd_rn(t2369_, kf_shfl_xor(t2369_, 4u, kf_wn));
+                float t2375_ = __fadd_rn(t2372_, kf_shfl_xor(t2372_, 2u, kf_wn));
+                s_3_ = __fadd_rn(t2375_, kf_shfl_xor(t2375_, 1u, kf_wn));
             } else {
-                float t2364_ = kf_shfl_down(t2322_, 16u, kf_wn);
-                bool t2366_ = (kf_lane_id() + 16u) < t2344_;
-                float t2367_ = __fadd_rn(t2322_, t2364_);
-                float t2368_ = t2366_ ? t2367_ : t2322_;
-                float t2370_ = kf_shfl_down(t2368_, 8u, kf_wn);
-                bool t2372_ = (kf_lane_id() + 8u) < t2344_;
-                float t2373_ = __fadd_rn(t2368_, t2370_);
-                float t2374_ = t2372_ ? t2373_ : t2368_;
-                float t2376_ = kf_shfl_down(t2374_, 4u, kf_wn);
-                bool t2378_ = (kf_lane_id() + 4u) < t2344_;
-                float t2379_ = __fadd_rn(t2374_, t2376_);
-                float t2380_ = t2378_ ? t2379_ : t2374_;
-                float t2382_ = kf_shfl_down(t2380_, 2u, kf_wn);
-                bool t2384_ = (kf_lane_id() + 2u) < t2344_;
-                float t2385_ = __fadd_rn(t2380_, t2382_);
-                float t2386_ = t2384_ ? t2385_ : t2380_;
-                float t2388_ = kf_shfl_down(t2386_, 1u, kf_wn);
-                bool t2390_ = (kf_lane_id() + 1u) < t2344_;
-                float t2391_ = __fadd_rn(t2386_, t2388_);
-                s_3_ = kf_shfl(t2390_ ? t2391_ : t2386_, 0u, kf_wn);
+                float t2381_ = kf_shfl_down(t2339_, 16u, kf_wn);
+                bool t2383_ = (kf_lane_id() + 16u) < t2361_;
+                float t2384_ = __fadd_rn(t2339_, t2381_);
+                float t2385_ = t2383_ ? t2384_ : t2339_;
+                float t2387_ = kf_shfl_down(t2385_, 8u, kf_wn);
+                bool t2389_ = (kf_lane_id() + 8u) < t2361_;
+                float t2390_ = __fadd_rn(t2385_, t2387_);
+                float t2391_ = t2389_ ? t2390_ : t2385_;
+                float t2393_ = kf_shfl_down(t2391_, 4u, kf_wn);
+                bool t2395_ = (kf_lane_id() + 4u) < t2361_;
+                float t2396_ = __fadd_rn(t2391_, t2393_);
+                float t2397_ = t2395_ ? t2396_ : t2391_;
+                float t2399_ = kf_shfl_down(t2397_, 2u, kf_wn);
+                bool t2401_ = (kf_lane_id() + 2u) < t2361_;
+                float t2402_ = __fadd_rn(t2397_, t2399_);
+                float t2403_ = t2401_ ? t2402_ : t2397_;
+                float t2405_ = kf_shfl_down(t2403_, 1u, kf_wn);
+                bool t2407_ = (kf_lane_id() + 1u) < t2361_;
+                float t2408_ = __fadd_rn(t2403_, t2405_);
+                s_3_ = kf_shfl(t2407_ ? t2408_ : t2403_, 0u, kf_wn);
             }
-            bool t2396_ = lane_2_ == 0u;
-            bool t2397_ = t2396_;
-            if (t2396_) {
-                t2397_ = g_ < m_;
+            bool t2413_ = lane_2_ == 0u;
+            bool t2414_ = t2413_;
+            if (t2413_) {
+                t2414_ = g_ < m_;
             }
-            if (t2397_) {
+            if (t2414_) {
                 y_[g_] = kf_f16_from_f32(__fadd_rn(s_3_, kf_f16_to_f32(y_[g_])));
             }
         }
     }
 }
 
-/* kernel gemv_bf16_f16_f16_acc (gemv.kf:548) */
+/* kernel gemv_bf16_f16_f16_acc (gemv.kf:553) */
 extern "C" __global__ void __launch_bounds__(256)
 gemv_bf16_f16_f16_acc(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__ x_, kf_f16* __restrict__ y_, unsigned m_, unsigned k_)
 {
@@ -4695,15 +4710,15 @@ gemv_bf16_f16_f16_acc(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__
         unsigned wid_ = (blockIdx.x << 3u) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u);
         unsigned nw_ = gridDim.x << 3u;
         if (!(wid_ >= m_)) {
-            unsigned t61_ = m_ - wid_;
-            unsigned total_ = ((t61_ / nw_) + (((t61_ % nw_) != 0u) ? 1u : 0u)) * steps_;
+            unsigned t62_ = m_ - wid_;
+            unsigned total_ = ((t62_ / nw_) + (((t62_ % nw_) != 0u) ? 1u : 0u)) * steps_;
             acc_[0u] = 0.0f;
             unsigned lg_ = wid_;
             unsigned lk_ = 0u;
             unsigned cg_ = wid_;
             unsigned ck_ = 0u;
-            unsigned t80_ = total_ + 1u;
-            for (unsigned t0_ = 0u; t0_ < t80_; t0_ = t0_ + 2u) {
+            unsigned t81_ = total_ + 1u;
+            for (unsigned t0_ = 0u; t0_ < t81_; t0_ = t0_ + 2u) {
                 if (t0_ < total_) {
                     unsigned v_ = min((((lk_ << 5u) << 2u) + lane_), (nv_ - 1u));
                     unsigned row_2_ = min(lg_, (m_ - 1u));
@@ -4721,23 +4736,23 @@ gemv_bf16_f16_f16_acc(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__
                     unsigned row_5_ = min(lg_, (m_ - 1u));
                     wb_[3u] = wv_[(row_5_ * nv_) + v_4_];
                     xb_[6u] = xv_[v_4_];
-                    unsigned t244_ = lk_ + 1u;
-                    lk_ = t244_;
-                    if (t244_ == steps_) {
+                    unsigned t253_ = lk_ + 1u;
+                    lk_ = t253_;
+                    if (t253_ == steps_) {
                         lk_ = 0u;
                         lg_ = lg_ + nw_;
                     }
                 }
-                bool t252_ = t0_ >= 1u;
-                bool t253_ = t252_;
-                if (t252_) {
-                    t253_ = (t0_ - 1u) < total_;
+                bool t261_ = t0_ >= 1u;
+                bool t262_ = t261_;
+                if (t261_) {
+                    t262_ = (t0_ - 1u) < total_;
                 }
-                if (t253_) {
+                if (t262_) {
                     unsigned v_5_ = ((ck_ << 5u) << 2u) + lane_;
                     if (v_5_ < nv_) {
-                        kf_u32x4 t290_ = xb_[8u];
-                        kf_f16x8 a_ = kf_bitcast<kf_f16x8>(t290_);
+                        kf_u32x4 t299_ = xb_[8u];
+                        kf_f16x8 a_ = kf_bitcast<kf_f16x8>(t299_);
                         xs_[0u] = kf_f16_to_f32(a_.v[0]);
                         xs_[1u] = kf_f16_to_f32(a_.v[1]);
                         xs_[2u] = kf_f16_to_f32(a_.v[2]);
@@ -4746,14 +4761,14 @@ gemv_bf16_f16_f16_acc(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__
                         xs_[5u] = kf_f16_to_f32(a_.v[5]);
                         xs_[6u] = kf_f16_to_f32(a_.v[6]);
                         xs_[7u] = kf_f16_to_f32(a_.v[7]);
-                        kf_u32x4 t320_ = wb_[4u];
-                        kf_bf16x8 wbv_ = kf_bitcast<kf_bf16x8>(t320_);
+                        kf_u32x4 t329_ = wb_[4u];
+                        kf_bf16x8 wbv_ = kf_bitcast<kf_bf16x8>(t329_);
                         acc_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_.v[7]), xs_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[6]), xs_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[5]), xs_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[4]), xs_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[3]), xs_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[2]), xs_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[1]), xs_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[0]), xs_[0u], acc_[0u]))))))));
                     }
                     unsigned v_6_ = (((ck_ << 5u) << 2u) + 32u) + lane_;
                     if (v_6_ < nv_) {
-                        kf_u32x4 t421_ = xb_[10u];
-                        kf_f16x8 a_2_ = kf_bitcast<kf_f16x8>(t421_);
+                        kf_u32x4 t430_ = xb_[10u];
+                        kf_f16x8 a_2_ = kf_bitcast<kf_f16x8>(t430_);
                         xs_2_[0u] = kf_f16_to_f32(a_2_.v[0]);
                         xs_2_[1u] = kf_f16_to_f32(a_2_.v[1]);
                         xs_2_[2u] = kf_f16_to_f32(a_2_.v[2]);
@@ -4762,14 +4777,14 @@ gemv_bf16_f16_f16_acc(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__
                         xs_2_[5u] = kf_f16_to_f32(a_2_.v[5]);
                         xs_2_[6u] = kf_f16_to_f32(a_2_.v[6]);
                         xs_2_[7u] = kf_f16_to_f32(a_2_.v[7]);
-                        kf_u32x4 t451_ = wb_[5u];
-                        kf_bf16x8 wbv_2_ = kf_bitcast<kf_bf16x8>(t451_);
+                        kf_u32x4 t460_ = wb_[5u];
+                        kf_bf16x8 wbv_2_ = kf_bitcast<kf_bf16x8>(t460_);
                         acc_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[7]), xs_2_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[6]), xs_2_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[5]), xs_2_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[4]), xs_2_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[3]), xs_2_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[2]), xs_2_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[1]), xs_2_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[0]), xs_2_[0u], acc_[0u]))))))));
                     }
                     unsigned v_7_ = (((ck_ << 5u) << 2u) + 64u) + lane_;
                     if (v_7_ < nv_) {
-                        kf_u32x4 t552_ = xb_[12u];
-                        kf_f16x8 a_3_ = kf_bitcast<kf_f16x8>(t552_);
+                        kf_u32x4 t561_ = xb_[12u];
+                        kf_f16x8 a_3_ = kf_bitcast<kf_f16x8>(t561_);
                         xs_3_[0u] = kf_f16_to_f32(a_3_.v[0]);
                         xs_3_[1u] = kf_f16_to_f32(a_3_.v[1]);
                         xs_3_[2u] = kf_f16_to_f32(a_3_.v[2]);
@@ -4778,14 +4793,14 @@ gemv_bf16_f16_f16_acc(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__
                         xs_3_[5u] = kf_f16_to_f32(a_3_.v[5]);
                         xs_3_[6u] = kf_f16_to_f32(a_3_.v[6]);
                         xs_3_[7u] = kf_f16_to_f32(a_3_.v[7]);
-                        kf_u32x4 t582_ = wb_[6u];
-                        kf_bf16x8 wbv_3_ = kf_bitcast<kf_bf16x8>(t582_);
+                        kf_u32x4 t591_ = wb_[6u];
+                        kf_bf16x8 wbv_3_ = kf_bitcast<kf_bf16x8>(t591_);
                         acc_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[7]), xs_3_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[6]), xs_3_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[5]), xs_3_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[4]), xs_3_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[3]), xs_3_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[2]), xs_3_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[1]), xs_3_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[0]), xs_3_[0u], acc_[0u]))))))));
                     }
                     unsigned v_8_ = (((ck_ << 5u) << 2u) + 96u) + lane_;
                     if (v_8_ < nv_) {
-                        kf_u32x4 t683_ = xb_[14u];
-                        kf_f16x8 a_4_ = kf_bitcast<kf_f16x8>(t683_);
+                        kf_u32x4 t692_ = xb_[14u];
+                        kf_f16x8 a_4_ = kf_bitcast<kf_f16x8>(t692_);
                         xs_4_[0u] = kf_f16_to_f32(a_4_.v[0]);
                         xs_4_[1u] = kf_f16_to_f32(a_4_.v[1]);
                         xs_4_[2u] = kf_f16_to_f32(a_4_.v[2]);
@@ -4794,49 +4809,49 @@ gemv_bf16_f16_f16_acc(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__
                         xs_4_[5u] = kf_f16_to_f32(a_4_.v[5]);
                         xs_4_[6u] = kf_f16_to_f32(a_4_.v[6]);
                         xs_4_[7u] = kf_f16_to_f32(a_4_.v[7]);
-                        kf_u32x4 t713_ = wb_[7u];
-                        kf_bf16x8 wbv_4_ = kf_bitcast<kf_bf16x8>(t713_);
+                        kf_u32x4 t722_ = wb_[7u];
+                        kf_bf16x8 wbv_4_ = kf_bitcast<kf_bf16x8>(t722_);
                         acc_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[7]), xs_4_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[6]), xs_4_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[5]), xs_4_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[4]), xs_4_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[3]), xs_4_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[2]), xs_4_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[1]), xs_4_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[0]), xs_4_[0u], acc_[0u]))))))));
                     }
-                    unsigned t784_ = ck_ + 1u;
-                    ck_ = t784_;
-                    if (t784_ == steps_) {
-                        float t787_ = acc_[0u];
-                        unsigned t809_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
-                        if (t809_ == 32u) {
-                            float t814_ = __fadd_rn(t787_, kf_shfl_xor(t787_, 16u, kf_wn));
-                            float t817_ = __fadd_rn(t814_, kf_shfl_xor(t814_, 8u, kf_wn));
-                            float t820_ = __fadd_rn(t817_, kf_shfl_xor(t817_, 4u, kf_wn));
-                            float t823_ = __fadd_rn(t820_, kf_shfl_xor(t820_, 2u, kf_wn));
-                            s_ = __fadd_rn(t823_, kf_shfl_xor(t823_, 1u, kf_wn));
+                    unsigned t793_ = ck_ + 1u;
+                    ck_ = t793_;
+                    if (t793_ == steps_) {
+                        float t796_ = acc_[0u];
+                        unsigned t818_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+                        if (t818_ == 32u) {
+                            float t823_ = __fadd_rn(t796_, kf_shfl_xor(t796_, 16u, kf_wn));
+                            float t826_ = __fadd_rn(t823_, kf_shfl_xor(t823_, 8u, kf_wn));
+                            float t829_ = __fadd_rn(t826_, kf_shfl_xor(t826_, 4u, kf_wn));
+                            float t832_ = __fadd_rn(t829_, kf_shfl_xor(t829_, 2u, kf_wn));
+                            s_ = __fadd_rn(t832_, kf_shfl_xor(t832_, 1u, kf_wn));
                         } else {
-                            float t829_ = kf_shfl_down(t787_, 16u, kf_wn);
-                            bool t831_ = (kf_lane_id() + 16u) < t809_;
-                            float t832_ = __fadd_rn(t787_, t829_);
-                            float t833_ = t831_ ? t832_ : t787_;
-                            float t835_ = kf_shfl_down(t833_, 8u, kf_wn);
-                            bool t837_ = (kf_lane_id() + 8u) < t809_;
-                            float t838_ = __fadd_rn(t833_, t835_);
-                            float t839_ = t837_ ? t838_ : t833_;
-                            float t841_ = kf_shfl_down(t839_, 4u, kf_wn);
-                            bool t843_ = (kf_lane_id() + 4u) < t809_;
-                            float t844_ = __fadd_rn(t839_, t841_);
-                            float t845_ = t843_ ? t844_ : t839_;
-                            float t847_ = kf_shfl_down(t845_, 2u, kf_wn);
-                            bool t849_ = (kf_lane_id() + 2u) < t809_;
-                            float t850_ = __fadd_rn(t845_, t847_);
-                            float t851_ = t849_ ? t850_ : t845_;
-                            float t853_ = kf_shfl_down(t851_, 1u, kf_wn);
-                            bool t855_ = (kf_lane_id() + 1u) < t809_;
-                            float t856_ = __fadd_rn(t851_, t853_);
-                            s_ = kf_shfl(t855_ ? t856_ : t851_, 0u, kf_wn);
+                            float t838_ = kf_shfl_down(t796_, 16u, kf_wn);
+                            bool t840_ = (kf_lane_id() + 16u) < t818_;
+                            float t841_ = __fadd_rn(t796_, t838_);
+                            float t842_ = t840_ ? t841_ : t796_;
+                            float t844_ = kf_shfl_down(t842_, 8u, kf_wn);
+                            bool t846_ = (kf_lane_id() + 8u) < t818_;
+                            float t847_ = __fadd_rn(t842_, t844_);
+                            float t848_ = t846_ ? t847_ : t842_;
+                            float t850_ = kf_shfl_down(t848_, 4u, kf_wn);
+                            bool t852_ = (kf_lane_id() + 4u) < t818_;
+                            float t853_ = __fadd_rn(t848_, t850_);
+                            float t854_ = t852_ ? t853_ : t848_;
+                            float t856_ = kf_shfl_down(t854_, 2u, kf_wn);
+                            bool t858_ = (kf_lane_id() + 2u) < t818_;
+                            float t859_ = __fadd_rn(t854_, t856_);
+                            float t860_ = t858_ ? t859_ : t854_;
+                            float t862_ = kf_shfl_down(t860_, 1u, kf_wn);
+                            bool t864_ = (kf_lane_id() + 1u) < t818_;
+                            float t865_ = __fadd_rn(t860_, t862_);
+                            s_ = kf_shfl(t864_ ? t865_ : t860_, 0u, kf_wn);
                         }
-                        bool t861_ = lane_ == 0u;
-                        bool t862_ = t861_;
-                        if (t861_) {
-                            t862_ = cg_ < m_;
+                        bool t870_ = lane_ == 0u;
+                        bool t871_ = t870_;
+                        if (t870_) {
+                            t871_ = cg_ < m_;
                         }
-                        if (t862_) {
+                        if (t871_) {
                             y_[cg_] = kf_f16_from_f32(__fadd_rn(s_, kf_f16_to_f32(y_[cg_])));
                         }
                         acc_[0u] = 0.0f;
@@ -4861,23 +4876,23 @@ gemv_bf16_f16_f16_acc(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__
                     unsigned row_9_ = min(lg_, (m_ - 1u));
                     wb_[7u] = wv_[(row_9_ * nv_) + v_12_];
                     xb_[14u] = xv_[v_12_];
-                    unsigned t1045_ = lk_ + 1u;
-                    lk_ = t1045_;
-                    if (t1045_ == steps_) {
+                    unsigned t1062_ = lk_ + 1u;
+                    lk_ = t1062_;
+                    if (t1062_ == steps_) {
                         lk_ = 0u;
                         lg_ = lg_ + nw_;
                     }
                 }
-                bool t1053_ = (t0_ + 1u) >= 1u;
-                bool t1054_ = t1053_;
-                if (t1053_) {
-                    t1054_ = ((t0_ + 1u) - 1u) < total_;
+                bool t1070_ = (t0_ + 1u) >= 1u;
+                bool t1071_ = t1070_;
+                if (t1070_) {
+                    t1071_ = ((t0_ + 1u) - 1u) < total_;
                 }
-                if (t1054_) {
+                if (t1071_) {
                     unsigned v_13_ = ((ck_ << 5u) << 2u) + lane_;
                     if (v_13_ < nv_) {
-                        kf_u32x4 t1091_ = xb_[0u];
-                        kf_f16x8 a_5_ = kf_bitcast<kf_f16x8>(t1091_);
+                        kf_u32x4 t1108_ = xb_[0u];
+                        kf_f16x8 a_5_ = kf_bitcast<kf_f16x8>(t1108_);
                         xs_5_[0u] = kf_f16_to_f32(a_5_.v[0]);
                         xs_5_[1u] = kf_f16_to_f32(a_5_.v[1]);
                         xs_5_[2u] = kf_f16_to_f32(a_5_.v[2]);
@@ -4886,14 +4901,14 @@ gemv_bf16_f16_f16_acc(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__
                         xs_5_[5u] = kf_f16_to_f32(a_5_.v[5]);
                         xs_5_[6u] = kf_f16_to_f32(a_5_.v[6]);
                         xs_5_[7u] = kf_f16_to_f32(a_5_.v[7]);
-                        kf_u32x4 t1121_ = wb_[0u];
-                        kf_bf16x8 wbv_5_ = kf_bitcast<kf_bf16x8>(t1121_);
+                        kf_u32x4 t1138_ = wb_[0u];
+                        kf_bf16x8 wbv_5_ = kf_bitcast<kf_bf16x8>(t1138_);
                         acc_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[7]), xs_5_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[6]), xs_5_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[5]), xs_5_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[4]), xs_5_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[3]), xs_5_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[2]), xs_5_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[1]), xs_5_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[0]), xs_5_[0u], acc_[0u]))))))));
                     }
                     unsigned v_14_ = (((ck_ << 5u) << 2u) + 32u) + lane_;
                     if (v_14_ < nv_) {
-                        kf_u32x4 t1222_ = xb_[2u];
-                        kf_f16x8 a_6_ = kf_bitcast<kf_f16x8>(t1222_);
+                        kf_u32x4 t1239_ = xb_[2u];
+                        kf_f16x8 a_6_ = kf_bitcast<kf_f16x8>(t1239_);
                         xs_6_[0u] = kf_f16_to_f32(a_6_.v[0]);
                         xs_6_[1u] = kf_f16_to_f32(a_6_.v[1]);
                         xs_6_[2u] = kf_f16_to_f32(a_6_.v[2]);
@@ -4902,14 +4917,14 @@ gemv_bf16_f16_f16_acc(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__
                         xs_6_[5u] = kf_f16_to_f32(a_6_.v[5]);
                         xs_6_[6u] = kf_f16_to_f32(a_6_.v[6]);
                         xs_6_[7u] = kf_f16_to_f32(a_6_.v[7]);
-                        kf_u32x4 t1252_ = wb_[1u];
-                        kf_bf16x8 wbv_6_ = kf_bitcast<kf_bf16x8>(t1252_);
+                        kf_u32x4 t1269_ = wb_[1u];
+                        kf_bf16x8 wbv_6_ = kf_bitcast<kf_bf16x8>(t1269_);
                         acc_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[7]), xs_6_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[6]), xs_6_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[5]), xs_6_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[4]), xs_6_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[3]), xs_6_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[2]), xs_6_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[1]), xs_6_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[0]), xs_6_[0u], acc_[0u]))))))));
                     }
                     unsigned v_15_ = (((ck_ << 5u) << 2u) + 64u) + lane_;
                     if (v_15_ < nv_) {
-                        kf_u32x4 t1353_ = xb_[4u];
-                        kf_f16x8 a_7_ = kf_bitcast<kf_f16x8>(t1353_);
+                        kf_u32x4 t1370_ = xb_[4u];
+                        kf_f16x8 a_7_ = kf_bitcast<kf_f16x8>(t1370_);
                         xs_7_[0u] = kf_f16_to_f32(a_7_.v[0]);
                         xs_7_[1u] = kf_f16_to_f32(a_7_.v[1]);
                         xs_7_[2u] = kf_f16_to_f32(a_7_.v[2]);
@@ -4918,14 +4933,14 @@ gemv_bf16_f16_f16_acc(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__
                         xs_7_[5u] = kf_f16_to_f32(a_7_.v[5]);
                         xs_7_[6u] = kf_f16_to_f32(a_7_.v[6]);
                         xs_7_[7u] = kf_f16_to_f32(a_7_.v[7]);
-                        kf_u32x4 t1383_ = wb_[2u];
-                        kf_bf16x8 wbv_7_ = kf_bitcast<kf_bf16x8>(t1383_);
+                        kf_u32x4 t1400_ = wb_[2u];
+                        kf_bf16x8 wbv_7_ = kf_bitcast<kf_bf16x8>(t1400_);
                         acc_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[7]), xs_7_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[6]), xs_7_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[5]), xs_7_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[4]), xs_7_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[3]), xs_7_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[2]), xs_7_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[1]), xs_7_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[0]), xs_7_[0u], acc_[0u]))))))));
                     }
                     unsigned v_16_ = (((ck_ << 5u) << 2u) + 96u) + lane_;
                     if (v_16_ < nv_) {
-                        kf_u32x4 t1484_ = xb_[6u];
-                        kf_f16x8 a_8_ = kf_bitcast<kf_f16x8>(t1484_);
+                        kf_u32x4 t1501_ = xb_[6u];
+                        kf_f16x8 a_8_ = kf_bitcast<kf_f16x8>(t1501_);
                         xs_8_[0u] = kf_f16_to_f32(a_8_.v[0]);
                         xs_8_[1u] = kf_f16_to_f32(a_8_.v[1]);
                         xs_8_[2u] = kf_f16_to_f32(a_8_.v[2]);
@@ -4934,49 +4949,49 @@ gemv_bf16_f16_f16_acc(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__
                         xs_8_[5u] = kf_f16_to_f32(a_8_.v[5]);
                         xs_8_[6u] = kf_f16_to_f32(a_8_.v[6]);
                         xs_8_[7u] = kf_f16_to_f32(a_8_.v[7]);
-                        kf_u32x4 t1514_ = wb_[3u];
-                        kf_bf16x8 wbv_8_ = kf_bitcast<kf_bf16x8>(t1514_);
+                        kf_u32x4 t1531_ = wb_[3u];
+                        kf_bf16x8 wbv_8_ = kf_bitcast<kf_bf16x8>(t1531_);
                         acc_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[7]), xs_8_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[6]), xs_8_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[5]), xs_8_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[4]), xs_8_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[3]), xs_8_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[2]), xs_8_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[1]), xs_8_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[0]), xs_8_[0u], acc_[0u]))))))));
                     }
-                    unsigned t1585_ = ck_ + 1u;
-                    ck_ = t1585_;
-                    if (t1585_ == steps_) {
-                        float t1588_ = acc_[0u];
-                        unsigned t1610_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
-                        if (t1610_ == 32u) {
-                            float t1615_ = __fadd_rn(t1588_, kf_shfl_xor(t1588_, 16u, kf_wn));
-                            float t1618_ = __fadd_rn(t1615_, kf_shfl_xor(t1615_, 8u, kf_wn));
-                            float t1621_ = __fadd_rn(t1618_, kf_shfl_xor(t1618_, 4u, kf_wn));
-                            float t1624_ = __fadd_rn(t1621_, kf_shfl_xor(t1621_, 2u, kf_wn));
-                            s_2_ = __fadd_rn(t1624_, kf_shfl_xor(t1624_, 1u, kf_wn));
+                    unsigned t1602_ = ck_ + 1u;
+                    ck_ = t1602_;
+                    if (t1602_ == steps_) {
+                        float t1605_ = acc_[0u];
+                        unsigned t1627_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+                        if (t1627_ == 32u) {
+                            float t1632_ = __fadd_rn(t1605_, kf_shfl_xor(t1605_, 16u, kf_wn));
+                            float t1635_ = __fadd_rn(t1632_, kf_shfl_xor(t1632_, 8u, kf_wn));
+                            float t1638_ = __fadd_rn(t1635_, kf_shfl_xor(t1635_, 4u, kf_wn));
+                            float t1641_ = __fadd_rn(t1638_, kf_shfl_xor(t1638_, 2u, kf_wn));
+                            s_2_ = __fadd_rn(t1641_, kf_shfl_xor(t1641_, 1u, kf_wn));
                         } else {
-                            float t1630_ = kf_shfl_down(t1588_, 16u, kf_wn);
-                            bool t1632_ = (kf_lane_id() + 16u) < t1610_;
-                            float t1633_ = __fadd_rn(t1588_, t1630_);
-                            float t1634_ = t1632_ ? t1633_ : t1588_;
-                            float t1636_ = kf_shfl_down(t1634_, 8u, kf_wn);
-                            bool t1638_ = (kf_lane_id() + 8u) < t1610_;
-                            float t1639_ = __fadd_rn(t1634_, t1636_);
-                            float t1640_ = t1638_ ? t1639_ : t1634_;
-                            float t1642_ = kf_shfl_down(t1640_, 4u, kf_wn);
-                            bool t1644_ = (kf_lane_id() + 4u) < t1610_;
-                            float t1645_ = __fadd_rn(t1640_, t1642_);
-                            float t1646_ = t1644_ ? t1645_ : t1640_;
-                            float t1648_ = kf_shfl_down(t1646_, 2u, kf_wn);
-                            bool t1650_ = (kf_lane_id() + 2u) < t1610_;
-                            float t1651_ = __fadd_rn(t1646_, t1648_);
-                            float t1652_ = t1650_ ? t1651_ : t1646_;
-                            float t1654_ = kf_shfl_down(t1652_, 1u, kf_wn);
-                            bool t1656_ = (kf_lane_id() + 1u) < t1610_;
-                            float t1657_ = __fadd_rn(t1652_, t1654_);
-                            s_2_ = kf_shfl(t1656_ ? t1657_ : t1652_, 0u, kf_wn);
+                            float t1647_ = kf_shfl_down(t1605_, 16u, kf_wn);
+                            bool t1649_ = (kf_lane_id() + 16u) < t1627_;
+                            float t1650_ = __fadd_rn(t1605_, t1647_);
+                            float t1651_ = t1649_ ? t1650_ : t1605_;
+                            float t1653_ = kf_shfl_down(t1651_, 8u, kf_wn);
+                            bool t1655_ = (kf_lane_id() + 8u) < t1627_;
+                            float t1656_ = __fadd_rn(t1651_, t1653_);
+                            float t1657_ = t1655_ ? t1656_ : t1651_;
+                            float t1659_ = kf_shfl_down(t1657_, 4u, kf_wn);
+                            bool t1661_ = (kf_lane_id() + 4u) < t1627_;
+                            float t1662_ = __fadd_rn(t1657_, t1659_);
+                            float t1663_ = t1661_ ? t1662_ : t1657_;
+                            float t1665_ = kf_shfl_down(t1663_, 2u, kf_wn);
+                            bool t1667_ = (kf_lane_id() + 2u) < t1627_;
+                            float t1668_ = __fadd_rn(t1663_, t1665_);
+                            float t1669_ = t1667_ ? t1668_ : t1663_;
+                            float t1671_ = kf_shfl_down(t1669_, 1u, kf_wn);
+                            bool t1673_ = (kf_lane_id() + 1u) < t1627_;
+                            float t1674_ = __fadd_rn(t1669_, t1671_);
+                            s_2_ = kf_shfl(t1673_ ? t1674_ : t1669_, 0u, kf_wn);
                         }
-                        bool t1662_ = lane_ == 0u;
-                        bool t1663_ = t1662_;
-                        if (t1662_) {
-                            t1663_ = cg_ < m_;
+                        bool t1679_ = lane_ == 0u;
+                        bool t1680_ = t1679_;
+                        if (t1679_) {
+                            t1680_ = cg_ < m_;
                         }
-                        if (t1663_) {
+                        if (t1680_) {
                             y_[cg_] = kf_f16_from_f32(__fadd_rn(s_2_, kf_f16_to_f32(y_[cg_])));
                         }
                         acc_[0u] = 0.0f;
@@ -4989,47 +5004,47 @@ gemv_bf16_f16_f16_acc(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__
     } else {
         unsigned lane_2_ = kf_lane_id();
         unsigned nv_2_ = k_ >> 3u;
-        unsigned t1704_ = (blockIdx.x << 3u) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u);
-        unsigned t1715_ = gridDim.x << 3u;
-        for (unsigned g_ = t1704_; g_ < m_; g_ = g_ + t1715_) {
+        unsigned t1721_ = (blockIdx.x << 3u) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u);
+        unsigned t1732_ = gridDim.x << 3u;
+        for (unsigned g_ = t1721_; g_ < m_; g_ = g_ + t1732_) {
             row_[0u] = min(g_, (m_ - 1u));
             acc_2_[0u] = 0.0f;
             if ((k_ & 7u) == 0u) {
                 for (unsigned base_ = 0u; base_ < nv_2_; base_ = base_ + 128u) {
                     unsigned v_17_ = base_ + lane_2_;
-                    kf_u32x4 t1740_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                    kf_u32x4 t_ = t1740_;
+                    kf_u32x4 t1757_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_ = t1757_;
                     if (v_17_ < nv_2_) {
-                        unsigned t1746_ = (row_[0u] * nv_2_) + v_17_;
-                        kf_u32x4 t1747_ = wv_[t1746_];
-                        t_ = t1747_;
+                        unsigned t1763_ = (row_[0u] * nv_2_) + v_17_;
+                        kf_u32x4 t1764_ = wv_[t1763_];
+                        t_ = t1764_;
                     }
                     wr_[0u] = t_;
                     unsigned v_18_ = (base_ + 32u) + lane_2_;
-                    kf_u32x4 t1753_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                    kf_u32x4 t_2_ = t1753_;
+                    kf_u32x4 t1770_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_2_ = t1770_;
                     if (v_18_ < nv_2_) {
-                        unsigned t1759_ = (row_[0u] * nv_2_) + v_18_;
-                        kf_u32x4 t1760_ = wv_[t1759_];
-                        t_2_ = t1760_;
+                        unsigned t1776_ = (row_[0u] * nv_2_) + v_18_;
+                        kf_u32x4 t1777_ = wv_[t1776_];
+                        t_2_ = t1777_;
                     }
                     wr_[1u] = t_2_;
                     unsigned v_19_ = (base_ + 64u) + lane_2_;
-                    kf_u32x4 t1766_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                    kf_u32x4 t_3_ = t1766_;
+                    kf_u32x4 t1783_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_3_ = t1783_;
                     if (v_19_ < nv_2_) {
-                        unsigned t1772_ = (row_[0u] * nv_2_) + v_19_;
-                        kf_u32x4 t1773_ = wv_[t1772_];
-                        t_3_ = t1773_;
+                        unsigned t1789_ = (row_[0u] * nv_2_) + v_19_;
+                        kf_u32x4 t1790_ = wv_[t1789_];
+                        t_3_ = t1790_;
                     }
                     wr_[2u] = t_3_;
                     unsigned v_20_ = (base_ + 96u) + lane_2_;
-                    kf_u32x4 t1779_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                    kf_u32x4 t_4_ = t1779_;
+                    kf_u32x4 t1796_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_4_ = t1796_;
                     if (v_20_ < nv_2_) {
-                        unsigned t1785_ = (row_[0u] * nv_2_) + v_20_;
-                        kf_u32x4 t1786_ = wv_[t1785_];
-                        t_4_ = t1786_;
+                        unsigned t1802_ = (row_[0u] * nv_2_) + v_20_;
+                        kf_u32x4 t1803_ = wv_[t1802_];
+                        t_4_ = t1803_;
                     }
                     wr_[3u] = t_4_;
                     unsigned v_21_ = base_ + lane_2_;
@@ -5043,8 +5058,8 @@ gemv_bf16_f16_f16_acc(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__
                         xs_9_[5u] = kf_f16_to_f32(a_9_.v[5]);
                         xs_9_[6u] = kf_f16_to_f32(a_9_.v[6]);
                         xs_9_[7u] = kf_f16_to_f32(a_9_.v[7]);
-                        kf_u32x4 t1845_ = wr_[0u];
-                        kf_bf16x8 wb_2_ = kf_bitcast<kf_bf16x8>(t1845_);
+                        kf_u32x4 t1862_ = wr_[0u];
+                        kf_bf16x8 wb_2_ = kf_bitcast<kf_bf16x8>(t1862_);
                         acc_2_[0u] = __fmaf_rn(kf_bf16_to_f32(wb_2_.v[7]), xs_9_[7u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[6]), xs_9_[6u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[5]), xs_9_[5u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[4]), xs_9_[4u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[3]), xs_9_[3u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[2]), xs_9_[2u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[1]), xs_9_[1u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[0]), xs_9_[0u], acc_2_[0u]))))))));
                     }
                     unsigned v_22_ = (base_ + 32u) + lane_2_;
@@ -5058,8 +5073,8 @@ gemv_bf16_f16_f16_acc(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__
                         xs_10_[5u] = kf_f16_to_f32(a_10_.v[5]);
                         xs_10_[6u] = kf_f16_to_f32(a_10_.v[6]);
                         xs_10_[7u] = kf_f16_to_f32(a_10_.v[7]);
-                        kf_u32x4 t1972_ = wr_[1u];
-                        kf_bf16x8 wb_3_ = kf_bitcast<kf_bf16x8>(t1972_);
+                        kf_u32x4 t1989_ = wr_[1u];
+                        kf_bf16x8 wb_3_ = kf_bitcast<kf_bf16x8>(t1989_);
                         acc_2_[0u] = __fmaf_rn(kf_bf16_to_f32(wb_3_.v[7]), xs_10_[7u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[6]), xs_10_[6u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[5]), xs_10_[5u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[4]), xs_10_[4u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[3]), xs_10_[3u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[2]), xs_10_[2u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[1]), xs_10_[1u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[0]), xs_10_[0u], acc_2_[0u]))))))));
                     }
                     unsigned v_23_ = (base_ + 64u) + lane_2_;
@@ -5073,8 +5088,8 @@ gemv_bf16_f16_f16_acc(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__
                         xs_11_[5u] = kf_f16_to_f32(a_11_.v[5]);
                         xs_11_[6u] = kf_f16_to_f32(a_11_.v[6]);
                         xs_11_[7u] = kf_f16_to_f32(a_11_.v[7]);
-                        kf_u32x4 t2099_ = wr_[2u];
-                        kf_bf16x8 wb_4_ = kf_bitcast<kf_bf16x8>(t2099_);
+                        kf_u32x4 t2116_ = wr_[2u];
+                        kf_bf16x8 wb_4_ = kf_bitcast<kf_bf16x8>(t2116_);
                         acc_2_[0u] = __fmaf_rn(kf_bf16_to_f32(wb_4_.v[7]), xs_11_[7u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[6]), xs_11_[6u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[5]), xs_11_[5u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[4]), xs_11_[4u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[3]), xs_11_[3u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[2]), xs_11_[2u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[1]), xs_11_[1u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[0]), xs_11_[0u], acc_2_[0u]))))))));
                     }
                     unsigned v_24_ = (base_ + 96u) + lane_2_;
@@ -5088,62 +5103,62 @@ gemv_bf16_f16_f16_acc(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__
                         xs_12_[5u] = kf_f16_to_f32(a_12_.v[5]);
                         xs_12_[6u] = kf_f16_to_f32(a_12_.v[6]);
                         xs_12_[7u] = kf_f16_to_f32(a_12_.v[7]);
-                        kf_u32x4 t2226_ = wr_[3u];
-                        kf_bf16x8 wb_5_ = kf_bitcast<kf_bf16x8>(t2226_);
+                        kf_u32x4 t2243_ = wr_[3u];
+                        kf_bf16x8 wb_5_ = kf_bitcast<kf_bf16x8>(t2243_);
                         acc_2_[0u] = __fmaf_rn(kf_bf16_to_f32(wb_5_.v[7]), xs_12_[7u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[6]), xs_12_[6u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[5]), xs_12_[5u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[4]), xs_12_[4u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[3]), xs_12_[3u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[2]), xs_12_[2u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[1]), xs_12_[1u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[0]), xs_12_[0u], acc_2_[0u]))))))));
                     }
                 }
             } else {
                 for (unsigned c_ = lane_2_; c_ < k_; c_ = c_ + 32u) {
-                    float t2304_ = kf_f16_to_f32(x_[c_]);
+                    float t2321_ = kf_f16_to_f32(x_[c_]);
                     unsigned i_ = (row_[0u] * k_) + c_;
                     unsigned short u_ = w16_[i_];
-                    acc_2_[0u] = __fmaf_rn(kf_bf16_to_f32(kf_bitcast<kf_bf16>(u_)), t2304_, acc_2_[0u]);
+                    acc_2_[0u] = __fmaf_rn(kf_bf16_to_f32(kf_bitcast<kf_bf16>(u_)), t2321_, acc_2_[0u]);
                 }
             }
-            float t2322_ = acc_2_[0u];
-            unsigned t2344_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
-            if (t2344_ == 32u) {
-                float t2349_ = __fadd_rn(t2322_, kf_shfl_xor(t2322_, 16u, kf_wn));
-                float t2352_ = __fadd_rn(t2349_, kf_shfl_xor(t2349_, 8u, kf_wn));
-                float t2355_ = __fadd_rn(t2352_, kf_shfl_xor(t2352_, 4u, kf_wn));
-                float t2358_ = __fadd_rn(t2355_, kf_shfl_xor(t2355_, 2u, kf_wn));
-                s_3_ = __fadd_rn(t2358_, kf_shfl_xor(t2358_, 1u, kf_wn));
+            float t2339_ = acc_2_[0u];
+            unsigned t2361_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+            if (t2361_ == 32u) {
+                float t2366_ = __fadd_rn(t2339_, kf_shfl_xor(t2339_, 16u, kf_wn));
+                float t2369_ = __fadd_rn(t2366_, kf_shfl_xor(t2366_, 8u, kf_wn));
+                float t2372_ = __fadd_rn(t2369_, kf_shfl_xor(t2369_, 4u, kf_wn));
+                float t2375_ = __fadd_rn(t2372_, kf_shfl_xor(t2372_, 2u, kf_wn));
+                s_3_ = __fadd_rn(t2375_, kf_shfl_xor(t2375_, 1u, kf_wn));
             } else {
-                float t2364_ = kf_shfl_down(t2322_, 16u, kf_wn);
-                bool t2366_ = (kf_lane_id() + 16u) < t2344_;
-                float t2367_ = __fadd_rn(t2322_, t2364_);
-                float t2368_ = t2366_ ? t2367_ : t2322_;
-                float t2370_ = kf_shfl_down(t2368_, 8u, kf_wn);
-                bool t2372_ = (kf_lane_id() + 8u) < t2344_;
-                float t2373_ = __fadd_rn(t2368_, t2370_);
-                float t2374_ = t2372_ ? t2373_ : t2368_;
-                float t2376_ = kf_shfl_down(t2374_, 4u, kf_wn);
-                bool t2378_ = (kf_lane_id() + 4u) < t2344_;
-                float t2379_ = __fadd_rn(t2374_, t2376_);
-                float t2380_ = t2378_ ? t2379_ : t2374_;
-                float t2382_ = kf_shfl_down(t2380_, 2u, kf_wn);
-                bool t2384_ = (kf_lane_id() + 2u) < t2344_;
-                float t2385_ = __fadd_rn(t2380_, t2382_);
-                float t2386_ = t2384_ ? t2385_ : t2380_;
-                float t2388_ = kf_shfl_down(t2386_, 1u, kf_wn);
-                bool t2390_ = (kf_lane_id() + 1u) < t2344_;
-                float t2391_ = __fadd_rn(t2386_, t2388_);
-                s_3_ = kf_shfl(t2390_ ? t2391_ : t2386_, 0u, kf_wn);
+                float t2381_ = kf_shfl_down(t2339_, 16u, kf_wn);
+                bool t2383_ = (kf_lane_id() + 16u) < t2361_;
+                float t2384_ = __fadd_rn(t2339_, t2381_);
+                float t2385_ = t2383_ ? t2384_ : t2339_;
+                float t2387_ = kf_shfl_down(t2385_, 8u, kf_wn);
+                bool t2389_ = (kf_lane_id() + 8u) < t2361_;
+                float t2390_ = __fadd_rn(t2385_, t2387_);
+                float t2391_ = t2389_ ? t2390_ : t2385_;
+                float t2393_ = kf_shfl_down(t2391_, 4u, kf_wn);
+                bool t2395_ = (kf_lane_id() + 4u) < t2361_;
+                float t2396_ = __fadd_rn(t2391_, t2393_);
+                float t2397_ = t2395_ ? t2396_ : t2391_;
+                float t2399_ = kf_shfl_down(t2397_, 2u, kf_wn);
+                bool t2401_ = (kf_lane_id() + 2u) < t2361_;
+                float t2402_ = __fadd_rn(t2397_, t2399_);
+                float t2403_ = t2401_ ? t2402_ : t2397_;
+                float t2405_ = kf_shfl_down(t2403_, 1u, kf_wn);
+                bool t2407_ = (kf_lane_id() + 1u) < t2361_;
+                float t2408_ = __fadd_rn(t2403_, t2405_);
+                s_3_ = kf_shfl(t2407_ ? t2408_ : t2403_, 0u, kf_wn);
             }
-            bool t2396_ = lane_2_ == 0u;
-            bool t2397_ = t2396_;
-            if (t2396_) {
-                t2397_ = g_ < m_;
+            bool t2413_ = lane_2_ == 0u;
+            bool t2414_ = t2413_;
+            if (t2413_) {
+                t2414_ = g_ < m_;
             }
-            if (t2397_) {
+            if (t2414_) {
                 y_[g_] = kf_f16_from_f32(__fadd_rn(s_3_, kf_f16_to_f32(y_[g_])));
             }
         }
     }
 }
 
-/* kernel gemv_batch_f16_f16_f16 (gemv.kf:555) */
+/* kernel gemv_batch_f16_f16_f16 (gemv.kf:560) */
 extern "C" __global__ void __launch_bounds__(128)
 gemv_batch_f16_f16_f16(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x_, kf_f16* __restrict__ y_, unsigned m_, unsigned k_, unsigned nb_)
 {
@@ -6286,7 +6301,7 @@ gemv_batch_f16_f16_f16(const kf_f16* __restrict__ w_, const kf_f16* __restrict__
     }
 }
 
-/* kernel gemv_batch_f16_f32_f32 (gemv.kf:560) */
+/* kernel gemv_batch_f16_f32_f32 (gemv.kf:565) */
 extern "C" __global__ void __launch_bounds__(128)
 gemv_batch_f16_f32_f32(const kf_f16* __restrict__ w_, const float* __restrict__ x_, float* __restrict__ y_, unsigned m_, unsigned k_, unsigned nb_)
 {
@@ -7564,7 +7579,7 @@ gemv_batch_f16_f32_f32(const kf_f16* __restrict__ w_, const float* __restrict__ 
     }
 }
 
-/* kernel gemv_batch_bf16_f16_f16 (gemv.kf:565) */
+/* kernel gemv_batch_bf16_f16_f16 (gemv.kf:570) */
 extern "C" __global__ void __launch_bounds__(128)
 gemv_batch_bf16_f16_f16(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__ x_, kf_f16* __restrict__ y_, unsigned m_, unsigned k_, unsigned nb_)
 {
@@ -8364,7 +8379,7 @@ gemv_batch_bf16_f16_f16(const kf_bf16* __restrict__ w_, const kf_f16* __restrict
     }
 }
 
-/* kernel gemv_batch_bf16_f32_f32 (gemv.kf:570) */
+/* kernel gemv_batch_bf16_f32_f32 (gemv.kf:575) */
 extern "C" __global__ void __launch_bounds__(128)
 gemv_batch_bf16_f32_f32(const kf_bf16* __restrict__ w_, const float* __restrict__ x_, float* __restrict__ y_, unsigned m_, unsigned k_, unsigned nb_)
 {
@@ -9210,6 +9225,1874 @@ gemv_batch_bf16_f32_f32(const kf_bf16* __restrict__ w_, const float* __restrict_
             }
             if (t4851_) {
                 y_[(7u * m_) + g_] = s_8_;
+            }
+        }
+    }
+}
+
+/* kernel gemv_rms_f16_f16_f16 (gemv.kf:671) */
+extern "C" __global__ void __launch_bounds__(256)
+gemv_rms_f16_f16_f16(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ h_, const kf_f16* __restrict__ nw_, kf_f16* __restrict__ y_, unsigned m_, unsigned k_, float eps_)
+{
+    extern __shared__ __align__(16) kf_u32x4 xs_[];
+    __shared__ __align__(16) float part_[8];
+    kf_f16x8 hv_[4];
+    kf_f16x8 hv_2_[4];
+    kf_f16x8 gv_[4];
+    kf_u32x4 wb_[8];
+    kf_u32x4 xb_[16];
+    float acc_[1];
+    float xs_2_[8];
+    float xs_3_[8];
+    float xs_4_[8];
+    float xs_5_[8];
+    float xs_6_[8];
+    float xs_7_[8];
+    float xs_8_[8];
+    float xs_9_[8];
+    float s_;
+    float s_2_;
+    float s_3_;
+    const unsigned kf_wn = kf_warp_lanes();
+    const kf_f16x8* h_2_ = (const kf_f16x8*)h_;
+    const kf_f16x8* nw_2_ = (const kf_f16x8*)nw_;
+    unsigned nv_ = k_ >> 3u;
+    float acc_2_ = 0.0f;
+    for (unsigned c0_ = threadIdx.x; c0_ < nv_; c0_ = c0_ + 1024u) {
+        hv_[0u] = h_2_[min(c0_, (nv_ - 1u))];
+        hv_[1u] = h_2_[min((c0_ + 256u), (nv_ - 1u))];
+        hv_[2u] = h_2_[min((c0_ + 512u), (nv_ - 1u))];
+        hv_[3u] = h_2_[min((c0_ + 768u), (nv_ - 1u))];
+        if (c0_ < nv_) {
+            float t57_ = __fmaf_rn(kf_f16_to_f32(hv_[0u].v[0]), kf_f16_to_f32(hv_[0u].v[0]), acc_2_);
+            acc_2_ = t57_;
+            float t66_ = __fmaf_rn(kf_f16_to_f32(hv_[0u].v[1]), kf_f16_to_f32(hv_[0u].v[1]), t57_);
+            acc_2_ = t66_;
+            float t75_ = __fmaf_rn(kf_f16_to_f32(hv_[0u].v[2]), kf_f16_to_f32(hv_[0u].v[2]), t66_);
+            acc_2_ = t75_;
+            float t84_ = __fmaf_rn(kf_f16_to_f32(hv_[0u].v[3]), kf_f16_to_f32(hv_[0u].v[3]), t75_);
+            acc_2_ = t84_;
+            float t93_ = __fmaf_rn(kf_f16_to_f32(hv_[0u].v[4]), kf_f16_to_f32(hv_[0u].v[4]), t84_);
+            acc_2_ = t93_;
+            float t102_ = __fmaf_rn(kf_f16_to_f32(hv_[0u].v[5]), kf_f16_to_f32(hv_[0u].v[5]), t93_);
+            acc_2_ = t102_;
+            float t111_ = __fmaf_rn(kf_f16_to_f32(hv_[0u].v[6]), kf_f16_to_f32(hv_[0u].v[6]), t102_);
+            acc_2_ = t111_;
+            acc_2_ = __fmaf_rn(kf_f16_to_f32(hv_[0u].v[7]), kf_f16_to_f32(hv_[0u].v[7]), t111_);
+        }
+        if ((c0_ + 256u) < nv_) {
+            float t132_ = __fmaf_rn(kf_f16_to_f32(hv_[1u].v[0]), kf_f16_to_f32(hv_[1u].v[0]), acc_2_);
+            acc_2_ = t132_;
+            float t141_ = __fmaf_rn(kf_f16_to_f32(hv_[1u].v[1]), kf_f16_to_f32(hv_[1u].v[1]), t132_);
+            acc_2_ = t141_;
+            float t150_ = __fmaf_rn(kf_f16_to_f32(hv_[1u].v[2]), kf_f16_to_f32(hv_[1u].v[2]), t141_);
+            acc_2_ = t150_;
+            float t159_ = __fmaf_rn(kf_f16_to_f32(hv_[1u].v[3]), kf_f16_to_f32(hv_[1u].v[3]), t150_);
+            acc_2_ = t159_;
+            float t168_ = __fmaf_rn(kf_f16_to_f32(hv_[1u].v[4]), kf_f16_to_f32(hv_[1u].v[4]), t159_);
+            acc_2_ = t168_;
+            float t177_ = __fmaf_rn(kf_f16_to_f32(hv_[1u].v[5]), kf_f16_to_f32(hv_[1u].v[5]), t168_);
+            acc_2_ = t177_;
+            float t186_ = __fmaf_rn(kf_f16_to_f32(hv_[1u].v[6]), kf_f16_to_f32(hv_[1u].v[6]), t177_);
+            acc_2_ = t186_;
+            acc_2_ = __fmaf_rn(kf_f16_to_f32(hv_[1u].v[7]), kf_f16_to_f32(hv_[1u].v[7]), t186_);
+        }
+        if ((c0_ + 512u) < nv_) {
+            float t207_ = __fmaf_rn(kf_f16_to_f32(hv_[2u].v[0]), kf_f16_to_f32(hv_[2u].v[0]), acc_2_);
+            acc_2_ = t207_;
+            float t216_ = __fmaf_rn(kf_f16_to_f32(hv_[2u].v[1]), kf_f16_to_f32(hv_[2u].v[1]), t207_);
+            acc_2_ = t216_;
+            float t225_ = __fmaf_rn(kf_f16_to_f32(hv_[2u].v[2]), kf_f16_to_f32(hv_[2u].v[2]), t216_);
+            acc_2_ = t225_;
+            float t234_ = __fmaf_rn(kf_f16_to_f32(hv_[2u].v[3]), kf_f16_to_f32(hv_[2u].v[3]), t225_);
+            acc_2_ = t234_;
+            float t243_ = __fmaf_rn(kf_f16_to_f32(hv_[2u].v[4]), kf_f16_to_f32(hv_[2u].v[4]), t234_);
+            acc_2_ = t243_;
+            float t252_ = __fmaf_rn(kf_f16_to_f32(hv_[2u].v[5]), kf_f16_to_f32(hv_[2u].v[5]), t243_);
+            acc_2_ = t252_;
+            float t261_ = __fmaf_rn(kf_f16_to_f32(hv_[2u].v[6]), kf_f16_to_f32(hv_[2u].v[6]), t252_);
+            acc_2_ = t261_;
+            acc_2_ = __fmaf_rn(kf_f16_to_f32(hv_[2u].v[7]), kf_f16_to_f32(hv_[2u].v[7]), t261_);
+        }
+        if ((c0_ + 768u) < nv_) {
+            float t282_ = __fmaf_rn(kf_f16_to_f32(hv_[3u].v[0]), kf_f16_to_f32(hv_[3u].v[0]), acc_2_);
+            acc_2_ = t282_;
+            float t291_ = __fmaf_rn(kf_f16_to_f32(hv_[3u].v[1]), kf_f16_to_f32(hv_[3u].v[1]), t282_);
+            acc_2_ = t291_;
+            float t300_ = __fmaf_rn(kf_f16_to_f32(hv_[3u].v[2]), kf_f16_to_f32(hv_[3u].v[2]), t291_);
+            acc_2_ = t300_;
+            float t309_ = __fmaf_rn(kf_f16_to_f32(hv_[3u].v[3]), kf_f16_to_f32(hv_[3u].v[3]), t300_);
+            acc_2_ = t309_;
+            float t318_ = __fmaf_rn(kf_f16_to_f32(hv_[3u].v[4]), kf_f16_to_f32(hv_[3u].v[4]), t309_);
+            acc_2_ = t318_;
+            float t327_ = __fmaf_rn(kf_f16_to_f32(hv_[3u].v[5]), kf_f16_to_f32(hv_[3u].v[5]), t318_);
+            acc_2_ = t327_;
+            float t336_ = __fmaf_rn(kf_f16_to_f32(hv_[3u].v[6]), kf_f16_to_f32(hv_[3u].v[6]), t327_);
+            acc_2_ = t336_;
+            acc_2_ = __fmaf_rn(kf_f16_to_f32(hv_[3u].v[7]), kf_f16_to_f32(hv_[3u].v[7]), t336_);
+        }
+    }
+    unsigned t368_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+    if (t368_ == 32u) {
+        float t373_ = __fadd_rn(acc_2_, kf_shfl_xor(acc_2_, 16u, kf_wn));
+        float t376_ = __fadd_rn(t373_, kf_shfl_xor(t373_, 8u, kf_wn));
+        float t379_ = __fadd_rn(t376_, kf_shfl_xor(t376_, 4u, kf_wn));
+        float t382_ = __fadd_rn(t379_, kf_shfl_xor(t379_, 2u, kf_wn));
+        s_ = __fadd_rn(t382_, kf_shfl_xor(t382_, 1u, kf_wn));
+    } else {
+        float t388_ = kf_shfl_down(acc_2_, 16u, kf_wn);
+        bool t390_ = (kf_lane_id() + 16u) < t368_;
+        float t391_ = __fadd_rn(acc_2_, t388_);
+        float t392_ = t390_ ? t391_ : acc_2_;
+        float t394_ = kf_shfl_down(t392_, 8u, kf_wn);
+        bool t396_ = (kf_lane_id() + 8u) < t368_;
+        float t397_ = __fadd_rn(t392_, t394_);
+        float t398_ = t396_ ? t397_ : t392_;
+        float t400_ = kf_shfl_down(t398_, 4u, kf_wn);
+        bool t402_ = (kf_lane_id() + 4u) < t368_;
+        float t403_ = __fadd_rn(t398_, t400_);
+        float t404_ = t402_ ? t403_ : t398_;
+        float t406_ = kf_shfl_down(t404_, 2u, kf_wn);
+        bool t408_ = (kf_lane_id() + 2u) < t368_;
+        float t409_ = __fadd_rn(t404_, t406_);
+        float t410_ = t408_ ? t409_ : t404_;
+        float t412_ = kf_shfl_down(t410_, 1u, kf_wn);
+        bool t414_ = (kf_lane_id() + 1u) < t368_;
+        float t415_ = __fadd_rn(t410_, t412_);
+        s_ = kf_shfl(t414_ ? t415_ : t410_, 0u, kf_wn);
+    }
+    if (kf_lane_id() == 0u) {
+        part_[(threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u] = s_;
+    }
+    __syncthreads();
+    float scale_ = kf_rsqrt_approx(__fadd_rn(__fdiv_rn(__fadd_rn(__fadd_rn(__fadd_rn(__fadd_rn(__fadd_rn(__fadd_rn(__fadd_rn(__fadd_rn(0.0f, part_[0u]), part_[1u]), part_[2u]), part_[3u]), part_[4u]), part_[5u]), part_[6u]), part_[7u]), (float)k_), eps_));
+    for (unsigned c0_2_ = threadIdx.x; c0_2_ < nv_; c0_2_ = c0_2_ + 1024u) {
+        unsigned c_ = min(c0_2_, (nv_ - 1u));
+        hv_2_[0u] = h_2_[c_];
+        gv_[0u] = nw_2_[c_];
+        unsigned c_2_ = min((c0_2_ + 256u), (nv_ - 1u));
+        hv_2_[1u] = h_2_[c_2_];
+        gv_[1u] = nw_2_[c_2_];
+        unsigned c_3_ = min((c0_2_ + 512u), (nv_ - 1u));
+        hv_2_[2u] = h_2_[c_3_];
+        gv_[2u] = nw_2_[c_3_];
+        unsigned c_4_ = min((c0_2_ + 768u), (nv_ - 1u));
+        hv_2_[3u] = h_2_[c_4_];
+        gv_[3u] = nw_2_[c_4_];
+        if (c0_2_ < nv_) {
+            kf_f16x8 t507_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
+            kf_f16 t519_ = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(hv_2_[0u].v[0]), scale_), kf_f16_to_f32(gv_[0u].v[0])));
+            kf_f16x8 o_ = t507_;
+            o_.v[0] = t519_;
+            o_.v[1] = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(hv_2_[0u].v[1]), scale_), kf_f16_to_f32(gv_[0u].v[1])));
+            o_.v[2] = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(hv_2_[0u].v[2]), scale_), kf_f16_to_f32(gv_[0u].v[2])));
+            o_.v[3] = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(hv_2_[0u].v[3]), scale_), kf_f16_to_f32(gv_[0u].v[3])));
+            o_.v[4] = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(hv_2_[0u].v[4]), scale_), kf_f16_to_f32(gv_[0u].v[4])));
+            o_.v[5] = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(hv_2_[0u].v[5]), scale_), kf_f16_to_f32(gv_[0u].v[5])));
+            o_.v[6] = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(hv_2_[0u].v[6]), scale_), kf_f16_to_f32(gv_[0u].v[6])));
+            o_.v[7] = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(hv_2_[0u].v[7]), scale_), kf_f16_to_f32(gv_[0u].v[7])));
+            ((kf_f16x8*)xs_)[c0_2_] = o_;
+        }
+        if ((c0_2_ + 256u) < nv_) {
+            kf_f16x8 t603_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
+            kf_f16 t615_ = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(hv_2_[1u].v[0]), scale_), kf_f16_to_f32(gv_[1u].v[0])));
+            kf_f16x8 o_2_ = t603_;
+            o_2_.v[0] = t615_;
+            o_2_.v[1] = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(hv_2_[1u].v[1]), scale_), kf_f16_to_f32(gv_[1u].v[1])));
+            o_2_.v[2] = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(hv_2_[1u].v[2]), scale_), kf_f16_to_f32(gv_[1u].v[2])));
+            o_2_.v[3] = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(hv_2_[1u].v[3]), scale_), kf_f16_to_f32(gv_[1u].v[3])));
+            o_2_.v[4] = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(hv_2_[1u].v[4]), scale_), kf_f16_to_f32(gv_[1u].v[4])));
+            o_2_.v[5] = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(hv_2_[1u].v[5]), scale_), kf_f16_to_f32(gv_[1u].v[5])));
+            o_2_.v[6] = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(hv_2_[1u].v[6]), scale_), kf_f16_to_f32(gv_[1u].v[6])));
+            o_2_.v[7] = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(hv_2_[1u].v[7]), scale_), kf_f16_to_f32(gv_[1u].v[7])));
+            ((kf_f16x8*)xs_)[c0_2_ + 256u] = o_2_;
+        }
+        if ((c0_2_ + 512u) < nv_) {
+            kf_f16x8 t699_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
+            kf_f16 t711_ = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(hv_2_[2u].v[0]), scale_), kf_f16_to_f32(gv_[2u].v[0])));
+            kf_f16x8 o_3_ = t699_;
+            o_3_.v[0] = t711_;
+            o_3_.v[1] = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(hv_2_[2u].v[1]), scale_), kf_f16_to_f32(gv_[2u].v[1])));
+            o_3_.v[2] = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(hv_2_[2u].v[2]), scale_), kf_f16_to_f32(gv_[2u].v[2])));
+            o_3_.v[3] = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(hv_2_[2u].v[3]), scale_), kf_f16_to_f32(gv_[2u].v[3])));
+            o_3_.v[4] = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(hv_2_[2u].v[4]), scale_), kf_f16_to_f32(gv_[2u].v[4])));
+            o_3_.v[5] = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(hv_2_[2u].v[5]), scale_), kf_f16_to_f32(gv_[2u].v[5])));
+            o_3_.v[6] = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(hv_2_[2u].v[6]), scale_), kf_f16_to_f32(gv_[2u].v[6])));
+            o_3_.v[7] = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(hv_2_[2u].v[7]), scale_), kf_f16_to_f32(gv_[2u].v[7])));
+            ((kf_f16x8*)xs_)[c0_2_ + 512u] = o_3_;
+        }
+        if ((c0_2_ + 768u) < nv_) {
+            kf_f16x8 t795_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
+            kf_f16 t807_ = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(hv_2_[3u].v[0]), scale_), kf_f16_to_f32(gv_[3u].v[0])));
+            kf_f16x8 o_4_ = t795_;
+            o_4_.v[0] = t807_;
+            o_4_.v[1] = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(hv_2_[3u].v[1]), scale_), kf_f16_to_f32(gv_[3u].v[1])));
+            o_4_.v[2] = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(hv_2_[3u].v[2]), scale_), kf_f16_to_f32(gv_[3u].v[2])));
+            o_4_.v[3] = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(hv_2_[3u].v[3]), scale_), kf_f16_to_f32(gv_[3u].v[3])));
+            o_4_.v[4] = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(hv_2_[3u].v[4]), scale_), kf_f16_to_f32(gv_[3u].v[4])));
+            o_4_.v[5] = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(hv_2_[3u].v[5]), scale_), kf_f16_to_f32(gv_[3u].v[5])));
+            o_4_.v[6] = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(hv_2_[3u].v[6]), scale_), kf_f16_to_f32(gv_[3u].v[6])));
+            o_4_.v[7] = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(hv_2_[3u].v[7]), scale_), kf_f16_to_f32(gv_[3u].v[7])));
+            ((kf_f16x8*)xs_)[c0_2_ + 768u] = o_4_;
+        }
+    }
+    __syncthreads();
+    const kf_u32x4* wv_ = (const kf_u32x4*)w_;
+    unsigned lane_ = kf_lane_id();
+    unsigned nv_2_ = k_ >> 3u;
+    unsigned steps_ = (nv_2_ >> 7u) + (((nv_2_ & 127u) != 0u) ? 1u : 0u);
+    unsigned wid_ = (blockIdx.x << 3u) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u);
+    unsigned nw_3_ = gridDim.x << 3u;
+    if (!(wid_ >= m_)) {
+        unsigned t936_ = m_ - wid_;
+        unsigned total_ = ((t936_ / nw_3_) + (((t936_ % nw_3_) != 0u) ? 1u : 0u)) * steps_;
+        acc_[0u] = 0.0f;
+        unsigned lg_ = wid_;
+        unsigned lk_ = 0u;
+        unsigned cg_ = wid_;
+        unsigned ck_ = 0u;
+        unsigned t955_ = total_ + 1u;
+        for (unsigned t0_ = 0u; t0_ < t955_; t0_ = t0_ + 2u) {
+            if (t0_ < total_) {
+                unsigned v_ = min((((lk_ << 5u) << 2u) + lane_), (nv_2_ - 1u));
+                unsigned row_ = min(lg_, (m_ - 1u));
+                wb_[0u] = wv_[(row_ * nv_2_) + v_];
+                xb_[0u] = xs_[v_];
+                unsigned v_2_ = min(((((lk_ << 5u) << 2u) + 32u) + lane_), (nv_2_ - 1u));
+                unsigned row_2_ = min(lg_, (m_ - 1u));
+                wb_[1u] = wv_[(row_2_ * nv_2_) + v_2_];
+                xb_[2u] = xs_[v_2_];
+                unsigned v_3_ = min(((((lk_ << 5u) << 2u) + 64u) + lane_), (nv_2_ - 1u));
+                unsigned row_3_ = min(lg_, (m_ - 1u));
+                wb_[2u] = wv_[(row_3_ * nv_2_) + v_3_];
+                xb_[4u] = xs_[v_3_];
+                unsigned v_4_ = min(((((lk_ << 5u) << 2u) + 96u) + lane_), (nv_2_ - 1u));
+                unsigned row_4_ = min(lg_, (m_ - 1u));
+                wb_[3u] = wv_[(row_4_ * nv_2_) + v_4_];
+                xb_[6u] = xs_[v_4_];
+                unsigned t1127_ = lk_ + 1u;
+                lk_ = t1127_;
+                if (t1127_ == steps_) {
+                    lk_ = 0u;
+                    lg_ = lg_ + nw_3_;
+                }
+            }
+            bool t1135_ = t0_ >= 1u;
+            bool t1136_ = t1135_;
+            if (t1135_) {
+                t1136_ = (t0_ - 1u) < total_;
+            }
+            if (t1136_) {
+                unsigned v_5_ = ((ck_ << 5u) << 2u) + lane_;
+                if (v_5_ < nv_2_) {
+                    kf_u32x4 t1173_ = xb_[8u];
+                    kf_f16x8 a_ = kf_bitcast<kf_f16x8>(t1173_);
+                    xs_2_[0u] = kf_f16_to_f32(a_.v[0]);
+                    xs_2_[1u] = kf_f16_to_f32(a_.v[1]);
+                    xs_2_[2u] = kf_f16_to_f32(a_.v[2]);
+                    xs_2_[3u] = kf_f16_to_f32(a_.v[3]);
+                    xs_2_[4u] = kf_f16_to_f32(a_.v[4]);
+                    xs_2_[5u] = kf_f16_to_f32(a_.v[5]);
+                    xs_2_[6u] = kf_f16_to_f32(a_.v[6]);
+                    xs_2_[7u] = kf_f16_to_f32(a_.v[7]);
+                    kf_u32x4 t1200_ = wb_[4u];
+                    kf_f16x8 wh_ = kf_bitcast<kf_f16x8>(t1200_);
+                    acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_.v[7]), xs_2_[7u], __fmaf_rn(kf_f16_to_f32(wh_.v[6]), xs_2_[6u], __fmaf_rn(kf_f16_to_f32(wh_.v[5]), xs_2_[5u], __fmaf_rn(kf_f16_to_f32(wh_.v[4]), xs_2_[4u], __fmaf_rn(kf_f16_to_f32(wh_.v[3]), xs_2_[3u], __fmaf_rn(kf_f16_to_f32(wh_.v[2]), xs_2_[2u], __fmaf_rn(kf_f16_to_f32(wh_.v[1]), xs_2_[1u], __fmaf_rn(kf_f16_to_f32(wh_.v[0]), xs_2_[0u], acc_[0u]))))))));
+                }
+                unsigned v_6_ = (((ck_ << 5u) << 2u) + 32u) + lane_;
+                if (v_6_ < nv_2_) {
+                    kf_u32x4 t1304_ = xb_[10u];
+                    kf_f16x8 a_2_ = kf_bitcast<kf_f16x8>(t1304_);
+                    xs_3_[0u] = kf_f16_to_f32(a_2_.v[0]);
+                    xs_3_[1u] = kf_f16_to_f32(a_2_.v[1]);
+                    xs_3_[2u] = kf_f16_to_f32(a_2_.v[2]);
+                    xs_3_[3u] = kf_f16_to_f32(a_2_.v[3]);
+                    xs_3_[4u] = kf_f16_to_f32(a_2_.v[4]);
+                    xs_3_[5u] = kf_f16_to_f32(a_2_.v[5]);
+                    xs_3_[6u] = kf_f16_to_f32(a_2_.v[6]);
+                    xs_3_[7u] = kf_f16_to_f32(a_2_.v[7]);
+                    kf_u32x4 t1331_ = wb_[5u];
+                    kf_f16x8 wh_2_ = kf_bitcast<kf_f16x8>(t1331_);
+                    acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_2_.v[7]), xs_3_[7u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[6]), xs_3_[6u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[5]), xs_3_[5u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[4]), xs_3_[4u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[3]), xs_3_[3u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[2]), xs_3_[2u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[1]), xs_3_[1u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[0]), xs_3_[0u], acc_[0u]))))))));
+                }
+                unsigned v_7_ = (((ck_ << 5u) << 2u) + 64u) + lane_;
+                if (v_7_ < nv_2_) {
+                    kf_u32x4 t1435_ = xb_[12u];
+                    kf_f16x8 a_3_ = kf_bitcast<kf_f16x8>(t1435_);
+                    xs_4_[0u] = kf_f16_to_f32(a_3_.v[0]);
+                    xs_4_[1u] = kf_f16_to_f32(a_3_.v[1]);
+                    xs_4_[2u] = kf_f16_to_f32(a_3_.v[2]);
+                    xs_4_[3u] = kf_f16_to_f32(a_3_.v[3]);
+                    xs_4_[4u] = kf_f16_to_f32(a_3_.v[4]);
+                    xs_4_[5u] = kf_f16_to_f32(a_3_.v[5]);
+                    xs_4_[6u] = kf_f16_to_f32(a_3_.v[6]);
+                    xs_4_[7u] = kf_f16_to_f32(a_3_.v[7]);
+                    kf_u32x4 t1462_ = wb_[6u];
+                    kf_f16x8 wh_3_ = kf_bitcast<kf_f16x8>(t1462_);
+                    acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_3_.v[7]), xs_4_[7u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[6]), xs_4_[6u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[5]), xs_4_[5u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[4]), xs_4_[4u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[3]), xs_4_[3u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[2]), xs_4_[2u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[1]), xs_4_[1u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[0]), xs_4_[0u], acc_[0u]))))))));
+                }
+                unsigned v_8_ = (((ck_ << 5u) << 2u) + 96u) + lane_;
+                if (v_8_ < nv_2_) {
+                    kf_u32x4 t1566_ = xb_[14u];
+                    kf_f16x8 a_4_ = kf_bitcast<kf_f16x8>(t1566_);
+                    xs_5_[0u] = kf_f16_to_f32(a_4_.v[0]);
+                    xs_5_[1u] = kf_f16_to_f32(a_4_.v[1]);
+                    xs_5_[2u] = kf_f16_to_f32(a_4_.v[2]);
+                    xs_5_[3u] = kf_f16_to_f32(a_4_.v[3]);
+                    xs_5_[4u] = kf_f16_to_f32(a_4_.v[4]);
+                    xs_5_[5u] = kf_f16_to_f32(a_4_.v[5]);
+                    xs_5_[6u] = kf_f16_to_f32(a_4_.v[6]);
+                    xs_5_[7u] = kf_f16_to_f32(a_4_.v[7]);
+                    kf_u32x4 t1593_ = wb_[7u];
+                    kf_f16x8 wh_4_ = kf_bitcast<kf_f16x8>(t1593_);
+                    acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_4_.v[7]), xs_5_[7u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[6]), xs_5_[6u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[5]), xs_5_[5u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[4]), xs_5_[4u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[3]), xs_5_[3u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[2]), xs_5_[2u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[1]), xs_5_[1u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[0]), xs_5_[0u], acc_[0u]))))))));
+                }
+                unsigned t1667_ = ck_ + 1u;
+                ck_ = t1667_;
+                if (t1667_ == steps_) {
+                    float t1670_ = acc_[0u];
+                    unsigned t1692_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+                    if (t1692_ == 32u) {
+                        float t1697_ = __fadd_rn(t1670_, kf_shfl_xor(t1670_, 16u, kf_wn));
+                        float t1700_ = __fadd_rn(t1697_, kf_shfl_xor(t1697_, 8u, kf_wn));
+                        float t1703_ = __fadd_rn(t1700_, kf_shfl_xor(t1700_, 4u, kf_wn));
+                        float t1706_ = __fadd_rn(t1703_, kf_shfl_xor(t1703_, 2u, kf_wn));
+                        s_2_ = __fadd_rn(t1706_, kf_shfl_xor(t1706_, 1u, kf_wn));
+                    } else {
+                        float t1712_ = kf_shfl_down(t1670_, 16u, kf_wn);
+                        bool t1714_ = (kf_lane_id() + 16u) < t1692_;
+                        float t1715_ = __fadd_rn(t1670_, t1712_);
+                        float t1716_ = t1714_ ? t1715_ : t1670_;
+                        float t1718_ = kf_shfl_down(t1716_, 8u, kf_wn);
+                        bool t1720_ = (kf_lane_id() + 8u) < t1692_;
+                        float t1721_ = __fadd_rn(t1716_, t1718_);
+                        float t1722_ = t1720_ ? t1721_ : t1716_;
+                        float t1724_ = kf_shfl_down(t1722_, 4u, kf_wn);
+                        bool t1726_ = (kf_lane_id() + 4u) < t1692_;
+                        float t1727_ = __fadd_rn(t1722_, t1724_);
+                        float t1728_ = t1726_ ? t1727_ : t1722_;
+                        float t1730_ = kf_shfl_down(t1728_, 2u, kf_wn);
+                        bool t1732_ = (kf_lane_id() + 2u) < t1692_;
+                        float t1733_ = __fadd_rn(t1728_, t1730_);
+                        float t1734_ = t1732_ ? t1733_ : t1728_;
+                        float t1736_ = kf_shfl_down(t1734_, 1u, kf_wn);
+                        bool t1738_ = (kf_lane_id() + 1u) < t1692_;
+                        float t1739_ = __fadd_rn(t1734_, t1736_);
+                        s_2_ = kf_shfl(t1738_ ? t1739_ : t1734_, 0u, kf_wn);
+                    }
+                    bool t1744_ = lane_ == 0u;
+                    bool t1745_ = t1744_;
+                    if (t1744_) {
+                        t1745_ = cg_ < m_;
+                    }
+                    if (t1745_) {
+                        y_[cg_] = kf_f16_from_f32(s_2_);
+                    }
+                    acc_[0u] = 0.0f;
+                    ck_ = 0u;
+                    cg_ = cg_ + nw_3_;
+                }
+            }
+            if ((t0_ + 1u) < total_) {
+                unsigned v_9_ = min((((lk_ << 5u) << 2u) + lane_), (nv_2_ - 1u));
+                unsigned row_5_ = min(lg_, (m_ - 1u));
+                wb_[4u] = wv_[(row_5_ * nv_2_) + v_9_];
+                xb_[8u] = xs_[v_9_];
+                unsigned v_10_ = min(((((lk_ << 5u) << 2u) + 32u) + lane_), (nv_2_ - 1u));
+                unsigned row_6_ = min(lg_, (m_ - 1u));
+                wb_[5u] = wv_[(row_6_ * nv_2_) + v_10_];
+                xb_[10u] = xs_[v_10_];
+                unsigned v_11_ = min(((((lk_ << 5u) << 2u) + 64u) + lane_), (nv_2_ - 1u));
+                unsigned row_7_ = min(lg_, (m_ - 1u));
+                wb_[6u] = wv_[(row_7_ * nv_2_) + v_11_];
+                xb_[12u] = xs_[v_11_];
+                unsigned v_12_ = min(((((lk_ << 5u) << 2u) + 96u) + lane_), (nv_2_ - 1u));
+                unsigned row_8_ = min(lg_, (m_ - 1u));
+                wb_[7u] = wv_[(row_8_ * nv_2_) + v_12_];
+                xb_[14u] = xs_[v_12_];
+                unsigned t1936_ = lk_ + 1u;
+                lk_ = t1936_;
+                if (t1936_ == steps_) {
+                    lk_ = 0u;
+                    lg_ = lg_ + nw_3_;
+                }
+            }
+            bool t1944_ = (t0_ + 1u) >= 1u;
+            bool t1945_ = t1944_;
+            if (t1944_) {
+                t1945_ = ((t0_ + 1u) - 1u) < total_;
+            }
+            if (t1945_) {
+                unsigned v_13_ = ((ck_ << 5u) << 2u) + lane_;
+                if (v_13_ < nv_2_) {
+                    kf_u32x4 t1982_ = xb_[0u];
+                    kf_f16x8 a_5_ = kf_bitcast<kf_f16x8>(t1982_);
+                    xs_6_[0u] = kf_f16_to_f32(a_5_.v[0]);
+                    xs_6_[1u] = kf_f16_to_f32(a_5_.v[1]);
+                    xs_6_[2u] = kf_f16_to_f32(a_5_.v[2]);
+                    xs_6_[3u] = kf_f16_to_f32(a_5_.v[3]);
+                    xs_6_[4u] = kf_f16_to_f32(a_5_.v[4]);
+                    xs_6_[5u] = kf_f16_to_f32(a_5_.v[5]);
+                    xs_6_[6u] = kf_f16_to_f32(a_5_.v[6]);
+                    xs_6_[7u] = kf_f16_to_f32(a_5_.v[7]);
+                    kf_u32x4 t2009_ = wb_[0u];
+                    kf_f16x8 wh_5_ = kf_bitcast<kf_f16x8>(t2009_);
+                    acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_5_.v[7]), xs_6_[7u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[6]), xs_6_[6u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[5]), xs_6_[5u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[4]), xs_6_[4u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[3]), xs_6_[3u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[2]), xs_6_[2u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[1]), xs_6_[1u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[0]), xs_6_[0u], acc_[0u]))))))));
+                }
+                unsigned v_14_ = (((ck_ << 5u) << 2u) + 32u) + lane_;
+                if (v_14_ < nv_2_) {
+                    kf_u32x4 t2113_ = xb_[2u];
+                    kf_f16x8 a_6_ = kf_bitcast<kf_f16x8>(t2113_);
+                    xs_7_[0u] = kf_f16_to_f32(a_6_.v[0]);
+                    xs_7_[1u] = kf_f16_to_f32(a_6_.v[1]);
+                    xs_7_[2u] = kf_f16_to_f32(a_6_.v[2]);
+                    xs_7_[3u] = kf_f16_to_f32(a_6_.v[3]);
+                    xs_7_[4u] = kf_f16_to_f32(a_6_.v[4]);
+                    xs_7_[5u] = kf_f16_to_f32(a_6_.v[5]);
+                    xs_7_[6u] = kf_f16_to_f32(a_6_.v[6]);
+                    xs_7_[7u] = kf_f16_to_f32(a_6_.v[7]);
+                    kf_u32x4 t2140_ = wb_[1u];
+                    kf_f16x8 wh_6_ = kf_bitcast<kf_f16x8>(t2140_);
+                    acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_6_.v[7]), xs_7_[7u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[6]), xs_7_[6u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[5]), xs_7_[5u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[4]), xs_7_[4u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[3]), xs_7_[3u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[2]), xs_7_[2u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[1]), xs_7_[1u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[0]), xs_7_[0u], acc_[0u]))))))));
+                }
+                unsigned v_15_ = (((ck_ << 5u) << 2u) + 64u) + lane_;
+                if (v_15_ < nv_2_) {
+                    kf_u32x4 t2244_ = xb_[4u];
+                    kf_f16x8 a_7_ = kf_bitcast<kf_f16x8>(t2244_);
+                    xs_8_[0u] = kf_f16_to_f32(a_7_.v[0]);
+                    xs_8_[1u] = kf_f16_to_f32(a_7_.v[1]);
+                    xs_8_[2u] = kf_f16_to_f32(a_7_.v[2]);
+                    xs_8_[3u] = kf_f16_to_f32(a_7_.v[3]);
+                    xs_8_[4u] = kf_f16_to_f32(a_7_.v[4]);
+                    xs_8_[5u] = kf_f16_to_f32(a_7_.v[5]);
+                    xs_8_[6u] = kf_f16_to_f32(a_7_.v[6]);
+                    xs_8_[7u] = kf_f16_to_f32(a_7_.v[7]);
+                    kf_u32x4 t2271_ = wb_[2u];
+                    kf_f16x8 wh_7_ = kf_bitcast<kf_f16x8>(t2271_);
+                    acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_7_.v[7]), xs_8_[7u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[6]), xs_8_[6u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[5]), xs_8_[5u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[4]), xs_8_[4u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[3]), xs_8_[3u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[2]), xs_8_[2u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[1]), xs_8_[1u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[0]), xs_8_[0u], acc_[0u]))))))));
+                }
+                unsigned v_16_ = (((ck_ << 5u) << 2u) + 96u) + lane_;
+                if (v_16_ < nv_2_) {
+                    kf_u32x4 t2375_ = xb_[6u];
+                    kf_f16x8 a_8_ = kf_bitcast<kf_f16x8>(t2375_);
+                    xs_9_[0u] = kf_f16_to_f32(a_8_.v[0]);
+                    xs_9_[1u] = kf_f16_to_f32(a_8_.v[1]);
+                    xs_9_[2u] = kf_f16_to_f32(a_8_.v[2]);
+                    xs_9_[3u] = kf_f16_to_f32(a_8_.v[3]);
+                    xs_9_[4u] = kf_f16_to_f32(a_8_.v[4]);
+                    xs_9_[5u] = kf_f16_to_f32(a_8_.v[5]);
+                    xs_9_[6u] = kf_f16_to_f32(a_8_.v[6]);
+                    xs_9_[7u] = kf_f16_to_f32(a_8_.v[7]);
+                    kf_u32x4 t2402_ = wb_[3u];
+                    kf_f16x8 wh_8_ = kf_bitcast<kf_f16x8>(t2402_);
+                    acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_8_.v[7]), xs_9_[7u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[6]), xs_9_[6u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[5]), xs_9_[5u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[4]), xs_9_[4u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[3]), xs_9_[3u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[2]), xs_9_[2u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[1]), xs_9_[1u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[0]), xs_9_[0u], acc_[0u]))))))));
+                }
+                unsigned t2476_ = ck_ + 1u;
+                ck_ = t2476_;
+                if (t2476_ == steps_) {
+                    float t2479_ = acc_[0u];
+                    unsigned t2501_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+                    if (t2501_ == 32u) {
+                        float t2506_ = __fadd_rn(t2479_, kf_shfl_xor(t2479_, 16u, kf_wn));
+                        float t2509_ = __fadd_rn(t2506_, kf_shfl_xor(t2506_, 8u, kf_wn));
+                        float t2512_ = __fadd_rn(t2509_, kf_shfl_xor(t2509_, 4u, kf_wn));
+                        float t2515_ = __fadd_rn(t2512_, kf_shfl_xor(t2512_, 2u, kf_wn));
+                        s_3_ = __fadd_rn(t2515_, kf_shfl_xor(t2515_, 1u, kf_wn));
+                    } else {
+                        float t2521_ = kf_shfl_down(t2479_, 16u, kf_wn);
+                        bool t2523_ = (kf_lane_id() + 16u) < t2501_;
+                        float t2524_ = __fadd_rn(t2479_, t2521_);
+                        float t2525_ = t2523_ ? t2524_ : t2479_;
+                        float t2527_ = kf_shfl_down(t2525_, 8u, kf_wn);
+                        bool t2529_ = (kf_lane_id() + 8u) < t2501_;
+                        float t2530_ = __fadd_rn(t2525_, t2527_);
+                        float t2531_ = t2529_ ? t2530_ : t2525_;
+                        float t2533_ = kf_shfl_down(t2531_, 4u, kf_wn);
+                        bool t2535_ = (kf_lane_id() + 4u) < t2501_;
+                        float t2536_ = __fadd_rn(t2531_, t2533_);
+                        float t2537_ = t2535_ ? t2536_ : t2531_;
+                        float t2539_ = kf_shfl_down(t2537_, 2u, kf_wn);
+                        bool t2541_ = (kf_lane_id() + 2u) < t2501_;
+                        float t2542_ = __fadd_rn(t2537_, t2539_);
+                        float t2543_ = t2541_ ? t2542_ : t2537_;
+                        float t2545_ = kf_shfl_down(t2543_, 1u, kf_wn);
+                        bool t2547_ = (kf_lane_id() + 1u) < t2501_;
+                        float t2548_ = __fadd_rn(t2543_, t2545_);
+                        s_3_ = kf_shfl(t2547_ ? t2548_ : t2543_, 0u, kf_wn);
+                    }
+                    bool t2553_ = lane_ == 0u;
+                    bool t2554_ = t2553_;
+                    if (t2553_) {
+                        t2554_ = cg_ < m_;
+                    }
+                    if (t2554_) {
+                        y_[cg_] = kf_f16_from_f32(s_3_);
+                    }
+                    acc_[0u] = 0.0f;
+                    ck_ = 0u;
+                    cg_ = cg_ + nw_3_;
+                }
+            }
+        }
+    }
+}
+
+/* kernel gemv_rms_f16_f16_f32 (gemv.kf:679) */
+extern "C" __global__ void __launch_bounds__(256)
+gemv_rms_f16_f16_f32(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ h_, const kf_f16* __restrict__ nw_, float* __restrict__ y_, unsigned m_, unsigned k_, float eps_)
+{
+    extern __shared__ __align__(16) kf_u32x4 xs_[];
+    __shared__ __align__(16) float part_[8];
+    kf_f16x8 hv_[4];
+    kf_f16x8 hv_2_[4];
+    kf_f16x8 gv_[4];
+    kf_u32x4 wb_[8];
+    kf_u32x4 xb_[16];
+    float acc_[1];
+    float xs_2_[8];
+    float xs_3_[8];
+    float xs_4_[8];
+    float xs_5_[8];
+    float xs_6_[8];
+    float xs_7_[8];
+    float xs_8_[8];
+    float xs_9_[8];
+    float s_;
+    float s_2_;
+    float s_3_;
+    const unsigned kf_wn = kf_warp_lanes();
+    const kf_f16x8* h_2_ = (const kf_f16x8*)h_;
+    const kf_f16x8* nw_2_ = (const kf_f16x8*)nw_;
+    unsigned nv_ = k_ >> 3u;
+    float acc_2_ = 0.0f;
+    for (unsigned c0_ = threadIdx.x; c0_ < nv_; c0_ = c0_ + 1024u) {
+        hv_[0u] = h_2_[min(c0_, (nv_ - 1u))];
+        hv_[1u] = h_2_[min((c0_ + 256u), (nv_ - 1u))];
+        hv_[2u] = h_2_[min((c0_ + 512u), (nv_ - 1u))];
+        hv_[3u] = h_2_[min((c0_ + 768u), (nv_ - 1u))];
+        if (c0_ < nv_) {
+            float t57_ = __fmaf_rn(kf_f16_to_f32(hv_[0u].v[0]), kf_f16_to_f32(hv_[0u].v[0]), acc_2_);
+            acc_2_ = t57_;
+            float t66_ = __fmaf_rn(kf_f16_to_f32(hv_[0u].v[1]), kf_f16_to_f32(hv_[0u].v[1]), t57_);
+            acc_2_ = t66_;
+            float t75_ = __fmaf_rn(kf_f16_to_f32(hv_[0u].v[2]), kf_f16_to_f32(hv_[0u].v[2]), t66_);
+            acc_2_ = t75_;
+            float t84_ = __fmaf_rn(kf_f16_to_f32(hv_[0u].v[3]), kf_f16_to_f32(hv_[0u].v[3]), t75_);
+            acc_2_ = t84_;
+            float t93_ = __fmaf_rn(kf_f16_to_f32(hv_[0u].v[4]), kf_f16_to_f32(hv_[0u].v[4]), t84_);
+            acc_2_ = t93_;
+            float t102_ = __fmaf_rn(kf_f16_to_f32(hv_[0u].v[5]), kf_f16_to_f32(hv_[0u].v[5]), t93_);
+            acc_2_ = t102_;
+            float t111_ = __fmaf_rn(kf_f16_to_f32(hv_[0u].v[6]), kf_f16_to_f32(hv_[0u].v[6]), t102_);
+            acc_2_ = t111_;
+            acc_2_ = __fmaf_rn(kf_f16_to_f32(hv_[0u].v[7]), kf_f16_to_f32(hv_[0u].v[7]), t111_);
+        }
+        if ((c0_ + 256u) < nv_) {
+            float t132_ = __fmaf_rn(kf_f16_to_f32(hv_[1u].v[0]), kf_f16_to_f32(hv_[1u].v[0]), acc_2_);
+            acc_2_ = t132_;
+            float t141_ = __fmaf_rn(kf_f16_to_f32(hv_[1u].v[1]), kf_f16_to_f32(hv_[1u].v[1]), t132_);
+            acc_2_ = t141_;
+            float t150_ = __fmaf_rn(kf_f16_to_f32(hv_[1u].v[2]), kf_f16_to_f32(hv_[1u].v[2]), t141_);
+            acc_2_ = t150_;
+            float t159_ = __fmaf_rn(kf_f16_to_f32(hv_[1u].v[3]), kf_f16_to_f32(hv_[1u].v[3]), t150_);
+            acc_2_ = t159_;
+            float t168_ = __fmaf_rn(kf_f16_to_f32(hv_[1u].v[4]), kf_f16_to_f32(hv_[1u].v[4]), t159_);
+            acc_2_ = t168_;
+            float t177_ = __fmaf_rn(kf_f16_to_f32(hv_[1u].v[5]), kf_f16_to_f32(hv_[1u].v[5]), t168_);
+            acc_2_ = t177_;
+            float t186_ = __fmaf_rn(kf_f16_to_f32(hv_[1u].v[6]), kf_f16_to_f32(hv_[1u].v[6]), t177_);
+            acc_2_ = t186_;
+            acc_2_ = __fmaf_rn(kf_f16_to_f32(hv_[1u].v[7]), kf_f16_to_f32(hv_[1u].v[7]), t186_);
+        }
+        if ((c0_ + 512u) < nv_) {
+            float t207_ = __fmaf_rn(kf_f16_to_f32(hv_[2u].v[0]), kf_f16_to_f32(hv_[2u].v[0]), acc_2_);
+            acc_2_ = t207_;
+            float t216_ = __fmaf_rn(kf_f16_to_f32(hv_[2u].v[1]), kf_f16_to_f32(hv_[2u].v[1]), t207_);
+            acc_2_ = t216_;
+            float t225_ = __fmaf_rn(kf_f16_to_f32(hv_[2u].v[2]), kf_f16_to_f32(hv_[2u].v[2]), t216_);
+            acc_2_ = t225_;
+            float t234_ = __fmaf_rn(kf_f16_to_f32(hv_[2u].v[3]), kf_f16_to_f32(hv_[2u].v[3]), t225_);
+            acc_2_ = t234_;
+            float t243_ = __fmaf_rn(kf_f16_to_f32(hv_[2u].v[4]), kf_f16_to_f32(hv_[2u].v[4]), t234_);
+            acc_2_ = t243_;
+            float t252_ = __fmaf_rn(kf_f16_to_f32(hv_[2u].v[5]), kf_f16_to_f32(hv_[2u].v[5]), t243_);
+            acc_2_ = t252_;
+            float t261_ = __fmaf_rn(kf_f16_to_f32(hv_[2u].v[6]), kf_f16_to_f32(hv_[2u].v[6]), t252_);
+            acc_2_ = t261_;
+            acc_2_ = __fmaf_rn(kf_f16_to_f32(hv_[2u].v[7]), kf_f16_to_f32(hv_[2u].v[7]), t261_);
+        }
+        if ((c0_ + 768u) < nv_) {
+            float t282_ = __fmaf_rn(kf_f16_to_f32(hv_[3u].v[0]), kf_f16_to_f32(hv_[3u].v[0]), acc_2_);
+            acc_2_ = t282_;
+            float t291_ = __fmaf_rn(kf_f16_to_f32(hv_[3u].v[1]), kf_f16_to_f32(hv_[3u].v[1]), t282_);
+            acc_2_ = t291_;
+            float t300_ = __fmaf_rn(kf_f16_to_f32(hv_[3u].v[2]), kf_f16_to_f32(hv_[3u].v[2]), t291_);
+            acc_2_ = t300_;
+            float t309_ = __fmaf_rn(kf_f16_to_f32(hv_[3u].v[3]), kf_f16_to_f32(hv_[3u].v[3]), t300_);
+            acc_2_ = t309_;
+            float t318_ = __fmaf_rn(kf_f16_to_f32(hv_[3u].v[4]), kf_f16_to_f32(hv_[3u].v[4]), t309_);
+            acc_2_ = t318_;
+            float t327_ = __fmaf_rn(kf_f16_to_f32(hv_[3u].v[5]), kf_f16_to_f32(hv_[3u].v[5]), t318_);
+            acc_2_ = t327_;
+            float t336_ = __fmaf_rn(kf_f16_to_f32(hv_[3u].v[6]), kf_f16_to_f32(hv_[3u].v[6]), t327_);
+            acc_2_ = t336_;
+            acc_2_ = __fmaf_rn(kf_f16_to_f32(hv_[3u].v[7]), kf_f16_to_f32(hv_[3u].v[7]), t336_);
+        }
+    }
+    unsigned t368_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+    if (t368_ == 32u) {
+        float t373_ = __fadd_rn(acc_2_, kf_shfl_xor(acc_2_, 16u, kf_wn));
+        float t376_ = __fadd_rn(t373_, kf_shfl_xor(t373_, 8u, kf_wn));
+        float t379_ = __fadd_rn(t376_, kf_shfl_xor(t376_, 4u, kf_wn));
+        float t382_ = __fadd_rn(t379_, kf_shfl_xor(t379_, 2u, kf_wn));
+        s_ = __fadd_rn(t382_, kf_shfl_xor(t382_, 1u, kf_wn));
+    } else {
+        float t388_ = kf_shfl_down(acc_2_, 16u, kf_wn);
+        bool t390_ = (kf_lane_id() + 16u) < t368_;
+        float t391_ = __fadd_rn(acc_2_, t388_);
+        float t392_ = t390_ ? t391_ : acc_2_;
+        float t394_ = kf_shfl_down(t392_, 8u, kf_wn);
+        bool t396_ = (kf_lane_id() + 8u) < t368_;
+        float t397_ = __fadd_rn(t392_, t394_);
+        float t398_ = t396_ ? t397_ : t392_;
+        float t400_ = kf_shfl_down(t398_, 4u, kf_wn);
+        bool t402_ = (kf_lane_id() + 4u) < t368_;
+        float t403_ = __fadd_rn(t398_, t400_);
+        float t404_ = t402_ ? t403_ : t398_;
+        float t406_ = kf_shfl_down(t404_, 2u, kf_wn);
+        bool t408_ = (kf_lane_id() + 2u) < t368_;
+        float t409_ = __fadd_rn(t404_, t406_);
+        float t410_ = t408_ ? t409_ : t404_;
+        float t412_ = kf_shfl_down(t410_, 1u, kf_wn);
+        bool t414_ = (kf_lane_id() + 1u) < t368_;
+        float t415_ = __fadd_rn(t410_, t412_);
+        s_ = kf_shfl(t414_ ? t415_ : t410_, 0u, kf_wn);
+    }
+    if (kf_lane_id() == 0u) {
+        part_[(threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u] = s_;
+    }
+    __syncthreads();
+    float scale_ = kf_rsqrt_approx(__fadd_rn(__fdiv_rn(__fadd_rn(__fadd_rn(__fadd_rn(__fadd_rn(__fadd_rn(__fadd_rn(__fadd_rn(__fadd_rn(0.0f, part_[0u]), part_[1u]), part_[2u]), part_[3u]), part_[4u]), part_[5u]), part_[6u]), part_[7u]), (float)k_), eps_));
+    for (unsigned c0_2_ = threadIdx.x; c0_2_ < nv_; c0_2_ = c0_2_ + 1024u) {
+        unsigned c_ = min(c0_2_, (nv_ - 1u));
+        hv_2_[0u] = h_2_[c_];
+        gv_[0u] = nw_2_[c_];
+        unsigned c_2_ = min((c0_2_ + 256u), (nv_ - 1u));
+        hv_2_[1u] = h_2_[c_2_];
+        gv_[1u] = nw_2_[c_2_];
+        unsigned c_3_ = min((c0_2_ + 512u), (nv_ - 1u));
+        hv_2_[2u] = h_2_[c_3_];
+        gv_[2u] = nw_2_[c_3_];
+        unsigned c_4_ = min((c0_2_ + 768u), (nv_ - 1u));
+        hv_2_[3u] = h_2_[c_4_];
+        gv_[3u] = nw_2_[c_4_];
+        if (c0_2_ < nv_) {
+            kf_f16x8 t507_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
+            kf_f16 t519_ = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(hv_2_[0u].v[0]), scale_), kf_f16_to_f32(gv_[0u].v[0])));
+            kf_f16x8 o_ = t507_;
+            o_.v[0] = t519_;
+            o_.v[1] = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(hv_2_[0u].v[1]), scale_), kf_f16_to_f32(gv_[0u].v[1])));
+            o_.v[2] = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(hv_2_[0u].v[2]), scale_), kf_f16_to_f32(gv_[0u].v[2])));
+            o_.v[3] = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(hv_2_[0u].v[3]), scale_), kf_f16_to_f32(gv_[0u].v[3])));
+            o_.v[4] = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(hv_2_[0u].v[4]), scale_), kf_f16_to_f32(gv_[0u].v[4])));
+            o_.v[5] = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(hv_2_[0u].v[5]), scale_), kf_f16_to_f32(gv_[0u].v[5])));
+            o_.v[6] = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(hv_2_[0u].v[6]), scale_), kf_f16_to_f32(gv_[0u].v[6])));
+            o_.v[7] = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(hv_2_[0u].v[7]), scale_), kf_f16_to_f32(gv_[0u].v[7])));
+            ((kf_f16x8*)xs_)[c0_2_] = o_;
+        }
+        if ((c0_2_ + 256u) < nv_) {
+            kf_f16x8 t603_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
+            kf_f16 t615_ = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(hv_2_[1u].v[0]), scale_), kf_f16_to_f32(gv_[1u].v[0])));
+            kf_f16x8 o_2_ = t603_;
+            o_2_.v[0] = t615_;
+            o_2_.v[1] = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(hv_2_[1u].v[1]), scale_), kf_f16_to_f32(gv_[1u].v[1])));
+            o_2_.v[2] = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(hv_2_[1u].v[2]), scale_), kf_f16_to_f32(gv_[1u].v[2])));
+            o_2_.v[3] = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(hv_2_[1u].v[3]), scale_), kf_f16_to_f32(gv_[1u].v[3])));
+            o_2_.v[4] = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(hv_2_[1u].v[4]), scale_), kf_f16_to_f32(gv_[1u].v[4])));
+            o_2_.v[5] = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(hv_2_[1u].v[5]), scale_), kf_f16_to_f32(gv_[1u].v[5])));
+            o_2_.v[6] = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(hv_2_[1u].v[6]), scale_), kf_f16_to_f32(gv_[1u].v[6])));
+            o_2_.v[7] = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(hv_2_[1u].v[7]), scale_), kf_f16_to_f32(gv_[1u].v[7])));
+            ((kf_f16x8*)xs_)[c0_2_ + 256u] = o_2_;
+        }
+        if ((c0_2_ + 512u) < nv_) {
+            kf_f16x8 t699_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
+            kf_f16 t711_ = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(hv_2_[2u].v[0]), scale_), kf_f16_to_f32(gv_[2u].v[0])));
+            kf_f16x8 o_3_ = t699_;
+            o_3_.v[0] = t711_;
+            o_3_.v[1] = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(hv_2_[2u].v[1]), scale_), kf_f16_to_f32(gv_[2u].v[1])));
+            o_3_.v[2] = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(hv_2_[2u].v[2]), scale_), kf_f16_to_f32(gv_[2u].v[2])));
+            o_3_.v[3] = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(hv_2_[2u].v[3]), scale_), kf_f16_to_f32(gv_[2u].v[3])));
+            o_3_.v[4] = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(hv_2_[2u].v[4]), scale_), kf_f16_to_f32(gv_[2u].v[4])));
+            o_3_.v[5] = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(hv_2_[2u].v[5]), scale_), kf_f16_to_f32(gv_[2u].v[5])));
+            o_3_.v[6] = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(hv_2_[2u].v[6]), scale_), kf_f16_to_f32(gv_[2u].v[6])));
+            o_3_.v[7] = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(hv_2_[2u].v[7]), scale_), kf_f16_to_f32(gv_[2u].v[7])));
+            ((kf_f16x8*)xs_)[c0_2_ + 512u] = o_3_;
+        }
+        if ((c0_2_ + 768u) < nv_) {
+            kf_f16x8 t795_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
+            kf_f16 t807_ = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(hv_2_[3u].v[0]), scale_), kf_f16_to_f32(gv_[3u].v[0])));
+            kf_f16x8 o_4_ = t795_;
+            o_4_.v[0] = t807_;
+            o_4_.v[1] = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(hv_2_[3u].v[1]), scale_), kf_f16_to_f32(gv_[3u].v[1])));
+            o_4_.v[2] = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(hv_2_[3u].v[2]), scale_), kf_f16_to_f32(gv_[3u].v[2])));
+            o_4_.v[3] = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(hv_2_[3u].v[3]), scale_), kf_f16_to_f32(gv_[3u].v[3])));
+            o_4_.v[4] = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(hv_2_[3u].v[4]), scale_), kf_f16_to_f32(gv_[3u].v[4])));
+            o_4_.v[5] = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(hv_2_[3u].v[5]), scale_), kf_f16_to_f32(gv_[3u].v[5])));
+            o_4_.v[6] = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(hv_2_[3u].v[6]), scale_), kf_f16_to_f32(gv_[3u].v[6])));
+            o_4_.v[7] = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(hv_2_[3u].v[7]), scale_), kf_f16_to_f32(gv_[3u].v[7])));
+            ((kf_f16x8*)xs_)[c0_2_ + 768u] = o_4_;
+        }
+    }
+    __syncthreads();
+    const kf_u32x4* wv_ = (const kf_u32x4*)w_;
+    unsigned lane_ = kf_lane_id();
+    unsigned nv_2_ = k_ >> 3u;
+    unsigned steps_ = (nv_2_ >> 7u) + (((nv_2_ & 127u) != 0u) ? 1u : 0u);
+    unsigned wid_ = (blockIdx.x << 3u) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u);
+    unsigned nw_3_ = gridDim.x << 3u;
+    if (!(wid_ >= m_)) {
+        unsigned t936_ = m_ - wid_;
+        unsigned total_ = ((t936_ / nw_3_) + (((t936_ % nw_3_) != 0u) ? 1u : 0u)) * steps_;
+        acc_[0u] = 0.0f;
+        unsigned lg_ = wid_;
+        unsigned lk_ = 0u;
+        unsigned cg_ = wid_;
+        unsigned ck_ = 0u;
+        unsigned t955_ = total_ + 1u;
+        for (unsigned t0_ = 0u; t0_ < t955_; t0_ = t0_ + 2u) {
+            if (t0_ < total_) {
+                unsigned v_ = min((((lk_ << 5u) << 2u) + lane_), (nv_2_ - 1u));
+                unsigned row_ = min(lg_, (m_ - 1u));
+                wb_[0u] = wv_[(row_ * nv_2_) + v_];
+                xb_[0u] = xs_[v_];
+                unsigned v_2_ = min(((((lk_ << 5u) << 2u) + 32u) + lane_), (nv_2_ - 1u));
+                unsigned row_2_ = min(lg_, (m_ - 1u));
+                wb_[1u] = wv_[(row_2_ * nv_2_) + v_2_];
+                xb_[2u] = xs_[v_2_];
+                unsigned v_3_ = min(((((lk_ << 5u) << 2u) + 64u) + lane_), (nv_2_ - 1u));
+                unsigned row_3_ = min(lg_, (m_ - 1u));
+                wb_[2u] = wv_[(row_3_ * nv_2_) + v_3_];
+                xb_[4u] = xs_[v_3_];
+                unsigned v_4_ = min(((((lk_ << 5u) << 2u) + 96u) + lane_), (nv_2_ - 1u));
+                unsigned row_4_ = min(lg_, (m_ - 1u));
+                wb_[3u] = wv_[(row_4_ * nv_2_) + v_4_];
+                xb_[6u] = xs_[v_4_];
+                unsigned t1127_ = lk_ + 1u;
+                lk_ = t1127_;
+                if (t1127_ == steps_) {
+                    lk_ = 0u;
+                    lg_ = lg_ + nw_3_;
+                }
+            }
+            bool t1135_ = t0_ >= 1u;
+            bool t1136_ = t1135_;
+            if (t1135_) {
+                t1136_ = (t0_ - 1u) < total_;
+            }
+            if (t1136_) {
+                unsigned v_5_ = ((ck_ << 5u) << 2u) + lane_;
+                if (v_5_ < nv_2_) {
+                    kf_u32x4 t1173_ = xb_[8u];
+                    kf_f16x8 a_ = kf_bitcast<kf_f16x8>(t1173_);
+                    xs_2_[0u] = kf_f16_to_f32(a_.v[0]);
+                    xs_2_[1u] = kf_f16_to_f32(a_.v[1]);
+                    xs_2_[2u] = kf_f16_to_f32(a_.v[2]);
+                    xs_2_[3u] = kf_f16_to_f32(a_.v[3]);
+                    xs_2_[4u] = kf_f16_to_f32(a_.v[4]);
+                    xs_2_[5u] = kf_f16_to_f32(a_.v[5]);
+                    xs_2_[6u] = kf_f16_to_f32(a_.v[6]);
+                    xs_2_[7u] = kf_f16_to_f32(a_.v[7]);
+                    kf_u32x4 t1200_ = wb_[4u];
+                    kf_f16x8 wh_ = kf_bitcast<kf_f16x8>(t1200_);
+                    acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_.v[7]), xs_2_[7u], __fmaf_rn(kf_f16_to_f32(wh_.v[6]), xs_2_[6u], __fmaf_rn(kf_f16_to_f32(wh_.v[5]), xs_2_[5u], __fmaf_rn(kf_f16_to_f32(wh_.v[4]), xs_2_[4u], __fmaf_rn(kf_f16_to_f32(wh_.v[3]), xs_2_[3u], __fmaf_rn(kf_f16_to_f32(wh_.v[2]), xs_2_[2u], __fmaf_rn(kf_f16_to_f32(wh_.v[1]), xs_2_[1u], __fmaf_rn(kf_f16_to_f32(wh_.v[0]), xs_2_[0u], acc_[0u]))))))));
+                }
+                unsigned v_6_ = (((ck_ << 5u) << 2u) + 32u) + lane_;
+                if (v_6_ < nv_2_) {
+                    kf_u32x4 t1304_ = xb_[10u];
+                    kf_f16x8 a_2_ = kf_bitcast<kf_f16x8>(t1304_);
+                    xs_3_[0u] = kf_f16_to_f32(a_2_.v[0]);
+                    xs_3_[1u] = kf_f16_to_f32(a_2_.v[1]);
+                    xs_3_[2u] = kf_f16_to_f32(a_2_.v[2]);
+                    xs_3_[3u] = kf_f16_to_f32(a_2_.v[3]);
+                    xs_3_[4u] = kf_f16_to_f32(a_2_.v[4]);
+                    xs_3_[5u] = kf_f16_to_f32(a_2_.v[5]);
+                    xs_3_[6u] = kf_f16_to_f32(a_2_.v[6]);
+                    xs_3_[7u] = kf_f16_to_f32(a_2_.v[7]);
+                    kf_u32x4 t1331_ = wb_[5u];
+                    kf_f16x8 wh_2_ = kf_bitcast<kf_f16x8>(t1331_);
+                    acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_2_.v[7]), xs_3_[7u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[6]), xs_3_[6u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[5]), xs_3_[5u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[4]), xs_3_[4u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[3]), xs_3_[3u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[2]), xs_3_[2u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[1]), xs_3_[1u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[0]), xs_3_[0u], acc_[0u]))))))));
+                }
+                unsigned v_7_ = (((ck_ << 5u) << 2u) + 64u) + lane_;
+                if (v_7_ < nv_2_) {
+                    kf_u32x4 t1435_ = xb_[12u];
+                    kf_f16x8 a_3_ = kf_bitcast<kf_f16x8>(t1435_);
+                    xs_4_[0u] = kf_f16_to_f32(a_3_.v[0]);
+                    xs_4_[1u] = kf_f16_to_f32(a_3_.v[1]);
+                    xs_4_[2u] = kf_f16_to_f32(a_3_.v[2]);
+                    xs_4_[3u] = kf_f16_to_f32(a_3_.v[3]);
+                    xs_4_[4u] = kf_f16_to_f32(a_3_.v[4]);
+                    xs_4_[5u] = kf_f16_to_f32(a_3_.v[5]);
+                    xs_4_[6u] = kf_f16_to_f32(a_3_.v[6]);
+                    xs_4_[7u] = kf_f16_to_f32(a_3_.v[7]);
+                    kf_u32x4 t1462_ = wb_[6u];
+                    kf_f16x8 wh_3_ = kf_bitcast<kf_f16x8>(t1462_);
+                    acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_3_.v[7]), xs_4_[7u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[6]), xs_4_[6u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[5]), xs_4_[5u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[4]), xs_4_[4u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[3]), xs_4_[3u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[2]), xs_4_[2u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[1]), xs_4_[1u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[0]), xs_4_[0u], acc_[0u]))))))));
+                }
+                unsigned v_8_ = (((ck_ << 5u) << 2u) + 96u) + lane_;
+                if (v_8_ < nv_2_) {
+                    kf_u32x4 t1566_ = xb_[14u];
+                    kf_f16x8 a_4_ = kf_bitcast<kf_f16x8>(t1566_);
+                    xs_5_[0u] = kf_f16_to_f32(a_4_.v[0]);
+                    xs_5_[1u] = kf_f16_to_f32(a_4_.v[1]);
+                    xs_5_[2u] = kf_f16_to_f32(a_4_.v[2]);
+                    xs_5_[3u] = kf_f16_to_f32(a_4_.v[3]);
+                    xs_5_[4u] = kf_f16_to_f32(a_4_.v[4]);
+                    xs_5_[5u] = kf_f16_to_f32(a_4_.v[5]);
+                    xs_5_[6u] = kf_f16_to_f32(a_4_.v[6]);
+                    xs_5_[7u] = kf_f16_to_f32(a_4_.v[7]);
+                    kf_u32x4 t1593_ = wb_[7u];
+                    kf_f16x8 wh_4_ = kf_bitcast<kf_f16x8>(t1593_);
+                    acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_4_.v[7]), xs_5_[7u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[6]), xs_5_[6u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[5]), xs_5_[5u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[4]), xs_5_[4u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[3]), xs_5_[3u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[2]), xs_5_[2u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[1]), xs_5_[1u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[0]), xs_5_[0u], acc_[0u]))))))));
+                }
+                unsigned t1667_ = ck_ + 1u;
+                ck_ = t1667_;
+                if (t1667_ == steps_) {
+                    float t1670_ = acc_[0u];
+                    unsigned t1692_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+                    if (t1692_ == 32u) {
+                        float t1697_ = __fadd_rn(t1670_, kf_shfl_xor(t1670_, 16u, kf_wn));
+                        float t1700_ = __fadd_rn(t1697_, kf_shfl_xor(t1697_, 8u, kf_wn));
+                        float t1703_ = __fadd_rn(t1700_, kf_shfl_xor(t1700_, 4u, kf_wn));
+                        float t1706_ = __fadd_rn(t1703_, kf_shfl_xor(t1703_, 2u, kf_wn));
+                        s_2_ = __fadd_rn(t1706_, kf_shfl_xor(t1706_, 1u, kf_wn));
+                    } else {
+                        float t1712_ = kf_shfl_down(t1670_, 16u, kf_wn);
+                        bool t1714_ = (kf_lane_id() + 16u) < t1692_;
+                        float t1715_ = __fadd_rn(t1670_, t1712_);
+                        float t1716_ = t1714_ ? t1715_ : t1670_;
+                        float t1718_ = kf_shfl_down(t1716_, 8u, kf_wn);
+                        bool t1720_ = (kf_lane_id() + 8u) < t1692_;
+                        float t1721_ = __fadd_rn(t1716_, t1718_);
+                        float t1722_ = t1720_ ? t1721_ : t1716_;
+                        float t1724_ = kf_shfl_down(t1722_, 4u, kf_wn);
+                        bool t1726_ = (kf_lane_id() + 4u) < t1692_;
+                        float t1727_ = __fadd_rn(t1722_, t1724_);
+                        float t1728_ = t1726_ ? t1727_ : t1722_;
+                        float t1730_ = kf_shfl_down(t1728_, 2u, kf_wn);
+                        bool t1732_ = (kf_lane_id() + 2u) < t1692_;
+                        float t1733_ = __fadd_rn(t1728_, t1730_);
+                        float t1734_ = t1732_ ? t1733_ : t1728_;
+                        float t1736_ = kf_shfl_down(t1734_, 1u, kf_wn);
+                        bool t1738_ = (kf_lane_id() + 1u) < t1692_;
+                        float t1739_ = __fadd_rn(t1734_, t1736_);
+                        s_2_ = kf_shfl(t1738_ ? t1739_ : t1734_, 0u, kf_wn);
+                    }
+                    bool t1744_ = lane_ == 0u;
+                    bool t1745_ = t1744_;
+                    if (t1744_) {
+                        t1745_ = cg_ < m_;
+                    }
+                    if (t1745_) {
+                        y_[cg_] = s_2_;
+                    }
+                    acc_[0u] = 0.0f;
+                    ck_ = 0u;
+                    cg_ = cg_ + nw_3_;
+                }
+            }
+            if ((t0_ + 1u) < total_) {
+                unsigned v_9_ = min((((lk_ << 5u) << 2u) + lane_), (nv_2_ - 1u));
+                unsigned row_5_ = min(lg_, (m_ - 1u));
+                wb_[4u] = wv_[(row_5_ * nv_2_) + v_9_];
+                xb_[8u] = xs_[v_9_];
+                unsigned v_10_ = min(((((lk_ << 5u) << 2u) + 32u) + lane_), (nv_2_ - 1u));
+                unsigned row_6_ = min(lg_, (m_ - 1u));
+                wb_[5u] = wv_[(row_6_ * nv_2_) + v_10_];
+                xb_[10u] = xs_[v_10_];
+                unsigned v_11_ = min(((((lk_ << 5u) << 2u) + 64u) + lane_), (nv_2_ - 1u));
+                unsigned row_7_ = min(lg_, (m_ - 1u));
+                wb_[6u] = wv_[(row_7_ * nv_2_) + v_11_];
+                xb_[12u] = xs_[v_11_];
+                unsigned v_12_ = min(((((lk_ << 5u) << 2u) + 96u) + lane_), (nv_2_ - 1u));
+                unsigned row_8_ = min(lg_, (m_ - 1u));
+                wb_[7u] = wv_[(row_8_ * nv_2_) + v_12_];
+                xb_[14u] = xs_[v_12_];
+                unsigned t1936_ = lk_ + 1u;
+                lk_ = t1936_;
+                if (t1936_ == steps_) {
+                    lk_ = 0u;
+                    lg_ = lg_ + nw_3_;
+                }
+            }
+            bool t1944_ = (t0_ + 1u) >= 1u;
+            bool t1945_ = t1944_;
+            if (t1944_) {
+                t1945_ = ((t0_ + 1u) - 1u) < total_;
+            }
+            if (t1945_) {
+                unsigned v_13_ = ((ck_ << 5u) << 2u) + lane_;
+                if (v_13_ < nv_2_) {
+                    kf_u32x4 t1982_ = xb_[0u];
+                    kf_f16x8 a_5_ = kf_bitcast<kf_f16x8>(t1982_);
+                    xs_6_[0u] = kf_f16_to_f32(a_5_.v[0]);
+                    xs_6_[1u] = kf_f16_to_f32(a_5_.v[1]);
+                    xs_6_[2u] = kf_f16_to_f32(a_5_.v[2]);
+                    xs_6_[3u] = kf_f16_to_f32(a_5_.v[3]);
+                    xs_6_[4u] = kf_f16_to_f32(a_5_.v[4]);
+                    xs_6_[5u] = kf_f16_to_f32(a_5_.v[5]);
+                    xs_6_[6u] = kf_f16_to_f32(a_5_.v[6]);
+                    xs_6_[7u] = kf_f16_to_f32(a_5_.v[7]);
+                    kf_u32x4 t2009_ = wb_[0u];
+                    kf_f16x8 wh_5_ = kf_bitcast<kf_f16x8>(t2009_);
+                    acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_5_.v[7]), xs_6_[7u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[6]), xs_6_[6u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[5]), xs_6_[5u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[4]), xs_6_[4u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[3]), xs_6_[3u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[2]), xs_6_[2u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[1]), xs_6_[1u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[0]), xs_6_[0u], acc_[0u]))))))));
+                }
+                unsigned v_14_ = (((ck_ << 5u) << 2u) + 32u) + lane_;
+                if (v_14_ < nv_2_) {
+                    kf_u32x4 t2113_ = xb_[2u];
+                    kf_f16x8 a_6_ = kf_bitcast<kf_f16x8>(t2113_);
+                    xs_7_[0u] = kf_f16_to_f32(a_6_.v[0]);
+                    xs_7_[1u] = kf_f16_to_f32(a_6_.v[1]);
+                    xs_7_[2u] = kf_f16_to_f32(a_6_.v[2]);
+                    xs_7_[3u] = kf_f16_to_f32(a_6_.v[3]);
+                    xs_7_[4u] = kf_f16_to_f32(a_6_.v[4]);
+                    xs_7_[5u] = kf_f16_to_f32(a_6_.v[5]);
+                    xs_7_[6u] = kf_f16_to_f32(a_6_.v[6]);
+                    xs_7_[7u] = kf_f16_to_f32(a_6_.v[7]);
+                    kf_u32x4 t2140_ = wb_[1u];
+                    kf_f16x8 wh_6_ = kf_bitcast<kf_f16x8>(t2140_);
+                    acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_6_.v[7]), xs_7_[7u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[6]), xs_7_[6u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[5]), xs_7_[5u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[4]), xs_7_[4u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[3]), xs_7_[3u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[2]), xs_7_[2u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[1]), xs_7_[1u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[0]), xs_7_[0u], acc_[0u]))))))));
+                }
+                unsigned v_15_ = (((ck_ << 5u) << 2u) + 64u) + lane_;
+                if (v_15_ < nv_2_) {
+                    kf_u32x4 t2244_ = xb_[4u];
+                    kf_f16x8 a_7_ = kf_bitcast<kf_f16x8>(t2244_);
+                    xs_8_[0u] = kf_f16_to_f32(a_7_.v[0]);
+                    xs_8_[1u] = kf_f16_to_f32(a_7_.v[1]);
+                    xs_8_[2u] = kf_f16_to_f32(a_7_.v[2]);
+                    xs_8_[3u] = kf_f16_to_f32(a_7_.v[3]);
+                    xs_8_[4u] = kf_f16_to_f32(a_7_.v[4]);
+                    xs_8_[5u] = kf_f16_to_f32(a_7_.v[5]);
+                    xs_8_[6u] = kf_f16_to_f32(a_7_.v[6]);
+                    xs_8_[7u] = kf_f16_to_f32(a_7_.v[7]);
+                    kf_u32x4 t2271_ = wb_[2u];
+                    kf_f16x8 wh_7_ = kf_bitcast<kf_f16x8>(t2271_);
+                    acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_7_.v[7]), xs_8_[7u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[6]), xs_8_[6u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[5]), xs_8_[5u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[4]), xs_8_[4u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[3]), xs_8_[3u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[2]), xs_8_[2u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[1]), xs_8_[1u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[0]), xs_8_[0u], acc_[0u]))))))));
+                }
+                unsigned v_16_ = (((ck_ << 5u) << 2u) + 96u) + lane_;
+                if (v_16_ < nv_2_) {
+                    kf_u32x4 t2375_ = xb_[6u];
+                    kf_f16x8 a_8_ = kf_bitcast<kf_f16x8>(t2375_);
+                    xs_9_[0u] = kf_f16_to_f32(a_8_.v[0]);
+                    xs_9_[1u] = kf_f16_to_f32(a_8_.v[1]);
+                    xs_9_[2u] = kf_f16_to_f32(a_8_.v[2]);
+                    xs_9_[3u] = kf_f16_to_f32(a_8_.v[3]);
+                    xs_9_[4u] = kf_f16_to_f32(a_8_.v[4]);
+                    xs_9_[5u] = kf_f16_to_f32(a_8_.v[5]);
+                    xs_9_[6u] = kf_f16_to_f32(a_8_.v[6]);
+                    xs_9_[7u] = kf_f16_to_f32(a_8_.v[7]);
+                    kf_u32x4 t2402_ = wb_[3u];
+                    kf_f16x8 wh_8_ = kf_bitcast<kf_f16x8>(t2402_);
+                    acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_8_.v[7]), xs_9_[7u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[6]), xs_9_[6u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[5]), xs_9_[5u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[4]), xs_9_[4u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[3]), xs_9_[3u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[2]), xs_9_[2u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[1]), xs_9_[1u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[0]), xs_9_[0u], acc_[0u]))))))));
+                }
+                unsigned t2476_ = ck_ + 1u;
+                ck_ = t2476_;
+                if (t2476_ == steps_) {
+                    float t2479_ = acc_[0u];
+                    unsigned t2501_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+                    if (t2501_ == 32u) {
+                        float t2506_ = __fadd_rn(t2479_, kf_shfl_xor(t2479_, 16u, kf_wn));
+                        float t2509_ = __fadd_rn(t2506_, kf_shfl_xor(t2506_, 8u, kf_wn));
+                        float t2512_ = __fadd_rn(t2509_, kf_shfl_xor(t2509_, 4u, kf_wn));
+                        float t2515_ = __fadd_rn(t2512_, kf_shfl_xor(t2512_, 2u, kf_wn));
+                        s_3_ = __fadd_rn(t2515_, kf_shfl_xor(t2515_, 1u, kf_wn));
+                    } else {
+                        float t2521_ = kf_shfl_down(t2479_, 16u, kf_wn);
+                        bool t2523_ = (kf_lane_id() + 16u) < t2501_;
+                        float t2524_ = __fadd_rn(t2479_, t2521_);
+                        float t2525_ = t2523_ ? t2524_ : t2479_;
+                        float t2527_ = kf_shfl_down(t2525_, 8u, kf_wn);
+                        bool t2529_ = (kf_lane_id() + 8u) < t2501_;
+                        float t2530_ = __fadd_rn(t2525_, t2527_);
+                        float t2531_ = t2529_ ? t2530_ : t2525_;
+                        float t2533_ = kf_shfl_down(t2531_, 4u, kf_wn);
+                        bool t2535_ = (kf_lane_id() + 4u) < t2501_;
+                        float t2536_ = __fadd_rn(t2531_, t2533_);
+                        float t2537_ = t2535_ ? t2536_ : t2531_;
+                        float t2539_ = kf_shfl_down(t2537_, 2u, kf_wn);
+                        bool t2541_ = (kf_lane_id() + 2u) < t2501_;
+                        float t2542_ = __fadd_rn(t2537_, t2539_);
+                        float t2543_ = t2541_ ? t2542_ : t2537_;
+                        float t2545_ = kf_shfl_down(t2543_, 1u, kf_wn);
+                        bool t2547_ = (kf_lane_id() + 1u) < t2501_;
+                        float t2548_ = __fadd_rn(t2543_, t2545_);
+                        s_3_ = kf_shfl(t2547_ ? t2548_ : t2543_, 0u, kf_wn);
+                    }
+                    bool t2553_ = lane_ == 0u;
+                    bool t2554_ = t2553_;
+                    if (t2553_) {
+                        t2554_ = cg_ < m_;
+                    }
+                    if (t2554_) {
+                        y_[cg_] = s_3_;
+                    }
+                    acc_[0u] = 0.0f;
+                    ck_ = 0u;
+                    cg_ = cg_ + nw_3_;
+                }
+            }
+        }
+    }
+}
+
+/* kernel gemv_silu_f16_f16_f16_acc (gemv.kf:689) */
+extern "C" __global__ void __launch_bounds__(256)
+gemv_silu_f16_f16_f16_acc(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ g_, const kf_f16* __restrict__ u_, kf_f16* __restrict__ y_, unsigned m_, unsigned k_)
+{
+    extern __shared__ __align__(16) kf_u32x4 xs_[];
+    kf_f16x8 gv_[4];
+    kf_f16x8 uv_[4];
+    kf_u32x4 wb_[8];
+    kf_u32x4 xb_[16];
+    float acc_[1];
+    float xs_2_[8];
+    float xs_3_[8];
+    float xs_4_[8];
+    float xs_5_[8];
+    float xs_6_[8];
+    float xs_7_[8];
+    float xs_8_[8];
+    float xs_9_[8];
+    float s_;
+    float s_2_;
+    const unsigned kf_wn = kf_warp_lanes();
+    const kf_f16x8* g_2_ = (const kf_f16x8*)g_;
+    const kf_f16x8* up_ = (const kf_f16x8*)u_;
+    unsigned nv_ = k_ >> 3u;
+    for (unsigned c0_ = threadIdx.x; c0_ < nv_; c0_ = c0_ + 1024u) {
+        unsigned c_ = min(c0_, (nv_ - 1u));
+        gv_[0u] = g_2_[c_];
+        uv_[0u] = up_[c_];
+        unsigned c_2_ = min((c0_ + 256u), (nv_ - 1u));
+        gv_[1u] = g_2_[c_2_];
+        uv_[1u] = up_[c_2_];
+        unsigned c_3_ = min((c0_ + 512u), (nv_ - 1u));
+        gv_[2u] = g_2_[c_3_];
+        uv_[2u] = up_[c_3_];
+        unsigned c_4_ = min((c0_ + 768u), (nv_ - 1u));
+        gv_[3u] = g_2_[c_4_];
+        uv_[3u] = up_[c_4_];
+        if (c0_ < nv_) {
+            kf_f16x8 t55_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
+            float gf_ = kf_f16_to_f32(gv_[0u].v[0]);
+            kf_f16 t71_ = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_, __fadd_rn(1.0f, kf_exp_approx(-gf_))), kf_f16_to_f32(uv_[0u].v[0])));
+            kf_f16x8 o_ = t55_;
+            o_.v[0] = t71_;
+            float gf_2_ = kf_f16_to_f32(gv_[0u].v[1]);
+            o_.v[1] = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_2_, __fadd_rn(1.0f, kf_exp_approx(-gf_2_))), kf_f16_to_f32(uv_[0u].v[1])));
+            float gf_3_ = kf_f16_to_f32(gv_[0u].v[2]);
+            o_.v[2] = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_3_, __fadd_rn(1.0f, kf_exp_approx(-gf_3_))), kf_f16_to_f32(uv_[0u].v[2])));
+            float gf_4_ = kf_f16_to_f32(gv_[0u].v[3]);
+            o_.v[3] = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_4_, __fadd_rn(1.0f, kf_exp_approx(-gf_4_))), kf_f16_to_f32(uv_[0u].v[3])));
+            float gf_5_ = kf_f16_to_f32(gv_[0u].v[4]);
+            o_.v[4] = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_5_, __fadd_rn(1.0f, kf_exp_approx(-gf_5_))), kf_f16_to_f32(uv_[0u].v[4])));
+            float gf_6_ = kf_f16_to_f32(gv_[0u].v[5]);
+            o_.v[5] = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_6_, __fadd_rn(1.0f, kf_exp_approx(-gf_6_))), kf_f16_to_f32(uv_[0u].v[5])));
+            float gf_7_ = kf_f16_to_f32(gv_[0u].v[6]);
+            o_.v[6] = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_7_, __fadd_rn(1.0f, kf_exp_approx(-gf_7_))), kf_f16_to_f32(uv_[0u].v[6])));
+            float gf_8_ = kf_f16_to_f32(gv_[0u].v[7]);
+            o_.v[7] = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_8_, __fadd_rn(1.0f, kf_exp_approx(-gf_8_))), kf_f16_to_f32(uv_[0u].v[7])));
+            ((kf_f16x8*)xs_)[c0_] = o_;
+        }
+        if ((c0_ + 256u) < nv_) {
+            kf_f16x8 t183_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
+            float gf_9_ = kf_f16_to_f32(gv_[1u].v[0]);
+            kf_f16 t199_ = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_9_, __fadd_rn(1.0f, kf_exp_approx(-gf_9_))), kf_f16_to_f32(uv_[1u].v[0])));
+            kf_f16x8 o_2_ = t183_;
+            o_2_.v[0] = t199_;
+            float gf_10_ = kf_f16_to_f32(gv_[1u].v[1]);
+            o_2_.v[1] = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_10_, __fadd_rn(1.0f, kf_exp_approx(-gf_10_))), kf_f16_to_f32(uv_[1u].v[1])));
+            float gf_11_ = kf_f16_to_f32(gv_[1u].v[2]);
+            o_2_.v[2] = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_11_, __fadd_rn(1.0f, kf_exp_approx(-gf_11_))), kf_f16_to_f32(uv_[1u].v[2])));
+            float gf_12_ = kf_f16_to_f32(gv_[1u].v[3]);
+            o_2_.v[3] = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_12_, __fadd_rn(1.0f, kf_exp_approx(-gf_12_))), kf_f16_to_f32(uv_[1u].v[3])));
+            float gf_13_ = kf_f16_to_f32(gv_[1u].v[4]);
+            o_2_.v[4] = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_13_, __fadd_rn(1.0f, kf_exp_approx(-gf_13_))), kf_f16_to_f32(uv_[1u].v[4])));
+            float gf_14_ = kf_f16_to_f32(gv_[1u].v[5]);
+            o_2_.v[5] = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_14_, __fadd_rn(1.0f, kf_exp_approx(-gf_14_))), kf_f16_to_f32(uv_[1u].v[5])));
+            float gf_15_ = kf_f16_to_f32(gv_[1u].v[6]);
+            o_2_.v[6] = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_15_, __fadd_rn(1.0f, kf_exp_approx(-gf_15_))), kf_f16_to_f32(uv_[1u].v[6])));
+            float gf_16_ = kf_f16_to_f32(gv_[1u].v[7]);
+            o_2_.v[7] = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_16_, __fadd_rn(1.0f, kf_exp_approx(-gf_16_))), kf_f16_to_f32(uv_[1u].v[7])));
+            ((kf_f16x8*)xs_)[c0_ + 256u] = o_2_;
+        }
+        if ((c0_ + 512u) < nv_) {
+            kf_f16x8 t311_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
+            float gf_17_ = kf_f16_to_f32(gv_[2u].v[0]);
+            kf_f16 t327_ = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_17_, __fadd_rn(1.0f, kf_exp_approx(-gf_17_))), kf_f16_to_f32(uv_[2u].v[0])));
+            kf_f16x8 o_3_ = t311_;
+            o_3_.v[0] = t327_;
+            float gf_18_ = kf_f16_to_f32(gv_[2u].v[1]);
+            o_3_.v[1] = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_18_, __fadd_rn(1.0f, kf_exp_approx(-gf_18_))), kf_f16_to_f32(uv_[2u].v[1])));
+            float gf_19_ = kf_f16_to_f32(gv_[2u].v[2]);
+            o_3_.v[2] = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_19_, __fadd_rn(1.0f, kf_exp_approx(-gf_19_))), kf_f16_to_f32(uv_[2u].v[2])));
+            float gf_20_ = kf_f16_to_f32(gv_[2u].v[3]);
+            o_3_.v[3] = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_20_, __fadd_rn(1.0f, kf_exp_approx(-gf_20_))), kf_f16_to_f32(uv_[2u].v[3])));
+            float gf_21_ = kf_f16_to_f32(gv_[2u].v[4]);
+            o_3_.v[4] = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_21_, __fadd_rn(1.0f, kf_exp_approx(-gf_21_))), kf_f16_to_f32(uv_[2u].v[4])));
+            float gf_22_ = kf_f16_to_f32(gv_[2u].v[5]);
+            o_3_.v[5] = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_22_, __fadd_rn(1.0f, kf_exp_approx(-gf_22_))), kf_f16_to_f32(uv_[2u].v[5])));
+            float gf_23_ = kf_f16_to_f32(gv_[2u].v[6]);
+            o_3_.v[6] = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_23_, __fadd_rn(1.0f, kf_exp_approx(-gf_23_))), kf_f16_to_f32(uv_[2u].v[6])));
+            float gf_24_ = kf_f16_to_f32(gv_[2u].v[7]);
+            o_3_.v[7] = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_24_, __fadd_rn(1.0f, kf_exp_approx(-gf_24_))), kf_f16_to_f32(uv_[2u].v[7])));
+            ((kf_f16x8*)xs_)[c0_ + 512u] = o_3_;
+        }
+        if ((c0_ + 768u) < nv_) {
+            kf_f16x8 t439_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
+            float gf_25_ = kf_f16_to_f32(gv_[3u].v[0]);
+            kf_f16 t455_ = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_25_, __fadd_rn(1.0f, kf_exp_approx(-gf_25_))), kf_f16_to_f32(uv_[3u].v[0])));
+            kf_f16x8 o_4_ = t439_;
+            o_4_.v[0] = t455_;
+            float gf_26_ = kf_f16_to_f32(gv_[3u].v[1]);
+            o_4_.v[1] = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_26_, __fadd_rn(1.0f, kf_exp_approx(-gf_26_))), kf_f16_to_f32(uv_[3u].v[1])));
+            float gf_27_ = kf_f16_to_f32(gv_[3u].v[2]);
+            o_4_.v[2] = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_27_, __fadd_rn(1.0f, kf_exp_approx(-gf_27_))), kf_f16_to_f32(uv_[3u].v[2])));
+            float gf_28_ = kf_f16_to_f32(gv_[3u].v[3]);
+            o_4_.v[3] = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_28_, __fadd_rn(1.0f, kf_exp_approx(-gf_28_))), kf_f16_to_f32(uv_[3u].v[3])));
+            float gf_29_ = kf_f16_to_f32(gv_[3u].v[4]);
+            o_4_.v[4] = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_29_, __fadd_rn(1.0f, kf_exp_approx(-gf_29_))), kf_f16_to_f32(uv_[3u].v[4])));
+            float gf_30_ = kf_f16_to_f32(gv_[3u].v[5]);
+            o_4_.v[5] = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_30_, __fadd_rn(1.0f, kf_exp_approx(-gf_30_))), kf_f16_to_f32(uv_[3u].v[5])));
+            float gf_31_ = kf_f16_to_f32(gv_[3u].v[6]);
+            o_4_.v[6] = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_31_, __fadd_rn(1.0f, kf_exp_approx(-gf_31_))), kf_f16_to_f32(uv_[3u].v[6])));
+            float gf_32_ = kf_f16_to_f32(gv_[3u].v[7]);
+            o_4_.v[7] = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_32_, __fadd_rn(1.0f, kf_exp_approx(-gf_32_))), kf_f16_to_f32(uv_[3u].v[7])));
+            ((kf_f16x8*)xs_)[c0_ + 768u] = o_4_;
+        }
+    }
+    __syncthreads();
+    const kf_u32x4* wv_ = (const kf_u32x4*)w_;
+    unsigned lane_ = kf_lane_id();
+    unsigned nv_2_ = k_ >> 3u;
+    unsigned steps_ = (nv_2_ >> 7u) + (((nv_2_ & 127u) != 0u) ? 1u : 0u);
+    unsigned wid_ = (blockIdx.x << 3u) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u);
+    unsigned nw_ = gridDim.x << 3u;
+    if (!(wid_ >= m_)) {
+        unsigned t612_ = m_ - wid_;
+        unsigned total_ = ((t612_ / nw_) + (((t612_ % nw_) != 0u) ? 1u : 0u)) * steps_;
+        acc_[0u] = 0.0f;
+        unsigned lg_ = wid_;
+        unsigned lk_ = 0u;
+        unsigned cg_ = wid_;
+        unsigned ck_ = 0u;
+        unsigned t631_ = total_ + 1u;
+        for (unsigned t0_ = 0u; t0_ < t631_; t0_ = t0_ + 2u) {
+            if (t0_ < total_) {
+                unsigned v_ = min((((lk_ << 5u) << 2u) + lane_), (nv_2_ - 1u));
+                unsigned row_ = min(lg_, (m_ - 1u));
+                wb_[0u] = wv_[(row_ * nv_2_) + v_];
+                xb_[0u] = xs_[v_];
+                unsigned v_2_ = min(((((lk_ << 5u) << 2u) + 32u) + lane_), (nv_2_ - 1u));
+                unsigned row_2_ = min(lg_, (m_ - 1u));
+                wb_[1u] = wv_[(row_2_ * nv_2_) + v_2_];
+                xb_[2u] = xs_[v_2_];
+                unsigned v_3_ = min(((((lk_ << 5u) << 2u) + 64u) + lane_), (nv_2_ - 1u));
+                unsigned row_3_ = min(lg_, (m_ - 1u));
+                wb_[2u] = wv_[(row_3_ * nv_2_) + v_3_];
+                xb_[4u] = xs_[v_3_];
+                unsigned v_4_ = min(((((lk_ << 5u) << 2u) + 96u) + lane_), (nv_2_ - 1u));
+                unsigned row_4_ = min(lg_, (m_ - 1u));
+                wb_[3u] = wv_[(row_4_ * nv_2_) + v_4_];
+                xb_[6u] = xs_[v_4_];
+                unsigned t803_ = lk_ + 1u;
+                lk_ = t803_;
+                if (t803_ == steps_) {
+                    lk_ = 0u;
+                    lg_ = lg_ + nw_;
+                }
+            }
+            bool t811_ = t0_ >= 1u;
+            bool t812_ = t811_;
+            if (t811_) {
+                t812_ = (t0_ - 1u) < total_;
+            }
+            if (t812_) {
+                unsigned v_5_ = ((ck_ << 5u) << 2u) + lane_;
+                if (v_5_ < nv_2_) {
+                    kf_u32x4 t849_ = xb_[8u];
+                    kf_f16x8 a_ = kf_bitcast<kf_f16x8>(t849_);
+                    xs_2_[0u] = kf_f16_to_f32(a_.v[0]);
+                    xs_2_[1u] = kf_f16_to_f32(a_.v[1]);
+                    xs_2_[2u] = kf_f16_to_f32(a_.v[2]);
+                    xs_2_[3u] = kf_f16_to_f32(a_.v[3]);
+                    xs_2_[4u] = kf_f16_to_f32(a_.v[4]);
+                    xs_2_[5u] = kf_f16_to_f32(a_.v[5]);
+                    xs_2_[6u] = kf_f16_to_f32(a_.v[6]);
+                    xs_2_[7u] = kf_f16_to_f32(a_.v[7]);
+                    kf_u32x4 t876_ = wb_[4u];
+                    kf_f16x8 wh_ = kf_bitcast<kf_f16x8>(t876_);
+                    acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_.v[7]), xs_2_[7u], __fmaf_rn(kf_f16_to_f32(wh_.v[6]), xs_2_[6u], __fmaf_rn(kf_f16_to_f32(wh_.v[5]), xs_2_[5u], __fmaf_rn(kf_f16_to_f32(wh_.v[4]), xs_2_[4u], __fmaf_rn(kf_f16_to_f32(wh_.v[3]), xs_2_[3u], __fmaf_rn(kf_f16_to_f32(wh_.v[2]), xs_2_[2u], __fmaf_rn(kf_f16_to_f32(wh_.v[1]), xs_2_[1u], __fmaf_rn(kf_f16_to_f32(wh_.v[0]), xs_2_[0u], acc_[0u]))))))));
+                }
+                unsigned v_6_ = (((ck_ << 5u) << 2u) + 32u) + lane_;
+                if (v_6_ < nv_2_) {
+                    kf_u32x4 t980_ = xb_[10u];
+                    kf_f16x8 a_2_ = kf_bitcast<kf_f16x8>(t980_);
+                    xs_3_[0u] = kf_f16_to_f32(a_2_.v[0]);
+                    xs_3_[1u] = kf_f16_to_f32(a_2_.v[1]);
+                    xs_3_[2u] = kf_f16_to_f32(a_2_.v[2]);
+                    xs_3_[3u] = kf_f16_to_f32(a_2_.v[3]);
+                    xs_3_[4u] = kf_f16_to_f32(a_2_.v[4]);
+                    xs_3_[5u] = kf_f16_to_f32(a_2_.v[5]);
+                    xs_3_[6u] = kf_f16_to_f32(a_2_.v[6]);
+                    xs_3_[7u] = kf_f16_to_f32(a_2_.v[7]);
+                    kf_u32x4 t1007_ = wb_[5u];
+                    kf_f16x8 wh_2_ = kf_bitcast<kf_f16x8>(t1007_);
+                    acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_2_.v[7]), xs_3_[7u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[6]), xs_3_[6u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[5]), xs_3_[5u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[4]), xs_3_[4u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[3]), xs_3_[3u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[2]), xs_3_[2u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[1]), xs_3_[1u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[0]), xs_3_[0u], acc_[0u]))))))));
+                }
+                unsigned v_7_ = (((ck_ << 5u) << 2u) + 64u) + lane_;
+                if (v_7_ < nv_2_) {
+                    kf_u32x4 t1111_ = xb_[12u];
+                    kf_f16x8 a_3_ = kf_bitcast<kf_f16x8>(t1111_);
+                    xs_4_[0u] = kf_f16_to_f32(a_3_.v[0]);
+                    xs_4_[1u] = kf_f16_to_f32(a_3_.v[1]);
+                    xs_4_[2u] = kf_f16_to_f32(a_3_.v[2]);
+                    xs_4_[3u] = kf_f16_to_f32(a_3_.v[3]);
+                    xs_4_[4u] = kf_f16_to_f32(a_3_.v[4]);
+                    xs_4_[5u] = kf_f16_to_f32(a_3_.v[5]);
+                    xs_4_[6u] = kf_f16_to_f32(a_3_.v[6]);
+                    xs_4_[7u] = kf_f16_to_f32(a_3_.v[7]);
+                    kf_u32x4 t1138_ = wb_[6u];
+                    kf_f16x8 wh_3_ = kf_bitcast<kf_f16x8>(t1138_);
+                    acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_3_.v[7]), xs_4_[7u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[6]), xs_4_[6u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[5]), xs_4_[5u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[4]), xs_4_[4u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[3]), xs_4_[3u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[2]), xs_4_[2u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[1]), xs_4_[1u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[0]), xs_4_[0u], acc_[0u]))))))));
+                }
+                unsigned v_8_ = (((ck_ << 5u) << 2u) + 96u) + lane_;
+                if (v_8_ < nv_2_) {
+                    kf_u32x4 t1242_ = xb_[14u];
+                    kf_f16x8 a_4_ = kf_bitcast<kf_f16x8>(t1242_);
+                    xs_5_[0u] = kf_f16_to_f32(a_4_.v[0]);
+                    xs_5_[1u] = kf_f16_to_f32(a_4_.v[1]);
+                    xs_5_[2u] = kf_f16_to_f32(a_4_.v[2]);
+                    xs_5_[3u] = kf_f16_to_f32(a_4_.v[3]);
+                    xs_5_[4u] = kf_f16_to_f32(a_4_.v[4]);
+                    xs_5_[5u] = kf_f16_to_f32(a_4_.v[5]);
+                    xs_5_[6u] = kf_f16_to_f32(a_4_.v[6]);
+                    xs_5_[7u] = kf_f16_to_f32(a_4_.v[7]);
+                    kf_u32x4 t1269_ = wb_[7u];
+                    kf_f16x8 wh_4_ = kf_bitcast<kf_f16x8>(t1269_);
+                    acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_4_.v[7]), xs_5_[7u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[6]), xs_5_[6u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[5]), xs_5_[5u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[4]), xs_5_[4u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[3]), xs_5_[3u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[2]), xs_5_[2u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[1]), xs_5_[1u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[0]), xs_5_[0u], acc_[0u]))))))));
+                }
+                unsigned t1343_ = ck_ + 1u;
+                ck_ = t1343_;
+                if (t1343_ == steps_) {
+                    float t1346_ = acc_[0u];
+                    unsigned t1368_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+                    if (t1368_ == 32u) {
+                        float t1373_ = __fadd_rn(t1346_, kf_shfl_xor(t1346_, 16u, kf_wn));
+                        float t1376_ = __fadd_rn(t1373_, kf_shfl_xor(t1373_, 8u, kf_wn));
+                        float t1379_ = __fadd_rn(t1376_, kf_shfl_xor(t1376_, 4u, kf_wn));
+                        float t1382_ = __fadd_rn(t1379_, kf_shfl_xor(t1379_, 2u, kf_wn));
+                        s_ = __fadd_rn(t1382_, kf_shfl_xor(t1382_, 1u, kf_wn));
+                    } else {
+                        float t1388_ = kf_shfl_down(t1346_, 16u, kf_wn);
+                        bool t1390_ = (kf_lane_id() + 16u) < t1368_;
+                        float t1391_ = __fadd_rn(t1346_, t1388_);
+                        float t1392_ = t1390_ ? t1391_ : t1346_;
+                        float t1394_ = kf_shfl_down(t1392_, 8u, kf_wn);
+                        bool t1396_ = (kf_lane_id() + 8u) < t1368_;
+                        float t1397_ = __fadd_rn(t1392_, t1394_);
+                        float t1398_ = t1396_ ? t1397_ : t1392_;
+                        float t1400_ = kf_shfl_down(t1398_, 4u, kf_wn);
+                        bool t1402_ = (kf_lane_id() + 4u) < t1368_;
+                        float t1403_ = __fadd_rn(t1398_, t1400_);
+                        float t1404_ = t1402_ ? t1403_ : t1398_;
+                        float t1406_ = kf_shfl_down(t1404_, 2u, kf_wn);
+                        bool t1408_ = (kf_lane_id() + 2u) < t1368_;
+                        float t1409_ = __fadd_rn(t1404_, t1406_);
+                        float t1410_ = t1408_ ? t1409_ : t1404_;
+                        float t1412_ = kf_shfl_down(t1410_, 1u, kf_wn);
+                        bool t1414_ = (kf_lane_id() + 1u) < t1368_;
+                        float t1415_ = __fadd_rn(t1410_, t1412_);
+                        s_ = kf_shfl(t1414_ ? t1415_ : t1410_, 0u, kf_wn);
+                    }
+                    bool t1420_ = lane_ == 0u;
+                    bool t1421_ = t1420_;
+                    if (t1420_) {
+                        t1421_ = cg_ < m_;
+                    }
+                    if (t1421_) {
+                        y_[cg_] = kf_f16_from_f32(__fadd_rn(s_, kf_f16_to_f32(y_[cg_])));
+                    }
+                    acc_[0u] = 0.0f;
+                    ck_ = 0u;
+                    cg_ = cg_ + nw_;
+                }
+            }
+            if ((t0_ + 1u) < total_) {
+                unsigned v_9_ = min((((lk_ << 5u) << 2u) + lane_), (nv_2_ - 1u));
+                unsigned row_5_ = min(lg_, (m_ - 1u));
+                wb_[4u] = wv_[(row_5_ * nv_2_) + v_9_];
+                xb_[8u] = xs_[v_9_];
+                unsigned v_10_ = min(((((lk_ << 5u) << 2u) + 32u) + lane_), (nv_2_ - 1u));
+                unsigned row_6_ = min(lg_, (m_ - 1u));
+                wb_[5u] = wv_[(row_6_ * nv_2_) + v_10_];
+                xb_[10u] = xs_[v_10_];
+                unsigned v_11_ = min(((((lk_ << 5u) << 2u) + 64u) + lane_), (nv_2_ - 1u));
+                unsigned row_7_ = min(lg_, (m_ - 1u));
+                wb_[6u] = wv_[(row_7_ * nv_2_) + v_11_];
+                xb_[12u] = xs_[v_11_];
+                unsigned v_12_ = min(((((lk_ << 5u) << 2u) + 96u) + lane_), (nv_2_ - 1u));
+                unsigned row_8_ = min(lg_, (m_ - 1u));
+                wb_[7u] = wv_[(row_8_ * nv_2_) + v_12_];
+                xb_[14u] = xs_[v_12_];
+                unsigned t1612_ = lk_ + 1u;
+                lk_ = t1612_;
+                if (t1612_ == steps_) {
+                    lk_ = 0u;
+                    lg_ = lg_ + nw_;
+                }
+            }
+            bool t1620_ = (t0_ + 1u) >= 1u;
+            bool t1621_ = t1620_;
+            if (t1620_) {
+                t1621_ = ((t0_ + 1u) - 1u) < total_;
+            }
+            if (t1621_) {
+                unsigned v_13_ = ((ck_ << 5u) << 2u) + lane_;
+                if (v_13_ < nv_2_) {
+                    kf_u32x4 t1658_ = xb_[0u];
+                    kf_f16x8 a_5_ = kf_bitcast<kf_f16x8>(t1658_);
+                    xs_6_[0u] = kf_f16_to_f32(a_5_.v[0]);
+                    xs_6_[1u] = kf_f16_to_f32(a_5_.v[1]);
+                    xs_6_[2u] = kf_f16_to_f32(a_5_.v[2]);
+                    xs_6_[3u] = kf_f16_to_f32(a_5_.v[3]);
+                    xs_6_[4u] = kf_f16_to_f32(a_5_.v[4]);
+                    xs_6_[5u] = kf_f16_to_f32(a_5_.v[5]);
+                    xs_6_[6u] = kf_f16_to_f32(a_5_.v[6]);
+                    xs_6_[7u] = kf_f16_to_f32(a_5_.v[7]);
+                    kf_u32x4 t1685_ = wb_[0u];
+                    kf_f16x8 wh_5_ = kf_bitcast<kf_f16x8>(t1685_);
+                    acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_5_.v[7]), xs_6_[7u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[6]), xs_6_[6u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[5]), xs_6_[5u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[4]), xs_6_[4u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[3]), xs_6_[3u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[2]), xs_6_[2u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[1]), xs_6_[1u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[0]), xs_6_[0u], acc_[0u]))))))));
+                }
+                unsigned v_14_ = (((ck_ << 5u) << 2u) + 32u) + lane_;
+                if (v_14_ < nv_2_) {
+                    kf_u32x4 t1789_ = xb_[2u];
+                    kf_f16x8 a_6_ = kf_bitcast<kf_f16x8>(t1789_);
+                    xs_7_[0u] = kf_f16_to_f32(a_6_.v[0]);
+                    xs_7_[1u] = kf_f16_to_f32(a_6_.v[1]);
+                    xs_7_[2u] = kf_f16_to_f32(a_6_.v[2]);
+                    xs_7_[3u] = kf_f16_to_f32(a_6_.v[3]);
+                    xs_7_[4u] = kf_f16_to_f32(a_6_.v[4]);
+                    xs_7_[5u] = kf_f16_to_f32(a_6_.v[5]);
+                    xs_7_[6u] = kf_f16_to_f32(a_6_.v[6]);
+                    xs_7_[7u] = kf_f16_to_f32(a_6_.v[7]);
+                    kf_u32x4 t1816_ = wb_[1u];
+                    kf_f16x8 wh_6_ = kf_bitcast<kf_f16x8>(t1816_);
+                    acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_6_.v[7]), xs_7_[7u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[6]), xs_7_[6u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[5]), xs_7_[5u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[4]), xs_7_[4u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[3]), xs_7_[3u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[2]), xs_7_[2u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[1]), xs_7_[1u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[0]), xs_7_[0u], acc_[0u]))))))));
+                }
+                unsigned v_15_ = (((ck_ << 5u) << 2u) + 64u) + lane_;
+                if (v_15_ < nv_2_) {
+                    kf_u32x4 t1920_ = xb_[4u];
+                    kf_f16x8 a_7_ = kf_bitcast<kf_f16x8>(t1920_);
+                    xs_8_[0u] = kf_f16_to_f32(a_7_.v[0]);
+                    xs_8_[1u] = kf_f16_to_f32(a_7_.v[1]);
+                    xs_8_[2u] = kf_f16_to_f32(a_7_.v[2]);
+                    xs_8_[3u] = kf_f16_to_f32(a_7_.v[3]);
+                    xs_8_[4u] = kf_f16_to_f32(a_7_.v[4]);
+                    xs_8_[5u] = kf_f16_to_f32(a_7_.v[5]);
+                    xs_8_[6u] = kf_f16_to_f32(a_7_.v[6]);
+                    xs_8_[7u] = kf_f16_to_f32(a_7_.v[7]);
+                    kf_u32x4 t1947_ = wb_[2u];
+                    kf_f16x8 wh_7_ = kf_bitcast<kf_f16x8>(t1947_);
+                    acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_7_.v[7]), xs_8_[7u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[6]), xs_8_[6u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[5]), xs_8_[5u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[4]), xs_8_[4u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[3]), xs_8_[3u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[2]), xs_8_[2u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[1]), xs_8_[1u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[0]), xs_8_[0u], acc_[0u]))))))));
+                }
+                unsigned v_16_ = (((ck_ << 5u) << 2u) + 96u) + lane_;
+                if (v_16_ < nv_2_) {
+                    kf_u32x4 t2051_ = xb_[6u];
+                    kf_f16x8 a_8_ = kf_bitcast<kf_f16x8>(t2051_);
+                    xs_9_[0u] = kf_f16_to_f32(a_8_.v[0]);
+                    xs_9_[1u] = kf_f16_to_f32(a_8_.v[1]);
+                    xs_9_[2u] = kf_f16_to_f32(a_8_.v[2]);
+                    xs_9_[3u] = kf_f16_to_f32(a_8_.v[3]);
+                    xs_9_[4u] = kf_f16_to_f32(a_8_.v[4]);
+                    xs_9_[5u] = kf_f16_to_f32(a_8_.v[5]);
+                    xs_9_[6u] = kf_f16_to_f32(a_8_.v[6]);
+                    xs_9_[7u] = kf_f16_to_f32(a_8_.v[7]);
+                    kf_u32x4 t2078_ = wb_[3u];
+                    kf_f16x8 wh_8_ = kf_bitcast<kf_f16x8>(t2078_);
+                    acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_8_.v[7]), xs_9_[7u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[6]), xs_9_[6u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[5]), xs_9_[5u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[4]), xs_9_[4u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[3]), xs_9_[3u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[2]), xs_9_[2u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[1]), xs_9_[1u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[0]), xs_9_[0u], acc_[0u]))))))));
+                }
+                unsigned t2152_ = ck_ + 1u;
+                ck_ = t2152_;
+                if (t2152_ == steps_) {
+                    float t2155_ = acc_[0u];
+                    unsigned t2177_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+                    if (t2177_ == 32u) {
+                        float t2182_ = __fadd_rn(t2155_, kf_shfl_xor(t2155_, 16u, kf_wn));
+                        float t2185_ = __fadd_rn(t2182_, kf_shfl_xor(t2182_, 8u, kf_wn));
+                        float t2188_ = __fadd_rn(t2185_, kf_shfl_xor(t2185_, 4u, kf_wn));
+                        float t2191_ = __fadd_rn(t2188_, kf_shfl_xor(t2188_, 2u, kf_wn));
+                        s_2_ = __fadd_rn(t2191_, kf_shfl_xor(t2191_, 1u, kf_wn));
+                    } else {
+                        float t2197_ = kf_shfl_down(t2155_, 16u, kf_wn);
+                        bool t2199_ = (kf_lane_id() + 16u) < t2177_;
+                        float t2200_ = __fadd_rn(t2155_, t2197_);
+                        float t2201_ = t2199_ ? t2200_ : t2155_;
+                        float t2203_ = kf_shfl_down(t2201_, 8u, kf_wn);
+                        bool t2205_ = (kf_lane_id() + 8u) < t2177_;
+                        float t2206_ = __fadd_rn(t2201_, t2203_);
+                        float t2207_ = t2205_ ? t2206_ : t2201_;
+                        float t2209_ = kf_shfl_down(t2207_, 4u, kf_wn);
+                        bool t2211_ = (kf_lane_id() + 4u) < t2177_;
+                        float t2212_ = __fadd_rn(t2207_, t2209_);
+                        float t2213_ = t2211_ ? t2212_ : t2207_;
+                        float t2215_ = kf_shfl_down(t2213_, 2u, kf_wn);
+                        bool t2217_ = (kf_lane_id() + 2u) < t2177_;
+                        float t2218_ = __fadd_rn(t2213_, t2215_);
+                        float t2219_ = t2217_ ? t2218_ : t2213_;
+                        float t2221_ = kf_shfl_down(t2219_, 1u, kf_wn);
+                        bool t2223_ = (kf_lane_id() + 1u) < t2177_;
+                        float t2224_ = __fadd_rn(t2219_, t2221_);
+                        s_2_ = kf_shfl(t2223_ ? t2224_ : t2219_, 0u, kf_wn);
+                    }
+                    bool t2229_ = lane_ == 0u;
+                    bool t2230_ = t2229_;
+                    if (t2229_) {
+                        t2230_ = cg_ < m_;
+                    }
+                    if (t2230_) {
+                        y_[cg_] = kf_f16_from_f32(__fadd_rn(s_2_, kf_f16_to_f32(y_[cg_])));
+                    }
+                    acc_[0u] = 0.0f;
+                    ck_ = 0u;
+                    cg_ = cg_ + nw_;
+                }
+            }
+        }
+    }
+}
+
+/* kernel gemv_silu_f16_f16_f32 (gemv.kf:696) */
+extern "C" __global__ void __launch_bounds__(256)
+gemv_silu_f16_f16_f32(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ g_, const kf_f16* __restrict__ u_, float* __restrict__ y_, unsigned m_, unsigned k_)
+{
+    extern __shared__ __align__(16) kf_u32x4 xs_[];
+    kf_f16x8 gv_[4];
+    kf_f16x8 uv_[4];
+    kf_u32x4 wb_[8];
+    kf_u32x4 xb_[16];
+    float acc_[1];
+    float xs_2_[8];
+    float xs_3_[8];
+    float xs_4_[8];
+    float xs_5_[8];
+    float xs_6_[8];
+    float xs_7_[8];
+    float xs_8_[8];
+    float xs_9_[8];
+    float s_;
+    float s_2_;
+    const unsigned kf_wn = kf_warp_lanes();
+    const kf_f16x8* g_2_ = (const kf_f16x8*)g_;
+    const kf_f16x8* up_ = (const kf_f16x8*)u_;
+    unsigned nv_ = k_ >> 3u;
+    for (unsigned c0_ = threadIdx.x; c0_ < nv_; c0_ = c0_ + 1024u) {
+        unsigned c_ = min(c0_, (nv_ - 1u));
+        gv_[0u] = g_2_[c_];
+        uv_[0u] = up_[c_];
+        unsigned c_2_ = min((c0_ + 256u), (nv_ - 1u));
+        gv_[1u] = g_2_[c_2_];
+        uv_[1u] = up_[c_2_];
+        unsigned c_3_ = min((c0_ + 512u), (nv_ - 1u));
+        gv_[2u] = g_2_[c_3_];
+        uv_[2u] = up_[c_3_];
+        unsigned c_4_ = min((c0_ + 768u), (nv_ - 1u));
+        gv_[3u] = g_2_[c_4_];
+        uv_[3u] = up_[c_4_];
+        if (c0_ < nv_) {
+            kf_f16x8 t55_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
+            float gf_ = kf_f16_to_f32(gv_[0u].v[0]);
+            kf_f16 t71_ = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_, __fadd_rn(1.0f, kf_exp_approx(-gf_))), kf_f16_to_f32(uv_[0u].v[0])));
+            kf_f16x8 o_ = t55_;
+            o_.v[0] = t71_;
+            float gf_2_ = kf_f16_to_f32(gv_[0u].v[1]);
+            o_.v[1] = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_2_, __fadd_rn(1.0f, kf_exp_approx(-gf_2_))), kf_f16_to_f32(uv_[0u].v[1])));
+            float gf_3_ = kf_f16_to_f32(gv_[0u].v[2]);
+            o_.v[2] = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_3_, __fadd_rn(1.0f, kf_exp_approx(-gf_3_))), kf_f16_to_f32(uv_[0u].v[2])));
+            float gf_4_ = kf_f16_to_f32(gv_[0u].v[3]);
+            o_.v[3] = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_4_, __fadd_rn(1.0f, kf_exp_approx(-gf_4_))), kf_f16_to_f32(uv_[0u].v[3])));
+            float gf_5_ = kf_f16_to_f32(gv_[0u].v[4]);
+            o_.v[4] = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_5_, __fadd_rn(1.0f, kf_exp_approx(-gf_5_))), kf_f16_to_f32(uv_[0u].v[4])));
+            float gf_6_ = kf_f16_to_f32(gv_[0u].v[5]);
+            o_.v[5] = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_6_, __fadd_rn(1.0f, kf_exp_approx(-gf_6_))), kf_f16_to_f32(uv_[0u].v[5])));
+            float gf_7_ = kf_f16_to_f32(gv_[0u].v[6]);
+            o_.v[6] = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_7_, __fadd_rn(1.0f, kf_exp_approx(-gf_7_))), kf_f16_to_f32(uv_[0u].v[6])));
+            float gf_8_ = kf_f16_to_f32(gv_[0u].v[7]);
+            o_.v[7] = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_8_, __fadd_rn(1.0f, kf_exp_approx(-gf_8_))), kf_f16_to_f32(uv_[0u].v[7])));
+            ((kf_f16x8*)xs_)[c0_] = o_;
+        }
+        if ((c0_ + 256u) < nv_) {
+            kf_f16x8 t183_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
+            float gf_9_ = kf_f16_to_f32(gv_[1u].v[0]);
+            kf_f16 t199_ = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_9_, __fadd_rn(1.0f, kf_exp_approx(-gf_9_))), kf_f16_to_f32(uv_[1u].v[0])));
+            kf_f16x8 o_2_ = t183_;
+            o_2_.v[0] = t199_;
+            float gf_10_ = kf_f16_to_f32(gv_[1u].v[1]);
+            o_2_.v[1] = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_10_, __fadd_rn(1.0f, kf_exp_approx(-gf_10_))), kf_f16_to_f32(uv_[1u].v[1])));
+            float gf_11_ = kf_f16_to_f32(gv_[1u].v[2]);
+            o_2_.v[2] = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_11_, __fadd_rn(1.0f, kf_exp_approx(-gf_11_))), kf_f16_to_f32(uv_[1u].v[2])));
+            float gf_12_ = kf_f16_to_f32(gv_[1u].v[3]);
+            o_2_.v[3] = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_12_, __fadd_rn(1.0f, kf_exp_approx(-gf_12_))), kf_f16_to_f32(uv_[1u].v[3])));
+            float gf_13_ = kf_f16_to_f32(gv_[1u].v[4]);
+            o_2_.v[4] = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_13_, __fadd_rn(1.0f, kf_exp_approx(-gf_13_))), kf_f16_to_f32(uv_[1u].v[4])));
+            float gf_14_ = kf_f16_to_f32(gv_[1u].v[5]);
+            o_2_.v[5] = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_14_, __fadd_rn(1.0f, kf_exp_approx(-gf_14_))), kf_f16_to_f32(uv_[1u].v[5])));
+            float gf_15_ = kf_f16_to_f32(gv_[1u].v[6]);
+            o_2_.v[6] = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_15_, __fadd_rn(1.0f, kf_exp_approx(-gf_15_))), kf_f16_to_f32(uv_[1u].v[6])));
+            float gf_16_ = kf_f16_to_f32(gv_[1u].v[7]);
+            o_2_.v[7] = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_16_, __fadd_rn(1.0f, kf_exp_approx(-gf_16_))), kf_f16_to_f32(uv_[1u].v[7])));
+            ((kf_f16x8*)xs_)[c0_ + 256u] = o_2_;
+        }
+        if ((c0_ + 512u) < nv_) {
+            kf_f16x8 t311_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
+            float gf_17_ = kf_f16_to_f32(gv_[2u].v[0]);
+            kf_f16 t327_ = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_17_, __fadd_rn(1.0f, kf_exp_approx(-gf_17_))), kf_f16_to_f32(uv_[2u].v[0])));
+            kf_f16x8 o_3_ = t311_;
+            o_3_.v[0] = t327_;
+            float gf_18_ = kf_f16_to_f32(gv_[2u].v[1]);
+            o_3_.v[1] = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_18_, __fadd_rn(1.0f, kf_exp_approx(-gf_18_))), kf_f16_to_f32(uv_[2u].v[1])));
+            float gf_19_ = kf_f16_to_f32(gv_[2u].v[2]);
+            o_3_.v[2] = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_19_, __fadd_rn(1.0f, kf_exp_approx(-gf_19_))), kf_f16_to_f32(uv_[2u].v[2])));
+            float gf_20_ = kf_f16_to_f32(gv_[2u].v[3]);
+            o_3_.v[3] = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_20_, __fadd_rn(1.0f, kf_exp_approx(-gf_20_))), kf_f16_to_f32(uv_[2u].v[3])));
+            float gf_21_ = kf_f16_to_f32(gv_[2u].v[4]);
+            o_3_.v[4] = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_21_, __fadd_rn(1.0f, kf_exp_approx(-gf_21_))), kf_f16_to_f32(uv_[2u].v[4])));
+            float gf_22_ = kf_f16_to_f32(gv_[2u].v[5]);
+            o_3_.v[5] = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_22_, __fadd_rn(1.0f, kf_exp_approx(-gf_22_))), kf_f16_to_f32(uv_[2u].v[5])));
+            float gf_23_ = kf_f16_to_f32(gv_[2u].v[6]);
+            o_3_.v[6] = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_23_, __fadd_rn(1.0f, kf_exp_approx(-gf_23_))), kf_f16_to_f32(uv_[2u].v[6])));
+            float gf_24_ = kf_f16_to_f32(gv_[2u].v[7]);
+            o_3_.v[7] = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_24_, __fadd_rn(1.0f, kf_exp_approx(-gf_24_))), kf_f16_to_f32(uv_[2u].v[7])));
+            ((kf_f16x8*)xs_)[c0_ + 512u] = o_3_;
+        }
+        if ((c0_ + 768u) < nv_) {
+            kf_f16x8 t439_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
+            float gf_25_ = kf_f16_to_f32(gv_[3u].v[0]);
+            kf_f16 t455_ = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_25_, __fadd_rn(1.0f, kf_exp_approx(-gf_25_))), kf_f16_to_f32(uv_[3u].v[0])));
+            kf_f16x8 o_4_ = t439_;
+            o_4_.v[0] = t455_;
+            float gf_26_ = kf_f16_to_f32(gv_[3u].v[1]);
+            o_4_.v[1] = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_26_, __fadd_rn(1.0f, kf_exp_approx(-gf_26_))), kf_f16_to_f32(uv_[3u].v[1])));
+            float gf_27_ = kf_f16_to_f32(gv_[3u].v[2]);
+            o_4_.v[2] = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_27_, __fadd_rn(1.0f, kf_exp_approx(-gf_27_))), kf_f16_to_f32(uv_[3u].v[2])));
+            float gf_28_ = kf_f16_to_f32(gv_[3u].v[3]);
+            o_4_.v[3] = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_28_, __fadd_rn(1.0f, kf_exp_approx(-gf_28_))), kf_f16_to_f32(uv_[3u].v[3])));
+            float gf_29_ = kf_f16_to_f32(gv_[3u].v[4]);
+            o_4_.v[4] = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_29_, __fadd_rn(1.0f, kf_exp_approx(-gf_29_))), kf_f16_to_f32(uv_[3u].v[4])));
+            float gf_30_ = kf_f16_to_f32(gv_[3u].v[5]);
+            o_4_.v[5] = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_30_, __fadd_rn(1.0f, kf_exp_approx(-gf_30_))), kf_f16_to_f32(uv_[3u].v[5])));
+            float gf_31_ = kf_f16_to_f32(gv_[3u].v[6]);
+            o_4_.v[6] = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_31_, __fadd_rn(1.0f, kf_exp_approx(-gf_31_))), kf_f16_to_f32(uv_[3u].v[6])));
+            float gf_32_ = kf_f16_to_f32(gv_[3u].v[7]);
+            o_4_.v[7] = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_32_, __fadd_rn(1.0f, kf_exp_approx(-gf_32_))), kf_f16_to_f32(uv_[3u].v[7])));
+            ((kf_f16x8*)xs_)[c0_ + 768u] = o_4_;
+        }
+    }
+    __syncthreads();
+    const kf_u32x4* wv_ = (const kf_u32x4*)w_;
+    unsigned lane_ = kf_lane_id();
+    unsigned nv_2_ = k_ >> 3u;
+    unsigned steps_ = (nv_2_ >> 7u) + (((nv_2_ & 127u) != 0u) ? 1u : 0u);
+    unsigned wid_ = (blockIdx.x << 3u) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u);
+    unsigned nw_ = gridDim.x << 3u;
+    if (!(wid_ >= m_)) {
+        unsigned t612_ = m_ - wid_;
+        unsigned total_ = ((t612_ / nw_) + (((t612_ % nw_) != 0u) ? 1u : 0u)) * steps_;
+        acc_[0u] = 0.0f;
+        unsigned lg_ = wid_;
+        unsigned lk_ = 0u;
+        unsigned cg_ = wid_;
+        unsigned ck_ = 0u;
+        unsigned t631_ = total_ + 1u;
+        for (unsigned t0_ = 0u; t0_ < t631_; t0_ = t0_ + 2u) {
+            if (t0_ < total_) {
+                unsigned v_ = min((((lk_ << 5u) << 2u) + lane_), (nv_2_ - 1u));
+                unsigned row_ = min(lg_, (m_ - 1u));
+                wb_[0u] = wv_[(row_ * nv_2_) + v_];
+                xb_[0u] = xs_[v_];
+                unsigned v_2_ = min(((((lk_ << 5u) << 2u) + 32u) + lane_), (nv_2_ - 1u));
+                unsigned row_2_ = min(lg_, (m_ - 1u));
+                wb_[1u] = wv_[(row_2_ * nv_2_) + v_2_];
+                xb_[2u] = xs_[v_2_];
+                unsigned v_3_ = min(((((lk_ << 5u) << 2u) + 64u) + lane_), (nv_2_ - 1u));
+                unsigned row_3_ = min(lg_, (m_ - 1u));
+                wb_[2u] = wv_[(row_3_ * nv_2_) + v_3_];
+                xb_[4u] = xs_[v_3_];
+                unsigned v_4_ = min(((((lk_ << 5u) << 2u) + 96u) + lane_), (nv_2_ - 1u));
+                unsigned row_4_ = min(lg_, (m_ - 1u));
+                wb_[3u] = wv_[(row_4_ * nv_2_) + v_4_];
+                xb_[6u] = xs_[v_4_];
+                unsigned t803_ = lk_ + 1u;
+                lk_ = t803_;
+                if (t803_ == steps_) {
+                    lk_ = 0u;
+                    lg_ = lg_ + nw_;
+                }
+            }
+            bool t811_ = t0_ >= 1u;
+            bool t812_ = t811_;
+            if (t811_) {
+                t812_ = (t0_ - 1u) < total_;
+            }
+            if (t812_) {
+                unsigned v_5_ = ((ck_ << 5u) << 2u) + lane_;
+                if (v_5_ < nv_2_) {
+                    kf_u32x4 t849_ = xb_[8u];
+                    kf_f16x8 a_ = kf_bitcast<kf_f16x8>(t849_);
+                    xs_2_[0u] = kf_f16_to_f32(a_.v[0]);
+                    xs_2_[1u] = kf_f16_to_f32(a_.v[1]);
+                    xs_2_[2u] = kf_f16_to_f32(a_.v[2]);
+                    xs_2_[3u] = kf_f16_to_f32(a_.v[3]);
+                    xs_2_[4u] = kf_f16_to_f32(a_.v[4]);
+                    xs_2_[5u] = kf_f16_to_f32(a_.v[5]);
+                    xs_2_[6u] = kf_f16_to_f32(a_.v[6]);
+                    xs_2_[7u] = kf_f16_to_f32(a_.v[7]);
+                    kf_u32x4 t876_ = wb_[4u];
+                    kf_f16x8 wh_ = kf_bitcast<kf_f16x8>(t876_);
+                    acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_.v[7]), xs_2_[7u], __fmaf_rn(kf_f16_to_f32(wh_.v[6]), xs_2_[6u], __fmaf_rn(kf_f16_to_f32(wh_.v[5]), xs_2_[5u], __fmaf_rn(kf_f16_to_f32(wh_.v[4]), xs_2_[4u], __fmaf_rn(kf_f16_to_f32(wh_.v[3]), xs_2_[3u], __fmaf_rn(kf_f16_to_f32(wh_.v[2]), xs_2_[2u], __fmaf_rn(kf_f16_to_f32(wh_.v[1]), xs_2_[1u], __fmaf_rn(kf_f16_to_f32(wh_.v[0]), xs_2_[0u], acc_[0u]))))))));
+                }
+                unsigned v_6_ = (((ck_ << 5u) << 2u) + 32u) + lane_;
+                if (v_6_ < nv_2_) {
+                    kf_u32x4 t980_ = xb_[10u];
+                    kf_f16x8 a_2_ = kf_bitcast<kf_f16x8>(t980_);
+                    xs_3_[0u] = kf_f16_to_f32(a_2_.v[0]);
+                    xs_3_[1u] = kf_f16_to_f32(a_2_.v[1]);
+                    xs_3_[2u] = kf_f16_to_f32(a_2_.v[2]);
+                    xs_3_[3u] = kf_f16_to_f32(a_2_.v[3]);
+                    xs_3_[4u] = kf_f16_to_f32(a_2_.v[4]);
+                    xs_3_[5u] = kf_f16_to_f32(a_2_.v[5]);
+                    xs_3_[6u] = kf_f16_to_f32(a_2_.v[6]);
+                    xs_3_[7u] = kf_f16_to_f32(a_2_.v[7]);
+                    kf_u32x4 t1007_ = wb_[5u];
+                    kf_f16x8 wh_2_ = kf_bitcast<kf_f16x8>(t1007_);
+                    acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_2_.v[7]), xs_3_[7u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[6]), xs_3_[6u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[5]), xs_3_[5u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[4]), xs_3_[4u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[3]), xs_3_[3u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[2]), xs_3_[2u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[1]), xs_3_[1u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[0]), xs_3_[0u], acc_[0u]))))))));
+                }
+                unsigned v_7_ = (((ck_ << 5u) << 2u) + 64u) + lane_;
+                if (v_7_ < nv_2_) {
+                    kf_u32x4 t1111_ = xb_[12u];
+                    kf_f16x8 a_3_ = kf_bitcast<kf_f16x8>(t1111_);
+                    xs_4_[0u] = kf_f16_to_f32(a_3_.v[0]);
+                    xs_4_[1u] = kf_f16_to_f32(a_3_.v[1]);
+                    xs_4_[2u] = kf_f16_to_f32(a_3_.v[2]);
+                    xs_4_[3u] = kf_f16_to_f32(a_3_.v[3]);
+                    xs_4_[4u] = kf_f16_to_f32(a_3_.v[4]);
+                    xs_4_[5u] = kf_f16_to_f32(a_3_.v[5]);
+                    xs_4_[6u] = kf_f16_to_f32(a_3_.v[6]);
+                    xs_4_[7u] = kf_f16_to_f32(a_3_.v[7]);
+                    kf_u32x4 t1138_ = wb_[6u];
+                    kf_f16x8 wh_3_ = kf_bitcast<kf_f16x8>(t1138_);
+                    acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_3_.v[7]), xs_4_[7u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[6]), xs_4_[6u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[5]), xs_4_[5u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[4]), xs_4_[4u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[3]), xs_4_[3u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[2]), xs_4_[2u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[1]), xs_4_[1u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[0]), xs_4_[0u], acc_[0u]))))))));
+                }
+                unsigned v_8_ = (((ck_ << 5u) << 2u) + 96u) + lane_;
+                if (v_8_ < nv_2_) {
+                    kf_u32x4 t1242_ = xb_[14u];
+                    kf_f16x8 a_4_ = kf_bitcast<kf_f16x8>(t1242_);
+                    xs_5_[0u] = kf_f16_to_f32(a_4_.v[0]);
+                    xs_5_[1u] = kf_f16_to_f32(a_4_.v[1]);
+                    xs_5_[2u] = kf_f16_to_f32(a_4_.v[2]);
+                    xs_5_[3u] = kf_f16_to_f32(a_4_.v[3]);
+                    xs_5_[4u] = kf_f16_to_f32(a_4_.v[4]);
+                    xs_5_[5u] = kf_f16_to_f32(a_4_.v[5]);
+                    xs_5_[6u] = kf_f16_to_f32(a_4_.v[6]);
+                    xs_5_[7u] = kf_f16_to_f32(a_4_.v[7]);
+                    kf_u32x4 t1269_ = wb_[7u];
+                    kf_f16x8 wh_4_ = kf_bitcast<kf_f16x8>(t1269_);
+                    acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_4_.v[7]), xs_5_[7u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[6]), xs_5_[6u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[5]), xs_5_[5u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[4]), xs_5_[4u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[3]), xs_5_[3u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[2]), xs_5_[2u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[1]), xs_5_[1u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[0]), xs_5_[0u], acc_[0u]))))))));
+                }
+                unsigned t1343_ = ck_ + 1u;
+                ck_ = t1343_;
+                if (t1343_ == steps_) {
+                    float t1346_ = acc_[0u];
+                    unsigned t1368_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+                    if (t1368_ == 32u) {
+                        float t1373_ = __fadd_rn(t1346_, kf_shfl_xor(t1346_, 16u, kf_wn));
+                        float t1376_ = __fadd_rn(t1373_, kf_shfl_xor(t1373_, 8u, kf_wn));
+                        float t1379_ = __fadd_rn(t1376_, kf_shfl_xor(t1376_, 4u, kf_wn));
+                        float t1382_ = __fadd_rn(t1379_, kf_shfl_xor(t1379_, 2u, kf_wn));
+                        s_ = __fadd_rn(t1382_, kf_shfl_xor(t1382_, 1u, kf_wn));
+                    } else {
+                        float t1388_ = kf_shfl_down(t1346_, 16u, kf_wn);
+                        bool t1390_ = (kf_lane_id() + 16u) < t1368_;
+                        float t1391_ = __fadd_rn(t1346_, t1388_);
+                        float t1392_ = t1390_ ? t1391_ : t1346_;
+                        float t1394_ = kf_shfl_down(t1392_, 8u, kf_wn);
+                        bool t1396_ = (kf_lane_id() + 8u) < t1368_;
+                        float t1397_ = __fadd_rn(t1392_, t1394_);
+                        float t1398_ = t1396_ ? t1397_ : t1392_;
+                        float t1400_ = kf_shfl_down(t1398_, 4u, kf_wn);
+                        bool t1402_ = (kf_lane_id() + 4u) < t1368_;
+                        float t1403_ = __fadd_rn(t1398_, t1400_);
+                        float t1404_ = t1402_ ? t1403_ : t1398_;
+                        float t1406_ = kf_shfl_down(t1404_, 2u, kf_wn);
+                        bool t1408_ = (kf_lane_id() + 2u) < t1368_;
+                        float t1409_ = __fadd_rn(t1404_, t1406_);
+                        float t1410_ = t1408_ ? t1409_ : t1404_;
+                        float t1412_ = kf_shfl_down(t1410_, 1u, kf_wn);
+                        bool t1414_ = (kf_lane_id() + 1u) < t1368_;
+                        float t1415_ = __fadd_rn(t1410_, t1412_);
+                        s_ = kf_shfl(t1414_ ? t1415_ : t1410_, 0u, kf_wn);
+                    }
+                    bool t1420_ = lane_ == 0u;
+                    bool t1421_ = t1420_;
+                    if (t1420_) {
+                        t1421_ = cg_ < m_;
+                    }
+                    if (t1421_) {
+                        y_[cg_] = s_;
+                    }
+                    acc_[0u] = 0.0f;
+                    ck_ = 0u;
+                    cg_ = cg_ + nw_;
+                }
+            }
+            if ((t0_ + 1u) < total_) {
+                unsigned v_9_ = min((((lk_ << 5u) << 2u) + lane_), (nv_2_ - 1u));
+                unsigned row_5_ = min(lg_, (m_ - 1u));
+                wb_[4u] = wv_[(row_5_ * nv_2_) + v_9_];
+                xb_[8u] = xs_[v_9_];
+                unsigned v_10_ = min(((((lk_ << 5u) << 2u) + 32u) + lane_), (nv_2_ - 1u));
+                unsigned row_6_ = min(lg_, (m_ - 1u));
+                wb_[5u] = wv_[(row_6_ * nv_2_) + v_10_];
+                xb_[10u] = xs_[v_10_];
+                unsigned v_11_ = min(((((lk_ << 5u) << 2u) + 64u) + lane_), (nv_2_ - 1u));
+                unsigned row_7_ = min(lg_, (m_ - 1u));
+                wb_[6u] = wv_[(row_7_ * nv_2_) + v_11_];
+                xb_[12u] = xs_[v_11_];
+                unsigned v_12_ = min(((((lk_ << 5u) << 2u) + 96u) + lane_), (nv_2_ - 1u));
+                unsigned row_8_ = min(lg_, (m_ - 1u));
+                wb_[7u] = wv_[(row_8_ * nv_2_) + v_12_];
+                xb_[14u] = xs_[v_12_];
+                unsigned t1612_ = lk_ + 1u;
+                lk_ = t1612_;
+                if (t1612_ == steps_) {
+                    lk_ = 0u;
+                    lg_ = lg_ + nw_;
+                }
+            }
+            bool t1620_ = (t0_ + 1u) >= 1u;
+            bool t1621_ = t1620_;
+            if (t1620_) {
+                t1621_ = ((t0_ + 1u) - 1u) < total_;
+            }
+            if (t1621_) {
+                unsigned v_13_ = ((ck_ << 5u) << 2u) + lane_;
+                if (v_13_ < nv_2_) {
+                    kf_u32x4 t1658_ = xb_[0u];
+                    kf_f16x8 a_5_ = kf_bitcast<kf_f16x8>(t1658_);
+                    xs_6_[0u] = kf_f16_to_f32(a_5_.v[0]);
+                    xs_6_[1u] = kf_f16_to_f32(a_5_.v[1]);
+                    xs_6_[2u] = kf_f16_to_f32(a_5_.v[2]);
+                    xs_6_[3u] = kf_f16_to_f32(a_5_.v[3]);
+                    xs_6_[4u] = kf_f16_to_f32(a_5_.v[4]);
+                    xs_6_[5u] = kf_f16_to_f32(a_5_.v[5]);
+                    xs_6_[6u] = kf_f16_to_f32(a_5_.v[6]);
+                    xs_6_[7u] = kf_f16_to_f32(a_5_.v[7]);
+                    kf_u32x4 t1685_ = wb_[0u];
+                    kf_f16x8 wh_5_ = kf_bitcast<kf_f16x8>(t1685_);
+                    acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_5_.v[7]), xs_6_[7u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[6]), xs_6_[6u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[5]), xs_6_[5u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[4]), xs_6_[4u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[3]), xs_6_[3u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[2]), xs_6_[2u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[1]), xs_6_[1u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[0]), xs_6_[0u], acc_[0u]))))))));
+                }
+                unsigned v_14_ = (((ck_ << 5u) << 2u) + 32u) + lane_;
+                if (v_14_ < nv_2_) {
+                    kf_u32x4 t1789_ = xb_[2u];
+                    kf_f16x8 a_6_ = kf_bitcast<kf_f16x8>(t1789_);
+                    xs_7_[0u] = kf_f16_to_f32(a_6_.v[0]);
+                    xs_7_[1u] = kf_f16_to_f32(a_6_.v[1]);
+                    xs_7_[2u] = kf_f16_to_f32(a_6_.v[2]);
+                    xs_7_[3u] = kf_f16_to_f32(a_6_.v[3]);
+                    xs_7_[4u] = kf_f16_to_f32(a_6_.v[4]);
+                    xs_7_[5u] = kf_f16_to_f32(a_6_.v[5]);
+                    xs_7_[6u] = kf_f16_to_f32(a_6_.v[6]);
+                    xs_7_[7u] = kf_f16_to_f32(a_6_.v[7]);
+                    kf_u32x4 t1816_ = wb_[1u];
+                    kf_f16x8 wh_6_ = kf_bitcast<kf_f16x8>(t1816_);
+                    acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_6_.v[7]), xs_7_[7u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[6]), xs_7_[6u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[5]), xs_7_[5u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[4]), xs_7_[4u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[3]), xs_7_[3u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[2]), xs_7_[2u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[1]), xs_7_[1u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[0]), xs_7_[0u], acc_[0u]))))))));
+                }
+                unsigned v_15_ = (((ck_ << 5u) << 2u) + 64u) + lane_;
+                if (v_15_ < nv_2_) {
+                    kf_u32x4 t1920_ = xb_[4u];
+                    kf_f16x8 a_7_ = kf_bitcast<kf_f16x8>(t1920_);
+                    xs_8_[0u] = kf_f16_to_f32(a_7_.v[0]);
+                    xs_8_[1u] = kf_f16_to_f32(a_7_.v[1]);
+                    xs_8_[2u] = kf_f16_to_f32(a_7_.v[2]);
+                    xs_8_[3u] = kf_f16_to_f32(a_7_.v[3]);
+                    xs_8_[4u] = kf_f16_to_f32(a_7_.v[4]);
+                    xs_8_[5u] = kf_f16_to_f32(a_7_.v[5]);
+                    xs_8_[6u] = kf_f16_to_f32(a_7_.v[6]);
+                    xs_8_[7u] = kf_f16_to_f32(a_7_.v[7]);
+                    kf_u32x4 t1947_ = wb_[2u];
+                    kf_f16x8 wh_7_ = kf_bitcast<kf_f16x8>(t1947_);
+                    acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_7_.v[7]), xs_8_[7u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[6]), xs_8_[6u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[5]), xs_8_[5u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[4]), xs_8_[4u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[3]), xs_8_[3u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[2]), xs_8_[2u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[1]), xs_8_[1u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[0]), xs_8_[0u], acc_[0u]))))))));
+                }
+                unsigned v_16_ = (((ck_ << 5u) << 2u) + 96u) + lane_;
+                if (v_16_ < nv_2_) {
+                    kf_u32x4 t2051_ = xb_[6u];
+                    kf_f16x8 a_8_ = kf_bitcast<kf_f16x8>(t2051_);
+                    xs_9_[0u] = kf_f16_to_f32(a_8_.v[0]);
+                    xs_9_[1u] = kf_f16_to_f32(a_8_.v[1]);
+                    xs_9_[2u] = kf_f16_to_f32(a_8_.v[2]);
+                    xs_9_[3u] = kf_f16_to_f32(a_8_.v[3]);
+                    xs_9_[4u] = kf_f16_to_f32(a_8_.v[4]);
+                    xs_9_[5u] = kf_f16_to_f32(a_8_.v[5]);
+                    xs_9_[6u] = kf_f16_to_f32(a_8_.v[6]);
+                    xs_9_[7u] = kf_f16_to_f32(a_8_.v[7]);
+                    kf_u32x4 t2078_ = wb_[3u];
+                    kf_f16x8 wh_8_ = kf_bitcast<kf_f16x8>(t2078_);
+                    acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_8_.v[7]), xs_9_[7u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[6]), xs_9_[6u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[5]), xs_9_[5u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[4]), xs_9_[4u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[3]), xs_9_[3u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[2]), xs_9_[2u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[1]), xs_9_[1u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[0]), xs_9_[0u], acc_[0u]))))))));
+                }
+                unsigned t2152_ = ck_ + 1u;
+                ck_ = t2152_;
+                if (t2152_ == steps_) {
+                    float t2155_ = acc_[0u];
+                    unsigned t2177_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+                    if (t2177_ == 32u) {
+                        float t2182_ = __fadd_rn(t2155_, kf_shfl_xor(t2155_, 16u, kf_wn));
+                        float t2185_ = __fadd_rn(t2182_, kf_shfl_xor(t2182_, 8u, kf_wn));
+                        float t2188_ = __fadd_rn(t2185_, kf_shfl_xor(t2185_, 4u, kf_wn));
+                        float t2191_ = __fadd_rn(t2188_, kf_shfl_xor(t2188_, 2u, kf_wn));
+                        s_2_ = __fadd_rn(t2191_, kf_shfl_xor(t2191_, 1u, kf_wn));
+                    } else {
+                        float t2197_ = kf_shfl_down(t2155_, 16u, kf_wn);
+                        bool t2199_ = (kf_lane_id() + 16u) < t2177_;
+                        float t2200_ = __fadd_rn(t2155_, t2197_);
+                        float t2201_ = t2199_ ? t2200_ : t2155_;
+                        float t2203_ = kf_shfl_down(t2201_, 8u, kf_wn);
+                        bool t2205_ = (kf_lane_id() + 8u) < t2177_;
+                        float t2206_ = __fadd_rn(t2201_, t2203_);
+                        float t2207_ = t2205_ ? t2206_ : t2201_;
+                        float t2209_ = kf_shfl_down(t2207_, 4u, kf_wn);
+                        bool t2211_ = (kf_lane_id() + 4u) < t2177_;
+                        float t2212_ = __fadd_rn(t2207_, t2209_);
+                        float t2213_ = t2211_ ? t2212_ : t2207_;
+                        float t2215_ = kf_shfl_down(t2213_, 2u, kf_wn);
+                        bool t2217_ = (kf_lane_id() + 2u) < t2177_;
+                        float t2218_ = __fadd_rn(t2213_, t2215_);
+                        float t2219_ = t2217_ ? t2218_ : t2213_;
+                        float t2221_ = kf_shfl_down(t2219_, 1u, kf_wn);
+                        bool t2223_ = (kf_lane_id() + 1u) < t2177_;
+                        float t2224_ = __fadd_rn(t2219_, t2221_);
+                        s_2_ = kf_shfl(t2223_ ? t2224_ : t2219_, 0u, kf_wn);
+                    }
+                    bool t2229_ = lane_ == 0u;
+                    bool t2230_ = t2229_;
+                    if (t2229_) {
+                        t2230_ = cg_ < m_;
+                    }
+                    if (t2230_) {
+                        y_[cg_] = s_2_;
+                    }
+                    acc_[0u] = 0.0f;
+                    ck_ = 0u;
+                    cg_ = cg_ + nw_;
+                }
             }
         }
     }

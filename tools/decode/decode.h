@@ -27,10 +27,13 @@
  * RMSNorm -> fused gate/up GEMV -> silu_mul -> down GEMV (+ residual);
  * then the final norm, the vocabulary GEMV, argmax, and the chosen token
  * embedded as the next step's input. The residual adds are the _acc GEMVs',
- * so the norms are plain rmsnorm. Q4_K weights take 8-bit inputs (the
- * q4k x q8 GEMV, as llama.cpp's mmvq): the norms and silu·up write them
- * directly (decode.kf's rmsnorm_q8, silu_mul_q8, and sdpa_combine_q8 for the
- * attention output). A --tp rank builds its part with the same functions at
+ * so a norm only reads x, and it is made by the GEMV after it (gemv_rms_*),
+ * as silu·up is by the down GEMV (gemv_silu_*): no launch of their own
+ * (--unfused: rmsnorm and silu_mul launches). Q4_K weights take 8-bit
+ * inputs (the q4k x q8 GEMV, as llama.cpp's mmvq): the fused GEMVs quantize
+ * their x themselves (q4k_q8_gemv_rms_*, _silu_*; --unfused: decode.kf's
+ * rmsnorm_q8, silu_mul_q8), sdpa_combine_q8 writes the attention output's.
+ * A --tp rank builds its part with the same functions at
  * its shape; its output and down GEMVs write an f32 partial sum instead of
  * adding into x (the residual add follows the all-reduce: add_f32_f16). */
 #ifndef KF_DECODE_H
@@ -85,6 +88,7 @@ typedef struct {
     uint32_t token;             /* the input token of the first step */
     uint32_t split;             /* sdpa positions per split block; 0: chosen for the context */
     uint32_t tp;                /* devices the model is split over (--tp; 0 and 1: one) */
+    bool unfused;               /* --unfused: the norms and silu·up as launches of their own */
     const char *src_dir;        /* the checkout: kernels/ and tools/decode/decode.kf */
     dc_define defs[32];
     uint32_t ndefs;

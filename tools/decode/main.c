@@ -17,7 +17,7 @@ static const char usage[] =
     "  MODEL: [--small] [--hidden N] [--heads N] [--kv-heads N] [--head-dim N] [--ffn N] [--layers N] [--vocab N]\n"
     "         [--weights f16|q4k] [--seed N] | --model FILE;  [--save FILE]\n"
     "  RUN:   [--context N] [--steps N] [--token ID] [--backend cpu|cuda|ptx] [--mode sync|async|graph]\n"
-    "         [--split N] [--tp N] [-D FILE.NAME=VALUE]... [--kernels CHECKOUT]  (FILE: a kernel file, e.g.\n"
+    "         [--split N] [--tp N] [--unfused] [-D FILE.NAME=VALUE]... [--kernels CHECKOUT]  (FILE: a kernel file, e.g.\n"
     "         -D gemv.UNROLL=8; CHECKOUT: where kernels/ is, default $KF_SOURCE_DIR or the build's)\n"
     "  defaults: Llama-3-8B (hidden 4096, 32 heads, 8 KV heads, head dim 128, FFN 14336, 32 layers,\n"
     "  vocabulary 128256), f16, seed 1, context 4096, 8 steps, token 1, cuda, graph; --small: hidden 256,\n"
@@ -28,7 +28,8 @@ static const char usage[] =
     "  5 steps (--runs N: N) with each launch timed alone, summed by kernel and shape (with --bench: after it;\n"
     "  one device: not with --tp). --tp N: the model split over N devices (GPUs 0..N-1 with NCCL; cpu: N CPU\n"
     "  devices), f16 or q4k; --check then compares it with --tp 1 and the reference; --bench adds the all-reduce\n"
-    "  against NCCL's own and the floor with the all-reduces";
+    "  against NCCL's own and the floor with the all-reduces. --unfused: the norms and silu·up as launches\n"
+    "  of their own (rmsnorm, silu_mul; q4k: rmsnorm_q8, silu_mul_q8), not made by the GEMVs that read them";
 
 enum { PROFILE_STEPS = 5 };
 
@@ -138,8 +139,9 @@ static int parse(int argc, char **argv, options *o)
     for (int i = 0; i < argc;) {
         const char *a = argv[i];
         if (!strcmp(a, "--check") || !strcmp(a, "--bench") || !strcmp(a, "--small") || !strcmp(a, "--torch") ||
-            !strcmp(a, "--profile")) {
+            !strcmp(a, "--profile") || !strcmp(a, "--unfused")) {
             if (a[2] == 'c') o->check = 3;
+            else if (a[2] == 'u') o->c.unfused = true;
             else if (a[2] == 'p') o->profile = true;
             else if (a[2] == 'b') o->bench = true;
             else if (a[2] == 's') o->small = true;

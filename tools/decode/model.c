@@ -9,9 +9,14 @@
  * else moves, so graph mode records the step once and each replay updates
  * three kernel nodes.
  *
- * Launches per step: 1 + 10 per layer + 4, f16 and q4k alike: q4k's GEMV
- * inputs are written in 8 bits by their producers (decode.kf's rmsnorm_q8,
- * sdpa_combine_q8, silu_mul_q8), with no q8_quantize launch. Each plan
+ * Launches per step: 1 + 7 per layer + 3, f16 and q4k alike: the norms and
+ * silu·up are made by the GEMVs that read them (gemv.kf's gemv_rms_*,
+ * gemv_silu_*; q4k.kf's q4k_q8_gemv_rms_*, _silu_*, which quantize too),
+ * and the q4k output projection's 8-bit input is written by the attention
+ * combine (decode.kf's sdpa_combine_q8), with no q8_quantize launch.
+ * --unfused (c->unfused) launches the norms and silu·up apart (rmsnorm,
+ * silu_mul; q4k: decode.kf's rmsnorm_q8, silu_mul_q8): 1 + 10 per layer +
+ * 4. Each plan
  * carries what it is and the bytes it moves (dc_launch), from which the
  * floor and the profile's rows are made.
  *
@@ -21,7 +26,7 @@
  * sum (not added into x: each rank holds the whole residual) that a
  * collective (a NULL entry of m->plan, its buffers in m->coll) all-reduces
  * before add_f32_f16 adds it to x, and the vocabulary GEMV writing its
- * rows' slot of the logits, all-gathered: 1 + 12 launches per layer + 4,
+ * rows' slot of the logits, all-gathered: 1 + 9 launches per layer + 3,
  * and 2 collectives per layer + 1. Its random weights are its slices of the
  * one-device model's (rank_weights; Q4_K by whole blocks). */
 #include "decode.h"
@@ -452,27 +457,45 @@ static kf_status activation_buffers(dc_model *m, kf_error *err)
 
 /* ---- the step's plans --------------------------------------------------------------------------- */
 
-/* y (+)= W·x, W rows x cols; ymode 0: f16 y, 1: f16 y += (the residual), 2: f32 y.
- * f16: one gemv over x. q4k: the q4k x q8 GEMV over x's 8-bit form in xq,
- * xds, which x's producer wrote (rmsnorm_q8, sdpa_combine_q8, silu_mul_q8). */
-static kf_status matvec(dc_model *m, kf_buffer *w, kf_buffer *x, kf_buffer *y, uint64_t rows, uint64_t cols, int ymode,
-                        kf_error *err)
+/* What a GEMV of the step reads as its x: DC_IN_X the vector given (f16;
+ * q4k: its 8-bit form in xq, xds, which x's producer wrote: sdpa_combine_q8,
+ * or the unfused rmsnorm_q8, silu_mul_q8); the fused forms make x
+ * themselves: DC_IN_NORM from the residual x and the norm weight given
+ * (gemv_rms_*, q4k_q8_gemv_rms_*), DC_IN_SILU from g and u (gemv_silu_*,
+ * q4k_q8_gemv_silu_*). */
+typedef enum { DC_IN_X, DC_IN_NORM, DC_IN_SILU } dc_input;
+
+/* The kernel of a GEMV: [q4k][input][ymode], NULL where the step needs none. */
+static const char *const gemv_kernels[2][3][3] = {
+    {{"gemv_f16_f16_f16", "gemv_f16_f16_f16_acc", "gemv_f16_f16_f32"},
+     {"gemv_rms_f16_f16_f16", NULL, "gemv_rms_f16_f16_f32"},
+     {NULL, "gemv_silu_f16_f16_f16_acc", "gemv_silu_f16_f16_f32"}},
+    {{"q4k_q8_gemv_f16", "q4k_q8_gemv_f16_acc", "q4k_q8_gemv_f32"},
+     {"q4k_q8_gemv_rms_f16", NULL, "q4k_q8_gemv_rms_f32"},
+     {NULL, "q4k_q8_gemv_silu_f16_acc", "q4k_q8_gemv_silu_f32"}},
+};
+
+/* y (+)= W·x, W rows x cols, x as `in` says (x: the vector, or the norm's
+ * weight); ymode 0: f16 y, 1: f16 y += (the residual), 2: f32 y. */
+static kf_status matvec(dc_model *m, kf_buffer *w, dc_input in, kf_buffer *x, kf_buffer *y, uint64_t rows,
+                        uint64_t cols, int ymode, kf_error *err)
 {
-    static const char *const f16k[3] = {"gemv_f16_f16_f16", "gemv_f16_f16_f16_acc", "gemv_f16_f16_f32"};
-    static const char *const q4kk[3] = {"q4k_q8_gemv_f16", "q4k_q8_gemv_f16_acc", "q4k_q8_gemv_f32"};
+    bool q4k = m->c->wt == DC_Q4K, narrow = q4k && rows < DC_NARROW_ROWS;
     double yb = (double)rows * (ymode == 2 ? 4 : 2) * (ymode == 1 ? 2 : 1), k = (double)cols;
-    dc_cost c = {(double)dc_matrix_bytes(m->c->wt, rows, cols), 0, 0, 0, 0};
-    if (m->c->wt == DC_F16) {
-        kf_arg a[5] = {B(w), B(x), B(y), U((uint32_t)rows), U((uint32_t)cols)};
-        c.act = 2 * k + yb;
-        return step_plan(m, DC_MOD_GEMV, f16k[ymode], a, 5, c, err, "%llux%llu", (unsigned long long)rows,
-                         (unsigned long long)cols);
-    }
-    kf_arg a[6] = {B(w), B(m->xq), B(m->xds), B(y), U((uint32_t)rows), U((uint32_t)cols)};
-    bool narrow = rows < DC_NARROW_ROWS;
-    c.act = k + k / 8 + yb;
-    return step_plan(m, narrow ? DC_MOD_Q4KN : DC_MOD_Q4K, q4kk[ymode], a, 6, c, err, "%llux%llu%s",
-                     (unsigned long long)rows, (unsigned long long)cols, narrow ? " narrow" : "");
+    dc_cost c = {(double)dc_matrix_bytes(m->c->wt, rows, cols) + (in == DC_IN_NORM ? 2 * k : 0), 0, 0, 0, 0};
+    kf_arg a[7];
+    uint32_t n = 0;
+    a[n++] = B(w);
+    if (in == DC_IN_X && q4k) a[n++] = B(m->xq), a[n++] = B(m->xds);
+    else if (in == DC_IN_X) a[n++] = B(x);
+    else if (in == DC_IN_NORM) a[n++] = B(m->x), a[n++] = B(x);
+    else a[n++] = B(m->g), a[n++] = B(m->u);
+    a[n++] = B(y), a[n++] = U((uint32_t)rows), a[n++] = U((uint32_t)cols);
+    if (in == DC_IN_NORM) a[n++] = F(m->sh.eps);
+    c.act = (in == DC_IN_X ? (q4k ? k + k / 8 : 2 * k) : in == DC_IN_NORM ? 2 * k : 4 * k) + yb;
+    int mod = narrow ? DC_MOD_Q4KN : q4k ? DC_MOD_Q4K : DC_MOD_GEMV;
+    return step_plan(m, mod, gemv_kernels[q4k][in][ymode], a, n, c, err, "%llux%llu%s", (unsigned long long)rows,
+                     (unsigned long long)cols, narrow ? " narrow" : "");
 }
 
 /* The input of the next GEMV: rmsnorm(x)·w, into xn (f16) or, for q4k,
@@ -554,11 +577,11 @@ static kf_status attention(dc_model *m, dc_layer *L, kf_error *err)
 /* x += W·a (the output and down projections). Over several devices each
  * rank's share is an f32 partial sum, all-reduced, then added to x with one
  * f16 rounding, as the one-device _acc GEMV adds its f32 sum. */
-static kf_status residual(dc_model *m, kf_buffer *w, kf_buffer *a, uint64_t cols, kf_error *err)
+static kf_status residual(dc_model *m, kf_buffer *w, dc_input in, kf_buffer *a, uint64_t cols, kf_error *err)
 {
-    if (m->c->tp <= 1) return matvec(m, w, a, m->x, m->sh.hidden, cols, 1, err);
+    if (m->c->tp <= 1) return matvec(m, w, in, a, m->x, m->sh.hidden, cols, 1, err);
     kf_arg ad[3] = {B(m->x), B(m->part), U(m->sh.hidden)};
-    kf_status st = matvec(m, w, a, m->part, m->sh.hidden, cols, 2, err);
+    kf_status st = matvec(m, w, in, a, m->part, m->sh.hidden, cols, 2, err);
     if (st == KF_OK) st = coll(m, false, m->part, m->part, m->sh.hidden, err);
     double h = m->sh.hidden;
     return st == KF_OK ? step_plan(m, DC_MOD_OWN, "add_f32_f16", ad, 3, (dc_cost){0, 8 * h, 0, 0, 0}, err, "%u",
@@ -566,26 +589,42 @@ static kf_status residual(dc_model *m, kf_buffer *w, kf_buffer *a, uint64_t cols
                        : st;
 }
 
-/* logits = W·xn; over several devices each rank's rows, all-gathered. */
+/* y = W·(rmsnorm(x)·nw), ymode as matvec's: one fused GEMV, or (--unfused)
+ * the norm's launch and the GEMV over its output. */
+static kf_status normed_matvec(dc_model *m, kf_buffer *nw, kf_buffer *w, kf_buffer *y, uint64_t rows, int ymode,
+                               kf_error *err)
+{
+    if (!m->c->unfused) return matvec(m, w, DC_IN_NORM, nw, y, rows, m->sh.hidden, ymode, err);
+    kf_status st = norm(m, nw, err);
+    return st == KF_OK ? matvec(m, w, DC_IN_X, m->xn, y, rows, m->sh.hidden, ymode, err) : st;
+}
+
+/* logits = W·(rmsnorm(x)·out_norm); over several devices each rank's rows,
+ * all-gathered. */
 static kf_status vocab_plans(dc_model *m, kf_error *err)
 {
-    if (m->c->tp <= 1) return matvec(m, m->lm_head, m->xn, m->logits, m->sh.vocab, m->sh.hidden, 2, err);
-    kf_status st = matvec(m, m->lm_head, m->xn, m->lpart, m->sh.vocab, m->sh.hidden, 2, err);
+    if (m->c->tp <= 1) return normed_matvec(m, m->out_norm, m->lm_head, m->logits, m->sh.vocab, 2, err);
+    kf_status st = normed_matvec(m, m->out_norm, m->lm_head, m->lpart, m->sh.vocab, 2, err);
     return st == KF_OK ? coll(m, true, m->lpart, m->logits, m->sh.vocab, err) : st;
+}
+
+/* x += Wdown·(silu(g)·u): fused, or (--unfused) silu_mul's launch first. */
+static kf_status ffn_down(dc_model *m, dc_layer *L, kf_error *err)
+{
+    if (!m->c->unfused) return residual(m, L->wdown, DC_IN_SILU, NULL, m->sh.ffn, err);
+    kf_status st = silu(m, err);
+    return st == KF_OK ? residual(m, L->wdown, DC_IN_X, m->h, m->sh.ffn, err) : st;
 }
 
 static kf_status layer_plans(dc_model *m, dc_layer *L, kf_error *err)
 {
     const dc_shape *sh = &m->sh;
     uint64_t hd = (uint64_t)sh->heads * sh->head_dim;
-    kf_status st = norm(m, L->attn_norm, err);
-    if (st == KF_OK) st = matvec(m, L->wqkv, m->xn, m->qkv, qkv_rows(sh), sh->hidden, 0, err);
+    kf_status st = normed_matvec(m, L->attn_norm, L->wqkv, m->qkv, qkv_rows(sh), 0, err);
     if (st == KF_OK) st = attention(m, L, err);
-    if (st == KF_OK) st = residual(m, L->wo, m->attn, hd, err);
-    if (st == KF_OK) st = norm(m, L->ffn_norm, err);
-    if (st == KF_OK) st = matvec(m, L->wgu, m->xn, m->gu, 2ull * sh->ffn, sh->hidden, 0, err);
-    if (st == KF_OK) st = silu(m, err);
-    return st == KF_OK ? residual(m, L->wdown, m->h, sh->ffn, err) : st;
+    if (st == KF_OK) st = residual(m, L->wo, DC_IN_X, m->attn, hd, err);
+    if (st == KF_OK) st = normed_matvec(m, L->ffn_norm, L->wgu, m->gu, 2ull * sh->ffn, 0, err);
+    return st == KF_OK ? ffn_down(m, L, err) : st;
 }
 
 /* Every launch of step 0, in order; the three re-targeted plans remembered. */
@@ -600,7 +639,6 @@ static kf_status step_plans(dc_model *m, kf_error *err)
     kf_status st = step_plan(m, DC_MOD_OWN, "decode_pos", p, 2, (dc_cost){0, 8, 0, 0, 0}, err, "2");
     if (st == KF_OK) m->pos_plan = m->plan[m->nplan - 1];
     for (uint32_t l = 0; l < sh->layers && st == KF_OK; l++) st = layer_plans(m, &m->layer[l], err);
-    if (st == KF_OK) st = norm(m, m->out_norm, err);
     if (st == KF_OK) st = vocab_plans(m, err);
     if (st == KF_OK)
         st = step_plan(m, DC_MOD_ARGMAX, "argmax", am, 4, (dc_cost){0, 4.0 * vocab + 4, 0, 0, 0}, err, "%u", vocab);

@@ -173,6 +173,70 @@ static void ref_gemv(ref_ctx *r)
     free(y);
 }
 
+/* y (+)= W·x over the f16 x given (k values), W f16 [m, k]: y f32 (yf) or f16,
+ * one rounding; acc adds y's own value first. */
+static void gemv_over(ref_ctx *r, const uint16_t *x, size_t m, size_t k, bool yf, bool acc)
+{
+    size_t nw, ny;
+    uint16_t *w = in_buf(r, "w", KF_S_F16, 1, &nw);
+    void *y = in_buf(r, "y", yf ? KF_S_F32 : KF_S_F16, 1, &ny);
+    for (size_t i = 0; i < m && i < ny && (i + 1) * k <= nw; i++) {
+        double s = acc ? elem(y, i, yf ? 2 : 0) : 0;
+        for (size_t c = 0; c < k; c++) s += kf_ref_f16_value(w[i * k + c]) * kf_ref_f16_value(x[c]);
+        put(y, i, s, yf);
+    }
+    out_buf(r, "y", yf ? KF_S_F32 : KF_S_F16, y, ny);
+    free(w);
+    free(y);
+}
+
+static void q4k_over(ref_ctx *r, const uint16_t *x, size_t m, size_t k, bool yf, bool acc);
+
+/* The fused forms' GEMV over their made x: f16 W (gemv_*), or Q4_K W with x
+ * quantized to q8_1 blocks first (q4k_q8_gemv_*). */
+static void fused_over(ref_ctx *r, const uint16_t *x, size_t m, size_t k)
+{
+    bool yf = name_has(r, "_f32"), acc = name_has(r, "_acc");
+    if (name_has(r, "q4k")) q4k_over(r, x, m, k, yf, acc);
+    else gemv_over(r, x, m, k, yf, acc);
+}
+
+/* gemv_rms_f16_f16_<y>, q4k_q8_gemv_rms_<y>: y = W·x with x the RMS-normed
+ * h, stored as f16 as the unfused step stores it: x = f16(h·(mean(h^2) +
+ * eps)^-1/2·nw). */
+static void ref_gemv_rms(ref_ctx *r)
+{
+    size_t m = (size_t)in_num(r, "m"), k = (size_t)in_num(r, "k"), nh, nn;
+    double eps = (float)in_num(r, "eps"), ss = 0;
+    uint16_t *h = in_buf(r, "h", KF_S_F16, 1, &nh), *nw = in_buf(r, "nw", KF_S_F16, 1, &nn);
+    uint16_t *x = calloc(k + 1, 2);
+    for (size_t c = 0; c < k && c < nh; c++) ss += kf_ref_f16_value(h[c]) * kf_ref_f16_value(h[c]);
+    double scale = 1.0 / sqrt(ss / (double)k + eps);
+    for (size_t c = 0; c < k && c < nh && c < nn; c++)
+        x[c] = kf_ref_f16_bits(kf_ref_f16_value(h[c]) * scale * kf_ref_f16_value(nw[c]));
+    fused_over(r, x, m, k);
+    free(h);
+    free(nw);
+    free(x);
+}
+
+/* gemv_silu_f16_f16_f16_acc / _f32, q4k_q8_gemv_silu_f16_acc / _f32: y (+)=
+ * W·x with x = f16(silu(g)·u), silu(g) = g / (1 + e^-g). */
+static void ref_gemv_silu(ref_ctx *r)
+{
+    size_t m = (size_t)in_num(r, "m"), k = (size_t)in_num(r, "k"), ng, nu;
+    uint16_t *g = in_buf(r, "g", KF_S_F16, 1, &ng), *u = in_buf(r, "u", KF_S_F16, 1, &nu);
+    uint16_t *x = calloc(k + 1, 2);
+    for (size_t c = 0; c < k && c < ng && c < nu; c++) {
+        double gv = kf_ref_f16_value(g[c]);
+        x[c] = kf_ref_f16_bits(gv / (1.0 + exp(-gv)) * kf_ref_f16_value(u[c]));
+    }
+    fused_over(r, x, m, k);
+    free(g);
+    free(u);
+    free(x);
+}
+
 /* tc_gemv_f16 / _f16_f32 / _f16_acc / _bf16 (kernels/tc_gemv.kf): Y[b, i] =
  * sum_k W[i, k]·X[b, k] (+ Y[b, i] for _acc) for b < nb, exact in double, one
  * rounding to Y's type (f16, f32, or bf16 for the bf16 form, whose W and X
@@ -271,6 +335,31 @@ static void ref_q4k_q8_gemv(ref_ctx *r)
     free(xq);
     free(xds);
     free(y);
+}
+
+/* y (+)= W·x, W Q4_K [m, k], x f16 quantized to q8_1 blocks as llama.cpp's
+ * quantize_q8_1 (kf_ref_q8_block), the row products as q4k_q8_gemv's. */
+static void q4k_over(ref_ctx *r, const uint16_t *x, size_t m, size_t k, bool yf, bool acc)
+{
+    size_t nw, ny;
+    uint8_t *w = q4k_weights(r, m, k, &nw);
+    void *y = in_buf(r, "y", yf ? KF_S_F32 : KF_S_F16, 1, &ny);
+    int8_t *xq = calloc(k + 1, 1);
+    uint16_t *xds = calloc(k / 16 + 1, 2);
+    for (size_t b = 0; b + 32 <= k; b += 32) {
+        float v[32];
+        for (int i = 0; i < 32; i++) v[i] = (float)kf_ref_f16_value(x[b + i]);
+        kf_ref_q8_block(v, 32, xq + b, xds + b / 16);
+    }
+    for (size_t i = 0; i < m && i < ny && nw >= m * (k / 256) * 144; i++) {
+        double s = kf_ref_q4k_q8_row(w + i * (k / 256) * 144, k / 256, xq, xds);
+        put(y, i, s + (acc ? elem(y, i, 0) : 0), yf);
+    }
+    out_buf(r, "y", yf ? KF_S_F32 : KF_S_F16, y, ny);
+    free(w);
+    free(y);
+    free(xq);
+    free(xds);
 }
 
 /* ---- sdpa.kf ----------------------------------------------------------------------- */
@@ -535,7 +624,8 @@ static void ref_argmax(ref_ctx *r)
 }
 
 #define KF_REFERENCE_DECODE \
-    {"gemv", ref_gemv}, {"q4k_gemv", ref_q4k_gemv}, {"q8_quantize", ref_q8_quantize}, \
+    {"gemv", ref_gemv}, {"gemv_rms", ref_gemv_rms}, {"gemv_silu", ref_gemv_silu}, {"q4k_gemv", ref_q4k_gemv}, \
+    {"q4k_q8_gemv_rms", ref_gemv_rms}, {"q4k_q8_gemv_silu", ref_gemv_silu}, {"q8_quantize", ref_q8_quantize}, \
     {"q4k_q8_gemv", ref_q4k_q8_gemv}, {"tc_gemv", ref_tc_gemv}, {"sdpa_split", ref_sdpa_split}, \
     {"sdpa_combine", ref_sdpa_combine}, \
     {"rope", ref_rope}, {"rope_qkv", ref_rope_qkv}, {"silu_mul", ref_silu_mul}, \
