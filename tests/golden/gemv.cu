@@ -9234,7 +9234,8 @@ gemv_batch_bf16_f32_f32(const kf_bf16* __restrict__ w_, const float* __restrict_
 extern "C" __global__ void __launch_bounds__(256)
 gemv_rms_f16_f16_f16(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ h_, const kf_f16* __restrict__ nw_, kf_f16* __restrict__ y_, unsigned m_, unsigned k_, float eps_)
 {
-    extern __shared__ __align__(16) kf_u32x4 xs_[];
+    extern __shared__ __align__(16) unsigned char kf_dyn_shared[];
+    kf_u32x4 *const xs_ = (kf_u32x4 *)kf_dyn_shared;
     __shared__ __align__(16) float part_[8];
     kf_f16x8 hv_[4];
     kf_f16x8 hv_2_[4];
@@ -9741,7 +9742,8 @@ gemv_rms_f16_f16_f16(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ h
 extern "C" __global__ void __launch_bounds__(256)
 gemv_rms_f16_f16_f32(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ h_, const kf_f16* __restrict__ nw_, float* __restrict__ y_, unsigned m_, unsigned k_, float eps_)
 {
-    extern __shared__ __align__(16) kf_u32x4 xs_[];
+    extern __shared__ __align__(16) unsigned char kf_dyn_shared[];
+    kf_u32x4 *const xs_ = (kf_u32x4 *)kf_dyn_shared;
     __shared__ __align__(16) float part_[8];
     kf_f16x8 hv_[4];
     kf_f16x8 hv_2_[4];
@@ -10248,7 +10250,8 @@ gemv_rms_f16_f16_f32(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ h
 extern "C" __global__ void __launch_bounds__(256)
 gemv_silu_f16_f16_f16_acc(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ g_, const kf_f16* __restrict__ u_, kf_f16* __restrict__ y_, unsigned m_, unsigned k_)
 {
-    extern __shared__ __align__(16) kf_u32x4 xs_[];
+    extern __shared__ __align__(16) unsigned char kf_dyn_shared[];
+    kf_u32x4 *const xs_ = (kf_u32x4 *)kf_dyn_shared;
     kf_f16x8 gv_[4];
     kf_f16x8 uv_[4];
     kf_u32x4 wb_[8];
@@ -10675,7 +10678,8 @@ gemv_silu_f16_f16_f16_acc(const kf_f16* __restrict__ w_, const kf_f16* __restric
 extern "C" __global__ void __launch_bounds__(256)
 gemv_silu_f16_f16_f32(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ g_, const kf_f16* __restrict__ u_, float* __restrict__ y_, unsigned m_, unsigned k_)
 {
-    extern __shared__ __align__(16) kf_u32x4 xs_[];
+    extern __shared__ __align__(16) unsigned char kf_dyn_shared[];
+    kf_u32x4 *const xs_ = (kf_u32x4 *)kf_dyn_shared;
     kf_f16x8 gv_[4];
     kf_f16x8 uv_[4];
     kf_u32x4 wb_[8];

@@ -2784,7 +2784,8 @@ q4k_q8_gemv_f16_acc(const unsigned char* __restrict__ w_, const signed char* __r
 extern "C" __global__ void __launch_bounds__(128)
 q4k_q8_gemv_rms_f16(const unsigned char* __restrict__ w_, const kf_f16* __restrict__ h_, const kf_f16* __restrict__ nw_, kf_f16* __restrict__ y_, unsigned m_, unsigned k_, float eps_)
 {
-    extern __shared__ __align__(16) kf_u32x4 sq_[];
+    extern __shared__ __align__(16) unsigned char kf_dyn_shared[];
+    kf_u32x4 *const sq_ = (kf_u32x4 *)kf_dyn_shared;
     __shared__ __align__(16) float part_[4];
     kf_f16x8 hv_[4];
     kf_f16x8 hv_2_[4];
@@ -3499,7 +3500,8 @@ q4k_q8_gemv_rms_f16(const unsigned char* __restrict__ w_, const kf_f16* __restri
 extern "C" __global__ void __launch_bounds__(128)
 q4k_q8_gemv_rms_f32(const unsigned char* __restrict__ w_, const kf_f16* __restrict__ h_, const kf_f16* __restrict__ nw_, float* __restrict__ y_, unsigned m_, unsigned k_, float eps_)
 {
-    extern __shared__ __align__(16) kf_u32x4 sq_[];
+    extern __shared__ __align__(16) unsigned char kf_dyn_shared[];
+    kf_u32x4 *const sq_ = (kf_u32x4 *)kf_dyn_shared;
     __shared__ __align__(16) float part_[4];
     kf_f16x8 hv_[4];
     kf_f16x8 hv_2_[4];
@@ -4214,7 +4216,8 @@ q4k_q8_gemv_rms_f32(const unsigned char* __restrict__ w_, const kf_f16* __restri
 extern "C" __global__ void __launch_bounds__(128)
 q4k_q8_gemv_silu_f16_acc(const unsigned char* __restrict__ w_, const kf_f16* __restrict__ g_, const kf_f16* __restrict__ u_, kf_f16* __restrict__ y_, unsigned m_, unsigned k_)
 {
-    extern __shared__ __align__(16) kf_u32x4 sq_[];
+    extern __shared__ __align__(16) unsigned char kf_dyn_shared[];
+    kf_u32x4 *const sq_ = (kf_u32x4 *)kf_dyn_shared;
     kf_f16x8 gv_[4];
     kf_f16x8 uv_[4];
     unsigned row_[2];
@@ -4849,7 +4852,8 @@ q4k_q8_gemv_silu_f16_acc(const unsigned char* __restrict__ w_, const kf_f16* __r
 extern "C" __global__ void __launch_bounds__(128)
 q4k_q8_gemv_silu_f32(const unsigned char* __restrict__ w_, const kf_f16* __restrict__ g_, const kf_f16* __restrict__ u_, float* __restrict__ y_, unsigned m_, unsigned k_)
 {
-    extern __shared__ __align__(16) kf_u32x4 sq_[];
+    extern __shared__ __align__(16) unsigned char kf_dyn_shared[];
+    kf_u32x4 *const sq_ = (kf_u32x4 *)kf_dyn_shared;
     kf_f16x8 gv_[4];
     kf_f16x8 uv_[4];
     unsigned row_[2];
