@@ -95,16 +95,17 @@ static void every_mode_chooses_the_same_tokens(void **state)
     free(first);
 }
 
-/* --unfused launches the norms and silu·up apart (4 launches more a layer
- * with the final norm: 15) and, as the fused GEMVs make their x with the
- * same formulas and f16 roundings, chooses the same tokens and passes the
- * same check; f16 and q4k. */
+/* --fuse off (--unfused) launches the norms and silu·up apart (4 launches
+ * more a layer with the final norm: 15) and, as the fused GEMVs make their x
+ * with the same formulas and f16 roundings, chooses the same tokens and
+ * passes the same check as --fuse on; f16 and q4k. The default (auto) is
+ * on for f16, off for q4k. */
 static void unfused_step_chooses_the_same_tokens(void **state)
 {
     static const char *const weights[2] = {"f16", "q4k"};
     for (int w = 0; w < 2; w++) {
         result a = decode("--small", "--layers", "1", "--weights", weights[w], "--backend", "cpu", "--steps", "3",
-                          "--check", NULL);
+                          "--check", "--fuse", "on", NULL);
         result b = decode("--small", "--layers", "1", "--weights", weights[w], "--backend", "cpu", "--steps", "3",
                           "--check", "--unfused", NULL);
         assert_int_equal(a.status, 0);
@@ -115,6 +116,16 @@ static void unfused_step_chooses_the_same_tokens(void **state)
     }
     result r = decode("--small", "--layers", "1", "--backend", "cpu", "--steps", "1", "--unfused", NULL);
     assert_true(has(&r, "15 launches each"));   /* 1 + 10 per layer + 4 */
+    done(&r);
+    r = decode("--small", "--layers", "1", "--backend", "cpu", "--steps", "1", "--weights", "q4k", NULL);
+    assert_true(has(&r, "15 launches each"));   /* auto: q4k unfused */
+    done(&r);
+    r = decode("--small", "--layers", "1", "--backend", "cpu", "--steps", "1", "--fuse", "on", "--weights", "q4k", NULL);
+    assert_true(has(&r, "11 launches each"));   /* 1 + 7 per layer + 3 */
+    done(&r);
+    r = decode("--small", "--fuse", "maybe", NULL);
+    assert_int_not_equal(r.status, 0);
+    assert_true(has(&r, "--fuse 'maybe': expected auto, on or off"));
     done(&r);
 }
 
@@ -174,9 +185,9 @@ static void mock_driver_runs_the_modes_and_the_bench(void **state)
     assert_true(has(&r, "floor: "));
     assert_true(has(&r, "graph mode x floor"));
     assert_true(has(&r, "launches timed alone in step order (device events, a busy kernel ahead), median of 2 steps"));
-    assert_true(has(&r, "\nstep                   (every launch)              18 "));
+    assert_true(has(&r, "\nstep                   (every launch)              25 "));
     assert_true(has(&r, "allocations over the timed steps (re-targets, launches)       0.000 <= 0     met"));
-    assert_non_null(strstr(r.out, "       18\n"));   /* launches, q4k as f16: 1 + 7 per layer + 3 */
+    assert_non_null(strstr(r.out, "       25\n"));   /* launches, q4k unfused (--fuse auto): 1 + 10 per layer + 4 */
     done(&r);
     char *json = slurp(tmp("bench.json"));
     assert_non_null(strstr(json, "\"mode\": \"graph\""));
@@ -304,7 +315,7 @@ static bool prow_parse(const char *line, prow *p)
 /* --profile on the CPU device: one row per kernel and shape whose launches,
  * times and shares add up to the step's row; the QKV GEMV's bytes are its
  * matrix, the norm's weight, h and y; the norms and silu·up are made by the
- * GEMVs that read them (no rmsnorm, silu_mul or their q8 forms), and the
+ * GEMVs that read them (--fuse on: no rmsnorm, silu_mul or their q8 forms), and the
  * q4k step's attention output comes from its combine in 8 bits (no
  * q8_quantize launch). */
 static void profile_rows_add_up_to_the_step(void **state)
@@ -313,7 +324,7 @@ static void profile_rows_add_up_to_the_step(void **state)
     static const unsigned launches[2] = {11, 11};   /* 1 + 7 per layer + 3 */
     for (int w = 0; w < 2; w++) {
         result r = decode("--small", "--layers", "1", "--weights", weights[w], "--backend", "cpu", "--profile",
-                          "--warmup", "0", "--runs", "1", NULL);
+                          "--warmup", "0", "--runs", "1", "--fuse", "on", NULL);
         if (r.status != 0) fail_msg("%s%s", r.out, r.err);
         assert_true(has(&r, "(the interpreter's wall clock), median of 1 steps"));
         prow p, step;

@@ -14,7 +14,7 @@
  * gemv_silu_*; q4k.kf's q4k_q8_gemv_rms_*, _silu_*, which quantize too),
  * and the q4k output projection's 8-bit input is written by the attention
  * combine (decode.kf's sdpa_combine_q8), with no q8_quantize launch.
- * --unfused (c->unfused) launches the norms and silu·up apart (rmsnorm,
+ * unfused (dc_fuse, c->fuse) launches the norms and silu·up apart (rmsnorm,
  * silu_mul; q4k: decode.kf's rmsnorm_q8, silu_mul_q8): 1 + 10 per layer +
  * 4. Each plan
  * carries what it is and the bytes it moves (dc_launch), from which the
@@ -589,12 +589,18 @@ static kf_status residual(dc_model *m, kf_buffer *w, dc_input in, kf_buffer *a, 
                        : st;
 }
 
-/* y = W·(rmsnorm(x)·nw), ymode as matvec's: one fused GEMV, or (--unfused)
+/* Whether the GEMVs make their own x (the norm, silu·up): dc_fuse. */
+static bool fused(const dc_model *m)
+{
+    return m->c->fuse == DC_FUSE_ON || (m->c->fuse == DC_FUSE_AUTO && m->c->wt == DC_F16);
+}
+
+/* y = W·(rmsnorm(x)·nw), ymode as matvec's: one fused GEMV, or (unfused)
  * the norm's launch and the GEMV over its output. */
 static kf_status normed_matvec(dc_model *m, kf_buffer *nw, kf_buffer *w, kf_buffer *y, uint64_t rows, int ymode,
                                kf_error *err)
 {
-    if (!m->c->unfused) return matvec(m, w, DC_IN_NORM, nw, y, rows, m->sh.hidden, ymode, err);
+    if (fused(m)) return matvec(m, w, DC_IN_NORM, nw, y, rows, m->sh.hidden, ymode, err);
     kf_status st = norm(m, nw, err);
     return st == KF_OK ? matvec(m, w, DC_IN_X, m->xn, y, rows, m->sh.hidden, ymode, err) : st;
 }
@@ -608,10 +614,10 @@ static kf_status vocab_plans(dc_model *m, kf_error *err)
     return st == KF_OK ? coll(m, true, m->lpart, m->logits, m->sh.vocab, err) : st;
 }
 
-/* x += Wdown·(silu(g)·u): fused, or (--unfused) silu_mul's launch first. */
+/* x += Wdown·(silu(g)·u): fused, or (unfused) silu_mul's launch first. */
 static kf_status ffn_down(dc_model *m, dc_layer *L, kf_error *err)
 {
-    if (!m->c->unfused) return residual(m, L->wdown, DC_IN_SILU, NULL, m->sh.ffn, err);
+    if (fused(m)) return residual(m, L->wdown, DC_IN_SILU, NULL, m->sh.ffn, err);
     kf_status st = silu(m, err);
     return st == KF_OK ? residual(m, L->wdown, DC_IN_X, m->h, m->sh.ffn, err) : st;
 }
