@@ -366,6 +366,8 @@ typedef struct {
     kf_target target;
     uint32_t arch;       /* SM version 80, 86, 89 or 90; 0: 90 */
     bool lineinfo;       /* PTX .loc / CUDA-C #line back to the .kf source */
+    bool pdl_trigger;    /* sm_90: griddepcontrol.launch_dependents after the wait every
+                            kernel opens with (README, programmatic dependent launch) */
 } kf_emit_options;
 
 /* Emits kernel k, or every kernel of m when k is NULL, into a new block

@@ -123,10 +123,20 @@ __device__ __forceinline__ void kf_cp_async_n(void* s, const void* g, unsigned n
 __device__ __forceinline__ void kf_cp_async_commit() { asm volatile("cp.async.commit_group;" ::: "memory"); }
 template <int N> __device__ __forceinline__ void kf_cp_async_wait() { asm volatile("cp.async.wait_group %0;" :: "n"(N) : "memory"); }
 
+/* Programmatic dependent launch (sm_90): a kernel launched as a dependent may
+   start before the previous one ends; it waits for that one's writes first.
+   Without the launch attribute the wait returns at once; before sm_90, nothing. */
+__device__ __forceinline__ void kf_pdl_wait() {
+#if __CUDA_ARCH__ >= 900
+    asm volatile("griddepcontrol.wait;" ::: "memory");
+#endif
+}
+
 /* kernel gemm_f16_f16_nn (gemm.kf:251) */
 extern "C" __global__ void __launch_bounds__(256)
 gemm_f16_f16_nn(const kf_f16* __restrict__ a_, const kf_f16* __restrict__ b_, kf_f16* __restrict__ c_, unsigned m_, unsigned n_, unsigned k_, float alpha_, float beta_)
 {
+    kf_pdl_wait();
     extern __shared__ __align__(16) unsigned short s_[];
     kf_f32x4 acc_[16];
     kf_u16x8 fa_[4];
@@ -3110,6 +3120,7 @@ gemm_f16_f16_nn(const kf_f16* __restrict__ a_, const kf_f16* __restrict__ b_, kf
 extern "C" __global__ void __launch_bounds__(256)
 gemm_f16_f16_nt(const kf_f16* __restrict__ a_, const kf_f16* __restrict__ b_, kf_f16* __restrict__ c_, unsigned m_, unsigned n_, unsigned k_, float alpha_, float beta_)
 {
+    kf_pdl_wait();
     extern __shared__ __align__(16) unsigned short s_[];
     kf_f32x4 acc_[16];
     kf_u16x8 fa_[4];
@@ -6093,6 +6104,7 @@ gemm_f16_f16_nt(const kf_f16* __restrict__ a_, const kf_f16* __restrict__ b_, kf
 extern "C" __global__ void __launch_bounds__(256)
 gemm_f16_bf16_nn(const kf_f16* __restrict__ a_, const kf_f16* __restrict__ b_, kf_bf16* __restrict__ c_, unsigned m_, unsigned n_, unsigned k_, float alpha_, float beta_)
 {
+    kf_pdl_wait();
     extern __shared__ __align__(16) unsigned short s_[];
     kf_f32x4 acc_[16];
     kf_u16x8 fa_[4];
@@ -9076,6 +9088,7 @@ gemm_f16_bf16_nn(const kf_f16* __restrict__ a_, const kf_f16* __restrict__ b_, k
 extern "C" __global__ void __launch_bounds__(256)
 gemm_f16_bf16_nt(const kf_f16* __restrict__ a_, const kf_f16* __restrict__ b_, kf_bf16* __restrict__ c_, unsigned m_, unsigned n_, unsigned k_, float alpha_, float beta_)
 {
+    kf_pdl_wait();
     extern __shared__ __align__(16) unsigned short s_[];
     kf_f32x4 acc_[16];
     kf_u16x8 fa_[4];
@@ -12059,6 +12072,7 @@ gemm_f16_bf16_nt(const kf_f16* __restrict__ a_, const kf_f16* __restrict__ b_, k
 extern "C" __global__ void __launch_bounds__(256)
 gemm_f16_f32_nn(const kf_f16* __restrict__ a_, const kf_f16* __restrict__ b_, float* __restrict__ c_, unsigned m_, unsigned n_, unsigned k_, float alpha_, float beta_)
 {
+    kf_pdl_wait();
     extern __shared__ __align__(16) unsigned short s_[];
     kf_f32x4 acc_[16];
     kf_u16x8 fa_[4];
@@ -14817,6 +14831,7 @@ gemm_f16_f32_nn(const kf_f16* __restrict__ a_, const kf_f16* __restrict__ b_, fl
 extern "C" __global__ void __launch_bounds__(256)
 gemm_f16_f32_nt(const kf_f16* __restrict__ a_, const kf_f16* __restrict__ b_, float* __restrict__ c_, unsigned m_, unsigned n_, unsigned k_, float alpha_, float beta_)
 {
+    kf_pdl_wait();
     extern __shared__ __align__(16) unsigned short s_[];
     kf_f32x4 acc_[16];
     kf_u16x8 fa_[4];
@@ -17575,6 +17590,7 @@ gemm_f16_f32_nt(const kf_f16* __restrict__ a_, const kf_f16* __restrict__ b_, fl
 extern "C" __global__ void __launch_bounds__(256)
 gemm_bf16_f16_nn(const kf_bf16* __restrict__ a_, const kf_bf16* __restrict__ b_, kf_f16* __restrict__ c_, unsigned m_, unsigned n_, unsigned k_, float alpha_, float beta_)
 {
+    kf_pdl_wait();
     extern __shared__ __align__(16) unsigned short s_[];
     kf_f32x4 acc_[16];
     kf_u16x8 fa_[4];
@@ -20558,6 +20574,7 @@ gemm_bf16_f16_nn(const kf_bf16* __restrict__ a_, const kf_bf16* __restrict__ b_,
 extern "C" __global__ void __launch_bounds__(256)
 gemm_bf16_f16_nt(const kf_bf16* __restrict__ a_, const kf_bf16* __restrict__ b_, kf_f16* __restrict__ c_, unsigned m_, unsigned n_, unsigned k_, float alpha_, float beta_)
 {
+    kf_pdl_wait();
     extern __shared__ __align__(16) unsigned short s_[];
     kf_f32x4 acc_[16];
     kf_u16x8 fa_[4];
@@ -23541,6 +23558,7 @@ gemm_bf16_f16_nt(const kf_bf16* __restrict__ a_, const kf_bf16* __restrict__ b_,
 extern "C" __global__ void __launch_bounds__(256)
 gemm_bf16_bf16_nn(const kf_bf16* __restrict__ a_, const kf_bf16* __restrict__ b_, kf_bf16* __restrict__ c_, unsigned m_, unsigned n_, unsigned k_, float alpha_, float beta_)
 {
+    kf_pdl_wait();
     extern __shared__ __align__(16) unsigned short s_[];
     kf_f32x4 acc_[16];
     kf_u16x8 fa_[4];
@@ -26524,6 +26542,7 @@ gemm_bf16_bf16_nn(const kf_bf16* __restrict__ a_, const kf_bf16* __restrict__ b_
 extern "C" __global__ void __launch_bounds__(256)
 gemm_bf16_bf16_nt(const kf_bf16* __restrict__ a_, const kf_bf16* __restrict__ b_, kf_bf16* __restrict__ c_, unsigned m_, unsigned n_, unsigned k_, float alpha_, float beta_)
 {
+    kf_pdl_wait();
     extern __shared__ __align__(16) unsigned short s_[];
     kf_f32x4 acc_[16];
     kf_u16x8 fa_[4];
@@ -29507,6 +29526,7 @@ gemm_bf16_bf16_nt(const kf_bf16* __restrict__ a_, const kf_bf16* __restrict__ b_
 extern "C" __global__ void __launch_bounds__(256)
 gemm_bf16_f32_nn(const kf_bf16* __restrict__ a_, const kf_bf16* __restrict__ b_, float* __restrict__ c_, unsigned m_, unsigned n_, unsigned k_, float alpha_, float beta_)
 {
+    kf_pdl_wait();
     extern __shared__ __align__(16) unsigned short s_[];
     kf_f32x4 acc_[16];
     kf_u16x8 fa_[4];
@@ -32265,6 +32285,7 @@ gemm_bf16_f32_nn(const kf_bf16* __restrict__ a_, const kf_bf16* __restrict__ b_,
 extern "C" __global__ void __launch_bounds__(256)
 gemm_bf16_f32_nt(const kf_bf16* __restrict__ a_, const kf_bf16* __restrict__ b_, float* __restrict__ c_, unsigned m_, unsigned n_, unsigned k_, float alpha_, float beta_)
 {
+    kf_pdl_wait();
     extern __shared__ __align__(16) unsigned short s_[];
     kf_f32x4 acc_[16];
     kf_u16x8 fa_[4];

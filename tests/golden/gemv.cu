@@ -145,10 +145,20 @@ KF_MMA_I(kf_mma_s8u8, "s8", "u8")
 KF_MMA_I(kf_mma_u8s8, "u8", "s8")
 KF_MMA_I(kf_mma_u8u8, "u8", "u8")
 
+/* Programmatic dependent launch (sm_90): a kernel launched as a dependent may
+   start before the previous one ends; it waits for that one's writes first.
+   Without the launch attribute the wait returns at once; before sm_90, nothing. */
+__device__ __forceinline__ void kf_pdl_wait() {
+#if __CUDA_ARCH__ >= 900
+    asm volatile("griddepcontrol.wait;" ::: "memory");
+#endif
+}
+
 /* kernel gemv_f16_f16_f16 (gemv.kf:501) */
 extern "C" __global__ void __launch_bounds__(256)
 gemv_f16_f16_f16(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x_, kf_f16* __restrict__ y_, unsigned m_, unsigned k_)
 {
+    kf_pdl_wait();
     kf_u32x4 wb_[8];
     kf_u32x4 xb_[16];
     float acc_[1];
@@ -634,6 +644,7 @@ gemv_f16_f16_f16(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x_, k
 extern "C" __global__ void __launch_bounds__(256)
 gemv_f16_f16_f32(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x_, float* __restrict__ y_, unsigned m_, unsigned k_)
 {
+    kf_pdl_wait();
     kf_u32x4 wb_[8];
     kf_u32x4 xb_[16];
     float acc_[1];
@@ -1119,6 +1130,7 @@ gemv_f16_f16_f32(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x_, f
 extern "C" __global__ void __launch_bounds__(256)
 gemv_f16_f32_f16(const kf_f16* __restrict__ w_, const float* __restrict__ x_, kf_f16* __restrict__ y_, unsigned m_, unsigned k_)
 {
+    kf_pdl_wait();
     kf_u32x4 wb_[8];
     kf_u32x4 xb_[16];
     float acc_[1];
@@ -1641,6 +1653,7 @@ gemv_f16_f32_f16(const kf_f16* __restrict__ w_, const float* __restrict__ x_, kf
 extern "C" __global__ void __launch_bounds__(256)
 gemv_f16_f32_f32(const kf_f16* __restrict__ w_, const float* __restrict__ x_, float* __restrict__ y_, unsigned m_, unsigned k_)
 {
+    kf_pdl_wait();
     kf_u32x4 wb_[8];
     kf_u32x4 xb_[16];
     float acc_[1];
@@ -2163,6 +2176,7 @@ gemv_f16_f32_f32(const kf_f16* __restrict__ w_, const float* __restrict__ x_, fl
 extern "C" __global__ void __launch_bounds__(256)
 gemv_bf16_f16_f16(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__ x_, kf_f16* __restrict__ y_, unsigned m_, unsigned k_)
 {
+    kf_pdl_wait();
     kf_u32x4 wb_[8];
     kf_u32x4 xb_[16];
     float acc_[1];
@@ -2648,6 +2662,7 @@ gemv_bf16_f16_f16(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__ x_,
 extern "C" __global__ void __launch_bounds__(256)
 gemv_bf16_f16_f32(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__ x_, float* __restrict__ y_, unsigned m_, unsigned k_)
 {
+    kf_pdl_wait();
     kf_u32x4 wb_[8];
     kf_u32x4 xb_[16];
     float acc_[1];
@@ -3133,6 +3148,7 @@ gemv_bf16_f16_f32(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__ x_,
 extern "C" __global__ void __launch_bounds__(256)
 gemv_bf16_f32_f16(const kf_bf16* __restrict__ w_, const float* __restrict__ x_, kf_f16* __restrict__ y_, unsigned m_, unsigned k_)
 {
+    kf_pdl_wait();
     kf_u32x4 wb_[8];
     kf_u32x4 xb_[16];
     float acc_[1];
@@ -3655,6 +3671,7 @@ gemv_bf16_f32_f16(const kf_bf16* __restrict__ w_, const float* __restrict__ x_, 
 extern "C" __global__ void __launch_bounds__(256)
 gemv_bf16_f32_f32(const kf_bf16* __restrict__ w_, const float* __restrict__ x_, float* __restrict__ y_, unsigned m_, unsigned k_)
 {
+    kf_pdl_wait();
     kf_u32x4 wb_[8];
     kf_u32x4 xb_[16];
     float acc_[1];
@@ -4177,6 +4194,7 @@ gemv_bf16_f32_f32(const kf_bf16* __restrict__ w_, const float* __restrict__ x_, 
 extern "C" __global__ void __launch_bounds__(256)
 gemv_f16_f16_f16_acc(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x_, kf_f16* __restrict__ y_, unsigned m_, unsigned k_)
 {
+    kf_pdl_wait();
     kf_u32x4 wb_[8];
     kf_u32x4 xb_[16];
     float acc_[1];
@@ -4662,6 +4680,7 @@ gemv_f16_f16_f16_acc(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x
 extern "C" __global__ void __launch_bounds__(256)
 gemv_bf16_f16_f16_acc(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__ x_, kf_f16* __restrict__ y_, unsigned m_, unsigned k_)
 {
+    kf_pdl_wait();
     kf_u32x4 wb_[8];
     kf_u32x4 xb_[16];
     float acc_[1];
@@ -5147,6 +5166,7 @@ gemv_bf16_f16_f16_acc(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__
 extern "C" __global__ void __launch_bounds__(128)
 gemv_batch_f16_f16_f16(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x_, kf_f16* __restrict__ y_, unsigned m_, unsigned k_, unsigned nb_)
 {
+    kf_pdl_wait();
     __shared__ __align__(16) float red_[1024];
     kf_u32x4 wb_[8];
     kf_u32x4 xb_[8];
@@ -6290,6 +6310,7 @@ gemv_batch_f16_f16_f16(const kf_f16* __restrict__ w_, const kf_f16* __restrict__
 extern "C" __global__ void __launch_bounds__(128)
 gemv_batch_f16_f32_f32(const kf_f16* __restrict__ w_, const float* __restrict__ x_, float* __restrict__ y_, unsigned m_, unsigned k_, unsigned nb_)
 {
+    kf_pdl_wait();
     __shared__ __align__(16) float red_[1024];
     kf_u32x4 wb_[8];
     kf_u32x4 xb_[8];
@@ -7568,6 +7589,7 @@ gemv_batch_f16_f32_f32(const kf_f16* __restrict__ w_, const float* __restrict__ 
 extern "C" __global__ void __launch_bounds__(128)
 gemv_batch_bf16_f16_f16(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__ x_, kf_f16* __restrict__ y_, unsigned m_, unsigned k_, unsigned nb_)
 {
+    kf_pdl_wait();
     unsigned row_[1];
     float acc_[8];
     kf_u32x4 wr_[3];
@@ -8368,6 +8390,7 @@ gemv_batch_bf16_f16_f16(const kf_bf16* __restrict__ w_, const kf_f16* __restrict
 extern "C" __global__ void __launch_bounds__(128)
 gemv_batch_bf16_f32_f32(const kf_bf16* __restrict__ w_, const float* __restrict__ x_, float* __restrict__ y_, unsigned m_, unsigned k_, unsigned nb_)
 {
+    kf_pdl_wait();
     unsigned row_[1];
     float acc_[8];
     kf_u32x4 wr_[3];
