@@ -31,6 +31,9 @@
  *              in its body becomes `goto kf_latch_N;` (the body block keeps
  *              the goto from jumping over any initialised declaration).
  *
+ * For sm_90 every kernel opens with kf_pdl_wait() (griddepcontrol.wait), so
+ * the runtime may launch it as a programmatic dependent (emit.h).
+ *
  * With -g (lineinfo) a `#line N "file.kf"` precedes every statement whose
  * text line would otherwise map to another .kf line. The linemap records
  * the .kf location of every emitted line either way. */
@@ -608,6 +611,21 @@ static void write_warp_lanes(kw *w)
     }
 }
 
+/* Programmatic dependent launch (emit.h, kf_emit_pdl_wait): the first
+ * statement waits for the grids this one depends on (the helper's "memory"
+ * clobber keeps every load after it); with pdl_trigger the next may then
+ * start. The helpers are empty below sm_90, so the text stays valid for
+ * compute_80 too. */
+static void write_pdl(kw *w)
+{
+    if (!kf_emit_pdl_wait(w->c->o)) return;
+    kf_cu_need(w->c, KF_CU_H_PDL);
+    wline(w, no_loc, "kf_pdl_wait();");
+    if (!w->c->o->pdl_trigger) return;
+    kf_cu_need(w->c, KF_CU_H_PDL_TRIGGER);
+    wline(w, no_loc, "kf_pdl_trigger();");
+}
+
 static bool is_marker(uint16_t op)
 {
     return op == KF_IR_ELSE || op == KF_IR_ENDIF || op == KF_IR_LATCH || op == KF_IR_ENDLOOP;
@@ -621,6 +639,7 @@ static void emit_kernel(kf_cu *c, const kf_ir_kernel *k, kf_buf *out, loc_vec *l
     if (!kf_cu_analyze(&w)) return;
     w.lines = *lines;
     write_signature(&w);
+    write_pdl(&w);
     write_declarations(&w);
     write_warp_lanes(&w);
     for (uint32_t i = 0; i < k->nins; i++) {
@@ -671,7 +690,7 @@ static kf_status finish(kf_cu *c, const kf_buf *body, const loc_vec *lines, kf_b
 kf_status kf_cuda_emit(const kf_module *m, const kf_ir_kernel *k, const kf_emit_opts *o,
                        kf_buf *out, kf_linemap *linemap, kf_diags *diags)
 {
-    static const kf_emit_opts defaults = {90, false};
+    static const kf_emit_opts defaults = {90, false, false};
     kf_diags none = {0};
     kf_cu c = {.m = m, .o = o ? o : &defaults, .diags = diags ? diags : &none};
     const char *file = m && m->file ? m->file : "<input>";

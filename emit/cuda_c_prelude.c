@@ -416,6 +416,22 @@ static const char *const helper_text[KF_CU_H_COUNT] = {
         "__device__ __forceinline__ void kf_cp_async_n(void* s, const void* g, unsigned n) { asm volatile(\"cp.async.cg.shared.global [%0], [%1], 16, %2;\" :: \"r\"((unsigned)__cvta_generic_to_shared(s)), \"l\"(__cvta_generic_to_global(g)), \"r\"(n) : \"memory\"); }\n"
         "__device__ __forceinline__ void kf_cp_async_commit() { asm volatile(\"cp.async.commit_group;\" ::: \"memory\"); }\n"
         "template <int N> __device__ __forceinline__ void kf_cp_async_wait() { asm volatile(\"cp.async.wait_group %0;\" :: \"n\"(N) : \"memory\"); }\n",
+    [KF_CU_H_PDL] =
+        "/* Programmatic dependent launch (sm_90): a kernel launched as a dependent may\n"
+        "   start before the previous one ends; it waits for that one's writes first.\n"
+        "   Without the launch attribute the wait returns at once; before sm_90, nothing. */\n"
+        "__device__ __forceinline__ void kf_pdl_wait() {\n"
+        "#if __CUDA_ARCH__ >= 900\n"
+        "    asm volatile(\"griddepcontrol.wait;\" ::: \"memory\");\n"
+        "#endif\n"
+        "}\n",
+    [KF_CU_H_PDL_TRIGGER] =
+        "/* Lets the next dependent launch start once every block of this one has called it */\n"
+        "__device__ __forceinline__ void kf_pdl_trigger() {\n"
+        "#if __CUDA_ARCH__ >= 900\n"
+        "    asm volatile(\"griddepcontrol.launch_dependents;\" ::: \"memory\");\n"
+        "#endif\n"
+        "}\n",
     [KF_CU_H_ATOMIC_F16X2] =
         "__device__ __forceinline__ kf_f16x2 kf_atomic_add_f16x2(kf_f16x2* p, kf_f16x2 v)\n"
         "{\n"

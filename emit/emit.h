@@ -9,7 +9,20 @@
 typedef struct {
     uint32_t arch;       /* SM version: 80, 86, 89, 90 (default 90) */
     bool lineinfo;       /* -g: PTX .file/.loc, CUDA-C #line */
+    bool pdl_trigger;    /* where kf_emit_pdl_wait: also griddepcontrol.launch_dependents
+                            right after the wait (the next PDL launch may start early) */
 } kf_emit_opts;
+
+/* Whether every kernel emitted with o begins with griddepcontrol.wait
+ * before any memory access, so it may be launched as a programmatic
+ * dependent (PDL) of the kernel before it: sm_90 and above (griddepcontrol
+ * needs PTX ISA 7.8 and sm_90; kforge's PTX is 8.0). Without the PDL
+ * launch attribute the wait returns at once, so semantics do not change.
+ * The runtime asks this, not the text, so a cached build needs no flag. */
+static inline bool kf_emit_pdl_wait(const kf_emit_opts *o)
+{
+    return (o->arch ? o->arch : 90) >= 90;
+}
 
 /* Maps each line of emitted text (1-based) back to the .kf location that
  * produced it (loc.line == 0: none). Lets ptxas/NVRTC errors be reported at

@@ -6,8 +6,10 @@
  * schedule, `.reg` declarations per register class, `.shared`/`.local`
  * arrays (every shared one 16-byte aligned; the dynamic one is the
  * module's one `.extern .shared` array, where every kernel's dynamic bytes
- * start), line info (`.file`/`.loc` with -g) and the line map; and the
- * driver: per-kernel analysis, then the passes in order (emit_passes).
+ * start), line info (`.file`/`.loc` with -g) and the line map, the
+ * `griddepcontrol.wait` that opens every sm_90 body (so the runtime may
+ * launch it as a programmatic dependent, emit.h); and the driver:
+ * per-kernel analysis, then the passes in order (emit_passes).
  * Instruction selection is in emit/ptx_ops.c, float math sequences in
  * emit/ptx_math.c, tensor cores and async copies in emit/ptx_tensor.c,
  * addresses in emit/ptx_mem.c, the text and register helpers all of them
@@ -309,12 +311,24 @@ static void emit_warp_lanes(ptx_cx *cx)
     kf_ptx_ins(cx, "sub.u32 %s, %s, 1", cx->wmask.s, u.s);
 }
 
+/* Programmatic dependent launch (emit.h, kf_emit_pdl_wait): before any
+ * memory access, wait for the grids this one depends on; with pdl_trigger,
+ * then let the next one be scheduled. */
+static void emit_pdl(ptx_cx *cx)
+{
+    if (!kf_emit_pdl_wait(cx->o)) return;
+    kf_ptx_comment(cx, "programmatic dependent launch: wait for the grids this one depends on");
+    kf_ptx_ins(cx, "griddepcontrol.wait");
+    if (cx->o->pdl_trigger) kf_ptx_ins(cx, "griddepcontrol.launch_dependents");
+}
+
 /* Emits one kernel body into cx->body. */
 static void emit_body(ptx_cx *cx)
 {
     const kf_ir_kernel *k = cx->k;
     cx->cur = k->loc;
     if (!cx->cur.file && cx->m) cx->cur.file = cx->m->file;
+    emit_pdl(cx);
     emit_warp_lanes(cx);
     for (uint32_t i = 0; i < k->nins && !cx->failed; i++) {
         cx->at = i;

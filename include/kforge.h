@@ -366,6 +366,8 @@ typedef struct {
     kf_target target;
     uint32_t arch;       /* SM version 80, 86, 89 or 90; 0: 90 */
     bool lineinfo;       /* PTX .loc / CUDA-C #line back to the .kf source */
+    bool pdl_trigger;    /* sm_90: griddepcontrol.launch_dependents after the wait every
+                            kernel opens with (README, programmatic dependent launch) */
 } kf_emit_options;
 
 /* Emits kernel k, or every kernel of m when k is NULL, into a new block
@@ -427,6 +429,20 @@ KF_API kf_status kf_device_sync(kf_device *dev, kf_error *err);
  * on the CPU device. */
 KF_API kf_status kf_device_set_stream(kf_device *dev, void *stream, kf_error *err);
 KF_API kf_status kf_device_reset_stream(kf_device *dev, kf_error *err);
+/* Programmatic dependent launch (PDL, sm_90 and later): a .kf kernel built
+ * for sm_90 opens with griddepcontrol.wait, so the device launches it with
+ * the programmatic-stream-serialization attribute (cuLaunchKernelEx): it may
+ * start while the kernel before it in the stream finishes (its launch hides
+ * behind that kernel's tail) and waits for that kernel's writes before it
+ * reads anything. Results do not change; raw kernels never get it. On by
+ * default where the device can (a CUDA device of sm_90 or later, a driver
+ * with cuLaunchKernelEx) unless $KFORGE_PDL is 0 when the device is opened.
+ * kf_device_pdl says whether launches use it now; kf_device_set_pdl turns
+ * it on (where the device can) or off for later launches and recordings (a
+ * recorded graph keeps what it was recorded with) and returns the new
+ * state. The CPU device never uses it. */
+KF_API bool kf_device_pdl(const kf_device *dev);
+KF_API bool kf_device_set_pdl(kf_device *dev, bool on);
 /* Times a region of queued work with the device's pair of events: start
  * records in stream order; stop records the end, waits for it and gives
  * the device milliseconds between the two. Queue the region's work with

@@ -37,7 +37,7 @@ static kf_status emit_text(const kf_module *m, const kf_kernel *k, const kf_emit
         }
         return KF_OK;
     }
-    kf_emit_opts eo = {o->arch ? o->arch : 90, o->lineinfo};
+    kf_emit_opts eo = {o->arch ? o->arch : 90, o->lineinfo, o->pdl_trigger};
     kf_diags d = {0};
     kf_status st = o->target == KF_TARGET_CUDA ? kf_cuda_emit(m, k, &eo, out, NULL, &d)
                                                : kf_ptx_emit(m, k, &eo, out, NULL, &d);
@@ -49,7 +49,7 @@ static kf_status emit_text(const kf_module *m, const kf_kernel *k, const kf_emit
 kf_status kf_emit(const kf_module *m, const kf_kernel *k, const kf_emit_options *o, void **out, size_t *len,
                   kf_error *err)
 {
-    static const kf_emit_options ptx90 = {KF_TARGET_PTX, 90, false};
+    static const kf_emit_options ptx90 = {KF_TARGET_PTX, 90, false, false};
     *out = NULL;
     *len = 0;
     if (!o) o = &ptx90;

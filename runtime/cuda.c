@@ -1,9 +1,9 @@
 /* The CUDA driver, loaded at run time: libcuda.so.1 is opened once per
  * process with dlopen ($KF_LIBCUDA forces a path, which the no-driver tests
- * use), every entry point of cuda_drv.h's list is resolved into the table
- * kf_cu, and cuInit and cuDriverGetVersion run (again at the next load
- * while they fail, so a passing failure does not disable the driver for
- * the process). Nothing links against the driver, so machines without one
+ * use), every entry point of cuda_drv.h's lists is resolved into the
+ * table kf_cu (the optional ones left NULL where the driver lacks them),
+ * and cuInit and cuDriverGetVersion run (again at the next load while they
+ * fail, so a passing failure does not disable the driver for the process). Nothing links against the driver, so machines without one
  * build and run everything that does not need a GPU. */
 #include "cuda_drv.h"
 
@@ -37,6 +37,9 @@ static bool resolve(void)
         }                                                                                    \
     }
     KF_CU_FUNCS(X)
+#undef X
+#define X(f, sym, r, p) *(void **)&kf_cu.f = dlsym(drv.lib, sym);
+    KF_CU_OPTIONAL(X)
 #undef X
     return true;
 }
@@ -98,7 +101,7 @@ static void api_name(const char *api, char *out, size_t n)
 {
     static const char *const fields[] = {
 #define X(f, sym, r, p) #f, sym,
-        KF_CU_FUNCS(X)
+        KF_CU_FUNCS(X) KF_CU_OPTIONAL(X)
 #undef X
     };
     size_t len = strcspn(api, "( ");

@@ -18,9 +18,14 @@
  * read once at open. Buffers are plain cuMemAlloc memory. Launch data is
  * packed once per plan (kernelParams pointing at 16-byte slots; a
  * re-targeted argument re-packs its slot), so a launch is one
- * cuLaunchKernel. Graphs are stream captures whose kernel nodes are updated
- * in place for re-targeted plans (below). Every driver call goes through
- * CU_CHECK. */
+ * cuLaunchKernel, or, for a .kf kernel built for sm_90 (which opens with
+ * griddepcontrol.wait, emit.h) on a device with PDL on, one
+ * cuLaunchKernelEx with PROGRAMMATIC_STREAM_SERIALIZATION: the kernel may
+ * be launched while the one before it in the stream finishes, and waits for
+ * its writes itself (programmatic dependent launch). Raw kernels never get
+ * the attribute (nothing says they wait). Graphs are stream captures whose
+ * kernel nodes are updated in place for re-targeted plans (below). Every
+ * driver call goes through CU_CHECK. */
 #include "cache.h"
 #include "cuda_drv.h"
 #include "nvrtc.h"
@@ -49,6 +54,7 @@ typedef struct {
 typedef struct {
     cuda_mod *cm;
     CUfunction fn;
+    bool pdl_wait;          /* the code opens with griddepcontrol.wait (kf_emit_pdl_wait) */
 } cuda_pipe;
 
 #define JIT_LOG 8192
@@ -122,6 +128,15 @@ cleanup:
     return st;
 }
 
+/* PDL needs sm_90 and cuLaunchKernelEx; it is on unless $KFORGE_PDL is 0
+ * (A/B measurements; kf_device_set_pdl changes it later). */
+static void pdl_init(kf_device *dev)
+{
+    const char *e = getenv("KFORGE_PDL");
+    dev->pdl_able = dev->props.cc_major >= 9 && kf_cu.LaunchKernelEx;
+    dev->pdl = dev->pdl_able && !(e && !strcmp(e, "0"));
+}
+
 static const kf_device_ops cuda_ops;
 
 kf_status kf_cuda_open(kf_device *dev, int ordinal, kf_error *err)
@@ -146,6 +161,7 @@ kf_status kf_cuda_open(kf_device *dev, int ordinal, kf_error *err)
     CU_CHECK(EventCreate(&cd->ev0, CU_EVENT_DEFAULT));
     CU_CHECK(EventCreate(&cd->ev1, CU_EVENT_DEFAULT));
     st = read_props(dev, cd, err);
+    if (st == KF_OK) pdl_init(dev);
     if (st == KF_OK) return KF_OK;
 cleanup:
     cuda_close(dev);
@@ -497,8 +513,8 @@ static bool source_key(const kf_pipeline *p, const kf_module *m, bool whole, con
     const char *file = m->file ? m->file : "";
     if (whole) kf_buf_printf(&o, "build=%s module=%u", build, m->nkernels);
     else kf_buf_printf(&o, "build=%s kernel=%u:%s", build, ki, p->name);
-    kf_buf_printf(&o, " file=%zu:%s lineinfo=%d opt=%d defines=%u", strlen(file), file, (int)eo->lineinfo,
-                  m->opts.opt == KF_OPT_O0 ? 0 : 1, m->opts.ndefines);
+    kf_buf_printf(&o, " file=%zu:%s lineinfo=%d pdl_trigger=%d opt=%d defines=%u", strlen(file), file,
+                  (int)eo->lineinfo, (int)eo->pdl_trigger, m->opts.opt == KF_OPT_O0 ? 0 : 1, m->opts.ndefines);
     for (uint32_t i = 0; i < m->opts.ndefines; i++)
         kf_buf_printf(&o, " %zu:%s=%zu:%s", strlen(m->opts.defines[i].name), m->opts.defines[i].name,
                       strlen(m->opts.defines[i].value), m->opts.defines[i].value);
@@ -536,10 +552,18 @@ static kf_status emit_and_build(kf_pipeline **ps, uint32_t n, const kf_module *m
     return st;
 }
 
+static bool env_on(const char *name)
+{
+    const char *v = getenv(name);
+    return v && *v && strcmp(v, "0") != 0;
+}
+
+/* $KFORGE_LINEINFO: line info; $KFORGE_PDL_TRIGGER: sm_90 kernels let the
+ * next programmatic dependent launch start as soon as they start. */
 static kf_emit_opts emit_opts(const kf_device *dev)
 {
-    const char *li = getenv("KFORGE_LINEINFO");
-    return (kf_emit_opts){.arch = dev->props.arch, .lineinfo = li && *li && strcmp(li, "0") != 0};
+    return (kf_emit_opts){.arch = dev->props.arch, .lineinfo = env_on("KFORGE_LINEINFO"),
+                          .pdl_trigger = env_on("KFORGE_PDL_TRIGGER")};
 }
 
 /* Builds the n pipelines of m (one kernel, or the whole module): a warm
@@ -549,6 +573,7 @@ static kf_status build_kf(kf_pipeline **ps, uint32_t n, const kf_module *m, kf_e
     kf_emit_opts eo = emit_opts(ps[0]->dev);
     kf_status st = KF_OK;
     for (uint32_t i = 0; i < n && st == KF_OK; i++) st = pipe_alloc(ps[i], err);
+    for (uint32_t i = 0; i < n && st == KF_OK; i++) ((cuda_pipe *)ps[i]->impl)->pdl_wait = kf_emit_pdl_wait(&eo);
     kf_cache_key key;
     bool keyed = st == KF_OK && source_key(ps[0], m, n > 1, &eo, &key);
     kf_cache_blob b = {0};
@@ -618,18 +643,43 @@ static void cuda_plan_pack(kf_plan *plan, uint32_t i)
     params[i] = slots[i].bytes;
 }
 
+/* Whether a launch of p is a programmatic dependent launch now. */
+static bool launch_pdl(const kf_pipeline *p)
+{
+    return p->dev->pdl && ((const cuda_pipe *)p->impl)->pdl_wait;
+}
+
+/* Queues one launch of plan on the device's stream (launch_pdl: with
+ * PROGRAMMATIC_STREAM_SERIALIZATION, through cuLaunchKernelEx). */
+static kf_status launch_plan(const kf_plan *plan, kf_error *err)
+{
+    cuda_dev *cd = plan->p->dev->impl;
+    const cuda_pipe *cp = plan->p->impl;
+    void **params = (void **)((slot *)plan->extra + plan->nargs);
+    kf_status st = KF_OK;
+    if (launch_pdl(plan->p)) {
+        CUlaunchAttribute at = {.id = CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION,
+                                .value.programmatic_stream_serialization = 1};
+        CUlaunchConfig cfg = {plan->grid[0], plan->grid[1], plan->grid[2], plan->block[0], plan->block[1],
+                              plan->block[2], plan->dyn_shared, cd->stream, &at, 1};
+        CU_CHECK(LaunchKernelEx(&cfg, cp->fn, params, NULL));
+    } else {
+        CU_CHECK(LaunchKernel(cp->fn, plan->grid[0], plan->grid[1], plan->grid[2], plan->block[0], plan->block[1],
+                              plan->block[2], plan->dyn_shared, cd->stream, params, NULL));
+    }
+cleanup:
+    return st;
+}
+
 static kf_status cuda_launch(kf_plan *plan, kf_dispatch_mode mode, float *ms, kf_error *err)
 {
     kf_device *dev = plan->p->dev;
     cuda_dev *cd = dev->impl;
-    cuda_pipe *cp = plan->p->impl;
-    void **params = (void **)((slot *)plan->extra + plan->nargs);
     kf_status st = use(dev, err);
     if (st != KF_OK) return st;
     if (mode == KF_DISPATCH_TIMED) CU_CHECK(EventRecord(cd->ev0, cd->stream));
-    CU_CHECK(LaunchKernel(cp->fn, plan->grid[0], plan->grid[1], plan->grid[2], plan->block[0], plan->block[1],
-                          plan->block[2], plan->dyn_shared, cd->stream, params, NULL));
-    st = finish_stream(cd, mode, ms, err);
+    st = launch_plan(plan, err);
+    if (st == KF_OK) st = finish_stream(cd, mode, ms, err);
 cleanup:
     return st;
 }
@@ -644,15 +694,12 @@ static double now_us(void)
 static kf_status cuda_bench_bare(kf_plan *plan, uint32_t n, double *us, kf_error *err)
 {
     cuda_dev *cd = plan->p->dev->impl;
-    cuda_pipe *cp = plan->p->impl;
-    void **params = (void **)((slot *)plan->extra + plan->nargs);
     kf_status st = use(plan->p->dev, err);
     if (st != KF_OK) return st;
     CU_CHECK(StreamSynchronize(cd->stream));
     double t0 = now_us();
-    for (uint32_t i = 0; i < n; i++)
-        CU_CHECK(LaunchKernel(cp->fn, plan->grid[0], plan->grid[1], plan->grid[2], plan->block[0], plan->block[1],
-                              plan->block[2], plan->dyn_shared, cd->stream, params, NULL));
+    for (uint32_t i = 0; i < n && st == KF_OK; i++) st = launch_plan(plan, err);
+    if (st != KF_OK) goto cleanup;
     *us = (now_us() - t0) / (n ? n : 1);
     CU_CHECK(StreamSynchronize(cd->stream));
 cleanup:
@@ -693,12 +740,16 @@ cleanup:
  * order the driver lists a graph's nodes in. At the end the graph holds
  * exactly those nodes (cuGraphGetNodes) and each is checked to have its
  * launch's grid, block and shared bytes; a re-targeted plan is carried into the
- * executable graph with cuGraphExecKernelNodeSetParams on its node. */
+ * executable graph with cuGraphExecKernelNodeSetParams on its node. A
+ * programmatic dependent launch captures as a kernel node with a
+ * programmatic edge from the node before it; the update sets the node's
+ * parameters only and leaves its edges as they are. */
 typedef struct {
     CUgraph graph;          /* kept: the nodes updates name belong to it */
     CUgraphExec exec;
     CUgraphNode *nodes;     /* node i: launch i */
     uint32_t cap;
+    uint32_t npdl;          /* launches captured as programmatic dependents */
 } cuda_graph;
 
 enum { CAPTURE_ACTIVE = 1 };
@@ -732,9 +783,10 @@ static kf_status last_node(cuda_dev *cd, CUgraphNode *node, kf_error *err)
 {
     int status = 0;
     const CUgraphNode *deps = NULL;
+    const void *edges = NULL;   /* asked for: a dependency with edge data is otherwise a lossy query */
     size_t n = 0;
     kf_status st = KF_OK;
-    CU_CHECK(StreamGetCaptureInfo(cd->stream, &status, NULL, NULL, &deps, NULL, &n));
+    CU_CHECK(StreamGetCaptureInfo(cd->stream, &status, NULL, NULL, &deps, &edges, &n));
     if (status != CAPTURE_ACTIVE || n != 1 || !deps)
         return kf_error_set(err, KF_ERR_DEVICE, "the capture is not one chain of launches (status %d, %zu dependencies)",
                             status, n);
@@ -757,6 +809,7 @@ static kf_status cuda_graph_record(kf_graph *g, kf_plan *plan, kf_error *err)
     cg->nodes[g->n] = NULL;   /* a collective: NCCL's nodes are its own */
     if (!plan) return KF_OK;
     kf_status st = cuda_launch(plan, KF_DISPATCH_ASYNC, NULL, err);
+    cg->npdl += st == KF_OK && launch_pdl(plan->p);
     return st == KF_OK ? last_node(g->dev->impl, &cg->nodes[g->n], err) : st;
 }
 
@@ -830,6 +883,12 @@ static kf_status cuda_graph_update(kf_graph *g, uint32_t i, kf_error *err)
     if (st != KF_OK) return st;
     CU_CHECK(GraphExecKernelNodeSetParams(cg->exec, cg->nodes[i], &kp));
 cleanup:
+    if (st != KF_OK && cg->npdl && err) {
+        size_t used = strlen(err->msg);
+        snprintf(err->msg + used, sizeof err->msg - used, "; the graph holds %u programmatic dependent launches: "
+                 "record it with PDL off (kf_device_set_pdl, or KFORGE_PDL=0) if the driver refuses their updates",
+                 cg->npdl);
+    }
     return st;
 }
 

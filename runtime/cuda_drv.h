@@ -36,6 +36,27 @@ typedef struct {
     CUcontext ctx;
 } CUDA_KERNEL_NODE_PARAMS;
 
+/* CUlaunchAttribute and CUlaunchConfig (cuLaunchKernelEx): an attribute is
+ * its id, padding to 8 bytes and a 64-byte value union, of which kforge
+ * sets only the int of PROGRAMMATIC_STREAM_SERIALIZATION. */
+typedef struct {
+    int id;
+    char pad[4];
+    union {
+        char bytes[64];
+        int programmatic_stream_serialization;
+    } value;
+} CUlaunchAttribute;
+
+typedef struct {
+    unsigned gridDimX, gridDimY, gridDimZ;
+    unsigned blockDimX, blockDimY, blockDimZ;
+    unsigned sharedMemBytes;
+    CUstream hStream;
+    CUlaunchAttribute *attrs;
+    unsigned numAttrs;
+} CUlaunchConfig;
+
 enum {
     CUDA_SUCCESS = 0,
     CUDA_ERROR_NO_DEVICE = 100,
@@ -63,6 +84,7 @@ enum {
     CU_EVENT_DEFAULT = 0,
     CU_STREAM_NON_BLOCKING = 1,
     CU_STREAM_CAPTURE_MODE_THREAD_LOCAL = 1,
+    CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION = 6,
 };
 
 /* X(field, symbol in libcuda, return, params) */
@@ -121,9 +143,15 @@ enum {
     X(GraphExecDestroy, "cuGraphExecDestroy", CUresult, (CUgraphExec))                               \
     X(GraphDestroy, "cuGraphDestroy", CUresult, (CUgraph))
 
+/* Entry points a driver may lack: NULL in kf_cu then, and the runtime
+ * does without (cuLaunchKernelEx: CUDA 12.0; without it no PDL). */
+#define KF_CU_OPTIONAL(X)                                                                           \
+    X(LaunchKernelEx, "cuLaunchKernelEx", CUresult, (const CUlaunchConfig *, CUfunction, void **, void **))
+
 typedef struct {
 #define X(f, sym, r, p) r(*f) p;
     KF_CU_FUNCS(X)
+    KF_CU_OPTIONAL(X)
 #undef X
 } kf_cu_table;
 

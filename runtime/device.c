@@ -79,6 +79,14 @@ const char *kf_device_name(const kf_device *dev) { return dev->props.name; }
 
 void kf_device_props_get(const kf_device *dev, kf_device_props *out) { *out = dev->props; }
 
+bool kf_device_pdl(const kf_device *dev) { return dev->pdl; }
+
+bool kf_device_set_pdl(kf_device *dev, bool on)
+{
+    dev->pdl = on && dev->pdl_able;
+    return dev->pdl;
+}
+
 kf_status kf_device_sync(kf_device *dev, kf_error *err)
 {
     kf_status st = kf_rt_rec_refuse(dev, "kf_device_sync", err);

@@ -65,6 +65,8 @@ struct kf_device {
     kf_device_props props;
     void *impl;              /* backend state */
     kf_graph *rec;           /* the graph being recorded (kf_graph_begin), or NULL */
+    bool pdl_able;           /* programmatic dependent launch possible (CUDA: sm_90, cuLaunchKernelEx) */
+    bool pdl;                /* kf_device_pdl: launches use it (CUDA device only) */
     char rec_failed[1000];    /* why the last recording was abandoned, "" if it was not */
 };
 

@@ -95,7 +95,7 @@ static inline uint32_t irb_array(irb *b, const char *name, kf_scalar s, unsigned
  * on error (diagnostics in *d). */
 static inline char *irb_emit(irb *b, uint32_t arch, bool g, kf_linemap *lm, kf_diags *d)
 {
-    kf_emit_opts o = {arch, g};
+    kf_emit_opts o = {arch, g, false};
     kf_buf out = {0};
     (void)kf_ir_link(&b->k);   /* as lowering does; unbalanced markers are the emitter's to report */
     kf_status st = kf_ptx_emit(&b->m, &b->k, &o, &out, lm, d);

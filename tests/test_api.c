@@ -219,7 +219,7 @@ static void test_emit_targets(void **state)
     kf_error err = {0};
     void *out;
     size_t len;
-    kf_emit_options o = {KF_TARGET_PTX, 80, false};
+    kf_emit_options o = {KF_TARGET_PTX, 80, false, false};
     assert_int_equal(kf_emit(m, kf_module_kernel(m, "axpy"), &o, &out, &len, &err), KF_OK);
     assert_int_equal(strlen(out), len);
     assert_non_null(strstr(out, ".target sm_80"));
@@ -253,7 +253,7 @@ static void test_emit_cubin_is_elf(void **state)
     kf_error err = {0};
     void *out;
     size_t len;
-    kf_emit_options o = {KF_TARGET_CUBIN, 90, false};
+    kf_emit_options o = {KF_TARGET_CUBIN, 90, false, false};
     kf_status st = kf_emit(m, kf_module_kernel(m, "axpy"), &o, &out, &len, &err);
     if (st == KF_ERR_DEVICE && strstr(err.msg, "nvJitLink is not available")) {
         printf("skipped: %s\n", err.msg);

@@ -377,13 +377,13 @@ static void test_run_with_the_cache_directory_a_file_still_builds(void **state)
 static void test_run_with_a_failing_driver_call_names_it_and_exits_3(void **state)
 {
     mock_driver(tmp("cache-launch"));
-    setenv("MOCKCUDA_FAIL", "cuLaunchKernel", 1);
+    setenv("MOCKCUDA_FAIL", "cuLaunchKernelEx", 1);   /* the mock is sm_90: a programmatic dependent launch */
     result r = run_ptx_saxpy();
     unsetenv("MOCKCUDA_FAIL");
     unsetenv("KFORGE_CACHE_DIR");
     unsetenv("KF_LIBCUDA");
     assert_int_equal(r.status, 3);
-    assert_true(has(r.err, "kforge run: error: cuLaunchKernel failed: CUDA_ERROR_UNKNOWN (999): mock: injected fault ("));
+    assert_true(has(r.err, "kforge run: error: cuLaunchKernelEx failed: CUDA_ERROR_UNKNOWN (999): mock: injected fault ("));
     assert_string_equal(r.out, "");
     done(&r);
 }

@@ -24,7 +24,7 @@ static kb B;
 static char *emit_opts(uint32_t arch, bool lineinfo, kf_linemap *lm)
 {
     assert_true(kf_ir_link(&B.k));
-    kf_emit_opts o = {arch, lineinfo};
+    kf_emit_opts o = {arch, lineinfo, false};
     kf_buf out = {0};
     kf_diags d = {0};
     kf_status st = kf_cuda_emit(&B.m, NULL, &o, &out, lm, &d);
@@ -287,7 +287,7 @@ static void emission_is_deterministic(void **state)
 static void unsupported_arch_is_a_diagnostic(void **state)
 {
     kb_build(&B, case_saxpy);
-    kf_emit_opts o = {70, false};
+    kf_emit_opts o = {70, false, false};
     kf_buf out = {0};
     kf_diags d = {0};
     assert_int_equal(kf_cuda_emit(&B.m, NULL, &o, &out, NULL, &d), KF_ERR_SOURCE);
@@ -310,7 +310,7 @@ static char *emit_src_at(const char *src, uint32_t arch, kf_opt_level level)
         if (m) kf_diags_render(&r, &m->diags, src, strlen(src));
         fail_msg("does not compile:\n%s", r.data ? r.data : "");
     }
-    kf_emit_opts o = {arch, false};
+    kf_emit_opts o = {arch, false, false};
     kf_buf out = {0};
     kf_diags d = {0};
     assert_int_equal(kf_cuda_emit(m, NULL, &o, &out, NULL, &d), KF_OK);
@@ -589,7 +589,7 @@ static void kf_files_emit_deterministically_and_completely(void **state)
             if (kf_compile(e->d_name, src, len, NULL, &m) != KF_OK) fail_msg("%s does not compile", path);
             char *text[2];
             for (int r = 0; r < 2; r++) {
-                kf_emit_opts o = {80, r == 1};
+                kf_emit_opts o = {80, r == 1, false};
                 kf_buf out = {0};
                 kf_diags dg = {0};
                 assert_int_equal(kf_cuda_emit(m, NULL, &o, &out, NULL, &dg), KF_OK);
@@ -662,7 +662,7 @@ static void corrupted_ir_is_reported_or_emitted_never_a_fault(void **state)
             default: in->dst = (kf_val)((r >> 4) % (B.k.nvals + 2)); break;
             }
         }
-        kf_emit_opts o = {90, it % 2 == 1};
+        kf_emit_opts o = {90, it % 2 == 1, false};
         kf_buf out = {0};
         kf_diags d = {0};
         kf_status st = kf_cuda_emit(&B.m, NULL, &o, &out, NULL, &d);

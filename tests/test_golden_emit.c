@@ -10,7 +10,11 @@
  * golden file must belong to one. Each library kernel is compiled and
  * emitted again 20 times and must give the same PTX every time (emission is
  * deterministic); the mean time is printed for information only, since
- * speed is measured in benchmarks, never asserted in a unit test. */
+ * speed is measured in benchmarks, never asserted in a unit test.
+ * Programmatic dependent launch: in every library kernel's sm_90 PTX and
+ * CUDA-C each entry waits (griddepcontrol.wait) before any memory access,
+ * and launch_dependents follows only with pdl_trigger; sm_80 text has no
+ * griddepcontrol at all. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -149,7 +153,7 @@ static double emit_time_us(const char *file, const char *src, size_t len, const 
         kf_status st = kf_compile(file, src, len, NULL, &m);
         kf_buf out = {0};
         kf_diags d = {0};
-        kf_emit_opts o = {90, false};
+        kf_emit_opts o = {90, false, false};
         if (st == KF_OK) st = kf_ptx_emit(m, NULL, &o, &out, NULL, &d);
         bool same = st == KF_OK && out.data && strcmp(out.data, want) == 0;
         kf_buf_free(&out);
@@ -183,7 +187,7 @@ static void golden_kernel(const kf_file_entry *f, uint32_t arch, bool timed)
         kf_module_free(m);
         fail_msg("%s does not compile", f->path);
     }
-    kf_emit_opts o = {arch, false};
+    kf_emit_opts o = {arch, false, false};
     kf_buf out = {0};
     kf_diags d = {0};
     char name[300];
@@ -252,6 +256,96 @@ static void test_golden_library_kernels(void **st)
     print_message("%zu library kernels compared\n", n);
 }
 
+/* The first memory instruction of a PTX body (ld st cp atom red), or NULL. */
+static const char *first_memory_op(const char *body)
+{
+    static const char *const ops[] = {"\tld.", "\tst.", "\tcp.", "\tatom.", "\tred."};
+    const char *first = NULL;
+    for (size_t i = 0; i < sizeof ops / sizeof ops[0]; i++) {
+        const char *at = strstr(body, ops[i]);
+        if (at && (!first || at < first)) first = at;
+    }
+    return first;
+}
+
+/* Every PTX entry of text: whether it waits before its first memory access
+ * and then triggers; returns the number of entries (0: none had the form). */
+static int ptx_entries_wait_first(const char *text, const char *file, bool trigger)
+{
+    int n = 0;
+    for (const char *e = strstr(text, ".entry "); e; e = strstr(e + 1, ".entry ")) {
+        const char *body = strstr(e, "\n{\n"), *end = body ? strstr(body, "\n}\n") : NULL;
+        const char *wait = body ? strstr(body, "\tgriddepcontrol.wait;") : NULL, *mem = body ? first_memory_op(body) : NULL;
+        if (!end || !wait || wait > end || (mem && mem < wait))
+            fail_msg("%s: an sm_90 PTX entry does not wait before its first memory access", file);
+        const char *next = strchr(wait, '\n') + 1;
+        bool triggers = !strncmp(next, "\tgriddepcontrol.launch_dependents;", 34);
+        if (triggers != trigger) fail_msg("%s: launch_dependents %s the wait, pdl_trigger %d", file,
+                                          triggers ? "follows" : "does not follow", trigger);
+        n++;
+    }
+    return n;
+}
+
+/* Every CUDA-C entry of text opens its body with the wait (then the
+ * trigger), and the prelude's helpers are griddepcontrol's. */
+static int cuda_entries_wait_first(const char *text, const char *file, bool trigger)
+{
+    int n = 0;
+    if (!strstr(text, "asm volatile(\"griddepcontrol.wait;\" ::: \"memory\");") ||
+        (trigger && !strstr(text, "asm volatile(\"griddepcontrol.launch_dependents;\" ::: \"memory\");")))
+        fail_msg("%s: the CUDA-C prelude lacks the griddepcontrol helpers", file);
+    for (const char *e = strstr(text, "__global__"); e; e = strstr(e + 1, "__global__")) {
+        const char *body = strstr(e, "\n{\n");
+        if (!body || strncmp(body + 3, "    kf_pdl_wait();\n", 19) != 0)
+            fail_msg("%s: an sm_90 CUDA-C entry does not open with kf_pdl_wait()", file);
+        bool triggers = !strncmp(body + 3 + 19, "    kf_pdl_trigger();\n", 22);
+        if (triggers != trigger) fail_msg("%s: CUDA-C launch_dependents %d, pdl_trigger %d", file, triggers, trigger);
+        n++;
+    }
+    return n;
+}
+
+/* f emitted for arch (with pdl_trigger) on both paths, checked as above;
+ * the texts checked (sm_80: a kernel using what sm_80 lacks emits none). */
+static int pdl_form(const kf_file_entry *f, uint32_t arch, bool trigger)
+{
+    kf_status st;
+    kf_module *m = kf_compile_entry(f, &st);
+    assert_int_equal(st, KF_OK);
+    kf_emit_opts o = {arch, false, trigger};
+    int texts = 0;
+    for (int path = 0; path < 2; path++) {
+        kf_buf out = {0};
+        kf_diags d = {0};
+        st = path ? kf_cuda_emit(m, NULL, &o, &out, NULL, &d) : kf_ptx_emit(m, NULL, &o, &out, NULL, &d);
+        if (arch >= 90) assert_int_equal(st, KF_OK);
+        if (st == KF_OK && arch < 90 && strstr(out.data, "griddepcontrol"))
+            fail_msg("%s: griddepcontrol in sm_%u text", f->path, arch);
+        if (st == KF_OK && arch >= 90)
+            assert_true((path ? cuda_entries_wait_first : ptx_entries_wait_first)(out.data, f->path, trigger) > 0);
+        texts += st == KF_OK;
+        kf_buf_free(&out);
+        kf_diags_free(&d);
+    }
+    kf_module_free(m);
+    return texts;
+}
+
+static void test_sm90_kernels_wait_for_the_previous_grid_first(void **st)
+{
+    static kf_file_entry files[256];
+    size_t n = kf_list_dir("kernels", files, 0, 256);
+    assert_true(n >= 4);
+    int sm80 = 0;
+    for (size_t i = 0; i < n; i++) {
+        assert_int_equal(pdl_form(&files[i], 90, false), 2);
+        assert_int_equal(pdl_form(&files[i], 90, true), 2);
+        sm80 += pdl_form(&files[i], 80, true);
+    }
+    assert_true(sm80 >= (int)n);   /* most of the library has sm_80 text, and it was checked */
+}
+
 static void test_golden_section8_features(void **st)
 {
     for (size_t i = 0; i < NSECTION8; i++) {
@@ -268,6 +362,7 @@ int main(void)
         cmocka_unit_test(test_golden_hand_built_saxpy_ptx),
         cmocka_unit_test(test_golden_library_kernels),
         cmocka_unit_test(test_golden_section8_features),
+        cmocka_unit_test(test_sm90_kernels_wait_for_the_previous_grid_first),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

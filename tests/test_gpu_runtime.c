@@ -4,7 +4,9 @@
  * with dynamic shared memory / pre-sorted / timed dispatch, timed regions
  * of several launches, registers and local bytes, device copies,
  * validation against device limits, graphs with re-targeted plans (and
- * their host cost per kernel), and a kernel fault reported as an error. Results are compared with the CPU device. Without a GPU each test
+ * their host cost per kernel), programmatic dependent launch (a chain of
+ * kernels each reading the last one's output, with PDL on and off, async
+ * and as a graph with updated nodes), and a kernel fault reported as an error. Results are compared with the CPU device. Without a GPU each test
  * prints "skipped: <reason>" and is reported skipped by name. */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -608,6 +610,91 @@ static void graph_with_retargets_matches_cpu_on_both_gpu_paths(void **state)
     kf_module_free(m);
 }
 
+/* ---- programmatic dependent launch ----------------------------------------------- */
+
+enum { CHAIN = 64 };
+
+/* On d, CHAIN launches of saxpy (a = 1) ping-ponging between x and y, each
+ * reading what the launch before wrote (x += y, y += x, ...): async, then
+ * as a graph replayed after re-targeting every plan's a to 1 again (the
+ * nodes updated). out gets x then y (2n) after both. */
+static void chain_run(kf_device *d, kf_pipeline *p, uint32_t n, float *out)
+{
+    kf_error e = {0};
+    vecs v = make_vecs(d, n);
+    kf_plan *pl[2];
+    kf_arg a[4];
+    set_args(a, 1.0f, &v, n);
+    a[1].buf = v.y, a[2].buf = v.x;
+    assert_int_equal(kf_plan_create(p, a, 4, NULL, &pl[0], &e), KF_OK);   /* x += y */
+    a[1].buf = v.x, a[2].buf = v.y;
+    assert_int_equal(kf_plan_create(p, a, 4, NULL, &pl[1], &e), KF_OK);   /* y += x */
+    for (int i = 0; i < CHAIN; i++) assert_int_equal(kf_plan_launch(pl[i % 2], KF_DISPATCH_ASYNC, NULL, &e), KF_OK);
+    kf_graph *g;
+    assert_int_equal(kf_graph_begin(d, &e), KF_OK);
+    for (int i = 0; i < CHAIN; i++) assert_int_equal(kf_plan_launch(pl[i % 2], KF_DISPATCH_ASYNC, NULL, &e), KF_OK);
+    if (kf_graph_end(d, &g, &e) != KF_OK) fail_msg("%s", e.msg);
+    kf_value one = f32v(1.0f);
+    for (int i = 0; i < 2; i++) assert_int_equal(kf_plan_set_value(pl[i], 0, &one, &e), KF_OK);
+    if (kf_graph_launch(g, KF_DISPATCH_SYNC, NULL, &e) != KF_OK) fail_msg("%s", e.msg);
+    assert_int_equal(kf_buffer_download(v.x, out, n * sizeof(float), &e), KF_OK);
+    assert_int_equal(kf_buffer_download(v.y, out + n, n * sizeof(float), &e), KF_OK);
+    kf_graph_destroy(g);
+    kf_plan_destroy(pl[0]);
+    kf_plan_destroy(pl[1]);
+    free_vecs(&v);
+}
+
+/* What chain_run computes, on the host: x and y grow like Fibonacci
+ * numbers (1·v + w is v + w rounded once, as the kernel's fma gives it). */
+static void chain_expected(uint32_t n, float *out)
+{
+    for (uint32_t i = 0; i < n; i++) {
+        float x = (float)(i % 1000), y = 1.0f;
+        for (int k = 0; k < 2 * CHAIN; k++) {
+            if (k % 2) y = x + y;
+            else x = y + x;
+        }
+        out[i] = x, out[n + i] = y;
+    }
+}
+
+/* On sm_90 the .kf kernels launch as programmatic dependents by default;
+ * a chain where each kernel reads the last one's output gives the host's
+ * numbers with PDL on and off, on both paths (a kernel that did not wait
+ * for the one before would read stale values). */
+static void dependent_chain_is_exact_with_pdl_on_and_off(void **state)
+{
+    need_gpu();
+    kf_module *m;
+    if (kf_compile("chain.kf", saxpy_kf, strlen(saxpy_kf), NULL, &m) != KF_OK) fail_msg("saxpy.kf does not compile");
+    enum { M = 1 << 20 };
+    float *want = malloc(2 * M * sizeof(float)), *got = malloc(2 * M * sizeof(float));
+    kf_pipeline *p;
+    kf_error e = {0};
+    chain_expected(M, want);
+    kf_device_props dp;
+    kf_device_props_get(gpu, &dp);
+    kf_device *devs[2] = {gpu, gpu_ptx};
+    for (int i = 0; i < 4; i++) {
+        kf_device *d = devs[i % 2];
+        bool on = i < 2, was = kf_device_pdl(d);
+        assert_int_equal(kf_device_set_pdl(d, on), on && dp.cc_major >= 9);
+        if (kf_pipeline_create(d, m, &m->kernels[0], &p, &e) != KF_OK) fail_msg("%s", e.msg);
+        memset(got, 0, 2 * M * sizeof(float));
+        chain_run(d, p, M, got);
+        if (memcmp(got, want, 2 * M * sizeof(float)) != 0)
+            fail_msg("the chain differs from the CPU's on the %s path with PDL %s", i % 2 ? "ptx" : "cuda",
+                     kf_device_pdl(d) ? "on" : "off");
+        kf_pipeline_destroy(p);
+        kf_device_set_pdl(d, was);
+    }
+    printf("PDL on this GPU (cc %d.%d): %s\n", dp.cc_major, dp.cc_minor, kf_device_pdl(gpu) ? "on" : "off");
+    free(want);
+    free(got);
+    kf_module_free(m);
+}
+
 static double now_us(void)
 {
     struct timespec ts;
@@ -719,6 +806,7 @@ int main(void)
         cmocka_unit_test(graph_with_retargets_matches_cpu_on_both_gpu_paths),
         cmocka_unit_test(graph_replay_costs_the_host_under_a_microsecond_per_kernel),
         cmocka_unit_test(sync_while_recording_leaves_the_gpu_usable),
+        cmocka_unit_test(dependent_chain_is_exact_with_pdl_on_and_off),
         cmocka_unit_test(kernel_fault_is_a_runtime_error),
     };
     return cmocka_run_group_tests(tests, group_setup, group_teardown);

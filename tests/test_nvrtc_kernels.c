@@ -52,7 +52,7 @@ static void hand_built_kernels_compile_with_nvrtc(void **state)
     for (size_t c = 0; c < sizeof kf_cuda_cases / sizeof *kf_cuda_cases; c++)
         for (int g = 0; g < 2; g++) {
             kb_build(&B, kf_cuda_cases[c]);
-            kf_emit_opts o = {90, g == 1};
+            kf_emit_opts o = {90, g == 1, false};
             kf_buf out = {0};
             kf_diags d = {0};
             assert_int_equal(kf_cuda_emit(&B.m, NULL, &o, &out, NULL, &d), KF_OK);
@@ -78,7 +78,7 @@ static uint32_t check_kf_file(const char *path)
     }
     uint32_t n = m->nkernels;
     for (int g = 0; g < 2; g++) {
-        kf_emit_opts o = {90, g == 1};
+        kf_emit_opts o = {90, g == 1, false};
         kf_buf out = {0};
         kf_diags d = {0};
         if (kf_cuda_emit(m, NULL, &o, &out, NULL, &d) != KF_OK)
@@ -142,7 +142,7 @@ static char *nvrtc_ptx_of(const char *file, uint32_t arch)
     assert_int_equal(kf_read_file(path, &src, &len, &err), KF_OK);
     kf_module *m = NULL;
     assert_int_equal(kf_compile(file, src, len, NULL, &m), KF_OK);
-    kf_emit_opts o = {arch, false};
+    kf_emit_opts o = {arch, false, false};
     kf_buf out = {0};
     kf_diags d = {0};
     assert_int_equal(kf_cuda_emit(m, NULL, &o, &out, NULL, &d), KF_OK);

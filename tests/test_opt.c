@@ -862,7 +862,7 @@ static void decode_kernels_ptx_has_no_power_of_two_division(void **state)
         assert_int_equal(kf_compile(files[f], src, len, NULL, &m), KF_OK);
         kf_buf out = {0};
         kf_diags d = {0};
-        kf_emit_opts o = {90, false};
+        kf_emit_opts o = {90, false, false};
         assert_int_equal(kf_ptx_emit(m, NULL, &o, &out, NULL, &d), KF_OK);
         assert_no_pow2_divrem(files[f], out.data);
         kf_diags_free(&d);

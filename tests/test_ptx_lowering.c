@@ -935,7 +935,7 @@ static char *emit_kf(const char *src, uint32_t arch)
     kf_module *m = NULL;
     kf_status st = kf_compile("t.kf", src, strlen(src), NULL, &m);
     if (st != KF_OK) fail_msg("%s", m && m->diags.items.len ? m->diags.items.data[0].msg : "compile failed");
-    kf_emit_opts o = {arch, false};
+    kf_emit_opts o = {arch, false, false};
     kf_buf out = {0};
     kf_diags d = {0};
     assert_int_equal(kf_ptx_emit(m, NULL, &o, &out, NULL, &d), KF_OK);

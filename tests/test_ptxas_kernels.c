@@ -3,7 +3,8 @@
  *   - the hand-built all-ops kernel (every IR op on every type) assembles
  *     with no warning for sm_80, sm_86, sm_89 and sm_90, with and without -g;
  *   - every the .kf files of kernels/, kernels/features/ and tests/ptx_cases/
- *     compiles, emits and assembles with no warning for sm_80 and sm_90;
+ *     compiles, emits and assembles with no warning for sm_80 and sm_90
+ *     (every other sm_90 module with pdl_trigger's launch_dependents);
  *   - none of that PTX has an instruction pattern ptxas miscompiles
  *     (tests/ptx_hazards.h);
  *   - kf_ptxas_run maps a ptxas error back to the .kf line through the line
@@ -75,7 +76,7 @@ static void test_all_ops_assemble_sm89(void **st) { all_ops_for(89, false); }
 static void test_all_ops_assemble_sm90(void **st) { all_ops_for(90, false); }
 static void test_all_ops_assemble_with_lineinfo(void **st) { all_ops_for(90, true); }
 
-static void emit_and_assemble(const kf_file_entry *f, uint32_t arch)
+static void emit_and_assemble(const kf_file_entry *f, uint32_t arch, bool pdl_trigger)
 {
     kf_status st;
     kf_module *m = kf_compile_entry(f, &st);
@@ -87,7 +88,7 @@ static void emit_and_assemble(const kf_file_entry *f, uint32_t arch)
         kf_module_free(m);
         fail_msg("%s does not compile", f->path);
     }
-    kf_emit_opts o = {arch, true};
+    kf_emit_opts o = {arch, true, pdl_trigger};
     kf_buf out = {0};
     kf_linemap lm = {0};
     kf_diags d = {0};
@@ -126,9 +127,9 @@ static void test_kf_kernels_assemble_sm80_and_sm90(void **st)
         closedir(kd);
         assert_true(lib > 0);
     }
-    for (size_t i = 0; i < n; i++) {
-        emit_and_assemble(&files[i], 80);
-        emit_and_assemble(&files[i], 90);
+    for (size_t i = 0; i < n; i++) {   /* every other sm_90 module also with griddepcontrol.launch_dependents */
+        emit_and_assemble(&files[i], 80, true);
+        emit_and_assemble(&files[i], 90, i % 2 == 1);
     }
     print_message("assembled %zu .kf files for sm_80 and sm_90\n", n);
 }
@@ -256,7 +257,7 @@ static char *sass_of(const char *src, uint32_t arch)
     if (!find_tool("ptxas", NULL, ptxas, sizeof ptxas)) fail_msg("ptxas not found (CI has the CUDA toolkit)");
     kf_module *m = NULL;
     if (kf_compile("sass.kf", src, strlen(src), NULL, &m) != KF_OK) fail_msg("does not compile");
-    kf_emit_opts o = {arch, false};
+    kf_emit_opts o = {arch, false, false};
     kf_buf ptx = {0};
     kf_diags d = {0};
     assert_int_equal(kf_ptx_emit(m, NULL, &o, &ptx, NULL, &d), KF_OK);

@@ -507,7 +507,7 @@ static void the_mock_covers_the_runtimes_driver_table(void **state)
 {
     static const char *const table[] = {
 #define X(f, sym, r, p) sym,
-        KF_CU_FUNCS(X)
+        KF_CU_FUNCS(X) KF_CU_OPTIONAL(X)
 #undef X
     };
     for (size_t i = 0; i < sizeof table / sizeof table[0]; i++)

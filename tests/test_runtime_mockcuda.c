@@ -4,9 +4,10 @@
  * properties, buffers, CUDA-C -> NVRTC -> link -> load, loaded PTX, the
  * memory and disk caches (including a corrupt entry rebuilt with a
  * warning), argument packing, every dispatch mode, launch records,
- * driver errors carrying the API name, error name and JIT log, and graphs:
+ * driver errors carrying the API name, error name and JIT log, graphs:
  * stream capture, node updates for re-targeted plans, failures while
- * recording. */
+ * recording; and programmatic dependent launch (PDL): which launches get
+ * the attribute on a mocked sm_90 and sm_80. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -30,6 +31,7 @@ typedef struct {
     unsigned grid[3], block[3], shared;
     char name[128];
     int nlaunches;
+    int pdl;
 } mock_launch;
 
 static const mock_launch *(*last_launch)(void);
@@ -923,9 +925,9 @@ static void failed_capture_names_the_launch_and_leaves_the_device_usable(void **
     int handles = mock_live_handles();
     assert_int_equal(kf_graph_begin(g.d, &e), KF_OK);
     assert_int_equal(kf_plan_launch(g.plan, KF_DISPATCH_ASYNC, NULL, &e), KF_OK);
-    mock_fail("cuLaunchKernel", 1);
+    mock_fail("cuLaunchKernelEx", 1);   /* a .kf kernel on the mock's sm_90: a programmatic dependent launch */
     assert_int_equal(kf_plan_launch(g.plan, KF_DISPATCH_ASYNC, NULL, &e), KF_ERR_DEVICE);
-    if (!strstr(e.msg, "graph recording on Mock GPU: launch 1 (kernel 'saxpy'): cuLaunchKernel failed: ") ||
+    if (!strstr(e.msg, "graph recording on Mock GPU: launch 1 (kernel 'saxpy'): cuLaunchKernelEx failed: ") ||
         !strstr(e.msg, "the recording is abandoned"))
         fail_msg("%s", e.msg);
     assert_int_equal(mock_capturing(), 0);
@@ -1002,6 +1004,142 @@ static void graph_driver_failures_are_reported_and_recoverable(void **state)
     }
 }
 
+/* ---- programmatic dependent launch ----------------------------------------------- */
+
+/* One launch of g's plan (sync): whether it went through cuLaunchKernelEx
+ * with PROGRAMMATIC_STREAM_SERIALIZATION; y gains x again either way. */
+static int launch_pdl_flag(gfx *g, float *k)
+{
+    kf_error e = {0};
+    int ex = mock_calls("cuLaunchKernelEx"), plain = mock_calls("cuLaunchKernel");
+    assert_int_equal(kf_plan_launch(g->plan, KF_DISPATCH_SYNC, NULL, &e), KF_OK);
+    int pdl = last_launch()->pdl;
+    assert_int_equal(mock_calls("cuLaunchKernelEx") - ex, pdl);   /* PDL: cuLaunchKernelEx, else cuLaunchKernel */
+    assert_int_equal(mock_calls("cuLaunchKernel") - plain, !pdl);
+    *k += 1.0f;
+    expect_y(g->y, *k, N);
+    return pdl;
+}
+
+/* On sm_90 (the mock's default) a .kf kernel, on both GPU paths, launches
+ * as a programmatic dependent and computes the same; kf_device_set_pdl
+ * turns it off and on again for later launches. */
+static void kf_kernels_launch_as_programmatic_dependents_on_sm90(void **state)
+{
+    for (int path = 0; path < 2; path++) {
+        gfx g;
+        float k = 0.0f;
+        gfx_make(&g, path ? KF_BACKEND_PTX : KF_BACKEND_CUDA);
+        assert_true(kf_device_pdl(g.d));
+        assert_int_equal(launch_pdl_flag(&g, &k), 1);
+        assert_false(kf_device_set_pdl(g.d, false));
+        assert_false(kf_device_pdl(g.d));
+        assert_int_equal(launch_pdl_flag(&g, &k), 0);
+        assert_true(kf_device_set_pdl(g.d, true));
+        assert_int_equal(launch_pdl_flag(&g, &k), 1);
+        gfx_free(&g);
+    }
+}
+
+/* A raw kernel (nothing says it waits) never gets the attribute, with PDL on. */
+static void raw_kernels_never_launch_as_programmatic_dependents(void **state)
+{
+    kf_error e = {0};
+    kf_pipeline *p;
+    assert_true(kf_device_pdl(dev));
+    char *ptx;
+    assert_int_equal(kf_nvrtc_compile(saxpy_cu, "saxpy.cu", 90, false, &ptx, NULL, &e), KF_OK);
+    for (int kind = 0; kind < 2; kind++) {
+        const char *src = kind ? ptx : saxpy_cu;
+        if (make_raw(kind ? KF_SRC_PTX : KF_SRC_CUDA, src, "saxpy", true, &p, &e) != KF_OK) fail_msg("%s", e.msg);
+        vecs v;
+        vecs_make(&v, 2.0f, N);
+        int ex = mock_calls("cuLaunchKernelEx");
+        kf_launch l = {.count = N};
+        assert_int_equal(kf_dispatch(p, v.a, 4, &l, KF_DISPATCH_SYNC, NULL, &e), KF_OK);
+        assert_int_equal(last_launch()->pdl, 0);
+        assert_int_equal(mock_calls("cuLaunchKernelEx"), ex);
+        vecs_check(&v, 2.0f, N, 1);
+        vecs_free(&v);
+        kf_pipeline_destroy(p);
+    }
+    free(ptx);
+}
+
+/* $KFORGE_PDL=0 at open (the A/B switch) and an sm_80 device (no
+ * griddepcontrol in its code, no attribute; kf_device_set_pdl cannot turn
+ * it on) launch every kernel plainly. */
+static void pdl_is_off_with_the_switch_and_below_sm90(void **state)
+{
+    for (int why = 0; why < 2; why++) {
+        setenv(why ? "MOCKCUDA_CC" : "KFORGE_PDL", why ? "80" : "0", 1);
+        for (int path = 0; path < 2; path++) {
+            gfx g;
+            float k = 0.0f;
+            kf_device_props dp;
+            gfx_make(&g, path ? KF_BACKEND_PTX : KF_BACKEND_CUDA);
+            kf_device_props_get(g.d, &dp);
+            assert_int_equal(dp.arch, why ? 80 : 90);
+            assert_false(kf_device_pdl(g.d));
+            assert_int_equal(launch_pdl_flag(&g, &k), 0);
+            assert_int_equal(kf_device_set_pdl(g.d, true), !why);   /* the switch is a default; sm_80 cannot */
+            assert_int_equal(launch_pdl_flag(&g, &k), !why);
+            gfx_free(&g);
+        }
+        unsetenv(why ? "MOCKCUDA_CC" : "KFORGE_PDL");
+    }
+}
+
+/* A graph keeps what it was recorded with: recorded with PDL, its nodes
+ * replay as programmatic dependents, also after a re-target updated them
+ * (the update leaves the edges alone); recorded without, they do not. */
+static void graphs_keep_the_pdl_they_were_recorded_with(void **state)
+{
+    for (int on = 1; on >= 0; on--) {
+        gfx g;
+        kf_error e = {0};
+        gfx_make(&g, KF_BACKEND_PTX);
+        kf_device_set_pdl(g.d, on);
+        kf_graph *gr = record_twice(&g);
+        kf_device_set_pdl(g.d, !on);   /* later launches change, the graph does not */
+        assert_int_equal(kf_graph_launch(gr, KF_DISPATCH_SYNC, NULL, &e), KF_OK);
+        assert_int_equal(last_launch()->pdl, on);
+        expect_y(g.y, 2.0f, N);
+        kf_value a3 = {.type = kf_type_scalar(KF_S_F32)};
+        float three = 3.0f;
+        memcpy(&a3.lane[0], &three, 4);
+        assert_int_equal(kf_plan_set_value(g.plan, 0, &a3, &e), KF_OK);
+        int updates = mock_calls("cuGraphExecKernelNodeSetParams_v2");
+        assert_int_equal(kf_graph_launch(gr, KF_DISPATCH_SYNC, NULL, &e), KF_OK);
+        assert_int_equal(mock_calls("cuGraphExecKernelNodeSetParams_v2"), updates + 2);
+        assert_int_equal(last_launch()->pdl, on);
+        expect_y(g.y, 8.0f, N);
+        kf_graph_destroy(gr);
+        gfx_free(&g);
+    }
+}
+
+/* A refused node update of a graph with programmatic dependents says how
+ * to record one without. */
+static void refused_update_of_a_pdl_graph_names_the_switch(void **state)
+{
+    gfx g;
+    kf_error e = {0};
+    gfx_make(&g, KF_BACKEND_CUDA);
+    kf_graph *gr = record_twice(&g);
+    kf_value a3 = {.type = kf_type_scalar(KF_S_F32)};
+    assert_int_equal(kf_plan_set_value(g.plan, 0, &a3, &e), KF_OK);
+    mock_fail("cuGraphExecKernelNodeSetParams_v2", 1);
+    assert_int_equal(kf_graph_launch(gr, KF_DISPATCH_SYNC, NULL, &e), KF_ERR_DEVICE);
+    assert_non_null(strstr(e.msg, "cuGraphExecKernelNodeSetParams failed"));
+    assert_non_null(strstr(e.msg, "the graph holds 2 programmatic dependent launches"));
+    assert_non_null(strstr(e.msg, "KFORGE_PDL=0"));
+    kf_error_clear(&e);
+    kf_graph_destroy(gr);
+    gfx_free(&g);
+}
+
+
 static void kernel_fault_is_a_runtime_error(void **state)
 {
     kf_pipeline *p;
@@ -1049,6 +1187,11 @@ int main(void)
         cmocka_unit_test(failed_capture_names_the_launch_and_leaves_the_device_usable),
         cmocka_unit_test(waits_while_recording_are_refused_before_the_driver),
         cmocka_unit_test(graph_driver_failures_are_reported_and_recoverable),
+        cmocka_unit_test(kf_kernels_launch_as_programmatic_dependents_on_sm90),
+        cmocka_unit_test(raw_kernels_never_launch_as_programmatic_dependents),
+        cmocka_unit_test(pdl_is_off_with_the_switch_and_below_sm90),
+        cmocka_unit_test(graphs_keep_the_pdl_they_were_recorded_with),
+        cmocka_unit_test(refused_update_of_a_pdl_graph_names_the_switch),
         cmocka_unit_test(kernel_fault_is_a_runtime_error),   /* last: the mock's fault is sticky */
     };
     return cmocka_run_group_tests(tests, group_setup, group_teardown);

@@ -5,7 +5,8 @@
  * adds line info (.loc / #line back to the .kf source). --verify assembles
  * the PTX with ptxas for --arch and reports its errors at .kf lines;
  * --stats also prints registers, shared memory and spills per kernel to
- * stderr. -O0 emits the IR as lowered (no optimiser). A raw FILE.cu (NVRTC)
+ * stderr. -O0 emits the IR as lowered (no optimiser). --pdl-trigger adds
+ * griddepcontrol.launch_dependents after the sm_90 kernels' opening wait. A raw FILE.cu (NVRTC)
  * or FILE.ptx gives its PTX or cubin. Output goes to stdout (a cubin only
  * when it is not a terminal) or -o OUT ("-": stdout). */
 #include <string.h>
@@ -19,14 +20,14 @@
 
 static const char usage[] =
     "kforge emit [--target ptx|cuda|ir|cubin] [--arch sm_90] [-D NAME=VALUE]... [-O0|-O1] [-g] [-k KERNEL] [-o OUT]\n"
-    "            [--verify] [--stats] FILE          (FILE: .kf, or a raw .cu or .ptx for --target ptx|cubin)";
+    "            [--verify] [--stats] [--pdl-trigger] FILE          (FILE: .kf, or a raw .cu or .ptx for --target ptx|cubin)";
 
 typedef enum { TARGET_PTX, TARGET_CUDA, TARGET_IR, TARGET_CUBIN } emit_target;
 
 typedef struct {
     emit_target target;
     uint32_t arch;
-    bool lineinfo, verify, stats;
+    bool lineinfo, verify, stats, pdl_trigger;
     kf_opt_level opt;
     const char *kernel, *out, *file;
     kf_cli_defines defs;
@@ -80,6 +81,7 @@ static int parse_args(int argc, char **argv, emit_args *a)
         else if (!kf_cli_is_option(s)) a->file = s;
         else if (!strcmp(s, "-g") || !strcmp(s, "--lineinfo")) a->lineinfo = true;
         else if (!strcmp(s, "--verify")) a->verify = true;
+        else if (!strcmp(s, "--pdl-trigger")) a->pdl_trigger = true;
         else if (kf_cli_opt_level(s, &a->opt)) continue;
         else if (!strcmp(s, "--stats")) a->stats = a->verify = true;
         else return kf_cli_usage_error("emit", usage, "unknown option '%s'", s);
@@ -151,7 +153,7 @@ static int generate(const emit_args *a, const kf_module *m, const kf_ir_kernel *
         }
         return KF_EXIT_OK;
     }
-    kf_emit_opts o = {a->arch, a->lineinfo};
+    kf_emit_opts o = {a->arch, a->lineinfo, a->pdl_trigger};
     /* a cubin is the PTX, linked (link_cubin) */
     kf_linemap lm = {0};
     kf_diags diags = {0};

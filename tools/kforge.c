@@ -16,7 +16,7 @@
 #define KF_SUBCOMMANDS(X) \
     X("check", kf_cmd_check, "check [-D NAME=VALUE]... FILE...\n                parse and check; diagnostics only") \
     X("emit", kf_cmd_emit, "emit [--target ptx|cuda|ir] [--arch sm_90] [-D NAME=VALUE]... [-O0|-O1] [-g]\n" \
-      "                [-k KERNEL] [-o OUT] [--verify] [--stats] FILE") \
+      "                [-k KERNEL] [-o OUT] [--verify] [--stats] [--pdl-trigger] FILE") \
     X("run", kf_cmd_run, "run FILE [-k KERNEL] [--backend cpu|cuda|ptx] [-D NAME=VALUE]... [-O0|-O1] [--count N]\n" \
       "                [--time] [--grid X,Y,Z] [--block X,Y,Z] [--shared BYTES]\n" \
       "                [NAME=VALUE | NAME=@in.npy | NAME=zeros(N) | NAME=rand(N,SEED)\n" \

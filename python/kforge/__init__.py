@@ -442,14 +442,15 @@ class Module:
             self._pipelines[key] = (dev, p)   # the device stays open while the pipeline lives
         return self._pipelines[key][1]
 
-    def emit(self, target="ptx", kernel=None, arch=90, lineinfo=False):
+    def emit(self, target="ptx", kernel=None, arch=90, lineinfo=False, pdl_trigger=False):
         """The PTX, CUDA-C or IR text (str) of a kernel or of all, or the
-        linked cubin (bytes, target="cubin")."""
+        linked cubin (bytes, target="cubin"); pdl_trigger: sm_90 kernels also
+        let the next programmatic dependent launch start early."""
         if target not in _lib.TARGETS:
             raise UsageError(f"unknown target '{target}': expected ptx, cuda, ir or cubin")
         k = self.kernels[kernel]._ptr if kernel else None
         out, n, err = c_void_p(), c_size_t(), _lib.Error()
-        o = _lib.EmitOptions(_lib.TARGETS[target], arch, lineinfo)
+        o = _lib.EmitOptions(_lib.TARGETS[target], arch, lineinfo, pdl_trigger)
         _check(_C.kf_emit(self._ptr, k, byref(o), byref(out), byref(n), byref(err)), err)
         try:
             data = ctypes.string_at(out, n.value)

@@ -60,7 +60,7 @@ class ScheduleInfo(Structure):
 
 
 class EmitOptions(Structure):
-    _fields_ = [("target", c_int), ("arch", c_uint32), ("lineinfo", c_bool)]
+    _fields_ = [("target", c_int), ("arch", c_uint32), ("lineinfo", c_bool), ("pdl_trigger", c_bool)]
 
 
 class DeviceProps(Structure):

@@ -107,7 +107,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (st == KF_ERR_SOURCE && !m->diags.nerrors) abort();
     if (st == KF_OK) {
         static const uint32_t arch[4] = {80, 86, 89, 90};
-        kf_emit_opts o = {arch[size % 4], (size >> 2) & 1};
+        kf_emit_opts o = {arch[size % 4], (size >> 2) & 1, false};
         bool twice = (size >> 3) % 16 == 0;   /* one length in 16, whatever the options */
         kf_buf ir = {0};
         for (uint32_t i = 0; i < m->nkernels; i++) {

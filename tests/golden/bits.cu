@@ -59,10 +59,20 @@ struct __align__(4) kf_i8x4 { signed char v[4]; };
 struct __align__(4) kf_u8x4 { unsigned char v[4]; };
 struct __align__(16) kf_f32x4 { float v[4]; };
 
+/* Programmatic dependent launch (sm_90): a kernel launched as a dependent may
+   start before the previous one ends; it waits for that one's writes first.
+   Without the launch attribute the wait returns at once; before sm_90, nothing. */
+__device__ __forceinline__ void kf_pdl_wait() {
+#if __CUDA_ARCH__ >= 900
+    asm volatile("griddepcontrol.wait;" ::: "memory");
+#endif
+}
+
 /* kernel dots (bits.kf:9) */
 extern "C" __global__ void __launch_bounds__(64)
 dots(const unsigned* __restrict__ a_, const unsigned* __restrict__ b_, const int* __restrict__ c_, int* __restrict__ o_, unsigned n_)
 {
+    kf_pdl_wait();
     unsigned i_ = (blockIdx.x * blockDim.x) + threadIdx.x;
     if (i_ < n_) {
         unsigned t12_ = a_[i_];
@@ -84,6 +94,7 @@ dots(const unsigned* __restrict__ a_, const unsigned* __restrict__ b_, const int
 extern "C" __global__ void __launch_bounds__(64)
 bytes(const unsigned* __restrict__ w_, signed char* __restrict__ o_, unsigned* __restrict__ ow_, unsigned n_)
 {
+    kf_pdl_wait();
     unsigned i_ = (blockIdx.x * blockDim.x) + threadIdx.x;
     if (i_ < n_) {
         unsigned t11_ = w_[i_];
@@ -106,6 +117,7 @@ bytes(const unsigned* __restrict__ w_, signed char* __restrict__ o_, unsigned* _
 extern "C" __global__ void __launch_bounds__(64)
 fields(const unsigned* __restrict__ pl_, const unsigned* __restrict__ x32_, const unsigned long long* __restrict__ x64_, unsigned* __restrict__ o32_, unsigned long long* __restrict__ o64_, unsigned n_)
 {
+    kf_pdl_wait();
     unsigned i_ = (blockIdx.x * blockDim.x) + threadIdx.x;
     if (i_ < n_) {
         unsigned pos_ = (pl_[i_] & 255u) % 80u;
@@ -129,6 +141,7 @@ fields(const unsigned* __restrict__ pl_, const unsigned* __restrict__ x32_, cons
 extern "C" __global__ void __launch_bounds__(64)
 permute(const unsigned* __restrict__ a_, const unsigned* __restrict__ b_, const unsigned* __restrict__ s_, unsigned* __restrict__ o_, unsigned n_)
 {
+    kf_pdl_wait();
     unsigned i_ = (blockIdx.x * blockDim.x) + threadIdx.x;
     if (i_ < n_) {
         o_[3u * i_] = kf_prmt(a_[i_], b_[i_], s_[i_]);
@@ -141,6 +154,7 @@ permute(const unsigned* __restrict__ a_, const unsigned* __restrict__ b_, const 
 extern "C" __global__ void __launch_bounds__(64)
 recip(const unsigned* __restrict__ xb_, const float* __restrict__ x_, const float* __restrict__ y_, float* __restrict__ orcp_, float* __restrict__ odiv_, kf_f32x4* __restrict__ o4_, unsigned n_)
 {
+    kf_pdl_wait();
     unsigned i_ = (blockIdx.x * blockDim.x) + threadIdx.x;
     if (i_ < n_) {
         orcp_[i_] = kf_rcp_approx(kf_bitcast<float>(xb_[i_]));
@@ -163,5 +177,6 @@ recip(const unsigned* __restrict__ xb_, const float* __restrict__ x_, const floa
 extern "C" __global__ void __launch_bounds__(1)
 bfe_far(unsigned* __restrict__ o_, unsigned p_)
 {
+    kf_pdl_wait();
     o_[0u] = kf_bfe_u32(o_[0u], p_, 4u);
 }

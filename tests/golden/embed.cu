@@ -22,10 +22,20 @@ __device__ __forceinline__ kf_f16 kf_f16_from_f32(float f)
 /* vectors: 16-byte (size) aligned, lanes in v[] */
 struct __align__(16) kf_f16x8 { kf_f16 v[8]; };
 
+/* Programmatic dependent launch (sm_90): a kernel launched as a dependent may
+   start before the previous one ends; it waits for that one's writes first.
+   Without the launch attribute the wait returns at once; before sm_90, nothing. */
+__device__ __forceinline__ void kf_pdl_wait() {
+#if __CUDA_ARCH__ >= 900
+    asm volatile("griddepcontrol.wait;" ::: "memory");
+#endif
+}
+
 /* kernel embed (embed.kf:18) */
 extern "C" __global__ void __launch_bounds__(256)
 embed(const kf_f16* __restrict__ table_, const unsigned* __restrict__ ids_, kf_f16* __restrict__ y_, unsigned t_, unsigned d_, unsigned vocab_)
 {
+    kf_pdl_wait();
     unsigned i_ = (blockIdx.x * blockDim.x) + threadIdx.x;
     if ((d_ & 7u) == 0u) {
         unsigned d8_ = d_ >> 3u;

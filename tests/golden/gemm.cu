@@ -123,10 +123,20 @@ __device__ __forceinline__ void kf_cp_async_n(void* s, const void* g, unsigned n
 __device__ __forceinline__ void kf_cp_async_commit() { asm volatile("cp.async.commit_group;" ::: "memory"); }
 template <int N> __device__ __forceinline__ void kf_cp_async_wait() { asm volatile("cp.async.wait_group %0;" :: "n"(N) : "memory"); }
 
+/* Programmatic dependent launch (sm_90): a kernel launched as a dependent may
+   start before the previous one ends; it waits for that one's writes first.
+   Without the launch attribute the wait returns at once; before sm_90, nothing. */
+__device__ __forceinline__ void kf_pdl_wait() {
+#if __CUDA_ARCH__ >= 900
+    asm volatile("griddepcontrol.wait;" ::: "memory");
+#endif
+}
+
 /* kernel gemm_f16_f16_nn (gemm.kf:251) */
 extern "C" __global__ void __launch_bounds__(256)
 gemm_f16_f16_nn(const kf_f16* __restrict__ a_, const kf_f16* __restrict__ b_, kf_f16* __restrict__ c_, unsigned m_, unsigned n_, unsigned k_, float alpha_, float beta_)
 {
+    kf_pdl_wait();
     extern __shared__ __align__(16) unsigned char kf_dyn_shared[];
     unsigned short *const s_ = (unsigned short *)kf_dyn_shared;
     kf_f32x4 acc_[16];
@@ -3111,6 +3121,7 @@ gemm_f16_f16_nn(const kf_f16* __restrict__ a_, const kf_f16* __restrict__ b_, kf
 extern "C" __global__ void __launch_bounds__(256)
 gemm_f16_f16_nt(const kf_f16* __restrict__ a_, const kf_f16* __restrict__ b_, kf_f16* __restrict__ c_, unsigned m_, unsigned n_, unsigned k_, float alpha_, float beta_)
 {
+    kf_pdl_wait();
     extern __shared__ __align__(16) unsigned char kf_dyn_shared[];
     unsigned short *const s_ = (unsigned short *)kf_dyn_shared;
     kf_f32x4 acc_[16];
@@ -6095,6 +6106,7 @@ gemm_f16_f16_nt(const kf_f16* __restrict__ a_, const kf_f16* __restrict__ b_, kf
 extern "C" __global__ void __launch_bounds__(256)
 gemm_f16_bf16_nn(const kf_f16* __restrict__ a_, const kf_f16* __restrict__ b_, kf_bf16* __restrict__ c_, unsigned m_, unsigned n_, unsigned k_, float alpha_, float beta_)
 {
+    kf_pdl_wait();
     extern __shared__ __align__(16) unsigned char kf_dyn_shared[];
     unsigned short *const s_ = (unsigned short *)kf_dyn_shared;
     kf_f32x4 acc_[16];
@@ -9079,6 +9091,7 @@ gemm_f16_bf16_nn(const kf_f16* __restrict__ a_, const kf_f16* __restrict__ b_, k
 extern "C" __global__ void __launch_bounds__(256)
 gemm_f16_bf16_nt(const kf_f16* __restrict__ a_, const kf_f16* __restrict__ b_, kf_bf16* __restrict__ c_, unsigned m_, unsigned n_, unsigned k_, float alpha_, float beta_)
 {
+    kf_pdl_wait();
     extern __shared__ __align__(16) unsigned char kf_dyn_shared[];
     unsigned short *const s_ = (unsigned short *)kf_dyn_shared;
     kf_f32x4 acc_[16];
@@ -12063,6 +12076,7 @@ gemm_f16_bf16_nt(const kf_f16* __restrict__ a_, const kf_f16* __restrict__ b_, k
 extern "C" __global__ void __launch_bounds__(256)
 gemm_f16_f32_nn(const kf_f16* __restrict__ a_, const kf_f16* __restrict__ b_, float* __restrict__ c_, unsigned m_, unsigned n_, unsigned k_, float alpha_, float beta_)
 {
+    kf_pdl_wait();
     extern __shared__ __align__(16) unsigned char kf_dyn_shared[];
     unsigned short *const s_ = (unsigned short *)kf_dyn_shared;
     kf_f32x4 acc_[16];
@@ -14822,6 +14836,7 @@ gemm_f16_f32_nn(const kf_f16* __restrict__ a_, const kf_f16* __restrict__ b_, fl
 extern "C" __global__ void __launch_bounds__(256)
 gemm_f16_f32_nt(const kf_f16* __restrict__ a_, const kf_f16* __restrict__ b_, float* __restrict__ c_, unsigned m_, unsigned n_, unsigned k_, float alpha_, float beta_)
 {
+    kf_pdl_wait();
     extern __shared__ __align__(16) unsigned char kf_dyn_shared[];
     unsigned short *const s_ = (unsigned short *)kf_dyn_shared;
     kf_f32x4 acc_[16];
@@ -17581,6 +17596,7 @@ gemm_f16_f32_nt(const kf_f16* __restrict__ a_, const kf_f16* __restrict__ b_, fl
 extern "C" __global__ void __launch_bounds__(256)
 gemm_bf16_f16_nn(const kf_bf16* __restrict__ a_, const kf_bf16* __restrict__ b_, kf_f16* __restrict__ c_, unsigned m_, unsigned n_, unsigned k_, float alpha_, float beta_)
 {
+    kf_pdl_wait();
     extern __shared__ __align__(16) unsigned char kf_dyn_shared[];
     unsigned short *const s_ = (unsigned short *)kf_dyn_shared;
     kf_f32x4 acc_[16];
@@ -20565,6 +20581,7 @@ gemm_bf16_f16_nn(const kf_bf16* __restrict__ a_, const kf_bf16* __restrict__ b_,
 extern "C" __global__ void __launch_bounds__(256)
 gemm_bf16_f16_nt(const kf_bf16* __restrict__ a_, const kf_bf16* __restrict__ b_, kf_f16* __restrict__ c_, unsigned m_, unsigned n_, unsigned k_, float alpha_, float beta_)
 {
+    kf_pdl_wait();
     extern __shared__ __align__(16) unsigned char kf_dyn_shared[];
     unsigned short *const s_ = (unsigned short *)kf_dyn_shared;
     kf_f32x4 acc_[16];
@@ -23549,6 +23566,7 @@ gemm_bf16_f16_nt(const kf_bf16* __restrict__ a_, const kf_bf16* __restrict__ b_,
 extern "C" __global__ void __launch_bounds__(256)
 gemm_bf16_bf16_nn(const kf_bf16* __restrict__ a_, const kf_bf16* __restrict__ b_, kf_bf16* __restrict__ c_, unsigned m_, unsigned n_, unsigned k_, float alpha_, float beta_)
 {
+    kf_pdl_wait();
     extern __shared__ __align__(16) unsigned char kf_dyn_shared[];
     unsigned short *const s_ = (unsigned short *)kf_dyn_shared;
     kf_f32x4 acc_[16];
@@ -26533,6 +26551,7 @@ gemm_bf16_bf16_nn(const kf_bf16* __restrict__ a_, const kf_bf16* __restrict__ b_
 extern "C" __global__ void __launch_bounds__(256)
 gemm_bf16_bf16_nt(const kf_bf16* __restrict__ a_, const kf_bf16* __restrict__ b_, kf_bf16* __restrict__ c_, unsigned m_, unsigned n_, unsigned k_, float alpha_, float beta_)
 {
+    kf_pdl_wait();
     extern __shared__ __align__(16) unsigned char kf_dyn_shared[];
     unsigned short *const s_ = (unsigned short *)kf_dyn_shared;
     kf_f32x4 acc_[16];
@@ -29517,6 +29536,7 @@ gemm_bf16_bf16_nt(const kf_bf16* __restrict__ a_, const kf_bf16* __restrict__ b_
 extern "C" __global__ void __launch_bounds__(256)
 gemm_bf16_f32_nn(const kf_bf16* __restrict__ a_, const kf_bf16* __restrict__ b_, float* __restrict__ c_, unsigned m_, unsigned n_, unsigned k_, float alpha_, float beta_)
 {
+    kf_pdl_wait();
     extern __shared__ __align__(16) unsigned char kf_dyn_shared[];
     unsigned short *const s_ = (unsigned short *)kf_dyn_shared;
     kf_f32x4 acc_[16];
@@ -32276,6 +32296,7 @@ gemm_bf16_f32_nn(const kf_bf16* __restrict__ a_, const kf_bf16* __restrict__ b_,
 extern "C" __global__ void __launch_bounds__(256)
 gemm_bf16_f32_nt(const kf_bf16* __restrict__ a_, const kf_bf16* __restrict__ b_, float* __restrict__ c_, unsigned m_, unsigned n_, unsigned k_, float alpha_, float beta_)
 {
+    kf_pdl_wait();
     extern __shared__ __align__(16) unsigned char kf_dyn_shared[];
     unsigned short *const s_ = (unsigned short *)kf_dyn_shared;
     kf_f32x4 acc_[16];

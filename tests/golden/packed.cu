@@ -107,10 +107,20 @@ __device__ __forceinline__ unsigned kf_bh2_add(unsigned a, unsigned b) { unsigne
 __device__ __forceinline__ unsigned kf_bh2_sub(unsigned a, unsigned b) { unsigned r; asm("sub.rn.bf16x2 %0, %1, %2;" : "=r"(r) : "r"(a), "r"(b)); return r; }
 __device__ __forceinline__ unsigned kf_bh2_mul(unsigned a, unsigned b) { unsigned r; asm("mul.rn.bf16x2 %0, %1, %2;" : "=r"(r) : "r"(a), "r"(b)); return r; }
 
+/* Programmatic dependent launch (sm_90): a kernel launched as a dependent may
+   start before the previous one ends; it waits for that one's writes first.
+   Without the launch attribute the wait returns at once; before sm_90, nothing. */
+__device__ __forceinline__ void kf_pdl_wait() {
+#if __CUDA_ARCH__ >= 900
+    asm volatile("griddepcontrol.wait;" ::: "memory");
+#endif
+}
+
 /* kernel packed_f16 (packed.kf:26) */
 extern "C" __global__ void __launch_bounds__(64)
 packed_f16(const unsigned* __restrict__ w_, unsigned* __restrict__ o_, unsigned n_)
 {
+    kf_pdl_wait();
     unsigned i_ = (blockIdx.x * blockDim.x) + threadIdx.x;
     if (i_ < n_) {
         unsigned t12_ = w_[3u * i_];
@@ -244,6 +254,7 @@ packed_f16(const unsigned* __restrict__ w_, unsigned* __restrict__ o_, unsigned 
 extern "C" __global__ void __launch_bounds__(64)
 packed_bf16(const unsigned* __restrict__ w_, unsigned* __restrict__ o_, unsigned n_)
 {
+    kf_pdl_wait();
     unsigned i_ = (blockIdx.x * blockDim.x) + threadIdx.x;
     if (i_ < n_) {
         unsigned t12_ = w_[3u * i_];
@@ -377,6 +388,7 @@ packed_bf16(const unsigned* __restrict__ w_, unsigned* __restrict__ o_, unsigned
 extern "C" __global__ void __launch_bounds__(64)
 packed_x8(const kf_f16x8* __restrict__ h_, const kf_bf16x8* __restrict__ g_, kf_f16x8* __restrict__ oh_, kf_bf16x8* __restrict__ og_, unsigned n_)
 {
+    kf_pdl_wait();
     unsigned i_ = (blockIdx.x * blockDim.x) + threadIdx.x;
     if (i_ < n_) {
         unsigned t13_ = i_ << 1u;
@@ -400,6 +412,7 @@ packed_x8(const kf_f16x8* __restrict__ h_, const kf_bf16x8* __restrict__ g_, kf_
 extern "C" __global__ void __launch_bounds__(1)
 fma_ties(unsigned a_, unsigned b_, unsigned c_, unsigned* __restrict__ o_)
 {
+    kf_pdl_wait();
     kf_f16x2 t6_ = kf_bitcast<kf_f16x2>(a_);
     kf_f16x2 t7_ = kf_bitcast<kf_f16x2>(b_);
     kf_f16x2 t8_ = kf_bitcast<kf_f16x2>(c_);

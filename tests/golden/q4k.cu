@@ -182,10 +182,20 @@ KF_MMA_I(kf_mma_s8u8, "s8", "u8")
 KF_MMA_I(kf_mma_u8s8, "u8", "s8")
 KF_MMA_I(kf_mma_u8u8, "u8", "u8")
 
+/* Programmatic dependent launch (sm_90): a kernel launched as a dependent may
+   start before the previous one ends; it waits for that one's writes first.
+   Without the launch attribute the wait returns at once; before sm_90, nothing. */
+__device__ __forceinline__ void kf_pdl_wait() {
+#if __CUDA_ARCH__ >= 900
+    asm volatile("griddepcontrol.wait;" ::: "memory");
+#endif
+}
+
 /* kernel q4k_gemv_simt (q4k.kf:202) */
 extern "C" __global__ void __launch_bounds__(256)
 q4k_gemv_simt(const unsigned char* __restrict__ w_, const float* __restrict__ x_, float* __restrict__ y_, unsigned m_, unsigned k_)
 {
+    kf_pdl_wait();
     __shared__ __align__(16) float part_[512];
     kf_f32x4 xs_[16];
     kf_u32x4 hv_[2];
@@ -599,6 +609,7 @@ q4k_gemv_simt(const unsigned char* __restrict__ w_, const float* __restrict__ x_
 extern "C" __global__ void __launch_bounds__(256)
 q4k_gemv(const unsigned char* __restrict__ w_, const float* __restrict__ x_, float* __restrict__ y_, unsigned m_, unsigned k_)
 {
+    kf_pdl_wait();
     extern __shared__ __align__(16) unsigned char kf_dyn_shared[];
     unsigned *const tab_ = (unsigned *)kf_dyn_shared;
     kf_f32x4 v_[8];
@@ -1556,6 +1567,7 @@ q4k_gemv(const unsigned char* __restrict__ w_, const float* __restrict__ x_, flo
 extern "C" __global__ void __launch_bounds__(256)
 q8_quantize_f32(const float* __restrict__ x_, signed char* __restrict__ xq_, kf_f16x2* __restrict__ xds_, unsigned n_)
 {
+    kf_pdl_wait();
     const unsigned kf_wn = kf_warp_lanes();
     unsigned e0_ = ((blockIdx.x * blockDim.x) + threadIdx.x) << 2u;
     kf_f32x4 t13_ = kf_f32x4{{0.0f, 0.0f, 0.0f, 0.0f}};
@@ -1635,6 +1647,7 @@ q8_quantize_f32(const float* __restrict__ x_, signed char* __restrict__ xq_, kf_
 extern "C" __global__ void __launch_bounds__(256)
 q8_quantize_f16(const kf_f16* __restrict__ x_, signed char* __restrict__ xq_, kf_f16x2* __restrict__ xds_, unsigned n_)
 {
+    kf_pdl_wait();
     const unsigned kf_wn = kf_warp_lanes();
     unsigned e0_ = ((blockIdx.x * blockDim.x) + threadIdx.x) << 2u;
     kf_f32x4 t13_ = kf_f32x4{{0.0f, 0.0f, 0.0f, 0.0f}};
@@ -1719,6 +1732,7 @@ q8_quantize_f16(const kf_f16* __restrict__ x_, signed char* __restrict__ xq_, kf
 extern "C" __global__ void __launch_bounds__(128)
 q4k_q8_gemv_f32(const unsigned char* __restrict__ w_, const signed char* __restrict__ xq_, const kf_f16x2* __restrict__ xds_, float* __restrict__ y_, unsigned m_, unsigned k_)
 {
+    kf_pdl_wait();
     unsigned row_[2];
     float acc_[2];
     kf_u32x4 xv_[4];
@@ -2074,6 +2088,7 @@ q4k_q8_gemv_f32(const unsigned char* __restrict__ w_, const signed char* __restr
 extern "C" __global__ void __launch_bounds__(128)
 q4k_q8_gemv_f16(const unsigned char* __restrict__ w_, const signed char* __restrict__ xq_, const kf_f16x2* __restrict__ xds_, kf_f16* __restrict__ y_, unsigned m_, unsigned k_)
 {
+    kf_pdl_wait();
     unsigned row_[2];
     float acc_[2];
     kf_u32x4 xv_[4];
@@ -2429,6 +2444,7 @@ q4k_q8_gemv_f16(const unsigned char* __restrict__ w_, const signed char* __restr
 extern "C" __global__ void __launch_bounds__(128)
 q4k_q8_gemv_f16_acc(const unsigned char* __restrict__ w_, const signed char* __restrict__ xq_, const kf_f16x2* __restrict__ xds_, kf_f16* __restrict__ y_, unsigned m_, unsigned k_)
 {
+    kf_pdl_wait();
     unsigned row_[2];
     float acc_[2];
     kf_u32x4 xv_[4];
@@ -2784,6 +2800,7 @@ q4k_q8_gemv_f16_acc(const unsigned char* __restrict__ w_, const signed char* __r
 extern "C" __global__ void __launch_bounds__(128)
 q4k_q8_gemv_rms_f16(const unsigned char* __restrict__ w_, const kf_f16* __restrict__ h_, const kf_f16* __restrict__ nw_, kf_f16* __restrict__ y_, unsigned m_, unsigned k_, float eps_)
 {
+    kf_pdl_wait();
     extern __shared__ __align__(16) unsigned char kf_dyn_shared[];
     kf_u32x4 *const sq_ = (kf_u32x4 *)kf_dyn_shared;
     __shared__ __align__(16) float part_[4];
@@ -3500,6 +3517,7 @@ q4k_q8_gemv_rms_f16(const unsigned char* __restrict__ w_, const kf_f16* __restri
 extern "C" __global__ void __launch_bounds__(128)
 q4k_q8_gemv_rms_f32(const unsigned char* __restrict__ w_, const kf_f16* __restrict__ h_, const kf_f16* __restrict__ nw_, float* __restrict__ y_, unsigned m_, unsigned k_, float eps_)
 {
+    kf_pdl_wait();
     extern __shared__ __align__(16) unsigned char kf_dyn_shared[];
     kf_u32x4 *const sq_ = (kf_u32x4 *)kf_dyn_shared;
     __shared__ __align__(16) float part_[4];
@@ -4216,6 +4234,7 @@ q4k_q8_gemv_rms_f32(const unsigned char* __restrict__ w_, const kf_f16* __restri
 extern "C" __global__ void __launch_bounds__(128)
 q4k_q8_gemv_silu_f16_acc(const unsigned char* __restrict__ w_, const kf_f16* __restrict__ g_, const kf_f16* __restrict__ u_, kf_f16* __restrict__ y_, unsigned m_, unsigned k_)
 {
+    kf_pdl_wait();
     extern __shared__ __align__(16) unsigned char kf_dyn_shared[];
     kf_u32x4 *const sq_ = (kf_u32x4 *)kf_dyn_shared;
     kf_f16x8 gv_[4];
@@ -4852,6 +4871,7 @@ q4k_q8_gemv_silu_f16_acc(const unsigned char* __restrict__ w_, const kf_f16* __r
 extern "C" __global__ void __launch_bounds__(128)
 q4k_q8_gemv_silu_f32(const unsigned char* __restrict__ w_, const kf_f16* __restrict__ g_, const kf_f16* __restrict__ u_, float* __restrict__ y_, unsigned m_, unsigned k_)
 {
+    kf_pdl_wait();
     extern __shared__ __align__(16) unsigned char kf_dyn_shared[];
     kf_u32x4 *const sq_ = (kf_u32x4 *)kf_dyn_shared;
     kf_f16x8 gv_[4];

@@ -45,10 +45,20 @@ __device__ __forceinline__ T kf_shfl_down(T v, unsigned d, unsigned n)
 /* vectors: 16-byte (size) aligned, lanes in v[] */
 struct __align__(16) kf_f32x4 { float v[4]; };
 
+/* Programmatic dependent launch (sm_90): a kernel launched as a dependent may
+   start before the previous one ends; it waits for that one's writes first.
+   Without the launch attribute the wait returns at once; before sm_90, nothing. */
+__device__ __forceinline__ void kf_pdl_wait() {
+#if __CUDA_ARCH__ >= 900
+    asm volatile("griddepcontrol.wait;" ::: "memory");
+#endif
+}
+
 /* kernel reduce_sum (reduce_sum.kf:17) */
 extern "C" __global__ void __launch_bounds__(256)
 reduce_sum(const float* __restrict__ x_, float* __restrict__ out_, unsigned n_)
 {
+    kf_pdl_wait();
     __shared__ __align__(16) float part_[8];
     kf_f32x4 acc_[4];
     float t111_;

@@ -79,10 +79,20 @@ __device__ __forceinline__ T kf_shfl_down(T v, unsigned d, unsigned n)
 /* vectors: 16-byte (size) aligned, lanes in v[] */
 struct __align__(16) kf_f16x8 { kf_f16 v[8]; };
 
+/* Programmatic dependent launch (sm_90): a kernel launched as a dependent may
+   start before the previous one ends; it waits for that one's writes first.
+   Without the launch attribute the wait returns at once; before sm_90, nothing. */
+__device__ __forceinline__ void kf_pdl_wait() {
+#if __CUDA_ARCH__ >= 900
+    asm volatile("griddepcontrol.wait;" ::: "memory");
+#endif
+}
+
 /* kernel rmsnorm (rmsnorm.kf:15) */
 extern "C" __global__ void __launch_bounds__(256)
 rmsnorm(const kf_f16* __restrict__ x_, const kf_f16* __restrict__ w_, kf_f16* __restrict__ y_, unsigned rows_, unsigned cols_, float eps_)
 {
+    kf_pdl_wait();
     __shared__ __align__(16) float part_[8];
     kf_f16x8 v_[4];
     kf_f16x8 g_[4];

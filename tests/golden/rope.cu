@@ -37,10 +37,20 @@ __device__ __forceinline__ float kf_fast_div(float a, float b) { return __fmul_r
 /* vectors: 16-byte (size) aligned, lanes in v[] */
 struct __align__(16) kf_f16x8 { kf_f16 v[8]; };
 
+/* Programmatic dependent launch (sm_90): a kernel launched as a dependent may
+   start before the previous one ends; it waits for that one's writes first.
+   Without the launch attribute the wait returns at once; before sm_90, nothing. */
+__device__ __forceinline__ void kf_pdl_wait() {
+#if __CUDA_ARCH__ >= 900
+    asm volatile("griddepcontrol.wait;" ::: "memory");
+#endif
+}
+
 /* kernel rope_neox (rope.kf:252) */
 extern "C" __global__ void __launch_bounds__(256)
 rope_neox(kf_f16* __restrict__ x_, const unsigned* __restrict__ pos_, unsigned t_, unsigned h_, unsigned d_, float theta_)
 {
+    kf_pdl_wait();
     extern __shared__ __align__(16) unsigned char kf_dyn_shared[];
     double *const tab_ = (double *)kf_dyn_shared;
     unsigned base_[2];
@@ -259,6 +269,7 @@ rope_neox(kf_f16* __restrict__ x_, const unsigned* __restrict__ pos_, unsigned t
 extern "C" __global__ void __launch_bounds__(256)
 rope_gptj(kf_f16* __restrict__ x_, const unsigned* __restrict__ pos_, unsigned t_, unsigned h_, unsigned d_, float theta_)
 {
+    kf_pdl_wait();
     extern __shared__ __align__(16) unsigned char kf_dyn_shared[];
     double *const tab_ = (double *)kf_dyn_shared;
     unsigned base_[2];
@@ -441,6 +452,7 @@ rope_gptj(kf_f16* __restrict__ x_, const unsigned* __restrict__ pos_, unsigned t
 extern "C" __global__ void __launch_bounds__(256)
 rope_qkv_neox(const kf_f16* __restrict__ qkv_, const unsigned* __restrict__ pos_, kf_f16* __restrict__ q_, kf_f16* __restrict__ kc_, kf_f16* __restrict__ vc_, unsigned t_, unsigned h_, unsigned hkv_, unsigned l_, unsigned d_, float theta_)
 {
+    kf_pdl_wait();
     extern __shared__ __align__(16) unsigned char kf_dyn_shared[];
     double *const tab_ = (double *)kf_dyn_shared;
     kf_f16x8 vu_[2];
@@ -691,6 +703,7 @@ rope_qkv_neox(const kf_f16* __restrict__ qkv_, const unsigned* __restrict__ pos_
 extern "C" __global__ void __launch_bounds__(256)
 rope_qkv_gptj(const kf_f16* __restrict__ qkv_, const unsigned* __restrict__ pos_, kf_f16* __restrict__ q_, kf_f16* __restrict__ kc_, kf_f16* __restrict__ vc_, unsigned t_, unsigned h_, unsigned hkv_, unsigned l_, unsigned d_, float theta_)
 {
+    kf_pdl_wait();
     extern __shared__ __align__(16) unsigned char kf_dyn_shared[];
     double *const tab_ = (double *)kf_dyn_shared;
     kf_f16x8 vu_[2];

@@ -3,10 +3,20 @@
 /* vectors: 16-byte (size) aligned, lanes in v[] */
 struct __align__(16) kf_f32x4 { float v[4]; };
 
+/* Programmatic dependent launch (sm_90): a kernel launched as a dependent may
+   start before the previous one ends; it waits for that one's writes first.
+   Without the launch attribute the wait returns at once; before sm_90, nothing. */
+__device__ __forceinline__ void kf_pdl_wait() {
+#if __CUDA_ARCH__ >= 900
+    asm volatile("griddepcontrol.wait;" ::: "memory");
+#endif
+}
+
 /* kernel saxpy (saxpy.kf:11) */
 extern "C" __global__ void __launch_bounds__(256)
 saxpy(float a_, const float* __restrict__ x_, float* __restrict__ y_, unsigned n_)
 {
+    kf_pdl_wait();
     const kf_f32x4* x4_ = (const kf_f32x4*)x_;
     kf_f32x4* y4_ = (kf_f32x4*)y_;
     unsigned n4_ = n_ >> 2u;

@@ -147,10 +147,20 @@ __device__ __forceinline__ void kf_cp_async_n(void* s, const void* g, unsigned n
 __device__ __forceinline__ void kf_cp_async_commit() { asm volatile("cp.async.commit_group;" ::: "memory"); }
 template <int N> __device__ __forceinline__ void kf_cp_async_wait() { asm volatile("cp.async.wait_group %0;" :: "n"(N) : "memory"); }
 
+/* Programmatic dependent launch (sm_90): a kernel launched as a dependent may
+   start before the previous one ends; it waits for that one's writes first.
+   Without the launch attribute the wait returns at once; before sm_90, nothing. */
+__device__ __forceinline__ void kf_pdl_wait() {
+#if __CUDA_ARCH__ >= 900
+    asm volatile("griddepcontrol.wait;" ::: "memory");
+#endif
+}
+
 /* kernel sdpa_decode_split_simt (sdpa.kf:108) */
 extern "C" __global__ void __launch_bounds__(128)
 sdpa_decode_split_simt(const kf_f16* __restrict__ q_, const kf_f16* __restrict__ kc_, const kf_f16* __restrict__ vc_, const unsigned* __restrict__ lens_, float* __restrict__ po_, float* __restrict__ plse_, unsigned b_, unsigned h_, unsigned hkv_, unsigned l_, unsigned split_)
 {
+    kf_pdl_wait();
     __shared__ __align__(16) float sm_m_[16];
     __shared__ __align__(16) float sm_l_[16];
     __shared__ __align__(16) float sm_o_[2048];
@@ -687,6 +697,7 @@ sdpa_decode_split_simt(const kf_f16* __restrict__ q_, const kf_f16* __restrict__
 extern "C" __global__ void __launch_bounds__(64)
 sdpa_decode_split(const kf_f16* __restrict__ q_, const kf_f16* __restrict__ kc_, const kf_f16* __restrict__ vc_, const unsigned* __restrict__ lens_, float* __restrict__ po_, float* __restrict__ plse_, unsigned b_, unsigned h_, unsigned hkv_, unsigned l_, unsigned split_)
 {
+    kf_pdl_wait();
     extern __shared__ __align__(16) unsigned char kf_dyn_shared[];
     kf_f16 *const sm_ = (kf_f16 *)kf_dyn_shared;
     kf_f32x4 o_[8];
@@ -1344,6 +1355,7 @@ sdpa_decode_split(const kf_f16* __restrict__ q_, const kf_f16* __restrict__ kc_,
 extern "C" __global__ void __launch_bounds__(128)
 sdpa_decode_combine(const float* __restrict__ po_, const float* __restrict__ plse_, const unsigned* __restrict__ lens_, kf_f16* __restrict__ o_, unsigned b_, unsigned h_, unsigned l_, unsigned split_)
 {
+    kf_pdl_wait();
     float lv_[32];
     float pv_[32];
     unsigned hq_ = blockIdx.x;

@@ -71,10 +71,20 @@ __device__ __forceinline__ T kf_shfl_down(T v, unsigned d, unsigned n)
 struct __align__(16) kf_f16x8 { kf_f16 v[8]; };
 struct __align__(16) kf_f32x4 { float v[4]; };
 
+/* Programmatic dependent launch (sm_90): a kernel launched as a dependent may
+   start before the previous one ends; it waits for that one's writes first.
+   Without the launch attribute the wait returns at once; before sm_90, nothing. */
+__device__ __forceinline__ void kf_pdl_wait() {
+#if __CUDA_ARCH__ >= 900
+    asm volatile("griddepcontrol.wait;" ::: "memory");
+#endif
+}
+
 /* kernel row_reduce (shared.kf:40) */
 extern "C" __global__ void __launch_bounds__(128)
 row_reduce(const unsigned* __restrict__ x_, float* __restrict__ sums_, float* __restrict__ maxs_, unsigned rows_, unsigned cols_)
 {
+    kf_pdl_wait();
     extern __shared__ __align__(16) unsigned char kf_dyn_shared[];
     float *const row_ = (float *)kf_dyn_shared;
     __shared__ __align__(16) float part_[4];
@@ -221,6 +231,7 @@ row_reduce(const unsigned* __restrict__ x_, float* __restrict__ sums_, float* __
 extern "C" __global__ void __launch_bounds__(64)
 views(const kf_f16x8* __restrict__ x_, kf_f16* __restrict__ o16_, unsigned* __restrict__ o32_, unsigned char* __restrict__ o8_, unsigned n_)
 {
+    kf_pdl_wait();
     extern __shared__ __align__(16) unsigned char kf_dyn_shared[];
     kf_f16 *const tile_ = (kf_f16 *)kf_dyn_shared;
     unsigned t8_ = n_ >> 3u;
@@ -242,6 +253,7 @@ views(const kf_f16x8* __restrict__ x_, kf_f16* __restrict__ o16_, unsigned* __re
 extern "C" __global__ void __launch_bounds__(32)
 both(unsigned* __restrict__ o_, unsigned n_)
 {
+    kf_pdl_wait();
     __shared__ __align__(16) unsigned fixed_[3];
     extern __shared__ __align__(16) unsigned char kf_dyn_shared[];
     unsigned *const dyn_ = (unsigned *)kf_dyn_shared;
@@ -268,6 +280,7 @@ both(unsigned* __restrict__ o_, unsigned n_)
 extern "C" __global__ void __launch_bounds__(1)
 dyn_oob(float* __restrict__ o_, unsigned k_)
 {
+    kf_pdl_wait();
     extern __shared__ __align__(16) unsigned char kf_dyn_shared[];
     float *const d_ = (float *)kf_dyn_shared;
     d_[0u] = 1.0f;
@@ -278,6 +291,7 @@ dyn_oob(float* __restrict__ o_, unsigned k_)
 extern "C" __global__ void __launch_bounds__(1)
 view_oob(kf_f32x4* __restrict__ o_, unsigned k_)
 {
+    kf_pdl_wait();
     __shared__ __align__(16) float s_[8];
     s_[0u] = 1.0f;
     o_[0u] = ((kf_f32x4*)s_)[k_];
@@ -287,6 +301,7 @@ view_oob(kf_f32x4* __restrict__ o_, unsigned k_)
 extern "C" __global__ void __launch_bounds__(2)
 view_race(float* __restrict__ o_)
 {
+    kf_pdl_wait();
     __shared__ __align__(16) float s_[4];
     if (threadIdx.x == 1u) {
         s_[1u] = 5.0f;
@@ -304,6 +319,7 @@ view_race(float* __restrict__ o_)
 extern "C" __global__ void __launch_bounds__(64)
 same_name(const short* __restrict__ x_, short* __restrict__ o_, unsigned n_)
 {
+    kf_pdl_wait();
     extern __shared__ __align__(16) unsigned char kf_dyn_shared[];
     short *const dyn_ = (short *)kf_dyn_shared;
     for (unsigned i_ = threadIdx.x; i_ < n_; i_ = i_ + 64u) {

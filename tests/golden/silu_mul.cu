@@ -37,10 +37,20 @@ __device__ __forceinline__ float kf_fast_div(float a, float b) { return __fmul_r
 /* vectors: 16-byte (size) aligned, lanes in v[] */
 struct __align__(16) kf_f16x8 { kf_f16 v[8]; };
 
+/* Programmatic dependent launch (sm_90): a kernel launched as a dependent may
+   start before the previous one ends; it waits for that one's writes first.
+   Without the launch attribute the wait returns at once; before sm_90, nothing. */
+__device__ __forceinline__ void kf_pdl_wait() {
+#if __CUDA_ARCH__ >= 900
+    asm volatile("griddepcontrol.wait;" ::: "memory");
+#endif
+}
+
 /* kernel silu_mul (silu_mul.kf:22) */
 extern "C" __global__ void __launch_bounds__(256)
 silu_mul(const kf_f16* __restrict__ g_, const kf_f16* __restrict__ u_, kf_f16* __restrict__ y_, unsigned n_)
 {
+    kf_pdl_wait();
     kf_f16x8 gv_[4];
     kf_f16x8 uv_[4];
     const kf_f16x8* g8_ = (const kf_f16x8*)g_;

@@ -80,10 +80,20 @@ __device__ __forceinline__ T kf_shfl_down(T v, unsigned d, unsigned n)
 struct __align__(16) kf_f16x8 { kf_f16 v[8]; };
 struct __align__(16) kf_f32x4 { float v[4]; };
 
+/* Programmatic dependent launch (sm_90): a kernel launched as a dependent may
+   start before the previous one ends; it waits for that one's writes first.
+   Without the launch attribute the wait returns at once; before sm_90, nothing. */
+__device__ __forceinline__ void kf_pdl_wait() {
+#if __CUDA_ARCH__ >= 900
+    asm volatile("griddepcontrol.wait;" ::: "memory");
+#endif
+}
+
 /* kernel softmax_f32 (softmax.kf:21) */
 extern "C" __global__ void __launch_bounds__(256)
 softmax_f32(const float* __restrict__ x_, float* __restrict__ y_, unsigned rows_, unsigned cols_)
 {
+    kf_pdl_wait();
     __shared__ __align__(16) float red_max_[8];
     __shared__ __align__(16) float red_sum_[8];
     kf_f32x4 v_[8];
@@ -492,6 +502,7 @@ softmax_f32(const float* __restrict__ x_, float* __restrict__ y_, unsigned rows_
 extern "C" __global__ void __launch_bounds__(256)
 softmax_f16(const kf_f16* __restrict__ x_, kf_f16* __restrict__ y_, unsigned rows_, unsigned cols_)
 {
+    kf_pdl_wait();
     __shared__ __align__(16) float red_max_[8];
     __shared__ __align__(16) float red_sum_[8];
     float v_[32];

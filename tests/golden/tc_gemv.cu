@@ -110,10 +110,20 @@ KF_MMA_I(kf_mma_s8u8, "s8", "u8")
 KF_MMA_I(kf_mma_u8s8, "u8", "s8")
 KF_MMA_I(kf_mma_u8u8, "u8", "u8")
 
+/* Programmatic dependent launch (sm_90): a kernel launched as a dependent may
+   start before the previous one ends; it waits for that one's writes first.
+   Without the launch attribute the wait returns at once; before sm_90, nothing. */
+__device__ __forceinline__ void kf_pdl_wait() {
+#if __CUDA_ARCH__ >= 900
+    asm volatile("griddepcontrol.wait;" ::: "memory");
+#endif
+}
+
 /* kernel tc_gemv_f16 (tc_gemv.kf:221) */
 extern "C" __global__ void __launch_bounds__(256)
 tc_gemv_f16(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x_, kf_f16* __restrict__ y_, unsigned m_, unsigned k_, unsigned nb_)
 {
+    kf_pdl_wait();
     __shared__ __align__(16) kf_f32x4 red_[512];
     kf_f32x4 acc_[2];
     unsigned rbase_[2];
@@ -427,6 +437,7 @@ tc_gemv_f16(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x_, kf_f16
 extern "C" __global__ void __launch_bounds__(256)
 tc_gemv_f16_f32(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x_, float* __restrict__ y_, unsigned m_, unsigned k_, unsigned nb_)
 {
+    kf_pdl_wait();
     __shared__ __align__(16) kf_f32x4 red_[512];
     kf_f32x4 acc_[2];
     unsigned rbase_[2];
@@ -739,6 +750,7 @@ tc_gemv_f16_f32(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x_, fl
 extern "C" __global__ void __launch_bounds__(256)
 tc_gemv_f16_acc(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x_, kf_f16* __restrict__ y_, unsigned m_, unsigned k_, unsigned nb_)
 {
+    kf_pdl_wait();
     __shared__ __align__(16) kf_f32x4 red_[512];
     kf_f32x4 acc_[2];
     unsigned rbase_[2];
@@ -1052,6 +1064,7 @@ tc_gemv_f16_acc(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x_, kf
 extern "C" __global__ void __launch_bounds__(256)
 tc_gemv_bf16(const kf_bf16* __restrict__ w_, const kf_bf16* __restrict__ x_, kf_bf16* __restrict__ y_, unsigned m_, unsigned k_, unsigned nb_)
 {
+    kf_pdl_wait();
     __shared__ __align__(16) kf_f32x4 red_[512];
     kf_f32x4 acc_[2];
     unsigned rbase_[2];
@@ -1365,6 +1378,7 @@ tc_gemv_bf16(const kf_bf16* __restrict__ w_, const kf_bf16* __restrict__ x_, kf_
 extern "C" __global__ void __launch_bounds__(128)
 tc_gemv_q4k_f32(const unsigned char* __restrict__ w_, const signed char* __restrict__ xq_, const kf_f16x2* __restrict__ xds_, float* __restrict__ y_, unsigned m_, unsigned k_, unsigned nb_)
 {
+    kf_pdl_wait();
     __shared__ __align__(16) kf_f32x4 red_[512];
     kf_f32x4 acc_[4];
     unsigned rblk_[4];
@@ -3053,6 +3067,7 @@ tc_gemv_q4k_f32(const unsigned char* __restrict__ w_, const signed char* __restr
 extern "C" __global__ void __launch_bounds__(128)
 tc_gemv_q4k_f16(const unsigned char* __restrict__ w_, const signed char* __restrict__ xq_, const kf_f16x2* __restrict__ xds_, kf_f16* __restrict__ y_, unsigned m_, unsigned k_, unsigned nb_)
 {
+    kf_pdl_wait();
     __shared__ __align__(16) kf_f32x4 red_[512];
     kf_f32x4 acc_[4];
     unsigned rblk_[4];
@@ -4742,6 +4757,7 @@ tc_gemv_q4k_f16(const unsigned char* __restrict__ w_, const signed char* __restr
 extern "C" __global__ void __launch_bounds__(128)
 tc_gemv_q4k_f16_acc(const unsigned char* __restrict__ w_, const signed char* __restrict__ xq_, const kf_f16x2* __restrict__ xds_, kf_f16* __restrict__ y_, unsigned m_, unsigned k_, unsigned nb_)
 {
+    kf_pdl_wait();
     __shared__ __align__(16) kf_f32x4 red_[512];
     kf_f32x4 acc_[4];
     unsigned rblk_[4];

@@ -133,10 +133,20 @@ __device__ __forceinline__ void kf_cp_async_n(void* s, const void* g, unsigned n
 __device__ __forceinline__ void kf_cp_async_commit() { asm volatile("cp.async.commit_group;" ::: "memory"); }
 template <int N> __device__ __forceinline__ void kf_cp_async_wait() { asm volatile("cp.async.wait_group %0;" :: "n"(N) : "memory"); }
 
+/* Programmatic dependent launch (sm_90): a kernel launched as a dependent may
+   start before the previous one ends; it waits for that one's writes first.
+   Without the launch attribute the wait returns at once; before sm_90, nothing. */
+__device__ __forceinline__ void kf_pdl_wait() {
+#if __CUDA_ARCH__ >= 900
+    asm volatile("griddepcontrol.wait;" ::: "memory");
+#endif
+}
+
 /* kernel mma_f16 (tensor.kf:39) */
 extern "C" __global__ void __launch_bounds__(32)
 mma_f16(const kf_f16* __restrict__ a_, const kf_f16* __restrict__ b_, const float* __restrict__ c_, float* __restrict__ d_, unsigned tiles_, unsigned ksteps_)
 {
+    kf_pdl_wait();
     unsigned t_ = blockIdx.x;
     unsigned kk_ = ksteps_ << 4u;
     kf_f32x4 t11_ = kf_f32x4{{0.0f, 0.0f, 0.0f, 0.0f}};
@@ -179,6 +189,7 @@ mma_f16(const kf_f16* __restrict__ a_, const kf_f16* __restrict__ b_, const floa
 extern "C" __global__ void __launch_bounds__(32)
 mma_bf16(const kf_bf16* __restrict__ a_, const kf_bf16* __restrict__ b_, const float* __restrict__ c_, float* __restrict__ d_, unsigned tiles_, unsigned ksteps_)
 {
+    kf_pdl_wait();
     unsigned t_ = blockIdx.x;
     unsigned kk_ = ksteps_ << 4u;
     kf_f32x4 t11_ = kf_f32x4{{0.0f, 0.0f, 0.0f, 0.0f}};
@@ -221,6 +232,7 @@ mma_bf16(const kf_bf16* __restrict__ a_, const kf_bf16* __restrict__ b_, const f
 extern "C" __global__ void __launch_bounds__(32)
 mma_int(const unsigned char* __restrict__ a_, const unsigned char* __restrict__ b_, const int* __restrict__ c_, int* __restrict__ d_ss_, int* __restrict__ d_su_, int* __restrict__ d_us_, int* __restrict__ d_uu_, unsigned tiles_)
 {
+    kf_pdl_wait();
     unsigned t_ = blockIdx.x;
     kf_u8x16 t11_ = kf_u8x16{{(unsigned char)0, (unsigned char)0, (unsigned char)0, (unsigned char)0, (unsigned char)0, (unsigned char)0, (unsigned char)0, (unsigned char)0, (unsigned char)0, (unsigned char)0, (unsigned char)0, (unsigned char)0, (unsigned char)0, (unsigned char)0, (unsigned char)0, (unsigned char)0}};
     kf_u8x8 t14_ = kf_u8x8{{(unsigned char)0, (unsigned char)0, (unsigned char)0, (unsigned char)0, (unsigned char)0, (unsigned char)0, (unsigned char)0, (unsigned char)0}};
@@ -291,6 +303,7 @@ mma_int(const unsigned char* __restrict__ a_, const unsigned char* __restrict__ 
 extern "C" __global__ void __launch_bounds__(32)
 ldsm_f16(const kf_f16* __restrict__ a_, const kf_f16* __restrict__ b_, const float* __restrict__ c_, float* __restrict__ d1_, float* __restrict__ d2_, float* __restrict__ d3_, float* __restrict__ d4_, float* __restrict__ d5_)
 {
+    kf_pdl_wait();
     __shared__ __align__(16) kf_f16 sa_[256];
     __shared__ __align__(16) kf_f16 sat_[256];
     __shared__ __align__(16) kf_f16 sb_[128];
@@ -409,6 +422,7 @@ ldsm_f16(const kf_f16* __restrict__ a_, const kf_f16* __restrict__ b_, const flo
 extern "C" __global__ void __launch_bounds__(32)
 cp_stream(const kf_f16* __restrict__ x_, kf_f16* __restrict__ out_, unsigned n_)
 {
+    kf_pdl_wait();
     extern __shared__ __align__(16) unsigned char kf_dyn_shared[];
     kf_f16 *const tile_ = (kf_f16 *)kf_dyn_shared;
     unsigned chunks_ = (n_ >> 8u) + (((n_ & 255u) != 0u) ? 1u : 0u);

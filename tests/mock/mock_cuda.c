@@ -14,6 +14,11 @@
  * nodes. Every
  * function reports 40 registers and no local memory, except an entry whose
  * name holds "spill": 48 local bytes, as a kernel that spills.
+ * cuLaunchKernelEx takes the launch attributes' PROGRAMMATIC_STREAM_SERIALIZATION
+ * (any other attribute is CUDA_ERROR_INVALID_VALUE) and records it on the
+ * launch (mock_last_launch's pdl, a captured node's too); below sm_90 it
+ * is CUDA_ERROR_INVALID_VALUE (the runtime must not ask for it there). $MOCKCUDA_CC=80 (major and minor digits) makes
+ * devices report that compute capability from then on (9.0 otherwise).
  * This exercises the CUDA backend's host side in CI; the GPU tests
  * (tests/test_gpu_*.c) cover the real driver.
  *
@@ -59,6 +64,7 @@ typedef struct {
     unsigned grid[3], block[3], shared;
     char name[128];
     int nlaunches;
+    int pdl;          /* launched with PROGRAMMATIC_STREAM_SERIALIZATION */
 } mock_launch;
 
 static mock_launch last;
@@ -86,7 +92,7 @@ int mock_live_handles(void) { return live_allocs + live_modules + live_other; }
     X(cuStreamSynchronize) X(cuMemAlloc_v2) X(cuMemFree_v2) X(cuMemsetD8Async) X(cuMemcpyHtoDAsync_v2)     \
     X(cuMemcpyDtoHAsync_v2) X(cuMemcpyDtoDAsync_v2) X(cuLinkCreate_v2) X(cuLinkAddData_v2) X(cuLinkComplete) \
     X(cuLinkDestroy) X(cuModuleLoadDataEx) X(cuModuleUnload) X(cuModuleGetFunction) X(cuFuncGetAttribute)  \
-    X(cuFuncSetAttribute) X(cuLaunchKernel) X(cuEventCreate) X(cuEventDestroy_v2) X(cuEventRecord)         \
+    X(cuFuncSetAttribute) X(cuLaunchKernel) X(cuLaunchKernelEx) X(cuEventCreate) X(cuEventDestroy_v2) X(cuEventRecord)         \
     X(cuEventSynchronize) X(cuEventElapsedTime_v2) X(cuStreamBeginCapture_v2) X(cuStreamEndCapture)        \
     X(cuStreamGetCaptureInfo_v3)                                                                           \
     X(cuGraphGetNodes) X(cuGraphKernelNodeGetParams_v2) X(cuGraphInstantiateWithFlags)                     \
@@ -235,6 +241,14 @@ CUresult cuDeviceGetName(char *name, int len, int dev)
     return OK;
 }
 
+/* The compute capability as major * 10 + minor: $MOCKCUDA_CC, or 90. */
+static int cc(void)
+{
+    const char *e = getenv("MOCKCUDA_CC");
+    int v = e ? atoi(e) : 90;
+    return v >= 50 && v <= 129 ? v : 90;
+}
+
 CUresult cuDeviceGetAttribute(int *v, int attr, int dev)
 {
     FAULT(cuDeviceGetAttribute);
@@ -247,8 +261,8 @@ CUresult cuDeviceGetAttribute(int *v, int attr, int dev)
     case 8: *v = 49152; break;                             /* shared per block */
     case 16: *v = 4; break;                                /* SMs */
     case 38: *v = 1 << 20; break;                          /* L2 (small: kforge bench's scratch) */
-    case 75: *v = 9; break;
-    case 76: *v = 0; break;
+    case 75: *v = cc() / 10; break;
+    case 76: *v = cc() % 10; break;
     case 97: *v = 232448; break;                           /* opt-in shared */
     default: *v = 0;
     }
@@ -304,6 +318,7 @@ typedef struct {
     void *func;
     unsigned grid[3], block[3], shared;
     unsigned char args[24];   /* saxpy's (a, x, y, n), copied at capture as the driver copies them */
+    int pdl;                  /* a programmatic dependent launch (a programmatic edge in a graph) */
 } mock_node;
 
 typedef struct {
@@ -547,7 +562,7 @@ static void run_node(const mock_node *nd)
     const mock_func *f = nd->func;
     if (!f) return;   /* mock_capture_other's */
     last = (mock_launch){{nd->grid[0], nd->grid[1], nd->grid[2]}, {nd->block[0], nd->block[1], nd->block[2]},
-                         nd->shared, "", last.nlaunches + 1};
+                         nd->shared, "", last.nlaunches + 1, nd->pdl};
     snprintf(last.name, sizeof last.name, "%s", f->name);
     if (!strcmp(f->name, "saxpy"))
         run_saxpy(nd->args, nd->grid[0] * nd->grid[1] * nd->grid[2] * nd->block[0] * nd->block[1] * nd->block[2]);
@@ -589,19 +604,58 @@ int mock_capture_other(void *stream)
     return 1;
 }
 
-CUresult cuLaunchKernel(void *fn, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by, unsigned bz,
-                        unsigned shared, void *stream, void **params, void **extra)
+/* Both launch calls: a node run now, or captured. */
+static CUresult launch(void *fn, const unsigned g[3], const unsigned b[3], unsigned shared, void *stream,
+                       void **params, int pdl)
 {
-    FAULT(cuLaunchKernel);
     mock_func *f = fn;
     if (sticky) return sticky;
     if ((int)shared > (f->dyn_limit > 49152 ? f->dyn_limit : 49152)) return INVALID_VALUE;
     mock_node nd = {0};
-    node_set(&nd, fn, (unsigned[3]){gx, gy, gz}, (unsigned[3]){bx, by, bz}, shared, params);
+    node_set(&nd, fn, g, b, shared, params);
+    nd.pdl = pdl;
     mock_capture *c = capture_of(stream);
     if (c) return capture_launch(c, &nd);
     run_node(&nd);
     return OK;
+}
+
+CUresult cuLaunchKernel(void *fn, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by, unsigned bz,
+                        unsigned shared, void *stream, void **params, void **extra)
+{
+    FAULT(cuLaunchKernel);
+    return launch(fn, (unsigned[3]){gx, gy, gz}, (unsigned[3]){bx, by, bz}, shared, stream, params, 0);
+}
+
+typedef struct {       /* CUlaunchAttribute */
+    int id;
+    char pad[4];
+    union {
+        char bytes[64];
+        int value;
+    } v;
+} mock_attr;
+
+typedef struct {       /* CUlaunchConfig */
+    unsigned gx, gy, gz, bx, by, bz, shared;
+    void *stream;
+    mock_attr *attrs;
+    unsigned nattrs;
+} mock_config;
+
+enum { ATTR_PROGRAMMATIC_STREAM_SERIALIZATION = 6 };
+
+CUresult cuLaunchKernelEx(const mock_config *c, void *fn, void **params, void **extra)
+{
+    FAULT(cuLaunchKernelEx);
+    int pdl = 0;
+    for (unsigned i = 0; i < c->nattrs; i++) {
+        if (c->attrs[i].id != ATTR_PROGRAMMATIC_STREAM_SERIALIZATION) return INVALID_VALUE;
+        pdl = c->attrs[i].v.value != 0;
+    }
+    if (pdl && cc() < 90) return INVALID_VALUE;
+    return launch(fn, (unsigned[3]){c->gx, c->gy, c->gz}, (unsigned[3]){c->bx, c->by, c->bz}, c->shared, c->stream,
+                  params, pdl);
 }
 
 /* ---- graphs ----------------------------------------------------------------------------

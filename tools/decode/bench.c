@@ -17,6 +17,11 @@
  * bandwidth, measured in this run (1 GiB device-to-device, read + written,
  * median of 20).
  *
+ * Programmatic dependent launch (kf_device_pdl): the report says whether the
+ * device launched the step's kernels as programmatic dependents; when it
+ * did, async and graph mode are timed again with it off (the step recorded
+ * again), so the gain is measured in the same run.
+ *
  * PyTorch (--torch): tools/bench_torch.py --decode runs the same f16 model
  * step (F.linear for the fused QKV, output, gate/up, down and vocabulary
  * matrices, F.rms_norm, F.scaled_dot_product_attention with enable_gqa, RoPE
@@ -30,7 +35,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum { HOST_RUNS = 7 };
+enum { HOST_RUNS = 7, ROWS = 5 };
+
+/* The rows: dc_mode's three, then async and graph again with PDL off. */
+static const char *const row_names[ROWS] = {"sync", "async", "graph", "async no-PDL", "graph no-PDL"};
 
 
 /* ---- timing ---------------------------------------------------------------------------------- */
@@ -79,6 +87,19 @@ static kf_status time_mode(dc_model *m, dc_mode mode, const dc_bench_opts *o, mo
     r->host_us /= m->nplan;
     r->done = st == KF_OK;
     return st;
+}
+
+/* Async and graph mode again with PDL off (rows 3 and 4; the step
+ * recorded again, since a graph keeps the PDL it was recorded with), then
+ * PDL back on and the step recorded as it was. */
+static kf_status time_without_pdl(dc_model *m, const dc_bench_opts *o, mode_result *r, kf_error *err)
+{
+    kf_device_set_pdl(m->dev, false);
+    kf_status st = time_mode(m, DC_ASYNC, o, &r[3], err);
+    if (st == KF_OK) st = dc_model_record(m, err);
+    if (st == KF_OK) st = time_mode(m, DC_GRAPH, o, &r[4], err);
+    kf_device_set_pdl(m->dev, true);
+    return st == KF_OK ? dc_model_record(m, err) : st;
 }
 
 /* ---- the PyTorch peer --------------------------------------------------------------------------- */
@@ -131,7 +152,8 @@ static int targets(const dc_config *c, const mode_result *r, const peer_result *
     if (r[1].done && c->wt == DC_F16) t[n++] = (target){"async mode x floor", r[1].ms / floor_ms, 1.25, true};
     if (r[2].done && p->ran && c->wt == DC_F16)
         t[n++] = (target){"speedup of graph mode over torch eager", p->eager_ms / r[2].ms, 1.5, false};
-    uint64_t allocs = r[0].allocs + r[1].allocs + r[2].allocs;
+    uint64_t allocs = 0;
+    for (int i = 0; i < ROWS; i++) allocs += r[i].allocs;
     t[n++] = (target){"allocations over the timed steps (re-targets, launches)", (double)allocs, 0, true};
     printf("targets (issue 10):\n");
     for (int i = 0; i < n; i++) {
@@ -149,10 +171,13 @@ static int targets(const dc_config *c, const mode_result *r, const peer_result *
 static void print_table(const mode_result *r, const peer_result *p, double floor_ms)
 {
     printf("%-14s %10s %10s %8s %15s %9s\n", "mode", "ms/step", "tokens/s", "x floor", "host us/launch", "launches");
-    for (int i = 0; i < 3; i++)
+    for (int i = 0; i < ROWS; i++)
         if (r[i].done)
-            printf("%-14s %10.4f %10.1f %8.3f %15.3f %9.0f\n", dc_mode_names[i], r[i].ms, 1e3 / r[i].ms, r[i].ms / floor_ms,
+            printf("%-14s %10.4f %10.1f %8.3f %15.3f %9.0f\n", row_names[i], r[i].ms, 1e3 / r[i].ms, r[i].ms / floor_ms,
                    r[i].host_us, r[i].launches);
+    for (int i = 3; i < ROWS; i++)
+        if (r[i].done && r[i - 2].done)
+            printf("%s mode with PDL takes %.3fx the time without\n", row_names[i - 2], r[i - 2].ms / r[i].ms);
     if (p->ran) {
         printf("%-14s %10.4f %10.1f %8.3f %15s %9s\n", "torch eager", p->eager_ms, 1e3 / p->eager_ms,
                p->eager_ms / floor_ms, "-", "-");
@@ -165,21 +190,22 @@ static void print_table(const mode_result *r, const peer_result *p, double floor
     }
 }
 
-static void json_write(FILE *f, const dc_config *c, kf_backend b, const kf_device_props *dp, double copy, const dc_bytes *by,
-                       double floor_ms, const mode_result *r, const peer_result *p)
+static void json_write(FILE *f, const dc_config *c, kf_backend b, const kf_device_props *dp, bool pdl, double copy,
+                       const dc_bytes *by, double floor_ms, const mode_result *r, const peer_result *p)
 {
     const dc_shape *sh = &c->sh;
     fprintf(f, "{\"device\": \"%s\", \"backend\": \"%s\", \"weights\": \"%s\", \"hidden\": %u, \"heads\": %u, "
                "\"kv_heads\": %u, \"head_dim\": %u, \"ffn\": %u, \"layers\": %u, \"vocab\": %u, \"context\": %u, "
                "\"copy_gbps\": %.1f, \"bytes\": {\"weights\": %.0f, \"kv\": %.0f, \"act\": %.0f}, \"floor_ms\": %.6f, "
-               "\"modes\": [",
+               "\"pdl\": %s, \"modes\": [",
             dp->name, kf_cli_backend_name(b), c->wt == DC_Q4K ? "q4k" : "f16", sh->hidden, sh->heads, sh->kv_heads,
-            sh->head_dim, sh->ffn, sh->layers, sh->vocab, c->context, copy, by->weights, by->kv, by->act, floor_ms);
-    for (int i = 0, k = 0; i < 3; i++)
+            sh->head_dim, sh->ffn, sh->layers, sh->vocab, c->context, copy, by->weights, by->kv, by->act, floor_ms,
+            pdl ? "true" : "false");
+    for (int i = 0, k = 0; i < ROWS; i++)
         if (r[i].done)
             fprintf(f, "%s{\"mode\": \"%s\", \"ms_per_step\": %.6f, \"tokens_per_s\": %.2f, \"x_floor\": %.4f, "
                        "\"host_us_per_launch\": %.4f, \"launches\": %.0f, \"allocs\": %llu}",
-                    k++ ? ", " : "", dc_mode_names[i], r[i].ms, 1e3 / r[i].ms, r[i].ms / floor_ms, r[i].host_us,
+                    k++ ? ", " : "", row_names[i], r[i].ms, 1e3 / r[i].ms, r[i].ms / floor_ms, r[i].host_us,
                     r[i].launches, (unsigned long long)r[i].allocs);
     fprintf(f, "], \"torch\": ");
     if (p->ran)
@@ -204,14 +230,16 @@ int dc_bench(const dc_config *c, kf_backend b, const dc_bench_opts *o)
     if (c->tp > 1) return dc_bench_tp(c, b, o);
     dc_model m = {0};
     kf_error err = {0};
-    mode_result r[3] = {{0}};
+    mode_result r[ROWS] = {{0}};
     peer_result p = {NAN, NAN, NAN, false};
     double copy = 0;
     kf_device_props dp = {0};
     kf_status st = dc_model_open(&m, c, b, true, &err);
     if (st == KF_OK) st = dc_copy_bandwidth(m.dev, &copy, &err);
     if (st == KF_OK) kf_device_props_get(m.dev, &dp);
+    bool pdl = st == KF_OK && kf_device_pdl(m.dev);
     for (int i = 0; i < 3 && st == KF_OK; i++) st = time_mode(&m, (dc_mode)i, o, &r[i], &err);
+    if (st == KF_OK && pdl) st = time_without_pdl(&m, o, r, &err);
     uint64_t len = c->context + o->warmup + (o->runs + 1) / 2;   /* the timed steps' mean attention length */
     dc_bytes by = m.launch ? dc_step_bytes(&m, len) : (dc_bytes){0, 0, 0};
     uint32_t split = m.split;
@@ -226,12 +254,15 @@ int dc_bench(const dc_config *c, kf_backend b, const dc_bench_opts *o)
     printf("floor: %.4f GB per step = weights %.4f + KV cache %.4f (attention length %llu, split %u) + activations "
            "%.4f; %.4f ms at the copy bandwidth\n", total / 1e9, by.weights / 1e9, by.kv / 1e9, (unsigned long long)len,
            split, by.act / 1e9, floor_ms);
+    printf("PDL (programmatic dependent launch): %s\n", pdl ? "on; the no-PDL rows are the same steps with it off"
+           : b == KF_BACKEND_CPU ? "off (the CPU device)" : "off (KFORGE_PDL=0, or the device is below sm_90 or its "
+           "driver lacks cuLaunchKernelEx)");
     if (o->torch && c->wt == DC_F16) run_peer(c, o, &p);
     if (o->torch && c->wt != DC_F16) printf("PyTorch peer: runs the f16 model only (not run for q4k weights)\n");
     print_table(r, &p, floor_ms);
     FILE *json = o->json ? fopen(o->json, "w") : NULL;
     if (o->json && !json) fprintf(stderr, "kforge decode: error: cannot write %s\n", o->json);
-    if (json) json_write(json, c, b, &dp, copy, &by, floor_ms, r, &p);
+    if (json) json_write(json, c, b, &dp, pdl, copy, &by, floor_ms, r, &p);
     int missed = targets(c, r, &p, floor_ms, json);
     if (json) fprintf(json, "]}\n");
     if (json && fclose(json) != 0) fprintf(stderr, "kforge decode: error: cannot write %s\n", o->json);

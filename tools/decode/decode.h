@@ -179,6 +179,9 @@ uint64_t dc_params(const dc_shape *sh);
  * The first step's input is embedded. dc_model_close frees everything. */
 kf_status dc_model_open(dc_model *m, const dc_config *c, kf_backend b, bool graph, kf_error *err);
 void dc_model_close(dc_model *m);
+/* Records the step again (a one-device model), replacing the recording:
+ * after kf_device_set_pdl, whose state a recorded graph keeps. */
+kf_status dc_model_record(dc_model *m, kf_error *err);
 /* Runs step s (position context + s; s < max_steps) in mode `mode` (graph
  * needs the recording). Async and graph leave it queued; the next read or
  * dc_model_sync waits for it. */

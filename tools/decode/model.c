@@ -692,6 +692,13 @@ static kf_status record(dc_model *m, kf_error *err)
     return st == KF_OK ? kf_graph_end(m->dev, &m->graph, err) : st;
 }
 
+kf_status dc_model_record(dc_model *m, kf_error *err)
+{
+    kf_graph_destroy(m->graph);
+    m->graph = NULL;
+    return record(m, err);
+}
+
 uint32_t dc_split_guess(const dc_config *c, const dc_shape *sh, const kf_device *dev)
 {
     kf_device_props dp;
