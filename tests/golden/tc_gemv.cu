@@ -119,12 +119,12 @@ __device__ __forceinline__ void kf_pdl_wait() {
 #endif
 }
 
-/* kernel tc_gemv_f16 (tc_gemv.kf:221) */
-extern "C" __global__ void __launch_bounds__(256)
+/* kernel tc_gemv_f16 (tc_gemv.kf:223) */
+extern "C" __global__ void __launch_bounds__(128)
 tc_gemv_f16(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x_, kf_f16* __restrict__ y_, unsigned m_, unsigned k_, unsigned nb_)
 {
     kf_pdl_wait();
-    __shared__ __align__(16) kf_f32x4 red_[512];
+    __shared__ __align__(16) kf_f32x4 red_[256];
     kf_f32x4 acc_[2];
     unsigned rbase_[2];
     kf_u32x4 wr_[4];
@@ -148,7 +148,7 @@ tc_gemv_f16(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x_, kf_f16
     if ((k_ & 7u) == 0u) {
         unsigned kv_ = k_ >> 3u;
         unsigned steps_ = (kv_ >> 2u) + (((kv_ & 3u) != 0u) ? 1u : 0u);
-        for (unsigned s0_ = ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 1u; s0_ < steps_; s0_ = s0_ + 16u) {
+        for (unsigned s0_ = ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 1u; s0_ < steps_; s0_ = s0_ + 8u) {
             unsigned v_ = (s0_ << 2u) + q_;
             bool ok_ = v_ < kv_;
             kf_u32x4 t101_ = kf_u32x4{{0u, 0u, 0u, 0u}};
@@ -319,7 +319,7 @@ tc_gemv_f16(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x_, kf_f16
             }
         }
     } else {
-        for (unsigned c_ = (threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u; c_ < k_; c_ = c_ + 8u) {
+        for (unsigned c_ = (threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u; c_ < k_; c_ = c_ + 4u) {
             unsigned b_ = min((q_ << 1u), (nb_ - 1u));
             unsigned short v_3_ = x_2_[(b_ * k_) + c_];
             xs_[0u] = kf_f16_to_f32(kf_bitcast<kf_f16>(v_3_));
@@ -365,9 +365,9 @@ tc_gemv_f16(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x_, kf_f16
     red_[((((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 1u) << 5u) + kf_lane_id()] = acc_[0u];
     red_[(((((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 1u) + 1u) << 5u) + kf_lane_id()] = acc_[1u];
     __syncthreads();
-    unsigned nw_ = 8u;
+    unsigned nw_ = 4u;
     unsigned per_warp_ = 64u;
-    for (unsigned i_ = threadIdx.x; i_ < per_warp_; i_ = i_ + 256u) {
+    for (unsigned i_ = threadIdx.x; i_ < per_warp_; i_ = i_ + 128u) {
         unsigned nt_ = (i_ >> 5u) & 1u;
         if ((nt_ << 3u) < nb_) {
             kf_f32x4 t716_ = red_[i_];
@@ -433,12 +433,12 @@ tc_gemv_f16(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x_, kf_f16
     }
 }
 
-/* kernel tc_gemv_f16_f32 (tc_gemv.kf:228) */
-extern "C" __global__ void __launch_bounds__(256)
+/* kernel tc_gemv_f16_f32 (tc_gemv.kf:230) */
+extern "C" __global__ void __launch_bounds__(128)
 tc_gemv_f16_f32(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x_, float* __restrict__ y_, unsigned m_, unsigned k_, unsigned nb_)
 {
     kf_pdl_wait();
-    __shared__ __align__(16) kf_f32x4 red_[512];
+    __shared__ __align__(16) kf_f32x4 red_[256];
     kf_f32x4 acc_[2];
     unsigned rbase_[2];
     kf_u32x4 wr_[4];
@@ -461,7 +461,7 @@ tc_gemv_f16_f32(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x_, fl
     if ((k_ & 7u) == 0u) {
         unsigned kv_ = k_ >> 3u;
         unsigned steps_ = (kv_ >> 2u) + (((kv_ & 3u) != 0u) ? 1u : 0u);
-        for (unsigned s0_ = ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 1u; s0_ < steps_; s0_ = s0_ + 16u) {
+        for (unsigned s0_ = ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 1u; s0_ < steps_; s0_ = s0_ + 8u) {
             unsigned v_ = (s0_ << 2u) + q_;
             bool ok_ = v_ < kv_;
             kf_u32x4 t100_ = kf_u32x4{{0u, 0u, 0u, 0u}};
@@ -632,7 +632,7 @@ tc_gemv_f16_f32(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x_, fl
             }
         }
     } else {
-        for (unsigned c_ = (threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u; c_ < k_; c_ = c_ + 8u) {
+        for (unsigned c_ = (threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u; c_ < k_; c_ = c_ + 4u) {
             unsigned b_ = min((q_ << 1u), (nb_ - 1u));
             unsigned short v_3_ = x_2_[(b_ * k_) + c_];
             xs_[0u] = kf_f16_to_f32(kf_bitcast<kf_f16>(v_3_));
@@ -678,9 +678,9 @@ tc_gemv_f16_f32(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x_, fl
     red_[((((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 1u) << 5u) + kf_lane_id()] = acc_[0u];
     red_[(((((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 1u) + 1u) << 5u) + kf_lane_id()] = acc_[1u];
     __syncthreads();
-    unsigned nw_ = 8u;
+    unsigned nw_ = 4u;
     unsigned per_warp_ = 64u;
-    for (unsigned i_ = threadIdx.x; i_ < per_warp_; i_ = i_ + 256u) {
+    for (unsigned i_ = threadIdx.x; i_ < per_warp_; i_ = i_ + 128u) {
         unsigned nt_ = (i_ >> 5u) & 1u;
         if ((nt_ << 3u) < nb_) {
             kf_f32x4 t715_ = red_[i_];
@@ -746,12 +746,12 @@ tc_gemv_f16_f32(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x_, fl
     }
 }
 
-/* kernel tc_gemv_f16_acc (tc_gemv.kf:234) */
-extern "C" __global__ void __launch_bounds__(256)
+/* kernel tc_gemv_f16_acc (tc_gemv.kf:236) */
+extern "C" __global__ void __launch_bounds__(128)
 tc_gemv_f16_acc(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x_, kf_f16* __restrict__ y_, unsigned m_, unsigned k_, unsigned nb_)
 {
     kf_pdl_wait();
-    __shared__ __align__(16) kf_f32x4 red_[512];
+    __shared__ __align__(16) kf_f32x4 red_[256];
     kf_f32x4 acc_[2];
     unsigned rbase_[2];
     kf_u32x4 wr_[4];
@@ -775,7 +775,7 @@ tc_gemv_f16_acc(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x_, kf
     if ((k_ & 7u) == 0u) {
         unsigned kv_ = k_ >> 3u;
         unsigned steps_ = (kv_ >> 2u) + (((kv_ & 3u) != 0u) ? 1u : 0u);
-        for (unsigned s0_ = ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 1u; s0_ < steps_; s0_ = s0_ + 16u) {
+        for (unsigned s0_ = ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 1u; s0_ < steps_; s0_ = s0_ + 8u) {
             unsigned v_ = (s0_ << 2u) + q_;
             bool ok_ = v_ < kv_;
             kf_u32x4 t101_ = kf_u32x4{{0u, 0u, 0u, 0u}};
@@ -946,7 +946,7 @@ tc_gemv_f16_acc(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x_, kf
             }
         }
     } else {
-        for (unsigned c_ = (threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u; c_ < k_; c_ = c_ + 8u) {
+        for (unsigned c_ = (threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u; c_ < k_; c_ = c_ + 4u) {
             unsigned b_ = min((q_ << 1u), (nb_ - 1u));
             unsigned short v_3_ = x_2_[(b_ * k_) + c_];
             xs_[0u] = kf_f16_to_f32(kf_bitcast<kf_f16>(v_3_));
@@ -992,9 +992,9 @@ tc_gemv_f16_acc(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x_, kf
     red_[((((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 1u) << 5u) + kf_lane_id()] = acc_[0u];
     red_[(((((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 1u) + 1u) << 5u) + kf_lane_id()] = acc_[1u];
     __syncthreads();
-    unsigned nw_ = 8u;
+    unsigned nw_ = 4u;
     unsigned per_warp_ = 64u;
-    for (unsigned i_ = threadIdx.x; i_ < per_warp_; i_ = i_ + 256u) {
+    for (unsigned i_ = threadIdx.x; i_ < per_warp_; i_ = i_ + 128u) {
         unsigned nt_ = (i_ >> 5u) & 1u;
         if ((nt_ << 3u) < nb_) {
             kf_f32x4 t716_ = red_[i_];
@@ -1060,12 +1060,12 @@ tc_gemv_f16_acc(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x_, kf
     }
 }
 
-/* kernel tc_gemv_bf16 (tc_gemv.kf:241) */
-extern "C" __global__ void __launch_bounds__(256)
+/* kernel tc_gemv_bf16 (tc_gemv.kf:243) */
+extern "C" __global__ void __launch_bounds__(128)
 tc_gemv_bf16(const kf_bf16* __restrict__ w_, const kf_bf16* __restrict__ x_, kf_bf16* __restrict__ y_, unsigned m_, unsigned k_, unsigned nb_)
 {
     kf_pdl_wait();
-    __shared__ __align__(16) kf_f32x4 red_[512];
+    __shared__ __align__(16) kf_f32x4 red_[256];
     kf_f32x4 acc_[2];
     unsigned rbase_[2];
     kf_u32x4 wr_[4];
@@ -1089,7 +1089,7 @@ tc_gemv_bf16(const kf_bf16* __restrict__ w_, const kf_bf16* __restrict__ x_, kf_
     if ((k_ & 7u) == 0u) {
         unsigned kv_ = k_ >> 3u;
         unsigned steps_ = (kv_ >> 2u) + (((kv_ & 3u) != 0u) ? 1u : 0u);
-        for (unsigned s0_ = ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 1u; s0_ < steps_; s0_ = s0_ + 16u) {
+        for (unsigned s0_ = ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 1u; s0_ < steps_; s0_ = s0_ + 8u) {
             unsigned v_ = (s0_ << 2u) + q_;
             bool ok_ = v_ < kv_;
             kf_u32x4 t101_ = kf_u32x4{{0u, 0u, 0u, 0u}};
@@ -1260,7 +1260,7 @@ tc_gemv_bf16(const kf_bf16* __restrict__ w_, const kf_bf16* __restrict__ x_, kf_
             }
         }
     } else {
-        for (unsigned c_ = (threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u; c_ < k_; c_ = c_ + 8u) {
+        for (unsigned c_ = (threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u; c_ < k_; c_ = c_ + 4u) {
             unsigned b_ = min((q_ << 1u), (nb_ - 1u));
             unsigned short v_3_ = x_2_[(b_ * k_) + c_];
             xs_[0u] = kf_bf16_to_f32(kf_bitcast<kf_bf16>(v_3_));
@@ -1306,9 +1306,9 @@ tc_gemv_bf16(const kf_bf16* __restrict__ w_, const kf_bf16* __restrict__ x_, kf_
     red_[((((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 1u) << 5u) + kf_lane_id()] = acc_[0u];
     red_[(((((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 1u) + 1u) << 5u) + kf_lane_id()] = acc_[1u];
     __syncthreads();
-    unsigned nw_ = 8u;
+    unsigned nw_ = 4u;
     unsigned per_warp_ = 64u;
-    for (unsigned i_ = threadIdx.x; i_ < per_warp_; i_ = i_ + 256u) {
+    for (unsigned i_ = threadIdx.x; i_ < per_warp_; i_ = i_ + 128u) {
         unsigned nt_ = (i_ >> 5u) & 1u;
         if ((nt_ << 3u) < nb_) {
             kf_f32x4 t716_ = red_[i_];
@@ -1374,7 +1374,7 @@ tc_gemv_bf16(const kf_bf16* __restrict__ w_, const kf_bf16* __restrict__ x_, kf_
     }
 }
 
-/* kernel tc_gemv_q4k_f32 (tc_gemv.kf:375) */
+/* kernel tc_gemv_q4k_f32 (tc_gemv.kf:377) */
 extern "C" __global__ void __launch_bounds__(128)
 tc_gemv_q4k_f32(const unsigned char* __restrict__ w_, const signed char* __restrict__ xq_, const kf_f16x2* __restrict__ xds_, float* __restrict__ y_, unsigned m_, unsigned k_, unsigned nb_)
 {
@@ -3063,7 +3063,7 @@ tc_gemv_q4k_f32(const unsigned char* __restrict__ w_, const signed char* __restr
     }
 }
 
-/* kernel tc_gemv_q4k_f16 (tc_gemv.kf:381) */
+/* kernel tc_gemv_q4k_f16 (tc_gemv.kf:383) */
 extern "C" __global__ void __launch_bounds__(128)
 tc_gemv_q4k_f16(const unsigned char* __restrict__ w_, const signed char* __restrict__ xq_, const kf_f16x2* __restrict__ xds_, kf_f16* __restrict__ y_, unsigned m_, unsigned k_, unsigned nb_)
 {
@@ -4753,7 +4753,7 @@ tc_gemv_q4k_f16(const unsigned char* __restrict__ w_, const signed char* __restr
     }
 }
 
-/* kernel tc_gemv_q4k_f16_acc (tc_gemv.kf:387) */
+/* kernel tc_gemv_q4k_f16_acc (tc_gemv.kf:389) */
 extern "C" __global__ void __launch_bounds__(128)
 tc_gemv_q4k_f16_acc(const unsigned char* __restrict__ w_, const signed char* __restrict__ xq_, const kf_f16x2* __restrict__ xds_, kf_f16* __restrict__ y_, unsigned m_, unsigned k_, unsigned nb_)
 {
