@@ -673,6 +673,7 @@ const char *kf_cu_tensor(kf_cu *c, const kf_ir_ins *in, const char *elem, const 
     case KF_BI_CP_ASYNC_WAIT:
         kf_cu_need(c, KF_CU_H_CP_ASYNC);
         return kf_cu_str(c, "kf_cp_async_wait<%u>()", (unsigned)in->imm);
+    case KF_BI_FENCE: return "__threadfence()";   /* fence.sc.gpu: at least fence.acq_rel.gpu's ordering */
     default: return "?";
     }
 }

@@ -6,6 +6,7 @@
  *   ldmatrix     ldmatrix.sync.aligned.m8n8.x{1,2,4}[.trans].shared.b16
  *   cp_async     cp.async.cg.shared.global [dst], [src], 16[, n]
  *   commit/wait  cp.async.commit_group / cp.async.wait_group N
+ *   fence        fence.acq_rel.gpu (the kforge extension fence())
  * Fragments live one lane per register like every vector (ptx_internal.h);
  * the instructions take them as 32-bit words, so lanes are packed into
  * words before (mov.b32 {lo, hi} for 16-bit lanes, which ptxas folds
@@ -128,6 +129,7 @@ void kf_ptx_emit_tensor(ptx_cx *cx, const kf_ir_ins *in)
     case KF_BI_CP_ASYNC: case KF_BI_CP_ASYNC_N: emit_cp_async(cx, in); break;
     case KF_BI_CP_ASYNC_COMMIT: kf_ptx_ins(cx, "cp.async.commit_group"); break;
     case KF_BI_CP_ASYNC_WAIT: kf_ptx_ins(cx, "cp.async.wait_group %u", (unsigned)in->imm); break;
+    case KF_BI_FENCE: kf_ptx_ins(cx, "fence.acq_rel.gpu"); break;   /* PTX 6.0, sm_70 (membar.gl is fence.sc.gpu) */
     default:
         kf_ptx_error(cx, "internal error: intrinsic '%s'", in->sub < KF_BI_COUNT ? kf_builtin_names[in->sub] : "?");
         break;

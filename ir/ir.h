@@ -113,7 +113,12 @@ extern const uint8_t kf_ir_op_nargs[KF_IR_OP_COUNT];
  *   KF_II_READS / KF_II_WRITES  it reads / writes that array;
  *   KF_II_ASYNC   part of the async-copy machinery (cp.async): its effect
  *                 on shared memory happens later, at a wait; shared accesses
- *                 are never moved across it.
+ *                 are never moved across it;
+ *   KF_II_FENCE   a memory fence (device scope): the thread's loads, stores
+ *                 and atomics before it are ordered before those after it
+ *                 for every thread of the grid, so no memory access (global
+ *                 or shared) is moved across it, none is merged with one on
+ *                 the other side, and it is never removed.
  * Anything not PURE has an effect and stays where it is, run or not.
  * X(builtin, value operands a[0..n), flags) */
 enum {
@@ -123,6 +128,7 @@ enum {
     KF_II_READS = 8,
     KF_II_WRITES = 16,
     KF_II_ASYNC = 32,
+    KF_II_FENCE = 64,
 };
 #define KF_II_LDSM (KF_II_WARP | KF_II_ARRAY | KF_II_READS)
 #define KF_IR_INTRINS(X) \
@@ -138,7 +144,8 @@ enum {
                                                                            16 bytes; no dst */ \
     X(KF_BI_CP_ASYNC_N, 4, KF_II_ARRAY | KF_II_WRITES | KF_II_ASYNC) /* and a3: the u32 bytes read (0..16) */ \
     X(KF_BI_CP_ASYNC_COMMIT, 0, KF_II_ASYNC) \
-    X(KF_BI_CP_ASYNC_WAIT, 0, KF_II_ASYNC)   /* imm: N, the groups that may stay pending */
+    X(KF_BI_CP_ASYNC_WAIT, 0, KF_II_ASYNC)   /* imm: N, the groups that may stay pending */ \
+    X(KF_BI_FENCE, 0, KF_II_FENCE)           /* fence(): PTX fence.acq_rel.gpu; no operand, no dst */
 
 /* The row of INTRIN sub: its operand count and flags; false when sub is
  * not an intrinsic (malformed IR). */

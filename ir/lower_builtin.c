@@ -10,8 +10,9 @@
  * exactly (no a + b - 1 overflow) from DIV, REM, CMP and SELECT. The
  * section 8 helpers that are not lane by lane (dot4, bfe, bfi, prmt) are one
  * INTRIN each; rcp and fast_div are MATH. So are mma (whole fragments),
- * ldmatrix and cp_async (the shared array in `imm`, as ALOAD names it) and
- * cp_async_commit / cp_async_wait (the constant group count in `imm`). */
+ * ldmatrix and cp_async (the shared array in `imm`, as ALOAD names it),
+ * cp_async_commit / cp_async_wait (the constant group count in `imm`) and
+ * fence (no operand: ir.h's KF_II_FENCE keeps every pass's hands off it). */
 #include "lower.h"
 
 static kf_type u32_t(void) { return kf_type_scalar(KF_S_U32); }
@@ -319,6 +320,9 @@ kf_val kf_lower_builtin_call(lw_t *lw, const kf_node *e)
     switch (b) {
     case KF_BI_BARRIER:
         kf_lower_emit(lw, KF_IR_BARRIER, 0, kf_type_void(), 0, 0, 0, 0, 0, 0, e->loc);
+        return 0;
+    case KF_BI_FENCE:
+        kf_lower_emit(lw, KF_IR_INTRIN, KF_BI_FENCE, kf_type_void(), 0, 0, 0, 0, 0, 0, e->loc);
         return 0;
     case KF_BI_SHFL: case KF_BI_SHFL_XOR: case KF_BI_SHFL_UP: case KF_BI_SHFL_DOWN: {
         kf_val v = kf_lower_expr_as(lw, args[0], t);

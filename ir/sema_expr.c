@@ -1047,7 +1047,9 @@ static kf_type value_ex(kf_sema *s, kf_node *n, unsigned allow)
     } else if (t.kind == KF_TK_BUFFER && !(allow & ALLOW_BUF)) {
         kf_sema_error(s, n->loc, "buffer '%s' (%s) cannot be used as a value: index it", nm ? nm : "?", TSTR(t));
     } else if (t.kind == KF_TK_VOID && !(allow & ALLOW_VOID)) {
-        kf_sema_error(s, n->loc, "this call returns no value");
+        const char *callee = n->kind == KF_N_CALL && n->a ? what_name(n->a) : NULL;
+        if (callee) kf_sema_error(s, n->loc, "'%s' returns no value: call it as a statement", callee);
+        else kf_sema_error(s, n->loc, "this call returns no value");
     } else {
         return t;
     }

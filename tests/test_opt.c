@@ -690,6 +690,42 @@ static void tensor_intrinsics_stay_though_unread(void **state)
     kf_module_free(m);
 }
 
+/* fence() orders memory: the optimiser keeps every fence, two in a row
+ * too, in its place between the accesses around it (the writer's store,
+ * fence, atomic; the reader's atomic, fence, loads), and keeps the loads
+ * after it though they read what the thread stored before. */
+static void fences_stay_between_their_accesses(void **state)
+{
+    static const char src[] =
+        "kernel k(part: &mut [f32], count: &mut [u32], out: &mut [f32], nb: u32) {\n"
+        "    let i = block_id.x;\n"
+        "    part[i] = 2.0;\n"
+        "    fence();\n"
+        "    fence();\n"
+        "    let old = atomic_add(count, 0, 1);\n"
+        "    if old == nb - 1 {\n"
+        "        fence();\n"
+        "        out[0] = part[i] + part[0];\n"
+        "    }\n"
+        "}\n";
+    kf_opt_stats st;
+    kf_module *m = optimise(src, &st);
+    const kf_ir_kernel *k = &m->kernels[0];
+    enum { F = 1000 };   /* a fence, in want[] */
+    static const uint16_t want[] = {KF_IR_STORE, F, F, KF_IR_ATOMIC, KF_IR_IF, F, KF_IR_LOAD, KF_IR_LOAD, KF_IR_STORE};
+    uint32_t n = 0;
+    for (uint32_t i = 0; i < k->nins; i++) {
+        const kf_ir_ins *in = &k->ins[i];
+        uint16_t op = in->op == KF_IR_INTRIN && in->sub == KF_BI_FENCE ? F : in->op;
+        if (op != F && op != KF_IR_STORE && op != KF_IR_LOAD && op != KF_IR_ATOMIC && op != KF_IR_IF) continue;
+        if (op == F) assert_int_equal(in->dst, 0);
+        assert_true(n < sizeof want / sizeof *want);
+        assert_int_equal(op, want[n++]);
+    }
+    assert_int_equal(n, sizeof want / sizeof *want);
+    kf_module_free(m);
+}
+
 /* An op this pass does not know (one added to the IR later) is opaque:
  * kept though unread, its operands not rewritten, and every value it names
  * counted as perhaps written, so no copy is forwarded across it. */
@@ -1188,6 +1224,7 @@ int main(void)
         cmocka_unit_test(loads_and_divisions_that_may_fault_stay),
         cmocka_unit_test(barriers_and_warp_ops_keep_their_place),
         cmocka_unit_test(tensor_intrinsics_stay_though_unread),
+        cmocka_unit_test(fences_stay_between_their_accesses),
         cmocka_unit_test(unknown_ops_are_opaque),
         cmocka_unit_test(empty_kernels_and_loopless_kernels_compile),
         cmocka_unit_test(nesting_deeper_than_the_walk_is_left_as_lowered),

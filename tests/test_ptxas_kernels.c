@@ -289,6 +289,21 @@ static void assert_sass_has(const char *sass, const char *insn, uint32_t arch)
     if (!strstr(sass, insn)) fail_msg("sm_%u SASS has no '%s'", arch, insn);
 }
 
+/* The SASS of the .kf file at rel (under the source tree) for arch, as
+ * sass_of; the test is skipped without cuobjdump. */
+static char *sass_of_file(const char *rel, uint32_t arch)
+{
+    char path[1024], *src;
+    size_t len;
+    kf_error err = {0};
+    snprintf(path, sizeof path, "%s/%s", KF_SOURCE_DIR, rel);
+    assert_int_equal(kf_read_file(path, &src, &len, &err), KF_OK);
+    char *sass = sass_of(src, arch);
+    free(src);
+    if (!sass) skip();
+    return sass;
+}
+
 static void test_packed_half_math_is_packed_in_sass(void **st)
 {
     static const char *const sm90[] = {"HADD2 ", "HMUL2 ", "HFMA2.MMA ", "HMNMX2 ", "HADD2.BF16_V2 ",
@@ -346,20 +361,30 @@ static void test_tensor_cores_in_sass(void **st)
         "IMMA.16832.U8.U8 ", "LDSM.16.M88 ", "LDSM.16.M88.2 ", "LDSM.16.M88.4 ", "LDSM.16.MT88 ", "LDSM.16.MT88.2 ",
         "LDSM.16.MT88.4 ", "LDGSTS.E.BYPASS.128 ", "LDGSTS.E.BYPASS.128.ZFILL ", "LDGDEPBAR", "DEPBAR.LE SB0, 0x1",
     };
-    char *src;
-    size_t len;
-    kf_error err = {0};
-    assert_int_equal(kf_read_file(KF_SOURCE_DIR "/kernels/features/tensor.kf", &src, &len, &err), KF_OK);
     for (uint32_t arch = 80; arch <= 90; arch += 10) {
-        char *sass = sass_of(src, arch);
-        if (!sass) {
-            free(src);
-            skip();
-        }
+        char *sass = sass_of_file("kernels/features/tensor.kf", arch);
         for (size_t i = 0; i < sizeof insns / sizeof *insns; i++) assert_sass_has(sass, insns[i], arch);
         free(sass);
     }
-    free(src);
+}
+
+/* kernels/features/fence.kf on sm_80 and sm_90: each fence() is a
+ * device-scope MEMBAR with its L1 invalidation (CCTL.IVALL, so the loads
+ * after it miss the stale lines), in program order around the counter's
+ * atomic: fence, ATOMG, fence. */
+static void test_fence_is_a_gpu_membar_in_sass(void **st)
+{
+    for (uint32_t arch = 80; arch <= 90; arch += 10) {
+        char *sass = sass_of_file("kernels/features/fence.kf", arch);
+        const char *f1 = strstr(sass, "MEMBAR.ALL.GPU");
+        if (!f1) fail_msg("sm_%u SASS has no MEMBAR.ALL.GPU", arch);
+        const char *at = strstr(f1, "ATOMG.E.ADD");
+        if (!at) fail_msg("sm_%u SASS: no ATOMG.E.ADD after the first fence", arch);
+        const char *f2 = strstr(at, "MEMBAR.ALL.GPU");
+        if (!f2) fail_msg("sm_%u SASS: no MEMBAR.ALL.GPU after the counter's atomic", arch);
+        if (!strstr(f2, "CCTL.IVALL")) fail_msg("sm_%u SASS: the second fence does not invalidate L1 (CCTL.IVALL)", arch);
+        free(sass);
+    }
 }
 
 /* kernels/tc_gemv.kf on sm_90: the weights stream in as 16-byte loads
@@ -369,13 +394,7 @@ static void test_tc_gemv_is_tensor_cores_fed_by_16_byte_loads(void **st)
 {
     static const char *const insns[] = {"HMMA.16816.F32 ", "HMMA.16816.F32.BF16 ", "IMMA.16832.U8.S8 ",
                                         "LDG.E.128.CONSTANT "};
-    char *src;
-    size_t len;
-    kf_error err = {0};
-    assert_int_equal(kf_read_file(KF_SOURCE_DIR "/kernels/tc_gemv.kf", &src, &len, &err), KF_OK);
-    char *sass = sass_of(src, 90);
-    free(src);
-    if (!sass) skip();
+    char *sass = sass_of_file("kernels/tc_gemv.kf", 90);
     for (size_t i = 0; i < sizeof insns / sizeof *insns; i++) assert_sass_has(sass, insns[i], 90);
     if (strstr(sass, "STL") || strstr(sass, "LDL")) fail_msg("tc_gemv.kf uses local memory (STL/LDL in its SASS)");
     free(sass);
@@ -398,6 +417,7 @@ int main(void)
         cmocka_unit_test(test_separate_mul_add_is_not_contracted_in_sass),
         cmocka_unit_test(test_tensor_cores_in_sass),
         cmocka_unit_test(test_tc_gemv_is_tensor_cores_fed_by_16_byte_loads),
+        cmocka_unit_test(test_fence_is_a_gpu_membar_in_sass),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

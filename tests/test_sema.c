@@ -623,6 +623,32 @@ static void warp_builtins(void **state)
     reject(K("barrier(1);"), 2, 1, "'barrier' takes 0 arguments, found 1");
 }
 
+/* fence(): a statement with no arguments and no value (the kforge
+ * extension); a user's fn or let named fence hides the builtin. */
+static void fence_builtin(void **state)
+{
+    prog *p = ok("kernel k(c: &mut [u32], o: &mut [f32]) {\no[0] = 1.0;\nfence();\nlet old = atomic_add(c, 0, 1);\n}\n");
+    kf_node *call = find_kind(p->module, KF_N_EXPR)->a;
+    assert_int_equal(call->kind, KF_N_CALL);
+    assert_int_equal(call->op, KF_BI_FENCE);
+    assert_int_equal(call->type.kind, KF_TK_VOID);
+    prog_free(p);
+    p = ok("fn fence(x: f32) -> f32 { return x * 2.0; }\n"
+           "kernel k(o: &mut [f32]) {\nlet y = fence(o[0]);\no[0] = y;\n}\n");
+    assert_type(decl_type(p, "y"), "f32");
+    assert_int_equal(init_of(p, "y")->op, 0);
+    assert_non_null(init_of(p, "y")->sym);
+    prog_free(p);
+    p = ok("kernel k(o: &mut [f32]) {\nlet fence = o[1];\no[0] = fence * 2.0;\n}\n");
+    assert_type(decl_type(p, "fence"), "f32");
+    prog_free(p);
+    reject(K("fence(n);"), 2, 1, "'fence' takes 0 arguments, found 1");
+    reject(K("let x = fence();"), 2, 9, "'fence' returns no value: call it as a statement");
+    reject(K("fence;"), 2, 1, "'fence' is a builtin function: call it as fence(...)");
+    reject("@schedule(block = 32, grid = fence())\nkernel k(o: &mut [f32]) { o[0] = 1.0; }\n", 1, 30,
+           "a grid expression cannot call 'fence'");
+}
+
 static void atomic_builtins(void **state)
 {
     prog *p = ok("kernel k(c: &mut [u32], d: &mut [f64], e: &mut [f16x2], x: f16x2) {\n"
@@ -1080,6 +1106,7 @@ int main(void)
         cmocka_unit_test(geometry_builtins),
         cmocka_unit_test(warp_builtins),
         cmocka_unit_test(atomic_builtins),
+        cmocka_unit_test(fence_builtin),
         cmocka_unit_test(math_builtins),
         cmocka_unit_test(packed_half_builtins),
         cmocka_unit_test(integer_and_fast_helpers),

@@ -85,6 +85,13 @@ static void make_lens(void *dst, size_t count, uint64_t *rng, const void *ctx)
     if (count) ((uint32_t *)dst)[0] = ((const uint32_t *)ctx)[1];
 }
 
+/* As make_lens, and the last length 0 (a sequence with no positions). */
+static void make_lens_last0(void *dst, size_t count, uint64_t *rng, const void *ctx)
+{
+    make_lens(dst, count, rng, ctx);
+    if (count > 1) ((uint32_t *)dst)[count - 1] = 0;
+}
+
 /* Q4_K rows: per 144-byte block d, dmin positive f16 in [2^-10, 2^-4), all
  * other bytes random (every 6-bit scale and min, every quant is valid). */
 static void make_q4k(void *dst, size_t count, uint64_t *rng, const void *ctx)
@@ -381,7 +388,9 @@ static void sdpa_shape_get(ref_ctx *r, sdpa_shape *s, bool kv)
         if (!strcmp(r->c->defines.data[i].name, "D")) s->d = (size_t)strtoul(r->c->defines.data[i].value, NULL, 10);
     uint32_t lh[2] = {1, (uint32_t)s->l};
     size_t n;
-    s->lens = in_made(r, "lens", KF_S_U32, 1, s->b, make_lens, lh, &n);
+    const char *spec = kf_case_arg(r->c, "lens");
+    bool last0 = spec && strstr(spec, "len0");   /* a made lens file named *len0*: the last sequence is empty */
+    s->lens = in_made(r, "lens", KF_S_U32, 1, s->b, last0 ? make_lens_last0 : make_lens, lh, &n);
 }
 
 static size_t sdpa_len(const sdpa_shape *s, size_t b) { return s->lens[b] < s->l ? s->lens[b] : s->l; }
@@ -490,6 +499,61 @@ static void ref_sdpa_combine(ref_ctx *r)
     free(po);
     free(plse);
     free(o);
+    free(s.lens);
+}
+
+/* sdpa_decode_fused / _q8: the attention output of every (b, query head)
+ * over all of its len positions at once (0 when len is 0), as f16, or for
+ * _q8 those f16 values as 8-bit blocks of 32 (kf_ref_q8_block); the counter
+ * is back at 0. */
+static void ref_sdpa_fused(ref_ctx *r)
+{
+    sdpa_shape s;
+    sdpa_shape_get(r, &s, true);
+    bool q8 = name_has(r, "_q8");
+    size_t nq, nk, nv, nc, no = 0, nxq = 0, nxd = 0, g = s.h / s.hkv;
+    size_t ncache = s.b * s.l * s.hkv * s.d, nout = s.b * s.h * s.d;
+    uint16_t *q = in_buf(r, "q", KF_S_F16, 1, &nq);
+    uint16_t *kc = in_made(r, "kc", KF_S_F16, 1, ncache, make_cache_nan_tail, &s, &nk);
+    uint16_t *vc = in_made(r, "vc", KF_S_F16, 1, ncache, make_cache_nan_tail, &s, &nv);
+    uint32_t *cnt = in_buf(r, "cnt", KF_S_U32, 1, &nc);
+    uint16_t *o = q8 ? NULL : in_buf(r, "o", KF_S_F16, 1, &no);
+    int8_t *xq = q8 ? in_buf(r, "xq", KF_S_I8, 1, &nxq) : NULL;
+    uint16_t *xds = q8 ? in_buf(r, "xds", KF_S_F16, 2, &nxd) : NULL;
+    double *att = malloc(s.d * sizeof *att);
+    float *of = calloc(nout + 1, sizeof *of);
+    bool fits = nq >= nout && nk >= ncache && nv >= ncache && (q8 ? nxq >= nout && nxd >= nout / 32 : no >= nout);
+    for (size_t b = 0; b < s.b && fits; b++)
+        for (size_t hq = 0; hq < s.h; hq++) {
+            size_t len = sdpa_len(&s, b);
+            if (len) sdpa_range(&s, q + (b * s.h + hq) * s.d, kc, vc, b, hq / g, 0, len, att);
+            for (size_t e = 0; e < s.d; e++) {
+                uint16_t bits = kf_ref_f16_bits(len ? att[e] : 0);
+                of[(b * s.h + hq) * s.d + e] = (float)kf_ref_f16_value(bits);
+                if (o) o[(b * s.h + hq) * s.d + e] = bits;
+            }
+        }
+    for (size_t i = 0; q8 && fits && i < nout; i += 32) kf_ref_q8_block(of + i, 32, xq + i, xds + i / 16);
+    for (size_t i = 0; i < nc; i++) cnt[i] = 0;
+    if (!fits) {
+        fprintf(stderr, "%s: buffers too small for sdpa_fused\n", r->c->path);
+        r->errors++;
+    }
+    out_buf(r, "cnt", KF_S_U32, cnt, nc);
+    if (o) out_buf(r, "o", KF_S_F16, o, no);
+    if (q8) {
+        out_buf(r, "xq", KF_S_I8, xq, nxq);
+        out_buf(r, "xds", KF_S_F16, xds, nxd * 2);
+    }
+    free(att);
+    free(of);
+    free(q);
+    free(kc);
+    free(vc);
+    free(cnt);
+    free(o);
+    free(xq);
+    free(xds);
     free(s.lens);
 }
 
@@ -627,6 +691,6 @@ static void ref_argmax(ref_ctx *r)
     {"gemv", ref_gemv}, {"gemv_rms", ref_gemv_rms}, {"gemv_silu", ref_gemv_silu}, {"q4k_gemv", ref_q4k_gemv}, \
     {"q4k_q8_gemv_rms", ref_gemv_rms}, {"q4k_q8_gemv_silu", ref_gemv_silu}, {"q8_quantize", ref_q8_quantize}, \
     {"q4k_q8_gemv", ref_q4k_q8_gemv}, {"tc_gemv", ref_tc_gemv}, {"sdpa_split", ref_sdpa_split}, \
-    {"sdpa_combine", ref_sdpa_combine}, \
+    {"sdpa_combine", ref_sdpa_combine}, {"sdpa_fused", ref_sdpa_fused}, \
     {"rope", ref_rope}, {"rope_qkv", ref_rope_qkv}, {"silu_mul", ref_silu_mul}, \
     {"add_rmsnorm", ref_add_rmsnorm}, {"embed", ref_embed}, {"argmax", ref_argmax},

@@ -714,10 +714,38 @@ static void ref_warp_edges(ref_ctx *r)
     free(xi);
 }
 
+/* ---- fence.kf --------------------------------------------------------------- */
+
+/* last_block_sum: element i belongs to block (i / 128) % nb (the grid
+ * stride); part holds each block's sum and marker b + 1, out the sum of all
+ * of x, nb markers seen and one last block; the counter ends at 0. */
+static void ref_fence_last_block(ref_ctx *r)
+{
+    size_t n = (size_t)in_num(r, "n"), nb = (size_t)in_num(r, "nb"), nx, np, nc, no;
+    uint32_t *x = in_buf(r, "x", KF_S_U32, 1, &nx), *part = in_buf(r, "part", KF_S_U32, 1, &np);
+    uint32_t *count = in_buf(r, "count", KF_S_U32, 1, &nc), *out = in_buf(r, "out", KF_S_U32, 1, &no);
+    if (nx < n || np < 2 * nb || nc < 1 || no < 3 || nb == 0) {
+        fprintf(stderr, "%s: buffers too small for fence_last_block\n", r->c->path);
+        r->errors++;
+        n = nb = 0;
+    }
+    for (size_t b = 0; b < nb; b++) part[2 * b] = 0, part[2 * b + 1] = (uint32_t)b + 1;
+    uint32_t all = 0;
+    for (size_t i = 0; i < n; i++) {
+        part[2 * (i / 128 % nb)] += x[i];
+        all += x[i];
+    }
+    if (nb) out[0] = all, out[1] = (uint32_t)nb, out[2] += 1, count[0] = 0;
+    out_free(r, "part", KF_S_U32, part, np);
+    out_free(r, "count", KF_S_U32, count, nc);
+    out_free(r, "out", KF_S_U32, out, no);
+    free(x);
+}
+
 #define KF_REFERENCE_FEATURES \
     {"convert", ref_convert}, {"vectors", ref_vectors}, {"ops_i32", ref_ops_i32}, \
     {"ops_widths", ref_ops_widths}, {"control", ref_control}, {"warp_ops", ref_warp_ops}, \
     {"warp_edges", ref_warp_edges}, \
-    {"atomics", ref_atomics}, {"atomics_subnormal", ref_atomics_subnormal}, {"math_f32", ref_math_f32}, {"math_f64", ref_math_f64}, \
+    {"atomics", ref_atomics}, {"atomics_subnormal", ref_atomics_subnormal}, {"fence_last_block", ref_fence_last_block}, {"math_f32", ref_math_f32}, {"math_f64", ref_math_f64}, \
     {"math_vec", ref_math_vec}, {"int_math", ref_int_math}, {"geometry", ref_geometry}, \
     {"transpose", ref_transpose},
