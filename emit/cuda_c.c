@@ -155,6 +155,18 @@ static void assign(kw *w, uint32_t i, const char *expr)
     else wline(w, in->loc, "%s%s;", lhs(w, i), expr);
 }
 
+/* Lane l of a bitcast to narrower lanes of 8 or 16 bits, shifted out of
+ * its 32-bit word of the operand (KF_CU_H_BITCAST_SPLIT says why). The
+ * operand is a named value: a vector result is never folded into. */
+static const char *split_lane(kw *w, const kf_ir_ins *in, unsigned l)
+{
+    kf_scalar s = (kf_scalar)w->k->vals[in->dst].type.scalar;
+    unsigned lb = kf_scalar_bytes[s], shift = 8u * (l * lb % 4u);
+    const char *word = kf_cu_str(w->c, "kf_word(%s, %uu)", bare(w, in->a[0]), l * lb / 4u);
+    if (shift) word = kf_cu_str(w->c, "kf_shr_b32(%s, %uu)", word, shift);
+    return kf_cu_str(w->c, "kf_low_bits<%s>(%s)", kf_cu_type(w->c, kf_type_scalar(s)), word);
+}
+
 /* Expression of lane l of a per-lane instruction. */
 static const char *lane_expr(kw *w, const kf_ir_ins *in, unsigned l)
 {
@@ -166,6 +178,7 @@ static const char *lane_expr(kw *w, const kf_ir_ins *in, unsigned l)
     case KF_IR_UNOP: return kf_cu_unop(w->c, (kf_op)in->sub, s, lane(w, in->a[0], l));
     case KF_IR_CVT: return kf_cu_cvt(w->c, sa, s, lane(w, in->a[0], l));
     case KF_IR_SPLAT: return val(w, in->a[0]);
+    case KF_IR_BITCAST: return split_lane(w, in, l);
     case KF_IR_CONST: return kf_cu_literal(w->c, s, in->imm);   /* a vector CONST is imm in every lane */
     case KF_IR_MATH: {
         const char *x[3] = {NULL, NULL, NULL};
@@ -354,6 +367,37 @@ static const char *packed_expr(kw *w, const kf_ir_ins *in)
     return kf_cu_packed_call(w->c, in, w->k->vals[in->dst].type, a);
 }
 
+/* Whether every live read of v takes it back as 32-bit words (an mma or
+ * dot4 operand, a packed f16/bf16 pair operation), so no lane of it is
+ * ever split off a word. */
+static bool read_as_words(const kw *w, kf_val v)
+{
+    const kf_ir_kernel *k = w->k;
+    for (uint32_t i = 0; i < k->nins; i++) {
+        const kf_ir_ins *in = &k->ins[i];
+        if (w->dead[i] || w->drop[i]) continue;
+        bool mma_dot4 = in->op == KF_IR_INTRIN && (in->sub == KF_BI_MMA || in->sub == KF_BI_DOT4);
+        for (int a = 0; a < kf_ir_op_nargs[in->op]; a++)
+            if (in->a[a] == v && !((mma_dot4 && a < 2) || kf_cu_packed(in))) return false;
+    }
+    return true;
+}
+
+/* bitcast(T, x): to lanes of 8 or 16 bits narrower than x's, lane by lane
+ * (split_lane) unless the result is only read as words; else the same bits
+ * copied (kf_bitcast). */
+static const char *bitcast_expr(kw *w, const kf_ir_ins *in)
+{
+    const kf_ir_value *vals = w->k->vals;
+    unsigned db = kf_scalar_bytes[vals[in->dst].type.scalar], sb = kf_scalar_bytes[vals[in->a[0]].type.scalar];
+    if (db <= 2 && db < sb && !read_as_words(w, in->dst)) {
+        kf_cu_need(w->c, KF_CU_H_BITCAST_SPLIT);
+        return vector_braces(w, in);
+    }
+    kf_cu_need(w->c, KF_CU_H_BITCAST);
+    return kf_cu_str(w->c, "kf_bitcast<%s>(%s)", decl_type(w, vals[in->dst].type), bare(w, in->a[0]));
+}
+
 /* The right-hand side of a single-statement value instruction. */
 static const char *rhs(kw *w, uint32_t i)
 {
@@ -374,9 +418,7 @@ static const char *rhs(kw *w, uint32_t i)
     case KF_IR_MOV: return bare(w, in->a[0]);
     case KF_IR_CMP:
         return kf_cu_cmp(c, (kf_op)in->sub, (kf_scalar)vals[in->a[0]].type.scalar, val(w, in->a[0]), val(w, in->a[1]));
-    case KF_IR_BITCAST:
-        kf_cu_need(c, KF_CU_H_BITCAST);
-        return kf_cu_str(c, "kf_bitcast<%s>(%s)", decl_type(w, vals[in->dst].type), bare(w, in->a[0]));
+    case KF_IR_BITCAST: return bitcast_expr(w, in);
     case KF_IR_SELECT: return kf_cu_str(c, "%s ? %s : %s", val(w, in->a[0]), val(w, in->a[1]), val(w, in->a[2]));
     case KF_IR_EXTRACT: return kf_cu_str(c, "%s.v[%u]", val(w, in->a[0]), (unsigned)in->imm);
     case KF_IR_SREG: return kf_cu_sreg(w, in->imm);

@@ -57,6 +57,22 @@ static const char *const helper_text[KF_CU_H_COUNT] = {
         "    memcpy(&r, &x, sizeof r);\n"
         "    return r;\n"
         "}\n",
+    [KF_CU_H_BITCAST_SPLIT] =
+        "/* bitcast(T, x) to narrower lanes of 8 or 16 bits (i16x4 from u32x2) is\n"
+        "   written T{{lane, ...}}, each lane the low bits of x's 32-bit word\n"
+        "   kf_word(x, i), shifted down first by an inline shr.b32 unless it is the\n"
+        "   word's lowest: never split off with mov.b32 {lo, hi}, whose high half\n"
+        "   ptxas 13 and the H200 driver's JIT read as the word itself when the word\n"
+        "   is a widened 8- or 16-bit value ((u8x2 as u32x2) as i16x4 gave the byte,\n"
+        "   not 0, in lane 3: difftest seed 4 program 5323) */\n"
+        "__device__ __forceinline__ unsigned kf_shr_b32(unsigned w, unsigned s) { unsigned r; asm(\"shr.b32 %0, %1, %2;\" : \"=r\"(r) : \"r\"(w), \"r\"(s)); return r; }\n"
+        "template <typename F> __device__ __forceinline__ unsigned kf_word(F x, unsigned i)\n"
+        "{\n"
+        "    unsigned w = 0;\n"
+        "    memcpy(&w, (const char*)&x + 4 * i, sizeof x < 4 ? sizeof x : 4);\n"
+        "    return w;\n"
+        "}\n"
+        "template <typename L> __device__ __forceinline__ L kf_low_bits(unsigned w) { L r; memcpy(&r, &w, sizeof r); return r; }\n",
     [KF_CU_H_F16] =
         "/* f16: IEEE binary16 bits; arithmetic goes through f32 (exact widening,\n"
         "   one round-to-nearest-even back) */\n"

@@ -629,6 +629,19 @@ static void emit_unop(ptx_cx *cx, const kf_ir_ins *in)
 
 /* ---- bit reinterpretation ---------------------------------------------------------- */
 
+/* Lanes first and first + 1 of v (16 bits each) from the scratch word w:
+ * the low half by cvt, then w shifted down in place for the high half.
+ * Never mov.b32 {lo, hi}: ptxas 13 and the H200 driver's JIT read the high
+ * half of a split word that is a widened 8- or 16-bit value as that value
+ * ((u8x2 as u32x2) as i16x4 gave the byte, not 0, in lane 3: difftest seed
+ * 4 program 5323). */
+static void split_halves(ptx_cx *cx, const char *w, kf_val v, uint32_t first)
+{
+    kf_ptx_ins(cx, "cvt.u16.u32 %s, %s", kf_ptx_reg(cx, v, first).s, w);
+    kf_ptx_ins(cx, "shr.u32 %s, %s, 16", w, w);
+    kf_ptx_ins(cx, "cvt.u16.u32 %s, %s", kf_ptx_reg(cx, v, first + 1).s, w);
+}
+
 /* Splits the value into 32-bit words (w) or joins words into it. */
 static void words_of(ptx_cx *cx, kf_val v, preg *w, uint32_t nw, bool to_words)
 {
@@ -649,6 +662,7 @@ static void words_of(ptx_cx *cx, kf_val v, preg *w, uint32_t nw, bool to_words)
         uint32_t per = 4 / sb < n ? 4 / sb : n;
         for (uint32_t i = 0; i < nw; i++) {
             if (to_words) kf_ptx_pack_word(cx, w[i].s, v, i * per, per, s);
+            else if (sb == 2 && per == 2) split_halves(cx, w[i].s, v, i * per);
             else kf_ptx_unpack_word(cx, w[i].s, v, i * per, per, s);
         }
     }

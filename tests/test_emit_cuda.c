@@ -330,6 +330,28 @@ static char *emit_source(const char *src)
     return emit_src(src, 90);
 }
 
+/* Issue 7, difftest seed 4 program 5323: a bitcast to narrower lanes of 8
+ * or 16 bits shifts each lane out of its word by inline PTX (NVVM would
+ * split the word with mov.b32 {lo, hi}, whose high half ptxas 13 reads as
+ * the low half of a widened byte); read only by dot4 (as a word) it stays
+ * one copy of the bits. */
+static void bitcast_to_narrow_lanes_shifts_each_lane_out_of_its_word(void **state)
+{
+    char *t = emit_source("kernel k(x: &[u8x2], w: &[u32], o: &mut [i16x4], d: &mut [i32]) {\n"
+                          "    let i = thread_id.x;\n"
+                          "    o[i] = bitcast(i16x4, x[i] as u32x2);\n"
+                          "    d[i] = dot4(bitcast(u8x4, w[i]), bitcast(i8x4, w[i]), 0);\n}\n");
+    assert_has(t, "unsigned kf_shr_b32(unsigned w, unsigned s) { unsigned r; asm(\"shr.b32 %0, %1, %2;\"");
+    assert_has(t, "kf_i16x4{{kf_low_bits<short>(kf_word(");
+    assert_has(t, ", 0u)), kf_low_bits<short>(kf_shr_b32(kf_word(");
+    assert_has(t, ", 1u)), kf_low_bits<short>(kf_shr_b32(kf_word(");
+    assert_has(t, ", 1u), 16u))}};");
+    assert_lacks(t, "kf_bitcast<kf_i16x4>");
+    assert_has(t, "kf_bitcast<kf_u8x4>(");   /* dot4's operands: words, nothing split */
+    assert_has(t, "kf_bitcast<kf_i8x4>(");
+    free(t);
+}
+
 /* Issue 7 bug 2: a loop whose latch is unreachable (the body always leaves)
  * still declares its variable in the for header. */
 static void loop_whose_body_always_leaves_keeps_its_variable(void **state)
@@ -846,6 +868,7 @@ int main(void)
         cmocka_unit_test(packed_half_vectors_call_pair_helpers),
         cmocka_unit_test(intrinsics_are_inline_ptx),
         cmocka_unit_test(folded_vector_constants_fill_every_lane),
+        cmocka_unit_test(bitcast_to_narrow_lanes_shifts_each_lane_out_of_its_word),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

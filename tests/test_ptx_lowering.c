@@ -1022,6 +1022,21 @@ static void test_bitfield_range_inside(void **st)
     (void)st;
 }
 
+/* Issue 7, difftest seed 4 program 5323: a word bitcast into 16-bit lanes
+ * is split by cvt and a shift, never mov.b32 {lo, hi}, whose high half
+ * ptxas 13 reads as the word's low half when the word is a widened byte
+ * ((u8x2 as u32x2) as i16x4 gave the byte, not 0, in lanes 1 and 3). */
+static void test_bitcast_to_halves_shifts_the_high_half_down(void **st)
+{
+    char *p = emit_kf("kernel k(x: &[u8x2], o: &mut [i16x4]) {\n    o[0] = bitcast(i16x4, x[0] as u32x2);\n}\n", 90);
+    HASNT(p, "mov.b32 {");
+    assert_int_equal(count_of(p, "shr.u32 "), 2);   /* one per word: lanes 1 and 3 */
+    assert_int_equal(count_of(p, ", 16;"), 2);
+    assert_int_equal(count_of(p, "cvt.u16.u32 %rs"), 4);
+    free(p);
+    (void)st;
+}
+
 static void test_integer_and_fast_helpers(void **st)
 {
     char *p = emit_kf("kernel k(w: &[u32], o: &mut [i32], u: &mut [u32], f: &mut [f32]) {\n"
@@ -1179,6 +1194,7 @@ int main(void)
         cmocka_unit_test(test_packed_mul_add_is_not_fused),
         cmocka_unit_test(test_integer_and_fast_helpers),
         cmocka_unit_test(test_bitfield_range_inside),
+        cmocka_unit_test(test_bitcast_to_halves_shifts_the_high_half_down),
         cmocka_unit_test(test_shared_layout_and_views),
         cmocka_unit_test(test_tensor_instructions),
     };

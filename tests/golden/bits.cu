@@ -10,6 +10,22 @@ __device__ __forceinline__ T kf_bitcast(F x)
     return r;
 }
 
+/* bitcast(T, x) to narrower lanes of 8 or 16 bits (i16x4 from u32x2) is
+   written T{{lane, ...}}, each lane the low bits of x's 32-bit word
+   kf_word(x, i), shifted down first by an inline shr.b32 unless it is the
+   word's lowest: never split off with mov.b32 {lo, hi}, whose high half
+   ptxas 13 and the H200 driver's JIT read as the word itself when the word
+   is a widened 8- or 16-bit value ((u8x2 as u32x2) as i16x4 gave the byte,
+   not 0, in lane 3: difftest seed 4 program 5323) */
+__device__ __forceinline__ unsigned kf_shr_b32(unsigned w, unsigned s) { unsigned r; asm("shr.b32 %0, %1, %2;" : "=r"(r) : "r"(w), "r"(s)); return r; }
+template <typename F> __device__ __forceinline__ unsigned kf_word(F x, unsigned i)
+{
+    unsigned w = 0;
+    memcpy(&w, (const char*)&x + 4 * i, sizeof x < 4 ? sizeof x : 4);
+    return w;
+}
+template <typename L> __device__ __forceinline__ L kf_low_bits(unsigned w) { L r; memcpy(&r, &w, sizeof r); return r; }
+
 /* 8/16-bit integer results are computed in 32 bits and narrowed by a cast
    of kf_narrow(x), which hides x from NVVM: narrowed back to 16 bits, a
    negation or abs becomes neg.s16/abs.s16, which ptxas 13 widens without
@@ -98,7 +114,7 @@ bytes(const unsigned* __restrict__ w_, signed char* __restrict__ o_, unsigned* _
     unsigned i_ = (blockIdx.x * blockDim.x) + threadIdx.x;
     if (i_ < n_) {
         unsigned t11_ = w_[i_];
-        kf_i8x4 v_ = kf_bitcast<kf_i8x4>(t11_);
+        kf_i8x4 v_ = kf_i8x4{{kf_low_bits<signed char>(kf_word(t11_, 0u)), kf_low_bits<signed char>(kf_shr_b32(kf_word(t11_, 0u), 8u)), kf_low_bits<signed char>(kf_shr_b32(kf_word(t11_, 0u), 16u)), kf_low_bits<signed char>(kf_shr_b32(kf_word(t11_, 0u), 24u))}};
         o_[i_ << 2u] = v_.v[0];
         o_[(i_ << 2u) + 1u] = v_.v[1];
         o_[(i_ << 2u) + 2u] = v_.v[2];

@@ -10,6 +10,22 @@ __device__ __forceinline__ T kf_bitcast(F x)
     return r;
 }
 
+/* bitcast(T, x) to narrower lanes of 8 or 16 bits (i16x4 from u32x2) is
+   written T{{lane, ...}}, each lane the low bits of x's 32-bit word
+   kf_word(x, i), shifted down first by an inline shr.b32 unless it is the
+   word's lowest: never split off with mov.b32 {lo, hi}, whose high half
+   ptxas 13 and the H200 driver's JIT read as the word itself when the word
+   is a widened 8- or 16-bit value ((u8x2 as u32x2) as i16x4 gave the byte,
+   not 0, in lane 3: difftest seed 4 program 5323) */
+__device__ __forceinline__ unsigned kf_shr_b32(unsigned w, unsigned s) { unsigned r; asm("shr.b32 %0, %1, %2;" : "=r"(r) : "r"(w), "r"(s)); return r; }
+template <typename F> __device__ __forceinline__ unsigned kf_word(F x, unsigned i)
+{
+    unsigned w = 0;
+    memcpy(&w, (const char*)&x + 4 * i, sizeof x < 4 ? sizeof x : 4);
+    return w;
+}
+template <typename L> __device__ __forceinline__ L kf_low_bits(unsigned w) { L r; memcpy(&r, &w, sizeof r); return r; }
+
 /* f16: IEEE binary16 bits; arithmetic goes through f32 (exact widening,
    one round-to-nearest-even back) */
 struct __align__(2) kf_f16 { unsigned short bits; };
@@ -1172,7 +1188,7 @@ gemm_f16_f16_nn(const kf_f16* __restrict__ a_, const kf_f16* __restrict__ b_, kf
         unsigned* w16_ = (unsigned*)c16_;
         if (beta_ != 0.0f) {
             unsigned t2485_ = w16_[i_ >> 1u];
-            kf_f16x2 t2486_ = kf_bitcast<kf_f16x2>(t2485_);
+            kf_f16x2 t2486_ = kf_f16x2{{kf_low_bits<kf_f16>(kf_word(t2485_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2485_, 0u), 16u))}};
             kf_f32x2 t2487_;
             t2487_.v[0] = kf_f16_to_f32(t2486_.v[0]);
             t2487_.v[1] = kf_f16_to_f32(t2486_.v[1]);
@@ -1233,7 +1249,7 @@ gemm_f16_f16_nn(const kf_f16* __restrict__ a_, const kf_f16* __restrict__ b_, kf
         unsigned* w16_2_ = (unsigned*)c16_;
         if (beta_ != 0.0f) {
             unsigned t2627_ = w16_2_[i_4_ >> 1u];
-            kf_f16x2 t2628_ = kf_bitcast<kf_f16x2>(t2627_);
+            kf_f16x2 t2628_ = kf_f16x2{{kf_low_bits<kf_f16>(kf_word(t2627_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2627_, 0u), 16u))}};
             kf_f32x2 t2629_;
             t2629_.v[0] = kf_f16_to_f32(t2628_.v[0]);
             t2629_.v[1] = kf_f16_to_f32(t2628_.v[1]);
@@ -1295,7 +1311,7 @@ gemm_f16_f16_nn(const kf_f16* __restrict__ a_, const kf_f16* __restrict__ b_, kf
         unsigned* w16_3_ = (unsigned*)c16_;
         if (beta_ != 0.0f) {
             unsigned t2771_ = w16_3_[i_7_ >> 1u];
-            kf_f16x2 t2772_ = kf_bitcast<kf_f16x2>(t2771_);
+            kf_f16x2 t2772_ = kf_f16x2{{kf_low_bits<kf_f16>(kf_word(t2771_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2771_, 0u), 16u))}};
             kf_f32x2 t2773_;
             t2773_.v[0] = kf_f16_to_f32(t2772_.v[0]);
             t2773_.v[1] = kf_f16_to_f32(t2772_.v[1]);
@@ -1356,7 +1372,7 @@ gemm_f16_f16_nn(const kf_f16* __restrict__ a_, const kf_f16* __restrict__ b_, kf
         unsigned* w16_4_ = (unsigned*)c16_;
         if (beta_ != 0.0f) {
             unsigned t2913_ = w16_4_[i_10_ >> 1u];
-            kf_f16x2 t2914_ = kf_bitcast<kf_f16x2>(t2913_);
+            kf_f16x2 t2914_ = kf_f16x2{{kf_low_bits<kf_f16>(kf_word(t2913_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2913_, 0u), 16u))}};
             kf_f32x2 t2915_;
             t2915_.v[0] = kf_f16_to_f32(t2914_.v[0]);
             t2915_.v[1] = kf_f16_to_f32(t2914_.v[1]);
@@ -1418,7 +1434,7 @@ gemm_f16_f16_nn(const kf_f16* __restrict__ a_, const kf_f16* __restrict__ b_, kf
         unsigned* w16_5_ = (unsigned*)c16_;
         if (beta_ != 0.0f) {
             unsigned t3057_ = w16_5_[i_13_ >> 1u];
-            kf_f16x2 t3058_ = kf_bitcast<kf_f16x2>(t3057_);
+            kf_f16x2 t3058_ = kf_f16x2{{kf_low_bits<kf_f16>(kf_word(t3057_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3057_, 0u), 16u))}};
             kf_f32x2 t3059_;
             t3059_.v[0] = kf_f16_to_f32(t3058_.v[0]);
             t3059_.v[1] = kf_f16_to_f32(t3058_.v[1]);
@@ -1479,7 +1495,7 @@ gemm_f16_f16_nn(const kf_f16* __restrict__ a_, const kf_f16* __restrict__ b_, kf
         unsigned* w16_6_ = (unsigned*)c16_;
         if (beta_ != 0.0f) {
             unsigned t3199_ = w16_6_[i_16_ >> 1u];
-            kf_f16x2 t3200_ = kf_bitcast<kf_f16x2>(t3199_);
+            kf_f16x2 t3200_ = kf_f16x2{{kf_low_bits<kf_f16>(kf_word(t3199_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3199_, 0u), 16u))}};
             kf_f32x2 t3201_;
             t3201_.v[0] = kf_f16_to_f32(t3200_.v[0]);
             t3201_.v[1] = kf_f16_to_f32(t3200_.v[1]);
@@ -1541,7 +1557,7 @@ gemm_f16_f16_nn(const kf_f16* __restrict__ a_, const kf_f16* __restrict__ b_, kf
         unsigned* w16_7_ = (unsigned*)c16_;
         if (beta_ != 0.0f) {
             unsigned t3343_ = w16_7_[i_19_ >> 1u];
-            kf_f16x2 t3344_ = kf_bitcast<kf_f16x2>(t3343_);
+            kf_f16x2 t3344_ = kf_f16x2{{kf_low_bits<kf_f16>(kf_word(t3343_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3343_, 0u), 16u))}};
             kf_f32x2 t3345_;
             t3345_.v[0] = kf_f16_to_f32(t3344_.v[0]);
             t3345_.v[1] = kf_f16_to_f32(t3344_.v[1]);
@@ -1602,7 +1618,7 @@ gemm_f16_f16_nn(const kf_f16* __restrict__ a_, const kf_f16* __restrict__ b_, kf
         unsigned* w16_8_ = (unsigned*)c16_;
         if (beta_ != 0.0f) {
             unsigned t3485_ = w16_8_[i_22_ >> 1u];
-            kf_f16x2 t3486_ = kf_bitcast<kf_f16x2>(t3485_);
+            kf_f16x2 t3486_ = kf_f16x2{{kf_low_bits<kf_f16>(kf_word(t3485_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3485_, 0u), 16u))}};
             kf_f32x2 t3487_;
             t3487_.v[0] = kf_f16_to_f32(t3486_.v[0]);
             t3487_.v[1] = kf_f16_to_f32(t3486_.v[1]);
@@ -1664,7 +1680,7 @@ gemm_f16_f16_nn(const kf_f16* __restrict__ a_, const kf_f16* __restrict__ b_, kf
         unsigned* w16_9_ = (unsigned*)c16_;
         if (beta_ != 0.0f) {
             unsigned t3629_ = w16_9_[i_25_ >> 1u];
-            kf_f16x2 t3630_ = kf_bitcast<kf_f16x2>(t3629_);
+            kf_f16x2 t3630_ = kf_f16x2{{kf_low_bits<kf_f16>(kf_word(t3629_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3629_, 0u), 16u))}};
             kf_f32x2 t3631_;
             t3631_.v[0] = kf_f16_to_f32(t3630_.v[0]);
             t3631_.v[1] = kf_f16_to_f32(t3630_.v[1]);
@@ -1725,7 +1741,7 @@ gemm_f16_f16_nn(const kf_f16* __restrict__ a_, const kf_f16* __restrict__ b_, kf
         unsigned* w16_10_ = (unsigned*)c16_;
         if (beta_ != 0.0f) {
             unsigned t3771_ = w16_10_[i_28_ >> 1u];
-            kf_f16x2 t3772_ = kf_bitcast<kf_f16x2>(t3771_);
+            kf_f16x2 t3772_ = kf_f16x2{{kf_low_bits<kf_f16>(kf_word(t3771_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3771_, 0u), 16u))}};
             kf_f32x2 t3773_;
             t3773_.v[0] = kf_f16_to_f32(t3772_.v[0]);
             t3773_.v[1] = kf_f16_to_f32(t3772_.v[1]);
@@ -1787,7 +1803,7 @@ gemm_f16_f16_nn(const kf_f16* __restrict__ a_, const kf_f16* __restrict__ b_, kf
         unsigned* w16_11_ = (unsigned*)c16_;
         if (beta_ != 0.0f) {
             unsigned t3915_ = w16_11_[i_31_ >> 1u];
-            kf_f16x2 t3916_ = kf_bitcast<kf_f16x2>(t3915_);
+            kf_f16x2 t3916_ = kf_f16x2{{kf_low_bits<kf_f16>(kf_word(t3915_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3915_, 0u), 16u))}};
             kf_f32x2 t3917_;
             t3917_.v[0] = kf_f16_to_f32(t3916_.v[0]);
             t3917_.v[1] = kf_f16_to_f32(t3916_.v[1]);
@@ -1848,7 +1864,7 @@ gemm_f16_f16_nn(const kf_f16* __restrict__ a_, const kf_f16* __restrict__ b_, kf
         unsigned* w16_12_ = (unsigned*)c16_;
         if (beta_ != 0.0f) {
             unsigned t4057_ = w16_12_[i_34_ >> 1u];
-            kf_f16x2 t4058_ = kf_bitcast<kf_f16x2>(t4057_);
+            kf_f16x2 t4058_ = kf_f16x2{{kf_low_bits<kf_f16>(kf_word(t4057_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4057_, 0u), 16u))}};
             kf_f32x2 t4059_;
             t4059_.v[0] = kf_f16_to_f32(t4058_.v[0]);
             t4059_.v[1] = kf_f16_to_f32(t4058_.v[1]);
@@ -1910,7 +1926,7 @@ gemm_f16_f16_nn(const kf_f16* __restrict__ a_, const kf_f16* __restrict__ b_, kf
         unsigned* w16_13_ = (unsigned*)c16_;
         if (beta_ != 0.0f) {
             unsigned t4201_ = w16_13_[i_37_ >> 1u];
-            kf_f16x2 t4202_ = kf_bitcast<kf_f16x2>(t4201_);
+            kf_f16x2 t4202_ = kf_f16x2{{kf_low_bits<kf_f16>(kf_word(t4201_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4201_, 0u), 16u))}};
             kf_f32x2 t4203_;
             t4203_.v[0] = kf_f16_to_f32(t4202_.v[0]);
             t4203_.v[1] = kf_f16_to_f32(t4202_.v[1]);
@@ -1971,7 +1987,7 @@ gemm_f16_f16_nn(const kf_f16* __restrict__ a_, const kf_f16* __restrict__ b_, kf
         unsigned* w16_14_ = (unsigned*)c16_;
         if (beta_ != 0.0f) {
             unsigned t4343_ = w16_14_[i_40_ >> 1u];
-            kf_f16x2 t4344_ = kf_bitcast<kf_f16x2>(t4343_);
+            kf_f16x2 t4344_ = kf_f16x2{{kf_low_bits<kf_f16>(kf_word(t4343_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4343_, 0u), 16u))}};
             kf_f32x2 t4345_;
             t4345_.v[0] = kf_f16_to_f32(t4344_.v[0]);
             t4345_.v[1] = kf_f16_to_f32(t4344_.v[1]);
@@ -2033,7 +2049,7 @@ gemm_f16_f16_nn(const kf_f16* __restrict__ a_, const kf_f16* __restrict__ b_, kf
         unsigned* w16_15_ = (unsigned*)c16_;
         if (beta_ != 0.0f) {
             unsigned t4487_ = w16_15_[i_43_ >> 1u];
-            kf_f16x2 t4488_ = kf_bitcast<kf_f16x2>(t4487_);
+            kf_f16x2 t4488_ = kf_f16x2{{kf_low_bits<kf_f16>(kf_word(t4487_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4487_, 0u), 16u))}};
             kf_f32x2 t4489_;
             t4489_.v[0] = kf_f16_to_f32(t4488_.v[0]);
             t4489_.v[1] = kf_f16_to_f32(t4488_.v[1]);
@@ -2094,7 +2110,7 @@ gemm_f16_f16_nn(const kf_f16* __restrict__ a_, const kf_f16* __restrict__ b_, kf
         unsigned* w16_16_ = (unsigned*)c16_;
         if (beta_ != 0.0f) {
             unsigned t4629_ = w16_16_[i_46_ >> 1u];
-            kf_f16x2 t4630_ = kf_bitcast<kf_f16x2>(t4629_);
+            kf_f16x2 t4630_ = kf_f16x2{{kf_low_bits<kf_f16>(kf_word(t4629_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4629_, 0u), 16u))}};
             kf_f32x2 t4631_;
             t4631_.v[0] = kf_f16_to_f32(t4630_.v[0]);
             t4631_.v[1] = kf_f16_to_f32(t4630_.v[1]);
@@ -2156,7 +2172,7 @@ gemm_f16_f16_nn(const kf_f16* __restrict__ a_, const kf_f16* __restrict__ b_, kf
         unsigned* w16_17_ = (unsigned*)c16_;
         if (beta_ != 0.0f) {
             unsigned t4773_ = w16_17_[i_49_ >> 1u];
-            kf_f16x2 t4774_ = kf_bitcast<kf_f16x2>(t4773_);
+            kf_f16x2 t4774_ = kf_f16x2{{kf_low_bits<kf_f16>(kf_word(t4773_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4773_, 0u), 16u))}};
             kf_f32x2 t4775_;
             t4775_.v[0] = kf_f16_to_f32(t4774_.v[0]);
             t4775_.v[1] = kf_f16_to_f32(t4774_.v[1]);
@@ -2217,7 +2233,7 @@ gemm_f16_f16_nn(const kf_f16* __restrict__ a_, const kf_f16* __restrict__ b_, kf
         unsigned* w16_18_ = (unsigned*)c16_;
         if (beta_ != 0.0f) {
             unsigned t4915_ = w16_18_[i_52_ >> 1u];
-            kf_f16x2 t4916_ = kf_bitcast<kf_f16x2>(t4915_);
+            kf_f16x2 t4916_ = kf_f16x2{{kf_low_bits<kf_f16>(kf_word(t4915_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4915_, 0u), 16u))}};
             kf_f32x2 t4917_;
             t4917_.v[0] = kf_f16_to_f32(t4916_.v[0]);
             t4917_.v[1] = kf_f16_to_f32(t4916_.v[1]);
@@ -2279,7 +2295,7 @@ gemm_f16_f16_nn(const kf_f16* __restrict__ a_, const kf_f16* __restrict__ b_, kf
         unsigned* w16_19_ = (unsigned*)c16_;
         if (beta_ != 0.0f) {
             unsigned t5059_ = w16_19_[i_55_ >> 1u];
-            kf_f16x2 t5060_ = kf_bitcast<kf_f16x2>(t5059_);
+            kf_f16x2 t5060_ = kf_f16x2{{kf_low_bits<kf_f16>(kf_word(t5059_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t5059_, 0u), 16u))}};
             kf_f32x2 t5061_;
             t5061_.v[0] = kf_f16_to_f32(t5060_.v[0]);
             t5061_.v[1] = kf_f16_to_f32(t5060_.v[1]);
@@ -2340,7 +2356,7 @@ gemm_f16_f16_nn(const kf_f16* __restrict__ a_, const kf_f16* __restrict__ b_, kf
         unsigned* w16_20_ = (unsigned*)c16_;
         if (beta_ != 0.0f) {
             unsigned t5201_ = w16_20_[i_58_ >> 1u];
-            kf_f16x2 t5202_ = kf_bitcast<kf_f16x2>(t5201_);
+            kf_f16x2 t5202_ = kf_f16x2{{kf_low_bits<kf_f16>(kf_word(t5201_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t5201_, 0u), 16u))}};
             kf_f32x2 t5203_;
             t5203_.v[0] = kf_f16_to_f32(t5202_.v[0]);
             t5203_.v[1] = kf_f16_to_f32(t5202_.v[1]);
@@ -2402,7 +2418,7 @@ gemm_f16_f16_nn(const kf_f16* __restrict__ a_, const kf_f16* __restrict__ b_, kf
         unsigned* w16_21_ = (unsigned*)c16_;
         if (beta_ != 0.0f) {
             unsigned t5345_ = w16_21_[i_61_ >> 1u];
-            kf_f16x2 t5346_ = kf_bitcast<kf_f16x2>(t5345_);
+            kf_f16x2 t5346_ = kf_f16x2{{kf_low_bits<kf_f16>(kf_word(t5345_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t5345_, 0u), 16u))}};
             kf_f32x2 t5347_;
             t5347_.v[0] = kf_f16_to_f32(t5346_.v[0]);
             t5347_.v[1] = kf_f16_to_f32(t5346_.v[1]);
@@ -2463,7 +2479,7 @@ gemm_f16_f16_nn(const kf_f16* __restrict__ a_, const kf_f16* __restrict__ b_, kf
         unsigned* w16_22_ = (unsigned*)c16_;
         if (beta_ != 0.0f) {
             unsigned t5487_ = w16_22_[i_64_ >> 1u];
-            kf_f16x2 t5488_ = kf_bitcast<kf_f16x2>(t5487_);
+            kf_f16x2 t5488_ = kf_f16x2{{kf_low_bits<kf_f16>(kf_word(t5487_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t5487_, 0u), 16u))}};
             kf_f32x2 t5489_;
             t5489_.v[0] = kf_f16_to_f32(t5488_.v[0]);
             t5489_.v[1] = kf_f16_to_f32(t5488_.v[1]);
@@ -2525,7 +2541,7 @@ gemm_f16_f16_nn(const kf_f16* __restrict__ a_, const kf_f16* __restrict__ b_, kf
         unsigned* w16_23_ = (unsigned*)c16_;
         if (beta_ != 0.0f) {
             unsigned t5631_ = w16_23_[i_67_ >> 1u];
-            kf_f16x2 t5632_ = kf_bitcast<kf_f16x2>(t5631_);
+            kf_f16x2 t5632_ = kf_f16x2{{kf_low_bits<kf_f16>(kf_word(t5631_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t5631_, 0u), 16u))}};
             kf_f32x2 t5633_;
             t5633_.v[0] = kf_f16_to_f32(t5632_.v[0]);
             t5633_.v[1] = kf_f16_to_f32(t5632_.v[1]);
@@ -2586,7 +2602,7 @@ gemm_f16_f16_nn(const kf_f16* __restrict__ a_, const kf_f16* __restrict__ b_, kf
         unsigned* w16_24_ = (unsigned*)c16_;
         if (beta_ != 0.0f) {
             unsigned t5773_ = w16_24_[i_70_ >> 1u];
-            kf_f16x2 t5774_ = kf_bitcast<kf_f16x2>(t5773_);
+            kf_f16x2 t5774_ = kf_f16x2{{kf_low_bits<kf_f16>(kf_word(t5773_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t5773_, 0u), 16u))}};
             kf_f32x2 t5775_;
             t5775_.v[0] = kf_f16_to_f32(t5774_.v[0]);
             t5775_.v[1] = kf_f16_to_f32(t5774_.v[1]);
@@ -2648,7 +2664,7 @@ gemm_f16_f16_nn(const kf_f16* __restrict__ a_, const kf_f16* __restrict__ b_, kf
         unsigned* w16_25_ = (unsigned*)c16_;
         if (beta_ != 0.0f) {
             unsigned t5917_ = w16_25_[i_73_ >> 1u];
-            kf_f16x2 t5918_ = kf_bitcast<kf_f16x2>(t5917_);
+            kf_f16x2 t5918_ = kf_f16x2{{kf_low_bits<kf_f16>(kf_word(t5917_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t5917_, 0u), 16u))}};
             kf_f32x2 t5919_;
             t5919_.v[0] = kf_f16_to_f32(t5918_.v[0]);
             t5919_.v[1] = kf_f16_to_f32(t5918_.v[1]);
@@ -2709,7 +2725,7 @@ gemm_f16_f16_nn(const kf_f16* __restrict__ a_, const kf_f16* __restrict__ b_, kf
         unsigned* w16_26_ = (unsigned*)c16_;
         if (beta_ != 0.0f) {
             unsigned t6059_ = w16_26_[i_76_ >> 1u];
-            kf_f16x2 t6060_ = kf_bitcast<kf_f16x2>(t6059_);
+            kf_f16x2 t6060_ = kf_f16x2{{kf_low_bits<kf_f16>(kf_word(t6059_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6059_, 0u), 16u))}};
             kf_f32x2 t6061_;
             t6061_.v[0] = kf_f16_to_f32(t6060_.v[0]);
             t6061_.v[1] = kf_f16_to_f32(t6060_.v[1]);
@@ -2771,7 +2787,7 @@ gemm_f16_f16_nn(const kf_f16* __restrict__ a_, const kf_f16* __restrict__ b_, kf
         unsigned* w16_27_ = (unsigned*)c16_;
         if (beta_ != 0.0f) {
             unsigned t6203_ = w16_27_[i_79_ >> 1u];
-            kf_f16x2 t6204_ = kf_bitcast<kf_f16x2>(t6203_);
+            kf_f16x2 t6204_ = kf_f16x2{{kf_low_bits<kf_f16>(kf_word(t6203_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6203_, 0u), 16u))}};
             kf_f32x2 t6205_;
             t6205_.v[0] = kf_f16_to_f32(t6204_.v[0]);
             t6205_.v[1] = kf_f16_to_f32(t6204_.v[1]);
@@ -2832,7 +2848,7 @@ gemm_f16_f16_nn(const kf_f16* __restrict__ a_, const kf_f16* __restrict__ b_, kf
         unsigned* w16_28_ = (unsigned*)c16_;
         if (beta_ != 0.0f) {
             unsigned t6345_ = w16_28_[i_82_ >> 1u];
-            kf_f16x2 t6346_ = kf_bitcast<kf_f16x2>(t6345_);
+            kf_f16x2 t6346_ = kf_f16x2{{kf_low_bits<kf_f16>(kf_word(t6345_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6345_, 0u), 16u))}};
             kf_f32x2 t6347_;
             t6347_.v[0] = kf_f16_to_f32(t6346_.v[0]);
             t6347_.v[1] = kf_f16_to_f32(t6346_.v[1]);
@@ -2894,7 +2910,7 @@ gemm_f16_f16_nn(const kf_f16* __restrict__ a_, const kf_f16* __restrict__ b_, kf
         unsigned* w16_29_ = (unsigned*)c16_;
         if (beta_ != 0.0f) {
             unsigned t6489_ = w16_29_[i_85_ >> 1u];
-            kf_f16x2 t6490_ = kf_bitcast<kf_f16x2>(t6489_);
+            kf_f16x2 t6490_ = kf_f16x2{{kf_low_bits<kf_f16>(kf_word(t6489_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6489_, 0u), 16u))}};
             kf_f32x2 t6491_;
             t6491_.v[0] = kf_f16_to_f32(t6490_.v[0]);
             t6491_.v[1] = kf_f16_to_f32(t6490_.v[1]);
@@ -2955,7 +2971,7 @@ gemm_f16_f16_nn(const kf_f16* __restrict__ a_, const kf_f16* __restrict__ b_, kf
         unsigned* w16_30_ = (unsigned*)c16_;
         if (beta_ != 0.0f) {
             unsigned t6631_ = w16_30_[i_88_ >> 1u];
-            kf_f16x2 t6632_ = kf_bitcast<kf_f16x2>(t6631_);
+            kf_f16x2 t6632_ = kf_f16x2{{kf_low_bits<kf_f16>(kf_word(t6631_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6631_, 0u), 16u))}};
             kf_f32x2 t6633_;
             t6633_.v[0] = kf_f16_to_f32(t6632_.v[0]);
             t6633_.v[1] = kf_f16_to_f32(t6632_.v[1]);
@@ -3017,7 +3033,7 @@ gemm_f16_f16_nn(const kf_f16* __restrict__ a_, const kf_f16* __restrict__ b_, kf
         unsigned* w16_31_ = (unsigned*)c16_;
         if (beta_ != 0.0f) {
             unsigned t6775_ = w16_31_[i_91_ >> 1u];
-            kf_f16x2 t6776_ = kf_bitcast<kf_f16x2>(t6775_);
+            kf_f16x2 t6776_ = kf_f16x2{{kf_low_bits<kf_f16>(kf_word(t6775_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6775_, 0u), 16u))}};
             kf_f32x2 t6777_;
             t6777_.v[0] = kf_f16_to_f32(t6776_.v[0]);
             t6777_.v[1] = kf_f16_to_f32(t6776_.v[1]);
@@ -3078,7 +3094,7 @@ gemm_f16_f16_nn(const kf_f16* __restrict__ a_, const kf_f16* __restrict__ b_, kf
         unsigned* w16_32_ = (unsigned*)c16_;
         if (beta_ != 0.0f) {
             unsigned t6917_ = w16_32_[i_94_ >> 1u];
-            kf_f16x2 t6918_ = kf_bitcast<kf_f16x2>(t6917_);
+            kf_f16x2 t6918_ = kf_f16x2{{kf_low_bits<kf_f16>(kf_word(t6917_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6917_, 0u), 16u))}};
             kf_f32x2 t6919_;
             t6919_.v[0] = kf_f16_to_f32(t6918_.v[0]);
             t6919_.v[1] = kf_f16_to_f32(t6918_.v[1]);
@@ -4157,7 +4173,7 @@ gemm_f16_f16_nt(const kf_f16* __restrict__ a_, const kf_f16* __restrict__ b_, kf
         unsigned* w16_ = (unsigned*)c16_;
         if (beta_ != 0.0f) {
             unsigned t2485_ = w16_[i_ >> 1u];
-            kf_f16x2 t2486_ = kf_bitcast<kf_f16x2>(t2485_);
+            kf_f16x2 t2486_ = kf_f16x2{{kf_low_bits<kf_f16>(kf_word(t2485_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2485_, 0u), 16u))}};
             kf_f32x2 t2487_;
             t2487_.v[0] = kf_f16_to_f32(t2486_.v[0]);
             t2487_.v[1] = kf_f16_to_f32(t2486_.v[1]);
@@ -4218,7 +4234,7 @@ gemm_f16_f16_nt(const kf_f16* __restrict__ a_, const kf_f16* __restrict__ b_, kf
         unsigned* w16_2_ = (unsigned*)c16_;
         if (beta_ != 0.0f) {
             unsigned t2627_ = w16_2_[i_4_ >> 1u];
-            kf_f16x2 t2628_ = kf_bitcast<kf_f16x2>(t2627_);
+            kf_f16x2 t2628_ = kf_f16x2{{kf_low_bits<kf_f16>(kf_word(t2627_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2627_, 0u), 16u))}};
             kf_f32x2 t2629_;
             t2629_.v[0] = kf_f16_to_f32(t2628_.v[0]);
             t2629_.v[1] = kf_f16_to_f32(t2628_.v[1]);
@@ -4280,7 +4296,7 @@ gemm_f16_f16_nt(const kf_f16* __restrict__ a_, const kf_f16* __restrict__ b_, kf
         unsigned* w16_3_ = (unsigned*)c16_;
         if (beta_ != 0.0f) {
             unsigned t2771_ = w16_3_[i_7_ >> 1u];
-            kf_f16x2 t2772_ = kf_bitcast<kf_f16x2>(t2771_);
+            kf_f16x2 t2772_ = kf_f16x2{{kf_low_bits<kf_f16>(kf_word(t2771_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2771_, 0u), 16u))}};
             kf_f32x2 t2773_;
             t2773_.v[0] = kf_f16_to_f32(t2772_.v[0]);
             t2773_.v[1] = kf_f16_to_f32(t2772_.v[1]);
@@ -4341,7 +4357,7 @@ gemm_f16_f16_nt(const kf_f16* __restrict__ a_, const kf_f16* __restrict__ b_, kf
         unsigned* w16_4_ = (unsigned*)c16_;
         if (beta_ != 0.0f) {
             unsigned t2913_ = w16_4_[i_10_ >> 1u];
-            kf_f16x2 t2914_ = kf_bitcast<kf_f16x2>(t2913_);
+            kf_f16x2 t2914_ = kf_f16x2{{kf_low_bits<kf_f16>(kf_word(t2913_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2913_, 0u), 16u))}};
             kf_f32x2 t2915_;
             t2915_.v[0] = kf_f16_to_f32(t2914_.v[0]);
             t2915_.v[1] = kf_f16_to_f32(t2914_.v[1]);
@@ -4403,7 +4419,7 @@ gemm_f16_f16_nt(const kf_f16* __restrict__ a_, const kf_f16* __restrict__ b_, kf
         unsigned* w16_5_ = (unsigned*)c16_;
         if (beta_ != 0.0f) {
             unsigned t3057_ = w16_5_[i_13_ >> 1u];
-            kf_f16x2 t3058_ = kf_bitcast<kf_f16x2>(t3057_);
+            kf_f16x2 t3058_ = kf_f16x2{{kf_low_bits<kf_f16>(kf_word(t3057_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3057_, 0u), 16u))}};
             kf_f32x2 t3059_;
             t3059_.v[0] = kf_f16_to_f32(t3058_.v[0]);
             t3059_.v[1] = kf_f16_to_f32(t3058_.v[1]);
@@ -4464,7 +4480,7 @@ gemm_f16_f16_nt(const kf_f16* __restrict__ a_, const kf_f16* __restrict__ b_, kf
         unsigned* w16_6_ = (unsigned*)c16_;
         if (beta_ != 0.0f) {
             unsigned t3199_ = w16_6_[i_16_ >> 1u];
-            kf_f16x2 t3200_ = kf_bitcast<kf_f16x2>(t3199_);
+            kf_f16x2 t3200_ = kf_f16x2{{kf_low_bits<kf_f16>(kf_word(t3199_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3199_, 0u), 16u))}};
             kf_f32x2 t3201_;
             t3201_.v[0] = kf_f16_to_f32(t3200_.v[0]);
             t3201_.v[1] = kf_f16_to_f32(t3200_.v[1]);
@@ -4526,7 +4542,7 @@ gemm_f16_f16_nt(const kf_f16* __restrict__ a_, const kf_f16* __restrict__ b_, kf
         unsigned* w16_7_ = (unsigned*)c16_;
         if (beta_ != 0.0f) {
             unsigned t3343_ = w16_7_[i_19_ >> 1u];
-            kf_f16x2 t3344_ = kf_bitcast<kf_f16x2>(t3343_);
+            kf_f16x2 t3344_ = kf_f16x2{{kf_low_bits<kf_f16>(kf_word(t3343_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3343_, 0u), 16u))}};
             kf_f32x2 t3345_;
             t3345_.v[0] = kf_f16_to_f32(t3344_.v[0]);
             t3345_.v[1] = kf_f16_to_f32(t3344_.v[1]);
@@ -4587,7 +4603,7 @@ gemm_f16_f16_nt(const kf_f16* __restrict__ a_, const kf_f16* __restrict__ b_, kf
         unsigned* w16_8_ = (unsigned*)c16_;
         if (beta_ != 0.0f) {
             unsigned t3485_ = w16_8_[i_22_ >> 1u];
-            kf_f16x2 t3486_ = kf_bitcast<kf_f16x2>(t3485_);
+            kf_f16x2 t3486_ = kf_f16x2{{kf_low_bits<kf_f16>(kf_word(t3485_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3485_, 0u), 16u))}};
             kf_f32x2 t3487_;
             t3487_.v[0] = kf_f16_to_f32(t3486_.v[0]);
             t3487_.v[1] = kf_f16_to_f32(t3486_.v[1]);
@@ -4649,7 +4665,7 @@ gemm_f16_f16_nt(const kf_f16* __restrict__ a_, const kf_f16* __restrict__ b_, kf
         unsigned* w16_9_ = (unsigned*)c16_;
         if (beta_ != 0.0f) {
             unsigned t3629_ = w16_9_[i_25_ >> 1u];
-            kf_f16x2 t3630_ = kf_bitcast<kf_f16x2>(t3629_);
+            kf_f16x2 t3630_ = kf_f16x2{{kf_low_bits<kf_f16>(kf_word(t3629_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3629_, 0u), 16u))}};
             kf_f32x2 t3631_;
             t3631_.v[0] = kf_f16_to_f32(t3630_.v[0]);
             t3631_.v[1] = kf_f16_to_f32(t3630_.v[1]);
@@ -4710,7 +4726,7 @@ gemm_f16_f16_nt(const kf_f16* __restrict__ a_, const kf_f16* __restrict__ b_, kf
         unsigned* w16_10_ = (unsigned*)c16_;
         if (beta_ != 0.0f) {
             unsigned t3771_ = w16_10_[i_28_ >> 1u];
-            kf_f16x2 t3772_ = kf_bitcast<kf_f16x2>(t3771_);
+            kf_f16x2 t3772_ = kf_f16x2{{kf_low_bits<kf_f16>(kf_word(t3771_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3771_, 0u), 16u))}};
             kf_f32x2 t3773_;
             t3773_.v[0] = kf_f16_to_f32(t3772_.v[0]);
             t3773_.v[1] = kf_f16_to_f32(t3772_.v[1]);
@@ -4772,7 +4788,7 @@ gemm_f16_f16_nt(const kf_f16* __restrict__ a_, const kf_f16* __restrict__ b_, kf
         unsigned* w16_11_ = (unsigned*)c16_;
         if (beta_ != 0.0f) {
             unsigned t3915_ = w16_11_[i_31_ >> 1u];
-            kf_f16x2 t3916_ = kf_bitcast<kf_f16x2>(t3915_);
+            kf_f16x2 t3916_ = kf_f16x2{{kf_low_bits<kf_f16>(kf_word(t3915_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3915_, 0u), 16u))}};
             kf_f32x2 t3917_;
             t3917_.v[0] = kf_f16_to_f32(t3916_.v[0]);
             t3917_.v[1] = kf_f16_to_f32(t3916_.v[1]);
@@ -4833,7 +4849,7 @@ gemm_f16_f16_nt(const kf_f16* __restrict__ a_, const kf_f16* __restrict__ b_, kf
         unsigned* w16_12_ = (unsigned*)c16_;
         if (beta_ != 0.0f) {
             unsigned t4057_ = w16_12_[i_34_ >> 1u];
-            kf_f16x2 t4058_ = kf_bitcast<kf_f16x2>(t4057_);
+            kf_f16x2 t4058_ = kf_f16x2{{kf_low_bits<kf_f16>(kf_word(t4057_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4057_, 0u), 16u))}};
             kf_f32x2 t4059_;
             t4059_.v[0] = kf_f16_to_f32(t4058_.v[0]);
             t4059_.v[1] = kf_f16_to_f32(t4058_.v[1]);
@@ -4895,7 +4911,7 @@ gemm_f16_f16_nt(const kf_f16* __restrict__ a_, const kf_f16* __restrict__ b_, kf
         unsigned* w16_13_ = (unsigned*)c16_;
         if (beta_ != 0.0f) {
             unsigned t4201_ = w16_13_[i_37_ >> 1u];
-            kf_f16x2 t4202_ = kf_bitcast<kf_f16x2>(t4201_);
+            kf_f16x2 t4202_ = kf_f16x2{{kf_low_bits<kf_f16>(kf_word(t4201_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4201_, 0u), 16u))}};
             kf_f32x2 t4203_;
             t4203_.v[0] = kf_f16_to_f32(t4202_.v[0]);
             t4203_.v[1] = kf_f16_to_f32(t4202_.v[1]);
@@ -4956,7 +4972,7 @@ gemm_f16_f16_nt(const kf_f16* __restrict__ a_, const kf_f16* __restrict__ b_, kf
         unsigned* w16_14_ = (unsigned*)c16_;
         if (beta_ != 0.0f) {
             unsigned t4343_ = w16_14_[i_40_ >> 1u];
-            kf_f16x2 t4344_ = kf_bitcast<kf_f16x2>(t4343_);
+            kf_f16x2 t4344_ = kf_f16x2{{kf_low_bits<kf_f16>(kf_word(t4343_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4343_, 0u), 16u))}};
             kf_f32x2 t4345_;
             t4345_.v[0] = kf_f16_to_f32(t4344_.v[0]);
             t4345_.v[1] = kf_f16_to_f32(t4344_.v[1]);
@@ -5018,7 +5034,7 @@ gemm_f16_f16_nt(const kf_f16* __restrict__ a_, const kf_f16* __restrict__ b_, kf
         unsigned* w16_15_ = (unsigned*)c16_;
         if (beta_ != 0.0f) {
             unsigned t4487_ = w16_15_[i_43_ >> 1u];
-            kf_f16x2 t4488_ = kf_bitcast<kf_f16x2>(t4487_);
+            kf_f16x2 t4488_ = kf_f16x2{{kf_low_bits<kf_f16>(kf_word(t4487_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4487_, 0u), 16u))}};
             kf_f32x2 t4489_;
             t4489_.v[0] = kf_f16_to_f32(t4488_.v[0]);
             t4489_.v[1] = kf_f16_to_f32(t4488_.v[1]);
@@ -5079,7 +5095,7 @@ gemm_f16_f16_nt(const kf_f16* __restrict__ a_, const kf_f16* __restrict__ b_, kf
         unsigned* w16_16_ = (unsigned*)c16_;
         if (beta_ != 0.0f) {
             unsigned t4629_ = w16_16_[i_46_ >> 1u];
-            kf_f16x2 t4630_ = kf_bitcast<kf_f16x2>(t4629_);
+            kf_f16x2 t4630_ = kf_f16x2{{kf_low_bits<kf_f16>(kf_word(t4629_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4629_, 0u), 16u))}};
             kf_f32x2 t4631_;
             t4631_.v[0] = kf_f16_to_f32(t4630_.v[0]);
             t4631_.v[1] = kf_f16_to_f32(t4630_.v[1]);
@@ -5141,7 +5157,7 @@ gemm_f16_f16_nt(const kf_f16* __restrict__ a_, const kf_f16* __restrict__ b_, kf
         unsigned* w16_17_ = (unsigned*)c16_;
         if (beta_ != 0.0f) {
             unsigned t4773_ = w16_17_[i_49_ >> 1u];
-            kf_f16x2 t4774_ = kf_bitcast<kf_f16x2>(t4773_);
+            kf_f16x2 t4774_ = kf_f16x2{{kf_low_bits<kf_f16>(kf_word(t4773_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4773_, 0u), 16u))}};
             kf_f32x2 t4775_;
             t4775_.v[0] = kf_f16_to_f32(t4774_.v[0]);
             t4775_.v[1] = kf_f16_to_f32(t4774_.v[1]);
@@ -5202,7 +5218,7 @@ gemm_f16_f16_nt(const kf_f16* __restrict__ a_, const kf_f16* __restrict__ b_, kf
         unsigned* w16_18_ = (unsigned*)c16_;
         if (beta_ != 0.0f) {
             unsigned t4915_ = w16_18_[i_52_ >> 1u];
-            kf_f16x2 t4916_ = kf_bitcast<kf_f16x2>(t4915_);
+            kf_f16x2 t4916_ = kf_f16x2{{kf_low_bits<kf_f16>(kf_word(t4915_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4915_, 0u), 16u))}};
             kf_f32x2 t4917_;
             t4917_.v[0] = kf_f16_to_f32(t4916_.v[0]);
             t4917_.v[1] = kf_f16_to_f32(t4916_.v[1]);
@@ -5264,7 +5280,7 @@ gemm_f16_f16_nt(const kf_f16* __restrict__ a_, const kf_f16* __restrict__ b_, kf
         unsigned* w16_19_ = (unsigned*)c16_;
         if (beta_ != 0.0f) {
             unsigned t5059_ = w16_19_[i_55_ >> 1u];
-            kf_f16x2 t5060_ = kf_bitcast<kf_f16x2>(t5059_);
+            kf_f16x2 t5060_ = kf_f16x2{{kf_low_bits<kf_f16>(kf_word(t5059_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t5059_, 0u), 16u))}};
             kf_f32x2 t5061_;
             t5061_.v[0] = kf_f16_to_f32(t5060_.v[0]);
             t5061_.v[1] = kf_f16_to_f32(t5060_.v[1]);
@@ -5325,7 +5341,7 @@ gemm_f16_f16_nt(const kf_f16* __restrict__ a_, const kf_f16* __restrict__ b_, kf
         unsigned* w16_20_ = (unsigned*)c16_;
         if (beta_ != 0.0f) {
             unsigned t5201_ = w16_20_[i_58_ >> 1u];
-            kf_f16x2 t5202_ = kf_bitcast<kf_f16x2>(t5201_);
+            kf_f16x2 t5202_ = kf_f16x2{{kf_low_bits<kf_f16>(kf_word(t5201_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t5201_, 0u), 16u))}};
             kf_f32x2 t5203_;
             t5203_.v[0] = kf_f16_to_f32(t5202_.v[0]);
             t5203_.v[1] = kf_f16_to_f32(t5202_.v[1]);
@@ -5387,7 +5403,7 @@ gemm_f16_f16_nt(const kf_f16* __restrict__ a_, const kf_f16* __restrict__ b_, kf
         unsigned* w16_21_ = (unsigned*)c16_;
         if (beta_ != 0.0f) {
             unsigned t5345_ = w16_21_[i_61_ >> 1u];
-            kf_f16x2 t5346_ = kf_bitcast<kf_f16x2>(t5345_);
+            kf_f16x2 t5346_ = kf_f16x2{{kf_low_bits<kf_f16>(kf_word(t5345_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t5345_, 0u), 16u))}};
             kf_f32x2 t5347_;
             t5347_.v[0] = kf_f16_to_f32(t5346_.v[0]);
             t5347_.v[1] = kf_f16_to_f32(t5346_.v[1]);
@@ -5448,7 +5464,7 @@ gemm_f16_f16_nt(const kf_f16* __restrict__ a_, const kf_f16* __restrict__ b_, kf
         unsigned* w16_22_ = (unsigned*)c16_;
         if (beta_ != 0.0f) {
             unsigned t5487_ = w16_22_[i_64_ >> 1u];
-            kf_f16x2 t5488_ = kf_bitcast<kf_f16x2>(t5487_);
+            kf_f16x2 t5488_ = kf_f16x2{{kf_low_bits<kf_f16>(kf_word(t5487_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t5487_, 0u), 16u))}};
             kf_f32x2 t5489_;
             t5489_.v[0] = kf_f16_to_f32(t5488_.v[0]);
             t5489_.v[1] = kf_f16_to_f32(t5488_.v[1]);
@@ -5510,7 +5526,7 @@ gemm_f16_f16_nt(const kf_f16* __restrict__ a_, const kf_f16* __restrict__ b_, kf
         unsigned* w16_23_ = (unsigned*)c16_;
         if (beta_ != 0.0f) {
             unsigned t5631_ = w16_23_[i_67_ >> 1u];
-            kf_f16x2 t5632_ = kf_bitcast<kf_f16x2>(t5631_);
+            kf_f16x2 t5632_ = kf_f16x2{{kf_low_bits<kf_f16>(kf_word(t5631_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t5631_, 0u), 16u))}};
             kf_f32x2 t5633_;
             t5633_.v[0] = kf_f16_to_f32(t5632_.v[0]);
             t5633_.v[1] = kf_f16_to_f32(t5632_.v[1]);
@@ -5571,7 +5587,7 @@ gemm_f16_f16_nt(const kf_f16* __restrict__ a_, const kf_f16* __restrict__ b_, kf
         unsigned* w16_24_ = (unsigned*)c16_;
         if (beta_ != 0.0f) {
             unsigned t5773_ = w16_24_[i_70_ >> 1u];
-            kf_f16x2 t5774_ = kf_bitcast<kf_f16x2>(t5773_);
+            kf_f16x2 t5774_ = kf_f16x2{{kf_low_bits<kf_f16>(kf_word(t5773_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t5773_, 0u), 16u))}};
             kf_f32x2 t5775_;
             t5775_.v[0] = kf_f16_to_f32(t5774_.v[0]);
             t5775_.v[1] = kf_f16_to_f32(t5774_.v[1]);
@@ -5633,7 +5649,7 @@ gemm_f16_f16_nt(const kf_f16* __restrict__ a_, const kf_f16* __restrict__ b_, kf
         unsigned* w16_25_ = (unsigned*)c16_;
         if (beta_ != 0.0f) {
             unsigned t5917_ = w16_25_[i_73_ >> 1u];
-            kf_f16x2 t5918_ = kf_bitcast<kf_f16x2>(t5917_);
+            kf_f16x2 t5918_ = kf_f16x2{{kf_low_bits<kf_f16>(kf_word(t5917_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t5917_, 0u), 16u))}};
             kf_f32x2 t5919_;
             t5919_.v[0] = kf_f16_to_f32(t5918_.v[0]);
             t5919_.v[1] = kf_f16_to_f32(t5918_.v[1]);
@@ -5694,7 +5710,7 @@ gemm_f16_f16_nt(const kf_f16* __restrict__ a_, const kf_f16* __restrict__ b_, kf
         unsigned* w16_26_ = (unsigned*)c16_;
         if (beta_ != 0.0f) {
             unsigned t6059_ = w16_26_[i_76_ >> 1u];
-            kf_f16x2 t6060_ = kf_bitcast<kf_f16x2>(t6059_);
+            kf_f16x2 t6060_ = kf_f16x2{{kf_low_bits<kf_f16>(kf_word(t6059_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6059_, 0u), 16u))}};
             kf_f32x2 t6061_;
             t6061_.v[0] = kf_f16_to_f32(t6060_.v[0]);
             t6061_.v[1] = kf_f16_to_f32(t6060_.v[1]);
@@ -5756,7 +5772,7 @@ gemm_f16_f16_nt(const kf_f16* __restrict__ a_, const kf_f16* __restrict__ b_, kf
         unsigned* w16_27_ = (unsigned*)c16_;
         if (beta_ != 0.0f) {
             unsigned t6203_ = w16_27_[i_79_ >> 1u];
-            kf_f16x2 t6204_ = kf_bitcast<kf_f16x2>(t6203_);
+            kf_f16x2 t6204_ = kf_f16x2{{kf_low_bits<kf_f16>(kf_word(t6203_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6203_, 0u), 16u))}};
             kf_f32x2 t6205_;
             t6205_.v[0] = kf_f16_to_f32(t6204_.v[0]);
             t6205_.v[1] = kf_f16_to_f32(t6204_.v[1]);
@@ -5817,7 +5833,7 @@ gemm_f16_f16_nt(const kf_f16* __restrict__ a_, const kf_f16* __restrict__ b_, kf
         unsigned* w16_28_ = (unsigned*)c16_;
         if (beta_ != 0.0f) {
             unsigned t6345_ = w16_28_[i_82_ >> 1u];
-            kf_f16x2 t6346_ = kf_bitcast<kf_f16x2>(t6345_);
+            kf_f16x2 t6346_ = kf_f16x2{{kf_low_bits<kf_f16>(kf_word(t6345_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6345_, 0u), 16u))}};
             kf_f32x2 t6347_;
             t6347_.v[0] = kf_f16_to_f32(t6346_.v[0]);
             t6347_.v[1] = kf_f16_to_f32(t6346_.v[1]);
@@ -5879,7 +5895,7 @@ gemm_f16_f16_nt(const kf_f16* __restrict__ a_, const kf_f16* __restrict__ b_, kf
         unsigned* w16_29_ = (unsigned*)c16_;
         if (beta_ != 0.0f) {
             unsigned t6489_ = w16_29_[i_85_ >> 1u];
-            kf_f16x2 t6490_ = kf_bitcast<kf_f16x2>(t6489_);
+            kf_f16x2 t6490_ = kf_f16x2{{kf_low_bits<kf_f16>(kf_word(t6489_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6489_, 0u), 16u))}};
             kf_f32x2 t6491_;
             t6491_.v[0] = kf_f16_to_f32(t6490_.v[0]);
             t6491_.v[1] = kf_f16_to_f32(t6490_.v[1]);
@@ -5940,7 +5956,7 @@ gemm_f16_f16_nt(const kf_f16* __restrict__ a_, const kf_f16* __restrict__ b_, kf
         unsigned* w16_30_ = (unsigned*)c16_;
         if (beta_ != 0.0f) {
             unsigned t6631_ = w16_30_[i_88_ >> 1u];
-            kf_f16x2 t6632_ = kf_bitcast<kf_f16x2>(t6631_);
+            kf_f16x2 t6632_ = kf_f16x2{{kf_low_bits<kf_f16>(kf_word(t6631_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6631_, 0u), 16u))}};
             kf_f32x2 t6633_;
             t6633_.v[0] = kf_f16_to_f32(t6632_.v[0]);
             t6633_.v[1] = kf_f16_to_f32(t6632_.v[1]);
@@ -6002,7 +6018,7 @@ gemm_f16_f16_nt(const kf_f16* __restrict__ a_, const kf_f16* __restrict__ b_, kf
         unsigned* w16_31_ = (unsigned*)c16_;
         if (beta_ != 0.0f) {
             unsigned t6775_ = w16_31_[i_91_ >> 1u];
-            kf_f16x2 t6776_ = kf_bitcast<kf_f16x2>(t6775_);
+            kf_f16x2 t6776_ = kf_f16x2{{kf_low_bits<kf_f16>(kf_word(t6775_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6775_, 0u), 16u))}};
             kf_f32x2 t6777_;
             t6777_.v[0] = kf_f16_to_f32(t6776_.v[0]);
             t6777_.v[1] = kf_f16_to_f32(t6776_.v[1]);
@@ -6063,7 +6079,7 @@ gemm_f16_f16_nt(const kf_f16* __restrict__ a_, const kf_f16* __restrict__ b_, kf
         unsigned* w16_32_ = (unsigned*)c16_;
         if (beta_ != 0.0f) {
             unsigned t6917_ = w16_32_[i_94_ >> 1u];
-            kf_f16x2 t6918_ = kf_bitcast<kf_f16x2>(t6917_);
+            kf_f16x2 t6918_ = kf_f16x2{{kf_low_bits<kf_f16>(kf_word(t6917_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6917_, 0u), 16u))}};
             kf_f32x2 t6919_;
             t6919_.v[0] = kf_f16_to_f32(t6918_.v[0]);
             t6919_.v[1] = kf_f16_to_f32(t6918_.v[1]);
@@ -7142,7 +7158,7 @@ gemm_f16_bf16_nn(const kf_f16* __restrict__ a_, const kf_f16* __restrict__ b_, k
         unsigned* w16_ = (unsigned*)c16_;
         if (beta_ != 0.0f) {
             unsigned t2499_ = w16_[i_ >> 1u];
-            kf_bf16x2 t2500_ = kf_bitcast<kf_bf16x2>(t2499_);
+            kf_bf16x2 t2500_ = kf_bf16x2{{kf_low_bits<kf_bf16>(kf_word(t2499_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2499_, 0u), 16u))}};
             kf_f32x2 t2501_;
             t2501_.v[0] = kf_bf16_to_f32(t2500_.v[0]);
             t2501_.v[1] = kf_bf16_to_f32(t2500_.v[1]);
@@ -7203,7 +7219,7 @@ gemm_f16_bf16_nn(const kf_f16* __restrict__ a_, const kf_f16* __restrict__ b_, k
         unsigned* w16_2_ = (unsigned*)c16_;
         if (beta_ != 0.0f) {
             unsigned t2641_ = w16_2_[i_4_ >> 1u];
-            kf_bf16x2 t2642_ = kf_bitcast<kf_bf16x2>(t2641_);
+            kf_bf16x2 t2642_ = kf_bf16x2{{kf_low_bits<kf_bf16>(kf_word(t2641_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2641_, 0u), 16u))}};
             kf_f32x2 t2643_;
             t2643_.v[0] = kf_bf16_to_f32(t2642_.v[0]);
             t2643_.v[1] = kf_bf16_to_f32(t2642_.v[1]);
@@ -7265,7 +7281,7 @@ gemm_f16_bf16_nn(const kf_f16* __restrict__ a_, const kf_f16* __restrict__ b_, k
         unsigned* w16_3_ = (unsigned*)c16_;
         if (beta_ != 0.0f) {
             unsigned t2785_ = w16_3_[i_7_ >> 1u];
-            kf_bf16x2 t2786_ = kf_bitcast<kf_bf16x2>(t2785_);
+            kf_bf16x2 t2786_ = kf_bf16x2{{kf_low_bits<kf_bf16>(kf_word(t2785_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2785_, 0u), 16u))}};
             kf_f32x2 t2787_;
             t2787_.v[0] = kf_bf16_to_f32(t2786_.v[0]);
             t2787_.v[1] = kf_bf16_to_f32(t2786_.v[1]);
@@ -7326,7 +7342,7 @@ gemm_f16_bf16_nn(const kf_f16* __restrict__ a_, const kf_f16* __restrict__ b_, k
         unsigned* w16_4_ = (unsigned*)c16_;
         if (beta_ != 0.0f) {
             unsigned t2927_ = w16_4_[i_10_ >> 1u];
-            kf_bf16x2 t2928_ = kf_bitcast<kf_bf16x2>(t2927_);
+            kf_bf16x2 t2928_ = kf_bf16x2{{kf_low_bits<kf_bf16>(kf_word(t2927_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2927_, 0u), 16u))}};
             kf_f32x2 t2929_;
             t2929_.v[0] = kf_bf16_to_f32(t2928_.v[0]);
             t2929_.v[1] = kf_bf16_to_f32(t2928_.v[1]);
@@ -7388,7 +7404,7 @@ gemm_f16_bf16_nn(const kf_f16* __restrict__ a_, const kf_f16* __restrict__ b_, k
         unsigned* w16_5_ = (unsigned*)c16_;
         if (beta_ != 0.0f) {
             unsigned t3071_ = w16_5_[i_13_ >> 1u];
-            kf_bf16x2 t3072_ = kf_bitcast<kf_bf16x2>(t3071_);
+            kf_bf16x2 t3072_ = kf_bf16x2{{kf_low_bits<kf_bf16>(kf_word(t3071_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3071_, 0u), 16u))}};
             kf_f32x2 t3073_;
             t3073_.v[0] = kf_bf16_to_f32(t3072_.v[0]);
             t3073_.v[1] = kf_bf16_to_f32(t3072_.v[1]);
@@ -7449,7 +7465,7 @@ gemm_f16_bf16_nn(const kf_f16* __restrict__ a_, const kf_f16* __restrict__ b_, k
         unsigned* w16_6_ = (unsigned*)c16_;
         if (beta_ != 0.0f) {
             unsigned t3213_ = w16_6_[i_16_ >> 1u];
-            kf_bf16x2 t3214_ = kf_bitcast<kf_bf16x2>(t3213_);
+            kf_bf16x2 t3214_ = kf_bf16x2{{kf_low_bits<kf_bf16>(kf_word(t3213_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3213_, 0u), 16u))}};
             kf_f32x2 t3215_;
             t3215_.v[0] = kf_bf16_to_f32(t3214_.v[0]);
             t3215_.v[1] = kf_bf16_to_f32(t3214_.v[1]);
@@ -7511,7 +7527,7 @@ gemm_f16_bf16_nn(const kf_f16* __restrict__ a_, const kf_f16* __restrict__ b_, k
         unsigned* w16_7_ = (unsigned*)c16_;
         if (beta_ != 0.0f) {
             unsigned t3357_ = w16_7_[i_19_ >> 1u];
-            kf_bf16x2 t3358_ = kf_bitcast<kf_bf16x2>(t3357_);
+            kf_bf16x2 t3358_ = kf_bf16x2{{kf_low_bits<kf_bf16>(kf_word(t3357_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3357_, 0u), 16u))}};
             kf_f32x2 t3359_;
             t3359_.v[0] = kf_bf16_to_f32(t3358_.v[0]);
             t3359_.v[1] = kf_bf16_to_f32(t3358_.v[1]);
@@ -7572,7 +7588,7 @@ gemm_f16_bf16_nn(const kf_f16* __restrict__ a_, const kf_f16* __restrict__ b_, k
         unsigned* w16_8_ = (unsigned*)c16_;
         if (beta_ != 0.0f) {
             unsigned t3499_ = w16_8_[i_22_ >> 1u];
-            kf_bf16x2 t3500_ = kf_bitcast<kf_bf16x2>(t3499_);
+            kf_bf16x2 t3500_ = kf_bf16x2{{kf_low_bits<kf_bf16>(kf_word(t3499_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3499_, 0u), 16u))}};
             kf_f32x2 t3501_;
             t3501_.v[0] = kf_bf16_to_f32(t3500_.v[0]);
             t3501_.v[1] = kf_bf16_to_f32(t3500_.v[1]);
@@ -7634,7 +7650,7 @@ gemm_f16_bf16_nn(const kf_f16* __restrict__ a_, const kf_f16* __restrict__ b_, k
         unsigned* w16_9_ = (unsigned*)c16_;
         if (beta_ != 0.0f) {
             unsigned t3643_ = w16_9_[i_25_ >> 1u];
-            kf_bf16x2 t3644_ = kf_bitcast<kf_bf16x2>(t3643_);
+            kf_bf16x2 t3644_ = kf_bf16x2{{kf_low_bits<kf_bf16>(kf_word(t3643_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3643_, 0u), 16u))}};
             kf_f32x2 t3645_;
             t3645_.v[0] = kf_bf16_to_f32(t3644_.v[0]);
             t3645_.v[1] = kf_bf16_to_f32(t3644_.v[1]);
@@ -7695,7 +7711,7 @@ gemm_f16_bf16_nn(const kf_f16* __restrict__ a_, const kf_f16* __restrict__ b_, k
         unsigned* w16_10_ = (unsigned*)c16_;
         if (beta_ != 0.0f) {
             unsigned t3785_ = w16_10_[i_28_ >> 1u];
-            kf_bf16x2 t3786_ = kf_bitcast<kf_bf16x2>(t3785_);
+            kf_bf16x2 t3786_ = kf_bf16x2{{kf_low_bits<kf_bf16>(kf_word(t3785_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3785_, 0u), 16u))}};
             kf_f32x2 t3787_;
             t3787_.v[0] = kf_bf16_to_f32(t3786_.v[0]);
             t3787_.v[1] = kf_bf16_to_f32(t3786_.v[1]);
@@ -7757,7 +7773,7 @@ gemm_f16_bf16_nn(const kf_f16* __restrict__ a_, const kf_f16* __restrict__ b_, k
         unsigned* w16_11_ = (unsigned*)c16_;
         if (beta_ != 0.0f) {
             unsigned t3929_ = w16_11_[i_31_ >> 1u];
-            kf_bf16x2 t3930_ = kf_bitcast<kf_bf16x2>(t3929_);
+            kf_bf16x2 t3930_ = kf_bf16x2{{kf_low_bits<kf_bf16>(kf_word(t3929_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3929_, 0u), 16u))}};
             kf_f32x2 t3931_;
             t3931_.v[0] = kf_bf16_to_f32(t3930_.v[0]);
             t3931_.v[1] = kf_bf16_to_f32(t3930_.v[1]);
@@ -7818,7 +7834,7 @@ gemm_f16_bf16_nn(const kf_f16* __restrict__ a_, const kf_f16* __restrict__ b_, k
         unsigned* w16_12_ = (unsigned*)c16_;
         if (beta_ != 0.0f) {
             unsigned t4071_ = w16_12_[i_34_ >> 1u];
-            kf_bf16x2 t4072_ = kf_bitcast<kf_bf16x2>(t4071_);
+            kf_bf16x2 t4072_ = kf_bf16x2{{kf_low_bits<kf_bf16>(kf_word(t4071_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t4071_, 0u), 16u))}};
             kf_f32x2 t4073_;
             t4073_.v[0] = kf_bf16_to_f32(t4072_.v[0]);
             t4073_.v[1] = kf_bf16_to_f32(t4072_.v[1]);
@@ -7880,7 +7896,7 @@ gemm_f16_bf16_nn(const kf_f16* __restrict__ a_, const kf_f16* __restrict__ b_, k
         unsigned* w16_13_ = (unsigned*)c16_;
         if (beta_ != 0.0f) {
             unsigned t4215_ = w16_13_[i_37_ >> 1u];
-            kf_bf16x2 t4216_ = kf_bitcast<kf_bf16x2>(t4215_);
+            kf_bf16x2 t4216_ = kf_bf16x2{{kf_low_bits<kf_bf16>(kf_word(t4215_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t4215_, 0u), 16u))}};
             kf_f32x2 t4217_;
             t4217_.v[0] = kf_bf16_to_f32(t4216_.v[0]);
             t4217_.v[1] = kf_bf16_to_f32(t4216_.v[1]);
@@ -7941,7 +7957,7 @@ gemm_f16_bf16_nn(const kf_f16* __restrict__ a_, const kf_f16* __restrict__ b_, k
         unsigned* w16_14_ = (unsigned*)c16_;
         if (beta_ != 0.0f) {
             unsigned t4357_ = w16_14_[i_40_ >> 1u];
-            kf_bf16x2 t4358_ = kf_bitcast<kf_bf16x2>(t4357_);
+            kf_bf16x2 t4358_ = kf_bf16x2{{kf_low_bits<kf_bf16>(kf_word(t4357_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t4357_, 0u), 16u))}};
             kf_f32x2 t4359_;
             t4359_.v[0] = kf_bf16_to_f32(t4358_.v[0]);
             t4359_.v[1] = kf_bf16_to_f32(t4358_.v[1]);
@@ -8003,7 +8019,7 @@ gemm_f16_bf16_nn(const kf_f16* __restrict__ a_, const kf_f16* __restrict__ b_, k
         unsigned* w16_15_ = (unsigned*)c16_;
         if (beta_ != 0.0f) {
             unsigned t4501_ = w16_15_[i_43_ >> 1u];
-            kf_bf16x2 t4502_ = kf_bitcast<kf_bf16x2>(t4501_);
+            kf_bf16x2 t4502_ = kf_bf16x2{{kf_low_bits<kf_bf16>(kf_word(t4501_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t4501_, 0u), 16u))}};
             kf_f32x2 t4503_;
             t4503_.v[0] = kf_bf16_to_f32(t4502_.v[0]);
             t4503_.v[1] = kf_bf16_to_f32(t4502_.v[1]);
@@ -8064,7 +8080,7 @@ gemm_f16_bf16_nn(const kf_f16* __restrict__ a_, const kf_f16* __restrict__ b_, k
         unsigned* w16_16_ = (unsigned*)c16_;
         if (beta_ != 0.0f) {
             unsigned t4643_ = w16_16_[i_46_ >> 1u];
-            kf_bf16x2 t4644_ = kf_bitcast<kf_bf16x2>(t4643_);
+            kf_bf16x2 t4644_ = kf_bf16x2{{kf_low_bits<kf_bf16>(kf_word(t4643_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t4643_, 0u), 16u))}};
             kf_f32x2 t4645_;
             t4645_.v[0] = kf_bf16_to_f32(t4644_.v[0]);
             t4645_.v[1] = kf_bf16_to_f32(t4644_.v[1]);
@@ -8126,7 +8142,7 @@ gemm_f16_bf16_nn(const kf_f16* __restrict__ a_, const kf_f16* __restrict__ b_, k
         unsigned* w16_17_ = (unsigned*)c16_;
         if (beta_ != 0.0f) {
             unsigned t4787_ = w16_17_[i_49_ >> 1u];
-            kf_bf16x2 t4788_ = kf_bitcast<kf_bf16x2>(t4787_);
+            kf_bf16x2 t4788_ = kf_bf16x2{{kf_low_bits<kf_bf16>(kf_word(t4787_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t4787_, 0u), 16u))}};
             kf_f32x2 t4789_;
             t4789_.v[0] = kf_bf16_to_f32(t4788_.v[0]);
             t4789_.v[1] = kf_bf16_to_f32(t4788_.v[1]);
@@ -8187,7 +8203,7 @@ gemm_f16_bf16_nn(const kf_f16* __restrict__ a_, const kf_f16* __restrict__ b_, k
         unsigned* w16_18_ = (unsigned*)c16_;
         if (beta_ != 0.0f) {
             unsigned t4929_ = w16_18_[i_52_ >> 1u];
-            kf_bf16x2 t4930_ = kf_bitcast<kf_bf16x2>(t4929_);
+            kf_bf16x2 t4930_ = kf_bf16x2{{kf_low_bits<kf_bf16>(kf_word(t4929_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t4929_, 0u), 16u))}};
             kf_f32x2 t4931_;
             t4931_.v[0] = kf_bf16_to_f32(t4930_.v[0]);
             t4931_.v[1] = kf_bf16_to_f32(t4930_.v[1]);
@@ -8249,7 +8265,7 @@ gemm_f16_bf16_nn(const kf_f16* __restrict__ a_, const kf_f16* __restrict__ b_, k
         unsigned* w16_19_ = (unsigned*)c16_;
         if (beta_ != 0.0f) {
             unsigned t5073_ = w16_19_[i_55_ >> 1u];
-            kf_bf16x2 t5074_ = kf_bitcast<kf_bf16x2>(t5073_);
+            kf_bf16x2 t5074_ = kf_bf16x2{{kf_low_bits<kf_bf16>(kf_word(t5073_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t5073_, 0u), 16u))}};
             kf_f32x2 t5075_;
             t5075_.v[0] = kf_bf16_to_f32(t5074_.v[0]);
             t5075_.v[1] = kf_bf16_to_f32(t5074_.v[1]);
@@ -8310,7 +8326,7 @@ gemm_f16_bf16_nn(const kf_f16* __restrict__ a_, const kf_f16* __restrict__ b_, k
         unsigned* w16_20_ = (unsigned*)c16_;
         if (beta_ != 0.0f) {
             unsigned t5215_ = w16_20_[i_58_ >> 1u];
-            kf_bf16x2 t5216_ = kf_bitcast<kf_bf16x2>(t5215_);
+            kf_bf16x2 t5216_ = kf_bf16x2{{kf_low_bits<kf_bf16>(kf_word(t5215_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t5215_, 0u), 16u))}};
             kf_f32x2 t5217_;
             t5217_.v[0] = kf_bf16_to_f32(t5216_.v[0]);
             t5217_.v[1] = kf_bf16_to_f32(t5216_.v[1]);
@@ -8372,7 +8388,7 @@ gemm_f16_bf16_nn(const kf_f16* __restrict__ a_, const kf_f16* __restrict__ b_, k
         unsigned* w16_21_ = (unsigned*)c16_;
         if (beta_ != 0.0f) {
             unsigned t5359_ = w16_21_[i_61_ >> 1u];
-            kf_bf16x2 t5360_ = kf_bitcast<kf_bf16x2>(t5359_);
+            kf_bf16x2 t5360_ = kf_bf16x2{{kf_low_bits<kf_bf16>(kf_word(t5359_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t5359_, 0u), 16u))}};
             kf_f32x2 t5361_;
             t5361_.v[0] = kf_bf16_to_f32(t5360_.v[0]);
             t5361_.v[1] = kf_bf16_to_f32(t5360_.v[1]);
@@ -8433,7 +8449,7 @@ gemm_f16_bf16_nn(const kf_f16* __restrict__ a_, const kf_f16* __restrict__ b_, k
         unsigned* w16_22_ = (unsigned*)c16_;
         if (beta_ != 0.0f) {
             unsigned t5501_ = w16_22_[i_64_ >> 1u];
-            kf_bf16x2 t5502_ = kf_bitcast<kf_bf16x2>(t5501_);
+            kf_bf16x2 t5502_ = kf_bf16x2{{kf_low_bits<kf_bf16>(kf_word(t5501_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t5501_, 0u), 16u))}};
             kf_f32x2 t5503_;
             t5503_.v[0] = kf_bf16_to_f32(t5502_.v[0]);
             t5503_.v[1] = kf_bf16_to_f32(t5502_.v[1]);
@@ -8495,7 +8511,7 @@ gemm_f16_bf16_nn(const kf_f16* __restrict__ a_, const kf_f16* __restrict__ b_, k
         unsigned* w16_23_ = (unsigned*)c16_;
         if (beta_ != 0.0f) {
             unsigned t5645_ = w16_23_[i_67_ >> 1u];
-            kf_bf16x2 t5646_ = kf_bitcast<kf_bf16x2>(t5645_);
+            kf_bf16x2 t5646_ = kf_bf16x2{{kf_low_bits<kf_bf16>(kf_word(t5645_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t5645_, 0u), 16u))}};
             kf_f32x2 t5647_;
             t5647_.v[0] = kf_bf16_to_f32(t5646_.v[0]);
             t5647_.v[1] = kf_bf16_to_f32(t5646_.v[1]);
@@ -8556,7 +8572,7 @@ gemm_f16_bf16_nn(const kf_f16* __restrict__ a_, const kf_f16* __restrict__ b_, k
         unsigned* w16_24_ = (unsigned*)c16_;
         if (beta_ != 0.0f) {
             unsigned t5787_ = w16_24_[i_70_ >> 1u];
-            kf_bf16x2 t5788_ = kf_bitcast<kf_bf16x2>(t5787_);
+            kf_bf16x2 t5788_ = kf_bf16x2{{kf_low_bits<kf_bf16>(kf_word(t5787_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t5787_, 0u), 16u))}};
             kf_f32x2 t5789_;
             t5789_.v[0] = kf_bf16_to_f32(t5788_.v[0]);
             t5789_.v[1] = kf_bf16_to_f32(t5788_.v[1]);
@@ -8618,7 +8634,7 @@ gemm_f16_bf16_nn(const kf_f16* __restrict__ a_, const kf_f16* __restrict__ b_, k
         unsigned* w16_25_ = (unsigned*)c16_;
         if (beta_ != 0.0f) {
             unsigned t5931_ = w16_25_[i_73_ >> 1u];
-            kf_bf16x2 t5932_ = kf_bitcast<kf_bf16x2>(t5931_);
+            kf_bf16x2 t5932_ = kf_bf16x2{{kf_low_bits<kf_bf16>(kf_word(t5931_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t5931_, 0u), 16u))}};
             kf_f32x2 t5933_;
             t5933_.v[0] = kf_bf16_to_f32(t5932_.v[0]);
             t5933_.v[1] = kf_bf16_to_f32(t5932_.v[1]);
@@ -8679,7 +8695,7 @@ gemm_f16_bf16_nn(const kf_f16* __restrict__ a_, const kf_f16* __restrict__ b_, k
         unsigned* w16_26_ = (unsigned*)c16_;
         if (beta_ != 0.0f) {
             unsigned t6073_ = w16_26_[i_76_ >> 1u];
-            kf_bf16x2 t6074_ = kf_bitcast<kf_bf16x2>(t6073_);
+            kf_bf16x2 t6074_ = kf_bf16x2{{kf_low_bits<kf_bf16>(kf_word(t6073_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t6073_, 0u), 16u))}};
             kf_f32x2 t6075_;
             t6075_.v[0] = kf_bf16_to_f32(t6074_.v[0]);
             t6075_.v[1] = kf_bf16_to_f32(t6074_.v[1]);
@@ -8741,7 +8757,7 @@ gemm_f16_bf16_nn(const kf_f16* __restrict__ a_, const kf_f16* __restrict__ b_, k
         unsigned* w16_27_ = (unsigned*)c16_;
         if (beta_ != 0.0f) {
             unsigned t6217_ = w16_27_[i_79_ >> 1u];
-            kf_bf16x2 t6218_ = kf_bitcast<kf_bf16x2>(t6217_);
+            kf_bf16x2 t6218_ = kf_bf16x2{{kf_low_bits<kf_bf16>(kf_word(t6217_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t6217_, 0u), 16u))}};
             kf_f32x2 t6219_;
             t6219_.v[0] = kf_bf16_to_f32(t6218_.v[0]);
             t6219_.v[1] = kf_bf16_to_f32(t6218_.v[1]);
@@ -8802,7 +8818,7 @@ gemm_f16_bf16_nn(const kf_f16* __restrict__ a_, const kf_f16* __restrict__ b_, k
         unsigned* w16_28_ = (unsigned*)c16_;
         if (beta_ != 0.0f) {
             unsigned t6359_ = w16_28_[i_82_ >> 1u];
-            kf_bf16x2 t6360_ = kf_bitcast<kf_bf16x2>(t6359_);
+            kf_bf16x2 t6360_ = kf_bf16x2{{kf_low_bits<kf_bf16>(kf_word(t6359_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t6359_, 0u), 16u))}};
             kf_f32x2 t6361_;
             t6361_.v[0] = kf_bf16_to_f32(t6360_.v[0]);
             t6361_.v[1] = kf_bf16_to_f32(t6360_.v[1]);
@@ -8864,7 +8880,7 @@ gemm_f16_bf16_nn(const kf_f16* __restrict__ a_, const kf_f16* __restrict__ b_, k
         unsigned* w16_29_ = (unsigned*)c16_;
         if (beta_ != 0.0f) {
             unsigned t6503_ = w16_29_[i_85_ >> 1u];
-            kf_bf16x2 t6504_ = kf_bitcast<kf_bf16x2>(t6503_);
+            kf_bf16x2 t6504_ = kf_bf16x2{{kf_low_bits<kf_bf16>(kf_word(t6503_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t6503_, 0u), 16u))}};
             kf_f32x2 t6505_;
             t6505_.v[0] = kf_bf16_to_f32(t6504_.v[0]);
             t6505_.v[1] = kf_bf16_to_f32(t6504_.v[1]);
@@ -8925,7 +8941,7 @@ gemm_f16_bf16_nn(const kf_f16* __restrict__ a_, const kf_f16* __restrict__ b_, k
         unsigned* w16_30_ = (unsigned*)c16_;
         if (beta_ != 0.0f) {
             unsigned t6645_ = w16_30_[i_88_ >> 1u];
-            kf_bf16x2 t6646_ = kf_bitcast<kf_bf16x2>(t6645_);
+            kf_bf16x2 t6646_ = kf_bf16x2{{kf_low_bits<kf_bf16>(kf_word(t6645_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t6645_, 0u), 16u))}};
             kf_f32x2 t6647_;
             t6647_.v[0] = kf_bf16_to_f32(t6646_.v[0]);
             t6647_.v[1] = kf_bf16_to_f32(t6646_.v[1]);
@@ -8987,7 +9003,7 @@ gemm_f16_bf16_nn(const kf_f16* __restrict__ a_, const kf_f16* __restrict__ b_, k
         unsigned* w16_31_ = (unsigned*)c16_;
         if (beta_ != 0.0f) {
             unsigned t6789_ = w16_31_[i_91_ >> 1u];
-            kf_bf16x2 t6790_ = kf_bitcast<kf_bf16x2>(t6789_);
+            kf_bf16x2 t6790_ = kf_bf16x2{{kf_low_bits<kf_bf16>(kf_word(t6789_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t6789_, 0u), 16u))}};
             kf_f32x2 t6791_;
             t6791_.v[0] = kf_bf16_to_f32(t6790_.v[0]);
             t6791_.v[1] = kf_bf16_to_f32(t6790_.v[1]);
@@ -9048,7 +9064,7 @@ gemm_f16_bf16_nn(const kf_f16* __restrict__ a_, const kf_f16* __restrict__ b_, k
         unsigned* w16_32_ = (unsigned*)c16_;
         if (beta_ != 0.0f) {
             unsigned t6931_ = w16_32_[i_94_ >> 1u];
-            kf_bf16x2 t6932_ = kf_bitcast<kf_bf16x2>(t6931_);
+            kf_bf16x2 t6932_ = kf_bf16x2{{kf_low_bits<kf_bf16>(kf_word(t6931_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t6931_, 0u), 16u))}};
             kf_f32x2 t6933_;
             t6933_.v[0] = kf_bf16_to_f32(t6932_.v[0]);
             t6933_.v[1] = kf_bf16_to_f32(t6932_.v[1]);
@@ -10127,7 +10143,7 @@ gemm_f16_bf16_nt(const kf_f16* __restrict__ a_, const kf_f16* __restrict__ b_, k
         unsigned* w16_ = (unsigned*)c16_;
         if (beta_ != 0.0f) {
             unsigned t2499_ = w16_[i_ >> 1u];
-            kf_bf16x2 t2500_ = kf_bitcast<kf_bf16x2>(t2499_);
+            kf_bf16x2 t2500_ = kf_bf16x2{{kf_low_bits<kf_bf16>(kf_word(t2499_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2499_, 0u), 16u))}};
             kf_f32x2 t2501_;
             t2501_.v[0] = kf_bf16_to_f32(t2500_.v[0]);
             t2501_.v[1] = kf_bf16_to_f32(t2500_.v[1]);
@@ -10188,7 +10204,7 @@ gemm_f16_bf16_nt(const kf_f16* __restrict__ a_, const kf_f16* __restrict__ b_, k
         unsigned* w16_2_ = (unsigned*)c16_;
         if (beta_ != 0.0f) {
             unsigned t2641_ = w16_2_[i_4_ >> 1u];
-            kf_bf16x2 t2642_ = kf_bitcast<kf_bf16x2>(t2641_);
+            kf_bf16x2 t2642_ = kf_bf16x2{{kf_low_bits<kf_bf16>(kf_word(t2641_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2641_, 0u), 16u))}};
             kf_f32x2 t2643_;
             t2643_.v[0] = kf_bf16_to_f32(t2642_.v[0]);
             t2643_.v[1] = kf_bf16_to_f32(t2642_.v[1]);
@@ -10250,7 +10266,7 @@ gemm_f16_bf16_nt(const kf_f16* __restrict__ a_, const kf_f16* __restrict__ b_, k
         unsigned* w16_3_ = (unsigned*)c16_;
         if (beta_ != 0.0f) {
             unsigned t2785_ = w16_3_[i_7_ >> 1u];
-            kf_bf16x2 t2786_ = kf_bitcast<kf_bf16x2>(t2785_);
+            kf_bf16x2 t2786_ = kf_bf16x2{{kf_low_bits<kf_bf16>(kf_word(t2785_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2785_, 0u), 16u))}};
             kf_f32x2 t2787_;
             t2787_.v[0] = kf_bf16_to_f32(t2786_.v[0]);
             t2787_.v[1] = kf_bf16_to_f32(t2786_.v[1]);
@@ -10311,7 +10327,7 @@ gemm_f16_bf16_nt(const kf_f16* __restrict__ a_, const kf_f16* __restrict__ b_, k
         unsigned* w16_4_ = (unsigned*)c16_;
         if (beta_ != 0.0f) {
             unsigned t2927_ = w16_4_[i_10_ >> 1u];
-            kf_bf16x2 t2928_ = kf_bitcast<kf_bf16x2>(t2927_);
+            kf_bf16x2 t2928_ = kf_bf16x2{{kf_low_bits<kf_bf16>(kf_word(t2927_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2927_, 0u), 16u))}};
             kf_f32x2 t2929_;
             t2929_.v[0] = kf_bf16_to_f32(t2928_.v[0]);
             t2929_.v[1] = kf_bf16_to_f32(t2928_.v[1]);
@@ -10373,7 +10389,7 @@ gemm_f16_bf16_nt(const kf_f16* __restrict__ a_, const kf_f16* __restrict__ b_, k
         unsigned* w16_5_ = (unsigned*)c16_;
         if (beta_ != 0.0f) {
             unsigned t3071_ = w16_5_[i_13_ >> 1u];
-            kf_bf16x2 t3072_ = kf_bitcast<kf_bf16x2>(t3071_);
+            kf_bf16x2 t3072_ = kf_bf16x2{{kf_low_bits<kf_bf16>(kf_word(t3071_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3071_, 0u), 16u))}};
             kf_f32x2 t3073_;
             t3073_.v[0] = kf_bf16_to_f32(t3072_.v[0]);
             t3073_.v[1] = kf_bf16_to_f32(t3072_.v[1]);
@@ -10434,7 +10450,7 @@ gemm_f16_bf16_nt(const kf_f16* __restrict__ a_, const kf_f16* __restrict__ b_, k
         unsigned* w16_6_ = (unsigned*)c16_;
         if (beta_ != 0.0f) {
             unsigned t3213_ = w16_6_[i_16_ >> 1u];
-            kf_bf16x2 t3214_ = kf_bitcast<kf_bf16x2>(t3213_);
+            kf_bf16x2 t3214_ = kf_bf16x2{{kf_low_bits<kf_bf16>(kf_word(t3213_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3213_, 0u), 16u))}};
             kf_f32x2 t3215_;
             t3215_.v[0] = kf_bf16_to_f32(t3214_.v[0]);
             t3215_.v[1] = kf_bf16_to_f32(t3214_.v[1]);
@@ -10496,7 +10512,7 @@ gemm_f16_bf16_nt(const kf_f16* __restrict__ a_, const kf_f16* __restrict__ b_, k
         unsigned* w16_7_ = (unsigned*)c16_;
         if (beta_ != 0.0f) {
             unsigned t3357_ = w16_7_[i_19_ >> 1u];
-            kf_bf16x2 t3358_ = kf_bitcast<kf_bf16x2>(t3357_);
+            kf_bf16x2 t3358_ = kf_bf16x2{{kf_low_bits<kf_bf16>(kf_word(t3357_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3357_, 0u), 16u))}};
             kf_f32x2 t3359_;
             t3359_.v[0] = kf_bf16_to_f32(t3358_.v[0]);
             t3359_.v[1] = kf_bf16_to_f32(t3358_.v[1]);
@@ -10557,7 +10573,7 @@ gemm_f16_bf16_nt(const kf_f16* __restrict__ a_, const kf_f16* __restrict__ b_, k
         unsigned* w16_8_ = (unsigned*)c16_;
         if (beta_ != 0.0f) {
             unsigned t3499_ = w16_8_[i_22_ >> 1u];
-            kf_bf16x2 t3500_ = kf_bitcast<kf_bf16x2>(t3499_);
+            kf_bf16x2 t3500_ = kf_bf16x2{{kf_low_bits<kf_bf16>(kf_word(t3499_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3499_, 0u), 16u))}};
             kf_f32x2 t3501_;
             t3501_.v[0] = kf_bf16_to_f32(t3500_.v[0]);
             t3501_.v[1] = kf_bf16_to_f32(t3500_.v[1]);
@@ -10619,7 +10635,7 @@ gemm_f16_bf16_nt(const kf_f16* __restrict__ a_, const kf_f16* __restrict__ b_, k
         unsigned* w16_9_ = (unsigned*)c16_;
         if (beta_ != 0.0f) {
             unsigned t3643_ = w16_9_[i_25_ >> 1u];
-            kf_bf16x2 t3644_ = kf_bitcast<kf_bf16x2>(t3643_);
+            kf_bf16x2 t3644_ = kf_bf16x2{{kf_low_bits<kf_bf16>(kf_word(t3643_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3643_, 0u), 16u))}};
             kf_f32x2 t3645_;
             t3645_.v[0] = kf_bf16_to_f32(t3644_.v[0]);
             t3645_.v[1] = kf_bf16_to_f32(t3644_.v[1]);
@@ -10680,7 +10696,7 @@ gemm_f16_bf16_nt(const kf_f16* __restrict__ a_, const kf_f16* __restrict__ b_, k
         unsigned* w16_10_ = (unsigned*)c16_;
         if (beta_ != 0.0f) {
             unsigned t3785_ = w16_10_[i_28_ >> 1u];
-            kf_bf16x2 t3786_ = kf_bitcast<kf_bf16x2>(t3785_);
+            kf_bf16x2 t3786_ = kf_bf16x2{{kf_low_bits<kf_bf16>(kf_word(t3785_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3785_, 0u), 16u))}};
             kf_f32x2 t3787_;
             t3787_.v[0] = kf_bf16_to_f32(t3786_.v[0]);
             t3787_.v[1] = kf_bf16_to_f32(t3786_.v[1]);
@@ -10742,7 +10758,7 @@ gemm_f16_bf16_nt(const kf_f16* __restrict__ a_, const kf_f16* __restrict__ b_, k
         unsigned* w16_11_ = (unsigned*)c16_;
         if (beta_ != 0.0f) {
             unsigned t3929_ = w16_11_[i_31_ >> 1u];
-            kf_bf16x2 t3930_ = kf_bitcast<kf_bf16x2>(t3929_);
+            kf_bf16x2 t3930_ = kf_bf16x2{{kf_low_bits<kf_bf16>(kf_word(t3929_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3929_, 0u), 16u))}};
             kf_f32x2 t3931_;
             t3931_.v[0] = kf_bf16_to_f32(t3930_.v[0]);
             t3931_.v[1] = kf_bf16_to_f32(t3930_.v[1]);
@@ -10803,7 +10819,7 @@ gemm_f16_bf16_nt(const kf_f16* __restrict__ a_, const kf_f16* __restrict__ b_, k
         unsigned* w16_12_ = (unsigned*)c16_;
         if (beta_ != 0.0f) {
             unsigned t4071_ = w16_12_[i_34_ >> 1u];
-            kf_bf16x2 t4072_ = kf_bitcast<kf_bf16x2>(t4071_);
+            kf_bf16x2 t4072_ = kf_bf16x2{{kf_low_bits<kf_bf16>(kf_word(t4071_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t4071_, 0u), 16u))}};
             kf_f32x2 t4073_;
             t4073_.v[0] = kf_bf16_to_f32(t4072_.v[0]);
             t4073_.v[1] = kf_bf16_to_f32(t4072_.v[1]);
@@ -10865,7 +10881,7 @@ gemm_f16_bf16_nt(const kf_f16* __restrict__ a_, const kf_f16* __restrict__ b_, k
         unsigned* w16_13_ = (unsigned*)c16_;
         if (beta_ != 0.0f) {
             unsigned t4215_ = w16_13_[i_37_ >> 1u];
-            kf_bf16x2 t4216_ = kf_bitcast<kf_bf16x2>(t4215_);
+            kf_bf16x2 t4216_ = kf_bf16x2{{kf_low_bits<kf_bf16>(kf_word(t4215_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t4215_, 0u), 16u))}};
             kf_f32x2 t4217_;
             t4217_.v[0] = kf_bf16_to_f32(t4216_.v[0]);
             t4217_.v[1] = kf_bf16_to_f32(t4216_.v[1]);
@@ -10926,7 +10942,7 @@ gemm_f16_bf16_nt(const kf_f16* __restrict__ a_, const kf_f16* __restrict__ b_, k
         unsigned* w16_14_ = (unsigned*)c16_;
         if (beta_ != 0.0f) {
             unsigned t4357_ = w16_14_[i_40_ >> 1u];
-            kf_bf16x2 t4358_ = kf_bitcast<kf_bf16x2>(t4357_);
+            kf_bf16x2 t4358_ = kf_bf16x2{{kf_low_bits<kf_bf16>(kf_word(t4357_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t4357_, 0u), 16u))}};
             kf_f32x2 t4359_;
             t4359_.v[0] = kf_bf16_to_f32(t4358_.v[0]);
             t4359_.v[1] = kf_bf16_to_f32(t4358_.v[1]);
@@ -10988,7 +11004,7 @@ gemm_f16_bf16_nt(const kf_f16* __restrict__ a_, const kf_f16* __restrict__ b_, k
         unsigned* w16_15_ = (unsigned*)c16_;
         if (beta_ != 0.0f) {
             unsigned t4501_ = w16_15_[i_43_ >> 1u];
-            kf_bf16x2 t4502_ = kf_bitcast<kf_bf16x2>(t4501_);
+            kf_bf16x2 t4502_ = kf_bf16x2{{kf_low_bits<kf_bf16>(kf_word(t4501_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t4501_, 0u), 16u))}};
             kf_f32x2 t4503_;
             t4503_.v[0] = kf_bf16_to_f32(t4502_.v[0]);
             t4503_.v[1] = kf_bf16_to_f32(t4502_.v[1]);
@@ -11049,7 +11065,7 @@ gemm_f16_bf16_nt(const kf_f16* __restrict__ a_, const kf_f16* __restrict__ b_, k
         unsigned* w16_16_ = (unsigned*)c16_;
         if (beta_ != 0.0f) {
             unsigned t4643_ = w16_16_[i_46_ >> 1u];
-            kf_bf16x2 t4644_ = kf_bitcast<kf_bf16x2>(t4643_);
+            kf_bf16x2 t4644_ = kf_bf16x2{{kf_low_bits<kf_bf16>(kf_word(t4643_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t4643_, 0u), 16u))}};
             kf_f32x2 t4645_;
             t4645_.v[0] = kf_bf16_to_f32(t4644_.v[0]);
             t4645_.v[1] = kf_bf16_to_f32(t4644_.v[1]);
@@ -11111,7 +11127,7 @@ gemm_f16_bf16_nt(const kf_f16* __restrict__ a_, const kf_f16* __restrict__ b_, k
         unsigned* w16_17_ = (unsigned*)c16_;
         if (beta_ != 0.0f) {
             unsigned t4787_ = w16_17_[i_49_ >> 1u];
-            kf_bf16x2 t4788_ = kf_bitcast<kf_bf16x2>(t4787_);
+            kf_bf16x2 t4788_ = kf_bf16x2{{kf_low_bits<kf_bf16>(kf_word(t4787_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t4787_, 0u), 16u))}};
             kf_f32x2 t4789_;
             t4789_.v[0] = kf_bf16_to_f32(t4788_.v[0]);
             t4789_.v[1] = kf_bf16_to_f32(t4788_.v[1]);
@@ -11172,7 +11188,7 @@ gemm_f16_bf16_nt(const kf_f16* __restrict__ a_, const kf_f16* __restrict__ b_, k
         unsigned* w16_18_ = (unsigned*)c16_;
         if (beta_ != 0.0f) {
             unsigned t4929_ = w16_18_[i_52_ >> 1u];
-            kf_bf16x2 t4930_ = kf_bitcast<kf_bf16x2>(t4929_);
+            kf_bf16x2 t4930_ = kf_bf16x2{{kf_low_bits<kf_bf16>(kf_word(t4929_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t4929_, 0u), 16u))}};
             kf_f32x2 t4931_;
             t4931_.v[0] = kf_bf16_to_f32(t4930_.v[0]);
             t4931_.v[1] = kf_bf16_to_f32(t4930_.v[1]);
@@ -11234,7 +11250,7 @@ gemm_f16_bf16_nt(const kf_f16* __restrict__ a_, const kf_f16* __restrict__ b_, k
         unsigned* w16_19_ = (unsigned*)c16_;
         if (beta_ != 0.0f) {
             unsigned t5073_ = w16_19_[i_55_ >> 1u];
-            kf_bf16x2 t5074_ = kf_bitcast<kf_bf16x2>(t5073_);
+            kf_bf16x2 t5074_ = kf_bf16x2{{kf_low_bits<kf_bf16>(kf_word(t5073_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t5073_, 0u), 16u))}};
             kf_f32x2 t5075_;
             t5075_.v[0] = kf_bf16_to_f32(t5074_.v[0]);
             t5075_.v[1] = kf_bf16_to_f32(t5074_.v[1]);
@@ -11295,7 +11311,7 @@ gemm_f16_bf16_nt(const kf_f16* __restrict__ a_, const kf_f16* __restrict__ b_, k
         unsigned* w16_20_ = (unsigned*)c16_;
         if (beta_ != 0.0f) {
             unsigned t5215_ = w16_20_[i_58_ >> 1u];
-            kf_bf16x2 t5216_ = kf_bitcast<kf_bf16x2>(t5215_);
+            kf_bf16x2 t5216_ = kf_bf16x2{{kf_low_bits<kf_bf16>(kf_word(t5215_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t5215_, 0u), 16u))}};
             kf_f32x2 t5217_;
             t5217_.v[0] = kf_bf16_to_f32(t5216_.v[0]);
             t5217_.v[1] = kf_bf16_to_f32(t5216_.v[1]);
@@ -11357,7 +11373,7 @@ gemm_f16_bf16_nt(const kf_f16* __restrict__ a_, const kf_f16* __restrict__ b_, k
         unsigned* w16_21_ = (unsigned*)c16_;
         if (beta_ != 0.0f) {
             unsigned t5359_ = w16_21_[i_61_ >> 1u];
-            kf_bf16x2 t5360_ = kf_bitcast<kf_bf16x2>(t5359_);
+            kf_bf16x2 t5360_ = kf_bf16x2{{kf_low_bits<kf_bf16>(kf_word(t5359_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t5359_, 0u), 16u))}};
             kf_f32x2 t5361_;
             t5361_.v[0] = kf_bf16_to_f32(t5360_.v[0]);
             t5361_.v[1] = kf_bf16_to_f32(t5360_.v[1]);
@@ -11418,7 +11434,7 @@ gemm_f16_bf16_nt(const kf_f16* __restrict__ a_, const kf_f16* __restrict__ b_, k
         unsigned* w16_22_ = (unsigned*)c16_;
         if (beta_ != 0.0f) {
             unsigned t5501_ = w16_22_[i_64_ >> 1u];
-            kf_bf16x2 t5502_ = kf_bitcast<kf_bf16x2>(t5501_);
+            kf_bf16x2 t5502_ = kf_bf16x2{{kf_low_bits<kf_bf16>(kf_word(t5501_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t5501_, 0u), 16u))}};
             kf_f32x2 t5503_;
             t5503_.v[0] = kf_bf16_to_f32(t5502_.v[0]);
             t5503_.v[1] = kf_bf16_to_f32(t5502_.v[1]);
@@ -11480,7 +11496,7 @@ gemm_f16_bf16_nt(const kf_f16* __restrict__ a_, const kf_f16* __restrict__ b_, k
         unsigned* w16_23_ = (unsigned*)c16_;
         if (beta_ != 0.0f) {
             unsigned t5645_ = w16_23_[i_67_ >> 1u];
-            kf_bf16x2 t5646_ = kf_bitcast<kf_bf16x2>(t5645_);
+            kf_bf16x2 t5646_ = kf_bf16x2{{kf_low_bits<kf_bf16>(kf_word(t5645_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t5645_, 0u), 16u))}};
             kf_f32x2 t5647_;
             t5647_.v[0] = kf_bf16_to_f32(t5646_.v[0]);
             t5647_.v[1] = kf_bf16_to_f32(t5646_.v[1]);
@@ -11541,7 +11557,7 @@ gemm_f16_bf16_nt(const kf_f16* __restrict__ a_, const kf_f16* __restrict__ b_, k
         unsigned* w16_24_ = (unsigned*)c16_;
         if (beta_ != 0.0f) {
             unsigned t5787_ = w16_24_[i_70_ >> 1u];
-            kf_bf16x2 t5788_ = kf_bitcast<kf_bf16x2>(t5787_);
+            kf_bf16x2 t5788_ = kf_bf16x2{{kf_low_bits<kf_bf16>(kf_word(t5787_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t5787_, 0u), 16u))}};
             kf_f32x2 t5789_;
             t5789_.v[0] = kf_bf16_to_f32(t5788_.v[0]);
             t5789_.v[1] = kf_bf16_to_f32(t5788_.v[1]);
@@ -11603,7 +11619,7 @@ gemm_f16_bf16_nt(const kf_f16* __restrict__ a_, const kf_f16* __restrict__ b_, k
         unsigned* w16_25_ = (unsigned*)c16_;
         if (beta_ != 0.0f) {
             unsigned t5931_ = w16_25_[i_73_ >> 1u];
-            kf_bf16x2 t5932_ = kf_bitcast<kf_bf16x2>(t5931_);
+            kf_bf16x2 t5932_ = kf_bf16x2{{kf_low_bits<kf_bf16>(kf_word(t5931_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t5931_, 0u), 16u))}};
             kf_f32x2 t5933_;
             t5933_.v[0] = kf_bf16_to_f32(t5932_.v[0]);
             t5933_.v[1] = kf_bf16_to_f32(t5932_.v[1]);
@@ -11664,7 +11680,7 @@ gemm_f16_bf16_nt(const kf_f16* __restrict__ a_, const kf_f16* __restrict__ b_, k
         unsigned* w16_26_ = (unsigned*)c16_;
         if (beta_ != 0.0f) {
             unsigned t6073_ = w16_26_[i_76_ >> 1u];
-            kf_bf16x2 t6074_ = kf_bitcast<kf_bf16x2>(t6073_);
+            kf_bf16x2 t6074_ = kf_bf16x2{{kf_low_bits<kf_bf16>(kf_word(t6073_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t6073_, 0u), 16u))}};
             kf_f32x2 t6075_;
             t6075_.v[0] = kf_bf16_to_f32(t6074_.v[0]);
             t6075_.v[1] = kf_bf16_to_f32(t6074_.v[1]);
@@ -11726,7 +11742,7 @@ gemm_f16_bf16_nt(const kf_f16* __restrict__ a_, const kf_f16* __restrict__ b_, k
         unsigned* w16_27_ = (unsigned*)c16_;
         if (beta_ != 0.0f) {
             unsigned t6217_ = w16_27_[i_79_ >> 1u];
-            kf_bf16x2 t6218_ = kf_bitcast<kf_bf16x2>(t6217_);
+            kf_bf16x2 t6218_ = kf_bf16x2{{kf_low_bits<kf_bf16>(kf_word(t6217_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t6217_, 0u), 16u))}};
             kf_f32x2 t6219_;
             t6219_.v[0] = kf_bf16_to_f32(t6218_.v[0]);
             t6219_.v[1] = kf_bf16_to_f32(t6218_.v[1]);
@@ -11787,7 +11803,7 @@ gemm_f16_bf16_nt(const kf_f16* __restrict__ a_, const kf_f16* __restrict__ b_, k
         unsigned* w16_28_ = (unsigned*)c16_;
         if (beta_ != 0.0f) {
             unsigned t6359_ = w16_28_[i_82_ >> 1u];
-            kf_bf16x2 t6360_ = kf_bitcast<kf_bf16x2>(t6359_);
+            kf_bf16x2 t6360_ = kf_bf16x2{{kf_low_bits<kf_bf16>(kf_word(t6359_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t6359_, 0u), 16u))}};
             kf_f32x2 t6361_;
             t6361_.v[0] = kf_bf16_to_f32(t6360_.v[0]);
             t6361_.v[1] = kf_bf16_to_f32(t6360_.v[1]);
@@ -11849,7 +11865,7 @@ gemm_f16_bf16_nt(const kf_f16* __restrict__ a_, const kf_f16* __restrict__ b_, k
         unsigned* w16_29_ = (unsigned*)c16_;
         if (beta_ != 0.0f) {
             unsigned t6503_ = w16_29_[i_85_ >> 1u];
-            kf_bf16x2 t6504_ = kf_bitcast<kf_bf16x2>(t6503_);
+            kf_bf16x2 t6504_ = kf_bf16x2{{kf_low_bits<kf_bf16>(kf_word(t6503_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t6503_, 0u), 16u))}};
             kf_f32x2 t6505_;
             t6505_.v[0] = kf_bf16_to_f32(t6504_.v[0]);
             t6505_.v[1] = kf_bf16_to_f32(t6504_.v[1]);
@@ -11910,7 +11926,7 @@ gemm_f16_bf16_nt(const kf_f16* __restrict__ a_, const kf_f16* __restrict__ b_, k
         unsigned* w16_30_ = (unsigned*)c16_;
         if (beta_ != 0.0f) {
             unsigned t6645_ = w16_30_[i_88_ >> 1u];
-            kf_bf16x2 t6646_ = kf_bitcast<kf_bf16x2>(t6645_);
+            kf_bf16x2 t6646_ = kf_bf16x2{{kf_low_bits<kf_bf16>(kf_word(t6645_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t6645_, 0u), 16u))}};
             kf_f32x2 t6647_;
             t6647_.v[0] = kf_bf16_to_f32(t6646_.v[0]);
             t6647_.v[1] = kf_bf16_to_f32(t6646_.v[1]);
@@ -11972,7 +11988,7 @@ gemm_f16_bf16_nt(const kf_f16* __restrict__ a_, const kf_f16* __restrict__ b_, k
         unsigned* w16_31_ = (unsigned*)c16_;
         if (beta_ != 0.0f) {
             unsigned t6789_ = w16_31_[i_91_ >> 1u];
-            kf_bf16x2 t6790_ = kf_bitcast<kf_bf16x2>(t6789_);
+            kf_bf16x2 t6790_ = kf_bf16x2{{kf_low_bits<kf_bf16>(kf_word(t6789_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t6789_, 0u), 16u))}};
             kf_f32x2 t6791_;
             t6791_.v[0] = kf_bf16_to_f32(t6790_.v[0]);
             t6791_.v[1] = kf_bf16_to_f32(t6790_.v[1]);
@@ -12033,7 +12049,7 @@ gemm_f16_bf16_nt(const kf_f16* __restrict__ a_, const kf_f16* __restrict__ b_, k
         unsigned* w16_32_ = (unsigned*)c16_;
         if (beta_ != 0.0f) {
             unsigned t6931_ = w16_32_[i_94_ >> 1u];
-            kf_bf16x2 t6932_ = kf_bitcast<kf_bf16x2>(t6931_);
+            kf_bf16x2 t6932_ = kf_bf16x2{{kf_low_bits<kf_bf16>(kf_word(t6931_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t6931_, 0u), 16u))}};
             kf_f32x2 t6933_;
             t6933_.v[0] = kf_bf16_to_f32(t6932_.v[0]);
             t6933_.v[1] = kf_bf16_to_f32(t6932_.v[1]);
@@ -18632,7 +18648,7 @@ gemm_bf16_f16_nn(const kf_bf16* __restrict__ a_, const kf_bf16* __restrict__ b_,
         unsigned* w16_ = (unsigned*)c16_;
         if (beta_ != 0.0f) {
             unsigned t2485_ = w16_[i_ >> 1u];
-            kf_f16x2 t2486_ = kf_bitcast<kf_f16x2>(t2485_);
+            kf_f16x2 t2486_ = kf_f16x2{{kf_low_bits<kf_f16>(kf_word(t2485_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2485_, 0u), 16u))}};
             kf_f32x2 t2487_;
             t2487_.v[0] = kf_f16_to_f32(t2486_.v[0]);
             t2487_.v[1] = kf_f16_to_f32(t2486_.v[1]);
@@ -18693,7 +18709,7 @@ gemm_bf16_f16_nn(const kf_bf16* __restrict__ a_, const kf_bf16* __restrict__ b_,
         unsigned* w16_2_ = (unsigned*)c16_;
         if (beta_ != 0.0f) {
             unsigned t2627_ = w16_2_[i_4_ >> 1u];
-            kf_f16x2 t2628_ = kf_bitcast<kf_f16x2>(t2627_);
+            kf_f16x2 t2628_ = kf_f16x2{{kf_low_bits<kf_f16>(kf_word(t2627_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2627_, 0u), 16u))}};
             kf_f32x2 t2629_;
             t2629_.v[0] = kf_f16_to_f32(t2628_.v[0]);
             t2629_.v[1] = kf_f16_to_f32(t2628_.v[1]);
@@ -18755,7 +18771,7 @@ gemm_bf16_f16_nn(const kf_bf16* __restrict__ a_, const kf_bf16* __restrict__ b_,
         unsigned* w16_3_ = (unsigned*)c16_;
         if (beta_ != 0.0f) {
             unsigned t2771_ = w16_3_[i_7_ >> 1u];
-            kf_f16x2 t2772_ = kf_bitcast<kf_f16x2>(t2771_);
+            kf_f16x2 t2772_ = kf_f16x2{{kf_low_bits<kf_f16>(kf_word(t2771_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2771_, 0u), 16u))}};
             kf_f32x2 t2773_;
             t2773_.v[0] = kf_f16_to_f32(t2772_.v[0]);
             t2773_.v[1] = kf_f16_to_f32(t2772_.v[1]);
@@ -18816,7 +18832,7 @@ gemm_bf16_f16_nn(const kf_bf16* __restrict__ a_, const kf_bf16* __restrict__ b_,
         unsigned* w16_4_ = (unsigned*)c16_;
         if (beta_ != 0.0f) {
             unsigned t2913_ = w16_4_[i_10_ >> 1u];
-            kf_f16x2 t2914_ = kf_bitcast<kf_f16x2>(t2913_);
+            kf_f16x2 t2914_ = kf_f16x2{{kf_low_bits<kf_f16>(kf_word(t2913_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2913_, 0u), 16u))}};
             kf_f32x2 t2915_;
             t2915_.v[0] = kf_f16_to_f32(t2914_.v[0]);
             t2915_.v[1] = kf_f16_to_f32(t2914_.v[1]);
@@ -18878,7 +18894,7 @@ gemm_bf16_f16_nn(const kf_bf16* __restrict__ a_, const kf_bf16* __restrict__ b_,
         unsigned* w16_5_ = (unsigned*)c16_;
         if (beta_ != 0.0f) {
             unsigned t3057_ = w16_5_[i_13_ >> 1u];
-            kf_f16x2 t3058_ = kf_bitcast<kf_f16x2>(t3057_);
+            kf_f16x2 t3058_ = kf_f16x2{{kf_low_bits<kf_f16>(kf_word(t3057_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3057_, 0u), 16u))}};
             kf_f32x2 t3059_;
             t3059_.v[0] = kf_f16_to_f32(t3058_.v[0]);
             t3059_.v[1] = kf_f16_to_f32(t3058_.v[1]);
@@ -18939,7 +18955,7 @@ gemm_bf16_f16_nn(const kf_bf16* __restrict__ a_, const kf_bf16* __restrict__ b_,
         unsigned* w16_6_ = (unsigned*)c16_;
         if (beta_ != 0.0f) {
             unsigned t3199_ = w16_6_[i_16_ >> 1u];
-            kf_f16x2 t3200_ = kf_bitcast<kf_f16x2>(t3199_);
+            kf_f16x2 t3200_ = kf_f16x2{{kf_low_bits<kf_f16>(kf_word(t3199_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3199_, 0u), 16u))}};
             kf_f32x2 t3201_;
             t3201_.v[0] = kf_f16_to_f32(t3200_.v[0]);
             t3201_.v[1] = kf_f16_to_f32(t3200_.v[1]);
@@ -19001,7 +19017,7 @@ gemm_bf16_f16_nn(const kf_bf16* __restrict__ a_, const kf_bf16* __restrict__ b_,
         unsigned* w16_7_ = (unsigned*)c16_;
         if (beta_ != 0.0f) {
             unsigned t3343_ = w16_7_[i_19_ >> 1u];
-            kf_f16x2 t3344_ = kf_bitcast<kf_f16x2>(t3343_);
+            kf_f16x2 t3344_ = kf_f16x2{{kf_low_bits<kf_f16>(kf_word(t3343_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3343_, 0u), 16u))}};
             kf_f32x2 t3345_;
             t3345_.v[0] = kf_f16_to_f32(t3344_.v[0]);
             t3345_.v[1] = kf_f16_to_f32(t3344_.v[1]);
@@ -19062,7 +19078,7 @@ gemm_bf16_f16_nn(const kf_bf16* __restrict__ a_, const kf_bf16* __restrict__ b_,
         unsigned* w16_8_ = (unsigned*)c16_;
         if (beta_ != 0.0f) {
             unsigned t3485_ = w16_8_[i_22_ >> 1u];
-            kf_f16x2 t3486_ = kf_bitcast<kf_f16x2>(t3485_);
+            kf_f16x2 t3486_ = kf_f16x2{{kf_low_bits<kf_f16>(kf_word(t3485_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3485_, 0u), 16u))}};
             kf_f32x2 t3487_;
             t3487_.v[0] = kf_f16_to_f32(t3486_.v[0]);
             t3487_.v[1] = kf_f16_to_f32(t3486_.v[1]);
@@ -19124,7 +19140,7 @@ gemm_bf16_f16_nn(const kf_bf16* __restrict__ a_, const kf_bf16* __restrict__ b_,
         unsigned* w16_9_ = (unsigned*)c16_;
         if (beta_ != 0.0f) {
             unsigned t3629_ = w16_9_[i_25_ >> 1u];
-            kf_f16x2 t3630_ = kf_bitcast<kf_f16x2>(t3629_);
+            kf_f16x2 t3630_ = kf_f16x2{{kf_low_bits<kf_f16>(kf_word(t3629_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3629_, 0u), 16u))}};
             kf_f32x2 t3631_;
             t3631_.v[0] = kf_f16_to_f32(t3630_.v[0]);
             t3631_.v[1] = kf_f16_to_f32(t3630_.v[1]);
@@ -19185,7 +19201,7 @@ gemm_bf16_f16_nn(const kf_bf16* __restrict__ a_, const kf_bf16* __restrict__ b_,
         unsigned* w16_10_ = (unsigned*)c16_;
         if (beta_ != 0.0f) {
             unsigned t3771_ = w16_10_[i_28_ >> 1u];
-            kf_f16x2 t3772_ = kf_bitcast<kf_f16x2>(t3771_);
+            kf_f16x2 t3772_ = kf_f16x2{{kf_low_bits<kf_f16>(kf_word(t3771_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3771_, 0u), 16u))}};
             kf_f32x2 t3773_;
             t3773_.v[0] = kf_f16_to_f32(t3772_.v[0]);
             t3773_.v[1] = kf_f16_to_f32(t3772_.v[1]);
@@ -19247,7 +19263,7 @@ gemm_bf16_f16_nn(const kf_bf16* __restrict__ a_, const kf_bf16* __restrict__ b_,
         unsigned* w16_11_ = (unsigned*)c16_;
         if (beta_ != 0.0f) {
             unsigned t3915_ = w16_11_[i_31_ >> 1u];
-            kf_f16x2 t3916_ = kf_bitcast<kf_f16x2>(t3915_);
+            kf_f16x2 t3916_ = kf_f16x2{{kf_low_bits<kf_f16>(kf_word(t3915_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3915_, 0u), 16u))}};
             kf_f32x2 t3917_;
             t3917_.v[0] = kf_f16_to_f32(t3916_.v[0]);
             t3917_.v[1] = kf_f16_to_f32(t3916_.v[1]);
@@ -19308,7 +19324,7 @@ gemm_bf16_f16_nn(const kf_bf16* __restrict__ a_, const kf_bf16* __restrict__ b_,
         unsigned* w16_12_ = (unsigned*)c16_;
         if (beta_ != 0.0f) {
             unsigned t4057_ = w16_12_[i_34_ >> 1u];
-            kf_f16x2 t4058_ = kf_bitcast<kf_f16x2>(t4057_);
+            kf_f16x2 t4058_ = kf_f16x2{{kf_low_bits<kf_f16>(kf_word(t4057_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4057_, 0u), 16u))}};
             kf_f32x2 t4059_;
             t4059_.v[0] = kf_f16_to_f32(t4058_.v[0]);
             t4059_.v[1] = kf_f16_to_f32(t4058_.v[1]);
@@ -19370,7 +19386,7 @@ gemm_bf16_f16_nn(const kf_bf16* __restrict__ a_, const kf_bf16* __restrict__ b_,
         unsigned* w16_13_ = (unsigned*)c16_;
         if (beta_ != 0.0f) {
             unsigned t4201_ = w16_13_[i_37_ >> 1u];
-            kf_f16x2 t4202_ = kf_bitcast<kf_f16x2>(t4201_);
+            kf_f16x2 t4202_ = kf_f16x2{{kf_low_bits<kf_f16>(kf_word(t4201_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4201_, 0u), 16u))}};
             kf_f32x2 t4203_;
             t4203_.v[0] = kf_f16_to_f32(t4202_.v[0]);
             t4203_.v[1] = kf_f16_to_f32(t4202_.v[1]);
@@ -19431,7 +19447,7 @@ gemm_bf16_f16_nn(const kf_bf16* __restrict__ a_, const kf_bf16* __restrict__ b_,
         unsigned* w16_14_ = (unsigned*)c16_;
         if (beta_ != 0.0f) {
             unsigned t4343_ = w16_14_[i_40_ >> 1u];
-            kf_f16x2 t4344_ = kf_bitcast<kf_f16x2>(t4343_);
+            kf_f16x2 t4344_ = kf_f16x2{{kf_low_bits<kf_f16>(kf_word(t4343_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4343_, 0u), 16u))}};
             kf_f32x2 t4345_;
             t4345_.v[0] = kf_f16_to_f32(t4344_.v[0]);
             t4345_.v[1] = kf_f16_to_f32(t4344_.v[1]);
@@ -19493,7 +19509,7 @@ gemm_bf16_f16_nn(const kf_bf16* __restrict__ a_, const kf_bf16* __restrict__ b_,
         unsigned* w16_15_ = (unsigned*)c16_;
         if (beta_ != 0.0f) {
             unsigned t4487_ = w16_15_[i_43_ >> 1u];
-            kf_f16x2 t4488_ = kf_bitcast<kf_f16x2>(t4487_);
+            kf_f16x2 t4488_ = kf_f16x2{{kf_low_bits<kf_f16>(kf_word(t4487_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4487_, 0u), 16u))}};
             kf_f32x2 t4489_;
             t4489_.v[0] = kf_f16_to_f32(t4488_.v[0]);
             t4489_.v[1] = kf_f16_to_f32(t4488_.v[1]);
@@ -19554,7 +19570,7 @@ gemm_bf16_f16_nn(const kf_bf16* __restrict__ a_, const kf_bf16* __restrict__ b_,
         unsigned* w16_16_ = (unsigned*)c16_;
         if (beta_ != 0.0f) {
             unsigned t4629_ = w16_16_[i_46_ >> 1u];
-            kf_f16x2 t4630_ = kf_bitcast<kf_f16x2>(t4629_);
+            kf_f16x2 t4630_ = kf_f16x2{{kf_low_bits<kf_f16>(kf_word(t4629_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4629_, 0u), 16u))}};
             kf_f32x2 t4631_;
             t4631_.v[0] = kf_f16_to_f32(t4630_.v[0]);
             t4631_.v[1] = kf_f16_to_f32(t4630_.v[1]);
@@ -19616,7 +19632,7 @@ gemm_bf16_f16_nn(const kf_bf16* __restrict__ a_, const kf_bf16* __restrict__ b_,
         unsigned* w16_17_ = (unsigned*)c16_;
         if (beta_ != 0.0f) {
             unsigned t4773_ = w16_17_[i_49_ >> 1u];
-            kf_f16x2 t4774_ = kf_bitcast<kf_f16x2>(t4773_);
+            kf_f16x2 t4774_ = kf_f16x2{{kf_low_bits<kf_f16>(kf_word(t4773_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4773_, 0u), 16u))}};
             kf_f32x2 t4775_;
             t4775_.v[0] = kf_f16_to_f32(t4774_.v[0]);
             t4775_.v[1] = kf_f16_to_f32(t4774_.v[1]);
@@ -19677,7 +19693,7 @@ gemm_bf16_f16_nn(const kf_bf16* __restrict__ a_, const kf_bf16* __restrict__ b_,
         unsigned* w16_18_ = (unsigned*)c16_;
         if (beta_ != 0.0f) {
             unsigned t4915_ = w16_18_[i_52_ >> 1u];
-            kf_f16x2 t4916_ = kf_bitcast<kf_f16x2>(t4915_);
+            kf_f16x2 t4916_ = kf_f16x2{{kf_low_bits<kf_f16>(kf_word(t4915_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4915_, 0u), 16u))}};
             kf_f32x2 t4917_;
             t4917_.v[0] = kf_f16_to_f32(t4916_.v[0]);
             t4917_.v[1] = kf_f16_to_f32(t4916_.v[1]);
@@ -19739,7 +19755,7 @@ gemm_bf16_f16_nn(const kf_bf16* __restrict__ a_, const kf_bf16* __restrict__ b_,
         unsigned* w16_19_ = (unsigned*)c16_;
         if (beta_ != 0.0f) {
             unsigned t5059_ = w16_19_[i_55_ >> 1u];
-            kf_f16x2 t5060_ = kf_bitcast<kf_f16x2>(t5059_);
+            kf_f16x2 t5060_ = kf_f16x2{{kf_low_bits<kf_f16>(kf_word(t5059_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t5059_, 0u), 16u))}};
             kf_f32x2 t5061_;
             t5061_.v[0] = kf_f16_to_f32(t5060_.v[0]);
             t5061_.v[1] = kf_f16_to_f32(t5060_.v[1]);
@@ -19800,7 +19816,7 @@ gemm_bf16_f16_nn(const kf_bf16* __restrict__ a_, const kf_bf16* __restrict__ b_,
         unsigned* w16_20_ = (unsigned*)c16_;
         if (beta_ != 0.0f) {
             unsigned t5201_ = w16_20_[i_58_ >> 1u];
-            kf_f16x2 t5202_ = kf_bitcast<kf_f16x2>(t5201_);
+            kf_f16x2 t5202_ = kf_f16x2{{kf_low_bits<kf_f16>(kf_word(t5201_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t5201_, 0u), 16u))}};
             kf_f32x2 t5203_;
             t5203_.v[0] = kf_f16_to_f32(t5202_.v[0]);
             t5203_.v[1] = kf_f16_to_f32(t5202_.v[1]);
@@ -19862,7 +19878,7 @@ gemm_bf16_f16_nn(const kf_bf16* __restrict__ a_, const kf_bf16* __restrict__ b_,
         unsigned* w16_21_ = (unsigned*)c16_;
         if (beta_ != 0.0f) {
             unsigned t5345_ = w16_21_[i_61_ >> 1u];
-            kf_f16x2 t5346_ = kf_bitcast<kf_f16x2>(t5345_);
+            kf_f16x2 t5346_ = kf_f16x2{{kf_low_bits<kf_f16>(kf_word(t5345_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t5345_, 0u), 16u))}};
             kf_f32x2 t5347_;
             t5347_.v[0] = kf_f16_to_f32(t5346_.v[0]);
             t5347_.v[1] = kf_f16_to_f32(t5346_.v[1]);
@@ -19923,7 +19939,7 @@ gemm_bf16_f16_nn(const kf_bf16* __restrict__ a_, const kf_bf16* __restrict__ b_,
         unsigned* w16_22_ = (unsigned*)c16_;
         if (beta_ != 0.0f) {
             unsigned t5487_ = w16_22_[i_64_ >> 1u];
-            kf_f16x2 t5488_ = kf_bitcast<kf_f16x2>(t5487_);
+            kf_f16x2 t5488_ = kf_f16x2{{kf_low_bits<kf_f16>(kf_word(t5487_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t5487_, 0u), 16u))}};
             kf_f32x2 t5489_;
             t5489_.v[0] = kf_f16_to_f32(t5488_.v[0]);
             t5489_.v[1] = kf_f16_to_f32(t5488_.v[1]);
@@ -19985,7 +20001,7 @@ gemm_bf16_f16_nn(const kf_bf16* __restrict__ a_, const kf_bf16* __restrict__ b_,
         unsigned* w16_23_ = (unsigned*)c16_;
         if (beta_ != 0.0f) {
             unsigned t5631_ = w16_23_[i_67_ >> 1u];
-            kf_f16x2 t5632_ = kf_bitcast<kf_f16x2>(t5631_);
+            kf_f16x2 t5632_ = kf_f16x2{{kf_low_bits<kf_f16>(kf_word(t5631_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t5631_, 0u), 16u))}};
             kf_f32x2 t5633_;
             t5633_.v[0] = kf_f16_to_f32(t5632_.v[0]);
             t5633_.v[1] = kf_f16_to_f32(t5632_.v[1]);
@@ -20046,7 +20062,7 @@ gemm_bf16_f16_nn(const kf_bf16* __restrict__ a_, const kf_bf16* __restrict__ b_,
         unsigned* w16_24_ = (unsigned*)c16_;
         if (beta_ != 0.0f) {
             unsigned t5773_ = w16_24_[i_70_ >> 1u];
-            kf_f16x2 t5774_ = kf_bitcast<kf_f16x2>(t5773_);
+            kf_f16x2 t5774_ = kf_f16x2{{kf_low_bits<kf_f16>(kf_word(t5773_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t5773_, 0u), 16u))}};
             kf_f32x2 t5775_;
             t5775_.v[0] = kf_f16_to_f32(t5774_.v[0]);
             t5775_.v[1] = kf_f16_to_f32(t5774_.v[1]);
@@ -20108,7 +20124,7 @@ gemm_bf16_f16_nn(const kf_bf16* __restrict__ a_, const kf_bf16* __restrict__ b_,
         unsigned* w16_25_ = (unsigned*)c16_;
         if (beta_ != 0.0f) {
             unsigned t5917_ = w16_25_[i_73_ >> 1u];
-            kf_f16x2 t5918_ = kf_bitcast<kf_f16x2>(t5917_);
+            kf_f16x2 t5918_ = kf_f16x2{{kf_low_bits<kf_f16>(kf_word(t5917_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t5917_, 0u), 16u))}};
             kf_f32x2 t5919_;
             t5919_.v[0] = kf_f16_to_f32(t5918_.v[0]);
             t5919_.v[1] = kf_f16_to_f32(t5918_.v[1]);
@@ -20169,7 +20185,7 @@ gemm_bf16_f16_nn(const kf_bf16* __restrict__ a_, const kf_bf16* __restrict__ b_,
         unsigned* w16_26_ = (unsigned*)c16_;
         if (beta_ != 0.0f) {
             unsigned t6059_ = w16_26_[i_76_ >> 1u];
-            kf_f16x2 t6060_ = kf_bitcast<kf_f16x2>(t6059_);
+            kf_f16x2 t6060_ = kf_f16x2{{kf_low_bits<kf_f16>(kf_word(t6059_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6059_, 0u), 16u))}};
             kf_f32x2 t6061_;
             t6061_.v[0] = kf_f16_to_f32(t6060_.v[0]);
             t6061_.v[1] = kf_f16_to_f32(t6060_.v[1]);
@@ -20231,7 +20247,7 @@ gemm_bf16_f16_nn(const kf_bf16* __restrict__ a_, const kf_bf16* __restrict__ b_,
         unsigned* w16_27_ = (unsigned*)c16_;
         if (beta_ != 0.0f) {
             unsigned t6203_ = w16_27_[i_79_ >> 1u];
-            kf_f16x2 t6204_ = kf_bitcast<kf_f16x2>(t6203_);
+            kf_f16x2 t6204_ = kf_f16x2{{kf_low_bits<kf_f16>(kf_word(t6203_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6203_, 0u), 16u))}};
             kf_f32x2 t6205_;
             t6205_.v[0] = kf_f16_to_f32(t6204_.v[0]);
             t6205_.v[1] = kf_f16_to_f32(t6204_.v[1]);
@@ -20292,7 +20308,7 @@ gemm_bf16_f16_nn(const kf_bf16* __restrict__ a_, const kf_bf16* __restrict__ b_,
         unsigned* w16_28_ = (unsigned*)c16_;
         if (beta_ != 0.0f) {
             unsigned t6345_ = w16_28_[i_82_ >> 1u];
-            kf_f16x2 t6346_ = kf_bitcast<kf_f16x2>(t6345_);
+            kf_f16x2 t6346_ = kf_f16x2{{kf_low_bits<kf_f16>(kf_word(t6345_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6345_, 0u), 16u))}};
             kf_f32x2 t6347_;
             t6347_.v[0] = kf_f16_to_f32(t6346_.v[0]);
             t6347_.v[1] = kf_f16_to_f32(t6346_.v[1]);
@@ -20354,7 +20370,7 @@ gemm_bf16_f16_nn(const kf_bf16* __restrict__ a_, const kf_bf16* __restrict__ b_,
         unsigned* w16_29_ = (unsigned*)c16_;
         if (beta_ != 0.0f) {
             unsigned t6489_ = w16_29_[i_85_ >> 1u];
-            kf_f16x2 t6490_ = kf_bitcast<kf_f16x2>(t6489_);
+            kf_f16x2 t6490_ = kf_f16x2{{kf_low_bits<kf_f16>(kf_word(t6489_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6489_, 0u), 16u))}};
             kf_f32x2 t6491_;
             t6491_.v[0] = kf_f16_to_f32(t6490_.v[0]);
             t6491_.v[1] = kf_f16_to_f32(t6490_.v[1]);
@@ -20415,7 +20431,7 @@ gemm_bf16_f16_nn(const kf_bf16* __restrict__ a_, const kf_bf16* __restrict__ b_,
         unsigned* w16_30_ = (unsigned*)c16_;
         if (beta_ != 0.0f) {
             unsigned t6631_ = w16_30_[i_88_ >> 1u];
-            kf_f16x2 t6632_ = kf_bitcast<kf_f16x2>(t6631_);
+            kf_f16x2 t6632_ = kf_f16x2{{kf_low_bits<kf_f16>(kf_word(t6631_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6631_, 0u), 16u))}};
             kf_f32x2 t6633_;
             t6633_.v[0] = kf_f16_to_f32(t6632_.v[0]);
             t6633_.v[1] = kf_f16_to_f32(t6632_.v[1]);
@@ -20477,7 +20493,7 @@ gemm_bf16_f16_nn(const kf_bf16* __restrict__ a_, const kf_bf16* __restrict__ b_,
         unsigned* w16_31_ = (unsigned*)c16_;
         if (beta_ != 0.0f) {
             unsigned t6775_ = w16_31_[i_91_ >> 1u];
-            kf_f16x2 t6776_ = kf_bitcast<kf_f16x2>(t6775_);
+            kf_f16x2 t6776_ = kf_f16x2{{kf_low_bits<kf_f16>(kf_word(t6775_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6775_, 0u), 16u))}};
             kf_f32x2 t6777_;
             t6777_.v[0] = kf_f16_to_f32(t6776_.v[0]);
             t6777_.v[1] = kf_f16_to_f32(t6776_.v[1]);
@@ -20538,7 +20554,7 @@ gemm_bf16_f16_nn(const kf_bf16* __restrict__ a_, const kf_bf16* __restrict__ b_,
         unsigned* w16_32_ = (unsigned*)c16_;
         if (beta_ != 0.0f) {
             unsigned t6917_ = w16_32_[i_94_ >> 1u];
-            kf_f16x2 t6918_ = kf_bitcast<kf_f16x2>(t6917_);
+            kf_f16x2 t6918_ = kf_f16x2{{kf_low_bits<kf_f16>(kf_word(t6917_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6917_, 0u), 16u))}};
             kf_f32x2 t6919_;
             t6919_.v[0] = kf_f16_to_f32(t6918_.v[0]);
             t6919_.v[1] = kf_f16_to_f32(t6918_.v[1]);
@@ -21617,7 +21633,7 @@ gemm_bf16_f16_nt(const kf_bf16* __restrict__ a_, const kf_bf16* __restrict__ b_,
         unsigned* w16_ = (unsigned*)c16_;
         if (beta_ != 0.0f) {
             unsigned t2485_ = w16_[i_ >> 1u];
-            kf_f16x2 t2486_ = kf_bitcast<kf_f16x2>(t2485_);
+            kf_f16x2 t2486_ = kf_f16x2{{kf_low_bits<kf_f16>(kf_word(t2485_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2485_, 0u), 16u))}};
             kf_f32x2 t2487_;
             t2487_.v[0] = kf_f16_to_f32(t2486_.v[0]);
             t2487_.v[1] = kf_f16_to_f32(t2486_.v[1]);
@@ -21678,7 +21694,7 @@ gemm_bf16_f16_nt(const kf_bf16* __restrict__ a_, const kf_bf16* __restrict__ b_,
         unsigned* w16_2_ = (unsigned*)c16_;
         if (beta_ != 0.0f) {
             unsigned t2627_ = w16_2_[i_4_ >> 1u];
-            kf_f16x2 t2628_ = kf_bitcast<kf_f16x2>(t2627_);
+            kf_f16x2 t2628_ = kf_f16x2{{kf_low_bits<kf_f16>(kf_word(t2627_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2627_, 0u), 16u))}};
             kf_f32x2 t2629_;
             t2629_.v[0] = kf_f16_to_f32(t2628_.v[0]);
             t2629_.v[1] = kf_f16_to_f32(t2628_.v[1]);
@@ -21740,7 +21756,7 @@ gemm_bf16_f16_nt(const kf_bf16* __restrict__ a_, const kf_bf16* __restrict__ b_,
         unsigned* w16_3_ = (unsigned*)c16_;
         if (beta_ != 0.0f) {
             unsigned t2771_ = w16_3_[i_7_ >> 1u];
-            kf_f16x2 t2772_ = kf_bitcast<kf_f16x2>(t2771_);
+            kf_f16x2 t2772_ = kf_f16x2{{kf_low_bits<kf_f16>(kf_word(t2771_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2771_, 0u), 16u))}};
             kf_f32x2 t2773_;
             t2773_.v[0] = kf_f16_to_f32(t2772_.v[0]);
             t2773_.v[1] = kf_f16_to_f32(t2772_.v[1]);
@@ -21801,7 +21817,7 @@ gemm_bf16_f16_nt(const kf_bf16* __restrict__ a_, const kf_bf16* __restrict__ b_,
         unsigned* w16_4_ = (unsigned*)c16_;
         if (beta_ != 0.0f) {
             unsigned t2913_ = w16_4_[i_10_ >> 1u];
-            kf_f16x2 t2914_ = kf_bitcast<kf_f16x2>(t2913_);
+            kf_f16x2 t2914_ = kf_f16x2{{kf_low_bits<kf_f16>(kf_word(t2913_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2913_, 0u), 16u))}};
             kf_f32x2 t2915_;
             t2915_.v[0] = kf_f16_to_f32(t2914_.v[0]);
             t2915_.v[1] = kf_f16_to_f32(t2914_.v[1]);
@@ -21863,7 +21879,7 @@ gemm_bf16_f16_nt(const kf_bf16* __restrict__ a_, const kf_bf16* __restrict__ b_,
         unsigned* w16_5_ = (unsigned*)c16_;
         if (beta_ != 0.0f) {
             unsigned t3057_ = w16_5_[i_13_ >> 1u];
-            kf_f16x2 t3058_ = kf_bitcast<kf_f16x2>(t3057_);
+            kf_f16x2 t3058_ = kf_f16x2{{kf_low_bits<kf_f16>(kf_word(t3057_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3057_, 0u), 16u))}};
             kf_f32x2 t3059_;
             t3059_.v[0] = kf_f16_to_f32(t3058_.v[0]);
             t3059_.v[1] = kf_f16_to_f32(t3058_.v[1]);
@@ -21924,7 +21940,7 @@ gemm_bf16_f16_nt(const kf_bf16* __restrict__ a_, const kf_bf16* __restrict__ b_,
         unsigned* w16_6_ = (unsigned*)c16_;
         if (beta_ != 0.0f) {
             unsigned t3199_ = w16_6_[i_16_ >> 1u];
-            kf_f16x2 t3200_ = kf_bitcast<kf_f16x2>(t3199_);
+            kf_f16x2 t3200_ = kf_f16x2{{kf_low_bits<kf_f16>(kf_word(t3199_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3199_, 0u), 16u))}};
             kf_f32x2 t3201_;
             t3201_.v[0] = kf_f16_to_f32(t3200_.v[0]);
             t3201_.v[1] = kf_f16_to_f32(t3200_.v[1]);
@@ -21986,7 +22002,7 @@ gemm_bf16_f16_nt(const kf_bf16* __restrict__ a_, const kf_bf16* __restrict__ b_,
         unsigned* w16_7_ = (unsigned*)c16_;
         if (beta_ != 0.0f) {
             unsigned t3343_ = w16_7_[i_19_ >> 1u];
-            kf_f16x2 t3344_ = kf_bitcast<kf_f16x2>(t3343_);
+            kf_f16x2 t3344_ = kf_f16x2{{kf_low_bits<kf_f16>(kf_word(t3343_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3343_, 0u), 16u))}};
             kf_f32x2 t3345_;
             t3345_.v[0] = kf_f16_to_f32(t3344_.v[0]);
             t3345_.v[1] = kf_f16_to_f32(t3344_.v[1]);
@@ -22047,7 +22063,7 @@ gemm_bf16_f16_nt(const kf_bf16* __restrict__ a_, const kf_bf16* __restrict__ b_,
         unsigned* w16_8_ = (unsigned*)c16_;
         if (beta_ != 0.0f) {
             unsigned t3485_ = w16_8_[i_22_ >> 1u];
-            kf_f16x2 t3486_ = kf_bitcast<kf_f16x2>(t3485_);
+            kf_f16x2 t3486_ = kf_f16x2{{kf_low_bits<kf_f16>(kf_word(t3485_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3485_, 0u), 16u))}};
             kf_f32x2 t3487_;
             t3487_.v[0] = kf_f16_to_f32(t3486_.v[0]);
             t3487_.v[1] = kf_f16_to_f32(t3486_.v[1]);
@@ -22109,7 +22125,7 @@ gemm_bf16_f16_nt(const kf_bf16* __restrict__ a_, const kf_bf16* __restrict__ b_,
         unsigned* w16_9_ = (unsigned*)c16_;
         if (beta_ != 0.0f) {
             unsigned t3629_ = w16_9_[i_25_ >> 1u];
-            kf_f16x2 t3630_ = kf_bitcast<kf_f16x2>(t3629_);
+            kf_f16x2 t3630_ = kf_f16x2{{kf_low_bits<kf_f16>(kf_word(t3629_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3629_, 0u), 16u))}};
             kf_f32x2 t3631_;
             t3631_.v[0] = kf_f16_to_f32(t3630_.v[0]);
             t3631_.v[1] = kf_f16_to_f32(t3630_.v[1]);
@@ -22170,7 +22186,7 @@ gemm_bf16_f16_nt(const kf_bf16* __restrict__ a_, const kf_bf16* __restrict__ b_,
         unsigned* w16_10_ = (unsigned*)c16_;
         if (beta_ != 0.0f) {
             unsigned t3771_ = w16_10_[i_28_ >> 1u];
-            kf_f16x2 t3772_ = kf_bitcast<kf_f16x2>(t3771_);
+            kf_f16x2 t3772_ = kf_f16x2{{kf_low_bits<kf_f16>(kf_word(t3771_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3771_, 0u), 16u))}};
             kf_f32x2 t3773_;
             t3773_.v[0] = kf_f16_to_f32(t3772_.v[0]);
             t3773_.v[1] = kf_f16_to_f32(t3772_.v[1]);
@@ -22232,7 +22248,7 @@ gemm_bf16_f16_nt(const kf_bf16* __restrict__ a_, const kf_bf16* __restrict__ b_,
         unsigned* w16_11_ = (unsigned*)c16_;
         if (beta_ != 0.0f) {
             unsigned t3915_ = w16_11_[i_31_ >> 1u];
-            kf_f16x2 t3916_ = kf_bitcast<kf_f16x2>(t3915_);
+            kf_f16x2 t3916_ = kf_f16x2{{kf_low_bits<kf_f16>(kf_word(t3915_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3915_, 0u), 16u))}};
             kf_f32x2 t3917_;
             t3917_.v[0] = kf_f16_to_f32(t3916_.v[0]);
             t3917_.v[1] = kf_f16_to_f32(t3916_.v[1]);
@@ -22293,7 +22309,7 @@ gemm_bf16_f16_nt(const kf_bf16* __restrict__ a_, const kf_bf16* __restrict__ b_,
         unsigned* w16_12_ = (unsigned*)c16_;
         if (beta_ != 0.0f) {
             unsigned t4057_ = w16_12_[i_34_ >> 1u];
-            kf_f16x2 t4058_ = kf_bitcast<kf_f16x2>(t4057_);
+            kf_f16x2 t4058_ = kf_f16x2{{kf_low_bits<kf_f16>(kf_word(t4057_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4057_, 0u), 16u))}};
             kf_f32x2 t4059_;
             t4059_.v[0] = kf_f16_to_f32(t4058_.v[0]);
             t4059_.v[1] = kf_f16_to_f32(t4058_.v[1]);
@@ -22355,7 +22371,7 @@ gemm_bf16_f16_nt(const kf_bf16* __restrict__ a_, const kf_bf16* __restrict__ b_,
         unsigned* w16_13_ = (unsigned*)c16_;
         if (beta_ != 0.0f) {
             unsigned t4201_ = w16_13_[i_37_ >> 1u];
-            kf_f16x2 t4202_ = kf_bitcast<kf_f16x2>(t4201_);
+            kf_f16x2 t4202_ = kf_f16x2{{kf_low_bits<kf_f16>(kf_word(t4201_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4201_, 0u), 16u))}};
             kf_f32x2 t4203_;
             t4203_.v[0] = kf_f16_to_f32(t4202_.v[0]);
             t4203_.v[1] = kf_f16_to_f32(t4202_.v[1]);
@@ -22416,7 +22432,7 @@ gemm_bf16_f16_nt(const kf_bf16* __restrict__ a_, const kf_bf16* __restrict__ b_,
         unsigned* w16_14_ = (unsigned*)c16_;
         if (beta_ != 0.0f) {
             unsigned t4343_ = w16_14_[i_40_ >> 1u];
-            kf_f16x2 t4344_ = kf_bitcast<kf_f16x2>(t4343_);
+            kf_f16x2 t4344_ = kf_f16x2{{kf_low_bits<kf_f16>(kf_word(t4343_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4343_, 0u), 16u))}};
             kf_f32x2 t4345_;
             t4345_.v[0] = kf_f16_to_f32(t4344_.v[0]);
             t4345_.v[1] = kf_f16_to_f32(t4344_.v[1]);
@@ -22478,7 +22494,7 @@ gemm_bf16_f16_nt(const kf_bf16* __restrict__ a_, const kf_bf16* __restrict__ b_,
         unsigned* w16_15_ = (unsigned*)c16_;
         if (beta_ != 0.0f) {
             unsigned t4487_ = w16_15_[i_43_ >> 1u];
-            kf_f16x2 t4488_ = kf_bitcast<kf_f16x2>(t4487_);
+            kf_f16x2 t4488_ = kf_f16x2{{kf_low_bits<kf_f16>(kf_word(t4487_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4487_, 0u), 16u))}};
             kf_f32x2 t4489_;
             t4489_.v[0] = kf_f16_to_f32(t4488_.v[0]);
             t4489_.v[1] = kf_f16_to_f32(t4488_.v[1]);
@@ -22539,7 +22555,7 @@ gemm_bf16_f16_nt(const kf_bf16* __restrict__ a_, const kf_bf16* __restrict__ b_,
         unsigned* w16_16_ = (unsigned*)c16_;
         if (beta_ != 0.0f) {
             unsigned t4629_ = w16_16_[i_46_ >> 1u];
-            kf_f16x2 t4630_ = kf_bitcast<kf_f16x2>(t4629_);
+            kf_f16x2 t4630_ = kf_f16x2{{kf_low_bits<kf_f16>(kf_word(t4629_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4629_, 0u), 16u))}};
             kf_f32x2 t4631_;
             t4631_.v[0] = kf_f16_to_f32(t4630_.v[0]);
             t4631_.v[1] = kf_f16_to_f32(t4630_.v[1]);
@@ -22601,7 +22617,7 @@ gemm_bf16_f16_nt(const kf_bf16* __restrict__ a_, const kf_bf16* __restrict__ b_,
         unsigned* w16_17_ = (unsigned*)c16_;
         if (beta_ != 0.0f) {
             unsigned t4773_ = w16_17_[i_49_ >> 1u];
-            kf_f16x2 t4774_ = kf_bitcast<kf_f16x2>(t4773_);
+            kf_f16x2 t4774_ = kf_f16x2{{kf_low_bits<kf_f16>(kf_word(t4773_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4773_, 0u), 16u))}};
             kf_f32x2 t4775_;
             t4775_.v[0] = kf_f16_to_f32(t4774_.v[0]);
             t4775_.v[1] = kf_f16_to_f32(t4774_.v[1]);
@@ -22662,7 +22678,7 @@ gemm_bf16_f16_nt(const kf_bf16* __restrict__ a_, const kf_bf16* __restrict__ b_,
         unsigned* w16_18_ = (unsigned*)c16_;
         if (beta_ != 0.0f) {
             unsigned t4915_ = w16_18_[i_52_ >> 1u];
-            kf_f16x2 t4916_ = kf_bitcast<kf_f16x2>(t4915_);
+            kf_f16x2 t4916_ = kf_f16x2{{kf_low_bits<kf_f16>(kf_word(t4915_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4915_, 0u), 16u))}};
             kf_f32x2 t4917_;
             t4917_.v[0] = kf_f16_to_f32(t4916_.v[0]);
             t4917_.v[1] = kf_f16_to_f32(t4916_.v[1]);
@@ -22724,7 +22740,7 @@ gemm_bf16_f16_nt(const kf_bf16* __restrict__ a_, const kf_bf16* __restrict__ b_,
         unsigned* w16_19_ = (unsigned*)c16_;
         if (beta_ != 0.0f) {
             unsigned t5059_ = w16_19_[i_55_ >> 1u];
-            kf_f16x2 t5060_ = kf_bitcast<kf_f16x2>(t5059_);
+            kf_f16x2 t5060_ = kf_f16x2{{kf_low_bits<kf_f16>(kf_word(t5059_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t5059_, 0u), 16u))}};
             kf_f32x2 t5061_;
             t5061_.v[0] = kf_f16_to_f32(t5060_.v[0]);
             t5061_.v[1] = kf_f16_to_f32(t5060_.v[1]);
@@ -22785,7 +22801,7 @@ gemm_bf16_f16_nt(const kf_bf16* __restrict__ a_, const kf_bf16* __restrict__ b_,
         unsigned* w16_20_ = (unsigned*)c16_;
         if (beta_ != 0.0f) {
             unsigned t5201_ = w16_20_[i_58_ >> 1u];
-            kf_f16x2 t5202_ = kf_bitcast<kf_f16x2>(t5201_);
+            kf_f16x2 t5202_ = kf_f16x2{{kf_low_bits<kf_f16>(kf_word(t5201_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t5201_, 0u), 16u))}};
             kf_f32x2 t5203_;
             t5203_.v[0] = kf_f16_to_f32(t5202_.v[0]);
             t5203_.v[1] = kf_f16_to_f32(t5202_.v[1]);
@@ -22847,7 +22863,7 @@ gemm_bf16_f16_nt(const kf_bf16* __restrict__ a_, const kf_bf16* __restrict__ b_,
         unsigned* w16_21_ = (unsigned*)c16_;
         if (beta_ != 0.0f) {
             unsigned t5345_ = w16_21_[i_61_ >> 1u];
-            kf_f16x2 t5346_ = kf_bitcast<kf_f16x2>(t5345_);
+            kf_f16x2 t5346_ = kf_f16x2{{kf_low_bits<kf_f16>(kf_word(t5345_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t5345_, 0u), 16u))}};
             kf_f32x2 t5347_;
             t5347_.v[0] = kf_f16_to_f32(t5346_.v[0]);
             t5347_.v[1] = kf_f16_to_f32(t5346_.v[1]);
@@ -22908,7 +22924,7 @@ gemm_bf16_f16_nt(const kf_bf16* __restrict__ a_, const kf_bf16* __restrict__ b_,
         unsigned* w16_22_ = (unsigned*)c16_;
         if (beta_ != 0.0f) {
             unsigned t5487_ = w16_22_[i_64_ >> 1u];
-            kf_f16x2 t5488_ = kf_bitcast<kf_f16x2>(t5487_);
+            kf_f16x2 t5488_ = kf_f16x2{{kf_low_bits<kf_f16>(kf_word(t5487_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t5487_, 0u), 16u))}};
             kf_f32x2 t5489_;
             t5489_.v[0] = kf_f16_to_f32(t5488_.v[0]);
             t5489_.v[1] = kf_f16_to_f32(t5488_.v[1]);
@@ -22970,7 +22986,7 @@ gemm_bf16_f16_nt(const kf_bf16* __restrict__ a_, const kf_bf16* __restrict__ b_,
         unsigned* w16_23_ = (unsigned*)c16_;
         if (beta_ != 0.0f) {
             unsigned t5631_ = w16_23_[i_67_ >> 1u];
-            kf_f16x2 t5632_ = kf_bitcast<kf_f16x2>(t5631_);
+            kf_f16x2 t5632_ = kf_f16x2{{kf_low_bits<kf_f16>(kf_word(t5631_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t5631_, 0u), 16u))}};
             kf_f32x2 t5633_;
             t5633_.v[0] = kf_f16_to_f32(t5632_.v[0]);
             t5633_.v[1] = kf_f16_to_f32(t5632_.v[1]);
@@ -23031,7 +23047,7 @@ gemm_bf16_f16_nt(const kf_bf16* __restrict__ a_, const kf_bf16* __restrict__ b_,
         unsigned* w16_24_ = (unsigned*)c16_;
         if (beta_ != 0.0f) {
             unsigned t5773_ = w16_24_[i_70_ >> 1u];
-            kf_f16x2 t5774_ = kf_bitcast<kf_f16x2>(t5773_);
+            kf_f16x2 t5774_ = kf_f16x2{{kf_low_bits<kf_f16>(kf_word(t5773_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t5773_, 0u), 16u))}};
             kf_f32x2 t5775_;
             t5775_.v[0] = kf_f16_to_f32(t5774_.v[0]);
             t5775_.v[1] = kf_f16_to_f32(t5774_.v[1]);
@@ -23093,7 +23109,7 @@ gemm_bf16_f16_nt(const kf_bf16* __restrict__ a_, const kf_bf16* __restrict__ b_,
         unsigned* w16_25_ = (unsigned*)c16_;
         if (beta_ != 0.0f) {
             unsigned t5917_ = w16_25_[i_73_ >> 1u];
-            kf_f16x2 t5918_ = kf_bitcast<kf_f16x2>(t5917_);
+            kf_f16x2 t5918_ = kf_f16x2{{kf_low_bits<kf_f16>(kf_word(t5917_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t5917_, 0u), 16u))}};
             kf_f32x2 t5919_;
             t5919_.v[0] = kf_f16_to_f32(t5918_.v[0]);
             t5919_.v[1] = kf_f16_to_f32(t5918_.v[1]);
@@ -23154,7 +23170,7 @@ gemm_bf16_f16_nt(const kf_bf16* __restrict__ a_, const kf_bf16* __restrict__ b_,
         unsigned* w16_26_ = (unsigned*)c16_;
         if (beta_ != 0.0f) {
             unsigned t6059_ = w16_26_[i_76_ >> 1u];
-            kf_f16x2 t6060_ = kf_bitcast<kf_f16x2>(t6059_);
+            kf_f16x2 t6060_ = kf_f16x2{{kf_low_bits<kf_f16>(kf_word(t6059_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6059_, 0u), 16u))}};
             kf_f32x2 t6061_;
             t6061_.v[0] = kf_f16_to_f32(t6060_.v[0]);
             t6061_.v[1] = kf_f16_to_f32(t6060_.v[1]);
@@ -23216,7 +23232,7 @@ gemm_bf16_f16_nt(const kf_bf16* __restrict__ a_, const kf_bf16* __restrict__ b_,
         unsigned* w16_27_ = (unsigned*)c16_;
         if (beta_ != 0.0f) {
             unsigned t6203_ = w16_27_[i_79_ >> 1u];
-            kf_f16x2 t6204_ = kf_bitcast<kf_f16x2>(t6203_);
+            kf_f16x2 t6204_ = kf_f16x2{{kf_low_bits<kf_f16>(kf_word(t6203_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6203_, 0u), 16u))}};
             kf_f32x2 t6205_;
             t6205_.v[0] = kf_f16_to_f32(t6204_.v[0]);
             t6205_.v[1] = kf_f16_to_f32(t6204_.v[1]);
@@ -23277,7 +23293,7 @@ gemm_bf16_f16_nt(const kf_bf16* __restrict__ a_, const kf_bf16* __restrict__ b_,
         unsigned* w16_28_ = (unsigned*)c16_;
         if (beta_ != 0.0f) {
             unsigned t6345_ = w16_28_[i_82_ >> 1u];
-            kf_f16x2 t6346_ = kf_bitcast<kf_f16x2>(t6345_);
+            kf_f16x2 t6346_ = kf_f16x2{{kf_low_bits<kf_f16>(kf_word(t6345_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6345_, 0u), 16u))}};
             kf_f32x2 t6347_;
             t6347_.v[0] = kf_f16_to_f32(t6346_.v[0]);
             t6347_.v[1] = kf_f16_to_f32(t6346_.v[1]);
@@ -23339,7 +23355,7 @@ gemm_bf16_f16_nt(const kf_bf16* __restrict__ a_, const kf_bf16* __restrict__ b_,
         unsigned* w16_29_ = (unsigned*)c16_;
         if (beta_ != 0.0f) {
             unsigned t6489_ = w16_29_[i_85_ >> 1u];
-            kf_f16x2 t6490_ = kf_bitcast<kf_f16x2>(t6489_);
+            kf_f16x2 t6490_ = kf_f16x2{{kf_low_bits<kf_f16>(kf_word(t6489_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6489_, 0u), 16u))}};
             kf_f32x2 t6491_;
             t6491_.v[0] = kf_f16_to_f32(t6490_.v[0]);
             t6491_.v[1] = kf_f16_to_f32(t6490_.v[1]);
@@ -23400,7 +23416,7 @@ gemm_bf16_f16_nt(const kf_bf16* __restrict__ a_, const kf_bf16* __restrict__ b_,
         unsigned* w16_30_ = (unsigned*)c16_;
         if (beta_ != 0.0f) {
             unsigned t6631_ = w16_30_[i_88_ >> 1u];
-            kf_f16x2 t6632_ = kf_bitcast<kf_f16x2>(t6631_);
+            kf_f16x2 t6632_ = kf_f16x2{{kf_low_bits<kf_f16>(kf_word(t6631_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6631_, 0u), 16u))}};
             kf_f32x2 t6633_;
             t6633_.v[0] = kf_f16_to_f32(t6632_.v[0]);
             t6633_.v[1] = kf_f16_to_f32(t6632_.v[1]);
@@ -23462,7 +23478,7 @@ gemm_bf16_f16_nt(const kf_bf16* __restrict__ a_, const kf_bf16* __restrict__ b_,
         unsigned* w16_31_ = (unsigned*)c16_;
         if (beta_ != 0.0f) {
             unsigned t6775_ = w16_31_[i_91_ >> 1u];
-            kf_f16x2 t6776_ = kf_bitcast<kf_f16x2>(t6775_);
+            kf_f16x2 t6776_ = kf_f16x2{{kf_low_bits<kf_f16>(kf_word(t6775_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6775_, 0u), 16u))}};
             kf_f32x2 t6777_;
             t6777_.v[0] = kf_f16_to_f32(t6776_.v[0]);
             t6777_.v[1] = kf_f16_to_f32(t6776_.v[1]);
@@ -23523,7 +23539,7 @@ gemm_bf16_f16_nt(const kf_bf16* __restrict__ a_, const kf_bf16* __restrict__ b_,
         unsigned* w16_32_ = (unsigned*)c16_;
         if (beta_ != 0.0f) {
             unsigned t6917_ = w16_32_[i_94_ >> 1u];
-            kf_f16x2 t6918_ = kf_bitcast<kf_f16x2>(t6917_);
+            kf_f16x2 t6918_ = kf_f16x2{{kf_low_bits<kf_f16>(kf_word(t6917_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6917_, 0u), 16u))}};
             kf_f32x2 t6919_;
             t6919_.v[0] = kf_f16_to_f32(t6918_.v[0]);
             t6919_.v[1] = kf_f16_to_f32(t6918_.v[1]);
@@ -24602,7 +24618,7 @@ gemm_bf16_bf16_nn(const kf_bf16* __restrict__ a_, const kf_bf16* __restrict__ b_
         unsigned* w16_ = (unsigned*)c16_;
         if (beta_ != 0.0f) {
             unsigned t2499_ = w16_[i_ >> 1u];
-            kf_bf16x2 t2500_ = kf_bitcast<kf_bf16x2>(t2499_);
+            kf_bf16x2 t2500_ = kf_bf16x2{{kf_low_bits<kf_bf16>(kf_word(t2499_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2499_, 0u), 16u))}};
             kf_f32x2 t2501_;
             t2501_.v[0] = kf_bf16_to_f32(t2500_.v[0]);
             t2501_.v[1] = kf_bf16_to_f32(t2500_.v[1]);
@@ -24663,7 +24679,7 @@ gemm_bf16_bf16_nn(const kf_bf16* __restrict__ a_, const kf_bf16* __restrict__ b_
         unsigned* w16_2_ = (unsigned*)c16_;
         if (beta_ != 0.0f) {
             unsigned t2641_ = w16_2_[i_4_ >> 1u];
-            kf_bf16x2 t2642_ = kf_bitcast<kf_bf16x2>(t2641_);
+            kf_bf16x2 t2642_ = kf_bf16x2{{kf_low_bits<kf_bf16>(kf_word(t2641_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2641_, 0u), 16u))}};
             kf_f32x2 t2643_;
             t2643_.v[0] = kf_bf16_to_f32(t2642_.v[0]);
             t2643_.v[1] = kf_bf16_to_f32(t2642_.v[1]);
@@ -24725,7 +24741,7 @@ gemm_bf16_bf16_nn(const kf_bf16* __restrict__ a_, const kf_bf16* __restrict__ b_
         unsigned* w16_3_ = (unsigned*)c16_;
         if (beta_ != 0.0f) {
             unsigned t2785_ = w16_3_[i_7_ >> 1u];
-            kf_bf16x2 t2786_ = kf_bitcast<kf_bf16x2>(t2785_);
+            kf_bf16x2 t2786_ = kf_bf16x2{{kf_low_bits<kf_bf16>(kf_word(t2785_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2785_, 0u), 16u))}};
             kf_f32x2 t2787_;
             t2787_.v[0] = kf_bf16_to_f32(t2786_.v[0]);
             t2787_.v[1] = kf_bf16_to_f32(t2786_.v[1]);
@@ -24786,7 +24802,7 @@ gemm_bf16_bf16_nn(const kf_bf16* __restrict__ a_, const kf_bf16* __restrict__ b_
         unsigned* w16_4_ = (unsigned*)c16_;
         if (beta_ != 0.0f) {
             unsigned t2927_ = w16_4_[i_10_ >> 1u];
-            kf_bf16x2 t2928_ = kf_bitcast<kf_bf16x2>(t2927_);
+            kf_bf16x2 t2928_ = kf_bf16x2{{kf_low_bits<kf_bf16>(kf_word(t2927_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2927_, 0u), 16u))}};
             kf_f32x2 t2929_;
             t2929_.v[0] = kf_bf16_to_f32(t2928_.v[0]);
             t2929_.v[1] = kf_bf16_to_f32(t2928_.v[1]);
@@ -24848,7 +24864,7 @@ gemm_bf16_bf16_nn(const kf_bf16* __restrict__ a_, const kf_bf16* __restrict__ b_
         unsigned* w16_5_ = (unsigned*)c16_;
         if (beta_ != 0.0f) {
             unsigned t3071_ = w16_5_[i_13_ >> 1u];
-            kf_bf16x2 t3072_ = kf_bitcast<kf_bf16x2>(t3071_);
+            kf_bf16x2 t3072_ = kf_bf16x2{{kf_low_bits<kf_bf16>(kf_word(t3071_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3071_, 0u), 16u))}};
             kf_f32x2 t3073_;
             t3073_.v[0] = kf_bf16_to_f32(t3072_.v[0]);
             t3073_.v[1] = kf_bf16_to_f32(t3072_.v[1]);
@@ -24909,7 +24925,7 @@ gemm_bf16_bf16_nn(const kf_bf16* __restrict__ a_, const kf_bf16* __restrict__ b_
         unsigned* w16_6_ = (unsigned*)c16_;
         if (beta_ != 0.0f) {
             unsigned t3213_ = w16_6_[i_16_ >> 1u];
-            kf_bf16x2 t3214_ = kf_bitcast<kf_bf16x2>(t3213_);
+            kf_bf16x2 t3214_ = kf_bf16x2{{kf_low_bits<kf_bf16>(kf_word(t3213_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3213_, 0u), 16u))}};
             kf_f32x2 t3215_;
             t3215_.v[0] = kf_bf16_to_f32(t3214_.v[0]);
             t3215_.v[1] = kf_bf16_to_f32(t3214_.v[1]);
@@ -24971,7 +24987,7 @@ gemm_bf16_bf16_nn(const kf_bf16* __restrict__ a_, const kf_bf16* __restrict__ b_
         unsigned* w16_7_ = (unsigned*)c16_;
         if (beta_ != 0.0f) {
             unsigned t3357_ = w16_7_[i_19_ >> 1u];
-            kf_bf16x2 t3358_ = kf_bitcast<kf_bf16x2>(t3357_);
+            kf_bf16x2 t3358_ = kf_bf16x2{{kf_low_bits<kf_bf16>(kf_word(t3357_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3357_, 0u), 16u))}};
             kf_f32x2 t3359_;
             t3359_.v[0] = kf_bf16_to_f32(t3358_.v[0]);
             t3359_.v[1] = kf_bf16_to_f32(t3358_.v[1]);
@@ -25032,7 +25048,7 @@ gemm_bf16_bf16_nn(const kf_bf16* __restrict__ a_, const kf_bf16* __restrict__ b_
         unsigned* w16_8_ = (unsigned*)c16_;
         if (beta_ != 0.0f) {
             unsigned t3499_ = w16_8_[i_22_ >> 1u];
-            kf_bf16x2 t3500_ = kf_bitcast<kf_bf16x2>(t3499_);
+            kf_bf16x2 t3500_ = kf_bf16x2{{kf_low_bits<kf_bf16>(kf_word(t3499_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3499_, 0u), 16u))}};
             kf_f32x2 t3501_;
             t3501_.v[0] = kf_bf16_to_f32(t3500_.v[0]);
             t3501_.v[1] = kf_bf16_to_f32(t3500_.v[1]);
@@ -25094,7 +25110,7 @@ gemm_bf16_bf16_nn(const kf_bf16* __restrict__ a_, const kf_bf16* __restrict__ b_
         unsigned* w16_9_ = (unsigned*)c16_;
         if (beta_ != 0.0f) {
             unsigned t3643_ = w16_9_[i_25_ >> 1u];
-            kf_bf16x2 t3644_ = kf_bitcast<kf_bf16x2>(t3643_);
+            kf_bf16x2 t3644_ = kf_bf16x2{{kf_low_bits<kf_bf16>(kf_word(t3643_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3643_, 0u), 16u))}};
             kf_f32x2 t3645_;
             t3645_.v[0] = kf_bf16_to_f32(t3644_.v[0]);
             t3645_.v[1] = kf_bf16_to_f32(t3644_.v[1]);
@@ -25155,7 +25171,7 @@ gemm_bf16_bf16_nn(const kf_bf16* __restrict__ a_, const kf_bf16* __restrict__ b_
         unsigned* w16_10_ = (unsigned*)c16_;
         if (beta_ != 0.0f) {
             unsigned t3785_ = w16_10_[i_28_ >> 1u];
-            kf_bf16x2 t3786_ = kf_bitcast<kf_bf16x2>(t3785_);
+            kf_bf16x2 t3786_ = kf_bf16x2{{kf_low_bits<kf_bf16>(kf_word(t3785_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3785_, 0u), 16u))}};
             kf_f32x2 t3787_;
             t3787_.v[0] = kf_bf16_to_f32(t3786_.v[0]);
             t3787_.v[1] = kf_bf16_to_f32(t3786_.v[1]);
@@ -25217,7 +25233,7 @@ gemm_bf16_bf16_nn(const kf_bf16* __restrict__ a_, const kf_bf16* __restrict__ b_
         unsigned* w16_11_ = (unsigned*)c16_;
         if (beta_ != 0.0f) {
             unsigned t3929_ = w16_11_[i_31_ >> 1u];
-            kf_bf16x2 t3930_ = kf_bitcast<kf_bf16x2>(t3929_);
+            kf_bf16x2 t3930_ = kf_bf16x2{{kf_low_bits<kf_bf16>(kf_word(t3929_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3929_, 0u), 16u))}};
             kf_f32x2 t3931_;
             t3931_.v[0] = kf_bf16_to_f32(t3930_.v[0]);
             t3931_.v[1] = kf_bf16_to_f32(t3930_.v[1]);
@@ -25278,7 +25294,7 @@ gemm_bf16_bf16_nn(const kf_bf16* __restrict__ a_, const kf_bf16* __restrict__ b_
         unsigned* w16_12_ = (unsigned*)c16_;
         if (beta_ != 0.0f) {
             unsigned t4071_ = w16_12_[i_34_ >> 1u];
-            kf_bf16x2 t4072_ = kf_bitcast<kf_bf16x2>(t4071_);
+            kf_bf16x2 t4072_ = kf_bf16x2{{kf_low_bits<kf_bf16>(kf_word(t4071_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t4071_, 0u), 16u))}};
             kf_f32x2 t4073_;
             t4073_.v[0] = kf_bf16_to_f32(t4072_.v[0]);
             t4073_.v[1] = kf_bf16_to_f32(t4072_.v[1]);
@@ -25340,7 +25356,7 @@ gemm_bf16_bf16_nn(const kf_bf16* __restrict__ a_, const kf_bf16* __restrict__ b_
         unsigned* w16_13_ = (unsigned*)c16_;
         if (beta_ != 0.0f) {
             unsigned t4215_ = w16_13_[i_37_ >> 1u];
-            kf_bf16x2 t4216_ = kf_bitcast<kf_bf16x2>(t4215_);
+            kf_bf16x2 t4216_ = kf_bf16x2{{kf_low_bits<kf_bf16>(kf_word(t4215_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t4215_, 0u), 16u))}};
             kf_f32x2 t4217_;
             t4217_.v[0] = kf_bf16_to_f32(t4216_.v[0]);
             t4217_.v[1] = kf_bf16_to_f32(t4216_.v[1]);
@@ -25401,7 +25417,7 @@ gemm_bf16_bf16_nn(const kf_bf16* __restrict__ a_, const kf_bf16* __restrict__ b_
         unsigned* w16_14_ = (unsigned*)c16_;
         if (beta_ != 0.0f) {
             unsigned t4357_ = w16_14_[i_40_ >> 1u];
-            kf_bf16x2 t4358_ = kf_bitcast<kf_bf16x2>(t4357_);
+            kf_bf16x2 t4358_ = kf_bf16x2{{kf_low_bits<kf_bf16>(kf_word(t4357_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t4357_, 0u), 16u))}};
             kf_f32x2 t4359_;
             t4359_.v[0] = kf_bf16_to_f32(t4358_.v[0]);
             t4359_.v[1] = kf_bf16_to_f32(t4358_.v[1]);
@@ -25463,7 +25479,7 @@ gemm_bf16_bf16_nn(const kf_bf16* __restrict__ a_, const kf_bf16* __restrict__ b_
         unsigned* w16_15_ = (unsigned*)c16_;
         if (beta_ != 0.0f) {
             unsigned t4501_ = w16_15_[i_43_ >> 1u];
-            kf_bf16x2 t4502_ = kf_bitcast<kf_bf16x2>(t4501_);
+            kf_bf16x2 t4502_ = kf_bf16x2{{kf_low_bits<kf_bf16>(kf_word(t4501_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t4501_, 0u), 16u))}};
             kf_f32x2 t4503_;
             t4503_.v[0] = kf_bf16_to_f32(t4502_.v[0]);
             t4503_.v[1] = kf_bf16_to_f32(t4502_.v[1]);
@@ -25524,7 +25540,7 @@ gemm_bf16_bf16_nn(const kf_bf16* __restrict__ a_, const kf_bf16* __restrict__ b_
         unsigned* w16_16_ = (unsigned*)c16_;
         if (beta_ != 0.0f) {
             unsigned t4643_ = w16_16_[i_46_ >> 1u];
-            kf_bf16x2 t4644_ = kf_bitcast<kf_bf16x2>(t4643_);
+            kf_bf16x2 t4644_ = kf_bf16x2{{kf_low_bits<kf_bf16>(kf_word(t4643_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t4643_, 0u), 16u))}};
             kf_f32x2 t4645_;
             t4645_.v[0] = kf_bf16_to_f32(t4644_.v[0]);
             t4645_.v[1] = kf_bf16_to_f32(t4644_.v[1]);
@@ -25586,7 +25602,7 @@ gemm_bf16_bf16_nn(const kf_bf16* __restrict__ a_, const kf_bf16* __restrict__ b_
         unsigned* w16_17_ = (unsigned*)c16_;
         if (beta_ != 0.0f) {
             unsigned t4787_ = w16_17_[i_49_ >> 1u];
-            kf_bf16x2 t4788_ = kf_bitcast<kf_bf16x2>(t4787_);
+            kf_bf16x2 t4788_ = kf_bf16x2{{kf_low_bits<kf_bf16>(kf_word(t4787_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t4787_, 0u), 16u))}};
             kf_f32x2 t4789_;
             t4789_.v[0] = kf_bf16_to_f32(t4788_.v[0]);
             t4789_.v[1] = kf_bf16_to_f32(t4788_.v[1]);
@@ -25647,7 +25663,7 @@ gemm_bf16_bf16_nn(const kf_bf16* __restrict__ a_, const kf_bf16* __restrict__ b_
         unsigned* w16_18_ = (unsigned*)c16_;
         if (beta_ != 0.0f) {
             unsigned t4929_ = w16_18_[i_52_ >> 1u];
-            kf_bf16x2 t4930_ = kf_bitcast<kf_bf16x2>(t4929_);
+            kf_bf16x2 t4930_ = kf_bf16x2{{kf_low_bits<kf_bf16>(kf_word(t4929_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t4929_, 0u), 16u))}};
             kf_f32x2 t4931_;
             t4931_.v[0] = kf_bf16_to_f32(t4930_.v[0]);
             t4931_.v[1] = kf_bf16_to_f32(t4930_.v[1]);
@@ -25709,7 +25725,7 @@ gemm_bf16_bf16_nn(const kf_bf16* __restrict__ a_, const kf_bf16* __restrict__ b_
         unsigned* w16_19_ = (unsigned*)c16_;
         if (beta_ != 0.0f) {
             unsigned t5073_ = w16_19_[i_55_ >> 1u];
-            kf_bf16x2 t5074_ = kf_bitcast<kf_bf16x2>(t5073_);
+            kf_bf16x2 t5074_ = kf_bf16x2{{kf_low_bits<kf_bf16>(kf_word(t5073_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t5073_, 0u), 16u))}};
             kf_f32x2 t5075_;
             t5075_.v[0] = kf_bf16_to_f32(t5074_.v[0]);
             t5075_.v[1] = kf_bf16_to_f32(t5074_.v[1]);
@@ -25770,7 +25786,7 @@ gemm_bf16_bf16_nn(const kf_bf16* __restrict__ a_, const kf_bf16* __restrict__ b_
         unsigned* w16_20_ = (unsigned*)c16_;
         if (beta_ != 0.0f) {
             unsigned t5215_ = w16_20_[i_58_ >> 1u];
-            kf_bf16x2 t5216_ = kf_bitcast<kf_bf16x2>(t5215_);
+            kf_bf16x2 t5216_ = kf_bf16x2{{kf_low_bits<kf_bf16>(kf_word(t5215_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t5215_, 0u), 16u))}};
             kf_f32x2 t5217_;
             t5217_.v[0] = kf_bf16_to_f32(t5216_.v[0]);
             t5217_.v[1] = kf_bf16_to_f32(t5216_.v[1]);
@@ -25832,7 +25848,7 @@ gemm_bf16_bf16_nn(const kf_bf16* __restrict__ a_, const kf_bf16* __restrict__ b_
         unsigned* w16_21_ = (unsigned*)c16_;
         if (beta_ != 0.0f) {
             unsigned t5359_ = w16_21_[i_61_ >> 1u];
-            kf_bf16x2 t5360_ = kf_bitcast<kf_bf16x2>(t5359_);
+            kf_bf16x2 t5360_ = kf_bf16x2{{kf_low_bits<kf_bf16>(kf_word(t5359_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t5359_, 0u), 16u))}};
             kf_f32x2 t5361_;
             t5361_.v[0] = kf_bf16_to_f32(t5360_.v[0]);
             t5361_.v[1] = kf_bf16_to_f32(t5360_.v[1]);
@@ -25893,7 +25909,7 @@ gemm_bf16_bf16_nn(const kf_bf16* __restrict__ a_, const kf_bf16* __restrict__ b_
         unsigned* w16_22_ = (unsigned*)c16_;
         if (beta_ != 0.0f) {
             unsigned t5501_ = w16_22_[i_64_ >> 1u];
-            kf_bf16x2 t5502_ = kf_bitcast<kf_bf16x2>(t5501_);
+            kf_bf16x2 t5502_ = kf_bf16x2{{kf_low_bits<kf_bf16>(kf_word(t5501_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t5501_, 0u), 16u))}};
             kf_f32x2 t5503_;
             t5503_.v[0] = kf_bf16_to_f32(t5502_.v[0]);
             t5503_.v[1] = kf_bf16_to_f32(t5502_.v[1]);
@@ -25955,7 +25971,7 @@ gemm_bf16_bf16_nn(const kf_bf16* __restrict__ a_, const kf_bf16* __restrict__ b_
         unsigned* w16_23_ = (unsigned*)c16_;
         if (beta_ != 0.0f) {
             unsigned t5645_ = w16_23_[i_67_ >> 1u];
-            kf_bf16x2 t5646_ = kf_bitcast<kf_bf16x2>(t5645_);
+            kf_bf16x2 t5646_ = kf_bf16x2{{kf_low_bits<kf_bf16>(kf_word(t5645_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t5645_, 0u), 16u))}};
             kf_f32x2 t5647_;
             t5647_.v[0] = kf_bf16_to_f32(t5646_.v[0]);
             t5647_.v[1] = kf_bf16_to_f32(t5646_.v[1]);
@@ -26016,7 +26032,7 @@ gemm_bf16_bf16_nn(const kf_bf16* __restrict__ a_, const kf_bf16* __restrict__ b_
         unsigned* w16_24_ = (unsigned*)c16_;
         if (beta_ != 0.0f) {
             unsigned t5787_ = w16_24_[i_70_ >> 1u];
-            kf_bf16x2 t5788_ = kf_bitcast<kf_bf16x2>(t5787_);
+            kf_bf16x2 t5788_ = kf_bf16x2{{kf_low_bits<kf_bf16>(kf_word(t5787_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t5787_, 0u), 16u))}};
             kf_f32x2 t5789_;
             t5789_.v[0] = kf_bf16_to_f32(t5788_.v[0]);
             t5789_.v[1] = kf_bf16_to_f32(t5788_.v[1]);
@@ -26078,7 +26094,7 @@ gemm_bf16_bf16_nn(const kf_bf16* __restrict__ a_, const kf_bf16* __restrict__ b_
         unsigned* w16_25_ = (unsigned*)c16_;
         if (beta_ != 0.0f) {
             unsigned t5931_ = w16_25_[i_73_ >> 1u];
-            kf_bf16x2 t5932_ = kf_bitcast<kf_bf16x2>(t5931_);
+            kf_bf16x2 t5932_ = kf_bf16x2{{kf_low_bits<kf_bf16>(kf_word(t5931_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t5931_, 0u), 16u))}};
             kf_f32x2 t5933_;
             t5933_.v[0] = kf_bf16_to_f32(t5932_.v[0]);
             t5933_.v[1] = kf_bf16_to_f32(t5932_.v[1]);
@@ -26139,7 +26155,7 @@ gemm_bf16_bf16_nn(const kf_bf16* __restrict__ a_, const kf_bf16* __restrict__ b_
         unsigned* w16_26_ = (unsigned*)c16_;
         if (beta_ != 0.0f) {
             unsigned t6073_ = w16_26_[i_76_ >> 1u];
-            kf_bf16x2 t6074_ = kf_bitcast<kf_bf16x2>(t6073_);
+            kf_bf16x2 t6074_ = kf_bf16x2{{kf_low_bits<kf_bf16>(kf_word(t6073_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t6073_, 0u), 16u))}};
             kf_f32x2 t6075_;
             t6075_.v[0] = kf_bf16_to_f32(t6074_.v[0]);
             t6075_.v[1] = kf_bf16_to_f32(t6074_.v[1]);
@@ -26201,7 +26217,7 @@ gemm_bf16_bf16_nn(const kf_bf16* __restrict__ a_, const kf_bf16* __restrict__ b_
         unsigned* w16_27_ = (unsigned*)c16_;
         if (beta_ != 0.0f) {
             unsigned t6217_ = w16_27_[i_79_ >> 1u];
-            kf_bf16x2 t6218_ = kf_bitcast<kf_bf16x2>(t6217_);
+            kf_bf16x2 t6218_ = kf_bf16x2{{kf_low_bits<kf_bf16>(kf_word(t6217_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t6217_, 0u), 16u))}};
             kf_f32x2 t6219_;
             t6219_.v[0] = kf_bf16_to_f32(t6218_.v[0]);
             t6219_.v[1] = kf_bf16_to_f32(t6218_.v[1]);
@@ -26262,7 +26278,7 @@ gemm_bf16_bf16_nn(const kf_bf16* __restrict__ a_, const kf_bf16* __restrict__ b_
         unsigned* w16_28_ = (unsigned*)c16_;
         if (beta_ != 0.0f) {
             unsigned t6359_ = w16_28_[i_82_ >> 1u];
-            kf_bf16x2 t6360_ = kf_bitcast<kf_bf16x2>(t6359_);
+            kf_bf16x2 t6360_ = kf_bf16x2{{kf_low_bits<kf_bf16>(kf_word(t6359_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t6359_, 0u), 16u))}};
             kf_f32x2 t6361_;
             t6361_.v[0] = kf_bf16_to_f32(t6360_.v[0]);
             t6361_.v[1] = kf_bf16_to_f32(t6360_.v[1]);
@@ -26324,7 +26340,7 @@ gemm_bf16_bf16_nn(const kf_bf16* __restrict__ a_, const kf_bf16* __restrict__ b_
         unsigned* w16_29_ = (unsigned*)c16_;
         if (beta_ != 0.0f) {
             unsigned t6503_ = w16_29_[i_85_ >> 1u];
-            kf_bf16x2 t6504_ = kf_bitcast<kf_bf16x2>(t6503_);
+            kf_bf16x2 t6504_ = kf_bf16x2{{kf_low_bits<kf_bf16>(kf_word(t6503_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t6503_, 0u), 16u))}};
             kf_f32x2 t6505_;
             t6505_.v[0] = kf_bf16_to_f32(t6504_.v[0]);
             t6505_.v[1] = kf_bf16_to_f32(t6504_.v[1]);
@@ -26385,7 +26401,7 @@ gemm_bf16_bf16_nn(const kf_bf16* __restrict__ a_, const kf_bf16* __restrict__ b_
         unsigned* w16_30_ = (unsigned*)c16_;
         if (beta_ != 0.0f) {
             unsigned t6645_ = w16_30_[i_88_ >> 1u];
-            kf_bf16x2 t6646_ = kf_bitcast<kf_bf16x2>(t6645_);
+            kf_bf16x2 t6646_ = kf_bf16x2{{kf_low_bits<kf_bf16>(kf_word(t6645_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t6645_, 0u), 16u))}};
             kf_f32x2 t6647_;
             t6647_.v[0] = kf_bf16_to_f32(t6646_.v[0]);
             t6647_.v[1] = kf_bf16_to_f32(t6646_.v[1]);
@@ -26447,7 +26463,7 @@ gemm_bf16_bf16_nn(const kf_bf16* __restrict__ a_, const kf_bf16* __restrict__ b_
         unsigned* w16_31_ = (unsigned*)c16_;
         if (beta_ != 0.0f) {
             unsigned t6789_ = w16_31_[i_91_ >> 1u];
-            kf_bf16x2 t6790_ = kf_bitcast<kf_bf16x2>(t6789_);
+            kf_bf16x2 t6790_ = kf_bf16x2{{kf_low_bits<kf_bf16>(kf_word(t6789_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t6789_, 0u), 16u))}};
             kf_f32x2 t6791_;
             t6791_.v[0] = kf_bf16_to_f32(t6790_.v[0]);
             t6791_.v[1] = kf_bf16_to_f32(t6790_.v[1]);
@@ -26508,7 +26524,7 @@ gemm_bf16_bf16_nn(const kf_bf16* __restrict__ a_, const kf_bf16* __restrict__ b_
         unsigned* w16_32_ = (unsigned*)c16_;
         if (beta_ != 0.0f) {
             unsigned t6931_ = w16_32_[i_94_ >> 1u];
-            kf_bf16x2 t6932_ = kf_bitcast<kf_bf16x2>(t6931_);
+            kf_bf16x2 t6932_ = kf_bf16x2{{kf_low_bits<kf_bf16>(kf_word(t6931_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t6931_, 0u), 16u))}};
             kf_f32x2 t6933_;
             t6933_.v[0] = kf_bf16_to_f32(t6932_.v[0]);
             t6933_.v[1] = kf_bf16_to_f32(t6932_.v[1]);
@@ -27587,7 +27603,7 @@ gemm_bf16_bf16_nt(const kf_bf16* __restrict__ a_, const kf_bf16* __restrict__ b_
         unsigned* w16_ = (unsigned*)c16_;
         if (beta_ != 0.0f) {
             unsigned t2499_ = w16_[i_ >> 1u];
-            kf_bf16x2 t2500_ = kf_bitcast<kf_bf16x2>(t2499_);
+            kf_bf16x2 t2500_ = kf_bf16x2{{kf_low_bits<kf_bf16>(kf_word(t2499_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2499_, 0u), 16u))}};
             kf_f32x2 t2501_;
             t2501_.v[0] = kf_bf16_to_f32(t2500_.v[0]);
             t2501_.v[1] = kf_bf16_to_f32(t2500_.v[1]);
@@ -27648,7 +27664,7 @@ gemm_bf16_bf16_nt(const kf_bf16* __restrict__ a_, const kf_bf16* __restrict__ b_
         unsigned* w16_2_ = (unsigned*)c16_;
         if (beta_ != 0.0f) {
             unsigned t2641_ = w16_2_[i_4_ >> 1u];
-            kf_bf16x2 t2642_ = kf_bitcast<kf_bf16x2>(t2641_);
+            kf_bf16x2 t2642_ = kf_bf16x2{{kf_low_bits<kf_bf16>(kf_word(t2641_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2641_, 0u), 16u))}};
             kf_f32x2 t2643_;
             t2643_.v[0] = kf_bf16_to_f32(t2642_.v[0]);
             t2643_.v[1] = kf_bf16_to_f32(t2642_.v[1]);
@@ -27710,7 +27726,7 @@ gemm_bf16_bf16_nt(const kf_bf16* __restrict__ a_, const kf_bf16* __restrict__ b_
         unsigned* w16_3_ = (unsigned*)c16_;
         if (beta_ != 0.0f) {
             unsigned t2785_ = w16_3_[i_7_ >> 1u];
-            kf_bf16x2 t2786_ = kf_bitcast<kf_bf16x2>(t2785_);
+            kf_bf16x2 t2786_ = kf_bf16x2{{kf_low_bits<kf_bf16>(kf_word(t2785_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2785_, 0u), 16u))}};
             kf_f32x2 t2787_;
             t2787_.v[0] = kf_bf16_to_f32(t2786_.v[0]);
             t2787_.v[1] = kf_bf16_to_f32(t2786_.v[1]);
@@ -27771,7 +27787,7 @@ gemm_bf16_bf16_nt(const kf_bf16* __restrict__ a_, const kf_bf16* __restrict__ b_
         unsigned* w16_4_ = (unsigned*)c16_;
         if (beta_ != 0.0f) {
             unsigned t2927_ = w16_4_[i_10_ >> 1u];
-            kf_bf16x2 t2928_ = kf_bitcast<kf_bf16x2>(t2927_);
+            kf_bf16x2 t2928_ = kf_bf16x2{{kf_low_bits<kf_bf16>(kf_word(t2927_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2927_, 0u), 16u))}};
             kf_f32x2 t2929_;
             t2929_.v[0] = kf_bf16_to_f32(t2928_.v[0]);
             t2929_.v[1] = kf_bf16_to_f32(t2928_.v[1]);
@@ -27833,7 +27849,7 @@ gemm_bf16_bf16_nt(const kf_bf16* __restrict__ a_, const kf_bf16* __restrict__ b_
         unsigned* w16_5_ = (unsigned*)c16_;
         if (beta_ != 0.0f) {
             unsigned t3071_ = w16_5_[i_13_ >> 1u];
-            kf_bf16x2 t3072_ = kf_bitcast<kf_bf16x2>(t3071_);
+            kf_bf16x2 t3072_ = kf_bf16x2{{kf_low_bits<kf_bf16>(kf_word(t3071_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3071_, 0u), 16u))}};
             kf_f32x2 t3073_;
             t3073_.v[0] = kf_bf16_to_f32(t3072_.v[0]);
             t3073_.v[1] = kf_bf16_to_f32(t3072_.v[1]);
@@ -27894,7 +27910,7 @@ gemm_bf16_bf16_nt(const kf_bf16* __restrict__ a_, const kf_bf16* __restrict__ b_
         unsigned* w16_6_ = (unsigned*)c16_;
         if (beta_ != 0.0f) {
             unsigned t3213_ = w16_6_[i_16_ >> 1u];
-            kf_bf16x2 t3214_ = kf_bitcast<kf_bf16x2>(t3213_);
+            kf_bf16x2 t3214_ = kf_bf16x2{{kf_low_bits<kf_bf16>(kf_word(t3213_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3213_, 0u), 16u))}};
             kf_f32x2 t3215_;
             t3215_.v[0] = kf_bf16_to_f32(t3214_.v[0]);
             t3215_.v[1] = kf_bf16_to_f32(t3214_.v[1]);
@@ -27956,7 +27972,7 @@ gemm_bf16_bf16_nt(const kf_bf16* __restrict__ a_, const kf_bf16* __restrict__ b_
         unsigned* w16_7_ = (unsigned*)c16_;
         if (beta_ != 0.0f) {
             unsigned t3357_ = w16_7_[i_19_ >> 1u];
-            kf_bf16x2 t3358_ = kf_bitcast<kf_bf16x2>(t3357_);
+            kf_bf16x2 t3358_ = kf_bf16x2{{kf_low_bits<kf_bf16>(kf_word(t3357_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3357_, 0u), 16u))}};
             kf_f32x2 t3359_;
             t3359_.v[0] = kf_bf16_to_f32(t3358_.v[0]);
             t3359_.v[1] = kf_bf16_to_f32(t3358_.v[1]);
@@ -28017,7 +28033,7 @@ gemm_bf16_bf16_nt(const kf_bf16* __restrict__ a_, const kf_bf16* __restrict__ b_
         unsigned* w16_8_ = (unsigned*)c16_;
         if (beta_ != 0.0f) {
             unsigned t3499_ = w16_8_[i_22_ >> 1u];
-            kf_bf16x2 t3500_ = kf_bitcast<kf_bf16x2>(t3499_);
+            kf_bf16x2 t3500_ = kf_bf16x2{{kf_low_bits<kf_bf16>(kf_word(t3499_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3499_, 0u), 16u))}};
             kf_f32x2 t3501_;
             t3501_.v[0] = kf_bf16_to_f32(t3500_.v[0]);
             t3501_.v[1] = kf_bf16_to_f32(t3500_.v[1]);
@@ -28079,7 +28095,7 @@ gemm_bf16_bf16_nt(const kf_bf16* __restrict__ a_, const kf_bf16* __restrict__ b_
         unsigned* w16_9_ = (unsigned*)c16_;
         if (beta_ != 0.0f) {
             unsigned t3643_ = w16_9_[i_25_ >> 1u];
-            kf_bf16x2 t3644_ = kf_bitcast<kf_bf16x2>(t3643_);
+            kf_bf16x2 t3644_ = kf_bf16x2{{kf_low_bits<kf_bf16>(kf_word(t3643_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3643_, 0u), 16u))}};
             kf_f32x2 t3645_;
             t3645_.v[0] = kf_bf16_to_f32(t3644_.v[0]);
             t3645_.v[1] = kf_bf16_to_f32(t3644_.v[1]);
@@ -28140,7 +28156,7 @@ gemm_bf16_bf16_nt(const kf_bf16* __restrict__ a_, const kf_bf16* __restrict__ b_
         unsigned* w16_10_ = (unsigned*)c16_;
         if (beta_ != 0.0f) {
             unsigned t3785_ = w16_10_[i_28_ >> 1u];
-            kf_bf16x2 t3786_ = kf_bitcast<kf_bf16x2>(t3785_);
+            kf_bf16x2 t3786_ = kf_bf16x2{{kf_low_bits<kf_bf16>(kf_word(t3785_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3785_, 0u), 16u))}};
             kf_f32x2 t3787_;
             t3787_.v[0] = kf_bf16_to_f32(t3786_.v[0]);
             t3787_.v[1] = kf_bf16_to_f32(t3786_.v[1]);
@@ -28202,7 +28218,7 @@ gemm_bf16_bf16_nt(const kf_bf16* __restrict__ a_, const kf_bf16* __restrict__ b_
         unsigned* w16_11_ = (unsigned*)c16_;
         if (beta_ != 0.0f) {
             unsigned t3929_ = w16_11_[i_31_ >> 1u];
-            kf_bf16x2 t3930_ = kf_bitcast<kf_bf16x2>(t3929_);
+            kf_bf16x2 t3930_ = kf_bf16x2{{kf_low_bits<kf_bf16>(kf_word(t3929_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3929_, 0u), 16u))}};
             kf_f32x2 t3931_;
             t3931_.v[0] = kf_bf16_to_f32(t3930_.v[0]);
             t3931_.v[1] = kf_bf16_to_f32(t3930_.v[1]);
@@ -28263,7 +28279,7 @@ gemm_bf16_bf16_nt(const kf_bf16* __restrict__ a_, const kf_bf16* __restrict__ b_
         unsigned* w16_12_ = (unsigned*)c16_;
         if (beta_ != 0.0f) {
             unsigned t4071_ = w16_12_[i_34_ >> 1u];
-            kf_bf16x2 t4072_ = kf_bitcast<kf_bf16x2>(t4071_);
+            kf_bf16x2 t4072_ = kf_bf16x2{{kf_low_bits<kf_bf16>(kf_word(t4071_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t4071_, 0u), 16u))}};
             kf_f32x2 t4073_;
             t4073_.v[0] = kf_bf16_to_f32(t4072_.v[0]);
             t4073_.v[1] = kf_bf16_to_f32(t4072_.v[1]);
@@ -28325,7 +28341,7 @@ gemm_bf16_bf16_nt(const kf_bf16* __restrict__ a_, const kf_bf16* __restrict__ b_
         unsigned* w16_13_ = (unsigned*)c16_;
         if (beta_ != 0.0f) {
             unsigned t4215_ = w16_13_[i_37_ >> 1u];
-            kf_bf16x2 t4216_ = kf_bitcast<kf_bf16x2>(t4215_);
+            kf_bf16x2 t4216_ = kf_bf16x2{{kf_low_bits<kf_bf16>(kf_word(t4215_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t4215_, 0u), 16u))}};
             kf_f32x2 t4217_;
             t4217_.v[0] = kf_bf16_to_f32(t4216_.v[0]);
             t4217_.v[1] = kf_bf16_to_f32(t4216_.v[1]);
@@ -28386,7 +28402,7 @@ gemm_bf16_bf16_nt(const kf_bf16* __restrict__ a_, const kf_bf16* __restrict__ b_
         unsigned* w16_14_ = (unsigned*)c16_;
         if (beta_ != 0.0f) {
             unsigned t4357_ = w16_14_[i_40_ >> 1u];
-            kf_bf16x2 t4358_ = kf_bitcast<kf_bf16x2>(t4357_);
+            kf_bf16x2 t4358_ = kf_bf16x2{{kf_low_bits<kf_bf16>(kf_word(t4357_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t4357_, 0u), 16u))}};
             kf_f32x2 t4359_;
             t4359_.v[0] = kf_bf16_to_f32(t4358_.v[0]);
             t4359_.v[1] = kf_bf16_to_f32(t4358_.v[1]);
@@ -28448,7 +28464,7 @@ gemm_bf16_bf16_nt(const kf_bf16* __restrict__ a_, const kf_bf16* __restrict__ b_
         unsigned* w16_15_ = (unsigned*)c16_;
         if (beta_ != 0.0f) {
             unsigned t4501_ = w16_15_[i_43_ >> 1u];
-            kf_bf16x2 t4502_ = kf_bitcast<kf_bf16x2>(t4501_);
+            kf_bf16x2 t4502_ = kf_bf16x2{{kf_low_bits<kf_bf16>(kf_word(t4501_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t4501_, 0u), 16u))}};
             kf_f32x2 t4503_;
             t4503_.v[0] = kf_bf16_to_f32(t4502_.v[0]);
             t4503_.v[1] = kf_bf16_to_f32(t4502_.v[1]);
@@ -28509,7 +28525,7 @@ gemm_bf16_bf16_nt(const kf_bf16* __restrict__ a_, const kf_bf16* __restrict__ b_
         unsigned* w16_16_ = (unsigned*)c16_;
         if (beta_ != 0.0f) {
             unsigned t4643_ = w16_16_[i_46_ >> 1u];
-            kf_bf16x2 t4644_ = kf_bitcast<kf_bf16x2>(t4643_);
+            kf_bf16x2 t4644_ = kf_bf16x2{{kf_low_bits<kf_bf16>(kf_word(t4643_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t4643_, 0u), 16u))}};
             kf_f32x2 t4645_;
             t4645_.v[0] = kf_bf16_to_f32(t4644_.v[0]);
             t4645_.v[1] = kf_bf16_to_f32(t4644_.v[1]);
@@ -28571,7 +28587,7 @@ gemm_bf16_bf16_nt(const kf_bf16* __restrict__ a_, const kf_bf16* __restrict__ b_
         unsigned* w16_17_ = (unsigned*)c16_;
         if (beta_ != 0.0f) {
             unsigned t4787_ = w16_17_[i_49_ >> 1u];
-            kf_bf16x2 t4788_ = kf_bitcast<kf_bf16x2>(t4787_);
+            kf_bf16x2 t4788_ = kf_bf16x2{{kf_low_bits<kf_bf16>(kf_word(t4787_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t4787_, 0u), 16u))}};
             kf_f32x2 t4789_;
             t4789_.v[0] = kf_bf16_to_f32(t4788_.v[0]);
             t4789_.v[1] = kf_bf16_to_f32(t4788_.v[1]);
@@ -28632,7 +28648,7 @@ gemm_bf16_bf16_nt(const kf_bf16* __restrict__ a_, const kf_bf16* __restrict__ b_
         unsigned* w16_18_ = (unsigned*)c16_;
         if (beta_ != 0.0f) {
             unsigned t4929_ = w16_18_[i_52_ >> 1u];
-            kf_bf16x2 t4930_ = kf_bitcast<kf_bf16x2>(t4929_);
+            kf_bf16x2 t4930_ = kf_bf16x2{{kf_low_bits<kf_bf16>(kf_word(t4929_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t4929_, 0u), 16u))}};
             kf_f32x2 t4931_;
             t4931_.v[0] = kf_bf16_to_f32(t4930_.v[0]);
             t4931_.v[1] = kf_bf16_to_f32(t4930_.v[1]);
@@ -28694,7 +28710,7 @@ gemm_bf16_bf16_nt(const kf_bf16* __restrict__ a_, const kf_bf16* __restrict__ b_
         unsigned* w16_19_ = (unsigned*)c16_;
         if (beta_ != 0.0f) {
             unsigned t5073_ = w16_19_[i_55_ >> 1u];
-            kf_bf16x2 t5074_ = kf_bitcast<kf_bf16x2>(t5073_);
+            kf_bf16x2 t5074_ = kf_bf16x2{{kf_low_bits<kf_bf16>(kf_word(t5073_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t5073_, 0u), 16u))}};
             kf_f32x2 t5075_;
             t5075_.v[0] = kf_bf16_to_f32(t5074_.v[0]);
             t5075_.v[1] = kf_bf16_to_f32(t5074_.v[1]);
@@ -28755,7 +28771,7 @@ gemm_bf16_bf16_nt(const kf_bf16* __restrict__ a_, const kf_bf16* __restrict__ b_
         unsigned* w16_20_ = (unsigned*)c16_;
         if (beta_ != 0.0f) {
             unsigned t5215_ = w16_20_[i_58_ >> 1u];
-            kf_bf16x2 t5216_ = kf_bitcast<kf_bf16x2>(t5215_);
+            kf_bf16x2 t5216_ = kf_bf16x2{{kf_low_bits<kf_bf16>(kf_word(t5215_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t5215_, 0u), 16u))}};
             kf_f32x2 t5217_;
             t5217_.v[0] = kf_bf16_to_f32(t5216_.v[0]);
             t5217_.v[1] = kf_bf16_to_f32(t5216_.v[1]);
@@ -28817,7 +28833,7 @@ gemm_bf16_bf16_nt(const kf_bf16* __restrict__ a_, const kf_bf16* __restrict__ b_
         unsigned* w16_21_ = (unsigned*)c16_;
         if (beta_ != 0.0f) {
             unsigned t5359_ = w16_21_[i_61_ >> 1u];
-            kf_bf16x2 t5360_ = kf_bitcast<kf_bf16x2>(t5359_);
+            kf_bf16x2 t5360_ = kf_bf16x2{{kf_low_bits<kf_bf16>(kf_word(t5359_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t5359_, 0u), 16u))}};
             kf_f32x2 t5361_;
             t5361_.v[0] = kf_bf16_to_f32(t5360_.v[0]);
             t5361_.v[1] = kf_bf16_to_f32(t5360_.v[1]);
@@ -28878,7 +28894,7 @@ gemm_bf16_bf16_nt(const kf_bf16* __restrict__ a_, const kf_bf16* __restrict__ b_
         unsigned* w16_22_ = (unsigned*)c16_;
         if (beta_ != 0.0f) {
             unsigned t5501_ = w16_22_[i_64_ >> 1u];
-            kf_bf16x2 t5502_ = kf_bitcast<kf_bf16x2>(t5501_);
+            kf_bf16x2 t5502_ = kf_bf16x2{{kf_low_bits<kf_bf16>(kf_word(t5501_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t5501_, 0u), 16u))}};
             kf_f32x2 t5503_;
             t5503_.v[0] = kf_bf16_to_f32(t5502_.v[0]);
             t5503_.v[1] = kf_bf16_to_f32(t5502_.v[1]);
@@ -28940,7 +28956,7 @@ gemm_bf16_bf16_nt(const kf_bf16* __restrict__ a_, const kf_bf16* __restrict__ b_
         unsigned* w16_23_ = (unsigned*)c16_;
         if (beta_ != 0.0f) {
             unsigned t5645_ = w16_23_[i_67_ >> 1u];
-            kf_bf16x2 t5646_ = kf_bitcast<kf_bf16x2>(t5645_);
+            kf_bf16x2 t5646_ = kf_bf16x2{{kf_low_bits<kf_bf16>(kf_word(t5645_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t5645_, 0u), 16u))}};
             kf_f32x2 t5647_;
             t5647_.v[0] = kf_bf16_to_f32(t5646_.v[0]);
             t5647_.v[1] = kf_bf16_to_f32(t5646_.v[1]);
@@ -29001,7 +29017,7 @@ gemm_bf16_bf16_nt(const kf_bf16* __restrict__ a_, const kf_bf16* __restrict__ b_
         unsigned* w16_24_ = (unsigned*)c16_;
         if (beta_ != 0.0f) {
             unsigned t5787_ = w16_24_[i_70_ >> 1u];
-            kf_bf16x2 t5788_ = kf_bitcast<kf_bf16x2>(t5787_);
+            kf_bf16x2 t5788_ = kf_bf16x2{{kf_low_bits<kf_bf16>(kf_word(t5787_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t5787_, 0u), 16u))}};
             kf_f32x2 t5789_;
             t5789_.v[0] = kf_bf16_to_f32(t5788_.v[0]);
             t5789_.v[1] = kf_bf16_to_f32(t5788_.v[1]);
@@ -29063,7 +29079,7 @@ gemm_bf16_bf16_nt(const kf_bf16* __restrict__ a_, const kf_bf16* __restrict__ b_
         unsigned* w16_25_ = (unsigned*)c16_;
         if (beta_ != 0.0f) {
             unsigned t5931_ = w16_25_[i_73_ >> 1u];
-            kf_bf16x2 t5932_ = kf_bitcast<kf_bf16x2>(t5931_);
+            kf_bf16x2 t5932_ = kf_bf16x2{{kf_low_bits<kf_bf16>(kf_word(t5931_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t5931_, 0u), 16u))}};
             kf_f32x2 t5933_;
             t5933_.v[0] = kf_bf16_to_f32(t5932_.v[0]);
             t5933_.v[1] = kf_bf16_to_f32(t5932_.v[1]);
@@ -29124,7 +29140,7 @@ gemm_bf16_bf16_nt(const kf_bf16* __restrict__ a_, const kf_bf16* __restrict__ b_
         unsigned* w16_26_ = (unsigned*)c16_;
         if (beta_ != 0.0f) {
             unsigned t6073_ = w16_26_[i_76_ >> 1u];
-            kf_bf16x2 t6074_ = kf_bitcast<kf_bf16x2>(t6073_);
+            kf_bf16x2 t6074_ = kf_bf16x2{{kf_low_bits<kf_bf16>(kf_word(t6073_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t6073_, 0u), 16u))}};
             kf_f32x2 t6075_;
             t6075_.v[0] = kf_bf16_to_f32(t6074_.v[0]);
             t6075_.v[1] = kf_bf16_to_f32(t6074_.v[1]);
@@ -29186,7 +29202,7 @@ gemm_bf16_bf16_nt(const kf_bf16* __restrict__ a_, const kf_bf16* __restrict__ b_
         unsigned* w16_27_ = (unsigned*)c16_;
         if (beta_ != 0.0f) {
             unsigned t6217_ = w16_27_[i_79_ >> 1u];
-            kf_bf16x2 t6218_ = kf_bitcast<kf_bf16x2>(t6217_);
+            kf_bf16x2 t6218_ = kf_bf16x2{{kf_low_bits<kf_bf16>(kf_word(t6217_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t6217_, 0u), 16u))}};
             kf_f32x2 t6219_;
             t6219_.v[0] = kf_bf16_to_f32(t6218_.v[0]);
             t6219_.v[1] = kf_bf16_to_f32(t6218_.v[1]);
@@ -29247,7 +29263,7 @@ gemm_bf16_bf16_nt(const kf_bf16* __restrict__ a_, const kf_bf16* __restrict__ b_
         unsigned* w16_28_ = (unsigned*)c16_;
         if (beta_ != 0.0f) {
             unsigned t6359_ = w16_28_[i_82_ >> 1u];
-            kf_bf16x2 t6360_ = kf_bitcast<kf_bf16x2>(t6359_);
+            kf_bf16x2 t6360_ = kf_bf16x2{{kf_low_bits<kf_bf16>(kf_word(t6359_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t6359_, 0u), 16u))}};
             kf_f32x2 t6361_;
             t6361_.v[0] = kf_bf16_to_f32(t6360_.v[0]);
             t6361_.v[1] = kf_bf16_to_f32(t6360_.v[1]);
@@ -29309,7 +29325,7 @@ gemm_bf16_bf16_nt(const kf_bf16* __restrict__ a_, const kf_bf16* __restrict__ b_
         unsigned* w16_29_ = (unsigned*)c16_;
         if (beta_ != 0.0f) {
             unsigned t6503_ = w16_29_[i_85_ >> 1u];
-            kf_bf16x2 t6504_ = kf_bitcast<kf_bf16x2>(t6503_);
+            kf_bf16x2 t6504_ = kf_bf16x2{{kf_low_bits<kf_bf16>(kf_word(t6503_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t6503_, 0u), 16u))}};
             kf_f32x2 t6505_;
             t6505_.v[0] = kf_bf16_to_f32(t6504_.v[0]);
             t6505_.v[1] = kf_bf16_to_f32(t6504_.v[1]);
@@ -29370,7 +29386,7 @@ gemm_bf16_bf16_nt(const kf_bf16* __restrict__ a_, const kf_bf16* __restrict__ b_
         unsigned* w16_30_ = (unsigned*)c16_;
         if (beta_ != 0.0f) {
             unsigned t6645_ = w16_30_[i_88_ >> 1u];
-            kf_bf16x2 t6646_ = kf_bitcast<kf_bf16x2>(t6645_);
+            kf_bf16x2 t6646_ = kf_bf16x2{{kf_low_bits<kf_bf16>(kf_word(t6645_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t6645_, 0u), 16u))}};
             kf_f32x2 t6647_;
             t6647_.v[0] = kf_bf16_to_f32(t6646_.v[0]);
             t6647_.v[1] = kf_bf16_to_f32(t6646_.v[1]);
@@ -29432,7 +29448,7 @@ gemm_bf16_bf16_nt(const kf_bf16* __restrict__ a_, const kf_bf16* __restrict__ b_
         unsigned* w16_31_ = (unsigned*)c16_;
         if (beta_ != 0.0f) {
             unsigned t6789_ = w16_31_[i_91_ >> 1u];
-            kf_bf16x2 t6790_ = kf_bitcast<kf_bf16x2>(t6789_);
+            kf_bf16x2 t6790_ = kf_bf16x2{{kf_low_bits<kf_bf16>(kf_word(t6789_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t6789_, 0u), 16u))}};
             kf_f32x2 t6791_;
             t6791_.v[0] = kf_bf16_to_f32(t6790_.v[0]);
             t6791_.v[1] = kf_bf16_to_f32(t6790_.v[1]);
@@ -29493,7 +29509,7 @@ gemm_bf16_bf16_nt(const kf_bf16* __restrict__ a_, const kf_bf16* __restrict__ b_
         unsigned* w16_32_ = (unsigned*)c16_;
         if (beta_ != 0.0f) {
             unsigned t6931_ = w16_32_[i_94_ >> 1u];
-            kf_bf16x2 t6932_ = kf_bitcast<kf_bf16x2>(t6931_);
+            kf_bf16x2 t6932_ = kf_bf16x2{{kf_low_bits<kf_bf16>(kf_word(t6931_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t6931_, 0u), 16u))}};
             kf_f32x2 t6933_;
             t6933_.v[0] = kf_bf16_to_f32(t6932_.v[0]);
             t6933_.v[1] = kf_bf16_to_f32(t6932_.v[1]);

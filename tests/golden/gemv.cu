@@ -10,6 +10,22 @@ __device__ __forceinline__ T kf_bitcast(F x)
     return r;
 }
 
+/* bitcast(T, x) to narrower lanes of 8 or 16 bits (i16x4 from u32x2) is
+   written T{{lane, ...}}, each lane the low bits of x's 32-bit word
+   kf_word(x, i), shifted down first by an inline shr.b32 unless it is the
+   word's lowest: never split off with mov.b32 {lo, hi}, whose high half
+   ptxas 13 and the H200 driver's JIT read as the word itself when the word
+   is a widened 8- or 16-bit value ((u8x2 as u32x2) as i16x4 gave the byte,
+   not 0, in lane 3: difftest seed 4 program 5323) */
+__device__ __forceinline__ unsigned kf_shr_b32(unsigned w, unsigned s) { unsigned r; asm("shr.b32 %0, %1, %2;" : "=r"(r) : "r"(w), "r"(s)); return r; }
+template <typename F> __device__ __forceinline__ unsigned kf_word(F x, unsigned i)
+{
+    unsigned w = 0;
+    memcpy(&w, (const char*)&x + 4 * i, sizeof x < 4 ? sizeof x : 4);
+    return w;
+}
+template <typename L> __device__ __forceinline__ L kf_low_bits(unsigned w) { L r; memcpy(&r, &w, sizeof r); return r; }
+
 /* f16: IEEE binary16 bits; arithmetic goes through f32 (exact widening,
    one round-to-nearest-even back) */
 struct __align__(2) kf_f16 { unsigned short bits; };
@@ -249,7 +265,7 @@ gemv_f16_f16_f16(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x_, k
                     unsigned v_5_ = ((ck_ << 5u) << 2u) + lane_;
                     if (v_5_ < nv_) {
                         kf_u32x4 t299_ = xb_[8u];
-                        kf_f16x8 a_ = kf_bitcast<kf_f16x8>(t299_);
+                        kf_f16x8 a_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t299_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t299_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t299_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t299_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t299_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t299_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t299_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t299_, 3u), 16u))}};
                         xs_[0u] = kf_f16_to_f32(a_.v[0]);
                         xs_[1u] = kf_f16_to_f32(a_.v[1]);
                         xs_[2u] = kf_f16_to_f32(a_.v[2]);
@@ -259,13 +275,13 @@ gemv_f16_f16_f16(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x_, k
                         xs_[6u] = kf_f16_to_f32(a_.v[6]);
                         xs_[7u] = kf_f16_to_f32(a_.v[7]);
                         kf_u32x4 t326_ = wb_[4u];
-                        kf_f16x8 wh_ = kf_bitcast<kf_f16x8>(t326_);
+                        kf_f16x8 wh_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t326_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t326_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t326_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t326_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t326_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t326_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t326_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t326_, 3u), 16u))}};
                         acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_.v[7]), xs_[7u], __fmaf_rn(kf_f16_to_f32(wh_.v[6]), xs_[6u], __fmaf_rn(kf_f16_to_f32(wh_.v[5]), xs_[5u], __fmaf_rn(kf_f16_to_f32(wh_.v[4]), xs_[4u], __fmaf_rn(kf_f16_to_f32(wh_.v[3]), xs_[3u], __fmaf_rn(kf_f16_to_f32(wh_.v[2]), xs_[2u], __fmaf_rn(kf_f16_to_f32(wh_.v[1]), xs_[1u], __fmaf_rn(kf_f16_to_f32(wh_.v[0]), xs_[0u], acc_[0u]))))))));
                     }
                     unsigned v_6_ = (((ck_ << 5u) << 2u) + 32u) + lane_;
                     if (v_6_ < nv_) {
                         kf_u32x4 t430_ = xb_[10u];
-                        kf_f16x8 a_2_ = kf_bitcast<kf_f16x8>(t430_);
+                        kf_f16x8 a_2_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t430_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t430_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t430_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t430_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t430_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t430_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t430_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t430_, 3u), 16u))}};
                         xs_2_[0u] = kf_f16_to_f32(a_2_.v[0]);
                         xs_2_[1u] = kf_f16_to_f32(a_2_.v[1]);
                         xs_2_[2u] = kf_f16_to_f32(a_2_.v[2]);
@@ -275,13 +291,13 @@ gemv_f16_f16_f16(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x_, k
                         xs_2_[6u] = kf_f16_to_f32(a_2_.v[6]);
                         xs_2_[7u] = kf_f16_to_f32(a_2_.v[7]);
                         kf_u32x4 t457_ = wb_[5u];
-                        kf_f16x8 wh_2_ = kf_bitcast<kf_f16x8>(t457_);
+                        kf_f16x8 wh_2_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t457_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t457_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t457_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t457_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t457_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t457_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t457_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t457_, 3u), 16u))}};
                         acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_2_.v[7]), xs_2_[7u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[6]), xs_2_[6u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[5]), xs_2_[5u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[4]), xs_2_[4u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[3]), xs_2_[3u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[2]), xs_2_[2u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[1]), xs_2_[1u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[0]), xs_2_[0u], acc_[0u]))))))));
                     }
                     unsigned v_7_ = (((ck_ << 5u) << 2u) + 64u) + lane_;
                     if (v_7_ < nv_) {
                         kf_u32x4 t561_ = xb_[12u];
-                        kf_f16x8 a_3_ = kf_bitcast<kf_f16x8>(t561_);
+                        kf_f16x8 a_3_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t561_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t561_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t561_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t561_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t561_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t561_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t561_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t561_, 3u), 16u))}};
                         xs_3_[0u] = kf_f16_to_f32(a_3_.v[0]);
                         xs_3_[1u] = kf_f16_to_f32(a_3_.v[1]);
                         xs_3_[2u] = kf_f16_to_f32(a_3_.v[2]);
@@ -291,13 +307,13 @@ gemv_f16_f16_f16(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x_, k
                         xs_3_[6u] = kf_f16_to_f32(a_3_.v[6]);
                         xs_3_[7u] = kf_f16_to_f32(a_3_.v[7]);
                         kf_u32x4 t588_ = wb_[6u];
-                        kf_f16x8 wh_3_ = kf_bitcast<kf_f16x8>(t588_);
+                        kf_f16x8 wh_3_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t588_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t588_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t588_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t588_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t588_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t588_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t588_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t588_, 3u), 16u))}};
                         acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_3_.v[7]), xs_3_[7u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[6]), xs_3_[6u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[5]), xs_3_[5u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[4]), xs_3_[4u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[3]), xs_3_[3u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[2]), xs_3_[2u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[1]), xs_3_[1u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[0]), xs_3_[0u], acc_[0u]))))))));
                     }
                     unsigned v_8_ = (((ck_ << 5u) << 2u) + 96u) + lane_;
                     if (v_8_ < nv_) {
                         kf_u32x4 t692_ = xb_[14u];
-                        kf_f16x8 a_4_ = kf_bitcast<kf_f16x8>(t692_);
+                        kf_f16x8 a_4_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t692_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t692_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t692_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t692_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t692_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t692_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t692_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t692_, 3u), 16u))}};
                         xs_4_[0u] = kf_f16_to_f32(a_4_.v[0]);
                         xs_4_[1u] = kf_f16_to_f32(a_4_.v[1]);
                         xs_4_[2u] = kf_f16_to_f32(a_4_.v[2]);
@@ -307,7 +323,7 @@ gemv_f16_f16_f16(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x_, k
                         xs_4_[6u] = kf_f16_to_f32(a_4_.v[6]);
                         xs_4_[7u] = kf_f16_to_f32(a_4_.v[7]);
                         kf_u32x4 t719_ = wb_[7u];
-                        kf_f16x8 wh_4_ = kf_bitcast<kf_f16x8>(t719_);
+                        kf_f16x8 wh_4_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t719_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t719_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t719_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t719_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t719_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t719_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t719_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t719_, 3u), 16u))}};
                         acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_4_.v[7]), xs_4_[7u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[6]), xs_4_[6u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[5]), xs_4_[5u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[4]), xs_4_[4u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[3]), xs_4_[3u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[2]), xs_4_[2u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[1]), xs_4_[1u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[0]), xs_4_[0u], acc_[0u]))))))));
                     }
                     unsigned t793_ = ck_ + 1u;
@@ -389,7 +405,7 @@ gemv_f16_f16_f16(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x_, k
                     unsigned v_13_ = ((ck_ << 5u) << 2u) + lane_;
                     if (v_13_ < nv_) {
                         kf_u32x4 t1108_ = xb_[0u];
-                        kf_f16x8 a_5_ = kf_bitcast<kf_f16x8>(t1108_);
+                        kf_f16x8 a_5_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1108_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1108_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1108_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1108_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1108_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1108_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1108_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1108_, 3u), 16u))}};
                         xs_5_[0u] = kf_f16_to_f32(a_5_.v[0]);
                         xs_5_[1u] = kf_f16_to_f32(a_5_.v[1]);
                         xs_5_[2u] = kf_f16_to_f32(a_5_.v[2]);
@@ -399,13 +415,13 @@ gemv_f16_f16_f16(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x_, k
                         xs_5_[6u] = kf_f16_to_f32(a_5_.v[6]);
                         xs_5_[7u] = kf_f16_to_f32(a_5_.v[7]);
                         kf_u32x4 t1135_ = wb_[0u];
-                        kf_f16x8 wh_5_ = kf_bitcast<kf_f16x8>(t1135_);
+                        kf_f16x8 wh_5_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1135_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1135_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1135_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1135_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1135_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1135_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1135_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1135_, 3u), 16u))}};
                         acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_5_.v[7]), xs_5_[7u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[6]), xs_5_[6u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[5]), xs_5_[5u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[4]), xs_5_[4u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[3]), xs_5_[3u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[2]), xs_5_[2u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[1]), xs_5_[1u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[0]), xs_5_[0u], acc_[0u]))))))));
                     }
                     unsigned v_14_ = (((ck_ << 5u) << 2u) + 32u) + lane_;
                     if (v_14_ < nv_) {
                         kf_u32x4 t1239_ = xb_[2u];
-                        kf_f16x8 a_6_ = kf_bitcast<kf_f16x8>(t1239_);
+                        kf_f16x8 a_6_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1239_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1239_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1239_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1239_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1239_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1239_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1239_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1239_, 3u), 16u))}};
                         xs_6_[0u] = kf_f16_to_f32(a_6_.v[0]);
                         xs_6_[1u] = kf_f16_to_f32(a_6_.v[1]);
                         xs_6_[2u] = kf_f16_to_f32(a_6_.v[2]);
@@ -415,13 +431,13 @@ gemv_f16_f16_f16(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x_, k
                         xs_6_[6u] = kf_f16_to_f32(a_6_.v[6]);
                         xs_6_[7u] = kf_f16_to_f32(a_6_.v[7]);
                         kf_u32x4 t1266_ = wb_[1u];
-                        kf_f16x8 wh_6_ = kf_bitcast<kf_f16x8>(t1266_);
+                        kf_f16x8 wh_6_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1266_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1266_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1266_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1266_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1266_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1266_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1266_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1266_, 3u), 16u))}};
                         acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_6_.v[7]), xs_6_[7u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[6]), xs_6_[6u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[5]), xs_6_[5u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[4]), xs_6_[4u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[3]), xs_6_[3u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[2]), xs_6_[2u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[1]), xs_6_[1u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[0]), xs_6_[0u], acc_[0u]))))))));
                     }
                     unsigned v_15_ = (((ck_ << 5u) << 2u) + 64u) + lane_;
                     if (v_15_ < nv_) {
                         kf_u32x4 t1370_ = xb_[4u];
-                        kf_f16x8 a_7_ = kf_bitcast<kf_f16x8>(t1370_);
+                        kf_f16x8 a_7_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1370_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1370_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1370_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1370_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1370_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1370_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1370_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1370_, 3u), 16u))}};
                         xs_7_[0u] = kf_f16_to_f32(a_7_.v[0]);
                         xs_7_[1u] = kf_f16_to_f32(a_7_.v[1]);
                         xs_7_[2u] = kf_f16_to_f32(a_7_.v[2]);
@@ -431,13 +447,13 @@ gemv_f16_f16_f16(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x_, k
                         xs_7_[6u] = kf_f16_to_f32(a_7_.v[6]);
                         xs_7_[7u] = kf_f16_to_f32(a_7_.v[7]);
                         kf_u32x4 t1397_ = wb_[2u];
-                        kf_f16x8 wh_7_ = kf_bitcast<kf_f16x8>(t1397_);
+                        kf_f16x8 wh_7_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1397_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1397_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1397_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1397_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1397_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1397_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1397_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1397_, 3u), 16u))}};
                         acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_7_.v[7]), xs_7_[7u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[6]), xs_7_[6u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[5]), xs_7_[5u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[4]), xs_7_[4u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[3]), xs_7_[3u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[2]), xs_7_[2u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[1]), xs_7_[1u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[0]), xs_7_[0u], acc_[0u]))))))));
                     }
                     unsigned v_16_ = (((ck_ << 5u) << 2u) + 96u) + lane_;
                     if (v_16_ < nv_) {
                         kf_u32x4 t1501_ = xb_[6u];
-                        kf_f16x8 a_8_ = kf_bitcast<kf_f16x8>(t1501_);
+                        kf_f16x8 a_8_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1501_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1501_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1501_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1501_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1501_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1501_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1501_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1501_, 3u), 16u))}};
                         xs_8_[0u] = kf_f16_to_f32(a_8_.v[0]);
                         xs_8_[1u] = kf_f16_to_f32(a_8_.v[1]);
                         xs_8_[2u] = kf_f16_to_f32(a_8_.v[2]);
@@ -447,7 +463,7 @@ gemv_f16_f16_f16(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x_, k
                         xs_8_[6u] = kf_f16_to_f32(a_8_.v[6]);
                         xs_8_[7u] = kf_f16_to_f32(a_8_.v[7]);
                         kf_u32x4 t1528_ = wb_[3u];
-                        kf_f16x8 wh_8_ = kf_bitcast<kf_f16x8>(t1528_);
+                        kf_f16x8 wh_8_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1528_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1528_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1528_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1528_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1528_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1528_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1528_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1528_, 3u), 16u))}};
                         acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_8_.v[7]), xs_8_[7u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[6]), xs_8_[6u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[5]), xs_8_[5u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[4]), xs_8_[4u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[3]), xs_8_[3u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[2]), xs_8_[2u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[1]), xs_8_[1u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[0]), xs_8_[0u], acc_[0u]))))))));
                     }
                     unsigned t1602_ = ck_ + 1u;
@@ -556,7 +572,7 @@ gemv_f16_f16_f16(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x_, k
                         xs_9_[6u] = kf_f16_to_f32(a_9_.v[6]);
                         xs_9_[7u] = kf_f16_to_f32(a_9_.v[7]);
                         kf_u32x4 t1859_ = wr_[0u];
-                        kf_f16x8 wh_9_ = kf_bitcast<kf_f16x8>(t1859_);
+                        kf_f16x8 wh_9_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1859_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1859_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1859_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1859_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1859_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1859_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1859_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1859_, 3u), 16u))}};
                         acc_2_[0u] = __fmaf_rn(kf_f16_to_f32(wh_9_.v[7]), xs_9_[7u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[6]), xs_9_[6u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[5]), xs_9_[5u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[4]), xs_9_[4u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[3]), xs_9_[3u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[2]), xs_9_[2u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[1]), xs_9_[1u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[0]), xs_9_[0u], acc_2_[0u]))))))));
                     }
                     unsigned v_22_ = (base_ + 32u) + lane_2_;
@@ -571,7 +587,7 @@ gemv_f16_f16_f16(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x_, k
                         xs_10_[6u] = kf_f16_to_f32(a_10_.v[6]);
                         xs_10_[7u] = kf_f16_to_f32(a_10_.v[7]);
                         kf_u32x4 t1986_ = wr_[1u];
-                        kf_f16x8 wh_10_ = kf_bitcast<kf_f16x8>(t1986_);
+                        kf_f16x8 wh_10_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1986_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1986_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1986_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1986_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1986_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1986_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1986_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1986_, 3u), 16u))}};
                         acc_2_[0u] = __fmaf_rn(kf_f16_to_f32(wh_10_.v[7]), xs_10_[7u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[6]), xs_10_[6u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[5]), xs_10_[5u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[4]), xs_10_[4u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[3]), xs_10_[3u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[2]), xs_10_[2u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[1]), xs_10_[1u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[0]), xs_10_[0u], acc_2_[0u]))))))));
                     }
                     unsigned v_23_ = (base_ + 64u) + lane_2_;
@@ -586,7 +602,7 @@ gemv_f16_f16_f16(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x_, k
                         xs_11_[6u] = kf_f16_to_f32(a_11_.v[6]);
                         xs_11_[7u] = kf_f16_to_f32(a_11_.v[7]);
                         kf_u32x4 t2113_ = wr_[2u];
-                        kf_f16x8 wh_11_ = kf_bitcast<kf_f16x8>(t2113_);
+                        kf_f16x8 wh_11_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2113_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2113_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2113_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2113_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2113_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2113_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2113_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2113_, 3u), 16u))}};
                         acc_2_[0u] = __fmaf_rn(kf_f16_to_f32(wh_11_.v[7]), xs_11_[7u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[6]), xs_11_[6u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[5]), xs_11_[5u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[4]), xs_11_[4u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[3]), xs_11_[3u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[2]), xs_11_[2u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[1]), xs_11_[1u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[0]), xs_11_[0u], acc_2_[0u]))))))));
                     }
                     unsigned v_24_ = (base_ + 96u) + lane_2_;
@@ -601,7 +617,7 @@ gemv_f16_f16_f16(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x_, k
                         xs_12_[6u] = kf_f16_to_f32(a_12_.v[6]);
                         xs_12_[7u] = kf_f16_to_f32(a_12_.v[7]);
                         kf_u32x4 t2240_ = wr_[3u];
-                        kf_f16x8 wh_12_ = kf_bitcast<kf_f16x8>(t2240_);
+                        kf_f16x8 wh_12_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2240_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2240_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2240_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2240_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2240_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2240_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2240_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2240_, 3u), 16u))}};
                         acc_2_[0u] = __fmaf_rn(kf_f16_to_f32(wh_12_.v[7]), xs_12_[7u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[6]), xs_12_[6u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[5]), xs_12_[5u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[4]), xs_12_[4u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[3]), xs_12_[3u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[2]), xs_12_[2u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[1]), xs_12_[1u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[0]), xs_12_[0u], acc_2_[0u]))))))));
                     }
                 }
@@ -735,7 +751,7 @@ gemv_f16_f16_f32(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x_, f
                     unsigned v_5_ = ((ck_ << 5u) << 2u) + lane_;
                     if (v_5_ < nv_) {
                         kf_u32x4 t299_ = xb_[8u];
-                        kf_f16x8 a_ = kf_bitcast<kf_f16x8>(t299_);
+                        kf_f16x8 a_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t299_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t299_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t299_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t299_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t299_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t299_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t299_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t299_, 3u), 16u))}};
                         xs_[0u] = kf_f16_to_f32(a_.v[0]);
                         xs_[1u] = kf_f16_to_f32(a_.v[1]);
                         xs_[2u] = kf_f16_to_f32(a_.v[2]);
@@ -745,13 +761,13 @@ gemv_f16_f16_f32(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x_, f
                         xs_[6u] = kf_f16_to_f32(a_.v[6]);
                         xs_[7u] = kf_f16_to_f32(a_.v[7]);
                         kf_u32x4 t326_ = wb_[4u];
-                        kf_f16x8 wh_ = kf_bitcast<kf_f16x8>(t326_);
+                        kf_f16x8 wh_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t326_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t326_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t326_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t326_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t326_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t326_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t326_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t326_, 3u), 16u))}};
                         acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_.v[7]), xs_[7u], __fmaf_rn(kf_f16_to_f32(wh_.v[6]), xs_[6u], __fmaf_rn(kf_f16_to_f32(wh_.v[5]), xs_[5u], __fmaf_rn(kf_f16_to_f32(wh_.v[4]), xs_[4u], __fmaf_rn(kf_f16_to_f32(wh_.v[3]), xs_[3u], __fmaf_rn(kf_f16_to_f32(wh_.v[2]), xs_[2u], __fmaf_rn(kf_f16_to_f32(wh_.v[1]), xs_[1u], __fmaf_rn(kf_f16_to_f32(wh_.v[0]), xs_[0u], acc_[0u]))))))));
                     }
                     unsigned v_6_ = (((ck_ << 5u) << 2u) + 32u) + lane_;
                     if (v_6_ < nv_) {
                         kf_u32x4 t430_ = xb_[10u];
-                        kf_f16x8 a_2_ = kf_bitcast<kf_f16x8>(t430_);
+                        kf_f16x8 a_2_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t430_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t430_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t430_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t430_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t430_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t430_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t430_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t430_, 3u), 16u))}};
                         xs_2_[0u] = kf_f16_to_f32(a_2_.v[0]);
                         xs_2_[1u] = kf_f16_to_f32(a_2_.v[1]);
                         xs_2_[2u] = kf_f16_to_f32(a_2_.v[2]);
@@ -761,13 +777,13 @@ gemv_f16_f16_f32(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x_, f
                         xs_2_[6u] = kf_f16_to_f32(a_2_.v[6]);
                         xs_2_[7u] = kf_f16_to_f32(a_2_.v[7]);
                         kf_u32x4 t457_ = wb_[5u];
-                        kf_f16x8 wh_2_ = kf_bitcast<kf_f16x8>(t457_);
+                        kf_f16x8 wh_2_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t457_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t457_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t457_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t457_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t457_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t457_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t457_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t457_, 3u), 16u))}};
                         acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_2_.v[7]), xs_2_[7u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[6]), xs_2_[6u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[5]), xs_2_[5u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[4]), xs_2_[4u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[3]), xs_2_[3u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[2]), xs_2_[2u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[1]), xs_2_[1u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[0]), xs_2_[0u], acc_[0u]))))))));
                     }
                     unsigned v_7_ = (((ck_ << 5u) << 2u) + 64u) + lane_;
                     if (v_7_ < nv_) {
                         kf_u32x4 t561_ = xb_[12u];
-                        kf_f16x8 a_3_ = kf_bitcast<kf_f16x8>(t561_);
+                        kf_f16x8 a_3_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t561_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t561_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t561_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t561_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t561_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t561_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t561_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t561_, 3u), 16u))}};
                         xs_3_[0u] = kf_f16_to_f32(a_3_.v[0]);
                         xs_3_[1u] = kf_f16_to_f32(a_3_.v[1]);
                         xs_3_[2u] = kf_f16_to_f32(a_3_.v[2]);
@@ -777,13 +793,13 @@ gemv_f16_f16_f32(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x_, f
                         xs_3_[6u] = kf_f16_to_f32(a_3_.v[6]);
                         xs_3_[7u] = kf_f16_to_f32(a_3_.v[7]);
                         kf_u32x4 t588_ = wb_[6u];
-                        kf_f16x8 wh_3_ = kf_bitcast<kf_f16x8>(t588_);
+                        kf_f16x8 wh_3_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t588_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t588_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t588_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t588_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t588_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t588_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t588_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t588_, 3u), 16u))}};
                         acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_3_.v[7]), xs_3_[7u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[6]), xs_3_[6u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[5]), xs_3_[5u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[4]), xs_3_[4u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[3]), xs_3_[3u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[2]), xs_3_[2u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[1]), xs_3_[1u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[0]), xs_3_[0u], acc_[0u]))))))));
                     }
                     unsigned v_8_ = (((ck_ << 5u) << 2u) + 96u) + lane_;
                     if (v_8_ < nv_) {
                         kf_u32x4 t692_ = xb_[14u];
-                        kf_f16x8 a_4_ = kf_bitcast<kf_f16x8>(t692_);
+                        kf_f16x8 a_4_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t692_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t692_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t692_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t692_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t692_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t692_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t692_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t692_, 3u), 16u))}};
                         xs_4_[0u] = kf_f16_to_f32(a_4_.v[0]);
                         xs_4_[1u] = kf_f16_to_f32(a_4_.v[1]);
                         xs_4_[2u] = kf_f16_to_f32(a_4_.v[2]);
@@ -793,7 +809,7 @@ gemv_f16_f16_f32(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x_, f
                         xs_4_[6u] = kf_f16_to_f32(a_4_.v[6]);
                         xs_4_[7u] = kf_f16_to_f32(a_4_.v[7]);
                         kf_u32x4 t719_ = wb_[7u];
-                        kf_f16x8 wh_4_ = kf_bitcast<kf_f16x8>(t719_);
+                        kf_f16x8 wh_4_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t719_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t719_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t719_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t719_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t719_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t719_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t719_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t719_, 3u), 16u))}};
                         acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_4_.v[7]), xs_4_[7u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[6]), xs_4_[6u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[5]), xs_4_[5u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[4]), xs_4_[4u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[3]), xs_4_[3u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[2]), xs_4_[2u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[1]), xs_4_[1u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[0]), xs_4_[0u], acc_[0u]))))))));
                     }
                     unsigned t793_ = ck_ + 1u;
@@ -875,7 +891,7 @@ gemv_f16_f16_f32(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x_, f
                     unsigned v_13_ = ((ck_ << 5u) << 2u) + lane_;
                     if (v_13_ < nv_) {
                         kf_u32x4 t1108_ = xb_[0u];
-                        kf_f16x8 a_5_ = kf_bitcast<kf_f16x8>(t1108_);
+                        kf_f16x8 a_5_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1108_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1108_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1108_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1108_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1108_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1108_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1108_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1108_, 3u), 16u))}};
                         xs_5_[0u] = kf_f16_to_f32(a_5_.v[0]);
                         xs_5_[1u] = kf_f16_to_f32(a_5_.v[1]);
                         xs_5_[2u] = kf_f16_to_f32(a_5_.v[2]);
@@ -885,13 +901,13 @@ gemv_f16_f16_f32(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x_, f
                         xs_5_[6u] = kf_f16_to_f32(a_5_.v[6]);
                         xs_5_[7u] = kf_f16_to_f32(a_5_.v[7]);
                         kf_u32x4 t1135_ = wb_[0u];
-                        kf_f16x8 wh_5_ = kf_bitcast<kf_f16x8>(t1135_);
+                        kf_f16x8 wh_5_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1135_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1135_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1135_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1135_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1135_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1135_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1135_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1135_, 3u), 16u))}};
                         acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_5_.v[7]), xs_5_[7u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[6]), xs_5_[6u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[5]), xs_5_[5u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[4]), xs_5_[4u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[3]), xs_5_[3u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[2]), xs_5_[2u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[1]), xs_5_[1u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[0]), xs_5_[0u], acc_[0u]))))))));
                     }
                     unsigned v_14_ = (((ck_ << 5u) << 2u) + 32u) + lane_;
                     if (v_14_ < nv_) {
                         kf_u32x4 t1239_ = xb_[2u];
-                        kf_f16x8 a_6_ = kf_bitcast<kf_f16x8>(t1239_);
+                        kf_f16x8 a_6_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1239_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1239_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1239_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1239_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1239_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1239_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1239_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1239_, 3u), 16u))}};
                         xs_6_[0u] = kf_f16_to_f32(a_6_.v[0]);
                         xs_6_[1u] = kf_f16_to_f32(a_6_.v[1]);
                         xs_6_[2u] = kf_f16_to_f32(a_6_.v[2]);
@@ -901,13 +917,13 @@ gemv_f16_f16_f32(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x_, f
                         xs_6_[6u] = kf_f16_to_f32(a_6_.v[6]);
                         xs_6_[7u] = kf_f16_to_f32(a_6_.v[7]);
                         kf_u32x4 t1266_ = wb_[1u];
-                        kf_f16x8 wh_6_ = kf_bitcast<kf_f16x8>(t1266_);
+                        kf_f16x8 wh_6_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1266_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1266_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1266_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1266_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1266_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1266_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1266_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1266_, 3u), 16u))}};
                         acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_6_.v[7]), xs_6_[7u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[6]), xs_6_[6u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[5]), xs_6_[5u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[4]), xs_6_[4u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[3]), xs_6_[3u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[2]), xs_6_[2u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[1]), xs_6_[1u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[0]), xs_6_[0u], acc_[0u]))))))));
                     }
                     unsigned v_15_ = (((ck_ << 5u) << 2u) + 64u) + lane_;
                     if (v_15_ < nv_) {
                         kf_u32x4 t1370_ = xb_[4u];
-                        kf_f16x8 a_7_ = kf_bitcast<kf_f16x8>(t1370_);
+                        kf_f16x8 a_7_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1370_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1370_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1370_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1370_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1370_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1370_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1370_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1370_, 3u), 16u))}};
                         xs_7_[0u] = kf_f16_to_f32(a_7_.v[0]);
                         xs_7_[1u] = kf_f16_to_f32(a_7_.v[1]);
                         xs_7_[2u] = kf_f16_to_f32(a_7_.v[2]);
@@ -917,13 +933,13 @@ gemv_f16_f16_f32(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x_, f
                         xs_7_[6u] = kf_f16_to_f32(a_7_.v[6]);
                         xs_7_[7u] = kf_f16_to_f32(a_7_.v[7]);
                         kf_u32x4 t1397_ = wb_[2u];
-                        kf_f16x8 wh_7_ = kf_bitcast<kf_f16x8>(t1397_);
+                        kf_f16x8 wh_7_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1397_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1397_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1397_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1397_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1397_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1397_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1397_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1397_, 3u), 16u))}};
                         acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_7_.v[7]), xs_7_[7u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[6]), xs_7_[6u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[5]), xs_7_[5u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[4]), xs_7_[4u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[3]), xs_7_[3u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[2]), xs_7_[2u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[1]), xs_7_[1u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[0]), xs_7_[0u], acc_[0u]))))))));
                     }
                     unsigned v_16_ = (((ck_ << 5u) << 2u) + 96u) + lane_;
                     if (v_16_ < nv_) {
                         kf_u32x4 t1501_ = xb_[6u];
-                        kf_f16x8 a_8_ = kf_bitcast<kf_f16x8>(t1501_);
+                        kf_f16x8 a_8_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1501_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1501_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1501_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1501_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1501_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1501_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1501_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1501_, 3u), 16u))}};
                         xs_8_[0u] = kf_f16_to_f32(a_8_.v[0]);
                         xs_8_[1u] = kf_f16_to_f32(a_8_.v[1]);
                         xs_8_[2u] = kf_f16_to_f32(a_8_.v[2]);
@@ -933,7 +949,7 @@ gemv_f16_f16_f32(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x_, f
                         xs_8_[6u] = kf_f16_to_f32(a_8_.v[6]);
                         xs_8_[7u] = kf_f16_to_f32(a_8_.v[7]);
                         kf_u32x4 t1528_ = wb_[3u];
-                        kf_f16x8 wh_8_ = kf_bitcast<kf_f16x8>(t1528_);
+                        kf_f16x8 wh_8_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1528_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1528_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1528_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1528_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1528_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1528_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1528_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1528_, 3u), 16u))}};
                         acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_8_.v[7]), xs_8_[7u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[6]), xs_8_[6u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[5]), xs_8_[5u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[4]), xs_8_[4u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[3]), xs_8_[3u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[2]), xs_8_[2u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[1]), xs_8_[1u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[0]), xs_8_[0u], acc_[0u]))))))));
                     }
                     unsigned t1602_ = ck_ + 1u;
@@ -1042,7 +1058,7 @@ gemv_f16_f16_f32(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x_, f
                         xs_9_[6u] = kf_f16_to_f32(a_9_.v[6]);
                         xs_9_[7u] = kf_f16_to_f32(a_9_.v[7]);
                         kf_u32x4 t1859_ = wr_[0u];
-                        kf_f16x8 wh_9_ = kf_bitcast<kf_f16x8>(t1859_);
+                        kf_f16x8 wh_9_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1859_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1859_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1859_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1859_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1859_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1859_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1859_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1859_, 3u), 16u))}};
                         acc_2_[0u] = __fmaf_rn(kf_f16_to_f32(wh_9_.v[7]), xs_9_[7u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[6]), xs_9_[6u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[5]), xs_9_[5u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[4]), xs_9_[4u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[3]), xs_9_[3u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[2]), xs_9_[2u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[1]), xs_9_[1u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[0]), xs_9_[0u], acc_2_[0u]))))))));
                     }
                     unsigned v_22_ = (base_ + 32u) + lane_2_;
@@ -1057,7 +1073,7 @@ gemv_f16_f16_f32(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x_, f
                         xs_10_[6u] = kf_f16_to_f32(a_10_.v[6]);
                         xs_10_[7u] = kf_f16_to_f32(a_10_.v[7]);
                         kf_u32x4 t1986_ = wr_[1u];
-                        kf_f16x8 wh_10_ = kf_bitcast<kf_f16x8>(t1986_);
+                        kf_f16x8 wh_10_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1986_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1986_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1986_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1986_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1986_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1986_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1986_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1986_, 3u), 16u))}};
                         acc_2_[0u] = __fmaf_rn(kf_f16_to_f32(wh_10_.v[7]), xs_10_[7u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[6]), xs_10_[6u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[5]), xs_10_[5u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[4]), xs_10_[4u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[3]), xs_10_[3u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[2]), xs_10_[2u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[1]), xs_10_[1u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[0]), xs_10_[0u], acc_2_[0u]))))))));
                     }
                     unsigned v_23_ = (base_ + 64u) + lane_2_;
@@ -1072,7 +1088,7 @@ gemv_f16_f16_f32(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x_, f
                         xs_11_[6u] = kf_f16_to_f32(a_11_.v[6]);
                         xs_11_[7u] = kf_f16_to_f32(a_11_.v[7]);
                         kf_u32x4 t2113_ = wr_[2u];
-                        kf_f16x8 wh_11_ = kf_bitcast<kf_f16x8>(t2113_);
+                        kf_f16x8 wh_11_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2113_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2113_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2113_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2113_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2113_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2113_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2113_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2113_, 3u), 16u))}};
                         acc_2_[0u] = __fmaf_rn(kf_f16_to_f32(wh_11_.v[7]), xs_11_[7u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[6]), xs_11_[6u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[5]), xs_11_[5u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[4]), xs_11_[4u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[3]), xs_11_[3u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[2]), xs_11_[2u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[1]), xs_11_[1u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[0]), xs_11_[0u], acc_2_[0u]))))))));
                     }
                     unsigned v_24_ = (base_ + 96u) + lane_2_;
@@ -1087,7 +1103,7 @@ gemv_f16_f16_f32(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x_, f
                         xs_12_[6u] = kf_f16_to_f32(a_12_.v[6]);
                         xs_12_[7u] = kf_f16_to_f32(a_12_.v[7]);
                         kf_u32x4 t2240_ = wr_[3u];
-                        kf_f16x8 wh_12_ = kf_bitcast<kf_f16x8>(t2240_);
+                        kf_f16x8 wh_12_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2240_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2240_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2240_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2240_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2240_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2240_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2240_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2240_, 3u), 16u))}};
                         acc_2_[0u] = __fmaf_rn(kf_f16_to_f32(wh_12_.v[7]), xs_12_[7u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[6]), xs_12_[6u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[5]), xs_12_[5u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[4]), xs_12_[4u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[3]), xs_12_[3u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[2]), xs_12_[2u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[1]), xs_12_[1u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[0]), xs_12_[0u], acc_2_[0u]))))))));
                     }
                 }
@@ -1238,7 +1254,7 @@ gemv_f16_f32_f16(const kf_f16* __restrict__ w_, const float* __restrict__ x_, kf
                         xs_[3u] = a_.v[3];
                         xs_[7u] = b_.v[3];
                         kf_u32x4 t326_ = wb_[4u];
-                        kf_f16x8 wh_ = kf_bitcast<kf_f16x8>(t326_);
+                        kf_f16x8 wh_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t326_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t326_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t326_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t326_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t326_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t326_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t326_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t326_, 3u), 16u))}};
                         acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_.v[7]), xs_[7u], __fmaf_rn(kf_f16_to_f32(wh_.v[6]), xs_[6u], __fmaf_rn(kf_f16_to_f32(wh_.v[5]), xs_[5u], __fmaf_rn(kf_f16_to_f32(wh_.v[4]), xs_[4u], __fmaf_rn(kf_f16_to_f32(wh_.v[3]), xs_[3u], __fmaf_rn(kf_f16_to_f32(wh_.v[2]), xs_[2u], __fmaf_rn(kf_f16_to_f32(wh_.v[1]), xs_[1u], __fmaf_rn(kf_f16_to_f32(wh_.v[0]), xs_[0u], acc_[0u]))))))));
                     }
                     unsigned v_6_ = (((ck_ << 5u) << 2u) + 32u) + lane_;
@@ -1256,7 +1272,7 @@ gemv_f16_f32_f16(const kf_f16* __restrict__ w_, const float* __restrict__ x_, kf
                         xs_2_[3u] = a_2_.v[3];
                         xs_2_[7u] = b_2_.v[3];
                         kf_u32x4 t457_ = wb_[5u];
-                        kf_f16x8 wh_2_ = kf_bitcast<kf_f16x8>(t457_);
+                        kf_f16x8 wh_2_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t457_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t457_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t457_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t457_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t457_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t457_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t457_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t457_, 3u), 16u))}};
                         acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_2_.v[7]), xs_2_[7u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[6]), xs_2_[6u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[5]), xs_2_[5u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[4]), xs_2_[4u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[3]), xs_2_[3u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[2]), xs_2_[2u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[1]), xs_2_[1u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[0]), xs_2_[0u], acc_[0u]))))))));
                     }
                     unsigned v_7_ = (((ck_ << 5u) << 2u) + 64u) + lane_;
@@ -1274,7 +1290,7 @@ gemv_f16_f32_f16(const kf_f16* __restrict__ w_, const float* __restrict__ x_, kf
                         xs_3_[3u] = a_3_.v[3];
                         xs_3_[7u] = b_3_.v[3];
                         kf_u32x4 t588_ = wb_[6u];
-                        kf_f16x8 wh_3_ = kf_bitcast<kf_f16x8>(t588_);
+                        kf_f16x8 wh_3_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t588_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t588_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t588_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t588_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t588_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t588_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t588_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t588_, 3u), 16u))}};
                         acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_3_.v[7]), xs_3_[7u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[6]), xs_3_[6u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[5]), xs_3_[5u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[4]), xs_3_[4u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[3]), xs_3_[3u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[2]), xs_3_[2u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[1]), xs_3_[1u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[0]), xs_3_[0u], acc_[0u]))))))));
                     }
                     unsigned v_8_ = (((ck_ << 5u) << 2u) + 96u) + lane_;
@@ -1292,7 +1308,7 @@ gemv_f16_f32_f16(const kf_f16* __restrict__ w_, const float* __restrict__ x_, kf
                         xs_4_[3u] = a_4_.v[3];
                         xs_4_[7u] = b_4_.v[3];
                         kf_u32x4 t719_ = wb_[7u];
-                        kf_f16x8 wh_4_ = kf_bitcast<kf_f16x8>(t719_);
+                        kf_f16x8 wh_4_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t719_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t719_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t719_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t719_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t719_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t719_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t719_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t719_, 3u), 16u))}};
                         acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_4_.v[7]), xs_4_[7u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[6]), xs_4_[6u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[5]), xs_4_[5u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[4]), xs_4_[4u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[3]), xs_4_[3u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[2]), xs_4_[2u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[1]), xs_4_[1u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[0]), xs_4_[0u], acc_[0u]))))))));
                     }
                     unsigned t793_ = ck_ + 1u;
@@ -1390,7 +1406,7 @@ gemv_f16_f32_f16(const kf_f16* __restrict__ w_, const float* __restrict__ x_, kf
                         xs_5_[3u] = a_5_.v[3];
                         xs_5_[7u] = b_5_.v[3];
                         kf_u32x4 t1135_ = wb_[0u];
-                        kf_f16x8 wh_5_ = kf_bitcast<kf_f16x8>(t1135_);
+                        kf_f16x8 wh_5_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1135_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1135_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1135_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1135_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1135_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1135_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1135_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1135_, 3u), 16u))}};
                         acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_5_.v[7]), xs_5_[7u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[6]), xs_5_[6u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[5]), xs_5_[5u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[4]), xs_5_[4u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[3]), xs_5_[3u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[2]), xs_5_[2u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[1]), xs_5_[1u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[0]), xs_5_[0u], acc_[0u]))))))));
                     }
                     unsigned v_14_ = (((ck_ << 5u) << 2u) + 32u) + lane_;
@@ -1408,7 +1424,7 @@ gemv_f16_f32_f16(const kf_f16* __restrict__ w_, const float* __restrict__ x_, kf
                         xs_6_[3u] = a_6_.v[3];
                         xs_6_[7u] = b_6_.v[3];
                         kf_u32x4 t1266_ = wb_[1u];
-                        kf_f16x8 wh_6_ = kf_bitcast<kf_f16x8>(t1266_);
+                        kf_f16x8 wh_6_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1266_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1266_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1266_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1266_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1266_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1266_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1266_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1266_, 3u), 16u))}};
                         acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_6_.v[7]), xs_6_[7u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[6]), xs_6_[6u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[5]), xs_6_[5u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[4]), xs_6_[4u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[3]), xs_6_[3u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[2]), xs_6_[2u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[1]), xs_6_[1u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[0]), xs_6_[0u], acc_[0u]))))))));
                     }
                     unsigned v_15_ = (((ck_ << 5u) << 2u) + 64u) + lane_;
@@ -1426,7 +1442,7 @@ gemv_f16_f32_f16(const kf_f16* __restrict__ w_, const float* __restrict__ x_, kf
                         xs_7_[3u] = a_7_.v[3];
                         xs_7_[7u] = b_7_.v[3];
                         kf_u32x4 t1397_ = wb_[2u];
-                        kf_f16x8 wh_7_ = kf_bitcast<kf_f16x8>(t1397_);
+                        kf_f16x8 wh_7_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1397_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1397_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1397_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1397_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1397_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1397_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1397_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1397_, 3u), 16u))}};
                         acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_7_.v[7]), xs_7_[7u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[6]), xs_7_[6u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[5]), xs_7_[5u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[4]), xs_7_[4u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[3]), xs_7_[3u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[2]), xs_7_[2u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[1]), xs_7_[1u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[0]), xs_7_[0u], acc_[0u]))))))));
                     }
                     unsigned v_16_ = (((ck_ << 5u) << 2u) + 96u) + lane_;
@@ -1444,7 +1460,7 @@ gemv_f16_f32_f16(const kf_f16* __restrict__ w_, const float* __restrict__ x_, kf
                         xs_8_[3u] = a_8_.v[3];
                         xs_8_[7u] = b_8_.v[3];
                         kf_u32x4 t1528_ = wb_[3u];
-                        kf_f16x8 wh_8_ = kf_bitcast<kf_f16x8>(t1528_);
+                        kf_f16x8 wh_8_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1528_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1528_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1528_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1528_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1528_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1528_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1528_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1528_, 3u), 16u))}};
                         acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_8_.v[7]), xs_8_[7u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[6]), xs_8_[6u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[5]), xs_8_[5u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[4]), xs_8_[4u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[3]), xs_8_[3u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[2]), xs_8_[2u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[1]), xs_8_[1u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[0]), xs_8_[0u], acc_[0u]))))))));
                     }
                     unsigned t1602_ = ck_ + 1u;
@@ -1556,7 +1572,7 @@ gemv_f16_f32_f16(const kf_f16* __restrict__ w_, const float* __restrict__ x_, kf
                         xs_9_[3u] = a_9_.v[3];
                         xs_9_[7u] = b_9_.v[3];
                         kf_u32x4 t1859_ = wr_[0u];
-                        kf_f16x8 wh_9_ = kf_bitcast<kf_f16x8>(t1859_);
+                        kf_f16x8 wh_9_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1859_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1859_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1859_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1859_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1859_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1859_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1859_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1859_, 3u), 16u))}};
                         acc_2_[0u] = __fmaf_rn(kf_f16_to_f32(wh_9_.v[7]), xs_9_[7u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[6]), xs_9_[6u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[5]), xs_9_[5u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[4]), xs_9_[4u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[3]), xs_9_[3u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[2]), xs_9_[2u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[1]), xs_9_[1u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[0]), xs_9_[0u], acc_2_[0u]))))))));
                     }
                     unsigned v_22_ = (base_ + 32u) + lane_2_;
@@ -1574,7 +1590,7 @@ gemv_f16_f32_f16(const kf_f16* __restrict__ w_, const float* __restrict__ x_, kf
                         xs_10_[3u] = a_10_.v[3];
                         xs_10_[7u] = b_10_.v[3];
                         kf_u32x4 t1986_ = wr_[1u];
-                        kf_f16x8 wh_10_ = kf_bitcast<kf_f16x8>(t1986_);
+                        kf_f16x8 wh_10_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1986_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1986_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1986_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1986_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1986_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1986_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1986_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1986_, 3u), 16u))}};
                         acc_2_[0u] = __fmaf_rn(kf_f16_to_f32(wh_10_.v[7]), xs_10_[7u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[6]), xs_10_[6u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[5]), xs_10_[5u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[4]), xs_10_[4u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[3]), xs_10_[3u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[2]), xs_10_[2u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[1]), xs_10_[1u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[0]), xs_10_[0u], acc_2_[0u]))))))));
                     }
                     unsigned v_23_ = (base_ + 64u) + lane_2_;
@@ -1592,7 +1608,7 @@ gemv_f16_f32_f16(const kf_f16* __restrict__ w_, const float* __restrict__ x_, kf
                         xs_11_[3u] = a_11_.v[3];
                         xs_11_[7u] = b_11_.v[3];
                         kf_u32x4 t2113_ = wr_[2u];
-                        kf_f16x8 wh_11_ = kf_bitcast<kf_f16x8>(t2113_);
+                        kf_f16x8 wh_11_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2113_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2113_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2113_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2113_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2113_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2113_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2113_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2113_, 3u), 16u))}};
                         acc_2_[0u] = __fmaf_rn(kf_f16_to_f32(wh_11_.v[7]), xs_11_[7u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[6]), xs_11_[6u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[5]), xs_11_[5u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[4]), xs_11_[4u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[3]), xs_11_[3u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[2]), xs_11_[2u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[1]), xs_11_[1u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[0]), xs_11_[0u], acc_2_[0u]))))))));
                     }
                     unsigned v_24_ = (base_ + 96u) + lane_2_;
@@ -1610,7 +1626,7 @@ gemv_f16_f32_f16(const kf_f16* __restrict__ w_, const float* __restrict__ x_, kf
                         xs_12_[3u] = a_12_.v[3];
                         xs_12_[7u] = b_12_.v[3];
                         kf_u32x4 t2240_ = wr_[3u];
-                        kf_f16x8 wh_12_ = kf_bitcast<kf_f16x8>(t2240_);
+                        kf_f16x8 wh_12_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2240_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2240_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2240_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2240_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2240_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2240_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2240_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2240_, 3u), 16u))}};
                         acc_2_[0u] = __fmaf_rn(kf_f16_to_f32(wh_12_.v[7]), xs_12_[7u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[6]), xs_12_[6u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[5]), xs_12_[5u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[4]), xs_12_[4u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[3]), xs_12_[3u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[2]), xs_12_[2u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[1]), xs_12_[1u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[0]), xs_12_[0u], acc_2_[0u]))))))));
                     }
                 }
@@ -1761,7 +1777,7 @@ gemv_f16_f32_f32(const kf_f16* __restrict__ w_, const float* __restrict__ x_, fl
                         xs_[3u] = a_.v[3];
                         xs_[7u] = b_.v[3];
                         kf_u32x4 t326_ = wb_[4u];
-                        kf_f16x8 wh_ = kf_bitcast<kf_f16x8>(t326_);
+                        kf_f16x8 wh_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t326_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t326_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t326_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t326_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t326_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t326_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t326_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t326_, 3u), 16u))}};
                         acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_.v[7]), xs_[7u], __fmaf_rn(kf_f16_to_f32(wh_.v[6]), xs_[6u], __fmaf_rn(kf_f16_to_f32(wh_.v[5]), xs_[5u], __fmaf_rn(kf_f16_to_f32(wh_.v[4]), xs_[4u], __fmaf_rn(kf_f16_to_f32(wh_.v[3]), xs_[3u], __fmaf_rn(kf_f16_to_f32(wh_.v[2]), xs_[2u], __fmaf_rn(kf_f16_to_f32(wh_.v[1]), xs_[1u], __fmaf_rn(kf_f16_to_f32(wh_.v[0]), xs_[0u], acc_[0u]))))))));
                     }
                     unsigned v_6_ = (((ck_ << 5u) << 2u) + 32u) + lane_;
@@ -1779,7 +1795,7 @@ gemv_f16_f32_f32(const kf_f16* __restrict__ w_, const float* __restrict__ x_, fl
                         xs_2_[3u] = a_2_.v[3];
                         xs_2_[7u] = b_2_.v[3];
                         kf_u32x4 t457_ = wb_[5u];
-                        kf_f16x8 wh_2_ = kf_bitcast<kf_f16x8>(t457_);
+                        kf_f16x8 wh_2_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t457_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t457_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t457_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t457_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t457_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t457_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t457_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t457_, 3u), 16u))}};
                         acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_2_.v[7]), xs_2_[7u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[6]), xs_2_[6u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[5]), xs_2_[5u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[4]), xs_2_[4u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[3]), xs_2_[3u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[2]), xs_2_[2u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[1]), xs_2_[1u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[0]), xs_2_[0u], acc_[0u]))))))));
                     }
                     unsigned v_7_ = (((ck_ << 5u) << 2u) + 64u) + lane_;
@@ -1797,7 +1813,7 @@ gemv_f16_f32_f32(const kf_f16* __restrict__ w_, const float* __restrict__ x_, fl
                         xs_3_[3u] = a_3_.v[3];
                         xs_3_[7u] = b_3_.v[3];
                         kf_u32x4 t588_ = wb_[6u];
-                        kf_f16x8 wh_3_ = kf_bitcast<kf_f16x8>(t588_);
+                        kf_f16x8 wh_3_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t588_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t588_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t588_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t588_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t588_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t588_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t588_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t588_, 3u), 16u))}};
                         acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_3_.v[7]), xs_3_[7u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[6]), xs_3_[6u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[5]), xs_3_[5u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[4]), xs_3_[4u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[3]), xs_3_[3u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[2]), xs_3_[2u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[1]), xs_3_[1u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[0]), xs_3_[0u], acc_[0u]))))))));
                     }
                     unsigned v_8_ = (((ck_ << 5u) << 2u) + 96u) + lane_;
@@ -1815,7 +1831,7 @@ gemv_f16_f32_f32(const kf_f16* __restrict__ w_, const float* __restrict__ x_, fl
                         xs_4_[3u] = a_4_.v[3];
                         xs_4_[7u] = b_4_.v[3];
                         kf_u32x4 t719_ = wb_[7u];
-                        kf_f16x8 wh_4_ = kf_bitcast<kf_f16x8>(t719_);
+                        kf_f16x8 wh_4_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t719_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t719_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t719_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t719_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t719_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t719_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t719_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t719_, 3u), 16u))}};
                         acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_4_.v[7]), xs_4_[7u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[6]), xs_4_[6u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[5]), xs_4_[5u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[4]), xs_4_[4u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[3]), xs_4_[3u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[2]), xs_4_[2u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[1]), xs_4_[1u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[0]), xs_4_[0u], acc_[0u]))))))));
                     }
                     unsigned t793_ = ck_ + 1u;
@@ -1913,7 +1929,7 @@ gemv_f16_f32_f32(const kf_f16* __restrict__ w_, const float* __restrict__ x_, fl
                         xs_5_[3u] = a_5_.v[3];
                         xs_5_[7u] = b_5_.v[3];
                         kf_u32x4 t1135_ = wb_[0u];
-                        kf_f16x8 wh_5_ = kf_bitcast<kf_f16x8>(t1135_);
+                        kf_f16x8 wh_5_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1135_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1135_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1135_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1135_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1135_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1135_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1135_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1135_, 3u), 16u))}};
                         acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_5_.v[7]), xs_5_[7u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[6]), xs_5_[6u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[5]), xs_5_[5u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[4]), xs_5_[4u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[3]), xs_5_[3u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[2]), xs_5_[2u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[1]), xs_5_[1u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[0]), xs_5_[0u], acc_[0u]))))))));
                     }
                     unsigned v_14_ = (((ck_ << 5u) << 2u) + 32u) + lane_;
@@ -1931,7 +1947,7 @@ gemv_f16_f32_f32(const kf_f16* __restrict__ w_, const float* __restrict__ x_, fl
                         xs_6_[3u] = a_6_.v[3];
                         xs_6_[7u] = b_6_.v[3];
                         kf_u32x4 t1266_ = wb_[1u];
-                        kf_f16x8 wh_6_ = kf_bitcast<kf_f16x8>(t1266_);
+                        kf_f16x8 wh_6_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1266_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1266_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1266_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1266_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1266_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1266_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1266_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1266_, 3u), 16u))}};
                         acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_6_.v[7]), xs_6_[7u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[6]), xs_6_[6u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[5]), xs_6_[5u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[4]), xs_6_[4u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[3]), xs_6_[3u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[2]), xs_6_[2u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[1]), xs_6_[1u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[0]), xs_6_[0u], acc_[0u]))))))));
                     }
                     unsigned v_15_ = (((ck_ << 5u) << 2u) + 64u) + lane_;
@@ -1949,7 +1965,7 @@ gemv_f16_f32_f32(const kf_f16* __restrict__ w_, const float* __restrict__ x_, fl
                         xs_7_[3u] = a_7_.v[3];
                         xs_7_[7u] = b_7_.v[3];
                         kf_u32x4 t1397_ = wb_[2u];
-                        kf_f16x8 wh_7_ = kf_bitcast<kf_f16x8>(t1397_);
+                        kf_f16x8 wh_7_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1397_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1397_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1397_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1397_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1397_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1397_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1397_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1397_, 3u), 16u))}};
                         acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_7_.v[7]), xs_7_[7u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[6]), xs_7_[6u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[5]), xs_7_[5u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[4]), xs_7_[4u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[3]), xs_7_[3u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[2]), xs_7_[2u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[1]), xs_7_[1u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[0]), xs_7_[0u], acc_[0u]))))))));
                     }
                     unsigned v_16_ = (((ck_ << 5u) << 2u) + 96u) + lane_;
@@ -1967,7 +1983,7 @@ gemv_f16_f32_f32(const kf_f16* __restrict__ w_, const float* __restrict__ x_, fl
                         xs_8_[3u] = a_8_.v[3];
                         xs_8_[7u] = b_8_.v[3];
                         kf_u32x4 t1528_ = wb_[3u];
-                        kf_f16x8 wh_8_ = kf_bitcast<kf_f16x8>(t1528_);
+                        kf_f16x8 wh_8_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1528_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1528_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1528_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1528_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1528_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1528_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1528_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1528_, 3u), 16u))}};
                         acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_8_.v[7]), xs_8_[7u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[6]), xs_8_[6u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[5]), xs_8_[5u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[4]), xs_8_[4u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[3]), xs_8_[3u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[2]), xs_8_[2u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[1]), xs_8_[1u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[0]), xs_8_[0u], acc_[0u]))))))));
                     }
                     unsigned t1602_ = ck_ + 1u;
@@ -2079,7 +2095,7 @@ gemv_f16_f32_f32(const kf_f16* __restrict__ w_, const float* __restrict__ x_, fl
                         xs_9_[3u] = a_9_.v[3];
                         xs_9_[7u] = b_9_.v[3];
                         kf_u32x4 t1859_ = wr_[0u];
-                        kf_f16x8 wh_9_ = kf_bitcast<kf_f16x8>(t1859_);
+                        kf_f16x8 wh_9_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1859_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1859_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1859_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1859_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1859_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1859_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1859_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1859_, 3u), 16u))}};
                         acc_2_[0u] = __fmaf_rn(kf_f16_to_f32(wh_9_.v[7]), xs_9_[7u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[6]), xs_9_[6u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[5]), xs_9_[5u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[4]), xs_9_[4u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[3]), xs_9_[3u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[2]), xs_9_[2u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[1]), xs_9_[1u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[0]), xs_9_[0u], acc_2_[0u]))))))));
                     }
                     unsigned v_22_ = (base_ + 32u) + lane_2_;
@@ -2097,7 +2113,7 @@ gemv_f16_f32_f32(const kf_f16* __restrict__ w_, const float* __restrict__ x_, fl
                         xs_10_[3u] = a_10_.v[3];
                         xs_10_[7u] = b_10_.v[3];
                         kf_u32x4 t1986_ = wr_[1u];
-                        kf_f16x8 wh_10_ = kf_bitcast<kf_f16x8>(t1986_);
+                        kf_f16x8 wh_10_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1986_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1986_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1986_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1986_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1986_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1986_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1986_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1986_, 3u), 16u))}};
                         acc_2_[0u] = __fmaf_rn(kf_f16_to_f32(wh_10_.v[7]), xs_10_[7u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[6]), xs_10_[6u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[5]), xs_10_[5u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[4]), xs_10_[4u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[3]), xs_10_[3u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[2]), xs_10_[2u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[1]), xs_10_[1u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[0]), xs_10_[0u], acc_2_[0u]))))))));
                     }
                     unsigned v_23_ = (base_ + 64u) + lane_2_;
@@ -2115,7 +2131,7 @@ gemv_f16_f32_f32(const kf_f16* __restrict__ w_, const float* __restrict__ x_, fl
                         xs_11_[3u] = a_11_.v[3];
                         xs_11_[7u] = b_11_.v[3];
                         kf_u32x4 t2113_ = wr_[2u];
-                        kf_f16x8 wh_11_ = kf_bitcast<kf_f16x8>(t2113_);
+                        kf_f16x8 wh_11_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2113_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2113_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2113_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2113_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2113_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2113_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2113_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2113_, 3u), 16u))}};
                         acc_2_[0u] = __fmaf_rn(kf_f16_to_f32(wh_11_.v[7]), xs_11_[7u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[6]), xs_11_[6u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[5]), xs_11_[5u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[4]), xs_11_[4u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[3]), xs_11_[3u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[2]), xs_11_[2u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[1]), xs_11_[1u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[0]), xs_11_[0u], acc_2_[0u]))))))));
                     }
                     unsigned v_24_ = (base_ + 96u) + lane_2_;
@@ -2133,7 +2149,7 @@ gemv_f16_f32_f32(const kf_f16* __restrict__ w_, const float* __restrict__ x_, fl
                         xs_12_[3u] = a_12_.v[3];
                         xs_12_[7u] = b_12_.v[3];
                         kf_u32x4 t2240_ = wr_[3u];
-                        kf_f16x8 wh_12_ = kf_bitcast<kf_f16x8>(t2240_);
+                        kf_f16x8 wh_12_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2240_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2240_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2240_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2240_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2240_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2240_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2240_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2240_, 3u), 16u))}};
                         acc_2_[0u] = __fmaf_rn(kf_f16_to_f32(wh_12_.v[7]), xs_12_[7u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[6]), xs_12_[6u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[5]), xs_12_[5u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[4]), xs_12_[4u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[3]), xs_12_[3u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[2]), xs_12_[2u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[1]), xs_12_[1u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[0]), xs_12_[0u], acc_2_[0u]))))))));
                     }
                 }
@@ -2267,7 +2283,7 @@ gemv_bf16_f16_f16(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__ x_,
                     unsigned v_5_ = ((ck_ << 5u) << 2u) + lane_;
                     if (v_5_ < nv_) {
                         kf_u32x4 t299_ = xb_[8u];
-                        kf_f16x8 a_ = kf_bitcast<kf_f16x8>(t299_);
+                        kf_f16x8 a_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t299_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t299_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t299_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t299_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t299_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t299_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t299_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t299_, 3u), 16u))}};
                         xs_[0u] = kf_f16_to_f32(a_.v[0]);
                         xs_[1u] = kf_f16_to_f32(a_.v[1]);
                         xs_[2u] = kf_f16_to_f32(a_.v[2]);
@@ -2277,13 +2293,13 @@ gemv_bf16_f16_f16(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__ x_,
                         xs_[6u] = kf_f16_to_f32(a_.v[6]);
                         xs_[7u] = kf_f16_to_f32(a_.v[7]);
                         kf_u32x4 t329_ = wb_[4u];
-                        kf_bf16x8 wbv_ = kf_bitcast<kf_bf16x8>(t329_);
+                        kf_bf16x8 wbv_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t329_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t329_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t329_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t329_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t329_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t329_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t329_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t329_, 3u), 16u))}};
                         acc_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_.v[7]), xs_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[6]), xs_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[5]), xs_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[4]), xs_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[3]), xs_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[2]), xs_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[1]), xs_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[0]), xs_[0u], acc_[0u]))))))));
                     }
                     unsigned v_6_ = (((ck_ << 5u) << 2u) + 32u) + lane_;
                     if (v_6_ < nv_) {
                         kf_u32x4 t430_ = xb_[10u];
-                        kf_f16x8 a_2_ = kf_bitcast<kf_f16x8>(t430_);
+                        kf_f16x8 a_2_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t430_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t430_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t430_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t430_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t430_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t430_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t430_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t430_, 3u), 16u))}};
                         xs_2_[0u] = kf_f16_to_f32(a_2_.v[0]);
                         xs_2_[1u] = kf_f16_to_f32(a_2_.v[1]);
                         xs_2_[2u] = kf_f16_to_f32(a_2_.v[2]);
@@ -2293,13 +2309,13 @@ gemv_bf16_f16_f16(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__ x_,
                         xs_2_[6u] = kf_f16_to_f32(a_2_.v[6]);
                         xs_2_[7u] = kf_f16_to_f32(a_2_.v[7]);
                         kf_u32x4 t460_ = wb_[5u];
-                        kf_bf16x8 wbv_2_ = kf_bitcast<kf_bf16x8>(t460_);
+                        kf_bf16x8 wbv_2_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t460_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t460_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t460_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t460_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t460_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t460_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t460_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t460_, 3u), 16u))}};
                         acc_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[7]), xs_2_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[6]), xs_2_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[5]), xs_2_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[4]), xs_2_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[3]), xs_2_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[2]), xs_2_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[1]), xs_2_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[0]), xs_2_[0u], acc_[0u]))))))));
                     }
                     unsigned v_7_ = (((ck_ << 5u) << 2u) + 64u) + lane_;
                     if (v_7_ < nv_) {
                         kf_u32x4 t561_ = xb_[12u];
-                        kf_f16x8 a_3_ = kf_bitcast<kf_f16x8>(t561_);
+                        kf_f16x8 a_3_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t561_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t561_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t561_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t561_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t561_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t561_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t561_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t561_, 3u), 16u))}};
                         xs_3_[0u] = kf_f16_to_f32(a_3_.v[0]);
                         xs_3_[1u] = kf_f16_to_f32(a_3_.v[1]);
                         xs_3_[2u] = kf_f16_to_f32(a_3_.v[2]);
@@ -2309,13 +2325,13 @@ gemv_bf16_f16_f16(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__ x_,
                         xs_3_[6u] = kf_f16_to_f32(a_3_.v[6]);
                         xs_3_[7u] = kf_f16_to_f32(a_3_.v[7]);
                         kf_u32x4 t591_ = wb_[6u];
-                        kf_bf16x8 wbv_3_ = kf_bitcast<kf_bf16x8>(t591_);
+                        kf_bf16x8 wbv_3_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t591_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t591_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t591_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t591_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t591_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t591_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t591_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t591_, 3u), 16u))}};
                         acc_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[7]), xs_3_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[6]), xs_3_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[5]), xs_3_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[4]), xs_3_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[3]), xs_3_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[2]), xs_3_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[1]), xs_3_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[0]), xs_3_[0u], acc_[0u]))))))));
                     }
                     unsigned v_8_ = (((ck_ << 5u) << 2u) + 96u) + lane_;
                     if (v_8_ < nv_) {
                         kf_u32x4 t692_ = xb_[14u];
-                        kf_f16x8 a_4_ = kf_bitcast<kf_f16x8>(t692_);
+                        kf_f16x8 a_4_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t692_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t692_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t692_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t692_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t692_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t692_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t692_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t692_, 3u), 16u))}};
                         xs_4_[0u] = kf_f16_to_f32(a_4_.v[0]);
                         xs_4_[1u] = kf_f16_to_f32(a_4_.v[1]);
                         xs_4_[2u] = kf_f16_to_f32(a_4_.v[2]);
@@ -2325,7 +2341,7 @@ gemv_bf16_f16_f16(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__ x_,
                         xs_4_[6u] = kf_f16_to_f32(a_4_.v[6]);
                         xs_4_[7u] = kf_f16_to_f32(a_4_.v[7]);
                         kf_u32x4 t722_ = wb_[7u];
-                        kf_bf16x8 wbv_4_ = kf_bitcast<kf_bf16x8>(t722_);
+                        kf_bf16x8 wbv_4_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t722_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t722_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t722_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t722_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t722_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t722_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t722_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t722_, 3u), 16u))}};
                         acc_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[7]), xs_4_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[6]), xs_4_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[5]), xs_4_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[4]), xs_4_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[3]), xs_4_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[2]), xs_4_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[1]), xs_4_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[0]), xs_4_[0u], acc_[0u]))))))));
                     }
                     unsigned t793_ = ck_ + 1u;
@@ -2407,7 +2423,7 @@ gemv_bf16_f16_f16(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__ x_,
                     unsigned v_13_ = ((ck_ << 5u) << 2u) + lane_;
                     if (v_13_ < nv_) {
                         kf_u32x4 t1108_ = xb_[0u];
-                        kf_f16x8 a_5_ = kf_bitcast<kf_f16x8>(t1108_);
+                        kf_f16x8 a_5_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1108_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1108_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1108_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1108_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1108_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1108_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1108_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1108_, 3u), 16u))}};
                         xs_5_[0u] = kf_f16_to_f32(a_5_.v[0]);
                         xs_5_[1u] = kf_f16_to_f32(a_5_.v[1]);
                         xs_5_[2u] = kf_f16_to_f32(a_5_.v[2]);
@@ -2417,13 +2433,13 @@ gemv_bf16_f16_f16(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__ x_,
                         xs_5_[6u] = kf_f16_to_f32(a_5_.v[6]);
                         xs_5_[7u] = kf_f16_to_f32(a_5_.v[7]);
                         kf_u32x4 t1138_ = wb_[0u];
-                        kf_bf16x8 wbv_5_ = kf_bitcast<kf_bf16x8>(t1138_);
+                        kf_bf16x8 wbv_5_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t1138_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1138_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t1138_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1138_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t1138_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1138_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t1138_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1138_, 3u), 16u))}};
                         acc_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[7]), xs_5_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[6]), xs_5_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[5]), xs_5_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[4]), xs_5_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[3]), xs_5_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[2]), xs_5_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[1]), xs_5_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[0]), xs_5_[0u], acc_[0u]))))))));
                     }
                     unsigned v_14_ = (((ck_ << 5u) << 2u) + 32u) + lane_;
                     if (v_14_ < nv_) {
                         kf_u32x4 t1239_ = xb_[2u];
-                        kf_f16x8 a_6_ = kf_bitcast<kf_f16x8>(t1239_);
+                        kf_f16x8 a_6_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1239_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1239_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1239_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1239_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1239_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1239_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1239_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1239_, 3u), 16u))}};
                         xs_6_[0u] = kf_f16_to_f32(a_6_.v[0]);
                         xs_6_[1u] = kf_f16_to_f32(a_6_.v[1]);
                         xs_6_[2u] = kf_f16_to_f32(a_6_.v[2]);
@@ -2433,13 +2449,13 @@ gemv_bf16_f16_f16(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__ x_,
                         xs_6_[6u] = kf_f16_to_f32(a_6_.v[6]);
                         xs_6_[7u] = kf_f16_to_f32(a_6_.v[7]);
                         kf_u32x4 t1269_ = wb_[1u];
-                        kf_bf16x8 wbv_6_ = kf_bitcast<kf_bf16x8>(t1269_);
+                        kf_bf16x8 wbv_6_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t1269_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1269_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t1269_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1269_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t1269_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1269_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t1269_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1269_, 3u), 16u))}};
                         acc_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[7]), xs_6_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[6]), xs_6_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[5]), xs_6_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[4]), xs_6_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[3]), xs_6_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[2]), xs_6_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[1]), xs_6_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[0]), xs_6_[0u], acc_[0u]))))))));
                     }
                     unsigned v_15_ = (((ck_ << 5u) << 2u) + 64u) + lane_;
                     if (v_15_ < nv_) {
                         kf_u32x4 t1370_ = xb_[4u];
-                        kf_f16x8 a_7_ = kf_bitcast<kf_f16x8>(t1370_);
+                        kf_f16x8 a_7_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1370_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1370_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1370_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1370_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1370_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1370_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1370_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1370_, 3u), 16u))}};
                         xs_7_[0u] = kf_f16_to_f32(a_7_.v[0]);
                         xs_7_[1u] = kf_f16_to_f32(a_7_.v[1]);
                         xs_7_[2u] = kf_f16_to_f32(a_7_.v[2]);
@@ -2449,13 +2465,13 @@ gemv_bf16_f16_f16(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__ x_,
                         xs_7_[6u] = kf_f16_to_f32(a_7_.v[6]);
                         xs_7_[7u] = kf_f16_to_f32(a_7_.v[7]);
                         kf_u32x4 t1400_ = wb_[2u];
-                        kf_bf16x8 wbv_7_ = kf_bitcast<kf_bf16x8>(t1400_);
+                        kf_bf16x8 wbv_7_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t1400_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1400_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t1400_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1400_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t1400_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1400_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t1400_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1400_, 3u), 16u))}};
                         acc_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[7]), xs_7_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[6]), xs_7_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[5]), xs_7_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[4]), xs_7_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[3]), xs_7_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[2]), xs_7_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[1]), xs_7_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[0]), xs_7_[0u], acc_[0u]))))))));
                     }
                     unsigned v_16_ = (((ck_ << 5u) << 2u) + 96u) + lane_;
                     if (v_16_ < nv_) {
                         kf_u32x4 t1501_ = xb_[6u];
-                        kf_f16x8 a_8_ = kf_bitcast<kf_f16x8>(t1501_);
+                        kf_f16x8 a_8_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1501_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1501_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1501_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1501_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1501_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1501_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1501_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1501_, 3u), 16u))}};
                         xs_8_[0u] = kf_f16_to_f32(a_8_.v[0]);
                         xs_8_[1u] = kf_f16_to_f32(a_8_.v[1]);
                         xs_8_[2u] = kf_f16_to_f32(a_8_.v[2]);
@@ -2465,7 +2481,7 @@ gemv_bf16_f16_f16(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__ x_,
                         xs_8_[6u] = kf_f16_to_f32(a_8_.v[6]);
                         xs_8_[7u] = kf_f16_to_f32(a_8_.v[7]);
                         kf_u32x4 t1531_ = wb_[3u];
-                        kf_bf16x8 wbv_8_ = kf_bitcast<kf_bf16x8>(t1531_);
+                        kf_bf16x8 wbv_8_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t1531_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1531_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t1531_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1531_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t1531_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1531_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t1531_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1531_, 3u), 16u))}};
                         acc_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[7]), xs_8_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[6]), xs_8_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[5]), xs_8_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[4]), xs_8_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[3]), xs_8_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[2]), xs_8_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[1]), xs_8_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[0]), xs_8_[0u], acc_[0u]))))))));
                     }
                     unsigned t1602_ = ck_ + 1u;
@@ -2574,7 +2590,7 @@ gemv_bf16_f16_f16(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__ x_,
                         xs_9_[6u] = kf_f16_to_f32(a_9_.v[6]);
                         xs_9_[7u] = kf_f16_to_f32(a_9_.v[7]);
                         kf_u32x4 t1862_ = wr_[0u];
-                        kf_bf16x8 wb_2_ = kf_bitcast<kf_bf16x8>(t1862_);
+                        kf_bf16x8 wb_2_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t1862_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1862_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t1862_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1862_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t1862_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1862_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t1862_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1862_, 3u), 16u))}};
                         acc_2_[0u] = __fmaf_rn(kf_bf16_to_f32(wb_2_.v[7]), xs_9_[7u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[6]), xs_9_[6u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[5]), xs_9_[5u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[4]), xs_9_[4u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[3]), xs_9_[3u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[2]), xs_9_[2u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[1]), xs_9_[1u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[0]), xs_9_[0u], acc_2_[0u]))))))));
                     }
                     unsigned v_22_ = (base_ + 32u) + lane_2_;
@@ -2589,7 +2605,7 @@ gemv_bf16_f16_f16(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__ x_,
                         xs_10_[6u] = kf_f16_to_f32(a_10_.v[6]);
                         xs_10_[7u] = kf_f16_to_f32(a_10_.v[7]);
                         kf_u32x4 t1989_ = wr_[1u];
-                        kf_bf16x8 wb_3_ = kf_bitcast<kf_bf16x8>(t1989_);
+                        kf_bf16x8 wb_3_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t1989_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1989_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t1989_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1989_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t1989_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1989_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t1989_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1989_, 3u), 16u))}};
                         acc_2_[0u] = __fmaf_rn(kf_bf16_to_f32(wb_3_.v[7]), xs_10_[7u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[6]), xs_10_[6u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[5]), xs_10_[5u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[4]), xs_10_[4u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[3]), xs_10_[3u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[2]), xs_10_[2u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[1]), xs_10_[1u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[0]), xs_10_[0u], acc_2_[0u]))))))));
                     }
                     unsigned v_23_ = (base_ + 64u) + lane_2_;
@@ -2604,7 +2620,7 @@ gemv_bf16_f16_f16(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__ x_,
                         xs_11_[6u] = kf_f16_to_f32(a_11_.v[6]);
                         xs_11_[7u] = kf_f16_to_f32(a_11_.v[7]);
                         kf_u32x4 t2116_ = wr_[2u];
-                        kf_bf16x8 wb_4_ = kf_bitcast<kf_bf16x8>(t2116_);
+                        kf_bf16x8 wb_4_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t2116_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2116_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2116_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2116_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2116_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2116_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2116_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2116_, 3u), 16u))}};
                         acc_2_[0u] = __fmaf_rn(kf_bf16_to_f32(wb_4_.v[7]), xs_11_[7u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[6]), xs_11_[6u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[5]), xs_11_[5u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[4]), xs_11_[4u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[3]), xs_11_[3u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[2]), xs_11_[2u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[1]), xs_11_[1u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[0]), xs_11_[0u], acc_2_[0u]))))))));
                     }
                     unsigned v_24_ = (base_ + 96u) + lane_2_;
@@ -2619,7 +2635,7 @@ gemv_bf16_f16_f16(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__ x_,
                         xs_12_[6u] = kf_f16_to_f32(a_12_.v[6]);
                         xs_12_[7u] = kf_f16_to_f32(a_12_.v[7]);
                         kf_u32x4 t2243_ = wr_[3u];
-                        kf_bf16x8 wb_5_ = kf_bitcast<kf_bf16x8>(t2243_);
+                        kf_bf16x8 wb_5_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t2243_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2243_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2243_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2243_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2243_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2243_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2243_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2243_, 3u), 16u))}};
                         acc_2_[0u] = __fmaf_rn(kf_bf16_to_f32(wb_5_.v[7]), xs_12_[7u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[6]), xs_12_[6u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[5]), xs_12_[5u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[4]), xs_12_[4u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[3]), xs_12_[3u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[2]), xs_12_[2u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[1]), xs_12_[1u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[0]), xs_12_[0u], acc_2_[0u]))))))));
                     }
                 }
@@ -2753,7 +2769,7 @@ gemv_bf16_f16_f32(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__ x_,
                     unsigned v_5_ = ((ck_ << 5u) << 2u) + lane_;
                     if (v_5_ < nv_) {
                         kf_u32x4 t299_ = xb_[8u];
-                        kf_f16x8 a_ = kf_bitcast<kf_f16x8>(t299_);
+                        kf_f16x8 a_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t299_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t299_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t299_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t299_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t299_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t299_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t299_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t299_, 3u), 16u))}};
                         xs_[0u] = kf_f16_to_f32(a_.v[0]);
                         xs_[1u] = kf_f16_to_f32(a_.v[1]);
                         xs_[2u] = kf_f16_to_f32(a_.v[2]);
@@ -2763,13 +2779,13 @@ gemv_bf16_f16_f32(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__ x_,
                         xs_[6u] = kf_f16_to_f32(a_.v[6]);
                         xs_[7u] = kf_f16_to_f32(a_.v[7]);
                         kf_u32x4 t329_ = wb_[4u];
-                        kf_bf16x8 wbv_ = kf_bitcast<kf_bf16x8>(t329_);
+                        kf_bf16x8 wbv_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t329_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t329_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t329_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t329_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t329_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t329_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t329_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t329_, 3u), 16u))}};
                         acc_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_.v[7]), xs_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[6]), xs_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[5]), xs_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[4]), xs_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[3]), xs_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[2]), xs_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[1]), xs_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[0]), xs_[0u], acc_[0u]))))))));
                     }
                     unsigned v_6_ = (((ck_ << 5u) << 2u) + 32u) + lane_;
                     if (v_6_ < nv_) {
                         kf_u32x4 t430_ = xb_[10u];
-                        kf_f16x8 a_2_ = kf_bitcast<kf_f16x8>(t430_);
+                        kf_f16x8 a_2_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t430_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t430_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t430_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t430_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t430_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t430_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t430_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t430_, 3u), 16u))}};
                         xs_2_[0u] = kf_f16_to_f32(a_2_.v[0]);
                         xs_2_[1u] = kf_f16_to_f32(a_2_.v[1]);
                         xs_2_[2u] = kf_f16_to_f32(a_2_.v[2]);
@@ -2779,13 +2795,13 @@ gemv_bf16_f16_f32(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__ x_,
                         xs_2_[6u] = kf_f16_to_f32(a_2_.v[6]);
                         xs_2_[7u] = kf_f16_to_f32(a_2_.v[7]);
                         kf_u32x4 t460_ = wb_[5u];
-                        kf_bf16x8 wbv_2_ = kf_bitcast<kf_bf16x8>(t460_);
+                        kf_bf16x8 wbv_2_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t460_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t460_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t460_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t460_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t460_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t460_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t460_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t460_, 3u), 16u))}};
                         acc_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[7]), xs_2_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[6]), xs_2_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[5]), xs_2_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[4]), xs_2_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[3]), xs_2_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[2]), xs_2_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[1]), xs_2_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[0]), xs_2_[0u], acc_[0u]))))))));
                     }
                     unsigned v_7_ = (((ck_ << 5u) << 2u) + 64u) + lane_;
                     if (v_7_ < nv_) {
                         kf_u32x4 t561_ = xb_[12u];
-                        kf_f16x8 a_3_ = kf_bitcast<kf_f16x8>(t561_);
+                        kf_f16x8 a_3_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t561_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t561_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t561_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t561_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t561_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t561_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t561_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t561_, 3u), 16u))}};
                         xs_3_[0u] = kf_f16_to_f32(a_3_.v[0]);
                         xs_3_[1u] = kf_f16_to_f32(a_3_.v[1]);
                         xs_3_[2u] = kf_f16_to_f32(a_3_.v[2]);
@@ -2795,13 +2811,13 @@ gemv_bf16_f16_f32(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__ x_,
                         xs_3_[6u] = kf_f16_to_f32(a_3_.v[6]);
                         xs_3_[7u] = kf_f16_to_f32(a_3_.v[7]);
                         kf_u32x4 t591_ = wb_[6u];
-                        kf_bf16x8 wbv_3_ = kf_bitcast<kf_bf16x8>(t591_);
+                        kf_bf16x8 wbv_3_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t591_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t591_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t591_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t591_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t591_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t591_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t591_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t591_, 3u), 16u))}};
                         acc_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[7]), xs_3_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[6]), xs_3_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[5]), xs_3_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[4]), xs_3_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[3]), xs_3_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[2]), xs_3_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[1]), xs_3_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[0]), xs_3_[0u], acc_[0u]))))))));
                     }
                     unsigned v_8_ = (((ck_ << 5u) << 2u) + 96u) + lane_;
                     if (v_8_ < nv_) {
                         kf_u32x4 t692_ = xb_[14u];
-                        kf_f16x8 a_4_ = kf_bitcast<kf_f16x8>(t692_);
+                        kf_f16x8 a_4_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t692_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t692_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t692_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t692_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t692_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t692_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t692_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t692_, 3u), 16u))}};
                         xs_4_[0u] = kf_f16_to_f32(a_4_.v[0]);
                         xs_4_[1u] = kf_f16_to_f32(a_4_.v[1]);
                         xs_4_[2u] = kf_f16_to_f32(a_4_.v[2]);
@@ -2811,7 +2827,7 @@ gemv_bf16_f16_f32(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__ x_,
                         xs_4_[6u] = kf_f16_to_f32(a_4_.v[6]);
                         xs_4_[7u] = kf_f16_to_f32(a_4_.v[7]);
                         kf_u32x4 t722_ = wb_[7u];
-                        kf_bf16x8 wbv_4_ = kf_bitcast<kf_bf16x8>(t722_);
+                        kf_bf16x8 wbv_4_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t722_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t722_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t722_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t722_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t722_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t722_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t722_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t722_, 3u), 16u))}};
                         acc_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[7]), xs_4_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[6]), xs_4_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[5]), xs_4_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[4]), xs_4_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[3]), xs_4_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[2]), xs_4_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[1]), xs_4_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[0]), xs_4_[0u], acc_[0u]))))))));
                     }
                     unsigned t793_ = ck_ + 1u;
@@ -2893,7 +2909,7 @@ gemv_bf16_f16_f32(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__ x_,
                     unsigned v_13_ = ((ck_ << 5u) << 2u) + lane_;
                     if (v_13_ < nv_) {
                         kf_u32x4 t1108_ = xb_[0u];
-                        kf_f16x8 a_5_ = kf_bitcast<kf_f16x8>(t1108_);
+                        kf_f16x8 a_5_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1108_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1108_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1108_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1108_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1108_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1108_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1108_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1108_, 3u), 16u))}};
                         xs_5_[0u] = kf_f16_to_f32(a_5_.v[0]);
                         xs_5_[1u] = kf_f16_to_f32(a_5_.v[1]);
                         xs_5_[2u] = kf_f16_to_f32(a_5_.v[2]);
@@ -2903,13 +2919,13 @@ gemv_bf16_f16_f32(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__ x_,
                         xs_5_[6u] = kf_f16_to_f32(a_5_.v[6]);
                         xs_5_[7u] = kf_f16_to_f32(a_5_.v[7]);
                         kf_u32x4 t1138_ = wb_[0u];
-                        kf_bf16x8 wbv_5_ = kf_bitcast<kf_bf16x8>(t1138_);
+                        kf_bf16x8 wbv_5_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t1138_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1138_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t1138_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1138_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t1138_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1138_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t1138_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1138_, 3u), 16u))}};
                         acc_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[7]), xs_5_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[6]), xs_5_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[5]), xs_5_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[4]), xs_5_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[3]), xs_5_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[2]), xs_5_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[1]), xs_5_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[0]), xs_5_[0u], acc_[0u]))))))));
                     }
                     unsigned v_14_ = (((ck_ << 5u) << 2u) + 32u) + lane_;
                     if (v_14_ < nv_) {
                         kf_u32x4 t1239_ = xb_[2u];
-                        kf_f16x8 a_6_ = kf_bitcast<kf_f16x8>(t1239_);
+                        kf_f16x8 a_6_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1239_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1239_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1239_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1239_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1239_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1239_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1239_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1239_, 3u), 16u))}};
                         xs_6_[0u] = kf_f16_to_f32(a_6_.v[0]);
                         xs_6_[1u] = kf_f16_to_f32(a_6_.v[1]);
                         xs_6_[2u] = kf_f16_to_f32(a_6_.v[2]);
@@ -2919,13 +2935,13 @@ gemv_bf16_f16_f32(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__ x_,
                         xs_6_[6u] = kf_f16_to_f32(a_6_.v[6]);
                         xs_6_[7u] = kf_f16_to_f32(a_6_.v[7]);
                         kf_u32x4 t1269_ = wb_[1u];
-                        kf_bf16x8 wbv_6_ = kf_bitcast<kf_bf16x8>(t1269_);
+                        kf_bf16x8 wbv_6_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t1269_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1269_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t1269_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1269_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t1269_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1269_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t1269_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1269_, 3u), 16u))}};
                         acc_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[7]), xs_6_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[6]), xs_6_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[5]), xs_6_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[4]), xs_6_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[3]), xs_6_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[2]), xs_6_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[1]), xs_6_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[0]), xs_6_[0u], acc_[0u]))))))));
                     }
                     unsigned v_15_ = (((ck_ << 5u) << 2u) + 64u) + lane_;
                     if (v_15_ < nv_) {
                         kf_u32x4 t1370_ = xb_[4u];
-                        kf_f16x8 a_7_ = kf_bitcast<kf_f16x8>(t1370_);
+                        kf_f16x8 a_7_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1370_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1370_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1370_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1370_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1370_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1370_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1370_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1370_, 3u), 16u))}};
                         xs_7_[0u] = kf_f16_to_f32(a_7_.v[0]);
                         xs_7_[1u] = kf_f16_to_f32(a_7_.v[1]);
                         xs_7_[2u] = kf_f16_to_f32(a_7_.v[2]);
@@ -2935,13 +2951,13 @@ gemv_bf16_f16_f32(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__ x_,
                         xs_7_[6u] = kf_f16_to_f32(a_7_.v[6]);
                         xs_7_[7u] = kf_f16_to_f32(a_7_.v[7]);
                         kf_u32x4 t1400_ = wb_[2u];
-                        kf_bf16x8 wbv_7_ = kf_bitcast<kf_bf16x8>(t1400_);
+                        kf_bf16x8 wbv_7_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t1400_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1400_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t1400_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1400_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t1400_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1400_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t1400_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1400_, 3u), 16u))}};
                         acc_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[7]), xs_7_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[6]), xs_7_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[5]), xs_7_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[4]), xs_7_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[3]), xs_7_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[2]), xs_7_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[1]), xs_7_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[0]), xs_7_[0u], acc_[0u]))))))));
                     }
                     unsigned v_16_ = (((ck_ << 5u) << 2u) + 96u) + lane_;
                     if (v_16_ < nv_) {
                         kf_u32x4 t1501_ = xb_[6u];
-                        kf_f16x8 a_8_ = kf_bitcast<kf_f16x8>(t1501_);
+                        kf_f16x8 a_8_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1501_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1501_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1501_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1501_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1501_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1501_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1501_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1501_, 3u), 16u))}};
                         xs_8_[0u] = kf_f16_to_f32(a_8_.v[0]);
                         xs_8_[1u] = kf_f16_to_f32(a_8_.v[1]);
                         xs_8_[2u] = kf_f16_to_f32(a_8_.v[2]);
@@ -2951,7 +2967,7 @@ gemv_bf16_f16_f32(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__ x_,
                         xs_8_[6u] = kf_f16_to_f32(a_8_.v[6]);
                         xs_8_[7u] = kf_f16_to_f32(a_8_.v[7]);
                         kf_u32x4 t1531_ = wb_[3u];
-                        kf_bf16x8 wbv_8_ = kf_bitcast<kf_bf16x8>(t1531_);
+                        kf_bf16x8 wbv_8_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t1531_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1531_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t1531_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1531_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t1531_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1531_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t1531_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1531_, 3u), 16u))}};
                         acc_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[7]), xs_8_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[6]), xs_8_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[5]), xs_8_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[4]), xs_8_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[3]), xs_8_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[2]), xs_8_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[1]), xs_8_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[0]), xs_8_[0u], acc_[0u]))))))));
                     }
                     unsigned t1602_ = ck_ + 1u;
@@ -3060,7 +3076,7 @@ gemv_bf16_f16_f32(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__ x_,
                         xs_9_[6u] = kf_f16_to_f32(a_9_.v[6]);
                         xs_9_[7u] = kf_f16_to_f32(a_9_.v[7]);
                         kf_u32x4 t1862_ = wr_[0u];
-                        kf_bf16x8 wb_2_ = kf_bitcast<kf_bf16x8>(t1862_);
+                        kf_bf16x8 wb_2_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t1862_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1862_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t1862_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1862_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t1862_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1862_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t1862_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1862_, 3u), 16u))}};
                         acc_2_[0u] = __fmaf_rn(kf_bf16_to_f32(wb_2_.v[7]), xs_9_[7u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[6]), xs_9_[6u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[5]), xs_9_[5u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[4]), xs_9_[4u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[3]), xs_9_[3u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[2]), xs_9_[2u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[1]), xs_9_[1u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[0]), xs_9_[0u], acc_2_[0u]))))))));
                     }
                     unsigned v_22_ = (base_ + 32u) + lane_2_;
@@ -3075,7 +3091,7 @@ gemv_bf16_f16_f32(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__ x_,
                         xs_10_[6u] = kf_f16_to_f32(a_10_.v[6]);
                         xs_10_[7u] = kf_f16_to_f32(a_10_.v[7]);
                         kf_u32x4 t1989_ = wr_[1u];
-                        kf_bf16x8 wb_3_ = kf_bitcast<kf_bf16x8>(t1989_);
+                        kf_bf16x8 wb_3_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t1989_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1989_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t1989_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1989_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t1989_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1989_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t1989_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1989_, 3u), 16u))}};
                         acc_2_[0u] = __fmaf_rn(kf_bf16_to_f32(wb_3_.v[7]), xs_10_[7u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[6]), xs_10_[6u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[5]), xs_10_[5u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[4]), xs_10_[4u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[3]), xs_10_[3u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[2]), xs_10_[2u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[1]), xs_10_[1u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[0]), xs_10_[0u], acc_2_[0u]))))))));
                     }
                     unsigned v_23_ = (base_ + 64u) + lane_2_;
@@ -3090,7 +3106,7 @@ gemv_bf16_f16_f32(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__ x_,
                         xs_11_[6u] = kf_f16_to_f32(a_11_.v[6]);
                         xs_11_[7u] = kf_f16_to_f32(a_11_.v[7]);
                         kf_u32x4 t2116_ = wr_[2u];
-                        kf_bf16x8 wb_4_ = kf_bitcast<kf_bf16x8>(t2116_);
+                        kf_bf16x8 wb_4_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t2116_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2116_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2116_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2116_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2116_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2116_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2116_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2116_, 3u), 16u))}};
                         acc_2_[0u] = __fmaf_rn(kf_bf16_to_f32(wb_4_.v[7]), xs_11_[7u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[6]), xs_11_[6u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[5]), xs_11_[5u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[4]), xs_11_[4u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[3]), xs_11_[3u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[2]), xs_11_[2u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[1]), xs_11_[1u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[0]), xs_11_[0u], acc_2_[0u]))))))));
                     }
                     unsigned v_24_ = (base_ + 96u) + lane_2_;
@@ -3105,7 +3121,7 @@ gemv_bf16_f16_f32(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__ x_,
                         xs_12_[6u] = kf_f16_to_f32(a_12_.v[6]);
                         xs_12_[7u] = kf_f16_to_f32(a_12_.v[7]);
                         kf_u32x4 t2243_ = wr_[3u];
-                        kf_bf16x8 wb_5_ = kf_bitcast<kf_bf16x8>(t2243_);
+                        kf_bf16x8 wb_5_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t2243_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2243_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2243_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2243_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2243_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2243_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2243_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2243_, 3u), 16u))}};
                         acc_2_[0u] = __fmaf_rn(kf_bf16_to_f32(wb_5_.v[7]), xs_12_[7u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[6]), xs_12_[6u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[5]), xs_12_[5u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[4]), xs_12_[4u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[3]), xs_12_[3u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[2]), xs_12_[2u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[1]), xs_12_[1u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[0]), xs_12_[0u], acc_2_[0u]))))))));
                     }
                 }
@@ -3256,7 +3272,7 @@ gemv_bf16_f32_f16(const kf_bf16* __restrict__ w_, const float* __restrict__ x_, 
                         xs_[3u] = a_.v[3];
                         xs_[7u] = b_.v[3];
                         kf_u32x4 t329_ = wb_[4u];
-                        kf_bf16x8 wbv_ = kf_bitcast<kf_bf16x8>(t329_);
+                        kf_bf16x8 wbv_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t329_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t329_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t329_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t329_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t329_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t329_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t329_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t329_, 3u), 16u))}};
                         acc_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_.v[7]), xs_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[6]), xs_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[5]), xs_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[4]), xs_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[3]), xs_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[2]), xs_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[1]), xs_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[0]), xs_[0u], acc_[0u]))))))));
                     }
                     unsigned v_6_ = (((ck_ << 5u) << 2u) + 32u) + lane_;
@@ -3274,7 +3290,7 @@ gemv_bf16_f32_f16(const kf_bf16* __restrict__ w_, const float* __restrict__ x_, 
                         xs_2_[3u] = a_2_.v[3];
                         xs_2_[7u] = b_2_.v[3];
                         kf_u32x4 t460_ = wb_[5u];
-                        kf_bf16x8 wbv_2_ = kf_bitcast<kf_bf16x8>(t460_);
+                        kf_bf16x8 wbv_2_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t460_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t460_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t460_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t460_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t460_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t460_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t460_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t460_, 3u), 16u))}};
                         acc_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[7]), xs_2_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[6]), xs_2_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[5]), xs_2_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[4]), xs_2_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[3]), xs_2_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[2]), xs_2_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[1]), xs_2_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[0]), xs_2_[0u], acc_[0u]))))))));
                     }
                     unsigned v_7_ = (((ck_ << 5u) << 2u) + 64u) + lane_;
@@ -3292,7 +3308,7 @@ gemv_bf16_f32_f16(const kf_bf16* __restrict__ w_, const float* __restrict__ x_, 
                         xs_3_[3u] = a_3_.v[3];
                         xs_3_[7u] = b_3_.v[3];
                         kf_u32x4 t591_ = wb_[6u];
-                        kf_bf16x8 wbv_3_ = kf_bitcast<kf_bf16x8>(t591_);
+                        kf_bf16x8 wbv_3_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t591_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t591_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t591_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t591_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t591_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t591_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t591_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t591_, 3u), 16u))}};
                         acc_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[7]), xs_3_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[6]), xs_3_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[5]), xs_3_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[4]), xs_3_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[3]), xs_3_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[2]), xs_3_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[1]), xs_3_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[0]), xs_3_[0u], acc_[0u]))))))));
                     }
                     unsigned v_8_ = (((ck_ << 5u) << 2u) + 96u) + lane_;
@@ -3310,7 +3326,7 @@ gemv_bf16_f32_f16(const kf_bf16* __restrict__ w_, const float* __restrict__ x_, 
                         xs_4_[3u] = a_4_.v[3];
                         xs_4_[7u] = b_4_.v[3];
                         kf_u32x4 t722_ = wb_[7u];
-                        kf_bf16x8 wbv_4_ = kf_bitcast<kf_bf16x8>(t722_);
+                        kf_bf16x8 wbv_4_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t722_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t722_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t722_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t722_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t722_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t722_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t722_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t722_, 3u), 16u))}};
                         acc_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[7]), xs_4_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[6]), xs_4_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[5]), xs_4_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[4]), xs_4_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[3]), xs_4_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[2]), xs_4_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[1]), xs_4_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[0]), xs_4_[0u], acc_[0u]))))))));
                     }
                     unsigned t793_ = ck_ + 1u;
@@ -3408,7 +3424,7 @@ gemv_bf16_f32_f16(const kf_bf16* __restrict__ w_, const float* __restrict__ x_, 
                         xs_5_[3u] = a_5_.v[3];
                         xs_5_[7u] = b_5_.v[3];
                         kf_u32x4 t1138_ = wb_[0u];
-                        kf_bf16x8 wbv_5_ = kf_bitcast<kf_bf16x8>(t1138_);
+                        kf_bf16x8 wbv_5_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t1138_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1138_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t1138_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1138_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t1138_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1138_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t1138_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1138_, 3u), 16u))}};
                         acc_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[7]), xs_5_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[6]), xs_5_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[5]), xs_5_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[4]), xs_5_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[3]), xs_5_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[2]), xs_5_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[1]), xs_5_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[0]), xs_5_[0u], acc_[0u]))))))));
                     }
                     unsigned v_14_ = (((ck_ << 5u) << 2u) + 32u) + lane_;
@@ -3426,7 +3442,7 @@ gemv_bf16_f32_f16(const kf_bf16* __restrict__ w_, const float* __restrict__ x_, 
                         xs_6_[3u] = a_6_.v[3];
                         xs_6_[7u] = b_6_.v[3];
                         kf_u32x4 t1269_ = wb_[1u];
-                        kf_bf16x8 wbv_6_ = kf_bitcast<kf_bf16x8>(t1269_);
+                        kf_bf16x8 wbv_6_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t1269_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1269_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t1269_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1269_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t1269_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1269_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t1269_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1269_, 3u), 16u))}};
                         acc_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[7]), xs_6_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[6]), xs_6_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[5]), xs_6_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[4]), xs_6_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[3]), xs_6_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[2]), xs_6_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[1]), xs_6_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[0]), xs_6_[0u], acc_[0u]))))))));
                     }
                     unsigned v_15_ = (((ck_ << 5u) << 2u) + 64u) + lane_;
@@ -3444,7 +3460,7 @@ gemv_bf16_f32_f16(const kf_bf16* __restrict__ w_, const float* __restrict__ x_, 
                         xs_7_[3u] = a_7_.v[3];
                         xs_7_[7u] = b_7_.v[3];
                         kf_u32x4 t1400_ = wb_[2u];
-                        kf_bf16x8 wbv_7_ = kf_bitcast<kf_bf16x8>(t1400_);
+                        kf_bf16x8 wbv_7_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t1400_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1400_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t1400_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1400_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t1400_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1400_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t1400_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1400_, 3u), 16u))}};
                         acc_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[7]), xs_7_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[6]), xs_7_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[5]), xs_7_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[4]), xs_7_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[3]), xs_7_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[2]), xs_7_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[1]), xs_7_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[0]), xs_7_[0u], acc_[0u]))))))));
                     }
                     unsigned v_16_ = (((ck_ << 5u) << 2u) + 96u) + lane_;
@@ -3462,7 +3478,7 @@ gemv_bf16_f32_f16(const kf_bf16* __restrict__ w_, const float* __restrict__ x_, 
                         xs_8_[3u] = a_8_.v[3];
                         xs_8_[7u] = b_8_.v[3];
                         kf_u32x4 t1531_ = wb_[3u];
-                        kf_bf16x8 wbv_8_ = kf_bitcast<kf_bf16x8>(t1531_);
+                        kf_bf16x8 wbv_8_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t1531_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1531_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t1531_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1531_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t1531_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1531_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t1531_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1531_, 3u), 16u))}};
                         acc_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[7]), xs_8_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[6]), xs_8_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[5]), xs_8_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[4]), xs_8_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[3]), xs_8_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[2]), xs_8_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[1]), xs_8_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[0]), xs_8_[0u], acc_[0u]))))))));
                     }
                     unsigned t1602_ = ck_ + 1u;
@@ -3574,7 +3590,7 @@ gemv_bf16_f32_f16(const kf_bf16* __restrict__ w_, const float* __restrict__ x_, 
                         xs_9_[3u] = a_9_.v[3];
                         xs_9_[7u] = b_9_.v[3];
                         kf_u32x4 t1862_ = wr_[0u];
-                        kf_bf16x8 wb_2_ = kf_bitcast<kf_bf16x8>(t1862_);
+                        kf_bf16x8 wb_2_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t1862_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1862_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t1862_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1862_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t1862_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1862_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t1862_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1862_, 3u), 16u))}};
                         acc_2_[0u] = __fmaf_rn(kf_bf16_to_f32(wb_2_.v[7]), xs_9_[7u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[6]), xs_9_[6u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[5]), xs_9_[5u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[4]), xs_9_[4u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[3]), xs_9_[3u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[2]), xs_9_[2u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[1]), xs_9_[1u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[0]), xs_9_[0u], acc_2_[0u]))))))));
                     }
                     unsigned v_22_ = (base_ + 32u) + lane_2_;
@@ -3592,7 +3608,7 @@ gemv_bf16_f32_f16(const kf_bf16* __restrict__ w_, const float* __restrict__ x_, 
                         xs_10_[3u] = a_10_.v[3];
                         xs_10_[7u] = b_10_.v[3];
                         kf_u32x4 t1989_ = wr_[1u];
-                        kf_bf16x8 wb_3_ = kf_bitcast<kf_bf16x8>(t1989_);
+                        kf_bf16x8 wb_3_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t1989_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1989_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t1989_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1989_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t1989_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1989_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t1989_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1989_, 3u), 16u))}};
                         acc_2_[0u] = __fmaf_rn(kf_bf16_to_f32(wb_3_.v[7]), xs_10_[7u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[6]), xs_10_[6u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[5]), xs_10_[5u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[4]), xs_10_[4u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[3]), xs_10_[3u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[2]), xs_10_[2u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[1]), xs_10_[1u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[0]), xs_10_[0u], acc_2_[0u]))))))));
                     }
                     unsigned v_23_ = (base_ + 64u) + lane_2_;
@@ -3610,7 +3626,7 @@ gemv_bf16_f32_f16(const kf_bf16* __restrict__ w_, const float* __restrict__ x_, 
                         xs_11_[3u] = a_11_.v[3];
                         xs_11_[7u] = b_11_.v[3];
                         kf_u32x4 t2116_ = wr_[2u];
-                        kf_bf16x8 wb_4_ = kf_bitcast<kf_bf16x8>(t2116_);
+                        kf_bf16x8 wb_4_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t2116_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2116_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2116_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2116_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2116_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2116_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2116_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2116_, 3u), 16u))}};
                         acc_2_[0u] = __fmaf_rn(kf_bf16_to_f32(wb_4_.v[7]), xs_11_[7u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[6]), xs_11_[6u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[5]), xs_11_[5u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[4]), xs_11_[4u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[3]), xs_11_[3u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[2]), xs_11_[2u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[1]), xs_11_[1u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[0]), xs_11_[0u], acc_2_[0u]))))))));
                     }
                     unsigned v_24_ = (base_ + 96u) + lane_2_;
@@ -3628,7 +3644,7 @@ gemv_bf16_f32_f16(const kf_bf16* __restrict__ w_, const float* __restrict__ x_, 
                         xs_12_[3u] = a_12_.v[3];
                         xs_12_[7u] = b_12_.v[3];
                         kf_u32x4 t2243_ = wr_[3u];
-                        kf_bf16x8 wb_5_ = kf_bitcast<kf_bf16x8>(t2243_);
+                        kf_bf16x8 wb_5_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t2243_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2243_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2243_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2243_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2243_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2243_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2243_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2243_, 3u), 16u))}};
                         acc_2_[0u] = __fmaf_rn(kf_bf16_to_f32(wb_5_.v[7]), xs_12_[7u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[6]), xs_12_[6u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[5]), xs_12_[5u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[4]), xs_12_[4u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[3]), xs_12_[3u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[2]), xs_12_[2u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[1]), xs_12_[1u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[0]), xs_12_[0u], acc_2_[0u]))))))));
                     }
                 }
@@ -3779,7 +3795,7 @@ gemv_bf16_f32_f32(const kf_bf16* __restrict__ w_, const float* __restrict__ x_, 
                         xs_[3u] = a_.v[3];
                         xs_[7u] = b_.v[3];
                         kf_u32x4 t329_ = wb_[4u];
-                        kf_bf16x8 wbv_ = kf_bitcast<kf_bf16x8>(t329_);
+                        kf_bf16x8 wbv_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t329_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t329_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t329_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t329_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t329_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t329_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t329_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t329_, 3u), 16u))}};
                         acc_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_.v[7]), xs_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[6]), xs_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[5]), xs_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[4]), xs_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[3]), xs_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[2]), xs_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[1]), xs_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[0]), xs_[0u], acc_[0u]))))))));
                     }
                     unsigned v_6_ = (((ck_ << 5u) << 2u) + 32u) + lane_;
@@ -3797,7 +3813,7 @@ gemv_bf16_f32_f32(const kf_bf16* __restrict__ w_, const float* __restrict__ x_, 
                         xs_2_[3u] = a_2_.v[3];
                         xs_2_[7u] = b_2_.v[3];
                         kf_u32x4 t460_ = wb_[5u];
-                        kf_bf16x8 wbv_2_ = kf_bitcast<kf_bf16x8>(t460_);
+                        kf_bf16x8 wbv_2_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t460_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t460_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t460_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t460_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t460_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t460_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t460_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t460_, 3u), 16u))}};
                         acc_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[7]), xs_2_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[6]), xs_2_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[5]), xs_2_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[4]), xs_2_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[3]), xs_2_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[2]), xs_2_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[1]), xs_2_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[0]), xs_2_[0u], acc_[0u]))))))));
                     }
                     unsigned v_7_ = (((ck_ << 5u) << 2u) + 64u) + lane_;
@@ -3815,7 +3831,7 @@ gemv_bf16_f32_f32(const kf_bf16* __restrict__ w_, const float* __restrict__ x_, 
                         xs_3_[3u] = a_3_.v[3];
                         xs_3_[7u] = b_3_.v[3];
                         kf_u32x4 t591_ = wb_[6u];
-                        kf_bf16x8 wbv_3_ = kf_bitcast<kf_bf16x8>(t591_);
+                        kf_bf16x8 wbv_3_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t591_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t591_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t591_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t591_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t591_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t591_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t591_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t591_, 3u), 16u))}};
                         acc_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[7]), xs_3_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[6]), xs_3_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[5]), xs_3_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[4]), xs_3_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[3]), xs_3_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[2]), xs_3_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[1]), xs_3_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[0]), xs_3_[0u], acc_[0u]))))))));
                     }
                     unsigned v_8_ = (((ck_ << 5u) << 2u) + 96u) + lane_;
@@ -3833,7 +3849,7 @@ gemv_bf16_f32_f32(const kf_bf16* __restrict__ w_, const float* __restrict__ x_, 
                         xs_4_[3u] = a_4_.v[3];
                         xs_4_[7u] = b_4_.v[3];
                         kf_u32x4 t722_ = wb_[7u];
-                        kf_bf16x8 wbv_4_ = kf_bitcast<kf_bf16x8>(t722_);
+                        kf_bf16x8 wbv_4_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t722_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t722_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t722_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t722_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t722_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t722_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t722_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t722_, 3u), 16u))}};
                         acc_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[7]), xs_4_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[6]), xs_4_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[5]), xs_4_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[4]), xs_4_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[3]), xs_4_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[2]), xs_4_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[1]), xs_4_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[0]), xs_4_[0u], acc_[0u]))))))));
                     }
                     unsigned t793_ = ck_ + 1u;
@@ -3931,7 +3947,7 @@ gemv_bf16_f32_f32(const kf_bf16* __restrict__ w_, const float* __restrict__ x_, 
                         xs_5_[3u] = a_5_.v[3];
                         xs_5_[7u] = b_5_.v[3];
                         kf_u32x4 t1138_ = wb_[0u];
-                        kf_bf16x8 wbv_5_ = kf_bitcast<kf_bf16x8>(t1138_);
+                        kf_bf16x8 wbv_5_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t1138_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1138_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t1138_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1138_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t1138_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1138_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t1138_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1138_, 3u), 16u))}};
                         acc_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[7]), xs_5_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[6]), xs_5_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[5]), xs_5_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[4]), xs_5_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[3]), xs_5_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[2]), xs_5_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[1]), xs_5_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[0]), xs_5_[0u], acc_[0u]))))))));
                     }
                     unsigned v_14_ = (((ck_ << 5u) << 2u) + 32u) + lane_;
@@ -3949,7 +3965,7 @@ gemv_bf16_f32_f32(const kf_bf16* __restrict__ w_, const float* __restrict__ x_, 
                         xs_6_[3u] = a_6_.v[3];
                         xs_6_[7u] = b_6_.v[3];
                         kf_u32x4 t1269_ = wb_[1u];
-                        kf_bf16x8 wbv_6_ = kf_bitcast<kf_bf16x8>(t1269_);
+                        kf_bf16x8 wbv_6_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t1269_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1269_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t1269_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1269_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t1269_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1269_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t1269_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1269_, 3u), 16u))}};
                         acc_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[7]), xs_6_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[6]), xs_6_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[5]), xs_6_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[4]), xs_6_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[3]), xs_6_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[2]), xs_6_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[1]), xs_6_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[0]), xs_6_[0u], acc_[0u]))))))));
                     }
                     unsigned v_15_ = (((ck_ << 5u) << 2u) + 64u) + lane_;
@@ -3967,7 +3983,7 @@ gemv_bf16_f32_f32(const kf_bf16* __restrict__ w_, const float* __restrict__ x_, 
                         xs_7_[3u] = a_7_.v[3];
                         xs_7_[7u] = b_7_.v[3];
                         kf_u32x4 t1400_ = wb_[2u];
-                        kf_bf16x8 wbv_7_ = kf_bitcast<kf_bf16x8>(t1400_);
+                        kf_bf16x8 wbv_7_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t1400_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1400_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t1400_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1400_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t1400_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1400_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t1400_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1400_, 3u), 16u))}};
                         acc_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[7]), xs_7_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[6]), xs_7_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[5]), xs_7_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[4]), xs_7_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[3]), xs_7_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[2]), xs_7_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[1]), xs_7_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[0]), xs_7_[0u], acc_[0u]))))))));
                     }
                     unsigned v_16_ = (((ck_ << 5u) << 2u) + 96u) + lane_;
@@ -3985,7 +4001,7 @@ gemv_bf16_f32_f32(const kf_bf16* __restrict__ w_, const float* __restrict__ x_, 
                         xs_8_[3u] = a_8_.v[3];
                         xs_8_[7u] = b_8_.v[3];
                         kf_u32x4 t1531_ = wb_[3u];
-                        kf_bf16x8 wbv_8_ = kf_bitcast<kf_bf16x8>(t1531_);
+                        kf_bf16x8 wbv_8_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t1531_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1531_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t1531_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1531_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t1531_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1531_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t1531_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1531_, 3u), 16u))}};
                         acc_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[7]), xs_8_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[6]), xs_8_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[5]), xs_8_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[4]), xs_8_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[3]), xs_8_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[2]), xs_8_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[1]), xs_8_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[0]), xs_8_[0u], acc_[0u]))))))));
                     }
                     unsigned t1602_ = ck_ + 1u;
@@ -4097,7 +4113,7 @@ gemv_bf16_f32_f32(const kf_bf16* __restrict__ w_, const float* __restrict__ x_, 
                         xs_9_[3u] = a_9_.v[3];
                         xs_9_[7u] = b_9_.v[3];
                         kf_u32x4 t1862_ = wr_[0u];
-                        kf_bf16x8 wb_2_ = kf_bitcast<kf_bf16x8>(t1862_);
+                        kf_bf16x8 wb_2_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t1862_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1862_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t1862_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1862_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t1862_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1862_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t1862_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1862_, 3u), 16u))}};
                         acc_2_[0u] = __fmaf_rn(kf_bf16_to_f32(wb_2_.v[7]), xs_9_[7u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[6]), xs_9_[6u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[5]), xs_9_[5u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[4]), xs_9_[4u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[3]), xs_9_[3u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[2]), xs_9_[2u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[1]), xs_9_[1u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[0]), xs_9_[0u], acc_2_[0u]))))))));
                     }
                     unsigned v_22_ = (base_ + 32u) + lane_2_;
@@ -4115,7 +4131,7 @@ gemv_bf16_f32_f32(const kf_bf16* __restrict__ w_, const float* __restrict__ x_, 
                         xs_10_[3u] = a_10_.v[3];
                         xs_10_[7u] = b_10_.v[3];
                         kf_u32x4 t1989_ = wr_[1u];
-                        kf_bf16x8 wb_3_ = kf_bitcast<kf_bf16x8>(t1989_);
+                        kf_bf16x8 wb_3_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t1989_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1989_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t1989_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1989_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t1989_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1989_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t1989_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1989_, 3u), 16u))}};
                         acc_2_[0u] = __fmaf_rn(kf_bf16_to_f32(wb_3_.v[7]), xs_10_[7u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[6]), xs_10_[6u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[5]), xs_10_[5u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[4]), xs_10_[4u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[3]), xs_10_[3u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[2]), xs_10_[2u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[1]), xs_10_[1u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[0]), xs_10_[0u], acc_2_[0u]))))))));
                     }
                     unsigned v_23_ = (base_ + 64u) + lane_2_;
@@ -4133,7 +4149,7 @@ gemv_bf16_f32_f32(const kf_bf16* __restrict__ w_, const float* __restrict__ x_, 
                         xs_11_[3u] = a_11_.v[3];
                         xs_11_[7u] = b_11_.v[3];
                         kf_u32x4 t2116_ = wr_[2u];
-                        kf_bf16x8 wb_4_ = kf_bitcast<kf_bf16x8>(t2116_);
+                        kf_bf16x8 wb_4_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t2116_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2116_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2116_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2116_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2116_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2116_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2116_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2116_, 3u), 16u))}};
                         acc_2_[0u] = __fmaf_rn(kf_bf16_to_f32(wb_4_.v[7]), xs_11_[7u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[6]), xs_11_[6u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[5]), xs_11_[5u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[4]), xs_11_[4u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[3]), xs_11_[3u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[2]), xs_11_[2u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[1]), xs_11_[1u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[0]), xs_11_[0u], acc_2_[0u]))))))));
                     }
                     unsigned v_24_ = (base_ + 96u) + lane_2_;
@@ -4151,7 +4167,7 @@ gemv_bf16_f32_f32(const kf_bf16* __restrict__ w_, const float* __restrict__ x_, 
                         xs_12_[3u] = a_12_.v[3];
                         xs_12_[7u] = b_12_.v[3];
                         kf_u32x4 t2243_ = wr_[3u];
-                        kf_bf16x8 wb_5_ = kf_bitcast<kf_bf16x8>(t2243_);
+                        kf_bf16x8 wb_5_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t2243_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2243_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2243_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2243_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2243_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2243_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2243_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2243_, 3u), 16u))}};
                         acc_2_[0u] = __fmaf_rn(kf_bf16_to_f32(wb_5_.v[7]), xs_12_[7u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[6]), xs_12_[6u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[5]), xs_12_[5u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[4]), xs_12_[4u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[3]), xs_12_[3u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[2]), xs_12_[2u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[1]), xs_12_[1u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[0]), xs_12_[0u], acc_2_[0u]))))))));
                     }
                 }
@@ -4285,7 +4301,7 @@ gemv_f16_f16_f16_acc(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x
                     unsigned v_5_ = ((ck_ << 5u) << 2u) + lane_;
                     if (v_5_ < nv_) {
                         kf_u32x4 t299_ = xb_[8u];
-                        kf_f16x8 a_ = kf_bitcast<kf_f16x8>(t299_);
+                        kf_f16x8 a_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t299_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t299_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t299_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t299_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t299_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t299_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t299_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t299_, 3u), 16u))}};
                         xs_[0u] = kf_f16_to_f32(a_.v[0]);
                         xs_[1u] = kf_f16_to_f32(a_.v[1]);
                         xs_[2u] = kf_f16_to_f32(a_.v[2]);
@@ -4295,13 +4311,13 @@ gemv_f16_f16_f16_acc(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x
                         xs_[6u] = kf_f16_to_f32(a_.v[6]);
                         xs_[7u] = kf_f16_to_f32(a_.v[7]);
                         kf_u32x4 t326_ = wb_[4u];
-                        kf_f16x8 wh_ = kf_bitcast<kf_f16x8>(t326_);
+                        kf_f16x8 wh_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t326_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t326_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t326_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t326_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t326_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t326_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t326_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t326_, 3u), 16u))}};
                         acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_.v[7]), xs_[7u], __fmaf_rn(kf_f16_to_f32(wh_.v[6]), xs_[6u], __fmaf_rn(kf_f16_to_f32(wh_.v[5]), xs_[5u], __fmaf_rn(kf_f16_to_f32(wh_.v[4]), xs_[4u], __fmaf_rn(kf_f16_to_f32(wh_.v[3]), xs_[3u], __fmaf_rn(kf_f16_to_f32(wh_.v[2]), xs_[2u], __fmaf_rn(kf_f16_to_f32(wh_.v[1]), xs_[1u], __fmaf_rn(kf_f16_to_f32(wh_.v[0]), xs_[0u], acc_[0u]))))))));
                     }
                     unsigned v_6_ = (((ck_ << 5u) << 2u) + 32u) + lane_;
                     if (v_6_ < nv_) {
                         kf_u32x4 t430_ = xb_[10u];
-                        kf_f16x8 a_2_ = kf_bitcast<kf_f16x8>(t430_);
+                        kf_f16x8 a_2_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t430_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t430_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t430_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t430_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t430_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t430_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t430_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t430_, 3u), 16u))}};
                         xs_2_[0u] = kf_f16_to_f32(a_2_.v[0]);
                         xs_2_[1u] = kf_f16_to_f32(a_2_.v[1]);
                         xs_2_[2u] = kf_f16_to_f32(a_2_.v[2]);
@@ -4311,13 +4327,13 @@ gemv_f16_f16_f16_acc(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x
                         xs_2_[6u] = kf_f16_to_f32(a_2_.v[6]);
                         xs_2_[7u] = kf_f16_to_f32(a_2_.v[7]);
                         kf_u32x4 t457_ = wb_[5u];
-                        kf_f16x8 wh_2_ = kf_bitcast<kf_f16x8>(t457_);
+                        kf_f16x8 wh_2_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t457_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t457_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t457_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t457_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t457_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t457_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t457_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t457_, 3u), 16u))}};
                         acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_2_.v[7]), xs_2_[7u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[6]), xs_2_[6u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[5]), xs_2_[5u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[4]), xs_2_[4u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[3]), xs_2_[3u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[2]), xs_2_[2u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[1]), xs_2_[1u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[0]), xs_2_[0u], acc_[0u]))))))));
                     }
                     unsigned v_7_ = (((ck_ << 5u) << 2u) + 64u) + lane_;
                     if (v_7_ < nv_) {
                         kf_u32x4 t561_ = xb_[12u];
-                        kf_f16x8 a_3_ = kf_bitcast<kf_f16x8>(t561_);
+                        kf_f16x8 a_3_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t561_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t561_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t561_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t561_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t561_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t561_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t561_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t561_, 3u), 16u))}};
                         xs_3_[0u] = kf_f16_to_f32(a_3_.v[0]);
                         xs_3_[1u] = kf_f16_to_f32(a_3_.v[1]);
                         xs_3_[2u] = kf_f16_to_f32(a_3_.v[2]);
@@ -4327,13 +4343,13 @@ gemv_f16_f16_f16_acc(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x
                         xs_3_[6u] = kf_f16_to_f32(a_3_.v[6]);
                         xs_3_[7u] = kf_f16_to_f32(a_3_.v[7]);
                         kf_u32x4 t588_ = wb_[6u];
-                        kf_f16x8 wh_3_ = kf_bitcast<kf_f16x8>(t588_);
+                        kf_f16x8 wh_3_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t588_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t588_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t588_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t588_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t588_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t588_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t588_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t588_, 3u), 16u))}};
                         acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_3_.v[7]), xs_3_[7u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[6]), xs_3_[6u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[5]), xs_3_[5u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[4]), xs_3_[4u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[3]), xs_3_[3u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[2]), xs_3_[2u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[1]), xs_3_[1u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[0]), xs_3_[0u], acc_[0u]))))))));
                     }
                     unsigned v_8_ = (((ck_ << 5u) << 2u) + 96u) + lane_;
                     if (v_8_ < nv_) {
                         kf_u32x4 t692_ = xb_[14u];
-                        kf_f16x8 a_4_ = kf_bitcast<kf_f16x8>(t692_);
+                        kf_f16x8 a_4_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t692_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t692_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t692_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t692_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t692_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t692_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t692_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t692_, 3u), 16u))}};
                         xs_4_[0u] = kf_f16_to_f32(a_4_.v[0]);
                         xs_4_[1u] = kf_f16_to_f32(a_4_.v[1]);
                         xs_4_[2u] = kf_f16_to_f32(a_4_.v[2]);
@@ -4343,7 +4359,7 @@ gemv_f16_f16_f16_acc(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x
                         xs_4_[6u] = kf_f16_to_f32(a_4_.v[6]);
                         xs_4_[7u] = kf_f16_to_f32(a_4_.v[7]);
                         kf_u32x4 t719_ = wb_[7u];
-                        kf_f16x8 wh_4_ = kf_bitcast<kf_f16x8>(t719_);
+                        kf_f16x8 wh_4_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t719_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t719_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t719_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t719_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t719_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t719_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t719_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t719_, 3u), 16u))}};
                         acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_4_.v[7]), xs_4_[7u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[6]), xs_4_[6u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[5]), xs_4_[5u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[4]), xs_4_[4u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[3]), xs_4_[3u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[2]), xs_4_[2u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[1]), xs_4_[1u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[0]), xs_4_[0u], acc_[0u]))))))));
                     }
                     unsigned t793_ = ck_ + 1u;
@@ -4425,7 +4441,7 @@ gemv_f16_f16_f16_acc(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x
                     unsigned v_13_ = ((ck_ << 5u) << 2u) + lane_;
                     if (v_13_ < nv_) {
                         kf_u32x4 t1108_ = xb_[0u];
-                        kf_f16x8 a_5_ = kf_bitcast<kf_f16x8>(t1108_);
+                        kf_f16x8 a_5_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1108_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1108_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1108_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1108_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1108_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1108_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1108_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1108_, 3u), 16u))}};
                         xs_5_[0u] = kf_f16_to_f32(a_5_.v[0]);
                         xs_5_[1u] = kf_f16_to_f32(a_5_.v[1]);
                         xs_5_[2u] = kf_f16_to_f32(a_5_.v[2]);
@@ -4435,13 +4451,13 @@ gemv_f16_f16_f16_acc(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x
                         xs_5_[6u] = kf_f16_to_f32(a_5_.v[6]);
                         xs_5_[7u] = kf_f16_to_f32(a_5_.v[7]);
                         kf_u32x4 t1135_ = wb_[0u];
-                        kf_f16x8 wh_5_ = kf_bitcast<kf_f16x8>(t1135_);
+                        kf_f16x8 wh_5_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1135_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1135_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1135_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1135_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1135_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1135_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1135_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1135_, 3u), 16u))}};
                         acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_5_.v[7]), xs_5_[7u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[6]), xs_5_[6u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[5]), xs_5_[5u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[4]), xs_5_[4u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[3]), xs_5_[3u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[2]), xs_5_[2u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[1]), xs_5_[1u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[0]), xs_5_[0u], acc_[0u]))))))));
                     }
                     unsigned v_14_ = (((ck_ << 5u) << 2u) + 32u) + lane_;
                     if (v_14_ < nv_) {
                         kf_u32x4 t1239_ = xb_[2u];
-                        kf_f16x8 a_6_ = kf_bitcast<kf_f16x8>(t1239_);
+                        kf_f16x8 a_6_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1239_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1239_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1239_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1239_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1239_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1239_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1239_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1239_, 3u), 16u))}};
                         xs_6_[0u] = kf_f16_to_f32(a_6_.v[0]);
                         xs_6_[1u] = kf_f16_to_f32(a_6_.v[1]);
                         xs_6_[2u] = kf_f16_to_f32(a_6_.v[2]);
@@ -4451,13 +4467,13 @@ gemv_f16_f16_f16_acc(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x
                         xs_6_[6u] = kf_f16_to_f32(a_6_.v[6]);
                         xs_6_[7u] = kf_f16_to_f32(a_6_.v[7]);
                         kf_u32x4 t1266_ = wb_[1u];
-                        kf_f16x8 wh_6_ = kf_bitcast<kf_f16x8>(t1266_);
+                        kf_f16x8 wh_6_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1266_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1266_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1266_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1266_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1266_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1266_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1266_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1266_, 3u), 16u))}};
                         acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_6_.v[7]), xs_6_[7u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[6]), xs_6_[6u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[5]), xs_6_[5u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[4]), xs_6_[4u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[3]), xs_6_[3u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[2]), xs_6_[2u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[1]), xs_6_[1u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[0]), xs_6_[0u], acc_[0u]))))))));
                     }
                     unsigned v_15_ = (((ck_ << 5u) << 2u) + 64u) + lane_;
                     if (v_15_ < nv_) {
                         kf_u32x4 t1370_ = xb_[4u];
-                        kf_f16x8 a_7_ = kf_bitcast<kf_f16x8>(t1370_);
+                        kf_f16x8 a_7_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1370_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1370_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1370_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1370_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1370_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1370_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1370_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1370_, 3u), 16u))}};
                         xs_7_[0u] = kf_f16_to_f32(a_7_.v[0]);
                         xs_7_[1u] = kf_f16_to_f32(a_7_.v[1]);
                         xs_7_[2u] = kf_f16_to_f32(a_7_.v[2]);
@@ -4467,13 +4483,13 @@ gemv_f16_f16_f16_acc(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x
                         xs_7_[6u] = kf_f16_to_f32(a_7_.v[6]);
                         xs_7_[7u] = kf_f16_to_f32(a_7_.v[7]);
                         kf_u32x4 t1397_ = wb_[2u];
-                        kf_f16x8 wh_7_ = kf_bitcast<kf_f16x8>(t1397_);
+                        kf_f16x8 wh_7_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1397_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1397_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1397_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1397_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1397_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1397_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1397_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1397_, 3u), 16u))}};
                         acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_7_.v[7]), xs_7_[7u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[6]), xs_7_[6u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[5]), xs_7_[5u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[4]), xs_7_[4u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[3]), xs_7_[3u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[2]), xs_7_[2u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[1]), xs_7_[1u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[0]), xs_7_[0u], acc_[0u]))))))));
                     }
                     unsigned v_16_ = (((ck_ << 5u) << 2u) + 96u) + lane_;
                     if (v_16_ < nv_) {
                         kf_u32x4 t1501_ = xb_[6u];
-                        kf_f16x8 a_8_ = kf_bitcast<kf_f16x8>(t1501_);
+                        kf_f16x8 a_8_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1501_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1501_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1501_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1501_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1501_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1501_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1501_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1501_, 3u), 16u))}};
                         xs_8_[0u] = kf_f16_to_f32(a_8_.v[0]);
                         xs_8_[1u] = kf_f16_to_f32(a_8_.v[1]);
                         xs_8_[2u] = kf_f16_to_f32(a_8_.v[2]);
@@ -4483,7 +4499,7 @@ gemv_f16_f16_f16_acc(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x
                         xs_8_[6u] = kf_f16_to_f32(a_8_.v[6]);
                         xs_8_[7u] = kf_f16_to_f32(a_8_.v[7]);
                         kf_u32x4 t1528_ = wb_[3u];
-                        kf_f16x8 wh_8_ = kf_bitcast<kf_f16x8>(t1528_);
+                        kf_f16x8 wh_8_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1528_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1528_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1528_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1528_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1528_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1528_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1528_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1528_, 3u), 16u))}};
                         acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_8_.v[7]), xs_8_[7u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[6]), xs_8_[6u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[5]), xs_8_[5u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[4]), xs_8_[4u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[3]), xs_8_[3u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[2]), xs_8_[2u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[1]), xs_8_[1u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[0]), xs_8_[0u], acc_[0u]))))))));
                     }
                     unsigned t1602_ = ck_ + 1u;
@@ -4592,7 +4608,7 @@ gemv_f16_f16_f16_acc(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x
                         xs_9_[6u] = kf_f16_to_f32(a_9_.v[6]);
                         xs_9_[7u] = kf_f16_to_f32(a_9_.v[7]);
                         kf_u32x4 t1859_ = wr_[0u];
-                        kf_f16x8 wh_9_ = kf_bitcast<kf_f16x8>(t1859_);
+                        kf_f16x8 wh_9_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1859_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1859_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1859_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1859_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1859_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1859_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1859_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1859_, 3u), 16u))}};
                         acc_2_[0u] = __fmaf_rn(kf_f16_to_f32(wh_9_.v[7]), xs_9_[7u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[6]), xs_9_[6u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[5]), xs_9_[5u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[4]), xs_9_[4u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[3]), xs_9_[3u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[2]), xs_9_[2u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[1]), xs_9_[1u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[0]), xs_9_[0u], acc_2_[0u]))))))));
                     }
                     unsigned v_22_ = (base_ + 32u) + lane_2_;
@@ -4607,7 +4623,7 @@ gemv_f16_f16_f16_acc(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x
                         xs_10_[6u] = kf_f16_to_f32(a_10_.v[6]);
                         xs_10_[7u] = kf_f16_to_f32(a_10_.v[7]);
                         kf_u32x4 t1986_ = wr_[1u];
-                        kf_f16x8 wh_10_ = kf_bitcast<kf_f16x8>(t1986_);
+                        kf_f16x8 wh_10_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1986_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1986_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1986_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1986_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1986_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1986_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1986_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1986_, 3u), 16u))}};
                         acc_2_[0u] = __fmaf_rn(kf_f16_to_f32(wh_10_.v[7]), xs_10_[7u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[6]), xs_10_[6u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[5]), xs_10_[5u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[4]), xs_10_[4u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[3]), xs_10_[3u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[2]), xs_10_[2u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[1]), xs_10_[1u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[0]), xs_10_[0u], acc_2_[0u]))))))));
                     }
                     unsigned v_23_ = (base_ + 64u) + lane_2_;
@@ -4622,7 +4638,7 @@ gemv_f16_f16_f16_acc(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x
                         xs_11_[6u] = kf_f16_to_f32(a_11_.v[6]);
                         xs_11_[7u] = kf_f16_to_f32(a_11_.v[7]);
                         kf_u32x4 t2113_ = wr_[2u];
-                        kf_f16x8 wh_11_ = kf_bitcast<kf_f16x8>(t2113_);
+                        kf_f16x8 wh_11_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2113_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2113_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2113_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2113_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2113_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2113_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2113_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2113_, 3u), 16u))}};
                         acc_2_[0u] = __fmaf_rn(kf_f16_to_f32(wh_11_.v[7]), xs_11_[7u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[6]), xs_11_[6u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[5]), xs_11_[5u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[4]), xs_11_[4u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[3]), xs_11_[3u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[2]), xs_11_[2u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[1]), xs_11_[1u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[0]), xs_11_[0u], acc_2_[0u]))))))));
                     }
                     unsigned v_24_ = (base_ + 96u) + lane_2_;
@@ -4637,7 +4653,7 @@ gemv_f16_f16_f16_acc(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x
                         xs_12_[6u] = kf_f16_to_f32(a_12_.v[6]);
                         xs_12_[7u] = kf_f16_to_f32(a_12_.v[7]);
                         kf_u32x4 t2240_ = wr_[3u];
-                        kf_f16x8 wh_12_ = kf_bitcast<kf_f16x8>(t2240_);
+                        kf_f16x8 wh_12_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2240_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2240_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2240_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2240_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2240_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2240_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2240_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2240_, 3u), 16u))}};
                         acc_2_[0u] = __fmaf_rn(kf_f16_to_f32(wh_12_.v[7]), xs_12_[7u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[6]), xs_12_[6u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[5]), xs_12_[5u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[4]), xs_12_[4u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[3]), xs_12_[3u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[2]), xs_12_[2u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[1]), xs_12_[1u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[0]), xs_12_[0u], acc_2_[0u]))))))));
                     }
                 }
@@ -4771,7 +4787,7 @@ gemv_bf16_f16_f16_acc(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__
                     unsigned v_5_ = ((ck_ << 5u) << 2u) + lane_;
                     if (v_5_ < nv_) {
                         kf_u32x4 t299_ = xb_[8u];
-                        kf_f16x8 a_ = kf_bitcast<kf_f16x8>(t299_);
+                        kf_f16x8 a_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t299_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t299_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t299_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t299_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t299_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t299_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t299_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t299_, 3u), 16u))}};
                         xs_[0u] = kf_f16_to_f32(a_.v[0]);
                         xs_[1u] = kf_f16_to_f32(a_.v[1]);
                         xs_[2u] = kf_f16_to_f32(a_.v[2]);
@@ -4781,13 +4797,13 @@ gemv_bf16_f16_f16_acc(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__
                         xs_[6u] = kf_f16_to_f32(a_.v[6]);
                         xs_[7u] = kf_f16_to_f32(a_.v[7]);
                         kf_u32x4 t329_ = wb_[4u];
-                        kf_bf16x8 wbv_ = kf_bitcast<kf_bf16x8>(t329_);
+                        kf_bf16x8 wbv_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t329_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t329_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t329_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t329_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t329_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t329_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t329_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t329_, 3u), 16u))}};
                         acc_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_.v[7]), xs_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[6]), xs_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[5]), xs_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[4]), xs_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[3]), xs_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[2]), xs_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[1]), xs_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[0]), xs_[0u], acc_[0u]))))))));
                     }
                     unsigned v_6_ = (((ck_ << 5u) << 2u) + 32u) + lane_;
                     if (v_6_ < nv_) {
                         kf_u32x4 t430_ = xb_[10u];
-                        kf_f16x8 a_2_ = kf_bitcast<kf_f16x8>(t430_);
+                        kf_f16x8 a_2_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t430_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t430_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t430_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t430_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t430_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t430_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t430_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t430_, 3u), 16u))}};
                         xs_2_[0u] = kf_f16_to_f32(a_2_.v[0]);
                         xs_2_[1u] = kf_f16_to_f32(a_2_.v[1]);
                         xs_2_[2u] = kf_f16_to_f32(a_2_.v[2]);
@@ -4797,13 +4813,13 @@ gemv_bf16_f16_f16_acc(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__
                         xs_2_[6u] = kf_f16_to_f32(a_2_.v[6]);
                         xs_2_[7u] = kf_f16_to_f32(a_2_.v[7]);
                         kf_u32x4 t460_ = wb_[5u];
-                        kf_bf16x8 wbv_2_ = kf_bitcast<kf_bf16x8>(t460_);
+                        kf_bf16x8 wbv_2_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t460_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t460_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t460_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t460_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t460_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t460_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t460_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t460_, 3u), 16u))}};
                         acc_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[7]), xs_2_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[6]), xs_2_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[5]), xs_2_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[4]), xs_2_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[3]), xs_2_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[2]), xs_2_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[1]), xs_2_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[0]), xs_2_[0u], acc_[0u]))))))));
                     }
                     unsigned v_7_ = (((ck_ << 5u) << 2u) + 64u) + lane_;
                     if (v_7_ < nv_) {
                         kf_u32x4 t561_ = xb_[12u];
-                        kf_f16x8 a_3_ = kf_bitcast<kf_f16x8>(t561_);
+                        kf_f16x8 a_3_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t561_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t561_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t561_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t561_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t561_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t561_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t561_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t561_, 3u), 16u))}};
                         xs_3_[0u] = kf_f16_to_f32(a_3_.v[0]);
                         xs_3_[1u] = kf_f16_to_f32(a_3_.v[1]);
                         xs_3_[2u] = kf_f16_to_f32(a_3_.v[2]);
@@ -4813,13 +4829,13 @@ gemv_bf16_f16_f16_acc(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__
                         xs_3_[6u] = kf_f16_to_f32(a_3_.v[6]);
                         xs_3_[7u] = kf_f16_to_f32(a_3_.v[7]);
                         kf_u32x4 t591_ = wb_[6u];
-                        kf_bf16x8 wbv_3_ = kf_bitcast<kf_bf16x8>(t591_);
+                        kf_bf16x8 wbv_3_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t591_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t591_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t591_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t591_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t591_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t591_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t591_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t591_, 3u), 16u))}};
                         acc_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[7]), xs_3_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[6]), xs_3_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[5]), xs_3_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[4]), xs_3_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[3]), xs_3_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[2]), xs_3_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[1]), xs_3_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[0]), xs_3_[0u], acc_[0u]))))))));
                     }
                     unsigned v_8_ = (((ck_ << 5u) << 2u) + 96u) + lane_;
                     if (v_8_ < nv_) {
                         kf_u32x4 t692_ = xb_[14u];
-                        kf_f16x8 a_4_ = kf_bitcast<kf_f16x8>(t692_);
+                        kf_f16x8 a_4_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t692_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t692_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t692_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t692_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t692_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t692_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t692_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t692_, 3u), 16u))}};
                         xs_4_[0u] = kf_f16_to_f32(a_4_.v[0]);
                         xs_4_[1u] = kf_f16_to_f32(a_4_.v[1]);
                         xs_4_[2u] = kf_f16_to_f32(a_4_.v[2]);
@@ -4829,7 +4845,7 @@ gemv_bf16_f16_f16_acc(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__
                         xs_4_[6u] = kf_f16_to_f32(a_4_.v[6]);
                         xs_4_[7u] = kf_f16_to_f32(a_4_.v[7]);
                         kf_u32x4 t722_ = wb_[7u];
-                        kf_bf16x8 wbv_4_ = kf_bitcast<kf_bf16x8>(t722_);
+                        kf_bf16x8 wbv_4_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t722_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t722_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t722_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t722_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t722_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t722_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t722_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t722_, 3u), 16u))}};
                         acc_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[7]), xs_4_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[6]), xs_4_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[5]), xs_4_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[4]), xs_4_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[3]), xs_4_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[2]), xs_4_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[1]), xs_4_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[0]), xs_4_[0u], acc_[0u]))))))));
                     }
                     unsigned t793_ = ck_ + 1u;
@@ -4911,7 +4927,7 @@ gemv_bf16_f16_f16_acc(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__
                     unsigned v_13_ = ((ck_ << 5u) << 2u) + lane_;
                     if (v_13_ < nv_) {
                         kf_u32x4 t1108_ = xb_[0u];
-                        kf_f16x8 a_5_ = kf_bitcast<kf_f16x8>(t1108_);
+                        kf_f16x8 a_5_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1108_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1108_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1108_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1108_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1108_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1108_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1108_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1108_, 3u), 16u))}};
                         xs_5_[0u] = kf_f16_to_f32(a_5_.v[0]);
                         xs_5_[1u] = kf_f16_to_f32(a_5_.v[1]);
                         xs_5_[2u] = kf_f16_to_f32(a_5_.v[2]);
@@ -4921,13 +4937,13 @@ gemv_bf16_f16_f16_acc(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__
                         xs_5_[6u] = kf_f16_to_f32(a_5_.v[6]);
                         xs_5_[7u] = kf_f16_to_f32(a_5_.v[7]);
                         kf_u32x4 t1138_ = wb_[0u];
-                        kf_bf16x8 wbv_5_ = kf_bitcast<kf_bf16x8>(t1138_);
+                        kf_bf16x8 wbv_5_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t1138_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1138_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t1138_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1138_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t1138_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1138_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t1138_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1138_, 3u), 16u))}};
                         acc_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[7]), xs_5_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[6]), xs_5_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[5]), xs_5_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[4]), xs_5_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[3]), xs_5_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[2]), xs_5_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[1]), xs_5_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[0]), xs_5_[0u], acc_[0u]))))))));
                     }
                     unsigned v_14_ = (((ck_ << 5u) << 2u) + 32u) + lane_;
                     if (v_14_ < nv_) {
                         kf_u32x4 t1239_ = xb_[2u];
-                        kf_f16x8 a_6_ = kf_bitcast<kf_f16x8>(t1239_);
+                        kf_f16x8 a_6_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1239_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1239_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1239_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1239_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1239_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1239_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1239_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1239_, 3u), 16u))}};
                         xs_6_[0u] = kf_f16_to_f32(a_6_.v[0]);
                         xs_6_[1u] = kf_f16_to_f32(a_6_.v[1]);
                         xs_6_[2u] = kf_f16_to_f32(a_6_.v[2]);
@@ -4937,13 +4953,13 @@ gemv_bf16_f16_f16_acc(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__
                         xs_6_[6u] = kf_f16_to_f32(a_6_.v[6]);
                         xs_6_[7u] = kf_f16_to_f32(a_6_.v[7]);
                         kf_u32x4 t1269_ = wb_[1u];
-                        kf_bf16x8 wbv_6_ = kf_bitcast<kf_bf16x8>(t1269_);
+                        kf_bf16x8 wbv_6_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t1269_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1269_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t1269_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1269_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t1269_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1269_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t1269_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1269_, 3u), 16u))}};
                         acc_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[7]), xs_6_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[6]), xs_6_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[5]), xs_6_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[4]), xs_6_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[3]), xs_6_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[2]), xs_6_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[1]), xs_6_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[0]), xs_6_[0u], acc_[0u]))))))));
                     }
                     unsigned v_15_ = (((ck_ << 5u) << 2u) + 64u) + lane_;
                     if (v_15_ < nv_) {
                         kf_u32x4 t1370_ = xb_[4u];
-                        kf_f16x8 a_7_ = kf_bitcast<kf_f16x8>(t1370_);
+                        kf_f16x8 a_7_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1370_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1370_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1370_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1370_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1370_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1370_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1370_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1370_, 3u), 16u))}};
                         xs_7_[0u] = kf_f16_to_f32(a_7_.v[0]);
                         xs_7_[1u] = kf_f16_to_f32(a_7_.v[1]);
                         xs_7_[2u] = kf_f16_to_f32(a_7_.v[2]);
@@ -4953,13 +4969,13 @@ gemv_bf16_f16_f16_acc(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__
                         xs_7_[6u] = kf_f16_to_f32(a_7_.v[6]);
                         xs_7_[7u] = kf_f16_to_f32(a_7_.v[7]);
                         kf_u32x4 t1400_ = wb_[2u];
-                        kf_bf16x8 wbv_7_ = kf_bitcast<kf_bf16x8>(t1400_);
+                        kf_bf16x8 wbv_7_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t1400_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1400_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t1400_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1400_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t1400_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1400_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t1400_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1400_, 3u), 16u))}};
                         acc_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[7]), xs_7_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[6]), xs_7_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[5]), xs_7_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[4]), xs_7_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[3]), xs_7_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[2]), xs_7_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[1]), xs_7_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[0]), xs_7_[0u], acc_[0u]))))))));
                     }
                     unsigned v_16_ = (((ck_ << 5u) << 2u) + 96u) + lane_;
                     if (v_16_ < nv_) {
                         kf_u32x4 t1501_ = xb_[6u];
-                        kf_f16x8 a_8_ = kf_bitcast<kf_f16x8>(t1501_);
+                        kf_f16x8 a_8_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1501_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1501_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1501_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1501_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1501_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1501_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1501_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1501_, 3u), 16u))}};
                         xs_8_[0u] = kf_f16_to_f32(a_8_.v[0]);
                         xs_8_[1u] = kf_f16_to_f32(a_8_.v[1]);
                         xs_8_[2u] = kf_f16_to_f32(a_8_.v[2]);
@@ -4969,7 +4985,7 @@ gemv_bf16_f16_f16_acc(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__
                         xs_8_[6u] = kf_f16_to_f32(a_8_.v[6]);
                         xs_8_[7u] = kf_f16_to_f32(a_8_.v[7]);
                         kf_u32x4 t1531_ = wb_[3u];
-                        kf_bf16x8 wbv_8_ = kf_bitcast<kf_bf16x8>(t1531_);
+                        kf_bf16x8 wbv_8_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t1531_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1531_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t1531_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1531_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t1531_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1531_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t1531_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1531_, 3u), 16u))}};
                         acc_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[7]), xs_8_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[6]), xs_8_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[5]), xs_8_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[4]), xs_8_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[3]), xs_8_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[2]), xs_8_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[1]), xs_8_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[0]), xs_8_[0u], acc_[0u]))))))));
                     }
                     unsigned t1602_ = ck_ + 1u;
@@ -5078,7 +5094,7 @@ gemv_bf16_f16_f16_acc(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__
                         xs_9_[6u] = kf_f16_to_f32(a_9_.v[6]);
                         xs_9_[7u] = kf_f16_to_f32(a_9_.v[7]);
                         kf_u32x4 t1862_ = wr_[0u];
-                        kf_bf16x8 wb_2_ = kf_bitcast<kf_bf16x8>(t1862_);
+                        kf_bf16x8 wb_2_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t1862_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1862_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t1862_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1862_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t1862_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1862_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t1862_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1862_, 3u), 16u))}};
                         acc_2_[0u] = __fmaf_rn(kf_bf16_to_f32(wb_2_.v[7]), xs_9_[7u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[6]), xs_9_[6u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[5]), xs_9_[5u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[4]), xs_9_[4u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[3]), xs_9_[3u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[2]), xs_9_[2u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[1]), xs_9_[1u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[0]), xs_9_[0u], acc_2_[0u]))))))));
                     }
                     unsigned v_22_ = (base_ + 32u) + lane_2_;
@@ -5093,7 +5109,7 @@ gemv_bf16_f16_f16_acc(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__
                         xs_10_[6u] = kf_f16_to_f32(a_10_.v[6]);
                         xs_10_[7u] = kf_f16_to_f32(a_10_.v[7]);
                         kf_u32x4 t1989_ = wr_[1u];
-                        kf_bf16x8 wb_3_ = kf_bitcast<kf_bf16x8>(t1989_);
+                        kf_bf16x8 wb_3_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t1989_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1989_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t1989_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1989_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t1989_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1989_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t1989_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1989_, 3u), 16u))}};
                         acc_2_[0u] = __fmaf_rn(kf_bf16_to_f32(wb_3_.v[7]), xs_10_[7u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[6]), xs_10_[6u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[5]), xs_10_[5u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[4]), xs_10_[4u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[3]), xs_10_[3u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[2]), xs_10_[2u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[1]), xs_10_[1u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[0]), xs_10_[0u], acc_2_[0u]))))))));
                     }
                     unsigned v_23_ = (base_ + 64u) + lane_2_;
@@ -5108,7 +5124,7 @@ gemv_bf16_f16_f16_acc(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__
                         xs_11_[6u] = kf_f16_to_f32(a_11_.v[6]);
                         xs_11_[7u] = kf_f16_to_f32(a_11_.v[7]);
                         kf_u32x4 t2116_ = wr_[2u];
-                        kf_bf16x8 wb_4_ = kf_bitcast<kf_bf16x8>(t2116_);
+                        kf_bf16x8 wb_4_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t2116_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2116_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2116_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2116_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2116_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2116_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2116_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2116_, 3u), 16u))}};
                         acc_2_[0u] = __fmaf_rn(kf_bf16_to_f32(wb_4_.v[7]), xs_11_[7u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[6]), xs_11_[6u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[5]), xs_11_[5u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[4]), xs_11_[4u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[3]), xs_11_[3u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[2]), xs_11_[2u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[1]), xs_11_[1u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[0]), xs_11_[0u], acc_2_[0u]))))))));
                     }
                     unsigned v_24_ = (base_ + 96u) + lane_2_;
@@ -5123,7 +5139,7 @@ gemv_bf16_f16_f16_acc(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__
                         xs_12_[6u] = kf_f16_to_f32(a_12_.v[6]);
                         xs_12_[7u] = kf_f16_to_f32(a_12_.v[7]);
                         kf_u32x4 t2243_ = wr_[3u];
-                        kf_bf16x8 wb_5_ = kf_bitcast<kf_bf16x8>(t2243_);
+                        kf_bf16x8 wb_5_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t2243_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2243_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2243_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2243_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2243_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2243_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2243_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2243_, 3u), 16u))}};
                         acc_2_[0u] = __fmaf_rn(kf_bf16_to_f32(wb_5_.v[7]), xs_12_[7u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[6]), xs_12_[6u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[5]), xs_12_[5u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[4]), xs_12_[4u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[3]), xs_12_[3u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[2]), xs_12_[2u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[1]), xs_12_[1u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[0]), xs_12_[0u], acc_2_[0u]))))))));
                     }
                 }
@@ -5613,7 +5629,7 @@ gemv_batch_f16_f16_f16(const kf_f16* __restrict__ w_, const kf_f16* __restrict__
                     unsigned v_8_ = base_ + lane_2_;
                     if (v_8_ < nv_2_) {
                         kf_u32x4 t1256_ = wr_[0u];
-                        kf_f16x8 wh_ = kf_bitcast<kf_f16x8>(t1256_);
+                        kf_f16x8 wh_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1256_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1256_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1256_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1256_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1256_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1256_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1256_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1256_, 3u), 16u))}};
                         wf_[0u] = kf_f16_to_f32(wh_.v[0]);
                         wf_[1u] = kf_f16_to_f32(wh_.v[1]);
                         wf_[2u] = kf_f16_to_f32(wh_.v[2]);
@@ -5729,7 +5745,7 @@ gemv_batch_f16_f16_f16(const kf_f16* __restrict__ w_, const kf_f16* __restrict__
                     unsigned v_9_ = (base_ + 32u) + lane_2_;
                     if (v_9_ < nv_2_) {
                         kf_u32x4 t2146_ = wr_[1u];
-                        kf_f16x8 wh_2_ = kf_bitcast<kf_f16x8>(t2146_);
+                        kf_f16x8 wh_2_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2146_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2146_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2146_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2146_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2146_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2146_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2146_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2146_, 3u), 16u))}};
                         wf_2_[0u] = kf_f16_to_f32(wh_2_.v[0]);
                         wf_2_[1u] = kf_f16_to_f32(wh_2_.v[1]);
                         wf_2_[2u] = kf_f16_to_f32(wh_2_.v[2]);
@@ -5845,7 +5861,7 @@ gemv_batch_f16_f16_f16(const kf_f16* __restrict__ w_, const kf_f16* __restrict__
                     unsigned v_10_ = (base_ + 64u) + lane_2_;
                     if (v_10_ < nv_2_) {
                         kf_u32x4 t3036_ = wr_[2u];
-                        kf_f16x8 wh_3_ = kf_bitcast<kf_f16x8>(t3036_);
+                        kf_f16x8 wh_3_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t3036_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3036_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t3036_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3036_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t3036_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3036_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t3036_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3036_, 3u), 16u))}};
                         wf_3_[0u] = kf_f16_to_f32(wh_3_.v[0]);
                         wf_3_[1u] = kf_f16_to_f32(wh_3_.v[1]);
                         wf_3_[2u] = kf_f16_to_f32(wh_3_.v[2]);
@@ -6841,7 +6857,7 @@ gemv_batch_f16_f32_f32(const kf_f16* __restrict__ w_, const float* __restrict__ 
                     unsigned v_8_ = base_ + lane_2_;
                     if (v_8_ < nv_2_) {
                         kf_u32x4 t1256_ = wr_[0u];
-                        kf_f16x8 wh_ = kf_bitcast<kf_f16x8>(t1256_);
+                        kf_f16x8 wh_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1256_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1256_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1256_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1256_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1256_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1256_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1256_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1256_, 3u), 16u))}};
                         wf_[0u] = kf_f16_to_f32(wh_.v[0]);
                         wf_[1u] = kf_f16_to_f32(wh_.v[1]);
                         wf_[2u] = kf_f16_to_f32(wh_.v[2]);
@@ -6974,7 +6990,7 @@ gemv_batch_f16_f32_f32(const kf_f16* __restrict__ w_, const float* __restrict__ 
                     unsigned v_9_ = (base_ + 32u) + lane_2_;
                     if (v_9_ < nv_2_) {
                         kf_u32x4 t2146_ = wr_[1u];
-                        kf_f16x8 wh_2_ = kf_bitcast<kf_f16x8>(t2146_);
+                        kf_f16x8 wh_2_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2146_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2146_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2146_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2146_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2146_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2146_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2146_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2146_, 3u), 16u))}};
                         wf_2_[0u] = kf_f16_to_f32(wh_2_.v[0]);
                         wf_2_[1u] = kf_f16_to_f32(wh_2_.v[1]);
                         wf_2_[2u] = kf_f16_to_f32(wh_2_.v[2]);
@@ -7107,7 +7123,7 @@ gemv_batch_f16_f32_f32(const kf_f16* __restrict__ w_, const float* __restrict__ 
                     unsigned v_10_ = (base_ + 64u) + lane_2_;
                     if (v_10_ < nv_2_) {
                         kf_u32x4 t3036_ = wr_[2u];
-                        kf_f16x8 wh_3_ = kf_bitcast<kf_f16x8>(t3036_);
+                        kf_f16x8 wh_3_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t3036_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3036_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t3036_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3036_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t3036_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3036_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t3036_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3036_, 3u), 16u))}};
                         wf_3_[0u] = kf_f16_to_f32(wh_3_.v[0]);
                         wf_3_[1u] = kf_f16_to_f32(wh_3_.v[1]);
                         wf_3_[2u] = kf_f16_to_f32(wh_3_.v[2]);
@@ -7694,7 +7710,7 @@ gemv_batch_bf16_f16_f16(const kf_bf16* __restrict__ w_, const kf_f16* __restrict
                 unsigned v_4_ = base_ + lane_;
                 if (v_4_ < nv_) {
                     kf_u32x4 t1259_ = wr_[0u];
-                    kf_bf16x8 wb_2_ = kf_bitcast<kf_bf16x8>(t1259_);
+                    kf_bf16x8 wb_2_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t1259_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1259_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t1259_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1259_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t1259_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1259_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t1259_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1259_, 3u), 16u))}};
                     wf_[0u] = kf_bf16_to_f32(wb_2_.v[0]);
                     wf_[1u] = kf_bf16_to_f32(wb_2_.v[1]);
                     wf_[2u] = kf_bf16_to_f32(wb_2_.v[2]);
@@ -7810,7 +7826,7 @@ gemv_batch_bf16_f16_f16(const kf_bf16* __restrict__ w_, const kf_f16* __restrict
                 unsigned v_5_ = (base_ + 32u) + lane_;
                 if (v_5_ < nv_) {
                     kf_u32x4 t2149_ = wr_[1u];
-                    kf_bf16x8 wb_3_ = kf_bitcast<kf_bf16x8>(t2149_);
+                    kf_bf16x8 wb_3_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t2149_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2149_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2149_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2149_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2149_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2149_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2149_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2149_, 3u), 16u))}};
                     wf_2_[0u] = kf_bf16_to_f32(wb_3_.v[0]);
                     wf_2_[1u] = kf_bf16_to_f32(wb_3_.v[1]);
                     wf_2_[2u] = kf_bf16_to_f32(wb_3_.v[2]);
@@ -7926,7 +7942,7 @@ gemv_batch_bf16_f16_f16(const kf_bf16* __restrict__ w_, const kf_f16* __restrict
                 unsigned v_6_ = (base_ + 64u) + lane_;
                 if (v_6_ < nv_) {
                     kf_u32x4 t3039_ = wr_[2u];
-                    kf_bf16x8 wb_4_ = kf_bitcast<kf_bf16x8>(t3039_);
+                    kf_bf16x8 wb_4_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t3039_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3039_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t3039_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3039_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t3039_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3039_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t3039_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3039_, 3u), 16u))}};
                     wf_3_[0u] = kf_bf16_to_f32(wb_4_.v[0]);
                     wf_3_[1u] = kf_bf16_to_f32(wb_4_.v[1]);
                     wf_3_[2u] = kf_bf16_to_f32(wb_4_.v[2]);
@@ -8495,7 +8511,7 @@ gemv_batch_bf16_f32_f32(const kf_bf16* __restrict__ w_, const float* __restrict_
                 unsigned v_4_ = base_ + lane_;
                 if (v_4_ < nv_) {
                     kf_u32x4 t1259_ = wr_[0u];
-                    kf_bf16x8 wb_2_ = kf_bitcast<kf_bf16x8>(t1259_);
+                    kf_bf16x8 wb_2_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t1259_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1259_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t1259_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1259_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t1259_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1259_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t1259_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1259_, 3u), 16u))}};
                     wf_[0u] = kf_bf16_to_f32(wb_2_.v[0]);
                     wf_[1u] = kf_bf16_to_f32(wb_2_.v[1]);
                     wf_[2u] = kf_bf16_to_f32(wb_2_.v[2]);
@@ -8628,7 +8644,7 @@ gemv_batch_bf16_f32_f32(const kf_bf16* __restrict__ w_, const float* __restrict_
                 unsigned v_5_ = (base_ + 32u) + lane_;
                 if (v_5_ < nv_) {
                     kf_u32x4 t2149_ = wr_[1u];
-                    kf_bf16x8 wb_3_ = kf_bitcast<kf_bf16x8>(t2149_);
+                    kf_bf16x8 wb_3_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t2149_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2149_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2149_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2149_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2149_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2149_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2149_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2149_, 3u), 16u))}};
                     wf_2_[0u] = kf_bf16_to_f32(wb_3_.v[0]);
                     wf_2_[1u] = kf_bf16_to_f32(wb_3_.v[1]);
                     wf_2_[2u] = kf_bf16_to_f32(wb_3_.v[2]);
@@ -8761,7 +8777,7 @@ gemv_batch_bf16_f32_f32(const kf_bf16* __restrict__ w_, const float* __restrict_
                 unsigned v_6_ = (base_ + 64u) + lane_;
                 if (v_6_ < nv_) {
                     kf_u32x4 t3039_ = wr_[2u];
-                    kf_bf16x8 wb_4_ = kf_bitcast<kf_bf16x8>(t3039_);
+                    kf_bf16x8 wb_4_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t3039_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3039_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t3039_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3039_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t3039_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3039_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t3039_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3039_, 3u), 16u))}};
                     wf_3_[0u] = kf_bf16_to_f32(wb_4_.v[0]);
                     wf_3_[1u] = kf_bf16_to_f32(wb_4_.v[1]);
                     wf_3_[2u] = kf_bf16_to_f32(wb_4_.v[2]);
@@ -9511,7 +9527,7 @@ gemv_rms_f16_f16_f16(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ h
                 unsigned v_5_ = ((ck_ << 5u) << 2u) + lane_;
                 if (v_5_ < nv_2_) {
                     kf_u32x4 t1173_ = xb_[8u];
-                    kf_f16x8 a_ = kf_bitcast<kf_f16x8>(t1173_);
+                    kf_f16x8 a_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1173_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1173_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1173_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1173_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1173_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1173_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1173_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1173_, 3u), 16u))}};
                     xs_2_[0u] = kf_f16_to_f32(a_.v[0]);
                     xs_2_[1u] = kf_f16_to_f32(a_.v[1]);
                     xs_2_[2u] = kf_f16_to_f32(a_.v[2]);
@@ -9521,13 +9537,13 @@ gemv_rms_f16_f16_f16(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ h
                     xs_2_[6u] = kf_f16_to_f32(a_.v[6]);
                     xs_2_[7u] = kf_f16_to_f32(a_.v[7]);
                     kf_u32x4 t1200_ = wb_[4u];
-                    kf_f16x8 wh_ = kf_bitcast<kf_f16x8>(t1200_);
+                    kf_f16x8 wh_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1200_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1200_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1200_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1200_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1200_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1200_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1200_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1200_, 3u), 16u))}};
                     acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_.v[7]), xs_2_[7u], __fmaf_rn(kf_f16_to_f32(wh_.v[6]), xs_2_[6u], __fmaf_rn(kf_f16_to_f32(wh_.v[5]), xs_2_[5u], __fmaf_rn(kf_f16_to_f32(wh_.v[4]), xs_2_[4u], __fmaf_rn(kf_f16_to_f32(wh_.v[3]), xs_2_[3u], __fmaf_rn(kf_f16_to_f32(wh_.v[2]), xs_2_[2u], __fmaf_rn(kf_f16_to_f32(wh_.v[1]), xs_2_[1u], __fmaf_rn(kf_f16_to_f32(wh_.v[0]), xs_2_[0u], acc_[0u]))))))));
                 }
                 unsigned v_6_ = (((ck_ << 5u) << 2u) + 32u) + lane_;
                 if (v_6_ < nv_2_) {
                     kf_u32x4 t1304_ = xb_[10u];
-                    kf_f16x8 a_2_ = kf_bitcast<kf_f16x8>(t1304_);
+                    kf_f16x8 a_2_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1304_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1304_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1304_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1304_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1304_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1304_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1304_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1304_, 3u), 16u))}};
                     xs_3_[0u] = kf_f16_to_f32(a_2_.v[0]);
                     xs_3_[1u] = kf_f16_to_f32(a_2_.v[1]);
                     xs_3_[2u] = kf_f16_to_f32(a_2_.v[2]);
@@ -9537,13 +9553,13 @@ gemv_rms_f16_f16_f16(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ h
                     xs_3_[6u] = kf_f16_to_f32(a_2_.v[6]);
                     xs_3_[7u] = kf_f16_to_f32(a_2_.v[7]);
                     kf_u32x4 t1331_ = wb_[5u];
-                    kf_f16x8 wh_2_ = kf_bitcast<kf_f16x8>(t1331_);
+                    kf_f16x8 wh_2_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1331_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1331_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1331_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1331_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1331_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1331_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1331_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1331_, 3u), 16u))}};
                     acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_2_.v[7]), xs_3_[7u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[6]), xs_3_[6u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[5]), xs_3_[5u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[4]), xs_3_[4u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[3]), xs_3_[3u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[2]), xs_3_[2u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[1]), xs_3_[1u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[0]), xs_3_[0u], acc_[0u]))))))));
                 }
                 unsigned v_7_ = (((ck_ << 5u) << 2u) + 64u) + lane_;
                 if (v_7_ < nv_2_) {
                     kf_u32x4 t1435_ = xb_[12u];
-                    kf_f16x8 a_3_ = kf_bitcast<kf_f16x8>(t1435_);
+                    kf_f16x8 a_3_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1435_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1435_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1435_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1435_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1435_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1435_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1435_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1435_, 3u), 16u))}};
                     xs_4_[0u] = kf_f16_to_f32(a_3_.v[0]);
                     xs_4_[1u] = kf_f16_to_f32(a_3_.v[1]);
                     xs_4_[2u] = kf_f16_to_f32(a_3_.v[2]);
@@ -9553,13 +9569,13 @@ gemv_rms_f16_f16_f16(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ h
                     xs_4_[6u] = kf_f16_to_f32(a_3_.v[6]);
                     xs_4_[7u] = kf_f16_to_f32(a_3_.v[7]);
                     kf_u32x4 t1462_ = wb_[6u];
-                    kf_f16x8 wh_3_ = kf_bitcast<kf_f16x8>(t1462_);
+                    kf_f16x8 wh_3_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1462_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1462_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1462_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1462_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1462_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1462_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1462_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1462_, 3u), 16u))}};
                     acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_3_.v[7]), xs_4_[7u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[6]), xs_4_[6u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[5]), xs_4_[5u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[4]), xs_4_[4u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[3]), xs_4_[3u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[2]), xs_4_[2u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[1]), xs_4_[1u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[0]), xs_4_[0u], acc_[0u]))))))));
                 }
                 unsigned v_8_ = (((ck_ << 5u) << 2u) + 96u) + lane_;
                 if (v_8_ < nv_2_) {
                     kf_u32x4 t1566_ = xb_[14u];
-                    kf_f16x8 a_4_ = kf_bitcast<kf_f16x8>(t1566_);
+                    kf_f16x8 a_4_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1566_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1566_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1566_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1566_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1566_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1566_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1566_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1566_, 3u), 16u))}};
                     xs_5_[0u] = kf_f16_to_f32(a_4_.v[0]);
                     xs_5_[1u] = kf_f16_to_f32(a_4_.v[1]);
                     xs_5_[2u] = kf_f16_to_f32(a_4_.v[2]);
@@ -9569,7 +9585,7 @@ gemv_rms_f16_f16_f16(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ h
                     xs_5_[6u] = kf_f16_to_f32(a_4_.v[6]);
                     xs_5_[7u] = kf_f16_to_f32(a_4_.v[7]);
                     kf_u32x4 t1593_ = wb_[7u];
-                    kf_f16x8 wh_4_ = kf_bitcast<kf_f16x8>(t1593_);
+                    kf_f16x8 wh_4_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1593_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1593_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1593_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1593_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1593_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1593_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1593_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1593_, 3u), 16u))}};
                     acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_4_.v[7]), xs_5_[7u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[6]), xs_5_[6u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[5]), xs_5_[5u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[4]), xs_5_[4u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[3]), xs_5_[3u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[2]), xs_5_[2u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[1]), xs_5_[1u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[0]), xs_5_[0u], acc_[0u]))))))));
                 }
                 unsigned t1667_ = ck_ + 1u;
@@ -9651,7 +9667,7 @@ gemv_rms_f16_f16_f16(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ h
                 unsigned v_13_ = ((ck_ << 5u) << 2u) + lane_;
                 if (v_13_ < nv_2_) {
                     kf_u32x4 t1982_ = xb_[0u];
-                    kf_f16x8 a_5_ = kf_bitcast<kf_f16x8>(t1982_);
+                    kf_f16x8 a_5_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1982_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1982_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1982_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1982_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1982_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1982_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1982_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1982_, 3u), 16u))}};
                     xs_6_[0u] = kf_f16_to_f32(a_5_.v[0]);
                     xs_6_[1u] = kf_f16_to_f32(a_5_.v[1]);
                     xs_6_[2u] = kf_f16_to_f32(a_5_.v[2]);
@@ -9661,13 +9677,13 @@ gemv_rms_f16_f16_f16(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ h
                     xs_6_[6u] = kf_f16_to_f32(a_5_.v[6]);
                     xs_6_[7u] = kf_f16_to_f32(a_5_.v[7]);
                     kf_u32x4 t2009_ = wb_[0u];
-                    kf_f16x8 wh_5_ = kf_bitcast<kf_f16x8>(t2009_);
+                    kf_f16x8 wh_5_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2009_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2009_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2009_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2009_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2009_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2009_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2009_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2009_, 3u), 16u))}};
                     acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_5_.v[7]), xs_6_[7u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[6]), xs_6_[6u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[5]), xs_6_[5u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[4]), xs_6_[4u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[3]), xs_6_[3u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[2]), xs_6_[2u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[1]), xs_6_[1u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[0]), xs_6_[0u], acc_[0u]))))))));
                 }
                 unsigned v_14_ = (((ck_ << 5u) << 2u) + 32u) + lane_;
                 if (v_14_ < nv_2_) {
                     kf_u32x4 t2113_ = xb_[2u];
-                    kf_f16x8 a_6_ = kf_bitcast<kf_f16x8>(t2113_);
+                    kf_f16x8 a_6_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2113_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2113_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2113_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2113_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2113_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2113_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2113_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2113_, 3u), 16u))}};
                     xs_7_[0u] = kf_f16_to_f32(a_6_.v[0]);
                     xs_7_[1u] = kf_f16_to_f32(a_6_.v[1]);
                     xs_7_[2u] = kf_f16_to_f32(a_6_.v[2]);
@@ -9677,13 +9693,13 @@ gemv_rms_f16_f16_f16(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ h
                     xs_7_[6u] = kf_f16_to_f32(a_6_.v[6]);
                     xs_7_[7u] = kf_f16_to_f32(a_6_.v[7]);
                     kf_u32x4 t2140_ = wb_[1u];
-                    kf_f16x8 wh_6_ = kf_bitcast<kf_f16x8>(t2140_);
+                    kf_f16x8 wh_6_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2140_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2140_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2140_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2140_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2140_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2140_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2140_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2140_, 3u), 16u))}};
                     acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_6_.v[7]), xs_7_[7u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[6]), xs_7_[6u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[5]), xs_7_[5u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[4]), xs_7_[4u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[3]), xs_7_[3u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[2]), xs_7_[2u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[1]), xs_7_[1u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[0]), xs_7_[0u], acc_[0u]))))))));
                 }
                 unsigned v_15_ = (((ck_ << 5u) << 2u) + 64u) + lane_;
                 if (v_15_ < nv_2_) {
                     kf_u32x4 t2244_ = xb_[4u];
-                    kf_f16x8 a_7_ = kf_bitcast<kf_f16x8>(t2244_);
+                    kf_f16x8 a_7_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2244_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2244_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2244_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2244_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2244_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2244_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2244_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2244_, 3u), 16u))}};
                     xs_8_[0u] = kf_f16_to_f32(a_7_.v[0]);
                     xs_8_[1u] = kf_f16_to_f32(a_7_.v[1]);
                     xs_8_[2u] = kf_f16_to_f32(a_7_.v[2]);
@@ -9693,13 +9709,13 @@ gemv_rms_f16_f16_f16(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ h
                     xs_8_[6u] = kf_f16_to_f32(a_7_.v[6]);
                     xs_8_[7u] = kf_f16_to_f32(a_7_.v[7]);
                     kf_u32x4 t2271_ = wb_[2u];
-                    kf_f16x8 wh_7_ = kf_bitcast<kf_f16x8>(t2271_);
+                    kf_f16x8 wh_7_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2271_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2271_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2271_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2271_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2271_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2271_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2271_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2271_, 3u), 16u))}};
                     acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_7_.v[7]), xs_8_[7u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[6]), xs_8_[6u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[5]), xs_8_[5u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[4]), xs_8_[4u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[3]), xs_8_[3u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[2]), xs_8_[2u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[1]), xs_8_[1u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[0]), xs_8_[0u], acc_[0u]))))))));
                 }
                 unsigned v_16_ = (((ck_ << 5u) << 2u) + 96u) + lane_;
                 if (v_16_ < nv_2_) {
                     kf_u32x4 t2375_ = xb_[6u];
-                    kf_f16x8 a_8_ = kf_bitcast<kf_f16x8>(t2375_);
+                    kf_f16x8 a_8_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2375_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2375_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2375_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2375_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2375_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2375_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2375_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2375_, 3u), 16u))}};
                     xs_9_[0u] = kf_f16_to_f32(a_8_.v[0]);
                     xs_9_[1u] = kf_f16_to_f32(a_8_.v[1]);
                     xs_9_[2u] = kf_f16_to_f32(a_8_.v[2]);
@@ -9709,7 +9725,7 @@ gemv_rms_f16_f16_f16(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ h
                     xs_9_[6u] = kf_f16_to_f32(a_8_.v[6]);
                     xs_9_[7u] = kf_f16_to_f32(a_8_.v[7]);
                     kf_u32x4 t2402_ = wb_[3u];
-                    kf_f16x8 wh_8_ = kf_bitcast<kf_f16x8>(t2402_);
+                    kf_f16x8 wh_8_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2402_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2402_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2402_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2402_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2402_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2402_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2402_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2402_, 3u), 16u))}};
                     acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_8_.v[7]), xs_9_[7u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[6]), xs_9_[6u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[5]), xs_9_[5u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[4]), xs_9_[4u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[3]), xs_9_[3u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[2]), xs_9_[2u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[1]), xs_9_[1u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[0]), xs_9_[0u], acc_[0u]))))))));
                 }
                 unsigned t2476_ = ck_ + 1u;
@@ -10020,7 +10036,7 @@ gemv_rms_f16_f16_f32(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ h
                 unsigned v_5_ = ((ck_ << 5u) << 2u) + lane_;
                 if (v_5_ < nv_2_) {
                     kf_u32x4 t1173_ = xb_[8u];
-                    kf_f16x8 a_ = kf_bitcast<kf_f16x8>(t1173_);
+                    kf_f16x8 a_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1173_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1173_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1173_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1173_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1173_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1173_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1173_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1173_, 3u), 16u))}};
                     xs_2_[0u] = kf_f16_to_f32(a_.v[0]);
                     xs_2_[1u] = kf_f16_to_f32(a_.v[1]);
                     xs_2_[2u] = kf_f16_to_f32(a_.v[2]);
@@ -10030,13 +10046,13 @@ gemv_rms_f16_f16_f32(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ h
                     xs_2_[6u] = kf_f16_to_f32(a_.v[6]);
                     xs_2_[7u] = kf_f16_to_f32(a_.v[7]);
                     kf_u32x4 t1200_ = wb_[4u];
-                    kf_f16x8 wh_ = kf_bitcast<kf_f16x8>(t1200_);
+                    kf_f16x8 wh_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1200_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1200_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1200_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1200_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1200_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1200_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1200_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1200_, 3u), 16u))}};
                     acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_.v[7]), xs_2_[7u], __fmaf_rn(kf_f16_to_f32(wh_.v[6]), xs_2_[6u], __fmaf_rn(kf_f16_to_f32(wh_.v[5]), xs_2_[5u], __fmaf_rn(kf_f16_to_f32(wh_.v[4]), xs_2_[4u], __fmaf_rn(kf_f16_to_f32(wh_.v[3]), xs_2_[3u], __fmaf_rn(kf_f16_to_f32(wh_.v[2]), xs_2_[2u], __fmaf_rn(kf_f16_to_f32(wh_.v[1]), xs_2_[1u], __fmaf_rn(kf_f16_to_f32(wh_.v[0]), xs_2_[0u], acc_[0u]))))))));
                 }
                 unsigned v_6_ = (((ck_ << 5u) << 2u) + 32u) + lane_;
                 if (v_6_ < nv_2_) {
                     kf_u32x4 t1304_ = xb_[10u];
-                    kf_f16x8 a_2_ = kf_bitcast<kf_f16x8>(t1304_);
+                    kf_f16x8 a_2_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1304_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1304_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1304_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1304_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1304_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1304_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1304_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1304_, 3u), 16u))}};
                     xs_3_[0u] = kf_f16_to_f32(a_2_.v[0]);
                     xs_3_[1u] = kf_f16_to_f32(a_2_.v[1]);
                     xs_3_[2u] = kf_f16_to_f32(a_2_.v[2]);
@@ -10046,13 +10062,13 @@ gemv_rms_f16_f16_f32(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ h
                     xs_3_[6u] = kf_f16_to_f32(a_2_.v[6]);
                     xs_3_[7u] = kf_f16_to_f32(a_2_.v[7]);
                     kf_u32x4 t1331_ = wb_[5u];
-                    kf_f16x8 wh_2_ = kf_bitcast<kf_f16x8>(t1331_);
+                    kf_f16x8 wh_2_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1331_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1331_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1331_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1331_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1331_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1331_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1331_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1331_, 3u), 16u))}};
                     acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_2_.v[7]), xs_3_[7u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[6]), xs_3_[6u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[5]), xs_3_[5u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[4]), xs_3_[4u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[3]), xs_3_[3u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[2]), xs_3_[2u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[1]), xs_3_[1u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[0]), xs_3_[0u], acc_[0u]))))))));
                 }
                 unsigned v_7_ = (((ck_ << 5u) << 2u) + 64u) + lane_;
                 if (v_7_ < nv_2_) {
                     kf_u32x4 t1435_ = xb_[12u];
-                    kf_f16x8 a_3_ = kf_bitcast<kf_f16x8>(t1435_);
+                    kf_f16x8 a_3_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1435_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1435_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1435_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1435_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1435_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1435_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1435_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1435_, 3u), 16u))}};
                     xs_4_[0u] = kf_f16_to_f32(a_3_.v[0]);
                     xs_4_[1u] = kf_f16_to_f32(a_3_.v[1]);
                     xs_4_[2u] = kf_f16_to_f32(a_3_.v[2]);
@@ -10062,13 +10078,13 @@ gemv_rms_f16_f16_f32(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ h
                     xs_4_[6u] = kf_f16_to_f32(a_3_.v[6]);
                     xs_4_[7u] = kf_f16_to_f32(a_3_.v[7]);
                     kf_u32x4 t1462_ = wb_[6u];
-                    kf_f16x8 wh_3_ = kf_bitcast<kf_f16x8>(t1462_);
+                    kf_f16x8 wh_3_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1462_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1462_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1462_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1462_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1462_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1462_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1462_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1462_, 3u), 16u))}};
                     acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_3_.v[7]), xs_4_[7u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[6]), xs_4_[6u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[5]), xs_4_[5u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[4]), xs_4_[4u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[3]), xs_4_[3u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[2]), xs_4_[2u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[1]), xs_4_[1u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[0]), xs_4_[0u], acc_[0u]))))))));
                 }
                 unsigned v_8_ = (((ck_ << 5u) << 2u) + 96u) + lane_;
                 if (v_8_ < nv_2_) {
                     kf_u32x4 t1566_ = xb_[14u];
-                    kf_f16x8 a_4_ = kf_bitcast<kf_f16x8>(t1566_);
+                    kf_f16x8 a_4_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1566_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1566_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1566_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1566_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1566_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1566_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1566_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1566_, 3u), 16u))}};
                     xs_5_[0u] = kf_f16_to_f32(a_4_.v[0]);
                     xs_5_[1u] = kf_f16_to_f32(a_4_.v[1]);
                     xs_5_[2u] = kf_f16_to_f32(a_4_.v[2]);
@@ -10078,7 +10094,7 @@ gemv_rms_f16_f16_f32(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ h
                     xs_5_[6u] = kf_f16_to_f32(a_4_.v[6]);
                     xs_5_[7u] = kf_f16_to_f32(a_4_.v[7]);
                     kf_u32x4 t1593_ = wb_[7u];
-                    kf_f16x8 wh_4_ = kf_bitcast<kf_f16x8>(t1593_);
+                    kf_f16x8 wh_4_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1593_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1593_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1593_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1593_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1593_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1593_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1593_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1593_, 3u), 16u))}};
                     acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_4_.v[7]), xs_5_[7u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[6]), xs_5_[6u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[5]), xs_5_[5u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[4]), xs_5_[4u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[3]), xs_5_[3u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[2]), xs_5_[2u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[1]), xs_5_[1u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[0]), xs_5_[0u], acc_[0u]))))))));
                 }
                 unsigned t1667_ = ck_ + 1u;
@@ -10160,7 +10176,7 @@ gemv_rms_f16_f16_f32(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ h
                 unsigned v_13_ = ((ck_ << 5u) << 2u) + lane_;
                 if (v_13_ < nv_2_) {
                     kf_u32x4 t1982_ = xb_[0u];
-                    kf_f16x8 a_5_ = kf_bitcast<kf_f16x8>(t1982_);
+                    kf_f16x8 a_5_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1982_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1982_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1982_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1982_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1982_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1982_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1982_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1982_, 3u), 16u))}};
                     xs_6_[0u] = kf_f16_to_f32(a_5_.v[0]);
                     xs_6_[1u] = kf_f16_to_f32(a_5_.v[1]);
                     xs_6_[2u] = kf_f16_to_f32(a_5_.v[2]);
@@ -10170,13 +10186,13 @@ gemv_rms_f16_f16_f32(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ h
                     xs_6_[6u] = kf_f16_to_f32(a_5_.v[6]);
                     xs_6_[7u] = kf_f16_to_f32(a_5_.v[7]);
                     kf_u32x4 t2009_ = wb_[0u];
-                    kf_f16x8 wh_5_ = kf_bitcast<kf_f16x8>(t2009_);
+                    kf_f16x8 wh_5_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2009_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2009_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2009_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2009_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2009_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2009_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2009_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2009_, 3u), 16u))}};
                     acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_5_.v[7]), xs_6_[7u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[6]), xs_6_[6u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[5]), xs_6_[5u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[4]), xs_6_[4u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[3]), xs_6_[3u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[2]), xs_6_[2u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[1]), xs_6_[1u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[0]), xs_6_[0u], acc_[0u]))))))));
                 }
                 unsigned v_14_ = (((ck_ << 5u) << 2u) + 32u) + lane_;
                 if (v_14_ < nv_2_) {
                     kf_u32x4 t2113_ = xb_[2u];
-                    kf_f16x8 a_6_ = kf_bitcast<kf_f16x8>(t2113_);
+                    kf_f16x8 a_6_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2113_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2113_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2113_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2113_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2113_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2113_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2113_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2113_, 3u), 16u))}};
                     xs_7_[0u] = kf_f16_to_f32(a_6_.v[0]);
                     xs_7_[1u] = kf_f16_to_f32(a_6_.v[1]);
                     xs_7_[2u] = kf_f16_to_f32(a_6_.v[2]);
@@ -10186,13 +10202,13 @@ gemv_rms_f16_f16_f32(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ h
                     xs_7_[6u] = kf_f16_to_f32(a_6_.v[6]);
                     xs_7_[7u] = kf_f16_to_f32(a_6_.v[7]);
                     kf_u32x4 t2140_ = wb_[1u];
-                    kf_f16x8 wh_6_ = kf_bitcast<kf_f16x8>(t2140_);
+                    kf_f16x8 wh_6_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2140_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2140_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2140_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2140_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2140_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2140_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2140_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2140_, 3u), 16u))}};
                     acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_6_.v[7]), xs_7_[7u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[6]), xs_7_[6u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[5]), xs_7_[5u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[4]), xs_7_[4u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[3]), xs_7_[3u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[2]), xs_7_[2u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[1]), xs_7_[1u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[0]), xs_7_[0u], acc_[0u]))))))));
                 }
                 unsigned v_15_ = (((ck_ << 5u) << 2u) + 64u) + lane_;
                 if (v_15_ < nv_2_) {
                     kf_u32x4 t2244_ = xb_[4u];
-                    kf_f16x8 a_7_ = kf_bitcast<kf_f16x8>(t2244_);
+                    kf_f16x8 a_7_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2244_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2244_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2244_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2244_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2244_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2244_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2244_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2244_, 3u), 16u))}};
                     xs_8_[0u] = kf_f16_to_f32(a_7_.v[0]);
                     xs_8_[1u] = kf_f16_to_f32(a_7_.v[1]);
                     xs_8_[2u] = kf_f16_to_f32(a_7_.v[2]);
@@ -10202,13 +10218,13 @@ gemv_rms_f16_f16_f32(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ h
                     xs_8_[6u] = kf_f16_to_f32(a_7_.v[6]);
                     xs_8_[7u] = kf_f16_to_f32(a_7_.v[7]);
                     kf_u32x4 t2271_ = wb_[2u];
-                    kf_f16x8 wh_7_ = kf_bitcast<kf_f16x8>(t2271_);
+                    kf_f16x8 wh_7_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2271_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2271_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2271_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2271_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2271_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2271_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2271_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2271_, 3u), 16u))}};
                     acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_7_.v[7]), xs_8_[7u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[6]), xs_8_[6u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[5]), xs_8_[5u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[4]), xs_8_[4u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[3]), xs_8_[3u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[2]), xs_8_[2u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[1]), xs_8_[1u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[0]), xs_8_[0u], acc_[0u]))))))));
                 }
                 unsigned v_16_ = (((ck_ << 5u) << 2u) + 96u) + lane_;
                 if (v_16_ < nv_2_) {
                     kf_u32x4 t2375_ = xb_[6u];
-                    kf_f16x8 a_8_ = kf_bitcast<kf_f16x8>(t2375_);
+                    kf_f16x8 a_8_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2375_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2375_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2375_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2375_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2375_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2375_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2375_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2375_, 3u), 16u))}};
                     xs_9_[0u] = kf_f16_to_f32(a_8_.v[0]);
                     xs_9_[1u] = kf_f16_to_f32(a_8_.v[1]);
                     xs_9_[2u] = kf_f16_to_f32(a_8_.v[2]);
@@ -10218,7 +10234,7 @@ gemv_rms_f16_f16_f32(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ h
                     xs_9_[6u] = kf_f16_to_f32(a_8_.v[6]);
                     xs_9_[7u] = kf_f16_to_f32(a_8_.v[7]);
                     kf_u32x4 t2402_ = wb_[3u];
-                    kf_f16x8 wh_8_ = kf_bitcast<kf_f16x8>(t2402_);
+                    kf_f16x8 wh_8_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2402_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2402_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2402_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2402_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2402_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2402_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2402_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2402_, 3u), 16u))}};
                     acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_8_.v[7]), xs_9_[7u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[6]), xs_9_[6u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[5]), xs_9_[5u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[4]), xs_9_[4u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[3]), xs_9_[3u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[2]), xs_9_[2u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[1]), xs_9_[1u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[0]), xs_9_[0u], acc_[0u]))))))));
                 }
                 unsigned t2476_ = ck_ + 1u;
@@ -10449,7 +10465,7 @@ gemv_silu_f16_f16_f16_acc(const kf_f16* __restrict__ w_, const kf_f16* __restric
                 unsigned v_5_ = ((ck_ << 5u) << 2u) + lane_;
                 if (v_5_ < nv_2_) {
                     kf_u32x4 t849_ = xb_[8u];
-                    kf_f16x8 a_ = kf_bitcast<kf_f16x8>(t849_);
+                    kf_f16x8 a_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t849_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t849_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t849_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t849_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t849_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t849_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t849_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t849_, 3u), 16u))}};
                     xs_2_[0u] = kf_f16_to_f32(a_.v[0]);
                     xs_2_[1u] = kf_f16_to_f32(a_.v[1]);
                     xs_2_[2u] = kf_f16_to_f32(a_.v[2]);
@@ -10459,13 +10475,13 @@ gemv_silu_f16_f16_f16_acc(const kf_f16* __restrict__ w_, const kf_f16* __restric
                     xs_2_[6u] = kf_f16_to_f32(a_.v[6]);
                     xs_2_[7u] = kf_f16_to_f32(a_.v[7]);
                     kf_u32x4 t876_ = wb_[4u];
-                    kf_f16x8 wh_ = kf_bitcast<kf_f16x8>(t876_);
+                    kf_f16x8 wh_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t876_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t876_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t876_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t876_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t876_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t876_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t876_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t876_, 3u), 16u))}};
                     acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_.v[7]), xs_2_[7u], __fmaf_rn(kf_f16_to_f32(wh_.v[6]), xs_2_[6u], __fmaf_rn(kf_f16_to_f32(wh_.v[5]), xs_2_[5u], __fmaf_rn(kf_f16_to_f32(wh_.v[4]), xs_2_[4u], __fmaf_rn(kf_f16_to_f32(wh_.v[3]), xs_2_[3u], __fmaf_rn(kf_f16_to_f32(wh_.v[2]), xs_2_[2u], __fmaf_rn(kf_f16_to_f32(wh_.v[1]), xs_2_[1u], __fmaf_rn(kf_f16_to_f32(wh_.v[0]), xs_2_[0u], acc_[0u]))))))));
                 }
                 unsigned v_6_ = (((ck_ << 5u) << 2u) + 32u) + lane_;
                 if (v_6_ < nv_2_) {
                     kf_u32x4 t980_ = xb_[10u];
-                    kf_f16x8 a_2_ = kf_bitcast<kf_f16x8>(t980_);
+                    kf_f16x8 a_2_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t980_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t980_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t980_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t980_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t980_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t980_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t980_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t980_, 3u), 16u))}};
                     xs_3_[0u] = kf_f16_to_f32(a_2_.v[0]);
                     xs_3_[1u] = kf_f16_to_f32(a_2_.v[1]);
                     xs_3_[2u] = kf_f16_to_f32(a_2_.v[2]);
@@ -10475,13 +10491,13 @@ gemv_silu_f16_f16_f16_acc(const kf_f16* __restrict__ w_, const kf_f16* __restric
                     xs_3_[6u] = kf_f16_to_f32(a_2_.v[6]);
                     xs_3_[7u] = kf_f16_to_f32(a_2_.v[7]);
                     kf_u32x4 t1007_ = wb_[5u];
-                    kf_f16x8 wh_2_ = kf_bitcast<kf_f16x8>(t1007_);
+                    kf_f16x8 wh_2_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1007_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1007_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1007_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1007_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1007_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1007_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1007_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1007_, 3u), 16u))}};
                     acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_2_.v[7]), xs_3_[7u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[6]), xs_3_[6u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[5]), xs_3_[5u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[4]), xs_3_[4u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[3]), xs_3_[3u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[2]), xs_3_[2u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[1]), xs_3_[1u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[0]), xs_3_[0u], acc_[0u]))))))));
                 }
                 unsigned v_7_ = (((ck_ << 5u) << 2u) + 64u) + lane_;
                 if (v_7_ < nv_2_) {
                     kf_u32x4 t1111_ = xb_[12u];
-                    kf_f16x8 a_3_ = kf_bitcast<kf_f16x8>(t1111_);
+                    kf_f16x8 a_3_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1111_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1111_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1111_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1111_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1111_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1111_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1111_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1111_, 3u), 16u))}};
                     xs_4_[0u] = kf_f16_to_f32(a_3_.v[0]);
                     xs_4_[1u] = kf_f16_to_f32(a_3_.v[1]);
                     xs_4_[2u] = kf_f16_to_f32(a_3_.v[2]);
@@ -10491,13 +10507,13 @@ gemv_silu_f16_f16_f16_acc(const kf_f16* __restrict__ w_, const kf_f16* __restric
                     xs_4_[6u] = kf_f16_to_f32(a_3_.v[6]);
                     xs_4_[7u] = kf_f16_to_f32(a_3_.v[7]);
                     kf_u32x4 t1138_ = wb_[6u];
-                    kf_f16x8 wh_3_ = kf_bitcast<kf_f16x8>(t1138_);
+                    kf_f16x8 wh_3_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1138_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1138_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1138_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1138_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1138_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1138_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1138_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1138_, 3u), 16u))}};
                     acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_3_.v[7]), xs_4_[7u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[6]), xs_4_[6u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[5]), xs_4_[5u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[4]), xs_4_[4u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[3]), xs_4_[3u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[2]), xs_4_[2u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[1]), xs_4_[1u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[0]), xs_4_[0u], acc_[0u]))))))));
                 }
                 unsigned v_8_ = (((ck_ << 5u) << 2u) + 96u) + lane_;
                 if (v_8_ < nv_2_) {
                     kf_u32x4 t1242_ = xb_[14u];
-                    kf_f16x8 a_4_ = kf_bitcast<kf_f16x8>(t1242_);
+                    kf_f16x8 a_4_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1242_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1242_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1242_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1242_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1242_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1242_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1242_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1242_, 3u), 16u))}};
                     xs_5_[0u] = kf_f16_to_f32(a_4_.v[0]);
                     xs_5_[1u] = kf_f16_to_f32(a_4_.v[1]);
                     xs_5_[2u] = kf_f16_to_f32(a_4_.v[2]);
@@ -10507,7 +10523,7 @@ gemv_silu_f16_f16_f16_acc(const kf_f16* __restrict__ w_, const kf_f16* __restric
                     xs_5_[6u] = kf_f16_to_f32(a_4_.v[6]);
                     xs_5_[7u] = kf_f16_to_f32(a_4_.v[7]);
                     kf_u32x4 t1269_ = wb_[7u];
-                    kf_f16x8 wh_4_ = kf_bitcast<kf_f16x8>(t1269_);
+                    kf_f16x8 wh_4_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1269_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1269_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1269_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1269_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1269_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1269_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1269_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1269_, 3u), 16u))}};
                     acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_4_.v[7]), xs_5_[7u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[6]), xs_5_[6u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[5]), xs_5_[5u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[4]), xs_5_[4u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[3]), xs_5_[3u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[2]), xs_5_[2u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[1]), xs_5_[1u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[0]), xs_5_[0u], acc_[0u]))))))));
                 }
                 unsigned t1343_ = ck_ + 1u;
@@ -10589,7 +10605,7 @@ gemv_silu_f16_f16_f16_acc(const kf_f16* __restrict__ w_, const kf_f16* __restric
                 unsigned v_13_ = ((ck_ << 5u) << 2u) + lane_;
                 if (v_13_ < nv_2_) {
                     kf_u32x4 t1658_ = xb_[0u];
-                    kf_f16x8 a_5_ = kf_bitcast<kf_f16x8>(t1658_);
+                    kf_f16x8 a_5_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1658_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1658_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1658_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1658_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1658_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1658_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1658_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1658_, 3u), 16u))}};
                     xs_6_[0u] = kf_f16_to_f32(a_5_.v[0]);
                     xs_6_[1u] = kf_f16_to_f32(a_5_.v[1]);
                     xs_6_[2u] = kf_f16_to_f32(a_5_.v[2]);
@@ -10599,13 +10615,13 @@ gemv_silu_f16_f16_f16_acc(const kf_f16* __restrict__ w_, const kf_f16* __restric
                     xs_6_[6u] = kf_f16_to_f32(a_5_.v[6]);
                     xs_6_[7u] = kf_f16_to_f32(a_5_.v[7]);
                     kf_u32x4 t1685_ = wb_[0u];
-                    kf_f16x8 wh_5_ = kf_bitcast<kf_f16x8>(t1685_);
+                    kf_f16x8 wh_5_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1685_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1685_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1685_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1685_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1685_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1685_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1685_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1685_, 3u), 16u))}};
                     acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_5_.v[7]), xs_6_[7u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[6]), xs_6_[6u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[5]), xs_6_[5u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[4]), xs_6_[4u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[3]), xs_6_[3u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[2]), xs_6_[2u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[1]), xs_6_[1u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[0]), xs_6_[0u], acc_[0u]))))))));
                 }
                 unsigned v_14_ = (((ck_ << 5u) << 2u) + 32u) + lane_;
                 if (v_14_ < nv_2_) {
                     kf_u32x4 t1789_ = xb_[2u];
-                    kf_f16x8 a_6_ = kf_bitcast<kf_f16x8>(t1789_);
+                    kf_f16x8 a_6_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1789_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1789_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1789_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1789_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1789_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1789_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1789_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1789_, 3u), 16u))}};
                     xs_7_[0u] = kf_f16_to_f32(a_6_.v[0]);
                     xs_7_[1u] = kf_f16_to_f32(a_6_.v[1]);
                     xs_7_[2u] = kf_f16_to_f32(a_6_.v[2]);
@@ -10615,13 +10631,13 @@ gemv_silu_f16_f16_f16_acc(const kf_f16* __restrict__ w_, const kf_f16* __restric
                     xs_7_[6u] = kf_f16_to_f32(a_6_.v[6]);
                     xs_7_[7u] = kf_f16_to_f32(a_6_.v[7]);
                     kf_u32x4 t1816_ = wb_[1u];
-                    kf_f16x8 wh_6_ = kf_bitcast<kf_f16x8>(t1816_);
+                    kf_f16x8 wh_6_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1816_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1816_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1816_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1816_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1816_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1816_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1816_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1816_, 3u), 16u))}};
                     acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_6_.v[7]), xs_7_[7u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[6]), xs_7_[6u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[5]), xs_7_[5u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[4]), xs_7_[4u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[3]), xs_7_[3u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[2]), xs_7_[2u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[1]), xs_7_[1u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[0]), xs_7_[0u], acc_[0u]))))))));
                 }
                 unsigned v_15_ = (((ck_ << 5u) << 2u) + 64u) + lane_;
                 if (v_15_ < nv_2_) {
                     kf_u32x4 t1920_ = xb_[4u];
-                    kf_f16x8 a_7_ = kf_bitcast<kf_f16x8>(t1920_);
+                    kf_f16x8 a_7_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1920_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1920_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1920_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1920_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1920_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1920_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1920_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1920_, 3u), 16u))}};
                     xs_8_[0u] = kf_f16_to_f32(a_7_.v[0]);
                     xs_8_[1u] = kf_f16_to_f32(a_7_.v[1]);
                     xs_8_[2u] = kf_f16_to_f32(a_7_.v[2]);
@@ -10631,13 +10647,13 @@ gemv_silu_f16_f16_f16_acc(const kf_f16* __restrict__ w_, const kf_f16* __restric
                     xs_8_[6u] = kf_f16_to_f32(a_7_.v[6]);
                     xs_8_[7u] = kf_f16_to_f32(a_7_.v[7]);
                     kf_u32x4 t1947_ = wb_[2u];
-                    kf_f16x8 wh_7_ = kf_bitcast<kf_f16x8>(t1947_);
+                    kf_f16x8 wh_7_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1947_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1947_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1947_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1947_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1947_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1947_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1947_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1947_, 3u), 16u))}};
                     acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_7_.v[7]), xs_8_[7u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[6]), xs_8_[6u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[5]), xs_8_[5u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[4]), xs_8_[4u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[3]), xs_8_[3u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[2]), xs_8_[2u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[1]), xs_8_[1u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[0]), xs_8_[0u], acc_[0u]))))))));
                 }
                 unsigned v_16_ = (((ck_ << 5u) << 2u) + 96u) + lane_;
                 if (v_16_ < nv_2_) {
                     kf_u32x4 t2051_ = xb_[6u];
-                    kf_f16x8 a_8_ = kf_bitcast<kf_f16x8>(t2051_);
+                    kf_f16x8 a_8_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2051_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2051_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2051_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2051_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2051_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2051_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2051_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2051_, 3u), 16u))}};
                     xs_9_[0u] = kf_f16_to_f32(a_8_.v[0]);
                     xs_9_[1u] = kf_f16_to_f32(a_8_.v[1]);
                     xs_9_[2u] = kf_f16_to_f32(a_8_.v[2]);
@@ -10647,7 +10663,7 @@ gemv_silu_f16_f16_f16_acc(const kf_f16* __restrict__ w_, const kf_f16* __restric
                     xs_9_[6u] = kf_f16_to_f32(a_8_.v[6]);
                     xs_9_[7u] = kf_f16_to_f32(a_8_.v[7]);
                     kf_u32x4 t2078_ = wb_[3u];
-                    kf_f16x8 wh_8_ = kf_bitcast<kf_f16x8>(t2078_);
+                    kf_f16x8 wh_8_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2078_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2078_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2078_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2078_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2078_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2078_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2078_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2078_, 3u), 16u))}};
                     acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_8_.v[7]), xs_9_[7u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[6]), xs_9_[6u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[5]), xs_9_[5u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[4]), xs_9_[4u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[3]), xs_9_[3u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[2]), xs_9_[2u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[1]), xs_9_[1u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[0]), xs_9_[0u], acc_[0u]))))))));
                 }
                 unsigned t2152_ = ck_ + 1u;
@@ -10878,7 +10894,7 @@ gemv_silu_f16_f16_f32(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ 
                 unsigned v_5_ = ((ck_ << 5u) << 2u) + lane_;
                 if (v_5_ < nv_2_) {
                     kf_u32x4 t849_ = xb_[8u];
-                    kf_f16x8 a_ = kf_bitcast<kf_f16x8>(t849_);
+                    kf_f16x8 a_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t849_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t849_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t849_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t849_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t849_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t849_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t849_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t849_, 3u), 16u))}};
                     xs_2_[0u] = kf_f16_to_f32(a_.v[0]);
                     xs_2_[1u] = kf_f16_to_f32(a_.v[1]);
                     xs_2_[2u] = kf_f16_to_f32(a_.v[2]);
@@ -10888,13 +10904,13 @@ gemv_silu_f16_f16_f32(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ 
                     xs_2_[6u] = kf_f16_to_f32(a_.v[6]);
                     xs_2_[7u] = kf_f16_to_f32(a_.v[7]);
                     kf_u32x4 t876_ = wb_[4u];
-                    kf_f16x8 wh_ = kf_bitcast<kf_f16x8>(t876_);
+                    kf_f16x8 wh_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t876_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t876_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t876_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t876_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t876_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t876_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t876_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t876_, 3u), 16u))}};
                     acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_.v[7]), xs_2_[7u], __fmaf_rn(kf_f16_to_f32(wh_.v[6]), xs_2_[6u], __fmaf_rn(kf_f16_to_f32(wh_.v[5]), xs_2_[5u], __fmaf_rn(kf_f16_to_f32(wh_.v[4]), xs_2_[4u], __fmaf_rn(kf_f16_to_f32(wh_.v[3]), xs_2_[3u], __fmaf_rn(kf_f16_to_f32(wh_.v[2]), xs_2_[2u], __fmaf_rn(kf_f16_to_f32(wh_.v[1]), xs_2_[1u], __fmaf_rn(kf_f16_to_f32(wh_.v[0]), xs_2_[0u], acc_[0u]))))))));
                 }
                 unsigned v_6_ = (((ck_ << 5u) << 2u) + 32u) + lane_;
                 if (v_6_ < nv_2_) {
                     kf_u32x4 t980_ = xb_[10u];
-                    kf_f16x8 a_2_ = kf_bitcast<kf_f16x8>(t980_);
+                    kf_f16x8 a_2_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t980_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t980_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t980_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t980_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t980_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t980_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t980_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t980_, 3u), 16u))}};
                     xs_3_[0u] = kf_f16_to_f32(a_2_.v[0]);
                     xs_3_[1u] = kf_f16_to_f32(a_2_.v[1]);
                     xs_3_[2u] = kf_f16_to_f32(a_2_.v[2]);
@@ -10904,13 +10920,13 @@ gemv_silu_f16_f16_f32(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ 
                     xs_3_[6u] = kf_f16_to_f32(a_2_.v[6]);
                     xs_3_[7u] = kf_f16_to_f32(a_2_.v[7]);
                     kf_u32x4 t1007_ = wb_[5u];
-                    kf_f16x8 wh_2_ = kf_bitcast<kf_f16x8>(t1007_);
+                    kf_f16x8 wh_2_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1007_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1007_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1007_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1007_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1007_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1007_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1007_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1007_, 3u), 16u))}};
                     acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_2_.v[7]), xs_3_[7u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[6]), xs_3_[6u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[5]), xs_3_[5u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[4]), xs_3_[4u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[3]), xs_3_[3u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[2]), xs_3_[2u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[1]), xs_3_[1u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[0]), xs_3_[0u], acc_[0u]))))))));
                 }
                 unsigned v_7_ = (((ck_ << 5u) << 2u) + 64u) + lane_;
                 if (v_7_ < nv_2_) {
                     kf_u32x4 t1111_ = xb_[12u];
-                    kf_f16x8 a_3_ = kf_bitcast<kf_f16x8>(t1111_);
+                    kf_f16x8 a_3_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1111_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1111_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1111_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1111_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1111_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1111_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1111_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1111_, 3u), 16u))}};
                     xs_4_[0u] = kf_f16_to_f32(a_3_.v[0]);
                     xs_4_[1u] = kf_f16_to_f32(a_3_.v[1]);
                     xs_4_[2u] = kf_f16_to_f32(a_3_.v[2]);
@@ -10920,13 +10936,13 @@ gemv_silu_f16_f16_f32(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ 
                     xs_4_[6u] = kf_f16_to_f32(a_3_.v[6]);
                     xs_4_[7u] = kf_f16_to_f32(a_3_.v[7]);
                     kf_u32x4 t1138_ = wb_[6u];
-                    kf_f16x8 wh_3_ = kf_bitcast<kf_f16x8>(t1138_);
+                    kf_f16x8 wh_3_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1138_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1138_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1138_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1138_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1138_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1138_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1138_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1138_, 3u), 16u))}};
                     acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_3_.v[7]), xs_4_[7u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[6]), xs_4_[6u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[5]), xs_4_[5u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[4]), xs_4_[4u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[3]), xs_4_[3u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[2]), xs_4_[2u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[1]), xs_4_[1u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[0]), xs_4_[0u], acc_[0u]))))))));
                 }
                 unsigned v_8_ = (((ck_ << 5u) << 2u) + 96u) + lane_;
                 if (v_8_ < nv_2_) {
                     kf_u32x4 t1242_ = xb_[14u];
-                    kf_f16x8 a_4_ = kf_bitcast<kf_f16x8>(t1242_);
+                    kf_f16x8 a_4_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1242_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1242_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1242_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1242_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1242_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1242_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1242_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1242_, 3u), 16u))}};
                     xs_5_[0u] = kf_f16_to_f32(a_4_.v[0]);
                     xs_5_[1u] = kf_f16_to_f32(a_4_.v[1]);
                     xs_5_[2u] = kf_f16_to_f32(a_4_.v[2]);
@@ -10936,7 +10952,7 @@ gemv_silu_f16_f16_f32(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ 
                     xs_5_[6u] = kf_f16_to_f32(a_4_.v[6]);
                     xs_5_[7u] = kf_f16_to_f32(a_4_.v[7]);
                     kf_u32x4 t1269_ = wb_[7u];
-                    kf_f16x8 wh_4_ = kf_bitcast<kf_f16x8>(t1269_);
+                    kf_f16x8 wh_4_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1269_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1269_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1269_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1269_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1269_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1269_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1269_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1269_, 3u), 16u))}};
                     acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_4_.v[7]), xs_5_[7u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[6]), xs_5_[6u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[5]), xs_5_[5u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[4]), xs_5_[4u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[3]), xs_5_[3u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[2]), xs_5_[2u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[1]), xs_5_[1u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[0]), xs_5_[0u], acc_[0u]))))))));
                 }
                 unsigned t1343_ = ck_ + 1u;
@@ -11018,7 +11034,7 @@ gemv_silu_f16_f16_f32(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ 
                 unsigned v_13_ = ((ck_ << 5u) << 2u) + lane_;
                 if (v_13_ < nv_2_) {
                     kf_u32x4 t1658_ = xb_[0u];
-                    kf_f16x8 a_5_ = kf_bitcast<kf_f16x8>(t1658_);
+                    kf_f16x8 a_5_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1658_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1658_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1658_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1658_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1658_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1658_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1658_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1658_, 3u), 16u))}};
                     xs_6_[0u] = kf_f16_to_f32(a_5_.v[0]);
                     xs_6_[1u] = kf_f16_to_f32(a_5_.v[1]);
                     xs_6_[2u] = kf_f16_to_f32(a_5_.v[2]);
@@ -11028,13 +11044,13 @@ gemv_silu_f16_f16_f32(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ 
                     xs_6_[6u] = kf_f16_to_f32(a_5_.v[6]);
                     xs_6_[7u] = kf_f16_to_f32(a_5_.v[7]);
                     kf_u32x4 t1685_ = wb_[0u];
-                    kf_f16x8 wh_5_ = kf_bitcast<kf_f16x8>(t1685_);
+                    kf_f16x8 wh_5_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1685_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1685_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1685_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1685_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1685_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1685_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1685_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1685_, 3u), 16u))}};
                     acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_5_.v[7]), xs_6_[7u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[6]), xs_6_[6u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[5]), xs_6_[5u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[4]), xs_6_[4u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[3]), xs_6_[3u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[2]), xs_6_[2u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[1]), xs_6_[1u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[0]), xs_6_[0u], acc_[0u]))))))));
                 }
                 unsigned v_14_ = (((ck_ << 5u) << 2u) + 32u) + lane_;
                 if (v_14_ < nv_2_) {
                     kf_u32x4 t1789_ = xb_[2u];
-                    kf_f16x8 a_6_ = kf_bitcast<kf_f16x8>(t1789_);
+                    kf_f16x8 a_6_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1789_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1789_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1789_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1789_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1789_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1789_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1789_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1789_, 3u), 16u))}};
                     xs_7_[0u] = kf_f16_to_f32(a_6_.v[0]);
                     xs_7_[1u] = kf_f16_to_f32(a_6_.v[1]);
                     xs_7_[2u] = kf_f16_to_f32(a_6_.v[2]);
@@ -11044,13 +11060,13 @@ gemv_silu_f16_f16_f32(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ 
                     xs_7_[6u] = kf_f16_to_f32(a_6_.v[6]);
                     xs_7_[7u] = kf_f16_to_f32(a_6_.v[7]);
                     kf_u32x4 t1816_ = wb_[1u];
-                    kf_f16x8 wh_6_ = kf_bitcast<kf_f16x8>(t1816_);
+                    kf_f16x8 wh_6_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1816_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1816_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1816_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1816_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1816_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1816_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1816_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1816_, 3u), 16u))}};
                     acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_6_.v[7]), xs_7_[7u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[6]), xs_7_[6u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[5]), xs_7_[5u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[4]), xs_7_[4u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[3]), xs_7_[3u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[2]), xs_7_[2u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[1]), xs_7_[1u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[0]), xs_7_[0u], acc_[0u]))))))));
                 }
                 unsigned v_15_ = (((ck_ << 5u) << 2u) + 64u) + lane_;
                 if (v_15_ < nv_2_) {
                     kf_u32x4 t1920_ = xb_[4u];
-                    kf_f16x8 a_7_ = kf_bitcast<kf_f16x8>(t1920_);
+                    kf_f16x8 a_7_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1920_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1920_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1920_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1920_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1920_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1920_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1920_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1920_, 3u), 16u))}};
                     xs_8_[0u] = kf_f16_to_f32(a_7_.v[0]);
                     xs_8_[1u] = kf_f16_to_f32(a_7_.v[1]);
                     xs_8_[2u] = kf_f16_to_f32(a_7_.v[2]);
@@ -11060,13 +11076,13 @@ gemv_silu_f16_f16_f32(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ 
                     xs_8_[6u] = kf_f16_to_f32(a_7_.v[6]);
                     xs_8_[7u] = kf_f16_to_f32(a_7_.v[7]);
                     kf_u32x4 t1947_ = wb_[2u];
-                    kf_f16x8 wh_7_ = kf_bitcast<kf_f16x8>(t1947_);
+                    kf_f16x8 wh_7_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1947_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1947_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1947_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1947_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1947_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1947_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1947_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1947_, 3u), 16u))}};
                     acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_7_.v[7]), xs_8_[7u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[6]), xs_8_[6u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[5]), xs_8_[5u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[4]), xs_8_[4u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[3]), xs_8_[3u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[2]), xs_8_[2u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[1]), xs_8_[1u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[0]), xs_8_[0u], acc_[0u]))))))));
                 }
                 unsigned v_16_ = (((ck_ << 5u) << 2u) + 96u) + lane_;
                 if (v_16_ < nv_2_) {
                     kf_u32x4 t2051_ = xb_[6u];
-                    kf_f16x8 a_8_ = kf_bitcast<kf_f16x8>(t2051_);
+                    kf_f16x8 a_8_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2051_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2051_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2051_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2051_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2051_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2051_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2051_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2051_, 3u), 16u))}};
                     xs_9_[0u] = kf_f16_to_f32(a_8_.v[0]);
                     xs_9_[1u] = kf_f16_to_f32(a_8_.v[1]);
                     xs_9_[2u] = kf_f16_to_f32(a_8_.v[2]);
@@ -11076,7 +11092,7 @@ gemv_silu_f16_f16_f32(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ 
                     xs_9_[6u] = kf_f16_to_f32(a_8_.v[6]);
                     xs_9_[7u] = kf_f16_to_f32(a_8_.v[7]);
                     kf_u32x4 t2078_ = wb_[3u];
-                    kf_f16x8 wh_8_ = kf_bitcast<kf_f16x8>(t2078_);
+                    kf_f16x8 wh_8_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2078_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2078_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2078_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2078_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2078_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2078_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2078_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2078_, 3u), 16u))}};
                     acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_8_.v[7]), xs_9_[7u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[6]), xs_9_[6u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[5]), xs_9_[5u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[4]), xs_9_[4u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[3]), xs_9_[3u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[2]), xs_9_[2u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[1]), xs_9_[1u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[0]), xs_9_[0u], acc_[0u]))))))));
                 }
                 unsigned t2152_ = ck_ + 1u;

@@ -10,6 +10,22 @@ __device__ __forceinline__ T kf_bitcast(F x)
     return r;
 }
 
+/* bitcast(T, x) to narrower lanes of 8 or 16 bits (i16x4 from u32x2) is
+   written T{{lane, ...}}, each lane the low bits of x's 32-bit word
+   kf_word(x, i), shifted down first by an inline shr.b32 unless it is the
+   word's lowest: never split off with mov.b32 {lo, hi}, whose high half
+   ptxas 13 and the H200 driver's JIT read as the word itself when the word
+   is a widened 8- or 16-bit value ((u8x2 as u32x2) as i16x4 gave the byte,
+   not 0, in lane 3: difftest seed 4 program 5323) */
+__device__ __forceinline__ unsigned kf_shr_b32(unsigned w, unsigned s) { unsigned r; asm("shr.b32 %0, %1, %2;" : "=r"(r) : "r"(w), "r"(s)); return r; }
+template <typename F> __device__ __forceinline__ unsigned kf_word(F x, unsigned i)
+{
+    unsigned w = 0;
+    memcpy(&w, (const char*)&x + 4 * i, sizeof x < 4 ? sizeof x : 4);
+    return w;
+}
+template <typename L> __device__ __forceinline__ L kf_low_bits(unsigned w) { L r; memcpy(&r, &w, sizeof r); return r; }
+
 /* f16: IEEE binary16 bits; arithmetic goes through f32 (exact widening,
    one round-to-nearest-even back) */
 struct __align__(2) kf_f16 { unsigned short bits; };
@@ -120,7 +136,7 @@ packed_f16(const unsigned* __restrict__ w_, unsigned* __restrict__ o_, unsigned 
         unsigned t24_ = w_[(3u * i_) + 2u];
         kf_f16x2 c_ = kf_bitcast<kf_f16x2>(t24_);
         unsigned t30_ = w_[3u * i_] & 2147516416u;
-        kf_f16x2 z_ = kf_bitcast<kf_f16x2>(t30_);
+        kf_f16x2 z_ = kf_f16x2{{kf_low_bits<kf_f16>(kf_word(t30_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t30_, 0u), 16u))}};
         unsigned k_ = 11u * i_;
         kf_f16x2 h_ = kf_pairs(kf_h2_add, a_, b_);
         unsigned b_2_ = kf_bitcast<unsigned>(h_);
@@ -253,7 +269,7 @@ packed_bf16(const unsigned* __restrict__ w_, unsigned* __restrict__ o_, unsigned
         unsigned t24_ = w_[(3u * i_) + 2u];
         kf_bf16x2 c_ = kf_bitcast<kf_bf16x2>(t24_);
         unsigned t30_ = w_[3u * i_] & 2147516416u;
-        kf_bf16x2 z_ = kf_bitcast<kf_bf16x2>(t30_);
+        kf_bf16x2 z_ = kf_bf16x2{{kf_low_bits<kf_bf16>(kf_word(t30_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t30_, 0u), 16u))}};
         unsigned k_ = 11u * i_;
         kf_bf16x2 h_ = kf_pairs(kf_bh2_add, a_, b_);
         unsigned b_2_ = kf_bitcast<unsigned>(h_);

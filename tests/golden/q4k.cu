@@ -10,6 +10,22 @@ __device__ __forceinline__ T kf_bitcast(F x)
     return r;
 }
 
+/* bitcast(T, x) to narrower lanes of 8 or 16 bits (i16x4 from u32x2) is
+   written T{{lane, ...}}, each lane the low bits of x's 32-bit word
+   kf_word(x, i), shifted down first by an inline shr.b32 unless it is the
+   word's lowest: never split off with mov.b32 {lo, hi}, whose high half
+   ptxas 13 and the H200 driver's JIT read as the word itself when the word
+   is a widened 8- or 16-bit value ((u8x2 as u32x2) as i16x4 gave the byte,
+   not 0, in lane 3: difftest seed 4 program 5323) */
+__device__ __forceinline__ unsigned kf_shr_b32(unsigned w, unsigned s) { unsigned r; asm("shr.b32 %0, %1, %2;" : "=r"(r) : "r"(w), "r"(s)); return r; }
+template <typename F> __device__ __forceinline__ unsigned kf_word(F x, unsigned i)
+{
+    unsigned w = 0;
+    memcpy(&w, (const char*)&x + 4 * i, sizeof x < 4 ? sizeof x : 4);
+    return w;
+}
+template <typename L> __device__ __forceinline__ L kf_low_bits(unsigned w) { L r; memcpy(&r, &w, sizeof r); return r; }
+
 /* f16: IEEE binary16 bits; arithmetic goes through f32 (exact widening,
    one round-to-nearest-even back) */
 struct __align__(2) kf_f16 { unsigned short bits; };
@@ -482,7 +498,7 @@ q4k_gemv_simt(const unsigned char* __restrict__ w_, const float* __restrict__ x_
                 unsigned t1712_ = ((h_.v[3] >> 4u) & 252645135u) | ((h_.v[2] >> 2u) & 808464432u);
                 unsigned mn_ = kf_shr_u32(((j_ < 2u) ? t1701_ : t1712_), ((j_ & 1u) << 4u));
                 unsigned t1721_ = h_.v[0];
-                kf_f16x2 dm_ = kf_bitcast<kf_f16x2>(t1721_);
+                kf_f16x2 dm_ = kf_f16x2{{kf_low_bits<kf_f16>(kf_word(t1721_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1721_, 0u), 16u))}};
                 unsigned v_17_ = (sc_ >> 8u) & 255u;
                 float t1731_ = __fsub_rn(kf_bitcast<float>(v_17_ | 1258291200u), 8388608.0f);
                 float t1733_ = __fsub_rn(__fadd_rn(t1368_, t1646_), t413_);
@@ -570,7 +586,7 @@ q4k_gemv_simt(const unsigned char* __restrict__ w_, const float* __restrict__ x_
                 unsigned t3048_ = ((h_2_.v[3] >> 4u) & 252645135u) | ((h_2_.v[2] >> 2u) & 808464432u);
                 unsigned mn_2_ = kf_shr_u32(((j_ < 2u) ? t3037_ : t3048_), ((j_ & 1u) << 4u));
                 unsigned t3057_ = h_2_.v[0];
-                kf_f16x2 dm_2_ = kf_bitcast<kf_f16x2>(t3057_);
+                kf_f16x2 dm_2_ = kf_f16x2{{kf_low_bits<kf_f16>(kf_word(t3057_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3057_, 0u), 16u))}};
                 unsigned v_21_ = (sc_2_ >> 8u) & 255u;
                 float t3067_ = __fsub_rn(kf_bitcast<float>(v_21_ | 1258291200u), 8388608.0f);
                 float t3069_ = __fsub_rn(__fadd_rn(t2704_, t2982_), t413_);
@@ -1166,7 +1182,7 @@ q4k_gemv(const unsigned char* __restrict__ w_, const float* __restrict__ x_, flo
             unsigned t1659_ = ((h_.v[3] >> 4u) & 252645135u) | ((h_.v[2] >> 2u) & 808464432u);
             unsigned mn_ = kf_shr_u32(((q_9_ < 2u) ? t1648_ : t1659_), ((q_9_ & 1u) << 4u));
             unsigned t1668_ = h_.v[0];
-            kf_f16x2 dm_ = kf_bitcast<kf_f16x2>(t1668_);
+            kf_f16x2 dm_ = kf_f16x2{{kf_low_bits<kf_f16>(kf_word(t1668_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1668_, 0u), 16u))}};
             float t1673_ = __fadd_rn(t1588_.v[0], t1588_.v[1]);
             float t1681_ = __fadd_rn(t1591_.v[0], t1591_.v[1]);
             unsigned v_10_ = (sc_ >> 8u) & 255u;
@@ -1189,7 +1205,7 @@ q4k_gemv(const unsigned char* __restrict__ w_, const float* __restrict__ x_, flo
             unsigned t1825_ = ((h_2_.v[3] >> 4u) & 252645135u) | ((h_2_.v[2] >> 2u) & 808464432u);
             unsigned mn_2_ = kf_shr_u32(((q_9_ < 2u) ? t1814_ : t1825_), ((q_9_ & 1u) << 4u));
             unsigned t1834_ = h_2_.v[0];
-            kf_f16x2 dm_2_ = kf_bitcast<kf_f16x2>(t1834_);
+            kf_f16x2 dm_2_ = kf_f16x2{{kf_low_bits<kf_f16>(kf_word(t1834_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1834_, 0u), 16u))}};
             float t1842_ = __fadd_rn(t1588_.v[2], t1588_.v[3]);
             float t1850_ = __fadd_rn(t1591_.v[2], t1591_.v[3]);
             unsigned v_14_ = (sc_2_ >> 8u) & 255u;
@@ -1493,7 +1509,7 @@ q4k_gemv(const unsigned char* __restrict__ w_, const float* __restrict__ x_, flo
             unsigned t2555_ = ((h_3_.v[3] >> 4u) & 252645135u) | ((h_3_.v[2] >> 2u) & 808464432u);
             unsigned mn_3_ = kf_shr_u32(((q_9_ < 2u) ? t2544_ : t2555_), ((q_9_ & 1u) << 4u));
             unsigned t2564_ = h_3_.v[0];
-            kf_f16x2 dm_3_ = kf_bitcast<kf_f16x2>(t2564_);
+            kf_f16x2 dm_3_ = kf_f16x2{{kf_low_bits<kf_f16>(kf_word(t2564_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2564_, 0u), 16u))}};
             float t2569_ = __fadd_rn(t2484_.v[0], t2484_.v[1]);
             float t2577_ = __fadd_rn(t2487_.v[0], t2487_.v[1]);
             unsigned v_18_ = (sc_3_ >> 8u) & 255u;
@@ -1516,7 +1532,7 @@ q4k_gemv(const unsigned char* __restrict__ w_, const float* __restrict__ x_, flo
             unsigned t2721_ = ((h_4_.v[3] >> 4u) & 252645135u) | ((h_4_.v[2] >> 2u) & 808464432u);
             unsigned mn_4_ = kf_shr_u32(((q_9_ < 2u) ? t2710_ : t2721_), ((q_9_ & 1u) << 4u));
             unsigned t2730_ = h_4_.v[0];
-            kf_f16x2 dm_4_ = kf_bitcast<kf_f16x2>(t2730_);
+            kf_f16x2 dm_4_ = kf_f16x2{{kf_low_bits<kf_f16>(kf_word(t2730_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2730_, 0u), 16u))}};
             float t2738_ = __fadd_rn(t2484_.v[2], t2484_.v[3]);
             float t2746_ = __fadd_rn(t2487_.v[2], t2487_.v[3]);
             unsigned v_22_ = (sc_4_ >> 8u) & 255u;
@@ -1929,7 +1945,7 @@ q4k_q8_gemv_f32(const unsigned char* __restrict__ w_, const signed char* __restr
                 unsigned t438_ = ((h_.v[3] >> 4u) & 252645135u) | ((h_.v[2] >> 2u) & 808464432u);
                 unsigned mn_ = kf_shr_u32(((j_ < 2u) ? t427_ : t438_), ((j_ & 1u) << 4u));
                 unsigned t447_ = h_.v[0];
-                kf_f16x2 dm_ = kf_bitcast<kf_f16x2>(t447_);
+                kf_f16x2 dm_ = kf_f16x2{{kf_low_bits<kf_f16>(kf_word(t447_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t447_, 0u), 16u))}};
                 float t450_ = kf_f16_to_f32(t224_.v[2]);
                 int v_ = (int)((unsigned)t372_ * (unsigned)kf_bitcast<int>((sc_ >> 8u) & 255u));
                 float t462_ = __fsub_rn(kf_bitcast<float>(kf_bitcast<unsigned>(v_) + 1262485504u), 12582912.0f);
@@ -2038,7 +2054,7 @@ q4k_q8_gemv_f32(const unsigned char* __restrict__ w_, const signed char* __restr
                 unsigned t721_ = ((h_2_.v[3] >> 4u) & 252645135u) | ((h_2_.v[2] >> 2u) & 808464432u);
                 unsigned mn_2_ = kf_shr_u32(((j_ < 2u) ? t710_ : t721_), ((j_ & 1u) << 4u));
                 unsigned t730_ = h_2_.v[0];
-                kf_f16x2 dm_2_ = kf_bitcast<kf_f16x2>(t730_);
+                kf_f16x2 dm_2_ = kf_f16x2{{kf_low_bits<kf_f16>(kf_word(t730_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t730_, 0u), 16u))}};
                 float t733_ = kf_f16_to_f32(t224_.v[2]);
                 int v_5_ = (int)((unsigned)t655_ * (unsigned)kf_bitcast<int>((sc_2_ >> 8u) & 255u));
                 float t745_ = __fsub_rn(kf_bitcast<float>(kf_bitcast<unsigned>(v_5_) + 1262485504u), 12582912.0f);
@@ -2285,7 +2301,7 @@ q4k_q8_gemv_f16(const unsigned char* __restrict__ w_, const signed char* __restr
                 unsigned t438_ = ((h_.v[3] >> 4u) & 252645135u) | ((h_.v[2] >> 2u) & 808464432u);
                 unsigned mn_ = kf_shr_u32(((j_ < 2u) ? t427_ : t438_), ((j_ & 1u) << 4u));
                 unsigned t447_ = h_.v[0];
-                kf_f16x2 dm_ = kf_bitcast<kf_f16x2>(t447_);
+                kf_f16x2 dm_ = kf_f16x2{{kf_low_bits<kf_f16>(kf_word(t447_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t447_, 0u), 16u))}};
                 float t450_ = kf_f16_to_f32(t224_.v[2]);
                 int v_ = (int)((unsigned)t372_ * (unsigned)kf_bitcast<int>((sc_ >> 8u) & 255u));
                 float t462_ = __fsub_rn(kf_bitcast<float>(kf_bitcast<unsigned>(v_) + 1262485504u), 12582912.0f);
@@ -2394,7 +2410,7 @@ q4k_q8_gemv_f16(const unsigned char* __restrict__ w_, const signed char* __restr
                 unsigned t721_ = ((h_2_.v[3] >> 4u) & 252645135u) | ((h_2_.v[2] >> 2u) & 808464432u);
                 unsigned mn_2_ = kf_shr_u32(((j_ < 2u) ? t710_ : t721_), ((j_ & 1u) << 4u));
                 unsigned t730_ = h_2_.v[0];
-                kf_f16x2 dm_2_ = kf_bitcast<kf_f16x2>(t730_);
+                kf_f16x2 dm_2_ = kf_f16x2{{kf_low_bits<kf_f16>(kf_word(t730_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t730_, 0u), 16u))}};
                 float t733_ = kf_f16_to_f32(t224_.v[2]);
                 int v_5_ = (int)((unsigned)t655_ * (unsigned)kf_bitcast<int>((sc_2_ >> 8u) & 255u));
                 float t745_ = __fsub_rn(kf_bitcast<float>(kf_bitcast<unsigned>(v_5_) + 1262485504u), 12582912.0f);
@@ -2641,7 +2657,7 @@ q4k_q8_gemv_f16_acc(const unsigned char* __restrict__ w_, const signed char* __r
                 unsigned t438_ = ((h_.v[3] >> 4u) & 252645135u) | ((h_.v[2] >> 2u) & 808464432u);
                 unsigned mn_ = kf_shr_u32(((j_ < 2u) ? t427_ : t438_), ((j_ & 1u) << 4u));
                 unsigned t447_ = h_.v[0];
-                kf_f16x2 dm_ = kf_bitcast<kf_f16x2>(t447_);
+                kf_f16x2 dm_ = kf_f16x2{{kf_low_bits<kf_f16>(kf_word(t447_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t447_, 0u), 16u))}};
                 float t450_ = kf_f16_to_f32(t224_.v[2]);
                 int v_ = (int)((unsigned)t372_ * (unsigned)kf_bitcast<int>((sc_ >> 8u) & 255u));
                 float t462_ = __fsub_rn(kf_bitcast<float>(kf_bitcast<unsigned>(v_) + 1262485504u), 12582912.0f);
@@ -2750,7 +2766,7 @@ q4k_q8_gemv_f16_acc(const unsigned char* __restrict__ w_, const signed char* __r
                 unsigned t721_ = ((h_2_.v[3] >> 4u) & 252645135u) | ((h_2_.v[2] >> 2u) & 808464432u);
                 unsigned mn_2_ = kf_shr_u32(((j_ < 2u) ? t710_ : t721_), ((j_ & 1u) << 4u));
                 unsigned t730_ = h_2_.v[0];
-                kf_f16x2 dm_2_ = kf_bitcast<kf_f16x2>(t730_);
+                kf_f16x2 dm_2_ = kf_f16x2{{kf_low_bits<kf_f16>(kf_word(t730_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t730_, 0u), 16u))}};
                 float t733_ = kf_f16_to_f32(t224_.v[2]);
                 int v_5_ = (int)((unsigned)t655_ * (unsigned)kf_bitcast<int>((sc_2_ >> 8u) & 255u));
                 float t745_ = __fsub_rn(kf_bitcast<float>(kf_bitcast<unsigned>(v_5_) + 1262485504u), 12582912.0f);
@@ -3357,7 +3373,7 @@ q4k_q8_gemv_rms_f16(const unsigned char* __restrict__ w_, const kf_f16* __restri
                     unsigned t1883_ = ((h_3_.v[3] >> 4u) & 252645135u) | ((h_3_.v[2] >> 2u) & 808464432u);
                     unsigned mn_ = kf_shr_u32(((j_ < 2u) ? t1872_ : t1883_), ((j_ & 1u) << 4u));
                     unsigned t1892_ = h_3_.v[0];
-                    kf_f16x2 dm_ = kf_bitcast<kf_f16x2>(t1892_);
+                    kf_f16x2 dm_ = kf_f16x2{{kf_low_bits<kf_f16>(kf_word(t1892_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1892_, 0u), 16u))}};
                     float t1895_ = kf_f16_to_f32(t1665_.v[2]);
                     int v_ = (int)((unsigned)t1817_ * (unsigned)kf_bitcast<int>((sc_ >> 8u) & 255u));
                     float t1907_ = __fsub_rn(kf_bitcast<float>(kf_bitcast<unsigned>(v_) + 1262485504u), 12582912.0f);
@@ -3466,7 +3482,7 @@ q4k_q8_gemv_rms_f16(const unsigned char* __restrict__ w_, const kf_f16* __restri
                     unsigned t2166_ = ((h_4_.v[3] >> 4u) & 252645135u) | ((h_4_.v[2] >> 2u) & 808464432u);
                     unsigned mn_2_ = kf_shr_u32(((j_ < 2u) ? t2155_ : t2166_), ((j_ & 1u) << 4u));
                     unsigned t2175_ = h_4_.v[0];
-                    kf_f16x2 dm_2_ = kf_bitcast<kf_f16x2>(t2175_);
+                    kf_f16x2 dm_2_ = kf_f16x2{{kf_low_bits<kf_f16>(kf_word(t2175_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2175_, 0u), 16u))}};
                     float t2178_ = kf_f16_to_f32(t1665_.v[2]);
                     int v_5_ = (int)((unsigned)t2100_ * (unsigned)kf_bitcast<int>((sc_2_ >> 8u) & 255u));
                     float t2190_ = __fsub_rn(kf_bitcast<float>(kf_bitcast<unsigned>(v_5_) + 1262485504u), 12582912.0f);
@@ -4074,7 +4090,7 @@ q4k_q8_gemv_rms_f32(const unsigned char* __restrict__ w_, const kf_f16* __restri
                     unsigned t1883_ = ((h_3_.v[3] >> 4u) & 252645135u) | ((h_3_.v[2] >> 2u) & 808464432u);
                     unsigned mn_ = kf_shr_u32(((j_ < 2u) ? t1872_ : t1883_), ((j_ & 1u) << 4u));
                     unsigned t1892_ = h_3_.v[0];
-                    kf_f16x2 dm_ = kf_bitcast<kf_f16x2>(t1892_);
+                    kf_f16x2 dm_ = kf_f16x2{{kf_low_bits<kf_f16>(kf_word(t1892_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1892_, 0u), 16u))}};
                     float t1895_ = kf_f16_to_f32(t1665_.v[2]);
                     int v_ = (int)((unsigned)t1817_ * (unsigned)kf_bitcast<int>((sc_ >> 8u) & 255u));
                     float t1907_ = __fsub_rn(kf_bitcast<float>(kf_bitcast<unsigned>(v_) + 1262485504u), 12582912.0f);
@@ -4183,7 +4199,7 @@ q4k_q8_gemv_rms_f32(const unsigned char* __restrict__ w_, const kf_f16* __restri
                     unsigned t2166_ = ((h_4_.v[3] >> 4u) & 252645135u) | ((h_4_.v[2] >> 2u) & 808464432u);
                     unsigned mn_2_ = kf_shr_u32(((j_ < 2u) ? t2155_ : t2166_), ((j_ & 1u) << 4u));
                     unsigned t2175_ = h_4_.v[0];
-                    kf_f16x2 dm_2_ = kf_bitcast<kf_f16x2>(t2175_);
+                    kf_f16x2 dm_2_ = kf_f16x2{{kf_low_bits<kf_f16>(kf_word(t2175_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2175_, 0u), 16u))}};
                     float t2178_ = kf_f16_to_f32(t1665_.v[2]);
                     int v_5_ = (int)((unsigned)t2100_ * (unsigned)kf_bitcast<int>((sc_2_ >> 8u) & 255u));
                     float t2190_ = __fsub_rn(kf_bitcast<float>(kf_bitcast<unsigned>(v_5_) + 1262485504u), 12582912.0f);
@@ -4711,7 +4727,7 @@ q4k_q8_gemv_silu_f16_acc(const unsigned char* __restrict__ w_, const kf_f16* __r
                     unsigned t1571_ = ((h_.v[3] >> 4u) & 252645135u) | ((h_.v[2] >> 2u) & 808464432u);
                     unsigned mn_ = kf_shr_u32(((j_ < 2u) ? t1560_ : t1571_), ((j_ & 1u) << 4u));
                     unsigned t1580_ = h_.v[0];
-                    kf_f16x2 dm_ = kf_bitcast<kf_f16x2>(t1580_);
+                    kf_f16x2 dm_ = kf_f16x2{{kf_low_bits<kf_f16>(kf_word(t1580_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1580_, 0u), 16u))}};
                     float t1583_ = kf_f16_to_f32(t1353_.v[2]);
                     int v_ = (int)((unsigned)t1505_ * (unsigned)kf_bitcast<int>((sc_ >> 8u) & 255u));
                     float t1595_ = __fsub_rn(kf_bitcast<float>(kf_bitcast<unsigned>(v_) + 1262485504u), 12582912.0f);
@@ -4820,7 +4836,7 @@ q4k_q8_gemv_silu_f16_acc(const unsigned char* __restrict__ w_, const kf_f16* __r
                     unsigned t1854_ = ((h_2_.v[3] >> 4u) & 252645135u) | ((h_2_.v[2] >> 2u) & 808464432u);
                     unsigned mn_2_ = kf_shr_u32(((j_ < 2u) ? t1843_ : t1854_), ((j_ & 1u) << 4u));
                     unsigned t1863_ = h_2_.v[0];
-                    kf_f16x2 dm_2_ = kf_bitcast<kf_f16x2>(t1863_);
+                    kf_f16x2 dm_2_ = kf_f16x2{{kf_low_bits<kf_f16>(kf_word(t1863_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1863_, 0u), 16u))}};
                     float t1866_ = kf_f16_to_f32(t1353_.v[2]);
                     int v_5_ = (int)((unsigned)t1788_ * (unsigned)kf_bitcast<int>((sc_2_ >> 8u) & 255u));
                     float t1878_ = __fsub_rn(kf_bitcast<float>(kf_bitcast<unsigned>(v_5_) + 1262485504u), 12582912.0f);
@@ -5348,7 +5364,7 @@ q4k_q8_gemv_silu_f32(const unsigned char* __restrict__ w_, const kf_f16* __restr
                     unsigned t1571_ = ((h_.v[3] >> 4u) & 252645135u) | ((h_.v[2] >> 2u) & 808464432u);
                     unsigned mn_ = kf_shr_u32(((j_ < 2u) ? t1560_ : t1571_), ((j_ & 1u) << 4u));
                     unsigned t1580_ = h_.v[0];
-                    kf_f16x2 dm_ = kf_bitcast<kf_f16x2>(t1580_);
+                    kf_f16x2 dm_ = kf_f16x2{{kf_low_bits<kf_f16>(kf_word(t1580_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1580_, 0u), 16u))}};
                     float t1583_ = kf_f16_to_f32(t1353_.v[2]);
                     int v_ = (int)((unsigned)t1505_ * (unsigned)kf_bitcast<int>((sc_ >> 8u) & 255u));
                     float t1595_ = __fsub_rn(kf_bitcast<float>(kf_bitcast<unsigned>(v_) + 1262485504u), 12582912.0f);
@@ -5457,7 +5473,7 @@ q4k_q8_gemv_silu_f32(const unsigned char* __restrict__ w_, const kf_f16* __restr
                     unsigned t1854_ = ((h_2_.v[3] >> 4u) & 252645135u) | ((h_2_.v[2] >> 2u) & 808464432u);
                     unsigned mn_2_ = kf_shr_u32(((j_ < 2u) ? t1843_ : t1854_), ((j_ & 1u) << 4u));
                     unsigned t1863_ = h_2_.v[0];
-                    kf_f16x2 dm_2_ = kf_bitcast<kf_f16x2>(t1863_);
+                    kf_f16x2 dm_2_ = kf_f16x2{{kf_low_bits<kf_f16>(kf_word(t1863_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1863_, 0u), 16u))}};
                     float t1866_ = kf_f16_to_f32(t1353_.v[2]);
                     int v_5_ = (int)((unsigned)t1788_ * (unsigned)kf_bitcast<int>((sc_2_ >> 8u) & 255u));
                     float t1878_ = __fsub_rn(kf_bitcast<float>(kf_bitcast<unsigned>(v_5_) + 1262485504u), 12582912.0f);

@@ -10,6 +10,22 @@ __device__ __forceinline__ T kf_bitcast(F x)
     return r;
 }
 
+/* bitcast(T, x) to narrower lanes of 8 or 16 bits (i16x4 from u32x2) is
+   written T{{lane, ...}}, each lane the low bits of x's 32-bit word
+   kf_word(x, i), shifted down first by an inline shr.b32 unless it is the
+   word's lowest: never split off with mov.b32 {lo, hi}, whose high half
+   ptxas 13 and the H200 driver's JIT read as the word itself when the word
+   is a widened 8- or 16-bit value ((u8x2 as u32x2) as i16x4 gave the byte,
+   not 0, in lane 3: difftest seed 4 program 5323) */
+__device__ __forceinline__ unsigned kf_shr_b32(unsigned w, unsigned s) { unsigned r; asm("shr.b32 %0, %1, %2;" : "=r"(r) : "r"(w), "r"(s)); return r; }
+template <typename F> __device__ __forceinline__ unsigned kf_word(F x, unsigned i)
+{
+    unsigned w = 0;
+    memcpy(&w, (const char*)&x + 4 * i, sizeof x < 4 ? sizeof x : 4);
+    return w;
+}
+template <typename L> __device__ __forceinline__ L kf_low_bits(unsigned w) { L r; memcpy(&r, &w, sizeof r); return r; }
+
 /* f16: IEEE binary16 bits; arithmetic goes through f32 (exact widening,
    one round-to-nearest-even back) */
 struct __align__(2) kf_f16 { unsigned short bits; };
@@ -1531,7 +1547,7 @@ tc_gemv_q4k_f32(const unsigned char* __restrict__ w_, const signed char* __restr
         }
         kf_u32x4 h_ = hd_[0u];
         unsigned t913_ = h_.v[0];
-        kf_f16x2 dd_ = kf_bitcast<kf_f16x2>(t913_);
+        kf_f16x2 dd_ = kf_f16x2{{kf_low_bits<kf_f16>(kf_word(t913_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t913_, 0u), 16u))}};
         dsc_[0u] = kf_f16_to_f32(dd_.v[0]);
         dmn_[0u] = kf_f16_to_f32(dd_.v[1]);
         unsigned t942_ = h_.v[1] & 1061109567u;
@@ -1544,7 +1560,7 @@ tc_gemv_q4k_f32(const unsigned char* __restrict__ w_, const signed char* __restr
         mnw_[0u] = t972_;
         kf_u32x4 h_2_ = hd_[1u];
         unsigned t989_ = h_2_.v[0];
-        kf_f16x2 dd_2_ = kf_bitcast<kf_f16x2>(t989_);
+        kf_f16x2 dd_2_ = kf_f16x2{{kf_low_bits<kf_f16>(kf_word(t989_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t989_, 0u), 16u))}};
         dsc_[1u] = kf_f16_to_f32(dd_2_.v[0]);
         dmn_[1u] = kf_f16_to_f32(dd_2_.v[1]);
         unsigned t1018_ = h_2_.v[1] & 1061109567u;
@@ -2261,7 +2277,7 @@ tc_gemv_q4k_f32(const unsigned char* __restrict__ w_, const signed char* __restr
         }
         kf_u32x4 h_3_ = hd_[2u];
         unsigned t3793_ = h_3_.v[0];
-        kf_f16x2 dd_3_ = kf_bitcast<kf_f16x2>(t3793_);
+        kf_f16x2 dd_3_ = kf_f16x2{{kf_low_bits<kf_f16>(kf_word(t3793_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3793_, 0u), 16u))}};
         dsc_2_[0u] = kf_f16_to_f32(dd_3_.v[0]);
         dmn_2_[0u] = kf_f16_to_f32(dd_3_.v[1]);
         unsigned t3822_ = h_3_.v[1] & 1061109567u;
@@ -2274,7 +2290,7 @@ tc_gemv_q4k_f32(const unsigned char* __restrict__ w_, const signed char* __restr
         mnw_2_[0u] = t3852_;
         kf_u32x4 h_4_ = hd_[3u];
         unsigned t3869_ = h_4_.v[0];
-        kf_f16x2 dd_4_ = kf_bitcast<kf_f16x2>(t3869_);
+        kf_f16x2 dd_4_ = kf_f16x2{{kf_low_bits<kf_f16>(kf_word(t3869_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3869_, 0u), 16u))}};
         dsc_2_[1u] = kf_f16_to_f32(dd_4_.v[0]);
         dmn_2_[1u] = kf_f16_to_f32(dd_4_.v[1]);
         unsigned t3898_ = h_4_.v[1] & 1061109567u;
@@ -3221,7 +3237,7 @@ tc_gemv_q4k_f16(const unsigned char* __restrict__ w_, const signed char* __restr
         }
         kf_u32x4 h_ = hd_[0u];
         unsigned t914_ = h_.v[0];
-        kf_f16x2 dd_ = kf_bitcast<kf_f16x2>(t914_);
+        kf_f16x2 dd_ = kf_f16x2{{kf_low_bits<kf_f16>(kf_word(t914_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t914_, 0u), 16u))}};
         dsc_[0u] = kf_f16_to_f32(dd_.v[0]);
         dmn_[0u] = kf_f16_to_f32(dd_.v[1]);
         unsigned t943_ = h_.v[1] & 1061109567u;
@@ -3234,7 +3250,7 @@ tc_gemv_q4k_f16(const unsigned char* __restrict__ w_, const signed char* __restr
         mnw_[0u] = t973_;
         kf_u32x4 h_2_ = hd_[1u];
         unsigned t990_ = h_2_.v[0];
-        kf_f16x2 dd_2_ = kf_bitcast<kf_f16x2>(t990_);
+        kf_f16x2 dd_2_ = kf_f16x2{{kf_low_bits<kf_f16>(kf_word(t990_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t990_, 0u), 16u))}};
         dsc_[1u] = kf_f16_to_f32(dd_2_.v[0]);
         dmn_[1u] = kf_f16_to_f32(dd_2_.v[1]);
         unsigned t1019_ = h_2_.v[1] & 1061109567u;
@@ -3951,7 +3967,7 @@ tc_gemv_q4k_f16(const unsigned char* __restrict__ w_, const signed char* __restr
         }
         kf_u32x4 h_3_ = hd_[2u];
         unsigned t3794_ = h_3_.v[0];
-        kf_f16x2 dd_3_ = kf_bitcast<kf_f16x2>(t3794_);
+        kf_f16x2 dd_3_ = kf_f16x2{{kf_low_bits<kf_f16>(kf_word(t3794_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3794_, 0u), 16u))}};
         dsc_2_[0u] = kf_f16_to_f32(dd_3_.v[0]);
         dmn_2_[0u] = kf_f16_to_f32(dd_3_.v[1]);
         unsigned t3823_ = h_3_.v[1] & 1061109567u;
@@ -3964,7 +3980,7 @@ tc_gemv_q4k_f16(const unsigned char* __restrict__ w_, const signed char* __restr
         mnw_2_[0u] = t3853_;
         kf_u32x4 h_4_ = hd_[3u];
         unsigned t3870_ = h_4_.v[0];
-        kf_f16x2 dd_4_ = kf_bitcast<kf_f16x2>(t3870_);
+        kf_f16x2 dd_4_ = kf_f16x2{{kf_low_bits<kf_f16>(kf_word(t3870_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3870_, 0u), 16u))}};
         dsc_2_[1u] = kf_f16_to_f32(dd_4_.v[0]);
         dmn_2_[1u] = kf_f16_to_f32(dd_4_.v[1]);
         unsigned t3899_ = h_4_.v[1] & 1061109567u;
@@ -4911,7 +4927,7 @@ tc_gemv_q4k_f16_acc(const unsigned char* __restrict__ w_, const signed char* __r
         }
         kf_u32x4 h_ = hd_[0u];
         unsigned t914_ = h_.v[0];
-        kf_f16x2 dd_ = kf_bitcast<kf_f16x2>(t914_);
+        kf_f16x2 dd_ = kf_f16x2{{kf_low_bits<kf_f16>(kf_word(t914_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t914_, 0u), 16u))}};
         dsc_[0u] = kf_f16_to_f32(dd_.v[0]);
         dmn_[0u] = kf_f16_to_f32(dd_.v[1]);
         unsigned t943_ = h_.v[1] & 1061109567u;
@@ -4924,7 +4940,7 @@ tc_gemv_q4k_f16_acc(const unsigned char* __restrict__ w_, const signed char* __r
         mnw_[0u] = t973_;
         kf_u32x4 h_2_ = hd_[1u];
         unsigned t990_ = h_2_.v[0];
-        kf_f16x2 dd_2_ = kf_bitcast<kf_f16x2>(t990_);
+        kf_f16x2 dd_2_ = kf_f16x2{{kf_low_bits<kf_f16>(kf_word(t990_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t990_, 0u), 16u))}};
         dsc_[1u] = kf_f16_to_f32(dd_2_.v[0]);
         dmn_[1u] = kf_f16_to_f32(dd_2_.v[1]);
         unsigned t1019_ = h_2_.v[1] & 1061109567u;
@@ -5641,7 +5657,7 @@ tc_gemv_q4k_f16_acc(const unsigned char* __restrict__ w_, const signed char* __r
         }
         kf_u32x4 h_3_ = hd_[2u];
         unsigned t3794_ = h_3_.v[0];
-        kf_f16x2 dd_3_ = kf_bitcast<kf_f16x2>(t3794_);
+        kf_f16x2 dd_3_ = kf_f16x2{{kf_low_bits<kf_f16>(kf_word(t3794_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3794_, 0u), 16u))}};
         dsc_2_[0u] = kf_f16_to_f32(dd_3_.v[0]);
         dmn_2_[0u] = kf_f16_to_f32(dd_3_.v[1]);
         unsigned t3823_ = h_3_.v[1] & 1061109567u;
@@ -5654,7 +5670,7 @@ tc_gemv_q4k_f16_acc(const unsigned char* __restrict__ w_, const signed char* __r
         mnw_2_[0u] = t3853_;
         kf_u32x4 h_4_ = hd_[3u];
         unsigned t3870_ = h_4_.v[0];
-        kf_f16x2 dd_4_ = kf_bitcast<kf_f16x2>(t3870_);
+        kf_f16x2 dd_4_ = kf_f16x2{{kf_low_bits<kf_f16>(kf_word(t3870_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3870_, 0u), 16u))}};
         dsc_2_[1u] = kf_f16_to_f32(dd_4_.v[0]);
         dmn_2_[1u] = kf_f16_to_f32(dd_4_.v[1]);
         unsigned t3899_ = h_4_.v[1] & 1061109567u;

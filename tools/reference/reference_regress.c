@@ -396,6 +396,28 @@ static void ref_regress_narrow_div(ref_ctx *r)
     free(v);
 }
 
+/* ---- 16-bit lanes of widened bytes and halfwords ------------------------------------ */
+
+static void ref_regress_bitcast_split(ref_ctx *r)
+{
+    size_t n = (size_t)in_num(r, "n"), nx, ns, no, nf;
+    uint8_t *x = in_buf(r, "x", KF_S_U8, 2, &nx);
+    int16_t *s = in_buf(r, "s", KF_S_I16, 1, &ns);
+    int32_t *o = in_buf(r, "o", KF_S_I32, 1, &no);
+    float *f = in_buf(r, "f", KF_S_F32, 1, &nf);
+    for (size_t i = 0; i < n && i < nx && i < ns && 8 * i + 7 < no && 2 * i + 1 < nf; i++) {
+        uint32_t top = s[i] < 0 ? 0xffffu : 0u;          /* the sign extension's high half */
+        o[8 * i] = x[2 * i], o[8 * i + 1] = 0;          /* i16 lanes of the zero-extended bytes */
+        o[8 * i + 2] = x[2 * i + 1], o[8 * i + 3] = 0;
+        o[8 * i + 4] = (uint16_t)s[i], o[8 * i + 5] = (int32_t)top;
+        o[8 * i + 6] = o[8 * i + 7] = (int32_t)(top & 0xffu);
+        f[2 * i] = 0.0f, f[2 * i + 1] = 0.0f;            /* the zero high halves, as f32 */
+    }
+    out_free(r, "o", KF_S_I32, o, no);
+    out_free(r, "f", KF_S_F32, f, nf);
+    free(x), free(s);
+}
+
 #define KF_REFERENCE_REGRESS \
     {"regress_nan_to_int", ref_regress_nan_to_int}, {"regress_loop_var", ref_regress_loop_var}, \
     {"regress_half_bytes", ref_regress_half_bytes}, {"regress_narrow_wrap", ref_regress_narrow_wrap}, \
@@ -404,4 +426,4 @@ static void ref_regress_narrow_div(ref_ctx *r)
     {"regress_tie_fold", ref_regress_tie_fold}, {"regress_bitfield_range", ref_regress_bitfield_range}, \
     {"regress_narrow_minmax", ref_regress_narrow_minmax}, \
     {"regress_nvvm_fold", ref_regress_nvvm_fold}, \
-    {"regress_narrow_div", ref_regress_narrow_div},
+    {"regress_narrow_div", ref_regress_narrow_div}, {"regress_bitcast_split", ref_regress_bitcast_split},
