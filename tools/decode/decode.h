@@ -96,6 +96,7 @@ typedef struct {
     uint32_t split;             /* sdpa positions per split block; 0: chosen for the context */
     uint32_t tp;                /* devices the model is split over (--tp; 0 and 1: one) */
     dc_fuse fuse;               /* --fuse: the norms and silu·up made by the GEMVs that read them */
+    bool attn_split;            /* --attn split: sdpa_decode_split and a combine launch (default: fused) */
     const char *src_dir;        /* the checkout: kernels/ and tools/decode/decode.kf */
     dc_define defs[32];
     uint32_t ndefs;
@@ -144,7 +145,7 @@ typedef struct dc_model {
     uint32_t split;             /* sdpa split in use */
     kf_buffer *embed, *out_norm, *lm_head;
     dc_layer *layer;
-    kf_buffer *x, *xn, *qkv, *q, *attn, *po, *plse, *gu, *g, *u, *h, *logits;
+    kf_buffer *x, *xn, *qkv, *q, *attn, *po, *plse, *cnt, *gu, *g, *u, *h, *logits;
     kf_buffer *pos, *pos_rope, *pos_lens, *tokens, **tok, *xq, *xds;
     kf_plan **plan;             /* every launch of a step, in order */
     dc_launch *launch;          /* and what each is */

@@ -17,7 +17,7 @@ static const char usage[] =
     "  MODEL: [--small] [--hidden N] [--heads N] [--kv-heads N] [--head-dim N] [--ffn N] [--layers N] [--vocab N]\n"
     "         [--weights f16|q4k] [--seed N] | --model FILE;  [--save FILE]\n"
     "  RUN:   [--context N] [--steps N] [--token ID] [--backend cpu|cuda|ptx] [--mode sync|async|graph]\n"
-    "         [--split N] [--tp N] [--fuse auto|on|off] [-D FILE.NAME=VALUE]... [--kernels CHECKOUT]  (FILE: a kernel file, e.g.\n"
+    "         [--split N] [--attn fused|split] [--tp N] [--fuse auto|on|off] [-D FILE.NAME=VALUE]... [--kernels CHECKOUT]  (FILE: a kernel file, e.g.\n"
     "         -D gemv.UNROLL=8; CHECKOUT: where kernels/ is, default $KF_SOURCE_DIR or the build's)\n"
     "  defaults: Llama-3-8B (hidden 4096, 32 heads, 8 KV heads, head dim 128, FFN 14336, 32 layers,\n"
     "  vocabulary 128256), f16, seed 1, context 4096, 8 steps, token 1, cuda, graph; --small: hidden 256,\n"
@@ -30,7 +30,8 @@ static const char usage[] =
     "  devices), f16 or q4k; --check then compares it with --tp 1 and the reference; --bench adds the all-reduce\n"
     "  against NCCL's own and the floor with the all-reduces. --fuse on: the norms and silu·up made by the\n"
     "  GEMVs that read them; off (--unfused): launches of their own (rmsnorm, silu_mul; q4k: rmsnorm_q8,\n"
-    "  silu_mul_q8); auto (default): on for f16 weights, off for q4k (faster on the H200)";
+    "  silu_mul_q8); auto (default): on for f16 weights, off for q4k (faster on the H200). --attn split:\n"
+    "  attention as sdpa_decode_split and a combine launch (default fused: one launch, sdpa_decode_fused)";
 
 enum { PROFILE_STEPS = 5 };
 
@@ -114,6 +115,9 @@ static int value_opt(void *args, const char *opt, char *v)
         o->weights_given = true;
         if (!strcmp(v, "f16") || !strcmp(v, "q4k")) o->c.wt = v[0] == 'q' ? DC_Q4K : DC_F16;
         else return bad("--weights '%s': expected f16 or q4k%s", v, "");
+    } else if (!strcmp(opt, "--attn")) {
+        if (strcmp(v, "fused") && strcmp(v, "split")) return bad("--attn '%s': expected fused or split%s", v, "");
+        o->c.attn_split = v[0] == 's';
     } else if (!strcmp(opt, "--fuse")) {
         int i = !strcmp(v, "auto") ? DC_FUSE_AUTO : !strcmp(v, "on") ? DC_FUSE_ON : !strcmp(v, "off") ? DC_FUSE_OFF : -1;
         if (i < 0) return bad("--fuse '%s': expected auto, on or off%s", v, "");
@@ -139,7 +143,7 @@ static int parse(int argc, char **argv, options *o)
 {
     static const char *const vopts[] = {"--hidden", "--heads", "--kv-heads", "--head-dim", "--ffn", "--layers",
                                         "--vocab", "--seed", "--context", "--steps", "--token", "--split", "--warmup",
-                                        "--runs", "--tp", "--fuse", "--weights", "--mode", "--backend", "--model", "--save", "--json",
+                                        "--runs", "--tp", "--fuse", "--attn", "--weights", "--mode", "--backend", "--model", "--save", "--json",
                                         "--kernels", "-D"};
     for (int i = 0; i < argc;) {
         const char *a = argv[i];

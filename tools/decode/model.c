@@ -437,6 +437,7 @@ static kf_status activation_buffers(dc_model *m, kf_error *err)
     if (st == KF_OK) st = buf(m, KF_S_F16, 1, hd, &m->attn, err);
     if (st == KF_OK) st = buf(m, KF_S_F32, 1, sh->heads * ns * sh->head_dim, &m->po, err);
     if (st == KF_OK) st = buf(m, KF_S_F32, 1, sh->heads * ns, &m->plse, err);
+    if (st == KF_OK) st = buf(m, KF_S_U32, 1, sh->heads, &m->cnt, err);   /* >= hkv·cdiv(h/hkv, TGQ), zeros */
     if (st == KF_OK) st = buf(m, KF_S_F16, 1, 2ull * sh->ffn, &m->gu, err);
     if (st == KF_OK) st = kf_buffer_view(m->gu, 0, sh->ffn, &m->g, err);
     if (st == KF_OK) st = kf_buffer_view(m->gu, sh->ffn, sh->ffn, &m->u, err);
@@ -525,31 +526,48 @@ static kf_status silu(dc_model *m, kf_error *err)
     return step_plan(m, DC_MOD_OWN, "silu_mul_q8", a, 5, (dc_cost){0, 5.0 * n + n / 8.0, 0, 0, 0}, err, "%u", n);
 }
 
-/* The arguments of layer L's attention at `split`: sdpa_decode_split's (s)
- * and the step's combine's (c, its module in *cmod; the kernel returned):
- * sdpa_decode_combine, or for q4k sdpa_combine_q8, which writes the output
- * projection's 8-bit input directly. */
-static const char *attn_args(dc_model *m, dc_layer *L, uint32_t split, kf_arg s[11], kf_arg c[8], int *cmod)
+/* Layer L's attention at `split`: by default one launch, sdpa_decode_fused
+ * (or for q4k sdpa_decode_fused_q8, which writes the output projection's
+ * 8-bit input directly), whose last block of each head group merges the
+ * partials (cnt: one counter a group, left at zero by every launch). With
+ * --attn split, sdpa_decode_split (s) and the step's combine (c, its module
+ * in *cmod): sdpa_decode_combine, or for q4k sdpa_combine_q8. Returns the
+ * fused kernel or the combine; *ns: the arguments in s. */
+static const char *attn_args(dc_model *m, dc_layer *L, uint32_t split, kf_arg s[14], unsigned *ns, kf_arg c[8],
+                             int *cmod)
 {
     const dc_shape *sh = &m->sh;
+    bool q8 = m->c->wt == DC_Q4K;
+    *cmod = DC_MOD_SDPA;
+    if (!m->c->attn_split) {
+        kf_arg fa[13] = {B(m->q), B(L->kc), B(L->vc), B(m->pos_lens), B(m->po), B(m->plse), B(m->cnt), B(m->attn),
+                         U(1), U(sh->heads), U(sh->kv_heads), U(m->cap), U(split)};
+        kf_arg fq[14] = {B(m->q), B(L->kc), B(L->vc), B(m->pos_lens), B(m->po), B(m->plse), B(m->cnt), B(m->xq),
+                         B(m->xds), U(1), U(sh->heads), U(sh->kv_heads), U(m->cap), U(split)};
+        *ns = q8 ? 14 : 13;
+        memcpy(s, q8 ? fq : fa, *ns * sizeof *s);
+        return q8 ? "sdpa_decode_fused_q8" : "sdpa_decode_fused";
+    }
     kf_arg sa[11] = {B(m->q), B(L->kc), B(L->vc), B(m->pos_lens), B(m->po), B(m->plse), U(1), U(sh->heads),
                      U(sh->kv_heads), U(m->cap), U(split)};
     kf_arg ca[8] = {B(m->po), B(m->plse), B(m->pos_lens), B(m->attn), U(1), U(sh->heads), U(m->cap), U(split)};
     kf_arg cq[8] = {B(m->po), B(m->plse), B(m->pos_lens), B(m->xq), B(m->xds), U(sh->heads), U(m->cap), U(split)};
-    bool q8 = m->c->wt == DC_Q4K;
+    *ns = 11;
     memcpy(s, sa, sizeof sa);
     memcpy(c, q8 ? cq : ca, sizeof ca);
-    *cmod = q8 ? DC_MOD_OWN : DC_MOD_SDPA;
+    if (q8) *cmod = DC_MOD_OWN;
     return q8 ? "sdpa_combine_q8" : "sdpa_decode_combine";
 }
 
 kf_status dc_attention_plans(dc_model *m, uint32_t split, kf_plan **ps, kf_plan **pc, kf_error *err)
 {
-    kf_arg s[11], c[8];
+    kf_arg s[14], c[8];
+    unsigned ns;
     int cmod;
-    const char *ck = attn_args(m, &m->layer[0], split, s, c, &cmod);
+    const char *ck = attn_args(m, &m->layer[0], split, s, &ns, c, &cmod);
     *pc = NULL;
-    kf_status st = plan(m, DC_MOD_SDPA, "sdpa_decode_split", s, 11, ps, err);
+    if (!m->c->attn_split) return plan(m, DC_MOD_SDPA, ck, s, ns, ps, err);
+    kf_status st = plan(m, DC_MOD_SDPA, "sdpa_decode_split", s, ns, ps, err);
     return st == KF_OK ? plan(m, cmod, ck, c, 8, pc, err) : st;
 }
 
@@ -560,14 +578,18 @@ static kf_status attention(dc_model *m, dc_layer *L, kf_error *err)
     double part = sh->heads * (d + 1) * 4;   /* one split's partials: po and plse */
     kf_arg r[11] = {B(m->qkv), B(m->pos_rope), B(m->q), B(L->kc), B(L->vc), U(1), U(sh->heads), U(sh->kv_heads),
                     U(m->cap), U(sh->head_dim), F(sh->theta)};
-    kf_arg s[11], c[8];
+    kf_arg s[14], c[8];
+    unsigned ns;
     int cmod;
-    const char *ck = attn_args(m, L, m->split, s, c, &cmod);
-    double cact = cmod == DC_MOD_OWN ? hq + hq / 8 + 4 : 2 * hq + 4;
+    const char *ck = attn_args(m, L, m->split, s, &ns, c, &cmod);
+    double cact = m->c->wt == DC_Q4K ? hq + hq / 8 + 4 : 2 * hq + 4;
     kf_status st = step_plan(m, DC_MOD_ROPE, "rope_qkv_neox", r, 11, (dc_cost){0, 2 * nqkv + 2 * hq + 4, 4 * kvr, 0, 0},
                              err, "%ux%u", sh->heads + 2 * sh->kv_heads, sh->head_dim);
+    if (st == KF_OK && !m->c->attn_split)   /* the split's bytes, and the merge's partials and output */
+        return step_plan(m, DC_MOD_SDPA, ck, s, ns, (dc_cost){0, 2 * hq + 4 + cact, 0, 4 * kvr, 2 * part}, err,
+                         "%ux%u/%u split %u", sh->heads, sh->head_dim, sh->kv_heads, m->split);
     if (st == KF_OK)
-        st = step_plan(m, DC_MOD_SDPA, "sdpa_decode_split", s, 11, (dc_cost){0, 2 * hq + 4, 0, 4 * kvr, part}, err,
+        st = step_plan(m, DC_MOD_SDPA, "sdpa_decode_split", s, ns, (dc_cost){0, 2 * hq + 4, 0, 4 * kvr, part}, err,
                        "%ux%u/%u split %u", sh->heads, sh->head_dim, sh->kv_heads, m->split);
     return st == KF_OK ? step_plan(m, cmod, ck, c, 8, (dc_cost){0, cact, 0, 0, part}, err, "%ux%u split %u", sh->heads,
                                    sh->head_dim, m->split)
@@ -822,7 +844,7 @@ void dc_model_close(dc_model *m)
     free(m->tok);
     kf_buffer *views[] = {m->g, m->u, m->pos_rope, m->pos_lens, m->lpart};
     for (size_t i = 0; i < sizeof views / sizeof views[0]; i++) kf_buffer_destroy(views[i]);
-    kf_buffer *act[] = {m->x, m->xn, m->qkv, m->q, m->attn, m->po, m->plse, m->gu, m->h, m->logits,
+    kf_buffer *act[] = {m->x, m->xn, m->qkv, m->q, m->attn, m->po, m->plse, m->cnt, m->gu, m->h, m->logits,
                         m->pos, m->tokens, m->xq, m->xds, m->embed, m->out_norm, m->lm_head, m->part};
     for (size_t i = 0; i < sizeof act / sizeof act[0]; i++) kf_buffer_destroy(act[i]);
     for (uint32_t l = 0; m->layer && l < m->sh.layers; l++) {

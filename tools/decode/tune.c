@@ -75,7 +75,8 @@ double dc_median(double *t, uint32_t n)
     return n % 2 ? t[n / 2] : (t[n / 2 - 1] + t[n / 2]) / 2;
 }
 
-/* Median us of split + combine at `split`, each launch alone. */
+/* Median us of the attention at `split`: the fused launch, or split +
+ * combine (--attn split), each launch alone. */
 static kf_status time_split(dc_model *m, uint32_t split, double *us, kf_error *err)
 {
     kf_plan *ps = NULL, *pc = NULL;
@@ -84,7 +85,7 @@ static kf_status time_split(dc_model *m, uint32_t split, double *us, kf_error *e
     for (int r = 0; r < TUNE_RUNS && st == KF_OK; r++) {
         double a = 0, b = 0;
         st = dc_launch_alone(m, ps, &a, err);
-        if (st == KF_OK) st = dc_launch_alone(m, pc, &b, err);
+        if (st == KF_OK && pc) st = dc_launch_alone(m, pc, &b, err);
         t[r] = a + b;
     }
     kf_plan_destroy(ps);
