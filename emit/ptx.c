@@ -101,6 +101,7 @@ static bool analyse(ptx_cx *cx, kf_arena *arena)
 {
     const kf_ir_kernel *k = cx->k;
     cx->vreg = kf_arena_calloc(arena, k->nvals + 1, sizeof *cx->vreg);
+    cx->wreg = kf_arena_calloc(arena, k->nvals + 1, sizeof *cx->wreg);
     cx->ndefs = kf_arena_calloc(arena, k->nvals + 1, sizeof *cx->ndefs);
     cx->def1 = kf_arena_calloc(arena, k->nvals + 1, sizeof *cx->def1);
     cx->areg = kf_arena_calloc(arena, k->narrays + 1, sizeof *cx->areg);
@@ -114,7 +115,7 @@ static bool analyse(ptx_cx *cx, kf_arena *arena)
     uint32_t *nuses = kf_arena_calloc(arena, k->nvals + 1, sizeof *nuses);
     if (!cx->alias || !cx->skip || !cx->named || !nuses) return false;
     bool *dyn = kf_arena_calloc(arena, k->narrays + 1, sizeof *dyn);
-    if (!cx->vreg || !cx->ndefs || !cx->def1 || !cx->areg || !cx->aname || !dyn || !cx->needreg ||
+    if (!cx->vreg || !cx->wreg || !cx->ndefs || !cx->def1 || !cx->areg || !cx->aname || !dyn || !cx->needreg ||
         !kf_ptx_index_lines(cx, arena))
         return false;
     if (!kf_ir_linked(k)) {   /* labels and branches follow kf_ir_link's structure */
@@ -404,6 +405,7 @@ static void emit_passes(ptx_cx *cx)
     cx->locs.len = 0;
     memcpy(cx->nreg, nreg0, sizeof nreg0);
     memset(cx->vreg, 0, (cx->k->nvals + 1) * sizeof *cx->vreg);
+    memset(cx->wreg, 0, (cx->k->nvals + 1) * sizeof *cx->wreg);
     cx->nacache = 0;
     cx->last_loc_line = cx->last_loc_col = cx->last_comment_line = 0;
     cx->failed = false;

@@ -133,6 +133,8 @@ typedef struct {
     uint32_t last_loc_line, last_loc_col, last_comment_line;
     uint32_t nreg[PTX_RC_COUNT];  /* registers handed out per class */
     uint32_t *vreg;               /* per value: first register (lanes follow); 0 = none yet */
+    uint32_t *wreg;               /* per value written once: first of the words its 16-bit lanes came from
+                                     (ldmatrix, then same-width bitcasts), or 0; kf_ptx_pack_word reuses them */
     uint32_t *ndefs;              /* per value: instructions that write it */
     int32_t *def1;                /* per value: index of its only definition, or -1 */
     uint32_t *areg;               /* per array: first register when held in registers, else 0 */

@@ -47,7 +47,11 @@ void kf_ptx_unpack_word(ptx_cx *cx, const char *w, kf_val v, uint32_t first, uin
 void kf_ptx_pack_word(ptx_cx *cx, const char *w, kf_val v, uint32_t first, uint32_t n, kf_scalar s)
 {
     if (kf_scalar_bytes[s] == 2) {
-        if (n == 2) kf_ptx_ins(cx, "mov.b32 %s, {%s, %s}", w, kf_ptx_reg(cx, v, first).s, kf_ptx_reg(cx, v, first + 1).s);
+        /* lanes unpacked from one word (ptx_cx.wreg): that word, not a repack
+           (ptxas copies repacked ldmatrix words around the mma operands) */
+        if (n == 2 && first % 2 == 0 && v < cx->k->nvals && cx->wreg[v])
+            kf_ptx_ins(cx, "mov.b32 %s, %s", w, kf_ptx_regn(cx, PTX_RC_R, cx->wreg[v] + first / 2).s);
+        else if (n == 2) kf_ptx_ins(cx, "mov.b32 %s, {%s, %s}", w, kf_ptx_reg(cx, v, first).s, kf_ptx_reg(cx, v, first + 1).s);
         else kf_ptx_ins(cx, "cvt.u32.u16 %s, %s", w, kf_ptx_reg(cx, v, first).s);
         return;
     }

@@ -682,6 +682,8 @@ static void emit_bitcast(ptx_cx *cx, const kf_ir_ins *in)
             kf_ptx_ins(cx, "mov.%s %s, %s", kf_ptx_scalars[dt.scalar].bits, d.s, kf_ptx_reg(cx, in->a[0], l).s);
             if (st.scalar != dt.scalar) kf_ptx_normalize(cx, d.s, (kf_scalar)dt.scalar);   /* u8 <-> i8 */
         }
+        if (in->a[0] < cx->k->nvals && cx->wreg[in->a[0]] && cx->ndefs[in->dst] == 1 && !cx->alias[in->dst])
+            cx->wreg[in->dst] = cx->wreg[in->a[0]];   /* the same 16-bit lanes: the same words */
         return;
     }
     preg w[4];

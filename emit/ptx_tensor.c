@@ -98,6 +98,7 @@ static void emit_ldmatrix(ptx_cx *cx, const kf_ir_ins *in)
     kf_scalar s = (kf_scalar)in->type.scalar;
     ptx_addr at = kf_ptx_arr_addr(cx, (uint32_t)in->imm, in->a[0], kf_type_scalar(s));
     preg w[4];
+    uint32_t first = cx->nreg[PTX_RC_R] + 1;   /* kf_ptx_tmp numbers them first, first + 1, ... */
     for (uint32_t i = 0; i < mats; i++) w[i] = kf_ptx_tmp(cx, PTX_RC_R);
     kf_buf set = {0};
     reg_set(&set, w, mats);
@@ -105,6 +106,8 @@ static void emit_ldmatrix(ptx_cx *cx, const kf_ir_ins *in)
     else kf_ptx_ins(cx, "ldmatrix.sync.aligned.m8n8.x%u%s.shared.b16 %s, [%s]", mats, trans ? ".trans" : "", set.data, at.s);
     kf_buf_free(&set);
     for (uint32_t i = 0; i < mats; i++) kf_ptx_unpack_word(cx, w[i].s, in->dst, 2 * i, 2, s);
+    /* a fragment written only here is packed again (mma, bitcast) from these words */
+    if (cx->ndefs[in->dst] == 1 && !cx->alias[in->dst]) cx->wreg[in->dst] = first;
 }
 
 /* cp.async.cg (L2 only, 16 bytes) from buf[j] into the array at element i;

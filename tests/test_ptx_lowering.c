@@ -1134,6 +1134,39 @@ static void test_tensor_instructions(void **st)
     free(p);
 }
 
+/* ldmatrix fragments reach mma as the words ldmatrix wrote, also through a
+ * same-width bitcast: never repacked from their 16-bit lanes (ptxas copied
+ * repacked words around every mma of the gemm's loop: 46 moves a K tile). */
+static void test_ldmatrix_words_feed_mma_unpacked(void **st)
+{
+    char *p = emit_kf(
+        "kernel k(o: &mut [f32]) {\n"
+        "    shared t: u16[512];\n"
+        "    t[thread_id.x] = 1;\n"
+        "    barrier();\n"
+        "    let a = ldmatrix_x4(t, lane_id * 8);\n"
+        "    let b = ldmatrix_x2_trans(t as shared f16[], lane_id % 16 * 8);\n"
+        "    let d = mma(bitcast(f16x8, a), b, f32x4(0.0));\n"
+        "    o[lane_id] = d.x + d.w;\n"
+        "}\n", 90);
+    HASNT(p, ", {%rs");   /* a pack "mov.b32 %r, {%rs, %rs}" */
+    HASNT(p, ", {%h");
+    char w[4][16];
+    const char *ld = strstr(p, "ldmatrix.sync.aligned.m8n8.x4.shared.b16 {");
+    assert_non_null(ld);
+    assert_int_equal(sscanf(ld, "ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%15[^,], %15[^,], %15[^,], %15[^}]}", w[0], w[1],
+                            w[2], w[3]), 4);
+    const char *mma = strstr(p, "mma.sync.aligned.m16n8k16");
+    assert_non_null(mma);
+    for (int i = 0; i < 4; i++) {   /* each A word is copied from ldmatrix's word, before the mma */
+        char mv[80];
+        snprintf(mv, sizeof mv, ", %s;", w[i]);
+        const char *at = strstr(ld, mv);
+        assert_true(at && at < mma);
+    }
+    free(p);
+}
+
 /* Issue 7 (difftest seed 1 program 4216): a fn's local array inlined twice
  * takes a suffix, which met another array's own name ("sinh" twice and
  * "sinh_1" gave two .local loc_sinh_1). The suffix follows a '$', which no
@@ -1185,6 +1218,7 @@ int main(void)
         cmocka_unit_test(test_unsupported_atomic_type_is_a_diag_at_its_line),
         cmocka_unit_test(test_float_atomic_min_is_cas_loop),
         cmocka_unit_test(test_array_names_are_unique_by_construction),
+        cmocka_unit_test(test_ldmatrix_words_feed_mma_unpacked),
         cmocka_unit_test(test_address_reused_within_straight_line_code),
         cmocka_unit_test(test_constants_become_immediates),
         cmocka_unit_test(test_source_names_and_var_updates),
