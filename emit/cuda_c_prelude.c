@@ -72,7 +72,21 @@ static const char *const helper_text[KF_CU_H_COUNT] = {
         "    memcpy(&w, (const char*)&x + 4 * i, sizeof x < 4 ? sizeof x : 4);\n"
         "    return w;\n"
         "}\n"
-        "template <typename L> __device__ __forceinline__ L kf_low_bits(unsigned w) { L r; memcpy(&r, &w, sizeof r); return r; }\n",
+        "/* A 16-bit lane is the low half of its (shifted) word through mov.b32\n"
+        "   {lo, hi}: converted with cvt.u16.u32 instead, ptxas 13 took the high half\n"
+        "   of a widened byte for the byte itself when an f16 conversion read it\n"
+        "   (bitcast(f16x2, b as u32).y as f32 gave b's value as f16 bits, not 0;\n"
+        "   case regress_bitcast_split on the H200) */\n"
+        "template <typename L> __device__ __forceinline__ L kf_low_bits(unsigned w)\n"
+        "{\n"
+        "    L r;\n"
+        "    if (sizeof r == 2) {\n"
+        "        unsigned short h;\n"
+        "        asm(\"{ .reg .b16 kf_hi; mov.b32 {%0, kf_hi}, %1; }\" : \"=h\"(h) : \"r\"(w));\n"
+        "        memcpy(&r, &h, 2);\n"
+        "    } else memcpy(&r, &w, sizeof r);\n"
+        "    return r;\n"
+        "}\n",
     [KF_CU_H_F16] =
         "/* f16: IEEE binary16 bits; arithmetic goes through f32 (exact widening,\n"
         "   one round-to-nearest-even back) */\n"

@@ -24,7 +24,21 @@ template <typename F> __device__ __forceinline__ unsigned kf_word(F x, unsigned 
     memcpy(&w, (const char*)&x + 4 * i, sizeof x < 4 ? sizeof x : 4);
     return w;
 }
-template <typename L> __device__ __forceinline__ L kf_low_bits(unsigned w) { L r; memcpy(&r, &w, sizeof r); return r; }
+/* A 16-bit lane is the low half of its (shifted) word through mov.b32
+   {lo, hi}: converted with cvt.u16.u32 instead, ptxas 13 took the high half
+   of a widened byte for the byte itself when an f16 conversion read it
+   (bitcast(f16x2, b as u32).y as f32 gave b's value as f16 bits, not 0;
+   case regress_bitcast_split on the H200) */
+template <typename L> __device__ __forceinline__ L kf_low_bits(unsigned w)
+{
+    L r;
+    if (sizeof r == 2) {
+        unsigned short h;
+        asm("{ .reg .b16 kf_hi; mov.b32 {%0, kf_hi}, %1; }" : "=h"(h) : "r"(w));
+        memcpy(&r, &h, 2);
+    } else memcpy(&r, &w, sizeof r);
+    return r;
+}
 
 /* f16: IEEE binary16 bits; arithmetic goes through f32 (exact widening,
    one round-to-nearest-even back) */
