@@ -85,7 +85,7 @@ static void every_mode_chooses_the_same_tokens(void **state)
         result r = decode("--small", "--layers", "1", "--backend", "cpu", "--steps", "2", "--mode", modes[i], NULL);
         assert_int_equal(r.status, 0);
         assert_true(has(&r, "2 steps in "));
-        assert_true(has(&r, "10 launches each"));   /* 1 + 6 per layer + 3: norms, silu in the GEMVs; attention fused */
+        assert_true(has(&r, "11 launches each"));   /* 1 + 7 per layer + 3: the norms and silu in the GEMVs */
         char *t = tokens_of(&r);
         if (first && strcmp(first, t)) fail_msg("%s gives '%s', sync '%s'", modes[i], t, first);
         if (!first) first = t;
@@ -115,24 +115,24 @@ static void unfused_step_chooses_the_same_tokens(void **state)
         same_tokens_done(&a, &b);
     }
     result r = decode("--small", "--layers", "1", "--backend", "cpu", "--steps", "1", "--unfused", NULL);
-    assert_true(has(&r, "14 launches each"));   /* 1 + 9 per layer + 4 */
+    assert_true(has(&r, "15 launches each"));   /* 1 + 10 per layer + 4 */
     done(&r);
     r = decode("--small", "--layers", "1", "--backend", "cpu", "--steps", "1", "--weights", "q4k", NULL);
-    assert_true(has(&r, "14 launches each"));   /* auto: q4k unfused */
+    assert_true(has(&r, "15 launches each"));   /* auto: q4k unfused */
     done(&r);
     r = decode("--small", "--layers", "1", "--backend", "cpu", "--steps", "1", "--fuse", "on", "--weights", "q4k", NULL);
-    assert_true(has(&r, "10 launches each"));   /* 1 + 6 per layer + 3 */
+    assert_true(has(&r, "11 launches each"));   /* 1 + 7 per layer + 3 */
     done(&r);
-    for (int w = 0; w < 2; w++) {   /* --attn split: split and combine launches, the same tokens */
+    for (int w = 0; w < 2; w++) {   /* --attn fused: one launch fewer a layer, the same tokens */
         result a = decode("--small", "--layers", "1", "--weights", weights[w], "--backend", "cpu", "--steps", "3",
                           "--check", NULL);
         result b = decode("--small", "--layers", "1", "--weights", weights[w], "--backend", "cpu", "--steps", "3",
-                          "--check", "--attn", "split", NULL);
+                          "--check", "--attn", "fused", NULL);
         assert_true(has(&b, "check against the reference: 3 steps, 0 failed"));
         same_tokens_done(&a, &b);
         r = decode("--small", "--layers", "1", "--weights", weights[w], "--backend", "cpu", "--steps", "1", "--attn",
-                   "split", NULL);
-        assert_true(has(&r, w ? "15 launches each" : "11 launches each"));   /* the combine's launch */
+                   "fused", NULL);
+        assert_true(has(&r, w ? "14 launches each" : "10 launches each"));   /* no combine launch */
         done(&r);
     }
     r = decode("--small", "--attn", "both", NULL);
@@ -201,9 +201,9 @@ static void mock_driver_runs_the_modes_and_the_bench(void **state)
     assert_true(has(&r, "floor: "));
     assert_true(has(&r, "graph mode x floor"));
     assert_true(has(&r, "launches timed alone in step order (device events, a busy kernel ahead), median of 2 steps"));
-    assert_true(has(&r, "\nstep                   (every launch)              23 "));
+    assert_true(has(&r, "\nstep                   (every launch)              25 "));
     assert_true(has(&r, "allocations over the timed steps (re-targets, launches)       0.000 <= 0     met"));
-    assert_non_null(strstr(r.out, "       23\n"));   /* launches, q4k unfused (--fuse auto): 1 + 9 per layer + 4 */
+    assert_non_null(strstr(r.out, "       25\n"));   /* launches, q4k unfused (--fuse auto): 1 + 10 per layer + 4 */
     done(&r);
     char *json = slurp(tmp("bench.json"));
     assert_non_null(strstr(json, "\"mode\": \"graph\""));
@@ -243,7 +243,7 @@ static void tensor_parallel_cpu_steps_match_one_device_and_the_reference(void **
     result b = decode("--small", "--backend", "cpu", "--steps", "2", "--mode", "async", "--tp", "2", NULL);
     assert_int_equal(a.status, 0);
     assert_int_equal(b.status, 0);
-    assert_true(has(&b, "20 launches each and 5 collectives on each of 2 devices"));   /* + 2 adds per layer */
+    assert_true(has(&b, "22 launches each and 5 collectives on each of 2 devices"));   /* + 2 adds per layer */
     same_tokens_done(&a, &b);
 }
 
@@ -337,7 +337,7 @@ static bool prow_parse(const char *line, prow *p)
 static void profile_rows_add_up_to_the_step(void **state)
 {
     static const char *const weights[2] = {"f16", "q4k"};
-    static const unsigned launches[2] = {10, 10};   /* 1 + 6 per layer + 3 */
+    static const unsigned launches[2] = {11, 11};   /* 1 + 7 per layer + 3 */
     for (int w = 0; w < 2; w++) {
         result r = decode("--small", "--layers", "1", "--weights", weights[w], "--backend", "cpu", "--profile",
                           "--warmup", "0", "--runs", "1", "--fuse", "on", NULL);
@@ -347,7 +347,7 @@ static void profile_rows_add_up_to_the_step(void **state)
         memset(&step, 0, sizeof step);
         unsigned n = 0, rows = 0;
         double us = 0, share = 0, qkv_mb = -1;
-        unsigned fused = 0;   /* q4k: sdpa_decode_fused_q8, the one 8-bit GEMV input made apart; no q8_quantize */
+        unsigned fused = 0;   /* q4k: sdpa_combine_q8, the one 8-bit GEMV input made apart; no q8_quantize */
         for (const char *line = strstr(r.out, "\nkernel "); line && *line; line += strcspn(line + 1, "\n") + 1) {
             if (!prow_parse(line + 1, &p)) continue;
             if (!strcmp(p.kernel, "step")) {
@@ -358,7 +358,7 @@ static void profile_rows_add_up_to_the_step(void **state)
             assert_true(fabs(p.us_launch * p.n - p.us) <= 0.01 * p.n + 1e-9);
             if (!strcmp(p.shape, w ? "512x256 narrow" : "512x256") && strstr(p.kernel, "gemv") && !strstr(p.kernel, "f32"))
                 qkv_mb = p.mb;   /* q4k: fewer rows than DC_NARROW_ROWS, the narrow build */
-            if (!strcmp(p.kernel, "sdpa_decode_fused_q8")) fused += p.n;
+            if (!strcmp(p.kernel, "sdpa_combine_q8")) fused += p.n;
             assert_null(strstr(p.kernel, "q8_quantize"));
             assert_false(!strncmp(p.kernel, "rmsnorm", 7) || !strncmp(p.kernel, "silu_mul", 8));
         }

@@ -30,8 +30,8 @@ static const char usage[] =
     "  devices), f16 or q4k; --check then compares it with --tp 1 and the reference; --bench adds the all-reduce\n"
     "  against NCCL's own and the floor with the all-reduces. --fuse on: the norms and silu·up made by the\n"
     "  GEMVs that read them; off (--unfused): launches of their own (rmsnorm, silu_mul; q4k: rmsnorm_q8,\n"
-    "  silu_mul_q8); auto (default): on for f16 weights, off for q4k (faster on the H200). --attn split:\n"
-    "  attention as sdpa_decode_split and a combine launch (default fused: one launch, sdpa_decode_fused)";
+    "  silu_mul_q8); auto (default): on for f16 weights, off for q4k (faster on the H200). --attn fused:\n"
+    "  attention in one launch (sdpa_decode_fused); split (default, faster on the H200): split + combine";
 
 enum { PROFILE_STEPS = 5 };
 
@@ -117,7 +117,7 @@ static int value_opt(void *args, const char *opt, char *v)
         else return bad("--weights '%s': expected f16 or q4k%s", v, "");
     } else if (!strcmp(opt, "--attn")) {
         if (strcmp(v, "fused") && strcmp(v, "split")) return bad("--attn '%s': expected fused or split%s", v, "");
-        o->c.attn_split = v[0] == 's';
+        o->c.attn_fused = v[0] == 'f';
     } else if (!strcmp(opt, "--fuse")) {
         int i = !strcmp(v, "auto") ? DC_FUSE_AUTO : !strcmp(v, "on") ? DC_FUSE_ON : !strcmp(v, "off") ? DC_FUSE_OFF : -1;
         if (i < 0) return bad("--fuse '%s': expected auto, on or off%s", v, "");

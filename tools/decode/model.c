@@ -526,20 +526,20 @@ static kf_status silu(dc_model *m, kf_error *err)
     return step_plan(m, DC_MOD_OWN, "silu_mul_q8", a, 5, (dc_cost){0, 5.0 * n + n / 8.0, 0, 0, 0}, err, "%u", n);
 }
 
-/* Layer L's attention at `split`: by default one launch, sdpa_decode_fused
- * (or for q4k sdpa_decode_fused_q8, which writes the output projection's
- * 8-bit input directly), whose last block of each head group merges the
- * partials (cnt: one counter a group, left at zero by every launch). With
- * --attn split, sdpa_decode_split (s) and the step's combine (c, its module
- * in *cmod): sdpa_decode_combine, or for q4k sdpa_combine_q8. Returns the
- * fused kernel or the combine; *ns: the arguments in s. */
+/* Layer L's attention at `split`: by default sdpa_decode_split (s) and the
+ * step's combine (c, its module in *cmod): sdpa_decode_combine, or for q4k
+ * sdpa_combine_q8, which writes the output projection's 8-bit input
+ * directly. With --attn fused one launch, sdpa_decode_fused (q4k:
+ * sdpa_decode_fused_q8), whose last block of each head group merges the
+ * partials (cnt: one counter a group, left at zero by every launch).
+ * Returns the fused kernel or the combine; *ns: the arguments in s. */
 static const char *attn_args(dc_model *m, dc_layer *L, uint32_t split, kf_arg s[14], unsigned *ns, kf_arg c[8],
                              int *cmod)
 {
     const dc_shape *sh = &m->sh;
     bool q8 = m->c->wt == DC_Q4K;
     *cmod = DC_MOD_SDPA;
-    if (!m->c->attn_split) {
+    if (m->c->attn_fused) {
         kf_arg fa[13] = {B(m->q), B(L->kc), B(L->vc), B(m->pos_lens), B(m->po), B(m->plse), B(m->cnt), B(m->attn),
                          U(1), U(sh->heads), U(sh->kv_heads), U(m->cap), U(split)};
         kf_arg fq[14] = {B(m->q), B(L->kc), B(L->vc), B(m->pos_lens), B(m->po), B(m->plse), B(m->cnt), B(m->xq),
@@ -566,7 +566,7 @@ kf_status dc_attention_plans(dc_model *m, uint32_t split, kf_plan **ps, kf_plan 
     int cmod;
     const char *ck = attn_args(m, &m->layer[0], split, s, &ns, c, &cmod);
     *pc = NULL;
-    if (!m->c->attn_split) return plan(m, DC_MOD_SDPA, ck, s, ns, ps, err);
+    if (m->c->attn_fused) return plan(m, DC_MOD_SDPA, ck, s, ns, ps, err);
     kf_status st = plan(m, DC_MOD_SDPA, "sdpa_decode_split", s, ns, ps, err);
     return st == KF_OK ? plan(m, cmod, ck, c, 8, pc, err) : st;
 }
@@ -585,7 +585,7 @@ static kf_status attention(dc_model *m, dc_layer *L, kf_error *err)
     double cact = m->c->wt == DC_Q4K ? hq + hq / 8 + 4 : 2 * hq + 4;
     kf_status st = step_plan(m, DC_MOD_ROPE, "rope_qkv_neox", r, 11, (dc_cost){0, 2 * nqkv + 2 * hq + 4, 4 * kvr, 0, 0},
                              err, "%ux%u", sh->heads + 2 * sh->kv_heads, sh->head_dim);
-    if (st == KF_OK && !m->c->attn_split)   /* the split's bytes, and the merge's partials and output */
+    if (st == KF_OK && m->c->attn_fused)   /* the split's bytes, and the merge's partials and output */
         return step_plan(m, DC_MOD_SDPA, ck, s, ns, (dc_cost){0, 2 * hq + 4 + cact, 0, 4 * kvr, 2 * part}, err,
                          "%ux%u/%u split %u", sh->heads, sh->head_dim, sh->kv_heads, m->split);
     if (st == KF_OK)
