@@ -195,7 +195,8 @@ kf_status dc_model_sync(dc_model *m, kf_error *err);
  * them one by one); a --tp model's every rank. */
 kf_status dc_model_retarget(dc_model *m, uint32_t s, kf_error *err);
 /* Standalone plans (the caller destroys them) of layer 0's attention at
- * `split`: sdpa_decode_split and the step's combine. */
+ * `split`: sdpa_decode_split and the step's combine, or with --attn fused
+ * sdpa_decode_fused alone (*pc NULL). */
 kf_status dc_attention_plans(dc_model *m, uint32_t split, kf_plan **ps, kf_plan **pc, kf_error *err);
 /* sdpa's split guessed for the context and the shape sh (a rank's heads):
  * about two blocks per SM (132 when the device does not say), at least 16
