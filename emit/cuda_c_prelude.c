@@ -61,7 +61,7 @@ static const char *const helper_text[KF_CU_H_COUNT] = {
         "/* bitcast(T, x) to narrower lanes of 8 or 16 bits (i16x4 from u32x2) is\n"
         "   written T{{lane, ...}}, each lane the low bits of x's 32-bit word\n"
         "   kf_word(x, i), shifted down first by an inline shr.b32 unless it is the\n"
-        "   word's lowest: never split off with mov.b32 {lo, hi}, whose high half\n"
+        "   word's lowest: never taken as the high half of mov.b32 {lo, hi}, which\n"
         "   ptxas 13 and the H200 driver's JIT read as the word itself when the word\n"
         "   is a widened 8- or 16-bit value ((u8x2 as u32x2) as i16x4 gave the byte,\n"
         "   not 0, in lane 3: difftest seed 4 program 5323) */\n"

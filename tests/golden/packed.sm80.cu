@@ -13,7 +13,7 @@ __device__ __forceinline__ T kf_bitcast(F x)
 /* bitcast(T, x) to narrower lanes of 8 or 16 bits (i16x4 from u32x2) is
    written T{{lane, ...}}, each lane the low bits of x's 32-bit word
    kf_word(x, i), shifted down first by an inline shr.b32 unless it is the
-   word's lowest: never split off with mov.b32 {lo, hi}, whose high half
+   word's lowest: never taken as the high half of mov.b32 {lo, hi}, which
    ptxas 13 and the H200 driver's JIT read as the word itself when the word
    is a widened 8- or 16-bit value ((u8x2 as u32x2) as i16x4 gave the byte,
    not 0, in lane 3: difftest seed 4 program 5323) */
