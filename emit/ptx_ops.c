@@ -492,10 +492,16 @@ static bool packed_half(kf_type t)
     return t.kind == KF_TK_VECTOR && is_half((kf_scalar)t.scalar) && t.lanes % 2 == 0;
 }
 
+/* The word of lanes l, l + 1 of v, put together by prmt, not mov.b32 {lo, hi}:
+ * ptxas 13 makes a negative 16-bit constant lane of such a pair as its
+ * magnitude and loses the negation (f16x4(x, -2048, 0, 0) + y gave +2048 in
+ * lane 1: difftest seed 7 program 2992, case regress_half_const_pair). */
 static preg half_pair(ptx_cx *cx, kf_val v, uint32_t l)
 {
-    preg w = kf_ptx_tmp(cx, PTX_RC_R);
-    kf_ptx_ins(cx, "mov.b32 %s, {%s, %s}", w.s, kf_ptx_reg(cx, v, l).s, kf_ptx_reg(cx, v, l + 1).s);
+    preg w = kf_ptx_tmp(cx, PTX_RC_R), lo = kf_ptx_tmp(cx, PTX_RC_R), hi = kf_ptx_tmp(cx, PTX_RC_R);
+    kf_ptx_ins(cx, "cvt.u32.u16 %s, %s", lo.s, kf_ptx_reg(cx, v, l).s);
+    kf_ptx_ins(cx, "cvt.u32.u16 %s, %s", hi.s, kf_ptx_reg(cx, v, l + 1).s);
+    kf_ptx_ins(cx, "prmt.b32 %s, %s, %s, 0x5410", w.s, lo.s, hi.s);
     return w;
 }
 
@@ -881,7 +887,10 @@ static void int_minmax16(ptx_cx *cx, kf_builtin bi, kf_scalar s, const char *d, 
 /* |a| wrapped (abs(INT_MIN) = INT_MIN). 16-bit registers: abs.s32 of the
  * widened value, cut back to 16 bits (then normalized: abs(-128) is -128
  * for i8): ptxas widens abs.s16 without wrapping, as it does neg.s16
- * (int_neg), and a 16-bit max may become VIMNMX.x2 (int_minmax16). */
+ * (int_neg), and a 16-bit max may become VIMNMX.x2 (int_minmax16).
+ * 32/64 bits: max(a, -a), not abs.s32/.s64: ptxas 13 takes abs's result for
+ * never negative and divides it unsigned, so abs(INT_MIN) % 2147483647 gave
+ * 1, not -1 (difftest seed 7 program 906, case regress_abs_rem). */
 static void int_abs(ptx_cx *cx, kf_scalar s, const char *d, const char *a)
 {
     if (!is_signed_s(s)) {
@@ -892,7 +901,9 @@ static void int_abs(ptx_cx *cx, kf_scalar s, const char *d, const char *a)
         kf_ptx_ins(cx, "cvt.u16.u32 %s, %s", d, t.s);
         kf_ptx_normalize(cx, d, s);
     } else {
-        kf_ptx_ins(cx, "abs.%s %s, %s", kf_ptx_scalars[s].arith, d, a);
+        preg t = kf_ptx_tmp(cx, kf_scalar_bytes[s] == 8 ? PTX_RC_RD : PTX_RC_R);
+        kf_ptx_ins(cx, "neg.%s %s, %s", kf_ptx_scalars[s].arith, t.s, a);
+        kf_ptx_ins(cx, "max.%s %s, %s, %s", kf_ptx_scalars[s].arith, d, a, t.s);
     }
 }
 
@@ -1091,8 +1102,7 @@ static void emit_atomic(ptx_cx *cx, const kf_ir_ins *in)
         return;
     }
     if (t.kind == KF_TK_VECTOR) {
-        preg w = kf_ptx_tmp(cx, PTX_RC_R), r = kf_ptx_tmp(cx, PTX_RC_R);
-        kf_ptx_ins(cx, "mov.b32 %s, {%s, %s}", w.s, kf_ptx_reg(cx, in->a[2], 0).s, kf_ptx_reg(cx, in->a[2], 1).s);
+        preg w = half_pair(cx, in->a[2], 0), r = kf_ptx_tmp(cx, PTX_RC_R);
         kf_ptx_ins(cx, "atom.global.add.%s %s, [%s], %s", ty, r.s, a.s, w.s);
         if (in->dst)
             kf_ptx_ins(cx, "mov.b32 {%s, %s}, %s", kf_ptx_reg(cx, in->dst, 0).s, kf_ptx_reg(cx, in->dst, 1).s, r.s);

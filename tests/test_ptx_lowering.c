@@ -262,6 +262,18 @@ static void test_narrow_integers_wrap_without_neg_s16(void **st)
     HASNT(p, "abs.s16");
     HASNT(p, "max.s16");
     free(p);
+    /* 32/64 bits: max(a, -a); ptxas takes abs.s32's result for never negative
+     * and divides it unsigned (difftest seed 7 program 906) */
+    p = one_op(90, KF_IR_MATH, KF_BI_ABS, kf_type_scalar(KF_S_I32), kf_type_scalar(KF_S_I32));
+    HAS(p, "neg.s32 %r");
+    HAS(p, "max.s32 %r");
+    HASNT(p, "abs.s32");
+    free(p);
+    p = one_op(90, KF_IR_MATH, KF_BI_ABS, kf_type_scalar(KF_S_I64), kf_type_scalar(KF_S_I64));
+    HAS(p, "neg.s64 %rd");
+    HAS(p, "max.s64 %rd");
+    HASNT(p, "abs.s64");
+    free(p);
     p = binop(90, KF_OP_ADD, KF_S_I16);
     HAS(p, "add.u16 %rs3, %rs1, %rs2;");
     free(p);
@@ -945,13 +957,17 @@ static char *emit_kf(const char *src, uint32_t arch)
 }
 
 /* f16/bf16 vectors: one packed instruction per pair of lanes, the lanes
- * packed low first; four pairs in an x8 vector. */
+ * packed low first by prmt (a negative constant lane of mov.b32 {lo, hi}
+ * lost its sign in ptxas: seed 7 program 2992); four pairs in an x8 vector. */
 static void test_packed_half_pairs(void **st)
 {
     kf_type h2 = kf_type_vector(KF_S_F16, 2), h8 = kf_type_vector(KF_S_F16, 8), b2 = kf_type_vector(KF_S_BF16, 2);
     char *p = one_op(90, KF_IR_BINOP, KF_OP_ADD, h2, h2);
-    HAS(p, "mov.b32 %r3, {%h1, %h2};");
-    HAS(p, "add.rn.f16x2 %r2, %r3, %r4;");
+    HAS(p, "cvt.u32.u16 %r4, %h1;");
+    HAS(p, "cvt.u32.u16 %r5, %h2;");
+    HAS(p, "prmt.b32 %r3, %r4, %r5, 0x5410;");
+    HAS(p, "add.rn.f16x2 %r2, %r3, %r6;");
+    HASNT(p, "mov.b32 %r3, {");
     HAS(p, "mov.b32 {%h5, %h6}, %r2;");
     HASNT(p, "add.rn.f16 ");
     free(p);
@@ -970,15 +986,15 @@ static void test_packed_half_pairs(void **st)
     HAS(p, "sub.rn.bf16x2");
     free(p);
     static const struct { uint16_t op; const char *k, *fma; } emul[] = {   /* sm_80: no add/sub/mul.bf16x2 */
-        {KF_OP_ADD, "0x3F803F80", "fma.rn.bf16x2 %r2, %r3, %r5, %r4;"},
-        {KF_OP_SUB, "0xBF80BF80", "fma.rn.bf16x2 %r2, %r4, %r5, %r3;"},
-        {KF_OP_MUL, "0x80008000", "fma.rn.bf16x2 %r2, %r3, %r4, %r5;"},
+        {KF_OP_ADD, "0x3F803F80", "fma.rn.bf16x2 %r2, %r3, %r9, %r6;"},   /* pairs %r3, %r6; the constant %r9 */
+        {KF_OP_SUB, "0xBF80BF80", "fma.rn.bf16x2 %r2, %r6, %r9, %r3;"},
+        {KF_OP_MUL, "0x80008000", "fma.rn.bf16x2 %r2, %r3, %r6, %r9;"},
     };
     for (size_t i = 0; i < 3; i++) {
         p = one_op(80, KF_IR_BINOP, emul[i].op, b2, b2);
         HAS(p, emul[i].k);
         HAS(p, emul[i].fma);
-        HASNT(p, ".rn.bf16x2 %r2, %r3, %r4;");
+        HASNT(p, ".rn.bf16x2 %r2, %r3, %r6;");
         free(p);
     }
 }

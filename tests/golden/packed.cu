@@ -98,21 +98,32 @@ struct __align__(16) kf_bf16x8 { kf_bf16 v[8]; };
 template <typename V> struct kf_words { unsigned w[sizeof(V) / 4]; };
 template <typename V> __device__ __forceinline__ kf_words<V> kf_to_words(V v) { kf_words<V> r; memcpy(&r, &v, sizeof v); return r; }
 template <typename V> __device__ __forceinline__ V kf_from_words(kf_words<V> r) { V v; memcpy(&v, &r, sizeof v); return v; }
+/* The words a packed instruction reads, each put together by prmt from its two lanes'
+   bits, not as mov.b32 {lo, hi}: ptxas 13 makes a negative 16-bit constant lane of such
+   a pair as its magnitude and loses the negation (f16x4(x, -2048, 0, 0) + y gave +2048
+   in lane 1: difftest seed 7 program 2992, case regress_half_const_pair) */
+template <typename V> __device__ __forceinline__ kf_words<V> kf_pair_words(V a)
+{
+    kf_words<V> r;
+    for (unsigned i = 0; i < sizeof(V) / 4; i++)
+        asm("prmt.b32 %0, %1, %2, 0x5410;" : "=r"(r.w[i]) : "r"((unsigned)a.v[2 * i].bits), "r"((unsigned)a.v[2 * i + 1].bits));
+    return r;
+}
 template <typename V, typename F> __device__ __forceinline__ V kf_pairs(F f, V a)
 {
-    kf_words<V> x = kf_to_words(a);
+    kf_words<V> x = kf_pair_words(a);
     for (unsigned i = 0; i < sizeof(V) / 4; i++) x.w[i] = f(x.w[i]);
     return kf_from_words<V>(x);
 }
 template <typename V, typename F> __device__ __forceinline__ V kf_pairs(F f, V a, V b)
 {
-    kf_words<V> x = kf_to_words(a), y = kf_to_words(b);
+    kf_words<V> x = kf_pair_words(a), y = kf_pair_words(b);
     for (unsigned i = 0; i < sizeof(V) / 4; i++) x.w[i] = f(x.w[i], y.w[i]);
     return kf_from_words<V>(x);
 }
 template <typename V, typename F> __device__ __forceinline__ V kf_pairs(F f, V a, V b, V c)
 {
-    kf_words<V> x = kf_to_words(a), y = kf_to_words(b), z = kf_to_words(c);
+    kf_words<V> x = kf_pair_words(a), y = kf_pair_words(b), z = kf_pair_words(c);
     for (unsigned i = 0; i < sizeof(V) / 4; i++) x.w[i] = f(x.w[i], y.w[i], z.w[i]);
     return kf_from_words<V>(x);
 }

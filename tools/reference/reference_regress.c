@@ -418,6 +418,53 @@ static void ref_regress_bitcast_split(ref_ctx *r)
     free(x), free(s);
 }
 
+/* ---- abs of the most negative integer, then signed arithmetic ---------------------- */
+
+static void ref_regress_abs_rem(ref_ctx *r)
+{
+    size_t n = (size_t)in_num(r, "n"), nj, nk, no, np;
+    int32_t *j = in_buf(r, "j", KF_S_I32, 1, &nj);
+    int64_t *k = in_buf(r, "k", KF_S_I64, 1, &nk);
+    int32_t *o = in_buf(r, "o", KF_S_I32, 1, &no);
+    int64_t *p = in_buf(r, "p", KF_S_I64, 1, &np);
+    for (size_t i = 0; i < n && i < nj && i < nk && 4 * i + 3 < no && 3 * i + 2 < np; i++) {
+        int64_t xv = (int64_t)(int32_t)((uint32_t)j[i] ^ 0x80000000u);
+        int32_t x = (int32_t)(xv < 0 ? (uint32_t)-(uint64_t)xv : (uint32_t)xv);   /* wraps: |MIN| = MIN */
+        o[4 * i] = x % 2147483647, o[4 * i + 1] = x / 7;
+        o[4 * i + 2] = x >> 3, o[4 * i + 3] = x < 0;
+        uint64_t yb = (uint64_t)k[i] ^ 0x8000000000000000u;
+        int64_t y = (int64_t)(yb >> 63 ? 0 - yb : yb);
+        p[3 * i] = y % INT64_MAX, p[3 * i + 1] = y / 7;
+        p[3 * i + 2] = (int64_t)((uint64_t)x + (uint64_t)(y >> 62));
+    }
+    out_free(r, "o", KF_S_I32, o, no);
+    out_free(r, "p", KF_S_I64, p, np);
+    free(j), free(k);
+}
+
+/* ---- packed f16 with negative constant lanes ------------------------------------- */
+
+static void ref_regress_half_const_pair(ref_ctx *r)
+{
+    size_t n = (size_t)in_num(r, "n"), nx, ny, no;
+    uint16_t *x = in_buf(r, "x", KF_S_F16, 1, &nx);
+    int64_t *y = in_buf(r, "y", KF_S_I64, 1, &ny);
+    uint16_t *o = in_buf(r, "o", KF_S_F16, 4, &no);
+    for (size_t i = 0; i < n && i < nx && i < ny && 3 * i + 2 < no; i++) {
+        double xi = kf_ref_f16_value(x[i]), c[4];
+        for (int l = 0; l < 4; l++) c[l] = kf_ref_f16_value((uint16_t)((uint64_t)y[i] >> (16 * l)));
+        double a0[4] = {xi, -2048, 0, -2}, a1[4] = {-2, xi, -0.5, xi};
+        double fa[4] = {xi, -1024, xi, -4}, fb[4] = {2, xi, -2, 0.5};
+        for (int l = 0; l < 4; l++) {
+            o[4 * (3 * i) + l] = kf_ref_f16_bits(a0[l] + c[l]);            /* f16 + f16: exact, then rounded */
+            o[4 * (3 * i + 1) + l] = kf_ref_f16_bits(a1[l] * kf_ref_rf16(c[l] + 1.0));
+            o[4 * (3 * i + 2) + l] = kf_ref_f16_bits(fa[l] * fb[l] + c[l]);  /* one rounding */
+        }
+    }
+    out_free(r, "o", KF_S_F16, o, 4 * no);
+    free(x), free(y);
+}
+
 #define KF_REFERENCE_REGRESS \
     {"regress_nan_to_int", ref_regress_nan_to_int}, {"regress_loop_var", ref_regress_loop_var}, \
     {"regress_half_bytes", ref_regress_half_bytes}, {"regress_narrow_wrap", ref_regress_narrow_wrap}, \
@@ -426,4 +473,5 @@ static void ref_regress_bitcast_split(ref_ctx *r)
     {"regress_tie_fold", ref_regress_tie_fold}, {"regress_bitfield_range", ref_regress_bitfield_range}, \
     {"regress_narrow_minmax", ref_regress_narrow_minmax}, \
     {"regress_nvvm_fold", ref_regress_nvvm_fold}, \
-    {"regress_narrow_div", ref_regress_narrow_div}, {"regress_bitcast_split", ref_regress_bitcast_split},
+    {"regress_narrow_div", ref_regress_narrow_div}, {"regress_bitcast_split", ref_regress_bitcast_split}, \
+    {"regress_abs_rem", ref_regress_abs_rem}, {"regress_half_const_pair", ref_regress_half_const_pair},
