@@ -22,6 +22,7 @@
 #define KF_CU_HELPERS(X)                                   \
     X(KF_CU_H_BITCAST, 0)                                  \
     X(KF_CU_H_BITCAST_SPLIT, 0)                            \
+    X(KF_CU_H_BYTE_PAIR, 0)                                \
     X(KF_CU_H_F16, 0)                                      \
     X(KF_CU_H_BF16, 0)                                     \
     X(KF_CU_H_F16_OPS, KF_CU_BIT(KF_CU_H_F16))             \

@@ -57,6 +57,17 @@ static const char *const helper_text[KF_CU_H_COUNT] = {
         "    memcpy(&r, &x, sizeof r);\n"
         "    return r;\n"
         "}\n",
+    [KF_CU_H_BYTE_PAIR] =
+        "/* A pair of bytes (u8x2, i8x2) from the halfword that holds it, by shifts: NVVM merged\n"
+        "   a shared ld.v2.u8 with an ld.v2.u16 of the same address and took the two halfwords\n"
+        "   for the two bytes (difftest seed 8 program 3694, case regress_byte_pair_view) */\n"
+        "template <typename T> __device__ __forceinline__ T kf_byte_pair(unsigned short h)\n"
+        "{\n"
+        "    T r;\n"
+        "    r.v[0] = h & 0xffu;   /* to the lane's type: its low 8 bits */\n"
+        "    r.v[1] = h >> 8;\n"
+        "    return r;\n"
+        "}\n",
     [KF_CU_H_BITCAST_SPLIT] =
         "/* bitcast(T, x) to narrower lanes of 8 or 16 bits (i16x4 from u32x2) is\n"
         "   written T{{lane, ...}}, each lane the low bits of x's 32-bit word\n"

@@ -399,6 +399,22 @@ static void names_never_collide_with_cuda_or_cpp(void **state)
     free(emit_opts(90, false, NULL));
 }
 
+/* Issue 7 (seed 8 program 3694): a pair of bytes is read as one unsigned
+ * short and split by shifts, from a buffer and from a shared view: NVVM
+ * merged a shared ld.v2.u8 with an ld.v2.u16 of the same address. */
+static void byte_pairs_load_as_halfwords(void **state)
+{
+    char *t = emit_source("kernel k(x: &[u8x2], y: &[f16x4], o: &mut [u8x2]) {\n"
+                          "    shared s: f16x4[4];\n"
+                          "    s[thread_id.x % 4] = y[0];\n"
+                          "    barrier();\n"
+                          "    o[0] = x[thread_id.x] + (s as shared u8x2[])[thread_id.x % 16];\n}\n");
+    assert_has(t, "kf_byte_pair<kf_u8x2>(((const unsigned short*)x_)[threadIdx.x])");
+    assert_has(t, "kf_byte_pair<kf_u8x2>(((const unsigned short*)s_)[");
+    assert_has(t, "r.v[1] = h >> 8;");
+    free(t);
+}
+
 /* Issue 7 bug 4: 8/16-bit results leave 32-bit arithmetic through
  * kf_narrow, so NVVM cannot narrow a negation into neg.s16; NaN -> 0. */
 static void narrow_arithmetic_and_nan_conversions(void **state)
@@ -852,6 +868,7 @@ int main(void)
         cmocka_unit_test(loop_whose_body_always_leaves_keeps_its_variable),
         cmocka_unit_test(names_never_collide_with_cuda_or_cpp),
         cmocka_unit_test(narrow_arithmetic_and_nan_conversions),
+        cmocka_unit_test(byte_pairs_load_as_halfwords),
         cmocka_unit_test(unbalanced_markers_are_reported_not_crashed_on),
         cmocka_unit_test(unused_results_are_not_emitted),
         cmocka_unit_test(literals_round_trip),

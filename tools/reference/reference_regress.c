@@ -465,6 +465,26 @@ static void ref_regress_half_const_pair(ref_ctx *r)
     free(x), free(y);
 }
 
+/* ---- a byte pair and a halfword pair read through two views -------------------- */
+
+static void ref_regress_byte_pair_view(ref_ctx *r)
+{
+    size_t n = (size_t)in_num(r, "n"), nx, no, np;
+    uint16_t *x = in_buf(r, "x", KF_S_F16, 4, &nx);
+    uint8_t *o = in_buf(r, "o", KF_S_U8, 2, &no);
+    int16_t *p = in_buf(r, "p", KF_S_I16, 2, &np);
+    for (size_t i = 0; i < n && i < nx && i < no && i < np; i++) {
+        uint16_t h0 = x[4 * i], h1 = x[4 * i + 1];
+        uint8_t a[2] = {(uint8_t)h0, (uint8_t)(h0 >> 8)};   /* the bytes of lane 0, low first */
+        for (int l = 0; l < 2; l++) o[2 * i + l] = (uint8_t)(1u + a[l] * (uint8_t)(0u - a[l]));
+        p[2 * i] = (int16_t)(uint16_t)((uint32_t)h0 * h0);
+        p[2 * i + 1] = (int16_t)(uint16_t)((uint32_t)h1 * h1);
+    }
+    out_free(r, "o", KF_S_U8, o, 2 * no);
+    out_free(r, "p", KF_S_I16, p, 2 * np);
+    free(x);
+}
+
 #define KF_REFERENCE_REGRESS \
     {"regress_nan_to_int", ref_regress_nan_to_int}, {"regress_loop_var", ref_regress_loop_var}, \
     {"regress_half_bytes", ref_regress_half_bytes}, {"regress_narrow_wrap", ref_regress_narrow_wrap}, \
@@ -474,4 +494,5 @@ static void ref_regress_half_const_pair(ref_ctx *r)
     {"regress_narrow_minmax", ref_regress_narrow_minmax}, \
     {"regress_nvvm_fold", ref_regress_nvvm_fold}, \
     {"regress_narrow_div", ref_regress_narrow_div}, {"regress_bitcast_split", ref_regress_bitcast_split}, \
-    {"regress_abs_rem", ref_regress_abs_rem}, {"regress_half_const_pair", ref_regress_half_const_pair},
+    {"regress_abs_rem", ref_regress_abs_rem}, {"regress_half_const_pair", ref_regress_half_const_pair}, \
+    {"regress_byte_pair_view", ref_regress_byte_pair_view},
