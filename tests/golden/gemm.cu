@@ -281,6 +281,7 @@ gemm_f16_f16_nn(const kf_f16* __restrict__ a_, const kf_f16* __restrict__ b_, kf
     acc_[30u] = kf_f32x4{{0.0f, 0.0f, 0.0f, 0.0f}};
     acc_[31u] = kf_f32x4{{0.0f, 0.0f, 0.0f, 0.0f}};
     unsigned ws_ = 0u;
+    #pragma unroll 1
     for (unsigned st_ = 0u; st_ < 2u; st_ = st_ + 1u) {
         if (st_ < ktiles_) {
             unsigned k0_ = st_ << 6u;
@@ -1305,6 +1306,7 @@ gemm_f16_f16_nn(const kf_f16* __restrict__ a_, const kf_f16* __restrict__ b_, kf
         ws_ = ws_ + 24576u;
     }
     unsigned rs_ = 0u;
+    #pragma unroll 1
     for (unsigned kt_ = 0u; kt_ < ktiles_; kt_ = kt_ + 1u) {
         kf_cp_async_wait<1>();
         __syncthreads();
@@ -7679,6 +7681,7 @@ gemm_f16_f16_nt(const kf_f16* __restrict__ a_, const kf_f16* __restrict__ b_, kf
     acc_[30u] = kf_f32x4{{0.0f, 0.0f, 0.0f, 0.0f}};
     acc_[31u] = kf_f32x4{{0.0f, 0.0f, 0.0f, 0.0f}};
     unsigned ws_ = 0u;
+    #pragma unroll 1
     for (unsigned st_ = 0u; st_ < 2u; st_ = st_ + 1u) {
         if (st_ < ktiles_) {
             unsigned k0_ = st_ << 6u;
@@ -8703,6 +8706,7 @@ gemm_f16_f16_nt(const kf_f16* __restrict__ a_, const kf_f16* __restrict__ b_, kf
         ws_ = ws_ + 24576u;
     }
     unsigned rs_ = 0u;
+    #pragma unroll 1
     for (unsigned kt_ = 0u; kt_ < ktiles_; kt_ = kt_ + 1u) {
         kf_cp_async_wait<1>();
         __syncthreads();
@@ -15074,6 +15078,7 @@ gemm_f16_bf16_nn(const kf_f16* __restrict__ a_, const kf_f16* __restrict__ b_, k
     acc_[30u] = kf_f32x4{{0.0f, 0.0f, 0.0f, 0.0f}};
     acc_[31u] = kf_f32x4{{0.0f, 0.0f, 0.0f, 0.0f}};
     unsigned ws_ = 0u;
+    #pragma unroll 1
     for (unsigned st_ = 0u; st_ < 2u; st_ = st_ + 1u) {
         if (st_ < ktiles_) {
             unsigned k0_ = st_ << 6u;
@@ -16098,6 +16103,7 @@ gemm_f16_bf16_nn(const kf_f16* __restrict__ a_, const kf_f16* __restrict__ b_, k
         ws_ = ws_ + 24576u;
     }
     unsigned rs_ = 0u;
+    #pragma unroll 1
     for (unsigned kt_ = 0u; kt_ < ktiles_; kt_ = kt_ + 1u) {
         kf_cp_async_wait<1>();
         __syncthreads();
@@ -22472,6 +22478,7 @@ gemm_f16_bf16_nt(const kf_f16* __restrict__ a_, const kf_f16* __restrict__ b_, k
     acc_[30u] = kf_f32x4{{0.0f, 0.0f, 0.0f, 0.0f}};
     acc_[31u] = kf_f32x4{{0.0f, 0.0f, 0.0f, 0.0f}};
     unsigned ws_ = 0u;
+    #pragma unroll 1
     for (unsigned st_ = 0u; st_ < 2u; st_ = st_ + 1u) {
         if (st_ < ktiles_) {
             unsigned k0_ = st_ << 6u;
@@ -23496,6 +23503,7 @@ gemm_f16_bf16_nt(const kf_f16* __restrict__ a_, const kf_f16* __restrict__ b_, k
         ws_ = ws_ + 24576u;
     }
     unsigned rs_ = 0u;
+    #pragma unroll 1
     for (unsigned kt_ = 0u; kt_ < ktiles_; kt_ = kt_ + 1u) {
         kf_cp_async_wait<1>();
         __syncthreads();
@@ -29866,6 +29874,7 @@ gemm_f16_f32_nn(const kf_f16* __restrict__ a_, const kf_f16* __restrict__ b_, fl
     acc_[30u] = kf_f32x4{{0.0f, 0.0f, 0.0f, 0.0f}};
     acc_[31u] = kf_f32x4{{0.0f, 0.0f, 0.0f, 0.0f}};
     unsigned ws_ = 0u;
+    #pragma unroll 1
     for (unsigned st_ = 0u; st_ < 2u; st_ = st_ + 1u) {
         if (st_ < ktiles_) {
             unsigned k0_ = st_ << 6u;
@@ -30890,6 +30899,7 @@ gemm_f16_f32_nn(const kf_f16* __restrict__ a_, const kf_f16* __restrict__ b_, fl
         ws_ = ws_ + 24576u;
     }
     unsigned rs_ = 0u;
+    #pragma unroll 1
     for (unsigned kt_ = 0u; kt_ < ktiles_; kt_ = kt_ + 1u) {
         kf_cp_async_wait<1>();
         __syncthreads();
@@ -36815,6 +36825,7 @@ gemm_f16_f32_nt(const kf_f16* __restrict__ a_, const kf_f16* __restrict__ b_, fl
     acc_[30u] = kf_f32x4{{0.0f, 0.0f, 0.0f, 0.0f}};
     acc_[31u] = kf_f32x4{{0.0f, 0.0f, 0.0f, 0.0f}};
     unsigned ws_ = 0u;
+    #pragma unroll 1
     for (unsigned st_ = 0u; st_ < 2u; st_ = st_ + 1u) {
         if (st_ < ktiles_) {
             unsigned k0_ = st_ << 6u;
@@ -37839,6 +37850,7 @@ gemm_f16_f32_nt(const kf_f16* __restrict__ a_, const kf_f16* __restrict__ b_, fl
         ws_ = ws_ + 24576u;
     }
     unsigned rs_ = 0u;
+    #pragma unroll 1
     for (unsigned kt_ = 0u; kt_ < ktiles_; kt_ = kt_ + 1u) {
         kf_cp_async_wait<1>();
         __syncthreads();
@@ -43762,6 +43774,7 @@ gemm_bf16_f16_nn(const kf_bf16* __restrict__ a_, const kf_bf16* __restrict__ b_,
     acc_[30u] = kf_f32x4{{0.0f, 0.0f, 0.0f, 0.0f}};
     acc_[31u] = kf_f32x4{{0.0f, 0.0f, 0.0f, 0.0f}};
     unsigned ws_ = 0u;
+    #pragma unroll 1
     for (unsigned st_ = 0u; st_ < 2u; st_ = st_ + 1u) {
         if (st_ < ktiles_) {
             unsigned k0_ = st_ << 6u;
@@ -44786,6 +44799,7 @@ gemm_bf16_f16_nn(const kf_bf16* __restrict__ a_, const kf_bf16* __restrict__ b_,
         ws_ = ws_ + 24576u;
     }
     unsigned rs_ = 0u;
+    #pragma unroll 1
     for (unsigned kt_ = 0u; kt_ < ktiles_; kt_ = kt_ + 1u) {
         kf_cp_async_wait<1>();
         __syncthreads();
@@ -51160,6 +51174,7 @@ gemm_bf16_f16_nt(const kf_bf16* __restrict__ a_, const kf_bf16* __restrict__ b_,
     acc_[30u] = kf_f32x4{{0.0f, 0.0f, 0.0f, 0.0f}};
     acc_[31u] = kf_f32x4{{0.0f, 0.0f, 0.0f, 0.0f}};
     unsigned ws_ = 0u;
+    #pragma unroll 1
     for (unsigned st_ = 0u; st_ < 2u; st_ = st_ + 1u) {
         if (st_ < ktiles_) {
             unsigned k0_ = st_ << 6u;
@@ -52184,6 +52199,7 @@ gemm_bf16_f16_nt(const kf_bf16* __restrict__ a_, const kf_bf16* __restrict__ b_,
         ws_ = ws_ + 24576u;
     }
     unsigned rs_ = 0u;
+    #pragma unroll 1
     for (unsigned kt_ = 0u; kt_ < ktiles_; kt_ = kt_ + 1u) {
         kf_cp_async_wait<1>();
         __syncthreads();
@@ -58555,6 +58571,7 @@ gemm_bf16_bf16_nn(const kf_bf16* __restrict__ a_, const kf_bf16* __restrict__ b_
     acc_[30u] = kf_f32x4{{0.0f, 0.0f, 0.0f, 0.0f}};
     acc_[31u] = kf_f32x4{{0.0f, 0.0f, 0.0f, 0.0f}};
     unsigned ws_ = 0u;
+    #pragma unroll 1
     for (unsigned st_ = 0u; st_ < 2u; st_ = st_ + 1u) {
         if (st_ < ktiles_) {
             unsigned k0_ = st_ << 6u;
@@ -59579,6 +59596,7 @@ gemm_bf16_bf16_nn(const kf_bf16* __restrict__ a_, const kf_bf16* __restrict__ b_
         ws_ = ws_ + 24576u;
     }
     unsigned rs_ = 0u;
+    #pragma unroll 1
     for (unsigned kt_ = 0u; kt_ < ktiles_; kt_ = kt_ + 1u) {
         kf_cp_async_wait<1>();
         __syncthreads();
@@ -65953,6 +65971,7 @@ gemm_bf16_bf16_nt(const kf_bf16* __restrict__ a_, const kf_bf16* __restrict__ b_
     acc_[30u] = kf_f32x4{{0.0f, 0.0f, 0.0f, 0.0f}};
     acc_[31u] = kf_f32x4{{0.0f, 0.0f, 0.0f, 0.0f}};
     unsigned ws_ = 0u;
+    #pragma unroll 1
     for (unsigned st_ = 0u; st_ < 2u; st_ = st_ + 1u) {
         if (st_ < ktiles_) {
             unsigned k0_ = st_ << 6u;
@@ -66977,6 +66996,7 @@ gemm_bf16_bf16_nt(const kf_bf16* __restrict__ a_, const kf_bf16* __restrict__ b_
         ws_ = ws_ + 24576u;
     }
     unsigned rs_ = 0u;
+    #pragma unroll 1
     for (unsigned kt_ = 0u; kt_ < ktiles_; kt_ = kt_ + 1u) {
         kf_cp_async_wait<1>();
         __syncthreads();
@@ -73347,6 +73367,7 @@ gemm_bf16_f32_nn(const kf_bf16* __restrict__ a_, const kf_bf16* __restrict__ b_,
     acc_[30u] = kf_f32x4{{0.0f, 0.0f, 0.0f, 0.0f}};
     acc_[31u] = kf_f32x4{{0.0f, 0.0f, 0.0f, 0.0f}};
     unsigned ws_ = 0u;
+    #pragma unroll 1
     for (unsigned st_ = 0u; st_ < 2u; st_ = st_ + 1u) {
         if (st_ < ktiles_) {
             unsigned k0_ = st_ << 6u;
@@ -74371,6 +74392,7 @@ gemm_bf16_f32_nn(const kf_bf16* __restrict__ a_, const kf_bf16* __restrict__ b_,
         ws_ = ws_ + 24576u;
     }
     unsigned rs_ = 0u;
+    #pragma unroll 1
     for (unsigned kt_ = 0u; kt_ < ktiles_; kt_ = kt_ + 1u) {
         kf_cp_async_wait<1>();
         __syncthreads();
@@ -80296,6 +80318,7 @@ gemm_bf16_f32_nt(const kf_bf16* __restrict__ a_, const kf_bf16* __restrict__ b_,
     acc_[30u] = kf_f32x4{{0.0f, 0.0f, 0.0f, 0.0f}};
     acc_[31u] = kf_f32x4{{0.0f, 0.0f, 0.0f, 0.0f}};
     unsigned ws_ = 0u;
+    #pragma unroll 1
     for (unsigned st_ = 0u; st_ < 2u; st_ = st_ + 1u) {
         if (st_ < ktiles_) {
             unsigned k0_ = st_ << 6u;
@@ -81320,6 +81343,7 @@ gemm_bf16_f32_nt(const kf_bf16* __restrict__ a_, const kf_bf16* __restrict__ b_,
         ws_ = ws_ + 24576u;
     }
     unsigned rs_ = 0u;
+    #pragma unroll 1
     for (unsigned kt_ = 0u; kt_ < ktiles_; kt_ = kt_ + 1u) {
         kf_cp_async_wait<1>();
         __syncthreads();

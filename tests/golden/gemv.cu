@@ -245,6 +245,7 @@ gemv_f16_f16_f16(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x_, k
             unsigned cg_ = wid_;
             unsigned ck_ = 0u;
             unsigned t81_ = total_ + 1u;
+            #pragma unroll 1
             for (unsigned t0_ = 0u; t0_ < t81_; t0_ = t0_ + 2u) {
                 if (t0_ < total_) {
                     unsigned v_ = min((((lk_ << 5u) << 2u) + lane_), (nv_ - 1u));
@@ -533,10 +534,12 @@ gemv_f16_f16_f16(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x_, k
         unsigned nv_2_ = k_ >> 3u;
         unsigned t1721_ = (blockIdx.x << 3u) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u);
         unsigned t1732_ = gridDim.x << 3u;
+        #pragma unroll 1
         for (unsigned g_ = t1721_; g_ < m_; g_ = g_ + t1732_) {
             row_[0u] = min(g_, (m_ - 1u));
             acc_2_[0u] = 0.0f;
             if ((k_ & 7u) == 0u) {
+                #pragma unroll 1
                 for (unsigned base_ = 0u; base_ < nv_2_; base_ = base_ + 128u) {
                     unsigned v_17_ = base_ + lane_2_;
                     kf_u32x4 t1757_ = kf_u32x4{{0u, 0u, 0u, 0u}};
@@ -636,6 +639,7 @@ gemv_f16_f16_f16(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x_, k
                     }
                 }
             } else {
+                #pragma unroll 1
                 for (unsigned c_ = lane_2_; c_ < k_; c_ = c_ + 32u) {
                     float t2321_ = kf_f16_to_f32(x_[c_]);
                     unsigned i_ = (row_[0u] * k_) + c_;
@@ -731,6 +735,7 @@ gemv_f16_f16_f32(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x_, f
             unsigned cg_ = wid_;
             unsigned ck_ = 0u;
             unsigned t81_ = total_ + 1u;
+            #pragma unroll 1
             for (unsigned t0_ = 0u; t0_ < t81_; t0_ = t0_ + 2u) {
                 if (t0_ < total_) {
                     unsigned v_ = min((((lk_ << 5u) << 2u) + lane_), (nv_ - 1u));
@@ -1019,10 +1024,12 @@ gemv_f16_f16_f32(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x_, f
         unsigned nv_2_ = k_ >> 3u;
         unsigned t1721_ = (blockIdx.x << 3u) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u);
         unsigned t1732_ = gridDim.x << 3u;
+        #pragma unroll 1
         for (unsigned g_ = t1721_; g_ < m_; g_ = g_ + t1732_) {
             row_[0u] = min(g_, (m_ - 1u));
             acc_2_[0u] = 0.0f;
             if ((k_ & 7u) == 0u) {
+                #pragma unroll 1
                 for (unsigned base_ = 0u; base_ < nv_2_; base_ = base_ + 128u) {
                     unsigned v_17_ = base_ + lane_2_;
                     kf_u32x4 t1757_ = kf_u32x4{{0u, 0u, 0u, 0u}};
@@ -1122,6 +1129,7 @@ gemv_f16_f16_f32(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x_, f
                     }
                 }
             } else {
+                #pragma unroll 1
                 for (unsigned c_ = lane_2_; c_ < k_; c_ = c_ + 32u) {
                     float t2321_ = kf_f16_to_f32(x_[c_]);
                     unsigned i_ = (row_[0u] * k_) + c_;
@@ -1218,6 +1226,7 @@ gemv_f16_f32_f16(const kf_f16* __restrict__ w_, const float* __restrict__ x_, kf
             unsigned cg_ = wid_;
             unsigned ck_ = 0u;
             unsigned t81_ = total_ + 1u;
+            #pragma unroll 1
             for (unsigned t0_ = 0u; t0_ < t81_; t0_ = t0_ + 2u) {
                 if (t0_ < total_) {
                     unsigned v_ = min((((lk_ << 5u) << 2u) + lane_), (nv_ - 1u));
@@ -1530,10 +1539,12 @@ gemv_f16_f32_f16(const kf_f16* __restrict__ w_, const float* __restrict__ x_, kf
         unsigned nv_2_ = k_ >> 3u;
         unsigned t1721_ = (blockIdx.x << 3u) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u);
         unsigned t1732_ = gridDim.x << 3u;
+        #pragma unroll 1
         for (unsigned g_ = t1721_; g_ < m_; g_ = g_ + t1732_) {
             row_[0u] = min(g_, (m_ - 1u));
             acc_2_[0u] = 0.0f;
             if ((k_ & 7u) == 0u) {
+                #pragma unroll 1
                 for (unsigned base_ = 0u; base_ < nv_2_; base_ = base_ + 128u) {
                     unsigned v_17_ = base_ + lane_2_;
                     kf_u32x4 t1757_ = kf_u32x4{{0u, 0u, 0u, 0u}};
@@ -1645,6 +1656,7 @@ gemv_f16_f32_f16(const kf_f16* __restrict__ w_, const float* __restrict__ x_, kf
                     }
                 }
             } else {
+                #pragma unroll 1
                 for (unsigned c_ = lane_2_; c_ < k_; c_ = c_ + 32u) {
                     float t2319_ = x_[c_];
                     unsigned i_ = (row_[0u] * k_) + c_;
@@ -1741,6 +1753,7 @@ gemv_f16_f32_f32(const kf_f16* __restrict__ w_, const float* __restrict__ x_, fl
             unsigned cg_ = wid_;
             unsigned ck_ = 0u;
             unsigned t81_ = total_ + 1u;
+            #pragma unroll 1
             for (unsigned t0_ = 0u; t0_ < t81_; t0_ = t0_ + 2u) {
                 if (t0_ < total_) {
                     unsigned v_ = min((((lk_ << 5u) << 2u) + lane_), (nv_ - 1u));
@@ -2053,10 +2066,12 @@ gemv_f16_f32_f32(const kf_f16* __restrict__ w_, const float* __restrict__ x_, fl
         unsigned nv_2_ = k_ >> 3u;
         unsigned t1721_ = (blockIdx.x << 3u) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u);
         unsigned t1732_ = gridDim.x << 3u;
+        #pragma unroll 1
         for (unsigned g_ = t1721_; g_ < m_; g_ = g_ + t1732_) {
             row_[0u] = min(g_, (m_ - 1u));
             acc_2_[0u] = 0.0f;
             if ((k_ & 7u) == 0u) {
+                #pragma unroll 1
                 for (unsigned base_ = 0u; base_ < nv_2_; base_ = base_ + 128u) {
                     unsigned v_17_ = base_ + lane_2_;
                     kf_u32x4 t1757_ = kf_u32x4{{0u, 0u, 0u, 0u}};
@@ -2168,6 +2183,7 @@ gemv_f16_f32_f32(const kf_f16* __restrict__ w_, const float* __restrict__ x_, fl
                     }
                 }
             } else {
+                #pragma unroll 1
                 for (unsigned c_ = lane_2_; c_ < k_; c_ = c_ + 32u) {
                     float t2319_ = x_[c_];
                     unsigned i_ = (row_[0u] * k_) + c_;
@@ -2263,6 +2279,7 @@ gemv_bf16_f16_f16(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__ x_,
             unsigned cg_ = wid_;
             unsigned ck_ = 0u;
             unsigned t81_ = total_ + 1u;
+            #pragma unroll 1
             for (unsigned t0_ = 0u; t0_ < t81_; t0_ = t0_ + 2u) {
                 if (t0_ < total_) {
                     unsigned v_ = min((((lk_ << 5u) << 2u) + lane_), (nv_ - 1u));
@@ -2551,10 +2568,12 @@ gemv_bf16_f16_f16(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__ x_,
         unsigned nv_2_ = k_ >> 3u;
         unsigned t1721_ = (blockIdx.x << 3u) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u);
         unsigned t1732_ = gridDim.x << 3u;
+        #pragma unroll 1
         for (unsigned g_ = t1721_; g_ < m_; g_ = g_ + t1732_) {
             row_[0u] = min(g_, (m_ - 1u));
             acc_2_[0u] = 0.0f;
             if ((k_ & 7u) == 0u) {
+                #pragma unroll 1
                 for (unsigned base_ = 0u; base_ < nv_2_; base_ = base_ + 128u) {
                     unsigned v_17_ = base_ + lane_2_;
                     kf_u32x4 t1757_ = kf_u32x4{{0u, 0u, 0u, 0u}};
@@ -2654,6 +2673,7 @@ gemv_bf16_f16_f16(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__ x_,
                     }
                 }
             } else {
+                #pragma unroll 1
                 for (unsigned c_ = lane_2_; c_ < k_; c_ = c_ + 32u) {
                     float t2321_ = kf_f16_to_f32(x_[c_]);
                     unsigned i_ = (row_[0u] * k_) + c_;
@@ -2749,6 +2769,7 @@ gemv_bf16_f16_f32(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__ x_,
             unsigned cg_ = wid_;
             unsigned ck_ = 0u;
             unsigned t81_ = total_ + 1u;
+            #pragma unroll 1
             for (unsigned t0_ = 0u; t0_ < t81_; t0_ = t0_ + 2u) {
                 if (t0_ < total_) {
                     unsigned v_ = min((((lk_ << 5u) << 2u) + lane_), (nv_ - 1u));
@@ -3037,10 +3058,12 @@ gemv_bf16_f16_f32(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__ x_,
         unsigned nv_2_ = k_ >> 3u;
         unsigned t1721_ = (blockIdx.x << 3u) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u);
         unsigned t1732_ = gridDim.x << 3u;
+        #pragma unroll 1
         for (unsigned g_ = t1721_; g_ < m_; g_ = g_ + t1732_) {
             row_[0u] = min(g_, (m_ - 1u));
             acc_2_[0u] = 0.0f;
             if ((k_ & 7u) == 0u) {
+                #pragma unroll 1
                 for (unsigned base_ = 0u; base_ < nv_2_; base_ = base_ + 128u) {
                     unsigned v_17_ = base_ + lane_2_;
                     kf_u32x4 t1757_ = kf_u32x4{{0u, 0u, 0u, 0u}};
@@ -3140,6 +3163,7 @@ gemv_bf16_f16_f32(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__ x_,
                     }
                 }
             } else {
+                #pragma unroll 1
                 for (unsigned c_ = lane_2_; c_ < k_; c_ = c_ + 32u) {
                     float t2321_ = kf_f16_to_f32(x_[c_]);
                     unsigned i_ = (row_[0u] * k_) + c_;
@@ -3236,6 +3260,7 @@ gemv_bf16_f32_f16(const kf_bf16* __restrict__ w_, const float* __restrict__ x_, 
             unsigned cg_ = wid_;
             unsigned ck_ = 0u;
             unsigned t81_ = total_ + 1u;
+            #pragma unroll 1
             for (unsigned t0_ = 0u; t0_ < t81_; t0_ = t0_ + 2u) {
                 if (t0_ < total_) {
                     unsigned v_ = min((((lk_ << 5u) << 2u) + lane_), (nv_ - 1u));
@@ -3548,10 +3573,12 @@ gemv_bf16_f32_f16(const kf_bf16* __restrict__ w_, const float* __restrict__ x_, 
         unsigned nv_2_ = k_ >> 3u;
         unsigned t1721_ = (blockIdx.x << 3u) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u);
         unsigned t1732_ = gridDim.x << 3u;
+        #pragma unroll 1
         for (unsigned g_ = t1721_; g_ < m_; g_ = g_ + t1732_) {
             row_[0u] = min(g_, (m_ - 1u));
             acc_2_[0u] = 0.0f;
             if ((k_ & 7u) == 0u) {
+                #pragma unroll 1
                 for (unsigned base_ = 0u; base_ < nv_2_; base_ = base_ + 128u) {
                     unsigned v_17_ = base_ + lane_2_;
                     kf_u32x4 t1757_ = kf_u32x4{{0u, 0u, 0u, 0u}};
@@ -3663,6 +3690,7 @@ gemv_bf16_f32_f16(const kf_bf16* __restrict__ w_, const float* __restrict__ x_, 
                     }
                 }
             } else {
+                #pragma unroll 1
                 for (unsigned c_ = lane_2_; c_ < k_; c_ = c_ + 32u) {
                     float t2319_ = x_[c_];
                     unsigned i_ = (row_[0u] * k_) + c_;
@@ -3759,6 +3787,7 @@ gemv_bf16_f32_f32(const kf_bf16* __restrict__ w_, const float* __restrict__ x_, 
             unsigned cg_ = wid_;
             unsigned ck_ = 0u;
             unsigned t81_ = total_ + 1u;
+            #pragma unroll 1
             for (unsigned t0_ = 0u; t0_ < t81_; t0_ = t0_ + 2u) {
                 if (t0_ < total_) {
                     unsigned v_ = min((((lk_ << 5u) << 2u) + lane_), (nv_ - 1u));
@@ -4071,10 +4100,12 @@ gemv_bf16_f32_f32(const kf_bf16* __restrict__ w_, const float* __restrict__ x_, 
         unsigned nv_2_ = k_ >> 3u;
         unsigned t1721_ = (blockIdx.x << 3u) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u);
         unsigned t1732_ = gridDim.x << 3u;
+        #pragma unroll 1
         for (unsigned g_ = t1721_; g_ < m_; g_ = g_ + t1732_) {
             row_[0u] = min(g_, (m_ - 1u));
             acc_2_[0u] = 0.0f;
             if ((k_ & 7u) == 0u) {
+                #pragma unroll 1
                 for (unsigned base_ = 0u; base_ < nv_2_; base_ = base_ + 128u) {
                     unsigned v_17_ = base_ + lane_2_;
                     kf_u32x4 t1757_ = kf_u32x4{{0u, 0u, 0u, 0u}};
@@ -4186,6 +4217,7 @@ gemv_bf16_f32_f32(const kf_bf16* __restrict__ w_, const float* __restrict__ x_, 
                     }
                 }
             } else {
+                #pragma unroll 1
                 for (unsigned c_ = lane_2_; c_ < k_; c_ = c_ + 32u) {
                     float t2319_ = x_[c_];
                     unsigned i_ = (row_[0u] * k_) + c_;
@@ -4281,6 +4313,7 @@ gemv_f16_f16_f16_acc(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x
             unsigned cg_ = wid_;
             unsigned ck_ = 0u;
             unsigned t81_ = total_ + 1u;
+            #pragma unroll 1
             for (unsigned t0_ = 0u; t0_ < t81_; t0_ = t0_ + 2u) {
                 if (t0_ < total_) {
                     unsigned v_ = min((((lk_ << 5u) << 2u) + lane_), (nv_ - 1u));
@@ -4569,10 +4602,12 @@ gemv_f16_f16_f16_acc(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x
         unsigned nv_2_ = k_ >> 3u;
         unsigned t1721_ = (blockIdx.x << 3u) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u);
         unsigned t1732_ = gridDim.x << 3u;
+        #pragma unroll 1
         for (unsigned g_ = t1721_; g_ < m_; g_ = g_ + t1732_) {
             row_[0u] = min(g_, (m_ - 1u));
             acc_2_[0u] = 0.0f;
             if ((k_ & 7u) == 0u) {
+                #pragma unroll 1
                 for (unsigned base_ = 0u; base_ < nv_2_; base_ = base_ + 128u) {
                     unsigned v_17_ = base_ + lane_2_;
                     kf_u32x4 t1757_ = kf_u32x4{{0u, 0u, 0u, 0u}};
@@ -4672,6 +4707,7 @@ gemv_f16_f16_f16_acc(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x
                     }
                 }
             } else {
+                #pragma unroll 1
                 for (unsigned c_ = lane_2_; c_ < k_; c_ = c_ + 32u) {
                     float t2321_ = kf_f16_to_f32(x_[c_]);
                     unsigned i_ = (row_[0u] * k_) + c_;
@@ -4767,6 +4803,7 @@ gemv_bf16_f16_f16_acc(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__
             unsigned cg_ = wid_;
             unsigned ck_ = 0u;
             unsigned t81_ = total_ + 1u;
+            #pragma unroll 1
             for (unsigned t0_ = 0u; t0_ < t81_; t0_ = t0_ + 2u) {
                 if (t0_ < total_) {
                     unsigned v_ = min((((lk_ << 5u) << 2u) + lane_), (nv_ - 1u));
@@ -5055,10 +5092,12 @@ gemv_bf16_f16_f16_acc(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__
         unsigned nv_2_ = k_ >> 3u;
         unsigned t1721_ = (blockIdx.x << 3u) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u);
         unsigned t1732_ = gridDim.x << 3u;
+        #pragma unroll 1
         for (unsigned g_ = t1721_; g_ < m_; g_ = g_ + t1732_) {
             row_[0u] = min(g_, (m_ - 1u));
             acc_2_[0u] = 0.0f;
             if ((k_ & 7u) == 0u) {
+                #pragma unroll 1
                 for (unsigned base_ = 0u; base_ < nv_2_; base_ = base_ + 128u) {
                     unsigned v_17_ = base_ + lane_2_;
                     kf_u32x4 t1757_ = kf_u32x4{{0u, 0u, 0u, 0u}};
@@ -5158,6 +5197,7 @@ gemv_bf16_f16_f16_acc(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__
                     }
                 }
             } else {
+                #pragma unroll 1
                 for (unsigned c_ = lane_2_; c_ < k_; c_ = c_ + 32u) {
                     float t2321_ = kf_f16_to_f32(x_[c_]);
                     unsigned i_ = (row_[0u] * k_) + c_;
@@ -5285,6 +5325,7 @@ gemv_batch_f16_f16_f16(const kf_f16* __restrict__ w_, const kf_f16* __restrict__
             unsigned cs_ = 0u;
             unsigned par_ = 0u;
             unsigned t100_ = total_ + 1u;
+            #pragma unroll 1
             for (unsigned t0_ = 0u; t0_ < t100_; t0_ = t0_ + 2u) {
                 if (t0_ < total_) {
                     unsigned v_ = (((ls_ << 2u) + w_2_) << 3u) + q_;
@@ -5417,6 +5458,7 @@ gemv_batch_f16_f16_f16(const kf_f16* __restrict__ w_, const kf_f16* __restrict__
                         red_[(slot_ + (((w_2_ << 5u) + lane_) << 2u)) + 2u] = t509_.v[2];
                         red_[(slot_ + (((w_2_ << 5u) + lane_) << 2u)) + 3u] = t509_.v[3];
                         __syncthreads();
+                        #pragma unroll 1
                         for (unsigned t_5_ = threadIdx.x; t_5_ < 128u; t_5_ = t_5_ + blockDim.x) {
                             unsigned r_ = t_5_ >> 3u;
                             unsigned bq_ = t_5_ & 7u;
@@ -5571,6 +5613,7 @@ gemv_batch_f16_f16_f16(const kf_f16* __restrict__ w_, const kf_f16* __restrict__
                         red_[(slot_2_ + (((w_2_ << 5u) + lane_) << 2u)) + 2u] = t1031_.v[2];
                         red_[(slot_2_ + (((w_2_ << 5u) + lane_) << 2u)) + 3u] = t1031_.v[3];
                         __syncthreads();
+                        #pragma unroll 1
                         for (unsigned t_10_ = threadIdx.x; t_10_ < 128u; t_10_ = t_10_ + blockDim.x) {
                             unsigned r_2_ = t_10_ >> 3u;
                             unsigned bq_2_ = t_10_ & 7u;
@@ -5601,6 +5644,7 @@ gemv_batch_f16_f16_f16(const kf_f16* __restrict__ w_, const kf_f16* __restrict__
         unsigned nv_2_ = k_ >> 3u;
         unsigned t1166_ = (blockIdx.x << 2u) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u);
         unsigned t1177_ = gridDim.x << 2u;
+        #pragma unroll 1
         for (unsigned g_2_ = t1166_; g_2_ < m_; g_2_ = g_2_ + t1177_) {
             row_[0u] = min(g_2_, (m_ - 1u));
             acc_[0u] = 0.0f;
@@ -5612,6 +5656,7 @@ gemv_batch_f16_f16_f16(const kf_f16* __restrict__ w_, const kf_f16* __restrict__
             acc_[6u] = 0.0f;
             acc_[7u] = 0.0f;
             if ((k_ & 7u) == 0u) {
+                #pragma unroll 1
                 for (unsigned base_ = 0u; base_ < nv_2_; base_ = base_ + 96u) {
                     unsigned v_5_ = base_ + lane_2_;
                     kf_u32x4 t1216_ = kf_u32x4{{0u, 0u, 0u, 0u}};
@@ -5990,6 +6035,7 @@ gemv_batch_f16_f16_f16(const kf_f16* __restrict__ w_, const kf_f16* __restrict__
                     }
                 }
             } else {
+                #pragma unroll 1
                 for (unsigned c_ = lane_2_; c_ < k_; c_ = c_ + 32u) {
                     unsigned i_3_ = (row_[0u] * k_) + c_;
                     unsigned short u_ = w16_[i_3_];
@@ -6429,6 +6475,7 @@ gemv_batch_f16_f32_f32(const kf_f16* __restrict__ w_, const float* __restrict__ 
             unsigned cs_ = 0u;
             unsigned par_ = 0u;
             unsigned t100_ = total_ + 1u;
+            #pragma unroll 1
             for (unsigned t0_ = 0u; t0_ < t100_; t0_ = t0_ + 2u) {
                 if (t0_ < total_) {
                     unsigned v_ = (((ls_ << 2u) + w_2_) << 3u) + q_;
@@ -6603,6 +6650,7 @@ gemv_batch_f16_f32_f32(const kf_f16* __restrict__ w_, const float* __restrict__ 
                         red_[(slot_ + (((w_2_ << 5u) + lane_) << 2u)) + 2u] = t487_.v[2];
                         red_[(slot_ + (((w_2_ << 5u) + lane_) << 2u)) + 3u] = t487_.v[3];
                         __syncthreads();
+                        #pragma unroll 1
                         for (unsigned t_5_ = threadIdx.x; t_5_ < 128u; t_5_ = t_5_ + blockDim.x) {
                             unsigned r_ = t_5_ >> 3u;
                             unsigned bq_ = t_5_ & 7u;
@@ -6799,6 +6847,7 @@ gemv_batch_f16_f32_f32(const kf_f16* __restrict__ w_, const float* __restrict__ 
                         red_[(slot_2_ + (((w_2_ << 5u) + lane_) << 2u)) + 2u] = t1009_.v[2];
                         red_[(slot_2_ + (((w_2_ << 5u) + lane_) << 2u)) + 3u] = t1009_.v[3];
                         __syncthreads();
+                        #pragma unroll 1
                         for (unsigned t_10_ = threadIdx.x; t_10_ < 128u; t_10_ = t_10_ + blockDim.x) {
                             unsigned r_2_ = t_10_ >> 3u;
                             unsigned bq_2_ = t_10_ & 7u;
@@ -6829,6 +6878,7 @@ gemv_batch_f16_f32_f32(const kf_f16* __restrict__ w_, const float* __restrict__ 
         unsigned nv_2_ = k_ >> 3u;
         unsigned t1166_ = (blockIdx.x << 2u) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u);
         unsigned t1177_ = gridDim.x << 2u;
+        #pragma unroll 1
         for (unsigned g_2_ = t1166_; g_2_ < m_; g_2_ = g_2_ + t1177_) {
             row_[0u] = min(g_2_, (m_ - 1u));
             acc_[0u] = 0.0f;
@@ -6840,6 +6890,7 @@ gemv_batch_f16_f32_f32(const kf_f16* __restrict__ w_, const float* __restrict__ 
             acc_[6u] = 0.0f;
             acc_[7u] = 0.0f;
             if ((k_ & 7u) == 0u) {
+                #pragma unroll 1
                 for (unsigned base_ = 0u; base_ < nv_2_; base_ = base_ + 96u) {
                     unsigned v_5_ = base_ + lane_2_;
                     kf_u32x4 t1216_ = kf_u32x4{{0u, 0u, 0u, 0u}};
@@ -7269,6 +7320,7 @@ gemv_batch_f16_f32_f32(const kf_f16* __restrict__ w_, const float* __restrict__ 
                     }
                 }
             } else {
+                #pragma unroll 1
                 for (unsigned c_25_ = lane_2_; c_25_ < k_; c_25_ = c_25_ + 32u) {
                     unsigned i_3_ = (row_[0u] * k_) + c_25_;
                     unsigned short u_ = w16_[i_3_];
@@ -7682,6 +7734,7 @@ gemv_batch_bf16_f16_f16(const kf_bf16* __restrict__ w_, const kf_f16* __restrict
     unsigned nv_ = k_ >> 3u;
     unsigned t1166_ = (blockIdx.x << 2u) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u);
     unsigned t1177_ = gridDim.x << 2u;
+    #pragma unroll 1
     for (unsigned g_ = t1166_; g_ < m_; g_ = g_ + t1177_) {
         row_[0u] = min(g_, (m_ - 1u));
         acc_[0u] = 0.0f;
@@ -7693,6 +7746,7 @@ gemv_batch_bf16_f16_f16(const kf_bf16* __restrict__ w_, const kf_f16* __restrict
         acc_[6u] = 0.0f;
         acc_[7u] = 0.0f;
         if ((k_ & 7u) == 0u) {
+            #pragma unroll 1
             for (unsigned base_ = 0u; base_ < nv_; base_ = base_ + 96u) {
                 unsigned v_ = base_ + lane_;
                 kf_u32x4 t1216_ = kf_u32x4{{0u, 0u, 0u, 0u}};
@@ -8071,6 +8125,7 @@ gemv_batch_bf16_f16_f16(const kf_bf16* __restrict__ w_, const kf_f16* __restrict
                 }
             }
         } else {
+            #pragma unroll 1
             for (unsigned c_ = lane_; c_ < k_; c_ = c_ + 32u) {
                 unsigned i_ = (row_[0u] * k_) + c_;
                 unsigned short u_ = w16_[i_];
@@ -8483,6 +8538,7 @@ gemv_batch_bf16_f32_f32(const kf_bf16* __restrict__ w_, const float* __restrict_
     unsigned nv_ = k_ >> 3u;
     unsigned t1166_ = (blockIdx.x << 2u) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u);
     unsigned t1177_ = gridDim.x << 2u;
+    #pragma unroll 1
     for (unsigned g_ = t1166_; g_ < m_; g_ = g_ + t1177_) {
         row_[0u] = min(g_, (m_ - 1u));
         acc_[0u] = 0.0f;
@@ -8494,6 +8550,7 @@ gemv_batch_bf16_f32_f32(const kf_bf16* __restrict__ w_, const float* __restrict_
         acc_[6u] = 0.0f;
         acc_[7u] = 0.0f;
         if ((k_ & 7u) == 0u) {
+            #pragma unroll 1
             for (unsigned base_ = 0u; base_ < nv_; base_ = base_ + 96u) {
                 unsigned v_ = base_ + lane_;
                 kf_u32x4 t1216_ = kf_u32x4{{0u, 0u, 0u, 0u}};
@@ -8923,6 +8980,7 @@ gemv_batch_bf16_f32_f32(const kf_bf16* __restrict__ w_, const float* __restrict_
                 }
             }
         } else {
+            #pragma unroll 1
             for (unsigned c_25_ = lane_; c_25_ < k_; c_25_ = c_25_ + 32u) {
                 unsigned i_ = (row_[0u] * k_) + c_25_;
                 unsigned short u_ = w16_[i_];
@@ -9313,6 +9371,7 @@ gemv_rms_f16_f16_f16(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ h
     const kf_f16x8* nw_2_ = (const kf_f16x8*)nw_;
     unsigned nv_ = k_ >> 3u;
     float acc_2_ = 0.0f;
+    #pragma unroll 1
     for (unsigned c0_ = threadIdx.x; c0_ < nv_; c0_ = c0_ + 1024u) {
         hv_[0u] = h_2_[min(c0_, (nv_ - 1u))];
         hv_[1u] = h_2_[min((c0_ + 256u), (nv_ - 1u))];
@@ -9421,6 +9480,7 @@ gemv_rms_f16_f16_f16(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ h
     }
     __syncthreads();
     float scale_ = kf_rsqrt_approx(__fadd_rn(__fdiv_rn(__fadd_rn(__fadd_rn(__fadd_rn(__fadd_rn(__fadd_rn(__fadd_rn(__fadd_rn(__fadd_rn(0.0f, part_[0u]), part_[1u]), part_[2u]), part_[3u]), part_[4u]), part_[5u]), part_[6u]), part_[7u]), (float)k_), eps_));
+    #pragma unroll 1
     for (unsigned c0_2_ = threadIdx.x; c0_2_ < nv_; c0_2_ = c0_2_ + 1024u) {
         unsigned c_ = min(c0_2_, (nv_ - 1u));
         hv_2_[0u] = h_2_[c_];
@@ -9507,6 +9567,7 @@ gemv_rms_f16_f16_f16(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ h
         unsigned cg_ = wid_;
         unsigned ck_ = 0u;
         unsigned t955_ = total_ + 1u;
+        #pragma unroll 1
         for (unsigned t0_ = 0u; t0_ < t955_; t0_ = t0_ + 2u) {
             if (t0_ < total_) {
                 unsigned v_ = min((((lk_ << 5u) << 2u) + lane_), (nv_2_ - 1u));
@@ -9822,6 +9883,7 @@ gemv_rms_f16_f16_f32(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ h
     const kf_f16x8* nw_2_ = (const kf_f16x8*)nw_;
     unsigned nv_ = k_ >> 3u;
     float acc_2_ = 0.0f;
+    #pragma unroll 1
     for (unsigned c0_ = threadIdx.x; c0_ < nv_; c0_ = c0_ + 1024u) {
         hv_[0u] = h_2_[min(c0_, (nv_ - 1u))];
         hv_[1u] = h_2_[min((c0_ + 256u), (nv_ - 1u))];
@@ -9930,6 +9992,7 @@ gemv_rms_f16_f16_f32(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ h
     }
     __syncthreads();
     float scale_ = kf_rsqrt_approx(__fadd_rn(__fdiv_rn(__fadd_rn(__fadd_rn(__fadd_rn(__fadd_rn(__fadd_rn(__fadd_rn(__fadd_rn(__fadd_rn(0.0f, part_[0u]), part_[1u]), part_[2u]), part_[3u]), part_[4u]), part_[5u]), part_[6u]), part_[7u]), (float)k_), eps_));
+    #pragma unroll 1
     for (unsigned c0_2_ = threadIdx.x; c0_2_ < nv_; c0_2_ = c0_2_ + 1024u) {
         unsigned c_ = min(c0_2_, (nv_ - 1u));
         hv_2_[0u] = h_2_[c_];
@@ -10016,6 +10079,7 @@ gemv_rms_f16_f16_f32(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ h
         unsigned cg_ = wid_;
         unsigned ck_ = 0u;
         unsigned t955_ = total_ + 1u;
+        #pragma unroll 1
         for (unsigned t0_ = 0u; t0_ < t955_; t0_ = t0_ + 2u) {
             if (t0_ < total_) {
                 unsigned v_ = min((((lk_ << 5u) << 2u) + lane_), (nv_2_ - 1u));
@@ -10327,6 +10391,7 @@ gemv_silu_f16_f16_f16_acc(const kf_f16* __restrict__ w_, const kf_f16* __restric
     const kf_f16x8* g_2_ = (const kf_f16x8*)g_;
     const kf_f16x8* up_ = (const kf_f16x8*)u_;
     unsigned nv_ = k_ >> 3u;
+    #pragma unroll 1
     for (unsigned c0_ = threadIdx.x; c0_ < nv_; c0_ = c0_ + 1024u) {
         unsigned c_ = min(c0_, (nv_ - 1u));
         gv_[0u] = g_2_[c_];
@@ -10445,6 +10510,7 @@ gemv_silu_f16_f16_f16_acc(const kf_f16* __restrict__ w_, const kf_f16* __restric
         unsigned cg_ = wid_;
         unsigned ck_ = 0u;
         unsigned t631_ = total_ + 1u;
+        #pragma unroll 1
         for (unsigned t0_ = 0u; t0_ < t631_; t0_ = t0_ + 2u) {
             if (t0_ < total_) {
                 unsigned v_ = min((((lk_ << 5u) << 2u) + lane_), (nv_2_ - 1u));
@@ -10756,6 +10822,7 @@ gemv_silu_f16_f16_f32(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ 
     const kf_f16x8* g_2_ = (const kf_f16x8*)g_;
     const kf_f16x8* up_ = (const kf_f16x8*)u_;
     unsigned nv_ = k_ >> 3u;
+    #pragma unroll 1
     for (unsigned c0_ = threadIdx.x; c0_ < nv_; c0_ = c0_ + 1024u) {
         unsigned c_ = min(c0_, (nv_ - 1u));
         gv_[0u] = g_2_[c_];
@@ -10874,6 +10941,7 @@ gemv_silu_f16_f16_f32(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ 
         unsigned cg_ = wid_;
         unsigned ck_ = 0u;
         unsigned t631_ = total_ + 1u;
+        #pragma unroll 1
         for (unsigned t0_ = 0u; t0_ < t631_; t0_ = t0_ + 2u) {
             if (t0_ < total_) {
                 unsigned v_ = min((((lk_ << 5u) << 2u) + lane_), (nv_2_ - 1u));

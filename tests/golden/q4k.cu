@@ -242,6 +242,7 @@ q4k_gemv_simt(const unsigned char* __restrict__ w_, const float* __restrict__ x_
     unsigned row0_ = blockIdx.x << 6u;
     unsigned one_ = (k_ == 4294967295u) ? 0u : 1065353216u;
     unsigned t36_ = (nbk_ >> 4u) + (((nbk_ & 15u) != 0u) ? 1u : 0u);
+    #pragma unroll 1
     for (unsigned ks_ = 0u; ks_ < t36_; ks_ = ks_ + 1u) {
         unsigned kb_ = (((ks_ << 3u) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u)) << 1u) + bl_;
         bool valid_ = kb_ < nbk_;
@@ -405,6 +406,7 @@ q4k_gemv_simt(const unsigned char* __restrict__ w_, const float* __restrict__ x_
         float t403_ = __fadd_rn(t383_, __fadd_rn(__fadd_rn(v_15_.v[0], v_15_.v[1]), __fadd_rn(v_15_.v[2], v_15_.v[3])));
         kf_f32x4 v_16_ = xs_[15u];
         float t413_ = __fadd_rn(t393_, __fadd_rn(__fadd_rn(v_16_.v[0], v_16_.v[1]), __fadd_rn(v_16_.v[2], v_16_.v[3])));
+        #pragma unroll 1
         for (unsigned rs_ = 0u; rs_ < 16u; rs_ = rs_ + 2u) {
             unsigned row_ = min(((row0_ + (rs_ << 2u)) + r_), (m_ - 1u));
             kf_u32x4 t429_ = kf_u32x4{{0u, 0u, 0u, 0u}};
@@ -627,6 +629,7 @@ q4k_gemv_simt(const unsigned char* __restrict__ w_, const float* __restrict__ x_
         }
     }
     __syncthreads();
+    #pragma unroll 1
     for (unsigned t_19_ = threadIdx.x; t_19_ < 64u; t_19_ = t_19_ + 256u) {
         float t3207_ = __fadd_rn(__fadd_rn(__fadd_rn(__fadd_rn(__fadd_rn(__fadd_rn(__fadd_rn(__fadd_rn(0.0f, part_[t_19_]), part_[64u + t_19_]), part_[128u + t_19_]), part_[192u + t_19_]), part_[256u + t_19_]), part_[320u + t_19_]), part_[384u + t_19_]), part_[448u + t_19_]);
         if ((row0_ + t_19_) < m_) {
@@ -651,6 +654,7 @@ q4k_gemv(const unsigned char* __restrict__ w_, const float* __restrict__ x_, flo
     const kf_f32x4* x4_ = (const kf_f32x4*)x_;
     unsigned n_ = nbk_ << 6u;
     unsigned t15_ = blockDim.x << 3u;
+    #pragma unroll 1
     for (unsigned e0_ = threadIdx.x; e0_ < n_; e0_ = e0_ + t15_) {
         v_[0u] = x4_[min(e0_, (n_ - 1u))];
         v_[1u] = x4_[min((e0_ + blockDim.x), (n_ - 1u))];
@@ -888,6 +892,7 @@ q4k_gemv(const unsigned char* __restrict__ w_, const float* __restrict__ x_, flo
         tab_[(nbk_ << 8u) + threadIdx.x] = 0u;
     }
     unsigned t893_ = nbk_ << 3u;
+    #pragma unroll 1
     for (unsigned e_8_ = threadIdx.x; e_8_ < t893_; e_8_ = e_8_ + blockDim.x) {
         unsigned t900_ = e_8_ << 3u;
         kf_f32x4 v_2_ = x4_[t900_];
@@ -935,6 +940,7 @@ q4k_gemv(const unsigned char* __restrict__ w_, const float* __restrict__ x_, flo
     unsigned ct_ = wid_;
     unsigned ck_ = 0u;
     unsigned t1067_ = total_ + 1u;
+    #pragma unroll 1
     for (unsigned t0_ = 0u; t0_ < t1067_; t0_ = t0_ + 2u) {
         if (t0_ < total_) {
             unsigned row_ = min(((lt_ << 4u) + g_), (m_ - 1u));
@@ -1785,6 +1791,7 @@ q4k_q8_gemv_f32(const unsigned char* __restrict__ w_, const signed char* __restr
         acc_[0u] = 0.0f;
         row_[1u] = min(((row0_ + 2u) + r_), (m_ - 1u));
         acc_[1u] = 0.0f;
+        #pragma unroll 1
         for (unsigned kb0_ = 0u; kb0_ < nbk_; kb0_ = kb0_ + 4u) {
             unsigned kb_ = kb0_ + bl_;
             bool valid_ = kb_ < nbk_;
@@ -2141,6 +2148,7 @@ q4k_q8_gemv_f16(const unsigned char* __restrict__ w_, const signed char* __restr
         acc_[0u] = 0.0f;
         row_[1u] = min(((row0_ + 2u) + r_), (m_ - 1u));
         acc_[1u] = 0.0f;
+        #pragma unroll 1
         for (unsigned kb0_ = 0u; kb0_ < nbk_; kb0_ = kb0_ + 4u) {
             unsigned kb_ = kb0_ + bl_;
             bool valid_ = kb_ < nbk_;
@@ -2497,6 +2505,7 @@ q4k_q8_gemv_f16_acc(const unsigned char* __restrict__ w_, const signed char* __r
         acc_[0u] = 0.0f;
         row_[1u] = min(((row0_ + 2u) + r_), (m_ - 1u));
         acc_[1u] = 0.0f;
+        #pragma unroll 1
         for (unsigned kb0_ = 0u; kb0_ < nbk_; kb0_ = kb0_ + 4u) {
             unsigned kb_ = kb0_ + bl_;
             bool valid_ = kb_ < nbk_;
@@ -2849,6 +2858,7 @@ q4k_q8_gemv_rms_f16(const unsigned char* __restrict__ w_, const kf_f16* __restri
     const kf_f16x8* nw_2_ = (const kf_f16x8*)nw_;
     unsigned nv_ = k_ >> 3u;
     float acc_2_ = 0.0f;
+    #pragma unroll 1
     for (unsigned c0_ = threadIdx.x; c0_ < nv_; c0_ = c0_ + 512u) {
         hv_[0u] = h_2_[min(c0_, (nv_ - 1u))];
         hv_[1u] = h_2_[min((c0_ + 128u), (nv_ - 1u))];
@@ -2957,6 +2967,7 @@ q4k_q8_gemv_rms_f16(const unsigned char* __restrict__ w_, const kf_f16* __restri
     }
     __syncthreads();
     float scale_ = kf_rsqrt_approx(__fadd_rn(__fdiv_rn(__fadd_rn(__fadd_rn(__fadd_rn(__fadd_rn(0.0f, part_[0u]), part_[1u]), part_[2u]), part_[3u]), (float)k_), eps_));
+    #pragma unroll 1
     for (unsigned c0_2_ = threadIdx.x; c0_2_ < nv_; c0_2_ = c0_2_ + 512u) {
         unsigned c_ = min(c0_2_, (nv_ - 1u));
         hv_2_[0u] = h_2_[c_];
@@ -3200,6 +3211,7 @@ q4k_q8_gemv_rms_f16(const unsigned char* __restrict__ w_, const kf_f16* __restri
     }
     __syncthreads();
     unsigned nrb_ = (m_ >> 4u) + (((m_ & 15u) != 0u) ? 1u : 0u);
+    #pragma unroll 1
     for (unsigned rb_ = blockIdx.x; rb_ < nrb_; rb_ = rb_ + gridDim.x) {
         const kf_u32x4* wq_ = (const kf_u32x4*)w_;
         unsigned lane_ = kf_lane_id();
@@ -3213,6 +3225,7 @@ q4k_q8_gemv_rms_f16(const unsigned char* __restrict__ w_, const kf_f16* __restri
             acc_[0u] = 0.0f;
             row_[1u] = min(((row0_ + 2u) + r_), (m_ - 1u));
             acc_[1u] = 0.0f;
+            #pragma unroll 1
             for (unsigned kb0_ = 0u; kb0_ < nbk_; kb0_ = kb0_ + 4u) {
                 unsigned kb_ = kb0_ + bl_;
                 bool valid_ = kb_ < nbk_;
@@ -3566,6 +3579,7 @@ q4k_q8_gemv_rms_f32(const unsigned char* __restrict__ w_, const kf_f16* __restri
     const kf_f16x8* nw_2_ = (const kf_f16x8*)nw_;
     unsigned nv_ = k_ >> 3u;
     float acc_2_ = 0.0f;
+    #pragma unroll 1
     for (unsigned c0_ = threadIdx.x; c0_ < nv_; c0_ = c0_ + 512u) {
         hv_[0u] = h_2_[min(c0_, (nv_ - 1u))];
         hv_[1u] = h_2_[min((c0_ + 128u), (nv_ - 1u))];
@@ -3674,6 +3688,7 @@ q4k_q8_gemv_rms_f32(const unsigned char* __restrict__ w_, const kf_f16* __restri
     }
     __syncthreads();
     float scale_ = kf_rsqrt_approx(__fadd_rn(__fdiv_rn(__fadd_rn(__fadd_rn(__fadd_rn(__fadd_rn(0.0f, part_[0u]), part_[1u]), part_[2u]), part_[3u]), (float)k_), eps_));
+    #pragma unroll 1
     for (unsigned c0_2_ = threadIdx.x; c0_2_ < nv_; c0_2_ = c0_2_ + 512u) {
         unsigned c_ = min(c0_2_, (nv_ - 1u));
         hv_2_[0u] = h_2_[c_];
@@ -3917,6 +3932,7 @@ q4k_q8_gemv_rms_f32(const unsigned char* __restrict__ w_, const kf_f16* __restri
     }
     __syncthreads();
     unsigned nrb_ = (m_ >> 4u) + (((m_ & 15u) != 0u) ? 1u : 0u);
+    #pragma unroll 1
     for (unsigned rb_ = blockIdx.x; rb_ < nrb_; rb_ = rb_ + gridDim.x) {
         const kf_u32x4* wq_ = (const kf_u32x4*)w_;
         unsigned lane_ = kf_lane_id();
@@ -3930,6 +3946,7 @@ q4k_q8_gemv_rms_f32(const unsigned char* __restrict__ w_, const kf_f16* __restri
             acc_[0u] = 0.0f;
             row_[1u] = min(((row0_ + 2u) + r_), (m_ - 1u));
             acc_[1u] = 0.0f;
+            #pragma unroll 1
             for (unsigned kb0_ = 0u; kb0_ < nbk_; kb0_ = kb0_ + 4u) {
                 unsigned kb_ = kb0_ + bl_;
                 bool valid_ = kb_ < nbk_;
@@ -4279,6 +4296,7 @@ q4k_q8_gemv_silu_f16_acc(const unsigned char* __restrict__ w_, const kf_f16* __r
     const kf_f16x8* g_2_ = (const kf_f16x8*)g_;
     const kf_f16x8* up_ = (const kf_f16x8*)u_;
     unsigned nv_ = k_ >> 3u;
+    #pragma unroll 1
     for (unsigned c0_ = threadIdx.x; c0_ < nv_; c0_ = c0_ + 512u) {
         unsigned c_ = min(c0_, (nv_ - 1u));
         gv_[0u] = g_2_[c_];
@@ -4554,6 +4572,7 @@ q4k_q8_gemv_silu_f16_acc(const unsigned char* __restrict__ w_, const kf_f16* __r
     }
     __syncthreads();
     unsigned nrb_ = (m_ >> 4u) + (((m_ & 15u) != 0u) ? 1u : 0u);
+    #pragma unroll 1
     for (unsigned rb_ = blockIdx.x; rb_ < nrb_; rb_ = rb_ + gridDim.x) {
         const kf_u32x4* wq_ = (const kf_u32x4*)w_;
         unsigned lane_ = kf_lane_id();
@@ -4567,6 +4586,7 @@ q4k_q8_gemv_silu_f16_acc(const unsigned char* __restrict__ w_, const kf_f16* __r
             acc_[0u] = 0.0f;
             row_[1u] = min(((row0_ + 2u) + r_), (m_ - 1u));
             acc_[1u] = 0.0f;
+            #pragma unroll 1
             for (unsigned kb0_ = 0u; kb0_ < nbk_; kb0_ = kb0_ + 4u) {
                 unsigned kb_ = kb0_ + bl_;
                 bool valid_ = kb_ < nbk_;
@@ -4916,6 +4936,7 @@ q4k_q8_gemv_silu_f32(const unsigned char* __restrict__ w_, const kf_f16* __restr
     const kf_f16x8* g_2_ = (const kf_f16x8*)g_;
     const kf_f16x8* up_ = (const kf_f16x8*)u_;
     unsigned nv_ = k_ >> 3u;
+    #pragma unroll 1
     for (unsigned c0_ = threadIdx.x; c0_ < nv_; c0_ = c0_ + 512u) {
         unsigned c_ = min(c0_, (nv_ - 1u));
         gv_[0u] = g_2_[c_];
@@ -5191,6 +5212,7 @@ q4k_q8_gemv_silu_f32(const unsigned char* __restrict__ w_, const kf_f16* __restr
     }
     __syncthreads();
     unsigned nrb_ = (m_ >> 4u) + (((m_ & 15u) != 0u) ? 1u : 0u);
+    #pragma unroll 1
     for (unsigned rb_ = blockIdx.x; rb_ < nrb_; rb_ = rb_ + gridDim.x) {
         const kf_u32x4* wq_ = (const kf_u32x4*)w_;
         unsigned lane_ = kf_lane_id();
@@ -5204,6 +5226,7 @@ q4k_q8_gemv_silu_f32(const unsigned char* __restrict__ w_, const kf_f16* __restr
             acc_[0u] = 0.0f;
             row_[1u] = min(((row0_ + 2u) + r_), (m_ - 1u));
             acc_[1u] = 0.0f;
+            #pragma unroll 1
             for (unsigned kb0_ = 0u; kb0_ < nbk_; kb0_ = kb0_ + 4u) {
                 unsigned kb_ = kb0_ + bl_;
                 bool valid_ = kb_ < nbk_;
