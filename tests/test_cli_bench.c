@@ -8,7 +8,8 @@
  * and of a two-step sequence sharing buffers, registers from the driver, a
  * spilling kernel, a fault naming its step, variants and sweeps with the
  * best one named, exit statuses (0 met, 1 missed or spills, 3 fault) and
- * the JSON document, checked to be valid JSON with every field. Mock
+ * the JSON document, checked to be valid JSON with every field, raw CUDA-C
+ * and PTX steps (run on their own path, reported skipped on the other). Mock
  * timings mean nothing: no test asserts a time, only what depends on the
  * bytes given (a target missed by a factor of millions, or met by as much). */
 #include <setjmp.h>
@@ -189,6 +190,8 @@ static void test_library_bench_files_hold_the_issue_targets(void **state)
         "q4k_q8_gemv_f16 rope_qkv_neox",
         "tc_gemv_f16_b8_14336x4096  default  bytes 117735424  flops 939524096  target 0.85  steps: tc_gemv_f16\n",
         "tc_gemv_f16_b16_14336x4096  default  bytes 118030336  flops 1879048192  target 0.85  steps: tc_gemv_f16\n",
+        "wmma_gemm_f16f32_4096^3  default  bytes 134217728  flops 137438953472  steps: wmma_gemm\n",
+        "gemm_f16_f32_4096^3  default  bytes 134217728  flops 137438953472  steps: gemm_f16_f32_nn\n",
     };
     for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) assert_true(has(r.out, want[i]));
     done(&r);
@@ -267,6 +270,47 @@ static void test_bench_file_errors_name_the_line_and_what_was_expected(void **st
     bench_file_error("i.bench", "bench i\nkernel x.kf k\nbytes 1\nbytes 2\n", "4: a second 'bytes' line: a bench has one");
     bench_file_error("j.bench", "bench bad/name\n", "1: expected 'bench NAME' (letters, digits, _ . - ^)");
     bench_file_error("k.bench", "bench k\nkernel x.kf k\ngrid 0\n", "3: expected 'grid X[,Y,Z]' or 'block X[,Y,Z]' with positive integers");
+    bench_file_error("l.bench", "bench l\nparams n: u32\n", "2: 'params' belongs to a step: put it after a 'kernel FILE KERNEL' line");
+    bench_file_error("m.bench", "bench m\nkernel x.cu k\nparams n: u32\nparams m: u32\n",
+                     "4: a second 'params' line: a step has one");
+    bench_file_error("n.bench", "bench n\nkernel x.cu k\nparams\n", "3: expected 'params LIST'");
+}
+
+/* A bench file that reads well but does not prepare: exit 2 with want. */
+static void bench_prepare_error(const char *name, const char *text, const char *want)
+{
+    write_text(tmp(name), text);
+    result r = kforge("bench", "--list", tmp(name), NULL);
+    assert_int_equal(r.status, 2);
+    assert_true(has(r.err, want));
+    done(&r);
+}
+
+/* A raw CUDA-C step (kernel FILE.cu ENTRY, as a golden .case takes it):
+ * its parameters from a `params` line or the file's `// kforge: params`
+ * line, its block and grid from the bench; a missing block or parameter
+ * list, a -D and a `params` line on a .kf step are refused before any
+ * device. */
+static void test_raw_kernel_steps_take_params_block_and_grid(void **state)
+{
+    no_driver();
+    write_text(tmp("k.cu"), "extern \"C\" __global__ void fill(float *y, unsigned n) { y[threadIdx.x] = 1.0f; }\n");
+    write_text(tmp("raw.bench"), "bench raw_fill\nkernel k.cu fill\nparams y: &mut [f32], n: u32\nblock 64\ngrid 2\n"
+                                 "arg y=zeros(128) n=128\nbytes 4*n\n");
+    result r = kforge("bench", "--list", tmp("raw.bench"), NULL);
+    assert_int_equal(r.status, 0);
+    assert_string_equal(r.out, "raw_fill  default  bytes 512  steps: fill\n1 benches\n");
+    done(&r);
+    bench_prepare_error("noblock.bench", "bench nb\nkernel k.cu fill\nparams y: &mut [f32], n: u32\narg y=zeros(8) n=8\n",
+                        "k.cu is a raw kernel: give its block with a 'block X[,Y,Z]' line");
+    bench_prepare_error("noparams.bench", "bench np\nkernel k.cu fill\nblock 64\narg y=zeros(8) n=8\n",
+                        "give the kernel's parameters with --params");
+    bench_prepare_error("define.bench", "bench df\ndefine BLOCK=64\nkernel k.cu fill\nparams y: &mut [f32], n: u32\n"
+                        "block 64\narg y=zeros(8) n=8\n", "-D BLOCK=64 applies to .kf kernels; ");
+    char text[600];
+    snprintf(text, sizeof text, "bench kp\nkernel %s saxpy\nparams a: f32\narg a=1.0 x=rand(4,1) y=zeros(4) n=4\n",
+             SRC "/kernels/saxpy.kf");
+    bench_prepare_error("kfparams.bench", text, "'params' (step 1) is for raw kernels (.cu, .ptx); ");
 }
 
 /* Two steps sharing `set` buffers: a shared buffer counts once in the
@@ -301,11 +345,7 @@ static void test_sequence_shares_set_buffers_and_counts_them_once(void **state)
     done(&r);
     snprintf(text, sizeof text, "bench unused\nset q=1\nkernel %s saxpy\narg a=1.0 x=rand(4,1) y=zeros(4) n=4\n",
              SRC "/kernels/saxpy.kf");
-    write_text(tmp("unused.bench"), text);
-    r = kforge("bench", "--list", tmp("unused.bench"), NULL);
-    assert_int_equal(r.status, 2);
-    assert_true(has(r.err, "'set q=...' names no parameter of any step's kernel"));
-    done(&r);
+    bench_prepare_error("unused.bench", text, "'set q=...' names no parameter of any step's kernel");
 }
 
 /* A variant's NAME=SPEC replaces the argument of that name (n: the bytes
@@ -460,6 +500,36 @@ static bool json_valid(const char *s)
     return end && !*json_ws(end);
 }
 
+/* The library's raw wmma GEMM (kernels/raw/wmma_gemm.cu through NVRTC):
+ * timed on the cuda path, and on the ptx path a row that says it does not
+ * apply (exit 0, in the table and the JSON); a raw PTX kernel the other
+ * way round. */
+static void test_raw_rows_run_on_their_path_and_skip_the_other(void **state)
+{
+    mock_driver();
+    result r = kforge("bench", "wmma_gemm_f16f32_2048^3", "--runs", "2", "--warmup", "1", NULL);
+    assert_int_equal(r.status, 0);
+    assert_true(has(r.out, "\nwmma_gemm_f16f32_2048^3 cuda "));
+    assert_true(has(r.out, "  40             report\n"));
+    assert_true(has(r.out, "\nwmma_gemm_f16f32_2048^3 ptx  skipped, not applicable: raw CUDA-C runs on the cuda "
+                           "backend (NVRTC) only\n"));
+    done(&r);
+    r = kforge("bench", "wmma_gemm_f16f32_2048^3", "--backend", "ptx", "--json", NULL);
+    assert_int_equal(r.status, 0);
+    assert_true(json_valid(r.out));
+    assert_true(has(r.out, "\"backend\": \"ptx\", \"variant\": \"default\", \"status\": \"skipped\""));
+    assert_true(has(r.out, "\"reason\": \"raw CUDA-C runs on the cuda backend (NVRTC) only\""));
+    assert_null(strstr(r.out, "median_ms"));
+    done(&r);
+    write_text(tmp("axpy.bench"), "bench raw_axpy\nkernel " SRC "/kernels/raw/axpy.ptx raw_axpy\nblock 256\n"
+                                  "arg a=3 x=rand(1000,1) y=rand(1000,2) n=1000\n");
+    r = kforge("bench", tmp("axpy.bench"), "--runs", "2", "--warmup", "1", NULL);
+    assert_int_equal(r.status, 0);
+    assert_true(has(r.out, "\nraw_axpy   cuda skipped, not applicable: raw PTX runs on the ptx backend (the driver) only\n"));
+    assert_true(has(r.out, "\nraw_axpy   ptx      "));
+    done(&r);
+}
+
 static void test_json_is_valid_and_holds_every_field(void **state)
 {
     mock_driver();
@@ -511,12 +581,14 @@ int main(void)
         cmocka_unit_test(test_launch_overrides_shared_with_run),
         cmocka_unit_test(test_library_bench_files_hold_the_issue_targets),
         cmocka_unit_test(test_bench_file_errors_name_the_line_and_what_was_expected),
+        cmocka_unit_test(test_raw_kernel_steps_take_params_block_and_grid),
         cmocka_unit_test(test_sequence_shares_set_buffers_and_counts_them_once),
         cmocka_unit_test(test_variants_replace_arguments_and_defines),
         cmocka_unit_test(test_kernel_rows_on_both_paths_with_registers_and_met_target),
         cmocka_unit_test(test_missed_target_and_spills_exit_1),
         cmocka_unit_test(test_fault_is_error_3_naming_its_step),
         cmocka_unit_test(test_sweep_rows_and_the_best_variant),
+        cmocka_unit_test(test_raw_rows_run_on_their_path_and_skip_the_other),
         cmocka_unit_test(test_json_is_valid_and_holds_every_field),
     };
     return cmocka_run_group_tests(tests, cli_setup, cli_teardown);

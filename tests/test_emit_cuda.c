@@ -143,12 +143,14 @@ static void short_circuit_and_is_an_if_on_the_left_operand(void **state)
 static void for_loops_get_a_header_and_plain_continue(void **state)
 {
     char *t = emit_case(case_loops);
-    /* outer: the break test and the latch become the for header */
-    assert_has(t, "    unsigned acc_ = 0u;\n    for (unsigned i_ = 0u; i_ < n_; i_ = i_ + 1u) {\n        if (i_ == 2u) {\n"
-                  "            continue;\n        }\n");
+    /* outer: the break test and the latch become the for header; every
+       loop is left to run as written (@unroll has been expanded already),
+       not unrolled by NVVM */
+    assert_has(t, "    unsigned acc_ = 0u;\n    #pragma unroll 1\n    for (unsigned i_ = 0u; i_ < n_; i_ = i_ + 1u) {\n"
+                  "        if (i_ == 2u) {\n            continue;\n        }\n");
     /* inner continue and break target the inner loop; acc, read after the
        loops, stays declared outside them */
-    assert_has(t, "        for (unsigned j_ = 0u; j_ < i_; j_ = j_ + 1u) {\n");
+    assert_has(t, "        #pragma unroll 1\n        for (unsigned j_ = 0u; j_ < i_; j_ = j_ + 1u) {\n");
     assert_has(t, "            if (c_) {\n                continue;\n            }\n");
     assert_has(t, "            if (j_ == 7u) {\n                break;\n            }\n            acc_ = acc_ + j_;\n        }\n    }\n");
     assert_lacks(t, "goto");
@@ -159,6 +161,7 @@ static void continue_in_a_loop_with_latch_jumps_to_the_latch(void **state)
 {
     char *t = emit_case(case_latch);
     assert_has(t, "    unsigned i_ = 0u;\n"
+                  "    #pragma unroll 1\n"
                   "    for (;;) {\n"
                   "        {\n"
                   "            o_[i_] = i_;\n"

@@ -205,6 +205,18 @@ static kf_status step_launch(reader *r, const char *kw, char *rest)
     return ok ? KF_OK : fail(r, "expected 'grid X[,Y,Z]' or 'block X[,Y,Z]' with positive integers");
 }
 
+/* `params LIST`: a raw step's parameter list, the rest of the line (checked
+ * when the step is prepared, as a .case's); one per step. */
+static kf_status step_params(reader *r, kf_bench_step *st, char *rest)
+{
+    while (*rest == ' ' || *rest == '\t') rest++;
+    rest[strcspn(rest, "\r")] = 0;
+    if (st->params) return fail(r, "a second 'params' line: a step has one");
+    if (!*rest) return fail(r, "expected 'params LIST' (e.g. params a: &[f16], c: &mut [f32], n: u32)");
+    st->params = kf_arena_strdup(&r->set->arena, rest);
+    return st->params ? KF_OK : nomem(r);
+}
+
 static kf_status add_variant(reader *r, char *rest)
 {
     while (*rest == ' ' || *rest == '\t') rest++;
@@ -220,7 +232,7 @@ static kf_status add_variant(reader *r, char *rest)
 /* Directives that belong to a step, and those of the bench itself. */
 static kf_status directive(reader *r, const char *kw, char *rest)
 {
-    static const char *const step_kws[] = {"arg", "count", "grid", "block", "shared"};
+    static const char *const step_kws[] = {"arg", "count", "grid", "block", "shared", "params"};
     kf_bench *b = r->b;
     bool in_step = b->steps.len > 0;
     for (size_t i = 0; i < sizeof step_kws / sizeof step_kws[0]; i++)
@@ -237,13 +249,14 @@ static kf_status directive(reader *r, const char *kw, char *rest)
     if (!strcmp(kw, "arg")) return words(r, rest, false, &st->args, "expected 'arg NAME=SPEC...'");
     if (!strcmp(kw, "count") || !strcmp(kw, "grid") || !strcmp(kw, "block") || !strcmp(kw, "shared"))
         return step_launch(r, kw, rest);
+    if (!strcmp(kw, "params")) return step_params(r, st, rest);
     if (!strcmp(kw, "bytes")) return expression(r, rest, &b->bytes, kw);
     if (!strcmp(kw, "flops")) return expression(r, rest, &b->flops, kw);
     if (!strcmp(kw, "target")) return ratio(r, rest, &b->target, kw);
     if (!strcmp(kw, "startup")) return ratio(r, rest, &b->startup, kw);
     if (!strcmp(kw, "variant")) return add_variant(r, rest);
     return fail(r, "expected one of: bench NAME, define NAME=VALUE..., set NAME=SPEC..., kernel FILE KERNEL, "
-                   "arg NAME=SPEC..., count N, grid X,Y,Z, block X,Y,Z, shared BYTES, bytes EXPR, flops EXPR, "
+                   "arg NAME=SPEC..., count N, grid X,Y,Z, block X,Y,Z, shared BYTES, params LIST, bytes EXPR, flops EXPR, "
                    "target RATIO, startup RATIO, variant WORDS...");
 }
 

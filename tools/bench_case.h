@@ -21,6 +21,7 @@
  *   grid     X[,Y,Z]            the step's launch overrides, as
  *   block    X[,Y,Z]              `kforge run --grid/--block/--shared`
  *   shared   BYTES
+ *   params   LIST               a raw step's parameters (below)
  *   bytes    EXPR               bytes one pass must move (default: every
  *                               distinct buffer once, twice when a step
  *                               writes it), over the integer scalar
@@ -34,6 +35,14 @@
  *                               --variants`): -D NAME=VALUE (or -DNAME=VALUE)
  *                               for every step and NAME=SPEC replacing a set
  *                               or arg of that name, as on the command line
+ *
+ * A raw step (`kernel FILE.cu ENTRY` or `kernel FILE.ptx ENTRY`, the
+ * seed's raw paths, as in a golden .case) takes its parameters from a
+ * `params LIST` line (.kf syntax) or the file's `// kforge: params LIST`
+ * line, needs a `block` line, and launches `grid` blocks (default
+ * cdiv(count, block.x)); -D does not apply to it. Raw CUDA-C runs on the
+ * cuda path only, raw PTX on the ptx path only: a bench with such a step
+ * is reported skipped, with that reason, on the other path.
  *
  * Every bench has at least one `kernel` line; one `bytes`, `flops`,
  * `target` and `startup` at most. Names, kernels and arguments are checked
@@ -60,6 +69,7 @@ typedef struct {
     kf_bench_binds args;
     uint64_t count;
     kf_launch launch;           /* grid, block, dyn_shared overrides (zeros: the schedule's) */
+    const char *params;         /* a raw step's `params` list, or NULL */
 } kf_bench_step;
 
 typedef struct {

@@ -198,24 +198,72 @@ static int bind_step(const kf_bench *b, const kf_bench_variant *v, kf_bench_prep
     return rc;
 }
 
-/* Compiles step s with the bench's, the step's and the variant's -D. */
+/* Reads raw step s (FILE.cu or FILE.ptx): its parameters, its block; -D
+ * does not reach it. */
+static int load_raw_step(const kf_bench *b, const kf_cli_defines *defs, kf_bench_prep *p, uint32_t s)
+{
+    const kf_bench_step *st = &b->steps.data[s];
+    kf_bench_pstep *ps = &p->steps[s];
+    char where[64] = "";
+    if (p->nsteps > 1) snprintf(where, sizeof where, "step %u: ", s + 1);
+    if (!st->kernel) return prep_error(b, "%s%s is a raw kernel: name its entry point with -k ENTRY", where, st->file);
+    if (defs->len)
+        return prep_error(b, "%s-D %s=%s applies to .kf kernels; %s is a raw kernel", where, defs->data[0].name,
+                          defs->data[0].value, st->file);
+    if (!st->launch.block[0])
+        return prep_error(b, "%s%s is a raw kernel: give its block with a 'block X[,Y,Z]' line (--block on the "
+                          "command line)", where, st->file);
+    kf_error err = {0};
+    ps->raw = calloc(1, sizeof *ps->raw);
+    if (!ps->raw) return KF_EXIT_RUNTIME;
+    kf_status ks = kf_cli_raw_load(st->file, st->kernel, st->params, st->launch.block, ps->raw, &err);
+    if (ks != KF_OK) {
+        prep_error(b, "%s%s", where, err.msg);
+        kf_error_clear(&err);
+        return kf_cli_exit_for(ks);
+    }
+    ps->k = &ps->raw->k;
+    return KF_EXIT_OK;
+}
+
+/* Compiles step s with the bench's, the step's and the variant's -D (or
+ * reads it, raw). */
 static int compile_step(const kf_bench *b, const kf_bench_variant *v, kf_bench_prep *p, uint32_t s)
 {
     const kf_bench_step *st = &b->steps.data[s];
     kf_cli_defines defs = {0};
+    kf_src_kind kind;
+    bool raw = kf_cli_raw_kind(st->file, &kind);
     int rc = merge_defines(&defs, &b->defines) && merge_defines(&defs, &st->defines) &&
                      (!v || merge_defines(&defs, &v->defines))
                  ? KF_EXIT_OK
                  : KF_EXIT_RUNTIME;
-    if (rc == KF_EXIT_OK) rc = kf_cli_compile("bench", st->file, &defs, KF_OPT_DEFAULT, &p->steps[s].m);
-    KF_VEC_FREE(&defs);
-    if (rc != KF_EXIT_OK && b->line)   /* from a bench file: say which bench and variant */
-        fprintf(stderr, "kforge bench: %s: step %u (%s:%u) does not compile%s%s\n", b->name, s + 1, b->path, st->line,
-                v ? " with variant " : "", v ? v->label : "");
-    if (rc != KF_EXIT_OK) return rc;
-    p->steps[s].k = kf_cli_pick_kernel(p->steps[s].m, st->kernel, "bench");
     p->steps[s].launch = st->launch;
+    if (rc == KF_EXIT_OK && raw) rc = load_raw_step(b, &defs, p, s);
+    else if (rc == KF_EXIT_OK && st->params)
+        rc = prep_error(b, "'params' (step %u) is for raw kernels (.cu, .ptx); %s declares its own", s + 1, st->file);
+    else if (rc == KF_EXIT_OK) {
+        rc = kf_cli_compile("bench", st->file, &defs, KF_OPT_DEFAULT, &p->steps[s].m);
+        if (rc != KF_EXIT_OK && b->line)   /* from a bench file: say which bench and variant */
+            fprintf(stderr, "kforge bench: %s: step %u (%s:%u) does not compile%s%s\n", b->name, s + 1, b->path,
+                    st->line, v ? " with variant " : "", v ? v->label : "");
+    }
+    KF_VEC_FREE(&defs);
+    if (rc != KF_EXIT_OK || raw) return rc;
+    p->steps[s].k = kf_cli_pick_kernel(p->steps[s].m, st->kernel, "bench");
     return p->steps[s].k ? KF_EXIT_OK : KF_EXIT_USAGE;
+}
+
+bool kf_bench_not_applicable(const kf_bench_prep *p, kf_backend b, char *why, size_t size)
+{
+    for (uint32_t s = 0; s < p->nsteps; s++) {
+        const char *w = kf_cli_raw_not_applicable(p->steps[s].raw, b);
+        if (!w) continue;
+        if (p->nsteps > 1) snprintf(why, size, "step %u (%s): %s", s + 1, p->steps[s].k->name, w);
+        else snprintf(why, size, "%s", w);
+        return true;
+    }
+    return false;
 }
 
 /* An integer scalar argument of the first step that has one of that name. */
@@ -270,6 +318,8 @@ void kf_bench_prep_free(kf_bench_prep *p)
         kf_cli_inputs_free(&p->steps[s].in);
         free(p->steps[s].slot);
         kf_module_free(p->steps[s].m);
+        if (p->steps[s].raw) kf_cli_raw_free(p->steps[s].raw);
+        free(p->steps[s].raw);
     }
     free(p->steps);
     free(p->bufs);
@@ -411,7 +461,7 @@ static kf_status live_make(kf_bench_dev *d, const kf_bench_prep *p, live *l, kf_
         const kf_bench_pstep *ps = &p->steps[s];
         for (uint32_t j = 0; j < ps->k->nparams; j++)
             a[j] = ps->slot[j] >= 0 ? (kf_arg){.buf = l->bufs[ps->slot[j]]} : (kf_arg){.value = ps->in.values[j]};
-        st = kf_pipeline_create(d->dev, ps->m, ps->k, &l->pipes[s], err);
+        st = kf_cli_pipeline(d->dev, ps->m, ps->k, ps->raw, &l->pipes[s], err);
         if (st == KF_OK) st = kf_pipeline_resources(l->pipes[s], &r->res[s], err);
         if (st == KF_OK) st = kf_plan_create(l->pipes[s], a, ps->k->nparams, &ps->launch, &l->plans[s], err);
         if (st != KF_OK) st = step_error(err, st, p, s);
@@ -499,14 +549,14 @@ static kf_status startup_one(kf_bench_dev *d, const kf_bench_pstep *ps, double *
     double w[WARM_LOADS];
     kf_cache_clear(true, NULL, NULL);
     double t0 = now_ms();
-    kf_status st = kf_pipeline_create(d->dev, ps->m, ps->k, &pipe, err);
+    kf_status st = kf_cli_pipeline(d->dev, ps->m, ps->k, ps->raw, &pipe, err);
     *cold = now_ms() - t0;
     for (int i = 0; i < WARM_LOADS && st == KF_OK; i++) {
         kf_pipeline_destroy(pipe);
         pipe = NULL;
         kf_cache_clear(false, NULL, NULL);   /* the process cache only: the disk entry stays */
         t0 = now_ms();
-        st = kf_pipeline_create(d->dev, ps->m, ps->k, &pipe, err);
+        st = kf_cli_pipeline(d->dev, ps->m, ps->k, ps->raw, &pipe, err);
         w[i] = now_ms() - t0;
         if (st == KF_OK && kf_pipeline_origin(pipe) != KF_FROM_DISK)
             st = kf_error_set(err, KF_ERR_USAGE, "kernel '%s' was not loaded from the disk cache (is KFORGE_CACHE=0?)",

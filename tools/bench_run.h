@@ -28,8 +28,9 @@
 
 /* One step of a prepared bench. */
 typedef struct {
-    kf_module *m;
-    const kf_ir_kernel *k;
+    kf_module *m;               /* a .kf step's module; NULL for a raw one */
+    kf_cli_raw *raw;            /* a raw step's source (FILE.cu or FILE.ptx), or NULL */
+    const kf_ir_kernel *k;      /* m's kernel, or raw's stand-in */
     kf_cli_inputs in;
     kf_launch launch;           /* overrides + the element count */
     int32_t *slot;              /* per parameter: its buffer in kf_bench_prep.bufs, -1 for values */
@@ -61,6 +62,10 @@ typedef struct {
  * ("kforge bench: error: BENCH: ...") and return KF_EXIT_USAGE. */
 int kf_bench_prepare(const kf_bench *b, const kf_bench_variant *v, kf_bench_prep *out);
 void kf_bench_prep_free(kf_bench_prep *p);
+
+/* Why p does not run on backend b (a raw step of the other path; the
+ * reason names the step), written into why; false when it runs. */
+bool kf_bench_not_applicable(const kf_bench_prep *p, kf_backend b, char *why, size_t size);
 
 /* A GPU device with what timing needs: the L2 flush's scratch and kernels. */
 typedef struct {

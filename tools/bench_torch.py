@@ -13,7 +13,12 @@ of the medians (tools/bench_join.py) compares the two directly.
 
 Also cuBLAS GEMMs (torch.matmul, f16 and bf16, 4096^3, 8192^3 and decode-like
 skinny shapes) for issue 11, reported in TFLOP/s, and F.linear at the
-tensor-core GEMV's shapes and batches (tc_gemv_f16_b<B>_<M>x<K>).
+tensor-core GEMV's shapes and batches (tc_gemv_f16_b<B>_<M>x<K>). The f32-out
+GEMMs (wmma_gemm_f16f32_<S>^3, gemm_f16_f32_<S>^3: f16 in, f32 out) have
+torch.mm(a, b, out_dtype=torch.float32) as peer, one cuBLAS GEMM writing f32,
+where this torch has it (peer "cublas"); else torch.matmul in f16, f16 out
+(peer "cublas f16 out", writing half the bytes of C: never slower than the
+fair peer).
 
 With --decode it runs instead the peer of kforge-decode --bench (issue 10): the
 decode step of the same Llama-style f16 model (random weights; fused QKV and
@@ -196,6 +201,25 @@ def gemm(dtype, m, n, k):
     return (lambda: torch.matmul(a, b)), 2 * (m * k + k * n + m * n), 2 * m * n * k
 
 
+def mm_f32_out():
+    """True when torch.mm takes out_dtype (f16 in, f32 out in one cuBLAS call)."""
+    try:
+        x = torch.ones(16, 16, device="cuda", dtype=torch.float16)
+        return torch.mm(x, x, out_dtype=torch.float32).dtype == torch.float32
+    except (TypeError, RuntimeError):
+        return False
+
+
+def gemm_f32_out(s, direct):
+    """f16 in, f32 accumulation and out, as wmma_gemm.cu and gemm_f16_f32_nn:
+    torch.mm(out_dtype=float32), one cuBLAS GEMM writing f32 (direct); else
+    torch.matmul in f16 (f16 out: half the C bytes, a peer no slower than
+    the fair one). Bytes count C as f32 either way."""
+    a, b = rnd(s, s), rnd(s, s)
+    fn = (lambda: torch.mm(a, b, out_dtype=torch.float32)) if direct else (lambda: torch.matmul(a, b))
+    return fn, 2 * (2 * s * s) + 4 * s * s, 2 * s ** 3
+
+
 def cases(compile_ok):
     yield "saxpy_f32_2^28", "torch", saxpy
     yield "reduce_sum_f32_2^28", "torch", reduce_sum
@@ -225,6 +249,10 @@ def cases(compile_ok):
     for m in (16, 32, 64, 128):
         for n, k in ((14336, 4096), (4096, 14336)):
             yield f"gemm_f16_m{m}_n{n}_k{k}", "cublas", (lambda m=m, n=n, k=k: gemm(torch.float16, m, n, k))
+    direct = mm_f32_out()
+    for s in (4096, 2048):   # the raw wmma GEMM and gemm.kf with f32 out: one peer, under both names
+        for name in (f"wmma_gemm_f16f32_{s}^3", f"gemm_f16_f32_{s}^3"):
+            yield name, "cublas" if direct else "cublas f16 out", (lambda s=s: gemm_f32_out(s, direct))
 
 
 # ---- the decode step (--decode) ----

@@ -401,8 +401,8 @@ static int prepare_all(bench_state *s)
 
 /* ---- results ---------------------------------------------------------------------------------- */
 
-typedef enum { ST_REPORT, ST_MET, ST_MISSED, ST_SPILLS, ST_ERROR } row_status;
-static const char *const status_name[] = {"report", "met", "MISSED", "SPILLS", "ERROR"};
+typedef enum { ST_REPORT, ST_MET, ST_MISSED, ST_SPILLS, ST_ERROR, ST_SKIPPED } row_status;
+static const char *const status_name[] = {"report", "met", "MISSED", "SPILLS", "ERROR", "skipped"};
 
 typedef struct {
     const kf_bench_prep *p;
@@ -410,7 +410,7 @@ typedef struct {
     kf_bench_result r;
     double gbps, x, tflops;
     row_status status;
-    char error[sizeof(((kf_error *)0)->msg) + 16];
+    char error[sizeof(((kf_error *)0)->msg) + 16];   /* ST_ERROR: what failed; ST_SKIPPED: why */
     double cold, warm;                  /* startup, when measured (cold > 0) */
     row_status startup;
 } bench_row;
@@ -459,8 +459,8 @@ static void print_row(const run_info *ri, const bench_row *w, FILE *f)
 {
     fprintf(f, "%-*s %-4s ", ri->width, w->p->bench->name, kf_cli_backend_name(w->backend));
     if (ri->vwidth) fprintf(f, "%-*s ", ri->vwidth, variant_label(w->p));
-    if (w->status == ST_ERROR) {
-        fprintf(f, "ERROR: %s\n", w->error);
+    if (w->status == ST_ERROR || w->status == ST_SKIPPED) {
+        fprintf(f, "%s: %s\n", w->status == ST_ERROR ? "ERROR" : "skipped, not applicable", w->error);
         return;
     }
     char regs[128], tf[16] = "-", target[32] = "";
@@ -506,8 +506,8 @@ static void json_row(FILE *f, const bench_row *w)
     fprintf(f, ", \"status\": \"%s\", \"bytes\": %.0f", status_name[w->status], p->bytes);
     json_num(f, "flops", p->flops, "%.0f");
     json_num(f, "target", p->bench->target, "%g");
-    if (w->status == ST_ERROR) {
-        fputs(", \"error\": ", f);
+    if (w->status == ST_ERROR || w->status == ST_SKIPPED) {
+        fputs(w->status == ST_ERROR ? ", \"error\": " : ", \"reason\": ", f);
         json_str(f, w->error);
     } else {
         fprintf(f, ", \"median_ms\": %.6f, \"min_ms\": %.6f, \"max_ms\": %.6f, \"runs\": %d, \"warmup\": %d, "
@@ -521,7 +521,7 @@ static void json_row(FILE *f, const bench_row *w)
         json_str(f, p->steps[s].k->name);
         fputs(", \"file\": ", f);
         json_str(f, p->bench->steps.data[s].file);
-        if (w->r.res && w->status != ST_ERROR)
+        if (w->r.res && w->status != ST_ERROR && w->status != ST_SKIPPED)
             fprintf(f, ", \"registers\": %d, \"local_bytes\": %d, \"static_shared\": %u", w->r.res[s].regs,
                     w->r.res[s].local_bytes, w->r.res[s].static_shared);
         fputc('}', f);
@@ -589,6 +589,10 @@ static void measure_row(kf_bench_dev *d, const bench_opts *o, const run_info *ri
 {
     kf_error err = {0};
     const kf_bench_prep *p = w->p;
+    if (kf_bench_not_applicable(p, d->backend, w->error, sizeof w->error)) {
+        w->status = ST_SKIPPED;
+        return;
+    }
     if (kf_bench_measure(d, p, &o->timing, &w->r, &err) != KF_OK) {
         snprintf(w->error, sizeof w->error, "%s", err.msg);
         w->status = ST_ERROR;
@@ -624,12 +628,13 @@ static void print_best(const bench_state *s, const bench_row *rows, size_t n, FI
             if (j < i) first = false;
             count++;
             if (!rows[j].p->variant) def = &rows[j];
-            if (rows[j].status != ST_ERROR && (!best || rows[j].r.median < best->r.median)) best = &rows[j];
+            if (rows[j].status != ST_ERROR && rows[j].status != ST_SKIPPED && (!best || rows[j].r.median < best->r.median))
+                best = &rows[j];
         }
         if (!first || count < 2 || !best) continue;
         fprintf(f, "best %s [%s]: %s, %.4f ms, %.3f x copy", best->p->bench->name, kf_cli_backend_name(best->backend),
                 variant_label(best->p), best->r.median, best->x);
-        if (def && def != best && def->status != ST_ERROR) fprintf(f, " (default %.4f ms, %.3f x copy)", def->r.median, def->x);
+        if (def && def != best && def->status != ST_ERROR && def->status != ST_SKIPPED) fprintf(f, " (default %.4f ms, %.3f x copy)", def->r.median, def->x);
         fputc('\n', f);
     }
     (void)s;

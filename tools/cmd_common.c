@@ -215,6 +215,19 @@ kf_status kf_cli_raw_pipeline(kf_device *dev, const kf_cli_raw *r, kf_pipeline *
     return kf_pipeline_create_raw(dev, &rk, out, err);
 }
 
+kf_status kf_cli_pipeline(kf_device *dev, const kf_module *m, const kf_ir_kernel *k, const kf_cli_raw *r,
+                          kf_pipeline **out, kf_error *err)
+{
+    return r ? kf_cli_raw_pipeline(dev, r, out, err) : kf_pipeline_create(dev, m, k, out, err);
+}
+
+const char *kf_cli_raw_not_applicable(const kf_cli_raw *r, kf_backend b)
+{
+    if (r && r->kind == KF_SRC_CUDA && b != KF_BACKEND_CUDA) return "raw CUDA-C runs on the cuda backend (NVRTC) only";
+    if (r && r->kind == KF_SRC_PTX && b != KF_BACKEND_PTX) return "raw PTX runs on the ptx backend (the driver) only";
+    return NULL;
+}
+
 void kf_cli_raw_free(kf_cli_raw *r)
 {
     free(r->source);

@@ -166,6 +166,14 @@ kf_status kf_cli_raw_load(const char *path, const char *entry, const char *list,
 /* Builds and loads r on dev through the process and disk caches. */
 kf_status kf_cli_raw_pipeline(kf_device *dev, const kf_cli_raw *r, kf_pipeline **out, kf_error *err);
 void kf_cli_raw_free(kf_cli_raw *r);
+/* The pipeline of a tool's kernel: raw r when r is not NULL, else kernel k
+ * of module m (kf_pipeline_create). */
+kf_status kf_cli_pipeline(kf_device *dev, const kf_module *m, const kf_ir_kernel *k, const kf_cli_raw *r,
+                          kf_pipeline **out, kf_error *err);
+/* Why raw kernel r does not run on backend b, or NULL when it does (and
+ * for r NULL, a .kf kernel): raw CUDA-C goes through NVRTC (cuda), raw PTX
+ * through the driver (ptx). */
+const char *kf_cli_raw_not_applicable(const kf_cli_raw *r, kf_backend b);
 
 /* Backend names ("cpu", "cuda", "ptx"). */
 const char *kf_cli_backend_name(kf_backend b);

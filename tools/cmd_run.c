@@ -203,7 +203,7 @@ static int execute(const run_args *a, const kf_module *m, const kf_ir_kernel *k,
     kf_cli_devargs da = {0};
     kf_backend b = r && !a->backend_given ? KF_BACKEND_CUDA : a->backend;
     kf_status st = kf_device_open(b, 0, &dev, &err);
-    if (st == KF_OK) st = r ? kf_cli_raw_pipeline(dev, r, &pipe, &err) : kf_pipeline_create(dev, m, k, &pipe, &err);
+    if (st == KF_OK) st = kf_cli_pipeline(dev, m, k, r, &pipe, &err);
     if (st == KF_OK) kf_cli_print_warning("run", pipe);
     if (st == KF_OK) st = kf_cli_devargs_make(dev, k, in, &da, &err);
     float ms = 0;

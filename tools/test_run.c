@@ -216,7 +216,7 @@ static kf_status check_sizes(const kf_case *c, const prepared *pc, kf_error *err
 /* The case's pipeline on dev: the .kf kernel, or the raw source. */
 static kf_status pipeline_for(const prepared *pc, kf_device *dev, kf_pipeline **out, kf_error *err)
 {
-    return pc->is_raw ? kf_cli_raw_pipeline(dev, &pc->raw, out, err) : kf_pipeline_create(dev, pc->m, pc->k, out, err);
+    return kf_cli_pipeline(dev, pc->m, pc->k, pc->is_raw ? &pc->raw : NULL, out, err);
 }
 
 /* Prints the PASS or FAIL line of a run that ended with st/err. */
@@ -417,23 +417,13 @@ static bool prepare(kf_test_worker *w, const kf_case *c, prepared *pc)
     return st == KF_OK;
 }
 
-/* Why backend b does not apply to a raw case (NULL when it does): raw
- * CUDA-C runs through NVRTC (cuda), raw PTX through the driver (ptx). */
-static const char *not_applicable(const prepared *pc, kf_backend b)
-{
-    if (!pc->is_raw) return NULL;
-    if (pc->raw.kind == KF_SRC_CUDA && b != KF_BACKEND_CUDA) return "raw CUDA-C runs on the cuda backend (NVRTC) only";
-    if (pc->raw.kind == KF_SRC_PTX && b != KF_BACKEND_PTX) return "raw PTX runs on the ptx backend (the driver) only";
-    return NULL;
-}
-
 /* The case on each backend it asks for and the options allow. */
 static void run_backends(kf_test_worker *w, const kf_case *c, const prepared *pc)
 {
     for (int b = KF_BACKEND_CPU; b <= KF_BACKEND_PTX; b++) {
         if (c->backends && !(c->backends & (1u << b))) continue;
         if (w->o->only && !(w->o->only & (1u << b))) continue;
-        const char *why = not_applicable(pc, (kf_backend)b);
+        const char *why = kf_cli_raw_not_applicable(pc->is_raw ? &pc->raw : NULL, (kf_backend)b);
         if (why) fprintf(w->out, "SKIP %s [%s] not applicable: %s\n", c->name, kf_cli_backend_name((kf_backend)b), why);
         kf_device *dev = why ? NULL : backend_device(w, (kf_backend)b);
         if (!dev) w->n->skipped++;

@@ -71,6 +71,7 @@ argmax(const float* __restrict__ x_, unsigned* __restrict__ idx_, unsigned rows_
         const kf_f32x4* x4_ = (const kf_f32x4*)x_;
         unsigned base4_ = base_ >> 2u;
         unsigned n4_ = cols_ >> 2u;
+        #pragma unroll 1
         for (unsigned c0_ = tid_; c0_ < n4_; c0_ = c0_ + 2048u) {
             kf_f32x4 t25_ = kf_f32x4{{__uint_as_float(0x7fc00000u), __uint_as_float(0x7fc00000u), __uint_as_float(0x7fc00000u), __uint_as_float(0x7fc00000u)}};
             kf_f32x4 t_ = t25_;
@@ -289,6 +290,7 @@ argmax(const float* __restrict__ x_, unsigned* __restrict__ idx_, unsigned rows_
             }
         }
     } else {
+        #pragma unroll 1
         for (unsigned c_ = tid_; c_ < cols_; c_ = c_ + 512u) {
             float v_2_ = x_[base_ + c_];
             bool t450_ = v_2_ > bv_;

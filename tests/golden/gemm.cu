@@ -292,6 +292,7 @@ gemm_f16_f16_nn(const kf_f16* __restrict__ a_, const kf_f16* __restrict__ b_, kf
     acc_[30u] = kf_f32x4{{0.0f, 0.0f, 0.0f, 0.0f}};
     acc_[31u] = kf_f32x4{{0.0f, 0.0f, 0.0f, 0.0f}};
     unsigned ws_ = 0u;
+    #pragma unroll 1
     for (unsigned st_ = 0u; st_ < 2u; st_ = st_ + 1u) {
         if (st_ < ktiles_) {
             unsigned k0_ = st_ << 6u;
@@ -1316,6 +1317,7 @@ gemm_f16_f16_nn(const kf_f16* __restrict__ a_, const kf_f16* __restrict__ b_, kf
         ws_ = ws_ + 24576u;
     }
     unsigned rs_ = 0u;
+    #pragma unroll 1
     for (unsigned kt_ = 0u; kt_ < ktiles_; kt_ = kt_ + 1u) {
         kf_cp_async_wait<1>();
         __syncthreads();
@@ -7690,6 +7692,7 @@ gemm_f16_f16_nt(const kf_f16* __restrict__ a_, const kf_f16* __restrict__ b_, kf
     acc_[30u] = kf_f32x4{{0.0f, 0.0f, 0.0f, 0.0f}};
     acc_[31u] = kf_f32x4{{0.0f, 0.0f, 0.0f, 0.0f}};
     unsigned ws_ = 0u;
+    #pragma unroll 1
     for (unsigned st_ = 0u; st_ < 2u; st_ = st_ + 1u) {
         if (st_ < ktiles_) {
             unsigned k0_ = st_ << 6u;
@@ -8714,6 +8717,7 @@ gemm_f16_f16_nt(const kf_f16* __restrict__ a_, const kf_f16* __restrict__ b_, kf
         ws_ = ws_ + 24576u;
     }
     unsigned rs_ = 0u;
+    #pragma unroll 1
     for (unsigned kt_ = 0u; kt_ < ktiles_; kt_ = kt_ + 1u) {
         kf_cp_async_wait<1>();
         __syncthreads();
@@ -15085,6 +15089,7 @@ gemm_f16_bf16_nn(const kf_f16* __restrict__ a_, const kf_f16* __restrict__ b_, k
     acc_[30u] = kf_f32x4{{0.0f, 0.0f, 0.0f, 0.0f}};
     acc_[31u] = kf_f32x4{{0.0f, 0.0f, 0.0f, 0.0f}};
     unsigned ws_ = 0u;
+    #pragma unroll 1
     for (unsigned st_ = 0u; st_ < 2u; st_ = st_ + 1u) {
         if (st_ < ktiles_) {
             unsigned k0_ = st_ << 6u;
@@ -16109,6 +16114,7 @@ gemm_f16_bf16_nn(const kf_f16* __restrict__ a_, const kf_f16* __restrict__ b_, k
         ws_ = ws_ + 24576u;
     }
     unsigned rs_ = 0u;
+    #pragma unroll 1
     for (unsigned kt_ = 0u; kt_ < ktiles_; kt_ = kt_ + 1u) {
         kf_cp_async_wait<1>();
         __syncthreads();
@@ -22483,6 +22489,7 @@ gemm_f16_bf16_nt(const kf_f16* __restrict__ a_, const kf_f16* __restrict__ b_, k
     acc_[30u] = kf_f32x4{{0.0f, 0.0f, 0.0f, 0.0f}};
     acc_[31u] = kf_f32x4{{0.0f, 0.0f, 0.0f, 0.0f}};
     unsigned ws_ = 0u;
+    #pragma unroll 1
     for (unsigned st_ = 0u; st_ < 2u; st_ = st_ + 1u) {
         if (st_ < ktiles_) {
             unsigned k0_ = st_ << 6u;
@@ -23507,6 +23514,7 @@ gemm_f16_bf16_nt(const kf_f16* __restrict__ a_, const kf_f16* __restrict__ b_, k
         ws_ = ws_ + 24576u;
     }
     unsigned rs_ = 0u;
+    #pragma unroll 1
     for (unsigned kt_ = 0u; kt_ < ktiles_; kt_ = kt_ + 1u) {
         kf_cp_async_wait<1>();
         __syncthreads();
@@ -29877,6 +29885,7 @@ gemm_f16_f32_nn(const kf_f16* __restrict__ a_, const kf_f16* __restrict__ b_, fl
     acc_[30u] = kf_f32x4{{0.0f, 0.0f, 0.0f, 0.0f}};
     acc_[31u] = kf_f32x4{{0.0f, 0.0f, 0.0f, 0.0f}};
     unsigned ws_ = 0u;
+    #pragma unroll 1
     for (unsigned st_ = 0u; st_ < 2u; st_ = st_ + 1u) {
         if (st_ < ktiles_) {
             unsigned k0_ = st_ << 6u;
@@ -30901,6 +30910,7 @@ gemm_f16_f32_nn(const kf_f16* __restrict__ a_, const kf_f16* __restrict__ b_, fl
         ws_ = ws_ + 24576u;
     }
     unsigned rs_ = 0u;
+    #pragma unroll 1
     for (unsigned kt_ = 0u; kt_ < ktiles_; kt_ = kt_ + 1u) {
         kf_cp_async_wait<1>();
         __syncthreads();
@@ -36826,6 +36836,7 @@ gemm_f16_f32_nt(const kf_f16* __restrict__ a_, const kf_f16* __restrict__ b_, fl
     acc_[30u] = kf_f32x4{{0.0f, 0.0f, 0.0f, 0.0f}};
     acc_[31u] = kf_f32x4{{0.0f, 0.0f, 0.0f, 0.0f}};
     unsigned ws_ = 0u;
+    #pragma unroll 1
     for (unsigned st_ = 0u; st_ < 2u; st_ = st_ + 1u) {
         if (st_ < ktiles_) {
             unsigned k0_ = st_ << 6u;
@@ -37850,6 +37861,7 @@ gemm_f16_f32_nt(const kf_f16* __restrict__ a_, const kf_f16* __restrict__ b_, fl
         ws_ = ws_ + 24576u;
     }
     unsigned rs_ = 0u;
+    #pragma unroll 1
     for (unsigned kt_ = 0u; kt_ < ktiles_; kt_ = kt_ + 1u) {
         kf_cp_async_wait<1>();
         __syncthreads();
@@ -43773,6 +43785,7 @@ gemm_bf16_f16_nn(const kf_bf16* __restrict__ a_, const kf_bf16* __restrict__ b_,
     acc_[30u] = kf_f32x4{{0.0f, 0.0f, 0.0f, 0.0f}};
     acc_[31u] = kf_f32x4{{0.0f, 0.0f, 0.0f, 0.0f}};
     unsigned ws_ = 0u;
+    #pragma unroll 1
     for (unsigned st_ = 0u; st_ < 2u; st_ = st_ + 1u) {
         if (st_ < ktiles_) {
             unsigned k0_ = st_ << 6u;
@@ -44797,6 +44810,7 @@ gemm_bf16_f16_nn(const kf_bf16* __restrict__ a_, const kf_bf16* __restrict__ b_,
         ws_ = ws_ + 24576u;
     }
     unsigned rs_ = 0u;
+    #pragma unroll 1
     for (unsigned kt_ = 0u; kt_ < ktiles_; kt_ = kt_ + 1u) {
         kf_cp_async_wait<1>();
         __syncthreads();
@@ -51171,6 +51185,7 @@ gemm_bf16_f16_nt(const kf_bf16* __restrict__ a_, const kf_bf16* __restrict__ b_,
     acc_[30u] = kf_f32x4{{0.0f, 0.0f, 0.0f, 0.0f}};
     acc_[31u] = kf_f32x4{{0.0f, 0.0f, 0.0f, 0.0f}};
     unsigned ws_ = 0u;
+    #pragma unroll 1
     for (unsigned st_ = 0u; st_ < 2u; st_ = st_ + 1u) {
         if (st_ < ktiles_) {
             unsigned k0_ = st_ << 6u;
@@ -52195,6 +52210,7 @@ gemm_bf16_f16_nt(const kf_bf16* __restrict__ a_, const kf_bf16* __restrict__ b_,
         ws_ = ws_ + 24576u;
     }
     unsigned rs_ = 0u;
+    #pragma unroll 1
     for (unsigned kt_ = 0u; kt_ < ktiles_; kt_ = kt_ + 1u) {
         kf_cp_async_wait<1>();
         __syncthreads();
@@ -58566,6 +58582,7 @@ gemm_bf16_bf16_nn(const kf_bf16* __restrict__ a_, const kf_bf16* __restrict__ b_
     acc_[30u] = kf_f32x4{{0.0f, 0.0f, 0.0f, 0.0f}};
     acc_[31u] = kf_f32x4{{0.0f, 0.0f, 0.0f, 0.0f}};
     unsigned ws_ = 0u;
+    #pragma unroll 1
     for (unsigned st_ = 0u; st_ < 2u; st_ = st_ + 1u) {
         if (st_ < ktiles_) {
             unsigned k0_ = st_ << 6u;
@@ -59590,6 +59607,7 @@ gemm_bf16_bf16_nn(const kf_bf16* __restrict__ a_, const kf_bf16* __restrict__ b_
         ws_ = ws_ + 24576u;
     }
     unsigned rs_ = 0u;
+    #pragma unroll 1
     for (unsigned kt_ = 0u; kt_ < ktiles_; kt_ = kt_ + 1u) {
         kf_cp_async_wait<1>();
         __syncthreads();
@@ -65964,6 +65982,7 @@ gemm_bf16_bf16_nt(const kf_bf16* __restrict__ a_, const kf_bf16* __restrict__ b_
     acc_[30u] = kf_f32x4{{0.0f, 0.0f, 0.0f, 0.0f}};
     acc_[31u] = kf_f32x4{{0.0f, 0.0f, 0.0f, 0.0f}};
     unsigned ws_ = 0u;
+    #pragma unroll 1
     for (unsigned st_ = 0u; st_ < 2u; st_ = st_ + 1u) {
         if (st_ < ktiles_) {
             unsigned k0_ = st_ << 6u;
@@ -66988,6 +67007,7 @@ gemm_bf16_bf16_nt(const kf_bf16* __restrict__ a_, const kf_bf16* __restrict__ b_
         ws_ = ws_ + 24576u;
     }
     unsigned rs_ = 0u;
+    #pragma unroll 1
     for (unsigned kt_ = 0u; kt_ < ktiles_; kt_ = kt_ + 1u) {
         kf_cp_async_wait<1>();
         __syncthreads();
@@ -73358,6 +73378,7 @@ gemm_bf16_f32_nn(const kf_bf16* __restrict__ a_, const kf_bf16* __restrict__ b_,
     acc_[30u] = kf_f32x4{{0.0f, 0.0f, 0.0f, 0.0f}};
     acc_[31u] = kf_f32x4{{0.0f, 0.0f, 0.0f, 0.0f}};
     unsigned ws_ = 0u;
+    #pragma unroll 1
     for (unsigned st_ = 0u; st_ < 2u; st_ = st_ + 1u) {
         if (st_ < ktiles_) {
             unsigned k0_ = st_ << 6u;
@@ -74382,6 +74403,7 @@ gemm_bf16_f32_nn(const kf_bf16* __restrict__ a_, const kf_bf16* __restrict__ b_,
         ws_ = ws_ + 24576u;
     }
     unsigned rs_ = 0u;
+    #pragma unroll 1
     for (unsigned kt_ = 0u; kt_ < ktiles_; kt_ = kt_ + 1u) {
         kf_cp_async_wait<1>();
         __syncthreads();
@@ -80307,6 +80329,7 @@ gemm_bf16_f32_nt(const kf_bf16* __restrict__ a_, const kf_bf16* __restrict__ b_,
     acc_[30u] = kf_f32x4{{0.0f, 0.0f, 0.0f, 0.0f}};
     acc_[31u] = kf_f32x4{{0.0f, 0.0f, 0.0f, 0.0f}};
     unsigned ws_ = 0u;
+    #pragma unroll 1
     for (unsigned st_ = 0u; st_ < 2u; st_ = st_ + 1u) {
         if (st_ < ktiles_) {
             unsigned k0_ = st_ << 6u;
@@ -81331,6 +81354,7 @@ gemm_bf16_f32_nt(const kf_bf16* __restrict__ a_, const kf_bf16* __restrict__ b_,
         ws_ = ws_ + 24576u;
     }
     unsigned rs_ = 0u;
+    #pragma unroll 1
     for (unsigned kt_ = 0u; kt_ < ktiles_; kt_ = kt_ + 1u) {
         kf_cp_async_wait<1>();
         __syncthreads();

@@ -256,6 +256,7 @@ gemv_f16_f16_f16(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x_, k
             unsigned cg_ = wid_;
             unsigned ck_ = 0u;
             unsigned t81_ = total_ + 1u;
+            #pragma unroll 1
             for (unsigned t0_ = 0u; t0_ < t81_; t0_ = t0_ + 2u) {
                 if (t0_ < total_) {
                     unsigned v_ = min((((lk_ << 5u) << 2u) + lane_), (nv_ - 1u));
@@ -544,10 +545,12 @@ gemv_f16_f16_f16(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x_, k
         unsigned nv_2_ = k_ >> 3u;
         unsigned t1721_ = (blockIdx.x << 3u) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u);
         unsigned t1732_ = gridDim.x << 3u;
+        #pragma unroll 1
         for (unsigned g_ = t1721_; g_ < m_; g_ = g_ + t1732_) {
             row_[0u] = min(g_, (m_ - 1u));
             acc_2_[0u] = 0.0f;
             if ((k_ & 7u) == 0u) {
+                #pragma unroll 1
                 for (unsigned base_ = 0u; base_ < nv_2_; base_ = base_ + 128u) {
                     unsigned v_17_ = base_ + lane_2_;
                     kf_u32x4 t1757_ = kf_u32x4{{0u, 0u, 0u, 0u}};
@@ -647,6 +650,7 @@ gemv_f16_f16_f16(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x_, k
                     }
                 }
             } else {
+                #pragma unroll 1
                 for (unsigned c_ = lane_2_; c_ < k_; c_ = c_ + 32u) {
                     float t2321_ = kf_f16_to_f32(x_[c_]);
                     unsigned i_ = (row_[0u] * k_) + c_;
@@ -742,6 +746,7 @@ gemv_f16_f16_f32(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x_, f
             unsigned cg_ = wid_;
             unsigned ck_ = 0u;
             unsigned t81_ = total_ + 1u;
+            #pragma unroll 1
             for (unsigned t0_ = 0u; t0_ < t81_; t0_ = t0_ + 2u) {
                 if (t0_ < total_) {
                     unsigned v_ = min((((lk_ << 5u) << 2u) + lane_), (nv_ - 1u));
@@ -1030,10 +1035,12 @@ gemv_f16_f16_f32(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x_, f
         unsigned nv_2_ = k_ >> 3u;
         unsigned t1721_ = (blockIdx.x << 3u) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u);
         unsigned t1732_ = gridDim.x << 3u;
+        #pragma unroll 1
         for (unsigned g_ = t1721_; g_ < m_; g_ = g_ + t1732_) {
             row_[0u] = min(g_, (m_ - 1u));
             acc_2_[0u] = 0.0f;
             if ((k_ & 7u) == 0u) {
+                #pragma unroll 1
                 for (unsigned base_ = 0u; base_ < nv_2_; base_ = base_ + 128u) {
                     unsigned v_17_ = base_ + lane_2_;
                     kf_u32x4 t1757_ = kf_u32x4{{0u, 0u, 0u, 0u}};
@@ -1133,6 +1140,7 @@ gemv_f16_f16_f32(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x_, f
                     }
                 }
             } else {
+                #pragma unroll 1
                 for (unsigned c_ = lane_2_; c_ < k_; c_ = c_ + 32u) {
                     float t2321_ = kf_f16_to_f32(x_[c_]);
                     unsigned i_ = (row_[0u] * k_) + c_;
@@ -1229,6 +1237,7 @@ gemv_f16_f32_f16(const kf_f16* __restrict__ w_, const float* __restrict__ x_, kf
             unsigned cg_ = wid_;
             unsigned ck_ = 0u;
             unsigned t81_ = total_ + 1u;
+            #pragma unroll 1
             for (unsigned t0_ = 0u; t0_ < t81_; t0_ = t0_ + 2u) {
                 if (t0_ < total_) {
                     unsigned v_ = min((((lk_ << 5u) << 2u) + lane_), (nv_ - 1u));
@@ -1541,10 +1550,12 @@ gemv_f16_f32_f16(const kf_f16* __restrict__ w_, const float* __restrict__ x_, kf
         unsigned nv_2_ = k_ >> 3u;
         unsigned t1721_ = (blockIdx.x << 3u) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u);
         unsigned t1732_ = gridDim.x << 3u;
+        #pragma unroll 1
         for (unsigned g_ = t1721_; g_ < m_; g_ = g_ + t1732_) {
             row_[0u] = min(g_, (m_ - 1u));
             acc_2_[0u] = 0.0f;
             if ((k_ & 7u) == 0u) {
+                #pragma unroll 1
                 for (unsigned base_ = 0u; base_ < nv_2_; base_ = base_ + 128u) {
                     unsigned v_17_ = base_ + lane_2_;
                     kf_u32x4 t1757_ = kf_u32x4{{0u, 0u, 0u, 0u}};
@@ -1656,6 +1667,7 @@ gemv_f16_f32_f16(const kf_f16* __restrict__ w_, const float* __restrict__ x_, kf
                     }
                 }
             } else {
+                #pragma unroll 1
                 for (unsigned c_ = lane_2_; c_ < k_; c_ = c_ + 32u) {
                     float t2319_ = x_[c_];
                     unsigned i_ = (row_[0u] * k_) + c_;
@@ -1752,6 +1764,7 @@ gemv_f16_f32_f32(const kf_f16* __restrict__ w_, const float* __restrict__ x_, fl
             unsigned cg_ = wid_;
             unsigned ck_ = 0u;
             unsigned t81_ = total_ + 1u;
+            #pragma unroll 1
             for (unsigned t0_ = 0u; t0_ < t81_; t0_ = t0_ + 2u) {
                 if (t0_ < total_) {
                     unsigned v_ = min((((lk_ << 5u) << 2u) + lane_), (nv_ - 1u));
@@ -2064,10 +2077,12 @@ gemv_f16_f32_f32(const kf_f16* __restrict__ w_, const float* __restrict__ x_, fl
         unsigned nv_2_ = k_ >> 3u;
         unsigned t1721_ = (blockIdx.x << 3u) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u);
         unsigned t1732_ = gridDim.x << 3u;
+        #pragma unroll 1
         for (unsigned g_ = t1721_; g_ < m_; g_ = g_ + t1732_) {
             row_[0u] = min(g_, (m_ - 1u));
             acc_2_[0u] = 0.0f;
             if ((k_ & 7u) == 0u) {
+                #pragma unroll 1
                 for (unsigned base_ = 0u; base_ < nv_2_; base_ = base_ + 128u) {
                     unsigned v_17_ = base_ + lane_2_;
                     kf_u32x4 t1757_ = kf_u32x4{{0u, 0u, 0u, 0u}};
@@ -2179,6 +2194,7 @@ gemv_f16_f32_f32(const kf_f16* __restrict__ w_, const float* __restrict__ x_, fl
                     }
                 }
             } else {
+                #pragma unroll 1
                 for (unsigned c_ = lane_2_; c_ < k_; c_ = c_ + 32u) {
                     float t2319_ = x_[c_];
                     unsigned i_ = (row_[0u] * k_) + c_;
@@ -2274,6 +2290,7 @@ gemv_bf16_f16_f16(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__ x_,
             unsigned cg_ = wid_;
             unsigned ck_ = 0u;
             unsigned t81_ = total_ + 1u;
+            #pragma unroll 1
             for (unsigned t0_ = 0u; t0_ < t81_; t0_ = t0_ + 2u) {
                 if (t0_ < total_) {
                     unsigned v_ = min((((lk_ << 5u) << 2u) + lane_), (nv_ - 1u));
@@ -2562,10 +2579,12 @@ gemv_bf16_f16_f16(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__ x_,
         unsigned nv_2_ = k_ >> 3u;
         unsigned t1721_ = (blockIdx.x << 3u) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u);
         unsigned t1732_ = gridDim.x << 3u;
+        #pragma unroll 1
         for (unsigned g_ = t1721_; g_ < m_; g_ = g_ + t1732_) {
             row_[0u] = min(g_, (m_ - 1u));
             acc_2_[0u] = 0.0f;
             if ((k_ & 7u) == 0u) {
+                #pragma unroll 1
                 for (unsigned base_ = 0u; base_ < nv_2_; base_ = base_ + 128u) {
                     unsigned v_17_ = base_ + lane_2_;
                     kf_u32x4 t1757_ = kf_u32x4{{0u, 0u, 0u, 0u}};
@@ -2665,6 +2684,7 @@ gemv_bf16_f16_f16(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__ x_,
                     }
                 }
             } else {
+                #pragma unroll 1
                 for (unsigned c_ = lane_2_; c_ < k_; c_ = c_ + 32u) {
                     float t2321_ = kf_f16_to_f32(x_[c_]);
                     unsigned i_ = (row_[0u] * k_) + c_;
@@ -2760,6 +2780,7 @@ gemv_bf16_f16_f32(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__ x_,
             unsigned cg_ = wid_;
             unsigned ck_ = 0u;
             unsigned t81_ = total_ + 1u;
+            #pragma unroll 1
             for (unsigned t0_ = 0u; t0_ < t81_; t0_ = t0_ + 2u) {
                 if (t0_ < total_) {
                     unsigned v_ = min((((lk_ << 5u) << 2u) + lane_), (nv_ - 1u));
@@ -3048,10 +3069,12 @@ gemv_bf16_f16_f32(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__ x_,
         unsigned nv_2_ = k_ >> 3u;
         unsigned t1721_ = (blockIdx.x << 3u) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u);
         unsigned t1732_ = gridDim.x << 3u;
+        #pragma unroll 1
         for (unsigned g_ = t1721_; g_ < m_; g_ = g_ + t1732_) {
             row_[0u] = min(g_, (m_ - 1u));
             acc_2_[0u] = 0.0f;
             if ((k_ & 7u) == 0u) {
+                #pragma unroll 1
                 for (unsigned base_ = 0u; base_ < nv_2_; base_ = base_ + 128u) {
                     unsigned v_17_ = base_ + lane_2_;
                     kf_u32x4 t1757_ = kf_u32x4{{0u, 0u, 0u, 0u}};
@@ -3151,6 +3174,7 @@ gemv_bf16_f16_f32(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__ x_,
                     }
                 }
             } else {
+                #pragma unroll 1
                 for (unsigned c_ = lane_2_; c_ < k_; c_ = c_ + 32u) {
                     float t2321_ = kf_f16_to_f32(x_[c_]);
                     unsigned i_ = (row_[0u] * k_) + c_;
@@ -3247,6 +3271,7 @@ gemv_bf16_f32_f16(const kf_bf16* __restrict__ w_, const float* __restrict__ x_, 
             unsigned cg_ = wid_;
             unsigned ck_ = 0u;
             unsigned t81_ = total_ + 1u;
+            #pragma unroll 1
             for (unsigned t0_ = 0u; t0_ < t81_; t0_ = t0_ + 2u) {
                 if (t0_ < total_) {
                     unsigned v_ = min((((lk_ << 5u) << 2u) + lane_), (nv_ - 1u));
@@ -3559,10 +3584,12 @@ gemv_bf16_f32_f16(const kf_bf16* __restrict__ w_, const float* __restrict__ x_, 
         unsigned nv_2_ = k_ >> 3u;
         unsigned t1721_ = (blockIdx.x << 3u) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u);
         unsigned t1732_ = gridDim.x << 3u;
+        #pragma unroll 1
         for (unsigned g_ = t1721_; g_ < m_; g_ = g_ + t1732_) {
             row_[0u] = min(g_, (m_ - 1u));
             acc_2_[0u] = 0.0f;
             if ((k_ & 7u) == 0u) {
+                #pragma unroll 1
                 for (unsigned base_ = 0u; base_ < nv_2_; base_ = base_ + 128u) {
                     unsigned v_17_ = base_ + lane_2_;
                     kf_u32x4 t1757_ = kf_u32x4{{0u, 0u, 0u, 0u}};
@@ -3674,6 +3701,7 @@ gemv_bf16_f32_f16(const kf_bf16* __restrict__ w_, const float* __restrict__ x_, 
                     }
                 }
             } else {
+                #pragma unroll 1
                 for (unsigned c_ = lane_2_; c_ < k_; c_ = c_ + 32u) {
                     float t2319_ = x_[c_];
                     unsigned i_ = (row_[0u] * k_) + c_;
@@ -3770,6 +3798,7 @@ gemv_bf16_f32_f32(const kf_bf16* __restrict__ w_, const float* __restrict__ x_, 
             unsigned cg_ = wid_;
             unsigned ck_ = 0u;
             unsigned t81_ = total_ + 1u;
+            #pragma unroll 1
             for (unsigned t0_ = 0u; t0_ < t81_; t0_ = t0_ + 2u) {
                 if (t0_ < total_) {
                     unsigned v_ = min((((lk_ << 5u) << 2u) + lane_), (nv_ - 1u));
@@ -4082,10 +4111,12 @@ gemv_bf16_f32_f32(const kf_bf16* __restrict__ w_, const float* __restrict__ x_, 
         unsigned nv_2_ = k_ >> 3u;
         unsigned t1721_ = (blockIdx.x << 3u) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u);
         unsigned t1732_ = gridDim.x << 3u;
+        #pragma unroll 1
         for (unsigned g_ = t1721_; g_ < m_; g_ = g_ + t1732_) {
             row_[0u] = min(g_, (m_ - 1u));
             acc_2_[0u] = 0.0f;
             if ((k_ & 7u) == 0u) {
+                #pragma unroll 1
                 for (unsigned base_ = 0u; base_ < nv_2_; base_ = base_ + 128u) {
                     unsigned v_17_ = base_ + lane_2_;
                     kf_u32x4 t1757_ = kf_u32x4{{0u, 0u, 0u, 0u}};
@@ -4197,6 +4228,7 @@ gemv_bf16_f32_f32(const kf_bf16* __restrict__ w_, const float* __restrict__ x_, 
                     }
                 }
             } else {
+                #pragma unroll 1
                 for (unsigned c_ = lane_2_; c_ < k_; c_ = c_ + 32u) {
                     float t2319_ = x_[c_];
                     unsigned i_ = (row_[0u] * k_) + c_;
@@ -4292,6 +4324,7 @@ gemv_f16_f16_f16_acc(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x
             unsigned cg_ = wid_;
             unsigned ck_ = 0u;
             unsigned t81_ = total_ + 1u;
+            #pragma unroll 1
             for (unsigned t0_ = 0u; t0_ < t81_; t0_ = t0_ + 2u) {
                 if (t0_ < total_) {
                     unsigned v_ = min((((lk_ << 5u) << 2u) + lane_), (nv_ - 1u));
@@ -4580,10 +4613,12 @@ gemv_f16_f16_f16_acc(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x
         unsigned nv_2_ = k_ >> 3u;
         unsigned t1721_ = (blockIdx.x << 3u) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u);
         unsigned t1732_ = gridDim.x << 3u;
+        #pragma unroll 1
         for (unsigned g_ = t1721_; g_ < m_; g_ = g_ + t1732_) {
             row_[0u] = min(g_, (m_ - 1u));
             acc_2_[0u] = 0.0f;
             if ((k_ & 7u) == 0u) {
+                #pragma unroll 1
                 for (unsigned base_ = 0u; base_ < nv_2_; base_ = base_ + 128u) {
                     unsigned v_17_ = base_ + lane_2_;
                     kf_u32x4 t1757_ = kf_u32x4{{0u, 0u, 0u, 0u}};
@@ -4683,6 +4718,7 @@ gemv_f16_f16_f16_acc(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x
                     }
                 }
             } else {
+                #pragma unroll 1
                 for (unsigned c_ = lane_2_; c_ < k_; c_ = c_ + 32u) {
                     float t2321_ = kf_f16_to_f32(x_[c_]);
                     unsigned i_ = (row_[0u] * k_) + c_;
@@ -4778,6 +4814,7 @@ gemv_bf16_f16_f16_acc(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__
             unsigned cg_ = wid_;
             unsigned ck_ = 0u;
             unsigned t81_ = total_ + 1u;
+            #pragma unroll 1
             for (unsigned t0_ = 0u; t0_ < t81_; t0_ = t0_ + 2u) {
                 if (t0_ < total_) {
                     unsigned v_ = min((((lk_ << 5u) << 2u) + lane_), (nv_ - 1u));
@@ -5066,10 +5103,12 @@ gemv_bf16_f16_f16_acc(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__
         unsigned nv_2_ = k_ >> 3u;
         unsigned t1721_ = (blockIdx.x << 3u) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u);
         unsigned t1732_ = gridDim.x << 3u;
+        #pragma unroll 1
         for (unsigned g_ = t1721_; g_ < m_; g_ = g_ + t1732_) {
             row_[0u] = min(g_, (m_ - 1u));
             acc_2_[0u] = 0.0f;
             if ((k_ & 7u) == 0u) {
+                #pragma unroll 1
                 for (unsigned base_ = 0u; base_ < nv_2_; base_ = base_ + 128u) {
                     unsigned v_17_ = base_ + lane_2_;
                     kf_u32x4 t1757_ = kf_u32x4{{0u, 0u, 0u, 0u}};
@@ -5169,6 +5208,7 @@ gemv_bf16_f16_f16_acc(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__
                     }
                 }
             } else {
+                #pragma unroll 1
                 for (unsigned c_ = lane_2_; c_ < k_; c_ = c_ + 32u) {
                     float t2321_ = kf_f16_to_f32(x_[c_]);
                     unsigned i_ = (row_[0u] * k_) + c_;
@@ -5296,6 +5336,7 @@ gemv_batch_f16_f16_f16(const kf_f16* __restrict__ w_, const kf_f16* __restrict__
             unsigned cs_ = 0u;
             unsigned par_ = 0u;
             unsigned t100_ = total_ + 1u;
+            #pragma unroll 1
             for (unsigned t0_ = 0u; t0_ < t100_; t0_ = t0_ + 2u) {
                 if (t0_ < total_) {
                     unsigned v_ = (((ls_ << 2u) + w_2_) << 3u) + q_;
@@ -5428,6 +5469,7 @@ gemv_batch_f16_f16_f16(const kf_f16* __restrict__ w_, const kf_f16* __restrict__
                         red_[(slot_ + (((w_2_ << 5u) + lane_) << 2u)) + 2u] = t509_.v[2];
                         red_[(slot_ + (((w_2_ << 5u) + lane_) << 2u)) + 3u] = t509_.v[3];
                         __syncthreads();
+                        #pragma unroll 1
                         for (unsigned t_5_ = threadIdx.x; t_5_ < 128u; t_5_ = t_5_ + blockDim.x) {
                             unsigned r_ = t_5_ >> 3u;
                             unsigned bq_ = t_5_ & 7u;
@@ -5582,6 +5624,7 @@ gemv_batch_f16_f16_f16(const kf_f16* __restrict__ w_, const kf_f16* __restrict__
                         red_[(slot_2_ + (((w_2_ << 5u) + lane_) << 2u)) + 2u] = t1031_.v[2];
                         red_[(slot_2_ + (((w_2_ << 5u) + lane_) << 2u)) + 3u] = t1031_.v[3];
                         __syncthreads();
+                        #pragma unroll 1
                         for (unsigned t_10_ = threadIdx.x; t_10_ < 128u; t_10_ = t_10_ + blockDim.x) {
                             unsigned r_2_ = t_10_ >> 3u;
                             unsigned bq_2_ = t_10_ & 7u;
@@ -5612,6 +5655,7 @@ gemv_batch_f16_f16_f16(const kf_f16* __restrict__ w_, const kf_f16* __restrict__
         unsigned nv_2_ = k_ >> 3u;
         unsigned t1166_ = (blockIdx.x << 2u) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u);
         unsigned t1177_ = gridDim.x << 2u;
+        #pragma unroll 1
         for (unsigned g_2_ = t1166_; g_2_ < m_; g_2_ = g_2_ + t1177_) {
             row_[0u] = min(g_2_, (m_ - 1u));
             acc_[0u] = 0.0f;
@@ -5623,6 +5667,7 @@ gemv_batch_f16_f16_f16(const kf_f16* __restrict__ w_, const kf_f16* __restrict__
             acc_[6u] = 0.0f;
             acc_[7u] = 0.0f;
             if ((k_ & 7u) == 0u) {
+                #pragma unroll 1
                 for (unsigned base_ = 0u; base_ < nv_2_; base_ = base_ + 96u) {
                     unsigned v_5_ = base_ + lane_2_;
                     kf_u32x4 t1216_ = kf_u32x4{{0u, 0u, 0u, 0u}};
@@ -6001,6 +6046,7 @@ gemv_batch_f16_f16_f16(const kf_f16* __restrict__ w_, const kf_f16* __restrict__
                     }
                 }
             } else {
+                #pragma unroll 1
                 for (unsigned c_ = lane_2_; c_ < k_; c_ = c_ + 32u) {
                     unsigned i_3_ = (row_[0u] * k_) + c_;
                     unsigned short u_ = w16_[i_3_];
@@ -6440,6 +6486,7 @@ gemv_batch_f16_f32_f32(const kf_f16* __restrict__ w_, const float* __restrict__ 
             unsigned cs_ = 0u;
             unsigned par_ = 0u;
             unsigned t100_ = total_ + 1u;
+            #pragma unroll 1
             for (unsigned t0_ = 0u; t0_ < t100_; t0_ = t0_ + 2u) {
                 if (t0_ < total_) {
                     unsigned v_ = (((ls_ << 2u) + w_2_) << 3u) + q_;
@@ -6614,6 +6661,7 @@ gemv_batch_f16_f32_f32(const kf_f16* __restrict__ w_, const float* __restrict__ 
                         red_[(slot_ + (((w_2_ << 5u) + lane_) << 2u)) + 2u] = t487_.v[2];
                         red_[(slot_ + (((w_2_ << 5u) + lane_) << 2u)) + 3u] = t487_.v[3];
                         __syncthreads();
+                        #pragma unroll 1
                         for (unsigned t_5_ = threadIdx.x; t_5_ < 128u; t_5_ = t_5_ + blockDim.x) {
                             unsigned r_ = t_5_ >> 3u;
                             unsigned bq_ = t_5_ & 7u;
@@ -6810,6 +6858,7 @@ gemv_batch_f16_f32_f32(const kf_f16* __restrict__ w_, const float* __restrict__ 
                         red_[(slot_2_ + (((w_2_ << 5u) + lane_) << 2u)) + 2u] = t1009_.v[2];
                         red_[(slot_2_ + (((w_2_ << 5u) + lane_) << 2u)) + 3u] = t1009_.v[3];
                         __syncthreads();
+                        #pragma unroll 1
                         for (unsigned t_10_ = threadIdx.x; t_10_ < 128u; t_10_ = t_10_ + blockDim.x) {
                             unsigned r_2_ = t_10_ >> 3u;
                             unsigned bq_2_ = t_10_ & 7u;
@@ -6840,6 +6889,7 @@ gemv_batch_f16_f32_f32(const kf_f16* __restrict__ w_, const float* __restrict__ 
         unsigned nv_2_ = k_ >> 3u;
         unsigned t1166_ = (blockIdx.x << 2u) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u);
         unsigned t1177_ = gridDim.x << 2u;
+        #pragma unroll 1
         for (unsigned g_2_ = t1166_; g_2_ < m_; g_2_ = g_2_ + t1177_) {
             row_[0u] = min(g_2_, (m_ - 1u));
             acc_[0u] = 0.0f;
@@ -6851,6 +6901,7 @@ gemv_batch_f16_f32_f32(const kf_f16* __restrict__ w_, const float* __restrict__ 
             acc_[6u] = 0.0f;
             acc_[7u] = 0.0f;
             if ((k_ & 7u) == 0u) {
+                #pragma unroll 1
                 for (unsigned base_ = 0u; base_ < nv_2_; base_ = base_ + 96u) {
                     unsigned v_5_ = base_ + lane_2_;
                     kf_u32x4 t1216_ = kf_u32x4{{0u, 0u, 0u, 0u}};
@@ -7280,6 +7331,7 @@ gemv_batch_f16_f32_f32(const kf_f16* __restrict__ w_, const float* __restrict__ 
                     }
                 }
             } else {
+                #pragma unroll 1
                 for (unsigned c_25_ = lane_2_; c_25_ < k_; c_25_ = c_25_ + 32u) {
                     unsigned i_3_ = (row_[0u] * k_) + c_25_;
                     unsigned short u_ = w16_[i_3_];
@@ -7693,6 +7745,7 @@ gemv_batch_bf16_f16_f16(const kf_bf16* __restrict__ w_, const kf_f16* __restrict
     unsigned nv_ = k_ >> 3u;
     unsigned t1166_ = (blockIdx.x << 2u) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u);
     unsigned t1177_ = gridDim.x << 2u;
+    #pragma unroll 1
     for (unsigned g_ = t1166_; g_ < m_; g_ = g_ + t1177_) {
         row_[0u] = min(g_, (m_ - 1u));
         acc_[0u] = 0.0f;
@@ -7704,6 +7757,7 @@ gemv_batch_bf16_f16_f16(const kf_bf16* __restrict__ w_, const kf_f16* __restrict
         acc_[6u] = 0.0f;
         acc_[7u] = 0.0f;
         if ((k_ & 7u) == 0u) {
+            #pragma unroll 1
             for (unsigned base_ = 0u; base_ < nv_; base_ = base_ + 96u) {
                 unsigned v_ = base_ + lane_;
                 kf_u32x4 t1216_ = kf_u32x4{{0u, 0u, 0u, 0u}};
@@ -8082,6 +8136,7 @@ gemv_batch_bf16_f16_f16(const kf_bf16* __restrict__ w_, const kf_f16* __restrict
                 }
             }
         } else {
+            #pragma unroll 1
             for (unsigned c_ = lane_; c_ < k_; c_ = c_ + 32u) {
                 unsigned i_ = (row_[0u] * k_) + c_;
                 unsigned short u_ = w16_[i_];
@@ -8494,6 +8549,7 @@ gemv_batch_bf16_f32_f32(const kf_bf16* __restrict__ w_, const float* __restrict_
     unsigned nv_ = k_ >> 3u;
     unsigned t1166_ = (blockIdx.x << 2u) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u);
     unsigned t1177_ = gridDim.x << 2u;
+    #pragma unroll 1
     for (unsigned g_ = t1166_; g_ < m_; g_ = g_ + t1177_) {
         row_[0u] = min(g_, (m_ - 1u));
         acc_[0u] = 0.0f;
@@ -8505,6 +8561,7 @@ gemv_batch_bf16_f32_f32(const kf_bf16* __restrict__ w_, const float* __restrict_
         acc_[6u] = 0.0f;
         acc_[7u] = 0.0f;
         if ((k_ & 7u) == 0u) {
+            #pragma unroll 1
             for (unsigned base_ = 0u; base_ < nv_; base_ = base_ + 96u) {
                 unsigned v_ = base_ + lane_;
                 kf_u32x4 t1216_ = kf_u32x4{{0u, 0u, 0u, 0u}};
@@ -8934,6 +8991,7 @@ gemv_batch_bf16_f32_f32(const kf_bf16* __restrict__ w_, const float* __restrict_
                 }
             }
         } else {
+            #pragma unroll 1
             for (unsigned c_25_ = lane_; c_25_ < k_; c_25_ = c_25_ + 32u) {
                 unsigned i_ = (row_[0u] * k_) + c_25_;
                 unsigned short u_ = w16_[i_];
@@ -9324,6 +9382,7 @@ gemv_rms_f16_f16_f16(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ h
     const kf_f16x8* nw_2_ = (const kf_f16x8*)nw_;
     unsigned nv_ = k_ >> 3u;
     float acc_2_ = 0.0f;
+    #pragma unroll 1
     for (unsigned c0_ = threadIdx.x; c0_ < nv_; c0_ = c0_ + 1024u) {
         hv_[0u] = h_2_[min(c0_, (nv_ - 1u))];
         hv_[1u] = h_2_[min((c0_ + 256u), (nv_ - 1u))];
@@ -9432,6 +9491,7 @@ gemv_rms_f16_f16_f16(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ h
     }
     __syncthreads();
     float scale_ = kf_rsqrt_approx(__fadd_rn(__fdiv_rn(__fadd_rn(__fadd_rn(__fadd_rn(__fadd_rn(__fadd_rn(__fadd_rn(__fadd_rn(__fadd_rn(0.0f, part_[0u]), part_[1u]), part_[2u]), part_[3u]), part_[4u]), part_[5u]), part_[6u]), part_[7u]), (float)k_), eps_));
+    #pragma unroll 1
     for (unsigned c0_2_ = threadIdx.x; c0_2_ < nv_; c0_2_ = c0_2_ + 1024u) {
         unsigned c_ = min(c0_2_, (nv_ - 1u));
         hv_2_[0u] = h_2_[c_];
@@ -9518,6 +9578,7 @@ gemv_rms_f16_f16_f16(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ h
         unsigned cg_ = wid_;
         unsigned ck_ = 0u;
         unsigned t955_ = total_ + 1u;
+        #pragma unroll 1
         for (unsigned t0_ = 0u; t0_ < t955_; t0_ = t0_ + 2u) {
             if (t0_ < total_) {
                 unsigned v_ = min((((lk_ << 5u) << 2u) + lane_), (nv_2_ - 1u));
@@ -9833,6 +9894,7 @@ gemv_rms_f16_f16_f32(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ h
     const kf_f16x8* nw_2_ = (const kf_f16x8*)nw_;
     unsigned nv_ = k_ >> 3u;
     float acc_2_ = 0.0f;
+    #pragma unroll 1
     for (unsigned c0_ = threadIdx.x; c0_ < nv_; c0_ = c0_ + 1024u) {
         hv_[0u] = h_2_[min(c0_, (nv_ - 1u))];
         hv_[1u] = h_2_[min((c0_ + 256u), (nv_ - 1u))];
@@ -9941,6 +10003,7 @@ gemv_rms_f16_f16_f32(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ h
     }
     __syncthreads();
     float scale_ = kf_rsqrt_approx(__fadd_rn(__fdiv_rn(__fadd_rn(__fadd_rn(__fadd_rn(__fadd_rn(__fadd_rn(__fadd_rn(__fadd_rn(__fadd_rn(0.0f, part_[0u]), part_[1u]), part_[2u]), part_[3u]), part_[4u]), part_[5u]), part_[6u]), part_[7u]), (float)k_), eps_));
+    #pragma unroll 1
     for (unsigned c0_2_ = threadIdx.x; c0_2_ < nv_; c0_2_ = c0_2_ + 1024u) {
         unsigned c_ = min(c0_2_, (nv_ - 1u));
         hv_2_[0u] = h_2_[c_];
@@ -10027,6 +10090,7 @@ gemv_rms_f16_f16_f32(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ h
         unsigned cg_ = wid_;
         unsigned ck_ = 0u;
         unsigned t955_ = total_ + 1u;
+        #pragma unroll 1
         for (unsigned t0_ = 0u; t0_ < t955_; t0_ = t0_ + 2u) {
             if (t0_ < total_) {
                 unsigned v_ = min((((lk_ << 5u) << 2u) + lane_), (nv_2_ - 1u));
@@ -10338,6 +10402,7 @@ gemv_silu_f16_f16_f16_acc(const kf_f16* __restrict__ w_, const kf_f16* __restric
     const kf_f16x8* g_2_ = (const kf_f16x8*)g_;
     const kf_f16x8* up_ = (const kf_f16x8*)u_;
     unsigned nv_ = k_ >> 3u;
+    #pragma unroll 1
     for (unsigned c0_ = threadIdx.x; c0_ < nv_; c0_ = c0_ + 1024u) {
         unsigned c_ = min(c0_, (nv_ - 1u));
         gv_[0u] = g_2_[c_];
@@ -10456,6 +10521,7 @@ gemv_silu_f16_f16_f16_acc(const kf_f16* __restrict__ w_, const kf_f16* __restric
         unsigned cg_ = wid_;
         unsigned ck_ = 0u;
         unsigned t631_ = total_ + 1u;
+        #pragma unroll 1
         for (unsigned t0_ = 0u; t0_ < t631_; t0_ = t0_ + 2u) {
             if (t0_ < total_) {
                 unsigned v_ = min((((lk_ << 5u) << 2u) + lane_), (nv_2_ - 1u));
@@ -10767,6 +10833,7 @@ gemv_silu_f16_f16_f32(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ 
     const kf_f16x8* g_2_ = (const kf_f16x8*)g_;
     const kf_f16x8* up_ = (const kf_f16x8*)u_;
     unsigned nv_ = k_ >> 3u;
+    #pragma unroll 1
     for (unsigned c0_ = threadIdx.x; c0_ < nv_; c0_ = c0_ + 1024u) {
         unsigned c_ = min(c0_, (nv_ - 1u));
         gv_[0u] = g_2_[c_];
@@ -10885,6 +10952,7 @@ gemv_silu_f16_f16_f32(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ 
         unsigned cg_ = wid_;
         unsigned ck_ = 0u;
         unsigned t631_ = total_ + 1u;
+        #pragma unroll 1
         for (unsigned t0_ = 0u; t0_ < t631_; t0_ = t0_ + 2u) {
             if (t0_ < total_) {
                 unsigned v_ = min((((lk_ << 5u) << 2u) + lane_), (nv_2_ - 1u));

@@ -253,6 +253,7 @@ q4k_gemv_simt(const unsigned char* __restrict__ w_, const float* __restrict__ x_
     unsigned row0_ = blockIdx.x << 6u;
     unsigned one_ = (k_ == 4294967295u) ? 0u : 1065353216u;
     unsigned t36_ = (nbk_ >> 4u) + (((nbk_ & 15u) != 0u) ? 1u : 0u);
+    #pragma unroll 1
     for (unsigned ks_ = 0u; ks_ < t36_; ks_ = ks_ + 1u) {
         unsigned kb_ = (((ks_ << 3u) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u)) << 1u) + bl_;
         bool valid_ = kb_ < nbk_;
@@ -416,6 +417,7 @@ q4k_gemv_simt(const unsigned char* __restrict__ w_, const float* __restrict__ x_
         float t403_ = __fadd_rn(t383_, __fadd_rn(__fadd_rn(v_15_.v[0], v_15_.v[1]), __fadd_rn(v_15_.v[2], v_15_.v[3])));
         kf_f32x4 v_16_ = xs_[15u];
         float t413_ = __fadd_rn(t393_, __fadd_rn(__fadd_rn(v_16_.v[0], v_16_.v[1]), __fadd_rn(v_16_.v[2], v_16_.v[3])));
+        #pragma unroll 1
         for (unsigned rs_ = 0u; rs_ < 16u; rs_ = rs_ + 2u) {
             unsigned row_ = min(((row0_ + (rs_ << 2u)) + r_), (m_ - 1u));
             kf_u32x4 t429_ = kf_u32x4{{0u, 0u, 0u, 0u}};
@@ -638,6 +640,7 @@ q4k_gemv_simt(const unsigned char* __restrict__ w_, const float* __restrict__ x_
         }
     }
     __syncthreads();
+    #pragma unroll 1
     for (unsigned t_19_ = threadIdx.x; t_19_ < 64u; t_19_ = t_19_ + 256u) {
         float t3207_ = __fadd_rn(__fadd_rn(__fadd_rn(__fadd_rn(__fadd_rn(__fadd_rn(__fadd_rn(__fadd_rn(0.0f, part_[t_19_]), part_[64u + t_19_]), part_[128u + t_19_]), part_[192u + t_19_]), part_[256u + t_19_]), part_[320u + t_19_]), part_[384u + t_19_]), part_[448u + t_19_]);
         if ((row0_ + t_19_) < m_) {
@@ -662,6 +665,7 @@ q4k_gemv(const unsigned char* __restrict__ w_, const float* __restrict__ x_, flo
     const kf_f32x4* x4_ = (const kf_f32x4*)x_;
     unsigned n_ = nbk_ << 6u;
     unsigned t15_ = blockDim.x << 3u;
+    #pragma unroll 1
     for (unsigned e0_ = threadIdx.x; e0_ < n_; e0_ = e0_ + t15_) {
         v_[0u] = x4_[min(e0_, (n_ - 1u))];
         v_[1u] = x4_[min((e0_ + blockDim.x), (n_ - 1u))];
@@ -899,6 +903,7 @@ q4k_gemv(const unsigned char* __restrict__ w_, const float* __restrict__ x_, flo
         tab_[(nbk_ << 8u) + threadIdx.x] = 0u;
     }
     unsigned t893_ = nbk_ << 3u;
+    #pragma unroll 1
     for (unsigned e_8_ = threadIdx.x; e_8_ < t893_; e_8_ = e_8_ + blockDim.x) {
         unsigned t900_ = e_8_ << 3u;
         kf_f32x4 v_2_ = x4_[t900_];
@@ -946,6 +951,7 @@ q4k_gemv(const unsigned char* __restrict__ w_, const float* __restrict__ x_, flo
     unsigned ct_ = wid_;
     unsigned ck_ = 0u;
     unsigned t1067_ = total_ + 1u;
+    #pragma unroll 1
     for (unsigned t0_ = 0u; t0_ < t1067_; t0_ = t0_ + 2u) {
         if (t0_ < total_) {
             unsigned row_ = min(((lt_ << 4u) + g_), (m_ - 1u));
@@ -1796,6 +1802,7 @@ q4k_q8_gemv_f32(const unsigned char* __restrict__ w_, const signed char* __restr
         acc_[0u] = 0.0f;
         row_[1u] = min(((row0_ + 2u) + r_), (m_ - 1u));
         acc_[1u] = 0.0f;
+        #pragma unroll 1
         for (unsigned kb0_ = 0u; kb0_ < nbk_; kb0_ = kb0_ + 4u) {
             unsigned kb_ = kb0_ + bl_;
             bool valid_ = kb_ < nbk_;
@@ -2152,6 +2159,7 @@ q4k_q8_gemv_f16(const unsigned char* __restrict__ w_, const signed char* __restr
         acc_[0u] = 0.0f;
         row_[1u] = min(((row0_ + 2u) + r_), (m_ - 1u));
         acc_[1u] = 0.0f;
+        #pragma unroll 1
         for (unsigned kb0_ = 0u; kb0_ < nbk_; kb0_ = kb0_ + 4u) {
             unsigned kb_ = kb0_ + bl_;
             bool valid_ = kb_ < nbk_;
@@ -2508,6 +2516,7 @@ q4k_q8_gemv_f16_acc(const unsigned char* __restrict__ w_, const signed char* __r
         acc_[0u] = 0.0f;
         row_[1u] = min(((row0_ + 2u) + r_), (m_ - 1u));
         acc_[1u] = 0.0f;
+        #pragma unroll 1
         for (unsigned kb0_ = 0u; kb0_ < nbk_; kb0_ = kb0_ + 4u) {
             unsigned kb_ = kb0_ + bl_;
             bool valid_ = kb_ < nbk_;
@@ -2860,6 +2869,7 @@ q4k_q8_gemv_rms_f16(const unsigned char* __restrict__ w_, const kf_f16* __restri
     const kf_f16x8* nw_2_ = (const kf_f16x8*)nw_;
     unsigned nv_ = k_ >> 3u;
     float acc_2_ = 0.0f;
+    #pragma unroll 1
     for (unsigned c0_ = threadIdx.x; c0_ < nv_; c0_ = c0_ + 512u) {
         hv_[0u] = h_2_[min(c0_, (nv_ - 1u))];
         hv_[1u] = h_2_[min((c0_ + 128u), (nv_ - 1u))];
@@ -2968,6 +2978,7 @@ q4k_q8_gemv_rms_f16(const unsigned char* __restrict__ w_, const kf_f16* __restri
     }
     __syncthreads();
     float scale_ = kf_rsqrt_approx(__fadd_rn(__fdiv_rn(__fadd_rn(__fadd_rn(__fadd_rn(__fadd_rn(0.0f, part_[0u]), part_[1u]), part_[2u]), part_[3u]), (float)k_), eps_));
+    #pragma unroll 1
     for (unsigned c0_2_ = threadIdx.x; c0_2_ < nv_; c0_2_ = c0_2_ + 512u) {
         unsigned c_ = min(c0_2_, (nv_ - 1u));
         hv_2_[0u] = h_2_[c_];
@@ -3211,6 +3222,7 @@ q4k_q8_gemv_rms_f16(const unsigned char* __restrict__ w_, const kf_f16* __restri
     }
     __syncthreads();
     unsigned nrb_ = (m_ >> 4u) + (((m_ & 15u) != 0u) ? 1u : 0u);
+    #pragma unroll 1
     for (unsigned rb_ = blockIdx.x; rb_ < nrb_; rb_ = rb_ + gridDim.x) {
         const kf_u32x4* wq_ = (const kf_u32x4*)w_;
         unsigned lane_ = kf_lane_id();
@@ -3224,6 +3236,7 @@ q4k_q8_gemv_rms_f16(const unsigned char* __restrict__ w_, const kf_f16* __restri
             acc_[0u] = 0.0f;
             row_[1u] = min(((row0_ + 2u) + r_), (m_ - 1u));
             acc_[1u] = 0.0f;
+            #pragma unroll 1
             for (unsigned kb0_ = 0u; kb0_ < nbk_; kb0_ = kb0_ + 4u) {
                 unsigned kb_ = kb0_ + bl_;
                 bool valid_ = kb_ < nbk_;
@@ -3577,6 +3590,7 @@ q4k_q8_gemv_rms_f32(const unsigned char* __restrict__ w_, const kf_f16* __restri
     const kf_f16x8* nw_2_ = (const kf_f16x8*)nw_;
     unsigned nv_ = k_ >> 3u;
     float acc_2_ = 0.0f;
+    #pragma unroll 1
     for (unsigned c0_ = threadIdx.x; c0_ < nv_; c0_ = c0_ + 512u) {
         hv_[0u] = h_2_[min(c0_, (nv_ - 1u))];
         hv_[1u] = h_2_[min((c0_ + 128u), (nv_ - 1u))];
@@ -3685,6 +3699,7 @@ q4k_q8_gemv_rms_f32(const unsigned char* __restrict__ w_, const kf_f16* __restri
     }
     __syncthreads();
     float scale_ = kf_rsqrt_approx(__fadd_rn(__fdiv_rn(__fadd_rn(__fadd_rn(__fadd_rn(__fadd_rn(0.0f, part_[0u]), part_[1u]), part_[2u]), part_[3u]), (float)k_), eps_));
+    #pragma unroll 1
     for (unsigned c0_2_ = threadIdx.x; c0_2_ < nv_; c0_2_ = c0_2_ + 512u) {
         unsigned c_ = min(c0_2_, (nv_ - 1u));
         hv_2_[0u] = h_2_[c_];
@@ -3928,6 +3943,7 @@ q4k_q8_gemv_rms_f32(const unsigned char* __restrict__ w_, const kf_f16* __restri
     }
     __syncthreads();
     unsigned nrb_ = (m_ >> 4u) + (((m_ & 15u) != 0u) ? 1u : 0u);
+    #pragma unroll 1
     for (unsigned rb_ = blockIdx.x; rb_ < nrb_; rb_ = rb_ + gridDim.x) {
         const kf_u32x4* wq_ = (const kf_u32x4*)w_;
         unsigned lane_ = kf_lane_id();
@@ -3941,6 +3957,7 @@ q4k_q8_gemv_rms_f32(const unsigned char* __restrict__ w_, const kf_f16* __restri
             acc_[0u] = 0.0f;
             row_[1u] = min(((row0_ + 2u) + r_), (m_ - 1u));
             acc_[1u] = 0.0f;
+            #pragma unroll 1
             for (unsigned kb0_ = 0u; kb0_ < nbk_; kb0_ = kb0_ + 4u) {
                 unsigned kb_ = kb0_ + bl_;
                 bool valid_ = kb_ < nbk_;
@@ -4290,6 +4307,7 @@ q4k_q8_gemv_silu_f16_acc(const unsigned char* __restrict__ w_, const kf_f16* __r
     const kf_f16x8* g_2_ = (const kf_f16x8*)g_;
     const kf_f16x8* up_ = (const kf_f16x8*)u_;
     unsigned nv_ = k_ >> 3u;
+    #pragma unroll 1
     for (unsigned c0_ = threadIdx.x; c0_ < nv_; c0_ = c0_ + 512u) {
         unsigned c_ = min(c0_, (nv_ - 1u));
         gv_[0u] = g_2_[c_];
@@ -4565,6 +4583,7 @@ q4k_q8_gemv_silu_f16_acc(const unsigned char* __restrict__ w_, const kf_f16* __r
     }
     __syncthreads();
     unsigned nrb_ = (m_ >> 4u) + (((m_ & 15u) != 0u) ? 1u : 0u);
+    #pragma unroll 1
     for (unsigned rb_ = blockIdx.x; rb_ < nrb_; rb_ = rb_ + gridDim.x) {
         const kf_u32x4* wq_ = (const kf_u32x4*)w_;
         unsigned lane_ = kf_lane_id();
@@ -4578,6 +4597,7 @@ q4k_q8_gemv_silu_f16_acc(const unsigned char* __restrict__ w_, const kf_f16* __r
             acc_[0u] = 0.0f;
             row_[1u] = min(((row0_ + 2u) + r_), (m_ - 1u));
             acc_[1u] = 0.0f;
+            #pragma unroll 1
             for (unsigned kb0_ = 0u; kb0_ < nbk_; kb0_ = kb0_ + 4u) {
                 unsigned kb_ = kb0_ + bl_;
                 bool valid_ = kb_ < nbk_;
@@ -4927,6 +4947,7 @@ q4k_q8_gemv_silu_f32(const unsigned char* __restrict__ w_, const kf_f16* __restr
     const kf_f16x8* g_2_ = (const kf_f16x8*)g_;
     const kf_f16x8* up_ = (const kf_f16x8*)u_;
     unsigned nv_ = k_ >> 3u;
+    #pragma unroll 1
     for (unsigned c0_ = threadIdx.x; c0_ < nv_; c0_ = c0_ + 512u) {
         unsigned c_ = min(c0_, (nv_ - 1u));
         gv_[0u] = g_2_[c_];
@@ -5202,6 +5223,7 @@ q4k_q8_gemv_silu_f32(const unsigned char* __restrict__ w_, const kf_f16* __restr
     }
     __syncthreads();
     unsigned nrb_ = (m_ >> 4u) + (((m_ & 15u) != 0u) ? 1u : 0u);
+    #pragma unroll 1
     for (unsigned rb_ = blockIdx.x; rb_ < nrb_; rb_ = rb_ + gridDim.x) {
         const kf_u32x4* wq_ = (const kf_u32x4*)w_;
         unsigned lane_ = kf_lane_id();
@@ -5215,6 +5237,7 @@ q4k_q8_gemv_silu_f32(const unsigned char* __restrict__ w_, const kf_f16* __restr
             acc_[0u] = 0.0f;
             row_[1u] = min(((row0_ + 2u) + r_), (m_ - 1u));
             acc_[1u] = 0.0f;
+            #pragma unroll 1
             for (unsigned kb0_ = 0u; kb0_ < nbk_; kb0_ = kb0_ + 4u) {
                 unsigned kb_ = kb0_ + bl_;
                 bool valid_ = kb_ < nbk_;

@@ -75,6 +75,7 @@ rope_neox(kf_f16* __restrict__ x_, const unsigned* __restrict__ pos_, unsigned t
     double p_ = (double)pos_[tk_];
     double lt_ = log2((double)theta_);
     unsigned t113_ = d_ >> 1u;
+    #pragma unroll 1
     for (unsigned i_ = threadIdx.x; i_ < t113_; i_ = i_ + blockDim.x) {
         tab_[i_] = exp2(__dmul_rn(__dmul_rn(-(double)i_, __ddiv_rn(2.0, (double)d_)), lt_));
     }
@@ -294,6 +295,7 @@ rope_gptj(kf_f16* __restrict__ x_, const unsigned* __restrict__ pos_, unsigned t
     double p_ = (double)pos_[tk_];
     double lt_ = log2((double)theta_);
     unsigned t113_ = d_ >> 1u;
+    #pragma unroll 1
     for (unsigned i_ = threadIdx.x; i_ < t113_; i_ = i_ + blockDim.x) {
         tab_[i_] = exp2(__dmul_rn(__dmul_rn(-(double)i_, __ddiv_rn(2.0, (double)d_)), lt_));
     }
@@ -477,6 +479,7 @@ rope_qkv_neox(const kf_f16* __restrict__ qkv_, const unsigned* __restrict__ pos_
     double p_ = (double)pi_;
     double lt_ = log2((double)theta_);
     unsigned t114_ = d_ >> 1u;
+    #pragma unroll 1
     for (unsigned i_ = threadIdx.x; i_ < t114_; i_ = i_ + blockDim.x) {
         tab_[i_] = exp2(__dmul_rn(__dmul_rn(-(double)i_, __ddiv_rn(2.0, (double)d_)), lt_));
     }
@@ -728,6 +731,7 @@ rope_qkv_gptj(const kf_f16* __restrict__ qkv_, const unsigned* __restrict__ pos_
     double p_ = (double)pi_;
     double lt_ = log2((double)theta_);
     unsigned t114_ = d_ >> 1u;
+    #pragma unroll 1
     for (unsigned i_ = threadIdx.x; i_ < t114_; i_ = i_ + blockDim.x) {
         tab_[i_] = exp2(__dmul_rn(__dmul_rn(-(double)i_, __ddiv_rn(2.0, (double)d_)), lt_));
     }

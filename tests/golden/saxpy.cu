@@ -22,6 +22,7 @@ saxpy(float a_, const float* __restrict__ x_, float* __restrict__ y_, unsigned n
     unsigned n4_ = n_ >> 2u;
     unsigned stride_ = gridDim.x * blockDim.x;
     kf_f32x4 av_ = kf_f32x4{{a_, a_, a_, a_}};
+    #pragma unroll 1
     for (unsigned i_ = (blockIdx.x * blockDim.x) + threadIdx.x; i_ < n4_; i_ = i_ + stride_) {
         kf_f32x4 t20_ = x4_[i_];
         kf_f32x4 t21_ = y4_[i_];

@@ -309,6 +309,7 @@ sdpa_decode_split_simt(const kf_f16* __restrict__ q_, const kf_f16* __restrict__
     acc_[29u] = 0.0f;
     acc_[30u] = 0.0f;
     acc_[31u] = 0.0f;
+    #pragma unroll 1
     for (unsigned base_ = p0_; base_ < p1_; base_ = base_ + 16u) {
         unsigned p_ = (base_ + (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 1u)) + sub_;
         ok_[0u] = p_ < p1_;
@@ -701,6 +702,7 @@ sdpa_decode_split_simt(const kf_f16* __restrict__ q_, const kf_f16* __restrict__
     }
     __syncthreads();
     unsigned ns_ = (l_ / split_) + (((l_ % split_) != 0u) ? 1u : 0u);
+    #pragma unroll 1
     for (unsigned t_ = threadIdx.x; t_ < 512u; t_ = t_ + 128u) {
         unsigned gi_ = t_ >> 7u;
         unsigned d_ = t_ & 127u;
@@ -756,6 +758,7 @@ sdpa_decode_split(const kf_f16* __restrict__ q_, const kf_f16* __restrict__ kc_,
         unsigned t70_ = min((p0_ + split_), t63_);
         unsigned t72_ = t70_ - p0_;
         unsigned nsq_ = (t72_ >> 5u) + (((t72_ & 31u) != 0u) ? 1u : 0u);
+        #pragma unroll 1
         for (unsigned c_ = threadIdx.x; c_ < 256u; c_ = c_ + 64u) {
             unsigned row_ = c_ >> 4u;
             unsigned part_ = c_ & 15u;
@@ -916,6 +919,7 @@ sdpa_decode_split(const kf_f16* __restrict__ q_, const kf_f16* __restrict__ kc_,
         o_[5u] = kf_f32x4{{0.0f, 0.0f, 0.0f, 0.0f}};
         o_[6u] = kf_f32x4{{0.0f, 0.0f, 0.0f, 0.0f}};
         o_[7u] = kf_f32x4{{0.0f, 0.0f, 0.0f, 0.0f}};
+        #pragma unroll 1
         for (unsigned it_ = 0u; it_ < nset_; it_ = it_ + 1u) {
             kf_cp_async_wait<1>();
             __syncthreads();
@@ -1350,6 +1354,7 @@ sdpa_decode_split(const kf_f16* __restrict__ q_, const kf_f16* __restrict__ kc_,
         unsigned ns_ = (l_ / split_) + (((l_ % split_) != 0u) ? 1u : 0u);
         kf_f32x4* po4_ = (kf_f32x4*)po_;
         unsigned t2698_ = nh_ << 5u;
+        #pragma unroll 1
         for (unsigned t_ = threadIdx.x; t_ < t2698_; t_ = t_ + 64u) {
             unsigned gi_ = t_ >> 5u;
             unsigned d4_ = t_ & 31u;
@@ -1426,6 +1431,7 @@ sdpa_decode_fused(const kf_f16* __restrict__ q_, const kf_f16* __restrict__ kc_,
         unsigned t102_ = min((p0_ + split_), t95_);
         unsigned t104_ = t102_ - p0_;
         unsigned nsq_ = (t104_ >> 5u) + (((t104_ & 31u) != 0u) ? 1u : 0u);
+        #pragma unroll 1
         for (unsigned c_ = threadIdx.x; c_ < 256u; c_ = c_ + 64u) {
             unsigned row_ = c_ >> 4u;
             unsigned part_ = c_ & 15u;
@@ -1586,6 +1592,7 @@ sdpa_decode_fused(const kf_f16* __restrict__ q_, const kf_f16* __restrict__ kc_,
         o_2_[5u] = kf_f32x4{{0.0f, 0.0f, 0.0f, 0.0f}};
         o_2_[6u] = kf_f32x4{{0.0f, 0.0f, 0.0f, 0.0f}};
         o_2_[7u] = kf_f32x4{{0.0f, 0.0f, 0.0f, 0.0f}};
+        #pragma unroll 1
         for (unsigned it_ = 0u; it_ < nset_; it_ = it_ + 1u) {
             kf_cp_async_wait<1>();
             __syncthreads();
@@ -2020,6 +2027,7 @@ sdpa_decode_fused(const kf_f16* __restrict__ q_, const kf_f16* __restrict__ kc_,
         unsigned ns_ = (l_ / split_) + (((l_ % split_) != 0u) ? 1u : 0u);
         kf_f32x4* po4_ = (kf_f32x4*)po_;
         unsigned t2730_ = nh_ << 5u;
+        #pragma unroll 1
         for (unsigned t_ = threadIdx.x; t_ < t2730_; t_ = t_ + 64u) {
             unsigned gi_ = t_ >> 5u;
             unsigned d4_ = t_ & 31u;
@@ -2062,6 +2070,7 @@ sdpa_decode_fused(const kf_f16* __restrict__ q_, const kf_f16* __restrict__ kc_,
         }
         if (t2849_) {
             unsigned t2856_ = t37_ << 5u;
+            #pragma unroll 1
             for (unsigned t_2_ = threadIdx.x; t_2_ < t2856_; t_2_ = t_2_ + 64u) {
                 o4_[(((bi_ * h_) + t30_) << 5u) + t_2_] = kf_f16x4{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
             }
@@ -2087,6 +2096,7 @@ sdpa_decode_fused(const kf_f16* __restrict__ q_, const kf_f16* __restrict__ kc_,
     }
     kf_f32x4* po4_2_ = (kf_f32x4*)po_;
     unsigned t2903_ = t37_ << 5u;
+    #pragma unroll 1
     for (unsigned t_3_ = threadIdx.x; t_3_ < t2903_; t_3_ = t_3_ + 64u) {
         unsigned hq_2_ = t30_ + (t_3_ >> 5u);
         unsigned base_ = ((bi_ * h_) + hq_2_) * ((l_ / split_) + (((l_ % split_) != 0u) ? 1u : 0u));
@@ -2095,6 +2105,7 @@ sdpa_decode_fused(const kf_f16* __restrict__ q_, const kf_f16* __restrict__ kc_,
         float lsum_ = 0.0f;
         kf_f32x4 t2928_ = kf_f32x4{{0.0f, 0.0f, 0.0f, 0.0f}};
         kf_f32x4 acc_ = t2928_;
+        #pragma unroll 1
         for (unsigned s0_ = 0u; s0_ < ns_2_; s0_ = s0_ + 8u) {
             float a_3_ = __uint_as_float(0xff800000u);
             kf_f32x4 t2937_ = kf_f32x4{{0.0f, 0.0f, 0.0f, 0.0f}};
@@ -2325,6 +2336,7 @@ sdpa_decode_fused_q8(const kf_f16* __restrict__ q_, const kf_f16* __restrict__ k
         unsigned t111_ = min((p0_ + split_), t104_);
         unsigned t113_ = t111_ - p0_;
         unsigned nsq_ = (t113_ >> 5u) + (((t113_ & 31u) != 0u) ? 1u : 0u);
+        #pragma unroll 1
         for (unsigned c_ = threadIdx.x; c_ < 256u; c_ = c_ + 64u) {
             unsigned row_ = c_ >> 4u;
             unsigned part_ = c_ & 15u;
@@ -2485,6 +2497,7 @@ sdpa_decode_fused_q8(const kf_f16* __restrict__ q_, const kf_f16* __restrict__ k
         o_[5u] = kf_f32x4{{0.0f, 0.0f, 0.0f, 0.0f}};
         o_[6u] = kf_f32x4{{0.0f, 0.0f, 0.0f, 0.0f}};
         o_[7u] = kf_f32x4{{0.0f, 0.0f, 0.0f, 0.0f}};
+        #pragma unroll 1
         for (unsigned it_ = 0u; it_ < nset_; it_ = it_ + 1u) {
             kf_cp_async_wait<1>();
             __syncthreads();
@@ -2919,6 +2932,7 @@ sdpa_decode_fused_q8(const kf_f16* __restrict__ q_, const kf_f16* __restrict__ k
         unsigned ns_ = (l_ / split_) + (((l_ % split_) != 0u) ? 1u : 0u);
         kf_f32x4* po4_ = (kf_f32x4*)po_;
         unsigned t2739_ = nh_ << 5u;
+        #pragma unroll 1
         for (unsigned t_ = threadIdx.x; t_ < t2739_; t_ = t_ + 64u) {
             unsigned gi_ = t_ >> 5u;
             unsigned d4_ = t_ & 31u;
@@ -2960,6 +2974,7 @@ sdpa_decode_fused_q8(const kf_f16* __restrict__ q_, const kf_f16* __restrict__ k
             t2858_ = blockIdx.x == 0u;
         }
         if (t2858_) {
+            #pragma unroll 1
             for (unsigned t_2_ = threadIdx.x; t_2_ < n4_; t_2_ = t_2_ + 64u) {
                 xq4_[i4_ + t_2_] = kf_i8x4{{(signed char)0, (signed char)0, (signed char)0, (signed char)0}};
                 if ((t_2_ & 7u) == 0u) {
@@ -2987,6 +3002,7 @@ sdpa_decode_fused_q8(const kf_f16* __restrict__ q_, const kf_f16* __restrict__ k
         return;
     }
     kf_f32x4* po4_2_ = (kf_f32x4*)po_;
+    #pragma unroll 1
     for (unsigned t0_ = 0u; t0_ < n4_; t0_ = t0_ + 64u) {
         unsigned t_3_ = t0_ + threadIdx.x;
         kf_f32x4 t2917_ = kf_f32x4{{0.0f, 0.0f, 0.0f, 0.0f}};
@@ -2999,6 +3015,7 @@ sdpa_decode_fused_q8(const kf_f16* __restrict__ q_, const kf_f16* __restrict__ k
             float lsum_ = 0.0f;
             kf_f32x4 t2941_ = kf_f32x4{{0.0f, 0.0f, 0.0f, 0.0f}};
             kf_f32x4 acc_ = t2941_;
+            #pragma unroll 1
             for (unsigned s0_ = 0u; s0_ < ns_2_; s0_ = s0_ + 8u) {
                 float a_3_ = __uint_as_float(0xff800000u);
                 kf_f32x4 t2950_ = kf_f32x4{{0.0f, 0.0f, 0.0f, 0.0f}};
@@ -3232,6 +3249,7 @@ sdpa_decode_combine(const float* __restrict__ po_, const float* __restrict__ pls
     float mx_ = __uint_as_float(0xff800000u);
     float lsum_ = 0.0f;
     float acc_ = 0.0f;
+    #pragma unroll 1
     for (unsigned s0_ = 0u; s0_ < nsc_; s0_ = s0_ + 32u) {
         if (s0_ >= ns_) {
             break;

@@ -94,6 +94,7 @@ row_reduce(const unsigned* __restrict__ x_, float* __restrict__ sums_, float* __
     float w_3_;
     const unsigned kf_wn = kf_warp_lanes();
     unsigned base_ = blockIdx.x * cols_;
+    #pragma unroll 1
     for (unsigned c_ = threadIdx.x; c_ < cols_; c_ = c_ + 128u) {
         row_[c_] = __fmul_rn((float)(x_[base_ + c_] & 63u), 0.25f);
     }
@@ -101,6 +102,7 @@ row_reduce(const unsigned* __restrict__ x_, float* __restrict__ sums_, float* __
     float s_ = 0.0f;
     float m_ = __uint_as_float(0xff800000u);
     float nm_ = __uint_as_float(0xff800000u);
+    #pragma unroll 1
     for (unsigned c_2_ = threadIdx.x; c_2_ < cols_; c_2_ = c_2_ + 128u) {
         s_ = __fadd_rn(s_, row_[c_2_]);
         m_ = fmaxf(m_, row_[c_2_]);
@@ -140,6 +142,7 @@ row_reduce(const unsigned* __restrict__ x_, float* __restrict__ sums_, float* __
     }
     __syncthreads();
     float t_ = 0.0f;
+    #pragma unroll 1
     for (unsigned k_ = 0u; k_ < 4u; k_ = k_ + 1u) {
         t_ = __fadd_rn(t_, part_[k_]);
     }
@@ -178,6 +181,7 @@ row_reduce(const unsigned* __restrict__ x_, float* __restrict__ sums_, float* __
     }
     __syncthreads();
     float m_2_ = slots_[0u];
+    #pragma unroll 1
     for (unsigned k_2_ = 1u; k_2_ < 4u; k_2_ = k_2_ + 1u) {
         m_2_ = fmaxf(m_2_, slots_[k_2_]);
     }
@@ -216,6 +220,7 @@ row_reduce(const unsigned* __restrict__ x_, float* __restrict__ sums_, float* __
     }
     __syncthreads();
     float m_3_ = slots_[0u];
+    #pragma unroll 1
     for (unsigned k_3_ = 1u; k_3_ < 4u; k_3_ = k_3_ + 1u) {
         m_3_ = fmaxf(m_3_, slots_[k_3_]);
     }
@@ -235,15 +240,18 @@ views(const kf_f16x8* __restrict__ x_, kf_f16* __restrict__ o16_, unsigned* __re
     extern __shared__ __align__(16) unsigned char kf_dyn_shared[];
     kf_f16 *const tile_ = (kf_f16 *)kf_dyn_shared;
     unsigned t8_ = n_ >> 3u;
+    #pragma unroll 1
     for (unsigned i_ = threadIdx.x; i_ < t8_; i_ = i_ + 64u) {
         ((kf_f16x8*)tile_)[i_] = x_[i_];
     }
     __syncthreads();
+    #pragma unroll 1
     for (unsigned i_2_ = threadIdx.x; i_2_ < n_; i_2_ = i_2_ + 64u) {
         o16_[i_2_] = tile_[(n_ - 1u) - i_2_];
         o8_[i_2_] = ((unsigned char*)tile_)[(i_2_ << 1u) + 1u];
     }
     unsigned t30_ = n_ >> 1u;
+    #pragma unroll 1
     for (unsigned i_3_ = threadIdx.x; i_3_ < t30_; i_3_ = i_3_ + 64u) {
         o32_[i_3_] = ((unsigned*)tile_)[i_3_] ^ 2147516416u;
     }
@@ -259,18 +267,22 @@ both(unsigned* __restrict__ o_, unsigned n_)
     unsigned *const dyn_ = (unsigned *)kf_dyn_shared;
     unsigned n_2_ = 3u;
     unsigned v_ = 100u;
+    #pragma unroll 1
     for (unsigned i_ = threadIdx.x; i_ < n_2_; i_ = i_ + 32u) {
         fixed_[i_] = v_ + i_;
     }
     unsigned n_3_ = n_ >> 1u;
     unsigned v_2_ = 7u;
+    #pragma unroll 1
     for (unsigned i_2_ = threadIdx.x; i_2_ < n_3_; i_2_ = i_2_ + 32u) {
         dyn_[i_2_] = v_2_ + i_2_;
     }
+    #pragma unroll 1
     for (unsigned i_3_ = (n_ >> 1u) + threadIdx.x; i_3_ < n_; i_3_ = i_3_ + 32u) {
         ((float*)dyn_)[i_3_] = __fmul_rn((float)i_3_, 0.5f);
     }
     __syncthreads();
+    #pragma unroll 1
     for (unsigned i_4_ = threadIdx.x; i_4_ < n_; i_4_ = i_4_ + 32u) {
         o_[i_4_] = dyn_[(n_ - 1u) - i_4_] + fixed_[i_4_ % 3u];
     }
@@ -322,10 +334,12 @@ same_name(const short* __restrict__ x_, short* __restrict__ o_, unsigned n_)
     kf_pdl_wait();
     extern __shared__ __align__(16) unsigned char kf_dyn_shared[];
     short *const dyn_ = (short *)kf_dyn_shared;
+    #pragma unroll 1
     for (unsigned i_ = threadIdx.x; i_ < n_; i_ = i_ + 64u) {
         dyn_[i_] = x_[i_];
     }
     __syncthreads();
+    #pragma unroll 1
     for (unsigned i_2_ = threadIdx.x; i_2_ < n_; i_2_ = i_2_ + 64u) {
         o_[i_2_] = (short)kf_narrow((unsigned)dyn_[(n_ - 1u) - i_2_] * (unsigned)(short)3);
     }

@@ -60,6 +60,7 @@ silu_mul(const kf_f16* __restrict__ g_, const kf_f16* __restrict__ u_, kf_f16* _
     unsigned stride_ = gridDim.x << 8u;
     unsigned t17_ = (blockIdx.x * blockDim.x) + threadIdx.x;
     unsigned t19_ = stride_ << 2u;
+    #pragma unroll 1
     for (unsigned base_ = t17_; base_ < n8_; base_ = base_ + t19_) {
         kf_f16x8 t26_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
         kf_f16x8 a_ = t26_;

@@ -189,6 +189,7 @@ tc_gemv_f16(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x_, kf_f16
     if ((k_ & 7u) == 0u) {
         unsigned kv_ = k_ >> 3u;
         unsigned steps_ = (kv_ >> 2u) + (((kv_ & 3u) != 0u) ? 1u : 0u);
+        #pragma unroll 1
         for (unsigned s0_ = ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 1u; s0_ < steps_; s0_ = s0_ + 8u) {
             unsigned v_ = (s0_ << 2u) + q_;
             bool ok_ = v_ < kv_;
@@ -360,6 +361,7 @@ tc_gemv_f16(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x_, kf_f16
             }
         }
     } else {
+        #pragma unroll 1
         for (unsigned c_ = (threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u; c_ < k_; c_ = c_ + 4u) {
             unsigned b_ = min((q_ << 1u), (nb_ - 1u));
             unsigned short v_3_ = x_2_[(b_ * k_) + c_];
@@ -408,11 +410,13 @@ tc_gemv_f16(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x_, kf_f16
     __syncthreads();
     unsigned nw_ = 4u;
     unsigned per_warp_ = 64u;
+    #pragma unroll 1
     for (unsigned i_ = threadIdx.x; i_ < per_warp_; i_ = i_ + 128u) {
         unsigned nt_ = (i_ >> 5u) & 1u;
         if ((nt_ << 3u) < nb_) {
             kf_f32x4 t716_ = red_[i_];
             kf_f32x4 s_ = t716_;
+            #pragma unroll 1
             for (unsigned w_3_ = 1u; w_3_ < nw_; w_3_ = w_3_ + 1u) {
                 unsigned t723_ = (w_3_ << 6u) + i_;
                 kf_f32x4 t724_ = red_[t723_];
@@ -502,6 +506,7 @@ tc_gemv_f16_f32(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x_, fl
     if ((k_ & 7u) == 0u) {
         unsigned kv_ = k_ >> 3u;
         unsigned steps_ = (kv_ >> 2u) + (((kv_ & 3u) != 0u) ? 1u : 0u);
+        #pragma unroll 1
         for (unsigned s0_ = ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 1u; s0_ < steps_; s0_ = s0_ + 8u) {
             unsigned v_ = (s0_ << 2u) + q_;
             bool ok_ = v_ < kv_;
@@ -673,6 +678,7 @@ tc_gemv_f16_f32(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x_, fl
             }
         }
     } else {
+        #pragma unroll 1
         for (unsigned c_ = (threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u; c_ < k_; c_ = c_ + 4u) {
             unsigned b_ = min((q_ << 1u), (nb_ - 1u));
             unsigned short v_3_ = x_2_[(b_ * k_) + c_];
@@ -721,11 +727,13 @@ tc_gemv_f16_f32(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x_, fl
     __syncthreads();
     unsigned nw_ = 4u;
     unsigned per_warp_ = 64u;
+    #pragma unroll 1
     for (unsigned i_ = threadIdx.x; i_ < per_warp_; i_ = i_ + 128u) {
         unsigned nt_ = (i_ >> 5u) & 1u;
         if ((nt_ << 3u) < nb_) {
             kf_f32x4 t715_ = red_[i_];
             kf_f32x4 s_ = t715_;
+            #pragma unroll 1
             for (unsigned w_3_ = 1u; w_3_ < nw_; w_3_ = w_3_ + 1u) {
                 unsigned t722_ = (w_3_ << 6u) + i_;
                 kf_f32x4 t723_ = red_[t722_];
@@ -816,6 +824,7 @@ tc_gemv_f16_acc(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x_, kf
     if ((k_ & 7u) == 0u) {
         unsigned kv_ = k_ >> 3u;
         unsigned steps_ = (kv_ >> 2u) + (((kv_ & 3u) != 0u) ? 1u : 0u);
+        #pragma unroll 1
         for (unsigned s0_ = ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 1u; s0_ < steps_; s0_ = s0_ + 8u) {
             unsigned v_ = (s0_ << 2u) + q_;
             bool ok_ = v_ < kv_;
@@ -987,6 +996,7 @@ tc_gemv_f16_acc(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x_, kf
             }
         }
     } else {
+        #pragma unroll 1
         for (unsigned c_ = (threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u; c_ < k_; c_ = c_ + 4u) {
             unsigned b_ = min((q_ << 1u), (nb_ - 1u));
             unsigned short v_3_ = x_2_[(b_ * k_) + c_];
@@ -1035,11 +1045,13 @@ tc_gemv_f16_acc(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x_, kf
     __syncthreads();
     unsigned nw_ = 4u;
     unsigned per_warp_ = 64u;
+    #pragma unroll 1
     for (unsigned i_ = threadIdx.x; i_ < per_warp_; i_ = i_ + 128u) {
         unsigned nt_ = (i_ >> 5u) & 1u;
         if ((nt_ << 3u) < nb_) {
             kf_f32x4 t716_ = red_[i_];
             kf_f32x4 s_ = t716_;
+            #pragma unroll 1
             for (unsigned w_3_ = 1u; w_3_ < nw_; w_3_ = w_3_ + 1u) {
                 unsigned t723_ = (w_3_ << 6u) + i_;
                 kf_f32x4 t724_ = red_[t723_];
@@ -1130,6 +1142,7 @@ tc_gemv_bf16(const kf_bf16* __restrict__ w_, const kf_bf16* __restrict__ x_, kf_
     if ((k_ & 7u) == 0u) {
         unsigned kv_ = k_ >> 3u;
         unsigned steps_ = (kv_ >> 2u) + (((kv_ & 3u) != 0u) ? 1u : 0u);
+        #pragma unroll 1
         for (unsigned s0_ = ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 1u; s0_ < steps_; s0_ = s0_ + 8u) {
             unsigned v_ = (s0_ << 2u) + q_;
             bool ok_ = v_ < kv_;
@@ -1301,6 +1314,7 @@ tc_gemv_bf16(const kf_bf16* __restrict__ w_, const kf_bf16* __restrict__ x_, kf_
             }
         }
     } else {
+        #pragma unroll 1
         for (unsigned c_ = (threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u; c_ < k_; c_ = c_ + 4u) {
             unsigned b_ = min((q_ << 1u), (nb_ - 1u));
             unsigned short v_3_ = x_2_[(b_ * k_) + c_];
@@ -1349,11 +1363,13 @@ tc_gemv_bf16(const kf_bf16* __restrict__ w_, const kf_bf16* __restrict__ x_, kf_
     __syncthreads();
     unsigned nw_ = 4u;
     unsigned per_warp_ = 64u;
+    #pragma unroll 1
     for (unsigned i_ = threadIdx.x; i_ < per_warp_; i_ = i_ + 128u) {
         unsigned nt_ = (i_ >> 5u) & 1u;
         if ((nt_ << 3u) < nb_) {
             kf_f32x4 t716_ = red_[i_];
             kf_f32x4 s_ = t716_;
+            #pragma unroll 1
             for (unsigned w_3_ = 1u; w_3_ < nw_; w_3_ = w_3_ + 1u) {
                 unsigned t723_ = (w_3_ << 6u) + i_;
                 kf_f32x4 t724_ = red_[t723_];
@@ -1491,6 +1507,7 @@ tc_gemv_q4k_f32(const unsigned char* __restrict__ w_, const signed char* __restr
     brow_[1u] = min(((q_ << 1u) + 1u), (nb_ - 1u));
     brow_[2u] = min((8u + (q_ << 1u)), (nb_ - 1u));
     brow_[3u] = min(((8u + (q_ << 1u)) + 1u), (nb_ - 1u));
+    #pragma unroll 1
     for (unsigned kb_ = (threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u; kb_ < nbk_; kb_ = kb_ + 4u) {
         unsigned blk_ = rblk_[0u] + kb_;
         hd_[0u] = wq_[blk_ * 9u];
@@ -3038,11 +3055,13 @@ tc_gemv_q4k_f32(const unsigned char* __restrict__ w_, const signed char* __restr
     __syncthreads();
     unsigned nw_ = 4u;
     unsigned per_warp_ = 128u;
+    #pragma unroll 1
     for (unsigned i_ = threadIdx.x; i_ < per_warp_; i_ = i_ + 128u) {
         unsigned nt_ = (i_ >> 5u) & 1u;
         if ((nt_ << 3u) < nb_) {
             kf_f32x4 t6782_ = red_[i_];
             kf_f32x4 s_ = t6782_;
+            #pragma unroll 1
             for (unsigned w_2_ = 1u; w_2_ < nw_; w_2_ = w_2_ + 1u) {
                 unsigned t6789_ = (w_2_ << 7u) + i_;
                 kf_f32x4 t6790_ = red_[t6789_];
@@ -3181,6 +3200,7 @@ tc_gemv_q4k_f16(const unsigned char* __restrict__ w_, const signed char* __restr
     brow_[1u] = min(((q_ << 1u) + 1u), (nb_ - 1u));
     brow_[2u] = min((8u + (q_ << 1u)), (nb_ - 1u));
     brow_[3u] = min(((8u + (q_ << 1u)) + 1u), (nb_ - 1u));
+    #pragma unroll 1
     for (unsigned kb_ = (threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u; kb_ < nbk_; kb_ = kb_ + 4u) {
         unsigned blk_ = rblk_[0u] + kb_;
         hd_[0u] = wq_[blk_ * 9u];
@@ -4728,11 +4748,13 @@ tc_gemv_q4k_f16(const unsigned char* __restrict__ w_, const signed char* __restr
     __syncthreads();
     unsigned nw_ = 4u;
     unsigned per_warp_ = 128u;
+    #pragma unroll 1
     for (unsigned i_ = threadIdx.x; i_ < per_warp_; i_ = i_ + 128u) {
         unsigned nt_ = (i_ >> 5u) & 1u;
         if ((nt_ << 3u) < nb_) {
             kf_f32x4 t6783_ = red_[i_];
             kf_f32x4 s_ = t6783_;
+            #pragma unroll 1
             for (unsigned w_2_ = 1u; w_2_ < nw_; w_2_ = w_2_ + 1u) {
                 unsigned t6790_ = (w_2_ << 7u) + i_;
                 kf_f32x4 t6791_ = red_[t6790_];
@@ -4871,6 +4893,7 @@ tc_gemv_q4k_f16_acc(const unsigned char* __restrict__ w_, const signed char* __r
     brow_[1u] = min(((q_ << 1u) + 1u), (nb_ - 1u));
     brow_[2u] = min((8u + (q_ << 1u)), (nb_ - 1u));
     brow_[3u] = min(((8u + (q_ << 1u)) + 1u), (nb_ - 1u));
+    #pragma unroll 1
     for (unsigned kb_ = (threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u; kb_ < nbk_; kb_ = kb_ + 4u) {
         unsigned blk_ = rblk_[0u] + kb_;
         hd_[0u] = wq_[blk_ * 9u];
@@ -6418,11 +6441,13 @@ tc_gemv_q4k_f16_acc(const unsigned char* __restrict__ w_, const signed char* __r
     __syncthreads();
     unsigned nw_ = 4u;
     unsigned per_warp_ = 128u;
+    #pragma unroll 1
     for (unsigned i_ = threadIdx.x; i_ < per_warp_; i_ = i_ + 128u) {
         unsigned nt_ = (i_ >> 5u) & 1u;
         if ((nt_ << 3u) < nb_) {
             kf_f32x4 t6783_ = red_[i_];
             kf_f32x4 s_ = t6783_;
+            #pragma unroll 1
             for (unsigned w_2_ = 1u; w_2_ < nw_; w_2_ = w_2_ + 1u) {
                 unsigned t6790_ = (w_2_ << 7u) + i_;
                 kf_f32x4 t6791_ = red_[t6790_];

@@ -168,6 +168,7 @@ mma_f16(const kf_f16* __restrict__ a_, const kf_f16* __restrict__ b_, const floa
     f_.v[2] = c_[((t_ << 7u) + (((kf_lane_id() >> 2u) + 8u) << 3u)) + ((kf_lane_id() & 3u) << 1u)];
     f_.v[3] = c_[((t_ << 7u) + (((kf_lane_id() >> 2u) + 8u) << 3u)) + (((kf_lane_id() & 3u) << 1u) + 1u)];
     kf_f32x4 acc_ = f_;
+    #pragma unroll 1
     for (unsigned s_ = 0u; s_ < ksteps_; s_ = s_ + 1u) {
         kf_f16x8 t119_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
         kf_f16x4 t122_ = kf_f16x4{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
@@ -211,6 +212,7 @@ mma_bf16(const kf_bf16* __restrict__ a_, const kf_bf16* __restrict__ b_, const f
     f_.v[2] = c_[((t_ << 7u) + (((kf_lane_id() >> 2u) + 8u) << 3u)) + ((kf_lane_id() & 3u) << 1u)];
     f_.v[3] = c_[((t_ << 7u) + (((kf_lane_id() >> 2u) + 8u) << 3u)) + (((kf_lane_id() & 3u) << 1u) + 1u)];
     kf_f32x4 acc_ = f_;
+    #pragma unroll 1
     for (unsigned s_ = 0u; s_ < ksteps_; s_ = s_ + 1u) {
         kf_bf16x8 t119_ = kf_bf16x8{{kf_bf16{0x0000} /* 0 */, kf_bf16{0x0000} /* 0 */, kf_bf16{0x0000} /* 0 */, kf_bf16{0x0000} /* 0 */, kf_bf16{0x0000} /* 0 */, kf_bf16{0x0000} /* 0 */, kf_bf16{0x0000} /* 0 */, kf_bf16{0x0000} /* 0 */}};
         kf_bf16x4 t122_ = kf_bf16x4{{kf_bf16{0x0000} /* 0 */, kf_bf16{0x0000} /* 0 */, kf_bf16{0x0000} /* 0 */, kf_bf16{0x0000} /* 0 */}};
@@ -320,10 +322,12 @@ ldsm_f16(const kf_f16* __restrict__ a_, const kf_f16* __restrict__ b_, const flo
     __shared__ __align__(16) kf_f16 sb_[128];
     __shared__ __align__(16) kf_f16 sbt_[128];
     __shared__ __align__(16) kf_f16 sb2_[256];
+    #pragma unroll 1
     for (unsigned i_ = kf_lane_id(); i_ < 256u; i_ = i_ + 32u) {
         sa_[i_] = a_[i_];
         sat_[((i_ & 15u) << 4u) + (i_ >> 4u)] = a_[i_];
     }
+    #pragma unroll 1
     for (unsigned i_2_ = kf_lane_id(); i_2_ < 128u; i_2_ = i_2_ + 32u) {
         sb_[i_2_] = b_[i_2_];
         sbt_[((i_2_ & 7u) << 4u) + (i_2_ >> 3u)] = b_[i_2_];
@@ -437,6 +441,7 @@ cp_stream(const kf_f16* __restrict__ x_, kf_f16* __restrict__ out_, unsigned n_)
     extern __shared__ __align__(16) unsigned char kf_dyn_shared[];
     kf_f16 *const tile_ = (kf_f16 *)kf_dyn_shared;
     unsigned chunks_ = (n_ >> 8u) + (((n_ & 255u) != 0u) ? 1u : 0u);
+    #pragma unroll 1
     for (unsigned s_ = 0u; s_ < 2u; s_ = s_ + 1u) {
         if (s_ < chunks_) {
             unsigned e_ = (s_ << 8u) + (kf_lane_id() << 3u);
@@ -452,9 +457,11 @@ cp_stream(const kf_f16* __restrict__ x_, kf_f16* __restrict__ out_, unsigned n_)
         }
         kf_cp_async_commit();
     }
+    #pragma unroll 1
     for (unsigned k_ = 0u; k_ < chunks_; k_ = k_ + 1u) {
         kf_cp_async_wait<1>();
         __syncthreads();
+        #pragma unroll 1
         for (unsigned i_ = kf_lane_id(); i_ < 256u; i_ = i_ + 32u) {
             out_[(k_ << 8u) + i_] = tile_[((k_ % 3u) << 8u) + i_];
         }
