@@ -4,7 +4,8 @@
  *     with no warning for sm_80, sm_86, sm_89 and sm_90, with and without -g;
  *   - every the .kf files of kernels/, kernels/features/ and tests/ptx_cases/
  *     compiles, emits and assembles with no warning for sm_80 and sm_90
- *     (every other sm_90 module with pdl_trigger's launch_dependents);
+ *     (every other sm_90 module with pdl_trigger's launch_dependents),
+ *     and kernels/gemm.kf's kernels with no stack frame and no spills;
  *   - none of that PTX has an instruction pattern ptxas miscompiles
  *     (tests/ptx_hazards.h);
  *   - kf_ptxas_run maps a ptxas error back to the .kf line through the line
@@ -76,6 +77,26 @@ static void test_all_ops_assemble_sm89(void **st) { all_ops_for(89, false); }
 static void test_all_ops_assemble_sm90(void **st) { all_ops_for(90, false); }
 static void test_all_ops_assemble_with_lineinfo(void **st) { all_ops_for(90, true); }
 
+/* Issue 11: the library's gemm keeps its accumulators and fragments in
+ * registers with its default knobs, on sm_80 and sm_90: no kernel of
+ * kernels/gemm.kf has a stack frame or spills (a spill in its K loop costs
+ * more than any knob gains). */
+static bool no_spills_required(const kf_file_entry *f)
+{
+    return !strcmp(f->stem, "gemm") && strstr(f->path, "/kernels/gemm.kf") != NULL;
+}
+
+static void assert_no_spills(const char *what, uint32_t arch, const kf_ptxas_result *res)
+{
+    for (size_t i = 0; i < res->kernels.len; i++) {
+        const kf_ptxas_kernel_stats *k = &res->kernels.data[i];
+        if (k->spill_stores || k->spill_loads || k->stack_bytes)
+            fail_msg("%s sm_%u: %s has %u bytes of stack, %u of spill stores, %u of spill loads (%u registers)", what,
+                     arch, k->kernel, k->stack_bytes, k->spill_stores, k->spill_loads, k->registers);
+        assert_true(k->registers > 0 && k->registers <= 255);
+    }
+}
+
 static void emit_and_assemble(const kf_file_entry *f, uint32_t arch, bool pdl_trigger)
 {
     kf_status st;
@@ -106,6 +127,7 @@ static void emit_and_assemble(const kf_file_entry *f, uint32_t arch, bool pdl_tr
     kf_ptxas_result res;
     assemble_clean(f->stem, out.data, arch, &lm, &res);
     assert_int_equal(res.kernels.len, m->nkernels);
+    if (no_spills_required(f)) assert_no_spills(f->stem, arch, &res);
     kf_ptxas_result_free(&res);
     kf_linemap_free(&lm);
     kf_buf_free(&out);
