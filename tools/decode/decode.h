@@ -33,6 +33,9 @@
  * inputs (the q4k x q8 GEMV, as llama.cpp's mmvq): the fused GEMVs quantize
  * their x themselves (q4k_q8_gemv_rms_*, _silu_*; unfused: decode.kf's
  * rmsnorm_q8, silu_mul_q8), sdpa_combine_q8 writes the attention output's.
+ * --batch B > 1 decodes B sequences a step (each its own token, cache
+ * and context) with every weight GEMV on tc_gemv.kf (tensor cores, the
+ * weights read once for the batch) and the norms and silu·up unfused.
  * A --tp rank builds its part with the same functions at
  * its shape; its output and down GEMVs write an f32 partial sum instead of
  * adding into x (the residual add follows the all-reduce: add_f32_f16). */

@@ -3,11 +3,17 @@
  * weights made by decode.kf's fill kernels or loaded from a file, the
  * activations, and one plan per launch of the step, made once and kept for
  * the whole loop. A step changes three things, by re-targeting: the
- * position (decode_pos's scalar p, which writes pos[0] = p for RoPE and the
- * cache row, pos[1] = p + 1 for attention's length), and the token slot
- * argmax writes and embed reads (tokens[s + 1], a view per step). Nothing
- * else moves, so graph mode records the step once and each replay updates
- * three kernel nodes.
+ * step index (decode_pos's scalar s, which writes each sequence's position
+ * ctx[b] + s for RoPE and the cache row, and ctx[b] + s + 1 for attention's
+ * length), and the token slot argmax writes and embed reads (tokens[s + 1],
+ * a view of the batch's tokens per step). Nothing else moves, so graph mode
+ * records the step once and each replay updates three kernel nodes.
+ *
+ * A batch (--batch B > 1) is the same step over B rows: every activation
+ * [B, ...], the caches [B, cap, ...], and every weight GEMV tc_gemv.kf's
+ * (tc_matvec: the matrix read once for the B rows; q4k on the 8-bit rows
+ * its producers write), with the norms and silu·up launched apart (no
+ * batched fused GEMV): 1 + 10 launches per layer + 4.
  *
  * Launches per step: 1 + 7 per layer + 3, f16 and q4k alike: the norms and
  * silu·up are made by the GEMVs that read them (gemv.kf's gemv_rms_*,
