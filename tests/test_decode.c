@@ -379,7 +379,7 @@ static void profile_rows_add_up_to_the_step(void **state)
     }
 }
 
-/* --batch 4 (f16, graph mode) and 3 (q4k, async) at contexts that take 1
+/* --batch 4 (f16, graph mode) and 3 (q4k, async, one layer) at contexts that take 1
  * to 3 sdpa splits: each sequence's logits, token and cache rows against
  * the reference at its own position; --context N puts sequence b at N - b. */
 static void small_batch_steps_match_the_reference(void **state)
@@ -393,8 +393,8 @@ static void small_batch_steps_match_the_reference(void **state)
     assert_true(has(&r, "k, v cache rows at positions 41, 10, 34, 18: max |diff|"));
     assert_null(strstr(r.out, "FAIL"));
     done(&r);
-    r = decode("--small", "--backend", "cpu", "--batch", "3", "--weights", "q4k", "--mode", "async", "--steps", "2",
-               "--check", NULL);
+    r = decode("--small", "--layers", "1", "--backend", "cpu", "--batch", "3", "--weights", "q4k", "--mode", "async",
+               "--steps", "2", "--check", NULL);
     if (r.status != 0 || !has(&r, "check against the reference: 2 steps, 0 failed")) fail_msg("%s%s", r.out, r.err);
     assert_true(has(&r, "step 1, sequence 2: position 39, token "));   /* context 40: 40, 39, 38 */
     assert_true(has(&r, "k, v cache rows at positions 41, 40, 39: max |diff|"));
@@ -404,7 +404,7 @@ static void small_batch_steps_match_the_reference(void **state)
 /* RoPE broken in a batch: every sequence's logits fail, not only the first. */
 static void a_wrong_kernel_fails_every_sequence_of_a_batch(void **state)
 {
-    result r = decode("--small", "--backend", "cpu", "--batch", "2", "--steps", "1", "--check", "-D",
+    result r = decode("--small", "--layers", "1", "--backend", "cpu", "--batch", "2", "--steps", "1", "--check", "-D",
                       "rope.TWO_PI_HI=6.2", NULL);
     assert_int_equal(r.status, 1);
     assert_true(has(&r, "step 0, sequence 0: position 40, token "));

@@ -111,7 +111,7 @@ static int define(options *o, char *v)
 #undef X
     };
     char *dot = strchr(v, '.'), *eq = strchr(v, '=');
-    if (!dot || !eq || eq < dot || o->c.ndefs == 32) return bad("-D '%s': expected FILE.NAME=VALUE (FILE: gemv, q4k, q4k_narrow, sdpa, rope, silu_mul, rmsnorm, embed, argmax or decode)%s", v, "");
+    if (!dot || !eq || eq < dot || o->c.ndefs == 32) return bad("-D '%s': expected FILE.NAME=VALUE (FILE: gemv, q4k, q4k_narrow, sdpa, rope, silu_mul, rmsnorm, embed, argmax, tc_gemv or decode)%s", v, "");
     *dot = *eq = 0;
     for (int i = 0; i < DC_NMOD; i++)
         if (!strcmp(v, names[i])) {
