@@ -8,7 +8,10 @@
  * reported naming the driver call), --tp 2 and 4 over CPU devices against
  * one device and the reference, --tp on two mock GPUs through the mock NCCL
  * (its errors, and no NCCL at all), the profile's table (its rows add up
- * to the step, a GEMV's bytes are its matrix's), and usage errors. */
+ * to the step, a GEMV's bytes are its matrix's), a batch of sequences
+ * (--batch: every sequence of every step against the reference, at its own
+ * position; its GEMVs on tc_gemv, the weights counted once; graph mode on
+ * the mock driver with no allocation a step), and usage errors. */
 #include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -376,6 +379,121 @@ static void profile_rows_add_up_to_the_step(void **state)
     }
 }
 
+/* --batch 4 (f16, graph mode) and 3 (q4k, async, one layer) at contexts that take 1
+ * to 3 sdpa splits: each sequence's logits, token and cache rows against
+ * the reference at its own position; --context N puts sequence b at N - b. */
+static void small_batch_steps_match_the_reference(void **state)
+{
+    result r = decode("--small", "--backend", "cpu", "--batch", "4", "--context", "40,9,33,17", "--steps", "2",
+                      "--check", NULL);
+    if (r.status != 0 || !has(&r, "check against the reference: 2 steps, 0 failed")) fail_msg("%s%s", r.out, r.err);
+    assert_true(has(&r, "batch 4 (contexts 40, 9, 33, 17; tc_gemv, unfused)"));
+    assert_true(has(&r, "step 0, sequence 1: position 9, token "));
+    assert_true(has(&r, "step 1, sequence 3: position 18, token "));
+    assert_true(has(&r, "k, v cache rows at positions 41, 10, 34, 18: max |diff|"));
+    assert_null(strstr(r.out, "FAIL"));
+    done(&r);
+    r = decode("--small", "--layers", "1", "--backend", "cpu", "--batch", "3", "--weights", "q4k", "--mode", "async",
+               "--steps", "2", "--check", NULL);
+    if (r.status != 0 || !has(&r, "check against the reference: 2 steps, 0 failed")) fail_msg("%s%s", r.out, r.err);
+    assert_true(has(&r, "step 1, sequence 2: position 39, token "));   /* context 40: 40, 39, 38 */
+    assert_true(has(&r, "k, v cache rows at positions 41, 40, 39: max |diff|"));
+    done(&r);
+}
+
+/* RoPE broken in a batch: every sequence's logits fail, not only the first. */
+static void a_wrong_kernel_fails_every_sequence_of_a_batch(void **state)
+{
+    result r = decode("--small", "--layers", "1", "--backend", "cpu", "--batch", "2", "--steps", "1", "--check", "-D",
+                      "rope.TWO_PI_HI=6.2", NULL);
+    assert_int_equal(r.status, 1);
+    assert_true(has(&r, "step 0, sequence 0: position 40, token "));
+    assert_true(has(&r, "step 0, sequence 1: position 39, token "));
+    const char *f = strstr(r.out, "FAIL: logits differ");
+    assert_non_null(f);
+    assert_non_null(strstr(f + 1, "FAIL: logits differ"));
+    assert_true(has(&r, "check against the reference: 1 steps, 1 failed"));
+    done(&r);
+}
+
+/* A batch's step: 1 + 10 launches a layer + 4 (the norms and silu·up
+ * apart, even with --fuse on); the modes choose the same tokens; the
+ * profile's rows are tc_gemv's (no CUDA-core GEMV, no fused one), a GEMV's
+ * bytes its matrix once and each sequence's input and output; the tokens
+ * line holds each sequence's, " | " apart. */
+static void batch_step_runs_tc_gemv_and_unfused_kernels(void **state)
+{
+    static const char *const modes[2] = {"sync", "graph"};
+    char *first = NULL;
+    for (int i = 0; i < 2; i++) {
+        result r = decode("--small", "--layers", "1", "--backend", "cpu", "--batch", "4", "--steps", "2", "--fuse", "on",
+                          "--mode", modes[i], NULL);
+        assert_int_equal(r.status, 0);
+        assert_true(has(&r, "15 launches each"));
+        char *t = tokens_of(&r);
+        assert_int_equal(strspn(t, "tokens: 0123456789|"), strlen(t));
+        if (first && strcmp(first, t)) fail_msg("%s gives '%s', sync '%s'", modes[i], t, first);
+        if (!first) first = t;
+        else free(t);
+        done(&r);
+    }
+    unsigned bars = 0;
+    for (const char *p = first; *p; p++) bars += *p == '|';
+    assert_int_equal(bars, 3);
+    free(first);
+    static const char *const weights[2] = {"f16", "q4k"};
+    for (int w = 0; w < 2; w++) {
+        result r = decode("--small", "--layers", "1", "--weights", weights[w], "--backend", "cpu", "--batch", "4",
+                          "--profile", "--warmup", "0", "--runs", "1", NULL);
+        if (r.status != 0) fail_msg("%s%s", r.out, r.err);
+        prow p;
+        double qkv_mb = -1;
+        unsigned tc = 0;
+        for (const char *line = strstr(r.out, "\nkernel "); line && *line; line += strcspn(line + 1, "\n") + 1) {
+            if (!prow_parse(line + 1, &p) || !strcmp(p.kernel, "step")) continue;
+            if (strstr(p.kernel, "gemv")) {
+                assert_true(!strncmp(p.kernel, "tc_gemv_", 8));
+                tc += p.n;
+            }
+            if (!strcmp(p.shape, "512x256 b4") && !strstr(p.kernel, "f32")) qkv_mb = p.mb;
+        }
+        assert_int_equal(tc, 5);   /* QKV, output, gate/up, down, vocabulary */
+        /* QKV: 512 rows of 256 once (f16 262144 bytes, q4k 512·144) + 4 x (x: 256·2, q8: 256 + 32; y: 512·2) */
+        assert_true(fabs(qkv_mb - (w ? 0.078976 : 0.268288)) < 6e-5);
+        done(&r);
+    }
+}
+
+/* --batch on the mock driver: graph mode re-targets each step's positions
+ * and token slots (no allocation a timed step), and the bench counts 4
+ * tokens a step. */
+static void batch_on_the_mock_driver_replays_and_benches(void **state)
+{
+    setenv("KF_LIBCUDA", MOCK, 1);
+    result r = decode("--small", "--backend", "cuda", "--batch", "4", "--steps", "2", NULL);
+    assert_int_equal(r.status, 0);
+    assert_true(has(&r, "tokens: 0 0 | 0 0 | 0 0 | 0 0"));
+    done(&r);
+    r = decode("--small", "--backend", "ptx", "--batch", "4", "--weights", "q4k", "--bench", "--warmup", "1", "--runs",
+               "2", "--json", tmp("batch.json"), NULL);
+    if (r.status != 0) fail_msg("%s%s", r.out, r.err);
+    assert_true(has(&r, "attention length of 4 sequences, the longest 42, split "));
+    assert_true(has(&r, "allocations over the timed steps (re-targets, launches)       0.000 <= 0     met"));
+    assert_null(strstr(r.out, "graph mode x floor"));   /* issue 10's floor targets: one sequence */
+    done(&r);
+    char *json = slurp(tmp("batch.json"));
+    assert_non_null(strstr(json, "\"batch\": 4"));
+    /* KV: 2 layers x (4 rows written + 42 + 41 + 40 + 39 rows read) x 512 bytes */
+    assert_non_null(strstr(json, "\"kv\": 169984"));
+    const char *g = strstr(json, "\"mode\": \"graph\"");
+    double ms = 0, tps = 0;
+    assert_non_null(g);
+    assert_int_equal(sscanf(strstr(g, "\"ms_per_step\": "), "\"ms_per_step\": %lf, \"tokens_per_s\": %lf", &ms, &tps), 2);
+    assert_true(fabs(tps - 4e3 / ms) <= 1e-3 * tps);
+    free(json);
+    unsetenv("KF_LIBCUDA");
+}
+
 static void bad_options_are_usage_errors(void **state)
 {
     static const struct {
@@ -399,6 +517,12 @@ static void bad_options_are_usage_errors(void **state)
         {{"--small", "--tp", "2", "--save", "x.kfd"}, "--save writes a one-device model: drop --tp"},
         {{"--small", "--tp", "2", "--profile"}, "--profile times one device's launches: drop --tp"},
         {{"--small", "--tp", "2", "--ffn", "40"}, "each device's FFN share (20) must be a multiple of 8"},
+        {{"--small", "--batch", "17"}, "--batch 17: expected 1 .. 16 sequences"},
+        {{"--small", "--batch", "0"}, "--batch 0: expected 1 .. 16 sequences"},
+        {{"--small", "--batch", "4", "--context", "40,3"}, "--context gives 2 contexts for --batch 4"},
+        {{"--small", "--batch", "4", "--context", "2"}, "--context 2 is too short for --batch 4"},
+        {{"--small", "--context", "4,x"}, "--context '4,x': expected a number, or up to 16 numbers"},
+        {{"--small", "--batch", "2", "--tp", "2"}, "--batch 2 runs on one device: drop --tp"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         const char *const *a = cases[i].a;
@@ -421,6 +545,10 @@ int main(void)
         cmocka_unit_test(tensor_parallel_cpu_steps_match_one_device_and_the_reference),
         cmocka_unit_test(tensor_parallel_on_the_mock_driver_uses_nccl),
         cmocka_unit_test(profile_rows_add_up_to_the_step),
+        cmocka_unit_test(small_batch_steps_match_the_reference),
+        cmocka_unit_test(a_wrong_kernel_fails_every_sequence_of_a_batch),
+        cmocka_unit_test(batch_step_runs_tc_gemv_and_unfused_kernels),
+        cmocka_unit_test(batch_on_the_mock_driver_replays_and_benches),
         cmocka_unit_test(bad_options_are_usage_errors),
     };
     setenv("KFORGE", DECODE, 1);

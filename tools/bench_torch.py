@@ -25,7 +25,8 @@ decode step of the same Llama-style f16 model (random weights; fused QKV and
 gate/up matrices, F.rms_norm, RoPE NeoX in torch ops, the new k and v written
 into a [1, Hkv, L, D] cache, F.scaled_dot_product_attention with enable_gqa
 over the cache up to the position, F.linear for every matrix, argmax, the
-embedding of the chosen token), eagerly (one step per position) and under a
+embedding of the chosen token; --batch B: B sequences, a [B, Hkv, L, D] cache,
+all at the same position), eagerly (one step per position) and under a
 torch CUDA graph (the step at the context's position captured once and
 replayed), each timed with CUDA events over --steps steps after 3 warm-up
 steps. It prints `decode-peer: eager X ms`, `decode-peer: graph X ms` (or why
@@ -43,7 +44,7 @@ eager X ms` and `decode-peer: tp N graph X ms`.
     python3 tools/bench_torch.py [--budget MS] [--runs N] [--no-flush]
                                  [--only PATTERN] [--no-compile] [--json PATH]
     python3 tools/bench_torch.py --decode [--hidden N --heads N --kv-heads N --head-dim N --ffn N
-                                 --layers N --vocab N] [--context N] [--steps N] [--tp N] [--json PATH]
+                                 --layers N --vocab N] [--context N] [--steps N] [--tp N | --batch B] [--json PATH]
 """
 import argparse
 import fnmatch
@@ -264,6 +265,7 @@ class DecodeModel:
         """tp > 1: this rank's share (heads, KV heads, FFN and vocabulary rows divided by tp)."""
         self.h, self.nh, self.nkv, self.d = a.hidden, a.heads // tp, a.kv_heads // tp, a.head_dim
         self.ffn, self.eps, self.cap = a.ffn // tp, 1e-5, a.context + a.steps + 8
+        self.b = a.batch
         torch.manual_seed(1)
 
         def mat(rows, cols):
@@ -276,7 +278,7 @@ class DecodeModel:
         self.embed = rnd(a.vocab, self.h)
         self.layers = [dict(an=norm(), wqkv=mat(nqkv, self.h), wo=mat(self.h, self.nh * self.d), fn=norm(),
                             wgu=mat(2 * self.ffn, self.h), wd=mat(self.h, self.ffn),
-                            kc=rnd(1, self.nkv, self.cap, self.d), vc=rnd(1, self.nkv, self.cap, self.d))
+                            kc=rnd(self.b, self.nkv, self.cap, self.d), vc=rnd(self.b, self.nkv, self.cap, self.d))
                        for _ in range(a.layers)]
         self.out_norm, self.lm_head = norm(), mat(a.vocab // tp, self.h)
         half = self.d // 2
@@ -289,16 +291,16 @@ class DecodeModel:
         return torch.cat((a * cos - b * sin, a * sin + b * cos), dim=-1)
 
     def step(self, tok, pos):
-        """tok: [1] int64 on the device; pos: the position (a Python int)."""
-        x = self.embed[tok]
+        """tok: [batch] int64 on the device; pos: the position of every sequence (a Python int)."""
+        x, b = self.embed[tok], self.b
         for ly in self.layers:
             xn = F.rms_norm(x, (self.h,), ly["an"], self.eps)
             q, k, v = F.linear(xn, ly["wqkv"]).split([self.nh * self.d, self.nkv * self.d, self.nkv * self.d], -1)
-            q = self.rope(q.view(1, self.nh, 1, self.d), pos)
-            ly["kc"][:, :, pos:pos + 1] = self.rope(k.view(1, self.nkv, 1, self.d), pos)
-            ly["vc"][:, :, pos:pos + 1] = v.view(1, self.nkv, 1, self.d)
+            q = self.rope(q.view(b, self.nh, 1, self.d), pos)
+            ly["kc"][:, :, pos:pos + 1] = self.rope(k.view(b, self.nkv, 1, self.d), pos)
+            ly["vc"][:, :, pos:pos + 1] = v.view(b, self.nkv, 1, self.d)
             o = F.scaled_dot_product_attention(q, ly["kc"][:, :, :pos + 1], ly["vc"][:, :, :pos + 1], enable_gqa=True)
-            x = x + self.reduce(F.linear(o.reshape(1, self.nh * self.d), ly["wo"]))
+            x = x + self.reduce(F.linear(o.reshape(b, self.nh * self.d), ly["wo"]))
             g, u = F.linear(F.rms_norm(x, (self.h,), ly["fn"], self.eps), ly["wgu"]).chunk(2, -1)
             x = x + self.reduce(F.linear(F.silu(g) * u, ly["wd"]))
         logits = self.gather(F.linear(F.rms_norm(x, (self.h,), self.out_norm, self.eps), self.lm_head).float())
@@ -420,13 +422,16 @@ def decode_tp_main(a):
 
 
 def decode_main(a):
+    if a.tp > 1 and a.batch > 1:
+        print("decode-peer: --tp and --batch do not go together", flush=True)
+        return 2
     if a.tp > 1:
         return decode_tp_main(a)
     torch.backends.cuda.matmul.allow_tf32 = False
     copy = copy_bandwidth()
     print(f"decode-peer: copy {copy:.1f} GB/s")
     m = DecodeModel(a)
-    tok = torch.ones(1, dtype=torch.long, device="cuda")
+    tok = torch.ones(a.batch, dtype=torch.long, device="cuda")
     with torch.no_grad():
         for i in range(3):
             tok = m.step(tok, a.context + i)
@@ -435,7 +440,7 @@ def decode_main(a):
         def eager(i):
             state["tok"] = m.step(state["tok"], a.context + i)
         eager_ms = events_ms(eager, a.steps)
-        print(f"decode-peer: eager {eager_ms:.4f} ms per step ({1e3 / eager_ms:.1f} tokens/s)", flush=True)
+        print(f"decode-peer: eager {eager_ms:.4f} ms per step ({1e3 * a.batch / eager_ms:.1f} tokens/s)", flush=True)
         graph_ms, why = None, None
         try:
             static = tok.clone()
@@ -449,7 +454,7 @@ def decode_main(a):
             with torch.cuda.graph(g):
                 static.copy_(m.step(static, a.context))
             graph_ms = events_ms(lambda i: g.replay(), a.steps)
-            print(f"decode-peer: graph {graph_ms:.4f} ms per step ({1e3 / graph_ms:.1f} tokens/s; the step at "
+            print(f"decode-peer: graph {graph_ms:.4f} ms per step ({1e3 * a.batch / graph_ms:.1f} tokens/s; the step at "
                   f"position {a.context} captured once, replayed)", flush=True)
         except Exception as e:  # a step torch cannot capture is reported, the eager figure stands
             why = f"{type(e).__name__}: {e}".splitlines()[0][:200]
@@ -472,7 +477,8 @@ def main():
     ap.add_argument("--json", help="also write the results as JSON to this file")
     ap.add_argument("--decode", action="store_true", help="time the decode step of kforge-decode's model instead")
     for name, default in (("hidden", 4096), ("heads", 32), ("kv-heads", 8), ("head-dim", 128), ("ffn", 14336),
-                          ("layers", 32), ("vocab", 128256), ("context", 4096), ("steps", 20), ("tp", 1)):
+                          ("layers", 32), ("vocab", 128256), ("context", 4096), ("steps", 20), ("tp", 1),
+                          ("batch", 1)):
         ap.add_argument("--" + name, type=int, default=default, help=f"--decode: (default {default})")
     a = ap.parse_args()
     if a.decode:

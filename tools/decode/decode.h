@@ -33,6 +33,9 @@
  * inputs (the q4k x q8 GEMV, as llama.cpp's mmvq): the fused GEMVs quantize
  * their x themselves (q4k_q8_gemv_rms_*, _silu_*; unfused: decode.kf's
  * rmsnorm_q8, silu_mul_q8), sdpa_combine_q8 writes the attention output's.
+ * --batch B > 1 decodes B sequences a step (each its own token, cache
+ * and context) with every weight GEMV on tc_gemv.kf (tensor cores, the
+ * weights read once for the batch) and the norms and silu·up unfused.
  * A --tp rank builds its part with the same functions at
  * its shape; its output and down GEMVs write an f32 partial sum instead of
  * adding into x (the residual add follows the all-reduce: add_f32_f16). */
@@ -47,6 +50,12 @@ typedef struct {
 } dc_shape;
 
 typedef enum { DC_F16 = 0, DC_Q4K = 1 } dc_wtype;
+
+/* --batch B: B sequences decoded together, each with its own token, cache
+ * and context. B = 1 is the GEMV step; B > 1 runs every weight GEMV on
+ * kernels/tc_gemv.kf (tensor cores, the weights read once for the batch),
+ * with the norms and silu·up launched apart (dc_fuse has no batched form). */
+#define DC_BATCH_MAX 16u
 
 /* --fuse auto|on|off (--unfused: off). auto, the default, fuses the f16
  * step only: on the H200 (2026-12-01, Llama-3-8B, context 4096, graph mode)
@@ -66,7 +75,8 @@ typedef enum { DC_SYNC, DC_ASYNC, DC_GRAPH } dc_mode;
     X(Q4KN, "q4k_narrow", "kernels/q4k.kf") X(SDPA, "sdpa", "kernels/sdpa.kf") \
     X(ROPE, "rope", "kernels/rope.kf") X(SILU, "silu_mul", "kernels/silu_mul.kf") \
     X(NORM, "rmsnorm", "kernels/rmsnorm.kf") X(EMBED, "embed", "kernels/embed.kf") \
-    X(ARGMAX, "argmax", "kernels/argmax.kf") X(OWN, "decode", "tools/decode/decode.kf")
+    X(ARGMAX, "argmax", "kernels/argmax.kf") X(TC, "tc_gemv", "kernels/tc_gemv.kf") \
+    X(OWN, "decode", "tools/decode/decode.kf")
 #define DC_NARROW_LOG_BL "3"     /* q4k_narrow: 32 lanes per row (q4k.kf's default Q8_LOG_BL 2: 16) */
 #define DC_NARROW_ROWS 16384u    /* q4k matrices with fewer rows use q4k_narrow */
 enum {
@@ -89,7 +99,9 @@ typedef struct {
     const char *model;          /* the weights file (shape and type from it), or NULL: random */
     const unsigned char *model_data;   /* its bytes (dc_file_read) */
     size_t model_len;
-    uint32_t context;           /* positions already in the cache (random content) */
+    uint32_t context;           /* positions already in the cache (random content): the longest sequence's */
+    uint32_t batch;             /* sequences decoded together (--batch, 1 .. DC_BATCH_MAX) */
+    uint32_t ctx[DC_BATCH_MAX]; /* each sequence's context (ctx[0] = context when batch is 1) */
     uint32_t steps;             /* decode steps */
     uint32_t max_steps;         /* the most steps any run of this model takes (cache and token room) */
     uint32_t token;             /* the input token of the first step */
@@ -109,8 +121,9 @@ typedef struct {
 } dc_layer;
 
 /* Bytes one launch moves (its share of the floor): weights (norm weights
- * and the embedding row too), activations, KV cache rows written; and the
- * parts that grow with the attention length len: kv_pos·len bytes of cache
+ * too), read once a step whatever the batch; and per sequence (times the
+ * batch) activations (the embedding row too), KV cache rows written, and the
+ * parts that grow with its attention length len: kv_pos·len bytes of cache
  * read, part·cdiv(len, split) bytes of sdpa partials. A collective's entry
  * (tensor parallelism) moves none: its time is measured apart (bench_tp.c). */
 typedef struct {
@@ -148,7 +161,7 @@ typedef struct dc_model {
     kf_buffer *embed, *out_norm, *lm_head;
     dc_layer *layer;
     kf_buffer *x, *xn, *qkv, *q, *attn, *po, *plse, *cnt, *gu, *g, *u, *h, *logits;
-    kf_buffer *pos, *pos_rope, *pos_lens, *tokens, **tok, *xq, *xds;
+    kf_buffer *pos, *pos_rope, *pos_lens, *ctxs, *tokens, **tok, *xq, *xds;
     kf_plan **plan;             /* every launch of a step, in order */
     dc_launch *launch;          /* and what each is */
     uint32_t nplan, plan_cap;
@@ -185,7 +198,7 @@ void dc_model_close(dc_model *m);
 /* Records the step again (a one-device model), replacing the recording:
  * after kf_device_set_pdl, whose state a recorded graph keeps. */
 kf_status dc_model_record(dc_model *m, kf_error *err);
-/* Runs step s (position context + s; s < max_steps) in mode `mode` (graph
+/* Runs step s (sequence b at position ctx[b] + s; s < max_steps) in mode `mode` (graph
  * needs the recording). Async and graph leave it queued; the next read or
  * dc_model_sync waits for it. */
 kf_status dc_model_step(dc_model *m, uint32_t s, dc_mode mode, kf_error *err);
@@ -220,11 +233,12 @@ uint32_t dc_split_least(uint32_t guess);
  * 16) timed on a CUDA device, split + combine alone at the first step's
  * length, median of a few; the fastest kept. The CPU device keeps the guess. */
 kf_status dc_split_tune(dc_model *m, kf_error *err);
-/* After step s (synced): its logits (vocab f32) and chosen token. */
+/* After step s (synced): its logits (batch x vocab f32, a row per
+ * sequence) and chosen tokens (batch). */
 kf_status dc_model_logits(dc_model *m, float *logits, kf_error *err);
 kf_status dc_model_token(dc_model *m, uint32_t s, uint32_t *token, kf_error *err);
-/* Makes token t the input of step s + 1 (replacing the one step s chose). */
-kf_status dc_model_force_token(dc_model *m, uint32_t s, uint32_t t, kf_error *err);
+/* Makes tokens t (batch) the input of step s + 1 (replacing those step s chose). */
+kf_status dc_model_force_token(dc_model *m, uint32_t s, const uint32_t *t, kf_error *err);
 
 /* Tensor parallelism (tp.c), Megatron-style over c->tp devices: each rank
  * holds the rows of the fused QKV (its query heads, its KV heads' k and v),
@@ -287,10 +301,12 @@ kf_status dc_model_tensors(dc_model *m, dc_tensor_fn f, void *ctx, kf_error *err
 typedef struct dc_ref dc_ref;
 /* Copies the model's weights and caches from its device. */
 kf_status dc_ref_create(dc_model *m, dc_ref **out, kf_error *err);
-/* One step: token in at position pos, logits (vocab) out; the cache gains k, v. */
-void dc_ref_step(dc_ref *r, uint32_t token, uint32_t pos, float *logits);
-/* The cache row (kv_heads x head_dim f16) of layer l at pos: k (v false) or v. */
-uint16_t *dc_ref_cache_row(dc_ref *r, uint32_t l, uint32_t pos, bool v);
+/* One step of sequence seq (of the batch): token in at position pos,
+ * logits (vocab) out; its cache gains k, v. */
+void dc_ref_step(dc_ref *r, uint32_t seq, uint32_t token, uint32_t pos, float *logits);
+/* The cache row (kv_heads x head_dim f16) of layer l of sequence seq at
+ * pos: k (v false) or v. */
+uint16_t *dc_ref_cache_row(dc_ref *r, uint32_t l, uint32_t seq, uint32_t pos, bool v);
 void dc_ref_destroy(dc_ref *r);
 
 /* --check (check.c): steps with a fence after each, every logit compared.
@@ -319,7 +335,8 @@ kf_status dc_copy_bandwidth(kf_device *dev, double *gbps, kf_error *err);
  * is a usage error. */
 int dc_profile(const dc_config *c, kf_backend b, const dc_bench_opts *o);
 
-/* Bytes the step's launches move at attention length len (the floor), by
+/* Bytes the step's launches move when its longest sequence's attention
+ * length is len (sequence b's: len - (context - ctx[b])), the floor, by
  * kind; dc_launch_bytes: launch i's. */
 typedef struct {
     double weights, kv, act;
@@ -329,5 +346,8 @@ dc_bytes dc_launch_bytes(const dc_model *m, uint32_t i, uint64_t len);
 
 /* Prints "kforge-decode: error: ..." for err. */
 void dc_print_error(const kf_error *err);
+/* Prints "tokens: ..." for tokens [steps][batch]: each sequence's in step
+ * order, the sequences separated by " |". */
+void dc_print_tokens(const dc_config *c, const uint32_t *tokens, uint32_t steps);
 
 #endif

@@ -16,7 +16,7 @@ static const char usage[] =
     "              [--profile]\n"
     "  MODEL: [--small] [--hidden N] [--heads N] [--kv-heads N] [--head-dim N] [--ffn N] [--layers N] [--vocab N]\n"
     "         [--weights f16|q4k] [--seed N] | --model FILE;  [--save FILE]\n"
-    "  RUN:   [--context N] [--steps N] [--token ID] [--backend cpu|cuda|ptx] [--mode sync|async|graph]\n"
+    "  RUN:   [--batch B] [--context N[,N...]] [--steps N] [--token ID] [--backend cpu|cuda|ptx] [--mode sync|async|graph]\n"
     "         [--split N] [--attn fused|split] [--tp N] [--fuse auto|on|off] [-D FILE.NAME=VALUE]... [--kernels CHECKOUT]  (FILE: a kernel file, e.g.\n"
     "         -D gemv.UNROLL=8; CHECKOUT: where kernels/ is, default $KF_SOURCE_DIR or the build's)\n"
     "  defaults: Llama-3-8B (hidden 4096, 32 heads, 8 KV heads, head dim 128, FFN 14336, 32 layers,\n"
@@ -31,7 +31,14 @@ static const char usage[] =
     "  against NCCL's own and the floor with the all-reduces. --fuse on: the norms and silu·up made by the\n"
     "  GEMVs that read them; off (--unfused): launches of their own (rmsnorm, silu_mul; q4k: rmsnorm_q8,\n"
     "  silu_mul_q8); auto (default): on for f16 weights, off for q4k (faster on the H200). --attn fused:\n"
-    "  attention in one launch (sdpa_decode_fused); split (default, faster on the H200): split + combine";
+    "  attention in one launch (sdpa_decode_fused); split (default, faster on the H200): split + combine.\n"
+    "  --batch B (1..16, default 1): B sequences decoded together, each with its own token (sequence b starts\n"
+    "  from ID + b), cache and context: --context N puts sequence b at N - b, --context N,N,... (B numbers)\n"
+    "  chooses each. B > 1 runs every weight GEMV (QKV, output, gate/up, down, vocabulary) on the tensor-core\n"
+    "  kernels of kernels/tc_gemv.kf (the weights read once for the batch; q4k: 8-bit inputs), and the\n"
+    "  fused GEMVs (gemv_rms_*, gemv_silu_*, q4k_q8_gemv_rms_*, ...) have no batched form: the norms and\n"
+    "  silu·up are launches of their own (--fuse has no effect); not with --tp. --check compares every\n"
+    "  sequence of every step; --bench counts B tokens a step (the weights once, each sequence's cache).";
 
 enum { PROFILE_STEPS = 5 };
 
@@ -44,12 +51,21 @@ typedef struct {
     kf_backend backend;
     int check;                  /* 0 none, 1 reference, 2 cross, 3 chosen by size */
     bool bench, profile, small, shape_given, weights_given, context_given, steps_given, runs_given;
+    uint32_t nctx;              /* contexts given (--context N,N,...) */
     dc_bench_opts bo;
     const char *save;
     char *kernels_dir;
 } options;
 
 void dc_print_error(const kf_error *err) { fprintf(stderr, "kforge decode: error: %s\n", err->msg); }
+
+void dc_print_tokens(const dc_config *c, const uint32_t *tokens, uint32_t steps)
+{
+    printf("tokens:");
+    for (uint32_t b = 0; b < c->batch; b++)
+        for (uint32_t s = 0; s < steps; s++) printf("%s %u", b && !s ? " |" : "", tokens[(size_t)s * c->batch + b]);
+    printf("\n");
+}
 
 static int bad(const char *fmt, const char *a, const char *b)
 {
@@ -71,15 +87,14 @@ static bool u32_of(const char *s, uint32_t *out)
 static uint32_t *number_field(options *o, const char *opt)
 {
     static const char *const names[] = {"--hidden", "--heads", "--kv-heads", "--head-dim", "--ffn", "--layers",
-                                        "--vocab", "--seed", "--context", "--steps", "--token", "--split",
-                                        "--warmup", "--runs", "--tp"};
+                                        "--vocab", "--seed", "--steps", "--token", "--split",
+                                        "--warmup", "--runs", "--tp", "--batch"};
     uint32_t *fields[] = {&o->c.sh.hidden, &o->c.sh.heads, &o->c.sh.kv_heads, &o->c.sh.head_dim, &o->c.sh.ffn,
-                          &o->c.sh.layers, &o->c.sh.vocab, &o->c.seed, &o->c.context, &o->c.steps, &o->c.token,
-                          &o->c.split, &o->bo.warmup, &o->bo.runs, &o->c.tp};
+                          &o->c.sh.layers, &o->c.sh.vocab, &o->c.seed, &o->c.steps, &o->c.token,
+                          &o->c.split, &o->bo.warmup, &o->bo.runs, &o->c.tp, &o->c.batch};
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
         if (!strcmp(opt, names[i])) {
             o->shape_given |= i < 7;
-            o->context_given |= fields[i] == &o->c.context;
             o->steps_given |= fields[i] == &o->c.steps;
             o->runs_given |= fields[i] == &o->bo.runs;
             return fields[i];
@@ -96,7 +111,7 @@ static int define(options *o, char *v)
 #undef X
     };
     char *dot = strchr(v, '.'), *eq = strchr(v, '=');
-    if (!dot || !eq || eq < dot || o->c.ndefs == 32) return bad("-D '%s': expected FILE.NAME=VALUE (FILE: gemv, q4k, q4k_narrow, sdpa, rope, silu_mul, rmsnorm, embed, argmax or decode)%s", v, "");
+    if (!dot || !eq || eq < dot || o->c.ndefs == 32) return bad("-D '%s': expected FILE.NAME=VALUE (FILE: gemv, q4k, q4k_narrow, sdpa, rope, silu_mul, rmsnorm, embed, argmax, tc_gemv or decode)%s", v, "");
     *dot = *eq = 0;
     for (int i = 0; i < DC_NMOD; i++)
         if (!strcmp(v, names[i])) {
@@ -106,9 +121,32 @@ static int define(options *o, char *v)
     return bad("-D: '%s' is not a kernel file of the step%s", v, "");
 }
 
+/* --context N or N,N,...: one context (the batch's sequences at N, N-1,
+ * ...) or one per sequence. */
+static int contexts(options *o, const char *v)
+{
+    const char *p = v;
+    o->nctx = 0;
+    o->context_given = true;
+    while (o->nctx < DC_BATCH_MAX) {
+        char num[16];
+        size_t n = strcspn(p, ",");
+        if (!n || n >= sizeof num) break;
+        memcpy(num, p, n);
+        num[n] = 0;
+        if (!u32_of(num, &o->c.ctx[o->nctx])) break;
+        o->nctx++;
+        if (!p[n]) return KF_EXIT_OK;
+        p += n + 1;
+    }
+    return bad("--context '%s': expected a number, or up to 16 numbers separated by commas (one per sequence of "
+               "--batch)%s", v, "");
+}
+
 static int value_opt(void *args, const char *opt, char *v)
 {
     options *o = args;
+    if (!strcmp(opt, "--context")) return contexts(o, v);
     uint32_t *field = number_field(o, opt);
     if (field) return u32_of(v, field) ? KF_EXIT_OK : bad("%s '%s': expected a number that fits u32", opt, v);
     if (!strcmp(opt, "--weights")) {
@@ -143,7 +181,7 @@ static int parse(int argc, char **argv, options *o)
 {
     static const char *const vopts[] = {"--hidden", "--heads", "--kv-heads", "--head-dim", "--ffn", "--layers",
                                         "--vocab", "--seed", "--context", "--steps", "--token", "--split", "--warmup",
-                                        "--runs", "--tp", "--fuse", "--attn", "--weights", "--mode", "--backend", "--model", "--save", "--json",
+                                        "--runs", "--tp", "--batch", "--fuse", "--attn", "--weights", "--mode", "--backend", "--model", "--save", "--json",
                                         "--kernels", "-D"};
     for (int i = 0; i < argc;) {
         const char *a = argv[i];
@@ -171,6 +209,32 @@ static int parse(int argc, char **argv, options *o)
     return KF_EXIT_OK;
 }
 
+/* The batch and each sequence's context: --context N gives sequence b
+ * N - b, a list one each; c.context is the longest. */
+static int batch_contexts(options *o)
+{
+    dc_config *c = &o->c;
+    char b[16], n[16], n0[16];
+    snprintf(b, sizeof b, "%u", c->batch);
+    if (!c->batch || c->batch > DC_BATCH_MAX) return bad("--batch %s: expected 1 .. 16 sequences (tc_gemv.kf's rows)%s", b, "");
+    if (!o->context_given) o->nctx = 1, c->ctx[0] = o->small ? 40 : 4096;
+    snprintf(n, sizeof n, "%u", o->nctx);
+    snprintf(n0, sizeof n0, "%u", c->ctx[0]);
+    if (o->nctx > 1 && o->nctx != c->batch)
+        return bad("--context gives %s contexts for --batch %s: give one per sequence, or one N (the sequences at N, "
+                   "N-1, ...)", n, b);
+    if (o->nctx == 1 && c->ctx[0] + 1 < c->batch)
+        return bad("--context %s is too short for --batch %s: the sequences take N, N-1, ... down to N-B+1 >= 0 (give a "
+                   "list to choose each)", n0, b);
+    c->context = 0;
+    for (uint32_t i = 0; i < c->batch; i++) {
+        if (o->nctx == 1) c->ctx[i] = c->ctx[0] - i;
+        c->context = c->ctx[i] > c->context ? c->ctx[i] : c->context;
+    }
+    if (c->batch > 1 && c->tp > 1) return bad("--batch %s runs on one device: drop --tp%s", b, "");
+    return KF_EXIT_OK;
+}
+
 /* The shape: Llama-3-8B, --small, the options' numbers over them, or the file's. */
 static int settle(options *o, const dc_shape *given)
 {
@@ -180,7 +244,8 @@ static int settle(options *o, const dc_shape *given)
     for (int i = 0; i < 7; i++)
         if (g[i] != UINT32_MAX) s[i] = g[i];
     o->c.sh = base;
-    if (!o->context_given) o->c.context = o->small ? 40 : 4096;
+    int rc = batch_contexts(o);
+    if (rc) return rc;
     if (!o->steps_given) o->c.steps = 8;
     if (o->c.model && (o->shape_given || o->small || o->weights_given))
         return bad("--model %s gives the shape and the weight type: drop --small, --weights and the sizes%s", o->c.model, "");
@@ -203,7 +268,7 @@ static int run(options *o)
 {
     dc_model m = {0};
     kf_error err = {0};
-    uint32_t *tokens = calloc(o->c.steps, sizeof *tokens);
+    uint32_t nb = o->c.batch, *tokens = calloc((size_t)o->c.steps * nb, sizeof *tokens);
     kf_status st = tokens ? dc_model_open(&m, &o->c, o->backend, o->mode == DC_GRAPH, &err)
                           : kf_error_set(&err, KF_ERR_NOMEM, "out of memory");
     if (st == KF_OK && o->save) st = dc_file_save(&m, o->save, &err);
@@ -212,12 +277,11 @@ static int run(options *o)
     for (uint32_t s = 0; s < o->c.steps && st == KF_OK; s++) st = dc_model_step(&m, s, o->mode, &err);
     if (st == KF_OK) st = dc_model_sync(&m, &err);
     clock_gettime(CLOCK_MONOTONIC, &t1);
-    for (uint32_t s = 0; s < o->c.steps && st == KF_OK; s++) st = dc_model_token(&m, s, &tokens[s], &err);
+    for (uint32_t s = 0; s < o->c.steps && st == KF_OK; s++) st = dc_model_token(&m, s, &tokens[(size_t)s * nb], &err);
     if (st == KF_OK) {
         double ms = (double)(t1.tv_sec - t0.tv_sec) * 1e3 + (double)(t1.tv_nsec - t0.tv_nsec) / 1e6;
-        printf("tokens:");
-        for (uint32_t s = 0; s < o->c.steps; s++) printf(" %u", tokens[s]);
-        printf("\n%u steps in %.3f ms (%.3f ms per step, %u launches each", o->c.steps, ms, ms / o->c.steps, m.nplan);
+        dc_print_tokens(&o->c, tokens, o->c.steps);
+        printf("%u steps in %.3f ms (%.3f ms per step, %u launches each", o->c.steps, ms, ms / o->c.steps, m.nplan);
         if (m.ranks) printf(" and %u collectives on each of %u devices", m.ncoll, o->c.tp);
         printf(", wall clock)\n");
     } else {
@@ -248,6 +312,11 @@ static void banner(const options *o)
            sh->hidden, sh->heads, sh->kv_heads, sh->head_dim, sh->ffn, sh->layers, sh->vocab, dc_params(sh) / 1e9,
            o->c.wt == DC_Q4K ? "q4k" : "f16", o->c.model ? o->c.model : "random", o->c.context,
            kf_cli_backend_name(o->backend), modes[o->mode]);
+    if (o->c.batch > 1) {
+        printf(", batch %u (contexts", o->c.batch);
+        for (uint32_t b = 0; b < o->c.batch; b++) printf("%s%u", b ? ", " : " ", o->c.ctx[b]);
+        printf("; tc_gemv, unfused)");
+    }
     if (o->c.tp > 1) printf(", tensor parallel over %u devices", o->c.tp);
     printf("\n");
 }
@@ -256,7 +325,7 @@ int main(int argc, char **argv)
 {
     if (kf_cli_help(argc - 1, argv + 1, usage)) return KF_EXIT_OK;
     options o = {.mode = DC_GRAPH, .backend = KF_BACKEND_CUDA, .bo = {3, 20, false, 0, NULL}};
-    o.c = (dc_config){.seed = 1, .token = 1, .src_dir = getenv("KF_SOURCE_DIR")};
+    o.c = (dc_config){.seed = 1, .token = 1, .batch = 1, .src_dir = getenv("KF_SOURCE_DIR")};
     if (!o.c.src_dir) o.c.src_dir = KF_DECODE_SOURCE_DIR;
     dc_shape given;
     memset(&given, 0xff, sizeof given);

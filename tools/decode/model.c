@@ -3,11 +3,17 @@
  * weights made by decode.kf's fill kernels or loaded from a file, the
  * activations, and one plan per launch of the step, made once and kept for
  * the whole loop. A step changes three things, by re-targeting: the
- * position (decode_pos's scalar p, which writes pos[0] = p for RoPE and the
- * cache row, pos[1] = p + 1 for attention's length), and the token slot
- * argmax writes and embed reads (tokens[s + 1], a view per step). Nothing
- * else moves, so graph mode records the step once and each replay updates
- * three kernel nodes.
+ * step index (decode_pos's scalar s, which writes each sequence's position
+ * ctx[b] + s for RoPE and the cache row, and ctx[b] + s + 1 for attention's
+ * length), and the token slot argmax writes and embed reads (tokens[s + 1],
+ * a view of the batch's tokens per step). Nothing else moves, so graph mode
+ * records the step once and each replay updates three kernel nodes.
+ *
+ * A batch (--batch B > 1) is the same step over B rows: every activation
+ * [B, ...], the caches [B, cap, ...], and every weight GEMV tc_gemv.kf's
+ * (tc_matvec: the matrix read once for the B rows; q4k on the 8-bit rows
+ * its producers write), with the norms and silu·up launched apart (no
+ * batched fused GEMV): 1 + 10 launches per layer + 4.
  *
  * Launches per step: 1 + 7 per layer + 3, f16 and q4k alike: the norms and
  * silu·up are made by the GEMVs that read them (gemv.kf's gemv_rms_*,
@@ -51,6 +57,9 @@ uint64_t dc_matrix_bytes(dc_wtype wt, uint64_t rows, uint64_t cols)
 }
 
 static uint64_t qkv_rows(const dc_shape *sh) { return (uint64_t)(sh->heads + 2 * sh->kv_heads) * sh->head_dim; }
+
+/* The sequences of a step (--batch; a --tp rank's: 1). */
+static uint32_t nb(const dc_model *m) { return m->c->batch > 1 ? m->c->batch : 1; }
 
 uint64_t dc_params(const dc_shape *sh)
 {
@@ -259,7 +268,8 @@ static kf_status matrix(dc_model *m, uint64_t rows, uint64_t cols, kf_buffer **o
 static kf_status weight_buffers(dc_model *m, kf_error *err)
 {
     const dc_shape *sh = &m->sh;
-    uint64_t hd = (uint64_t)sh->heads * sh->head_dim, kv = (uint64_t)m->cap * sh->kv_heads * sh->head_dim;
+    uint64_t hd = (uint64_t)sh->heads * sh->head_dim;
+    uint64_t kv = (uint64_t)nb(m) * m->cap * sh->kv_heads * sh->head_dim;   /* [batch, cap, kv_heads, head_dim] */
     kf_status st = buf(m, KF_S_F16, 1, (uint64_t)m->c->sh.vocab * sh->hidden, &m->embed, err);
     if (st == KF_OK) st = buf(m, KF_S_F16, 1, sh->hidden, &m->out_norm, err);
     if (st == KF_OK) st = matrix(m, sh->vocab, sh->hidden, &m->lm_head, err);
@@ -423,37 +433,58 @@ static kf_status tp_buffers(dc_model *m, kf_error *err)
     return st;
 }
 
+/* The tokens: slot s (a view of the batch's B tokens) is step s's input,
+ * written by step s - 1's argmax (slot 0: the first input). */
+static kf_status token_buffers(dc_model *m, kf_error *err)
+{
+    uint64_t n = nb(m);
+    kf_status st = buf(m, KF_S_U32, 1, (m->c->max_steps + 1ull) * n, &m->tokens, err);
+    m->tok = calloc(m->c->max_steps + 1ull, sizeof *m->tok);
+    if (!m->tok) return kf_error_set(err, KF_ERR_NOMEM, "out of memory for token views");
+    for (uint32_t s = 0; s <= m->c->max_steps && st == KF_OK; s++)
+        st = kf_buffer_view(m->tokens, s * n, n, &m->tok[s], err);
+    return st;
+}
+
+/* pos [2·batch]: the RoPE positions (pos_rope) then the attention lengths
+ * (pos_lens), written by decode_pos from the sequences' contexts (ctxs). */
+static kf_status position_buffers(dc_model *m, kf_error *err)
+{
+    uint32_t n = nb(m);
+    kf_status st = buf(m, KF_S_U32, 1, 2 * n, &m->pos, err);
+    if (st == KF_OK) st = kf_buffer_view(m->pos, 0, n, &m->pos_rope, err);
+    if (st == KF_OK) st = kf_buffer_view(m->pos, n, n, &m->pos_lens, err);
+    if (st == KF_OK) st = buf(m, KF_S_U32, 1, n, &m->ctxs, err);
+    return st == KF_OK ? kf_buffer_upload(m->ctxs, m->c->ctx, n * sizeof *m->c->ctx, err) : st;
+}
+
+/* Every activation holds a row per sequence ([batch, ...]); the gate and up
+ * halves of gu are views from its elements 0 and ffn, rows 2·ffn apart. */
 static kf_status activation_buffers(dc_model *m, kf_error *err)
 {
     const dc_shape *sh = &m->sh;
     uint32_t ps = m->c->split ? m->split : dc_split_least(m->split);   /* partials for the least split tried */
-    uint64_t hd = (uint64_t)sh->heads * sh->head_dim, ns = (m->cap + ps - 1) / ps;
+    uint64_t n = nb(m), hd = (uint64_t)sh->heads * sh->head_dim, ns = (m->cap + ps - 1) / ps, f = sh->ffn;
     uint64_t kmax = sh->hidden > sh->ffn ? sh->hidden : sh->ffn;
     kmax = kmax > hd ? kmax : hd;
-    kf_status st = buf(m, KF_S_F16, 1, sh->hidden, &m->x, err);
-    if (st == KF_OK) st = buf(m, KF_S_F16, 1, sh->hidden, &m->xn, err);
-    if (st == KF_OK) st = buf(m, KF_S_F16, 1, qkv_rows(sh), &m->qkv, err);
-    if (st == KF_OK) st = buf(m, KF_S_F16, 1, hd, &m->q, err);
-    if (st == KF_OK) st = buf(m, KF_S_F16, 1, hd, &m->attn, err);
-    if (st == KF_OK) st = buf(m, KF_S_F32, 1, sh->heads * ns * sh->head_dim, &m->po, err);
-    if (st == KF_OK) st = buf(m, KF_S_F32, 1, sh->heads * ns, &m->plse, err);
-    if (st == KF_OK) st = buf(m, KF_S_U32, 1, sh->heads, &m->cnt, err);   /* >= hkv·cdiv(h/hkv, TGQ), zeros */
-    if (st == KF_OK) st = buf(m, KF_S_F16, 1, 2ull * sh->ffn, &m->gu, err);
-    if (st == KF_OK) st = kf_buffer_view(m->gu, 0, sh->ffn, &m->g, err);
-    if (st == KF_OK) st = kf_buffer_view(m->gu, sh->ffn, sh->ffn, &m->u, err);
-    if (st == KF_OK) st = buf(m, KF_S_F16, 1, sh->ffn, &m->h, err);
-    if (st == KF_OK) st = buf(m, KF_S_F32, 1, m->c->sh.vocab, &m->logits, err);
+    kf_status st = buf(m, KF_S_F16, 1, n * sh->hidden, &m->x, err);
+    if (st == KF_OK) st = buf(m, KF_S_F16, 1, n * sh->hidden, &m->xn, err);
+    if (st == KF_OK) st = buf(m, KF_S_F16, 1, n * qkv_rows(sh), &m->qkv, err);
+    if (st == KF_OK) st = buf(m, KF_S_F16, 1, n * hd, &m->q, err);
+    if (st == KF_OK) st = buf(m, KF_S_F16, 1, n * hd, &m->attn, err);
+    if (st == KF_OK) st = buf(m, KF_S_F32, 1, n * sh->heads * ns * sh->head_dim, &m->po, err);
+    if (st == KF_OK) st = buf(m, KF_S_F32, 1, n * sh->heads * ns, &m->plse, err);
+    if (st == KF_OK) st = buf(m, KF_S_U32, 1, n * sh->heads, &m->cnt, err);   /* >= b·hkv·cdiv(h/hkv, TGQ), zeros */
+    if (st == KF_OK) st = buf(m, KF_S_F16, 1, n * 2 * f, &m->gu, err);
+    if (st == KF_OK) st = kf_buffer_view(m->gu, 0, (2 * n - 1) * f, &m->g, err);
+    if (st == KF_OK) st = kf_buffer_view(m->gu, f, (2 * n - 1) * f, &m->u, err);
+    if (st == KF_OK) st = buf(m, KF_S_F16, 1, n * f, &m->h, err);
+    if (st == KF_OK) st = buf(m, KF_S_F32, 1, n * m->c->sh.vocab, &m->logits, err);
     if (st == KF_OK && m->c->tp > 1) st = tp_buffers(m, err);
-    if (st == KF_OK) st = buf(m, KF_S_U32, 1, 2, &m->pos, err);
-    if (st == KF_OK) st = kf_buffer_view(m->pos, 0, 1, &m->pos_rope, err);
-    if (st == KF_OK) st = kf_buffer_view(m->pos, 1, 1, &m->pos_lens, err);
-    if (st == KF_OK) st = buf(m, KF_S_I8, 1, kmax, &m->xq, err);
-    if (st == KF_OK) st = buf(m, KF_S_F16, 2, kmax / 32, &m->xds, err);
-    if (st == KF_OK) st = buf(m, KF_S_U32, 1, m->c->max_steps + 1ull, &m->tokens, err);
-    m->tok = calloc(m->c->max_steps + 1ull, sizeof *m->tok);
-    if (!m->tok) return kf_error_set(err, KF_ERR_NOMEM, "out of memory for token views");
-    for (uint32_t s = 0; s <= m->c->max_steps && st == KF_OK; s++) st = kf_buffer_view(m->tokens, s, 1, &m->tok[s], err);
-    return st;
+    if (st == KF_OK) st = position_buffers(m, err);
+    if (st == KF_OK) st = buf(m, KF_S_I8, 1, n * kmax, &m->xq, err);
+    if (st == KF_OK) st = buf(m, KF_S_F16, 2, n * kmax / 32, &m->xds, err);
+    return st == KF_OK ? token_buffers(m, err) : st;
 }
 
 /* ---- the step's plans --------------------------------------------------------------------------- */
@@ -476,11 +507,37 @@ static const char *const gemv_kernels[2][3][3] = {
      {NULL, "q4k_q8_gemv_silu_f16_acc", "q4k_q8_gemv_silu_f32"}},
 };
 
+/* The tensor-core GEMV of a batched step (tc_gemv.kf): [q4k][ymode]. */
+static const char *const tc_kernels[2][3] = {
+    {"tc_gemv_f16", "tc_gemv_f16_acc", "tc_gemv_f16_f32"},
+    {"tc_gemv_q4k_f16", "tc_gemv_q4k_f16_acc", "tc_gemv_q4k_f32"},
+};
+
+/* Y (+)= X·Wᵀ for the batch's rows of x (f16; q4k: xq, xds), ymode as
+ * matvec's: tc_gemv.kf, the weights read once for every sequence. */
+static kf_status tc_matvec(dc_model *m, kf_buffer *w, kf_buffer *x, kf_buffer *y, uint64_t rows, uint64_t cols,
+                           int ymode, kf_error *err)
+{
+    bool q4k = m->c->wt == DC_Q4K;
+    double yb = (double)rows * (ymode == 2 ? 4 : 2) * (ymode == 1 ? 2 : 1), k = (double)cols;
+    dc_cost c = {(double)dc_matrix_bytes(m->c->wt, rows, cols), (q4k ? k + k / 8 : 2 * k) + yb, 0, 0, 0};
+    kf_arg a[7];
+    uint32_t n = 0;
+    a[n++] = B(w);
+    if (q4k) a[n++] = B(m->xq), a[n++] = B(m->xds);
+    else a[n++] = B(x);
+    a[n++] = B(y), a[n++] = U((uint32_t)rows), a[n++] = U((uint32_t)cols), a[n++] = U(nb(m));
+    return step_plan(m, DC_MOD_TC, tc_kernels[q4k][ymode], a, n, c, err, "%llux%llu b%u", (unsigned long long)rows,
+                     (unsigned long long)cols, nb(m));
+}
+
 /* y (+)= W·x, W rows x cols, x as `in` says (x: the vector, or the norm's
- * weight); ymode 0: f16 y, 1: f16 y += (the residual), 2: f32 y. */
+ * weight); ymode 0: f16 y, 1: f16 y += (the residual), 2: f32 y. A batched
+ * step's (x given: DC_IN_X) is tc_matvec's. */
 static kf_status matvec(dc_model *m, kf_buffer *w, dc_input in, kf_buffer *x, kf_buffer *y, uint64_t rows,
                         uint64_t cols, int ymode, kf_error *err)
 {
+    if (nb(m) > 1) return tc_matvec(m, w, x, y, rows, cols, ymode, err);
     bool q4k = m->c->wt == DC_Q4K, narrow = q4k && rows < DC_NARROW_ROWS;
     double yb = (double)rows * (ymode == 2 ? 4 : 2) * (ymode == 1 ? 2 : 1), k = (double)cols;
     dc_cost c = {(double)dc_matrix_bytes(m->c->wt, rows, cols) + (in == DC_IN_NORM ? 2 * k : 0), 0, 0, 0, 0};
@@ -506,24 +563,30 @@ static kf_status norm(dc_model *m, kf_buffer *w, kf_error *err)
     const dc_shape *sh = &m->sh;
     double h = sh->hidden;
     if (m->c->wt == DC_F16) {
-        kf_arg a[6] = {B(m->x), B(w), B(m->xn), U(1), U(sh->hidden), F(sh->eps)};
+        kf_arg a[6] = {B(m->x), B(w), B(m->xn), U(nb(m)), U(sh->hidden), F(sh->eps)};
         return step_plan(m, DC_MOD_NORM, "rmsnorm", a, 6, (dc_cost){2 * h, 4 * h, 0, 0, 0}, err, "%u", sh->hidden);
     }
-    kf_arg a[6] = {B(m->x), B(w), B(m->xq), B(m->xds), U(sh->hidden), F(sh->eps)};
-    return step_plan(m, DC_MOD_OWN, "rmsnorm_q8", a, 6, (dc_cost){2 * h, 3 * h + h / 8, 0, 0, 0}, err, "%u",
+    kf_arg a[7] = {B(m->x), B(w), B(m->xq), B(m->xds), U(nb(m)), U(sh->hidden), F(sh->eps)};
+    return step_plan(m, DC_MOD_OWN, "rmsnorm_q8", a, 7, (dc_cost){2 * h, 3 * h + h / 8, 0, 0, 0}, err, "%u",
                      sh->hidden);
 }
 
-/* h = silu(g)·u, the down projection's input (q4k: its 8-bit form). */
+/* h = silu(g)·u, the down projection's input (q4k: its 8-bit form); a
+ * batched step's rows of g and u are 2·ffn apart (decode.kf's silu_mul_rows:
+ * silu_mul.kf takes one contiguous row). */
 static kf_status silu(dc_model *m, kf_error *err)
 {
     uint32_t n = m->sh.ffn;
-    if (m->c->wt == DC_F16) {
+    if (m->c->wt == DC_F16 && nb(m) == 1) {
         kf_arg a[4] = {B(m->g), B(m->u), B(m->h), U(n)};
         return step_plan(m, DC_MOD_SILU, "silu_mul", a, 4, (dc_cost){0, 6.0 * n, 0, 0, 0}, err, "%u", n);
     }
-    kf_arg a[5] = {B(m->g), B(m->u), B(m->xq), B(m->xds), U(n)};
-    return step_plan(m, DC_MOD_OWN, "silu_mul_q8", a, 5, (dc_cost){0, 5.0 * n + n / 8.0, 0, 0, 0}, err, "%u", n);
+    if (m->c->wt == DC_F16) {
+        kf_arg a[6] = {B(m->g), B(m->u), B(m->h), U(n), U(nb(m)), U(2 * n)};
+        return step_plan(m, DC_MOD_OWN, "silu_mul_rows", a, 6, (dc_cost){0, 6.0 * n, 0, 0, 0}, err, "%u", n);
+    }
+    kf_arg a[7] = {B(m->g), B(m->u), B(m->xq), B(m->xds), U(n), U(nb(m)), U(2 * n)};
+    return step_plan(m, DC_MOD_OWN, "silu_mul_q8", a, 7, (dc_cost){0, 5.0 * n + n / 8.0, 0, 0, 0}, err, "%u", n);
 }
 
 /* Layer L's attention at `split`: by default sdpa_decode_split (s) and the
@@ -532,43 +595,46 @@ static kf_status silu(dc_model *m, kf_error *err)
  * directly. With --attn fused one launch, sdpa_decode_fused (q4k:
  * sdpa_decode_fused_q8), whose last block of each head group merges the
  * partials (cnt: one counter a group, left at zero by every launch).
- * Returns the fused kernel or the combine; *ns: the arguments in s. */
-static const char *attn_args(dc_model *m, dc_layer *L, uint32_t split, kf_arg s[14], unsigned *ns, kf_arg c[8],
-                             int *cmod)
+ * Returns the fused kernel or the combine; *ns, *nc: the arguments in s, c. */
+static const char *attn_args(dc_model *m, dc_layer *L, uint32_t split, kf_arg s[14], unsigned *ns, kf_arg c[9],
+                             unsigned *nc, int *cmod)
 {
     const dc_shape *sh = &m->sh;
     bool q8 = m->c->wt == DC_Q4K;
     *cmod = DC_MOD_SDPA;
     if (m->c->attn_fused) {
         kf_arg fa[13] = {B(m->q), B(L->kc), B(L->vc), B(m->pos_lens), B(m->po), B(m->plse), B(m->cnt), B(m->attn),
-                         U(1), U(sh->heads), U(sh->kv_heads), U(m->cap), U(split)};
+                         U(nb(m)), U(sh->heads), U(sh->kv_heads), U(m->cap), U(split)};
         kf_arg fq[14] = {B(m->q), B(L->kc), B(L->vc), B(m->pos_lens), B(m->po), B(m->plse), B(m->cnt), B(m->xq),
-                         B(m->xds), U(1), U(sh->heads), U(sh->kv_heads), U(m->cap), U(split)};
+                         B(m->xds), U(nb(m)), U(sh->heads), U(sh->kv_heads), U(m->cap), U(split)};
         *ns = q8 ? 14 : 13;
+        *nc = 0;
         memcpy(s, q8 ? fq : fa, *ns * sizeof *s);
         return q8 ? "sdpa_decode_fused_q8" : "sdpa_decode_fused";
     }
-    kf_arg sa[11] = {B(m->q), B(L->kc), B(L->vc), B(m->pos_lens), B(m->po), B(m->plse), U(1), U(sh->heads),
+    kf_arg sa[11] = {B(m->q), B(L->kc), B(L->vc), B(m->pos_lens), B(m->po), B(m->plse), U(nb(m)), U(sh->heads),
                      U(sh->kv_heads), U(m->cap), U(split)};
-    kf_arg ca[8] = {B(m->po), B(m->plse), B(m->pos_lens), B(m->attn), U(1), U(sh->heads), U(m->cap), U(split)};
-    kf_arg cq[8] = {B(m->po), B(m->plse), B(m->pos_lens), B(m->xq), B(m->xds), U(sh->heads), U(m->cap), U(split)};
+    kf_arg ca[8] = {B(m->po), B(m->plse), B(m->pos_lens), B(m->attn), U(nb(m)), U(sh->heads), U(m->cap), U(split)};
+    kf_arg cq[9] = {B(m->po), B(m->plse), B(m->pos_lens), B(m->xq), B(m->xds), U(nb(m)), U(sh->heads), U(m->cap),
+                    U(split)};
     *ns = 11;
+    *nc = q8 ? 9 : 8;
     memcpy(s, sa, sizeof sa);
-    memcpy(c, q8 ? cq : ca, sizeof ca);
+    memcpy(c, q8 ? cq : ca, *nc * sizeof *c);
     if (q8) *cmod = DC_MOD_OWN;
     return q8 ? "sdpa_combine_q8" : "sdpa_decode_combine";
 }
 
 kf_status dc_attention_plans(dc_model *m, uint32_t split, kf_plan **ps, kf_plan **pc, kf_error *err)
 {
-    kf_arg s[14], c[8];
-    unsigned ns;
+    kf_arg s[14], c[9];
+    unsigned ns, nc;
     int cmod;
-    const char *ck = attn_args(m, &m->layer[0], split, s, &ns, c, &cmod);
+    const char *ck = attn_args(m, &m->layer[0], split, s, &ns, c, &nc, &cmod);
     *pc = NULL;
     if (m->c->attn_fused) return plan(m, DC_MOD_SDPA, ck, s, ns, ps, err);
     kf_status st = plan(m, DC_MOD_SDPA, "sdpa_decode_split", s, ns, ps, err);
-    return st == KF_OK ? plan(m, cmod, ck, c, 8, pc, err) : st;
+    return st == KF_OK ? plan(m, cmod, ck, c, nc, pc, err) : st;
 }
 
 static kf_status attention(dc_model *m, dc_layer *L, kf_error *err)
@@ -576,12 +642,12 @@ static kf_status attention(dc_model *m, dc_layer *L, kf_error *err)
     const dc_shape *sh = &m->sh;
     double d = sh->head_dim, hq = sh->heads * d, kvr = sh->kv_heads * d, nqkv = hq + 2 * kvr;
     double part = sh->heads * (d + 1) * 4;   /* one split's partials: po and plse */
-    kf_arg r[11] = {B(m->qkv), B(m->pos_rope), B(m->q), B(L->kc), B(L->vc), U(1), U(sh->heads), U(sh->kv_heads),
-                    U(m->cap), U(sh->head_dim), F(sh->theta)};
-    kf_arg s[14], c[8];
-    unsigned ns;
+    kf_arg r[11] = {B(m->qkv), B(m->pos_rope), B(m->q), B(L->kc), B(L->vc), U(nb(m)), U(sh->heads),
+                    U(sh->kv_heads), U(m->cap), U(sh->head_dim), F(sh->theta)};
+    kf_arg s[14], c[9];
+    unsigned ns, nc;
     int cmod;
-    const char *ck = attn_args(m, L, m->split, s, &ns, c, &cmod);
+    const char *ck = attn_args(m, L, m->split, s, &ns, c, &nc, &cmod);
     double cact = m->c->wt == DC_Q4K ? hq + hq / 8 + 4 : 2 * hq + 4;
     kf_status st = step_plan(m, DC_MOD_ROPE, "rope_qkv_neox", r, 11, (dc_cost){0, 2 * nqkv + 2 * hq + 4, 4 * kvr, 0, 0},
                              err, "%ux%u", sh->heads + 2 * sh->kv_heads, sh->head_dim);
@@ -591,7 +657,7 @@ static kf_status attention(dc_model *m, dc_layer *L, kf_error *err)
     if (st == KF_OK)
         st = step_plan(m, DC_MOD_SDPA, "sdpa_decode_split", s, ns, (dc_cost){0, 2 * hq + 4, 0, 4 * kvr, part}, err,
                        "%ux%u/%u split %u", sh->heads, sh->head_dim, sh->kv_heads, m->split);
-    return st == KF_OK ? step_plan(m, cmod, ck, c, 8, (dc_cost){0, cact, 0, 0, part}, err, "%ux%u split %u", sh->heads,
+    return st == KF_OK ? step_plan(m, cmod, ck, c, nc, (dc_cost){0, cact, 0, 0, part}, err, "%ux%u split %u", sh->heads,
                                    sh->head_dim, m->split)
                        : st;
 }
@@ -611,9 +677,11 @@ static kf_status residual(dc_model *m, kf_buffer *w, dc_input in, kf_buffer *a, 
                        : st;
 }
 
-/* Whether the GEMVs make their own x (the norm, silu·up): dc_fuse. */
+/* Whether the GEMVs make their own x (the norm, silu·up): dc_fuse; never
+ * for a batch. */
 static bool fused(const dc_model *m)
 {
+    if (nb(m) > 1) return false;   /* no batched (tc_gemv) form of gemv_rms_*, gemv_silu_* */
     return m->c->fuse == DC_FUSE_ON || (m->c->fuse == DC_FUSE_AUTO && m->c->wt == DC_F16);
 }
 
@@ -655,23 +723,24 @@ static kf_status layer_plans(dc_model *m, dc_layer *L, kf_error *err)
     return st == KF_OK ? ffn_down(m, L, err) : st;
 }
 
-/* Every launch of step 0, in order; the three re-targeted plans remembered. */
+/* Every launch of step 0, in order; the three re-targeted plans remembered
+ * (decode_pos's s: parameter 2). */
 static kf_status step_plans(dc_model *m, kf_error *err)
 {
     const dc_shape *sh = &m->sh;
     double h = sh->hidden;
     uint32_t vocab = m->c->sh.vocab;   /* argmax and embed: the whole vocabulary on every rank */
-    kf_arg p[2] = {B(m->pos), U(m->c->context)};
-    kf_arg am[4] = {B(m->logits), B(m->tok[1]), U(1), U(vocab)};
-    kf_arg em[6] = {B(m->embed), B(m->tok[1]), B(m->x), U(1), U(sh->hidden), U(vocab)};
-    kf_status st = step_plan(m, DC_MOD_OWN, "decode_pos", p, 2, (dc_cost){0, 8, 0, 0, 0}, err, "2");
+    kf_arg p[4] = {B(m->pos), B(m->ctxs), U(0), U(nb(m))};
+    kf_arg am[4] = {B(m->logits), B(m->tok[1]), U(nb(m)), U(vocab)};
+    kf_arg em[6] = {B(m->embed), B(m->tok[1]), B(m->x), U(nb(m)), U(sh->hidden), U(vocab)};
+    kf_status st = step_plan(m, DC_MOD_OWN, "decode_pos", p, 4, (dc_cost){0, 12, 0, 0, 0}, err, "%u", nb(m));
     if (st == KF_OK) m->pos_plan = m->plan[m->nplan - 1];
     for (uint32_t l = 0; l < sh->layers && st == KF_OK; l++) st = layer_plans(m, &m->layer[l], err);
     if (st == KF_OK) st = vocab_plans(m, err);
     if (st == KF_OK)
         st = step_plan(m, DC_MOD_ARGMAX, "argmax", am, 4, (dc_cost){0, 4.0 * vocab + 4, 0, 0, 0}, err, "%u", vocab);
     if (st == KF_OK) m->argmax_plan = m->plan[m->nplan - 1];
-    if (st == KF_OK) st = step_plan(m, DC_MOD_EMBED, "embed", em, 6, (dc_cost){2 * h, 2 * h + 4, 0, 0, 0}, err, "%u", sh->hidden);
+    if (st == KF_OK) st = step_plan(m, DC_MOD_EMBED, "embed", em, 6, (dc_cost){0, 4 * h + 4, 0, 0, 0}, err, "%u", sh->hidden);
     if (st != KF_OK) return st;
     m->embed_plan = m->plan[m->nplan - 1];
     m->argmax_idx = kf_pipeline_param_index(pipe_of(m, DC_MOD_ARGMAX, "argmax"), "idx");
@@ -682,8 +751,12 @@ static kf_status step_plans(dc_model *m, kf_error *err)
 dc_bytes dc_launch_bytes(const dc_model *m, uint32_t i, uint64_t len)
 {
     const dc_cost *c = &m->launch[i].cost;
-    double ns = (double)((len + m->split - 1) / m->split);
-    return (dc_bytes){c->weights, c->kv + c->kv_pos * (double)len, c->act + c->part * ns};
+    double n = nb(m), pos = 0, ns = 0;
+    for (uint32_t b = 0; b < nb(m); b++) {   /* sequence b is ctx[b] - context shorter than the longest */
+        uint64_t lb = len - (m->c->context - m->c->ctx[b]);
+        pos += (double)lb, ns += (double)((lb + m->split - 1) / m->split);
+    }
+    return (dc_bytes){c->weights, n * c->kv + c->kv_pos * pos, n * c->act + c->part * ns};
 }
 
 dc_bytes dc_step_bytes(const dc_model *m, uint64_t len)
@@ -696,12 +769,15 @@ dc_bytes dc_step_bytes(const dc_model *m, uint64_t len)
     return t;
 }
 
-/* tokens[0] = the input token, embedded into x (the first step's input). */
+/* tok[0] = the input tokens, embedded into x (the first step's input):
+ * sequence b's is token + b (modulo the vocabulary). */
 static kf_status first_input(dc_model *m, kf_error *err)
 {
-    if (m->c->token >= m->c->sh.vocab)
-        return kf_error_set(err, KF_ERR_USAGE, "--token %u is not below the vocabulary (%u)", m->c->token, m->c->sh.vocab);
-    kf_status st = kf_buffer_upload(m->tok[0], &m->c->token, 4, err);
+    uint32_t t[DC_BATCH_MAX], v = m->c->sh.vocab;
+    if (m->c->token >= v)
+        return kf_error_set(err, KF_ERR_USAGE, "--token %u is not below the vocabulary (%u)", m->c->token, v);
+    for (uint32_t b = 0; b < nb(m); b++) t[b] = (uint32_t)(((uint64_t)m->c->token + b) % v);
+    kf_status st = kf_buffer_upload(m->tok[0], t, nb(m) * sizeof *t, err);
     if (st == KF_OK) st = kf_plan_set_buffer(m->embed_plan, (uint32_t)m->embed_ids, m->tok[0], err);
     if (st == KF_OK) st = kf_plan_launch(m->embed_plan, KF_DISPATCH_SYNC, NULL, err);
     return st;
@@ -726,7 +802,8 @@ uint32_t dc_split_guess(const dc_config *c, const dc_shape *sh, const kf_device 
     kf_device_props dp;
     kf_device_props_get(dev, &dp);
     uint64_t sms = dp.sm_count ? dp.sm_count : 132, groups = (sh->heads / sh->kv_heads + 3) / 4;
-    uint64_t want = ((uint64_t)c->context * sh->kv_heads * groups + 2 * sms - 1) / (2 * sms);
+    uint64_t seqs = c->batch > 1 ? c->batch : 1;
+    uint64_t want = ((uint64_t)c->context * sh->kv_heads * groups * seqs + 2 * sms - 1) / (2 * sms);
     uint32_t split = 16;
     while (split < want && split < 4096) split *= 2;
     return split;
@@ -775,8 +852,8 @@ kf_status dc_model_retarget(dc_model *m, uint32_t s, kf_error *err)
     }
     if (s >= m->c->max_steps)
         return kf_error_set(err, KF_ERR_USAGE, "step %u is past the %u steps the model was made for", s, m->c->max_steps);
-    kf_value p = U(m->c->context + s).value;
-    kf_status st = kf_plan_set_value(m->pos_plan, 1, &p, err);
+    kf_value p = U(s).value;
+    kf_status st = kf_plan_set_value(m->pos_plan, 2, &p, err);
     if (st == KF_OK) st = kf_plan_set_buffer(m->argmax_plan, (uint32_t)m->argmax_idx, m->tok[s + 1], err);
     return st == KF_OK ? kf_plan_set_buffer(m->embed_plan, (uint32_t)m->embed_ids, m->tok[s + 1], err) : st;
 }
@@ -805,23 +882,23 @@ kf_status dc_model_sync(dc_model *m, kf_error *err)
 kf_status dc_model_logits(dc_model *m, float *logits, kf_error *err)
 {
     if (m->ranks) m = &m->ranks[0];
-    return kf_buffer_download(m->logits, logits, (size_t)m->c->sh.vocab * 4, err);
+    return kf_buffer_download(m->logits, logits, (size_t)nb(m) * m->c->sh.vocab * 4, err);
 }
 
 kf_status dc_model_token(dc_model *m, uint32_t s, uint32_t *token, kf_error *err)
 {
     if (m->ranks) m = &m->ranks[0];
-    return kf_buffer_download(m->tok[s + 1], token, 4, err);
+    return kf_buffer_download(m->tok[s + 1], token, nb(m) * sizeof *token, err);
 }
 
-kf_status dc_model_force_token(dc_model *m, uint32_t s, uint32_t t, kf_error *err)
+kf_status dc_model_force_token(dc_model *m, uint32_t s, const uint32_t *t, kf_error *err)
 {
     if (m->ranks) {
         kf_status st = KF_OK;
         for (uint32_t r = 0; r < m->c->tp && st == KF_OK; r++) st = dc_model_force_token(&m->ranks[r], s, t, err);
         return st;
     }
-    kf_status st = kf_buffer_upload(m->tok[s + 1], &t, 4, err);
+    kf_status st = kf_buffer_upload(m->tok[s + 1], t, nb(m) * sizeof *t, err);
     if (st == KF_OK) st = kf_plan_set_buffer(m->embed_plan, (uint32_t)m->embed_ids, m->tok[s + 1], err);
     return st == KF_OK ? kf_plan_launch(m->embed_plan, KF_DISPATCH_SYNC, NULL, err) : st;
 }
@@ -845,7 +922,7 @@ void dc_model_close(dc_model *m)
     kf_buffer *views[] = {m->g, m->u, m->pos_rope, m->pos_lens, m->lpart};
     for (size_t i = 0; i < sizeof views / sizeof views[0]; i++) kf_buffer_destroy(views[i]);
     kf_buffer *act[] = {m->x, m->xn, m->qkv, m->q, m->attn, m->po, m->plse, m->cnt, m->gu, m->h, m->logits,
-                        m->pos, m->tokens, m->xq, m->xds, m->embed, m->out_norm, m->lm_head, m->part};
+                        m->pos, m->ctxs, m->tokens, m->xq, m->xds, m->embed, m->out_norm, m->lm_head, m->part};
     for (size_t i = 0; i < sizeof act / sizeof act[0]; i++) kf_buffer_destroy(act[i]);
     for (uint32_t l = 0; m->layer && l < m->sh.layers; l++) {
         dc_layer *L = &m->layer[l];

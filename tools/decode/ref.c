@@ -9,7 +9,11 @@
  * activation quantization and integer dot, as the q4k x q8 GEMV defines it.
  *
  * Weights and the caches are host copies made from the device model once;
- * the caches then grow by each step's k and v, computed here. */
+ * the caches then grow by each step's k and v, computed here. A batch is
+ * its sequences one after another: sequence b's step reads and grows its
+ * own cache (rows [b·cap, (b + 1)·cap) of the device's [batch, cap, ...]
+ * layout) and nothing else, so one sequence's step is the same model with
+ * no batch at all. */
 #include "decode.h"
 #include "../reference/ref_num.h"
 
@@ -26,6 +30,7 @@ struct dc_ref {
     dc_shape sh;
     dc_wtype wt;
     uint32_t cap;
+    size_t kv0;                 /* the step's sequence: its cache's first element */
     uint16_t *embed, *out_norm;
     unsigned char *lm_head;
     ref_layer *layer;
@@ -153,7 +158,7 @@ static void attend(dc_ref *r, const ref_layer *L, uint32_t hq, uint32_t pos)
     const uint16_t *q = r->q + (size_t)hq * d;
     double mx = -INFINITY, sum = 0;
     for (uint32_t p = 0; p <= pos; p++) {
-        const uint16_t *k = L->kc + ((size_t)p * hkv + kvh) * d;
+        const uint16_t *k = L->kc + r->kv0 + ((size_t)p * hkv + kvh) * d;
         double s = 0;
         for (uint32_t e = 0; e < d; e++) s += h2d(q[e]) * h2d(k[e]);
         r->scores[p] = s / sqrt((double)d);
@@ -162,7 +167,7 @@ static void attend(dc_ref *r, const ref_layer *L, uint32_t hq, uint32_t pos)
     for (uint32_t p = 0; p <= pos; p++) sum += r->scores[p] = exp(r->scores[p] - mx);
     for (uint32_t e = 0; e < d; e++) {
         double o = 0;
-        for (uint32_t p = 0; p <= pos; p++) o += r->scores[p] * h2d(L->vc[((size_t)p * hkv + kvh) * d + e]);
+        for (uint32_t p = 0; p <= pos; p++) o += r->scores[p] * h2d(L->vc[r->kv0 + ((size_t)p * hkv + kvh) * d + e]);
         r->attn[(size_t)hq * d + e] = kf_ref_f16_bits(o / sum);
     }
 }
@@ -181,7 +186,7 @@ static void attention(dc_ref *r, ref_layer *L, uint32_t pos)
         if (hh < sh->heads + sh->kv_heads) kf_ref_rope_head(src, d, pos, sh->theta, true);
         if (hh >= sh->heads) {   /* k or v head: into the cache row at pos */
             size_t row = ((size_t)pos * sh->kv_heads + (hh - sh->heads) % sh->kv_heads) * d;
-            dst = (hh < sh->heads + sh->kv_heads ? L->kc : L->vc) + row;
+            dst = (hh < sh->heads + sh->kv_heads ? L->kc : L->vc) + r->kv0 + row;
         }
         memcpy(dst, src, d * 2);
     }
@@ -202,9 +207,10 @@ static void ffn(dc_ref *r, ref_layer *L)
     residual(r, L->wdown, r->h, sh->ffn);
 }
 
-void dc_ref_step(dc_ref *r, uint32_t token, uint32_t pos, float *logits)
+void dc_ref_step(dc_ref *r, uint32_t seq, uint32_t token, uint32_t pos, float *logits)
 {
     const dc_shape *sh = &r->sh;
+    r->kv0 = (size_t)seq * r->cap * sh->kv_heads * sh->head_dim;
     memcpy(r->x, r->embed + (size_t)token * sh->hidden, (size_t)sh->hidden * 2);
     for (uint32_t l = 0; l < sh->layers; l++) {
         attention(r, &r->layer[l], pos);
@@ -215,7 +221,8 @@ void dc_ref_step(dc_ref *r, uint32_t token, uint32_t pos, float *logits)
     for (uint32_t i = 0; i < sh->vocab; i++) logits[i] = (float)r->acc[i];
 }
 
-uint16_t *dc_ref_cache_row(dc_ref *r, uint32_t l, uint32_t pos, bool v)
+uint16_t *dc_ref_cache_row(dc_ref *r, uint32_t l, uint32_t seq, uint32_t pos, bool v)
 {
-    return (v ? r->layer[l].vc : r->layer[l].kc) + (size_t)pos * r->sh.kv_heads * r->sh.head_dim;
+    size_t row = (size_t)r->sh.kv_heads * r->sh.head_dim;
+    return (v ? r->layer[l].vc : r->layer[l].kc) + ((size_t)seq * r->cap + pos) * row;
 }

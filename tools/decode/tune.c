@@ -98,9 +98,10 @@ static kf_status time_split(dc_model *m, uint32_t split, double *us, kf_error *e
 kf_status dc_split_tune(dc_model *m, kf_error *err)
 {
     if (!m->busy) return KF_OK;
-    uint32_t pos[2] = {m->c->context, m->c->context + 1}, guess = m->split, best = guess;
+    uint32_t nb = m->c->batch > 1 ? m->c->batch : 1, pos[2 * DC_BATCH_MAX], guess = m->split, best = guess;
+    for (uint32_t b = 0; b < nb; b++) pos[b] = m->c->ctx[b], pos[nb + b] = m->c->ctx[b] + 1;   /* as decode_pos's step 0 */
     double best_us = INFINITY;
-    kf_status st = kf_buffer_upload(m->pos, pos, sizeof pos, err);
+    kf_status st = kf_buffer_upload(m->pos, pos, 2 * nb * sizeof *pos, err);
     for (uint32_t split = dc_split_least(guess); split <= 4 * guess && st == KF_OK; split *= 2) {
         double us = 0;
         st = time_split(m, split, &us, err);
