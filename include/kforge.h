@@ -266,7 +266,8 @@ typedef struct {
 
 typedef enum {
     KF_OPT_DEFAULT = 0,   /* = KF_OPT_O1 */
-    KF_OPT_O0,            /* the IR as lowered (the reference an optimiser bug is caught against) */
+    KF_OPT_O0,            /* the IR as lowered (the reference an optimiser bug is caught against), but for
+                             float operations on constants, replaced by their exact constants at every level */
     KF_OPT_O1,            /* constants, dead branches, copies, dead code, strength reduction */
 } kf_opt_level;
 

@@ -17,12 +17,16 @@
  * so every value the loop writes gets a fresh token there (the body is
  * walked once, valid for every iteration); after ENDLOOP each value holds
  * the join over the BREAKs that leave the loop. With that:
- *  - a value is a constant where its token is a CONST instruction;
+ *  - a value is a constant where its token is a CONST instruction, or an
+ *    instruction whose operands were constants there (kf_opt_fold: a
+ *    vector whose lanes differ, built by INSERTs, is known lane by lane);
  *  - a use of v, whose token is `MOV v, a`, reads a instead when a still
  *    holds the token it held at the MOV (neither was written in between,
  *    on any path, nor round a back edge);
  *  - an instruction whose operands are constants becomes a CONST, or a MOV
- *    of an operand (select on a constant, x + 0); IF on a constant keeps
+ *    of an operand (select on a constant, x + 0); a vector result whose
+ *    lanes differ becomes a CONST and INSERTs of constants (INSERTs and
+ *    BITCASTs that build such a vector stay as they are); IF on a constant keeps
  *    one side; a loop whose first test is decided on entry is removed; a
  *    loop that never reaches its back edge (every path breaks or returns,
  *    no continue, every break at the top of its body or ending the then
@@ -43,7 +47,13 @@
  * be non-zero, every memory, warp, barrier or atomic operation, and any op
  * this file does not know (one added later) stay, whether read or not, so
  * an -O0 and an -O1 build report the same faults. A kernel nested deeper
- * than OPT_MAX_DEPTH is left as lowered. */
+ * than OPT_MAX_DEPTH is left as lowered.
+ *
+ * The same walk runs in mode OPT_EXACT for the mandatory pass of
+ * ir/opt_exact.c, at every -O level: it computes the same constants but
+ * changes nothing except the instructions kf_opt_exact_op names, each
+ * replaced by its constant (no copy forwarded, no branch decided, no loop
+ * or code removed; code after a jump is walked as if reached). */
 #include <string.h>
 
 #include "opt.h"
@@ -79,6 +89,9 @@ typedef struct {
     uint32_t *phiuses;       /* per value: uses through a phi (count for all its definitions) */
     uint8_t *dead;           /* per instruction: removed at the end of the round */
     uint8_t *pure;           /* per instruction: no effect, may be removed when unread */
+    uint8_t *known;          /* per instruction: its result is the constant kv[i] */
+    kf_islot *kv;
+    uint8_t *mat;            /* per instruction: replaced by kf_opt_const_emit(kv[i]) */
     opt_reduce *red;         /* per instruction: a strength reduction to apply */
     uint8_t *negate;         /* per IF: test the negation of its condition */
     uint32_t *endifs;        /* per instruction: ENDIFs to insert after it */
@@ -92,6 +105,7 @@ typedef struct {
     uint32_t next_phi;
     bool reach;              /* the walk's position can run */
     bool changed, oom;
+    opt_mode mode;
     kf_opt_stats *st;
 } opt_t;
 
@@ -127,18 +141,18 @@ static kf_val forward(const opt_t *o, kf_val v)
     return v;
 }
 
-/* v's value at the walk's position when its token is a CONST (v already
- * at the end of its chain of copies). */
+/* v's value at the walk's position when its token is a CONST or an
+ * instruction whose result the walk knows (v already at the end of its
+ * chain of copies). */
 static opt_cval const_here(const opt_t *o, kf_val v)
 {
     opt_cval c = {false, {{0, 0}}};
     if (!v) return c;
     uint32_t t = o->tok[v];
-    if (!is_def_tok(o, t) || o->dead[t - 1] || o->k->ins[t - 1].op != KF_IR_CONST) return c;
+    if (!is_def_tok(o, t) || o->dead[t - 1]) return c;
     const kf_ir_ins *d = &o->k->ins[t - 1];
-    unsigned by = kf_scalar_bytes[d->type.scalar], lanes = d->type.lanes ? d->type.lanes : 1;
-    for (unsigned l = 0; l < lanes && l * by < 16; l++) kf_iop_set_lane(&c.v, by, l, d->imm);
-    c.known = true;
+    if (d->op == KF_IR_CONST) c.v = kf_opt_splat_slot(d->type, d->imm), c.known = true;
+    else if (o->known[t - 1]) c.v = o->kv[t - 1], c.known = true;
     return c;
 }
 
@@ -182,25 +196,59 @@ static void make_mov(kf_ir_ins *in, const kf_ir_kernel *k, kf_val src)
     *in = (kf_ir_ins){KF_IR_MOV, 0, k->vals[in->dst].type, in->dst, {src, 0, 0, 0}, 0, in->loc};
 }
 
-/* Folds or simplifies in (operands already forwarded) and decides whether
- * it is removable and reducible. */
+/* Instruction i computes the constant v: it becomes a CONST, or when v's
+ * lanes differ, CONST and INSERTs at the end of the round (compact). */
+static void replace_const(opt_t *o, uint32_t i, const kf_islot *v)
+{
+    kf_ir_ins *in = &o->k->ins[i];
+    kf_type t = o->k->vals[in->dst].type;
+    uint64_t bits;
+    if (kf_opt_splat_bits(t, v, &bits)) *in = (kf_ir_ins){KF_IR_CONST, 0, t, in->dst, {0, 0, 0, 0}, bits, in->loc};
+    else o->mat[i] = 1, o->st->vectors++;
+    o->st->folded++, o->changed = true;
+}
+
+/* What i computes when the walk knows it: the constant of r, or the
+ * constant its copied operand (`lane` for an EXTRACT's lane) holds. */
+static void note_known(opt_t *o, uint32_t i, opt_fold_result r, const opt_cval cv[4], kf_val lane)
+{
+    opt_cval c = {r.kind == OPT_CONST, r.v};
+    if (r.kind == OPT_COPY) c = r.copy == 4 ? const_of(o, lane) : cv[r.copy];
+    o->known[i] = c.known;
+    o->kv[i] = c.v;
+}
+
+/* Whether OPT_ALL keeps in, known to be a constant whose lanes differ, as
+ * it is: an INSERT or BITCAST (what writes such a constant). */
+static bool builds_vector(const kf_ir_kernel *k, const kf_ir_ins *in, const kf_islot *v)
+{
+    uint64_t bits;
+    return (in->op == KF_IR_INSERT || in->op == KF_IR_BITCAST) && !kf_opt_splat_bits(k->vals[in->dst].type, v, &bits);
+}
+
+/* Folds or simplifies in (operands already forwarded in OPT_ALL) and
+ * decides whether it is removable and reducible. */
 static void simplify(opt_t *o, uint32_t i)
 {
     kf_ir_ins *in = &o->k->ins[i];
     opt_cval cv[4];
-    for (unsigned j = 0; j < 4; j++) cv[j] = const_here(o, in->a[j]);   /* walk_ins forwarded them */
+    for (unsigned j = 0; j < 4; j++) cv[j] = o->mode == OPT_ALL ? const_here(o, in->a[j]) : const_of(o, in->a[j]);
     opt_fold_result r = kf_opt_fold(o->k, in, cv);
     kf_val lane = in->op == KF_IR_EXTRACT && r.kind == OPT_KEEP ? lane_source(o, in) : 0;
-    if (lane && kf_type_eq(o->k->vals[lane].type, o->k->vals[in->dst].type)) r = (opt_fold_result){OPT_COPY, 0, 4};
-    if (r.kind == OPT_CONST) {
-        *in = (kf_ir_ins){KF_IR_CONST, 0, o->k->vals[in->dst].type, in->dst, {0, 0, 0, 0}, r.bits, in->loc};
-        o->st->folded++, o->changed = true;
+    if (lane && kf_type_eq(o->k->vals[lane].type, o->k->vals[in->dst].type)) r = (opt_fold_result){OPT_COPY, {{0, 0}}, 4};
+    note_known(o, i, r, cv, lane);
+    if (o->mode == OPT_EXACT) {
+        if (r.kind == OPT_CONST && kf_opt_exact_op(o->k, in)) replace_const(o, i, &r.v);
+        return;
+    }
+    if (r.kind == OPT_CONST && !builds_vector(o->k, in, &r.v)) {
+        replace_const(o, i, &r.v);
     } else if (r.kind == OPT_COPY) {
         make_mov(in, o->k, r.copy == 4 ? lane : in->a[r.copy]);
         o->st->simplified++, o->changed = true;
     }
     o->pure[i] = kf_opt_pure_op(in) && kf_opt_cannot_fault(o->k, in, cv);
-    if (in->op == KF_IR_BINOP && kf_opt_reduce_plan(in, cv, &o->red[i])) o->changed = true;
+    if (in->op == KF_IR_BINOP && !o->mat[i] && kf_opt_reduce_plan(in, cv, &o->red[i])) o->changed = true;
 }
 
 /* The ops this file knows: each reads exactly its non-zero a[] and writes
@@ -255,19 +303,19 @@ static void walk_ins(opt_t *o, uint32_t i)
         for (unsigned n = written(in, w), j = 0; j < n; j++) o->tok[w[j]] = j == 0 && in->dst ? i + 1 : new_phi(o);
         return;
     }
-    for (unsigned j = 0; j < 4; j++) {
+    for (unsigned j = 0; j < 4 && o->mode == OPT_ALL; j++) {
         kf_val f = in->a[j] ? forward(o, in->a[j]) : 0;
         if (f != in->a[j]) in->a[j] = f, o->st->copies++, o->changed = true;
     }
     if (foldable(in->op)) simplify(o, i);
     else o->pure[i] = kf_opt_pure_op(in);
-    if (in->op == KF_IR_MOV && in->a[0] == in->dst) {   /* v = v: nothing to do, v keeps its token */
+    if (in->op == KF_IR_MOV && in->a[0] == in->dst && o->mode == OPT_ALL) {   /* v = v: v keeps its token */
         o->dead[i] = 1, o->st->dead++, o->changed = true;
         return;
     }
     bool reduced = o->red[i].kind != OPT_RED_NONE;   /* it will no longer read its constant */
     for (unsigned j = 0; j < 4; j++) {
-        if (in->a[j] && !(reduced && j != o->red[i].x)) record_use(o, i, j);
+        if (in->a[j] && !o->mat[i] && !(reduced && j != o->red[i].x)) record_use(o, i, j);
         else o->optok[i * 4 + j] = TOK_UNREAD;
     }
     if (in->dst) o->tok[in->dst] = i + 1;
@@ -369,10 +417,11 @@ static uint32_t walk_if(opt_t *o, uint32_t i)
 {
     kf_ir_ins *in = &o->k->ins[i];
     kf_ir_flow f = kf_ir_flow_of(o->k, i);
-    kf_val c = forward(o, in->a[0]);
+    bool all = o->mode == OPT_ALL;
+    kf_val c = all ? forward(o, in->a[0]) : in->a[0];
     if (c != in->a[0]) in->a[0] = c, o->st->copies++, o->changed = true;
     opt_cval cv = const_of(o, c);
-    if (cv.known) return decided_if(o, i, f, cv.v.u8[0] != 0);
+    if (cv.known && all) return decided_if(o, i, f, cv.v.u8[0] != 0);
     record_use(o, i, 0);
     uint32_t n = o->dlen[i];
     uint32_t save = scratch_push(o, 2 * n);   /* [0, n): before; [n, 2n): end of the then side */
@@ -397,6 +446,7 @@ static uint32_t walk_if(opt_t *o, uint32_t i)
     }
     o->reach = o->reach || then_reach;
     o->scratch.len = save;
+    if (!all) return f.end + 1;
     drop_empty(o, i, f);
     if (!then_reach) note_tail(o, i, f);
     return f.end + 1;
@@ -481,15 +531,12 @@ static bool zero_trip(opt_t *o, uint32_t h, uint32_t end, uint32_t *test)
         if (!in->dst) continue;
         opt_cval cv[4], r = {false, {{0, 0}}};
         for (unsigned j = 0; j < 4; j++) cv[j] = in->a[j] ? prefix_const(o, pv, n, in->a[j]) : r;
-        opt_fold_result f = in->op == KF_IR_MOV ? (opt_fold_result){OPT_COPY, 0, 0}
-                          : in->op == KF_IR_CONST ? (opt_fold_result){OPT_CONST, in->imm, 0}
-                          : foldable(in->op) ? kf_opt_fold(o->k, in, cv) : (opt_fold_result){OPT_KEEP, 0, 0};
+        opt_fold_result f = {OPT_KEEP, {{0, 0}}, 0};
+        if (in->op == KF_IR_MOV) f.kind = OPT_COPY;
+        else if (in->op == KF_IR_CONST) f = (opt_fold_result){OPT_CONST, kf_opt_splat_slot(in->type, in->imm), 0};
+        else if (foldable(in->op)) f = kf_opt_fold(o->k, in, cv);
         if (f.kind == OPT_COPY) r = cv[f.copy];
-        if (f.kind == OPT_CONST) {
-            unsigned by = kf_scalar_bytes[in->type.scalar], lanes = in->type.lanes ? in->type.lanes : 1;
-            for (unsigned l = 0; l < lanes && l * by < 16; l++) kf_iop_set_lane(&r.v, by, l, f.bits);
-            r.known = true;
-        }
+        if (f.kind == OPT_CONST) r = (opt_cval){true, f.v};
         pv[n++] = (prefix_val){in->dst, r};
     }
     const kf_ir_ins *t = &o->k->ins[x];
@@ -533,7 +580,7 @@ static void unwrap_one_trip(opt_t *o, const loop_frame *lf, kf_ir_flow f, bool b
  * returns whether the back edge is reachable. */
 static bool walk_latch(opt_t *o, loop_frame *lf, kf_ir_flow f, bool body_reach)
 {
-    if (!body_reach && !lf->cnt_any) {
+    if (!body_reach && !lf->cnt_any && o->mode == OPT_ALL) {
         kill_range(o, f.mid, f.end, true);
         return false;
     }
@@ -550,7 +597,7 @@ static uint32_t walk_loop(opt_t *o, uint32_t h)
 {
     kf_ir_flow f = kf_ir_flow_of(o->k, h);
     uint32_t test;
-    if (zero_trip(o, h, f.end, &test)) {
+    if (o->mode == OPT_ALL && zero_trip(o, h, f.end, &test)) {
         o->dead[h] = 1;
         kill_range(o, test, f.end + 1, true);
         o->st->zero_trip++, o->changed = true;
@@ -573,7 +620,7 @@ static uint32_t walk_loop(opt_t *o, uint32_t h)
     lf = top_loop(o);
     if (lf->brk_any) take_join(o, lf, lf->brk);
     o->reach = lf->brk_any;
-    unwrap_one_trip(o, lf, f, back);
+    if (o->mode == OPT_ALL) unwrap_one_trip(o, lf, f, back);
     o->loops.len--;
     o->scratch.len = acc;
     return f.end + 1;
@@ -587,7 +634,9 @@ static uint32_t walk_range(opt_t *o, uint32_t from, uint32_t to)
             x++;
             continue;
         }
-        if (!o->reach) {
+        if (!o->reach && o->mode == OPT_EXACT) {
+            o->reach = true;   /* nothing is removed: walked as if reached (more paths, fewer constants) */
+        } else if (!o->reach) {
             kill_range(o, x, to, true);
             break;
         }
@@ -595,7 +644,7 @@ static uint32_t walk_range(opt_t *o, uint32_t from, uint32_t to)
         case KF_IR_IF: x = walk_if(o, x); break;
         case KF_IR_LOOP: x = walk_loop(o, x); break;
         case KF_IR_BREAK: case KF_IR_CONTINUE: case KF_IR_RET: walk_jump(o, x++); break;
-        case KF_IR_NOP: o->dead[x++] = 1; break;
+        case KF_IR_NOP: o->dead[x++] = o->mode == OPT_ALL; break;
         case KF_IR_ELSE: case KF_IR_ENDIF: case KF_IR_LATCH: case KF_IR_ENDLOOP:
             kf_unreachable("structure marker inside a range");
         default: walk_ins(o, x++); break;
@@ -689,7 +738,9 @@ static uint32_t build_defs(opt_t *o)
 static void tables_free(opt_t *o)
 {
     free(o->tok), free(o->optok), free(o->uses), free(o->phiuses), free(o->dead), free(o->pure), free(o->red);
-    free(o->negate), free(o->endifs);
+    free(o->negate), free(o->endifs), free(o->known), free(o->kv), free(o->mat);
+    o->known = o->mat = NULL;
+    o->kv = NULL;
     free(o->dstart), free(o->dlen), free(o->vdef_at), free(o->vdefs);
     o->tok = o->optok = o->uses = o->phiuses = o->endifs = o->dstart = o->dlen = o->vdef_at = o->vdefs = NULL;
     o->dead = o->pure = o->negate = NULL;
@@ -715,6 +766,9 @@ static void tables_reset(opt_t *o, uint32_t n, uint32_t v)
         o->phiuses = zalloc(o, v, sizeof *o->phiuses);
         o->dead = zalloc(o, n, 1);
         o->pure = zalloc(o, n, 1);
+        o->known = zalloc(o, n, 1);
+        o->kv = zalloc(o, n, sizeof *o->kv);
+        o->mat = zalloc(o, n, 1);
         o->red = zalloc(o, n, sizeof *o->red);
         o->negate = zalloc(o, n, 1);
         o->endifs = zalloc(o, n, sizeof *o->endifs);
@@ -729,6 +783,8 @@ static void tables_reset(opt_t *o, uint32_t n, uint32_t v)
     memset(o->phiuses, 0, v * sizeof *o->phiuses);
     memset(o->dead, 0, n);
     memset(o->pure, 0, n);
+    memset(o->known, 0, n);
+    memset(o->mat, 0, n);
     memset(o->red, 0, n * sizeof *o->red);
     memset(o->negate, 0, n);
     memset(o->endifs, 0, n * sizeof *o->endifs);
@@ -785,8 +841,9 @@ static kf_val negation(opt_code *c, const kf_ir_ins *in)
     return b;
 }
 
-/* Drops the removed instructions, expands the strength reductions, and
- * writes the negated IF conditions and inserted ENDIFs of unwrap_one_trip. */
+/* Drops the removed instructions, expands the strength reductions and the
+ * vector constants, and writes the negated IF conditions and inserted
+ * ENDIFs of unwrap_one_trip. */
 static void compact(opt_t *o)
 {
     opt_code *c = o->code;
@@ -800,6 +857,8 @@ static void compact(opt_t *o)
         if (o->red[i].kind && old[i].op == KF_IR_BINOP) {
             kf_opt_reduce_emit(c, &old[i], o->red[i]);
             o->st->reduced++;
+        } else if (o->mat[i]) {
+            kf_opt_const_emit(c, &old[i], &o->kv[i]);
         } else if (!KF_VEC_PUSH(&c->ins, old[i])) {
             c->oom = true;
         }
@@ -827,7 +886,7 @@ static bool opt_round(opt_t *o, const kf_ir_kernel *proto, bool *skip, bool *oom
     if (depth > OPT_MAX_DEPTH) *skip = true;
     if (!o->oom && !*skip) {
         walk_range(o, 0, view.nins);
-        remove_unread(o);
+        if (o->mode == OPT_ALL) remove_unread(o);
         if (!o->oom) compact(o);
     }
     *oom = o->oom || code->oom;
@@ -836,6 +895,11 @@ static bool opt_round(opt_t *o, const kf_ir_kernel *proto, bool *skip, bool *oom
 }
 
 kf_status kf_opt_kernel_stats(kf_arena *arena, kf_ir_kernel *k, kf_opt_stats *stats)
+{
+    return kf_opt_walk(arena, k, OPT_ALL, stats);
+}
+
+kf_status kf_opt_walk(kf_arena *arena, kf_ir_kernel *k, opt_mode mode, kf_opt_stats *stats)
 {
     kf_opt_stats local;
     kf_opt_stats *st = stats ? stats : &local;
@@ -851,7 +915,7 @@ kf_status kf_opt_kernel_stats(kf_arena *arena, kf_ir_kernel *k, kf_opt_stats *st
     }
     bool skip = false, more = !oom;
     opt_t o = {0};
-    o.code = &code, o.st = st;
+    o.code = &code, o.st = st, o.mode = mode;
     while (more && st->rounds < OPT_MAX_ROUNDS) {
         st->rounds++;
         more = opt_round(&o, k, &skip, &oom);

@@ -1,9 +1,11 @@
 /* Private interface of the core-IR optimiser: ir/opt.c (the driver, the
- * structured data-flow walk, dead branches and loops, copies, dead code) and
+ * structured data-flow walk, dead branches and loops, copies, dead code),
  * ir/opt_fold.c (what one instruction computes when some operands are
  * known: constant folding through the interpreter's own lane semantics,
- * algebraic identities, strength reduction). Tests include this header for
- * the statistics of a run (tests/test_opt.c). */
+ * algebraic identities, strength reduction) and ir/opt_exact.c (the
+ * mandatory pass that runs the same walk at every -O level and replaces
+ * only the float operations a GPU compiler could fold itself). Tests
+ * include this header for the statistics of a run (tests/test_opt.c). */
 #ifndef KF_OPT_H
 #define KF_OPT_H
 
@@ -15,6 +17,7 @@ typedef struct {
     uint32_t rounds;        /* walks over the kernel until nothing changed */
     uint32_t ins_before, ins_after;
     uint32_t folded;        /* instructions replaced by a constant */
+    uint32_t vectors;       /* of those, vectors whose lanes differ: written as CONST and INSERTs */
     uint32_t simplified;    /* instructions that became a copy (select on a constant, x + 0, ...) */
     uint32_t copies;        /* operands that now read a MOV's source instead of its result */
     uint32_t branches;      /* IFs on a constant: one side kept */
@@ -27,8 +30,23 @@ typedef struct {
     bool skipped;           /* left as lowered: nesting deeper than the walk goes */
 } kf_opt_stats;
 
+/* What a run of the walk of ir/opt.c may change. */
+typedef enum {
+    OPT_ALL,     /* kf_opt: everything ir/opt.c's paragraph lists */
+    OPT_EXACT,   /* kf_opt_exact: only instructions kf_opt_exact_op names whose operands are
+                    known are replaced by their constant; nothing else moves, goes or changes */
+} opt_mode;
+
 /* kf_opt with its statistics (stats may be NULL). */
 kf_status kf_opt_kernel_stats(kf_arena *arena, kf_ir_kernel *k, kf_opt_stats *stats);
+/* One run of the walk in `mode` (kf_opt_kernel_stats is OPT_ALL). */
+kf_status kf_opt_walk(kf_arena *arena, kf_ir_kernel *k, opt_mode mode, kf_opt_stats *stats);
+
+/* ---- ir/opt_exact.c ------------------------------------------------------ */
+
+/* Whether `in` is an operation that kf_opt_exact replaces by its constant
+ * when every operand is known (see that file's paragraph for the rule). */
+bool kf_opt_exact_op(const kf_ir_kernel *k, const kf_ir_ins *in);
 
 /* ---- ir/opt_fold.c ------------------------------------------------------- */
 
@@ -42,21 +60,30 @@ typedef struct {
 
 typedef enum {
     OPT_KEEP,    /* nothing known */
-    OPT_CONST,   /* the result is the constant `bits` in every lane */
+    OPT_CONST,   /* the result is the constant `v`, lane by lane (lanes may differ) */
     OPT_COPY,    /* the result is operand a[copy] unchanged (same type) */
 } opt_fold_kind;
 
 typedef struct {
     opt_fold_kind kind;
-    uint64_t bits;
+    kf_islot v;          /* OPT_CONST: every lane, in the interpreter's slot layout; 0 past the type */
     unsigned copy;
 } opt_fold_result;
 
 /* What instruction `in` of k computes given the known operands cv[j] (for
  * a[j]): a constant, one of its operands, or nothing known. Only
  * BINOP, CMP, UNOP, CVT, BITCAST, SELECT, MATH, SPLAT, EXTRACT and INSERT
- * are ever folded; anything else is OPT_KEEP. */
+ * are ever folded; anything else is OPT_KEEP. The one folding function of
+ * the compiler's IR: kf_opt and kf_opt_exact both call it. */
 opt_fold_result kf_opt_fold(const kf_ir_kernel *k, const kf_ir_ins *in, const opt_cval cv[4]);
+
+/* Whether every lane of the constant v of type t is the same; *bits gets
+ * lane 0 (the encoding of a CONST's imm). */
+bool kf_opt_splat_bits(kf_type t, const kf_islot *v, uint64_t *bits);
+
+/* The constant v of type t in every lane (the value of a CONST with imm
+ * `bits`). */
+kf_islot kf_opt_splat_slot(kf_type t, uint64_t bits);
 
 /* Whether the pure instruction `in` cannot fault given cv: true for every
  * op kf_opt_fold reasons about except an integer division, remainder or cdiv
@@ -91,5 +118,11 @@ typedef struct {
 /* Appends to `out` the instructions that compute in's result as r says,
  * the last one writing in->dst; new values are appended to out->vals. */
 void kf_opt_reduce_emit(opt_code *out, const kf_ir_ins *in, opt_reduce r);
+
+/* Appends to `out` the vector constant v (of in's result type, lanes not
+ * all the same) as a CONST of its most frequent lane and one INSERT of a
+ * scalar CONST per other lane, the last INSERT writing in->dst: no
+ * arithmetic, only moves of constants. */
+void kf_opt_const_emit(opt_code *out, const kf_ir_ins *in, const kf_islot *v);
 
 #endif

@@ -4,23 +4,23 @@
  *
  * Folding runs the interpreter's own lane semantics (kf_iop_binop, _cmp,
  * _unop, _cvt and _math of ir/interp_ops.c, over the conversions of
- * ir/numeric.c): a folded constant is bit for bit what the interpreter
- * computes at run time, and the back ends are held to the interpreter by
- * the golden and differential tests, so each operation's meaning has one
- * implementation. What is never folded, and why:
+ * ir/numeric.c), lane by lane: a folded constant is bit for bit what the
+ * interpreter computes at run time, NaN lanes (their bits too), signed
+ * zeros and f16/bf16 lanes (each operation rounded once to its type, as
+ * the interpreter does) included, and the back ends are held to the
+ * interpreter by the golden and differential tests, so each operation's
+ * meaning has one implementation. kf_opt and the mandatory kf_opt_exact
+ * (ir/opt_exact.c) both fold through kf_opt_fold. What is never folded,
+ * and why:
  *  - an integer / % or cdiv by zero: it faults at run time and the
  *    interpreter reports it (the instruction stays, see kf_opt_cannot_fault);
- *  - approximate math (exp exp2 log log2 rsqrt sin cos tanh) and every
- *    builtin not listed in exact_float_math / int_math_ok: their values are
- *    each back end's own;
- *  - float math on f16/bf16 (only f32/f64 are folded): a half fma rounds
- *    once on the GPU but twice through double;
- *  - a float operand or result that is NaN: back ends differ in NaN bits;
- *  - float min/max/clamp with a zero operand: the sign of a zero result
- *    is not the same on every back end;
- *  - a vector whose lanes differ: a CONST holds one value for all lanes.
+ *  - approximate math (exp exp2 log log2 rsqrt sin cos tanh, rcp,
+ *    fast_div) and every builtin not listed in exact_float_math /
+ *    int_math_ok: their values are each back end's own, within its
+ *    documented bound.
+ * A result is a constant of any lanes; the walk (ir/opt.c) writes one
+ * whose lanes differ as CONST and INSERTs (kf_opt_const_emit).
  * Identities are integer-only (x + 0.0 is not x for x = -0.0). */
-#include <math.h>
 #include <string.h>
 
 #include "numeric.h"
@@ -30,44 +30,34 @@ static kf_type val_type(const kf_ir_kernel *k, kf_val v) { return k->vals[v].typ
 
 static unsigned lanes_of(kf_type t) { return t.lanes ? t.lanes : 1; }
 
-/* The bits of lane 0 when every lane of the first `lanes` is the same. */
-static bool splat_bits(const kf_islot *s, kf_scalar sc, unsigned lanes, uint64_t *bits)
+bool kf_opt_splat_bits(kf_type t, const kf_islot *v, uint64_t *bits)
 {
-    unsigned by = kf_scalar_bytes[sc];
-    uint64_t b = kf_iop_lane(s, by, 0);
-    for (unsigned l = 1; l < lanes; l++)
-        if (kf_iop_lane(s, by, l) != b) return false;
+    unsigned by = kf_scalar_bytes[t.scalar];
+    uint64_t b = kf_iop_lane(v, by, 0);
+    for (unsigned l = 1; l < lanes_of(t); l++)
+        if (kf_iop_lane(v, by, l) != b) return false;
     *bits = b;
     return true;
 }
 
-static bool has_nan(const kf_islot *s, kf_scalar sc, unsigned lanes)
+kf_islot kf_opt_splat_slot(kf_type t, uint64_t bits)
 {
-    if (kf_scalar_class[sc] != 'f') return false;
-    for (unsigned l = 0; l < lanes; l++)
-        if (isnan(kf_bits_to_double(sc, kf_iop_lane(s, kf_scalar_bytes[sc], l)))) return true;
-    return false;
+    kf_islot v = {{0, 0}};
+    unsigned by = kf_scalar_bytes[t.scalar];
+    for (unsigned l = 0; l < lanes_of(t) && l * by < sizeof v; l++) kf_iop_set_lane(&v, by, l, bits);
+    return v;
 }
 
-static bool has_zero(const kf_islot *s, kf_scalar sc, unsigned lanes)
+static opt_fold_result const_result(const kf_islot *r) { return (opt_fold_result){OPT_CONST, *r, 0}; }
+
+static opt_fold_result splat_result(kf_type t, uint64_t bits)
 {
-    for (unsigned l = 0; l < lanes; l++)
-        if (kf_bits_to_double(sc, kf_iop_lane(s, kf_scalar_bytes[sc], l)) == 0.0) return true;
-    return false;
+    return (opt_fold_result){OPT_CONST, kf_opt_splat_slot(t, bits), 0};
 }
 
-/* A constant result of type t, or OPT_KEEP when its lanes differ or it is
- * a NaN. */
-static opt_fold_result const_result(kf_type t, const kf_islot *r)
-{
-    opt_fold_result f = {OPT_KEEP, 0, 0};
-    kf_scalar s = (kf_scalar)t.scalar;
-    if (has_nan(r, s, lanes_of(t))) return f;
-    if (splat_bits(r, s, lanes_of(t), &f.bits)) f.kind = OPT_CONST;
-    return f;
-}
+static opt_fold_result copy_of(unsigned j) { return (opt_fold_result){OPT_COPY, {{0, 0}}, j}; }
 
-static opt_fold_result copy_of(unsigned j) { return (opt_fold_result){OPT_COPY, 0, j}; }
+static const opt_fold_result keep = {OPT_KEEP, {{0, 0}}, 0};
 
 /* Whether every lane of a known operand equals `x` (as bits of scalar s). */
 static bool all_lanes(const opt_cval *c, kf_type t, uint64_t x)
@@ -75,7 +65,7 @@ static bool all_lanes(const opt_cval *c, kf_type t, uint64_t x)
     uint64_t b;
     unsigned by = kf_scalar_bytes[t.scalar];
     uint64_t m = by >= 8 ? UINT64_MAX : (UINT64_C(1) << (8 * by)) - 1;
-    return c->known && splat_bits(&c->v, (kf_scalar)t.scalar, lanes_of(t), &b) && b == (x & m);
+    return c->known && kf_opt_splat_bits(t, &c->v, &b) && b == (x & m);
 }
 
 static bool is_plain_int(kf_type t)
@@ -86,16 +76,16 @@ static bool is_plain_int(kf_type t)
 /* x op c or c op x with c a known constant: the integer identities. */
 static opt_fold_result int_identity(const kf_ir_ins *in, const opt_cval cv[4])
 {
-    opt_fold_result keep = {OPT_KEEP, 0, 0}, zero = {OPT_CONST, 0, 0};
     kf_type t = in->type;
     if (!is_plain_int(t)) return keep;
+    opt_fold_result zero = splat_result(t, 0);
     const opt_cval *a = &cv[0], *b = &cv[1];
     switch ((kf_op)in->sub) {
     case KF_OP_ADD: case KF_OP_OR: case KF_OP_XOR:
         if (all_lanes(b, t, 0)) return copy_of(0);
         if (all_lanes(a, t, 0)) return copy_of(1);
         if (in->sub == KF_OP_OR && (all_lanes(a, t, UINT64_MAX) || all_lanes(b, t, UINT64_MAX)))
-            return (opt_fold_result){OPT_CONST, kf_bits_from_i64((kf_scalar)t.scalar, -1), 0};
+            return splat_result(t, kf_bits_from_i64((kf_scalar)t.scalar, -1));
         return keep;
     case KF_OP_SUB: case KF_OP_SHL: case KF_OP_SHR:
         return all_lanes(b, t, 0) ? copy_of(0) : keep;
@@ -115,29 +105,23 @@ static opt_fold_result int_identity(const kf_ir_ins *in, const opt_cval cv[4])
 
 static opt_fold_result fold_binop(const kf_ir_ins *in, const opt_cval cv[4])
 {
-    kf_scalar s = (kf_scalar)in->type.scalar;
     if (!cv[0].known || !cv[1].known) return int_identity(in, cv);
-    if (has_nan(&cv[0].v, s, lanes_of(in->type)) || has_nan(&cv[1].v, s, lanes_of(in->type)))
-        return (opt_fold_result){OPT_KEEP, 0, 0};
     kf_islot r;
-    if (kf_iop_binop((kf_op)in->sub, s, lanes_of(in->type), &r, &cv[0].v, &cv[1].v) != IOP_OK)
-        return (opt_fold_result){OPT_KEEP, 0, 0};   /* a division by zero faults at run time */
-    return const_result(in->type, &r);
+    if (kf_iop_binop((kf_op)in->sub, (kf_scalar)in->type.scalar, lanes_of(in->type), &r, &cv[0].v, &cv[1].v) != IOP_OK)
+        return keep;   /* a division by zero faults at run time */
+    return const_result(&r);
 }
 
 static opt_fold_result fold_cmp(const kf_ir_ins *in, const opt_cval cv[4])
 {
-    kf_scalar s = (kf_scalar)in->type.scalar;
-    opt_fold_result f = {OPT_KEEP, 0, 0};
-    if (!cv[0].known || !cv[1].known || in->type.lanes > 1 || has_nan(&cv[0].v, s, 1) || has_nan(&cv[1].v, s, 1))
-        return f;
+    if (!cv[0].known || !cv[1].known || in->type.lanes > 1) return keep;
     kf_islot r = {{0, 0}};
-    kf_iop_cmp((kf_op)in->sub, s, &r, &cv[0].v, &cv[1].v);
-    return (opt_fold_result){OPT_CONST, r.u8[0], 0};
+    kf_iop_cmp((kf_op)in->sub, (kf_scalar)in->type.scalar, &r, &cv[0].v, &cv[1].v);
+    return const_result(&r);
 }
 
-/* f32/f64 builtins every back end computes exactly (correctly rounded or
- * exact); their zero and NaN cases are refused by fold_math. */
+/* Float builtins every back end computes exactly (correctly rounded or
+ * exact; PTX's min/max rules for NaN and zeros), in every float type. */
 static bool exact_float_math(kf_builtin fn)
 {
     switch (fn) {
@@ -175,57 +159,44 @@ static unsigned math_nargs(const kf_ir_ins *in)
 
 static opt_fold_result fold_math(const kf_ir_kernel *k, const kf_ir_ins *in, const opt_cval cv[4])
 {
-    opt_fold_result keep = {OPT_KEEP, 0, 0};
     kf_builtin fn = (kf_builtin)in->sub;
-    unsigned n = math_nargs(in), lanes = lanes_of(in->type);
+    unsigned n = math_nargs(in);
     if (n == 0 || n > 3) return keep;
     kf_scalar s_in = (kf_scalar)val_type(k, in->a[0]).scalar;
-    bool flt = kf_scalar_class[s_in] == 'f';
-    if (flt ? !((s_in == KF_S_F32 || s_in == KF_S_F64) && exact_float_math(fn)) : !int_math_ok(fn)) return keep;
-    for (unsigned j = 0; j < n; j++) {
-        if (!cv[j].known || has_nan(&cv[j].v, s_in, lanes)) return keep;
-        bool zero_sign = fn == KF_BI_MIN || fn == KF_BI_MAX || fn == KF_BI_CLAMP;
-        if (flt && zero_sign && has_zero(&cv[j].v, s_in, lanes)) return keep;
-    }
+    if (kf_scalar_class[s_in] == 'f' ? !exact_float_math(fn) : !int_math_ok(fn)) return keep;
+    for (unsigned j = 0; j < n; j++)
+        if (!cv[j].known) return keep;
     kf_islot r;
-    if (kf_iop_math(fn, (kf_scalar)in->type.scalar, s_in, lanes, &r, &cv[0].v, n > 1 ? &cv[1].v : NULL,
+    if (kf_iop_math(fn, (kf_scalar)in->type.scalar, s_in, lanes_of(in->type), &r, &cv[0].v, n > 1 ? &cv[1].v : NULL,
                     n > 2 ? &cv[2].v : NULL) != IOP_OK)
         return keep;   /* cdiv by zero */
-    return const_result(in->type, &r);
+    return const_result(&r);
 }
 
 /* Reinterprets the known bytes of operand 0 as the result type. */
 static opt_fold_result fold_bitcast(const kf_ir_kernel *k, const kf_ir_ins *in, const opt_cval cv[4])
 {
     kf_type from = val_type(k, in->a[0]), to = in->type;
-    if (!cv[0].known || kf_type_elem_bytes(from) != kf_type_elem_bytes(to) || kf_type_elem_bytes(to) > 16)
-        return (opt_fold_result){OPT_KEEP, 0, 0};
+    if (!cv[0].known || kf_type_elem_bytes(from) != kf_type_elem_bytes(to) || kf_type_elem_bytes(to) > 16) return keep;
     kf_islot r = {{0, 0}};
     memcpy(&r, &cv[0].v, kf_type_elem_bytes(to));
-    opt_fold_result f = {OPT_KEEP, 0, 0};
-    if (splat_bits(&r, (kf_scalar)to.scalar, lanes_of(to), &f.bits)) f.kind = OPT_CONST;   /* NaN bits are exact here */
-    return f;
+    return const_result(&r);
 }
 
 static opt_fold_result fold_lanes(const kf_ir_kernel *k, const kf_ir_ins *in, const opt_cval cv[4])
 {
-    opt_fold_result keep = {OPT_KEEP, 0, 0};
     kf_type t = in->type;
     unsigned by = kf_scalar_bytes[t.scalar];
     switch (in->op) {
-    case KF_IR_SPLAT:
-        if (!cv[0].known) return keep;
-        return (opt_fold_result){OPT_CONST, kf_iop_lane(&cv[0].v, by, 0), 0};
+    case KF_IR_SPLAT: return cv[0].known ? splat_result(t, kf_iop_lane(&cv[0].v, by, 0)) : keep;
     case KF_IR_EXTRACT:
         if (!cv[0].known || in->imm >= lanes_of(val_type(k, in->a[0]))) return keep;
-        return (opt_fold_result){OPT_CONST, kf_iop_lane(&cv[0].v, by, (unsigned)in->imm), 0};
+        return splat_result(t, kf_iop_lane(&cv[0].v, by, (unsigned)in->imm));
     case KF_IR_INSERT: {
         if (!cv[0].known || !cv[1].known || in->imm >= lanes_of(t)) return keep;
         kf_islot r = cv[0].v;
         kf_iop_set_lane(&r, by, (unsigned)in->imm, kf_iop_lane(&cv[1].v, by, 0));
-        opt_fold_result f = keep;
-        if (splat_bits(&r, (kf_scalar)t.scalar, lanes_of(t), &f.bits)) f.kind = OPT_CONST;
-        return f;
+        return const_result(&r);
     }
     default: return keep;
     }
@@ -235,18 +206,12 @@ static opt_fold_result fold_select(const kf_ir_ins *in, const opt_cval cv[4])
 {
     if (cv[0].known) return copy_of(cv[0].v.u8[0] ? 1 : 2);
     if (in->a[1] == in->a[2]) return copy_of(1);
-    uint64_t x, y;
-    kf_scalar s = (kf_scalar)in->type.scalar;
-    unsigned n = lanes_of(in->type);
-    if (cv[1].known && cv[2].known && splat_bits(&cv[1].v, s, n, &x) && splat_bits(&cv[2].v, s, n, &y) && x == y &&
-        !has_nan(&cv[1].v, s, n))
-        return (opt_fold_result){OPT_CONST, x, 0};
-    return (opt_fold_result){OPT_KEEP, 0, 0};
+    if (cv[1].known && cv[2].known && !memcmp(&cv[1].v, &cv[2].v, sizeof cv[1].v)) return const_result(&cv[1].v);
+    return keep;
 }
 
 opt_fold_result kf_opt_fold(const kf_ir_kernel *k, const kf_ir_ins *in, const opt_cval cv[4])
 {
-    opt_fold_result keep = {OPT_KEEP, 0, 0};
     kf_islot r;
     switch (in->op) {
     case KF_IR_BINOP:
@@ -255,18 +220,15 @@ opt_fold_result kf_opt_fold(const kf_ir_kernel *k, const kf_ir_ins *in, const op
         return fold_binop(in, cv);
     case KF_IR_CMP: return in->sub >= KF_OP_EQ && in->sub <= KF_OP_GE ? fold_cmp(in, cv) : keep;
     case KF_IR_UNOP: {
-        kf_scalar s = (kf_scalar)in->type.scalar;
         bool ok = in->sub == KF_OP_NEG || in->sub == KF_OP_NOT || in->sub == KF_OP_BNOT;
-        if (!ok || !cv[0].known || has_nan(&cv[0].v, s, lanes_of(in->type))) return keep;
-        kf_iop_unop((kf_op)in->sub, s, lanes_of(in->type), &r, &cv[0].v);
-        return const_result(in->type, &r);
+        if (!ok || !cv[0].known) return keep;
+        kf_iop_unop((kf_op)in->sub, (kf_scalar)in->type.scalar, lanes_of(in->type), &r, &cv[0].v);
+        return const_result(&r);
     }
-    case KF_IR_CVT: {
-        kf_scalar from = (kf_scalar)val_type(k, in->a[0]).scalar;
-        if (!cv[0].known || has_nan(&cv[0].v, from, lanes_of(in->type))) return keep;
-        kf_iop_cvt((kf_scalar)in->type.scalar, from, lanes_of(in->type), &r, &cv[0].v);
-        return const_result(in->type, &r);
-    }
+    case KF_IR_CVT:
+        if (!cv[0].known) return keep;
+        kf_iop_cvt((kf_scalar)in->type.scalar, (kf_scalar)val_type(k, in->a[0]).scalar, lanes_of(in->type), &r, &cv[0].v);
+        return const_result(&r);
     case KF_IR_BITCAST: return fold_bitcast(k, in, cv);
     case KF_IR_SELECT: return fold_select(in, cv);
     case KF_IR_MATH: return fold_math(k, in, cv);
@@ -399,5 +361,41 @@ void kf_opt_reduce_emit(opt_code *o, const kf_ir_ins *in, opt_reduce r)
     case OPT_RED_SDIV: signed_pow2(o, in, x, r.log2, false); break;
     case OPT_RED_SREM: signed_pow2(o, in, x, r.log2, true); break;
     default: kf_unreachable("strength reduction kind");
+    }
+}
+
+/* ---- vector constants whose lanes differ ------------------------------------ */
+
+/* The lane value of v (of type t) that most lanes hold, the first on a tie. */
+static uint64_t common_lane(kf_type t, const kf_islot *v)
+{
+    unsigned by = kf_scalar_bytes[t.scalar], n = lanes_of(t), best = 0;
+    uint64_t b = kf_iop_lane(v, by, 0);
+    for (unsigned l = 0; l < n; l++) {
+        unsigned c = 0;
+        for (unsigned m = 0; m < n; m++) c += kf_iop_lane(v, by, m) == kf_iop_lane(v, by, l);
+        if (c > best) best = c, b = kf_iop_lane(v, by, l);
+    }
+    return b;
+}
+
+void kf_opt_const_emit(opt_code *o, const kf_ir_ins *in, const kf_islot *v)
+{
+    kf_type t = in->type, st = kf_type_scalar((kf_scalar)t.scalar);
+    unsigned by = kf_scalar_bytes[t.scalar], n = lanes_of(t), left = 0;
+    uint64_t base = common_lane(t, v);
+    for (unsigned l = 0; l < n; l++) left += kf_iop_lane(v, by, l) != base;
+    if (!left) {
+        put(o, KF_IR_CONST, 0, t, in->dst, 0, 0, base, in->loc);
+        return;
+    }
+    kf_val vec = put_const(o, t, base, in->loc);
+    for (unsigned l = 0; l < n; l++) {
+        uint64_t x = kf_iop_lane(v, by, l);
+        if (x == base) continue;
+        kf_val lane = put_const(o, st, x, in->loc);
+        kf_val dst = --left ? new_val(o, t, in->loc) : in->dst;
+        put(o, KF_IR_INSERT, 0, t, dst, vec, lane, l, in->loc);
+        vec = dst;
     }
 }

@@ -1,5 +1,5 @@
 /* The passes of ir/, in the order runtime/api_compile.c runs them after the parser
- * (grammar/parse.h): sema -> lower -> opt. Private to the library and its
+ * (grammar/parse.h): sema -> lower -> opt (not at -O0) -> opt_exact. Private to the library and its
  * tests, which call them one at a time; users get them all through
  * kf_compile. Each takes the pass context (ir/ast.h): the compilation's
  * arena and diagnostics. */
@@ -30,5 +30,12 @@ kf_status kf_lower(kf_pass_ctx *cx, kf_node *module, kf_ir_kernel **kernels, uin
  * operation, atomic or store. New arrays come from cx->arena; the kernel
  * is linked again. KF_ERR_NOMEM leaves it as it was. */
 kf_status kf_opt(kf_pass_ctx *cx, kf_ir_kernel *k);
+/* Replaces, in one linked kernel, every float operation whose operands are
+ * known constants by its constant, computed exactly as the interpreter
+ * computes it (ir/opt_exact.c gives the rule), so that no GPU compiler
+ * folds one itself; nothing else changes. Run at every -O level. New
+ * arrays come from cx->arena; the kernel is linked again. KF_ERR_NOMEM
+ * leaves it as it was. */
+kf_status kf_opt_exact(kf_pass_ctx *cx, kf_ir_kernel *k);
 
 #endif

@@ -4,6 +4,8 @@
  *     sema  (ir/sema.c)         -> typed AST, constants folded, schedules checked
  *     lower (ir/lower.c)        -> core IR per kernel, linked
  *     opt   (ir/opt.c)          -> the same IR, optimised (not at -O0), linked again
+ *     opt_exact (ir/opt_exact.c) -> float operations on constants replaced by their
+ *                                   exact constants (every level), linked again
  *
  * It sits above grammar/ and ir/ (DESIGN.md's arrows: grammar -> ir -> ...):
  * the parser builds ir's AST, ir's passes never call back into grammar/,
@@ -57,6 +59,7 @@ static kf_status run_passes(const char *file, const char *source, size_t len,
         if (!kf_ir_link(&m->kernels[i])) kf_unreachable("lowering produced unbalanced control markers");
     bool optimise = !opts || opts->opt != KF_OPT_O0;
     for (uint32_t i = 0; st == KF_OK && optimise && i < m->nkernels; i++) st = kf_opt(&cx, &m->kernels[i]);
+    for (uint32_t i = 0; st == KF_OK && i < m->nkernels; i++) st = kf_opt_exact(&cx, &m->kernels[i]);
     return st;
 }
 

@@ -5,7 +5,9 @@
  * bit (or the same error). Negative tests name what must NOT happen: a
  * value rewritten in a loop forwarded past the rewrite, a load that may
  * fault or a division that may trap removed, a barrier or warp operation
- * moved, approximate math or a NaN folded, an unknown op looked into.
+ * moved, approximate math folded, an unknown op looked into. Vector
+ * constants fold lane by lane, bit for bit, and the exact-constant pass
+ * (ir/opt_exact.c) replaces float operations on constants at -O0 too.
  * Then every library kernel: optimised (never skipped), still linked, its
  * effects a subsequence of the -O0 ones in the same order, and the PTX of
  * the decode kernels free of div/rem by powers of two. */
@@ -180,10 +182,10 @@ static void folds_constants_with_the_interpreters_semantics(void **state)
     free_result(r);
 }
 
-/* What is never folded: approximate math (its value is the back end's),
- * NaN results, min/max of zeros (the sign of a zero result differs), and
- * an integer division by zero, which must still fault at run time. */
-static void never_folds_what_back_ends_compute_differently(void **state)
+/* What is never folded: approximate math (its value is the back end's)
+ * and an integer division by zero, which must still fault at run time. A
+ * NaN result (z / z) and min/max of zeros fold, with the interpreter's bits. */
+static void never_folds_approximate_math_or_a_division_by_zero(void **state)
 {
     static const char src[] =
         "fn f(x: f32, z: f32, d: u32) -> f32 {\n"
@@ -202,8 +204,8 @@ static void never_folds_what_back_ends_compute_differently(void **state)
         math += k->ins[i].op == KF_IR_MATH;
         divs += k->ins[i].op == KF_IR_BINOP && k->ins[i].sub == KF_OP_DIV;
     }
-    assert_int_equal(math, 8 + 2);   /* exp rsqrt tanh sin log2 exp2 cos log, min max */
-    assert_int_equal(divs, 2);           /* z / z (NaN) and 7 / 0 */
+    assert_int_equal(math, 8);   /* exp rsqrt tanh sin log2 exp2 cos log */
+    assert_int_equal(divs, 1);   /* 7 / 0 */
     kf_module_free(m);
     float y[1] = {0};
     karg a[1] = {{y, sizeof y, 0}};
@@ -212,6 +214,235 @@ static void never_folds_what_back_ends_compute_differently(void **state)
     assert_non_null(strstr(r->msg, "integer division by zero"));
     assert_non_null(strstr(r->msg, "t.kf:6:31"));
     free_result(r);
+}
+
+/* ---- 1b. vector constants and the exact-constant pass (ir/opt_exact.c) ------ */
+
+static kf_islot slot32(uint32_t a, uint32_t b, uint32_t c, uint32_t d)
+{
+    kf_islot v = {{0, 0}};
+    v.u32[0] = a, v.u32[1] = b, v.u32[2] = c, v.u32[3] = d;
+    return v;
+}
+
+static kf_islot slot16(uint16_t a, uint16_t b)
+{
+    kf_islot v = {{0, 0}};
+    v.u16[0] = a, v.u16[1] = b;
+    return v;
+}
+
+/* kf_opt_fold of one instruction (op, sub, result type rt) over known
+ * operands of type t (y and z NULL when it has fewer): the constant. */
+static kf_islot fold_known(kf_ir_op op, unsigned sub, kf_type rt, kf_type t, kf_islot x, const kf_islot *y,
+                           const kf_islot *z)
+{
+    kb *b = calloc(1, sizeof *b);
+    kb_init(b, "k", 32, 1, 1);
+    kf_val a0 = kb_val(b, t, "x"), a1 = y ? kb_val(b, t, "y") : 0, a2 = z ? kb_val(b, t, "z") : 0;
+    kf_ir_ins in = {(uint16_t)op, (uint16_t)sub, rt, kb_val(b, rt, "r"), {a0, a1, a2, 0}, 0, kb_loc(b)};
+    opt_cval cv[4] = {{true, x}, {y != NULL, {{0, 0}}}, {z != NULL, {{0, 0}}}, {false, {{0, 0}}}};
+    if (y) cv[1].v = *y;
+    if (z) cv[2].v = *z;
+    opt_fold_result r = kf_opt_fold(&b->k, &in, cv);
+    free(b);
+    assert_int_equal(r.kind, OPT_CONST);
+    return r.v;
+}
+
+static void assert_lanes32(kf_islot v, uint32_t a, uint32_t b, uint32_t c, uint32_t d)
+{
+    if (v.u32[0] != a || v.u32[1] != b || v.u32[2] != c || v.u32[3] != d)
+        fail_msg("lanes %08x %08x %08x %08x, want %08x %08x %08x %08x", v.u32[0], v.u32[1], v.u32[2], v.u32[3], a, b,
+                 c, d);
+}
+
+/* Lane by lane, bit for bit, each operation rounded once to its type: the
+ * regress_tie_fold sum -FLT_MAX + 0x7d432638, an exact tie, is 0xff73cd9c
+ * (to nearest even; the H200 JIT's own fold gave 0xff73cd9b), a NaN lane
+ * keeps its bits, -inf stays; f16 and bf16 ties round to even in their own
+ * type; conversions saturate, take NaN to 0 and round f64 ties to even;
+ * min/max follow PTX (-0 < +0, NaN gives the other); integers wrap. */
+static void folds_vector_lanes_bit_exactly(void **state)
+{
+    kf_type f4 = kf_type_vector(KF_S_F32, 4);
+    kf_islot big = slot32(0xff7fffff, 0xff800000, 0x7fc00000, 0xbf800000);   /* -FLT_MAX -inf nan -1 */
+    kf_islot tr = fold_known(KF_IR_MATH, KF_BI_TRUNC, f4, f4, big, NULL, NULL);
+    assert_lanes32(tr, 0xff7fffff, 0xff800000, 0x7fc00000, 0xbf800000);
+    kf_islot bc = slot32(0x7d432638, 0x5df99684, 0x7d432638, 0x5df99684);   /* bitcast(f32x4, u64x2(0x5df996847d432638)) */
+    assert_lanes32(fold_known(KF_IR_BINOP, KF_OP_ADD, f4, f4, tr, &bc, NULL), 0xff73cd9c, 0xff800000, 0x7fc00000,
+                   0x5df99684);
+    kf_type h2 = kf_type_vector(KF_S_F16, 2), b2 = kf_type_vector(KF_S_BF16, 2);
+    kf_islot hh = slot16(0x1000, 0x1000), bh = slot16(0x3b80, 0x3b80);   /* half an ulp of 1.0 */
+    kf_islot h = fold_known(KF_IR_BINOP, KF_OP_ADD, h2, h2, slot16(0x3c00, 0x3c01), &hh, NULL);
+    assert_int_equal(h.u16[0], 0x3c00), assert_int_equal(h.u16[1], 0x3c02);
+    kf_islot bf = fold_known(KF_IR_BINOP, KF_OP_ADD, b2, b2, slot16(0x3f80, 0x3f81), &bh, NULL);
+    assert_int_equal(bf.u16[0], 0x3f80), assert_int_equal(bf.u16[1], 0x3f82);
+    kf_islot cv = fold_known(KF_IR_CVT, 0, kf_type_vector(KF_S_F16, 4), f4,
+                             slot32(0x3f801000, 0x3f803000, 0x7fc00000, 0x477ff000), NULL, NULL);   /* ..., 65520 */
+    assert_int_equal(cv.u16[0], 0x3c00), assert_int_equal(cv.u16[1], 0x3c02), assert_int_equal(cv.u16[3], 0x7c00);
+    assert_true((cv.u16[2] & 0x7c00) == 0x7c00 && (cv.u16[2] & 0x3ff) != 0);   /* still a NaN */
+    kf_islot bt = fold_known(KF_IR_CVT, 0, kf_type_vector(KF_S_BF16, 2), kf_type_vector(KF_S_F32, 2),
+                             slot32(0x3f808000, 0x3f818000, 0, 0), NULL, NULL);
+    assert_int_equal(bt.u16[0], 0x3f80), assert_int_equal(bt.u16[1], 0x3f82);
+    assert_lanes32(fold_known(KF_IR_CVT, 0, kf_type_vector(KF_S_I32, 4), f4,
+                              slot32(0x7fc00000, 0x4f32d05e, 0xcf32d05e, 0xc0200000), NULL, NULL),   /* nan, ±3e9, -2.5 */
+                   0, 0x7fffffff, 0x80000000, 0xfffffffe);
+    kf_islot d = {{UINT64_C(0x3ff0000010000000), UINT64_C(0x3ff0000030000000)}};   /* 1 + 2^-24, 1 + 3 * 2^-24 */
+    kf_islot df = fold_known(KF_IR_CVT, 0, kf_type_vector(KF_S_F32, 2), kf_type_vector(KF_S_F64, 2), d, NULL, NULL);
+    assert_int_equal(df.u32[0], 0x3f800000), assert_int_equal(df.u32[1], 0x3f800002);
+    kf_islot mz = slot32(0x80000000, 0x3f800000, 0x80000000, 0x3f800000), pz = slot32(0, 0x7fc00000, 0, 0x7fc00000);
+    assert_lanes32(fold_known(KF_IR_MATH, KF_BI_MIN, f4, f4, pz, &mz, NULL), 0x80000000, 0x3f800000, 0x80000000,
+                   0x3f800000);
+    assert_lanes32(fold_known(KF_IR_MATH, KF_BI_MAX, f4, f4, mz, &pz, NULL), 0, 0x3f800000, 0, 0x3f800000);
+    kf_islot one = slot32(1, 1, 1, 1);
+    kf_type u4 = kf_type_vector(KF_S_U32, 4);
+    assert_lanes32(fold_known(KF_IR_BINOP, KF_OP_ADD, u4, u4, slot32(0xffffffff, 1, 2, 3), &one, NULL), 0, 2, 3, 4);
+}
+
+/* regress_tie_fold's vector (a NaN lane) folds at -O1: the stored lanes are
+ * CONST and INSERTs, c.x the constant 0xff73cd9c; the interpreter stores
+ * the same bits at -O0 and -O1. */
+static void vector_with_a_nan_lane_folds_to_constants(void **state)
+{
+    static const char src[] =
+        "kernel k(y: &mut [f32x4], z: &mut [f32]) {\n"
+        "    let c = trunc(f32x4(-3.4028234663852886e+38, -inf, nan, -1.0)) + bitcast(f32x4, u64x2(0x5df996847d432638));\n"
+        "    y[0] = c;\n"
+        "    z[0] = c.x;\n"
+        "}\n";
+    kf_opt_stats st;
+    kf_module *m = optimise(src, &st);
+    assert_ir(&m->kernels[0],
+              "  %1:&mut [f32x4] y = param 0\n"
+              "  %2:&mut [f32] z = param 1\n"
+              "  %25:f32x4 = const -3.24069988e+38\n"
+              "  %26:f32 = const -inf\n"
+              "  %27:f32x4 = insert %25[1], %26\n"
+              "  %28:f32 = const nan\n"
+              "  %29:f32x4 = insert %27[2], %28\n"
+              "  %30:f32 = const 2.24808841e+18\n"
+              "  %15:f32x4 c = insert %29[3], %30\n"
+              "  %16:u32 = const 0\n"
+              "  store %1[%16], %15\n"
+              "  %17:u32 = const 0\n"
+              "  %18:f32 = const -3.24069988e+38\n"
+              "  store %2[%17], %18\n");
+    kf_module_free(m);
+    uint32_t y[4] = {0}, z[1] = {0};
+    karg a[2] = {{y, sizeof y, 0}, {z, sizeof z, 0}};
+    run_result *r = same_both_levels(src, 1, 1, a, 2);
+    assert_int_equal(r->st, KF_OK);
+    uint32_t *yo = r->out[0], *zo = r->out[1];
+    assert_int_equal(zo[0], 0xff73cd9c);
+    assert_int_equal(yo[0], 0xff73cd9c), assert_int_equal(yo[1], 0xff800000);
+    assert_int_equal(yo[2], 0x7fc00000), assert_int_equal(yo[3], 0x5df99684);
+    free_result(r);
+}
+
+/* At -O0 the exact-constant pass replaces the float operations whose
+ * operands are known (through x & 0, a copy, a vector's lanes) by their
+ * constants, and nothing else: the integer operations, the copies and the
+ * approximate exp stay as lowered, and no other instruction goes. */
+static void O0_replaces_float_operations_on_constants_only(void **state)
+{
+    static const char src[] =
+        "kernel k(x: &[f32], y: &mut [f32], i: u32) {\n"
+        "    let a = bitcast(f32, 0xff7fffff + (i & 0));\n"
+        "    var b = bitcast(f32, 0x7d432638 + (i & 0));\n"
+        "    let h = ((((i & 0) + 3) as f16) as bf16) as f32;\n"
+        "    y[0] = a + b;\n"
+        "    y[1] = trunc(a) + x[0];\n"
+        "    y[2] = exp(b) + h;\n"
+        "}\n";
+    kf_module *m = compile_at(src, KF_OPT_O0);
+    assert_ir(&m->kernels[0],
+              "  %1:&[f32] x = param 0\n"
+              "  %2:&mut [f32] y = param 1\n"
+              "  %3:u32 i = param 2\n"
+              "  %4:u32 = const 4286578687\n"
+              "  %5:u32 = const 0\n"
+              "  %6:u32 = and %3, %5\n"
+              "  %7:u32 = add %4, %6\n"
+              "  %8:f32 a = bitcast %7:u32\n"
+              "  %9:u32 = const 2101552696\n"
+              "  %10:u32 = const 0\n"
+              "  %11:u32 = and %3, %10\n"
+              "  %12:u32 = add %9, %11\n"
+              "  %13:f32 = bitcast %12:u32\n"
+              "  %14:f32 b = mov %13\n"
+              "  %15:u32 = const 0\n"
+              "  %16:u32 = and %3, %15\n"
+              "  %17:u32 = const 3\n"
+              "  %18:u32 = add %16, %17\n"
+              "  %19:f16 = const 3\n"
+              "  %20:bf16 = const 3\n"
+              "  %21:f32 h = const 3\n"
+              "  %22:u32 = const 0\n"
+              "  %23:f32 = const -3.24069988e+38\n"
+              "  store %2[%22], %23\n"
+              "  %24:u32 = const 1\n"
+              "  %25:f32 = const -3.40282347e+38\n"
+              "  %26:u32 = const 0\n"
+              "  %27:f32 = load %1[%26]\n"
+              "  %28:f32 = add %25, %27\n"
+              "  store %2[%24], %28\n"
+              "  %29:u32 = const 2\n"
+              "  %30:f32 = exp %14\n"
+              "  %31:f32 = add %30, %21\n"
+              "  store %2[%29], %31\n");
+    kf_module_free(m);
+    float x[1] = {0.25f}, y[3] = {0};
+    karg a[3] = {{x, sizeof x, 0}, {y, sizeof y, 0}, {NULL, 0, 5}};
+    run_result *r = same_both_levels(src, 1, 1, a, 3);
+    uint32_t y0;
+    memcpy(&y0, r->out[1], 4);
+    assert_int_equal(y0, 0xff73cd9c);
+    free_result(r);
+}
+
+/* Hand-built IR with float operations on constants only: the pass (mode
+ * OPT_EXACT) leaves no float BINOP, MATH or CVT, keeps every other
+ * instruction, and the interpreter stores the same bytes before and after. */
+static void exact_pass_keeps_the_interpreters_results(void **state)
+{
+    kb *b = calloc(1, sizeof *b);
+    kb_init(b, "k", 1, 1, 1);
+    kf_type f = kf_type_scalar(KF_S_F32), h2 = kf_type_vector(KF_S_F16, 2);
+    kf_val y = kb_param(b, "y", kb_buf(KF_S_U32, 1, true));
+    kf_val s = kb_bin(b, KF_OP_ADD, kb_const(b, f, 0xff7fffff), kb_const(b, f, 0x7d432638), 0);
+    kf_val hs = kb_bin(b, KF_OP_MUL, kb_const(b, h2, 0x3c01), kb_const(b, h2, 0x3801), 0);   /* lanes alike */
+    kf_val hv = kb_val(b, h2, "hv");
+    kb_ins(b, KF_IR_INSERT, 0, h2, hv, hs, kb_const(b, kf_type_scalar(KF_S_F16), 0x7e00), 0, 1);   /* a NaN lane */
+    kf_val q = kb_math(b, KF_BI_FMA, h2, hv, hv, hs);
+    kf_val n = kb_val(b, kf_type_scalar(KF_S_U32), NULL);
+    kb_ins(b, KF_IR_BITCAST, 0, kf_type_scalar(KF_S_U32), n, q, 0, 0, 0);
+    kf_val w = kb_cvt(b, kb_cvt(b, s, kf_type_scalar(KF_S_F64)), kf_type_scalar(KF_S_I32));
+    kb_store(b, y, kb_u32(b, 0), kb_val(b, kf_type_scalar(KF_S_U32), NULL));
+    b->ins[b->k.nins - 1].a[2] = n;
+    kb_ins(b, KF_IR_BITCAST, 0, kf_type_scalar(KF_S_U32), b->k.nvals - 1, w, 0, 0, 0);
+    kb_store(b, y, kb_u32(b, 1), b->k.nvals - 1);
+    assert_true(kf_ir_link(&b->k));
+    uint32_t before[2] = {0}, after[2] = {0};
+    kf_interp_launch l = {.grid = {1, 1, 1}, .block = {1, 1, 1}};
+    kf_interp_arg arg = {.is_buffer = true, .data = before, .bytes = sizeof before};
+    arg.value.type = b->params[0].type;
+    kf_error err = {0};
+    assert_int_equal(kf_interp_run(&b->k, &arg, 1, &l, NULL, &err), KF_OK);
+    uint32_t n0 = b->k.nins;
+    kf_opt_stats st;
+    assert_int_equal(kf_opt_walk(&b->m.arena, &b->k, OPT_EXACT, &st), KF_OK);
+    assert_int_equal(st.folded, 5);    /* add, mul, fma, two cvts ... */
+    assert_int_equal(st.vectors, 1);   /* ... the fma's lanes differ: CONST and INSERT */
+    for (uint32_t i = 0; i < b->k.nins; i++)
+        assert_false(kf_opt_exact_op(&b->k, &b->k.ins[i]));
+    assert_true(b->k.nins >= n0);
+    arg.data = after;
+    assert_int_equal(kf_interp_run(&b->k, &arg, 1, &l, NULL, &err), KF_OK);
+    assert_memory_equal(before, after, sizeof before);
+    assert_int_equal(after[1], (uint32_t)INT32_MIN);   /* -3.24e38 saturates */
+    kf_arena_free(&b->m.arena);
+    free(b);
 }
 
 /* ---- 2. dead branches and loops ----------------------------------------------- */
@@ -908,6 +1139,117 @@ static void decode_kernels_ptx_has_no_power_of_two_division(void **state)
     }
 }
 
+/* PTX registers by number: %r %rd %f %fd %h %p %hh %b below 100000. */
+#define PTX_NREG 100000
+static long ptx_reg_id(const char *x)
+{
+    static const char *const cls[] = {"r", "rd", "f", "fd", "h", "p", "hh", "b"};
+    size_t n = strspn(x + 1, "abcdefghijklmnopqrstuvwxyz"), d = strspn(x + 1 + n, "0123456789");
+    if (*x != '%' || !d || d > 5) return -1;
+    for (size_t c = 0; c < sizeof cls / sizeof *cls; c++)
+        if (strlen(cls[c]) == n && !strncmp(x + 1, cls[c], n)) return (long)c * PTX_NREG + atol(x + 1 + n);
+    return -1;
+}
+
+/* One PTX instruction line: its opcode, destination and sources. */
+typedef struct {
+    const char *op, *opend, *dst, *src, *end;
+    bool guarded;   /* @%p: runs under a predicate */
+} ptx_line;
+
+static bool ptx_parse(const char *line, ptx_line *l)
+{
+    const char *p = line + strspn(line, " \t");
+    l->end = line + strcspn(line, "\n");
+    l->guarded = *p == '@';
+    if (l->guarded) p += strcspn(p, " \t"), p += strspn(p, " \t");
+    if (p >= l->end || !(*p >= 'a' && *p <= 'z')) return false;
+    l->op = p, l->opend = p + strcspn(p, " \t\n");
+    l->dst = l->opend + strspn(l->opend, " \t");
+    l->src = l->dst + (*l->dst == '{' ? strcspn(l->dst, "}") : 0);
+    l->src += strcspn(l->src, ",;\n");
+    return l->opend < l->end;
+}
+
+/* Whether source x (up to `,` or `;`) is an immediate or a constant register. */
+static bool ptx_const_src(const char *x, const uint8_t *is_const)
+{
+    x += strspn(x, " \t");
+    if (*x != '%') return *x == '-' || (*x >= '0' && *x <= '9');
+    long id = ptx_reg_id(x);
+    return id >= 0 && is_const[id];
+}
+
+static bool ptx_all_const(const ptx_line *l, const uint8_t *is_const)
+{
+    bool all = true;
+    for (const char *x = l->src; *x == ',' && x < l->end; x += 1 + strcspn(x + 1, ",;\n"))
+        all = all && ptx_const_src(x + 1, is_const);
+    return all && *l->src == ',';
+}
+
+/* Fails when a float operation of the PTX text reads only constants (what
+ * a JIT could fold itself): immediates, or registers written once, by an
+ * unconditional mov of constants. */
+static void assert_no_float_op_on_constants(const char *what, const char *ptx)
+{
+    static const char *const ops[] = {"add.", "sub.", "mul.", "div.", "fma.", "min.", "max.", "cvt.", "sqrt.",
+                                      "abs.", "neg.", "setp."};
+    uint32_t *writes = calloc(8 * PTX_NREG, sizeof *writes);
+    uint8_t *is_const = calloc(8 * PTX_NREG, 1);
+    ptx_line l;
+    for (const char *line = ptx; *line; line += strcspn(line, "\n") + (line[strcspn(line, "\n")] != 0)) {
+        if (!ptx_parse(line, &l)) continue;
+        for (const char *d = l.dst; d < l.src; d += 1 + strcspn(d + 1, "%,"))
+            if (*d == '%' && ptx_reg_id(d) >= 0) writes[ptx_reg_id(d)] += l.guarded ? 2 : 1;
+    }
+    for (const char *line = ptx; *line; line += strcspn(line, "\n") + (line[strcspn(line, "\n")] != 0)) {
+        if (!ptx_parse(line, &l)) continue;
+        bool all = ptx_all_const(&l, is_const), is_float = false, arith = false;
+        for (const char *t = l.op; t < l.opend; t++) is_float = is_float || !strncmp(t, ".f", 2) || !strncmp(t, ".bf16", 5);
+        for (size_t i = 0; i < sizeof ops / sizeof *ops; i++) arith = arith || !strncmp(l.op, ops[i], strlen(ops[i]));
+        if (arith && is_float && all)
+            fail_msg("%s: a float operation on constants only: %.*s", what, (int)(l.end - l.op), l.op);
+        long id = ptx_reg_id(l.dst);
+        if (!strncmp(l.op, "mov.", 4) && all && id >= 0 && writes[id] == 1) is_const[id] = 1;
+    }
+    free(writes), free(is_const);
+}
+
+/* Golden case regress_tie_fold (kernels/features/regress.kf), at -O0 and
+ * -O1: its PTX stores the sum as the immediate 0fFF73CD9C and has no float
+ * operation on constants left (no trunc at all); its CUDA-C has the same
+ * constant and no truncf. The -O0 text still computes the integers (i & 0). */
+static void regress_tie_fold_reaches_no_gpu_compiler_as_arithmetic(void **state)
+{
+    char path[4096], *src;
+    size_t len;
+    snprintf(path, sizeof path, "%s/kernels/features/regress.kf", KF_SOURCE_DIR);
+    assert_int_equal(kf_read_file(path, &src, &len, NULL), KF_OK);
+    for (int level = 0; level < 2; level++) {
+        kf_compile_opts co = {NULL, 0, level ? KF_OPT_O1 : KF_OPT_O0};
+        kf_module *m = NULL;
+        assert_int_equal(kf_compile("regress.kf", src, len, &co, &m), KF_OK);
+        const kf_ir_kernel *k = kf_module_kernel(m, "regress_tie_fold");
+        assert_non_null(k);
+        kf_buf ptx = {0}, cu = {0};
+        kf_diags d = {0};
+        kf_emit_opts o = {90, false, false};
+        assert_int_equal(kf_ptx_emit(m, k, &o, &ptx, NULL, &d), KF_OK);
+        assert_int_equal(kf_cuda_emit(m, k, &o, &cu, NULL, &d), KF_OK);
+        assert_no_float_op_on_constants(level ? "-O1" : "-O0", ptx.data);
+        assert_non_null(strstr(ptx.data, "0fFF73CD9C"));
+        assert_null(strstr(ptx.data, "cvt.rzi"));
+        assert_true((strstr(ptx.data, "and.b32") != NULL) == (level == 0));
+        assert_non_null(strstr(cu.data, "-3.2406999e+38f"));   /* 0xff73cd9c, the shortest that reads back */
+        assert_null(strstr(cu.data, "truncf"));
+        kf_diags_free(&d);
+        kf_buf_free(&ptx), kf_buf_free(&cu);
+        kf_module_free(m);
+    }
+    free(src);
+}
+
 /* ---- random programs ---------------------------------------------------------------- */
 
 /* A generator of small random kernels in the shapes that exercise the
@@ -1207,11 +1549,80 @@ static void library_kernels_keep_their_effects_in_order(void **state)
     assert_true(after * 10 < before * 8);   /* more than a fifth of the library's IR goes */
 }
 
+/* Whether every operand of `in` is a value whose one definition is a CONST. */
+static bool reads_constants_only(const kf_ir_ins *in, const uint32_t *ndefs, const uint8_t *is_const)
+{
+    unsigned n = 0;
+    for (unsigned j = 0; j < 4; j++) {
+        if (!in->a[j]) continue;
+        if (ndefs[in->a[j]] != 1 || !is_const[in->a[j]]) return false;
+        n++;
+    }
+    return n > 0;
+}
+
+/* The math LANGUAGE.md lets each back end approximate (not replaced). */
+static bool approximate(const kf_ir_ins *in)
+{
+    static const kf_builtin approx[] = {KF_BI_EXP, KF_BI_EXP2, KF_BI_LOG, KF_BI_LOG2, KF_BI_RSQRT,
+                                        KF_BI_SIN, KF_BI_COS, KF_BI_TANH, KF_BI_RCP, KF_BI_FAST_DIV};
+    for (size_t i = 0; in->op == KF_IR_MATH && i < sizeof approx / sizeof *approx; i++)
+        if (in->sub == approx[i]) return true;
+    return false;
+}
+
+static void assert_no_exact_op_on_constants(const char *file, const kf_ir_kernel *k)
+{
+    uint32_t *ndefs = calloc(k->nvals + 1, sizeof *ndefs);
+    uint8_t *is_const = calloc(k->nvals + 1, 1);
+    for (uint32_t i = 0; i < k->nins; i++)
+        if (k->ins[i].dst) ndefs[k->ins[i].dst]++, is_const[k->ins[i].dst] = k->ins[i].op == KF_IR_CONST;
+    for (uint32_t i = 0; i < k->nins; i++) {
+        const kf_ir_ins *in = &k->ins[i];
+        if (kf_opt_exact_op(k, in) && !approximate(in) && reads_constants_only(in, ndefs, is_const))
+            fail_msg("%s kernel %s: %s at %u:%u reads constants only", file, k->name, kf_ir_op_names[in->op],
+                     in->loc.line, in->loc.col);
+    }
+    free(ndefs), free(is_const);
+}
+
+/* Every library and feature kernel, at -O0 and -O1: no float operation the
+ * exact-constant pass covers reads constants only in the IR. (A vector
+ * whose lanes are only partly known is not split, so its PTX may still
+ * have a lane that reads constants: ir/opt_exact.c says so.) */
+static void library_kernels_leave_no_float_operation_on_constants(void **state)
+{
+    static kf_file_entry files[64];
+    size_t n = kf_list_dir("kernels", files, 0, 64);
+    n = kf_list_dir("kernels/features", files, n, 64);
+    unsigned nkernels = 0;
+    for (size_t f = 0; f < n; f++) {
+        char *src;
+        size_t len;
+        assert_int_equal(kf_read_file(files[f].path, &src, &len, NULL), KF_OK);
+        for (int level = 0; level < 2; level++) {
+            kf_compile_opts co = {NULL, 0, level ? KF_OPT_O1 : KF_OPT_O0};
+            kf_module *m = NULL;
+            assert_int_equal(kf_compile(files[f].stem, src, len, &co, &m), KF_OK);
+            for (uint32_t i = 0; i < m->nkernels; i++, nkernels++) {
+                assert_no_exact_op_on_constants(files[f].path, &m->kernels[i]);
+            }
+            kf_module_free(m);
+        }
+        free(src);
+    }
+    assert_true(nkernels >= 80);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(folds_constants_with_the_interpreters_semantics),
-        cmocka_unit_test(never_folds_what_back_ends_compute_differently),
+        cmocka_unit_test(never_folds_approximate_math_or_a_division_by_zero),
+        cmocka_unit_test(folds_vector_lanes_bit_exactly),
+        cmocka_unit_test(vector_with_a_nan_lane_folds_to_constants),
+        cmocka_unit_test(O0_replaces_float_operations_on_constants_only),
+        cmocka_unit_test(exact_pass_keeps_the_interpreters_results),
         cmocka_unit_test(if_on_a_constant_keeps_one_side),
         cmocka_unit_test(early_return_wrapper_loop_goes_when_decided),
         cmocka_unit_test(exit_flags_go_when_the_exit_is_decided),
@@ -1231,8 +1642,10 @@ int main(void)
         cmocka_unit_test(division_by_powers_of_two_becomes_shifts),
         cmocka_unit_test(signed_64_bit_division_rounds_toward_zero),
         cmocka_unit_test(decode_kernels_ptx_has_no_power_of_two_division),
+        cmocka_unit_test(regress_tie_fold_reaches_no_gpu_compiler_as_arithmetic),
         cmocka_unit_test(random_programs_compute_the_same_at_O0_and_O1),
         cmocka_unit_test(library_kernels_keep_their_effects_in_order),
+        cmocka_unit_test(library_kernels_leave_no_float_operation_on_constants),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
