@@ -150,8 +150,11 @@ static void test_unknown_bench_name_lists_the_benches(void **state)
     r = kforge("bench", "--list", "saxpy.kf", "reduce_sum", NULL);   /* a step's .kf base name, a kernel name */
     assert_int_equal(r.status, 0);
     assert_string_equal(r.out, "reduce_sum_f32_2^28  default  bytes 1073741824  target 0.90  startup 0.05  steps: reduce_sum\n"
+                               "reduce_sum_f32_33MB  default  bytes 33554432  steps: reduce_sum\n"
+                               "reduce_sum_f32_117MB  default  bytes 117440512  steps: reduce_sum\n"
                                "saxpy_f32_2^28  default  bytes 3221225472  target 0.90  startup 0.05  steps: saxpy\n"
-                               "2 benches\n");
+                               "saxpy_f32_67MB  default  bytes 67108860  steps: saxpy\n"
+                               "5 benches\n");
     done(&r);
     r = kforge("bench", "--list", "missing.kf", "-k", "k", NULL);   /* with kernel arguments: a FILE */
     assert_int_equal(r.status, 2);

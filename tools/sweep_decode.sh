@@ -19,7 +19,7 @@
 # `kforge bench --variants` times each (event-timed passes, L2 flushed, copy
 # bandwidth of the same run) on the PTX path, prints one row per variant and
 # the best variant of each bench. FILTER selects benches whose name contains
-# it. Knobs: gemv.kf NWARPS ROWS UNROLL GRID_MAX PIPE BROWS BUNROLL TCB
+# it. Knobs: gemv.kf NWARPS ROWS UNROLL GRID_MAX PIPE WSTAGES BROWS BUNROLL TCB
 # TB_UNROLL TB_GRID BNWARPS; tc_gemv.kf TG_WARPS TG_TILES TG_UNROLL (f16)
 # TQ_WARPS TQ_TILES (Q4_K); q4k.kf
 # TQ_WARPS TQ_GRID (tensor cores), F32_WARPS F32_LOG_BL F32_ROWS F32_UNROLL (SIMT), Q8_WARPS Q8_LOG_BL Q8_RSTEPS;

@@ -210,14 +210,14 @@ __device__ __forceinline__ void kf_pdl_wait() {
 #endif
 }
 
-/* kernel gemv_f16_f16_f16 (gemv.kf:506) */
+/* kernel gemv_f16_f16_f16 (gemv.kf:723) */
 extern "C" __global__ void __launch_bounds__(256)
 gemv_f16_f16_f16(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x_, kf_f16* __restrict__ y_, unsigned m_, unsigned k_)
 {
     kf_pdl_wait();
     kf_u32x4 wb_[8];
     kf_u32x4 xb_[16];
-    float acc_[1];
+    float acc_2_[1];
     float xs_[8];
     float xs_2_[8];
     float xs_3_[8];
@@ -227,7 +227,7 @@ gemv_f16_f16_f16(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x_, k
     float xs_7_[8];
     float xs_8_[8];
     unsigned row_[1];
-    float acc_2_[1];
+    float acc_3_[1];
     kf_u32x4 wr_[4];
     float xs_9_[8];
     float xs_10_[8];
@@ -248,16 +248,16 @@ gemv_f16_f16_f16(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x_, k
         unsigned wid_ = (blockIdx.x << 3u) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u);
         unsigned nw_ = gridDim.x << 3u;
         if (!(wid_ >= m_)) {
-            unsigned t62_ = m_ - wid_;
-            unsigned total_ = ((t62_ / nw_) + (((t62_ % nw_) != 0u) ? 1u : 0u)) * steps_;
-            acc_[0u] = 0.0f;
+            unsigned t1426_ = m_ - wid_;
+            unsigned total_ = ((t1426_ / nw_) + (((t1426_ % nw_) != 0u) ? 1u : 0u)) * steps_;
+            acc_2_[0u] = 0.0f;
             unsigned lg_ = wid_;
             unsigned lk_ = 0u;
             unsigned cg_ = wid_;
             unsigned ck_ = 0u;
-            unsigned t81_ = total_ + 1u;
+            unsigned t1447_ = total_ + 1u;
             #pragma unroll 1
-            for (unsigned t0_ = 0u; t0_ < t81_; t0_ = t0_ + 2u) {
+            for (unsigned t0_ = 0u; t0_ < t1447_; t0_ = t0_ + 2u) {
                 if (t0_ < total_) {
                     unsigned v_ = min((((lk_ << 5u) << 2u) + lane_), (nv_ - 1u));
                     unsigned row_2_ = min(lg_, (m_ - 1u));
@@ -275,23 +275,23 @@ gemv_f16_f16_f16(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x_, k
                     unsigned row_5_ = min(lg_, (m_ - 1u));
                     wb_[3u] = wv_[(row_5_ * nv_) + v_4_];
                     xb_[6u] = xv_[v_4_];
-                    unsigned t253_ = lk_ + 1u;
-                    lk_ = t253_;
-                    if (t253_ == steps_) {
+                    unsigned t1619_ = lk_ + 1u;
+                    lk_ = t1619_;
+                    if (t1619_ == steps_) {
                         lk_ = 0u;
                         lg_ = lg_ + nw_;
                     }
                 }
-                bool t261_ = t0_ >= 1u;
-                bool t262_ = t261_;
-                if (t261_) {
-                    t262_ = (t0_ - 1u) < total_;
+                bool t1627_ = t0_ >= 1u;
+                bool t1628_ = t1627_;
+                if (t1627_) {
+                    t1628_ = (t0_ - 1u) < total_;
                 }
-                if (t262_) {
+                if (t1628_) {
                     unsigned v_5_ = ((ck_ << 5u) << 2u) + lane_;
                     if (v_5_ < nv_) {
-                        kf_u32x4 t299_ = xb_[8u];
-                        kf_f16x8 a_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t299_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t299_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t299_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t299_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t299_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t299_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t299_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t299_, 3u), 16u))}};
+                        kf_u32x4 t1687_ = xb_[8u];
+                        kf_f16x8 a_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1687_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1687_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1687_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1687_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1687_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1687_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1687_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1687_, 3u), 16u))}};
                         xs_[0u] = kf_f16_to_f32(a_.v[0]);
                         xs_[1u] = kf_f16_to_f32(a_.v[1]);
                         xs_[2u] = kf_f16_to_f32(a_.v[2]);
@@ -300,14 +300,14 @@ gemv_f16_f16_f16(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x_, k
                         xs_[5u] = kf_f16_to_f32(a_.v[5]);
                         xs_[6u] = kf_f16_to_f32(a_.v[6]);
                         xs_[7u] = kf_f16_to_f32(a_.v[7]);
-                        kf_u32x4 t326_ = wb_[4u];
-                        kf_f16x8 wh_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t326_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t326_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t326_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t326_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t326_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t326_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t326_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t326_, 3u), 16u))}};
-                        acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_.v[7]), xs_[7u], __fmaf_rn(kf_f16_to_f32(wh_.v[6]), xs_[6u], __fmaf_rn(kf_f16_to_f32(wh_.v[5]), xs_[5u], __fmaf_rn(kf_f16_to_f32(wh_.v[4]), xs_[4u], __fmaf_rn(kf_f16_to_f32(wh_.v[3]), xs_[3u], __fmaf_rn(kf_f16_to_f32(wh_.v[2]), xs_[2u], __fmaf_rn(kf_f16_to_f32(wh_.v[1]), xs_[1u], __fmaf_rn(kf_f16_to_f32(wh_.v[0]), xs_[0u], acc_[0u]))))))));
+                        kf_u32x4 t1714_ = wb_[4u];
+                        kf_f16x8 wh_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1714_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1714_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1714_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1714_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1714_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1714_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1714_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1714_, 3u), 16u))}};
+                        acc_2_[0u] = __fmaf_rn(kf_f16_to_f32(wh_.v[7]), xs_[7u], __fmaf_rn(kf_f16_to_f32(wh_.v[6]), xs_[6u], __fmaf_rn(kf_f16_to_f32(wh_.v[5]), xs_[5u], __fmaf_rn(kf_f16_to_f32(wh_.v[4]), xs_[4u], __fmaf_rn(kf_f16_to_f32(wh_.v[3]), xs_[3u], __fmaf_rn(kf_f16_to_f32(wh_.v[2]), xs_[2u], __fmaf_rn(kf_f16_to_f32(wh_.v[1]), xs_[1u], __fmaf_rn(kf_f16_to_f32(wh_.v[0]), xs_[0u], acc_2_[0u]))))))));
                     }
                     unsigned v_6_ = (((ck_ << 5u) << 2u) + 32u) + lane_;
                     if (v_6_ < nv_) {
-                        kf_u32x4 t430_ = xb_[10u];
-                        kf_f16x8 a_2_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t430_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t430_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t430_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t430_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t430_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t430_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t430_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t430_, 3u), 16u))}};
+                        kf_u32x4 t1818_ = xb_[10u];
+                        kf_f16x8 a_2_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1818_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1818_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1818_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1818_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1818_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1818_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1818_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1818_, 3u), 16u))}};
                         xs_2_[0u] = kf_f16_to_f32(a_2_.v[0]);
                         xs_2_[1u] = kf_f16_to_f32(a_2_.v[1]);
                         xs_2_[2u] = kf_f16_to_f32(a_2_.v[2]);
@@ -316,14 +316,14 @@ gemv_f16_f16_f16(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x_, k
                         xs_2_[5u] = kf_f16_to_f32(a_2_.v[5]);
                         xs_2_[6u] = kf_f16_to_f32(a_2_.v[6]);
                         xs_2_[7u] = kf_f16_to_f32(a_2_.v[7]);
-                        kf_u32x4 t457_ = wb_[5u];
-                        kf_f16x8 wh_2_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t457_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t457_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t457_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t457_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t457_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t457_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t457_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t457_, 3u), 16u))}};
-                        acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_2_.v[7]), xs_2_[7u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[6]), xs_2_[6u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[5]), xs_2_[5u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[4]), xs_2_[4u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[3]), xs_2_[3u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[2]), xs_2_[2u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[1]), xs_2_[1u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[0]), xs_2_[0u], acc_[0u]))))))));
+                        kf_u32x4 t1845_ = wb_[5u];
+                        kf_f16x8 wh_2_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1845_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1845_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1845_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1845_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1845_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1845_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1845_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1845_, 3u), 16u))}};
+                        acc_2_[0u] = __fmaf_rn(kf_f16_to_f32(wh_2_.v[7]), xs_2_[7u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[6]), xs_2_[6u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[5]), xs_2_[5u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[4]), xs_2_[4u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[3]), xs_2_[3u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[2]), xs_2_[2u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[1]), xs_2_[1u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[0]), xs_2_[0u], acc_2_[0u]))))))));
                     }
                     unsigned v_7_ = (((ck_ << 5u) << 2u) + 64u) + lane_;
                     if (v_7_ < nv_) {
-                        kf_u32x4 t561_ = xb_[12u];
-                        kf_f16x8 a_3_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t561_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t561_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t561_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t561_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t561_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t561_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t561_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t561_, 3u), 16u))}};
+                        kf_u32x4 t1949_ = xb_[12u];
+                        kf_f16x8 a_3_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1949_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1949_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1949_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1949_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1949_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1949_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1949_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1949_, 3u), 16u))}};
                         xs_3_[0u] = kf_f16_to_f32(a_3_.v[0]);
                         xs_3_[1u] = kf_f16_to_f32(a_3_.v[1]);
                         xs_3_[2u] = kf_f16_to_f32(a_3_.v[2]);
@@ -332,14 +332,14 @@ gemv_f16_f16_f16(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x_, k
                         xs_3_[5u] = kf_f16_to_f32(a_3_.v[5]);
                         xs_3_[6u] = kf_f16_to_f32(a_3_.v[6]);
                         xs_3_[7u] = kf_f16_to_f32(a_3_.v[7]);
-                        kf_u32x4 t588_ = wb_[6u];
-                        kf_f16x8 wh_3_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t588_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t588_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t588_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t588_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t588_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t588_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t588_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t588_, 3u), 16u))}};
-                        acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_3_.v[7]), xs_3_[7u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[6]), xs_3_[6u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[5]), xs_3_[5u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[4]), xs_3_[4u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[3]), xs_3_[3u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[2]), xs_3_[2u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[1]), xs_3_[1u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[0]), xs_3_[0u], acc_[0u]))))))));
+                        kf_u32x4 t1976_ = wb_[6u];
+                        kf_f16x8 wh_3_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1976_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1976_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1976_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1976_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1976_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1976_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1976_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1976_, 3u), 16u))}};
+                        acc_2_[0u] = __fmaf_rn(kf_f16_to_f32(wh_3_.v[7]), xs_3_[7u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[6]), xs_3_[6u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[5]), xs_3_[5u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[4]), xs_3_[4u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[3]), xs_3_[3u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[2]), xs_3_[2u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[1]), xs_3_[1u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[0]), xs_3_[0u], acc_2_[0u]))))))));
                     }
                     unsigned v_8_ = (((ck_ << 5u) << 2u) + 96u) + lane_;
                     if (v_8_ < nv_) {
-                        kf_u32x4 t692_ = xb_[14u];
-                        kf_f16x8 a_4_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t692_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t692_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t692_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t692_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t692_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t692_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t692_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t692_, 3u), 16u))}};
+                        kf_u32x4 t2080_ = xb_[14u];
+                        kf_f16x8 a_4_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2080_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2080_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2080_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2080_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2080_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2080_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2080_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2080_, 3u), 16u))}};
                         xs_4_[0u] = kf_f16_to_f32(a_4_.v[0]);
                         xs_4_[1u] = kf_f16_to_f32(a_4_.v[1]);
                         xs_4_[2u] = kf_f16_to_f32(a_4_.v[2]);
@@ -348,52 +348,52 @@ gemv_f16_f16_f16(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x_, k
                         xs_4_[5u] = kf_f16_to_f32(a_4_.v[5]);
                         xs_4_[6u] = kf_f16_to_f32(a_4_.v[6]);
                         xs_4_[7u] = kf_f16_to_f32(a_4_.v[7]);
-                        kf_u32x4 t719_ = wb_[7u];
-                        kf_f16x8 wh_4_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t719_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t719_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t719_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t719_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t719_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t719_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t719_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t719_, 3u), 16u))}};
-                        acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_4_.v[7]), xs_4_[7u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[6]), xs_4_[6u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[5]), xs_4_[5u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[4]), xs_4_[4u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[3]), xs_4_[3u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[2]), xs_4_[2u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[1]), xs_4_[1u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[0]), xs_4_[0u], acc_[0u]))))))));
+                        kf_u32x4 t2107_ = wb_[7u];
+                        kf_f16x8 wh_4_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2107_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2107_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2107_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2107_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2107_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2107_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2107_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2107_, 3u), 16u))}};
+                        acc_2_[0u] = __fmaf_rn(kf_f16_to_f32(wh_4_.v[7]), xs_4_[7u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[6]), xs_4_[6u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[5]), xs_4_[5u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[4]), xs_4_[4u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[3]), xs_4_[3u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[2]), xs_4_[2u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[1]), xs_4_[1u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[0]), xs_4_[0u], acc_2_[0u]))))))));
                     }
-                    unsigned t793_ = ck_ + 1u;
-                    ck_ = t793_;
-                    if (t793_ == steps_) {
-                        float t796_ = acc_[0u];
-                        unsigned t818_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
-                        if (t818_ == 32u) {
-                            float t823_ = __fadd_rn(t796_, kf_shfl_xor(t796_, 16u, kf_wn));
-                            float t826_ = __fadd_rn(t823_, kf_shfl_xor(t823_, 8u, kf_wn));
-                            float t829_ = __fadd_rn(t826_, kf_shfl_xor(t826_, 4u, kf_wn));
-                            float t832_ = __fadd_rn(t829_, kf_shfl_xor(t829_, 2u, kf_wn));
-                            s_ = __fadd_rn(t832_, kf_shfl_xor(t832_, 1u, kf_wn));
+                    unsigned t2181_ = ck_ + 1u;
+                    ck_ = t2181_;
+                    if (t2181_ == steps_) {
+                        float t2184_ = acc_2_[0u];
+                        unsigned t2206_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+                        if (t2206_ == 32u) {
+                            float t2211_ = __fadd_rn(t2184_, kf_shfl_xor(t2184_, 16u, kf_wn));
+                            float t2214_ = __fadd_rn(t2211_, kf_shfl_xor(t2211_, 8u, kf_wn));
+                            float t2217_ = __fadd_rn(t2214_, kf_shfl_xor(t2214_, 4u, kf_wn));
+                            float t2220_ = __fadd_rn(t2217_, kf_shfl_xor(t2217_, 2u, kf_wn));
+                            s_ = __fadd_rn(t2220_, kf_shfl_xor(t2220_, 1u, kf_wn));
                         } else {
-                            float t838_ = kf_shfl_down(t796_, 16u, kf_wn);
-                            bool t840_ = (kf_lane_id() + 16u) < t818_;
-                            float t841_ = __fadd_rn(t796_, t838_);
-                            float t842_ = t840_ ? t841_ : t796_;
-                            float t844_ = kf_shfl_down(t842_, 8u, kf_wn);
-                            bool t846_ = (kf_lane_id() + 8u) < t818_;
-                            float t847_ = __fadd_rn(t842_, t844_);
-                            float t848_ = t846_ ? t847_ : t842_;
-                            float t850_ = kf_shfl_down(t848_, 4u, kf_wn);
-                            bool t852_ = (kf_lane_id() + 4u) < t818_;
-                            float t853_ = __fadd_rn(t848_, t850_);
-                            float t854_ = t852_ ? t853_ : t848_;
-                            float t856_ = kf_shfl_down(t854_, 2u, kf_wn);
-                            bool t858_ = (kf_lane_id() + 2u) < t818_;
-                            float t859_ = __fadd_rn(t854_, t856_);
-                            float t860_ = t858_ ? t859_ : t854_;
-                            float t862_ = kf_shfl_down(t860_, 1u, kf_wn);
-                            bool t864_ = (kf_lane_id() + 1u) < t818_;
-                            float t865_ = __fadd_rn(t860_, t862_);
-                            s_ = kf_shfl(t864_ ? t865_ : t860_, 0u, kf_wn);
+                            float t2226_ = kf_shfl_down(t2184_, 16u, kf_wn);
+                            bool t2228_ = (kf_lane_id() + 16u) < t2206_;
+                            float t2229_ = __fadd_rn(t2184_, t2226_);
+                            float t2230_ = t2228_ ? t2229_ : t2184_;
+                            float t2232_ = kf_shfl_down(t2230_, 8u, kf_wn);
+                            bool t2234_ = (kf_lane_id() + 8u) < t2206_;
+                            float t2235_ = __fadd_rn(t2230_, t2232_);
+                            float t2236_ = t2234_ ? t2235_ : t2230_;
+                            float t2238_ = kf_shfl_down(t2236_, 4u, kf_wn);
+                            bool t2240_ = (kf_lane_id() + 4u) < t2206_;
+                            float t2241_ = __fadd_rn(t2236_, t2238_);
+                            float t2242_ = t2240_ ? t2241_ : t2236_;
+                            float t2244_ = kf_shfl_down(t2242_, 2u, kf_wn);
+                            bool t2246_ = (kf_lane_id() + 2u) < t2206_;
+                            float t2247_ = __fadd_rn(t2242_, t2244_);
+                            float t2248_ = t2246_ ? t2247_ : t2242_;
+                            float t2250_ = kf_shfl_down(t2248_, 1u, kf_wn);
+                            bool t2252_ = (kf_lane_id() + 1u) < t2206_;
+                            float t2253_ = __fadd_rn(t2248_, t2250_);
+                            s_ = kf_shfl(t2252_ ? t2253_ : t2248_, 0u, kf_wn);
                         }
-                        bool t870_ = lane_ == 0u;
-                        bool t871_ = t870_;
-                        if (t870_) {
-                            t871_ = cg_ < m_;
+                        bool t2258_ = lane_ == 0u;
+                        bool t2259_ = t2258_;
+                        if (t2258_) {
+                            t2259_ = cg_ < m_;
                         }
-                        if (t871_) {
+                        if (t2259_) {
                             y_[cg_] = kf_f16_from_f32(s_);
                         }
-                        acc_[0u] = 0.0f;
+                        acc_2_[0u] = 0.0f;
                         ck_ = 0u;
                         cg_ = cg_ + nw_;
                     }
@@ -415,23 +415,23 @@ gemv_f16_f16_f16(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x_, k
                     unsigned row_9_ = min(lg_, (m_ - 1u));
                     wb_[7u] = wv_[(row_9_ * nv_) + v_12_];
                     xb_[14u] = xv_[v_12_];
-                    unsigned t1062_ = lk_ + 1u;
-                    lk_ = t1062_;
-                    if (t1062_ == steps_) {
+                    unsigned t2454_ = lk_ + 1u;
+                    lk_ = t2454_;
+                    if (t2454_ == steps_) {
                         lk_ = 0u;
                         lg_ = lg_ + nw_;
                     }
                 }
-                bool t1070_ = (t0_ + 1u) >= 1u;
-                bool t1071_ = t1070_;
-                if (t1070_) {
-                    t1071_ = ((t0_ + 1u) - 1u) < total_;
+                bool t2462_ = (t0_ + 1u) >= 1u;
+                bool t2463_ = t2462_;
+                if (t2462_) {
+                    t2463_ = ((t0_ + 1u) - 1u) < total_;
                 }
-                if (t1071_) {
+                if (t2463_) {
                     unsigned v_13_ = ((ck_ << 5u) << 2u) + lane_;
                     if (v_13_ < nv_) {
-                        kf_u32x4 t1108_ = xb_[0u];
-                        kf_f16x8 a_5_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1108_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1108_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1108_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1108_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1108_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1108_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1108_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1108_, 3u), 16u))}};
+                        kf_u32x4 t2522_ = xb_[0u];
+                        kf_f16x8 a_5_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2522_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2522_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2522_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2522_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2522_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2522_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2522_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2522_, 3u), 16u))}};
                         xs_5_[0u] = kf_f16_to_f32(a_5_.v[0]);
                         xs_5_[1u] = kf_f16_to_f32(a_5_.v[1]);
                         xs_5_[2u] = kf_f16_to_f32(a_5_.v[2]);
@@ -440,14 +440,14 @@ gemv_f16_f16_f16(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x_, k
                         xs_5_[5u] = kf_f16_to_f32(a_5_.v[5]);
                         xs_5_[6u] = kf_f16_to_f32(a_5_.v[6]);
                         xs_5_[7u] = kf_f16_to_f32(a_5_.v[7]);
-                        kf_u32x4 t1135_ = wb_[0u];
-                        kf_f16x8 wh_5_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1135_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1135_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1135_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1135_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1135_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1135_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1135_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1135_, 3u), 16u))}};
-                        acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_5_.v[7]), xs_5_[7u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[6]), xs_5_[6u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[5]), xs_5_[5u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[4]), xs_5_[4u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[3]), xs_5_[3u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[2]), xs_5_[2u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[1]), xs_5_[1u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[0]), xs_5_[0u], acc_[0u]))))))));
+                        kf_u32x4 t2549_ = wb_[0u];
+                        kf_f16x8 wh_5_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2549_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2549_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2549_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2549_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2549_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2549_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2549_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2549_, 3u), 16u))}};
+                        acc_2_[0u] = __fmaf_rn(kf_f16_to_f32(wh_5_.v[7]), xs_5_[7u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[6]), xs_5_[6u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[5]), xs_5_[5u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[4]), xs_5_[4u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[3]), xs_5_[3u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[2]), xs_5_[2u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[1]), xs_5_[1u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[0]), xs_5_[0u], acc_2_[0u]))))))));
                     }
                     unsigned v_14_ = (((ck_ << 5u) << 2u) + 32u) + lane_;
                     if (v_14_ < nv_) {
-                        kf_u32x4 t1239_ = xb_[2u];
-                        kf_f16x8 a_6_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1239_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1239_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1239_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1239_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1239_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1239_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1239_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1239_, 3u), 16u))}};
+                        kf_u32x4 t2653_ = xb_[2u];
+                        kf_f16x8 a_6_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2653_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2653_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2653_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2653_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2653_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2653_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2653_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2653_, 3u), 16u))}};
                         xs_6_[0u] = kf_f16_to_f32(a_6_.v[0]);
                         xs_6_[1u] = kf_f16_to_f32(a_6_.v[1]);
                         xs_6_[2u] = kf_f16_to_f32(a_6_.v[2]);
@@ -456,14 +456,14 @@ gemv_f16_f16_f16(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x_, k
                         xs_6_[5u] = kf_f16_to_f32(a_6_.v[5]);
                         xs_6_[6u] = kf_f16_to_f32(a_6_.v[6]);
                         xs_6_[7u] = kf_f16_to_f32(a_6_.v[7]);
-                        kf_u32x4 t1266_ = wb_[1u];
-                        kf_f16x8 wh_6_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1266_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1266_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1266_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1266_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1266_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1266_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1266_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1266_, 3u), 16u))}};
-                        acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_6_.v[7]), xs_6_[7u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[6]), xs_6_[6u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[5]), xs_6_[5u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[4]), xs_6_[4u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[3]), xs_6_[3u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[2]), xs_6_[2u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[1]), xs_6_[1u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[0]), xs_6_[0u], acc_[0u]))))))));
+                        kf_u32x4 t2680_ = wb_[1u];
+                        kf_f16x8 wh_6_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2680_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2680_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2680_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2680_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2680_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2680_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2680_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2680_, 3u), 16u))}};
+                        acc_2_[0u] = __fmaf_rn(kf_f16_to_f32(wh_6_.v[7]), xs_6_[7u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[6]), xs_6_[6u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[5]), xs_6_[5u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[4]), xs_6_[4u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[3]), xs_6_[3u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[2]), xs_6_[2u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[1]), xs_6_[1u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[0]), xs_6_[0u], acc_2_[0u]))))))));
                     }
                     unsigned v_15_ = (((ck_ << 5u) << 2u) + 64u) + lane_;
                     if (v_15_ < nv_) {
-                        kf_u32x4 t1370_ = xb_[4u];
-                        kf_f16x8 a_7_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1370_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1370_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1370_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1370_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1370_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1370_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1370_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1370_, 3u), 16u))}};
+                        kf_u32x4 t2784_ = xb_[4u];
+                        kf_f16x8 a_7_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2784_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2784_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2784_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2784_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2784_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2784_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2784_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2784_, 3u), 16u))}};
                         xs_7_[0u] = kf_f16_to_f32(a_7_.v[0]);
                         xs_7_[1u] = kf_f16_to_f32(a_7_.v[1]);
                         xs_7_[2u] = kf_f16_to_f32(a_7_.v[2]);
@@ -472,14 +472,14 @@ gemv_f16_f16_f16(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x_, k
                         xs_7_[5u] = kf_f16_to_f32(a_7_.v[5]);
                         xs_7_[6u] = kf_f16_to_f32(a_7_.v[6]);
                         xs_7_[7u] = kf_f16_to_f32(a_7_.v[7]);
-                        kf_u32x4 t1397_ = wb_[2u];
-                        kf_f16x8 wh_7_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1397_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1397_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1397_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1397_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1397_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1397_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1397_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1397_, 3u), 16u))}};
-                        acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_7_.v[7]), xs_7_[7u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[6]), xs_7_[6u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[5]), xs_7_[5u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[4]), xs_7_[4u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[3]), xs_7_[3u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[2]), xs_7_[2u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[1]), xs_7_[1u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[0]), xs_7_[0u], acc_[0u]))))))));
+                        kf_u32x4 t2811_ = wb_[2u];
+                        kf_f16x8 wh_7_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2811_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2811_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2811_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2811_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2811_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2811_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2811_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2811_, 3u), 16u))}};
+                        acc_2_[0u] = __fmaf_rn(kf_f16_to_f32(wh_7_.v[7]), xs_7_[7u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[6]), xs_7_[6u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[5]), xs_7_[5u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[4]), xs_7_[4u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[3]), xs_7_[3u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[2]), xs_7_[2u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[1]), xs_7_[1u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[0]), xs_7_[0u], acc_2_[0u]))))))));
                     }
                     unsigned v_16_ = (((ck_ << 5u) << 2u) + 96u) + lane_;
                     if (v_16_ < nv_) {
-                        kf_u32x4 t1501_ = xb_[6u];
-                        kf_f16x8 a_8_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1501_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1501_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1501_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1501_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1501_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1501_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1501_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1501_, 3u), 16u))}};
+                        kf_u32x4 t2915_ = xb_[6u];
+                        kf_f16x8 a_8_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2915_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2915_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2915_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2915_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2915_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2915_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2915_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2915_, 3u), 16u))}};
                         xs_8_[0u] = kf_f16_to_f32(a_8_.v[0]);
                         xs_8_[1u] = kf_f16_to_f32(a_8_.v[1]);
                         xs_8_[2u] = kf_f16_to_f32(a_8_.v[2]);
@@ -488,52 +488,52 @@ gemv_f16_f16_f16(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x_, k
                         xs_8_[5u] = kf_f16_to_f32(a_8_.v[5]);
                         xs_8_[6u] = kf_f16_to_f32(a_8_.v[6]);
                         xs_8_[7u] = kf_f16_to_f32(a_8_.v[7]);
-                        kf_u32x4 t1528_ = wb_[3u];
-                        kf_f16x8 wh_8_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1528_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1528_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1528_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1528_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1528_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1528_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1528_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1528_, 3u), 16u))}};
-                        acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_8_.v[7]), xs_8_[7u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[6]), xs_8_[6u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[5]), xs_8_[5u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[4]), xs_8_[4u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[3]), xs_8_[3u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[2]), xs_8_[2u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[1]), xs_8_[1u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[0]), xs_8_[0u], acc_[0u]))))))));
+                        kf_u32x4 t2942_ = wb_[3u];
+                        kf_f16x8 wh_8_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2942_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2942_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2942_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2942_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2942_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2942_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2942_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2942_, 3u), 16u))}};
+                        acc_2_[0u] = __fmaf_rn(kf_f16_to_f32(wh_8_.v[7]), xs_8_[7u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[6]), xs_8_[6u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[5]), xs_8_[5u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[4]), xs_8_[4u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[3]), xs_8_[3u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[2]), xs_8_[2u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[1]), xs_8_[1u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[0]), xs_8_[0u], acc_2_[0u]))))))));
                     }
-                    unsigned t1602_ = ck_ + 1u;
-                    ck_ = t1602_;
-                    if (t1602_ == steps_) {
-                        float t1605_ = acc_[0u];
-                        unsigned t1627_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
-                        if (t1627_ == 32u) {
-                            float t1632_ = __fadd_rn(t1605_, kf_shfl_xor(t1605_, 16u, kf_wn));
-                            float t1635_ = __fadd_rn(t1632_, kf_shfl_xor(t1632_, 8u, kf_wn));
-                            float t1638_ = __fadd_rn(t1635_, kf_shfl_xor(t1635_, 4u, kf_wn));
-                            float t1641_ = __fadd_rn(t1638_, kf_shfl_xor(t1638_, 2u, kf_wn));
-                            s_2_ = __fadd_rn(t1641_, kf_shfl_xor(t1641_, 1u, kf_wn));
+                    unsigned t3016_ = ck_ + 1u;
+                    ck_ = t3016_;
+                    if (t3016_ == steps_) {
+                        float t3019_ = acc_2_[0u];
+                        unsigned t3041_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+                        if (t3041_ == 32u) {
+                            float t3046_ = __fadd_rn(t3019_, kf_shfl_xor(t3019_, 16u, kf_wn));
+                            float t3049_ = __fadd_rn(t3046_, kf_shfl_xor(t3046_, 8u, kf_wn));
+                            float t3052_ = __fadd_rn(t3049_, kf_shfl_xor(t3049_, 4u, kf_wn));
+                            float t3055_ = __fadd_rn(t3052_, kf_shfl_xor(t3052_, 2u, kf_wn));
+                            s_2_ = __fadd_rn(t3055_, kf_shfl_xor(t3055_, 1u, kf_wn));
                         } else {
-                            float t1647_ = kf_shfl_down(t1605_, 16u, kf_wn);
-                            bool t1649_ = (kf_lane_id() + 16u) < t1627_;
-                            float t1650_ = __fadd_rn(t1605_, t1647_);
-                            float t1651_ = t1649_ ? t1650_ : t1605_;
-                            float t1653_ = kf_shfl_down(t1651_, 8u, kf_wn);
-                            bool t1655_ = (kf_lane_id() + 8u) < t1627_;
-                            float t1656_ = __fadd_rn(t1651_, t1653_);
-                            float t1657_ = t1655_ ? t1656_ : t1651_;
-                            float t1659_ = kf_shfl_down(t1657_, 4u, kf_wn);
-                            bool t1661_ = (kf_lane_id() + 4u) < t1627_;
-                            float t1662_ = __fadd_rn(t1657_, t1659_);
-                            float t1663_ = t1661_ ? t1662_ : t1657_;
-                            float t1665_ = kf_shfl_down(t1663_, 2u, kf_wn);
-                            bool t1667_ = (kf_lane_id() + 2u) < t1627_;
-                            float t1668_ = __fadd_rn(t1663_, t1665_);
-                            float t1669_ = t1667_ ? t1668_ : t1663_;
-                            float t1671_ = kf_shfl_down(t1669_, 1u, kf_wn);
-                            bool t1673_ = (kf_lane_id() + 1u) < t1627_;
-                            float t1674_ = __fadd_rn(t1669_, t1671_);
-                            s_2_ = kf_shfl(t1673_ ? t1674_ : t1669_, 0u, kf_wn);
+                            float t3061_ = kf_shfl_down(t3019_, 16u, kf_wn);
+                            bool t3063_ = (kf_lane_id() + 16u) < t3041_;
+                            float t3064_ = __fadd_rn(t3019_, t3061_);
+                            float t3065_ = t3063_ ? t3064_ : t3019_;
+                            float t3067_ = kf_shfl_down(t3065_, 8u, kf_wn);
+                            bool t3069_ = (kf_lane_id() + 8u) < t3041_;
+                            float t3070_ = __fadd_rn(t3065_, t3067_);
+                            float t3071_ = t3069_ ? t3070_ : t3065_;
+                            float t3073_ = kf_shfl_down(t3071_, 4u, kf_wn);
+                            bool t3075_ = (kf_lane_id() + 4u) < t3041_;
+                            float t3076_ = __fadd_rn(t3071_, t3073_);
+                            float t3077_ = t3075_ ? t3076_ : t3071_;
+                            float t3079_ = kf_shfl_down(t3077_, 2u, kf_wn);
+                            bool t3081_ = (kf_lane_id() + 2u) < t3041_;
+                            float t3082_ = __fadd_rn(t3077_, t3079_);
+                            float t3083_ = t3081_ ? t3082_ : t3077_;
+                            float t3085_ = kf_shfl_down(t3083_, 1u, kf_wn);
+                            bool t3087_ = (kf_lane_id() + 1u) < t3041_;
+                            float t3088_ = __fadd_rn(t3083_, t3085_);
+                            s_2_ = kf_shfl(t3087_ ? t3088_ : t3083_, 0u, kf_wn);
                         }
-                        bool t1679_ = lane_ == 0u;
-                        bool t1680_ = t1679_;
-                        if (t1679_) {
-                            t1680_ = cg_ < m_;
+                        bool t3093_ = lane_ == 0u;
+                        bool t3094_ = t3093_;
+                        if (t3093_) {
+                            t3094_ = cg_ < m_;
                         }
-                        if (t1680_) {
+                        if (t3094_) {
                             y_[cg_] = kf_f16_from_f32(s_2_);
                         }
-                        acc_[0u] = 0.0f;
+                        acc_2_[0u] = 0.0f;
                         ck_ = 0u;
                         cg_ = cg_ + nw_;
                     }
@@ -543,51 +543,51 @@ gemv_f16_f16_f16(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x_, k
     } else {
         unsigned lane_2_ = kf_lane_id();
         unsigned nv_2_ = k_ >> 3u;
-        unsigned t1721_ = (blockIdx.x << 3u) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u);
-        unsigned t1732_ = gridDim.x << 3u;
+        unsigned t3139_ = (blockIdx.x << 3u) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u);
+        unsigned t3150_ = gridDim.x << 3u;
         #pragma unroll 1
-        for (unsigned g_ = t1721_; g_ < m_; g_ = g_ + t1732_) {
+        for (unsigned g_ = t3139_; g_ < m_; g_ = g_ + t3150_) {
             row_[0u] = min(g_, (m_ - 1u));
-            acc_2_[0u] = 0.0f;
+            acc_3_[0u] = 0.0f;
             if ((k_ & 7u) == 0u) {
                 #pragma unroll 1
                 for (unsigned base_ = 0u; base_ < nv_2_; base_ = base_ + 128u) {
                     unsigned v_17_ = base_ + lane_2_;
-                    kf_u32x4 t1757_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                    kf_u32x4 t_ = t1757_;
+                    kf_u32x4 t3175_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_2_ = t3175_;
                     if (v_17_ < nv_2_) {
-                        unsigned t1763_ = (row_[0u] * nv_2_) + v_17_;
-                        kf_u32x4 t1764_ = wv_[t1763_];
-                        t_ = t1764_;
+                        unsigned t3181_ = (row_[0u] * nv_2_) + v_17_;
+                        kf_u32x4 t3182_ = wv_[t3181_];
+                        t_2_ = t3182_;
                     }
-                    wr_[0u] = t_;
+                    wr_[0u] = t_2_;
                     unsigned v_18_ = (base_ + 32u) + lane_2_;
-                    kf_u32x4 t1770_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                    kf_u32x4 t_2_ = t1770_;
+                    kf_u32x4 t3188_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_3_ = t3188_;
                     if (v_18_ < nv_2_) {
-                        unsigned t1776_ = (row_[0u] * nv_2_) + v_18_;
-                        kf_u32x4 t1777_ = wv_[t1776_];
-                        t_2_ = t1777_;
+                        unsigned t3194_ = (row_[0u] * nv_2_) + v_18_;
+                        kf_u32x4 t3195_ = wv_[t3194_];
+                        t_3_ = t3195_;
                     }
-                    wr_[1u] = t_2_;
+                    wr_[1u] = t_3_;
                     unsigned v_19_ = (base_ + 64u) + lane_2_;
-                    kf_u32x4 t1783_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                    kf_u32x4 t_3_ = t1783_;
+                    kf_u32x4 t3201_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_4_ = t3201_;
                     if (v_19_ < nv_2_) {
-                        unsigned t1789_ = (row_[0u] * nv_2_) + v_19_;
-                        kf_u32x4 t1790_ = wv_[t1789_];
-                        t_3_ = t1790_;
+                        unsigned t3207_ = (row_[0u] * nv_2_) + v_19_;
+                        kf_u32x4 t3208_ = wv_[t3207_];
+                        t_4_ = t3208_;
                     }
-                    wr_[2u] = t_3_;
+                    wr_[2u] = t_4_;
                     unsigned v_20_ = (base_ + 96u) + lane_2_;
-                    kf_u32x4 t1796_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                    kf_u32x4 t_4_ = t1796_;
+                    kf_u32x4 t3214_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_5_ = t3214_;
                     if (v_20_ < nv_2_) {
-                        unsigned t1802_ = (row_[0u] * nv_2_) + v_20_;
-                        kf_u32x4 t1803_ = wv_[t1802_];
-                        t_4_ = t1803_;
+                        unsigned t3220_ = (row_[0u] * nv_2_) + v_20_;
+                        kf_u32x4 t3221_ = wv_[t3220_];
+                        t_5_ = t3221_;
                     }
-                    wr_[3u] = t_4_;
+                    wr_[3u] = t_5_;
                     unsigned v_21_ = base_ + lane_2_;
                     if (v_21_ < nv_2_) {
                         kf_f16x8 a_9_ = xh8_[v_21_];
@@ -599,9 +599,9 @@ gemv_f16_f16_f16(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x_, k
                         xs_9_[5u] = kf_f16_to_f32(a_9_.v[5]);
                         xs_9_[6u] = kf_f16_to_f32(a_9_.v[6]);
                         xs_9_[7u] = kf_f16_to_f32(a_9_.v[7]);
-                        kf_u32x4 t1859_ = wr_[0u];
-                        kf_f16x8 wh_9_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1859_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1859_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1859_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1859_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1859_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1859_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1859_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1859_, 3u), 16u))}};
-                        acc_2_[0u] = __fmaf_rn(kf_f16_to_f32(wh_9_.v[7]), xs_9_[7u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[6]), xs_9_[6u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[5]), xs_9_[5u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[4]), xs_9_[4u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[3]), xs_9_[3u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[2]), xs_9_[2u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[1]), xs_9_[1u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[0]), xs_9_[0u], acc_2_[0u]))))))));
+                        kf_u32x4 t3277_ = wr_[0u];
+                        kf_f16x8 wh_9_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t3277_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3277_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t3277_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3277_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t3277_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3277_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t3277_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3277_, 3u), 16u))}};
+                        acc_3_[0u] = __fmaf_rn(kf_f16_to_f32(wh_9_.v[7]), xs_9_[7u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[6]), xs_9_[6u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[5]), xs_9_[5u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[4]), xs_9_[4u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[3]), xs_9_[3u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[2]), xs_9_[2u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[1]), xs_9_[1u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[0]), xs_9_[0u], acc_3_[0u]))))))));
                     }
                     unsigned v_22_ = (base_ + 32u) + lane_2_;
                     if (v_22_ < nv_2_) {
@@ -614,9 +614,9 @@ gemv_f16_f16_f16(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x_, k
                         xs_10_[5u] = kf_f16_to_f32(a_10_.v[5]);
                         xs_10_[6u] = kf_f16_to_f32(a_10_.v[6]);
                         xs_10_[7u] = kf_f16_to_f32(a_10_.v[7]);
-                        kf_u32x4 t1986_ = wr_[1u];
-                        kf_f16x8 wh_10_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1986_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1986_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1986_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1986_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1986_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1986_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1986_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1986_, 3u), 16u))}};
-                        acc_2_[0u] = __fmaf_rn(kf_f16_to_f32(wh_10_.v[7]), xs_10_[7u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[6]), xs_10_[6u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[5]), xs_10_[5u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[4]), xs_10_[4u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[3]), xs_10_[3u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[2]), xs_10_[2u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[1]), xs_10_[1u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[0]), xs_10_[0u], acc_2_[0u]))))))));
+                        kf_u32x4 t3404_ = wr_[1u];
+                        kf_f16x8 wh_10_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t3404_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3404_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t3404_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3404_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t3404_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3404_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t3404_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3404_, 3u), 16u))}};
+                        acc_3_[0u] = __fmaf_rn(kf_f16_to_f32(wh_10_.v[7]), xs_10_[7u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[6]), xs_10_[6u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[5]), xs_10_[5u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[4]), xs_10_[4u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[3]), xs_10_[3u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[2]), xs_10_[2u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[1]), xs_10_[1u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[0]), xs_10_[0u], acc_3_[0u]))))))));
                     }
                     unsigned v_23_ = (base_ + 64u) + lane_2_;
                     if (v_23_ < nv_2_) {
@@ -629,9 +629,9 @@ gemv_f16_f16_f16(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x_, k
                         xs_11_[5u] = kf_f16_to_f32(a_11_.v[5]);
                         xs_11_[6u] = kf_f16_to_f32(a_11_.v[6]);
                         xs_11_[7u] = kf_f16_to_f32(a_11_.v[7]);
-                        kf_u32x4 t2113_ = wr_[2u];
-                        kf_f16x8 wh_11_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2113_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2113_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2113_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2113_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2113_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2113_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2113_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2113_, 3u), 16u))}};
-                        acc_2_[0u] = __fmaf_rn(kf_f16_to_f32(wh_11_.v[7]), xs_11_[7u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[6]), xs_11_[6u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[5]), xs_11_[5u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[4]), xs_11_[4u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[3]), xs_11_[3u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[2]), xs_11_[2u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[1]), xs_11_[1u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[0]), xs_11_[0u], acc_2_[0u]))))))));
+                        kf_u32x4 t3531_ = wr_[2u];
+                        kf_f16x8 wh_11_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t3531_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3531_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t3531_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3531_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t3531_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3531_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t3531_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3531_, 3u), 16u))}};
+                        acc_3_[0u] = __fmaf_rn(kf_f16_to_f32(wh_11_.v[7]), xs_11_[7u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[6]), xs_11_[6u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[5]), xs_11_[5u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[4]), xs_11_[4u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[3]), xs_11_[3u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[2]), xs_11_[2u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[1]), xs_11_[1u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[0]), xs_11_[0u], acc_3_[0u]))))))));
                     }
                     unsigned v_24_ = (base_ + 96u) + lane_2_;
                     if (v_24_ < nv_2_) {
@@ -644,70 +644,70 @@ gemv_f16_f16_f16(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x_, k
                         xs_12_[5u] = kf_f16_to_f32(a_12_.v[5]);
                         xs_12_[6u] = kf_f16_to_f32(a_12_.v[6]);
                         xs_12_[7u] = kf_f16_to_f32(a_12_.v[7]);
-                        kf_u32x4 t2240_ = wr_[3u];
-                        kf_f16x8 wh_12_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2240_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2240_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2240_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2240_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2240_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2240_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2240_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2240_, 3u), 16u))}};
-                        acc_2_[0u] = __fmaf_rn(kf_f16_to_f32(wh_12_.v[7]), xs_12_[7u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[6]), xs_12_[6u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[5]), xs_12_[5u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[4]), xs_12_[4u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[3]), xs_12_[3u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[2]), xs_12_[2u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[1]), xs_12_[1u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[0]), xs_12_[0u], acc_2_[0u]))))))));
+                        kf_u32x4 t3658_ = wr_[3u];
+                        kf_f16x8 wh_12_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t3658_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3658_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t3658_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3658_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t3658_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3658_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t3658_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3658_, 3u), 16u))}};
+                        acc_3_[0u] = __fmaf_rn(kf_f16_to_f32(wh_12_.v[7]), xs_12_[7u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[6]), xs_12_[6u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[5]), xs_12_[5u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[4]), xs_12_[4u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[3]), xs_12_[3u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[2]), xs_12_[2u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[1]), xs_12_[1u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[0]), xs_12_[0u], acc_3_[0u]))))))));
                     }
                 }
             } else {
                 #pragma unroll 1
                 for (unsigned c_ = lane_2_; c_ < k_; c_ = c_ + 32u) {
-                    float t2321_ = kf_f16_to_f32(x_[c_]);
+                    float t3739_ = kf_f16_to_f32(x_[c_]);
                     unsigned i_ = (row_[0u] * k_) + c_;
                     unsigned short u_ = w16_[i_];
-                    acc_2_[0u] = __fmaf_rn(kf_f16_to_f32(kf_bitcast<kf_f16>(u_)), t2321_, acc_2_[0u]);
+                    acc_3_[0u] = __fmaf_rn(kf_f16_to_f32(kf_bitcast<kf_f16>(u_)), t3739_, acc_3_[0u]);
                 }
             }
-            float t2339_ = acc_2_[0u];
-            unsigned t2361_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
-            if (t2361_ == 32u) {
-                float t2366_ = __fadd_rn(t2339_, kf_shfl_xor(t2339_, 16u, kf_wn));
-                float t2369_ = __fadd_rn(t2366_, kf_shfl_xor(t2366_, 8u, kf_wn));
-                float t2372_ = __fadd_rn(t2369_, kf_shfl_xor(t2369_, 4u, kf_wn));
-                float t2375_ = __fadd_rn(t2372_, kf_shfl_xor(t2372_, 2u, kf_wn));
-                s_3_ = __fadd_rn(t2375_, kf_shfl_xor(t2375_, 1u, kf_wn));
+            float t3757_ = acc_3_[0u];
+            unsigned t3779_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+            if (t3779_ == 32u) {
+                float t3784_ = __fadd_rn(t3757_, kf_shfl_xor(t3757_, 16u, kf_wn));
+                float t3787_ = __fadd_rn(t3784_, kf_shfl_xor(t3784_, 8u, kf_wn));
+                float t3790_ = __fadd_rn(t3787_, kf_shfl_xor(t3787_, 4u, kf_wn));
+                float t3793_ = __fadd_rn(t3790_, kf_shfl_xor(t3790_, 2u, kf_wn));
+                s_3_ = __fadd_rn(t3793_, kf_shfl_xor(t3793_, 1u, kf_wn));
             } else {
-                float t2381_ = kf_shfl_down(t2339_, 16u, kf_wn);
-                bool t2383_ = (kf_lane_id() + 16u) < t2361_;
-                float t2384_ = __fadd_rn(t2339_, t2381_);
-                float t2385_ = t2383_ ? t2384_ : t2339_;
-                float t2387_ = kf_shfl_down(t2385_, 8u, kf_wn);
-                bool t2389_ = (kf_lane_id() + 8u) < t2361_;
-                float t2390_ = __fadd_rn(t2385_, t2387_);
-                float t2391_ = t2389_ ? t2390_ : t2385_;
-                float t2393_ = kf_shfl_down(t2391_, 4u, kf_wn);
-                bool t2395_ = (kf_lane_id() + 4u) < t2361_;
-                float t2396_ = __fadd_rn(t2391_, t2393_);
-                float t2397_ = t2395_ ? t2396_ : t2391_;
-                float t2399_ = kf_shfl_down(t2397_, 2u, kf_wn);
-                bool t2401_ = (kf_lane_id() + 2u) < t2361_;
-                float t2402_ = __fadd_rn(t2397_, t2399_);
-                float t2403_ = t2401_ ? t2402_ : t2397_;
-                float t2405_ = kf_shfl_down(t2403_, 1u, kf_wn);
-                bool t2407_ = (kf_lane_id() + 1u) < t2361_;
-                float t2408_ = __fadd_rn(t2403_, t2405_);
-                s_3_ = kf_shfl(t2407_ ? t2408_ : t2403_, 0u, kf_wn);
+                float t3799_ = kf_shfl_down(t3757_, 16u, kf_wn);
+                bool t3801_ = (kf_lane_id() + 16u) < t3779_;
+                float t3802_ = __fadd_rn(t3757_, t3799_);
+                float t3803_ = t3801_ ? t3802_ : t3757_;
+                float t3805_ = kf_shfl_down(t3803_, 8u, kf_wn);
+                bool t3807_ = (kf_lane_id() + 8u) < t3779_;
+                float t3808_ = __fadd_rn(t3803_, t3805_);
+                float t3809_ = t3807_ ? t3808_ : t3803_;
+                float t3811_ = kf_shfl_down(t3809_, 4u, kf_wn);
+                bool t3813_ = (kf_lane_id() + 4u) < t3779_;
+                float t3814_ = __fadd_rn(t3809_, t3811_);
+                float t3815_ = t3813_ ? t3814_ : t3809_;
+                float t3817_ = kf_shfl_down(t3815_, 2u, kf_wn);
+                bool t3819_ = (kf_lane_id() + 2u) < t3779_;
+                float t3820_ = __fadd_rn(t3815_, t3817_);
+                float t3821_ = t3819_ ? t3820_ : t3815_;
+                float t3823_ = kf_shfl_down(t3821_, 1u, kf_wn);
+                bool t3825_ = (kf_lane_id() + 1u) < t3779_;
+                float t3826_ = __fadd_rn(t3821_, t3823_);
+                s_3_ = kf_shfl(t3825_ ? t3826_ : t3821_, 0u, kf_wn);
             }
-            bool t2413_ = lane_2_ == 0u;
-            bool t2414_ = t2413_;
-            if (t2413_) {
-                t2414_ = g_ < m_;
+            bool t3831_ = lane_2_ == 0u;
+            bool t3832_ = t3831_;
+            if (t3831_) {
+                t3832_ = g_ < m_;
             }
-            if (t2414_) {
+            if (t3832_) {
                 y_[g_] = kf_f16_from_f32(s_3_);
             }
         }
     }
 }
 
-/* kernel gemv_f16_f16_f32 (gemv.kf:511) */
+/* kernel gemv_f16_f16_f32 (gemv.kf:730) */
 extern "C" __global__ void __launch_bounds__(256)
 gemv_f16_f16_f32(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x_, float* __restrict__ y_, unsigned m_, unsigned k_)
 {
     kf_pdl_wait();
     kf_u32x4 wb_[8];
     kf_u32x4 xb_[16];
-    float acc_[1];
+    float acc_2_[1];
     float xs_[8];
     float xs_2_[8];
     float xs_3_[8];
@@ -717,7 +717,7 @@ gemv_f16_f16_f32(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x_, f
     float xs_7_[8];
     float xs_8_[8];
     unsigned row_[1];
-    float acc_2_[1];
+    float acc_3_[1];
     kf_u32x4 wr_[4];
     float xs_9_[8];
     float xs_10_[8];
@@ -738,16 +738,16 @@ gemv_f16_f16_f32(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x_, f
         unsigned wid_ = (blockIdx.x << 3u) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u);
         unsigned nw_ = gridDim.x << 3u;
         if (!(wid_ >= m_)) {
-            unsigned t62_ = m_ - wid_;
-            unsigned total_ = ((t62_ / nw_) + (((t62_ % nw_) != 0u) ? 1u : 0u)) * steps_;
-            acc_[0u] = 0.0f;
+            unsigned t1426_ = m_ - wid_;
+            unsigned total_ = ((t1426_ / nw_) + (((t1426_ % nw_) != 0u) ? 1u : 0u)) * steps_;
+            acc_2_[0u] = 0.0f;
             unsigned lg_ = wid_;
             unsigned lk_ = 0u;
             unsigned cg_ = wid_;
             unsigned ck_ = 0u;
-            unsigned t81_ = total_ + 1u;
+            unsigned t1447_ = total_ + 1u;
             #pragma unroll 1
-            for (unsigned t0_ = 0u; t0_ < t81_; t0_ = t0_ + 2u) {
+            for (unsigned t0_ = 0u; t0_ < t1447_; t0_ = t0_ + 2u) {
                 if (t0_ < total_) {
                     unsigned v_ = min((((lk_ << 5u) << 2u) + lane_), (nv_ - 1u));
                     unsigned row_2_ = min(lg_, (m_ - 1u));
@@ -765,23 +765,23 @@ gemv_f16_f16_f32(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x_, f
                     unsigned row_5_ = min(lg_, (m_ - 1u));
                     wb_[3u] = wv_[(row_5_ * nv_) + v_4_];
                     xb_[6u] = xv_[v_4_];
-                    unsigned t253_ = lk_ + 1u;
-                    lk_ = t253_;
-                    if (t253_ == steps_) {
+                    unsigned t1619_ = lk_ + 1u;
+                    lk_ = t1619_;
+                    if (t1619_ == steps_) {
                         lk_ = 0u;
                         lg_ = lg_ + nw_;
                     }
                 }
-                bool t261_ = t0_ >= 1u;
-                bool t262_ = t261_;
-                if (t261_) {
-                    t262_ = (t0_ - 1u) < total_;
+                bool t1627_ = t0_ >= 1u;
+                bool t1628_ = t1627_;
+                if (t1627_) {
+                    t1628_ = (t0_ - 1u) < total_;
                 }
-                if (t262_) {
+                if (t1628_) {
                     unsigned v_5_ = ((ck_ << 5u) << 2u) + lane_;
                     if (v_5_ < nv_) {
-                        kf_u32x4 t299_ = xb_[8u];
-                        kf_f16x8 a_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t299_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t299_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t299_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t299_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t299_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t299_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t299_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t299_, 3u), 16u))}};
+                        kf_u32x4 t1687_ = xb_[8u];
+                        kf_f16x8 a_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1687_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1687_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1687_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1687_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1687_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1687_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1687_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1687_, 3u), 16u))}};
                         xs_[0u] = kf_f16_to_f32(a_.v[0]);
                         xs_[1u] = kf_f16_to_f32(a_.v[1]);
                         xs_[2u] = kf_f16_to_f32(a_.v[2]);
@@ -790,14 +790,14 @@ gemv_f16_f16_f32(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x_, f
                         xs_[5u] = kf_f16_to_f32(a_.v[5]);
                         xs_[6u] = kf_f16_to_f32(a_.v[6]);
                         xs_[7u] = kf_f16_to_f32(a_.v[7]);
-                        kf_u32x4 t326_ = wb_[4u];
-                        kf_f16x8 wh_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t326_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t326_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t326_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t326_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t326_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t326_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t326_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t326_, 3u), 16u))}};
-                        acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_.v[7]), xs_[7u], __fmaf_rn(kf_f16_to_f32(wh_.v[6]), xs_[6u], __fmaf_rn(kf_f16_to_f32(wh_.v[5]), xs_[5u], __fmaf_rn(kf_f16_to_f32(wh_.v[4]), xs_[4u], __fmaf_rn(kf_f16_to_f32(wh_.v[3]), xs_[3u], __fmaf_rn(kf_f16_to_f32(wh_.v[2]), xs_[2u], __fmaf_rn(kf_f16_to_f32(wh_.v[1]), xs_[1u], __fmaf_rn(kf_f16_to_f32(wh_.v[0]), xs_[0u], acc_[0u]))))))));
+                        kf_u32x4 t1714_ = wb_[4u];
+                        kf_f16x8 wh_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1714_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1714_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1714_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1714_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1714_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1714_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1714_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1714_, 3u), 16u))}};
+                        acc_2_[0u] = __fmaf_rn(kf_f16_to_f32(wh_.v[7]), xs_[7u], __fmaf_rn(kf_f16_to_f32(wh_.v[6]), xs_[6u], __fmaf_rn(kf_f16_to_f32(wh_.v[5]), xs_[5u], __fmaf_rn(kf_f16_to_f32(wh_.v[4]), xs_[4u], __fmaf_rn(kf_f16_to_f32(wh_.v[3]), xs_[3u], __fmaf_rn(kf_f16_to_f32(wh_.v[2]), xs_[2u], __fmaf_rn(kf_f16_to_f32(wh_.v[1]), xs_[1u], __fmaf_rn(kf_f16_to_f32(wh_.v[0]), xs_[0u], acc_2_[0u]))))))));
                     }
                     unsigned v_6_ = (((ck_ << 5u) << 2u) + 32u) + lane_;
                     if (v_6_ < nv_) {
-                        kf_u32x4 t430_ = xb_[10u];
-                        kf_f16x8 a_2_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t430_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t430_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t430_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t430_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t430_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t430_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t430_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t430_, 3u), 16u))}};
+                        kf_u32x4 t1818_ = xb_[10u];
+                        kf_f16x8 a_2_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1818_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1818_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1818_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1818_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1818_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1818_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1818_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1818_, 3u), 16u))}};
                         xs_2_[0u] = kf_f16_to_f32(a_2_.v[0]);
                         xs_2_[1u] = kf_f16_to_f32(a_2_.v[1]);
                         xs_2_[2u] = kf_f16_to_f32(a_2_.v[2]);
@@ -806,14 +806,14 @@ gemv_f16_f16_f32(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x_, f
                         xs_2_[5u] = kf_f16_to_f32(a_2_.v[5]);
                         xs_2_[6u] = kf_f16_to_f32(a_2_.v[6]);
                         xs_2_[7u] = kf_f16_to_f32(a_2_.v[7]);
-                        kf_u32x4 t457_ = wb_[5u];
-                        kf_f16x8 wh_2_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t457_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t457_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t457_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t457_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t457_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t457_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t457_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t457_, 3u), 16u))}};
-                        acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_2_.v[7]), xs_2_[7u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[6]), xs_2_[6u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[5]), xs_2_[5u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[4]), xs_2_[4u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[3]), xs_2_[3u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[2]), xs_2_[2u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[1]), xs_2_[1u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[0]), xs_2_[0u], acc_[0u]))))))));
+                        kf_u32x4 t1845_ = wb_[5u];
+                        kf_f16x8 wh_2_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1845_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1845_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1845_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1845_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1845_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1845_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1845_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1845_, 3u), 16u))}};
+                        acc_2_[0u] = __fmaf_rn(kf_f16_to_f32(wh_2_.v[7]), xs_2_[7u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[6]), xs_2_[6u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[5]), xs_2_[5u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[4]), xs_2_[4u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[3]), xs_2_[3u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[2]), xs_2_[2u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[1]), xs_2_[1u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[0]), xs_2_[0u], acc_2_[0u]))))))));
                     }
                     unsigned v_7_ = (((ck_ << 5u) << 2u) + 64u) + lane_;
                     if (v_7_ < nv_) {
-                        kf_u32x4 t561_ = xb_[12u];
-                        kf_f16x8 a_3_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t561_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t561_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t561_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t561_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t561_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t561_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t561_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t561_, 3u), 16u))}};
+                        kf_u32x4 t1949_ = xb_[12u];
+                        kf_f16x8 a_3_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1949_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1949_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1949_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1949_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1949_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1949_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1949_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1949_, 3u), 16u))}};
                         xs_3_[0u] = kf_f16_to_f32(a_3_.v[0]);
                         xs_3_[1u] = kf_f16_to_f32(a_3_.v[1]);
                         xs_3_[2u] = kf_f16_to_f32(a_3_.v[2]);
@@ -822,14 +822,14 @@ gemv_f16_f16_f32(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x_, f
                         xs_3_[5u] = kf_f16_to_f32(a_3_.v[5]);
                         xs_3_[6u] = kf_f16_to_f32(a_3_.v[6]);
                         xs_3_[7u] = kf_f16_to_f32(a_3_.v[7]);
-                        kf_u32x4 t588_ = wb_[6u];
-                        kf_f16x8 wh_3_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t588_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t588_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t588_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t588_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t588_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t588_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t588_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t588_, 3u), 16u))}};
-                        acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_3_.v[7]), xs_3_[7u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[6]), xs_3_[6u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[5]), xs_3_[5u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[4]), xs_3_[4u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[3]), xs_3_[3u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[2]), xs_3_[2u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[1]), xs_3_[1u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[0]), xs_3_[0u], acc_[0u]))))))));
+                        kf_u32x4 t1976_ = wb_[6u];
+                        kf_f16x8 wh_3_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1976_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1976_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1976_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1976_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1976_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1976_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1976_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1976_, 3u), 16u))}};
+                        acc_2_[0u] = __fmaf_rn(kf_f16_to_f32(wh_3_.v[7]), xs_3_[7u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[6]), xs_3_[6u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[5]), xs_3_[5u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[4]), xs_3_[4u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[3]), xs_3_[3u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[2]), xs_3_[2u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[1]), xs_3_[1u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[0]), xs_3_[0u], acc_2_[0u]))))))));
                     }
                     unsigned v_8_ = (((ck_ << 5u) << 2u) + 96u) + lane_;
                     if (v_8_ < nv_) {
-                        kf_u32x4 t692_ = xb_[14u];
-                        kf_f16x8 a_4_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t692_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t692_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t692_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t692_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t692_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t692_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t692_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t692_, 3u), 16u))}};
+                        kf_u32x4 t2080_ = xb_[14u];
+                        kf_f16x8 a_4_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2080_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2080_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2080_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2080_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2080_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2080_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2080_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2080_, 3u), 16u))}};
                         xs_4_[0u] = kf_f16_to_f32(a_4_.v[0]);
                         xs_4_[1u] = kf_f16_to_f32(a_4_.v[1]);
                         xs_4_[2u] = kf_f16_to_f32(a_4_.v[2]);
@@ -838,52 +838,52 @@ gemv_f16_f16_f32(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x_, f
                         xs_4_[5u] = kf_f16_to_f32(a_4_.v[5]);
                         xs_4_[6u] = kf_f16_to_f32(a_4_.v[6]);
                         xs_4_[7u] = kf_f16_to_f32(a_4_.v[7]);
-                        kf_u32x4 t719_ = wb_[7u];
-                        kf_f16x8 wh_4_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t719_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t719_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t719_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t719_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t719_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t719_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t719_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t719_, 3u), 16u))}};
-                        acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_4_.v[7]), xs_4_[7u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[6]), xs_4_[6u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[5]), xs_4_[5u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[4]), xs_4_[4u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[3]), xs_4_[3u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[2]), xs_4_[2u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[1]), xs_4_[1u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[0]), xs_4_[0u], acc_[0u]))))))));
+                        kf_u32x4 t2107_ = wb_[7u];
+                        kf_f16x8 wh_4_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2107_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2107_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2107_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2107_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2107_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2107_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2107_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2107_, 3u), 16u))}};
+                        acc_2_[0u] = __fmaf_rn(kf_f16_to_f32(wh_4_.v[7]), xs_4_[7u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[6]), xs_4_[6u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[5]), xs_4_[5u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[4]), xs_4_[4u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[3]), xs_4_[3u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[2]), xs_4_[2u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[1]), xs_4_[1u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[0]), xs_4_[0u], acc_2_[0u]))))))));
                     }
-                    unsigned t793_ = ck_ + 1u;
-                    ck_ = t793_;
-                    if (t793_ == steps_) {
-                        float t796_ = acc_[0u];
-                        unsigned t818_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
-                        if (t818_ == 32u) {
-                            float t823_ = __fadd_rn(t796_, kf_shfl_xor(t796_, 16u, kf_wn));
-                            float t826_ = __fadd_rn(t823_, kf_shfl_xor(t823_, 8u, kf_wn));
-                            float t829_ = __fadd_rn(t826_, kf_shfl_xor(t826_, 4u, kf_wn));
-                            float t832_ = __fadd_rn(t829_, kf_shfl_xor(t829_, 2u, kf_wn));
-                            s_ = __fadd_rn(t832_, kf_shfl_xor(t832_, 1u, kf_wn));
+                    unsigned t2181_ = ck_ + 1u;
+                    ck_ = t2181_;
+                    if (t2181_ == steps_) {
+                        float t2184_ = acc_2_[0u];
+                        unsigned t2206_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+                        if (t2206_ == 32u) {
+                            float t2211_ = __fadd_rn(t2184_, kf_shfl_xor(t2184_, 16u, kf_wn));
+                            float t2214_ = __fadd_rn(t2211_, kf_shfl_xor(t2211_, 8u, kf_wn));
+                            float t2217_ = __fadd_rn(t2214_, kf_shfl_xor(t2214_, 4u, kf_wn));
+                            float t2220_ = __fadd_rn(t2217_, kf_shfl_xor(t2217_, 2u, kf_wn));
+                            s_ = __fadd_rn(t2220_, kf_shfl_xor(t2220_, 1u, kf_wn));
                         } else {
-                            float t838_ = kf_shfl_down(t796_, 16u, kf_wn);
-                            bool t840_ = (kf_lane_id() + 16u) < t818_;
-                            float t841_ = __fadd_rn(t796_, t838_);
-                            float t842_ = t840_ ? t841_ : t796_;
-                            float t844_ = kf_shfl_down(t842_, 8u, kf_wn);
-                            bool t846_ = (kf_lane_id() + 8u) < t818_;
-                            float t847_ = __fadd_rn(t842_, t844_);
-                            float t848_ = t846_ ? t847_ : t842_;
-                            float t850_ = kf_shfl_down(t848_, 4u, kf_wn);
-                            bool t852_ = (kf_lane_id() + 4u) < t818_;
-                            float t853_ = __fadd_rn(t848_, t850_);
-                            float t854_ = t852_ ? t853_ : t848_;
-                            float t856_ = kf_shfl_down(t854_, 2u, kf_wn);
-                            bool t858_ = (kf_lane_id() + 2u) < t818_;
-                            float t859_ = __fadd_rn(t854_, t856_);
-                            float t860_ = t858_ ? t859_ : t854_;
-                            float t862_ = kf_shfl_down(t860_, 1u, kf_wn);
-                            bool t864_ = (kf_lane_id() + 1u) < t818_;
-                            float t865_ = __fadd_rn(t860_, t862_);
-                            s_ = kf_shfl(t864_ ? t865_ : t860_, 0u, kf_wn);
+                            float t2226_ = kf_shfl_down(t2184_, 16u, kf_wn);
+                            bool t2228_ = (kf_lane_id() + 16u) < t2206_;
+                            float t2229_ = __fadd_rn(t2184_, t2226_);
+                            float t2230_ = t2228_ ? t2229_ : t2184_;
+                            float t2232_ = kf_shfl_down(t2230_, 8u, kf_wn);
+                            bool t2234_ = (kf_lane_id() + 8u) < t2206_;
+                            float t2235_ = __fadd_rn(t2230_, t2232_);
+                            float t2236_ = t2234_ ? t2235_ : t2230_;
+                            float t2238_ = kf_shfl_down(t2236_, 4u, kf_wn);
+                            bool t2240_ = (kf_lane_id() + 4u) < t2206_;
+                            float t2241_ = __fadd_rn(t2236_, t2238_);
+                            float t2242_ = t2240_ ? t2241_ : t2236_;
+                            float t2244_ = kf_shfl_down(t2242_, 2u, kf_wn);
+                            bool t2246_ = (kf_lane_id() + 2u) < t2206_;
+                            float t2247_ = __fadd_rn(t2242_, t2244_);
+                            float t2248_ = t2246_ ? t2247_ : t2242_;
+                            float t2250_ = kf_shfl_down(t2248_, 1u, kf_wn);
+                            bool t2252_ = (kf_lane_id() + 1u) < t2206_;
+                            float t2253_ = __fadd_rn(t2248_, t2250_);
+                            s_ = kf_shfl(t2252_ ? t2253_ : t2248_, 0u, kf_wn);
                         }
-                        bool t870_ = lane_ == 0u;
-                        bool t871_ = t870_;
-                        if (t870_) {
-                            t871_ = cg_ < m_;
+                        bool t2258_ = lane_ == 0u;
+                        bool t2259_ = t2258_;
+                        if (t2258_) {
+                            t2259_ = cg_ < m_;
                         }
-                        if (t871_) {
+                        if (t2259_) {
                             y_[cg_] = s_;
                         }
-                        acc_[0u] = 0.0f;
+                        acc_2_[0u] = 0.0f;
                         ck_ = 0u;
                         cg_ = cg_ + nw_;
                     }
@@ -905,23 +905,23 @@ gemv_f16_f16_f32(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x_, f
                     unsigned row_9_ = min(lg_, (m_ - 1u));
                     wb_[7u] = wv_[(row_9_ * nv_) + v_12_];
                     xb_[14u] = xv_[v_12_];
-                    unsigned t1062_ = lk_ + 1u;
-                    lk_ = t1062_;
-                    if (t1062_ == steps_) {
+                    unsigned t2454_ = lk_ + 1u;
+                    lk_ = t2454_;
+                    if (t2454_ == steps_) {
                         lk_ = 0u;
                         lg_ = lg_ + nw_;
                     }
                 }
-                bool t1070_ = (t0_ + 1u) >= 1u;
-                bool t1071_ = t1070_;
-                if (t1070_) {
-                    t1071_ = ((t0_ + 1u) - 1u) < total_;
+                bool t2462_ = (t0_ + 1u) >= 1u;
+                bool t2463_ = t2462_;
+                if (t2462_) {
+                    t2463_ = ((t0_ + 1u) - 1u) < total_;
                 }
-                if (t1071_) {
+                if (t2463_) {
                     unsigned v_13_ = ((ck_ << 5u) << 2u) + lane_;
                     if (v_13_ < nv_) {
-                        kf_u32x4 t1108_ = xb_[0u];
-                        kf_f16x8 a_5_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1108_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1108_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1108_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1108_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1108_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1108_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1108_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1108_, 3u), 16u))}};
+                        kf_u32x4 t2522_ = xb_[0u];
+                        kf_f16x8 a_5_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2522_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2522_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2522_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2522_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2522_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2522_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2522_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2522_, 3u), 16u))}};
                         xs_5_[0u] = kf_f16_to_f32(a_5_.v[0]);
                         xs_5_[1u] = kf_f16_to_f32(a_5_.v[1]);
                         xs_5_[2u] = kf_f16_to_f32(a_5_.v[2]);
@@ -930,14 +930,14 @@ gemv_f16_f16_f32(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x_, f
                         xs_5_[5u] = kf_f16_to_f32(a_5_.v[5]);
                         xs_5_[6u] = kf_f16_to_f32(a_5_.v[6]);
                         xs_5_[7u] = kf_f16_to_f32(a_5_.v[7]);
-                        kf_u32x4 t1135_ = wb_[0u];
-                        kf_f16x8 wh_5_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1135_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1135_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1135_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1135_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1135_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1135_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1135_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1135_, 3u), 16u))}};
-                        acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_5_.v[7]), xs_5_[7u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[6]), xs_5_[6u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[5]), xs_5_[5u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[4]), xs_5_[4u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[3]), xs_5_[3u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[2]), xs_5_[2u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[1]), xs_5_[1u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[0]), xs_5_[0u], acc_[0u]))))))));
+                        kf_u32x4 t2549_ = wb_[0u];
+                        kf_f16x8 wh_5_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2549_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2549_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2549_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2549_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2549_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2549_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2549_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2549_, 3u), 16u))}};
+                        acc_2_[0u] = __fmaf_rn(kf_f16_to_f32(wh_5_.v[7]), xs_5_[7u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[6]), xs_5_[6u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[5]), xs_5_[5u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[4]), xs_5_[4u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[3]), xs_5_[3u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[2]), xs_5_[2u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[1]), xs_5_[1u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[0]), xs_5_[0u], acc_2_[0u]))))))));
                     }
                     unsigned v_14_ = (((ck_ << 5u) << 2u) + 32u) + lane_;
                     if (v_14_ < nv_) {
-                        kf_u32x4 t1239_ = xb_[2u];
-                        kf_f16x8 a_6_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1239_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1239_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1239_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1239_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1239_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1239_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1239_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1239_, 3u), 16u))}};
+                        kf_u32x4 t2653_ = xb_[2u];
+                        kf_f16x8 a_6_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2653_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2653_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2653_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2653_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2653_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2653_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2653_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2653_, 3u), 16u))}};
                         xs_6_[0u] = kf_f16_to_f32(a_6_.v[0]);
                         xs_6_[1u] = kf_f16_to_f32(a_6_.v[1]);
                         xs_6_[2u] = kf_f16_to_f32(a_6_.v[2]);
@@ -946,14 +946,14 @@ gemv_f16_f16_f32(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x_, f
                         xs_6_[5u] = kf_f16_to_f32(a_6_.v[5]);
                         xs_6_[6u] = kf_f16_to_f32(a_6_.v[6]);
                         xs_6_[7u] = kf_f16_to_f32(a_6_.v[7]);
-                        kf_u32x4 t1266_ = wb_[1u];
-                        kf_f16x8 wh_6_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1266_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1266_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1266_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1266_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1266_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1266_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1266_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1266_, 3u), 16u))}};
-                        acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_6_.v[7]), xs_6_[7u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[6]), xs_6_[6u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[5]), xs_6_[5u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[4]), xs_6_[4u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[3]), xs_6_[3u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[2]), xs_6_[2u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[1]), xs_6_[1u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[0]), xs_6_[0u], acc_[0u]))))))));
+                        kf_u32x4 t2680_ = wb_[1u];
+                        kf_f16x8 wh_6_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2680_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2680_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2680_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2680_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2680_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2680_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2680_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2680_, 3u), 16u))}};
+                        acc_2_[0u] = __fmaf_rn(kf_f16_to_f32(wh_6_.v[7]), xs_6_[7u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[6]), xs_6_[6u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[5]), xs_6_[5u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[4]), xs_6_[4u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[3]), xs_6_[3u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[2]), xs_6_[2u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[1]), xs_6_[1u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[0]), xs_6_[0u], acc_2_[0u]))))))));
                     }
                     unsigned v_15_ = (((ck_ << 5u) << 2u) + 64u) + lane_;
                     if (v_15_ < nv_) {
-                        kf_u32x4 t1370_ = xb_[4u];
-                        kf_f16x8 a_7_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1370_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1370_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1370_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1370_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1370_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1370_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1370_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1370_, 3u), 16u))}};
+                        kf_u32x4 t2784_ = xb_[4u];
+                        kf_f16x8 a_7_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2784_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2784_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2784_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2784_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2784_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2784_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2784_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2784_, 3u), 16u))}};
                         xs_7_[0u] = kf_f16_to_f32(a_7_.v[0]);
                         xs_7_[1u] = kf_f16_to_f32(a_7_.v[1]);
                         xs_7_[2u] = kf_f16_to_f32(a_7_.v[2]);
@@ -962,14 +962,14 @@ gemv_f16_f16_f32(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x_, f
                         xs_7_[5u] = kf_f16_to_f32(a_7_.v[5]);
                         xs_7_[6u] = kf_f16_to_f32(a_7_.v[6]);
                         xs_7_[7u] = kf_f16_to_f32(a_7_.v[7]);
-                        kf_u32x4 t1397_ = wb_[2u];
-                        kf_f16x8 wh_7_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1397_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1397_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1397_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1397_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1397_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1397_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1397_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1397_, 3u), 16u))}};
-                        acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_7_.v[7]), xs_7_[7u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[6]), xs_7_[6u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[5]), xs_7_[5u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[4]), xs_7_[4u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[3]), xs_7_[3u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[2]), xs_7_[2u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[1]), xs_7_[1u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[0]), xs_7_[0u], acc_[0u]))))))));
+                        kf_u32x4 t2811_ = wb_[2u];
+                        kf_f16x8 wh_7_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2811_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2811_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2811_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2811_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2811_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2811_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2811_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2811_, 3u), 16u))}};
+                        acc_2_[0u] = __fmaf_rn(kf_f16_to_f32(wh_7_.v[7]), xs_7_[7u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[6]), xs_7_[6u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[5]), xs_7_[5u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[4]), xs_7_[4u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[3]), xs_7_[3u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[2]), xs_7_[2u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[1]), xs_7_[1u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[0]), xs_7_[0u], acc_2_[0u]))))))));
                     }
                     unsigned v_16_ = (((ck_ << 5u) << 2u) + 96u) + lane_;
                     if (v_16_ < nv_) {
-                        kf_u32x4 t1501_ = xb_[6u];
-                        kf_f16x8 a_8_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1501_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1501_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1501_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1501_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1501_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1501_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1501_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1501_, 3u), 16u))}};
+                        kf_u32x4 t2915_ = xb_[6u];
+                        kf_f16x8 a_8_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2915_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2915_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2915_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2915_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2915_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2915_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2915_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2915_, 3u), 16u))}};
                         xs_8_[0u] = kf_f16_to_f32(a_8_.v[0]);
                         xs_8_[1u] = kf_f16_to_f32(a_8_.v[1]);
                         xs_8_[2u] = kf_f16_to_f32(a_8_.v[2]);
@@ -978,52 +978,52 @@ gemv_f16_f16_f32(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x_, f
                         xs_8_[5u] = kf_f16_to_f32(a_8_.v[5]);
                         xs_8_[6u] = kf_f16_to_f32(a_8_.v[6]);
                         xs_8_[7u] = kf_f16_to_f32(a_8_.v[7]);
-                        kf_u32x4 t1528_ = wb_[3u];
-                        kf_f16x8 wh_8_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1528_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1528_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1528_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1528_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1528_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1528_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1528_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1528_, 3u), 16u))}};
-                        acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_8_.v[7]), xs_8_[7u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[6]), xs_8_[6u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[5]), xs_8_[5u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[4]), xs_8_[4u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[3]), xs_8_[3u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[2]), xs_8_[2u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[1]), xs_8_[1u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[0]), xs_8_[0u], acc_[0u]))))))));
+                        kf_u32x4 t2942_ = wb_[3u];
+                        kf_f16x8 wh_8_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2942_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2942_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2942_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2942_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2942_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2942_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2942_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2942_, 3u), 16u))}};
+                        acc_2_[0u] = __fmaf_rn(kf_f16_to_f32(wh_8_.v[7]), xs_8_[7u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[6]), xs_8_[6u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[5]), xs_8_[5u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[4]), xs_8_[4u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[3]), xs_8_[3u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[2]), xs_8_[2u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[1]), xs_8_[1u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[0]), xs_8_[0u], acc_2_[0u]))))))));
                     }
-                    unsigned t1602_ = ck_ + 1u;
-                    ck_ = t1602_;
-                    if (t1602_ == steps_) {
-                        float t1605_ = acc_[0u];
-                        unsigned t1627_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
-                        if (t1627_ == 32u) {
-                            float t1632_ = __fadd_rn(t1605_, kf_shfl_xor(t1605_, 16u, kf_wn));
-                            float t1635_ = __fadd_rn(t1632_, kf_shfl_xor(t1632_, 8u, kf_wn));
-                            float t1638_ = __fadd_rn(t1635_, kf_shfl_xor(t1635_, 4u, kf_wn));
-                            float t1641_ = __fadd_rn(t1638_, kf_shfl_xor(t1638_, 2u, kf_wn));
-                            s_2_ = __fadd_rn(t1641_, kf_shfl_xor(t1641_, 1u, kf_wn));
+                    unsigned t3016_ = ck_ + 1u;
+                    ck_ = t3016_;
+                    if (t3016_ == steps_) {
+                        float t3019_ = acc_2_[0u];
+                        unsigned t3041_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+                        if (t3041_ == 32u) {
+                            float t3046_ = __fadd_rn(t3019_, kf_shfl_xor(t3019_, 16u, kf_wn));
+                            float t3049_ = __fadd_rn(t3046_, kf_shfl_xor(t3046_, 8u, kf_wn));
+                            float t3052_ = __fadd_rn(t3049_, kf_shfl_xor(t3049_, 4u, kf_wn));
+                            float t3055_ = __fadd_rn(t3052_, kf_shfl_xor(t3052_, 2u, kf_wn));
+                            s_2_ = __fadd_rn(t3055_, kf_shfl_xor(t3055_, 1u, kf_wn));
                         } else {
-                            float t1647_ = kf_shfl_down(t1605_, 16u, kf_wn);
-                            bool t1649_ = (kf_lane_id() + 16u) < t1627_;
-                            float t1650_ = __fadd_rn(t1605_, t1647_);
-                            float t1651_ = t1649_ ? t1650_ : t1605_;
-                            float t1653_ = kf_shfl_down(t1651_, 8u, kf_wn);
-                            bool t1655_ = (kf_lane_id() + 8u) < t1627_;
-                            float t1656_ = __fadd_rn(t1651_, t1653_);
-                            float t1657_ = t1655_ ? t1656_ : t1651_;
-                            float t1659_ = kf_shfl_down(t1657_, 4u, kf_wn);
-                            bool t1661_ = (kf_lane_id() + 4u) < t1627_;
-                            float t1662_ = __fadd_rn(t1657_, t1659_);
-                            float t1663_ = t1661_ ? t1662_ : t1657_;
-                            float t1665_ = kf_shfl_down(t1663_, 2u, kf_wn);
-                            bool t1667_ = (kf_lane_id() + 2u) < t1627_;
-                            float t1668_ = __fadd_rn(t1663_, t1665_);
-                            float t1669_ = t1667_ ? t1668_ : t1663_;
-                            float t1671_ = kf_shfl_down(t1669_, 1u, kf_wn);
-                            bool t1673_ = (kf_lane_id() + 1u) < t1627_;
-                            float t1674_ = __fadd_rn(t1669_, t1671_);
-                            s_2_ = kf_shfl(t1673_ ? t1674_ : t1669_, 0u, kf_wn);
+                            float t3061_ = kf_shfl_down(t3019_, 16u, kf_wn);
+                            bool t3063_ = (kf_lane_id() + 16u) < t3041_;
+                            float t3064_ = __fadd_rn(t3019_, t3061_);
+                            float t3065_ = t3063_ ? t3064_ : t3019_;
+                            float t3067_ = kf_shfl_down(t3065_, 8u, kf_wn);
+                            bool t3069_ = (kf_lane_id() + 8u) < t3041_;
+                            float t3070_ = __fadd_rn(t3065_, t3067_);
+                            float t3071_ = t3069_ ? t3070_ : t3065_;
+                            float t3073_ = kf_shfl_down(t3071_, 4u, kf_wn);
+                            bool t3075_ = (kf_lane_id() + 4u) < t3041_;
+                            float t3076_ = __fadd_rn(t3071_, t3073_);
+                            float t3077_ = t3075_ ? t3076_ : t3071_;
+                            float t3079_ = kf_shfl_down(t3077_, 2u, kf_wn);
+                            bool t3081_ = (kf_lane_id() + 2u) < t3041_;
+                            float t3082_ = __fadd_rn(t3077_, t3079_);
+                            float t3083_ = t3081_ ? t3082_ : t3077_;
+                            float t3085_ = kf_shfl_down(t3083_, 1u, kf_wn);
+                            bool t3087_ = (kf_lane_id() + 1u) < t3041_;
+                            float t3088_ = __fadd_rn(t3083_, t3085_);
+                            s_2_ = kf_shfl(t3087_ ? t3088_ : t3083_, 0u, kf_wn);
                         }
-                        bool t1679_ = lane_ == 0u;
-                        bool t1680_ = t1679_;
-                        if (t1679_) {
-                            t1680_ = cg_ < m_;
+                        bool t3093_ = lane_ == 0u;
+                        bool t3094_ = t3093_;
+                        if (t3093_) {
+                            t3094_ = cg_ < m_;
                         }
-                        if (t1680_) {
+                        if (t3094_) {
                             y_[cg_] = s_2_;
                         }
-                        acc_[0u] = 0.0f;
+                        acc_2_[0u] = 0.0f;
                         ck_ = 0u;
                         cg_ = cg_ + nw_;
                     }
@@ -1033,51 +1033,51 @@ gemv_f16_f16_f32(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x_, f
     } else {
         unsigned lane_2_ = kf_lane_id();
         unsigned nv_2_ = k_ >> 3u;
-        unsigned t1721_ = (blockIdx.x << 3u) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u);
-        unsigned t1732_ = gridDim.x << 3u;
+        unsigned t3139_ = (blockIdx.x << 3u) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u);
+        unsigned t3150_ = gridDim.x << 3u;
         #pragma unroll 1
-        for (unsigned g_ = t1721_; g_ < m_; g_ = g_ + t1732_) {
+        for (unsigned g_ = t3139_; g_ < m_; g_ = g_ + t3150_) {
             row_[0u] = min(g_, (m_ - 1u));
-            acc_2_[0u] = 0.0f;
+            acc_3_[0u] = 0.0f;
             if ((k_ & 7u) == 0u) {
                 #pragma unroll 1
                 for (unsigned base_ = 0u; base_ < nv_2_; base_ = base_ + 128u) {
                     unsigned v_17_ = base_ + lane_2_;
-                    kf_u32x4 t1757_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                    kf_u32x4 t_ = t1757_;
+                    kf_u32x4 t3175_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_2_ = t3175_;
                     if (v_17_ < nv_2_) {
-                        unsigned t1763_ = (row_[0u] * nv_2_) + v_17_;
-                        kf_u32x4 t1764_ = wv_[t1763_];
-                        t_ = t1764_;
+                        unsigned t3181_ = (row_[0u] * nv_2_) + v_17_;
+                        kf_u32x4 t3182_ = wv_[t3181_];
+                        t_2_ = t3182_;
                     }
-                    wr_[0u] = t_;
+                    wr_[0u] = t_2_;
                     unsigned v_18_ = (base_ + 32u) + lane_2_;
-                    kf_u32x4 t1770_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                    kf_u32x4 t_2_ = t1770_;
+                    kf_u32x4 t3188_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_3_ = t3188_;
                     if (v_18_ < nv_2_) {
-                        unsigned t1776_ = (row_[0u] * nv_2_) + v_18_;
-                        kf_u32x4 t1777_ = wv_[t1776_];
-                        t_2_ = t1777_;
+                        unsigned t3194_ = (row_[0u] * nv_2_) + v_18_;
+                        kf_u32x4 t3195_ = wv_[t3194_];
+                        t_3_ = t3195_;
                     }
-                    wr_[1u] = t_2_;
+                    wr_[1u] = t_3_;
                     unsigned v_19_ = (base_ + 64u) + lane_2_;
-                    kf_u32x4 t1783_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                    kf_u32x4 t_3_ = t1783_;
+                    kf_u32x4 t3201_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_4_ = t3201_;
                     if (v_19_ < nv_2_) {
-                        unsigned t1789_ = (row_[0u] * nv_2_) + v_19_;
-                        kf_u32x4 t1790_ = wv_[t1789_];
-                        t_3_ = t1790_;
+                        unsigned t3207_ = (row_[0u] * nv_2_) + v_19_;
+                        kf_u32x4 t3208_ = wv_[t3207_];
+                        t_4_ = t3208_;
                     }
-                    wr_[2u] = t_3_;
+                    wr_[2u] = t_4_;
                     unsigned v_20_ = (base_ + 96u) + lane_2_;
-                    kf_u32x4 t1796_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                    kf_u32x4 t_4_ = t1796_;
+                    kf_u32x4 t3214_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_5_ = t3214_;
                     if (v_20_ < nv_2_) {
-                        unsigned t1802_ = (row_[0u] * nv_2_) + v_20_;
-                        kf_u32x4 t1803_ = wv_[t1802_];
-                        t_4_ = t1803_;
+                        unsigned t3220_ = (row_[0u] * nv_2_) + v_20_;
+                        kf_u32x4 t3221_ = wv_[t3220_];
+                        t_5_ = t3221_;
                     }
-                    wr_[3u] = t_4_;
+                    wr_[3u] = t_5_;
                     unsigned v_21_ = base_ + lane_2_;
                     if (v_21_ < nv_2_) {
                         kf_f16x8 a_9_ = xh8_[v_21_];
@@ -1089,9 +1089,9 @@ gemv_f16_f16_f32(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x_, f
                         xs_9_[5u] = kf_f16_to_f32(a_9_.v[5]);
                         xs_9_[6u] = kf_f16_to_f32(a_9_.v[6]);
                         xs_9_[7u] = kf_f16_to_f32(a_9_.v[7]);
-                        kf_u32x4 t1859_ = wr_[0u];
-                        kf_f16x8 wh_9_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1859_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1859_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1859_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1859_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1859_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1859_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1859_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1859_, 3u), 16u))}};
-                        acc_2_[0u] = __fmaf_rn(kf_f16_to_f32(wh_9_.v[7]), xs_9_[7u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[6]), xs_9_[6u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[5]), xs_9_[5u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[4]), xs_9_[4u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[3]), xs_9_[3u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[2]), xs_9_[2u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[1]), xs_9_[1u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[0]), xs_9_[0u], acc_2_[0u]))))))));
+                        kf_u32x4 t3277_ = wr_[0u];
+                        kf_f16x8 wh_9_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t3277_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3277_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t3277_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3277_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t3277_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3277_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t3277_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3277_, 3u), 16u))}};
+                        acc_3_[0u] = __fmaf_rn(kf_f16_to_f32(wh_9_.v[7]), xs_9_[7u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[6]), xs_9_[6u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[5]), xs_9_[5u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[4]), xs_9_[4u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[3]), xs_9_[3u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[2]), xs_9_[2u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[1]), xs_9_[1u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[0]), xs_9_[0u], acc_3_[0u]))))))));
                     }
                     unsigned v_22_ = (base_ + 32u) + lane_2_;
                     if (v_22_ < nv_2_) {
@@ -1104,9 +1104,9 @@ gemv_f16_f16_f32(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x_, f
                         xs_10_[5u] = kf_f16_to_f32(a_10_.v[5]);
                         xs_10_[6u] = kf_f16_to_f32(a_10_.v[6]);
                         xs_10_[7u] = kf_f16_to_f32(a_10_.v[7]);
-                        kf_u32x4 t1986_ = wr_[1u];
-                        kf_f16x8 wh_10_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1986_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1986_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1986_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1986_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1986_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1986_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1986_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1986_, 3u), 16u))}};
-                        acc_2_[0u] = __fmaf_rn(kf_f16_to_f32(wh_10_.v[7]), xs_10_[7u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[6]), xs_10_[6u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[5]), xs_10_[5u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[4]), xs_10_[4u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[3]), xs_10_[3u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[2]), xs_10_[2u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[1]), xs_10_[1u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[0]), xs_10_[0u], acc_2_[0u]))))))));
+                        kf_u32x4 t3404_ = wr_[1u];
+                        kf_f16x8 wh_10_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t3404_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3404_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t3404_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3404_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t3404_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3404_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t3404_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3404_, 3u), 16u))}};
+                        acc_3_[0u] = __fmaf_rn(kf_f16_to_f32(wh_10_.v[7]), xs_10_[7u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[6]), xs_10_[6u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[5]), xs_10_[5u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[4]), xs_10_[4u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[3]), xs_10_[3u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[2]), xs_10_[2u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[1]), xs_10_[1u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[0]), xs_10_[0u], acc_3_[0u]))))))));
                     }
                     unsigned v_23_ = (base_ + 64u) + lane_2_;
                     if (v_23_ < nv_2_) {
@@ -1119,9 +1119,9 @@ gemv_f16_f16_f32(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x_, f
                         xs_11_[5u] = kf_f16_to_f32(a_11_.v[5]);
                         xs_11_[6u] = kf_f16_to_f32(a_11_.v[6]);
                         xs_11_[7u] = kf_f16_to_f32(a_11_.v[7]);
-                        kf_u32x4 t2113_ = wr_[2u];
-                        kf_f16x8 wh_11_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2113_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2113_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2113_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2113_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2113_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2113_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2113_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2113_, 3u), 16u))}};
-                        acc_2_[0u] = __fmaf_rn(kf_f16_to_f32(wh_11_.v[7]), xs_11_[7u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[6]), xs_11_[6u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[5]), xs_11_[5u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[4]), xs_11_[4u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[3]), xs_11_[3u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[2]), xs_11_[2u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[1]), xs_11_[1u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[0]), xs_11_[0u], acc_2_[0u]))))))));
+                        kf_u32x4 t3531_ = wr_[2u];
+                        kf_f16x8 wh_11_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t3531_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3531_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t3531_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3531_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t3531_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3531_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t3531_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3531_, 3u), 16u))}};
+                        acc_3_[0u] = __fmaf_rn(kf_f16_to_f32(wh_11_.v[7]), xs_11_[7u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[6]), xs_11_[6u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[5]), xs_11_[5u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[4]), xs_11_[4u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[3]), xs_11_[3u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[2]), xs_11_[2u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[1]), xs_11_[1u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[0]), xs_11_[0u], acc_3_[0u]))))))));
                     }
                     unsigned v_24_ = (base_ + 96u) + lane_2_;
                     if (v_24_ < nv_2_) {
@@ -1134,70 +1134,70 @@ gemv_f16_f16_f32(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x_, f
                         xs_12_[5u] = kf_f16_to_f32(a_12_.v[5]);
                         xs_12_[6u] = kf_f16_to_f32(a_12_.v[6]);
                         xs_12_[7u] = kf_f16_to_f32(a_12_.v[7]);
-                        kf_u32x4 t2240_ = wr_[3u];
-                        kf_f16x8 wh_12_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2240_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2240_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2240_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2240_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2240_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2240_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2240_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2240_, 3u), 16u))}};
-                        acc_2_[0u] = __fmaf_rn(kf_f16_to_f32(wh_12_.v[7]), xs_12_[7u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[6]), xs_12_[6u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[5]), xs_12_[5u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[4]), xs_12_[4u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[3]), xs_12_[3u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[2]), xs_12_[2u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[1]), xs_12_[1u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[0]), xs_12_[0u], acc_2_[0u]))))))));
+                        kf_u32x4 t3658_ = wr_[3u];
+                        kf_f16x8 wh_12_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t3658_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3658_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t3658_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3658_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t3658_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3658_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t3658_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3658_, 3u), 16u))}};
+                        acc_3_[0u] = __fmaf_rn(kf_f16_to_f32(wh_12_.v[7]), xs_12_[7u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[6]), xs_12_[6u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[5]), xs_12_[5u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[4]), xs_12_[4u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[3]), xs_12_[3u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[2]), xs_12_[2u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[1]), xs_12_[1u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[0]), xs_12_[0u], acc_3_[0u]))))))));
                     }
                 }
             } else {
                 #pragma unroll 1
                 for (unsigned c_ = lane_2_; c_ < k_; c_ = c_ + 32u) {
-                    float t2321_ = kf_f16_to_f32(x_[c_]);
+                    float t3739_ = kf_f16_to_f32(x_[c_]);
                     unsigned i_ = (row_[0u] * k_) + c_;
                     unsigned short u_ = w16_[i_];
-                    acc_2_[0u] = __fmaf_rn(kf_f16_to_f32(kf_bitcast<kf_f16>(u_)), t2321_, acc_2_[0u]);
+                    acc_3_[0u] = __fmaf_rn(kf_f16_to_f32(kf_bitcast<kf_f16>(u_)), t3739_, acc_3_[0u]);
                 }
             }
-            float t2339_ = acc_2_[0u];
-            unsigned t2361_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
-            if (t2361_ == 32u) {
-                float t2366_ = __fadd_rn(t2339_, kf_shfl_xor(t2339_, 16u, kf_wn));
-                float t2369_ = __fadd_rn(t2366_, kf_shfl_xor(t2366_, 8u, kf_wn));
-                float t2372_ = __fadd_rn(t2369_, kf_shfl_xor(t2369_, 4u, kf_wn));
-                float t2375_ = __fadd_rn(t2372_, kf_shfl_xor(t2372_, 2u, kf_wn));
-                s_3_ = __fadd_rn(t2375_, kf_shfl_xor(t2375_, 1u, kf_wn));
+            float t3757_ = acc_3_[0u];
+            unsigned t3779_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+            if (t3779_ == 32u) {
+                float t3784_ = __fadd_rn(t3757_, kf_shfl_xor(t3757_, 16u, kf_wn));
+                float t3787_ = __fadd_rn(t3784_, kf_shfl_xor(t3784_, 8u, kf_wn));
+                float t3790_ = __fadd_rn(t3787_, kf_shfl_xor(t3787_, 4u, kf_wn));
+                float t3793_ = __fadd_rn(t3790_, kf_shfl_xor(t3790_, 2u, kf_wn));
+                s_3_ = __fadd_rn(t3793_, kf_shfl_xor(t3793_, 1u, kf_wn));
             } else {
-                float t2381_ = kf_shfl_down(t2339_, 16u, kf_wn);
-                bool t2383_ = (kf_lane_id() + 16u) < t2361_;
-                float t2384_ = __fadd_rn(t2339_, t2381_);
-                float t2385_ = t2383_ ? t2384_ : t2339_;
-                float t2387_ = kf_shfl_down(t2385_, 8u, kf_wn);
-                bool t2389_ = (kf_lane_id() + 8u) < t2361_;
-                float t2390_ = __fadd_rn(t2385_, t2387_);
-                float t2391_ = t2389_ ? t2390_ : t2385_;
-                float t2393_ = kf_shfl_down(t2391_, 4u, kf_wn);
-                bool t2395_ = (kf_lane_id() + 4u) < t2361_;
-                float t2396_ = __fadd_rn(t2391_, t2393_);
-                float t2397_ = t2395_ ? t2396_ : t2391_;
-                float t2399_ = kf_shfl_down(t2397_, 2u, kf_wn);
-                bool t2401_ = (kf_lane_id() + 2u) < t2361_;
-                float t2402_ = __fadd_rn(t2397_, t2399_);
-                float t2403_ = t2401_ ? t2402_ : t2397_;
-                float t2405_ = kf_shfl_down(t2403_, 1u, kf_wn);
-                bool t2407_ = (kf_lane_id() + 1u) < t2361_;
-                float t2408_ = __fadd_rn(t2403_, t2405_);
-                s_3_ = kf_shfl(t2407_ ? t2408_ : t2403_, 0u, kf_wn);
+                float t3799_ = kf_shfl_down(t3757_, 16u, kf_wn);
+                bool t3801_ = (kf_lane_id() + 16u) < t3779_;
+                float t3802_ = __fadd_rn(t3757_, t3799_);
+                float t3803_ = t3801_ ? t3802_ : t3757_;
+                float t3805_ = kf_shfl_down(t3803_, 8u, kf_wn);
+                bool t3807_ = (kf_lane_id() + 8u) < t3779_;
+                float t3808_ = __fadd_rn(t3803_, t3805_);
+                float t3809_ = t3807_ ? t3808_ : t3803_;
+                float t3811_ = kf_shfl_down(t3809_, 4u, kf_wn);
+                bool t3813_ = (kf_lane_id() + 4u) < t3779_;
+                float t3814_ = __fadd_rn(t3809_, t3811_);
+                float t3815_ = t3813_ ? t3814_ : t3809_;
+                float t3817_ = kf_shfl_down(t3815_, 2u, kf_wn);
+                bool t3819_ = (kf_lane_id() + 2u) < t3779_;
+                float t3820_ = __fadd_rn(t3815_, t3817_);
+                float t3821_ = t3819_ ? t3820_ : t3815_;
+                float t3823_ = kf_shfl_down(t3821_, 1u, kf_wn);
+                bool t3825_ = (kf_lane_id() + 1u) < t3779_;
+                float t3826_ = __fadd_rn(t3821_, t3823_);
+                s_3_ = kf_shfl(t3825_ ? t3826_ : t3821_, 0u, kf_wn);
             }
-            bool t2413_ = lane_2_ == 0u;
-            bool t2414_ = t2413_;
-            if (t2413_) {
-                t2414_ = g_ < m_;
+            bool t3831_ = lane_2_ == 0u;
+            bool t3832_ = t3831_;
+            if (t3831_) {
+                t3832_ = g_ < m_;
             }
-            if (t2414_) {
+            if (t3832_) {
                 y_[g_] = s_3_;
             }
         }
     }
 }
 
-/* kernel gemv_f16_f32_f16 (gemv.kf:516) */
+/* kernel gemv_f16_f32_f16 (gemv.kf:736) */
 extern "C" __global__ void __launch_bounds__(256)
 gemv_f16_f32_f16(const kf_f16* __restrict__ w_, const float* __restrict__ x_, kf_f16* __restrict__ y_, unsigned m_, unsigned k_)
 {
     kf_pdl_wait();
     kf_u32x4 wb_[8];
     kf_u32x4 xb_[16];
-    float acc_[1];
+    float acc_2_[1];
     float xs_[8];
     float xs_2_[8];
     float xs_3_[8];
@@ -1207,7 +1207,7 @@ gemv_f16_f32_f16(const kf_f16* __restrict__ w_, const float* __restrict__ x_, kf
     float xs_7_[8];
     float xs_8_[8];
     unsigned row_[1];
-    float acc_2_[1];
+    float acc_3_[1];
     kf_u32x4 wr_[4];
     float xs_9_[8];
     float xs_10_[8];
@@ -1224,61 +1224,61 @@ gemv_f16_f32_f16(const kf_f16* __restrict__ w_, const float* __restrict__ x_, kf
     if ((k_ & 7u) == 0u) {
         unsigned lane_ = kf_lane_id();
         unsigned nv_ = k_ >> 3u;
-        unsigned t25_ = nv_ << 1u;
+        unsigned t1389_ = nv_ << 1u;
         unsigned steps_ = (nv_ >> 7u) + (((nv_ & 127u) != 0u) ? 1u : 0u);
         unsigned wid_ = (blockIdx.x << 3u) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u);
         unsigned nw_ = gridDim.x << 3u;
         if (!(wid_ >= m_)) {
-            unsigned t62_ = m_ - wid_;
-            unsigned total_ = ((t62_ / nw_) + (((t62_ % nw_) != 0u) ? 1u : 0u)) * steps_;
-            acc_[0u] = 0.0f;
+            unsigned t1426_ = m_ - wid_;
+            unsigned total_ = ((t1426_ / nw_) + (((t1426_ % nw_) != 0u) ? 1u : 0u)) * steps_;
+            acc_2_[0u] = 0.0f;
             unsigned lg_ = wid_;
             unsigned lk_ = 0u;
             unsigned cg_ = wid_;
             unsigned ck_ = 0u;
-            unsigned t81_ = total_ + 1u;
+            unsigned t1447_ = total_ + 1u;
             #pragma unroll 1
-            for (unsigned t0_ = 0u; t0_ < t81_; t0_ = t0_ + 2u) {
+            for (unsigned t0_ = 0u; t0_ < t1447_; t0_ = t0_ + 2u) {
                 if (t0_ < total_) {
                     unsigned v_ = min((((lk_ << 5u) << 2u) + lane_), (nv_ - 1u));
                     unsigned row_2_ = min(lg_, (m_ - 1u));
                     wb_[0u] = wv_[(row_2_ * nv_) + v_];
-                    xb_[0u] = xv_[min((v_ << 1u), (t25_ - 1u))];
-                    xb_[1u] = xv_[min(((v_ << 1u) + 1u), (t25_ - 1u))];
+                    xb_[0u] = xv_[min((v_ << 1u), (t1389_ - 1u))];
+                    xb_[1u] = xv_[min(((v_ << 1u) + 1u), (t1389_ - 1u))];
                     unsigned v_2_ = min(((((lk_ << 5u) << 2u) + 32u) + lane_), (nv_ - 1u));
                     unsigned row_3_ = min(lg_, (m_ - 1u));
                     wb_[1u] = wv_[(row_3_ * nv_) + v_2_];
-                    xb_[2u] = xv_[min((v_2_ << 1u), (t25_ - 1u))];
-                    xb_[3u] = xv_[min(((v_2_ << 1u) + 1u), (t25_ - 1u))];
+                    xb_[2u] = xv_[min((v_2_ << 1u), (t1389_ - 1u))];
+                    xb_[3u] = xv_[min(((v_2_ << 1u) + 1u), (t1389_ - 1u))];
                     unsigned v_3_ = min(((((lk_ << 5u) << 2u) + 64u) + lane_), (nv_ - 1u));
                     unsigned row_4_ = min(lg_, (m_ - 1u));
                     wb_[2u] = wv_[(row_4_ * nv_) + v_3_];
-                    xb_[4u] = xv_[min((v_3_ << 1u), (t25_ - 1u))];
-                    xb_[5u] = xv_[min(((v_3_ << 1u) + 1u), (t25_ - 1u))];
+                    xb_[4u] = xv_[min((v_3_ << 1u), (t1389_ - 1u))];
+                    xb_[5u] = xv_[min(((v_3_ << 1u) + 1u), (t1389_ - 1u))];
                     unsigned v_4_ = min(((((lk_ << 5u) << 2u) + 96u) + lane_), (nv_ - 1u));
                     unsigned row_5_ = min(lg_, (m_ - 1u));
                     wb_[3u] = wv_[(row_5_ * nv_) + v_4_];
-                    xb_[6u] = xv_[min((v_4_ << 1u), (t25_ - 1u))];
-                    xb_[7u] = xv_[min(((v_4_ << 1u) + 1u), (t25_ - 1u))];
-                    unsigned t253_ = lk_ + 1u;
-                    lk_ = t253_;
-                    if (t253_ == steps_) {
+                    xb_[6u] = xv_[min((v_4_ << 1u), (t1389_ - 1u))];
+                    xb_[7u] = xv_[min(((v_4_ << 1u) + 1u), (t1389_ - 1u))];
+                    unsigned t1619_ = lk_ + 1u;
+                    lk_ = t1619_;
+                    if (t1619_ == steps_) {
                         lk_ = 0u;
                         lg_ = lg_ + nw_;
                     }
                 }
-                bool t261_ = t0_ >= 1u;
-                bool t262_ = t261_;
-                if (t261_) {
-                    t262_ = (t0_ - 1u) < total_;
+                bool t1627_ = t0_ >= 1u;
+                bool t1628_ = t1627_;
+                if (t1627_) {
+                    t1628_ = (t0_ - 1u) < total_;
                 }
-                if (t262_) {
+                if (t1628_) {
                     unsigned v_5_ = ((ck_ << 5u) << 2u) + lane_;
                     if (v_5_ < nv_) {
-                        kf_u32x4 t277_ = xb_[8u];
-                        kf_f32x4 a_ = kf_bitcast<kf_f32x4>(t277_);
-                        kf_u32x4 t280_ = xb_[9u];
-                        kf_f32x4 b_ = kf_bitcast<kf_f32x4>(t280_);
+                        kf_u32x4 t1665_ = xb_[8u];
+                        kf_f32x4 a_ = kf_bitcast<kf_f32x4>(t1665_);
+                        kf_u32x4 t1668_ = xb_[9u];
+                        kf_f32x4 b_ = kf_bitcast<kf_f32x4>(t1668_);
                         xs_[0u] = a_.v[0];
                         xs_[4u] = b_.v[0];
                         xs_[1u] = a_.v[1];
@@ -1287,16 +1287,16 @@ gemv_f16_f32_f16(const kf_f16* __restrict__ w_, const float* __restrict__ x_, kf
                         xs_[6u] = b_.v[2];
                         xs_[3u] = a_.v[3];
                         xs_[7u] = b_.v[3];
-                        kf_u32x4 t326_ = wb_[4u];
-                        kf_f16x8 wh_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t326_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t326_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t326_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t326_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t326_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t326_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t326_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t326_, 3u), 16u))}};
-                        acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_.v[7]), xs_[7u], __fmaf_rn(kf_f16_to_f32(wh_.v[6]), xs_[6u], __fmaf_rn(kf_f16_to_f32(wh_.v[5]), xs_[5u], __fmaf_rn(kf_f16_to_f32(wh_.v[4]), xs_[4u], __fmaf_rn(kf_f16_to_f32(wh_.v[3]), xs_[3u], __fmaf_rn(kf_f16_to_f32(wh_.v[2]), xs_[2u], __fmaf_rn(kf_f16_to_f32(wh_.v[1]), xs_[1u], __fmaf_rn(kf_f16_to_f32(wh_.v[0]), xs_[0u], acc_[0u]))))))));
+                        kf_u32x4 t1714_ = wb_[4u];
+                        kf_f16x8 wh_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1714_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1714_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1714_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1714_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1714_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1714_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1714_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1714_, 3u), 16u))}};
+                        acc_2_[0u] = __fmaf_rn(kf_f16_to_f32(wh_.v[7]), xs_[7u], __fmaf_rn(kf_f16_to_f32(wh_.v[6]), xs_[6u], __fmaf_rn(kf_f16_to_f32(wh_.v[5]), xs_[5u], __fmaf_rn(kf_f16_to_f32(wh_.v[4]), xs_[4u], __fmaf_rn(kf_f16_to_f32(wh_.v[3]), xs_[3u], __fmaf_rn(kf_f16_to_f32(wh_.v[2]), xs_[2u], __fmaf_rn(kf_f16_to_f32(wh_.v[1]), xs_[1u], __fmaf_rn(kf_f16_to_f32(wh_.v[0]), xs_[0u], acc_2_[0u]))))))));
                     }
                     unsigned v_6_ = (((ck_ << 5u) << 2u) + 32u) + lane_;
                     if (v_6_ < nv_) {
-                        kf_u32x4 t408_ = xb_[10u];
-                        kf_f32x4 a_2_ = kf_bitcast<kf_f32x4>(t408_);
-                        kf_u32x4 t411_ = xb_[11u];
-                        kf_f32x4 b_2_ = kf_bitcast<kf_f32x4>(t411_);
+                        kf_u32x4 t1796_ = xb_[10u];
+                        kf_f32x4 a_2_ = kf_bitcast<kf_f32x4>(t1796_);
+                        kf_u32x4 t1799_ = xb_[11u];
+                        kf_f32x4 b_2_ = kf_bitcast<kf_f32x4>(t1799_);
                         xs_2_[0u] = a_2_.v[0];
                         xs_2_[4u] = b_2_.v[0];
                         xs_2_[1u] = a_2_.v[1];
@@ -1305,16 +1305,16 @@ gemv_f16_f32_f16(const kf_f16* __restrict__ w_, const float* __restrict__ x_, kf
                         xs_2_[6u] = b_2_.v[2];
                         xs_2_[3u] = a_2_.v[3];
                         xs_2_[7u] = b_2_.v[3];
-                        kf_u32x4 t457_ = wb_[5u];
-                        kf_f16x8 wh_2_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t457_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t457_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t457_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t457_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t457_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t457_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t457_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t457_, 3u), 16u))}};
-                        acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_2_.v[7]), xs_2_[7u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[6]), xs_2_[6u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[5]), xs_2_[5u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[4]), xs_2_[4u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[3]), xs_2_[3u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[2]), xs_2_[2u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[1]), xs_2_[1u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[0]), xs_2_[0u], acc_[0u]))))))));
+                        kf_u32x4 t1845_ = wb_[5u];
+                        kf_f16x8 wh_2_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1845_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1845_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1845_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1845_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1845_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1845_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1845_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1845_, 3u), 16u))}};
+                        acc_2_[0u] = __fmaf_rn(kf_f16_to_f32(wh_2_.v[7]), xs_2_[7u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[6]), xs_2_[6u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[5]), xs_2_[5u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[4]), xs_2_[4u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[3]), xs_2_[3u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[2]), xs_2_[2u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[1]), xs_2_[1u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[0]), xs_2_[0u], acc_2_[0u]))))))));
                     }
                     unsigned v_7_ = (((ck_ << 5u) << 2u) + 64u) + lane_;
                     if (v_7_ < nv_) {
-                        kf_u32x4 t539_ = xb_[12u];
-                        kf_f32x4 a_3_ = kf_bitcast<kf_f32x4>(t539_);
-                        kf_u32x4 t542_ = xb_[13u];
-                        kf_f32x4 b_3_ = kf_bitcast<kf_f32x4>(t542_);
+                        kf_u32x4 t1927_ = xb_[12u];
+                        kf_f32x4 a_3_ = kf_bitcast<kf_f32x4>(t1927_);
+                        kf_u32x4 t1930_ = xb_[13u];
+                        kf_f32x4 b_3_ = kf_bitcast<kf_f32x4>(t1930_);
                         xs_3_[0u] = a_3_.v[0];
                         xs_3_[4u] = b_3_.v[0];
                         xs_3_[1u] = a_3_.v[1];
@@ -1323,16 +1323,16 @@ gemv_f16_f32_f16(const kf_f16* __restrict__ w_, const float* __restrict__ x_, kf
                         xs_3_[6u] = b_3_.v[2];
                         xs_3_[3u] = a_3_.v[3];
                         xs_3_[7u] = b_3_.v[3];
-                        kf_u32x4 t588_ = wb_[6u];
-                        kf_f16x8 wh_3_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t588_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t588_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t588_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t588_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t588_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t588_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t588_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t588_, 3u), 16u))}};
-                        acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_3_.v[7]), xs_3_[7u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[6]), xs_3_[6u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[5]), xs_3_[5u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[4]), xs_3_[4u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[3]), xs_3_[3u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[2]), xs_3_[2u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[1]), xs_3_[1u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[0]), xs_3_[0u], acc_[0u]))))))));
+                        kf_u32x4 t1976_ = wb_[6u];
+                        kf_f16x8 wh_3_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1976_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1976_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1976_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1976_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1976_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1976_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1976_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1976_, 3u), 16u))}};
+                        acc_2_[0u] = __fmaf_rn(kf_f16_to_f32(wh_3_.v[7]), xs_3_[7u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[6]), xs_3_[6u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[5]), xs_3_[5u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[4]), xs_3_[4u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[3]), xs_3_[3u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[2]), xs_3_[2u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[1]), xs_3_[1u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[0]), xs_3_[0u], acc_2_[0u]))))))));
                     }
                     unsigned v_8_ = (((ck_ << 5u) << 2u) + 96u) + lane_;
                     if (v_8_ < nv_) {
-                        kf_u32x4 t670_ = xb_[14u];
-                        kf_f32x4 a_4_ = kf_bitcast<kf_f32x4>(t670_);
-                        kf_u32x4 t673_ = xb_[15u];
-                        kf_f32x4 b_4_ = kf_bitcast<kf_f32x4>(t673_);
+                        kf_u32x4 t2058_ = xb_[14u];
+                        kf_f32x4 a_4_ = kf_bitcast<kf_f32x4>(t2058_);
+                        kf_u32x4 t2061_ = xb_[15u];
+                        kf_f32x4 b_4_ = kf_bitcast<kf_f32x4>(t2061_);
                         xs_4_[0u] = a_4_.v[0];
                         xs_4_[4u] = b_4_.v[0];
                         xs_4_[1u] = a_4_.v[1];
@@ -1341,52 +1341,52 @@ gemv_f16_f32_f16(const kf_f16* __restrict__ w_, const float* __restrict__ x_, kf
                         xs_4_[6u] = b_4_.v[2];
                         xs_4_[3u] = a_4_.v[3];
                         xs_4_[7u] = b_4_.v[3];
-                        kf_u32x4 t719_ = wb_[7u];
-                        kf_f16x8 wh_4_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t719_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t719_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t719_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t719_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t719_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t719_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t719_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t719_, 3u), 16u))}};
-                        acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_4_.v[7]), xs_4_[7u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[6]), xs_4_[6u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[5]), xs_4_[5u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[4]), xs_4_[4u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[3]), xs_4_[3u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[2]), xs_4_[2u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[1]), xs_4_[1u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[0]), xs_4_[0u], acc_[0u]))))))));
+                        kf_u32x4 t2107_ = wb_[7u];
+                        kf_f16x8 wh_4_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2107_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2107_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2107_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2107_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2107_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2107_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2107_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2107_, 3u), 16u))}};
+                        acc_2_[0u] = __fmaf_rn(kf_f16_to_f32(wh_4_.v[7]), xs_4_[7u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[6]), xs_4_[6u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[5]), xs_4_[5u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[4]), xs_4_[4u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[3]), xs_4_[3u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[2]), xs_4_[2u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[1]), xs_4_[1u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[0]), xs_4_[0u], acc_2_[0u]))))))));
                     }
-                    unsigned t793_ = ck_ + 1u;
-                    ck_ = t793_;
-                    if (t793_ == steps_) {
-                        float t796_ = acc_[0u];
-                        unsigned t818_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
-                        if (t818_ == 32u) {
-                            float t823_ = __fadd_rn(t796_, kf_shfl_xor(t796_, 16u, kf_wn));
-                            float t826_ = __fadd_rn(t823_, kf_shfl_xor(t823_, 8u, kf_wn));
-                            float t829_ = __fadd_rn(t826_, kf_shfl_xor(t826_, 4u, kf_wn));
-                            float t832_ = __fadd_rn(t829_, kf_shfl_xor(t829_, 2u, kf_wn));
-                            s_ = __fadd_rn(t832_, kf_shfl_xor(t832_, 1u, kf_wn));
+                    unsigned t2181_ = ck_ + 1u;
+                    ck_ = t2181_;
+                    if (t2181_ == steps_) {
+                        float t2184_ = acc_2_[0u];
+                        unsigned t2206_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+                        if (t2206_ == 32u) {
+                            float t2211_ = __fadd_rn(t2184_, kf_shfl_xor(t2184_, 16u, kf_wn));
+                            float t2214_ = __fadd_rn(t2211_, kf_shfl_xor(t2211_, 8u, kf_wn));
+                            float t2217_ = __fadd_rn(t2214_, kf_shfl_xor(t2214_, 4u, kf_wn));
+                            float t2220_ = __fadd_rn(t2217_, kf_shfl_xor(t2217_, 2u, kf_wn));
+                            s_ = __fadd_rn(t2220_, kf_shfl_xor(t2220_, 1u, kf_wn));
                         } else {
-                            float t838_ = kf_shfl_down(t796_, 16u, kf_wn);
-                            bool t840_ = (kf_lane_id() + 16u) < t818_;
-                            float t841_ = __fadd_rn(t796_, t838_);
-                            float t842_ = t840_ ? t841_ : t796_;
-                            float t844_ = kf_shfl_down(t842_, 8u, kf_wn);
-                            bool t846_ = (kf_lane_id() + 8u) < t818_;
-                            float t847_ = __fadd_rn(t842_, t844_);
-                            float t848_ = t846_ ? t847_ : t842_;
-                            float t850_ = kf_shfl_down(t848_, 4u, kf_wn);
-                            bool t852_ = (kf_lane_id() + 4u) < t818_;
-                            float t853_ = __fadd_rn(t848_, t850_);
-                            float t854_ = t852_ ? t853_ : t848_;
-                            float t856_ = kf_shfl_down(t854_, 2u, kf_wn);
-                            bool t858_ = (kf_lane_id() + 2u) < t818_;
-                            float t859_ = __fadd_rn(t854_, t856_);
-                            float t860_ = t858_ ? t859_ : t854_;
-                            float t862_ = kf_shfl_down(t860_, 1u, kf_wn);
-                            bool t864_ = (kf_lane_id() + 1u) < t818_;
-                            float t865_ = __fadd_rn(t860_, t862_);
-                            s_ = kf_shfl(t864_ ? t865_ : t860_, 0u, kf_wn);
+                            float t2226_ = kf_shfl_down(t2184_, 16u, kf_wn);
+                            bool t2228_ = (kf_lane_id() + 16u) < t2206_;
+                            float t2229_ = __fadd_rn(t2184_, t2226_);
+                            float t2230_ = t2228_ ? t2229_ : t2184_;
+                            float t2232_ = kf_shfl_down(t2230_, 8u, kf_wn);
+                            bool t2234_ = (kf_lane_id() + 8u) < t2206_;
+                            float t2235_ = __fadd_rn(t2230_, t2232_);
+                            float t2236_ = t2234_ ? t2235_ : t2230_;
+                            float t2238_ = kf_shfl_down(t2236_, 4u, kf_wn);
+                            bool t2240_ = (kf_lane_id() + 4u) < t2206_;
+                            float t2241_ = __fadd_rn(t2236_, t2238_);
+                            float t2242_ = t2240_ ? t2241_ : t2236_;
+                            float t2244_ = kf_shfl_down(t2242_, 2u, kf_wn);
+                            bool t2246_ = (kf_lane_id() + 2u) < t2206_;
+                            float t2247_ = __fadd_rn(t2242_, t2244_);
+                            float t2248_ = t2246_ ? t2247_ : t2242_;
+                            float t2250_ = kf_shfl_down(t2248_, 1u, kf_wn);
+                            bool t2252_ = (kf_lane_id() + 1u) < t2206_;
+                            float t2253_ = __fadd_rn(t2248_, t2250_);
+                            s_ = kf_shfl(t2252_ ? t2253_ : t2248_, 0u, kf_wn);
                         }
-                        bool t870_ = lane_ == 0u;
-                        bool t871_ = t870_;
-                        if (t870_) {
-                            t871_ = cg_ < m_;
+                        bool t2258_ = lane_ == 0u;
+                        bool t2259_ = t2258_;
+                        if (t2258_) {
+                            t2259_ = cg_ < m_;
                         }
-                        if (t871_) {
+                        if (t2259_) {
                             y_[cg_] = kf_f16_from_f32(s_);
                         }
-                        acc_[0u] = 0.0f;
+                        acc_2_[0u] = 0.0f;
                         ck_ = 0u;
                         cg_ = cg_ + nw_;
                     }
@@ -1395,42 +1395,42 @@ gemv_f16_f32_f16(const kf_f16* __restrict__ w_, const float* __restrict__ x_, kf
                     unsigned v_9_ = min((((lk_ << 5u) << 2u) + lane_), (nv_ - 1u));
                     unsigned row_6_ = min(lg_, (m_ - 1u));
                     wb_[4u] = wv_[(row_6_ * nv_) + v_9_];
-                    xb_[8u] = xv_[min((v_9_ << 1u), (t25_ - 1u))];
-                    xb_[9u] = xv_[min(((v_9_ << 1u) + 1u), (t25_ - 1u))];
+                    xb_[8u] = xv_[min((v_9_ << 1u), (t1389_ - 1u))];
+                    xb_[9u] = xv_[min(((v_9_ << 1u) + 1u), (t1389_ - 1u))];
                     unsigned v_10_ = min(((((lk_ << 5u) << 2u) + 32u) + lane_), (nv_ - 1u));
                     unsigned row_7_ = min(lg_, (m_ - 1u));
                     wb_[5u] = wv_[(row_7_ * nv_) + v_10_];
-                    xb_[10u] = xv_[min((v_10_ << 1u), (t25_ - 1u))];
-                    xb_[11u] = xv_[min(((v_10_ << 1u) + 1u), (t25_ - 1u))];
+                    xb_[10u] = xv_[min((v_10_ << 1u), (t1389_ - 1u))];
+                    xb_[11u] = xv_[min(((v_10_ << 1u) + 1u), (t1389_ - 1u))];
                     unsigned v_11_ = min(((((lk_ << 5u) << 2u) + 64u) + lane_), (nv_ - 1u));
                     unsigned row_8_ = min(lg_, (m_ - 1u));
                     wb_[6u] = wv_[(row_8_ * nv_) + v_11_];
-                    xb_[12u] = xv_[min((v_11_ << 1u), (t25_ - 1u))];
-                    xb_[13u] = xv_[min(((v_11_ << 1u) + 1u), (t25_ - 1u))];
+                    xb_[12u] = xv_[min((v_11_ << 1u), (t1389_ - 1u))];
+                    xb_[13u] = xv_[min(((v_11_ << 1u) + 1u), (t1389_ - 1u))];
                     unsigned v_12_ = min(((((lk_ << 5u) << 2u) + 96u) + lane_), (nv_ - 1u));
                     unsigned row_9_ = min(lg_, (m_ - 1u));
                     wb_[7u] = wv_[(row_9_ * nv_) + v_12_];
-                    xb_[14u] = xv_[min((v_12_ << 1u), (t25_ - 1u))];
-                    xb_[15u] = xv_[min(((v_12_ << 1u) + 1u), (t25_ - 1u))];
-                    unsigned t1062_ = lk_ + 1u;
-                    lk_ = t1062_;
-                    if (t1062_ == steps_) {
+                    xb_[14u] = xv_[min((v_12_ << 1u), (t1389_ - 1u))];
+                    xb_[15u] = xv_[min(((v_12_ << 1u) + 1u), (t1389_ - 1u))];
+                    unsigned t2454_ = lk_ + 1u;
+                    lk_ = t2454_;
+                    if (t2454_ == steps_) {
                         lk_ = 0u;
                         lg_ = lg_ + nw_;
                     }
                 }
-                bool t1070_ = (t0_ + 1u) >= 1u;
-                bool t1071_ = t1070_;
-                if (t1070_) {
-                    t1071_ = ((t0_ + 1u) - 1u) < total_;
+                bool t2462_ = (t0_ + 1u) >= 1u;
+                bool t2463_ = t2462_;
+                if (t2462_) {
+                    t2463_ = ((t0_ + 1u) - 1u) < total_;
                 }
-                if (t1071_) {
+                if (t2463_) {
                     unsigned v_13_ = ((ck_ << 5u) << 2u) + lane_;
                     if (v_13_ < nv_) {
-                        kf_u32x4 t1086_ = xb_[0u];
-                        kf_f32x4 a_5_ = kf_bitcast<kf_f32x4>(t1086_);
-                        kf_u32x4 t1089_ = xb_[1u];
-                        kf_f32x4 b_5_ = kf_bitcast<kf_f32x4>(t1089_);
+                        kf_u32x4 t2500_ = xb_[0u];
+                        kf_f32x4 a_5_ = kf_bitcast<kf_f32x4>(t2500_);
+                        kf_u32x4 t2503_ = xb_[1u];
+                        kf_f32x4 b_5_ = kf_bitcast<kf_f32x4>(t2503_);
                         xs_5_[0u] = a_5_.v[0];
                         xs_5_[4u] = b_5_.v[0];
                         xs_5_[1u] = a_5_.v[1];
@@ -1439,16 +1439,16 @@ gemv_f16_f32_f16(const kf_f16* __restrict__ w_, const float* __restrict__ x_, kf
                         xs_5_[6u] = b_5_.v[2];
                         xs_5_[3u] = a_5_.v[3];
                         xs_5_[7u] = b_5_.v[3];
-                        kf_u32x4 t1135_ = wb_[0u];
-                        kf_f16x8 wh_5_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1135_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1135_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1135_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1135_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1135_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1135_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1135_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1135_, 3u), 16u))}};
-                        acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_5_.v[7]), xs_5_[7u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[6]), xs_5_[6u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[5]), xs_5_[5u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[4]), xs_5_[4u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[3]), xs_5_[3u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[2]), xs_5_[2u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[1]), xs_5_[1u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[0]), xs_5_[0u], acc_[0u]))))))));
+                        kf_u32x4 t2549_ = wb_[0u];
+                        kf_f16x8 wh_5_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2549_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2549_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2549_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2549_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2549_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2549_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2549_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2549_, 3u), 16u))}};
+                        acc_2_[0u] = __fmaf_rn(kf_f16_to_f32(wh_5_.v[7]), xs_5_[7u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[6]), xs_5_[6u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[5]), xs_5_[5u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[4]), xs_5_[4u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[3]), xs_5_[3u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[2]), xs_5_[2u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[1]), xs_5_[1u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[0]), xs_5_[0u], acc_2_[0u]))))))));
                     }
                     unsigned v_14_ = (((ck_ << 5u) << 2u) + 32u) + lane_;
                     if (v_14_ < nv_) {
-                        kf_u32x4 t1217_ = xb_[2u];
-                        kf_f32x4 a_6_ = kf_bitcast<kf_f32x4>(t1217_);
-                        kf_u32x4 t1220_ = xb_[3u];
-                        kf_f32x4 b_6_ = kf_bitcast<kf_f32x4>(t1220_);
+                        kf_u32x4 t2631_ = xb_[2u];
+                        kf_f32x4 a_6_ = kf_bitcast<kf_f32x4>(t2631_);
+                        kf_u32x4 t2634_ = xb_[3u];
+                        kf_f32x4 b_6_ = kf_bitcast<kf_f32x4>(t2634_);
                         xs_6_[0u] = a_6_.v[0];
                         xs_6_[4u] = b_6_.v[0];
                         xs_6_[1u] = a_6_.v[1];
@@ -1457,16 +1457,16 @@ gemv_f16_f32_f16(const kf_f16* __restrict__ w_, const float* __restrict__ x_, kf
                         xs_6_[6u] = b_6_.v[2];
                         xs_6_[3u] = a_6_.v[3];
                         xs_6_[7u] = b_6_.v[3];
-                        kf_u32x4 t1266_ = wb_[1u];
-                        kf_f16x8 wh_6_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1266_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1266_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1266_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1266_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1266_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1266_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1266_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1266_, 3u), 16u))}};
-                        acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_6_.v[7]), xs_6_[7u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[6]), xs_6_[6u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[5]), xs_6_[5u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[4]), xs_6_[4u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[3]), xs_6_[3u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[2]), xs_6_[2u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[1]), xs_6_[1u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[0]), xs_6_[0u], acc_[0u]))))))));
+                        kf_u32x4 t2680_ = wb_[1u];
+                        kf_f16x8 wh_6_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2680_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2680_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2680_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2680_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2680_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2680_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2680_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2680_, 3u), 16u))}};
+                        acc_2_[0u] = __fmaf_rn(kf_f16_to_f32(wh_6_.v[7]), xs_6_[7u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[6]), xs_6_[6u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[5]), xs_6_[5u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[4]), xs_6_[4u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[3]), xs_6_[3u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[2]), xs_6_[2u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[1]), xs_6_[1u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[0]), xs_6_[0u], acc_2_[0u]))))))));
                     }
                     unsigned v_15_ = (((ck_ << 5u) << 2u) + 64u) + lane_;
                     if (v_15_ < nv_) {
-                        kf_u32x4 t1348_ = xb_[4u];
-                        kf_f32x4 a_7_ = kf_bitcast<kf_f32x4>(t1348_);
-                        kf_u32x4 t1351_ = xb_[5u];
-                        kf_f32x4 b_7_ = kf_bitcast<kf_f32x4>(t1351_);
+                        kf_u32x4 t2762_ = xb_[4u];
+                        kf_f32x4 a_7_ = kf_bitcast<kf_f32x4>(t2762_);
+                        kf_u32x4 t2765_ = xb_[5u];
+                        kf_f32x4 b_7_ = kf_bitcast<kf_f32x4>(t2765_);
                         xs_7_[0u] = a_7_.v[0];
                         xs_7_[4u] = b_7_.v[0];
                         xs_7_[1u] = a_7_.v[1];
@@ -1475,16 +1475,16 @@ gemv_f16_f32_f16(const kf_f16* __restrict__ w_, const float* __restrict__ x_, kf
                         xs_7_[6u] = b_7_.v[2];
                         xs_7_[3u] = a_7_.v[3];
                         xs_7_[7u] = b_7_.v[3];
-                        kf_u32x4 t1397_ = wb_[2u];
-                        kf_f16x8 wh_7_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1397_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1397_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1397_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1397_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1397_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1397_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1397_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1397_, 3u), 16u))}};
-                        acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_7_.v[7]), xs_7_[7u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[6]), xs_7_[6u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[5]), xs_7_[5u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[4]), xs_7_[4u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[3]), xs_7_[3u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[2]), xs_7_[2u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[1]), xs_7_[1u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[0]), xs_7_[0u], acc_[0u]))))))));
+                        kf_u32x4 t2811_ = wb_[2u];
+                        kf_f16x8 wh_7_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2811_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2811_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2811_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2811_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2811_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2811_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2811_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2811_, 3u), 16u))}};
+                        acc_2_[0u] = __fmaf_rn(kf_f16_to_f32(wh_7_.v[7]), xs_7_[7u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[6]), xs_7_[6u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[5]), xs_7_[5u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[4]), xs_7_[4u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[3]), xs_7_[3u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[2]), xs_7_[2u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[1]), xs_7_[1u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[0]), xs_7_[0u], acc_2_[0u]))))))));
                     }
                     unsigned v_16_ = (((ck_ << 5u) << 2u) + 96u) + lane_;
                     if (v_16_ < nv_) {
-                        kf_u32x4 t1479_ = xb_[6u];
-                        kf_f32x4 a_8_ = kf_bitcast<kf_f32x4>(t1479_);
-                        kf_u32x4 t1482_ = xb_[7u];
-                        kf_f32x4 b_8_ = kf_bitcast<kf_f32x4>(t1482_);
+                        kf_u32x4 t2893_ = xb_[6u];
+                        kf_f32x4 a_8_ = kf_bitcast<kf_f32x4>(t2893_);
+                        kf_u32x4 t2896_ = xb_[7u];
+                        kf_f32x4 b_8_ = kf_bitcast<kf_f32x4>(t2896_);
                         xs_8_[0u] = a_8_.v[0];
                         xs_8_[4u] = b_8_.v[0];
                         xs_8_[1u] = a_8_.v[1];
@@ -1493,52 +1493,52 @@ gemv_f16_f32_f16(const kf_f16* __restrict__ w_, const float* __restrict__ x_, kf
                         xs_8_[6u] = b_8_.v[2];
                         xs_8_[3u] = a_8_.v[3];
                         xs_8_[7u] = b_8_.v[3];
-                        kf_u32x4 t1528_ = wb_[3u];
-                        kf_f16x8 wh_8_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1528_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1528_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1528_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1528_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1528_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1528_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1528_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1528_, 3u), 16u))}};
-                        acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_8_.v[7]), xs_8_[7u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[6]), xs_8_[6u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[5]), xs_8_[5u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[4]), xs_8_[4u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[3]), xs_8_[3u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[2]), xs_8_[2u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[1]), xs_8_[1u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[0]), xs_8_[0u], acc_[0u]))))))));
+                        kf_u32x4 t2942_ = wb_[3u];
+                        kf_f16x8 wh_8_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2942_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2942_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2942_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2942_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2942_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2942_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2942_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2942_, 3u), 16u))}};
+                        acc_2_[0u] = __fmaf_rn(kf_f16_to_f32(wh_8_.v[7]), xs_8_[7u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[6]), xs_8_[6u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[5]), xs_8_[5u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[4]), xs_8_[4u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[3]), xs_8_[3u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[2]), xs_8_[2u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[1]), xs_8_[1u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[0]), xs_8_[0u], acc_2_[0u]))))))));
                     }
-                    unsigned t1602_ = ck_ + 1u;
-                    ck_ = t1602_;
-                    if (t1602_ == steps_) {
-                        float t1605_ = acc_[0u];
-                        unsigned t1627_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
-                        if (t1627_ == 32u) {
-                            float t1632_ = __fadd_rn(t1605_, kf_shfl_xor(t1605_, 16u, kf_wn));
-                            float t1635_ = __fadd_rn(t1632_, kf_shfl_xor(t1632_, 8u, kf_wn));
-                            float t1638_ = __fadd_rn(t1635_, kf_shfl_xor(t1635_, 4u, kf_wn));
-                            float t1641_ = __fadd_rn(t1638_, kf_shfl_xor(t1638_, 2u, kf_wn));
-                            s_2_ = __fadd_rn(t1641_, kf_shfl_xor(t1641_, 1u, kf_wn));
+                    unsigned t3016_ = ck_ + 1u;
+                    ck_ = t3016_;
+                    if (t3016_ == steps_) {
+                        float t3019_ = acc_2_[0u];
+                        unsigned t3041_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+                        if (t3041_ == 32u) {
+                            float t3046_ = __fadd_rn(t3019_, kf_shfl_xor(t3019_, 16u, kf_wn));
+                            float t3049_ = __fadd_rn(t3046_, kf_shfl_xor(t3046_, 8u, kf_wn));
+                            float t3052_ = __fadd_rn(t3049_, kf_shfl_xor(t3049_, 4u, kf_wn));
+                            float t3055_ = __fadd_rn(t3052_, kf_shfl_xor(t3052_, 2u, kf_wn));
+                            s_2_ = __fadd_rn(t3055_, kf_shfl_xor(t3055_, 1u, kf_wn));
                         } else {
-                            float t1647_ = kf_shfl_down(t1605_, 16u, kf_wn);
-                            bool t1649_ = (kf_lane_id() + 16u) < t1627_;
-                            float t1650_ = __fadd_rn(t1605_, t1647_);
-                            float t1651_ = t1649_ ? t1650_ : t1605_;
-                            float t1653_ = kf_shfl_down(t1651_, 8u, kf_wn);
-                            bool t1655_ = (kf_lane_id() + 8u) < t1627_;
-                            float t1656_ = __fadd_rn(t1651_, t1653_);
-                            float t1657_ = t1655_ ? t1656_ : t1651_;
-                            float t1659_ = kf_shfl_down(t1657_, 4u, kf_wn);
-                            bool t1661_ = (kf_lane_id() + 4u) < t1627_;
-                            float t1662_ = __fadd_rn(t1657_, t1659_);
-                            float t1663_ = t1661_ ? t1662_ : t1657_;
-                            float t1665_ = kf_shfl_down(t1663_, 2u, kf_wn);
-                            bool t1667_ = (kf_lane_id() + 2u) < t1627_;
-                            float t1668_ = __fadd_rn(t1663_, t1665_);
-                            float t1669_ = t1667_ ? t1668_ : t1663_;
-                            float t1671_ = kf_shfl_down(t1669_, 1u, kf_wn);
-                            bool t1673_ = (kf_lane_id() + 1u) < t1627_;
-                            float t1674_ = __fadd_rn(t1669_, t1671_);
-                            s_2_ = kf_shfl(t1673_ ? t1674_ : t1669_, 0u, kf_wn);
+                            float t3061_ = kf_shfl_down(t3019_, 16u, kf_wn);
+                            bool t3063_ = (kf_lane_id() + 16u) < t3041_;
+                            float t3064_ = __fadd_rn(t3019_, t3061_);
+                            float t3065_ = t3063_ ? t3064_ : t3019_;
+                            float t3067_ = kf_shfl_down(t3065_, 8u, kf_wn);
+                            bool t3069_ = (kf_lane_id() + 8u) < t3041_;
+                            float t3070_ = __fadd_rn(t3065_, t3067_);
+                            float t3071_ = t3069_ ? t3070_ : t3065_;
+                            float t3073_ = kf_shfl_down(t3071_, 4u, kf_wn);
+                            bool t3075_ = (kf_lane_id() + 4u) < t3041_;
+                            float t3076_ = __fadd_rn(t3071_, t3073_);
+                            float t3077_ = t3075_ ? t3076_ : t3071_;
+                            float t3079_ = kf_shfl_down(t3077_, 2u, kf_wn);
+                            bool t3081_ = (kf_lane_id() + 2u) < t3041_;
+                            float t3082_ = __fadd_rn(t3077_, t3079_);
+                            float t3083_ = t3081_ ? t3082_ : t3077_;
+                            float t3085_ = kf_shfl_down(t3083_, 1u, kf_wn);
+                            bool t3087_ = (kf_lane_id() + 1u) < t3041_;
+                            float t3088_ = __fadd_rn(t3083_, t3085_);
+                            s_2_ = kf_shfl(t3087_ ? t3088_ : t3083_, 0u, kf_wn);
                         }
-                        bool t1679_ = lane_ == 0u;
-                        bool t1680_ = t1679_;
-                        if (t1679_) {
-                            t1680_ = cg_ < m_;
+                        bool t3093_ = lane_ == 0u;
+                        bool t3094_ = t3093_;
+                        if (t3093_) {
+                            t3094_ = cg_ < m_;
                         }
-                        if (t1680_) {
+                        if (t3094_) {
                             y_[cg_] = kf_f16_from_f32(s_2_);
                         }
-                        acc_[0u] = 0.0f;
+                        acc_2_[0u] = 0.0f;
                         ck_ = 0u;
                         cg_ = cg_ + nw_;
                     }
@@ -1548,57 +1548,57 @@ gemv_f16_f32_f16(const kf_f16* __restrict__ w_, const float* __restrict__ x_, kf
     } else {
         unsigned lane_2_ = kf_lane_id();
         unsigned nv_2_ = k_ >> 3u;
-        unsigned t1721_ = (blockIdx.x << 3u) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u);
-        unsigned t1732_ = gridDim.x << 3u;
+        unsigned t3139_ = (blockIdx.x << 3u) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u);
+        unsigned t3150_ = gridDim.x << 3u;
         #pragma unroll 1
-        for (unsigned g_ = t1721_; g_ < m_; g_ = g_ + t1732_) {
+        for (unsigned g_ = t3139_; g_ < m_; g_ = g_ + t3150_) {
             row_[0u] = min(g_, (m_ - 1u));
-            acc_2_[0u] = 0.0f;
+            acc_3_[0u] = 0.0f;
             if ((k_ & 7u) == 0u) {
                 #pragma unroll 1
                 for (unsigned base_ = 0u; base_ < nv_2_; base_ = base_ + 128u) {
                     unsigned v_17_ = base_ + lane_2_;
-                    kf_u32x4 t1757_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                    kf_u32x4 t_ = t1757_;
+                    kf_u32x4 t3175_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_2_ = t3175_;
                     if (v_17_ < nv_2_) {
-                        unsigned t1763_ = (row_[0u] * nv_2_) + v_17_;
-                        kf_u32x4 t1764_ = wv_[t1763_];
-                        t_ = t1764_;
+                        unsigned t3181_ = (row_[0u] * nv_2_) + v_17_;
+                        kf_u32x4 t3182_ = wv_[t3181_];
+                        t_2_ = t3182_;
                     }
-                    wr_[0u] = t_;
+                    wr_[0u] = t_2_;
                     unsigned v_18_ = (base_ + 32u) + lane_2_;
-                    kf_u32x4 t1770_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                    kf_u32x4 t_2_ = t1770_;
+                    kf_u32x4 t3188_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_3_ = t3188_;
                     if (v_18_ < nv_2_) {
-                        unsigned t1776_ = (row_[0u] * nv_2_) + v_18_;
-                        kf_u32x4 t1777_ = wv_[t1776_];
-                        t_2_ = t1777_;
+                        unsigned t3194_ = (row_[0u] * nv_2_) + v_18_;
+                        kf_u32x4 t3195_ = wv_[t3194_];
+                        t_3_ = t3195_;
                     }
-                    wr_[1u] = t_2_;
+                    wr_[1u] = t_3_;
                     unsigned v_19_ = (base_ + 64u) + lane_2_;
-                    kf_u32x4 t1783_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                    kf_u32x4 t_3_ = t1783_;
+                    kf_u32x4 t3201_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_4_ = t3201_;
                     if (v_19_ < nv_2_) {
-                        unsigned t1789_ = (row_[0u] * nv_2_) + v_19_;
-                        kf_u32x4 t1790_ = wv_[t1789_];
-                        t_3_ = t1790_;
+                        unsigned t3207_ = (row_[0u] * nv_2_) + v_19_;
+                        kf_u32x4 t3208_ = wv_[t3207_];
+                        t_4_ = t3208_;
                     }
-                    wr_[2u] = t_3_;
+                    wr_[2u] = t_4_;
                     unsigned v_20_ = (base_ + 96u) + lane_2_;
-                    kf_u32x4 t1796_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                    kf_u32x4 t_4_ = t1796_;
+                    kf_u32x4 t3214_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_5_ = t3214_;
                     if (v_20_ < nv_2_) {
-                        unsigned t1802_ = (row_[0u] * nv_2_) + v_20_;
-                        kf_u32x4 t1803_ = wv_[t1802_];
-                        t_4_ = t1803_;
+                        unsigned t3220_ = (row_[0u] * nv_2_) + v_20_;
+                        kf_u32x4 t3221_ = wv_[t3220_];
+                        t_5_ = t3221_;
                     }
-                    wr_[3u] = t_4_;
+                    wr_[3u] = t_5_;
                     unsigned v_21_ = base_ + lane_2_;
                     if (v_21_ < nv_2_) {
-                        unsigned t1810_ = v_21_ << 1u;
-                        kf_f32x4 a_9_ = xf4_[t1810_];
-                        unsigned t1815_ = (v_21_ << 1u) + 1u;
-                        kf_f32x4 b_9_ = xf4_[t1815_];
+                        unsigned t3228_ = v_21_ << 1u;
+                        kf_f32x4 a_9_ = xf4_[t3228_];
+                        unsigned t3233_ = (v_21_ << 1u) + 1u;
+                        kf_f32x4 b_9_ = xf4_[t3233_];
                         xs_9_[0u] = a_9_.v[0];
                         xs_9_[4u] = b_9_.v[0];
                         xs_9_[1u] = a_9_.v[1];
@@ -1607,16 +1607,16 @@ gemv_f16_f32_f16(const kf_f16* __restrict__ w_, const float* __restrict__ x_, kf
                         xs_9_[6u] = b_9_.v[2];
                         xs_9_[3u] = a_9_.v[3];
                         xs_9_[7u] = b_9_.v[3];
-                        kf_u32x4 t1859_ = wr_[0u];
-                        kf_f16x8 wh_9_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1859_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1859_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1859_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1859_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1859_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1859_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1859_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1859_, 3u), 16u))}};
-                        acc_2_[0u] = __fmaf_rn(kf_f16_to_f32(wh_9_.v[7]), xs_9_[7u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[6]), xs_9_[6u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[5]), xs_9_[5u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[4]), xs_9_[4u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[3]), xs_9_[3u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[2]), xs_9_[2u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[1]), xs_9_[1u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[0]), xs_9_[0u], acc_2_[0u]))))))));
+                        kf_u32x4 t3277_ = wr_[0u];
+                        kf_f16x8 wh_9_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t3277_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3277_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t3277_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3277_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t3277_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3277_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t3277_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3277_, 3u), 16u))}};
+                        acc_3_[0u] = __fmaf_rn(kf_f16_to_f32(wh_9_.v[7]), xs_9_[7u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[6]), xs_9_[6u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[5]), xs_9_[5u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[4]), xs_9_[4u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[3]), xs_9_[3u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[2]), xs_9_[2u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[1]), xs_9_[1u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[0]), xs_9_[0u], acc_3_[0u]))))))));
                     }
                     unsigned v_22_ = (base_ + 32u) + lane_2_;
                     if (v_22_ < nv_2_) {
-                        unsigned t1937_ = v_22_ << 1u;
-                        kf_f32x4 a_10_ = xf4_[t1937_];
-                        unsigned t1942_ = (v_22_ << 1u) + 1u;
-                        kf_f32x4 b_10_ = xf4_[t1942_];
+                        unsigned t3355_ = v_22_ << 1u;
+                        kf_f32x4 a_10_ = xf4_[t3355_];
+                        unsigned t3360_ = (v_22_ << 1u) + 1u;
+                        kf_f32x4 b_10_ = xf4_[t3360_];
                         xs_10_[0u] = a_10_.v[0];
                         xs_10_[4u] = b_10_.v[0];
                         xs_10_[1u] = a_10_.v[1];
@@ -1625,16 +1625,16 @@ gemv_f16_f32_f16(const kf_f16* __restrict__ w_, const float* __restrict__ x_, kf
                         xs_10_[6u] = b_10_.v[2];
                         xs_10_[3u] = a_10_.v[3];
                         xs_10_[7u] = b_10_.v[3];
-                        kf_u32x4 t1986_ = wr_[1u];
-                        kf_f16x8 wh_10_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1986_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1986_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1986_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1986_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1986_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1986_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1986_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1986_, 3u), 16u))}};
-                        acc_2_[0u] = __fmaf_rn(kf_f16_to_f32(wh_10_.v[7]), xs_10_[7u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[6]), xs_10_[6u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[5]), xs_10_[5u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[4]), xs_10_[4u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[3]), xs_10_[3u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[2]), xs_10_[2u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[1]), xs_10_[1u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[0]), xs_10_[0u], acc_2_[0u]))))))));
+                        kf_u32x4 t3404_ = wr_[1u];
+                        kf_f16x8 wh_10_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t3404_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3404_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t3404_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3404_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t3404_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3404_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t3404_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3404_, 3u), 16u))}};
+                        acc_3_[0u] = __fmaf_rn(kf_f16_to_f32(wh_10_.v[7]), xs_10_[7u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[6]), xs_10_[6u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[5]), xs_10_[5u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[4]), xs_10_[4u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[3]), xs_10_[3u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[2]), xs_10_[2u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[1]), xs_10_[1u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[0]), xs_10_[0u], acc_3_[0u]))))))));
                     }
                     unsigned v_23_ = (base_ + 64u) + lane_2_;
                     if (v_23_ < nv_2_) {
-                        unsigned t2064_ = v_23_ << 1u;
-                        kf_f32x4 a_11_ = xf4_[t2064_];
-                        unsigned t2069_ = (v_23_ << 1u) + 1u;
-                        kf_f32x4 b_11_ = xf4_[t2069_];
+                        unsigned t3482_ = v_23_ << 1u;
+                        kf_f32x4 a_11_ = xf4_[t3482_];
+                        unsigned t3487_ = (v_23_ << 1u) + 1u;
+                        kf_f32x4 b_11_ = xf4_[t3487_];
                         xs_11_[0u] = a_11_.v[0];
                         xs_11_[4u] = b_11_.v[0];
                         xs_11_[1u] = a_11_.v[1];
@@ -1643,16 +1643,16 @@ gemv_f16_f32_f16(const kf_f16* __restrict__ w_, const float* __restrict__ x_, kf
                         xs_11_[6u] = b_11_.v[2];
                         xs_11_[3u] = a_11_.v[3];
                         xs_11_[7u] = b_11_.v[3];
-                        kf_u32x4 t2113_ = wr_[2u];
-                        kf_f16x8 wh_11_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2113_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2113_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2113_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2113_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2113_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2113_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2113_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2113_, 3u), 16u))}};
-                        acc_2_[0u] = __fmaf_rn(kf_f16_to_f32(wh_11_.v[7]), xs_11_[7u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[6]), xs_11_[6u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[5]), xs_11_[5u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[4]), xs_11_[4u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[3]), xs_11_[3u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[2]), xs_11_[2u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[1]), xs_11_[1u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[0]), xs_11_[0u], acc_2_[0u]))))))));
+                        kf_u32x4 t3531_ = wr_[2u];
+                        kf_f16x8 wh_11_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t3531_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3531_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t3531_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3531_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t3531_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3531_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t3531_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3531_, 3u), 16u))}};
+                        acc_3_[0u] = __fmaf_rn(kf_f16_to_f32(wh_11_.v[7]), xs_11_[7u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[6]), xs_11_[6u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[5]), xs_11_[5u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[4]), xs_11_[4u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[3]), xs_11_[3u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[2]), xs_11_[2u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[1]), xs_11_[1u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[0]), xs_11_[0u], acc_3_[0u]))))))));
                     }
                     unsigned v_24_ = (base_ + 96u) + lane_2_;
                     if (v_24_ < nv_2_) {
-                        unsigned t2191_ = v_24_ << 1u;
-                        kf_f32x4 a_12_ = xf4_[t2191_];
-                        unsigned t2196_ = (v_24_ << 1u) + 1u;
-                        kf_f32x4 b_12_ = xf4_[t2196_];
+                        unsigned t3609_ = v_24_ << 1u;
+                        kf_f32x4 a_12_ = xf4_[t3609_];
+                        unsigned t3614_ = (v_24_ << 1u) + 1u;
+                        kf_f32x4 b_12_ = xf4_[t3614_];
                         xs_12_[0u] = a_12_.v[0];
                         xs_12_[4u] = b_12_.v[0];
                         xs_12_[1u] = a_12_.v[1];
@@ -1661,70 +1661,70 @@ gemv_f16_f32_f16(const kf_f16* __restrict__ w_, const float* __restrict__ x_, kf
                         xs_12_[6u] = b_12_.v[2];
                         xs_12_[3u] = a_12_.v[3];
                         xs_12_[7u] = b_12_.v[3];
-                        kf_u32x4 t2240_ = wr_[3u];
-                        kf_f16x8 wh_12_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2240_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2240_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2240_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2240_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2240_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2240_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2240_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2240_, 3u), 16u))}};
-                        acc_2_[0u] = __fmaf_rn(kf_f16_to_f32(wh_12_.v[7]), xs_12_[7u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[6]), xs_12_[6u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[5]), xs_12_[5u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[4]), xs_12_[4u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[3]), xs_12_[3u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[2]), xs_12_[2u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[1]), xs_12_[1u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[0]), xs_12_[0u], acc_2_[0u]))))))));
+                        kf_u32x4 t3658_ = wr_[3u];
+                        kf_f16x8 wh_12_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t3658_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3658_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t3658_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3658_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t3658_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3658_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t3658_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3658_, 3u), 16u))}};
+                        acc_3_[0u] = __fmaf_rn(kf_f16_to_f32(wh_12_.v[7]), xs_12_[7u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[6]), xs_12_[6u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[5]), xs_12_[5u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[4]), xs_12_[4u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[3]), xs_12_[3u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[2]), xs_12_[2u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[1]), xs_12_[1u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[0]), xs_12_[0u], acc_3_[0u]))))))));
                     }
                 }
             } else {
                 #pragma unroll 1
                 for (unsigned c_ = lane_2_; c_ < k_; c_ = c_ + 32u) {
-                    float t2319_ = x_[c_];
+                    float t3737_ = x_[c_];
                     unsigned i_ = (row_[0u] * k_) + c_;
                     unsigned short u_ = w16_[i_];
-                    acc_2_[0u] = __fmaf_rn(kf_f16_to_f32(kf_bitcast<kf_f16>(u_)), t2319_, acc_2_[0u]);
+                    acc_3_[0u] = __fmaf_rn(kf_f16_to_f32(kf_bitcast<kf_f16>(u_)), t3737_, acc_3_[0u]);
                 }
             }
-            float t2339_ = acc_2_[0u];
-            unsigned t2361_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
-            if (t2361_ == 32u) {
-                float t2366_ = __fadd_rn(t2339_, kf_shfl_xor(t2339_, 16u, kf_wn));
-                float t2369_ = __fadd_rn(t2366_, kf_shfl_xor(t2366_, 8u, kf_wn));
-                float t2372_ = __fadd_rn(t2369_, kf_shfl_xor(t2369_, 4u, kf_wn));
-                float t2375_ = __fadd_rn(t2372_, kf_shfl_xor(t2372_, 2u, kf_wn));
-                s_3_ = __fadd_rn(t2375_, kf_shfl_xor(t2375_, 1u, kf_wn));
+            float t3757_ = acc_3_[0u];
+            unsigned t3779_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+            if (t3779_ == 32u) {
+                float t3784_ = __fadd_rn(t3757_, kf_shfl_xor(t3757_, 16u, kf_wn));
+                float t3787_ = __fadd_rn(t3784_, kf_shfl_xor(t3784_, 8u, kf_wn));
+                float t3790_ = __fadd_rn(t3787_, kf_shfl_xor(t3787_, 4u, kf_wn));
+                float t3793_ = __fadd_rn(t3790_, kf_shfl_xor(t3790_, 2u, kf_wn));
+                s_3_ = __fadd_rn(t3793_, kf_shfl_xor(t3793_, 1u, kf_wn));
             } else {
-                float t2381_ = kf_shfl_down(t2339_, 16u, kf_wn);
-                bool t2383_ = (kf_lane_id() + 16u) < t2361_;
-                float t2384_ = __fadd_rn(t2339_, t2381_);
-                float t2385_ = t2383_ ? t2384_ : t2339_;
-                float t2387_ = kf_shfl_down(t2385_, 8u, kf_wn);
-                bool t2389_ = (kf_lane_id() + 8u) < t2361_;
-                float t2390_ = __fadd_rn(t2385_, t2387_);
-                float t2391_ = t2389_ ? t2390_ : t2385_;
-                float t2393_ = kf_shfl_down(t2391_, 4u, kf_wn);
-                bool t2395_ = (kf_lane_id() + 4u) < t2361_;
-                float t2396_ = __fadd_rn(t2391_, t2393_);
-                float t2397_ = t2395_ ? t2396_ : t2391_;
-                float t2399_ = kf_shfl_down(t2397_, 2u, kf_wn);
-                bool t2401_ = (kf_lane_id() + 2u) < t2361_;
-                float t2402_ = __fadd_rn(t2397_, t2399_);
-                float t2403_ = t2401_ ? t2402_ : t2397_;
-                float t2405_ = kf_shfl_down(t2403_, 1u, kf_wn);
-                bool t2407_ = (kf_lane_id() + 1u) < t2361_;
-                float t2408_ = __fadd_rn(t2403_, t2405_);
-                s_3_ = kf_shfl(t2407_ ? t2408_ : t2403_, 0u, kf_wn);
+                float t3799_ = kf_shfl_down(t3757_, 16u, kf_wn);
+                bool t3801_ = (kf_lane_id() + 16u) < t3779_;
+                float t3802_ = __fadd_rn(t3757_, t3799_);
+                float t3803_ = t3801_ ? t3802_ : t3757_;
+                float t3805_ = kf_shfl_down(t3803_, 8u, kf_wn);
+                bool t3807_ = (kf_lane_id() + 8u) < t3779_;
+                float t3808_ = __fadd_rn(t3803_, t3805_);
+                float t3809_ = t3807_ ? t3808_ : t3803_;
+                float t3811_ = kf_shfl_down(t3809_, 4u, kf_wn);
+                bool t3813_ = (kf_lane_id() + 4u) < t3779_;
+                float t3814_ = __fadd_rn(t3809_, t3811_);
+                float t3815_ = t3813_ ? t3814_ : t3809_;
+                float t3817_ = kf_shfl_down(t3815_, 2u, kf_wn);
+                bool t3819_ = (kf_lane_id() + 2u) < t3779_;
+                float t3820_ = __fadd_rn(t3815_, t3817_);
+                float t3821_ = t3819_ ? t3820_ : t3815_;
+                float t3823_ = kf_shfl_down(t3821_, 1u, kf_wn);
+                bool t3825_ = (kf_lane_id() + 1u) < t3779_;
+                float t3826_ = __fadd_rn(t3821_, t3823_);
+                s_3_ = kf_shfl(t3825_ ? t3826_ : t3821_, 0u, kf_wn);
             }
-            bool t2413_ = lane_2_ == 0u;
-            bool t2414_ = t2413_;
-            if (t2413_) {
-                t2414_ = g_ < m_;
+            bool t3831_ = lane_2_ == 0u;
+            bool t3832_ = t3831_;
+            if (t3831_) {
+                t3832_ = g_ < m_;
             }
-            if (t2414_) {
+            if (t3832_) {
                 y_[g_] = kf_f16_from_f32(s_3_);
             }
         }
     }
 }
 
-/* kernel gemv_f16_f32_f32 (gemv.kf:521) */
+/* kernel gemv_f16_f32_f32 (gemv.kf:742) */
 extern "C" __global__ void __launch_bounds__(256)
 gemv_f16_f32_f32(const kf_f16* __restrict__ w_, const float* __restrict__ x_, float* __restrict__ y_, unsigned m_, unsigned k_)
 {
     kf_pdl_wait();
     kf_u32x4 wb_[8];
     kf_u32x4 xb_[16];
-    float acc_[1];
+    float acc_2_[1];
     float xs_[8];
     float xs_2_[8];
     float xs_3_[8];
@@ -1734,7 +1734,7 @@ gemv_f16_f32_f32(const kf_f16* __restrict__ w_, const float* __restrict__ x_, fl
     float xs_7_[8];
     float xs_8_[8];
     unsigned row_[1];
-    float acc_2_[1];
+    float acc_3_[1];
     kf_u32x4 wr_[4];
     float xs_9_[8];
     float xs_10_[8];
@@ -1751,61 +1751,61 @@ gemv_f16_f32_f32(const kf_f16* __restrict__ w_, const float* __restrict__ x_, fl
     if ((k_ & 7u) == 0u) {
         unsigned lane_ = kf_lane_id();
         unsigned nv_ = k_ >> 3u;
-        unsigned t25_ = nv_ << 1u;
+        unsigned t1389_ = nv_ << 1u;
         unsigned steps_ = (nv_ >> 7u) + (((nv_ & 127u) != 0u) ? 1u : 0u);
         unsigned wid_ = (blockIdx.x << 3u) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u);
         unsigned nw_ = gridDim.x << 3u;
         if (!(wid_ >= m_)) {
-            unsigned t62_ = m_ - wid_;
-            unsigned total_ = ((t62_ / nw_) + (((t62_ % nw_) != 0u) ? 1u : 0u)) * steps_;
-            acc_[0u] = 0.0f;
+            unsigned t1426_ = m_ - wid_;
+            unsigned total_ = ((t1426_ / nw_) + (((t1426_ % nw_) != 0u) ? 1u : 0u)) * steps_;
+            acc_2_[0u] = 0.0f;
             unsigned lg_ = wid_;
             unsigned lk_ = 0u;
             unsigned cg_ = wid_;
             unsigned ck_ = 0u;
-            unsigned t81_ = total_ + 1u;
+            unsigned t1447_ = total_ + 1u;
             #pragma unroll 1
-            for (unsigned t0_ = 0u; t0_ < t81_; t0_ = t0_ + 2u) {
+            for (unsigned t0_ = 0u; t0_ < t1447_; t0_ = t0_ + 2u) {
                 if (t0_ < total_) {
                     unsigned v_ = min((((lk_ << 5u) << 2u) + lane_), (nv_ - 1u));
                     unsigned row_2_ = min(lg_, (m_ - 1u));
                     wb_[0u] = wv_[(row_2_ * nv_) + v_];
-                    xb_[0u] = xv_[min((v_ << 1u), (t25_ - 1u))];
-                    xb_[1u] = xv_[min(((v_ << 1u) + 1u), (t25_ - 1u))];
+                    xb_[0u] = xv_[min((v_ << 1u), (t1389_ - 1u))];
+                    xb_[1u] = xv_[min(((v_ << 1u) + 1u), (t1389_ - 1u))];
                     unsigned v_2_ = min(((((lk_ << 5u) << 2u) + 32u) + lane_), (nv_ - 1u));
                     unsigned row_3_ = min(lg_, (m_ - 1u));
                     wb_[1u] = wv_[(row_3_ * nv_) + v_2_];
-                    xb_[2u] = xv_[min((v_2_ << 1u), (t25_ - 1u))];
-                    xb_[3u] = xv_[min(((v_2_ << 1u) + 1u), (t25_ - 1u))];
+                    xb_[2u] = xv_[min((v_2_ << 1u), (t1389_ - 1u))];
+                    xb_[3u] = xv_[min(((v_2_ << 1u) + 1u), (t1389_ - 1u))];
                     unsigned v_3_ = min(((((lk_ << 5u) << 2u) + 64u) + lane_), (nv_ - 1u));
                     unsigned row_4_ = min(lg_, (m_ - 1u));
                     wb_[2u] = wv_[(row_4_ * nv_) + v_3_];
-                    xb_[4u] = xv_[min((v_3_ << 1u), (t25_ - 1u))];
-                    xb_[5u] = xv_[min(((v_3_ << 1u) + 1u), (t25_ - 1u))];
+                    xb_[4u] = xv_[min((v_3_ << 1u), (t1389_ - 1u))];
+                    xb_[5u] = xv_[min(((v_3_ << 1u) + 1u), (t1389_ - 1u))];
                     unsigned v_4_ = min(((((lk_ << 5u) << 2u) + 96u) + lane_), (nv_ - 1u));
                     unsigned row_5_ = min(lg_, (m_ - 1u));
                     wb_[3u] = wv_[(row_5_ * nv_) + v_4_];
-                    xb_[6u] = xv_[min((v_4_ << 1u), (t25_ - 1u))];
-                    xb_[7u] = xv_[min(((v_4_ << 1u) + 1u), (t25_ - 1u))];
-                    unsigned t253_ = lk_ + 1u;
-                    lk_ = t253_;
-                    if (t253_ == steps_) {
+                    xb_[6u] = xv_[min((v_4_ << 1u), (t1389_ - 1u))];
+                    xb_[7u] = xv_[min(((v_4_ << 1u) + 1u), (t1389_ - 1u))];
+                    unsigned t1619_ = lk_ + 1u;
+                    lk_ = t1619_;
+                    if (t1619_ == steps_) {
                         lk_ = 0u;
                         lg_ = lg_ + nw_;
                     }
                 }
-                bool t261_ = t0_ >= 1u;
-                bool t262_ = t261_;
-                if (t261_) {
-                    t262_ = (t0_ - 1u) < total_;
+                bool t1627_ = t0_ >= 1u;
+                bool t1628_ = t1627_;
+                if (t1627_) {
+                    t1628_ = (t0_ - 1u) < total_;
                 }
-                if (t262_) {
+                if (t1628_) {
                     unsigned v_5_ = ((ck_ << 5u) << 2u) + lane_;
                     if (v_5_ < nv_) {
-                        kf_u32x4 t277_ = xb_[8u];
-                        kf_f32x4 a_ = kf_bitcast<kf_f32x4>(t277_);
-                        kf_u32x4 t280_ = xb_[9u];
-                        kf_f32x4 b_ = kf_bitcast<kf_f32x4>(t280_);
+                        kf_u32x4 t1665_ = xb_[8u];
+                        kf_f32x4 a_ = kf_bitcast<kf_f32x4>(t1665_);
+                        kf_u32x4 t1668_ = xb_[9u];
+                        kf_f32x4 b_ = kf_bitcast<kf_f32x4>(t1668_);
                         xs_[0u] = a_.v[0];
                         xs_[4u] = b_.v[0];
                         xs_[1u] = a_.v[1];
@@ -1814,16 +1814,16 @@ gemv_f16_f32_f32(const kf_f16* __restrict__ w_, const float* __restrict__ x_, fl
                         xs_[6u] = b_.v[2];
                         xs_[3u] = a_.v[3];
                         xs_[7u] = b_.v[3];
-                        kf_u32x4 t326_ = wb_[4u];
-                        kf_f16x8 wh_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t326_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t326_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t326_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t326_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t326_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t326_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t326_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t326_, 3u), 16u))}};
-                        acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_.v[7]), xs_[7u], __fmaf_rn(kf_f16_to_f32(wh_.v[6]), xs_[6u], __fmaf_rn(kf_f16_to_f32(wh_.v[5]), xs_[5u], __fmaf_rn(kf_f16_to_f32(wh_.v[4]), xs_[4u], __fmaf_rn(kf_f16_to_f32(wh_.v[3]), xs_[3u], __fmaf_rn(kf_f16_to_f32(wh_.v[2]), xs_[2u], __fmaf_rn(kf_f16_to_f32(wh_.v[1]), xs_[1u], __fmaf_rn(kf_f16_to_f32(wh_.v[0]), xs_[0u], acc_[0u]))))))));
+                        kf_u32x4 t1714_ = wb_[4u];
+                        kf_f16x8 wh_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1714_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1714_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1714_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1714_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1714_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1714_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1714_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1714_, 3u), 16u))}};
+                        acc_2_[0u] = __fmaf_rn(kf_f16_to_f32(wh_.v[7]), xs_[7u], __fmaf_rn(kf_f16_to_f32(wh_.v[6]), xs_[6u], __fmaf_rn(kf_f16_to_f32(wh_.v[5]), xs_[5u], __fmaf_rn(kf_f16_to_f32(wh_.v[4]), xs_[4u], __fmaf_rn(kf_f16_to_f32(wh_.v[3]), xs_[3u], __fmaf_rn(kf_f16_to_f32(wh_.v[2]), xs_[2u], __fmaf_rn(kf_f16_to_f32(wh_.v[1]), xs_[1u], __fmaf_rn(kf_f16_to_f32(wh_.v[0]), xs_[0u], acc_2_[0u]))))))));
                     }
                     unsigned v_6_ = (((ck_ << 5u) << 2u) + 32u) + lane_;
                     if (v_6_ < nv_) {
-                        kf_u32x4 t408_ = xb_[10u];
-                        kf_f32x4 a_2_ = kf_bitcast<kf_f32x4>(t408_);
-                        kf_u32x4 t411_ = xb_[11u];
-                        kf_f32x4 b_2_ = kf_bitcast<kf_f32x4>(t411_);
+                        kf_u32x4 t1796_ = xb_[10u];
+                        kf_f32x4 a_2_ = kf_bitcast<kf_f32x4>(t1796_);
+                        kf_u32x4 t1799_ = xb_[11u];
+                        kf_f32x4 b_2_ = kf_bitcast<kf_f32x4>(t1799_);
                         xs_2_[0u] = a_2_.v[0];
                         xs_2_[4u] = b_2_.v[0];
                         xs_2_[1u] = a_2_.v[1];
@@ -1832,16 +1832,16 @@ gemv_f16_f32_f32(const kf_f16* __restrict__ w_, const float* __restrict__ x_, fl
                         xs_2_[6u] = b_2_.v[2];
                         xs_2_[3u] = a_2_.v[3];
                         xs_2_[7u] = b_2_.v[3];
-                        kf_u32x4 t457_ = wb_[5u];
-                        kf_f16x8 wh_2_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t457_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t457_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t457_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t457_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t457_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t457_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t457_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t457_, 3u), 16u))}};
-                        acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_2_.v[7]), xs_2_[7u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[6]), xs_2_[6u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[5]), xs_2_[5u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[4]), xs_2_[4u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[3]), xs_2_[3u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[2]), xs_2_[2u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[1]), xs_2_[1u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[0]), xs_2_[0u], acc_[0u]))))))));
+                        kf_u32x4 t1845_ = wb_[5u];
+                        kf_f16x8 wh_2_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1845_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1845_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1845_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1845_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1845_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1845_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1845_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1845_, 3u), 16u))}};
+                        acc_2_[0u] = __fmaf_rn(kf_f16_to_f32(wh_2_.v[7]), xs_2_[7u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[6]), xs_2_[6u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[5]), xs_2_[5u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[4]), xs_2_[4u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[3]), xs_2_[3u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[2]), xs_2_[2u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[1]), xs_2_[1u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[0]), xs_2_[0u], acc_2_[0u]))))))));
                     }
                     unsigned v_7_ = (((ck_ << 5u) << 2u) + 64u) + lane_;
                     if (v_7_ < nv_) {
-                        kf_u32x4 t539_ = xb_[12u];
-                        kf_f32x4 a_3_ = kf_bitcast<kf_f32x4>(t539_);
-                        kf_u32x4 t542_ = xb_[13u];
-                        kf_f32x4 b_3_ = kf_bitcast<kf_f32x4>(t542_);
+                        kf_u32x4 t1927_ = xb_[12u];
+                        kf_f32x4 a_3_ = kf_bitcast<kf_f32x4>(t1927_);
+                        kf_u32x4 t1930_ = xb_[13u];
+                        kf_f32x4 b_3_ = kf_bitcast<kf_f32x4>(t1930_);
                         xs_3_[0u] = a_3_.v[0];
                         xs_3_[4u] = b_3_.v[0];
                         xs_3_[1u] = a_3_.v[1];
@@ -1850,16 +1850,16 @@ gemv_f16_f32_f32(const kf_f16* __restrict__ w_, const float* __restrict__ x_, fl
                         xs_3_[6u] = b_3_.v[2];
                         xs_3_[3u] = a_3_.v[3];
                         xs_3_[7u] = b_3_.v[3];
-                        kf_u32x4 t588_ = wb_[6u];
-                        kf_f16x8 wh_3_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t588_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t588_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t588_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t588_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t588_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t588_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t588_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t588_, 3u), 16u))}};
-                        acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_3_.v[7]), xs_3_[7u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[6]), xs_3_[6u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[5]), xs_3_[5u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[4]), xs_3_[4u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[3]), xs_3_[3u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[2]), xs_3_[2u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[1]), xs_3_[1u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[0]), xs_3_[0u], acc_[0u]))))))));
+                        kf_u32x4 t1976_ = wb_[6u];
+                        kf_f16x8 wh_3_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1976_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1976_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1976_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1976_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1976_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1976_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1976_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1976_, 3u), 16u))}};
+                        acc_2_[0u] = __fmaf_rn(kf_f16_to_f32(wh_3_.v[7]), xs_3_[7u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[6]), xs_3_[6u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[5]), xs_3_[5u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[4]), xs_3_[4u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[3]), xs_3_[3u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[2]), xs_3_[2u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[1]), xs_3_[1u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[0]), xs_3_[0u], acc_2_[0u]))))))));
                     }
                     unsigned v_8_ = (((ck_ << 5u) << 2u) + 96u) + lane_;
                     if (v_8_ < nv_) {
-                        kf_u32x4 t670_ = xb_[14u];
-                        kf_f32x4 a_4_ = kf_bitcast<kf_f32x4>(t670_);
-                        kf_u32x4 t673_ = xb_[15u];
-                        kf_f32x4 b_4_ = kf_bitcast<kf_f32x4>(t673_);
+                        kf_u32x4 t2058_ = xb_[14u];
+                        kf_f32x4 a_4_ = kf_bitcast<kf_f32x4>(t2058_);
+                        kf_u32x4 t2061_ = xb_[15u];
+                        kf_f32x4 b_4_ = kf_bitcast<kf_f32x4>(t2061_);
                         xs_4_[0u] = a_4_.v[0];
                         xs_4_[4u] = b_4_.v[0];
                         xs_4_[1u] = a_4_.v[1];
@@ -1868,52 +1868,52 @@ gemv_f16_f32_f32(const kf_f16* __restrict__ w_, const float* __restrict__ x_, fl
                         xs_4_[6u] = b_4_.v[2];
                         xs_4_[3u] = a_4_.v[3];
                         xs_4_[7u] = b_4_.v[3];
-                        kf_u32x4 t719_ = wb_[7u];
-                        kf_f16x8 wh_4_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t719_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t719_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t719_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t719_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t719_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t719_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t719_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t719_, 3u), 16u))}};
-                        acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_4_.v[7]), xs_4_[7u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[6]), xs_4_[6u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[5]), xs_4_[5u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[4]), xs_4_[4u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[3]), xs_4_[3u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[2]), xs_4_[2u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[1]), xs_4_[1u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[0]), xs_4_[0u], acc_[0u]))))))));
+                        kf_u32x4 t2107_ = wb_[7u];
+                        kf_f16x8 wh_4_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2107_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2107_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2107_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2107_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2107_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2107_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2107_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2107_, 3u), 16u))}};
+                        acc_2_[0u] = __fmaf_rn(kf_f16_to_f32(wh_4_.v[7]), xs_4_[7u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[6]), xs_4_[6u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[5]), xs_4_[5u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[4]), xs_4_[4u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[3]), xs_4_[3u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[2]), xs_4_[2u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[1]), xs_4_[1u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[0]), xs_4_[0u], acc_2_[0u]))))))));
                     }
-                    unsigned t793_ = ck_ + 1u;
-                    ck_ = t793_;
-                    if (t793_ == steps_) {
-                        float t796_ = acc_[0u];
-                        unsigned t818_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
-                        if (t818_ == 32u) {
-                            float t823_ = __fadd_rn(t796_, kf_shfl_xor(t796_, 16u, kf_wn));
-                            float t826_ = __fadd_rn(t823_, kf_shfl_xor(t823_, 8u, kf_wn));
-                            float t829_ = __fadd_rn(t826_, kf_shfl_xor(t826_, 4u, kf_wn));
-                            float t832_ = __fadd_rn(t829_, kf_shfl_xor(t829_, 2u, kf_wn));
-                            s_ = __fadd_rn(t832_, kf_shfl_xor(t832_, 1u, kf_wn));
+                    unsigned t2181_ = ck_ + 1u;
+                    ck_ = t2181_;
+                    if (t2181_ == steps_) {
+                        float t2184_ = acc_2_[0u];
+                        unsigned t2206_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+                        if (t2206_ == 32u) {
+                            float t2211_ = __fadd_rn(t2184_, kf_shfl_xor(t2184_, 16u, kf_wn));
+                            float t2214_ = __fadd_rn(t2211_, kf_shfl_xor(t2211_, 8u, kf_wn));
+                            float t2217_ = __fadd_rn(t2214_, kf_shfl_xor(t2214_, 4u, kf_wn));
+                            float t2220_ = __fadd_rn(t2217_, kf_shfl_xor(t2217_, 2u, kf_wn));
+                            s_ = __fadd_rn(t2220_, kf_shfl_xor(t2220_, 1u, kf_wn));
                         } else {
-                            float t838_ = kf_shfl_down(t796_, 16u, kf_wn);
-                            bool t840_ = (kf_lane_id() + 16u) < t818_;
-                            float t841_ = __fadd_rn(t796_, t838_);
-                            float t842_ = t840_ ? t841_ : t796_;
-                            float t844_ = kf_shfl_down(t842_, 8u, kf_wn);
-                            bool t846_ = (kf_lane_id() + 8u) < t818_;
-                            float t847_ = __fadd_rn(t842_, t844_);
-                            float t848_ = t846_ ? t847_ : t842_;
-                            float t850_ = kf_shfl_down(t848_, 4u, kf_wn);
-                            bool t852_ = (kf_lane_id() + 4u) < t818_;
-                            float t853_ = __fadd_rn(t848_, t850_);
-                            float t854_ = t852_ ? t853_ : t848_;
-                            float t856_ = kf_shfl_down(t854_, 2u, kf_wn);
-                            bool t858_ = (kf_lane_id() + 2u) < t818_;
-                            float t859_ = __fadd_rn(t854_, t856_);
-                            float t860_ = t858_ ? t859_ : t854_;
-                            float t862_ = kf_shfl_down(t860_, 1u, kf_wn);
-                            bool t864_ = (kf_lane_id() + 1u) < t818_;
-                            float t865_ = __fadd_rn(t860_, t862_);
-                            s_ = kf_shfl(t864_ ? t865_ : t860_, 0u, kf_wn);
+                            float t2226_ = kf_shfl_down(t2184_, 16u, kf_wn);
+                            bool t2228_ = (kf_lane_id() + 16u) < t2206_;
+                            float t2229_ = __fadd_rn(t2184_, t2226_);
+                            float t2230_ = t2228_ ? t2229_ : t2184_;
+                            float t2232_ = kf_shfl_down(t2230_, 8u, kf_wn);
+                            bool t2234_ = (kf_lane_id() + 8u) < t2206_;
+                            float t2235_ = __fadd_rn(t2230_, t2232_);
+                            float t2236_ = t2234_ ? t2235_ : t2230_;
+                            float t2238_ = kf_shfl_down(t2236_, 4u, kf_wn);
+                            bool t2240_ = (kf_lane_id() + 4u) < t2206_;
+                            float t2241_ = __fadd_rn(t2236_, t2238_);
+                            float t2242_ = t2240_ ? t2241_ : t2236_;
+                            float t2244_ = kf_shfl_down(t2242_, 2u, kf_wn);
+                            bool t2246_ = (kf_lane_id() + 2u) < t2206_;
+                            float t2247_ = __fadd_rn(t2242_, t2244_);
+                            float t2248_ = t2246_ ? t2247_ : t2242_;
+                            float t2250_ = kf_shfl_down(t2248_, 1u, kf_wn);
+                            bool t2252_ = (kf_lane_id() + 1u) < t2206_;
+                            float t2253_ = __fadd_rn(t2248_, t2250_);
+                            s_ = kf_shfl(t2252_ ? t2253_ : t2248_, 0u, kf_wn);
                         }
-                        bool t870_ = lane_ == 0u;
-                        bool t871_ = t870_;
-                        if (t870_) {
-                            t871_ = cg_ < m_;
+                        bool t2258_ = lane_ == 0u;
+                        bool t2259_ = t2258_;
+                        if (t2258_) {
+                            t2259_ = cg_ < m_;
                         }
-                        if (t871_) {
+                        if (t2259_) {
                             y_[cg_] = s_;
                         }
-                        acc_[0u] = 0.0f;
+                        acc_2_[0u] = 0.0f;
                         ck_ = 0u;
                         cg_ = cg_ + nw_;
                     }
@@ -1922,42 +1922,42 @@ gemv_f16_f32_f32(const kf_f16* __restrict__ w_, const float* __restrict__ x_, fl
                     unsigned v_9_ = min((((lk_ << 5u) << 2u) + lane_), (nv_ - 1u));
                     unsigned row_6_ = min(lg_, (m_ - 1u));
                     wb_[4u] = wv_[(row_6_ * nv_) + v_9_];
-                    xb_[8u] = xv_[min((v_9_ << 1u), (t25_ - 1u))];
-                    xb_[9u] = xv_[min(((v_9_ << 1u) + 1u), (t25_ - 1u))];
+                    xb_[8u] = xv_[min((v_9_ << 1u), (t1389_ - 1u))];
+                    xb_[9u] = xv_[min(((v_9_ << 1u) + 1u), (t1389_ - 1u))];
                     unsigned v_10_ = min(((((lk_ << 5u) << 2u) + 32u) + lane_), (nv_ - 1u));
                     unsigned row_7_ = min(lg_, (m_ - 1u));
                     wb_[5u] = wv_[(row_7_ * nv_) + v_10_];
-                    xb_[10u] = xv_[min((v_10_ << 1u), (t25_ - 1u))];
-                    xb_[11u] = xv_[min(((v_10_ << 1u) + 1u), (t25_ - 1u))];
+                    xb_[10u] = xv_[min((v_10_ << 1u), (t1389_ - 1u))];
+                    xb_[11u] = xv_[min(((v_10_ << 1u) + 1u), (t1389_ - 1u))];
                     unsigned v_11_ = min(((((lk_ << 5u) << 2u) + 64u) + lane_), (nv_ - 1u));
                     unsigned row_8_ = min(lg_, (m_ - 1u));
                     wb_[6u] = wv_[(row_8_ * nv_) + v_11_];
-                    xb_[12u] = xv_[min((v_11_ << 1u), (t25_ - 1u))];
-                    xb_[13u] = xv_[min(((v_11_ << 1u) + 1u), (t25_ - 1u))];
+                    xb_[12u] = xv_[min((v_11_ << 1u), (t1389_ - 1u))];
+                    xb_[13u] = xv_[min(((v_11_ << 1u) + 1u), (t1389_ - 1u))];
                     unsigned v_12_ = min(((((lk_ << 5u) << 2u) + 96u) + lane_), (nv_ - 1u));
                     unsigned row_9_ = min(lg_, (m_ - 1u));
                     wb_[7u] = wv_[(row_9_ * nv_) + v_12_];
-                    xb_[14u] = xv_[min((v_12_ << 1u), (t25_ - 1u))];
-                    xb_[15u] = xv_[min(((v_12_ << 1u) + 1u), (t25_ - 1u))];
-                    unsigned t1062_ = lk_ + 1u;
-                    lk_ = t1062_;
-                    if (t1062_ == steps_) {
+                    xb_[14u] = xv_[min((v_12_ << 1u), (t1389_ - 1u))];
+                    xb_[15u] = xv_[min(((v_12_ << 1u) + 1u), (t1389_ - 1u))];
+                    unsigned t2454_ = lk_ + 1u;
+                    lk_ = t2454_;
+                    if (t2454_ == steps_) {
                         lk_ = 0u;
                         lg_ = lg_ + nw_;
                     }
                 }
-                bool t1070_ = (t0_ + 1u) >= 1u;
-                bool t1071_ = t1070_;
-                if (t1070_) {
-                    t1071_ = ((t0_ + 1u) - 1u) < total_;
+                bool t2462_ = (t0_ + 1u) >= 1u;
+                bool t2463_ = t2462_;
+                if (t2462_) {
+                    t2463_ = ((t0_ + 1u) - 1u) < total_;
                 }
-                if (t1071_) {
+                if (t2463_) {
                     unsigned v_13_ = ((ck_ << 5u) << 2u) + lane_;
                     if (v_13_ < nv_) {
-                        kf_u32x4 t1086_ = xb_[0u];
-                        kf_f32x4 a_5_ = kf_bitcast<kf_f32x4>(t1086_);
-                        kf_u32x4 t1089_ = xb_[1u];
-                        kf_f32x4 b_5_ = kf_bitcast<kf_f32x4>(t1089_);
+                        kf_u32x4 t2500_ = xb_[0u];
+                        kf_f32x4 a_5_ = kf_bitcast<kf_f32x4>(t2500_);
+                        kf_u32x4 t2503_ = xb_[1u];
+                        kf_f32x4 b_5_ = kf_bitcast<kf_f32x4>(t2503_);
                         xs_5_[0u] = a_5_.v[0];
                         xs_5_[4u] = b_5_.v[0];
                         xs_5_[1u] = a_5_.v[1];
@@ -1966,16 +1966,16 @@ gemv_f16_f32_f32(const kf_f16* __restrict__ w_, const float* __restrict__ x_, fl
                         xs_5_[6u] = b_5_.v[2];
                         xs_5_[3u] = a_5_.v[3];
                         xs_5_[7u] = b_5_.v[3];
-                        kf_u32x4 t1135_ = wb_[0u];
-                        kf_f16x8 wh_5_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1135_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1135_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1135_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1135_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1135_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1135_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1135_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1135_, 3u), 16u))}};
-                        acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_5_.v[7]), xs_5_[7u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[6]), xs_5_[6u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[5]), xs_5_[5u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[4]), xs_5_[4u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[3]), xs_5_[3u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[2]), xs_5_[2u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[1]), xs_5_[1u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[0]), xs_5_[0u], acc_[0u]))))))));
+                        kf_u32x4 t2549_ = wb_[0u];
+                        kf_f16x8 wh_5_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2549_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2549_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2549_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2549_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2549_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2549_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2549_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2549_, 3u), 16u))}};
+                        acc_2_[0u] = __fmaf_rn(kf_f16_to_f32(wh_5_.v[7]), xs_5_[7u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[6]), xs_5_[6u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[5]), xs_5_[5u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[4]), xs_5_[4u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[3]), xs_5_[3u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[2]), xs_5_[2u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[1]), xs_5_[1u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[0]), xs_5_[0u], acc_2_[0u]))))))));
                     }
                     unsigned v_14_ = (((ck_ << 5u) << 2u) + 32u) + lane_;
                     if (v_14_ < nv_) {
-                        kf_u32x4 t1217_ = xb_[2u];
-                        kf_f32x4 a_6_ = kf_bitcast<kf_f32x4>(t1217_);
-                        kf_u32x4 t1220_ = xb_[3u];
-                        kf_f32x4 b_6_ = kf_bitcast<kf_f32x4>(t1220_);
+                        kf_u32x4 t2631_ = xb_[2u];
+                        kf_f32x4 a_6_ = kf_bitcast<kf_f32x4>(t2631_);
+                        kf_u32x4 t2634_ = xb_[3u];
+                        kf_f32x4 b_6_ = kf_bitcast<kf_f32x4>(t2634_);
                         xs_6_[0u] = a_6_.v[0];
                         xs_6_[4u] = b_6_.v[0];
                         xs_6_[1u] = a_6_.v[1];
@@ -1984,16 +1984,16 @@ gemv_f16_f32_f32(const kf_f16* __restrict__ w_, const float* __restrict__ x_, fl
                         xs_6_[6u] = b_6_.v[2];
                         xs_6_[3u] = a_6_.v[3];
                         xs_6_[7u] = b_6_.v[3];
-                        kf_u32x4 t1266_ = wb_[1u];
-                        kf_f16x8 wh_6_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1266_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1266_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1266_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1266_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1266_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1266_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1266_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1266_, 3u), 16u))}};
-                        acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_6_.v[7]), xs_6_[7u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[6]), xs_6_[6u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[5]), xs_6_[5u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[4]), xs_6_[4u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[3]), xs_6_[3u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[2]), xs_6_[2u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[1]), xs_6_[1u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[0]), xs_6_[0u], acc_[0u]))))))));
+                        kf_u32x4 t2680_ = wb_[1u];
+                        kf_f16x8 wh_6_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2680_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2680_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2680_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2680_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2680_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2680_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2680_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2680_, 3u), 16u))}};
+                        acc_2_[0u] = __fmaf_rn(kf_f16_to_f32(wh_6_.v[7]), xs_6_[7u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[6]), xs_6_[6u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[5]), xs_6_[5u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[4]), xs_6_[4u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[3]), xs_6_[3u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[2]), xs_6_[2u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[1]), xs_6_[1u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[0]), xs_6_[0u], acc_2_[0u]))))))));
                     }
                     unsigned v_15_ = (((ck_ << 5u) << 2u) + 64u) + lane_;
                     if (v_15_ < nv_) {
-                        kf_u32x4 t1348_ = xb_[4u];
-                        kf_f32x4 a_7_ = kf_bitcast<kf_f32x4>(t1348_);
-                        kf_u32x4 t1351_ = xb_[5u];
-                        kf_f32x4 b_7_ = kf_bitcast<kf_f32x4>(t1351_);
+                        kf_u32x4 t2762_ = xb_[4u];
+                        kf_f32x4 a_7_ = kf_bitcast<kf_f32x4>(t2762_);
+                        kf_u32x4 t2765_ = xb_[5u];
+                        kf_f32x4 b_7_ = kf_bitcast<kf_f32x4>(t2765_);
                         xs_7_[0u] = a_7_.v[0];
                         xs_7_[4u] = b_7_.v[0];
                         xs_7_[1u] = a_7_.v[1];
@@ -2002,16 +2002,16 @@ gemv_f16_f32_f32(const kf_f16* __restrict__ w_, const float* __restrict__ x_, fl
                         xs_7_[6u] = b_7_.v[2];
                         xs_7_[3u] = a_7_.v[3];
                         xs_7_[7u] = b_7_.v[3];
-                        kf_u32x4 t1397_ = wb_[2u];
-                        kf_f16x8 wh_7_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1397_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1397_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1397_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1397_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1397_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1397_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1397_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1397_, 3u), 16u))}};
-                        acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_7_.v[7]), xs_7_[7u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[6]), xs_7_[6u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[5]), xs_7_[5u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[4]), xs_7_[4u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[3]), xs_7_[3u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[2]), xs_7_[2u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[1]), xs_7_[1u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[0]), xs_7_[0u], acc_[0u]))))))));
+                        kf_u32x4 t2811_ = wb_[2u];
+                        kf_f16x8 wh_7_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2811_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2811_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2811_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2811_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2811_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2811_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2811_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2811_, 3u), 16u))}};
+                        acc_2_[0u] = __fmaf_rn(kf_f16_to_f32(wh_7_.v[7]), xs_7_[7u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[6]), xs_7_[6u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[5]), xs_7_[5u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[4]), xs_7_[4u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[3]), xs_7_[3u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[2]), xs_7_[2u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[1]), xs_7_[1u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[0]), xs_7_[0u], acc_2_[0u]))))))));
                     }
                     unsigned v_16_ = (((ck_ << 5u) << 2u) + 96u) + lane_;
                     if (v_16_ < nv_) {
-                        kf_u32x4 t1479_ = xb_[6u];
-                        kf_f32x4 a_8_ = kf_bitcast<kf_f32x4>(t1479_);
-                        kf_u32x4 t1482_ = xb_[7u];
-                        kf_f32x4 b_8_ = kf_bitcast<kf_f32x4>(t1482_);
+                        kf_u32x4 t2893_ = xb_[6u];
+                        kf_f32x4 a_8_ = kf_bitcast<kf_f32x4>(t2893_);
+                        kf_u32x4 t2896_ = xb_[7u];
+                        kf_f32x4 b_8_ = kf_bitcast<kf_f32x4>(t2896_);
                         xs_8_[0u] = a_8_.v[0];
                         xs_8_[4u] = b_8_.v[0];
                         xs_8_[1u] = a_8_.v[1];
@@ -2020,52 +2020,52 @@ gemv_f16_f32_f32(const kf_f16* __restrict__ w_, const float* __restrict__ x_, fl
                         xs_8_[6u] = b_8_.v[2];
                         xs_8_[3u] = a_8_.v[3];
                         xs_8_[7u] = b_8_.v[3];
-                        kf_u32x4 t1528_ = wb_[3u];
-                        kf_f16x8 wh_8_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1528_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1528_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1528_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1528_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1528_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1528_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1528_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1528_, 3u), 16u))}};
-                        acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_8_.v[7]), xs_8_[7u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[6]), xs_8_[6u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[5]), xs_8_[5u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[4]), xs_8_[4u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[3]), xs_8_[3u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[2]), xs_8_[2u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[1]), xs_8_[1u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[0]), xs_8_[0u], acc_[0u]))))))));
+                        kf_u32x4 t2942_ = wb_[3u];
+                        kf_f16x8 wh_8_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2942_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2942_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2942_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2942_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2942_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2942_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2942_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2942_, 3u), 16u))}};
+                        acc_2_[0u] = __fmaf_rn(kf_f16_to_f32(wh_8_.v[7]), xs_8_[7u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[6]), xs_8_[6u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[5]), xs_8_[5u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[4]), xs_8_[4u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[3]), xs_8_[3u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[2]), xs_8_[2u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[1]), xs_8_[1u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[0]), xs_8_[0u], acc_2_[0u]))))))));
                     }
-                    unsigned t1602_ = ck_ + 1u;
-                    ck_ = t1602_;
-                    if (t1602_ == steps_) {
-                        float t1605_ = acc_[0u];
-                        unsigned t1627_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
-                        if (t1627_ == 32u) {
-                            float t1632_ = __fadd_rn(t1605_, kf_shfl_xor(t1605_, 16u, kf_wn));
-                            float t1635_ = __fadd_rn(t1632_, kf_shfl_xor(t1632_, 8u, kf_wn));
-                            float t1638_ = __fadd_rn(t1635_, kf_shfl_xor(t1635_, 4u, kf_wn));
-                            float t1641_ = __fadd_rn(t1638_, kf_shfl_xor(t1638_, 2u, kf_wn));
-                            s_2_ = __fadd_rn(t1641_, kf_shfl_xor(t1641_, 1u, kf_wn));
+                    unsigned t3016_ = ck_ + 1u;
+                    ck_ = t3016_;
+                    if (t3016_ == steps_) {
+                        float t3019_ = acc_2_[0u];
+                        unsigned t3041_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+                        if (t3041_ == 32u) {
+                            float t3046_ = __fadd_rn(t3019_, kf_shfl_xor(t3019_, 16u, kf_wn));
+                            float t3049_ = __fadd_rn(t3046_, kf_shfl_xor(t3046_, 8u, kf_wn));
+                            float t3052_ = __fadd_rn(t3049_, kf_shfl_xor(t3049_, 4u, kf_wn));
+                            float t3055_ = __fadd_rn(t3052_, kf_shfl_xor(t3052_, 2u, kf_wn));
+                            s_2_ = __fadd_rn(t3055_, kf_shfl_xor(t3055_, 1u, kf_wn));
                         } else {
-                            float t1647_ = kf_shfl_down(t1605_, 16u, kf_wn);
-                            bool t1649_ = (kf_lane_id() + 16u) < t1627_;
-                            float t1650_ = __fadd_rn(t1605_, t1647_);
-                            float t1651_ = t1649_ ? t1650_ : t1605_;
-                            float t1653_ = kf_shfl_down(t1651_, 8u, kf_wn);
-                            bool t1655_ = (kf_lane_id() + 8u) < t1627_;
-                            float t1656_ = __fadd_rn(t1651_, t1653_);
-                            float t1657_ = t1655_ ? t1656_ : t1651_;
-                            float t1659_ = kf_shfl_down(t1657_, 4u, kf_wn);
-                            bool t1661_ = (kf_lane_id() + 4u) < t1627_;
-                            float t1662_ = __fadd_rn(t1657_, t1659_);
-                            float t1663_ = t1661_ ? t1662_ : t1657_;
-                            float t1665_ = kf_shfl_down(t1663_, 2u, kf_wn);
-                            bool t1667_ = (kf_lane_id() + 2u) < t1627_;
-                            float t1668_ = __fadd_rn(t1663_, t1665_);
-                            float t1669_ = t1667_ ? t1668_ : t1663_;
-                            float t1671_ = kf_shfl_down(t1669_, 1u, kf_wn);
-                            bool t1673_ = (kf_lane_id() + 1u) < t1627_;
-                            float t1674_ = __fadd_rn(t1669_, t1671_);
-                            s_2_ = kf_shfl(t1673_ ? t1674_ : t1669_, 0u, kf_wn);
+                            float t3061_ = kf_shfl_down(t3019_, 16u, kf_wn);
+                            bool t3063_ = (kf_lane_id() + 16u) < t3041_;
+                            float t3064_ = __fadd_rn(t3019_, t3061_);
+                            float t3065_ = t3063_ ? t3064_ : t3019_;
+                            float t3067_ = kf_shfl_down(t3065_, 8u, kf_wn);
+                            bool t3069_ = (kf_lane_id() + 8u) < t3041_;
+                            float t3070_ = __fadd_rn(t3065_, t3067_);
+                            float t3071_ = t3069_ ? t3070_ : t3065_;
+                            float t3073_ = kf_shfl_down(t3071_, 4u, kf_wn);
+                            bool t3075_ = (kf_lane_id() + 4u) < t3041_;
+                            float t3076_ = __fadd_rn(t3071_, t3073_);
+                            float t3077_ = t3075_ ? t3076_ : t3071_;
+                            float t3079_ = kf_shfl_down(t3077_, 2u, kf_wn);
+                            bool t3081_ = (kf_lane_id() + 2u) < t3041_;
+                            float t3082_ = __fadd_rn(t3077_, t3079_);
+                            float t3083_ = t3081_ ? t3082_ : t3077_;
+                            float t3085_ = kf_shfl_down(t3083_, 1u, kf_wn);
+                            bool t3087_ = (kf_lane_id() + 1u) < t3041_;
+                            float t3088_ = __fadd_rn(t3083_, t3085_);
+                            s_2_ = kf_shfl(t3087_ ? t3088_ : t3083_, 0u, kf_wn);
                         }
-                        bool t1679_ = lane_ == 0u;
-                        bool t1680_ = t1679_;
-                        if (t1679_) {
-                            t1680_ = cg_ < m_;
+                        bool t3093_ = lane_ == 0u;
+                        bool t3094_ = t3093_;
+                        if (t3093_) {
+                            t3094_ = cg_ < m_;
                         }
-                        if (t1680_) {
+                        if (t3094_) {
                             y_[cg_] = s_2_;
                         }
-                        acc_[0u] = 0.0f;
+                        acc_2_[0u] = 0.0f;
                         ck_ = 0u;
                         cg_ = cg_ + nw_;
                     }
@@ -2075,57 +2075,57 @@ gemv_f16_f32_f32(const kf_f16* __restrict__ w_, const float* __restrict__ x_, fl
     } else {
         unsigned lane_2_ = kf_lane_id();
         unsigned nv_2_ = k_ >> 3u;
-        unsigned t1721_ = (blockIdx.x << 3u) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u);
-        unsigned t1732_ = gridDim.x << 3u;
+        unsigned t3139_ = (blockIdx.x << 3u) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u);
+        unsigned t3150_ = gridDim.x << 3u;
         #pragma unroll 1
-        for (unsigned g_ = t1721_; g_ < m_; g_ = g_ + t1732_) {
+        for (unsigned g_ = t3139_; g_ < m_; g_ = g_ + t3150_) {
             row_[0u] = min(g_, (m_ - 1u));
-            acc_2_[0u] = 0.0f;
+            acc_3_[0u] = 0.0f;
             if ((k_ & 7u) == 0u) {
                 #pragma unroll 1
                 for (unsigned base_ = 0u; base_ < nv_2_; base_ = base_ + 128u) {
                     unsigned v_17_ = base_ + lane_2_;
-                    kf_u32x4 t1757_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                    kf_u32x4 t_ = t1757_;
+                    kf_u32x4 t3175_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_2_ = t3175_;
                     if (v_17_ < nv_2_) {
-                        unsigned t1763_ = (row_[0u] * nv_2_) + v_17_;
-                        kf_u32x4 t1764_ = wv_[t1763_];
-                        t_ = t1764_;
+                        unsigned t3181_ = (row_[0u] * nv_2_) + v_17_;
+                        kf_u32x4 t3182_ = wv_[t3181_];
+                        t_2_ = t3182_;
                     }
-                    wr_[0u] = t_;
+                    wr_[0u] = t_2_;
                     unsigned v_18_ = (base_ + 32u) + lane_2_;
-                    kf_u32x4 t1770_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                    kf_u32x4 t_2_ = t1770_;
+                    kf_u32x4 t3188_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_3_ = t3188_;
                     if (v_18_ < nv_2_) {
-                        unsigned t1776_ = (row_[0u] * nv_2_) + v_18_;
-                        kf_u32x4 t1777_ = wv_[t1776_];
-                        t_2_ = t1777_;
+                        unsigned t3194_ = (row_[0u] * nv_2_) + v_18_;
+                        kf_u32x4 t3195_ = wv_[t3194_];
+                        t_3_ = t3195_;
                     }
-                    wr_[1u] = t_2_;
+                    wr_[1u] = t_3_;
                     unsigned v_19_ = (base_ + 64u) + lane_2_;
-                    kf_u32x4 t1783_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                    kf_u32x4 t_3_ = t1783_;
+                    kf_u32x4 t3201_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_4_ = t3201_;
                     if (v_19_ < nv_2_) {
-                        unsigned t1789_ = (row_[0u] * nv_2_) + v_19_;
-                        kf_u32x4 t1790_ = wv_[t1789_];
-                        t_3_ = t1790_;
+                        unsigned t3207_ = (row_[0u] * nv_2_) + v_19_;
+                        kf_u32x4 t3208_ = wv_[t3207_];
+                        t_4_ = t3208_;
                     }
-                    wr_[2u] = t_3_;
+                    wr_[2u] = t_4_;
                     unsigned v_20_ = (base_ + 96u) + lane_2_;
-                    kf_u32x4 t1796_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                    kf_u32x4 t_4_ = t1796_;
+                    kf_u32x4 t3214_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_5_ = t3214_;
                     if (v_20_ < nv_2_) {
-                        unsigned t1802_ = (row_[0u] * nv_2_) + v_20_;
-                        kf_u32x4 t1803_ = wv_[t1802_];
-                        t_4_ = t1803_;
+                        unsigned t3220_ = (row_[0u] * nv_2_) + v_20_;
+                        kf_u32x4 t3221_ = wv_[t3220_];
+                        t_5_ = t3221_;
                     }
-                    wr_[3u] = t_4_;
+                    wr_[3u] = t_5_;
                     unsigned v_21_ = base_ + lane_2_;
                     if (v_21_ < nv_2_) {
-                        unsigned t1810_ = v_21_ << 1u;
-                        kf_f32x4 a_9_ = xf4_[t1810_];
-                        unsigned t1815_ = (v_21_ << 1u) + 1u;
-                        kf_f32x4 b_9_ = xf4_[t1815_];
+                        unsigned t3228_ = v_21_ << 1u;
+                        kf_f32x4 a_9_ = xf4_[t3228_];
+                        unsigned t3233_ = (v_21_ << 1u) + 1u;
+                        kf_f32x4 b_9_ = xf4_[t3233_];
                         xs_9_[0u] = a_9_.v[0];
                         xs_9_[4u] = b_9_.v[0];
                         xs_9_[1u] = a_9_.v[1];
@@ -2134,16 +2134,16 @@ gemv_f16_f32_f32(const kf_f16* __restrict__ w_, const float* __restrict__ x_, fl
                         xs_9_[6u] = b_9_.v[2];
                         xs_9_[3u] = a_9_.v[3];
                         xs_9_[7u] = b_9_.v[3];
-                        kf_u32x4 t1859_ = wr_[0u];
-                        kf_f16x8 wh_9_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1859_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1859_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1859_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1859_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1859_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1859_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1859_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1859_, 3u), 16u))}};
-                        acc_2_[0u] = __fmaf_rn(kf_f16_to_f32(wh_9_.v[7]), xs_9_[7u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[6]), xs_9_[6u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[5]), xs_9_[5u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[4]), xs_9_[4u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[3]), xs_9_[3u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[2]), xs_9_[2u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[1]), xs_9_[1u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[0]), xs_9_[0u], acc_2_[0u]))))))));
+                        kf_u32x4 t3277_ = wr_[0u];
+                        kf_f16x8 wh_9_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t3277_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3277_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t3277_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3277_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t3277_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3277_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t3277_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3277_, 3u), 16u))}};
+                        acc_3_[0u] = __fmaf_rn(kf_f16_to_f32(wh_9_.v[7]), xs_9_[7u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[6]), xs_9_[6u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[5]), xs_9_[5u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[4]), xs_9_[4u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[3]), xs_9_[3u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[2]), xs_9_[2u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[1]), xs_9_[1u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[0]), xs_9_[0u], acc_3_[0u]))))))));
                     }
                     unsigned v_22_ = (base_ + 32u) + lane_2_;
                     if (v_22_ < nv_2_) {
-                        unsigned t1937_ = v_22_ << 1u;
-                        kf_f32x4 a_10_ = xf4_[t1937_];
-                        unsigned t1942_ = (v_22_ << 1u) + 1u;
-                        kf_f32x4 b_10_ = xf4_[t1942_];
+                        unsigned t3355_ = v_22_ << 1u;
+                        kf_f32x4 a_10_ = xf4_[t3355_];
+                        unsigned t3360_ = (v_22_ << 1u) + 1u;
+                        kf_f32x4 b_10_ = xf4_[t3360_];
                         xs_10_[0u] = a_10_.v[0];
                         xs_10_[4u] = b_10_.v[0];
                         xs_10_[1u] = a_10_.v[1];
@@ -2152,16 +2152,16 @@ gemv_f16_f32_f32(const kf_f16* __restrict__ w_, const float* __restrict__ x_, fl
                         xs_10_[6u] = b_10_.v[2];
                         xs_10_[3u] = a_10_.v[3];
                         xs_10_[7u] = b_10_.v[3];
-                        kf_u32x4 t1986_ = wr_[1u];
-                        kf_f16x8 wh_10_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1986_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1986_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1986_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1986_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1986_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1986_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1986_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1986_, 3u), 16u))}};
-                        acc_2_[0u] = __fmaf_rn(kf_f16_to_f32(wh_10_.v[7]), xs_10_[7u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[6]), xs_10_[6u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[5]), xs_10_[5u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[4]), xs_10_[4u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[3]), xs_10_[3u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[2]), xs_10_[2u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[1]), xs_10_[1u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[0]), xs_10_[0u], acc_2_[0u]))))))));
+                        kf_u32x4 t3404_ = wr_[1u];
+                        kf_f16x8 wh_10_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t3404_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3404_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t3404_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3404_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t3404_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3404_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t3404_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3404_, 3u), 16u))}};
+                        acc_3_[0u] = __fmaf_rn(kf_f16_to_f32(wh_10_.v[7]), xs_10_[7u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[6]), xs_10_[6u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[5]), xs_10_[5u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[4]), xs_10_[4u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[3]), xs_10_[3u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[2]), xs_10_[2u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[1]), xs_10_[1u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[0]), xs_10_[0u], acc_3_[0u]))))))));
                     }
                     unsigned v_23_ = (base_ + 64u) + lane_2_;
                     if (v_23_ < nv_2_) {
-                        unsigned t2064_ = v_23_ << 1u;
-                        kf_f32x4 a_11_ = xf4_[t2064_];
-                        unsigned t2069_ = (v_23_ << 1u) + 1u;
-                        kf_f32x4 b_11_ = xf4_[t2069_];
+                        unsigned t3482_ = v_23_ << 1u;
+                        kf_f32x4 a_11_ = xf4_[t3482_];
+                        unsigned t3487_ = (v_23_ << 1u) + 1u;
+                        kf_f32x4 b_11_ = xf4_[t3487_];
                         xs_11_[0u] = a_11_.v[0];
                         xs_11_[4u] = b_11_.v[0];
                         xs_11_[1u] = a_11_.v[1];
@@ -2170,16 +2170,16 @@ gemv_f16_f32_f32(const kf_f16* __restrict__ w_, const float* __restrict__ x_, fl
                         xs_11_[6u] = b_11_.v[2];
                         xs_11_[3u] = a_11_.v[3];
                         xs_11_[7u] = b_11_.v[3];
-                        kf_u32x4 t2113_ = wr_[2u];
-                        kf_f16x8 wh_11_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2113_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2113_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2113_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2113_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2113_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2113_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2113_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2113_, 3u), 16u))}};
-                        acc_2_[0u] = __fmaf_rn(kf_f16_to_f32(wh_11_.v[7]), xs_11_[7u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[6]), xs_11_[6u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[5]), xs_11_[5u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[4]), xs_11_[4u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[3]), xs_11_[3u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[2]), xs_11_[2u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[1]), xs_11_[1u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[0]), xs_11_[0u], acc_2_[0u]))))))));
+                        kf_u32x4 t3531_ = wr_[2u];
+                        kf_f16x8 wh_11_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t3531_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3531_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t3531_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3531_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t3531_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3531_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t3531_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3531_, 3u), 16u))}};
+                        acc_3_[0u] = __fmaf_rn(kf_f16_to_f32(wh_11_.v[7]), xs_11_[7u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[6]), xs_11_[6u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[5]), xs_11_[5u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[4]), xs_11_[4u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[3]), xs_11_[3u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[2]), xs_11_[2u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[1]), xs_11_[1u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[0]), xs_11_[0u], acc_3_[0u]))))))));
                     }
                     unsigned v_24_ = (base_ + 96u) + lane_2_;
                     if (v_24_ < nv_2_) {
-                        unsigned t2191_ = v_24_ << 1u;
-                        kf_f32x4 a_12_ = xf4_[t2191_];
-                        unsigned t2196_ = (v_24_ << 1u) + 1u;
-                        kf_f32x4 b_12_ = xf4_[t2196_];
+                        unsigned t3609_ = v_24_ << 1u;
+                        kf_f32x4 a_12_ = xf4_[t3609_];
+                        unsigned t3614_ = (v_24_ << 1u) + 1u;
+                        kf_f32x4 b_12_ = xf4_[t3614_];
                         xs_12_[0u] = a_12_.v[0];
                         xs_12_[4u] = b_12_.v[0];
                         xs_12_[1u] = a_12_.v[1];
@@ -2188,70 +2188,70 @@ gemv_f16_f32_f32(const kf_f16* __restrict__ w_, const float* __restrict__ x_, fl
                         xs_12_[6u] = b_12_.v[2];
                         xs_12_[3u] = a_12_.v[3];
                         xs_12_[7u] = b_12_.v[3];
-                        kf_u32x4 t2240_ = wr_[3u];
-                        kf_f16x8 wh_12_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2240_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2240_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2240_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2240_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2240_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2240_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2240_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2240_, 3u), 16u))}};
-                        acc_2_[0u] = __fmaf_rn(kf_f16_to_f32(wh_12_.v[7]), xs_12_[7u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[6]), xs_12_[6u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[5]), xs_12_[5u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[4]), xs_12_[4u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[3]), xs_12_[3u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[2]), xs_12_[2u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[1]), xs_12_[1u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[0]), xs_12_[0u], acc_2_[0u]))))))));
+                        kf_u32x4 t3658_ = wr_[3u];
+                        kf_f16x8 wh_12_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t3658_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3658_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t3658_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3658_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t3658_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3658_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t3658_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3658_, 3u), 16u))}};
+                        acc_3_[0u] = __fmaf_rn(kf_f16_to_f32(wh_12_.v[7]), xs_12_[7u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[6]), xs_12_[6u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[5]), xs_12_[5u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[4]), xs_12_[4u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[3]), xs_12_[3u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[2]), xs_12_[2u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[1]), xs_12_[1u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[0]), xs_12_[0u], acc_3_[0u]))))))));
                     }
                 }
             } else {
                 #pragma unroll 1
                 for (unsigned c_ = lane_2_; c_ < k_; c_ = c_ + 32u) {
-                    float t2319_ = x_[c_];
+                    float t3737_ = x_[c_];
                     unsigned i_ = (row_[0u] * k_) + c_;
                     unsigned short u_ = w16_[i_];
-                    acc_2_[0u] = __fmaf_rn(kf_f16_to_f32(kf_bitcast<kf_f16>(u_)), t2319_, acc_2_[0u]);
+                    acc_3_[0u] = __fmaf_rn(kf_f16_to_f32(kf_bitcast<kf_f16>(u_)), t3737_, acc_3_[0u]);
                 }
             }
-            float t2339_ = acc_2_[0u];
-            unsigned t2361_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
-            if (t2361_ == 32u) {
-                float t2366_ = __fadd_rn(t2339_, kf_shfl_xor(t2339_, 16u, kf_wn));
-                float t2369_ = __fadd_rn(t2366_, kf_shfl_xor(t2366_, 8u, kf_wn));
-                float t2372_ = __fadd_rn(t2369_, kf_shfl_xor(t2369_, 4u, kf_wn));
-                float t2375_ = __fadd_rn(t2372_, kf_shfl_xor(t2372_, 2u, kf_wn));
-                s_3_ = __fadd_rn(t2375_, kf_shfl_xor(t2375_, 1u, kf_wn));
+            float t3757_ = acc_3_[0u];
+            unsigned t3779_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+            if (t3779_ == 32u) {
+                float t3784_ = __fadd_rn(t3757_, kf_shfl_xor(t3757_, 16u, kf_wn));
+                float t3787_ = __fadd_rn(t3784_, kf_shfl_xor(t3784_, 8u, kf_wn));
+                float t3790_ = __fadd_rn(t3787_, kf_shfl_xor(t3787_, 4u, kf_wn));
+                float t3793_ = __fadd_rn(t3790_, kf_shfl_xor(t3790_, 2u, kf_wn));
+                s_3_ = __fadd_rn(t3793_, kf_shfl_xor(t3793_, 1u, kf_wn));
             } else {
-                float t2381_ = kf_shfl_down(t2339_, 16u, kf_wn);
-                bool t2383_ = (kf_lane_id() + 16u) < t2361_;
-                float t2384_ = __fadd_rn(t2339_, t2381_);
-                float t2385_ = t2383_ ? t2384_ : t2339_;
-                float t2387_ = kf_shfl_down(t2385_, 8u, kf_wn);
-                bool t2389_ = (kf_lane_id() + 8u) < t2361_;
-                float t2390_ = __fadd_rn(t2385_, t2387_);
-                float t2391_ = t2389_ ? t2390_ : t2385_;
-                float t2393_ = kf_shfl_down(t2391_, 4u, kf_wn);
-                bool t2395_ = (kf_lane_id() + 4u) < t2361_;
-                float t2396_ = __fadd_rn(t2391_, t2393_);
-                float t2397_ = t2395_ ? t2396_ : t2391_;
-                float t2399_ = kf_shfl_down(t2397_, 2u, kf_wn);
-                bool t2401_ = (kf_lane_id() + 2u) < t2361_;
-                float t2402_ = __fadd_rn(t2397_, t2399_);
-                float t2403_ = t2401_ ? t2402_ : t2397_;
-                float t2405_ = kf_shfl_down(t2403_, 1u, kf_wn);
-                bool t2407_ = (kf_lane_id() + 1u) < t2361_;
-                float t2408_ = __fadd_rn(t2403_, t2405_);
-                s_3_ = kf_shfl(t2407_ ? t2408_ : t2403_, 0u, kf_wn);
+                float t3799_ = kf_shfl_down(t3757_, 16u, kf_wn);
+                bool t3801_ = (kf_lane_id() + 16u) < t3779_;
+                float t3802_ = __fadd_rn(t3757_, t3799_);
+                float t3803_ = t3801_ ? t3802_ : t3757_;
+                float t3805_ = kf_shfl_down(t3803_, 8u, kf_wn);
+                bool t3807_ = (kf_lane_id() + 8u) < t3779_;
+                float t3808_ = __fadd_rn(t3803_, t3805_);
+                float t3809_ = t3807_ ? t3808_ : t3803_;
+                float t3811_ = kf_shfl_down(t3809_, 4u, kf_wn);
+                bool t3813_ = (kf_lane_id() + 4u) < t3779_;
+                float t3814_ = __fadd_rn(t3809_, t3811_);
+                float t3815_ = t3813_ ? t3814_ : t3809_;
+                float t3817_ = kf_shfl_down(t3815_, 2u, kf_wn);
+                bool t3819_ = (kf_lane_id() + 2u) < t3779_;
+                float t3820_ = __fadd_rn(t3815_, t3817_);
+                float t3821_ = t3819_ ? t3820_ : t3815_;
+                float t3823_ = kf_shfl_down(t3821_, 1u, kf_wn);
+                bool t3825_ = (kf_lane_id() + 1u) < t3779_;
+                float t3826_ = __fadd_rn(t3821_, t3823_);
+                s_3_ = kf_shfl(t3825_ ? t3826_ : t3821_, 0u, kf_wn);
             }
-            bool t2413_ = lane_2_ == 0u;
-            bool t2414_ = t2413_;
-            if (t2413_) {
-                t2414_ = g_ < m_;
+            bool t3831_ = lane_2_ == 0u;
+            bool t3832_ = t3831_;
+            if (t3831_) {
+                t3832_ = g_ < m_;
             }
-            if (t2414_) {
+            if (t3832_) {
                 y_[g_] = s_3_;
             }
         }
     }
 }
 
-/* kernel gemv_bf16_f16_f16 (gemv.kf:526) */
+/* kernel gemv_bf16_f16_f16 (gemv.kf:749) */
 extern "C" __global__ void __launch_bounds__(256)
 gemv_bf16_f16_f16(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__ x_, kf_f16* __restrict__ y_, unsigned m_, unsigned k_)
 {
     kf_pdl_wait();
     kf_u32x4 wb_[8];
     kf_u32x4 xb_[16];
-    float acc_[1];
+    float acc_2_[1];
     float xs_[8];
     float xs_2_[8];
     float xs_3_[8];
@@ -2261,7 +2261,7 @@ gemv_bf16_f16_f16(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__ x_,
     float xs_7_[8];
     float xs_8_[8];
     unsigned row_[1];
-    float acc_2_[1];
+    float acc_3_[1];
     kf_u32x4 wr_[4];
     float xs_9_[8];
     float xs_10_[8];
@@ -2282,16 +2282,16 @@ gemv_bf16_f16_f16(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__ x_,
         unsigned wid_ = (blockIdx.x << 3u) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u);
         unsigned nw_ = gridDim.x << 3u;
         if (!(wid_ >= m_)) {
-            unsigned t62_ = m_ - wid_;
-            unsigned total_ = ((t62_ / nw_) + (((t62_ % nw_) != 0u) ? 1u : 0u)) * steps_;
-            acc_[0u] = 0.0f;
+            unsigned t1426_ = m_ - wid_;
+            unsigned total_ = ((t1426_ / nw_) + (((t1426_ % nw_) != 0u) ? 1u : 0u)) * steps_;
+            acc_2_[0u] = 0.0f;
             unsigned lg_ = wid_;
             unsigned lk_ = 0u;
             unsigned cg_ = wid_;
             unsigned ck_ = 0u;
-            unsigned t81_ = total_ + 1u;
+            unsigned t1447_ = total_ + 1u;
             #pragma unroll 1
-            for (unsigned t0_ = 0u; t0_ < t81_; t0_ = t0_ + 2u) {
+            for (unsigned t0_ = 0u; t0_ < t1447_; t0_ = t0_ + 2u) {
                 if (t0_ < total_) {
                     unsigned v_ = min((((lk_ << 5u) << 2u) + lane_), (nv_ - 1u));
                     unsigned row_2_ = min(lg_, (m_ - 1u));
@@ -2309,23 +2309,23 @@ gemv_bf16_f16_f16(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__ x_,
                     unsigned row_5_ = min(lg_, (m_ - 1u));
                     wb_[3u] = wv_[(row_5_ * nv_) + v_4_];
                     xb_[6u] = xv_[v_4_];
-                    unsigned t253_ = lk_ + 1u;
-                    lk_ = t253_;
-                    if (t253_ == steps_) {
+                    unsigned t1619_ = lk_ + 1u;
+                    lk_ = t1619_;
+                    if (t1619_ == steps_) {
                         lk_ = 0u;
                         lg_ = lg_ + nw_;
                     }
                 }
-                bool t261_ = t0_ >= 1u;
-                bool t262_ = t261_;
-                if (t261_) {
-                    t262_ = (t0_ - 1u) < total_;
+                bool t1627_ = t0_ >= 1u;
+                bool t1628_ = t1627_;
+                if (t1627_) {
+                    t1628_ = (t0_ - 1u) < total_;
                 }
-                if (t262_) {
+                if (t1628_) {
                     unsigned v_5_ = ((ck_ << 5u) << 2u) + lane_;
                     if (v_5_ < nv_) {
-                        kf_u32x4 t299_ = xb_[8u];
-                        kf_f16x8 a_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t299_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t299_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t299_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t299_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t299_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t299_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t299_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t299_, 3u), 16u))}};
+                        kf_u32x4 t1687_ = xb_[8u];
+                        kf_f16x8 a_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1687_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1687_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1687_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1687_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1687_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1687_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1687_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1687_, 3u), 16u))}};
                         xs_[0u] = kf_f16_to_f32(a_.v[0]);
                         xs_[1u] = kf_f16_to_f32(a_.v[1]);
                         xs_[2u] = kf_f16_to_f32(a_.v[2]);
@@ -2334,14 +2334,14 @@ gemv_bf16_f16_f16(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__ x_,
                         xs_[5u] = kf_f16_to_f32(a_.v[5]);
                         xs_[6u] = kf_f16_to_f32(a_.v[6]);
                         xs_[7u] = kf_f16_to_f32(a_.v[7]);
-                        kf_u32x4 t329_ = wb_[4u];
-                        kf_bf16x8 wbv_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t329_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t329_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t329_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t329_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t329_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t329_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t329_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t329_, 3u), 16u))}};
-                        acc_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_.v[7]), xs_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[6]), xs_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[5]), xs_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[4]), xs_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[3]), xs_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[2]), xs_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[1]), xs_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[0]), xs_[0u], acc_[0u]))))))));
+                        kf_u32x4 t1717_ = wb_[4u];
+                        kf_bf16x8 wbv_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t1717_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1717_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t1717_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1717_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t1717_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1717_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t1717_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1717_, 3u), 16u))}};
+                        acc_2_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_.v[7]), xs_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[6]), xs_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[5]), xs_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[4]), xs_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[3]), xs_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[2]), xs_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[1]), xs_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[0]), xs_[0u], acc_2_[0u]))))))));
                     }
                     unsigned v_6_ = (((ck_ << 5u) << 2u) + 32u) + lane_;
                     if (v_6_ < nv_) {
-                        kf_u32x4 t430_ = xb_[10u];
-                        kf_f16x8 a_2_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t430_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t430_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t430_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t430_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t430_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t430_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t430_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t430_, 3u), 16u))}};
+                        kf_u32x4 t1818_ = xb_[10u];
+                        kf_f16x8 a_2_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1818_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1818_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1818_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1818_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1818_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1818_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1818_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1818_, 3u), 16u))}};
                         xs_2_[0u] = kf_f16_to_f32(a_2_.v[0]);
                         xs_2_[1u] = kf_f16_to_f32(a_2_.v[1]);
                         xs_2_[2u] = kf_f16_to_f32(a_2_.v[2]);
@@ -2350,14 +2350,14 @@ gemv_bf16_f16_f16(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__ x_,
                         xs_2_[5u] = kf_f16_to_f32(a_2_.v[5]);
                         xs_2_[6u] = kf_f16_to_f32(a_2_.v[6]);
                         xs_2_[7u] = kf_f16_to_f32(a_2_.v[7]);
-                        kf_u32x4 t460_ = wb_[5u];
-                        kf_bf16x8 wbv_2_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t460_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t460_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t460_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t460_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t460_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t460_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t460_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t460_, 3u), 16u))}};
-                        acc_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[7]), xs_2_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[6]), xs_2_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[5]), xs_2_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[4]), xs_2_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[3]), xs_2_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[2]), xs_2_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[1]), xs_2_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[0]), xs_2_[0u], acc_[0u]))))))));
+                        kf_u32x4 t1848_ = wb_[5u];
+                        kf_bf16x8 wbv_2_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t1848_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1848_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t1848_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1848_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t1848_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1848_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t1848_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1848_, 3u), 16u))}};
+                        acc_2_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[7]), xs_2_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[6]), xs_2_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[5]), xs_2_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[4]), xs_2_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[3]), xs_2_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[2]), xs_2_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[1]), xs_2_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[0]), xs_2_[0u], acc_2_[0u]))))))));
                     }
                     unsigned v_7_ = (((ck_ << 5u) << 2u) + 64u) + lane_;
                     if (v_7_ < nv_) {
-                        kf_u32x4 t561_ = xb_[12u];
-                        kf_f16x8 a_3_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t561_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t561_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t561_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t561_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t561_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t561_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t561_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t561_, 3u), 16u))}};
+                        kf_u32x4 t1949_ = xb_[12u];
+                        kf_f16x8 a_3_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1949_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1949_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1949_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1949_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1949_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1949_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1949_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1949_, 3u), 16u))}};
                         xs_3_[0u] = kf_f16_to_f32(a_3_.v[0]);
                         xs_3_[1u] = kf_f16_to_f32(a_3_.v[1]);
                         xs_3_[2u] = kf_f16_to_f32(a_3_.v[2]);
@@ -2366,14 +2366,14 @@ gemv_bf16_f16_f16(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__ x_,
                         xs_3_[5u] = kf_f16_to_f32(a_3_.v[5]);
                         xs_3_[6u] = kf_f16_to_f32(a_3_.v[6]);
                         xs_3_[7u] = kf_f16_to_f32(a_3_.v[7]);
-                        kf_u32x4 t591_ = wb_[6u];
-                        kf_bf16x8 wbv_3_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t591_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t591_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t591_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t591_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t591_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t591_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t591_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t591_, 3u), 16u))}};
-                        acc_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[7]), xs_3_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[6]), xs_3_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[5]), xs_3_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[4]), xs_3_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[3]), xs_3_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[2]), xs_3_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[1]), xs_3_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[0]), xs_3_[0u], acc_[0u]))))))));
+                        kf_u32x4 t1979_ = wb_[6u];
+                        kf_bf16x8 wbv_3_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t1979_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1979_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t1979_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1979_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t1979_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1979_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t1979_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1979_, 3u), 16u))}};
+                        acc_2_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[7]), xs_3_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[6]), xs_3_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[5]), xs_3_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[4]), xs_3_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[3]), xs_3_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[2]), xs_3_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[1]), xs_3_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[0]), xs_3_[0u], acc_2_[0u]))))))));
                     }
                     unsigned v_8_ = (((ck_ << 5u) << 2u) + 96u) + lane_;
                     if (v_8_ < nv_) {
-                        kf_u32x4 t692_ = xb_[14u];
-                        kf_f16x8 a_4_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t692_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t692_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t692_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t692_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t692_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t692_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t692_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t692_, 3u), 16u))}};
+                        kf_u32x4 t2080_ = xb_[14u];
+                        kf_f16x8 a_4_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2080_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2080_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2080_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2080_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2080_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2080_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2080_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2080_, 3u), 16u))}};
                         xs_4_[0u] = kf_f16_to_f32(a_4_.v[0]);
                         xs_4_[1u] = kf_f16_to_f32(a_4_.v[1]);
                         xs_4_[2u] = kf_f16_to_f32(a_4_.v[2]);
@@ -2382,52 +2382,52 @@ gemv_bf16_f16_f16(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__ x_,
                         xs_4_[5u] = kf_f16_to_f32(a_4_.v[5]);
                         xs_4_[6u] = kf_f16_to_f32(a_4_.v[6]);
                         xs_4_[7u] = kf_f16_to_f32(a_4_.v[7]);
-                        kf_u32x4 t722_ = wb_[7u];
-                        kf_bf16x8 wbv_4_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t722_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t722_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t722_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t722_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t722_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t722_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t722_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t722_, 3u), 16u))}};
-                        acc_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[7]), xs_4_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[6]), xs_4_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[5]), xs_4_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[4]), xs_4_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[3]), xs_4_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[2]), xs_4_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[1]), xs_4_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[0]), xs_4_[0u], acc_[0u]))))))));
+                        kf_u32x4 t2110_ = wb_[7u];
+                        kf_bf16x8 wbv_4_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t2110_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2110_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2110_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2110_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2110_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2110_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2110_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2110_, 3u), 16u))}};
+                        acc_2_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[7]), xs_4_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[6]), xs_4_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[5]), xs_4_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[4]), xs_4_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[3]), xs_4_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[2]), xs_4_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[1]), xs_4_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[0]), xs_4_[0u], acc_2_[0u]))))))));
                     }
-                    unsigned t793_ = ck_ + 1u;
-                    ck_ = t793_;
-                    if (t793_ == steps_) {
-                        float t796_ = acc_[0u];
-                        unsigned t818_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
-                        if (t818_ == 32u) {
-                            float t823_ = __fadd_rn(t796_, kf_shfl_xor(t796_, 16u, kf_wn));
-                            float t826_ = __fadd_rn(t823_, kf_shfl_xor(t823_, 8u, kf_wn));
-                            float t829_ = __fadd_rn(t826_, kf_shfl_xor(t826_, 4u, kf_wn));
-                            float t832_ = __fadd_rn(t829_, kf_shfl_xor(t829_, 2u, kf_wn));
-                            s_ = __fadd_rn(t832_, kf_shfl_xor(t832_, 1u, kf_wn));
+                    unsigned t2181_ = ck_ + 1u;
+                    ck_ = t2181_;
+                    if (t2181_ == steps_) {
+                        float t2184_ = acc_2_[0u];
+                        unsigned t2206_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+                        if (t2206_ == 32u) {
+                            float t2211_ = __fadd_rn(t2184_, kf_shfl_xor(t2184_, 16u, kf_wn));
+                            float t2214_ = __fadd_rn(t2211_, kf_shfl_xor(t2211_, 8u, kf_wn));
+                            float t2217_ = __fadd_rn(t2214_, kf_shfl_xor(t2214_, 4u, kf_wn));
+                            float t2220_ = __fadd_rn(t2217_, kf_shfl_xor(t2217_, 2u, kf_wn));
+                            s_ = __fadd_rn(t2220_, kf_shfl_xor(t2220_, 1u, kf_wn));
                         } else {
-                            float t838_ = kf_shfl_down(t796_, 16u, kf_wn);
-                            bool t840_ = (kf_lane_id() + 16u) < t818_;
-                            float t841_ = __fadd_rn(t796_, t838_);
-                            float t842_ = t840_ ? t841_ : t796_;
-                            float t844_ = kf_shfl_down(t842_, 8u, kf_wn);
-                            bool t846_ = (kf_lane_id() + 8u) < t818_;
-                            float t847_ = __fadd_rn(t842_, t844_);
-                            float t848_ = t846_ ? t847_ : t842_;
-                            float t850_ = kf_shfl_down(t848_, 4u, kf_wn);
-                            bool t852_ = (kf_lane_id() + 4u) < t818_;
-                            float t853_ = __fadd_rn(t848_, t850_);
-                            float t854_ = t852_ ? t853_ : t848_;
-                            float t856_ = kf_shfl_down(t854_, 2u, kf_wn);
-                            bool t858_ = (kf_lane_id() + 2u) < t818_;
-                            float t859_ = __fadd_rn(t854_, t856_);
-                            float t860_ = t858_ ? t859_ : t854_;
-                            float t862_ = kf_shfl_down(t860_, 1u, kf_wn);
-                            bool t864_ = (kf_lane_id() + 1u) < t818_;
-                            float t865_ = __fadd_rn(t860_, t862_);
-                            s_ = kf_shfl(t864_ ? t865_ : t860_, 0u, kf_wn);
+                            float t2226_ = kf_shfl_down(t2184_, 16u, kf_wn);
+                            bool t2228_ = (kf_lane_id() + 16u) < t2206_;
+                            float t2229_ = __fadd_rn(t2184_, t2226_);
+                            float t2230_ = t2228_ ? t2229_ : t2184_;
+                            float t2232_ = kf_shfl_down(t2230_, 8u, kf_wn);
+                            bool t2234_ = (kf_lane_id() + 8u) < t2206_;
+                            float t2235_ = __fadd_rn(t2230_, t2232_);
+                            float t2236_ = t2234_ ? t2235_ : t2230_;
+                            float t2238_ = kf_shfl_down(t2236_, 4u, kf_wn);
+                            bool t2240_ = (kf_lane_id() + 4u) < t2206_;
+                            float t2241_ = __fadd_rn(t2236_, t2238_);
+                            float t2242_ = t2240_ ? t2241_ : t2236_;
+                            float t2244_ = kf_shfl_down(t2242_, 2u, kf_wn);
+                            bool t2246_ = (kf_lane_id() + 2u) < t2206_;
+                            float t2247_ = __fadd_rn(t2242_, t2244_);
+                            float t2248_ = t2246_ ? t2247_ : t2242_;
+                            float t2250_ = kf_shfl_down(t2248_, 1u, kf_wn);
+                            bool t2252_ = (kf_lane_id() + 1u) < t2206_;
+                            float t2253_ = __fadd_rn(t2248_, t2250_);
+                            s_ = kf_shfl(t2252_ ? t2253_ : t2248_, 0u, kf_wn);
                         }
-                        bool t870_ = lane_ == 0u;
-                        bool t871_ = t870_;
-                        if (t870_) {
-                            t871_ = cg_ < m_;
+                        bool t2258_ = lane_ == 0u;
+                        bool t2259_ = t2258_;
+                        if (t2258_) {
+                            t2259_ = cg_ < m_;
                         }
-                        if (t871_) {
+                        if (t2259_) {
                             y_[cg_] = kf_f16_from_f32(s_);
                         }
-                        acc_[0u] = 0.0f;
+                        acc_2_[0u] = 0.0f;
                         ck_ = 0u;
                         cg_ = cg_ + nw_;
                     }
@@ -2449,23 +2449,23 @@ gemv_bf16_f16_f16(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__ x_,
                     unsigned row_9_ = min(lg_, (m_ - 1u));
                     wb_[7u] = wv_[(row_9_ * nv_) + v_12_];
                     xb_[14u] = xv_[v_12_];
-                    unsigned t1062_ = lk_ + 1u;
-                    lk_ = t1062_;
-                    if (t1062_ == steps_) {
+                    unsigned t2454_ = lk_ + 1u;
+                    lk_ = t2454_;
+                    if (t2454_ == steps_) {
                         lk_ = 0u;
                         lg_ = lg_ + nw_;
                     }
                 }
-                bool t1070_ = (t0_ + 1u) >= 1u;
-                bool t1071_ = t1070_;
-                if (t1070_) {
-                    t1071_ = ((t0_ + 1u) - 1u) < total_;
+                bool t2462_ = (t0_ + 1u) >= 1u;
+                bool t2463_ = t2462_;
+                if (t2462_) {
+                    t2463_ = ((t0_ + 1u) - 1u) < total_;
                 }
-                if (t1071_) {
+                if (t2463_) {
                     unsigned v_13_ = ((ck_ << 5u) << 2u) + lane_;
                     if (v_13_ < nv_) {
-                        kf_u32x4 t1108_ = xb_[0u];
-                        kf_f16x8 a_5_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1108_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1108_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1108_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1108_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1108_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1108_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1108_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1108_, 3u), 16u))}};
+                        kf_u32x4 t2522_ = xb_[0u];
+                        kf_f16x8 a_5_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2522_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2522_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2522_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2522_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2522_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2522_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2522_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2522_, 3u), 16u))}};
                         xs_5_[0u] = kf_f16_to_f32(a_5_.v[0]);
                         xs_5_[1u] = kf_f16_to_f32(a_5_.v[1]);
                         xs_5_[2u] = kf_f16_to_f32(a_5_.v[2]);
@@ -2474,14 +2474,14 @@ gemv_bf16_f16_f16(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__ x_,
                         xs_5_[5u] = kf_f16_to_f32(a_5_.v[5]);
                         xs_5_[6u] = kf_f16_to_f32(a_5_.v[6]);
                         xs_5_[7u] = kf_f16_to_f32(a_5_.v[7]);
-                        kf_u32x4 t1138_ = wb_[0u];
-                        kf_bf16x8 wbv_5_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t1138_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1138_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t1138_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1138_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t1138_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1138_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t1138_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1138_, 3u), 16u))}};
-                        acc_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[7]), xs_5_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[6]), xs_5_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[5]), xs_5_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[4]), xs_5_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[3]), xs_5_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[2]), xs_5_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[1]), xs_5_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[0]), xs_5_[0u], acc_[0u]))))))));
+                        kf_u32x4 t2552_ = wb_[0u];
+                        kf_bf16x8 wbv_5_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t2552_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2552_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2552_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2552_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2552_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2552_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2552_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2552_, 3u), 16u))}};
+                        acc_2_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[7]), xs_5_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[6]), xs_5_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[5]), xs_5_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[4]), xs_5_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[3]), xs_5_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[2]), xs_5_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[1]), xs_5_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[0]), xs_5_[0u], acc_2_[0u]))))))));
                     }
                     unsigned v_14_ = (((ck_ << 5u) << 2u) + 32u) + lane_;
                     if (v_14_ < nv_) {
-                        kf_u32x4 t1239_ = xb_[2u];
-                        kf_f16x8 a_6_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1239_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1239_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1239_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1239_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1239_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1239_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1239_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1239_, 3u), 16u))}};
+                        kf_u32x4 t2653_ = xb_[2u];
+                        kf_f16x8 a_6_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2653_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2653_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2653_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2653_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2653_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2653_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2653_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2653_, 3u), 16u))}};
                         xs_6_[0u] = kf_f16_to_f32(a_6_.v[0]);
                         xs_6_[1u] = kf_f16_to_f32(a_6_.v[1]);
                         xs_6_[2u] = kf_f16_to_f32(a_6_.v[2]);
@@ -2490,14 +2490,14 @@ gemv_bf16_f16_f16(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__ x_,
                         xs_6_[5u] = kf_f16_to_f32(a_6_.v[5]);
                         xs_6_[6u] = kf_f16_to_f32(a_6_.v[6]);
                         xs_6_[7u] = kf_f16_to_f32(a_6_.v[7]);
-                        kf_u32x4 t1269_ = wb_[1u];
-                        kf_bf16x8 wbv_6_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t1269_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1269_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t1269_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1269_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t1269_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1269_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t1269_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1269_, 3u), 16u))}};
-                        acc_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[7]), xs_6_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[6]), xs_6_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[5]), xs_6_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[4]), xs_6_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[3]), xs_6_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[2]), xs_6_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[1]), xs_6_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[0]), xs_6_[0u], acc_[0u]))))))));
+                        kf_u32x4 t2683_ = wb_[1u];
+                        kf_bf16x8 wbv_6_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t2683_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2683_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2683_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2683_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2683_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2683_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2683_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2683_, 3u), 16u))}};
+                        acc_2_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[7]), xs_6_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[6]), xs_6_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[5]), xs_6_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[4]), xs_6_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[3]), xs_6_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[2]), xs_6_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[1]), xs_6_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[0]), xs_6_[0u], acc_2_[0u]))))))));
                     }
                     unsigned v_15_ = (((ck_ << 5u) << 2u) + 64u) + lane_;
                     if (v_15_ < nv_) {
-                        kf_u32x4 t1370_ = xb_[4u];
-                        kf_f16x8 a_7_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1370_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1370_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1370_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1370_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1370_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1370_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1370_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1370_, 3u), 16u))}};
+                        kf_u32x4 t2784_ = xb_[4u];
+                        kf_f16x8 a_7_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2784_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2784_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2784_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2784_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2784_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2784_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2784_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2784_, 3u), 16u))}};
                         xs_7_[0u] = kf_f16_to_f32(a_7_.v[0]);
                         xs_7_[1u] = kf_f16_to_f32(a_7_.v[1]);
                         xs_7_[2u] = kf_f16_to_f32(a_7_.v[2]);
@@ -2506,14 +2506,14 @@ gemv_bf16_f16_f16(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__ x_,
                         xs_7_[5u] = kf_f16_to_f32(a_7_.v[5]);
                         xs_7_[6u] = kf_f16_to_f32(a_7_.v[6]);
                         xs_7_[7u] = kf_f16_to_f32(a_7_.v[7]);
-                        kf_u32x4 t1400_ = wb_[2u];
-                        kf_bf16x8 wbv_7_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t1400_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1400_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t1400_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1400_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t1400_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1400_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t1400_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1400_, 3u), 16u))}};
-                        acc_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[7]), xs_7_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[6]), xs_7_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[5]), xs_7_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[4]), xs_7_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[3]), xs_7_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[2]), xs_7_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[1]), xs_7_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[0]), xs_7_[0u], acc_[0u]))))))));
+                        kf_u32x4 t2814_ = wb_[2u];
+                        kf_bf16x8 wbv_7_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t2814_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2814_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2814_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2814_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2814_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2814_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2814_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2814_, 3u), 16u))}};
+                        acc_2_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[7]), xs_7_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[6]), xs_7_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[5]), xs_7_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[4]), xs_7_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[3]), xs_7_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[2]), xs_7_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[1]), xs_7_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[0]), xs_7_[0u], acc_2_[0u]))))))));
                     }
                     unsigned v_16_ = (((ck_ << 5u) << 2u) + 96u) + lane_;
                     if (v_16_ < nv_) {
-                        kf_u32x4 t1501_ = xb_[6u];
-                        kf_f16x8 a_8_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1501_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1501_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1501_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1501_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1501_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1501_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1501_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1501_, 3u), 16u))}};
+                        kf_u32x4 t2915_ = xb_[6u];
+                        kf_f16x8 a_8_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2915_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2915_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2915_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2915_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2915_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2915_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2915_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2915_, 3u), 16u))}};
                         xs_8_[0u] = kf_f16_to_f32(a_8_.v[0]);
                         xs_8_[1u] = kf_f16_to_f32(a_8_.v[1]);
                         xs_8_[2u] = kf_f16_to_f32(a_8_.v[2]);
@@ -2522,52 +2522,52 @@ gemv_bf16_f16_f16(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__ x_,
                         xs_8_[5u] = kf_f16_to_f32(a_8_.v[5]);
                         xs_8_[6u] = kf_f16_to_f32(a_8_.v[6]);
                         xs_8_[7u] = kf_f16_to_f32(a_8_.v[7]);
-                        kf_u32x4 t1531_ = wb_[3u];
-                        kf_bf16x8 wbv_8_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t1531_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1531_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t1531_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1531_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t1531_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1531_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t1531_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1531_, 3u), 16u))}};
-                        acc_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[7]), xs_8_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[6]), xs_8_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[5]), xs_8_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[4]), xs_8_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[3]), xs_8_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[2]), xs_8_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[1]), xs_8_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[0]), xs_8_[0u], acc_[0u]))))))));
+                        kf_u32x4 t2945_ = wb_[3u];
+                        kf_bf16x8 wbv_8_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t2945_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2945_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2945_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2945_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2945_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2945_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2945_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2945_, 3u), 16u))}};
+                        acc_2_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[7]), xs_8_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[6]), xs_8_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[5]), xs_8_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[4]), xs_8_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[3]), xs_8_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[2]), xs_8_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[1]), xs_8_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[0]), xs_8_[0u], acc_2_[0u]))))))));
                     }
-                    unsigned t1602_ = ck_ + 1u;
-                    ck_ = t1602_;
-                    if (t1602_ == steps_) {
-                        float t1605_ = acc_[0u];
-                        unsigned t1627_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
-                        if (t1627_ == 32u) {
-                            float t1632_ = __fadd_rn(t1605_, kf_shfl_xor(t1605_, 16u, kf_wn));
-                            float t1635_ = __fadd_rn(t1632_, kf_shfl_xor(t1632_, 8u, kf_wn));
-                            float t1638_ = __fadd_rn(t1635_, kf_shfl_xor(t1635_, 4u, kf_wn));
-                            float t1641_ = __fadd_rn(t1638_, kf_shfl_xor(t1638_, 2u, kf_wn));
-                            s_2_ = __fadd_rn(t1641_, kf_shfl_xor(t1641_, 1u, kf_wn));
+                    unsigned t3016_ = ck_ + 1u;
+                    ck_ = t3016_;
+                    if (t3016_ == steps_) {
+                        float t3019_ = acc_2_[0u];
+                        unsigned t3041_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+                        if (t3041_ == 32u) {
+                            float t3046_ = __fadd_rn(t3019_, kf_shfl_xor(t3019_, 16u, kf_wn));
+                            float t3049_ = __fadd_rn(t3046_, kf_shfl_xor(t3046_, 8u, kf_wn));
+                            float t3052_ = __fadd_rn(t3049_, kf_shfl_xor(t3049_, 4u, kf_wn));
+                            float t3055_ = __fadd_rn(t3052_, kf_shfl_xor(t3052_, 2u, kf_wn));
+                            s_2_ = __fadd_rn(t3055_, kf_shfl_xor(t3055_, 1u, kf_wn));
                         } else {
-                            float t1647_ = kf_shfl_down(t1605_, 16u, kf_wn);
-                            bool t1649_ = (kf_lane_id() + 16u) < t1627_;
-                            float t1650_ = __fadd_rn(t1605_, t1647_);
-                            float t1651_ = t1649_ ? t1650_ : t1605_;
-                            float t1653_ = kf_shfl_down(t1651_, 8u, kf_wn);
-                            bool t1655_ = (kf_lane_id() + 8u) < t1627_;
-                            float t1656_ = __fadd_rn(t1651_, t1653_);
-                            float t1657_ = t1655_ ? t1656_ : t1651_;
-                            float t1659_ = kf_shfl_down(t1657_, 4u, kf_wn);
-                            bool t1661_ = (kf_lane_id() + 4u) < t1627_;
-                            float t1662_ = __fadd_rn(t1657_, t1659_);
-                            float t1663_ = t1661_ ? t1662_ : t1657_;
-                            float t1665_ = kf_shfl_down(t1663_, 2u, kf_wn);
-                            bool t1667_ = (kf_lane_id() + 2u) < t1627_;
-                            float t1668_ = __fadd_rn(t1663_, t1665_);
-                            float t1669_ = t1667_ ? t1668_ : t1663_;
-                            float t1671_ = kf_shfl_down(t1669_, 1u, kf_wn);
-                            bool t1673_ = (kf_lane_id() + 1u) < t1627_;
-                            float t1674_ = __fadd_rn(t1669_, t1671_);
-                            s_2_ = kf_shfl(t1673_ ? t1674_ : t1669_, 0u, kf_wn);
+                            float t3061_ = kf_shfl_down(t3019_, 16u, kf_wn);
+                            bool t3063_ = (kf_lane_id() + 16u) < t3041_;
+                            float t3064_ = __fadd_rn(t3019_, t3061_);
+                            float t3065_ = t3063_ ? t3064_ : t3019_;
+                            float t3067_ = kf_shfl_down(t3065_, 8u, kf_wn);
+                            bool t3069_ = (kf_lane_id() + 8u) < t3041_;
+                            float t3070_ = __fadd_rn(t3065_, t3067_);
+                            float t3071_ = t3069_ ? t3070_ : t3065_;
+                            float t3073_ = kf_shfl_down(t3071_, 4u, kf_wn);
+                            bool t3075_ = (kf_lane_id() + 4u) < t3041_;
+                            float t3076_ = __fadd_rn(t3071_, t3073_);
+                            float t3077_ = t3075_ ? t3076_ : t3071_;
+                            float t3079_ = kf_shfl_down(t3077_, 2u, kf_wn);
+                            bool t3081_ = (kf_lane_id() + 2u) < t3041_;
+                            float t3082_ = __fadd_rn(t3077_, t3079_);
+                            float t3083_ = t3081_ ? t3082_ : t3077_;
+                            float t3085_ = kf_shfl_down(t3083_, 1u, kf_wn);
+                            bool t3087_ = (kf_lane_id() + 1u) < t3041_;
+                            float t3088_ = __fadd_rn(t3083_, t3085_);
+                            s_2_ = kf_shfl(t3087_ ? t3088_ : t3083_, 0u, kf_wn);
                         }
-                        bool t1679_ = lane_ == 0u;
-                        bool t1680_ = t1679_;
-                        if (t1679_) {
-                            t1680_ = cg_ < m_;
+                        bool t3093_ = lane_ == 0u;
+                        bool t3094_ = t3093_;
+                        if (t3093_) {
+                            t3094_ = cg_ < m_;
                         }
-                        if (t1680_) {
+                        if (t3094_) {
                             y_[cg_] = kf_f16_from_f32(s_2_);
                         }
-                        acc_[0u] = 0.0f;
+                        acc_2_[0u] = 0.0f;
                         ck_ = 0u;
                         cg_ = cg_ + nw_;
                     }
@@ -2577,51 +2577,51 @@ gemv_bf16_f16_f16(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__ x_,
     } else {
         unsigned lane_2_ = kf_lane_id();
         unsigned nv_2_ = k_ >> 3u;
-        unsigned t1721_ = (blockIdx.x << 3u) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u);
-        unsigned t1732_ = gridDim.x << 3u;
+        unsigned t3139_ = (blockIdx.x << 3u) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u);
+        unsigned t3150_ = gridDim.x << 3u;
         #pragma unroll 1
-        for (unsigned g_ = t1721_; g_ < m_; g_ = g_ + t1732_) {
+        for (unsigned g_ = t3139_; g_ < m_; g_ = g_ + t3150_) {
             row_[0u] = min(g_, (m_ - 1u));
-            acc_2_[0u] = 0.0f;
+            acc_3_[0u] = 0.0f;
             if ((k_ & 7u) == 0u) {
                 #pragma unroll 1
                 for (unsigned base_ = 0u; base_ < nv_2_; base_ = base_ + 128u) {
                     unsigned v_17_ = base_ + lane_2_;
-                    kf_u32x4 t1757_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                    kf_u32x4 t_ = t1757_;
+                    kf_u32x4 t3175_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_2_ = t3175_;
                     if (v_17_ < nv_2_) {
-                        unsigned t1763_ = (row_[0u] * nv_2_) + v_17_;
-                        kf_u32x4 t1764_ = wv_[t1763_];
-                        t_ = t1764_;
+                        unsigned t3181_ = (row_[0u] * nv_2_) + v_17_;
+                        kf_u32x4 t3182_ = wv_[t3181_];
+                        t_2_ = t3182_;
                     }
-                    wr_[0u] = t_;
+                    wr_[0u] = t_2_;
                     unsigned v_18_ = (base_ + 32u) + lane_2_;
-                    kf_u32x4 t1770_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                    kf_u32x4 t_2_ = t1770_;
+                    kf_u32x4 t3188_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_3_ = t3188_;
                     if (v_18_ < nv_2_) {
-                        unsigned t1776_ = (row_[0u] * nv_2_) + v_18_;
-                        kf_u32x4 t1777_ = wv_[t1776_];
-                        t_2_ = t1777_;
+                        unsigned t3194_ = (row_[0u] * nv_2_) + v_18_;
+                        kf_u32x4 t3195_ = wv_[t3194_];
+                        t_3_ = t3195_;
                     }
-                    wr_[1u] = t_2_;
+                    wr_[1u] = t_3_;
                     unsigned v_19_ = (base_ + 64u) + lane_2_;
-                    kf_u32x4 t1783_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                    kf_u32x4 t_3_ = t1783_;
+                    kf_u32x4 t3201_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_4_ = t3201_;
                     if (v_19_ < nv_2_) {
-                        unsigned t1789_ = (row_[0u] * nv_2_) + v_19_;
-                        kf_u32x4 t1790_ = wv_[t1789_];
-                        t_3_ = t1790_;
+                        unsigned t3207_ = (row_[0u] * nv_2_) + v_19_;
+                        kf_u32x4 t3208_ = wv_[t3207_];
+                        t_4_ = t3208_;
                     }
-                    wr_[2u] = t_3_;
+                    wr_[2u] = t_4_;
                     unsigned v_20_ = (base_ + 96u) + lane_2_;
-                    kf_u32x4 t1796_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                    kf_u32x4 t_4_ = t1796_;
+                    kf_u32x4 t3214_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_5_ = t3214_;
                     if (v_20_ < nv_2_) {
-                        unsigned t1802_ = (row_[0u] * nv_2_) + v_20_;
-                        kf_u32x4 t1803_ = wv_[t1802_];
-                        t_4_ = t1803_;
+                        unsigned t3220_ = (row_[0u] * nv_2_) + v_20_;
+                        kf_u32x4 t3221_ = wv_[t3220_];
+                        t_5_ = t3221_;
                     }
-                    wr_[3u] = t_4_;
+                    wr_[3u] = t_5_;
                     unsigned v_21_ = base_ + lane_2_;
                     if (v_21_ < nv_2_) {
                         kf_f16x8 a_9_ = xh8_[v_21_];
@@ -2633,9 +2633,9 @@ gemv_bf16_f16_f16(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__ x_,
                         xs_9_[5u] = kf_f16_to_f32(a_9_.v[5]);
                         xs_9_[6u] = kf_f16_to_f32(a_9_.v[6]);
                         xs_9_[7u] = kf_f16_to_f32(a_9_.v[7]);
-                        kf_u32x4 t1862_ = wr_[0u];
-                        kf_bf16x8 wb_2_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t1862_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1862_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t1862_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1862_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t1862_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1862_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t1862_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1862_, 3u), 16u))}};
-                        acc_2_[0u] = __fmaf_rn(kf_bf16_to_f32(wb_2_.v[7]), xs_9_[7u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[6]), xs_9_[6u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[5]), xs_9_[5u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[4]), xs_9_[4u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[3]), xs_9_[3u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[2]), xs_9_[2u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[1]), xs_9_[1u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[0]), xs_9_[0u], acc_2_[0u]))))))));
+                        kf_u32x4 t3280_ = wr_[0u];
+                        kf_bf16x8 wb_2_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t3280_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3280_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t3280_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3280_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t3280_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3280_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t3280_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3280_, 3u), 16u))}};
+                        acc_3_[0u] = __fmaf_rn(kf_bf16_to_f32(wb_2_.v[7]), xs_9_[7u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[6]), xs_9_[6u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[5]), xs_9_[5u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[4]), xs_9_[4u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[3]), xs_9_[3u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[2]), xs_9_[2u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[1]), xs_9_[1u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[0]), xs_9_[0u], acc_3_[0u]))))))));
                     }
                     unsigned v_22_ = (base_ + 32u) + lane_2_;
                     if (v_22_ < nv_2_) {
@@ -2648,9 +2648,9 @@ gemv_bf16_f16_f16(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__ x_,
                         xs_10_[5u] = kf_f16_to_f32(a_10_.v[5]);
                         xs_10_[6u] = kf_f16_to_f32(a_10_.v[6]);
                         xs_10_[7u] = kf_f16_to_f32(a_10_.v[7]);
-                        kf_u32x4 t1989_ = wr_[1u];
-                        kf_bf16x8 wb_3_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t1989_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1989_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t1989_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1989_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t1989_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1989_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t1989_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1989_, 3u), 16u))}};
-                        acc_2_[0u] = __fmaf_rn(kf_bf16_to_f32(wb_3_.v[7]), xs_10_[7u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[6]), xs_10_[6u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[5]), xs_10_[5u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[4]), xs_10_[4u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[3]), xs_10_[3u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[2]), xs_10_[2u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[1]), xs_10_[1u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[0]), xs_10_[0u], acc_2_[0u]))))))));
+                        kf_u32x4 t3407_ = wr_[1u];
+                        kf_bf16x8 wb_3_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t3407_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3407_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t3407_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3407_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t3407_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3407_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t3407_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3407_, 3u), 16u))}};
+                        acc_3_[0u] = __fmaf_rn(kf_bf16_to_f32(wb_3_.v[7]), xs_10_[7u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[6]), xs_10_[6u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[5]), xs_10_[5u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[4]), xs_10_[4u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[3]), xs_10_[3u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[2]), xs_10_[2u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[1]), xs_10_[1u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[0]), xs_10_[0u], acc_3_[0u]))))))));
                     }
                     unsigned v_23_ = (base_ + 64u) + lane_2_;
                     if (v_23_ < nv_2_) {
@@ -2663,9 +2663,9 @@ gemv_bf16_f16_f16(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__ x_,
                         xs_11_[5u] = kf_f16_to_f32(a_11_.v[5]);
                         xs_11_[6u] = kf_f16_to_f32(a_11_.v[6]);
                         xs_11_[7u] = kf_f16_to_f32(a_11_.v[7]);
-                        kf_u32x4 t2116_ = wr_[2u];
-                        kf_bf16x8 wb_4_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t2116_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2116_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2116_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2116_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2116_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2116_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2116_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2116_, 3u), 16u))}};
-                        acc_2_[0u] = __fmaf_rn(kf_bf16_to_f32(wb_4_.v[7]), xs_11_[7u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[6]), xs_11_[6u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[5]), xs_11_[5u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[4]), xs_11_[4u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[3]), xs_11_[3u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[2]), xs_11_[2u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[1]), xs_11_[1u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[0]), xs_11_[0u], acc_2_[0u]))))))));
+                        kf_u32x4 t3534_ = wr_[2u];
+                        kf_bf16x8 wb_4_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t3534_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3534_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t3534_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3534_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t3534_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3534_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t3534_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3534_, 3u), 16u))}};
+                        acc_3_[0u] = __fmaf_rn(kf_bf16_to_f32(wb_4_.v[7]), xs_11_[7u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[6]), xs_11_[6u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[5]), xs_11_[5u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[4]), xs_11_[4u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[3]), xs_11_[3u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[2]), xs_11_[2u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[1]), xs_11_[1u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[0]), xs_11_[0u], acc_3_[0u]))))))));
                     }
                     unsigned v_24_ = (base_ + 96u) + lane_2_;
                     if (v_24_ < nv_2_) {
@@ -2678,70 +2678,70 @@ gemv_bf16_f16_f16(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__ x_,
                         xs_12_[5u] = kf_f16_to_f32(a_12_.v[5]);
                         xs_12_[6u] = kf_f16_to_f32(a_12_.v[6]);
                         xs_12_[7u] = kf_f16_to_f32(a_12_.v[7]);
-                        kf_u32x4 t2243_ = wr_[3u];
-                        kf_bf16x8 wb_5_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t2243_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2243_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2243_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2243_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2243_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2243_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2243_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2243_, 3u), 16u))}};
-                        acc_2_[0u] = __fmaf_rn(kf_bf16_to_f32(wb_5_.v[7]), xs_12_[7u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[6]), xs_12_[6u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[5]), xs_12_[5u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[4]), xs_12_[4u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[3]), xs_12_[3u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[2]), xs_12_[2u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[1]), xs_12_[1u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[0]), xs_12_[0u], acc_2_[0u]))))))));
+                        kf_u32x4 t3661_ = wr_[3u];
+                        kf_bf16x8 wb_5_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t3661_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3661_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t3661_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3661_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t3661_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3661_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t3661_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3661_, 3u), 16u))}};
+                        acc_3_[0u] = __fmaf_rn(kf_bf16_to_f32(wb_5_.v[7]), xs_12_[7u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[6]), xs_12_[6u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[5]), xs_12_[5u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[4]), xs_12_[4u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[3]), xs_12_[3u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[2]), xs_12_[2u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[1]), xs_12_[1u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[0]), xs_12_[0u], acc_3_[0u]))))))));
                     }
                 }
             } else {
                 #pragma unroll 1
                 for (unsigned c_ = lane_2_; c_ < k_; c_ = c_ + 32u) {
-                    float t2321_ = kf_f16_to_f32(x_[c_]);
+                    float t3739_ = kf_f16_to_f32(x_[c_]);
                     unsigned i_ = (row_[0u] * k_) + c_;
                     unsigned short u_ = w16_[i_];
-                    acc_2_[0u] = __fmaf_rn(kf_bf16_to_f32(kf_bitcast<kf_bf16>(u_)), t2321_, acc_2_[0u]);
+                    acc_3_[0u] = __fmaf_rn(kf_bf16_to_f32(kf_bitcast<kf_bf16>(u_)), t3739_, acc_3_[0u]);
                 }
             }
-            float t2339_ = acc_2_[0u];
-            unsigned t2361_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
-            if (t2361_ == 32u) {
-                float t2366_ = __fadd_rn(t2339_, kf_shfl_xor(t2339_, 16u, kf_wn));
-                float t2369_ = __fadd_rn(t2366_, kf_shfl_xor(t2366_, 8u, kf_wn));
-                float t2372_ = __fadd_rn(t2369_, kf_shfl_xor(t2369_, 4u, kf_wn));
-                float t2375_ = __fadd_rn(t2372_, kf_shfl_xor(t2372_, 2u, kf_wn));
-                s_3_ = __fadd_rn(t2375_, kf_shfl_xor(t2375_, 1u, kf_wn));
+            float t3757_ = acc_3_[0u];
+            unsigned t3779_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+            if (t3779_ == 32u) {
+                float t3784_ = __fadd_rn(t3757_, kf_shfl_xor(t3757_, 16u, kf_wn));
+                float t3787_ = __fadd_rn(t3784_, kf_shfl_xor(t3784_, 8u, kf_wn));
+                float t3790_ = __fadd_rn(t3787_, kf_shfl_xor(t3787_, 4u, kf_wn));
+                float t3793_ = __fadd_rn(t3790_, kf_shfl_xor(t3790_, 2u, kf_wn));
+                s_3_ = __fadd_rn(t3793_, kf_shfl_xor(t3793_, 1u, kf_wn));
             } else {
-                float t2381_ = kf_shfl_down(t2339_, 16u, kf_wn);
-                bool t2383_ = (kf_lane_id() + 16u) < t2361_;
-                float t2384_ = __fadd_rn(t2339_, t2381_);
-                float t2385_ = t2383_ ? t2384_ : t2339_;
-                float t2387_ = kf_shfl_down(t2385_, 8u, kf_wn);
-                bool t2389_ = (kf_lane_id() + 8u) < t2361_;
-                float t2390_ = __fadd_rn(t2385_, t2387_);
-                float t2391_ = t2389_ ? t2390_ : t2385_;
-                float t2393_ = kf_shfl_down(t2391_, 4u, kf_wn);
-                bool t2395_ = (kf_lane_id() + 4u) < t2361_;
-                float t2396_ = __fadd_rn(t2391_, t2393_);
-                float t2397_ = t2395_ ? t2396_ : t2391_;
-                float t2399_ = kf_shfl_down(t2397_, 2u, kf_wn);
-                bool t2401_ = (kf_lane_id() + 2u) < t2361_;
-                float t2402_ = __fadd_rn(t2397_, t2399_);
-                float t2403_ = t2401_ ? t2402_ : t2397_;
-                float t2405_ = kf_shfl_down(t2403_, 1u, kf_wn);
-                bool t2407_ = (kf_lane_id() + 1u) < t2361_;
-                float t2408_ = __fadd_rn(t2403_, t2405_);
-                s_3_ = kf_shfl(t2407_ ? t2408_ : t2403_, 0u, kf_wn);
+                float t3799_ = kf_shfl_down(t3757_, 16u, kf_wn);
+                bool t3801_ = (kf_lane_id() + 16u) < t3779_;
+                float t3802_ = __fadd_rn(t3757_, t3799_);
+                float t3803_ = t3801_ ? t3802_ : t3757_;
+                float t3805_ = kf_shfl_down(t3803_, 8u, kf_wn);
+                bool t3807_ = (kf_lane_id() + 8u) < t3779_;
+                float t3808_ = __fadd_rn(t3803_, t3805_);
+                float t3809_ = t3807_ ? t3808_ : t3803_;
+                float t3811_ = kf_shfl_down(t3809_, 4u, kf_wn);
+                bool t3813_ = (kf_lane_id() + 4u) < t3779_;
+                float t3814_ = __fadd_rn(t3809_, t3811_);
+                float t3815_ = t3813_ ? t3814_ : t3809_;
+                float t3817_ = kf_shfl_down(t3815_, 2u, kf_wn);
+                bool t3819_ = (kf_lane_id() + 2u) < t3779_;
+                float t3820_ = __fadd_rn(t3815_, t3817_);
+                float t3821_ = t3819_ ? t3820_ : t3815_;
+                float t3823_ = kf_shfl_down(t3821_, 1u, kf_wn);
+                bool t3825_ = (kf_lane_id() + 1u) < t3779_;
+                float t3826_ = __fadd_rn(t3821_, t3823_);
+                s_3_ = kf_shfl(t3825_ ? t3826_ : t3821_, 0u, kf_wn);
             }
-            bool t2413_ = lane_2_ == 0u;
-            bool t2414_ = t2413_;
-            if (t2413_) {
-                t2414_ = g_ < m_;
+            bool t3831_ = lane_2_ == 0u;
+            bool t3832_ = t3831_;
+            if (t3831_) {
+                t3832_ = g_ < m_;
             }
-            if (t2414_) {
+            if (t3832_) {
                 y_[g_] = kf_f16_from_f32(s_3_);
             }
         }
     }
 }
 
-/* kernel gemv_bf16_f16_f32 (gemv.kf:531) */
+/* kernel gemv_bf16_f16_f32 (gemv.kf:756) */
 extern "C" __global__ void __launch_bounds__(256)
 gemv_bf16_f16_f32(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__ x_, float* __restrict__ y_, unsigned m_, unsigned k_)
 {
     kf_pdl_wait();
     kf_u32x4 wb_[8];
     kf_u32x4 xb_[16];
-    float acc_[1];
+    float acc_2_[1];
     float xs_[8];
     float xs_2_[8];
     float xs_3_[8];
@@ -2751,7 +2751,7 @@ gemv_bf16_f16_f32(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__ x_,
     float xs_7_[8];
     float xs_8_[8];
     unsigned row_[1];
-    float acc_2_[1];
+    float acc_3_[1];
     kf_u32x4 wr_[4];
     float xs_9_[8];
     float xs_10_[8];
@@ -2772,16 +2772,16 @@ gemv_bf16_f16_f32(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__ x_,
         unsigned wid_ = (blockIdx.x << 3u) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u);
         unsigned nw_ = gridDim.x << 3u;
         if (!(wid_ >= m_)) {
-            unsigned t62_ = m_ - wid_;
-            unsigned total_ = ((t62_ / nw_) + (((t62_ % nw_) != 0u) ? 1u : 0u)) * steps_;
-            acc_[0u] = 0.0f;
+            unsigned t1426_ = m_ - wid_;
+            unsigned total_ = ((t1426_ / nw_) + (((t1426_ % nw_) != 0u) ? 1u : 0u)) * steps_;
+            acc_2_[0u] = 0.0f;
             unsigned lg_ = wid_;
             unsigned lk_ = 0u;
             unsigned cg_ = wid_;
             unsigned ck_ = 0u;
-            unsigned t81_ = total_ + 1u;
+            unsigned t1447_ = total_ + 1u;
             #pragma unroll 1
-            for (unsigned t0_ = 0u; t0_ < t81_; t0_ = t0_ + 2u) {
+            for (unsigned t0_ = 0u; t0_ < t1447_; t0_ = t0_ + 2u) {
                 if (t0_ < total_) {
                     unsigned v_ = min((((lk_ << 5u) << 2u) + lane_), (nv_ - 1u));
                     unsigned row_2_ = min(lg_, (m_ - 1u));
@@ -2799,23 +2799,23 @@ gemv_bf16_f16_f32(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__ x_,
                     unsigned row_5_ = min(lg_, (m_ - 1u));
                     wb_[3u] = wv_[(row_5_ * nv_) + v_4_];
                     xb_[6u] = xv_[v_4_];
-                    unsigned t253_ = lk_ + 1u;
-                    lk_ = t253_;
-                    if (t253_ == steps_) {
+                    unsigned t1619_ = lk_ + 1u;
+                    lk_ = t1619_;
+                    if (t1619_ == steps_) {
                         lk_ = 0u;
                         lg_ = lg_ + nw_;
                     }
                 }
-                bool t261_ = t0_ >= 1u;
-                bool t262_ = t261_;
-                if (t261_) {
-                    t262_ = (t0_ - 1u) < total_;
+                bool t1627_ = t0_ >= 1u;
+                bool t1628_ = t1627_;
+                if (t1627_) {
+                    t1628_ = (t0_ - 1u) < total_;
                 }
-                if (t262_) {
+                if (t1628_) {
                     unsigned v_5_ = ((ck_ << 5u) << 2u) + lane_;
                     if (v_5_ < nv_) {
-                        kf_u32x4 t299_ = xb_[8u];
-                        kf_f16x8 a_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t299_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t299_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t299_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t299_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t299_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t299_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t299_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t299_, 3u), 16u))}};
+                        kf_u32x4 t1687_ = xb_[8u];
+                        kf_f16x8 a_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1687_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1687_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1687_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1687_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1687_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1687_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1687_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1687_, 3u), 16u))}};
                         xs_[0u] = kf_f16_to_f32(a_.v[0]);
                         xs_[1u] = kf_f16_to_f32(a_.v[1]);
                         xs_[2u] = kf_f16_to_f32(a_.v[2]);
@@ -2824,14 +2824,14 @@ gemv_bf16_f16_f32(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__ x_,
                         xs_[5u] = kf_f16_to_f32(a_.v[5]);
                         xs_[6u] = kf_f16_to_f32(a_.v[6]);
                         xs_[7u] = kf_f16_to_f32(a_.v[7]);
-                        kf_u32x4 t329_ = wb_[4u];
-                        kf_bf16x8 wbv_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t329_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t329_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t329_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t329_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t329_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t329_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t329_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t329_, 3u), 16u))}};
-                        acc_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_.v[7]), xs_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[6]), xs_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[5]), xs_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[4]), xs_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[3]), xs_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[2]), xs_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[1]), xs_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[0]), xs_[0u], acc_[0u]))))))));
+                        kf_u32x4 t1717_ = wb_[4u];
+                        kf_bf16x8 wbv_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t1717_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1717_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t1717_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1717_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t1717_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1717_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t1717_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1717_, 3u), 16u))}};
+                        acc_2_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_.v[7]), xs_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[6]), xs_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[5]), xs_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[4]), xs_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[3]), xs_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[2]), xs_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[1]), xs_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[0]), xs_[0u], acc_2_[0u]))))))));
                     }
                     unsigned v_6_ = (((ck_ << 5u) << 2u) + 32u) + lane_;
                     if (v_6_ < nv_) {
-                        kf_u32x4 t430_ = xb_[10u];
-                        kf_f16x8 a_2_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t430_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t430_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t430_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t430_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t430_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t430_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t430_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t430_, 3u), 16u))}};
+                        kf_u32x4 t1818_ = xb_[10u];
+                        kf_f16x8 a_2_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1818_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1818_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1818_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1818_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1818_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1818_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1818_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1818_, 3u), 16u))}};
                         xs_2_[0u] = kf_f16_to_f32(a_2_.v[0]);
                         xs_2_[1u] = kf_f16_to_f32(a_2_.v[1]);
                         xs_2_[2u] = kf_f16_to_f32(a_2_.v[2]);
@@ -2840,14 +2840,14 @@ gemv_bf16_f16_f32(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__ x_,
                         xs_2_[5u] = kf_f16_to_f32(a_2_.v[5]);
                         xs_2_[6u] = kf_f16_to_f32(a_2_.v[6]);
                         xs_2_[7u] = kf_f16_to_f32(a_2_.v[7]);
-                        kf_u32x4 t460_ = wb_[5u];
-                        kf_bf16x8 wbv_2_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t460_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t460_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t460_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t460_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t460_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t460_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t460_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t460_, 3u), 16u))}};
-                        acc_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[7]), xs_2_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[6]), xs_2_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[5]), xs_2_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[4]), xs_2_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[3]), xs_2_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[2]), xs_2_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[1]), xs_2_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[0]), xs_2_[0u], acc_[0u]))))))));
+                        kf_u32x4 t1848_ = wb_[5u];
+                        kf_bf16x8 wbv_2_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t1848_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1848_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t1848_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1848_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t1848_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1848_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t1848_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1848_, 3u), 16u))}};
+                        acc_2_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[7]), xs_2_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[6]), xs_2_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[5]), xs_2_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[4]), xs_2_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[3]), xs_2_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[2]), xs_2_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[1]), xs_2_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[0]), xs_2_[0u], acc_2_[0u]))))))));
                     }
                     unsigned v_7_ = (((ck_ << 5u) << 2u) + 64u) + lane_;
                     if (v_7_ < nv_) {
-                        kf_u32x4 t561_ = xb_[12u];
-                        kf_f16x8 a_3_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t561_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t561_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t561_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t561_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t561_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t561_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t561_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t561_, 3u), 16u))}};
+                        kf_u32x4 t1949_ = xb_[12u];
+                        kf_f16x8 a_3_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1949_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1949_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1949_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1949_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1949_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1949_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1949_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1949_, 3u), 16u))}};
                         xs_3_[0u] = kf_f16_to_f32(a_3_.v[0]);
                         xs_3_[1u] = kf_f16_to_f32(a_3_.v[1]);
                         xs_3_[2u] = kf_f16_to_f32(a_3_.v[2]);
@@ -2856,14 +2856,14 @@ gemv_bf16_f16_f32(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__ x_,
                         xs_3_[5u] = kf_f16_to_f32(a_3_.v[5]);
                         xs_3_[6u] = kf_f16_to_f32(a_3_.v[6]);
                         xs_3_[7u] = kf_f16_to_f32(a_3_.v[7]);
-                        kf_u32x4 t591_ = wb_[6u];
-                        kf_bf16x8 wbv_3_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t591_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t591_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t591_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t591_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t591_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t591_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t591_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t591_, 3u), 16u))}};
-                        acc_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[7]), xs_3_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[6]), xs_3_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[5]), xs_3_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[4]), xs_3_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[3]), xs_3_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[2]), xs_3_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[1]), xs_3_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[0]), xs_3_[0u], acc_[0u]))))))));
+                        kf_u32x4 t1979_ = wb_[6u];
+                        kf_bf16x8 wbv_3_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t1979_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1979_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t1979_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1979_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t1979_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1979_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t1979_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1979_, 3u), 16u))}};
+                        acc_2_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[7]), xs_3_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[6]), xs_3_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[5]), xs_3_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[4]), xs_3_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[3]), xs_3_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[2]), xs_3_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[1]), xs_3_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[0]), xs_3_[0u], acc_2_[0u]))))))));
                     }
                     unsigned v_8_ = (((ck_ << 5u) << 2u) + 96u) + lane_;
                     if (v_8_ < nv_) {
-                        kf_u32x4 t692_ = xb_[14u];
-                        kf_f16x8 a_4_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t692_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t692_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t692_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t692_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t692_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t692_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t692_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t692_, 3u), 16u))}};
+                        kf_u32x4 t2080_ = xb_[14u];
+                        kf_f16x8 a_4_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2080_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2080_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2080_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2080_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2080_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2080_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2080_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2080_, 3u), 16u))}};
                         xs_4_[0u] = kf_f16_to_f32(a_4_.v[0]);
                         xs_4_[1u] = kf_f16_to_f32(a_4_.v[1]);
                         xs_4_[2u] = kf_f16_to_f32(a_4_.v[2]);
@@ -2872,52 +2872,52 @@ gemv_bf16_f16_f32(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__ x_,
                         xs_4_[5u] = kf_f16_to_f32(a_4_.v[5]);
                         xs_4_[6u] = kf_f16_to_f32(a_4_.v[6]);
                         xs_4_[7u] = kf_f16_to_f32(a_4_.v[7]);
-                        kf_u32x4 t722_ = wb_[7u];
-                        kf_bf16x8 wbv_4_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t722_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t722_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t722_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t722_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t722_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t722_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t722_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t722_, 3u), 16u))}};
-                        acc_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[7]), xs_4_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[6]), xs_4_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[5]), xs_4_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[4]), xs_4_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[3]), xs_4_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[2]), xs_4_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[1]), xs_4_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[0]), xs_4_[0u], acc_[0u]))))))));
+                        kf_u32x4 t2110_ = wb_[7u];
+                        kf_bf16x8 wbv_4_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t2110_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2110_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2110_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2110_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2110_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2110_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2110_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2110_, 3u), 16u))}};
+                        acc_2_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[7]), xs_4_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[6]), xs_4_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[5]), xs_4_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[4]), xs_4_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[3]), xs_4_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[2]), xs_4_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[1]), xs_4_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[0]), xs_4_[0u], acc_2_[0u]))))))));
                     }
-                    unsigned t793_ = ck_ + 1u;
-                    ck_ = t793_;
-                    if (t793_ == steps_) {
-                        float t796_ = acc_[0u];
-                        unsigned t818_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
-                        if (t818_ == 32u) {
-                            float t823_ = __fadd_rn(t796_, kf_shfl_xor(t796_, 16u, kf_wn));
-                            float t826_ = __fadd_rn(t823_, kf_shfl_xor(t823_, 8u, kf_wn));
-                            float t829_ = __fadd_rn(t826_, kf_shfl_xor(t826_, 4u, kf_wn));
-                            float t832_ = __fadd_rn(t829_, kf_shfl_xor(t829_, 2u, kf_wn));
-                            s_ = __fadd_rn(t832_, kf_shfl_xor(t832_, 1u, kf_wn));
+                    unsigned t2181_ = ck_ + 1u;
+                    ck_ = t2181_;
+                    if (t2181_ == steps_) {
+                        float t2184_ = acc_2_[0u];
+                        unsigned t2206_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+                        if (t2206_ == 32u) {
+                            float t2211_ = __fadd_rn(t2184_, kf_shfl_xor(t2184_, 16u, kf_wn));
+                            float t2214_ = __fadd_rn(t2211_, kf_shfl_xor(t2211_, 8u, kf_wn));
+                            float t2217_ = __fadd_rn(t2214_, kf_shfl_xor(t2214_, 4u, kf_wn));
+                            float t2220_ = __fadd_rn(t2217_, kf_shfl_xor(t2217_, 2u, kf_wn));
+                            s_ = __fadd_rn(t2220_, kf_shfl_xor(t2220_, 1u, kf_wn));
                         } else {
-                            float t838_ = kf_shfl_down(t796_, 16u, kf_wn);
-                            bool t840_ = (kf_lane_id() + 16u) < t818_;
-                            float t841_ = __fadd_rn(t796_, t838_);
-                            float t842_ = t840_ ? t841_ : t796_;
-                            float t844_ = kf_shfl_down(t842_, 8u, kf_wn);
-                            bool t846_ = (kf_lane_id() + 8u) < t818_;
-                            float t847_ = __fadd_rn(t842_, t844_);
-                            float t848_ = t846_ ? t847_ : t842_;
-                            float t850_ = kf_shfl_down(t848_, 4u, kf_wn);
-                            bool t852_ = (kf_lane_id() + 4u) < t818_;
-                            float t853_ = __fadd_rn(t848_, t850_);
-                            float t854_ = t852_ ? t853_ : t848_;
-                            float t856_ = kf_shfl_down(t854_, 2u, kf_wn);
-                            bool t858_ = (kf_lane_id() + 2u) < t818_;
-                            float t859_ = __fadd_rn(t854_, t856_);
-                            float t860_ = t858_ ? t859_ : t854_;
-                            float t862_ = kf_shfl_down(t860_, 1u, kf_wn);
-                            bool t864_ = (kf_lane_id() + 1u) < t818_;
-                            float t865_ = __fadd_rn(t860_, t862_);
-                            s_ = kf_shfl(t864_ ? t865_ : t860_, 0u, kf_wn);
+                            float t2226_ = kf_shfl_down(t2184_, 16u, kf_wn);
+                            bool t2228_ = (kf_lane_id() + 16u) < t2206_;
+                            float t2229_ = __fadd_rn(t2184_, t2226_);
+                            float t2230_ = t2228_ ? t2229_ : t2184_;
+                            float t2232_ = kf_shfl_down(t2230_, 8u, kf_wn);
+                            bool t2234_ = (kf_lane_id() + 8u) < t2206_;
+                            float t2235_ = __fadd_rn(t2230_, t2232_);
+                            float t2236_ = t2234_ ? t2235_ : t2230_;
+                            float t2238_ = kf_shfl_down(t2236_, 4u, kf_wn);
+                            bool t2240_ = (kf_lane_id() + 4u) < t2206_;
+                            float t2241_ = __fadd_rn(t2236_, t2238_);
+                            float t2242_ = t2240_ ? t2241_ : t2236_;
+                            float t2244_ = kf_shfl_down(t2242_, 2u, kf_wn);
+                            bool t2246_ = (kf_lane_id() + 2u) < t2206_;
+                            float t2247_ = __fadd_rn(t2242_, t2244_);
+                            float t2248_ = t2246_ ? t2247_ : t2242_;
+                            float t2250_ = kf_shfl_down(t2248_, 1u, kf_wn);
+                            bool t2252_ = (kf_lane_id() + 1u) < t2206_;
+                            float t2253_ = __fadd_rn(t2248_, t2250_);
+                            s_ = kf_shfl(t2252_ ? t2253_ : t2248_, 0u, kf_wn);
                         }
-                        bool t870_ = lane_ == 0u;
-                        bool t871_ = t870_;
-                        if (t870_) {
-                            t871_ = cg_ < m_;
+                        bool t2258_ = lane_ == 0u;
+                        bool t2259_ = t2258_;
+                        if (t2258_) {
+                            t2259_ = cg_ < m_;
                         }
-                        if (t871_) {
+                        if (t2259_) {
                             y_[cg_] = s_;
                         }
-                        acc_[0u] = 0.0f;
+                        acc_2_[0u] = 0.0f;
                         ck_ = 0u;
                         cg_ = cg_ + nw_;
                     }
@@ -2939,23 +2939,23 @@ gemv_bf16_f16_f32(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__ x_,
                     unsigned row_9_ = min(lg_, (m_ - 1u));
                     wb_[7u] = wv_[(row_9_ * nv_) + v_12_];
                     xb_[14u] = xv_[v_12_];
-                    unsigned t1062_ = lk_ + 1u;
-                    lk_ = t1062_;
-                    if (t1062_ == steps_) {
+                    unsigned t2454_ = lk_ + 1u;
+                    lk_ = t2454_;
+                    if (t2454_ == steps_) {
                         lk_ = 0u;
                         lg_ = lg_ + nw_;
                     }
                 }
-                bool t1070_ = (t0_ + 1u) >= 1u;
-                bool t1071_ = t1070_;
-                if (t1070_) {
-                    t1071_ = ((t0_ + 1u) - 1u) < total_;
+                bool t2462_ = (t0_ + 1u) >= 1u;
+                bool t2463_ = t2462_;
+                if (t2462_) {
+                    t2463_ = ((t0_ + 1u) - 1u) < total_;
                 }
-                if (t1071_) {
+                if (t2463_) {
                     unsigned v_13_ = ((ck_ << 5u) << 2u) + lane_;
                     if (v_13_ < nv_) {
-                        kf_u32x4 t1108_ = xb_[0u];
-                        kf_f16x8 a_5_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1108_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1108_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1108_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1108_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1108_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1108_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1108_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1108_, 3u), 16u))}};
+                        kf_u32x4 t2522_ = xb_[0u];
+                        kf_f16x8 a_5_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2522_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2522_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2522_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2522_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2522_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2522_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2522_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2522_, 3u), 16u))}};
                         xs_5_[0u] = kf_f16_to_f32(a_5_.v[0]);
                         xs_5_[1u] = kf_f16_to_f32(a_5_.v[1]);
                         xs_5_[2u] = kf_f16_to_f32(a_5_.v[2]);
@@ -2964,14 +2964,14 @@ gemv_bf16_f16_f32(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__ x_,
                         xs_5_[5u] = kf_f16_to_f32(a_5_.v[5]);
                         xs_5_[6u] = kf_f16_to_f32(a_5_.v[6]);
                         xs_5_[7u] = kf_f16_to_f32(a_5_.v[7]);
-                        kf_u32x4 t1138_ = wb_[0u];
-                        kf_bf16x8 wbv_5_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t1138_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1138_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t1138_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1138_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t1138_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1138_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t1138_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1138_, 3u), 16u))}};
-                        acc_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[7]), xs_5_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[6]), xs_5_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[5]), xs_5_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[4]), xs_5_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[3]), xs_5_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[2]), xs_5_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[1]), xs_5_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[0]), xs_5_[0u], acc_[0u]))))))));
+                        kf_u32x4 t2552_ = wb_[0u];
+                        kf_bf16x8 wbv_5_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t2552_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2552_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2552_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2552_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2552_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2552_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2552_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2552_, 3u), 16u))}};
+                        acc_2_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[7]), xs_5_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[6]), xs_5_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[5]), xs_5_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[4]), xs_5_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[3]), xs_5_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[2]), xs_5_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[1]), xs_5_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[0]), xs_5_[0u], acc_2_[0u]))))))));
                     }
                     unsigned v_14_ = (((ck_ << 5u) << 2u) + 32u) + lane_;
                     if (v_14_ < nv_) {
-                        kf_u32x4 t1239_ = xb_[2u];
-                        kf_f16x8 a_6_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1239_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1239_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1239_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1239_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1239_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1239_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1239_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1239_, 3u), 16u))}};
+                        kf_u32x4 t2653_ = xb_[2u];
+                        kf_f16x8 a_6_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2653_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2653_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2653_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2653_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2653_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2653_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2653_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2653_, 3u), 16u))}};
                         xs_6_[0u] = kf_f16_to_f32(a_6_.v[0]);
                         xs_6_[1u] = kf_f16_to_f32(a_6_.v[1]);
                         xs_6_[2u] = kf_f16_to_f32(a_6_.v[2]);
@@ -2980,14 +2980,14 @@ gemv_bf16_f16_f32(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__ x_,
                         xs_6_[5u] = kf_f16_to_f32(a_6_.v[5]);
                         xs_6_[6u] = kf_f16_to_f32(a_6_.v[6]);
                         xs_6_[7u] = kf_f16_to_f32(a_6_.v[7]);
-                        kf_u32x4 t1269_ = wb_[1u];
-                        kf_bf16x8 wbv_6_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t1269_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1269_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t1269_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1269_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t1269_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1269_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t1269_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1269_, 3u), 16u))}};
-                        acc_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[7]), xs_6_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[6]), xs_6_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[5]), xs_6_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[4]), xs_6_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[3]), xs_6_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[2]), xs_6_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[1]), xs_6_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[0]), xs_6_[0u], acc_[0u]))))))));
+                        kf_u32x4 t2683_ = wb_[1u];
+                        kf_bf16x8 wbv_6_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t2683_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2683_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2683_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2683_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2683_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2683_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2683_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2683_, 3u), 16u))}};
+                        acc_2_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[7]), xs_6_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[6]), xs_6_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[5]), xs_6_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[4]), xs_6_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[3]), xs_6_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[2]), xs_6_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[1]), xs_6_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[0]), xs_6_[0u], acc_2_[0u]))))))));
                     }
                     unsigned v_15_ = (((ck_ << 5u) << 2u) + 64u) + lane_;
                     if (v_15_ < nv_) {
-                        kf_u32x4 t1370_ = xb_[4u];
-                        kf_f16x8 a_7_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1370_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1370_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1370_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1370_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1370_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1370_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1370_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1370_, 3u), 16u))}};
+                        kf_u32x4 t2784_ = xb_[4u];
+                        kf_f16x8 a_7_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2784_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2784_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2784_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2784_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2784_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2784_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2784_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2784_, 3u), 16u))}};
                         xs_7_[0u] = kf_f16_to_f32(a_7_.v[0]);
                         xs_7_[1u] = kf_f16_to_f32(a_7_.v[1]);
                         xs_7_[2u] = kf_f16_to_f32(a_7_.v[2]);
@@ -2996,14 +2996,14 @@ gemv_bf16_f16_f32(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__ x_,
                         xs_7_[5u] = kf_f16_to_f32(a_7_.v[5]);
                         xs_7_[6u] = kf_f16_to_f32(a_7_.v[6]);
                         xs_7_[7u] = kf_f16_to_f32(a_7_.v[7]);
-                        kf_u32x4 t1400_ = wb_[2u];
-                        kf_bf16x8 wbv_7_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t1400_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1400_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t1400_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1400_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t1400_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1400_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t1400_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1400_, 3u), 16u))}};
-                        acc_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[7]), xs_7_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[6]), xs_7_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[5]), xs_7_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[4]), xs_7_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[3]), xs_7_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[2]), xs_7_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[1]), xs_7_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[0]), xs_7_[0u], acc_[0u]))))))));
+                        kf_u32x4 t2814_ = wb_[2u];
+                        kf_bf16x8 wbv_7_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t2814_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2814_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2814_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2814_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2814_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2814_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2814_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2814_, 3u), 16u))}};
+                        acc_2_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[7]), xs_7_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[6]), xs_7_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[5]), xs_7_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[4]), xs_7_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[3]), xs_7_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[2]), xs_7_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[1]), xs_7_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[0]), xs_7_[0u], acc_2_[0u]))))))));
                     }
                     unsigned v_16_ = (((ck_ << 5u) << 2u) + 96u) + lane_;
                     if (v_16_ < nv_) {
-                        kf_u32x4 t1501_ = xb_[6u];
-                        kf_f16x8 a_8_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1501_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1501_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1501_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1501_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1501_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1501_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1501_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1501_, 3u), 16u))}};
+                        kf_u32x4 t2915_ = xb_[6u];
+                        kf_f16x8 a_8_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2915_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2915_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2915_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2915_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2915_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2915_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2915_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2915_, 3u), 16u))}};
                         xs_8_[0u] = kf_f16_to_f32(a_8_.v[0]);
                         xs_8_[1u] = kf_f16_to_f32(a_8_.v[1]);
                         xs_8_[2u] = kf_f16_to_f32(a_8_.v[2]);
@@ -3012,52 +3012,52 @@ gemv_bf16_f16_f32(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__ x_,
                         xs_8_[5u] = kf_f16_to_f32(a_8_.v[5]);
                         xs_8_[6u] = kf_f16_to_f32(a_8_.v[6]);
                         xs_8_[7u] = kf_f16_to_f32(a_8_.v[7]);
-                        kf_u32x4 t1531_ = wb_[3u];
-                        kf_bf16x8 wbv_8_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t1531_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1531_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t1531_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1531_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t1531_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1531_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t1531_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1531_, 3u), 16u))}};
-                        acc_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[7]), xs_8_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[6]), xs_8_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[5]), xs_8_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[4]), xs_8_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[3]), xs_8_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[2]), xs_8_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[1]), xs_8_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[0]), xs_8_[0u], acc_[0u]))))))));
+                        kf_u32x4 t2945_ = wb_[3u];
+                        kf_bf16x8 wbv_8_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t2945_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2945_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2945_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2945_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2945_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2945_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2945_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2945_, 3u), 16u))}};
+                        acc_2_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[7]), xs_8_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[6]), xs_8_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[5]), xs_8_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[4]), xs_8_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[3]), xs_8_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[2]), xs_8_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[1]), xs_8_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[0]), xs_8_[0u], acc_2_[0u]))))))));
                     }
-                    unsigned t1602_ = ck_ + 1u;
-                    ck_ = t1602_;
-                    if (t1602_ == steps_) {
-                        float t1605_ = acc_[0u];
-                        unsigned t1627_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
-                        if (t1627_ == 32u) {
-                            float t1632_ = __fadd_rn(t1605_, kf_shfl_xor(t1605_, 16u, kf_wn));
-                            float t1635_ = __fadd_rn(t1632_, kf_shfl_xor(t1632_, 8u, kf_wn));
-                            float t1638_ = __fadd_rn(t1635_, kf_shfl_xor(t1635_, 4u, kf_wn));
-                            float t1641_ = __fadd_rn(t1638_, kf_shfl_xor(t1638_, 2u, kf_wn));
-                            s_2_ = __fadd_rn(t1641_, kf_shfl_xor(t1641_, 1u, kf_wn));
+                    unsigned t3016_ = ck_ + 1u;
+                    ck_ = t3016_;
+                    if (t3016_ == steps_) {
+                        float t3019_ = acc_2_[0u];
+                        unsigned t3041_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+                        if (t3041_ == 32u) {
+                            float t3046_ = __fadd_rn(t3019_, kf_shfl_xor(t3019_, 16u, kf_wn));
+                            float t3049_ = __fadd_rn(t3046_, kf_shfl_xor(t3046_, 8u, kf_wn));
+                            float t3052_ = __fadd_rn(t3049_, kf_shfl_xor(t3049_, 4u, kf_wn));
+                            float t3055_ = __fadd_rn(t3052_, kf_shfl_xor(t3052_, 2u, kf_wn));
+                            s_2_ = __fadd_rn(t3055_, kf_shfl_xor(t3055_, 1u, kf_wn));
                         } else {
-                            float t1647_ = kf_shfl_down(t1605_, 16u, kf_wn);
-                            bool t1649_ = (kf_lane_id() + 16u) < t1627_;
-                            float t1650_ = __fadd_rn(t1605_, t1647_);
-                            float t1651_ = t1649_ ? t1650_ : t1605_;
-                            float t1653_ = kf_shfl_down(t1651_, 8u, kf_wn);
-                            bool t1655_ = (kf_lane_id() + 8u) < t1627_;
-                            float t1656_ = __fadd_rn(t1651_, t1653_);
-                            float t1657_ = t1655_ ? t1656_ : t1651_;
-                            float t1659_ = kf_shfl_down(t1657_, 4u, kf_wn);
-                            bool t1661_ = (kf_lane_id() + 4u) < t1627_;
-                            float t1662_ = __fadd_rn(t1657_, t1659_);
-                            float t1663_ = t1661_ ? t1662_ : t1657_;
-                            float t1665_ = kf_shfl_down(t1663_, 2u, kf_wn);
-                            bool t1667_ = (kf_lane_id() + 2u) < t1627_;
-                            float t1668_ = __fadd_rn(t1663_, t1665_);
-                            float t1669_ = t1667_ ? t1668_ : t1663_;
-                            float t1671_ = kf_shfl_down(t1669_, 1u, kf_wn);
-                            bool t1673_ = (kf_lane_id() + 1u) < t1627_;
-                            float t1674_ = __fadd_rn(t1669_, t1671_);
-                            s_2_ = kf_shfl(t1673_ ? t1674_ : t1669_, 0u, kf_wn);
+                            float t3061_ = kf_shfl_down(t3019_, 16u, kf_wn);
+                            bool t3063_ = (kf_lane_id() + 16u) < t3041_;
+                            float t3064_ = __fadd_rn(t3019_, t3061_);
+                            float t3065_ = t3063_ ? t3064_ : t3019_;
+                            float t3067_ = kf_shfl_down(t3065_, 8u, kf_wn);
+                            bool t3069_ = (kf_lane_id() + 8u) < t3041_;
+                            float t3070_ = __fadd_rn(t3065_, t3067_);
+                            float t3071_ = t3069_ ? t3070_ : t3065_;
+                            float t3073_ = kf_shfl_down(t3071_, 4u, kf_wn);
+                            bool t3075_ = (kf_lane_id() + 4u) < t3041_;
+                            float t3076_ = __fadd_rn(t3071_, t3073_);
+                            float t3077_ = t3075_ ? t3076_ : t3071_;
+                            float t3079_ = kf_shfl_down(t3077_, 2u, kf_wn);
+                            bool t3081_ = (kf_lane_id() + 2u) < t3041_;
+                            float t3082_ = __fadd_rn(t3077_, t3079_);
+                            float t3083_ = t3081_ ? t3082_ : t3077_;
+                            float t3085_ = kf_shfl_down(t3083_, 1u, kf_wn);
+                            bool t3087_ = (kf_lane_id() + 1u) < t3041_;
+                            float t3088_ = __fadd_rn(t3083_, t3085_);
+                            s_2_ = kf_shfl(t3087_ ? t3088_ : t3083_, 0u, kf_wn);
                         }
-                        bool t1679_ = lane_ == 0u;
-                        bool t1680_ = t1679_;
-                        if (t1679_) {
-                            t1680_ = cg_ < m_;
+                        bool t3093_ = lane_ == 0u;
+                        bool t3094_ = t3093_;
+                        if (t3093_) {
+                            t3094_ = cg_ < m_;
                         }
-                        if (t1680_) {
+                        if (t3094_) {
                             y_[cg_] = s_2_;
                         }
-                        acc_[0u] = 0.0f;
+                        acc_2_[0u] = 0.0f;
                         ck_ = 0u;
                         cg_ = cg_ + nw_;
                     }
@@ -3067,51 +3067,51 @@ gemv_bf16_f16_f32(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__ x_,
     } else {
         unsigned lane_2_ = kf_lane_id();
         unsigned nv_2_ = k_ >> 3u;
-        unsigned t1721_ = (blockIdx.x << 3u) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u);
-        unsigned t1732_ = gridDim.x << 3u;
+        unsigned t3139_ = (blockIdx.x << 3u) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u);
+        unsigned t3150_ = gridDim.x << 3u;
         #pragma unroll 1
-        for (unsigned g_ = t1721_; g_ < m_; g_ = g_ + t1732_) {
+        for (unsigned g_ = t3139_; g_ < m_; g_ = g_ + t3150_) {
             row_[0u] = min(g_, (m_ - 1u));
-            acc_2_[0u] = 0.0f;
+            acc_3_[0u] = 0.0f;
             if ((k_ & 7u) == 0u) {
                 #pragma unroll 1
                 for (unsigned base_ = 0u; base_ < nv_2_; base_ = base_ + 128u) {
                     unsigned v_17_ = base_ + lane_2_;
-                    kf_u32x4 t1757_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                    kf_u32x4 t_ = t1757_;
+                    kf_u32x4 t3175_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_2_ = t3175_;
                     if (v_17_ < nv_2_) {
-                        unsigned t1763_ = (row_[0u] * nv_2_) + v_17_;
-                        kf_u32x4 t1764_ = wv_[t1763_];
-                        t_ = t1764_;
+                        unsigned t3181_ = (row_[0u] * nv_2_) + v_17_;
+                        kf_u32x4 t3182_ = wv_[t3181_];
+                        t_2_ = t3182_;
                     }
-                    wr_[0u] = t_;
+                    wr_[0u] = t_2_;
                     unsigned v_18_ = (base_ + 32u) + lane_2_;
-                    kf_u32x4 t1770_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                    kf_u32x4 t_2_ = t1770_;
+                    kf_u32x4 t3188_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_3_ = t3188_;
                     if (v_18_ < nv_2_) {
-                        unsigned t1776_ = (row_[0u] * nv_2_) + v_18_;
-                        kf_u32x4 t1777_ = wv_[t1776_];
-                        t_2_ = t1777_;
+                        unsigned t3194_ = (row_[0u] * nv_2_) + v_18_;
+                        kf_u32x4 t3195_ = wv_[t3194_];
+                        t_3_ = t3195_;
                     }
-                    wr_[1u] = t_2_;
+                    wr_[1u] = t_3_;
                     unsigned v_19_ = (base_ + 64u) + lane_2_;
-                    kf_u32x4 t1783_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                    kf_u32x4 t_3_ = t1783_;
+                    kf_u32x4 t3201_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_4_ = t3201_;
                     if (v_19_ < nv_2_) {
-                        unsigned t1789_ = (row_[0u] * nv_2_) + v_19_;
-                        kf_u32x4 t1790_ = wv_[t1789_];
-                        t_3_ = t1790_;
+                        unsigned t3207_ = (row_[0u] * nv_2_) + v_19_;
+                        kf_u32x4 t3208_ = wv_[t3207_];
+                        t_4_ = t3208_;
                     }
-                    wr_[2u] = t_3_;
+                    wr_[2u] = t_4_;
                     unsigned v_20_ = (base_ + 96u) + lane_2_;
-                    kf_u32x4 t1796_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                    kf_u32x4 t_4_ = t1796_;
+                    kf_u32x4 t3214_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_5_ = t3214_;
                     if (v_20_ < nv_2_) {
-                        unsigned t1802_ = (row_[0u] * nv_2_) + v_20_;
-                        kf_u32x4 t1803_ = wv_[t1802_];
-                        t_4_ = t1803_;
+                        unsigned t3220_ = (row_[0u] * nv_2_) + v_20_;
+                        kf_u32x4 t3221_ = wv_[t3220_];
+                        t_5_ = t3221_;
                     }
-                    wr_[3u] = t_4_;
+                    wr_[3u] = t_5_;
                     unsigned v_21_ = base_ + lane_2_;
                     if (v_21_ < nv_2_) {
                         kf_f16x8 a_9_ = xh8_[v_21_];
@@ -3123,9 +3123,9 @@ gemv_bf16_f16_f32(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__ x_,
                         xs_9_[5u] = kf_f16_to_f32(a_9_.v[5]);
                         xs_9_[6u] = kf_f16_to_f32(a_9_.v[6]);
                         xs_9_[7u] = kf_f16_to_f32(a_9_.v[7]);
-                        kf_u32x4 t1862_ = wr_[0u];
-                        kf_bf16x8 wb_2_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t1862_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1862_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t1862_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1862_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t1862_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1862_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t1862_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1862_, 3u), 16u))}};
-                        acc_2_[0u] = __fmaf_rn(kf_bf16_to_f32(wb_2_.v[7]), xs_9_[7u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[6]), xs_9_[6u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[5]), xs_9_[5u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[4]), xs_9_[4u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[3]), xs_9_[3u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[2]), xs_9_[2u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[1]), xs_9_[1u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[0]), xs_9_[0u], acc_2_[0u]))))))));
+                        kf_u32x4 t3280_ = wr_[0u];
+                        kf_bf16x8 wb_2_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t3280_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3280_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t3280_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3280_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t3280_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3280_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t3280_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3280_, 3u), 16u))}};
+                        acc_3_[0u] = __fmaf_rn(kf_bf16_to_f32(wb_2_.v[7]), xs_9_[7u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[6]), xs_9_[6u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[5]), xs_9_[5u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[4]), xs_9_[4u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[3]), xs_9_[3u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[2]), xs_9_[2u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[1]), xs_9_[1u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[0]), xs_9_[0u], acc_3_[0u]))))))));
                     }
                     unsigned v_22_ = (base_ + 32u) + lane_2_;
                     if (v_22_ < nv_2_) {
@@ -3138,9 +3138,9 @@ gemv_bf16_f16_f32(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__ x_,
                         xs_10_[5u] = kf_f16_to_f32(a_10_.v[5]);
                         xs_10_[6u] = kf_f16_to_f32(a_10_.v[6]);
                         xs_10_[7u] = kf_f16_to_f32(a_10_.v[7]);
-                        kf_u32x4 t1989_ = wr_[1u];
-                        kf_bf16x8 wb_3_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t1989_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1989_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t1989_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1989_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t1989_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1989_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t1989_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1989_, 3u), 16u))}};
-                        acc_2_[0u] = __fmaf_rn(kf_bf16_to_f32(wb_3_.v[7]), xs_10_[7u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[6]), xs_10_[6u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[5]), xs_10_[5u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[4]), xs_10_[4u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[3]), xs_10_[3u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[2]), xs_10_[2u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[1]), xs_10_[1u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[0]), xs_10_[0u], acc_2_[0u]))))))));
+                        kf_u32x4 t3407_ = wr_[1u];
+                        kf_bf16x8 wb_3_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t3407_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3407_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t3407_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3407_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t3407_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3407_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t3407_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3407_, 3u), 16u))}};
+                        acc_3_[0u] = __fmaf_rn(kf_bf16_to_f32(wb_3_.v[7]), xs_10_[7u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[6]), xs_10_[6u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[5]), xs_10_[5u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[4]), xs_10_[4u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[3]), xs_10_[3u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[2]), xs_10_[2u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[1]), xs_10_[1u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[0]), xs_10_[0u], acc_3_[0u]))))))));
                     }
                     unsigned v_23_ = (base_ + 64u) + lane_2_;
                     if (v_23_ < nv_2_) {
@@ -3153,9 +3153,9 @@ gemv_bf16_f16_f32(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__ x_,
                         xs_11_[5u] = kf_f16_to_f32(a_11_.v[5]);
                         xs_11_[6u] = kf_f16_to_f32(a_11_.v[6]);
                         xs_11_[7u] = kf_f16_to_f32(a_11_.v[7]);
-                        kf_u32x4 t2116_ = wr_[2u];
-                        kf_bf16x8 wb_4_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t2116_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2116_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2116_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2116_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2116_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2116_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2116_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2116_, 3u), 16u))}};
-                        acc_2_[0u] = __fmaf_rn(kf_bf16_to_f32(wb_4_.v[7]), xs_11_[7u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[6]), xs_11_[6u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[5]), xs_11_[5u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[4]), xs_11_[4u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[3]), xs_11_[3u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[2]), xs_11_[2u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[1]), xs_11_[1u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[0]), xs_11_[0u], acc_2_[0u]))))))));
+                        kf_u32x4 t3534_ = wr_[2u];
+                        kf_bf16x8 wb_4_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t3534_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3534_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t3534_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3534_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t3534_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3534_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t3534_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3534_, 3u), 16u))}};
+                        acc_3_[0u] = __fmaf_rn(kf_bf16_to_f32(wb_4_.v[7]), xs_11_[7u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[6]), xs_11_[6u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[5]), xs_11_[5u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[4]), xs_11_[4u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[3]), xs_11_[3u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[2]), xs_11_[2u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[1]), xs_11_[1u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[0]), xs_11_[0u], acc_3_[0u]))))))));
                     }
                     unsigned v_24_ = (base_ + 96u) + lane_2_;
                     if (v_24_ < nv_2_) {
@@ -3168,70 +3168,70 @@ gemv_bf16_f16_f32(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__ x_,
                         xs_12_[5u] = kf_f16_to_f32(a_12_.v[5]);
                         xs_12_[6u] = kf_f16_to_f32(a_12_.v[6]);
                         xs_12_[7u] = kf_f16_to_f32(a_12_.v[7]);
-                        kf_u32x4 t2243_ = wr_[3u];
-                        kf_bf16x8 wb_5_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t2243_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2243_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2243_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2243_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2243_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2243_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2243_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2243_, 3u), 16u))}};
-                        acc_2_[0u] = __fmaf_rn(kf_bf16_to_f32(wb_5_.v[7]), xs_12_[7u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[6]), xs_12_[6u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[5]), xs_12_[5u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[4]), xs_12_[4u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[3]), xs_12_[3u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[2]), xs_12_[2u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[1]), xs_12_[1u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[0]), xs_12_[0u], acc_2_[0u]))))))));
+                        kf_u32x4 t3661_ = wr_[3u];
+                        kf_bf16x8 wb_5_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t3661_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3661_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t3661_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3661_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t3661_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3661_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t3661_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3661_, 3u), 16u))}};
+                        acc_3_[0u] = __fmaf_rn(kf_bf16_to_f32(wb_5_.v[7]), xs_12_[7u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[6]), xs_12_[6u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[5]), xs_12_[5u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[4]), xs_12_[4u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[3]), xs_12_[3u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[2]), xs_12_[2u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[1]), xs_12_[1u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[0]), xs_12_[0u], acc_3_[0u]))))))));
                     }
                 }
             } else {
                 #pragma unroll 1
                 for (unsigned c_ = lane_2_; c_ < k_; c_ = c_ + 32u) {
-                    float t2321_ = kf_f16_to_f32(x_[c_]);
+                    float t3739_ = kf_f16_to_f32(x_[c_]);
                     unsigned i_ = (row_[0u] * k_) + c_;
                     unsigned short u_ = w16_[i_];
-                    acc_2_[0u] = __fmaf_rn(kf_bf16_to_f32(kf_bitcast<kf_bf16>(u_)), t2321_, acc_2_[0u]);
+                    acc_3_[0u] = __fmaf_rn(kf_bf16_to_f32(kf_bitcast<kf_bf16>(u_)), t3739_, acc_3_[0u]);
                 }
             }
-            float t2339_ = acc_2_[0u];
-            unsigned t2361_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
-            if (t2361_ == 32u) {
-                float t2366_ = __fadd_rn(t2339_, kf_shfl_xor(t2339_, 16u, kf_wn));
-                float t2369_ = __fadd_rn(t2366_, kf_shfl_xor(t2366_, 8u, kf_wn));
-                float t2372_ = __fadd_rn(t2369_, kf_shfl_xor(t2369_, 4u, kf_wn));
-                float t2375_ = __fadd_rn(t2372_, kf_shfl_xor(t2372_, 2u, kf_wn));
-                s_3_ = __fadd_rn(t2375_, kf_shfl_xor(t2375_, 1u, kf_wn));
+            float t3757_ = acc_3_[0u];
+            unsigned t3779_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+            if (t3779_ == 32u) {
+                float t3784_ = __fadd_rn(t3757_, kf_shfl_xor(t3757_, 16u, kf_wn));
+                float t3787_ = __fadd_rn(t3784_, kf_shfl_xor(t3784_, 8u, kf_wn));
+                float t3790_ = __fadd_rn(t3787_, kf_shfl_xor(t3787_, 4u, kf_wn));
+                float t3793_ = __fadd_rn(t3790_, kf_shfl_xor(t3790_, 2u, kf_wn));
+                s_3_ = __fadd_rn(t3793_, kf_shfl_xor(t3793_, 1u, kf_wn));
             } else {
-                float t2381_ = kf_shfl_down(t2339_, 16u, kf_wn);
-                bool t2383_ = (kf_lane_id() + 16u) < t2361_;
-                float t2384_ = __fadd_rn(t2339_, t2381_);
-                float t2385_ = t2383_ ? t2384_ : t2339_;
-                float t2387_ = kf_shfl_down(t2385_, 8u, kf_wn);
-                bool t2389_ = (kf_lane_id() + 8u) < t2361_;
-                float t2390_ = __fadd_rn(t2385_, t2387_);
-                float t2391_ = t2389_ ? t2390_ : t2385_;
-                float t2393_ = kf_shfl_down(t2391_, 4u, kf_wn);
-                bool t2395_ = (kf_lane_id() + 4u) < t2361_;
-                float t2396_ = __fadd_rn(t2391_, t2393_);
-                float t2397_ = t2395_ ? t2396_ : t2391_;
-                float t2399_ = kf_shfl_down(t2397_, 2u, kf_wn);
-                bool t2401_ = (kf_lane_id() + 2u) < t2361_;
-                float t2402_ = __fadd_rn(t2397_, t2399_);
-                float t2403_ = t2401_ ? t2402_ : t2397_;
-                float t2405_ = kf_shfl_down(t2403_, 1u, kf_wn);
-                bool t2407_ = (kf_lane_id() + 1u) < t2361_;
-                float t2408_ = __fadd_rn(t2403_, t2405_);
-                s_3_ = kf_shfl(t2407_ ? t2408_ : t2403_, 0u, kf_wn);
+                float t3799_ = kf_shfl_down(t3757_, 16u, kf_wn);
+                bool t3801_ = (kf_lane_id() + 16u) < t3779_;
+                float t3802_ = __fadd_rn(t3757_, t3799_);
+                float t3803_ = t3801_ ? t3802_ : t3757_;
+                float t3805_ = kf_shfl_down(t3803_, 8u, kf_wn);
+                bool t3807_ = (kf_lane_id() + 8u) < t3779_;
+                float t3808_ = __fadd_rn(t3803_, t3805_);
+                float t3809_ = t3807_ ? t3808_ : t3803_;
+                float t3811_ = kf_shfl_down(t3809_, 4u, kf_wn);
+                bool t3813_ = (kf_lane_id() + 4u) < t3779_;
+                float t3814_ = __fadd_rn(t3809_, t3811_);
+                float t3815_ = t3813_ ? t3814_ : t3809_;
+                float t3817_ = kf_shfl_down(t3815_, 2u, kf_wn);
+                bool t3819_ = (kf_lane_id() + 2u) < t3779_;
+                float t3820_ = __fadd_rn(t3815_, t3817_);
+                float t3821_ = t3819_ ? t3820_ : t3815_;
+                float t3823_ = kf_shfl_down(t3821_, 1u, kf_wn);
+                bool t3825_ = (kf_lane_id() + 1u) < t3779_;
+                float t3826_ = __fadd_rn(t3821_, t3823_);
+                s_3_ = kf_shfl(t3825_ ? t3826_ : t3821_, 0u, kf_wn);
             }
-            bool t2413_ = lane_2_ == 0u;
-            bool t2414_ = t2413_;
-            if (t2413_) {
-                t2414_ = g_ < m_;
+            bool t3831_ = lane_2_ == 0u;
+            bool t3832_ = t3831_;
+            if (t3831_) {
+                t3832_ = g_ < m_;
             }
-            if (t2414_) {
+            if (t3832_) {
                 y_[g_] = s_3_;
             }
         }
     }
 }
 
-/* kernel gemv_bf16_f32_f16 (gemv.kf:536) */
+/* kernel gemv_bf16_f32_f16 (gemv.kf:762) */
 extern "C" __global__ void __launch_bounds__(256)
 gemv_bf16_f32_f16(const kf_bf16* __restrict__ w_, const float* __restrict__ x_, kf_f16* __restrict__ y_, unsigned m_, unsigned k_)
 {
     kf_pdl_wait();
     kf_u32x4 wb_[8];
     kf_u32x4 xb_[16];
-    float acc_[1];
+    float acc_2_[1];
     float xs_[8];
     float xs_2_[8];
     float xs_3_[8];
@@ -3241,7 +3241,7 @@ gemv_bf16_f32_f16(const kf_bf16* __restrict__ w_, const float* __restrict__ x_, 
     float xs_7_[8];
     float xs_8_[8];
     unsigned row_[1];
-    float acc_2_[1];
+    float acc_3_[1];
     kf_u32x4 wr_[4];
     float xs_9_[8];
     float xs_10_[8];
@@ -3258,61 +3258,61 @@ gemv_bf16_f32_f16(const kf_bf16* __restrict__ w_, const float* __restrict__ x_, 
     if ((k_ & 7u) == 0u) {
         unsigned lane_ = kf_lane_id();
         unsigned nv_ = k_ >> 3u;
-        unsigned t25_ = nv_ << 1u;
+        unsigned t1389_ = nv_ << 1u;
         unsigned steps_ = (nv_ >> 7u) + (((nv_ & 127u) != 0u) ? 1u : 0u);
         unsigned wid_ = (blockIdx.x << 3u) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u);
         unsigned nw_ = gridDim.x << 3u;
         if (!(wid_ >= m_)) {
-            unsigned t62_ = m_ - wid_;
-            unsigned total_ = ((t62_ / nw_) + (((t62_ % nw_) != 0u) ? 1u : 0u)) * steps_;
-            acc_[0u] = 0.0f;
+            unsigned t1426_ = m_ - wid_;
+            unsigned total_ = ((t1426_ / nw_) + (((t1426_ % nw_) != 0u) ? 1u : 0u)) * steps_;
+            acc_2_[0u] = 0.0f;
             unsigned lg_ = wid_;
             unsigned lk_ = 0u;
             unsigned cg_ = wid_;
             unsigned ck_ = 0u;
-            unsigned t81_ = total_ + 1u;
+            unsigned t1447_ = total_ + 1u;
             #pragma unroll 1
-            for (unsigned t0_ = 0u; t0_ < t81_; t0_ = t0_ + 2u) {
+            for (unsigned t0_ = 0u; t0_ < t1447_; t0_ = t0_ + 2u) {
                 if (t0_ < total_) {
                     unsigned v_ = min((((lk_ << 5u) << 2u) + lane_), (nv_ - 1u));
                     unsigned row_2_ = min(lg_, (m_ - 1u));
                     wb_[0u] = wv_[(row_2_ * nv_) + v_];
-                    xb_[0u] = xv_[min((v_ << 1u), (t25_ - 1u))];
-                    xb_[1u] = xv_[min(((v_ << 1u) + 1u), (t25_ - 1u))];
+                    xb_[0u] = xv_[min((v_ << 1u), (t1389_ - 1u))];
+                    xb_[1u] = xv_[min(((v_ << 1u) + 1u), (t1389_ - 1u))];
                     unsigned v_2_ = min(((((lk_ << 5u) << 2u) + 32u) + lane_), (nv_ - 1u));
                     unsigned row_3_ = min(lg_, (m_ - 1u));
                     wb_[1u] = wv_[(row_3_ * nv_) + v_2_];
-                    xb_[2u] = xv_[min((v_2_ << 1u), (t25_ - 1u))];
-                    xb_[3u] = xv_[min(((v_2_ << 1u) + 1u), (t25_ - 1u))];
+                    xb_[2u] = xv_[min((v_2_ << 1u), (t1389_ - 1u))];
+                    xb_[3u] = xv_[min(((v_2_ << 1u) + 1u), (t1389_ - 1u))];
                     unsigned v_3_ = min(((((lk_ << 5u) << 2u) + 64u) + lane_), (nv_ - 1u));
                     unsigned row_4_ = min(lg_, (m_ - 1u));
                     wb_[2u] = wv_[(row_4_ * nv_) + v_3_];
-                    xb_[4u] = xv_[min((v_3_ << 1u), (t25_ - 1u))];
-                    xb_[5u] = xv_[min(((v_3_ << 1u) + 1u), (t25_ - 1u))];
+                    xb_[4u] = xv_[min((v_3_ << 1u), (t1389_ - 1u))];
+                    xb_[5u] = xv_[min(((v_3_ << 1u) + 1u), (t1389_ - 1u))];
                     unsigned v_4_ = min(((((lk_ << 5u) << 2u) + 96u) + lane_), (nv_ - 1u));
                     unsigned row_5_ = min(lg_, (m_ - 1u));
                     wb_[3u] = wv_[(row_5_ * nv_) + v_4_];
-                    xb_[6u] = xv_[min((v_4_ << 1u), (t25_ - 1u))];
-                    xb_[7u] = xv_[min(((v_4_ << 1u) + 1u), (t25_ - 1u))];
-                    unsigned t253_ = lk_ + 1u;
-                    lk_ = t253_;
-                    if (t253_ == steps_) {
+                    xb_[6u] = xv_[min((v_4_ << 1u), (t1389_ - 1u))];
+                    xb_[7u] = xv_[min(((v_4_ << 1u) + 1u), (t1389_ - 1u))];
+                    unsigned t1619_ = lk_ + 1u;
+                    lk_ = t1619_;
+                    if (t1619_ == steps_) {
                         lk_ = 0u;
                         lg_ = lg_ + nw_;
                     }
                 }
-                bool t261_ = t0_ >= 1u;
-                bool t262_ = t261_;
-                if (t261_) {
-                    t262_ = (t0_ - 1u) < total_;
+                bool t1627_ = t0_ >= 1u;
+                bool t1628_ = t1627_;
+                if (t1627_) {
+                    t1628_ = (t0_ - 1u) < total_;
                 }
-                if (t262_) {
+                if (t1628_) {
                     unsigned v_5_ = ((ck_ << 5u) << 2u) + lane_;
                     if (v_5_ < nv_) {
-                        kf_u32x4 t277_ = xb_[8u];
-                        kf_f32x4 a_ = kf_bitcast<kf_f32x4>(t277_);
-                        kf_u32x4 t280_ = xb_[9u];
-                        kf_f32x4 b_ = kf_bitcast<kf_f32x4>(t280_);
+                        kf_u32x4 t1665_ = xb_[8u];
+                        kf_f32x4 a_ = kf_bitcast<kf_f32x4>(t1665_);
+                        kf_u32x4 t1668_ = xb_[9u];
+                        kf_f32x4 b_ = kf_bitcast<kf_f32x4>(t1668_);
                         xs_[0u] = a_.v[0];
                         xs_[4u] = b_.v[0];
                         xs_[1u] = a_.v[1];
@@ -3321,16 +3321,16 @@ gemv_bf16_f32_f16(const kf_bf16* __restrict__ w_, const float* __restrict__ x_, 
                         xs_[6u] = b_.v[2];
                         xs_[3u] = a_.v[3];
                         xs_[7u] = b_.v[3];
-                        kf_u32x4 t329_ = wb_[4u];
-                        kf_bf16x8 wbv_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t329_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t329_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t329_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t329_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t329_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t329_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t329_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t329_, 3u), 16u))}};
-                        acc_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_.v[7]), xs_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[6]), xs_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[5]), xs_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[4]), xs_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[3]), xs_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[2]), xs_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[1]), xs_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[0]), xs_[0u], acc_[0u]))))))));
+                        kf_u32x4 t1717_ = wb_[4u];
+                        kf_bf16x8 wbv_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t1717_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1717_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t1717_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1717_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t1717_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1717_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t1717_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1717_, 3u), 16u))}};
+                        acc_2_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_.v[7]), xs_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[6]), xs_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[5]), xs_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[4]), xs_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[3]), xs_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[2]), xs_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[1]), xs_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[0]), xs_[0u], acc_2_[0u]))))))));
                     }
                     unsigned v_6_ = (((ck_ << 5u) << 2u) + 32u) + lane_;
                     if (v_6_ < nv_) {
-                        kf_u32x4 t408_ = xb_[10u];
-                        kf_f32x4 a_2_ = kf_bitcast<kf_f32x4>(t408_);
-                        kf_u32x4 t411_ = xb_[11u];
-                        kf_f32x4 b_2_ = kf_bitcast<kf_f32x4>(t411_);
+                        kf_u32x4 t1796_ = xb_[10u];
+                        kf_f32x4 a_2_ = kf_bitcast<kf_f32x4>(t1796_);
+                        kf_u32x4 t1799_ = xb_[11u];
+                        kf_f32x4 b_2_ = kf_bitcast<kf_f32x4>(t1799_);
                         xs_2_[0u] = a_2_.v[0];
                         xs_2_[4u] = b_2_.v[0];
                         xs_2_[1u] = a_2_.v[1];
@@ -3339,16 +3339,16 @@ gemv_bf16_f32_f16(const kf_bf16* __restrict__ w_, const float* __restrict__ x_, 
                         xs_2_[6u] = b_2_.v[2];
                         xs_2_[3u] = a_2_.v[3];
                         xs_2_[7u] = b_2_.v[3];
-                        kf_u32x4 t460_ = wb_[5u];
-                        kf_bf16x8 wbv_2_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t460_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t460_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t460_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t460_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t460_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t460_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t460_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t460_, 3u), 16u))}};
-                        acc_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[7]), xs_2_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[6]), xs_2_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[5]), xs_2_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[4]), xs_2_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[3]), xs_2_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[2]), xs_2_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[1]), xs_2_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[0]), xs_2_[0u], acc_[0u]))))))));
+                        kf_u32x4 t1848_ = wb_[5u];
+                        kf_bf16x8 wbv_2_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t1848_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1848_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t1848_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1848_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t1848_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1848_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t1848_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1848_, 3u), 16u))}};
+                        acc_2_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[7]), xs_2_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[6]), xs_2_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[5]), xs_2_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[4]), xs_2_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[3]), xs_2_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[2]), xs_2_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[1]), xs_2_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[0]), xs_2_[0u], acc_2_[0u]))))))));
                     }
                     unsigned v_7_ = (((ck_ << 5u) << 2u) + 64u) + lane_;
                     if (v_7_ < nv_) {
-                        kf_u32x4 t539_ = xb_[12u];
-                        kf_f32x4 a_3_ = kf_bitcast<kf_f32x4>(t539_);
-                        kf_u32x4 t542_ = xb_[13u];
-                        kf_f32x4 b_3_ = kf_bitcast<kf_f32x4>(t542_);
+                        kf_u32x4 t1927_ = xb_[12u];
+                        kf_f32x4 a_3_ = kf_bitcast<kf_f32x4>(t1927_);
+                        kf_u32x4 t1930_ = xb_[13u];
+                        kf_f32x4 b_3_ = kf_bitcast<kf_f32x4>(t1930_);
                         xs_3_[0u] = a_3_.v[0];
                         xs_3_[4u] = b_3_.v[0];
                         xs_3_[1u] = a_3_.v[1];
@@ -3357,16 +3357,16 @@ gemv_bf16_f32_f16(const kf_bf16* __restrict__ w_, const float* __restrict__ x_, 
                         xs_3_[6u] = b_3_.v[2];
                         xs_3_[3u] = a_3_.v[3];
                         xs_3_[7u] = b_3_.v[3];
-                        kf_u32x4 t591_ = wb_[6u];
-                        kf_bf16x8 wbv_3_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t591_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t591_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t591_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t591_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t591_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t591_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t591_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t591_, 3u), 16u))}};
-                        acc_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[7]), xs_3_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[6]), xs_3_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[5]), xs_3_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[4]), xs_3_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[3]), xs_3_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[2]), xs_3_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[1]), xs_3_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[0]), xs_3_[0u], acc_[0u]))))))));
+                        kf_u32x4 t1979_ = wb_[6u];
+                        kf_bf16x8 wbv_3_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t1979_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1979_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t1979_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1979_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t1979_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1979_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t1979_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1979_, 3u), 16u))}};
+                        acc_2_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[7]), xs_3_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[6]), xs_3_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[5]), xs_3_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[4]), xs_3_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[3]), xs_3_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[2]), xs_3_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[1]), xs_3_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[0]), xs_3_[0u], acc_2_[0u]))))))));
                     }
                     unsigned v_8_ = (((ck_ << 5u) << 2u) + 96u) + lane_;
                     if (v_8_ < nv_) {
-                        kf_u32x4 t670_ = xb_[14u];
-                        kf_f32x4 a_4_ = kf_bitcast<kf_f32x4>(t670_);
-                        kf_u32x4 t673_ = xb_[15u];
-                        kf_f32x4 b_4_ = kf_bitcast<kf_f32x4>(t673_);
+                        kf_u32x4 t2058_ = xb_[14u];
+                        kf_f32x4 a_4_ = kf_bitcast<kf_f32x4>(t2058_);
+                        kf_u32x4 t2061_ = xb_[15u];
+                        kf_f32x4 b_4_ = kf_bitcast<kf_f32x4>(t2061_);
                         xs_4_[0u] = a_4_.v[0];
                         xs_4_[4u] = b_4_.v[0];
                         xs_4_[1u] = a_4_.v[1];
@@ -3375,52 +3375,52 @@ gemv_bf16_f32_f16(const kf_bf16* __restrict__ w_, const float* __restrict__ x_, 
                         xs_4_[6u] = b_4_.v[2];
                         xs_4_[3u] = a_4_.v[3];
                         xs_4_[7u] = b_4_.v[3];
-                        kf_u32x4 t722_ = wb_[7u];
-                        kf_bf16x8 wbv_4_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t722_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t722_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t722_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t722_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t722_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t722_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t722_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t722_, 3u), 16u))}};
-                        acc_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[7]), xs_4_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[6]), xs_4_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[5]), xs_4_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[4]), xs_4_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[3]), xs_4_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[2]), xs_4_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[1]), xs_4_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[0]), xs_4_[0u], acc_[0u]))))))));
+                        kf_u32x4 t2110_ = wb_[7u];
+                        kf_bf16x8 wbv_4_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t2110_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2110_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2110_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2110_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2110_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2110_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2110_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2110_, 3u), 16u))}};
+                        acc_2_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[7]), xs_4_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[6]), xs_4_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[5]), xs_4_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[4]), xs_4_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[3]), xs_4_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[2]), xs_4_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[1]), xs_4_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[0]), xs_4_[0u], acc_2_[0u]))))))));
                     }
-                    unsigned t793_ = ck_ + 1u;
-                    ck_ = t793_;
-                    if (t793_ == steps_) {
-                        float t796_ = acc_[0u];
-                        unsigned t818_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
-                        if (t818_ == 32u) {
-                            float t823_ = __fadd_rn(t796_, kf_shfl_xor(t796_, 16u, kf_wn));
-                            float t826_ = __fadd_rn(t823_, kf_shfl_xor(t823_, 8u, kf_wn));
-                            float t829_ = __fadd_rn(t826_, kf_shfl_xor(t826_, 4u, kf_wn));
-                            float t832_ = __fadd_rn(t829_, kf_shfl_xor(t829_, 2u, kf_wn));
-                            s_ = __fadd_rn(t832_, kf_shfl_xor(t832_, 1u, kf_wn));
+                    unsigned t2181_ = ck_ + 1u;
+                    ck_ = t2181_;
+                    if (t2181_ == steps_) {
+                        float t2184_ = acc_2_[0u];
+                        unsigned t2206_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+                        if (t2206_ == 32u) {
+                            float t2211_ = __fadd_rn(t2184_, kf_shfl_xor(t2184_, 16u, kf_wn));
+                            float t2214_ = __fadd_rn(t2211_, kf_shfl_xor(t2211_, 8u, kf_wn));
+                            float t2217_ = __fadd_rn(t2214_, kf_shfl_xor(t2214_, 4u, kf_wn));
+                            float t2220_ = __fadd_rn(t2217_, kf_shfl_xor(t2217_, 2u, kf_wn));
+                            s_ = __fadd_rn(t2220_, kf_shfl_xor(t2220_, 1u, kf_wn));
                         } else {
-                            float t838_ = kf_shfl_down(t796_, 16u, kf_wn);
-                            bool t840_ = (kf_lane_id() + 16u) < t818_;
-                            float t841_ = __fadd_rn(t796_, t838_);
-                            float t842_ = t840_ ? t841_ : t796_;
-                            float t844_ = kf_shfl_down(t842_, 8u, kf_wn);
-                            bool t846_ = (kf_lane_id() + 8u) < t818_;
-                            float t847_ = __fadd_rn(t842_, t844_);
-                            float t848_ = t846_ ? t847_ : t842_;
-                            float t850_ = kf_shfl_down(t848_, 4u, kf_wn);
-                            bool t852_ = (kf_lane_id() + 4u) < t818_;
-                            float t853_ = __fadd_rn(t848_, t850_);
-                            float t854_ = t852_ ? t853_ : t848_;
-                            float t856_ = kf_shfl_down(t854_, 2u, kf_wn);
-                            bool t858_ = (kf_lane_id() + 2u) < t818_;
-                            float t859_ = __fadd_rn(t854_, t856_);
-                            float t860_ = t858_ ? t859_ : t854_;
-                            float t862_ = kf_shfl_down(t860_, 1u, kf_wn);
-                            bool t864_ = (kf_lane_id() + 1u) < t818_;
-                            float t865_ = __fadd_rn(t860_, t862_);
-                            s_ = kf_shfl(t864_ ? t865_ : t860_, 0u, kf_wn);
+                            float t2226_ = kf_shfl_down(t2184_, 16u, kf_wn);
+                            bool t2228_ = (kf_lane_id() + 16u) < t2206_;
+                            float t2229_ = __fadd_rn(t2184_, t2226_);
+                            float t2230_ = t2228_ ? t2229_ : t2184_;
+                            float t2232_ = kf_shfl_down(t2230_, 8u, kf_wn);
+                            bool t2234_ = (kf_lane_id() + 8u) < t2206_;
+                            float t2235_ = __fadd_rn(t2230_, t2232_);
+                            float t2236_ = t2234_ ? t2235_ : t2230_;
+                            float t2238_ = kf_shfl_down(t2236_, 4u, kf_wn);
+                            bool t2240_ = (kf_lane_id() + 4u) < t2206_;
+                            float t2241_ = __fadd_rn(t2236_, t2238_);
+                            float t2242_ = t2240_ ? t2241_ : t2236_;
+                            float t2244_ = kf_shfl_down(t2242_, 2u, kf_wn);
+                            bool t2246_ = (kf_lane_id() + 2u) < t2206_;
+                            float t2247_ = __fadd_rn(t2242_, t2244_);
+                            float t2248_ = t2246_ ? t2247_ : t2242_;
+                            float t2250_ = kf_shfl_down(t2248_, 1u, kf_wn);
+                            bool t2252_ = (kf_lane_id() + 1u) < t2206_;
+                            float t2253_ = __fadd_rn(t2248_, t2250_);
+                            s_ = kf_shfl(t2252_ ? t2253_ : t2248_, 0u, kf_wn);
                         }
-                        bool t870_ = lane_ == 0u;
-                        bool t871_ = t870_;
-                        if (t870_) {
-                            t871_ = cg_ < m_;
+                        bool t2258_ = lane_ == 0u;
+                        bool t2259_ = t2258_;
+                        if (t2258_) {
+                            t2259_ = cg_ < m_;
                         }
-                        if (t871_) {
+                        if (t2259_) {
                             y_[cg_] = kf_f16_from_f32(s_);
                         }
-                        acc_[0u] = 0.0f;
+                        acc_2_[0u] = 0.0f;
                         ck_ = 0u;
                         cg_ = cg_ + nw_;
                     }
@@ -3429,42 +3429,42 @@ gemv_bf16_f32_f16(const kf_bf16* __restrict__ w_, const float* __restrict__ x_, 
                     unsigned v_9_ = min((((lk_ << 5u) << 2u) + lane_), (nv_ - 1u));
                     unsigned row_6_ = min(lg_, (m_ - 1u));
                     wb_[4u] = wv_[(row_6_ * nv_) + v_9_];
-                    xb_[8u] = xv_[min((v_9_ << 1u), (t25_ - 1u))];
-                    xb_[9u] = xv_[min(((v_9_ << 1u) + 1u), (t25_ - 1u))];
+                    xb_[8u] = xv_[min((v_9_ << 1u), (t1389_ - 1u))];
+                    xb_[9u] = xv_[min(((v_9_ << 1u) + 1u), (t1389_ - 1u))];
                     unsigned v_10_ = min(((((lk_ << 5u) << 2u) + 32u) + lane_), (nv_ - 1u));
                     unsigned row_7_ = min(lg_, (m_ - 1u));
                     wb_[5u] = wv_[(row_7_ * nv_) + v_10_];
-                    xb_[10u] = xv_[min((v_10_ << 1u), (t25_ - 1u))];
-                    xb_[11u] = xv_[min(((v_10_ << 1u) + 1u), (t25_ - 1u))];
+                    xb_[10u] = xv_[min((v_10_ << 1u), (t1389_ - 1u))];
+                    xb_[11u] = xv_[min(((v_10_ << 1u) + 1u), (t1389_ - 1u))];
                     unsigned v_11_ = min(((((lk_ << 5u) << 2u) + 64u) + lane_), (nv_ - 1u));
                     unsigned row_8_ = min(lg_, (m_ - 1u));
                     wb_[6u] = wv_[(row_8_ * nv_) + v_11_];
-                    xb_[12u] = xv_[min((v_11_ << 1u), (t25_ - 1u))];
-                    xb_[13u] = xv_[min(((v_11_ << 1u) + 1u), (t25_ - 1u))];
+                    xb_[12u] = xv_[min((v_11_ << 1u), (t1389_ - 1u))];
+                    xb_[13u] = xv_[min(((v_11_ << 1u) + 1u), (t1389_ - 1u))];
                     unsigned v_12_ = min(((((lk_ << 5u) << 2u) + 96u) + lane_), (nv_ - 1u));
                     unsigned row_9_ = min(lg_, (m_ - 1u));
                     wb_[7u] = wv_[(row_9_ * nv_) + v_12_];
-                    xb_[14u] = xv_[min((v_12_ << 1u), (t25_ - 1u))];
-                    xb_[15u] = xv_[min(((v_12_ << 1u) + 1u), (t25_ - 1u))];
-                    unsigned t1062_ = lk_ + 1u;
-                    lk_ = t1062_;
-                    if (t1062_ == steps_) {
+                    xb_[14u] = xv_[min((v_12_ << 1u), (t1389_ - 1u))];
+                    xb_[15u] = xv_[min(((v_12_ << 1u) + 1u), (t1389_ - 1u))];
+                    unsigned t2454_ = lk_ + 1u;
+                    lk_ = t2454_;
+                    if (t2454_ == steps_) {
                         lk_ = 0u;
                         lg_ = lg_ + nw_;
                     }
                 }
-                bool t1070_ = (t0_ + 1u) >= 1u;
-                bool t1071_ = t1070_;
-                if (t1070_) {
-                    t1071_ = ((t0_ + 1u) - 1u) < total_;
+                bool t2462_ = (t0_ + 1u) >= 1u;
+                bool t2463_ = t2462_;
+                if (t2462_) {
+                    t2463_ = ((t0_ + 1u) - 1u) < total_;
                 }
-                if (t1071_) {
+                if (t2463_) {
                     unsigned v_13_ = ((ck_ << 5u) << 2u) + lane_;
                     if (v_13_ < nv_) {
-                        kf_u32x4 t1086_ = xb_[0u];
-                        kf_f32x4 a_5_ = kf_bitcast<kf_f32x4>(t1086_);
-                        kf_u32x4 t1089_ = xb_[1u];
-                        kf_f32x4 b_5_ = kf_bitcast<kf_f32x4>(t1089_);
+                        kf_u32x4 t2500_ = xb_[0u];
+                        kf_f32x4 a_5_ = kf_bitcast<kf_f32x4>(t2500_);
+                        kf_u32x4 t2503_ = xb_[1u];
+                        kf_f32x4 b_5_ = kf_bitcast<kf_f32x4>(t2503_);
                         xs_5_[0u] = a_5_.v[0];
                         xs_5_[4u] = b_5_.v[0];
                         xs_5_[1u] = a_5_.v[1];
@@ -3473,16 +3473,16 @@ gemv_bf16_f32_f16(const kf_bf16* __restrict__ w_, const float* __restrict__ x_, 
                         xs_5_[6u] = b_5_.v[2];
                         xs_5_[3u] = a_5_.v[3];
                         xs_5_[7u] = b_5_.v[3];
-                        kf_u32x4 t1138_ = wb_[0u];
-                        kf_bf16x8 wbv_5_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t1138_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1138_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t1138_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1138_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t1138_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1138_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t1138_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1138_, 3u), 16u))}};
-                        acc_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[7]), xs_5_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[6]), xs_5_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[5]), xs_5_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[4]), xs_5_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[3]), xs_5_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[2]), xs_5_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[1]), xs_5_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[0]), xs_5_[0u], acc_[0u]))))))));
+                        kf_u32x4 t2552_ = wb_[0u];
+                        kf_bf16x8 wbv_5_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t2552_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2552_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2552_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2552_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2552_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2552_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2552_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2552_, 3u), 16u))}};
+                        acc_2_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[7]), xs_5_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[6]), xs_5_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[5]), xs_5_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[4]), xs_5_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[3]), xs_5_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[2]), xs_5_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[1]), xs_5_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[0]), xs_5_[0u], acc_2_[0u]))))))));
                     }
                     unsigned v_14_ = (((ck_ << 5u) << 2u) + 32u) + lane_;
                     if (v_14_ < nv_) {
-                        kf_u32x4 t1217_ = xb_[2u];
-                        kf_f32x4 a_6_ = kf_bitcast<kf_f32x4>(t1217_);
-                        kf_u32x4 t1220_ = xb_[3u];
-                        kf_f32x4 b_6_ = kf_bitcast<kf_f32x4>(t1220_);
+                        kf_u32x4 t2631_ = xb_[2u];
+                        kf_f32x4 a_6_ = kf_bitcast<kf_f32x4>(t2631_);
+                        kf_u32x4 t2634_ = xb_[3u];
+                        kf_f32x4 b_6_ = kf_bitcast<kf_f32x4>(t2634_);
                         xs_6_[0u] = a_6_.v[0];
                         xs_6_[4u] = b_6_.v[0];
                         xs_6_[1u] = a_6_.v[1];
@@ -3491,16 +3491,16 @@ gemv_bf16_f32_f16(const kf_bf16* __restrict__ w_, const float* __restrict__ x_, 
                         xs_6_[6u] = b_6_.v[2];
                         xs_6_[3u] = a_6_.v[3];
                         xs_6_[7u] = b_6_.v[3];
-                        kf_u32x4 t1269_ = wb_[1u];
-                        kf_bf16x8 wbv_6_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t1269_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1269_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t1269_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1269_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t1269_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1269_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t1269_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1269_, 3u), 16u))}};
-                        acc_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[7]), xs_6_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[6]), xs_6_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[5]), xs_6_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[4]), xs_6_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[3]), xs_6_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[2]), xs_6_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[1]), xs_6_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[0]), xs_6_[0u], acc_[0u]))))))));
+                        kf_u32x4 t2683_ = wb_[1u];
+                        kf_bf16x8 wbv_6_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t2683_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2683_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2683_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2683_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2683_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2683_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2683_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2683_, 3u), 16u))}};
+                        acc_2_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[7]), xs_6_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[6]), xs_6_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[5]), xs_6_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[4]), xs_6_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[3]), xs_6_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[2]), xs_6_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[1]), xs_6_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[0]), xs_6_[0u], acc_2_[0u]))))))));
                     }
                     unsigned v_15_ = (((ck_ << 5u) << 2u) + 64u) + lane_;
                     if (v_15_ < nv_) {
-                        kf_u32x4 t1348_ = xb_[4u];
-                        kf_f32x4 a_7_ = kf_bitcast<kf_f32x4>(t1348_);
-                        kf_u32x4 t1351_ = xb_[5u];
-                        kf_f32x4 b_7_ = kf_bitcast<kf_f32x4>(t1351_);
+                        kf_u32x4 t2762_ = xb_[4u];
+                        kf_f32x4 a_7_ = kf_bitcast<kf_f32x4>(t2762_);
+                        kf_u32x4 t2765_ = xb_[5u];
+                        kf_f32x4 b_7_ = kf_bitcast<kf_f32x4>(t2765_);
                         xs_7_[0u] = a_7_.v[0];
                         xs_7_[4u] = b_7_.v[0];
                         xs_7_[1u] = a_7_.v[1];
@@ -3509,16 +3509,16 @@ gemv_bf16_f32_f16(const kf_bf16* __restrict__ w_, const float* __restrict__ x_, 
                         xs_7_[6u] = b_7_.v[2];
                         xs_7_[3u] = a_7_.v[3];
                         xs_7_[7u] = b_7_.v[3];
-                        kf_u32x4 t1400_ = wb_[2u];
-                        kf_bf16x8 wbv_7_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t1400_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1400_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t1400_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1400_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t1400_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1400_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t1400_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1400_, 3u), 16u))}};
-                        acc_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[7]), xs_7_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[6]), xs_7_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[5]), xs_7_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[4]), xs_7_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[3]), xs_7_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[2]), xs_7_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[1]), xs_7_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[0]), xs_7_[0u], acc_[0u]))))))));
+                        kf_u32x4 t2814_ = wb_[2u];
+                        kf_bf16x8 wbv_7_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t2814_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2814_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2814_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2814_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2814_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2814_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2814_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2814_, 3u), 16u))}};
+                        acc_2_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[7]), xs_7_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[6]), xs_7_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[5]), xs_7_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[4]), xs_7_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[3]), xs_7_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[2]), xs_7_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[1]), xs_7_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[0]), xs_7_[0u], acc_2_[0u]))))))));
                     }
                     unsigned v_16_ = (((ck_ << 5u) << 2u) + 96u) + lane_;
                     if (v_16_ < nv_) {
-                        kf_u32x4 t1479_ = xb_[6u];
-                        kf_f32x4 a_8_ = kf_bitcast<kf_f32x4>(t1479_);
-                        kf_u32x4 t1482_ = xb_[7u];
-                        kf_f32x4 b_8_ = kf_bitcast<kf_f32x4>(t1482_);
+                        kf_u32x4 t2893_ = xb_[6u];
+                        kf_f32x4 a_8_ = kf_bitcast<kf_f32x4>(t2893_);
+                        kf_u32x4 t2896_ = xb_[7u];
+                        kf_f32x4 b_8_ = kf_bitcast<kf_f32x4>(t2896_);
                         xs_8_[0u] = a_8_.v[0];
                         xs_8_[4u] = b_8_.v[0];
                         xs_8_[1u] = a_8_.v[1];
@@ -3527,52 +3527,52 @@ gemv_bf16_f32_f16(const kf_bf16* __restrict__ w_, const float* __restrict__ x_, 
                         xs_8_[6u] = b_8_.v[2];
                         xs_8_[3u] = a_8_.v[3];
                         xs_8_[7u] = b_8_.v[3];
-                        kf_u32x4 t1531_ = wb_[3u];
-                        kf_bf16x8 wbv_8_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t1531_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1531_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t1531_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1531_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t1531_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1531_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t1531_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1531_, 3u), 16u))}};
-                        acc_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[7]), xs_8_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[6]), xs_8_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[5]), xs_8_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[4]), xs_8_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[3]), xs_8_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[2]), xs_8_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[1]), xs_8_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[0]), xs_8_[0u], acc_[0u]))))))));
+                        kf_u32x4 t2945_ = wb_[3u];
+                        kf_bf16x8 wbv_8_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t2945_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2945_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2945_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2945_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2945_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2945_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2945_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2945_, 3u), 16u))}};
+                        acc_2_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[7]), xs_8_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[6]), xs_8_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[5]), xs_8_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[4]), xs_8_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[3]), xs_8_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[2]), xs_8_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[1]), xs_8_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[0]), xs_8_[0u], acc_2_[0u]))))))));
                     }
-                    unsigned t1602_ = ck_ + 1u;
-                    ck_ = t1602_;
-                    if (t1602_ == steps_) {
-                        float t1605_ = acc_[0u];
-                        unsigned t1627_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
-                        if (t1627_ == 32u) {
-                            float t1632_ = __fadd_rn(t1605_, kf_shfl_xor(t1605_, 16u, kf_wn));
-                            float t1635_ = __fadd_rn(t1632_, kf_shfl_xor(t1632_, 8u, kf_wn));
-                            float t1638_ = __fadd_rn(t1635_, kf_shfl_xor(t1635_, 4u, kf_wn));
-                            float t1641_ = __fadd_rn(t1638_, kf_shfl_xor(t1638_, 2u, kf_wn));
-                            s_2_ = __fadd_rn(t1641_, kf_shfl_xor(t1641_, 1u, kf_wn));
+                    unsigned t3016_ = ck_ + 1u;
+                    ck_ = t3016_;
+                    if (t3016_ == steps_) {
+                        float t3019_ = acc_2_[0u];
+                        unsigned t3041_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+                        if (t3041_ == 32u) {
+                            float t3046_ = __fadd_rn(t3019_, kf_shfl_xor(t3019_, 16u, kf_wn));
+                            float t3049_ = __fadd_rn(t3046_, kf_shfl_xor(t3046_, 8u, kf_wn));
+                            float t3052_ = __fadd_rn(t3049_, kf_shfl_xor(t3049_, 4u, kf_wn));
+                            float t3055_ = __fadd_rn(t3052_, kf_shfl_xor(t3052_, 2u, kf_wn));
+                            s_2_ = __fadd_rn(t3055_, kf_shfl_xor(t3055_, 1u, kf_wn));
                         } else {
-                            float t1647_ = kf_shfl_down(t1605_, 16u, kf_wn);
-                            bool t1649_ = (kf_lane_id() + 16u) < t1627_;
-                            float t1650_ = __fadd_rn(t1605_, t1647_);
-                            float t1651_ = t1649_ ? t1650_ : t1605_;
-                            float t1653_ = kf_shfl_down(t1651_, 8u, kf_wn);
-                            bool t1655_ = (kf_lane_id() + 8u) < t1627_;
-                            float t1656_ = __fadd_rn(t1651_, t1653_);
-                            float t1657_ = t1655_ ? t1656_ : t1651_;
-                            float t1659_ = kf_shfl_down(t1657_, 4u, kf_wn);
-                            bool t1661_ = (kf_lane_id() + 4u) < t1627_;
-                            float t1662_ = __fadd_rn(t1657_, t1659_);
-                            float t1663_ = t1661_ ? t1662_ : t1657_;
-                            float t1665_ = kf_shfl_down(t1663_, 2u, kf_wn);
-                            bool t1667_ = (kf_lane_id() + 2u) < t1627_;
-                            float t1668_ = __fadd_rn(t1663_, t1665_);
-                            float t1669_ = t1667_ ? t1668_ : t1663_;
-                            float t1671_ = kf_shfl_down(t1669_, 1u, kf_wn);
-                            bool t1673_ = (kf_lane_id() + 1u) < t1627_;
-                            float t1674_ = __fadd_rn(t1669_, t1671_);
-                            s_2_ = kf_shfl(t1673_ ? t1674_ : t1669_, 0u, kf_wn);
+                            float t3061_ = kf_shfl_down(t3019_, 16u, kf_wn);
+                            bool t3063_ = (kf_lane_id() + 16u) < t3041_;
+                            float t3064_ = __fadd_rn(t3019_, t3061_);
+                            float t3065_ = t3063_ ? t3064_ : t3019_;
+                            float t3067_ = kf_shfl_down(t3065_, 8u, kf_wn);
+                            bool t3069_ = (kf_lane_id() + 8u) < t3041_;
+                            float t3070_ = __fadd_rn(t3065_, t3067_);
+                            float t3071_ = t3069_ ? t3070_ : t3065_;
+                            float t3073_ = kf_shfl_down(t3071_, 4u, kf_wn);
+                            bool t3075_ = (kf_lane_id() + 4u) < t3041_;
+                            float t3076_ = __fadd_rn(t3071_, t3073_);
+                            float t3077_ = t3075_ ? t3076_ : t3071_;
+                            float t3079_ = kf_shfl_down(t3077_, 2u, kf_wn);
+                            bool t3081_ = (kf_lane_id() + 2u) < t3041_;
+                            float t3082_ = __fadd_rn(t3077_, t3079_);
+                            float t3083_ = t3081_ ? t3082_ : t3077_;
+                            float t3085_ = kf_shfl_down(t3083_, 1u, kf_wn);
+                            bool t3087_ = (kf_lane_id() + 1u) < t3041_;
+                            float t3088_ = __fadd_rn(t3083_, t3085_);
+                            s_2_ = kf_shfl(t3087_ ? t3088_ : t3083_, 0u, kf_wn);
                         }
-                        bool t1679_ = lane_ == 0u;
-                        bool t1680_ = t1679_;
-                        if (t1679_) {
-                            t1680_ = cg_ < m_;
+                        bool t3093_ = lane_ == 0u;
+                        bool t3094_ = t3093_;
+                        if (t3093_) {
+                            t3094_ = cg_ < m_;
                         }
-                        if (t1680_) {
+                        if (t3094_) {
                             y_[cg_] = kf_f16_from_f32(s_2_);
                         }
-                        acc_[0u] = 0.0f;
+                        acc_2_[0u] = 0.0f;
                         ck_ = 0u;
                         cg_ = cg_ + nw_;
                     }
@@ -3582,57 +3582,57 @@ gemv_bf16_f32_f16(const kf_bf16* __restrict__ w_, const float* __restrict__ x_, 
     } else {
         unsigned lane_2_ = kf_lane_id();
         unsigned nv_2_ = k_ >> 3u;
-        unsigned t1721_ = (blockIdx.x << 3u) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u);
-        unsigned t1732_ = gridDim.x << 3u;
+        unsigned t3139_ = (blockIdx.x << 3u) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u);
+        unsigned t3150_ = gridDim.x << 3u;
         #pragma unroll 1
-        for (unsigned g_ = t1721_; g_ < m_; g_ = g_ + t1732_) {
+        for (unsigned g_ = t3139_; g_ < m_; g_ = g_ + t3150_) {
             row_[0u] = min(g_, (m_ - 1u));
-            acc_2_[0u] = 0.0f;
+            acc_3_[0u] = 0.0f;
             if ((k_ & 7u) == 0u) {
                 #pragma unroll 1
                 for (unsigned base_ = 0u; base_ < nv_2_; base_ = base_ + 128u) {
                     unsigned v_17_ = base_ + lane_2_;
-                    kf_u32x4 t1757_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                    kf_u32x4 t_ = t1757_;
+                    kf_u32x4 t3175_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_2_ = t3175_;
                     if (v_17_ < nv_2_) {
-                        unsigned t1763_ = (row_[0u] * nv_2_) + v_17_;
-                        kf_u32x4 t1764_ = wv_[t1763_];
-                        t_ = t1764_;
+                        unsigned t3181_ = (row_[0u] * nv_2_) + v_17_;
+                        kf_u32x4 t3182_ = wv_[t3181_];
+                        t_2_ = t3182_;
                     }
-                    wr_[0u] = t_;
+                    wr_[0u] = t_2_;
                     unsigned v_18_ = (base_ + 32u) + lane_2_;
-                    kf_u32x4 t1770_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                    kf_u32x4 t_2_ = t1770_;
+                    kf_u32x4 t3188_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_3_ = t3188_;
                     if (v_18_ < nv_2_) {
-                        unsigned t1776_ = (row_[0u] * nv_2_) + v_18_;
-                        kf_u32x4 t1777_ = wv_[t1776_];
-                        t_2_ = t1777_;
+                        unsigned t3194_ = (row_[0u] * nv_2_) + v_18_;
+                        kf_u32x4 t3195_ = wv_[t3194_];
+                        t_3_ = t3195_;
                     }
-                    wr_[1u] = t_2_;
+                    wr_[1u] = t_3_;
                     unsigned v_19_ = (base_ + 64u) + lane_2_;
-                    kf_u32x4 t1783_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                    kf_u32x4 t_3_ = t1783_;
+                    kf_u32x4 t3201_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_4_ = t3201_;
                     if (v_19_ < nv_2_) {
-                        unsigned t1789_ = (row_[0u] * nv_2_) + v_19_;
-                        kf_u32x4 t1790_ = wv_[t1789_];
-                        t_3_ = t1790_;
+                        unsigned t3207_ = (row_[0u] * nv_2_) + v_19_;
+                        kf_u32x4 t3208_ = wv_[t3207_];
+                        t_4_ = t3208_;
                     }
-                    wr_[2u] = t_3_;
+                    wr_[2u] = t_4_;
                     unsigned v_20_ = (base_ + 96u) + lane_2_;
-                    kf_u32x4 t1796_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                    kf_u32x4 t_4_ = t1796_;
+                    kf_u32x4 t3214_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_5_ = t3214_;
                     if (v_20_ < nv_2_) {
-                        unsigned t1802_ = (row_[0u] * nv_2_) + v_20_;
-                        kf_u32x4 t1803_ = wv_[t1802_];
-                        t_4_ = t1803_;
+                        unsigned t3220_ = (row_[0u] * nv_2_) + v_20_;
+                        kf_u32x4 t3221_ = wv_[t3220_];
+                        t_5_ = t3221_;
                     }
-                    wr_[3u] = t_4_;
+                    wr_[3u] = t_5_;
                     unsigned v_21_ = base_ + lane_2_;
                     if (v_21_ < nv_2_) {
-                        unsigned t1810_ = v_21_ << 1u;
-                        kf_f32x4 a_9_ = xf4_[t1810_];
-                        unsigned t1815_ = (v_21_ << 1u) + 1u;
-                        kf_f32x4 b_9_ = xf4_[t1815_];
+                        unsigned t3228_ = v_21_ << 1u;
+                        kf_f32x4 a_9_ = xf4_[t3228_];
+                        unsigned t3233_ = (v_21_ << 1u) + 1u;
+                        kf_f32x4 b_9_ = xf4_[t3233_];
                         xs_9_[0u] = a_9_.v[0];
                         xs_9_[4u] = b_9_.v[0];
                         xs_9_[1u] = a_9_.v[1];
@@ -3641,16 +3641,16 @@ gemv_bf16_f32_f16(const kf_bf16* __restrict__ w_, const float* __restrict__ x_, 
                         xs_9_[6u] = b_9_.v[2];
                         xs_9_[3u] = a_9_.v[3];
                         xs_9_[7u] = b_9_.v[3];
-                        kf_u32x4 t1862_ = wr_[0u];
-                        kf_bf16x8 wb_2_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t1862_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1862_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t1862_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1862_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t1862_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1862_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t1862_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1862_, 3u), 16u))}};
-                        acc_2_[0u] = __fmaf_rn(kf_bf16_to_f32(wb_2_.v[7]), xs_9_[7u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[6]), xs_9_[6u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[5]), xs_9_[5u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[4]), xs_9_[4u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[3]), xs_9_[3u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[2]), xs_9_[2u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[1]), xs_9_[1u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[0]), xs_9_[0u], acc_2_[0u]))))))));
+                        kf_u32x4 t3280_ = wr_[0u];
+                        kf_bf16x8 wb_2_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t3280_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3280_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t3280_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3280_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t3280_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3280_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t3280_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3280_, 3u), 16u))}};
+                        acc_3_[0u] = __fmaf_rn(kf_bf16_to_f32(wb_2_.v[7]), xs_9_[7u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[6]), xs_9_[6u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[5]), xs_9_[5u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[4]), xs_9_[4u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[3]), xs_9_[3u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[2]), xs_9_[2u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[1]), xs_9_[1u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[0]), xs_9_[0u], acc_3_[0u]))))))));
                     }
                     unsigned v_22_ = (base_ + 32u) + lane_2_;
                     if (v_22_ < nv_2_) {
-                        unsigned t1937_ = v_22_ << 1u;
-                        kf_f32x4 a_10_ = xf4_[t1937_];
-                        unsigned t1942_ = (v_22_ << 1u) + 1u;
-                        kf_f32x4 b_10_ = xf4_[t1942_];
+                        unsigned t3355_ = v_22_ << 1u;
+                        kf_f32x4 a_10_ = xf4_[t3355_];
+                        unsigned t3360_ = (v_22_ << 1u) + 1u;
+                        kf_f32x4 b_10_ = xf4_[t3360_];
                         xs_10_[0u] = a_10_.v[0];
                         xs_10_[4u] = b_10_.v[0];
                         xs_10_[1u] = a_10_.v[1];
@@ -3659,16 +3659,16 @@ gemv_bf16_f32_f16(const kf_bf16* __restrict__ w_, const float* __restrict__ x_, 
                         xs_10_[6u] = b_10_.v[2];
                         xs_10_[3u] = a_10_.v[3];
                         xs_10_[7u] = b_10_.v[3];
-                        kf_u32x4 t1989_ = wr_[1u];
-                        kf_bf16x8 wb_3_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t1989_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1989_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t1989_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1989_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t1989_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1989_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t1989_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1989_, 3u), 16u))}};
-                        acc_2_[0u] = __fmaf_rn(kf_bf16_to_f32(wb_3_.v[7]), xs_10_[7u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[6]), xs_10_[6u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[5]), xs_10_[5u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[4]), xs_10_[4u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[3]), xs_10_[3u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[2]), xs_10_[2u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[1]), xs_10_[1u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[0]), xs_10_[0u], acc_2_[0u]))))))));
+                        kf_u32x4 t3407_ = wr_[1u];
+                        kf_bf16x8 wb_3_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t3407_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3407_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t3407_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3407_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t3407_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3407_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t3407_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3407_, 3u), 16u))}};
+                        acc_3_[0u] = __fmaf_rn(kf_bf16_to_f32(wb_3_.v[7]), xs_10_[7u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[6]), xs_10_[6u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[5]), xs_10_[5u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[4]), xs_10_[4u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[3]), xs_10_[3u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[2]), xs_10_[2u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[1]), xs_10_[1u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[0]), xs_10_[0u], acc_3_[0u]))))))));
                     }
                     unsigned v_23_ = (base_ + 64u) + lane_2_;
                     if (v_23_ < nv_2_) {
-                        unsigned t2064_ = v_23_ << 1u;
-                        kf_f32x4 a_11_ = xf4_[t2064_];
-                        unsigned t2069_ = (v_23_ << 1u) + 1u;
-                        kf_f32x4 b_11_ = xf4_[t2069_];
+                        unsigned t3482_ = v_23_ << 1u;
+                        kf_f32x4 a_11_ = xf4_[t3482_];
+                        unsigned t3487_ = (v_23_ << 1u) + 1u;
+                        kf_f32x4 b_11_ = xf4_[t3487_];
                         xs_11_[0u] = a_11_.v[0];
                         xs_11_[4u] = b_11_.v[0];
                         xs_11_[1u] = a_11_.v[1];
@@ -3677,16 +3677,16 @@ gemv_bf16_f32_f16(const kf_bf16* __restrict__ w_, const float* __restrict__ x_, 
                         xs_11_[6u] = b_11_.v[2];
                         xs_11_[3u] = a_11_.v[3];
                         xs_11_[7u] = b_11_.v[3];
-                        kf_u32x4 t2116_ = wr_[2u];
-                        kf_bf16x8 wb_4_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t2116_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2116_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2116_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2116_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2116_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2116_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2116_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2116_, 3u), 16u))}};
-                        acc_2_[0u] = __fmaf_rn(kf_bf16_to_f32(wb_4_.v[7]), xs_11_[7u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[6]), xs_11_[6u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[5]), xs_11_[5u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[4]), xs_11_[4u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[3]), xs_11_[3u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[2]), xs_11_[2u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[1]), xs_11_[1u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[0]), xs_11_[0u], acc_2_[0u]))))))));
+                        kf_u32x4 t3534_ = wr_[2u];
+                        kf_bf16x8 wb_4_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t3534_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3534_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t3534_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3534_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t3534_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3534_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t3534_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3534_, 3u), 16u))}};
+                        acc_3_[0u] = __fmaf_rn(kf_bf16_to_f32(wb_4_.v[7]), xs_11_[7u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[6]), xs_11_[6u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[5]), xs_11_[5u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[4]), xs_11_[4u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[3]), xs_11_[3u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[2]), xs_11_[2u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[1]), xs_11_[1u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[0]), xs_11_[0u], acc_3_[0u]))))))));
                     }
                     unsigned v_24_ = (base_ + 96u) + lane_2_;
                     if (v_24_ < nv_2_) {
-                        unsigned t2191_ = v_24_ << 1u;
-                        kf_f32x4 a_12_ = xf4_[t2191_];
-                        unsigned t2196_ = (v_24_ << 1u) + 1u;
-                        kf_f32x4 b_12_ = xf4_[t2196_];
+                        unsigned t3609_ = v_24_ << 1u;
+                        kf_f32x4 a_12_ = xf4_[t3609_];
+                        unsigned t3614_ = (v_24_ << 1u) + 1u;
+                        kf_f32x4 b_12_ = xf4_[t3614_];
                         xs_12_[0u] = a_12_.v[0];
                         xs_12_[4u] = b_12_.v[0];
                         xs_12_[1u] = a_12_.v[1];
@@ -3695,70 +3695,70 @@ gemv_bf16_f32_f16(const kf_bf16* __restrict__ w_, const float* __restrict__ x_, 
                         xs_12_[6u] = b_12_.v[2];
                         xs_12_[3u] = a_12_.v[3];
                         xs_12_[7u] = b_12_.v[3];
-                        kf_u32x4 t2243_ = wr_[3u];
-                        kf_bf16x8 wb_5_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t2243_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2243_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2243_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2243_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2243_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2243_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2243_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2243_, 3u), 16u))}};
-                        acc_2_[0u] = __fmaf_rn(kf_bf16_to_f32(wb_5_.v[7]), xs_12_[7u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[6]), xs_12_[6u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[5]), xs_12_[5u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[4]), xs_12_[4u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[3]), xs_12_[3u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[2]), xs_12_[2u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[1]), xs_12_[1u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[0]), xs_12_[0u], acc_2_[0u]))))))));
+                        kf_u32x4 t3661_ = wr_[3u];
+                        kf_bf16x8 wb_5_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t3661_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3661_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t3661_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3661_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t3661_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3661_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t3661_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3661_, 3u), 16u))}};
+                        acc_3_[0u] = __fmaf_rn(kf_bf16_to_f32(wb_5_.v[7]), xs_12_[7u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[6]), xs_12_[6u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[5]), xs_12_[5u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[4]), xs_12_[4u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[3]), xs_12_[3u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[2]), xs_12_[2u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[1]), xs_12_[1u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[0]), xs_12_[0u], acc_3_[0u]))))))));
                     }
                 }
             } else {
                 #pragma unroll 1
                 for (unsigned c_ = lane_2_; c_ < k_; c_ = c_ + 32u) {
-                    float t2319_ = x_[c_];
+                    float t3737_ = x_[c_];
                     unsigned i_ = (row_[0u] * k_) + c_;
                     unsigned short u_ = w16_[i_];
-                    acc_2_[0u] = __fmaf_rn(kf_bf16_to_f32(kf_bitcast<kf_bf16>(u_)), t2319_, acc_2_[0u]);
+                    acc_3_[0u] = __fmaf_rn(kf_bf16_to_f32(kf_bitcast<kf_bf16>(u_)), t3737_, acc_3_[0u]);
                 }
             }
-            float t2339_ = acc_2_[0u];
-            unsigned t2361_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
-            if (t2361_ == 32u) {
-                float t2366_ = __fadd_rn(t2339_, kf_shfl_xor(t2339_, 16u, kf_wn));
-                float t2369_ = __fadd_rn(t2366_, kf_shfl_xor(t2366_, 8u, kf_wn));
-                float t2372_ = __fadd_rn(t2369_, kf_shfl_xor(t2369_, 4u, kf_wn));
-                float t2375_ = __fadd_rn(t2372_, kf_shfl_xor(t2372_, 2u, kf_wn));
-                s_3_ = __fadd_rn(t2375_, kf_shfl_xor(t2375_, 1u, kf_wn));
+            float t3757_ = acc_3_[0u];
+            unsigned t3779_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+            if (t3779_ == 32u) {
+                float t3784_ = __fadd_rn(t3757_, kf_shfl_xor(t3757_, 16u, kf_wn));
+                float t3787_ = __fadd_rn(t3784_, kf_shfl_xor(t3784_, 8u, kf_wn));
+                float t3790_ = __fadd_rn(t3787_, kf_shfl_xor(t3787_, 4u, kf_wn));
+                float t3793_ = __fadd_rn(t3790_, kf_shfl_xor(t3790_, 2u, kf_wn));
+                s_3_ = __fadd_rn(t3793_, kf_shfl_xor(t3793_, 1u, kf_wn));
             } else {
-                float t2381_ = kf_shfl_down(t2339_, 16u, kf_wn);
-                bool t2383_ = (kf_lane_id() + 16u) < t2361_;
-                float t2384_ = __fadd_rn(t2339_, t2381_);
-                float t2385_ = t2383_ ? t2384_ : t2339_;
-                float t2387_ = kf_shfl_down(t2385_, 8u, kf_wn);
-                bool t2389_ = (kf_lane_id() + 8u) < t2361_;
-                float t2390_ = __fadd_rn(t2385_, t2387_);
-                float t2391_ = t2389_ ? t2390_ : t2385_;
-                float t2393_ = kf_shfl_down(t2391_, 4u, kf_wn);
-                bool t2395_ = (kf_lane_id() + 4u) < t2361_;
-                float t2396_ = __fadd_rn(t2391_, t2393_);
-                float t2397_ = t2395_ ? t2396_ : t2391_;
-                float t2399_ = kf_shfl_down(t2397_, 2u, kf_wn);
-                bool t2401_ = (kf_lane_id() + 2u) < t2361_;
-                float t2402_ = __fadd_rn(t2397_, t2399_);
-                float t2403_ = t2401_ ? t2402_ : t2397_;
-                float t2405_ = kf_shfl_down(t2403_, 1u, kf_wn);
-                bool t2407_ = (kf_lane_id() + 1u) < t2361_;
-                float t2408_ = __fadd_rn(t2403_, t2405_);
-                s_3_ = kf_shfl(t2407_ ? t2408_ : t2403_, 0u, kf_wn);
+                float t3799_ = kf_shfl_down(t3757_, 16u, kf_wn);
+                bool t3801_ = (kf_lane_id() + 16u) < t3779_;
+                float t3802_ = __fadd_rn(t3757_, t3799_);
+                float t3803_ = t3801_ ? t3802_ : t3757_;
+                float t3805_ = kf_shfl_down(t3803_, 8u, kf_wn);
+                bool t3807_ = (kf_lane_id() + 8u) < t3779_;
+                float t3808_ = __fadd_rn(t3803_, t3805_);
+                float t3809_ = t3807_ ? t3808_ : t3803_;
+                float t3811_ = kf_shfl_down(t3809_, 4u, kf_wn);
+                bool t3813_ = (kf_lane_id() + 4u) < t3779_;
+                float t3814_ = __fadd_rn(t3809_, t3811_);
+                float t3815_ = t3813_ ? t3814_ : t3809_;
+                float t3817_ = kf_shfl_down(t3815_, 2u, kf_wn);
+                bool t3819_ = (kf_lane_id() + 2u) < t3779_;
+                float t3820_ = __fadd_rn(t3815_, t3817_);
+                float t3821_ = t3819_ ? t3820_ : t3815_;
+                float t3823_ = kf_shfl_down(t3821_, 1u, kf_wn);
+                bool t3825_ = (kf_lane_id() + 1u) < t3779_;
+                float t3826_ = __fadd_rn(t3821_, t3823_);
+                s_3_ = kf_shfl(t3825_ ? t3826_ : t3821_, 0u, kf_wn);
             }
-            bool t2413_ = lane_2_ == 0u;
-            bool t2414_ = t2413_;
-            if (t2413_) {
-                t2414_ = g_ < m_;
+            bool t3831_ = lane_2_ == 0u;
+            bool t3832_ = t3831_;
+            if (t3831_) {
+                t3832_ = g_ < m_;
             }
-            if (t2414_) {
+            if (t3832_) {
                 y_[g_] = kf_f16_from_f32(s_3_);
             }
         }
     }
 }
 
-/* kernel gemv_bf16_f32_f32 (gemv.kf:541) */
+/* kernel gemv_bf16_f32_f32 (gemv.kf:768) */
 extern "C" __global__ void __launch_bounds__(256)
 gemv_bf16_f32_f32(const kf_bf16* __restrict__ w_, const float* __restrict__ x_, float* __restrict__ y_, unsigned m_, unsigned k_)
 {
     kf_pdl_wait();
     kf_u32x4 wb_[8];
     kf_u32x4 xb_[16];
-    float acc_[1];
+    float acc_2_[1];
     float xs_[8];
     float xs_2_[8];
     float xs_3_[8];
@@ -3768,7 +3768,7 @@ gemv_bf16_f32_f32(const kf_bf16* __restrict__ w_, const float* __restrict__ x_, 
     float xs_7_[8];
     float xs_8_[8];
     unsigned row_[1];
-    float acc_2_[1];
+    float acc_3_[1];
     kf_u32x4 wr_[4];
     float xs_9_[8];
     float xs_10_[8];
@@ -3785,61 +3785,61 @@ gemv_bf16_f32_f32(const kf_bf16* __restrict__ w_, const float* __restrict__ x_, 
     if ((k_ & 7u) == 0u) {
         unsigned lane_ = kf_lane_id();
         unsigned nv_ = k_ >> 3u;
-        unsigned t25_ = nv_ << 1u;
+        unsigned t1389_ = nv_ << 1u;
         unsigned steps_ = (nv_ >> 7u) + (((nv_ & 127u) != 0u) ? 1u : 0u);
         unsigned wid_ = (blockIdx.x << 3u) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u);
         unsigned nw_ = gridDim.x << 3u;
         if (!(wid_ >= m_)) {
-            unsigned t62_ = m_ - wid_;
-            unsigned total_ = ((t62_ / nw_) + (((t62_ % nw_) != 0u) ? 1u : 0u)) * steps_;
-            acc_[0u] = 0.0f;
+            unsigned t1426_ = m_ - wid_;
+            unsigned total_ = ((t1426_ / nw_) + (((t1426_ % nw_) != 0u) ? 1u : 0u)) * steps_;
+            acc_2_[0u] = 0.0f;
             unsigned lg_ = wid_;
             unsigned lk_ = 0u;
             unsigned cg_ = wid_;
             unsigned ck_ = 0u;
-            unsigned t81_ = total_ + 1u;
+            unsigned t1447_ = total_ + 1u;
             #pragma unroll 1
-            for (unsigned t0_ = 0u; t0_ < t81_; t0_ = t0_ + 2u) {
+            for (unsigned t0_ = 0u; t0_ < t1447_; t0_ = t0_ + 2u) {
                 if (t0_ < total_) {
                     unsigned v_ = min((((lk_ << 5u) << 2u) + lane_), (nv_ - 1u));
                     unsigned row_2_ = min(lg_, (m_ - 1u));
                     wb_[0u] = wv_[(row_2_ * nv_) + v_];
-                    xb_[0u] = xv_[min((v_ << 1u), (t25_ - 1u))];
-                    xb_[1u] = xv_[min(((v_ << 1u) + 1u), (t25_ - 1u))];
+                    xb_[0u] = xv_[min((v_ << 1u), (t1389_ - 1u))];
+                    xb_[1u] = xv_[min(((v_ << 1u) + 1u), (t1389_ - 1u))];
                     unsigned v_2_ = min(((((lk_ << 5u) << 2u) + 32u) + lane_), (nv_ - 1u));
                     unsigned row_3_ = min(lg_, (m_ - 1u));
                     wb_[1u] = wv_[(row_3_ * nv_) + v_2_];
-                    xb_[2u] = xv_[min((v_2_ << 1u), (t25_ - 1u))];
-                    xb_[3u] = xv_[min(((v_2_ << 1u) + 1u), (t25_ - 1u))];
+                    xb_[2u] = xv_[min((v_2_ << 1u), (t1389_ - 1u))];
+                    xb_[3u] = xv_[min(((v_2_ << 1u) + 1u), (t1389_ - 1u))];
                     unsigned v_3_ = min(((((lk_ << 5u) << 2u) + 64u) + lane_), (nv_ - 1u));
                     unsigned row_4_ = min(lg_, (m_ - 1u));
                     wb_[2u] = wv_[(row_4_ * nv_) + v_3_];
-                    xb_[4u] = xv_[min((v_3_ << 1u), (t25_ - 1u))];
-                    xb_[5u] = xv_[min(((v_3_ << 1u) + 1u), (t25_ - 1u))];
+                    xb_[4u] = xv_[min((v_3_ << 1u), (t1389_ - 1u))];
+                    xb_[5u] = xv_[min(((v_3_ << 1u) + 1u), (t1389_ - 1u))];
                     unsigned v_4_ = min(((((lk_ << 5u) << 2u) + 96u) + lane_), (nv_ - 1u));
                     unsigned row_5_ = min(lg_, (m_ - 1u));
                     wb_[3u] = wv_[(row_5_ * nv_) + v_4_];
-                    xb_[6u] = xv_[min((v_4_ << 1u), (t25_ - 1u))];
-                    xb_[7u] = xv_[min(((v_4_ << 1u) + 1u), (t25_ - 1u))];
-                    unsigned t253_ = lk_ + 1u;
-                    lk_ = t253_;
-                    if (t253_ == steps_) {
+                    xb_[6u] = xv_[min((v_4_ << 1u), (t1389_ - 1u))];
+                    xb_[7u] = xv_[min(((v_4_ << 1u) + 1u), (t1389_ - 1u))];
+                    unsigned t1619_ = lk_ + 1u;
+                    lk_ = t1619_;
+                    if (t1619_ == steps_) {
                         lk_ = 0u;
                         lg_ = lg_ + nw_;
                     }
                 }
-                bool t261_ = t0_ >= 1u;
-                bool t262_ = t261_;
-                if (t261_) {
-                    t262_ = (t0_ - 1u) < total_;
+                bool t1627_ = t0_ >= 1u;
+                bool t1628_ = t1627_;
+                if (t1627_) {
+                    t1628_ = (t0_ - 1u) < total_;
                 }
-                if (t262_) {
+                if (t1628_) {
                     unsigned v_5_ = ((ck_ << 5u) << 2u) + lane_;
                     if (v_5_ < nv_) {
-                        kf_u32x4 t277_ = xb_[8u];
-                        kf_f32x4 a_ = kf_bitcast<kf_f32x4>(t277_);
-                        kf_u32x4 t280_ = xb_[9u];
-                        kf_f32x4 b_ = kf_bitcast<kf_f32x4>(t280_);
+                        kf_u32x4 t1665_ = xb_[8u];
+                        kf_f32x4 a_ = kf_bitcast<kf_f32x4>(t1665_);
+                        kf_u32x4 t1668_ = xb_[9u];
+                        kf_f32x4 b_ = kf_bitcast<kf_f32x4>(t1668_);
                         xs_[0u] = a_.v[0];
                         xs_[4u] = b_.v[0];
                         xs_[1u] = a_.v[1];
@@ -3848,16 +3848,16 @@ gemv_bf16_f32_f32(const kf_bf16* __restrict__ w_, const float* __restrict__ x_, 
                         xs_[6u] = b_.v[2];
                         xs_[3u] = a_.v[3];
                         xs_[7u] = b_.v[3];
-                        kf_u32x4 t329_ = wb_[4u];
-                        kf_bf16x8 wbv_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t329_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t329_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t329_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t329_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t329_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t329_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t329_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t329_, 3u), 16u))}};
-                        acc_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_.v[7]), xs_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[6]), xs_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[5]), xs_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[4]), xs_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[3]), xs_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[2]), xs_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[1]), xs_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[0]), xs_[0u], acc_[0u]))))))));
+                        kf_u32x4 t1717_ = wb_[4u];
+                        kf_bf16x8 wbv_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t1717_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1717_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t1717_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1717_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t1717_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1717_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t1717_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1717_, 3u), 16u))}};
+                        acc_2_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_.v[7]), xs_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[6]), xs_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[5]), xs_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[4]), xs_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[3]), xs_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[2]), xs_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[1]), xs_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[0]), xs_[0u], acc_2_[0u]))))))));
                     }
                     unsigned v_6_ = (((ck_ << 5u) << 2u) + 32u) + lane_;
                     if (v_6_ < nv_) {
-                        kf_u32x4 t408_ = xb_[10u];
-                        kf_f32x4 a_2_ = kf_bitcast<kf_f32x4>(t408_);
-                        kf_u32x4 t411_ = xb_[11u];
-                        kf_f32x4 b_2_ = kf_bitcast<kf_f32x4>(t411_);
+                        kf_u32x4 t1796_ = xb_[10u];
+                        kf_f32x4 a_2_ = kf_bitcast<kf_f32x4>(t1796_);
+                        kf_u32x4 t1799_ = xb_[11u];
+                        kf_f32x4 b_2_ = kf_bitcast<kf_f32x4>(t1799_);
                         xs_2_[0u] = a_2_.v[0];
                         xs_2_[4u] = b_2_.v[0];
                         xs_2_[1u] = a_2_.v[1];
@@ -3866,16 +3866,16 @@ gemv_bf16_f32_f32(const kf_bf16* __restrict__ w_, const float* __restrict__ x_, 
                         xs_2_[6u] = b_2_.v[2];
                         xs_2_[3u] = a_2_.v[3];
                         xs_2_[7u] = b_2_.v[3];
-                        kf_u32x4 t460_ = wb_[5u];
-                        kf_bf16x8 wbv_2_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t460_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t460_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t460_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t460_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t460_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t460_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t460_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t460_, 3u), 16u))}};
-                        acc_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[7]), xs_2_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[6]), xs_2_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[5]), xs_2_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[4]), xs_2_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[3]), xs_2_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[2]), xs_2_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[1]), xs_2_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[0]), xs_2_[0u], acc_[0u]))))))));
+                        kf_u32x4 t1848_ = wb_[5u];
+                        kf_bf16x8 wbv_2_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t1848_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1848_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t1848_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1848_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t1848_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1848_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t1848_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1848_, 3u), 16u))}};
+                        acc_2_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[7]), xs_2_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[6]), xs_2_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[5]), xs_2_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[4]), xs_2_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[3]), xs_2_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[2]), xs_2_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[1]), xs_2_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[0]), xs_2_[0u], acc_2_[0u]))))))));
                     }
                     unsigned v_7_ = (((ck_ << 5u) << 2u) + 64u) + lane_;
                     if (v_7_ < nv_) {
-                        kf_u32x4 t539_ = xb_[12u];
-                        kf_f32x4 a_3_ = kf_bitcast<kf_f32x4>(t539_);
-                        kf_u32x4 t542_ = xb_[13u];
-                        kf_f32x4 b_3_ = kf_bitcast<kf_f32x4>(t542_);
+                        kf_u32x4 t1927_ = xb_[12u];
+                        kf_f32x4 a_3_ = kf_bitcast<kf_f32x4>(t1927_);
+                        kf_u32x4 t1930_ = xb_[13u];
+                        kf_f32x4 b_3_ = kf_bitcast<kf_f32x4>(t1930_);
                         xs_3_[0u] = a_3_.v[0];
                         xs_3_[4u] = b_3_.v[0];
                         xs_3_[1u] = a_3_.v[1];
@@ -3884,16 +3884,16 @@ gemv_bf16_f32_f32(const kf_bf16* __restrict__ w_, const float* __restrict__ x_, 
                         xs_3_[6u] = b_3_.v[2];
                         xs_3_[3u] = a_3_.v[3];
                         xs_3_[7u] = b_3_.v[3];
-                        kf_u32x4 t591_ = wb_[6u];
-                        kf_bf16x8 wbv_3_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t591_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t591_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t591_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t591_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t591_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t591_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t591_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t591_, 3u), 16u))}};
-                        acc_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[7]), xs_3_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[6]), xs_3_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[5]), xs_3_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[4]), xs_3_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[3]), xs_3_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[2]), xs_3_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[1]), xs_3_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[0]), xs_3_[0u], acc_[0u]))))))));
+                        kf_u32x4 t1979_ = wb_[6u];
+                        kf_bf16x8 wbv_3_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t1979_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1979_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t1979_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1979_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t1979_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1979_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t1979_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1979_, 3u), 16u))}};
+                        acc_2_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[7]), xs_3_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[6]), xs_3_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[5]), xs_3_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[4]), xs_3_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[3]), xs_3_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[2]), xs_3_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[1]), xs_3_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[0]), xs_3_[0u], acc_2_[0u]))))))));
                     }
                     unsigned v_8_ = (((ck_ << 5u) << 2u) + 96u) + lane_;
                     if (v_8_ < nv_) {
-                        kf_u32x4 t670_ = xb_[14u];
-                        kf_f32x4 a_4_ = kf_bitcast<kf_f32x4>(t670_);
-                        kf_u32x4 t673_ = xb_[15u];
-                        kf_f32x4 b_4_ = kf_bitcast<kf_f32x4>(t673_);
+                        kf_u32x4 t2058_ = xb_[14u];
+                        kf_f32x4 a_4_ = kf_bitcast<kf_f32x4>(t2058_);
+                        kf_u32x4 t2061_ = xb_[15u];
+                        kf_f32x4 b_4_ = kf_bitcast<kf_f32x4>(t2061_);
                         xs_4_[0u] = a_4_.v[0];
                         xs_4_[4u] = b_4_.v[0];
                         xs_4_[1u] = a_4_.v[1];
@@ -3902,52 +3902,52 @@ gemv_bf16_f32_f32(const kf_bf16* __restrict__ w_, const float* __restrict__ x_, 
                         xs_4_[6u] = b_4_.v[2];
                         xs_4_[3u] = a_4_.v[3];
                         xs_4_[7u] = b_4_.v[3];
-                        kf_u32x4 t722_ = wb_[7u];
-                        kf_bf16x8 wbv_4_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t722_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t722_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t722_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t722_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t722_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t722_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t722_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t722_, 3u), 16u))}};
-                        acc_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[7]), xs_4_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[6]), xs_4_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[5]), xs_4_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[4]), xs_4_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[3]), xs_4_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[2]), xs_4_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[1]), xs_4_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[0]), xs_4_[0u], acc_[0u]))))))));
+                        kf_u32x4 t2110_ = wb_[7u];
+                        kf_bf16x8 wbv_4_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t2110_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2110_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2110_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2110_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2110_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2110_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2110_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2110_, 3u), 16u))}};
+                        acc_2_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[7]), xs_4_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[6]), xs_4_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[5]), xs_4_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[4]), xs_4_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[3]), xs_4_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[2]), xs_4_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[1]), xs_4_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[0]), xs_4_[0u], acc_2_[0u]))))))));
                     }
-                    unsigned t793_ = ck_ + 1u;
-                    ck_ = t793_;
-                    if (t793_ == steps_) {
-                        float t796_ = acc_[0u];
-                        unsigned t818_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
-                        if (t818_ == 32u) {
-                            float t823_ = __fadd_rn(t796_, kf_shfl_xor(t796_, 16u, kf_wn));
-                            float t826_ = __fadd_rn(t823_, kf_shfl_xor(t823_, 8u, kf_wn));
-                            float t829_ = __fadd_rn(t826_, kf_shfl_xor(t826_, 4u, kf_wn));
-                            float t832_ = __fadd_rn(t829_, kf_shfl_xor(t829_, 2u, kf_wn));
-                            s_ = __fadd_rn(t832_, kf_shfl_xor(t832_, 1u, kf_wn));
+                    unsigned t2181_ = ck_ + 1u;
+                    ck_ = t2181_;
+                    if (t2181_ == steps_) {
+                        float t2184_ = acc_2_[0u];
+                        unsigned t2206_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+                        if (t2206_ == 32u) {
+                            float t2211_ = __fadd_rn(t2184_, kf_shfl_xor(t2184_, 16u, kf_wn));
+                            float t2214_ = __fadd_rn(t2211_, kf_shfl_xor(t2211_, 8u, kf_wn));
+                            float t2217_ = __fadd_rn(t2214_, kf_shfl_xor(t2214_, 4u, kf_wn));
+                            float t2220_ = __fadd_rn(t2217_, kf_shfl_xor(t2217_, 2u, kf_wn));
+                            s_ = __fadd_rn(t2220_, kf_shfl_xor(t2220_, 1u, kf_wn));
                         } else {
-                            float t838_ = kf_shfl_down(t796_, 16u, kf_wn);
-                            bool t840_ = (kf_lane_id() + 16u) < t818_;
-                            float t841_ = __fadd_rn(t796_, t838_);
-                            float t842_ = t840_ ? t841_ : t796_;
-                            float t844_ = kf_shfl_down(t842_, 8u, kf_wn);
-                            bool t846_ = (kf_lane_id() + 8u) < t818_;
-                            float t847_ = __fadd_rn(t842_, t844_);
-                            float t848_ = t846_ ? t847_ : t842_;
-                            float t850_ = kf_shfl_down(t848_, 4u, kf_wn);
-                            bool t852_ = (kf_lane_id() + 4u) < t818_;
-                            float t853_ = __fadd_rn(t848_, t850_);
-                            float t854_ = t852_ ? t853_ : t848_;
-                            float t856_ = kf_shfl_down(t854_, 2u, kf_wn);
-                            bool t858_ = (kf_lane_id() + 2u) < t818_;
-                            float t859_ = __fadd_rn(t854_, t856_);
-                            float t860_ = t858_ ? t859_ : t854_;
-                            float t862_ = kf_shfl_down(t860_, 1u, kf_wn);
-                            bool t864_ = (kf_lane_id() + 1u) < t818_;
-                            float t865_ = __fadd_rn(t860_, t862_);
-                            s_ = kf_shfl(t864_ ? t865_ : t860_, 0u, kf_wn);
+                            float t2226_ = kf_shfl_down(t2184_, 16u, kf_wn);
+                            bool t2228_ = (kf_lane_id() + 16u) < t2206_;
+                            float t2229_ = __fadd_rn(t2184_, t2226_);
+                            float t2230_ = t2228_ ? t2229_ : t2184_;
+                            float t2232_ = kf_shfl_down(t2230_, 8u, kf_wn);
+                            bool t2234_ = (kf_lane_id() + 8u) < t2206_;
+                            float t2235_ = __fadd_rn(t2230_, t2232_);
+                            float t2236_ = t2234_ ? t2235_ : t2230_;
+                            float t2238_ = kf_shfl_down(t2236_, 4u, kf_wn);
+                            bool t2240_ = (kf_lane_id() + 4u) < t2206_;
+                            float t2241_ = __fadd_rn(t2236_, t2238_);
+                            float t2242_ = t2240_ ? t2241_ : t2236_;
+                            float t2244_ = kf_shfl_down(t2242_, 2u, kf_wn);
+                            bool t2246_ = (kf_lane_id() + 2u) < t2206_;
+                            float t2247_ = __fadd_rn(t2242_, t2244_);
+                            float t2248_ = t2246_ ? t2247_ : t2242_;
+                            float t2250_ = kf_shfl_down(t2248_, 1u, kf_wn);
+                            bool t2252_ = (kf_lane_id() + 1u) < t2206_;
+                            float t2253_ = __fadd_rn(t2248_, t2250_);
+                            s_ = kf_shfl(t2252_ ? t2253_ : t2248_, 0u, kf_wn);
                         }
-                        bool t870_ = lane_ == 0u;
-                        bool t871_ = t870_;
-                        if (t870_) {
-                            t871_ = cg_ < m_;
+                        bool t2258_ = lane_ == 0u;
+                        bool t2259_ = t2258_;
+                        if (t2258_) {
+                            t2259_ = cg_ < m_;
                         }
-                        if (t871_) {
+                        if (t2259_) {
                             y_[cg_] = s_;
                         }
-                        acc_[0u] = 0.0f;
+                        acc_2_[0u] = 0.0f;
                         ck_ = 0u;
                         cg_ = cg_ + nw_;
                     }
@@ -3956,42 +3956,42 @@ gemv_bf16_f32_f32(const kf_bf16* __restrict__ w_, const float* __restrict__ x_, 
                     unsigned v_9_ = min((((lk_ << 5u) << 2u) + lane_), (nv_ - 1u));
                     unsigned row_6_ = min(lg_, (m_ - 1u));
                     wb_[4u] = wv_[(row_6_ * nv_) + v_9_];
-                    xb_[8u] = xv_[min((v_9_ << 1u), (t25_ - 1u))];
-                    xb_[9u] = xv_[min(((v_9_ << 1u) + 1u), (t25_ - 1u))];
+                    xb_[8u] = xv_[min((v_9_ << 1u), (t1389_ - 1u))];
+                    xb_[9u] = xv_[min(((v_9_ << 1u) + 1u), (t1389_ - 1u))];
                     unsigned v_10_ = min(((((lk_ << 5u) << 2u) + 32u) + lane_), (nv_ - 1u));
                     unsigned row_7_ = min(lg_, (m_ - 1u));
                     wb_[5u] = wv_[(row_7_ * nv_) + v_10_];
-                    xb_[10u] = xv_[min((v_10_ << 1u), (t25_ - 1u))];
-                    xb_[11u] = xv_[min(((v_10_ << 1u) + 1u), (t25_ - 1u))];
+                    xb_[10u] = xv_[min((v_10_ << 1u), (t1389_ - 1u))];
+                    xb_[11u] = xv_[min(((v_10_ << 1u) + 1u), (t1389_ - 1u))];
                     unsigned v_11_ = min(((((lk_ << 5u) << 2u) + 64u) + lane_), (nv_ - 1u));
                     unsigned row_8_ = min(lg_, (m_ - 1u));
                     wb_[6u] = wv_[(row_8_ * nv_) + v_11_];
-                    xb_[12u] = xv_[min((v_11_ << 1u), (t25_ - 1u))];
-                    xb_[13u] = xv_[min(((v_11_ << 1u) + 1u), (t25_ - 1u))];
+                    xb_[12u] = xv_[min((v_11_ << 1u), (t1389_ - 1u))];
+                    xb_[13u] = xv_[min(((v_11_ << 1u) + 1u), (t1389_ - 1u))];
                     unsigned v_12_ = min(((((lk_ << 5u) << 2u) + 96u) + lane_), (nv_ - 1u));
                     unsigned row_9_ = min(lg_, (m_ - 1u));
                     wb_[7u] = wv_[(row_9_ * nv_) + v_12_];
-                    xb_[14u] = xv_[min((v_12_ << 1u), (t25_ - 1u))];
-                    xb_[15u] = xv_[min(((v_12_ << 1u) + 1u), (t25_ - 1u))];
-                    unsigned t1062_ = lk_ + 1u;
-                    lk_ = t1062_;
-                    if (t1062_ == steps_) {
+                    xb_[14u] = xv_[min((v_12_ << 1u), (t1389_ - 1u))];
+                    xb_[15u] = xv_[min(((v_12_ << 1u) + 1u), (t1389_ - 1u))];
+                    unsigned t2454_ = lk_ + 1u;
+                    lk_ = t2454_;
+                    if (t2454_ == steps_) {
                         lk_ = 0u;
                         lg_ = lg_ + nw_;
                     }
                 }
-                bool t1070_ = (t0_ + 1u) >= 1u;
-                bool t1071_ = t1070_;
-                if (t1070_) {
-                    t1071_ = ((t0_ + 1u) - 1u) < total_;
+                bool t2462_ = (t0_ + 1u) >= 1u;
+                bool t2463_ = t2462_;
+                if (t2462_) {
+                    t2463_ = ((t0_ + 1u) - 1u) < total_;
                 }
-                if (t1071_) {
+                if (t2463_) {
                     unsigned v_13_ = ((ck_ << 5u) << 2u) + lane_;
                     if (v_13_ < nv_) {
-                        kf_u32x4 t1086_ = xb_[0u];
-                        kf_f32x4 a_5_ = kf_bitcast<kf_f32x4>(t1086_);
-                        kf_u32x4 t1089_ = xb_[1u];
-                        kf_f32x4 b_5_ = kf_bitcast<kf_f32x4>(t1089_);
+                        kf_u32x4 t2500_ = xb_[0u];
+                        kf_f32x4 a_5_ = kf_bitcast<kf_f32x4>(t2500_);
+                        kf_u32x4 t2503_ = xb_[1u];
+                        kf_f32x4 b_5_ = kf_bitcast<kf_f32x4>(t2503_);
                         xs_5_[0u] = a_5_.v[0];
                         xs_5_[4u] = b_5_.v[0];
                         xs_5_[1u] = a_5_.v[1];
@@ -4000,16 +4000,16 @@ gemv_bf16_f32_f32(const kf_bf16* __restrict__ w_, const float* __restrict__ x_, 
                         xs_5_[6u] = b_5_.v[2];
                         xs_5_[3u] = a_5_.v[3];
                         xs_5_[7u] = b_5_.v[3];
-                        kf_u32x4 t1138_ = wb_[0u];
-                        kf_bf16x8 wbv_5_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t1138_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1138_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t1138_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1138_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t1138_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1138_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t1138_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1138_, 3u), 16u))}};
-                        acc_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[7]), xs_5_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[6]), xs_5_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[5]), xs_5_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[4]), xs_5_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[3]), xs_5_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[2]), xs_5_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[1]), xs_5_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[0]), xs_5_[0u], acc_[0u]))))))));
+                        kf_u32x4 t2552_ = wb_[0u];
+                        kf_bf16x8 wbv_5_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t2552_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2552_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2552_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2552_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2552_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2552_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2552_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2552_, 3u), 16u))}};
+                        acc_2_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[7]), xs_5_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[6]), xs_5_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[5]), xs_5_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[4]), xs_5_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[3]), xs_5_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[2]), xs_5_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[1]), xs_5_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[0]), xs_5_[0u], acc_2_[0u]))))))));
                     }
                     unsigned v_14_ = (((ck_ << 5u) << 2u) + 32u) + lane_;
                     if (v_14_ < nv_) {
-                        kf_u32x4 t1217_ = xb_[2u];
-                        kf_f32x4 a_6_ = kf_bitcast<kf_f32x4>(t1217_);
-                        kf_u32x4 t1220_ = xb_[3u];
-                        kf_f32x4 b_6_ = kf_bitcast<kf_f32x4>(t1220_);
+                        kf_u32x4 t2631_ = xb_[2u];
+                        kf_f32x4 a_6_ = kf_bitcast<kf_f32x4>(t2631_);
+                        kf_u32x4 t2634_ = xb_[3u];
+                        kf_f32x4 b_6_ = kf_bitcast<kf_f32x4>(t2634_);
                         xs_6_[0u] = a_6_.v[0];
                         xs_6_[4u] = b_6_.v[0];
                         xs_6_[1u] = a_6_.v[1];
@@ -4018,16 +4018,16 @@ gemv_bf16_f32_f32(const kf_bf16* __restrict__ w_, const float* __restrict__ x_, 
                         xs_6_[6u] = b_6_.v[2];
                         xs_6_[3u] = a_6_.v[3];
                         xs_6_[7u] = b_6_.v[3];
-                        kf_u32x4 t1269_ = wb_[1u];
-                        kf_bf16x8 wbv_6_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t1269_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1269_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t1269_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1269_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t1269_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1269_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t1269_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1269_, 3u), 16u))}};
-                        acc_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[7]), xs_6_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[6]), xs_6_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[5]), xs_6_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[4]), xs_6_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[3]), xs_6_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[2]), xs_6_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[1]), xs_6_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[0]), xs_6_[0u], acc_[0u]))))))));
+                        kf_u32x4 t2683_ = wb_[1u];
+                        kf_bf16x8 wbv_6_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t2683_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2683_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2683_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2683_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2683_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2683_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2683_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2683_, 3u), 16u))}};
+                        acc_2_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[7]), xs_6_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[6]), xs_6_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[5]), xs_6_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[4]), xs_6_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[3]), xs_6_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[2]), xs_6_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[1]), xs_6_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[0]), xs_6_[0u], acc_2_[0u]))))))));
                     }
                     unsigned v_15_ = (((ck_ << 5u) << 2u) + 64u) + lane_;
                     if (v_15_ < nv_) {
-                        kf_u32x4 t1348_ = xb_[4u];
-                        kf_f32x4 a_7_ = kf_bitcast<kf_f32x4>(t1348_);
-                        kf_u32x4 t1351_ = xb_[5u];
-                        kf_f32x4 b_7_ = kf_bitcast<kf_f32x4>(t1351_);
+                        kf_u32x4 t2762_ = xb_[4u];
+                        kf_f32x4 a_7_ = kf_bitcast<kf_f32x4>(t2762_);
+                        kf_u32x4 t2765_ = xb_[5u];
+                        kf_f32x4 b_7_ = kf_bitcast<kf_f32x4>(t2765_);
                         xs_7_[0u] = a_7_.v[0];
                         xs_7_[4u] = b_7_.v[0];
                         xs_7_[1u] = a_7_.v[1];
@@ -4036,16 +4036,16 @@ gemv_bf16_f32_f32(const kf_bf16* __restrict__ w_, const float* __restrict__ x_, 
                         xs_7_[6u] = b_7_.v[2];
                         xs_7_[3u] = a_7_.v[3];
                         xs_7_[7u] = b_7_.v[3];
-                        kf_u32x4 t1400_ = wb_[2u];
-                        kf_bf16x8 wbv_7_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t1400_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1400_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t1400_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1400_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t1400_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1400_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t1400_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1400_, 3u), 16u))}};
-                        acc_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[7]), xs_7_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[6]), xs_7_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[5]), xs_7_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[4]), xs_7_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[3]), xs_7_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[2]), xs_7_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[1]), xs_7_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[0]), xs_7_[0u], acc_[0u]))))))));
+                        kf_u32x4 t2814_ = wb_[2u];
+                        kf_bf16x8 wbv_7_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t2814_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2814_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2814_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2814_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2814_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2814_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2814_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2814_, 3u), 16u))}};
+                        acc_2_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[7]), xs_7_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[6]), xs_7_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[5]), xs_7_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[4]), xs_7_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[3]), xs_7_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[2]), xs_7_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[1]), xs_7_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[0]), xs_7_[0u], acc_2_[0u]))))))));
                     }
                     unsigned v_16_ = (((ck_ << 5u) << 2u) + 96u) + lane_;
                     if (v_16_ < nv_) {
-                        kf_u32x4 t1479_ = xb_[6u];
-                        kf_f32x4 a_8_ = kf_bitcast<kf_f32x4>(t1479_);
-                        kf_u32x4 t1482_ = xb_[7u];
-                        kf_f32x4 b_8_ = kf_bitcast<kf_f32x4>(t1482_);
+                        kf_u32x4 t2893_ = xb_[6u];
+                        kf_f32x4 a_8_ = kf_bitcast<kf_f32x4>(t2893_);
+                        kf_u32x4 t2896_ = xb_[7u];
+                        kf_f32x4 b_8_ = kf_bitcast<kf_f32x4>(t2896_);
                         xs_8_[0u] = a_8_.v[0];
                         xs_8_[4u] = b_8_.v[0];
                         xs_8_[1u] = a_8_.v[1];
@@ -4054,52 +4054,52 @@ gemv_bf16_f32_f32(const kf_bf16* __restrict__ w_, const float* __restrict__ x_, 
                         xs_8_[6u] = b_8_.v[2];
                         xs_8_[3u] = a_8_.v[3];
                         xs_8_[7u] = b_8_.v[3];
-                        kf_u32x4 t1531_ = wb_[3u];
-                        kf_bf16x8 wbv_8_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t1531_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1531_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t1531_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1531_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t1531_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1531_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t1531_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1531_, 3u), 16u))}};
-                        acc_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[7]), xs_8_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[6]), xs_8_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[5]), xs_8_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[4]), xs_8_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[3]), xs_8_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[2]), xs_8_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[1]), xs_8_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[0]), xs_8_[0u], acc_[0u]))))))));
+                        kf_u32x4 t2945_ = wb_[3u];
+                        kf_bf16x8 wbv_8_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t2945_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2945_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2945_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2945_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2945_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2945_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2945_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2945_, 3u), 16u))}};
+                        acc_2_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[7]), xs_8_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[6]), xs_8_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[5]), xs_8_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[4]), xs_8_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[3]), xs_8_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[2]), xs_8_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[1]), xs_8_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[0]), xs_8_[0u], acc_2_[0u]))))))));
                     }
-                    unsigned t1602_ = ck_ + 1u;
-                    ck_ = t1602_;
-                    if (t1602_ == steps_) {
-                        float t1605_ = acc_[0u];
-                        unsigned t1627_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
-                        if (t1627_ == 32u) {
-                            float t1632_ = __fadd_rn(t1605_, kf_shfl_xor(t1605_, 16u, kf_wn));
-                            float t1635_ = __fadd_rn(t1632_, kf_shfl_xor(t1632_, 8u, kf_wn));
-                            float t1638_ = __fadd_rn(t1635_, kf_shfl_xor(t1635_, 4u, kf_wn));
-                            float t1641_ = __fadd_rn(t1638_, kf_shfl_xor(t1638_, 2u, kf_wn));
-                            s_2_ = __fadd_rn(t1641_, kf_shfl_xor(t1641_, 1u, kf_wn));
+                    unsigned t3016_ = ck_ + 1u;
+                    ck_ = t3016_;
+                    if (t3016_ == steps_) {
+                        float t3019_ = acc_2_[0u];
+                        unsigned t3041_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+                        if (t3041_ == 32u) {
+                            float t3046_ = __fadd_rn(t3019_, kf_shfl_xor(t3019_, 16u, kf_wn));
+                            float t3049_ = __fadd_rn(t3046_, kf_shfl_xor(t3046_, 8u, kf_wn));
+                            float t3052_ = __fadd_rn(t3049_, kf_shfl_xor(t3049_, 4u, kf_wn));
+                            float t3055_ = __fadd_rn(t3052_, kf_shfl_xor(t3052_, 2u, kf_wn));
+                            s_2_ = __fadd_rn(t3055_, kf_shfl_xor(t3055_, 1u, kf_wn));
                         } else {
-                            float t1647_ = kf_shfl_down(t1605_, 16u, kf_wn);
-                            bool t1649_ = (kf_lane_id() + 16u) < t1627_;
-                            float t1650_ = __fadd_rn(t1605_, t1647_);
-                            float t1651_ = t1649_ ? t1650_ : t1605_;
-                            float t1653_ = kf_shfl_down(t1651_, 8u, kf_wn);
-                            bool t1655_ = (kf_lane_id() + 8u) < t1627_;
-                            float t1656_ = __fadd_rn(t1651_, t1653_);
-                            float t1657_ = t1655_ ? t1656_ : t1651_;
-                            float t1659_ = kf_shfl_down(t1657_, 4u, kf_wn);
-                            bool t1661_ = (kf_lane_id() + 4u) < t1627_;
-                            float t1662_ = __fadd_rn(t1657_, t1659_);
-                            float t1663_ = t1661_ ? t1662_ : t1657_;
-                            float t1665_ = kf_shfl_down(t1663_, 2u, kf_wn);
-                            bool t1667_ = (kf_lane_id() + 2u) < t1627_;
-                            float t1668_ = __fadd_rn(t1663_, t1665_);
-                            float t1669_ = t1667_ ? t1668_ : t1663_;
-                            float t1671_ = kf_shfl_down(t1669_, 1u, kf_wn);
-                            bool t1673_ = (kf_lane_id() + 1u) < t1627_;
-                            float t1674_ = __fadd_rn(t1669_, t1671_);
-                            s_2_ = kf_shfl(t1673_ ? t1674_ : t1669_, 0u, kf_wn);
+                            float t3061_ = kf_shfl_down(t3019_, 16u, kf_wn);
+                            bool t3063_ = (kf_lane_id() + 16u) < t3041_;
+                            float t3064_ = __fadd_rn(t3019_, t3061_);
+                            float t3065_ = t3063_ ? t3064_ : t3019_;
+                            float t3067_ = kf_shfl_down(t3065_, 8u, kf_wn);
+                            bool t3069_ = (kf_lane_id() + 8u) < t3041_;
+                            float t3070_ = __fadd_rn(t3065_, t3067_);
+                            float t3071_ = t3069_ ? t3070_ : t3065_;
+                            float t3073_ = kf_shfl_down(t3071_, 4u, kf_wn);
+                            bool t3075_ = (kf_lane_id() + 4u) < t3041_;
+                            float t3076_ = __fadd_rn(t3071_, t3073_);
+                            float t3077_ = t3075_ ? t3076_ : t3071_;
+                            float t3079_ = kf_shfl_down(t3077_, 2u, kf_wn);
+                            bool t3081_ = (kf_lane_id() + 2u) < t3041_;
+                            float t3082_ = __fadd_rn(t3077_, t3079_);
+                            float t3083_ = t3081_ ? t3082_ : t3077_;
+                            float t3085_ = kf_shfl_down(t3083_, 1u, kf_wn);
+                            bool t3087_ = (kf_lane_id() + 1u) < t3041_;
+                            float t3088_ = __fadd_rn(t3083_, t3085_);
+                            s_2_ = kf_shfl(t3087_ ? t3088_ : t3083_, 0u, kf_wn);
                         }
-                        bool t1679_ = lane_ == 0u;
-                        bool t1680_ = t1679_;
-                        if (t1679_) {
-                            t1680_ = cg_ < m_;
+                        bool t3093_ = lane_ == 0u;
+                        bool t3094_ = t3093_;
+                        if (t3093_) {
+                            t3094_ = cg_ < m_;
                         }
-                        if (t1680_) {
+                        if (t3094_) {
                             y_[cg_] = s_2_;
                         }
-                        acc_[0u] = 0.0f;
+                        acc_2_[0u] = 0.0f;
                         ck_ = 0u;
                         cg_ = cg_ + nw_;
                     }
@@ -4109,57 +4109,57 @@ gemv_bf16_f32_f32(const kf_bf16* __restrict__ w_, const float* __restrict__ x_, 
     } else {
         unsigned lane_2_ = kf_lane_id();
         unsigned nv_2_ = k_ >> 3u;
-        unsigned t1721_ = (blockIdx.x << 3u) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u);
-        unsigned t1732_ = gridDim.x << 3u;
+        unsigned t3139_ = (blockIdx.x << 3u) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u);
+        unsigned t3150_ = gridDim.x << 3u;
         #pragma unroll 1
-        for (unsigned g_ = t1721_; g_ < m_; g_ = g_ + t1732_) {
+        for (unsigned g_ = t3139_; g_ < m_; g_ = g_ + t3150_) {
             row_[0u] = min(g_, (m_ - 1u));
-            acc_2_[0u] = 0.0f;
+            acc_3_[0u] = 0.0f;
             if ((k_ & 7u) == 0u) {
                 #pragma unroll 1
                 for (unsigned base_ = 0u; base_ < nv_2_; base_ = base_ + 128u) {
                     unsigned v_17_ = base_ + lane_2_;
-                    kf_u32x4 t1757_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                    kf_u32x4 t_ = t1757_;
+                    kf_u32x4 t3175_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_2_ = t3175_;
                     if (v_17_ < nv_2_) {
-                        unsigned t1763_ = (row_[0u] * nv_2_) + v_17_;
-                        kf_u32x4 t1764_ = wv_[t1763_];
-                        t_ = t1764_;
+                        unsigned t3181_ = (row_[0u] * nv_2_) + v_17_;
+                        kf_u32x4 t3182_ = wv_[t3181_];
+                        t_2_ = t3182_;
                     }
-                    wr_[0u] = t_;
+                    wr_[0u] = t_2_;
                     unsigned v_18_ = (base_ + 32u) + lane_2_;
-                    kf_u32x4 t1770_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                    kf_u32x4 t_2_ = t1770_;
+                    kf_u32x4 t3188_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_3_ = t3188_;
                     if (v_18_ < nv_2_) {
-                        unsigned t1776_ = (row_[0u] * nv_2_) + v_18_;
-                        kf_u32x4 t1777_ = wv_[t1776_];
-                        t_2_ = t1777_;
+                        unsigned t3194_ = (row_[0u] * nv_2_) + v_18_;
+                        kf_u32x4 t3195_ = wv_[t3194_];
+                        t_3_ = t3195_;
                     }
-                    wr_[1u] = t_2_;
+                    wr_[1u] = t_3_;
                     unsigned v_19_ = (base_ + 64u) + lane_2_;
-                    kf_u32x4 t1783_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                    kf_u32x4 t_3_ = t1783_;
+                    kf_u32x4 t3201_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_4_ = t3201_;
                     if (v_19_ < nv_2_) {
-                        unsigned t1789_ = (row_[0u] * nv_2_) + v_19_;
-                        kf_u32x4 t1790_ = wv_[t1789_];
-                        t_3_ = t1790_;
+                        unsigned t3207_ = (row_[0u] * nv_2_) + v_19_;
+                        kf_u32x4 t3208_ = wv_[t3207_];
+                        t_4_ = t3208_;
                     }
-                    wr_[2u] = t_3_;
+                    wr_[2u] = t_4_;
                     unsigned v_20_ = (base_ + 96u) + lane_2_;
-                    kf_u32x4 t1796_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                    kf_u32x4 t_4_ = t1796_;
+                    kf_u32x4 t3214_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_5_ = t3214_;
                     if (v_20_ < nv_2_) {
-                        unsigned t1802_ = (row_[0u] * nv_2_) + v_20_;
-                        kf_u32x4 t1803_ = wv_[t1802_];
-                        t_4_ = t1803_;
+                        unsigned t3220_ = (row_[0u] * nv_2_) + v_20_;
+                        kf_u32x4 t3221_ = wv_[t3220_];
+                        t_5_ = t3221_;
                     }
-                    wr_[3u] = t_4_;
+                    wr_[3u] = t_5_;
                     unsigned v_21_ = base_ + lane_2_;
                     if (v_21_ < nv_2_) {
-                        unsigned t1810_ = v_21_ << 1u;
-                        kf_f32x4 a_9_ = xf4_[t1810_];
-                        unsigned t1815_ = (v_21_ << 1u) + 1u;
-                        kf_f32x4 b_9_ = xf4_[t1815_];
+                        unsigned t3228_ = v_21_ << 1u;
+                        kf_f32x4 a_9_ = xf4_[t3228_];
+                        unsigned t3233_ = (v_21_ << 1u) + 1u;
+                        kf_f32x4 b_9_ = xf4_[t3233_];
                         xs_9_[0u] = a_9_.v[0];
                         xs_9_[4u] = b_9_.v[0];
                         xs_9_[1u] = a_9_.v[1];
@@ -4168,16 +4168,16 @@ gemv_bf16_f32_f32(const kf_bf16* __restrict__ w_, const float* __restrict__ x_, 
                         xs_9_[6u] = b_9_.v[2];
                         xs_9_[3u] = a_9_.v[3];
                         xs_9_[7u] = b_9_.v[3];
-                        kf_u32x4 t1862_ = wr_[0u];
-                        kf_bf16x8 wb_2_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t1862_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1862_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t1862_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1862_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t1862_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1862_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t1862_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1862_, 3u), 16u))}};
-                        acc_2_[0u] = __fmaf_rn(kf_bf16_to_f32(wb_2_.v[7]), xs_9_[7u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[6]), xs_9_[6u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[5]), xs_9_[5u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[4]), xs_9_[4u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[3]), xs_9_[3u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[2]), xs_9_[2u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[1]), xs_9_[1u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[0]), xs_9_[0u], acc_2_[0u]))))))));
+                        kf_u32x4 t3280_ = wr_[0u];
+                        kf_bf16x8 wb_2_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t3280_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3280_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t3280_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3280_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t3280_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3280_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t3280_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3280_, 3u), 16u))}};
+                        acc_3_[0u] = __fmaf_rn(kf_bf16_to_f32(wb_2_.v[7]), xs_9_[7u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[6]), xs_9_[6u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[5]), xs_9_[5u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[4]), xs_9_[4u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[3]), xs_9_[3u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[2]), xs_9_[2u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[1]), xs_9_[1u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[0]), xs_9_[0u], acc_3_[0u]))))))));
                     }
                     unsigned v_22_ = (base_ + 32u) + lane_2_;
                     if (v_22_ < nv_2_) {
-                        unsigned t1937_ = v_22_ << 1u;
-                        kf_f32x4 a_10_ = xf4_[t1937_];
-                        unsigned t1942_ = (v_22_ << 1u) + 1u;
-                        kf_f32x4 b_10_ = xf4_[t1942_];
+                        unsigned t3355_ = v_22_ << 1u;
+                        kf_f32x4 a_10_ = xf4_[t3355_];
+                        unsigned t3360_ = (v_22_ << 1u) + 1u;
+                        kf_f32x4 b_10_ = xf4_[t3360_];
                         xs_10_[0u] = a_10_.v[0];
                         xs_10_[4u] = b_10_.v[0];
                         xs_10_[1u] = a_10_.v[1];
@@ -4186,16 +4186,16 @@ gemv_bf16_f32_f32(const kf_bf16* __restrict__ w_, const float* __restrict__ x_, 
                         xs_10_[6u] = b_10_.v[2];
                         xs_10_[3u] = a_10_.v[3];
                         xs_10_[7u] = b_10_.v[3];
-                        kf_u32x4 t1989_ = wr_[1u];
-                        kf_bf16x8 wb_3_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t1989_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1989_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t1989_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1989_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t1989_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1989_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t1989_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1989_, 3u), 16u))}};
-                        acc_2_[0u] = __fmaf_rn(kf_bf16_to_f32(wb_3_.v[7]), xs_10_[7u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[6]), xs_10_[6u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[5]), xs_10_[5u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[4]), xs_10_[4u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[3]), xs_10_[3u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[2]), xs_10_[2u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[1]), xs_10_[1u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[0]), xs_10_[0u], acc_2_[0u]))))))));
+                        kf_u32x4 t3407_ = wr_[1u];
+                        kf_bf16x8 wb_3_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t3407_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3407_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t3407_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3407_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t3407_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3407_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t3407_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3407_, 3u), 16u))}};
+                        acc_3_[0u] = __fmaf_rn(kf_bf16_to_f32(wb_3_.v[7]), xs_10_[7u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[6]), xs_10_[6u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[5]), xs_10_[5u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[4]), xs_10_[4u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[3]), xs_10_[3u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[2]), xs_10_[2u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[1]), xs_10_[1u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[0]), xs_10_[0u], acc_3_[0u]))))))));
                     }
                     unsigned v_23_ = (base_ + 64u) + lane_2_;
                     if (v_23_ < nv_2_) {
-                        unsigned t2064_ = v_23_ << 1u;
-                        kf_f32x4 a_11_ = xf4_[t2064_];
-                        unsigned t2069_ = (v_23_ << 1u) + 1u;
-                        kf_f32x4 b_11_ = xf4_[t2069_];
+                        unsigned t3482_ = v_23_ << 1u;
+                        kf_f32x4 a_11_ = xf4_[t3482_];
+                        unsigned t3487_ = (v_23_ << 1u) + 1u;
+                        kf_f32x4 b_11_ = xf4_[t3487_];
                         xs_11_[0u] = a_11_.v[0];
                         xs_11_[4u] = b_11_.v[0];
                         xs_11_[1u] = a_11_.v[1];
@@ -4204,16 +4204,16 @@ gemv_bf16_f32_f32(const kf_bf16* __restrict__ w_, const float* __restrict__ x_, 
                         xs_11_[6u] = b_11_.v[2];
                         xs_11_[3u] = a_11_.v[3];
                         xs_11_[7u] = b_11_.v[3];
-                        kf_u32x4 t2116_ = wr_[2u];
-                        kf_bf16x8 wb_4_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t2116_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2116_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2116_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2116_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2116_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2116_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2116_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2116_, 3u), 16u))}};
-                        acc_2_[0u] = __fmaf_rn(kf_bf16_to_f32(wb_4_.v[7]), xs_11_[7u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[6]), xs_11_[6u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[5]), xs_11_[5u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[4]), xs_11_[4u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[3]), xs_11_[3u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[2]), xs_11_[2u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[1]), xs_11_[1u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[0]), xs_11_[0u], acc_2_[0u]))))))));
+                        kf_u32x4 t3534_ = wr_[2u];
+                        kf_bf16x8 wb_4_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t3534_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3534_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t3534_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3534_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t3534_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3534_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t3534_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3534_, 3u), 16u))}};
+                        acc_3_[0u] = __fmaf_rn(kf_bf16_to_f32(wb_4_.v[7]), xs_11_[7u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[6]), xs_11_[6u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[5]), xs_11_[5u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[4]), xs_11_[4u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[3]), xs_11_[3u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[2]), xs_11_[2u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[1]), xs_11_[1u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[0]), xs_11_[0u], acc_3_[0u]))))))));
                     }
                     unsigned v_24_ = (base_ + 96u) + lane_2_;
                     if (v_24_ < nv_2_) {
-                        unsigned t2191_ = v_24_ << 1u;
-                        kf_f32x4 a_12_ = xf4_[t2191_];
-                        unsigned t2196_ = (v_24_ << 1u) + 1u;
-                        kf_f32x4 b_12_ = xf4_[t2196_];
+                        unsigned t3609_ = v_24_ << 1u;
+                        kf_f32x4 a_12_ = xf4_[t3609_];
+                        unsigned t3614_ = (v_24_ << 1u) + 1u;
+                        kf_f32x4 b_12_ = xf4_[t3614_];
                         xs_12_[0u] = a_12_.v[0];
                         xs_12_[4u] = b_12_.v[0];
                         xs_12_[1u] = a_12_.v[1];
@@ -4222,70 +4222,70 @@ gemv_bf16_f32_f32(const kf_bf16* __restrict__ w_, const float* __restrict__ x_, 
                         xs_12_[6u] = b_12_.v[2];
                         xs_12_[3u] = a_12_.v[3];
                         xs_12_[7u] = b_12_.v[3];
-                        kf_u32x4 t2243_ = wr_[3u];
-                        kf_bf16x8 wb_5_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t2243_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2243_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2243_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2243_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2243_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2243_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2243_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2243_, 3u), 16u))}};
-                        acc_2_[0u] = __fmaf_rn(kf_bf16_to_f32(wb_5_.v[7]), xs_12_[7u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[6]), xs_12_[6u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[5]), xs_12_[5u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[4]), xs_12_[4u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[3]), xs_12_[3u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[2]), xs_12_[2u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[1]), xs_12_[1u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[0]), xs_12_[0u], acc_2_[0u]))))))));
+                        kf_u32x4 t3661_ = wr_[3u];
+                        kf_bf16x8 wb_5_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t3661_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3661_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t3661_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3661_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t3661_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3661_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t3661_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3661_, 3u), 16u))}};
+                        acc_3_[0u] = __fmaf_rn(kf_bf16_to_f32(wb_5_.v[7]), xs_12_[7u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[6]), xs_12_[6u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[5]), xs_12_[5u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[4]), xs_12_[4u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[3]), xs_12_[3u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[2]), xs_12_[2u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[1]), xs_12_[1u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[0]), xs_12_[0u], acc_3_[0u]))))))));
                     }
                 }
             } else {
                 #pragma unroll 1
                 for (unsigned c_ = lane_2_; c_ < k_; c_ = c_ + 32u) {
-                    float t2319_ = x_[c_];
+                    float t3737_ = x_[c_];
                     unsigned i_ = (row_[0u] * k_) + c_;
                     unsigned short u_ = w16_[i_];
-                    acc_2_[0u] = __fmaf_rn(kf_bf16_to_f32(kf_bitcast<kf_bf16>(u_)), t2319_, acc_2_[0u]);
+                    acc_3_[0u] = __fmaf_rn(kf_bf16_to_f32(kf_bitcast<kf_bf16>(u_)), t3737_, acc_3_[0u]);
                 }
             }
-            float t2339_ = acc_2_[0u];
-            unsigned t2361_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
-            if (t2361_ == 32u) {
-                float t2366_ = __fadd_rn(t2339_, kf_shfl_xor(t2339_, 16u, kf_wn));
-                float t2369_ = __fadd_rn(t2366_, kf_shfl_xor(t2366_, 8u, kf_wn));
-                float t2372_ = __fadd_rn(t2369_, kf_shfl_xor(t2369_, 4u, kf_wn));
-                float t2375_ = __fadd_rn(t2372_, kf_shfl_xor(t2372_, 2u, kf_wn));
-                s_3_ = __fadd_rn(t2375_, kf_shfl_xor(t2375_, 1u, kf_wn));
+            float t3757_ = acc_3_[0u];
+            unsigned t3779_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+            if (t3779_ == 32u) {
+                float t3784_ = __fadd_rn(t3757_, kf_shfl_xor(t3757_, 16u, kf_wn));
+                float t3787_ = __fadd_rn(t3784_, kf_shfl_xor(t3784_, 8u, kf_wn));
+                float t3790_ = __fadd_rn(t3787_, kf_shfl_xor(t3787_, 4u, kf_wn));
+                float t3793_ = __fadd_rn(t3790_, kf_shfl_xor(t3790_, 2u, kf_wn));
+                s_3_ = __fadd_rn(t3793_, kf_shfl_xor(t3793_, 1u, kf_wn));
             } else {
-                float t2381_ = kf_shfl_down(t2339_, 16u, kf_wn);
-                bool t2383_ = (kf_lane_id() + 16u) < t2361_;
-                float t2384_ = __fadd_rn(t2339_, t2381_);
-                float t2385_ = t2383_ ? t2384_ : t2339_;
-                float t2387_ = kf_shfl_down(t2385_, 8u, kf_wn);
-                bool t2389_ = (kf_lane_id() + 8u) < t2361_;
-                float t2390_ = __fadd_rn(t2385_, t2387_);
-                float t2391_ = t2389_ ? t2390_ : t2385_;
-                float t2393_ = kf_shfl_down(t2391_, 4u, kf_wn);
-                bool t2395_ = (kf_lane_id() + 4u) < t2361_;
-                float t2396_ = __fadd_rn(t2391_, t2393_);
-                float t2397_ = t2395_ ? t2396_ : t2391_;
-                float t2399_ = kf_shfl_down(t2397_, 2u, kf_wn);
-                bool t2401_ = (kf_lane_id() + 2u) < t2361_;
-                float t2402_ = __fadd_rn(t2397_, t2399_);
-                float t2403_ = t2401_ ? t2402_ : t2397_;
-                float t2405_ = kf_shfl_down(t2403_, 1u, kf_wn);
-                bool t2407_ = (kf_lane_id() + 1u) < t2361_;
-                float t2408_ = __fadd_rn(t2403_, t2405_);
-                s_3_ = kf_shfl(t2407_ ? t2408_ : t2403_, 0u, kf_wn);
+                float t3799_ = kf_shfl_down(t3757_, 16u, kf_wn);
+                bool t3801_ = (kf_lane_id() + 16u) < t3779_;
+                float t3802_ = __fadd_rn(t3757_, t3799_);
+                float t3803_ = t3801_ ? t3802_ : t3757_;
+                float t3805_ = kf_shfl_down(t3803_, 8u, kf_wn);
+                bool t3807_ = (kf_lane_id() + 8u) < t3779_;
+                float t3808_ = __fadd_rn(t3803_, t3805_);
+                float t3809_ = t3807_ ? t3808_ : t3803_;
+                float t3811_ = kf_shfl_down(t3809_, 4u, kf_wn);
+                bool t3813_ = (kf_lane_id() + 4u) < t3779_;
+                float t3814_ = __fadd_rn(t3809_, t3811_);
+                float t3815_ = t3813_ ? t3814_ : t3809_;
+                float t3817_ = kf_shfl_down(t3815_, 2u, kf_wn);
+                bool t3819_ = (kf_lane_id() + 2u) < t3779_;
+                float t3820_ = __fadd_rn(t3815_, t3817_);
+                float t3821_ = t3819_ ? t3820_ : t3815_;
+                float t3823_ = kf_shfl_down(t3821_, 1u, kf_wn);
+                bool t3825_ = (kf_lane_id() + 1u) < t3779_;
+                float t3826_ = __fadd_rn(t3821_, t3823_);
+                s_3_ = kf_shfl(t3825_ ? t3826_ : t3821_, 0u, kf_wn);
             }
-            bool t2413_ = lane_2_ == 0u;
-            bool t2414_ = t2413_;
-            if (t2413_) {
-                t2414_ = g_ < m_;
+            bool t3831_ = lane_2_ == 0u;
+            bool t3832_ = t3831_;
+            if (t3831_) {
+                t3832_ = g_ < m_;
             }
-            if (t2414_) {
+            if (t3832_) {
                 y_[g_] = s_3_;
             }
         }
     }
 }
 
-/* kernel gemv_f16_f16_f16_acc (gemv.kf:548) */
+/* kernel gemv_f16_f16_f16_acc (gemv.kf:777) */
 extern "C" __global__ void __launch_bounds__(256)
 gemv_f16_f16_f16_acc(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x_, kf_f16* __restrict__ y_, unsigned m_, unsigned k_)
 {
     kf_pdl_wait();
     kf_u32x4 wb_[8];
     kf_u32x4 xb_[16];
-    float acc_[1];
+    float acc_2_[1];
     float xs_[8];
     float xs_2_[8];
     float xs_3_[8];
@@ -4295,7 +4295,7 @@ gemv_f16_f16_f16_acc(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x
     float xs_7_[8];
     float xs_8_[8];
     unsigned row_[1];
-    float acc_2_[1];
+    float acc_3_[1];
     kf_u32x4 wr_[4];
     float xs_9_[8];
     float xs_10_[8];
@@ -4316,16 +4316,17 @@ gemv_f16_f16_f16_acc(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x
         unsigned wid_ = (blockIdx.x << 3u) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u);
         unsigned nw_ = gridDim.x << 3u;
         if (!(wid_ >= m_)) {
-            unsigned t62_ = m_ - wid_;
-            unsigned total_ = ((t62_ / nw_) + (((t62_ % nw_) != 0u) ? 1u : 0u)) * steps_;
-            acc_[0u] = 0.0f;
+            unsigned t1426_ = m_ - wid_;
+            unsigned total_ = ((t1426_ / nw_) + (((t1426_ % nw_) != 0u) ? 1u : 0u)) * steps_;
+            acc_2_[0u] = 0.0f;
+            float yold_ = 0.0f;
             unsigned lg_ = wid_;
             unsigned lk_ = 0u;
             unsigned cg_ = wid_;
             unsigned ck_ = 0u;
-            unsigned t81_ = total_ + 1u;
+            unsigned t1447_ = total_ + 1u;
             #pragma unroll 1
-            for (unsigned t0_ = 0u; t0_ < t81_; t0_ = t0_ + 2u) {
+            for (unsigned t0_ = 0u; t0_ < t1447_; t0_ = t0_ + 2u) {
                 if (t0_ < total_) {
                     unsigned v_ = min((((lk_ << 5u) << 2u) + lane_), (nv_ - 1u));
                     unsigned row_2_ = min(lg_, (m_ - 1u));
@@ -4343,23 +4344,35 @@ gemv_f16_f16_f16_acc(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x
                     unsigned row_5_ = min(lg_, (m_ - 1u));
                     wb_[3u] = wv_[(row_5_ * nv_) + v_4_];
                     xb_[6u] = xv_[v_4_];
-                    unsigned t253_ = lk_ + 1u;
-                    lk_ = t253_;
-                    if (t253_ == steps_) {
+                    unsigned t1619_ = lk_ + 1u;
+                    lk_ = t1619_;
+                    if (t1619_ == steps_) {
                         lk_ = 0u;
                         lg_ = lg_ + nw_;
                     }
                 }
-                bool t261_ = t0_ >= 1u;
-                bool t262_ = t261_;
-                if (t261_) {
-                    t262_ = (t0_ - 1u) < total_;
+                bool t1627_ = t0_ >= 1u;
+                bool t1628_ = t1627_;
+                if (t1627_) {
+                    t1628_ = (t0_ - 1u) < total_;
                 }
-                if (t262_) {
-                    unsigned v_5_ = ((ck_ << 5u) << 2u) + lane_;
-                    if (v_5_ < nv_) {
-                        kf_u32x4 t299_ = xb_[8u];
-                        kf_f16x8 a_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t299_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t299_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t299_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t299_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t299_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t299_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t299_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t299_, 3u), 16u))}};
+                if (t1628_) {
+                    if (ck_ == 0u) {
+                        float v_5_ = 0.0f;
+                        bool t1643_ = kf_lane_id() < 1u;
+                        bool t1644_ = t1643_;
+                        if (t1643_) {
+                            t1644_ = (cg_ + kf_lane_id()) < m_;
+                        }
+                        if (t1644_) {
+                            v_5_ = kf_f16_to_f32(y_[cg_ + kf_lane_id()]);
+                        }
+                        yold_ = v_5_;
+                    }
+                    unsigned v_6_ = ((ck_ << 5u) << 2u) + lane_;
+                    if (v_6_ < nv_) {
+                        kf_u32x4 t1687_ = xb_[8u];
+                        kf_f16x8 a_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1687_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1687_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1687_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1687_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1687_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1687_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1687_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1687_, 3u), 16u))}};
                         xs_[0u] = kf_f16_to_f32(a_.v[0]);
                         xs_[1u] = kf_f16_to_f32(a_.v[1]);
                         xs_[2u] = kf_f16_to_f32(a_.v[2]);
@@ -4368,14 +4381,14 @@ gemv_f16_f16_f16_acc(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x
                         xs_[5u] = kf_f16_to_f32(a_.v[5]);
                         xs_[6u] = kf_f16_to_f32(a_.v[6]);
                         xs_[7u] = kf_f16_to_f32(a_.v[7]);
-                        kf_u32x4 t326_ = wb_[4u];
-                        kf_f16x8 wh_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t326_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t326_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t326_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t326_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t326_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t326_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t326_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t326_, 3u), 16u))}};
-                        acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_.v[7]), xs_[7u], __fmaf_rn(kf_f16_to_f32(wh_.v[6]), xs_[6u], __fmaf_rn(kf_f16_to_f32(wh_.v[5]), xs_[5u], __fmaf_rn(kf_f16_to_f32(wh_.v[4]), xs_[4u], __fmaf_rn(kf_f16_to_f32(wh_.v[3]), xs_[3u], __fmaf_rn(kf_f16_to_f32(wh_.v[2]), xs_[2u], __fmaf_rn(kf_f16_to_f32(wh_.v[1]), xs_[1u], __fmaf_rn(kf_f16_to_f32(wh_.v[0]), xs_[0u], acc_[0u]))))))));
+                        kf_u32x4 t1714_ = wb_[4u];
+                        kf_f16x8 wh_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1714_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1714_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1714_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1714_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1714_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1714_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1714_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1714_, 3u), 16u))}};
+                        acc_2_[0u] = __fmaf_rn(kf_f16_to_f32(wh_.v[7]), xs_[7u], __fmaf_rn(kf_f16_to_f32(wh_.v[6]), xs_[6u], __fmaf_rn(kf_f16_to_f32(wh_.v[5]), xs_[5u], __fmaf_rn(kf_f16_to_f32(wh_.v[4]), xs_[4u], __fmaf_rn(kf_f16_to_f32(wh_.v[3]), xs_[3u], __fmaf_rn(kf_f16_to_f32(wh_.v[2]), xs_[2u], __fmaf_rn(kf_f16_to_f32(wh_.v[1]), xs_[1u], __fmaf_rn(kf_f16_to_f32(wh_.v[0]), xs_[0u], acc_2_[0u]))))))));
                     }
-                    unsigned v_6_ = (((ck_ << 5u) << 2u) + 32u) + lane_;
-                    if (v_6_ < nv_) {
-                        kf_u32x4 t430_ = xb_[10u];
-                        kf_f16x8 a_2_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t430_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t430_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t430_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t430_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t430_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t430_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t430_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t430_, 3u), 16u))}};
+                    unsigned v_7_ = (((ck_ << 5u) << 2u) + 32u) + lane_;
+                    if (v_7_ < nv_) {
+                        kf_u32x4 t1818_ = xb_[10u];
+                        kf_f16x8 a_2_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1818_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1818_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1818_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1818_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1818_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1818_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1818_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1818_, 3u), 16u))}};
                         xs_2_[0u] = kf_f16_to_f32(a_2_.v[0]);
                         xs_2_[1u] = kf_f16_to_f32(a_2_.v[1]);
                         xs_2_[2u] = kf_f16_to_f32(a_2_.v[2]);
@@ -4384,14 +4397,14 @@ gemv_f16_f16_f16_acc(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x
                         xs_2_[5u] = kf_f16_to_f32(a_2_.v[5]);
                         xs_2_[6u] = kf_f16_to_f32(a_2_.v[6]);
                         xs_2_[7u] = kf_f16_to_f32(a_2_.v[7]);
-                        kf_u32x4 t457_ = wb_[5u];
-                        kf_f16x8 wh_2_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t457_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t457_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t457_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t457_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t457_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t457_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t457_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t457_, 3u), 16u))}};
-                        acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_2_.v[7]), xs_2_[7u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[6]), xs_2_[6u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[5]), xs_2_[5u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[4]), xs_2_[4u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[3]), xs_2_[3u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[2]), xs_2_[2u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[1]), xs_2_[1u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[0]), xs_2_[0u], acc_[0u]))))))));
+                        kf_u32x4 t1845_ = wb_[5u];
+                        kf_f16x8 wh_2_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1845_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1845_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1845_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1845_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1845_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1845_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1845_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1845_, 3u), 16u))}};
+                        acc_2_[0u] = __fmaf_rn(kf_f16_to_f32(wh_2_.v[7]), xs_2_[7u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[6]), xs_2_[6u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[5]), xs_2_[5u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[4]), xs_2_[4u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[3]), xs_2_[3u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[2]), xs_2_[2u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[1]), xs_2_[1u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[0]), xs_2_[0u], acc_2_[0u]))))))));
                     }
-                    unsigned v_7_ = (((ck_ << 5u) << 2u) + 64u) + lane_;
-                    if (v_7_ < nv_) {
-                        kf_u32x4 t561_ = xb_[12u];
-                        kf_f16x8 a_3_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t561_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t561_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t561_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t561_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t561_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t561_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t561_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t561_, 3u), 16u))}};
+                    unsigned v_8_ = (((ck_ << 5u) << 2u) + 64u) + lane_;
+                    if (v_8_ < nv_) {
+                        kf_u32x4 t1949_ = xb_[12u];
+                        kf_f16x8 a_3_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1949_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1949_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1949_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1949_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1949_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1949_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1949_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1949_, 3u), 16u))}};
                         xs_3_[0u] = kf_f16_to_f32(a_3_.v[0]);
                         xs_3_[1u] = kf_f16_to_f32(a_3_.v[1]);
                         xs_3_[2u] = kf_f16_to_f32(a_3_.v[2]);
@@ -4400,14 +4413,14 @@ gemv_f16_f16_f16_acc(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x
                         xs_3_[5u] = kf_f16_to_f32(a_3_.v[5]);
                         xs_3_[6u] = kf_f16_to_f32(a_3_.v[6]);
                         xs_3_[7u] = kf_f16_to_f32(a_3_.v[7]);
-                        kf_u32x4 t588_ = wb_[6u];
-                        kf_f16x8 wh_3_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t588_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t588_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t588_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t588_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t588_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t588_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t588_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t588_, 3u), 16u))}};
-                        acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_3_.v[7]), xs_3_[7u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[6]), xs_3_[6u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[5]), xs_3_[5u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[4]), xs_3_[4u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[3]), xs_3_[3u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[2]), xs_3_[2u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[1]), xs_3_[1u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[0]), xs_3_[0u], acc_[0u]))))))));
+                        kf_u32x4 t1976_ = wb_[6u];
+                        kf_f16x8 wh_3_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1976_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1976_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1976_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1976_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1976_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1976_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1976_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1976_, 3u), 16u))}};
+                        acc_2_[0u] = __fmaf_rn(kf_f16_to_f32(wh_3_.v[7]), xs_3_[7u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[6]), xs_3_[6u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[5]), xs_3_[5u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[4]), xs_3_[4u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[3]), xs_3_[3u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[2]), xs_3_[2u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[1]), xs_3_[1u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[0]), xs_3_[0u], acc_2_[0u]))))))));
                     }
-                    unsigned v_8_ = (((ck_ << 5u) << 2u) + 96u) + lane_;
-                    if (v_8_ < nv_) {
-                        kf_u32x4 t692_ = xb_[14u];
-                        kf_f16x8 a_4_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t692_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t692_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t692_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t692_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t692_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t692_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t692_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t692_, 3u), 16u))}};
+                    unsigned v_9_ = (((ck_ << 5u) << 2u) + 96u) + lane_;
+                    if (v_9_ < nv_) {
+                        kf_u32x4 t2080_ = xb_[14u];
+                        kf_f16x8 a_4_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2080_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2080_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2080_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2080_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2080_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2080_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2080_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2080_, 3u), 16u))}};
                         xs_4_[0u] = kf_f16_to_f32(a_4_.v[0]);
                         xs_4_[1u] = kf_f16_to_f32(a_4_.v[1]);
                         xs_4_[2u] = kf_f16_to_f32(a_4_.v[2]);
@@ -4416,90 +4429,102 @@ gemv_f16_f16_f16_acc(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x
                         xs_4_[5u] = kf_f16_to_f32(a_4_.v[5]);
                         xs_4_[6u] = kf_f16_to_f32(a_4_.v[6]);
                         xs_4_[7u] = kf_f16_to_f32(a_4_.v[7]);
-                        kf_u32x4 t719_ = wb_[7u];
-                        kf_f16x8 wh_4_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t719_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t719_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t719_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t719_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t719_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t719_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t719_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t719_, 3u), 16u))}};
-                        acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_4_.v[7]), xs_4_[7u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[6]), xs_4_[6u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[5]), xs_4_[5u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[4]), xs_4_[4u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[3]), xs_4_[3u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[2]), xs_4_[2u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[1]), xs_4_[1u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[0]), xs_4_[0u], acc_[0u]))))))));
+                        kf_u32x4 t2107_ = wb_[7u];
+                        kf_f16x8 wh_4_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2107_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2107_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2107_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2107_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2107_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2107_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2107_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2107_, 3u), 16u))}};
+                        acc_2_[0u] = __fmaf_rn(kf_f16_to_f32(wh_4_.v[7]), xs_4_[7u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[6]), xs_4_[6u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[5]), xs_4_[5u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[4]), xs_4_[4u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[3]), xs_4_[3u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[2]), xs_4_[2u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[1]), xs_4_[1u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[0]), xs_4_[0u], acc_2_[0u]))))))));
                     }
-                    unsigned t793_ = ck_ + 1u;
-                    ck_ = t793_;
-                    if (t793_ == steps_) {
-                        float t796_ = acc_[0u];
-                        unsigned t818_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
-                        if (t818_ == 32u) {
-                            float t823_ = __fadd_rn(t796_, kf_shfl_xor(t796_, 16u, kf_wn));
-                            float t826_ = __fadd_rn(t823_, kf_shfl_xor(t823_, 8u, kf_wn));
-                            float t829_ = __fadd_rn(t826_, kf_shfl_xor(t826_, 4u, kf_wn));
-                            float t832_ = __fadd_rn(t829_, kf_shfl_xor(t829_, 2u, kf_wn));
-                            s_ = __fadd_rn(t832_, kf_shfl_xor(t832_, 1u, kf_wn));
+                    unsigned t2181_ = ck_ + 1u;
+                    ck_ = t2181_;
+                    if (t2181_ == steps_) {
+                        float t2184_ = acc_2_[0u];
+                        unsigned t2206_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+                        if (t2206_ == 32u) {
+                            float t2211_ = __fadd_rn(t2184_, kf_shfl_xor(t2184_, 16u, kf_wn));
+                            float t2214_ = __fadd_rn(t2211_, kf_shfl_xor(t2211_, 8u, kf_wn));
+                            float t2217_ = __fadd_rn(t2214_, kf_shfl_xor(t2214_, 4u, kf_wn));
+                            float t2220_ = __fadd_rn(t2217_, kf_shfl_xor(t2217_, 2u, kf_wn));
+                            s_ = __fadd_rn(t2220_, kf_shfl_xor(t2220_, 1u, kf_wn));
                         } else {
-                            float t838_ = kf_shfl_down(t796_, 16u, kf_wn);
-                            bool t840_ = (kf_lane_id() + 16u) < t818_;
-                            float t841_ = __fadd_rn(t796_, t838_);
-                            float t842_ = t840_ ? t841_ : t796_;
-                            float t844_ = kf_shfl_down(t842_, 8u, kf_wn);
-                            bool t846_ = (kf_lane_id() + 8u) < t818_;
-                            float t847_ = __fadd_rn(t842_, t844_);
-                            float t848_ = t846_ ? t847_ : t842_;
-                            float t850_ = kf_shfl_down(t848_, 4u, kf_wn);
-                            bool t852_ = (kf_lane_id() + 4u) < t818_;
-                            float t853_ = __fadd_rn(t848_, t850_);
-                            float t854_ = t852_ ? t853_ : t848_;
-                            float t856_ = kf_shfl_down(t854_, 2u, kf_wn);
-                            bool t858_ = (kf_lane_id() + 2u) < t818_;
-                            float t859_ = __fadd_rn(t854_, t856_);
-                            float t860_ = t858_ ? t859_ : t854_;
-                            float t862_ = kf_shfl_down(t860_, 1u, kf_wn);
-                            bool t864_ = (kf_lane_id() + 1u) < t818_;
-                            float t865_ = __fadd_rn(t860_, t862_);
-                            s_ = kf_shfl(t864_ ? t865_ : t860_, 0u, kf_wn);
+                            float t2226_ = kf_shfl_down(t2184_, 16u, kf_wn);
+                            bool t2228_ = (kf_lane_id() + 16u) < t2206_;
+                            float t2229_ = __fadd_rn(t2184_, t2226_);
+                            float t2230_ = t2228_ ? t2229_ : t2184_;
+                            float t2232_ = kf_shfl_down(t2230_, 8u, kf_wn);
+                            bool t2234_ = (kf_lane_id() + 8u) < t2206_;
+                            float t2235_ = __fadd_rn(t2230_, t2232_);
+                            float t2236_ = t2234_ ? t2235_ : t2230_;
+                            float t2238_ = kf_shfl_down(t2236_, 4u, kf_wn);
+                            bool t2240_ = (kf_lane_id() + 4u) < t2206_;
+                            float t2241_ = __fadd_rn(t2236_, t2238_);
+                            float t2242_ = t2240_ ? t2241_ : t2236_;
+                            float t2244_ = kf_shfl_down(t2242_, 2u, kf_wn);
+                            bool t2246_ = (kf_lane_id() + 2u) < t2206_;
+                            float t2247_ = __fadd_rn(t2242_, t2244_);
+                            float t2248_ = t2246_ ? t2247_ : t2242_;
+                            float t2250_ = kf_shfl_down(t2248_, 1u, kf_wn);
+                            bool t2252_ = (kf_lane_id() + 1u) < t2206_;
+                            float t2253_ = __fadd_rn(t2248_, t2250_);
+                            s_ = kf_shfl(t2252_ ? t2253_ : t2248_, 0u, kf_wn);
                         }
-                        bool t870_ = lane_ == 0u;
-                        bool t871_ = t870_;
-                        if (t870_) {
-                            t871_ = cg_ < m_;
+                        bool t2258_ = lane_ == 0u;
+                        bool t2259_ = t2258_;
+                        if (t2258_) {
+                            t2259_ = cg_ < m_;
                         }
-                        if (t871_) {
-                            y_[cg_] = kf_f16_from_f32(__fadd_rn(s_, kf_f16_to_f32(y_[cg_])));
+                        if (t2259_) {
+                            y_[cg_] = kf_f16_from_f32(__fadd_rn(s_, yold_));
                         }
-                        acc_[0u] = 0.0f;
+                        acc_2_[0u] = 0.0f;
                         ck_ = 0u;
                         cg_ = cg_ + nw_;
                     }
                 }
                 if ((t0_ + 1u) < total_) {
-                    unsigned v_9_ = min((((lk_ << 5u) << 2u) + lane_), (nv_ - 1u));
+                    unsigned v_10_ = min((((lk_ << 5u) << 2u) + lane_), (nv_ - 1u));
                     unsigned row_6_ = min(lg_, (m_ - 1u));
-                    wb_[4u] = wv_[(row_6_ * nv_) + v_9_];
-                    xb_[8u] = xv_[v_9_];
-                    unsigned v_10_ = min(((((lk_ << 5u) << 2u) + 32u) + lane_), (nv_ - 1u));
+                    wb_[4u] = wv_[(row_6_ * nv_) + v_10_];
+                    xb_[8u] = xv_[v_10_];
+                    unsigned v_11_ = min(((((lk_ << 5u) << 2u) + 32u) + lane_), (nv_ - 1u));
                     unsigned row_7_ = min(lg_, (m_ - 1u));
-                    wb_[5u] = wv_[(row_7_ * nv_) + v_10_];
-                    xb_[10u] = xv_[v_10_];
-                    unsigned v_11_ = min(((((lk_ << 5u) << 2u) + 64u) + lane_), (nv_ - 1u));
+                    wb_[5u] = wv_[(row_7_ * nv_) + v_11_];
+                    xb_[10u] = xv_[v_11_];
+                    unsigned v_12_ = min(((((lk_ << 5u) << 2u) + 64u) + lane_), (nv_ - 1u));
                     unsigned row_8_ = min(lg_, (m_ - 1u));
-                    wb_[6u] = wv_[(row_8_ * nv_) + v_11_];
-                    xb_[12u] = xv_[v_11_];
-                    unsigned v_12_ = min(((((lk_ << 5u) << 2u) + 96u) + lane_), (nv_ - 1u));
+                    wb_[6u] = wv_[(row_8_ * nv_) + v_12_];
+                    xb_[12u] = xv_[v_12_];
+                    unsigned v_13_ = min(((((lk_ << 5u) << 2u) + 96u) + lane_), (nv_ - 1u));
                     unsigned row_9_ = min(lg_, (m_ - 1u));
-                    wb_[7u] = wv_[(row_9_ * nv_) + v_12_];
-                    xb_[14u] = xv_[v_12_];
-                    unsigned t1062_ = lk_ + 1u;
-                    lk_ = t1062_;
-                    if (t1062_ == steps_) {
+                    wb_[7u] = wv_[(row_9_ * nv_) + v_13_];
+                    xb_[14u] = xv_[v_13_];
+                    unsigned t2454_ = lk_ + 1u;
+                    lk_ = t2454_;
+                    if (t2454_ == steps_) {
                         lk_ = 0u;
                         lg_ = lg_ + nw_;
                     }
                 }
-                bool t1070_ = (t0_ + 1u) >= 1u;
-                bool t1071_ = t1070_;
-                if (t1070_) {
-                    t1071_ = ((t0_ + 1u) - 1u) < total_;
+                bool t2462_ = (t0_ + 1u) >= 1u;
+                bool t2463_ = t2462_;
+                if (t2462_) {
+                    t2463_ = ((t0_ + 1u) - 1u) < total_;
                 }
-                if (t1071_) {
-                    unsigned v_13_ = ((ck_ << 5u) << 2u) + lane_;
-                    if (v_13_ < nv_) {
-                        kf_u32x4 t1108_ = xb_[0u];
-                        kf_f16x8 a_5_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1108_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1108_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1108_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1108_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1108_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1108_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1108_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1108_, 3u), 16u))}};
+                if (t2463_) {
+                    if (ck_ == 0u) {
+                        float v_14_ = 0.0f;
+                        bool t2478_ = kf_lane_id() < 1u;
+                        bool t2479_ = t2478_;
+                        if (t2478_) {
+                            t2479_ = (cg_ + kf_lane_id()) < m_;
+                        }
+                        if (t2479_) {
+                            v_14_ = kf_f16_to_f32(y_[cg_ + kf_lane_id()]);
+                        }
+                        yold_ = v_14_;
+                    }
+                    unsigned v_15_ = ((ck_ << 5u) << 2u) + lane_;
+                    if (v_15_ < nv_) {
+                        kf_u32x4 t2522_ = xb_[0u];
+                        kf_f16x8 a_5_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2522_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2522_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2522_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2522_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2522_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2522_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2522_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2522_, 3u), 16u))}};
                         xs_5_[0u] = kf_f16_to_f32(a_5_.v[0]);
                         xs_5_[1u] = kf_f16_to_f32(a_5_.v[1]);
                         xs_5_[2u] = kf_f16_to_f32(a_5_.v[2]);
@@ -4508,14 +4533,14 @@ gemv_f16_f16_f16_acc(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x
                         xs_5_[5u] = kf_f16_to_f32(a_5_.v[5]);
                         xs_5_[6u] = kf_f16_to_f32(a_5_.v[6]);
                         xs_5_[7u] = kf_f16_to_f32(a_5_.v[7]);
-                        kf_u32x4 t1135_ = wb_[0u];
-                        kf_f16x8 wh_5_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1135_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1135_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1135_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1135_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1135_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1135_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1135_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1135_, 3u), 16u))}};
-                        acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_5_.v[7]), xs_5_[7u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[6]), xs_5_[6u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[5]), xs_5_[5u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[4]), xs_5_[4u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[3]), xs_5_[3u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[2]), xs_5_[2u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[1]), xs_5_[1u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[0]), xs_5_[0u], acc_[0u]))))))));
+                        kf_u32x4 t2549_ = wb_[0u];
+                        kf_f16x8 wh_5_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2549_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2549_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2549_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2549_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2549_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2549_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2549_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2549_, 3u), 16u))}};
+                        acc_2_[0u] = __fmaf_rn(kf_f16_to_f32(wh_5_.v[7]), xs_5_[7u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[6]), xs_5_[6u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[5]), xs_5_[5u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[4]), xs_5_[4u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[3]), xs_5_[3u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[2]), xs_5_[2u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[1]), xs_5_[1u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[0]), xs_5_[0u], acc_2_[0u]))))))));
                     }
-                    unsigned v_14_ = (((ck_ << 5u) << 2u) + 32u) + lane_;
-                    if (v_14_ < nv_) {
-                        kf_u32x4 t1239_ = xb_[2u];
-                        kf_f16x8 a_6_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1239_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1239_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1239_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1239_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1239_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1239_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1239_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1239_, 3u), 16u))}};
+                    unsigned v_16_ = (((ck_ << 5u) << 2u) + 32u) + lane_;
+                    if (v_16_ < nv_) {
+                        kf_u32x4 t2653_ = xb_[2u];
+                        kf_f16x8 a_6_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2653_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2653_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2653_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2653_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2653_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2653_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2653_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2653_, 3u), 16u))}};
                         xs_6_[0u] = kf_f16_to_f32(a_6_.v[0]);
                         xs_6_[1u] = kf_f16_to_f32(a_6_.v[1]);
                         xs_6_[2u] = kf_f16_to_f32(a_6_.v[2]);
@@ -4524,14 +4549,14 @@ gemv_f16_f16_f16_acc(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x
                         xs_6_[5u] = kf_f16_to_f32(a_6_.v[5]);
                         xs_6_[6u] = kf_f16_to_f32(a_6_.v[6]);
                         xs_6_[7u] = kf_f16_to_f32(a_6_.v[7]);
-                        kf_u32x4 t1266_ = wb_[1u];
-                        kf_f16x8 wh_6_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1266_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1266_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1266_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1266_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1266_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1266_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1266_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1266_, 3u), 16u))}};
-                        acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_6_.v[7]), xs_6_[7u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[6]), xs_6_[6u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[5]), xs_6_[5u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[4]), xs_6_[4u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[3]), xs_6_[3u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[2]), xs_6_[2u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[1]), xs_6_[1u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[0]), xs_6_[0u], acc_[0u]))))))));
+                        kf_u32x4 t2680_ = wb_[1u];
+                        kf_f16x8 wh_6_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2680_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2680_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2680_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2680_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2680_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2680_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2680_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2680_, 3u), 16u))}};
+                        acc_2_[0u] = __fmaf_rn(kf_f16_to_f32(wh_6_.v[7]), xs_6_[7u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[6]), xs_6_[6u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[5]), xs_6_[5u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[4]), xs_6_[4u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[3]), xs_6_[3u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[2]), xs_6_[2u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[1]), xs_6_[1u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[0]), xs_6_[0u], acc_2_[0u]))))))));
                     }
-                    unsigned v_15_ = (((ck_ << 5u) << 2u) + 64u) + lane_;
-                    if (v_15_ < nv_) {
-                        kf_u32x4 t1370_ = xb_[4u];
-                        kf_f16x8 a_7_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1370_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1370_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1370_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1370_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1370_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1370_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1370_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1370_, 3u), 16u))}};
+                    unsigned v_17_ = (((ck_ << 5u) << 2u) + 64u) + lane_;
+                    if (v_17_ < nv_) {
+                        kf_u32x4 t2784_ = xb_[4u];
+                        kf_f16x8 a_7_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2784_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2784_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2784_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2784_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2784_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2784_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2784_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2784_, 3u), 16u))}};
                         xs_7_[0u] = kf_f16_to_f32(a_7_.v[0]);
                         xs_7_[1u] = kf_f16_to_f32(a_7_.v[1]);
                         xs_7_[2u] = kf_f16_to_f32(a_7_.v[2]);
@@ -4540,14 +4565,14 @@ gemv_f16_f16_f16_acc(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x
                         xs_7_[5u] = kf_f16_to_f32(a_7_.v[5]);
                         xs_7_[6u] = kf_f16_to_f32(a_7_.v[6]);
                         xs_7_[7u] = kf_f16_to_f32(a_7_.v[7]);
-                        kf_u32x4 t1397_ = wb_[2u];
-                        kf_f16x8 wh_7_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1397_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1397_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1397_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1397_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1397_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1397_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1397_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1397_, 3u), 16u))}};
-                        acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_7_.v[7]), xs_7_[7u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[6]), xs_7_[6u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[5]), xs_7_[5u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[4]), xs_7_[4u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[3]), xs_7_[3u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[2]), xs_7_[2u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[1]), xs_7_[1u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[0]), xs_7_[0u], acc_[0u]))))))));
+                        kf_u32x4 t2811_ = wb_[2u];
+                        kf_f16x8 wh_7_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2811_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2811_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2811_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2811_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2811_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2811_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2811_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2811_, 3u), 16u))}};
+                        acc_2_[0u] = __fmaf_rn(kf_f16_to_f32(wh_7_.v[7]), xs_7_[7u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[6]), xs_7_[6u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[5]), xs_7_[5u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[4]), xs_7_[4u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[3]), xs_7_[3u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[2]), xs_7_[2u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[1]), xs_7_[1u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[0]), xs_7_[0u], acc_2_[0u]))))))));
                     }
-                    unsigned v_16_ = (((ck_ << 5u) << 2u) + 96u) + lane_;
-                    if (v_16_ < nv_) {
-                        kf_u32x4 t1501_ = xb_[6u];
-                        kf_f16x8 a_8_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1501_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1501_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1501_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1501_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1501_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1501_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1501_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1501_, 3u), 16u))}};
+                    unsigned v_18_ = (((ck_ << 5u) << 2u) + 96u) + lane_;
+                    if (v_18_ < nv_) {
+                        kf_u32x4 t2915_ = xb_[6u];
+                        kf_f16x8 a_8_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2915_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2915_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2915_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2915_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2915_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2915_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2915_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2915_, 3u), 16u))}};
                         xs_8_[0u] = kf_f16_to_f32(a_8_.v[0]);
                         xs_8_[1u] = kf_f16_to_f32(a_8_.v[1]);
                         xs_8_[2u] = kf_f16_to_f32(a_8_.v[2]);
@@ -4556,52 +4581,52 @@ gemv_f16_f16_f16_acc(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x
                         xs_8_[5u] = kf_f16_to_f32(a_8_.v[5]);
                         xs_8_[6u] = kf_f16_to_f32(a_8_.v[6]);
                         xs_8_[7u] = kf_f16_to_f32(a_8_.v[7]);
-                        kf_u32x4 t1528_ = wb_[3u];
-                        kf_f16x8 wh_8_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1528_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1528_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1528_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1528_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1528_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1528_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1528_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1528_, 3u), 16u))}};
-                        acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_8_.v[7]), xs_8_[7u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[6]), xs_8_[6u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[5]), xs_8_[5u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[4]), xs_8_[4u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[3]), xs_8_[3u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[2]), xs_8_[2u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[1]), xs_8_[1u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[0]), xs_8_[0u], acc_[0u]))))))));
+                        kf_u32x4 t2942_ = wb_[3u];
+                        kf_f16x8 wh_8_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2942_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2942_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2942_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2942_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2942_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2942_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2942_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2942_, 3u), 16u))}};
+                        acc_2_[0u] = __fmaf_rn(kf_f16_to_f32(wh_8_.v[7]), xs_8_[7u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[6]), xs_8_[6u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[5]), xs_8_[5u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[4]), xs_8_[4u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[3]), xs_8_[3u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[2]), xs_8_[2u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[1]), xs_8_[1u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[0]), xs_8_[0u], acc_2_[0u]))))))));
                     }
-                    unsigned t1602_ = ck_ + 1u;
-                    ck_ = t1602_;
-                    if (t1602_ == steps_) {
-                        float t1605_ = acc_[0u];
-                        unsigned t1627_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
-                        if (t1627_ == 32u) {
-                            float t1632_ = __fadd_rn(t1605_, kf_shfl_xor(t1605_, 16u, kf_wn));
-                            float t1635_ = __fadd_rn(t1632_, kf_shfl_xor(t1632_, 8u, kf_wn));
-                            float t1638_ = __fadd_rn(t1635_, kf_shfl_xor(t1635_, 4u, kf_wn));
-                            float t1641_ = __fadd_rn(t1638_, kf_shfl_xor(t1638_, 2u, kf_wn));
-                            s_2_ = __fadd_rn(t1641_, kf_shfl_xor(t1641_, 1u, kf_wn));
+                    unsigned t3016_ = ck_ + 1u;
+                    ck_ = t3016_;
+                    if (t3016_ == steps_) {
+                        float t3019_ = acc_2_[0u];
+                        unsigned t3041_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+                        if (t3041_ == 32u) {
+                            float t3046_ = __fadd_rn(t3019_, kf_shfl_xor(t3019_, 16u, kf_wn));
+                            float t3049_ = __fadd_rn(t3046_, kf_shfl_xor(t3046_, 8u, kf_wn));
+                            float t3052_ = __fadd_rn(t3049_, kf_shfl_xor(t3049_, 4u, kf_wn));
+                            float t3055_ = __fadd_rn(t3052_, kf_shfl_xor(t3052_, 2u, kf_wn));
+                            s_2_ = __fadd_rn(t3055_, kf_shfl_xor(t3055_, 1u, kf_wn));
                         } else {
-                            float t1647_ = kf_shfl_down(t1605_, 16u, kf_wn);
-                            bool t1649_ = (kf_lane_id() + 16u) < t1627_;
-                            float t1650_ = __fadd_rn(t1605_, t1647_);
-                            float t1651_ = t1649_ ? t1650_ : t1605_;
-                            float t1653_ = kf_shfl_down(t1651_, 8u, kf_wn);
-                            bool t1655_ = (kf_lane_id() + 8u) < t1627_;
-                            float t1656_ = __fadd_rn(t1651_, t1653_);
-                            float t1657_ = t1655_ ? t1656_ : t1651_;
-                            float t1659_ = kf_shfl_down(t1657_, 4u, kf_wn);
-                            bool t1661_ = (kf_lane_id() + 4u) < t1627_;
-                            float t1662_ = __fadd_rn(t1657_, t1659_);
-                            float t1663_ = t1661_ ? t1662_ : t1657_;
-                            float t1665_ = kf_shfl_down(t1663_, 2u, kf_wn);
-                            bool t1667_ = (kf_lane_id() + 2u) < t1627_;
-                            float t1668_ = __fadd_rn(t1663_, t1665_);
-                            float t1669_ = t1667_ ? t1668_ : t1663_;
-                            float t1671_ = kf_shfl_down(t1669_, 1u, kf_wn);
-                            bool t1673_ = (kf_lane_id() + 1u) < t1627_;
-                            float t1674_ = __fadd_rn(t1669_, t1671_);
-                            s_2_ = kf_shfl(t1673_ ? t1674_ : t1669_, 0u, kf_wn);
+                            float t3061_ = kf_shfl_down(t3019_, 16u, kf_wn);
+                            bool t3063_ = (kf_lane_id() + 16u) < t3041_;
+                            float t3064_ = __fadd_rn(t3019_, t3061_);
+                            float t3065_ = t3063_ ? t3064_ : t3019_;
+                            float t3067_ = kf_shfl_down(t3065_, 8u, kf_wn);
+                            bool t3069_ = (kf_lane_id() + 8u) < t3041_;
+                            float t3070_ = __fadd_rn(t3065_, t3067_);
+                            float t3071_ = t3069_ ? t3070_ : t3065_;
+                            float t3073_ = kf_shfl_down(t3071_, 4u, kf_wn);
+                            bool t3075_ = (kf_lane_id() + 4u) < t3041_;
+                            float t3076_ = __fadd_rn(t3071_, t3073_);
+                            float t3077_ = t3075_ ? t3076_ : t3071_;
+                            float t3079_ = kf_shfl_down(t3077_, 2u, kf_wn);
+                            bool t3081_ = (kf_lane_id() + 2u) < t3041_;
+                            float t3082_ = __fadd_rn(t3077_, t3079_);
+                            float t3083_ = t3081_ ? t3082_ : t3077_;
+                            float t3085_ = kf_shfl_down(t3083_, 1u, kf_wn);
+                            bool t3087_ = (kf_lane_id() + 1u) < t3041_;
+                            float t3088_ = __fadd_rn(t3083_, t3085_);
+                            s_2_ = kf_shfl(t3087_ ? t3088_ : t3083_, 0u, kf_wn);
                         }
-                        bool t1679_ = lane_ == 0u;
-                        bool t1680_ = t1679_;
-                        if (t1679_) {
-                            t1680_ = cg_ < m_;
+                        bool t3093_ = lane_ == 0u;
+                        bool t3094_ = t3093_;
+                        if (t3093_) {
+                            t3094_ = cg_ < m_;
                         }
-                        if (t1680_) {
-                            y_[cg_] = kf_f16_from_f32(__fadd_rn(s_2_, kf_f16_to_f32(y_[cg_])));
+                        if (t3094_) {
+                            y_[cg_] = kf_f16_from_f32(__fadd_rn(s_2_, yold_));
                         }
-                        acc_[0u] = 0.0f;
+                        acc_2_[0u] = 0.0f;
                         ck_ = 0u;
                         cg_ = cg_ + nw_;
                     }
@@ -4611,54 +4636,54 @@ gemv_f16_f16_f16_acc(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x
     } else {
         unsigned lane_2_ = kf_lane_id();
         unsigned nv_2_ = k_ >> 3u;
-        unsigned t1721_ = (blockIdx.x << 3u) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u);
-        unsigned t1732_ = gridDim.x << 3u;
+        unsigned t3139_ = (blockIdx.x << 3u) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u);
+        unsigned t3150_ = gridDim.x << 3u;
         #pragma unroll 1
-        for (unsigned g_ = t1721_; g_ < m_; g_ = g_ + t1732_) {
+        for (unsigned g_ = t3139_; g_ < m_; g_ = g_ + t3150_) {
             row_[0u] = min(g_, (m_ - 1u));
-            acc_2_[0u] = 0.0f;
+            acc_3_[0u] = 0.0f;
             if ((k_ & 7u) == 0u) {
                 #pragma unroll 1
                 for (unsigned base_ = 0u; base_ < nv_2_; base_ = base_ + 128u) {
-                    unsigned v_17_ = base_ + lane_2_;
-                    kf_u32x4 t1757_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                    kf_u32x4 t_ = t1757_;
-                    if (v_17_ < nv_2_) {
-                        unsigned t1763_ = (row_[0u] * nv_2_) + v_17_;
-                        kf_u32x4 t1764_ = wv_[t1763_];
-                        t_ = t1764_;
-                    }
-                    wr_[0u] = t_;
-                    unsigned v_18_ = (base_ + 32u) + lane_2_;
-                    kf_u32x4 t1770_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                    kf_u32x4 t_2_ = t1770_;
-                    if (v_18_ < nv_2_) {
-                        unsigned t1776_ = (row_[0u] * nv_2_) + v_18_;
-                        kf_u32x4 t1777_ = wv_[t1776_];
-                        t_2_ = t1777_;
-                    }
-                    wr_[1u] = t_2_;
-                    unsigned v_19_ = (base_ + 64u) + lane_2_;
-                    kf_u32x4 t1783_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                    kf_u32x4 t_3_ = t1783_;
+                    unsigned v_19_ = base_ + lane_2_;
+                    kf_u32x4 t3175_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_2_ = t3175_;
                     if (v_19_ < nv_2_) {
-                        unsigned t1789_ = (row_[0u] * nv_2_) + v_19_;
-                        kf_u32x4 t1790_ = wv_[t1789_];
-                        t_3_ = t1790_;
+                        unsigned t3181_ = (row_[0u] * nv_2_) + v_19_;
+                        kf_u32x4 t3182_ = wv_[t3181_];
+                        t_2_ = t3182_;
                     }
-                    wr_[2u] = t_3_;
-                    unsigned v_20_ = (base_ + 96u) + lane_2_;
-                    kf_u32x4 t1796_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                    kf_u32x4 t_4_ = t1796_;
+                    wr_[0u] = t_2_;
+                    unsigned v_20_ = (base_ + 32u) + lane_2_;
+                    kf_u32x4 t3188_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_3_ = t3188_;
                     if (v_20_ < nv_2_) {
-                        unsigned t1802_ = (row_[0u] * nv_2_) + v_20_;
-                        kf_u32x4 t1803_ = wv_[t1802_];
-                        t_4_ = t1803_;
+                        unsigned t3194_ = (row_[0u] * nv_2_) + v_20_;
+                        kf_u32x4 t3195_ = wv_[t3194_];
+                        t_3_ = t3195_;
                     }
-                    wr_[3u] = t_4_;
-                    unsigned v_21_ = base_ + lane_2_;
+                    wr_[1u] = t_3_;
+                    unsigned v_21_ = (base_ + 64u) + lane_2_;
+                    kf_u32x4 t3201_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_4_ = t3201_;
                     if (v_21_ < nv_2_) {
-                        kf_f16x8 a_9_ = xh8_[v_21_];
+                        unsigned t3207_ = (row_[0u] * nv_2_) + v_21_;
+                        kf_u32x4 t3208_ = wv_[t3207_];
+                        t_4_ = t3208_;
+                    }
+                    wr_[2u] = t_4_;
+                    unsigned v_22_ = (base_ + 96u) + lane_2_;
+                    kf_u32x4 t3214_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_5_ = t3214_;
+                    if (v_22_ < nv_2_) {
+                        unsigned t3220_ = (row_[0u] * nv_2_) + v_22_;
+                        kf_u32x4 t3221_ = wv_[t3220_];
+                        t_5_ = t3221_;
+                    }
+                    wr_[3u] = t_5_;
+                    unsigned v_23_ = base_ + lane_2_;
+                    if (v_23_ < nv_2_) {
+                        kf_f16x8 a_9_ = xh8_[v_23_];
                         xs_9_[0u] = kf_f16_to_f32(a_9_.v[0]);
                         xs_9_[1u] = kf_f16_to_f32(a_9_.v[1]);
                         xs_9_[2u] = kf_f16_to_f32(a_9_.v[2]);
@@ -4667,13 +4692,13 @@ gemv_f16_f16_f16_acc(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x
                         xs_9_[5u] = kf_f16_to_f32(a_9_.v[5]);
                         xs_9_[6u] = kf_f16_to_f32(a_9_.v[6]);
                         xs_9_[7u] = kf_f16_to_f32(a_9_.v[7]);
-                        kf_u32x4 t1859_ = wr_[0u];
-                        kf_f16x8 wh_9_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1859_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1859_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1859_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1859_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1859_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1859_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1859_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1859_, 3u), 16u))}};
-                        acc_2_[0u] = __fmaf_rn(kf_f16_to_f32(wh_9_.v[7]), xs_9_[7u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[6]), xs_9_[6u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[5]), xs_9_[5u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[4]), xs_9_[4u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[3]), xs_9_[3u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[2]), xs_9_[2u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[1]), xs_9_[1u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[0]), xs_9_[0u], acc_2_[0u]))))))));
+                        kf_u32x4 t3277_ = wr_[0u];
+                        kf_f16x8 wh_9_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t3277_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3277_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t3277_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3277_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t3277_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3277_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t3277_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3277_, 3u), 16u))}};
+                        acc_3_[0u] = __fmaf_rn(kf_f16_to_f32(wh_9_.v[7]), xs_9_[7u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[6]), xs_9_[6u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[5]), xs_9_[5u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[4]), xs_9_[4u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[3]), xs_9_[3u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[2]), xs_9_[2u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[1]), xs_9_[1u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[0]), xs_9_[0u], acc_3_[0u]))))))));
                     }
-                    unsigned v_22_ = (base_ + 32u) + lane_2_;
-                    if (v_22_ < nv_2_) {
-                        kf_f16x8 a_10_ = xh8_[v_22_];
+                    unsigned v_24_ = (base_ + 32u) + lane_2_;
+                    if (v_24_ < nv_2_) {
+                        kf_f16x8 a_10_ = xh8_[v_24_];
                         xs_10_[0u] = kf_f16_to_f32(a_10_.v[0]);
                         xs_10_[1u] = kf_f16_to_f32(a_10_.v[1]);
                         xs_10_[2u] = kf_f16_to_f32(a_10_.v[2]);
@@ -4682,13 +4707,13 @@ gemv_f16_f16_f16_acc(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x
                         xs_10_[5u] = kf_f16_to_f32(a_10_.v[5]);
                         xs_10_[6u] = kf_f16_to_f32(a_10_.v[6]);
                         xs_10_[7u] = kf_f16_to_f32(a_10_.v[7]);
-                        kf_u32x4 t1986_ = wr_[1u];
-                        kf_f16x8 wh_10_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1986_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1986_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1986_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1986_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1986_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1986_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1986_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1986_, 3u), 16u))}};
-                        acc_2_[0u] = __fmaf_rn(kf_f16_to_f32(wh_10_.v[7]), xs_10_[7u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[6]), xs_10_[6u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[5]), xs_10_[5u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[4]), xs_10_[4u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[3]), xs_10_[3u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[2]), xs_10_[2u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[1]), xs_10_[1u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[0]), xs_10_[0u], acc_2_[0u]))))))));
+                        kf_u32x4 t3404_ = wr_[1u];
+                        kf_f16x8 wh_10_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t3404_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3404_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t3404_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3404_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t3404_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3404_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t3404_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3404_, 3u), 16u))}};
+                        acc_3_[0u] = __fmaf_rn(kf_f16_to_f32(wh_10_.v[7]), xs_10_[7u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[6]), xs_10_[6u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[5]), xs_10_[5u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[4]), xs_10_[4u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[3]), xs_10_[3u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[2]), xs_10_[2u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[1]), xs_10_[1u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[0]), xs_10_[0u], acc_3_[0u]))))))));
                     }
-                    unsigned v_23_ = (base_ + 64u) + lane_2_;
-                    if (v_23_ < nv_2_) {
-                        kf_f16x8 a_11_ = xh8_[v_23_];
+                    unsigned v_25_ = (base_ + 64u) + lane_2_;
+                    if (v_25_ < nv_2_) {
+                        kf_f16x8 a_11_ = xh8_[v_25_];
                         xs_11_[0u] = kf_f16_to_f32(a_11_.v[0]);
                         xs_11_[1u] = kf_f16_to_f32(a_11_.v[1]);
                         xs_11_[2u] = kf_f16_to_f32(a_11_.v[2]);
@@ -4697,13 +4722,13 @@ gemv_f16_f16_f16_acc(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x
                         xs_11_[5u] = kf_f16_to_f32(a_11_.v[5]);
                         xs_11_[6u] = kf_f16_to_f32(a_11_.v[6]);
                         xs_11_[7u] = kf_f16_to_f32(a_11_.v[7]);
-                        kf_u32x4 t2113_ = wr_[2u];
-                        kf_f16x8 wh_11_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2113_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2113_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2113_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2113_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2113_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2113_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2113_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2113_, 3u), 16u))}};
-                        acc_2_[0u] = __fmaf_rn(kf_f16_to_f32(wh_11_.v[7]), xs_11_[7u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[6]), xs_11_[6u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[5]), xs_11_[5u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[4]), xs_11_[4u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[3]), xs_11_[3u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[2]), xs_11_[2u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[1]), xs_11_[1u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[0]), xs_11_[0u], acc_2_[0u]))))))));
+                        kf_u32x4 t3531_ = wr_[2u];
+                        kf_f16x8 wh_11_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t3531_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3531_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t3531_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3531_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t3531_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3531_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t3531_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3531_, 3u), 16u))}};
+                        acc_3_[0u] = __fmaf_rn(kf_f16_to_f32(wh_11_.v[7]), xs_11_[7u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[6]), xs_11_[6u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[5]), xs_11_[5u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[4]), xs_11_[4u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[3]), xs_11_[3u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[2]), xs_11_[2u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[1]), xs_11_[1u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[0]), xs_11_[0u], acc_3_[0u]))))))));
                     }
-                    unsigned v_24_ = (base_ + 96u) + lane_2_;
-                    if (v_24_ < nv_2_) {
-                        kf_f16x8 a_12_ = xh8_[v_24_];
+                    unsigned v_26_ = (base_ + 96u) + lane_2_;
+                    if (v_26_ < nv_2_) {
+                        kf_f16x8 a_12_ = xh8_[v_26_];
                         xs_12_[0u] = kf_f16_to_f32(a_12_.v[0]);
                         xs_12_[1u] = kf_f16_to_f32(a_12_.v[1]);
                         xs_12_[2u] = kf_f16_to_f32(a_12_.v[2]);
@@ -4712,70 +4737,70 @@ gemv_f16_f16_f16_acc(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x
                         xs_12_[5u] = kf_f16_to_f32(a_12_.v[5]);
                         xs_12_[6u] = kf_f16_to_f32(a_12_.v[6]);
                         xs_12_[7u] = kf_f16_to_f32(a_12_.v[7]);
-                        kf_u32x4 t2240_ = wr_[3u];
-                        kf_f16x8 wh_12_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2240_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2240_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2240_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2240_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2240_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2240_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2240_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2240_, 3u), 16u))}};
-                        acc_2_[0u] = __fmaf_rn(kf_f16_to_f32(wh_12_.v[7]), xs_12_[7u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[6]), xs_12_[6u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[5]), xs_12_[5u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[4]), xs_12_[4u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[3]), xs_12_[3u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[2]), xs_12_[2u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[1]), xs_12_[1u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[0]), xs_12_[0u], acc_2_[0u]))))))));
+                        kf_u32x4 t3658_ = wr_[3u];
+                        kf_f16x8 wh_12_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t3658_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3658_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t3658_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3658_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t3658_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3658_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t3658_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3658_, 3u), 16u))}};
+                        acc_3_[0u] = __fmaf_rn(kf_f16_to_f32(wh_12_.v[7]), xs_12_[7u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[6]), xs_12_[6u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[5]), xs_12_[5u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[4]), xs_12_[4u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[3]), xs_12_[3u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[2]), xs_12_[2u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[1]), xs_12_[1u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[0]), xs_12_[0u], acc_3_[0u]))))))));
                     }
                 }
             } else {
                 #pragma unroll 1
                 for (unsigned c_ = lane_2_; c_ < k_; c_ = c_ + 32u) {
-                    float t2321_ = kf_f16_to_f32(x_[c_]);
+                    float t3739_ = kf_f16_to_f32(x_[c_]);
                     unsigned i_ = (row_[0u] * k_) + c_;
                     unsigned short u_ = w16_[i_];
-                    acc_2_[0u] = __fmaf_rn(kf_f16_to_f32(kf_bitcast<kf_f16>(u_)), t2321_, acc_2_[0u]);
+                    acc_3_[0u] = __fmaf_rn(kf_f16_to_f32(kf_bitcast<kf_f16>(u_)), t3739_, acc_3_[0u]);
                 }
             }
-            float t2339_ = acc_2_[0u];
-            unsigned t2361_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
-            if (t2361_ == 32u) {
-                float t2366_ = __fadd_rn(t2339_, kf_shfl_xor(t2339_, 16u, kf_wn));
-                float t2369_ = __fadd_rn(t2366_, kf_shfl_xor(t2366_, 8u, kf_wn));
-                float t2372_ = __fadd_rn(t2369_, kf_shfl_xor(t2369_, 4u, kf_wn));
-                float t2375_ = __fadd_rn(t2372_, kf_shfl_xor(t2372_, 2u, kf_wn));
-                s_3_ = __fadd_rn(t2375_, kf_shfl_xor(t2375_, 1u, kf_wn));
+            float t3757_ = acc_3_[0u];
+            unsigned t3779_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+            if (t3779_ == 32u) {
+                float t3784_ = __fadd_rn(t3757_, kf_shfl_xor(t3757_, 16u, kf_wn));
+                float t3787_ = __fadd_rn(t3784_, kf_shfl_xor(t3784_, 8u, kf_wn));
+                float t3790_ = __fadd_rn(t3787_, kf_shfl_xor(t3787_, 4u, kf_wn));
+                float t3793_ = __fadd_rn(t3790_, kf_shfl_xor(t3790_, 2u, kf_wn));
+                s_3_ = __fadd_rn(t3793_, kf_shfl_xor(t3793_, 1u, kf_wn));
             } else {
-                float t2381_ = kf_shfl_down(t2339_, 16u, kf_wn);
-                bool t2383_ = (kf_lane_id() + 16u) < t2361_;
-                float t2384_ = __fadd_rn(t2339_, t2381_);
-                float t2385_ = t2383_ ? t2384_ : t2339_;
-                float t2387_ = kf_shfl_down(t2385_, 8u, kf_wn);
-                bool t2389_ = (kf_lane_id() + 8u) < t2361_;
-                float t2390_ = __fadd_rn(t2385_, t2387_);
-                float t2391_ = t2389_ ? t2390_ : t2385_;
-                float t2393_ = kf_shfl_down(t2391_, 4u, kf_wn);
-                bool t2395_ = (kf_lane_id() + 4u) < t2361_;
-                float t2396_ = __fadd_rn(t2391_, t2393_);
-                float t2397_ = t2395_ ? t2396_ : t2391_;
-                float t2399_ = kf_shfl_down(t2397_, 2u, kf_wn);
-                bool t2401_ = (kf_lane_id() + 2u) < t2361_;
-                float t2402_ = __fadd_rn(t2397_, t2399_);
-                float t2403_ = t2401_ ? t2402_ : t2397_;
-                float t2405_ = kf_shfl_down(t2403_, 1u, kf_wn);
-                bool t2407_ = (kf_lane_id() + 1u) < t2361_;
-                float t2408_ = __fadd_rn(t2403_, t2405_);
-                s_3_ = kf_shfl(t2407_ ? t2408_ : t2403_, 0u, kf_wn);
+                float t3799_ = kf_shfl_down(t3757_, 16u, kf_wn);
+                bool t3801_ = (kf_lane_id() + 16u) < t3779_;
+                float t3802_ = __fadd_rn(t3757_, t3799_);
+                float t3803_ = t3801_ ? t3802_ : t3757_;
+                float t3805_ = kf_shfl_down(t3803_, 8u, kf_wn);
+                bool t3807_ = (kf_lane_id() + 8u) < t3779_;
+                float t3808_ = __fadd_rn(t3803_, t3805_);
+                float t3809_ = t3807_ ? t3808_ : t3803_;
+                float t3811_ = kf_shfl_down(t3809_, 4u, kf_wn);
+                bool t3813_ = (kf_lane_id() + 4u) < t3779_;
+                float t3814_ = __fadd_rn(t3809_, t3811_);
+                float t3815_ = t3813_ ? t3814_ : t3809_;
+                float t3817_ = kf_shfl_down(t3815_, 2u, kf_wn);
+                bool t3819_ = (kf_lane_id() + 2u) < t3779_;
+                float t3820_ = __fadd_rn(t3815_, t3817_);
+                float t3821_ = t3819_ ? t3820_ : t3815_;
+                float t3823_ = kf_shfl_down(t3821_, 1u, kf_wn);
+                bool t3825_ = (kf_lane_id() + 1u) < t3779_;
+                float t3826_ = __fadd_rn(t3821_, t3823_);
+                s_3_ = kf_shfl(t3825_ ? t3826_ : t3821_, 0u, kf_wn);
             }
-            bool t2413_ = lane_2_ == 0u;
-            bool t2414_ = t2413_;
-            if (t2413_) {
-                t2414_ = g_ < m_;
+            bool t3831_ = lane_2_ == 0u;
+            bool t3832_ = t3831_;
+            if (t3831_) {
+                t3832_ = g_ < m_;
             }
-            if (t2414_) {
+            if (t3832_) {
                 y_[g_] = kf_f16_from_f32(__fadd_rn(s_3_, kf_f16_to_f32(y_[g_])));
             }
         }
     }
 }
 
-/* kernel gemv_bf16_f16_f16_acc (gemv.kf:553) */
+/* kernel gemv_bf16_f16_f16_acc (gemv.kf:784) */
 extern "C" __global__ void __launch_bounds__(256)
 gemv_bf16_f16_f16_acc(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__ x_, kf_f16* __restrict__ y_, unsigned m_, unsigned k_)
 {
     kf_pdl_wait();
     kf_u32x4 wb_[8];
     kf_u32x4 xb_[16];
-    float acc_[1];
+    float acc_2_[1];
     float xs_[8];
     float xs_2_[8];
     float xs_3_[8];
@@ -4785,7 +4810,7 @@ gemv_bf16_f16_f16_acc(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__
     float xs_7_[8];
     float xs_8_[8];
     unsigned row_[1];
-    float acc_2_[1];
+    float acc_3_[1];
     kf_u32x4 wr_[4];
     float xs_9_[8];
     float xs_10_[8];
@@ -4806,16 +4831,17 @@ gemv_bf16_f16_f16_acc(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__
         unsigned wid_ = (blockIdx.x << 3u) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u);
         unsigned nw_ = gridDim.x << 3u;
         if (!(wid_ >= m_)) {
-            unsigned t62_ = m_ - wid_;
-            unsigned total_ = ((t62_ / nw_) + (((t62_ % nw_) != 0u) ? 1u : 0u)) * steps_;
-            acc_[0u] = 0.0f;
+            unsigned t1426_ = m_ - wid_;
+            unsigned total_ = ((t1426_ / nw_) + (((t1426_ % nw_) != 0u) ? 1u : 0u)) * steps_;
+            acc_2_[0u] = 0.0f;
+            float yold_ = 0.0f;
             unsigned lg_ = wid_;
             unsigned lk_ = 0u;
             unsigned cg_ = wid_;
             unsigned ck_ = 0u;
-            unsigned t81_ = total_ + 1u;
+            unsigned t1447_ = total_ + 1u;
             #pragma unroll 1
-            for (unsigned t0_ = 0u; t0_ < t81_; t0_ = t0_ + 2u) {
+            for (unsigned t0_ = 0u; t0_ < t1447_; t0_ = t0_ + 2u) {
                 if (t0_ < total_) {
                     unsigned v_ = min((((lk_ << 5u) << 2u) + lane_), (nv_ - 1u));
                     unsigned row_2_ = min(lg_, (m_ - 1u));
@@ -4833,23 +4859,35 @@ gemv_bf16_f16_f16_acc(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__
                     unsigned row_5_ = min(lg_, (m_ - 1u));
                     wb_[3u] = wv_[(row_5_ * nv_) + v_4_];
                     xb_[6u] = xv_[v_4_];
-                    unsigned t253_ = lk_ + 1u;
-                    lk_ = t253_;
-                    if (t253_ == steps_) {
+                    unsigned t1619_ = lk_ + 1u;
+                    lk_ = t1619_;
+                    if (t1619_ == steps_) {
                         lk_ = 0u;
                         lg_ = lg_ + nw_;
                     }
                 }
-                bool t261_ = t0_ >= 1u;
-                bool t262_ = t261_;
-                if (t261_) {
-                    t262_ = (t0_ - 1u) < total_;
+                bool t1627_ = t0_ >= 1u;
+                bool t1628_ = t1627_;
+                if (t1627_) {
+                    t1628_ = (t0_ - 1u) < total_;
                 }
-                if (t262_) {
-                    unsigned v_5_ = ((ck_ << 5u) << 2u) + lane_;
-                    if (v_5_ < nv_) {
-                        kf_u32x4 t299_ = xb_[8u];
-                        kf_f16x8 a_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t299_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t299_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t299_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t299_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t299_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t299_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t299_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t299_, 3u), 16u))}};
+                if (t1628_) {
+                    if (ck_ == 0u) {
+                        float v_5_ = 0.0f;
+                        bool t1643_ = kf_lane_id() < 1u;
+                        bool t1644_ = t1643_;
+                        if (t1643_) {
+                            t1644_ = (cg_ + kf_lane_id()) < m_;
+                        }
+                        if (t1644_) {
+                            v_5_ = kf_f16_to_f32(y_[cg_ + kf_lane_id()]);
+                        }
+                        yold_ = v_5_;
+                    }
+                    unsigned v_6_ = ((ck_ << 5u) << 2u) + lane_;
+                    if (v_6_ < nv_) {
+                        kf_u32x4 t1687_ = xb_[8u];
+                        kf_f16x8 a_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1687_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1687_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1687_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1687_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1687_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1687_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1687_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1687_, 3u), 16u))}};
                         xs_[0u] = kf_f16_to_f32(a_.v[0]);
                         xs_[1u] = kf_f16_to_f32(a_.v[1]);
                         xs_[2u] = kf_f16_to_f32(a_.v[2]);
@@ -4858,14 +4896,14 @@ gemv_bf16_f16_f16_acc(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__
                         xs_[5u] = kf_f16_to_f32(a_.v[5]);
                         xs_[6u] = kf_f16_to_f32(a_.v[6]);
                         xs_[7u] = kf_f16_to_f32(a_.v[7]);
-                        kf_u32x4 t329_ = wb_[4u];
-                        kf_bf16x8 wbv_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t329_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t329_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t329_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t329_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t329_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t329_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t329_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t329_, 3u), 16u))}};
-                        acc_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_.v[7]), xs_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[6]), xs_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[5]), xs_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[4]), xs_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[3]), xs_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[2]), xs_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[1]), xs_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[0]), xs_[0u], acc_[0u]))))))));
+                        kf_u32x4 t1717_ = wb_[4u];
+                        kf_bf16x8 wbv_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t1717_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1717_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t1717_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1717_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t1717_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1717_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t1717_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1717_, 3u), 16u))}};
+                        acc_2_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_.v[7]), xs_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[6]), xs_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[5]), xs_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[4]), xs_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[3]), xs_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[2]), xs_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[1]), xs_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[0]), xs_[0u], acc_2_[0u]))))))));
                     }
-                    unsigned v_6_ = (((ck_ << 5u) << 2u) + 32u) + lane_;
-                    if (v_6_ < nv_) {
-                        kf_u32x4 t430_ = xb_[10u];
-                        kf_f16x8 a_2_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t430_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t430_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t430_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t430_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t430_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t430_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t430_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t430_, 3u), 16u))}};
+                    unsigned v_7_ = (((ck_ << 5u) << 2u) + 32u) + lane_;
+                    if (v_7_ < nv_) {
+                        kf_u32x4 t1818_ = xb_[10u];
+                        kf_f16x8 a_2_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1818_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1818_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1818_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1818_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1818_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1818_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1818_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1818_, 3u), 16u))}};
                         xs_2_[0u] = kf_f16_to_f32(a_2_.v[0]);
                         xs_2_[1u] = kf_f16_to_f32(a_2_.v[1]);
                         xs_2_[2u] = kf_f16_to_f32(a_2_.v[2]);
@@ -4874,14 +4912,14 @@ gemv_bf16_f16_f16_acc(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__
                         xs_2_[5u] = kf_f16_to_f32(a_2_.v[5]);
                         xs_2_[6u] = kf_f16_to_f32(a_2_.v[6]);
                         xs_2_[7u] = kf_f16_to_f32(a_2_.v[7]);
-                        kf_u32x4 t460_ = wb_[5u];
-                        kf_bf16x8 wbv_2_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t460_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t460_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t460_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t460_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t460_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t460_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t460_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t460_, 3u), 16u))}};
-                        acc_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[7]), xs_2_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[6]), xs_2_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[5]), xs_2_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[4]), xs_2_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[3]), xs_2_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[2]), xs_2_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[1]), xs_2_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[0]), xs_2_[0u], acc_[0u]))))))));
+                        kf_u32x4 t1848_ = wb_[5u];
+                        kf_bf16x8 wbv_2_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t1848_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1848_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t1848_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1848_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t1848_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1848_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t1848_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1848_, 3u), 16u))}};
+                        acc_2_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[7]), xs_2_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[6]), xs_2_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[5]), xs_2_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[4]), xs_2_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[3]), xs_2_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[2]), xs_2_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[1]), xs_2_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[0]), xs_2_[0u], acc_2_[0u]))))))));
                     }
-                    unsigned v_7_ = (((ck_ << 5u) << 2u) + 64u) + lane_;
-                    if (v_7_ < nv_) {
-                        kf_u32x4 t561_ = xb_[12u];
-                        kf_f16x8 a_3_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t561_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t561_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t561_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t561_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t561_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t561_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t561_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t561_, 3u), 16u))}};
+                    unsigned v_8_ = (((ck_ << 5u) << 2u) + 64u) + lane_;
+                    if (v_8_ < nv_) {
+                        kf_u32x4 t1949_ = xb_[12u];
+                        kf_f16x8 a_3_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1949_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1949_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1949_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1949_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1949_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1949_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1949_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1949_, 3u), 16u))}};
                         xs_3_[0u] = kf_f16_to_f32(a_3_.v[0]);
                         xs_3_[1u] = kf_f16_to_f32(a_3_.v[1]);
                         xs_3_[2u] = kf_f16_to_f32(a_3_.v[2]);
@@ -4890,14 +4928,14 @@ gemv_bf16_f16_f16_acc(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__
                         xs_3_[5u] = kf_f16_to_f32(a_3_.v[5]);
                         xs_3_[6u] = kf_f16_to_f32(a_3_.v[6]);
                         xs_3_[7u] = kf_f16_to_f32(a_3_.v[7]);
-                        kf_u32x4 t591_ = wb_[6u];
-                        kf_bf16x8 wbv_3_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t591_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t591_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t591_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t591_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t591_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t591_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t591_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t591_, 3u), 16u))}};
-                        acc_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[7]), xs_3_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[6]), xs_3_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[5]), xs_3_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[4]), xs_3_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[3]), xs_3_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[2]), xs_3_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[1]), xs_3_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[0]), xs_3_[0u], acc_[0u]))))))));
+                        kf_u32x4 t1979_ = wb_[6u];
+                        kf_bf16x8 wbv_3_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t1979_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1979_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t1979_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1979_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t1979_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1979_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t1979_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1979_, 3u), 16u))}};
+                        acc_2_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[7]), xs_3_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[6]), xs_3_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[5]), xs_3_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[4]), xs_3_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[3]), xs_3_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[2]), xs_3_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[1]), xs_3_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[0]), xs_3_[0u], acc_2_[0u]))))))));
                     }
-                    unsigned v_8_ = (((ck_ << 5u) << 2u) + 96u) + lane_;
-                    if (v_8_ < nv_) {
-                        kf_u32x4 t692_ = xb_[14u];
-                        kf_f16x8 a_4_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t692_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t692_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t692_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t692_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t692_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t692_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t692_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t692_, 3u), 16u))}};
+                    unsigned v_9_ = (((ck_ << 5u) << 2u) + 96u) + lane_;
+                    if (v_9_ < nv_) {
+                        kf_u32x4 t2080_ = xb_[14u];
+                        kf_f16x8 a_4_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2080_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2080_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2080_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2080_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2080_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2080_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2080_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2080_, 3u), 16u))}};
                         xs_4_[0u] = kf_f16_to_f32(a_4_.v[0]);
                         xs_4_[1u] = kf_f16_to_f32(a_4_.v[1]);
                         xs_4_[2u] = kf_f16_to_f32(a_4_.v[2]);
@@ -4906,90 +4944,102 @@ gemv_bf16_f16_f16_acc(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__
                         xs_4_[5u] = kf_f16_to_f32(a_4_.v[5]);
                         xs_4_[6u] = kf_f16_to_f32(a_4_.v[6]);
                         xs_4_[7u] = kf_f16_to_f32(a_4_.v[7]);
-                        kf_u32x4 t722_ = wb_[7u];
-                        kf_bf16x8 wbv_4_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t722_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t722_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t722_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t722_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t722_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t722_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t722_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t722_, 3u), 16u))}};
-                        acc_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[7]), xs_4_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[6]), xs_4_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[5]), xs_4_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[4]), xs_4_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[3]), xs_4_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[2]), xs_4_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[1]), xs_4_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[0]), xs_4_[0u], acc_[0u]))))))));
+                        kf_u32x4 t2110_ = wb_[7u];
+                        kf_bf16x8 wbv_4_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t2110_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2110_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2110_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2110_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2110_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2110_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2110_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2110_, 3u), 16u))}};
+                        acc_2_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[7]), xs_4_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[6]), xs_4_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[5]), xs_4_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[4]), xs_4_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[3]), xs_4_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[2]), xs_4_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[1]), xs_4_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[0]), xs_4_[0u], acc_2_[0u]))))))));
                     }
-                    unsigned t793_ = ck_ + 1u;
-                    ck_ = t793_;
-                    if (t793_ == steps_) {
-                        float t796_ = acc_[0u];
-                        unsigned t818_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
-                        if (t818_ == 32u) {
-                            float t823_ = __fadd_rn(t796_, kf_shfl_xor(t796_, 16u, kf_wn));
-                            float t826_ = __fadd_rn(t823_, kf_shfl_xor(t823_, 8u, kf_wn));
-                            float t829_ = __fadd_rn(t826_, kf_shfl_xor(t826_, 4u, kf_wn));
-                            float t832_ = __fadd_rn(t829_, kf_shfl_xor(t829_, 2u, kf_wn));
-                            s_ = __fadd_rn(t832_, kf_shfl_xor(t832_, 1u, kf_wn));
+                    unsigned t2181_ = ck_ + 1u;
+                    ck_ = t2181_;
+                    if (t2181_ == steps_) {
+                        float t2184_ = acc_2_[0u];
+                        unsigned t2206_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+                        if (t2206_ == 32u) {
+                            float t2211_ = __fadd_rn(t2184_, kf_shfl_xor(t2184_, 16u, kf_wn));
+                            float t2214_ = __fadd_rn(t2211_, kf_shfl_xor(t2211_, 8u, kf_wn));
+                            float t2217_ = __fadd_rn(t2214_, kf_shfl_xor(t2214_, 4u, kf_wn));
+                            float t2220_ = __fadd_rn(t2217_, kf_shfl_xor(t2217_, 2u, kf_wn));
+                            s_ = __fadd_rn(t2220_, kf_shfl_xor(t2220_, 1u, kf_wn));
                         } else {
-                            float t838_ = kf_shfl_down(t796_, 16u, kf_wn);
-                            bool t840_ = (kf_lane_id() + 16u) < t818_;
-                            float t841_ = __fadd_rn(t796_, t838_);
-                            float t842_ = t840_ ? t841_ : t796_;
-                            float t844_ = kf_shfl_down(t842_, 8u, kf_wn);
-                            bool t846_ = (kf_lane_id() + 8u) < t818_;
-                            float t847_ = __fadd_rn(t842_, t844_);
-                            float t848_ = t846_ ? t847_ : t842_;
-                            float t850_ = kf_shfl_down(t848_, 4u, kf_wn);
-                            bool t852_ = (kf_lane_id() + 4u) < t818_;
-                            float t853_ = __fadd_rn(t848_, t850_);
-                            float t854_ = t852_ ? t853_ : t848_;
-                            float t856_ = kf_shfl_down(t854_, 2u, kf_wn);
-                            bool t858_ = (kf_lane_id() + 2u) < t818_;
-                            float t859_ = __fadd_rn(t854_, t856_);
-                            float t860_ = t858_ ? t859_ : t854_;
-                            float t862_ = kf_shfl_down(t860_, 1u, kf_wn);
-                            bool t864_ = (kf_lane_id() + 1u) < t818_;
-                            float t865_ = __fadd_rn(t860_, t862_);
-                            s_ = kf_shfl(t864_ ? t865_ : t860_, 0u, kf_wn);
+                            float t2226_ = kf_shfl_down(t2184_, 16u, kf_wn);
+                            bool t2228_ = (kf_lane_id() + 16u) < t2206_;
+                            float t2229_ = __fadd_rn(t2184_, t2226_);
+                            float t2230_ = t2228_ ? t2229_ : t2184_;
+                            float t2232_ = kf_shfl_down(t2230_, 8u, kf_wn);
+                            bool t2234_ = (kf_lane_id() + 8u) < t2206_;
+                            float t2235_ = __fadd_rn(t2230_, t2232_);
+                            float t2236_ = t2234_ ? t2235_ : t2230_;
+                            float t2238_ = kf_shfl_down(t2236_, 4u, kf_wn);
+                            bool t2240_ = (kf_lane_id() + 4u) < t2206_;
+                            float t2241_ = __fadd_rn(t2236_, t2238_);
+                            float t2242_ = t2240_ ? t2241_ : t2236_;
+                            float t2244_ = kf_shfl_down(t2242_, 2u, kf_wn);
+                            bool t2246_ = (kf_lane_id() + 2u) < t2206_;
+                            float t2247_ = __fadd_rn(t2242_, t2244_);
+                            float t2248_ = t2246_ ? t2247_ : t2242_;
+                            float t2250_ = kf_shfl_down(t2248_, 1u, kf_wn);
+                            bool t2252_ = (kf_lane_id() + 1u) < t2206_;
+                            float t2253_ = __fadd_rn(t2248_, t2250_);
+                            s_ = kf_shfl(t2252_ ? t2253_ : t2248_, 0u, kf_wn);
                         }
-                        bool t870_ = lane_ == 0u;
-                        bool t871_ = t870_;
-                        if (t870_) {
-                            t871_ = cg_ < m_;
+                        bool t2258_ = lane_ == 0u;
+                        bool t2259_ = t2258_;
+                        if (t2258_) {
+                            t2259_ = cg_ < m_;
                         }
-                        if (t871_) {
-                            y_[cg_] = kf_f16_from_f32(__fadd_rn(s_, kf_f16_to_f32(y_[cg_])));
+                        if (t2259_) {
+                            y_[cg_] = kf_f16_from_f32(__fadd_rn(s_, yold_));
                         }
-                        acc_[0u] = 0.0f;
+                        acc_2_[0u] = 0.0f;
                         ck_ = 0u;
                         cg_ = cg_ + nw_;
                     }
                 }
                 if ((t0_ + 1u) < total_) {
-                    unsigned v_9_ = min((((lk_ << 5u) << 2u) + lane_), (nv_ - 1u));
+                    unsigned v_10_ = min((((lk_ << 5u) << 2u) + lane_), (nv_ - 1u));
                     unsigned row_6_ = min(lg_, (m_ - 1u));
-                    wb_[4u] = wv_[(row_6_ * nv_) + v_9_];
-                    xb_[8u] = xv_[v_9_];
-                    unsigned v_10_ = min(((((lk_ << 5u) << 2u) + 32u) + lane_), (nv_ - 1u));
+                    wb_[4u] = wv_[(row_6_ * nv_) + v_10_];
+                    xb_[8u] = xv_[v_10_];
+                    unsigned v_11_ = min(((((lk_ << 5u) << 2u) + 32u) + lane_), (nv_ - 1u));
                     unsigned row_7_ = min(lg_, (m_ - 1u));
-                    wb_[5u] = wv_[(row_7_ * nv_) + v_10_];
-                    xb_[10u] = xv_[v_10_];
-                    unsigned v_11_ = min(((((lk_ << 5u) << 2u) + 64u) + lane_), (nv_ - 1u));
+                    wb_[5u] = wv_[(row_7_ * nv_) + v_11_];
+                    xb_[10u] = xv_[v_11_];
+                    unsigned v_12_ = min(((((lk_ << 5u) << 2u) + 64u) + lane_), (nv_ - 1u));
                     unsigned row_8_ = min(lg_, (m_ - 1u));
-                    wb_[6u] = wv_[(row_8_ * nv_) + v_11_];
-                    xb_[12u] = xv_[v_11_];
-                    unsigned v_12_ = min(((((lk_ << 5u) << 2u) + 96u) + lane_), (nv_ - 1u));
+                    wb_[6u] = wv_[(row_8_ * nv_) + v_12_];
+                    xb_[12u] = xv_[v_12_];
+                    unsigned v_13_ = min(((((lk_ << 5u) << 2u) + 96u) + lane_), (nv_ - 1u));
                     unsigned row_9_ = min(lg_, (m_ - 1u));
-                    wb_[7u] = wv_[(row_9_ * nv_) + v_12_];
-                    xb_[14u] = xv_[v_12_];
-                    unsigned t1062_ = lk_ + 1u;
-                    lk_ = t1062_;
-                    if (t1062_ == steps_) {
+                    wb_[7u] = wv_[(row_9_ * nv_) + v_13_];
+                    xb_[14u] = xv_[v_13_];
+                    unsigned t2454_ = lk_ + 1u;
+                    lk_ = t2454_;
+                    if (t2454_ == steps_) {
                         lk_ = 0u;
                         lg_ = lg_ + nw_;
                     }
                 }
-                bool t1070_ = (t0_ + 1u) >= 1u;
-                bool t1071_ = t1070_;
-                if (t1070_) {
-                    t1071_ = ((t0_ + 1u) - 1u) < total_;
+                bool t2462_ = (t0_ + 1u) >= 1u;
+                bool t2463_ = t2462_;
+                if (t2462_) {
+                    t2463_ = ((t0_ + 1u) - 1u) < total_;
                 }
-                if (t1071_) {
-                    unsigned v_13_ = ((ck_ << 5u) << 2u) + lane_;
-                    if (v_13_ < nv_) {
-                        kf_u32x4 t1108_ = xb_[0u];
-                        kf_f16x8 a_5_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1108_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1108_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1108_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1108_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1108_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1108_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1108_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1108_, 3u), 16u))}};
+                if (t2463_) {
+                    if (ck_ == 0u) {
+                        float v_14_ = 0.0f;
+                        bool t2478_ = kf_lane_id() < 1u;
+                        bool t2479_ = t2478_;
+                        if (t2478_) {
+                            t2479_ = (cg_ + kf_lane_id()) < m_;
+                        }
+                        if (t2479_) {
+                            v_14_ = kf_f16_to_f32(y_[cg_ + kf_lane_id()]);
+                        }
+                        yold_ = v_14_;
+                    }
+                    unsigned v_15_ = ((ck_ << 5u) << 2u) + lane_;
+                    if (v_15_ < nv_) {
+                        kf_u32x4 t2522_ = xb_[0u];
+                        kf_f16x8 a_5_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2522_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2522_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2522_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2522_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2522_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2522_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2522_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2522_, 3u), 16u))}};
                         xs_5_[0u] = kf_f16_to_f32(a_5_.v[0]);
                         xs_5_[1u] = kf_f16_to_f32(a_5_.v[1]);
                         xs_5_[2u] = kf_f16_to_f32(a_5_.v[2]);
@@ -4998,14 +5048,14 @@ gemv_bf16_f16_f16_acc(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__
                         xs_5_[5u] = kf_f16_to_f32(a_5_.v[5]);
                         xs_5_[6u] = kf_f16_to_f32(a_5_.v[6]);
                         xs_5_[7u] = kf_f16_to_f32(a_5_.v[7]);
-                        kf_u32x4 t1138_ = wb_[0u];
-                        kf_bf16x8 wbv_5_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t1138_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1138_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t1138_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1138_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t1138_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1138_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t1138_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1138_, 3u), 16u))}};
-                        acc_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[7]), xs_5_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[6]), xs_5_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[5]), xs_5_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[4]), xs_5_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[3]), xs_5_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[2]), xs_5_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[1]), xs_5_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[0]), xs_5_[0u], acc_[0u]))))))));
+                        kf_u32x4 t2552_ = wb_[0u];
+                        kf_bf16x8 wbv_5_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t2552_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2552_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2552_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2552_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2552_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2552_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2552_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2552_, 3u), 16u))}};
+                        acc_2_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[7]), xs_5_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[6]), xs_5_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[5]), xs_5_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[4]), xs_5_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[3]), xs_5_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[2]), xs_5_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[1]), xs_5_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[0]), xs_5_[0u], acc_2_[0u]))))))));
                     }
-                    unsigned v_14_ = (((ck_ << 5u) << 2u) + 32u) + lane_;
-                    if (v_14_ < nv_) {
-                        kf_u32x4 t1239_ = xb_[2u];
-                        kf_f16x8 a_6_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1239_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1239_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1239_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1239_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1239_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1239_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1239_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1239_, 3u), 16u))}};
+                    unsigned v_16_ = (((ck_ << 5u) << 2u) + 32u) + lane_;
+                    if (v_16_ < nv_) {
+                        kf_u32x4 t2653_ = xb_[2u];
+                        kf_f16x8 a_6_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2653_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2653_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2653_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2653_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2653_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2653_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2653_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2653_, 3u), 16u))}};
                         xs_6_[0u] = kf_f16_to_f32(a_6_.v[0]);
                         xs_6_[1u] = kf_f16_to_f32(a_6_.v[1]);
                         xs_6_[2u] = kf_f16_to_f32(a_6_.v[2]);
@@ -5014,14 +5064,14 @@ gemv_bf16_f16_f16_acc(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__
                         xs_6_[5u] = kf_f16_to_f32(a_6_.v[5]);
                         xs_6_[6u] = kf_f16_to_f32(a_6_.v[6]);
                         xs_6_[7u] = kf_f16_to_f32(a_6_.v[7]);
-                        kf_u32x4 t1269_ = wb_[1u];
-                        kf_bf16x8 wbv_6_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t1269_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1269_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t1269_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1269_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t1269_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1269_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t1269_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1269_, 3u), 16u))}};
-                        acc_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[7]), xs_6_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[6]), xs_6_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[5]), xs_6_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[4]), xs_6_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[3]), xs_6_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[2]), xs_6_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[1]), xs_6_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[0]), xs_6_[0u], acc_[0u]))))))));
+                        kf_u32x4 t2683_ = wb_[1u];
+                        kf_bf16x8 wbv_6_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t2683_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2683_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2683_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2683_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2683_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2683_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2683_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2683_, 3u), 16u))}};
+                        acc_2_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[7]), xs_6_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[6]), xs_6_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[5]), xs_6_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[4]), xs_6_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[3]), xs_6_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[2]), xs_6_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[1]), xs_6_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[0]), xs_6_[0u], acc_2_[0u]))))))));
                     }
-                    unsigned v_15_ = (((ck_ << 5u) << 2u) + 64u) + lane_;
-                    if (v_15_ < nv_) {
-                        kf_u32x4 t1370_ = xb_[4u];
-                        kf_f16x8 a_7_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1370_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1370_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1370_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1370_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1370_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1370_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1370_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1370_, 3u), 16u))}};
+                    unsigned v_17_ = (((ck_ << 5u) << 2u) + 64u) + lane_;
+                    if (v_17_ < nv_) {
+                        kf_u32x4 t2784_ = xb_[4u];
+                        kf_f16x8 a_7_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2784_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2784_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2784_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2784_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2784_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2784_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2784_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2784_, 3u), 16u))}};
                         xs_7_[0u] = kf_f16_to_f32(a_7_.v[0]);
                         xs_7_[1u] = kf_f16_to_f32(a_7_.v[1]);
                         xs_7_[2u] = kf_f16_to_f32(a_7_.v[2]);
@@ -5030,14 +5080,14 @@ gemv_bf16_f16_f16_acc(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__
                         xs_7_[5u] = kf_f16_to_f32(a_7_.v[5]);
                         xs_7_[6u] = kf_f16_to_f32(a_7_.v[6]);
                         xs_7_[7u] = kf_f16_to_f32(a_7_.v[7]);
-                        kf_u32x4 t1400_ = wb_[2u];
-                        kf_bf16x8 wbv_7_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t1400_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1400_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t1400_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1400_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t1400_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1400_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t1400_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1400_, 3u), 16u))}};
-                        acc_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[7]), xs_7_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[6]), xs_7_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[5]), xs_7_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[4]), xs_7_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[3]), xs_7_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[2]), xs_7_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[1]), xs_7_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[0]), xs_7_[0u], acc_[0u]))))))));
+                        kf_u32x4 t2814_ = wb_[2u];
+                        kf_bf16x8 wbv_7_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t2814_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2814_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2814_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2814_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2814_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2814_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2814_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2814_, 3u), 16u))}};
+                        acc_2_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[7]), xs_7_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[6]), xs_7_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[5]), xs_7_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[4]), xs_7_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[3]), xs_7_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[2]), xs_7_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[1]), xs_7_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[0]), xs_7_[0u], acc_2_[0u]))))))));
                     }
-                    unsigned v_16_ = (((ck_ << 5u) << 2u) + 96u) + lane_;
-                    if (v_16_ < nv_) {
-                        kf_u32x4 t1501_ = xb_[6u];
-                        kf_f16x8 a_8_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1501_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1501_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1501_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1501_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1501_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1501_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1501_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1501_, 3u), 16u))}};
+                    unsigned v_18_ = (((ck_ << 5u) << 2u) + 96u) + lane_;
+                    if (v_18_ < nv_) {
+                        kf_u32x4 t2915_ = xb_[6u];
+                        kf_f16x8 a_8_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2915_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2915_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2915_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2915_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2915_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2915_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2915_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2915_, 3u), 16u))}};
                         xs_8_[0u] = kf_f16_to_f32(a_8_.v[0]);
                         xs_8_[1u] = kf_f16_to_f32(a_8_.v[1]);
                         xs_8_[2u] = kf_f16_to_f32(a_8_.v[2]);
@@ -5046,52 +5096,52 @@ gemv_bf16_f16_f16_acc(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__
                         xs_8_[5u] = kf_f16_to_f32(a_8_.v[5]);
                         xs_8_[6u] = kf_f16_to_f32(a_8_.v[6]);
                         xs_8_[7u] = kf_f16_to_f32(a_8_.v[7]);
-                        kf_u32x4 t1531_ = wb_[3u];
-                        kf_bf16x8 wbv_8_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t1531_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1531_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t1531_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1531_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t1531_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1531_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t1531_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1531_, 3u), 16u))}};
-                        acc_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[7]), xs_8_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[6]), xs_8_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[5]), xs_8_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[4]), xs_8_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[3]), xs_8_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[2]), xs_8_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[1]), xs_8_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[0]), xs_8_[0u], acc_[0u]))))))));
+                        kf_u32x4 t2945_ = wb_[3u];
+                        kf_bf16x8 wbv_8_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t2945_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2945_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2945_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2945_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2945_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2945_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2945_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2945_, 3u), 16u))}};
+                        acc_2_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[7]), xs_8_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[6]), xs_8_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[5]), xs_8_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[4]), xs_8_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[3]), xs_8_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[2]), xs_8_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[1]), xs_8_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[0]), xs_8_[0u], acc_2_[0u]))))))));
                     }
-                    unsigned t1602_ = ck_ + 1u;
-                    ck_ = t1602_;
-                    if (t1602_ == steps_) {
-                        float t1605_ = acc_[0u];
-                        unsigned t1627_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
-                        if (t1627_ == 32u) {
-                            float t1632_ = __fadd_rn(t1605_, kf_shfl_xor(t1605_, 16u, kf_wn));
-                            float t1635_ = __fadd_rn(t1632_, kf_shfl_xor(t1632_, 8u, kf_wn));
-                            float t1638_ = __fadd_rn(t1635_, kf_shfl_xor(t1635_, 4u, kf_wn));
-                            float t1641_ = __fadd_rn(t1638_, kf_shfl_xor(t1638_, 2u, kf_wn));
-                            s_2_ = __fadd_rn(t1641_, kf_shfl_xor(t1641_, 1u, kf_wn));
+                    unsigned t3016_ = ck_ + 1u;
+                    ck_ = t3016_;
+                    if (t3016_ == steps_) {
+                        float t3019_ = acc_2_[0u];
+                        unsigned t3041_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+                        if (t3041_ == 32u) {
+                            float t3046_ = __fadd_rn(t3019_, kf_shfl_xor(t3019_, 16u, kf_wn));
+                            float t3049_ = __fadd_rn(t3046_, kf_shfl_xor(t3046_, 8u, kf_wn));
+                            float t3052_ = __fadd_rn(t3049_, kf_shfl_xor(t3049_, 4u, kf_wn));
+                            float t3055_ = __fadd_rn(t3052_, kf_shfl_xor(t3052_, 2u, kf_wn));
+                            s_2_ = __fadd_rn(t3055_, kf_shfl_xor(t3055_, 1u, kf_wn));
                         } else {
-                            float t1647_ = kf_shfl_down(t1605_, 16u, kf_wn);
-                            bool t1649_ = (kf_lane_id() + 16u) < t1627_;
-                            float t1650_ = __fadd_rn(t1605_, t1647_);
-                            float t1651_ = t1649_ ? t1650_ : t1605_;
-                            float t1653_ = kf_shfl_down(t1651_, 8u, kf_wn);
-                            bool t1655_ = (kf_lane_id() + 8u) < t1627_;
-                            float t1656_ = __fadd_rn(t1651_, t1653_);
-                            float t1657_ = t1655_ ? t1656_ : t1651_;
-                            float t1659_ = kf_shfl_down(t1657_, 4u, kf_wn);
-                            bool t1661_ = (kf_lane_id() + 4u) < t1627_;
-                            float t1662_ = __fadd_rn(t1657_, t1659_);
-                            float t1663_ = t1661_ ? t1662_ : t1657_;
-                            float t1665_ = kf_shfl_down(t1663_, 2u, kf_wn);
-                            bool t1667_ = (kf_lane_id() + 2u) < t1627_;
-                            float t1668_ = __fadd_rn(t1663_, t1665_);
-                            float t1669_ = t1667_ ? t1668_ : t1663_;
-                            float t1671_ = kf_shfl_down(t1669_, 1u, kf_wn);
-                            bool t1673_ = (kf_lane_id() + 1u) < t1627_;
-                            float t1674_ = __fadd_rn(t1669_, t1671_);
-                            s_2_ = kf_shfl(t1673_ ? t1674_ : t1669_, 0u, kf_wn);
+                            float t3061_ = kf_shfl_down(t3019_, 16u, kf_wn);
+                            bool t3063_ = (kf_lane_id() + 16u) < t3041_;
+                            float t3064_ = __fadd_rn(t3019_, t3061_);
+                            float t3065_ = t3063_ ? t3064_ : t3019_;
+                            float t3067_ = kf_shfl_down(t3065_, 8u, kf_wn);
+                            bool t3069_ = (kf_lane_id() + 8u) < t3041_;
+                            float t3070_ = __fadd_rn(t3065_, t3067_);
+                            float t3071_ = t3069_ ? t3070_ : t3065_;
+                            float t3073_ = kf_shfl_down(t3071_, 4u, kf_wn);
+                            bool t3075_ = (kf_lane_id() + 4u) < t3041_;
+                            float t3076_ = __fadd_rn(t3071_, t3073_);
+                            float t3077_ = t3075_ ? t3076_ : t3071_;
+                            float t3079_ = kf_shfl_down(t3077_, 2u, kf_wn);
+                            bool t3081_ = (kf_lane_id() + 2u) < t3041_;
+                            float t3082_ = __fadd_rn(t3077_, t3079_);
+                            float t3083_ = t3081_ ? t3082_ : t3077_;
+                            float t3085_ = kf_shfl_down(t3083_, 1u, kf_wn);
+                            bool t3087_ = (kf_lane_id() + 1u) < t3041_;
+                            float t3088_ = __fadd_rn(t3083_, t3085_);
+                            s_2_ = kf_shfl(t3087_ ? t3088_ : t3083_, 0u, kf_wn);
                         }
-                        bool t1679_ = lane_ == 0u;
-                        bool t1680_ = t1679_;
-                        if (t1679_) {
-                            t1680_ = cg_ < m_;
+                        bool t3093_ = lane_ == 0u;
+                        bool t3094_ = t3093_;
+                        if (t3093_) {
+                            t3094_ = cg_ < m_;
                         }
-                        if (t1680_) {
-                            y_[cg_] = kf_f16_from_f32(__fadd_rn(s_2_, kf_f16_to_f32(y_[cg_])));
+                        if (t3094_) {
+                            y_[cg_] = kf_f16_from_f32(__fadd_rn(s_2_, yold_));
                         }
-                        acc_[0u] = 0.0f;
+                        acc_2_[0u] = 0.0f;
                         ck_ = 0u;
                         cg_ = cg_ + nw_;
                     }
@@ -5101,54 +5151,54 @@ gemv_bf16_f16_f16_acc(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__
     } else {
         unsigned lane_2_ = kf_lane_id();
         unsigned nv_2_ = k_ >> 3u;
-        unsigned t1721_ = (blockIdx.x << 3u) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u);
-        unsigned t1732_ = gridDim.x << 3u;
+        unsigned t3139_ = (blockIdx.x << 3u) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u);
+        unsigned t3150_ = gridDim.x << 3u;
         #pragma unroll 1
-        for (unsigned g_ = t1721_; g_ < m_; g_ = g_ + t1732_) {
+        for (unsigned g_ = t3139_; g_ < m_; g_ = g_ + t3150_) {
             row_[0u] = min(g_, (m_ - 1u));
-            acc_2_[0u] = 0.0f;
+            acc_3_[0u] = 0.0f;
             if ((k_ & 7u) == 0u) {
                 #pragma unroll 1
                 for (unsigned base_ = 0u; base_ < nv_2_; base_ = base_ + 128u) {
-                    unsigned v_17_ = base_ + lane_2_;
-                    kf_u32x4 t1757_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                    kf_u32x4 t_ = t1757_;
-                    if (v_17_ < nv_2_) {
-                        unsigned t1763_ = (row_[0u] * nv_2_) + v_17_;
-                        kf_u32x4 t1764_ = wv_[t1763_];
-                        t_ = t1764_;
-                    }
-                    wr_[0u] = t_;
-                    unsigned v_18_ = (base_ + 32u) + lane_2_;
-                    kf_u32x4 t1770_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                    kf_u32x4 t_2_ = t1770_;
-                    if (v_18_ < nv_2_) {
-                        unsigned t1776_ = (row_[0u] * nv_2_) + v_18_;
-                        kf_u32x4 t1777_ = wv_[t1776_];
-                        t_2_ = t1777_;
-                    }
-                    wr_[1u] = t_2_;
-                    unsigned v_19_ = (base_ + 64u) + lane_2_;
-                    kf_u32x4 t1783_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                    kf_u32x4 t_3_ = t1783_;
+                    unsigned v_19_ = base_ + lane_2_;
+                    kf_u32x4 t3175_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_2_ = t3175_;
                     if (v_19_ < nv_2_) {
-                        unsigned t1789_ = (row_[0u] * nv_2_) + v_19_;
-                        kf_u32x4 t1790_ = wv_[t1789_];
-                        t_3_ = t1790_;
+                        unsigned t3181_ = (row_[0u] * nv_2_) + v_19_;
+                        kf_u32x4 t3182_ = wv_[t3181_];
+                        t_2_ = t3182_;
                     }
-                    wr_[2u] = t_3_;
-                    unsigned v_20_ = (base_ + 96u) + lane_2_;
-                    kf_u32x4 t1796_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                    kf_u32x4 t_4_ = t1796_;
+                    wr_[0u] = t_2_;
+                    unsigned v_20_ = (base_ + 32u) + lane_2_;
+                    kf_u32x4 t3188_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_3_ = t3188_;
                     if (v_20_ < nv_2_) {
-                        unsigned t1802_ = (row_[0u] * nv_2_) + v_20_;
-                        kf_u32x4 t1803_ = wv_[t1802_];
-                        t_4_ = t1803_;
+                        unsigned t3194_ = (row_[0u] * nv_2_) + v_20_;
+                        kf_u32x4 t3195_ = wv_[t3194_];
+                        t_3_ = t3195_;
                     }
-                    wr_[3u] = t_4_;
-                    unsigned v_21_ = base_ + lane_2_;
+                    wr_[1u] = t_3_;
+                    unsigned v_21_ = (base_ + 64u) + lane_2_;
+                    kf_u32x4 t3201_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_4_ = t3201_;
                     if (v_21_ < nv_2_) {
-                        kf_f16x8 a_9_ = xh8_[v_21_];
+                        unsigned t3207_ = (row_[0u] * nv_2_) + v_21_;
+                        kf_u32x4 t3208_ = wv_[t3207_];
+                        t_4_ = t3208_;
+                    }
+                    wr_[2u] = t_4_;
+                    unsigned v_22_ = (base_ + 96u) + lane_2_;
+                    kf_u32x4 t3214_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_5_ = t3214_;
+                    if (v_22_ < nv_2_) {
+                        unsigned t3220_ = (row_[0u] * nv_2_) + v_22_;
+                        kf_u32x4 t3221_ = wv_[t3220_];
+                        t_5_ = t3221_;
+                    }
+                    wr_[3u] = t_5_;
+                    unsigned v_23_ = base_ + lane_2_;
+                    if (v_23_ < nv_2_) {
+                        kf_f16x8 a_9_ = xh8_[v_23_];
                         xs_9_[0u] = kf_f16_to_f32(a_9_.v[0]);
                         xs_9_[1u] = kf_f16_to_f32(a_9_.v[1]);
                         xs_9_[2u] = kf_f16_to_f32(a_9_.v[2]);
@@ -5157,13 +5207,13 @@ gemv_bf16_f16_f16_acc(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__
                         xs_9_[5u] = kf_f16_to_f32(a_9_.v[5]);
                         xs_9_[6u] = kf_f16_to_f32(a_9_.v[6]);
                         xs_9_[7u] = kf_f16_to_f32(a_9_.v[7]);
-                        kf_u32x4 t1862_ = wr_[0u];
-                        kf_bf16x8 wb_2_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t1862_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1862_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t1862_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1862_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t1862_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1862_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t1862_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1862_, 3u), 16u))}};
-                        acc_2_[0u] = __fmaf_rn(kf_bf16_to_f32(wb_2_.v[7]), xs_9_[7u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[6]), xs_9_[6u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[5]), xs_9_[5u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[4]), xs_9_[4u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[3]), xs_9_[3u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[2]), xs_9_[2u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[1]), xs_9_[1u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[0]), xs_9_[0u], acc_2_[0u]))))))));
+                        kf_u32x4 t3280_ = wr_[0u];
+                        kf_bf16x8 wb_2_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t3280_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3280_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t3280_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3280_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t3280_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3280_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t3280_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3280_, 3u), 16u))}};
+                        acc_3_[0u] = __fmaf_rn(kf_bf16_to_f32(wb_2_.v[7]), xs_9_[7u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[6]), xs_9_[6u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[5]), xs_9_[5u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[4]), xs_9_[4u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[3]), xs_9_[3u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[2]), xs_9_[2u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[1]), xs_9_[1u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[0]), xs_9_[0u], acc_3_[0u]))))))));
                     }
-                    unsigned v_22_ = (base_ + 32u) + lane_2_;
-                    if (v_22_ < nv_2_) {
-                        kf_f16x8 a_10_ = xh8_[v_22_];
+                    unsigned v_24_ = (base_ + 32u) + lane_2_;
+                    if (v_24_ < nv_2_) {
+                        kf_f16x8 a_10_ = xh8_[v_24_];
                         xs_10_[0u] = kf_f16_to_f32(a_10_.v[0]);
                         xs_10_[1u] = kf_f16_to_f32(a_10_.v[1]);
                         xs_10_[2u] = kf_f16_to_f32(a_10_.v[2]);
@@ -5172,13 +5222,13 @@ gemv_bf16_f16_f16_acc(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__
                         xs_10_[5u] = kf_f16_to_f32(a_10_.v[5]);
                         xs_10_[6u] = kf_f16_to_f32(a_10_.v[6]);
                         xs_10_[7u] = kf_f16_to_f32(a_10_.v[7]);
-                        kf_u32x4 t1989_ = wr_[1u];
-                        kf_bf16x8 wb_3_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t1989_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1989_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t1989_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1989_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t1989_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1989_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t1989_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1989_, 3u), 16u))}};
-                        acc_2_[0u] = __fmaf_rn(kf_bf16_to_f32(wb_3_.v[7]), xs_10_[7u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[6]), xs_10_[6u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[5]), xs_10_[5u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[4]), xs_10_[4u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[3]), xs_10_[3u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[2]), xs_10_[2u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[1]), xs_10_[1u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[0]), xs_10_[0u], acc_2_[0u]))))))));
+                        kf_u32x4 t3407_ = wr_[1u];
+                        kf_bf16x8 wb_3_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t3407_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3407_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t3407_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3407_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t3407_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3407_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t3407_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3407_, 3u), 16u))}};
+                        acc_3_[0u] = __fmaf_rn(kf_bf16_to_f32(wb_3_.v[7]), xs_10_[7u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[6]), xs_10_[6u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[5]), xs_10_[5u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[4]), xs_10_[4u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[3]), xs_10_[3u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[2]), xs_10_[2u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[1]), xs_10_[1u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[0]), xs_10_[0u], acc_3_[0u]))))))));
                     }
-                    unsigned v_23_ = (base_ + 64u) + lane_2_;
-                    if (v_23_ < nv_2_) {
-                        kf_f16x8 a_11_ = xh8_[v_23_];
+                    unsigned v_25_ = (base_ + 64u) + lane_2_;
+                    if (v_25_ < nv_2_) {
+                        kf_f16x8 a_11_ = xh8_[v_25_];
                         xs_11_[0u] = kf_f16_to_f32(a_11_.v[0]);
                         xs_11_[1u] = kf_f16_to_f32(a_11_.v[1]);
                         xs_11_[2u] = kf_f16_to_f32(a_11_.v[2]);
@@ -5187,13 +5237,13 @@ gemv_bf16_f16_f16_acc(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__
                         xs_11_[5u] = kf_f16_to_f32(a_11_.v[5]);
                         xs_11_[6u] = kf_f16_to_f32(a_11_.v[6]);
                         xs_11_[7u] = kf_f16_to_f32(a_11_.v[7]);
-                        kf_u32x4 t2116_ = wr_[2u];
-                        kf_bf16x8 wb_4_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t2116_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2116_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2116_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2116_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2116_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2116_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2116_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2116_, 3u), 16u))}};
-                        acc_2_[0u] = __fmaf_rn(kf_bf16_to_f32(wb_4_.v[7]), xs_11_[7u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[6]), xs_11_[6u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[5]), xs_11_[5u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[4]), xs_11_[4u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[3]), xs_11_[3u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[2]), xs_11_[2u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[1]), xs_11_[1u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[0]), xs_11_[0u], acc_2_[0u]))))))));
+                        kf_u32x4 t3534_ = wr_[2u];
+                        kf_bf16x8 wb_4_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t3534_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3534_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t3534_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3534_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t3534_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3534_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t3534_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3534_, 3u), 16u))}};
+                        acc_3_[0u] = __fmaf_rn(kf_bf16_to_f32(wb_4_.v[7]), xs_11_[7u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[6]), xs_11_[6u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[5]), xs_11_[5u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[4]), xs_11_[4u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[3]), xs_11_[3u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[2]), xs_11_[2u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[1]), xs_11_[1u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[0]), xs_11_[0u], acc_3_[0u]))))))));
                     }
-                    unsigned v_24_ = (base_ + 96u) + lane_2_;
-                    if (v_24_ < nv_2_) {
-                        kf_f16x8 a_12_ = xh8_[v_24_];
+                    unsigned v_26_ = (base_ + 96u) + lane_2_;
+                    if (v_26_ < nv_2_) {
+                        kf_f16x8 a_12_ = xh8_[v_26_];
                         xs_12_[0u] = kf_f16_to_f32(a_12_.v[0]);
                         xs_12_[1u] = kf_f16_to_f32(a_12_.v[1]);
                         xs_12_[2u] = kf_f16_to_f32(a_12_.v[2]);
@@ -5202,63 +5252,63 @@ gemv_bf16_f16_f16_acc(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__
                         xs_12_[5u] = kf_f16_to_f32(a_12_.v[5]);
                         xs_12_[6u] = kf_f16_to_f32(a_12_.v[6]);
                         xs_12_[7u] = kf_f16_to_f32(a_12_.v[7]);
-                        kf_u32x4 t2243_ = wr_[3u];
-                        kf_bf16x8 wb_5_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t2243_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2243_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2243_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2243_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2243_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2243_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2243_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2243_, 3u), 16u))}};
-                        acc_2_[0u] = __fmaf_rn(kf_bf16_to_f32(wb_5_.v[7]), xs_12_[7u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[6]), xs_12_[6u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[5]), xs_12_[5u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[4]), xs_12_[4u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[3]), xs_12_[3u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[2]), xs_12_[2u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[1]), xs_12_[1u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[0]), xs_12_[0u], acc_2_[0u]))))))));
+                        kf_u32x4 t3661_ = wr_[3u];
+                        kf_bf16x8 wb_5_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t3661_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3661_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t3661_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3661_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t3661_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3661_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t3661_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3661_, 3u), 16u))}};
+                        acc_3_[0u] = __fmaf_rn(kf_bf16_to_f32(wb_5_.v[7]), xs_12_[7u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[6]), xs_12_[6u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[5]), xs_12_[5u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[4]), xs_12_[4u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[3]), xs_12_[3u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[2]), xs_12_[2u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[1]), xs_12_[1u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[0]), xs_12_[0u], acc_3_[0u]))))))));
                     }
                 }
             } else {
                 #pragma unroll 1
                 for (unsigned c_ = lane_2_; c_ < k_; c_ = c_ + 32u) {
-                    float t2321_ = kf_f16_to_f32(x_[c_]);
+                    float t3739_ = kf_f16_to_f32(x_[c_]);
                     unsigned i_ = (row_[0u] * k_) + c_;
                     unsigned short u_ = w16_[i_];
-                    acc_2_[0u] = __fmaf_rn(kf_bf16_to_f32(kf_bitcast<kf_bf16>(u_)), t2321_, acc_2_[0u]);
+                    acc_3_[0u] = __fmaf_rn(kf_bf16_to_f32(kf_bitcast<kf_bf16>(u_)), t3739_, acc_3_[0u]);
                 }
             }
-            float t2339_ = acc_2_[0u];
-            unsigned t2361_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
-            if (t2361_ == 32u) {
-                float t2366_ = __fadd_rn(t2339_, kf_shfl_xor(t2339_, 16u, kf_wn));
-                float t2369_ = __fadd_rn(t2366_, kf_shfl_xor(t2366_, 8u, kf_wn));
-                float t2372_ = __fadd_rn(t2369_, kf_shfl_xor(t2369_, 4u, kf_wn));
-                float t2375_ = __fadd_rn(t2372_, kf_shfl_xor(t2372_, 2u, kf_wn));
-                s_3_ = __fadd_rn(t2375_, kf_shfl_xor(t2375_, 1u, kf_wn));
+            float t3757_ = acc_3_[0u];
+            unsigned t3779_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+            if (t3779_ == 32u) {
+                float t3784_ = __fadd_rn(t3757_, kf_shfl_xor(t3757_, 16u, kf_wn));
+                float t3787_ = __fadd_rn(t3784_, kf_shfl_xor(t3784_, 8u, kf_wn));
+                float t3790_ = __fadd_rn(t3787_, kf_shfl_xor(t3787_, 4u, kf_wn));
+                float t3793_ = __fadd_rn(t3790_, kf_shfl_xor(t3790_, 2u, kf_wn));
+                s_3_ = __fadd_rn(t3793_, kf_shfl_xor(t3793_, 1u, kf_wn));
             } else {
-                float t2381_ = kf_shfl_down(t2339_, 16u, kf_wn);
-                bool t2383_ = (kf_lane_id() + 16u) < t2361_;
-                float t2384_ = __fadd_rn(t2339_, t2381_);
-                float t2385_ = t2383_ ? t2384_ : t2339_;
-                float t2387_ = kf_shfl_down(t2385_, 8u, kf_wn);
-                bool t2389_ = (kf_lane_id() + 8u) < t2361_;
-                float t2390_ = __fadd_rn(t2385_, t2387_);
-                float t2391_ = t2389_ ? t2390_ : t2385_;
-                float t2393_ = kf_shfl_down(t2391_, 4u, kf_wn);
-                bool t2395_ = (kf_lane_id() + 4u) < t2361_;
-                float t2396_ = __fadd_rn(t2391_, t2393_);
-                float t2397_ = t2395_ ? t2396_ : t2391_;
-                float t2399_ = kf_shfl_down(t2397_, 2u, kf_wn);
-                bool t2401_ = (kf_lane_id() + 2u) < t2361_;
-                float t2402_ = __fadd_rn(t2397_, t2399_);
-                float t2403_ = t2401_ ? t2402_ : t2397_;
-                float t2405_ = kf_shfl_down(t2403_, 1u, kf_wn);
-                bool t2407_ = (kf_lane_id() + 1u) < t2361_;
-                float t2408_ = __fadd_rn(t2403_, t2405_);
-                s_3_ = kf_shfl(t2407_ ? t2408_ : t2403_, 0u, kf_wn);
+                float t3799_ = kf_shfl_down(t3757_, 16u, kf_wn);
+                bool t3801_ = (kf_lane_id() + 16u) < t3779_;
+                float t3802_ = __fadd_rn(t3757_, t3799_);
+                float t3803_ = t3801_ ? t3802_ : t3757_;
+                float t3805_ = kf_shfl_down(t3803_, 8u, kf_wn);
+                bool t3807_ = (kf_lane_id() + 8u) < t3779_;
+                float t3808_ = __fadd_rn(t3803_, t3805_);
+                float t3809_ = t3807_ ? t3808_ : t3803_;
+                float t3811_ = kf_shfl_down(t3809_, 4u, kf_wn);
+                bool t3813_ = (kf_lane_id() + 4u) < t3779_;
+                float t3814_ = __fadd_rn(t3809_, t3811_);
+                float t3815_ = t3813_ ? t3814_ : t3809_;
+                float t3817_ = kf_shfl_down(t3815_, 2u, kf_wn);
+                bool t3819_ = (kf_lane_id() + 2u) < t3779_;
+                float t3820_ = __fadd_rn(t3815_, t3817_);
+                float t3821_ = t3819_ ? t3820_ : t3815_;
+                float t3823_ = kf_shfl_down(t3821_, 1u, kf_wn);
+                bool t3825_ = (kf_lane_id() + 1u) < t3779_;
+                float t3826_ = __fadd_rn(t3821_, t3823_);
+                s_3_ = kf_shfl(t3825_ ? t3826_ : t3821_, 0u, kf_wn);
             }
-            bool t2413_ = lane_2_ == 0u;
-            bool t2414_ = t2413_;
-            if (t2413_) {
-                t2414_ = g_ < m_;
+            bool t3831_ = lane_2_ == 0u;
+            bool t3832_ = t3831_;
+            if (t3831_) {
+                t3832_ = g_ < m_;
             }
-            if (t2414_) {
+            if (t3832_) {
                 y_[g_] = kf_f16_from_f32(__fadd_rn(s_3_, kf_f16_to_f32(y_[g_])));
             }
         }
     }
 }
 
-/* kernel gemv_batch_f16_f16_f16 (gemv.kf:560) */
+/* kernel gemv_batch_f16_f16_f16 (gemv.kf:792) */
 extern "C" __global__ void __launch_bounds__(128)
 gemv_batch_f16_f16_f16(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x_, kf_f16* __restrict__ y_, unsigned m_, unsigned k_, unsigned nb_)
 {
@@ -6408,7 +6458,7 @@ gemv_batch_f16_f16_f16(const kf_f16* __restrict__ w_, const kf_f16* __restrict__
     }
 }
 
-/* kernel gemv_batch_f16_f32_f32 (gemv.kf:565) */
+/* kernel gemv_batch_f16_f32_f32 (gemv.kf:797) */
 extern "C" __global__ void __launch_bounds__(128)
 gemv_batch_f16_f32_f32(const kf_f16* __restrict__ w_, const float* __restrict__ x_, float* __restrict__ y_, unsigned m_, unsigned k_, unsigned nb_)
 {
@@ -7693,7 +7743,7 @@ gemv_batch_f16_f32_f32(const kf_f16* __restrict__ w_, const float* __restrict__ 
     }
 }
 
-/* kernel gemv_batch_bf16_f16_f16 (gemv.kf:570) */
+/* kernel gemv_batch_bf16_f16_f16 (gemv.kf:802) */
 extern "C" __global__ void __launch_bounds__(128)
 gemv_batch_bf16_f16_f16(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__ x_, kf_f16* __restrict__ y_, unsigned m_, unsigned k_, unsigned nb_)
 {
@@ -8497,7 +8547,7 @@ gemv_batch_bf16_f16_f16(const kf_bf16* __restrict__ w_, const kf_f16* __restrict
     }
 }
 
-/* kernel gemv_batch_bf16_f32_f32 (gemv.kf:575) */
+/* kernel gemv_batch_bf16_f32_f32 (gemv.kf:807) */
 extern "C" __global__ void __launch_bounds__(128)
 gemv_batch_bf16_f32_f32(const kf_bf16* __restrict__ w_, const float* __restrict__ x_, float* __restrict__ y_, unsigned m_, unsigned k_, unsigned nb_)
 {
@@ -9352,7 +9402,7 @@ gemv_batch_bf16_f32_f32(const kf_bf16* __restrict__ w_, const float* __restrict_
     }
 }
 
-/* kernel gemv_rms_f16_f16_f16 (gemv.kf:671) */
+/* kernel gemv_rms_f16_f16_f16 (gemv.kf:920) */
 extern "C" __global__ void __launch_bounds__(256)
 gemv_rms_f16_f16_f16(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ h_, const kf_f16* __restrict__ nw_, kf_f16* __restrict__ y_, unsigned m_, unsigned k_, float eps_)
 {
@@ -9389,102 +9439,102 @@ gemv_rms_f16_f16_f16(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ h
         hv_[2u] = h_2_[min((c0_ + 512u), (nv_ - 1u))];
         hv_[3u] = h_2_[min((c0_ + 768u), (nv_ - 1u))];
         if (c0_ < nv_) {
-            float t57_ = __fmaf_rn(kf_f16_to_f32(hv_[0u].v[0]), kf_f16_to_f32(hv_[0u].v[0]), acc_2_);
-            acc_2_ = t57_;
-            float t66_ = __fmaf_rn(kf_f16_to_f32(hv_[0u].v[1]), kf_f16_to_f32(hv_[0u].v[1]), t57_);
-            acc_2_ = t66_;
-            float t75_ = __fmaf_rn(kf_f16_to_f32(hv_[0u].v[2]), kf_f16_to_f32(hv_[0u].v[2]), t66_);
-            acc_2_ = t75_;
-            float t84_ = __fmaf_rn(kf_f16_to_f32(hv_[0u].v[3]), kf_f16_to_f32(hv_[0u].v[3]), t75_);
-            acc_2_ = t84_;
-            float t93_ = __fmaf_rn(kf_f16_to_f32(hv_[0u].v[4]), kf_f16_to_f32(hv_[0u].v[4]), t84_);
-            acc_2_ = t93_;
-            float t102_ = __fmaf_rn(kf_f16_to_f32(hv_[0u].v[5]), kf_f16_to_f32(hv_[0u].v[5]), t93_);
-            acc_2_ = t102_;
-            float t111_ = __fmaf_rn(kf_f16_to_f32(hv_[0u].v[6]), kf_f16_to_f32(hv_[0u].v[6]), t102_);
-            acc_2_ = t111_;
-            acc_2_ = __fmaf_rn(kf_f16_to_f32(hv_[0u].v[7]), kf_f16_to_f32(hv_[0u].v[7]), t111_);
+            float t58_ = __fmaf_rn(kf_f16_to_f32(hv_[0u].v[0]), kf_f16_to_f32(hv_[0u].v[0]), acc_2_);
+            acc_2_ = t58_;
+            float t67_ = __fmaf_rn(kf_f16_to_f32(hv_[0u].v[1]), kf_f16_to_f32(hv_[0u].v[1]), t58_);
+            acc_2_ = t67_;
+            float t76_ = __fmaf_rn(kf_f16_to_f32(hv_[0u].v[2]), kf_f16_to_f32(hv_[0u].v[2]), t67_);
+            acc_2_ = t76_;
+            float t85_ = __fmaf_rn(kf_f16_to_f32(hv_[0u].v[3]), kf_f16_to_f32(hv_[0u].v[3]), t76_);
+            acc_2_ = t85_;
+            float t94_ = __fmaf_rn(kf_f16_to_f32(hv_[0u].v[4]), kf_f16_to_f32(hv_[0u].v[4]), t85_);
+            acc_2_ = t94_;
+            float t103_ = __fmaf_rn(kf_f16_to_f32(hv_[0u].v[5]), kf_f16_to_f32(hv_[0u].v[5]), t94_);
+            acc_2_ = t103_;
+            float t112_ = __fmaf_rn(kf_f16_to_f32(hv_[0u].v[6]), kf_f16_to_f32(hv_[0u].v[6]), t103_);
+            acc_2_ = t112_;
+            acc_2_ = __fmaf_rn(kf_f16_to_f32(hv_[0u].v[7]), kf_f16_to_f32(hv_[0u].v[7]), t112_);
         }
         if ((c0_ + 256u) < nv_) {
-            float t132_ = __fmaf_rn(kf_f16_to_f32(hv_[1u].v[0]), kf_f16_to_f32(hv_[1u].v[0]), acc_2_);
-            acc_2_ = t132_;
-            float t141_ = __fmaf_rn(kf_f16_to_f32(hv_[1u].v[1]), kf_f16_to_f32(hv_[1u].v[1]), t132_);
-            acc_2_ = t141_;
-            float t150_ = __fmaf_rn(kf_f16_to_f32(hv_[1u].v[2]), kf_f16_to_f32(hv_[1u].v[2]), t141_);
-            acc_2_ = t150_;
-            float t159_ = __fmaf_rn(kf_f16_to_f32(hv_[1u].v[3]), kf_f16_to_f32(hv_[1u].v[3]), t150_);
-            acc_2_ = t159_;
-            float t168_ = __fmaf_rn(kf_f16_to_f32(hv_[1u].v[4]), kf_f16_to_f32(hv_[1u].v[4]), t159_);
-            acc_2_ = t168_;
-            float t177_ = __fmaf_rn(kf_f16_to_f32(hv_[1u].v[5]), kf_f16_to_f32(hv_[1u].v[5]), t168_);
-            acc_2_ = t177_;
-            float t186_ = __fmaf_rn(kf_f16_to_f32(hv_[1u].v[6]), kf_f16_to_f32(hv_[1u].v[6]), t177_);
-            acc_2_ = t186_;
-            acc_2_ = __fmaf_rn(kf_f16_to_f32(hv_[1u].v[7]), kf_f16_to_f32(hv_[1u].v[7]), t186_);
+            float t133_ = __fmaf_rn(kf_f16_to_f32(hv_[1u].v[0]), kf_f16_to_f32(hv_[1u].v[0]), acc_2_);
+            acc_2_ = t133_;
+            float t142_ = __fmaf_rn(kf_f16_to_f32(hv_[1u].v[1]), kf_f16_to_f32(hv_[1u].v[1]), t133_);
+            acc_2_ = t142_;
+            float t151_ = __fmaf_rn(kf_f16_to_f32(hv_[1u].v[2]), kf_f16_to_f32(hv_[1u].v[2]), t142_);
+            acc_2_ = t151_;
+            float t160_ = __fmaf_rn(kf_f16_to_f32(hv_[1u].v[3]), kf_f16_to_f32(hv_[1u].v[3]), t151_);
+            acc_2_ = t160_;
+            float t169_ = __fmaf_rn(kf_f16_to_f32(hv_[1u].v[4]), kf_f16_to_f32(hv_[1u].v[4]), t160_);
+            acc_2_ = t169_;
+            float t178_ = __fmaf_rn(kf_f16_to_f32(hv_[1u].v[5]), kf_f16_to_f32(hv_[1u].v[5]), t169_);
+            acc_2_ = t178_;
+            float t187_ = __fmaf_rn(kf_f16_to_f32(hv_[1u].v[6]), kf_f16_to_f32(hv_[1u].v[6]), t178_);
+            acc_2_ = t187_;
+            acc_2_ = __fmaf_rn(kf_f16_to_f32(hv_[1u].v[7]), kf_f16_to_f32(hv_[1u].v[7]), t187_);
         }
         if ((c0_ + 512u) < nv_) {
-            float t207_ = __fmaf_rn(kf_f16_to_f32(hv_[2u].v[0]), kf_f16_to_f32(hv_[2u].v[0]), acc_2_);
-            acc_2_ = t207_;
-            float t216_ = __fmaf_rn(kf_f16_to_f32(hv_[2u].v[1]), kf_f16_to_f32(hv_[2u].v[1]), t207_);
-            acc_2_ = t216_;
-            float t225_ = __fmaf_rn(kf_f16_to_f32(hv_[2u].v[2]), kf_f16_to_f32(hv_[2u].v[2]), t216_);
-            acc_2_ = t225_;
-            float t234_ = __fmaf_rn(kf_f16_to_f32(hv_[2u].v[3]), kf_f16_to_f32(hv_[2u].v[3]), t225_);
-            acc_2_ = t234_;
-            float t243_ = __fmaf_rn(kf_f16_to_f32(hv_[2u].v[4]), kf_f16_to_f32(hv_[2u].v[4]), t234_);
-            acc_2_ = t243_;
-            float t252_ = __fmaf_rn(kf_f16_to_f32(hv_[2u].v[5]), kf_f16_to_f32(hv_[2u].v[5]), t243_);
-            acc_2_ = t252_;
-            float t261_ = __fmaf_rn(kf_f16_to_f32(hv_[2u].v[6]), kf_f16_to_f32(hv_[2u].v[6]), t252_);
-            acc_2_ = t261_;
-            acc_2_ = __fmaf_rn(kf_f16_to_f32(hv_[2u].v[7]), kf_f16_to_f32(hv_[2u].v[7]), t261_);
+            float t208_ = __fmaf_rn(kf_f16_to_f32(hv_[2u].v[0]), kf_f16_to_f32(hv_[2u].v[0]), acc_2_);
+            acc_2_ = t208_;
+            float t217_ = __fmaf_rn(kf_f16_to_f32(hv_[2u].v[1]), kf_f16_to_f32(hv_[2u].v[1]), t208_);
+            acc_2_ = t217_;
+            float t226_ = __fmaf_rn(kf_f16_to_f32(hv_[2u].v[2]), kf_f16_to_f32(hv_[2u].v[2]), t217_);
+            acc_2_ = t226_;
+            float t235_ = __fmaf_rn(kf_f16_to_f32(hv_[2u].v[3]), kf_f16_to_f32(hv_[2u].v[3]), t226_);
+            acc_2_ = t235_;
+            float t244_ = __fmaf_rn(kf_f16_to_f32(hv_[2u].v[4]), kf_f16_to_f32(hv_[2u].v[4]), t235_);
+            acc_2_ = t244_;
+            float t253_ = __fmaf_rn(kf_f16_to_f32(hv_[2u].v[5]), kf_f16_to_f32(hv_[2u].v[5]), t244_);
+            acc_2_ = t253_;
+            float t262_ = __fmaf_rn(kf_f16_to_f32(hv_[2u].v[6]), kf_f16_to_f32(hv_[2u].v[6]), t253_);
+            acc_2_ = t262_;
+            acc_2_ = __fmaf_rn(kf_f16_to_f32(hv_[2u].v[7]), kf_f16_to_f32(hv_[2u].v[7]), t262_);
         }
         if ((c0_ + 768u) < nv_) {
-            float t282_ = __fmaf_rn(kf_f16_to_f32(hv_[3u].v[0]), kf_f16_to_f32(hv_[3u].v[0]), acc_2_);
-            acc_2_ = t282_;
-            float t291_ = __fmaf_rn(kf_f16_to_f32(hv_[3u].v[1]), kf_f16_to_f32(hv_[3u].v[1]), t282_);
-            acc_2_ = t291_;
-            float t300_ = __fmaf_rn(kf_f16_to_f32(hv_[3u].v[2]), kf_f16_to_f32(hv_[3u].v[2]), t291_);
-            acc_2_ = t300_;
-            float t309_ = __fmaf_rn(kf_f16_to_f32(hv_[3u].v[3]), kf_f16_to_f32(hv_[3u].v[3]), t300_);
-            acc_2_ = t309_;
-            float t318_ = __fmaf_rn(kf_f16_to_f32(hv_[3u].v[4]), kf_f16_to_f32(hv_[3u].v[4]), t309_);
-            acc_2_ = t318_;
-            float t327_ = __fmaf_rn(kf_f16_to_f32(hv_[3u].v[5]), kf_f16_to_f32(hv_[3u].v[5]), t318_);
-            acc_2_ = t327_;
-            float t336_ = __fmaf_rn(kf_f16_to_f32(hv_[3u].v[6]), kf_f16_to_f32(hv_[3u].v[6]), t327_);
-            acc_2_ = t336_;
-            acc_2_ = __fmaf_rn(kf_f16_to_f32(hv_[3u].v[7]), kf_f16_to_f32(hv_[3u].v[7]), t336_);
+            float t283_ = __fmaf_rn(kf_f16_to_f32(hv_[3u].v[0]), kf_f16_to_f32(hv_[3u].v[0]), acc_2_);
+            acc_2_ = t283_;
+            float t292_ = __fmaf_rn(kf_f16_to_f32(hv_[3u].v[1]), kf_f16_to_f32(hv_[3u].v[1]), t283_);
+            acc_2_ = t292_;
+            float t301_ = __fmaf_rn(kf_f16_to_f32(hv_[3u].v[2]), kf_f16_to_f32(hv_[3u].v[2]), t292_);
+            acc_2_ = t301_;
+            float t310_ = __fmaf_rn(kf_f16_to_f32(hv_[3u].v[3]), kf_f16_to_f32(hv_[3u].v[3]), t301_);
+            acc_2_ = t310_;
+            float t319_ = __fmaf_rn(kf_f16_to_f32(hv_[3u].v[4]), kf_f16_to_f32(hv_[3u].v[4]), t310_);
+            acc_2_ = t319_;
+            float t328_ = __fmaf_rn(kf_f16_to_f32(hv_[3u].v[5]), kf_f16_to_f32(hv_[3u].v[5]), t319_);
+            acc_2_ = t328_;
+            float t337_ = __fmaf_rn(kf_f16_to_f32(hv_[3u].v[6]), kf_f16_to_f32(hv_[3u].v[6]), t328_);
+            acc_2_ = t337_;
+            acc_2_ = __fmaf_rn(kf_f16_to_f32(hv_[3u].v[7]), kf_f16_to_f32(hv_[3u].v[7]), t337_);
         }
     }
-    unsigned t368_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
-    if (t368_ == 32u) {
-        float t373_ = __fadd_rn(acc_2_, kf_shfl_xor(acc_2_, 16u, kf_wn));
-        float t376_ = __fadd_rn(t373_, kf_shfl_xor(t373_, 8u, kf_wn));
-        float t379_ = __fadd_rn(t376_, kf_shfl_xor(t376_, 4u, kf_wn));
-        float t382_ = __fadd_rn(t379_, kf_shfl_xor(t379_, 2u, kf_wn));
-        s_ = __fadd_rn(t382_, kf_shfl_xor(t382_, 1u, kf_wn));
+    unsigned t369_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+    if (t369_ == 32u) {
+        float t374_ = __fadd_rn(acc_2_, kf_shfl_xor(acc_2_, 16u, kf_wn));
+        float t377_ = __fadd_rn(t374_, kf_shfl_xor(t374_, 8u, kf_wn));
+        float t380_ = __fadd_rn(t377_, kf_shfl_xor(t377_, 4u, kf_wn));
+        float t383_ = __fadd_rn(t380_, kf_shfl_xor(t380_, 2u, kf_wn));
+        s_ = __fadd_rn(t383_, kf_shfl_xor(t383_, 1u, kf_wn));
     } else {
-        float t388_ = kf_shfl_down(acc_2_, 16u, kf_wn);
-        bool t390_ = (kf_lane_id() + 16u) < t368_;
-        float t391_ = __fadd_rn(acc_2_, t388_);
-        float t392_ = t390_ ? t391_ : acc_2_;
-        float t394_ = kf_shfl_down(t392_, 8u, kf_wn);
-        bool t396_ = (kf_lane_id() + 8u) < t368_;
-        float t397_ = __fadd_rn(t392_, t394_);
-        float t398_ = t396_ ? t397_ : t392_;
-        float t400_ = kf_shfl_down(t398_, 4u, kf_wn);
-        bool t402_ = (kf_lane_id() + 4u) < t368_;
-        float t403_ = __fadd_rn(t398_, t400_);
-        float t404_ = t402_ ? t403_ : t398_;
-        float t406_ = kf_shfl_down(t404_, 2u, kf_wn);
-        bool t408_ = (kf_lane_id() + 2u) < t368_;
-        float t409_ = __fadd_rn(t404_, t406_);
-        float t410_ = t408_ ? t409_ : t404_;
-        float t412_ = kf_shfl_down(t410_, 1u, kf_wn);
-        bool t414_ = (kf_lane_id() + 1u) < t368_;
-        float t415_ = __fadd_rn(t410_, t412_);
-        s_ = kf_shfl(t414_ ? t415_ : t410_, 0u, kf_wn);
+        float t389_ = kf_shfl_down(acc_2_, 16u, kf_wn);
+        bool t391_ = (kf_lane_id() + 16u) < t369_;
+        float t392_ = __fadd_rn(acc_2_, t389_);
+        float t393_ = t391_ ? t392_ : acc_2_;
+        float t395_ = kf_shfl_down(t393_, 8u, kf_wn);
+        bool t397_ = (kf_lane_id() + 8u) < t369_;
+        float t398_ = __fadd_rn(t393_, t395_);
+        float t399_ = t397_ ? t398_ : t393_;
+        float t401_ = kf_shfl_down(t399_, 4u, kf_wn);
+        bool t403_ = (kf_lane_id() + 4u) < t369_;
+        float t404_ = __fadd_rn(t399_, t401_);
+        float t405_ = t403_ ? t404_ : t399_;
+        float t407_ = kf_shfl_down(t405_, 2u, kf_wn);
+        bool t409_ = (kf_lane_id() + 2u) < t369_;
+        float t410_ = __fadd_rn(t405_, t407_);
+        float t411_ = t409_ ? t410_ : t405_;
+        float t413_ = kf_shfl_down(t411_, 1u, kf_wn);
+        bool t415_ = (kf_lane_id() + 1u) < t369_;
+        float t416_ = __fadd_rn(t411_, t413_);
+        s_ = kf_shfl(t415_ ? t416_ : t411_, 0u, kf_wn);
     }
     if (kf_lane_id() == 0u) {
         part_[(threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u] = s_;
@@ -9506,10 +9556,10 @@ gemv_rms_f16_f16_f16(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ h
         hv_2_[3u] = h_2_[c_4_];
         gv_[3u] = nw_2_[c_4_];
         if (c0_2_ < nv_) {
-            kf_f16x8 t507_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
-            kf_f16 t519_ = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(hv_2_[0u].v[0]), scale_), kf_f16_to_f32(gv_[0u].v[0])));
-            kf_f16x8 o_ = t507_;
-            o_.v[0] = t519_;
+            kf_f16x8 t508_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
+            kf_f16 t520_ = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(hv_2_[0u].v[0]), scale_), kf_f16_to_f32(gv_[0u].v[0])));
+            kf_f16x8 o_ = t508_;
+            o_.v[0] = t520_;
             o_.v[1] = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(hv_2_[0u].v[1]), scale_), kf_f16_to_f32(gv_[0u].v[1])));
             o_.v[2] = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(hv_2_[0u].v[2]), scale_), kf_f16_to_f32(gv_[0u].v[2])));
             o_.v[3] = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(hv_2_[0u].v[3]), scale_), kf_f16_to_f32(gv_[0u].v[3])));
@@ -9520,10 +9570,10 @@ gemv_rms_f16_f16_f16(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ h
             ((kf_f16x8*)xs_)[c0_2_] = o_;
         }
         if ((c0_2_ + 256u) < nv_) {
-            kf_f16x8 t603_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
-            kf_f16 t615_ = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(hv_2_[1u].v[0]), scale_), kf_f16_to_f32(gv_[1u].v[0])));
-            kf_f16x8 o_2_ = t603_;
-            o_2_.v[0] = t615_;
+            kf_f16x8 t604_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
+            kf_f16 t616_ = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(hv_2_[1u].v[0]), scale_), kf_f16_to_f32(gv_[1u].v[0])));
+            kf_f16x8 o_2_ = t604_;
+            o_2_.v[0] = t616_;
             o_2_.v[1] = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(hv_2_[1u].v[1]), scale_), kf_f16_to_f32(gv_[1u].v[1])));
             o_2_.v[2] = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(hv_2_[1u].v[2]), scale_), kf_f16_to_f32(gv_[1u].v[2])));
             o_2_.v[3] = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(hv_2_[1u].v[3]), scale_), kf_f16_to_f32(gv_[1u].v[3])));
@@ -9534,10 +9584,10 @@ gemv_rms_f16_f16_f16(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ h
             ((kf_f16x8*)xs_)[c0_2_ + 256u] = o_2_;
         }
         if ((c0_2_ + 512u) < nv_) {
-            kf_f16x8 t699_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
-            kf_f16 t711_ = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(hv_2_[2u].v[0]), scale_), kf_f16_to_f32(gv_[2u].v[0])));
-            kf_f16x8 o_3_ = t699_;
-            o_3_.v[0] = t711_;
+            kf_f16x8 t700_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
+            kf_f16 t712_ = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(hv_2_[2u].v[0]), scale_), kf_f16_to_f32(gv_[2u].v[0])));
+            kf_f16x8 o_3_ = t700_;
+            o_3_.v[0] = t712_;
             o_3_.v[1] = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(hv_2_[2u].v[1]), scale_), kf_f16_to_f32(gv_[2u].v[1])));
             o_3_.v[2] = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(hv_2_[2u].v[2]), scale_), kf_f16_to_f32(gv_[2u].v[2])));
             o_3_.v[3] = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(hv_2_[2u].v[3]), scale_), kf_f16_to_f32(gv_[2u].v[3])));
@@ -9548,10 +9598,10 @@ gemv_rms_f16_f16_f16(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ h
             ((kf_f16x8*)xs_)[c0_2_ + 512u] = o_3_;
         }
         if ((c0_2_ + 768u) < nv_) {
-            kf_f16x8 t795_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
-            kf_f16 t807_ = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(hv_2_[3u].v[0]), scale_), kf_f16_to_f32(gv_[3u].v[0])));
-            kf_f16x8 o_4_ = t795_;
-            o_4_.v[0] = t807_;
+            kf_f16x8 t796_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
+            kf_f16 t808_ = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(hv_2_[3u].v[0]), scale_), kf_f16_to_f32(gv_[3u].v[0])));
+            kf_f16x8 o_4_ = t796_;
+            o_4_.v[0] = t808_;
             o_4_.v[1] = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(hv_2_[3u].v[1]), scale_), kf_f16_to_f32(gv_[3u].v[1])));
             o_4_.v[2] = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(hv_2_[3u].v[2]), scale_), kf_f16_to_f32(gv_[3u].v[2])));
             o_4_.v[3] = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(hv_2_[3u].v[3]), scale_), kf_f16_to_f32(gv_[3u].v[3])));
@@ -9577,9 +9627,9 @@ gemv_rms_f16_f16_f16(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ h
         unsigned lk_ = 0u;
         unsigned cg_ = wid_;
         unsigned ck_ = 0u;
-        unsigned t955_ = total_ + 1u;
+        unsigned t957_ = total_ + 1u;
         #pragma unroll 1
-        for (unsigned t0_ = 0u; t0_ < t955_; t0_ = t0_ + 2u) {
+        for (unsigned t0_ = 0u; t0_ < t957_; t0_ = t0_ + 2u) {
             if (t0_ < total_) {
                 unsigned v_ = min((((lk_ << 5u) << 2u) + lane_), (nv_2_ - 1u));
                 unsigned row_ = min(lg_, (m_ - 1u));
@@ -9597,23 +9647,23 @@ gemv_rms_f16_f16_f16(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ h
                 unsigned row_4_ = min(lg_, (m_ - 1u));
                 wb_[3u] = wv_[(row_4_ * nv_2_) + v_4_];
                 xb_[6u] = xs_[v_4_];
-                unsigned t1127_ = lk_ + 1u;
-                lk_ = t1127_;
-                if (t1127_ == steps_) {
+                unsigned t1129_ = lk_ + 1u;
+                lk_ = t1129_;
+                if (t1129_ == steps_) {
                     lk_ = 0u;
                     lg_ = lg_ + nw_3_;
                 }
             }
-            bool t1135_ = t0_ >= 1u;
-            bool t1136_ = t1135_;
-            if (t1135_) {
-                t1136_ = (t0_ - 1u) < total_;
+            bool t1137_ = t0_ >= 1u;
+            bool t1138_ = t1137_;
+            if (t1137_) {
+                t1138_ = (t0_ - 1u) < total_;
             }
-            if (t1136_) {
+            if (t1138_) {
                 unsigned v_5_ = ((ck_ << 5u) << 2u) + lane_;
                 if (v_5_ < nv_2_) {
-                    kf_u32x4 t1173_ = xb_[8u];
-                    kf_f16x8 a_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1173_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1173_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1173_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1173_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1173_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1173_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1173_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1173_, 3u), 16u))}};
+                    kf_u32x4 t1197_ = xb_[8u];
+                    kf_f16x8 a_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1197_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1197_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1197_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1197_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1197_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1197_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1197_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1197_, 3u), 16u))}};
                     xs_2_[0u] = kf_f16_to_f32(a_.v[0]);
                     xs_2_[1u] = kf_f16_to_f32(a_.v[1]);
                     xs_2_[2u] = kf_f16_to_f32(a_.v[2]);
@@ -9622,14 +9672,14 @@ gemv_rms_f16_f16_f16(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ h
                     xs_2_[5u] = kf_f16_to_f32(a_.v[5]);
                     xs_2_[6u] = kf_f16_to_f32(a_.v[6]);
                     xs_2_[7u] = kf_f16_to_f32(a_.v[7]);
-                    kf_u32x4 t1200_ = wb_[4u];
-                    kf_f16x8 wh_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1200_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1200_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1200_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1200_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1200_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1200_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1200_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1200_, 3u), 16u))}};
+                    kf_u32x4 t1224_ = wb_[4u];
+                    kf_f16x8 wh_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1224_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1224_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1224_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1224_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1224_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1224_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1224_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1224_, 3u), 16u))}};
                     acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_.v[7]), xs_2_[7u], __fmaf_rn(kf_f16_to_f32(wh_.v[6]), xs_2_[6u], __fmaf_rn(kf_f16_to_f32(wh_.v[5]), xs_2_[5u], __fmaf_rn(kf_f16_to_f32(wh_.v[4]), xs_2_[4u], __fmaf_rn(kf_f16_to_f32(wh_.v[3]), xs_2_[3u], __fmaf_rn(kf_f16_to_f32(wh_.v[2]), xs_2_[2u], __fmaf_rn(kf_f16_to_f32(wh_.v[1]), xs_2_[1u], __fmaf_rn(kf_f16_to_f32(wh_.v[0]), xs_2_[0u], acc_[0u]))))))));
                 }
                 unsigned v_6_ = (((ck_ << 5u) << 2u) + 32u) + lane_;
                 if (v_6_ < nv_2_) {
-                    kf_u32x4 t1304_ = xb_[10u];
-                    kf_f16x8 a_2_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1304_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1304_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1304_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1304_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1304_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1304_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1304_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1304_, 3u), 16u))}};
+                    kf_u32x4 t1328_ = xb_[10u];
+                    kf_f16x8 a_2_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1328_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1328_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1328_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1328_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1328_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1328_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1328_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1328_, 3u), 16u))}};
                     xs_3_[0u] = kf_f16_to_f32(a_2_.v[0]);
                     xs_3_[1u] = kf_f16_to_f32(a_2_.v[1]);
                     xs_3_[2u] = kf_f16_to_f32(a_2_.v[2]);
@@ -9638,14 +9688,14 @@ gemv_rms_f16_f16_f16(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ h
                     xs_3_[5u] = kf_f16_to_f32(a_2_.v[5]);
                     xs_3_[6u] = kf_f16_to_f32(a_2_.v[6]);
                     xs_3_[7u] = kf_f16_to_f32(a_2_.v[7]);
-                    kf_u32x4 t1331_ = wb_[5u];
-                    kf_f16x8 wh_2_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1331_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1331_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1331_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1331_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1331_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1331_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1331_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1331_, 3u), 16u))}};
+                    kf_u32x4 t1355_ = wb_[5u];
+                    kf_f16x8 wh_2_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1355_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1355_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1355_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1355_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1355_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1355_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1355_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1355_, 3u), 16u))}};
                     acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_2_.v[7]), xs_3_[7u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[6]), xs_3_[6u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[5]), xs_3_[5u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[4]), xs_3_[4u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[3]), xs_3_[3u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[2]), xs_3_[2u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[1]), xs_3_[1u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[0]), xs_3_[0u], acc_[0u]))))))));
                 }
                 unsigned v_7_ = (((ck_ << 5u) << 2u) + 64u) + lane_;
                 if (v_7_ < nv_2_) {
-                    kf_u32x4 t1435_ = xb_[12u];
-                    kf_f16x8 a_3_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1435_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1435_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1435_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1435_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1435_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1435_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1435_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1435_, 3u), 16u))}};
+                    kf_u32x4 t1459_ = xb_[12u];
+                    kf_f16x8 a_3_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1459_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1459_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1459_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1459_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1459_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1459_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1459_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1459_, 3u), 16u))}};
                     xs_4_[0u] = kf_f16_to_f32(a_3_.v[0]);
                     xs_4_[1u] = kf_f16_to_f32(a_3_.v[1]);
                     xs_4_[2u] = kf_f16_to_f32(a_3_.v[2]);
@@ -9654,14 +9704,14 @@ gemv_rms_f16_f16_f16(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ h
                     xs_4_[5u] = kf_f16_to_f32(a_3_.v[5]);
                     xs_4_[6u] = kf_f16_to_f32(a_3_.v[6]);
                     xs_4_[7u] = kf_f16_to_f32(a_3_.v[7]);
-                    kf_u32x4 t1462_ = wb_[6u];
-                    kf_f16x8 wh_3_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1462_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1462_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1462_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1462_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1462_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1462_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1462_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1462_, 3u), 16u))}};
+                    kf_u32x4 t1486_ = wb_[6u];
+                    kf_f16x8 wh_3_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1486_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1486_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1486_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1486_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1486_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1486_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1486_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1486_, 3u), 16u))}};
                     acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_3_.v[7]), xs_4_[7u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[6]), xs_4_[6u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[5]), xs_4_[5u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[4]), xs_4_[4u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[3]), xs_4_[3u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[2]), xs_4_[2u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[1]), xs_4_[1u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[0]), xs_4_[0u], acc_[0u]))))))));
                 }
                 unsigned v_8_ = (((ck_ << 5u) << 2u) + 96u) + lane_;
                 if (v_8_ < nv_2_) {
-                    kf_u32x4 t1566_ = xb_[14u];
-                    kf_f16x8 a_4_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1566_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1566_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1566_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1566_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1566_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1566_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1566_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1566_, 3u), 16u))}};
+                    kf_u32x4 t1590_ = xb_[14u];
+                    kf_f16x8 a_4_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1590_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1590_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1590_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1590_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1590_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1590_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1590_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1590_, 3u), 16u))}};
                     xs_5_[0u] = kf_f16_to_f32(a_4_.v[0]);
                     xs_5_[1u] = kf_f16_to_f32(a_4_.v[1]);
                     xs_5_[2u] = kf_f16_to_f32(a_4_.v[2]);
@@ -9670,49 +9720,49 @@ gemv_rms_f16_f16_f16(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ h
                     xs_5_[5u] = kf_f16_to_f32(a_4_.v[5]);
                     xs_5_[6u] = kf_f16_to_f32(a_4_.v[6]);
                     xs_5_[7u] = kf_f16_to_f32(a_4_.v[7]);
-                    kf_u32x4 t1593_ = wb_[7u];
-                    kf_f16x8 wh_4_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1593_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1593_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1593_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1593_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1593_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1593_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1593_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1593_, 3u), 16u))}};
+                    kf_u32x4 t1617_ = wb_[7u];
+                    kf_f16x8 wh_4_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1617_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1617_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1617_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1617_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1617_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1617_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1617_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1617_, 3u), 16u))}};
                     acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_4_.v[7]), xs_5_[7u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[6]), xs_5_[6u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[5]), xs_5_[5u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[4]), xs_5_[4u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[3]), xs_5_[3u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[2]), xs_5_[2u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[1]), xs_5_[1u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[0]), xs_5_[0u], acc_[0u]))))))));
                 }
-                unsigned t1667_ = ck_ + 1u;
-                ck_ = t1667_;
-                if (t1667_ == steps_) {
-                    float t1670_ = acc_[0u];
-                    unsigned t1692_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
-                    if (t1692_ == 32u) {
-                        float t1697_ = __fadd_rn(t1670_, kf_shfl_xor(t1670_, 16u, kf_wn));
-                        float t1700_ = __fadd_rn(t1697_, kf_shfl_xor(t1697_, 8u, kf_wn));
-                        float t1703_ = __fadd_rn(t1700_, kf_shfl_xor(t1700_, 4u, kf_wn));
-                        float t1706_ = __fadd_rn(t1703_, kf_shfl_xor(t1703_, 2u, kf_wn));
-                        s_2_ = __fadd_rn(t1706_, kf_shfl_xor(t1706_, 1u, kf_wn));
+                unsigned t1691_ = ck_ + 1u;
+                ck_ = t1691_;
+                if (t1691_ == steps_) {
+                    float t1694_ = acc_[0u];
+                    unsigned t1716_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+                    if (t1716_ == 32u) {
+                        float t1721_ = __fadd_rn(t1694_, kf_shfl_xor(t1694_, 16u, kf_wn));
+                        float t1724_ = __fadd_rn(t1721_, kf_shfl_xor(t1721_, 8u, kf_wn));
+                        float t1727_ = __fadd_rn(t1724_, kf_shfl_xor(t1724_, 4u, kf_wn));
+                        float t1730_ = __fadd_rn(t1727_, kf_shfl_xor(t1727_, 2u, kf_wn));
+                        s_2_ = __fadd_rn(t1730_, kf_shfl_xor(t1730_, 1u, kf_wn));
                     } else {
-                        float t1712_ = kf_shfl_down(t1670_, 16u, kf_wn);
-                        bool t1714_ = (kf_lane_id() + 16u) < t1692_;
-                        float t1715_ = __fadd_rn(t1670_, t1712_);
-                        float t1716_ = t1714_ ? t1715_ : t1670_;
-                        float t1718_ = kf_shfl_down(t1716_, 8u, kf_wn);
-                        bool t1720_ = (kf_lane_id() + 8u) < t1692_;
-                        float t1721_ = __fadd_rn(t1716_, t1718_);
-                        float t1722_ = t1720_ ? t1721_ : t1716_;
-                        float t1724_ = kf_shfl_down(t1722_, 4u, kf_wn);
-                        bool t1726_ = (kf_lane_id() + 4u) < t1692_;
-                        float t1727_ = __fadd_rn(t1722_, t1724_);
-                        float t1728_ = t1726_ ? t1727_ : t1722_;
-                        float t1730_ = kf_shfl_down(t1728_, 2u, kf_wn);
-                        bool t1732_ = (kf_lane_id() + 2u) < t1692_;
-                        float t1733_ = __fadd_rn(t1728_, t1730_);
-                        float t1734_ = t1732_ ? t1733_ : t1728_;
-                        float t1736_ = kf_shfl_down(t1734_, 1u, kf_wn);
-                        bool t1738_ = (kf_lane_id() + 1u) < t1692_;
-                        float t1739_ = __fadd_rn(t1734_, t1736_);
-                        s_2_ = kf_shfl(t1738_ ? t1739_ : t1734_, 0u, kf_wn);
+                        float t1736_ = kf_shfl_down(t1694_, 16u, kf_wn);
+                        bool t1738_ = (kf_lane_id() + 16u) < t1716_;
+                        float t1739_ = __fadd_rn(t1694_, t1736_);
+                        float t1740_ = t1738_ ? t1739_ : t1694_;
+                        float t1742_ = kf_shfl_down(t1740_, 8u, kf_wn);
+                        bool t1744_ = (kf_lane_id() + 8u) < t1716_;
+                        float t1745_ = __fadd_rn(t1740_, t1742_);
+                        float t1746_ = t1744_ ? t1745_ : t1740_;
+                        float t1748_ = kf_shfl_down(t1746_, 4u, kf_wn);
+                        bool t1750_ = (kf_lane_id() + 4u) < t1716_;
+                        float t1751_ = __fadd_rn(t1746_, t1748_);
+                        float t1752_ = t1750_ ? t1751_ : t1746_;
+                        float t1754_ = kf_shfl_down(t1752_, 2u, kf_wn);
+                        bool t1756_ = (kf_lane_id() + 2u) < t1716_;
+                        float t1757_ = __fadd_rn(t1752_, t1754_);
+                        float t1758_ = t1756_ ? t1757_ : t1752_;
+                        float t1760_ = kf_shfl_down(t1758_, 1u, kf_wn);
+                        bool t1762_ = (kf_lane_id() + 1u) < t1716_;
+                        float t1763_ = __fadd_rn(t1758_, t1760_);
+                        s_2_ = kf_shfl(t1762_ ? t1763_ : t1758_, 0u, kf_wn);
                     }
-                    bool t1744_ = lane_ == 0u;
-                    bool t1745_ = t1744_;
-                    if (t1744_) {
-                        t1745_ = cg_ < m_;
+                    bool t1768_ = lane_ == 0u;
+                    bool t1769_ = t1768_;
+                    if (t1768_) {
+                        t1769_ = cg_ < m_;
                     }
-                    if (t1745_) {
+                    if (t1769_) {
                         y_[cg_] = kf_f16_from_f32(s_2_);
                     }
                     acc_[0u] = 0.0f;
@@ -9737,23 +9787,23 @@ gemv_rms_f16_f16_f16(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ h
                 unsigned row_8_ = min(lg_, (m_ - 1u));
                 wb_[7u] = wv_[(row_8_ * nv_2_) + v_12_];
                 xb_[14u] = xs_[v_12_];
-                unsigned t1936_ = lk_ + 1u;
-                lk_ = t1936_;
-                if (t1936_ == steps_) {
+                unsigned t1964_ = lk_ + 1u;
+                lk_ = t1964_;
+                if (t1964_ == steps_) {
                     lk_ = 0u;
                     lg_ = lg_ + nw_3_;
                 }
             }
-            bool t1944_ = (t0_ + 1u) >= 1u;
-            bool t1945_ = t1944_;
-            if (t1944_) {
-                t1945_ = ((t0_ + 1u) - 1u) < total_;
+            bool t1972_ = (t0_ + 1u) >= 1u;
+            bool t1973_ = t1972_;
+            if (t1972_) {
+                t1973_ = ((t0_ + 1u) - 1u) < total_;
             }
-            if (t1945_) {
+            if (t1973_) {
                 unsigned v_13_ = ((ck_ << 5u) << 2u) + lane_;
                 if (v_13_ < nv_2_) {
-                    kf_u32x4 t1982_ = xb_[0u];
-                    kf_f16x8 a_5_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1982_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1982_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1982_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1982_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1982_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1982_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1982_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1982_, 3u), 16u))}};
+                    kf_u32x4 t2032_ = xb_[0u];
+                    kf_f16x8 a_5_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2032_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2032_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2032_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2032_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2032_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2032_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2032_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2032_, 3u), 16u))}};
                     xs_6_[0u] = kf_f16_to_f32(a_5_.v[0]);
                     xs_6_[1u] = kf_f16_to_f32(a_5_.v[1]);
                     xs_6_[2u] = kf_f16_to_f32(a_5_.v[2]);
@@ -9762,14 +9812,14 @@ gemv_rms_f16_f16_f16(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ h
                     xs_6_[5u] = kf_f16_to_f32(a_5_.v[5]);
                     xs_6_[6u] = kf_f16_to_f32(a_5_.v[6]);
                     xs_6_[7u] = kf_f16_to_f32(a_5_.v[7]);
-                    kf_u32x4 t2009_ = wb_[0u];
-                    kf_f16x8 wh_5_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2009_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2009_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2009_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2009_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2009_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2009_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2009_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2009_, 3u), 16u))}};
+                    kf_u32x4 t2059_ = wb_[0u];
+                    kf_f16x8 wh_5_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2059_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2059_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2059_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2059_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2059_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2059_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2059_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2059_, 3u), 16u))}};
                     acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_5_.v[7]), xs_6_[7u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[6]), xs_6_[6u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[5]), xs_6_[5u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[4]), xs_6_[4u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[3]), xs_6_[3u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[2]), xs_6_[2u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[1]), xs_6_[1u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[0]), xs_6_[0u], acc_[0u]))))))));
                 }
                 unsigned v_14_ = (((ck_ << 5u) << 2u) + 32u) + lane_;
                 if (v_14_ < nv_2_) {
-                    kf_u32x4 t2113_ = xb_[2u];
-                    kf_f16x8 a_6_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2113_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2113_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2113_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2113_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2113_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2113_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2113_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2113_, 3u), 16u))}};
+                    kf_u32x4 t2163_ = xb_[2u];
+                    kf_f16x8 a_6_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2163_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2163_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2163_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2163_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2163_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2163_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2163_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2163_, 3u), 16u))}};
                     xs_7_[0u] = kf_f16_to_f32(a_6_.v[0]);
                     xs_7_[1u] = kf_f16_to_f32(a_6_.v[1]);
                     xs_7_[2u] = kf_f16_to_f32(a_6_.v[2]);
@@ -9778,14 +9828,14 @@ gemv_rms_f16_f16_f16(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ h
                     xs_7_[5u] = kf_f16_to_f32(a_6_.v[5]);
                     xs_7_[6u] = kf_f16_to_f32(a_6_.v[6]);
                     xs_7_[7u] = kf_f16_to_f32(a_6_.v[7]);
-                    kf_u32x4 t2140_ = wb_[1u];
-                    kf_f16x8 wh_6_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2140_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2140_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2140_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2140_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2140_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2140_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2140_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2140_, 3u), 16u))}};
+                    kf_u32x4 t2190_ = wb_[1u];
+                    kf_f16x8 wh_6_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2190_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2190_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2190_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2190_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2190_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2190_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2190_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2190_, 3u), 16u))}};
                     acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_6_.v[7]), xs_7_[7u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[6]), xs_7_[6u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[5]), xs_7_[5u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[4]), xs_7_[4u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[3]), xs_7_[3u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[2]), xs_7_[2u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[1]), xs_7_[1u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[0]), xs_7_[0u], acc_[0u]))))))));
                 }
                 unsigned v_15_ = (((ck_ << 5u) << 2u) + 64u) + lane_;
                 if (v_15_ < nv_2_) {
-                    kf_u32x4 t2244_ = xb_[4u];
-                    kf_f16x8 a_7_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2244_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2244_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2244_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2244_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2244_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2244_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2244_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2244_, 3u), 16u))}};
+                    kf_u32x4 t2294_ = xb_[4u];
+                    kf_f16x8 a_7_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2294_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2294_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2294_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2294_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2294_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2294_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2294_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2294_, 3u), 16u))}};
                     xs_8_[0u] = kf_f16_to_f32(a_7_.v[0]);
                     xs_8_[1u] = kf_f16_to_f32(a_7_.v[1]);
                     xs_8_[2u] = kf_f16_to_f32(a_7_.v[2]);
@@ -9794,14 +9844,14 @@ gemv_rms_f16_f16_f16(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ h
                     xs_8_[5u] = kf_f16_to_f32(a_7_.v[5]);
                     xs_8_[6u] = kf_f16_to_f32(a_7_.v[6]);
                     xs_8_[7u] = kf_f16_to_f32(a_7_.v[7]);
-                    kf_u32x4 t2271_ = wb_[2u];
-                    kf_f16x8 wh_7_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2271_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2271_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2271_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2271_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2271_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2271_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2271_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2271_, 3u), 16u))}};
+                    kf_u32x4 t2321_ = wb_[2u];
+                    kf_f16x8 wh_7_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2321_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2321_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2321_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2321_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2321_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2321_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2321_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2321_, 3u), 16u))}};
                     acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_7_.v[7]), xs_8_[7u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[6]), xs_8_[6u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[5]), xs_8_[5u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[4]), xs_8_[4u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[3]), xs_8_[3u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[2]), xs_8_[2u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[1]), xs_8_[1u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[0]), xs_8_[0u], acc_[0u]))))))));
                 }
                 unsigned v_16_ = (((ck_ << 5u) << 2u) + 96u) + lane_;
                 if (v_16_ < nv_2_) {
-                    kf_u32x4 t2375_ = xb_[6u];
-                    kf_f16x8 a_8_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2375_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2375_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2375_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2375_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2375_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2375_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2375_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2375_, 3u), 16u))}};
+                    kf_u32x4 t2425_ = xb_[6u];
+                    kf_f16x8 a_8_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2425_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2425_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2425_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2425_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2425_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2425_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2425_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2425_, 3u), 16u))}};
                     xs_9_[0u] = kf_f16_to_f32(a_8_.v[0]);
                     xs_9_[1u] = kf_f16_to_f32(a_8_.v[1]);
                     xs_9_[2u] = kf_f16_to_f32(a_8_.v[2]);
@@ -9810,49 +9860,49 @@ gemv_rms_f16_f16_f16(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ h
                     xs_9_[5u] = kf_f16_to_f32(a_8_.v[5]);
                     xs_9_[6u] = kf_f16_to_f32(a_8_.v[6]);
                     xs_9_[7u] = kf_f16_to_f32(a_8_.v[7]);
-                    kf_u32x4 t2402_ = wb_[3u];
-                    kf_f16x8 wh_8_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2402_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2402_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2402_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2402_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2402_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2402_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2402_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2402_, 3u), 16u))}};
+                    kf_u32x4 t2452_ = wb_[3u];
+                    kf_f16x8 wh_8_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2452_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2452_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2452_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2452_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2452_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2452_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2452_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2452_, 3u), 16u))}};
                     acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_8_.v[7]), xs_9_[7u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[6]), xs_9_[6u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[5]), xs_9_[5u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[4]), xs_9_[4u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[3]), xs_9_[3u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[2]), xs_9_[2u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[1]), xs_9_[1u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[0]), xs_9_[0u], acc_[0u]))))))));
                 }
-                unsigned t2476_ = ck_ + 1u;
-                ck_ = t2476_;
-                if (t2476_ == steps_) {
-                    float t2479_ = acc_[0u];
-                    unsigned t2501_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
-                    if (t2501_ == 32u) {
-                        float t2506_ = __fadd_rn(t2479_, kf_shfl_xor(t2479_, 16u, kf_wn));
-                        float t2509_ = __fadd_rn(t2506_, kf_shfl_xor(t2506_, 8u, kf_wn));
-                        float t2512_ = __fadd_rn(t2509_, kf_shfl_xor(t2509_, 4u, kf_wn));
-                        float t2515_ = __fadd_rn(t2512_, kf_shfl_xor(t2512_, 2u, kf_wn));
-                        s_3_ = __fadd_rn(t2515_, kf_shfl_xor(t2515_, 1u, kf_wn));
+                unsigned t2526_ = ck_ + 1u;
+                ck_ = t2526_;
+                if (t2526_ == steps_) {
+                    float t2529_ = acc_[0u];
+                    unsigned t2551_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+                    if (t2551_ == 32u) {
+                        float t2556_ = __fadd_rn(t2529_, kf_shfl_xor(t2529_, 16u, kf_wn));
+                        float t2559_ = __fadd_rn(t2556_, kf_shfl_xor(t2556_, 8u, kf_wn));
+                        float t2562_ = __fadd_rn(t2559_, kf_shfl_xor(t2559_, 4u, kf_wn));
+                        float t2565_ = __fadd_rn(t2562_, kf_shfl_xor(t2562_, 2u, kf_wn));
+                        s_3_ = __fadd_rn(t2565_, kf_shfl_xor(t2565_, 1u, kf_wn));
                     } else {
-                        float t2521_ = kf_shfl_down(t2479_, 16u, kf_wn);
-                        bool t2523_ = (kf_lane_id() + 16u) < t2501_;
-                        float t2524_ = __fadd_rn(t2479_, t2521_);
-                        float t2525_ = t2523_ ? t2524_ : t2479_;
-                        float t2527_ = kf_shfl_down(t2525_, 8u, kf_wn);
-                        bool t2529_ = (kf_lane_id() + 8u) < t2501_;
-                        float t2530_ = __fadd_rn(t2525_, t2527_);
-                        float t2531_ = t2529_ ? t2530_ : t2525_;
-                        float t2533_ = kf_shfl_down(t2531_, 4u, kf_wn);
-                        bool t2535_ = (kf_lane_id() + 4u) < t2501_;
-                        float t2536_ = __fadd_rn(t2531_, t2533_);
-                        float t2537_ = t2535_ ? t2536_ : t2531_;
-                        float t2539_ = kf_shfl_down(t2537_, 2u, kf_wn);
-                        bool t2541_ = (kf_lane_id() + 2u) < t2501_;
-                        float t2542_ = __fadd_rn(t2537_, t2539_);
-                        float t2543_ = t2541_ ? t2542_ : t2537_;
-                        float t2545_ = kf_shfl_down(t2543_, 1u, kf_wn);
-                        bool t2547_ = (kf_lane_id() + 1u) < t2501_;
-                        float t2548_ = __fadd_rn(t2543_, t2545_);
-                        s_3_ = kf_shfl(t2547_ ? t2548_ : t2543_, 0u, kf_wn);
+                        float t2571_ = kf_shfl_down(t2529_, 16u, kf_wn);
+                        bool t2573_ = (kf_lane_id() + 16u) < t2551_;
+                        float t2574_ = __fadd_rn(t2529_, t2571_);
+                        float t2575_ = t2573_ ? t2574_ : t2529_;
+                        float t2577_ = kf_shfl_down(t2575_, 8u, kf_wn);
+                        bool t2579_ = (kf_lane_id() + 8u) < t2551_;
+                        float t2580_ = __fadd_rn(t2575_, t2577_);
+                        float t2581_ = t2579_ ? t2580_ : t2575_;
+                        float t2583_ = kf_shfl_down(t2581_, 4u, kf_wn);
+                        bool t2585_ = (kf_lane_id() + 4u) < t2551_;
+                        float t2586_ = __fadd_rn(t2581_, t2583_);
+                        float t2587_ = t2585_ ? t2586_ : t2581_;
+                        float t2589_ = kf_shfl_down(t2587_, 2u, kf_wn);
+                        bool t2591_ = (kf_lane_id() + 2u) < t2551_;
+                        float t2592_ = __fadd_rn(t2587_, t2589_);
+                        float t2593_ = t2591_ ? t2592_ : t2587_;
+                        float t2595_ = kf_shfl_down(t2593_, 1u, kf_wn);
+                        bool t2597_ = (kf_lane_id() + 1u) < t2551_;
+                        float t2598_ = __fadd_rn(t2593_, t2595_);
+                        s_3_ = kf_shfl(t2597_ ? t2598_ : t2593_, 0u, kf_wn);
                     }
-                    bool t2553_ = lane_ == 0u;
-                    bool t2554_ = t2553_;
-                    if (t2553_) {
-                        t2554_ = cg_ < m_;
+                    bool t2603_ = lane_ == 0u;
+                    bool t2604_ = t2603_;
+                    if (t2603_) {
+                        t2604_ = cg_ < m_;
                     }
-                    if (t2554_) {
+                    if (t2604_) {
                         y_[cg_] = kf_f16_from_f32(s_3_);
                     }
                     acc_[0u] = 0.0f;
@@ -9864,7 +9914,7 @@ gemv_rms_f16_f16_f16(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ h
     }
 }
 
-/* kernel gemv_rms_f16_f16_f32 (gemv.kf:679) */
+/* kernel gemv_rms_f16_f16_f32 (gemv.kf:929) */
 extern "C" __global__ void __launch_bounds__(256)
 gemv_rms_f16_f16_f32(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ h_, const kf_f16* __restrict__ nw_, float* __restrict__ y_, unsigned m_, unsigned k_, float eps_)
 {
@@ -9901,102 +9951,102 @@ gemv_rms_f16_f16_f32(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ h
         hv_[2u] = h_2_[min((c0_ + 512u), (nv_ - 1u))];
         hv_[3u] = h_2_[min((c0_ + 768u), (nv_ - 1u))];
         if (c0_ < nv_) {
-            float t57_ = __fmaf_rn(kf_f16_to_f32(hv_[0u].v[0]), kf_f16_to_f32(hv_[0u].v[0]), acc_2_);
-            acc_2_ = t57_;
-            float t66_ = __fmaf_rn(kf_f16_to_f32(hv_[0u].v[1]), kf_f16_to_f32(hv_[0u].v[1]), t57_);
-            acc_2_ = t66_;
-            float t75_ = __fmaf_rn(kf_f16_to_f32(hv_[0u].v[2]), kf_f16_to_f32(hv_[0u].v[2]), t66_);
-            acc_2_ = t75_;
-            float t84_ = __fmaf_rn(kf_f16_to_f32(hv_[0u].v[3]), kf_f16_to_f32(hv_[0u].v[3]), t75_);
-            acc_2_ = t84_;
-            float t93_ = __fmaf_rn(kf_f16_to_f32(hv_[0u].v[4]), kf_f16_to_f32(hv_[0u].v[4]), t84_);
-            acc_2_ = t93_;
-            float t102_ = __fmaf_rn(kf_f16_to_f32(hv_[0u].v[5]), kf_f16_to_f32(hv_[0u].v[5]), t93_);
-            acc_2_ = t102_;
-            float t111_ = __fmaf_rn(kf_f16_to_f32(hv_[0u].v[6]), kf_f16_to_f32(hv_[0u].v[6]), t102_);
-            acc_2_ = t111_;
-            acc_2_ = __fmaf_rn(kf_f16_to_f32(hv_[0u].v[7]), kf_f16_to_f32(hv_[0u].v[7]), t111_);
+            float t58_ = __fmaf_rn(kf_f16_to_f32(hv_[0u].v[0]), kf_f16_to_f32(hv_[0u].v[0]), acc_2_);
+            acc_2_ = t58_;
+            float t67_ = __fmaf_rn(kf_f16_to_f32(hv_[0u].v[1]), kf_f16_to_f32(hv_[0u].v[1]), t58_);
+            acc_2_ = t67_;
+            float t76_ = __fmaf_rn(kf_f16_to_f32(hv_[0u].v[2]), kf_f16_to_f32(hv_[0u].v[2]), t67_);
+            acc_2_ = t76_;
+            float t85_ = __fmaf_rn(kf_f16_to_f32(hv_[0u].v[3]), kf_f16_to_f32(hv_[0u].v[3]), t76_);
+            acc_2_ = t85_;
+            float t94_ = __fmaf_rn(kf_f16_to_f32(hv_[0u].v[4]), kf_f16_to_f32(hv_[0u].v[4]), t85_);
+            acc_2_ = t94_;
+            float t103_ = __fmaf_rn(kf_f16_to_f32(hv_[0u].v[5]), kf_f16_to_f32(hv_[0u].v[5]), t94_);
+            acc_2_ = t103_;
+            float t112_ = __fmaf_rn(kf_f16_to_f32(hv_[0u].v[6]), kf_f16_to_f32(hv_[0u].v[6]), t103_);
+            acc_2_ = t112_;
+            acc_2_ = __fmaf_rn(kf_f16_to_f32(hv_[0u].v[7]), kf_f16_to_f32(hv_[0u].v[7]), t112_);
         }
         if ((c0_ + 256u) < nv_) {
-            float t132_ = __fmaf_rn(kf_f16_to_f32(hv_[1u].v[0]), kf_f16_to_f32(hv_[1u].v[0]), acc_2_);
-            acc_2_ = t132_;
-            float t141_ = __fmaf_rn(kf_f16_to_f32(hv_[1u].v[1]), kf_f16_to_f32(hv_[1u].v[1]), t132_);
-            acc_2_ = t141_;
-            float t150_ = __fmaf_rn(kf_f16_to_f32(hv_[1u].v[2]), kf_f16_to_f32(hv_[1u].v[2]), t141_);
-            acc_2_ = t150_;
-            float t159_ = __fmaf_rn(kf_f16_to_f32(hv_[1u].v[3]), kf_f16_to_f32(hv_[1u].v[3]), t150_);
-            acc_2_ = t159_;
-            float t168_ = __fmaf_rn(kf_f16_to_f32(hv_[1u].v[4]), kf_f16_to_f32(hv_[1u].v[4]), t159_);
-            acc_2_ = t168_;
-            float t177_ = __fmaf_rn(kf_f16_to_f32(hv_[1u].v[5]), kf_f16_to_f32(hv_[1u].v[5]), t168_);
-            acc_2_ = t177_;
-            float t186_ = __fmaf_rn(kf_f16_to_f32(hv_[1u].v[6]), kf_f16_to_f32(hv_[1u].v[6]), t177_);
-            acc_2_ = t186_;
-            acc_2_ = __fmaf_rn(kf_f16_to_f32(hv_[1u].v[7]), kf_f16_to_f32(hv_[1u].v[7]), t186_);
+            float t133_ = __fmaf_rn(kf_f16_to_f32(hv_[1u].v[0]), kf_f16_to_f32(hv_[1u].v[0]), acc_2_);
+            acc_2_ = t133_;
+            float t142_ = __fmaf_rn(kf_f16_to_f32(hv_[1u].v[1]), kf_f16_to_f32(hv_[1u].v[1]), t133_);
+            acc_2_ = t142_;
+            float t151_ = __fmaf_rn(kf_f16_to_f32(hv_[1u].v[2]), kf_f16_to_f32(hv_[1u].v[2]), t142_);
+            acc_2_ = t151_;
+            float t160_ = __fmaf_rn(kf_f16_to_f32(hv_[1u].v[3]), kf_f16_to_f32(hv_[1u].v[3]), t151_);
+            acc_2_ = t160_;
+            float t169_ = __fmaf_rn(kf_f16_to_f32(hv_[1u].v[4]), kf_f16_to_f32(hv_[1u].v[4]), t160_);
+            acc_2_ = t169_;
+            float t178_ = __fmaf_rn(kf_f16_to_f32(hv_[1u].v[5]), kf_f16_to_f32(hv_[1u].v[5]), t169_);
+            acc_2_ = t178_;
+            float t187_ = __fmaf_rn(kf_f16_to_f32(hv_[1u].v[6]), kf_f16_to_f32(hv_[1u].v[6]), t178_);
+            acc_2_ = t187_;
+            acc_2_ = __fmaf_rn(kf_f16_to_f32(hv_[1u].v[7]), kf_f16_to_f32(hv_[1u].v[7]), t187_);
         }
         if ((c0_ + 512u) < nv_) {
-            float t207_ = __fmaf_rn(kf_f16_to_f32(hv_[2u].v[0]), kf_f16_to_f32(hv_[2u].v[0]), acc_2_);
-            acc_2_ = t207_;
-            float t216_ = __fmaf_rn(kf_f16_to_f32(hv_[2u].v[1]), kf_f16_to_f32(hv_[2u].v[1]), t207_);
-            acc_2_ = t216_;
-            float t225_ = __fmaf_rn(kf_f16_to_f32(hv_[2u].v[2]), kf_f16_to_f32(hv_[2u].v[2]), t216_);
-            acc_2_ = t225_;
-            float t234_ = __fmaf_rn(kf_f16_to_f32(hv_[2u].v[3]), kf_f16_to_f32(hv_[2u].v[3]), t225_);
-            acc_2_ = t234_;
-            float t243_ = __fmaf_rn(kf_f16_to_f32(hv_[2u].v[4]), kf_f16_to_f32(hv_[2u].v[4]), t234_);
-            acc_2_ = t243_;
-            float t252_ = __fmaf_rn(kf_f16_to_f32(hv_[2u].v[5]), kf_f16_to_f32(hv_[2u].v[5]), t243_);
-            acc_2_ = t252_;
-            float t261_ = __fmaf_rn(kf_f16_to_f32(hv_[2u].v[6]), kf_f16_to_f32(hv_[2u].v[6]), t252_);
-            acc_2_ = t261_;
-            acc_2_ = __fmaf_rn(kf_f16_to_f32(hv_[2u].v[7]), kf_f16_to_f32(hv_[2u].v[7]), t261_);
+            float t208_ = __fmaf_rn(kf_f16_to_f32(hv_[2u].v[0]), kf_f16_to_f32(hv_[2u].v[0]), acc_2_);
+            acc_2_ = t208_;
+            float t217_ = __fmaf_rn(kf_f16_to_f32(hv_[2u].v[1]), kf_f16_to_f32(hv_[2u].v[1]), t208_);
+            acc_2_ = t217_;
+            float t226_ = __fmaf_rn(kf_f16_to_f32(hv_[2u].v[2]), kf_f16_to_f32(hv_[2u].v[2]), t217_);
+            acc_2_ = t226_;
+            float t235_ = __fmaf_rn(kf_f16_to_f32(hv_[2u].v[3]), kf_f16_to_f32(hv_[2u].v[3]), t226_);
+            acc_2_ = t235_;
+            float t244_ = __fmaf_rn(kf_f16_to_f32(hv_[2u].v[4]), kf_f16_to_f32(hv_[2u].v[4]), t235_);
+            acc_2_ = t244_;
+            float t253_ = __fmaf_rn(kf_f16_to_f32(hv_[2u].v[5]), kf_f16_to_f32(hv_[2u].v[5]), t244_);
+            acc_2_ = t253_;
+            float t262_ = __fmaf_rn(kf_f16_to_f32(hv_[2u].v[6]), kf_f16_to_f32(hv_[2u].v[6]), t253_);
+            acc_2_ = t262_;
+            acc_2_ = __fmaf_rn(kf_f16_to_f32(hv_[2u].v[7]), kf_f16_to_f32(hv_[2u].v[7]), t262_);
         }
         if ((c0_ + 768u) < nv_) {
-            float t282_ = __fmaf_rn(kf_f16_to_f32(hv_[3u].v[0]), kf_f16_to_f32(hv_[3u].v[0]), acc_2_);
-            acc_2_ = t282_;
-            float t291_ = __fmaf_rn(kf_f16_to_f32(hv_[3u].v[1]), kf_f16_to_f32(hv_[3u].v[1]), t282_);
-            acc_2_ = t291_;
-            float t300_ = __fmaf_rn(kf_f16_to_f32(hv_[3u].v[2]), kf_f16_to_f32(hv_[3u].v[2]), t291_);
-            acc_2_ = t300_;
-            float t309_ = __fmaf_rn(kf_f16_to_f32(hv_[3u].v[3]), kf_f16_to_f32(hv_[3u].v[3]), t300_);
-            acc_2_ = t309_;
-            float t318_ = __fmaf_rn(kf_f16_to_f32(hv_[3u].v[4]), kf_f16_to_f32(hv_[3u].v[4]), t309_);
-            acc_2_ = t318_;
-            float t327_ = __fmaf_rn(kf_f16_to_f32(hv_[3u].v[5]), kf_f16_to_f32(hv_[3u].v[5]), t318_);
-            acc_2_ = t327_;
-            float t336_ = __fmaf_rn(kf_f16_to_f32(hv_[3u].v[6]), kf_f16_to_f32(hv_[3u].v[6]), t327_);
-            acc_2_ = t336_;
-            acc_2_ = __fmaf_rn(kf_f16_to_f32(hv_[3u].v[7]), kf_f16_to_f32(hv_[3u].v[7]), t336_);
+            float t283_ = __fmaf_rn(kf_f16_to_f32(hv_[3u].v[0]), kf_f16_to_f32(hv_[3u].v[0]), acc_2_);
+            acc_2_ = t283_;
+            float t292_ = __fmaf_rn(kf_f16_to_f32(hv_[3u].v[1]), kf_f16_to_f32(hv_[3u].v[1]), t283_);
+            acc_2_ = t292_;
+            float t301_ = __fmaf_rn(kf_f16_to_f32(hv_[3u].v[2]), kf_f16_to_f32(hv_[3u].v[2]), t292_);
+            acc_2_ = t301_;
+            float t310_ = __fmaf_rn(kf_f16_to_f32(hv_[3u].v[3]), kf_f16_to_f32(hv_[3u].v[3]), t301_);
+            acc_2_ = t310_;
+            float t319_ = __fmaf_rn(kf_f16_to_f32(hv_[3u].v[4]), kf_f16_to_f32(hv_[3u].v[4]), t310_);
+            acc_2_ = t319_;
+            float t328_ = __fmaf_rn(kf_f16_to_f32(hv_[3u].v[5]), kf_f16_to_f32(hv_[3u].v[5]), t319_);
+            acc_2_ = t328_;
+            float t337_ = __fmaf_rn(kf_f16_to_f32(hv_[3u].v[6]), kf_f16_to_f32(hv_[3u].v[6]), t328_);
+            acc_2_ = t337_;
+            acc_2_ = __fmaf_rn(kf_f16_to_f32(hv_[3u].v[7]), kf_f16_to_f32(hv_[3u].v[7]), t337_);
         }
     }
-    unsigned t368_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
-    if (t368_ == 32u) {
-        float t373_ = __fadd_rn(acc_2_, kf_shfl_xor(acc_2_, 16u, kf_wn));
-        float t376_ = __fadd_rn(t373_, kf_shfl_xor(t373_, 8u, kf_wn));
-        float t379_ = __fadd_rn(t376_, kf_shfl_xor(t376_, 4u, kf_wn));
-        float t382_ = __fadd_rn(t379_, kf_shfl_xor(t379_, 2u, kf_wn));
-        s_ = __fadd_rn(t382_, kf_shfl_xor(t382_, 1u, kf_wn));
+    unsigned t369_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+    if (t369_ == 32u) {
+        float t374_ = __fadd_rn(acc_2_, kf_shfl_xor(acc_2_, 16u, kf_wn));
+        float t377_ = __fadd_rn(t374_, kf_shfl_xor(t374_, 8u, kf_wn));
+        float t380_ = __fadd_rn(t377_, kf_shfl_xor(t377_, 4u, kf_wn));
+        float t383_ = __fadd_rn(t380_, kf_shfl_xor(t380_, 2u, kf_wn));
+        s_ = __fadd_rn(t383_, kf_shfl_xor(t383_, 1u, kf_wn));
     } else {
-        float t388_ = kf_shfl_down(acc_2_, 16u, kf_wn);
-        bool t390_ = (kf_lane_id() + 16u) < t368_;
-        float t391_ = __fadd_rn(acc_2_, t388_);
-        float t392_ = t390_ ? t391_ : acc_2_;
-        float t394_ = kf_shfl_down(t392_, 8u, kf_wn);
-        bool t396_ = (kf_lane_id() + 8u) < t368_;
-        float t397_ = __fadd_rn(t392_, t394_);
-        float t398_ = t396_ ? t397_ : t392_;
-        float t400_ = kf_shfl_down(t398_, 4u, kf_wn);
-        bool t402_ = (kf_lane_id() + 4u) < t368_;
-        float t403_ = __fadd_rn(t398_, t400_);
-        float t404_ = t402_ ? t403_ : t398_;
-        float t406_ = kf_shfl_down(t404_, 2u, kf_wn);
-        bool t408_ = (kf_lane_id() + 2u) < t368_;
-        float t409_ = __fadd_rn(t404_, t406_);
-        float t410_ = t408_ ? t409_ : t404_;
-        float t412_ = kf_shfl_down(t410_, 1u, kf_wn);
-        bool t414_ = (kf_lane_id() + 1u) < t368_;
-        float t415_ = __fadd_rn(t410_, t412_);
-        s_ = kf_shfl(t414_ ? t415_ : t410_, 0u, kf_wn);
+        float t389_ = kf_shfl_down(acc_2_, 16u, kf_wn);
+        bool t391_ = (kf_lane_id() + 16u) < t369_;
+        float t392_ = __fadd_rn(acc_2_, t389_);
+        float t393_ = t391_ ? t392_ : acc_2_;
+        float t395_ = kf_shfl_down(t393_, 8u, kf_wn);
+        bool t397_ = (kf_lane_id() + 8u) < t369_;
+        float t398_ = __fadd_rn(t393_, t395_);
+        float t399_ = t397_ ? t398_ : t393_;
+        float t401_ = kf_shfl_down(t399_, 4u, kf_wn);
+        bool t403_ = (kf_lane_id() + 4u) < t369_;
+        float t404_ = __fadd_rn(t399_, t401_);
+        float t405_ = t403_ ? t404_ : t399_;
+        float t407_ = kf_shfl_down(t405_, 2u, kf_wn);
+        bool t409_ = (kf_lane_id() + 2u) < t369_;
+        float t410_ = __fadd_rn(t405_, t407_);
+        float t411_ = t409_ ? t410_ : t405_;
+        float t413_ = kf_shfl_down(t411_, 1u, kf_wn);
+        bool t415_ = (kf_lane_id() + 1u) < t369_;
+        float t416_ = __fadd_rn(t411_, t413_);
+        s_ = kf_shfl(t415_ ? t416_ : t411_, 0u, kf_wn);
     }
     if (kf_lane_id() == 0u) {
         part_[(threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u] = s_;
@@ -10018,10 +10068,10 @@ gemv_rms_f16_f16_f32(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ h
         hv_2_[3u] = h_2_[c_4_];
         gv_[3u] = nw_2_[c_4_];
         if (c0_2_ < nv_) {
-            kf_f16x8 t507_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
-            kf_f16 t519_ = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(hv_2_[0u].v[0]), scale_), kf_f16_to_f32(gv_[0u].v[0])));
-            kf_f16x8 o_ = t507_;
-            o_.v[0] = t519_;
+            kf_f16x8 t508_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
+            kf_f16 t520_ = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(hv_2_[0u].v[0]), scale_), kf_f16_to_f32(gv_[0u].v[0])));
+            kf_f16x8 o_ = t508_;
+            o_.v[0] = t520_;
             o_.v[1] = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(hv_2_[0u].v[1]), scale_), kf_f16_to_f32(gv_[0u].v[1])));
             o_.v[2] = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(hv_2_[0u].v[2]), scale_), kf_f16_to_f32(gv_[0u].v[2])));
             o_.v[3] = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(hv_2_[0u].v[3]), scale_), kf_f16_to_f32(gv_[0u].v[3])));
@@ -10032,10 +10082,10 @@ gemv_rms_f16_f16_f32(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ h
             ((kf_f16x8*)xs_)[c0_2_] = o_;
         }
         if ((c0_2_ + 256u) < nv_) {
-            kf_f16x8 t603_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
-            kf_f16 t615_ = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(hv_2_[1u].v[0]), scale_), kf_f16_to_f32(gv_[1u].v[0])));
-            kf_f16x8 o_2_ = t603_;
-            o_2_.v[0] = t615_;
+            kf_f16x8 t604_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
+            kf_f16 t616_ = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(hv_2_[1u].v[0]), scale_), kf_f16_to_f32(gv_[1u].v[0])));
+            kf_f16x8 o_2_ = t604_;
+            o_2_.v[0] = t616_;
             o_2_.v[1] = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(hv_2_[1u].v[1]), scale_), kf_f16_to_f32(gv_[1u].v[1])));
             o_2_.v[2] = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(hv_2_[1u].v[2]), scale_), kf_f16_to_f32(gv_[1u].v[2])));
             o_2_.v[3] = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(hv_2_[1u].v[3]), scale_), kf_f16_to_f32(gv_[1u].v[3])));
@@ -10046,10 +10096,10 @@ gemv_rms_f16_f16_f32(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ h
             ((kf_f16x8*)xs_)[c0_2_ + 256u] = o_2_;
         }
         if ((c0_2_ + 512u) < nv_) {
-            kf_f16x8 t699_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
-            kf_f16 t711_ = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(hv_2_[2u].v[0]), scale_), kf_f16_to_f32(gv_[2u].v[0])));
-            kf_f16x8 o_3_ = t699_;
-            o_3_.v[0] = t711_;
+            kf_f16x8 t700_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
+            kf_f16 t712_ = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(hv_2_[2u].v[0]), scale_), kf_f16_to_f32(gv_[2u].v[0])));
+            kf_f16x8 o_3_ = t700_;
+            o_3_.v[0] = t712_;
             o_3_.v[1] = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(hv_2_[2u].v[1]), scale_), kf_f16_to_f32(gv_[2u].v[1])));
             o_3_.v[2] = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(hv_2_[2u].v[2]), scale_), kf_f16_to_f32(gv_[2u].v[2])));
             o_3_.v[3] = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(hv_2_[2u].v[3]), scale_), kf_f16_to_f32(gv_[2u].v[3])));
@@ -10060,10 +10110,10 @@ gemv_rms_f16_f16_f32(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ h
             ((kf_f16x8*)xs_)[c0_2_ + 512u] = o_3_;
         }
         if ((c0_2_ + 768u) < nv_) {
-            kf_f16x8 t795_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
-            kf_f16 t807_ = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(hv_2_[3u].v[0]), scale_), kf_f16_to_f32(gv_[3u].v[0])));
-            kf_f16x8 o_4_ = t795_;
-            o_4_.v[0] = t807_;
+            kf_f16x8 t796_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
+            kf_f16 t808_ = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(hv_2_[3u].v[0]), scale_), kf_f16_to_f32(gv_[3u].v[0])));
+            kf_f16x8 o_4_ = t796_;
+            o_4_.v[0] = t808_;
             o_4_.v[1] = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(hv_2_[3u].v[1]), scale_), kf_f16_to_f32(gv_[3u].v[1])));
             o_4_.v[2] = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(hv_2_[3u].v[2]), scale_), kf_f16_to_f32(gv_[3u].v[2])));
             o_4_.v[3] = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(hv_2_[3u].v[3]), scale_), kf_f16_to_f32(gv_[3u].v[3])));
@@ -10089,9 +10139,9 @@ gemv_rms_f16_f16_f32(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ h
         unsigned lk_ = 0u;
         unsigned cg_ = wid_;
         unsigned ck_ = 0u;
-        unsigned t955_ = total_ + 1u;
+        unsigned t957_ = total_ + 1u;
         #pragma unroll 1
-        for (unsigned t0_ = 0u; t0_ < t955_; t0_ = t0_ + 2u) {
+        for (unsigned t0_ = 0u; t0_ < t957_; t0_ = t0_ + 2u) {
             if (t0_ < total_) {
                 unsigned v_ = min((((lk_ << 5u) << 2u) + lane_), (nv_2_ - 1u));
                 unsigned row_ = min(lg_, (m_ - 1u));
@@ -10109,23 +10159,23 @@ gemv_rms_f16_f16_f32(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ h
                 unsigned row_4_ = min(lg_, (m_ - 1u));
                 wb_[3u] = wv_[(row_4_ * nv_2_) + v_4_];
                 xb_[6u] = xs_[v_4_];
-                unsigned t1127_ = lk_ + 1u;
-                lk_ = t1127_;
-                if (t1127_ == steps_) {
+                unsigned t1129_ = lk_ + 1u;
+                lk_ = t1129_;
+                if (t1129_ == steps_) {
                     lk_ = 0u;
                     lg_ = lg_ + nw_3_;
                 }
             }
-            bool t1135_ = t0_ >= 1u;
-            bool t1136_ = t1135_;
-            if (t1135_) {
-                t1136_ = (t0_ - 1u) < total_;
+            bool t1137_ = t0_ >= 1u;
+            bool t1138_ = t1137_;
+            if (t1137_) {
+                t1138_ = (t0_ - 1u) < total_;
             }
-            if (t1136_) {
+            if (t1138_) {
                 unsigned v_5_ = ((ck_ << 5u) << 2u) + lane_;
                 if (v_5_ < nv_2_) {
-                    kf_u32x4 t1173_ = xb_[8u];
-                    kf_f16x8 a_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1173_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1173_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1173_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1173_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1173_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1173_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1173_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1173_, 3u), 16u))}};
+                    kf_u32x4 t1197_ = xb_[8u];
+                    kf_f16x8 a_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1197_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1197_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1197_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1197_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1197_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1197_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1197_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1197_, 3u), 16u))}};
                     xs_2_[0u] = kf_f16_to_f32(a_.v[0]);
                     xs_2_[1u] = kf_f16_to_f32(a_.v[1]);
                     xs_2_[2u] = kf_f16_to_f32(a_.v[2]);
@@ -10134,14 +10184,14 @@ gemv_rms_f16_f16_f32(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ h
                     xs_2_[5u] = kf_f16_to_f32(a_.v[5]);
                     xs_2_[6u] = kf_f16_to_f32(a_.v[6]);
                     xs_2_[7u] = kf_f16_to_f32(a_.v[7]);
-                    kf_u32x4 t1200_ = wb_[4u];
-                    kf_f16x8 wh_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1200_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1200_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1200_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1200_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1200_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1200_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1200_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1200_, 3u), 16u))}};
+                    kf_u32x4 t1224_ = wb_[4u];
+                    kf_f16x8 wh_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1224_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1224_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1224_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1224_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1224_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1224_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1224_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1224_, 3u), 16u))}};
                     acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_.v[7]), xs_2_[7u], __fmaf_rn(kf_f16_to_f32(wh_.v[6]), xs_2_[6u], __fmaf_rn(kf_f16_to_f32(wh_.v[5]), xs_2_[5u], __fmaf_rn(kf_f16_to_f32(wh_.v[4]), xs_2_[4u], __fmaf_rn(kf_f16_to_f32(wh_.v[3]), xs_2_[3u], __fmaf_rn(kf_f16_to_f32(wh_.v[2]), xs_2_[2u], __fmaf_rn(kf_f16_to_f32(wh_.v[1]), xs_2_[1u], __fmaf_rn(kf_f16_to_f32(wh_.v[0]), xs_2_[0u], acc_[0u]))))))));
                 }
                 unsigned v_6_ = (((ck_ << 5u) << 2u) + 32u) + lane_;
                 if (v_6_ < nv_2_) {
-                    kf_u32x4 t1304_ = xb_[10u];
-                    kf_f16x8 a_2_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1304_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1304_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1304_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1304_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1304_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1304_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1304_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1304_, 3u), 16u))}};
+                    kf_u32x4 t1328_ = xb_[10u];
+                    kf_f16x8 a_2_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1328_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1328_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1328_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1328_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1328_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1328_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1328_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1328_, 3u), 16u))}};
                     xs_3_[0u] = kf_f16_to_f32(a_2_.v[0]);
                     xs_3_[1u] = kf_f16_to_f32(a_2_.v[1]);
                     xs_3_[2u] = kf_f16_to_f32(a_2_.v[2]);
@@ -10150,14 +10200,14 @@ gemv_rms_f16_f16_f32(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ h
                     xs_3_[5u] = kf_f16_to_f32(a_2_.v[5]);
                     xs_3_[6u] = kf_f16_to_f32(a_2_.v[6]);
                     xs_3_[7u] = kf_f16_to_f32(a_2_.v[7]);
-                    kf_u32x4 t1331_ = wb_[5u];
-                    kf_f16x8 wh_2_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1331_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1331_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1331_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1331_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1331_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1331_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1331_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1331_, 3u), 16u))}};
+                    kf_u32x4 t1355_ = wb_[5u];
+                    kf_f16x8 wh_2_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1355_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1355_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1355_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1355_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1355_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1355_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1355_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1355_, 3u), 16u))}};
                     acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_2_.v[7]), xs_3_[7u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[6]), xs_3_[6u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[5]), xs_3_[5u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[4]), xs_3_[4u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[3]), xs_3_[3u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[2]), xs_3_[2u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[1]), xs_3_[1u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[0]), xs_3_[0u], acc_[0u]))))))));
                 }
                 unsigned v_7_ = (((ck_ << 5u) << 2u) + 64u) + lane_;
                 if (v_7_ < nv_2_) {
-                    kf_u32x4 t1435_ = xb_[12u];
-                    kf_f16x8 a_3_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1435_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1435_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1435_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1435_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1435_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1435_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1435_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1435_, 3u), 16u))}};
+                    kf_u32x4 t1459_ = xb_[12u];
+                    kf_f16x8 a_3_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1459_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1459_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1459_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1459_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1459_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1459_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1459_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1459_, 3u), 16u))}};
                     xs_4_[0u] = kf_f16_to_f32(a_3_.v[0]);
                     xs_4_[1u] = kf_f16_to_f32(a_3_.v[1]);
                     xs_4_[2u] = kf_f16_to_f32(a_3_.v[2]);
@@ -10166,14 +10216,14 @@ gemv_rms_f16_f16_f32(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ h
                     xs_4_[5u] = kf_f16_to_f32(a_3_.v[5]);
                     xs_4_[6u] = kf_f16_to_f32(a_3_.v[6]);
                     xs_4_[7u] = kf_f16_to_f32(a_3_.v[7]);
-                    kf_u32x4 t1462_ = wb_[6u];
-                    kf_f16x8 wh_3_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1462_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1462_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1462_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1462_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1462_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1462_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1462_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1462_, 3u), 16u))}};
+                    kf_u32x4 t1486_ = wb_[6u];
+                    kf_f16x8 wh_3_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1486_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1486_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1486_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1486_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1486_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1486_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1486_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1486_, 3u), 16u))}};
                     acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_3_.v[7]), xs_4_[7u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[6]), xs_4_[6u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[5]), xs_4_[5u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[4]), xs_4_[4u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[3]), xs_4_[3u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[2]), xs_4_[2u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[1]), xs_4_[1u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[0]), xs_4_[0u], acc_[0u]))))))));
                 }
                 unsigned v_8_ = (((ck_ << 5u) << 2u) + 96u) + lane_;
                 if (v_8_ < nv_2_) {
-                    kf_u32x4 t1566_ = xb_[14u];
-                    kf_f16x8 a_4_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1566_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1566_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1566_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1566_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1566_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1566_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1566_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1566_, 3u), 16u))}};
+                    kf_u32x4 t1590_ = xb_[14u];
+                    kf_f16x8 a_4_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1590_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1590_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1590_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1590_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1590_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1590_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1590_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1590_, 3u), 16u))}};
                     xs_5_[0u] = kf_f16_to_f32(a_4_.v[0]);
                     xs_5_[1u] = kf_f16_to_f32(a_4_.v[1]);
                     xs_5_[2u] = kf_f16_to_f32(a_4_.v[2]);
@@ -10182,49 +10232,49 @@ gemv_rms_f16_f16_f32(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ h
                     xs_5_[5u] = kf_f16_to_f32(a_4_.v[5]);
                     xs_5_[6u] = kf_f16_to_f32(a_4_.v[6]);
                     xs_5_[7u] = kf_f16_to_f32(a_4_.v[7]);
-                    kf_u32x4 t1593_ = wb_[7u];
-                    kf_f16x8 wh_4_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1593_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1593_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1593_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1593_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1593_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1593_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1593_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1593_, 3u), 16u))}};
+                    kf_u32x4 t1617_ = wb_[7u];
+                    kf_f16x8 wh_4_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1617_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1617_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1617_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1617_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1617_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1617_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1617_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1617_, 3u), 16u))}};
                     acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_4_.v[7]), xs_5_[7u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[6]), xs_5_[6u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[5]), xs_5_[5u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[4]), xs_5_[4u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[3]), xs_5_[3u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[2]), xs_5_[2u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[1]), xs_5_[1u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[0]), xs_5_[0u], acc_[0u]))))))));
                 }
-                unsigned t1667_ = ck_ + 1u;
-                ck_ = t1667_;
-                if (t1667_ == steps_) {
-                    float t1670_ = acc_[0u];
-                    unsigned t1692_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
-                    if (t1692_ == 32u) {
-                        float t1697_ = __fadd_rn(t1670_, kf_shfl_xor(t1670_, 16u, kf_wn));
-                        float t1700_ = __fadd_rn(t1697_, kf_shfl_xor(t1697_, 8u, kf_wn));
-                        float t1703_ = __fadd_rn(t1700_, kf_shfl_xor(t1700_, 4u, kf_wn));
-                        float t1706_ = __fadd_rn(t1703_, kf_shfl_xor(t1703_, 2u, kf_wn));
-                        s_2_ = __fadd_rn(t1706_, kf_shfl_xor(t1706_, 1u, kf_wn));
+                unsigned t1691_ = ck_ + 1u;
+                ck_ = t1691_;
+                if (t1691_ == steps_) {
+                    float t1694_ = acc_[0u];
+                    unsigned t1716_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+                    if (t1716_ == 32u) {
+                        float t1721_ = __fadd_rn(t1694_, kf_shfl_xor(t1694_, 16u, kf_wn));
+                        float t1724_ = __fadd_rn(t1721_, kf_shfl_xor(t1721_, 8u, kf_wn));
+                        float t1727_ = __fadd_rn(t1724_, kf_shfl_xor(t1724_, 4u, kf_wn));
+                        float t1730_ = __fadd_rn(t1727_, kf_shfl_xor(t1727_, 2u, kf_wn));
+                        s_2_ = __fadd_rn(t1730_, kf_shfl_xor(t1730_, 1u, kf_wn));
                     } else {
-                        float t1712_ = kf_shfl_down(t1670_, 16u, kf_wn);
-                        bool t1714_ = (kf_lane_id() + 16u) < t1692_;
-                        float t1715_ = __fadd_rn(t1670_, t1712_);
-                        float t1716_ = t1714_ ? t1715_ : t1670_;
-                        float t1718_ = kf_shfl_down(t1716_, 8u, kf_wn);
-                        bool t1720_ = (kf_lane_id() + 8u) < t1692_;
-                        float t1721_ = __fadd_rn(t1716_, t1718_);
-                        float t1722_ = t1720_ ? t1721_ : t1716_;
-                        float t1724_ = kf_shfl_down(t1722_, 4u, kf_wn);
-                        bool t1726_ = (kf_lane_id() + 4u) < t1692_;
-                        float t1727_ = __fadd_rn(t1722_, t1724_);
-                        float t1728_ = t1726_ ? t1727_ : t1722_;
-                        float t1730_ = kf_shfl_down(t1728_, 2u, kf_wn);
-                        bool t1732_ = (kf_lane_id() + 2u) < t1692_;
-                        float t1733_ = __fadd_rn(t1728_, t1730_);
-                        float t1734_ = t1732_ ? t1733_ : t1728_;
-                        float t1736_ = kf_shfl_down(t1734_, 1u, kf_wn);
-                        bool t1738_ = (kf_lane_id() + 1u) < t1692_;
-                        float t1739_ = __fadd_rn(t1734_, t1736_);
-                        s_2_ = kf_shfl(t1738_ ? t1739_ : t1734_, 0u, kf_wn);
+                        float t1736_ = kf_shfl_down(t1694_, 16u, kf_wn);
+                        bool t1738_ = (kf_lane_id() + 16u) < t1716_;
+                        float t1739_ = __fadd_rn(t1694_, t1736_);
+                        float t1740_ = t1738_ ? t1739_ : t1694_;
+                        float t1742_ = kf_shfl_down(t1740_, 8u, kf_wn);
+                        bool t1744_ = (kf_lane_id() + 8u) < t1716_;
+                        float t1745_ = __fadd_rn(t1740_, t1742_);
+                        float t1746_ = t1744_ ? t1745_ : t1740_;
+                        float t1748_ = kf_shfl_down(t1746_, 4u, kf_wn);
+                        bool t1750_ = (kf_lane_id() + 4u) < t1716_;
+                        float t1751_ = __fadd_rn(t1746_, t1748_);
+                        float t1752_ = t1750_ ? t1751_ : t1746_;
+                        float t1754_ = kf_shfl_down(t1752_, 2u, kf_wn);
+                        bool t1756_ = (kf_lane_id() + 2u) < t1716_;
+                        float t1757_ = __fadd_rn(t1752_, t1754_);
+                        float t1758_ = t1756_ ? t1757_ : t1752_;
+                        float t1760_ = kf_shfl_down(t1758_, 1u, kf_wn);
+                        bool t1762_ = (kf_lane_id() + 1u) < t1716_;
+                        float t1763_ = __fadd_rn(t1758_, t1760_);
+                        s_2_ = kf_shfl(t1762_ ? t1763_ : t1758_, 0u, kf_wn);
                     }
-                    bool t1744_ = lane_ == 0u;
-                    bool t1745_ = t1744_;
-                    if (t1744_) {
-                        t1745_ = cg_ < m_;
+                    bool t1768_ = lane_ == 0u;
+                    bool t1769_ = t1768_;
+                    if (t1768_) {
+                        t1769_ = cg_ < m_;
                     }
-                    if (t1745_) {
+                    if (t1769_) {
                         y_[cg_] = s_2_;
                     }
                     acc_[0u] = 0.0f;
@@ -10249,23 +10299,23 @@ gemv_rms_f16_f16_f32(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ h
                 unsigned row_8_ = min(lg_, (m_ - 1u));
                 wb_[7u] = wv_[(row_8_ * nv_2_) + v_12_];
                 xb_[14u] = xs_[v_12_];
-                unsigned t1936_ = lk_ + 1u;
-                lk_ = t1936_;
-                if (t1936_ == steps_) {
+                unsigned t1964_ = lk_ + 1u;
+                lk_ = t1964_;
+                if (t1964_ == steps_) {
                     lk_ = 0u;
                     lg_ = lg_ + nw_3_;
                 }
             }
-            bool t1944_ = (t0_ + 1u) >= 1u;
-            bool t1945_ = t1944_;
-            if (t1944_) {
-                t1945_ = ((t0_ + 1u) - 1u) < total_;
+            bool t1972_ = (t0_ + 1u) >= 1u;
+            bool t1973_ = t1972_;
+            if (t1972_) {
+                t1973_ = ((t0_ + 1u) - 1u) < total_;
             }
-            if (t1945_) {
+            if (t1973_) {
                 unsigned v_13_ = ((ck_ << 5u) << 2u) + lane_;
                 if (v_13_ < nv_2_) {
-                    kf_u32x4 t1982_ = xb_[0u];
-                    kf_f16x8 a_5_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1982_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1982_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1982_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1982_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1982_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1982_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1982_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1982_, 3u), 16u))}};
+                    kf_u32x4 t2032_ = xb_[0u];
+                    kf_f16x8 a_5_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2032_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2032_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2032_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2032_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2032_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2032_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2032_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2032_, 3u), 16u))}};
                     xs_6_[0u] = kf_f16_to_f32(a_5_.v[0]);
                     xs_6_[1u] = kf_f16_to_f32(a_5_.v[1]);
                     xs_6_[2u] = kf_f16_to_f32(a_5_.v[2]);
@@ -10274,14 +10324,14 @@ gemv_rms_f16_f16_f32(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ h
                     xs_6_[5u] = kf_f16_to_f32(a_5_.v[5]);
                     xs_6_[6u] = kf_f16_to_f32(a_5_.v[6]);
                     xs_6_[7u] = kf_f16_to_f32(a_5_.v[7]);
-                    kf_u32x4 t2009_ = wb_[0u];
-                    kf_f16x8 wh_5_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2009_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2009_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2009_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2009_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2009_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2009_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2009_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2009_, 3u), 16u))}};
+                    kf_u32x4 t2059_ = wb_[0u];
+                    kf_f16x8 wh_5_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2059_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2059_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2059_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2059_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2059_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2059_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2059_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2059_, 3u), 16u))}};
                     acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_5_.v[7]), xs_6_[7u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[6]), xs_6_[6u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[5]), xs_6_[5u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[4]), xs_6_[4u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[3]), xs_6_[3u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[2]), xs_6_[2u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[1]), xs_6_[1u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[0]), xs_6_[0u], acc_[0u]))))))));
                 }
                 unsigned v_14_ = (((ck_ << 5u) << 2u) + 32u) + lane_;
                 if (v_14_ < nv_2_) {
-                    kf_u32x4 t2113_ = xb_[2u];
-                    kf_f16x8 a_6_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2113_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2113_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2113_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2113_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2113_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2113_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2113_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2113_, 3u), 16u))}};
+                    kf_u32x4 t2163_ = xb_[2u];
+                    kf_f16x8 a_6_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2163_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2163_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2163_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2163_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2163_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2163_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2163_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2163_, 3u), 16u))}};
                     xs_7_[0u] = kf_f16_to_f32(a_6_.v[0]);
                     xs_7_[1u] = kf_f16_to_f32(a_6_.v[1]);
                     xs_7_[2u] = kf_f16_to_f32(a_6_.v[2]);
@@ -10290,14 +10340,14 @@ gemv_rms_f16_f16_f32(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ h
                     xs_7_[5u] = kf_f16_to_f32(a_6_.v[5]);
                     xs_7_[6u] = kf_f16_to_f32(a_6_.v[6]);
                     xs_7_[7u] = kf_f16_to_f32(a_6_.v[7]);
-                    kf_u32x4 t2140_ = wb_[1u];
-                    kf_f16x8 wh_6_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2140_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2140_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2140_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2140_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2140_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2140_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2140_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2140_, 3u), 16u))}};
+                    kf_u32x4 t2190_ = wb_[1u];
+                    kf_f16x8 wh_6_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2190_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2190_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2190_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2190_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2190_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2190_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2190_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2190_, 3u), 16u))}};
                     acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_6_.v[7]), xs_7_[7u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[6]), xs_7_[6u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[5]), xs_7_[5u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[4]), xs_7_[4u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[3]), xs_7_[3u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[2]), xs_7_[2u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[1]), xs_7_[1u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[0]), xs_7_[0u], acc_[0u]))))))));
                 }
                 unsigned v_15_ = (((ck_ << 5u) << 2u) + 64u) + lane_;
                 if (v_15_ < nv_2_) {
-                    kf_u32x4 t2244_ = xb_[4u];
-                    kf_f16x8 a_7_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2244_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2244_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2244_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2244_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2244_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2244_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2244_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2244_, 3u), 16u))}};
+                    kf_u32x4 t2294_ = xb_[4u];
+                    kf_f16x8 a_7_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2294_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2294_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2294_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2294_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2294_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2294_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2294_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2294_, 3u), 16u))}};
                     xs_8_[0u] = kf_f16_to_f32(a_7_.v[0]);
                     xs_8_[1u] = kf_f16_to_f32(a_7_.v[1]);
                     xs_8_[2u] = kf_f16_to_f32(a_7_.v[2]);
@@ -10306,14 +10356,14 @@ gemv_rms_f16_f16_f32(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ h
                     xs_8_[5u] = kf_f16_to_f32(a_7_.v[5]);
                     xs_8_[6u] = kf_f16_to_f32(a_7_.v[6]);
                     xs_8_[7u] = kf_f16_to_f32(a_7_.v[7]);
-                    kf_u32x4 t2271_ = wb_[2u];
-                    kf_f16x8 wh_7_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2271_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2271_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2271_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2271_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2271_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2271_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2271_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2271_, 3u), 16u))}};
+                    kf_u32x4 t2321_ = wb_[2u];
+                    kf_f16x8 wh_7_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2321_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2321_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2321_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2321_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2321_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2321_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2321_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2321_, 3u), 16u))}};
                     acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_7_.v[7]), xs_8_[7u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[6]), xs_8_[6u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[5]), xs_8_[5u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[4]), xs_8_[4u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[3]), xs_8_[3u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[2]), xs_8_[2u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[1]), xs_8_[1u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[0]), xs_8_[0u], acc_[0u]))))))));
                 }
                 unsigned v_16_ = (((ck_ << 5u) << 2u) + 96u) + lane_;
                 if (v_16_ < nv_2_) {
-                    kf_u32x4 t2375_ = xb_[6u];
-                    kf_f16x8 a_8_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2375_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2375_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2375_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2375_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2375_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2375_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2375_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2375_, 3u), 16u))}};
+                    kf_u32x4 t2425_ = xb_[6u];
+                    kf_f16x8 a_8_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2425_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2425_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2425_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2425_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2425_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2425_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2425_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2425_, 3u), 16u))}};
                     xs_9_[0u] = kf_f16_to_f32(a_8_.v[0]);
                     xs_9_[1u] = kf_f16_to_f32(a_8_.v[1]);
                     xs_9_[2u] = kf_f16_to_f32(a_8_.v[2]);
@@ -10322,49 +10372,49 @@ gemv_rms_f16_f16_f32(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ h
                     xs_9_[5u] = kf_f16_to_f32(a_8_.v[5]);
                     xs_9_[6u] = kf_f16_to_f32(a_8_.v[6]);
                     xs_9_[7u] = kf_f16_to_f32(a_8_.v[7]);
-                    kf_u32x4 t2402_ = wb_[3u];
-                    kf_f16x8 wh_8_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2402_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2402_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2402_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2402_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2402_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2402_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2402_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2402_, 3u), 16u))}};
+                    kf_u32x4 t2452_ = wb_[3u];
+                    kf_f16x8 wh_8_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2452_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2452_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2452_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2452_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2452_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2452_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2452_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2452_, 3u), 16u))}};
                     acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_8_.v[7]), xs_9_[7u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[6]), xs_9_[6u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[5]), xs_9_[5u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[4]), xs_9_[4u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[3]), xs_9_[3u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[2]), xs_9_[2u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[1]), xs_9_[1u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[0]), xs_9_[0u], acc_[0u]))))))));
                 }
-                unsigned t2476_ = ck_ + 1u;
-                ck_ = t2476_;
-                if (t2476_ == steps_) {
-                    float t2479_ = acc_[0u];
-                    unsigned t2501_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
-                    if (t2501_ == 32u) {
-                        float t2506_ = __fadd_rn(t2479_, kf_shfl_xor(t2479_, 16u, kf_wn));
-                        float t2509_ = __fadd_rn(t2506_, kf_shfl_xor(t2506_, 8u, kf_wn));
-                        float t2512_ = __fadd_rn(t2509_, kf_shfl_xor(t2509_, 4u, kf_wn));
-                        float t2515_ = __fadd_rn(t2512_, kf_shfl_xor(t2512_, 2u, kf_wn));
-                        s_3_ = __fadd_rn(t2515_, kf_shfl_xor(t2515_, 1u, kf_wn));
+                unsigned t2526_ = ck_ + 1u;
+                ck_ = t2526_;
+                if (t2526_ == steps_) {
+                    float t2529_ = acc_[0u];
+                    unsigned t2551_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+                    if (t2551_ == 32u) {
+                        float t2556_ = __fadd_rn(t2529_, kf_shfl_xor(t2529_, 16u, kf_wn));
+                        float t2559_ = __fadd_rn(t2556_, kf_shfl_xor(t2556_, 8u, kf_wn));
+                        float t2562_ = __fadd_rn(t2559_, kf_shfl_xor(t2559_, 4u, kf_wn));
+                        float t2565_ = __fadd_rn(t2562_, kf_shfl_xor(t2562_, 2u, kf_wn));
+                        s_3_ = __fadd_rn(t2565_, kf_shfl_xor(t2565_, 1u, kf_wn));
                     } else {
-                        float t2521_ = kf_shfl_down(t2479_, 16u, kf_wn);
-                        bool t2523_ = (kf_lane_id() + 16u) < t2501_;
-                        float t2524_ = __fadd_rn(t2479_, t2521_);
-                        float t2525_ = t2523_ ? t2524_ : t2479_;
-                        float t2527_ = kf_shfl_down(t2525_, 8u, kf_wn);
-                        bool t2529_ = (kf_lane_id() + 8u) < t2501_;
-                        float t2530_ = __fadd_rn(t2525_, t2527_);
-                        float t2531_ = t2529_ ? t2530_ : t2525_;
-                        float t2533_ = kf_shfl_down(t2531_, 4u, kf_wn);
-                        bool t2535_ = (kf_lane_id() + 4u) < t2501_;
-                        float t2536_ = __fadd_rn(t2531_, t2533_);
-                        float t2537_ = t2535_ ? t2536_ : t2531_;
-                        float t2539_ = kf_shfl_down(t2537_, 2u, kf_wn);
-                        bool t2541_ = (kf_lane_id() + 2u) < t2501_;
-                        float t2542_ = __fadd_rn(t2537_, t2539_);
-                        float t2543_ = t2541_ ? t2542_ : t2537_;
-                        float t2545_ = kf_shfl_down(t2543_, 1u, kf_wn);
-                        bool t2547_ = (kf_lane_id() + 1u) < t2501_;
-                        float t2548_ = __fadd_rn(t2543_, t2545_);
-                        s_3_ = kf_shfl(t2547_ ? t2548_ : t2543_, 0u, kf_wn);
+                        float t2571_ = kf_shfl_down(t2529_, 16u, kf_wn);
+                        bool t2573_ = (kf_lane_id() + 16u) < t2551_;
+                        float t2574_ = __fadd_rn(t2529_, t2571_);
+                        float t2575_ = t2573_ ? t2574_ : t2529_;
+                        float t2577_ = kf_shfl_down(t2575_, 8u, kf_wn);
+                        bool t2579_ = (kf_lane_id() + 8u) < t2551_;
+                        float t2580_ = __fadd_rn(t2575_, t2577_);
+                        float t2581_ = t2579_ ? t2580_ : t2575_;
+                        float t2583_ = kf_shfl_down(t2581_, 4u, kf_wn);
+                        bool t2585_ = (kf_lane_id() + 4u) < t2551_;
+                        float t2586_ = __fadd_rn(t2581_, t2583_);
+                        float t2587_ = t2585_ ? t2586_ : t2581_;
+                        float t2589_ = kf_shfl_down(t2587_, 2u, kf_wn);
+                        bool t2591_ = (kf_lane_id() + 2u) < t2551_;
+                        float t2592_ = __fadd_rn(t2587_, t2589_);
+                        float t2593_ = t2591_ ? t2592_ : t2587_;
+                        float t2595_ = kf_shfl_down(t2593_, 1u, kf_wn);
+                        bool t2597_ = (kf_lane_id() + 1u) < t2551_;
+                        float t2598_ = __fadd_rn(t2593_, t2595_);
+                        s_3_ = kf_shfl(t2597_ ? t2598_ : t2593_, 0u, kf_wn);
                     }
-                    bool t2553_ = lane_ == 0u;
-                    bool t2554_ = t2553_;
-                    if (t2553_) {
-                        t2554_ = cg_ < m_;
+                    bool t2603_ = lane_ == 0u;
+                    bool t2604_ = t2603_;
+                    if (t2603_) {
+                        t2604_ = cg_ < m_;
                     }
-                    if (t2554_) {
+                    if (t2604_) {
                         y_[cg_] = s_3_;
                     }
                     acc_[0u] = 0.0f;
@@ -10376,7 +10426,7 @@ gemv_rms_f16_f16_f32(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ h
     }
 }
 
-/* kernel gemv_silu_f16_f16_f16_acc (gemv.kf:689) */
+/* kernel gemv_silu_f16_f16_f16_acc (gemv.kf:940) */
 extern "C" __global__ void __launch_bounds__(256)
 gemv_silu_f16_f16_f16_acc(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ g_, const kf_f16* __restrict__ u_, kf_f16* __restrict__ y_, unsigned m_, unsigned k_)
 {
@@ -10417,11 +10467,11 @@ gemv_silu_f16_f16_f16_acc(const kf_f16* __restrict__ w_, const kf_f16* __restric
         gv_[3u] = g_2_[c_4_];
         uv_[3u] = up_[c_4_];
         if (c0_ < nv_) {
-            kf_f16x8 t55_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
+            kf_f16x8 t56_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
             float gf_ = kf_f16_to_f32(gv_[0u].v[0]);
-            kf_f16 t71_ = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_, __fadd_rn(1.0f, kf_exp_approx(-gf_))), kf_f16_to_f32(uv_[0u].v[0])));
-            kf_f16x8 o_ = t55_;
-            o_.v[0] = t71_;
+            kf_f16 t72_ = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_, __fadd_rn(1.0f, kf_exp_approx(-gf_))), kf_f16_to_f32(uv_[0u].v[0])));
+            kf_f16x8 o_ = t56_;
+            o_.v[0] = t72_;
             float gf_2_ = kf_f16_to_f32(gv_[0u].v[1]);
             o_.v[1] = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_2_, __fadd_rn(1.0f, kf_exp_approx(-gf_2_))), kf_f16_to_f32(uv_[0u].v[1])));
             float gf_3_ = kf_f16_to_f32(gv_[0u].v[2]);
@@ -10439,11 +10489,11 @@ gemv_silu_f16_f16_f16_acc(const kf_f16* __restrict__ w_, const kf_f16* __restric
             ((kf_f16x8*)xs_)[c0_] = o_;
         }
         if ((c0_ + 256u) < nv_) {
-            kf_f16x8 t183_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
+            kf_f16x8 t184_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
             float gf_9_ = kf_f16_to_f32(gv_[1u].v[0]);
-            kf_f16 t199_ = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_9_, __fadd_rn(1.0f, kf_exp_approx(-gf_9_))), kf_f16_to_f32(uv_[1u].v[0])));
-            kf_f16x8 o_2_ = t183_;
-            o_2_.v[0] = t199_;
+            kf_f16 t200_ = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_9_, __fadd_rn(1.0f, kf_exp_approx(-gf_9_))), kf_f16_to_f32(uv_[1u].v[0])));
+            kf_f16x8 o_2_ = t184_;
+            o_2_.v[0] = t200_;
             float gf_10_ = kf_f16_to_f32(gv_[1u].v[1]);
             o_2_.v[1] = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_10_, __fadd_rn(1.0f, kf_exp_approx(-gf_10_))), kf_f16_to_f32(uv_[1u].v[1])));
             float gf_11_ = kf_f16_to_f32(gv_[1u].v[2]);
@@ -10461,11 +10511,11 @@ gemv_silu_f16_f16_f16_acc(const kf_f16* __restrict__ w_, const kf_f16* __restric
             ((kf_f16x8*)xs_)[c0_ + 256u] = o_2_;
         }
         if ((c0_ + 512u) < nv_) {
-            kf_f16x8 t311_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
+            kf_f16x8 t312_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
             float gf_17_ = kf_f16_to_f32(gv_[2u].v[0]);
-            kf_f16 t327_ = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_17_, __fadd_rn(1.0f, kf_exp_approx(-gf_17_))), kf_f16_to_f32(uv_[2u].v[0])));
-            kf_f16x8 o_3_ = t311_;
-            o_3_.v[0] = t327_;
+            kf_f16 t328_ = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_17_, __fadd_rn(1.0f, kf_exp_approx(-gf_17_))), kf_f16_to_f32(uv_[2u].v[0])));
+            kf_f16x8 o_3_ = t312_;
+            o_3_.v[0] = t328_;
             float gf_18_ = kf_f16_to_f32(gv_[2u].v[1]);
             o_3_.v[1] = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_18_, __fadd_rn(1.0f, kf_exp_approx(-gf_18_))), kf_f16_to_f32(uv_[2u].v[1])));
             float gf_19_ = kf_f16_to_f32(gv_[2u].v[2]);
@@ -10483,11 +10533,11 @@ gemv_silu_f16_f16_f16_acc(const kf_f16* __restrict__ w_, const kf_f16* __restric
             ((kf_f16x8*)xs_)[c0_ + 512u] = o_3_;
         }
         if ((c0_ + 768u) < nv_) {
-            kf_f16x8 t439_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
+            kf_f16x8 t440_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
             float gf_25_ = kf_f16_to_f32(gv_[3u].v[0]);
-            kf_f16 t455_ = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_25_, __fadd_rn(1.0f, kf_exp_approx(-gf_25_))), kf_f16_to_f32(uv_[3u].v[0])));
-            kf_f16x8 o_4_ = t439_;
-            o_4_.v[0] = t455_;
+            kf_f16 t456_ = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_25_, __fadd_rn(1.0f, kf_exp_approx(-gf_25_))), kf_f16_to_f32(uv_[3u].v[0])));
+            kf_f16x8 o_4_ = t440_;
+            o_4_.v[0] = t456_;
             float gf_26_ = kf_f16_to_f32(gv_[3u].v[1]);
             o_4_.v[1] = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_26_, __fadd_rn(1.0f, kf_exp_approx(-gf_26_))), kf_f16_to_f32(uv_[3u].v[1])));
             float gf_27_ = kf_f16_to_f32(gv_[3u].v[2]);
@@ -10516,13 +10566,14 @@ gemv_silu_f16_f16_f16_acc(const kf_f16* __restrict__ w_, const kf_f16* __restric
         unsigned t612_ = m_ - wid_;
         unsigned total_ = ((t612_ / nw_) + (((t612_ % nw_) != 0u) ? 1u : 0u)) * steps_;
         acc_[0u] = 0.0f;
+        float yold_ = 0.0f;
         unsigned lg_ = wid_;
         unsigned lk_ = 0u;
         unsigned cg_ = wid_;
         unsigned ck_ = 0u;
-        unsigned t631_ = total_ + 1u;
+        unsigned t633_ = total_ + 1u;
         #pragma unroll 1
-        for (unsigned t0_ = 0u; t0_ < t631_; t0_ = t0_ + 2u) {
+        for (unsigned t0_ = 0u; t0_ < t633_; t0_ = t0_ + 2u) {
             if (t0_ < total_) {
                 unsigned v_ = min((((lk_ << 5u) << 2u) + lane_), (nv_2_ - 1u));
                 unsigned row_ = min(lg_, (m_ - 1u));
@@ -10540,23 +10591,35 @@ gemv_silu_f16_f16_f16_acc(const kf_f16* __restrict__ w_, const kf_f16* __restric
                 unsigned row_4_ = min(lg_, (m_ - 1u));
                 wb_[3u] = wv_[(row_4_ * nv_2_) + v_4_];
                 xb_[6u] = xs_[v_4_];
-                unsigned t803_ = lk_ + 1u;
-                lk_ = t803_;
-                if (t803_ == steps_) {
+                unsigned t805_ = lk_ + 1u;
+                lk_ = t805_;
+                if (t805_ == steps_) {
                     lk_ = 0u;
                     lg_ = lg_ + nw_;
                 }
             }
-            bool t811_ = t0_ >= 1u;
-            bool t812_ = t811_;
-            if (t811_) {
-                t812_ = (t0_ - 1u) < total_;
+            bool t813_ = t0_ >= 1u;
+            bool t814_ = t813_;
+            if (t813_) {
+                t814_ = (t0_ - 1u) < total_;
             }
-            if (t812_) {
-                unsigned v_5_ = ((ck_ << 5u) << 2u) + lane_;
-                if (v_5_ < nv_2_) {
-                    kf_u32x4 t849_ = xb_[8u];
-                    kf_f16x8 a_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t849_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t849_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t849_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t849_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t849_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t849_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t849_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t849_, 3u), 16u))}};
+            if (t814_) {
+                if (ck_ == 0u) {
+                    float v_5_ = 0.0f;
+                    bool t829_ = kf_lane_id() < 1u;
+                    bool t830_ = t829_;
+                    if (t829_) {
+                        t830_ = (cg_ + kf_lane_id()) < m_;
+                    }
+                    if (t830_) {
+                        v_5_ = kf_f16_to_f32(y_[cg_ + kf_lane_id()]);
+                    }
+                    yold_ = v_5_;
+                }
+                unsigned v_6_ = ((ck_ << 5u) << 2u) + lane_;
+                if (v_6_ < nv_2_) {
+                    kf_u32x4 t873_ = xb_[8u];
+                    kf_f16x8 a_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t873_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t873_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t873_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t873_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t873_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t873_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t873_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t873_, 3u), 16u))}};
                     xs_2_[0u] = kf_f16_to_f32(a_.v[0]);
                     xs_2_[1u] = kf_f16_to_f32(a_.v[1]);
                     xs_2_[2u] = kf_f16_to_f32(a_.v[2]);
@@ -10565,14 +10628,14 @@ gemv_silu_f16_f16_f16_acc(const kf_f16* __restrict__ w_, const kf_f16* __restric
                     xs_2_[5u] = kf_f16_to_f32(a_.v[5]);
                     xs_2_[6u] = kf_f16_to_f32(a_.v[6]);
                     xs_2_[7u] = kf_f16_to_f32(a_.v[7]);
-                    kf_u32x4 t876_ = wb_[4u];
-                    kf_f16x8 wh_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t876_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t876_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t876_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t876_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t876_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t876_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t876_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t876_, 3u), 16u))}};
+                    kf_u32x4 t900_ = wb_[4u];
+                    kf_f16x8 wh_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t900_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t900_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t900_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t900_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t900_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t900_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t900_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t900_, 3u), 16u))}};
                     acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_.v[7]), xs_2_[7u], __fmaf_rn(kf_f16_to_f32(wh_.v[6]), xs_2_[6u], __fmaf_rn(kf_f16_to_f32(wh_.v[5]), xs_2_[5u], __fmaf_rn(kf_f16_to_f32(wh_.v[4]), xs_2_[4u], __fmaf_rn(kf_f16_to_f32(wh_.v[3]), xs_2_[3u], __fmaf_rn(kf_f16_to_f32(wh_.v[2]), xs_2_[2u], __fmaf_rn(kf_f16_to_f32(wh_.v[1]), xs_2_[1u], __fmaf_rn(kf_f16_to_f32(wh_.v[0]), xs_2_[0u], acc_[0u]))))))));
                 }
-                unsigned v_6_ = (((ck_ << 5u) << 2u) + 32u) + lane_;
-                if (v_6_ < nv_2_) {
-                    kf_u32x4 t980_ = xb_[10u];
-                    kf_f16x8 a_2_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t980_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t980_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t980_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t980_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t980_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t980_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t980_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t980_, 3u), 16u))}};
+                unsigned v_7_ = (((ck_ << 5u) << 2u) + 32u) + lane_;
+                if (v_7_ < nv_2_) {
+                    kf_u32x4 t1004_ = xb_[10u];
+                    kf_f16x8 a_2_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1004_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1004_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1004_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1004_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1004_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1004_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1004_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1004_, 3u), 16u))}};
                     xs_3_[0u] = kf_f16_to_f32(a_2_.v[0]);
                     xs_3_[1u] = kf_f16_to_f32(a_2_.v[1]);
                     xs_3_[2u] = kf_f16_to_f32(a_2_.v[2]);
@@ -10581,14 +10644,14 @@ gemv_silu_f16_f16_f16_acc(const kf_f16* __restrict__ w_, const kf_f16* __restric
                     xs_3_[5u] = kf_f16_to_f32(a_2_.v[5]);
                     xs_3_[6u] = kf_f16_to_f32(a_2_.v[6]);
                     xs_3_[7u] = kf_f16_to_f32(a_2_.v[7]);
-                    kf_u32x4 t1007_ = wb_[5u];
-                    kf_f16x8 wh_2_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1007_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1007_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1007_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1007_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1007_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1007_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1007_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1007_, 3u), 16u))}};
+                    kf_u32x4 t1031_ = wb_[5u];
+                    kf_f16x8 wh_2_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1031_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1031_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1031_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1031_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1031_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1031_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1031_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1031_, 3u), 16u))}};
                     acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_2_.v[7]), xs_3_[7u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[6]), xs_3_[6u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[5]), xs_3_[5u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[4]), xs_3_[4u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[3]), xs_3_[3u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[2]), xs_3_[2u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[1]), xs_3_[1u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[0]), xs_3_[0u], acc_[0u]))))))));
                 }
-                unsigned v_7_ = (((ck_ << 5u) << 2u) + 64u) + lane_;
-                if (v_7_ < nv_2_) {
-                    kf_u32x4 t1111_ = xb_[12u];
-                    kf_f16x8 a_3_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1111_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1111_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1111_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1111_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1111_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1111_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1111_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1111_, 3u), 16u))}};
+                unsigned v_8_ = (((ck_ << 5u) << 2u) + 64u) + lane_;
+                if (v_8_ < nv_2_) {
+                    kf_u32x4 t1135_ = xb_[12u];
+                    kf_f16x8 a_3_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1135_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1135_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1135_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1135_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1135_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1135_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1135_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1135_, 3u), 16u))}};
                     xs_4_[0u] = kf_f16_to_f32(a_3_.v[0]);
                     xs_4_[1u] = kf_f16_to_f32(a_3_.v[1]);
                     xs_4_[2u] = kf_f16_to_f32(a_3_.v[2]);
@@ -10597,14 +10660,14 @@ gemv_silu_f16_f16_f16_acc(const kf_f16* __restrict__ w_, const kf_f16* __restric
                     xs_4_[5u] = kf_f16_to_f32(a_3_.v[5]);
                     xs_4_[6u] = kf_f16_to_f32(a_3_.v[6]);
                     xs_4_[7u] = kf_f16_to_f32(a_3_.v[7]);
-                    kf_u32x4 t1138_ = wb_[6u];
-                    kf_f16x8 wh_3_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1138_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1138_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1138_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1138_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1138_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1138_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1138_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1138_, 3u), 16u))}};
+                    kf_u32x4 t1162_ = wb_[6u];
+                    kf_f16x8 wh_3_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1162_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1162_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1162_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1162_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1162_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1162_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1162_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1162_, 3u), 16u))}};
                     acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_3_.v[7]), xs_4_[7u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[6]), xs_4_[6u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[5]), xs_4_[5u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[4]), xs_4_[4u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[3]), xs_4_[3u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[2]), xs_4_[2u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[1]), xs_4_[1u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[0]), xs_4_[0u], acc_[0u]))))))));
                 }
-                unsigned v_8_ = (((ck_ << 5u) << 2u) + 96u) + lane_;
-                if (v_8_ < nv_2_) {
-                    kf_u32x4 t1242_ = xb_[14u];
-                    kf_f16x8 a_4_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1242_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1242_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1242_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1242_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1242_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1242_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1242_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1242_, 3u), 16u))}};
+                unsigned v_9_ = (((ck_ << 5u) << 2u) + 96u) + lane_;
+                if (v_9_ < nv_2_) {
+                    kf_u32x4 t1266_ = xb_[14u];
+                    kf_f16x8 a_4_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1266_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1266_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1266_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1266_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1266_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1266_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1266_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1266_, 3u), 16u))}};
                     xs_5_[0u] = kf_f16_to_f32(a_4_.v[0]);
                     xs_5_[1u] = kf_f16_to_f32(a_4_.v[1]);
                     xs_5_[2u] = kf_f16_to_f32(a_4_.v[2]);
@@ -10613,50 +10676,50 @@ gemv_silu_f16_f16_f16_acc(const kf_f16* __restrict__ w_, const kf_f16* __restric
                     xs_5_[5u] = kf_f16_to_f32(a_4_.v[5]);
                     xs_5_[6u] = kf_f16_to_f32(a_4_.v[6]);
                     xs_5_[7u] = kf_f16_to_f32(a_4_.v[7]);
-                    kf_u32x4 t1269_ = wb_[7u];
-                    kf_f16x8 wh_4_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1269_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1269_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1269_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1269_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1269_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1269_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1269_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1269_, 3u), 16u))}};
+                    kf_u32x4 t1293_ = wb_[7u];
+                    kf_f16x8 wh_4_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1293_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1293_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1293_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1293_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1293_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1293_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1293_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1293_, 3u), 16u))}};
                     acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_4_.v[7]), xs_5_[7u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[6]), xs_5_[6u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[5]), xs_5_[5u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[4]), xs_5_[4u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[3]), xs_5_[3u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[2]), xs_5_[2u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[1]), xs_5_[1u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[0]), xs_5_[0u], acc_[0u]))))))));
                 }
-                unsigned t1343_ = ck_ + 1u;
-                ck_ = t1343_;
-                if (t1343_ == steps_) {
-                    float t1346_ = acc_[0u];
-                    unsigned t1368_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
-                    if (t1368_ == 32u) {
-                        float t1373_ = __fadd_rn(t1346_, kf_shfl_xor(t1346_, 16u, kf_wn));
-                        float t1376_ = __fadd_rn(t1373_, kf_shfl_xor(t1373_, 8u, kf_wn));
-                        float t1379_ = __fadd_rn(t1376_, kf_shfl_xor(t1376_, 4u, kf_wn));
-                        float t1382_ = __fadd_rn(t1379_, kf_shfl_xor(t1379_, 2u, kf_wn));
-                        s_ = __fadd_rn(t1382_, kf_shfl_xor(t1382_, 1u, kf_wn));
+                unsigned t1367_ = ck_ + 1u;
+                ck_ = t1367_;
+                if (t1367_ == steps_) {
+                    float t1370_ = acc_[0u];
+                    unsigned t1392_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+                    if (t1392_ == 32u) {
+                        float t1397_ = __fadd_rn(t1370_, kf_shfl_xor(t1370_, 16u, kf_wn));
+                        float t1400_ = __fadd_rn(t1397_, kf_shfl_xor(t1397_, 8u, kf_wn));
+                        float t1403_ = __fadd_rn(t1400_, kf_shfl_xor(t1400_, 4u, kf_wn));
+                        float t1406_ = __fadd_rn(t1403_, kf_shfl_xor(t1403_, 2u, kf_wn));
+                        s_ = __fadd_rn(t1406_, kf_shfl_xor(t1406_, 1u, kf_wn));
                     } else {
-                        float t1388_ = kf_shfl_down(t1346_, 16u, kf_wn);
-                        bool t1390_ = (kf_lane_id() + 16u) < t1368_;
-                        float t1391_ = __fadd_rn(t1346_, t1388_);
-                        float t1392_ = t1390_ ? t1391_ : t1346_;
-                        float t1394_ = kf_shfl_down(t1392_, 8u, kf_wn);
-                        bool t1396_ = (kf_lane_id() + 8u) < t1368_;
-                        float t1397_ = __fadd_rn(t1392_, t1394_);
-                        float t1398_ = t1396_ ? t1397_ : t1392_;
-                        float t1400_ = kf_shfl_down(t1398_, 4u, kf_wn);
-                        bool t1402_ = (kf_lane_id() + 4u) < t1368_;
-                        float t1403_ = __fadd_rn(t1398_, t1400_);
-                        float t1404_ = t1402_ ? t1403_ : t1398_;
-                        float t1406_ = kf_shfl_down(t1404_, 2u, kf_wn);
-                        bool t1408_ = (kf_lane_id() + 2u) < t1368_;
-                        float t1409_ = __fadd_rn(t1404_, t1406_);
-                        float t1410_ = t1408_ ? t1409_ : t1404_;
-                        float t1412_ = kf_shfl_down(t1410_, 1u, kf_wn);
-                        bool t1414_ = (kf_lane_id() + 1u) < t1368_;
-                        float t1415_ = __fadd_rn(t1410_, t1412_);
-                        s_ = kf_shfl(t1414_ ? t1415_ : t1410_, 0u, kf_wn);
+                        float t1412_ = kf_shfl_down(t1370_, 16u, kf_wn);
+                        bool t1414_ = (kf_lane_id() + 16u) < t1392_;
+                        float t1415_ = __fadd_rn(t1370_, t1412_);
+                        float t1416_ = t1414_ ? t1415_ : t1370_;
+                        float t1418_ = kf_shfl_down(t1416_, 8u, kf_wn);
+                        bool t1420_ = (kf_lane_id() + 8u) < t1392_;
+                        float t1421_ = __fadd_rn(t1416_, t1418_);
+                        float t1422_ = t1420_ ? t1421_ : t1416_;
+                        float t1424_ = kf_shfl_down(t1422_, 4u, kf_wn);
+                        bool t1426_ = (kf_lane_id() + 4u) < t1392_;
+                        float t1427_ = __fadd_rn(t1422_, t1424_);
+                        float t1428_ = t1426_ ? t1427_ : t1422_;
+                        float t1430_ = kf_shfl_down(t1428_, 2u, kf_wn);
+                        bool t1432_ = (kf_lane_id() + 2u) < t1392_;
+                        float t1433_ = __fadd_rn(t1428_, t1430_);
+                        float t1434_ = t1432_ ? t1433_ : t1428_;
+                        float t1436_ = kf_shfl_down(t1434_, 1u, kf_wn);
+                        bool t1438_ = (kf_lane_id() + 1u) < t1392_;
+                        float t1439_ = __fadd_rn(t1434_, t1436_);
+                        s_ = kf_shfl(t1438_ ? t1439_ : t1434_, 0u, kf_wn);
                     }
-                    bool t1420_ = lane_ == 0u;
-                    bool t1421_ = t1420_;
-                    if (t1420_) {
-                        t1421_ = cg_ < m_;
+                    bool t1444_ = lane_ == 0u;
+                    bool t1445_ = t1444_;
+                    if (t1444_) {
+                        t1445_ = cg_ < m_;
                     }
-                    if (t1421_) {
-                        y_[cg_] = kf_f16_from_f32(__fadd_rn(s_, kf_f16_to_f32(y_[cg_])));
+                    if (t1445_) {
+                        y_[cg_] = kf_f16_from_f32(__fadd_rn(s_, yold_));
                     }
                     acc_[0u] = 0.0f;
                     ck_ = 0u;
@@ -10664,39 +10727,51 @@ gemv_silu_f16_f16_f16_acc(const kf_f16* __restrict__ w_, const kf_f16* __restric
                 }
             }
             if ((t0_ + 1u) < total_) {
-                unsigned v_9_ = min((((lk_ << 5u) << 2u) + lane_), (nv_2_ - 1u));
+                unsigned v_10_ = min((((lk_ << 5u) << 2u) + lane_), (nv_2_ - 1u));
                 unsigned row_5_ = min(lg_, (m_ - 1u));
-                wb_[4u] = wv_[(row_5_ * nv_2_) + v_9_];
-                xb_[8u] = xs_[v_9_];
-                unsigned v_10_ = min(((((lk_ << 5u) << 2u) + 32u) + lane_), (nv_2_ - 1u));
+                wb_[4u] = wv_[(row_5_ * nv_2_) + v_10_];
+                xb_[8u] = xs_[v_10_];
+                unsigned v_11_ = min(((((lk_ << 5u) << 2u) + 32u) + lane_), (nv_2_ - 1u));
                 unsigned row_6_ = min(lg_, (m_ - 1u));
-                wb_[5u] = wv_[(row_6_ * nv_2_) + v_10_];
-                xb_[10u] = xs_[v_10_];
-                unsigned v_11_ = min(((((lk_ << 5u) << 2u) + 64u) + lane_), (nv_2_ - 1u));
+                wb_[5u] = wv_[(row_6_ * nv_2_) + v_11_];
+                xb_[10u] = xs_[v_11_];
+                unsigned v_12_ = min(((((lk_ << 5u) << 2u) + 64u) + lane_), (nv_2_ - 1u));
                 unsigned row_7_ = min(lg_, (m_ - 1u));
-                wb_[6u] = wv_[(row_7_ * nv_2_) + v_11_];
-                xb_[12u] = xs_[v_11_];
-                unsigned v_12_ = min(((((lk_ << 5u) << 2u) + 96u) + lane_), (nv_2_ - 1u));
+                wb_[6u] = wv_[(row_7_ * nv_2_) + v_12_];
+                xb_[12u] = xs_[v_12_];
+                unsigned v_13_ = min(((((lk_ << 5u) << 2u) + 96u) + lane_), (nv_2_ - 1u));
                 unsigned row_8_ = min(lg_, (m_ - 1u));
-                wb_[7u] = wv_[(row_8_ * nv_2_) + v_12_];
-                xb_[14u] = xs_[v_12_];
-                unsigned t1612_ = lk_ + 1u;
-                lk_ = t1612_;
-                if (t1612_ == steps_) {
+                wb_[7u] = wv_[(row_8_ * nv_2_) + v_13_];
+                xb_[14u] = xs_[v_13_];
+                unsigned t1640_ = lk_ + 1u;
+                lk_ = t1640_;
+                if (t1640_ == steps_) {
                     lk_ = 0u;
                     lg_ = lg_ + nw_;
                 }
             }
-            bool t1620_ = (t0_ + 1u) >= 1u;
-            bool t1621_ = t1620_;
-            if (t1620_) {
-                t1621_ = ((t0_ + 1u) - 1u) < total_;
+            bool t1648_ = (t0_ + 1u) >= 1u;
+            bool t1649_ = t1648_;
+            if (t1648_) {
+                t1649_ = ((t0_ + 1u) - 1u) < total_;
             }
-            if (t1621_) {
-                unsigned v_13_ = ((ck_ << 5u) << 2u) + lane_;
-                if (v_13_ < nv_2_) {
-                    kf_u32x4 t1658_ = xb_[0u];
-                    kf_f16x8 a_5_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1658_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1658_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1658_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1658_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1658_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1658_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1658_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1658_, 3u), 16u))}};
+            if (t1649_) {
+                if (ck_ == 0u) {
+                    float v_14_ = 0.0f;
+                    bool t1664_ = kf_lane_id() < 1u;
+                    bool t1665_ = t1664_;
+                    if (t1664_) {
+                        t1665_ = (cg_ + kf_lane_id()) < m_;
+                    }
+                    if (t1665_) {
+                        v_14_ = kf_f16_to_f32(y_[cg_ + kf_lane_id()]);
+                    }
+                    yold_ = v_14_;
+                }
+                unsigned v_15_ = ((ck_ << 5u) << 2u) + lane_;
+                if (v_15_ < nv_2_) {
+                    kf_u32x4 t1708_ = xb_[0u];
+                    kf_f16x8 a_5_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1708_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1708_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1708_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1708_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1708_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1708_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1708_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1708_, 3u), 16u))}};
                     xs_6_[0u] = kf_f16_to_f32(a_5_.v[0]);
                     xs_6_[1u] = kf_f16_to_f32(a_5_.v[1]);
                     xs_6_[2u] = kf_f16_to_f32(a_5_.v[2]);
@@ -10705,14 +10780,14 @@ gemv_silu_f16_f16_f16_acc(const kf_f16* __restrict__ w_, const kf_f16* __restric
                     xs_6_[5u] = kf_f16_to_f32(a_5_.v[5]);
                     xs_6_[6u] = kf_f16_to_f32(a_5_.v[6]);
                     xs_6_[7u] = kf_f16_to_f32(a_5_.v[7]);
-                    kf_u32x4 t1685_ = wb_[0u];
-                    kf_f16x8 wh_5_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1685_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1685_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1685_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1685_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1685_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1685_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1685_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1685_, 3u), 16u))}};
+                    kf_u32x4 t1735_ = wb_[0u];
+                    kf_f16x8 wh_5_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1735_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1735_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1735_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1735_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1735_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1735_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1735_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1735_, 3u), 16u))}};
                     acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_5_.v[7]), xs_6_[7u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[6]), xs_6_[6u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[5]), xs_6_[5u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[4]), xs_6_[4u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[3]), xs_6_[3u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[2]), xs_6_[2u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[1]), xs_6_[1u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[0]), xs_6_[0u], acc_[0u]))))))));
                 }
-                unsigned v_14_ = (((ck_ << 5u) << 2u) + 32u) + lane_;
-                if (v_14_ < nv_2_) {
-                    kf_u32x4 t1789_ = xb_[2u];
-                    kf_f16x8 a_6_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1789_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1789_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1789_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1789_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1789_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1789_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1789_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1789_, 3u), 16u))}};
+                unsigned v_16_ = (((ck_ << 5u) << 2u) + 32u) + lane_;
+                if (v_16_ < nv_2_) {
+                    kf_u32x4 t1839_ = xb_[2u];
+                    kf_f16x8 a_6_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1839_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1839_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1839_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1839_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1839_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1839_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1839_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1839_, 3u), 16u))}};
                     xs_7_[0u] = kf_f16_to_f32(a_6_.v[0]);
                     xs_7_[1u] = kf_f16_to_f32(a_6_.v[1]);
                     xs_7_[2u] = kf_f16_to_f32(a_6_.v[2]);
@@ -10721,14 +10796,14 @@ gemv_silu_f16_f16_f16_acc(const kf_f16* __restrict__ w_, const kf_f16* __restric
                     xs_7_[5u] = kf_f16_to_f32(a_6_.v[5]);
                     xs_7_[6u] = kf_f16_to_f32(a_6_.v[6]);
                     xs_7_[7u] = kf_f16_to_f32(a_6_.v[7]);
-                    kf_u32x4 t1816_ = wb_[1u];
-                    kf_f16x8 wh_6_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1816_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1816_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1816_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1816_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1816_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1816_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1816_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1816_, 3u), 16u))}};
+                    kf_u32x4 t1866_ = wb_[1u];
+                    kf_f16x8 wh_6_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1866_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1866_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1866_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1866_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1866_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1866_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1866_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1866_, 3u), 16u))}};
                     acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_6_.v[7]), xs_7_[7u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[6]), xs_7_[6u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[5]), xs_7_[5u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[4]), xs_7_[4u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[3]), xs_7_[3u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[2]), xs_7_[2u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[1]), xs_7_[1u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[0]), xs_7_[0u], acc_[0u]))))))));
                 }
-                unsigned v_15_ = (((ck_ << 5u) << 2u) + 64u) + lane_;
-                if (v_15_ < nv_2_) {
-                    kf_u32x4 t1920_ = xb_[4u];
-                    kf_f16x8 a_7_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1920_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1920_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1920_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1920_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1920_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1920_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1920_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1920_, 3u), 16u))}};
+                unsigned v_17_ = (((ck_ << 5u) << 2u) + 64u) + lane_;
+                if (v_17_ < nv_2_) {
+                    kf_u32x4 t1970_ = xb_[4u];
+                    kf_f16x8 a_7_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1970_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1970_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1970_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1970_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1970_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1970_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1970_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1970_, 3u), 16u))}};
                     xs_8_[0u] = kf_f16_to_f32(a_7_.v[0]);
                     xs_8_[1u] = kf_f16_to_f32(a_7_.v[1]);
                     xs_8_[2u] = kf_f16_to_f32(a_7_.v[2]);
@@ -10737,14 +10812,14 @@ gemv_silu_f16_f16_f16_acc(const kf_f16* __restrict__ w_, const kf_f16* __restric
                     xs_8_[5u] = kf_f16_to_f32(a_7_.v[5]);
                     xs_8_[6u] = kf_f16_to_f32(a_7_.v[6]);
                     xs_8_[7u] = kf_f16_to_f32(a_7_.v[7]);
-                    kf_u32x4 t1947_ = wb_[2u];
-                    kf_f16x8 wh_7_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1947_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1947_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1947_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1947_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1947_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1947_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1947_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1947_, 3u), 16u))}};
+                    kf_u32x4 t1997_ = wb_[2u];
+                    kf_f16x8 wh_7_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1997_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1997_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1997_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1997_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1997_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1997_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1997_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1997_, 3u), 16u))}};
                     acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_7_.v[7]), xs_8_[7u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[6]), xs_8_[6u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[5]), xs_8_[5u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[4]), xs_8_[4u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[3]), xs_8_[3u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[2]), xs_8_[2u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[1]), xs_8_[1u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[0]), xs_8_[0u], acc_[0u]))))))));
                 }
-                unsigned v_16_ = (((ck_ << 5u) << 2u) + 96u) + lane_;
-                if (v_16_ < nv_2_) {
-                    kf_u32x4 t2051_ = xb_[6u];
-                    kf_f16x8 a_8_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2051_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2051_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2051_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2051_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2051_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2051_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2051_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2051_, 3u), 16u))}};
+                unsigned v_18_ = (((ck_ << 5u) << 2u) + 96u) + lane_;
+                if (v_18_ < nv_2_) {
+                    kf_u32x4 t2101_ = xb_[6u];
+                    kf_f16x8 a_8_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2101_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2101_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2101_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2101_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2101_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2101_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2101_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2101_, 3u), 16u))}};
                     xs_9_[0u] = kf_f16_to_f32(a_8_.v[0]);
                     xs_9_[1u] = kf_f16_to_f32(a_8_.v[1]);
                     xs_9_[2u] = kf_f16_to_f32(a_8_.v[2]);
@@ -10753,50 +10828,50 @@ gemv_silu_f16_f16_f16_acc(const kf_f16* __restrict__ w_, const kf_f16* __restric
                     xs_9_[5u] = kf_f16_to_f32(a_8_.v[5]);
                     xs_9_[6u] = kf_f16_to_f32(a_8_.v[6]);
                     xs_9_[7u] = kf_f16_to_f32(a_8_.v[7]);
-                    kf_u32x4 t2078_ = wb_[3u];
-                    kf_f16x8 wh_8_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2078_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2078_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2078_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2078_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2078_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2078_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2078_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2078_, 3u), 16u))}};
+                    kf_u32x4 t2128_ = wb_[3u];
+                    kf_f16x8 wh_8_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2128_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2128_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2128_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2128_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2128_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2128_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2128_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2128_, 3u), 16u))}};
                     acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_8_.v[7]), xs_9_[7u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[6]), xs_9_[6u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[5]), xs_9_[5u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[4]), xs_9_[4u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[3]), xs_9_[3u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[2]), xs_9_[2u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[1]), xs_9_[1u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[0]), xs_9_[0u], acc_[0u]))))))));
                 }
-                unsigned t2152_ = ck_ + 1u;
-                ck_ = t2152_;
-                if (t2152_ == steps_) {
-                    float t2155_ = acc_[0u];
-                    unsigned t2177_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
-                    if (t2177_ == 32u) {
-                        float t2182_ = __fadd_rn(t2155_, kf_shfl_xor(t2155_, 16u, kf_wn));
-                        float t2185_ = __fadd_rn(t2182_, kf_shfl_xor(t2182_, 8u, kf_wn));
-                        float t2188_ = __fadd_rn(t2185_, kf_shfl_xor(t2185_, 4u, kf_wn));
-                        float t2191_ = __fadd_rn(t2188_, kf_shfl_xor(t2188_, 2u, kf_wn));
-                        s_2_ = __fadd_rn(t2191_, kf_shfl_xor(t2191_, 1u, kf_wn));
+                unsigned t2202_ = ck_ + 1u;
+                ck_ = t2202_;
+                if (t2202_ == steps_) {
+                    float t2205_ = acc_[0u];
+                    unsigned t2227_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+                    if (t2227_ == 32u) {
+                        float t2232_ = __fadd_rn(t2205_, kf_shfl_xor(t2205_, 16u, kf_wn));
+                        float t2235_ = __fadd_rn(t2232_, kf_shfl_xor(t2232_, 8u, kf_wn));
+                        float t2238_ = __fadd_rn(t2235_, kf_shfl_xor(t2235_, 4u, kf_wn));
+                        float t2241_ = __fadd_rn(t2238_, kf_shfl_xor(t2238_, 2u, kf_wn));
+                        s_2_ = __fadd_rn(t2241_, kf_shfl_xor(t2241_, 1u, kf_wn));
                     } else {
-                        float t2197_ = kf_shfl_down(t2155_, 16u, kf_wn);
-                        bool t2199_ = (kf_lane_id() + 16u) < t2177_;
-                        float t2200_ = __fadd_rn(t2155_, t2197_);
-                        float t2201_ = t2199_ ? t2200_ : t2155_;
-                        float t2203_ = kf_shfl_down(t2201_, 8u, kf_wn);
-                        bool t2205_ = (kf_lane_id() + 8u) < t2177_;
-                        float t2206_ = __fadd_rn(t2201_, t2203_);
-                        float t2207_ = t2205_ ? t2206_ : t2201_;
-                        float t2209_ = kf_shfl_down(t2207_, 4u, kf_wn);
-                        bool t2211_ = (kf_lane_id() + 4u) < t2177_;
-                        float t2212_ = __fadd_rn(t2207_, t2209_);
-                        float t2213_ = t2211_ ? t2212_ : t2207_;
-                        float t2215_ = kf_shfl_down(t2213_, 2u, kf_wn);
-                        bool t2217_ = (kf_lane_id() + 2u) < t2177_;
-                        float t2218_ = __fadd_rn(t2213_, t2215_);
-                        float t2219_ = t2217_ ? t2218_ : t2213_;
-                        float t2221_ = kf_shfl_down(t2219_, 1u, kf_wn);
-                        bool t2223_ = (kf_lane_id() + 1u) < t2177_;
-                        float t2224_ = __fadd_rn(t2219_, t2221_);
-                        s_2_ = kf_shfl(t2223_ ? t2224_ : t2219_, 0u, kf_wn);
+                        float t2247_ = kf_shfl_down(t2205_, 16u, kf_wn);
+                        bool t2249_ = (kf_lane_id() + 16u) < t2227_;
+                        float t2250_ = __fadd_rn(t2205_, t2247_);
+                        float t2251_ = t2249_ ? t2250_ : t2205_;
+                        float t2253_ = kf_shfl_down(t2251_, 8u, kf_wn);
+                        bool t2255_ = (kf_lane_id() + 8u) < t2227_;
+                        float t2256_ = __fadd_rn(t2251_, t2253_);
+                        float t2257_ = t2255_ ? t2256_ : t2251_;
+                        float t2259_ = kf_shfl_down(t2257_, 4u, kf_wn);
+                        bool t2261_ = (kf_lane_id() + 4u) < t2227_;
+                        float t2262_ = __fadd_rn(t2257_, t2259_);
+                        float t2263_ = t2261_ ? t2262_ : t2257_;
+                        float t2265_ = kf_shfl_down(t2263_, 2u, kf_wn);
+                        bool t2267_ = (kf_lane_id() + 2u) < t2227_;
+                        float t2268_ = __fadd_rn(t2263_, t2265_);
+                        float t2269_ = t2267_ ? t2268_ : t2263_;
+                        float t2271_ = kf_shfl_down(t2269_, 1u, kf_wn);
+                        bool t2273_ = (kf_lane_id() + 1u) < t2227_;
+                        float t2274_ = __fadd_rn(t2269_, t2271_);
+                        s_2_ = kf_shfl(t2273_ ? t2274_ : t2269_, 0u, kf_wn);
                     }
-                    bool t2229_ = lane_ == 0u;
-                    bool t2230_ = t2229_;
-                    if (t2229_) {
-                        t2230_ = cg_ < m_;
+                    bool t2279_ = lane_ == 0u;
+                    bool t2280_ = t2279_;
+                    if (t2279_) {
+                        t2280_ = cg_ < m_;
                     }
-                    if (t2230_) {
-                        y_[cg_] = kf_f16_from_f32(__fadd_rn(s_2_, kf_f16_to_f32(y_[cg_])));
+                    if (t2280_) {
+                        y_[cg_] = kf_f16_from_f32(__fadd_rn(s_2_, yold_));
                     }
                     acc_[0u] = 0.0f;
                     ck_ = 0u;
@@ -10807,7 +10882,7 @@ gemv_silu_f16_f16_f16_acc(const kf_f16* __restrict__ w_, const kf_f16* __restric
     }
 }
 
-/* kernel gemv_silu_f16_f16_f32 (gemv.kf:696) */
+/* kernel gemv_silu_f16_f16_f32 (gemv.kf:948) */
 extern "C" __global__ void __launch_bounds__(256)
 gemv_silu_f16_f16_f32(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ g_, const kf_f16* __restrict__ u_, float* __restrict__ y_, unsigned m_, unsigned k_)
 {
@@ -10848,11 +10923,11 @@ gemv_silu_f16_f16_f32(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ 
         gv_[3u] = g_2_[c_4_];
         uv_[3u] = up_[c_4_];
         if (c0_ < nv_) {
-            kf_f16x8 t55_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
+            kf_f16x8 t56_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
             float gf_ = kf_f16_to_f32(gv_[0u].v[0]);
-            kf_f16 t71_ = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_, __fadd_rn(1.0f, kf_exp_approx(-gf_))), kf_f16_to_f32(uv_[0u].v[0])));
-            kf_f16x8 o_ = t55_;
-            o_.v[0] = t71_;
+            kf_f16 t72_ = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_, __fadd_rn(1.0f, kf_exp_approx(-gf_))), kf_f16_to_f32(uv_[0u].v[0])));
+            kf_f16x8 o_ = t56_;
+            o_.v[0] = t72_;
             float gf_2_ = kf_f16_to_f32(gv_[0u].v[1]);
             o_.v[1] = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_2_, __fadd_rn(1.0f, kf_exp_approx(-gf_2_))), kf_f16_to_f32(uv_[0u].v[1])));
             float gf_3_ = kf_f16_to_f32(gv_[0u].v[2]);
@@ -10870,11 +10945,11 @@ gemv_silu_f16_f16_f32(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ 
             ((kf_f16x8*)xs_)[c0_] = o_;
         }
         if ((c0_ + 256u) < nv_) {
-            kf_f16x8 t183_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
+            kf_f16x8 t184_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
             float gf_9_ = kf_f16_to_f32(gv_[1u].v[0]);
-            kf_f16 t199_ = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_9_, __fadd_rn(1.0f, kf_exp_approx(-gf_9_))), kf_f16_to_f32(uv_[1u].v[0])));
-            kf_f16x8 o_2_ = t183_;
-            o_2_.v[0] = t199_;
+            kf_f16 t200_ = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_9_, __fadd_rn(1.0f, kf_exp_approx(-gf_9_))), kf_f16_to_f32(uv_[1u].v[0])));
+            kf_f16x8 o_2_ = t184_;
+            o_2_.v[0] = t200_;
             float gf_10_ = kf_f16_to_f32(gv_[1u].v[1]);
             o_2_.v[1] = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_10_, __fadd_rn(1.0f, kf_exp_approx(-gf_10_))), kf_f16_to_f32(uv_[1u].v[1])));
             float gf_11_ = kf_f16_to_f32(gv_[1u].v[2]);
@@ -10892,11 +10967,11 @@ gemv_silu_f16_f16_f32(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ 
             ((kf_f16x8*)xs_)[c0_ + 256u] = o_2_;
         }
         if ((c0_ + 512u) < nv_) {
-            kf_f16x8 t311_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
+            kf_f16x8 t312_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
             float gf_17_ = kf_f16_to_f32(gv_[2u].v[0]);
-            kf_f16 t327_ = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_17_, __fadd_rn(1.0f, kf_exp_approx(-gf_17_))), kf_f16_to_f32(uv_[2u].v[0])));
-            kf_f16x8 o_3_ = t311_;
-            o_3_.v[0] = t327_;
+            kf_f16 t328_ = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_17_, __fadd_rn(1.0f, kf_exp_approx(-gf_17_))), kf_f16_to_f32(uv_[2u].v[0])));
+            kf_f16x8 o_3_ = t312_;
+            o_3_.v[0] = t328_;
             float gf_18_ = kf_f16_to_f32(gv_[2u].v[1]);
             o_3_.v[1] = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_18_, __fadd_rn(1.0f, kf_exp_approx(-gf_18_))), kf_f16_to_f32(uv_[2u].v[1])));
             float gf_19_ = kf_f16_to_f32(gv_[2u].v[2]);
@@ -10914,11 +10989,11 @@ gemv_silu_f16_f16_f32(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ 
             ((kf_f16x8*)xs_)[c0_ + 512u] = o_3_;
         }
         if ((c0_ + 768u) < nv_) {
-            kf_f16x8 t439_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
+            kf_f16x8 t440_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
             float gf_25_ = kf_f16_to_f32(gv_[3u].v[0]);
-            kf_f16 t455_ = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_25_, __fadd_rn(1.0f, kf_exp_approx(-gf_25_))), kf_f16_to_f32(uv_[3u].v[0])));
-            kf_f16x8 o_4_ = t439_;
-            o_4_.v[0] = t455_;
+            kf_f16 t456_ = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_25_, __fadd_rn(1.0f, kf_exp_approx(-gf_25_))), kf_f16_to_f32(uv_[3u].v[0])));
+            kf_f16x8 o_4_ = t440_;
+            o_4_.v[0] = t456_;
             float gf_26_ = kf_f16_to_f32(gv_[3u].v[1]);
             o_4_.v[1] = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_26_, __fadd_rn(1.0f, kf_exp_approx(-gf_26_))), kf_f16_to_f32(uv_[3u].v[1])));
             float gf_27_ = kf_f16_to_f32(gv_[3u].v[2]);
@@ -10951,9 +11026,9 @@ gemv_silu_f16_f16_f32(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ 
         unsigned lk_ = 0u;
         unsigned cg_ = wid_;
         unsigned ck_ = 0u;
-        unsigned t631_ = total_ + 1u;
+        unsigned t633_ = total_ + 1u;
         #pragma unroll 1
-        for (unsigned t0_ = 0u; t0_ < t631_; t0_ = t0_ + 2u) {
+        for (unsigned t0_ = 0u; t0_ < t633_; t0_ = t0_ + 2u) {
             if (t0_ < total_) {
                 unsigned v_ = min((((lk_ << 5u) << 2u) + lane_), (nv_2_ - 1u));
                 unsigned row_ = min(lg_, (m_ - 1u));
@@ -10971,23 +11046,23 @@ gemv_silu_f16_f16_f32(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ 
                 unsigned row_4_ = min(lg_, (m_ - 1u));
                 wb_[3u] = wv_[(row_4_ * nv_2_) + v_4_];
                 xb_[6u] = xs_[v_4_];
-                unsigned t803_ = lk_ + 1u;
-                lk_ = t803_;
-                if (t803_ == steps_) {
+                unsigned t805_ = lk_ + 1u;
+                lk_ = t805_;
+                if (t805_ == steps_) {
                     lk_ = 0u;
                     lg_ = lg_ + nw_;
                 }
             }
-            bool t811_ = t0_ >= 1u;
-            bool t812_ = t811_;
-            if (t811_) {
-                t812_ = (t0_ - 1u) < total_;
+            bool t813_ = t0_ >= 1u;
+            bool t814_ = t813_;
+            if (t813_) {
+                t814_ = (t0_ - 1u) < total_;
             }
-            if (t812_) {
+            if (t814_) {
                 unsigned v_5_ = ((ck_ << 5u) << 2u) + lane_;
                 if (v_5_ < nv_2_) {
-                    kf_u32x4 t849_ = xb_[8u];
-                    kf_f16x8 a_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t849_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t849_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t849_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t849_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t849_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t849_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t849_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t849_, 3u), 16u))}};
+                    kf_u32x4 t873_ = xb_[8u];
+                    kf_f16x8 a_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t873_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t873_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t873_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t873_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t873_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t873_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t873_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t873_, 3u), 16u))}};
                     xs_2_[0u] = kf_f16_to_f32(a_.v[0]);
                     xs_2_[1u] = kf_f16_to_f32(a_.v[1]);
                     xs_2_[2u] = kf_f16_to_f32(a_.v[2]);
@@ -10996,14 +11071,14 @@ gemv_silu_f16_f16_f32(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ 
                     xs_2_[5u] = kf_f16_to_f32(a_.v[5]);
                     xs_2_[6u] = kf_f16_to_f32(a_.v[6]);
                     xs_2_[7u] = kf_f16_to_f32(a_.v[7]);
-                    kf_u32x4 t876_ = wb_[4u];
-                    kf_f16x8 wh_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t876_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t876_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t876_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t876_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t876_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t876_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t876_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t876_, 3u), 16u))}};
+                    kf_u32x4 t900_ = wb_[4u];
+                    kf_f16x8 wh_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t900_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t900_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t900_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t900_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t900_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t900_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t900_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t900_, 3u), 16u))}};
                     acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_.v[7]), xs_2_[7u], __fmaf_rn(kf_f16_to_f32(wh_.v[6]), xs_2_[6u], __fmaf_rn(kf_f16_to_f32(wh_.v[5]), xs_2_[5u], __fmaf_rn(kf_f16_to_f32(wh_.v[4]), xs_2_[4u], __fmaf_rn(kf_f16_to_f32(wh_.v[3]), xs_2_[3u], __fmaf_rn(kf_f16_to_f32(wh_.v[2]), xs_2_[2u], __fmaf_rn(kf_f16_to_f32(wh_.v[1]), xs_2_[1u], __fmaf_rn(kf_f16_to_f32(wh_.v[0]), xs_2_[0u], acc_[0u]))))))));
                 }
                 unsigned v_6_ = (((ck_ << 5u) << 2u) + 32u) + lane_;
                 if (v_6_ < nv_2_) {
-                    kf_u32x4 t980_ = xb_[10u];
-                    kf_f16x8 a_2_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t980_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t980_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t980_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t980_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t980_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t980_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t980_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t980_, 3u), 16u))}};
+                    kf_u32x4 t1004_ = xb_[10u];
+                    kf_f16x8 a_2_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1004_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1004_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1004_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1004_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1004_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1004_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1004_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1004_, 3u), 16u))}};
                     xs_3_[0u] = kf_f16_to_f32(a_2_.v[0]);
                     xs_3_[1u] = kf_f16_to_f32(a_2_.v[1]);
                     xs_3_[2u] = kf_f16_to_f32(a_2_.v[2]);
@@ -11012,14 +11087,14 @@ gemv_silu_f16_f16_f32(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ 
                     xs_3_[5u] = kf_f16_to_f32(a_2_.v[5]);
                     xs_3_[6u] = kf_f16_to_f32(a_2_.v[6]);
                     xs_3_[7u] = kf_f16_to_f32(a_2_.v[7]);
-                    kf_u32x4 t1007_ = wb_[5u];
-                    kf_f16x8 wh_2_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1007_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1007_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1007_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1007_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1007_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1007_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1007_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1007_, 3u), 16u))}};
+                    kf_u32x4 t1031_ = wb_[5u];
+                    kf_f16x8 wh_2_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1031_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1031_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1031_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1031_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1031_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1031_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1031_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1031_, 3u), 16u))}};
                     acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_2_.v[7]), xs_3_[7u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[6]), xs_3_[6u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[5]), xs_3_[5u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[4]), xs_3_[4u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[3]), xs_3_[3u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[2]), xs_3_[2u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[1]), xs_3_[1u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[0]), xs_3_[0u], acc_[0u]))))))));
                 }
                 unsigned v_7_ = (((ck_ << 5u) << 2u) + 64u) + lane_;
                 if (v_7_ < nv_2_) {
-                    kf_u32x4 t1111_ = xb_[12u];
-                    kf_f16x8 a_3_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1111_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1111_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1111_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1111_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1111_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1111_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1111_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1111_, 3u), 16u))}};
+                    kf_u32x4 t1135_ = xb_[12u];
+                    kf_f16x8 a_3_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1135_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1135_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1135_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1135_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1135_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1135_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1135_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1135_, 3u), 16u))}};
                     xs_4_[0u] = kf_f16_to_f32(a_3_.v[0]);
                     xs_4_[1u] = kf_f16_to_f32(a_3_.v[1]);
                     xs_4_[2u] = kf_f16_to_f32(a_3_.v[2]);
@@ -11028,14 +11103,14 @@ gemv_silu_f16_f16_f32(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ 
                     xs_4_[5u] = kf_f16_to_f32(a_3_.v[5]);
                     xs_4_[6u] = kf_f16_to_f32(a_3_.v[6]);
                     xs_4_[7u] = kf_f16_to_f32(a_3_.v[7]);
-                    kf_u32x4 t1138_ = wb_[6u];
-                    kf_f16x8 wh_3_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1138_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1138_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1138_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1138_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1138_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1138_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1138_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1138_, 3u), 16u))}};
+                    kf_u32x4 t1162_ = wb_[6u];
+                    kf_f16x8 wh_3_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1162_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1162_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1162_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1162_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1162_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1162_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1162_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1162_, 3u), 16u))}};
                     acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_3_.v[7]), xs_4_[7u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[6]), xs_4_[6u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[5]), xs_4_[5u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[4]), xs_4_[4u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[3]), xs_4_[3u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[2]), xs_4_[2u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[1]), xs_4_[1u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[0]), xs_4_[0u], acc_[0u]))))))));
                 }
                 unsigned v_8_ = (((ck_ << 5u) << 2u) + 96u) + lane_;
                 if (v_8_ < nv_2_) {
-                    kf_u32x4 t1242_ = xb_[14u];
-                    kf_f16x8 a_4_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1242_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1242_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1242_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1242_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1242_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1242_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1242_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1242_, 3u), 16u))}};
+                    kf_u32x4 t1266_ = xb_[14u];
+                    kf_f16x8 a_4_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1266_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1266_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1266_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1266_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1266_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1266_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1266_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1266_, 3u), 16u))}};
                     xs_5_[0u] = kf_f16_to_f32(a_4_.v[0]);
                     xs_5_[1u] = kf_f16_to_f32(a_4_.v[1]);
                     xs_5_[2u] = kf_f16_to_f32(a_4_.v[2]);
@@ -11044,49 +11119,49 @@ gemv_silu_f16_f16_f32(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ 
                     xs_5_[5u] = kf_f16_to_f32(a_4_.v[5]);
                     xs_5_[6u] = kf_f16_to_f32(a_4_.v[6]);
                     xs_5_[7u] = kf_f16_to_f32(a_4_.v[7]);
-                    kf_u32x4 t1269_ = wb_[7u];
-                    kf_f16x8 wh_4_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1269_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1269_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1269_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1269_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1269_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1269_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1269_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1269_, 3u), 16u))}};
+                    kf_u32x4 t1293_ = wb_[7u];
+                    kf_f16x8 wh_4_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1293_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1293_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1293_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1293_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1293_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1293_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1293_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1293_, 3u), 16u))}};
                     acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_4_.v[7]), xs_5_[7u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[6]), xs_5_[6u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[5]), xs_5_[5u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[4]), xs_5_[4u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[3]), xs_5_[3u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[2]), xs_5_[2u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[1]), xs_5_[1u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[0]), xs_5_[0u], acc_[0u]))))))));
                 }
-                unsigned t1343_ = ck_ + 1u;
-                ck_ = t1343_;
-                if (t1343_ == steps_) {
-                    float t1346_ = acc_[0u];
-                    unsigned t1368_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
-                    if (t1368_ == 32u) {
-                        float t1373_ = __fadd_rn(t1346_, kf_shfl_xor(t1346_, 16u, kf_wn));
-                        float t1376_ = __fadd_rn(t1373_, kf_shfl_xor(t1373_, 8u, kf_wn));
-                        float t1379_ = __fadd_rn(t1376_, kf_shfl_xor(t1376_, 4u, kf_wn));
-                        float t1382_ = __fadd_rn(t1379_, kf_shfl_xor(t1379_, 2u, kf_wn));
-                        s_ = __fadd_rn(t1382_, kf_shfl_xor(t1382_, 1u, kf_wn));
+                unsigned t1367_ = ck_ + 1u;
+                ck_ = t1367_;
+                if (t1367_ == steps_) {
+                    float t1370_ = acc_[0u];
+                    unsigned t1392_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+                    if (t1392_ == 32u) {
+                        float t1397_ = __fadd_rn(t1370_, kf_shfl_xor(t1370_, 16u, kf_wn));
+                        float t1400_ = __fadd_rn(t1397_, kf_shfl_xor(t1397_, 8u, kf_wn));
+                        float t1403_ = __fadd_rn(t1400_, kf_shfl_xor(t1400_, 4u, kf_wn));
+                        float t1406_ = __fadd_rn(t1403_, kf_shfl_xor(t1403_, 2u, kf_wn));
+                        s_ = __fadd_rn(t1406_, kf_shfl_xor(t1406_, 1u, kf_wn));
                     } else {
-                        float t1388_ = kf_shfl_down(t1346_, 16u, kf_wn);
-                        bool t1390_ = (kf_lane_id() + 16u) < t1368_;
-                        float t1391_ = __fadd_rn(t1346_, t1388_);
-                        float t1392_ = t1390_ ? t1391_ : t1346_;
-                        float t1394_ = kf_shfl_down(t1392_, 8u, kf_wn);
-                        bool t1396_ = (kf_lane_id() + 8u) < t1368_;
-                        float t1397_ = __fadd_rn(t1392_, t1394_);
-                        float t1398_ = t1396_ ? t1397_ : t1392_;
-                        float t1400_ = kf_shfl_down(t1398_, 4u, kf_wn);
-                        bool t1402_ = (kf_lane_id() + 4u) < t1368_;
-                        float t1403_ = __fadd_rn(t1398_, t1400_);
-                        float t1404_ = t1402_ ? t1403_ : t1398_;
-                        float t1406_ = kf_shfl_down(t1404_, 2u, kf_wn);
-                        bool t1408_ = (kf_lane_id() + 2u) < t1368_;
-                        float t1409_ = __fadd_rn(t1404_, t1406_);
-                        float t1410_ = t1408_ ? t1409_ : t1404_;
-                        float t1412_ = kf_shfl_down(t1410_, 1u, kf_wn);
-                        bool t1414_ = (kf_lane_id() + 1u) < t1368_;
-                        float t1415_ = __fadd_rn(t1410_, t1412_);
-                        s_ = kf_shfl(t1414_ ? t1415_ : t1410_, 0u, kf_wn);
+                        float t1412_ = kf_shfl_down(t1370_, 16u, kf_wn);
+                        bool t1414_ = (kf_lane_id() + 16u) < t1392_;
+                        float t1415_ = __fadd_rn(t1370_, t1412_);
+                        float t1416_ = t1414_ ? t1415_ : t1370_;
+                        float t1418_ = kf_shfl_down(t1416_, 8u, kf_wn);
+                        bool t1420_ = (kf_lane_id() + 8u) < t1392_;
+                        float t1421_ = __fadd_rn(t1416_, t1418_);
+                        float t1422_ = t1420_ ? t1421_ : t1416_;
+                        float t1424_ = kf_shfl_down(t1422_, 4u, kf_wn);
+                        bool t1426_ = (kf_lane_id() + 4u) < t1392_;
+                        float t1427_ = __fadd_rn(t1422_, t1424_);
+                        float t1428_ = t1426_ ? t1427_ : t1422_;
+                        float t1430_ = kf_shfl_down(t1428_, 2u, kf_wn);
+                        bool t1432_ = (kf_lane_id() + 2u) < t1392_;
+                        float t1433_ = __fadd_rn(t1428_, t1430_);
+                        float t1434_ = t1432_ ? t1433_ : t1428_;
+                        float t1436_ = kf_shfl_down(t1434_, 1u, kf_wn);
+                        bool t1438_ = (kf_lane_id() + 1u) < t1392_;
+                        float t1439_ = __fadd_rn(t1434_, t1436_);
+                        s_ = kf_shfl(t1438_ ? t1439_ : t1434_, 0u, kf_wn);
                     }
-                    bool t1420_ = lane_ == 0u;
-                    bool t1421_ = t1420_;
-                    if (t1420_) {
-                        t1421_ = cg_ < m_;
+                    bool t1444_ = lane_ == 0u;
+                    bool t1445_ = t1444_;
+                    if (t1444_) {
+                        t1445_ = cg_ < m_;
                     }
-                    if (t1421_) {
+                    if (t1445_) {
                         y_[cg_] = s_;
                     }
                     acc_[0u] = 0.0f;
@@ -11111,23 +11186,23 @@ gemv_silu_f16_f16_f32(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ 
                 unsigned row_8_ = min(lg_, (m_ - 1u));
                 wb_[7u] = wv_[(row_8_ * nv_2_) + v_12_];
                 xb_[14u] = xs_[v_12_];
-                unsigned t1612_ = lk_ + 1u;
-                lk_ = t1612_;
-                if (t1612_ == steps_) {
+                unsigned t1640_ = lk_ + 1u;
+                lk_ = t1640_;
+                if (t1640_ == steps_) {
                     lk_ = 0u;
                     lg_ = lg_ + nw_;
                 }
             }
-            bool t1620_ = (t0_ + 1u) >= 1u;
-            bool t1621_ = t1620_;
-            if (t1620_) {
-                t1621_ = ((t0_ + 1u) - 1u) < total_;
+            bool t1648_ = (t0_ + 1u) >= 1u;
+            bool t1649_ = t1648_;
+            if (t1648_) {
+                t1649_ = ((t0_ + 1u) - 1u) < total_;
             }
-            if (t1621_) {
+            if (t1649_) {
                 unsigned v_13_ = ((ck_ << 5u) << 2u) + lane_;
                 if (v_13_ < nv_2_) {
-                    kf_u32x4 t1658_ = xb_[0u];
-                    kf_f16x8 a_5_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1658_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1658_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1658_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1658_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1658_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1658_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1658_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1658_, 3u), 16u))}};
+                    kf_u32x4 t1708_ = xb_[0u];
+                    kf_f16x8 a_5_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1708_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1708_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1708_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1708_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1708_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1708_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1708_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1708_, 3u), 16u))}};
                     xs_6_[0u] = kf_f16_to_f32(a_5_.v[0]);
                     xs_6_[1u] = kf_f16_to_f32(a_5_.v[1]);
                     xs_6_[2u] = kf_f16_to_f32(a_5_.v[2]);
@@ -11136,14 +11211,14 @@ gemv_silu_f16_f16_f32(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ 
                     xs_6_[5u] = kf_f16_to_f32(a_5_.v[5]);
                     xs_6_[6u] = kf_f16_to_f32(a_5_.v[6]);
                     xs_6_[7u] = kf_f16_to_f32(a_5_.v[7]);
-                    kf_u32x4 t1685_ = wb_[0u];
-                    kf_f16x8 wh_5_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1685_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1685_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1685_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1685_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1685_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1685_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1685_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1685_, 3u), 16u))}};
+                    kf_u32x4 t1735_ = wb_[0u];
+                    kf_f16x8 wh_5_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1735_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1735_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1735_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1735_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1735_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1735_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1735_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1735_, 3u), 16u))}};
                     acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_5_.v[7]), xs_6_[7u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[6]), xs_6_[6u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[5]), xs_6_[5u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[4]), xs_6_[4u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[3]), xs_6_[3u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[2]), xs_6_[2u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[1]), xs_6_[1u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[0]), xs_6_[0u], acc_[0u]))))))));
                 }
                 unsigned v_14_ = (((ck_ << 5u) << 2u) + 32u) + lane_;
                 if (v_14_ < nv_2_) {
-                    kf_u32x4 t1789_ = xb_[2u];
-                    kf_f16x8 a_6_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1789_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1789_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1789_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1789_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1789_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1789_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1789_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1789_, 3u), 16u))}};
+                    kf_u32x4 t1839_ = xb_[2u];
+                    kf_f16x8 a_6_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1839_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1839_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1839_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1839_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1839_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1839_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1839_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1839_, 3u), 16u))}};
                     xs_7_[0u] = kf_f16_to_f32(a_6_.v[0]);
                     xs_7_[1u] = kf_f16_to_f32(a_6_.v[1]);
                     xs_7_[2u] = kf_f16_to_f32(a_6_.v[2]);
@@ -11152,14 +11227,14 @@ gemv_silu_f16_f16_f32(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ 
                     xs_7_[5u] = kf_f16_to_f32(a_6_.v[5]);
                     xs_7_[6u] = kf_f16_to_f32(a_6_.v[6]);
                     xs_7_[7u] = kf_f16_to_f32(a_6_.v[7]);
-                    kf_u32x4 t1816_ = wb_[1u];
-                    kf_f16x8 wh_6_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1816_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1816_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1816_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1816_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1816_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1816_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1816_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1816_, 3u), 16u))}};
+                    kf_u32x4 t1866_ = wb_[1u];
+                    kf_f16x8 wh_6_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1866_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1866_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1866_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1866_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1866_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1866_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1866_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1866_, 3u), 16u))}};
                     acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_6_.v[7]), xs_7_[7u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[6]), xs_7_[6u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[5]), xs_7_[5u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[4]), xs_7_[4u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[3]), xs_7_[3u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[2]), xs_7_[2u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[1]), xs_7_[1u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[0]), xs_7_[0u], acc_[0u]))))))));
                 }
                 unsigned v_15_ = (((ck_ << 5u) << 2u) + 64u) + lane_;
                 if (v_15_ < nv_2_) {
-                    kf_u32x4 t1920_ = xb_[4u];
-                    kf_f16x8 a_7_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1920_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1920_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1920_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1920_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1920_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1920_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1920_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1920_, 3u), 16u))}};
+                    kf_u32x4 t1970_ = xb_[4u];
+                    kf_f16x8 a_7_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1970_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1970_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1970_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1970_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1970_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1970_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1970_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1970_, 3u), 16u))}};
                     xs_8_[0u] = kf_f16_to_f32(a_7_.v[0]);
                     xs_8_[1u] = kf_f16_to_f32(a_7_.v[1]);
                     xs_8_[2u] = kf_f16_to_f32(a_7_.v[2]);
@@ -11168,14 +11243,14 @@ gemv_silu_f16_f16_f32(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ 
                     xs_8_[5u] = kf_f16_to_f32(a_7_.v[5]);
                     xs_8_[6u] = kf_f16_to_f32(a_7_.v[6]);
                     xs_8_[7u] = kf_f16_to_f32(a_7_.v[7]);
-                    kf_u32x4 t1947_ = wb_[2u];
-                    kf_f16x8 wh_7_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1947_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1947_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1947_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1947_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1947_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1947_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1947_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1947_, 3u), 16u))}};
+                    kf_u32x4 t1997_ = wb_[2u];
+                    kf_f16x8 wh_7_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1997_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1997_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1997_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1997_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1997_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1997_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1997_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1997_, 3u), 16u))}};
                     acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_7_.v[7]), xs_8_[7u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[6]), xs_8_[6u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[5]), xs_8_[5u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[4]), xs_8_[4u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[3]), xs_8_[3u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[2]), xs_8_[2u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[1]), xs_8_[1u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[0]), xs_8_[0u], acc_[0u]))))))));
                 }
                 unsigned v_16_ = (((ck_ << 5u) << 2u) + 96u) + lane_;
                 if (v_16_ < nv_2_) {
-                    kf_u32x4 t2051_ = xb_[6u];
-                    kf_f16x8 a_8_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2051_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2051_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2051_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2051_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2051_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2051_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2051_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2051_, 3u), 16u))}};
+                    kf_u32x4 t2101_ = xb_[6u];
+                    kf_f16x8 a_8_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2101_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2101_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2101_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2101_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2101_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2101_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2101_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2101_, 3u), 16u))}};
                     xs_9_[0u] = kf_f16_to_f32(a_8_.v[0]);
                     xs_9_[1u] = kf_f16_to_f32(a_8_.v[1]);
                     xs_9_[2u] = kf_f16_to_f32(a_8_.v[2]);
@@ -11184,49 +11259,49 @@ gemv_silu_f16_f16_f32(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ 
                     xs_9_[5u] = kf_f16_to_f32(a_8_.v[5]);
                     xs_9_[6u] = kf_f16_to_f32(a_8_.v[6]);
                     xs_9_[7u] = kf_f16_to_f32(a_8_.v[7]);
-                    kf_u32x4 t2078_ = wb_[3u];
-                    kf_f16x8 wh_8_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2078_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2078_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2078_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2078_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2078_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2078_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2078_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2078_, 3u), 16u))}};
+                    kf_u32x4 t2128_ = wb_[3u];
+                    kf_f16x8 wh_8_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2128_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2128_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2128_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2128_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2128_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2128_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2128_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2128_, 3u), 16u))}};
                     acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_8_.v[7]), xs_9_[7u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[6]), xs_9_[6u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[5]), xs_9_[5u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[4]), xs_9_[4u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[3]), xs_9_[3u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[2]), xs_9_[2u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[1]), xs_9_[1u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[0]), xs_9_[0u], acc_[0u]))))))));
                 }
-                unsigned t2152_ = ck_ + 1u;
-                ck_ = t2152_;
-                if (t2152_ == steps_) {
-                    float t2155_ = acc_[0u];
-                    unsigned t2177_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
-                    if (t2177_ == 32u) {
-                        float t2182_ = __fadd_rn(t2155_, kf_shfl_xor(t2155_, 16u, kf_wn));
-                        float t2185_ = __fadd_rn(t2182_, kf_shfl_xor(t2182_, 8u, kf_wn));
-                        float t2188_ = __fadd_rn(t2185_, kf_shfl_xor(t2185_, 4u, kf_wn));
-                        float t2191_ = __fadd_rn(t2188_, kf_shfl_xor(t2188_, 2u, kf_wn));
-                        s_2_ = __fadd_rn(t2191_, kf_shfl_xor(t2191_, 1u, kf_wn));
+                unsigned t2202_ = ck_ + 1u;
+                ck_ = t2202_;
+                if (t2202_ == steps_) {
+                    float t2205_ = acc_[0u];
+                    unsigned t2227_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+                    if (t2227_ == 32u) {
+                        float t2232_ = __fadd_rn(t2205_, kf_shfl_xor(t2205_, 16u, kf_wn));
+                        float t2235_ = __fadd_rn(t2232_, kf_shfl_xor(t2232_, 8u, kf_wn));
+                        float t2238_ = __fadd_rn(t2235_, kf_shfl_xor(t2235_, 4u, kf_wn));
+                        float t2241_ = __fadd_rn(t2238_, kf_shfl_xor(t2238_, 2u, kf_wn));
+                        s_2_ = __fadd_rn(t2241_, kf_shfl_xor(t2241_, 1u, kf_wn));
                     } else {
-                        float t2197_ = kf_shfl_down(t2155_, 16u, kf_wn);
-                        bool t2199_ = (kf_lane_id() + 16u) < t2177_;
-                        float t2200_ = __fadd_rn(t2155_, t2197_);
-                        float t2201_ = t2199_ ? t2200_ : t2155_;
-                        float t2203_ = kf_shfl_down(t2201_, 8u, kf_wn);
-                        bool t2205_ = (kf_lane_id() + 8u) < t2177_;
-                        float t2206_ = __fadd_rn(t2201_, t2203_);
-                        float t2207_ = t2205_ ? t2206_ : t2201_;
-                        float t2209_ = kf_shfl_down(t2207_, 4u, kf_wn);
-                        bool t2211_ = (kf_lane_id() + 4u) < t2177_;
-                        float t2212_ = __fadd_rn(t2207_, t2209_);
-                        float t2213_ = t2211_ ? t2212_ : t2207_;
-                        float t2215_ = kf_shfl_down(t2213_, 2u, kf_wn);
-                        bool t2217_ = (kf_lane_id() + 2u) < t2177_;
-                        float t2218_ = __fadd_rn(t2213_, t2215_);
-                        float t2219_ = t2217_ ? t2218_ : t2213_;
-                        float t2221_ = kf_shfl_down(t2219_, 1u, kf_wn);
-                        bool t2223_ = (kf_lane_id() + 1u) < t2177_;
-                        float t2224_ = __fadd_rn(t2219_, t2221_);
-                        s_2_ = kf_shfl(t2223_ ? t2224_ : t2219_, 0u, kf_wn);
+                        float t2247_ = kf_shfl_down(t2205_, 16u, kf_wn);
+                        bool t2249_ = (kf_lane_id() + 16u) < t2227_;
+                        float t2250_ = __fadd_rn(t2205_, t2247_);
+                        float t2251_ = t2249_ ? t2250_ : t2205_;
+                        float t2253_ = kf_shfl_down(t2251_, 8u, kf_wn);
+                        bool t2255_ = (kf_lane_id() + 8u) < t2227_;
+                        float t2256_ = __fadd_rn(t2251_, t2253_);
+                        float t2257_ = t2255_ ? t2256_ : t2251_;
+                        float t2259_ = kf_shfl_down(t2257_, 4u, kf_wn);
+                        bool t2261_ = (kf_lane_id() + 4u) < t2227_;
+                        float t2262_ = __fadd_rn(t2257_, t2259_);
+                        float t2263_ = t2261_ ? t2262_ : t2257_;
+                        float t2265_ = kf_shfl_down(t2263_, 2u, kf_wn);
+                        bool t2267_ = (kf_lane_id() + 2u) < t2227_;
+                        float t2268_ = __fadd_rn(t2263_, t2265_);
+                        float t2269_ = t2267_ ? t2268_ : t2263_;
+                        float t2271_ = kf_shfl_down(t2269_, 1u, kf_wn);
+                        bool t2273_ = (kf_lane_id() + 1u) < t2227_;
+                        float t2274_ = __fadd_rn(t2269_, t2271_);
+                        s_2_ = kf_shfl(t2273_ ? t2274_ : t2269_, 0u, kf_wn);
                     }
-                    bool t2229_ = lane_ == 0u;
-                    bool t2230_ = t2229_;
-                    if (t2229_) {
-                        t2230_ = cg_ < m_;
+                    bool t2279_ = lane_ == 0u;
+                    bool t2280_ = t2279_;
+                    if (t2279_) {
+                        t2280_ = cg_ < m_;
                     }
-                    if (t2230_) {
+                    if (t2280_) {
                         y_[cg_] = s_2_;
                     }
                     acc_[0u] = 0.0f;
