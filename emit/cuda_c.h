@@ -147,6 +147,10 @@ bool kf_cu_analyze(kf_cu_kernel *w);
  * inlined or folded into another statement). */
 bool kf_cu_written(const kf_cu_kernel *w, uint32_t i);
 uint32_t kf_cu_next_written(const kf_cu_kernel *w, uint32_t i);
+/* Loop pins (cuda_c_analyze.c says why): value v, read in the loop at l,
+ * is pinned at its start; array ai's elements read in it are. */
+bool kf_cu_pin_value(const kf_cu_kernel *w, uint32_t l, kf_val v);
+bool kf_cu_pin_array(const kf_cu_kernel *w, uint32_t l, uint32_t ai);
 /* A vector BINOP/UNOP/CVT/MATH, written one statement per lane. */
 bool kf_cu_per_lane(const kf_cu_kernel *w, uint32_t i);
 /* A BINOP (+ - *) or MATH (fma min max abs) on an f16/bf16 vector: one

@@ -793,6 +793,87 @@ static void alloc_writer(kw *w)
     w->names.next = scratch_calloc(w, w->names.cap, sizeof *w->names.next);
 }
 
+/* ---- loop pins (read by the writer at each loop) -------------------------- */
+
+/* NVVM rematerializes cheap loop-invariant integers (row offsets made of
+ * block_id, lane_id and parameters) inside a loop, at each use and
+ * predicated with it: the loop then recomputes every iteration what the
+ * program (and the PTX path) computes once before it; tc_gemv_f16's main
+ * loop was 126 SASS instructions against the PTX path's 104. An empty asm
+ * taking the value as a "+r" operand where the loop starts makes it opaque
+ * to NVVM: computed once, kept in a register through the loop. Pinned are
+ * the loop's loop-invariant integer scalars of 32 or 64 bits that are not
+ * constants (those must stay foldable). */
+
+/* v is a constant expression: a CONST, or pure arithmetic on constants. */
+static bool const_valued(const kw *w, kf_val v, int depth)
+{
+    const vinfo *vi = &w->v[v];
+    if (vi->ndefs != 1 || depth > 8) return false;
+    const kf_ir_ins *d = &w->k->ins[vi->def];
+    switch (d->op) {
+    case KF_IR_CONST: return true;
+    case KF_IR_MOV: case KF_IR_BINOP: case KF_IR_UNOP: case KF_IR_CVT: case KF_IR_MATH: case KF_IR_SELECT:
+        for (int a = 0; a < kf_ir_op_nargs[d->op]; a++)
+            if (d->a[a] && !const_valued(w, d->a[a], depth + 1)) return false;
+        return true;
+    default: return false;
+    }
+}
+
+/* v is a product of two unknowns (a row offset, row · k), through MOVs and
+ * conversions: NVVM knows no range for it that a pin would hide, unlike a
+ * masked lane index (pinning j = lane_id % 4 cost q4k_q8_gemv 21 instructions
+ * a step: it no longer knew j < 4). */
+static bool offset_valued(const kw *w, kf_val v)
+{
+    for (int hops = 0; hops < 8; hops++) {
+        const vinfo *vi = &w->v[v];
+        if (vi->ndefs != 1) return false;
+        const kf_ir_ins *d = &w->k->ins[vi->def];
+        if (d->op == KF_IR_MOV || d->op == KF_IR_CVT) {
+            v = d->a[0];
+            continue;
+        }
+        return d->op == KF_IR_BINOP && d->sub == KF_OP_MUL && !const_valued(w, d->a[0], 0) &&
+               !const_valued(w, d->a[1], 0);
+    }
+    return false;
+}
+
+static bool pin_scalar(kf_scalar s)
+{
+    char c = kf_scalar_class[s];
+    return (c == 'i' || c == 'u') && (kf_scalar_bytes[s] == 4 || kf_scalar_bytes[s] == 8);
+}
+
+bool kf_cu_pin_value(const kw *w, uint32_t l, kf_val v)
+{
+    const vinfo *vi = &w->v[v];
+    kf_type t = w->k->vals[v].type;
+    if ((vi->kind != VK_AT_DEF && vi->kind != VK_TOP) || vi->ndefs != 1 || vi->def >= l) return false;
+    if (t.kind != KF_TK_SCALAR || !pin_scalar((kf_scalar)t.scalar)) return false;
+    return scope_encloses(w, w->scope[vi->def], w->scope[l]) && offset_valued(w, v);
+}
+
+/* Array ai lives in registers (local, integer scalars, every access at a
+ * constant index as its own type) and the loop at l does not write it. */
+bool kf_cu_pin_array(const kw *w, uint32_t l, uint32_t ai)
+{
+    const kf_ir_kernel *k = w->k;
+    kf_type at = k->arrays[ai].type;
+    if ((at.flags & KF_TF_SHARED) || at.lanes != 1 || !pin_scalar((kf_scalar)at.scalar)) return false;
+    for (uint32_t i = 0; i < k->nins; i++) {
+        const kf_ir_ins *in = &k->ins[i];
+        bool access = in->op == KF_IR_ALOAD || in->op == KF_IR_ASTORE;
+        if (w->dead[i] || w->drop[i] || !(access || intrin_array(in)) || in->imm != ai) continue;
+        if (!access) return false;
+        if (in->type.scalar != at.scalar || in->type.lanes != 1 || !const_valued(w, in->a[0], 0)) return false;
+        if (in->op == KF_IR_ASTORE && ((i > l && i < kf_cu_end(w, l)) || !offset_valued(w, in->a[1]))) return false;
+    }
+    return true;
+}
+
 bool kf_cu_analyze(kw *w)
 {
     alloc_writer(w);

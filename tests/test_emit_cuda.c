@@ -355,6 +355,38 @@ static void bitcast_to_narrow_lanes_shifts_each_lane_out_of_its_word(void **stat
     free(t);
 }
 
+/* NVVM recomputed tc_gemv_f16's row offsets (min(row, m - 1)·k, from
+ * block_id) inside its main loop at every load (126 SASS instructions a
+ * step against the PTX path's 104): a loop pins, where it starts, the
+ * loop-invariant products that make the index of one of its loads, scalars
+ * and elements of local arrays held in registers, 32-bit ("r") and 64-bit
+ * ("l"). Not pinned: what NVVM would lose a range for (a masked lane index),
+ * values the loop does not use in an index. */
+static void loop_pins_the_invariant_row_offsets_of_its_load_indices(void **state)
+{
+    char *t = emit_source("kernel k(x: &[f32], y: &mut [f32], m: u32, k: u32, n: u64) {\n"
+                          "    let q = lane_id % 4;\n"
+                          "    let row = min(block_id.x, m - 1) * k;\n"
+                          "    let wide = (block_id.x as u64) * n;\n"
+                          "    let other = block_id.x * k;\n"
+                          "    var rb: u32[2];\n"
+                          "    rb[0] = block_id.y * k;\n"
+                          "    rb[1] = block_id.z * k;\n"
+                          "    var s = 0.0;\n"
+                          "    for c in q .. k step 4 {\n"
+                          "        s += x[row + c] + x[rb[0] + c] + x[rb[1] + c] + x[(wide + (c as u64)) as u32];\n"
+                          "    }\n"
+                          "    y[other] = s;\n"
+                          "}\n");
+    assert_has(t, "asm(\"\" : \"+r\"(row_));\n");
+    assert_has(t, "asm(\"\" : \"+r\"(rb_[0u]));\n");
+    assert_has(t, "asm(\"\" : \"+r\"(rb_[1u]));\n");
+    assert_has(t, "asm(\"\" : \"+l\"(wide_));\n    #pragma unroll 1\n    for (");
+    assert_lacks(t, "(q_)");
+    assert_lacks(t, "(other_)");
+    free(t);
+}
+
 /* Issue 7 bug 2: a loop whose latch is unreachable (the body always leaves)
  * still declares its variable in the for header. */
 static void loop_whose_body_always_leaves_keeps_its_variable(void **state)
@@ -890,6 +922,7 @@ int main(void)
         cmocka_unit_test(intrinsics_are_inline_ptx),
         cmocka_unit_test(folded_vector_constants_fill_every_lane),
         cmocka_unit_test(bitcast_to_narrow_lanes_shifts_each_lane_out_of_its_word),
+        cmocka_unit_test(loop_pins_the_invariant_row_offsets_of_its_load_indices),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -296,6 +296,7 @@ add_rmsnorm(kf_f16* __restrict__ x_, const kf_f16* __restrict__ res_, const kf_f
             y8_[base8_ + c_3_] = o_2_;
         }
     } else {
+        asm("" : "+r"(base_));
         #pragma unroll 1
         for (unsigned c_4_ = tid_; c_4_ < cols_; c_4_ = c_4_ + 512u) {
             kf_f16 v_17_ = kf_f16_from_f32(__fadd_rn(kf_f16_to_f32(x_[base_ + c_4_]), kf_f16_to_f32(res_[base_ + c_4_])));
@@ -337,6 +338,7 @@ add_rmsnorm(kf_f16* __restrict__ x_, const kf_f16* __restrict__ res_, const kf_f
         }
         __syncthreads();
         float scale_2_ = kf_rsqrt_approx(__fadd_rn(__fdiv_rn(__fadd_rn(__fadd_rn(__fadd_rn(__fadd_rn(__fadd_rn(__fadd_rn(__fadd_rn(__fadd_rn(__fadd_rn(__fadd_rn(__fadd_rn(__fadd_rn(__fadd_rn(__fadd_rn(__fadd_rn(__fadd_rn(0.0f, part_[0u]), part_[1u]), part_[2u]), part_[3u]), part_[4u]), part_[5u]), part_[6u]), part_[7u]), part_[8u]), part_[9u]), part_[10u]), part_[11u]), part_[12u]), part_[13u]), part_[14u]), part_[15u]), (float)cols_), eps_));
+        asm("" : "+r"(base_));
         #pragma unroll 1
         for (unsigned c_5_ = tid_; c_5_ < cols_; c_5_ = c_5_ + 512u) {
             y_[base_ + c_5_] = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(x_[base_ + c_5_]), scale_2_), kf_f16_to_f32(w_[c_5_])));

@@ -290,6 +290,7 @@ argmax(const float* __restrict__ x_, unsigned* __restrict__ idx_, unsigned rows_
             }
         }
     } else {
+        asm("" : "+r"(base_));
         #pragma unroll 1
         for (unsigned c_ = tid_; c_ < cols_; c_ = c_ + 512u) {
             float v_2_ = x_[base_ + c_];

@@ -72,6 +72,7 @@ reduce_sum(const float* __restrict__ x_, float* __restrict__ out_, unsigned n_)
     acc_[2u] = kf_f32x4{{0.0f, 0.0f, 0.0f, 0.0f}};
     acc_[3u] = kf_f32x4{{0.0f, 0.0f, 0.0f, 0.0f}};
     unsigned i_ = (blockIdx.x * blockDim.x) + threadIdx.x;
+    asm("" : "+r"(stride_));
     #pragma unroll 1
     for (;;) {
         bool t30_ = n4_ >= (stride_ << 2u);

@@ -334,6 +334,7 @@ rmsnorm(const kf_f16* __restrict__ x_, const kf_f16* __restrict__ w_, kf_f16* __
         }
     } else {
         float acc_ = 0.0f;
+        asm("" : "+r"(base_));
         #pragma unroll 1
         for (unsigned c_7_ = tid_; c_7_ < cols_; c_7_ = c_7_ + 256u) {
             float e_33_ = kf_f16_to_f32(x_[base_ + c_7_]);
@@ -374,6 +375,7 @@ rmsnorm(const kf_f16* __restrict__ x_, const kf_f16* __restrict__ w_, kf_f16* __
         }
         __syncthreads();
         float scale_2_ = kf_rsqrt_approx(__fadd_rn(__fdiv_rn(__fadd_rn(__fadd_rn(__fadd_rn(__fadd_rn(__fadd_rn(__fadd_rn(__fadd_rn(__fadd_rn(0.0f, part_[0u]), part_[1u]), part_[2u]), part_[3u]), part_[4u]), part_[5u]), part_[6u]), part_[7u]), (float)cols_), eps_));
+        asm("" : "+r"(base_));
         #pragma unroll 1
         for (unsigned c_8_ = tid_; c_8_ < cols_; c_8_ = c_8_ + 256u) {
             y_[base_ + c_8_] = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(x_[base_ + c_8_]), scale_2_), kf_f16_to_f32(w_[c_8_])));

@@ -2105,6 +2105,7 @@ sdpa_decode_fused(const kf_f16* __restrict__ q_, const kf_f16* __restrict__ kc_,
         float lsum_ = 0.0f;
         kf_f32x4 t2928_ = kf_f32x4{{0.0f, 0.0f, 0.0f, 0.0f}};
         kf_f32x4 acc_ = t2928_;
+        asm("" : "+r"(base_));
         #pragma unroll 1
         for (unsigned s0_ = 0u; s0_ < ns_2_; s0_ = s0_ + 8u) {
             float a_3_ = __uint_as_float(0xff800000u);
@@ -3015,6 +3016,7 @@ sdpa_decode_fused_q8(const kf_f16* __restrict__ q_, const kf_f16* __restrict__ k
             float lsum_ = 0.0f;
             kf_f32x4 t2941_ = kf_f32x4{{0.0f, 0.0f, 0.0f, 0.0f}};
             kf_f32x4 acc_ = t2941_;
+            asm("" : "+r"(base_));
             #pragma unroll 1
             for (unsigned s0_ = 0u; s0_ < ns_2_; s0_ = s0_ + 8u) {
                 float a_3_ = __uint_as_float(0xff800000u);
@@ -3249,6 +3251,7 @@ sdpa_decode_combine(const float* __restrict__ po_, const float* __restrict__ pls
     float mx_ = __uint_as_float(0xff800000u);
     float lsum_ = 0.0f;
     float acc_ = 0.0f;
+    asm("" : "+r"(base_));
     #pragma unroll 1
     for (unsigned s0_ = 0u; s0_ < nsc_; s0_ = s0_ + 32u) {
         if (s0_ >= ns_) {

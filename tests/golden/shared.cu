@@ -94,6 +94,7 @@ row_reduce(const unsigned* __restrict__ x_, float* __restrict__ sums_, float* __
     float w_3_;
     const unsigned kf_wn = kf_warp_lanes();
     unsigned base_ = blockIdx.x * cols_;
+    asm("" : "+r"(base_));
     #pragma unroll 1
     for (unsigned c_ = threadIdx.x; c_ < cols_; c_ = c_ + 128u) {
         row_[c_] = __fmul_rn((float)(x_[base_ + c_] & 63u), 0.25f);

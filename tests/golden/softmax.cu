@@ -400,6 +400,7 @@ softmax_f32(const float* __restrict__ x_, float* __restrict__ y_, unsigned rows_
         }
     } else {
         float m_ = __uint_as_float(0xff800000u);
+        asm("" : "+r"(base_));
         #pragma unroll 1
         for (unsigned c_15_ = tid_; c_15_ < cols_; c_15_ = c_15_ + 256u) {
             m_ = fmaxf(m_, x_[base_ + c_15_]);
@@ -455,6 +456,7 @@ softmax_f32(const float* __restrict__ x_, float* __restrict__ y_, unsigned rows_
         float t679_ = fmaxf(t676_, red_max_[7u]);
         m_ = t679_;
         float s_ = 0.0f;
+        asm("" : "+r"(base_));
         #pragma unroll 1
         for (unsigned c_16_ = tid_; c_16_ < cols_; c_16_ = c_16_ + 256u) {
             s_ = __fadd_rn(s_, kf_exp_approx(__fsub_rn(x_[base_ + c_16_], t679_)));
@@ -494,6 +496,7 @@ softmax_f32(const float* __restrict__ x_, float* __restrict__ y_, unsigned rows_
         }
         __syncthreads();
         float inv_2_ = __fdiv_rn(1.0f, __fadd_rn(__fadd_rn(__fadd_rn(__fadd_rn(__fadd_rn(__fadd_rn(__fadd_rn(__fadd_rn(0.0f, red_sum_[0u]), red_sum_[1u]), red_sum_[2u]), red_sum_[3u]), red_sum_[4u]), red_sum_[5u]), red_sum_[6u]), red_sum_[7u]));
+        asm("" : "+r"(base_));
         #pragma unroll 1
         for (unsigned c_17_ = tid_; c_17_ < cols_; c_17_ = c_17_ + 256u) {
             y_[base_ + c_17_] = __fmul_rn(kf_exp_approx(__fsub_rn(x_[base_ + c_17_], t679_)), inv_2_);
@@ -878,6 +881,7 @@ softmax_f16(const kf_f16* __restrict__ x_, kf_f16* __restrict__ y_, unsigned row
         }
     } else {
         float m_ = __uint_as_float(0xff800000u);
+        asm("" : "+r"(base_));
         #pragma unroll 1
         for (unsigned c_7_ = tid_; c_7_ < cols_; c_7_ = c_7_ + 256u) {
             m_ = fmaxf(m_, kf_f16_to_f32(x_[base_ + c_7_]));
@@ -933,6 +937,7 @@ softmax_f16(const kf_f16* __restrict__ x_, kf_f16* __restrict__ y_, unsigned row
         float t874_ = fmaxf(t871_, red_max_[7u]);
         m_ = t874_;
         float s_ = 0.0f;
+        asm("" : "+r"(base_));
         #pragma unroll 1
         for (unsigned c_8_ = tid_; c_8_ < cols_; c_8_ = c_8_ + 256u) {
             s_ = __fadd_rn(s_, kf_exp_approx(__fsub_rn(kf_f16_to_f32(x_[base_ + c_8_]), t874_)));
@@ -972,6 +977,7 @@ softmax_f16(const kf_f16* __restrict__ x_, kf_f16* __restrict__ y_, unsigned row
         }
         __syncthreads();
         float inv_2_ = __fdiv_rn(1.0f, __fadd_rn(__fadd_rn(__fadd_rn(__fadd_rn(__fadd_rn(__fadd_rn(__fadd_rn(__fadd_rn(0.0f, red_sum_[0u]), red_sum_[1u]), red_sum_[2u]), red_sum_[3u]), red_sum_[4u]), red_sum_[5u]), red_sum_[6u]), red_sum_[7u]));
+        asm("" : "+r"(base_));
         #pragma unroll 1
         for (unsigned c_9_ = tid_; c_9_ < cols_; c_9_ = c_9_ + 256u) {
             y_[base_ + c_9_] = kf_f16_from_f32(__fmul_rn(kf_exp_approx(__fsub_rn(kf_f16_to_f32(x_[base_ + c_9_]), t874_)), inv_2_));

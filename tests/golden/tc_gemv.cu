@@ -189,6 +189,10 @@ tc_gemv_f16(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x_, kf_f16
     if ((k_ & 7u) == 0u) {
         unsigned kv_ = k_ >> 3u;
         unsigned steps_ = (kv_ >> 2u) + (((kv_ & 3u) != 0u) ? 1u : 0u);
+        asm("" : "+r"(rbase_[0u]));
+        asm("" : "+r"(rbase_[1u]));
+        asm("" : "+r"(xb0_));
+        asm("" : "+r"(xb1_));
         #pragma unroll 1
         for (unsigned s0_ = ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 1u; s0_ < steps_; s0_ = s0_ + 8u) {
             unsigned v_ = (s0_ << 2u) + q_;
@@ -361,6 +365,8 @@ tc_gemv_f16(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x_, kf_f16
             }
         }
     } else {
+        asm("" : "+r"(rbase_[0u]));
+        asm("" : "+r"(rbase_[1u]));
         #pragma unroll 1
         for (unsigned c_ = (threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u; c_ < k_; c_ = c_ + 4u) {
             unsigned b_ = min((q_ << 1u), (nb_ - 1u));
@@ -506,6 +512,10 @@ tc_gemv_f16_f32(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x_, fl
     if ((k_ & 7u) == 0u) {
         unsigned kv_ = k_ >> 3u;
         unsigned steps_ = (kv_ >> 2u) + (((kv_ & 3u) != 0u) ? 1u : 0u);
+        asm("" : "+r"(rbase_[0u]));
+        asm("" : "+r"(rbase_[1u]));
+        asm("" : "+r"(xb0_));
+        asm("" : "+r"(xb1_));
         #pragma unroll 1
         for (unsigned s0_ = ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 1u; s0_ < steps_; s0_ = s0_ + 8u) {
             unsigned v_ = (s0_ << 2u) + q_;
@@ -678,6 +688,8 @@ tc_gemv_f16_f32(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x_, fl
             }
         }
     } else {
+        asm("" : "+r"(rbase_[0u]));
+        asm("" : "+r"(rbase_[1u]));
         #pragma unroll 1
         for (unsigned c_ = (threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u; c_ < k_; c_ = c_ + 4u) {
             unsigned b_ = min((q_ << 1u), (nb_ - 1u));
@@ -824,6 +836,10 @@ tc_gemv_f16_acc(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x_, kf
     if ((k_ & 7u) == 0u) {
         unsigned kv_ = k_ >> 3u;
         unsigned steps_ = (kv_ >> 2u) + (((kv_ & 3u) != 0u) ? 1u : 0u);
+        asm("" : "+r"(rbase_[0u]));
+        asm("" : "+r"(rbase_[1u]));
+        asm("" : "+r"(xb0_));
+        asm("" : "+r"(xb1_));
         #pragma unroll 1
         for (unsigned s0_ = ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 1u; s0_ < steps_; s0_ = s0_ + 8u) {
             unsigned v_ = (s0_ << 2u) + q_;
@@ -996,6 +1012,8 @@ tc_gemv_f16_acc(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x_, kf
             }
         }
     } else {
+        asm("" : "+r"(rbase_[0u]));
+        asm("" : "+r"(rbase_[1u]));
         #pragma unroll 1
         for (unsigned c_ = (threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u; c_ < k_; c_ = c_ + 4u) {
             unsigned b_ = min((q_ << 1u), (nb_ - 1u));
@@ -1142,6 +1160,10 @@ tc_gemv_bf16(const kf_bf16* __restrict__ w_, const kf_bf16* __restrict__ x_, kf_
     if ((k_ & 7u) == 0u) {
         unsigned kv_ = k_ >> 3u;
         unsigned steps_ = (kv_ >> 2u) + (((kv_ & 3u) != 0u) ? 1u : 0u);
+        asm("" : "+r"(rbase_[0u]));
+        asm("" : "+r"(rbase_[1u]));
+        asm("" : "+r"(xb0_));
+        asm("" : "+r"(xb1_));
         #pragma unroll 1
         for (unsigned s0_ = ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 1u; s0_ < steps_; s0_ = s0_ + 8u) {
             unsigned v_ = (s0_ << 2u) + q_;
@@ -1314,6 +1336,8 @@ tc_gemv_bf16(const kf_bf16* __restrict__ w_, const kf_bf16* __restrict__ x_, kf_
             }
         }
     } else {
+        asm("" : "+r"(rbase_[0u]));
+        asm("" : "+r"(rbase_[1u]));
         #pragma unroll 1
         for (unsigned c_ = (threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u; c_ < k_; c_ = c_ + 4u) {
             unsigned b_ = min((q_ << 1u), (nb_ - 1u));
@@ -1507,6 +1531,10 @@ tc_gemv_q4k_f32(const unsigned char* __restrict__ w_, const signed char* __restr
     brow_[1u] = min(((q_ << 1u) + 1u), (nb_ - 1u));
     brow_[2u] = min((8u + (q_ << 1u)), (nb_ - 1u));
     brow_[3u] = min(((8u + (q_ << 1u)) + 1u), (nb_ - 1u));
+    asm("" : "+r"(rblk_[0u]));
+    asm("" : "+r"(rblk_[1u]));
+    asm("" : "+r"(rblk_[2u]));
+    asm("" : "+r"(rblk_[3u]));
     #pragma unroll 1
     for (unsigned kb_ = (threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u; kb_ < nbk_; kb_ = kb_ + 4u) {
         unsigned blk_ = rblk_[0u] + kb_;
@@ -3200,6 +3228,10 @@ tc_gemv_q4k_f16(const unsigned char* __restrict__ w_, const signed char* __restr
     brow_[1u] = min(((q_ << 1u) + 1u), (nb_ - 1u));
     brow_[2u] = min((8u + (q_ << 1u)), (nb_ - 1u));
     brow_[3u] = min(((8u + (q_ << 1u)) + 1u), (nb_ - 1u));
+    asm("" : "+r"(rblk_[0u]));
+    asm("" : "+r"(rblk_[1u]));
+    asm("" : "+r"(rblk_[2u]));
+    asm("" : "+r"(rblk_[3u]));
     #pragma unroll 1
     for (unsigned kb_ = (threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u; kb_ < nbk_; kb_ = kb_ + 4u) {
         unsigned blk_ = rblk_[0u] + kb_;
@@ -4893,6 +4925,10 @@ tc_gemv_q4k_f16_acc(const unsigned char* __restrict__ w_, const signed char* __r
     brow_[1u] = min(((q_ << 1u) + 1u), (nb_ - 1u));
     brow_[2u] = min((8u + (q_ << 1u)), (nb_ - 1u));
     brow_[3u] = min(((8u + (q_ << 1u)) + 1u), (nb_ - 1u));
+    asm("" : "+r"(rblk_[0u]));
+    asm("" : "+r"(rblk_[1u]));
+    asm("" : "+r"(rblk_[2u]));
+    asm("" : "+r"(rblk_[3u]));
     #pragma unroll 1
     for (unsigned kb_ = (threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u; kb_ < nbk_; kb_ = kb_ + 4u) {
         unsigned blk_ = rblk_[0u] + kb_;
