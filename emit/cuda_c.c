@@ -331,11 +331,10 @@ static const char *vector_braces(kw *w, const kf_ir_ins *in)
     return s ? s : "?";
 }
 
-/* Element idx of the array an ALOAD/ASTORE names, through a view of
- * another element type as `((T*)name)[idx]`. */
 /* A load of a pair of bytes (u8x2, i8x2) reads one unsigned short and
  * splits it by shifts (KF_CU_H_BYTE_PAIR says why; a memcpy bitcast
- * becomes an ld.v2.u8 again). NULL for any other type. */
+ * becomes an ld.v2.u8 again). NULL for any other type. A load only: the
+ * result is not an lvalue (a store through it was dropped: seed 9). */
 static const char *byte_pair_load(kw *w, kf_type t, const char *base, const char *idx)
 {
     if (t.kind != KF_TK_VECTOR || t.lanes != 2 || kf_scalar_bytes[t.scalar] != 1) return NULL;
@@ -343,12 +342,12 @@ static const char *byte_pair_load(kw *w, kf_type t, const char *base, const char
     return kf_cu_str(w->c, "kf_byte_pair<%s>(((const unsigned short*)%s)[%s])", kf_cu_type(w->c, t), base, idx);
 }
 
+/* Element idx of the array an ALOAD/ASTORE names, through a view of
+ * another element type as `((T*)name)[idx]`: an lvalue. */
 static const char *array_elem(kw *w, const kf_ir_ins *in)
 {
     kf_type at = w->k->arrays[in->imm].type;
     const char *idx = bare(w, in->a[0]);
-    const char *pair = byte_pair_load(w, in->type, w->anames[in->imm], idx);
-    if (pair) return pair;
     if (at.scalar == in->type.scalar && at.lanes == in->type.lanes) return kf_cu_str(w->c, "%s[%s]", w->anames[in->imm], idx);
     return kf_cu_str(w->c, "((%s*)%s)[%s]", kf_cu_type(w->c, in->type), w->anames[in->imm], idx);
 }
@@ -450,7 +449,10 @@ static const char *rhs(kw *w, uint32_t i)
         const char *pair = byte_pair_load(w, in->type, val(w, in->a[0]), bare(w, in->a[1]));
         return pair ? pair : kf_cu_str(c, "%s[%s]", val(w, in->a[0]), bare(w, in->a[1]));
     }
-    case KF_IR_ALOAD: return array_elem(w, in);
+    case KF_IR_ALOAD: {
+        const char *pair = byte_pair_load(w, in->type, w->anames[in->imm], bare(w, in->a[0]));
+        return pair ? pair : array_elem(w, in);
+    }
     case KF_IR_INTRIN: return intrin_expr(w, in);
     case KF_IR_ATOMIC: return atomic_expr(w, in);
     case KF_IR_SHFL:

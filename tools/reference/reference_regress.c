@@ -485,6 +485,21 @@ static void ref_regress_byte_pair_view(ref_ctx *r)
     free(x);
 }
 
+/* ---- byte pairs stored to shared and local arrays --------------------------------- */
+
+static void ref_regress_byte_pair_store(ref_ctx *r)
+{
+    size_t n = (size_t)in_num(r, "n"), nx, no;
+    uint8_t *x = in_buf(r, "x", KF_S_U8, 2, &nx);
+    uint16_t *o = in_buf(r, "o", KF_S_U16, 1, &no);
+    for (size_t i = 0; i < n && i < nx && 2 * i + 1 < no; i++) {
+        o[2 * i] = (uint16_t)(x[2 * i] | x[2 * i + 1] << 8);    /* the pair as a halfword, low byte first */
+        o[2 * i + 1] = (uint16_t)(i % 4 | 0xff00u);            /* i8x2(i % 4, -1) */
+    }
+    out_free(r, "o", KF_S_U16, o, no);
+    free(x);
+}
+
 #define KF_REFERENCE_REGRESS \
     {"regress_nan_to_int", ref_regress_nan_to_int}, {"regress_loop_var", ref_regress_loop_var}, \
     {"regress_half_bytes", ref_regress_half_bytes}, {"regress_narrow_wrap", ref_regress_narrow_wrap}, \
@@ -495,4 +510,5 @@ static void ref_regress_byte_pair_view(ref_ctx *r)
     {"regress_nvvm_fold", ref_regress_nvvm_fold}, \
     {"regress_narrow_div", ref_regress_narrow_div}, {"regress_bitcast_split", ref_regress_bitcast_split}, \
     {"regress_abs_rem", ref_regress_abs_rem}, {"regress_half_const_pair", ref_regress_half_const_pair}, \
-    {"regress_byte_pair_view", ref_regress_byte_pair_view},
+    {"regress_byte_pair_view", ref_regress_byte_pair_view}, \
+    {"regress_byte_pair_store", ref_regress_byte_pair_store},
