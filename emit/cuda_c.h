@@ -46,8 +46,8 @@
     X(KF_CU_H_DOT4, 0)                                     \
     X(KF_CU_H_BITFIELD, 0)                                 \
     X(KF_CU_H_TYPES, 0)       /* marker: vector struct types are written here */ \
-    X(KF_CU_H_ATOMIC_F16X2, KF_CU_BIT(KF_CU_H_BITCAST))    \
     X(KF_CU_H_WORDS, 0)                                    \
+    X(KF_CU_H_ATOMIC_F16X2, KF_CU_BIT(KF_CU_H_BITCAST) | KF_CU_BIT(KF_CU_H_WORDS)) \
     X(KF_CU_H_F16V, KF_CU_BIT(KF_CU_H_WORDS))              \
     X(KF_CU_H_BF16V, KF_CU_BIT(KF_CU_H_WORDS))             \
     X(KF_CU_H_BF16V_ARITH, KF_CU_BIT(KF_CU_H_BF16V))       \
@@ -147,6 +147,10 @@ bool kf_cu_analyze(kf_cu_kernel *w);
  * inlined or folded into another statement). */
 bool kf_cu_written(const kf_cu_kernel *w, uint32_t i);
 uint32_t kf_cu_next_written(const kf_cu_kernel *w, uint32_t i);
+/* The pure operations that compute a value from their operands alone (MOV,
+ * BINOP, UNOP, CVT, MATH, SELECT): what a memory index or a constant
+ * expression is made of. */
+bool kf_cu_pure_arith(uint16_t op);
 /* Loop pins (cuda_c_analyze.c says why): value v, read in the loop at l,
  * is pinned at its start; array ai's elements read in it are. */
 bool kf_cu_pin_value(const kf_cu_kernel *w, uint32_t l, kf_val v);

@@ -489,9 +489,8 @@ static const char *const helper_text[KF_CU_H_COUNT] = {
     [KF_CU_H_ATOMIC_F16X2] =
         "__device__ __forceinline__ kf_f16x2 kf_atomic_add_f16x2(kf_f16x2* p, kf_f16x2 v)\n"
         "{\n"
-        "    unsigned old, w;   /* w by prmt, as kf_pair_words (not yet declared here) */\n"
-        "    asm(\"prmt.b32 %0, %1, %2, 0x5410;\" : \"=r\"(w) : \"r\"((unsigned)v.v[0].bits), \"r\"((unsigned)v.v[1].bits));\n"
-        "    asm volatile(\"atom.add.noftz.f16x2 %0, [%1], %2;\" : \"=r\"(old) : \"l\"(p), \"r\"(w) : \"memory\");\n"
+        "    unsigned old;\n"
+        "    asm volatile(\"atom.add.noftz.f16x2 %0, [%1], %2;\" : \"=r\"(old) : \"l\"(p), \"r\"(kf_pair_words(v).w[0]) : \"memory\");\n"
         "    return kf_bitcast<kf_f16x2>(old);\n"
         "}\n",
 };
