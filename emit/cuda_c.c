@@ -521,13 +521,6 @@ static void write_pin(kw *w, const char **pinned, uint32_t *npinned, const char 
     wline(w, no_loc, "asm(\"\" : \"+%s\"(%s));", kf_scalar_bytes[s] == 8 ? "l" : "r", what);
 }
 
-/* The pure operations that make a memory index from their operands. */
-static bool index_arith(uint16_t op)
-{
-    return op == KF_IR_MOV || op == KF_IR_BINOP || op == KF_IR_UNOP || op == KF_IR_CVT || op == KF_IR_MATH ||
-           op == KF_IR_SELECT;
-}
-
 /* The loop-invariant integers from which loop l computes the index of a
  * global load, pinned where it starts (an empty asm: NVVM cannot recompute
  * them inside; kf_cu_pin_value says why), in the order of their first read. */
@@ -545,7 +538,7 @@ static void write_loop_pins(kw *w, uint32_t l)
         const kf_ir_ins *in = &k->ins[i];
         if (w->dead[i] || w->drop[i]) continue;
         if (in->op == KF_IR_LOAD) addr[in->a[1]] = true;
-        else if (index_arith(in->op) && addr[in->dst])
+        else if (kf_cu_pure_arith(in->op) && addr[in->dst])
             for (int a = 0; a < kf_ir_op_nargs[in->op]; a++) addr[in->a[a]] = true;
     }
     for (uint32_t i = l + 1; i < end; i++) {

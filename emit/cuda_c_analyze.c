@@ -805,20 +805,23 @@ static void alloc_writer(kw *w)
  * the loop's loop-invariant integer scalars of 32 or 64 bits that are not
  * constants (those must stay foldable). */
 
+bool kf_cu_pure_arith(uint16_t op)
+{
+    return op == KF_IR_MOV || op == KF_IR_BINOP || op == KF_IR_UNOP || op == KF_IR_CVT || op == KF_IR_MATH ||
+           op == KF_IR_SELECT;
+}
+
 /* v is a constant expression: a CONST, or pure arithmetic on constants. */
 static bool const_valued(const kw *w, kf_val v, int depth)
 {
     const vinfo *vi = &w->v[v];
     if (vi->ndefs != 1 || depth > 8) return false;
     const kf_ir_ins *d = &w->k->ins[vi->def];
-    switch (d->op) {
-    case KF_IR_CONST: return true;
-    case KF_IR_MOV: case KF_IR_BINOP: case KF_IR_UNOP: case KF_IR_CVT: case KF_IR_MATH: case KF_IR_SELECT:
-        for (int a = 0; a < kf_ir_op_nargs[d->op]; a++)
-            if (d->a[a] && !const_valued(w, d->a[a], depth + 1)) return false;
-        return true;
-    default: return false;
-    }
+    if (d->op == KF_IR_CONST) return true;
+    if (!kf_cu_pure_arith(d->op)) return false;
+    for (int a = 0; a < kf_ir_op_nargs[d->op]; a++)
+        if (d->a[a] && !const_valued(w, d->a[a], depth + 1)) return false;
+    return true;
 }
 
 /* v is a product of two unknowns (a row offset, row · k), through MOVs and
