@@ -222,6 +222,9 @@ void kf_ptx_emit_tensor(ptx_cx *cx, const kf_ir_ins *in);
 
 /* Lane-level operations (emit/ptx_ops.c). d, a, b are register names. */
 void kf_ptx_cvt_lane(ptx_cx *cx, const char *d, kf_scalar ds, const char *a, kf_scalar as);
+/* The low `bits` (8 or 16) of the 32-bit register w, zero-extended into the
+ * 16-bit register d, masked with and.b32 first (see ptx_ops.c). */
+void kf_ptx_low_bits(ptx_cx *cx, const char *d, const char *w, uint32_t bits);
 void kf_ptx_normalize(ptx_cx *cx, const char *d, kf_scalar s);
 /* Float math of builtin `bi` on one lane (emit/ptx_math.c). */
 void kf_ptx_math_lane(ptx_cx *cx, kf_builtin bi, kf_scalar s, const char *d, const char *a,

@@ -33,7 +33,7 @@ void kf_ptx_unpack_word(ptx_cx *cx, const char *w, kf_val v, uint32_t first, uin
 {
     if (kf_scalar_bytes[s] == 2) {
         if (n == 2) kf_ptx_ins(cx, "mov.b32 {%s, %s}, %s", kf_ptx_reg(cx, v, first).s, kf_ptx_reg(cx, v, first + 1).s, w);
-        else kf_ptx_ins(cx, "cvt.u16.u32 %s, %s", kf_ptx_reg(cx, v, first).s, w);
+        else kf_ptx_low_bits(cx, kf_ptx_reg(cx, v, first).s, w, 16);
         return;
     }
     for (uint32_t j = 0; j < n; j++) {

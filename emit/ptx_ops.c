@@ -172,6 +172,18 @@ static void cvt_to_bf16(ptx_cx *cx, const char *d, const char *a, kf_scalar as)
     }
 }
 
+/* Never a bare cvt.u16.u32 (or cvt.u8.u32) of a word: ptxas 13 drops the
+ * zero-extension of `cvt.u16.u32 h, w; ... cvt.u32.u16 r, h` when w is the
+ * low word of an f64 min/max result (DSETP + SEL), so r kept w's high bits:
+ * the u32 lanes of bitcast(u16x4, clamp(x, -inf, inf)) (difftest seed 10
+ * program 8746, case regress_low_word_cut). With the and.b32 it masks. */
+void kf_ptx_low_bits(ptx_cx *cx, const char *d, const char *w, uint32_t bits)
+{
+    preg t = kf_ptx_tmp(cx, PTX_RC_R);
+    kf_ptx_ins(cx, "and.b32 %s, %s, %u", t.s, w, (1u << bits) - 1);
+    kf_ptx_ins(cx, "cvt.u16.u32 %s, %s", d, t.s);
+}
+
 void kf_ptx_cvt_lane(ptx_cx *cx, const char *d, kf_scalar ds, const char *a, kf_scalar as)
 {
     const char *dm = ds == KF_S_F16 ? "f16" : kf_ptx_scalars[ds].mem;
@@ -189,6 +201,8 @@ void kf_ptx_cvt_lane(ptx_cx *cx, const char *d, kf_scalar ds, const char *a, kf_
     } else if (!is_float_s(as) && !is_float_s(ds)) {
         if (kf_scalar_bytes[as] == kf_scalar_bytes[ds] && kf_scalar_bytes[as] >= 2)
             kf_ptx_ins(cx, "mov.%s %s, %s", kf_ptx_scalars[ds].bits, d, a);
+        else if (kf_scalar_bytes[as] == 4 && kf_scalar_bytes[ds] < 4 && !is_signed_s(ds))
+            kf_ptx_low_bits(cx, d, a, 8 * kf_scalar_bytes[ds]);
         else
             kf_ptx_ins(cx, "cvt.%s.%s %s, %s", dm, am, d, a);
     } else if (!is_float_s(as)) {
@@ -636,14 +650,14 @@ static void emit_unop(ptx_cx *cx, const kf_ir_ins *in)
 /* ---- bit reinterpretation ---------------------------------------------------------- */
 
 /* Lanes first and first + 1 of v (16 bits each) from the scratch word w:
- * the low half by cvt, then w shifted down in place for the high half.
+ * the low half masked (kf_ptx_low_bits), then w shifted down in place for the high half.
  * Never mov.b32 {lo, hi}: ptxas 13 and the H200 driver's JIT read the high
  * half of a split word that is a widened 8- or 16-bit value as that value
  * ((u8x2 as u32x2) as i16x4 gave the byte, not 0, in lane 3: difftest seed
  * 4 program 5323). */
 static void split_halves(ptx_cx *cx, const char *w, kf_val v, uint32_t first)
 {
-    kf_ptx_ins(cx, "cvt.u16.u32 %s, %s", kf_ptx_reg(cx, v, first).s, w);
+    kf_ptx_low_bits(cx, kf_ptx_reg(cx, v, first).s, w, 16);
     kf_ptx_ins(cx, "shr.u32 %s, %s, 16", w, w);
     kf_ptx_ins(cx, "cvt.u16.u32 %s, %s", kf_ptx_reg(cx, v, first + 1).s, w);
 }

@@ -165,8 +165,13 @@ static void test_int_widening_and_narrowing(void **st)
     char *p = cvt(90, KF_S_I64, KF_S_I32);
     HAS(p, "cvt.s64.s32 %rd");
     free(p);
-    p = cvt(90, KF_S_U8, KF_S_I32);
-    HAS(p, "cvt.u8.s32 %rs");
+    p = cvt(90, KF_S_U8, KF_S_I32);   /* masked, then cut (kf_ptx_low_bits) */
+    HAS(p, ", 255;");
+    HAS(p, "cvt.u16.u32 %rs");
+    HASNT(p, "cvt.u8.");
+    free(p);
+    p = cvt(90, KF_S_I8, KF_S_I32);   /* signed: cut and sign-extended */
+    HAS(p, "cvt.s8.s32 %rs");
     free(p);
     p = cvt(90, KF_S_U32, KF_S_I32);   /* same width: a plain move */
     HAS(p, "mov.b32 ");
@@ -1053,6 +1058,24 @@ static void test_bitcast_to_halves_shifts_the_high_half_down(void **st)
     (void)st;
 }
 
+/* Issue 7, difftest seed 10 program 8746: a 16- or 8-bit cut of a word is
+ * masked by and.b32 before cvt.u16.u32, since ptxas 13 drops the
+ * zero-extension of a bare cvt.u16.u32 / cvt.u32.u16 pair when the word is
+ * the low word of an f64 min/max (the widened lane kept the high bits). */
+static void test_word_cuts_mask_before_cvt(void **st)
+{
+    char *p = emit_kf("kernel k(x: &[f64], o: &mut [u32]) {\n"
+                      "    let w = bitcast(u32x2, min(max(x[0], 1.0), 2.0));\n"
+                      "    o[0] = (w.x as u16) as u32;\n    o[1] = (w.x as u8) as u32;\n"
+                      "    o[2] = bitcast(u16x4, x[1]).x as u32;\n}\n", 90);
+    assert_int_equal(count_of(p, ", 65535;"), 3);   /* the u16 cut, the bitcast's two low lanes */
+    assert_int_equal(count_of(p, ", 255;"), 1);
+    HASNT(p, "cvt.u8.u32");
+    assert_int_equal(count_of(p, "cvt.u16.u32 %rs"), 6);   /* four masked, two shifted high halves */
+    free(p);
+    (void)st;
+}
+
 static void test_integer_and_fast_helpers(void **st)
 {
     char *p = emit_kf("kernel k(w: &[u32], o: &mut [i32], u: &mut [u32], f: &mut [f32]) {\n"
@@ -1245,6 +1268,7 @@ int main(void)
         cmocka_unit_test(test_integer_and_fast_helpers),
         cmocka_unit_test(test_bitfield_range_inside),
         cmocka_unit_test(test_bitcast_to_halves_shifts_the_high_half_down),
+        cmocka_unit_test(test_word_cuts_mask_before_cvt),
         cmocka_unit_test(test_shared_layout_and_views),
         cmocka_unit_test(test_tensor_instructions),
     };

@@ -500,6 +500,34 @@ static void ref_regress_byte_pair_store(ref_ctx *r)
     free(x);
 }
 
+/* ---- the low word of an f64 min/max, cut and widened ------------------------------- */
+
+static uint32_t f64_word(double v, int hi)
+{
+    uint64_t b;
+    memcpy(&b, &v, sizeof b);
+    return (uint32_t)(b >> (hi ? 32 : 0));
+}
+
+static void ref_regress_low_word_cut(ref_ctx *r)
+{
+    size_t n = (size_t)in_num(r, "n"), nx, no;
+    double *x = in_buf(r, "x", KF_S_F64, 1, &nx);
+    uint32_t *o = in_buf(r, "o", KF_S_U32, 1, &no);
+    for (size_t i = 0; i < n && i < nx && 8 * i + 7 < no; i++) {
+        uint32_t lo = f64_word(x[i], 0), hi = f64_word(x[i], 1);      /* rand: finite, so the clamp keeps it */
+        double v = x[i] * 0.25 + 1.5;                                  /* in [1.25, 1.75): min/max keep it */
+        double c = x[i] < -0.5 ? -0.5 : x[i] > 0.5 ? 0.5 : x[i];
+        uint32_t wlo = f64_word(v, 0), whi = f64_word(v, 1);
+        o[8 * i] = lo & 0xffffu, o[8 * i + 1] = lo >> 16;
+        o[8 * i + 2] = hi & 0xffffu, o[8 * i + 3] = hi >> 16;
+        o[8 * i + 4] = wlo & 0xffffu, o[8 * i + 5] = wlo & 0xffu, o[8 * i + 6] = whi & 0xffffu;
+        o[8 * i + 7] = (f64_word(c, 0) & 0xffffu) + (wlo >> 16 << 16);
+    }
+    out_free(r, "o", KF_S_U32, o, no);
+    free(x);
+}
+
 #define KF_REFERENCE_REGRESS \
     {"regress_nan_to_int", ref_regress_nan_to_int}, {"regress_loop_var", ref_regress_loop_var}, \
     {"regress_half_bytes", ref_regress_half_bytes}, {"regress_narrow_wrap", ref_regress_narrow_wrap}, \
@@ -511,4 +539,5 @@ static void ref_regress_byte_pair_store(ref_ctx *r)
     {"regress_narrow_div", ref_regress_narrow_div}, {"regress_bitcast_split", ref_regress_bitcast_split}, \
     {"regress_abs_rem", ref_regress_abs_rem}, {"regress_half_const_pair", ref_regress_half_const_pair}, \
     {"regress_byte_pair_view", ref_regress_byte_pair_view}, \
-    {"regress_byte_pair_store", ref_regress_byte_pair_store},
+    {"regress_byte_pair_store", ref_regress_byte_pair_store}, \
+    {"regress_low_word_cut", ref_regress_low_word_cut},
