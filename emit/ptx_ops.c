@@ -72,11 +72,21 @@ static const char *wrap_type(kf_scalar s)
 
 /* d = -a wrapped to the width of integer scalar s, normalized. 16-bit
  * registers use sub.u16 0, a: ptxas widens a neg.s16 to 32 bits without
- * wrapping (-(-32768) became +32768 for whatever read it sign-extended). */
+ * wrapping (-(-32768) became +32768 for whatever read it sign-extended).
+ * 32 bits: ~a + 1, not neg.s32 (nor sub 0, a, nor mul by -1): ptxas 13
+ * merges max.s32 x, (max.s32 y, (neg.s32 z)) into one VIMNMX3 and drops the
+ * negation, so max(d, abs(d)) gave -1 for d = -1 (difftest seed 11 program
+ * 6458, case regress_neg_minmax3); it keeps the not and the add. */
 static void int_neg(ptx_cx *cx, kf_scalar s, const char *d, const char *a)
 {
-    if (kf_scalar_bytes[s] <= 2) kf_ptx_ins(cx, "sub.u16 %s, 0, %s", d, a);
-    else kf_ptx_ins(cx, "neg.%s %s, %s", kf_scalar_bytes[s] == 8 ? "s64" : "s32", d, a);
+    if (kf_scalar_bytes[s] <= 2) {
+        kf_ptx_ins(cx, "sub.u16 %s, 0, %s", d, a);
+    } else if (kf_scalar_bytes[s] == 4) {
+        kf_ptx_ins(cx, "not.b32 %s, %s", d, a);
+        kf_ptx_ins(cx, "add.s32 %s, %s, 1", d, d);
+    } else {
+        kf_ptx_ins(cx, "neg.s64 %s, %s", d, a);
+    }
     kf_ptx_normalize(cx, d, s);
 }
 
@@ -562,6 +572,36 @@ static void emit_packed(ptx_cx *cx, const kf_ir_ins *in, int op, bool builtin)
     }
 }
 
+/* The value a 64-bit v is a constant multiple of through a chain of
+ * shifts and multiplications by constants (v = base · *factor, mod 2^64),
+ * or v itself. ptxas 13 folds such a chain into a following multiply by a
+ * constant and keeps the product constant to 32 bits: (x << 31) * 3 + 1
+ * gave (x << 31) + 1, and 1 - (x << 31) * 28 gave (x << 31) * 28 + 1
+ * (difftest seed 12 program 6010, case regress_mul_chain). emit_binop
+ * multiplies base by the exact 64-bit product instead, which ptxas gets
+ * right (NVVM folds the same way). Single-definition values only, so base
+ * still holds the value the chain read. */
+static kf_val mul_chain(const ptx_cx *cx, kf_val v, uint64_t *factor)
+{
+    const kf_ir_kernel *k = cx->k;
+    *factor = 1;
+    for (int hops = 0; hops < 8 && v < k->nvals && cx->def1[v] >= 0 && cx->ndefs[v] == 1; hops++) {
+        const kf_ir_ins *d = &k->ins[cx->def1[v]];
+        uint64_t c;
+        kf_val x = d->a[0];
+        if (d->op != KF_IR_BINOP) break;
+        if (d->sub == KF_OP_SHL && kf_ptx_const_of(cx, d->a[1], &c) && c < 64) c = 1ull << c;
+        else if (d->sub == KF_OP_MUL && kf_ptx_const_of(cx, d->a[1], &c)) (void)0;
+        else if (d->sub == KF_OP_MUL && kf_ptx_const_of(cx, d->a[0], &c)) x = d->a[1];
+        else break;
+        uint64_t unused;
+        if (x >= k->nvals || cx->ndefs[x] > 1 || kf_ptx_const_of(cx, x, &unused)) break;
+        *factor *= c;
+        v = x;
+    }
+    return v;
+}
+
 static void emit_binop(ptx_cx *cx, const kf_ir_ins *in)
 {
     kf_scalar s = (kf_scalar)in->type.scalar;
@@ -579,7 +619,12 @@ static void emit_binop(ptx_cx *cx, const kf_ir_ins *in)
     bool commutes = op == KF_OP_ADD || op == KF_OP_MUL || op == KF_OP_AND || op == KF_OP_OR || op == KF_OP_XOR;
     if (commutes && kf_ptx_const_of(cx, va, &cb) && !kf_ptx_const_of(cx, vb, &cb)) va = in->a[1], vb = in->a[0];
     bool bconst = kf_ptx_const_of(cx, vb, &cb) && s != KF_S_BOOL && !is_half(s);
-    for (uint32_t l = 0; l < nlanes(in->type); l++) {
+    uint64_t f = 1;
+    kf_val base = bconst && op == KF_OP_MUL && kf_scalar_bytes[s] == 8 && !is_float_s(s) ? mul_chain(cx, va, &f) : va;
+    for (uint32_t l = 0; l < nlanes(in->type) && base != va; l++)
+        kf_ptx_ins(cx, "mul.lo.%s %s, %s, %lld", kf_ptx_scalars[s].arith, kf_ptx_reg(cx, in->dst, l).s,
+                   kf_ptx_reg(cx, base, l).s, (long long)(cb * f));
+    for (uint32_t l = 0; l < nlanes(in->type) && base == va; l++) {
         preg d = kf_ptx_reg(cx, in->dst, l), a = kf_ptx_reg(cx, va, l), b = kf_ptx_opnd(cx, vb, l);
         if (bconst && !is_float_s(s) && const_int_binop(cx, op, s, d.s, a.s, cb)) continue;
         if (s == KF_S_BOOL) {
@@ -904,7 +949,8 @@ static void int_minmax16(ptx_cx *cx, kf_builtin bi, kf_scalar s, const char *d, 
  * (int_neg), and a 16-bit max may become VIMNMX.x2 (int_minmax16).
  * 32/64 bits: max(a, -a), not abs.s32/.s64: ptxas 13 takes abs's result for
  * never negative and divides it unsigned, so abs(INT_MIN) % 2147483647 gave
- * 1, not -1 (difftest seed 7 program 906, case regress_abs_rem). */
+ * 1, not -1 (difftest seed 7 program 906, case regress_abs_rem); -a as
+ * int_neg makes it (not neg.s32: regress_neg_minmax3). */
 static void int_abs(ptx_cx *cx, kf_scalar s, const char *d, const char *a)
 {
     if (!is_signed_s(s)) {
@@ -916,7 +962,7 @@ static void int_abs(ptx_cx *cx, kf_scalar s, const char *d, const char *a)
         kf_ptx_normalize(cx, d, s);
     } else {
         preg t = kf_ptx_tmp(cx, kf_scalar_bytes[s] == 8 ? PTX_RC_RD : PTX_RC_R);
-        kf_ptx_ins(cx, "neg.%s %s, %s", kf_ptx_scalars[s].arith, t.s, a);
+        int_neg(cx, s, t.s, a);
         kf_ptx_ins(cx, "max.%s %s, %s, %s", kf_ptx_scalars[s].arith, d, a, t.s);
     }
 }

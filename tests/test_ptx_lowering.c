@@ -79,8 +79,9 @@ static void test_constants_become_immediates(void **st)
     p = op_const(KF_IR_BINOP, KF_OP_SHR, KF_S_U16, 3);          /* in range: one shift */
     HAS(p, "shr.u16 %rs2, %rs1, 3;");
     free(p);
-    p = op_const(KF_IR_BINOP, KF_OP_DIV, KF_S_I32, (uint32_t)-1);
-    HAS(p, "neg.s32 %r3, %r2;");
+    p = op_const(KF_IR_BINOP, KF_OP_DIV, KF_S_I32, (uint32_t)-1);   /* -a as ~a + 1 (int_neg) */
+    HAS(p, "not.b32 %r3, %r2;");
+    HAS(p, "add.s32 %r3, %r3, 1;");
     HASNT(p, "div.");
     free(p);
     p = op_const(KF_IR_BINOP, KF_OP_REM, KF_S_I64, (uint64_t)-1);
@@ -268,9 +269,13 @@ static void test_narrow_integers_wrap_without_neg_s16(void **st)
     HASNT(p, "max.s16");
     free(p);
     /* 32/64 bits: max(a, -a); ptxas takes abs.s32's result for never negative
-     * and divides it unsigned (difftest seed 7 program 906) */
+     * and divides it unsigned (difftest seed 7 program 906); -a of 32 bits as
+     * ~a + 1, since ptxas drops a neg.s32 it merges into a three-input max
+     * (seed 11 program 6458) */
     p = one_op(90, KF_IR_MATH, KF_BI_ABS, kf_type_scalar(KF_S_I32), kf_type_scalar(KF_S_I32));
-    HAS(p, "neg.s32 %r");
+    HAS(p, "not.b32 %r");
+    HAS(p, ", 1;");
+    HASNT(p, "neg.s32");
     HAS(p, "max.s32 %r");
     HASNT(p, "abs.s32");
     free(p);
@@ -384,7 +389,8 @@ static void test_signed_division_by_minus_one_selected(void **st)
     char *p = binop(90, KF_OP_DIV, KF_S_I32);
     HAS(p, "setp.eq.s32 %p");
     HAS(p, ", -1;");
-    HAS(p, "neg.s32 ");
+    HAS(p, "not.b32 ");   /* -a as ~a + 1 (int_neg) */
+    HASNT(p, "neg.s32 ");
     HAS(p, "div.s32 ");
     free(p);
     p = binop(90, KF_OP_REM, KF_S_I64);
@@ -1076,6 +1082,22 @@ static void test_word_cuts_mask_before_cvt(void **st)
     (void)st;
 }
 
+/* Issue 7, difftest seed 12 program 6010: a 64-bit multiply by a constant of
+ * a value shifted or multiplied by a constant multiplies the chain's base by
+ * the exact 64-bit product (ptxas folds the chain itself with the product
+ * cut to 32 bits: (x << 31) * 3 + 1 gave (x << 31) + 1). */
+static void test_mul_chain_folds_to_one_64_bit_constant(void **st)
+{
+    char *p = emit_kf("kernel k(x: &[i64], o: &mut [i64]) {\n"
+                      "    o[0] = (x[0] << 31) * 3 + 1;\n    o[1] = ((x[1] * 5) << 2) * 7;\n"
+                      "    o[2] = (x[2] << 70) * 3;\n}\n", 90);
+    HAS(p, ", 6442450944;");   /* 3 << 31 */
+    HAS(p, ", 140;");          /* 5 * 4 * 7 */
+    HAS(p, "mul.lo.s64 %rd");
+    free(p);
+    (void)st;
+}
+
 static void test_integer_and_fast_helpers(void **st)
 {
     char *p = emit_kf("kernel k(w: &[u32], o: &mut [i32], u: &mut [u32], f: &mut [f32]) {\n"
@@ -1269,6 +1291,7 @@ int main(void)
         cmocka_unit_test(test_bitfield_range_inside),
         cmocka_unit_test(test_bitcast_to_halves_shifts_the_high_half_down),
         cmocka_unit_test(test_word_cuts_mask_before_cvt),
+        cmocka_unit_test(test_mul_chain_folds_to_one_64_bit_constant),
         cmocka_unit_test(test_shared_layout_and_views),
         cmocka_unit_test(test_tensor_instructions),
     };
