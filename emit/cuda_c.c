@@ -178,6 +178,16 @@ static const char *split_lane(kw *w, const kf_ir_ins *in, unsigned l)
     return kf_cu_str(w->c, "kf_low_bits<%s>(%s)", kf_cu_type(w->c, kf_type_scalar(s)), word);
 }
 
+/* v is the f32 scalar constant -0.0, which a select must not hand NVVM and
+ * ptxas as a constant (KF_CU_H_FSIGN). */
+static bool negzero_f32(const kw *w, kf_val v)
+{
+    const vinfo *vi = &w->v[v];
+    const kf_ir_ins *d = vi->ndefs == 1 ? &w->k->ins[vi->def] : NULL;
+    return d && d->op == KF_IR_CONST && w->k->vals[v].type.kind == KF_TK_SCALAR && d->type.scalar == KF_S_F32 &&
+           (uint32_t)d->imm == 0x80000000u;
+}
+
 /* Expression of lane l of a per-lane instruction. */
 static const char *lane_expr(kw *w, const kf_ir_ins *in, unsigned l)
 {
@@ -331,15 +341,18 @@ static const char *vector_braces(kw *w, const kf_ir_ins *in)
     return s ? s : "?";
 }
 
-/* A load of a pair of bytes (u8x2, i8x2) reads one unsigned short and
- * splits it by shifts (KF_CU_H_BYTE_PAIR says why; a memcpy bitcast
- * becomes an ld.v2.u8 again). NULL for any other type. A load only: the
- * result is not an lvalue (a store through it was dropped: seed 9). */
-static const char *byte_pair_load(kw *w, kf_type t, const char *base, const char *idx)
+/* A load of a vector of bytes (u8xN, i8xN, N = 2, 4, 8, 16) reads the
+ * word(s) that hold it and splits them by shifts (KF_CU_H_BYTES says why;
+ * a memcpy bitcast becomes an ld.v2.u8 again). NULL for any other type. A
+ * load only: the result is not an lvalue (a store through it was dropped:
+ * seed 9). */
+static const char *byte_vector_load(kw *w, kf_type t, const char *base, const char *idx)
 {
-    if (t.kind != KF_TK_VECTOR || t.lanes != 2 || kf_scalar_bytes[t.scalar] != 1) return NULL;
-    kf_cu_need(w->c, KF_CU_H_BYTE_PAIR);
-    return kf_cu_str(w->c, "kf_byte_pair<%s>(((const unsigned short*)%s)[%s])", kf_cu_type(w->c, t), base, idx);
+    static const char *const words[17] = {[2] = "unsigned short", [4] = "unsigned", [8] = "unsigned long long",
+                                          [16] = "ulonglong2"};
+    if (t.kind != KF_TK_VECTOR || kf_scalar_bytes[t.scalar] != 1 || t.lanes > 16 || !words[t.lanes]) return NULL;
+    kf_cu_need(w->c, KF_CU_H_BYTES);
+    return kf_cu_str(w->c, "kf_bytes<%s>(((const %s*)%s)[%s])", kf_cu_type(w->c, t), words[t.lanes], base, idx);
 }
 
 /* Element idx of the array an ALOAD/ASTORE names, through a view of
@@ -441,17 +454,22 @@ static const char *rhs(kw *w, uint32_t i)
     case KF_IR_CMP:
         return kf_cu_cmp(c, (kf_op)in->sub, (kf_scalar)vals[in->a[0]].type.scalar, val(w, in->a[0]), val(w, in->a[1]));
     case KF_IR_BITCAST: return bitcast_expr(w, in);
-    case KF_IR_SELECT: return kf_cu_str(c, "%s ? %s : %s", val(w, in->a[0]), val(w, in->a[1]), val(w, in->a[2]));
+    case KF_IR_SELECT:
+        if (negzero_f32(w, in->a[1]) || negzero_f32(w, in->a[2])) {
+            kf_cu_need(c, KF_CU_H_FSIGN);
+            return kf_cu_str(c, "kf_sel_f32(%s, %s, %s)", val(w, in->a[0]), val(w, in->a[1]), val(w, in->a[2]));
+        }
+        return kf_cu_str(c, "%s ? %s : %s", val(w, in->a[0]), val(w, in->a[1]), val(w, in->a[2]));
     case KF_IR_EXTRACT: return kf_cu_str(c, "%s.v[%u]", val(w, in->a[0]), (unsigned)in->imm);
     case KF_IR_SREG: return kf_cu_sreg(w, in->imm);
     case KF_IR_VIEW: return kf_cu_str(c, "(%s)%s", decl_type(w, vals[in->dst].type), val(w, in->a[0]));
     case KF_IR_LOAD: {
-        const char *pair = byte_pair_load(w, in->type, val(w, in->a[0]), bare(w, in->a[1]));
-        return pair ? pair : kf_cu_str(c, "%s[%s]", val(w, in->a[0]), bare(w, in->a[1]));
+        const char *bytes = byte_vector_load(w, in->type, val(w, in->a[0]), bare(w, in->a[1]));
+        return bytes ? bytes : kf_cu_str(c, "%s[%s]", val(w, in->a[0]), bare(w, in->a[1]));
     }
     case KF_IR_ALOAD: {
-        const char *pair = byte_pair_load(w, in->type, w->anames[in->imm], bare(w, in->a[0]));
-        return pair ? pair : array_elem(w, in);
+        const char *bytes = byte_vector_load(w, in->type, w->anames[in->imm], bare(w, in->a[0]));
+        return bytes ? bytes : array_elem(w, in);
     }
     case KF_IR_INTRIN: return intrin_expr(w, in);
     case KF_IR_ATOMIC: return atomic_expr(w, in);

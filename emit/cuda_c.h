@@ -22,7 +22,7 @@
 #define KF_CU_HELPERS(X)                                   \
     X(KF_CU_H_BITCAST, 0)                                  \
     X(KF_CU_H_BITCAST_SPLIT, 0)                            \
-    X(KF_CU_H_BYTE_PAIR, 0)                                \
+    X(KF_CU_H_BYTES, 0)                                    \
     X(KF_CU_H_F16, 0)                                      \
     X(KF_CU_H_BF16, 0)                                     \
     X(KF_CU_H_F16_OPS, KF_CU_BIT(KF_CU_H_F16))             \
@@ -39,6 +39,7 @@
     X(KF_CU_H_IDIV64, 0)                                   \
     X(KF_CU_H_CDIV, 0)                                     \
     X(KF_CU_H_ABS, 0)                                      \
+    X(KF_CU_H_FSIGN, 0)                                    \
     X(KF_CU_H_APPROX, 0)                                   \
     X(KF_CU_H_LANE, 0)                                     \
     X(KF_CU_H_SHFL_GUARD, KF_CU_BIT(KF_CU_H_LANE))         \

@@ -445,8 +445,16 @@ const char *kf_cu_unop(kf_cu *c, kf_op op, kf_scalar s, const char *a)
         kf_cu_need(c, s == KF_S_F16 ? KF_CU_H_F16_OPS : KF_CU_H_BF16_OPS);
         return kf_cu_str(c, "kf_%s_neg(%s)", kf_scalar_names[s], a);
     }
+    if (s == KF_S_F32) {   /* opaque to NVVM, which folds it into selects of constants (KF_CU_H_FSIGN) */
+        kf_cu_need(c, KF_CU_H_FSIGN);
+        return kf_cu_str(c, "kf_neg_f32(%s)", a);
+    }
     if (sclass(s) == 'f') return kf_cu_str(c, a[0] == '-' ? "-(%s)" : "-%s", a);   /* never `--` */
     if (s == KF_S_U32 || s == KF_S_U64) return kf_cu_str(c, "0%s - %s", s == KF_S_U32 ? "u" : "ull", a);
+    if (s == KF_S_I32) {   /* not 0 - a: ptxas drops a neg.s32 merged into a 3-way max (KF_CU_H_ABS) */
+        kf_cu_need(c, KF_CU_H_ABS);
+        return kf_cu_str(c, "kf_neg_i32(%s)", a);
+    }
     return narrowed(c, s, kf_cu_str(c, "0%s - (%s)%s", sbits(s) == 64 ? "ull" : "u", c_unsigned[s], a));
 }
 

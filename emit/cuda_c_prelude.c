@@ -57,15 +57,22 @@ static const char *const helper_text[KF_CU_H_COUNT] = {
         "    memcpy(&r, &x, sizeof r);\n"
         "    return r;\n"
         "}\n",
-    [KF_CU_H_BYTE_PAIR] =
-        "/* A pair of bytes (u8x2, i8x2) from the halfword that holds it, by shifts: NVVM merged\n"
-        "   a shared ld.v2.u8 with an ld.v2.u16 of the same address and took the two halfwords\n"
-        "   for the two bytes (difftest seed 8 program 3694, case regress_byte_pair_view) */\n"
-        "template <typename T> __device__ __forceinline__ T kf_byte_pair(unsigned short h)\n"
+    [KF_CU_H_BYTES] =
+        "/* A vector of bytes (u8xN, i8xN) from the word(s) that hold it, by shifts: NVVM merged\n"
+        "   a byte vector load with a load of wider lanes of the same address and took those\n"
+        "   lanes' low bytes for the bytes: a shared ld.v2.u8 with an ld.v2.u16 (difftest seed 8\n"
+        "   program 3694), an i8x4 with a bf16x4, read as ld.v4.u16 (seed 11 program 3195; cases\n"
+        "   regress_byte_pair_view, regress_byte_quad_view) */\n"
+        "template <typename T> __device__ __forceinline__ T kf_bytes(unsigned long long w)\n"
         "{\n"
         "    T r;\n"
-        "    r.v[0] = h & 0xffu;   /* to the lane's type: its low 8 bits */\n"
-        "    r.v[1] = h >> 8;\n"
+        "    for (unsigned i = 0; i < sizeof r.v; i++) r.v[i] = (w >> (8 * i)) & 0xffu;   /* the lane's low 8 bits */\n"
+        "    return r;\n"
+        "}\n"
+        "template <typename T> __device__ __forceinline__ T kf_bytes(ulonglong2 w)\n"
+        "{\n"
+        "    T r;\n"
+        "    for (unsigned i = 0; i < 16; i++) r.v[i] = ((i < 8 ? w.x : w.y) >> (8 * (i % 8))) & 0xffu;\n"
         "    return r;\n"
         "}\n",
     [KF_CU_H_BITCAST_SPLIT] =
@@ -260,9 +267,25 @@ static const char *const helper_text[KF_CU_H_COUNT] = {
         "   a < 0 ? 0 - a : a for an abs that is never negative and sign-extends it as if\n"
         "   non-negative ((long long)abs(INT_MIN) became +2^31: difftest seed 1 program 7291).\n"
         "   Nor PTX abs: ptxas 13 takes abs.s32's result for never negative too and divides it\n"
-        "   unsigned (abs(INT_MIN) % 2147483647 gave 1: seed 7 program 906), so max(a, -a). */\n"
-        "__device__ __forceinline__ int kf_abs_i32(int a) { int r; asm(\"{ .reg .s32 t; neg.s32 t, %1; max.s32 %0, %1, t; }\" : \"=r\"(r) : \"r\"(a)); return r; }\n"
+        "   unsigned (abs(INT_MIN) % 2147483647 gave 1: seed 7 program 906), so max(a, -a).\n"
+        "   A 32-bit -a is ~a + 1 in PTX (kf_neg_i32): ptxas 13 merges max(x, max(y, neg z))\n"
+        "   into one VIMNMX3 and drops the negation (max(d, abs(d)) gave -1 for d = -1:\n"
+        "   seed 11 program 6458); NVVM turns ~a + 1 in C back into neg.s32. */\n"
+        "__device__ __forceinline__ int kf_neg_i32(int a) { int r; asm(\"{ not.b32 %0, %1; add.s32 %0, %0, 1; }\" : \"=r\"(r) : \"r\"(a)); return r; }\n"
+        "__device__ __forceinline__ int kf_abs_i32(int a) { int r; asm(\"{ .reg .s32 t; not.b32 t, %1; add.s32 t, t, 1; max.s32 %0, %1, t; }\" : \"=r\"(r) : \"r\"(a)); return r; }\n"
         "__device__ __forceinline__ long long kf_abs_i64(long long a) { long long r; asm(\"{ .reg .s64 t; neg.s64 t, %1; max.s64 %0, %1, t; }\" : \"=l\"(r) : \"l\"(a)); return r; }\n",
+    [KF_CU_H_FSIGN] =
+        "/* f32 negation, and a select of a -0.0 constant, in PTX that NVVM does not see through:\n"
+        "   ptxas 13 makes selp.f32 of two constants, one of them -0.0, an integer select and a\n"
+        "   conversion (or FSET.BF) that gives +0.0, and NVVM folds a negation into a select of\n"
+        "   constants: -(float)b became selp.f32 -1.0, -0.0 (difftest seed 11 program 2249). */\n"
+        "__device__ __forceinline__ float kf_neg_f32(float x) { float r; asm(\"neg.f32 %0, %1;\" : \"=f\"(r) : \"f\"(x)); return r; }\n"
+        "__device__ __forceinline__ float kf_sel_f32(bool c, float a, float b)\n"
+        "{\n"
+        "    float r;\n"
+        "    asm(\"{ .reg .pred p; setp.ne.u32 p, %1, 0; selp.b32 %0, %2, %3, p; }\" : \"=f\"(r) : \"r\"((unsigned)c), \"f\"(a), \"f\"(b));\n"
+        "    return r;\n"
+        "}\n",
     [KF_CU_H_APPROX] =
         "/* f32 math on the hardware approximations (bounds: see the table atop\n"
         "   kforge's emit/cuda_c_prelude.c), and abs as the bit operation it is:\n"

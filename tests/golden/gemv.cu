@@ -73,6 +73,18 @@ __device__ __forceinline__ kf_bf16 kf_bf16_from_f32(float f)
     return h;
 }
 
+/* f32 negation, and a select of a -0.0 constant, in PTX that NVVM does not see through:
+   ptxas 13 makes selp.f32 of two constants, one of them -0.0, an integer select and a
+   conversion (or FSET.BF) that gives +0.0, and NVVM folds a negation into a select of
+   constants: -(float)b became selp.f32 -1.0, -0.0 (difftest seed 11 program 2249). */
+__device__ __forceinline__ float kf_neg_f32(float x) { float r; asm("neg.f32 %0, %1;" : "=f"(r) : "f"(x)); return r; }
+__device__ __forceinline__ float kf_sel_f32(bool c, float a, float b)
+{
+    float r;
+    asm("{ .reg .pred p; setp.ne.u32 p, %1, 0; selp.b32 %0, %2, %3, p; }" : "=f"(r) : "r"((unsigned)c), "f"(a), "f"(b));
+    return r;
+}
+
 /* f32 math on the hardware approximations (bounds: see the table atop
    kforge's emit/cuda_c_prelude.c), and abs as the bit operation it is:
    ptxas 13 takes abs.f32 (fabsf) for never NaN and folds -1 < fabsf(x) to true */
@@ -10469,89 +10481,89 @@ gemv_silu_f16_f16_f16_acc(const kf_f16* __restrict__ w_, const kf_f16* __restric
         if (c0_ < nv_) {
             kf_f16x8 t56_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
             float gf_ = kf_f16_to_f32(gv_[0u].v[0]);
-            kf_f16 t72_ = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_, __fadd_rn(1.0f, kf_exp_approx(-gf_))), kf_f16_to_f32(uv_[0u].v[0])));
+            kf_f16 t72_ = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_, __fadd_rn(1.0f, kf_exp_approx(kf_neg_f32(gf_)))), kf_f16_to_f32(uv_[0u].v[0])));
             kf_f16x8 o_ = t56_;
             o_.v[0] = t72_;
             float gf_2_ = kf_f16_to_f32(gv_[0u].v[1]);
-            o_.v[1] = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_2_, __fadd_rn(1.0f, kf_exp_approx(-gf_2_))), kf_f16_to_f32(uv_[0u].v[1])));
+            o_.v[1] = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_2_, __fadd_rn(1.0f, kf_exp_approx(kf_neg_f32(gf_2_)))), kf_f16_to_f32(uv_[0u].v[1])));
             float gf_3_ = kf_f16_to_f32(gv_[0u].v[2]);
-            o_.v[2] = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_3_, __fadd_rn(1.0f, kf_exp_approx(-gf_3_))), kf_f16_to_f32(uv_[0u].v[2])));
+            o_.v[2] = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_3_, __fadd_rn(1.0f, kf_exp_approx(kf_neg_f32(gf_3_)))), kf_f16_to_f32(uv_[0u].v[2])));
             float gf_4_ = kf_f16_to_f32(gv_[0u].v[3]);
-            o_.v[3] = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_4_, __fadd_rn(1.0f, kf_exp_approx(-gf_4_))), kf_f16_to_f32(uv_[0u].v[3])));
+            o_.v[3] = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_4_, __fadd_rn(1.0f, kf_exp_approx(kf_neg_f32(gf_4_)))), kf_f16_to_f32(uv_[0u].v[3])));
             float gf_5_ = kf_f16_to_f32(gv_[0u].v[4]);
-            o_.v[4] = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_5_, __fadd_rn(1.0f, kf_exp_approx(-gf_5_))), kf_f16_to_f32(uv_[0u].v[4])));
+            o_.v[4] = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_5_, __fadd_rn(1.0f, kf_exp_approx(kf_neg_f32(gf_5_)))), kf_f16_to_f32(uv_[0u].v[4])));
             float gf_6_ = kf_f16_to_f32(gv_[0u].v[5]);
-            o_.v[5] = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_6_, __fadd_rn(1.0f, kf_exp_approx(-gf_6_))), kf_f16_to_f32(uv_[0u].v[5])));
+            o_.v[5] = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_6_, __fadd_rn(1.0f, kf_exp_approx(kf_neg_f32(gf_6_)))), kf_f16_to_f32(uv_[0u].v[5])));
             float gf_7_ = kf_f16_to_f32(gv_[0u].v[6]);
-            o_.v[6] = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_7_, __fadd_rn(1.0f, kf_exp_approx(-gf_7_))), kf_f16_to_f32(uv_[0u].v[6])));
+            o_.v[6] = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_7_, __fadd_rn(1.0f, kf_exp_approx(kf_neg_f32(gf_7_)))), kf_f16_to_f32(uv_[0u].v[6])));
             float gf_8_ = kf_f16_to_f32(gv_[0u].v[7]);
-            o_.v[7] = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_8_, __fadd_rn(1.0f, kf_exp_approx(-gf_8_))), kf_f16_to_f32(uv_[0u].v[7])));
+            o_.v[7] = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_8_, __fadd_rn(1.0f, kf_exp_approx(kf_neg_f32(gf_8_)))), kf_f16_to_f32(uv_[0u].v[7])));
             ((kf_f16x8*)xs_)[c0_] = o_;
         }
         if ((c0_ + 256u) < nv_) {
             kf_f16x8 t184_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
             float gf_9_ = kf_f16_to_f32(gv_[1u].v[0]);
-            kf_f16 t200_ = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_9_, __fadd_rn(1.0f, kf_exp_approx(-gf_9_))), kf_f16_to_f32(uv_[1u].v[0])));
+            kf_f16 t200_ = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_9_, __fadd_rn(1.0f, kf_exp_approx(kf_neg_f32(gf_9_)))), kf_f16_to_f32(uv_[1u].v[0])));
             kf_f16x8 o_2_ = t184_;
             o_2_.v[0] = t200_;
             float gf_10_ = kf_f16_to_f32(gv_[1u].v[1]);
-            o_2_.v[1] = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_10_, __fadd_rn(1.0f, kf_exp_approx(-gf_10_))), kf_f16_to_f32(uv_[1u].v[1])));
+            o_2_.v[1] = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_10_, __fadd_rn(1.0f, kf_exp_approx(kf_neg_f32(gf_10_)))), kf_f16_to_f32(uv_[1u].v[1])));
             float gf_11_ = kf_f16_to_f32(gv_[1u].v[2]);
-            o_2_.v[2] = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_11_, __fadd_rn(1.0f, kf_exp_approx(-gf_11_))), kf_f16_to_f32(uv_[1u].v[2])));
+            o_2_.v[2] = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_11_, __fadd_rn(1.0f, kf_exp_approx(kf_neg_f32(gf_11_)))), kf_f16_to_f32(uv_[1u].v[2])));
             float gf_12_ = kf_f16_to_f32(gv_[1u].v[3]);
-            o_2_.v[3] = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_12_, __fadd_rn(1.0f, kf_exp_approx(-gf_12_))), kf_f16_to_f32(uv_[1u].v[3])));
+            o_2_.v[3] = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_12_, __fadd_rn(1.0f, kf_exp_approx(kf_neg_f32(gf_12_)))), kf_f16_to_f32(uv_[1u].v[3])));
             float gf_13_ = kf_f16_to_f32(gv_[1u].v[4]);
-            o_2_.v[4] = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_13_, __fadd_rn(1.0f, kf_exp_approx(-gf_13_))), kf_f16_to_f32(uv_[1u].v[4])));
+            o_2_.v[4] = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_13_, __fadd_rn(1.0f, kf_exp_approx(kf_neg_f32(gf_13_)))), kf_f16_to_f32(uv_[1u].v[4])));
             float gf_14_ = kf_f16_to_f32(gv_[1u].v[5]);
-            o_2_.v[5] = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_14_, __fadd_rn(1.0f, kf_exp_approx(-gf_14_))), kf_f16_to_f32(uv_[1u].v[5])));
+            o_2_.v[5] = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_14_, __fadd_rn(1.0f, kf_exp_approx(kf_neg_f32(gf_14_)))), kf_f16_to_f32(uv_[1u].v[5])));
             float gf_15_ = kf_f16_to_f32(gv_[1u].v[6]);
-            o_2_.v[6] = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_15_, __fadd_rn(1.0f, kf_exp_approx(-gf_15_))), kf_f16_to_f32(uv_[1u].v[6])));
+            o_2_.v[6] = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_15_, __fadd_rn(1.0f, kf_exp_approx(kf_neg_f32(gf_15_)))), kf_f16_to_f32(uv_[1u].v[6])));
             float gf_16_ = kf_f16_to_f32(gv_[1u].v[7]);
-            o_2_.v[7] = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_16_, __fadd_rn(1.0f, kf_exp_approx(-gf_16_))), kf_f16_to_f32(uv_[1u].v[7])));
+            o_2_.v[7] = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_16_, __fadd_rn(1.0f, kf_exp_approx(kf_neg_f32(gf_16_)))), kf_f16_to_f32(uv_[1u].v[7])));
             ((kf_f16x8*)xs_)[c0_ + 256u] = o_2_;
         }
         if ((c0_ + 512u) < nv_) {
             kf_f16x8 t312_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
             float gf_17_ = kf_f16_to_f32(gv_[2u].v[0]);
-            kf_f16 t328_ = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_17_, __fadd_rn(1.0f, kf_exp_approx(-gf_17_))), kf_f16_to_f32(uv_[2u].v[0])));
+            kf_f16 t328_ = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_17_, __fadd_rn(1.0f, kf_exp_approx(kf_neg_f32(gf_17_)))), kf_f16_to_f32(uv_[2u].v[0])));
             kf_f16x8 o_3_ = t312_;
             o_3_.v[0] = t328_;
             float gf_18_ = kf_f16_to_f32(gv_[2u].v[1]);
-            o_3_.v[1] = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_18_, __fadd_rn(1.0f, kf_exp_approx(-gf_18_))), kf_f16_to_f32(uv_[2u].v[1])));
+            o_3_.v[1] = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_18_, __fadd_rn(1.0f, kf_exp_approx(kf_neg_f32(gf_18_)))), kf_f16_to_f32(uv_[2u].v[1])));
             float gf_19_ = kf_f16_to_f32(gv_[2u].v[2]);
-            o_3_.v[2] = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_19_, __fadd_rn(1.0f, kf_exp_approx(-gf_19_))), kf_f16_to_f32(uv_[2u].v[2])));
+            o_3_.v[2] = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_19_, __fadd_rn(1.0f, kf_exp_approx(kf_neg_f32(gf_19_)))), kf_f16_to_f32(uv_[2u].v[2])));
             float gf_20_ = kf_f16_to_f32(gv_[2u].v[3]);
-            o_3_.v[3] = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_20_, __fadd_rn(1.0f, kf_exp_approx(-gf_20_))), kf_f16_to_f32(uv_[2u].v[3])));
+            o_3_.v[3] = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_20_, __fadd_rn(1.0f, kf_exp_approx(kf_neg_f32(gf_20_)))), kf_f16_to_f32(uv_[2u].v[3])));
             float gf_21_ = kf_f16_to_f32(gv_[2u].v[4]);
-            o_3_.v[4] = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_21_, __fadd_rn(1.0f, kf_exp_approx(-gf_21_))), kf_f16_to_f32(uv_[2u].v[4])));
+            o_3_.v[4] = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_21_, __fadd_rn(1.0f, kf_exp_approx(kf_neg_f32(gf_21_)))), kf_f16_to_f32(uv_[2u].v[4])));
             float gf_22_ = kf_f16_to_f32(gv_[2u].v[5]);
-            o_3_.v[5] = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_22_, __fadd_rn(1.0f, kf_exp_approx(-gf_22_))), kf_f16_to_f32(uv_[2u].v[5])));
+            o_3_.v[5] = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_22_, __fadd_rn(1.0f, kf_exp_approx(kf_neg_f32(gf_22_)))), kf_f16_to_f32(uv_[2u].v[5])));
             float gf_23_ = kf_f16_to_f32(gv_[2u].v[6]);
-            o_3_.v[6] = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_23_, __fadd_rn(1.0f, kf_exp_approx(-gf_23_))), kf_f16_to_f32(uv_[2u].v[6])));
+            o_3_.v[6] = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_23_, __fadd_rn(1.0f, kf_exp_approx(kf_neg_f32(gf_23_)))), kf_f16_to_f32(uv_[2u].v[6])));
             float gf_24_ = kf_f16_to_f32(gv_[2u].v[7]);
-            o_3_.v[7] = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_24_, __fadd_rn(1.0f, kf_exp_approx(-gf_24_))), kf_f16_to_f32(uv_[2u].v[7])));
+            o_3_.v[7] = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_24_, __fadd_rn(1.0f, kf_exp_approx(kf_neg_f32(gf_24_)))), kf_f16_to_f32(uv_[2u].v[7])));
             ((kf_f16x8*)xs_)[c0_ + 512u] = o_3_;
         }
         if ((c0_ + 768u) < nv_) {
             kf_f16x8 t440_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
             float gf_25_ = kf_f16_to_f32(gv_[3u].v[0]);
-            kf_f16 t456_ = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_25_, __fadd_rn(1.0f, kf_exp_approx(-gf_25_))), kf_f16_to_f32(uv_[3u].v[0])));
+            kf_f16 t456_ = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_25_, __fadd_rn(1.0f, kf_exp_approx(kf_neg_f32(gf_25_)))), kf_f16_to_f32(uv_[3u].v[0])));
             kf_f16x8 o_4_ = t440_;
             o_4_.v[0] = t456_;
             float gf_26_ = kf_f16_to_f32(gv_[3u].v[1]);
-            o_4_.v[1] = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_26_, __fadd_rn(1.0f, kf_exp_approx(-gf_26_))), kf_f16_to_f32(uv_[3u].v[1])));
+            o_4_.v[1] = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_26_, __fadd_rn(1.0f, kf_exp_approx(kf_neg_f32(gf_26_)))), kf_f16_to_f32(uv_[3u].v[1])));
             float gf_27_ = kf_f16_to_f32(gv_[3u].v[2]);
-            o_4_.v[2] = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_27_, __fadd_rn(1.0f, kf_exp_approx(-gf_27_))), kf_f16_to_f32(uv_[3u].v[2])));
+            o_4_.v[2] = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_27_, __fadd_rn(1.0f, kf_exp_approx(kf_neg_f32(gf_27_)))), kf_f16_to_f32(uv_[3u].v[2])));
             float gf_28_ = kf_f16_to_f32(gv_[3u].v[3]);
-            o_4_.v[3] = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_28_, __fadd_rn(1.0f, kf_exp_approx(-gf_28_))), kf_f16_to_f32(uv_[3u].v[3])));
+            o_4_.v[3] = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_28_, __fadd_rn(1.0f, kf_exp_approx(kf_neg_f32(gf_28_)))), kf_f16_to_f32(uv_[3u].v[3])));
             float gf_29_ = kf_f16_to_f32(gv_[3u].v[4]);
-            o_4_.v[4] = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_29_, __fadd_rn(1.0f, kf_exp_approx(-gf_29_))), kf_f16_to_f32(uv_[3u].v[4])));
+            o_4_.v[4] = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_29_, __fadd_rn(1.0f, kf_exp_approx(kf_neg_f32(gf_29_)))), kf_f16_to_f32(uv_[3u].v[4])));
             float gf_30_ = kf_f16_to_f32(gv_[3u].v[5]);
-            o_4_.v[5] = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_30_, __fadd_rn(1.0f, kf_exp_approx(-gf_30_))), kf_f16_to_f32(uv_[3u].v[5])));
+            o_4_.v[5] = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_30_, __fadd_rn(1.0f, kf_exp_approx(kf_neg_f32(gf_30_)))), kf_f16_to_f32(uv_[3u].v[5])));
             float gf_31_ = kf_f16_to_f32(gv_[3u].v[6]);
-            o_4_.v[6] = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_31_, __fadd_rn(1.0f, kf_exp_approx(-gf_31_))), kf_f16_to_f32(uv_[3u].v[6])));
+            o_4_.v[6] = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_31_, __fadd_rn(1.0f, kf_exp_approx(kf_neg_f32(gf_31_)))), kf_f16_to_f32(uv_[3u].v[6])));
             float gf_32_ = kf_f16_to_f32(gv_[3u].v[7]);
-            o_4_.v[7] = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_32_, __fadd_rn(1.0f, kf_exp_approx(-gf_32_))), kf_f16_to_f32(uv_[3u].v[7])));
+            o_4_.v[7] = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_32_, __fadd_rn(1.0f, kf_exp_approx(kf_neg_f32(gf_32_)))), kf_f16_to_f32(uv_[3u].v[7])));
             ((kf_f16x8*)xs_)[c0_ + 768u] = o_4_;
         }
     }
@@ -10925,89 +10937,89 @@ gemv_silu_f16_f16_f32(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ 
         if (c0_ < nv_) {
             kf_f16x8 t56_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
             float gf_ = kf_f16_to_f32(gv_[0u].v[0]);
-            kf_f16 t72_ = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_, __fadd_rn(1.0f, kf_exp_approx(-gf_))), kf_f16_to_f32(uv_[0u].v[0])));
+            kf_f16 t72_ = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_, __fadd_rn(1.0f, kf_exp_approx(kf_neg_f32(gf_)))), kf_f16_to_f32(uv_[0u].v[0])));
             kf_f16x8 o_ = t56_;
             o_.v[0] = t72_;
             float gf_2_ = kf_f16_to_f32(gv_[0u].v[1]);
-            o_.v[1] = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_2_, __fadd_rn(1.0f, kf_exp_approx(-gf_2_))), kf_f16_to_f32(uv_[0u].v[1])));
+            o_.v[1] = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_2_, __fadd_rn(1.0f, kf_exp_approx(kf_neg_f32(gf_2_)))), kf_f16_to_f32(uv_[0u].v[1])));
             float gf_3_ = kf_f16_to_f32(gv_[0u].v[2]);
-            o_.v[2] = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_3_, __fadd_rn(1.0f, kf_exp_approx(-gf_3_))), kf_f16_to_f32(uv_[0u].v[2])));
+            o_.v[2] = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_3_, __fadd_rn(1.0f, kf_exp_approx(kf_neg_f32(gf_3_)))), kf_f16_to_f32(uv_[0u].v[2])));
             float gf_4_ = kf_f16_to_f32(gv_[0u].v[3]);
-            o_.v[3] = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_4_, __fadd_rn(1.0f, kf_exp_approx(-gf_4_))), kf_f16_to_f32(uv_[0u].v[3])));
+            o_.v[3] = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_4_, __fadd_rn(1.0f, kf_exp_approx(kf_neg_f32(gf_4_)))), kf_f16_to_f32(uv_[0u].v[3])));
             float gf_5_ = kf_f16_to_f32(gv_[0u].v[4]);
-            o_.v[4] = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_5_, __fadd_rn(1.0f, kf_exp_approx(-gf_5_))), kf_f16_to_f32(uv_[0u].v[4])));
+            o_.v[4] = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_5_, __fadd_rn(1.0f, kf_exp_approx(kf_neg_f32(gf_5_)))), kf_f16_to_f32(uv_[0u].v[4])));
             float gf_6_ = kf_f16_to_f32(gv_[0u].v[5]);
-            o_.v[5] = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_6_, __fadd_rn(1.0f, kf_exp_approx(-gf_6_))), kf_f16_to_f32(uv_[0u].v[5])));
+            o_.v[5] = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_6_, __fadd_rn(1.0f, kf_exp_approx(kf_neg_f32(gf_6_)))), kf_f16_to_f32(uv_[0u].v[5])));
             float gf_7_ = kf_f16_to_f32(gv_[0u].v[6]);
-            o_.v[6] = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_7_, __fadd_rn(1.0f, kf_exp_approx(-gf_7_))), kf_f16_to_f32(uv_[0u].v[6])));
+            o_.v[6] = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_7_, __fadd_rn(1.0f, kf_exp_approx(kf_neg_f32(gf_7_)))), kf_f16_to_f32(uv_[0u].v[6])));
             float gf_8_ = kf_f16_to_f32(gv_[0u].v[7]);
-            o_.v[7] = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_8_, __fadd_rn(1.0f, kf_exp_approx(-gf_8_))), kf_f16_to_f32(uv_[0u].v[7])));
+            o_.v[7] = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_8_, __fadd_rn(1.0f, kf_exp_approx(kf_neg_f32(gf_8_)))), kf_f16_to_f32(uv_[0u].v[7])));
             ((kf_f16x8*)xs_)[c0_] = o_;
         }
         if ((c0_ + 256u) < nv_) {
             kf_f16x8 t184_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
             float gf_9_ = kf_f16_to_f32(gv_[1u].v[0]);
-            kf_f16 t200_ = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_9_, __fadd_rn(1.0f, kf_exp_approx(-gf_9_))), kf_f16_to_f32(uv_[1u].v[0])));
+            kf_f16 t200_ = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_9_, __fadd_rn(1.0f, kf_exp_approx(kf_neg_f32(gf_9_)))), kf_f16_to_f32(uv_[1u].v[0])));
             kf_f16x8 o_2_ = t184_;
             o_2_.v[0] = t200_;
             float gf_10_ = kf_f16_to_f32(gv_[1u].v[1]);
-            o_2_.v[1] = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_10_, __fadd_rn(1.0f, kf_exp_approx(-gf_10_))), kf_f16_to_f32(uv_[1u].v[1])));
+            o_2_.v[1] = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_10_, __fadd_rn(1.0f, kf_exp_approx(kf_neg_f32(gf_10_)))), kf_f16_to_f32(uv_[1u].v[1])));
             float gf_11_ = kf_f16_to_f32(gv_[1u].v[2]);
-            o_2_.v[2] = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_11_, __fadd_rn(1.0f, kf_exp_approx(-gf_11_))), kf_f16_to_f32(uv_[1u].v[2])));
+            o_2_.v[2] = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_11_, __fadd_rn(1.0f, kf_exp_approx(kf_neg_f32(gf_11_)))), kf_f16_to_f32(uv_[1u].v[2])));
             float gf_12_ = kf_f16_to_f32(gv_[1u].v[3]);
-            o_2_.v[3] = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_12_, __fadd_rn(1.0f, kf_exp_approx(-gf_12_))), kf_f16_to_f32(uv_[1u].v[3])));
+            o_2_.v[3] = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_12_, __fadd_rn(1.0f, kf_exp_approx(kf_neg_f32(gf_12_)))), kf_f16_to_f32(uv_[1u].v[3])));
             float gf_13_ = kf_f16_to_f32(gv_[1u].v[4]);
-            o_2_.v[4] = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_13_, __fadd_rn(1.0f, kf_exp_approx(-gf_13_))), kf_f16_to_f32(uv_[1u].v[4])));
+            o_2_.v[4] = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_13_, __fadd_rn(1.0f, kf_exp_approx(kf_neg_f32(gf_13_)))), kf_f16_to_f32(uv_[1u].v[4])));
             float gf_14_ = kf_f16_to_f32(gv_[1u].v[5]);
-            o_2_.v[5] = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_14_, __fadd_rn(1.0f, kf_exp_approx(-gf_14_))), kf_f16_to_f32(uv_[1u].v[5])));
+            o_2_.v[5] = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_14_, __fadd_rn(1.0f, kf_exp_approx(kf_neg_f32(gf_14_)))), kf_f16_to_f32(uv_[1u].v[5])));
             float gf_15_ = kf_f16_to_f32(gv_[1u].v[6]);
-            o_2_.v[6] = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_15_, __fadd_rn(1.0f, kf_exp_approx(-gf_15_))), kf_f16_to_f32(uv_[1u].v[6])));
+            o_2_.v[6] = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_15_, __fadd_rn(1.0f, kf_exp_approx(kf_neg_f32(gf_15_)))), kf_f16_to_f32(uv_[1u].v[6])));
             float gf_16_ = kf_f16_to_f32(gv_[1u].v[7]);
-            o_2_.v[7] = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_16_, __fadd_rn(1.0f, kf_exp_approx(-gf_16_))), kf_f16_to_f32(uv_[1u].v[7])));
+            o_2_.v[7] = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_16_, __fadd_rn(1.0f, kf_exp_approx(kf_neg_f32(gf_16_)))), kf_f16_to_f32(uv_[1u].v[7])));
             ((kf_f16x8*)xs_)[c0_ + 256u] = o_2_;
         }
         if ((c0_ + 512u) < nv_) {
             kf_f16x8 t312_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
             float gf_17_ = kf_f16_to_f32(gv_[2u].v[0]);
-            kf_f16 t328_ = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_17_, __fadd_rn(1.0f, kf_exp_approx(-gf_17_))), kf_f16_to_f32(uv_[2u].v[0])));
+            kf_f16 t328_ = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_17_, __fadd_rn(1.0f, kf_exp_approx(kf_neg_f32(gf_17_)))), kf_f16_to_f32(uv_[2u].v[0])));
             kf_f16x8 o_3_ = t312_;
             o_3_.v[0] = t328_;
             float gf_18_ = kf_f16_to_f32(gv_[2u].v[1]);
-            o_3_.v[1] = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_18_, __fadd_rn(1.0f, kf_exp_approx(-gf_18_))), kf_f16_to_f32(uv_[2u].v[1])));
+            o_3_.v[1] = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_18_, __fadd_rn(1.0f, kf_exp_approx(kf_neg_f32(gf_18_)))), kf_f16_to_f32(uv_[2u].v[1])));
             float gf_19_ = kf_f16_to_f32(gv_[2u].v[2]);
-            o_3_.v[2] = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_19_, __fadd_rn(1.0f, kf_exp_approx(-gf_19_))), kf_f16_to_f32(uv_[2u].v[2])));
+            o_3_.v[2] = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_19_, __fadd_rn(1.0f, kf_exp_approx(kf_neg_f32(gf_19_)))), kf_f16_to_f32(uv_[2u].v[2])));
             float gf_20_ = kf_f16_to_f32(gv_[2u].v[3]);
-            o_3_.v[3] = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_20_, __fadd_rn(1.0f, kf_exp_approx(-gf_20_))), kf_f16_to_f32(uv_[2u].v[3])));
+            o_3_.v[3] = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_20_, __fadd_rn(1.0f, kf_exp_approx(kf_neg_f32(gf_20_)))), kf_f16_to_f32(uv_[2u].v[3])));
             float gf_21_ = kf_f16_to_f32(gv_[2u].v[4]);
-            o_3_.v[4] = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_21_, __fadd_rn(1.0f, kf_exp_approx(-gf_21_))), kf_f16_to_f32(uv_[2u].v[4])));
+            o_3_.v[4] = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_21_, __fadd_rn(1.0f, kf_exp_approx(kf_neg_f32(gf_21_)))), kf_f16_to_f32(uv_[2u].v[4])));
             float gf_22_ = kf_f16_to_f32(gv_[2u].v[5]);
-            o_3_.v[5] = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_22_, __fadd_rn(1.0f, kf_exp_approx(-gf_22_))), kf_f16_to_f32(uv_[2u].v[5])));
+            o_3_.v[5] = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_22_, __fadd_rn(1.0f, kf_exp_approx(kf_neg_f32(gf_22_)))), kf_f16_to_f32(uv_[2u].v[5])));
             float gf_23_ = kf_f16_to_f32(gv_[2u].v[6]);
-            o_3_.v[6] = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_23_, __fadd_rn(1.0f, kf_exp_approx(-gf_23_))), kf_f16_to_f32(uv_[2u].v[6])));
+            o_3_.v[6] = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_23_, __fadd_rn(1.0f, kf_exp_approx(kf_neg_f32(gf_23_)))), kf_f16_to_f32(uv_[2u].v[6])));
             float gf_24_ = kf_f16_to_f32(gv_[2u].v[7]);
-            o_3_.v[7] = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_24_, __fadd_rn(1.0f, kf_exp_approx(-gf_24_))), kf_f16_to_f32(uv_[2u].v[7])));
+            o_3_.v[7] = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_24_, __fadd_rn(1.0f, kf_exp_approx(kf_neg_f32(gf_24_)))), kf_f16_to_f32(uv_[2u].v[7])));
             ((kf_f16x8*)xs_)[c0_ + 512u] = o_3_;
         }
         if ((c0_ + 768u) < nv_) {
             kf_f16x8 t440_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
             float gf_25_ = kf_f16_to_f32(gv_[3u].v[0]);
-            kf_f16 t456_ = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_25_, __fadd_rn(1.0f, kf_exp_approx(-gf_25_))), kf_f16_to_f32(uv_[3u].v[0])));
+            kf_f16 t456_ = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_25_, __fadd_rn(1.0f, kf_exp_approx(kf_neg_f32(gf_25_)))), kf_f16_to_f32(uv_[3u].v[0])));
             kf_f16x8 o_4_ = t440_;
             o_4_.v[0] = t456_;
             float gf_26_ = kf_f16_to_f32(gv_[3u].v[1]);
-            o_4_.v[1] = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_26_, __fadd_rn(1.0f, kf_exp_approx(-gf_26_))), kf_f16_to_f32(uv_[3u].v[1])));
+            o_4_.v[1] = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_26_, __fadd_rn(1.0f, kf_exp_approx(kf_neg_f32(gf_26_)))), kf_f16_to_f32(uv_[3u].v[1])));
             float gf_27_ = kf_f16_to_f32(gv_[3u].v[2]);
-            o_4_.v[2] = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_27_, __fadd_rn(1.0f, kf_exp_approx(-gf_27_))), kf_f16_to_f32(uv_[3u].v[2])));
+            o_4_.v[2] = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_27_, __fadd_rn(1.0f, kf_exp_approx(kf_neg_f32(gf_27_)))), kf_f16_to_f32(uv_[3u].v[2])));
             float gf_28_ = kf_f16_to_f32(gv_[3u].v[3]);
-            o_4_.v[3] = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_28_, __fadd_rn(1.0f, kf_exp_approx(-gf_28_))), kf_f16_to_f32(uv_[3u].v[3])));
+            o_4_.v[3] = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_28_, __fadd_rn(1.0f, kf_exp_approx(kf_neg_f32(gf_28_)))), kf_f16_to_f32(uv_[3u].v[3])));
             float gf_29_ = kf_f16_to_f32(gv_[3u].v[4]);
-            o_4_.v[4] = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_29_, __fadd_rn(1.0f, kf_exp_approx(-gf_29_))), kf_f16_to_f32(uv_[3u].v[4])));
+            o_4_.v[4] = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_29_, __fadd_rn(1.0f, kf_exp_approx(kf_neg_f32(gf_29_)))), kf_f16_to_f32(uv_[3u].v[4])));
             float gf_30_ = kf_f16_to_f32(gv_[3u].v[5]);
-            o_4_.v[5] = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_30_, __fadd_rn(1.0f, kf_exp_approx(-gf_30_))), kf_f16_to_f32(uv_[3u].v[5])));
+            o_4_.v[5] = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_30_, __fadd_rn(1.0f, kf_exp_approx(kf_neg_f32(gf_30_)))), kf_f16_to_f32(uv_[3u].v[5])));
             float gf_31_ = kf_f16_to_f32(gv_[3u].v[6]);
-            o_4_.v[6] = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_31_, __fadd_rn(1.0f, kf_exp_approx(-gf_31_))), kf_f16_to_f32(uv_[3u].v[6])));
+            o_4_.v[6] = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_31_, __fadd_rn(1.0f, kf_exp_approx(kf_neg_f32(gf_31_)))), kf_f16_to_f32(uv_[3u].v[6])));
             float gf_32_ = kf_f16_to_f32(gv_[3u].v[7]);
-            o_4_.v[7] = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_32_, __fadd_rn(1.0f, kf_exp_approx(-gf_32_))), kf_f16_to_f32(uv_[3u].v[7])));
+            o_4_.v[7] = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_32_, __fadd_rn(1.0f, kf_exp_approx(kf_neg_f32(gf_32_)))), kf_f16_to_f32(uv_[3u].v[7])));
             ((kf_f16x8*)xs_)[c0_ + 768u] = o_4_;
         }
     }

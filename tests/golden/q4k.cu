@@ -86,6 +86,18 @@ __device__ __forceinline__ unsigned kf_shl_u32(unsigned a, unsigned s) { return 
 __device__ __forceinline__ unsigned kf_shr_u32(unsigned a, unsigned s) { return s >= 32u ? 0u : a >> s; }
 __device__ __forceinline__ int kf_shr_i32(int a, unsigned s) { return a >> (s >= 31u ? 31u : s); }
 
+/* f32 negation, and a select of a -0.0 constant, in PTX that NVVM does not see through:
+   ptxas 13 makes selp.f32 of two constants, one of them -0.0, an integer select and a
+   conversion (or FSET.BF) that gives +0.0, and NVVM folds a negation into a select of
+   constants: -(float)b became selp.f32 -1.0, -0.0 (difftest seed 11 program 2249). */
+__device__ __forceinline__ float kf_neg_f32(float x) { float r; asm("neg.f32 %0, %1;" : "=f"(r) : "f"(x)); return r; }
+__device__ __forceinline__ float kf_sel_f32(bool c, float a, float b)
+{
+    float r;
+    asm("{ .reg .pred p; setp.ne.u32 p, %1, 0; selp.b32 %0, %2, %3, p; }" : "=f"(r) : "r"((unsigned)c), "f"(a), "f"(b));
+    return r;
+}
+
 /* f32 math on the hardware approximations (bounds: see the table atop
    kforge's emit/cuda_c_prelude.c), and abs as the bit operation it is:
    ptxas 13 takes abs.f32 (fabsf) for never NaN and folds -1 < fabsf(x) to true */
@@ -535,7 +547,7 @@ q4k_gemv_simt(const unsigned char* __restrict__ w_, const float* __restrict__ x_
                 float t1753_ = __fsub_rn(kf_bitcast<float>(v_19_ | 1258291200u), 8388608.0f);
                 unsigned v_20_ = mn_ & 255u;
                 float u_ = __fmaf_rn(t1753_, t413_, __fmul_rn(__fsub_rn(kf_bitcast<float>(v_20_ | 1258291200u), 8388608.0f), t403_));
-                p_ = __fmaf_rn(__fmul_rn(16.0f, kf_f16_to_f32(dm_.v[0])), t_17_, __fmul_rn(-kf_f16_to_f32(dm_.v[1]), u_));
+                p_ = __fmaf_rn(__fmul_rn(16.0f, kf_f16_to_f32(dm_.v[0])), t_17_, __fmul_rn(kf_neg_f32(kf_f16_to_f32(dm_.v[1])), u_));
             }
             float t1779_ = __fadd_rn(p_, kf_shfl_xor(p_, 1u, kf_wn));
             float t1785_ = __fadd_rn(t1779_, kf_shfl_xor(t1779_, 2u, kf_wn));
@@ -623,7 +635,7 @@ q4k_gemv_simt(const unsigned char* __restrict__ w_, const float* __restrict__ x_
                 float t3089_ = __fsub_rn(kf_bitcast<float>(v_23_ | 1258291200u), 8388608.0f);
                 unsigned v_24_ = mn_2_ & 255u;
                 float u_2_ = __fmaf_rn(t3089_, t413_, __fmul_rn(__fsub_rn(kf_bitcast<float>(v_24_ | 1258291200u), 8388608.0f), t403_));
-                p_2_ = __fmaf_rn(__fmul_rn(16.0f, kf_f16_to_f32(dm_2_.v[0])), t_18_, __fmul_rn(-kf_f16_to_f32(dm_2_.v[1]), u_2_));
+                p_2_ = __fmaf_rn(__fmul_rn(16.0f, kf_f16_to_f32(dm_2_.v[0])), t_18_, __fmul_rn(kf_neg_f32(kf_f16_to_f32(dm_2_.v[1])), u_2_));
             }
             float t3115_ = __fadd_rn(p_2_, kf_shfl_xor(p_2_, 1u, kf_wn));
             float t3121_ = __fadd_rn(t3115_, kf_shfl_xor(t3115_, 2u, kf_wn));
@@ -1225,7 +1237,7 @@ q4k_gemv(const unsigned char* __restrict__ w_, const float* __restrict__ x_, flo
             float t1729_ = ((float*)tab_)[((((nbk_ << 8u) + 4u) + (ck_ << 3u)) + (q_9_ << 1u)) + 1u];
             unsigned v_13_ = mn_ & 255u;
             float u_ = __fmaf_rn(t1716_, t1729_, __fmul_rn(__fsub_rn(kf_bitcast<float>(v_13_ | 1258291200u), 8388608.0f), ((float*)tab_)[(((nbk_ << 8u) + 4u) + (ck_ << 3u)) + (q_9_ << 1u)]));
-            float part_ = __fmaf_rn(kf_f16_to_f32(dm_.v[0]), t_, __fmul_rn(-kf_f16_to_f32(dm_.v[1]), u_));
+            float part_ = __fmaf_rn(kf_f16_to_f32(dm_.v[0]), t_, __fmul_rn(kf_neg_f32(kf_f16_to_f32(dm_.v[1])), u_));
             float t1757_ = __fadd_rn(ya_, part_);
             ya_ = t1757_;
             kf_u32x4 h_2_ = hb_[3u];
@@ -1248,7 +1260,7 @@ q4k_gemv(const unsigned char* __restrict__ w_, const float* __restrict__ x_, flo
             float t1895_ = ((float*)tab_)[((((nbk_ << 8u) + 4u) + (ck_ << 3u)) + (q_9_ << 1u)) + 1u];
             unsigned v_17_ = mn_2_ & 255u;
             float u_2_ = __fmaf_rn(t1882_, t1895_, __fmul_rn(__fsub_rn(kf_bitcast<float>(v_17_ | 1258291200u), 8388608.0f), ((float*)tab_)[(((nbk_ << 8u) + 4u) + (ck_ << 3u)) + (q_9_ << 1u)]));
-            float part_2_ = __fmaf_rn(kf_f16_to_f32(dm_2_.v[0]), t_2_, __fmul_rn(-kf_f16_to_f32(dm_2_.v[1]), u_2_));
+            float part_2_ = __fmaf_rn(kf_f16_to_f32(dm_2_.v[0]), t_2_, __fmul_rn(kf_neg_f32(kf_f16_to_f32(dm_2_.v[1])), u_2_));
             float t1923_ = __fadd_rn(yb_, part_2_);
             yb_ = t1923_;
             unsigned t1925_ = ck_ + 1u;
@@ -1552,7 +1564,7 @@ q4k_gemv(const unsigned char* __restrict__ w_, const float* __restrict__ x_, flo
             float t2625_ = ((float*)tab_)[((((nbk_ << 8u) + 4u) + (ck_ << 3u)) + (q_9_ << 1u)) + 1u];
             unsigned v_21_ = mn_3_ & 255u;
             float u_3_ = __fmaf_rn(t2612_, t2625_, __fmul_rn(__fsub_rn(kf_bitcast<float>(v_21_ | 1258291200u), 8388608.0f), ((float*)tab_)[(((nbk_ << 8u) + 4u) + (ck_ << 3u)) + (q_9_ << 1u)]));
-            float part_3_ = __fmaf_rn(kf_f16_to_f32(dm_3_.v[0]), t_3_, __fmul_rn(-kf_f16_to_f32(dm_3_.v[1]), u_3_));
+            float part_3_ = __fmaf_rn(kf_f16_to_f32(dm_3_.v[0]), t_3_, __fmul_rn(kf_neg_f32(kf_f16_to_f32(dm_3_.v[1])), u_3_));
             float t2653_ = __fadd_rn(ya_, part_3_);
             ya_ = t2653_;
             kf_u32x4 h_4_ = hb_[1u];
@@ -1575,7 +1587,7 @@ q4k_gemv(const unsigned char* __restrict__ w_, const float* __restrict__ x_, flo
             float t2791_ = ((float*)tab_)[((((nbk_ << 8u) + 4u) + (ck_ << 3u)) + (q_9_ << 1u)) + 1u];
             unsigned v_25_ = mn_4_ & 255u;
             float u_4_ = __fmaf_rn(t2778_, t2791_, __fmul_rn(__fsub_rn(kf_bitcast<float>(v_25_ | 1258291200u), 8388608.0f), ((float*)tab_)[(((nbk_ << 8u) + 4u) + (ck_ << 3u)) + (q_9_ << 1u)]));
-            float part_4_ = __fmaf_rn(kf_f16_to_f32(dm_4_.v[0]), t_4_, __fmul_rn(-kf_f16_to_f32(dm_4_.v[1]), u_4_));
+            float part_4_ = __fmaf_rn(kf_f16_to_f32(dm_4_.v[0]), t_4_, __fmul_rn(kf_neg_f32(kf_f16_to_f32(dm_4_.v[1])), u_4_));
             float t2819_ = __fadd_rn(yb_, part_4_);
             yb_ = t2819_;
             unsigned t2821_ = ck_ + 1u;
@@ -1989,7 +2001,7 @@ q4k_q8_gemv_f32(const unsigned char* __restrict__ w_, const signed char* __restr
                 float t487_ = kf_f16_to_f32(t224_.v[3]);
                 unsigned v_4_ = mn_ & 255u;
                 float u_ = __fmaf_rn(t485_, t487_, __fmul_rn(__fsub_rn(kf_bitcast<float>(v_4_ | 1258291200u), 8388608.0f), kf_f16_to_f32(t224_.v[1])));
-                acc_[0u] = __fadd_rn(acc_[0u], __fmaf_rn(kf_f16_to_f32(dm_.v[0]), t_5_, __fmul_rn(-kf_f16_to_f32(dm_.v[1]), u_)));
+                acc_[0u] = __fadd_rn(acc_[0u], __fmaf_rn(kf_f16_to_f32(dm_.v[0]), t_5_, __fmul_rn(kf_neg_f32(kf_f16_to_f32(dm_.v[1])), u_)));
                 kf_u32x4 h_2_ = hv_[1u];
                 kf_u32x4 qa_3_ = qa_[1u];
                 kf_u32x4 qb_3_ = qb_[1u];
@@ -2098,7 +2110,7 @@ q4k_q8_gemv_f32(const unsigned char* __restrict__ w_, const signed char* __restr
                 float t770_ = kf_f16_to_f32(t224_.v[3]);
                 unsigned v_8_ = mn_2_ & 255u;
                 float u_2_ = __fmaf_rn(t768_, t770_, __fmul_rn(__fsub_rn(kf_bitcast<float>(v_8_ | 1258291200u), 8388608.0f), kf_f16_to_f32(t224_.v[1])));
-                acc_[1u] = __fadd_rn(acc_[1u], __fmaf_rn(kf_f16_to_f32(dm_2_.v[0]), t_6_, __fmul_rn(-kf_f16_to_f32(dm_2_.v[1]), u_2_)));
+                acc_[1u] = __fadd_rn(acc_[1u], __fmaf_rn(kf_f16_to_f32(dm_2_.v[0]), t_6_, __fmul_rn(kf_neg_f32(kf_f16_to_f32(dm_2_.v[1])), u_2_)));
             }
         }
         float v_9_ = acc_[0u];
@@ -2346,7 +2358,7 @@ q4k_q8_gemv_f16(const unsigned char* __restrict__ w_, const signed char* __restr
                 float t487_ = kf_f16_to_f32(t224_.v[3]);
                 unsigned v_4_ = mn_ & 255u;
                 float u_ = __fmaf_rn(t485_, t487_, __fmul_rn(__fsub_rn(kf_bitcast<float>(v_4_ | 1258291200u), 8388608.0f), kf_f16_to_f32(t224_.v[1])));
-                acc_[0u] = __fadd_rn(acc_[0u], __fmaf_rn(kf_f16_to_f32(dm_.v[0]), t_5_, __fmul_rn(-kf_f16_to_f32(dm_.v[1]), u_)));
+                acc_[0u] = __fadd_rn(acc_[0u], __fmaf_rn(kf_f16_to_f32(dm_.v[0]), t_5_, __fmul_rn(kf_neg_f32(kf_f16_to_f32(dm_.v[1])), u_)));
                 kf_u32x4 h_2_ = hv_[1u];
                 kf_u32x4 qa_3_ = qa_[1u];
                 kf_u32x4 qb_3_ = qb_[1u];
@@ -2455,7 +2467,7 @@ q4k_q8_gemv_f16(const unsigned char* __restrict__ w_, const signed char* __restr
                 float t770_ = kf_f16_to_f32(t224_.v[3]);
                 unsigned v_8_ = mn_2_ & 255u;
                 float u_2_ = __fmaf_rn(t768_, t770_, __fmul_rn(__fsub_rn(kf_bitcast<float>(v_8_ | 1258291200u), 8388608.0f), kf_f16_to_f32(t224_.v[1])));
-                acc_[1u] = __fadd_rn(acc_[1u], __fmaf_rn(kf_f16_to_f32(dm_2_.v[0]), t_6_, __fmul_rn(-kf_f16_to_f32(dm_2_.v[1]), u_2_)));
+                acc_[1u] = __fadd_rn(acc_[1u], __fmaf_rn(kf_f16_to_f32(dm_2_.v[0]), t_6_, __fmul_rn(kf_neg_f32(kf_f16_to_f32(dm_2_.v[1])), u_2_)));
             }
         }
         float v_9_ = acc_[0u];
@@ -2703,7 +2715,7 @@ q4k_q8_gemv_f16_acc(const unsigned char* __restrict__ w_, const signed char* __r
                 float t487_ = kf_f16_to_f32(t224_.v[3]);
                 unsigned v_4_ = mn_ & 255u;
                 float u_ = __fmaf_rn(t485_, t487_, __fmul_rn(__fsub_rn(kf_bitcast<float>(v_4_ | 1258291200u), 8388608.0f), kf_f16_to_f32(t224_.v[1])));
-                acc_[0u] = __fadd_rn(acc_[0u], __fmaf_rn(kf_f16_to_f32(dm_.v[0]), t_5_, __fmul_rn(-kf_f16_to_f32(dm_.v[1]), u_)));
+                acc_[0u] = __fadd_rn(acc_[0u], __fmaf_rn(kf_f16_to_f32(dm_.v[0]), t_5_, __fmul_rn(kf_neg_f32(kf_f16_to_f32(dm_.v[1])), u_)));
                 kf_u32x4 h_2_ = hv_[1u];
                 kf_u32x4 qa_3_ = qa_[1u];
                 kf_u32x4 qb_3_ = qb_[1u];
@@ -2812,7 +2824,7 @@ q4k_q8_gemv_f16_acc(const unsigned char* __restrict__ w_, const signed char* __r
                 float t770_ = kf_f16_to_f32(t224_.v[3]);
                 unsigned v_8_ = mn_2_ & 255u;
                 float u_2_ = __fmaf_rn(t768_, t770_, __fmul_rn(__fsub_rn(kf_bitcast<float>(v_8_ | 1258291200u), 8388608.0f), kf_f16_to_f32(t224_.v[1])));
-                acc_[1u] = __fadd_rn(acc_[1u], __fmaf_rn(kf_f16_to_f32(dm_2_.v[0]), t_6_, __fmul_rn(-kf_f16_to_f32(dm_2_.v[1]), u_2_)));
+                acc_[1u] = __fadd_rn(acc_[1u], __fmaf_rn(kf_f16_to_f32(dm_2_.v[0]), t_6_, __fmul_rn(kf_neg_f32(kf_f16_to_f32(dm_2_.v[1])), u_2_)));
             }
         }
         float v_9_ = acc_[0u];
@@ -3423,7 +3435,7 @@ q4k_q8_gemv_rms_f16(const unsigned char* __restrict__ w_, const kf_f16* __restri
                     float t1932_ = kf_f16_to_f32(t1665_.v[3]);
                     unsigned v_4_ = mn_ & 255u;
                     float u_ = __fmaf_rn(t1930_, t1932_, __fmul_rn(__fsub_rn(kf_bitcast<float>(v_4_ | 1258291200u), 8388608.0f), kf_f16_to_f32(t1665_.v[1])));
-                    acc_[0u] = __fadd_rn(acc_[0u], __fmaf_rn(kf_f16_to_f32(dm_.v[0]), t_5_, __fmul_rn(-kf_f16_to_f32(dm_.v[1]), u_)));
+                    acc_[0u] = __fadd_rn(acc_[0u], __fmaf_rn(kf_f16_to_f32(dm_.v[0]), t_5_, __fmul_rn(kf_neg_f32(kf_f16_to_f32(dm_.v[1])), u_)));
                     kf_u32x4 h_4_ = hv_3_[1u];
                     kf_u32x4 qa_3_ = qa_[1u];
                     kf_u32x4 qb_3_ = qb_[1u];
@@ -3532,7 +3544,7 @@ q4k_q8_gemv_rms_f16(const unsigned char* __restrict__ w_, const kf_f16* __restri
                     float t2215_ = kf_f16_to_f32(t1665_.v[3]);
                     unsigned v_8_ = mn_2_ & 255u;
                     float u_2_ = __fmaf_rn(t2213_, t2215_, __fmul_rn(__fsub_rn(kf_bitcast<float>(v_8_ | 1258291200u), 8388608.0f), kf_f16_to_f32(t1665_.v[1])));
-                    acc_[1u] = __fadd_rn(acc_[1u], __fmaf_rn(kf_f16_to_f32(dm_2_.v[0]), t_6_, __fmul_rn(-kf_f16_to_f32(dm_2_.v[1]), u_2_)));
+                    acc_[1u] = __fadd_rn(acc_[1u], __fmaf_rn(kf_f16_to_f32(dm_2_.v[0]), t_6_, __fmul_rn(kf_neg_f32(kf_f16_to_f32(dm_2_.v[1])), u_2_)));
                 }
             }
             float v_9_ = acc_[0u];
@@ -4144,7 +4156,7 @@ q4k_q8_gemv_rms_f32(const unsigned char* __restrict__ w_, const kf_f16* __restri
                     float t1932_ = kf_f16_to_f32(t1665_.v[3]);
                     unsigned v_4_ = mn_ & 255u;
                     float u_ = __fmaf_rn(t1930_, t1932_, __fmul_rn(__fsub_rn(kf_bitcast<float>(v_4_ | 1258291200u), 8388608.0f), kf_f16_to_f32(t1665_.v[1])));
-                    acc_[0u] = __fadd_rn(acc_[0u], __fmaf_rn(kf_f16_to_f32(dm_.v[0]), t_5_, __fmul_rn(-kf_f16_to_f32(dm_.v[1]), u_)));
+                    acc_[0u] = __fadd_rn(acc_[0u], __fmaf_rn(kf_f16_to_f32(dm_.v[0]), t_5_, __fmul_rn(kf_neg_f32(kf_f16_to_f32(dm_.v[1])), u_)));
                     kf_u32x4 h_4_ = hv_3_[1u];
                     kf_u32x4 qa_3_ = qa_[1u];
                     kf_u32x4 qb_3_ = qb_[1u];
@@ -4253,7 +4265,7 @@ q4k_q8_gemv_rms_f32(const unsigned char* __restrict__ w_, const kf_f16* __restri
                     float t2215_ = kf_f16_to_f32(t1665_.v[3]);
                     unsigned v_8_ = mn_2_ & 255u;
                     float u_2_ = __fmaf_rn(t2213_, t2215_, __fmul_rn(__fsub_rn(kf_bitcast<float>(v_8_ | 1258291200u), 8388608.0f), kf_f16_to_f32(t1665_.v[1])));
-                    acc_[1u] = __fadd_rn(acc_[1u], __fmaf_rn(kf_f16_to_f32(dm_2_.v[0]), t_6_, __fmul_rn(-kf_f16_to_f32(dm_2_.v[1]), u_2_)));
+                    acc_[1u] = __fadd_rn(acc_[1u], __fmaf_rn(kf_f16_to_f32(dm_2_.v[0]), t_6_, __fmul_rn(kf_neg_f32(kf_f16_to_f32(dm_2_.v[1])), u_2_)));
                 }
             }
             float v_9_ = acc_[0u];
@@ -4322,21 +4334,21 @@ q4k_q8_gemv_silu_f16_acc(const unsigned char* __restrict__ w_, const kf_f16* __r
         gv_[3u] = g_2_[c_4_];
         uv_[3u] = up_[c_4_];
         float gf_ = kf_f16_to_f32(gv_[0u].v[0]);
-        kf_f16 t69_ = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_, __fadd_rn(1.0f, kf_exp_approx(-gf_))), kf_f16_to_f32(uv_[0u].v[0])));
+        kf_f16 t69_ = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_, __fadd_rn(1.0f, kf_exp_approx(kf_neg_f32(gf_)))), kf_f16_to_f32(uv_[0u].v[0])));
         float gf_2_ = kf_f16_to_f32(gv_[0u].v[1]);
-        kf_f16 t84_ = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_2_, __fadd_rn(1.0f, kf_exp_approx(-gf_2_))), kf_f16_to_f32(uv_[0u].v[1])));
+        kf_f16 t84_ = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_2_, __fadd_rn(1.0f, kf_exp_approx(kf_neg_f32(gf_2_)))), kf_f16_to_f32(uv_[0u].v[1])));
         float gf_3_ = kf_f16_to_f32(gv_[0u].v[2]);
-        kf_f16 t99_ = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_3_, __fadd_rn(1.0f, kf_exp_approx(-gf_3_))), kf_f16_to_f32(uv_[0u].v[2])));
+        kf_f16 t99_ = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_3_, __fadd_rn(1.0f, kf_exp_approx(kf_neg_f32(gf_3_)))), kf_f16_to_f32(uv_[0u].v[2])));
         float gf_4_ = kf_f16_to_f32(gv_[0u].v[3]);
-        kf_f16 t114_ = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_4_, __fadd_rn(1.0f, kf_exp_approx(-gf_4_))), kf_f16_to_f32(uv_[0u].v[3])));
+        kf_f16 t114_ = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_4_, __fadd_rn(1.0f, kf_exp_approx(kf_neg_f32(gf_4_)))), kf_f16_to_f32(uv_[0u].v[3])));
         float gf_5_ = kf_f16_to_f32(gv_[0u].v[4]);
-        kf_f16 t129_ = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_5_, __fadd_rn(1.0f, kf_exp_approx(-gf_5_))), kf_f16_to_f32(uv_[0u].v[4])));
+        kf_f16 t129_ = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_5_, __fadd_rn(1.0f, kf_exp_approx(kf_neg_f32(gf_5_)))), kf_f16_to_f32(uv_[0u].v[4])));
         float gf_6_ = kf_f16_to_f32(gv_[0u].v[5]);
-        kf_f16 t144_ = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_6_, __fadd_rn(1.0f, kf_exp_approx(-gf_6_))), kf_f16_to_f32(uv_[0u].v[5])));
+        kf_f16 t144_ = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_6_, __fadd_rn(1.0f, kf_exp_approx(kf_neg_f32(gf_6_)))), kf_f16_to_f32(uv_[0u].v[5])));
         float gf_7_ = kf_f16_to_f32(gv_[0u].v[6]);
-        kf_f16 t159_ = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_7_, __fadd_rn(1.0f, kf_exp_approx(-gf_7_))), kf_f16_to_f32(uv_[0u].v[6])));
+        kf_f16 t159_ = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_7_, __fadd_rn(1.0f, kf_exp_approx(kf_neg_f32(gf_7_)))), kf_f16_to_f32(uv_[0u].v[6])));
         float gf_8_ = kf_f16_to_f32(gv_[0u].v[7]);
-        kf_f16 t174_ = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_8_, __fadd_rn(1.0f, kf_exp_approx(-gf_8_))), kf_f16_to_f32(uv_[0u].v[7])));
+        kf_f16 t174_ = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_8_, __fadd_rn(1.0f, kf_exp_approx(kf_neg_f32(gf_8_)))), kf_f16_to_f32(uv_[0u].v[7])));
         bool store_ = c0_ < nv_;
         float t187_ = fmaxf(0.0f, kf_abs_f32(kf_f16_to_f32(t69_)));
         float t190_ = __fadd_rn(0.0f, kf_f16_to_f32(t69_));
@@ -4386,21 +4398,21 @@ q4k_q8_gemv_silu_f16_acc(const unsigned char* __restrict__ w_, const kf_f16* __r
             }
         }
         float gf_9_ = kf_f16_to_f32(gv_[1u].v[0]);
-        kf_f16 t338_ = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_9_, __fadd_rn(1.0f, kf_exp_approx(-gf_9_))), kf_f16_to_f32(uv_[1u].v[0])));
+        kf_f16 t338_ = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_9_, __fadd_rn(1.0f, kf_exp_approx(kf_neg_f32(gf_9_)))), kf_f16_to_f32(uv_[1u].v[0])));
         float gf_10_ = kf_f16_to_f32(gv_[1u].v[1]);
-        kf_f16 t353_ = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_10_, __fadd_rn(1.0f, kf_exp_approx(-gf_10_))), kf_f16_to_f32(uv_[1u].v[1])));
+        kf_f16 t353_ = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_10_, __fadd_rn(1.0f, kf_exp_approx(kf_neg_f32(gf_10_)))), kf_f16_to_f32(uv_[1u].v[1])));
         float gf_11_ = kf_f16_to_f32(gv_[1u].v[2]);
-        kf_f16 t368_ = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_11_, __fadd_rn(1.0f, kf_exp_approx(-gf_11_))), kf_f16_to_f32(uv_[1u].v[2])));
+        kf_f16 t368_ = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_11_, __fadd_rn(1.0f, kf_exp_approx(kf_neg_f32(gf_11_)))), kf_f16_to_f32(uv_[1u].v[2])));
         float gf_12_ = kf_f16_to_f32(gv_[1u].v[3]);
-        kf_f16 t383_ = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_12_, __fadd_rn(1.0f, kf_exp_approx(-gf_12_))), kf_f16_to_f32(uv_[1u].v[3])));
+        kf_f16 t383_ = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_12_, __fadd_rn(1.0f, kf_exp_approx(kf_neg_f32(gf_12_)))), kf_f16_to_f32(uv_[1u].v[3])));
         float gf_13_ = kf_f16_to_f32(gv_[1u].v[4]);
-        kf_f16 t398_ = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_13_, __fadd_rn(1.0f, kf_exp_approx(-gf_13_))), kf_f16_to_f32(uv_[1u].v[4])));
+        kf_f16 t398_ = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_13_, __fadd_rn(1.0f, kf_exp_approx(kf_neg_f32(gf_13_)))), kf_f16_to_f32(uv_[1u].v[4])));
         float gf_14_ = kf_f16_to_f32(gv_[1u].v[5]);
-        kf_f16 t413_ = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_14_, __fadd_rn(1.0f, kf_exp_approx(-gf_14_))), kf_f16_to_f32(uv_[1u].v[5])));
+        kf_f16 t413_ = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_14_, __fadd_rn(1.0f, kf_exp_approx(kf_neg_f32(gf_14_)))), kf_f16_to_f32(uv_[1u].v[5])));
         float gf_15_ = kf_f16_to_f32(gv_[1u].v[6]);
-        kf_f16 t428_ = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_15_, __fadd_rn(1.0f, kf_exp_approx(-gf_15_))), kf_f16_to_f32(uv_[1u].v[6])));
+        kf_f16 t428_ = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_15_, __fadd_rn(1.0f, kf_exp_approx(kf_neg_f32(gf_15_)))), kf_f16_to_f32(uv_[1u].v[6])));
         float gf_16_ = kf_f16_to_f32(gv_[1u].v[7]);
-        kf_f16 t443_ = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_16_, __fadd_rn(1.0f, kf_exp_approx(-gf_16_))), kf_f16_to_f32(uv_[1u].v[7])));
+        kf_f16 t443_ = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_16_, __fadd_rn(1.0f, kf_exp_approx(kf_neg_f32(gf_16_)))), kf_f16_to_f32(uv_[1u].v[7])));
         unsigned c_5_ = c0_ + 128u;
         bool store_2_ = (c0_ + 128u) < nv_;
         float t456_ = fmaxf(0.0f, kf_abs_f32(kf_f16_to_f32(t338_)));
@@ -4451,21 +4463,21 @@ q4k_q8_gemv_silu_f16_acc(const unsigned char* __restrict__ w_, const kf_f16* __r
             }
         }
         float gf_17_ = kf_f16_to_f32(gv_[2u].v[0]);
-        kf_f16 t607_ = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_17_, __fadd_rn(1.0f, kf_exp_approx(-gf_17_))), kf_f16_to_f32(uv_[2u].v[0])));
+        kf_f16 t607_ = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_17_, __fadd_rn(1.0f, kf_exp_approx(kf_neg_f32(gf_17_)))), kf_f16_to_f32(uv_[2u].v[0])));
         float gf_18_ = kf_f16_to_f32(gv_[2u].v[1]);
-        kf_f16 t622_ = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_18_, __fadd_rn(1.0f, kf_exp_approx(-gf_18_))), kf_f16_to_f32(uv_[2u].v[1])));
+        kf_f16 t622_ = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_18_, __fadd_rn(1.0f, kf_exp_approx(kf_neg_f32(gf_18_)))), kf_f16_to_f32(uv_[2u].v[1])));
         float gf_19_ = kf_f16_to_f32(gv_[2u].v[2]);
-        kf_f16 t637_ = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_19_, __fadd_rn(1.0f, kf_exp_approx(-gf_19_))), kf_f16_to_f32(uv_[2u].v[2])));
+        kf_f16 t637_ = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_19_, __fadd_rn(1.0f, kf_exp_approx(kf_neg_f32(gf_19_)))), kf_f16_to_f32(uv_[2u].v[2])));
         float gf_20_ = kf_f16_to_f32(gv_[2u].v[3]);
-        kf_f16 t652_ = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_20_, __fadd_rn(1.0f, kf_exp_approx(-gf_20_))), kf_f16_to_f32(uv_[2u].v[3])));
+        kf_f16 t652_ = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_20_, __fadd_rn(1.0f, kf_exp_approx(kf_neg_f32(gf_20_)))), kf_f16_to_f32(uv_[2u].v[3])));
         float gf_21_ = kf_f16_to_f32(gv_[2u].v[4]);
-        kf_f16 t667_ = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_21_, __fadd_rn(1.0f, kf_exp_approx(-gf_21_))), kf_f16_to_f32(uv_[2u].v[4])));
+        kf_f16 t667_ = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_21_, __fadd_rn(1.0f, kf_exp_approx(kf_neg_f32(gf_21_)))), kf_f16_to_f32(uv_[2u].v[4])));
         float gf_22_ = kf_f16_to_f32(gv_[2u].v[5]);
-        kf_f16 t682_ = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_22_, __fadd_rn(1.0f, kf_exp_approx(-gf_22_))), kf_f16_to_f32(uv_[2u].v[5])));
+        kf_f16 t682_ = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_22_, __fadd_rn(1.0f, kf_exp_approx(kf_neg_f32(gf_22_)))), kf_f16_to_f32(uv_[2u].v[5])));
         float gf_23_ = kf_f16_to_f32(gv_[2u].v[6]);
-        kf_f16 t697_ = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_23_, __fadd_rn(1.0f, kf_exp_approx(-gf_23_))), kf_f16_to_f32(uv_[2u].v[6])));
+        kf_f16 t697_ = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_23_, __fadd_rn(1.0f, kf_exp_approx(kf_neg_f32(gf_23_)))), kf_f16_to_f32(uv_[2u].v[6])));
         float gf_24_ = kf_f16_to_f32(gv_[2u].v[7]);
-        kf_f16 t712_ = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_24_, __fadd_rn(1.0f, kf_exp_approx(-gf_24_))), kf_f16_to_f32(uv_[2u].v[7])));
+        kf_f16 t712_ = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_24_, __fadd_rn(1.0f, kf_exp_approx(kf_neg_f32(gf_24_)))), kf_f16_to_f32(uv_[2u].v[7])));
         unsigned c_6_ = c0_ + 256u;
         bool store_3_ = (c0_ + 256u) < nv_;
         float t725_ = fmaxf(0.0f, kf_abs_f32(kf_f16_to_f32(t607_)));
@@ -4516,21 +4528,21 @@ q4k_q8_gemv_silu_f16_acc(const unsigned char* __restrict__ w_, const kf_f16* __r
             }
         }
         float gf_25_ = kf_f16_to_f32(gv_[3u].v[0]);
-        kf_f16 t876_ = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_25_, __fadd_rn(1.0f, kf_exp_approx(-gf_25_))), kf_f16_to_f32(uv_[3u].v[0])));
+        kf_f16 t876_ = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_25_, __fadd_rn(1.0f, kf_exp_approx(kf_neg_f32(gf_25_)))), kf_f16_to_f32(uv_[3u].v[0])));
         float gf_26_ = kf_f16_to_f32(gv_[3u].v[1]);
-        kf_f16 t891_ = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_26_, __fadd_rn(1.0f, kf_exp_approx(-gf_26_))), kf_f16_to_f32(uv_[3u].v[1])));
+        kf_f16 t891_ = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_26_, __fadd_rn(1.0f, kf_exp_approx(kf_neg_f32(gf_26_)))), kf_f16_to_f32(uv_[3u].v[1])));
         float gf_27_ = kf_f16_to_f32(gv_[3u].v[2]);
-        kf_f16 t906_ = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_27_, __fadd_rn(1.0f, kf_exp_approx(-gf_27_))), kf_f16_to_f32(uv_[3u].v[2])));
+        kf_f16 t906_ = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_27_, __fadd_rn(1.0f, kf_exp_approx(kf_neg_f32(gf_27_)))), kf_f16_to_f32(uv_[3u].v[2])));
         float gf_28_ = kf_f16_to_f32(gv_[3u].v[3]);
-        kf_f16 t921_ = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_28_, __fadd_rn(1.0f, kf_exp_approx(-gf_28_))), kf_f16_to_f32(uv_[3u].v[3])));
+        kf_f16 t921_ = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_28_, __fadd_rn(1.0f, kf_exp_approx(kf_neg_f32(gf_28_)))), kf_f16_to_f32(uv_[3u].v[3])));
         float gf_29_ = kf_f16_to_f32(gv_[3u].v[4]);
-        kf_f16 t936_ = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_29_, __fadd_rn(1.0f, kf_exp_approx(-gf_29_))), kf_f16_to_f32(uv_[3u].v[4])));
+        kf_f16 t936_ = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_29_, __fadd_rn(1.0f, kf_exp_approx(kf_neg_f32(gf_29_)))), kf_f16_to_f32(uv_[3u].v[4])));
         float gf_30_ = kf_f16_to_f32(gv_[3u].v[5]);
-        kf_f16 t951_ = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_30_, __fadd_rn(1.0f, kf_exp_approx(-gf_30_))), kf_f16_to_f32(uv_[3u].v[5])));
+        kf_f16 t951_ = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_30_, __fadd_rn(1.0f, kf_exp_approx(kf_neg_f32(gf_30_)))), kf_f16_to_f32(uv_[3u].v[5])));
         float gf_31_ = kf_f16_to_f32(gv_[3u].v[6]);
-        kf_f16 t966_ = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_31_, __fadd_rn(1.0f, kf_exp_approx(-gf_31_))), kf_f16_to_f32(uv_[3u].v[6])));
+        kf_f16 t966_ = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_31_, __fadd_rn(1.0f, kf_exp_approx(kf_neg_f32(gf_31_)))), kf_f16_to_f32(uv_[3u].v[6])));
         float gf_32_ = kf_f16_to_f32(gv_[3u].v[7]);
-        kf_f16 t981_ = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_32_, __fadd_rn(1.0f, kf_exp_approx(-gf_32_))), kf_f16_to_f32(uv_[3u].v[7])));
+        kf_f16 t981_ = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_32_, __fadd_rn(1.0f, kf_exp_approx(kf_neg_f32(gf_32_)))), kf_f16_to_f32(uv_[3u].v[7])));
         unsigned c_7_ = c0_ + 384u;
         bool store_4_ = (c0_ + 384u) < nv_;
         float t994_ = fmaxf(0.0f, kf_abs_f32(kf_f16_to_f32(t876_)));
@@ -4784,7 +4796,7 @@ q4k_q8_gemv_silu_f16_acc(const unsigned char* __restrict__ w_, const kf_f16* __r
                     float t1620_ = kf_f16_to_f32(t1353_.v[3]);
                     unsigned v_4_ = mn_ & 255u;
                     float u_2_ = __fmaf_rn(t1618_, t1620_, __fmul_rn(__fsub_rn(kf_bitcast<float>(v_4_ | 1258291200u), 8388608.0f), kf_f16_to_f32(t1353_.v[1])));
-                    acc_[0u] = __fadd_rn(acc_[0u], __fmaf_rn(kf_f16_to_f32(dm_.v[0]), t_5_, __fmul_rn(-kf_f16_to_f32(dm_.v[1]), u_2_)));
+                    acc_[0u] = __fadd_rn(acc_[0u], __fmaf_rn(kf_f16_to_f32(dm_.v[0]), t_5_, __fmul_rn(kf_neg_f32(kf_f16_to_f32(dm_.v[1])), u_2_)));
                     kf_u32x4 h_2_ = hv_[1u];
                     kf_u32x4 qa_3_ = qa_[1u];
                     kf_u32x4 qb_3_ = qb_[1u];
@@ -4893,7 +4905,7 @@ q4k_q8_gemv_silu_f16_acc(const unsigned char* __restrict__ w_, const kf_f16* __r
                     float t1903_ = kf_f16_to_f32(t1353_.v[3]);
                     unsigned v_8_ = mn_2_ & 255u;
                     float u_3_ = __fmaf_rn(t1901_, t1903_, __fmul_rn(__fsub_rn(kf_bitcast<float>(v_8_ | 1258291200u), 8388608.0f), kf_f16_to_f32(t1353_.v[1])));
-                    acc_[1u] = __fadd_rn(acc_[1u], __fmaf_rn(kf_f16_to_f32(dm_2_.v[0]), t_6_, __fmul_rn(-kf_f16_to_f32(dm_2_.v[1]), u_3_)));
+                    acc_[1u] = __fadd_rn(acc_[1u], __fmaf_rn(kf_f16_to_f32(dm_2_.v[0]), t_6_, __fmul_rn(kf_neg_f32(kf_f16_to_f32(dm_2_.v[1])), u_3_)));
                 }
             }
             float v_9_ = acc_[0u];
@@ -4962,21 +4974,21 @@ q4k_q8_gemv_silu_f32(const unsigned char* __restrict__ w_, const kf_f16* __restr
         gv_[3u] = g_2_[c_4_];
         uv_[3u] = up_[c_4_];
         float gf_ = kf_f16_to_f32(gv_[0u].v[0]);
-        kf_f16 t69_ = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_, __fadd_rn(1.0f, kf_exp_approx(-gf_))), kf_f16_to_f32(uv_[0u].v[0])));
+        kf_f16 t69_ = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_, __fadd_rn(1.0f, kf_exp_approx(kf_neg_f32(gf_)))), kf_f16_to_f32(uv_[0u].v[0])));
         float gf_2_ = kf_f16_to_f32(gv_[0u].v[1]);
-        kf_f16 t84_ = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_2_, __fadd_rn(1.0f, kf_exp_approx(-gf_2_))), kf_f16_to_f32(uv_[0u].v[1])));
+        kf_f16 t84_ = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_2_, __fadd_rn(1.0f, kf_exp_approx(kf_neg_f32(gf_2_)))), kf_f16_to_f32(uv_[0u].v[1])));
         float gf_3_ = kf_f16_to_f32(gv_[0u].v[2]);
-        kf_f16 t99_ = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_3_, __fadd_rn(1.0f, kf_exp_approx(-gf_3_))), kf_f16_to_f32(uv_[0u].v[2])));
+        kf_f16 t99_ = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_3_, __fadd_rn(1.0f, kf_exp_approx(kf_neg_f32(gf_3_)))), kf_f16_to_f32(uv_[0u].v[2])));
         float gf_4_ = kf_f16_to_f32(gv_[0u].v[3]);
-        kf_f16 t114_ = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_4_, __fadd_rn(1.0f, kf_exp_approx(-gf_4_))), kf_f16_to_f32(uv_[0u].v[3])));
+        kf_f16 t114_ = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_4_, __fadd_rn(1.0f, kf_exp_approx(kf_neg_f32(gf_4_)))), kf_f16_to_f32(uv_[0u].v[3])));
         float gf_5_ = kf_f16_to_f32(gv_[0u].v[4]);
-        kf_f16 t129_ = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_5_, __fadd_rn(1.0f, kf_exp_approx(-gf_5_))), kf_f16_to_f32(uv_[0u].v[4])));
+        kf_f16 t129_ = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_5_, __fadd_rn(1.0f, kf_exp_approx(kf_neg_f32(gf_5_)))), kf_f16_to_f32(uv_[0u].v[4])));
         float gf_6_ = kf_f16_to_f32(gv_[0u].v[5]);
-        kf_f16 t144_ = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_6_, __fadd_rn(1.0f, kf_exp_approx(-gf_6_))), kf_f16_to_f32(uv_[0u].v[5])));
+        kf_f16 t144_ = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_6_, __fadd_rn(1.0f, kf_exp_approx(kf_neg_f32(gf_6_)))), kf_f16_to_f32(uv_[0u].v[5])));
         float gf_7_ = kf_f16_to_f32(gv_[0u].v[6]);
-        kf_f16 t159_ = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_7_, __fadd_rn(1.0f, kf_exp_approx(-gf_7_))), kf_f16_to_f32(uv_[0u].v[6])));
+        kf_f16 t159_ = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_7_, __fadd_rn(1.0f, kf_exp_approx(kf_neg_f32(gf_7_)))), kf_f16_to_f32(uv_[0u].v[6])));
         float gf_8_ = kf_f16_to_f32(gv_[0u].v[7]);
-        kf_f16 t174_ = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_8_, __fadd_rn(1.0f, kf_exp_approx(-gf_8_))), kf_f16_to_f32(uv_[0u].v[7])));
+        kf_f16 t174_ = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_8_, __fadd_rn(1.0f, kf_exp_approx(kf_neg_f32(gf_8_)))), kf_f16_to_f32(uv_[0u].v[7])));
         bool store_ = c0_ < nv_;
         float t187_ = fmaxf(0.0f, kf_abs_f32(kf_f16_to_f32(t69_)));
         float t190_ = __fadd_rn(0.0f, kf_f16_to_f32(t69_));
@@ -5026,21 +5038,21 @@ q4k_q8_gemv_silu_f32(const unsigned char* __restrict__ w_, const kf_f16* __restr
             }
         }
         float gf_9_ = kf_f16_to_f32(gv_[1u].v[0]);
-        kf_f16 t338_ = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_9_, __fadd_rn(1.0f, kf_exp_approx(-gf_9_))), kf_f16_to_f32(uv_[1u].v[0])));
+        kf_f16 t338_ = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_9_, __fadd_rn(1.0f, kf_exp_approx(kf_neg_f32(gf_9_)))), kf_f16_to_f32(uv_[1u].v[0])));
         float gf_10_ = kf_f16_to_f32(gv_[1u].v[1]);
-        kf_f16 t353_ = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_10_, __fadd_rn(1.0f, kf_exp_approx(-gf_10_))), kf_f16_to_f32(uv_[1u].v[1])));
+        kf_f16 t353_ = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_10_, __fadd_rn(1.0f, kf_exp_approx(kf_neg_f32(gf_10_)))), kf_f16_to_f32(uv_[1u].v[1])));
         float gf_11_ = kf_f16_to_f32(gv_[1u].v[2]);
-        kf_f16 t368_ = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_11_, __fadd_rn(1.0f, kf_exp_approx(-gf_11_))), kf_f16_to_f32(uv_[1u].v[2])));
+        kf_f16 t368_ = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_11_, __fadd_rn(1.0f, kf_exp_approx(kf_neg_f32(gf_11_)))), kf_f16_to_f32(uv_[1u].v[2])));
         float gf_12_ = kf_f16_to_f32(gv_[1u].v[3]);
-        kf_f16 t383_ = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_12_, __fadd_rn(1.0f, kf_exp_approx(-gf_12_))), kf_f16_to_f32(uv_[1u].v[3])));
+        kf_f16 t383_ = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_12_, __fadd_rn(1.0f, kf_exp_approx(kf_neg_f32(gf_12_)))), kf_f16_to_f32(uv_[1u].v[3])));
         float gf_13_ = kf_f16_to_f32(gv_[1u].v[4]);
-        kf_f16 t398_ = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_13_, __fadd_rn(1.0f, kf_exp_approx(-gf_13_))), kf_f16_to_f32(uv_[1u].v[4])));
+        kf_f16 t398_ = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_13_, __fadd_rn(1.0f, kf_exp_approx(kf_neg_f32(gf_13_)))), kf_f16_to_f32(uv_[1u].v[4])));
         float gf_14_ = kf_f16_to_f32(gv_[1u].v[5]);
-        kf_f16 t413_ = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_14_, __fadd_rn(1.0f, kf_exp_approx(-gf_14_))), kf_f16_to_f32(uv_[1u].v[5])));
+        kf_f16 t413_ = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_14_, __fadd_rn(1.0f, kf_exp_approx(kf_neg_f32(gf_14_)))), kf_f16_to_f32(uv_[1u].v[5])));
         float gf_15_ = kf_f16_to_f32(gv_[1u].v[6]);
-        kf_f16 t428_ = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_15_, __fadd_rn(1.0f, kf_exp_approx(-gf_15_))), kf_f16_to_f32(uv_[1u].v[6])));
+        kf_f16 t428_ = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_15_, __fadd_rn(1.0f, kf_exp_approx(kf_neg_f32(gf_15_)))), kf_f16_to_f32(uv_[1u].v[6])));
         float gf_16_ = kf_f16_to_f32(gv_[1u].v[7]);
-        kf_f16 t443_ = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_16_, __fadd_rn(1.0f, kf_exp_approx(-gf_16_))), kf_f16_to_f32(uv_[1u].v[7])));
+        kf_f16 t443_ = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_16_, __fadd_rn(1.0f, kf_exp_approx(kf_neg_f32(gf_16_)))), kf_f16_to_f32(uv_[1u].v[7])));
         unsigned c_5_ = c0_ + 128u;
         bool store_2_ = (c0_ + 128u) < nv_;
         float t456_ = fmaxf(0.0f, kf_abs_f32(kf_f16_to_f32(t338_)));
@@ -5091,21 +5103,21 @@ q4k_q8_gemv_silu_f32(const unsigned char* __restrict__ w_, const kf_f16* __restr
             }
         }
         float gf_17_ = kf_f16_to_f32(gv_[2u].v[0]);
-        kf_f16 t607_ = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_17_, __fadd_rn(1.0f, kf_exp_approx(-gf_17_))), kf_f16_to_f32(uv_[2u].v[0])));
+        kf_f16 t607_ = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_17_, __fadd_rn(1.0f, kf_exp_approx(kf_neg_f32(gf_17_)))), kf_f16_to_f32(uv_[2u].v[0])));
         float gf_18_ = kf_f16_to_f32(gv_[2u].v[1]);
-        kf_f16 t622_ = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_18_, __fadd_rn(1.0f, kf_exp_approx(-gf_18_))), kf_f16_to_f32(uv_[2u].v[1])));
+        kf_f16 t622_ = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_18_, __fadd_rn(1.0f, kf_exp_approx(kf_neg_f32(gf_18_)))), kf_f16_to_f32(uv_[2u].v[1])));
         float gf_19_ = kf_f16_to_f32(gv_[2u].v[2]);
-        kf_f16 t637_ = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_19_, __fadd_rn(1.0f, kf_exp_approx(-gf_19_))), kf_f16_to_f32(uv_[2u].v[2])));
+        kf_f16 t637_ = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_19_, __fadd_rn(1.0f, kf_exp_approx(kf_neg_f32(gf_19_)))), kf_f16_to_f32(uv_[2u].v[2])));
         float gf_20_ = kf_f16_to_f32(gv_[2u].v[3]);
-        kf_f16 t652_ = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_20_, __fadd_rn(1.0f, kf_exp_approx(-gf_20_))), kf_f16_to_f32(uv_[2u].v[3])));
+        kf_f16 t652_ = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_20_, __fadd_rn(1.0f, kf_exp_approx(kf_neg_f32(gf_20_)))), kf_f16_to_f32(uv_[2u].v[3])));
         float gf_21_ = kf_f16_to_f32(gv_[2u].v[4]);
-        kf_f16 t667_ = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_21_, __fadd_rn(1.0f, kf_exp_approx(-gf_21_))), kf_f16_to_f32(uv_[2u].v[4])));
+        kf_f16 t667_ = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_21_, __fadd_rn(1.0f, kf_exp_approx(kf_neg_f32(gf_21_)))), kf_f16_to_f32(uv_[2u].v[4])));
         float gf_22_ = kf_f16_to_f32(gv_[2u].v[5]);
-        kf_f16 t682_ = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_22_, __fadd_rn(1.0f, kf_exp_approx(-gf_22_))), kf_f16_to_f32(uv_[2u].v[5])));
+        kf_f16 t682_ = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_22_, __fadd_rn(1.0f, kf_exp_approx(kf_neg_f32(gf_22_)))), kf_f16_to_f32(uv_[2u].v[5])));
         float gf_23_ = kf_f16_to_f32(gv_[2u].v[6]);
-        kf_f16 t697_ = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_23_, __fadd_rn(1.0f, kf_exp_approx(-gf_23_))), kf_f16_to_f32(uv_[2u].v[6])));
+        kf_f16 t697_ = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_23_, __fadd_rn(1.0f, kf_exp_approx(kf_neg_f32(gf_23_)))), kf_f16_to_f32(uv_[2u].v[6])));
         float gf_24_ = kf_f16_to_f32(gv_[2u].v[7]);
-        kf_f16 t712_ = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_24_, __fadd_rn(1.0f, kf_exp_approx(-gf_24_))), kf_f16_to_f32(uv_[2u].v[7])));
+        kf_f16 t712_ = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_24_, __fadd_rn(1.0f, kf_exp_approx(kf_neg_f32(gf_24_)))), kf_f16_to_f32(uv_[2u].v[7])));
         unsigned c_6_ = c0_ + 256u;
         bool store_3_ = (c0_ + 256u) < nv_;
         float t725_ = fmaxf(0.0f, kf_abs_f32(kf_f16_to_f32(t607_)));
@@ -5156,21 +5168,21 @@ q4k_q8_gemv_silu_f32(const unsigned char* __restrict__ w_, const kf_f16* __restr
             }
         }
         float gf_25_ = kf_f16_to_f32(gv_[3u].v[0]);
-        kf_f16 t876_ = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_25_, __fadd_rn(1.0f, kf_exp_approx(-gf_25_))), kf_f16_to_f32(uv_[3u].v[0])));
+        kf_f16 t876_ = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_25_, __fadd_rn(1.0f, kf_exp_approx(kf_neg_f32(gf_25_)))), kf_f16_to_f32(uv_[3u].v[0])));
         float gf_26_ = kf_f16_to_f32(gv_[3u].v[1]);
-        kf_f16 t891_ = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_26_, __fadd_rn(1.0f, kf_exp_approx(-gf_26_))), kf_f16_to_f32(uv_[3u].v[1])));
+        kf_f16 t891_ = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_26_, __fadd_rn(1.0f, kf_exp_approx(kf_neg_f32(gf_26_)))), kf_f16_to_f32(uv_[3u].v[1])));
         float gf_27_ = kf_f16_to_f32(gv_[3u].v[2]);
-        kf_f16 t906_ = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_27_, __fadd_rn(1.0f, kf_exp_approx(-gf_27_))), kf_f16_to_f32(uv_[3u].v[2])));
+        kf_f16 t906_ = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_27_, __fadd_rn(1.0f, kf_exp_approx(kf_neg_f32(gf_27_)))), kf_f16_to_f32(uv_[3u].v[2])));
         float gf_28_ = kf_f16_to_f32(gv_[3u].v[3]);
-        kf_f16 t921_ = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_28_, __fadd_rn(1.0f, kf_exp_approx(-gf_28_))), kf_f16_to_f32(uv_[3u].v[3])));
+        kf_f16 t921_ = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_28_, __fadd_rn(1.0f, kf_exp_approx(kf_neg_f32(gf_28_)))), kf_f16_to_f32(uv_[3u].v[3])));
         float gf_29_ = kf_f16_to_f32(gv_[3u].v[4]);
-        kf_f16 t936_ = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_29_, __fadd_rn(1.0f, kf_exp_approx(-gf_29_))), kf_f16_to_f32(uv_[3u].v[4])));
+        kf_f16 t936_ = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_29_, __fadd_rn(1.0f, kf_exp_approx(kf_neg_f32(gf_29_)))), kf_f16_to_f32(uv_[3u].v[4])));
         float gf_30_ = kf_f16_to_f32(gv_[3u].v[5]);
-        kf_f16 t951_ = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_30_, __fadd_rn(1.0f, kf_exp_approx(-gf_30_))), kf_f16_to_f32(uv_[3u].v[5])));
+        kf_f16 t951_ = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_30_, __fadd_rn(1.0f, kf_exp_approx(kf_neg_f32(gf_30_)))), kf_f16_to_f32(uv_[3u].v[5])));
         float gf_31_ = kf_f16_to_f32(gv_[3u].v[6]);
-        kf_f16 t966_ = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_31_, __fadd_rn(1.0f, kf_exp_approx(-gf_31_))), kf_f16_to_f32(uv_[3u].v[6])));
+        kf_f16 t966_ = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_31_, __fadd_rn(1.0f, kf_exp_approx(kf_neg_f32(gf_31_)))), kf_f16_to_f32(uv_[3u].v[6])));
         float gf_32_ = kf_f16_to_f32(gv_[3u].v[7]);
-        kf_f16 t981_ = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_32_, __fadd_rn(1.0f, kf_exp_approx(-gf_32_))), kf_f16_to_f32(uv_[3u].v[7])));
+        kf_f16 t981_ = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_32_, __fadd_rn(1.0f, kf_exp_approx(kf_neg_f32(gf_32_)))), kf_f16_to_f32(uv_[3u].v[7])));
         unsigned c_7_ = c0_ + 384u;
         bool store_4_ = (c0_ + 384u) < nv_;
         float t994_ = fmaxf(0.0f, kf_abs_f32(kf_f16_to_f32(t876_)));
@@ -5424,7 +5436,7 @@ q4k_q8_gemv_silu_f32(const unsigned char* __restrict__ w_, const kf_f16* __restr
                     float t1620_ = kf_f16_to_f32(t1353_.v[3]);
                     unsigned v_4_ = mn_ & 255u;
                     float u_2_ = __fmaf_rn(t1618_, t1620_, __fmul_rn(__fsub_rn(kf_bitcast<float>(v_4_ | 1258291200u), 8388608.0f), kf_f16_to_f32(t1353_.v[1])));
-                    acc_[0u] = __fadd_rn(acc_[0u], __fmaf_rn(kf_f16_to_f32(dm_.v[0]), t_5_, __fmul_rn(-kf_f16_to_f32(dm_.v[1]), u_2_)));
+                    acc_[0u] = __fadd_rn(acc_[0u], __fmaf_rn(kf_f16_to_f32(dm_.v[0]), t_5_, __fmul_rn(kf_neg_f32(kf_f16_to_f32(dm_.v[1])), u_2_)));
                     kf_u32x4 h_2_ = hv_[1u];
                     kf_u32x4 qa_3_ = qa_[1u];
                     kf_u32x4 qb_3_ = qb_[1u];
@@ -5533,7 +5545,7 @@ q4k_q8_gemv_silu_f32(const unsigned char* __restrict__ w_, const kf_f16* __restr
                     float t1903_ = kf_f16_to_f32(t1353_.v[3]);
                     unsigned v_8_ = mn_2_ & 255u;
                     float u_3_ = __fmaf_rn(t1901_, t1903_, __fmul_rn(__fsub_rn(kf_bitcast<float>(v_8_ | 1258291200u), 8388608.0f), kf_f16_to_f32(t1353_.v[1])));
-                    acc_[1u] = __fadd_rn(acc_[1u], __fmaf_rn(kf_f16_to_f32(dm_2_.v[0]), t_6_, __fmul_rn(-kf_f16_to_f32(dm_2_.v[1]), u_3_)));
+                    acc_[1u] = __fadd_rn(acc_[1u], __fmaf_rn(kf_f16_to_f32(dm_2_.v[0]), t_6_, __fmul_rn(kf_neg_f32(kf_f16_to_f32(dm_2_.v[1])), u_3_)));
                 }
             }
             float v_9_ = acc_[0u];

@@ -25,6 +25,18 @@ __device__ __forceinline__ kf_f16 kf_f16_from_f32(float f)
    wrapping (-(short)-32768 read as +32768) */
 __device__ __forceinline__ unsigned kf_narrow(unsigned x) { unsigned r; asm("mov.b32 %0, %1;" : "=r"(r) : "r"(x)); return r; }
 
+/* f32 negation, and a select of a -0.0 constant, in PTX that NVVM does not see through:
+   ptxas 13 makes selp.f32 of two constants, one of them -0.0, an integer select and a
+   conversion (or FSET.BF) that gives +0.0, and NVVM folds a negation into a select of
+   constants: -(float)b became selp.f32 -1.0, -0.0 (difftest seed 11 program 2249). */
+__device__ __forceinline__ float kf_neg_f32(float x) { float r; asm("neg.f32 %0, %1;" : "=f"(r) : "f"(x)); return r; }
+__device__ __forceinline__ float kf_sel_f32(bool c, float a, float b)
+{
+    float r;
+    asm("{ .reg .pred p; setp.ne.u32 p, %1, 0; selp.b32 %0, %2, %3, p; }" : "=f"(r) : "r"((unsigned)c), "f"(a), "f"(b));
+    return r;
+}
+
 __device__ __forceinline__ unsigned kf_lane_id(void) { unsigned r; asm("mov.u32 %0, %%laneid;" : "=r"(r)); return r; }
 
 /* Warp operations over the n lanes of this warp that exist (a block that
@@ -107,7 +119,7 @@ row_reduce(const unsigned* __restrict__ x_, float* __restrict__ sums_, float* __
     for (unsigned c_2_ = threadIdx.x; c_2_ < cols_; c_2_ = c_2_ + 128u) {
         s_ = __fadd_rn(s_, row_[c_2_]);
         m_ = fmaxf(m_, row_[c_2_]);
-        nm_ = fmaxf(nm_, -row_[c_2_]);
+        nm_ = fmaxf(nm_, kf_neg_f32(row_[c_2_]));
     }
     unsigned t59_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
     if (t59_ == 32u) {

@@ -19,6 +19,18 @@ __device__ __forceinline__ kf_f16 kf_f16_from_f32(float f)
     return h;
 }
 
+/* f32 negation, and a select of a -0.0 constant, in PTX that NVVM does not see through:
+   ptxas 13 makes selp.f32 of two constants, one of them -0.0, an integer select and a
+   conversion (or FSET.BF) that gives +0.0, and NVVM folds a negation into a select of
+   constants: -(float)b became selp.f32 -1.0, -0.0 (difftest seed 11 program 2249). */
+__device__ __forceinline__ float kf_neg_f32(float x) { float r; asm("neg.f32 %0, %1;" : "=f"(r) : "f"(x)); return r; }
+__device__ __forceinline__ float kf_sel_f32(bool c, float a, float b)
+{
+    float r;
+    asm("{ .reg .pred p; setp.ne.u32 p, %1, 0; selp.b32 %0, %2, %3, p; }" : "=f"(r) : "r"((unsigned)c), "f"(a), "f"(b));
+    return r;
+}
+
 /* f32 math on the hardware approximations (bounds: see the table atop
    kforge's emit/cuda_c_prelude.c), and abs as the bit operation it is:
    ptxas 13 takes abs.f32 (fabsf) for never NaN and folds -1 < fabsf(x) to true */
@@ -119,30 +131,30 @@ silu_mul(const kf_f16* __restrict__ g_, const kf_f16* __restrict__ u_, kf_f16* _
             kf_f16x8 t87_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
             float g_2_ = kf_f16_to_f32(a_5_.v[0]);
             float u_2_ = kf_f16_to_f32(b_5_.v[0]);
-            kf_f16 t99_ = kf_f16_from_f32(__fmul_rn(kf_fast_div(g_2_, __fadd_rn(1.0f, kf_exp_approx(-g_2_))), u_2_));
+            kf_f16 t99_ = kf_f16_from_f32(__fmul_rn(kf_fast_div(g_2_, __fadd_rn(1.0f, kf_exp_approx(kf_neg_f32(g_2_)))), u_2_));
             kf_f16x8 o_ = t87_;
             o_.v[0] = t99_;
             float g_3_ = kf_f16_to_f32(a_5_.v[1]);
             float u_3_ = kf_f16_to_f32(b_5_.v[1]);
-            o_.v[1] = kf_f16_from_f32(__fmul_rn(kf_fast_div(g_3_, __fadd_rn(1.0f, kf_exp_approx(-g_3_))), u_3_));
+            o_.v[1] = kf_f16_from_f32(__fmul_rn(kf_fast_div(g_3_, __fadd_rn(1.0f, kf_exp_approx(kf_neg_f32(g_3_)))), u_3_));
             float g_4_ = kf_f16_to_f32(a_5_.v[2]);
             float u_4_ = kf_f16_to_f32(b_5_.v[2]);
-            o_.v[2] = kf_f16_from_f32(__fmul_rn(kf_fast_div(g_4_, __fadd_rn(1.0f, kf_exp_approx(-g_4_))), u_4_));
+            o_.v[2] = kf_f16_from_f32(__fmul_rn(kf_fast_div(g_4_, __fadd_rn(1.0f, kf_exp_approx(kf_neg_f32(g_4_)))), u_4_));
             float g_5_ = kf_f16_to_f32(a_5_.v[3]);
             float u_5_ = kf_f16_to_f32(b_5_.v[3]);
-            o_.v[3] = kf_f16_from_f32(__fmul_rn(kf_fast_div(g_5_, __fadd_rn(1.0f, kf_exp_approx(-g_5_))), u_5_));
+            o_.v[3] = kf_f16_from_f32(__fmul_rn(kf_fast_div(g_5_, __fadd_rn(1.0f, kf_exp_approx(kf_neg_f32(g_5_)))), u_5_));
             float g_6_ = kf_f16_to_f32(a_5_.v[4]);
             float u_6_ = kf_f16_to_f32(b_5_.v[4]);
-            o_.v[4] = kf_f16_from_f32(__fmul_rn(kf_fast_div(g_6_, __fadd_rn(1.0f, kf_exp_approx(-g_6_))), u_6_));
+            o_.v[4] = kf_f16_from_f32(__fmul_rn(kf_fast_div(g_6_, __fadd_rn(1.0f, kf_exp_approx(kf_neg_f32(g_6_)))), u_6_));
             float g_7_ = kf_f16_to_f32(a_5_.v[5]);
             float u_7_ = kf_f16_to_f32(b_5_.v[5]);
-            o_.v[5] = kf_f16_from_f32(__fmul_rn(kf_fast_div(g_7_, __fadd_rn(1.0f, kf_exp_approx(-g_7_))), u_7_));
+            o_.v[5] = kf_f16_from_f32(__fmul_rn(kf_fast_div(g_7_, __fadd_rn(1.0f, kf_exp_approx(kf_neg_f32(g_7_)))), u_7_));
             float g_8_ = kf_f16_to_f32(a_5_.v[6]);
             float u_8_ = kf_f16_to_f32(b_5_.v[6]);
-            o_.v[6] = kf_f16_from_f32(__fmul_rn(kf_fast_div(g_8_, __fadd_rn(1.0f, kf_exp_approx(-g_8_))), u_8_));
+            o_.v[6] = kf_f16_from_f32(__fmul_rn(kf_fast_div(g_8_, __fadd_rn(1.0f, kf_exp_approx(kf_neg_f32(g_8_)))), u_8_));
             float g_9_ = kf_f16_to_f32(a_5_.v[7]);
             float u_9_ = kf_f16_to_f32(b_5_.v[7]);
-            o_.v[7] = kf_f16_from_f32(__fmul_rn(kf_fast_div(g_9_, __fadd_rn(1.0f, kf_exp_approx(-g_9_))), u_9_));
+            o_.v[7] = kf_f16_from_f32(__fmul_rn(kf_fast_div(g_9_, __fadd_rn(1.0f, kf_exp_approx(kf_neg_f32(g_9_)))), u_9_));
             y8_[base_] = o_;
         }
         unsigned i_4_ = base_ + stride_;
@@ -152,30 +164,30 @@ silu_mul(const kf_f16* __restrict__ g_, const kf_f16* __restrict__ u_, kf_f16* _
             kf_f16x8 t186_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
             float g_10_ = kf_f16_to_f32(a_6_.v[0]);
             float u_10_ = kf_f16_to_f32(b_6_.v[0]);
-            kf_f16 t198_ = kf_f16_from_f32(__fmul_rn(kf_fast_div(g_10_, __fadd_rn(1.0f, kf_exp_approx(-g_10_))), u_10_));
+            kf_f16 t198_ = kf_f16_from_f32(__fmul_rn(kf_fast_div(g_10_, __fadd_rn(1.0f, kf_exp_approx(kf_neg_f32(g_10_)))), u_10_));
             kf_f16x8 o_2_ = t186_;
             o_2_.v[0] = t198_;
             float g_11_ = kf_f16_to_f32(a_6_.v[1]);
             float u_11_ = kf_f16_to_f32(b_6_.v[1]);
-            o_2_.v[1] = kf_f16_from_f32(__fmul_rn(kf_fast_div(g_11_, __fadd_rn(1.0f, kf_exp_approx(-g_11_))), u_11_));
+            o_2_.v[1] = kf_f16_from_f32(__fmul_rn(kf_fast_div(g_11_, __fadd_rn(1.0f, kf_exp_approx(kf_neg_f32(g_11_)))), u_11_));
             float g_12_ = kf_f16_to_f32(a_6_.v[2]);
             float u_12_ = kf_f16_to_f32(b_6_.v[2]);
-            o_2_.v[2] = kf_f16_from_f32(__fmul_rn(kf_fast_div(g_12_, __fadd_rn(1.0f, kf_exp_approx(-g_12_))), u_12_));
+            o_2_.v[2] = kf_f16_from_f32(__fmul_rn(kf_fast_div(g_12_, __fadd_rn(1.0f, kf_exp_approx(kf_neg_f32(g_12_)))), u_12_));
             float g_13_ = kf_f16_to_f32(a_6_.v[3]);
             float u_13_ = kf_f16_to_f32(b_6_.v[3]);
-            o_2_.v[3] = kf_f16_from_f32(__fmul_rn(kf_fast_div(g_13_, __fadd_rn(1.0f, kf_exp_approx(-g_13_))), u_13_));
+            o_2_.v[3] = kf_f16_from_f32(__fmul_rn(kf_fast_div(g_13_, __fadd_rn(1.0f, kf_exp_approx(kf_neg_f32(g_13_)))), u_13_));
             float g_14_ = kf_f16_to_f32(a_6_.v[4]);
             float u_14_ = kf_f16_to_f32(b_6_.v[4]);
-            o_2_.v[4] = kf_f16_from_f32(__fmul_rn(kf_fast_div(g_14_, __fadd_rn(1.0f, kf_exp_approx(-g_14_))), u_14_));
+            o_2_.v[4] = kf_f16_from_f32(__fmul_rn(kf_fast_div(g_14_, __fadd_rn(1.0f, kf_exp_approx(kf_neg_f32(g_14_)))), u_14_));
             float g_15_ = kf_f16_to_f32(a_6_.v[5]);
             float u_15_ = kf_f16_to_f32(b_6_.v[5]);
-            o_2_.v[5] = kf_f16_from_f32(__fmul_rn(kf_fast_div(g_15_, __fadd_rn(1.0f, kf_exp_approx(-g_15_))), u_15_));
+            o_2_.v[5] = kf_f16_from_f32(__fmul_rn(kf_fast_div(g_15_, __fadd_rn(1.0f, kf_exp_approx(kf_neg_f32(g_15_)))), u_15_));
             float g_16_ = kf_f16_to_f32(a_6_.v[6]);
             float u_16_ = kf_f16_to_f32(b_6_.v[6]);
-            o_2_.v[6] = kf_f16_from_f32(__fmul_rn(kf_fast_div(g_16_, __fadd_rn(1.0f, kf_exp_approx(-g_16_))), u_16_));
+            o_2_.v[6] = kf_f16_from_f32(__fmul_rn(kf_fast_div(g_16_, __fadd_rn(1.0f, kf_exp_approx(kf_neg_f32(g_16_)))), u_16_));
             float g_17_ = kf_f16_to_f32(a_6_.v[7]);
             float u_17_ = kf_f16_to_f32(b_6_.v[7]);
-            o_2_.v[7] = kf_f16_from_f32(__fmul_rn(kf_fast_div(g_17_, __fadd_rn(1.0f, kf_exp_approx(-g_17_))), u_17_));
+            o_2_.v[7] = kf_f16_from_f32(__fmul_rn(kf_fast_div(g_17_, __fadd_rn(1.0f, kf_exp_approx(kf_neg_f32(g_17_)))), u_17_));
             y8_[i_4_] = o_2_;
         }
         unsigned i_5_ = base_ + (stride_ << 1u);
@@ -185,30 +197,30 @@ silu_mul(const kf_f16* __restrict__ g_, const kf_f16* __restrict__ u_, kf_f16* _
             kf_f16x8 t285_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
             float g_18_ = kf_f16_to_f32(a_7_.v[0]);
             float u_18_ = kf_f16_to_f32(b_7_.v[0]);
-            kf_f16 t297_ = kf_f16_from_f32(__fmul_rn(kf_fast_div(g_18_, __fadd_rn(1.0f, kf_exp_approx(-g_18_))), u_18_));
+            kf_f16 t297_ = kf_f16_from_f32(__fmul_rn(kf_fast_div(g_18_, __fadd_rn(1.0f, kf_exp_approx(kf_neg_f32(g_18_)))), u_18_));
             kf_f16x8 o_3_ = t285_;
             o_3_.v[0] = t297_;
             float g_19_ = kf_f16_to_f32(a_7_.v[1]);
             float u_19_ = kf_f16_to_f32(b_7_.v[1]);
-            o_3_.v[1] = kf_f16_from_f32(__fmul_rn(kf_fast_div(g_19_, __fadd_rn(1.0f, kf_exp_approx(-g_19_))), u_19_));
+            o_3_.v[1] = kf_f16_from_f32(__fmul_rn(kf_fast_div(g_19_, __fadd_rn(1.0f, kf_exp_approx(kf_neg_f32(g_19_)))), u_19_));
             float g_20_ = kf_f16_to_f32(a_7_.v[2]);
             float u_20_ = kf_f16_to_f32(b_7_.v[2]);
-            o_3_.v[2] = kf_f16_from_f32(__fmul_rn(kf_fast_div(g_20_, __fadd_rn(1.0f, kf_exp_approx(-g_20_))), u_20_));
+            o_3_.v[2] = kf_f16_from_f32(__fmul_rn(kf_fast_div(g_20_, __fadd_rn(1.0f, kf_exp_approx(kf_neg_f32(g_20_)))), u_20_));
             float g_21_ = kf_f16_to_f32(a_7_.v[3]);
             float u_21_ = kf_f16_to_f32(b_7_.v[3]);
-            o_3_.v[3] = kf_f16_from_f32(__fmul_rn(kf_fast_div(g_21_, __fadd_rn(1.0f, kf_exp_approx(-g_21_))), u_21_));
+            o_3_.v[3] = kf_f16_from_f32(__fmul_rn(kf_fast_div(g_21_, __fadd_rn(1.0f, kf_exp_approx(kf_neg_f32(g_21_)))), u_21_));
             float g_22_ = kf_f16_to_f32(a_7_.v[4]);
             float u_22_ = kf_f16_to_f32(b_7_.v[4]);
-            o_3_.v[4] = kf_f16_from_f32(__fmul_rn(kf_fast_div(g_22_, __fadd_rn(1.0f, kf_exp_approx(-g_22_))), u_22_));
+            o_3_.v[4] = kf_f16_from_f32(__fmul_rn(kf_fast_div(g_22_, __fadd_rn(1.0f, kf_exp_approx(kf_neg_f32(g_22_)))), u_22_));
             float g_23_ = kf_f16_to_f32(a_7_.v[5]);
             float u_23_ = kf_f16_to_f32(b_7_.v[5]);
-            o_3_.v[5] = kf_f16_from_f32(__fmul_rn(kf_fast_div(g_23_, __fadd_rn(1.0f, kf_exp_approx(-g_23_))), u_23_));
+            o_3_.v[5] = kf_f16_from_f32(__fmul_rn(kf_fast_div(g_23_, __fadd_rn(1.0f, kf_exp_approx(kf_neg_f32(g_23_)))), u_23_));
             float g_24_ = kf_f16_to_f32(a_7_.v[6]);
             float u_24_ = kf_f16_to_f32(b_7_.v[6]);
-            o_3_.v[6] = kf_f16_from_f32(__fmul_rn(kf_fast_div(g_24_, __fadd_rn(1.0f, kf_exp_approx(-g_24_))), u_24_));
+            o_3_.v[6] = kf_f16_from_f32(__fmul_rn(kf_fast_div(g_24_, __fadd_rn(1.0f, kf_exp_approx(kf_neg_f32(g_24_)))), u_24_));
             float g_25_ = kf_f16_to_f32(a_7_.v[7]);
             float u_25_ = kf_f16_to_f32(b_7_.v[7]);
-            o_3_.v[7] = kf_f16_from_f32(__fmul_rn(kf_fast_div(g_25_, __fadd_rn(1.0f, kf_exp_approx(-g_25_))), u_25_));
+            o_3_.v[7] = kf_f16_from_f32(__fmul_rn(kf_fast_div(g_25_, __fadd_rn(1.0f, kf_exp_approx(kf_neg_f32(g_25_)))), u_25_));
             y8_[i_5_] = o_3_;
         }
         unsigned i_6_ = base_ + (3u * stride_);
@@ -218,30 +230,30 @@ silu_mul(const kf_f16* __restrict__ g_, const kf_f16* __restrict__ u_, kf_f16* _
             kf_f16x8 t384_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
             float g_26_ = kf_f16_to_f32(a_8_.v[0]);
             float u_26_ = kf_f16_to_f32(b_8_.v[0]);
-            kf_f16 t396_ = kf_f16_from_f32(__fmul_rn(kf_fast_div(g_26_, __fadd_rn(1.0f, kf_exp_approx(-g_26_))), u_26_));
+            kf_f16 t396_ = kf_f16_from_f32(__fmul_rn(kf_fast_div(g_26_, __fadd_rn(1.0f, kf_exp_approx(kf_neg_f32(g_26_)))), u_26_));
             kf_f16x8 o_4_ = t384_;
             o_4_.v[0] = t396_;
             float g_27_ = kf_f16_to_f32(a_8_.v[1]);
             float u_27_ = kf_f16_to_f32(b_8_.v[1]);
-            o_4_.v[1] = kf_f16_from_f32(__fmul_rn(kf_fast_div(g_27_, __fadd_rn(1.0f, kf_exp_approx(-g_27_))), u_27_));
+            o_4_.v[1] = kf_f16_from_f32(__fmul_rn(kf_fast_div(g_27_, __fadd_rn(1.0f, kf_exp_approx(kf_neg_f32(g_27_)))), u_27_));
             float g_28_ = kf_f16_to_f32(a_8_.v[2]);
             float u_28_ = kf_f16_to_f32(b_8_.v[2]);
-            o_4_.v[2] = kf_f16_from_f32(__fmul_rn(kf_fast_div(g_28_, __fadd_rn(1.0f, kf_exp_approx(-g_28_))), u_28_));
+            o_4_.v[2] = kf_f16_from_f32(__fmul_rn(kf_fast_div(g_28_, __fadd_rn(1.0f, kf_exp_approx(kf_neg_f32(g_28_)))), u_28_));
             float g_29_ = kf_f16_to_f32(a_8_.v[3]);
             float u_29_ = kf_f16_to_f32(b_8_.v[3]);
-            o_4_.v[3] = kf_f16_from_f32(__fmul_rn(kf_fast_div(g_29_, __fadd_rn(1.0f, kf_exp_approx(-g_29_))), u_29_));
+            o_4_.v[3] = kf_f16_from_f32(__fmul_rn(kf_fast_div(g_29_, __fadd_rn(1.0f, kf_exp_approx(kf_neg_f32(g_29_)))), u_29_));
             float g_30_ = kf_f16_to_f32(a_8_.v[4]);
             float u_30_ = kf_f16_to_f32(b_8_.v[4]);
-            o_4_.v[4] = kf_f16_from_f32(__fmul_rn(kf_fast_div(g_30_, __fadd_rn(1.0f, kf_exp_approx(-g_30_))), u_30_));
+            o_4_.v[4] = kf_f16_from_f32(__fmul_rn(kf_fast_div(g_30_, __fadd_rn(1.0f, kf_exp_approx(kf_neg_f32(g_30_)))), u_30_));
             float g_31_ = kf_f16_to_f32(a_8_.v[5]);
             float u_31_ = kf_f16_to_f32(b_8_.v[5]);
-            o_4_.v[5] = kf_f16_from_f32(__fmul_rn(kf_fast_div(g_31_, __fadd_rn(1.0f, kf_exp_approx(-g_31_))), u_31_));
+            o_4_.v[5] = kf_f16_from_f32(__fmul_rn(kf_fast_div(g_31_, __fadd_rn(1.0f, kf_exp_approx(kf_neg_f32(g_31_)))), u_31_));
             float g_32_ = kf_f16_to_f32(a_8_.v[6]);
             float u_32_ = kf_f16_to_f32(b_8_.v[6]);
-            o_4_.v[6] = kf_f16_from_f32(__fmul_rn(kf_fast_div(g_32_, __fadd_rn(1.0f, kf_exp_approx(-g_32_))), u_32_));
+            o_4_.v[6] = kf_f16_from_f32(__fmul_rn(kf_fast_div(g_32_, __fadd_rn(1.0f, kf_exp_approx(kf_neg_f32(g_32_)))), u_32_));
             float g_33_ = kf_f16_to_f32(a_8_.v[7]);
             float u_33_ = kf_f16_to_f32(b_8_.v[7]);
-            o_4_.v[7] = kf_f16_from_f32(__fmul_rn(kf_fast_div(g_33_, __fadd_rn(1.0f, kf_exp_approx(-g_33_))), u_33_));
+            o_4_.v[7] = kf_f16_from_f32(__fmul_rn(kf_fast_div(g_33_, __fadd_rn(1.0f, kf_exp_approx(kf_neg_f32(g_33_)))), u_33_));
             y8_[i_6_] = o_4_;
         }
     }
@@ -249,6 +261,6 @@ silu_mul(const kf_f16* __restrict__ g_, const kf_f16* __restrict__ u_, kf_f16* _
     if (t_ < n_) {
         float g_34_ = kf_f16_to_f32(g_[t_]);
         float u_34_ = kf_f16_to_f32(u_[t_]);
-        y_[t_] = kf_f16_from_f32(__fmul_rn(kf_fast_div(g_34_, __fadd_rn(1.0f, kf_exp_approx(-g_34_))), u_34_));
+        y_[t_] = kf_f16_from_f32(__fmul_rn(kf_fast_div(g_34_, __fadd_rn(1.0f, kf_exp_approx(kf_neg_f32(g_34_)))), u_34_));
     }
 }

@@ -528,6 +528,97 @@ static void ref_regress_low_word_cut(ref_ctx *r)
     free(x);
 }
 
+/* ---- 64-bit multiplies of constant multiples, then a constant added ---------------- */
+
+static void ref_regress_mul_chain(ref_ctx *r)
+{
+    size_t n = (size_t)in_num(r, "n"), nx, no;
+    int64_t *x = in_buf(r, "x", KF_S_I64, 1, &nx);
+    int64_t *o = in_buf(r, "o", KF_S_I64, 1, &no);
+    for (size_t i = 0; i < n && i < nx && 6 * i + 5 < no; i++) {
+        uint64_t xs = (uint64_t)x[i] << 31, s = xs * 28u;   /* unsigned: wraps mod 2^64 */
+        o[6 * i] = (int64_t)(xs * 3u + 1u);
+        o[6 * i + 1] = (int64_t)(1u - xs * 3u);
+        o[6 * i + 2] = (int64_t)(1u - s);
+        o[6 * i + 3] = (int64_t)(1u - s);
+        o[6 * i + 4] = (int64_t)(1u - s * 3u);
+        o[6 * i + 5] = (int64_t)((uint64_t)x[i] * 2147483648u * 5u + 7u);
+    }
+    out_free(r, "o", KF_S_I64, o, no);
+    free(x);
+}
+
+/* ---- a negation under two nested min/max ------------------------------------------ */
+
+static int32_t wneg(int32_t a) { return (int32_t)(0u - (uint32_t)a); }
+static int32_t wabs(int32_t a) { return a < 0 ? wneg(a) : a; }
+static int32_t imax(int32_t a, int32_t b) { return a > b ? a : b; }
+static int32_t imin(int32_t a, int32_t b) { return a < b ? a : b; }
+
+static void ref_regress_neg_minmax3(ref_ctx *r)
+{
+    size_t n = (size_t)in_num(r, "n"), nj, nk, no;
+    int32_t *j = in_buf(r, "j", KF_S_I32, 1, &nj);
+    int32_t *k = in_buf(r, "k", KF_S_I32, 1, &nk);
+    int32_t *o = in_buf(r, "o", KF_S_I32, 1, &no);
+    for (size_t i = 0; i < n && i < nj && (i + 7) % n < nk && 5 * i + 4 < no; i++) {
+        int32_t a = j[i] - 32, b = k[(i + 7) % n] - 40;
+        o[5 * i] = imax(a, wabs(a));
+        o[5 * i + 1] = imax(a, imax(b, wneg(a)));
+        o[5 * i + 2] = imin(b, imin(a, wneg(b)));
+        o[5 * i + 3] = imax(b, wabs(a));
+        o[5 * i + 4] = imin(a, wabs(b)) + imax(wneg(a), imax(b, 3));
+    }
+    out_free(r, "o", KF_S_I32, o, no);
+    free(j), free(k);
+}
+
+/* ---- selects of float constants with -0.0 ----------------------------------------- */
+
+static void ref_regress_negzero_select(ref_ctx *r)
+{
+    size_t n = (size_t)in_num(r, "n"), nx, no;
+    float *x = in_buf(r, "x", KF_S_F32, 1, &nx);
+    float *o = in_buf(r, "o", KF_S_F32, 1, &no);
+    for (size_t i = 0; i < n && i < nx && 4 * i + 3 < no; i++) {
+        o[4 * i] = x[i] > 0.0f ? -1.0f : -0.0f;
+        o[4 * i + 1] = x[i] > 0.25f ? 1.0f : -0.0f;
+        o[4 * i + 2] = x[i] < -0.25f ? -1.0f : -0.0f;
+        o[4 * i + 3] = x[i] > 0.5f ? -0.0f : -2.0f;
+    }
+    out_free(r, "o", KF_S_F32, o, no);
+    free(x);
+}
+
+/* ---- four bytes and four bf16 lanes read through two views --------------------------- */
+
+static double bf16_of_bits(uint16_t h)
+{
+    uint32_t b = (uint32_t)h << 16;
+    float f;
+    memcpy(&f, &b, 4);
+    return f;
+}
+
+static void ref_regress_byte_quad_view(ref_ctx *r)
+{
+    size_t n = (size_t)in_num(r, "n"), nx, no, np;
+    uint16_t *x = in_buf(r, "x", KF_S_BF16, 4, &nx);
+    int8_t *o = in_buf(r, "o", KF_S_I8, 4, &no);
+    uint16_t *p = in_buf(r, "p", KF_S_BF16, 4, &np);
+    for (size_t i = 0; i < n && i < nx && i < no && i < np; i++) {
+        const uint16_t *h = &x[4 * (i / 64 * 64)];                  /* s[0]: the block's thread 0 */
+        int8_t a[4] = {(int8_t)(h[0] & 0xff), (int8_t)(h[0] >> 8), (int8_t)(h[1] & 0xff), (int8_t)(h[1] >> 8)};
+        for (int l = 0; l < 4; l++) {
+            o[4 * i + l] = (int8_t)(uint8_t)(a[l] * 3 + (int)(i % 64 % 8));   /* wraps at 8 bits */
+            p[4 * i + l] = bf16_bits(bf16_of_bits(h[l]) * a[l]);     /* exact product, rounded once */
+        }
+    }
+    out_free(r, "o", KF_S_I8, o, 4 * no);
+    out_free(r, "p", KF_S_BF16, p, 4 * np);
+    free(x);
+}
+
 #define KF_REFERENCE_REGRESS \
     {"regress_nan_to_int", ref_regress_nan_to_int}, {"regress_loop_var", ref_regress_loop_var}, \
     {"regress_half_bytes", ref_regress_half_bytes}, {"regress_narrow_wrap", ref_regress_narrow_wrap}, \
@@ -540,4 +631,6 @@ static void ref_regress_low_word_cut(ref_ctx *r)
     {"regress_abs_rem", ref_regress_abs_rem}, {"regress_half_const_pair", ref_regress_half_const_pair}, \
     {"regress_byte_pair_view", ref_regress_byte_pair_view}, \
     {"regress_byte_pair_store", ref_regress_byte_pair_store}, \
-    {"regress_low_word_cut", ref_regress_low_word_cut},
+    {"regress_low_word_cut", ref_regress_low_word_cut}, {"regress_mul_chain", ref_regress_mul_chain}, \
+    {"regress_neg_minmax3", ref_regress_neg_minmax3}, {"regress_negzero_select", ref_regress_negzero_select}, \
+    {"regress_byte_quad_view", ref_regress_byte_quad_view},
