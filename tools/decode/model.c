@@ -22,7 +22,8 @@
  * combine (decode.kf's sdpa_combine_q8), with no q8_quantize launch.
  * unfused (dc_fuse, c->fuse) launches the norms and silu·up apart (rmsnorm,
  * silu_mul; q4k: decode.kf's rmsnorm_q8, silu_mul_q8): 1 + 10 per layer +
- * 4. Each plan
+ * 4; --fuse norm fuses the norms and launches silu·up apart: 1 + 8 per
+ * layer + 3. Each plan
  * carries what it is and the bytes it moves (dc_launch), from which the
  * floor and the profile's rows are made.
  *
@@ -677,11 +678,12 @@ static kf_status residual(dc_model *m, kf_buffer *w, dc_input in, kf_buffer *a, 
                        : st;
 }
 
-/* Whether the GEMVs make their own x (the norm, silu·up): dc_fuse; never
- * for a batch. */
-static bool fused(const dc_model *m)
+/* Whether the GEMVs make their own x: the norm (silu: false) or silu·up
+ * (silu: true), as dc_fuse says; never for a batch. */
+static bool fused(const dc_model *m, bool silu)
 {
     if (nb(m) > 1) return false;   /* no batched (tc_gemv) form of gemv_rms_*, gemv_silu_* */
+    if (m->c->fuse == DC_FUSE_NORM) return !silu;
     return m->c->fuse == DC_FUSE_ON || (m->c->fuse == DC_FUSE_AUTO && m->c->wt == DC_F16);
 }
 
@@ -690,7 +692,7 @@ static bool fused(const dc_model *m)
 static kf_status normed_matvec(dc_model *m, kf_buffer *nw, kf_buffer *w, kf_buffer *y, uint64_t rows, int ymode,
                                kf_error *err)
 {
-    if (fused(m)) return matvec(m, w, DC_IN_NORM, nw, y, rows, m->sh.hidden, ymode, err);
+    if (fused(m, false)) return matvec(m, w, DC_IN_NORM, nw, y, rows, m->sh.hidden, ymode, err);
     kf_status st = norm(m, nw, err);
     return st == KF_OK ? matvec(m, w, DC_IN_X, m->xn, y, rows, m->sh.hidden, ymode, err) : st;
 }
@@ -707,7 +709,7 @@ static kf_status vocab_plans(dc_model *m, kf_error *err)
 /* x += Wdown·(silu(g)·u): fused, or (unfused) silu_mul's launch first. */
 static kf_status ffn_down(dc_model *m, dc_layer *L, kf_error *err)
 {
-    if (fused(m)) return residual(m, L->wdown, DC_IN_SILU, NULL, m->sh.ffn, err);
+    if (fused(m, true)) return residual(m, L->wdown, DC_IN_SILU, NULL, m->sh.ffn, err);
     kf_status st = silu(m, err);
     return st == KF_OK ? residual(m, L->wdown, DC_IN_X, m->h, m->sh.ffn, err) : st;
 }
