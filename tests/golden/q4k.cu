@@ -1775,7 +1775,7 @@ q8_quantize_f16(const kf_f16* __restrict__ x_, signed char* __restrict__ xq_, kf
     }
 }
 
-/* kernel q4k_q8_gemv_f32 (q4k.kf:768) */
+/* kernel q4k_q8_gemv_f32 (q4k.kf:847) */
 extern "C" __global__ void __launch_bounds__(128)
 q4k_q8_gemv_f32(const unsigned char* __restrict__ w_, const signed char* __restrict__ xq_, const kf_f16x2* __restrict__ xds_, float* __restrict__ y_, unsigned m_, unsigned k_)
 {
@@ -2135,7 +2135,7 @@ q4k_q8_gemv_f32(const unsigned char* __restrict__ w_, const signed char* __restr
     }
 }
 
-/* kernel q4k_q8_gemv_f16 (q4k.kf:774) */
+/* kernel q4k_q8_gemv_f16 (q4k.kf:853) */
 extern "C" __global__ void __launch_bounds__(128)
 q4k_q8_gemv_f16(const unsigned char* __restrict__ w_, const signed char* __restrict__ xq_, const kf_f16x2* __restrict__ xds_, kf_f16* __restrict__ y_, unsigned m_, unsigned k_)
 {
@@ -2495,7 +2495,7 @@ q4k_q8_gemv_f16(const unsigned char* __restrict__ w_, const signed char* __restr
     }
 }
 
-/* kernel q4k_q8_gemv_f16_acc (q4k.kf:780) */
+/* kernel q4k_q8_gemv_f16_acc (q4k.kf:859) */
 extern "C" __global__ void __launch_bounds__(128)
 q4k_q8_gemv_f16_acc(const unsigned char* __restrict__ w_, const signed char* __restrict__ xq_, const kf_f16x2* __restrict__ xds_, kf_f16* __restrict__ y_, unsigned m_, unsigned k_)
 {
@@ -2855,7 +2855,7 @@ q4k_q8_gemv_f16_acc(const unsigned char* __restrict__ w_, const signed char* __r
     }
 }
 
-/* kernel q4k_q8_gemv_rms_f16 (q4k.kf:993) */
+/* kernel q4k_q8_gemv_rms_f16 (q4k.kf:1072) */
 extern "C" __global__ void __launch_bounds__(256)
 q4k_q8_gemv_rms_f16(const unsigned char* __restrict__ w_, const kf_f16* __restrict__ h_, const kf_f16* __restrict__ nw_, kf_f16* __restrict__ y_, unsigned m_, unsigned k_, float eps_)
 {
@@ -2866,19 +2866,22 @@ q4k_q8_gemv_rms_f16(const unsigned char* __restrict__ w_, const kf_f16* __restri
     kf_u32x4 wb_[12];
     float acc_[2];
     kf_u32x4 xv_[4];
-    kf_f16x8 hv_3_[2];
-    kf_f16x8 gv_5_[2];
-    kf_f16x8 hx_3_[2];
     kf_f16x8 hv_4_[2];
     kf_f16x8 gv_7_[2];
     kf_f16x8 hx_4_[2];
     kf_u32x4 xv_2_[4];
+    float amax_;
+    float sum_;
     float s_5_;
-    float s_10_;
+    float amax_2_;
+    float sum_2_;
     const unsigned kf_wn = kf_warp_lanes();
+    float* yf_ = (float*)y_;
     const kf_u32x4* wq_ = (const kf_u32x4*)w_;
     const kf_f16x8* a_ = (const kf_f16x8*)h_;
     const kf_f16x8* b_ = (const kf_f16x8*)nw_;
+    signed char* xo_ = (signed char*)yf_;
+    kf_f16x2* xdo_ = (kf_f16x2*)yf_;
     unsigned nwarps_ = 8u;
     unsigned lane_ = kf_lane_id();
     unsigned r_ = lane_ >> 4u;
@@ -2889,52 +2892,57 @@ q4k_q8_gemv_rms_f16(const unsigned char* __restrict__ w_, const kf_f16* __restri
     unsigned ng_ = (m_ >> 2u) + (((m_ & 3u) != 0u) ? 1u : 0u);
     unsigned wid_ = (blockIdx.x << 3u) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u);
     unsigned nw_2_ = gridDim.x << 3u;
+    bool glu_ = false;
     unsigned total_ = 0u;
     if (wid_ < ng_) {
-        unsigned t64_ = ng_ - wid_;
-        total_ = ((t64_ / nw_2_) + (((t64_ % nw_2_) != 0u) ? 1u : 0u)) * steps_;
+        unsigned t86_ = ng_ - wid_;
+        total_ = ((t86_ / nw_2_) + (((t86_ % nw_2_) != 0u) ? 1u : 0u)) * steps_;
     }
-    unsigned t75_ = k_ >> 8u;
-    unsigned xd0_ = ((((t75_ >> 2u) + (((t75_ & 3u) != 0u) ? 1u : 0u)) << 2u) << 8u) >> 3u;
+    unsigned par_ = 0u;
+    unsigned t99_ = k_ >> 8u;
+    unsigned xd0_ = ((((t99_ >> 2u) + (((t99_ & 3u) != 0u) ? 1u : 0u)) << 2u) << 8u) >> 3u;
     acc_[0u] = 0.0f;
     acc_[1u] = 0.0f;
-    unsigned lg_ = wid_;
+    unsigned lp_ = 0u;
     unsigned lk_ = 0u;
-    unsigned cg_ = wid_;
+    unsigned cp_ = 0u;
     unsigned ck_ = 0u;
-    unsigned t107_ = total_ + 1u;
+    unsigned t133_ = total_ + 1u;
     #pragma unroll 1
-    for (unsigned t0_ = 0u; t0_ < t107_; t0_ = t0_ + 2u) {
+    for (unsigned t0_ = 0u; t0_ < t133_; t0_ = t0_ + 2u) {
         if (t0_ < total_) {
             unsigned kb_ = min(((lk_ << 2u) + bl_), (nbk_ - 1u));
-            unsigned row_ = min((((lg_ << 1u) << 1u) + r_), (m_ - 1u));
+            unsigned t2999_ = ((blockIdx.x << 3u) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u)) + ((lp_ * gridDim.x) << 3u);
+            unsigned row_ = min((((t2999_ << 1u) << 1u) + r_), (m_ - 1u));
             unsigned blk_ = ((row_ * nbk_) + kb_) * 9u;
             wb_[0u] = wq_[blk_];
             wb_[1u] = wq_[(blk_ + 1u) + (j_ << 1u)];
             wb_[2u] = wq_[(blk_ + 2u) + (j_ << 1u)];
-            unsigned row_2_ = min(((((lg_ << 1u) + 1u) << 1u) + r_), (m_ - 1u));
+            unsigned rs_ = 1u;
+            unsigned row_2_ = min(((((t2999_ << 1u) + rs_) << 1u) + r_), (m_ - 1u));
             unsigned blk_2_ = ((row_2_ * nbk_) + kb_) * 9u;
             wb_[3u] = wq_[blk_2_];
             wb_[4u] = wq_[(blk_2_ + 1u) + (j_ << 1u)];
             wb_[5u] = wq_[(blk_2_ + 2u) + (j_ << 1u)];
-            unsigned t3040_ = lk_ + 1u;
-            lk_ = t3040_;
-            if (t3040_ == steps_) {
+            unsigned t3152_ = lk_ + 1u;
+            lk_ = t3152_;
+            if (t3152_ == steps_) {
                 lk_ = 0u;
-                lg_ = lg_ + nw_2_;
+                lp_ = lp_ + 1u;
             }
         }
-        bool t5863_ = t0_ >= 1u;
-        bool t5864_ = t5863_;
-        if (t5863_) {
-            t5864_ = (t0_ - 1u) < total_;
+        bool t5973_ = t0_ >= 1u;
+        bool t5974_ = t5973_;
+        if (t5973_) {
+            t5974_ = (t0_ - 1u) < total_;
         }
-        if (t5864_) {
+        if (t5974_) {
             unsigned kb_2_ = (ck_ << 2u) + bl_;
+            unsigned t6024_ = ((blockIdx.x << 3u) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u)) + ((cp_ * gridDim.x) << 3u);
             if (kb_2_ < nbk_) {
-                unsigned t5919_ = (kb_2_ << 4u) + (j_ << 2u);
-                unsigned kb_3_ = t5919_ >> 4u;
-                unsigned s_ = (((((kb_3_ >> 2u) << 2u) + (t5919_ & 3u)) << 4u) + ((kb_3_ & 3u) << 2u)) + ((t5919_ >> 2u) & 3u);
+                unsigned t6072_ = (kb_2_ << 4u) + (j_ << 2u);
+                unsigned kb_3_ = t6072_ >> 4u;
+                unsigned s_ = (((((kb_3_ >> 2u) << 2u) + (t6072_ & 3u)) << 4u) + ((kb_3_ & 3u) << 2u)) + ((t6072_ >> 2u) & 3u);
                 xv_[0u] = sq_[s_];
                 unsigned v_ = ((kb_2_ << 4u) + (j_ << 2u)) + 1u;
                 unsigned kb_4_ = v_ >> 4u;
@@ -2948,8 +2956,8 @@ q4k_q8_gemv_rms_f16(const unsigned char* __restrict__ w_, const kf_f16* __restri
                 unsigned kb_6_ = v_3_ >> 4u;
                 unsigned s_4_ = (((((kb_6_ >> 2u) << 2u) + (v_3_ & 3u)) << 4u) + ((kb_6_ & 3u) << 2u)) + ((v_3_ >> 2u) & 3u);
                 xv_[3u] = sq_[s_4_];
-                unsigned t6045_ = (xd0_ + (kb_2_ << 2u)) + j_;
-                kf_f16x4 t6046_ = ((kf_f16x4*)sq_)[t6045_];
+                unsigned t6198_ = (xd0_ + (kb_2_ << 2u)) + j_;
+                kf_f16x4 t6199_ = ((kf_f16x4*)sq_)[t6198_];
                 kf_u32x4 h_2_ = wb_[6u];
                 kf_u32x4 qa_ = wb_[7u];
                 kf_u32x4 qb_ = wb_[8u];
@@ -2960,104 +2968,104 @@ q4k_q8_gemv_rms_f16(const unsigned char* __restrict__ w_, const kf_f16* __restri
                 unsigned a_2_ = qa_.v[0] & 252645135u;
                 unsigned b_2_ = xa_.v[0];
                 int c_ = 0;
-                kf_u8x4 t6109_ = kf_bitcast<kf_u8x4>(a_2_);
-                kf_i8x4 t6110_ = kf_bitcast<kf_i8x4>(b_2_);
-                int t6111_ = kf_dot4_us(kf_bitcast<unsigned>(t6109_), kf_bitcast<unsigned>(t6110_), c_);
+                kf_u8x4 t6262_ = kf_bitcast<kf_u8x4>(a_2_);
+                kf_i8x4 t6263_ = kf_bitcast<kf_i8x4>(b_2_);
+                int t6264_ = kf_dot4_us(kf_bitcast<unsigned>(t6262_), kf_bitcast<unsigned>(t6263_), c_);
                 unsigned a_3_ = qa_.v[1] & 252645135u;
                 unsigned b_3_ = xa_.v[1];
-                kf_u8x4 t6117_ = kf_bitcast<kf_u8x4>(a_3_);
-                kf_i8x4 t6118_ = kf_bitcast<kf_i8x4>(b_3_);
-                int t6119_ = kf_dot4_us(kf_bitcast<unsigned>(t6117_), kf_bitcast<unsigned>(t6118_), t6111_);
+                kf_u8x4 t6270_ = kf_bitcast<kf_u8x4>(a_3_);
+                kf_i8x4 t6271_ = kf_bitcast<kf_i8x4>(b_3_);
+                int t6272_ = kf_dot4_us(kf_bitcast<unsigned>(t6270_), kf_bitcast<unsigned>(t6271_), t6264_);
                 unsigned a_4_ = qa_.v[2] & 252645135u;
                 unsigned b_4_ = xa_.v[2];
-                kf_u8x4 t6124_ = kf_bitcast<kf_u8x4>(a_4_);
-                kf_i8x4 t6125_ = kf_bitcast<kf_i8x4>(b_4_);
-                int t6126_ = kf_dot4_us(kf_bitcast<unsigned>(t6124_), kf_bitcast<unsigned>(t6125_), t6119_);
+                kf_u8x4 t6277_ = kf_bitcast<kf_u8x4>(a_4_);
+                kf_i8x4 t6278_ = kf_bitcast<kf_i8x4>(b_4_);
+                int t6279_ = kf_dot4_us(kf_bitcast<unsigned>(t6277_), kf_bitcast<unsigned>(t6278_), t6272_);
                 unsigned a_5_ = qa_.v[3] & 252645135u;
                 unsigned b_5_ = xa_.v[3];
-                kf_u8x4 t6131_ = kf_bitcast<kf_u8x4>(a_5_);
-                kf_i8x4 t6132_ = kf_bitcast<kf_i8x4>(b_5_);
-                int t6133_ = kf_dot4_us(kf_bitcast<unsigned>(t6131_), kf_bitcast<unsigned>(t6132_), t6126_);
+                kf_u8x4 t6284_ = kf_bitcast<kf_u8x4>(a_5_);
+                kf_i8x4 t6285_ = kf_bitcast<kf_i8x4>(b_5_);
+                int t6286_ = kf_dot4_us(kf_bitcast<unsigned>(t6284_), kf_bitcast<unsigned>(t6285_), t6279_);
                 unsigned a_6_ = qb_.v[0] & 252645135u;
                 unsigned b_6_ = xb_2_.v[0];
-                kf_u8x4 t6138_ = kf_bitcast<kf_u8x4>(a_6_);
-                kf_i8x4 t6139_ = kf_bitcast<kf_i8x4>(b_6_);
-                int t6140_ = kf_dot4_us(kf_bitcast<unsigned>(t6138_), kf_bitcast<unsigned>(t6139_), t6133_);
+                kf_u8x4 t6291_ = kf_bitcast<kf_u8x4>(a_6_);
+                kf_i8x4 t6292_ = kf_bitcast<kf_i8x4>(b_6_);
+                int t6293_ = kf_dot4_us(kf_bitcast<unsigned>(t6291_), kf_bitcast<unsigned>(t6292_), t6286_);
                 unsigned a_7_ = qb_.v[1] & 252645135u;
                 unsigned b_7_ = xb_2_.v[1];
-                kf_u8x4 t6145_ = kf_bitcast<kf_u8x4>(a_7_);
-                kf_i8x4 t6146_ = kf_bitcast<kf_i8x4>(b_7_);
-                int t6147_ = kf_dot4_us(kf_bitcast<unsigned>(t6145_), kf_bitcast<unsigned>(t6146_), t6140_);
+                kf_u8x4 t6298_ = kf_bitcast<kf_u8x4>(a_7_);
+                kf_i8x4 t6299_ = kf_bitcast<kf_i8x4>(b_7_);
+                int t6300_ = kf_dot4_us(kf_bitcast<unsigned>(t6298_), kf_bitcast<unsigned>(t6299_), t6293_);
                 unsigned a_8_ = qb_.v[2] & 252645135u;
                 unsigned b_8_ = xb_2_.v[2];
-                kf_u8x4 t6152_ = kf_bitcast<kf_u8x4>(a_8_);
-                kf_i8x4 t6153_ = kf_bitcast<kf_i8x4>(b_8_);
-                int t6154_ = kf_dot4_us(kf_bitcast<unsigned>(t6152_), kf_bitcast<unsigned>(t6153_), t6147_);
+                kf_u8x4 t6305_ = kf_bitcast<kf_u8x4>(a_8_);
+                kf_i8x4 t6306_ = kf_bitcast<kf_i8x4>(b_8_);
+                int t6307_ = kf_dot4_us(kf_bitcast<unsigned>(t6305_), kf_bitcast<unsigned>(t6306_), t6300_);
                 unsigned a_9_ = qb_.v[3] & 252645135u;
                 unsigned b_9_ = xb_2_.v[3];
-                kf_u8x4 t6159_ = kf_bitcast<kf_u8x4>(a_9_);
-                kf_i8x4 t6160_ = kf_bitcast<kf_i8x4>(b_9_);
-                int t6161_ = kf_dot4_us(kf_bitcast<unsigned>(t6159_), kf_bitcast<unsigned>(t6160_), t6154_);
+                kf_u8x4 t6312_ = kf_bitcast<kf_u8x4>(a_9_);
+                kf_i8x4 t6313_ = kf_bitcast<kf_i8x4>(b_9_);
+                int t6314_ = kf_dot4_us(kf_bitcast<unsigned>(t6312_), kf_bitcast<unsigned>(t6313_), t6307_);
                 unsigned a_10_ = (qa_.v[0] >> 4u) & 252645135u;
                 unsigned b_10_ = xc_.v[0];
                 int c_2_ = 0;
-                kf_u8x4 t6169_ = kf_bitcast<kf_u8x4>(a_10_);
-                kf_i8x4 t6170_ = kf_bitcast<kf_i8x4>(b_10_);
-                int t6171_ = kf_dot4_us(kf_bitcast<unsigned>(t6169_), kf_bitcast<unsigned>(t6170_), c_2_);
+                kf_u8x4 t6322_ = kf_bitcast<kf_u8x4>(a_10_);
+                kf_i8x4 t6323_ = kf_bitcast<kf_i8x4>(b_10_);
+                int t6324_ = kf_dot4_us(kf_bitcast<unsigned>(t6322_), kf_bitcast<unsigned>(t6323_), c_2_);
                 unsigned a_11_ = (qa_.v[1] >> 4u) & 252645135u;
                 unsigned b_11_ = xc_.v[1];
-                kf_u8x4 t6179_ = kf_bitcast<kf_u8x4>(a_11_);
-                kf_i8x4 t6180_ = kf_bitcast<kf_i8x4>(b_11_);
-                int t6181_ = kf_dot4_us(kf_bitcast<unsigned>(t6179_), kf_bitcast<unsigned>(t6180_), t6171_);
+                kf_u8x4 t6332_ = kf_bitcast<kf_u8x4>(a_11_);
+                kf_i8x4 t6333_ = kf_bitcast<kf_i8x4>(b_11_);
+                int t6334_ = kf_dot4_us(kf_bitcast<unsigned>(t6332_), kf_bitcast<unsigned>(t6333_), t6324_);
                 unsigned a_12_ = (qa_.v[2] >> 4u) & 252645135u;
                 unsigned b_12_ = xc_.v[2];
-                kf_u8x4 t6188_ = kf_bitcast<kf_u8x4>(a_12_);
-                kf_i8x4 t6189_ = kf_bitcast<kf_i8x4>(b_12_);
-                int t6190_ = kf_dot4_us(kf_bitcast<unsigned>(t6188_), kf_bitcast<unsigned>(t6189_), t6181_);
+                kf_u8x4 t6341_ = kf_bitcast<kf_u8x4>(a_12_);
+                kf_i8x4 t6342_ = kf_bitcast<kf_i8x4>(b_12_);
+                int t6343_ = kf_dot4_us(kf_bitcast<unsigned>(t6341_), kf_bitcast<unsigned>(t6342_), t6334_);
                 unsigned a_13_ = (qa_.v[3] >> 4u) & 252645135u;
                 unsigned b_13_ = xc_.v[3];
-                kf_u8x4 t6197_ = kf_bitcast<kf_u8x4>(a_13_);
-                kf_i8x4 t6198_ = kf_bitcast<kf_i8x4>(b_13_);
-                int t6199_ = kf_dot4_us(kf_bitcast<unsigned>(t6197_), kf_bitcast<unsigned>(t6198_), t6190_);
+                kf_u8x4 t6350_ = kf_bitcast<kf_u8x4>(a_13_);
+                kf_i8x4 t6351_ = kf_bitcast<kf_i8x4>(b_13_);
+                int t6352_ = kf_dot4_us(kf_bitcast<unsigned>(t6350_), kf_bitcast<unsigned>(t6351_), t6343_);
                 unsigned a_14_ = (qb_.v[0] >> 4u) & 252645135u;
                 unsigned b_14_ = xd_.v[0];
-                kf_u8x4 t6206_ = kf_bitcast<kf_u8x4>(a_14_);
-                kf_i8x4 t6207_ = kf_bitcast<kf_i8x4>(b_14_);
-                int t6208_ = kf_dot4_us(kf_bitcast<unsigned>(t6206_), kf_bitcast<unsigned>(t6207_), t6199_);
+                kf_u8x4 t6359_ = kf_bitcast<kf_u8x4>(a_14_);
+                kf_i8x4 t6360_ = kf_bitcast<kf_i8x4>(b_14_);
+                int t6361_ = kf_dot4_us(kf_bitcast<unsigned>(t6359_), kf_bitcast<unsigned>(t6360_), t6352_);
                 unsigned a_15_ = (qb_.v[1] >> 4u) & 252645135u;
                 unsigned b_15_ = xd_.v[1];
-                kf_u8x4 t6215_ = kf_bitcast<kf_u8x4>(a_15_);
-                kf_i8x4 t6216_ = kf_bitcast<kf_i8x4>(b_15_);
-                int t6217_ = kf_dot4_us(kf_bitcast<unsigned>(t6215_), kf_bitcast<unsigned>(t6216_), t6208_);
+                kf_u8x4 t6368_ = kf_bitcast<kf_u8x4>(a_15_);
+                kf_i8x4 t6369_ = kf_bitcast<kf_i8x4>(b_15_);
+                int t6370_ = kf_dot4_us(kf_bitcast<unsigned>(t6368_), kf_bitcast<unsigned>(t6369_), t6361_);
                 unsigned a_16_ = (qb_.v[2] >> 4u) & 252645135u;
                 unsigned b_16_ = xd_.v[2];
-                kf_u8x4 t6224_ = kf_bitcast<kf_u8x4>(a_16_);
-                kf_i8x4 t6225_ = kf_bitcast<kf_i8x4>(b_16_);
-                int t6226_ = kf_dot4_us(kf_bitcast<unsigned>(t6224_), kf_bitcast<unsigned>(t6225_), t6217_);
+                kf_u8x4 t6377_ = kf_bitcast<kf_u8x4>(a_16_);
+                kf_i8x4 t6378_ = kf_bitcast<kf_i8x4>(b_16_);
+                int t6379_ = kf_dot4_us(kf_bitcast<unsigned>(t6377_), kf_bitcast<unsigned>(t6378_), t6370_);
                 unsigned a_17_ = (qb_.v[3] >> 4u) & 252645135u;
                 unsigned b_17_ = xd_.v[3];
-                kf_u8x4 t6233_ = kf_bitcast<kf_u8x4>(a_17_);
-                kf_i8x4 t6234_ = kf_bitcast<kf_i8x4>(b_17_);
-                int t6235_ = kf_dot4_us(kf_bitcast<unsigned>(t6233_), kf_bitcast<unsigned>(t6234_), t6226_);
-                unsigned t6239_ = h_2_.v[1] & 1061109567u;
-                unsigned t6249_ = (h_2_.v[3] & 252645135u) | ((h_2_.v[1] >> 2u) & 808464432u);
-                unsigned sc_ = kf_shr_u32(((j_ < 2u) ? t6239_ : t6249_), ((j_ & 1u) << 4u));
-                unsigned t6290_ = h_2_.v[2] & 1061109567u;
-                unsigned t6301_ = ((h_2_.v[3] >> 4u) & 252645135u) | ((h_2_.v[2] >> 2u) & 808464432u);
-                unsigned mn_ = kf_shr_u32(((j_ < 2u) ? t6290_ : t6301_), ((j_ & 1u) << 4u));
-                unsigned t6310_ = h_2_.v[0];
-                kf_f16x2 dm_ = kf_f16x2{{kf_low_bits<kf_f16>(kf_word(t6310_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6310_, 0u), 16u))}};
-                float t6313_ = kf_f16_to_f32(t6046_.v[2]);
-                int v_4_ = (int)((unsigned)t6235_ * (unsigned)kf_bitcast<int>((sc_ >> 8u) & 255u));
-                float t6325_ = __fsub_rn(kf_bitcast<float>(kf_bitcast<unsigned>(v_4_) + 1262485504u), 12582912.0f);
-                float t6327_ = kf_f16_to_f32(t6046_.v[0]);
-                int v_5_ = (int)((unsigned)t6161_ * (unsigned)kf_bitcast<int>(sc_ & 255u));
-                float t_ = __fmaf_rn(t6313_, t6325_, __fmul_rn(t6327_, __fsub_rn(kf_bitcast<float>(kf_bitcast<unsigned>(v_5_) + 1262485504u), 12582912.0f)));
+                kf_u8x4 t6386_ = kf_bitcast<kf_u8x4>(a_17_);
+                kf_i8x4 t6387_ = kf_bitcast<kf_i8x4>(b_17_);
+                int t6388_ = kf_dot4_us(kf_bitcast<unsigned>(t6386_), kf_bitcast<unsigned>(t6387_), t6379_);
+                unsigned t6392_ = h_2_.v[1] & 1061109567u;
+                unsigned t6402_ = (h_2_.v[3] & 252645135u) | ((h_2_.v[1] >> 2u) & 808464432u);
+                unsigned sc_ = kf_shr_u32(((j_ < 2u) ? t6392_ : t6402_), ((j_ & 1u) << 4u));
+                unsigned t6443_ = h_2_.v[2] & 1061109567u;
+                unsigned t6454_ = ((h_2_.v[3] >> 4u) & 252645135u) | ((h_2_.v[2] >> 2u) & 808464432u);
+                unsigned mn_ = kf_shr_u32(((j_ < 2u) ? t6443_ : t6454_), ((j_ & 1u) << 4u));
+                unsigned t6463_ = h_2_.v[0];
+                kf_f16x2 dm_ = kf_f16x2{{kf_low_bits<kf_f16>(kf_word(t6463_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6463_, 0u), 16u))}};
+                float t6466_ = kf_f16_to_f32(t6199_.v[2]);
+                int v_4_ = (int)((unsigned)t6388_ * (unsigned)kf_bitcast<int>((sc_ >> 8u) & 255u));
+                float t6478_ = __fsub_rn(kf_bitcast<float>(kf_bitcast<unsigned>(v_4_) + 1262485504u), 12582912.0f);
+                float t6480_ = kf_f16_to_f32(t6199_.v[0]);
+                int v_5_ = (int)((unsigned)t6314_ * (unsigned)kf_bitcast<int>(sc_ & 255u));
+                float t_ = __fmaf_rn(t6466_, t6478_, __fmul_rn(t6480_, __fsub_rn(kf_bitcast<float>(kf_bitcast<unsigned>(v_5_) + 1262485504u), 12582912.0f)));
                 unsigned v_6_ = (mn_ >> 8u) & 255u;
-                float t6348_ = __fsub_rn(kf_bitcast<float>(v_6_ | 1258291200u), 8388608.0f);
-                float t6350_ = kf_f16_to_f32(t6046_.v[3]);
+                float t6501_ = __fsub_rn(kf_bitcast<float>(v_6_ | 1258291200u), 8388608.0f);
+                float t6503_ = kf_f16_to_f32(t6199_.v[3]);
                 unsigned v_7_ = mn_ & 255u;
-                float u_ = __fmaf_rn(t6348_, t6350_, __fmul_rn(__fsub_rn(kf_bitcast<float>(v_7_ | 1258291200u), 8388608.0f), kf_f16_to_f32(t6046_.v[1])));
+                float u_ = __fmaf_rn(t6501_, t6503_, __fmul_rn(__fsub_rn(kf_bitcast<float>(v_7_ | 1258291200u), 8388608.0f), kf_f16_to_f32(t6199_.v[1])));
                 acc_[0u] = __fadd_rn(acc_[0u], __fmaf_rn(kf_f16_to_f32(dm_.v[0]), t_, __fmul_rn(-kf_f16_to_f32(dm_.v[1]), u_)));
                 kf_u32x4 h_3_ = wb_[9u];
                 kf_u32x4 qa_2_ = wb_[10u];
@@ -3069,262 +3077,378 @@ q4k_q8_gemv_rms_f16(const unsigned char* __restrict__ w_, const kf_f16* __restri
                 unsigned a_18_ = qa_2_.v[0] & 252645135u;
                 unsigned b_18_ = xa_2_.v[0];
                 int c_3_ = 0;
-                kf_u8x4 t6393_ = kf_bitcast<kf_u8x4>(a_18_);
-                kf_i8x4 t6394_ = kf_bitcast<kf_i8x4>(b_18_);
-                int t6395_ = kf_dot4_us(kf_bitcast<unsigned>(t6393_), kf_bitcast<unsigned>(t6394_), c_3_);
+                kf_u8x4 t6546_ = kf_bitcast<kf_u8x4>(a_18_);
+                kf_i8x4 t6547_ = kf_bitcast<kf_i8x4>(b_18_);
+                int t6548_ = kf_dot4_us(kf_bitcast<unsigned>(t6546_), kf_bitcast<unsigned>(t6547_), c_3_);
                 unsigned a_19_ = qa_2_.v[1] & 252645135u;
                 unsigned b_19_ = xa_2_.v[1];
-                kf_u8x4 t6401_ = kf_bitcast<kf_u8x4>(a_19_);
-                kf_i8x4 t6402_ = kf_bitcast<kf_i8x4>(b_19_);
-                int t6403_ = kf_dot4_us(kf_bitcast<unsigned>(t6401_), kf_bitcast<unsigned>(t6402_), t6395_);
+                kf_u8x4 t6554_ = kf_bitcast<kf_u8x4>(a_19_);
+                kf_i8x4 t6555_ = kf_bitcast<kf_i8x4>(b_19_);
+                int t6556_ = kf_dot4_us(kf_bitcast<unsigned>(t6554_), kf_bitcast<unsigned>(t6555_), t6548_);
                 unsigned a_20_ = qa_2_.v[2] & 252645135u;
                 unsigned b_20_ = xa_2_.v[2];
-                kf_u8x4 t6408_ = kf_bitcast<kf_u8x4>(a_20_);
-                kf_i8x4 t6409_ = kf_bitcast<kf_i8x4>(b_20_);
-                int t6410_ = kf_dot4_us(kf_bitcast<unsigned>(t6408_), kf_bitcast<unsigned>(t6409_), t6403_);
+                kf_u8x4 t6561_ = kf_bitcast<kf_u8x4>(a_20_);
+                kf_i8x4 t6562_ = kf_bitcast<kf_i8x4>(b_20_);
+                int t6563_ = kf_dot4_us(kf_bitcast<unsigned>(t6561_), kf_bitcast<unsigned>(t6562_), t6556_);
                 unsigned a_21_ = qa_2_.v[3] & 252645135u;
                 unsigned b_21_ = xa_2_.v[3];
-                kf_u8x4 t6415_ = kf_bitcast<kf_u8x4>(a_21_);
-                kf_i8x4 t6416_ = kf_bitcast<kf_i8x4>(b_21_);
-                int t6417_ = kf_dot4_us(kf_bitcast<unsigned>(t6415_), kf_bitcast<unsigned>(t6416_), t6410_);
+                kf_u8x4 t6568_ = kf_bitcast<kf_u8x4>(a_21_);
+                kf_i8x4 t6569_ = kf_bitcast<kf_i8x4>(b_21_);
+                int t6570_ = kf_dot4_us(kf_bitcast<unsigned>(t6568_), kf_bitcast<unsigned>(t6569_), t6563_);
                 unsigned a_22_ = qb_2_.v[0] & 252645135u;
                 unsigned b_22_ = xb_3_.v[0];
-                kf_u8x4 t6422_ = kf_bitcast<kf_u8x4>(a_22_);
-                kf_i8x4 t6423_ = kf_bitcast<kf_i8x4>(b_22_);
-                int t6424_ = kf_dot4_us(kf_bitcast<unsigned>(t6422_), kf_bitcast<unsigned>(t6423_), t6417_);
+                kf_u8x4 t6575_ = kf_bitcast<kf_u8x4>(a_22_);
+                kf_i8x4 t6576_ = kf_bitcast<kf_i8x4>(b_22_);
+                int t6577_ = kf_dot4_us(kf_bitcast<unsigned>(t6575_), kf_bitcast<unsigned>(t6576_), t6570_);
                 unsigned a_23_ = qb_2_.v[1] & 252645135u;
                 unsigned b_23_ = xb_3_.v[1];
-                kf_u8x4 t6429_ = kf_bitcast<kf_u8x4>(a_23_);
-                kf_i8x4 t6430_ = kf_bitcast<kf_i8x4>(b_23_);
-                int t6431_ = kf_dot4_us(kf_bitcast<unsigned>(t6429_), kf_bitcast<unsigned>(t6430_), t6424_);
+                kf_u8x4 t6582_ = kf_bitcast<kf_u8x4>(a_23_);
+                kf_i8x4 t6583_ = kf_bitcast<kf_i8x4>(b_23_);
+                int t6584_ = kf_dot4_us(kf_bitcast<unsigned>(t6582_), kf_bitcast<unsigned>(t6583_), t6577_);
                 unsigned a_24_ = qb_2_.v[2] & 252645135u;
                 unsigned b_24_ = xb_3_.v[2];
-                kf_u8x4 t6436_ = kf_bitcast<kf_u8x4>(a_24_);
-                kf_i8x4 t6437_ = kf_bitcast<kf_i8x4>(b_24_);
-                int t6438_ = kf_dot4_us(kf_bitcast<unsigned>(t6436_), kf_bitcast<unsigned>(t6437_), t6431_);
+                kf_u8x4 t6589_ = kf_bitcast<kf_u8x4>(a_24_);
+                kf_i8x4 t6590_ = kf_bitcast<kf_i8x4>(b_24_);
+                int t6591_ = kf_dot4_us(kf_bitcast<unsigned>(t6589_), kf_bitcast<unsigned>(t6590_), t6584_);
                 unsigned a_25_ = qb_2_.v[3] & 252645135u;
                 unsigned b_25_ = xb_3_.v[3];
-                kf_u8x4 t6443_ = kf_bitcast<kf_u8x4>(a_25_);
-                kf_i8x4 t6444_ = kf_bitcast<kf_i8x4>(b_25_);
-                int t6445_ = kf_dot4_us(kf_bitcast<unsigned>(t6443_), kf_bitcast<unsigned>(t6444_), t6438_);
+                kf_u8x4 t6596_ = kf_bitcast<kf_u8x4>(a_25_);
+                kf_i8x4 t6597_ = kf_bitcast<kf_i8x4>(b_25_);
+                int t6598_ = kf_dot4_us(kf_bitcast<unsigned>(t6596_), kf_bitcast<unsigned>(t6597_), t6591_);
                 unsigned a_26_ = (qa_2_.v[0] >> 4u) & 252645135u;
                 unsigned b_26_ = xc_2_.v[0];
                 int c_4_ = 0;
-                kf_u8x4 t6453_ = kf_bitcast<kf_u8x4>(a_26_);
-                kf_i8x4 t6454_ = kf_bitcast<kf_i8x4>(b_26_);
-                int t6455_ = kf_dot4_us(kf_bitcast<unsigned>(t6453_), kf_bitcast<unsigned>(t6454_), c_4_);
+                kf_u8x4 t6606_ = kf_bitcast<kf_u8x4>(a_26_);
+                kf_i8x4 t6607_ = kf_bitcast<kf_i8x4>(b_26_);
+                int t6608_ = kf_dot4_us(kf_bitcast<unsigned>(t6606_), kf_bitcast<unsigned>(t6607_), c_4_);
                 unsigned a_27_ = (qa_2_.v[1] >> 4u) & 252645135u;
                 unsigned b_27_ = xc_2_.v[1];
-                kf_u8x4 t6463_ = kf_bitcast<kf_u8x4>(a_27_);
-                kf_i8x4 t6464_ = kf_bitcast<kf_i8x4>(b_27_);
-                int t6465_ = kf_dot4_us(kf_bitcast<unsigned>(t6463_), kf_bitcast<unsigned>(t6464_), t6455_);
+                kf_u8x4 t6616_ = kf_bitcast<kf_u8x4>(a_27_);
+                kf_i8x4 t6617_ = kf_bitcast<kf_i8x4>(b_27_);
+                int t6618_ = kf_dot4_us(kf_bitcast<unsigned>(t6616_), kf_bitcast<unsigned>(t6617_), t6608_);
                 unsigned a_28_ = (qa_2_.v[2] >> 4u) & 252645135u;
                 unsigned b_28_ = xc_2_.v[2];
-                kf_u8x4 t6472_ = kf_bitcast<kf_u8x4>(a_28_);
-                kf_i8x4 t6473_ = kf_bitcast<kf_i8x4>(b_28_);
-                int t6474_ = kf_dot4_us(kf_bitcast<unsigned>(t6472_), kf_bitcast<unsigned>(t6473_), t6465_);
+                kf_u8x4 t6625_ = kf_bitcast<kf_u8x4>(a_28_);
+                kf_i8x4 t6626_ = kf_bitcast<kf_i8x4>(b_28_);
+                int t6627_ = kf_dot4_us(kf_bitcast<unsigned>(t6625_), kf_bitcast<unsigned>(t6626_), t6618_);
                 unsigned a_29_ = (qa_2_.v[3] >> 4u) & 252645135u;
                 unsigned b_29_ = xc_2_.v[3];
-                kf_u8x4 t6481_ = kf_bitcast<kf_u8x4>(a_29_);
-                kf_i8x4 t6482_ = kf_bitcast<kf_i8x4>(b_29_);
-                int t6483_ = kf_dot4_us(kf_bitcast<unsigned>(t6481_), kf_bitcast<unsigned>(t6482_), t6474_);
+                kf_u8x4 t6634_ = kf_bitcast<kf_u8x4>(a_29_);
+                kf_i8x4 t6635_ = kf_bitcast<kf_i8x4>(b_29_);
+                int t6636_ = kf_dot4_us(kf_bitcast<unsigned>(t6634_), kf_bitcast<unsigned>(t6635_), t6627_);
                 unsigned a_30_ = (qb_2_.v[0] >> 4u) & 252645135u;
                 unsigned b_30_ = xd_2_.v[0];
-                kf_u8x4 t6490_ = kf_bitcast<kf_u8x4>(a_30_);
-                kf_i8x4 t6491_ = kf_bitcast<kf_i8x4>(b_30_);
-                int t6492_ = kf_dot4_us(kf_bitcast<unsigned>(t6490_), kf_bitcast<unsigned>(t6491_), t6483_);
+                kf_u8x4 t6643_ = kf_bitcast<kf_u8x4>(a_30_);
+                kf_i8x4 t6644_ = kf_bitcast<kf_i8x4>(b_30_);
+                int t6645_ = kf_dot4_us(kf_bitcast<unsigned>(t6643_), kf_bitcast<unsigned>(t6644_), t6636_);
                 unsigned a_31_ = (qb_2_.v[1] >> 4u) & 252645135u;
                 unsigned b_31_ = xd_2_.v[1];
-                kf_u8x4 t6499_ = kf_bitcast<kf_u8x4>(a_31_);
-                kf_i8x4 t6500_ = kf_bitcast<kf_i8x4>(b_31_);
-                int t6501_ = kf_dot4_us(kf_bitcast<unsigned>(t6499_), kf_bitcast<unsigned>(t6500_), t6492_);
+                kf_u8x4 t6652_ = kf_bitcast<kf_u8x4>(a_31_);
+                kf_i8x4 t6653_ = kf_bitcast<kf_i8x4>(b_31_);
+                int t6654_ = kf_dot4_us(kf_bitcast<unsigned>(t6652_), kf_bitcast<unsigned>(t6653_), t6645_);
                 unsigned a_32_ = (qb_2_.v[2] >> 4u) & 252645135u;
                 unsigned b_32_ = xd_2_.v[2];
-                kf_u8x4 t6508_ = kf_bitcast<kf_u8x4>(a_32_);
-                kf_i8x4 t6509_ = kf_bitcast<kf_i8x4>(b_32_);
-                int t6510_ = kf_dot4_us(kf_bitcast<unsigned>(t6508_), kf_bitcast<unsigned>(t6509_), t6501_);
+                kf_u8x4 t6661_ = kf_bitcast<kf_u8x4>(a_32_);
+                kf_i8x4 t6662_ = kf_bitcast<kf_i8x4>(b_32_);
+                int t6663_ = kf_dot4_us(kf_bitcast<unsigned>(t6661_), kf_bitcast<unsigned>(t6662_), t6654_);
                 unsigned a_33_ = (qb_2_.v[3] >> 4u) & 252645135u;
                 unsigned b_33_ = xd_2_.v[3];
-                kf_u8x4 t6517_ = kf_bitcast<kf_u8x4>(a_33_);
-                kf_i8x4 t6518_ = kf_bitcast<kf_i8x4>(b_33_);
-                int t6519_ = kf_dot4_us(kf_bitcast<unsigned>(t6517_), kf_bitcast<unsigned>(t6518_), t6510_);
-                unsigned t6523_ = h_3_.v[1] & 1061109567u;
-                unsigned t6533_ = (h_3_.v[3] & 252645135u) | ((h_3_.v[1] >> 2u) & 808464432u);
-                unsigned sc_2_ = kf_shr_u32(((j_ < 2u) ? t6523_ : t6533_), ((j_ & 1u) << 4u));
-                unsigned t6574_ = h_3_.v[2] & 1061109567u;
-                unsigned t6585_ = ((h_3_.v[3] >> 4u) & 252645135u) | ((h_3_.v[2] >> 2u) & 808464432u);
-                unsigned mn_2_ = kf_shr_u32(((j_ < 2u) ? t6574_ : t6585_), ((j_ & 1u) << 4u));
-                unsigned t6594_ = h_3_.v[0];
-                kf_f16x2 dm_2_ = kf_f16x2{{kf_low_bits<kf_f16>(kf_word(t6594_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6594_, 0u), 16u))}};
-                float t6597_ = kf_f16_to_f32(t6046_.v[2]);
-                int v_8_ = (int)((unsigned)t6519_ * (unsigned)kf_bitcast<int>((sc_2_ >> 8u) & 255u));
-                float t6609_ = __fsub_rn(kf_bitcast<float>(kf_bitcast<unsigned>(v_8_) + 1262485504u), 12582912.0f);
-                float t6611_ = kf_f16_to_f32(t6046_.v[0]);
-                int v_9_ = (int)((unsigned)t6445_ * (unsigned)kf_bitcast<int>(sc_2_ & 255u));
-                float t_2_ = __fmaf_rn(t6597_, t6609_, __fmul_rn(t6611_, __fsub_rn(kf_bitcast<float>(kf_bitcast<unsigned>(v_9_) + 1262485504u), 12582912.0f)));
+                kf_u8x4 t6670_ = kf_bitcast<kf_u8x4>(a_33_);
+                kf_i8x4 t6671_ = kf_bitcast<kf_i8x4>(b_33_);
+                int t6672_ = kf_dot4_us(kf_bitcast<unsigned>(t6670_), kf_bitcast<unsigned>(t6671_), t6663_);
+                unsigned t6676_ = h_3_.v[1] & 1061109567u;
+                unsigned t6686_ = (h_3_.v[3] & 252645135u) | ((h_3_.v[1] >> 2u) & 808464432u);
+                unsigned sc_2_ = kf_shr_u32(((j_ < 2u) ? t6676_ : t6686_), ((j_ & 1u) << 4u));
+                unsigned t6727_ = h_3_.v[2] & 1061109567u;
+                unsigned t6738_ = ((h_3_.v[3] >> 4u) & 252645135u) | ((h_3_.v[2] >> 2u) & 808464432u);
+                unsigned mn_2_ = kf_shr_u32(((j_ < 2u) ? t6727_ : t6738_), ((j_ & 1u) << 4u));
+                unsigned t6747_ = h_3_.v[0];
+                kf_f16x2 dm_2_ = kf_f16x2{{kf_low_bits<kf_f16>(kf_word(t6747_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6747_, 0u), 16u))}};
+                float t6750_ = kf_f16_to_f32(t6199_.v[2]);
+                int v_8_ = (int)((unsigned)t6672_ * (unsigned)kf_bitcast<int>((sc_2_ >> 8u) & 255u));
+                float t6762_ = __fsub_rn(kf_bitcast<float>(kf_bitcast<unsigned>(v_8_) + 1262485504u), 12582912.0f);
+                float t6764_ = kf_f16_to_f32(t6199_.v[0]);
+                int v_9_ = (int)((unsigned)t6598_ * (unsigned)kf_bitcast<int>(sc_2_ & 255u));
+                float t_2_ = __fmaf_rn(t6750_, t6762_, __fmul_rn(t6764_, __fsub_rn(kf_bitcast<float>(kf_bitcast<unsigned>(v_9_) + 1262485504u), 12582912.0f)));
                 unsigned v_10_ = (mn_2_ >> 8u) & 255u;
-                float t6632_ = __fsub_rn(kf_bitcast<float>(v_10_ | 1258291200u), 8388608.0f);
-                float t6634_ = kf_f16_to_f32(t6046_.v[3]);
+                float t6785_ = __fsub_rn(kf_bitcast<float>(v_10_ | 1258291200u), 8388608.0f);
+                float t6787_ = kf_f16_to_f32(t6199_.v[3]);
                 unsigned v_11_ = mn_2_ & 255u;
-                float u_2_ = __fmaf_rn(t6632_, t6634_, __fmul_rn(__fsub_rn(kf_bitcast<float>(v_11_ | 1258291200u), 8388608.0f), kf_f16_to_f32(t6046_.v[1])));
+                float u_2_ = __fmaf_rn(t6785_, t6787_, __fmul_rn(__fsub_rn(kf_bitcast<float>(v_11_ | 1258291200u), 8388608.0f), kf_f16_to_f32(t6199_.v[1])));
                 acc_[1u] = __fadd_rn(acc_[1u], __fmaf_rn(kf_f16_to_f32(dm_2_.v[0]), t_2_, __fmul_rn(-kf_f16_to_f32(dm_2_.v[1]), u_2_)));
             }
-            unsigned t6656_ = ck_ + 1u;
-            ck_ = t6656_;
-            if (t6656_ == steps_) {
+            unsigned t6809_ = ck_ + 1u;
+            ck_ = t6809_;
+            bool t6810_ = t6809_ == steps_;
+            bool t6811_ = t6810_;
+            if (t6810_) {
+                t6811_ = glu_;
+            }
+            if (t6811_) {
                 float v_12_ = acc_[0u];
-                float t6667_ = __fadd_rn(v_12_, kf_shfl_xor(v_12_, 1u, kf_wn));
-                float t6673_ = __fadd_rn(t6667_, kf_shfl_xor(t6667_, 2u, kf_wn));
-                float t6679_ = __fadd_rn(t6673_, kf_shfl_xor(t6673_, 4u, kf_wn));
-                float t6685_ = __fadd_rn(t6679_, kf_shfl_xor(t6679_, 8u, kf_wn));
-                unsigned rr_ = ((cg_ << 1u) << 1u) + r_;
-                bool t6703_ = (lane_ & 15u) == 0u;
-                bool t6704_ = t6703_;
-                if (t6703_) {
-                    t6704_ = rr_ < m_;
-                }
-                if (t6704_) {
-                    y_[rr_] = kf_f16_from_f32(t6685_);
+                float t6821_ = __fadd_rn(v_12_, kf_shfl_xor(v_12_, 1u, kf_wn));
+                float t6827_ = __fadd_rn(t6821_, kf_shfl_xor(t6821_, 2u, kf_wn));
+                float t6833_ = __fadd_rn(t6827_, kf_shfl_xor(t6827_, 4u, kf_wn));
+                float t6839_ = __fadd_rn(t6833_, kf_shfl_xor(t6833_, 8u, kf_wn));
+                float v_13_ = acc_[1u];
+                float t6856_ = __fadd_rn(v_13_, kf_shfl_xor(v_13_, 1u, kf_wn));
+                float t6862_ = __fadd_rn(t6856_, kf_shfl_xor(t6856_, 2u, kf_wn));
+                float t6868_ = __fadd_rn(t6862_, kf_shfl_xor(t6862_, 4u, kf_wn));
+                float t6874_ = __fadd_rn(t6868_, kf_shfl_xor(t6868_, 8u, kf_wn));
+                if ((lane_ & 15u) == 0u) {
+                    float gf_ = kf_f16_to_f32(kf_f16_from_f32(t6839_));
+                    unsigned i_ = (t6024_ << 1u) + r_;
+                    ((kf_f16*)sq_)[(par_ << 5u) + (i_ & 31u)] = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_, __fadd_rn(1.0f, kf_exp_approx(-gf_))), kf_f16_to_f32(kf_f16_from_f32(t6874_))));
                 }
                 acc_[0u] = 0.0f;
-                float v_13_ = acc_[1u];
-                float t6732_ = __fadd_rn(v_13_, kf_shfl_xor(v_13_, 1u, kf_wn));
-                float t6738_ = __fadd_rn(t6732_, kf_shfl_xor(t6732_, 2u, kf_wn));
-                float t6744_ = __fadd_rn(t6738_, kf_shfl_xor(t6738_, 4u, kf_wn));
-                float t6750_ = __fadd_rn(t6744_, kf_shfl_xor(t6744_, 8u, kf_wn));
-                unsigned rr_2_ = (((cg_ << 1u) + 1u) << 1u) + r_;
-                bool t6768_ = (lane_ & 15u) == 0u;
-                bool t6769_ = t6768_;
-                if (t6768_) {
-                    t6769_ = rr_2_ < m_;
+                acc_[1u] = 0.0f;
+                if ((cp_ & 1u) == 1u) {
+                    __syncthreads();
+                    if (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) == 0u) {
+                        unsigned c_5_ = blockIdx.x + ((cp_ >> 1u) * gridDim.x);
+                        float v_14_ = kf_f16_to_f32(((kf_f16*)sq_)[(par_ << 5u) + kf_lane_id()]);
+                        float t6947_ = kf_abs_f32(v_14_);
+                        unsigned t6969_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+                        if (t6969_ == 32u) {
+                            float t6974_ = fmaxf(t6947_, kf_shfl_xor(t6947_, 16u, kf_wn));
+                            float t6977_ = fmaxf(t6974_, kf_shfl_xor(t6974_, 8u, kf_wn));
+                            float t6980_ = fmaxf(t6977_, kf_shfl_xor(t6977_, 4u, kf_wn));
+                            float t6983_ = fmaxf(t6980_, kf_shfl_xor(t6980_, 2u, kf_wn));
+                            amax_ = fmaxf(t6983_, kf_shfl_xor(t6983_, 1u, kf_wn));
+                        } else {
+                            float t6989_ = kf_shfl_down(t6947_, 16u, kf_wn);
+                            bool t6991_ = (kf_lane_id() + 16u) < t6969_;
+                            float t6992_ = fmaxf(t6947_, t6989_);
+                            float t6993_ = t6991_ ? t6992_ : t6947_;
+                            float t6995_ = kf_shfl_down(t6993_, 8u, kf_wn);
+                            bool t6997_ = (kf_lane_id() + 8u) < t6969_;
+                            float t6998_ = fmaxf(t6993_, t6995_);
+                            float t6999_ = t6997_ ? t6998_ : t6993_;
+                            float t7001_ = kf_shfl_down(t6999_, 4u, kf_wn);
+                            bool t7003_ = (kf_lane_id() + 4u) < t6969_;
+                            float t7004_ = fmaxf(t6999_, t7001_);
+                            float t7005_ = t7003_ ? t7004_ : t6999_;
+                            float t7007_ = kf_shfl_down(t7005_, 2u, kf_wn);
+                            bool t7009_ = (kf_lane_id() + 2u) < t6969_;
+                            float t7010_ = fmaxf(t7005_, t7007_);
+                            float t7011_ = t7009_ ? t7010_ : t7005_;
+                            float t7013_ = kf_shfl_down(t7011_, 1u, kf_wn);
+                            bool t7015_ = (kf_lane_id() + 1u) < t6969_;
+                            float t7016_ = fmaxf(t7011_, t7013_);
+                            amax_ = kf_shfl(t7015_ ? t7016_ : t7011_, 0u, kf_wn);
+                        }
+                        unsigned t7041_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+                        if (t7041_ == 32u) {
+                            float t7046_ = __fadd_rn(v_14_, kf_shfl_xor(v_14_, 16u, kf_wn));
+                            float t7049_ = __fadd_rn(t7046_, kf_shfl_xor(t7046_, 8u, kf_wn));
+                            float t7052_ = __fadd_rn(t7049_, kf_shfl_xor(t7049_, 4u, kf_wn));
+                            float t7055_ = __fadd_rn(t7052_, kf_shfl_xor(t7052_, 2u, kf_wn));
+                            sum_ = __fadd_rn(t7055_, kf_shfl_xor(t7055_, 1u, kf_wn));
+                        } else {
+                            float t7061_ = kf_shfl_down(v_14_, 16u, kf_wn);
+                            bool t7063_ = (kf_lane_id() + 16u) < t7041_;
+                            float t7064_ = __fadd_rn(v_14_, t7061_);
+                            float t7065_ = t7063_ ? t7064_ : v_14_;
+                            float t7067_ = kf_shfl_down(t7065_, 8u, kf_wn);
+                            bool t7069_ = (kf_lane_id() + 8u) < t7041_;
+                            float t7070_ = __fadd_rn(t7065_, t7067_);
+                            float t7071_ = t7069_ ? t7070_ : t7065_;
+                            float t7073_ = kf_shfl_down(t7071_, 4u, kf_wn);
+                            bool t7075_ = (kf_lane_id() + 4u) < t7041_;
+                            float t7076_ = __fadd_rn(t7071_, t7073_);
+                            float t7077_ = t7075_ ? t7076_ : t7071_;
+                            float t7079_ = kf_shfl_down(t7077_, 2u, kf_wn);
+                            bool t7081_ = (kf_lane_id() + 2u) < t7041_;
+                            float t7082_ = __fadd_rn(t7077_, t7079_);
+                            float t7083_ = t7081_ ? t7082_ : t7077_;
+                            float t7085_ = kf_shfl_down(t7083_, 1u, kf_wn);
+                            bool t7087_ = (kf_lane_id() + 1u) < t7041_;
+                            float t7088_ = __fadd_rn(t7083_, t7085_);
+                            sum_ = kf_shfl(t7087_ ? t7088_ : t7083_, 0u, kf_wn);
+                        }
+                        float d_ = __fdiv_rn(amax_, 127.0f);
+                        signed char q_ = (signed char)0;
+                        if (amax_ > 0.0f) {
+                            q_ = (signed char)kf_sat_i32(kf_f32_to_i32(roundf(__fdiv_rn(v_14_, d_))), -128, 127);
+                        }
+                        xo_[(c_5_ << 5u) + kf_lane_id()] = q_;
+                        if (kf_lane_id() == 0u) {
+                            kf_f16 t7108_ = kf_f16_from_f32(d_);
+                            kf_f16 t7109_ = kf_f16_from_f32(sum_);
+                            kf_f16x2 t7111_ = kf_f16x2{{t7108_, t7109_}};
+                            xdo_[c_5_] = t7111_;
+                        }
+                    }
+                    par_ = par_ ^ 1u;
                 }
-                if (t6769_) {
-                    y_[rr_2_] = kf_f16_from_f32(t6750_);
+                ck_ = 0u;
+                cp_ = cp_ + 1u;
+            } else if (t6809_ == steps_) {
+                float v_15_ = acc_[0u];
+                float t7127_ = __fadd_rn(v_15_, kf_shfl_xor(v_15_, 1u, kf_wn));
+                float t7133_ = __fadd_rn(t7127_, kf_shfl_xor(t7127_, 2u, kf_wn));
+                float t7139_ = __fadd_rn(t7133_, kf_shfl_xor(t7133_, 4u, kf_wn));
+                float t7145_ = __fadd_rn(t7139_, kf_shfl_xor(t7139_, 8u, kf_wn));
+                unsigned rr_ = ((t6024_ << 1u) << 1u) + r_;
+                bool t7163_ = (lane_ & 15u) == 0u;
+                bool t7164_ = t7163_;
+                if (t7163_) {
+                    t7164_ = rr_ < m_;
+                }
+                if (t7164_) {
+                    y_[rr_] = kf_f16_from_f32(t7145_);
+                }
+                acc_[0u] = 0.0f;
+                float v_16_ = acc_[1u];
+                float t7192_ = __fadd_rn(v_16_, kf_shfl_xor(v_16_, 1u, kf_wn));
+                float t7198_ = __fadd_rn(t7192_, kf_shfl_xor(t7192_, 2u, kf_wn));
+                float t7204_ = __fadd_rn(t7198_, kf_shfl_xor(t7198_, 4u, kf_wn));
+                float t7210_ = __fadd_rn(t7204_, kf_shfl_xor(t7204_, 8u, kf_wn));
+                unsigned rr_2_ = (((t6024_ << 1u) + 1u) << 1u) + r_;
+                bool t7228_ = (lane_ & 15u) == 0u;
+                bool t7229_ = t7228_;
+                if (t7228_) {
+                    t7229_ = rr_2_ < m_;
+                }
+                if (t7229_) {
+                    y_[rr_2_] = kf_f16_from_f32(t7210_);
                 }
                 acc_[1u] = 0.0f;
                 ck_ = 0u;
-                cg_ = cg_ + nw_2_;
+                cp_ = cp_ + 1u;
             }
         }
-        bool t6791_ = t0_ == 0u;
-        bool t6792_ = t6791_;
-        if (t6791_) {
-            t6792_ = true;
+        if ((t0_ + 1u) < total_) {
+            unsigned kb_7_ = min(((lk_ << 2u) + bl_), (nbk_ - 1u));
+            unsigned t10113_ = ((blockIdx.x << 3u) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u)) + ((lp_ * gridDim.x) << 3u);
+            unsigned row_3_ = min((((t10113_ << 1u) << 1u) + r_), (m_ - 1u));
+            unsigned blk_3_ = ((row_3_ * nbk_) + kb_7_) * 9u;
+            wb_[6u] = wq_[blk_3_];
+            wb_[7u] = wq_[(blk_3_ + 1u) + (j_ << 1u)];
+            wb_[8u] = wq_[(blk_3_ + 2u) + (j_ << 1u)];
+            unsigned rs_2_ = 1u;
+            unsigned row_4_ = min(((((t10113_ << 1u) + rs_2_) << 1u) + r_), (m_ - 1u));
+            unsigned blk_4_ = ((row_4_ * nbk_) + kb_7_) * 9u;
+            wb_[9u] = wq_[blk_4_];
+            wb_[10u] = wq_[(blk_4_ + 1u) + (j_ << 1u)];
+            wb_[11u] = wq_[(blk_4_ + 2u) + (j_ << 1u)];
+            unsigned t10266_ = lk_ + 1u;
+            lk_ = t10266_;
+            if (t10266_ == steps_) {
+                lk_ = 0u;
+                lp_ = lp_ + 1u;
+            }
         }
-        bool t6795_ = t6792_;
-        if (t6792_) {
-            t6795_ = false;
-        }
-        if (t6795_) {
+        if (t0_ == 0u) {
             unsigned nv_ = k_ >> 3u;
-            unsigned c_5_ = min(threadIdx.x, (nv_ - 1u));
-            hv_3_[0u] = a_[c_5_];
-            gv_5_[0u] = b_[c_5_];
-            unsigned c_6_ = min((threadIdx.x + 256u), (nv_ - 1u));
-            hv_3_[1u] = a_[c_6_];
-            gv_5_[1u] = b_[c_6_];
+            unsigned c_6_ = min(threadIdx.x, (nv_ - 1u));
+            hv_4_[0u] = a_[c_6_];
+            gv_7_[0u] = b_[c_6_];
+            unsigned c_7_ = min((threadIdx.x + 256u), (nv_ - 1u));
+            hv_4_[1u] = a_[c_7_];
+            gv_7_[1u] = b_[c_7_];
             float acc_2_ = 0.0f;
             if (threadIdx.x < nv_) {
-                float t6840_ = __fmaf_rn(kf_f16_to_f32(hv_3_[0u].v[0]), kf_f16_to_f32(hv_3_[0u].v[0]), 0.0f);
-                acc_2_ = t6840_;
-                float t6849_ = __fmaf_rn(kf_f16_to_f32(hv_3_[0u].v[1]), kf_f16_to_f32(hv_3_[0u].v[1]), t6840_);
-                acc_2_ = t6849_;
-                float t6858_ = __fmaf_rn(kf_f16_to_f32(hv_3_[0u].v[2]), kf_f16_to_f32(hv_3_[0u].v[2]), t6849_);
-                acc_2_ = t6858_;
-                float t6867_ = __fmaf_rn(kf_f16_to_f32(hv_3_[0u].v[3]), kf_f16_to_f32(hv_3_[0u].v[3]), t6858_);
-                acc_2_ = t6867_;
-                float t6876_ = __fmaf_rn(kf_f16_to_f32(hv_3_[0u].v[4]), kf_f16_to_f32(hv_3_[0u].v[4]), t6867_);
-                acc_2_ = t6876_;
-                float t6885_ = __fmaf_rn(kf_f16_to_f32(hv_3_[0u].v[5]), kf_f16_to_f32(hv_3_[0u].v[5]), t6876_);
-                acc_2_ = t6885_;
-                float t6894_ = __fmaf_rn(kf_f16_to_f32(hv_3_[0u].v[6]), kf_f16_to_f32(hv_3_[0u].v[6]), t6885_);
-                acc_2_ = t6894_;
-                acc_2_ = __fmaf_rn(kf_f16_to_f32(hv_3_[0u].v[7]), kf_f16_to_f32(hv_3_[0u].v[7]), t6894_);
+                float t10318_ = __fmaf_rn(kf_f16_to_f32(hv_4_[0u].v[0]), kf_f16_to_f32(hv_4_[0u].v[0]), 0.0f);
+                acc_2_ = t10318_;
+                float t10327_ = __fmaf_rn(kf_f16_to_f32(hv_4_[0u].v[1]), kf_f16_to_f32(hv_4_[0u].v[1]), t10318_);
+                acc_2_ = t10327_;
+                float t10336_ = __fmaf_rn(kf_f16_to_f32(hv_4_[0u].v[2]), kf_f16_to_f32(hv_4_[0u].v[2]), t10327_);
+                acc_2_ = t10336_;
+                float t10345_ = __fmaf_rn(kf_f16_to_f32(hv_4_[0u].v[3]), kf_f16_to_f32(hv_4_[0u].v[3]), t10336_);
+                acc_2_ = t10345_;
+                float t10354_ = __fmaf_rn(kf_f16_to_f32(hv_4_[0u].v[4]), kf_f16_to_f32(hv_4_[0u].v[4]), t10345_);
+                acc_2_ = t10354_;
+                float t10363_ = __fmaf_rn(kf_f16_to_f32(hv_4_[0u].v[5]), kf_f16_to_f32(hv_4_[0u].v[5]), t10354_);
+                acc_2_ = t10363_;
+                float t10372_ = __fmaf_rn(kf_f16_to_f32(hv_4_[0u].v[6]), kf_f16_to_f32(hv_4_[0u].v[6]), t10363_);
+                acc_2_ = t10372_;
+                acc_2_ = __fmaf_rn(kf_f16_to_f32(hv_4_[0u].v[7]), kf_f16_to_f32(hv_4_[0u].v[7]), t10372_);
             }
             if ((threadIdx.x + 256u) < nv_) {
-                float t6917_ = __fmaf_rn(kf_f16_to_f32(hv_3_[1u].v[0]), kf_f16_to_f32(hv_3_[1u].v[0]), acc_2_);
-                acc_2_ = t6917_;
-                float t6926_ = __fmaf_rn(kf_f16_to_f32(hv_3_[1u].v[1]), kf_f16_to_f32(hv_3_[1u].v[1]), t6917_);
-                acc_2_ = t6926_;
-                float t6935_ = __fmaf_rn(kf_f16_to_f32(hv_3_[1u].v[2]), kf_f16_to_f32(hv_3_[1u].v[2]), t6926_);
-                acc_2_ = t6935_;
-                float t6944_ = __fmaf_rn(kf_f16_to_f32(hv_3_[1u].v[3]), kf_f16_to_f32(hv_3_[1u].v[3]), t6935_);
-                acc_2_ = t6944_;
-                float t6953_ = __fmaf_rn(kf_f16_to_f32(hv_3_[1u].v[4]), kf_f16_to_f32(hv_3_[1u].v[4]), t6944_);
-                acc_2_ = t6953_;
-                float t6962_ = __fmaf_rn(kf_f16_to_f32(hv_3_[1u].v[5]), kf_f16_to_f32(hv_3_[1u].v[5]), t6953_);
-                acc_2_ = t6962_;
-                float t6971_ = __fmaf_rn(kf_f16_to_f32(hv_3_[1u].v[6]), kf_f16_to_f32(hv_3_[1u].v[6]), t6962_);
-                acc_2_ = t6971_;
-                acc_2_ = __fmaf_rn(kf_f16_to_f32(hv_3_[1u].v[7]), kf_f16_to_f32(hv_3_[1u].v[7]), t6971_);
+                float t10395_ = __fmaf_rn(kf_f16_to_f32(hv_4_[1u].v[0]), kf_f16_to_f32(hv_4_[1u].v[0]), acc_2_);
+                acc_2_ = t10395_;
+                float t10404_ = __fmaf_rn(kf_f16_to_f32(hv_4_[1u].v[1]), kf_f16_to_f32(hv_4_[1u].v[1]), t10395_);
+                acc_2_ = t10404_;
+                float t10413_ = __fmaf_rn(kf_f16_to_f32(hv_4_[1u].v[2]), kf_f16_to_f32(hv_4_[1u].v[2]), t10404_);
+                acc_2_ = t10413_;
+                float t10422_ = __fmaf_rn(kf_f16_to_f32(hv_4_[1u].v[3]), kf_f16_to_f32(hv_4_[1u].v[3]), t10413_);
+                acc_2_ = t10422_;
+                float t10431_ = __fmaf_rn(kf_f16_to_f32(hv_4_[1u].v[4]), kf_f16_to_f32(hv_4_[1u].v[4]), t10422_);
+                acc_2_ = t10431_;
+                float t10440_ = __fmaf_rn(kf_f16_to_f32(hv_4_[1u].v[5]), kf_f16_to_f32(hv_4_[1u].v[5]), t10431_);
+                acc_2_ = t10440_;
+                float t10449_ = __fmaf_rn(kf_f16_to_f32(hv_4_[1u].v[6]), kf_f16_to_f32(hv_4_[1u].v[6]), t10440_);
+                acc_2_ = t10449_;
+                acc_2_ = __fmaf_rn(kf_f16_to_f32(hv_4_[1u].v[7]), kf_f16_to_f32(hv_4_[1u].v[7]), t10449_);
             }
             #pragma unroll 1
             for (unsigned c0_ = threadIdx.x + 512u; c0_ < nv_; c0_ = c0_ + 512u) {
-                hx_3_[0u] = a_[min(c0_, (nv_ - 1u))];
-                hx_3_[1u] = a_[min((c0_ + 256u), (nv_ - 1u))];
+                hx_4_[0u] = a_[min(c0_, (nv_ - 1u))];
+                hx_4_[1u] = a_[min((c0_ + 256u), (nv_ - 1u))];
                 if (c0_ < nv_) {
-                    float t7017_ = __fmaf_rn(kf_f16_to_f32(hx_3_[0u].v[0]), kf_f16_to_f32(hx_3_[0u].v[0]), acc_2_);
-                    acc_2_ = t7017_;
-                    float t7026_ = __fmaf_rn(kf_f16_to_f32(hx_3_[0u].v[1]), kf_f16_to_f32(hx_3_[0u].v[1]), t7017_);
-                    acc_2_ = t7026_;
-                    float t7035_ = __fmaf_rn(kf_f16_to_f32(hx_3_[0u].v[2]), kf_f16_to_f32(hx_3_[0u].v[2]), t7026_);
-                    acc_2_ = t7035_;
-                    float t7044_ = __fmaf_rn(kf_f16_to_f32(hx_3_[0u].v[3]), kf_f16_to_f32(hx_3_[0u].v[3]), t7035_);
-                    acc_2_ = t7044_;
-                    float t7053_ = __fmaf_rn(kf_f16_to_f32(hx_3_[0u].v[4]), kf_f16_to_f32(hx_3_[0u].v[4]), t7044_);
-                    acc_2_ = t7053_;
-                    float t7062_ = __fmaf_rn(kf_f16_to_f32(hx_3_[0u].v[5]), kf_f16_to_f32(hx_3_[0u].v[5]), t7053_);
-                    acc_2_ = t7062_;
-                    float t7071_ = __fmaf_rn(kf_f16_to_f32(hx_3_[0u].v[6]), kf_f16_to_f32(hx_3_[0u].v[6]), t7062_);
-                    acc_2_ = t7071_;
-                    acc_2_ = __fmaf_rn(kf_f16_to_f32(hx_3_[0u].v[7]), kf_f16_to_f32(hx_3_[0u].v[7]), t7071_);
+                    float t10495_ = __fmaf_rn(kf_f16_to_f32(hx_4_[0u].v[0]), kf_f16_to_f32(hx_4_[0u].v[0]), acc_2_);
+                    acc_2_ = t10495_;
+                    float t10504_ = __fmaf_rn(kf_f16_to_f32(hx_4_[0u].v[1]), kf_f16_to_f32(hx_4_[0u].v[1]), t10495_);
+                    acc_2_ = t10504_;
+                    float t10513_ = __fmaf_rn(kf_f16_to_f32(hx_4_[0u].v[2]), kf_f16_to_f32(hx_4_[0u].v[2]), t10504_);
+                    acc_2_ = t10513_;
+                    float t10522_ = __fmaf_rn(kf_f16_to_f32(hx_4_[0u].v[3]), kf_f16_to_f32(hx_4_[0u].v[3]), t10513_);
+                    acc_2_ = t10522_;
+                    float t10531_ = __fmaf_rn(kf_f16_to_f32(hx_4_[0u].v[4]), kf_f16_to_f32(hx_4_[0u].v[4]), t10522_);
+                    acc_2_ = t10531_;
+                    float t10540_ = __fmaf_rn(kf_f16_to_f32(hx_4_[0u].v[5]), kf_f16_to_f32(hx_4_[0u].v[5]), t10531_);
+                    acc_2_ = t10540_;
+                    float t10549_ = __fmaf_rn(kf_f16_to_f32(hx_4_[0u].v[6]), kf_f16_to_f32(hx_4_[0u].v[6]), t10540_);
+                    acc_2_ = t10549_;
+                    acc_2_ = __fmaf_rn(kf_f16_to_f32(hx_4_[0u].v[7]), kf_f16_to_f32(hx_4_[0u].v[7]), t10549_);
                 }
                 if ((c0_ + 256u) < nv_) {
-                    float t7093_ = __fmaf_rn(kf_f16_to_f32(hx_3_[1u].v[0]), kf_f16_to_f32(hx_3_[1u].v[0]), acc_2_);
-                    acc_2_ = t7093_;
-                    float t7102_ = __fmaf_rn(kf_f16_to_f32(hx_3_[1u].v[1]), kf_f16_to_f32(hx_3_[1u].v[1]), t7093_);
-                    acc_2_ = t7102_;
-                    float t7111_ = __fmaf_rn(kf_f16_to_f32(hx_3_[1u].v[2]), kf_f16_to_f32(hx_3_[1u].v[2]), t7102_);
-                    acc_2_ = t7111_;
-                    float t7120_ = __fmaf_rn(kf_f16_to_f32(hx_3_[1u].v[3]), kf_f16_to_f32(hx_3_[1u].v[3]), t7111_);
-                    acc_2_ = t7120_;
-                    float t7129_ = __fmaf_rn(kf_f16_to_f32(hx_3_[1u].v[4]), kf_f16_to_f32(hx_3_[1u].v[4]), t7120_);
-                    acc_2_ = t7129_;
-                    float t7138_ = __fmaf_rn(kf_f16_to_f32(hx_3_[1u].v[5]), kf_f16_to_f32(hx_3_[1u].v[5]), t7129_);
-                    acc_2_ = t7138_;
-                    float t7147_ = __fmaf_rn(kf_f16_to_f32(hx_3_[1u].v[6]), kf_f16_to_f32(hx_3_[1u].v[6]), t7138_);
-                    acc_2_ = t7147_;
-                    acc_2_ = __fmaf_rn(kf_f16_to_f32(hx_3_[1u].v[7]), kf_f16_to_f32(hx_3_[1u].v[7]), t7147_);
+                    float t10571_ = __fmaf_rn(kf_f16_to_f32(hx_4_[1u].v[0]), kf_f16_to_f32(hx_4_[1u].v[0]), acc_2_);
+                    acc_2_ = t10571_;
+                    float t10580_ = __fmaf_rn(kf_f16_to_f32(hx_4_[1u].v[1]), kf_f16_to_f32(hx_4_[1u].v[1]), t10571_);
+                    acc_2_ = t10580_;
+                    float t10589_ = __fmaf_rn(kf_f16_to_f32(hx_4_[1u].v[2]), kf_f16_to_f32(hx_4_[1u].v[2]), t10580_);
+                    acc_2_ = t10589_;
+                    float t10598_ = __fmaf_rn(kf_f16_to_f32(hx_4_[1u].v[3]), kf_f16_to_f32(hx_4_[1u].v[3]), t10589_);
+                    acc_2_ = t10598_;
+                    float t10607_ = __fmaf_rn(kf_f16_to_f32(hx_4_[1u].v[4]), kf_f16_to_f32(hx_4_[1u].v[4]), t10598_);
+                    acc_2_ = t10607_;
+                    float t10616_ = __fmaf_rn(kf_f16_to_f32(hx_4_[1u].v[5]), kf_f16_to_f32(hx_4_[1u].v[5]), t10607_);
+                    acc_2_ = t10616_;
+                    float t10625_ = __fmaf_rn(kf_f16_to_f32(hx_4_[1u].v[6]), kf_f16_to_f32(hx_4_[1u].v[6]), t10616_);
+                    acc_2_ = t10625_;
+                    acc_2_ = __fmaf_rn(kf_f16_to_f32(hx_4_[1u].v[7]), kf_f16_to_f32(hx_4_[1u].v[7]), t10625_);
                 }
             }
-            unsigned t7179_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
-            if (t7179_ == 32u) {
-                float t7184_ = __fadd_rn(acc_2_, kf_shfl_xor(acc_2_, 16u, kf_wn));
-                float t7187_ = __fadd_rn(t7184_, kf_shfl_xor(t7184_, 8u, kf_wn));
-                float t7190_ = __fadd_rn(t7187_, kf_shfl_xor(t7187_, 4u, kf_wn));
-                float t7193_ = __fadd_rn(t7190_, kf_shfl_xor(t7190_, 2u, kf_wn));
-                s_5_ = __fadd_rn(t7193_, kf_shfl_xor(t7193_, 1u, kf_wn));
+            unsigned t10657_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+            if (t10657_ == 32u) {
+                float t10662_ = __fadd_rn(acc_2_, kf_shfl_xor(acc_2_, 16u, kf_wn));
+                float t10665_ = __fadd_rn(t10662_, kf_shfl_xor(t10662_, 8u, kf_wn));
+                float t10668_ = __fadd_rn(t10665_, kf_shfl_xor(t10665_, 4u, kf_wn));
+                float t10671_ = __fadd_rn(t10668_, kf_shfl_xor(t10668_, 2u, kf_wn));
+                s_5_ = __fadd_rn(t10671_, kf_shfl_xor(t10671_, 1u, kf_wn));
             } else {
-                float t7199_ = kf_shfl_down(acc_2_, 16u, kf_wn);
-                bool t7201_ = (kf_lane_id() + 16u) < t7179_;
-                float t7202_ = __fadd_rn(acc_2_, t7199_);
-                float t7203_ = t7201_ ? t7202_ : acc_2_;
-                float t7205_ = kf_shfl_down(t7203_, 8u, kf_wn);
-                bool t7207_ = (kf_lane_id() + 8u) < t7179_;
-                float t7208_ = __fadd_rn(t7203_, t7205_);
-                float t7209_ = t7207_ ? t7208_ : t7203_;
-                float t7211_ = kf_shfl_down(t7209_, 4u, kf_wn);
-                bool t7213_ = (kf_lane_id() + 4u) < t7179_;
-                float t7214_ = __fadd_rn(t7209_, t7211_);
-                float t7215_ = t7213_ ? t7214_ : t7209_;
-                float t7217_ = kf_shfl_down(t7215_, 2u, kf_wn);
-                bool t7219_ = (kf_lane_id() + 2u) < t7179_;
-                float t7220_ = __fadd_rn(t7215_, t7217_);
-                float t7221_ = t7219_ ? t7220_ : t7215_;
-                float t7223_ = kf_shfl_down(t7221_, 1u, kf_wn);
-                bool t7225_ = (kf_lane_id() + 1u) < t7179_;
-                float t7226_ = __fadd_rn(t7221_, t7223_);
-                s_5_ = kf_shfl(t7225_ ? t7226_ : t7221_, 0u, kf_wn);
+                float t10677_ = kf_shfl_down(acc_2_, 16u, kf_wn);
+                bool t10679_ = (kf_lane_id() + 16u) < t10657_;
+                float t10680_ = __fadd_rn(acc_2_, t10677_);
+                float t10681_ = t10679_ ? t10680_ : acc_2_;
+                float t10683_ = kf_shfl_down(t10681_, 8u, kf_wn);
+                bool t10685_ = (kf_lane_id() + 8u) < t10657_;
+                float t10686_ = __fadd_rn(t10681_, t10683_);
+                float t10687_ = t10685_ ? t10686_ : t10681_;
+                float t10689_ = kf_shfl_down(t10687_, 4u, kf_wn);
+                bool t10691_ = (kf_lane_id() + 4u) < t10657_;
+                float t10692_ = __fadd_rn(t10687_, t10689_);
+                float t10693_ = t10691_ ? t10692_ : t10687_;
+                float t10695_ = kf_shfl_down(t10693_, 2u, kf_wn);
+                bool t10697_ = (kf_lane_id() + 2u) < t10657_;
+                float t10698_ = __fadd_rn(t10693_, t10695_);
+                float t10699_ = t10697_ ? t10698_ : t10693_;
+                float t10701_ = kf_shfl_down(t10699_, 1u, kf_wn);
+                bool t10703_ = (kf_lane_id() + 1u) < t10657_;
+                float t10704_ = __fadd_rn(t10699_, t10701_);
+                s_5_ = kf_shfl(t10703_ ? t10704_ : t10699_, 0u, kf_wn);
             }
             if (kf_lane_id() == 0u) {
                 part_[(threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u] = s_5_;
@@ -3336,712 +3460,299 @@ q4k_q8_gemv_rms_f16(const unsigned char* __restrict__ w_, const kf_f16* __restri
                 total_2_ = __fadd_rn(total_2_, part_[w_2_]);
             }
             float scale_ = kf_rsqrt_approx(__fadd_rn(__fdiv_rn(total_2_, (float)k_), eps_));
-            kf_f16x8 h_4_ = hv_3_[0u];
-            kf_f16x8 nw_3_ = gv_5_[0u];
-            kf_f16 t7274_ = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(h_4_.v[0]), scale_), kf_f16_to_f32(nw_3_.v[0])));
-            kf_f16 t7281_ = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(h_4_.v[1]), scale_), kf_f16_to_f32(nw_3_.v[1])));
-            kf_f16 t7288_ = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(h_4_.v[2]), scale_), kf_f16_to_f32(nw_3_.v[2])));
-            kf_f16 t7295_ = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(h_4_.v[3]), scale_), kf_f16_to_f32(nw_3_.v[3])));
-            kf_f16 t7302_ = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(h_4_.v[4]), scale_), kf_f16_to_f32(nw_3_.v[4])));
-            kf_f16 t7309_ = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(h_4_.v[5]), scale_), kf_f16_to_f32(nw_3_.v[5])));
-            kf_f16 t7316_ = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(h_4_.v[6]), scale_), kf_f16_to_f32(nw_3_.v[6])));
-            kf_f16 t7323_ = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(h_4_.v[7]), scale_), kf_f16_to_f32(nw_3_.v[7])));
+            kf_f16x8 h_4_ = hv_4_[0u];
+            kf_f16x8 nw_3_ = gv_7_[0u];
+            kf_f16 t10752_ = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(h_4_.v[0]), scale_), kf_f16_to_f32(nw_3_.v[0])));
+            kf_f16 t10759_ = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(h_4_.v[1]), scale_), kf_f16_to_f32(nw_3_.v[1])));
+            kf_f16 t10766_ = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(h_4_.v[2]), scale_), kf_f16_to_f32(nw_3_.v[2])));
+            kf_f16 t10773_ = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(h_4_.v[3]), scale_), kf_f16_to_f32(nw_3_.v[3])));
+            kf_f16 t10780_ = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(h_4_.v[4]), scale_), kf_f16_to_f32(nw_3_.v[4])));
+            kf_f16 t10787_ = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(h_4_.v[5]), scale_), kf_f16_to_f32(nw_3_.v[5])));
+            kf_f16 t10794_ = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(h_4_.v[6]), scale_), kf_f16_to_f32(nw_3_.v[6])));
+            kf_f16 t10801_ = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(h_4_.v[7]), scale_), kf_f16_to_f32(nw_3_.v[7])));
             bool store_ = threadIdx.x < nv_;
-            float t7332_ = fmaxf(0.0f, kf_abs_f32(kf_f16_to_f32(t7274_)));
-            float t7335_ = __fadd_rn(0.0f, kf_f16_to_f32(t7274_));
-            float t7339_ = fmaxf(t7332_, kf_abs_f32(kf_f16_to_f32(t7281_)));
-            float t7342_ = __fadd_rn(t7335_, kf_f16_to_f32(t7281_));
-            float t7346_ = fmaxf(t7339_, kf_abs_f32(kf_f16_to_f32(t7288_)));
-            float t7349_ = __fadd_rn(t7342_, kf_f16_to_f32(t7288_));
-            float t7353_ = fmaxf(t7346_, kf_abs_f32(kf_f16_to_f32(t7295_)));
-            float t7356_ = __fadd_rn(t7349_, kf_f16_to_f32(t7295_));
-            float t7360_ = fmaxf(t7353_, kf_abs_f32(kf_f16_to_f32(t7302_)));
-            float t7363_ = __fadd_rn(t7356_, kf_f16_to_f32(t7302_));
-            float t7367_ = fmaxf(t7360_, kf_abs_f32(kf_f16_to_f32(t7309_)));
-            float t7370_ = __fadd_rn(t7363_, kf_f16_to_f32(t7309_));
-            float t7374_ = fmaxf(t7367_, kf_abs_f32(kf_f16_to_f32(t7316_)));
-            float t7377_ = __fadd_rn(t7370_, kf_f16_to_f32(t7316_));
-            float t7381_ = fmaxf(t7374_, kf_abs_f32(kf_f16_to_f32(t7323_)));
-            float t7384_ = __fadd_rn(t7377_, kf_f16_to_f32(t7323_));
-            float t7387_ = fmaxf(t7381_, kf_shfl_xor(t7381_, 1u, kf_wn));
-            float t7390_ = __fadd_rn(t7384_, kf_shfl_xor(t7384_, 1u, kf_wn));
-            float t7393_ = fmaxf(t7387_, kf_shfl_xor(t7387_, 2u, kf_wn));
-            float t7396_ = __fadd_rn(t7390_, kf_shfl_xor(t7390_, 2u, kf_wn));
-            float d_ = __fdiv_rn(t7393_, 127.0f);
-            kf_i8x8 t7400_ = kf_i8x8{{(signed char)0, (signed char)0, (signed char)0, (signed char)0, (signed char)0, (signed char)0, (signed char)0, (signed char)0}};
-            kf_i8x8 q_ = t7400_;
-            if (t7393_ > 0.0f) {
-                signed char t7408_ = (signed char)kf_sat_i32(kf_f32_to_i32(roundf(__fdiv_rn(kf_f16_to_f32(t7274_), d_))), -128, 127);
-                q_ = t7400_;
-                q_.v[0] = t7408_;
-                q_.v[1] = (signed char)kf_sat_i32(kf_f32_to_i32(roundf(__fdiv_rn(kf_f16_to_f32(t7281_), d_))), -128, 127);
-                q_.v[2] = (signed char)kf_sat_i32(kf_f32_to_i32(roundf(__fdiv_rn(kf_f16_to_f32(t7288_), d_))), -128, 127);
-                q_.v[3] = (signed char)kf_sat_i32(kf_f32_to_i32(roundf(__fdiv_rn(kf_f16_to_f32(t7295_), d_))), -128, 127);
-                q_.v[4] = (signed char)kf_sat_i32(kf_f32_to_i32(roundf(__fdiv_rn(kf_f16_to_f32(t7302_), d_))), -128, 127);
-                q_.v[5] = (signed char)kf_sat_i32(kf_f32_to_i32(roundf(__fdiv_rn(kf_f16_to_f32(t7309_), d_))), -128, 127);
-                q_.v[6] = (signed char)kf_sat_i32(kf_f32_to_i32(roundf(__fdiv_rn(kf_f16_to_f32(t7316_), d_))), -128, 127);
-                q_.v[7] = (signed char)kf_sat_i32(kf_f32_to_i32(roundf(__fdiv_rn(kf_f16_to_f32(t7323_), d_))), -128, 127);
+            float t10810_ = fmaxf(0.0f, kf_abs_f32(kf_f16_to_f32(t10752_)));
+            float t10813_ = __fadd_rn(0.0f, kf_f16_to_f32(t10752_));
+            float t10817_ = fmaxf(t10810_, kf_abs_f32(kf_f16_to_f32(t10759_)));
+            float t10820_ = __fadd_rn(t10813_, kf_f16_to_f32(t10759_));
+            float t10824_ = fmaxf(t10817_, kf_abs_f32(kf_f16_to_f32(t10766_)));
+            float t10827_ = __fadd_rn(t10820_, kf_f16_to_f32(t10766_));
+            float t10831_ = fmaxf(t10824_, kf_abs_f32(kf_f16_to_f32(t10773_)));
+            float t10834_ = __fadd_rn(t10827_, kf_f16_to_f32(t10773_));
+            float t10838_ = fmaxf(t10831_, kf_abs_f32(kf_f16_to_f32(t10780_)));
+            float t10841_ = __fadd_rn(t10834_, kf_f16_to_f32(t10780_));
+            float t10845_ = fmaxf(t10838_, kf_abs_f32(kf_f16_to_f32(t10787_)));
+            float t10848_ = __fadd_rn(t10841_, kf_f16_to_f32(t10787_));
+            float t10852_ = fmaxf(t10845_, kf_abs_f32(kf_f16_to_f32(t10794_)));
+            float t10855_ = __fadd_rn(t10848_, kf_f16_to_f32(t10794_));
+            float t10859_ = fmaxf(t10852_, kf_abs_f32(kf_f16_to_f32(t10801_)));
+            float t10862_ = __fadd_rn(t10855_, kf_f16_to_f32(t10801_));
+            float t10865_ = fmaxf(t10859_, kf_shfl_xor(t10859_, 1u, kf_wn));
+            float t10868_ = __fadd_rn(t10862_, kf_shfl_xor(t10862_, 1u, kf_wn));
+            float t10871_ = fmaxf(t10865_, kf_shfl_xor(t10865_, 2u, kf_wn));
+            float t10874_ = __fadd_rn(t10868_, kf_shfl_xor(t10868_, 2u, kf_wn));
+            float d_2_ = __fdiv_rn(t10871_, 127.0f);
+            kf_i8x8 t10878_ = kf_i8x8{{(signed char)0, (signed char)0, (signed char)0, (signed char)0, (signed char)0, (signed char)0, (signed char)0, (signed char)0}};
+            kf_i8x8 q_2_ = t10878_;
+            if (t10871_ > 0.0f) {
+                signed char t10886_ = (signed char)kf_sat_i32(kf_f32_to_i32(roundf(__fdiv_rn(kf_f16_to_f32(t10752_), d_2_))), -128, 127);
+                q_2_ = t10878_;
+                q_2_.v[0] = t10886_;
+                q_2_.v[1] = (signed char)kf_sat_i32(kf_f32_to_i32(roundf(__fdiv_rn(kf_f16_to_f32(t10759_), d_2_))), -128, 127);
+                q_2_.v[2] = (signed char)kf_sat_i32(kf_f32_to_i32(roundf(__fdiv_rn(kf_f16_to_f32(t10766_), d_2_))), -128, 127);
+                q_2_.v[3] = (signed char)kf_sat_i32(kf_f32_to_i32(roundf(__fdiv_rn(kf_f16_to_f32(t10773_), d_2_))), -128, 127);
+                q_2_.v[4] = (signed char)kf_sat_i32(kf_f32_to_i32(roundf(__fdiv_rn(kf_f16_to_f32(t10780_), d_2_))), -128, 127);
+                q_2_.v[5] = (signed char)kf_sat_i32(kf_f32_to_i32(roundf(__fdiv_rn(kf_f16_to_f32(t10787_), d_2_))), -128, 127);
+                q_2_.v[6] = (signed char)kf_sat_i32(kf_f32_to_i32(roundf(__fdiv_rn(kf_f16_to_f32(t10794_), d_2_))), -128, 127);
+                q_2_.v[7] = (signed char)kf_sat_i32(kf_f32_to_i32(roundf(__fdiv_rn(kf_f16_to_f32(t10801_), d_2_))), -128, 127);
             }
             if (store_) {
-                kf_u32x2 qw_ = kf_bitcast<kf_u32x2>(q_);
-                unsigned v_14_ = threadIdx.x >> 1u;
-                unsigned kb_7_ = v_14_ >> 4u;
-                unsigned s_6_ = (((((kb_7_ >> 2u) << 2u) + (v_14_ & 3u)) << 4u) + ((kb_7_ & 3u) << 2u)) + ((v_14_ >> 2u) & 3u);
+                kf_u32x2 qw_ = kf_bitcast<kf_u32x2>(q_2_);
+                unsigned v_17_ = threadIdx.x >> 1u;
+                unsigned kb_8_ = v_17_ >> 4u;
+                unsigned s_6_ = (((((kb_8_ >> 2u) << 2u) + (v_17_ & 3u)) << 4u) + ((kb_8_ & 3u) << 2u)) + ((v_17_ >> 2u) & 3u);
                 unsigned at_ = (s_6_ << 2u) + ((threadIdx.x & 1u) << 1u);
                 ((unsigned*)sq_)[at_] = qw_.v[0];
                 ((unsigned*)sq_)[at_ + 1u] = qw_.v[1];
                 if ((threadIdx.x & 3u) == 0u) {
-                    unsigned t7487_ = k_ >> 8u;
-                    unsigned t7505_ = (((((t7487_ >> 2u) + (((t7487_ & 3u) != 0u) ? 1u : 0u)) << 2u) << 8u) >> 2u) + (threadIdx.x >> 2u);
-                    kf_f16 t7506_ = kf_f16_from_f32(d_);
-                    kf_f16 t7507_ = kf_f16_from_f32(t7396_);
-                    kf_f16x2 t7509_ = kf_f16x2{{t7506_, t7507_}};
-                    ((kf_f16x2*)sq_)[t7505_] = t7509_;
+                    unsigned t10965_ = k_ >> 8u;
+                    unsigned t10983_ = (((((t10965_ >> 2u) + (((t10965_ & 3u) != 0u) ? 1u : 0u)) << 2u) << 8u) >> 2u) + (threadIdx.x >> 2u);
+                    kf_f16 t10984_ = kf_f16_from_f32(d_2_);
+                    kf_f16 t10985_ = kf_f16_from_f32(t10874_);
+                    kf_f16x2 t10987_ = kf_f16x2{{t10984_, t10985_}};
+                    ((kf_f16x2*)sq_)[t10983_] = t10987_;
                 }
             }
-            unsigned c_7_ = threadIdx.x + 256u;
-            kf_f16x8 h_5_ = hv_3_[1u];
-            kf_f16x8 nw_4_ = gv_5_[1u];
-            kf_f16 t7527_ = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(h_5_.v[0]), scale_), kf_f16_to_f32(nw_4_.v[0])));
-            kf_f16 t7534_ = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(h_5_.v[1]), scale_), kf_f16_to_f32(nw_4_.v[1])));
-            kf_f16 t7541_ = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(h_5_.v[2]), scale_), kf_f16_to_f32(nw_4_.v[2])));
-            kf_f16 t7548_ = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(h_5_.v[3]), scale_), kf_f16_to_f32(nw_4_.v[3])));
-            kf_f16 t7555_ = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(h_5_.v[4]), scale_), kf_f16_to_f32(nw_4_.v[4])));
-            kf_f16 t7562_ = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(h_5_.v[5]), scale_), kf_f16_to_f32(nw_4_.v[5])));
-            kf_f16 t7569_ = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(h_5_.v[6]), scale_), kf_f16_to_f32(nw_4_.v[6])));
-            kf_f16 t7576_ = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(h_5_.v[7]), scale_), kf_f16_to_f32(nw_4_.v[7])));
-            bool store_2_ = c_7_ < nv_;
-            float t7585_ = fmaxf(0.0f, kf_abs_f32(kf_f16_to_f32(t7527_)));
-            float t7588_ = __fadd_rn(0.0f, kf_f16_to_f32(t7527_));
-            float t7592_ = fmaxf(t7585_, kf_abs_f32(kf_f16_to_f32(t7534_)));
-            float t7595_ = __fadd_rn(t7588_, kf_f16_to_f32(t7534_));
-            float t7599_ = fmaxf(t7592_, kf_abs_f32(kf_f16_to_f32(t7541_)));
-            float t7602_ = __fadd_rn(t7595_, kf_f16_to_f32(t7541_));
-            float t7606_ = fmaxf(t7599_, kf_abs_f32(kf_f16_to_f32(t7548_)));
-            float t7609_ = __fadd_rn(t7602_, kf_f16_to_f32(t7548_));
-            float t7613_ = fmaxf(t7606_, kf_abs_f32(kf_f16_to_f32(t7555_)));
-            float t7616_ = __fadd_rn(t7609_, kf_f16_to_f32(t7555_));
-            float t7620_ = fmaxf(t7613_, kf_abs_f32(kf_f16_to_f32(t7562_)));
-            float t7623_ = __fadd_rn(t7616_, kf_f16_to_f32(t7562_));
-            float t7627_ = fmaxf(t7620_, kf_abs_f32(kf_f16_to_f32(t7569_)));
-            float t7630_ = __fadd_rn(t7623_, kf_f16_to_f32(t7569_));
-            float t7634_ = fmaxf(t7627_, kf_abs_f32(kf_f16_to_f32(t7576_)));
-            float t7637_ = __fadd_rn(t7630_, kf_f16_to_f32(t7576_));
-            float t7640_ = fmaxf(t7634_, kf_shfl_xor(t7634_, 1u, kf_wn));
-            float t7643_ = __fadd_rn(t7637_, kf_shfl_xor(t7637_, 1u, kf_wn));
-            float t7646_ = fmaxf(t7640_, kf_shfl_xor(t7640_, 2u, kf_wn));
-            float t7649_ = __fadd_rn(t7643_, kf_shfl_xor(t7643_, 2u, kf_wn));
-            float d_2_ = __fdiv_rn(t7646_, 127.0f);
-            kf_i8x8 t7653_ = kf_i8x8{{(signed char)0, (signed char)0, (signed char)0, (signed char)0, (signed char)0, (signed char)0, (signed char)0, (signed char)0}};
-            kf_i8x8 q_2_ = t7653_;
-            if (t7646_ > 0.0f) {
-                signed char t7661_ = (signed char)kf_sat_i32(kf_f32_to_i32(roundf(__fdiv_rn(kf_f16_to_f32(t7527_), d_2_))), -128, 127);
-                q_2_ = t7653_;
-                q_2_.v[0] = t7661_;
-                q_2_.v[1] = (signed char)kf_sat_i32(kf_f32_to_i32(roundf(__fdiv_rn(kf_f16_to_f32(t7534_), d_2_))), -128, 127);
-                q_2_.v[2] = (signed char)kf_sat_i32(kf_f32_to_i32(roundf(__fdiv_rn(kf_f16_to_f32(t7541_), d_2_))), -128, 127);
-                q_2_.v[3] = (signed char)kf_sat_i32(kf_f32_to_i32(roundf(__fdiv_rn(kf_f16_to_f32(t7548_), d_2_))), -128, 127);
-                q_2_.v[4] = (signed char)kf_sat_i32(kf_f32_to_i32(roundf(__fdiv_rn(kf_f16_to_f32(t7555_), d_2_))), -128, 127);
-                q_2_.v[5] = (signed char)kf_sat_i32(kf_f32_to_i32(roundf(__fdiv_rn(kf_f16_to_f32(t7562_), d_2_))), -128, 127);
-                q_2_.v[6] = (signed char)kf_sat_i32(kf_f32_to_i32(roundf(__fdiv_rn(kf_f16_to_f32(t7569_), d_2_))), -128, 127);
-                q_2_.v[7] = (signed char)kf_sat_i32(kf_f32_to_i32(roundf(__fdiv_rn(kf_f16_to_f32(t7576_), d_2_))), -128, 127);
+            unsigned c_8_ = threadIdx.x + 256u;
+            kf_f16x8 h_5_ = hv_4_[1u];
+            kf_f16x8 nw_4_ = gv_7_[1u];
+            kf_f16 t11005_ = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(h_5_.v[0]), scale_), kf_f16_to_f32(nw_4_.v[0])));
+            kf_f16 t11012_ = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(h_5_.v[1]), scale_), kf_f16_to_f32(nw_4_.v[1])));
+            kf_f16 t11019_ = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(h_5_.v[2]), scale_), kf_f16_to_f32(nw_4_.v[2])));
+            kf_f16 t11026_ = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(h_5_.v[3]), scale_), kf_f16_to_f32(nw_4_.v[3])));
+            kf_f16 t11033_ = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(h_5_.v[4]), scale_), kf_f16_to_f32(nw_4_.v[4])));
+            kf_f16 t11040_ = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(h_5_.v[5]), scale_), kf_f16_to_f32(nw_4_.v[5])));
+            kf_f16 t11047_ = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(h_5_.v[6]), scale_), kf_f16_to_f32(nw_4_.v[6])));
+            kf_f16 t11054_ = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(h_5_.v[7]), scale_), kf_f16_to_f32(nw_4_.v[7])));
+            bool store_2_ = c_8_ < nv_;
+            float t11063_ = fmaxf(0.0f, kf_abs_f32(kf_f16_to_f32(t11005_)));
+            float t11066_ = __fadd_rn(0.0f, kf_f16_to_f32(t11005_));
+            float t11070_ = fmaxf(t11063_, kf_abs_f32(kf_f16_to_f32(t11012_)));
+            float t11073_ = __fadd_rn(t11066_, kf_f16_to_f32(t11012_));
+            float t11077_ = fmaxf(t11070_, kf_abs_f32(kf_f16_to_f32(t11019_)));
+            float t11080_ = __fadd_rn(t11073_, kf_f16_to_f32(t11019_));
+            float t11084_ = fmaxf(t11077_, kf_abs_f32(kf_f16_to_f32(t11026_)));
+            float t11087_ = __fadd_rn(t11080_, kf_f16_to_f32(t11026_));
+            float t11091_ = fmaxf(t11084_, kf_abs_f32(kf_f16_to_f32(t11033_)));
+            float t11094_ = __fadd_rn(t11087_, kf_f16_to_f32(t11033_));
+            float t11098_ = fmaxf(t11091_, kf_abs_f32(kf_f16_to_f32(t11040_)));
+            float t11101_ = __fadd_rn(t11094_, kf_f16_to_f32(t11040_));
+            float t11105_ = fmaxf(t11098_, kf_abs_f32(kf_f16_to_f32(t11047_)));
+            float t11108_ = __fadd_rn(t11101_, kf_f16_to_f32(t11047_));
+            float t11112_ = fmaxf(t11105_, kf_abs_f32(kf_f16_to_f32(t11054_)));
+            float t11115_ = __fadd_rn(t11108_, kf_f16_to_f32(t11054_));
+            float t11118_ = fmaxf(t11112_, kf_shfl_xor(t11112_, 1u, kf_wn));
+            float t11121_ = __fadd_rn(t11115_, kf_shfl_xor(t11115_, 1u, kf_wn));
+            float t11124_ = fmaxf(t11118_, kf_shfl_xor(t11118_, 2u, kf_wn));
+            float t11127_ = __fadd_rn(t11121_, kf_shfl_xor(t11121_, 2u, kf_wn));
+            float d_3_ = __fdiv_rn(t11124_, 127.0f);
+            kf_i8x8 t11131_ = kf_i8x8{{(signed char)0, (signed char)0, (signed char)0, (signed char)0, (signed char)0, (signed char)0, (signed char)0, (signed char)0}};
+            kf_i8x8 q_3_ = t11131_;
+            if (t11124_ > 0.0f) {
+                signed char t11139_ = (signed char)kf_sat_i32(kf_f32_to_i32(roundf(__fdiv_rn(kf_f16_to_f32(t11005_), d_3_))), -128, 127);
+                q_3_ = t11131_;
+                q_3_.v[0] = t11139_;
+                q_3_.v[1] = (signed char)kf_sat_i32(kf_f32_to_i32(roundf(__fdiv_rn(kf_f16_to_f32(t11012_), d_3_))), -128, 127);
+                q_3_.v[2] = (signed char)kf_sat_i32(kf_f32_to_i32(roundf(__fdiv_rn(kf_f16_to_f32(t11019_), d_3_))), -128, 127);
+                q_3_.v[3] = (signed char)kf_sat_i32(kf_f32_to_i32(roundf(__fdiv_rn(kf_f16_to_f32(t11026_), d_3_))), -128, 127);
+                q_3_.v[4] = (signed char)kf_sat_i32(kf_f32_to_i32(roundf(__fdiv_rn(kf_f16_to_f32(t11033_), d_3_))), -128, 127);
+                q_3_.v[5] = (signed char)kf_sat_i32(kf_f32_to_i32(roundf(__fdiv_rn(kf_f16_to_f32(t11040_), d_3_))), -128, 127);
+                q_3_.v[6] = (signed char)kf_sat_i32(kf_f32_to_i32(roundf(__fdiv_rn(kf_f16_to_f32(t11047_), d_3_))), -128, 127);
+                q_3_.v[7] = (signed char)kf_sat_i32(kf_f32_to_i32(roundf(__fdiv_rn(kf_f16_to_f32(t11054_), d_3_))), -128, 127);
             }
             if (store_2_) {
-                kf_u32x2 qw_2_ = kf_bitcast<kf_u32x2>(q_2_);
-                unsigned v_15_ = c_7_ >> 1u;
-                unsigned kb_8_ = v_15_ >> 4u;
-                unsigned s_7_ = (((((kb_8_ >> 2u) << 2u) + (v_15_ & 3u)) << 4u) + ((kb_8_ & 3u) << 2u)) + ((v_15_ >> 2u) & 3u);
-                unsigned at_2_ = (s_7_ << 2u) + ((c_7_ & 1u) << 1u);
+                kf_u32x2 qw_2_ = kf_bitcast<kf_u32x2>(q_3_);
+                unsigned v_18_ = c_8_ >> 1u;
+                unsigned kb_9_ = v_18_ >> 4u;
+                unsigned s_7_ = (((((kb_9_ >> 2u) << 2u) + (v_18_ & 3u)) << 4u) + ((kb_9_ & 3u) << 2u)) + ((v_18_ >> 2u) & 3u);
+                unsigned at_2_ = (s_7_ << 2u) + ((c_8_ & 1u) << 1u);
                 ((unsigned*)sq_)[at_2_] = qw_2_.v[0];
                 ((unsigned*)sq_)[at_2_ + 1u] = qw_2_.v[1];
-                if ((c_7_ & 3u) == 0u) {
-                    unsigned t7740_ = k_ >> 8u;
-                    unsigned t7758_ = (((((t7740_ >> 2u) + (((t7740_ & 3u) != 0u) ? 1u : 0u)) << 2u) << 8u) >> 2u) + (c_7_ >> 2u);
-                    kf_f16 t7759_ = kf_f16_from_f32(d_2_);
-                    kf_f16 t7760_ = kf_f16_from_f32(t7649_);
-                    kf_f16x2 t7762_ = kf_f16x2{{t7759_, t7760_}};
-                    ((kf_f16x2*)sq_)[t7758_] = t7762_;
+                if ((c_8_ & 3u) == 0u) {
+                    unsigned t11218_ = k_ >> 8u;
+                    unsigned t11236_ = (((((t11218_ >> 2u) + (((t11218_ & 3u) != 0u) ? 1u : 0u)) << 2u) << 8u) >> 2u) + (c_8_ >> 2u);
+                    kf_f16 t11237_ = kf_f16_from_f32(d_3_);
+                    kf_f16 t11238_ = kf_f16_from_f32(t11127_);
+                    kf_f16x2 t11240_ = kf_f16x2{{t11237_, t11238_}};
+                    ((kf_f16x2*)sq_)[t11236_] = t11240_;
                 }
             }
             #pragma unroll 1
             for (unsigned c0_2_ = threadIdx.x + 512u; c0_2_ < nv_; c0_2_ = c0_2_ + 512u) {
-                unsigned c_8_ = min(c0_2_, (nv_ - 1u));
-                hv_3_[0u] = a_[c_8_];
-                gv_5_[0u] = b_[c_8_];
-                unsigned c_9_ = min((c0_2_ + 256u), (nv_ - 1u));
-                hv_3_[1u] = a_[c_9_];
-                gv_5_[1u] = b_[c_9_];
-                kf_f16x8 h_6_ = hv_3_[0u];
-                kf_f16x8 nw_5_ = gv_5_[0u];
-                kf_f16 t7807_ = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(h_6_.v[0]), scale_), kf_f16_to_f32(nw_5_.v[0])));
-                kf_f16 t7814_ = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(h_6_.v[1]), scale_), kf_f16_to_f32(nw_5_.v[1])));
-                kf_f16 t7821_ = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(h_6_.v[2]), scale_), kf_f16_to_f32(nw_5_.v[2])));
-                kf_f16 t7828_ = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(h_6_.v[3]), scale_), kf_f16_to_f32(nw_5_.v[3])));
-                kf_f16 t7835_ = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(h_6_.v[4]), scale_), kf_f16_to_f32(nw_5_.v[4])));
-                kf_f16 t7842_ = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(h_6_.v[5]), scale_), kf_f16_to_f32(nw_5_.v[5])));
-                kf_f16 t7849_ = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(h_6_.v[6]), scale_), kf_f16_to_f32(nw_5_.v[6])));
-                kf_f16 t7856_ = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(h_6_.v[7]), scale_), kf_f16_to_f32(nw_5_.v[7])));
+                unsigned c_9_ = min(c0_2_, (nv_ - 1u));
+                hv_4_[0u] = a_[c_9_];
+                gv_7_[0u] = b_[c_9_];
+                unsigned c_10_ = min((c0_2_ + 256u), (nv_ - 1u));
+                hv_4_[1u] = a_[c_10_];
+                gv_7_[1u] = b_[c_10_];
+                kf_f16x8 h_6_ = hv_4_[0u];
+                kf_f16x8 nw_5_ = gv_7_[0u];
+                kf_f16 t11285_ = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(h_6_.v[0]), scale_), kf_f16_to_f32(nw_5_.v[0])));
+                kf_f16 t11292_ = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(h_6_.v[1]), scale_), kf_f16_to_f32(nw_5_.v[1])));
+                kf_f16 t11299_ = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(h_6_.v[2]), scale_), kf_f16_to_f32(nw_5_.v[2])));
+                kf_f16 t11306_ = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(h_6_.v[3]), scale_), kf_f16_to_f32(nw_5_.v[3])));
+                kf_f16 t11313_ = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(h_6_.v[4]), scale_), kf_f16_to_f32(nw_5_.v[4])));
+                kf_f16 t11320_ = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(h_6_.v[5]), scale_), kf_f16_to_f32(nw_5_.v[5])));
+                kf_f16 t11327_ = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(h_6_.v[6]), scale_), kf_f16_to_f32(nw_5_.v[6])));
+                kf_f16 t11334_ = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(h_6_.v[7]), scale_), kf_f16_to_f32(nw_5_.v[7])));
                 bool store_3_ = c0_2_ < nv_;
-                float t7865_ = fmaxf(0.0f, kf_abs_f32(kf_f16_to_f32(t7807_)));
-                float t7868_ = __fadd_rn(0.0f, kf_f16_to_f32(t7807_));
-                float t7872_ = fmaxf(t7865_, kf_abs_f32(kf_f16_to_f32(t7814_)));
-                float t7875_ = __fadd_rn(t7868_, kf_f16_to_f32(t7814_));
-                float t7879_ = fmaxf(t7872_, kf_abs_f32(kf_f16_to_f32(t7821_)));
-                float t7882_ = __fadd_rn(t7875_, kf_f16_to_f32(t7821_));
-                float t7886_ = fmaxf(t7879_, kf_abs_f32(kf_f16_to_f32(t7828_)));
-                float t7889_ = __fadd_rn(t7882_, kf_f16_to_f32(t7828_));
-                float t7893_ = fmaxf(t7886_, kf_abs_f32(kf_f16_to_f32(t7835_)));
-                float t7896_ = __fadd_rn(t7889_, kf_f16_to_f32(t7835_));
-                float t7900_ = fmaxf(t7893_, kf_abs_f32(kf_f16_to_f32(t7842_)));
-                float t7903_ = __fadd_rn(t7896_, kf_f16_to_f32(t7842_));
-                float t7907_ = fmaxf(t7900_, kf_abs_f32(kf_f16_to_f32(t7849_)));
-                float t7910_ = __fadd_rn(t7903_, kf_f16_to_f32(t7849_));
-                float t7914_ = fmaxf(t7907_, kf_abs_f32(kf_f16_to_f32(t7856_)));
-                float t7917_ = __fadd_rn(t7910_, kf_f16_to_f32(t7856_));
-                float t7920_ = fmaxf(t7914_, kf_shfl_xor(t7914_, 1u, kf_wn));
-                float t7923_ = __fadd_rn(t7917_, kf_shfl_xor(t7917_, 1u, kf_wn));
-                float t7926_ = fmaxf(t7920_, kf_shfl_xor(t7920_, 2u, kf_wn));
-                float t7929_ = __fadd_rn(t7923_, kf_shfl_xor(t7923_, 2u, kf_wn));
-                float d_3_ = __fdiv_rn(t7926_, 127.0f);
-                kf_i8x8 t7933_ = kf_i8x8{{(signed char)0, (signed char)0, (signed char)0, (signed char)0, (signed char)0, (signed char)0, (signed char)0, (signed char)0}};
-                kf_i8x8 q_3_ = t7933_;
-                if (t7926_ > 0.0f) {
-                    signed char t7941_ = (signed char)kf_sat_i32(kf_f32_to_i32(roundf(__fdiv_rn(kf_f16_to_f32(t7807_), d_3_))), -128, 127);
-                    q_3_ = t7933_;
-                    q_3_.v[0] = t7941_;
-                    q_3_.v[1] = (signed char)kf_sat_i32(kf_f32_to_i32(roundf(__fdiv_rn(kf_f16_to_f32(t7814_), d_3_))), -128, 127);
-                    q_3_.v[2] = (signed char)kf_sat_i32(kf_f32_to_i32(roundf(__fdiv_rn(kf_f16_to_f32(t7821_), d_3_))), -128, 127);
-                    q_3_.v[3] = (signed char)kf_sat_i32(kf_f32_to_i32(roundf(__fdiv_rn(kf_f16_to_f32(t7828_), d_3_))), -128, 127);
-                    q_3_.v[4] = (signed char)kf_sat_i32(kf_f32_to_i32(roundf(__fdiv_rn(kf_f16_to_f32(t7835_), d_3_))), -128, 127);
-                    q_3_.v[5] = (signed char)kf_sat_i32(kf_f32_to_i32(roundf(__fdiv_rn(kf_f16_to_f32(t7842_), d_3_))), -128, 127);
-                    q_3_.v[6] = (signed char)kf_sat_i32(kf_f32_to_i32(roundf(__fdiv_rn(kf_f16_to_f32(t7849_), d_3_))), -128, 127);
-                    q_3_.v[7] = (signed char)kf_sat_i32(kf_f32_to_i32(roundf(__fdiv_rn(kf_f16_to_f32(t7856_), d_3_))), -128, 127);
+                float t11343_ = fmaxf(0.0f, kf_abs_f32(kf_f16_to_f32(t11285_)));
+                float t11346_ = __fadd_rn(0.0f, kf_f16_to_f32(t11285_));
+                float t11350_ = fmaxf(t11343_, kf_abs_f32(kf_f16_to_f32(t11292_)));
+                float t11353_ = __fadd_rn(t11346_, kf_f16_to_f32(t11292_));
+                float t11357_ = fmaxf(t11350_, kf_abs_f32(kf_f16_to_f32(t11299_)));
+                float t11360_ = __fadd_rn(t11353_, kf_f16_to_f32(t11299_));
+                float t11364_ = fmaxf(t11357_, kf_abs_f32(kf_f16_to_f32(t11306_)));
+                float t11367_ = __fadd_rn(t11360_, kf_f16_to_f32(t11306_));
+                float t11371_ = fmaxf(t11364_, kf_abs_f32(kf_f16_to_f32(t11313_)));
+                float t11374_ = __fadd_rn(t11367_, kf_f16_to_f32(t11313_));
+                float t11378_ = fmaxf(t11371_, kf_abs_f32(kf_f16_to_f32(t11320_)));
+                float t11381_ = __fadd_rn(t11374_, kf_f16_to_f32(t11320_));
+                float t11385_ = fmaxf(t11378_, kf_abs_f32(kf_f16_to_f32(t11327_)));
+                float t11388_ = __fadd_rn(t11381_, kf_f16_to_f32(t11327_));
+                float t11392_ = fmaxf(t11385_, kf_abs_f32(kf_f16_to_f32(t11334_)));
+                float t11395_ = __fadd_rn(t11388_, kf_f16_to_f32(t11334_));
+                float t11398_ = fmaxf(t11392_, kf_shfl_xor(t11392_, 1u, kf_wn));
+                float t11401_ = __fadd_rn(t11395_, kf_shfl_xor(t11395_, 1u, kf_wn));
+                float t11404_ = fmaxf(t11398_, kf_shfl_xor(t11398_, 2u, kf_wn));
+                float t11407_ = __fadd_rn(t11401_, kf_shfl_xor(t11401_, 2u, kf_wn));
+                float d_4_ = __fdiv_rn(t11404_, 127.0f);
+                kf_i8x8 t11411_ = kf_i8x8{{(signed char)0, (signed char)0, (signed char)0, (signed char)0, (signed char)0, (signed char)0, (signed char)0, (signed char)0}};
+                kf_i8x8 q_4_ = t11411_;
+                if (t11404_ > 0.0f) {
+                    signed char t11419_ = (signed char)kf_sat_i32(kf_f32_to_i32(roundf(__fdiv_rn(kf_f16_to_f32(t11285_), d_4_))), -128, 127);
+                    q_4_ = t11411_;
+                    q_4_.v[0] = t11419_;
+                    q_4_.v[1] = (signed char)kf_sat_i32(kf_f32_to_i32(roundf(__fdiv_rn(kf_f16_to_f32(t11292_), d_4_))), -128, 127);
+                    q_4_.v[2] = (signed char)kf_sat_i32(kf_f32_to_i32(roundf(__fdiv_rn(kf_f16_to_f32(t11299_), d_4_))), -128, 127);
+                    q_4_.v[3] = (signed char)kf_sat_i32(kf_f32_to_i32(roundf(__fdiv_rn(kf_f16_to_f32(t11306_), d_4_))), -128, 127);
+                    q_4_.v[4] = (signed char)kf_sat_i32(kf_f32_to_i32(roundf(__fdiv_rn(kf_f16_to_f32(t11313_), d_4_))), -128, 127);
+                    q_4_.v[5] = (signed char)kf_sat_i32(kf_f32_to_i32(roundf(__fdiv_rn(kf_f16_to_f32(t11320_), d_4_))), -128, 127);
+                    q_4_.v[6] = (signed char)kf_sat_i32(kf_f32_to_i32(roundf(__fdiv_rn(kf_f16_to_f32(t11327_), d_4_))), -128, 127);
+                    q_4_.v[7] = (signed char)kf_sat_i32(kf_f32_to_i32(roundf(__fdiv_rn(kf_f16_to_f32(t11334_), d_4_))), -128, 127);
                 }
                 if (store_3_) {
-                    kf_u32x2 qw_3_ = kf_bitcast<kf_u32x2>(q_3_);
-                    unsigned v_16_ = c0_2_ >> 1u;
-                    unsigned kb_9_ = v_16_ >> 4u;
-                    unsigned s_8_ = (((((kb_9_ >> 2u) << 2u) + (v_16_ & 3u)) << 4u) + ((kb_9_ & 3u) << 2u)) + ((v_16_ >> 2u) & 3u);
+                    kf_u32x2 qw_3_ = kf_bitcast<kf_u32x2>(q_4_);
+                    unsigned v_19_ = c0_2_ >> 1u;
+                    unsigned kb_10_ = v_19_ >> 4u;
+                    unsigned s_8_ = (((((kb_10_ >> 2u) << 2u) + (v_19_ & 3u)) << 4u) + ((kb_10_ & 3u) << 2u)) + ((v_19_ >> 2u) & 3u);
                     unsigned at_3_ = (s_8_ << 2u) + ((c0_2_ & 1u) << 1u);
                     ((unsigned*)sq_)[at_3_] = qw_3_.v[0];
                     ((unsigned*)sq_)[at_3_ + 1u] = qw_3_.v[1];
                     if ((c0_2_ & 3u) == 0u) {
-                        unsigned t8020_ = k_ >> 8u;
-                        unsigned t8038_ = (((((t8020_ >> 2u) + (((t8020_ & 3u) != 0u) ? 1u : 0u)) << 2u) << 8u) >> 2u) + (c0_2_ >> 2u);
-                        kf_f16 t8039_ = kf_f16_from_f32(d_3_);
-                        kf_f16 t8040_ = kf_f16_from_f32(t7929_);
-                        kf_f16x2 t8042_ = kf_f16x2{{t8039_, t8040_}};
-                        ((kf_f16x2*)sq_)[t8038_] = t8042_;
+                        unsigned t11498_ = k_ >> 8u;
+                        unsigned t11516_ = (((((t11498_ >> 2u) + (((t11498_ & 3u) != 0u) ? 1u : 0u)) << 2u) << 8u) >> 2u) + (c0_2_ >> 2u);
+                        kf_f16 t11517_ = kf_f16_from_f32(d_4_);
+                        kf_f16 t11518_ = kf_f16_from_f32(t11407_);
+                        kf_f16x2 t11520_ = kf_f16x2{{t11517_, t11518_}};
+                        ((kf_f16x2*)sq_)[t11516_] = t11520_;
                     }
                 }
-                unsigned c_10_ = c0_2_ + 256u;
-                kf_f16x8 h_7_ = hv_3_[1u];
-                kf_f16x8 nw_6_ = gv_5_[1u];
-                kf_f16 t8059_ = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(h_7_.v[0]), scale_), kf_f16_to_f32(nw_6_.v[0])));
-                kf_f16 t8066_ = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(h_7_.v[1]), scale_), kf_f16_to_f32(nw_6_.v[1])));
-                kf_f16 t8073_ = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(h_7_.v[2]), scale_), kf_f16_to_f32(nw_6_.v[2])));
-                kf_f16 t8080_ = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(h_7_.v[3]), scale_), kf_f16_to_f32(nw_6_.v[3])));
-                kf_f16 t8087_ = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(h_7_.v[4]), scale_), kf_f16_to_f32(nw_6_.v[4])));
-                kf_f16 t8094_ = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(h_7_.v[5]), scale_), kf_f16_to_f32(nw_6_.v[5])));
-                kf_f16 t8101_ = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(h_7_.v[6]), scale_), kf_f16_to_f32(nw_6_.v[6])));
-                kf_f16 t8108_ = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(h_7_.v[7]), scale_), kf_f16_to_f32(nw_6_.v[7])));
-                bool store_4_ = c_10_ < nv_;
-                float t8117_ = fmaxf(0.0f, kf_abs_f32(kf_f16_to_f32(t8059_)));
-                float t8120_ = __fadd_rn(0.0f, kf_f16_to_f32(t8059_));
-                float t8124_ = fmaxf(t8117_, kf_abs_f32(kf_f16_to_f32(t8066_)));
-                float t8127_ = __fadd_rn(t8120_, kf_f16_to_f32(t8066_));
-                float t8131_ = fmaxf(t8124_, kf_abs_f32(kf_f16_to_f32(t8073_)));
-                float t8134_ = __fadd_rn(t8127_, kf_f16_to_f32(t8073_));
-                float t8138_ = fmaxf(t8131_, kf_abs_f32(kf_f16_to_f32(t8080_)));
-                float t8141_ = __fadd_rn(t8134_, kf_f16_to_f32(t8080_));
-                float t8145_ = fmaxf(t8138_, kf_abs_f32(kf_f16_to_f32(t8087_)));
-                float t8148_ = __fadd_rn(t8141_, kf_f16_to_f32(t8087_));
-                float t8152_ = fmaxf(t8145_, kf_abs_f32(kf_f16_to_f32(t8094_)));
-                float t8155_ = __fadd_rn(t8148_, kf_f16_to_f32(t8094_));
-                float t8159_ = fmaxf(t8152_, kf_abs_f32(kf_f16_to_f32(t8101_)));
-                float t8162_ = __fadd_rn(t8155_, kf_f16_to_f32(t8101_));
-                float t8166_ = fmaxf(t8159_, kf_abs_f32(kf_f16_to_f32(t8108_)));
-                float t8169_ = __fadd_rn(t8162_, kf_f16_to_f32(t8108_));
-                float t8172_ = fmaxf(t8166_, kf_shfl_xor(t8166_, 1u, kf_wn));
-                float t8175_ = __fadd_rn(t8169_, kf_shfl_xor(t8169_, 1u, kf_wn));
-                float t8178_ = fmaxf(t8172_, kf_shfl_xor(t8172_, 2u, kf_wn));
-                float t8181_ = __fadd_rn(t8175_, kf_shfl_xor(t8175_, 2u, kf_wn));
-                float d_4_ = __fdiv_rn(t8178_, 127.0f);
-                kf_i8x8 t8185_ = kf_i8x8{{(signed char)0, (signed char)0, (signed char)0, (signed char)0, (signed char)0, (signed char)0, (signed char)0, (signed char)0}};
-                kf_i8x8 q_4_ = t8185_;
-                if (t8178_ > 0.0f) {
-                    signed char t8193_ = (signed char)kf_sat_i32(kf_f32_to_i32(roundf(__fdiv_rn(kf_f16_to_f32(t8059_), d_4_))), -128, 127);
-                    q_4_ = t8185_;
-                    q_4_.v[0] = t8193_;
-                    q_4_.v[1] = (signed char)kf_sat_i32(kf_f32_to_i32(roundf(__fdiv_rn(kf_f16_to_f32(t8066_), d_4_))), -128, 127);
-                    q_4_.v[2] = (signed char)kf_sat_i32(kf_f32_to_i32(roundf(__fdiv_rn(kf_f16_to_f32(t8073_), d_4_))), -128, 127);
-                    q_4_.v[3] = (signed char)kf_sat_i32(kf_f32_to_i32(roundf(__fdiv_rn(kf_f16_to_f32(t8080_), d_4_))), -128, 127);
-                    q_4_.v[4] = (signed char)kf_sat_i32(kf_f32_to_i32(roundf(__fdiv_rn(kf_f16_to_f32(t8087_), d_4_))), -128, 127);
-                    q_4_.v[5] = (signed char)kf_sat_i32(kf_f32_to_i32(roundf(__fdiv_rn(kf_f16_to_f32(t8094_), d_4_))), -128, 127);
-                    q_4_.v[6] = (signed char)kf_sat_i32(kf_f32_to_i32(roundf(__fdiv_rn(kf_f16_to_f32(t8101_), d_4_))), -128, 127);
-                    q_4_.v[7] = (signed char)kf_sat_i32(kf_f32_to_i32(roundf(__fdiv_rn(kf_f16_to_f32(t8108_), d_4_))), -128, 127);
+                unsigned c_11_ = c0_2_ + 256u;
+                kf_f16x8 h_7_ = hv_4_[1u];
+                kf_f16x8 nw_6_ = gv_7_[1u];
+                kf_f16 t11537_ = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(h_7_.v[0]), scale_), kf_f16_to_f32(nw_6_.v[0])));
+                kf_f16 t11544_ = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(h_7_.v[1]), scale_), kf_f16_to_f32(nw_6_.v[1])));
+                kf_f16 t11551_ = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(h_7_.v[2]), scale_), kf_f16_to_f32(nw_6_.v[2])));
+                kf_f16 t11558_ = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(h_7_.v[3]), scale_), kf_f16_to_f32(nw_6_.v[3])));
+                kf_f16 t11565_ = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(h_7_.v[4]), scale_), kf_f16_to_f32(nw_6_.v[4])));
+                kf_f16 t11572_ = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(h_7_.v[5]), scale_), kf_f16_to_f32(nw_6_.v[5])));
+                kf_f16 t11579_ = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(h_7_.v[6]), scale_), kf_f16_to_f32(nw_6_.v[6])));
+                kf_f16 t11586_ = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(h_7_.v[7]), scale_), kf_f16_to_f32(nw_6_.v[7])));
+                bool store_4_ = c_11_ < nv_;
+                float t11595_ = fmaxf(0.0f, kf_abs_f32(kf_f16_to_f32(t11537_)));
+                float t11598_ = __fadd_rn(0.0f, kf_f16_to_f32(t11537_));
+                float t11602_ = fmaxf(t11595_, kf_abs_f32(kf_f16_to_f32(t11544_)));
+                float t11605_ = __fadd_rn(t11598_, kf_f16_to_f32(t11544_));
+                float t11609_ = fmaxf(t11602_, kf_abs_f32(kf_f16_to_f32(t11551_)));
+                float t11612_ = __fadd_rn(t11605_, kf_f16_to_f32(t11551_));
+                float t11616_ = fmaxf(t11609_, kf_abs_f32(kf_f16_to_f32(t11558_)));
+                float t11619_ = __fadd_rn(t11612_, kf_f16_to_f32(t11558_));
+                float t11623_ = fmaxf(t11616_, kf_abs_f32(kf_f16_to_f32(t11565_)));
+                float t11626_ = __fadd_rn(t11619_, kf_f16_to_f32(t11565_));
+                float t11630_ = fmaxf(t11623_, kf_abs_f32(kf_f16_to_f32(t11572_)));
+                float t11633_ = __fadd_rn(t11626_, kf_f16_to_f32(t11572_));
+                float t11637_ = fmaxf(t11630_, kf_abs_f32(kf_f16_to_f32(t11579_)));
+                float t11640_ = __fadd_rn(t11633_, kf_f16_to_f32(t11579_));
+                float t11644_ = fmaxf(t11637_, kf_abs_f32(kf_f16_to_f32(t11586_)));
+                float t11647_ = __fadd_rn(t11640_, kf_f16_to_f32(t11586_));
+                float t11650_ = fmaxf(t11644_, kf_shfl_xor(t11644_, 1u, kf_wn));
+                float t11653_ = __fadd_rn(t11647_, kf_shfl_xor(t11647_, 1u, kf_wn));
+                float t11656_ = fmaxf(t11650_, kf_shfl_xor(t11650_, 2u, kf_wn));
+                float t11659_ = __fadd_rn(t11653_, kf_shfl_xor(t11653_, 2u, kf_wn));
+                float d_5_ = __fdiv_rn(t11656_, 127.0f);
+                kf_i8x8 t11663_ = kf_i8x8{{(signed char)0, (signed char)0, (signed char)0, (signed char)0, (signed char)0, (signed char)0, (signed char)0, (signed char)0}};
+                kf_i8x8 q_5_ = t11663_;
+                if (t11656_ > 0.0f) {
+                    signed char t11671_ = (signed char)kf_sat_i32(kf_f32_to_i32(roundf(__fdiv_rn(kf_f16_to_f32(t11537_), d_5_))), -128, 127);
+                    q_5_ = t11663_;
+                    q_5_.v[0] = t11671_;
+                    q_5_.v[1] = (signed char)kf_sat_i32(kf_f32_to_i32(roundf(__fdiv_rn(kf_f16_to_f32(t11544_), d_5_))), -128, 127);
+                    q_5_.v[2] = (signed char)kf_sat_i32(kf_f32_to_i32(roundf(__fdiv_rn(kf_f16_to_f32(t11551_), d_5_))), -128, 127);
+                    q_5_.v[3] = (signed char)kf_sat_i32(kf_f32_to_i32(roundf(__fdiv_rn(kf_f16_to_f32(t11558_), d_5_))), -128, 127);
+                    q_5_.v[4] = (signed char)kf_sat_i32(kf_f32_to_i32(roundf(__fdiv_rn(kf_f16_to_f32(t11565_), d_5_))), -128, 127);
+                    q_5_.v[5] = (signed char)kf_sat_i32(kf_f32_to_i32(roundf(__fdiv_rn(kf_f16_to_f32(t11572_), d_5_))), -128, 127);
+                    q_5_.v[6] = (signed char)kf_sat_i32(kf_f32_to_i32(roundf(__fdiv_rn(kf_f16_to_f32(t11579_), d_5_))), -128, 127);
+                    q_5_.v[7] = (signed char)kf_sat_i32(kf_f32_to_i32(roundf(__fdiv_rn(kf_f16_to_f32(t11586_), d_5_))), -128, 127);
                 }
                 if (store_4_) {
-                    kf_u32x2 qw_4_ = kf_bitcast<kf_u32x2>(q_4_);
-                    unsigned v_17_ = c_10_ >> 1u;
-                    unsigned kb_10_ = v_17_ >> 4u;
-                    unsigned s_9_ = (((((kb_10_ >> 2u) << 2u) + (v_17_ & 3u)) << 4u) + ((kb_10_ & 3u) << 2u)) + ((v_17_ >> 2u) & 3u);
-                    unsigned at_4_ = (s_9_ << 2u) + ((c_10_ & 1u) << 1u);
+                    kf_u32x2 qw_4_ = kf_bitcast<kf_u32x2>(q_5_);
+                    unsigned v_20_ = c_11_ >> 1u;
+                    unsigned kb_11_ = v_20_ >> 4u;
+                    unsigned s_9_ = (((((kb_11_ >> 2u) << 2u) + (v_20_ & 3u)) << 4u) + ((kb_11_ & 3u) << 2u)) + ((v_20_ >> 2u) & 3u);
+                    unsigned at_4_ = (s_9_ << 2u) + ((c_11_ & 1u) << 1u);
                     ((unsigned*)sq_)[at_4_] = qw_4_.v[0];
                     ((unsigned*)sq_)[at_4_ + 1u] = qw_4_.v[1];
-                    if ((c_10_ & 3u) == 0u) {
-                        unsigned t8272_ = k_ >> 8u;
-                        unsigned t8290_ = (((((t8272_ >> 2u) + (((t8272_ & 3u) != 0u) ? 1u : 0u)) << 2u) << 8u) >> 2u) + (c_10_ >> 2u);
-                        kf_f16 t8291_ = kf_f16_from_f32(d_4_);
-                        kf_f16 t8292_ = kf_f16_from_f32(t8181_);
-                        kf_f16x2 t8294_ = kf_f16x2{{t8291_, t8292_}};
-                        ((kf_f16x2*)sq_)[t8290_] = t8294_;
+                    if ((c_11_ & 3u) == 0u) {
+                        unsigned t11750_ = k_ >> 8u;
+                        unsigned t11768_ = (((((t11750_ >> 2u) + (((t11750_ & 3u) != 0u) ? 1u : 0u)) << 2u) << 8u) >> 2u) + (c_11_ >> 2u);
+                        kf_f16 t11769_ = kf_f16_from_f32(d_5_);
+                        kf_f16 t11770_ = kf_f16_from_f32(t11659_);
+                        kf_f16x2 t11772_ = kf_f16x2{{t11769_, t11770_}};
+                        ((kf_f16x2*)sq_)[t11768_] = t11772_;
                     }
                 }
             }
             __syncthreads();
         }
-        if ((t0_ + 1u) < total_) {
-            unsigned kb_11_ = min(((lk_ << 2u) + bl_), (nbk_ - 1u));
-            unsigned row_3_ = min((((lg_ << 1u) << 1u) + r_), (m_ - 1u));
-            unsigned blk_3_ = ((row_3_ * nbk_) + kb_11_) * 9u;
-            wb_[6u] = wq_[blk_3_];
-            wb_[7u] = wq_[(blk_3_ + 1u) + (j_ << 1u)];
-            wb_[8u] = wq_[(blk_3_ + 2u) + (j_ << 1u)];
-            unsigned row_4_ = min(((((lg_ << 1u) + 1u) << 1u) + r_), (m_ - 1u));
-            unsigned blk_4_ = ((row_4_ * nbk_) + kb_11_) * 9u;
-            wb_[9u] = wq_[blk_4_];
-            wb_[10u] = wq_[(blk_4_ + 1u) + (j_ << 1u)];
-            wb_[11u] = wq_[(blk_4_ + 2u) + (j_ << 1u)];
-            unsigned t9720_ = lk_ + 1u;
-            lk_ = t9720_;
-            if (t9720_ == steps_) {
-                lk_ = 0u;
-                lg_ = lg_ + nw_2_;
-            }
+        bool t13088_ = (t0_ + 1u) >= 1u;
+        bool t13089_ = t13088_;
+        if (t13088_) {
+            t13089_ = ((t0_ + 1u) - 1u) < total_;
         }
-        bool t9725_ = t0_ == 0u;
-        bool t9726_ = t9725_;
-        if (t9725_) {
-            t9726_ = true;
-        }
-        bool t9729_ = t9726_;
-        if (t9726_) {
-            t9729_ = true;
-        }
-        if (t9729_) {
-            unsigned nv_2_ = k_ >> 3u;
-            unsigned c_11_ = min(threadIdx.x, (nv_2_ - 1u));
-            hv_4_[0u] = a_[c_11_];
-            gv_7_[0u] = b_[c_11_];
-            unsigned c_12_ = min((threadIdx.x + 256u), (nv_2_ - 1u));
-            hv_4_[1u] = a_[c_12_];
-            gv_7_[1u] = b_[c_12_];
-            float acc_3_ = 0.0f;
-            if (threadIdx.x < nv_2_) {
-                float t9774_ = __fmaf_rn(kf_f16_to_f32(hv_4_[0u].v[0]), kf_f16_to_f32(hv_4_[0u].v[0]), 0.0f);
-                acc_3_ = t9774_;
-                float t9783_ = __fmaf_rn(kf_f16_to_f32(hv_4_[0u].v[1]), kf_f16_to_f32(hv_4_[0u].v[1]), t9774_);
-                acc_3_ = t9783_;
-                float t9792_ = __fmaf_rn(kf_f16_to_f32(hv_4_[0u].v[2]), kf_f16_to_f32(hv_4_[0u].v[2]), t9783_);
-                acc_3_ = t9792_;
-                float t9801_ = __fmaf_rn(kf_f16_to_f32(hv_4_[0u].v[3]), kf_f16_to_f32(hv_4_[0u].v[3]), t9792_);
-                acc_3_ = t9801_;
-                float t9810_ = __fmaf_rn(kf_f16_to_f32(hv_4_[0u].v[4]), kf_f16_to_f32(hv_4_[0u].v[4]), t9801_);
-                acc_3_ = t9810_;
-                float t9819_ = __fmaf_rn(kf_f16_to_f32(hv_4_[0u].v[5]), kf_f16_to_f32(hv_4_[0u].v[5]), t9810_);
-                acc_3_ = t9819_;
-                float t9828_ = __fmaf_rn(kf_f16_to_f32(hv_4_[0u].v[6]), kf_f16_to_f32(hv_4_[0u].v[6]), t9819_);
-                acc_3_ = t9828_;
-                acc_3_ = __fmaf_rn(kf_f16_to_f32(hv_4_[0u].v[7]), kf_f16_to_f32(hv_4_[0u].v[7]), t9828_);
-            }
-            if ((threadIdx.x + 256u) < nv_2_) {
-                float t9851_ = __fmaf_rn(kf_f16_to_f32(hv_4_[1u].v[0]), kf_f16_to_f32(hv_4_[1u].v[0]), acc_3_);
-                acc_3_ = t9851_;
-                float t9860_ = __fmaf_rn(kf_f16_to_f32(hv_4_[1u].v[1]), kf_f16_to_f32(hv_4_[1u].v[1]), t9851_);
-                acc_3_ = t9860_;
-                float t9869_ = __fmaf_rn(kf_f16_to_f32(hv_4_[1u].v[2]), kf_f16_to_f32(hv_4_[1u].v[2]), t9860_);
-                acc_3_ = t9869_;
-                float t9878_ = __fmaf_rn(kf_f16_to_f32(hv_4_[1u].v[3]), kf_f16_to_f32(hv_4_[1u].v[3]), t9869_);
-                acc_3_ = t9878_;
-                float t9887_ = __fmaf_rn(kf_f16_to_f32(hv_4_[1u].v[4]), kf_f16_to_f32(hv_4_[1u].v[4]), t9878_);
-                acc_3_ = t9887_;
-                float t9896_ = __fmaf_rn(kf_f16_to_f32(hv_4_[1u].v[5]), kf_f16_to_f32(hv_4_[1u].v[5]), t9887_);
-                acc_3_ = t9896_;
-                float t9905_ = __fmaf_rn(kf_f16_to_f32(hv_4_[1u].v[6]), kf_f16_to_f32(hv_4_[1u].v[6]), t9896_);
-                acc_3_ = t9905_;
-                acc_3_ = __fmaf_rn(kf_f16_to_f32(hv_4_[1u].v[7]), kf_f16_to_f32(hv_4_[1u].v[7]), t9905_);
-            }
-            #pragma unroll 1
-            for (unsigned c0_3_ = threadIdx.x + 512u; c0_3_ < nv_2_; c0_3_ = c0_3_ + 512u) {
-                hx_4_[0u] = a_[min(c0_3_, (nv_2_ - 1u))];
-                hx_4_[1u] = a_[min((c0_3_ + 256u), (nv_2_ - 1u))];
-                if (c0_3_ < nv_2_) {
-                    float t9951_ = __fmaf_rn(kf_f16_to_f32(hx_4_[0u].v[0]), kf_f16_to_f32(hx_4_[0u].v[0]), acc_3_);
-                    acc_3_ = t9951_;
-                    float t9960_ = __fmaf_rn(kf_f16_to_f32(hx_4_[0u].v[1]), kf_f16_to_f32(hx_4_[0u].v[1]), t9951_);
-                    acc_3_ = t9960_;
-                    float t9969_ = __fmaf_rn(kf_f16_to_f32(hx_4_[0u].v[2]), kf_f16_to_f32(hx_4_[0u].v[2]), t9960_);
-                    acc_3_ = t9969_;
-                    float t9978_ = __fmaf_rn(kf_f16_to_f32(hx_4_[0u].v[3]), kf_f16_to_f32(hx_4_[0u].v[3]), t9969_);
-                    acc_3_ = t9978_;
-                    float t9987_ = __fmaf_rn(kf_f16_to_f32(hx_4_[0u].v[4]), kf_f16_to_f32(hx_4_[0u].v[4]), t9978_);
-                    acc_3_ = t9987_;
-                    float t9996_ = __fmaf_rn(kf_f16_to_f32(hx_4_[0u].v[5]), kf_f16_to_f32(hx_4_[0u].v[5]), t9987_);
-                    acc_3_ = t9996_;
-                    float t10005_ = __fmaf_rn(kf_f16_to_f32(hx_4_[0u].v[6]), kf_f16_to_f32(hx_4_[0u].v[6]), t9996_);
-                    acc_3_ = t10005_;
-                    acc_3_ = __fmaf_rn(kf_f16_to_f32(hx_4_[0u].v[7]), kf_f16_to_f32(hx_4_[0u].v[7]), t10005_);
-                }
-                if ((c0_3_ + 256u) < nv_2_) {
-                    float t10027_ = __fmaf_rn(kf_f16_to_f32(hx_4_[1u].v[0]), kf_f16_to_f32(hx_4_[1u].v[0]), acc_3_);
-                    acc_3_ = t10027_;
-                    float t10036_ = __fmaf_rn(kf_f16_to_f32(hx_4_[1u].v[1]), kf_f16_to_f32(hx_4_[1u].v[1]), t10027_);
-                    acc_3_ = t10036_;
-                    float t10045_ = __fmaf_rn(kf_f16_to_f32(hx_4_[1u].v[2]), kf_f16_to_f32(hx_4_[1u].v[2]), t10036_);
-                    acc_3_ = t10045_;
-                    float t10054_ = __fmaf_rn(kf_f16_to_f32(hx_4_[1u].v[3]), kf_f16_to_f32(hx_4_[1u].v[3]), t10045_);
-                    acc_3_ = t10054_;
-                    float t10063_ = __fmaf_rn(kf_f16_to_f32(hx_4_[1u].v[4]), kf_f16_to_f32(hx_4_[1u].v[4]), t10054_);
-                    acc_3_ = t10063_;
-                    float t10072_ = __fmaf_rn(kf_f16_to_f32(hx_4_[1u].v[5]), kf_f16_to_f32(hx_4_[1u].v[5]), t10063_);
-                    acc_3_ = t10072_;
-                    float t10081_ = __fmaf_rn(kf_f16_to_f32(hx_4_[1u].v[6]), kf_f16_to_f32(hx_4_[1u].v[6]), t10072_);
-                    acc_3_ = t10081_;
-                    acc_3_ = __fmaf_rn(kf_f16_to_f32(hx_4_[1u].v[7]), kf_f16_to_f32(hx_4_[1u].v[7]), t10081_);
-                }
-            }
-            unsigned t10113_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
-            if (t10113_ == 32u) {
-                float t10118_ = __fadd_rn(acc_3_, kf_shfl_xor(acc_3_, 16u, kf_wn));
-                float t10121_ = __fadd_rn(t10118_, kf_shfl_xor(t10118_, 8u, kf_wn));
-                float t10124_ = __fadd_rn(t10121_, kf_shfl_xor(t10121_, 4u, kf_wn));
-                float t10127_ = __fadd_rn(t10124_, kf_shfl_xor(t10124_, 2u, kf_wn));
-                s_10_ = __fadd_rn(t10127_, kf_shfl_xor(t10127_, 1u, kf_wn));
-            } else {
-                float t10133_ = kf_shfl_down(acc_3_, 16u, kf_wn);
-                bool t10135_ = (kf_lane_id() + 16u) < t10113_;
-                float t10136_ = __fadd_rn(acc_3_, t10133_);
-                float t10137_ = t10135_ ? t10136_ : acc_3_;
-                float t10139_ = kf_shfl_down(t10137_, 8u, kf_wn);
-                bool t10141_ = (kf_lane_id() + 8u) < t10113_;
-                float t10142_ = __fadd_rn(t10137_, t10139_);
-                float t10143_ = t10141_ ? t10142_ : t10137_;
-                float t10145_ = kf_shfl_down(t10143_, 4u, kf_wn);
-                bool t10147_ = (kf_lane_id() + 4u) < t10113_;
-                float t10148_ = __fadd_rn(t10143_, t10145_);
-                float t10149_ = t10147_ ? t10148_ : t10143_;
-                float t10151_ = kf_shfl_down(t10149_, 2u, kf_wn);
-                bool t10153_ = (kf_lane_id() + 2u) < t10113_;
-                float t10154_ = __fadd_rn(t10149_, t10151_);
-                float t10155_ = t10153_ ? t10154_ : t10149_;
-                float t10157_ = kf_shfl_down(t10155_, 1u, kf_wn);
-                bool t10159_ = (kf_lane_id() + 1u) < t10113_;
-                float t10160_ = __fadd_rn(t10155_, t10157_);
-                s_10_ = kf_shfl(t10159_ ? t10160_ : t10155_, 0u, kf_wn);
-            }
-            if (kf_lane_id() == 0u) {
-                part_[(threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u] = s_10_;
-            }
-            __syncthreads();
-            float total_3_ = 0.0f;
-            #pragma unroll 1
-            for (unsigned w_3_ = 0u; w_3_ < nwarps_; w_3_ = w_3_ + 1u) {
-                total_3_ = __fadd_rn(total_3_, part_[w_3_]);
-            }
-            float scale_2_ = kf_rsqrt_approx(__fadd_rn(__fdiv_rn(total_3_, (float)k_), eps_));
-            kf_f16x8 h_8_ = hv_4_[0u];
-            kf_f16x8 nw_7_ = gv_7_[0u];
-            kf_f16 t10208_ = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(h_8_.v[0]), scale_2_), kf_f16_to_f32(nw_7_.v[0])));
-            kf_f16 t10215_ = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(h_8_.v[1]), scale_2_), kf_f16_to_f32(nw_7_.v[1])));
-            kf_f16 t10222_ = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(h_8_.v[2]), scale_2_), kf_f16_to_f32(nw_7_.v[2])));
-            kf_f16 t10229_ = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(h_8_.v[3]), scale_2_), kf_f16_to_f32(nw_7_.v[3])));
-            kf_f16 t10236_ = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(h_8_.v[4]), scale_2_), kf_f16_to_f32(nw_7_.v[4])));
-            kf_f16 t10243_ = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(h_8_.v[5]), scale_2_), kf_f16_to_f32(nw_7_.v[5])));
-            kf_f16 t10250_ = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(h_8_.v[6]), scale_2_), kf_f16_to_f32(nw_7_.v[6])));
-            kf_f16 t10257_ = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(h_8_.v[7]), scale_2_), kf_f16_to_f32(nw_7_.v[7])));
-            bool store_5_ = threadIdx.x < nv_2_;
-            float t10266_ = fmaxf(0.0f, kf_abs_f32(kf_f16_to_f32(t10208_)));
-            float t10269_ = __fadd_rn(0.0f, kf_f16_to_f32(t10208_));
-            float t10273_ = fmaxf(t10266_, kf_abs_f32(kf_f16_to_f32(t10215_)));
-            float t10276_ = __fadd_rn(t10269_, kf_f16_to_f32(t10215_));
-            float t10280_ = fmaxf(t10273_, kf_abs_f32(kf_f16_to_f32(t10222_)));
-            float t10283_ = __fadd_rn(t10276_, kf_f16_to_f32(t10222_));
-            float t10287_ = fmaxf(t10280_, kf_abs_f32(kf_f16_to_f32(t10229_)));
-            float t10290_ = __fadd_rn(t10283_, kf_f16_to_f32(t10229_));
-            float t10294_ = fmaxf(t10287_, kf_abs_f32(kf_f16_to_f32(t10236_)));
-            float t10297_ = __fadd_rn(t10290_, kf_f16_to_f32(t10236_));
-            float t10301_ = fmaxf(t10294_, kf_abs_f32(kf_f16_to_f32(t10243_)));
-            float t10304_ = __fadd_rn(t10297_, kf_f16_to_f32(t10243_));
-            float t10308_ = fmaxf(t10301_, kf_abs_f32(kf_f16_to_f32(t10250_)));
-            float t10311_ = __fadd_rn(t10304_, kf_f16_to_f32(t10250_));
-            float t10315_ = fmaxf(t10308_, kf_abs_f32(kf_f16_to_f32(t10257_)));
-            float t10318_ = __fadd_rn(t10311_, kf_f16_to_f32(t10257_));
-            float t10321_ = fmaxf(t10315_, kf_shfl_xor(t10315_, 1u, kf_wn));
-            float t10324_ = __fadd_rn(t10318_, kf_shfl_xor(t10318_, 1u, kf_wn));
-            float t10327_ = fmaxf(t10321_, kf_shfl_xor(t10321_, 2u, kf_wn));
-            float t10330_ = __fadd_rn(t10324_, kf_shfl_xor(t10324_, 2u, kf_wn));
-            float d_5_ = __fdiv_rn(t10327_, 127.0f);
-            kf_i8x8 t10334_ = kf_i8x8{{(signed char)0, (signed char)0, (signed char)0, (signed char)0, (signed char)0, (signed char)0, (signed char)0, (signed char)0}};
-            kf_i8x8 q_5_ = t10334_;
-            if (t10327_ > 0.0f) {
-                signed char t10342_ = (signed char)kf_sat_i32(kf_f32_to_i32(roundf(__fdiv_rn(kf_f16_to_f32(t10208_), d_5_))), -128, 127);
-                q_5_ = t10334_;
-                q_5_.v[0] = t10342_;
-                q_5_.v[1] = (signed char)kf_sat_i32(kf_f32_to_i32(roundf(__fdiv_rn(kf_f16_to_f32(t10215_), d_5_))), -128, 127);
-                q_5_.v[2] = (signed char)kf_sat_i32(kf_f32_to_i32(roundf(__fdiv_rn(kf_f16_to_f32(t10222_), d_5_))), -128, 127);
-                q_5_.v[3] = (signed char)kf_sat_i32(kf_f32_to_i32(roundf(__fdiv_rn(kf_f16_to_f32(t10229_), d_5_))), -128, 127);
-                q_5_.v[4] = (signed char)kf_sat_i32(kf_f32_to_i32(roundf(__fdiv_rn(kf_f16_to_f32(t10236_), d_5_))), -128, 127);
-                q_5_.v[5] = (signed char)kf_sat_i32(kf_f32_to_i32(roundf(__fdiv_rn(kf_f16_to_f32(t10243_), d_5_))), -128, 127);
-                q_5_.v[6] = (signed char)kf_sat_i32(kf_f32_to_i32(roundf(__fdiv_rn(kf_f16_to_f32(t10250_), d_5_))), -128, 127);
-                q_5_.v[7] = (signed char)kf_sat_i32(kf_f32_to_i32(roundf(__fdiv_rn(kf_f16_to_f32(t10257_), d_5_))), -128, 127);
-            }
-            if (store_5_) {
-                kf_u32x2 qw_5_ = kf_bitcast<kf_u32x2>(q_5_);
-                unsigned v_18_ = threadIdx.x >> 1u;
-                unsigned kb_12_ = v_18_ >> 4u;
-                unsigned s_11_ = (((((kb_12_ >> 2u) << 2u) + (v_18_ & 3u)) << 4u) + ((kb_12_ & 3u) << 2u)) + ((v_18_ >> 2u) & 3u);
-                unsigned at_5_ = (s_11_ << 2u) + ((threadIdx.x & 1u) << 1u);
-                ((unsigned*)sq_)[at_5_] = qw_5_.v[0];
-                ((unsigned*)sq_)[at_5_ + 1u] = qw_5_.v[1];
-                if ((threadIdx.x & 3u) == 0u) {
-                    unsigned t10421_ = k_ >> 8u;
-                    unsigned t10439_ = (((((t10421_ >> 2u) + (((t10421_ & 3u) != 0u) ? 1u : 0u)) << 2u) << 8u) >> 2u) + (threadIdx.x >> 2u);
-                    kf_f16 t10440_ = kf_f16_from_f32(d_5_);
-                    kf_f16 t10441_ = kf_f16_from_f32(t10330_);
-                    kf_f16x2 t10443_ = kf_f16x2{{t10440_, t10441_}};
-                    ((kf_f16x2*)sq_)[t10439_] = t10443_;
-                }
-            }
-            unsigned c_13_ = threadIdx.x + 256u;
-            kf_f16x8 h_9_ = hv_4_[1u];
-            kf_f16x8 nw_8_ = gv_7_[1u];
-            kf_f16 t10461_ = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(h_9_.v[0]), scale_2_), kf_f16_to_f32(nw_8_.v[0])));
-            kf_f16 t10468_ = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(h_9_.v[1]), scale_2_), kf_f16_to_f32(nw_8_.v[1])));
-            kf_f16 t10475_ = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(h_9_.v[2]), scale_2_), kf_f16_to_f32(nw_8_.v[2])));
-            kf_f16 t10482_ = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(h_9_.v[3]), scale_2_), kf_f16_to_f32(nw_8_.v[3])));
-            kf_f16 t10489_ = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(h_9_.v[4]), scale_2_), kf_f16_to_f32(nw_8_.v[4])));
-            kf_f16 t10496_ = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(h_9_.v[5]), scale_2_), kf_f16_to_f32(nw_8_.v[5])));
-            kf_f16 t10503_ = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(h_9_.v[6]), scale_2_), kf_f16_to_f32(nw_8_.v[6])));
-            kf_f16 t10510_ = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(h_9_.v[7]), scale_2_), kf_f16_to_f32(nw_8_.v[7])));
-            bool store_6_ = c_13_ < nv_2_;
-            float t10519_ = fmaxf(0.0f, kf_abs_f32(kf_f16_to_f32(t10461_)));
-            float t10522_ = __fadd_rn(0.0f, kf_f16_to_f32(t10461_));
-            float t10526_ = fmaxf(t10519_, kf_abs_f32(kf_f16_to_f32(t10468_)));
-            float t10529_ = __fadd_rn(t10522_, kf_f16_to_f32(t10468_));
-            float t10533_ = fmaxf(t10526_, kf_abs_f32(kf_f16_to_f32(t10475_)));
-            float t10536_ = __fadd_rn(t10529_, kf_f16_to_f32(t10475_));
-            float t10540_ = fmaxf(t10533_, kf_abs_f32(kf_f16_to_f32(t10482_)));
-            float t10543_ = __fadd_rn(t10536_, kf_f16_to_f32(t10482_));
-            float t10547_ = fmaxf(t10540_, kf_abs_f32(kf_f16_to_f32(t10489_)));
-            float t10550_ = __fadd_rn(t10543_, kf_f16_to_f32(t10489_));
-            float t10554_ = fmaxf(t10547_, kf_abs_f32(kf_f16_to_f32(t10496_)));
-            float t10557_ = __fadd_rn(t10550_, kf_f16_to_f32(t10496_));
-            float t10561_ = fmaxf(t10554_, kf_abs_f32(kf_f16_to_f32(t10503_)));
-            float t10564_ = __fadd_rn(t10557_, kf_f16_to_f32(t10503_));
-            float t10568_ = fmaxf(t10561_, kf_abs_f32(kf_f16_to_f32(t10510_)));
-            float t10571_ = __fadd_rn(t10564_, kf_f16_to_f32(t10510_));
-            float t10574_ = fmaxf(t10568_, kf_shfl_xor(t10568_, 1u, kf_wn));
-            float t10577_ = __fadd_rn(t10571_, kf_shfl_xor(t10571_, 1u, kf_wn));
-            float t10580_ = fmaxf(t10574_, kf_shfl_xor(t10574_, 2u, kf_wn));
-            float t10583_ = __fadd_rn(t10577_, kf_shfl_xor(t10577_, 2u, kf_wn));
-            float d_6_ = __fdiv_rn(t10580_, 127.0f);
-            kf_i8x8 t10587_ = kf_i8x8{{(signed char)0, (signed char)0, (signed char)0, (signed char)0, (signed char)0, (signed char)0, (signed char)0, (signed char)0}};
-            kf_i8x8 q_6_ = t10587_;
-            if (t10580_ > 0.0f) {
-                signed char t10595_ = (signed char)kf_sat_i32(kf_f32_to_i32(roundf(__fdiv_rn(kf_f16_to_f32(t10461_), d_6_))), -128, 127);
-                q_6_ = t10587_;
-                q_6_.v[0] = t10595_;
-                q_6_.v[1] = (signed char)kf_sat_i32(kf_f32_to_i32(roundf(__fdiv_rn(kf_f16_to_f32(t10468_), d_6_))), -128, 127);
-                q_6_.v[2] = (signed char)kf_sat_i32(kf_f32_to_i32(roundf(__fdiv_rn(kf_f16_to_f32(t10475_), d_6_))), -128, 127);
-                q_6_.v[3] = (signed char)kf_sat_i32(kf_f32_to_i32(roundf(__fdiv_rn(kf_f16_to_f32(t10482_), d_6_))), -128, 127);
-                q_6_.v[4] = (signed char)kf_sat_i32(kf_f32_to_i32(roundf(__fdiv_rn(kf_f16_to_f32(t10489_), d_6_))), -128, 127);
-                q_6_.v[5] = (signed char)kf_sat_i32(kf_f32_to_i32(roundf(__fdiv_rn(kf_f16_to_f32(t10496_), d_6_))), -128, 127);
-                q_6_.v[6] = (signed char)kf_sat_i32(kf_f32_to_i32(roundf(__fdiv_rn(kf_f16_to_f32(t10503_), d_6_))), -128, 127);
-                q_6_.v[7] = (signed char)kf_sat_i32(kf_f32_to_i32(roundf(__fdiv_rn(kf_f16_to_f32(t10510_), d_6_))), -128, 127);
-            }
-            if (store_6_) {
-                kf_u32x2 qw_6_ = kf_bitcast<kf_u32x2>(q_6_);
-                unsigned v_19_ = c_13_ >> 1u;
-                unsigned kb_13_ = v_19_ >> 4u;
-                unsigned s_12_ = (((((kb_13_ >> 2u) << 2u) + (v_19_ & 3u)) << 4u) + ((kb_13_ & 3u) << 2u)) + ((v_19_ >> 2u) & 3u);
-                unsigned at_6_ = (s_12_ << 2u) + ((c_13_ & 1u) << 1u);
-                ((unsigned*)sq_)[at_6_] = qw_6_.v[0];
-                ((unsigned*)sq_)[at_6_ + 1u] = qw_6_.v[1];
-                if ((c_13_ & 3u) == 0u) {
-                    unsigned t10674_ = k_ >> 8u;
-                    unsigned t10692_ = (((((t10674_ >> 2u) + (((t10674_ & 3u) != 0u) ? 1u : 0u)) << 2u) << 8u) >> 2u) + (c_13_ >> 2u);
-                    kf_f16 t10693_ = kf_f16_from_f32(d_6_);
-                    kf_f16 t10694_ = kf_f16_from_f32(t10583_);
-                    kf_f16x2 t10696_ = kf_f16x2{{t10693_, t10694_}};
-                    ((kf_f16x2*)sq_)[t10692_] = t10696_;
-                }
-            }
-            #pragma unroll 1
-            for (unsigned c0_4_ = threadIdx.x + 512u; c0_4_ < nv_2_; c0_4_ = c0_4_ + 512u) {
-                unsigned c_14_ = min(c0_4_, (nv_2_ - 1u));
-                hv_4_[0u] = a_[c_14_];
-                gv_7_[0u] = b_[c_14_];
-                unsigned c_15_ = min((c0_4_ + 256u), (nv_2_ - 1u));
-                hv_4_[1u] = a_[c_15_];
-                gv_7_[1u] = b_[c_15_];
-                kf_f16x8 h_10_ = hv_4_[0u];
-                kf_f16x8 nw_9_ = gv_7_[0u];
-                kf_f16 t10741_ = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(h_10_.v[0]), scale_2_), kf_f16_to_f32(nw_9_.v[0])));
-                kf_f16 t10748_ = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(h_10_.v[1]), scale_2_), kf_f16_to_f32(nw_9_.v[1])));
-                kf_f16 t10755_ = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(h_10_.v[2]), scale_2_), kf_f16_to_f32(nw_9_.v[2])));
-                kf_f16 t10762_ = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(h_10_.v[3]), scale_2_), kf_f16_to_f32(nw_9_.v[3])));
-                kf_f16 t10769_ = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(h_10_.v[4]), scale_2_), kf_f16_to_f32(nw_9_.v[4])));
-                kf_f16 t10776_ = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(h_10_.v[5]), scale_2_), kf_f16_to_f32(nw_9_.v[5])));
-                kf_f16 t10783_ = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(h_10_.v[6]), scale_2_), kf_f16_to_f32(nw_9_.v[6])));
-                kf_f16 t10790_ = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(h_10_.v[7]), scale_2_), kf_f16_to_f32(nw_9_.v[7])));
-                bool store_7_ = c0_4_ < nv_2_;
-                float t10799_ = fmaxf(0.0f, kf_abs_f32(kf_f16_to_f32(t10741_)));
-                float t10802_ = __fadd_rn(0.0f, kf_f16_to_f32(t10741_));
-                float t10806_ = fmaxf(t10799_, kf_abs_f32(kf_f16_to_f32(t10748_)));
-                float t10809_ = __fadd_rn(t10802_, kf_f16_to_f32(t10748_));
-                float t10813_ = fmaxf(t10806_, kf_abs_f32(kf_f16_to_f32(t10755_)));
-                float t10816_ = __fadd_rn(t10809_, kf_f16_to_f32(t10755_));
-                float t10820_ = fmaxf(t10813_, kf_abs_f32(kf_f16_to_f32(t10762_)));
-                float t10823_ = __fadd_rn(t10816_, kf_f16_to_f32(t10762_));
-                float t10827_ = fmaxf(t10820_, kf_abs_f32(kf_f16_to_f32(t10769_)));
-                float t10830_ = __fadd_rn(t10823_, kf_f16_to_f32(t10769_));
-                float t10834_ = fmaxf(t10827_, kf_abs_f32(kf_f16_to_f32(t10776_)));
-                float t10837_ = __fadd_rn(t10830_, kf_f16_to_f32(t10776_));
-                float t10841_ = fmaxf(t10834_, kf_abs_f32(kf_f16_to_f32(t10783_)));
-                float t10844_ = __fadd_rn(t10837_, kf_f16_to_f32(t10783_));
-                float t10848_ = fmaxf(t10841_, kf_abs_f32(kf_f16_to_f32(t10790_)));
-                float t10851_ = __fadd_rn(t10844_, kf_f16_to_f32(t10790_));
-                float t10854_ = fmaxf(t10848_, kf_shfl_xor(t10848_, 1u, kf_wn));
-                float t10857_ = __fadd_rn(t10851_, kf_shfl_xor(t10851_, 1u, kf_wn));
-                float t10860_ = fmaxf(t10854_, kf_shfl_xor(t10854_, 2u, kf_wn));
-                float t10863_ = __fadd_rn(t10857_, kf_shfl_xor(t10857_, 2u, kf_wn));
-                float d_7_ = __fdiv_rn(t10860_, 127.0f);
-                kf_i8x8 t10867_ = kf_i8x8{{(signed char)0, (signed char)0, (signed char)0, (signed char)0, (signed char)0, (signed char)0, (signed char)0, (signed char)0}};
-                kf_i8x8 q_7_ = t10867_;
-                if (t10860_ > 0.0f) {
-                    signed char t10875_ = (signed char)kf_sat_i32(kf_f32_to_i32(roundf(__fdiv_rn(kf_f16_to_f32(t10741_), d_7_))), -128, 127);
-                    q_7_ = t10867_;
-                    q_7_.v[0] = t10875_;
-                    q_7_.v[1] = (signed char)kf_sat_i32(kf_f32_to_i32(roundf(__fdiv_rn(kf_f16_to_f32(t10748_), d_7_))), -128, 127);
-                    q_7_.v[2] = (signed char)kf_sat_i32(kf_f32_to_i32(roundf(__fdiv_rn(kf_f16_to_f32(t10755_), d_7_))), -128, 127);
-                    q_7_.v[3] = (signed char)kf_sat_i32(kf_f32_to_i32(roundf(__fdiv_rn(kf_f16_to_f32(t10762_), d_7_))), -128, 127);
-                    q_7_.v[4] = (signed char)kf_sat_i32(kf_f32_to_i32(roundf(__fdiv_rn(kf_f16_to_f32(t10769_), d_7_))), -128, 127);
-                    q_7_.v[5] = (signed char)kf_sat_i32(kf_f32_to_i32(roundf(__fdiv_rn(kf_f16_to_f32(t10776_), d_7_))), -128, 127);
-                    q_7_.v[6] = (signed char)kf_sat_i32(kf_f32_to_i32(roundf(__fdiv_rn(kf_f16_to_f32(t10783_), d_7_))), -128, 127);
-                    q_7_.v[7] = (signed char)kf_sat_i32(kf_f32_to_i32(roundf(__fdiv_rn(kf_f16_to_f32(t10790_), d_7_))), -128, 127);
-                }
-                if (store_7_) {
-                    kf_u32x2 qw_7_ = kf_bitcast<kf_u32x2>(q_7_);
-                    unsigned v_20_ = c0_4_ >> 1u;
-                    unsigned kb_14_ = v_20_ >> 4u;
-                    unsigned s_13_ = (((((kb_14_ >> 2u) << 2u) + (v_20_ & 3u)) << 4u) + ((kb_14_ & 3u) << 2u)) + ((v_20_ >> 2u) & 3u);
-                    unsigned at_7_ = (s_13_ << 2u) + ((c0_4_ & 1u) << 1u);
-                    ((unsigned*)sq_)[at_7_] = qw_7_.v[0];
-                    ((unsigned*)sq_)[at_7_ + 1u] = qw_7_.v[1];
-                    if ((c0_4_ & 3u) == 0u) {
-                        unsigned t10954_ = k_ >> 8u;
-                        unsigned t10972_ = (((((t10954_ >> 2u) + (((t10954_ & 3u) != 0u) ? 1u : 0u)) << 2u) << 8u) >> 2u) + (c0_4_ >> 2u);
-                        kf_f16 t10973_ = kf_f16_from_f32(d_7_);
-                        kf_f16 t10974_ = kf_f16_from_f32(t10863_);
-                        kf_f16x2 t10976_ = kf_f16x2{{t10973_, t10974_}};
-                        ((kf_f16x2*)sq_)[t10972_] = t10976_;
-                    }
-                }
-                unsigned c_16_ = c0_4_ + 256u;
-                kf_f16x8 h_11_ = hv_4_[1u];
-                kf_f16x8 nw_10_ = gv_7_[1u];
-                kf_f16 t10993_ = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(h_11_.v[0]), scale_2_), kf_f16_to_f32(nw_10_.v[0])));
-                kf_f16 t11000_ = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(h_11_.v[1]), scale_2_), kf_f16_to_f32(nw_10_.v[1])));
-                kf_f16 t11007_ = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(h_11_.v[2]), scale_2_), kf_f16_to_f32(nw_10_.v[2])));
-                kf_f16 t11014_ = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(h_11_.v[3]), scale_2_), kf_f16_to_f32(nw_10_.v[3])));
-                kf_f16 t11021_ = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(h_11_.v[4]), scale_2_), kf_f16_to_f32(nw_10_.v[4])));
-                kf_f16 t11028_ = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(h_11_.v[5]), scale_2_), kf_f16_to_f32(nw_10_.v[5])));
-                kf_f16 t11035_ = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(h_11_.v[6]), scale_2_), kf_f16_to_f32(nw_10_.v[6])));
-                kf_f16 t11042_ = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(h_11_.v[7]), scale_2_), kf_f16_to_f32(nw_10_.v[7])));
-                bool store_8_ = c_16_ < nv_2_;
-                float t11051_ = fmaxf(0.0f, kf_abs_f32(kf_f16_to_f32(t10993_)));
-                float t11054_ = __fadd_rn(0.0f, kf_f16_to_f32(t10993_));
-                float t11058_ = fmaxf(t11051_, kf_abs_f32(kf_f16_to_f32(t11000_)));
-                float t11061_ = __fadd_rn(t11054_, kf_f16_to_f32(t11000_));
-                float t11065_ = fmaxf(t11058_, kf_abs_f32(kf_f16_to_f32(t11007_)));
-                float t11068_ = __fadd_rn(t11061_, kf_f16_to_f32(t11007_));
-                float t11072_ = fmaxf(t11065_, kf_abs_f32(kf_f16_to_f32(t11014_)));
-                float t11075_ = __fadd_rn(t11068_, kf_f16_to_f32(t11014_));
-                float t11079_ = fmaxf(t11072_, kf_abs_f32(kf_f16_to_f32(t11021_)));
-                float t11082_ = __fadd_rn(t11075_, kf_f16_to_f32(t11021_));
-                float t11086_ = fmaxf(t11079_, kf_abs_f32(kf_f16_to_f32(t11028_)));
-                float t11089_ = __fadd_rn(t11082_, kf_f16_to_f32(t11028_));
-                float t11093_ = fmaxf(t11086_, kf_abs_f32(kf_f16_to_f32(t11035_)));
-                float t11096_ = __fadd_rn(t11089_, kf_f16_to_f32(t11035_));
-                float t11100_ = fmaxf(t11093_, kf_abs_f32(kf_f16_to_f32(t11042_)));
-                float t11103_ = __fadd_rn(t11096_, kf_f16_to_f32(t11042_));
-                float t11106_ = fmaxf(t11100_, kf_shfl_xor(t11100_, 1u, kf_wn));
-                float t11109_ = __fadd_rn(t11103_, kf_shfl_xor(t11103_, 1u, kf_wn));
-                float t11112_ = fmaxf(t11106_, kf_shfl_xor(t11106_, 2u, kf_wn));
-                float t11115_ = __fadd_rn(t11109_, kf_shfl_xor(t11109_, 2u, kf_wn));
-                float d_8_ = __fdiv_rn(t11112_, 127.0f);
-                kf_i8x8 t11119_ = kf_i8x8{{(signed char)0, (signed char)0, (signed char)0, (signed char)0, (signed char)0, (signed char)0, (signed char)0, (signed char)0}};
-                kf_i8x8 q_8_ = t11119_;
-                if (t11112_ > 0.0f) {
-                    signed char t11127_ = (signed char)kf_sat_i32(kf_f32_to_i32(roundf(__fdiv_rn(kf_f16_to_f32(t10993_), d_8_))), -128, 127);
-                    q_8_ = t11119_;
-                    q_8_.v[0] = t11127_;
-                    q_8_.v[1] = (signed char)kf_sat_i32(kf_f32_to_i32(roundf(__fdiv_rn(kf_f16_to_f32(t11000_), d_8_))), -128, 127);
-                    q_8_.v[2] = (signed char)kf_sat_i32(kf_f32_to_i32(roundf(__fdiv_rn(kf_f16_to_f32(t11007_), d_8_))), -128, 127);
-                    q_8_.v[3] = (signed char)kf_sat_i32(kf_f32_to_i32(roundf(__fdiv_rn(kf_f16_to_f32(t11014_), d_8_))), -128, 127);
-                    q_8_.v[4] = (signed char)kf_sat_i32(kf_f32_to_i32(roundf(__fdiv_rn(kf_f16_to_f32(t11021_), d_8_))), -128, 127);
-                    q_8_.v[5] = (signed char)kf_sat_i32(kf_f32_to_i32(roundf(__fdiv_rn(kf_f16_to_f32(t11028_), d_8_))), -128, 127);
-                    q_8_.v[6] = (signed char)kf_sat_i32(kf_f32_to_i32(roundf(__fdiv_rn(kf_f16_to_f32(t11035_), d_8_))), -128, 127);
-                    q_8_.v[7] = (signed char)kf_sat_i32(kf_f32_to_i32(roundf(__fdiv_rn(kf_f16_to_f32(t11042_), d_8_))), -128, 127);
-                }
-                if (store_8_) {
-                    kf_u32x2 qw_8_ = kf_bitcast<kf_u32x2>(q_8_);
-                    unsigned v_21_ = c_16_ >> 1u;
-                    unsigned kb_15_ = v_21_ >> 4u;
-                    unsigned s_14_ = (((((kb_15_ >> 2u) << 2u) + (v_21_ & 3u)) << 4u) + ((kb_15_ & 3u) << 2u)) + ((v_21_ >> 2u) & 3u);
-                    unsigned at_8_ = (s_14_ << 2u) + ((c_16_ & 1u) << 1u);
-                    ((unsigned*)sq_)[at_8_] = qw_8_.v[0];
-                    ((unsigned*)sq_)[at_8_ + 1u] = qw_8_.v[1];
-                    if ((c_16_ & 3u) == 0u) {
-                        unsigned t11206_ = k_ >> 8u;
-                        unsigned t11224_ = (((((t11206_ >> 2u) + (((t11206_ & 3u) != 0u) ? 1u : 0u)) << 2u) << 8u) >> 2u) + (c_16_ >> 2u);
-                        kf_f16 t11225_ = kf_f16_from_f32(d_8_);
-                        kf_f16 t11226_ = kf_f16_from_f32(t11115_);
-                        kf_f16x2 t11228_ = kf_f16x2{{t11225_, t11226_}};
-                        ((kf_f16x2*)sq_)[t11224_] = t11228_;
-                    }
-                }
-            }
-            __syncthreads();
-        }
-        bool t12544_ = (t0_ + 1u) >= 1u;
-        bool t12545_ = t12544_;
-        if (t12544_) {
-            t12545_ = ((t0_ + 1u) - 1u) < total_;
-        }
-        if (t12545_) {
-            unsigned kb_16_ = (ck_ << 2u) + bl_;
-            if (kb_16_ < nbk_) {
-                unsigned t12600_ = (kb_16_ << 4u) + (j_ << 2u);
-                unsigned kb_17_ = t12600_ >> 4u;
-                unsigned s_15_ = (((((kb_17_ >> 2u) << 2u) + (t12600_ & 3u)) << 4u) + ((kb_17_ & 3u) << 2u)) + ((t12600_ >> 2u) & 3u);
-                xv_2_[0u] = sq_[s_15_];
-                unsigned v_22_ = ((kb_16_ << 4u) + (j_ << 2u)) + 1u;
-                unsigned kb_18_ = v_22_ >> 4u;
-                unsigned s_16_ = (((((kb_18_ >> 2u) << 2u) + (v_22_ & 3u)) << 4u) + ((kb_18_ & 3u) << 2u)) + ((v_22_ >> 2u) & 3u);
-                xv_2_[1u] = sq_[s_16_];
-                unsigned v_23_ = ((kb_16_ << 4u) + (j_ << 2u)) + 2u;
-                unsigned kb_19_ = v_23_ >> 4u;
-                unsigned s_17_ = (((((kb_19_ >> 2u) << 2u) + (v_23_ & 3u)) << 4u) + ((kb_19_ & 3u) << 2u)) + ((v_23_ >> 2u) & 3u);
-                xv_2_[2u] = sq_[s_17_];
-                unsigned v_24_ = ((kb_16_ << 4u) + (j_ << 2u)) + 3u;
-                unsigned kb_20_ = v_24_ >> 4u;
-                unsigned s_18_ = (((((kb_20_ >> 2u) << 2u) + (v_24_ & 3u)) << 4u) + ((kb_20_ & 3u) << 2u)) + ((v_24_ >> 2u) & 3u);
-                xv_2_[3u] = sq_[s_18_];
-                unsigned t12726_ = (xd0_ + (kb_16_ << 2u)) + j_;
-                kf_f16x4 t12727_ = ((kf_f16x4*)sq_)[t12726_];
-                kf_u32x4 h_12_ = wb_[0u];
+        if (t13089_) {
+            unsigned kb_12_ = (ck_ << 2u) + bl_;
+            unsigned t13139_ = ((blockIdx.x << 3u) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u)) + ((cp_ * gridDim.x) << 3u);
+            if (kb_12_ < nbk_) {
+                unsigned t13187_ = (kb_12_ << 4u) + (j_ << 2u);
+                unsigned kb_13_ = t13187_ >> 4u;
+                unsigned s_10_ = (((((kb_13_ >> 2u) << 2u) + (t13187_ & 3u)) << 4u) + ((kb_13_ & 3u) << 2u)) + ((t13187_ >> 2u) & 3u);
+                xv_2_[0u] = sq_[s_10_];
+                unsigned v_21_ = ((kb_12_ << 4u) + (j_ << 2u)) + 1u;
+                unsigned kb_14_ = v_21_ >> 4u;
+                unsigned s_11_ = (((((kb_14_ >> 2u) << 2u) + (v_21_ & 3u)) << 4u) + ((kb_14_ & 3u) << 2u)) + ((v_21_ >> 2u) & 3u);
+                xv_2_[1u] = sq_[s_11_];
+                unsigned v_22_ = ((kb_12_ << 4u) + (j_ << 2u)) + 2u;
+                unsigned kb_15_ = v_22_ >> 4u;
+                unsigned s_12_ = (((((kb_15_ >> 2u) << 2u) + (v_22_ & 3u)) << 4u) + ((kb_15_ & 3u) << 2u)) + ((v_22_ >> 2u) & 3u);
+                xv_2_[2u] = sq_[s_12_];
+                unsigned v_23_ = ((kb_12_ << 4u) + (j_ << 2u)) + 3u;
+                unsigned kb_16_ = v_23_ >> 4u;
+                unsigned s_13_ = (((((kb_16_ >> 2u) << 2u) + (v_23_ & 3u)) << 4u) + ((kb_16_ & 3u) << 2u)) + ((v_23_ >> 2u) & 3u);
+                xv_2_[3u] = sq_[s_13_];
+                unsigned t13313_ = (xd0_ + (kb_12_ << 2u)) + j_;
+                kf_f16x4 t13314_ = ((kf_f16x4*)sq_)[t13313_];
+                kf_u32x4 h_8_ = wb_[0u];
                 kf_u32x4 qa_3_ = wb_[1u];
                 kf_u32x4 qb_3_ = wb_[2u];
                 kf_u32x4 xa_3_ = xv_2_[0u];
@@ -4050,107 +3761,107 @@ q4k_q8_gemv_rms_f16(const unsigned char* __restrict__ w_, const kf_f16* __restri
                 kf_u32x4 xd_3_ = xv_2_[3u];
                 unsigned a_34_ = qa_3_.v[0] & 252645135u;
                 unsigned b_34_ = xa_3_.v[0];
-                int c_17_ = 0;
-                kf_u8x4 t12790_ = kf_bitcast<kf_u8x4>(a_34_);
-                kf_i8x4 t12791_ = kf_bitcast<kf_i8x4>(b_34_);
-                int t12792_ = kf_dot4_us(kf_bitcast<unsigned>(t12790_), kf_bitcast<unsigned>(t12791_), c_17_);
+                int c_12_ = 0;
+                kf_u8x4 t13377_ = kf_bitcast<kf_u8x4>(a_34_);
+                kf_i8x4 t13378_ = kf_bitcast<kf_i8x4>(b_34_);
+                int t13379_ = kf_dot4_us(kf_bitcast<unsigned>(t13377_), kf_bitcast<unsigned>(t13378_), c_12_);
                 unsigned a_35_ = qa_3_.v[1] & 252645135u;
                 unsigned b_35_ = xa_3_.v[1];
-                kf_u8x4 t12798_ = kf_bitcast<kf_u8x4>(a_35_);
-                kf_i8x4 t12799_ = kf_bitcast<kf_i8x4>(b_35_);
-                int t12800_ = kf_dot4_us(kf_bitcast<unsigned>(t12798_), kf_bitcast<unsigned>(t12799_), t12792_);
+                kf_u8x4 t13385_ = kf_bitcast<kf_u8x4>(a_35_);
+                kf_i8x4 t13386_ = kf_bitcast<kf_i8x4>(b_35_);
+                int t13387_ = kf_dot4_us(kf_bitcast<unsigned>(t13385_), kf_bitcast<unsigned>(t13386_), t13379_);
                 unsigned a_36_ = qa_3_.v[2] & 252645135u;
                 unsigned b_36_ = xa_3_.v[2];
-                kf_u8x4 t12805_ = kf_bitcast<kf_u8x4>(a_36_);
-                kf_i8x4 t12806_ = kf_bitcast<kf_i8x4>(b_36_);
-                int t12807_ = kf_dot4_us(kf_bitcast<unsigned>(t12805_), kf_bitcast<unsigned>(t12806_), t12800_);
+                kf_u8x4 t13392_ = kf_bitcast<kf_u8x4>(a_36_);
+                kf_i8x4 t13393_ = kf_bitcast<kf_i8x4>(b_36_);
+                int t13394_ = kf_dot4_us(kf_bitcast<unsigned>(t13392_), kf_bitcast<unsigned>(t13393_), t13387_);
                 unsigned a_37_ = qa_3_.v[3] & 252645135u;
                 unsigned b_37_ = xa_3_.v[3];
-                kf_u8x4 t12812_ = kf_bitcast<kf_u8x4>(a_37_);
-                kf_i8x4 t12813_ = kf_bitcast<kf_i8x4>(b_37_);
-                int t12814_ = kf_dot4_us(kf_bitcast<unsigned>(t12812_), kf_bitcast<unsigned>(t12813_), t12807_);
+                kf_u8x4 t13399_ = kf_bitcast<kf_u8x4>(a_37_);
+                kf_i8x4 t13400_ = kf_bitcast<kf_i8x4>(b_37_);
+                int t13401_ = kf_dot4_us(kf_bitcast<unsigned>(t13399_), kf_bitcast<unsigned>(t13400_), t13394_);
                 unsigned a_38_ = qb_3_.v[0] & 252645135u;
                 unsigned b_38_ = xb_4_.v[0];
-                kf_u8x4 t12819_ = kf_bitcast<kf_u8x4>(a_38_);
-                kf_i8x4 t12820_ = kf_bitcast<kf_i8x4>(b_38_);
-                int t12821_ = kf_dot4_us(kf_bitcast<unsigned>(t12819_), kf_bitcast<unsigned>(t12820_), t12814_);
+                kf_u8x4 t13406_ = kf_bitcast<kf_u8x4>(a_38_);
+                kf_i8x4 t13407_ = kf_bitcast<kf_i8x4>(b_38_);
+                int t13408_ = kf_dot4_us(kf_bitcast<unsigned>(t13406_), kf_bitcast<unsigned>(t13407_), t13401_);
                 unsigned a_39_ = qb_3_.v[1] & 252645135u;
                 unsigned b_39_ = xb_4_.v[1];
-                kf_u8x4 t12826_ = kf_bitcast<kf_u8x4>(a_39_);
-                kf_i8x4 t12827_ = kf_bitcast<kf_i8x4>(b_39_);
-                int t12828_ = kf_dot4_us(kf_bitcast<unsigned>(t12826_), kf_bitcast<unsigned>(t12827_), t12821_);
+                kf_u8x4 t13413_ = kf_bitcast<kf_u8x4>(a_39_);
+                kf_i8x4 t13414_ = kf_bitcast<kf_i8x4>(b_39_);
+                int t13415_ = kf_dot4_us(kf_bitcast<unsigned>(t13413_), kf_bitcast<unsigned>(t13414_), t13408_);
                 unsigned a_40_ = qb_3_.v[2] & 252645135u;
                 unsigned b_40_ = xb_4_.v[2];
-                kf_u8x4 t12833_ = kf_bitcast<kf_u8x4>(a_40_);
-                kf_i8x4 t12834_ = kf_bitcast<kf_i8x4>(b_40_);
-                int t12835_ = kf_dot4_us(kf_bitcast<unsigned>(t12833_), kf_bitcast<unsigned>(t12834_), t12828_);
+                kf_u8x4 t13420_ = kf_bitcast<kf_u8x4>(a_40_);
+                kf_i8x4 t13421_ = kf_bitcast<kf_i8x4>(b_40_);
+                int t13422_ = kf_dot4_us(kf_bitcast<unsigned>(t13420_), kf_bitcast<unsigned>(t13421_), t13415_);
                 unsigned a_41_ = qb_3_.v[3] & 252645135u;
                 unsigned b_41_ = xb_4_.v[3];
-                kf_u8x4 t12840_ = kf_bitcast<kf_u8x4>(a_41_);
-                kf_i8x4 t12841_ = kf_bitcast<kf_i8x4>(b_41_);
-                int t12842_ = kf_dot4_us(kf_bitcast<unsigned>(t12840_), kf_bitcast<unsigned>(t12841_), t12835_);
+                kf_u8x4 t13427_ = kf_bitcast<kf_u8x4>(a_41_);
+                kf_i8x4 t13428_ = kf_bitcast<kf_i8x4>(b_41_);
+                int t13429_ = kf_dot4_us(kf_bitcast<unsigned>(t13427_), kf_bitcast<unsigned>(t13428_), t13422_);
                 unsigned a_42_ = (qa_3_.v[0] >> 4u) & 252645135u;
                 unsigned b_42_ = xc_3_.v[0];
-                int c_18_ = 0;
-                kf_u8x4 t12850_ = kf_bitcast<kf_u8x4>(a_42_);
-                kf_i8x4 t12851_ = kf_bitcast<kf_i8x4>(b_42_);
-                int t12852_ = kf_dot4_us(kf_bitcast<unsigned>(t12850_), kf_bitcast<unsigned>(t12851_), c_18_);
+                int c_13_ = 0;
+                kf_u8x4 t13437_ = kf_bitcast<kf_u8x4>(a_42_);
+                kf_i8x4 t13438_ = kf_bitcast<kf_i8x4>(b_42_);
+                int t13439_ = kf_dot4_us(kf_bitcast<unsigned>(t13437_), kf_bitcast<unsigned>(t13438_), c_13_);
                 unsigned a_43_ = (qa_3_.v[1] >> 4u) & 252645135u;
                 unsigned b_43_ = xc_3_.v[1];
-                kf_u8x4 t12860_ = kf_bitcast<kf_u8x4>(a_43_);
-                kf_i8x4 t12861_ = kf_bitcast<kf_i8x4>(b_43_);
-                int t12862_ = kf_dot4_us(kf_bitcast<unsigned>(t12860_), kf_bitcast<unsigned>(t12861_), t12852_);
+                kf_u8x4 t13447_ = kf_bitcast<kf_u8x4>(a_43_);
+                kf_i8x4 t13448_ = kf_bitcast<kf_i8x4>(b_43_);
+                int t13449_ = kf_dot4_us(kf_bitcast<unsigned>(t13447_), kf_bitcast<unsigned>(t13448_), t13439_);
                 unsigned a_44_ = (qa_3_.v[2] >> 4u) & 252645135u;
                 unsigned b_44_ = xc_3_.v[2];
-                kf_u8x4 t12869_ = kf_bitcast<kf_u8x4>(a_44_);
-                kf_i8x4 t12870_ = kf_bitcast<kf_i8x4>(b_44_);
-                int t12871_ = kf_dot4_us(kf_bitcast<unsigned>(t12869_), kf_bitcast<unsigned>(t12870_), t12862_);
+                kf_u8x4 t13456_ = kf_bitcast<kf_u8x4>(a_44_);
+                kf_i8x4 t13457_ = kf_bitcast<kf_i8x4>(b_44_);
+                int t13458_ = kf_dot4_us(kf_bitcast<unsigned>(t13456_), kf_bitcast<unsigned>(t13457_), t13449_);
                 unsigned a_45_ = (qa_3_.v[3] >> 4u) & 252645135u;
                 unsigned b_45_ = xc_3_.v[3];
-                kf_u8x4 t12878_ = kf_bitcast<kf_u8x4>(a_45_);
-                kf_i8x4 t12879_ = kf_bitcast<kf_i8x4>(b_45_);
-                int t12880_ = kf_dot4_us(kf_bitcast<unsigned>(t12878_), kf_bitcast<unsigned>(t12879_), t12871_);
+                kf_u8x4 t13465_ = kf_bitcast<kf_u8x4>(a_45_);
+                kf_i8x4 t13466_ = kf_bitcast<kf_i8x4>(b_45_);
+                int t13467_ = kf_dot4_us(kf_bitcast<unsigned>(t13465_), kf_bitcast<unsigned>(t13466_), t13458_);
                 unsigned a_46_ = (qb_3_.v[0] >> 4u) & 252645135u;
                 unsigned b_46_ = xd_3_.v[0];
-                kf_u8x4 t12887_ = kf_bitcast<kf_u8x4>(a_46_);
-                kf_i8x4 t12888_ = kf_bitcast<kf_i8x4>(b_46_);
-                int t12889_ = kf_dot4_us(kf_bitcast<unsigned>(t12887_), kf_bitcast<unsigned>(t12888_), t12880_);
+                kf_u8x4 t13474_ = kf_bitcast<kf_u8x4>(a_46_);
+                kf_i8x4 t13475_ = kf_bitcast<kf_i8x4>(b_46_);
+                int t13476_ = kf_dot4_us(kf_bitcast<unsigned>(t13474_), kf_bitcast<unsigned>(t13475_), t13467_);
                 unsigned a_47_ = (qb_3_.v[1] >> 4u) & 252645135u;
                 unsigned b_47_ = xd_3_.v[1];
-                kf_u8x4 t12896_ = kf_bitcast<kf_u8x4>(a_47_);
-                kf_i8x4 t12897_ = kf_bitcast<kf_i8x4>(b_47_);
-                int t12898_ = kf_dot4_us(kf_bitcast<unsigned>(t12896_), kf_bitcast<unsigned>(t12897_), t12889_);
+                kf_u8x4 t13483_ = kf_bitcast<kf_u8x4>(a_47_);
+                kf_i8x4 t13484_ = kf_bitcast<kf_i8x4>(b_47_);
+                int t13485_ = kf_dot4_us(kf_bitcast<unsigned>(t13483_), kf_bitcast<unsigned>(t13484_), t13476_);
                 unsigned a_48_ = (qb_3_.v[2] >> 4u) & 252645135u;
                 unsigned b_48_ = xd_3_.v[2];
-                kf_u8x4 t12905_ = kf_bitcast<kf_u8x4>(a_48_);
-                kf_i8x4 t12906_ = kf_bitcast<kf_i8x4>(b_48_);
-                int t12907_ = kf_dot4_us(kf_bitcast<unsigned>(t12905_), kf_bitcast<unsigned>(t12906_), t12898_);
+                kf_u8x4 t13492_ = kf_bitcast<kf_u8x4>(a_48_);
+                kf_i8x4 t13493_ = kf_bitcast<kf_i8x4>(b_48_);
+                int t13494_ = kf_dot4_us(kf_bitcast<unsigned>(t13492_), kf_bitcast<unsigned>(t13493_), t13485_);
                 unsigned a_49_ = (qb_3_.v[3] >> 4u) & 252645135u;
                 unsigned b_49_ = xd_3_.v[3];
-                kf_u8x4 t12914_ = kf_bitcast<kf_u8x4>(a_49_);
-                kf_i8x4 t12915_ = kf_bitcast<kf_i8x4>(b_49_);
-                int t12916_ = kf_dot4_us(kf_bitcast<unsigned>(t12914_), kf_bitcast<unsigned>(t12915_), t12907_);
-                unsigned t12920_ = h_12_.v[1] & 1061109567u;
-                unsigned t12930_ = (h_12_.v[3] & 252645135u) | ((h_12_.v[1] >> 2u) & 808464432u);
-                unsigned sc_3_ = kf_shr_u32(((j_ < 2u) ? t12920_ : t12930_), ((j_ & 1u) << 4u));
-                unsigned t12971_ = h_12_.v[2] & 1061109567u;
-                unsigned t12982_ = ((h_12_.v[3] >> 4u) & 252645135u) | ((h_12_.v[2] >> 2u) & 808464432u);
-                unsigned mn_3_ = kf_shr_u32(((j_ < 2u) ? t12971_ : t12982_), ((j_ & 1u) << 4u));
-                unsigned t12991_ = h_12_.v[0];
-                kf_f16x2 dm_3_ = kf_f16x2{{kf_low_bits<kf_f16>(kf_word(t12991_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t12991_, 0u), 16u))}};
-                float t12994_ = kf_f16_to_f32(t12727_.v[2]);
-                int v_25_ = (int)((unsigned)t12916_ * (unsigned)kf_bitcast<int>((sc_3_ >> 8u) & 255u));
-                float t13006_ = __fsub_rn(kf_bitcast<float>(kf_bitcast<unsigned>(v_25_) + 1262485504u), 12582912.0f);
-                float t13008_ = kf_f16_to_f32(t12727_.v[0]);
-                int v_26_ = (int)((unsigned)t12842_ * (unsigned)kf_bitcast<int>(sc_3_ & 255u));
-                float t_3_ = __fmaf_rn(t12994_, t13006_, __fmul_rn(t13008_, __fsub_rn(kf_bitcast<float>(kf_bitcast<unsigned>(v_26_) + 1262485504u), 12582912.0f)));
-                unsigned v_27_ = (mn_3_ >> 8u) & 255u;
-                float t13029_ = __fsub_rn(kf_bitcast<float>(v_27_ | 1258291200u), 8388608.0f);
-                float t13031_ = kf_f16_to_f32(t12727_.v[3]);
-                unsigned v_28_ = mn_3_ & 255u;
-                float u_3_ = __fmaf_rn(t13029_, t13031_, __fmul_rn(__fsub_rn(kf_bitcast<float>(v_28_ | 1258291200u), 8388608.0f), kf_f16_to_f32(t12727_.v[1])));
+                kf_u8x4 t13501_ = kf_bitcast<kf_u8x4>(a_49_);
+                kf_i8x4 t13502_ = kf_bitcast<kf_i8x4>(b_49_);
+                int t13503_ = kf_dot4_us(kf_bitcast<unsigned>(t13501_), kf_bitcast<unsigned>(t13502_), t13494_);
+                unsigned t13507_ = h_8_.v[1] & 1061109567u;
+                unsigned t13517_ = (h_8_.v[3] & 252645135u) | ((h_8_.v[1] >> 2u) & 808464432u);
+                unsigned sc_3_ = kf_shr_u32(((j_ < 2u) ? t13507_ : t13517_), ((j_ & 1u) << 4u));
+                unsigned t13558_ = h_8_.v[2] & 1061109567u;
+                unsigned t13569_ = ((h_8_.v[3] >> 4u) & 252645135u) | ((h_8_.v[2] >> 2u) & 808464432u);
+                unsigned mn_3_ = kf_shr_u32(((j_ < 2u) ? t13558_ : t13569_), ((j_ & 1u) << 4u));
+                unsigned t13578_ = h_8_.v[0];
+                kf_f16x2 dm_3_ = kf_f16x2{{kf_low_bits<kf_f16>(kf_word(t13578_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t13578_, 0u), 16u))}};
+                float t13581_ = kf_f16_to_f32(t13314_.v[2]);
+                int v_24_ = (int)((unsigned)t13503_ * (unsigned)kf_bitcast<int>((sc_3_ >> 8u) & 255u));
+                float t13593_ = __fsub_rn(kf_bitcast<float>(kf_bitcast<unsigned>(v_24_) + 1262485504u), 12582912.0f);
+                float t13595_ = kf_f16_to_f32(t13314_.v[0]);
+                int v_25_ = (int)((unsigned)t13429_ * (unsigned)kf_bitcast<int>(sc_3_ & 255u));
+                float t_3_ = __fmaf_rn(t13581_, t13593_, __fmul_rn(t13595_, __fsub_rn(kf_bitcast<float>(kf_bitcast<unsigned>(v_25_) + 1262485504u), 12582912.0f)));
+                unsigned v_26_ = (mn_3_ >> 8u) & 255u;
+                float t13616_ = __fsub_rn(kf_bitcast<float>(v_26_ | 1258291200u), 8388608.0f);
+                float t13618_ = kf_f16_to_f32(t13314_.v[3]);
+                unsigned v_27_ = mn_3_ & 255u;
+                float u_3_ = __fmaf_rn(t13616_, t13618_, __fmul_rn(__fsub_rn(kf_bitcast<float>(v_27_ | 1258291200u), 8388608.0f), kf_f16_to_f32(t13314_.v[1])));
                 acc_[0u] = __fadd_rn(acc_[0u], __fmaf_rn(kf_f16_to_f32(dm_3_.v[0]), t_3_, __fmul_rn(-kf_f16_to_f32(dm_3_.v[1]), u_3_)));
-                kf_u32x4 h_13_ = wb_[3u];
+                kf_u32x4 h_9_ = wb_[3u];
                 kf_u32x4 qa_4_ = wb_[4u];
                 kf_u32x4 qb_4_ = wb_[5u];
                 kf_u32x4 xa_4_ = xv_2_[0u];
@@ -4159,148 +3870,252 @@ q4k_q8_gemv_rms_f16(const unsigned char* __restrict__ w_, const kf_f16* __restri
                 kf_u32x4 xd_4_ = xv_2_[3u];
                 unsigned a_50_ = qa_4_.v[0] & 252645135u;
                 unsigned b_50_ = xa_4_.v[0];
-                int c_19_ = 0;
-                kf_u8x4 t13074_ = kf_bitcast<kf_u8x4>(a_50_);
-                kf_i8x4 t13075_ = kf_bitcast<kf_i8x4>(b_50_);
-                int t13076_ = kf_dot4_us(kf_bitcast<unsigned>(t13074_), kf_bitcast<unsigned>(t13075_), c_19_);
+                int c_14_ = 0;
+                kf_u8x4 t13661_ = kf_bitcast<kf_u8x4>(a_50_);
+                kf_i8x4 t13662_ = kf_bitcast<kf_i8x4>(b_50_);
+                int t13663_ = kf_dot4_us(kf_bitcast<unsigned>(t13661_), kf_bitcast<unsigned>(t13662_), c_14_);
                 unsigned a_51_ = qa_4_.v[1] & 252645135u;
                 unsigned b_51_ = xa_4_.v[1];
-                kf_u8x4 t13082_ = kf_bitcast<kf_u8x4>(a_51_);
-                kf_i8x4 t13083_ = kf_bitcast<kf_i8x4>(b_51_);
-                int t13084_ = kf_dot4_us(kf_bitcast<unsigned>(t13082_), kf_bitcast<unsigned>(t13083_), t13076_);
+                kf_u8x4 t13669_ = kf_bitcast<kf_u8x4>(a_51_);
+                kf_i8x4 t13670_ = kf_bitcast<kf_i8x4>(b_51_);
+                int t13671_ = kf_dot4_us(kf_bitcast<unsigned>(t13669_), kf_bitcast<unsigned>(t13670_), t13663_);
                 unsigned a_52_ = qa_4_.v[2] & 252645135u;
                 unsigned b_52_ = xa_4_.v[2];
-                kf_u8x4 t13089_ = kf_bitcast<kf_u8x4>(a_52_);
-                kf_i8x4 t13090_ = kf_bitcast<kf_i8x4>(b_52_);
-                int t13091_ = kf_dot4_us(kf_bitcast<unsigned>(t13089_), kf_bitcast<unsigned>(t13090_), t13084_);
+                kf_u8x4 t13676_ = kf_bitcast<kf_u8x4>(a_52_);
+                kf_i8x4 t13677_ = kf_bitcast<kf_i8x4>(b_52_);
+                int t13678_ = kf_dot4_us(kf_bitcast<unsigned>(t13676_), kf_bitcast<unsigned>(t13677_), t13671_);
                 unsigned a_53_ = qa_4_.v[3] & 252645135u;
                 unsigned b_53_ = xa_4_.v[3];
-                kf_u8x4 t13096_ = kf_bitcast<kf_u8x4>(a_53_);
-                kf_i8x4 t13097_ = kf_bitcast<kf_i8x4>(b_53_);
-                int t13098_ = kf_dot4_us(kf_bitcast<unsigned>(t13096_), kf_bitcast<unsigned>(t13097_), t13091_);
+                kf_u8x4 t13683_ = kf_bitcast<kf_u8x4>(a_53_);
+                kf_i8x4 t13684_ = kf_bitcast<kf_i8x4>(b_53_);
+                int t13685_ = kf_dot4_us(kf_bitcast<unsigned>(t13683_), kf_bitcast<unsigned>(t13684_), t13678_);
                 unsigned a_54_ = qb_4_.v[0] & 252645135u;
                 unsigned b_54_ = xb_5_.v[0];
-                kf_u8x4 t13103_ = kf_bitcast<kf_u8x4>(a_54_);
-                kf_i8x4 t13104_ = kf_bitcast<kf_i8x4>(b_54_);
-                int t13105_ = kf_dot4_us(kf_bitcast<unsigned>(t13103_), kf_bitcast<unsigned>(t13104_), t13098_);
+                kf_u8x4 t13690_ = kf_bitcast<kf_u8x4>(a_54_);
+                kf_i8x4 t13691_ = kf_bitcast<kf_i8x4>(b_54_);
+                int t13692_ = kf_dot4_us(kf_bitcast<unsigned>(t13690_), kf_bitcast<unsigned>(t13691_), t13685_);
                 unsigned a_55_ = qb_4_.v[1] & 252645135u;
                 unsigned b_55_ = xb_5_.v[1];
-                kf_u8x4 t13110_ = kf_bitcast<kf_u8x4>(a_55_);
-                kf_i8x4 t13111_ = kf_bitcast<kf_i8x4>(b_55_);
-                int t13112_ = kf_dot4_us(kf_bitcast<unsigned>(t13110_), kf_bitcast<unsigned>(t13111_), t13105_);
+                kf_u8x4 t13697_ = kf_bitcast<kf_u8x4>(a_55_);
+                kf_i8x4 t13698_ = kf_bitcast<kf_i8x4>(b_55_);
+                int t13699_ = kf_dot4_us(kf_bitcast<unsigned>(t13697_), kf_bitcast<unsigned>(t13698_), t13692_);
                 unsigned a_56_ = qb_4_.v[2] & 252645135u;
                 unsigned b_56_ = xb_5_.v[2];
-                kf_u8x4 t13117_ = kf_bitcast<kf_u8x4>(a_56_);
-                kf_i8x4 t13118_ = kf_bitcast<kf_i8x4>(b_56_);
-                int t13119_ = kf_dot4_us(kf_bitcast<unsigned>(t13117_), kf_bitcast<unsigned>(t13118_), t13112_);
+                kf_u8x4 t13704_ = kf_bitcast<kf_u8x4>(a_56_);
+                kf_i8x4 t13705_ = kf_bitcast<kf_i8x4>(b_56_);
+                int t13706_ = kf_dot4_us(kf_bitcast<unsigned>(t13704_), kf_bitcast<unsigned>(t13705_), t13699_);
                 unsigned a_57_ = qb_4_.v[3] & 252645135u;
                 unsigned b_57_ = xb_5_.v[3];
-                kf_u8x4 t13124_ = kf_bitcast<kf_u8x4>(a_57_);
-                kf_i8x4 t13125_ = kf_bitcast<kf_i8x4>(b_57_);
-                int t13126_ = kf_dot4_us(kf_bitcast<unsigned>(t13124_), kf_bitcast<unsigned>(t13125_), t13119_);
+                kf_u8x4 t13711_ = kf_bitcast<kf_u8x4>(a_57_);
+                kf_i8x4 t13712_ = kf_bitcast<kf_i8x4>(b_57_);
+                int t13713_ = kf_dot4_us(kf_bitcast<unsigned>(t13711_), kf_bitcast<unsigned>(t13712_), t13706_);
                 unsigned a_58_ = (qa_4_.v[0] >> 4u) & 252645135u;
                 unsigned b_58_ = xc_4_.v[0];
-                int c_20_ = 0;
-                kf_u8x4 t13134_ = kf_bitcast<kf_u8x4>(a_58_);
-                kf_i8x4 t13135_ = kf_bitcast<kf_i8x4>(b_58_);
-                int t13136_ = kf_dot4_us(kf_bitcast<unsigned>(t13134_), kf_bitcast<unsigned>(t13135_), c_20_);
+                int c_15_ = 0;
+                kf_u8x4 t13721_ = kf_bitcast<kf_u8x4>(a_58_);
+                kf_i8x4 t13722_ = kf_bitcast<kf_i8x4>(b_58_);
+                int t13723_ = kf_dot4_us(kf_bitcast<unsigned>(t13721_), kf_bitcast<unsigned>(t13722_), c_15_);
                 unsigned a_59_ = (qa_4_.v[1] >> 4u) & 252645135u;
                 unsigned b_59_ = xc_4_.v[1];
-                kf_u8x4 t13144_ = kf_bitcast<kf_u8x4>(a_59_);
-                kf_i8x4 t13145_ = kf_bitcast<kf_i8x4>(b_59_);
-                int t13146_ = kf_dot4_us(kf_bitcast<unsigned>(t13144_), kf_bitcast<unsigned>(t13145_), t13136_);
+                kf_u8x4 t13731_ = kf_bitcast<kf_u8x4>(a_59_);
+                kf_i8x4 t13732_ = kf_bitcast<kf_i8x4>(b_59_);
+                int t13733_ = kf_dot4_us(kf_bitcast<unsigned>(t13731_), kf_bitcast<unsigned>(t13732_), t13723_);
                 unsigned a_60_ = (qa_4_.v[2] >> 4u) & 252645135u;
                 unsigned b_60_ = xc_4_.v[2];
-                kf_u8x4 t13153_ = kf_bitcast<kf_u8x4>(a_60_);
-                kf_i8x4 t13154_ = kf_bitcast<kf_i8x4>(b_60_);
-                int t13155_ = kf_dot4_us(kf_bitcast<unsigned>(t13153_), kf_bitcast<unsigned>(t13154_), t13146_);
+                kf_u8x4 t13740_ = kf_bitcast<kf_u8x4>(a_60_);
+                kf_i8x4 t13741_ = kf_bitcast<kf_i8x4>(b_60_);
+                int t13742_ = kf_dot4_us(kf_bitcast<unsigned>(t13740_), kf_bitcast<unsigned>(t13741_), t13733_);
                 unsigned a_61_ = (qa_4_.v[3] >> 4u) & 252645135u;
                 unsigned b_61_ = xc_4_.v[3];
-                kf_u8x4 t13162_ = kf_bitcast<kf_u8x4>(a_61_);
-                kf_i8x4 t13163_ = kf_bitcast<kf_i8x4>(b_61_);
-                int t13164_ = kf_dot4_us(kf_bitcast<unsigned>(t13162_), kf_bitcast<unsigned>(t13163_), t13155_);
+                kf_u8x4 t13749_ = kf_bitcast<kf_u8x4>(a_61_);
+                kf_i8x4 t13750_ = kf_bitcast<kf_i8x4>(b_61_);
+                int t13751_ = kf_dot4_us(kf_bitcast<unsigned>(t13749_), kf_bitcast<unsigned>(t13750_), t13742_);
                 unsigned a_62_ = (qb_4_.v[0] >> 4u) & 252645135u;
                 unsigned b_62_ = xd_4_.v[0];
-                kf_u8x4 t13171_ = kf_bitcast<kf_u8x4>(a_62_);
-                kf_i8x4 t13172_ = kf_bitcast<kf_i8x4>(b_62_);
-                int t13173_ = kf_dot4_us(kf_bitcast<unsigned>(t13171_), kf_bitcast<unsigned>(t13172_), t13164_);
+                kf_u8x4 t13758_ = kf_bitcast<kf_u8x4>(a_62_);
+                kf_i8x4 t13759_ = kf_bitcast<kf_i8x4>(b_62_);
+                int t13760_ = kf_dot4_us(kf_bitcast<unsigned>(t13758_), kf_bitcast<unsigned>(t13759_), t13751_);
                 unsigned a_63_ = (qb_4_.v[1] >> 4u) & 252645135u;
                 unsigned b_63_ = xd_4_.v[1];
-                kf_u8x4 t13180_ = kf_bitcast<kf_u8x4>(a_63_);
-                kf_i8x4 t13181_ = kf_bitcast<kf_i8x4>(b_63_);
-                int t13182_ = kf_dot4_us(kf_bitcast<unsigned>(t13180_), kf_bitcast<unsigned>(t13181_), t13173_);
+                kf_u8x4 t13767_ = kf_bitcast<kf_u8x4>(a_63_);
+                kf_i8x4 t13768_ = kf_bitcast<kf_i8x4>(b_63_);
+                int t13769_ = kf_dot4_us(kf_bitcast<unsigned>(t13767_), kf_bitcast<unsigned>(t13768_), t13760_);
                 unsigned a_64_ = (qb_4_.v[2] >> 4u) & 252645135u;
                 unsigned b_64_ = xd_4_.v[2];
-                kf_u8x4 t13189_ = kf_bitcast<kf_u8x4>(a_64_);
-                kf_i8x4 t13190_ = kf_bitcast<kf_i8x4>(b_64_);
-                int t13191_ = kf_dot4_us(kf_bitcast<unsigned>(t13189_), kf_bitcast<unsigned>(t13190_), t13182_);
+                kf_u8x4 t13776_ = kf_bitcast<kf_u8x4>(a_64_);
+                kf_i8x4 t13777_ = kf_bitcast<kf_i8x4>(b_64_);
+                int t13778_ = kf_dot4_us(kf_bitcast<unsigned>(t13776_), kf_bitcast<unsigned>(t13777_), t13769_);
                 unsigned a_65_ = (qb_4_.v[3] >> 4u) & 252645135u;
                 unsigned b_65_ = xd_4_.v[3];
-                kf_u8x4 t13198_ = kf_bitcast<kf_u8x4>(a_65_);
-                kf_i8x4 t13199_ = kf_bitcast<kf_i8x4>(b_65_);
-                int t13200_ = kf_dot4_us(kf_bitcast<unsigned>(t13198_), kf_bitcast<unsigned>(t13199_), t13191_);
-                unsigned t13204_ = h_13_.v[1] & 1061109567u;
-                unsigned t13214_ = (h_13_.v[3] & 252645135u) | ((h_13_.v[1] >> 2u) & 808464432u);
-                unsigned sc_4_ = kf_shr_u32(((j_ < 2u) ? t13204_ : t13214_), ((j_ & 1u) << 4u));
-                unsigned t13255_ = h_13_.v[2] & 1061109567u;
-                unsigned t13266_ = ((h_13_.v[3] >> 4u) & 252645135u) | ((h_13_.v[2] >> 2u) & 808464432u);
-                unsigned mn_4_ = kf_shr_u32(((j_ < 2u) ? t13255_ : t13266_), ((j_ & 1u) << 4u));
-                unsigned t13275_ = h_13_.v[0];
-                kf_f16x2 dm_4_ = kf_f16x2{{kf_low_bits<kf_f16>(kf_word(t13275_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t13275_, 0u), 16u))}};
-                float t13278_ = kf_f16_to_f32(t12727_.v[2]);
-                int v_29_ = (int)((unsigned)t13200_ * (unsigned)kf_bitcast<int>((sc_4_ >> 8u) & 255u));
-                float t13290_ = __fsub_rn(kf_bitcast<float>(kf_bitcast<unsigned>(v_29_) + 1262485504u), 12582912.0f);
-                float t13292_ = kf_f16_to_f32(t12727_.v[0]);
-                int v_30_ = (int)((unsigned)t13126_ * (unsigned)kf_bitcast<int>(sc_4_ & 255u));
-                float t_4_ = __fmaf_rn(t13278_, t13290_, __fmul_rn(t13292_, __fsub_rn(kf_bitcast<float>(kf_bitcast<unsigned>(v_30_) + 1262485504u), 12582912.0f)));
-                unsigned v_31_ = (mn_4_ >> 8u) & 255u;
-                float t13313_ = __fsub_rn(kf_bitcast<float>(v_31_ | 1258291200u), 8388608.0f);
-                float t13315_ = kf_f16_to_f32(t12727_.v[3]);
-                unsigned v_32_ = mn_4_ & 255u;
-                float u_4_ = __fmaf_rn(t13313_, t13315_, __fmul_rn(__fsub_rn(kf_bitcast<float>(v_32_ | 1258291200u), 8388608.0f), kf_f16_to_f32(t12727_.v[1])));
+                kf_u8x4 t13785_ = kf_bitcast<kf_u8x4>(a_65_);
+                kf_i8x4 t13786_ = kf_bitcast<kf_i8x4>(b_65_);
+                int t13787_ = kf_dot4_us(kf_bitcast<unsigned>(t13785_), kf_bitcast<unsigned>(t13786_), t13778_);
+                unsigned t13791_ = h_9_.v[1] & 1061109567u;
+                unsigned t13801_ = (h_9_.v[3] & 252645135u) | ((h_9_.v[1] >> 2u) & 808464432u);
+                unsigned sc_4_ = kf_shr_u32(((j_ < 2u) ? t13791_ : t13801_), ((j_ & 1u) << 4u));
+                unsigned t13842_ = h_9_.v[2] & 1061109567u;
+                unsigned t13853_ = ((h_9_.v[3] >> 4u) & 252645135u) | ((h_9_.v[2] >> 2u) & 808464432u);
+                unsigned mn_4_ = kf_shr_u32(((j_ < 2u) ? t13842_ : t13853_), ((j_ & 1u) << 4u));
+                unsigned t13862_ = h_9_.v[0];
+                kf_f16x2 dm_4_ = kf_f16x2{{kf_low_bits<kf_f16>(kf_word(t13862_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t13862_, 0u), 16u))}};
+                float t13865_ = kf_f16_to_f32(t13314_.v[2]);
+                int v_28_ = (int)((unsigned)t13787_ * (unsigned)kf_bitcast<int>((sc_4_ >> 8u) & 255u));
+                float t13877_ = __fsub_rn(kf_bitcast<float>(kf_bitcast<unsigned>(v_28_) + 1262485504u), 12582912.0f);
+                float t13879_ = kf_f16_to_f32(t13314_.v[0]);
+                int v_29_ = (int)((unsigned)t13713_ * (unsigned)kf_bitcast<int>(sc_4_ & 255u));
+                float t_4_ = __fmaf_rn(t13865_, t13877_, __fmul_rn(t13879_, __fsub_rn(kf_bitcast<float>(kf_bitcast<unsigned>(v_29_) + 1262485504u), 12582912.0f)));
+                unsigned v_30_ = (mn_4_ >> 8u) & 255u;
+                float t13900_ = __fsub_rn(kf_bitcast<float>(v_30_ | 1258291200u), 8388608.0f);
+                float t13902_ = kf_f16_to_f32(t13314_.v[3]);
+                unsigned v_31_ = mn_4_ & 255u;
+                float u_4_ = __fmaf_rn(t13900_, t13902_, __fmul_rn(__fsub_rn(kf_bitcast<float>(v_31_ | 1258291200u), 8388608.0f), kf_f16_to_f32(t13314_.v[1])));
                 acc_[1u] = __fadd_rn(acc_[1u], __fmaf_rn(kf_f16_to_f32(dm_4_.v[0]), t_4_, __fmul_rn(-kf_f16_to_f32(dm_4_.v[1]), u_4_)));
             }
-            unsigned t13337_ = ck_ + 1u;
-            ck_ = t13337_;
-            if (t13337_ == steps_) {
-                float v_33_ = acc_[0u];
-                float t13348_ = __fadd_rn(v_33_, kf_shfl_xor(v_33_, 1u, kf_wn));
-                float t13354_ = __fadd_rn(t13348_, kf_shfl_xor(t13348_, 2u, kf_wn));
-                float t13360_ = __fadd_rn(t13354_, kf_shfl_xor(t13354_, 4u, kf_wn));
-                float t13366_ = __fadd_rn(t13360_, kf_shfl_xor(t13360_, 8u, kf_wn));
-                unsigned rr_3_ = ((cg_ << 1u) << 1u) + r_;
-                bool t13384_ = (lane_ & 15u) == 0u;
-                bool t13385_ = t13384_;
-                if (t13384_) {
-                    t13385_ = rr_3_ < m_;
-                }
-                if (t13385_) {
-                    y_[rr_3_] = kf_f16_from_f32(t13366_);
+            unsigned t13924_ = ck_ + 1u;
+            ck_ = t13924_;
+            bool t13925_ = t13924_ == steps_;
+            bool t13926_ = t13925_;
+            if (t13925_) {
+                t13926_ = glu_;
+            }
+            if (t13926_) {
+                float v_32_ = acc_[0u];
+                float t13936_ = __fadd_rn(v_32_, kf_shfl_xor(v_32_, 1u, kf_wn));
+                float t13942_ = __fadd_rn(t13936_, kf_shfl_xor(t13936_, 2u, kf_wn));
+                float t13948_ = __fadd_rn(t13942_, kf_shfl_xor(t13942_, 4u, kf_wn));
+                float t13954_ = __fadd_rn(t13948_, kf_shfl_xor(t13948_, 8u, kf_wn));
+                float v_33_ = acc_[1u];
+                float t13971_ = __fadd_rn(v_33_, kf_shfl_xor(v_33_, 1u, kf_wn));
+                float t13977_ = __fadd_rn(t13971_, kf_shfl_xor(t13971_, 2u, kf_wn));
+                float t13983_ = __fadd_rn(t13977_, kf_shfl_xor(t13977_, 4u, kf_wn));
+                float t13989_ = __fadd_rn(t13983_, kf_shfl_xor(t13983_, 8u, kf_wn));
+                if ((lane_ & 15u) == 0u) {
+                    float gf_2_ = kf_f16_to_f32(kf_f16_from_f32(t13954_));
+                    unsigned i_2_ = (t13139_ << 1u) + r_;
+                    ((kf_f16*)sq_)[(par_ << 5u) + (i_2_ & 31u)] = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_2_, __fadd_rn(1.0f, kf_exp_approx(-gf_2_))), kf_f16_to_f32(kf_f16_from_f32(t13989_))));
                 }
                 acc_[0u] = 0.0f;
-                float v_34_ = acc_[1u];
-                float t13413_ = __fadd_rn(v_34_, kf_shfl_xor(v_34_, 1u, kf_wn));
-                float t13419_ = __fadd_rn(t13413_, kf_shfl_xor(t13413_, 2u, kf_wn));
-                float t13425_ = __fadd_rn(t13419_, kf_shfl_xor(t13419_, 4u, kf_wn));
-                float t13431_ = __fadd_rn(t13425_, kf_shfl_xor(t13425_, 8u, kf_wn));
-                unsigned rr_4_ = (((cg_ << 1u) + 1u) << 1u) + r_;
-                bool t13449_ = (lane_ & 15u) == 0u;
-                bool t13450_ = t13449_;
-                if (t13449_) {
-                    t13450_ = rr_4_ < m_;
+                acc_[1u] = 0.0f;
+                if ((cp_ & 1u) == 1u) {
+                    __syncthreads();
+                    if (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) == 0u) {
+                        unsigned c_16_ = blockIdx.x + ((cp_ >> 1u) * gridDim.x);
+                        float v_34_ = kf_f16_to_f32(((kf_f16*)sq_)[(par_ << 5u) + kf_lane_id()]);
+                        float t14062_ = kf_abs_f32(v_34_);
+                        unsigned t14084_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+                        if (t14084_ == 32u) {
+                            float t14089_ = fmaxf(t14062_, kf_shfl_xor(t14062_, 16u, kf_wn));
+                            float t14092_ = fmaxf(t14089_, kf_shfl_xor(t14089_, 8u, kf_wn));
+                            float t14095_ = fmaxf(t14092_, kf_shfl_xor(t14092_, 4u, kf_wn));
+                            float t14098_ = fmaxf(t14095_, kf_shfl_xor(t14095_, 2u, kf_wn));
+                            amax_2_ = fmaxf(t14098_, kf_shfl_xor(t14098_, 1u, kf_wn));
+                        } else {
+                            float t14104_ = kf_shfl_down(t14062_, 16u, kf_wn);
+                            bool t14106_ = (kf_lane_id() + 16u) < t14084_;
+                            float t14107_ = fmaxf(t14062_, t14104_);
+                            float t14108_ = t14106_ ? t14107_ : t14062_;
+                            float t14110_ = kf_shfl_down(t14108_, 8u, kf_wn);
+                            bool t14112_ = (kf_lane_id() + 8u) < t14084_;
+                            float t14113_ = fmaxf(t14108_, t14110_);
+                            float t14114_ = t14112_ ? t14113_ : t14108_;
+                            float t14116_ = kf_shfl_down(t14114_, 4u, kf_wn);
+                            bool t14118_ = (kf_lane_id() + 4u) < t14084_;
+                            float t14119_ = fmaxf(t14114_, t14116_);
+                            float t14120_ = t14118_ ? t14119_ : t14114_;
+                            float t14122_ = kf_shfl_down(t14120_, 2u, kf_wn);
+                            bool t14124_ = (kf_lane_id() + 2u) < t14084_;
+                            float t14125_ = fmaxf(t14120_, t14122_);
+                            float t14126_ = t14124_ ? t14125_ : t14120_;
+                            float t14128_ = kf_shfl_down(t14126_, 1u, kf_wn);
+                            bool t14130_ = (kf_lane_id() + 1u) < t14084_;
+                            float t14131_ = fmaxf(t14126_, t14128_);
+                            amax_2_ = kf_shfl(t14130_ ? t14131_ : t14126_, 0u, kf_wn);
+                        }
+                        unsigned t14156_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+                        if (t14156_ == 32u) {
+                            float t14161_ = __fadd_rn(v_34_, kf_shfl_xor(v_34_, 16u, kf_wn));
+                            float t14164_ = __fadd_rn(t14161_, kf_shfl_xor(t14161_, 8u, kf_wn));
+                            float t14167_ = __fadd_rn(t14164_, kf_shfl_xor(t14164_, 4u, kf_wn));
+                            float t14170_ = __fadd_rn(t14167_, kf_shfl_xor(t14167_, 2u, kf_wn));
+                            sum_2_ = __fadd_rn(t14170_, kf_shfl_xor(t14170_, 1u, kf_wn));
+                        } else {
+                            float t14176_ = kf_shfl_down(v_34_, 16u, kf_wn);
+                            bool t14178_ = (kf_lane_id() + 16u) < t14156_;
+                            float t14179_ = __fadd_rn(v_34_, t14176_);
+                            float t14180_ = t14178_ ? t14179_ : v_34_;
+                            float t14182_ = kf_shfl_down(t14180_, 8u, kf_wn);
+                            bool t14184_ = (kf_lane_id() + 8u) < t14156_;
+                            float t14185_ = __fadd_rn(t14180_, t14182_);
+                            float t14186_ = t14184_ ? t14185_ : t14180_;
+                            float t14188_ = kf_shfl_down(t14186_, 4u, kf_wn);
+                            bool t14190_ = (kf_lane_id() + 4u) < t14156_;
+                            float t14191_ = __fadd_rn(t14186_, t14188_);
+                            float t14192_ = t14190_ ? t14191_ : t14186_;
+                            float t14194_ = kf_shfl_down(t14192_, 2u, kf_wn);
+                            bool t14196_ = (kf_lane_id() + 2u) < t14156_;
+                            float t14197_ = __fadd_rn(t14192_, t14194_);
+                            float t14198_ = t14196_ ? t14197_ : t14192_;
+                            float t14200_ = kf_shfl_down(t14198_, 1u, kf_wn);
+                            bool t14202_ = (kf_lane_id() + 1u) < t14156_;
+                            float t14203_ = __fadd_rn(t14198_, t14200_);
+                            sum_2_ = kf_shfl(t14202_ ? t14203_ : t14198_, 0u, kf_wn);
+                        }
+                        float d_6_ = __fdiv_rn(amax_2_, 127.0f);
+                        signed char q_6_ = (signed char)0;
+                        if (amax_2_ > 0.0f) {
+                            q_6_ = (signed char)kf_sat_i32(kf_f32_to_i32(roundf(__fdiv_rn(v_34_, d_6_))), -128, 127);
+                        }
+                        xo_[(c_16_ << 5u) + kf_lane_id()] = q_6_;
+                        if (kf_lane_id() == 0u) {
+                            kf_f16 t14223_ = kf_f16_from_f32(d_6_);
+                            kf_f16 t14224_ = kf_f16_from_f32(sum_2_);
+                            kf_f16x2 t14226_ = kf_f16x2{{t14223_, t14224_}};
+                            xdo_[c_16_] = t14226_;
+                        }
+                    }
+                    par_ = par_ ^ 1u;
                 }
-                if (t13450_) {
-                    y_[rr_4_] = kf_f16_from_f32(t13431_);
+                ck_ = 0u;
+                cp_ = cp_ + 1u;
+            } else if (t13924_ == steps_) {
+                float v_35_ = acc_[0u];
+                float t14242_ = __fadd_rn(v_35_, kf_shfl_xor(v_35_, 1u, kf_wn));
+                float t14248_ = __fadd_rn(t14242_, kf_shfl_xor(t14242_, 2u, kf_wn));
+                float t14254_ = __fadd_rn(t14248_, kf_shfl_xor(t14248_, 4u, kf_wn));
+                float t14260_ = __fadd_rn(t14254_, kf_shfl_xor(t14254_, 8u, kf_wn));
+                unsigned rr_3_ = ((t13139_ << 1u) << 1u) + r_;
+                bool t14278_ = (lane_ & 15u) == 0u;
+                bool t14279_ = t14278_;
+                if (t14278_) {
+                    t14279_ = rr_3_ < m_;
+                }
+                if (t14279_) {
+                    y_[rr_3_] = kf_f16_from_f32(t14260_);
+                }
+                acc_[0u] = 0.0f;
+                float v_36_ = acc_[1u];
+                float t14307_ = __fadd_rn(v_36_, kf_shfl_xor(v_36_, 1u, kf_wn));
+                float t14313_ = __fadd_rn(t14307_, kf_shfl_xor(t14307_, 2u, kf_wn));
+                float t14319_ = __fadd_rn(t14313_, kf_shfl_xor(t14313_, 4u, kf_wn));
+                float t14325_ = __fadd_rn(t14319_, kf_shfl_xor(t14319_, 8u, kf_wn));
+                unsigned rr_4_ = (((t13139_ << 1u) + 1u) << 1u) + r_;
+                bool t14343_ = (lane_ & 15u) == 0u;
+                bool t14344_ = t14343_;
+                if (t14343_) {
+                    t14344_ = rr_4_ < m_;
+                }
+                if (t14344_) {
+                    y_[rr_4_] = kf_f16_from_f32(t14325_);
                 }
                 acc_[1u] = 0.0f;
                 ck_ = 0u;
-                cg_ = cg_ + nw_2_;
+                cp_ = cp_ + 1u;
             }
         }
     }
 }
 
-/* kernel q4k_q8_gemv_rms_f32 (q4k.kf:1002) */
+/* kernel q4k_q8_gemv_rms_f32 (q4k.kf:1081) */
 extern "C" __global__ void __launch_bounds__(256)
 q4k_q8_gemv_rms_f32(const unsigned char* __restrict__ w_, const kf_f16* __restrict__ h_, const kf_f16* __restrict__ nw_, float* __restrict__ y_, unsigned m_, unsigned k_, float eps_)
 {
@@ -4311,19 +4126,21 @@ q4k_q8_gemv_rms_f32(const unsigned char* __restrict__ w_, const kf_f16* __restri
     kf_u32x4 wb_[12];
     float acc_[2];
     kf_u32x4 xv_[4];
-    kf_f16x8 hv_3_[2];
-    kf_f16x8 gv_5_[2];
-    kf_f16x8 hx_3_[2];
     kf_f16x8 hv_4_[2];
     kf_f16x8 gv_7_[2];
     kf_f16x8 hx_4_[2];
     kf_u32x4 xv_2_[4];
+    float amax_;
+    float sum_;
     float s_5_;
-    float s_10_;
+    float amax_2_;
+    float sum_2_;
     const unsigned kf_wn = kf_warp_lanes();
     const kf_u32x4* wq_ = (const kf_u32x4*)w_;
     const kf_f16x8* a_ = (const kf_f16x8*)h_;
     const kf_f16x8* b_ = (const kf_f16x8*)nw_;
+    signed char* xo_ = (signed char*)y_;
+    kf_f16x2* xdo_ = (kf_f16x2*)y_;
     unsigned nwarps_ = 8u;
     unsigned lane_ = kf_lane_id();
     unsigned r_ = lane_ >> 4u;
@@ -4334,52 +4151,57 @@ q4k_q8_gemv_rms_f32(const unsigned char* __restrict__ w_, const kf_f16* __restri
     unsigned ng_ = (m_ >> 2u) + (((m_ & 3u) != 0u) ? 1u : 0u);
     unsigned wid_ = (blockIdx.x << 3u) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u);
     unsigned nw_2_ = gridDim.x << 3u;
+    bool glu_ = false;
     unsigned total_ = 0u;
     if (wid_ < ng_) {
-        unsigned t64_ = ng_ - wid_;
-        total_ = ((t64_ / nw_2_) + (((t64_ % nw_2_) != 0u) ? 1u : 0u)) * steps_;
+        unsigned t86_ = ng_ - wid_;
+        total_ = ((t86_ / nw_2_) + (((t86_ % nw_2_) != 0u) ? 1u : 0u)) * steps_;
     }
-    unsigned t75_ = k_ >> 8u;
-    unsigned xd0_ = ((((t75_ >> 2u) + (((t75_ & 3u) != 0u) ? 1u : 0u)) << 2u) << 8u) >> 3u;
+    unsigned par_ = 0u;
+    unsigned t99_ = k_ >> 8u;
+    unsigned xd0_ = ((((t99_ >> 2u) + (((t99_ & 3u) != 0u) ? 1u : 0u)) << 2u) << 8u) >> 3u;
     acc_[0u] = 0.0f;
     acc_[1u] = 0.0f;
-    unsigned lg_ = wid_;
+    unsigned lp_ = 0u;
     unsigned lk_ = 0u;
-    unsigned cg_ = wid_;
+    unsigned cp_ = 0u;
     unsigned ck_ = 0u;
-    unsigned t107_ = total_ + 1u;
+    unsigned t133_ = total_ + 1u;
     #pragma unroll 1
-    for (unsigned t0_ = 0u; t0_ < t107_; t0_ = t0_ + 2u) {
+    for (unsigned t0_ = 0u; t0_ < t133_; t0_ = t0_ + 2u) {
         if (t0_ < total_) {
             unsigned kb_ = min(((lk_ << 2u) + bl_), (nbk_ - 1u));
-            unsigned row_ = min((((lg_ << 1u) << 1u) + r_), (m_ - 1u));
+            unsigned t2999_ = ((blockIdx.x << 3u) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u)) + ((lp_ * gridDim.x) << 3u);
+            unsigned row_ = min((((t2999_ << 1u) << 1u) + r_), (m_ - 1u));
             unsigned blk_ = ((row_ * nbk_) + kb_) * 9u;
             wb_[0u] = wq_[blk_];
             wb_[1u] = wq_[(blk_ + 1u) + (j_ << 1u)];
             wb_[2u] = wq_[(blk_ + 2u) + (j_ << 1u)];
-            unsigned row_2_ = min(((((lg_ << 1u) + 1u) << 1u) + r_), (m_ - 1u));
+            unsigned rs_ = 1u;
+            unsigned row_2_ = min(((((t2999_ << 1u) + rs_) << 1u) + r_), (m_ - 1u));
             unsigned blk_2_ = ((row_2_ * nbk_) + kb_) * 9u;
             wb_[3u] = wq_[blk_2_];
             wb_[4u] = wq_[(blk_2_ + 1u) + (j_ << 1u)];
             wb_[5u] = wq_[(blk_2_ + 2u) + (j_ << 1u)];
-            unsigned t3040_ = lk_ + 1u;
-            lk_ = t3040_;
-            if (t3040_ == steps_) {
+            unsigned t3152_ = lk_ + 1u;
+            lk_ = t3152_;
+            if (t3152_ == steps_) {
                 lk_ = 0u;
-                lg_ = lg_ + nw_2_;
+                lp_ = lp_ + 1u;
             }
         }
-        bool t5863_ = t0_ >= 1u;
-        bool t5864_ = t5863_;
-        if (t5863_) {
-            t5864_ = (t0_ - 1u) < total_;
+        bool t5973_ = t0_ >= 1u;
+        bool t5974_ = t5973_;
+        if (t5973_) {
+            t5974_ = (t0_ - 1u) < total_;
         }
-        if (t5864_) {
+        if (t5974_) {
             unsigned kb_2_ = (ck_ << 2u) + bl_;
+            unsigned t6024_ = ((blockIdx.x << 3u) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u)) + ((cp_ * gridDim.x) << 3u);
             if (kb_2_ < nbk_) {
-                unsigned t5919_ = (kb_2_ << 4u) + (j_ << 2u);
-                unsigned kb_3_ = t5919_ >> 4u;
-                unsigned s_ = (((((kb_3_ >> 2u) << 2u) + (t5919_ & 3u)) << 4u) + ((kb_3_ & 3u) << 2u)) + ((t5919_ >> 2u) & 3u);
+                unsigned t6072_ = (kb_2_ << 4u) + (j_ << 2u);
+                unsigned kb_3_ = t6072_ >> 4u;
+                unsigned s_ = (((((kb_3_ >> 2u) << 2u) + (t6072_ & 3u)) << 4u) + ((kb_3_ & 3u) << 2u)) + ((t6072_ >> 2u) & 3u);
                 xv_[0u] = sq_[s_];
                 unsigned v_ = ((kb_2_ << 4u) + (j_ << 2u)) + 1u;
                 unsigned kb_4_ = v_ >> 4u;
@@ -4393,8 +4215,8 @@ q4k_q8_gemv_rms_f32(const unsigned char* __restrict__ w_, const kf_f16* __restri
                 unsigned kb_6_ = v_3_ >> 4u;
                 unsigned s_4_ = (((((kb_6_ >> 2u) << 2u) + (v_3_ & 3u)) << 4u) + ((kb_6_ & 3u) << 2u)) + ((v_3_ >> 2u) & 3u);
                 xv_[3u] = sq_[s_4_];
-                unsigned t6045_ = (xd0_ + (kb_2_ << 2u)) + j_;
-                kf_f16x4 t6046_ = ((kf_f16x4*)sq_)[t6045_];
+                unsigned t6198_ = (xd0_ + (kb_2_ << 2u)) + j_;
+                kf_f16x4 t6199_ = ((kf_f16x4*)sq_)[t6198_];
                 kf_u32x4 h_2_ = wb_[6u];
                 kf_u32x4 qa_ = wb_[7u];
                 kf_u32x4 qb_ = wb_[8u];
@@ -4405,104 +4227,104 @@ q4k_q8_gemv_rms_f32(const unsigned char* __restrict__ w_, const kf_f16* __restri
                 unsigned a_2_ = qa_.v[0] & 252645135u;
                 unsigned b_2_ = xa_.v[0];
                 int c_ = 0;
-                kf_u8x4 t6109_ = kf_bitcast<kf_u8x4>(a_2_);
-                kf_i8x4 t6110_ = kf_bitcast<kf_i8x4>(b_2_);
-                int t6111_ = kf_dot4_us(kf_bitcast<unsigned>(t6109_), kf_bitcast<unsigned>(t6110_), c_);
+                kf_u8x4 t6262_ = kf_bitcast<kf_u8x4>(a_2_);
+                kf_i8x4 t6263_ = kf_bitcast<kf_i8x4>(b_2_);
+                int t6264_ = kf_dot4_us(kf_bitcast<unsigned>(t6262_), kf_bitcast<unsigned>(t6263_), c_);
                 unsigned a_3_ = qa_.v[1] & 252645135u;
                 unsigned b_3_ = xa_.v[1];
-                kf_u8x4 t6117_ = kf_bitcast<kf_u8x4>(a_3_);
-                kf_i8x4 t6118_ = kf_bitcast<kf_i8x4>(b_3_);
-                int t6119_ = kf_dot4_us(kf_bitcast<unsigned>(t6117_), kf_bitcast<unsigned>(t6118_), t6111_);
+                kf_u8x4 t6270_ = kf_bitcast<kf_u8x4>(a_3_);
+                kf_i8x4 t6271_ = kf_bitcast<kf_i8x4>(b_3_);
+                int t6272_ = kf_dot4_us(kf_bitcast<unsigned>(t6270_), kf_bitcast<unsigned>(t6271_), t6264_);
                 unsigned a_4_ = qa_.v[2] & 252645135u;
                 unsigned b_4_ = xa_.v[2];
-                kf_u8x4 t6124_ = kf_bitcast<kf_u8x4>(a_4_);
-                kf_i8x4 t6125_ = kf_bitcast<kf_i8x4>(b_4_);
-                int t6126_ = kf_dot4_us(kf_bitcast<unsigned>(t6124_), kf_bitcast<unsigned>(t6125_), t6119_);
+                kf_u8x4 t6277_ = kf_bitcast<kf_u8x4>(a_4_);
+                kf_i8x4 t6278_ = kf_bitcast<kf_i8x4>(b_4_);
+                int t6279_ = kf_dot4_us(kf_bitcast<unsigned>(t6277_), kf_bitcast<unsigned>(t6278_), t6272_);
                 unsigned a_5_ = qa_.v[3] & 252645135u;
                 unsigned b_5_ = xa_.v[3];
-                kf_u8x4 t6131_ = kf_bitcast<kf_u8x4>(a_5_);
-                kf_i8x4 t6132_ = kf_bitcast<kf_i8x4>(b_5_);
-                int t6133_ = kf_dot4_us(kf_bitcast<unsigned>(t6131_), kf_bitcast<unsigned>(t6132_), t6126_);
+                kf_u8x4 t6284_ = kf_bitcast<kf_u8x4>(a_5_);
+                kf_i8x4 t6285_ = kf_bitcast<kf_i8x4>(b_5_);
+                int t6286_ = kf_dot4_us(kf_bitcast<unsigned>(t6284_), kf_bitcast<unsigned>(t6285_), t6279_);
                 unsigned a_6_ = qb_.v[0] & 252645135u;
                 unsigned b_6_ = xb_2_.v[0];
-                kf_u8x4 t6138_ = kf_bitcast<kf_u8x4>(a_6_);
-                kf_i8x4 t6139_ = kf_bitcast<kf_i8x4>(b_6_);
-                int t6140_ = kf_dot4_us(kf_bitcast<unsigned>(t6138_), kf_bitcast<unsigned>(t6139_), t6133_);
+                kf_u8x4 t6291_ = kf_bitcast<kf_u8x4>(a_6_);
+                kf_i8x4 t6292_ = kf_bitcast<kf_i8x4>(b_6_);
+                int t6293_ = kf_dot4_us(kf_bitcast<unsigned>(t6291_), kf_bitcast<unsigned>(t6292_), t6286_);
                 unsigned a_7_ = qb_.v[1] & 252645135u;
                 unsigned b_7_ = xb_2_.v[1];
-                kf_u8x4 t6145_ = kf_bitcast<kf_u8x4>(a_7_);
-                kf_i8x4 t6146_ = kf_bitcast<kf_i8x4>(b_7_);
-                int t6147_ = kf_dot4_us(kf_bitcast<unsigned>(t6145_), kf_bitcast<unsigned>(t6146_), t6140_);
+                kf_u8x4 t6298_ = kf_bitcast<kf_u8x4>(a_7_);
+                kf_i8x4 t6299_ = kf_bitcast<kf_i8x4>(b_7_);
+                int t6300_ = kf_dot4_us(kf_bitcast<unsigned>(t6298_), kf_bitcast<unsigned>(t6299_), t6293_);
                 unsigned a_8_ = qb_.v[2] & 252645135u;
                 unsigned b_8_ = xb_2_.v[2];
-                kf_u8x4 t6152_ = kf_bitcast<kf_u8x4>(a_8_);
-                kf_i8x4 t6153_ = kf_bitcast<kf_i8x4>(b_8_);
-                int t6154_ = kf_dot4_us(kf_bitcast<unsigned>(t6152_), kf_bitcast<unsigned>(t6153_), t6147_);
+                kf_u8x4 t6305_ = kf_bitcast<kf_u8x4>(a_8_);
+                kf_i8x4 t6306_ = kf_bitcast<kf_i8x4>(b_8_);
+                int t6307_ = kf_dot4_us(kf_bitcast<unsigned>(t6305_), kf_bitcast<unsigned>(t6306_), t6300_);
                 unsigned a_9_ = qb_.v[3] & 252645135u;
                 unsigned b_9_ = xb_2_.v[3];
-                kf_u8x4 t6159_ = kf_bitcast<kf_u8x4>(a_9_);
-                kf_i8x4 t6160_ = kf_bitcast<kf_i8x4>(b_9_);
-                int t6161_ = kf_dot4_us(kf_bitcast<unsigned>(t6159_), kf_bitcast<unsigned>(t6160_), t6154_);
+                kf_u8x4 t6312_ = kf_bitcast<kf_u8x4>(a_9_);
+                kf_i8x4 t6313_ = kf_bitcast<kf_i8x4>(b_9_);
+                int t6314_ = kf_dot4_us(kf_bitcast<unsigned>(t6312_), kf_bitcast<unsigned>(t6313_), t6307_);
                 unsigned a_10_ = (qa_.v[0] >> 4u) & 252645135u;
                 unsigned b_10_ = xc_.v[0];
                 int c_2_ = 0;
-                kf_u8x4 t6169_ = kf_bitcast<kf_u8x4>(a_10_);
-                kf_i8x4 t6170_ = kf_bitcast<kf_i8x4>(b_10_);
-                int t6171_ = kf_dot4_us(kf_bitcast<unsigned>(t6169_), kf_bitcast<unsigned>(t6170_), c_2_);
+                kf_u8x4 t6322_ = kf_bitcast<kf_u8x4>(a_10_);
+                kf_i8x4 t6323_ = kf_bitcast<kf_i8x4>(b_10_);
+                int t6324_ = kf_dot4_us(kf_bitcast<unsigned>(t6322_), kf_bitcast<unsigned>(t6323_), c_2_);
                 unsigned a_11_ = (qa_.v[1] >> 4u) & 252645135u;
                 unsigned b_11_ = xc_.v[1];
-                kf_u8x4 t6179_ = kf_bitcast<kf_u8x4>(a_11_);
-                kf_i8x4 t6180_ = kf_bitcast<kf_i8x4>(b_11_);
-                int t6181_ = kf_dot4_us(kf_bitcast<unsigned>(t6179_), kf_bitcast<unsigned>(t6180_), t6171_);
+                kf_u8x4 t6332_ = kf_bitcast<kf_u8x4>(a_11_);
+                kf_i8x4 t6333_ = kf_bitcast<kf_i8x4>(b_11_);
+                int t6334_ = kf_dot4_us(kf_bitcast<unsigned>(t6332_), kf_bitcast<unsigned>(t6333_), t6324_);
                 unsigned a_12_ = (qa_.v[2] >> 4u) & 252645135u;
                 unsigned b_12_ = xc_.v[2];
-                kf_u8x4 t6188_ = kf_bitcast<kf_u8x4>(a_12_);
-                kf_i8x4 t6189_ = kf_bitcast<kf_i8x4>(b_12_);
-                int t6190_ = kf_dot4_us(kf_bitcast<unsigned>(t6188_), kf_bitcast<unsigned>(t6189_), t6181_);
+                kf_u8x4 t6341_ = kf_bitcast<kf_u8x4>(a_12_);
+                kf_i8x4 t6342_ = kf_bitcast<kf_i8x4>(b_12_);
+                int t6343_ = kf_dot4_us(kf_bitcast<unsigned>(t6341_), kf_bitcast<unsigned>(t6342_), t6334_);
                 unsigned a_13_ = (qa_.v[3] >> 4u) & 252645135u;
                 unsigned b_13_ = xc_.v[3];
-                kf_u8x4 t6197_ = kf_bitcast<kf_u8x4>(a_13_);
-                kf_i8x4 t6198_ = kf_bitcast<kf_i8x4>(b_13_);
-                int t6199_ = kf_dot4_us(kf_bitcast<unsigned>(t6197_), kf_bitcast<unsigned>(t6198_), t6190_);
+                kf_u8x4 t6350_ = kf_bitcast<kf_u8x4>(a_13_);
+                kf_i8x4 t6351_ = kf_bitcast<kf_i8x4>(b_13_);
+                int t6352_ = kf_dot4_us(kf_bitcast<unsigned>(t6350_), kf_bitcast<unsigned>(t6351_), t6343_);
                 unsigned a_14_ = (qb_.v[0] >> 4u) & 252645135u;
                 unsigned b_14_ = xd_.v[0];
-                kf_u8x4 t6206_ = kf_bitcast<kf_u8x4>(a_14_);
-                kf_i8x4 t6207_ = kf_bitcast<kf_i8x4>(b_14_);
-                int t6208_ = kf_dot4_us(kf_bitcast<unsigned>(t6206_), kf_bitcast<unsigned>(t6207_), t6199_);
+                kf_u8x4 t6359_ = kf_bitcast<kf_u8x4>(a_14_);
+                kf_i8x4 t6360_ = kf_bitcast<kf_i8x4>(b_14_);
+                int t6361_ = kf_dot4_us(kf_bitcast<unsigned>(t6359_), kf_bitcast<unsigned>(t6360_), t6352_);
                 unsigned a_15_ = (qb_.v[1] >> 4u) & 252645135u;
                 unsigned b_15_ = xd_.v[1];
-                kf_u8x4 t6215_ = kf_bitcast<kf_u8x4>(a_15_);
-                kf_i8x4 t6216_ = kf_bitcast<kf_i8x4>(b_15_);
-                int t6217_ = kf_dot4_us(kf_bitcast<unsigned>(t6215_), kf_bitcast<unsigned>(t6216_), t6208_);
+                kf_u8x4 t6368_ = kf_bitcast<kf_u8x4>(a_15_);
+                kf_i8x4 t6369_ = kf_bitcast<kf_i8x4>(b_15_);
+                int t6370_ = kf_dot4_us(kf_bitcast<unsigned>(t6368_), kf_bitcast<unsigned>(t6369_), t6361_);
                 unsigned a_16_ = (qb_.v[2] >> 4u) & 252645135u;
                 unsigned b_16_ = xd_.v[2];
-                kf_u8x4 t6224_ = kf_bitcast<kf_u8x4>(a_16_);
-                kf_i8x4 t6225_ = kf_bitcast<kf_i8x4>(b_16_);
-                int t6226_ = kf_dot4_us(kf_bitcast<unsigned>(t6224_), kf_bitcast<unsigned>(t6225_), t6217_);
+                kf_u8x4 t6377_ = kf_bitcast<kf_u8x4>(a_16_);
+                kf_i8x4 t6378_ = kf_bitcast<kf_i8x4>(b_16_);
+                int t6379_ = kf_dot4_us(kf_bitcast<unsigned>(t6377_), kf_bitcast<unsigned>(t6378_), t6370_);
                 unsigned a_17_ = (qb_.v[3] >> 4u) & 252645135u;
                 unsigned b_17_ = xd_.v[3];
-                kf_u8x4 t6233_ = kf_bitcast<kf_u8x4>(a_17_);
-                kf_i8x4 t6234_ = kf_bitcast<kf_i8x4>(b_17_);
-                int t6235_ = kf_dot4_us(kf_bitcast<unsigned>(t6233_), kf_bitcast<unsigned>(t6234_), t6226_);
-                unsigned t6239_ = h_2_.v[1] & 1061109567u;
-                unsigned t6249_ = (h_2_.v[3] & 252645135u) | ((h_2_.v[1] >> 2u) & 808464432u);
-                unsigned sc_ = kf_shr_u32(((j_ < 2u) ? t6239_ : t6249_), ((j_ & 1u) << 4u));
-                unsigned t6290_ = h_2_.v[2] & 1061109567u;
-                unsigned t6301_ = ((h_2_.v[3] >> 4u) & 252645135u) | ((h_2_.v[2] >> 2u) & 808464432u);
-                unsigned mn_ = kf_shr_u32(((j_ < 2u) ? t6290_ : t6301_), ((j_ & 1u) << 4u));
-                unsigned t6310_ = h_2_.v[0];
-                kf_f16x2 dm_ = kf_f16x2{{kf_low_bits<kf_f16>(kf_word(t6310_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6310_, 0u), 16u))}};
-                float t6313_ = kf_f16_to_f32(t6046_.v[2]);
-                int v_4_ = (int)((unsigned)t6235_ * (unsigned)kf_bitcast<int>((sc_ >> 8u) & 255u));
-                float t6325_ = __fsub_rn(kf_bitcast<float>(kf_bitcast<unsigned>(v_4_) + 1262485504u), 12582912.0f);
-                float t6327_ = kf_f16_to_f32(t6046_.v[0]);
-                int v_5_ = (int)((unsigned)t6161_ * (unsigned)kf_bitcast<int>(sc_ & 255u));
-                float t_ = __fmaf_rn(t6313_, t6325_, __fmul_rn(t6327_, __fsub_rn(kf_bitcast<float>(kf_bitcast<unsigned>(v_5_) + 1262485504u), 12582912.0f)));
+                kf_u8x4 t6386_ = kf_bitcast<kf_u8x4>(a_17_);
+                kf_i8x4 t6387_ = kf_bitcast<kf_i8x4>(b_17_);
+                int t6388_ = kf_dot4_us(kf_bitcast<unsigned>(t6386_), kf_bitcast<unsigned>(t6387_), t6379_);
+                unsigned t6392_ = h_2_.v[1] & 1061109567u;
+                unsigned t6402_ = (h_2_.v[3] & 252645135u) | ((h_2_.v[1] >> 2u) & 808464432u);
+                unsigned sc_ = kf_shr_u32(((j_ < 2u) ? t6392_ : t6402_), ((j_ & 1u) << 4u));
+                unsigned t6443_ = h_2_.v[2] & 1061109567u;
+                unsigned t6454_ = ((h_2_.v[3] >> 4u) & 252645135u) | ((h_2_.v[2] >> 2u) & 808464432u);
+                unsigned mn_ = kf_shr_u32(((j_ < 2u) ? t6443_ : t6454_), ((j_ & 1u) << 4u));
+                unsigned t6463_ = h_2_.v[0];
+                kf_f16x2 dm_ = kf_f16x2{{kf_low_bits<kf_f16>(kf_word(t6463_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6463_, 0u), 16u))}};
+                float t6466_ = kf_f16_to_f32(t6199_.v[2]);
+                int v_4_ = (int)((unsigned)t6388_ * (unsigned)kf_bitcast<int>((sc_ >> 8u) & 255u));
+                float t6478_ = __fsub_rn(kf_bitcast<float>(kf_bitcast<unsigned>(v_4_) + 1262485504u), 12582912.0f);
+                float t6480_ = kf_f16_to_f32(t6199_.v[0]);
+                int v_5_ = (int)((unsigned)t6314_ * (unsigned)kf_bitcast<int>(sc_ & 255u));
+                float t_ = __fmaf_rn(t6466_, t6478_, __fmul_rn(t6480_, __fsub_rn(kf_bitcast<float>(kf_bitcast<unsigned>(v_5_) + 1262485504u), 12582912.0f)));
                 unsigned v_6_ = (mn_ >> 8u) & 255u;
-                float t6348_ = __fsub_rn(kf_bitcast<float>(v_6_ | 1258291200u), 8388608.0f);
-                float t6350_ = kf_f16_to_f32(t6046_.v[3]);
+                float t6501_ = __fsub_rn(kf_bitcast<float>(v_6_ | 1258291200u), 8388608.0f);
+                float t6503_ = kf_f16_to_f32(t6199_.v[3]);
                 unsigned v_7_ = mn_ & 255u;
-                float u_ = __fmaf_rn(t6348_, t6350_, __fmul_rn(__fsub_rn(kf_bitcast<float>(v_7_ | 1258291200u), 8388608.0f), kf_f16_to_f32(t6046_.v[1])));
+                float u_ = __fmaf_rn(t6501_, t6503_, __fmul_rn(__fsub_rn(kf_bitcast<float>(v_7_ | 1258291200u), 8388608.0f), kf_f16_to_f32(t6199_.v[1])));
                 acc_[0u] = __fadd_rn(acc_[0u], __fmaf_rn(kf_f16_to_f32(dm_.v[0]), t_, __fmul_rn(-kf_f16_to_f32(dm_.v[1]), u_)));
                 kf_u32x4 h_3_ = wb_[9u];
                 kf_u32x4 qa_2_ = wb_[10u];
@@ -4514,262 +4336,378 @@ q4k_q8_gemv_rms_f32(const unsigned char* __restrict__ w_, const kf_f16* __restri
                 unsigned a_18_ = qa_2_.v[0] & 252645135u;
                 unsigned b_18_ = xa_2_.v[0];
                 int c_3_ = 0;
-                kf_u8x4 t6393_ = kf_bitcast<kf_u8x4>(a_18_);
-                kf_i8x4 t6394_ = kf_bitcast<kf_i8x4>(b_18_);
-                int t6395_ = kf_dot4_us(kf_bitcast<unsigned>(t6393_), kf_bitcast<unsigned>(t6394_), c_3_);
+                kf_u8x4 t6546_ = kf_bitcast<kf_u8x4>(a_18_);
+                kf_i8x4 t6547_ = kf_bitcast<kf_i8x4>(b_18_);
+                int t6548_ = kf_dot4_us(kf_bitcast<unsigned>(t6546_), kf_bitcast<unsigned>(t6547_), c_3_);
                 unsigned a_19_ = qa_2_.v[1] & 252645135u;
                 unsigned b_19_ = xa_2_.v[1];
-                kf_u8x4 t6401_ = kf_bitcast<kf_u8x4>(a_19_);
-                kf_i8x4 t6402_ = kf_bitcast<kf_i8x4>(b_19_);
-                int t6403_ = kf_dot4_us(kf_bitcast<unsigned>(t6401_), kf_bitcast<unsigned>(t6402_), t6395_);
+                kf_u8x4 t6554_ = kf_bitcast<kf_u8x4>(a_19_);
+                kf_i8x4 t6555_ = kf_bitcast<kf_i8x4>(b_19_);
+                int t6556_ = kf_dot4_us(kf_bitcast<unsigned>(t6554_), kf_bitcast<unsigned>(t6555_), t6548_);
                 unsigned a_20_ = qa_2_.v[2] & 252645135u;
                 unsigned b_20_ = xa_2_.v[2];
-                kf_u8x4 t6408_ = kf_bitcast<kf_u8x4>(a_20_);
-                kf_i8x4 t6409_ = kf_bitcast<kf_i8x4>(b_20_);
-                int t6410_ = kf_dot4_us(kf_bitcast<unsigned>(t6408_), kf_bitcast<unsigned>(t6409_), t6403_);
+                kf_u8x4 t6561_ = kf_bitcast<kf_u8x4>(a_20_);
+                kf_i8x4 t6562_ = kf_bitcast<kf_i8x4>(b_20_);
+                int t6563_ = kf_dot4_us(kf_bitcast<unsigned>(t6561_), kf_bitcast<unsigned>(t6562_), t6556_);
                 unsigned a_21_ = qa_2_.v[3] & 252645135u;
                 unsigned b_21_ = xa_2_.v[3];
-                kf_u8x4 t6415_ = kf_bitcast<kf_u8x4>(a_21_);
-                kf_i8x4 t6416_ = kf_bitcast<kf_i8x4>(b_21_);
-                int t6417_ = kf_dot4_us(kf_bitcast<unsigned>(t6415_), kf_bitcast<unsigned>(t6416_), t6410_);
+                kf_u8x4 t6568_ = kf_bitcast<kf_u8x4>(a_21_);
+                kf_i8x4 t6569_ = kf_bitcast<kf_i8x4>(b_21_);
+                int t6570_ = kf_dot4_us(kf_bitcast<unsigned>(t6568_), kf_bitcast<unsigned>(t6569_), t6563_);
                 unsigned a_22_ = qb_2_.v[0] & 252645135u;
                 unsigned b_22_ = xb_3_.v[0];
-                kf_u8x4 t6422_ = kf_bitcast<kf_u8x4>(a_22_);
-                kf_i8x4 t6423_ = kf_bitcast<kf_i8x4>(b_22_);
-                int t6424_ = kf_dot4_us(kf_bitcast<unsigned>(t6422_), kf_bitcast<unsigned>(t6423_), t6417_);
+                kf_u8x4 t6575_ = kf_bitcast<kf_u8x4>(a_22_);
+                kf_i8x4 t6576_ = kf_bitcast<kf_i8x4>(b_22_);
+                int t6577_ = kf_dot4_us(kf_bitcast<unsigned>(t6575_), kf_bitcast<unsigned>(t6576_), t6570_);
                 unsigned a_23_ = qb_2_.v[1] & 252645135u;
                 unsigned b_23_ = xb_3_.v[1];
-                kf_u8x4 t6429_ = kf_bitcast<kf_u8x4>(a_23_);
-                kf_i8x4 t6430_ = kf_bitcast<kf_i8x4>(b_23_);
-                int t6431_ = kf_dot4_us(kf_bitcast<unsigned>(t6429_), kf_bitcast<unsigned>(t6430_), t6424_);
+                kf_u8x4 t6582_ = kf_bitcast<kf_u8x4>(a_23_);
+                kf_i8x4 t6583_ = kf_bitcast<kf_i8x4>(b_23_);
+                int t6584_ = kf_dot4_us(kf_bitcast<unsigned>(t6582_), kf_bitcast<unsigned>(t6583_), t6577_);
                 unsigned a_24_ = qb_2_.v[2] & 252645135u;
                 unsigned b_24_ = xb_3_.v[2];
-                kf_u8x4 t6436_ = kf_bitcast<kf_u8x4>(a_24_);
-                kf_i8x4 t6437_ = kf_bitcast<kf_i8x4>(b_24_);
-                int t6438_ = kf_dot4_us(kf_bitcast<unsigned>(t6436_), kf_bitcast<unsigned>(t6437_), t6431_);
+                kf_u8x4 t6589_ = kf_bitcast<kf_u8x4>(a_24_);
+                kf_i8x4 t6590_ = kf_bitcast<kf_i8x4>(b_24_);
+                int t6591_ = kf_dot4_us(kf_bitcast<unsigned>(t6589_), kf_bitcast<unsigned>(t6590_), t6584_);
                 unsigned a_25_ = qb_2_.v[3] & 252645135u;
                 unsigned b_25_ = xb_3_.v[3];
-                kf_u8x4 t6443_ = kf_bitcast<kf_u8x4>(a_25_);
-                kf_i8x4 t6444_ = kf_bitcast<kf_i8x4>(b_25_);
-                int t6445_ = kf_dot4_us(kf_bitcast<unsigned>(t6443_), kf_bitcast<unsigned>(t6444_), t6438_);
+                kf_u8x4 t6596_ = kf_bitcast<kf_u8x4>(a_25_);
+                kf_i8x4 t6597_ = kf_bitcast<kf_i8x4>(b_25_);
+                int t6598_ = kf_dot4_us(kf_bitcast<unsigned>(t6596_), kf_bitcast<unsigned>(t6597_), t6591_);
                 unsigned a_26_ = (qa_2_.v[0] >> 4u) & 252645135u;
                 unsigned b_26_ = xc_2_.v[0];
                 int c_4_ = 0;
-                kf_u8x4 t6453_ = kf_bitcast<kf_u8x4>(a_26_);
-                kf_i8x4 t6454_ = kf_bitcast<kf_i8x4>(b_26_);
-                int t6455_ = kf_dot4_us(kf_bitcast<unsigned>(t6453_), kf_bitcast<unsigned>(t6454_), c_4_);
+                kf_u8x4 t6606_ = kf_bitcast<kf_u8x4>(a_26_);
+                kf_i8x4 t6607_ = kf_bitcast<kf_i8x4>(b_26_);
+                int t6608_ = kf_dot4_us(kf_bitcast<unsigned>(t6606_), kf_bitcast<unsigned>(t6607_), c_4_);
                 unsigned a_27_ = (qa_2_.v[1] >> 4u) & 252645135u;
                 unsigned b_27_ = xc_2_.v[1];
-                kf_u8x4 t6463_ = kf_bitcast<kf_u8x4>(a_27_);
-                kf_i8x4 t6464_ = kf_bitcast<kf_i8x4>(b_27_);
-                int t6465_ = kf_dot4_us(kf_bitcast<unsigned>(t6463_), kf_bitcast<unsigned>(t6464_), t6455_);
+                kf_u8x4 t6616_ = kf_bitcast<kf_u8x4>(a_27_);
+                kf_i8x4 t6617_ = kf_bitcast<kf_i8x4>(b_27_);
+                int t6618_ = kf_dot4_us(kf_bitcast<unsigned>(t6616_), kf_bitcast<unsigned>(t6617_), t6608_);
                 unsigned a_28_ = (qa_2_.v[2] >> 4u) & 252645135u;
                 unsigned b_28_ = xc_2_.v[2];
-                kf_u8x4 t6472_ = kf_bitcast<kf_u8x4>(a_28_);
-                kf_i8x4 t6473_ = kf_bitcast<kf_i8x4>(b_28_);
-                int t6474_ = kf_dot4_us(kf_bitcast<unsigned>(t6472_), kf_bitcast<unsigned>(t6473_), t6465_);
+                kf_u8x4 t6625_ = kf_bitcast<kf_u8x4>(a_28_);
+                kf_i8x4 t6626_ = kf_bitcast<kf_i8x4>(b_28_);
+                int t6627_ = kf_dot4_us(kf_bitcast<unsigned>(t6625_), kf_bitcast<unsigned>(t6626_), t6618_);
                 unsigned a_29_ = (qa_2_.v[3] >> 4u) & 252645135u;
                 unsigned b_29_ = xc_2_.v[3];
-                kf_u8x4 t6481_ = kf_bitcast<kf_u8x4>(a_29_);
-                kf_i8x4 t6482_ = kf_bitcast<kf_i8x4>(b_29_);
-                int t6483_ = kf_dot4_us(kf_bitcast<unsigned>(t6481_), kf_bitcast<unsigned>(t6482_), t6474_);
+                kf_u8x4 t6634_ = kf_bitcast<kf_u8x4>(a_29_);
+                kf_i8x4 t6635_ = kf_bitcast<kf_i8x4>(b_29_);
+                int t6636_ = kf_dot4_us(kf_bitcast<unsigned>(t6634_), kf_bitcast<unsigned>(t6635_), t6627_);
                 unsigned a_30_ = (qb_2_.v[0] >> 4u) & 252645135u;
                 unsigned b_30_ = xd_2_.v[0];
-                kf_u8x4 t6490_ = kf_bitcast<kf_u8x4>(a_30_);
-                kf_i8x4 t6491_ = kf_bitcast<kf_i8x4>(b_30_);
-                int t6492_ = kf_dot4_us(kf_bitcast<unsigned>(t6490_), kf_bitcast<unsigned>(t6491_), t6483_);
+                kf_u8x4 t6643_ = kf_bitcast<kf_u8x4>(a_30_);
+                kf_i8x4 t6644_ = kf_bitcast<kf_i8x4>(b_30_);
+                int t6645_ = kf_dot4_us(kf_bitcast<unsigned>(t6643_), kf_bitcast<unsigned>(t6644_), t6636_);
                 unsigned a_31_ = (qb_2_.v[1] >> 4u) & 252645135u;
                 unsigned b_31_ = xd_2_.v[1];
-                kf_u8x4 t6499_ = kf_bitcast<kf_u8x4>(a_31_);
-                kf_i8x4 t6500_ = kf_bitcast<kf_i8x4>(b_31_);
-                int t6501_ = kf_dot4_us(kf_bitcast<unsigned>(t6499_), kf_bitcast<unsigned>(t6500_), t6492_);
+                kf_u8x4 t6652_ = kf_bitcast<kf_u8x4>(a_31_);
+                kf_i8x4 t6653_ = kf_bitcast<kf_i8x4>(b_31_);
+                int t6654_ = kf_dot4_us(kf_bitcast<unsigned>(t6652_), kf_bitcast<unsigned>(t6653_), t6645_);
                 unsigned a_32_ = (qb_2_.v[2] >> 4u) & 252645135u;
                 unsigned b_32_ = xd_2_.v[2];
-                kf_u8x4 t6508_ = kf_bitcast<kf_u8x4>(a_32_);
-                kf_i8x4 t6509_ = kf_bitcast<kf_i8x4>(b_32_);
-                int t6510_ = kf_dot4_us(kf_bitcast<unsigned>(t6508_), kf_bitcast<unsigned>(t6509_), t6501_);
+                kf_u8x4 t6661_ = kf_bitcast<kf_u8x4>(a_32_);
+                kf_i8x4 t6662_ = kf_bitcast<kf_i8x4>(b_32_);
+                int t6663_ = kf_dot4_us(kf_bitcast<unsigned>(t6661_), kf_bitcast<unsigned>(t6662_), t6654_);
                 unsigned a_33_ = (qb_2_.v[3] >> 4u) & 252645135u;
                 unsigned b_33_ = xd_2_.v[3];
-                kf_u8x4 t6517_ = kf_bitcast<kf_u8x4>(a_33_);
-                kf_i8x4 t6518_ = kf_bitcast<kf_i8x4>(b_33_);
-                int t6519_ = kf_dot4_us(kf_bitcast<unsigned>(t6517_), kf_bitcast<unsigned>(t6518_), t6510_);
-                unsigned t6523_ = h_3_.v[1] & 1061109567u;
-                unsigned t6533_ = (h_3_.v[3] & 252645135u) | ((h_3_.v[1] >> 2u) & 808464432u);
-                unsigned sc_2_ = kf_shr_u32(((j_ < 2u) ? t6523_ : t6533_), ((j_ & 1u) << 4u));
-                unsigned t6574_ = h_3_.v[2] & 1061109567u;
-                unsigned t6585_ = ((h_3_.v[3] >> 4u) & 252645135u) | ((h_3_.v[2] >> 2u) & 808464432u);
-                unsigned mn_2_ = kf_shr_u32(((j_ < 2u) ? t6574_ : t6585_), ((j_ & 1u) << 4u));
-                unsigned t6594_ = h_3_.v[0];
-                kf_f16x2 dm_2_ = kf_f16x2{{kf_low_bits<kf_f16>(kf_word(t6594_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6594_, 0u), 16u))}};
-                float t6597_ = kf_f16_to_f32(t6046_.v[2]);
-                int v_8_ = (int)((unsigned)t6519_ * (unsigned)kf_bitcast<int>((sc_2_ >> 8u) & 255u));
-                float t6609_ = __fsub_rn(kf_bitcast<float>(kf_bitcast<unsigned>(v_8_) + 1262485504u), 12582912.0f);
-                float t6611_ = kf_f16_to_f32(t6046_.v[0]);
-                int v_9_ = (int)((unsigned)t6445_ * (unsigned)kf_bitcast<int>(sc_2_ & 255u));
-                float t_2_ = __fmaf_rn(t6597_, t6609_, __fmul_rn(t6611_, __fsub_rn(kf_bitcast<float>(kf_bitcast<unsigned>(v_9_) + 1262485504u), 12582912.0f)));
+                kf_u8x4 t6670_ = kf_bitcast<kf_u8x4>(a_33_);
+                kf_i8x4 t6671_ = kf_bitcast<kf_i8x4>(b_33_);
+                int t6672_ = kf_dot4_us(kf_bitcast<unsigned>(t6670_), kf_bitcast<unsigned>(t6671_), t6663_);
+                unsigned t6676_ = h_3_.v[1] & 1061109567u;
+                unsigned t6686_ = (h_3_.v[3] & 252645135u) | ((h_3_.v[1] >> 2u) & 808464432u);
+                unsigned sc_2_ = kf_shr_u32(((j_ < 2u) ? t6676_ : t6686_), ((j_ & 1u) << 4u));
+                unsigned t6727_ = h_3_.v[2] & 1061109567u;
+                unsigned t6738_ = ((h_3_.v[3] >> 4u) & 252645135u) | ((h_3_.v[2] >> 2u) & 808464432u);
+                unsigned mn_2_ = kf_shr_u32(((j_ < 2u) ? t6727_ : t6738_), ((j_ & 1u) << 4u));
+                unsigned t6747_ = h_3_.v[0];
+                kf_f16x2 dm_2_ = kf_f16x2{{kf_low_bits<kf_f16>(kf_word(t6747_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6747_, 0u), 16u))}};
+                float t6750_ = kf_f16_to_f32(t6199_.v[2]);
+                int v_8_ = (int)((unsigned)t6672_ * (unsigned)kf_bitcast<int>((sc_2_ >> 8u) & 255u));
+                float t6762_ = __fsub_rn(kf_bitcast<float>(kf_bitcast<unsigned>(v_8_) + 1262485504u), 12582912.0f);
+                float t6764_ = kf_f16_to_f32(t6199_.v[0]);
+                int v_9_ = (int)((unsigned)t6598_ * (unsigned)kf_bitcast<int>(sc_2_ & 255u));
+                float t_2_ = __fmaf_rn(t6750_, t6762_, __fmul_rn(t6764_, __fsub_rn(kf_bitcast<float>(kf_bitcast<unsigned>(v_9_) + 1262485504u), 12582912.0f)));
                 unsigned v_10_ = (mn_2_ >> 8u) & 255u;
-                float t6632_ = __fsub_rn(kf_bitcast<float>(v_10_ | 1258291200u), 8388608.0f);
-                float t6634_ = kf_f16_to_f32(t6046_.v[3]);
+                float t6785_ = __fsub_rn(kf_bitcast<float>(v_10_ | 1258291200u), 8388608.0f);
+                float t6787_ = kf_f16_to_f32(t6199_.v[3]);
                 unsigned v_11_ = mn_2_ & 255u;
-                float u_2_ = __fmaf_rn(t6632_, t6634_, __fmul_rn(__fsub_rn(kf_bitcast<float>(v_11_ | 1258291200u), 8388608.0f), kf_f16_to_f32(t6046_.v[1])));
+                float u_2_ = __fmaf_rn(t6785_, t6787_, __fmul_rn(__fsub_rn(kf_bitcast<float>(v_11_ | 1258291200u), 8388608.0f), kf_f16_to_f32(t6199_.v[1])));
                 acc_[1u] = __fadd_rn(acc_[1u], __fmaf_rn(kf_f16_to_f32(dm_2_.v[0]), t_2_, __fmul_rn(-kf_f16_to_f32(dm_2_.v[1]), u_2_)));
             }
-            unsigned t6656_ = ck_ + 1u;
-            ck_ = t6656_;
-            if (t6656_ == steps_) {
+            unsigned t6809_ = ck_ + 1u;
+            ck_ = t6809_;
+            bool t6810_ = t6809_ == steps_;
+            bool t6811_ = t6810_;
+            if (t6810_) {
+                t6811_ = glu_;
+            }
+            if (t6811_) {
                 float v_12_ = acc_[0u];
-                float t6667_ = __fadd_rn(v_12_, kf_shfl_xor(v_12_, 1u, kf_wn));
-                float t6673_ = __fadd_rn(t6667_, kf_shfl_xor(t6667_, 2u, kf_wn));
-                float t6679_ = __fadd_rn(t6673_, kf_shfl_xor(t6673_, 4u, kf_wn));
-                float t6685_ = __fadd_rn(t6679_, kf_shfl_xor(t6679_, 8u, kf_wn));
-                unsigned rr_ = ((cg_ << 1u) << 1u) + r_;
-                bool t6703_ = (lane_ & 15u) == 0u;
-                bool t6704_ = t6703_;
-                if (t6703_) {
-                    t6704_ = rr_ < m_;
-                }
-                if (t6704_) {
-                    y_[rr_] = t6685_;
+                float t6821_ = __fadd_rn(v_12_, kf_shfl_xor(v_12_, 1u, kf_wn));
+                float t6827_ = __fadd_rn(t6821_, kf_shfl_xor(t6821_, 2u, kf_wn));
+                float t6833_ = __fadd_rn(t6827_, kf_shfl_xor(t6827_, 4u, kf_wn));
+                float t6839_ = __fadd_rn(t6833_, kf_shfl_xor(t6833_, 8u, kf_wn));
+                float v_13_ = acc_[1u];
+                float t6856_ = __fadd_rn(v_13_, kf_shfl_xor(v_13_, 1u, kf_wn));
+                float t6862_ = __fadd_rn(t6856_, kf_shfl_xor(t6856_, 2u, kf_wn));
+                float t6868_ = __fadd_rn(t6862_, kf_shfl_xor(t6862_, 4u, kf_wn));
+                float t6874_ = __fadd_rn(t6868_, kf_shfl_xor(t6868_, 8u, kf_wn));
+                if ((lane_ & 15u) == 0u) {
+                    float gf_ = kf_f16_to_f32(kf_f16_from_f32(t6839_));
+                    unsigned i_ = (t6024_ << 1u) + r_;
+                    ((kf_f16*)sq_)[(par_ << 5u) + (i_ & 31u)] = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_, __fadd_rn(1.0f, kf_exp_approx(-gf_))), kf_f16_to_f32(kf_f16_from_f32(t6874_))));
                 }
                 acc_[0u] = 0.0f;
-                float v_13_ = acc_[1u];
-                float t6732_ = __fadd_rn(v_13_, kf_shfl_xor(v_13_, 1u, kf_wn));
-                float t6738_ = __fadd_rn(t6732_, kf_shfl_xor(t6732_, 2u, kf_wn));
-                float t6744_ = __fadd_rn(t6738_, kf_shfl_xor(t6738_, 4u, kf_wn));
-                float t6750_ = __fadd_rn(t6744_, kf_shfl_xor(t6744_, 8u, kf_wn));
-                unsigned rr_2_ = (((cg_ << 1u) + 1u) << 1u) + r_;
-                bool t6768_ = (lane_ & 15u) == 0u;
-                bool t6769_ = t6768_;
-                if (t6768_) {
-                    t6769_ = rr_2_ < m_;
+                acc_[1u] = 0.0f;
+                if ((cp_ & 1u) == 1u) {
+                    __syncthreads();
+                    if (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) == 0u) {
+                        unsigned c_5_ = blockIdx.x + ((cp_ >> 1u) * gridDim.x);
+                        float v_14_ = kf_f16_to_f32(((kf_f16*)sq_)[(par_ << 5u) + kf_lane_id()]);
+                        float t6947_ = kf_abs_f32(v_14_);
+                        unsigned t6969_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+                        if (t6969_ == 32u) {
+                            float t6974_ = fmaxf(t6947_, kf_shfl_xor(t6947_, 16u, kf_wn));
+                            float t6977_ = fmaxf(t6974_, kf_shfl_xor(t6974_, 8u, kf_wn));
+                            float t6980_ = fmaxf(t6977_, kf_shfl_xor(t6977_, 4u, kf_wn));
+                            float t6983_ = fmaxf(t6980_, kf_shfl_xor(t6980_, 2u, kf_wn));
+                            amax_ = fmaxf(t6983_, kf_shfl_xor(t6983_, 1u, kf_wn));
+                        } else {
+                            float t6989_ = kf_shfl_down(t6947_, 16u, kf_wn);
+                            bool t6991_ = (kf_lane_id() + 16u) < t6969_;
+                            float t6992_ = fmaxf(t6947_, t6989_);
+                            float t6993_ = t6991_ ? t6992_ : t6947_;
+                            float t6995_ = kf_shfl_down(t6993_, 8u, kf_wn);
+                            bool t6997_ = (kf_lane_id() + 8u) < t6969_;
+                            float t6998_ = fmaxf(t6993_, t6995_);
+                            float t6999_ = t6997_ ? t6998_ : t6993_;
+                            float t7001_ = kf_shfl_down(t6999_, 4u, kf_wn);
+                            bool t7003_ = (kf_lane_id() + 4u) < t6969_;
+                            float t7004_ = fmaxf(t6999_, t7001_);
+                            float t7005_ = t7003_ ? t7004_ : t6999_;
+                            float t7007_ = kf_shfl_down(t7005_, 2u, kf_wn);
+                            bool t7009_ = (kf_lane_id() + 2u) < t6969_;
+                            float t7010_ = fmaxf(t7005_, t7007_);
+                            float t7011_ = t7009_ ? t7010_ : t7005_;
+                            float t7013_ = kf_shfl_down(t7011_, 1u, kf_wn);
+                            bool t7015_ = (kf_lane_id() + 1u) < t6969_;
+                            float t7016_ = fmaxf(t7011_, t7013_);
+                            amax_ = kf_shfl(t7015_ ? t7016_ : t7011_, 0u, kf_wn);
+                        }
+                        unsigned t7041_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+                        if (t7041_ == 32u) {
+                            float t7046_ = __fadd_rn(v_14_, kf_shfl_xor(v_14_, 16u, kf_wn));
+                            float t7049_ = __fadd_rn(t7046_, kf_shfl_xor(t7046_, 8u, kf_wn));
+                            float t7052_ = __fadd_rn(t7049_, kf_shfl_xor(t7049_, 4u, kf_wn));
+                            float t7055_ = __fadd_rn(t7052_, kf_shfl_xor(t7052_, 2u, kf_wn));
+                            sum_ = __fadd_rn(t7055_, kf_shfl_xor(t7055_, 1u, kf_wn));
+                        } else {
+                            float t7061_ = kf_shfl_down(v_14_, 16u, kf_wn);
+                            bool t7063_ = (kf_lane_id() + 16u) < t7041_;
+                            float t7064_ = __fadd_rn(v_14_, t7061_);
+                            float t7065_ = t7063_ ? t7064_ : v_14_;
+                            float t7067_ = kf_shfl_down(t7065_, 8u, kf_wn);
+                            bool t7069_ = (kf_lane_id() + 8u) < t7041_;
+                            float t7070_ = __fadd_rn(t7065_, t7067_);
+                            float t7071_ = t7069_ ? t7070_ : t7065_;
+                            float t7073_ = kf_shfl_down(t7071_, 4u, kf_wn);
+                            bool t7075_ = (kf_lane_id() + 4u) < t7041_;
+                            float t7076_ = __fadd_rn(t7071_, t7073_);
+                            float t7077_ = t7075_ ? t7076_ : t7071_;
+                            float t7079_ = kf_shfl_down(t7077_, 2u, kf_wn);
+                            bool t7081_ = (kf_lane_id() + 2u) < t7041_;
+                            float t7082_ = __fadd_rn(t7077_, t7079_);
+                            float t7083_ = t7081_ ? t7082_ : t7077_;
+                            float t7085_ = kf_shfl_down(t7083_, 1u, kf_wn);
+                            bool t7087_ = (kf_lane_id() + 1u) < t7041_;
+                            float t7088_ = __fadd_rn(t7083_, t7085_);
+                            sum_ = kf_shfl(t7087_ ? t7088_ : t7083_, 0u, kf_wn);
+                        }
+                        float d_ = __fdiv_rn(amax_, 127.0f);
+                        signed char q_ = (signed char)0;
+                        if (amax_ > 0.0f) {
+                            q_ = (signed char)kf_sat_i32(kf_f32_to_i32(roundf(__fdiv_rn(v_14_, d_))), -128, 127);
+                        }
+                        xo_[(c_5_ << 5u) + kf_lane_id()] = q_;
+                        if (kf_lane_id() == 0u) {
+                            kf_f16 t7108_ = kf_f16_from_f32(d_);
+                            kf_f16 t7109_ = kf_f16_from_f32(sum_);
+                            kf_f16x2 t7111_ = kf_f16x2{{t7108_, t7109_}};
+                            xdo_[c_5_] = t7111_;
+                        }
+                    }
+                    par_ = par_ ^ 1u;
                 }
-                if (t6769_) {
-                    y_[rr_2_] = t6750_;
+                ck_ = 0u;
+                cp_ = cp_ + 1u;
+            } else if (t6809_ == steps_) {
+                float v_15_ = acc_[0u];
+                float t7127_ = __fadd_rn(v_15_, kf_shfl_xor(v_15_, 1u, kf_wn));
+                float t7133_ = __fadd_rn(t7127_, kf_shfl_xor(t7127_, 2u, kf_wn));
+                float t7139_ = __fadd_rn(t7133_, kf_shfl_xor(t7133_, 4u, kf_wn));
+                float t7145_ = __fadd_rn(t7139_, kf_shfl_xor(t7139_, 8u, kf_wn));
+                unsigned rr_ = ((t6024_ << 1u) << 1u) + r_;
+                bool t7163_ = (lane_ & 15u) == 0u;
+                bool t7164_ = t7163_;
+                if (t7163_) {
+                    t7164_ = rr_ < m_;
+                }
+                if (t7164_) {
+                    y_[rr_] = t7145_;
+                }
+                acc_[0u] = 0.0f;
+                float v_16_ = acc_[1u];
+                float t7192_ = __fadd_rn(v_16_, kf_shfl_xor(v_16_, 1u, kf_wn));
+                float t7198_ = __fadd_rn(t7192_, kf_shfl_xor(t7192_, 2u, kf_wn));
+                float t7204_ = __fadd_rn(t7198_, kf_shfl_xor(t7198_, 4u, kf_wn));
+                float t7210_ = __fadd_rn(t7204_, kf_shfl_xor(t7204_, 8u, kf_wn));
+                unsigned rr_2_ = (((t6024_ << 1u) + 1u) << 1u) + r_;
+                bool t7228_ = (lane_ & 15u) == 0u;
+                bool t7229_ = t7228_;
+                if (t7228_) {
+                    t7229_ = rr_2_ < m_;
+                }
+                if (t7229_) {
+                    y_[rr_2_] = t7210_;
                 }
                 acc_[1u] = 0.0f;
                 ck_ = 0u;
-                cg_ = cg_ + nw_2_;
+                cp_ = cp_ + 1u;
             }
         }
-        bool t6791_ = t0_ == 0u;
-        bool t6792_ = t6791_;
-        if (t6791_) {
-            t6792_ = true;
+        if ((t0_ + 1u) < total_) {
+            unsigned kb_7_ = min(((lk_ << 2u) + bl_), (nbk_ - 1u));
+            unsigned t10113_ = ((blockIdx.x << 3u) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u)) + ((lp_ * gridDim.x) << 3u);
+            unsigned row_3_ = min((((t10113_ << 1u) << 1u) + r_), (m_ - 1u));
+            unsigned blk_3_ = ((row_3_ * nbk_) + kb_7_) * 9u;
+            wb_[6u] = wq_[blk_3_];
+            wb_[7u] = wq_[(blk_3_ + 1u) + (j_ << 1u)];
+            wb_[8u] = wq_[(blk_3_ + 2u) + (j_ << 1u)];
+            unsigned rs_2_ = 1u;
+            unsigned row_4_ = min(((((t10113_ << 1u) + rs_2_) << 1u) + r_), (m_ - 1u));
+            unsigned blk_4_ = ((row_4_ * nbk_) + kb_7_) * 9u;
+            wb_[9u] = wq_[blk_4_];
+            wb_[10u] = wq_[(blk_4_ + 1u) + (j_ << 1u)];
+            wb_[11u] = wq_[(blk_4_ + 2u) + (j_ << 1u)];
+            unsigned t10266_ = lk_ + 1u;
+            lk_ = t10266_;
+            if (t10266_ == steps_) {
+                lk_ = 0u;
+                lp_ = lp_ + 1u;
+            }
         }
-        bool t6795_ = t6792_;
-        if (t6792_) {
-            t6795_ = false;
-        }
-        if (t6795_) {
+        if (t0_ == 0u) {
             unsigned nv_ = k_ >> 3u;
-            unsigned c_5_ = min(threadIdx.x, (nv_ - 1u));
-            hv_3_[0u] = a_[c_5_];
-            gv_5_[0u] = b_[c_5_];
-            unsigned c_6_ = min((threadIdx.x + 256u), (nv_ - 1u));
-            hv_3_[1u] = a_[c_6_];
-            gv_5_[1u] = b_[c_6_];
+            unsigned c_6_ = min(threadIdx.x, (nv_ - 1u));
+            hv_4_[0u] = a_[c_6_];
+            gv_7_[0u] = b_[c_6_];
+            unsigned c_7_ = min((threadIdx.x + 256u), (nv_ - 1u));
+            hv_4_[1u] = a_[c_7_];
+            gv_7_[1u] = b_[c_7_];
             float acc_2_ = 0.0f;
             if (threadIdx.x < nv_) {
-                float t6840_ = __fmaf_rn(kf_f16_to_f32(hv_3_[0u].v[0]), kf_f16_to_f32(hv_3_[0u].v[0]), 0.0f);
-                acc_2_ = t6840_;
-                float t6849_ = __fmaf_rn(kf_f16_to_f32(hv_3_[0u].v[1]), kf_f16_to_f32(hv_3_[0u].v[1]), t6840_);
-                acc_2_ = t6849_;
-                float t6858_ = __fmaf_rn(kf_f16_to_f32(hv_3_[0u].v[2]), kf_f16_to_f32(hv_3_[0u].v[2]), t6849_);
-                acc_2_ = t6858_;
-                float t6867_ = __fmaf_rn(kf_f16_to_f32(hv_3_[0u].v[3]), kf_f16_to_f32(hv_3_[0u].v[3]), t6858_);
-                acc_2_ = t6867_;
-                float t6876_ = __fmaf_rn(kf_f16_to_f32(hv_3_[0u].v[4]), kf_f16_to_f32(hv_3_[0u].v[4]), t6867_);
-                acc_2_ = t6876_;
-                float t6885_ = __fmaf_rn(kf_f16_to_f32(hv_3_[0u].v[5]), kf_f16_to_f32(hv_3_[0u].v[5]), t6876_);
-                acc_2_ = t6885_;
-                float t6894_ = __fmaf_rn(kf_f16_to_f32(hv_3_[0u].v[6]), kf_f16_to_f32(hv_3_[0u].v[6]), t6885_);
-                acc_2_ = t6894_;
-                acc_2_ = __fmaf_rn(kf_f16_to_f32(hv_3_[0u].v[7]), kf_f16_to_f32(hv_3_[0u].v[7]), t6894_);
+                float t10318_ = __fmaf_rn(kf_f16_to_f32(hv_4_[0u].v[0]), kf_f16_to_f32(hv_4_[0u].v[0]), 0.0f);
+                acc_2_ = t10318_;
+                float t10327_ = __fmaf_rn(kf_f16_to_f32(hv_4_[0u].v[1]), kf_f16_to_f32(hv_4_[0u].v[1]), t10318_);
+                acc_2_ = t10327_;
+                float t10336_ = __fmaf_rn(kf_f16_to_f32(hv_4_[0u].v[2]), kf_f16_to_f32(hv_4_[0u].v[2]), t10327_);
+                acc_2_ = t10336_;
+                float t10345_ = __fmaf_rn(kf_f16_to_f32(hv_4_[0u].v[3]), kf_f16_to_f32(hv_4_[0u].v[3]), t10336_);
+                acc_2_ = t10345_;
+                float t10354_ = __fmaf_rn(kf_f16_to_f32(hv_4_[0u].v[4]), kf_f16_to_f32(hv_4_[0u].v[4]), t10345_);
+                acc_2_ = t10354_;
+                float t10363_ = __fmaf_rn(kf_f16_to_f32(hv_4_[0u].v[5]), kf_f16_to_f32(hv_4_[0u].v[5]), t10354_);
+                acc_2_ = t10363_;
+                float t10372_ = __fmaf_rn(kf_f16_to_f32(hv_4_[0u].v[6]), kf_f16_to_f32(hv_4_[0u].v[6]), t10363_);
+                acc_2_ = t10372_;
+                acc_2_ = __fmaf_rn(kf_f16_to_f32(hv_4_[0u].v[7]), kf_f16_to_f32(hv_4_[0u].v[7]), t10372_);
             }
             if ((threadIdx.x + 256u) < nv_) {
-                float t6917_ = __fmaf_rn(kf_f16_to_f32(hv_3_[1u].v[0]), kf_f16_to_f32(hv_3_[1u].v[0]), acc_2_);
-                acc_2_ = t6917_;
-                float t6926_ = __fmaf_rn(kf_f16_to_f32(hv_3_[1u].v[1]), kf_f16_to_f32(hv_3_[1u].v[1]), t6917_);
-                acc_2_ = t6926_;
-                float t6935_ = __fmaf_rn(kf_f16_to_f32(hv_3_[1u].v[2]), kf_f16_to_f32(hv_3_[1u].v[2]), t6926_);
-                acc_2_ = t6935_;
-                float t6944_ = __fmaf_rn(kf_f16_to_f32(hv_3_[1u].v[3]), kf_f16_to_f32(hv_3_[1u].v[3]), t6935_);
-                acc_2_ = t6944_;
-                float t6953_ = __fmaf_rn(kf_f16_to_f32(hv_3_[1u].v[4]), kf_f16_to_f32(hv_3_[1u].v[4]), t6944_);
-                acc_2_ = t6953_;
-                float t6962_ = __fmaf_rn(kf_f16_to_f32(hv_3_[1u].v[5]), kf_f16_to_f32(hv_3_[1u].v[5]), t6953_);
-                acc_2_ = t6962_;
-                float t6971_ = __fmaf_rn(kf_f16_to_f32(hv_3_[1u].v[6]), kf_f16_to_f32(hv_3_[1u].v[6]), t6962_);
-                acc_2_ = t6971_;
-                acc_2_ = __fmaf_rn(kf_f16_to_f32(hv_3_[1u].v[7]), kf_f16_to_f32(hv_3_[1u].v[7]), t6971_);
+                float t10395_ = __fmaf_rn(kf_f16_to_f32(hv_4_[1u].v[0]), kf_f16_to_f32(hv_4_[1u].v[0]), acc_2_);
+                acc_2_ = t10395_;
+                float t10404_ = __fmaf_rn(kf_f16_to_f32(hv_4_[1u].v[1]), kf_f16_to_f32(hv_4_[1u].v[1]), t10395_);
+                acc_2_ = t10404_;
+                float t10413_ = __fmaf_rn(kf_f16_to_f32(hv_4_[1u].v[2]), kf_f16_to_f32(hv_4_[1u].v[2]), t10404_);
+                acc_2_ = t10413_;
+                float t10422_ = __fmaf_rn(kf_f16_to_f32(hv_4_[1u].v[3]), kf_f16_to_f32(hv_4_[1u].v[3]), t10413_);
+                acc_2_ = t10422_;
+                float t10431_ = __fmaf_rn(kf_f16_to_f32(hv_4_[1u].v[4]), kf_f16_to_f32(hv_4_[1u].v[4]), t10422_);
+                acc_2_ = t10431_;
+                float t10440_ = __fmaf_rn(kf_f16_to_f32(hv_4_[1u].v[5]), kf_f16_to_f32(hv_4_[1u].v[5]), t10431_);
+                acc_2_ = t10440_;
+                float t10449_ = __fmaf_rn(kf_f16_to_f32(hv_4_[1u].v[6]), kf_f16_to_f32(hv_4_[1u].v[6]), t10440_);
+                acc_2_ = t10449_;
+                acc_2_ = __fmaf_rn(kf_f16_to_f32(hv_4_[1u].v[7]), kf_f16_to_f32(hv_4_[1u].v[7]), t10449_);
             }
             #pragma unroll 1
             for (unsigned c0_ = threadIdx.x + 512u; c0_ < nv_; c0_ = c0_ + 512u) {
-                hx_3_[0u] = a_[min(c0_, (nv_ - 1u))];
-                hx_3_[1u] = a_[min((c0_ + 256u), (nv_ - 1u))];
+                hx_4_[0u] = a_[min(c0_, (nv_ - 1u))];
+                hx_4_[1u] = a_[min((c0_ + 256u), (nv_ - 1u))];
                 if (c0_ < nv_) {
-                    float t7017_ = __fmaf_rn(kf_f16_to_f32(hx_3_[0u].v[0]), kf_f16_to_f32(hx_3_[0u].v[0]), acc_2_);
-                    acc_2_ = t7017_;
-                    float t7026_ = __fmaf_rn(kf_f16_to_f32(hx_3_[0u].v[1]), kf_f16_to_f32(hx_3_[0u].v[1]), t7017_);
-                    acc_2_ = t7026_;
-                    float t7035_ = __fmaf_rn(kf_f16_to_f32(hx_3_[0u].v[2]), kf_f16_to_f32(hx_3_[0u].v[2]), t7026_);
-                    acc_2_ = t7035_;
-                    float t7044_ = __fmaf_rn(kf_f16_to_f32(hx_3_[0u].v[3]), kf_f16_to_f32(hx_3_[0u].v[3]), t7035_);
-                    acc_2_ = t7044_;
-                    float t7053_ = __fmaf_rn(kf_f16_to_f32(hx_3_[0u].v[4]), kf_f16_to_f32(hx_3_[0u].v[4]), t7044_);
-                    acc_2_ = t7053_;
-                    float t7062_ = __fmaf_rn(kf_f16_to_f32(hx_3_[0u].v[5]), kf_f16_to_f32(hx_3_[0u].v[5]), t7053_);
-                    acc_2_ = t7062_;
-                    float t7071_ = __fmaf_rn(kf_f16_to_f32(hx_3_[0u].v[6]), kf_f16_to_f32(hx_3_[0u].v[6]), t7062_);
-                    acc_2_ = t7071_;
-                    acc_2_ = __fmaf_rn(kf_f16_to_f32(hx_3_[0u].v[7]), kf_f16_to_f32(hx_3_[0u].v[7]), t7071_);
+                    float t10495_ = __fmaf_rn(kf_f16_to_f32(hx_4_[0u].v[0]), kf_f16_to_f32(hx_4_[0u].v[0]), acc_2_);
+                    acc_2_ = t10495_;
+                    float t10504_ = __fmaf_rn(kf_f16_to_f32(hx_4_[0u].v[1]), kf_f16_to_f32(hx_4_[0u].v[1]), t10495_);
+                    acc_2_ = t10504_;
+                    float t10513_ = __fmaf_rn(kf_f16_to_f32(hx_4_[0u].v[2]), kf_f16_to_f32(hx_4_[0u].v[2]), t10504_);
+                    acc_2_ = t10513_;
+                    float t10522_ = __fmaf_rn(kf_f16_to_f32(hx_4_[0u].v[3]), kf_f16_to_f32(hx_4_[0u].v[3]), t10513_);
+                    acc_2_ = t10522_;
+                    float t10531_ = __fmaf_rn(kf_f16_to_f32(hx_4_[0u].v[4]), kf_f16_to_f32(hx_4_[0u].v[4]), t10522_);
+                    acc_2_ = t10531_;
+                    float t10540_ = __fmaf_rn(kf_f16_to_f32(hx_4_[0u].v[5]), kf_f16_to_f32(hx_4_[0u].v[5]), t10531_);
+                    acc_2_ = t10540_;
+                    float t10549_ = __fmaf_rn(kf_f16_to_f32(hx_4_[0u].v[6]), kf_f16_to_f32(hx_4_[0u].v[6]), t10540_);
+                    acc_2_ = t10549_;
+                    acc_2_ = __fmaf_rn(kf_f16_to_f32(hx_4_[0u].v[7]), kf_f16_to_f32(hx_4_[0u].v[7]), t10549_);
                 }
                 if ((c0_ + 256u) < nv_) {
-                    float t7093_ = __fmaf_rn(kf_f16_to_f32(hx_3_[1u].v[0]), kf_f16_to_f32(hx_3_[1u].v[0]), acc_2_);
-                    acc_2_ = t7093_;
-                    float t7102_ = __fmaf_rn(kf_f16_to_f32(hx_3_[1u].v[1]), kf_f16_to_f32(hx_3_[1u].v[1]), t7093_);
-                    acc_2_ = t7102_;
-                    float t7111_ = __fmaf_rn(kf_f16_to_f32(hx_3_[1u].v[2]), kf_f16_to_f32(hx_3_[1u].v[2]), t7102_);
-                    acc_2_ = t7111_;
-                    float t7120_ = __fmaf_rn(kf_f16_to_f32(hx_3_[1u].v[3]), kf_f16_to_f32(hx_3_[1u].v[3]), t7111_);
-                    acc_2_ = t7120_;
-                    float t7129_ = __fmaf_rn(kf_f16_to_f32(hx_3_[1u].v[4]), kf_f16_to_f32(hx_3_[1u].v[4]), t7120_);
-                    acc_2_ = t7129_;
-                    float t7138_ = __fmaf_rn(kf_f16_to_f32(hx_3_[1u].v[5]), kf_f16_to_f32(hx_3_[1u].v[5]), t7129_);
-                    acc_2_ = t7138_;
-                    float t7147_ = __fmaf_rn(kf_f16_to_f32(hx_3_[1u].v[6]), kf_f16_to_f32(hx_3_[1u].v[6]), t7138_);
-                    acc_2_ = t7147_;
-                    acc_2_ = __fmaf_rn(kf_f16_to_f32(hx_3_[1u].v[7]), kf_f16_to_f32(hx_3_[1u].v[7]), t7147_);
+                    float t10571_ = __fmaf_rn(kf_f16_to_f32(hx_4_[1u].v[0]), kf_f16_to_f32(hx_4_[1u].v[0]), acc_2_);
+                    acc_2_ = t10571_;
+                    float t10580_ = __fmaf_rn(kf_f16_to_f32(hx_4_[1u].v[1]), kf_f16_to_f32(hx_4_[1u].v[1]), t10571_);
+                    acc_2_ = t10580_;
+                    float t10589_ = __fmaf_rn(kf_f16_to_f32(hx_4_[1u].v[2]), kf_f16_to_f32(hx_4_[1u].v[2]), t10580_);
+                    acc_2_ = t10589_;
+                    float t10598_ = __fmaf_rn(kf_f16_to_f32(hx_4_[1u].v[3]), kf_f16_to_f32(hx_4_[1u].v[3]), t10589_);
+                    acc_2_ = t10598_;
+                    float t10607_ = __fmaf_rn(kf_f16_to_f32(hx_4_[1u].v[4]), kf_f16_to_f32(hx_4_[1u].v[4]), t10598_);
+                    acc_2_ = t10607_;
+                    float t10616_ = __fmaf_rn(kf_f16_to_f32(hx_4_[1u].v[5]), kf_f16_to_f32(hx_4_[1u].v[5]), t10607_);
+                    acc_2_ = t10616_;
+                    float t10625_ = __fmaf_rn(kf_f16_to_f32(hx_4_[1u].v[6]), kf_f16_to_f32(hx_4_[1u].v[6]), t10616_);
+                    acc_2_ = t10625_;
+                    acc_2_ = __fmaf_rn(kf_f16_to_f32(hx_4_[1u].v[7]), kf_f16_to_f32(hx_4_[1u].v[7]), t10625_);
                 }
             }
-            unsigned t7179_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
-            if (t7179_ == 32u) {
-                float t7184_ = __fadd_rn(acc_2_, kf_shfl_xor(acc_2_, 16u, kf_wn));
-                float t7187_ = __fadd_rn(t7184_, kf_shfl_xor(t7184_, 8u, kf_wn));
-                float t7190_ = __fadd_rn(t7187_, kf_shfl_xor(t7187_, 4u, kf_wn));
-                float t7193_ = __fadd_rn(t7190_, kf_shfl_xor(t7190_, 2u, kf_wn));
-                s_5_ = __fadd_rn(t7193_, kf_shfl_xor(t7193_, 1u, kf_wn));
+            unsigned t10657_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+            if (t10657_ == 32u) {
+                float t10662_ = __fadd_rn(acc_2_, kf_shfl_xor(acc_2_, 16u, kf_wn));
+                float t10665_ = __fadd_rn(t10662_, kf_shfl_xor(t10662_, 8u, kf_wn));
+                float t10668_ = __fadd_rn(t10665_, kf_shfl_xor(t10665_, 4u, kf_wn));
+                float t10671_ = __fadd_rn(t10668_, kf_shfl_xor(t10668_, 2u, kf_wn));
+                s_5_ = __fadd_rn(t10671_, kf_shfl_xor(t10671_, 1u, kf_wn));
             } else {
-                float t7199_ = kf_shfl_down(acc_2_, 16u, kf_wn);
-                bool t7201_ = (kf_lane_id() + 16u) < t7179_;
-                float t7202_ = __fadd_rn(acc_2_, t7199_);
-                float t7203_ = t7201_ ? t7202_ : acc_2_;
-                float t7205_ = kf_shfl_down(t7203_, 8u, kf_wn);
-                bool t7207_ = (kf_lane_id() + 8u) < t7179_;
-                float t7208_ = __fadd_rn(t7203_, t7205_);
-                float t7209_ = t7207_ ? t7208_ : t7203_;
-                float t7211_ = kf_shfl_down(t7209_, 4u, kf_wn);
-                bool t7213_ = (kf_lane_id() + 4u) < t7179_;
-                float t7214_ = __fadd_rn(t7209_, t7211_);
-                float t7215_ = t7213_ ? t7214_ : t7209_;
-                float t7217_ = kf_shfl_down(t7215_, 2u, kf_wn);
-                bool t7219_ = (kf_lane_id() + 2u) < t7179_;
-                float t7220_ = __fadd_rn(t7215_, t7217_);
-                float t7221_ = t7219_ ? t7220_ : t7215_;
-                float t7223_ = kf_shfl_down(t7221_, 1u, kf_wn);
-                bool t7225_ = (kf_lane_id() + 1u) < t7179_;
-                float t7226_ = __fadd_rn(t7221_, t7223_);
-                s_5_ = kf_shfl(t7225_ ? t7226_ : t7221_, 0u, kf_wn);
+                float t10677_ = kf_shfl_down(acc_2_, 16u, kf_wn);
+                bool t10679_ = (kf_lane_id() + 16u) < t10657_;
+                float t10680_ = __fadd_rn(acc_2_, t10677_);
+                float t10681_ = t10679_ ? t10680_ : acc_2_;
+                float t10683_ = kf_shfl_down(t10681_, 8u, kf_wn);
+                bool t10685_ = (kf_lane_id() + 8u) < t10657_;
+                float t10686_ = __fadd_rn(t10681_, t10683_);
+                float t10687_ = t10685_ ? t10686_ : t10681_;
+                float t10689_ = kf_shfl_down(t10687_, 4u, kf_wn);
+                bool t10691_ = (kf_lane_id() + 4u) < t10657_;
+                float t10692_ = __fadd_rn(t10687_, t10689_);
+                float t10693_ = t10691_ ? t10692_ : t10687_;
+                float t10695_ = kf_shfl_down(t10693_, 2u, kf_wn);
+                bool t10697_ = (kf_lane_id() + 2u) < t10657_;
+                float t10698_ = __fadd_rn(t10693_, t10695_);
+                float t10699_ = t10697_ ? t10698_ : t10693_;
+                float t10701_ = kf_shfl_down(t10699_, 1u, kf_wn);
+                bool t10703_ = (kf_lane_id() + 1u) < t10657_;
+                float t10704_ = __fadd_rn(t10699_, t10701_);
+                s_5_ = kf_shfl(t10703_ ? t10704_ : t10699_, 0u, kf_wn);
             }
             if (kf_lane_id() == 0u) {
                 part_[(threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u] = s_5_;
@@ -4781,712 +4719,299 @@ q4k_q8_gemv_rms_f32(const unsigned char* __restrict__ w_, const kf_f16* __restri
                 total_2_ = __fadd_rn(total_2_, part_[w_2_]);
             }
             float scale_ = kf_rsqrt_approx(__fadd_rn(__fdiv_rn(total_2_, (float)k_), eps_));
-            kf_f16x8 h_4_ = hv_3_[0u];
-            kf_f16x8 nw_3_ = gv_5_[0u];
-            kf_f16 t7274_ = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(h_4_.v[0]), scale_), kf_f16_to_f32(nw_3_.v[0])));
-            kf_f16 t7281_ = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(h_4_.v[1]), scale_), kf_f16_to_f32(nw_3_.v[1])));
-            kf_f16 t7288_ = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(h_4_.v[2]), scale_), kf_f16_to_f32(nw_3_.v[2])));
-            kf_f16 t7295_ = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(h_4_.v[3]), scale_), kf_f16_to_f32(nw_3_.v[3])));
-            kf_f16 t7302_ = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(h_4_.v[4]), scale_), kf_f16_to_f32(nw_3_.v[4])));
-            kf_f16 t7309_ = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(h_4_.v[5]), scale_), kf_f16_to_f32(nw_3_.v[5])));
-            kf_f16 t7316_ = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(h_4_.v[6]), scale_), kf_f16_to_f32(nw_3_.v[6])));
-            kf_f16 t7323_ = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(h_4_.v[7]), scale_), kf_f16_to_f32(nw_3_.v[7])));
+            kf_f16x8 h_4_ = hv_4_[0u];
+            kf_f16x8 nw_3_ = gv_7_[0u];
+            kf_f16 t10752_ = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(h_4_.v[0]), scale_), kf_f16_to_f32(nw_3_.v[0])));
+            kf_f16 t10759_ = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(h_4_.v[1]), scale_), kf_f16_to_f32(nw_3_.v[1])));
+            kf_f16 t10766_ = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(h_4_.v[2]), scale_), kf_f16_to_f32(nw_3_.v[2])));
+            kf_f16 t10773_ = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(h_4_.v[3]), scale_), kf_f16_to_f32(nw_3_.v[3])));
+            kf_f16 t10780_ = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(h_4_.v[4]), scale_), kf_f16_to_f32(nw_3_.v[4])));
+            kf_f16 t10787_ = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(h_4_.v[5]), scale_), kf_f16_to_f32(nw_3_.v[5])));
+            kf_f16 t10794_ = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(h_4_.v[6]), scale_), kf_f16_to_f32(nw_3_.v[6])));
+            kf_f16 t10801_ = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(h_4_.v[7]), scale_), kf_f16_to_f32(nw_3_.v[7])));
             bool store_ = threadIdx.x < nv_;
-            float t7332_ = fmaxf(0.0f, kf_abs_f32(kf_f16_to_f32(t7274_)));
-            float t7335_ = __fadd_rn(0.0f, kf_f16_to_f32(t7274_));
-            float t7339_ = fmaxf(t7332_, kf_abs_f32(kf_f16_to_f32(t7281_)));
-            float t7342_ = __fadd_rn(t7335_, kf_f16_to_f32(t7281_));
-            float t7346_ = fmaxf(t7339_, kf_abs_f32(kf_f16_to_f32(t7288_)));
-            float t7349_ = __fadd_rn(t7342_, kf_f16_to_f32(t7288_));
-            float t7353_ = fmaxf(t7346_, kf_abs_f32(kf_f16_to_f32(t7295_)));
-            float t7356_ = __fadd_rn(t7349_, kf_f16_to_f32(t7295_));
-            float t7360_ = fmaxf(t7353_, kf_abs_f32(kf_f16_to_f32(t7302_)));
-            float t7363_ = __fadd_rn(t7356_, kf_f16_to_f32(t7302_));
-            float t7367_ = fmaxf(t7360_, kf_abs_f32(kf_f16_to_f32(t7309_)));
-            float t7370_ = __fadd_rn(t7363_, kf_f16_to_f32(t7309_));
-            float t7374_ = fmaxf(t7367_, kf_abs_f32(kf_f16_to_f32(t7316_)));
-            float t7377_ = __fadd_rn(t7370_, kf_f16_to_f32(t7316_));
-            float t7381_ = fmaxf(t7374_, kf_abs_f32(kf_f16_to_f32(t7323_)));
-            float t7384_ = __fadd_rn(t7377_, kf_f16_to_f32(t7323_));
-            float t7387_ = fmaxf(t7381_, kf_shfl_xor(t7381_, 1u, kf_wn));
-            float t7390_ = __fadd_rn(t7384_, kf_shfl_xor(t7384_, 1u, kf_wn));
-            float t7393_ = fmaxf(t7387_, kf_shfl_xor(t7387_, 2u, kf_wn));
-            float t7396_ = __fadd_rn(t7390_, kf_shfl_xor(t7390_, 2u, kf_wn));
-            float d_ = __fdiv_rn(t7393_, 127.0f);
-            kf_i8x8 t7400_ = kf_i8x8{{(signed char)0, (signed char)0, (signed char)0, (signed char)0, (signed char)0, (signed char)0, (signed char)0, (signed char)0}};
-            kf_i8x8 q_ = t7400_;
-            if (t7393_ > 0.0f) {
-                signed char t7408_ = (signed char)kf_sat_i32(kf_f32_to_i32(roundf(__fdiv_rn(kf_f16_to_f32(t7274_), d_))), -128, 127);
-                q_ = t7400_;
-                q_.v[0] = t7408_;
-                q_.v[1] = (signed char)kf_sat_i32(kf_f32_to_i32(roundf(__fdiv_rn(kf_f16_to_f32(t7281_), d_))), -128, 127);
-                q_.v[2] = (signed char)kf_sat_i32(kf_f32_to_i32(roundf(__fdiv_rn(kf_f16_to_f32(t7288_), d_))), -128, 127);
-                q_.v[3] = (signed char)kf_sat_i32(kf_f32_to_i32(roundf(__fdiv_rn(kf_f16_to_f32(t7295_), d_))), -128, 127);
-                q_.v[4] = (signed char)kf_sat_i32(kf_f32_to_i32(roundf(__fdiv_rn(kf_f16_to_f32(t7302_), d_))), -128, 127);
-                q_.v[5] = (signed char)kf_sat_i32(kf_f32_to_i32(roundf(__fdiv_rn(kf_f16_to_f32(t7309_), d_))), -128, 127);
-                q_.v[6] = (signed char)kf_sat_i32(kf_f32_to_i32(roundf(__fdiv_rn(kf_f16_to_f32(t7316_), d_))), -128, 127);
-                q_.v[7] = (signed char)kf_sat_i32(kf_f32_to_i32(roundf(__fdiv_rn(kf_f16_to_f32(t7323_), d_))), -128, 127);
+            float t10810_ = fmaxf(0.0f, kf_abs_f32(kf_f16_to_f32(t10752_)));
+            float t10813_ = __fadd_rn(0.0f, kf_f16_to_f32(t10752_));
+            float t10817_ = fmaxf(t10810_, kf_abs_f32(kf_f16_to_f32(t10759_)));
+            float t10820_ = __fadd_rn(t10813_, kf_f16_to_f32(t10759_));
+            float t10824_ = fmaxf(t10817_, kf_abs_f32(kf_f16_to_f32(t10766_)));
+            float t10827_ = __fadd_rn(t10820_, kf_f16_to_f32(t10766_));
+            float t10831_ = fmaxf(t10824_, kf_abs_f32(kf_f16_to_f32(t10773_)));
+            float t10834_ = __fadd_rn(t10827_, kf_f16_to_f32(t10773_));
+            float t10838_ = fmaxf(t10831_, kf_abs_f32(kf_f16_to_f32(t10780_)));
+            float t10841_ = __fadd_rn(t10834_, kf_f16_to_f32(t10780_));
+            float t10845_ = fmaxf(t10838_, kf_abs_f32(kf_f16_to_f32(t10787_)));
+            float t10848_ = __fadd_rn(t10841_, kf_f16_to_f32(t10787_));
+            float t10852_ = fmaxf(t10845_, kf_abs_f32(kf_f16_to_f32(t10794_)));
+            float t10855_ = __fadd_rn(t10848_, kf_f16_to_f32(t10794_));
+            float t10859_ = fmaxf(t10852_, kf_abs_f32(kf_f16_to_f32(t10801_)));
+            float t10862_ = __fadd_rn(t10855_, kf_f16_to_f32(t10801_));
+            float t10865_ = fmaxf(t10859_, kf_shfl_xor(t10859_, 1u, kf_wn));
+            float t10868_ = __fadd_rn(t10862_, kf_shfl_xor(t10862_, 1u, kf_wn));
+            float t10871_ = fmaxf(t10865_, kf_shfl_xor(t10865_, 2u, kf_wn));
+            float t10874_ = __fadd_rn(t10868_, kf_shfl_xor(t10868_, 2u, kf_wn));
+            float d_2_ = __fdiv_rn(t10871_, 127.0f);
+            kf_i8x8 t10878_ = kf_i8x8{{(signed char)0, (signed char)0, (signed char)0, (signed char)0, (signed char)0, (signed char)0, (signed char)0, (signed char)0}};
+            kf_i8x8 q_2_ = t10878_;
+            if (t10871_ > 0.0f) {
+                signed char t10886_ = (signed char)kf_sat_i32(kf_f32_to_i32(roundf(__fdiv_rn(kf_f16_to_f32(t10752_), d_2_))), -128, 127);
+                q_2_ = t10878_;
+                q_2_.v[0] = t10886_;
+                q_2_.v[1] = (signed char)kf_sat_i32(kf_f32_to_i32(roundf(__fdiv_rn(kf_f16_to_f32(t10759_), d_2_))), -128, 127);
+                q_2_.v[2] = (signed char)kf_sat_i32(kf_f32_to_i32(roundf(__fdiv_rn(kf_f16_to_f32(t10766_), d_2_))), -128, 127);
+                q_2_.v[3] = (signed char)kf_sat_i32(kf_f32_to_i32(roundf(__fdiv_rn(kf_f16_to_f32(t10773_), d_2_))), -128, 127);
+                q_2_.v[4] = (signed char)kf_sat_i32(kf_f32_to_i32(roundf(__fdiv_rn(kf_f16_to_f32(t10780_), d_2_))), -128, 127);
+                q_2_.v[5] = (signed char)kf_sat_i32(kf_f32_to_i32(roundf(__fdiv_rn(kf_f16_to_f32(t10787_), d_2_))), -128, 127);
+                q_2_.v[6] = (signed char)kf_sat_i32(kf_f32_to_i32(roundf(__fdiv_rn(kf_f16_to_f32(t10794_), d_2_))), -128, 127);
+                q_2_.v[7] = (signed char)kf_sat_i32(kf_f32_to_i32(roundf(__fdiv_rn(kf_f16_to_f32(t10801_), d_2_))), -128, 127);
             }
             if (store_) {
-                kf_u32x2 qw_ = kf_bitcast<kf_u32x2>(q_);
-                unsigned v_14_ = threadIdx.x >> 1u;
-                unsigned kb_7_ = v_14_ >> 4u;
-                unsigned s_6_ = (((((kb_7_ >> 2u) << 2u) + (v_14_ & 3u)) << 4u) + ((kb_7_ & 3u) << 2u)) + ((v_14_ >> 2u) & 3u);
+                kf_u32x2 qw_ = kf_bitcast<kf_u32x2>(q_2_);
+                unsigned v_17_ = threadIdx.x >> 1u;
+                unsigned kb_8_ = v_17_ >> 4u;
+                unsigned s_6_ = (((((kb_8_ >> 2u) << 2u) + (v_17_ & 3u)) << 4u) + ((kb_8_ & 3u) << 2u)) + ((v_17_ >> 2u) & 3u);
                 unsigned at_ = (s_6_ << 2u) + ((threadIdx.x & 1u) << 1u);
                 ((unsigned*)sq_)[at_] = qw_.v[0];
                 ((unsigned*)sq_)[at_ + 1u] = qw_.v[1];
                 if ((threadIdx.x & 3u) == 0u) {
-                    unsigned t7487_ = k_ >> 8u;
-                    unsigned t7505_ = (((((t7487_ >> 2u) + (((t7487_ & 3u) != 0u) ? 1u : 0u)) << 2u) << 8u) >> 2u) + (threadIdx.x >> 2u);
-                    kf_f16 t7506_ = kf_f16_from_f32(d_);
-                    kf_f16 t7507_ = kf_f16_from_f32(t7396_);
-                    kf_f16x2 t7509_ = kf_f16x2{{t7506_, t7507_}};
-                    ((kf_f16x2*)sq_)[t7505_] = t7509_;
+                    unsigned t10965_ = k_ >> 8u;
+                    unsigned t10983_ = (((((t10965_ >> 2u) + (((t10965_ & 3u) != 0u) ? 1u : 0u)) << 2u) << 8u) >> 2u) + (threadIdx.x >> 2u);
+                    kf_f16 t10984_ = kf_f16_from_f32(d_2_);
+                    kf_f16 t10985_ = kf_f16_from_f32(t10874_);
+                    kf_f16x2 t10987_ = kf_f16x2{{t10984_, t10985_}};
+                    ((kf_f16x2*)sq_)[t10983_] = t10987_;
                 }
             }
-            unsigned c_7_ = threadIdx.x + 256u;
-            kf_f16x8 h_5_ = hv_3_[1u];
-            kf_f16x8 nw_4_ = gv_5_[1u];
-            kf_f16 t7527_ = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(h_5_.v[0]), scale_), kf_f16_to_f32(nw_4_.v[0])));
-            kf_f16 t7534_ = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(h_5_.v[1]), scale_), kf_f16_to_f32(nw_4_.v[1])));
-            kf_f16 t7541_ = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(h_5_.v[2]), scale_), kf_f16_to_f32(nw_4_.v[2])));
-            kf_f16 t7548_ = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(h_5_.v[3]), scale_), kf_f16_to_f32(nw_4_.v[3])));
-            kf_f16 t7555_ = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(h_5_.v[4]), scale_), kf_f16_to_f32(nw_4_.v[4])));
-            kf_f16 t7562_ = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(h_5_.v[5]), scale_), kf_f16_to_f32(nw_4_.v[5])));
-            kf_f16 t7569_ = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(h_5_.v[6]), scale_), kf_f16_to_f32(nw_4_.v[6])));
-            kf_f16 t7576_ = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(h_5_.v[7]), scale_), kf_f16_to_f32(nw_4_.v[7])));
-            bool store_2_ = c_7_ < nv_;
-            float t7585_ = fmaxf(0.0f, kf_abs_f32(kf_f16_to_f32(t7527_)));
-            float t7588_ = __fadd_rn(0.0f, kf_f16_to_f32(t7527_));
-            float t7592_ = fmaxf(t7585_, kf_abs_f32(kf_f16_to_f32(t7534_)));
-            float t7595_ = __fadd_rn(t7588_, kf_f16_to_f32(t7534_));
-            float t7599_ = fmaxf(t7592_, kf_abs_f32(kf_f16_to_f32(t7541_)));
-            float t7602_ = __fadd_rn(t7595_, kf_f16_to_f32(t7541_));
-            float t7606_ = fmaxf(t7599_, kf_abs_f32(kf_f16_to_f32(t7548_)));
-            float t7609_ = __fadd_rn(t7602_, kf_f16_to_f32(t7548_));
-            float t7613_ = fmaxf(t7606_, kf_abs_f32(kf_f16_to_f32(t7555_)));
-            float t7616_ = __fadd_rn(t7609_, kf_f16_to_f32(t7555_));
-            float t7620_ = fmaxf(t7613_, kf_abs_f32(kf_f16_to_f32(t7562_)));
-            float t7623_ = __fadd_rn(t7616_, kf_f16_to_f32(t7562_));
-            float t7627_ = fmaxf(t7620_, kf_abs_f32(kf_f16_to_f32(t7569_)));
-            float t7630_ = __fadd_rn(t7623_, kf_f16_to_f32(t7569_));
-            float t7634_ = fmaxf(t7627_, kf_abs_f32(kf_f16_to_f32(t7576_)));
-            float t7637_ = __fadd_rn(t7630_, kf_f16_to_f32(t7576_));
-            float t7640_ = fmaxf(t7634_, kf_shfl_xor(t7634_, 1u, kf_wn));
-            float t7643_ = __fadd_rn(t7637_, kf_shfl_xor(t7637_, 1u, kf_wn));
-            float t7646_ = fmaxf(t7640_, kf_shfl_xor(t7640_, 2u, kf_wn));
-            float t7649_ = __fadd_rn(t7643_, kf_shfl_xor(t7643_, 2u, kf_wn));
-            float d_2_ = __fdiv_rn(t7646_, 127.0f);
-            kf_i8x8 t7653_ = kf_i8x8{{(signed char)0, (signed char)0, (signed char)0, (signed char)0, (signed char)0, (signed char)0, (signed char)0, (signed char)0}};
-            kf_i8x8 q_2_ = t7653_;
-            if (t7646_ > 0.0f) {
-                signed char t7661_ = (signed char)kf_sat_i32(kf_f32_to_i32(roundf(__fdiv_rn(kf_f16_to_f32(t7527_), d_2_))), -128, 127);
-                q_2_ = t7653_;
-                q_2_.v[0] = t7661_;
-                q_2_.v[1] = (signed char)kf_sat_i32(kf_f32_to_i32(roundf(__fdiv_rn(kf_f16_to_f32(t7534_), d_2_))), -128, 127);
-                q_2_.v[2] = (signed char)kf_sat_i32(kf_f32_to_i32(roundf(__fdiv_rn(kf_f16_to_f32(t7541_), d_2_))), -128, 127);
-                q_2_.v[3] = (signed char)kf_sat_i32(kf_f32_to_i32(roundf(__fdiv_rn(kf_f16_to_f32(t7548_), d_2_))), -128, 127);
-                q_2_.v[4] = (signed char)kf_sat_i32(kf_f32_to_i32(roundf(__fdiv_rn(kf_f16_to_f32(t7555_), d_2_))), -128, 127);
-                q_2_.v[5] = (signed char)kf_sat_i32(kf_f32_to_i32(roundf(__fdiv_rn(kf_f16_to_f32(t7562_), d_2_))), -128, 127);
-                q_2_.v[6] = (signed char)kf_sat_i32(kf_f32_to_i32(roundf(__fdiv_rn(kf_f16_to_f32(t7569_), d_2_))), -128, 127);
-                q_2_.v[7] = (signed char)kf_sat_i32(kf_f32_to_i32(roundf(__fdiv_rn(kf_f16_to_f32(t7576_), d_2_))), -128, 127);
+            unsigned c_8_ = threadIdx.x + 256u;
+            kf_f16x8 h_5_ = hv_4_[1u];
+            kf_f16x8 nw_4_ = gv_7_[1u];
+            kf_f16 t11005_ = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(h_5_.v[0]), scale_), kf_f16_to_f32(nw_4_.v[0])));
+            kf_f16 t11012_ = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(h_5_.v[1]), scale_), kf_f16_to_f32(nw_4_.v[1])));
+            kf_f16 t11019_ = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(h_5_.v[2]), scale_), kf_f16_to_f32(nw_4_.v[2])));
+            kf_f16 t11026_ = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(h_5_.v[3]), scale_), kf_f16_to_f32(nw_4_.v[3])));
+            kf_f16 t11033_ = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(h_5_.v[4]), scale_), kf_f16_to_f32(nw_4_.v[4])));
+            kf_f16 t11040_ = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(h_5_.v[5]), scale_), kf_f16_to_f32(nw_4_.v[5])));
+            kf_f16 t11047_ = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(h_5_.v[6]), scale_), kf_f16_to_f32(nw_4_.v[6])));
+            kf_f16 t11054_ = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(h_5_.v[7]), scale_), kf_f16_to_f32(nw_4_.v[7])));
+            bool store_2_ = c_8_ < nv_;
+            float t11063_ = fmaxf(0.0f, kf_abs_f32(kf_f16_to_f32(t11005_)));
+            float t11066_ = __fadd_rn(0.0f, kf_f16_to_f32(t11005_));
+            float t11070_ = fmaxf(t11063_, kf_abs_f32(kf_f16_to_f32(t11012_)));
+            float t11073_ = __fadd_rn(t11066_, kf_f16_to_f32(t11012_));
+            float t11077_ = fmaxf(t11070_, kf_abs_f32(kf_f16_to_f32(t11019_)));
+            float t11080_ = __fadd_rn(t11073_, kf_f16_to_f32(t11019_));
+            float t11084_ = fmaxf(t11077_, kf_abs_f32(kf_f16_to_f32(t11026_)));
+            float t11087_ = __fadd_rn(t11080_, kf_f16_to_f32(t11026_));
+            float t11091_ = fmaxf(t11084_, kf_abs_f32(kf_f16_to_f32(t11033_)));
+            float t11094_ = __fadd_rn(t11087_, kf_f16_to_f32(t11033_));
+            float t11098_ = fmaxf(t11091_, kf_abs_f32(kf_f16_to_f32(t11040_)));
+            float t11101_ = __fadd_rn(t11094_, kf_f16_to_f32(t11040_));
+            float t11105_ = fmaxf(t11098_, kf_abs_f32(kf_f16_to_f32(t11047_)));
+            float t11108_ = __fadd_rn(t11101_, kf_f16_to_f32(t11047_));
+            float t11112_ = fmaxf(t11105_, kf_abs_f32(kf_f16_to_f32(t11054_)));
+            float t11115_ = __fadd_rn(t11108_, kf_f16_to_f32(t11054_));
+            float t11118_ = fmaxf(t11112_, kf_shfl_xor(t11112_, 1u, kf_wn));
+            float t11121_ = __fadd_rn(t11115_, kf_shfl_xor(t11115_, 1u, kf_wn));
+            float t11124_ = fmaxf(t11118_, kf_shfl_xor(t11118_, 2u, kf_wn));
+            float t11127_ = __fadd_rn(t11121_, kf_shfl_xor(t11121_, 2u, kf_wn));
+            float d_3_ = __fdiv_rn(t11124_, 127.0f);
+            kf_i8x8 t11131_ = kf_i8x8{{(signed char)0, (signed char)0, (signed char)0, (signed char)0, (signed char)0, (signed char)0, (signed char)0, (signed char)0}};
+            kf_i8x8 q_3_ = t11131_;
+            if (t11124_ > 0.0f) {
+                signed char t11139_ = (signed char)kf_sat_i32(kf_f32_to_i32(roundf(__fdiv_rn(kf_f16_to_f32(t11005_), d_3_))), -128, 127);
+                q_3_ = t11131_;
+                q_3_.v[0] = t11139_;
+                q_3_.v[1] = (signed char)kf_sat_i32(kf_f32_to_i32(roundf(__fdiv_rn(kf_f16_to_f32(t11012_), d_3_))), -128, 127);
+                q_3_.v[2] = (signed char)kf_sat_i32(kf_f32_to_i32(roundf(__fdiv_rn(kf_f16_to_f32(t11019_), d_3_))), -128, 127);
+                q_3_.v[3] = (signed char)kf_sat_i32(kf_f32_to_i32(roundf(__fdiv_rn(kf_f16_to_f32(t11026_), d_3_))), -128, 127);
+                q_3_.v[4] = (signed char)kf_sat_i32(kf_f32_to_i32(roundf(__fdiv_rn(kf_f16_to_f32(t11033_), d_3_))), -128, 127);
+                q_3_.v[5] = (signed char)kf_sat_i32(kf_f32_to_i32(roundf(__fdiv_rn(kf_f16_to_f32(t11040_), d_3_))), -128, 127);
+                q_3_.v[6] = (signed char)kf_sat_i32(kf_f32_to_i32(roundf(__fdiv_rn(kf_f16_to_f32(t11047_), d_3_))), -128, 127);
+                q_3_.v[7] = (signed char)kf_sat_i32(kf_f32_to_i32(roundf(__fdiv_rn(kf_f16_to_f32(t11054_), d_3_))), -128, 127);
             }
             if (store_2_) {
-                kf_u32x2 qw_2_ = kf_bitcast<kf_u32x2>(q_2_);
-                unsigned v_15_ = c_7_ >> 1u;
-                unsigned kb_8_ = v_15_ >> 4u;
-                unsigned s_7_ = (((((kb_8_ >> 2u) << 2u) + (v_15_ & 3u)) << 4u) + ((kb_8_ & 3u) << 2u)) + ((v_15_ >> 2u) & 3u);
-                unsigned at_2_ = (s_7_ << 2u) + ((c_7_ & 1u) << 1u);
+                kf_u32x2 qw_2_ = kf_bitcast<kf_u32x2>(q_3_);
+                unsigned v_18_ = c_8_ >> 1u;
+                unsigned kb_9_ = v_18_ >> 4u;
+                unsigned s_7_ = (((((kb_9_ >> 2u) << 2u) + (v_18_ & 3u)) << 4u) + ((kb_9_ & 3u) << 2u)) + ((v_18_ >> 2u) & 3u);
+                unsigned at_2_ = (s_7_ << 2u) + ((c_8_ & 1u) << 1u);
                 ((unsigned*)sq_)[at_2_] = qw_2_.v[0];
                 ((unsigned*)sq_)[at_2_ + 1u] = qw_2_.v[1];
-                if ((c_7_ & 3u) == 0u) {
-                    unsigned t7740_ = k_ >> 8u;
-                    unsigned t7758_ = (((((t7740_ >> 2u) + (((t7740_ & 3u) != 0u) ? 1u : 0u)) << 2u) << 8u) >> 2u) + (c_7_ >> 2u);
-                    kf_f16 t7759_ = kf_f16_from_f32(d_2_);
-                    kf_f16 t7760_ = kf_f16_from_f32(t7649_);
-                    kf_f16x2 t7762_ = kf_f16x2{{t7759_, t7760_}};
-                    ((kf_f16x2*)sq_)[t7758_] = t7762_;
+                if ((c_8_ & 3u) == 0u) {
+                    unsigned t11218_ = k_ >> 8u;
+                    unsigned t11236_ = (((((t11218_ >> 2u) + (((t11218_ & 3u) != 0u) ? 1u : 0u)) << 2u) << 8u) >> 2u) + (c_8_ >> 2u);
+                    kf_f16 t11237_ = kf_f16_from_f32(d_3_);
+                    kf_f16 t11238_ = kf_f16_from_f32(t11127_);
+                    kf_f16x2 t11240_ = kf_f16x2{{t11237_, t11238_}};
+                    ((kf_f16x2*)sq_)[t11236_] = t11240_;
                 }
             }
             #pragma unroll 1
             for (unsigned c0_2_ = threadIdx.x + 512u; c0_2_ < nv_; c0_2_ = c0_2_ + 512u) {
-                unsigned c_8_ = min(c0_2_, (nv_ - 1u));
-                hv_3_[0u] = a_[c_8_];
-                gv_5_[0u] = b_[c_8_];
-                unsigned c_9_ = min((c0_2_ + 256u), (nv_ - 1u));
-                hv_3_[1u] = a_[c_9_];
-                gv_5_[1u] = b_[c_9_];
-                kf_f16x8 h_6_ = hv_3_[0u];
-                kf_f16x8 nw_5_ = gv_5_[0u];
-                kf_f16 t7807_ = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(h_6_.v[0]), scale_), kf_f16_to_f32(nw_5_.v[0])));
-                kf_f16 t7814_ = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(h_6_.v[1]), scale_), kf_f16_to_f32(nw_5_.v[1])));
-                kf_f16 t7821_ = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(h_6_.v[2]), scale_), kf_f16_to_f32(nw_5_.v[2])));
-                kf_f16 t7828_ = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(h_6_.v[3]), scale_), kf_f16_to_f32(nw_5_.v[3])));
-                kf_f16 t7835_ = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(h_6_.v[4]), scale_), kf_f16_to_f32(nw_5_.v[4])));
-                kf_f16 t7842_ = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(h_6_.v[5]), scale_), kf_f16_to_f32(nw_5_.v[5])));
-                kf_f16 t7849_ = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(h_6_.v[6]), scale_), kf_f16_to_f32(nw_5_.v[6])));
-                kf_f16 t7856_ = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(h_6_.v[7]), scale_), kf_f16_to_f32(nw_5_.v[7])));
+                unsigned c_9_ = min(c0_2_, (nv_ - 1u));
+                hv_4_[0u] = a_[c_9_];
+                gv_7_[0u] = b_[c_9_];
+                unsigned c_10_ = min((c0_2_ + 256u), (nv_ - 1u));
+                hv_4_[1u] = a_[c_10_];
+                gv_7_[1u] = b_[c_10_];
+                kf_f16x8 h_6_ = hv_4_[0u];
+                kf_f16x8 nw_5_ = gv_7_[0u];
+                kf_f16 t11285_ = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(h_6_.v[0]), scale_), kf_f16_to_f32(nw_5_.v[0])));
+                kf_f16 t11292_ = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(h_6_.v[1]), scale_), kf_f16_to_f32(nw_5_.v[1])));
+                kf_f16 t11299_ = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(h_6_.v[2]), scale_), kf_f16_to_f32(nw_5_.v[2])));
+                kf_f16 t11306_ = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(h_6_.v[3]), scale_), kf_f16_to_f32(nw_5_.v[3])));
+                kf_f16 t11313_ = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(h_6_.v[4]), scale_), kf_f16_to_f32(nw_5_.v[4])));
+                kf_f16 t11320_ = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(h_6_.v[5]), scale_), kf_f16_to_f32(nw_5_.v[5])));
+                kf_f16 t11327_ = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(h_6_.v[6]), scale_), kf_f16_to_f32(nw_5_.v[6])));
+                kf_f16 t11334_ = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(h_6_.v[7]), scale_), kf_f16_to_f32(nw_5_.v[7])));
                 bool store_3_ = c0_2_ < nv_;
-                float t7865_ = fmaxf(0.0f, kf_abs_f32(kf_f16_to_f32(t7807_)));
-                float t7868_ = __fadd_rn(0.0f, kf_f16_to_f32(t7807_));
-                float t7872_ = fmaxf(t7865_, kf_abs_f32(kf_f16_to_f32(t7814_)));
-                float t7875_ = __fadd_rn(t7868_, kf_f16_to_f32(t7814_));
-                float t7879_ = fmaxf(t7872_, kf_abs_f32(kf_f16_to_f32(t7821_)));
-                float t7882_ = __fadd_rn(t7875_, kf_f16_to_f32(t7821_));
-                float t7886_ = fmaxf(t7879_, kf_abs_f32(kf_f16_to_f32(t7828_)));
-                float t7889_ = __fadd_rn(t7882_, kf_f16_to_f32(t7828_));
-                float t7893_ = fmaxf(t7886_, kf_abs_f32(kf_f16_to_f32(t7835_)));
-                float t7896_ = __fadd_rn(t7889_, kf_f16_to_f32(t7835_));
-                float t7900_ = fmaxf(t7893_, kf_abs_f32(kf_f16_to_f32(t7842_)));
-                float t7903_ = __fadd_rn(t7896_, kf_f16_to_f32(t7842_));
-                float t7907_ = fmaxf(t7900_, kf_abs_f32(kf_f16_to_f32(t7849_)));
-                float t7910_ = __fadd_rn(t7903_, kf_f16_to_f32(t7849_));
-                float t7914_ = fmaxf(t7907_, kf_abs_f32(kf_f16_to_f32(t7856_)));
-                float t7917_ = __fadd_rn(t7910_, kf_f16_to_f32(t7856_));
-                float t7920_ = fmaxf(t7914_, kf_shfl_xor(t7914_, 1u, kf_wn));
-                float t7923_ = __fadd_rn(t7917_, kf_shfl_xor(t7917_, 1u, kf_wn));
-                float t7926_ = fmaxf(t7920_, kf_shfl_xor(t7920_, 2u, kf_wn));
-                float t7929_ = __fadd_rn(t7923_, kf_shfl_xor(t7923_, 2u, kf_wn));
-                float d_3_ = __fdiv_rn(t7926_, 127.0f);
-                kf_i8x8 t7933_ = kf_i8x8{{(signed char)0, (signed char)0, (signed char)0, (signed char)0, (signed char)0, (signed char)0, (signed char)0, (signed char)0}};
-                kf_i8x8 q_3_ = t7933_;
-                if (t7926_ > 0.0f) {
-                    signed char t7941_ = (signed char)kf_sat_i32(kf_f32_to_i32(roundf(__fdiv_rn(kf_f16_to_f32(t7807_), d_3_))), -128, 127);
-                    q_3_ = t7933_;
-                    q_3_.v[0] = t7941_;
-                    q_3_.v[1] = (signed char)kf_sat_i32(kf_f32_to_i32(roundf(__fdiv_rn(kf_f16_to_f32(t7814_), d_3_))), -128, 127);
-                    q_3_.v[2] = (signed char)kf_sat_i32(kf_f32_to_i32(roundf(__fdiv_rn(kf_f16_to_f32(t7821_), d_3_))), -128, 127);
-                    q_3_.v[3] = (signed char)kf_sat_i32(kf_f32_to_i32(roundf(__fdiv_rn(kf_f16_to_f32(t7828_), d_3_))), -128, 127);
-                    q_3_.v[4] = (signed char)kf_sat_i32(kf_f32_to_i32(roundf(__fdiv_rn(kf_f16_to_f32(t7835_), d_3_))), -128, 127);
-                    q_3_.v[5] = (signed char)kf_sat_i32(kf_f32_to_i32(roundf(__fdiv_rn(kf_f16_to_f32(t7842_), d_3_))), -128, 127);
-                    q_3_.v[6] = (signed char)kf_sat_i32(kf_f32_to_i32(roundf(__fdiv_rn(kf_f16_to_f32(t7849_), d_3_))), -128, 127);
-                    q_3_.v[7] = (signed char)kf_sat_i32(kf_f32_to_i32(roundf(__fdiv_rn(kf_f16_to_f32(t7856_), d_3_))), -128, 127);
+                float t11343_ = fmaxf(0.0f, kf_abs_f32(kf_f16_to_f32(t11285_)));
+                float t11346_ = __fadd_rn(0.0f, kf_f16_to_f32(t11285_));
+                float t11350_ = fmaxf(t11343_, kf_abs_f32(kf_f16_to_f32(t11292_)));
+                float t11353_ = __fadd_rn(t11346_, kf_f16_to_f32(t11292_));
+                float t11357_ = fmaxf(t11350_, kf_abs_f32(kf_f16_to_f32(t11299_)));
+                float t11360_ = __fadd_rn(t11353_, kf_f16_to_f32(t11299_));
+                float t11364_ = fmaxf(t11357_, kf_abs_f32(kf_f16_to_f32(t11306_)));
+                float t11367_ = __fadd_rn(t11360_, kf_f16_to_f32(t11306_));
+                float t11371_ = fmaxf(t11364_, kf_abs_f32(kf_f16_to_f32(t11313_)));
+                float t11374_ = __fadd_rn(t11367_, kf_f16_to_f32(t11313_));
+                float t11378_ = fmaxf(t11371_, kf_abs_f32(kf_f16_to_f32(t11320_)));
+                float t11381_ = __fadd_rn(t11374_, kf_f16_to_f32(t11320_));
+                float t11385_ = fmaxf(t11378_, kf_abs_f32(kf_f16_to_f32(t11327_)));
+                float t11388_ = __fadd_rn(t11381_, kf_f16_to_f32(t11327_));
+                float t11392_ = fmaxf(t11385_, kf_abs_f32(kf_f16_to_f32(t11334_)));
+                float t11395_ = __fadd_rn(t11388_, kf_f16_to_f32(t11334_));
+                float t11398_ = fmaxf(t11392_, kf_shfl_xor(t11392_, 1u, kf_wn));
+                float t11401_ = __fadd_rn(t11395_, kf_shfl_xor(t11395_, 1u, kf_wn));
+                float t11404_ = fmaxf(t11398_, kf_shfl_xor(t11398_, 2u, kf_wn));
+                float t11407_ = __fadd_rn(t11401_, kf_shfl_xor(t11401_, 2u, kf_wn));
+                float d_4_ = __fdiv_rn(t11404_, 127.0f);
+                kf_i8x8 t11411_ = kf_i8x8{{(signed char)0, (signed char)0, (signed char)0, (signed char)0, (signed char)0, (signed char)0, (signed char)0, (signed char)0}};
+                kf_i8x8 q_4_ = t11411_;
+                if (t11404_ > 0.0f) {
+                    signed char t11419_ = (signed char)kf_sat_i32(kf_f32_to_i32(roundf(__fdiv_rn(kf_f16_to_f32(t11285_), d_4_))), -128, 127);
+                    q_4_ = t11411_;
+                    q_4_.v[0] = t11419_;
+                    q_4_.v[1] = (signed char)kf_sat_i32(kf_f32_to_i32(roundf(__fdiv_rn(kf_f16_to_f32(t11292_), d_4_))), -128, 127);
+                    q_4_.v[2] = (signed char)kf_sat_i32(kf_f32_to_i32(roundf(__fdiv_rn(kf_f16_to_f32(t11299_), d_4_))), -128, 127);
+                    q_4_.v[3] = (signed char)kf_sat_i32(kf_f32_to_i32(roundf(__fdiv_rn(kf_f16_to_f32(t11306_), d_4_))), -128, 127);
+                    q_4_.v[4] = (signed char)kf_sat_i32(kf_f32_to_i32(roundf(__fdiv_rn(kf_f16_to_f32(t11313_), d_4_))), -128, 127);
+                    q_4_.v[5] = (signed char)kf_sat_i32(kf_f32_to_i32(roundf(__fdiv_rn(kf_f16_to_f32(t11320_), d_4_))), -128, 127);
+                    q_4_.v[6] = (signed char)kf_sat_i32(kf_f32_to_i32(roundf(__fdiv_rn(kf_f16_to_f32(t11327_), d_4_))), -128, 127);
+                    q_4_.v[7] = (signed char)kf_sat_i32(kf_f32_to_i32(roundf(__fdiv_rn(kf_f16_to_f32(t11334_), d_4_))), -128, 127);
                 }
                 if (store_3_) {
-                    kf_u32x2 qw_3_ = kf_bitcast<kf_u32x2>(q_3_);
-                    unsigned v_16_ = c0_2_ >> 1u;
-                    unsigned kb_9_ = v_16_ >> 4u;
-                    unsigned s_8_ = (((((kb_9_ >> 2u) << 2u) + (v_16_ & 3u)) << 4u) + ((kb_9_ & 3u) << 2u)) + ((v_16_ >> 2u) & 3u);
+                    kf_u32x2 qw_3_ = kf_bitcast<kf_u32x2>(q_4_);
+                    unsigned v_19_ = c0_2_ >> 1u;
+                    unsigned kb_10_ = v_19_ >> 4u;
+                    unsigned s_8_ = (((((kb_10_ >> 2u) << 2u) + (v_19_ & 3u)) << 4u) + ((kb_10_ & 3u) << 2u)) + ((v_19_ >> 2u) & 3u);
                     unsigned at_3_ = (s_8_ << 2u) + ((c0_2_ & 1u) << 1u);
                     ((unsigned*)sq_)[at_3_] = qw_3_.v[0];
                     ((unsigned*)sq_)[at_3_ + 1u] = qw_3_.v[1];
                     if ((c0_2_ & 3u) == 0u) {
-                        unsigned t8020_ = k_ >> 8u;
-                        unsigned t8038_ = (((((t8020_ >> 2u) + (((t8020_ & 3u) != 0u) ? 1u : 0u)) << 2u) << 8u) >> 2u) + (c0_2_ >> 2u);
-                        kf_f16 t8039_ = kf_f16_from_f32(d_3_);
-                        kf_f16 t8040_ = kf_f16_from_f32(t7929_);
-                        kf_f16x2 t8042_ = kf_f16x2{{t8039_, t8040_}};
-                        ((kf_f16x2*)sq_)[t8038_] = t8042_;
+                        unsigned t11498_ = k_ >> 8u;
+                        unsigned t11516_ = (((((t11498_ >> 2u) + (((t11498_ & 3u) != 0u) ? 1u : 0u)) << 2u) << 8u) >> 2u) + (c0_2_ >> 2u);
+                        kf_f16 t11517_ = kf_f16_from_f32(d_4_);
+                        kf_f16 t11518_ = kf_f16_from_f32(t11407_);
+                        kf_f16x2 t11520_ = kf_f16x2{{t11517_, t11518_}};
+                        ((kf_f16x2*)sq_)[t11516_] = t11520_;
                     }
                 }
-                unsigned c_10_ = c0_2_ + 256u;
-                kf_f16x8 h_7_ = hv_3_[1u];
-                kf_f16x8 nw_6_ = gv_5_[1u];
-                kf_f16 t8059_ = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(h_7_.v[0]), scale_), kf_f16_to_f32(nw_6_.v[0])));
-                kf_f16 t8066_ = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(h_7_.v[1]), scale_), kf_f16_to_f32(nw_6_.v[1])));
-                kf_f16 t8073_ = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(h_7_.v[2]), scale_), kf_f16_to_f32(nw_6_.v[2])));
-                kf_f16 t8080_ = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(h_7_.v[3]), scale_), kf_f16_to_f32(nw_6_.v[3])));
-                kf_f16 t8087_ = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(h_7_.v[4]), scale_), kf_f16_to_f32(nw_6_.v[4])));
-                kf_f16 t8094_ = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(h_7_.v[5]), scale_), kf_f16_to_f32(nw_6_.v[5])));
-                kf_f16 t8101_ = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(h_7_.v[6]), scale_), kf_f16_to_f32(nw_6_.v[6])));
-                kf_f16 t8108_ = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(h_7_.v[7]), scale_), kf_f16_to_f32(nw_6_.v[7])));
-                bool store_4_ = c_10_ < nv_;
-                float t8117_ = fmaxf(0.0f, kf_abs_f32(kf_f16_to_f32(t8059_)));
-                float t8120_ = __fadd_rn(0.0f, kf_f16_to_f32(t8059_));
-                float t8124_ = fmaxf(t8117_, kf_abs_f32(kf_f16_to_f32(t8066_)));
-                float t8127_ = __fadd_rn(t8120_, kf_f16_to_f32(t8066_));
-                float t8131_ = fmaxf(t8124_, kf_abs_f32(kf_f16_to_f32(t8073_)));
-                float t8134_ = __fadd_rn(t8127_, kf_f16_to_f32(t8073_));
-                float t8138_ = fmaxf(t8131_, kf_abs_f32(kf_f16_to_f32(t8080_)));
-                float t8141_ = __fadd_rn(t8134_, kf_f16_to_f32(t8080_));
-                float t8145_ = fmaxf(t8138_, kf_abs_f32(kf_f16_to_f32(t8087_)));
-                float t8148_ = __fadd_rn(t8141_, kf_f16_to_f32(t8087_));
-                float t8152_ = fmaxf(t8145_, kf_abs_f32(kf_f16_to_f32(t8094_)));
-                float t8155_ = __fadd_rn(t8148_, kf_f16_to_f32(t8094_));
-                float t8159_ = fmaxf(t8152_, kf_abs_f32(kf_f16_to_f32(t8101_)));
-                float t8162_ = __fadd_rn(t8155_, kf_f16_to_f32(t8101_));
-                float t8166_ = fmaxf(t8159_, kf_abs_f32(kf_f16_to_f32(t8108_)));
-                float t8169_ = __fadd_rn(t8162_, kf_f16_to_f32(t8108_));
-                float t8172_ = fmaxf(t8166_, kf_shfl_xor(t8166_, 1u, kf_wn));
-                float t8175_ = __fadd_rn(t8169_, kf_shfl_xor(t8169_, 1u, kf_wn));
-                float t8178_ = fmaxf(t8172_, kf_shfl_xor(t8172_, 2u, kf_wn));
-                float t8181_ = __fadd_rn(t8175_, kf_shfl_xor(t8175_, 2u, kf_wn));
-                float d_4_ = __fdiv_rn(t8178_, 127.0f);
-                kf_i8x8 t8185_ = kf_i8x8{{(signed char)0, (signed char)0, (signed char)0, (signed char)0, (signed char)0, (signed char)0, (signed char)0, (signed char)0}};
-                kf_i8x8 q_4_ = t8185_;
-                if (t8178_ > 0.0f) {
-                    signed char t8193_ = (signed char)kf_sat_i32(kf_f32_to_i32(roundf(__fdiv_rn(kf_f16_to_f32(t8059_), d_4_))), -128, 127);
-                    q_4_ = t8185_;
-                    q_4_.v[0] = t8193_;
-                    q_4_.v[1] = (signed char)kf_sat_i32(kf_f32_to_i32(roundf(__fdiv_rn(kf_f16_to_f32(t8066_), d_4_))), -128, 127);
-                    q_4_.v[2] = (signed char)kf_sat_i32(kf_f32_to_i32(roundf(__fdiv_rn(kf_f16_to_f32(t8073_), d_4_))), -128, 127);
-                    q_4_.v[3] = (signed char)kf_sat_i32(kf_f32_to_i32(roundf(__fdiv_rn(kf_f16_to_f32(t8080_), d_4_))), -128, 127);
-                    q_4_.v[4] = (signed char)kf_sat_i32(kf_f32_to_i32(roundf(__fdiv_rn(kf_f16_to_f32(t8087_), d_4_))), -128, 127);
-                    q_4_.v[5] = (signed char)kf_sat_i32(kf_f32_to_i32(roundf(__fdiv_rn(kf_f16_to_f32(t8094_), d_4_))), -128, 127);
-                    q_4_.v[6] = (signed char)kf_sat_i32(kf_f32_to_i32(roundf(__fdiv_rn(kf_f16_to_f32(t8101_), d_4_))), -128, 127);
-                    q_4_.v[7] = (signed char)kf_sat_i32(kf_f32_to_i32(roundf(__fdiv_rn(kf_f16_to_f32(t8108_), d_4_))), -128, 127);
+                unsigned c_11_ = c0_2_ + 256u;
+                kf_f16x8 h_7_ = hv_4_[1u];
+                kf_f16x8 nw_6_ = gv_7_[1u];
+                kf_f16 t11537_ = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(h_7_.v[0]), scale_), kf_f16_to_f32(nw_6_.v[0])));
+                kf_f16 t11544_ = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(h_7_.v[1]), scale_), kf_f16_to_f32(nw_6_.v[1])));
+                kf_f16 t11551_ = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(h_7_.v[2]), scale_), kf_f16_to_f32(nw_6_.v[2])));
+                kf_f16 t11558_ = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(h_7_.v[3]), scale_), kf_f16_to_f32(nw_6_.v[3])));
+                kf_f16 t11565_ = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(h_7_.v[4]), scale_), kf_f16_to_f32(nw_6_.v[4])));
+                kf_f16 t11572_ = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(h_7_.v[5]), scale_), kf_f16_to_f32(nw_6_.v[5])));
+                kf_f16 t11579_ = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(h_7_.v[6]), scale_), kf_f16_to_f32(nw_6_.v[6])));
+                kf_f16 t11586_ = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(h_7_.v[7]), scale_), kf_f16_to_f32(nw_6_.v[7])));
+                bool store_4_ = c_11_ < nv_;
+                float t11595_ = fmaxf(0.0f, kf_abs_f32(kf_f16_to_f32(t11537_)));
+                float t11598_ = __fadd_rn(0.0f, kf_f16_to_f32(t11537_));
+                float t11602_ = fmaxf(t11595_, kf_abs_f32(kf_f16_to_f32(t11544_)));
+                float t11605_ = __fadd_rn(t11598_, kf_f16_to_f32(t11544_));
+                float t11609_ = fmaxf(t11602_, kf_abs_f32(kf_f16_to_f32(t11551_)));
+                float t11612_ = __fadd_rn(t11605_, kf_f16_to_f32(t11551_));
+                float t11616_ = fmaxf(t11609_, kf_abs_f32(kf_f16_to_f32(t11558_)));
+                float t11619_ = __fadd_rn(t11612_, kf_f16_to_f32(t11558_));
+                float t11623_ = fmaxf(t11616_, kf_abs_f32(kf_f16_to_f32(t11565_)));
+                float t11626_ = __fadd_rn(t11619_, kf_f16_to_f32(t11565_));
+                float t11630_ = fmaxf(t11623_, kf_abs_f32(kf_f16_to_f32(t11572_)));
+                float t11633_ = __fadd_rn(t11626_, kf_f16_to_f32(t11572_));
+                float t11637_ = fmaxf(t11630_, kf_abs_f32(kf_f16_to_f32(t11579_)));
+                float t11640_ = __fadd_rn(t11633_, kf_f16_to_f32(t11579_));
+                float t11644_ = fmaxf(t11637_, kf_abs_f32(kf_f16_to_f32(t11586_)));
+                float t11647_ = __fadd_rn(t11640_, kf_f16_to_f32(t11586_));
+                float t11650_ = fmaxf(t11644_, kf_shfl_xor(t11644_, 1u, kf_wn));
+                float t11653_ = __fadd_rn(t11647_, kf_shfl_xor(t11647_, 1u, kf_wn));
+                float t11656_ = fmaxf(t11650_, kf_shfl_xor(t11650_, 2u, kf_wn));
+                float t11659_ = __fadd_rn(t11653_, kf_shfl_xor(t11653_, 2u, kf_wn));
+                float d_5_ = __fdiv_rn(t11656_, 127.0f);
+                kf_i8x8 t11663_ = kf_i8x8{{(signed char)0, (signed char)0, (signed char)0, (signed char)0, (signed char)0, (signed char)0, (signed char)0, (signed char)0}};
+                kf_i8x8 q_5_ = t11663_;
+                if (t11656_ > 0.0f) {
+                    signed char t11671_ = (signed char)kf_sat_i32(kf_f32_to_i32(roundf(__fdiv_rn(kf_f16_to_f32(t11537_), d_5_))), -128, 127);
+                    q_5_ = t11663_;
+                    q_5_.v[0] = t11671_;
+                    q_5_.v[1] = (signed char)kf_sat_i32(kf_f32_to_i32(roundf(__fdiv_rn(kf_f16_to_f32(t11544_), d_5_))), -128, 127);
+                    q_5_.v[2] = (signed char)kf_sat_i32(kf_f32_to_i32(roundf(__fdiv_rn(kf_f16_to_f32(t11551_), d_5_))), -128, 127);
+                    q_5_.v[3] = (signed char)kf_sat_i32(kf_f32_to_i32(roundf(__fdiv_rn(kf_f16_to_f32(t11558_), d_5_))), -128, 127);
+                    q_5_.v[4] = (signed char)kf_sat_i32(kf_f32_to_i32(roundf(__fdiv_rn(kf_f16_to_f32(t11565_), d_5_))), -128, 127);
+                    q_5_.v[5] = (signed char)kf_sat_i32(kf_f32_to_i32(roundf(__fdiv_rn(kf_f16_to_f32(t11572_), d_5_))), -128, 127);
+                    q_5_.v[6] = (signed char)kf_sat_i32(kf_f32_to_i32(roundf(__fdiv_rn(kf_f16_to_f32(t11579_), d_5_))), -128, 127);
+                    q_5_.v[7] = (signed char)kf_sat_i32(kf_f32_to_i32(roundf(__fdiv_rn(kf_f16_to_f32(t11586_), d_5_))), -128, 127);
                 }
                 if (store_4_) {
-                    kf_u32x2 qw_4_ = kf_bitcast<kf_u32x2>(q_4_);
-                    unsigned v_17_ = c_10_ >> 1u;
-                    unsigned kb_10_ = v_17_ >> 4u;
-                    unsigned s_9_ = (((((kb_10_ >> 2u) << 2u) + (v_17_ & 3u)) << 4u) + ((kb_10_ & 3u) << 2u)) + ((v_17_ >> 2u) & 3u);
-                    unsigned at_4_ = (s_9_ << 2u) + ((c_10_ & 1u) << 1u);
+                    kf_u32x2 qw_4_ = kf_bitcast<kf_u32x2>(q_5_);
+                    unsigned v_20_ = c_11_ >> 1u;
+                    unsigned kb_11_ = v_20_ >> 4u;
+                    unsigned s_9_ = (((((kb_11_ >> 2u) << 2u) + (v_20_ & 3u)) << 4u) + ((kb_11_ & 3u) << 2u)) + ((v_20_ >> 2u) & 3u);
+                    unsigned at_4_ = (s_9_ << 2u) + ((c_11_ & 1u) << 1u);
                     ((unsigned*)sq_)[at_4_] = qw_4_.v[0];
                     ((unsigned*)sq_)[at_4_ + 1u] = qw_4_.v[1];
-                    if ((c_10_ & 3u) == 0u) {
-                        unsigned t8272_ = k_ >> 8u;
-                        unsigned t8290_ = (((((t8272_ >> 2u) + (((t8272_ & 3u) != 0u) ? 1u : 0u)) << 2u) << 8u) >> 2u) + (c_10_ >> 2u);
-                        kf_f16 t8291_ = kf_f16_from_f32(d_4_);
-                        kf_f16 t8292_ = kf_f16_from_f32(t8181_);
-                        kf_f16x2 t8294_ = kf_f16x2{{t8291_, t8292_}};
-                        ((kf_f16x2*)sq_)[t8290_] = t8294_;
+                    if ((c_11_ & 3u) == 0u) {
+                        unsigned t11750_ = k_ >> 8u;
+                        unsigned t11768_ = (((((t11750_ >> 2u) + (((t11750_ & 3u) != 0u) ? 1u : 0u)) << 2u) << 8u) >> 2u) + (c_11_ >> 2u);
+                        kf_f16 t11769_ = kf_f16_from_f32(d_5_);
+                        kf_f16 t11770_ = kf_f16_from_f32(t11659_);
+                        kf_f16x2 t11772_ = kf_f16x2{{t11769_, t11770_}};
+                        ((kf_f16x2*)sq_)[t11768_] = t11772_;
                     }
                 }
             }
             __syncthreads();
         }
-        if ((t0_ + 1u) < total_) {
-            unsigned kb_11_ = min(((lk_ << 2u) + bl_), (nbk_ - 1u));
-            unsigned row_3_ = min((((lg_ << 1u) << 1u) + r_), (m_ - 1u));
-            unsigned blk_3_ = ((row_3_ * nbk_) + kb_11_) * 9u;
-            wb_[6u] = wq_[blk_3_];
-            wb_[7u] = wq_[(blk_3_ + 1u) + (j_ << 1u)];
-            wb_[8u] = wq_[(blk_3_ + 2u) + (j_ << 1u)];
-            unsigned row_4_ = min(((((lg_ << 1u) + 1u) << 1u) + r_), (m_ - 1u));
-            unsigned blk_4_ = ((row_4_ * nbk_) + kb_11_) * 9u;
-            wb_[9u] = wq_[blk_4_];
-            wb_[10u] = wq_[(blk_4_ + 1u) + (j_ << 1u)];
-            wb_[11u] = wq_[(blk_4_ + 2u) + (j_ << 1u)];
-            unsigned t9720_ = lk_ + 1u;
-            lk_ = t9720_;
-            if (t9720_ == steps_) {
-                lk_ = 0u;
-                lg_ = lg_ + nw_2_;
-            }
+        bool t13088_ = (t0_ + 1u) >= 1u;
+        bool t13089_ = t13088_;
+        if (t13088_) {
+            t13089_ = ((t0_ + 1u) - 1u) < total_;
         }
-        bool t9725_ = t0_ == 0u;
-        bool t9726_ = t9725_;
-        if (t9725_) {
-            t9726_ = true;
-        }
-        bool t9729_ = t9726_;
-        if (t9726_) {
-            t9729_ = true;
-        }
-        if (t9729_) {
-            unsigned nv_2_ = k_ >> 3u;
-            unsigned c_11_ = min(threadIdx.x, (nv_2_ - 1u));
-            hv_4_[0u] = a_[c_11_];
-            gv_7_[0u] = b_[c_11_];
-            unsigned c_12_ = min((threadIdx.x + 256u), (nv_2_ - 1u));
-            hv_4_[1u] = a_[c_12_];
-            gv_7_[1u] = b_[c_12_];
-            float acc_3_ = 0.0f;
-            if (threadIdx.x < nv_2_) {
-                float t9774_ = __fmaf_rn(kf_f16_to_f32(hv_4_[0u].v[0]), kf_f16_to_f32(hv_4_[0u].v[0]), 0.0f);
-                acc_3_ = t9774_;
-                float t9783_ = __fmaf_rn(kf_f16_to_f32(hv_4_[0u].v[1]), kf_f16_to_f32(hv_4_[0u].v[1]), t9774_);
-                acc_3_ = t9783_;
-                float t9792_ = __fmaf_rn(kf_f16_to_f32(hv_4_[0u].v[2]), kf_f16_to_f32(hv_4_[0u].v[2]), t9783_);
-                acc_3_ = t9792_;
-                float t9801_ = __fmaf_rn(kf_f16_to_f32(hv_4_[0u].v[3]), kf_f16_to_f32(hv_4_[0u].v[3]), t9792_);
-                acc_3_ = t9801_;
-                float t9810_ = __fmaf_rn(kf_f16_to_f32(hv_4_[0u].v[4]), kf_f16_to_f32(hv_4_[0u].v[4]), t9801_);
-                acc_3_ = t9810_;
-                float t9819_ = __fmaf_rn(kf_f16_to_f32(hv_4_[0u].v[5]), kf_f16_to_f32(hv_4_[0u].v[5]), t9810_);
-                acc_3_ = t9819_;
-                float t9828_ = __fmaf_rn(kf_f16_to_f32(hv_4_[0u].v[6]), kf_f16_to_f32(hv_4_[0u].v[6]), t9819_);
-                acc_3_ = t9828_;
-                acc_3_ = __fmaf_rn(kf_f16_to_f32(hv_4_[0u].v[7]), kf_f16_to_f32(hv_4_[0u].v[7]), t9828_);
-            }
-            if ((threadIdx.x + 256u) < nv_2_) {
-                float t9851_ = __fmaf_rn(kf_f16_to_f32(hv_4_[1u].v[0]), kf_f16_to_f32(hv_4_[1u].v[0]), acc_3_);
-                acc_3_ = t9851_;
-                float t9860_ = __fmaf_rn(kf_f16_to_f32(hv_4_[1u].v[1]), kf_f16_to_f32(hv_4_[1u].v[1]), t9851_);
-                acc_3_ = t9860_;
-                float t9869_ = __fmaf_rn(kf_f16_to_f32(hv_4_[1u].v[2]), kf_f16_to_f32(hv_4_[1u].v[2]), t9860_);
-                acc_3_ = t9869_;
-                float t9878_ = __fmaf_rn(kf_f16_to_f32(hv_4_[1u].v[3]), kf_f16_to_f32(hv_4_[1u].v[3]), t9869_);
-                acc_3_ = t9878_;
-                float t9887_ = __fmaf_rn(kf_f16_to_f32(hv_4_[1u].v[4]), kf_f16_to_f32(hv_4_[1u].v[4]), t9878_);
-                acc_3_ = t9887_;
-                float t9896_ = __fmaf_rn(kf_f16_to_f32(hv_4_[1u].v[5]), kf_f16_to_f32(hv_4_[1u].v[5]), t9887_);
-                acc_3_ = t9896_;
-                float t9905_ = __fmaf_rn(kf_f16_to_f32(hv_4_[1u].v[6]), kf_f16_to_f32(hv_4_[1u].v[6]), t9896_);
-                acc_3_ = t9905_;
-                acc_3_ = __fmaf_rn(kf_f16_to_f32(hv_4_[1u].v[7]), kf_f16_to_f32(hv_4_[1u].v[7]), t9905_);
-            }
-            #pragma unroll 1
-            for (unsigned c0_3_ = threadIdx.x + 512u; c0_3_ < nv_2_; c0_3_ = c0_3_ + 512u) {
-                hx_4_[0u] = a_[min(c0_3_, (nv_2_ - 1u))];
-                hx_4_[1u] = a_[min((c0_3_ + 256u), (nv_2_ - 1u))];
-                if (c0_3_ < nv_2_) {
-                    float t9951_ = __fmaf_rn(kf_f16_to_f32(hx_4_[0u].v[0]), kf_f16_to_f32(hx_4_[0u].v[0]), acc_3_);
-                    acc_3_ = t9951_;
-                    float t9960_ = __fmaf_rn(kf_f16_to_f32(hx_4_[0u].v[1]), kf_f16_to_f32(hx_4_[0u].v[1]), t9951_);
-                    acc_3_ = t9960_;
-                    float t9969_ = __fmaf_rn(kf_f16_to_f32(hx_4_[0u].v[2]), kf_f16_to_f32(hx_4_[0u].v[2]), t9960_);
-                    acc_3_ = t9969_;
-                    float t9978_ = __fmaf_rn(kf_f16_to_f32(hx_4_[0u].v[3]), kf_f16_to_f32(hx_4_[0u].v[3]), t9969_);
-                    acc_3_ = t9978_;
-                    float t9987_ = __fmaf_rn(kf_f16_to_f32(hx_4_[0u].v[4]), kf_f16_to_f32(hx_4_[0u].v[4]), t9978_);
-                    acc_3_ = t9987_;
-                    float t9996_ = __fmaf_rn(kf_f16_to_f32(hx_4_[0u].v[5]), kf_f16_to_f32(hx_4_[0u].v[5]), t9987_);
-                    acc_3_ = t9996_;
-                    float t10005_ = __fmaf_rn(kf_f16_to_f32(hx_4_[0u].v[6]), kf_f16_to_f32(hx_4_[0u].v[6]), t9996_);
-                    acc_3_ = t10005_;
-                    acc_3_ = __fmaf_rn(kf_f16_to_f32(hx_4_[0u].v[7]), kf_f16_to_f32(hx_4_[0u].v[7]), t10005_);
-                }
-                if ((c0_3_ + 256u) < nv_2_) {
-                    float t10027_ = __fmaf_rn(kf_f16_to_f32(hx_4_[1u].v[0]), kf_f16_to_f32(hx_4_[1u].v[0]), acc_3_);
-                    acc_3_ = t10027_;
-                    float t10036_ = __fmaf_rn(kf_f16_to_f32(hx_4_[1u].v[1]), kf_f16_to_f32(hx_4_[1u].v[1]), t10027_);
-                    acc_3_ = t10036_;
-                    float t10045_ = __fmaf_rn(kf_f16_to_f32(hx_4_[1u].v[2]), kf_f16_to_f32(hx_4_[1u].v[2]), t10036_);
-                    acc_3_ = t10045_;
-                    float t10054_ = __fmaf_rn(kf_f16_to_f32(hx_4_[1u].v[3]), kf_f16_to_f32(hx_4_[1u].v[3]), t10045_);
-                    acc_3_ = t10054_;
-                    float t10063_ = __fmaf_rn(kf_f16_to_f32(hx_4_[1u].v[4]), kf_f16_to_f32(hx_4_[1u].v[4]), t10054_);
-                    acc_3_ = t10063_;
-                    float t10072_ = __fmaf_rn(kf_f16_to_f32(hx_4_[1u].v[5]), kf_f16_to_f32(hx_4_[1u].v[5]), t10063_);
-                    acc_3_ = t10072_;
-                    float t10081_ = __fmaf_rn(kf_f16_to_f32(hx_4_[1u].v[6]), kf_f16_to_f32(hx_4_[1u].v[6]), t10072_);
-                    acc_3_ = t10081_;
-                    acc_3_ = __fmaf_rn(kf_f16_to_f32(hx_4_[1u].v[7]), kf_f16_to_f32(hx_4_[1u].v[7]), t10081_);
-                }
-            }
-            unsigned t10113_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
-            if (t10113_ == 32u) {
-                float t10118_ = __fadd_rn(acc_3_, kf_shfl_xor(acc_3_, 16u, kf_wn));
-                float t10121_ = __fadd_rn(t10118_, kf_shfl_xor(t10118_, 8u, kf_wn));
-                float t10124_ = __fadd_rn(t10121_, kf_shfl_xor(t10121_, 4u, kf_wn));
-                float t10127_ = __fadd_rn(t10124_, kf_shfl_xor(t10124_, 2u, kf_wn));
-                s_10_ = __fadd_rn(t10127_, kf_shfl_xor(t10127_, 1u, kf_wn));
-            } else {
-                float t10133_ = kf_shfl_down(acc_3_, 16u, kf_wn);
-                bool t10135_ = (kf_lane_id() + 16u) < t10113_;
-                float t10136_ = __fadd_rn(acc_3_, t10133_);
-                float t10137_ = t10135_ ? t10136_ : acc_3_;
-                float t10139_ = kf_shfl_down(t10137_, 8u, kf_wn);
-                bool t10141_ = (kf_lane_id() + 8u) < t10113_;
-                float t10142_ = __fadd_rn(t10137_, t10139_);
-                float t10143_ = t10141_ ? t10142_ : t10137_;
-                float t10145_ = kf_shfl_down(t10143_, 4u, kf_wn);
-                bool t10147_ = (kf_lane_id() + 4u) < t10113_;
-                float t10148_ = __fadd_rn(t10143_, t10145_);
-                float t10149_ = t10147_ ? t10148_ : t10143_;
-                float t10151_ = kf_shfl_down(t10149_, 2u, kf_wn);
-                bool t10153_ = (kf_lane_id() + 2u) < t10113_;
-                float t10154_ = __fadd_rn(t10149_, t10151_);
-                float t10155_ = t10153_ ? t10154_ : t10149_;
-                float t10157_ = kf_shfl_down(t10155_, 1u, kf_wn);
-                bool t10159_ = (kf_lane_id() + 1u) < t10113_;
-                float t10160_ = __fadd_rn(t10155_, t10157_);
-                s_10_ = kf_shfl(t10159_ ? t10160_ : t10155_, 0u, kf_wn);
-            }
-            if (kf_lane_id() == 0u) {
-                part_[(threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u] = s_10_;
-            }
-            __syncthreads();
-            float total_3_ = 0.0f;
-            #pragma unroll 1
-            for (unsigned w_3_ = 0u; w_3_ < nwarps_; w_3_ = w_3_ + 1u) {
-                total_3_ = __fadd_rn(total_3_, part_[w_3_]);
-            }
-            float scale_2_ = kf_rsqrt_approx(__fadd_rn(__fdiv_rn(total_3_, (float)k_), eps_));
-            kf_f16x8 h_8_ = hv_4_[0u];
-            kf_f16x8 nw_7_ = gv_7_[0u];
-            kf_f16 t10208_ = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(h_8_.v[0]), scale_2_), kf_f16_to_f32(nw_7_.v[0])));
-            kf_f16 t10215_ = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(h_8_.v[1]), scale_2_), kf_f16_to_f32(nw_7_.v[1])));
-            kf_f16 t10222_ = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(h_8_.v[2]), scale_2_), kf_f16_to_f32(nw_7_.v[2])));
-            kf_f16 t10229_ = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(h_8_.v[3]), scale_2_), kf_f16_to_f32(nw_7_.v[3])));
-            kf_f16 t10236_ = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(h_8_.v[4]), scale_2_), kf_f16_to_f32(nw_7_.v[4])));
-            kf_f16 t10243_ = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(h_8_.v[5]), scale_2_), kf_f16_to_f32(nw_7_.v[5])));
-            kf_f16 t10250_ = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(h_8_.v[6]), scale_2_), kf_f16_to_f32(nw_7_.v[6])));
-            kf_f16 t10257_ = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(h_8_.v[7]), scale_2_), kf_f16_to_f32(nw_7_.v[7])));
-            bool store_5_ = threadIdx.x < nv_2_;
-            float t10266_ = fmaxf(0.0f, kf_abs_f32(kf_f16_to_f32(t10208_)));
-            float t10269_ = __fadd_rn(0.0f, kf_f16_to_f32(t10208_));
-            float t10273_ = fmaxf(t10266_, kf_abs_f32(kf_f16_to_f32(t10215_)));
-            float t10276_ = __fadd_rn(t10269_, kf_f16_to_f32(t10215_));
-            float t10280_ = fmaxf(t10273_, kf_abs_f32(kf_f16_to_f32(t10222_)));
-            float t10283_ = __fadd_rn(t10276_, kf_f16_to_f32(t10222_));
-            float t10287_ = fmaxf(t10280_, kf_abs_f32(kf_f16_to_f32(t10229_)));
-            float t10290_ = __fadd_rn(t10283_, kf_f16_to_f32(t10229_));
-            float t10294_ = fmaxf(t10287_, kf_abs_f32(kf_f16_to_f32(t10236_)));
-            float t10297_ = __fadd_rn(t10290_, kf_f16_to_f32(t10236_));
-            float t10301_ = fmaxf(t10294_, kf_abs_f32(kf_f16_to_f32(t10243_)));
-            float t10304_ = __fadd_rn(t10297_, kf_f16_to_f32(t10243_));
-            float t10308_ = fmaxf(t10301_, kf_abs_f32(kf_f16_to_f32(t10250_)));
-            float t10311_ = __fadd_rn(t10304_, kf_f16_to_f32(t10250_));
-            float t10315_ = fmaxf(t10308_, kf_abs_f32(kf_f16_to_f32(t10257_)));
-            float t10318_ = __fadd_rn(t10311_, kf_f16_to_f32(t10257_));
-            float t10321_ = fmaxf(t10315_, kf_shfl_xor(t10315_, 1u, kf_wn));
-            float t10324_ = __fadd_rn(t10318_, kf_shfl_xor(t10318_, 1u, kf_wn));
-            float t10327_ = fmaxf(t10321_, kf_shfl_xor(t10321_, 2u, kf_wn));
-            float t10330_ = __fadd_rn(t10324_, kf_shfl_xor(t10324_, 2u, kf_wn));
-            float d_5_ = __fdiv_rn(t10327_, 127.0f);
-            kf_i8x8 t10334_ = kf_i8x8{{(signed char)0, (signed char)0, (signed char)0, (signed char)0, (signed char)0, (signed char)0, (signed char)0, (signed char)0}};
-            kf_i8x8 q_5_ = t10334_;
-            if (t10327_ > 0.0f) {
-                signed char t10342_ = (signed char)kf_sat_i32(kf_f32_to_i32(roundf(__fdiv_rn(kf_f16_to_f32(t10208_), d_5_))), -128, 127);
-                q_5_ = t10334_;
-                q_5_.v[0] = t10342_;
-                q_5_.v[1] = (signed char)kf_sat_i32(kf_f32_to_i32(roundf(__fdiv_rn(kf_f16_to_f32(t10215_), d_5_))), -128, 127);
-                q_5_.v[2] = (signed char)kf_sat_i32(kf_f32_to_i32(roundf(__fdiv_rn(kf_f16_to_f32(t10222_), d_5_))), -128, 127);
-                q_5_.v[3] = (signed char)kf_sat_i32(kf_f32_to_i32(roundf(__fdiv_rn(kf_f16_to_f32(t10229_), d_5_))), -128, 127);
-                q_5_.v[4] = (signed char)kf_sat_i32(kf_f32_to_i32(roundf(__fdiv_rn(kf_f16_to_f32(t10236_), d_5_))), -128, 127);
-                q_5_.v[5] = (signed char)kf_sat_i32(kf_f32_to_i32(roundf(__fdiv_rn(kf_f16_to_f32(t10243_), d_5_))), -128, 127);
-                q_5_.v[6] = (signed char)kf_sat_i32(kf_f32_to_i32(roundf(__fdiv_rn(kf_f16_to_f32(t10250_), d_5_))), -128, 127);
-                q_5_.v[7] = (signed char)kf_sat_i32(kf_f32_to_i32(roundf(__fdiv_rn(kf_f16_to_f32(t10257_), d_5_))), -128, 127);
-            }
-            if (store_5_) {
-                kf_u32x2 qw_5_ = kf_bitcast<kf_u32x2>(q_5_);
-                unsigned v_18_ = threadIdx.x >> 1u;
-                unsigned kb_12_ = v_18_ >> 4u;
-                unsigned s_11_ = (((((kb_12_ >> 2u) << 2u) + (v_18_ & 3u)) << 4u) + ((kb_12_ & 3u) << 2u)) + ((v_18_ >> 2u) & 3u);
-                unsigned at_5_ = (s_11_ << 2u) + ((threadIdx.x & 1u) << 1u);
-                ((unsigned*)sq_)[at_5_] = qw_5_.v[0];
-                ((unsigned*)sq_)[at_5_ + 1u] = qw_5_.v[1];
-                if ((threadIdx.x & 3u) == 0u) {
-                    unsigned t10421_ = k_ >> 8u;
-                    unsigned t10439_ = (((((t10421_ >> 2u) + (((t10421_ & 3u) != 0u) ? 1u : 0u)) << 2u) << 8u) >> 2u) + (threadIdx.x >> 2u);
-                    kf_f16 t10440_ = kf_f16_from_f32(d_5_);
-                    kf_f16 t10441_ = kf_f16_from_f32(t10330_);
-                    kf_f16x2 t10443_ = kf_f16x2{{t10440_, t10441_}};
-                    ((kf_f16x2*)sq_)[t10439_] = t10443_;
-                }
-            }
-            unsigned c_13_ = threadIdx.x + 256u;
-            kf_f16x8 h_9_ = hv_4_[1u];
-            kf_f16x8 nw_8_ = gv_7_[1u];
-            kf_f16 t10461_ = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(h_9_.v[0]), scale_2_), kf_f16_to_f32(nw_8_.v[0])));
-            kf_f16 t10468_ = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(h_9_.v[1]), scale_2_), kf_f16_to_f32(nw_8_.v[1])));
-            kf_f16 t10475_ = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(h_9_.v[2]), scale_2_), kf_f16_to_f32(nw_8_.v[2])));
-            kf_f16 t10482_ = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(h_9_.v[3]), scale_2_), kf_f16_to_f32(nw_8_.v[3])));
-            kf_f16 t10489_ = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(h_9_.v[4]), scale_2_), kf_f16_to_f32(nw_8_.v[4])));
-            kf_f16 t10496_ = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(h_9_.v[5]), scale_2_), kf_f16_to_f32(nw_8_.v[5])));
-            kf_f16 t10503_ = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(h_9_.v[6]), scale_2_), kf_f16_to_f32(nw_8_.v[6])));
-            kf_f16 t10510_ = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(h_9_.v[7]), scale_2_), kf_f16_to_f32(nw_8_.v[7])));
-            bool store_6_ = c_13_ < nv_2_;
-            float t10519_ = fmaxf(0.0f, kf_abs_f32(kf_f16_to_f32(t10461_)));
-            float t10522_ = __fadd_rn(0.0f, kf_f16_to_f32(t10461_));
-            float t10526_ = fmaxf(t10519_, kf_abs_f32(kf_f16_to_f32(t10468_)));
-            float t10529_ = __fadd_rn(t10522_, kf_f16_to_f32(t10468_));
-            float t10533_ = fmaxf(t10526_, kf_abs_f32(kf_f16_to_f32(t10475_)));
-            float t10536_ = __fadd_rn(t10529_, kf_f16_to_f32(t10475_));
-            float t10540_ = fmaxf(t10533_, kf_abs_f32(kf_f16_to_f32(t10482_)));
-            float t10543_ = __fadd_rn(t10536_, kf_f16_to_f32(t10482_));
-            float t10547_ = fmaxf(t10540_, kf_abs_f32(kf_f16_to_f32(t10489_)));
-            float t10550_ = __fadd_rn(t10543_, kf_f16_to_f32(t10489_));
-            float t10554_ = fmaxf(t10547_, kf_abs_f32(kf_f16_to_f32(t10496_)));
-            float t10557_ = __fadd_rn(t10550_, kf_f16_to_f32(t10496_));
-            float t10561_ = fmaxf(t10554_, kf_abs_f32(kf_f16_to_f32(t10503_)));
-            float t10564_ = __fadd_rn(t10557_, kf_f16_to_f32(t10503_));
-            float t10568_ = fmaxf(t10561_, kf_abs_f32(kf_f16_to_f32(t10510_)));
-            float t10571_ = __fadd_rn(t10564_, kf_f16_to_f32(t10510_));
-            float t10574_ = fmaxf(t10568_, kf_shfl_xor(t10568_, 1u, kf_wn));
-            float t10577_ = __fadd_rn(t10571_, kf_shfl_xor(t10571_, 1u, kf_wn));
-            float t10580_ = fmaxf(t10574_, kf_shfl_xor(t10574_, 2u, kf_wn));
-            float t10583_ = __fadd_rn(t10577_, kf_shfl_xor(t10577_, 2u, kf_wn));
-            float d_6_ = __fdiv_rn(t10580_, 127.0f);
-            kf_i8x8 t10587_ = kf_i8x8{{(signed char)0, (signed char)0, (signed char)0, (signed char)0, (signed char)0, (signed char)0, (signed char)0, (signed char)0}};
-            kf_i8x8 q_6_ = t10587_;
-            if (t10580_ > 0.0f) {
-                signed char t10595_ = (signed char)kf_sat_i32(kf_f32_to_i32(roundf(__fdiv_rn(kf_f16_to_f32(t10461_), d_6_))), -128, 127);
-                q_6_ = t10587_;
-                q_6_.v[0] = t10595_;
-                q_6_.v[1] = (signed char)kf_sat_i32(kf_f32_to_i32(roundf(__fdiv_rn(kf_f16_to_f32(t10468_), d_6_))), -128, 127);
-                q_6_.v[2] = (signed char)kf_sat_i32(kf_f32_to_i32(roundf(__fdiv_rn(kf_f16_to_f32(t10475_), d_6_))), -128, 127);
-                q_6_.v[3] = (signed char)kf_sat_i32(kf_f32_to_i32(roundf(__fdiv_rn(kf_f16_to_f32(t10482_), d_6_))), -128, 127);
-                q_6_.v[4] = (signed char)kf_sat_i32(kf_f32_to_i32(roundf(__fdiv_rn(kf_f16_to_f32(t10489_), d_6_))), -128, 127);
-                q_6_.v[5] = (signed char)kf_sat_i32(kf_f32_to_i32(roundf(__fdiv_rn(kf_f16_to_f32(t10496_), d_6_))), -128, 127);
-                q_6_.v[6] = (signed char)kf_sat_i32(kf_f32_to_i32(roundf(__fdiv_rn(kf_f16_to_f32(t10503_), d_6_))), -128, 127);
-                q_6_.v[7] = (signed char)kf_sat_i32(kf_f32_to_i32(roundf(__fdiv_rn(kf_f16_to_f32(t10510_), d_6_))), -128, 127);
-            }
-            if (store_6_) {
-                kf_u32x2 qw_6_ = kf_bitcast<kf_u32x2>(q_6_);
-                unsigned v_19_ = c_13_ >> 1u;
-                unsigned kb_13_ = v_19_ >> 4u;
-                unsigned s_12_ = (((((kb_13_ >> 2u) << 2u) + (v_19_ & 3u)) << 4u) + ((kb_13_ & 3u) << 2u)) + ((v_19_ >> 2u) & 3u);
-                unsigned at_6_ = (s_12_ << 2u) + ((c_13_ & 1u) << 1u);
-                ((unsigned*)sq_)[at_6_] = qw_6_.v[0];
-                ((unsigned*)sq_)[at_6_ + 1u] = qw_6_.v[1];
-                if ((c_13_ & 3u) == 0u) {
-                    unsigned t10674_ = k_ >> 8u;
-                    unsigned t10692_ = (((((t10674_ >> 2u) + (((t10674_ & 3u) != 0u) ? 1u : 0u)) << 2u) << 8u) >> 2u) + (c_13_ >> 2u);
-                    kf_f16 t10693_ = kf_f16_from_f32(d_6_);
-                    kf_f16 t10694_ = kf_f16_from_f32(t10583_);
-                    kf_f16x2 t10696_ = kf_f16x2{{t10693_, t10694_}};
-                    ((kf_f16x2*)sq_)[t10692_] = t10696_;
-                }
-            }
-            #pragma unroll 1
-            for (unsigned c0_4_ = threadIdx.x + 512u; c0_4_ < nv_2_; c0_4_ = c0_4_ + 512u) {
-                unsigned c_14_ = min(c0_4_, (nv_2_ - 1u));
-                hv_4_[0u] = a_[c_14_];
-                gv_7_[0u] = b_[c_14_];
-                unsigned c_15_ = min((c0_4_ + 256u), (nv_2_ - 1u));
-                hv_4_[1u] = a_[c_15_];
-                gv_7_[1u] = b_[c_15_];
-                kf_f16x8 h_10_ = hv_4_[0u];
-                kf_f16x8 nw_9_ = gv_7_[0u];
-                kf_f16 t10741_ = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(h_10_.v[0]), scale_2_), kf_f16_to_f32(nw_9_.v[0])));
-                kf_f16 t10748_ = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(h_10_.v[1]), scale_2_), kf_f16_to_f32(nw_9_.v[1])));
-                kf_f16 t10755_ = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(h_10_.v[2]), scale_2_), kf_f16_to_f32(nw_9_.v[2])));
-                kf_f16 t10762_ = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(h_10_.v[3]), scale_2_), kf_f16_to_f32(nw_9_.v[3])));
-                kf_f16 t10769_ = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(h_10_.v[4]), scale_2_), kf_f16_to_f32(nw_9_.v[4])));
-                kf_f16 t10776_ = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(h_10_.v[5]), scale_2_), kf_f16_to_f32(nw_9_.v[5])));
-                kf_f16 t10783_ = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(h_10_.v[6]), scale_2_), kf_f16_to_f32(nw_9_.v[6])));
-                kf_f16 t10790_ = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(h_10_.v[7]), scale_2_), kf_f16_to_f32(nw_9_.v[7])));
-                bool store_7_ = c0_4_ < nv_2_;
-                float t10799_ = fmaxf(0.0f, kf_abs_f32(kf_f16_to_f32(t10741_)));
-                float t10802_ = __fadd_rn(0.0f, kf_f16_to_f32(t10741_));
-                float t10806_ = fmaxf(t10799_, kf_abs_f32(kf_f16_to_f32(t10748_)));
-                float t10809_ = __fadd_rn(t10802_, kf_f16_to_f32(t10748_));
-                float t10813_ = fmaxf(t10806_, kf_abs_f32(kf_f16_to_f32(t10755_)));
-                float t10816_ = __fadd_rn(t10809_, kf_f16_to_f32(t10755_));
-                float t10820_ = fmaxf(t10813_, kf_abs_f32(kf_f16_to_f32(t10762_)));
-                float t10823_ = __fadd_rn(t10816_, kf_f16_to_f32(t10762_));
-                float t10827_ = fmaxf(t10820_, kf_abs_f32(kf_f16_to_f32(t10769_)));
-                float t10830_ = __fadd_rn(t10823_, kf_f16_to_f32(t10769_));
-                float t10834_ = fmaxf(t10827_, kf_abs_f32(kf_f16_to_f32(t10776_)));
-                float t10837_ = __fadd_rn(t10830_, kf_f16_to_f32(t10776_));
-                float t10841_ = fmaxf(t10834_, kf_abs_f32(kf_f16_to_f32(t10783_)));
-                float t10844_ = __fadd_rn(t10837_, kf_f16_to_f32(t10783_));
-                float t10848_ = fmaxf(t10841_, kf_abs_f32(kf_f16_to_f32(t10790_)));
-                float t10851_ = __fadd_rn(t10844_, kf_f16_to_f32(t10790_));
-                float t10854_ = fmaxf(t10848_, kf_shfl_xor(t10848_, 1u, kf_wn));
-                float t10857_ = __fadd_rn(t10851_, kf_shfl_xor(t10851_, 1u, kf_wn));
-                float t10860_ = fmaxf(t10854_, kf_shfl_xor(t10854_, 2u, kf_wn));
-                float t10863_ = __fadd_rn(t10857_, kf_shfl_xor(t10857_, 2u, kf_wn));
-                float d_7_ = __fdiv_rn(t10860_, 127.0f);
-                kf_i8x8 t10867_ = kf_i8x8{{(signed char)0, (signed char)0, (signed char)0, (signed char)0, (signed char)0, (signed char)0, (signed char)0, (signed char)0}};
-                kf_i8x8 q_7_ = t10867_;
-                if (t10860_ > 0.0f) {
-                    signed char t10875_ = (signed char)kf_sat_i32(kf_f32_to_i32(roundf(__fdiv_rn(kf_f16_to_f32(t10741_), d_7_))), -128, 127);
-                    q_7_ = t10867_;
-                    q_7_.v[0] = t10875_;
-                    q_7_.v[1] = (signed char)kf_sat_i32(kf_f32_to_i32(roundf(__fdiv_rn(kf_f16_to_f32(t10748_), d_7_))), -128, 127);
-                    q_7_.v[2] = (signed char)kf_sat_i32(kf_f32_to_i32(roundf(__fdiv_rn(kf_f16_to_f32(t10755_), d_7_))), -128, 127);
-                    q_7_.v[3] = (signed char)kf_sat_i32(kf_f32_to_i32(roundf(__fdiv_rn(kf_f16_to_f32(t10762_), d_7_))), -128, 127);
-                    q_7_.v[4] = (signed char)kf_sat_i32(kf_f32_to_i32(roundf(__fdiv_rn(kf_f16_to_f32(t10769_), d_7_))), -128, 127);
-                    q_7_.v[5] = (signed char)kf_sat_i32(kf_f32_to_i32(roundf(__fdiv_rn(kf_f16_to_f32(t10776_), d_7_))), -128, 127);
-                    q_7_.v[6] = (signed char)kf_sat_i32(kf_f32_to_i32(roundf(__fdiv_rn(kf_f16_to_f32(t10783_), d_7_))), -128, 127);
-                    q_7_.v[7] = (signed char)kf_sat_i32(kf_f32_to_i32(roundf(__fdiv_rn(kf_f16_to_f32(t10790_), d_7_))), -128, 127);
-                }
-                if (store_7_) {
-                    kf_u32x2 qw_7_ = kf_bitcast<kf_u32x2>(q_7_);
-                    unsigned v_20_ = c0_4_ >> 1u;
-                    unsigned kb_14_ = v_20_ >> 4u;
-                    unsigned s_13_ = (((((kb_14_ >> 2u) << 2u) + (v_20_ & 3u)) << 4u) + ((kb_14_ & 3u) << 2u)) + ((v_20_ >> 2u) & 3u);
-                    unsigned at_7_ = (s_13_ << 2u) + ((c0_4_ & 1u) << 1u);
-                    ((unsigned*)sq_)[at_7_] = qw_7_.v[0];
-                    ((unsigned*)sq_)[at_7_ + 1u] = qw_7_.v[1];
-                    if ((c0_4_ & 3u) == 0u) {
-                        unsigned t10954_ = k_ >> 8u;
-                        unsigned t10972_ = (((((t10954_ >> 2u) + (((t10954_ & 3u) != 0u) ? 1u : 0u)) << 2u) << 8u) >> 2u) + (c0_4_ >> 2u);
-                        kf_f16 t10973_ = kf_f16_from_f32(d_7_);
-                        kf_f16 t10974_ = kf_f16_from_f32(t10863_);
-                        kf_f16x2 t10976_ = kf_f16x2{{t10973_, t10974_}};
-                        ((kf_f16x2*)sq_)[t10972_] = t10976_;
-                    }
-                }
-                unsigned c_16_ = c0_4_ + 256u;
-                kf_f16x8 h_11_ = hv_4_[1u];
-                kf_f16x8 nw_10_ = gv_7_[1u];
-                kf_f16 t10993_ = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(h_11_.v[0]), scale_2_), kf_f16_to_f32(nw_10_.v[0])));
-                kf_f16 t11000_ = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(h_11_.v[1]), scale_2_), kf_f16_to_f32(nw_10_.v[1])));
-                kf_f16 t11007_ = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(h_11_.v[2]), scale_2_), kf_f16_to_f32(nw_10_.v[2])));
-                kf_f16 t11014_ = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(h_11_.v[3]), scale_2_), kf_f16_to_f32(nw_10_.v[3])));
-                kf_f16 t11021_ = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(h_11_.v[4]), scale_2_), kf_f16_to_f32(nw_10_.v[4])));
-                kf_f16 t11028_ = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(h_11_.v[5]), scale_2_), kf_f16_to_f32(nw_10_.v[5])));
-                kf_f16 t11035_ = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(h_11_.v[6]), scale_2_), kf_f16_to_f32(nw_10_.v[6])));
-                kf_f16 t11042_ = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(h_11_.v[7]), scale_2_), kf_f16_to_f32(nw_10_.v[7])));
-                bool store_8_ = c_16_ < nv_2_;
-                float t11051_ = fmaxf(0.0f, kf_abs_f32(kf_f16_to_f32(t10993_)));
-                float t11054_ = __fadd_rn(0.0f, kf_f16_to_f32(t10993_));
-                float t11058_ = fmaxf(t11051_, kf_abs_f32(kf_f16_to_f32(t11000_)));
-                float t11061_ = __fadd_rn(t11054_, kf_f16_to_f32(t11000_));
-                float t11065_ = fmaxf(t11058_, kf_abs_f32(kf_f16_to_f32(t11007_)));
-                float t11068_ = __fadd_rn(t11061_, kf_f16_to_f32(t11007_));
-                float t11072_ = fmaxf(t11065_, kf_abs_f32(kf_f16_to_f32(t11014_)));
-                float t11075_ = __fadd_rn(t11068_, kf_f16_to_f32(t11014_));
-                float t11079_ = fmaxf(t11072_, kf_abs_f32(kf_f16_to_f32(t11021_)));
-                float t11082_ = __fadd_rn(t11075_, kf_f16_to_f32(t11021_));
-                float t11086_ = fmaxf(t11079_, kf_abs_f32(kf_f16_to_f32(t11028_)));
-                float t11089_ = __fadd_rn(t11082_, kf_f16_to_f32(t11028_));
-                float t11093_ = fmaxf(t11086_, kf_abs_f32(kf_f16_to_f32(t11035_)));
-                float t11096_ = __fadd_rn(t11089_, kf_f16_to_f32(t11035_));
-                float t11100_ = fmaxf(t11093_, kf_abs_f32(kf_f16_to_f32(t11042_)));
-                float t11103_ = __fadd_rn(t11096_, kf_f16_to_f32(t11042_));
-                float t11106_ = fmaxf(t11100_, kf_shfl_xor(t11100_, 1u, kf_wn));
-                float t11109_ = __fadd_rn(t11103_, kf_shfl_xor(t11103_, 1u, kf_wn));
-                float t11112_ = fmaxf(t11106_, kf_shfl_xor(t11106_, 2u, kf_wn));
-                float t11115_ = __fadd_rn(t11109_, kf_shfl_xor(t11109_, 2u, kf_wn));
-                float d_8_ = __fdiv_rn(t11112_, 127.0f);
-                kf_i8x8 t11119_ = kf_i8x8{{(signed char)0, (signed char)0, (signed char)0, (signed char)0, (signed char)0, (signed char)0, (signed char)0, (signed char)0}};
-                kf_i8x8 q_8_ = t11119_;
-                if (t11112_ > 0.0f) {
-                    signed char t11127_ = (signed char)kf_sat_i32(kf_f32_to_i32(roundf(__fdiv_rn(kf_f16_to_f32(t10993_), d_8_))), -128, 127);
-                    q_8_ = t11119_;
-                    q_8_.v[0] = t11127_;
-                    q_8_.v[1] = (signed char)kf_sat_i32(kf_f32_to_i32(roundf(__fdiv_rn(kf_f16_to_f32(t11000_), d_8_))), -128, 127);
-                    q_8_.v[2] = (signed char)kf_sat_i32(kf_f32_to_i32(roundf(__fdiv_rn(kf_f16_to_f32(t11007_), d_8_))), -128, 127);
-                    q_8_.v[3] = (signed char)kf_sat_i32(kf_f32_to_i32(roundf(__fdiv_rn(kf_f16_to_f32(t11014_), d_8_))), -128, 127);
-                    q_8_.v[4] = (signed char)kf_sat_i32(kf_f32_to_i32(roundf(__fdiv_rn(kf_f16_to_f32(t11021_), d_8_))), -128, 127);
-                    q_8_.v[5] = (signed char)kf_sat_i32(kf_f32_to_i32(roundf(__fdiv_rn(kf_f16_to_f32(t11028_), d_8_))), -128, 127);
-                    q_8_.v[6] = (signed char)kf_sat_i32(kf_f32_to_i32(roundf(__fdiv_rn(kf_f16_to_f32(t11035_), d_8_))), -128, 127);
-                    q_8_.v[7] = (signed char)kf_sat_i32(kf_f32_to_i32(roundf(__fdiv_rn(kf_f16_to_f32(t11042_), d_8_))), -128, 127);
-                }
-                if (store_8_) {
-                    kf_u32x2 qw_8_ = kf_bitcast<kf_u32x2>(q_8_);
-                    unsigned v_21_ = c_16_ >> 1u;
-                    unsigned kb_15_ = v_21_ >> 4u;
-                    unsigned s_14_ = (((((kb_15_ >> 2u) << 2u) + (v_21_ & 3u)) << 4u) + ((kb_15_ & 3u) << 2u)) + ((v_21_ >> 2u) & 3u);
-                    unsigned at_8_ = (s_14_ << 2u) + ((c_16_ & 1u) << 1u);
-                    ((unsigned*)sq_)[at_8_] = qw_8_.v[0];
-                    ((unsigned*)sq_)[at_8_ + 1u] = qw_8_.v[1];
-                    if ((c_16_ & 3u) == 0u) {
-                        unsigned t11206_ = k_ >> 8u;
-                        unsigned t11224_ = (((((t11206_ >> 2u) + (((t11206_ & 3u) != 0u) ? 1u : 0u)) << 2u) << 8u) >> 2u) + (c_16_ >> 2u);
-                        kf_f16 t11225_ = kf_f16_from_f32(d_8_);
-                        kf_f16 t11226_ = kf_f16_from_f32(t11115_);
-                        kf_f16x2 t11228_ = kf_f16x2{{t11225_, t11226_}};
-                        ((kf_f16x2*)sq_)[t11224_] = t11228_;
-                    }
-                }
-            }
-            __syncthreads();
-        }
-        bool t12544_ = (t0_ + 1u) >= 1u;
-        bool t12545_ = t12544_;
-        if (t12544_) {
-            t12545_ = ((t0_ + 1u) - 1u) < total_;
-        }
-        if (t12545_) {
-            unsigned kb_16_ = (ck_ << 2u) + bl_;
-            if (kb_16_ < nbk_) {
-                unsigned t12600_ = (kb_16_ << 4u) + (j_ << 2u);
-                unsigned kb_17_ = t12600_ >> 4u;
-                unsigned s_15_ = (((((kb_17_ >> 2u) << 2u) + (t12600_ & 3u)) << 4u) + ((kb_17_ & 3u) << 2u)) + ((t12600_ >> 2u) & 3u);
-                xv_2_[0u] = sq_[s_15_];
-                unsigned v_22_ = ((kb_16_ << 4u) + (j_ << 2u)) + 1u;
-                unsigned kb_18_ = v_22_ >> 4u;
-                unsigned s_16_ = (((((kb_18_ >> 2u) << 2u) + (v_22_ & 3u)) << 4u) + ((kb_18_ & 3u) << 2u)) + ((v_22_ >> 2u) & 3u);
-                xv_2_[1u] = sq_[s_16_];
-                unsigned v_23_ = ((kb_16_ << 4u) + (j_ << 2u)) + 2u;
-                unsigned kb_19_ = v_23_ >> 4u;
-                unsigned s_17_ = (((((kb_19_ >> 2u) << 2u) + (v_23_ & 3u)) << 4u) + ((kb_19_ & 3u) << 2u)) + ((v_23_ >> 2u) & 3u);
-                xv_2_[2u] = sq_[s_17_];
-                unsigned v_24_ = ((kb_16_ << 4u) + (j_ << 2u)) + 3u;
-                unsigned kb_20_ = v_24_ >> 4u;
-                unsigned s_18_ = (((((kb_20_ >> 2u) << 2u) + (v_24_ & 3u)) << 4u) + ((kb_20_ & 3u) << 2u)) + ((v_24_ >> 2u) & 3u);
-                xv_2_[3u] = sq_[s_18_];
-                unsigned t12726_ = (xd0_ + (kb_16_ << 2u)) + j_;
-                kf_f16x4 t12727_ = ((kf_f16x4*)sq_)[t12726_];
-                kf_u32x4 h_12_ = wb_[0u];
+        if (t13089_) {
+            unsigned kb_12_ = (ck_ << 2u) + bl_;
+            unsigned t13139_ = ((blockIdx.x << 3u) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u)) + ((cp_ * gridDim.x) << 3u);
+            if (kb_12_ < nbk_) {
+                unsigned t13187_ = (kb_12_ << 4u) + (j_ << 2u);
+                unsigned kb_13_ = t13187_ >> 4u;
+                unsigned s_10_ = (((((kb_13_ >> 2u) << 2u) + (t13187_ & 3u)) << 4u) + ((kb_13_ & 3u) << 2u)) + ((t13187_ >> 2u) & 3u);
+                xv_2_[0u] = sq_[s_10_];
+                unsigned v_21_ = ((kb_12_ << 4u) + (j_ << 2u)) + 1u;
+                unsigned kb_14_ = v_21_ >> 4u;
+                unsigned s_11_ = (((((kb_14_ >> 2u) << 2u) + (v_21_ & 3u)) << 4u) + ((kb_14_ & 3u) << 2u)) + ((v_21_ >> 2u) & 3u);
+                xv_2_[1u] = sq_[s_11_];
+                unsigned v_22_ = ((kb_12_ << 4u) + (j_ << 2u)) + 2u;
+                unsigned kb_15_ = v_22_ >> 4u;
+                unsigned s_12_ = (((((kb_15_ >> 2u) << 2u) + (v_22_ & 3u)) << 4u) + ((kb_15_ & 3u) << 2u)) + ((v_22_ >> 2u) & 3u);
+                xv_2_[2u] = sq_[s_12_];
+                unsigned v_23_ = ((kb_12_ << 4u) + (j_ << 2u)) + 3u;
+                unsigned kb_16_ = v_23_ >> 4u;
+                unsigned s_13_ = (((((kb_16_ >> 2u) << 2u) + (v_23_ & 3u)) << 4u) + ((kb_16_ & 3u) << 2u)) + ((v_23_ >> 2u) & 3u);
+                xv_2_[3u] = sq_[s_13_];
+                unsigned t13313_ = (xd0_ + (kb_12_ << 2u)) + j_;
+                kf_f16x4 t13314_ = ((kf_f16x4*)sq_)[t13313_];
+                kf_u32x4 h_8_ = wb_[0u];
                 kf_u32x4 qa_3_ = wb_[1u];
                 kf_u32x4 qb_3_ = wb_[2u];
                 kf_u32x4 xa_3_ = xv_2_[0u];
@@ -5495,107 +5020,107 @@ q4k_q8_gemv_rms_f32(const unsigned char* __restrict__ w_, const kf_f16* __restri
                 kf_u32x4 xd_3_ = xv_2_[3u];
                 unsigned a_34_ = qa_3_.v[0] & 252645135u;
                 unsigned b_34_ = xa_3_.v[0];
-                int c_17_ = 0;
-                kf_u8x4 t12790_ = kf_bitcast<kf_u8x4>(a_34_);
-                kf_i8x4 t12791_ = kf_bitcast<kf_i8x4>(b_34_);
-                int t12792_ = kf_dot4_us(kf_bitcast<unsigned>(t12790_), kf_bitcast<unsigned>(t12791_), c_17_);
+                int c_12_ = 0;
+                kf_u8x4 t13377_ = kf_bitcast<kf_u8x4>(a_34_);
+                kf_i8x4 t13378_ = kf_bitcast<kf_i8x4>(b_34_);
+                int t13379_ = kf_dot4_us(kf_bitcast<unsigned>(t13377_), kf_bitcast<unsigned>(t13378_), c_12_);
                 unsigned a_35_ = qa_3_.v[1] & 252645135u;
                 unsigned b_35_ = xa_3_.v[1];
-                kf_u8x4 t12798_ = kf_bitcast<kf_u8x4>(a_35_);
-                kf_i8x4 t12799_ = kf_bitcast<kf_i8x4>(b_35_);
-                int t12800_ = kf_dot4_us(kf_bitcast<unsigned>(t12798_), kf_bitcast<unsigned>(t12799_), t12792_);
+                kf_u8x4 t13385_ = kf_bitcast<kf_u8x4>(a_35_);
+                kf_i8x4 t13386_ = kf_bitcast<kf_i8x4>(b_35_);
+                int t13387_ = kf_dot4_us(kf_bitcast<unsigned>(t13385_), kf_bitcast<unsigned>(t13386_), t13379_);
                 unsigned a_36_ = qa_3_.v[2] & 252645135u;
                 unsigned b_36_ = xa_3_.v[2];
-                kf_u8x4 t12805_ = kf_bitcast<kf_u8x4>(a_36_);
-                kf_i8x4 t12806_ = kf_bitcast<kf_i8x4>(b_36_);
-                int t12807_ = kf_dot4_us(kf_bitcast<unsigned>(t12805_), kf_bitcast<unsigned>(t12806_), t12800_);
+                kf_u8x4 t13392_ = kf_bitcast<kf_u8x4>(a_36_);
+                kf_i8x4 t13393_ = kf_bitcast<kf_i8x4>(b_36_);
+                int t13394_ = kf_dot4_us(kf_bitcast<unsigned>(t13392_), kf_bitcast<unsigned>(t13393_), t13387_);
                 unsigned a_37_ = qa_3_.v[3] & 252645135u;
                 unsigned b_37_ = xa_3_.v[3];
-                kf_u8x4 t12812_ = kf_bitcast<kf_u8x4>(a_37_);
-                kf_i8x4 t12813_ = kf_bitcast<kf_i8x4>(b_37_);
-                int t12814_ = kf_dot4_us(kf_bitcast<unsigned>(t12812_), kf_bitcast<unsigned>(t12813_), t12807_);
+                kf_u8x4 t13399_ = kf_bitcast<kf_u8x4>(a_37_);
+                kf_i8x4 t13400_ = kf_bitcast<kf_i8x4>(b_37_);
+                int t13401_ = kf_dot4_us(kf_bitcast<unsigned>(t13399_), kf_bitcast<unsigned>(t13400_), t13394_);
                 unsigned a_38_ = qb_3_.v[0] & 252645135u;
                 unsigned b_38_ = xb_4_.v[0];
-                kf_u8x4 t12819_ = kf_bitcast<kf_u8x4>(a_38_);
-                kf_i8x4 t12820_ = kf_bitcast<kf_i8x4>(b_38_);
-                int t12821_ = kf_dot4_us(kf_bitcast<unsigned>(t12819_), kf_bitcast<unsigned>(t12820_), t12814_);
+                kf_u8x4 t13406_ = kf_bitcast<kf_u8x4>(a_38_);
+                kf_i8x4 t13407_ = kf_bitcast<kf_i8x4>(b_38_);
+                int t13408_ = kf_dot4_us(kf_bitcast<unsigned>(t13406_), kf_bitcast<unsigned>(t13407_), t13401_);
                 unsigned a_39_ = qb_3_.v[1] & 252645135u;
                 unsigned b_39_ = xb_4_.v[1];
-                kf_u8x4 t12826_ = kf_bitcast<kf_u8x4>(a_39_);
-                kf_i8x4 t12827_ = kf_bitcast<kf_i8x4>(b_39_);
-                int t12828_ = kf_dot4_us(kf_bitcast<unsigned>(t12826_), kf_bitcast<unsigned>(t12827_), t12821_);
+                kf_u8x4 t13413_ = kf_bitcast<kf_u8x4>(a_39_);
+                kf_i8x4 t13414_ = kf_bitcast<kf_i8x4>(b_39_);
+                int t13415_ = kf_dot4_us(kf_bitcast<unsigned>(t13413_), kf_bitcast<unsigned>(t13414_), t13408_);
                 unsigned a_40_ = qb_3_.v[2] & 252645135u;
                 unsigned b_40_ = xb_4_.v[2];
-                kf_u8x4 t12833_ = kf_bitcast<kf_u8x4>(a_40_);
-                kf_i8x4 t12834_ = kf_bitcast<kf_i8x4>(b_40_);
-                int t12835_ = kf_dot4_us(kf_bitcast<unsigned>(t12833_), kf_bitcast<unsigned>(t12834_), t12828_);
+                kf_u8x4 t13420_ = kf_bitcast<kf_u8x4>(a_40_);
+                kf_i8x4 t13421_ = kf_bitcast<kf_i8x4>(b_40_);
+                int t13422_ = kf_dot4_us(kf_bitcast<unsigned>(t13420_), kf_bitcast<unsigned>(t13421_), t13415_);
                 unsigned a_41_ = qb_3_.v[3] & 252645135u;
                 unsigned b_41_ = xb_4_.v[3];
-                kf_u8x4 t12840_ = kf_bitcast<kf_u8x4>(a_41_);
-                kf_i8x4 t12841_ = kf_bitcast<kf_i8x4>(b_41_);
-                int t12842_ = kf_dot4_us(kf_bitcast<unsigned>(t12840_), kf_bitcast<unsigned>(t12841_), t12835_);
+                kf_u8x4 t13427_ = kf_bitcast<kf_u8x4>(a_41_);
+                kf_i8x4 t13428_ = kf_bitcast<kf_i8x4>(b_41_);
+                int t13429_ = kf_dot4_us(kf_bitcast<unsigned>(t13427_), kf_bitcast<unsigned>(t13428_), t13422_);
                 unsigned a_42_ = (qa_3_.v[0] >> 4u) & 252645135u;
                 unsigned b_42_ = xc_3_.v[0];
-                int c_18_ = 0;
-                kf_u8x4 t12850_ = kf_bitcast<kf_u8x4>(a_42_);
-                kf_i8x4 t12851_ = kf_bitcast<kf_i8x4>(b_42_);
-                int t12852_ = kf_dot4_us(kf_bitcast<unsigned>(t12850_), kf_bitcast<unsigned>(t12851_), c_18_);
+                int c_13_ = 0;
+                kf_u8x4 t13437_ = kf_bitcast<kf_u8x4>(a_42_);
+                kf_i8x4 t13438_ = kf_bitcast<kf_i8x4>(b_42_);
+                int t13439_ = kf_dot4_us(kf_bitcast<unsigned>(t13437_), kf_bitcast<unsigned>(t13438_), c_13_);
                 unsigned a_43_ = (qa_3_.v[1] >> 4u) & 252645135u;
                 unsigned b_43_ = xc_3_.v[1];
-                kf_u8x4 t12860_ = kf_bitcast<kf_u8x4>(a_43_);
-                kf_i8x4 t12861_ = kf_bitcast<kf_i8x4>(b_43_);
-                int t12862_ = kf_dot4_us(kf_bitcast<unsigned>(t12860_), kf_bitcast<unsigned>(t12861_), t12852_);
+                kf_u8x4 t13447_ = kf_bitcast<kf_u8x4>(a_43_);
+                kf_i8x4 t13448_ = kf_bitcast<kf_i8x4>(b_43_);
+                int t13449_ = kf_dot4_us(kf_bitcast<unsigned>(t13447_), kf_bitcast<unsigned>(t13448_), t13439_);
                 unsigned a_44_ = (qa_3_.v[2] >> 4u) & 252645135u;
                 unsigned b_44_ = xc_3_.v[2];
-                kf_u8x4 t12869_ = kf_bitcast<kf_u8x4>(a_44_);
-                kf_i8x4 t12870_ = kf_bitcast<kf_i8x4>(b_44_);
-                int t12871_ = kf_dot4_us(kf_bitcast<unsigned>(t12869_), kf_bitcast<unsigned>(t12870_), t12862_);
+                kf_u8x4 t13456_ = kf_bitcast<kf_u8x4>(a_44_);
+                kf_i8x4 t13457_ = kf_bitcast<kf_i8x4>(b_44_);
+                int t13458_ = kf_dot4_us(kf_bitcast<unsigned>(t13456_), kf_bitcast<unsigned>(t13457_), t13449_);
                 unsigned a_45_ = (qa_3_.v[3] >> 4u) & 252645135u;
                 unsigned b_45_ = xc_3_.v[3];
-                kf_u8x4 t12878_ = kf_bitcast<kf_u8x4>(a_45_);
-                kf_i8x4 t12879_ = kf_bitcast<kf_i8x4>(b_45_);
-                int t12880_ = kf_dot4_us(kf_bitcast<unsigned>(t12878_), kf_bitcast<unsigned>(t12879_), t12871_);
+                kf_u8x4 t13465_ = kf_bitcast<kf_u8x4>(a_45_);
+                kf_i8x4 t13466_ = kf_bitcast<kf_i8x4>(b_45_);
+                int t13467_ = kf_dot4_us(kf_bitcast<unsigned>(t13465_), kf_bitcast<unsigned>(t13466_), t13458_);
                 unsigned a_46_ = (qb_3_.v[0] >> 4u) & 252645135u;
                 unsigned b_46_ = xd_3_.v[0];
-                kf_u8x4 t12887_ = kf_bitcast<kf_u8x4>(a_46_);
-                kf_i8x4 t12888_ = kf_bitcast<kf_i8x4>(b_46_);
-                int t12889_ = kf_dot4_us(kf_bitcast<unsigned>(t12887_), kf_bitcast<unsigned>(t12888_), t12880_);
+                kf_u8x4 t13474_ = kf_bitcast<kf_u8x4>(a_46_);
+                kf_i8x4 t13475_ = kf_bitcast<kf_i8x4>(b_46_);
+                int t13476_ = kf_dot4_us(kf_bitcast<unsigned>(t13474_), kf_bitcast<unsigned>(t13475_), t13467_);
                 unsigned a_47_ = (qb_3_.v[1] >> 4u) & 252645135u;
                 unsigned b_47_ = xd_3_.v[1];
-                kf_u8x4 t12896_ = kf_bitcast<kf_u8x4>(a_47_);
-                kf_i8x4 t12897_ = kf_bitcast<kf_i8x4>(b_47_);
-                int t12898_ = kf_dot4_us(kf_bitcast<unsigned>(t12896_), kf_bitcast<unsigned>(t12897_), t12889_);
+                kf_u8x4 t13483_ = kf_bitcast<kf_u8x4>(a_47_);
+                kf_i8x4 t13484_ = kf_bitcast<kf_i8x4>(b_47_);
+                int t13485_ = kf_dot4_us(kf_bitcast<unsigned>(t13483_), kf_bitcast<unsigned>(t13484_), t13476_);
                 unsigned a_48_ = (qb_3_.v[2] >> 4u) & 252645135u;
                 unsigned b_48_ = xd_3_.v[2];
-                kf_u8x4 t12905_ = kf_bitcast<kf_u8x4>(a_48_);
-                kf_i8x4 t12906_ = kf_bitcast<kf_i8x4>(b_48_);
-                int t12907_ = kf_dot4_us(kf_bitcast<unsigned>(t12905_), kf_bitcast<unsigned>(t12906_), t12898_);
+                kf_u8x4 t13492_ = kf_bitcast<kf_u8x4>(a_48_);
+                kf_i8x4 t13493_ = kf_bitcast<kf_i8x4>(b_48_);
+                int t13494_ = kf_dot4_us(kf_bitcast<unsigned>(t13492_), kf_bitcast<unsigned>(t13493_), t13485_);
                 unsigned a_49_ = (qb_3_.v[3] >> 4u) & 252645135u;
                 unsigned b_49_ = xd_3_.v[3];
-                kf_u8x4 t12914_ = kf_bitcast<kf_u8x4>(a_49_);
-                kf_i8x4 t12915_ = kf_bitcast<kf_i8x4>(b_49_);
-                int t12916_ = kf_dot4_us(kf_bitcast<unsigned>(t12914_), kf_bitcast<unsigned>(t12915_), t12907_);
-                unsigned t12920_ = h_12_.v[1] & 1061109567u;
-                unsigned t12930_ = (h_12_.v[3] & 252645135u) | ((h_12_.v[1] >> 2u) & 808464432u);
-                unsigned sc_3_ = kf_shr_u32(((j_ < 2u) ? t12920_ : t12930_), ((j_ & 1u) << 4u));
-                unsigned t12971_ = h_12_.v[2] & 1061109567u;
-                unsigned t12982_ = ((h_12_.v[3] >> 4u) & 252645135u) | ((h_12_.v[2] >> 2u) & 808464432u);
-                unsigned mn_3_ = kf_shr_u32(((j_ < 2u) ? t12971_ : t12982_), ((j_ & 1u) << 4u));
-                unsigned t12991_ = h_12_.v[0];
-                kf_f16x2 dm_3_ = kf_f16x2{{kf_low_bits<kf_f16>(kf_word(t12991_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t12991_, 0u), 16u))}};
-                float t12994_ = kf_f16_to_f32(t12727_.v[2]);
-                int v_25_ = (int)((unsigned)t12916_ * (unsigned)kf_bitcast<int>((sc_3_ >> 8u) & 255u));
-                float t13006_ = __fsub_rn(kf_bitcast<float>(kf_bitcast<unsigned>(v_25_) + 1262485504u), 12582912.0f);
-                float t13008_ = kf_f16_to_f32(t12727_.v[0]);
-                int v_26_ = (int)((unsigned)t12842_ * (unsigned)kf_bitcast<int>(sc_3_ & 255u));
-                float t_3_ = __fmaf_rn(t12994_, t13006_, __fmul_rn(t13008_, __fsub_rn(kf_bitcast<float>(kf_bitcast<unsigned>(v_26_) + 1262485504u), 12582912.0f)));
-                unsigned v_27_ = (mn_3_ >> 8u) & 255u;
-                float t13029_ = __fsub_rn(kf_bitcast<float>(v_27_ | 1258291200u), 8388608.0f);
-                float t13031_ = kf_f16_to_f32(t12727_.v[3]);
-                unsigned v_28_ = mn_3_ & 255u;
-                float u_3_ = __fmaf_rn(t13029_, t13031_, __fmul_rn(__fsub_rn(kf_bitcast<float>(v_28_ | 1258291200u), 8388608.0f), kf_f16_to_f32(t12727_.v[1])));
+                kf_u8x4 t13501_ = kf_bitcast<kf_u8x4>(a_49_);
+                kf_i8x4 t13502_ = kf_bitcast<kf_i8x4>(b_49_);
+                int t13503_ = kf_dot4_us(kf_bitcast<unsigned>(t13501_), kf_bitcast<unsigned>(t13502_), t13494_);
+                unsigned t13507_ = h_8_.v[1] & 1061109567u;
+                unsigned t13517_ = (h_8_.v[3] & 252645135u) | ((h_8_.v[1] >> 2u) & 808464432u);
+                unsigned sc_3_ = kf_shr_u32(((j_ < 2u) ? t13507_ : t13517_), ((j_ & 1u) << 4u));
+                unsigned t13558_ = h_8_.v[2] & 1061109567u;
+                unsigned t13569_ = ((h_8_.v[3] >> 4u) & 252645135u) | ((h_8_.v[2] >> 2u) & 808464432u);
+                unsigned mn_3_ = kf_shr_u32(((j_ < 2u) ? t13558_ : t13569_), ((j_ & 1u) << 4u));
+                unsigned t13578_ = h_8_.v[0];
+                kf_f16x2 dm_3_ = kf_f16x2{{kf_low_bits<kf_f16>(kf_word(t13578_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t13578_, 0u), 16u))}};
+                float t13581_ = kf_f16_to_f32(t13314_.v[2]);
+                int v_24_ = (int)((unsigned)t13503_ * (unsigned)kf_bitcast<int>((sc_3_ >> 8u) & 255u));
+                float t13593_ = __fsub_rn(kf_bitcast<float>(kf_bitcast<unsigned>(v_24_) + 1262485504u), 12582912.0f);
+                float t13595_ = kf_f16_to_f32(t13314_.v[0]);
+                int v_25_ = (int)((unsigned)t13429_ * (unsigned)kf_bitcast<int>(sc_3_ & 255u));
+                float t_3_ = __fmaf_rn(t13581_, t13593_, __fmul_rn(t13595_, __fsub_rn(kf_bitcast<float>(kf_bitcast<unsigned>(v_25_) + 1262485504u), 12582912.0f)));
+                unsigned v_26_ = (mn_3_ >> 8u) & 255u;
+                float t13616_ = __fsub_rn(kf_bitcast<float>(v_26_ | 1258291200u), 8388608.0f);
+                float t13618_ = kf_f16_to_f32(t13314_.v[3]);
+                unsigned v_27_ = mn_3_ & 255u;
+                float u_3_ = __fmaf_rn(t13616_, t13618_, __fmul_rn(__fsub_rn(kf_bitcast<float>(v_27_ | 1258291200u), 8388608.0f), kf_f16_to_f32(t13314_.v[1])));
                 acc_[0u] = __fadd_rn(acc_[0u], __fmaf_rn(kf_f16_to_f32(dm_3_.v[0]), t_3_, __fmul_rn(-kf_f16_to_f32(dm_3_.v[1]), u_3_)));
-                kf_u32x4 h_13_ = wb_[3u];
+                kf_u32x4 h_9_ = wb_[3u];
                 kf_u32x4 qa_4_ = wb_[4u];
                 kf_u32x4 qb_4_ = wb_[5u];
                 kf_u32x4 xa_4_ = xv_2_[0u];
@@ -5604,148 +5129,252 @@ q4k_q8_gemv_rms_f32(const unsigned char* __restrict__ w_, const kf_f16* __restri
                 kf_u32x4 xd_4_ = xv_2_[3u];
                 unsigned a_50_ = qa_4_.v[0] & 252645135u;
                 unsigned b_50_ = xa_4_.v[0];
-                int c_19_ = 0;
-                kf_u8x4 t13074_ = kf_bitcast<kf_u8x4>(a_50_);
-                kf_i8x4 t13075_ = kf_bitcast<kf_i8x4>(b_50_);
-                int t13076_ = kf_dot4_us(kf_bitcast<unsigned>(t13074_), kf_bitcast<unsigned>(t13075_), c_19_);
+                int c_14_ = 0;
+                kf_u8x4 t13661_ = kf_bitcast<kf_u8x4>(a_50_);
+                kf_i8x4 t13662_ = kf_bitcast<kf_i8x4>(b_50_);
+                int t13663_ = kf_dot4_us(kf_bitcast<unsigned>(t13661_), kf_bitcast<unsigned>(t13662_), c_14_);
                 unsigned a_51_ = qa_4_.v[1] & 252645135u;
                 unsigned b_51_ = xa_4_.v[1];
-                kf_u8x4 t13082_ = kf_bitcast<kf_u8x4>(a_51_);
-                kf_i8x4 t13083_ = kf_bitcast<kf_i8x4>(b_51_);
-                int t13084_ = kf_dot4_us(kf_bitcast<unsigned>(t13082_), kf_bitcast<unsigned>(t13083_), t13076_);
+                kf_u8x4 t13669_ = kf_bitcast<kf_u8x4>(a_51_);
+                kf_i8x4 t13670_ = kf_bitcast<kf_i8x4>(b_51_);
+                int t13671_ = kf_dot4_us(kf_bitcast<unsigned>(t13669_), kf_bitcast<unsigned>(t13670_), t13663_);
                 unsigned a_52_ = qa_4_.v[2] & 252645135u;
                 unsigned b_52_ = xa_4_.v[2];
-                kf_u8x4 t13089_ = kf_bitcast<kf_u8x4>(a_52_);
-                kf_i8x4 t13090_ = kf_bitcast<kf_i8x4>(b_52_);
-                int t13091_ = kf_dot4_us(kf_bitcast<unsigned>(t13089_), kf_bitcast<unsigned>(t13090_), t13084_);
+                kf_u8x4 t13676_ = kf_bitcast<kf_u8x4>(a_52_);
+                kf_i8x4 t13677_ = kf_bitcast<kf_i8x4>(b_52_);
+                int t13678_ = kf_dot4_us(kf_bitcast<unsigned>(t13676_), kf_bitcast<unsigned>(t13677_), t13671_);
                 unsigned a_53_ = qa_4_.v[3] & 252645135u;
                 unsigned b_53_ = xa_4_.v[3];
-                kf_u8x4 t13096_ = kf_bitcast<kf_u8x4>(a_53_);
-                kf_i8x4 t13097_ = kf_bitcast<kf_i8x4>(b_53_);
-                int t13098_ = kf_dot4_us(kf_bitcast<unsigned>(t13096_), kf_bitcast<unsigned>(t13097_), t13091_);
+                kf_u8x4 t13683_ = kf_bitcast<kf_u8x4>(a_53_);
+                kf_i8x4 t13684_ = kf_bitcast<kf_i8x4>(b_53_);
+                int t13685_ = kf_dot4_us(kf_bitcast<unsigned>(t13683_), kf_bitcast<unsigned>(t13684_), t13678_);
                 unsigned a_54_ = qb_4_.v[0] & 252645135u;
                 unsigned b_54_ = xb_5_.v[0];
-                kf_u8x4 t13103_ = kf_bitcast<kf_u8x4>(a_54_);
-                kf_i8x4 t13104_ = kf_bitcast<kf_i8x4>(b_54_);
-                int t13105_ = kf_dot4_us(kf_bitcast<unsigned>(t13103_), kf_bitcast<unsigned>(t13104_), t13098_);
+                kf_u8x4 t13690_ = kf_bitcast<kf_u8x4>(a_54_);
+                kf_i8x4 t13691_ = kf_bitcast<kf_i8x4>(b_54_);
+                int t13692_ = kf_dot4_us(kf_bitcast<unsigned>(t13690_), kf_bitcast<unsigned>(t13691_), t13685_);
                 unsigned a_55_ = qb_4_.v[1] & 252645135u;
                 unsigned b_55_ = xb_5_.v[1];
-                kf_u8x4 t13110_ = kf_bitcast<kf_u8x4>(a_55_);
-                kf_i8x4 t13111_ = kf_bitcast<kf_i8x4>(b_55_);
-                int t13112_ = kf_dot4_us(kf_bitcast<unsigned>(t13110_), kf_bitcast<unsigned>(t13111_), t13105_);
+                kf_u8x4 t13697_ = kf_bitcast<kf_u8x4>(a_55_);
+                kf_i8x4 t13698_ = kf_bitcast<kf_i8x4>(b_55_);
+                int t13699_ = kf_dot4_us(kf_bitcast<unsigned>(t13697_), kf_bitcast<unsigned>(t13698_), t13692_);
                 unsigned a_56_ = qb_4_.v[2] & 252645135u;
                 unsigned b_56_ = xb_5_.v[2];
-                kf_u8x4 t13117_ = kf_bitcast<kf_u8x4>(a_56_);
-                kf_i8x4 t13118_ = kf_bitcast<kf_i8x4>(b_56_);
-                int t13119_ = kf_dot4_us(kf_bitcast<unsigned>(t13117_), kf_bitcast<unsigned>(t13118_), t13112_);
+                kf_u8x4 t13704_ = kf_bitcast<kf_u8x4>(a_56_);
+                kf_i8x4 t13705_ = kf_bitcast<kf_i8x4>(b_56_);
+                int t13706_ = kf_dot4_us(kf_bitcast<unsigned>(t13704_), kf_bitcast<unsigned>(t13705_), t13699_);
                 unsigned a_57_ = qb_4_.v[3] & 252645135u;
                 unsigned b_57_ = xb_5_.v[3];
-                kf_u8x4 t13124_ = kf_bitcast<kf_u8x4>(a_57_);
-                kf_i8x4 t13125_ = kf_bitcast<kf_i8x4>(b_57_);
-                int t13126_ = kf_dot4_us(kf_bitcast<unsigned>(t13124_), kf_bitcast<unsigned>(t13125_), t13119_);
+                kf_u8x4 t13711_ = kf_bitcast<kf_u8x4>(a_57_);
+                kf_i8x4 t13712_ = kf_bitcast<kf_i8x4>(b_57_);
+                int t13713_ = kf_dot4_us(kf_bitcast<unsigned>(t13711_), kf_bitcast<unsigned>(t13712_), t13706_);
                 unsigned a_58_ = (qa_4_.v[0] >> 4u) & 252645135u;
                 unsigned b_58_ = xc_4_.v[0];
-                int c_20_ = 0;
-                kf_u8x4 t13134_ = kf_bitcast<kf_u8x4>(a_58_);
-                kf_i8x4 t13135_ = kf_bitcast<kf_i8x4>(b_58_);
-                int t13136_ = kf_dot4_us(kf_bitcast<unsigned>(t13134_), kf_bitcast<unsigned>(t13135_), c_20_);
+                int c_15_ = 0;
+                kf_u8x4 t13721_ = kf_bitcast<kf_u8x4>(a_58_);
+                kf_i8x4 t13722_ = kf_bitcast<kf_i8x4>(b_58_);
+                int t13723_ = kf_dot4_us(kf_bitcast<unsigned>(t13721_), kf_bitcast<unsigned>(t13722_), c_15_);
                 unsigned a_59_ = (qa_4_.v[1] >> 4u) & 252645135u;
                 unsigned b_59_ = xc_4_.v[1];
-                kf_u8x4 t13144_ = kf_bitcast<kf_u8x4>(a_59_);
-                kf_i8x4 t13145_ = kf_bitcast<kf_i8x4>(b_59_);
-                int t13146_ = kf_dot4_us(kf_bitcast<unsigned>(t13144_), kf_bitcast<unsigned>(t13145_), t13136_);
+                kf_u8x4 t13731_ = kf_bitcast<kf_u8x4>(a_59_);
+                kf_i8x4 t13732_ = kf_bitcast<kf_i8x4>(b_59_);
+                int t13733_ = kf_dot4_us(kf_bitcast<unsigned>(t13731_), kf_bitcast<unsigned>(t13732_), t13723_);
                 unsigned a_60_ = (qa_4_.v[2] >> 4u) & 252645135u;
                 unsigned b_60_ = xc_4_.v[2];
-                kf_u8x4 t13153_ = kf_bitcast<kf_u8x4>(a_60_);
-                kf_i8x4 t13154_ = kf_bitcast<kf_i8x4>(b_60_);
-                int t13155_ = kf_dot4_us(kf_bitcast<unsigned>(t13153_), kf_bitcast<unsigned>(t13154_), t13146_);
+                kf_u8x4 t13740_ = kf_bitcast<kf_u8x4>(a_60_);
+                kf_i8x4 t13741_ = kf_bitcast<kf_i8x4>(b_60_);
+                int t13742_ = kf_dot4_us(kf_bitcast<unsigned>(t13740_), kf_bitcast<unsigned>(t13741_), t13733_);
                 unsigned a_61_ = (qa_4_.v[3] >> 4u) & 252645135u;
                 unsigned b_61_ = xc_4_.v[3];
-                kf_u8x4 t13162_ = kf_bitcast<kf_u8x4>(a_61_);
-                kf_i8x4 t13163_ = kf_bitcast<kf_i8x4>(b_61_);
-                int t13164_ = kf_dot4_us(kf_bitcast<unsigned>(t13162_), kf_bitcast<unsigned>(t13163_), t13155_);
+                kf_u8x4 t13749_ = kf_bitcast<kf_u8x4>(a_61_);
+                kf_i8x4 t13750_ = kf_bitcast<kf_i8x4>(b_61_);
+                int t13751_ = kf_dot4_us(kf_bitcast<unsigned>(t13749_), kf_bitcast<unsigned>(t13750_), t13742_);
                 unsigned a_62_ = (qb_4_.v[0] >> 4u) & 252645135u;
                 unsigned b_62_ = xd_4_.v[0];
-                kf_u8x4 t13171_ = kf_bitcast<kf_u8x4>(a_62_);
-                kf_i8x4 t13172_ = kf_bitcast<kf_i8x4>(b_62_);
-                int t13173_ = kf_dot4_us(kf_bitcast<unsigned>(t13171_), kf_bitcast<unsigned>(t13172_), t13164_);
+                kf_u8x4 t13758_ = kf_bitcast<kf_u8x4>(a_62_);
+                kf_i8x4 t13759_ = kf_bitcast<kf_i8x4>(b_62_);
+                int t13760_ = kf_dot4_us(kf_bitcast<unsigned>(t13758_), kf_bitcast<unsigned>(t13759_), t13751_);
                 unsigned a_63_ = (qb_4_.v[1] >> 4u) & 252645135u;
                 unsigned b_63_ = xd_4_.v[1];
-                kf_u8x4 t13180_ = kf_bitcast<kf_u8x4>(a_63_);
-                kf_i8x4 t13181_ = kf_bitcast<kf_i8x4>(b_63_);
-                int t13182_ = kf_dot4_us(kf_bitcast<unsigned>(t13180_), kf_bitcast<unsigned>(t13181_), t13173_);
+                kf_u8x4 t13767_ = kf_bitcast<kf_u8x4>(a_63_);
+                kf_i8x4 t13768_ = kf_bitcast<kf_i8x4>(b_63_);
+                int t13769_ = kf_dot4_us(kf_bitcast<unsigned>(t13767_), kf_bitcast<unsigned>(t13768_), t13760_);
                 unsigned a_64_ = (qb_4_.v[2] >> 4u) & 252645135u;
                 unsigned b_64_ = xd_4_.v[2];
-                kf_u8x4 t13189_ = kf_bitcast<kf_u8x4>(a_64_);
-                kf_i8x4 t13190_ = kf_bitcast<kf_i8x4>(b_64_);
-                int t13191_ = kf_dot4_us(kf_bitcast<unsigned>(t13189_), kf_bitcast<unsigned>(t13190_), t13182_);
+                kf_u8x4 t13776_ = kf_bitcast<kf_u8x4>(a_64_);
+                kf_i8x4 t13777_ = kf_bitcast<kf_i8x4>(b_64_);
+                int t13778_ = kf_dot4_us(kf_bitcast<unsigned>(t13776_), kf_bitcast<unsigned>(t13777_), t13769_);
                 unsigned a_65_ = (qb_4_.v[3] >> 4u) & 252645135u;
                 unsigned b_65_ = xd_4_.v[3];
-                kf_u8x4 t13198_ = kf_bitcast<kf_u8x4>(a_65_);
-                kf_i8x4 t13199_ = kf_bitcast<kf_i8x4>(b_65_);
-                int t13200_ = kf_dot4_us(kf_bitcast<unsigned>(t13198_), kf_bitcast<unsigned>(t13199_), t13191_);
-                unsigned t13204_ = h_13_.v[1] & 1061109567u;
-                unsigned t13214_ = (h_13_.v[3] & 252645135u) | ((h_13_.v[1] >> 2u) & 808464432u);
-                unsigned sc_4_ = kf_shr_u32(((j_ < 2u) ? t13204_ : t13214_), ((j_ & 1u) << 4u));
-                unsigned t13255_ = h_13_.v[2] & 1061109567u;
-                unsigned t13266_ = ((h_13_.v[3] >> 4u) & 252645135u) | ((h_13_.v[2] >> 2u) & 808464432u);
-                unsigned mn_4_ = kf_shr_u32(((j_ < 2u) ? t13255_ : t13266_), ((j_ & 1u) << 4u));
-                unsigned t13275_ = h_13_.v[0];
-                kf_f16x2 dm_4_ = kf_f16x2{{kf_low_bits<kf_f16>(kf_word(t13275_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t13275_, 0u), 16u))}};
-                float t13278_ = kf_f16_to_f32(t12727_.v[2]);
-                int v_29_ = (int)((unsigned)t13200_ * (unsigned)kf_bitcast<int>((sc_4_ >> 8u) & 255u));
-                float t13290_ = __fsub_rn(kf_bitcast<float>(kf_bitcast<unsigned>(v_29_) + 1262485504u), 12582912.0f);
-                float t13292_ = kf_f16_to_f32(t12727_.v[0]);
-                int v_30_ = (int)((unsigned)t13126_ * (unsigned)kf_bitcast<int>(sc_4_ & 255u));
-                float t_4_ = __fmaf_rn(t13278_, t13290_, __fmul_rn(t13292_, __fsub_rn(kf_bitcast<float>(kf_bitcast<unsigned>(v_30_) + 1262485504u), 12582912.0f)));
-                unsigned v_31_ = (mn_4_ >> 8u) & 255u;
-                float t13313_ = __fsub_rn(kf_bitcast<float>(v_31_ | 1258291200u), 8388608.0f);
-                float t13315_ = kf_f16_to_f32(t12727_.v[3]);
-                unsigned v_32_ = mn_4_ & 255u;
-                float u_4_ = __fmaf_rn(t13313_, t13315_, __fmul_rn(__fsub_rn(kf_bitcast<float>(v_32_ | 1258291200u), 8388608.0f), kf_f16_to_f32(t12727_.v[1])));
+                kf_u8x4 t13785_ = kf_bitcast<kf_u8x4>(a_65_);
+                kf_i8x4 t13786_ = kf_bitcast<kf_i8x4>(b_65_);
+                int t13787_ = kf_dot4_us(kf_bitcast<unsigned>(t13785_), kf_bitcast<unsigned>(t13786_), t13778_);
+                unsigned t13791_ = h_9_.v[1] & 1061109567u;
+                unsigned t13801_ = (h_9_.v[3] & 252645135u) | ((h_9_.v[1] >> 2u) & 808464432u);
+                unsigned sc_4_ = kf_shr_u32(((j_ < 2u) ? t13791_ : t13801_), ((j_ & 1u) << 4u));
+                unsigned t13842_ = h_9_.v[2] & 1061109567u;
+                unsigned t13853_ = ((h_9_.v[3] >> 4u) & 252645135u) | ((h_9_.v[2] >> 2u) & 808464432u);
+                unsigned mn_4_ = kf_shr_u32(((j_ < 2u) ? t13842_ : t13853_), ((j_ & 1u) << 4u));
+                unsigned t13862_ = h_9_.v[0];
+                kf_f16x2 dm_4_ = kf_f16x2{{kf_low_bits<kf_f16>(kf_word(t13862_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t13862_, 0u), 16u))}};
+                float t13865_ = kf_f16_to_f32(t13314_.v[2]);
+                int v_28_ = (int)((unsigned)t13787_ * (unsigned)kf_bitcast<int>((sc_4_ >> 8u) & 255u));
+                float t13877_ = __fsub_rn(kf_bitcast<float>(kf_bitcast<unsigned>(v_28_) + 1262485504u), 12582912.0f);
+                float t13879_ = kf_f16_to_f32(t13314_.v[0]);
+                int v_29_ = (int)((unsigned)t13713_ * (unsigned)kf_bitcast<int>(sc_4_ & 255u));
+                float t_4_ = __fmaf_rn(t13865_, t13877_, __fmul_rn(t13879_, __fsub_rn(kf_bitcast<float>(kf_bitcast<unsigned>(v_29_) + 1262485504u), 12582912.0f)));
+                unsigned v_30_ = (mn_4_ >> 8u) & 255u;
+                float t13900_ = __fsub_rn(kf_bitcast<float>(v_30_ | 1258291200u), 8388608.0f);
+                float t13902_ = kf_f16_to_f32(t13314_.v[3]);
+                unsigned v_31_ = mn_4_ & 255u;
+                float u_4_ = __fmaf_rn(t13900_, t13902_, __fmul_rn(__fsub_rn(kf_bitcast<float>(v_31_ | 1258291200u), 8388608.0f), kf_f16_to_f32(t13314_.v[1])));
                 acc_[1u] = __fadd_rn(acc_[1u], __fmaf_rn(kf_f16_to_f32(dm_4_.v[0]), t_4_, __fmul_rn(-kf_f16_to_f32(dm_4_.v[1]), u_4_)));
             }
-            unsigned t13337_ = ck_ + 1u;
-            ck_ = t13337_;
-            if (t13337_ == steps_) {
-                float v_33_ = acc_[0u];
-                float t13348_ = __fadd_rn(v_33_, kf_shfl_xor(v_33_, 1u, kf_wn));
-                float t13354_ = __fadd_rn(t13348_, kf_shfl_xor(t13348_, 2u, kf_wn));
-                float t13360_ = __fadd_rn(t13354_, kf_shfl_xor(t13354_, 4u, kf_wn));
-                float t13366_ = __fadd_rn(t13360_, kf_shfl_xor(t13360_, 8u, kf_wn));
-                unsigned rr_3_ = ((cg_ << 1u) << 1u) + r_;
-                bool t13384_ = (lane_ & 15u) == 0u;
-                bool t13385_ = t13384_;
-                if (t13384_) {
-                    t13385_ = rr_3_ < m_;
-                }
-                if (t13385_) {
-                    y_[rr_3_] = t13366_;
+            unsigned t13924_ = ck_ + 1u;
+            ck_ = t13924_;
+            bool t13925_ = t13924_ == steps_;
+            bool t13926_ = t13925_;
+            if (t13925_) {
+                t13926_ = glu_;
+            }
+            if (t13926_) {
+                float v_32_ = acc_[0u];
+                float t13936_ = __fadd_rn(v_32_, kf_shfl_xor(v_32_, 1u, kf_wn));
+                float t13942_ = __fadd_rn(t13936_, kf_shfl_xor(t13936_, 2u, kf_wn));
+                float t13948_ = __fadd_rn(t13942_, kf_shfl_xor(t13942_, 4u, kf_wn));
+                float t13954_ = __fadd_rn(t13948_, kf_shfl_xor(t13948_, 8u, kf_wn));
+                float v_33_ = acc_[1u];
+                float t13971_ = __fadd_rn(v_33_, kf_shfl_xor(v_33_, 1u, kf_wn));
+                float t13977_ = __fadd_rn(t13971_, kf_shfl_xor(t13971_, 2u, kf_wn));
+                float t13983_ = __fadd_rn(t13977_, kf_shfl_xor(t13977_, 4u, kf_wn));
+                float t13989_ = __fadd_rn(t13983_, kf_shfl_xor(t13983_, 8u, kf_wn));
+                if ((lane_ & 15u) == 0u) {
+                    float gf_2_ = kf_f16_to_f32(kf_f16_from_f32(t13954_));
+                    unsigned i_2_ = (t13139_ << 1u) + r_;
+                    ((kf_f16*)sq_)[(par_ << 5u) + (i_2_ & 31u)] = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_2_, __fadd_rn(1.0f, kf_exp_approx(-gf_2_))), kf_f16_to_f32(kf_f16_from_f32(t13989_))));
                 }
                 acc_[0u] = 0.0f;
-                float v_34_ = acc_[1u];
-                float t13413_ = __fadd_rn(v_34_, kf_shfl_xor(v_34_, 1u, kf_wn));
-                float t13419_ = __fadd_rn(t13413_, kf_shfl_xor(t13413_, 2u, kf_wn));
-                float t13425_ = __fadd_rn(t13419_, kf_shfl_xor(t13419_, 4u, kf_wn));
-                float t13431_ = __fadd_rn(t13425_, kf_shfl_xor(t13425_, 8u, kf_wn));
-                unsigned rr_4_ = (((cg_ << 1u) + 1u) << 1u) + r_;
-                bool t13449_ = (lane_ & 15u) == 0u;
-                bool t13450_ = t13449_;
-                if (t13449_) {
-                    t13450_ = rr_4_ < m_;
+                acc_[1u] = 0.0f;
+                if ((cp_ & 1u) == 1u) {
+                    __syncthreads();
+                    if (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) == 0u) {
+                        unsigned c_16_ = blockIdx.x + ((cp_ >> 1u) * gridDim.x);
+                        float v_34_ = kf_f16_to_f32(((kf_f16*)sq_)[(par_ << 5u) + kf_lane_id()]);
+                        float t14062_ = kf_abs_f32(v_34_);
+                        unsigned t14084_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+                        if (t14084_ == 32u) {
+                            float t14089_ = fmaxf(t14062_, kf_shfl_xor(t14062_, 16u, kf_wn));
+                            float t14092_ = fmaxf(t14089_, kf_shfl_xor(t14089_, 8u, kf_wn));
+                            float t14095_ = fmaxf(t14092_, kf_shfl_xor(t14092_, 4u, kf_wn));
+                            float t14098_ = fmaxf(t14095_, kf_shfl_xor(t14095_, 2u, kf_wn));
+                            amax_2_ = fmaxf(t14098_, kf_shfl_xor(t14098_, 1u, kf_wn));
+                        } else {
+                            float t14104_ = kf_shfl_down(t14062_, 16u, kf_wn);
+                            bool t14106_ = (kf_lane_id() + 16u) < t14084_;
+                            float t14107_ = fmaxf(t14062_, t14104_);
+                            float t14108_ = t14106_ ? t14107_ : t14062_;
+                            float t14110_ = kf_shfl_down(t14108_, 8u, kf_wn);
+                            bool t14112_ = (kf_lane_id() + 8u) < t14084_;
+                            float t14113_ = fmaxf(t14108_, t14110_);
+                            float t14114_ = t14112_ ? t14113_ : t14108_;
+                            float t14116_ = kf_shfl_down(t14114_, 4u, kf_wn);
+                            bool t14118_ = (kf_lane_id() + 4u) < t14084_;
+                            float t14119_ = fmaxf(t14114_, t14116_);
+                            float t14120_ = t14118_ ? t14119_ : t14114_;
+                            float t14122_ = kf_shfl_down(t14120_, 2u, kf_wn);
+                            bool t14124_ = (kf_lane_id() + 2u) < t14084_;
+                            float t14125_ = fmaxf(t14120_, t14122_);
+                            float t14126_ = t14124_ ? t14125_ : t14120_;
+                            float t14128_ = kf_shfl_down(t14126_, 1u, kf_wn);
+                            bool t14130_ = (kf_lane_id() + 1u) < t14084_;
+                            float t14131_ = fmaxf(t14126_, t14128_);
+                            amax_2_ = kf_shfl(t14130_ ? t14131_ : t14126_, 0u, kf_wn);
+                        }
+                        unsigned t14156_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+                        if (t14156_ == 32u) {
+                            float t14161_ = __fadd_rn(v_34_, kf_shfl_xor(v_34_, 16u, kf_wn));
+                            float t14164_ = __fadd_rn(t14161_, kf_shfl_xor(t14161_, 8u, kf_wn));
+                            float t14167_ = __fadd_rn(t14164_, kf_shfl_xor(t14164_, 4u, kf_wn));
+                            float t14170_ = __fadd_rn(t14167_, kf_shfl_xor(t14167_, 2u, kf_wn));
+                            sum_2_ = __fadd_rn(t14170_, kf_shfl_xor(t14170_, 1u, kf_wn));
+                        } else {
+                            float t14176_ = kf_shfl_down(v_34_, 16u, kf_wn);
+                            bool t14178_ = (kf_lane_id() + 16u) < t14156_;
+                            float t14179_ = __fadd_rn(v_34_, t14176_);
+                            float t14180_ = t14178_ ? t14179_ : v_34_;
+                            float t14182_ = kf_shfl_down(t14180_, 8u, kf_wn);
+                            bool t14184_ = (kf_lane_id() + 8u) < t14156_;
+                            float t14185_ = __fadd_rn(t14180_, t14182_);
+                            float t14186_ = t14184_ ? t14185_ : t14180_;
+                            float t14188_ = kf_shfl_down(t14186_, 4u, kf_wn);
+                            bool t14190_ = (kf_lane_id() + 4u) < t14156_;
+                            float t14191_ = __fadd_rn(t14186_, t14188_);
+                            float t14192_ = t14190_ ? t14191_ : t14186_;
+                            float t14194_ = kf_shfl_down(t14192_, 2u, kf_wn);
+                            bool t14196_ = (kf_lane_id() + 2u) < t14156_;
+                            float t14197_ = __fadd_rn(t14192_, t14194_);
+                            float t14198_ = t14196_ ? t14197_ : t14192_;
+                            float t14200_ = kf_shfl_down(t14198_, 1u, kf_wn);
+                            bool t14202_ = (kf_lane_id() + 1u) < t14156_;
+                            float t14203_ = __fadd_rn(t14198_, t14200_);
+                            sum_2_ = kf_shfl(t14202_ ? t14203_ : t14198_, 0u, kf_wn);
+                        }
+                        float d_6_ = __fdiv_rn(amax_2_, 127.0f);
+                        signed char q_6_ = (signed char)0;
+                        if (amax_2_ > 0.0f) {
+                            q_6_ = (signed char)kf_sat_i32(kf_f32_to_i32(roundf(__fdiv_rn(v_34_, d_6_))), -128, 127);
+                        }
+                        xo_[(c_16_ << 5u) + kf_lane_id()] = q_6_;
+                        if (kf_lane_id() == 0u) {
+                            kf_f16 t14223_ = kf_f16_from_f32(d_6_);
+                            kf_f16 t14224_ = kf_f16_from_f32(sum_2_);
+                            kf_f16x2 t14226_ = kf_f16x2{{t14223_, t14224_}};
+                            xdo_[c_16_] = t14226_;
+                        }
+                    }
+                    par_ = par_ ^ 1u;
                 }
-                if (t13450_) {
-                    y_[rr_4_] = t13431_;
+                ck_ = 0u;
+                cp_ = cp_ + 1u;
+            } else if (t13924_ == steps_) {
+                float v_35_ = acc_[0u];
+                float t14242_ = __fadd_rn(v_35_, kf_shfl_xor(v_35_, 1u, kf_wn));
+                float t14248_ = __fadd_rn(t14242_, kf_shfl_xor(t14242_, 2u, kf_wn));
+                float t14254_ = __fadd_rn(t14248_, kf_shfl_xor(t14248_, 4u, kf_wn));
+                float t14260_ = __fadd_rn(t14254_, kf_shfl_xor(t14254_, 8u, kf_wn));
+                unsigned rr_3_ = ((t13139_ << 1u) << 1u) + r_;
+                bool t14278_ = (lane_ & 15u) == 0u;
+                bool t14279_ = t14278_;
+                if (t14278_) {
+                    t14279_ = rr_3_ < m_;
+                }
+                if (t14279_) {
+                    y_[rr_3_] = t14260_;
+                }
+                acc_[0u] = 0.0f;
+                float v_36_ = acc_[1u];
+                float t14307_ = __fadd_rn(v_36_, kf_shfl_xor(v_36_, 1u, kf_wn));
+                float t14313_ = __fadd_rn(t14307_, kf_shfl_xor(t14307_, 2u, kf_wn));
+                float t14319_ = __fadd_rn(t14313_, kf_shfl_xor(t14313_, 4u, kf_wn));
+                float t14325_ = __fadd_rn(t14319_, kf_shfl_xor(t14319_, 8u, kf_wn));
+                unsigned rr_4_ = (((t13139_ << 1u) + 1u) << 1u) + r_;
+                bool t14343_ = (lane_ & 15u) == 0u;
+                bool t14344_ = t14343_;
+                if (t14343_) {
+                    t14344_ = rr_4_ < m_;
+                }
+                if (t14344_) {
+                    y_[rr_4_] = t14325_;
                 }
                 acc_[1u] = 0.0f;
                 ck_ = 0u;
-                cg_ = cg_ + nw_2_;
+                cp_ = cp_ + 1u;
             }
         }
     }
 }
 
-/* kernel q4k_q8_gemv_silu_f16_acc (q4k.kf:1013) */
+/* kernel q4k_q8_gemv_silu_f16_acc (q4k.kf:1092) */
 extern "C" __global__ void __launch_bounds__(256)
 q4k_q8_gemv_silu_f16_acc(const unsigned char* __restrict__ w_, const kf_f16* __restrict__ g_, const kf_f16* __restrict__ u_, kf_f16* __restrict__ y_, unsigned m_, unsigned k_)
 {
@@ -5756,15 +5385,20 @@ q4k_q8_gemv_silu_f16_acc(const unsigned char* __restrict__ w_, const kf_f16* __r
     float acc_[2];
     float yold_[2];
     kf_u32x4 xv_[4];
-    kf_f16x8 gv_6_[4];
-    kf_f16x8 uv_3_[4];
     kf_f16x8 gv_8_[4];
     kf_f16x8 uv_4_[4];
     kf_u32x4 xv_2_[4];
+    float amax_;
+    float sum_;
+    float amax_2_;
+    float sum_2_;
     const unsigned kf_wn = kf_warp_lanes();
+    float* yf_ = (float*)y_;
     const kf_u32x4* wq_ = (const kf_u32x4*)w_;
     const kf_f16x8* a_ = (const kf_f16x8*)g_;
     const kf_f16x8* b_ = (const kf_f16x8*)u_;
+    signed char* xo_ = (signed char*)yf_;
+    kf_f16x2* xdo_ = (kf_f16x2*)yf_;
     unsigned lane_ = kf_lane_id();
     unsigned r_ = lane_ >> 4u;
     unsigned bl_ = (lane_ >> 2u) & 3u;
@@ -5774,74 +5408,79 @@ q4k_q8_gemv_silu_f16_acc(const unsigned char* __restrict__ w_, const kf_f16* __r
     unsigned ng_ = (m_ >> 2u) + (((m_ & 3u) != 0u) ? 1u : 0u);
     unsigned wid_ = (blockIdx.x << 3u) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u);
     unsigned nw_ = gridDim.x << 3u;
+    bool glu_ = false;
     unsigned total_ = 0u;
     if (wid_ < ng_) {
-        unsigned t64_ = ng_ - wid_;
-        total_ = ((t64_ / nw_) + (((t64_ % nw_) != 0u) ? 1u : 0u)) * steps_;
+        unsigned t86_ = ng_ - wid_;
+        total_ = ((t86_ / nw_) + (((t86_ % nw_) != 0u) ? 1u : 0u)) * steps_;
     }
-    unsigned t75_ = k_ >> 8u;
-    unsigned xd0_ = ((((t75_ >> 2u) + (((t75_ & 3u) != 0u) ? 1u : 0u)) << 2u) << 8u) >> 3u;
+    unsigned par_ = 0u;
+    unsigned t99_ = k_ >> 8u;
+    unsigned xd0_ = ((((t99_ >> 2u) + (((t99_ & 3u) != 0u) ? 1u : 0u)) << 2u) << 8u) >> 3u;
     acc_[0u] = 0.0f;
     yold_[0u] = 0.0f;
     acc_[1u] = 0.0f;
     yold_[1u] = 0.0f;
-    unsigned lg_ = wid_;
+    unsigned lp_ = 0u;
     unsigned lk_ = 0u;
-    unsigned cg_ = wid_;
+    unsigned cp_ = 0u;
     unsigned ck_ = 0u;
-    unsigned t107_ = total_ + 1u;
+    unsigned t133_ = total_ + 1u;
     #pragma unroll 1
-    for (unsigned t0_ = 0u; t0_ < t107_; t0_ = t0_ + 2u) {
+    for (unsigned t0_ = 0u; t0_ < t133_; t0_ = t0_ + 2u) {
         if (t0_ < total_) {
             unsigned kb_ = min(((lk_ << 2u) + bl_), (nbk_ - 1u));
-            unsigned row_ = min((((lg_ << 1u) << 1u) + r_), (m_ - 1u));
+            unsigned t2999_ = ((blockIdx.x << 3u) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u)) + ((lp_ * gridDim.x) << 3u);
+            unsigned row_ = min((((t2999_ << 1u) << 1u) + r_), (m_ - 1u));
             unsigned blk_ = ((row_ * nbk_) + kb_) * 9u;
             wb_[0u] = wq_[blk_];
             wb_[1u] = wq_[(blk_ + 1u) + (j_ << 1u)];
             wb_[2u] = wq_[(blk_ + 2u) + (j_ << 1u)];
-            unsigned row_2_ = min(((((lg_ << 1u) + 1u) << 1u) + r_), (m_ - 1u));
+            unsigned rs_ = 1u;
+            unsigned row_2_ = min(((((t2999_ << 1u) + rs_) << 1u) + r_), (m_ - 1u));
             unsigned blk_2_ = ((row_2_ * nbk_) + kb_) * 9u;
             wb_[3u] = wq_[blk_2_];
             wb_[4u] = wq_[(blk_2_ + 1u) + (j_ << 1u)];
             wb_[5u] = wq_[(blk_2_ + 2u) + (j_ << 1u)];
-            unsigned t3040_ = lk_ + 1u;
-            lk_ = t3040_;
-            if (t3040_ == steps_) {
+            unsigned t3152_ = lk_ + 1u;
+            lk_ = t3152_;
+            if (t3152_ == steps_) {
                 lk_ = 0u;
-                lg_ = lg_ + nw_;
+                lp_ = lp_ + 1u;
             }
         }
-        bool t5863_ = t0_ >= 1u;
-        bool t5864_ = t5863_;
-        if (t5863_) {
-            t5864_ = (t0_ - 1u) < total_;
+        bool t5973_ = t0_ >= 1u;
+        bool t5974_ = t5973_;
+        if (t5973_) {
+            t5974_ = (t0_ - 1u) < total_;
         }
-        if (t5864_) {
+        if (t5974_) {
             unsigned kb_2_ = (ck_ << 2u) + bl_;
+            unsigned t6024_ = ((blockIdx.x << 3u) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u)) + ((cp_ * gridDim.x) << 3u);
             if (ck_ == 0u) {
-                unsigned rr_ = ((cg_ << 1u) << 1u) + r_;
-                bool t5888_ = (lane_ & 15u) == 0u;
-                bool t5889_ = t5888_;
-                if (t5888_) {
-                    t5889_ = rr_ < m_;
+                unsigned rr_ = ((t6024_ << 1u) << 1u) + r_;
+                bool t6041_ = (lane_ & 15u) == 0u;
+                bool t6042_ = t6041_;
+                if (t6041_) {
+                    t6042_ = rr_ < m_;
                 }
-                if (t5889_) {
+                if (t6042_) {
                     yold_[0u] = kf_f16_to_f32(y_[rr_]);
                 }
-                unsigned rr_2_ = (((cg_ << 1u) + 1u) << 1u) + r_;
-                bool t5904_ = (lane_ & 15u) == 0u;
-                bool t5905_ = t5904_;
-                if (t5904_) {
-                    t5905_ = rr_2_ < m_;
+                unsigned rr_2_ = (((t6024_ << 1u) + 1u) << 1u) + r_;
+                bool t6057_ = (lane_ & 15u) == 0u;
+                bool t6058_ = t6057_;
+                if (t6057_) {
+                    t6058_ = rr_2_ < m_;
                 }
-                if (t5905_) {
+                if (t6058_) {
                     yold_[1u] = kf_f16_to_f32(y_[rr_2_]);
                 }
             }
             if (kb_2_ < nbk_) {
-                unsigned t5919_ = (kb_2_ << 4u) + (j_ << 2u);
-                unsigned kb_3_ = t5919_ >> 4u;
-                unsigned s_ = (((((kb_3_ >> 2u) << 2u) + (t5919_ & 3u)) << 4u) + ((kb_3_ & 3u) << 2u)) + ((t5919_ >> 2u) & 3u);
+                unsigned t6072_ = (kb_2_ << 4u) + (j_ << 2u);
+                unsigned kb_3_ = t6072_ >> 4u;
+                unsigned s_ = (((((kb_3_ >> 2u) << 2u) + (t6072_ & 3u)) << 4u) + ((kb_3_ & 3u) << 2u)) + ((t6072_ >> 2u) & 3u);
                 xv_[0u] = sq_[s_];
                 unsigned v_ = ((kb_2_ << 4u) + (j_ << 2u)) + 1u;
                 unsigned kb_4_ = v_ >> 4u;
@@ -5855,8 +5494,8 @@ q4k_q8_gemv_silu_f16_acc(const unsigned char* __restrict__ w_, const kf_f16* __r
                 unsigned kb_6_ = v_3_ >> 4u;
                 unsigned s_4_ = (((((kb_6_ >> 2u) << 2u) + (v_3_ & 3u)) << 4u) + ((kb_6_ & 3u) << 2u)) + ((v_3_ >> 2u) & 3u);
                 xv_[3u] = sq_[s_4_];
-                unsigned t6045_ = (xd0_ + (kb_2_ << 2u)) + j_;
-                kf_f16x4 t6046_ = ((kf_f16x4*)sq_)[t6045_];
+                unsigned t6198_ = (xd0_ + (kb_2_ << 2u)) + j_;
+                kf_f16x4 t6199_ = ((kf_f16x4*)sq_)[t6198_];
                 kf_u32x4 h_ = wb_[6u];
                 kf_u32x4 qa_ = wb_[7u];
                 kf_u32x4 qb_ = wb_[8u];
@@ -5867,104 +5506,104 @@ q4k_q8_gemv_silu_f16_acc(const unsigned char* __restrict__ w_, const kf_f16* __r
                 unsigned a_2_ = qa_.v[0] & 252645135u;
                 unsigned b_2_ = xa_.v[0];
                 int c_ = 0;
-                kf_u8x4 t6109_ = kf_bitcast<kf_u8x4>(a_2_);
-                kf_i8x4 t6110_ = kf_bitcast<kf_i8x4>(b_2_);
-                int t6111_ = kf_dot4_us(kf_bitcast<unsigned>(t6109_), kf_bitcast<unsigned>(t6110_), c_);
+                kf_u8x4 t6262_ = kf_bitcast<kf_u8x4>(a_2_);
+                kf_i8x4 t6263_ = kf_bitcast<kf_i8x4>(b_2_);
+                int t6264_ = kf_dot4_us(kf_bitcast<unsigned>(t6262_), kf_bitcast<unsigned>(t6263_), c_);
                 unsigned a_3_ = qa_.v[1] & 252645135u;
                 unsigned b_3_ = xa_.v[1];
-                kf_u8x4 t6117_ = kf_bitcast<kf_u8x4>(a_3_);
-                kf_i8x4 t6118_ = kf_bitcast<kf_i8x4>(b_3_);
-                int t6119_ = kf_dot4_us(kf_bitcast<unsigned>(t6117_), kf_bitcast<unsigned>(t6118_), t6111_);
+                kf_u8x4 t6270_ = kf_bitcast<kf_u8x4>(a_3_);
+                kf_i8x4 t6271_ = kf_bitcast<kf_i8x4>(b_3_);
+                int t6272_ = kf_dot4_us(kf_bitcast<unsigned>(t6270_), kf_bitcast<unsigned>(t6271_), t6264_);
                 unsigned a_4_ = qa_.v[2] & 252645135u;
                 unsigned b_4_ = xa_.v[2];
-                kf_u8x4 t6124_ = kf_bitcast<kf_u8x4>(a_4_);
-                kf_i8x4 t6125_ = kf_bitcast<kf_i8x4>(b_4_);
-                int t6126_ = kf_dot4_us(kf_bitcast<unsigned>(t6124_), kf_bitcast<unsigned>(t6125_), t6119_);
+                kf_u8x4 t6277_ = kf_bitcast<kf_u8x4>(a_4_);
+                kf_i8x4 t6278_ = kf_bitcast<kf_i8x4>(b_4_);
+                int t6279_ = kf_dot4_us(kf_bitcast<unsigned>(t6277_), kf_bitcast<unsigned>(t6278_), t6272_);
                 unsigned a_5_ = qa_.v[3] & 252645135u;
                 unsigned b_5_ = xa_.v[3];
-                kf_u8x4 t6131_ = kf_bitcast<kf_u8x4>(a_5_);
-                kf_i8x4 t6132_ = kf_bitcast<kf_i8x4>(b_5_);
-                int t6133_ = kf_dot4_us(kf_bitcast<unsigned>(t6131_), kf_bitcast<unsigned>(t6132_), t6126_);
+                kf_u8x4 t6284_ = kf_bitcast<kf_u8x4>(a_5_);
+                kf_i8x4 t6285_ = kf_bitcast<kf_i8x4>(b_5_);
+                int t6286_ = kf_dot4_us(kf_bitcast<unsigned>(t6284_), kf_bitcast<unsigned>(t6285_), t6279_);
                 unsigned a_6_ = qb_.v[0] & 252645135u;
                 unsigned b_6_ = xb_2_.v[0];
-                kf_u8x4 t6138_ = kf_bitcast<kf_u8x4>(a_6_);
-                kf_i8x4 t6139_ = kf_bitcast<kf_i8x4>(b_6_);
-                int t6140_ = kf_dot4_us(kf_bitcast<unsigned>(t6138_), kf_bitcast<unsigned>(t6139_), t6133_);
+                kf_u8x4 t6291_ = kf_bitcast<kf_u8x4>(a_6_);
+                kf_i8x4 t6292_ = kf_bitcast<kf_i8x4>(b_6_);
+                int t6293_ = kf_dot4_us(kf_bitcast<unsigned>(t6291_), kf_bitcast<unsigned>(t6292_), t6286_);
                 unsigned a_7_ = qb_.v[1] & 252645135u;
                 unsigned b_7_ = xb_2_.v[1];
-                kf_u8x4 t6145_ = kf_bitcast<kf_u8x4>(a_7_);
-                kf_i8x4 t6146_ = kf_bitcast<kf_i8x4>(b_7_);
-                int t6147_ = kf_dot4_us(kf_bitcast<unsigned>(t6145_), kf_bitcast<unsigned>(t6146_), t6140_);
+                kf_u8x4 t6298_ = kf_bitcast<kf_u8x4>(a_7_);
+                kf_i8x4 t6299_ = kf_bitcast<kf_i8x4>(b_7_);
+                int t6300_ = kf_dot4_us(kf_bitcast<unsigned>(t6298_), kf_bitcast<unsigned>(t6299_), t6293_);
                 unsigned a_8_ = qb_.v[2] & 252645135u;
                 unsigned b_8_ = xb_2_.v[2];
-                kf_u8x4 t6152_ = kf_bitcast<kf_u8x4>(a_8_);
-                kf_i8x4 t6153_ = kf_bitcast<kf_i8x4>(b_8_);
-                int t6154_ = kf_dot4_us(kf_bitcast<unsigned>(t6152_), kf_bitcast<unsigned>(t6153_), t6147_);
+                kf_u8x4 t6305_ = kf_bitcast<kf_u8x4>(a_8_);
+                kf_i8x4 t6306_ = kf_bitcast<kf_i8x4>(b_8_);
+                int t6307_ = kf_dot4_us(kf_bitcast<unsigned>(t6305_), kf_bitcast<unsigned>(t6306_), t6300_);
                 unsigned a_9_ = qb_.v[3] & 252645135u;
                 unsigned b_9_ = xb_2_.v[3];
-                kf_u8x4 t6159_ = kf_bitcast<kf_u8x4>(a_9_);
-                kf_i8x4 t6160_ = kf_bitcast<kf_i8x4>(b_9_);
-                int t6161_ = kf_dot4_us(kf_bitcast<unsigned>(t6159_), kf_bitcast<unsigned>(t6160_), t6154_);
+                kf_u8x4 t6312_ = kf_bitcast<kf_u8x4>(a_9_);
+                kf_i8x4 t6313_ = kf_bitcast<kf_i8x4>(b_9_);
+                int t6314_ = kf_dot4_us(kf_bitcast<unsigned>(t6312_), kf_bitcast<unsigned>(t6313_), t6307_);
                 unsigned a_10_ = (qa_.v[0] >> 4u) & 252645135u;
                 unsigned b_10_ = xc_.v[0];
                 int c_2_ = 0;
-                kf_u8x4 t6169_ = kf_bitcast<kf_u8x4>(a_10_);
-                kf_i8x4 t6170_ = kf_bitcast<kf_i8x4>(b_10_);
-                int t6171_ = kf_dot4_us(kf_bitcast<unsigned>(t6169_), kf_bitcast<unsigned>(t6170_), c_2_);
+                kf_u8x4 t6322_ = kf_bitcast<kf_u8x4>(a_10_);
+                kf_i8x4 t6323_ = kf_bitcast<kf_i8x4>(b_10_);
+                int t6324_ = kf_dot4_us(kf_bitcast<unsigned>(t6322_), kf_bitcast<unsigned>(t6323_), c_2_);
                 unsigned a_11_ = (qa_.v[1] >> 4u) & 252645135u;
                 unsigned b_11_ = xc_.v[1];
-                kf_u8x4 t6179_ = kf_bitcast<kf_u8x4>(a_11_);
-                kf_i8x4 t6180_ = kf_bitcast<kf_i8x4>(b_11_);
-                int t6181_ = kf_dot4_us(kf_bitcast<unsigned>(t6179_), kf_bitcast<unsigned>(t6180_), t6171_);
+                kf_u8x4 t6332_ = kf_bitcast<kf_u8x4>(a_11_);
+                kf_i8x4 t6333_ = kf_bitcast<kf_i8x4>(b_11_);
+                int t6334_ = kf_dot4_us(kf_bitcast<unsigned>(t6332_), kf_bitcast<unsigned>(t6333_), t6324_);
                 unsigned a_12_ = (qa_.v[2] >> 4u) & 252645135u;
                 unsigned b_12_ = xc_.v[2];
-                kf_u8x4 t6188_ = kf_bitcast<kf_u8x4>(a_12_);
-                kf_i8x4 t6189_ = kf_bitcast<kf_i8x4>(b_12_);
-                int t6190_ = kf_dot4_us(kf_bitcast<unsigned>(t6188_), kf_bitcast<unsigned>(t6189_), t6181_);
+                kf_u8x4 t6341_ = kf_bitcast<kf_u8x4>(a_12_);
+                kf_i8x4 t6342_ = kf_bitcast<kf_i8x4>(b_12_);
+                int t6343_ = kf_dot4_us(kf_bitcast<unsigned>(t6341_), kf_bitcast<unsigned>(t6342_), t6334_);
                 unsigned a_13_ = (qa_.v[3] >> 4u) & 252645135u;
                 unsigned b_13_ = xc_.v[3];
-                kf_u8x4 t6197_ = kf_bitcast<kf_u8x4>(a_13_);
-                kf_i8x4 t6198_ = kf_bitcast<kf_i8x4>(b_13_);
-                int t6199_ = kf_dot4_us(kf_bitcast<unsigned>(t6197_), kf_bitcast<unsigned>(t6198_), t6190_);
+                kf_u8x4 t6350_ = kf_bitcast<kf_u8x4>(a_13_);
+                kf_i8x4 t6351_ = kf_bitcast<kf_i8x4>(b_13_);
+                int t6352_ = kf_dot4_us(kf_bitcast<unsigned>(t6350_), kf_bitcast<unsigned>(t6351_), t6343_);
                 unsigned a_14_ = (qb_.v[0] >> 4u) & 252645135u;
                 unsigned b_14_ = xd_.v[0];
-                kf_u8x4 t6206_ = kf_bitcast<kf_u8x4>(a_14_);
-                kf_i8x4 t6207_ = kf_bitcast<kf_i8x4>(b_14_);
-                int t6208_ = kf_dot4_us(kf_bitcast<unsigned>(t6206_), kf_bitcast<unsigned>(t6207_), t6199_);
+                kf_u8x4 t6359_ = kf_bitcast<kf_u8x4>(a_14_);
+                kf_i8x4 t6360_ = kf_bitcast<kf_i8x4>(b_14_);
+                int t6361_ = kf_dot4_us(kf_bitcast<unsigned>(t6359_), kf_bitcast<unsigned>(t6360_), t6352_);
                 unsigned a_15_ = (qb_.v[1] >> 4u) & 252645135u;
                 unsigned b_15_ = xd_.v[1];
-                kf_u8x4 t6215_ = kf_bitcast<kf_u8x4>(a_15_);
-                kf_i8x4 t6216_ = kf_bitcast<kf_i8x4>(b_15_);
-                int t6217_ = kf_dot4_us(kf_bitcast<unsigned>(t6215_), kf_bitcast<unsigned>(t6216_), t6208_);
+                kf_u8x4 t6368_ = kf_bitcast<kf_u8x4>(a_15_);
+                kf_i8x4 t6369_ = kf_bitcast<kf_i8x4>(b_15_);
+                int t6370_ = kf_dot4_us(kf_bitcast<unsigned>(t6368_), kf_bitcast<unsigned>(t6369_), t6361_);
                 unsigned a_16_ = (qb_.v[2] >> 4u) & 252645135u;
                 unsigned b_16_ = xd_.v[2];
-                kf_u8x4 t6224_ = kf_bitcast<kf_u8x4>(a_16_);
-                kf_i8x4 t6225_ = kf_bitcast<kf_i8x4>(b_16_);
-                int t6226_ = kf_dot4_us(kf_bitcast<unsigned>(t6224_), kf_bitcast<unsigned>(t6225_), t6217_);
+                kf_u8x4 t6377_ = kf_bitcast<kf_u8x4>(a_16_);
+                kf_i8x4 t6378_ = kf_bitcast<kf_i8x4>(b_16_);
+                int t6379_ = kf_dot4_us(kf_bitcast<unsigned>(t6377_), kf_bitcast<unsigned>(t6378_), t6370_);
                 unsigned a_17_ = (qb_.v[3] >> 4u) & 252645135u;
                 unsigned b_17_ = xd_.v[3];
-                kf_u8x4 t6233_ = kf_bitcast<kf_u8x4>(a_17_);
-                kf_i8x4 t6234_ = kf_bitcast<kf_i8x4>(b_17_);
-                int t6235_ = kf_dot4_us(kf_bitcast<unsigned>(t6233_), kf_bitcast<unsigned>(t6234_), t6226_);
-                unsigned t6239_ = h_.v[1] & 1061109567u;
-                unsigned t6249_ = (h_.v[3] & 252645135u) | ((h_.v[1] >> 2u) & 808464432u);
-                unsigned sc_ = kf_shr_u32(((j_ < 2u) ? t6239_ : t6249_), ((j_ & 1u) << 4u));
-                unsigned t6290_ = h_.v[2] & 1061109567u;
-                unsigned t6301_ = ((h_.v[3] >> 4u) & 252645135u) | ((h_.v[2] >> 2u) & 808464432u);
-                unsigned mn_ = kf_shr_u32(((j_ < 2u) ? t6290_ : t6301_), ((j_ & 1u) << 4u));
-                unsigned t6310_ = h_.v[0];
-                kf_f16x2 dm_ = kf_f16x2{{kf_low_bits<kf_f16>(kf_word(t6310_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6310_, 0u), 16u))}};
-                float t6313_ = kf_f16_to_f32(t6046_.v[2]);
-                int v_4_ = (int)((unsigned)t6235_ * (unsigned)kf_bitcast<int>((sc_ >> 8u) & 255u));
-                float t6325_ = __fsub_rn(kf_bitcast<float>(kf_bitcast<unsigned>(v_4_) + 1262485504u), 12582912.0f);
-                float t6327_ = kf_f16_to_f32(t6046_.v[0]);
-                int v_5_ = (int)((unsigned)t6161_ * (unsigned)kf_bitcast<int>(sc_ & 255u));
-                float t_ = __fmaf_rn(t6313_, t6325_, __fmul_rn(t6327_, __fsub_rn(kf_bitcast<float>(kf_bitcast<unsigned>(v_5_) + 1262485504u), 12582912.0f)));
+                kf_u8x4 t6386_ = kf_bitcast<kf_u8x4>(a_17_);
+                kf_i8x4 t6387_ = kf_bitcast<kf_i8x4>(b_17_);
+                int t6388_ = kf_dot4_us(kf_bitcast<unsigned>(t6386_), kf_bitcast<unsigned>(t6387_), t6379_);
+                unsigned t6392_ = h_.v[1] & 1061109567u;
+                unsigned t6402_ = (h_.v[3] & 252645135u) | ((h_.v[1] >> 2u) & 808464432u);
+                unsigned sc_ = kf_shr_u32(((j_ < 2u) ? t6392_ : t6402_), ((j_ & 1u) << 4u));
+                unsigned t6443_ = h_.v[2] & 1061109567u;
+                unsigned t6454_ = ((h_.v[3] >> 4u) & 252645135u) | ((h_.v[2] >> 2u) & 808464432u);
+                unsigned mn_ = kf_shr_u32(((j_ < 2u) ? t6443_ : t6454_), ((j_ & 1u) << 4u));
+                unsigned t6463_ = h_.v[0];
+                kf_f16x2 dm_ = kf_f16x2{{kf_low_bits<kf_f16>(kf_word(t6463_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6463_, 0u), 16u))}};
+                float t6466_ = kf_f16_to_f32(t6199_.v[2]);
+                int v_4_ = (int)((unsigned)t6388_ * (unsigned)kf_bitcast<int>((sc_ >> 8u) & 255u));
+                float t6478_ = __fsub_rn(kf_bitcast<float>(kf_bitcast<unsigned>(v_4_) + 1262485504u), 12582912.0f);
+                float t6480_ = kf_f16_to_f32(t6199_.v[0]);
+                int v_5_ = (int)((unsigned)t6314_ * (unsigned)kf_bitcast<int>(sc_ & 255u));
+                float t_ = __fmaf_rn(t6466_, t6478_, __fmul_rn(t6480_, __fsub_rn(kf_bitcast<float>(kf_bitcast<unsigned>(v_5_) + 1262485504u), 12582912.0f)));
                 unsigned v_6_ = (mn_ >> 8u) & 255u;
-                float t6348_ = __fsub_rn(kf_bitcast<float>(v_6_ | 1258291200u), 8388608.0f);
-                float t6350_ = kf_f16_to_f32(t6046_.v[3]);
+                float t6501_ = __fsub_rn(kf_bitcast<float>(v_6_ | 1258291200u), 8388608.0f);
+                float t6503_ = kf_f16_to_f32(t6199_.v[3]);
                 unsigned v_7_ = mn_ & 255u;
-                float u_2_ = __fmaf_rn(t6348_, t6350_, __fmul_rn(__fsub_rn(kf_bitcast<float>(v_7_ | 1258291200u), 8388608.0f), kf_f16_to_f32(t6046_.v[1])));
+                float u_2_ = __fmaf_rn(t6501_, t6503_, __fmul_rn(__fsub_rn(kf_bitcast<float>(v_7_ | 1258291200u), 8388608.0f), kf_f16_to_f32(t6199_.v[1])));
                 acc_[0u] = __fadd_rn(acc_[0u], __fmaf_rn(kf_f16_to_f32(dm_.v[0]), t_, __fmul_rn(-kf_f16_to_f32(dm_.v[1]), u_2_)));
                 kf_u32x4 h_2_ = wb_[9u];
                 kf_u32x4 qa_2_ = wb_[10u];
@@ -5976,822 +5615,613 @@ q4k_q8_gemv_silu_f16_acc(const unsigned char* __restrict__ w_, const kf_f16* __r
                 unsigned a_18_ = qa_2_.v[0] & 252645135u;
                 unsigned b_18_ = xa_2_.v[0];
                 int c_3_ = 0;
-                kf_u8x4 t6393_ = kf_bitcast<kf_u8x4>(a_18_);
-                kf_i8x4 t6394_ = kf_bitcast<kf_i8x4>(b_18_);
-                int t6395_ = kf_dot4_us(kf_bitcast<unsigned>(t6393_), kf_bitcast<unsigned>(t6394_), c_3_);
+                kf_u8x4 t6546_ = kf_bitcast<kf_u8x4>(a_18_);
+                kf_i8x4 t6547_ = kf_bitcast<kf_i8x4>(b_18_);
+                int t6548_ = kf_dot4_us(kf_bitcast<unsigned>(t6546_), kf_bitcast<unsigned>(t6547_), c_3_);
                 unsigned a_19_ = qa_2_.v[1] & 252645135u;
                 unsigned b_19_ = xa_2_.v[1];
-                kf_u8x4 t6401_ = kf_bitcast<kf_u8x4>(a_19_);
-                kf_i8x4 t6402_ = kf_bitcast<kf_i8x4>(b_19_);
-                int t6403_ = kf_dot4_us(kf_bitcast<unsigned>(t6401_), kf_bitcast<unsigned>(t6402_), t6395_);
+                kf_u8x4 t6554_ = kf_bitcast<kf_u8x4>(a_19_);
+                kf_i8x4 t6555_ = kf_bitcast<kf_i8x4>(b_19_);
+                int t6556_ = kf_dot4_us(kf_bitcast<unsigned>(t6554_), kf_bitcast<unsigned>(t6555_), t6548_);
                 unsigned a_20_ = qa_2_.v[2] & 252645135u;
                 unsigned b_20_ = xa_2_.v[2];
-                kf_u8x4 t6408_ = kf_bitcast<kf_u8x4>(a_20_);
-                kf_i8x4 t6409_ = kf_bitcast<kf_i8x4>(b_20_);
-                int t6410_ = kf_dot4_us(kf_bitcast<unsigned>(t6408_), kf_bitcast<unsigned>(t6409_), t6403_);
+                kf_u8x4 t6561_ = kf_bitcast<kf_u8x4>(a_20_);
+                kf_i8x4 t6562_ = kf_bitcast<kf_i8x4>(b_20_);
+                int t6563_ = kf_dot4_us(kf_bitcast<unsigned>(t6561_), kf_bitcast<unsigned>(t6562_), t6556_);
                 unsigned a_21_ = qa_2_.v[3] & 252645135u;
                 unsigned b_21_ = xa_2_.v[3];
-                kf_u8x4 t6415_ = kf_bitcast<kf_u8x4>(a_21_);
-                kf_i8x4 t6416_ = kf_bitcast<kf_i8x4>(b_21_);
-                int t6417_ = kf_dot4_us(kf_bitcast<unsigned>(t6415_), kf_bitcast<unsigned>(t6416_), t6410_);
+                kf_u8x4 t6568_ = kf_bitcast<kf_u8x4>(a_21_);
+                kf_i8x4 t6569_ = kf_bitcast<kf_i8x4>(b_21_);
+                int t6570_ = kf_dot4_us(kf_bitcast<unsigned>(t6568_), kf_bitcast<unsigned>(t6569_), t6563_);
                 unsigned a_22_ = qb_2_.v[0] & 252645135u;
                 unsigned b_22_ = xb_3_.v[0];
-                kf_u8x4 t6422_ = kf_bitcast<kf_u8x4>(a_22_);
-                kf_i8x4 t6423_ = kf_bitcast<kf_i8x4>(b_22_);
-                int t6424_ = kf_dot4_us(kf_bitcast<unsigned>(t6422_), kf_bitcast<unsigned>(t6423_), t6417_);
+                kf_u8x4 t6575_ = kf_bitcast<kf_u8x4>(a_22_);
+                kf_i8x4 t6576_ = kf_bitcast<kf_i8x4>(b_22_);
+                int t6577_ = kf_dot4_us(kf_bitcast<unsigned>(t6575_), kf_bitcast<unsigned>(t6576_), t6570_);
                 unsigned a_23_ = qb_2_.v[1] & 252645135u;
                 unsigned b_23_ = xb_3_.v[1];
-                kf_u8x4 t6429_ = kf_bitcast<kf_u8x4>(a_23_);
-                kf_i8x4 t6430_ = kf_bitcast<kf_i8x4>(b_23_);
-                int t6431_ = kf_dot4_us(kf_bitcast<unsigned>(t6429_), kf_bitcast<unsigned>(t6430_), t6424_);
+                kf_u8x4 t6582_ = kf_bitcast<kf_u8x4>(a_23_);
+                kf_i8x4 t6583_ = kf_bitcast<kf_i8x4>(b_23_);
+                int t6584_ = kf_dot4_us(kf_bitcast<unsigned>(t6582_), kf_bitcast<unsigned>(t6583_), t6577_);
                 unsigned a_24_ = qb_2_.v[2] & 252645135u;
                 unsigned b_24_ = xb_3_.v[2];
-                kf_u8x4 t6436_ = kf_bitcast<kf_u8x4>(a_24_);
-                kf_i8x4 t6437_ = kf_bitcast<kf_i8x4>(b_24_);
-                int t6438_ = kf_dot4_us(kf_bitcast<unsigned>(t6436_), kf_bitcast<unsigned>(t6437_), t6431_);
+                kf_u8x4 t6589_ = kf_bitcast<kf_u8x4>(a_24_);
+                kf_i8x4 t6590_ = kf_bitcast<kf_i8x4>(b_24_);
+                int t6591_ = kf_dot4_us(kf_bitcast<unsigned>(t6589_), kf_bitcast<unsigned>(t6590_), t6584_);
                 unsigned a_25_ = qb_2_.v[3] & 252645135u;
                 unsigned b_25_ = xb_3_.v[3];
-                kf_u8x4 t6443_ = kf_bitcast<kf_u8x4>(a_25_);
-                kf_i8x4 t6444_ = kf_bitcast<kf_i8x4>(b_25_);
-                int t6445_ = kf_dot4_us(kf_bitcast<unsigned>(t6443_), kf_bitcast<unsigned>(t6444_), t6438_);
+                kf_u8x4 t6596_ = kf_bitcast<kf_u8x4>(a_25_);
+                kf_i8x4 t6597_ = kf_bitcast<kf_i8x4>(b_25_);
+                int t6598_ = kf_dot4_us(kf_bitcast<unsigned>(t6596_), kf_bitcast<unsigned>(t6597_), t6591_);
                 unsigned a_26_ = (qa_2_.v[0] >> 4u) & 252645135u;
                 unsigned b_26_ = xc_2_.v[0];
                 int c_4_ = 0;
-                kf_u8x4 t6453_ = kf_bitcast<kf_u8x4>(a_26_);
-                kf_i8x4 t6454_ = kf_bitcast<kf_i8x4>(b_26_);
-                int t6455_ = kf_dot4_us(kf_bitcast<unsigned>(t6453_), kf_bitcast<unsigned>(t6454_), c_4_);
+                kf_u8x4 t6606_ = kf_bitcast<kf_u8x4>(a_26_);
+                kf_i8x4 t6607_ = kf_bitcast<kf_i8x4>(b_26_);
+                int t6608_ = kf_dot4_us(kf_bitcast<unsigned>(t6606_), kf_bitcast<unsigned>(t6607_), c_4_);
                 unsigned a_27_ = (qa_2_.v[1] >> 4u) & 252645135u;
                 unsigned b_27_ = xc_2_.v[1];
-                kf_u8x4 t6463_ = kf_bitcast<kf_u8x4>(a_27_);
-                kf_i8x4 t6464_ = kf_bitcast<kf_i8x4>(b_27_);
-                int t6465_ = kf_dot4_us(kf_bitcast<unsigned>(t6463_), kf_bitcast<unsigned>(t6464_), t6455_);
+                kf_u8x4 t6616_ = kf_bitcast<kf_u8x4>(a_27_);
+                kf_i8x4 t6617_ = kf_bitcast<kf_i8x4>(b_27_);
+                int t6618_ = kf_dot4_us(kf_bitcast<unsigned>(t6616_), kf_bitcast<unsigned>(t6617_), t6608_);
                 unsigned a_28_ = (qa_2_.v[2] >> 4u) & 252645135u;
                 unsigned b_28_ = xc_2_.v[2];
-                kf_u8x4 t6472_ = kf_bitcast<kf_u8x4>(a_28_);
-                kf_i8x4 t6473_ = kf_bitcast<kf_i8x4>(b_28_);
-                int t6474_ = kf_dot4_us(kf_bitcast<unsigned>(t6472_), kf_bitcast<unsigned>(t6473_), t6465_);
+                kf_u8x4 t6625_ = kf_bitcast<kf_u8x4>(a_28_);
+                kf_i8x4 t6626_ = kf_bitcast<kf_i8x4>(b_28_);
+                int t6627_ = kf_dot4_us(kf_bitcast<unsigned>(t6625_), kf_bitcast<unsigned>(t6626_), t6618_);
                 unsigned a_29_ = (qa_2_.v[3] >> 4u) & 252645135u;
                 unsigned b_29_ = xc_2_.v[3];
-                kf_u8x4 t6481_ = kf_bitcast<kf_u8x4>(a_29_);
-                kf_i8x4 t6482_ = kf_bitcast<kf_i8x4>(b_29_);
-                int t6483_ = kf_dot4_us(kf_bitcast<unsigned>(t6481_), kf_bitcast<unsigned>(t6482_), t6474_);
+                kf_u8x4 t6634_ = kf_bitcast<kf_u8x4>(a_29_);
+                kf_i8x4 t6635_ = kf_bitcast<kf_i8x4>(b_29_);
+                int t6636_ = kf_dot4_us(kf_bitcast<unsigned>(t6634_), kf_bitcast<unsigned>(t6635_), t6627_);
                 unsigned a_30_ = (qb_2_.v[0] >> 4u) & 252645135u;
                 unsigned b_30_ = xd_2_.v[0];
-                kf_u8x4 t6490_ = kf_bitcast<kf_u8x4>(a_30_);
-                kf_i8x4 t6491_ = kf_bitcast<kf_i8x4>(b_30_);
-                int t6492_ = kf_dot4_us(kf_bitcast<unsigned>(t6490_), kf_bitcast<unsigned>(t6491_), t6483_);
+                kf_u8x4 t6643_ = kf_bitcast<kf_u8x4>(a_30_);
+                kf_i8x4 t6644_ = kf_bitcast<kf_i8x4>(b_30_);
+                int t6645_ = kf_dot4_us(kf_bitcast<unsigned>(t6643_), kf_bitcast<unsigned>(t6644_), t6636_);
                 unsigned a_31_ = (qb_2_.v[1] >> 4u) & 252645135u;
                 unsigned b_31_ = xd_2_.v[1];
-                kf_u8x4 t6499_ = kf_bitcast<kf_u8x4>(a_31_);
-                kf_i8x4 t6500_ = kf_bitcast<kf_i8x4>(b_31_);
-                int t6501_ = kf_dot4_us(kf_bitcast<unsigned>(t6499_), kf_bitcast<unsigned>(t6500_), t6492_);
+                kf_u8x4 t6652_ = kf_bitcast<kf_u8x4>(a_31_);
+                kf_i8x4 t6653_ = kf_bitcast<kf_i8x4>(b_31_);
+                int t6654_ = kf_dot4_us(kf_bitcast<unsigned>(t6652_), kf_bitcast<unsigned>(t6653_), t6645_);
                 unsigned a_32_ = (qb_2_.v[2] >> 4u) & 252645135u;
                 unsigned b_32_ = xd_2_.v[2];
-                kf_u8x4 t6508_ = kf_bitcast<kf_u8x4>(a_32_);
-                kf_i8x4 t6509_ = kf_bitcast<kf_i8x4>(b_32_);
-                int t6510_ = kf_dot4_us(kf_bitcast<unsigned>(t6508_), kf_bitcast<unsigned>(t6509_), t6501_);
+                kf_u8x4 t6661_ = kf_bitcast<kf_u8x4>(a_32_);
+                kf_i8x4 t6662_ = kf_bitcast<kf_i8x4>(b_32_);
+                int t6663_ = kf_dot4_us(kf_bitcast<unsigned>(t6661_), kf_bitcast<unsigned>(t6662_), t6654_);
                 unsigned a_33_ = (qb_2_.v[3] >> 4u) & 252645135u;
                 unsigned b_33_ = xd_2_.v[3];
-                kf_u8x4 t6517_ = kf_bitcast<kf_u8x4>(a_33_);
-                kf_i8x4 t6518_ = kf_bitcast<kf_i8x4>(b_33_);
-                int t6519_ = kf_dot4_us(kf_bitcast<unsigned>(t6517_), kf_bitcast<unsigned>(t6518_), t6510_);
-                unsigned t6523_ = h_2_.v[1] & 1061109567u;
-                unsigned t6533_ = (h_2_.v[3] & 252645135u) | ((h_2_.v[1] >> 2u) & 808464432u);
-                unsigned sc_2_ = kf_shr_u32(((j_ < 2u) ? t6523_ : t6533_), ((j_ & 1u) << 4u));
-                unsigned t6574_ = h_2_.v[2] & 1061109567u;
-                unsigned t6585_ = ((h_2_.v[3] >> 4u) & 252645135u) | ((h_2_.v[2] >> 2u) & 808464432u);
-                unsigned mn_2_ = kf_shr_u32(((j_ < 2u) ? t6574_ : t6585_), ((j_ & 1u) << 4u));
-                unsigned t6594_ = h_2_.v[0];
-                kf_f16x2 dm_2_ = kf_f16x2{{kf_low_bits<kf_f16>(kf_word(t6594_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6594_, 0u), 16u))}};
-                float t6597_ = kf_f16_to_f32(t6046_.v[2]);
-                int v_8_ = (int)((unsigned)t6519_ * (unsigned)kf_bitcast<int>((sc_2_ >> 8u) & 255u));
-                float t6609_ = __fsub_rn(kf_bitcast<float>(kf_bitcast<unsigned>(v_8_) + 1262485504u), 12582912.0f);
-                float t6611_ = kf_f16_to_f32(t6046_.v[0]);
-                int v_9_ = (int)((unsigned)t6445_ * (unsigned)kf_bitcast<int>(sc_2_ & 255u));
-                float t_2_ = __fmaf_rn(t6597_, t6609_, __fmul_rn(t6611_, __fsub_rn(kf_bitcast<float>(kf_bitcast<unsigned>(v_9_) + 1262485504u), 12582912.0f)));
+                kf_u8x4 t6670_ = kf_bitcast<kf_u8x4>(a_33_);
+                kf_i8x4 t6671_ = kf_bitcast<kf_i8x4>(b_33_);
+                int t6672_ = kf_dot4_us(kf_bitcast<unsigned>(t6670_), kf_bitcast<unsigned>(t6671_), t6663_);
+                unsigned t6676_ = h_2_.v[1] & 1061109567u;
+                unsigned t6686_ = (h_2_.v[3] & 252645135u) | ((h_2_.v[1] >> 2u) & 808464432u);
+                unsigned sc_2_ = kf_shr_u32(((j_ < 2u) ? t6676_ : t6686_), ((j_ & 1u) << 4u));
+                unsigned t6727_ = h_2_.v[2] & 1061109567u;
+                unsigned t6738_ = ((h_2_.v[3] >> 4u) & 252645135u) | ((h_2_.v[2] >> 2u) & 808464432u);
+                unsigned mn_2_ = kf_shr_u32(((j_ < 2u) ? t6727_ : t6738_), ((j_ & 1u) << 4u));
+                unsigned t6747_ = h_2_.v[0];
+                kf_f16x2 dm_2_ = kf_f16x2{{kf_low_bits<kf_f16>(kf_word(t6747_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6747_, 0u), 16u))}};
+                float t6750_ = kf_f16_to_f32(t6199_.v[2]);
+                int v_8_ = (int)((unsigned)t6672_ * (unsigned)kf_bitcast<int>((sc_2_ >> 8u) & 255u));
+                float t6762_ = __fsub_rn(kf_bitcast<float>(kf_bitcast<unsigned>(v_8_) + 1262485504u), 12582912.0f);
+                float t6764_ = kf_f16_to_f32(t6199_.v[0]);
+                int v_9_ = (int)((unsigned)t6598_ * (unsigned)kf_bitcast<int>(sc_2_ & 255u));
+                float t_2_ = __fmaf_rn(t6750_, t6762_, __fmul_rn(t6764_, __fsub_rn(kf_bitcast<float>(kf_bitcast<unsigned>(v_9_) + 1262485504u), 12582912.0f)));
                 unsigned v_10_ = (mn_2_ >> 8u) & 255u;
-                float t6632_ = __fsub_rn(kf_bitcast<float>(v_10_ | 1258291200u), 8388608.0f);
-                float t6634_ = kf_f16_to_f32(t6046_.v[3]);
+                float t6785_ = __fsub_rn(kf_bitcast<float>(v_10_ | 1258291200u), 8388608.0f);
+                float t6787_ = kf_f16_to_f32(t6199_.v[3]);
                 unsigned v_11_ = mn_2_ & 255u;
-                float u_3_ = __fmaf_rn(t6632_, t6634_, __fmul_rn(__fsub_rn(kf_bitcast<float>(v_11_ | 1258291200u), 8388608.0f), kf_f16_to_f32(t6046_.v[1])));
+                float u_3_ = __fmaf_rn(t6785_, t6787_, __fmul_rn(__fsub_rn(kf_bitcast<float>(v_11_ | 1258291200u), 8388608.0f), kf_f16_to_f32(t6199_.v[1])));
                 acc_[1u] = __fadd_rn(acc_[1u], __fmaf_rn(kf_f16_to_f32(dm_2_.v[0]), t_2_, __fmul_rn(-kf_f16_to_f32(dm_2_.v[1]), u_3_)));
             }
-            unsigned t6656_ = ck_ + 1u;
-            ck_ = t6656_;
-            if (t6656_ == steps_) {
+            unsigned t6809_ = ck_ + 1u;
+            ck_ = t6809_;
+            bool t6810_ = t6809_ == steps_;
+            bool t6811_ = t6810_;
+            if (t6810_) {
+                t6811_ = glu_;
+            }
+            if (t6811_) {
                 float v_12_ = acc_[0u];
-                float t6667_ = __fadd_rn(v_12_, kf_shfl_xor(v_12_, 1u, kf_wn));
-                float t6673_ = __fadd_rn(t6667_, kf_shfl_xor(t6667_, 2u, kf_wn));
-                float t6679_ = __fadd_rn(t6673_, kf_shfl_xor(t6673_, 4u, kf_wn));
-                float t6685_ = __fadd_rn(t6679_, kf_shfl_xor(t6679_, 8u, kf_wn));
-                unsigned rr_3_ = ((cg_ << 1u) << 1u) + r_;
-                bool t6703_ = (lane_ & 15u) == 0u;
-                bool t6704_ = t6703_;
-                if (t6703_) {
-                    t6704_ = rr_3_ < m_;
-                }
-                if (t6704_) {
-                    y_[rr_3_] = kf_f16_from_f32(__fadd_rn(t6685_, yold_[0u]));
+                float t6821_ = __fadd_rn(v_12_, kf_shfl_xor(v_12_, 1u, kf_wn));
+                float t6827_ = __fadd_rn(t6821_, kf_shfl_xor(t6821_, 2u, kf_wn));
+                float t6833_ = __fadd_rn(t6827_, kf_shfl_xor(t6827_, 4u, kf_wn));
+                float t6839_ = __fadd_rn(t6833_, kf_shfl_xor(t6833_, 8u, kf_wn));
+                float v_13_ = acc_[1u];
+                float t6856_ = __fadd_rn(v_13_, kf_shfl_xor(v_13_, 1u, kf_wn));
+                float t6862_ = __fadd_rn(t6856_, kf_shfl_xor(t6856_, 2u, kf_wn));
+                float t6868_ = __fadd_rn(t6862_, kf_shfl_xor(t6862_, 4u, kf_wn));
+                float t6874_ = __fadd_rn(t6868_, kf_shfl_xor(t6868_, 8u, kf_wn));
+                if ((lane_ & 15u) == 0u) {
+                    float gf_ = kf_f16_to_f32(kf_f16_from_f32(t6839_));
+                    unsigned i_ = (t6024_ << 1u) + r_;
+                    ((kf_f16*)sq_)[(par_ << 5u) + (i_ & 31u)] = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_, __fadd_rn(1.0f, kf_exp_approx(-gf_))), kf_f16_to_f32(kf_f16_from_f32(t6874_))));
                 }
                 acc_[0u] = 0.0f;
-                float v_13_ = acc_[1u];
-                float t6732_ = __fadd_rn(v_13_, kf_shfl_xor(v_13_, 1u, kf_wn));
-                float t6738_ = __fadd_rn(t6732_, kf_shfl_xor(t6732_, 2u, kf_wn));
-                float t6744_ = __fadd_rn(t6738_, kf_shfl_xor(t6738_, 4u, kf_wn));
-                float t6750_ = __fadd_rn(t6744_, kf_shfl_xor(t6744_, 8u, kf_wn));
-                unsigned rr_4_ = (((cg_ << 1u) + 1u) << 1u) + r_;
-                bool t6768_ = (lane_ & 15u) == 0u;
-                bool t6769_ = t6768_;
-                if (t6768_) {
-                    t6769_ = rr_4_ < m_;
+                acc_[1u] = 0.0f;
+                if ((cp_ & 1u) == 1u) {
+                    __syncthreads();
+                    if (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) == 0u) {
+                        unsigned c_5_ = blockIdx.x + ((cp_ >> 1u) * gridDim.x);
+                        float v_14_ = kf_f16_to_f32(((kf_f16*)sq_)[(par_ << 5u) + kf_lane_id()]);
+                        float t6947_ = kf_abs_f32(v_14_);
+                        unsigned t6969_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+                        if (t6969_ == 32u) {
+                            float t6974_ = fmaxf(t6947_, kf_shfl_xor(t6947_, 16u, kf_wn));
+                            float t6977_ = fmaxf(t6974_, kf_shfl_xor(t6974_, 8u, kf_wn));
+                            float t6980_ = fmaxf(t6977_, kf_shfl_xor(t6977_, 4u, kf_wn));
+                            float t6983_ = fmaxf(t6980_, kf_shfl_xor(t6980_, 2u, kf_wn));
+                            amax_ = fmaxf(t6983_, kf_shfl_xor(t6983_, 1u, kf_wn));
+                        } else {
+                            float t6989_ = kf_shfl_down(t6947_, 16u, kf_wn);
+                            bool t6991_ = (kf_lane_id() + 16u) < t6969_;
+                            float t6992_ = fmaxf(t6947_, t6989_);
+                            float t6993_ = t6991_ ? t6992_ : t6947_;
+                            float t6995_ = kf_shfl_down(t6993_, 8u, kf_wn);
+                            bool t6997_ = (kf_lane_id() + 8u) < t6969_;
+                            float t6998_ = fmaxf(t6993_, t6995_);
+                            float t6999_ = t6997_ ? t6998_ : t6993_;
+                            float t7001_ = kf_shfl_down(t6999_, 4u, kf_wn);
+                            bool t7003_ = (kf_lane_id() + 4u) < t6969_;
+                            float t7004_ = fmaxf(t6999_, t7001_);
+                            float t7005_ = t7003_ ? t7004_ : t6999_;
+                            float t7007_ = kf_shfl_down(t7005_, 2u, kf_wn);
+                            bool t7009_ = (kf_lane_id() + 2u) < t6969_;
+                            float t7010_ = fmaxf(t7005_, t7007_);
+                            float t7011_ = t7009_ ? t7010_ : t7005_;
+                            float t7013_ = kf_shfl_down(t7011_, 1u, kf_wn);
+                            bool t7015_ = (kf_lane_id() + 1u) < t6969_;
+                            float t7016_ = fmaxf(t7011_, t7013_);
+                            amax_ = kf_shfl(t7015_ ? t7016_ : t7011_, 0u, kf_wn);
+                        }
+                        unsigned t7041_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+                        if (t7041_ == 32u) {
+                            float t7046_ = __fadd_rn(v_14_, kf_shfl_xor(v_14_, 16u, kf_wn));
+                            float t7049_ = __fadd_rn(t7046_, kf_shfl_xor(t7046_, 8u, kf_wn));
+                            float t7052_ = __fadd_rn(t7049_, kf_shfl_xor(t7049_, 4u, kf_wn));
+                            float t7055_ = __fadd_rn(t7052_, kf_shfl_xor(t7052_, 2u, kf_wn));
+                            sum_ = __fadd_rn(t7055_, kf_shfl_xor(t7055_, 1u, kf_wn));
+                        } else {
+                            float t7061_ = kf_shfl_down(v_14_, 16u, kf_wn);
+                            bool t7063_ = (kf_lane_id() + 16u) < t7041_;
+                            float t7064_ = __fadd_rn(v_14_, t7061_);
+                            float t7065_ = t7063_ ? t7064_ : v_14_;
+                            float t7067_ = kf_shfl_down(t7065_, 8u, kf_wn);
+                            bool t7069_ = (kf_lane_id() + 8u) < t7041_;
+                            float t7070_ = __fadd_rn(t7065_, t7067_);
+                            float t7071_ = t7069_ ? t7070_ : t7065_;
+                            float t7073_ = kf_shfl_down(t7071_, 4u, kf_wn);
+                            bool t7075_ = (kf_lane_id() + 4u) < t7041_;
+                            float t7076_ = __fadd_rn(t7071_, t7073_);
+                            float t7077_ = t7075_ ? t7076_ : t7071_;
+                            float t7079_ = kf_shfl_down(t7077_, 2u, kf_wn);
+                            bool t7081_ = (kf_lane_id() + 2u) < t7041_;
+                            float t7082_ = __fadd_rn(t7077_, t7079_);
+                            float t7083_ = t7081_ ? t7082_ : t7077_;
+                            float t7085_ = kf_shfl_down(t7083_, 1u, kf_wn);
+                            bool t7087_ = (kf_lane_id() + 1u) < t7041_;
+                            float t7088_ = __fadd_rn(t7083_, t7085_);
+                            sum_ = kf_shfl(t7087_ ? t7088_ : t7083_, 0u, kf_wn);
+                        }
+                        float d_ = __fdiv_rn(amax_, 127.0f);
+                        signed char q_ = (signed char)0;
+                        if (amax_ > 0.0f) {
+                            q_ = (signed char)kf_sat_i32(kf_f32_to_i32(roundf(__fdiv_rn(v_14_, d_))), -128, 127);
+                        }
+                        xo_[(c_5_ << 5u) + kf_lane_id()] = q_;
+                        if (kf_lane_id() == 0u) {
+                            kf_f16 t7108_ = kf_f16_from_f32(d_);
+                            kf_f16 t7109_ = kf_f16_from_f32(sum_);
+                            kf_f16x2 t7111_ = kf_f16x2{{t7108_, t7109_}};
+                            xdo_[c_5_] = t7111_;
+                        }
+                    }
+                    par_ = par_ ^ 1u;
                 }
-                if (t6769_) {
-                    y_[rr_4_] = kf_f16_from_f32(__fadd_rn(t6750_, yold_[1u]));
+                ck_ = 0u;
+                cp_ = cp_ + 1u;
+            } else if (t6809_ == steps_) {
+                float v_15_ = acc_[0u];
+                float t7127_ = __fadd_rn(v_15_, kf_shfl_xor(v_15_, 1u, kf_wn));
+                float t7133_ = __fadd_rn(t7127_, kf_shfl_xor(t7127_, 2u, kf_wn));
+                float t7139_ = __fadd_rn(t7133_, kf_shfl_xor(t7133_, 4u, kf_wn));
+                float t7145_ = __fadd_rn(t7139_, kf_shfl_xor(t7139_, 8u, kf_wn));
+                unsigned rr_3_ = ((t6024_ << 1u) << 1u) + r_;
+                bool t7163_ = (lane_ & 15u) == 0u;
+                bool t7164_ = t7163_;
+                if (t7163_) {
+                    t7164_ = rr_3_ < m_;
+                }
+                if (t7164_) {
+                    y_[rr_3_] = kf_f16_from_f32(__fadd_rn(t7145_, yold_[0u]));
+                }
+                acc_[0u] = 0.0f;
+                float v_16_ = acc_[1u];
+                float t7192_ = __fadd_rn(v_16_, kf_shfl_xor(v_16_, 1u, kf_wn));
+                float t7198_ = __fadd_rn(t7192_, kf_shfl_xor(t7192_, 2u, kf_wn));
+                float t7204_ = __fadd_rn(t7198_, kf_shfl_xor(t7198_, 4u, kf_wn));
+                float t7210_ = __fadd_rn(t7204_, kf_shfl_xor(t7204_, 8u, kf_wn));
+                unsigned rr_4_ = (((t6024_ << 1u) + 1u) << 1u) + r_;
+                bool t7228_ = (lane_ & 15u) == 0u;
+                bool t7229_ = t7228_;
+                if (t7228_) {
+                    t7229_ = rr_4_ < m_;
+                }
+                if (t7229_) {
+                    y_[rr_4_] = kf_f16_from_f32(__fadd_rn(t7210_, yold_[1u]));
                 }
                 acc_[1u] = 0.0f;
                 ck_ = 0u;
-                cg_ = cg_ + nw_;
+                cp_ = cp_ + 1u;
             }
         }
-        bool t6791_ = t0_ == 0u;
-        bool t6792_ = t6791_;
-        if (t6791_) {
-            t6792_ = true;
+        if ((t0_ + 1u) < total_) {
+            unsigned kb_7_ = min(((lk_ << 2u) + bl_), (nbk_ - 1u));
+            unsigned t10113_ = ((blockIdx.x << 3u) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u)) + ((lp_ * gridDim.x) << 3u);
+            unsigned row_3_ = min((((t10113_ << 1u) << 1u) + r_), (m_ - 1u));
+            unsigned blk_3_ = ((row_3_ * nbk_) + kb_7_) * 9u;
+            wb_[6u] = wq_[blk_3_];
+            wb_[7u] = wq_[(blk_3_ + 1u) + (j_ << 1u)];
+            wb_[8u] = wq_[(blk_3_ + 2u) + (j_ << 1u)];
+            unsigned rs_2_ = 1u;
+            unsigned row_4_ = min(((((t10113_ << 1u) + rs_2_) << 1u) + r_), (m_ - 1u));
+            unsigned blk_4_ = ((row_4_ * nbk_) + kb_7_) * 9u;
+            wb_[9u] = wq_[blk_4_];
+            wb_[10u] = wq_[(blk_4_ + 1u) + (j_ << 1u)];
+            wb_[11u] = wq_[(blk_4_ + 2u) + (j_ << 1u)];
+            unsigned t10266_ = lk_ + 1u;
+            lk_ = t10266_;
+            if (t10266_ == steps_) {
+                lk_ = 0u;
+                lp_ = lp_ + 1u;
+            }
         }
-        bool t6795_ = t6792_;
-        if (t6792_) {
-            t6795_ = false;
-        }
-        if (t6795_) {
+        if (t0_ == 0u) {
             unsigned nv_ = k_ >> 3u;
             #pragma unroll 1
             for (unsigned c0_ = threadIdx.x; c0_ < nv_; c0_ = c0_ + 1024u) {
-                unsigned c_5_ = min(c0_, (nv_ - 1u));
-                gv_6_[0u] = a_[c_5_];
-                uv_3_[0u] = b_[c_5_];
-                unsigned c_6_ = min((c0_ + 256u), (nv_ - 1u));
-                gv_6_[1u] = a_[c_6_];
-                uv_3_[1u] = b_[c_6_];
-                unsigned c_7_ = min((c0_ + 512u), (nv_ - 1u));
-                gv_6_[2u] = a_[c_7_];
-                uv_3_[2u] = b_[c_7_];
-                unsigned c_8_ = min((c0_ + 768u), (nv_ - 1u));
-                gv_6_[3u] = a_[c_8_];
-                uv_3_[3u] = b_[c_8_];
-                float gf_ = kf_f16_to_f32(gv_6_[0u].v[0]);
-                kf_f16 t8362_ = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_, __fadd_rn(1.0f, kf_exp_approx(-gf_))), kf_f16_to_f32(uv_3_[0u].v[0])));
-                float gf_2_ = kf_f16_to_f32(gv_6_[0u].v[1]);
-                kf_f16 t8377_ = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_2_, __fadd_rn(1.0f, kf_exp_approx(-gf_2_))), kf_f16_to_f32(uv_3_[0u].v[1])));
-                float gf_3_ = kf_f16_to_f32(gv_6_[0u].v[2]);
-                kf_f16 t8392_ = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_3_, __fadd_rn(1.0f, kf_exp_approx(-gf_3_))), kf_f16_to_f32(uv_3_[0u].v[2])));
-                float gf_4_ = kf_f16_to_f32(gv_6_[0u].v[3]);
-                kf_f16 t8407_ = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_4_, __fadd_rn(1.0f, kf_exp_approx(-gf_4_))), kf_f16_to_f32(uv_3_[0u].v[3])));
-                float gf_5_ = kf_f16_to_f32(gv_6_[0u].v[4]);
-                kf_f16 t8422_ = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_5_, __fadd_rn(1.0f, kf_exp_approx(-gf_5_))), kf_f16_to_f32(uv_3_[0u].v[4])));
-                float gf_6_ = kf_f16_to_f32(gv_6_[0u].v[5]);
-                kf_f16 t8437_ = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_6_, __fadd_rn(1.0f, kf_exp_approx(-gf_6_))), kf_f16_to_f32(uv_3_[0u].v[5])));
-                float gf_7_ = kf_f16_to_f32(gv_6_[0u].v[6]);
-                kf_f16 t8452_ = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_7_, __fadd_rn(1.0f, kf_exp_approx(-gf_7_))), kf_f16_to_f32(uv_3_[0u].v[6])));
-                float gf_8_ = kf_f16_to_f32(gv_6_[0u].v[7]);
-                kf_f16 t8467_ = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_8_, __fadd_rn(1.0f, kf_exp_approx(-gf_8_))), kf_f16_to_f32(uv_3_[0u].v[7])));
+                unsigned c_6_ = min(c0_, (nv_ - 1u));
+                gv_8_[0u] = a_[c_6_];
+                uv_4_[0u] = b_[c_6_];
+                unsigned c_7_ = min((c0_ + 256u), (nv_ - 1u));
+                gv_8_[1u] = a_[c_7_];
+                uv_4_[1u] = b_[c_7_];
+                unsigned c_8_ = min((c0_ + 512u), (nv_ - 1u));
+                gv_8_[2u] = a_[c_8_];
+                uv_4_[2u] = b_[c_8_];
+                unsigned c_9_ = min((c0_ + 768u), (nv_ - 1u));
+                gv_8_[3u] = a_[c_9_];
+                uv_4_[3u] = b_[c_9_];
+                float gf_2_ = kf_f16_to_f32(gv_8_[0u].v[0]);
+                kf_f16 t11840_ = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_2_, __fadd_rn(1.0f, kf_exp_approx(-gf_2_))), kf_f16_to_f32(uv_4_[0u].v[0])));
+                float gf_3_ = kf_f16_to_f32(gv_8_[0u].v[1]);
+                kf_f16 t11855_ = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_3_, __fadd_rn(1.0f, kf_exp_approx(-gf_3_))), kf_f16_to_f32(uv_4_[0u].v[1])));
+                float gf_4_ = kf_f16_to_f32(gv_8_[0u].v[2]);
+                kf_f16 t11870_ = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_4_, __fadd_rn(1.0f, kf_exp_approx(-gf_4_))), kf_f16_to_f32(uv_4_[0u].v[2])));
+                float gf_5_ = kf_f16_to_f32(gv_8_[0u].v[3]);
+                kf_f16 t11885_ = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_5_, __fadd_rn(1.0f, kf_exp_approx(-gf_5_))), kf_f16_to_f32(uv_4_[0u].v[3])));
+                float gf_6_ = kf_f16_to_f32(gv_8_[0u].v[4]);
+                kf_f16 t11900_ = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_6_, __fadd_rn(1.0f, kf_exp_approx(-gf_6_))), kf_f16_to_f32(uv_4_[0u].v[4])));
+                float gf_7_ = kf_f16_to_f32(gv_8_[0u].v[5]);
+                kf_f16 t11915_ = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_7_, __fadd_rn(1.0f, kf_exp_approx(-gf_7_))), kf_f16_to_f32(uv_4_[0u].v[5])));
+                float gf_8_ = kf_f16_to_f32(gv_8_[0u].v[6]);
+                kf_f16 t11930_ = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_8_, __fadd_rn(1.0f, kf_exp_approx(-gf_8_))), kf_f16_to_f32(uv_4_[0u].v[6])));
+                float gf_9_ = kf_f16_to_f32(gv_8_[0u].v[7]);
+                kf_f16 t11945_ = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_9_, __fadd_rn(1.0f, kf_exp_approx(-gf_9_))), kf_f16_to_f32(uv_4_[0u].v[7])));
                 bool store_ = c0_ < nv_;
-                float t8482_ = fmaxf(0.0f, kf_abs_f32(kf_f16_to_f32(t8362_)));
-                float t8485_ = __fadd_rn(0.0f, kf_f16_to_f32(t8362_));
-                float t8489_ = fmaxf(t8482_, kf_abs_f32(kf_f16_to_f32(t8377_)));
-                float t8492_ = __fadd_rn(t8485_, kf_f16_to_f32(t8377_));
-                float t8496_ = fmaxf(t8489_, kf_abs_f32(kf_f16_to_f32(t8392_)));
-                float t8499_ = __fadd_rn(t8492_, kf_f16_to_f32(t8392_));
-                float t8503_ = fmaxf(t8496_, kf_abs_f32(kf_f16_to_f32(t8407_)));
-                float t8506_ = __fadd_rn(t8499_, kf_f16_to_f32(t8407_));
-                float t8510_ = fmaxf(t8503_, kf_abs_f32(kf_f16_to_f32(t8422_)));
-                float t8513_ = __fadd_rn(t8506_, kf_f16_to_f32(t8422_));
-                float t8517_ = fmaxf(t8510_, kf_abs_f32(kf_f16_to_f32(t8437_)));
-                float t8520_ = __fadd_rn(t8513_, kf_f16_to_f32(t8437_));
-                float t8524_ = fmaxf(t8517_, kf_abs_f32(kf_f16_to_f32(t8452_)));
-                float t8527_ = __fadd_rn(t8520_, kf_f16_to_f32(t8452_));
-                float t8531_ = fmaxf(t8524_, kf_abs_f32(kf_f16_to_f32(t8467_)));
-                float t8534_ = __fadd_rn(t8527_, kf_f16_to_f32(t8467_));
-                float t8537_ = fmaxf(t8531_, kf_shfl_xor(t8531_, 1u, kf_wn));
-                float t8540_ = __fadd_rn(t8534_, kf_shfl_xor(t8534_, 1u, kf_wn));
-                float t8543_ = fmaxf(t8537_, kf_shfl_xor(t8537_, 2u, kf_wn));
-                float t8546_ = __fadd_rn(t8540_, kf_shfl_xor(t8540_, 2u, kf_wn));
-                float d_ = __fdiv_rn(t8543_, 127.0f);
-                kf_i8x8 t8550_ = kf_i8x8{{(signed char)0, (signed char)0, (signed char)0, (signed char)0, (signed char)0, (signed char)0, (signed char)0, (signed char)0}};
-                kf_i8x8 q_ = t8550_;
-                if (t8543_ > 0.0f) {
-                    signed char t8558_ = (signed char)kf_sat_i32(kf_f32_to_i32(roundf(__fdiv_rn(kf_f16_to_f32(t8362_), d_))), -128, 127);
-                    q_ = t8550_;
-                    q_.v[0] = t8558_;
-                    q_.v[1] = (signed char)kf_sat_i32(kf_f32_to_i32(roundf(__fdiv_rn(kf_f16_to_f32(t8377_), d_))), -128, 127);
-                    q_.v[2] = (signed char)kf_sat_i32(kf_f32_to_i32(roundf(__fdiv_rn(kf_f16_to_f32(t8392_), d_))), -128, 127);
-                    q_.v[3] = (signed char)kf_sat_i32(kf_f32_to_i32(roundf(__fdiv_rn(kf_f16_to_f32(t8407_), d_))), -128, 127);
-                    q_.v[4] = (signed char)kf_sat_i32(kf_f32_to_i32(roundf(__fdiv_rn(kf_f16_to_f32(t8422_), d_))), -128, 127);
-                    q_.v[5] = (signed char)kf_sat_i32(kf_f32_to_i32(roundf(__fdiv_rn(kf_f16_to_f32(t8437_), d_))), -128, 127);
-                    q_.v[6] = (signed char)kf_sat_i32(kf_f32_to_i32(roundf(__fdiv_rn(kf_f16_to_f32(t8452_), d_))), -128, 127);
-                    q_.v[7] = (signed char)kf_sat_i32(kf_f32_to_i32(roundf(__fdiv_rn(kf_f16_to_f32(t8467_), d_))), -128, 127);
+                float t11960_ = fmaxf(0.0f, kf_abs_f32(kf_f16_to_f32(t11840_)));
+                float t11963_ = __fadd_rn(0.0f, kf_f16_to_f32(t11840_));
+                float t11967_ = fmaxf(t11960_, kf_abs_f32(kf_f16_to_f32(t11855_)));
+                float t11970_ = __fadd_rn(t11963_, kf_f16_to_f32(t11855_));
+                float t11974_ = fmaxf(t11967_, kf_abs_f32(kf_f16_to_f32(t11870_)));
+                float t11977_ = __fadd_rn(t11970_, kf_f16_to_f32(t11870_));
+                float t11981_ = fmaxf(t11974_, kf_abs_f32(kf_f16_to_f32(t11885_)));
+                float t11984_ = __fadd_rn(t11977_, kf_f16_to_f32(t11885_));
+                float t11988_ = fmaxf(t11981_, kf_abs_f32(kf_f16_to_f32(t11900_)));
+                float t11991_ = __fadd_rn(t11984_, kf_f16_to_f32(t11900_));
+                float t11995_ = fmaxf(t11988_, kf_abs_f32(kf_f16_to_f32(t11915_)));
+                float t11998_ = __fadd_rn(t11991_, kf_f16_to_f32(t11915_));
+                float t12002_ = fmaxf(t11995_, kf_abs_f32(kf_f16_to_f32(t11930_)));
+                float t12005_ = __fadd_rn(t11998_, kf_f16_to_f32(t11930_));
+                float t12009_ = fmaxf(t12002_, kf_abs_f32(kf_f16_to_f32(t11945_)));
+                float t12012_ = __fadd_rn(t12005_, kf_f16_to_f32(t11945_));
+                float t12015_ = fmaxf(t12009_, kf_shfl_xor(t12009_, 1u, kf_wn));
+                float t12018_ = __fadd_rn(t12012_, kf_shfl_xor(t12012_, 1u, kf_wn));
+                float t12021_ = fmaxf(t12015_, kf_shfl_xor(t12015_, 2u, kf_wn));
+                float t12024_ = __fadd_rn(t12018_, kf_shfl_xor(t12018_, 2u, kf_wn));
+                float d_2_ = __fdiv_rn(t12021_, 127.0f);
+                kf_i8x8 t12028_ = kf_i8x8{{(signed char)0, (signed char)0, (signed char)0, (signed char)0, (signed char)0, (signed char)0, (signed char)0, (signed char)0}};
+                kf_i8x8 q_2_ = t12028_;
+                if (t12021_ > 0.0f) {
+                    signed char t12036_ = (signed char)kf_sat_i32(kf_f32_to_i32(roundf(__fdiv_rn(kf_f16_to_f32(t11840_), d_2_))), -128, 127);
+                    q_2_ = t12028_;
+                    q_2_.v[0] = t12036_;
+                    q_2_.v[1] = (signed char)kf_sat_i32(kf_f32_to_i32(roundf(__fdiv_rn(kf_f16_to_f32(t11855_), d_2_))), -128, 127);
+                    q_2_.v[2] = (signed char)kf_sat_i32(kf_f32_to_i32(roundf(__fdiv_rn(kf_f16_to_f32(t11870_), d_2_))), -128, 127);
+                    q_2_.v[3] = (signed char)kf_sat_i32(kf_f32_to_i32(roundf(__fdiv_rn(kf_f16_to_f32(t11885_), d_2_))), -128, 127);
+                    q_2_.v[4] = (signed char)kf_sat_i32(kf_f32_to_i32(roundf(__fdiv_rn(kf_f16_to_f32(t11900_), d_2_))), -128, 127);
+                    q_2_.v[5] = (signed char)kf_sat_i32(kf_f32_to_i32(roundf(__fdiv_rn(kf_f16_to_f32(t11915_), d_2_))), -128, 127);
+                    q_2_.v[6] = (signed char)kf_sat_i32(kf_f32_to_i32(roundf(__fdiv_rn(kf_f16_to_f32(t11930_), d_2_))), -128, 127);
+                    q_2_.v[7] = (signed char)kf_sat_i32(kf_f32_to_i32(roundf(__fdiv_rn(kf_f16_to_f32(t11945_), d_2_))), -128, 127);
                 }
                 if (store_) {
-                    kf_u32x2 qw_ = kf_bitcast<kf_u32x2>(q_);
-                    unsigned v_14_ = c0_ >> 1u;
-                    unsigned kb_7_ = v_14_ >> 4u;
-                    unsigned s_5_ = (((((kb_7_ >> 2u) << 2u) + (v_14_ & 3u)) << 4u) + ((kb_7_ & 3u) << 2u)) + ((v_14_ >> 2u) & 3u);
+                    kf_u32x2 qw_ = kf_bitcast<kf_u32x2>(q_2_);
+                    unsigned v_17_ = c0_ >> 1u;
+                    unsigned kb_8_ = v_17_ >> 4u;
+                    unsigned s_5_ = (((((kb_8_ >> 2u) << 2u) + (v_17_ & 3u)) << 4u) + ((kb_8_ & 3u) << 2u)) + ((v_17_ >> 2u) & 3u);
                     unsigned at_ = (s_5_ << 2u) + ((c0_ & 1u) << 1u);
                     ((unsigned*)sq_)[at_] = qw_.v[0];
                     ((unsigned*)sq_)[at_ + 1u] = qw_.v[1];
                     if ((c0_ & 3u) == 0u) {
-                        unsigned t8637_ = k_ >> 8u;
-                        unsigned t8655_ = (((((t8637_ >> 2u) + (((t8637_ & 3u) != 0u) ? 1u : 0u)) << 2u) << 8u) >> 2u) + (c0_ >> 2u);
-                        kf_f16 t8656_ = kf_f16_from_f32(d_);
-                        kf_f16 t8657_ = kf_f16_from_f32(t8546_);
-                        kf_f16x2 t8659_ = kf_f16x2{{t8656_, t8657_}};
-                        ((kf_f16x2*)sq_)[t8655_] = t8659_;
+                        unsigned t12115_ = k_ >> 8u;
+                        unsigned t12133_ = (((((t12115_ >> 2u) + (((t12115_ & 3u) != 0u) ? 1u : 0u)) << 2u) << 8u) >> 2u) + (c0_ >> 2u);
+                        kf_f16 t12134_ = kf_f16_from_f32(d_2_);
+                        kf_f16 t12135_ = kf_f16_from_f32(t12024_);
+                        kf_f16x2 t12137_ = kf_f16x2{{t12134_, t12135_}};
+                        ((kf_f16x2*)sq_)[t12133_] = t12137_;
                     }
                 }
-                float gf_9_ = kf_f16_to_f32(gv_6_[1u].v[0]);
-                kf_f16 t8677_ = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_9_, __fadd_rn(1.0f, kf_exp_approx(-gf_9_))), kf_f16_to_f32(uv_3_[1u].v[0])));
-                float gf_10_ = kf_f16_to_f32(gv_6_[1u].v[1]);
-                kf_f16 t8692_ = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_10_, __fadd_rn(1.0f, kf_exp_approx(-gf_10_))), kf_f16_to_f32(uv_3_[1u].v[1])));
-                float gf_11_ = kf_f16_to_f32(gv_6_[1u].v[2]);
-                kf_f16 t8707_ = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_11_, __fadd_rn(1.0f, kf_exp_approx(-gf_11_))), kf_f16_to_f32(uv_3_[1u].v[2])));
-                float gf_12_ = kf_f16_to_f32(gv_6_[1u].v[3]);
-                kf_f16 t8722_ = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_12_, __fadd_rn(1.0f, kf_exp_approx(-gf_12_))), kf_f16_to_f32(uv_3_[1u].v[3])));
-                float gf_13_ = kf_f16_to_f32(gv_6_[1u].v[4]);
-                kf_f16 t8737_ = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_13_, __fadd_rn(1.0f, kf_exp_approx(-gf_13_))), kf_f16_to_f32(uv_3_[1u].v[4])));
-                float gf_14_ = kf_f16_to_f32(gv_6_[1u].v[5]);
-                kf_f16 t8752_ = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_14_, __fadd_rn(1.0f, kf_exp_approx(-gf_14_))), kf_f16_to_f32(uv_3_[1u].v[5])));
-                float gf_15_ = kf_f16_to_f32(gv_6_[1u].v[6]);
-                kf_f16 t8767_ = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_15_, __fadd_rn(1.0f, kf_exp_approx(-gf_15_))), kf_f16_to_f32(uv_3_[1u].v[6])));
-                float gf_16_ = kf_f16_to_f32(gv_6_[1u].v[7]);
-                kf_f16 t8782_ = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_16_, __fadd_rn(1.0f, kf_exp_approx(-gf_16_))), kf_f16_to_f32(uv_3_[1u].v[7])));
-                unsigned c_9_ = c0_ + 256u;
+                float gf_10_ = kf_f16_to_f32(gv_8_[1u].v[0]);
+                kf_f16 t12155_ = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_10_, __fadd_rn(1.0f, kf_exp_approx(-gf_10_))), kf_f16_to_f32(uv_4_[1u].v[0])));
+                float gf_11_ = kf_f16_to_f32(gv_8_[1u].v[1]);
+                kf_f16 t12170_ = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_11_, __fadd_rn(1.0f, kf_exp_approx(-gf_11_))), kf_f16_to_f32(uv_4_[1u].v[1])));
+                float gf_12_ = kf_f16_to_f32(gv_8_[1u].v[2]);
+                kf_f16 t12185_ = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_12_, __fadd_rn(1.0f, kf_exp_approx(-gf_12_))), kf_f16_to_f32(uv_4_[1u].v[2])));
+                float gf_13_ = kf_f16_to_f32(gv_8_[1u].v[3]);
+                kf_f16 t12200_ = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_13_, __fadd_rn(1.0f, kf_exp_approx(-gf_13_))), kf_f16_to_f32(uv_4_[1u].v[3])));
+                float gf_14_ = kf_f16_to_f32(gv_8_[1u].v[4]);
+                kf_f16 t12215_ = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_14_, __fadd_rn(1.0f, kf_exp_approx(-gf_14_))), kf_f16_to_f32(uv_4_[1u].v[4])));
+                float gf_15_ = kf_f16_to_f32(gv_8_[1u].v[5]);
+                kf_f16 t12230_ = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_15_, __fadd_rn(1.0f, kf_exp_approx(-gf_15_))), kf_f16_to_f32(uv_4_[1u].v[5])));
+                float gf_16_ = kf_f16_to_f32(gv_8_[1u].v[6]);
+                kf_f16 t12245_ = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_16_, __fadd_rn(1.0f, kf_exp_approx(-gf_16_))), kf_f16_to_f32(uv_4_[1u].v[6])));
+                float gf_17_ = kf_f16_to_f32(gv_8_[1u].v[7]);
+                kf_f16 t12260_ = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_17_, __fadd_rn(1.0f, kf_exp_approx(-gf_17_))), kf_f16_to_f32(uv_4_[1u].v[7])));
+                unsigned c_10_ = c0_ + 256u;
                 bool store_2_ = (c0_ + 256u) < nv_;
-                float t8797_ = fmaxf(0.0f, kf_abs_f32(kf_f16_to_f32(t8677_)));
-                float t8800_ = __fadd_rn(0.0f, kf_f16_to_f32(t8677_));
-                float t8804_ = fmaxf(t8797_, kf_abs_f32(kf_f16_to_f32(t8692_)));
-                float t8807_ = __fadd_rn(t8800_, kf_f16_to_f32(t8692_));
-                float t8811_ = fmaxf(t8804_, kf_abs_f32(kf_f16_to_f32(t8707_)));
-                float t8814_ = __fadd_rn(t8807_, kf_f16_to_f32(t8707_));
-                float t8818_ = fmaxf(t8811_, kf_abs_f32(kf_f16_to_f32(t8722_)));
-                float t8821_ = __fadd_rn(t8814_, kf_f16_to_f32(t8722_));
-                float t8825_ = fmaxf(t8818_, kf_abs_f32(kf_f16_to_f32(t8737_)));
-                float t8828_ = __fadd_rn(t8821_, kf_f16_to_f32(t8737_));
-                float t8832_ = fmaxf(t8825_, kf_abs_f32(kf_f16_to_f32(t8752_)));
-                float t8835_ = __fadd_rn(t8828_, kf_f16_to_f32(t8752_));
-                float t8839_ = fmaxf(t8832_, kf_abs_f32(kf_f16_to_f32(t8767_)));
-                float t8842_ = __fadd_rn(t8835_, kf_f16_to_f32(t8767_));
-                float t8846_ = fmaxf(t8839_, kf_abs_f32(kf_f16_to_f32(t8782_)));
-                float t8849_ = __fadd_rn(t8842_, kf_f16_to_f32(t8782_));
-                float t8852_ = fmaxf(t8846_, kf_shfl_xor(t8846_, 1u, kf_wn));
-                float t8855_ = __fadd_rn(t8849_, kf_shfl_xor(t8849_, 1u, kf_wn));
-                float t8858_ = fmaxf(t8852_, kf_shfl_xor(t8852_, 2u, kf_wn));
-                float t8861_ = __fadd_rn(t8855_, kf_shfl_xor(t8855_, 2u, kf_wn));
-                float d_2_ = __fdiv_rn(t8858_, 127.0f);
-                kf_i8x8 t8865_ = kf_i8x8{{(signed char)0, (signed char)0, (signed char)0, (signed char)0, (signed char)0, (signed char)0, (signed char)0, (signed char)0}};
-                kf_i8x8 q_2_ = t8865_;
-                if (t8858_ > 0.0f) {
-                    signed char t8873_ = (signed char)kf_sat_i32(kf_f32_to_i32(roundf(__fdiv_rn(kf_f16_to_f32(t8677_), d_2_))), -128, 127);
-                    q_2_ = t8865_;
-                    q_2_.v[0] = t8873_;
-                    q_2_.v[1] = (signed char)kf_sat_i32(kf_f32_to_i32(roundf(__fdiv_rn(kf_f16_to_f32(t8692_), d_2_))), -128, 127);
-                    q_2_.v[2] = (signed char)kf_sat_i32(kf_f32_to_i32(roundf(__fdiv_rn(kf_f16_to_f32(t8707_), d_2_))), -128, 127);
-                    q_2_.v[3] = (signed char)kf_sat_i32(kf_f32_to_i32(roundf(__fdiv_rn(kf_f16_to_f32(t8722_), d_2_))), -128, 127);
-                    q_2_.v[4] = (signed char)kf_sat_i32(kf_f32_to_i32(roundf(__fdiv_rn(kf_f16_to_f32(t8737_), d_2_))), -128, 127);
-                    q_2_.v[5] = (signed char)kf_sat_i32(kf_f32_to_i32(roundf(__fdiv_rn(kf_f16_to_f32(t8752_), d_2_))), -128, 127);
-                    q_2_.v[6] = (signed char)kf_sat_i32(kf_f32_to_i32(roundf(__fdiv_rn(kf_f16_to_f32(t8767_), d_2_))), -128, 127);
-                    q_2_.v[7] = (signed char)kf_sat_i32(kf_f32_to_i32(roundf(__fdiv_rn(kf_f16_to_f32(t8782_), d_2_))), -128, 127);
+                float t12275_ = fmaxf(0.0f, kf_abs_f32(kf_f16_to_f32(t12155_)));
+                float t12278_ = __fadd_rn(0.0f, kf_f16_to_f32(t12155_));
+                float t12282_ = fmaxf(t12275_, kf_abs_f32(kf_f16_to_f32(t12170_)));
+                float t12285_ = __fadd_rn(t12278_, kf_f16_to_f32(t12170_));
+                float t12289_ = fmaxf(t12282_, kf_abs_f32(kf_f16_to_f32(t12185_)));
+                float t12292_ = __fadd_rn(t12285_, kf_f16_to_f32(t12185_));
+                float t12296_ = fmaxf(t12289_, kf_abs_f32(kf_f16_to_f32(t12200_)));
+                float t12299_ = __fadd_rn(t12292_, kf_f16_to_f32(t12200_));
+                float t12303_ = fmaxf(t12296_, kf_abs_f32(kf_f16_to_f32(t12215_)));
+                float t12306_ = __fadd_rn(t12299_, kf_f16_to_f32(t12215_));
+                float t12310_ = fmaxf(t12303_, kf_abs_f32(kf_f16_to_f32(t12230_)));
+                float t12313_ = __fadd_rn(t12306_, kf_f16_to_f32(t12230_));
+                float t12317_ = fmaxf(t12310_, kf_abs_f32(kf_f16_to_f32(t12245_)));
+                float t12320_ = __fadd_rn(t12313_, kf_f16_to_f32(t12245_));
+                float t12324_ = fmaxf(t12317_, kf_abs_f32(kf_f16_to_f32(t12260_)));
+                float t12327_ = __fadd_rn(t12320_, kf_f16_to_f32(t12260_));
+                float t12330_ = fmaxf(t12324_, kf_shfl_xor(t12324_, 1u, kf_wn));
+                float t12333_ = __fadd_rn(t12327_, kf_shfl_xor(t12327_, 1u, kf_wn));
+                float t12336_ = fmaxf(t12330_, kf_shfl_xor(t12330_, 2u, kf_wn));
+                float t12339_ = __fadd_rn(t12333_, kf_shfl_xor(t12333_, 2u, kf_wn));
+                float d_3_ = __fdiv_rn(t12336_, 127.0f);
+                kf_i8x8 t12343_ = kf_i8x8{{(signed char)0, (signed char)0, (signed char)0, (signed char)0, (signed char)0, (signed char)0, (signed char)0, (signed char)0}};
+                kf_i8x8 q_3_ = t12343_;
+                if (t12336_ > 0.0f) {
+                    signed char t12351_ = (signed char)kf_sat_i32(kf_f32_to_i32(roundf(__fdiv_rn(kf_f16_to_f32(t12155_), d_3_))), -128, 127);
+                    q_3_ = t12343_;
+                    q_3_.v[0] = t12351_;
+                    q_3_.v[1] = (signed char)kf_sat_i32(kf_f32_to_i32(roundf(__fdiv_rn(kf_f16_to_f32(t12170_), d_3_))), -128, 127);
+                    q_3_.v[2] = (signed char)kf_sat_i32(kf_f32_to_i32(roundf(__fdiv_rn(kf_f16_to_f32(t12185_), d_3_))), -128, 127);
+                    q_3_.v[3] = (signed char)kf_sat_i32(kf_f32_to_i32(roundf(__fdiv_rn(kf_f16_to_f32(t12200_), d_3_))), -128, 127);
+                    q_3_.v[4] = (signed char)kf_sat_i32(kf_f32_to_i32(roundf(__fdiv_rn(kf_f16_to_f32(t12215_), d_3_))), -128, 127);
+                    q_3_.v[5] = (signed char)kf_sat_i32(kf_f32_to_i32(roundf(__fdiv_rn(kf_f16_to_f32(t12230_), d_3_))), -128, 127);
+                    q_3_.v[6] = (signed char)kf_sat_i32(kf_f32_to_i32(roundf(__fdiv_rn(kf_f16_to_f32(t12245_), d_3_))), -128, 127);
+                    q_3_.v[7] = (signed char)kf_sat_i32(kf_f32_to_i32(roundf(__fdiv_rn(kf_f16_to_f32(t12260_), d_3_))), -128, 127);
                 }
                 if (store_2_) {
-                    kf_u32x2 qw_2_ = kf_bitcast<kf_u32x2>(q_2_);
-                    unsigned v_15_ = c_9_ >> 1u;
-                    unsigned kb_8_ = v_15_ >> 4u;
-                    unsigned s_6_ = (((((kb_8_ >> 2u) << 2u) + (v_15_ & 3u)) << 4u) + ((kb_8_ & 3u) << 2u)) + ((v_15_ >> 2u) & 3u);
-                    unsigned at_2_ = (s_6_ << 2u) + ((c_9_ & 1u) << 1u);
+                    kf_u32x2 qw_2_ = kf_bitcast<kf_u32x2>(q_3_);
+                    unsigned v_18_ = c_10_ >> 1u;
+                    unsigned kb_9_ = v_18_ >> 4u;
+                    unsigned s_6_ = (((((kb_9_ >> 2u) << 2u) + (v_18_ & 3u)) << 4u) + ((kb_9_ & 3u) << 2u)) + ((v_18_ >> 2u) & 3u);
+                    unsigned at_2_ = (s_6_ << 2u) + ((c_10_ & 1u) << 1u);
                     ((unsigned*)sq_)[at_2_] = qw_2_.v[0];
                     ((unsigned*)sq_)[at_2_ + 1u] = qw_2_.v[1];
-                    if ((c_9_ & 3u) == 0u) {
-                        unsigned t8952_ = k_ >> 8u;
-                        unsigned t8970_ = (((((t8952_ >> 2u) + (((t8952_ & 3u) != 0u) ? 1u : 0u)) << 2u) << 8u) >> 2u) + (c_9_ >> 2u);
-                        kf_f16 t8971_ = kf_f16_from_f32(d_2_);
-                        kf_f16 t8972_ = kf_f16_from_f32(t8861_);
-                        kf_f16x2 t8974_ = kf_f16x2{{t8971_, t8972_}};
-                        ((kf_f16x2*)sq_)[t8970_] = t8974_;
+                    if ((c_10_ & 3u) == 0u) {
+                        unsigned t12430_ = k_ >> 8u;
+                        unsigned t12448_ = (((((t12430_ >> 2u) + (((t12430_ & 3u) != 0u) ? 1u : 0u)) << 2u) << 8u) >> 2u) + (c_10_ >> 2u);
+                        kf_f16 t12449_ = kf_f16_from_f32(d_3_);
+                        kf_f16 t12450_ = kf_f16_from_f32(t12339_);
+                        kf_f16x2 t12452_ = kf_f16x2{{t12449_, t12450_}};
+                        ((kf_f16x2*)sq_)[t12448_] = t12452_;
                     }
                 }
-                float gf_17_ = kf_f16_to_f32(gv_6_[2u].v[0]);
-                kf_f16 t8992_ = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_17_, __fadd_rn(1.0f, kf_exp_approx(-gf_17_))), kf_f16_to_f32(uv_3_[2u].v[0])));
-                float gf_18_ = kf_f16_to_f32(gv_6_[2u].v[1]);
-                kf_f16 t9007_ = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_18_, __fadd_rn(1.0f, kf_exp_approx(-gf_18_))), kf_f16_to_f32(uv_3_[2u].v[1])));
-                float gf_19_ = kf_f16_to_f32(gv_6_[2u].v[2]);
-                kf_f16 t9022_ = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_19_, __fadd_rn(1.0f, kf_exp_approx(-gf_19_))), kf_f16_to_f32(uv_3_[2u].v[2])));
-                float gf_20_ = kf_f16_to_f32(gv_6_[2u].v[3]);
-                kf_f16 t9037_ = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_20_, __fadd_rn(1.0f, kf_exp_approx(-gf_20_))), kf_f16_to_f32(uv_3_[2u].v[3])));
-                float gf_21_ = kf_f16_to_f32(gv_6_[2u].v[4]);
-                kf_f16 t9052_ = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_21_, __fadd_rn(1.0f, kf_exp_approx(-gf_21_))), kf_f16_to_f32(uv_3_[2u].v[4])));
-                float gf_22_ = kf_f16_to_f32(gv_6_[2u].v[5]);
-                kf_f16 t9067_ = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_22_, __fadd_rn(1.0f, kf_exp_approx(-gf_22_))), kf_f16_to_f32(uv_3_[2u].v[5])));
-                float gf_23_ = kf_f16_to_f32(gv_6_[2u].v[6]);
-                kf_f16 t9082_ = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_23_, __fadd_rn(1.0f, kf_exp_approx(-gf_23_))), kf_f16_to_f32(uv_3_[2u].v[6])));
-                float gf_24_ = kf_f16_to_f32(gv_6_[2u].v[7]);
-                kf_f16 t9097_ = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_24_, __fadd_rn(1.0f, kf_exp_approx(-gf_24_))), kf_f16_to_f32(uv_3_[2u].v[7])));
-                unsigned c_10_ = c0_ + 512u;
+                float gf_18_ = kf_f16_to_f32(gv_8_[2u].v[0]);
+                kf_f16 t12470_ = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_18_, __fadd_rn(1.0f, kf_exp_approx(-gf_18_))), kf_f16_to_f32(uv_4_[2u].v[0])));
+                float gf_19_ = kf_f16_to_f32(gv_8_[2u].v[1]);
+                kf_f16 t12485_ = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_19_, __fadd_rn(1.0f, kf_exp_approx(-gf_19_))), kf_f16_to_f32(uv_4_[2u].v[1])));
+                float gf_20_ = kf_f16_to_f32(gv_8_[2u].v[2]);
+                kf_f16 t12500_ = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_20_, __fadd_rn(1.0f, kf_exp_approx(-gf_20_))), kf_f16_to_f32(uv_4_[2u].v[2])));
+                float gf_21_ = kf_f16_to_f32(gv_8_[2u].v[3]);
+                kf_f16 t12515_ = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_21_, __fadd_rn(1.0f, kf_exp_approx(-gf_21_))), kf_f16_to_f32(uv_4_[2u].v[3])));
+                float gf_22_ = kf_f16_to_f32(gv_8_[2u].v[4]);
+                kf_f16 t12530_ = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_22_, __fadd_rn(1.0f, kf_exp_approx(-gf_22_))), kf_f16_to_f32(uv_4_[2u].v[4])));
+                float gf_23_ = kf_f16_to_f32(gv_8_[2u].v[5]);
+                kf_f16 t12545_ = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_23_, __fadd_rn(1.0f, kf_exp_approx(-gf_23_))), kf_f16_to_f32(uv_4_[2u].v[5])));
+                float gf_24_ = kf_f16_to_f32(gv_8_[2u].v[6]);
+                kf_f16 t12560_ = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_24_, __fadd_rn(1.0f, kf_exp_approx(-gf_24_))), kf_f16_to_f32(uv_4_[2u].v[6])));
+                float gf_25_ = kf_f16_to_f32(gv_8_[2u].v[7]);
+                kf_f16 t12575_ = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_25_, __fadd_rn(1.0f, kf_exp_approx(-gf_25_))), kf_f16_to_f32(uv_4_[2u].v[7])));
+                unsigned c_11_ = c0_ + 512u;
                 bool store_3_ = (c0_ + 512u) < nv_;
-                float t9112_ = fmaxf(0.0f, kf_abs_f32(kf_f16_to_f32(t8992_)));
-                float t9115_ = __fadd_rn(0.0f, kf_f16_to_f32(t8992_));
-                float t9119_ = fmaxf(t9112_, kf_abs_f32(kf_f16_to_f32(t9007_)));
-                float t9122_ = __fadd_rn(t9115_, kf_f16_to_f32(t9007_));
-                float t9126_ = fmaxf(t9119_, kf_abs_f32(kf_f16_to_f32(t9022_)));
-                float t9129_ = __fadd_rn(t9122_, kf_f16_to_f32(t9022_));
-                float t9133_ = fmaxf(t9126_, kf_abs_f32(kf_f16_to_f32(t9037_)));
-                float t9136_ = __fadd_rn(t9129_, kf_f16_to_f32(t9037_));
-                float t9140_ = fmaxf(t9133_, kf_abs_f32(kf_f16_to_f32(t9052_)));
-                float t9143_ = __fadd_rn(t9136_, kf_f16_to_f32(t9052_));
-                float t9147_ = fmaxf(t9140_, kf_abs_f32(kf_f16_to_f32(t9067_)));
-                float t9150_ = __fadd_rn(t9143_, kf_f16_to_f32(t9067_));
-                float t9154_ = fmaxf(t9147_, kf_abs_f32(kf_f16_to_f32(t9082_)));
-                float t9157_ = __fadd_rn(t9150_, kf_f16_to_f32(t9082_));
-                float t9161_ = fmaxf(t9154_, kf_abs_f32(kf_f16_to_f32(t9097_)));
-                float t9164_ = __fadd_rn(t9157_, kf_f16_to_f32(t9097_));
-                float t9167_ = fmaxf(t9161_, kf_shfl_xor(t9161_, 1u, kf_wn));
-                float t9170_ = __fadd_rn(t9164_, kf_shfl_xor(t9164_, 1u, kf_wn));
-                float t9173_ = fmaxf(t9167_, kf_shfl_xor(t9167_, 2u, kf_wn));
-                float t9176_ = __fadd_rn(t9170_, kf_shfl_xor(t9170_, 2u, kf_wn));
-                float d_3_ = __fdiv_rn(t9173_, 127.0f);
-                kf_i8x8 t9180_ = kf_i8x8{{(signed char)0, (signed char)0, (signed char)0, (signed char)0, (signed char)0, (signed char)0, (signed char)0, (signed char)0}};
-                kf_i8x8 q_3_ = t9180_;
-                if (t9173_ > 0.0f) {
-                    signed char t9188_ = (signed char)kf_sat_i32(kf_f32_to_i32(roundf(__fdiv_rn(kf_f16_to_f32(t8992_), d_3_))), -128, 127);
-                    q_3_ = t9180_;
-                    q_3_.v[0] = t9188_;
-                    q_3_.v[1] = (signed char)kf_sat_i32(kf_f32_to_i32(roundf(__fdiv_rn(kf_f16_to_f32(t9007_), d_3_))), -128, 127);
-                    q_3_.v[2] = (signed char)kf_sat_i32(kf_f32_to_i32(roundf(__fdiv_rn(kf_f16_to_f32(t9022_), d_3_))), -128, 127);
-                    q_3_.v[3] = (signed char)kf_sat_i32(kf_f32_to_i32(roundf(__fdiv_rn(kf_f16_to_f32(t9037_), d_3_))), -128, 127);
-                    q_3_.v[4] = (signed char)kf_sat_i32(kf_f32_to_i32(roundf(__fdiv_rn(kf_f16_to_f32(t9052_), d_3_))), -128, 127);
-                    q_3_.v[5] = (signed char)kf_sat_i32(kf_f32_to_i32(roundf(__fdiv_rn(kf_f16_to_f32(t9067_), d_3_))), -128, 127);
-                    q_3_.v[6] = (signed char)kf_sat_i32(kf_f32_to_i32(roundf(__fdiv_rn(kf_f16_to_f32(t9082_), d_3_))), -128, 127);
-                    q_3_.v[7] = (signed char)kf_sat_i32(kf_f32_to_i32(roundf(__fdiv_rn(kf_f16_to_f32(t9097_), d_3_))), -128, 127);
+                float t12590_ = fmaxf(0.0f, kf_abs_f32(kf_f16_to_f32(t12470_)));
+                float t12593_ = __fadd_rn(0.0f, kf_f16_to_f32(t12470_));
+                float t12597_ = fmaxf(t12590_, kf_abs_f32(kf_f16_to_f32(t12485_)));
+                float t12600_ = __fadd_rn(t12593_, kf_f16_to_f32(t12485_));
+                float t12604_ = fmaxf(t12597_, kf_abs_f32(kf_f16_to_f32(t12500_)));
+                float t12607_ = __fadd_rn(t12600_, kf_f16_to_f32(t12500_));
+                float t12611_ = fmaxf(t12604_, kf_abs_f32(kf_f16_to_f32(t12515_)));
+                float t12614_ = __fadd_rn(t12607_, kf_f16_to_f32(t12515_));
+                float t12618_ = fmaxf(t12611_, kf_abs_f32(kf_f16_to_f32(t12530_)));
+                float t12621_ = __fadd_rn(t12614_, kf_f16_to_f32(t12530_));
+                float t12625_ = fmaxf(t12618_, kf_abs_f32(kf_f16_to_f32(t12545_)));
+                float t12628_ = __fadd_rn(t12621_, kf_f16_to_f32(t12545_));
+                float t12632_ = fmaxf(t12625_, kf_abs_f32(kf_f16_to_f32(t12560_)));
+                float t12635_ = __fadd_rn(t12628_, kf_f16_to_f32(t12560_));
+                float t12639_ = fmaxf(t12632_, kf_abs_f32(kf_f16_to_f32(t12575_)));
+                float t12642_ = __fadd_rn(t12635_, kf_f16_to_f32(t12575_));
+                float t12645_ = fmaxf(t12639_, kf_shfl_xor(t12639_, 1u, kf_wn));
+                float t12648_ = __fadd_rn(t12642_, kf_shfl_xor(t12642_, 1u, kf_wn));
+                float t12651_ = fmaxf(t12645_, kf_shfl_xor(t12645_, 2u, kf_wn));
+                float t12654_ = __fadd_rn(t12648_, kf_shfl_xor(t12648_, 2u, kf_wn));
+                float d_4_ = __fdiv_rn(t12651_, 127.0f);
+                kf_i8x8 t12658_ = kf_i8x8{{(signed char)0, (signed char)0, (signed char)0, (signed char)0, (signed char)0, (signed char)0, (signed char)0, (signed char)0}};
+                kf_i8x8 q_4_ = t12658_;
+                if (t12651_ > 0.0f) {
+                    signed char t12666_ = (signed char)kf_sat_i32(kf_f32_to_i32(roundf(__fdiv_rn(kf_f16_to_f32(t12470_), d_4_))), -128, 127);
+                    q_4_ = t12658_;
+                    q_4_.v[0] = t12666_;
+                    q_4_.v[1] = (signed char)kf_sat_i32(kf_f32_to_i32(roundf(__fdiv_rn(kf_f16_to_f32(t12485_), d_4_))), -128, 127);
+                    q_4_.v[2] = (signed char)kf_sat_i32(kf_f32_to_i32(roundf(__fdiv_rn(kf_f16_to_f32(t12500_), d_4_))), -128, 127);
+                    q_4_.v[3] = (signed char)kf_sat_i32(kf_f32_to_i32(roundf(__fdiv_rn(kf_f16_to_f32(t12515_), d_4_))), -128, 127);
+                    q_4_.v[4] = (signed char)kf_sat_i32(kf_f32_to_i32(roundf(__fdiv_rn(kf_f16_to_f32(t12530_), d_4_))), -128, 127);
+                    q_4_.v[5] = (signed char)kf_sat_i32(kf_f32_to_i32(roundf(__fdiv_rn(kf_f16_to_f32(t12545_), d_4_))), -128, 127);
+                    q_4_.v[6] = (signed char)kf_sat_i32(kf_f32_to_i32(roundf(__fdiv_rn(kf_f16_to_f32(t12560_), d_4_))), -128, 127);
+                    q_4_.v[7] = (signed char)kf_sat_i32(kf_f32_to_i32(roundf(__fdiv_rn(kf_f16_to_f32(t12575_), d_4_))), -128, 127);
                 }
                 if (store_3_) {
-                    kf_u32x2 qw_3_ = kf_bitcast<kf_u32x2>(q_3_);
-                    unsigned v_16_ = c_10_ >> 1u;
-                    unsigned kb_9_ = v_16_ >> 4u;
-                    unsigned s_7_ = (((((kb_9_ >> 2u) << 2u) + (v_16_ & 3u)) << 4u) + ((kb_9_ & 3u) << 2u)) + ((v_16_ >> 2u) & 3u);
-                    unsigned at_3_ = (s_7_ << 2u) + ((c_10_ & 1u) << 1u);
+                    kf_u32x2 qw_3_ = kf_bitcast<kf_u32x2>(q_4_);
+                    unsigned v_19_ = c_11_ >> 1u;
+                    unsigned kb_10_ = v_19_ >> 4u;
+                    unsigned s_7_ = (((((kb_10_ >> 2u) << 2u) + (v_19_ & 3u)) << 4u) + ((kb_10_ & 3u) << 2u)) + ((v_19_ >> 2u) & 3u);
+                    unsigned at_3_ = (s_7_ << 2u) + ((c_11_ & 1u) << 1u);
                     ((unsigned*)sq_)[at_3_] = qw_3_.v[0];
                     ((unsigned*)sq_)[at_3_ + 1u] = qw_3_.v[1];
-                    if ((c_10_ & 3u) == 0u) {
-                        unsigned t9267_ = k_ >> 8u;
-                        unsigned t9285_ = (((((t9267_ >> 2u) + (((t9267_ & 3u) != 0u) ? 1u : 0u)) << 2u) << 8u) >> 2u) + (c_10_ >> 2u);
-                        kf_f16 t9286_ = kf_f16_from_f32(d_3_);
-                        kf_f16 t9287_ = kf_f16_from_f32(t9176_);
-                        kf_f16x2 t9289_ = kf_f16x2{{t9286_, t9287_}};
-                        ((kf_f16x2*)sq_)[t9285_] = t9289_;
+                    if ((c_11_ & 3u) == 0u) {
+                        unsigned t12745_ = k_ >> 8u;
+                        unsigned t12763_ = (((((t12745_ >> 2u) + (((t12745_ & 3u) != 0u) ? 1u : 0u)) << 2u) << 8u) >> 2u) + (c_11_ >> 2u);
+                        kf_f16 t12764_ = kf_f16_from_f32(d_4_);
+                        kf_f16 t12765_ = kf_f16_from_f32(t12654_);
+                        kf_f16x2 t12767_ = kf_f16x2{{t12764_, t12765_}};
+                        ((kf_f16x2*)sq_)[t12763_] = t12767_;
                     }
                 }
-                float gf_25_ = kf_f16_to_f32(gv_6_[3u].v[0]);
-                kf_f16 t9307_ = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_25_, __fadd_rn(1.0f, kf_exp_approx(-gf_25_))), kf_f16_to_f32(uv_3_[3u].v[0])));
-                float gf_26_ = kf_f16_to_f32(gv_6_[3u].v[1]);
-                kf_f16 t9322_ = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_26_, __fadd_rn(1.0f, kf_exp_approx(-gf_26_))), kf_f16_to_f32(uv_3_[3u].v[1])));
-                float gf_27_ = kf_f16_to_f32(gv_6_[3u].v[2]);
-                kf_f16 t9337_ = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_27_, __fadd_rn(1.0f, kf_exp_approx(-gf_27_))), kf_f16_to_f32(uv_3_[3u].v[2])));
-                float gf_28_ = kf_f16_to_f32(gv_6_[3u].v[3]);
-                kf_f16 t9352_ = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_28_, __fadd_rn(1.0f, kf_exp_approx(-gf_28_))), kf_f16_to_f32(uv_3_[3u].v[3])));
-                float gf_29_ = kf_f16_to_f32(gv_6_[3u].v[4]);
-                kf_f16 t9367_ = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_29_, __fadd_rn(1.0f, kf_exp_approx(-gf_29_))), kf_f16_to_f32(uv_3_[3u].v[4])));
-                float gf_30_ = kf_f16_to_f32(gv_6_[3u].v[5]);
-                kf_f16 t9382_ = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_30_, __fadd_rn(1.0f, kf_exp_approx(-gf_30_))), kf_f16_to_f32(uv_3_[3u].v[5])));
-                float gf_31_ = kf_f16_to_f32(gv_6_[3u].v[6]);
-                kf_f16 t9397_ = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_31_, __fadd_rn(1.0f, kf_exp_approx(-gf_31_))), kf_f16_to_f32(uv_3_[3u].v[6])));
-                float gf_32_ = kf_f16_to_f32(gv_6_[3u].v[7]);
-                kf_f16 t9412_ = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_32_, __fadd_rn(1.0f, kf_exp_approx(-gf_32_))), kf_f16_to_f32(uv_3_[3u].v[7])));
-                unsigned c_11_ = c0_ + 768u;
+                float gf_26_ = kf_f16_to_f32(gv_8_[3u].v[0]);
+                kf_f16 t12785_ = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_26_, __fadd_rn(1.0f, kf_exp_approx(-gf_26_))), kf_f16_to_f32(uv_4_[3u].v[0])));
+                float gf_27_ = kf_f16_to_f32(gv_8_[3u].v[1]);
+                kf_f16 t12800_ = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_27_, __fadd_rn(1.0f, kf_exp_approx(-gf_27_))), kf_f16_to_f32(uv_4_[3u].v[1])));
+                float gf_28_ = kf_f16_to_f32(gv_8_[3u].v[2]);
+                kf_f16 t12815_ = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_28_, __fadd_rn(1.0f, kf_exp_approx(-gf_28_))), kf_f16_to_f32(uv_4_[3u].v[2])));
+                float gf_29_ = kf_f16_to_f32(gv_8_[3u].v[3]);
+                kf_f16 t12830_ = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_29_, __fadd_rn(1.0f, kf_exp_approx(-gf_29_))), kf_f16_to_f32(uv_4_[3u].v[3])));
+                float gf_30_ = kf_f16_to_f32(gv_8_[3u].v[4]);
+                kf_f16 t12845_ = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_30_, __fadd_rn(1.0f, kf_exp_approx(-gf_30_))), kf_f16_to_f32(uv_4_[3u].v[4])));
+                float gf_31_ = kf_f16_to_f32(gv_8_[3u].v[5]);
+                kf_f16 t12860_ = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_31_, __fadd_rn(1.0f, kf_exp_approx(-gf_31_))), kf_f16_to_f32(uv_4_[3u].v[5])));
+                float gf_32_ = kf_f16_to_f32(gv_8_[3u].v[6]);
+                kf_f16 t12875_ = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_32_, __fadd_rn(1.0f, kf_exp_approx(-gf_32_))), kf_f16_to_f32(uv_4_[3u].v[6])));
+                float gf_33_ = kf_f16_to_f32(gv_8_[3u].v[7]);
+                kf_f16 t12890_ = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_33_, __fadd_rn(1.0f, kf_exp_approx(-gf_33_))), kf_f16_to_f32(uv_4_[3u].v[7])));
+                unsigned c_12_ = c0_ + 768u;
                 bool store_4_ = (c0_ + 768u) < nv_;
-                float t9427_ = fmaxf(0.0f, kf_abs_f32(kf_f16_to_f32(t9307_)));
-                float t9430_ = __fadd_rn(0.0f, kf_f16_to_f32(t9307_));
-                float t9434_ = fmaxf(t9427_, kf_abs_f32(kf_f16_to_f32(t9322_)));
-                float t9437_ = __fadd_rn(t9430_, kf_f16_to_f32(t9322_));
-                float t9441_ = fmaxf(t9434_, kf_abs_f32(kf_f16_to_f32(t9337_)));
-                float t9444_ = __fadd_rn(t9437_, kf_f16_to_f32(t9337_));
-                float t9448_ = fmaxf(t9441_, kf_abs_f32(kf_f16_to_f32(t9352_)));
-                float t9451_ = __fadd_rn(t9444_, kf_f16_to_f32(t9352_));
-                float t9455_ = fmaxf(t9448_, kf_abs_f32(kf_f16_to_f32(t9367_)));
-                float t9458_ = __fadd_rn(t9451_, kf_f16_to_f32(t9367_));
-                float t9462_ = fmaxf(t9455_, kf_abs_f32(kf_f16_to_f32(t9382_)));
-                float t9465_ = __fadd_rn(t9458_, kf_f16_to_f32(t9382_));
-                float t9469_ = fmaxf(t9462_, kf_abs_f32(kf_f16_to_f32(t9397_)));
-                float t9472_ = __fadd_rn(t9465_, kf_f16_to_f32(t9397_));
-                float t9476_ = fmaxf(t9469_, kf_abs_f32(kf_f16_to_f32(t9412_)));
-                float t9479_ = __fadd_rn(t9472_, kf_f16_to_f32(t9412_));
-                float t9482_ = fmaxf(t9476_, kf_shfl_xor(t9476_, 1u, kf_wn));
-                float t9485_ = __fadd_rn(t9479_, kf_shfl_xor(t9479_, 1u, kf_wn));
-                float t9488_ = fmaxf(t9482_, kf_shfl_xor(t9482_, 2u, kf_wn));
-                float t9491_ = __fadd_rn(t9485_, kf_shfl_xor(t9485_, 2u, kf_wn));
-                float d_4_ = __fdiv_rn(t9488_, 127.0f);
-                kf_i8x8 t9495_ = kf_i8x8{{(signed char)0, (signed char)0, (signed char)0, (signed char)0, (signed char)0, (signed char)0, (signed char)0, (signed char)0}};
-                kf_i8x8 q_4_ = t9495_;
-                if (t9488_ > 0.0f) {
-                    signed char t9503_ = (signed char)kf_sat_i32(kf_f32_to_i32(roundf(__fdiv_rn(kf_f16_to_f32(t9307_), d_4_))), -128, 127);
-                    q_4_ = t9495_;
-                    q_4_.v[0] = t9503_;
-                    q_4_.v[1] = (signed char)kf_sat_i32(kf_f32_to_i32(roundf(__fdiv_rn(kf_f16_to_f32(t9322_), d_4_))), -128, 127);
-                    q_4_.v[2] = (signed char)kf_sat_i32(kf_f32_to_i32(roundf(__fdiv_rn(kf_f16_to_f32(t9337_), d_4_))), -128, 127);
-                    q_4_.v[3] = (signed char)kf_sat_i32(kf_f32_to_i32(roundf(__fdiv_rn(kf_f16_to_f32(t9352_), d_4_))), -128, 127);
-                    q_4_.v[4] = (signed char)kf_sat_i32(kf_f32_to_i32(roundf(__fdiv_rn(kf_f16_to_f32(t9367_), d_4_))), -128, 127);
-                    q_4_.v[5] = (signed char)kf_sat_i32(kf_f32_to_i32(roundf(__fdiv_rn(kf_f16_to_f32(t9382_), d_4_))), -128, 127);
-                    q_4_.v[6] = (signed char)kf_sat_i32(kf_f32_to_i32(roundf(__fdiv_rn(kf_f16_to_f32(t9397_), d_4_))), -128, 127);
-                    q_4_.v[7] = (signed char)kf_sat_i32(kf_f32_to_i32(roundf(__fdiv_rn(kf_f16_to_f32(t9412_), d_4_))), -128, 127);
+                float t12905_ = fmaxf(0.0f, kf_abs_f32(kf_f16_to_f32(t12785_)));
+                float t12908_ = __fadd_rn(0.0f, kf_f16_to_f32(t12785_));
+                float t12912_ = fmaxf(t12905_, kf_abs_f32(kf_f16_to_f32(t12800_)));
+                float t12915_ = __fadd_rn(t12908_, kf_f16_to_f32(t12800_));
+                float t12919_ = fmaxf(t12912_, kf_abs_f32(kf_f16_to_f32(t12815_)));
+                float t12922_ = __fadd_rn(t12915_, kf_f16_to_f32(t12815_));
+                float t12926_ = fmaxf(t12919_, kf_abs_f32(kf_f16_to_f32(t12830_)));
+                float t12929_ = __fadd_rn(t12922_, kf_f16_to_f32(t12830_));
+                float t12933_ = fmaxf(t12926_, kf_abs_f32(kf_f16_to_f32(t12845_)));
+                float t12936_ = __fadd_rn(t12929_, kf_f16_to_f32(t12845_));
+                float t12940_ = fmaxf(t12933_, kf_abs_f32(kf_f16_to_f32(t12860_)));
+                float t12943_ = __fadd_rn(t12936_, kf_f16_to_f32(t12860_));
+                float t12947_ = fmaxf(t12940_, kf_abs_f32(kf_f16_to_f32(t12875_)));
+                float t12950_ = __fadd_rn(t12943_, kf_f16_to_f32(t12875_));
+                float t12954_ = fmaxf(t12947_, kf_abs_f32(kf_f16_to_f32(t12890_)));
+                float t12957_ = __fadd_rn(t12950_, kf_f16_to_f32(t12890_));
+                float t12960_ = fmaxf(t12954_, kf_shfl_xor(t12954_, 1u, kf_wn));
+                float t12963_ = __fadd_rn(t12957_, kf_shfl_xor(t12957_, 1u, kf_wn));
+                float t12966_ = fmaxf(t12960_, kf_shfl_xor(t12960_, 2u, kf_wn));
+                float t12969_ = __fadd_rn(t12963_, kf_shfl_xor(t12963_, 2u, kf_wn));
+                float d_5_ = __fdiv_rn(t12966_, 127.0f);
+                kf_i8x8 t12973_ = kf_i8x8{{(signed char)0, (signed char)0, (signed char)0, (signed char)0, (signed char)0, (signed char)0, (signed char)0, (signed char)0}};
+                kf_i8x8 q_5_ = t12973_;
+                if (t12966_ > 0.0f) {
+                    signed char t12981_ = (signed char)kf_sat_i32(kf_f32_to_i32(roundf(__fdiv_rn(kf_f16_to_f32(t12785_), d_5_))), -128, 127);
+                    q_5_ = t12973_;
+                    q_5_.v[0] = t12981_;
+                    q_5_.v[1] = (signed char)kf_sat_i32(kf_f32_to_i32(roundf(__fdiv_rn(kf_f16_to_f32(t12800_), d_5_))), -128, 127);
+                    q_5_.v[2] = (signed char)kf_sat_i32(kf_f32_to_i32(roundf(__fdiv_rn(kf_f16_to_f32(t12815_), d_5_))), -128, 127);
+                    q_5_.v[3] = (signed char)kf_sat_i32(kf_f32_to_i32(roundf(__fdiv_rn(kf_f16_to_f32(t12830_), d_5_))), -128, 127);
+                    q_5_.v[4] = (signed char)kf_sat_i32(kf_f32_to_i32(roundf(__fdiv_rn(kf_f16_to_f32(t12845_), d_5_))), -128, 127);
+                    q_5_.v[5] = (signed char)kf_sat_i32(kf_f32_to_i32(roundf(__fdiv_rn(kf_f16_to_f32(t12860_), d_5_))), -128, 127);
+                    q_5_.v[6] = (signed char)kf_sat_i32(kf_f32_to_i32(roundf(__fdiv_rn(kf_f16_to_f32(t12875_), d_5_))), -128, 127);
+                    q_5_.v[7] = (signed char)kf_sat_i32(kf_f32_to_i32(roundf(__fdiv_rn(kf_f16_to_f32(t12890_), d_5_))), -128, 127);
                 }
                 if (store_4_) {
-                    kf_u32x2 qw_4_ = kf_bitcast<kf_u32x2>(q_4_);
-                    unsigned v_17_ = c_11_ >> 1u;
-                    unsigned kb_10_ = v_17_ >> 4u;
-                    unsigned s_8_ = (((((kb_10_ >> 2u) << 2u) + (v_17_ & 3u)) << 4u) + ((kb_10_ & 3u) << 2u)) + ((v_17_ >> 2u) & 3u);
-                    unsigned at_4_ = (s_8_ << 2u) + ((c_11_ & 1u) << 1u);
+                    kf_u32x2 qw_4_ = kf_bitcast<kf_u32x2>(q_5_);
+                    unsigned v_20_ = c_12_ >> 1u;
+                    unsigned kb_11_ = v_20_ >> 4u;
+                    unsigned s_8_ = (((((kb_11_ >> 2u) << 2u) + (v_20_ & 3u)) << 4u) + ((kb_11_ & 3u) << 2u)) + ((v_20_ >> 2u) & 3u);
+                    unsigned at_4_ = (s_8_ << 2u) + ((c_12_ & 1u) << 1u);
                     ((unsigned*)sq_)[at_4_] = qw_4_.v[0];
                     ((unsigned*)sq_)[at_4_ + 1u] = qw_4_.v[1];
-                    if ((c_11_ & 3u) == 0u) {
-                        unsigned t9582_ = k_ >> 8u;
-                        unsigned t9600_ = (((((t9582_ >> 2u) + (((t9582_ & 3u) != 0u) ? 1u : 0u)) << 2u) << 8u) >> 2u) + (c_11_ >> 2u);
-                        kf_f16 t9601_ = kf_f16_from_f32(d_4_);
-                        kf_f16 t9602_ = kf_f16_from_f32(t9491_);
-                        kf_f16x2 t9604_ = kf_f16x2{{t9601_, t9602_}};
-                        ((kf_f16x2*)sq_)[t9600_] = t9604_;
+                    if ((c_12_ & 3u) == 0u) {
+                        unsigned t13060_ = k_ >> 8u;
+                        unsigned t13078_ = (((((t13060_ >> 2u) + (((t13060_ & 3u) != 0u) ? 1u : 0u)) << 2u) << 8u) >> 2u) + (c_12_ >> 2u);
+                        kf_f16 t13079_ = kf_f16_from_f32(d_5_);
+                        kf_f16 t13080_ = kf_f16_from_f32(t12969_);
+                        kf_f16x2 t13082_ = kf_f16x2{{t13079_, t13080_}};
+                        ((kf_f16x2*)sq_)[t13078_] = t13082_;
                     }
                 }
             }
             __syncthreads();
         }
-        if ((t0_ + 1u) < total_) {
-            unsigned kb_11_ = min(((lk_ << 2u) + bl_), (nbk_ - 1u));
-            unsigned row_3_ = min((((lg_ << 1u) << 1u) + r_), (m_ - 1u));
-            unsigned blk_3_ = ((row_3_ * nbk_) + kb_11_) * 9u;
-            wb_[6u] = wq_[blk_3_];
-            wb_[7u] = wq_[(blk_3_ + 1u) + (j_ << 1u)];
-            wb_[8u] = wq_[(blk_3_ + 2u) + (j_ << 1u)];
-            unsigned row_4_ = min(((((lg_ << 1u) + 1u) << 1u) + r_), (m_ - 1u));
-            unsigned blk_4_ = ((row_4_ * nbk_) + kb_11_) * 9u;
-            wb_[9u] = wq_[blk_4_];
-            wb_[10u] = wq_[(blk_4_ + 1u) + (j_ << 1u)];
-            wb_[11u] = wq_[(blk_4_ + 2u) + (j_ << 1u)];
-            unsigned t9720_ = lk_ + 1u;
-            lk_ = t9720_;
-            if (t9720_ == steps_) {
-                lk_ = 0u;
-                lg_ = lg_ + nw_;
-            }
+        bool t13088_ = (t0_ + 1u) >= 1u;
+        bool t13089_ = t13088_;
+        if (t13088_) {
+            t13089_ = ((t0_ + 1u) - 1u) < total_;
         }
-        bool t9725_ = t0_ == 0u;
-        bool t9726_ = t9725_;
-        if (t9725_) {
-            t9726_ = true;
-        }
-        bool t9729_ = t9726_;
-        if (t9726_) {
-            t9729_ = true;
-        }
-        if (t9729_) {
-            unsigned nv_2_ = k_ >> 3u;
-            #pragma unroll 1
-            for (unsigned c0_2_ = threadIdx.x; c0_2_ < nv_2_; c0_2_ = c0_2_ + 1024u) {
-                unsigned c_12_ = min(c0_2_, (nv_2_ - 1u));
-                gv_8_[0u] = a_[c_12_];
-                uv_4_[0u] = b_[c_12_];
-                unsigned c_13_ = min((c0_2_ + 256u), (nv_2_ - 1u));
-                gv_8_[1u] = a_[c_13_];
-                uv_4_[1u] = b_[c_13_];
-                unsigned c_14_ = min((c0_2_ + 512u), (nv_2_ - 1u));
-                gv_8_[2u] = a_[c_14_];
-                uv_4_[2u] = b_[c_14_];
-                unsigned c_15_ = min((c0_2_ + 768u), (nv_2_ - 1u));
-                gv_8_[3u] = a_[c_15_];
-                uv_4_[3u] = b_[c_15_];
-                float gf_33_ = kf_f16_to_f32(gv_8_[0u].v[0]);
-                kf_f16 t11296_ = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_33_, __fadd_rn(1.0f, kf_exp_approx(-gf_33_))), kf_f16_to_f32(uv_4_[0u].v[0])));
-                float gf_34_ = kf_f16_to_f32(gv_8_[0u].v[1]);
-                kf_f16 t11311_ = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_34_, __fadd_rn(1.0f, kf_exp_approx(-gf_34_))), kf_f16_to_f32(uv_4_[0u].v[1])));
-                float gf_35_ = kf_f16_to_f32(gv_8_[0u].v[2]);
-                kf_f16 t11326_ = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_35_, __fadd_rn(1.0f, kf_exp_approx(-gf_35_))), kf_f16_to_f32(uv_4_[0u].v[2])));
-                float gf_36_ = kf_f16_to_f32(gv_8_[0u].v[3]);
-                kf_f16 t11341_ = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_36_, __fadd_rn(1.0f, kf_exp_approx(-gf_36_))), kf_f16_to_f32(uv_4_[0u].v[3])));
-                float gf_37_ = kf_f16_to_f32(gv_8_[0u].v[4]);
-                kf_f16 t11356_ = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_37_, __fadd_rn(1.0f, kf_exp_approx(-gf_37_))), kf_f16_to_f32(uv_4_[0u].v[4])));
-                float gf_38_ = kf_f16_to_f32(gv_8_[0u].v[5]);
-                kf_f16 t11371_ = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_38_, __fadd_rn(1.0f, kf_exp_approx(-gf_38_))), kf_f16_to_f32(uv_4_[0u].v[5])));
-                float gf_39_ = kf_f16_to_f32(gv_8_[0u].v[6]);
-                kf_f16 t11386_ = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_39_, __fadd_rn(1.0f, kf_exp_approx(-gf_39_))), kf_f16_to_f32(uv_4_[0u].v[6])));
-                float gf_40_ = kf_f16_to_f32(gv_8_[0u].v[7]);
-                kf_f16 t11401_ = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_40_, __fadd_rn(1.0f, kf_exp_approx(-gf_40_))), kf_f16_to_f32(uv_4_[0u].v[7])));
-                bool store_5_ = c0_2_ < nv_2_;
-                float t11416_ = fmaxf(0.0f, kf_abs_f32(kf_f16_to_f32(t11296_)));
-                float t11419_ = __fadd_rn(0.0f, kf_f16_to_f32(t11296_));
-                float t11423_ = fmaxf(t11416_, kf_abs_f32(kf_f16_to_f32(t11311_)));
-                float t11426_ = __fadd_rn(t11419_, kf_f16_to_f32(t11311_));
-                float t11430_ = fmaxf(t11423_, kf_abs_f32(kf_f16_to_f32(t11326_)));
-                float t11433_ = __fadd_rn(t11426_, kf_f16_to_f32(t11326_));
-                float t11437_ = fmaxf(t11430_, kf_abs_f32(kf_f16_to_f32(t11341_)));
-                float t11440_ = __fadd_rn(t11433_, kf_f16_to_f32(t11341_));
-                float t11444_ = fmaxf(t11437_, kf_abs_f32(kf_f16_to_f32(t11356_)));
-                float t11447_ = __fadd_rn(t11440_, kf_f16_to_f32(t11356_));
-                float t11451_ = fmaxf(t11444_, kf_abs_f32(kf_f16_to_f32(t11371_)));
-                float t11454_ = __fadd_rn(t11447_, kf_f16_to_f32(t11371_));
-                float t11458_ = fmaxf(t11451_, kf_abs_f32(kf_f16_to_f32(t11386_)));
-                float t11461_ = __fadd_rn(t11454_, kf_f16_to_f32(t11386_));
-                float t11465_ = fmaxf(t11458_, kf_abs_f32(kf_f16_to_f32(t11401_)));
-                float t11468_ = __fadd_rn(t11461_, kf_f16_to_f32(t11401_));
-                float t11471_ = fmaxf(t11465_, kf_shfl_xor(t11465_, 1u, kf_wn));
-                float t11474_ = __fadd_rn(t11468_, kf_shfl_xor(t11468_, 1u, kf_wn));
-                float t11477_ = fmaxf(t11471_, kf_shfl_xor(t11471_, 2u, kf_wn));
-                float t11480_ = __fadd_rn(t11474_, kf_shfl_xor(t11474_, 2u, kf_wn));
-                float d_5_ = __fdiv_rn(t11477_, 127.0f);
-                kf_i8x8 t11484_ = kf_i8x8{{(signed char)0, (signed char)0, (signed char)0, (signed char)0, (signed char)0, (signed char)0, (signed char)0, (signed char)0}};
-                kf_i8x8 q_5_ = t11484_;
-                if (t11477_ > 0.0f) {
-                    signed char t11492_ = (signed char)kf_sat_i32(kf_f32_to_i32(roundf(__fdiv_rn(kf_f16_to_f32(t11296_), d_5_))), -128, 127);
-                    q_5_ = t11484_;
-                    q_5_.v[0] = t11492_;
-                    q_5_.v[1] = (signed char)kf_sat_i32(kf_f32_to_i32(roundf(__fdiv_rn(kf_f16_to_f32(t11311_), d_5_))), -128, 127);
-                    q_5_.v[2] = (signed char)kf_sat_i32(kf_f32_to_i32(roundf(__fdiv_rn(kf_f16_to_f32(t11326_), d_5_))), -128, 127);
-                    q_5_.v[3] = (signed char)kf_sat_i32(kf_f32_to_i32(roundf(__fdiv_rn(kf_f16_to_f32(t11341_), d_5_))), -128, 127);
-                    q_5_.v[4] = (signed char)kf_sat_i32(kf_f32_to_i32(roundf(__fdiv_rn(kf_f16_to_f32(t11356_), d_5_))), -128, 127);
-                    q_5_.v[5] = (signed char)kf_sat_i32(kf_f32_to_i32(roundf(__fdiv_rn(kf_f16_to_f32(t11371_), d_5_))), -128, 127);
-                    q_5_.v[6] = (signed char)kf_sat_i32(kf_f32_to_i32(roundf(__fdiv_rn(kf_f16_to_f32(t11386_), d_5_))), -128, 127);
-                    q_5_.v[7] = (signed char)kf_sat_i32(kf_f32_to_i32(roundf(__fdiv_rn(kf_f16_to_f32(t11401_), d_5_))), -128, 127);
-                }
-                if (store_5_) {
-                    kf_u32x2 qw_5_ = kf_bitcast<kf_u32x2>(q_5_);
-                    unsigned v_18_ = c0_2_ >> 1u;
-                    unsigned kb_12_ = v_18_ >> 4u;
-                    unsigned s_9_ = (((((kb_12_ >> 2u) << 2u) + (v_18_ & 3u)) << 4u) + ((kb_12_ & 3u) << 2u)) + ((v_18_ >> 2u) & 3u);
-                    unsigned at_5_ = (s_9_ << 2u) + ((c0_2_ & 1u) << 1u);
-                    ((unsigned*)sq_)[at_5_] = qw_5_.v[0];
-                    ((unsigned*)sq_)[at_5_ + 1u] = qw_5_.v[1];
-                    if ((c0_2_ & 3u) == 0u) {
-                        unsigned t11571_ = k_ >> 8u;
-                        unsigned t11589_ = (((((t11571_ >> 2u) + (((t11571_ & 3u) != 0u) ? 1u : 0u)) << 2u) << 8u) >> 2u) + (c0_2_ >> 2u);
-                        kf_f16 t11590_ = kf_f16_from_f32(d_5_);
-                        kf_f16 t11591_ = kf_f16_from_f32(t11480_);
-                        kf_f16x2 t11593_ = kf_f16x2{{t11590_, t11591_}};
-                        ((kf_f16x2*)sq_)[t11589_] = t11593_;
-                    }
-                }
-                float gf_41_ = kf_f16_to_f32(gv_8_[1u].v[0]);
-                kf_f16 t11611_ = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_41_, __fadd_rn(1.0f, kf_exp_approx(-gf_41_))), kf_f16_to_f32(uv_4_[1u].v[0])));
-                float gf_42_ = kf_f16_to_f32(gv_8_[1u].v[1]);
-                kf_f16 t11626_ = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_42_, __fadd_rn(1.0f, kf_exp_approx(-gf_42_))), kf_f16_to_f32(uv_4_[1u].v[1])));
-                float gf_43_ = kf_f16_to_f32(gv_8_[1u].v[2]);
-                kf_f16 t11641_ = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_43_, __fadd_rn(1.0f, kf_exp_approx(-gf_43_))), kf_f16_to_f32(uv_4_[1u].v[2])));
-                float gf_44_ = kf_f16_to_f32(gv_8_[1u].v[3]);
-                kf_f16 t11656_ = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_44_, __fadd_rn(1.0f, kf_exp_approx(-gf_44_))), kf_f16_to_f32(uv_4_[1u].v[3])));
-                float gf_45_ = kf_f16_to_f32(gv_8_[1u].v[4]);
-                kf_f16 t11671_ = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_45_, __fadd_rn(1.0f, kf_exp_approx(-gf_45_))), kf_f16_to_f32(uv_4_[1u].v[4])));
-                float gf_46_ = kf_f16_to_f32(gv_8_[1u].v[5]);
-                kf_f16 t11686_ = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_46_, __fadd_rn(1.0f, kf_exp_approx(-gf_46_))), kf_f16_to_f32(uv_4_[1u].v[5])));
-                float gf_47_ = kf_f16_to_f32(gv_8_[1u].v[6]);
-                kf_f16 t11701_ = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_47_, __fadd_rn(1.0f, kf_exp_approx(-gf_47_))), kf_f16_to_f32(uv_4_[1u].v[6])));
-                float gf_48_ = kf_f16_to_f32(gv_8_[1u].v[7]);
-                kf_f16 t11716_ = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_48_, __fadd_rn(1.0f, kf_exp_approx(-gf_48_))), kf_f16_to_f32(uv_4_[1u].v[7])));
-                unsigned c_16_ = c0_2_ + 256u;
-                bool store_6_ = (c0_2_ + 256u) < nv_2_;
-                float t11731_ = fmaxf(0.0f, kf_abs_f32(kf_f16_to_f32(t11611_)));
-                float t11734_ = __fadd_rn(0.0f, kf_f16_to_f32(t11611_));
-                float t11738_ = fmaxf(t11731_, kf_abs_f32(kf_f16_to_f32(t11626_)));
-                float t11741_ = __fadd_rn(t11734_, kf_f16_to_f32(t11626_));
-                float t11745_ = fmaxf(t11738_, kf_abs_f32(kf_f16_to_f32(t11641_)));
-                float t11748_ = __fadd_rn(t11741_, kf_f16_to_f32(t11641_));
-                float t11752_ = fmaxf(t11745_, kf_abs_f32(kf_f16_to_f32(t11656_)));
-                float t11755_ = __fadd_rn(t11748_, kf_f16_to_f32(t11656_));
-                float t11759_ = fmaxf(t11752_, kf_abs_f32(kf_f16_to_f32(t11671_)));
-                float t11762_ = __fadd_rn(t11755_, kf_f16_to_f32(t11671_));
-                float t11766_ = fmaxf(t11759_, kf_abs_f32(kf_f16_to_f32(t11686_)));
-                float t11769_ = __fadd_rn(t11762_, kf_f16_to_f32(t11686_));
-                float t11773_ = fmaxf(t11766_, kf_abs_f32(kf_f16_to_f32(t11701_)));
-                float t11776_ = __fadd_rn(t11769_, kf_f16_to_f32(t11701_));
-                float t11780_ = fmaxf(t11773_, kf_abs_f32(kf_f16_to_f32(t11716_)));
-                float t11783_ = __fadd_rn(t11776_, kf_f16_to_f32(t11716_));
-                float t11786_ = fmaxf(t11780_, kf_shfl_xor(t11780_, 1u, kf_wn));
-                float t11789_ = __fadd_rn(t11783_, kf_shfl_xor(t11783_, 1u, kf_wn));
-                float t11792_ = fmaxf(t11786_, kf_shfl_xor(t11786_, 2u, kf_wn));
-                float t11795_ = __fadd_rn(t11789_, kf_shfl_xor(t11789_, 2u, kf_wn));
-                float d_6_ = __fdiv_rn(t11792_, 127.0f);
-                kf_i8x8 t11799_ = kf_i8x8{{(signed char)0, (signed char)0, (signed char)0, (signed char)0, (signed char)0, (signed char)0, (signed char)0, (signed char)0}};
-                kf_i8x8 q_6_ = t11799_;
-                if (t11792_ > 0.0f) {
-                    signed char t11807_ = (signed char)kf_sat_i32(kf_f32_to_i32(roundf(__fdiv_rn(kf_f16_to_f32(t11611_), d_6_))), -128, 127);
-                    q_6_ = t11799_;
-                    q_6_.v[0] = t11807_;
-                    q_6_.v[1] = (signed char)kf_sat_i32(kf_f32_to_i32(roundf(__fdiv_rn(kf_f16_to_f32(t11626_), d_6_))), -128, 127);
-                    q_6_.v[2] = (signed char)kf_sat_i32(kf_f32_to_i32(roundf(__fdiv_rn(kf_f16_to_f32(t11641_), d_6_))), -128, 127);
-                    q_6_.v[3] = (signed char)kf_sat_i32(kf_f32_to_i32(roundf(__fdiv_rn(kf_f16_to_f32(t11656_), d_6_))), -128, 127);
-                    q_6_.v[4] = (signed char)kf_sat_i32(kf_f32_to_i32(roundf(__fdiv_rn(kf_f16_to_f32(t11671_), d_6_))), -128, 127);
-                    q_6_.v[5] = (signed char)kf_sat_i32(kf_f32_to_i32(roundf(__fdiv_rn(kf_f16_to_f32(t11686_), d_6_))), -128, 127);
-                    q_6_.v[6] = (signed char)kf_sat_i32(kf_f32_to_i32(roundf(__fdiv_rn(kf_f16_to_f32(t11701_), d_6_))), -128, 127);
-                    q_6_.v[7] = (signed char)kf_sat_i32(kf_f32_to_i32(roundf(__fdiv_rn(kf_f16_to_f32(t11716_), d_6_))), -128, 127);
-                }
-                if (store_6_) {
-                    kf_u32x2 qw_6_ = kf_bitcast<kf_u32x2>(q_6_);
-                    unsigned v_19_ = c_16_ >> 1u;
-                    unsigned kb_13_ = v_19_ >> 4u;
-                    unsigned s_10_ = (((((kb_13_ >> 2u) << 2u) + (v_19_ & 3u)) << 4u) + ((kb_13_ & 3u) << 2u)) + ((v_19_ >> 2u) & 3u);
-                    unsigned at_6_ = (s_10_ << 2u) + ((c_16_ & 1u) << 1u);
-                    ((unsigned*)sq_)[at_6_] = qw_6_.v[0];
-                    ((unsigned*)sq_)[at_6_ + 1u] = qw_6_.v[1];
-                    if ((c_16_ & 3u) == 0u) {
-                        unsigned t11886_ = k_ >> 8u;
-                        unsigned t11904_ = (((((t11886_ >> 2u) + (((t11886_ & 3u) != 0u) ? 1u : 0u)) << 2u) << 8u) >> 2u) + (c_16_ >> 2u);
-                        kf_f16 t11905_ = kf_f16_from_f32(d_6_);
-                        kf_f16 t11906_ = kf_f16_from_f32(t11795_);
-                        kf_f16x2 t11908_ = kf_f16x2{{t11905_, t11906_}};
-                        ((kf_f16x2*)sq_)[t11904_] = t11908_;
-                    }
-                }
-                float gf_49_ = kf_f16_to_f32(gv_8_[2u].v[0]);
-                kf_f16 t11926_ = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_49_, __fadd_rn(1.0f, kf_exp_approx(-gf_49_))), kf_f16_to_f32(uv_4_[2u].v[0])));
-                float gf_50_ = kf_f16_to_f32(gv_8_[2u].v[1]);
-                kf_f16 t11941_ = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_50_, __fadd_rn(1.0f, kf_exp_approx(-gf_50_))), kf_f16_to_f32(uv_4_[2u].v[1])));
-                float gf_51_ = kf_f16_to_f32(gv_8_[2u].v[2]);
-                kf_f16 t11956_ = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_51_, __fadd_rn(1.0f, kf_exp_approx(-gf_51_))), kf_f16_to_f32(uv_4_[2u].v[2])));
-                float gf_52_ = kf_f16_to_f32(gv_8_[2u].v[3]);
-                kf_f16 t11971_ = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_52_, __fadd_rn(1.0f, kf_exp_approx(-gf_52_))), kf_f16_to_f32(uv_4_[2u].v[3])));
-                float gf_53_ = kf_f16_to_f32(gv_8_[2u].v[4]);
-                kf_f16 t11986_ = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_53_, __fadd_rn(1.0f, kf_exp_approx(-gf_53_))), kf_f16_to_f32(uv_4_[2u].v[4])));
-                float gf_54_ = kf_f16_to_f32(gv_8_[2u].v[5]);
-                kf_f16 t12001_ = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_54_, __fadd_rn(1.0f, kf_exp_approx(-gf_54_))), kf_f16_to_f32(uv_4_[2u].v[5])));
-                float gf_55_ = kf_f16_to_f32(gv_8_[2u].v[6]);
-                kf_f16 t12016_ = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_55_, __fadd_rn(1.0f, kf_exp_approx(-gf_55_))), kf_f16_to_f32(uv_4_[2u].v[6])));
-                float gf_56_ = kf_f16_to_f32(gv_8_[2u].v[7]);
-                kf_f16 t12031_ = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_56_, __fadd_rn(1.0f, kf_exp_approx(-gf_56_))), kf_f16_to_f32(uv_4_[2u].v[7])));
-                unsigned c_17_ = c0_2_ + 512u;
-                bool store_7_ = (c0_2_ + 512u) < nv_2_;
-                float t12046_ = fmaxf(0.0f, kf_abs_f32(kf_f16_to_f32(t11926_)));
-                float t12049_ = __fadd_rn(0.0f, kf_f16_to_f32(t11926_));
-                float t12053_ = fmaxf(t12046_, kf_abs_f32(kf_f16_to_f32(t11941_)));
-                float t12056_ = __fadd_rn(t12049_, kf_f16_to_f32(t11941_));
-                float t12060_ = fmaxf(t12053_, kf_abs_f32(kf_f16_to_f32(t11956_)));
-                float t12063_ = __fadd_rn(t12056_, kf_f16_to_f32(t11956_));
-                float t12067_ = fmaxf(t12060_, kf_abs_f32(kf_f16_to_f32(t11971_)));
-                float t12070_ = __fadd_rn(t12063_, kf_f16_to_f32(t11971_));
-                float t12074_ = fmaxf(t12067_, kf_abs_f32(kf_f16_to_f32(t11986_)));
-                float t12077_ = __fadd_rn(t12070_, kf_f16_to_f32(t11986_));
-                float t12081_ = fmaxf(t12074_, kf_abs_f32(kf_f16_to_f32(t12001_)));
-                float t12084_ = __fadd_rn(t12077_, kf_f16_to_f32(t12001_));
-                float t12088_ = fmaxf(t12081_, kf_abs_f32(kf_f16_to_f32(t12016_)));
-                float t12091_ = __fadd_rn(t12084_, kf_f16_to_f32(t12016_));
-                float t12095_ = fmaxf(t12088_, kf_abs_f32(kf_f16_to_f32(t12031_)));
-                float t12098_ = __fadd_rn(t12091_, kf_f16_to_f32(t12031_));
-                float t12101_ = fmaxf(t12095_, kf_shfl_xor(t12095_, 1u, kf_wn));
-                float t12104_ = __fadd_rn(t12098_, kf_shfl_xor(t12098_, 1u, kf_wn));
-                float t12107_ = fmaxf(t12101_, kf_shfl_xor(t12101_, 2u, kf_wn));
-                float t12110_ = __fadd_rn(t12104_, kf_shfl_xor(t12104_, 2u, kf_wn));
-                float d_7_ = __fdiv_rn(t12107_, 127.0f);
-                kf_i8x8 t12114_ = kf_i8x8{{(signed char)0, (signed char)0, (signed char)0, (signed char)0, (signed char)0, (signed char)0, (signed char)0, (signed char)0}};
-                kf_i8x8 q_7_ = t12114_;
-                if (t12107_ > 0.0f) {
-                    signed char t12122_ = (signed char)kf_sat_i32(kf_f32_to_i32(roundf(__fdiv_rn(kf_f16_to_f32(t11926_), d_7_))), -128, 127);
-                    q_7_ = t12114_;
-                    q_7_.v[0] = t12122_;
-                    q_7_.v[1] = (signed char)kf_sat_i32(kf_f32_to_i32(roundf(__fdiv_rn(kf_f16_to_f32(t11941_), d_7_))), -128, 127);
-                    q_7_.v[2] = (signed char)kf_sat_i32(kf_f32_to_i32(roundf(__fdiv_rn(kf_f16_to_f32(t11956_), d_7_))), -128, 127);
-                    q_7_.v[3] = (signed char)kf_sat_i32(kf_f32_to_i32(roundf(__fdiv_rn(kf_f16_to_f32(t11971_), d_7_))), -128, 127);
-                    q_7_.v[4] = (signed char)kf_sat_i32(kf_f32_to_i32(roundf(__fdiv_rn(kf_f16_to_f32(t11986_), d_7_))), -128, 127);
-                    q_7_.v[5] = (signed char)kf_sat_i32(kf_f32_to_i32(roundf(__fdiv_rn(kf_f16_to_f32(t12001_), d_7_))), -128, 127);
-                    q_7_.v[6] = (signed char)kf_sat_i32(kf_f32_to_i32(roundf(__fdiv_rn(kf_f16_to_f32(t12016_), d_7_))), -128, 127);
-                    q_7_.v[7] = (signed char)kf_sat_i32(kf_f32_to_i32(roundf(__fdiv_rn(kf_f16_to_f32(t12031_), d_7_))), -128, 127);
-                }
-                if (store_7_) {
-                    kf_u32x2 qw_7_ = kf_bitcast<kf_u32x2>(q_7_);
-                    unsigned v_20_ = c_17_ >> 1u;
-                    unsigned kb_14_ = v_20_ >> 4u;
-                    unsigned s_11_ = (((((kb_14_ >> 2u) << 2u) + (v_20_ & 3u)) << 4u) + ((kb_14_ & 3u) << 2u)) + ((v_20_ >> 2u) & 3u);
-                    unsigned at_7_ = (s_11_ << 2u) + ((c_17_ & 1u) << 1u);
-                    ((unsigned*)sq_)[at_7_] = qw_7_.v[0];
-                    ((unsigned*)sq_)[at_7_ + 1u] = qw_7_.v[1];
-                    if ((c_17_ & 3u) == 0u) {
-                        unsigned t12201_ = k_ >> 8u;
-                        unsigned t12219_ = (((((t12201_ >> 2u) + (((t12201_ & 3u) != 0u) ? 1u : 0u)) << 2u) << 8u) >> 2u) + (c_17_ >> 2u);
-                        kf_f16 t12220_ = kf_f16_from_f32(d_7_);
-                        kf_f16 t12221_ = kf_f16_from_f32(t12110_);
-                        kf_f16x2 t12223_ = kf_f16x2{{t12220_, t12221_}};
-                        ((kf_f16x2*)sq_)[t12219_] = t12223_;
-                    }
-                }
-                float gf_57_ = kf_f16_to_f32(gv_8_[3u].v[0]);
-                kf_f16 t12241_ = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_57_, __fadd_rn(1.0f, kf_exp_approx(-gf_57_))), kf_f16_to_f32(uv_4_[3u].v[0])));
-                float gf_58_ = kf_f16_to_f32(gv_8_[3u].v[1]);
-                kf_f16 t12256_ = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_58_, __fadd_rn(1.0f, kf_exp_approx(-gf_58_))), kf_f16_to_f32(uv_4_[3u].v[1])));
-                float gf_59_ = kf_f16_to_f32(gv_8_[3u].v[2]);
-                kf_f16 t12271_ = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_59_, __fadd_rn(1.0f, kf_exp_approx(-gf_59_))), kf_f16_to_f32(uv_4_[3u].v[2])));
-                float gf_60_ = kf_f16_to_f32(gv_8_[3u].v[3]);
-                kf_f16 t12286_ = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_60_, __fadd_rn(1.0f, kf_exp_approx(-gf_60_))), kf_f16_to_f32(uv_4_[3u].v[3])));
-                float gf_61_ = kf_f16_to_f32(gv_8_[3u].v[4]);
-                kf_f16 t12301_ = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_61_, __fadd_rn(1.0f, kf_exp_approx(-gf_61_))), kf_f16_to_f32(uv_4_[3u].v[4])));
-                float gf_62_ = kf_f16_to_f32(gv_8_[3u].v[5]);
-                kf_f16 t12316_ = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_62_, __fadd_rn(1.0f, kf_exp_approx(-gf_62_))), kf_f16_to_f32(uv_4_[3u].v[5])));
-                float gf_63_ = kf_f16_to_f32(gv_8_[3u].v[6]);
-                kf_f16 t12331_ = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_63_, __fadd_rn(1.0f, kf_exp_approx(-gf_63_))), kf_f16_to_f32(uv_4_[3u].v[6])));
-                float gf_64_ = kf_f16_to_f32(gv_8_[3u].v[7]);
-                kf_f16 t12346_ = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_64_, __fadd_rn(1.0f, kf_exp_approx(-gf_64_))), kf_f16_to_f32(uv_4_[3u].v[7])));
-                unsigned c_18_ = c0_2_ + 768u;
-                bool store_8_ = (c0_2_ + 768u) < nv_2_;
-                float t12361_ = fmaxf(0.0f, kf_abs_f32(kf_f16_to_f32(t12241_)));
-                float t12364_ = __fadd_rn(0.0f, kf_f16_to_f32(t12241_));
-                float t12368_ = fmaxf(t12361_, kf_abs_f32(kf_f16_to_f32(t12256_)));
-                float t12371_ = __fadd_rn(t12364_, kf_f16_to_f32(t12256_));
-                float t12375_ = fmaxf(t12368_, kf_abs_f32(kf_f16_to_f32(t12271_)));
-                float t12378_ = __fadd_rn(t12371_, kf_f16_to_f32(t12271_));
-                float t12382_ = fmaxf(t12375_, kf_abs_f32(kf_f16_to_f32(t12286_)));
-                float t12385_ = __fadd_rn(t12378_, kf_f16_to_f32(t12286_));
-                float t12389_ = fmaxf(t12382_, kf_abs_f32(kf_f16_to_f32(t12301_)));
-                float t12392_ = __fadd_rn(t12385_, kf_f16_to_f32(t12301_));
-                float t12396_ = fmaxf(t12389_, kf_abs_f32(kf_f16_to_f32(t12316_)));
-                float t12399_ = __fadd_rn(t12392_, kf_f16_to_f32(t12316_));
-                float t12403_ = fmaxf(t12396_, kf_abs_f32(kf_f16_to_f32(t12331_)));
-                float t12406_ = __fadd_rn(t12399_, kf_f16_to_f32(t12331_));
-                float t12410_ = fmaxf(t12403_, kf_abs_f32(kf_f16_to_f32(t12346_)));
-                float t12413_ = __fadd_rn(t12406_, kf_f16_to_f32(t12346_));
-                float t12416_ = fmaxf(t12410_, kf_shfl_xor(t12410_, 1u, kf_wn));
-                float t12419_ = __fadd_rn(t12413_, kf_shfl_xor(t12413_, 1u, kf_wn));
-                float t12422_ = fmaxf(t12416_, kf_shfl_xor(t12416_, 2u, kf_wn));
-                float t12425_ = __fadd_rn(t12419_, kf_shfl_xor(t12419_, 2u, kf_wn));
-                float d_8_ = __fdiv_rn(t12422_, 127.0f);
-                kf_i8x8 t12429_ = kf_i8x8{{(signed char)0, (signed char)0, (signed char)0, (signed char)0, (signed char)0, (signed char)0, (signed char)0, (signed char)0}};
-                kf_i8x8 q_8_ = t12429_;
-                if (t12422_ > 0.0f) {
-                    signed char t12437_ = (signed char)kf_sat_i32(kf_f32_to_i32(roundf(__fdiv_rn(kf_f16_to_f32(t12241_), d_8_))), -128, 127);
-                    q_8_ = t12429_;
-                    q_8_.v[0] = t12437_;
-                    q_8_.v[1] = (signed char)kf_sat_i32(kf_f32_to_i32(roundf(__fdiv_rn(kf_f16_to_f32(t12256_), d_8_))), -128, 127);
-                    q_8_.v[2] = (signed char)kf_sat_i32(kf_f32_to_i32(roundf(__fdiv_rn(kf_f16_to_f32(t12271_), d_8_))), -128, 127);
-                    q_8_.v[3] = (signed char)kf_sat_i32(kf_f32_to_i32(roundf(__fdiv_rn(kf_f16_to_f32(t12286_), d_8_))), -128, 127);
-                    q_8_.v[4] = (signed char)kf_sat_i32(kf_f32_to_i32(roundf(__fdiv_rn(kf_f16_to_f32(t12301_), d_8_))), -128, 127);
-                    q_8_.v[5] = (signed char)kf_sat_i32(kf_f32_to_i32(roundf(__fdiv_rn(kf_f16_to_f32(t12316_), d_8_))), -128, 127);
-                    q_8_.v[6] = (signed char)kf_sat_i32(kf_f32_to_i32(roundf(__fdiv_rn(kf_f16_to_f32(t12331_), d_8_))), -128, 127);
-                    q_8_.v[7] = (signed char)kf_sat_i32(kf_f32_to_i32(roundf(__fdiv_rn(kf_f16_to_f32(t12346_), d_8_))), -128, 127);
-                }
-                if (store_8_) {
-                    kf_u32x2 qw_8_ = kf_bitcast<kf_u32x2>(q_8_);
-                    unsigned v_21_ = c_18_ >> 1u;
-                    unsigned kb_15_ = v_21_ >> 4u;
-                    unsigned s_12_ = (((((kb_15_ >> 2u) << 2u) + (v_21_ & 3u)) << 4u) + ((kb_15_ & 3u) << 2u)) + ((v_21_ >> 2u) & 3u);
-                    unsigned at_8_ = (s_12_ << 2u) + ((c_18_ & 1u) << 1u);
-                    ((unsigned*)sq_)[at_8_] = qw_8_.v[0];
-                    ((unsigned*)sq_)[at_8_ + 1u] = qw_8_.v[1];
-                    if ((c_18_ & 3u) == 0u) {
-                        unsigned t12516_ = k_ >> 8u;
-                        unsigned t12534_ = (((((t12516_ >> 2u) + (((t12516_ & 3u) != 0u) ? 1u : 0u)) << 2u) << 8u) >> 2u) + (c_18_ >> 2u);
-                        kf_f16 t12535_ = kf_f16_from_f32(d_8_);
-                        kf_f16 t12536_ = kf_f16_from_f32(t12425_);
-                        kf_f16x2 t12538_ = kf_f16x2{{t12535_, t12536_}};
-                        ((kf_f16x2*)sq_)[t12534_] = t12538_;
-                    }
-                }
-            }
-            __syncthreads();
-        }
-        bool t12544_ = (t0_ + 1u) >= 1u;
-        bool t12545_ = t12544_;
-        if (t12544_) {
-            t12545_ = ((t0_ + 1u) - 1u) < total_;
-        }
-        if (t12545_) {
-            unsigned kb_16_ = (ck_ << 2u) + bl_;
+        if (t13089_) {
+            unsigned kb_12_ = (ck_ << 2u) + bl_;
+            unsigned t13139_ = ((blockIdx.x << 3u) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u)) + ((cp_ * gridDim.x) << 3u);
             if (ck_ == 0u) {
-                unsigned rr_5_ = ((cg_ << 1u) << 1u) + r_;
-                bool t12569_ = (lane_ & 15u) == 0u;
-                bool t12570_ = t12569_;
-                if (t12569_) {
-                    t12570_ = rr_5_ < m_;
+                unsigned rr_5_ = ((t13139_ << 1u) << 1u) + r_;
+                bool t13156_ = (lane_ & 15u) == 0u;
+                bool t13157_ = t13156_;
+                if (t13156_) {
+                    t13157_ = rr_5_ < m_;
                 }
-                if (t12570_) {
+                if (t13157_) {
                     yold_[0u] = kf_f16_to_f32(y_[rr_5_]);
                 }
-                unsigned rr_6_ = (((cg_ << 1u) + 1u) << 1u) + r_;
-                bool t12585_ = (lane_ & 15u) == 0u;
-                bool t12586_ = t12585_;
-                if (t12585_) {
-                    t12586_ = rr_6_ < m_;
+                unsigned rr_6_ = (((t13139_ << 1u) + 1u) << 1u) + r_;
+                bool t13172_ = (lane_ & 15u) == 0u;
+                bool t13173_ = t13172_;
+                if (t13172_) {
+                    t13173_ = rr_6_ < m_;
                 }
-                if (t12586_) {
+                if (t13173_) {
                     yold_[1u] = kf_f16_to_f32(y_[rr_6_]);
                 }
             }
-            if (kb_16_ < nbk_) {
-                unsigned t12600_ = (kb_16_ << 4u) + (j_ << 2u);
-                unsigned kb_17_ = t12600_ >> 4u;
-                unsigned s_13_ = (((((kb_17_ >> 2u) << 2u) + (t12600_ & 3u)) << 4u) + ((kb_17_ & 3u) << 2u)) + ((t12600_ >> 2u) & 3u);
-                xv_2_[0u] = sq_[s_13_];
-                unsigned v_22_ = ((kb_16_ << 4u) + (j_ << 2u)) + 1u;
-                unsigned kb_18_ = v_22_ >> 4u;
-                unsigned s_14_ = (((((kb_18_ >> 2u) << 2u) + (v_22_ & 3u)) << 4u) + ((kb_18_ & 3u) << 2u)) + ((v_22_ >> 2u) & 3u);
-                xv_2_[1u] = sq_[s_14_];
-                unsigned v_23_ = ((kb_16_ << 4u) + (j_ << 2u)) + 2u;
-                unsigned kb_19_ = v_23_ >> 4u;
-                unsigned s_15_ = (((((kb_19_ >> 2u) << 2u) + (v_23_ & 3u)) << 4u) + ((kb_19_ & 3u) << 2u)) + ((v_23_ >> 2u) & 3u);
-                xv_2_[2u] = sq_[s_15_];
-                unsigned v_24_ = ((kb_16_ << 4u) + (j_ << 2u)) + 3u;
-                unsigned kb_20_ = v_24_ >> 4u;
-                unsigned s_16_ = (((((kb_20_ >> 2u) << 2u) + (v_24_ & 3u)) << 4u) + ((kb_20_ & 3u) << 2u)) + ((v_24_ >> 2u) & 3u);
-                xv_2_[3u] = sq_[s_16_];
-                unsigned t12726_ = (xd0_ + (kb_16_ << 2u)) + j_;
-                kf_f16x4 t12727_ = ((kf_f16x4*)sq_)[t12726_];
+            if (kb_12_ < nbk_) {
+                unsigned t13187_ = (kb_12_ << 4u) + (j_ << 2u);
+                unsigned kb_13_ = t13187_ >> 4u;
+                unsigned s_9_ = (((((kb_13_ >> 2u) << 2u) + (t13187_ & 3u)) << 4u) + ((kb_13_ & 3u) << 2u)) + ((t13187_ >> 2u) & 3u);
+                xv_2_[0u] = sq_[s_9_];
+                unsigned v_21_ = ((kb_12_ << 4u) + (j_ << 2u)) + 1u;
+                unsigned kb_14_ = v_21_ >> 4u;
+                unsigned s_10_ = (((((kb_14_ >> 2u) << 2u) + (v_21_ & 3u)) << 4u) + ((kb_14_ & 3u) << 2u)) + ((v_21_ >> 2u) & 3u);
+                xv_2_[1u] = sq_[s_10_];
+                unsigned v_22_ = ((kb_12_ << 4u) + (j_ << 2u)) + 2u;
+                unsigned kb_15_ = v_22_ >> 4u;
+                unsigned s_11_ = (((((kb_15_ >> 2u) << 2u) + (v_22_ & 3u)) << 4u) + ((kb_15_ & 3u) << 2u)) + ((v_22_ >> 2u) & 3u);
+                xv_2_[2u] = sq_[s_11_];
+                unsigned v_23_ = ((kb_12_ << 4u) + (j_ << 2u)) + 3u;
+                unsigned kb_16_ = v_23_ >> 4u;
+                unsigned s_12_ = (((((kb_16_ >> 2u) << 2u) + (v_23_ & 3u)) << 4u) + ((kb_16_ & 3u) << 2u)) + ((v_23_ >> 2u) & 3u);
+                xv_2_[3u] = sq_[s_12_];
+                unsigned t13313_ = (xd0_ + (kb_12_ << 2u)) + j_;
+                kf_f16x4 t13314_ = ((kf_f16x4*)sq_)[t13313_];
                 kf_u32x4 h_3_ = wb_[0u];
                 kf_u32x4 qa_3_ = wb_[1u];
                 kf_u32x4 qb_3_ = wb_[2u];
@@ -6801,105 +6231,105 @@ q4k_q8_gemv_silu_f16_acc(const unsigned char* __restrict__ w_, const kf_f16* __r
                 kf_u32x4 xd_3_ = xv_2_[3u];
                 unsigned a_34_ = qa_3_.v[0] & 252645135u;
                 unsigned b_34_ = xa_3_.v[0];
-                int c_19_ = 0;
-                kf_u8x4 t12790_ = kf_bitcast<kf_u8x4>(a_34_);
-                kf_i8x4 t12791_ = kf_bitcast<kf_i8x4>(b_34_);
-                int t12792_ = kf_dot4_us(kf_bitcast<unsigned>(t12790_), kf_bitcast<unsigned>(t12791_), c_19_);
+                int c_13_ = 0;
+                kf_u8x4 t13377_ = kf_bitcast<kf_u8x4>(a_34_);
+                kf_i8x4 t13378_ = kf_bitcast<kf_i8x4>(b_34_);
+                int t13379_ = kf_dot4_us(kf_bitcast<unsigned>(t13377_), kf_bitcast<unsigned>(t13378_), c_13_);
                 unsigned a_35_ = qa_3_.v[1] & 252645135u;
                 unsigned b_35_ = xa_3_.v[1];
-                kf_u8x4 t12798_ = kf_bitcast<kf_u8x4>(a_35_);
-                kf_i8x4 t12799_ = kf_bitcast<kf_i8x4>(b_35_);
-                int t12800_ = kf_dot4_us(kf_bitcast<unsigned>(t12798_), kf_bitcast<unsigned>(t12799_), t12792_);
+                kf_u8x4 t13385_ = kf_bitcast<kf_u8x4>(a_35_);
+                kf_i8x4 t13386_ = kf_bitcast<kf_i8x4>(b_35_);
+                int t13387_ = kf_dot4_us(kf_bitcast<unsigned>(t13385_), kf_bitcast<unsigned>(t13386_), t13379_);
                 unsigned a_36_ = qa_3_.v[2] & 252645135u;
                 unsigned b_36_ = xa_3_.v[2];
-                kf_u8x4 t12805_ = kf_bitcast<kf_u8x4>(a_36_);
-                kf_i8x4 t12806_ = kf_bitcast<kf_i8x4>(b_36_);
-                int t12807_ = kf_dot4_us(kf_bitcast<unsigned>(t12805_), kf_bitcast<unsigned>(t12806_), t12800_);
+                kf_u8x4 t13392_ = kf_bitcast<kf_u8x4>(a_36_);
+                kf_i8x4 t13393_ = kf_bitcast<kf_i8x4>(b_36_);
+                int t13394_ = kf_dot4_us(kf_bitcast<unsigned>(t13392_), kf_bitcast<unsigned>(t13393_), t13387_);
                 unsigned a_37_ = qa_3_.v[3] & 252645135u;
                 unsigned b_37_ = xa_3_.v[3];
-                kf_u8x4 t12812_ = kf_bitcast<kf_u8x4>(a_37_);
-                kf_i8x4 t12813_ = kf_bitcast<kf_i8x4>(b_37_);
-                int t12814_ = kf_dot4_us(kf_bitcast<unsigned>(t12812_), kf_bitcast<unsigned>(t12813_), t12807_);
+                kf_u8x4 t13399_ = kf_bitcast<kf_u8x4>(a_37_);
+                kf_i8x4 t13400_ = kf_bitcast<kf_i8x4>(b_37_);
+                int t13401_ = kf_dot4_us(kf_bitcast<unsigned>(t13399_), kf_bitcast<unsigned>(t13400_), t13394_);
                 unsigned a_38_ = qb_3_.v[0] & 252645135u;
                 unsigned b_38_ = xb_4_.v[0];
-                kf_u8x4 t12819_ = kf_bitcast<kf_u8x4>(a_38_);
-                kf_i8x4 t12820_ = kf_bitcast<kf_i8x4>(b_38_);
-                int t12821_ = kf_dot4_us(kf_bitcast<unsigned>(t12819_), kf_bitcast<unsigned>(t12820_), t12814_);
+                kf_u8x4 t13406_ = kf_bitcast<kf_u8x4>(a_38_);
+                kf_i8x4 t13407_ = kf_bitcast<kf_i8x4>(b_38_);
+                int t13408_ = kf_dot4_us(kf_bitcast<unsigned>(t13406_), kf_bitcast<unsigned>(t13407_), t13401_);
                 unsigned a_39_ = qb_3_.v[1] & 252645135u;
                 unsigned b_39_ = xb_4_.v[1];
-                kf_u8x4 t12826_ = kf_bitcast<kf_u8x4>(a_39_);
-                kf_i8x4 t12827_ = kf_bitcast<kf_i8x4>(b_39_);
-                int t12828_ = kf_dot4_us(kf_bitcast<unsigned>(t12826_), kf_bitcast<unsigned>(t12827_), t12821_);
+                kf_u8x4 t13413_ = kf_bitcast<kf_u8x4>(a_39_);
+                kf_i8x4 t13414_ = kf_bitcast<kf_i8x4>(b_39_);
+                int t13415_ = kf_dot4_us(kf_bitcast<unsigned>(t13413_), kf_bitcast<unsigned>(t13414_), t13408_);
                 unsigned a_40_ = qb_3_.v[2] & 252645135u;
                 unsigned b_40_ = xb_4_.v[2];
-                kf_u8x4 t12833_ = kf_bitcast<kf_u8x4>(a_40_);
-                kf_i8x4 t12834_ = kf_bitcast<kf_i8x4>(b_40_);
-                int t12835_ = kf_dot4_us(kf_bitcast<unsigned>(t12833_), kf_bitcast<unsigned>(t12834_), t12828_);
+                kf_u8x4 t13420_ = kf_bitcast<kf_u8x4>(a_40_);
+                kf_i8x4 t13421_ = kf_bitcast<kf_i8x4>(b_40_);
+                int t13422_ = kf_dot4_us(kf_bitcast<unsigned>(t13420_), kf_bitcast<unsigned>(t13421_), t13415_);
                 unsigned a_41_ = qb_3_.v[3] & 252645135u;
                 unsigned b_41_ = xb_4_.v[3];
-                kf_u8x4 t12840_ = kf_bitcast<kf_u8x4>(a_41_);
-                kf_i8x4 t12841_ = kf_bitcast<kf_i8x4>(b_41_);
-                int t12842_ = kf_dot4_us(kf_bitcast<unsigned>(t12840_), kf_bitcast<unsigned>(t12841_), t12835_);
+                kf_u8x4 t13427_ = kf_bitcast<kf_u8x4>(a_41_);
+                kf_i8x4 t13428_ = kf_bitcast<kf_i8x4>(b_41_);
+                int t13429_ = kf_dot4_us(kf_bitcast<unsigned>(t13427_), kf_bitcast<unsigned>(t13428_), t13422_);
                 unsigned a_42_ = (qa_3_.v[0] >> 4u) & 252645135u;
                 unsigned b_42_ = xc_3_.v[0];
-                int c_20_ = 0;
-                kf_u8x4 t12850_ = kf_bitcast<kf_u8x4>(a_42_);
-                kf_i8x4 t12851_ = kf_bitcast<kf_i8x4>(b_42_);
-                int t12852_ = kf_dot4_us(kf_bitcast<unsigned>(t12850_), kf_bitcast<unsigned>(t12851_), c_20_);
+                int c_14_ = 0;
+                kf_u8x4 t13437_ = kf_bitcast<kf_u8x4>(a_42_);
+                kf_i8x4 t13438_ = kf_bitcast<kf_i8x4>(b_42_);
+                int t13439_ = kf_dot4_us(kf_bitcast<unsigned>(t13437_), kf_bitcast<unsigned>(t13438_), c_14_);
                 unsigned a_43_ = (qa_3_.v[1] >> 4u) & 252645135u;
                 unsigned b_43_ = xc_3_.v[1];
-                kf_u8x4 t12860_ = kf_bitcast<kf_u8x4>(a_43_);
-                kf_i8x4 t12861_ = kf_bitcast<kf_i8x4>(b_43_);
-                int t12862_ = kf_dot4_us(kf_bitcast<unsigned>(t12860_), kf_bitcast<unsigned>(t12861_), t12852_);
+                kf_u8x4 t13447_ = kf_bitcast<kf_u8x4>(a_43_);
+                kf_i8x4 t13448_ = kf_bitcast<kf_i8x4>(b_43_);
+                int t13449_ = kf_dot4_us(kf_bitcast<unsigned>(t13447_), kf_bitcast<unsigned>(t13448_), t13439_);
                 unsigned a_44_ = (qa_3_.v[2] >> 4u) & 252645135u;
                 unsigned b_44_ = xc_3_.v[2];
-                kf_u8x4 t12869_ = kf_bitcast<kf_u8x4>(a_44_);
-                kf_i8x4 t12870_ = kf_bitcast<kf_i8x4>(b_44_);
-                int t12871_ = kf_dot4_us(kf_bitcast<unsigned>(t12869_), kf_bitcast<unsigned>(t12870_), t12862_);
+                kf_u8x4 t13456_ = kf_bitcast<kf_u8x4>(a_44_);
+                kf_i8x4 t13457_ = kf_bitcast<kf_i8x4>(b_44_);
+                int t13458_ = kf_dot4_us(kf_bitcast<unsigned>(t13456_), kf_bitcast<unsigned>(t13457_), t13449_);
                 unsigned a_45_ = (qa_3_.v[3] >> 4u) & 252645135u;
                 unsigned b_45_ = xc_3_.v[3];
-                kf_u8x4 t12878_ = kf_bitcast<kf_u8x4>(a_45_);
-                kf_i8x4 t12879_ = kf_bitcast<kf_i8x4>(b_45_);
-                int t12880_ = kf_dot4_us(kf_bitcast<unsigned>(t12878_), kf_bitcast<unsigned>(t12879_), t12871_);
+                kf_u8x4 t13465_ = kf_bitcast<kf_u8x4>(a_45_);
+                kf_i8x4 t13466_ = kf_bitcast<kf_i8x4>(b_45_);
+                int t13467_ = kf_dot4_us(kf_bitcast<unsigned>(t13465_), kf_bitcast<unsigned>(t13466_), t13458_);
                 unsigned a_46_ = (qb_3_.v[0] >> 4u) & 252645135u;
                 unsigned b_46_ = xd_3_.v[0];
-                kf_u8x4 t12887_ = kf_bitcast<kf_u8x4>(a_46_);
-                kf_i8x4 t12888_ = kf_bitcast<kf_i8x4>(b_46_);
-                int t12889_ = kf_dot4_us(kf_bitcast<unsigned>(t12887_), kf_bitcast<unsigned>(t12888_), t12880_);
+                kf_u8x4 t13474_ = kf_bitcast<kf_u8x4>(a_46_);
+                kf_i8x4 t13475_ = kf_bitcast<kf_i8x4>(b_46_);
+                int t13476_ = kf_dot4_us(kf_bitcast<unsigned>(t13474_), kf_bitcast<unsigned>(t13475_), t13467_);
                 unsigned a_47_ = (qb_3_.v[1] >> 4u) & 252645135u;
                 unsigned b_47_ = xd_3_.v[1];
-                kf_u8x4 t12896_ = kf_bitcast<kf_u8x4>(a_47_);
-                kf_i8x4 t12897_ = kf_bitcast<kf_i8x4>(b_47_);
-                int t12898_ = kf_dot4_us(kf_bitcast<unsigned>(t12896_), kf_bitcast<unsigned>(t12897_), t12889_);
+                kf_u8x4 t13483_ = kf_bitcast<kf_u8x4>(a_47_);
+                kf_i8x4 t13484_ = kf_bitcast<kf_i8x4>(b_47_);
+                int t13485_ = kf_dot4_us(kf_bitcast<unsigned>(t13483_), kf_bitcast<unsigned>(t13484_), t13476_);
                 unsigned a_48_ = (qb_3_.v[2] >> 4u) & 252645135u;
                 unsigned b_48_ = xd_3_.v[2];
-                kf_u8x4 t12905_ = kf_bitcast<kf_u8x4>(a_48_);
-                kf_i8x4 t12906_ = kf_bitcast<kf_i8x4>(b_48_);
-                int t12907_ = kf_dot4_us(kf_bitcast<unsigned>(t12905_), kf_bitcast<unsigned>(t12906_), t12898_);
+                kf_u8x4 t13492_ = kf_bitcast<kf_u8x4>(a_48_);
+                kf_i8x4 t13493_ = kf_bitcast<kf_i8x4>(b_48_);
+                int t13494_ = kf_dot4_us(kf_bitcast<unsigned>(t13492_), kf_bitcast<unsigned>(t13493_), t13485_);
                 unsigned a_49_ = (qb_3_.v[3] >> 4u) & 252645135u;
                 unsigned b_49_ = xd_3_.v[3];
-                kf_u8x4 t12914_ = kf_bitcast<kf_u8x4>(a_49_);
-                kf_i8x4 t12915_ = kf_bitcast<kf_i8x4>(b_49_);
-                int t12916_ = kf_dot4_us(kf_bitcast<unsigned>(t12914_), kf_bitcast<unsigned>(t12915_), t12907_);
-                unsigned t12920_ = h_3_.v[1] & 1061109567u;
-                unsigned t12930_ = (h_3_.v[3] & 252645135u) | ((h_3_.v[1] >> 2u) & 808464432u);
-                unsigned sc_3_ = kf_shr_u32(((j_ < 2u) ? t12920_ : t12930_), ((j_ & 1u) << 4u));
-                unsigned t12971_ = h_3_.v[2] & 1061109567u;
-                unsigned t12982_ = ((h_3_.v[3] >> 4u) & 252645135u) | ((h_3_.v[2] >> 2u) & 808464432u);
-                unsigned mn_3_ = kf_shr_u32(((j_ < 2u) ? t12971_ : t12982_), ((j_ & 1u) << 4u));
-                unsigned t12991_ = h_3_.v[0];
-                kf_f16x2 dm_3_ = kf_f16x2{{kf_low_bits<kf_f16>(kf_word(t12991_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t12991_, 0u), 16u))}};
-                float t12994_ = kf_f16_to_f32(t12727_.v[2]);
-                int v_25_ = (int)((unsigned)t12916_ * (unsigned)kf_bitcast<int>((sc_3_ >> 8u) & 255u));
-                float t13006_ = __fsub_rn(kf_bitcast<float>(kf_bitcast<unsigned>(v_25_) + 1262485504u), 12582912.0f);
-                float t13008_ = kf_f16_to_f32(t12727_.v[0]);
-                int v_26_ = (int)((unsigned)t12842_ * (unsigned)kf_bitcast<int>(sc_3_ & 255u));
-                float t_3_ = __fmaf_rn(t12994_, t13006_, __fmul_rn(t13008_, __fsub_rn(kf_bitcast<float>(kf_bitcast<unsigned>(v_26_) + 1262485504u), 12582912.0f)));
-                unsigned v_27_ = (mn_3_ >> 8u) & 255u;
-                float t13029_ = __fsub_rn(kf_bitcast<float>(v_27_ | 1258291200u), 8388608.0f);
-                float t13031_ = kf_f16_to_f32(t12727_.v[3]);
-                unsigned v_28_ = mn_3_ & 255u;
-                float u_4_ = __fmaf_rn(t13029_, t13031_, __fmul_rn(__fsub_rn(kf_bitcast<float>(v_28_ | 1258291200u), 8388608.0f), kf_f16_to_f32(t12727_.v[1])));
+                kf_u8x4 t13501_ = kf_bitcast<kf_u8x4>(a_49_);
+                kf_i8x4 t13502_ = kf_bitcast<kf_i8x4>(b_49_);
+                int t13503_ = kf_dot4_us(kf_bitcast<unsigned>(t13501_), kf_bitcast<unsigned>(t13502_), t13494_);
+                unsigned t13507_ = h_3_.v[1] & 1061109567u;
+                unsigned t13517_ = (h_3_.v[3] & 252645135u) | ((h_3_.v[1] >> 2u) & 808464432u);
+                unsigned sc_3_ = kf_shr_u32(((j_ < 2u) ? t13507_ : t13517_), ((j_ & 1u) << 4u));
+                unsigned t13558_ = h_3_.v[2] & 1061109567u;
+                unsigned t13569_ = ((h_3_.v[3] >> 4u) & 252645135u) | ((h_3_.v[2] >> 2u) & 808464432u);
+                unsigned mn_3_ = kf_shr_u32(((j_ < 2u) ? t13558_ : t13569_), ((j_ & 1u) << 4u));
+                unsigned t13578_ = h_3_.v[0];
+                kf_f16x2 dm_3_ = kf_f16x2{{kf_low_bits<kf_f16>(kf_word(t13578_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t13578_, 0u), 16u))}};
+                float t13581_ = kf_f16_to_f32(t13314_.v[2]);
+                int v_24_ = (int)((unsigned)t13503_ * (unsigned)kf_bitcast<int>((sc_3_ >> 8u) & 255u));
+                float t13593_ = __fsub_rn(kf_bitcast<float>(kf_bitcast<unsigned>(v_24_) + 1262485504u), 12582912.0f);
+                float t13595_ = kf_f16_to_f32(t13314_.v[0]);
+                int v_25_ = (int)((unsigned)t13429_ * (unsigned)kf_bitcast<int>(sc_3_ & 255u));
+                float t_3_ = __fmaf_rn(t13581_, t13593_, __fmul_rn(t13595_, __fsub_rn(kf_bitcast<float>(kf_bitcast<unsigned>(v_25_) + 1262485504u), 12582912.0f)));
+                unsigned v_26_ = (mn_3_ >> 8u) & 255u;
+                float t13616_ = __fsub_rn(kf_bitcast<float>(v_26_ | 1258291200u), 8388608.0f);
+                float t13618_ = kf_f16_to_f32(t13314_.v[3]);
+                unsigned v_27_ = mn_3_ & 255u;
+                float u_4_ = __fmaf_rn(t13616_, t13618_, __fmul_rn(__fsub_rn(kf_bitcast<float>(v_27_ | 1258291200u), 8388608.0f), kf_f16_to_f32(t13314_.v[1])));
                 acc_[0u] = __fadd_rn(acc_[0u], __fmaf_rn(kf_f16_to_f32(dm_3_.v[0]), t_3_, __fmul_rn(-kf_f16_to_f32(dm_3_.v[1]), u_4_)));
                 kf_u32x4 h_4_ = wb_[3u];
                 kf_u32x4 qa_4_ = wb_[4u];
@@ -6910,148 +6340,252 @@ q4k_q8_gemv_silu_f16_acc(const unsigned char* __restrict__ w_, const kf_f16* __r
                 kf_u32x4 xd_4_ = xv_2_[3u];
                 unsigned a_50_ = qa_4_.v[0] & 252645135u;
                 unsigned b_50_ = xa_4_.v[0];
-                int c_21_ = 0;
-                kf_u8x4 t13074_ = kf_bitcast<kf_u8x4>(a_50_);
-                kf_i8x4 t13075_ = kf_bitcast<kf_i8x4>(b_50_);
-                int t13076_ = kf_dot4_us(kf_bitcast<unsigned>(t13074_), kf_bitcast<unsigned>(t13075_), c_21_);
+                int c_15_ = 0;
+                kf_u8x4 t13661_ = kf_bitcast<kf_u8x4>(a_50_);
+                kf_i8x4 t13662_ = kf_bitcast<kf_i8x4>(b_50_);
+                int t13663_ = kf_dot4_us(kf_bitcast<unsigned>(t13661_), kf_bitcast<unsigned>(t13662_), c_15_);
                 unsigned a_51_ = qa_4_.v[1] & 252645135u;
                 unsigned b_51_ = xa_4_.v[1];
-                kf_u8x4 t13082_ = kf_bitcast<kf_u8x4>(a_51_);
-                kf_i8x4 t13083_ = kf_bitcast<kf_i8x4>(b_51_);
-                int t13084_ = kf_dot4_us(kf_bitcast<unsigned>(t13082_), kf_bitcast<unsigned>(t13083_), t13076_);
+                kf_u8x4 t13669_ = kf_bitcast<kf_u8x4>(a_51_);
+                kf_i8x4 t13670_ = kf_bitcast<kf_i8x4>(b_51_);
+                int t13671_ = kf_dot4_us(kf_bitcast<unsigned>(t13669_), kf_bitcast<unsigned>(t13670_), t13663_);
                 unsigned a_52_ = qa_4_.v[2] & 252645135u;
                 unsigned b_52_ = xa_4_.v[2];
-                kf_u8x4 t13089_ = kf_bitcast<kf_u8x4>(a_52_);
-                kf_i8x4 t13090_ = kf_bitcast<kf_i8x4>(b_52_);
-                int t13091_ = kf_dot4_us(kf_bitcast<unsigned>(t13089_), kf_bitcast<unsigned>(t13090_), t13084_);
+                kf_u8x4 t13676_ = kf_bitcast<kf_u8x4>(a_52_);
+                kf_i8x4 t13677_ = kf_bitcast<kf_i8x4>(b_52_);
+                int t13678_ = kf_dot4_us(kf_bitcast<unsigned>(t13676_), kf_bitcast<unsigned>(t13677_), t13671_);
                 unsigned a_53_ = qa_4_.v[3] & 252645135u;
                 unsigned b_53_ = xa_4_.v[3];
-                kf_u8x4 t13096_ = kf_bitcast<kf_u8x4>(a_53_);
-                kf_i8x4 t13097_ = kf_bitcast<kf_i8x4>(b_53_);
-                int t13098_ = kf_dot4_us(kf_bitcast<unsigned>(t13096_), kf_bitcast<unsigned>(t13097_), t13091_);
+                kf_u8x4 t13683_ = kf_bitcast<kf_u8x4>(a_53_);
+                kf_i8x4 t13684_ = kf_bitcast<kf_i8x4>(b_53_);
+                int t13685_ = kf_dot4_us(kf_bitcast<unsigned>(t13683_), kf_bitcast<unsigned>(t13684_), t13678_);
                 unsigned a_54_ = qb_4_.v[0] & 252645135u;
                 unsigned b_54_ = xb_5_.v[0];
-                kf_u8x4 t13103_ = kf_bitcast<kf_u8x4>(a_54_);
-                kf_i8x4 t13104_ = kf_bitcast<kf_i8x4>(b_54_);
-                int t13105_ = kf_dot4_us(kf_bitcast<unsigned>(t13103_), kf_bitcast<unsigned>(t13104_), t13098_);
+                kf_u8x4 t13690_ = kf_bitcast<kf_u8x4>(a_54_);
+                kf_i8x4 t13691_ = kf_bitcast<kf_i8x4>(b_54_);
+                int t13692_ = kf_dot4_us(kf_bitcast<unsigned>(t13690_), kf_bitcast<unsigned>(t13691_), t13685_);
                 unsigned a_55_ = qb_4_.v[1] & 252645135u;
                 unsigned b_55_ = xb_5_.v[1];
-                kf_u8x4 t13110_ = kf_bitcast<kf_u8x4>(a_55_);
-                kf_i8x4 t13111_ = kf_bitcast<kf_i8x4>(b_55_);
-                int t13112_ = kf_dot4_us(kf_bitcast<unsigned>(t13110_), kf_bitcast<unsigned>(t13111_), t13105_);
+                kf_u8x4 t13697_ = kf_bitcast<kf_u8x4>(a_55_);
+                kf_i8x4 t13698_ = kf_bitcast<kf_i8x4>(b_55_);
+                int t13699_ = kf_dot4_us(kf_bitcast<unsigned>(t13697_), kf_bitcast<unsigned>(t13698_), t13692_);
                 unsigned a_56_ = qb_4_.v[2] & 252645135u;
                 unsigned b_56_ = xb_5_.v[2];
-                kf_u8x4 t13117_ = kf_bitcast<kf_u8x4>(a_56_);
-                kf_i8x4 t13118_ = kf_bitcast<kf_i8x4>(b_56_);
-                int t13119_ = kf_dot4_us(kf_bitcast<unsigned>(t13117_), kf_bitcast<unsigned>(t13118_), t13112_);
+                kf_u8x4 t13704_ = kf_bitcast<kf_u8x4>(a_56_);
+                kf_i8x4 t13705_ = kf_bitcast<kf_i8x4>(b_56_);
+                int t13706_ = kf_dot4_us(kf_bitcast<unsigned>(t13704_), kf_bitcast<unsigned>(t13705_), t13699_);
                 unsigned a_57_ = qb_4_.v[3] & 252645135u;
                 unsigned b_57_ = xb_5_.v[3];
-                kf_u8x4 t13124_ = kf_bitcast<kf_u8x4>(a_57_);
-                kf_i8x4 t13125_ = kf_bitcast<kf_i8x4>(b_57_);
-                int t13126_ = kf_dot4_us(kf_bitcast<unsigned>(t13124_), kf_bitcast<unsigned>(t13125_), t13119_);
+                kf_u8x4 t13711_ = kf_bitcast<kf_u8x4>(a_57_);
+                kf_i8x4 t13712_ = kf_bitcast<kf_i8x4>(b_57_);
+                int t13713_ = kf_dot4_us(kf_bitcast<unsigned>(t13711_), kf_bitcast<unsigned>(t13712_), t13706_);
                 unsigned a_58_ = (qa_4_.v[0] >> 4u) & 252645135u;
                 unsigned b_58_ = xc_4_.v[0];
-                int c_22_ = 0;
-                kf_u8x4 t13134_ = kf_bitcast<kf_u8x4>(a_58_);
-                kf_i8x4 t13135_ = kf_bitcast<kf_i8x4>(b_58_);
-                int t13136_ = kf_dot4_us(kf_bitcast<unsigned>(t13134_), kf_bitcast<unsigned>(t13135_), c_22_);
+                int c_16_ = 0;
+                kf_u8x4 t13721_ = kf_bitcast<kf_u8x4>(a_58_);
+                kf_i8x4 t13722_ = kf_bitcast<kf_i8x4>(b_58_);
+                int t13723_ = kf_dot4_us(kf_bitcast<unsigned>(t13721_), kf_bitcast<unsigned>(t13722_), c_16_);
                 unsigned a_59_ = (qa_4_.v[1] >> 4u) & 252645135u;
                 unsigned b_59_ = xc_4_.v[1];
-                kf_u8x4 t13144_ = kf_bitcast<kf_u8x4>(a_59_);
-                kf_i8x4 t13145_ = kf_bitcast<kf_i8x4>(b_59_);
-                int t13146_ = kf_dot4_us(kf_bitcast<unsigned>(t13144_), kf_bitcast<unsigned>(t13145_), t13136_);
+                kf_u8x4 t13731_ = kf_bitcast<kf_u8x4>(a_59_);
+                kf_i8x4 t13732_ = kf_bitcast<kf_i8x4>(b_59_);
+                int t13733_ = kf_dot4_us(kf_bitcast<unsigned>(t13731_), kf_bitcast<unsigned>(t13732_), t13723_);
                 unsigned a_60_ = (qa_4_.v[2] >> 4u) & 252645135u;
                 unsigned b_60_ = xc_4_.v[2];
-                kf_u8x4 t13153_ = kf_bitcast<kf_u8x4>(a_60_);
-                kf_i8x4 t13154_ = kf_bitcast<kf_i8x4>(b_60_);
-                int t13155_ = kf_dot4_us(kf_bitcast<unsigned>(t13153_), kf_bitcast<unsigned>(t13154_), t13146_);
+                kf_u8x4 t13740_ = kf_bitcast<kf_u8x4>(a_60_);
+                kf_i8x4 t13741_ = kf_bitcast<kf_i8x4>(b_60_);
+                int t13742_ = kf_dot4_us(kf_bitcast<unsigned>(t13740_), kf_bitcast<unsigned>(t13741_), t13733_);
                 unsigned a_61_ = (qa_4_.v[3] >> 4u) & 252645135u;
                 unsigned b_61_ = xc_4_.v[3];
-                kf_u8x4 t13162_ = kf_bitcast<kf_u8x4>(a_61_);
-                kf_i8x4 t13163_ = kf_bitcast<kf_i8x4>(b_61_);
-                int t13164_ = kf_dot4_us(kf_bitcast<unsigned>(t13162_), kf_bitcast<unsigned>(t13163_), t13155_);
+                kf_u8x4 t13749_ = kf_bitcast<kf_u8x4>(a_61_);
+                kf_i8x4 t13750_ = kf_bitcast<kf_i8x4>(b_61_);
+                int t13751_ = kf_dot4_us(kf_bitcast<unsigned>(t13749_), kf_bitcast<unsigned>(t13750_), t13742_);
                 unsigned a_62_ = (qb_4_.v[0] >> 4u) & 252645135u;
                 unsigned b_62_ = xd_4_.v[0];
-                kf_u8x4 t13171_ = kf_bitcast<kf_u8x4>(a_62_);
-                kf_i8x4 t13172_ = kf_bitcast<kf_i8x4>(b_62_);
-                int t13173_ = kf_dot4_us(kf_bitcast<unsigned>(t13171_), kf_bitcast<unsigned>(t13172_), t13164_);
+                kf_u8x4 t13758_ = kf_bitcast<kf_u8x4>(a_62_);
+                kf_i8x4 t13759_ = kf_bitcast<kf_i8x4>(b_62_);
+                int t13760_ = kf_dot4_us(kf_bitcast<unsigned>(t13758_), kf_bitcast<unsigned>(t13759_), t13751_);
                 unsigned a_63_ = (qb_4_.v[1] >> 4u) & 252645135u;
                 unsigned b_63_ = xd_4_.v[1];
-                kf_u8x4 t13180_ = kf_bitcast<kf_u8x4>(a_63_);
-                kf_i8x4 t13181_ = kf_bitcast<kf_i8x4>(b_63_);
-                int t13182_ = kf_dot4_us(kf_bitcast<unsigned>(t13180_), kf_bitcast<unsigned>(t13181_), t13173_);
+                kf_u8x4 t13767_ = kf_bitcast<kf_u8x4>(a_63_);
+                kf_i8x4 t13768_ = kf_bitcast<kf_i8x4>(b_63_);
+                int t13769_ = kf_dot4_us(kf_bitcast<unsigned>(t13767_), kf_bitcast<unsigned>(t13768_), t13760_);
                 unsigned a_64_ = (qb_4_.v[2] >> 4u) & 252645135u;
                 unsigned b_64_ = xd_4_.v[2];
-                kf_u8x4 t13189_ = kf_bitcast<kf_u8x4>(a_64_);
-                kf_i8x4 t13190_ = kf_bitcast<kf_i8x4>(b_64_);
-                int t13191_ = kf_dot4_us(kf_bitcast<unsigned>(t13189_), kf_bitcast<unsigned>(t13190_), t13182_);
+                kf_u8x4 t13776_ = kf_bitcast<kf_u8x4>(a_64_);
+                kf_i8x4 t13777_ = kf_bitcast<kf_i8x4>(b_64_);
+                int t13778_ = kf_dot4_us(kf_bitcast<unsigned>(t13776_), kf_bitcast<unsigned>(t13777_), t13769_);
                 unsigned a_65_ = (qb_4_.v[3] >> 4u) & 252645135u;
                 unsigned b_65_ = xd_4_.v[3];
-                kf_u8x4 t13198_ = kf_bitcast<kf_u8x4>(a_65_);
-                kf_i8x4 t13199_ = kf_bitcast<kf_i8x4>(b_65_);
-                int t13200_ = kf_dot4_us(kf_bitcast<unsigned>(t13198_), kf_bitcast<unsigned>(t13199_), t13191_);
-                unsigned t13204_ = h_4_.v[1] & 1061109567u;
-                unsigned t13214_ = (h_4_.v[3] & 252645135u) | ((h_4_.v[1] >> 2u) & 808464432u);
-                unsigned sc_4_ = kf_shr_u32(((j_ < 2u) ? t13204_ : t13214_), ((j_ & 1u) << 4u));
-                unsigned t13255_ = h_4_.v[2] & 1061109567u;
-                unsigned t13266_ = ((h_4_.v[3] >> 4u) & 252645135u) | ((h_4_.v[2] >> 2u) & 808464432u);
-                unsigned mn_4_ = kf_shr_u32(((j_ < 2u) ? t13255_ : t13266_), ((j_ & 1u) << 4u));
-                unsigned t13275_ = h_4_.v[0];
-                kf_f16x2 dm_4_ = kf_f16x2{{kf_low_bits<kf_f16>(kf_word(t13275_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t13275_, 0u), 16u))}};
-                float t13278_ = kf_f16_to_f32(t12727_.v[2]);
-                int v_29_ = (int)((unsigned)t13200_ * (unsigned)kf_bitcast<int>((sc_4_ >> 8u) & 255u));
-                float t13290_ = __fsub_rn(kf_bitcast<float>(kf_bitcast<unsigned>(v_29_) + 1262485504u), 12582912.0f);
-                float t13292_ = kf_f16_to_f32(t12727_.v[0]);
-                int v_30_ = (int)((unsigned)t13126_ * (unsigned)kf_bitcast<int>(sc_4_ & 255u));
-                float t_4_ = __fmaf_rn(t13278_, t13290_, __fmul_rn(t13292_, __fsub_rn(kf_bitcast<float>(kf_bitcast<unsigned>(v_30_) + 1262485504u), 12582912.0f)));
-                unsigned v_31_ = (mn_4_ >> 8u) & 255u;
-                float t13313_ = __fsub_rn(kf_bitcast<float>(v_31_ | 1258291200u), 8388608.0f);
-                float t13315_ = kf_f16_to_f32(t12727_.v[3]);
-                unsigned v_32_ = mn_4_ & 255u;
-                float u_5_ = __fmaf_rn(t13313_, t13315_, __fmul_rn(__fsub_rn(kf_bitcast<float>(v_32_ | 1258291200u), 8388608.0f), kf_f16_to_f32(t12727_.v[1])));
+                kf_u8x4 t13785_ = kf_bitcast<kf_u8x4>(a_65_);
+                kf_i8x4 t13786_ = kf_bitcast<kf_i8x4>(b_65_);
+                int t13787_ = kf_dot4_us(kf_bitcast<unsigned>(t13785_), kf_bitcast<unsigned>(t13786_), t13778_);
+                unsigned t13791_ = h_4_.v[1] & 1061109567u;
+                unsigned t13801_ = (h_4_.v[3] & 252645135u) | ((h_4_.v[1] >> 2u) & 808464432u);
+                unsigned sc_4_ = kf_shr_u32(((j_ < 2u) ? t13791_ : t13801_), ((j_ & 1u) << 4u));
+                unsigned t13842_ = h_4_.v[2] & 1061109567u;
+                unsigned t13853_ = ((h_4_.v[3] >> 4u) & 252645135u) | ((h_4_.v[2] >> 2u) & 808464432u);
+                unsigned mn_4_ = kf_shr_u32(((j_ < 2u) ? t13842_ : t13853_), ((j_ & 1u) << 4u));
+                unsigned t13862_ = h_4_.v[0];
+                kf_f16x2 dm_4_ = kf_f16x2{{kf_low_bits<kf_f16>(kf_word(t13862_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t13862_, 0u), 16u))}};
+                float t13865_ = kf_f16_to_f32(t13314_.v[2]);
+                int v_28_ = (int)((unsigned)t13787_ * (unsigned)kf_bitcast<int>((sc_4_ >> 8u) & 255u));
+                float t13877_ = __fsub_rn(kf_bitcast<float>(kf_bitcast<unsigned>(v_28_) + 1262485504u), 12582912.0f);
+                float t13879_ = kf_f16_to_f32(t13314_.v[0]);
+                int v_29_ = (int)((unsigned)t13713_ * (unsigned)kf_bitcast<int>(sc_4_ & 255u));
+                float t_4_ = __fmaf_rn(t13865_, t13877_, __fmul_rn(t13879_, __fsub_rn(kf_bitcast<float>(kf_bitcast<unsigned>(v_29_) + 1262485504u), 12582912.0f)));
+                unsigned v_30_ = (mn_4_ >> 8u) & 255u;
+                float t13900_ = __fsub_rn(kf_bitcast<float>(v_30_ | 1258291200u), 8388608.0f);
+                float t13902_ = kf_f16_to_f32(t13314_.v[3]);
+                unsigned v_31_ = mn_4_ & 255u;
+                float u_5_ = __fmaf_rn(t13900_, t13902_, __fmul_rn(__fsub_rn(kf_bitcast<float>(v_31_ | 1258291200u), 8388608.0f), kf_f16_to_f32(t13314_.v[1])));
                 acc_[1u] = __fadd_rn(acc_[1u], __fmaf_rn(kf_f16_to_f32(dm_4_.v[0]), t_4_, __fmul_rn(-kf_f16_to_f32(dm_4_.v[1]), u_5_)));
             }
-            unsigned t13337_ = ck_ + 1u;
-            ck_ = t13337_;
-            if (t13337_ == steps_) {
-                float v_33_ = acc_[0u];
-                float t13348_ = __fadd_rn(v_33_, kf_shfl_xor(v_33_, 1u, kf_wn));
-                float t13354_ = __fadd_rn(t13348_, kf_shfl_xor(t13348_, 2u, kf_wn));
-                float t13360_ = __fadd_rn(t13354_, kf_shfl_xor(t13354_, 4u, kf_wn));
-                float t13366_ = __fadd_rn(t13360_, kf_shfl_xor(t13360_, 8u, kf_wn));
-                unsigned rr_7_ = ((cg_ << 1u) << 1u) + r_;
-                bool t13384_ = (lane_ & 15u) == 0u;
-                bool t13385_ = t13384_;
-                if (t13384_) {
-                    t13385_ = rr_7_ < m_;
-                }
-                if (t13385_) {
-                    y_[rr_7_] = kf_f16_from_f32(__fadd_rn(t13366_, yold_[0u]));
+            unsigned t13924_ = ck_ + 1u;
+            ck_ = t13924_;
+            bool t13925_ = t13924_ == steps_;
+            bool t13926_ = t13925_;
+            if (t13925_) {
+                t13926_ = glu_;
+            }
+            if (t13926_) {
+                float v_32_ = acc_[0u];
+                float t13936_ = __fadd_rn(v_32_, kf_shfl_xor(v_32_, 1u, kf_wn));
+                float t13942_ = __fadd_rn(t13936_, kf_shfl_xor(t13936_, 2u, kf_wn));
+                float t13948_ = __fadd_rn(t13942_, kf_shfl_xor(t13942_, 4u, kf_wn));
+                float t13954_ = __fadd_rn(t13948_, kf_shfl_xor(t13948_, 8u, kf_wn));
+                float v_33_ = acc_[1u];
+                float t13971_ = __fadd_rn(v_33_, kf_shfl_xor(v_33_, 1u, kf_wn));
+                float t13977_ = __fadd_rn(t13971_, kf_shfl_xor(t13971_, 2u, kf_wn));
+                float t13983_ = __fadd_rn(t13977_, kf_shfl_xor(t13977_, 4u, kf_wn));
+                float t13989_ = __fadd_rn(t13983_, kf_shfl_xor(t13983_, 8u, kf_wn));
+                if ((lane_ & 15u) == 0u) {
+                    float gf_34_ = kf_f16_to_f32(kf_f16_from_f32(t13954_));
+                    unsigned i_2_ = (t13139_ << 1u) + r_;
+                    ((kf_f16*)sq_)[(par_ << 5u) + (i_2_ & 31u)] = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_34_, __fadd_rn(1.0f, kf_exp_approx(-gf_34_))), kf_f16_to_f32(kf_f16_from_f32(t13989_))));
                 }
                 acc_[0u] = 0.0f;
-                float v_34_ = acc_[1u];
-                float t13413_ = __fadd_rn(v_34_, kf_shfl_xor(v_34_, 1u, kf_wn));
-                float t13419_ = __fadd_rn(t13413_, kf_shfl_xor(t13413_, 2u, kf_wn));
-                float t13425_ = __fadd_rn(t13419_, kf_shfl_xor(t13419_, 4u, kf_wn));
-                float t13431_ = __fadd_rn(t13425_, kf_shfl_xor(t13425_, 8u, kf_wn));
-                unsigned rr_8_ = (((cg_ << 1u) + 1u) << 1u) + r_;
-                bool t13449_ = (lane_ & 15u) == 0u;
-                bool t13450_ = t13449_;
-                if (t13449_) {
-                    t13450_ = rr_8_ < m_;
+                acc_[1u] = 0.0f;
+                if ((cp_ & 1u) == 1u) {
+                    __syncthreads();
+                    if (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) == 0u) {
+                        unsigned c_17_ = blockIdx.x + ((cp_ >> 1u) * gridDim.x);
+                        float v_34_ = kf_f16_to_f32(((kf_f16*)sq_)[(par_ << 5u) + kf_lane_id()]);
+                        float t14062_ = kf_abs_f32(v_34_);
+                        unsigned t14084_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+                        if (t14084_ == 32u) {
+                            float t14089_ = fmaxf(t14062_, kf_shfl_xor(t14062_, 16u, kf_wn));
+                            float t14092_ = fmaxf(t14089_, kf_shfl_xor(t14089_, 8u, kf_wn));
+                            float t14095_ = fmaxf(t14092_, kf_shfl_xor(t14092_, 4u, kf_wn));
+                            float t14098_ = fmaxf(t14095_, kf_shfl_xor(t14095_, 2u, kf_wn));
+                            amax_2_ = fmaxf(t14098_, kf_shfl_xor(t14098_, 1u, kf_wn));
+                        } else {
+                            float t14104_ = kf_shfl_down(t14062_, 16u, kf_wn);
+                            bool t14106_ = (kf_lane_id() + 16u) < t14084_;
+                            float t14107_ = fmaxf(t14062_, t14104_);
+                            float t14108_ = t14106_ ? t14107_ : t14062_;
+                            float t14110_ = kf_shfl_down(t14108_, 8u, kf_wn);
+                            bool t14112_ = (kf_lane_id() + 8u) < t14084_;
+                            float t14113_ = fmaxf(t14108_, t14110_);
+                            float t14114_ = t14112_ ? t14113_ : t14108_;
+                            float t14116_ = kf_shfl_down(t14114_, 4u, kf_wn);
+                            bool t14118_ = (kf_lane_id() + 4u) < t14084_;
+                            float t14119_ = fmaxf(t14114_, t14116_);
+                            float t14120_ = t14118_ ? t14119_ : t14114_;
+                            float t14122_ = kf_shfl_down(t14120_, 2u, kf_wn);
+                            bool t14124_ = (kf_lane_id() + 2u) < t14084_;
+                            float t14125_ = fmaxf(t14120_, t14122_);
+                            float t14126_ = t14124_ ? t14125_ : t14120_;
+                            float t14128_ = kf_shfl_down(t14126_, 1u, kf_wn);
+                            bool t14130_ = (kf_lane_id() + 1u) < t14084_;
+                            float t14131_ = fmaxf(t14126_, t14128_);
+                            amax_2_ = kf_shfl(t14130_ ? t14131_ : t14126_, 0u, kf_wn);
+                        }
+                        unsigned t14156_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+                        if (t14156_ == 32u) {
+                            float t14161_ = __fadd_rn(v_34_, kf_shfl_xor(v_34_, 16u, kf_wn));
+                            float t14164_ = __fadd_rn(t14161_, kf_shfl_xor(t14161_, 8u, kf_wn));
+                            float t14167_ = __fadd_rn(t14164_, kf_shfl_xor(t14164_, 4u, kf_wn));
+                            float t14170_ = __fadd_rn(t14167_, kf_shfl_xor(t14167_, 2u, kf_wn));
+                            sum_2_ = __fadd_rn(t14170_, kf_shfl_xor(t14170_, 1u, kf_wn));
+                        } else {
+                            float t14176_ = kf_shfl_down(v_34_, 16u, kf_wn);
+                            bool t14178_ = (kf_lane_id() + 16u) < t14156_;
+                            float t14179_ = __fadd_rn(v_34_, t14176_);
+                            float t14180_ = t14178_ ? t14179_ : v_34_;
+                            float t14182_ = kf_shfl_down(t14180_, 8u, kf_wn);
+                            bool t14184_ = (kf_lane_id() + 8u) < t14156_;
+                            float t14185_ = __fadd_rn(t14180_, t14182_);
+                            float t14186_ = t14184_ ? t14185_ : t14180_;
+                            float t14188_ = kf_shfl_down(t14186_, 4u, kf_wn);
+                            bool t14190_ = (kf_lane_id() + 4u) < t14156_;
+                            float t14191_ = __fadd_rn(t14186_, t14188_);
+                            float t14192_ = t14190_ ? t14191_ : t14186_;
+                            float t14194_ = kf_shfl_down(t14192_, 2u, kf_wn);
+                            bool t14196_ = (kf_lane_id() + 2u) < t14156_;
+                            float t14197_ = __fadd_rn(t14192_, t14194_);
+                            float t14198_ = t14196_ ? t14197_ : t14192_;
+                            float t14200_ = kf_shfl_down(t14198_, 1u, kf_wn);
+                            bool t14202_ = (kf_lane_id() + 1u) < t14156_;
+                            float t14203_ = __fadd_rn(t14198_, t14200_);
+                            sum_2_ = kf_shfl(t14202_ ? t14203_ : t14198_, 0u, kf_wn);
+                        }
+                        float d_6_ = __fdiv_rn(amax_2_, 127.0f);
+                        signed char q_6_ = (signed char)0;
+                        if (amax_2_ > 0.0f) {
+                            q_6_ = (signed char)kf_sat_i32(kf_f32_to_i32(roundf(__fdiv_rn(v_34_, d_6_))), -128, 127);
+                        }
+                        xo_[(c_17_ << 5u) + kf_lane_id()] = q_6_;
+                        if (kf_lane_id() == 0u) {
+                            kf_f16 t14223_ = kf_f16_from_f32(d_6_);
+                            kf_f16 t14224_ = kf_f16_from_f32(sum_2_);
+                            kf_f16x2 t14226_ = kf_f16x2{{t14223_, t14224_}};
+                            xdo_[c_17_] = t14226_;
+                        }
+                    }
+                    par_ = par_ ^ 1u;
                 }
-                if (t13450_) {
-                    y_[rr_8_] = kf_f16_from_f32(__fadd_rn(t13431_, yold_[1u]));
+                ck_ = 0u;
+                cp_ = cp_ + 1u;
+            } else if (t13924_ == steps_) {
+                float v_35_ = acc_[0u];
+                float t14242_ = __fadd_rn(v_35_, kf_shfl_xor(v_35_, 1u, kf_wn));
+                float t14248_ = __fadd_rn(t14242_, kf_shfl_xor(t14242_, 2u, kf_wn));
+                float t14254_ = __fadd_rn(t14248_, kf_shfl_xor(t14248_, 4u, kf_wn));
+                float t14260_ = __fadd_rn(t14254_, kf_shfl_xor(t14254_, 8u, kf_wn));
+                unsigned rr_7_ = ((t13139_ << 1u) << 1u) + r_;
+                bool t14278_ = (lane_ & 15u) == 0u;
+                bool t14279_ = t14278_;
+                if (t14278_) {
+                    t14279_ = rr_7_ < m_;
+                }
+                if (t14279_) {
+                    y_[rr_7_] = kf_f16_from_f32(__fadd_rn(t14260_, yold_[0u]));
+                }
+                acc_[0u] = 0.0f;
+                float v_36_ = acc_[1u];
+                float t14307_ = __fadd_rn(v_36_, kf_shfl_xor(v_36_, 1u, kf_wn));
+                float t14313_ = __fadd_rn(t14307_, kf_shfl_xor(t14307_, 2u, kf_wn));
+                float t14319_ = __fadd_rn(t14313_, kf_shfl_xor(t14313_, 4u, kf_wn));
+                float t14325_ = __fadd_rn(t14319_, kf_shfl_xor(t14319_, 8u, kf_wn));
+                unsigned rr_8_ = (((t13139_ << 1u) + 1u) << 1u) + r_;
+                bool t14343_ = (lane_ & 15u) == 0u;
+                bool t14344_ = t14343_;
+                if (t14343_) {
+                    t14344_ = rr_8_ < m_;
+                }
+                if (t14344_) {
+                    y_[rr_8_] = kf_f16_from_f32(__fadd_rn(t14325_, yold_[1u]));
                 }
                 acc_[1u] = 0.0f;
                 ck_ = 0u;
-                cg_ = cg_ + nw_;
+                cp_ = cp_ + 1u;
             }
         }
     }
 }
 
-/* kernel q4k_q8_gemv_silu_f32 (q4k.kf:1022) */
+/* kernel q4k_q8_gemv_silu_f32 (q4k.kf:1101) */
 extern "C" __global__ void __launch_bounds__(256)
 q4k_q8_gemv_silu_f32(const unsigned char* __restrict__ w_, const kf_f16* __restrict__ g_, const kf_f16* __restrict__ u_, float* __restrict__ y_, unsigned m_, unsigned k_)
 {
@@ -7061,15 +6595,19 @@ q4k_q8_gemv_silu_f32(const unsigned char* __restrict__ w_, const kf_f16* __restr
     kf_u32x4 wb_[12];
     float acc_[2];
     kf_u32x4 xv_[4];
-    kf_f16x8 gv_6_[4];
-    kf_f16x8 uv_3_[4];
     kf_f16x8 gv_8_[4];
     kf_f16x8 uv_4_[4];
     kf_u32x4 xv_2_[4];
+    float amax_;
+    float sum_;
+    float amax_2_;
+    float sum_2_;
     const unsigned kf_wn = kf_warp_lanes();
     const kf_u32x4* wq_ = (const kf_u32x4*)w_;
     const kf_f16x8* a_ = (const kf_f16x8*)g_;
     const kf_f16x8* b_ = (const kf_f16x8*)u_;
+    signed char* xo_ = (signed char*)y_;
+    kf_f16x2* xdo_ = (kf_f16x2*)y_;
     unsigned lane_ = kf_lane_id();
     unsigned r_ = lane_ >> 4u;
     unsigned bl_ = (lane_ >> 2u) & 3u;
@@ -7079,52 +6617,57 @@ q4k_q8_gemv_silu_f32(const unsigned char* __restrict__ w_, const kf_f16* __restr
     unsigned ng_ = (m_ >> 2u) + (((m_ & 3u) != 0u) ? 1u : 0u);
     unsigned wid_ = (blockIdx.x << 3u) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u);
     unsigned nw_ = gridDim.x << 3u;
+    bool glu_ = false;
     unsigned total_ = 0u;
     if (wid_ < ng_) {
-        unsigned t64_ = ng_ - wid_;
-        total_ = ((t64_ / nw_) + (((t64_ % nw_) != 0u) ? 1u : 0u)) * steps_;
+        unsigned t86_ = ng_ - wid_;
+        total_ = ((t86_ / nw_) + (((t86_ % nw_) != 0u) ? 1u : 0u)) * steps_;
     }
-    unsigned t75_ = k_ >> 8u;
-    unsigned xd0_ = ((((t75_ >> 2u) + (((t75_ & 3u) != 0u) ? 1u : 0u)) << 2u) << 8u) >> 3u;
+    unsigned par_ = 0u;
+    unsigned t99_ = k_ >> 8u;
+    unsigned xd0_ = ((((t99_ >> 2u) + (((t99_ & 3u) != 0u) ? 1u : 0u)) << 2u) << 8u) >> 3u;
     acc_[0u] = 0.0f;
     acc_[1u] = 0.0f;
-    unsigned lg_ = wid_;
+    unsigned lp_ = 0u;
     unsigned lk_ = 0u;
-    unsigned cg_ = wid_;
+    unsigned cp_ = 0u;
     unsigned ck_ = 0u;
-    unsigned t107_ = total_ + 1u;
+    unsigned t133_ = total_ + 1u;
     #pragma unroll 1
-    for (unsigned t0_ = 0u; t0_ < t107_; t0_ = t0_ + 2u) {
+    for (unsigned t0_ = 0u; t0_ < t133_; t0_ = t0_ + 2u) {
         if (t0_ < total_) {
             unsigned kb_ = min(((lk_ << 2u) + bl_), (nbk_ - 1u));
-            unsigned row_ = min((((lg_ << 1u) << 1u) + r_), (m_ - 1u));
+            unsigned t2999_ = ((blockIdx.x << 3u) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u)) + ((lp_ * gridDim.x) << 3u);
+            unsigned row_ = min((((t2999_ << 1u) << 1u) + r_), (m_ - 1u));
             unsigned blk_ = ((row_ * nbk_) + kb_) * 9u;
             wb_[0u] = wq_[blk_];
             wb_[1u] = wq_[(blk_ + 1u) + (j_ << 1u)];
             wb_[2u] = wq_[(blk_ + 2u) + (j_ << 1u)];
-            unsigned row_2_ = min(((((lg_ << 1u) + 1u) << 1u) + r_), (m_ - 1u));
+            unsigned rs_ = 1u;
+            unsigned row_2_ = min(((((t2999_ << 1u) + rs_) << 1u) + r_), (m_ - 1u));
             unsigned blk_2_ = ((row_2_ * nbk_) + kb_) * 9u;
             wb_[3u] = wq_[blk_2_];
             wb_[4u] = wq_[(blk_2_ + 1u) + (j_ << 1u)];
             wb_[5u] = wq_[(blk_2_ + 2u) + (j_ << 1u)];
-            unsigned t3040_ = lk_ + 1u;
-            lk_ = t3040_;
-            if (t3040_ == steps_) {
+            unsigned t3152_ = lk_ + 1u;
+            lk_ = t3152_;
+            if (t3152_ == steps_) {
                 lk_ = 0u;
-                lg_ = lg_ + nw_;
+                lp_ = lp_ + 1u;
             }
         }
-        bool t5863_ = t0_ >= 1u;
-        bool t5864_ = t5863_;
-        if (t5863_) {
-            t5864_ = (t0_ - 1u) < total_;
+        bool t5973_ = t0_ >= 1u;
+        bool t5974_ = t5973_;
+        if (t5973_) {
+            t5974_ = (t0_ - 1u) < total_;
         }
-        if (t5864_) {
+        if (t5974_) {
             unsigned kb_2_ = (ck_ << 2u) + bl_;
+            unsigned t6024_ = ((blockIdx.x << 3u) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u)) + ((cp_ * gridDim.x) << 3u);
             if (kb_2_ < nbk_) {
-                unsigned t5919_ = (kb_2_ << 4u) + (j_ << 2u);
-                unsigned kb_3_ = t5919_ >> 4u;
-                unsigned s_ = (((((kb_3_ >> 2u) << 2u) + (t5919_ & 3u)) << 4u) + ((kb_3_ & 3u) << 2u)) + ((t5919_ >> 2u) & 3u);
+                unsigned t6072_ = (kb_2_ << 4u) + (j_ << 2u);
+                unsigned kb_3_ = t6072_ >> 4u;
+                unsigned s_ = (((((kb_3_ >> 2u) << 2u) + (t6072_ & 3u)) << 4u) + ((kb_3_ & 3u) << 2u)) + ((t6072_ >> 2u) & 3u);
                 xv_[0u] = sq_[s_];
                 unsigned v_ = ((kb_2_ << 4u) + (j_ << 2u)) + 1u;
                 unsigned kb_4_ = v_ >> 4u;
@@ -7138,8 +6681,8 @@ q4k_q8_gemv_silu_f32(const unsigned char* __restrict__ w_, const kf_f16* __restr
                 unsigned kb_6_ = v_3_ >> 4u;
                 unsigned s_4_ = (((((kb_6_ >> 2u) << 2u) + (v_3_ & 3u)) << 4u) + ((kb_6_ & 3u) << 2u)) + ((v_3_ >> 2u) & 3u);
                 xv_[3u] = sq_[s_4_];
-                unsigned t6045_ = (xd0_ + (kb_2_ << 2u)) + j_;
-                kf_f16x4 t6046_ = ((kf_f16x4*)sq_)[t6045_];
+                unsigned t6198_ = (xd0_ + (kb_2_ << 2u)) + j_;
+                kf_f16x4 t6199_ = ((kf_f16x4*)sq_)[t6198_];
                 kf_u32x4 h_ = wb_[6u];
                 kf_u32x4 qa_ = wb_[7u];
                 kf_u32x4 qb_ = wb_[8u];
@@ -7150,104 +6693,104 @@ q4k_q8_gemv_silu_f32(const unsigned char* __restrict__ w_, const kf_f16* __restr
                 unsigned a_2_ = qa_.v[0] & 252645135u;
                 unsigned b_2_ = xa_.v[0];
                 int c_ = 0;
-                kf_u8x4 t6109_ = kf_bitcast<kf_u8x4>(a_2_);
-                kf_i8x4 t6110_ = kf_bitcast<kf_i8x4>(b_2_);
-                int t6111_ = kf_dot4_us(kf_bitcast<unsigned>(t6109_), kf_bitcast<unsigned>(t6110_), c_);
+                kf_u8x4 t6262_ = kf_bitcast<kf_u8x4>(a_2_);
+                kf_i8x4 t6263_ = kf_bitcast<kf_i8x4>(b_2_);
+                int t6264_ = kf_dot4_us(kf_bitcast<unsigned>(t6262_), kf_bitcast<unsigned>(t6263_), c_);
                 unsigned a_3_ = qa_.v[1] & 252645135u;
                 unsigned b_3_ = xa_.v[1];
-                kf_u8x4 t6117_ = kf_bitcast<kf_u8x4>(a_3_);
-                kf_i8x4 t6118_ = kf_bitcast<kf_i8x4>(b_3_);
-                int t6119_ = kf_dot4_us(kf_bitcast<unsigned>(t6117_), kf_bitcast<unsigned>(t6118_), t6111_);
+                kf_u8x4 t6270_ = kf_bitcast<kf_u8x4>(a_3_);
+                kf_i8x4 t6271_ = kf_bitcast<kf_i8x4>(b_3_);
+                int t6272_ = kf_dot4_us(kf_bitcast<unsigned>(t6270_), kf_bitcast<unsigned>(t6271_), t6264_);
                 unsigned a_4_ = qa_.v[2] & 252645135u;
                 unsigned b_4_ = xa_.v[2];
-                kf_u8x4 t6124_ = kf_bitcast<kf_u8x4>(a_4_);
-                kf_i8x4 t6125_ = kf_bitcast<kf_i8x4>(b_4_);
-                int t6126_ = kf_dot4_us(kf_bitcast<unsigned>(t6124_), kf_bitcast<unsigned>(t6125_), t6119_);
+                kf_u8x4 t6277_ = kf_bitcast<kf_u8x4>(a_4_);
+                kf_i8x4 t6278_ = kf_bitcast<kf_i8x4>(b_4_);
+                int t6279_ = kf_dot4_us(kf_bitcast<unsigned>(t6277_), kf_bitcast<unsigned>(t6278_), t6272_);
                 unsigned a_5_ = qa_.v[3] & 252645135u;
                 unsigned b_5_ = xa_.v[3];
-                kf_u8x4 t6131_ = kf_bitcast<kf_u8x4>(a_5_);
-                kf_i8x4 t6132_ = kf_bitcast<kf_i8x4>(b_5_);
-                int t6133_ = kf_dot4_us(kf_bitcast<unsigned>(t6131_), kf_bitcast<unsigned>(t6132_), t6126_);
+                kf_u8x4 t6284_ = kf_bitcast<kf_u8x4>(a_5_);
+                kf_i8x4 t6285_ = kf_bitcast<kf_i8x4>(b_5_);
+                int t6286_ = kf_dot4_us(kf_bitcast<unsigned>(t6284_), kf_bitcast<unsigned>(t6285_), t6279_);
                 unsigned a_6_ = qb_.v[0] & 252645135u;
                 unsigned b_6_ = xb_2_.v[0];
-                kf_u8x4 t6138_ = kf_bitcast<kf_u8x4>(a_6_);
-                kf_i8x4 t6139_ = kf_bitcast<kf_i8x4>(b_6_);
-                int t6140_ = kf_dot4_us(kf_bitcast<unsigned>(t6138_), kf_bitcast<unsigned>(t6139_), t6133_);
+                kf_u8x4 t6291_ = kf_bitcast<kf_u8x4>(a_6_);
+                kf_i8x4 t6292_ = kf_bitcast<kf_i8x4>(b_6_);
+                int t6293_ = kf_dot4_us(kf_bitcast<unsigned>(t6291_), kf_bitcast<unsigned>(t6292_), t6286_);
                 unsigned a_7_ = qb_.v[1] & 252645135u;
                 unsigned b_7_ = xb_2_.v[1];
-                kf_u8x4 t6145_ = kf_bitcast<kf_u8x4>(a_7_);
-                kf_i8x4 t6146_ = kf_bitcast<kf_i8x4>(b_7_);
-                int t6147_ = kf_dot4_us(kf_bitcast<unsigned>(t6145_), kf_bitcast<unsigned>(t6146_), t6140_);
+                kf_u8x4 t6298_ = kf_bitcast<kf_u8x4>(a_7_);
+                kf_i8x4 t6299_ = kf_bitcast<kf_i8x4>(b_7_);
+                int t6300_ = kf_dot4_us(kf_bitcast<unsigned>(t6298_), kf_bitcast<unsigned>(t6299_), t6293_);
                 unsigned a_8_ = qb_.v[2] & 252645135u;
                 unsigned b_8_ = xb_2_.v[2];
-                kf_u8x4 t6152_ = kf_bitcast<kf_u8x4>(a_8_);
-                kf_i8x4 t6153_ = kf_bitcast<kf_i8x4>(b_8_);
-                int t6154_ = kf_dot4_us(kf_bitcast<unsigned>(t6152_), kf_bitcast<unsigned>(t6153_), t6147_);
+                kf_u8x4 t6305_ = kf_bitcast<kf_u8x4>(a_8_);
+                kf_i8x4 t6306_ = kf_bitcast<kf_i8x4>(b_8_);
+                int t6307_ = kf_dot4_us(kf_bitcast<unsigned>(t6305_), kf_bitcast<unsigned>(t6306_), t6300_);
                 unsigned a_9_ = qb_.v[3] & 252645135u;
                 unsigned b_9_ = xb_2_.v[3];
-                kf_u8x4 t6159_ = kf_bitcast<kf_u8x4>(a_9_);
-                kf_i8x4 t6160_ = kf_bitcast<kf_i8x4>(b_9_);
-                int t6161_ = kf_dot4_us(kf_bitcast<unsigned>(t6159_), kf_bitcast<unsigned>(t6160_), t6154_);
+                kf_u8x4 t6312_ = kf_bitcast<kf_u8x4>(a_9_);
+                kf_i8x4 t6313_ = kf_bitcast<kf_i8x4>(b_9_);
+                int t6314_ = kf_dot4_us(kf_bitcast<unsigned>(t6312_), kf_bitcast<unsigned>(t6313_), t6307_);
                 unsigned a_10_ = (qa_.v[0] >> 4u) & 252645135u;
                 unsigned b_10_ = xc_.v[0];
                 int c_2_ = 0;
-                kf_u8x4 t6169_ = kf_bitcast<kf_u8x4>(a_10_);
-                kf_i8x4 t6170_ = kf_bitcast<kf_i8x4>(b_10_);
-                int t6171_ = kf_dot4_us(kf_bitcast<unsigned>(t6169_), kf_bitcast<unsigned>(t6170_), c_2_);
+                kf_u8x4 t6322_ = kf_bitcast<kf_u8x4>(a_10_);
+                kf_i8x4 t6323_ = kf_bitcast<kf_i8x4>(b_10_);
+                int t6324_ = kf_dot4_us(kf_bitcast<unsigned>(t6322_), kf_bitcast<unsigned>(t6323_), c_2_);
                 unsigned a_11_ = (qa_.v[1] >> 4u) & 252645135u;
                 unsigned b_11_ = xc_.v[1];
-                kf_u8x4 t6179_ = kf_bitcast<kf_u8x4>(a_11_);
-                kf_i8x4 t6180_ = kf_bitcast<kf_i8x4>(b_11_);
-                int t6181_ = kf_dot4_us(kf_bitcast<unsigned>(t6179_), kf_bitcast<unsigned>(t6180_), t6171_);
+                kf_u8x4 t6332_ = kf_bitcast<kf_u8x4>(a_11_);
+                kf_i8x4 t6333_ = kf_bitcast<kf_i8x4>(b_11_);
+                int t6334_ = kf_dot4_us(kf_bitcast<unsigned>(t6332_), kf_bitcast<unsigned>(t6333_), t6324_);
                 unsigned a_12_ = (qa_.v[2] >> 4u) & 252645135u;
                 unsigned b_12_ = xc_.v[2];
-                kf_u8x4 t6188_ = kf_bitcast<kf_u8x4>(a_12_);
-                kf_i8x4 t6189_ = kf_bitcast<kf_i8x4>(b_12_);
-                int t6190_ = kf_dot4_us(kf_bitcast<unsigned>(t6188_), kf_bitcast<unsigned>(t6189_), t6181_);
+                kf_u8x4 t6341_ = kf_bitcast<kf_u8x4>(a_12_);
+                kf_i8x4 t6342_ = kf_bitcast<kf_i8x4>(b_12_);
+                int t6343_ = kf_dot4_us(kf_bitcast<unsigned>(t6341_), kf_bitcast<unsigned>(t6342_), t6334_);
                 unsigned a_13_ = (qa_.v[3] >> 4u) & 252645135u;
                 unsigned b_13_ = xc_.v[3];
-                kf_u8x4 t6197_ = kf_bitcast<kf_u8x4>(a_13_);
-                kf_i8x4 t6198_ = kf_bitcast<kf_i8x4>(b_13_);
-                int t6199_ = kf_dot4_us(kf_bitcast<unsigned>(t6197_), kf_bitcast<unsigned>(t6198_), t6190_);
+                kf_u8x4 t6350_ = kf_bitcast<kf_u8x4>(a_13_);
+                kf_i8x4 t6351_ = kf_bitcast<kf_i8x4>(b_13_);
+                int t6352_ = kf_dot4_us(kf_bitcast<unsigned>(t6350_), kf_bitcast<unsigned>(t6351_), t6343_);
                 unsigned a_14_ = (qb_.v[0] >> 4u) & 252645135u;
                 unsigned b_14_ = xd_.v[0];
-                kf_u8x4 t6206_ = kf_bitcast<kf_u8x4>(a_14_);
-                kf_i8x4 t6207_ = kf_bitcast<kf_i8x4>(b_14_);
-                int t6208_ = kf_dot4_us(kf_bitcast<unsigned>(t6206_), kf_bitcast<unsigned>(t6207_), t6199_);
+                kf_u8x4 t6359_ = kf_bitcast<kf_u8x4>(a_14_);
+                kf_i8x4 t6360_ = kf_bitcast<kf_i8x4>(b_14_);
+                int t6361_ = kf_dot4_us(kf_bitcast<unsigned>(t6359_), kf_bitcast<unsigned>(t6360_), t6352_);
                 unsigned a_15_ = (qb_.v[1] >> 4u) & 252645135u;
                 unsigned b_15_ = xd_.v[1];
-                kf_u8x4 t6215_ = kf_bitcast<kf_u8x4>(a_15_);
-                kf_i8x4 t6216_ = kf_bitcast<kf_i8x4>(b_15_);
-                int t6217_ = kf_dot4_us(kf_bitcast<unsigned>(t6215_), kf_bitcast<unsigned>(t6216_), t6208_);
+                kf_u8x4 t6368_ = kf_bitcast<kf_u8x4>(a_15_);
+                kf_i8x4 t6369_ = kf_bitcast<kf_i8x4>(b_15_);
+                int t6370_ = kf_dot4_us(kf_bitcast<unsigned>(t6368_), kf_bitcast<unsigned>(t6369_), t6361_);
                 unsigned a_16_ = (qb_.v[2] >> 4u) & 252645135u;
                 unsigned b_16_ = xd_.v[2];
-                kf_u8x4 t6224_ = kf_bitcast<kf_u8x4>(a_16_);
-                kf_i8x4 t6225_ = kf_bitcast<kf_i8x4>(b_16_);
-                int t6226_ = kf_dot4_us(kf_bitcast<unsigned>(t6224_), kf_bitcast<unsigned>(t6225_), t6217_);
+                kf_u8x4 t6377_ = kf_bitcast<kf_u8x4>(a_16_);
+                kf_i8x4 t6378_ = kf_bitcast<kf_i8x4>(b_16_);
+                int t6379_ = kf_dot4_us(kf_bitcast<unsigned>(t6377_), kf_bitcast<unsigned>(t6378_), t6370_);
                 unsigned a_17_ = (qb_.v[3] >> 4u) & 252645135u;
                 unsigned b_17_ = xd_.v[3];
-                kf_u8x4 t6233_ = kf_bitcast<kf_u8x4>(a_17_);
-                kf_i8x4 t6234_ = kf_bitcast<kf_i8x4>(b_17_);
-                int t6235_ = kf_dot4_us(kf_bitcast<unsigned>(t6233_), kf_bitcast<unsigned>(t6234_), t6226_);
-                unsigned t6239_ = h_.v[1] & 1061109567u;
-                unsigned t6249_ = (h_.v[3] & 252645135u) | ((h_.v[1] >> 2u) & 808464432u);
-                unsigned sc_ = kf_shr_u32(((j_ < 2u) ? t6239_ : t6249_), ((j_ & 1u) << 4u));
-                unsigned t6290_ = h_.v[2] & 1061109567u;
-                unsigned t6301_ = ((h_.v[3] >> 4u) & 252645135u) | ((h_.v[2] >> 2u) & 808464432u);
-                unsigned mn_ = kf_shr_u32(((j_ < 2u) ? t6290_ : t6301_), ((j_ & 1u) << 4u));
-                unsigned t6310_ = h_.v[0];
-                kf_f16x2 dm_ = kf_f16x2{{kf_low_bits<kf_f16>(kf_word(t6310_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6310_, 0u), 16u))}};
-                float t6313_ = kf_f16_to_f32(t6046_.v[2]);
-                int v_4_ = (int)((unsigned)t6235_ * (unsigned)kf_bitcast<int>((sc_ >> 8u) & 255u));
-                float t6325_ = __fsub_rn(kf_bitcast<float>(kf_bitcast<unsigned>(v_4_) + 1262485504u), 12582912.0f);
-                float t6327_ = kf_f16_to_f32(t6046_.v[0]);
-                int v_5_ = (int)((unsigned)t6161_ * (unsigned)kf_bitcast<int>(sc_ & 255u));
-                float t_ = __fmaf_rn(t6313_, t6325_, __fmul_rn(t6327_, __fsub_rn(kf_bitcast<float>(kf_bitcast<unsigned>(v_5_) + 1262485504u), 12582912.0f)));
+                kf_u8x4 t6386_ = kf_bitcast<kf_u8x4>(a_17_);
+                kf_i8x4 t6387_ = kf_bitcast<kf_i8x4>(b_17_);
+                int t6388_ = kf_dot4_us(kf_bitcast<unsigned>(t6386_), kf_bitcast<unsigned>(t6387_), t6379_);
+                unsigned t6392_ = h_.v[1] & 1061109567u;
+                unsigned t6402_ = (h_.v[3] & 252645135u) | ((h_.v[1] >> 2u) & 808464432u);
+                unsigned sc_ = kf_shr_u32(((j_ < 2u) ? t6392_ : t6402_), ((j_ & 1u) << 4u));
+                unsigned t6443_ = h_.v[2] & 1061109567u;
+                unsigned t6454_ = ((h_.v[3] >> 4u) & 252645135u) | ((h_.v[2] >> 2u) & 808464432u);
+                unsigned mn_ = kf_shr_u32(((j_ < 2u) ? t6443_ : t6454_), ((j_ & 1u) << 4u));
+                unsigned t6463_ = h_.v[0];
+                kf_f16x2 dm_ = kf_f16x2{{kf_low_bits<kf_f16>(kf_word(t6463_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6463_, 0u), 16u))}};
+                float t6466_ = kf_f16_to_f32(t6199_.v[2]);
+                int v_4_ = (int)((unsigned)t6388_ * (unsigned)kf_bitcast<int>((sc_ >> 8u) & 255u));
+                float t6478_ = __fsub_rn(kf_bitcast<float>(kf_bitcast<unsigned>(v_4_) + 1262485504u), 12582912.0f);
+                float t6480_ = kf_f16_to_f32(t6199_.v[0]);
+                int v_5_ = (int)((unsigned)t6314_ * (unsigned)kf_bitcast<int>(sc_ & 255u));
+                float t_ = __fmaf_rn(t6466_, t6478_, __fmul_rn(t6480_, __fsub_rn(kf_bitcast<float>(kf_bitcast<unsigned>(v_5_) + 1262485504u), 12582912.0f)));
                 unsigned v_6_ = (mn_ >> 8u) & 255u;
-                float t6348_ = __fsub_rn(kf_bitcast<float>(v_6_ | 1258291200u), 8388608.0f);
-                float t6350_ = kf_f16_to_f32(t6046_.v[3]);
+                float t6501_ = __fsub_rn(kf_bitcast<float>(v_6_ | 1258291200u), 8388608.0f);
+                float t6503_ = kf_f16_to_f32(t6199_.v[3]);
                 unsigned v_7_ = mn_ & 255u;
-                float u_2_ = __fmaf_rn(t6348_, t6350_, __fmul_rn(__fsub_rn(kf_bitcast<float>(v_7_ | 1258291200u), 8388608.0f), kf_f16_to_f32(t6046_.v[1])));
+                float u_2_ = __fmaf_rn(t6501_, t6503_, __fmul_rn(__fsub_rn(kf_bitcast<float>(v_7_ | 1258291200u), 8388608.0f), kf_f16_to_f32(t6199_.v[1])));
                 acc_[0u] = __fadd_rn(acc_[0u], __fmaf_rn(kf_f16_to_f32(dm_.v[0]), t_, __fmul_rn(-kf_f16_to_f32(dm_.v[1]), u_2_)));
                 kf_u32x4 h_2_ = wb_[9u];
                 kf_u32x4 qa_2_ = wb_[10u];
@@ -7259,802 +6802,593 @@ q4k_q8_gemv_silu_f32(const unsigned char* __restrict__ w_, const kf_f16* __restr
                 unsigned a_18_ = qa_2_.v[0] & 252645135u;
                 unsigned b_18_ = xa_2_.v[0];
                 int c_3_ = 0;
-                kf_u8x4 t6393_ = kf_bitcast<kf_u8x4>(a_18_);
-                kf_i8x4 t6394_ = kf_bitcast<kf_i8x4>(b_18_);
-                int t6395_ = kf_dot4_us(kf_bitcast<unsigned>(t6393_), kf_bitcast<unsigned>(t6394_), c_3_);
+                kf_u8x4 t6546_ = kf_bitcast<kf_u8x4>(a_18_);
+                kf_i8x4 t6547_ = kf_bitcast<kf_i8x4>(b_18_);
+                int t6548_ = kf_dot4_us(kf_bitcast<unsigned>(t6546_), kf_bitcast<unsigned>(t6547_), c_3_);
                 unsigned a_19_ = qa_2_.v[1] & 252645135u;
                 unsigned b_19_ = xa_2_.v[1];
-                kf_u8x4 t6401_ = kf_bitcast<kf_u8x4>(a_19_);
-                kf_i8x4 t6402_ = kf_bitcast<kf_i8x4>(b_19_);
-                int t6403_ = kf_dot4_us(kf_bitcast<unsigned>(t6401_), kf_bitcast<unsigned>(t6402_), t6395_);
+                kf_u8x4 t6554_ = kf_bitcast<kf_u8x4>(a_19_);
+                kf_i8x4 t6555_ = kf_bitcast<kf_i8x4>(b_19_);
+                int t6556_ = kf_dot4_us(kf_bitcast<unsigned>(t6554_), kf_bitcast<unsigned>(t6555_), t6548_);
                 unsigned a_20_ = qa_2_.v[2] & 252645135u;
                 unsigned b_20_ = xa_2_.v[2];
-                kf_u8x4 t6408_ = kf_bitcast<kf_u8x4>(a_20_);
-                kf_i8x4 t6409_ = kf_bitcast<kf_i8x4>(b_20_);
-                int t6410_ = kf_dot4_us(kf_bitcast<unsigned>(t6408_), kf_bitcast<unsigned>(t6409_), t6403_);
+                kf_u8x4 t6561_ = kf_bitcast<kf_u8x4>(a_20_);
+                kf_i8x4 t6562_ = kf_bitcast<kf_i8x4>(b_20_);
+                int t6563_ = kf_dot4_us(kf_bitcast<unsigned>(t6561_), kf_bitcast<unsigned>(t6562_), t6556_);
                 unsigned a_21_ = qa_2_.v[3] & 252645135u;
                 unsigned b_21_ = xa_2_.v[3];
-                kf_u8x4 t6415_ = kf_bitcast<kf_u8x4>(a_21_);
-                kf_i8x4 t6416_ = kf_bitcast<kf_i8x4>(b_21_);
-                int t6417_ = kf_dot4_us(kf_bitcast<unsigned>(t6415_), kf_bitcast<unsigned>(t6416_), t6410_);
+                kf_u8x4 t6568_ = kf_bitcast<kf_u8x4>(a_21_);
+                kf_i8x4 t6569_ = kf_bitcast<kf_i8x4>(b_21_);
+                int t6570_ = kf_dot4_us(kf_bitcast<unsigned>(t6568_), kf_bitcast<unsigned>(t6569_), t6563_);
                 unsigned a_22_ = qb_2_.v[0] & 252645135u;
                 unsigned b_22_ = xb_3_.v[0];
-                kf_u8x4 t6422_ = kf_bitcast<kf_u8x4>(a_22_);
-                kf_i8x4 t6423_ = kf_bitcast<kf_i8x4>(b_22_);
-                int t6424_ = kf_dot4_us(kf_bitcast<unsigned>(t6422_), kf_bitcast<unsigned>(t6423_), t6417_);
+                kf_u8x4 t6575_ = kf_bitcast<kf_u8x4>(a_22_);
+                kf_i8x4 t6576_ = kf_bitcast<kf_i8x4>(b_22_);
+                int t6577_ = kf_dot4_us(kf_bitcast<unsigned>(t6575_), kf_bitcast<unsigned>(t6576_), t6570_);
                 unsigned a_23_ = qb_2_.v[1] & 252645135u;
                 unsigned b_23_ = xb_3_.v[1];
-                kf_u8x4 t6429_ = kf_bitcast<kf_u8x4>(a_23_);
-                kf_i8x4 t6430_ = kf_bitcast<kf_i8x4>(b_23_);
-                int t6431_ = kf_dot4_us(kf_bitcast<unsigned>(t6429_), kf_bitcast<unsigned>(t6430_), t6424_);
+                kf_u8x4 t6582_ = kf_bitcast<kf_u8x4>(a_23_);
+                kf_i8x4 t6583_ = kf_bitcast<kf_i8x4>(b_23_);
+                int t6584_ = kf_dot4_us(kf_bitcast<unsigned>(t6582_), kf_bitcast<unsigned>(t6583_), t6577_);
                 unsigned a_24_ = qb_2_.v[2] & 252645135u;
                 unsigned b_24_ = xb_3_.v[2];
-                kf_u8x4 t6436_ = kf_bitcast<kf_u8x4>(a_24_);
-                kf_i8x4 t6437_ = kf_bitcast<kf_i8x4>(b_24_);
-                int t6438_ = kf_dot4_us(kf_bitcast<unsigned>(t6436_), kf_bitcast<unsigned>(t6437_), t6431_);
+                kf_u8x4 t6589_ = kf_bitcast<kf_u8x4>(a_24_);
+                kf_i8x4 t6590_ = kf_bitcast<kf_i8x4>(b_24_);
+                int t6591_ = kf_dot4_us(kf_bitcast<unsigned>(t6589_), kf_bitcast<unsigned>(t6590_), t6584_);
                 unsigned a_25_ = qb_2_.v[3] & 252645135u;
                 unsigned b_25_ = xb_3_.v[3];
-                kf_u8x4 t6443_ = kf_bitcast<kf_u8x4>(a_25_);
-                kf_i8x4 t6444_ = kf_bitcast<kf_i8x4>(b_25_);
-                int t6445_ = kf_dot4_us(kf_bitcast<unsigned>(t6443_), kf_bitcast<unsigned>(t6444_), t6438_);
+                kf_u8x4 t6596_ = kf_bitcast<kf_u8x4>(a_25_);
+                kf_i8x4 t6597_ = kf_bitcast<kf_i8x4>(b_25_);
+                int t6598_ = kf_dot4_us(kf_bitcast<unsigned>(t6596_), kf_bitcast<unsigned>(t6597_), t6591_);
                 unsigned a_26_ = (qa_2_.v[0] >> 4u) & 252645135u;
                 unsigned b_26_ = xc_2_.v[0];
                 int c_4_ = 0;
-                kf_u8x4 t6453_ = kf_bitcast<kf_u8x4>(a_26_);
-                kf_i8x4 t6454_ = kf_bitcast<kf_i8x4>(b_26_);
-                int t6455_ = kf_dot4_us(kf_bitcast<unsigned>(t6453_), kf_bitcast<unsigned>(t6454_), c_4_);
+                kf_u8x4 t6606_ = kf_bitcast<kf_u8x4>(a_26_);
+                kf_i8x4 t6607_ = kf_bitcast<kf_i8x4>(b_26_);
+                int t6608_ = kf_dot4_us(kf_bitcast<unsigned>(t6606_), kf_bitcast<unsigned>(t6607_), c_4_);
                 unsigned a_27_ = (qa_2_.v[1] >> 4u) & 252645135u;
                 unsigned b_27_ = xc_2_.v[1];
-                kf_u8x4 t6463_ = kf_bitcast<kf_u8x4>(a_27_);
-                kf_i8x4 t6464_ = kf_bitcast<kf_i8x4>(b_27_);
-                int t6465_ = kf_dot4_us(kf_bitcast<unsigned>(t6463_), kf_bitcast<unsigned>(t6464_), t6455_);
+                kf_u8x4 t6616_ = kf_bitcast<kf_u8x4>(a_27_);
+                kf_i8x4 t6617_ = kf_bitcast<kf_i8x4>(b_27_);
+                int t6618_ = kf_dot4_us(kf_bitcast<unsigned>(t6616_), kf_bitcast<unsigned>(t6617_), t6608_);
                 unsigned a_28_ = (qa_2_.v[2] >> 4u) & 252645135u;
                 unsigned b_28_ = xc_2_.v[2];
-                kf_u8x4 t6472_ = kf_bitcast<kf_u8x4>(a_28_);
-                kf_i8x4 t6473_ = kf_bitcast<kf_i8x4>(b_28_);
-                int t6474_ = kf_dot4_us(kf_bitcast<unsigned>(t6472_), kf_bitcast<unsigned>(t6473_), t6465_);
+                kf_u8x4 t6625_ = kf_bitcast<kf_u8x4>(a_28_);
+                kf_i8x4 t6626_ = kf_bitcast<kf_i8x4>(b_28_);
+                int t6627_ = kf_dot4_us(kf_bitcast<unsigned>(t6625_), kf_bitcast<unsigned>(t6626_), t6618_);
                 unsigned a_29_ = (qa_2_.v[3] >> 4u) & 252645135u;
                 unsigned b_29_ = xc_2_.v[3];
-                kf_u8x4 t6481_ = kf_bitcast<kf_u8x4>(a_29_);
-                kf_i8x4 t6482_ = kf_bitcast<kf_i8x4>(b_29_);
-                int t6483_ = kf_dot4_us(kf_bitcast<unsigned>(t6481_), kf_bitcast<unsigned>(t6482_), t6474_);
+                kf_u8x4 t6634_ = kf_bitcast<kf_u8x4>(a_29_);
+                kf_i8x4 t6635_ = kf_bitcast<kf_i8x4>(b_29_);
+                int t6636_ = kf_dot4_us(kf_bitcast<unsigned>(t6634_), kf_bitcast<unsigned>(t6635_), t6627_);
                 unsigned a_30_ = (qb_2_.v[0] >> 4u) & 252645135u;
                 unsigned b_30_ = xd_2_.v[0];
-                kf_u8x4 t6490_ = kf_bitcast<kf_u8x4>(a_30_);
-                kf_i8x4 t6491_ = kf_bitcast<kf_i8x4>(b_30_);
-                int t6492_ = kf_dot4_us(kf_bitcast<unsigned>(t6490_), kf_bitcast<unsigned>(t6491_), t6483_);
+                kf_u8x4 t6643_ = kf_bitcast<kf_u8x4>(a_30_);
+                kf_i8x4 t6644_ = kf_bitcast<kf_i8x4>(b_30_);
+                int t6645_ = kf_dot4_us(kf_bitcast<unsigned>(t6643_), kf_bitcast<unsigned>(t6644_), t6636_);
                 unsigned a_31_ = (qb_2_.v[1] >> 4u) & 252645135u;
                 unsigned b_31_ = xd_2_.v[1];
-                kf_u8x4 t6499_ = kf_bitcast<kf_u8x4>(a_31_);
-                kf_i8x4 t6500_ = kf_bitcast<kf_i8x4>(b_31_);
-                int t6501_ = kf_dot4_us(kf_bitcast<unsigned>(t6499_), kf_bitcast<unsigned>(t6500_), t6492_);
+                kf_u8x4 t6652_ = kf_bitcast<kf_u8x4>(a_31_);
+                kf_i8x4 t6653_ = kf_bitcast<kf_i8x4>(b_31_);
+                int t6654_ = kf_dot4_us(kf_bitcast<unsigned>(t6652_), kf_bitcast<unsigned>(t6653_), t6645_);
                 unsigned a_32_ = (qb_2_.v[2] >> 4u) & 252645135u;
                 unsigned b_32_ = xd_2_.v[2];
-                kf_u8x4 t6508_ = kf_bitcast<kf_u8x4>(a_32_);
-                kf_i8x4 t6509_ = kf_bitcast<kf_i8x4>(b_32_);
-                int t6510_ = kf_dot4_us(kf_bitcast<unsigned>(t6508_), kf_bitcast<unsigned>(t6509_), t6501_);
+                kf_u8x4 t6661_ = kf_bitcast<kf_u8x4>(a_32_);
+                kf_i8x4 t6662_ = kf_bitcast<kf_i8x4>(b_32_);
+                int t6663_ = kf_dot4_us(kf_bitcast<unsigned>(t6661_), kf_bitcast<unsigned>(t6662_), t6654_);
                 unsigned a_33_ = (qb_2_.v[3] >> 4u) & 252645135u;
                 unsigned b_33_ = xd_2_.v[3];
-                kf_u8x4 t6517_ = kf_bitcast<kf_u8x4>(a_33_);
-                kf_i8x4 t6518_ = kf_bitcast<kf_i8x4>(b_33_);
-                int t6519_ = kf_dot4_us(kf_bitcast<unsigned>(t6517_), kf_bitcast<unsigned>(t6518_), t6510_);
-                unsigned t6523_ = h_2_.v[1] & 1061109567u;
-                unsigned t6533_ = (h_2_.v[3] & 252645135u) | ((h_2_.v[1] >> 2u) & 808464432u);
-                unsigned sc_2_ = kf_shr_u32(((j_ < 2u) ? t6523_ : t6533_), ((j_ & 1u) << 4u));
-                unsigned t6574_ = h_2_.v[2] & 1061109567u;
-                unsigned t6585_ = ((h_2_.v[3] >> 4u) & 252645135u) | ((h_2_.v[2] >> 2u) & 808464432u);
-                unsigned mn_2_ = kf_shr_u32(((j_ < 2u) ? t6574_ : t6585_), ((j_ & 1u) << 4u));
-                unsigned t6594_ = h_2_.v[0];
-                kf_f16x2 dm_2_ = kf_f16x2{{kf_low_bits<kf_f16>(kf_word(t6594_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6594_, 0u), 16u))}};
-                float t6597_ = kf_f16_to_f32(t6046_.v[2]);
-                int v_8_ = (int)((unsigned)t6519_ * (unsigned)kf_bitcast<int>((sc_2_ >> 8u) & 255u));
-                float t6609_ = __fsub_rn(kf_bitcast<float>(kf_bitcast<unsigned>(v_8_) + 1262485504u), 12582912.0f);
-                float t6611_ = kf_f16_to_f32(t6046_.v[0]);
-                int v_9_ = (int)((unsigned)t6445_ * (unsigned)kf_bitcast<int>(sc_2_ & 255u));
-                float t_2_ = __fmaf_rn(t6597_, t6609_, __fmul_rn(t6611_, __fsub_rn(kf_bitcast<float>(kf_bitcast<unsigned>(v_9_) + 1262485504u), 12582912.0f)));
+                kf_u8x4 t6670_ = kf_bitcast<kf_u8x4>(a_33_);
+                kf_i8x4 t6671_ = kf_bitcast<kf_i8x4>(b_33_);
+                int t6672_ = kf_dot4_us(kf_bitcast<unsigned>(t6670_), kf_bitcast<unsigned>(t6671_), t6663_);
+                unsigned t6676_ = h_2_.v[1] & 1061109567u;
+                unsigned t6686_ = (h_2_.v[3] & 252645135u) | ((h_2_.v[1] >> 2u) & 808464432u);
+                unsigned sc_2_ = kf_shr_u32(((j_ < 2u) ? t6676_ : t6686_), ((j_ & 1u) << 4u));
+                unsigned t6727_ = h_2_.v[2] & 1061109567u;
+                unsigned t6738_ = ((h_2_.v[3] >> 4u) & 252645135u) | ((h_2_.v[2] >> 2u) & 808464432u);
+                unsigned mn_2_ = kf_shr_u32(((j_ < 2u) ? t6727_ : t6738_), ((j_ & 1u) << 4u));
+                unsigned t6747_ = h_2_.v[0];
+                kf_f16x2 dm_2_ = kf_f16x2{{kf_low_bits<kf_f16>(kf_word(t6747_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6747_, 0u), 16u))}};
+                float t6750_ = kf_f16_to_f32(t6199_.v[2]);
+                int v_8_ = (int)((unsigned)t6672_ * (unsigned)kf_bitcast<int>((sc_2_ >> 8u) & 255u));
+                float t6762_ = __fsub_rn(kf_bitcast<float>(kf_bitcast<unsigned>(v_8_) + 1262485504u), 12582912.0f);
+                float t6764_ = kf_f16_to_f32(t6199_.v[0]);
+                int v_9_ = (int)((unsigned)t6598_ * (unsigned)kf_bitcast<int>(sc_2_ & 255u));
+                float t_2_ = __fmaf_rn(t6750_, t6762_, __fmul_rn(t6764_, __fsub_rn(kf_bitcast<float>(kf_bitcast<unsigned>(v_9_) + 1262485504u), 12582912.0f)));
                 unsigned v_10_ = (mn_2_ >> 8u) & 255u;
-                float t6632_ = __fsub_rn(kf_bitcast<float>(v_10_ | 1258291200u), 8388608.0f);
-                float t6634_ = kf_f16_to_f32(t6046_.v[3]);
+                float t6785_ = __fsub_rn(kf_bitcast<float>(v_10_ | 1258291200u), 8388608.0f);
+                float t6787_ = kf_f16_to_f32(t6199_.v[3]);
                 unsigned v_11_ = mn_2_ & 255u;
-                float u_3_ = __fmaf_rn(t6632_, t6634_, __fmul_rn(__fsub_rn(kf_bitcast<float>(v_11_ | 1258291200u), 8388608.0f), kf_f16_to_f32(t6046_.v[1])));
+                float u_3_ = __fmaf_rn(t6785_, t6787_, __fmul_rn(__fsub_rn(kf_bitcast<float>(v_11_ | 1258291200u), 8388608.0f), kf_f16_to_f32(t6199_.v[1])));
                 acc_[1u] = __fadd_rn(acc_[1u], __fmaf_rn(kf_f16_to_f32(dm_2_.v[0]), t_2_, __fmul_rn(-kf_f16_to_f32(dm_2_.v[1]), u_3_)));
             }
-            unsigned t6656_ = ck_ + 1u;
-            ck_ = t6656_;
-            if (t6656_ == steps_) {
+            unsigned t6809_ = ck_ + 1u;
+            ck_ = t6809_;
+            bool t6810_ = t6809_ == steps_;
+            bool t6811_ = t6810_;
+            if (t6810_) {
+                t6811_ = glu_;
+            }
+            if (t6811_) {
                 float v_12_ = acc_[0u];
-                float t6667_ = __fadd_rn(v_12_, kf_shfl_xor(v_12_, 1u, kf_wn));
-                float t6673_ = __fadd_rn(t6667_, kf_shfl_xor(t6667_, 2u, kf_wn));
-                float t6679_ = __fadd_rn(t6673_, kf_shfl_xor(t6673_, 4u, kf_wn));
-                float t6685_ = __fadd_rn(t6679_, kf_shfl_xor(t6679_, 8u, kf_wn));
-                unsigned rr_ = ((cg_ << 1u) << 1u) + r_;
-                bool t6703_ = (lane_ & 15u) == 0u;
-                bool t6704_ = t6703_;
-                if (t6703_) {
-                    t6704_ = rr_ < m_;
-                }
-                if (t6704_) {
-                    y_[rr_] = t6685_;
+                float t6821_ = __fadd_rn(v_12_, kf_shfl_xor(v_12_, 1u, kf_wn));
+                float t6827_ = __fadd_rn(t6821_, kf_shfl_xor(t6821_, 2u, kf_wn));
+                float t6833_ = __fadd_rn(t6827_, kf_shfl_xor(t6827_, 4u, kf_wn));
+                float t6839_ = __fadd_rn(t6833_, kf_shfl_xor(t6833_, 8u, kf_wn));
+                float v_13_ = acc_[1u];
+                float t6856_ = __fadd_rn(v_13_, kf_shfl_xor(v_13_, 1u, kf_wn));
+                float t6862_ = __fadd_rn(t6856_, kf_shfl_xor(t6856_, 2u, kf_wn));
+                float t6868_ = __fadd_rn(t6862_, kf_shfl_xor(t6862_, 4u, kf_wn));
+                float t6874_ = __fadd_rn(t6868_, kf_shfl_xor(t6868_, 8u, kf_wn));
+                if ((lane_ & 15u) == 0u) {
+                    float gf_ = kf_f16_to_f32(kf_f16_from_f32(t6839_));
+                    unsigned i_ = (t6024_ << 1u) + r_;
+                    ((kf_f16*)sq_)[(par_ << 5u) + (i_ & 31u)] = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_, __fadd_rn(1.0f, kf_exp_approx(-gf_))), kf_f16_to_f32(kf_f16_from_f32(t6874_))));
                 }
                 acc_[0u] = 0.0f;
-                float v_13_ = acc_[1u];
-                float t6732_ = __fadd_rn(v_13_, kf_shfl_xor(v_13_, 1u, kf_wn));
-                float t6738_ = __fadd_rn(t6732_, kf_shfl_xor(t6732_, 2u, kf_wn));
-                float t6744_ = __fadd_rn(t6738_, kf_shfl_xor(t6738_, 4u, kf_wn));
-                float t6750_ = __fadd_rn(t6744_, kf_shfl_xor(t6744_, 8u, kf_wn));
-                unsigned rr_2_ = (((cg_ << 1u) + 1u) << 1u) + r_;
-                bool t6768_ = (lane_ & 15u) == 0u;
-                bool t6769_ = t6768_;
-                if (t6768_) {
-                    t6769_ = rr_2_ < m_;
+                acc_[1u] = 0.0f;
+                if ((cp_ & 1u) == 1u) {
+                    __syncthreads();
+                    if (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) == 0u) {
+                        unsigned c_5_ = blockIdx.x + ((cp_ >> 1u) * gridDim.x);
+                        float v_14_ = kf_f16_to_f32(((kf_f16*)sq_)[(par_ << 5u) + kf_lane_id()]);
+                        float t6947_ = kf_abs_f32(v_14_);
+                        unsigned t6969_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+                        if (t6969_ == 32u) {
+                            float t6974_ = fmaxf(t6947_, kf_shfl_xor(t6947_, 16u, kf_wn));
+                            float t6977_ = fmaxf(t6974_, kf_shfl_xor(t6974_, 8u, kf_wn));
+                            float t6980_ = fmaxf(t6977_, kf_shfl_xor(t6977_, 4u, kf_wn));
+                            float t6983_ = fmaxf(t6980_, kf_shfl_xor(t6980_, 2u, kf_wn));
+                            amax_ = fmaxf(t6983_, kf_shfl_xor(t6983_, 1u, kf_wn));
+                        } else {
+                            float t6989_ = kf_shfl_down(t6947_, 16u, kf_wn);
+                            bool t6991_ = (kf_lane_id() + 16u) < t6969_;
+                            float t6992_ = fmaxf(t6947_, t6989_);
+                            float t6993_ = t6991_ ? t6992_ : t6947_;
+                            float t6995_ = kf_shfl_down(t6993_, 8u, kf_wn);
+                            bool t6997_ = (kf_lane_id() + 8u) < t6969_;
+                            float t6998_ = fmaxf(t6993_, t6995_);
+                            float t6999_ = t6997_ ? t6998_ : t6993_;
+                            float t7001_ = kf_shfl_down(t6999_, 4u, kf_wn);
+                            bool t7003_ = (kf_lane_id() + 4u) < t6969_;
+                            float t7004_ = fmaxf(t6999_, t7001_);
+                            float t7005_ = t7003_ ? t7004_ : t6999_;
+                            float t7007_ = kf_shfl_down(t7005_, 2u, kf_wn);
+                            bool t7009_ = (kf_lane_id() + 2u) < t6969_;
+                            float t7010_ = fmaxf(t7005_, t7007_);
+                            float t7011_ = t7009_ ? t7010_ : t7005_;
+                            float t7013_ = kf_shfl_down(t7011_, 1u, kf_wn);
+                            bool t7015_ = (kf_lane_id() + 1u) < t6969_;
+                            float t7016_ = fmaxf(t7011_, t7013_);
+                            amax_ = kf_shfl(t7015_ ? t7016_ : t7011_, 0u, kf_wn);
+                        }
+                        unsigned t7041_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+                        if (t7041_ == 32u) {
+                            float t7046_ = __fadd_rn(v_14_, kf_shfl_xor(v_14_, 16u, kf_wn));
+                            float t7049_ = __fadd_rn(t7046_, kf_shfl_xor(t7046_, 8u, kf_wn));
+                            float t7052_ = __fadd_rn(t7049_, kf_shfl_xor(t7049_, 4u, kf_wn));
+                            float t7055_ = __fadd_rn(t7052_, kf_shfl_xor(t7052_, 2u, kf_wn));
+                            sum_ = __fadd_rn(t7055_, kf_shfl_xor(t7055_, 1u, kf_wn));
+                        } else {
+                            float t7061_ = kf_shfl_down(v_14_, 16u, kf_wn);
+                            bool t7063_ = (kf_lane_id() + 16u) < t7041_;
+                            float t7064_ = __fadd_rn(v_14_, t7061_);
+                            float t7065_ = t7063_ ? t7064_ : v_14_;
+                            float t7067_ = kf_shfl_down(t7065_, 8u, kf_wn);
+                            bool t7069_ = (kf_lane_id() + 8u) < t7041_;
+                            float t7070_ = __fadd_rn(t7065_, t7067_);
+                            float t7071_ = t7069_ ? t7070_ : t7065_;
+                            float t7073_ = kf_shfl_down(t7071_, 4u, kf_wn);
+                            bool t7075_ = (kf_lane_id() + 4u) < t7041_;
+                            float t7076_ = __fadd_rn(t7071_, t7073_);
+                            float t7077_ = t7075_ ? t7076_ : t7071_;
+                            float t7079_ = kf_shfl_down(t7077_, 2u, kf_wn);
+                            bool t7081_ = (kf_lane_id() + 2u) < t7041_;
+                            float t7082_ = __fadd_rn(t7077_, t7079_);
+                            float t7083_ = t7081_ ? t7082_ : t7077_;
+                            float t7085_ = kf_shfl_down(t7083_, 1u, kf_wn);
+                            bool t7087_ = (kf_lane_id() + 1u) < t7041_;
+                            float t7088_ = __fadd_rn(t7083_, t7085_);
+                            sum_ = kf_shfl(t7087_ ? t7088_ : t7083_, 0u, kf_wn);
+                        }
+                        float d_ = __fdiv_rn(amax_, 127.0f);
+                        signed char q_ = (signed char)0;
+                        if (amax_ > 0.0f) {
+                            q_ = (signed char)kf_sat_i32(kf_f32_to_i32(roundf(__fdiv_rn(v_14_, d_))), -128, 127);
+                        }
+                        xo_[(c_5_ << 5u) + kf_lane_id()] = q_;
+                        if (kf_lane_id() == 0u) {
+                            kf_f16 t7108_ = kf_f16_from_f32(d_);
+                            kf_f16 t7109_ = kf_f16_from_f32(sum_);
+                            kf_f16x2 t7111_ = kf_f16x2{{t7108_, t7109_}};
+                            xdo_[c_5_] = t7111_;
+                        }
+                    }
+                    par_ = par_ ^ 1u;
                 }
-                if (t6769_) {
-                    y_[rr_2_] = t6750_;
+                ck_ = 0u;
+                cp_ = cp_ + 1u;
+            } else if (t6809_ == steps_) {
+                float v_15_ = acc_[0u];
+                float t7127_ = __fadd_rn(v_15_, kf_shfl_xor(v_15_, 1u, kf_wn));
+                float t7133_ = __fadd_rn(t7127_, kf_shfl_xor(t7127_, 2u, kf_wn));
+                float t7139_ = __fadd_rn(t7133_, kf_shfl_xor(t7133_, 4u, kf_wn));
+                float t7145_ = __fadd_rn(t7139_, kf_shfl_xor(t7139_, 8u, kf_wn));
+                unsigned rr_ = ((t6024_ << 1u) << 1u) + r_;
+                bool t7163_ = (lane_ & 15u) == 0u;
+                bool t7164_ = t7163_;
+                if (t7163_) {
+                    t7164_ = rr_ < m_;
+                }
+                if (t7164_) {
+                    y_[rr_] = t7145_;
+                }
+                acc_[0u] = 0.0f;
+                float v_16_ = acc_[1u];
+                float t7192_ = __fadd_rn(v_16_, kf_shfl_xor(v_16_, 1u, kf_wn));
+                float t7198_ = __fadd_rn(t7192_, kf_shfl_xor(t7192_, 2u, kf_wn));
+                float t7204_ = __fadd_rn(t7198_, kf_shfl_xor(t7198_, 4u, kf_wn));
+                float t7210_ = __fadd_rn(t7204_, kf_shfl_xor(t7204_, 8u, kf_wn));
+                unsigned rr_2_ = (((t6024_ << 1u) + 1u) << 1u) + r_;
+                bool t7228_ = (lane_ & 15u) == 0u;
+                bool t7229_ = t7228_;
+                if (t7228_) {
+                    t7229_ = rr_2_ < m_;
+                }
+                if (t7229_) {
+                    y_[rr_2_] = t7210_;
                 }
                 acc_[1u] = 0.0f;
                 ck_ = 0u;
-                cg_ = cg_ + nw_;
+                cp_ = cp_ + 1u;
             }
         }
-        bool t6791_ = t0_ == 0u;
-        bool t6792_ = t6791_;
-        if (t6791_) {
-            t6792_ = true;
+        if ((t0_ + 1u) < total_) {
+            unsigned kb_7_ = min(((lk_ << 2u) + bl_), (nbk_ - 1u));
+            unsigned t10113_ = ((blockIdx.x << 3u) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u)) + ((lp_ * gridDim.x) << 3u);
+            unsigned row_3_ = min((((t10113_ << 1u) << 1u) + r_), (m_ - 1u));
+            unsigned blk_3_ = ((row_3_ * nbk_) + kb_7_) * 9u;
+            wb_[6u] = wq_[blk_3_];
+            wb_[7u] = wq_[(blk_3_ + 1u) + (j_ << 1u)];
+            wb_[8u] = wq_[(blk_3_ + 2u) + (j_ << 1u)];
+            unsigned rs_2_ = 1u;
+            unsigned row_4_ = min(((((t10113_ << 1u) + rs_2_) << 1u) + r_), (m_ - 1u));
+            unsigned blk_4_ = ((row_4_ * nbk_) + kb_7_) * 9u;
+            wb_[9u] = wq_[blk_4_];
+            wb_[10u] = wq_[(blk_4_ + 1u) + (j_ << 1u)];
+            wb_[11u] = wq_[(blk_4_ + 2u) + (j_ << 1u)];
+            unsigned t10266_ = lk_ + 1u;
+            lk_ = t10266_;
+            if (t10266_ == steps_) {
+                lk_ = 0u;
+                lp_ = lp_ + 1u;
+            }
         }
-        bool t6795_ = t6792_;
-        if (t6792_) {
-            t6795_ = false;
-        }
-        if (t6795_) {
+        if (t0_ == 0u) {
             unsigned nv_ = k_ >> 3u;
             #pragma unroll 1
             for (unsigned c0_ = threadIdx.x; c0_ < nv_; c0_ = c0_ + 1024u) {
-                unsigned c_5_ = min(c0_, (nv_ - 1u));
-                gv_6_[0u] = a_[c_5_];
-                uv_3_[0u] = b_[c_5_];
-                unsigned c_6_ = min((c0_ + 256u), (nv_ - 1u));
-                gv_6_[1u] = a_[c_6_];
-                uv_3_[1u] = b_[c_6_];
-                unsigned c_7_ = min((c0_ + 512u), (nv_ - 1u));
-                gv_6_[2u] = a_[c_7_];
-                uv_3_[2u] = b_[c_7_];
-                unsigned c_8_ = min((c0_ + 768u), (nv_ - 1u));
-                gv_6_[3u] = a_[c_8_];
-                uv_3_[3u] = b_[c_8_];
-                float gf_ = kf_f16_to_f32(gv_6_[0u].v[0]);
-                kf_f16 t8362_ = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_, __fadd_rn(1.0f, kf_exp_approx(-gf_))), kf_f16_to_f32(uv_3_[0u].v[0])));
-                float gf_2_ = kf_f16_to_f32(gv_6_[0u].v[1]);
-                kf_f16 t8377_ = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_2_, __fadd_rn(1.0f, kf_exp_approx(-gf_2_))), kf_f16_to_f32(uv_3_[0u].v[1])));
-                float gf_3_ = kf_f16_to_f32(gv_6_[0u].v[2]);
-                kf_f16 t8392_ = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_3_, __fadd_rn(1.0f, kf_exp_approx(-gf_3_))), kf_f16_to_f32(uv_3_[0u].v[2])));
-                float gf_4_ = kf_f16_to_f32(gv_6_[0u].v[3]);
-                kf_f16 t8407_ = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_4_, __fadd_rn(1.0f, kf_exp_approx(-gf_4_))), kf_f16_to_f32(uv_3_[0u].v[3])));
-                float gf_5_ = kf_f16_to_f32(gv_6_[0u].v[4]);
-                kf_f16 t8422_ = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_5_, __fadd_rn(1.0f, kf_exp_approx(-gf_5_))), kf_f16_to_f32(uv_3_[0u].v[4])));
-                float gf_6_ = kf_f16_to_f32(gv_6_[0u].v[5]);
-                kf_f16 t8437_ = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_6_, __fadd_rn(1.0f, kf_exp_approx(-gf_6_))), kf_f16_to_f32(uv_3_[0u].v[5])));
-                float gf_7_ = kf_f16_to_f32(gv_6_[0u].v[6]);
-                kf_f16 t8452_ = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_7_, __fadd_rn(1.0f, kf_exp_approx(-gf_7_))), kf_f16_to_f32(uv_3_[0u].v[6])));
-                float gf_8_ = kf_f16_to_f32(gv_6_[0u].v[7]);
-                kf_f16 t8467_ = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_8_, __fadd_rn(1.0f, kf_exp_approx(-gf_8_))), kf_f16_to_f32(uv_3_[0u].v[7])));
+                unsigned c_6_ = min(c0_, (nv_ - 1u));
+                gv_8_[0u] = a_[c_6_];
+                uv_4_[0u] = b_[c_6_];
+                unsigned c_7_ = min((c0_ + 256u), (nv_ - 1u));
+                gv_8_[1u] = a_[c_7_];
+                uv_4_[1u] = b_[c_7_];
+                unsigned c_8_ = min((c0_ + 512u), (nv_ - 1u));
+                gv_8_[2u] = a_[c_8_];
+                uv_4_[2u] = b_[c_8_];
+                unsigned c_9_ = min((c0_ + 768u), (nv_ - 1u));
+                gv_8_[3u] = a_[c_9_];
+                uv_4_[3u] = b_[c_9_];
+                float gf_2_ = kf_f16_to_f32(gv_8_[0u].v[0]);
+                kf_f16 t11840_ = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_2_, __fadd_rn(1.0f, kf_exp_approx(-gf_2_))), kf_f16_to_f32(uv_4_[0u].v[0])));
+                float gf_3_ = kf_f16_to_f32(gv_8_[0u].v[1]);
+                kf_f16 t11855_ = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_3_, __fadd_rn(1.0f, kf_exp_approx(-gf_3_))), kf_f16_to_f32(uv_4_[0u].v[1])));
+                float gf_4_ = kf_f16_to_f32(gv_8_[0u].v[2]);
+                kf_f16 t11870_ = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_4_, __fadd_rn(1.0f, kf_exp_approx(-gf_4_))), kf_f16_to_f32(uv_4_[0u].v[2])));
+                float gf_5_ = kf_f16_to_f32(gv_8_[0u].v[3]);
+                kf_f16 t11885_ = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_5_, __fadd_rn(1.0f, kf_exp_approx(-gf_5_))), kf_f16_to_f32(uv_4_[0u].v[3])));
+                float gf_6_ = kf_f16_to_f32(gv_8_[0u].v[4]);
+                kf_f16 t11900_ = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_6_, __fadd_rn(1.0f, kf_exp_approx(-gf_6_))), kf_f16_to_f32(uv_4_[0u].v[4])));
+                float gf_7_ = kf_f16_to_f32(gv_8_[0u].v[5]);
+                kf_f16 t11915_ = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_7_, __fadd_rn(1.0f, kf_exp_approx(-gf_7_))), kf_f16_to_f32(uv_4_[0u].v[5])));
+                float gf_8_ = kf_f16_to_f32(gv_8_[0u].v[6]);
+                kf_f16 t11930_ = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_8_, __fadd_rn(1.0f, kf_exp_approx(-gf_8_))), kf_f16_to_f32(uv_4_[0u].v[6])));
+                float gf_9_ = kf_f16_to_f32(gv_8_[0u].v[7]);
+                kf_f16 t11945_ = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_9_, __fadd_rn(1.0f, kf_exp_approx(-gf_9_))), kf_f16_to_f32(uv_4_[0u].v[7])));
                 bool store_ = c0_ < nv_;
-                float t8482_ = fmaxf(0.0f, kf_abs_f32(kf_f16_to_f32(t8362_)));
-                float t8485_ = __fadd_rn(0.0f, kf_f16_to_f32(t8362_));
-                float t8489_ = fmaxf(t8482_, kf_abs_f32(kf_f16_to_f32(t8377_)));
-                float t8492_ = __fadd_rn(t8485_, kf_f16_to_f32(t8377_));
-                float t8496_ = fmaxf(t8489_, kf_abs_f32(kf_f16_to_f32(t8392_)));
-                float t8499_ = __fadd_rn(t8492_, kf_f16_to_f32(t8392_));
-                float t8503_ = fmaxf(t8496_, kf_abs_f32(kf_f16_to_f32(t8407_)));
-                float t8506_ = __fadd_rn(t8499_, kf_f16_to_f32(t8407_));
-                float t8510_ = fmaxf(t8503_, kf_abs_f32(kf_f16_to_f32(t8422_)));
-                float t8513_ = __fadd_rn(t8506_, kf_f16_to_f32(t8422_));
-                float t8517_ = fmaxf(t8510_, kf_abs_f32(kf_f16_to_f32(t8437_)));
-                float t8520_ = __fadd_rn(t8513_, kf_f16_to_f32(t8437_));
-                float t8524_ = fmaxf(t8517_, kf_abs_f32(kf_f16_to_f32(t8452_)));
-                float t8527_ = __fadd_rn(t8520_, kf_f16_to_f32(t8452_));
-                float t8531_ = fmaxf(t8524_, kf_abs_f32(kf_f16_to_f32(t8467_)));
-                float t8534_ = __fadd_rn(t8527_, kf_f16_to_f32(t8467_));
-                float t8537_ = fmaxf(t8531_, kf_shfl_xor(t8531_, 1u, kf_wn));
-                float t8540_ = __fadd_rn(t8534_, kf_shfl_xor(t8534_, 1u, kf_wn));
-                float t8543_ = fmaxf(t8537_, kf_shfl_xor(t8537_, 2u, kf_wn));
-                float t8546_ = __fadd_rn(t8540_, kf_shfl_xor(t8540_, 2u, kf_wn));
-                float d_ = __fdiv_rn(t8543_, 127.0f);
-                kf_i8x8 t8550_ = kf_i8x8{{(signed char)0, (signed char)0, (signed char)0, (signed char)0, (signed char)0, (signed char)0, (signed char)0, (signed char)0}};
-                kf_i8x8 q_ = t8550_;
-                if (t8543_ > 0.0f) {
-                    signed char t8558_ = (signed char)kf_sat_i32(kf_f32_to_i32(roundf(__fdiv_rn(kf_f16_to_f32(t8362_), d_))), -128, 127);
-                    q_ = t8550_;
-                    q_.v[0] = t8558_;
-                    q_.v[1] = (signed char)kf_sat_i32(kf_f32_to_i32(roundf(__fdiv_rn(kf_f16_to_f32(t8377_), d_))), -128, 127);
-                    q_.v[2] = (signed char)kf_sat_i32(kf_f32_to_i32(roundf(__fdiv_rn(kf_f16_to_f32(t8392_), d_))), -128, 127);
-                    q_.v[3] = (signed char)kf_sat_i32(kf_f32_to_i32(roundf(__fdiv_rn(kf_f16_to_f32(t8407_), d_))), -128, 127);
-                    q_.v[4] = (signed char)kf_sat_i32(kf_f32_to_i32(roundf(__fdiv_rn(kf_f16_to_f32(t8422_), d_))), -128, 127);
-                    q_.v[5] = (signed char)kf_sat_i32(kf_f32_to_i32(roundf(__fdiv_rn(kf_f16_to_f32(t8437_), d_))), -128, 127);
-                    q_.v[6] = (signed char)kf_sat_i32(kf_f32_to_i32(roundf(__fdiv_rn(kf_f16_to_f32(t8452_), d_))), -128, 127);
-                    q_.v[7] = (signed char)kf_sat_i32(kf_f32_to_i32(roundf(__fdiv_rn(kf_f16_to_f32(t8467_), d_))), -128, 127);
+                float t11960_ = fmaxf(0.0f, kf_abs_f32(kf_f16_to_f32(t11840_)));
+                float t11963_ = __fadd_rn(0.0f, kf_f16_to_f32(t11840_));
+                float t11967_ = fmaxf(t11960_, kf_abs_f32(kf_f16_to_f32(t11855_)));
+                float t11970_ = __fadd_rn(t11963_, kf_f16_to_f32(t11855_));
+                float t11974_ = fmaxf(t11967_, kf_abs_f32(kf_f16_to_f32(t11870_)));
+                float t11977_ = __fadd_rn(t11970_, kf_f16_to_f32(t11870_));
+                float t11981_ = fmaxf(t11974_, kf_abs_f32(kf_f16_to_f32(t11885_)));
+                float t11984_ = __fadd_rn(t11977_, kf_f16_to_f32(t11885_));
+                float t11988_ = fmaxf(t11981_, kf_abs_f32(kf_f16_to_f32(t11900_)));
+                float t11991_ = __fadd_rn(t11984_, kf_f16_to_f32(t11900_));
+                float t11995_ = fmaxf(t11988_, kf_abs_f32(kf_f16_to_f32(t11915_)));
+                float t11998_ = __fadd_rn(t11991_, kf_f16_to_f32(t11915_));
+                float t12002_ = fmaxf(t11995_, kf_abs_f32(kf_f16_to_f32(t11930_)));
+                float t12005_ = __fadd_rn(t11998_, kf_f16_to_f32(t11930_));
+                float t12009_ = fmaxf(t12002_, kf_abs_f32(kf_f16_to_f32(t11945_)));
+                float t12012_ = __fadd_rn(t12005_, kf_f16_to_f32(t11945_));
+                float t12015_ = fmaxf(t12009_, kf_shfl_xor(t12009_, 1u, kf_wn));
+                float t12018_ = __fadd_rn(t12012_, kf_shfl_xor(t12012_, 1u, kf_wn));
+                float t12021_ = fmaxf(t12015_, kf_shfl_xor(t12015_, 2u, kf_wn));
+                float t12024_ = __fadd_rn(t12018_, kf_shfl_xor(t12018_, 2u, kf_wn));
+                float d_2_ = __fdiv_rn(t12021_, 127.0f);
+                kf_i8x8 t12028_ = kf_i8x8{{(signed char)0, (signed char)0, (signed char)0, (signed char)0, (signed char)0, (signed char)0, (signed char)0, (signed char)0}};
+                kf_i8x8 q_2_ = t12028_;
+                if (t12021_ > 0.0f) {
+                    signed char t12036_ = (signed char)kf_sat_i32(kf_f32_to_i32(roundf(__fdiv_rn(kf_f16_to_f32(t11840_), d_2_))), -128, 127);
+                    q_2_ = t12028_;
+                    q_2_.v[0] = t12036_;
+                    q_2_.v[1] = (signed char)kf_sat_i32(kf_f32_to_i32(roundf(__fdiv_rn(kf_f16_to_f32(t11855_), d_2_))), -128, 127);
+                    q_2_.v[2] = (signed char)kf_sat_i32(kf_f32_to_i32(roundf(__fdiv_rn(kf_f16_to_f32(t11870_), d_2_))), -128, 127);
+                    q_2_.v[3] = (signed char)kf_sat_i32(kf_f32_to_i32(roundf(__fdiv_rn(kf_f16_to_f32(t11885_), d_2_))), -128, 127);
+                    q_2_.v[4] = (signed char)kf_sat_i32(kf_f32_to_i32(roundf(__fdiv_rn(kf_f16_to_f32(t11900_), d_2_))), -128, 127);
+                    q_2_.v[5] = (signed char)kf_sat_i32(kf_f32_to_i32(roundf(__fdiv_rn(kf_f16_to_f32(t11915_), d_2_))), -128, 127);
+                    q_2_.v[6] = (signed char)kf_sat_i32(kf_f32_to_i32(roundf(__fdiv_rn(kf_f16_to_f32(t11930_), d_2_))), -128, 127);
+                    q_2_.v[7] = (signed char)kf_sat_i32(kf_f32_to_i32(roundf(__fdiv_rn(kf_f16_to_f32(t11945_), d_2_))), -128, 127);
                 }
                 if (store_) {
-                    kf_u32x2 qw_ = kf_bitcast<kf_u32x2>(q_);
-                    unsigned v_14_ = c0_ >> 1u;
-                    unsigned kb_7_ = v_14_ >> 4u;
-                    unsigned s_5_ = (((((kb_7_ >> 2u) << 2u) + (v_14_ & 3u)) << 4u) + ((kb_7_ & 3u) << 2u)) + ((v_14_ >> 2u) & 3u);
+                    kf_u32x2 qw_ = kf_bitcast<kf_u32x2>(q_2_);
+                    unsigned v_17_ = c0_ >> 1u;
+                    unsigned kb_8_ = v_17_ >> 4u;
+                    unsigned s_5_ = (((((kb_8_ >> 2u) << 2u) + (v_17_ & 3u)) << 4u) + ((kb_8_ & 3u) << 2u)) + ((v_17_ >> 2u) & 3u);
                     unsigned at_ = (s_5_ << 2u) + ((c0_ & 1u) << 1u);
                     ((unsigned*)sq_)[at_] = qw_.v[0];
                     ((unsigned*)sq_)[at_ + 1u] = qw_.v[1];
                     if ((c0_ & 3u) == 0u) {
-                        unsigned t8637_ = k_ >> 8u;
-                        unsigned t8655_ = (((((t8637_ >> 2u) + (((t8637_ & 3u) != 0u) ? 1u : 0u)) << 2u) << 8u) >> 2u) + (c0_ >> 2u);
-                        kf_f16 t8656_ = kf_f16_from_f32(d_);
-                        kf_f16 t8657_ = kf_f16_from_f32(t8546_);
-                        kf_f16x2 t8659_ = kf_f16x2{{t8656_, t8657_}};
-                        ((kf_f16x2*)sq_)[t8655_] = t8659_;
+                        unsigned t12115_ = k_ >> 8u;
+                        unsigned t12133_ = (((((t12115_ >> 2u) + (((t12115_ & 3u) != 0u) ? 1u : 0u)) << 2u) << 8u) >> 2u) + (c0_ >> 2u);
+                        kf_f16 t12134_ = kf_f16_from_f32(d_2_);
+                        kf_f16 t12135_ = kf_f16_from_f32(t12024_);
+                        kf_f16x2 t12137_ = kf_f16x2{{t12134_, t12135_}};
+                        ((kf_f16x2*)sq_)[t12133_] = t12137_;
                     }
                 }
-                float gf_9_ = kf_f16_to_f32(gv_6_[1u].v[0]);
-                kf_f16 t8677_ = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_9_, __fadd_rn(1.0f, kf_exp_approx(-gf_9_))), kf_f16_to_f32(uv_3_[1u].v[0])));
-                float gf_10_ = kf_f16_to_f32(gv_6_[1u].v[1]);
-                kf_f16 t8692_ = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_10_, __fadd_rn(1.0f, kf_exp_approx(-gf_10_))), kf_f16_to_f32(uv_3_[1u].v[1])));
-                float gf_11_ = kf_f16_to_f32(gv_6_[1u].v[2]);
-                kf_f16 t8707_ = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_11_, __fadd_rn(1.0f, kf_exp_approx(-gf_11_))), kf_f16_to_f32(uv_3_[1u].v[2])));
-                float gf_12_ = kf_f16_to_f32(gv_6_[1u].v[3]);
-                kf_f16 t8722_ = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_12_, __fadd_rn(1.0f, kf_exp_approx(-gf_12_))), kf_f16_to_f32(uv_3_[1u].v[3])));
-                float gf_13_ = kf_f16_to_f32(gv_6_[1u].v[4]);
-                kf_f16 t8737_ = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_13_, __fadd_rn(1.0f, kf_exp_approx(-gf_13_))), kf_f16_to_f32(uv_3_[1u].v[4])));
-                float gf_14_ = kf_f16_to_f32(gv_6_[1u].v[5]);
-                kf_f16 t8752_ = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_14_, __fadd_rn(1.0f, kf_exp_approx(-gf_14_))), kf_f16_to_f32(uv_3_[1u].v[5])));
-                float gf_15_ = kf_f16_to_f32(gv_6_[1u].v[6]);
-                kf_f16 t8767_ = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_15_, __fadd_rn(1.0f, kf_exp_approx(-gf_15_))), kf_f16_to_f32(uv_3_[1u].v[6])));
-                float gf_16_ = kf_f16_to_f32(gv_6_[1u].v[7]);
-                kf_f16 t8782_ = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_16_, __fadd_rn(1.0f, kf_exp_approx(-gf_16_))), kf_f16_to_f32(uv_3_[1u].v[7])));
-                unsigned c_9_ = c0_ + 256u;
+                float gf_10_ = kf_f16_to_f32(gv_8_[1u].v[0]);
+                kf_f16 t12155_ = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_10_, __fadd_rn(1.0f, kf_exp_approx(-gf_10_))), kf_f16_to_f32(uv_4_[1u].v[0])));
+                float gf_11_ = kf_f16_to_f32(gv_8_[1u].v[1]);
+                kf_f16 t12170_ = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_11_, __fadd_rn(1.0f, kf_exp_approx(-gf_11_))), kf_f16_to_f32(uv_4_[1u].v[1])));
+                float gf_12_ = kf_f16_to_f32(gv_8_[1u].v[2]);
+                kf_f16 t12185_ = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_12_, __fadd_rn(1.0f, kf_exp_approx(-gf_12_))), kf_f16_to_f32(uv_4_[1u].v[2])));
+                float gf_13_ = kf_f16_to_f32(gv_8_[1u].v[3]);
+                kf_f16 t12200_ = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_13_, __fadd_rn(1.0f, kf_exp_approx(-gf_13_))), kf_f16_to_f32(uv_4_[1u].v[3])));
+                float gf_14_ = kf_f16_to_f32(gv_8_[1u].v[4]);
+                kf_f16 t12215_ = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_14_, __fadd_rn(1.0f, kf_exp_approx(-gf_14_))), kf_f16_to_f32(uv_4_[1u].v[4])));
+                float gf_15_ = kf_f16_to_f32(gv_8_[1u].v[5]);
+                kf_f16 t12230_ = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_15_, __fadd_rn(1.0f, kf_exp_approx(-gf_15_))), kf_f16_to_f32(uv_4_[1u].v[5])));
+                float gf_16_ = kf_f16_to_f32(gv_8_[1u].v[6]);
+                kf_f16 t12245_ = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_16_, __fadd_rn(1.0f, kf_exp_approx(-gf_16_))), kf_f16_to_f32(uv_4_[1u].v[6])));
+                float gf_17_ = kf_f16_to_f32(gv_8_[1u].v[7]);
+                kf_f16 t12260_ = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_17_, __fadd_rn(1.0f, kf_exp_approx(-gf_17_))), kf_f16_to_f32(uv_4_[1u].v[7])));
+                unsigned c_10_ = c0_ + 256u;
                 bool store_2_ = (c0_ + 256u) < nv_;
-                float t8797_ = fmaxf(0.0f, kf_abs_f32(kf_f16_to_f32(t8677_)));
-                float t8800_ = __fadd_rn(0.0f, kf_f16_to_f32(t8677_));
-                float t8804_ = fmaxf(t8797_, kf_abs_f32(kf_f16_to_f32(t8692_)));
-                float t8807_ = __fadd_rn(t8800_, kf_f16_to_f32(t8692_));
-                float t8811_ = fmaxf(t8804_, kf_abs_f32(kf_f16_to_f32(t8707_)));
-                float t8814_ = __fadd_rn(t8807_, kf_f16_to_f32(t8707_));
-                float t8818_ = fmaxf(t8811_, kf_abs_f32(kf_f16_to_f32(t8722_)));
-                float t8821_ = __fadd_rn(t8814_, kf_f16_to_f32(t8722_));
-                float t8825_ = fmaxf(t8818_, kf_abs_f32(kf_f16_to_f32(t8737_)));
-                float t8828_ = __fadd_rn(t8821_, kf_f16_to_f32(t8737_));
-                float t8832_ = fmaxf(t8825_, kf_abs_f32(kf_f16_to_f32(t8752_)));
-                float t8835_ = __fadd_rn(t8828_, kf_f16_to_f32(t8752_));
-                float t8839_ = fmaxf(t8832_, kf_abs_f32(kf_f16_to_f32(t8767_)));
-                float t8842_ = __fadd_rn(t8835_, kf_f16_to_f32(t8767_));
-                float t8846_ = fmaxf(t8839_, kf_abs_f32(kf_f16_to_f32(t8782_)));
-                float t8849_ = __fadd_rn(t8842_, kf_f16_to_f32(t8782_));
-                float t8852_ = fmaxf(t8846_, kf_shfl_xor(t8846_, 1u, kf_wn));
-                float t8855_ = __fadd_rn(t8849_, kf_shfl_xor(t8849_, 1u, kf_wn));
-                float t8858_ = fmaxf(t8852_, kf_shfl_xor(t8852_, 2u, kf_wn));
-                float t8861_ = __fadd_rn(t8855_, kf_shfl_xor(t8855_, 2u, kf_wn));
-                float d_2_ = __fdiv_rn(t8858_, 127.0f);
-                kf_i8x8 t8865_ = kf_i8x8{{(signed char)0, (signed char)0, (signed char)0, (signed char)0, (signed char)0, (signed char)0, (signed char)0, (signed char)0}};
-                kf_i8x8 q_2_ = t8865_;
-                if (t8858_ > 0.0f) {
-                    signed char t8873_ = (signed char)kf_sat_i32(kf_f32_to_i32(roundf(__fdiv_rn(kf_f16_to_f32(t8677_), d_2_))), -128, 127);
-                    q_2_ = t8865_;
-                    q_2_.v[0] = t8873_;
-                    q_2_.v[1] = (signed char)kf_sat_i32(kf_f32_to_i32(roundf(__fdiv_rn(kf_f16_to_f32(t8692_), d_2_))), -128, 127);
-                    q_2_.v[2] = (signed char)kf_sat_i32(kf_f32_to_i32(roundf(__fdiv_rn(kf_f16_to_f32(t8707_), d_2_))), -128, 127);
-                    q_2_.v[3] = (signed char)kf_sat_i32(kf_f32_to_i32(roundf(__fdiv_rn(kf_f16_to_f32(t8722_), d_2_))), -128, 127);
-                    q_2_.v[4] = (signed char)kf_sat_i32(kf_f32_to_i32(roundf(__fdiv_rn(kf_f16_to_f32(t8737_), d_2_))), -128, 127);
-                    q_2_.v[5] = (signed char)kf_sat_i32(kf_f32_to_i32(roundf(__fdiv_rn(kf_f16_to_f32(t8752_), d_2_))), -128, 127);
-                    q_2_.v[6] = (signed char)kf_sat_i32(kf_f32_to_i32(roundf(__fdiv_rn(kf_f16_to_f32(t8767_), d_2_))), -128, 127);
-                    q_2_.v[7] = (signed char)kf_sat_i32(kf_f32_to_i32(roundf(__fdiv_rn(kf_f16_to_f32(t8782_), d_2_))), -128, 127);
+                float t12275_ = fmaxf(0.0f, kf_abs_f32(kf_f16_to_f32(t12155_)));
+                float t12278_ = __fadd_rn(0.0f, kf_f16_to_f32(t12155_));
+                float t12282_ = fmaxf(t12275_, kf_abs_f32(kf_f16_to_f32(t12170_)));
+                float t12285_ = __fadd_rn(t12278_, kf_f16_to_f32(t12170_));
+                float t12289_ = fmaxf(t12282_, kf_abs_f32(kf_f16_to_f32(t12185_)));
+                float t12292_ = __fadd_rn(t12285_, kf_f16_to_f32(t12185_));
+                float t12296_ = fmaxf(t12289_, kf_abs_f32(kf_f16_to_f32(t12200_)));
+                float t12299_ = __fadd_rn(t12292_, kf_f16_to_f32(t12200_));
+                float t12303_ = fmaxf(t12296_, kf_abs_f32(kf_f16_to_f32(t12215_)));
+                float t12306_ = __fadd_rn(t12299_, kf_f16_to_f32(t12215_));
+                float t12310_ = fmaxf(t12303_, kf_abs_f32(kf_f16_to_f32(t12230_)));
+                float t12313_ = __fadd_rn(t12306_, kf_f16_to_f32(t12230_));
+                float t12317_ = fmaxf(t12310_, kf_abs_f32(kf_f16_to_f32(t12245_)));
+                float t12320_ = __fadd_rn(t12313_, kf_f16_to_f32(t12245_));
+                float t12324_ = fmaxf(t12317_, kf_abs_f32(kf_f16_to_f32(t12260_)));
+                float t12327_ = __fadd_rn(t12320_, kf_f16_to_f32(t12260_));
+                float t12330_ = fmaxf(t12324_, kf_shfl_xor(t12324_, 1u, kf_wn));
+                float t12333_ = __fadd_rn(t12327_, kf_shfl_xor(t12327_, 1u, kf_wn));
+                float t12336_ = fmaxf(t12330_, kf_shfl_xor(t12330_, 2u, kf_wn));
+                float t12339_ = __fadd_rn(t12333_, kf_shfl_xor(t12333_, 2u, kf_wn));
+                float d_3_ = __fdiv_rn(t12336_, 127.0f);
+                kf_i8x8 t12343_ = kf_i8x8{{(signed char)0, (signed char)0, (signed char)0, (signed char)0, (signed char)0, (signed char)0, (signed char)0, (signed char)0}};
+                kf_i8x8 q_3_ = t12343_;
+                if (t12336_ > 0.0f) {
+                    signed char t12351_ = (signed char)kf_sat_i32(kf_f32_to_i32(roundf(__fdiv_rn(kf_f16_to_f32(t12155_), d_3_))), -128, 127);
+                    q_3_ = t12343_;
+                    q_3_.v[0] = t12351_;
+                    q_3_.v[1] = (signed char)kf_sat_i32(kf_f32_to_i32(roundf(__fdiv_rn(kf_f16_to_f32(t12170_), d_3_))), -128, 127);
+                    q_3_.v[2] = (signed char)kf_sat_i32(kf_f32_to_i32(roundf(__fdiv_rn(kf_f16_to_f32(t12185_), d_3_))), -128, 127);
+                    q_3_.v[3] = (signed char)kf_sat_i32(kf_f32_to_i32(roundf(__fdiv_rn(kf_f16_to_f32(t12200_), d_3_))), -128, 127);
+                    q_3_.v[4] = (signed char)kf_sat_i32(kf_f32_to_i32(roundf(__fdiv_rn(kf_f16_to_f32(t12215_), d_3_))), -128, 127);
+                    q_3_.v[5] = (signed char)kf_sat_i32(kf_f32_to_i32(roundf(__fdiv_rn(kf_f16_to_f32(t12230_), d_3_))), -128, 127);
+                    q_3_.v[6] = (signed char)kf_sat_i32(kf_f32_to_i32(roundf(__fdiv_rn(kf_f16_to_f32(t12245_), d_3_))), -128, 127);
+                    q_3_.v[7] = (signed char)kf_sat_i32(kf_f32_to_i32(roundf(__fdiv_rn(kf_f16_to_f32(t12260_), d_3_))), -128, 127);
                 }
                 if (store_2_) {
-                    kf_u32x2 qw_2_ = kf_bitcast<kf_u32x2>(q_2_);
-                    unsigned v_15_ = c_9_ >> 1u;
-                    unsigned kb_8_ = v_15_ >> 4u;
-                    unsigned s_6_ = (((((kb_8_ >> 2u) << 2u) + (v_15_ & 3u)) << 4u) + ((kb_8_ & 3u) << 2u)) + ((v_15_ >> 2u) & 3u);
-                    unsigned at_2_ = (s_6_ << 2u) + ((c_9_ & 1u) << 1u);
+                    kf_u32x2 qw_2_ = kf_bitcast<kf_u32x2>(q_3_);
+                    unsigned v_18_ = c_10_ >> 1u;
+                    unsigned kb_9_ = v_18_ >> 4u;
+                    unsigned s_6_ = (((((kb_9_ >> 2u) << 2u) + (v_18_ & 3u)) << 4u) + ((kb_9_ & 3u) << 2u)) + ((v_18_ >> 2u) & 3u);
+                    unsigned at_2_ = (s_6_ << 2u) + ((c_10_ & 1u) << 1u);
                     ((unsigned*)sq_)[at_2_] = qw_2_.v[0];
                     ((unsigned*)sq_)[at_2_ + 1u] = qw_2_.v[1];
-                    if ((c_9_ & 3u) == 0u) {
-                        unsigned t8952_ = k_ >> 8u;
-                        unsigned t8970_ = (((((t8952_ >> 2u) + (((t8952_ & 3u) != 0u) ? 1u : 0u)) << 2u) << 8u) >> 2u) + (c_9_ >> 2u);
-                        kf_f16 t8971_ = kf_f16_from_f32(d_2_);
-                        kf_f16 t8972_ = kf_f16_from_f32(t8861_);
-                        kf_f16x2 t8974_ = kf_f16x2{{t8971_, t8972_}};
-                        ((kf_f16x2*)sq_)[t8970_] = t8974_;
+                    if ((c_10_ & 3u) == 0u) {
+                        unsigned t12430_ = k_ >> 8u;
+                        unsigned t12448_ = (((((t12430_ >> 2u) + (((t12430_ & 3u) != 0u) ? 1u : 0u)) << 2u) << 8u) >> 2u) + (c_10_ >> 2u);
+                        kf_f16 t12449_ = kf_f16_from_f32(d_3_);
+                        kf_f16 t12450_ = kf_f16_from_f32(t12339_);
+                        kf_f16x2 t12452_ = kf_f16x2{{t12449_, t12450_}};
+                        ((kf_f16x2*)sq_)[t12448_] = t12452_;
                     }
                 }
-                float gf_17_ = kf_f16_to_f32(gv_6_[2u].v[0]);
-                kf_f16 t8992_ = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_17_, __fadd_rn(1.0f, kf_exp_approx(-gf_17_))), kf_f16_to_f32(uv_3_[2u].v[0])));
-                float gf_18_ = kf_f16_to_f32(gv_6_[2u].v[1]);
-                kf_f16 t9007_ = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_18_, __fadd_rn(1.0f, kf_exp_approx(-gf_18_))), kf_f16_to_f32(uv_3_[2u].v[1])));
-                float gf_19_ = kf_f16_to_f32(gv_6_[2u].v[2]);
-                kf_f16 t9022_ = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_19_, __fadd_rn(1.0f, kf_exp_approx(-gf_19_))), kf_f16_to_f32(uv_3_[2u].v[2])));
-                float gf_20_ = kf_f16_to_f32(gv_6_[2u].v[3]);
-                kf_f16 t9037_ = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_20_, __fadd_rn(1.0f, kf_exp_approx(-gf_20_))), kf_f16_to_f32(uv_3_[2u].v[3])));
-                float gf_21_ = kf_f16_to_f32(gv_6_[2u].v[4]);
-                kf_f16 t9052_ = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_21_, __fadd_rn(1.0f, kf_exp_approx(-gf_21_))), kf_f16_to_f32(uv_3_[2u].v[4])));
-                float gf_22_ = kf_f16_to_f32(gv_6_[2u].v[5]);
-                kf_f16 t9067_ = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_22_, __fadd_rn(1.0f, kf_exp_approx(-gf_22_))), kf_f16_to_f32(uv_3_[2u].v[5])));
-                float gf_23_ = kf_f16_to_f32(gv_6_[2u].v[6]);
-                kf_f16 t9082_ = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_23_, __fadd_rn(1.0f, kf_exp_approx(-gf_23_))), kf_f16_to_f32(uv_3_[2u].v[6])));
-                float gf_24_ = kf_f16_to_f32(gv_6_[2u].v[7]);
-                kf_f16 t9097_ = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_24_, __fadd_rn(1.0f, kf_exp_approx(-gf_24_))), kf_f16_to_f32(uv_3_[2u].v[7])));
-                unsigned c_10_ = c0_ + 512u;
+                float gf_18_ = kf_f16_to_f32(gv_8_[2u].v[0]);
+                kf_f16 t12470_ = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_18_, __fadd_rn(1.0f, kf_exp_approx(-gf_18_))), kf_f16_to_f32(uv_4_[2u].v[0])));
+                float gf_19_ = kf_f16_to_f32(gv_8_[2u].v[1]);
+                kf_f16 t12485_ = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_19_, __fadd_rn(1.0f, kf_exp_approx(-gf_19_))), kf_f16_to_f32(uv_4_[2u].v[1])));
+                float gf_20_ = kf_f16_to_f32(gv_8_[2u].v[2]);
+                kf_f16 t12500_ = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_20_, __fadd_rn(1.0f, kf_exp_approx(-gf_20_))), kf_f16_to_f32(uv_4_[2u].v[2])));
+                float gf_21_ = kf_f16_to_f32(gv_8_[2u].v[3]);
+                kf_f16 t12515_ = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_21_, __fadd_rn(1.0f, kf_exp_approx(-gf_21_))), kf_f16_to_f32(uv_4_[2u].v[3])));
+                float gf_22_ = kf_f16_to_f32(gv_8_[2u].v[4]);
+                kf_f16 t12530_ = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_22_, __fadd_rn(1.0f, kf_exp_approx(-gf_22_))), kf_f16_to_f32(uv_4_[2u].v[4])));
+                float gf_23_ = kf_f16_to_f32(gv_8_[2u].v[5]);
+                kf_f16 t12545_ = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_23_, __fadd_rn(1.0f, kf_exp_approx(-gf_23_))), kf_f16_to_f32(uv_4_[2u].v[5])));
+                float gf_24_ = kf_f16_to_f32(gv_8_[2u].v[6]);
+                kf_f16 t12560_ = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_24_, __fadd_rn(1.0f, kf_exp_approx(-gf_24_))), kf_f16_to_f32(uv_4_[2u].v[6])));
+                float gf_25_ = kf_f16_to_f32(gv_8_[2u].v[7]);
+                kf_f16 t12575_ = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_25_, __fadd_rn(1.0f, kf_exp_approx(-gf_25_))), kf_f16_to_f32(uv_4_[2u].v[7])));
+                unsigned c_11_ = c0_ + 512u;
                 bool store_3_ = (c0_ + 512u) < nv_;
-                float t9112_ = fmaxf(0.0f, kf_abs_f32(kf_f16_to_f32(t8992_)));
-                float t9115_ = __fadd_rn(0.0f, kf_f16_to_f32(t8992_));
-                float t9119_ = fmaxf(t9112_, kf_abs_f32(kf_f16_to_f32(t9007_)));
-                float t9122_ = __fadd_rn(t9115_, kf_f16_to_f32(t9007_));
-                float t9126_ = fmaxf(t9119_, kf_abs_f32(kf_f16_to_f32(t9022_)));
-                float t9129_ = __fadd_rn(t9122_, kf_f16_to_f32(t9022_));
-                float t9133_ = fmaxf(t9126_, kf_abs_f32(kf_f16_to_f32(t9037_)));
-                float t9136_ = __fadd_rn(t9129_, kf_f16_to_f32(t9037_));
-                float t9140_ = fmaxf(t9133_, kf_abs_f32(kf_f16_to_f32(t9052_)));
-                float t9143_ = __fadd_rn(t9136_, kf_f16_to_f32(t9052_));
-                float t9147_ = fmaxf(t9140_, kf_abs_f32(kf_f16_to_f32(t9067_)));
-                float t9150_ = __fadd_rn(t9143_, kf_f16_to_f32(t9067_));
-                float t9154_ = fmaxf(t9147_, kf_abs_f32(kf_f16_to_f32(t9082_)));
-                float t9157_ = __fadd_rn(t9150_, kf_f16_to_f32(t9082_));
-                float t9161_ = fmaxf(t9154_, kf_abs_f32(kf_f16_to_f32(t9097_)));
-                float t9164_ = __fadd_rn(t9157_, kf_f16_to_f32(t9097_));
-                float t9167_ = fmaxf(t9161_, kf_shfl_xor(t9161_, 1u, kf_wn));
-                float t9170_ = __fadd_rn(t9164_, kf_shfl_xor(t9164_, 1u, kf_wn));
-                float t9173_ = fmaxf(t9167_, kf_shfl_xor(t9167_, 2u, kf_wn));
-                float t9176_ = __fadd_rn(t9170_, kf_shfl_xor(t9170_, 2u, kf_wn));
-                float d_3_ = __fdiv_rn(t9173_, 127.0f);
-                kf_i8x8 t9180_ = kf_i8x8{{(signed char)0, (signed char)0, (signed char)0, (signed char)0, (signed char)0, (signed char)0, (signed char)0, (signed char)0}};
-                kf_i8x8 q_3_ = t9180_;
-                if (t9173_ > 0.0f) {
-                    signed char t9188_ = (signed char)kf_sat_i32(kf_f32_to_i32(roundf(__fdiv_rn(kf_f16_to_f32(t8992_), d_3_))), -128, 127);
-                    q_3_ = t9180_;
-                    q_3_.v[0] = t9188_;
-                    q_3_.v[1] = (signed char)kf_sat_i32(kf_f32_to_i32(roundf(__fdiv_rn(kf_f16_to_f32(t9007_), d_3_))), -128, 127);
-                    q_3_.v[2] = (signed char)kf_sat_i32(kf_f32_to_i32(roundf(__fdiv_rn(kf_f16_to_f32(t9022_), d_3_))), -128, 127);
-                    q_3_.v[3] = (signed char)kf_sat_i32(kf_f32_to_i32(roundf(__fdiv_rn(kf_f16_to_f32(t9037_), d_3_))), -128, 127);
-                    q_3_.v[4] = (signed char)kf_sat_i32(kf_f32_to_i32(roundf(__fdiv_rn(kf_f16_to_f32(t9052_), d_3_))), -128, 127);
-                    q_3_.v[5] = (signed char)kf_sat_i32(kf_f32_to_i32(roundf(__fdiv_rn(kf_f16_to_f32(t9067_), d_3_))), -128, 127);
-                    q_3_.v[6] = (signed char)kf_sat_i32(kf_f32_to_i32(roundf(__fdiv_rn(kf_f16_to_f32(t9082_), d_3_))), -128, 127);
-                    q_3_.v[7] = (signed char)kf_sat_i32(kf_f32_to_i32(roundf(__fdiv_rn(kf_f16_to_f32(t9097_), d_3_))), -128, 127);
+                float t12590_ = fmaxf(0.0f, kf_abs_f32(kf_f16_to_f32(t12470_)));
+                float t12593_ = __fadd_rn(0.0f, kf_f16_to_f32(t12470_));
+                float t12597_ = fmaxf(t12590_, kf_abs_f32(kf_f16_to_f32(t12485_)));
+                float t12600_ = __fadd_rn(t12593_, kf_f16_to_f32(t12485_));
+                float t12604_ = fmaxf(t12597_, kf_abs_f32(kf_f16_to_f32(t12500_)));
+                float t12607_ = __fadd_rn(t12600_, kf_f16_to_f32(t12500_));
+                float t12611_ = fmaxf(t12604_, kf_abs_f32(kf_f16_to_f32(t12515_)));
+                float t12614_ = __fadd_rn(t12607_, kf_f16_to_f32(t12515_));
+                float t12618_ = fmaxf(t12611_, kf_abs_f32(kf_f16_to_f32(t12530_)));
+                float t12621_ = __fadd_rn(t12614_, kf_f16_to_f32(t12530_));
+                float t12625_ = fmaxf(t12618_, kf_abs_f32(kf_f16_to_f32(t12545_)));
+                float t12628_ = __fadd_rn(t12621_, kf_f16_to_f32(t12545_));
+                float t12632_ = fmaxf(t12625_, kf_abs_f32(kf_f16_to_f32(t12560_)));
+                float t12635_ = __fadd_rn(t12628_, kf_f16_to_f32(t12560_));
+                float t12639_ = fmaxf(t12632_, kf_abs_f32(kf_f16_to_f32(t12575_)));
+                float t12642_ = __fadd_rn(t12635_, kf_f16_to_f32(t12575_));
+                float t12645_ = fmaxf(t12639_, kf_shfl_xor(t12639_, 1u, kf_wn));
+                float t12648_ = __fadd_rn(t12642_, kf_shfl_xor(t12642_, 1u, kf_wn));
+                float t12651_ = fmaxf(t12645_, kf_shfl_xor(t12645_, 2u, kf_wn));
+                float t12654_ = __fadd_rn(t12648_, kf_shfl_xor(t12648_, 2u, kf_wn));
+                float d_4_ = __fdiv_rn(t12651_, 127.0f);
+                kf_i8x8 t12658_ = kf_i8x8{{(signed char)0, (signed char)0, (signed char)0, (signed char)0, (signed char)0, (signed char)0, (signed char)0, (signed char)0}};
+                kf_i8x8 q_4_ = t12658_;
+                if (t12651_ > 0.0f) {
+                    signed char t12666_ = (signed char)kf_sat_i32(kf_f32_to_i32(roundf(__fdiv_rn(kf_f16_to_f32(t12470_), d_4_))), -128, 127);
+                    q_4_ = t12658_;
+                    q_4_.v[0] = t12666_;
+                    q_4_.v[1] = (signed char)kf_sat_i32(kf_f32_to_i32(roundf(__fdiv_rn(kf_f16_to_f32(t12485_), d_4_))), -128, 127);
+                    q_4_.v[2] = (signed char)kf_sat_i32(kf_f32_to_i32(roundf(__fdiv_rn(kf_f16_to_f32(t12500_), d_4_))), -128, 127);
+                    q_4_.v[3] = (signed char)kf_sat_i32(kf_f32_to_i32(roundf(__fdiv_rn(kf_f16_to_f32(t12515_), d_4_))), -128, 127);
+                    q_4_.v[4] = (signed char)kf_sat_i32(kf_f32_to_i32(roundf(__fdiv_rn(kf_f16_to_f32(t12530_), d_4_))), -128, 127);
+                    q_4_.v[5] = (signed char)kf_sat_i32(kf_f32_to_i32(roundf(__fdiv_rn(kf_f16_to_f32(t12545_), d_4_))), -128, 127);
+                    q_4_.v[6] = (signed char)kf_sat_i32(kf_f32_to_i32(roundf(__fdiv_rn(kf_f16_to_f32(t12560_), d_4_))), -128, 127);
+                    q_4_.v[7] = (signed char)kf_sat_i32(kf_f32_to_i32(roundf(__fdiv_rn(kf_f16_to_f32(t12575_), d_4_))), -128, 127);
                 }
                 if (store_3_) {
-                    kf_u32x2 qw_3_ = kf_bitcast<kf_u32x2>(q_3_);
-                    unsigned v_16_ = c_10_ >> 1u;
-                    unsigned kb_9_ = v_16_ >> 4u;
-                    unsigned s_7_ = (((((kb_9_ >> 2u) << 2u) + (v_16_ & 3u)) << 4u) + ((kb_9_ & 3u) << 2u)) + ((v_16_ >> 2u) & 3u);
-                    unsigned at_3_ = (s_7_ << 2u) + ((c_10_ & 1u) << 1u);
+                    kf_u32x2 qw_3_ = kf_bitcast<kf_u32x2>(q_4_);
+                    unsigned v_19_ = c_11_ >> 1u;
+                    unsigned kb_10_ = v_19_ >> 4u;
+                    unsigned s_7_ = (((((kb_10_ >> 2u) << 2u) + (v_19_ & 3u)) << 4u) + ((kb_10_ & 3u) << 2u)) + ((v_19_ >> 2u) & 3u);
+                    unsigned at_3_ = (s_7_ << 2u) + ((c_11_ & 1u) << 1u);
                     ((unsigned*)sq_)[at_3_] = qw_3_.v[0];
                     ((unsigned*)sq_)[at_3_ + 1u] = qw_3_.v[1];
-                    if ((c_10_ & 3u) == 0u) {
-                        unsigned t9267_ = k_ >> 8u;
-                        unsigned t9285_ = (((((t9267_ >> 2u) + (((t9267_ & 3u) != 0u) ? 1u : 0u)) << 2u) << 8u) >> 2u) + (c_10_ >> 2u);
-                        kf_f16 t9286_ = kf_f16_from_f32(d_3_);
-                        kf_f16 t9287_ = kf_f16_from_f32(t9176_);
-                        kf_f16x2 t9289_ = kf_f16x2{{t9286_, t9287_}};
-                        ((kf_f16x2*)sq_)[t9285_] = t9289_;
+                    if ((c_11_ & 3u) == 0u) {
+                        unsigned t12745_ = k_ >> 8u;
+                        unsigned t12763_ = (((((t12745_ >> 2u) + (((t12745_ & 3u) != 0u) ? 1u : 0u)) << 2u) << 8u) >> 2u) + (c_11_ >> 2u);
+                        kf_f16 t12764_ = kf_f16_from_f32(d_4_);
+                        kf_f16 t12765_ = kf_f16_from_f32(t12654_);
+                        kf_f16x2 t12767_ = kf_f16x2{{t12764_, t12765_}};
+                        ((kf_f16x2*)sq_)[t12763_] = t12767_;
                     }
                 }
-                float gf_25_ = kf_f16_to_f32(gv_6_[3u].v[0]);
-                kf_f16 t9307_ = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_25_, __fadd_rn(1.0f, kf_exp_approx(-gf_25_))), kf_f16_to_f32(uv_3_[3u].v[0])));
-                float gf_26_ = kf_f16_to_f32(gv_6_[3u].v[1]);
-                kf_f16 t9322_ = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_26_, __fadd_rn(1.0f, kf_exp_approx(-gf_26_))), kf_f16_to_f32(uv_3_[3u].v[1])));
-                float gf_27_ = kf_f16_to_f32(gv_6_[3u].v[2]);
-                kf_f16 t9337_ = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_27_, __fadd_rn(1.0f, kf_exp_approx(-gf_27_))), kf_f16_to_f32(uv_3_[3u].v[2])));
-                float gf_28_ = kf_f16_to_f32(gv_6_[3u].v[3]);
-                kf_f16 t9352_ = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_28_, __fadd_rn(1.0f, kf_exp_approx(-gf_28_))), kf_f16_to_f32(uv_3_[3u].v[3])));
-                float gf_29_ = kf_f16_to_f32(gv_6_[3u].v[4]);
-                kf_f16 t9367_ = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_29_, __fadd_rn(1.0f, kf_exp_approx(-gf_29_))), kf_f16_to_f32(uv_3_[3u].v[4])));
-                float gf_30_ = kf_f16_to_f32(gv_6_[3u].v[5]);
-                kf_f16 t9382_ = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_30_, __fadd_rn(1.0f, kf_exp_approx(-gf_30_))), kf_f16_to_f32(uv_3_[3u].v[5])));
-                float gf_31_ = kf_f16_to_f32(gv_6_[3u].v[6]);
-                kf_f16 t9397_ = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_31_, __fadd_rn(1.0f, kf_exp_approx(-gf_31_))), kf_f16_to_f32(uv_3_[3u].v[6])));
-                float gf_32_ = kf_f16_to_f32(gv_6_[3u].v[7]);
-                kf_f16 t9412_ = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_32_, __fadd_rn(1.0f, kf_exp_approx(-gf_32_))), kf_f16_to_f32(uv_3_[3u].v[7])));
-                unsigned c_11_ = c0_ + 768u;
+                float gf_26_ = kf_f16_to_f32(gv_8_[3u].v[0]);
+                kf_f16 t12785_ = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_26_, __fadd_rn(1.0f, kf_exp_approx(-gf_26_))), kf_f16_to_f32(uv_4_[3u].v[0])));
+                float gf_27_ = kf_f16_to_f32(gv_8_[3u].v[1]);
+                kf_f16 t12800_ = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_27_, __fadd_rn(1.0f, kf_exp_approx(-gf_27_))), kf_f16_to_f32(uv_4_[3u].v[1])));
+                float gf_28_ = kf_f16_to_f32(gv_8_[3u].v[2]);
+                kf_f16 t12815_ = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_28_, __fadd_rn(1.0f, kf_exp_approx(-gf_28_))), kf_f16_to_f32(uv_4_[3u].v[2])));
+                float gf_29_ = kf_f16_to_f32(gv_8_[3u].v[3]);
+                kf_f16 t12830_ = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_29_, __fadd_rn(1.0f, kf_exp_approx(-gf_29_))), kf_f16_to_f32(uv_4_[3u].v[3])));
+                float gf_30_ = kf_f16_to_f32(gv_8_[3u].v[4]);
+                kf_f16 t12845_ = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_30_, __fadd_rn(1.0f, kf_exp_approx(-gf_30_))), kf_f16_to_f32(uv_4_[3u].v[4])));
+                float gf_31_ = kf_f16_to_f32(gv_8_[3u].v[5]);
+                kf_f16 t12860_ = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_31_, __fadd_rn(1.0f, kf_exp_approx(-gf_31_))), kf_f16_to_f32(uv_4_[3u].v[5])));
+                float gf_32_ = kf_f16_to_f32(gv_8_[3u].v[6]);
+                kf_f16 t12875_ = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_32_, __fadd_rn(1.0f, kf_exp_approx(-gf_32_))), kf_f16_to_f32(uv_4_[3u].v[6])));
+                float gf_33_ = kf_f16_to_f32(gv_8_[3u].v[7]);
+                kf_f16 t12890_ = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_33_, __fadd_rn(1.0f, kf_exp_approx(-gf_33_))), kf_f16_to_f32(uv_4_[3u].v[7])));
+                unsigned c_12_ = c0_ + 768u;
                 bool store_4_ = (c0_ + 768u) < nv_;
-                float t9427_ = fmaxf(0.0f, kf_abs_f32(kf_f16_to_f32(t9307_)));
-                float t9430_ = __fadd_rn(0.0f, kf_f16_to_f32(t9307_));
-                float t9434_ = fmaxf(t9427_, kf_abs_f32(kf_f16_to_f32(t9322_)));
-                float t9437_ = __fadd_rn(t9430_, kf_f16_to_f32(t9322_));
-                float t9441_ = fmaxf(t9434_, kf_abs_f32(kf_f16_to_f32(t9337_)));
-                float t9444_ = __fadd_rn(t9437_, kf_f16_to_f32(t9337_));
-                float t9448_ = fmaxf(t9441_, kf_abs_f32(kf_f16_to_f32(t9352_)));
-                float t9451_ = __fadd_rn(t9444_, kf_f16_to_f32(t9352_));
-                float t9455_ = fmaxf(t9448_, kf_abs_f32(kf_f16_to_f32(t9367_)));
-                float t9458_ = __fadd_rn(t9451_, kf_f16_to_f32(t9367_));
-                float t9462_ = fmaxf(t9455_, kf_abs_f32(kf_f16_to_f32(t9382_)));
-                float t9465_ = __fadd_rn(t9458_, kf_f16_to_f32(t9382_));
-                float t9469_ = fmaxf(t9462_, kf_abs_f32(kf_f16_to_f32(t9397_)));
-                float t9472_ = __fadd_rn(t9465_, kf_f16_to_f32(t9397_));
-                float t9476_ = fmaxf(t9469_, kf_abs_f32(kf_f16_to_f32(t9412_)));
-                float t9479_ = __fadd_rn(t9472_, kf_f16_to_f32(t9412_));
-                float t9482_ = fmaxf(t9476_, kf_shfl_xor(t9476_, 1u, kf_wn));
-                float t9485_ = __fadd_rn(t9479_, kf_shfl_xor(t9479_, 1u, kf_wn));
-                float t9488_ = fmaxf(t9482_, kf_shfl_xor(t9482_, 2u, kf_wn));
-                float t9491_ = __fadd_rn(t9485_, kf_shfl_xor(t9485_, 2u, kf_wn));
-                float d_4_ = __fdiv_rn(t9488_, 127.0f);
-                kf_i8x8 t9495_ = kf_i8x8{{(signed char)0, (signed char)0, (signed char)0, (signed char)0, (signed char)0, (signed char)0, (signed char)0, (signed char)0}};
-                kf_i8x8 q_4_ = t9495_;
-                if (t9488_ > 0.0f) {
-                    signed char t9503_ = (signed char)kf_sat_i32(kf_f32_to_i32(roundf(__fdiv_rn(kf_f16_to_f32(t9307_), d_4_))), -128, 127);
-                    q_4_ = t9495_;
-                    q_4_.v[0] = t9503_;
-                    q_4_.v[1] = (signed char)kf_sat_i32(kf_f32_to_i32(roundf(__fdiv_rn(kf_f16_to_f32(t9322_), d_4_))), -128, 127);
-                    q_4_.v[2] = (signed char)kf_sat_i32(kf_f32_to_i32(roundf(__fdiv_rn(kf_f16_to_f32(t9337_), d_4_))), -128, 127);
-                    q_4_.v[3] = (signed char)kf_sat_i32(kf_f32_to_i32(roundf(__fdiv_rn(kf_f16_to_f32(t9352_), d_4_))), -128, 127);
-                    q_4_.v[4] = (signed char)kf_sat_i32(kf_f32_to_i32(roundf(__fdiv_rn(kf_f16_to_f32(t9367_), d_4_))), -128, 127);
-                    q_4_.v[5] = (signed char)kf_sat_i32(kf_f32_to_i32(roundf(__fdiv_rn(kf_f16_to_f32(t9382_), d_4_))), -128, 127);
-                    q_4_.v[6] = (signed char)kf_sat_i32(kf_f32_to_i32(roundf(__fdiv_rn(kf_f16_to_f32(t9397_), d_4_))), -128, 127);
-                    q_4_.v[7] = (signed char)kf_sat_i32(kf_f32_to_i32(roundf(__fdiv_rn(kf_f16_to_f32(t9412_), d_4_))), -128, 127);
+                float t12905_ = fmaxf(0.0f, kf_abs_f32(kf_f16_to_f32(t12785_)));
+                float t12908_ = __fadd_rn(0.0f, kf_f16_to_f32(t12785_));
+                float t12912_ = fmaxf(t12905_, kf_abs_f32(kf_f16_to_f32(t12800_)));
+                float t12915_ = __fadd_rn(t12908_, kf_f16_to_f32(t12800_));
+                float t12919_ = fmaxf(t12912_, kf_abs_f32(kf_f16_to_f32(t12815_)));
+                float t12922_ = __fadd_rn(t12915_, kf_f16_to_f32(t12815_));
+                float t12926_ = fmaxf(t12919_, kf_abs_f32(kf_f16_to_f32(t12830_)));
+                float t12929_ = __fadd_rn(t12922_, kf_f16_to_f32(t12830_));
+                float t12933_ = fmaxf(t12926_, kf_abs_f32(kf_f16_to_f32(t12845_)));
+                float t12936_ = __fadd_rn(t12929_, kf_f16_to_f32(t12845_));
+                float t12940_ = fmaxf(t12933_, kf_abs_f32(kf_f16_to_f32(t12860_)));
+                float t12943_ = __fadd_rn(t12936_, kf_f16_to_f32(t12860_));
+                float t12947_ = fmaxf(t12940_, kf_abs_f32(kf_f16_to_f32(t12875_)));
+                float t12950_ = __fadd_rn(t12943_, kf_f16_to_f32(t12875_));
+                float t12954_ = fmaxf(t12947_, kf_abs_f32(kf_f16_to_f32(t12890_)));
+                float t12957_ = __fadd_rn(t12950_, kf_f16_to_f32(t12890_));
+                float t12960_ = fmaxf(t12954_, kf_shfl_xor(t12954_, 1u, kf_wn));
+                float t12963_ = __fadd_rn(t12957_, kf_shfl_xor(t12957_, 1u, kf_wn));
+                float t12966_ = fmaxf(t12960_, kf_shfl_xor(t12960_, 2u, kf_wn));
+                float t12969_ = __fadd_rn(t12963_, kf_shfl_xor(t12963_, 2u, kf_wn));
+                float d_5_ = __fdiv_rn(t12966_, 127.0f);
+                kf_i8x8 t12973_ = kf_i8x8{{(signed char)0, (signed char)0, (signed char)0, (signed char)0, (signed char)0, (signed char)0, (signed char)0, (signed char)0}};
+                kf_i8x8 q_5_ = t12973_;
+                if (t12966_ > 0.0f) {
+                    signed char t12981_ = (signed char)kf_sat_i32(kf_f32_to_i32(roundf(__fdiv_rn(kf_f16_to_f32(t12785_), d_5_))), -128, 127);
+                    q_5_ = t12973_;
+                    q_5_.v[0] = t12981_;
+                    q_5_.v[1] = (signed char)kf_sat_i32(kf_f32_to_i32(roundf(__fdiv_rn(kf_f16_to_f32(t12800_), d_5_))), -128, 127);
+                    q_5_.v[2] = (signed char)kf_sat_i32(kf_f32_to_i32(roundf(__fdiv_rn(kf_f16_to_f32(t12815_), d_5_))), -128, 127);
+                    q_5_.v[3] = (signed char)kf_sat_i32(kf_f32_to_i32(roundf(__fdiv_rn(kf_f16_to_f32(t12830_), d_5_))), -128, 127);
+                    q_5_.v[4] = (signed char)kf_sat_i32(kf_f32_to_i32(roundf(__fdiv_rn(kf_f16_to_f32(t12845_), d_5_))), -128, 127);
+                    q_5_.v[5] = (signed char)kf_sat_i32(kf_f32_to_i32(roundf(__fdiv_rn(kf_f16_to_f32(t12860_), d_5_))), -128, 127);
+                    q_5_.v[6] = (signed char)kf_sat_i32(kf_f32_to_i32(roundf(__fdiv_rn(kf_f16_to_f32(t12875_), d_5_))), -128, 127);
+                    q_5_.v[7] = (signed char)kf_sat_i32(kf_f32_to_i32(roundf(__fdiv_rn(kf_f16_to_f32(t12890_), d_5_))), -128, 127);
                 }
                 if (store_4_) {
-                    kf_u32x2 qw_4_ = kf_bitcast<kf_u32x2>(q_4_);
-                    unsigned v_17_ = c_11_ >> 1u;
-                    unsigned kb_10_ = v_17_ >> 4u;
-                    unsigned s_8_ = (((((kb_10_ >> 2u) << 2u) + (v_17_ & 3u)) << 4u) + ((kb_10_ & 3u) << 2u)) + ((v_17_ >> 2u) & 3u);
-                    unsigned at_4_ = (s_8_ << 2u) + ((c_11_ & 1u) << 1u);
+                    kf_u32x2 qw_4_ = kf_bitcast<kf_u32x2>(q_5_);
+                    unsigned v_20_ = c_12_ >> 1u;
+                    unsigned kb_11_ = v_20_ >> 4u;
+                    unsigned s_8_ = (((((kb_11_ >> 2u) << 2u) + (v_20_ & 3u)) << 4u) + ((kb_11_ & 3u) << 2u)) + ((v_20_ >> 2u) & 3u);
+                    unsigned at_4_ = (s_8_ << 2u) + ((c_12_ & 1u) << 1u);
                     ((unsigned*)sq_)[at_4_] = qw_4_.v[0];
                     ((unsigned*)sq_)[at_4_ + 1u] = qw_4_.v[1];
-                    if ((c_11_ & 3u) == 0u) {
-                        unsigned t9582_ = k_ >> 8u;
-                        unsigned t9600_ = (((((t9582_ >> 2u) + (((t9582_ & 3u) != 0u) ? 1u : 0u)) << 2u) << 8u) >> 2u) + (c_11_ >> 2u);
-                        kf_f16 t9601_ = kf_f16_from_f32(d_4_);
-                        kf_f16 t9602_ = kf_f16_from_f32(t9491_);
-                        kf_f16x2 t9604_ = kf_f16x2{{t9601_, t9602_}};
-                        ((kf_f16x2*)sq_)[t9600_] = t9604_;
+                    if ((c_12_ & 3u) == 0u) {
+                        unsigned t13060_ = k_ >> 8u;
+                        unsigned t13078_ = (((((t13060_ >> 2u) + (((t13060_ & 3u) != 0u) ? 1u : 0u)) << 2u) << 8u) >> 2u) + (c_12_ >> 2u);
+                        kf_f16 t13079_ = kf_f16_from_f32(d_5_);
+                        kf_f16 t13080_ = kf_f16_from_f32(t12969_);
+                        kf_f16x2 t13082_ = kf_f16x2{{t13079_, t13080_}};
+                        ((kf_f16x2*)sq_)[t13078_] = t13082_;
                     }
                 }
             }
             __syncthreads();
         }
-        if ((t0_ + 1u) < total_) {
-            unsigned kb_11_ = min(((lk_ << 2u) + bl_), (nbk_ - 1u));
-            unsigned row_3_ = min((((lg_ << 1u) << 1u) + r_), (m_ - 1u));
-            unsigned blk_3_ = ((row_3_ * nbk_) + kb_11_) * 9u;
-            wb_[6u] = wq_[blk_3_];
-            wb_[7u] = wq_[(blk_3_ + 1u) + (j_ << 1u)];
-            wb_[8u] = wq_[(blk_3_ + 2u) + (j_ << 1u)];
-            unsigned row_4_ = min(((((lg_ << 1u) + 1u) << 1u) + r_), (m_ - 1u));
-            unsigned blk_4_ = ((row_4_ * nbk_) + kb_11_) * 9u;
-            wb_[9u] = wq_[blk_4_];
-            wb_[10u] = wq_[(blk_4_ + 1u) + (j_ << 1u)];
-            wb_[11u] = wq_[(blk_4_ + 2u) + (j_ << 1u)];
-            unsigned t9720_ = lk_ + 1u;
-            lk_ = t9720_;
-            if (t9720_ == steps_) {
-                lk_ = 0u;
-                lg_ = lg_ + nw_;
-            }
+        bool t13088_ = (t0_ + 1u) >= 1u;
+        bool t13089_ = t13088_;
+        if (t13088_) {
+            t13089_ = ((t0_ + 1u) - 1u) < total_;
         }
-        bool t9725_ = t0_ == 0u;
-        bool t9726_ = t9725_;
-        if (t9725_) {
-            t9726_ = true;
-        }
-        bool t9729_ = t9726_;
-        if (t9726_) {
-            t9729_ = true;
-        }
-        if (t9729_) {
-            unsigned nv_2_ = k_ >> 3u;
-            #pragma unroll 1
-            for (unsigned c0_2_ = threadIdx.x; c0_2_ < nv_2_; c0_2_ = c0_2_ + 1024u) {
-                unsigned c_12_ = min(c0_2_, (nv_2_ - 1u));
-                gv_8_[0u] = a_[c_12_];
-                uv_4_[0u] = b_[c_12_];
-                unsigned c_13_ = min((c0_2_ + 256u), (nv_2_ - 1u));
-                gv_8_[1u] = a_[c_13_];
-                uv_4_[1u] = b_[c_13_];
-                unsigned c_14_ = min((c0_2_ + 512u), (nv_2_ - 1u));
-                gv_8_[2u] = a_[c_14_];
-                uv_4_[2u] = b_[c_14_];
-                unsigned c_15_ = min((c0_2_ + 768u), (nv_2_ - 1u));
-                gv_8_[3u] = a_[c_15_];
-                uv_4_[3u] = b_[c_15_];
-                float gf_33_ = kf_f16_to_f32(gv_8_[0u].v[0]);
-                kf_f16 t11296_ = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_33_, __fadd_rn(1.0f, kf_exp_approx(-gf_33_))), kf_f16_to_f32(uv_4_[0u].v[0])));
-                float gf_34_ = kf_f16_to_f32(gv_8_[0u].v[1]);
-                kf_f16 t11311_ = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_34_, __fadd_rn(1.0f, kf_exp_approx(-gf_34_))), kf_f16_to_f32(uv_4_[0u].v[1])));
-                float gf_35_ = kf_f16_to_f32(gv_8_[0u].v[2]);
-                kf_f16 t11326_ = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_35_, __fadd_rn(1.0f, kf_exp_approx(-gf_35_))), kf_f16_to_f32(uv_4_[0u].v[2])));
-                float gf_36_ = kf_f16_to_f32(gv_8_[0u].v[3]);
-                kf_f16 t11341_ = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_36_, __fadd_rn(1.0f, kf_exp_approx(-gf_36_))), kf_f16_to_f32(uv_4_[0u].v[3])));
-                float gf_37_ = kf_f16_to_f32(gv_8_[0u].v[4]);
-                kf_f16 t11356_ = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_37_, __fadd_rn(1.0f, kf_exp_approx(-gf_37_))), kf_f16_to_f32(uv_4_[0u].v[4])));
-                float gf_38_ = kf_f16_to_f32(gv_8_[0u].v[5]);
-                kf_f16 t11371_ = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_38_, __fadd_rn(1.0f, kf_exp_approx(-gf_38_))), kf_f16_to_f32(uv_4_[0u].v[5])));
-                float gf_39_ = kf_f16_to_f32(gv_8_[0u].v[6]);
-                kf_f16 t11386_ = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_39_, __fadd_rn(1.0f, kf_exp_approx(-gf_39_))), kf_f16_to_f32(uv_4_[0u].v[6])));
-                float gf_40_ = kf_f16_to_f32(gv_8_[0u].v[7]);
-                kf_f16 t11401_ = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_40_, __fadd_rn(1.0f, kf_exp_approx(-gf_40_))), kf_f16_to_f32(uv_4_[0u].v[7])));
-                bool store_5_ = c0_2_ < nv_2_;
-                float t11416_ = fmaxf(0.0f, kf_abs_f32(kf_f16_to_f32(t11296_)));
-                float t11419_ = __fadd_rn(0.0f, kf_f16_to_f32(t11296_));
-                float t11423_ = fmaxf(t11416_, kf_abs_f32(kf_f16_to_f32(t11311_)));
-                float t11426_ = __fadd_rn(t11419_, kf_f16_to_f32(t11311_));
-                float t11430_ = fmaxf(t11423_, kf_abs_f32(kf_f16_to_f32(t11326_)));
-                float t11433_ = __fadd_rn(t11426_, kf_f16_to_f32(t11326_));
-                float t11437_ = fmaxf(t11430_, kf_abs_f32(kf_f16_to_f32(t11341_)));
-                float t11440_ = __fadd_rn(t11433_, kf_f16_to_f32(t11341_));
-                float t11444_ = fmaxf(t11437_, kf_abs_f32(kf_f16_to_f32(t11356_)));
-                float t11447_ = __fadd_rn(t11440_, kf_f16_to_f32(t11356_));
-                float t11451_ = fmaxf(t11444_, kf_abs_f32(kf_f16_to_f32(t11371_)));
-                float t11454_ = __fadd_rn(t11447_, kf_f16_to_f32(t11371_));
-                float t11458_ = fmaxf(t11451_, kf_abs_f32(kf_f16_to_f32(t11386_)));
-                float t11461_ = __fadd_rn(t11454_, kf_f16_to_f32(t11386_));
-                float t11465_ = fmaxf(t11458_, kf_abs_f32(kf_f16_to_f32(t11401_)));
-                float t11468_ = __fadd_rn(t11461_, kf_f16_to_f32(t11401_));
-                float t11471_ = fmaxf(t11465_, kf_shfl_xor(t11465_, 1u, kf_wn));
-                float t11474_ = __fadd_rn(t11468_, kf_shfl_xor(t11468_, 1u, kf_wn));
-                float t11477_ = fmaxf(t11471_, kf_shfl_xor(t11471_, 2u, kf_wn));
-                float t11480_ = __fadd_rn(t11474_, kf_shfl_xor(t11474_, 2u, kf_wn));
-                float d_5_ = __fdiv_rn(t11477_, 127.0f);
-                kf_i8x8 t11484_ = kf_i8x8{{(signed char)0, (signed char)0, (signed char)0, (signed char)0, (signed char)0, (signed char)0, (signed char)0, (signed char)0}};
-                kf_i8x8 q_5_ = t11484_;
-                if (t11477_ > 0.0f) {
-                    signed char t11492_ = (signed char)kf_sat_i32(kf_f32_to_i32(roundf(__fdiv_rn(kf_f16_to_f32(t11296_), d_5_))), -128, 127);
-                    q_5_ = t11484_;
-                    q_5_.v[0] = t11492_;
-                    q_5_.v[1] = (signed char)kf_sat_i32(kf_f32_to_i32(roundf(__fdiv_rn(kf_f16_to_f32(t11311_), d_5_))), -128, 127);
-                    q_5_.v[2] = (signed char)kf_sat_i32(kf_f32_to_i32(roundf(__fdiv_rn(kf_f16_to_f32(t11326_), d_5_))), -128, 127);
-                    q_5_.v[3] = (signed char)kf_sat_i32(kf_f32_to_i32(roundf(__fdiv_rn(kf_f16_to_f32(t11341_), d_5_))), -128, 127);
-                    q_5_.v[4] = (signed char)kf_sat_i32(kf_f32_to_i32(roundf(__fdiv_rn(kf_f16_to_f32(t11356_), d_5_))), -128, 127);
-                    q_5_.v[5] = (signed char)kf_sat_i32(kf_f32_to_i32(roundf(__fdiv_rn(kf_f16_to_f32(t11371_), d_5_))), -128, 127);
-                    q_5_.v[6] = (signed char)kf_sat_i32(kf_f32_to_i32(roundf(__fdiv_rn(kf_f16_to_f32(t11386_), d_5_))), -128, 127);
-                    q_5_.v[7] = (signed char)kf_sat_i32(kf_f32_to_i32(roundf(__fdiv_rn(kf_f16_to_f32(t11401_), d_5_))), -128, 127);
-                }
-                if (store_5_) {
-                    kf_u32x2 qw_5_ = kf_bitcast<kf_u32x2>(q_5_);
-                    unsigned v_18_ = c0_2_ >> 1u;
-                    unsigned kb_12_ = v_18_ >> 4u;
-                    unsigned s_9_ = (((((kb_12_ >> 2u) << 2u) + (v_18_ & 3u)) << 4u) + ((kb_12_ & 3u) << 2u)) + ((v_18_ >> 2u) & 3u);
-                    unsigned at_5_ = (s_9_ << 2u) + ((c0_2_ & 1u) << 1u);
-                    ((unsigned*)sq_)[at_5_] = qw_5_.v[0];
-                    ((unsigned*)sq_)[at_5_ + 1u] = qw_5_.v[1];
-                    if ((c0_2_ & 3u) == 0u) {
-                        unsigned t11571_ = k_ >> 8u;
-                        unsigned t11589_ = (((((t11571_ >> 2u) + (((t11571_ & 3u) != 0u) ? 1u : 0u)) << 2u) << 8u) >> 2u) + (c0_2_ >> 2u);
-                        kf_f16 t11590_ = kf_f16_from_f32(d_5_);
-                        kf_f16 t11591_ = kf_f16_from_f32(t11480_);
-                        kf_f16x2 t11593_ = kf_f16x2{{t11590_, t11591_}};
-                        ((kf_f16x2*)sq_)[t11589_] = t11593_;
-                    }
-                }
-                float gf_41_ = kf_f16_to_f32(gv_8_[1u].v[0]);
-                kf_f16 t11611_ = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_41_, __fadd_rn(1.0f, kf_exp_approx(-gf_41_))), kf_f16_to_f32(uv_4_[1u].v[0])));
-                float gf_42_ = kf_f16_to_f32(gv_8_[1u].v[1]);
-                kf_f16 t11626_ = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_42_, __fadd_rn(1.0f, kf_exp_approx(-gf_42_))), kf_f16_to_f32(uv_4_[1u].v[1])));
-                float gf_43_ = kf_f16_to_f32(gv_8_[1u].v[2]);
-                kf_f16 t11641_ = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_43_, __fadd_rn(1.0f, kf_exp_approx(-gf_43_))), kf_f16_to_f32(uv_4_[1u].v[2])));
-                float gf_44_ = kf_f16_to_f32(gv_8_[1u].v[3]);
-                kf_f16 t11656_ = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_44_, __fadd_rn(1.0f, kf_exp_approx(-gf_44_))), kf_f16_to_f32(uv_4_[1u].v[3])));
-                float gf_45_ = kf_f16_to_f32(gv_8_[1u].v[4]);
-                kf_f16 t11671_ = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_45_, __fadd_rn(1.0f, kf_exp_approx(-gf_45_))), kf_f16_to_f32(uv_4_[1u].v[4])));
-                float gf_46_ = kf_f16_to_f32(gv_8_[1u].v[5]);
-                kf_f16 t11686_ = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_46_, __fadd_rn(1.0f, kf_exp_approx(-gf_46_))), kf_f16_to_f32(uv_4_[1u].v[5])));
-                float gf_47_ = kf_f16_to_f32(gv_8_[1u].v[6]);
-                kf_f16 t11701_ = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_47_, __fadd_rn(1.0f, kf_exp_approx(-gf_47_))), kf_f16_to_f32(uv_4_[1u].v[6])));
-                float gf_48_ = kf_f16_to_f32(gv_8_[1u].v[7]);
-                kf_f16 t11716_ = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_48_, __fadd_rn(1.0f, kf_exp_approx(-gf_48_))), kf_f16_to_f32(uv_4_[1u].v[7])));
-                unsigned c_16_ = c0_2_ + 256u;
-                bool store_6_ = (c0_2_ + 256u) < nv_2_;
-                float t11731_ = fmaxf(0.0f, kf_abs_f32(kf_f16_to_f32(t11611_)));
-                float t11734_ = __fadd_rn(0.0f, kf_f16_to_f32(t11611_));
-                float t11738_ = fmaxf(t11731_, kf_abs_f32(kf_f16_to_f32(t11626_)));
-                float t11741_ = __fadd_rn(t11734_, kf_f16_to_f32(t11626_));
-                float t11745_ = fmaxf(t11738_, kf_abs_f32(kf_f16_to_f32(t11641_)));
-                float t11748_ = __fadd_rn(t11741_, kf_f16_to_f32(t11641_));
-                float t11752_ = fmaxf(t11745_, kf_abs_f32(kf_f16_to_f32(t11656_)));
-                float t11755_ = __fadd_rn(t11748_, kf_f16_to_f32(t11656_));
-                float t11759_ = fmaxf(t11752_, kf_abs_f32(kf_f16_to_f32(t11671_)));
-                float t11762_ = __fadd_rn(t11755_, kf_f16_to_f32(t11671_));
-                float t11766_ = fmaxf(t11759_, kf_abs_f32(kf_f16_to_f32(t11686_)));
-                float t11769_ = __fadd_rn(t11762_, kf_f16_to_f32(t11686_));
-                float t11773_ = fmaxf(t11766_, kf_abs_f32(kf_f16_to_f32(t11701_)));
-                float t11776_ = __fadd_rn(t11769_, kf_f16_to_f32(t11701_));
-                float t11780_ = fmaxf(t11773_, kf_abs_f32(kf_f16_to_f32(t11716_)));
-                float t11783_ = __fadd_rn(t11776_, kf_f16_to_f32(t11716_));
-                float t11786_ = fmaxf(t11780_, kf_shfl_xor(t11780_, 1u, kf_wn));
-                float t11789_ = __fadd_rn(t11783_, kf_shfl_xor(t11783_, 1u, kf_wn));
-                float t11792_ = fmaxf(t11786_, kf_shfl_xor(t11786_, 2u, kf_wn));
-                float t11795_ = __fadd_rn(t11789_, kf_shfl_xor(t11789_, 2u, kf_wn));
-                float d_6_ = __fdiv_rn(t11792_, 127.0f);
-                kf_i8x8 t11799_ = kf_i8x8{{(signed char)0, (signed char)0, (signed char)0, (signed char)0, (signed char)0, (signed char)0, (signed char)0, (signed char)0}};
-                kf_i8x8 q_6_ = t11799_;
-                if (t11792_ > 0.0f) {
-                    signed char t11807_ = (signed char)kf_sat_i32(kf_f32_to_i32(roundf(__fdiv_rn(kf_f16_to_f32(t11611_), d_6_))), -128, 127);
-                    q_6_ = t11799_;
-                    q_6_.v[0] = t11807_;
-                    q_6_.v[1] = (signed char)kf_sat_i32(kf_f32_to_i32(roundf(__fdiv_rn(kf_f16_to_f32(t11626_), d_6_))), -128, 127);
-                    q_6_.v[2] = (signed char)kf_sat_i32(kf_f32_to_i32(roundf(__fdiv_rn(kf_f16_to_f32(t11641_), d_6_))), -128, 127);
-                    q_6_.v[3] = (signed char)kf_sat_i32(kf_f32_to_i32(roundf(__fdiv_rn(kf_f16_to_f32(t11656_), d_6_))), -128, 127);
-                    q_6_.v[4] = (signed char)kf_sat_i32(kf_f32_to_i32(roundf(__fdiv_rn(kf_f16_to_f32(t11671_), d_6_))), -128, 127);
-                    q_6_.v[5] = (signed char)kf_sat_i32(kf_f32_to_i32(roundf(__fdiv_rn(kf_f16_to_f32(t11686_), d_6_))), -128, 127);
-                    q_6_.v[6] = (signed char)kf_sat_i32(kf_f32_to_i32(roundf(__fdiv_rn(kf_f16_to_f32(t11701_), d_6_))), -128, 127);
-                    q_6_.v[7] = (signed char)kf_sat_i32(kf_f32_to_i32(roundf(__fdiv_rn(kf_f16_to_f32(t11716_), d_6_))), -128, 127);
-                }
-                if (store_6_) {
-                    kf_u32x2 qw_6_ = kf_bitcast<kf_u32x2>(q_6_);
-                    unsigned v_19_ = c_16_ >> 1u;
-                    unsigned kb_13_ = v_19_ >> 4u;
-                    unsigned s_10_ = (((((kb_13_ >> 2u) << 2u) + (v_19_ & 3u)) << 4u) + ((kb_13_ & 3u) << 2u)) + ((v_19_ >> 2u) & 3u);
-                    unsigned at_6_ = (s_10_ << 2u) + ((c_16_ & 1u) << 1u);
-                    ((unsigned*)sq_)[at_6_] = qw_6_.v[0];
-                    ((unsigned*)sq_)[at_6_ + 1u] = qw_6_.v[1];
-                    if ((c_16_ & 3u) == 0u) {
-                        unsigned t11886_ = k_ >> 8u;
-                        unsigned t11904_ = (((((t11886_ >> 2u) + (((t11886_ & 3u) != 0u) ? 1u : 0u)) << 2u) << 8u) >> 2u) + (c_16_ >> 2u);
-                        kf_f16 t11905_ = kf_f16_from_f32(d_6_);
-                        kf_f16 t11906_ = kf_f16_from_f32(t11795_);
-                        kf_f16x2 t11908_ = kf_f16x2{{t11905_, t11906_}};
-                        ((kf_f16x2*)sq_)[t11904_] = t11908_;
-                    }
-                }
-                float gf_49_ = kf_f16_to_f32(gv_8_[2u].v[0]);
-                kf_f16 t11926_ = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_49_, __fadd_rn(1.0f, kf_exp_approx(-gf_49_))), kf_f16_to_f32(uv_4_[2u].v[0])));
-                float gf_50_ = kf_f16_to_f32(gv_8_[2u].v[1]);
-                kf_f16 t11941_ = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_50_, __fadd_rn(1.0f, kf_exp_approx(-gf_50_))), kf_f16_to_f32(uv_4_[2u].v[1])));
-                float gf_51_ = kf_f16_to_f32(gv_8_[2u].v[2]);
-                kf_f16 t11956_ = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_51_, __fadd_rn(1.0f, kf_exp_approx(-gf_51_))), kf_f16_to_f32(uv_4_[2u].v[2])));
-                float gf_52_ = kf_f16_to_f32(gv_8_[2u].v[3]);
-                kf_f16 t11971_ = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_52_, __fadd_rn(1.0f, kf_exp_approx(-gf_52_))), kf_f16_to_f32(uv_4_[2u].v[3])));
-                float gf_53_ = kf_f16_to_f32(gv_8_[2u].v[4]);
-                kf_f16 t11986_ = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_53_, __fadd_rn(1.0f, kf_exp_approx(-gf_53_))), kf_f16_to_f32(uv_4_[2u].v[4])));
-                float gf_54_ = kf_f16_to_f32(gv_8_[2u].v[5]);
-                kf_f16 t12001_ = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_54_, __fadd_rn(1.0f, kf_exp_approx(-gf_54_))), kf_f16_to_f32(uv_4_[2u].v[5])));
-                float gf_55_ = kf_f16_to_f32(gv_8_[2u].v[6]);
-                kf_f16 t12016_ = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_55_, __fadd_rn(1.0f, kf_exp_approx(-gf_55_))), kf_f16_to_f32(uv_4_[2u].v[6])));
-                float gf_56_ = kf_f16_to_f32(gv_8_[2u].v[7]);
-                kf_f16 t12031_ = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_56_, __fadd_rn(1.0f, kf_exp_approx(-gf_56_))), kf_f16_to_f32(uv_4_[2u].v[7])));
-                unsigned c_17_ = c0_2_ + 512u;
-                bool store_7_ = (c0_2_ + 512u) < nv_2_;
-                float t12046_ = fmaxf(0.0f, kf_abs_f32(kf_f16_to_f32(t11926_)));
-                float t12049_ = __fadd_rn(0.0f, kf_f16_to_f32(t11926_));
-                float t12053_ = fmaxf(t12046_, kf_abs_f32(kf_f16_to_f32(t11941_)));
-                float t12056_ = __fadd_rn(t12049_, kf_f16_to_f32(t11941_));
-                float t12060_ = fmaxf(t12053_, kf_abs_f32(kf_f16_to_f32(t11956_)));
-                float t12063_ = __fadd_rn(t12056_, kf_f16_to_f32(t11956_));
-                float t12067_ = fmaxf(t12060_, kf_abs_f32(kf_f16_to_f32(t11971_)));
-                float t12070_ = __fadd_rn(t12063_, kf_f16_to_f32(t11971_));
-                float t12074_ = fmaxf(t12067_, kf_abs_f32(kf_f16_to_f32(t11986_)));
-                float t12077_ = __fadd_rn(t12070_, kf_f16_to_f32(t11986_));
-                float t12081_ = fmaxf(t12074_, kf_abs_f32(kf_f16_to_f32(t12001_)));
-                float t12084_ = __fadd_rn(t12077_, kf_f16_to_f32(t12001_));
-                float t12088_ = fmaxf(t12081_, kf_abs_f32(kf_f16_to_f32(t12016_)));
-                float t12091_ = __fadd_rn(t12084_, kf_f16_to_f32(t12016_));
-                float t12095_ = fmaxf(t12088_, kf_abs_f32(kf_f16_to_f32(t12031_)));
-                float t12098_ = __fadd_rn(t12091_, kf_f16_to_f32(t12031_));
-                float t12101_ = fmaxf(t12095_, kf_shfl_xor(t12095_, 1u, kf_wn));
-                float t12104_ = __fadd_rn(t12098_, kf_shfl_xor(t12098_, 1u, kf_wn));
-                float t12107_ = fmaxf(t12101_, kf_shfl_xor(t12101_, 2u, kf_wn));
-                float t12110_ = __fadd_rn(t12104_, kf_shfl_xor(t12104_, 2u, kf_wn));
-                float d_7_ = __fdiv_rn(t12107_, 127.0f);
-                kf_i8x8 t12114_ = kf_i8x8{{(signed char)0, (signed char)0, (signed char)0, (signed char)0, (signed char)0, (signed char)0, (signed char)0, (signed char)0}};
-                kf_i8x8 q_7_ = t12114_;
-                if (t12107_ > 0.0f) {
-                    signed char t12122_ = (signed char)kf_sat_i32(kf_f32_to_i32(roundf(__fdiv_rn(kf_f16_to_f32(t11926_), d_7_))), -128, 127);
-                    q_7_ = t12114_;
-                    q_7_.v[0] = t12122_;
-                    q_7_.v[1] = (signed char)kf_sat_i32(kf_f32_to_i32(roundf(__fdiv_rn(kf_f16_to_f32(t11941_), d_7_))), -128, 127);
-                    q_7_.v[2] = (signed char)kf_sat_i32(kf_f32_to_i32(roundf(__fdiv_rn(kf_f16_to_f32(t11956_), d_7_))), -128, 127);
-                    q_7_.v[3] = (signed char)kf_sat_i32(kf_f32_to_i32(roundf(__fdiv_rn(kf_f16_to_f32(t11971_), d_7_))), -128, 127);
-                    q_7_.v[4] = (signed char)kf_sat_i32(kf_f32_to_i32(roundf(__fdiv_rn(kf_f16_to_f32(t11986_), d_7_))), -128, 127);
-                    q_7_.v[5] = (signed char)kf_sat_i32(kf_f32_to_i32(roundf(__fdiv_rn(kf_f16_to_f32(t12001_), d_7_))), -128, 127);
-                    q_7_.v[6] = (signed char)kf_sat_i32(kf_f32_to_i32(roundf(__fdiv_rn(kf_f16_to_f32(t12016_), d_7_))), -128, 127);
-                    q_7_.v[7] = (signed char)kf_sat_i32(kf_f32_to_i32(roundf(__fdiv_rn(kf_f16_to_f32(t12031_), d_7_))), -128, 127);
-                }
-                if (store_7_) {
-                    kf_u32x2 qw_7_ = kf_bitcast<kf_u32x2>(q_7_);
-                    unsigned v_20_ = c_17_ >> 1u;
-                    unsigned kb_14_ = v_20_ >> 4u;
-                    unsigned s_11_ = (((((kb_14_ >> 2u) << 2u) + (v_20_ & 3u)) << 4u) + ((kb_14_ & 3u) << 2u)) + ((v_20_ >> 2u) & 3u);
-                    unsigned at_7_ = (s_11_ << 2u) + ((c_17_ & 1u) << 1u);
-                    ((unsigned*)sq_)[at_7_] = qw_7_.v[0];
-                    ((unsigned*)sq_)[at_7_ + 1u] = qw_7_.v[1];
-                    if ((c_17_ & 3u) == 0u) {
-                        unsigned t12201_ = k_ >> 8u;
-                        unsigned t12219_ = (((((t12201_ >> 2u) + (((t12201_ & 3u) != 0u) ? 1u : 0u)) << 2u) << 8u) >> 2u) + (c_17_ >> 2u);
-                        kf_f16 t12220_ = kf_f16_from_f32(d_7_);
-                        kf_f16 t12221_ = kf_f16_from_f32(t12110_);
-                        kf_f16x2 t12223_ = kf_f16x2{{t12220_, t12221_}};
-                        ((kf_f16x2*)sq_)[t12219_] = t12223_;
-                    }
-                }
-                float gf_57_ = kf_f16_to_f32(gv_8_[3u].v[0]);
-                kf_f16 t12241_ = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_57_, __fadd_rn(1.0f, kf_exp_approx(-gf_57_))), kf_f16_to_f32(uv_4_[3u].v[0])));
-                float gf_58_ = kf_f16_to_f32(gv_8_[3u].v[1]);
-                kf_f16 t12256_ = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_58_, __fadd_rn(1.0f, kf_exp_approx(-gf_58_))), kf_f16_to_f32(uv_4_[3u].v[1])));
-                float gf_59_ = kf_f16_to_f32(gv_8_[3u].v[2]);
-                kf_f16 t12271_ = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_59_, __fadd_rn(1.0f, kf_exp_approx(-gf_59_))), kf_f16_to_f32(uv_4_[3u].v[2])));
-                float gf_60_ = kf_f16_to_f32(gv_8_[3u].v[3]);
-                kf_f16 t12286_ = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_60_, __fadd_rn(1.0f, kf_exp_approx(-gf_60_))), kf_f16_to_f32(uv_4_[3u].v[3])));
-                float gf_61_ = kf_f16_to_f32(gv_8_[3u].v[4]);
-                kf_f16 t12301_ = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_61_, __fadd_rn(1.0f, kf_exp_approx(-gf_61_))), kf_f16_to_f32(uv_4_[3u].v[4])));
-                float gf_62_ = kf_f16_to_f32(gv_8_[3u].v[5]);
-                kf_f16 t12316_ = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_62_, __fadd_rn(1.0f, kf_exp_approx(-gf_62_))), kf_f16_to_f32(uv_4_[3u].v[5])));
-                float gf_63_ = kf_f16_to_f32(gv_8_[3u].v[6]);
-                kf_f16 t12331_ = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_63_, __fadd_rn(1.0f, kf_exp_approx(-gf_63_))), kf_f16_to_f32(uv_4_[3u].v[6])));
-                float gf_64_ = kf_f16_to_f32(gv_8_[3u].v[7]);
-                kf_f16 t12346_ = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_64_, __fadd_rn(1.0f, kf_exp_approx(-gf_64_))), kf_f16_to_f32(uv_4_[3u].v[7])));
-                unsigned c_18_ = c0_2_ + 768u;
-                bool store_8_ = (c0_2_ + 768u) < nv_2_;
-                float t12361_ = fmaxf(0.0f, kf_abs_f32(kf_f16_to_f32(t12241_)));
-                float t12364_ = __fadd_rn(0.0f, kf_f16_to_f32(t12241_));
-                float t12368_ = fmaxf(t12361_, kf_abs_f32(kf_f16_to_f32(t12256_)));
-                float t12371_ = __fadd_rn(t12364_, kf_f16_to_f32(t12256_));
-                float t12375_ = fmaxf(t12368_, kf_abs_f32(kf_f16_to_f32(t12271_)));
-                float t12378_ = __fadd_rn(t12371_, kf_f16_to_f32(t12271_));
-                float t12382_ = fmaxf(t12375_, kf_abs_f32(kf_f16_to_f32(t12286_)));
-                float t12385_ = __fadd_rn(t12378_, kf_f16_to_f32(t12286_));
-                float t12389_ = fmaxf(t12382_, kf_abs_f32(kf_f16_to_f32(t12301_)));
-                float t12392_ = __fadd_rn(t12385_, kf_f16_to_f32(t12301_));
-                float t12396_ = fmaxf(t12389_, kf_abs_f32(kf_f16_to_f32(t12316_)));
-                float t12399_ = __fadd_rn(t12392_, kf_f16_to_f32(t12316_));
-                float t12403_ = fmaxf(t12396_, kf_abs_f32(kf_f16_to_f32(t12331_)));
-                float t12406_ = __fadd_rn(t12399_, kf_f16_to_f32(t12331_));
-                float t12410_ = fmaxf(t12403_, kf_abs_f32(kf_f16_to_f32(t12346_)));
-                float t12413_ = __fadd_rn(t12406_, kf_f16_to_f32(t12346_));
-                float t12416_ = fmaxf(t12410_, kf_shfl_xor(t12410_, 1u, kf_wn));
-                float t12419_ = __fadd_rn(t12413_, kf_shfl_xor(t12413_, 1u, kf_wn));
-                float t12422_ = fmaxf(t12416_, kf_shfl_xor(t12416_, 2u, kf_wn));
-                float t12425_ = __fadd_rn(t12419_, kf_shfl_xor(t12419_, 2u, kf_wn));
-                float d_8_ = __fdiv_rn(t12422_, 127.0f);
-                kf_i8x8 t12429_ = kf_i8x8{{(signed char)0, (signed char)0, (signed char)0, (signed char)0, (signed char)0, (signed char)0, (signed char)0, (signed char)0}};
-                kf_i8x8 q_8_ = t12429_;
-                if (t12422_ > 0.0f) {
-                    signed char t12437_ = (signed char)kf_sat_i32(kf_f32_to_i32(roundf(__fdiv_rn(kf_f16_to_f32(t12241_), d_8_))), -128, 127);
-                    q_8_ = t12429_;
-                    q_8_.v[0] = t12437_;
-                    q_8_.v[1] = (signed char)kf_sat_i32(kf_f32_to_i32(roundf(__fdiv_rn(kf_f16_to_f32(t12256_), d_8_))), -128, 127);
-                    q_8_.v[2] = (signed char)kf_sat_i32(kf_f32_to_i32(roundf(__fdiv_rn(kf_f16_to_f32(t12271_), d_8_))), -128, 127);
-                    q_8_.v[3] = (signed char)kf_sat_i32(kf_f32_to_i32(roundf(__fdiv_rn(kf_f16_to_f32(t12286_), d_8_))), -128, 127);
-                    q_8_.v[4] = (signed char)kf_sat_i32(kf_f32_to_i32(roundf(__fdiv_rn(kf_f16_to_f32(t12301_), d_8_))), -128, 127);
-                    q_8_.v[5] = (signed char)kf_sat_i32(kf_f32_to_i32(roundf(__fdiv_rn(kf_f16_to_f32(t12316_), d_8_))), -128, 127);
-                    q_8_.v[6] = (signed char)kf_sat_i32(kf_f32_to_i32(roundf(__fdiv_rn(kf_f16_to_f32(t12331_), d_8_))), -128, 127);
-                    q_8_.v[7] = (signed char)kf_sat_i32(kf_f32_to_i32(roundf(__fdiv_rn(kf_f16_to_f32(t12346_), d_8_))), -128, 127);
-                }
-                if (store_8_) {
-                    kf_u32x2 qw_8_ = kf_bitcast<kf_u32x2>(q_8_);
-                    unsigned v_21_ = c_18_ >> 1u;
-                    unsigned kb_15_ = v_21_ >> 4u;
-                    unsigned s_12_ = (((((kb_15_ >> 2u) << 2u) + (v_21_ & 3u)) << 4u) + ((kb_15_ & 3u) << 2u)) + ((v_21_ >> 2u) & 3u);
-                    unsigned at_8_ = (s_12_ << 2u) + ((c_18_ & 1u) << 1u);
-                    ((unsigned*)sq_)[at_8_] = qw_8_.v[0];
-                    ((unsigned*)sq_)[at_8_ + 1u] = qw_8_.v[1];
-                    if ((c_18_ & 3u) == 0u) {
-                        unsigned t12516_ = k_ >> 8u;
-                        unsigned t12534_ = (((((t12516_ >> 2u) + (((t12516_ & 3u) != 0u) ? 1u : 0u)) << 2u) << 8u) >> 2u) + (c_18_ >> 2u);
-                        kf_f16 t12535_ = kf_f16_from_f32(d_8_);
-                        kf_f16 t12536_ = kf_f16_from_f32(t12425_);
-                        kf_f16x2 t12538_ = kf_f16x2{{t12535_, t12536_}};
-                        ((kf_f16x2*)sq_)[t12534_] = t12538_;
-                    }
-                }
-            }
-            __syncthreads();
-        }
-        bool t12544_ = (t0_ + 1u) >= 1u;
-        bool t12545_ = t12544_;
-        if (t12544_) {
-            t12545_ = ((t0_ + 1u) - 1u) < total_;
-        }
-        if (t12545_) {
-            unsigned kb_16_ = (ck_ << 2u) + bl_;
-            if (kb_16_ < nbk_) {
-                unsigned t12600_ = (kb_16_ << 4u) + (j_ << 2u);
-                unsigned kb_17_ = t12600_ >> 4u;
-                unsigned s_13_ = (((((kb_17_ >> 2u) << 2u) + (t12600_ & 3u)) << 4u) + ((kb_17_ & 3u) << 2u)) + ((t12600_ >> 2u) & 3u);
-                xv_2_[0u] = sq_[s_13_];
-                unsigned v_22_ = ((kb_16_ << 4u) + (j_ << 2u)) + 1u;
-                unsigned kb_18_ = v_22_ >> 4u;
-                unsigned s_14_ = (((((kb_18_ >> 2u) << 2u) + (v_22_ & 3u)) << 4u) + ((kb_18_ & 3u) << 2u)) + ((v_22_ >> 2u) & 3u);
-                xv_2_[1u] = sq_[s_14_];
-                unsigned v_23_ = ((kb_16_ << 4u) + (j_ << 2u)) + 2u;
-                unsigned kb_19_ = v_23_ >> 4u;
-                unsigned s_15_ = (((((kb_19_ >> 2u) << 2u) + (v_23_ & 3u)) << 4u) + ((kb_19_ & 3u) << 2u)) + ((v_23_ >> 2u) & 3u);
-                xv_2_[2u] = sq_[s_15_];
-                unsigned v_24_ = ((kb_16_ << 4u) + (j_ << 2u)) + 3u;
-                unsigned kb_20_ = v_24_ >> 4u;
-                unsigned s_16_ = (((((kb_20_ >> 2u) << 2u) + (v_24_ & 3u)) << 4u) + ((kb_20_ & 3u) << 2u)) + ((v_24_ >> 2u) & 3u);
-                xv_2_[3u] = sq_[s_16_];
-                unsigned t12726_ = (xd0_ + (kb_16_ << 2u)) + j_;
-                kf_f16x4 t12727_ = ((kf_f16x4*)sq_)[t12726_];
+        if (t13089_) {
+            unsigned kb_12_ = (ck_ << 2u) + bl_;
+            unsigned t13139_ = ((blockIdx.x << 3u) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u)) + ((cp_ * gridDim.x) << 3u);
+            if (kb_12_ < nbk_) {
+                unsigned t13187_ = (kb_12_ << 4u) + (j_ << 2u);
+                unsigned kb_13_ = t13187_ >> 4u;
+                unsigned s_9_ = (((((kb_13_ >> 2u) << 2u) + (t13187_ & 3u)) << 4u) + ((kb_13_ & 3u) << 2u)) + ((t13187_ >> 2u) & 3u);
+                xv_2_[0u] = sq_[s_9_];
+                unsigned v_21_ = ((kb_12_ << 4u) + (j_ << 2u)) + 1u;
+                unsigned kb_14_ = v_21_ >> 4u;
+                unsigned s_10_ = (((((kb_14_ >> 2u) << 2u) + (v_21_ & 3u)) << 4u) + ((kb_14_ & 3u) << 2u)) + ((v_21_ >> 2u) & 3u);
+                xv_2_[1u] = sq_[s_10_];
+                unsigned v_22_ = ((kb_12_ << 4u) + (j_ << 2u)) + 2u;
+                unsigned kb_15_ = v_22_ >> 4u;
+                unsigned s_11_ = (((((kb_15_ >> 2u) << 2u) + (v_22_ & 3u)) << 4u) + ((kb_15_ & 3u) << 2u)) + ((v_22_ >> 2u) & 3u);
+                xv_2_[2u] = sq_[s_11_];
+                unsigned v_23_ = ((kb_12_ << 4u) + (j_ << 2u)) + 3u;
+                unsigned kb_16_ = v_23_ >> 4u;
+                unsigned s_12_ = (((((kb_16_ >> 2u) << 2u) + (v_23_ & 3u)) << 4u) + ((kb_16_ & 3u) << 2u)) + ((v_23_ >> 2u) & 3u);
+                xv_2_[3u] = sq_[s_12_];
+                unsigned t13313_ = (xd0_ + (kb_12_ << 2u)) + j_;
+                kf_f16x4 t13314_ = ((kf_f16x4*)sq_)[t13313_];
                 kf_u32x4 h_3_ = wb_[0u];
                 kf_u32x4 qa_3_ = wb_[1u];
                 kf_u32x4 qb_3_ = wb_[2u];
@@ -8064,105 +7398,105 @@ q4k_q8_gemv_silu_f32(const unsigned char* __restrict__ w_, const kf_f16* __restr
                 kf_u32x4 xd_3_ = xv_2_[3u];
                 unsigned a_34_ = qa_3_.v[0] & 252645135u;
                 unsigned b_34_ = xa_3_.v[0];
-                int c_19_ = 0;
-                kf_u8x4 t12790_ = kf_bitcast<kf_u8x4>(a_34_);
-                kf_i8x4 t12791_ = kf_bitcast<kf_i8x4>(b_34_);
-                int t12792_ = kf_dot4_us(kf_bitcast<unsigned>(t12790_), kf_bitcast<unsigned>(t12791_), c_19_);
+                int c_13_ = 0;
+                kf_u8x4 t13377_ = kf_bitcast<kf_u8x4>(a_34_);
+                kf_i8x4 t13378_ = kf_bitcast<kf_i8x4>(b_34_);
+                int t13379_ = kf_dot4_us(kf_bitcast<unsigned>(t13377_), kf_bitcast<unsigned>(t13378_), c_13_);
                 unsigned a_35_ = qa_3_.v[1] & 252645135u;
                 unsigned b_35_ = xa_3_.v[1];
-                kf_u8x4 t12798_ = kf_bitcast<kf_u8x4>(a_35_);
-                kf_i8x4 t12799_ = kf_bitcast<kf_i8x4>(b_35_);
-                int t12800_ = kf_dot4_us(kf_bitcast<unsigned>(t12798_), kf_bitcast<unsigned>(t12799_), t12792_);
+                kf_u8x4 t13385_ = kf_bitcast<kf_u8x4>(a_35_);
+                kf_i8x4 t13386_ = kf_bitcast<kf_i8x4>(b_35_);
+                int t13387_ = kf_dot4_us(kf_bitcast<unsigned>(t13385_), kf_bitcast<unsigned>(t13386_), t13379_);
                 unsigned a_36_ = qa_3_.v[2] & 252645135u;
                 unsigned b_36_ = xa_3_.v[2];
-                kf_u8x4 t12805_ = kf_bitcast<kf_u8x4>(a_36_);
-                kf_i8x4 t12806_ = kf_bitcast<kf_i8x4>(b_36_);
-                int t12807_ = kf_dot4_us(kf_bitcast<unsigned>(t12805_), kf_bitcast<unsigned>(t12806_), t12800_);
+                kf_u8x4 t13392_ = kf_bitcast<kf_u8x4>(a_36_);
+                kf_i8x4 t13393_ = kf_bitcast<kf_i8x4>(b_36_);
+                int t13394_ = kf_dot4_us(kf_bitcast<unsigned>(t13392_), kf_bitcast<unsigned>(t13393_), t13387_);
                 unsigned a_37_ = qa_3_.v[3] & 252645135u;
                 unsigned b_37_ = xa_3_.v[3];
-                kf_u8x4 t12812_ = kf_bitcast<kf_u8x4>(a_37_);
-                kf_i8x4 t12813_ = kf_bitcast<kf_i8x4>(b_37_);
-                int t12814_ = kf_dot4_us(kf_bitcast<unsigned>(t12812_), kf_bitcast<unsigned>(t12813_), t12807_);
+                kf_u8x4 t13399_ = kf_bitcast<kf_u8x4>(a_37_);
+                kf_i8x4 t13400_ = kf_bitcast<kf_i8x4>(b_37_);
+                int t13401_ = kf_dot4_us(kf_bitcast<unsigned>(t13399_), kf_bitcast<unsigned>(t13400_), t13394_);
                 unsigned a_38_ = qb_3_.v[0] & 252645135u;
                 unsigned b_38_ = xb_4_.v[0];
-                kf_u8x4 t12819_ = kf_bitcast<kf_u8x4>(a_38_);
-                kf_i8x4 t12820_ = kf_bitcast<kf_i8x4>(b_38_);
-                int t12821_ = kf_dot4_us(kf_bitcast<unsigned>(t12819_), kf_bitcast<unsigned>(t12820_), t12814_);
+                kf_u8x4 t13406_ = kf_bitcast<kf_u8x4>(a_38_);
+                kf_i8x4 t13407_ = kf_bitcast<kf_i8x4>(b_38_);
+                int t13408_ = kf_dot4_us(kf_bitcast<unsigned>(t13406_), kf_bitcast<unsigned>(t13407_), t13401_);
                 unsigned a_39_ = qb_3_.v[1] & 252645135u;
                 unsigned b_39_ = xb_4_.v[1];
-                kf_u8x4 t12826_ = kf_bitcast<kf_u8x4>(a_39_);
-                kf_i8x4 t12827_ = kf_bitcast<kf_i8x4>(b_39_);
-                int t12828_ = kf_dot4_us(kf_bitcast<unsigned>(t12826_), kf_bitcast<unsigned>(t12827_), t12821_);
+                kf_u8x4 t13413_ = kf_bitcast<kf_u8x4>(a_39_);
+                kf_i8x4 t13414_ = kf_bitcast<kf_i8x4>(b_39_);
+                int t13415_ = kf_dot4_us(kf_bitcast<unsigned>(t13413_), kf_bitcast<unsigned>(t13414_), t13408_);
                 unsigned a_40_ = qb_3_.v[2] & 252645135u;
                 unsigned b_40_ = xb_4_.v[2];
-                kf_u8x4 t12833_ = kf_bitcast<kf_u8x4>(a_40_);
-                kf_i8x4 t12834_ = kf_bitcast<kf_i8x4>(b_40_);
-                int t12835_ = kf_dot4_us(kf_bitcast<unsigned>(t12833_), kf_bitcast<unsigned>(t12834_), t12828_);
+                kf_u8x4 t13420_ = kf_bitcast<kf_u8x4>(a_40_);
+                kf_i8x4 t13421_ = kf_bitcast<kf_i8x4>(b_40_);
+                int t13422_ = kf_dot4_us(kf_bitcast<unsigned>(t13420_), kf_bitcast<unsigned>(t13421_), t13415_);
                 unsigned a_41_ = qb_3_.v[3] & 252645135u;
                 unsigned b_41_ = xb_4_.v[3];
-                kf_u8x4 t12840_ = kf_bitcast<kf_u8x4>(a_41_);
-                kf_i8x4 t12841_ = kf_bitcast<kf_i8x4>(b_41_);
-                int t12842_ = kf_dot4_us(kf_bitcast<unsigned>(t12840_), kf_bitcast<unsigned>(t12841_), t12835_);
+                kf_u8x4 t13427_ = kf_bitcast<kf_u8x4>(a_41_);
+                kf_i8x4 t13428_ = kf_bitcast<kf_i8x4>(b_41_);
+                int t13429_ = kf_dot4_us(kf_bitcast<unsigned>(t13427_), kf_bitcast<unsigned>(t13428_), t13422_);
                 unsigned a_42_ = (qa_3_.v[0] >> 4u) & 252645135u;
                 unsigned b_42_ = xc_3_.v[0];
-                int c_20_ = 0;
-                kf_u8x4 t12850_ = kf_bitcast<kf_u8x4>(a_42_);
-                kf_i8x4 t12851_ = kf_bitcast<kf_i8x4>(b_42_);
-                int t12852_ = kf_dot4_us(kf_bitcast<unsigned>(t12850_), kf_bitcast<unsigned>(t12851_), c_20_);
+                int c_14_ = 0;
+                kf_u8x4 t13437_ = kf_bitcast<kf_u8x4>(a_42_);
+                kf_i8x4 t13438_ = kf_bitcast<kf_i8x4>(b_42_);
+                int t13439_ = kf_dot4_us(kf_bitcast<unsigned>(t13437_), kf_bitcast<unsigned>(t13438_), c_14_);
                 unsigned a_43_ = (qa_3_.v[1] >> 4u) & 252645135u;
                 unsigned b_43_ = xc_3_.v[1];
-                kf_u8x4 t12860_ = kf_bitcast<kf_u8x4>(a_43_);
-                kf_i8x4 t12861_ = kf_bitcast<kf_i8x4>(b_43_);
-                int t12862_ = kf_dot4_us(kf_bitcast<unsigned>(t12860_), kf_bitcast<unsigned>(t12861_), t12852_);
+                kf_u8x4 t13447_ = kf_bitcast<kf_u8x4>(a_43_);
+                kf_i8x4 t13448_ = kf_bitcast<kf_i8x4>(b_43_);
+                int t13449_ = kf_dot4_us(kf_bitcast<unsigned>(t13447_), kf_bitcast<unsigned>(t13448_), t13439_);
                 unsigned a_44_ = (qa_3_.v[2] >> 4u) & 252645135u;
                 unsigned b_44_ = xc_3_.v[2];
-                kf_u8x4 t12869_ = kf_bitcast<kf_u8x4>(a_44_);
-                kf_i8x4 t12870_ = kf_bitcast<kf_i8x4>(b_44_);
-                int t12871_ = kf_dot4_us(kf_bitcast<unsigned>(t12869_), kf_bitcast<unsigned>(t12870_), t12862_);
+                kf_u8x4 t13456_ = kf_bitcast<kf_u8x4>(a_44_);
+                kf_i8x4 t13457_ = kf_bitcast<kf_i8x4>(b_44_);
+                int t13458_ = kf_dot4_us(kf_bitcast<unsigned>(t13456_), kf_bitcast<unsigned>(t13457_), t13449_);
                 unsigned a_45_ = (qa_3_.v[3] >> 4u) & 252645135u;
                 unsigned b_45_ = xc_3_.v[3];
-                kf_u8x4 t12878_ = kf_bitcast<kf_u8x4>(a_45_);
-                kf_i8x4 t12879_ = kf_bitcast<kf_i8x4>(b_45_);
-                int t12880_ = kf_dot4_us(kf_bitcast<unsigned>(t12878_), kf_bitcast<unsigned>(t12879_), t12871_);
+                kf_u8x4 t13465_ = kf_bitcast<kf_u8x4>(a_45_);
+                kf_i8x4 t13466_ = kf_bitcast<kf_i8x4>(b_45_);
+                int t13467_ = kf_dot4_us(kf_bitcast<unsigned>(t13465_), kf_bitcast<unsigned>(t13466_), t13458_);
                 unsigned a_46_ = (qb_3_.v[0] >> 4u) & 252645135u;
                 unsigned b_46_ = xd_3_.v[0];
-                kf_u8x4 t12887_ = kf_bitcast<kf_u8x4>(a_46_);
-                kf_i8x4 t12888_ = kf_bitcast<kf_i8x4>(b_46_);
-                int t12889_ = kf_dot4_us(kf_bitcast<unsigned>(t12887_), kf_bitcast<unsigned>(t12888_), t12880_);
+                kf_u8x4 t13474_ = kf_bitcast<kf_u8x4>(a_46_);
+                kf_i8x4 t13475_ = kf_bitcast<kf_i8x4>(b_46_);
+                int t13476_ = kf_dot4_us(kf_bitcast<unsigned>(t13474_), kf_bitcast<unsigned>(t13475_), t13467_);
                 unsigned a_47_ = (qb_3_.v[1] >> 4u) & 252645135u;
                 unsigned b_47_ = xd_3_.v[1];
-                kf_u8x4 t12896_ = kf_bitcast<kf_u8x4>(a_47_);
-                kf_i8x4 t12897_ = kf_bitcast<kf_i8x4>(b_47_);
-                int t12898_ = kf_dot4_us(kf_bitcast<unsigned>(t12896_), kf_bitcast<unsigned>(t12897_), t12889_);
+                kf_u8x4 t13483_ = kf_bitcast<kf_u8x4>(a_47_);
+                kf_i8x4 t13484_ = kf_bitcast<kf_i8x4>(b_47_);
+                int t13485_ = kf_dot4_us(kf_bitcast<unsigned>(t13483_), kf_bitcast<unsigned>(t13484_), t13476_);
                 unsigned a_48_ = (qb_3_.v[2] >> 4u) & 252645135u;
                 unsigned b_48_ = xd_3_.v[2];
-                kf_u8x4 t12905_ = kf_bitcast<kf_u8x4>(a_48_);
-                kf_i8x4 t12906_ = kf_bitcast<kf_i8x4>(b_48_);
-                int t12907_ = kf_dot4_us(kf_bitcast<unsigned>(t12905_), kf_bitcast<unsigned>(t12906_), t12898_);
+                kf_u8x4 t13492_ = kf_bitcast<kf_u8x4>(a_48_);
+                kf_i8x4 t13493_ = kf_bitcast<kf_i8x4>(b_48_);
+                int t13494_ = kf_dot4_us(kf_bitcast<unsigned>(t13492_), kf_bitcast<unsigned>(t13493_), t13485_);
                 unsigned a_49_ = (qb_3_.v[3] >> 4u) & 252645135u;
                 unsigned b_49_ = xd_3_.v[3];
-                kf_u8x4 t12914_ = kf_bitcast<kf_u8x4>(a_49_);
-                kf_i8x4 t12915_ = kf_bitcast<kf_i8x4>(b_49_);
-                int t12916_ = kf_dot4_us(kf_bitcast<unsigned>(t12914_), kf_bitcast<unsigned>(t12915_), t12907_);
-                unsigned t12920_ = h_3_.v[1] & 1061109567u;
-                unsigned t12930_ = (h_3_.v[3] & 252645135u) | ((h_3_.v[1] >> 2u) & 808464432u);
-                unsigned sc_3_ = kf_shr_u32(((j_ < 2u) ? t12920_ : t12930_), ((j_ & 1u) << 4u));
-                unsigned t12971_ = h_3_.v[2] & 1061109567u;
-                unsigned t12982_ = ((h_3_.v[3] >> 4u) & 252645135u) | ((h_3_.v[2] >> 2u) & 808464432u);
-                unsigned mn_3_ = kf_shr_u32(((j_ < 2u) ? t12971_ : t12982_), ((j_ & 1u) << 4u));
-                unsigned t12991_ = h_3_.v[0];
-                kf_f16x2 dm_3_ = kf_f16x2{{kf_low_bits<kf_f16>(kf_word(t12991_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t12991_, 0u), 16u))}};
-                float t12994_ = kf_f16_to_f32(t12727_.v[2]);
-                int v_25_ = (int)((unsigned)t12916_ * (unsigned)kf_bitcast<int>((sc_3_ >> 8u) & 255u));
-                float t13006_ = __fsub_rn(kf_bitcast<float>(kf_bitcast<unsigned>(v_25_) + 1262485504u), 12582912.0f);
-                float t13008_ = kf_f16_to_f32(t12727_.v[0]);
-                int v_26_ = (int)((unsigned)t12842_ * (unsigned)kf_bitcast<int>(sc_3_ & 255u));
-                float t_3_ = __fmaf_rn(t12994_, t13006_, __fmul_rn(t13008_, __fsub_rn(kf_bitcast<float>(kf_bitcast<unsigned>(v_26_) + 1262485504u), 12582912.0f)));
-                unsigned v_27_ = (mn_3_ >> 8u) & 255u;
-                float t13029_ = __fsub_rn(kf_bitcast<float>(v_27_ | 1258291200u), 8388608.0f);
-                float t13031_ = kf_f16_to_f32(t12727_.v[3]);
-                unsigned v_28_ = mn_3_ & 255u;
-                float u_4_ = __fmaf_rn(t13029_, t13031_, __fmul_rn(__fsub_rn(kf_bitcast<float>(v_28_ | 1258291200u), 8388608.0f), kf_f16_to_f32(t12727_.v[1])));
+                kf_u8x4 t13501_ = kf_bitcast<kf_u8x4>(a_49_);
+                kf_i8x4 t13502_ = kf_bitcast<kf_i8x4>(b_49_);
+                int t13503_ = kf_dot4_us(kf_bitcast<unsigned>(t13501_), kf_bitcast<unsigned>(t13502_), t13494_);
+                unsigned t13507_ = h_3_.v[1] & 1061109567u;
+                unsigned t13517_ = (h_3_.v[3] & 252645135u) | ((h_3_.v[1] >> 2u) & 808464432u);
+                unsigned sc_3_ = kf_shr_u32(((j_ < 2u) ? t13507_ : t13517_), ((j_ & 1u) << 4u));
+                unsigned t13558_ = h_3_.v[2] & 1061109567u;
+                unsigned t13569_ = ((h_3_.v[3] >> 4u) & 252645135u) | ((h_3_.v[2] >> 2u) & 808464432u);
+                unsigned mn_3_ = kf_shr_u32(((j_ < 2u) ? t13558_ : t13569_), ((j_ & 1u) << 4u));
+                unsigned t13578_ = h_3_.v[0];
+                kf_f16x2 dm_3_ = kf_f16x2{{kf_low_bits<kf_f16>(kf_word(t13578_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t13578_, 0u), 16u))}};
+                float t13581_ = kf_f16_to_f32(t13314_.v[2]);
+                int v_24_ = (int)((unsigned)t13503_ * (unsigned)kf_bitcast<int>((sc_3_ >> 8u) & 255u));
+                float t13593_ = __fsub_rn(kf_bitcast<float>(kf_bitcast<unsigned>(v_24_) + 1262485504u), 12582912.0f);
+                float t13595_ = kf_f16_to_f32(t13314_.v[0]);
+                int v_25_ = (int)((unsigned)t13429_ * (unsigned)kf_bitcast<int>(sc_3_ & 255u));
+                float t_3_ = __fmaf_rn(t13581_, t13593_, __fmul_rn(t13595_, __fsub_rn(kf_bitcast<float>(kf_bitcast<unsigned>(v_25_) + 1262485504u), 12582912.0f)));
+                unsigned v_26_ = (mn_3_ >> 8u) & 255u;
+                float t13616_ = __fsub_rn(kf_bitcast<float>(v_26_ | 1258291200u), 8388608.0f);
+                float t13618_ = kf_f16_to_f32(t13314_.v[3]);
+                unsigned v_27_ = mn_3_ & 255u;
+                float u_4_ = __fmaf_rn(t13616_, t13618_, __fmul_rn(__fsub_rn(kf_bitcast<float>(v_27_ | 1258291200u), 8388608.0f), kf_f16_to_f32(t13314_.v[1])));
                 acc_[0u] = __fadd_rn(acc_[0u], __fmaf_rn(kf_f16_to_f32(dm_3_.v[0]), t_3_, __fmul_rn(-kf_f16_to_f32(dm_3_.v[1]), u_4_)));
                 kf_u32x4 h_4_ = wb_[3u];
                 kf_u32x4 qa_4_ = wb_[4u];
@@ -8173,142 +7507,1507 @@ q4k_q8_gemv_silu_f32(const unsigned char* __restrict__ w_, const kf_f16* __restr
                 kf_u32x4 xd_4_ = xv_2_[3u];
                 unsigned a_50_ = qa_4_.v[0] & 252645135u;
                 unsigned b_50_ = xa_4_.v[0];
-                int c_21_ = 0;
-                kf_u8x4 t13074_ = kf_bitcast<kf_u8x4>(a_50_);
-                kf_i8x4 t13075_ = kf_bitcast<kf_i8x4>(b_50_);
-                int t13076_ = kf_dot4_us(kf_bitcast<unsigned>(t13074_), kf_bitcast<unsigned>(t13075_), c_21_);
+                int c_15_ = 0;
+                kf_u8x4 t13661_ = kf_bitcast<kf_u8x4>(a_50_);
+                kf_i8x4 t13662_ = kf_bitcast<kf_i8x4>(b_50_);
+                int t13663_ = kf_dot4_us(kf_bitcast<unsigned>(t13661_), kf_bitcast<unsigned>(t13662_), c_15_);
                 unsigned a_51_ = qa_4_.v[1] & 252645135u;
                 unsigned b_51_ = xa_4_.v[1];
-                kf_u8x4 t13082_ = kf_bitcast<kf_u8x4>(a_51_);
-                kf_i8x4 t13083_ = kf_bitcast<kf_i8x4>(b_51_);
-                int t13084_ = kf_dot4_us(kf_bitcast<unsigned>(t13082_), kf_bitcast<unsigned>(t13083_), t13076_);
+                kf_u8x4 t13669_ = kf_bitcast<kf_u8x4>(a_51_);
+                kf_i8x4 t13670_ = kf_bitcast<kf_i8x4>(b_51_);
+                int t13671_ = kf_dot4_us(kf_bitcast<unsigned>(t13669_), kf_bitcast<unsigned>(t13670_), t13663_);
                 unsigned a_52_ = qa_4_.v[2] & 252645135u;
                 unsigned b_52_ = xa_4_.v[2];
-                kf_u8x4 t13089_ = kf_bitcast<kf_u8x4>(a_52_);
-                kf_i8x4 t13090_ = kf_bitcast<kf_i8x4>(b_52_);
-                int t13091_ = kf_dot4_us(kf_bitcast<unsigned>(t13089_), kf_bitcast<unsigned>(t13090_), t13084_);
+                kf_u8x4 t13676_ = kf_bitcast<kf_u8x4>(a_52_);
+                kf_i8x4 t13677_ = kf_bitcast<kf_i8x4>(b_52_);
+                int t13678_ = kf_dot4_us(kf_bitcast<unsigned>(t13676_), kf_bitcast<unsigned>(t13677_), t13671_);
                 unsigned a_53_ = qa_4_.v[3] & 252645135u;
                 unsigned b_53_ = xa_4_.v[3];
-                kf_u8x4 t13096_ = kf_bitcast<kf_u8x4>(a_53_);
-                kf_i8x4 t13097_ = kf_bitcast<kf_i8x4>(b_53_);
-                int t13098_ = kf_dot4_us(kf_bitcast<unsigned>(t13096_), kf_bitcast<unsigned>(t13097_), t13091_);
+                kf_u8x4 t13683_ = kf_bitcast<kf_u8x4>(a_53_);
+                kf_i8x4 t13684_ = kf_bitcast<kf_i8x4>(b_53_);
+                int t13685_ = kf_dot4_us(kf_bitcast<unsigned>(t13683_), kf_bitcast<unsigned>(t13684_), t13678_);
                 unsigned a_54_ = qb_4_.v[0] & 252645135u;
                 unsigned b_54_ = xb_5_.v[0];
-                kf_u8x4 t13103_ = kf_bitcast<kf_u8x4>(a_54_);
-                kf_i8x4 t13104_ = kf_bitcast<kf_i8x4>(b_54_);
-                int t13105_ = kf_dot4_us(kf_bitcast<unsigned>(t13103_), kf_bitcast<unsigned>(t13104_), t13098_);
+                kf_u8x4 t13690_ = kf_bitcast<kf_u8x4>(a_54_);
+                kf_i8x4 t13691_ = kf_bitcast<kf_i8x4>(b_54_);
+                int t13692_ = kf_dot4_us(kf_bitcast<unsigned>(t13690_), kf_bitcast<unsigned>(t13691_), t13685_);
                 unsigned a_55_ = qb_4_.v[1] & 252645135u;
                 unsigned b_55_ = xb_5_.v[1];
-                kf_u8x4 t13110_ = kf_bitcast<kf_u8x4>(a_55_);
-                kf_i8x4 t13111_ = kf_bitcast<kf_i8x4>(b_55_);
-                int t13112_ = kf_dot4_us(kf_bitcast<unsigned>(t13110_), kf_bitcast<unsigned>(t13111_), t13105_);
+                kf_u8x4 t13697_ = kf_bitcast<kf_u8x4>(a_55_);
+                kf_i8x4 t13698_ = kf_bitcast<kf_i8x4>(b_55_);
+                int t13699_ = kf_dot4_us(kf_bitcast<unsigned>(t13697_), kf_bitcast<unsigned>(t13698_), t13692_);
                 unsigned a_56_ = qb_4_.v[2] & 252645135u;
                 unsigned b_56_ = xb_5_.v[2];
-                kf_u8x4 t13117_ = kf_bitcast<kf_u8x4>(a_56_);
-                kf_i8x4 t13118_ = kf_bitcast<kf_i8x4>(b_56_);
-                int t13119_ = kf_dot4_us(kf_bitcast<unsigned>(t13117_), kf_bitcast<unsigned>(t13118_), t13112_);
+                kf_u8x4 t13704_ = kf_bitcast<kf_u8x4>(a_56_);
+                kf_i8x4 t13705_ = kf_bitcast<kf_i8x4>(b_56_);
+                int t13706_ = kf_dot4_us(kf_bitcast<unsigned>(t13704_), kf_bitcast<unsigned>(t13705_), t13699_);
                 unsigned a_57_ = qb_4_.v[3] & 252645135u;
                 unsigned b_57_ = xb_5_.v[3];
-                kf_u8x4 t13124_ = kf_bitcast<kf_u8x4>(a_57_);
-                kf_i8x4 t13125_ = kf_bitcast<kf_i8x4>(b_57_);
-                int t13126_ = kf_dot4_us(kf_bitcast<unsigned>(t13124_), kf_bitcast<unsigned>(t13125_), t13119_);
+                kf_u8x4 t13711_ = kf_bitcast<kf_u8x4>(a_57_);
+                kf_i8x4 t13712_ = kf_bitcast<kf_i8x4>(b_57_);
+                int t13713_ = kf_dot4_us(kf_bitcast<unsigned>(t13711_), kf_bitcast<unsigned>(t13712_), t13706_);
                 unsigned a_58_ = (qa_4_.v[0] >> 4u) & 252645135u;
                 unsigned b_58_ = xc_4_.v[0];
-                int c_22_ = 0;
-                kf_u8x4 t13134_ = kf_bitcast<kf_u8x4>(a_58_);
-                kf_i8x4 t13135_ = kf_bitcast<kf_i8x4>(b_58_);
-                int t13136_ = kf_dot4_us(kf_bitcast<unsigned>(t13134_), kf_bitcast<unsigned>(t13135_), c_22_);
+                int c_16_ = 0;
+                kf_u8x4 t13721_ = kf_bitcast<kf_u8x4>(a_58_);
+                kf_i8x4 t13722_ = kf_bitcast<kf_i8x4>(b_58_);
+                int t13723_ = kf_dot4_us(kf_bitcast<unsigned>(t13721_), kf_bitcast<unsigned>(t13722_), c_16_);
                 unsigned a_59_ = (qa_4_.v[1] >> 4u) & 252645135u;
                 unsigned b_59_ = xc_4_.v[1];
-                kf_u8x4 t13144_ = kf_bitcast<kf_u8x4>(a_59_);
-                kf_i8x4 t13145_ = kf_bitcast<kf_i8x4>(b_59_);
-                int t13146_ = kf_dot4_us(kf_bitcast<unsigned>(t13144_), kf_bitcast<unsigned>(t13145_), t13136_);
+                kf_u8x4 t13731_ = kf_bitcast<kf_u8x4>(a_59_);
+                kf_i8x4 t13732_ = kf_bitcast<kf_i8x4>(b_59_);
+                int t13733_ = kf_dot4_us(kf_bitcast<unsigned>(t13731_), kf_bitcast<unsigned>(t13732_), t13723_);
                 unsigned a_60_ = (qa_4_.v[2] >> 4u) & 252645135u;
                 unsigned b_60_ = xc_4_.v[2];
-                kf_u8x4 t13153_ = kf_bitcast<kf_u8x4>(a_60_);
-                kf_i8x4 t13154_ = kf_bitcast<kf_i8x4>(b_60_);
-                int t13155_ = kf_dot4_us(kf_bitcast<unsigned>(t13153_), kf_bitcast<unsigned>(t13154_), t13146_);
+                kf_u8x4 t13740_ = kf_bitcast<kf_u8x4>(a_60_);
+                kf_i8x4 t13741_ = kf_bitcast<kf_i8x4>(b_60_);
+                int t13742_ = kf_dot4_us(kf_bitcast<unsigned>(t13740_), kf_bitcast<unsigned>(t13741_), t13733_);
                 unsigned a_61_ = (qa_4_.v[3] >> 4u) & 252645135u;
                 unsigned b_61_ = xc_4_.v[3];
-                kf_u8x4 t13162_ = kf_bitcast<kf_u8x4>(a_61_);
-                kf_i8x4 t13163_ = kf_bitcast<kf_i8x4>(b_61_);
-                int t13164_ = kf_dot4_us(kf_bitcast<unsigned>(t13162_), kf_bitcast<unsigned>(t13163_), t13155_);
+                kf_u8x4 t13749_ = kf_bitcast<kf_u8x4>(a_61_);
+                kf_i8x4 t13750_ = kf_bitcast<kf_i8x4>(b_61_);
+                int t13751_ = kf_dot4_us(kf_bitcast<unsigned>(t13749_), kf_bitcast<unsigned>(t13750_), t13742_);
                 unsigned a_62_ = (qb_4_.v[0] >> 4u) & 252645135u;
                 unsigned b_62_ = xd_4_.v[0];
-                kf_u8x4 t13171_ = kf_bitcast<kf_u8x4>(a_62_);
-                kf_i8x4 t13172_ = kf_bitcast<kf_i8x4>(b_62_);
-                int t13173_ = kf_dot4_us(kf_bitcast<unsigned>(t13171_), kf_bitcast<unsigned>(t13172_), t13164_);
+                kf_u8x4 t13758_ = kf_bitcast<kf_u8x4>(a_62_);
+                kf_i8x4 t13759_ = kf_bitcast<kf_i8x4>(b_62_);
+                int t13760_ = kf_dot4_us(kf_bitcast<unsigned>(t13758_), kf_bitcast<unsigned>(t13759_), t13751_);
                 unsigned a_63_ = (qb_4_.v[1] >> 4u) & 252645135u;
                 unsigned b_63_ = xd_4_.v[1];
-                kf_u8x4 t13180_ = kf_bitcast<kf_u8x4>(a_63_);
-                kf_i8x4 t13181_ = kf_bitcast<kf_i8x4>(b_63_);
-                int t13182_ = kf_dot4_us(kf_bitcast<unsigned>(t13180_), kf_bitcast<unsigned>(t13181_), t13173_);
+                kf_u8x4 t13767_ = kf_bitcast<kf_u8x4>(a_63_);
+                kf_i8x4 t13768_ = kf_bitcast<kf_i8x4>(b_63_);
+                int t13769_ = kf_dot4_us(kf_bitcast<unsigned>(t13767_), kf_bitcast<unsigned>(t13768_), t13760_);
                 unsigned a_64_ = (qb_4_.v[2] >> 4u) & 252645135u;
                 unsigned b_64_ = xd_4_.v[2];
-                kf_u8x4 t13189_ = kf_bitcast<kf_u8x4>(a_64_);
-                kf_i8x4 t13190_ = kf_bitcast<kf_i8x4>(b_64_);
-                int t13191_ = kf_dot4_us(kf_bitcast<unsigned>(t13189_), kf_bitcast<unsigned>(t13190_), t13182_);
+                kf_u8x4 t13776_ = kf_bitcast<kf_u8x4>(a_64_);
+                kf_i8x4 t13777_ = kf_bitcast<kf_i8x4>(b_64_);
+                int t13778_ = kf_dot4_us(kf_bitcast<unsigned>(t13776_), kf_bitcast<unsigned>(t13777_), t13769_);
                 unsigned a_65_ = (qb_4_.v[3] >> 4u) & 252645135u;
                 unsigned b_65_ = xd_4_.v[3];
-                kf_u8x4 t13198_ = kf_bitcast<kf_u8x4>(a_65_);
-                kf_i8x4 t13199_ = kf_bitcast<kf_i8x4>(b_65_);
-                int t13200_ = kf_dot4_us(kf_bitcast<unsigned>(t13198_), kf_bitcast<unsigned>(t13199_), t13191_);
-                unsigned t13204_ = h_4_.v[1] & 1061109567u;
-                unsigned t13214_ = (h_4_.v[3] & 252645135u) | ((h_4_.v[1] >> 2u) & 808464432u);
-                unsigned sc_4_ = kf_shr_u32(((j_ < 2u) ? t13204_ : t13214_), ((j_ & 1u) << 4u));
-                unsigned t13255_ = h_4_.v[2] & 1061109567u;
-                unsigned t13266_ = ((h_4_.v[3] >> 4u) & 252645135u) | ((h_4_.v[2] >> 2u) & 808464432u);
-                unsigned mn_4_ = kf_shr_u32(((j_ < 2u) ? t13255_ : t13266_), ((j_ & 1u) << 4u));
-                unsigned t13275_ = h_4_.v[0];
-                kf_f16x2 dm_4_ = kf_f16x2{{kf_low_bits<kf_f16>(kf_word(t13275_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t13275_, 0u), 16u))}};
-                float t13278_ = kf_f16_to_f32(t12727_.v[2]);
-                int v_29_ = (int)((unsigned)t13200_ * (unsigned)kf_bitcast<int>((sc_4_ >> 8u) & 255u));
-                float t13290_ = __fsub_rn(kf_bitcast<float>(kf_bitcast<unsigned>(v_29_) + 1262485504u), 12582912.0f);
-                float t13292_ = kf_f16_to_f32(t12727_.v[0]);
-                int v_30_ = (int)((unsigned)t13126_ * (unsigned)kf_bitcast<int>(sc_4_ & 255u));
-                float t_4_ = __fmaf_rn(t13278_, t13290_, __fmul_rn(t13292_, __fsub_rn(kf_bitcast<float>(kf_bitcast<unsigned>(v_30_) + 1262485504u), 12582912.0f)));
-                unsigned v_31_ = (mn_4_ >> 8u) & 255u;
-                float t13313_ = __fsub_rn(kf_bitcast<float>(v_31_ | 1258291200u), 8388608.0f);
-                float t13315_ = kf_f16_to_f32(t12727_.v[3]);
-                unsigned v_32_ = mn_4_ & 255u;
-                float u_5_ = __fmaf_rn(t13313_, t13315_, __fmul_rn(__fsub_rn(kf_bitcast<float>(v_32_ | 1258291200u), 8388608.0f), kf_f16_to_f32(t12727_.v[1])));
+                kf_u8x4 t13785_ = kf_bitcast<kf_u8x4>(a_65_);
+                kf_i8x4 t13786_ = kf_bitcast<kf_i8x4>(b_65_);
+                int t13787_ = kf_dot4_us(kf_bitcast<unsigned>(t13785_), kf_bitcast<unsigned>(t13786_), t13778_);
+                unsigned t13791_ = h_4_.v[1] & 1061109567u;
+                unsigned t13801_ = (h_4_.v[3] & 252645135u) | ((h_4_.v[1] >> 2u) & 808464432u);
+                unsigned sc_4_ = kf_shr_u32(((j_ < 2u) ? t13791_ : t13801_), ((j_ & 1u) << 4u));
+                unsigned t13842_ = h_4_.v[2] & 1061109567u;
+                unsigned t13853_ = ((h_4_.v[3] >> 4u) & 252645135u) | ((h_4_.v[2] >> 2u) & 808464432u);
+                unsigned mn_4_ = kf_shr_u32(((j_ < 2u) ? t13842_ : t13853_), ((j_ & 1u) << 4u));
+                unsigned t13862_ = h_4_.v[0];
+                kf_f16x2 dm_4_ = kf_f16x2{{kf_low_bits<kf_f16>(kf_word(t13862_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t13862_, 0u), 16u))}};
+                float t13865_ = kf_f16_to_f32(t13314_.v[2]);
+                int v_28_ = (int)((unsigned)t13787_ * (unsigned)kf_bitcast<int>((sc_4_ >> 8u) & 255u));
+                float t13877_ = __fsub_rn(kf_bitcast<float>(kf_bitcast<unsigned>(v_28_) + 1262485504u), 12582912.0f);
+                float t13879_ = kf_f16_to_f32(t13314_.v[0]);
+                int v_29_ = (int)((unsigned)t13713_ * (unsigned)kf_bitcast<int>(sc_4_ & 255u));
+                float t_4_ = __fmaf_rn(t13865_, t13877_, __fmul_rn(t13879_, __fsub_rn(kf_bitcast<float>(kf_bitcast<unsigned>(v_29_) + 1262485504u), 12582912.0f)));
+                unsigned v_30_ = (mn_4_ >> 8u) & 255u;
+                float t13900_ = __fsub_rn(kf_bitcast<float>(v_30_ | 1258291200u), 8388608.0f);
+                float t13902_ = kf_f16_to_f32(t13314_.v[3]);
+                unsigned v_31_ = mn_4_ & 255u;
+                float u_5_ = __fmaf_rn(t13900_, t13902_, __fmul_rn(__fsub_rn(kf_bitcast<float>(v_31_ | 1258291200u), 8388608.0f), kf_f16_to_f32(t13314_.v[1])));
                 acc_[1u] = __fadd_rn(acc_[1u], __fmaf_rn(kf_f16_to_f32(dm_4_.v[0]), t_4_, __fmul_rn(-kf_f16_to_f32(dm_4_.v[1]), u_5_)));
             }
-            unsigned t13337_ = ck_ + 1u;
-            ck_ = t13337_;
-            if (t13337_ == steps_) {
-                float v_33_ = acc_[0u];
-                float t13348_ = __fadd_rn(v_33_, kf_shfl_xor(v_33_, 1u, kf_wn));
-                float t13354_ = __fadd_rn(t13348_, kf_shfl_xor(t13348_, 2u, kf_wn));
-                float t13360_ = __fadd_rn(t13354_, kf_shfl_xor(t13354_, 4u, kf_wn));
-                float t13366_ = __fadd_rn(t13360_, kf_shfl_xor(t13360_, 8u, kf_wn));
-                unsigned rr_3_ = ((cg_ << 1u) << 1u) + r_;
-                bool t13384_ = (lane_ & 15u) == 0u;
-                bool t13385_ = t13384_;
-                if (t13384_) {
-                    t13385_ = rr_3_ < m_;
-                }
-                if (t13385_) {
-                    y_[rr_3_] = t13366_;
+            unsigned t13924_ = ck_ + 1u;
+            ck_ = t13924_;
+            bool t13925_ = t13924_ == steps_;
+            bool t13926_ = t13925_;
+            if (t13925_) {
+                t13926_ = glu_;
+            }
+            if (t13926_) {
+                float v_32_ = acc_[0u];
+                float t13936_ = __fadd_rn(v_32_, kf_shfl_xor(v_32_, 1u, kf_wn));
+                float t13942_ = __fadd_rn(t13936_, kf_shfl_xor(t13936_, 2u, kf_wn));
+                float t13948_ = __fadd_rn(t13942_, kf_shfl_xor(t13942_, 4u, kf_wn));
+                float t13954_ = __fadd_rn(t13948_, kf_shfl_xor(t13948_, 8u, kf_wn));
+                float v_33_ = acc_[1u];
+                float t13971_ = __fadd_rn(v_33_, kf_shfl_xor(v_33_, 1u, kf_wn));
+                float t13977_ = __fadd_rn(t13971_, kf_shfl_xor(t13971_, 2u, kf_wn));
+                float t13983_ = __fadd_rn(t13977_, kf_shfl_xor(t13977_, 4u, kf_wn));
+                float t13989_ = __fadd_rn(t13983_, kf_shfl_xor(t13983_, 8u, kf_wn));
+                if ((lane_ & 15u) == 0u) {
+                    float gf_34_ = kf_f16_to_f32(kf_f16_from_f32(t13954_));
+                    unsigned i_2_ = (t13139_ << 1u) + r_;
+                    ((kf_f16*)sq_)[(par_ << 5u) + (i_2_ & 31u)] = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_34_, __fadd_rn(1.0f, kf_exp_approx(-gf_34_))), kf_f16_to_f32(kf_f16_from_f32(t13989_))));
                 }
                 acc_[0u] = 0.0f;
-                float v_34_ = acc_[1u];
-                float t13413_ = __fadd_rn(v_34_, kf_shfl_xor(v_34_, 1u, kf_wn));
-                float t13419_ = __fadd_rn(t13413_, kf_shfl_xor(t13413_, 2u, kf_wn));
-                float t13425_ = __fadd_rn(t13419_, kf_shfl_xor(t13419_, 4u, kf_wn));
-                float t13431_ = __fadd_rn(t13425_, kf_shfl_xor(t13425_, 8u, kf_wn));
-                unsigned rr_4_ = (((cg_ << 1u) + 1u) << 1u) + r_;
-                bool t13449_ = (lane_ & 15u) == 0u;
-                bool t13450_ = t13449_;
-                if (t13449_) {
-                    t13450_ = rr_4_ < m_;
+                acc_[1u] = 0.0f;
+                if ((cp_ & 1u) == 1u) {
+                    __syncthreads();
+                    if (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) == 0u) {
+                        unsigned c_17_ = blockIdx.x + ((cp_ >> 1u) * gridDim.x);
+                        float v_34_ = kf_f16_to_f32(((kf_f16*)sq_)[(par_ << 5u) + kf_lane_id()]);
+                        float t14062_ = kf_abs_f32(v_34_);
+                        unsigned t14084_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+                        if (t14084_ == 32u) {
+                            float t14089_ = fmaxf(t14062_, kf_shfl_xor(t14062_, 16u, kf_wn));
+                            float t14092_ = fmaxf(t14089_, kf_shfl_xor(t14089_, 8u, kf_wn));
+                            float t14095_ = fmaxf(t14092_, kf_shfl_xor(t14092_, 4u, kf_wn));
+                            float t14098_ = fmaxf(t14095_, kf_shfl_xor(t14095_, 2u, kf_wn));
+                            amax_2_ = fmaxf(t14098_, kf_shfl_xor(t14098_, 1u, kf_wn));
+                        } else {
+                            float t14104_ = kf_shfl_down(t14062_, 16u, kf_wn);
+                            bool t14106_ = (kf_lane_id() + 16u) < t14084_;
+                            float t14107_ = fmaxf(t14062_, t14104_);
+                            float t14108_ = t14106_ ? t14107_ : t14062_;
+                            float t14110_ = kf_shfl_down(t14108_, 8u, kf_wn);
+                            bool t14112_ = (kf_lane_id() + 8u) < t14084_;
+                            float t14113_ = fmaxf(t14108_, t14110_);
+                            float t14114_ = t14112_ ? t14113_ : t14108_;
+                            float t14116_ = kf_shfl_down(t14114_, 4u, kf_wn);
+                            bool t14118_ = (kf_lane_id() + 4u) < t14084_;
+                            float t14119_ = fmaxf(t14114_, t14116_);
+                            float t14120_ = t14118_ ? t14119_ : t14114_;
+                            float t14122_ = kf_shfl_down(t14120_, 2u, kf_wn);
+                            bool t14124_ = (kf_lane_id() + 2u) < t14084_;
+                            float t14125_ = fmaxf(t14120_, t14122_);
+                            float t14126_ = t14124_ ? t14125_ : t14120_;
+                            float t14128_ = kf_shfl_down(t14126_, 1u, kf_wn);
+                            bool t14130_ = (kf_lane_id() + 1u) < t14084_;
+                            float t14131_ = fmaxf(t14126_, t14128_);
+                            amax_2_ = kf_shfl(t14130_ ? t14131_ : t14126_, 0u, kf_wn);
+                        }
+                        unsigned t14156_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+                        if (t14156_ == 32u) {
+                            float t14161_ = __fadd_rn(v_34_, kf_shfl_xor(v_34_, 16u, kf_wn));
+                            float t14164_ = __fadd_rn(t14161_, kf_shfl_xor(t14161_, 8u, kf_wn));
+                            float t14167_ = __fadd_rn(t14164_, kf_shfl_xor(t14164_, 4u, kf_wn));
+                            float t14170_ = __fadd_rn(t14167_, kf_shfl_xor(t14167_, 2u, kf_wn));
+                            sum_2_ = __fadd_rn(t14170_, kf_shfl_xor(t14170_, 1u, kf_wn));
+                        } else {
+                            float t14176_ = kf_shfl_down(v_34_, 16u, kf_wn);
+                            bool t14178_ = (kf_lane_id() + 16u) < t14156_;
+                            float t14179_ = __fadd_rn(v_34_, t14176_);
+                            float t14180_ = t14178_ ? t14179_ : v_34_;
+                            float t14182_ = kf_shfl_down(t14180_, 8u, kf_wn);
+                            bool t14184_ = (kf_lane_id() + 8u) < t14156_;
+                            float t14185_ = __fadd_rn(t14180_, t14182_);
+                            float t14186_ = t14184_ ? t14185_ : t14180_;
+                            float t14188_ = kf_shfl_down(t14186_, 4u, kf_wn);
+                            bool t14190_ = (kf_lane_id() + 4u) < t14156_;
+                            float t14191_ = __fadd_rn(t14186_, t14188_);
+                            float t14192_ = t14190_ ? t14191_ : t14186_;
+                            float t14194_ = kf_shfl_down(t14192_, 2u, kf_wn);
+                            bool t14196_ = (kf_lane_id() + 2u) < t14156_;
+                            float t14197_ = __fadd_rn(t14192_, t14194_);
+                            float t14198_ = t14196_ ? t14197_ : t14192_;
+                            float t14200_ = kf_shfl_down(t14198_, 1u, kf_wn);
+                            bool t14202_ = (kf_lane_id() + 1u) < t14156_;
+                            float t14203_ = __fadd_rn(t14198_, t14200_);
+                            sum_2_ = kf_shfl(t14202_ ? t14203_ : t14198_, 0u, kf_wn);
+                        }
+                        float d_6_ = __fdiv_rn(amax_2_, 127.0f);
+                        signed char q_6_ = (signed char)0;
+                        if (amax_2_ > 0.0f) {
+                            q_6_ = (signed char)kf_sat_i32(kf_f32_to_i32(roundf(__fdiv_rn(v_34_, d_6_))), -128, 127);
+                        }
+                        xo_[(c_17_ << 5u) + kf_lane_id()] = q_6_;
+                        if (kf_lane_id() == 0u) {
+                            kf_f16 t14223_ = kf_f16_from_f32(d_6_);
+                            kf_f16 t14224_ = kf_f16_from_f32(sum_2_);
+                            kf_f16x2 t14226_ = kf_f16x2{{t14223_, t14224_}};
+                            xdo_[c_17_] = t14226_;
+                        }
+                    }
+                    par_ = par_ ^ 1u;
                 }
-                if (t13450_) {
-                    y_[rr_4_] = t13431_;
+                ck_ = 0u;
+                cp_ = cp_ + 1u;
+            } else if (t13924_ == steps_) {
+                float v_35_ = acc_[0u];
+                float t14242_ = __fadd_rn(v_35_, kf_shfl_xor(v_35_, 1u, kf_wn));
+                float t14248_ = __fadd_rn(t14242_, kf_shfl_xor(t14242_, 2u, kf_wn));
+                float t14254_ = __fadd_rn(t14248_, kf_shfl_xor(t14248_, 4u, kf_wn));
+                float t14260_ = __fadd_rn(t14254_, kf_shfl_xor(t14254_, 8u, kf_wn));
+                unsigned rr_3_ = ((t13139_ << 1u) << 1u) + r_;
+                bool t14278_ = (lane_ & 15u) == 0u;
+                bool t14279_ = t14278_;
+                if (t14278_) {
+                    t14279_ = rr_3_ < m_;
+                }
+                if (t14279_) {
+                    y_[rr_3_] = t14260_;
+                }
+                acc_[0u] = 0.0f;
+                float v_36_ = acc_[1u];
+                float t14307_ = __fadd_rn(v_36_, kf_shfl_xor(v_36_, 1u, kf_wn));
+                float t14313_ = __fadd_rn(t14307_, kf_shfl_xor(t14307_, 2u, kf_wn));
+                float t14319_ = __fadd_rn(t14313_, kf_shfl_xor(t14313_, 4u, kf_wn));
+                float t14325_ = __fadd_rn(t14319_, kf_shfl_xor(t14319_, 8u, kf_wn));
+                unsigned rr_4_ = (((t13139_ << 1u) + 1u) << 1u) + r_;
+                bool t14343_ = (lane_ & 15u) == 0u;
+                bool t14344_ = t14343_;
+                if (t14343_) {
+                    t14344_ = rr_4_ < m_;
+                }
+                if (t14344_) {
+                    y_[rr_4_] = t14325_;
                 }
                 acc_[1u] = 0.0f;
                 ck_ = 0u;
-                cg_ = cg_ + nw_;
+                cp_ = cp_ + 1u;
+            }
+        }
+    }
+}
+
+/* kernel q4k_q8_gemv_rms_glu_q8 (q4k.kf:1130) */
+extern "C" __global__ void __launch_bounds__(256)
+q4k_q8_gemv_rms_glu_q8(const unsigned char* __restrict__ w_, const kf_f16* __restrict__ h_, const kf_f16* __restrict__ nw_, signed char* __restrict__ xo_, kf_f16x2* __restrict__ xds_, unsigned m_, unsigned k_, float eps_)
+{
+    kf_pdl_wait();
+    extern __shared__ __align__(16) unsigned char kf_dyn_shared[];
+    kf_u32x4 *const sq_ = (kf_u32x4 *)kf_dyn_shared;
+    __shared__ __align__(16) float part_[8];
+    __shared__ __align__(16) kf_f16 hs_[64];
+    kf_u32x4 wb_[12];
+    float acc_[2];
+    kf_u32x4 xv_[4];
+    kf_f16x8 hv_4_[2];
+    kf_f16x8 gv_7_[2];
+    kf_f16x8 hx_4_[2];
+    kf_u32x4 xv_2_[4];
+    float amax_;
+    float sum_;
+    float s_5_;
+    float amax_2_;
+    float sum_2_;
+    const unsigned kf_wn = kf_warp_lanes();
+    const kf_u32x4* wq_ = (const kf_u32x4*)w_;
+    const kf_f16x8* a_ = (const kf_f16x8*)h_;
+    const kf_f16x8* b_ = (const kf_f16x8*)nw_;
+    kf_f16* yh_ = (kf_f16*)xo_;
+    unsigned nwarps_ = 8u;
+    unsigned lane_ = kf_lane_id();
+    unsigned r_ = lane_ >> 4u;
+    unsigned bl_ = (lane_ >> 2u) & 3u;
+    unsigned j_ = lane_ & 3u;
+    unsigned nbk_ = k_ >> 8u;
+    unsigned steps_ = (nbk_ >> 2u) + (((nbk_ & 3u) != 0u) ? 1u : 0u);
+    bool glu_ = true;
+    unsigned nch_ = m_ >> 6u;
+    unsigned total_ = 0u;
+    if (blockIdx.x < nch_) {
+        unsigned t72_ = nch_ - blockIdx.x;
+        total_ = (((t72_ / gridDim.x) + (((t72_ % gridDim.x) != 0u) ? 1u : 0u)) << 1u) * steps_;
+    }
+    unsigned par_ = 0u;
+    unsigned t99_ = k_ >> 8u;
+    unsigned xd0_ = ((((t99_ >> 2u) + (((t99_ & 3u) != 0u) ? 1u : 0u)) << 2u) << 8u) >> 3u;
+    acc_[0u] = 0.0f;
+    acc_[1u] = 0.0f;
+    unsigned lp_ = 0u;
+    unsigned lk_ = 0u;
+    unsigned cp_ = 0u;
+    unsigned ck_ = 0u;
+    unsigned t133_ = total_ + 1u;
+    #pragma unroll 1
+    for (unsigned t0_ = 0u; t0_ < t133_; t0_ = t0_ + 2u) {
+        if (t0_ < total_) {
+            unsigned kb_ = min(((lk_ << 2u) + bl_), (nbk_ - 1u));
+            unsigned c_ = blockIdx.x + ((lp_ >> 1u) * gridDim.x);
+            unsigned t2981_ = ((c_ << 4u) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u)) + ((lp_ & 1u) << 3u);
+            unsigned row_ = min(((t2981_ << 1u) + r_), (m_ - 1u));
+            unsigned blk_ = ((row_ * nbk_) + kb_) * 9u;
+            wb_[0u] = wq_[blk_];
+            wb_[1u] = wq_[(blk_ + 1u) + (j_ << 1u)];
+            wb_[2u] = wq_[(blk_ + 2u) + (j_ << 1u)];
+            unsigned rs_ = 1u;
+            unsigned row_2_ = min((((m_ >> 1u) + (((t2981_ + rs_) - 1u) << 1u)) + r_), (m_ - 1u));
+            unsigned blk_2_ = ((row_2_ * nbk_) + kb_) * 9u;
+            wb_[3u] = wq_[blk_2_];
+            wb_[4u] = wq_[(blk_2_ + 1u) + (j_ << 1u)];
+            wb_[5u] = wq_[(blk_2_ + 2u) + (j_ << 1u)];
+            unsigned t3152_ = lk_ + 1u;
+            lk_ = t3152_;
+            if (t3152_ == steps_) {
+                lk_ = 0u;
+                lp_ = lp_ + 1u;
+            }
+        }
+        bool t5973_ = t0_ >= 1u;
+        bool t5974_ = t5973_;
+        if (t5973_) {
+            t5974_ = (t0_ - 1u) < total_;
+        }
+        if (t5974_) {
+            unsigned kb_2_ = (ck_ << 2u) + bl_;
+            unsigned c_2_ = blockIdx.x + ((cp_ >> 1u) * gridDim.x);
+            unsigned t6006_ = ((c_2_ << 4u) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u)) + ((cp_ & 1u) << 3u);
+            if (kb_2_ < nbk_) {
+                unsigned t6072_ = (kb_2_ << 4u) + (j_ << 2u);
+                unsigned kb_3_ = t6072_ >> 4u;
+                unsigned s_ = (((((kb_3_ >> 2u) << 2u) + (t6072_ & 3u)) << 4u) + ((kb_3_ & 3u) << 2u)) + ((t6072_ >> 2u) & 3u);
+                xv_[0u] = sq_[s_];
+                unsigned v_ = ((kb_2_ << 4u) + (j_ << 2u)) + 1u;
+                unsigned kb_4_ = v_ >> 4u;
+                unsigned s_2_ = (((((kb_4_ >> 2u) << 2u) + (v_ & 3u)) << 4u) + ((kb_4_ & 3u) << 2u)) + ((v_ >> 2u) & 3u);
+                xv_[1u] = sq_[s_2_];
+                unsigned v_2_ = ((kb_2_ << 4u) + (j_ << 2u)) + 2u;
+                unsigned kb_5_ = v_2_ >> 4u;
+                unsigned s_3_ = (((((kb_5_ >> 2u) << 2u) + (v_2_ & 3u)) << 4u) + ((kb_5_ & 3u) << 2u)) + ((v_2_ >> 2u) & 3u);
+                xv_[2u] = sq_[s_3_];
+                unsigned v_3_ = ((kb_2_ << 4u) + (j_ << 2u)) + 3u;
+                unsigned kb_6_ = v_3_ >> 4u;
+                unsigned s_4_ = (((((kb_6_ >> 2u) << 2u) + (v_3_ & 3u)) << 4u) + ((kb_6_ & 3u) << 2u)) + ((v_3_ >> 2u) & 3u);
+                xv_[3u] = sq_[s_4_];
+                unsigned t6198_ = (xd0_ + (kb_2_ << 2u)) + j_;
+                kf_f16x4 t6199_ = ((kf_f16x4*)sq_)[t6198_];
+                kf_u32x4 h_2_ = wb_[6u];
+                kf_u32x4 qa_ = wb_[7u];
+                kf_u32x4 qb_ = wb_[8u];
+                kf_u32x4 xa_ = xv_[0u];
+                kf_u32x4 xb_2_ = xv_[1u];
+                kf_u32x4 xc_ = xv_[2u];
+                kf_u32x4 xd_ = xv_[3u];
+                unsigned a_2_ = qa_.v[0] & 252645135u;
+                unsigned b_2_ = xa_.v[0];
+                int c_3_ = 0;
+                kf_u8x4 t6262_ = kf_bitcast<kf_u8x4>(a_2_);
+                kf_i8x4 t6263_ = kf_bitcast<kf_i8x4>(b_2_);
+                int t6264_ = kf_dot4_us(kf_bitcast<unsigned>(t6262_), kf_bitcast<unsigned>(t6263_), c_3_);
+                unsigned a_3_ = qa_.v[1] & 252645135u;
+                unsigned b_3_ = xa_.v[1];
+                kf_u8x4 t6270_ = kf_bitcast<kf_u8x4>(a_3_);
+                kf_i8x4 t6271_ = kf_bitcast<kf_i8x4>(b_3_);
+                int t6272_ = kf_dot4_us(kf_bitcast<unsigned>(t6270_), kf_bitcast<unsigned>(t6271_), t6264_);
+                unsigned a_4_ = qa_.v[2] & 252645135u;
+                unsigned b_4_ = xa_.v[2];
+                kf_u8x4 t6277_ = kf_bitcast<kf_u8x4>(a_4_);
+                kf_i8x4 t6278_ = kf_bitcast<kf_i8x4>(b_4_);
+                int t6279_ = kf_dot4_us(kf_bitcast<unsigned>(t6277_), kf_bitcast<unsigned>(t6278_), t6272_);
+                unsigned a_5_ = qa_.v[3] & 252645135u;
+                unsigned b_5_ = xa_.v[3];
+                kf_u8x4 t6284_ = kf_bitcast<kf_u8x4>(a_5_);
+                kf_i8x4 t6285_ = kf_bitcast<kf_i8x4>(b_5_);
+                int t6286_ = kf_dot4_us(kf_bitcast<unsigned>(t6284_), kf_bitcast<unsigned>(t6285_), t6279_);
+                unsigned a_6_ = qb_.v[0] & 252645135u;
+                unsigned b_6_ = xb_2_.v[0];
+                kf_u8x4 t6291_ = kf_bitcast<kf_u8x4>(a_6_);
+                kf_i8x4 t6292_ = kf_bitcast<kf_i8x4>(b_6_);
+                int t6293_ = kf_dot4_us(kf_bitcast<unsigned>(t6291_), kf_bitcast<unsigned>(t6292_), t6286_);
+                unsigned a_7_ = qb_.v[1] & 252645135u;
+                unsigned b_7_ = xb_2_.v[1];
+                kf_u8x4 t6298_ = kf_bitcast<kf_u8x4>(a_7_);
+                kf_i8x4 t6299_ = kf_bitcast<kf_i8x4>(b_7_);
+                int t6300_ = kf_dot4_us(kf_bitcast<unsigned>(t6298_), kf_bitcast<unsigned>(t6299_), t6293_);
+                unsigned a_8_ = qb_.v[2] & 252645135u;
+                unsigned b_8_ = xb_2_.v[2];
+                kf_u8x4 t6305_ = kf_bitcast<kf_u8x4>(a_8_);
+                kf_i8x4 t6306_ = kf_bitcast<kf_i8x4>(b_8_);
+                int t6307_ = kf_dot4_us(kf_bitcast<unsigned>(t6305_), kf_bitcast<unsigned>(t6306_), t6300_);
+                unsigned a_9_ = qb_.v[3] & 252645135u;
+                unsigned b_9_ = xb_2_.v[3];
+                kf_u8x4 t6312_ = kf_bitcast<kf_u8x4>(a_9_);
+                kf_i8x4 t6313_ = kf_bitcast<kf_i8x4>(b_9_);
+                int t6314_ = kf_dot4_us(kf_bitcast<unsigned>(t6312_), kf_bitcast<unsigned>(t6313_), t6307_);
+                unsigned a_10_ = (qa_.v[0] >> 4u) & 252645135u;
+                unsigned b_10_ = xc_.v[0];
+                int c_4_ = 0;
+                kf_u8x4 t6322_ = kf_bitcast<kf_u8x4>(a_10_);
+                kf_i8x4 t6323_ = kf_bitcast<kf_i8x4>(b_10_);
+                int t6324_ = kf_dot4_us(kf_bitcast<unsigned>(t6322_), kf_bitcast<unsigned>(t6323_), c_4_);
+                unsigned a_11_ = (qa_.v[1] >> 4u) & 252645135u;
+                unsigned b_11_ = xc_.v[1];
+                kf_u8x4 t6332_ = kf_bitcast<kf_u8x4>(a_11_);
+                kf_i8x4 t6333_ = kf_bitcast<kf_i8x4>(b_11_);
+                int t6334_ = kf_dot4_us(kf_bitcast<unsigned>(t6332_), kf_bitcast<unsigned>(t6333_), t6324_);
+                unsigned a_12_ = (qa_.v[2] >> 4u) & 252645135u;
+                unsigned b_12_ = xc_.v[2];
+                kf_u8x4 t6341_ = kf_bitcast<kf_u8x4>(a_12_);
+                kf_i8x4 t6342_ = kf_bitcast<kf_i8x4>(b_12_);
+                int t6343_ = kf_dot4_us(kf_bitcast<unsigned>(t6341_), kf_bitcast<unsigned>(t6342_), t6334_);
+                unsigned a_13_ = (qa_.v[3] >> 4u) & 252645135u;
+                unsigned b_13_ = xc_.v[3];
+                kf_u8x4 t6350_ = kf_bitcast<kf_u8x4>(a_13_);
+                kf_i8x4 t6351_ = kf_bitcast<kf_i8x4>(b_13_);
+                int t6352_ = kf_dot4_us(kf_bitcast<unsigned>(t6350_), kf_bitcast<unsigned>(t6351_), t6343_);
+                unsigned a_14_ = (qb_.v[0] >> 4u) & 252645135u;
+                unsigned b_14_ = xd_.v[0];
+                kf_u8x4 t6359_ = kf_bitcast<kf_u8x4>(a_14_);
+                kf_i8x4 t6360_ = kf_bitcast<kf_i8x4>(b_14_);
+                int t6361_ = kf_dot4_us(kf_bitcast<unsigned>(t6359_), kf_bitcast<unsigned>(t6360_), t6352_);
+                unsigned a_15_ = (qb_.v[1] >> 4u) & 252645135u;
+                unsigned b_15_ = xd_.v[1];
+                kf_u8x4 t6368_ = kf_bitcast<kf_u8x4>(a_15_);
+                kf_i8x4 t6369_ = kf_bitcast<kf_i8x4>(b_15_);
+                int t6370_ = kf_dot4_us(kf_bitcast<unsigned>(t6368_), kf_bitcast<unsigned>(t6369_), t6361_);
+                unsigned a_16_ = (qb_.v[2] >> 4u) & 252645135u;
+                unsigned b_16_ = xd_.v[2];
+                kf_u8x4 t6377_ = kf_bitcast<kf_u8x4>(a_16_);
+                kf_i8x4 t6378_ = kf_bitcast<kf_i8x4>(b_16_);
+                int t6379_ = kf_dot4_us(kf_bitcast<unsigned>(t6377_), kf_bitcast<unsigned>(t6378_), t6370_);
+                unsigned a_17_ = (qb_.v[3] >> 4u) & 252645135u;
+                unsigned b_17_ = xd_.v[3];
+                kf_u8x4 t6386_ = kf_bitcast<kf_u8x4>(a_17_);
+                kf_i8x4 t6387_ = kf_bitcast<kf_i8x4>(b_17_);
+                int t6388_ = kf_dot4_us(kf_bitcast<unsigned>(t6386_), kf_bitcast<unsigned>(t6387_), t6379_);
+                unsigned t6392_ = h_2_.v[1] & 1061109567u;
+                unsigned t6402_ = (h_2_.v[3] & 252645135u) | ((h_2_.v[1] >> 2u) & 808464432u);
+                unsigned sc_ = kf_shr_u32(((j_ < 2u) ? t6392_ : t6402_), ((j_ & 1u) << 4u));
+                unsigned t6443_ = h_2_.v[2] & 1061109567u;
+                unsigned t6454_ = ((h_2_.v[3] >> 4u) & 252645135u) | ((h_2_.v[2] >> 2u) & 808464432u);
+                unsigned mn_ = kf_shr_u32(((j_ < 2u) ? t6443_ : t6454_), ((j_ & 1u) << 4u));
+                unsigned t6463_ = h_2_.v[0];
+                kf_f16x2 dm_ = kf_f16x2{{kf_low_bits<kf_f16>(kf_word(t6463_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6463_, 0u), 16u))}};
+                float t6466_ = kf_f16_to_f32(t6199_.v[2]);
+                int v_4_ = (int)((unsigned)t6388_ * (unsigned)kf_bitcast<int>((sc_ >> 8u) & 255u));
+                float t6478_ = __fsub_rn(kf_bitcast<float>(kf_bitcast<unsigned>(v_4_) + 1262485504u), 12582912.0f);
+                float t6480_ = kf_f16_to_f32(t6199_.v[0]);
+                int v_5_ = (int)((unsigned)t6314_ * (unsigned)kf_bitcast<int>(sc_ & 255u));
+                float t_ = __fmaf_rn(t6466_, t6478_, __fmul_rn(t6480_, __fsub_rn(kf_bitcast<float>(kf_bitcast<unsigned>(v_5_) + 1262485504u), 12582912.0f)));
+                unsigned v_6_ = (mn_ >> 8u) & 255u;
+                float t6501_ = __fsub_rn(kf_bitcast<float>(v_6_ | 1258291200u), 8388608.0f);
+                float t6503_ = kf_f16_to_f32(t6199_.v[3]);
+                unsigned v_7_ = mn_ & 255u;
+                float u_ = __fmaf_rn(t6501_, t6503_, __fmul_rn(__fsub_rn(kf_bitcast<float>(v_7_ | 1258291200u), 8388608.0f), kf_f16_to_f32(t6199_.v[1])));
+                acc_[0u] = __fadd_rn(acc_[0u], __fmaf_rn(kf_f16_to_f32(dm_.v[0]), t_, __fmul_rn(-kf_f16_to_f32(dm_.v[1]), u_)));
+                kf_u32x4 h_3_ = wb_[9u];
+                kf_u32x4 qa_2_ = wb_[10u];
+                kf_u32x4 qb_2_ = wb_[11u];
+                kf_u32x4 xa_2_ = xv_[0u];
+                kf_u32x4 xb_3_ = xv_[1u];
+                kf_u32x4 xc_2_ = xv_[2u];
+                kf_u32x4 xd_2_ = xv_[3u];
+                unsigned a_18_ = qa_2_.v[0] & 252645135u;
+                unsigned b_18_ = xa_2_.v[0];
+                int c_5_ = 0;
+                kf_u8x4 t6546_ = kf_bitcast<kf_u8x4>(a_18_);
+                kf_i8x4 t6547_ = kf_bitcast<kf_i8x4>(b_18_);
+                int t6548_ = kf_dot4_us(kf_bitcast<unsigned>(t6546_), kf_bitcast<unsigned>(t6547_), c_5_);
+                unsigned a_19_ = qa_2_.v[1] & 252645135u;
+                unsigned b_19_ = xa_2_.v[1];
+                kf_u8x4 t6554_ = kf_bitcast<kf_u8x4>(a_19_);
+                kf_i8x4 t6555_ = kf_bitcast<kf_i8x4>(b_19_);
+                int t6556_ = kf_dot4_us(kf_bitcast<unsigned>(t6554_), kf_bitcast<unsigned>(t6555_), t6548_);
+                unsigned a_20_ = qa_2_.v[2] & 252645135u;
+                unsigned b_20_ = xa_2_.v[2];
+                kf_u8x4 t6561_ = kf_bitcast<kf_u8x4>(a_20_);
+                kf_i8x4 t6562_ = kf_bitcast<kf_i8x4>(b_20_);
+                int t6563_ = kf_dot4_us(kf_bitcast<unsigned>(t6561_), kf_bitcast<unsigned>(t6562_), t6556_);
+                unsigned a_21_ = qa_2_.v[3] & 252645135u;
+                unsigned b_21_ = xa_2_.v[3];
+                kf_u8x4 t6568_ = kf_bitcast<kf_u8x4>(a_21_);
+                kf_i8x4 t6569_ = kf_bitcast<kf_i8x4>(b_21_);
+                int t6570_ = kf_dot4_us(kf_bitcast<unsigned>(t6568_), kf_bitcast<unsigned>(t6569_), t6563_);
+                unsigned a_22_ = qb_2_.v[0] & 252645135u;
+                unsigned b_22_ = xb_3_.v[0];
+                kf_u8x4 t6575_ = kf_bitcast<kf_u8x4>(a_22_);
+                kf_i8x4 t6576_ = kf_bitcast<kf_i8x4>(b_22_);
+                int t6577_ = kf_dot4_us(kf_bitcast<unsigned>(t6575_), kf_bitcast<unsigned>(t6576_), t6570_);
+                unsigned a_23_ = qb_2_.v[1] & 252645135u;
+                unsigned b_23_ = xb_3_.v[1];
+                kf_u8x4 t6582_ = kf_bitcast<kf_u8x4>(a_23_);
+                kf_i8x4 t6583_ = kf_bitcast<kf_i8x4>(b_23_);
+                int t6584_ = kf_dot4_us(kf_bitcast<unsigned>(t6582_), kf_bitcast<unsigned>(t6583_), t6577_);
+                unsigned a_24_ = qb_2_.v[2] & 252645135u;
+                unsigned b_24_ = xb_3_.v[2];
+                kf_u8x4 t6589_ = kf_bitcast<kf_u8x4>(a_24_);
+                kf_i8x4 t6590_ = kf_bitcast<kf_i8x4>(b_24_);
+                int t6591_ = kf_dot4_us(kf_bitcast<unsigned>(t6589_), kf_bitcast<unsigned>(t6590_), t6584_);
+                unsigned a_25_ = qb_2_.v[3] & 252645135u;
+                unsigned b_25_ = xb_3_.v[3];
+                kf_u8x4 t6596_ = kf_bitcast<kf_u8x4>(a_25_);
+                kf_i8x4 t6597_ = kf_bitcast<kf_i8x4>(b_25_);
+                int t6598_ = kf_dot4_us(kf_bitcast<unsigned>(t6596_), kf_bitcast<unsigned>(t6597_), t6591_);
+                unsigned a_26_ = (qa_2_.v[0] >> 4u) & 252645135u;
+                unsigned b_26_ = xc_2_.v[0];
+                int c_6_ = 0;
+                kf_u8x4 t6606_ = kf_bitcast<kf_u8x4>(a_26_);
+                kf_i8x4 t6607_ = kf_bitcast<kf_i8x4>(b_26_);
+                int t6608_ = kf_dot4_us(kf_bitcast<unsigned>(t6606_), kf_bitcast<unsigned>(t6607_), c_6_);
+                unsigned a_27_ = (qa_2_.v[1] >> 4u) & 252645135u;
+                unsigned b_27_ = xc_2_.v[1];
+                kf_u8x4 t6616_ = kf_bitcast<kf_u8x4>(a_27_);
+                kf_i8x4 t6617_ = kf_bitcast<kf_i8x4>(b_27_);
+                int t6618_ = kf_dot4_us(kf_bitcast<unsigned>(t6616_), kf_bitcast<unsigned>(t6617_), t6608_);
+                unsigned a_28_ = (qa_2_.v[2] >> 4u) & 252645135u;
+                unsigned b_28_ = xc_2_.v[2];
+                kf_u8x4 t6625_ = kf_bitcast<kf_u8x4>(a_28_);
+                kf_i8x4 t6626_ = kf_bitcast<kf_i8x4>(b_28_);
+                int t6627_ = kf_dot4_us(kf_bitcast<unsigned>(t6625_), kf_bitcast<unsigned>(t6626_), t6618_);
+                unsigned a_29_ = (qa_2_.v[3] >> 4u) & 252645135u;
+                unsigned b_29_ = xc_2_.v[3];
+                kf_u8x4 t6634_ = kf_bitcast<kf_u8x4>(a_29_);
+                kf_i8x4 t6635_ = kf_bitcast<kf_i8x4>(b_29_);
+                int t6636_ = kf_dot4_us(kf_bitcast<unsigned>(t6634_), kf_bitcast<unsigned>(t6635_), t6627_);
+                unsigned a_30_ = (qb_2_.v[0] >> 4u) & 252645135u;
+                unsigned b_30_ = xd_2_.v[0];
+                kf_u8x4 t6643_ = kf_bitcast<kf_u8x4>(a_30_);
+                kf_i8x4 t6644_ = kf_bitcast<kf_i8x4>(b_30_);
+                int t6645_ = kf_dot4_us(kf_bitcast<unsigned>(t6643_), kf_bitcast<unsigned>(t6644_), t6636_);
+                unsigned a_31_ = (qb_2_.v[1] >> 4u) & 252645135u;
+                unsigned b_31_ = xd_2_.v[1];
+                kf_u8x4 t6652_ = kf_bitcast<kf_u8x4>(a_31_);
+                kf_i8x4 t6653_ = kf_bitcast<kf_i8x4>(b_31_);
+                int t6654_ = kf_dot4_us(kf_bitcast<unsigned>(t6652_), kf_bitcast<unsigned>(t6653_), t6645_);
+                unsigned a_32_ = (qb_2_.v[2] >> 4u) & 252645135u;
+                unsigned b_32_ = xd_2_.v[2];
+                kf_u8x4 t6661_ = kf_bitcast<kf_u8x4>(a_32_);
+                kf_i8x4 t6662_ = kf_bitcast<kf_i8x4>(b_32_);
+                int t6663_ = kf_dot4_us(kf_bitcast<unsigned>(t6661_), kf_bitcast<unsigned>(t6662_), t6654_);
+                unsigned a_33_ = (qb_2_.v[3] >> 4u) & 252645135u;
+                unsigned b_33_ = xd_2_.v[3];
+                kf_u8x4 t6670_ = kf_bitcast<kf_u8x4>(a_33_);
+                kf_i8x4 t6671_ = kf_bitcast<kf_i8x4>(b_33_);
+                int t6672_ = kf_dot4_us(kf_bitcast<unsigned>(t6670_), kf_bitcast<unsigned>(t6671_), t6663_);
+                unsigned t6676_ = h_3_.v[1] & 1061109567u;
+                unsigned t6686_ = (h_3_.v[3] & 252645135u) | ((h_3_.v[1] >> 2u) & 808464432u);
+                unsigned sc_2_ = kf_shr_u32(((j_ < 2u) ? t6676_ : t6686_), ((j_ & 1u) << 4u));
+                unsigned t6727_ = h_3_.v[2] & 1061109567u;
+                unsigned t6738_ = ((h_3_.v[3] >> 4u) & 252645135u) | ((h_3_.v[2] >> 2u) & 808464432u);
+                unsigned mn_2_ = kf_shr_u32(((j_ < 2u) ? t6727_ : t6738_), ((j_ & 1u) << 4u));
+                unsigned t6747_ = h_3_.v[0];
+                kf_f16x2 dm_2_ = kf_f16x2{{kf_low_bits<kf_f16>(kf_word(t6747_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6747_, 0u), 16u))}};
+                float t6750_ = kf_f16_to_f32(t6199_.v[2]);
+                int v_8_ = (int)((unsigned)t6672_ * (unsigned)kf_bitcast<int>((sc_2_ >> 8u) & 255u));
+                float t6762_ = __fsub_rn(kf_bitcast<float>(kf_bitcast<unsigned>(v_8_) + 1262485504u), 12582912.0f);
+                float t6764_ = kf_f16_to_f32(t6199_.v[0]);
+                int v_9_ = (int)((unsigned)t6598_ * (unsigned)kf_bitcast<int>(sc_2_ & 255u));
+                float t_2_ = __fmaf_rn(t6750_, t6762_, __fmul_rn(t6764_, __fsub_rn(kf_bitcast<float>(kf_bitcast<unsigned>(v_9_) + 1262485504u), 12582912.0f)));
+                unsigned v_10_ = (mn_2_ >> 8u) & 255u;
+                float t6785_ = __fsub_rn(kf_bitcast<float>(v_10_ | 1258291200u), 8388608.0f);
+                float t6787_ = kf_f16_to_f32(t6199_.v[3]);
+                unsigned v_11_ = mn_2_ & 255u;
+                float u_2_ = __fmaf_rn(t6785_, t6787_, __fmul_rn(__fsub_rn(kf_bitcast<float>(v_11_ | 1258291200u), 8388608.0f), kf_f16_to_f32(t6199_.v[1])));
+                acc_[1u] = __fadd_rn(acc_[1u], __fmaf_rn(kf_f16_to_f32(dm_2_.v[0]), t_2_, __fmul_rn(-kf_f16_to_f32(dm_2_.v[1]), u_2_)));
+            }
+            unsigned t6809_ = ck_ + 1u;
+            ck_ = t6809_;
+            bool t6810_ = t6809_ == steps_;
+            bool t6811_ = t6810_;
+            if (t6810_) {
+                t6811_ = glu_;
+            }
+            if (t6811_) {
+                float v_12_ = acc_[0u];
+                float t6821_ = __fadd_rn(v_12_, kf_shfl_xor(v_12_, 1u, kf_wn));
+                float t6827_ = __fadd_rn(t6821_, kf_shfl_xor(t6821_, 2u, kf_wn));
+                float t6833_ = __fadd_rn(t6827_, kf_shfl_xor(t6827_, 4u, kf_wn));
+                float t6839_ = __fadd_rn(t6833_, kf_shfl_xor(t6833_, 8u, kf_wn));
+                float v_13_ = acc_[1u];
+                float t6856_ = __fadd_rn(v_13_, kf_shfl_xor(v_13_, 1u, kf_wn));
+                float t6862_ = __fadd_rn(t6856_, kf_shfl_xor(t6856_, 2u, kf_wn));
+                float t6868_ = __fadd_rn(t6862_, kf_shfl_xor(t6862_, 4u, kf_wn));
+                float t6874_ = __fadd_rn(t6868_, kf_shfl_xor(t6868_, 8u, kf_wn));
+                if ((lane_ & 15u) == 0u) {
+                    float gf_ = kf_f16_to_f32(kf_f16_from_f32(t6839_));
+                    unsigned i_ = (t6006_ << 1u) + r_;
+                    hs_[(par_ << 5u) + (i_ & 31u)] = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_, __fadd_rn(1.0f, kf_exp_approx(-gf_))), kf_f16_to_f32(kf_f16_from_f32(t6874_))));
+                }
+                acc_[0u] = 0.0f;
+                acc_[1u] = 0.0f;
+                if ((cp_ & 1u) == 1u) {
+                    __syncthreads();
+                    if (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) == 0u) {
+                        unsigned c_7_ = blockIdx.x + ((cp_ >> 1u) * gridDim.x);
+                        float v_14_ = kf_f16_to_f32(hs_[(par_ << 5u) + kf_lane_id()]);
+                        float t6947_ = kf_abs_f32(v_14_);
+                        unsigned t6969_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+                        if (t6969_ == 32u) {
+                            float t6974_ = fmaxf(t6947_, kf_shfl_xor(t6947_, 16u, kf_wn));
+                            float t6977_ = fmaxf(t6974_, kf_shfl_xor(t6974_, 8u, kf_wn));
+                            float t6980_ = fmaxf(t6977_, kf_shfl_xor(t6977_, 4u, kf_wn));
+                            float t6983_ = fmaxf(t6980_, kf_shfl_xor(t6980_, 2u, kf_wn));
+                            amax_ = fmaxf(t6983_, kf_shfl_xor(t6983_, 1u, kf_wn));
+                        } else {
+                            float t6989_ = kf_shfl_down(t6947_, 16u, kf_wn);
+                            bool t6991_ = (kf_lane_id() + 16u) < t6969_;
+                            float t6992_ = fmaxf(t6947_, t6989_);
+                            float t6993_ = t6991_ ? t6992_ : t6947_;
+                            float t6995_ = kf_shfl_down(t6993_, 8u, kf_wn);
+                            bool t6997_ = (kf_lane_id() + 8u) < t6969_;
+                            float t6998_ = fmaxf(t6993_, t6995_);
+                            float t6999_ = t6997_ ? t6998_ : t6993_;
+                            float t7001_ = kf_shfl_down(t6999_, 4u, kf_wn);
+                            bool t7003_ = (kf_lane_id() + 4u) < t6969_;
+                            float t7004_ = fmaxf(t6999_, t7001_);
+                            float t7005_ = t7003_ ? t7004_ : t6999_;
+                            float t7007_ = kf_shfl_down(t7005_, 2u, kf_wn);
+                            bool t7009_ = (kf_lane_id() + 2u) < t6969_;
+                            float t7010_ = fmaxf(t7005_, t7007_);
+                            float t7011_ = t7009_ ? t7010_ : t7005_;
+                            float t7013_ = kf_shfl_down(t7011_, 1u, kf_wn);
+                            bool t7015_ = (kf_lane_id() + 1u) < t6969_;
+                            float t7016_ = fmaxf(t7011_, t7013_);
+                            amax_ = kf_shfl(t7015_ ? t7016_ : t7011_, 0u, kf_wn);
+                        }
+                        unsigned t7041_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+                        if (t7041_ == 32u) {
+                            float t7046_ = __fadd_rn(v_14_, kf_shfl_xor(v_14_, 16u, kf_wn));
+                            float t7049_ = __fadd_rn(t7046_, kf_shfl_xor(t7046_, 8u, kf_wn));
+                            float t7052_ = __fadd_rn(t7049_, kf_shfl_xor(t7049_, 4u, kf_wn));
+                            float t7055_ = __fadd_rn(t7052_, kf_shfl_xor(t7052_, 2u, kf_wn));
+                            sum_ = __fadd_rn(t7055_, kf_shfl_xor(t7055_, 1u, kf_wn));
+                        } else {
+                            float t7061_ = kf_shfl_down(v_14_, 16u, kf_wn);
+                            bool t7063_ = (kf_lane_id() + 16u) < t7041_;
+                            float t7064_ = __fadd_rn(v_14_, t7061_);
+                            float t7065_ = t7063_ ? t7064_ : v_14_;
+                            float t7067_ = kf_shfl_down(t7065_, 8u, kf_wn);
+                            bool t7069_ = (kf_lane_id() + 8u) < t7041_;
+                            float t7070_ = __fadd_rn(t7065_, t7067_);
+                            float t7071_ = t7069_ ? t7070_ : t7065_;
+                            float t7073_ = kf_shfl_down(t7071_, 4u, kf_wn);
+                            bool t7075_ = (kf_lane_id() + 4u) < t7041_;
+                            float t7076_ = __fadd_rn(t7071_, t7073_);
+                            float t7077_ = t7075_ ? t7076_ : t7071_;
+                            float t7079_ = kf_shfl_down(t7077_, 2u, kf_wn);
+                            bool t7081_ = (kf_lane_id() + 2u) < t7041_;
+                            float t7082_ = __fadd_rn(t7077_, t7079_);
+                            float t7083_ = t7081_ ? t7082_ : t7077_;
+                            float t7085_ = kf_shfl_down(t7083_, 1u, kf_wn);
+                            bool t7087_ = (kf_lane_id() + 1u) < t7041_;
+                            float t7088_ = __fadd_rn(t7083_, t7085_);
+                            sum_ = kf_shfl(t7087_ ? t7088_ : t7083_, 0u, kf_wn);
+                        }
+                        float d_ = __fdiv_rn(amax_, 127.0f);
+                        signed char q_ = (signed char)0;
+                        if (amax_ > 0.0f) {
+                            q_ = (signed char)kf_sat_i32(kf_f32_to_i32(roundf(__fdiv_rn(v_14_, d_))), -128, 127);
+                        }
+                        xo_[(c_7_ << 5u) + kf_lane_id()] = q_;
+                        if (kf_lane_id() == 0u) {
+                            kf_f16 t7108_ = kf_f16_from_f32(d_);
+                            kf_f16 t7109_ = kf_f16_from_f32(sum_);
+                            kf_f16x2 t7111_ = kf_f16x2{{t7108_, t7109_}};
+                            xds_[c_7_] = t7111_;
+                        }
+                    }
+                    par_ = par_ ^ 1u;
+                }
+                ck_ = 0u;
+                cp_ = cp_ + 1u;
+            } else if (t6809_ == steps_) {
+                float v_15_ = acc_[0u];
+                float t7127_ = __fadd_rn(v_15_, kf_shfl_xor(v_15_, 1u, kf_wn));
+                float t7133_ = __fadd_rn(t7127_, kf_shfl_xor(t7127_, 2u, kf_wn));
+                float t7139_ = __fadd_rn(t7133_, kf_shfl_xor(t7133_, 4u, kf_wn));
+                float t7145_ = __fadd_rn(t7139_, kf_shfl_xor(t7139_, 8u, kf_wn));
+                unsigned rr_ = ((t6006_ << 1u) << 1u) + r_;
+                bool t7163_ = (lane_ & 15u) == 0u;
+                bool t7164_ = t7163_;
+                if (t7163_) {
+                    t7164_ = rr_ < m_;
+                }
+                if (t7164_) {
+                    yh_[rr_] = kf_f16_from_f32(__fadd_rn(t7145_, kf_f16_to_f32(yh_[rr_])));
+                }
+                acc_[0u] = 0.0f;
+                float v_16_ = acc_[1u];
+                float t7192_ = __fadd_rn(v_16_, kf_shfl_xor(v_16_, 1u, kf_wn));
+                float t7198_ = __fadd_rn(t7192_, kf_shfl_xor(t7192_, 2u, kf_wn));
+                float t7204_ = __fadd_rn(t7198_, kf_shfl_xor(t7198_, 4u, kf_wn));
+                float t7210_ = __fadd_rn(t7204_, kf_shfl_xor(t7204_, 8u, kf_wn));
+                unsigned rr_2_ = (((t6006_ << 1u) + 1u) << 1u) + r_;
+                bool t7228_ = (lane_ & 15u) == 0u;
+                bool t7229_ = t7228_;
+                if (t7228_) {
+                    t7229_ = rr_2_ < m_;
+                }
+                if (t7229_) {
+                    yh_[rr_2_] = kf_f16_from_f32(__fadd_rn(t7210_, kf_f16_to_f32(yh_[rr_2_])));
+                }
+                acc_[1u] = 0.0f;
+                ck_ = 0u;
+                cp_ = cp_ + 1u;
+            }
+        }
+        if ((t0_ + 1u) < total_) {
+            unsigned kb_7_ = min(((lk_ << 2u) + bl_), (nbk_ - 1u));
+            unsigned c_8_ = blockIdx.x + ((lp_ >> 1u) * gridDim.x);
+            unsigned t10095_ = ((c_8_ << 4u) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u)) + ((lp_ & 1u) << 3u);
+            unsigned row_3_ = min(((t10095_ << 1u) + r_), (m_ - 1u));
+            unsigned blk_3_ = ((row_3_ * nbk_) + kb_7_) * 9u;
+            wb_[6u] = wq_[blk_3_];
+            wb_[7u] = wq_[(blk_3_ + 1u) + (j_ << 1u)];
+            wb_[8u] = wq_[(blk_3_ + 2u) + (j_ << 1u)];
+            unsigned rs_2_ = 1u;
+            unsigned row_4_ = min((((m_ >> 1u) + (((t10095_ + rs_2_) - 1u) << 1u)) + r_), (m_ - 1u));
+            unsigned blk_4_ = ((row_4_ * nbk_) + kb_7_) * 9u;
+            wb_[9u] = wq_[blk_4_];
+            wb_[10u] = wq_[(blk_4_ + 1u) + (j_ << 1u)];
+            wb_[11u] = wq_[(blk_4_ + 2u) + (j_ << 1u)];
+            unsigned t10266_ = lk_ + 1u;
+            lk_ = t10266_;
+            if (t10266_ == steps_) {
+                lk_ = 0u;
+                lp_ = lp_ + 1u;
+            }
+        }
+        if (t0_ == 0u) {
+            unsigned nv_ = k_ >> 3u;
+            unsigned c_9_ = min(threadIdx.x, (nv_ - 1u));
+            hv_4_[0u] = a_[c_9_];
+            gv_7_[0u] = b_[c_9_];
+            unsigned c_10_ = min((threadIdx.x + 256u), (nv_ - 1u));
+            hv_4_[1u] = a_[c_10_];
+            gv_7_[1u] = b_[c_10_];
+            float acc_2_ = 0.0f;
+            if (threadIdx.x < nv_) {
+                float t10318_ = __fmaf_rn(kf_f16_to_f32(hv_4_[0u].v[0]), kf_f16_to_f32(hv_4_[0u].v[0]), 0.0f);
+                acc_2_ = t10318_;
+                float t10327_ = __fmaf_rn(kf_f16_to_f32(hv_4_[0u].v[1]), kf_f16_to_f32(hv_4_[0u].v[1]), t10318_);
+                acc_2_ = t10327_;
+                float t10336_ = __fmaf_rn(kf_f16_to_f32(hv_4_[0u].v[2]), kf_f16_to_f32(hv_4_[0u].v[2]), t10327_);
+                acc_2_ = t10336_;
+                float t10345_ = __fmaf_rn(kf_f16_to_f32(hv_4_[0u].v[3]), kf_f16_to_f32(hv_4_[0u].v[3]), t10336_);
+                acc_2_ = t10345_;
+                float t10354_ = __fmaf_rn(kf_f16_to_f32(hv_4_[0u].v[4]), kf_f16_to_f32(hv_4_[0u].v[4]), t10345_);
+                acc_2_ = t10354_;
+                float t10363_ = __fmaf_rn(kf_f16_to_f32(hv_4_[0u].v[5]), kf_f16_to_f32(hv_4_[0u].v[5]), t10354_);
+                acc_2_ = t10363_;
+                float t10372_ = __fmaf_rn(kf_f16_to_f32(hv_4_[0u].v[6]), kf_f16_to_f32(hv_4_[0u].v[6]), t10363_);
+                acc_2_ = t10372_;
+                acc_2_ = __fmaf_rn(kf_f16_to_f32(hv_4_[0u].v[7]), kf_f16_to_f32(hv_4_[0u].v[7]), t10372_);
+            }
+            if ((threadIdx.x + 256u) < nv_) {
+                float t10395_ = __fmaf_rn(kf_f16_to_f32(hv_4_[1u].v[0]), kf_f16_to_f32(hv_4_[1u].v[0]), acc_2_);
+                acc_2_ = t10395_;
+                float t10404_ = __fmaf_rn(kf_f16_to_f32(hv_4_[1u].v[1]), kf_f16_to_f32(hv_4_[1u].v[1]), t10395_);
+                acc_2_ = t10404_;
+                float t10413_ = __fmaf_rn(kf_f16_to_f32(hv_4_[1u].v[2]), kf_f16_to_f32(hv_4_[1u].v[2]), t10404_);
+                acc_2_ = t10413_;
+                float t10422_ = __fmaf_rn(kf_f16_to_f32(hv_4_[1u].v[3]), kf_f16_to_f32(hv_4_[1u].v[3]), t10413_);
+                acc_2_ = t10422_;
+                float t10431_ = __fmaf_rn(kf_f16_to_f32(hv_4_[1u].v[4]), kf_f16_to_f32(hv_4_[1u].v[4]), t10422_);
+                acc_2_ = t10431_;
+                float t10440_ = __fmaf_rn(kf_f16_to_f32(hv_4_[1u].v[5]), kf_f16_to_f32(hv_4_[1u].v[5]), t10431_);
+                acc_2_ = t10440_;
+                float t10449_ = __fmaf_rn(kf_f16_to_f32(hv_4_[1u].v[6]), kf_f16_to_f32(hv_4_[1u].v[6]), t10440_);
+                acc_2_ = t10449_;
+                acc_2_ = __fmaf_rn(kf_f16_to_f32(hv_4_[1u].v[7]), kf_f16_to_f32(hv_4_[1u].v[7]), t10449_);
+            }
+            #pragma unroll 1
+            for (unsigned c0_ = threadIdx.x + 512u; c0_ < nv_; c0_ = c0_ + 512u) {
+                hx_4_[0u] = a_[min(c0_, (nv_ - 1u))];
+                hx_4_[1u] = a_[min((c0_ + 256u), (nv_ - 1u))];
+                if (c0_ < nv_) {
+                    float t10495_ = __fmaf_rn(kf_f16_to_f32(hx_4_[0u].v[0]), kf_f16_to_f32(hx_4_[0u].v[0]), acc_2_);
+                    acc_2_ = t10495_;
+                    float t10504_ = __fmaf_rn(kf_f16_to_f32(hx_4_[0u].v[1]), kf_f16_to_f32(hx_4_[0u].v[1]), t10495_);
+                    acc_2_ = t10504_;
+                    float t10513_ = __fmaf_rn(kf_f16_to_f32(hx_4_[0u].v[2]), kf_f16_to_f32(hx_4_[0u].v[2]), t10504_);
+                    acc_2_ = t10513_;
+                    float t10522_ = __fmaf_rn(kf_f16_to_f32(hx_4_[0u].v[3]), kf_f16_to_f32(hx_4_[0u].v[3]), t10513_);
+                    acc_2_ = t10522_;
+                    float t10531_ = __fmaf_rn(kf_f16_to_f32(hx_4_[0u].v[4]), kf_f16_to_f32(hx_4_[0u].v[4]), t10522_);
+                    acc_2_ = t10531_;
+                    float t10540_ = __fmaf_rn(kf_f16_to_f32(hx_4_[0u].v[5]), kf_f16_to_f32(hx_4_[0u].v[5]), t10531_);
+                    acc_2_ = t10540_;
+                    float t10549_ = __fmaf_rn(kf_f16_to_f32(hx_4_[0u].v[6]), kf_f16_to_f32(hx_4_[0u].v[6]), t10540_);
+                    acc_2_ = t10549_;
+                    acc_2_ = __fmaf_rn(kf_f16_to_f32(hx_4_[0u].v[7]), kf_f16_to_f32(hx_4_[0u].v[7]), t10549_);
+                }
+                if ((c0_ + 256u) < nv_) {
+                    float t10571_ = __fmaf_rn(kf_f16_to_f32(hx_4_[1u].v[0]), kf_f16_to_f32(hx_4_[1u].v[0]), acc_2_);
+                    acc_2_ = t10571_;
+                    float t10580_ = __fmaf_rn(kf_f16_to_f32(hx_4_[1u].v[1]), kf_f16_to_f32(hx_4_[1u].v[1]), t10571_);
+                    acc_2_ = t10580_;
+                    float t10589_ = __fmaf_rn(kf_f16_to_f32(hx_4_[1u].v[2]), kf_f16_to_f32(hx_4_[1u].v[2]), t10580_);
+                    acc_2_ = t10589_;
+                    float t10598_ = __fmaf_rn(kf_f16_to_f32(hx_4_[1u].v[3]), kf_f16_to_f32(hx_4_[1u].v[3]), t10589_);
+                    acc_2_ = t10598_;
+                    float t10607_ = __fmaf_rn(kf_f16_to_f32(hx_4_[1u].v[4]), kf_f16_to_f32(hx_4_[1u].v[4]), t10598_);
+                    acc_2_ = t10607_;
+                    float t10616_ = __fmaf_rn(kf_f16_to_f32(hx_4_[1u].v[5]), kf_f16_to_f32(hx_4_[1u].v[5]), t10607_);
+                    acc_2_ = t10616_;
+                    float t10625_ = __fmaf_rn(kf_f16_to_f32(hx_4_[1u].v[6]), kf_f16_to_f32(hx_4_[1u].v[6]), t10616_);
+                    acc_2_ = t10625_;
+                    acc_2_ = __fmaf_rn(kf_f16_to_f32(hx_4_[1u].v[7]), kf_f16_to_f32(hx_4_[1u].v[7]), t10625_);
+                }
+            }
+            unsigned t10657_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+            if (t10657_ == 32u) {
+                float t10662_ = __fadd_rn(acc_2_, kf_shfl_xor(acc_2_, 16u, kf_wn));
+                float t10665_ = __fadd_rn(t10662_, kf_shfl_xor(t10662_, 8u, kf_wn));
+                float t10668_ = __fadd_rn(t10665_, kf_shfl_xor(t10665_, 4u, kf_wn));
+                float t10671_ = __fadd_rn(t10668_, kf_shfl_xor(t10668_, 2u, kf_wn));
+                s_5_ = __fadd_rn(t10671_, kf_shfl_xor(t10671_, 1u, kf_wn));
+            } else {
+                float t10677_ = kf_shfl_down(acc_2_, 16u, kf_wn);
+                bool t10679_ = (kf_lane_id() + 16u) < t10657_;
+                float t10680_ = __fadd_rn(acc_2_, t10677_);
+                float t10681_ = t10679_ ? t10680_ : acc_2_;
+                float t10683_ = kf_shfl_down(t10681_, 8u, kf_wn);
+                bool t10685_ = (kf_lane_id() + 8u) < t10657_;
+                float t10686_ = __fadd_rn(t10681_, t10683_);
+                float t10687_ = t10685_ ? t10686_ : t10681_;
+                float t10689_ = kf_shfl_down(t10687_, 4u, kf_wn);
+                bool t10691_ = (kf_lane_id() + 4u) < t10657_;
+                float t10692_ = __fadd_rn(t10687_, t10689_);
+                float t10693_ = t10691_ ? t10692_ : t10687_;
+                float t10695_ = kf_shfl_down(t10693_, 2u, kf_wn);
+                bool t10697_ = (kf_lane_id() + 2u) < t10657_;
+                float t10698_ = __fadd_rn(t10693_, t10695_);
+                float t10699_ = t10697_ ? t10698_ : t10693_;
+                float t10701_ = kf_shfl_down(t10699_, 1u, kf_wn);
+                bool t10703_ = (kf_lane_id() + 1u) < t10657_;
+                float t10704_ = __fadd_rn(t10699_, t10701_);
+                s_5_ = kf_shfl(t10703_ ? t10704_ : t10699_, 0u, kf_wn);
+            }
+            if (kf_lane_id() == 0u) {
+                part_[(threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u] = s_5_;
+            }
+            __syncthreads();
+            float total_2_ = 0.0f;
+            #pragma unroll 1
+            for (unsigned w_2_ = 0u; w_2_ < nwarps_; w_2_ = w_2_ + 1u) {
+                total_2_ = __fadd_rn(total_2_, part_[w_2_]);
+            }
+            float scale_ = kf_rsqrt_approx(__fadd_rn(__fdiv_rn(total_2_, (float)k_), eps_));
+            kf_f16x8 h_4_ = hv_4_[0u];
+            kf_f16x8 nw_2_ = gv_7_[0u];
+            kf_f16 t10752_ = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(h_4_.v[0]), scale_), kf_f16_to_f32(nw_2_.v[0])));
+            kf_f16 t10759_ = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(h_4_.v[1]), scale_), kf_f16_to_f32(nw_2_.v[1])));
+            kf_f16 t10766_ = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(h_4_.v[2]), scale_), kf_f16_to_f32(nw_2_.v[2])));
+            kf_f16 t10773_ = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(h_4_.v[3]), scale_), kf_f16_to_f32(nw_2_.v[3])));
+            kf_f16 t10780_ = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(h_4_.v[4]), scale_), kf_f16_to_f32(nw_2_.v[4])));
+            kf_f16 t10787_ = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(h_4_.v[5]), scale_), kf_f16_to_f32(nw_2_.v[5])));
+            kf_f16 t10794_ = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(h_4_.v[6]), scale_), kf_f16_to_f32(nw_2_.v[6])));
+            kf_f16 t10801_ = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(h_4_.v[7]), scale_), kf_f16_to_f32(nw_2_.v[7])));
+            bool store_ = threadIdx.x < nv_;
+            float t10810_ = fmaxf(0.0f, kf_abs_f32(kf_f16_to_f32(t10752_)));
+            float t10813_ = __fadd_rn(0.0f, kf_f16_to_f32(t10752_));
+            float t10817_ = fmaxf(t10810_, kf_abs_f32(kf_f16_to_f32(t10759_)));
+            float t10820_ = __fadd_rn(t10813_, kf_f16_to_f32(t10759_));
+            float t10824_ = fmaxf(t10817_, kf_abs_f32(kf_f16_to_f32(t10766_)));
+            float t10827_ = __fadd_rn(t10820_, kf_f16_to_f32(t10766_));
+            float t10831_ = fmaxf(t10824_, kf_abs_f32(kf_f16_to_f32(t10773_)));
+            float t10834_ = __fadd_rn(t10827_, kf_f16_to_f32(t10773_));
+            float t10838_ = fmaxf(t10831_, kf_abs_f32(kf_f16_to_f32(t10780_)));
+            float t10841_ = __fadd_rn(t10834_, kf_f16_to_f32(t10780_));
+            float t10845_ = fmaxf(t10838_, kf_abs_f32(kf_f16_to_f32(t10787_)));
+            float t10848_ = __fadd_rn(t10841_, kf_f16_to_f32(t10787_));
+            float t10852_ = fmaxf(t10845_, kf_abs_f32(kf_f16_to_f32(t10794_)));
+            float t10855_ = __fadd_rn(t10848_, kf_f16_to_f32(t10794_));
+            float t10859_ = fmaxf(t10852_, kf_abs_f32(kf_f16_to_f32(t10801_)));
+            float t10862_ = __fadd_rn(t10855_, kf_f16_to_f32(t10801_));
+            float t10865_ = fmaxf(t10859_, kf_shfl_xor(t10859_, 1u, kf_wn));
+            float t10868_ = __fadd_rn(t10862_, kf_shfl_xor(t10862_, 1u, kf_wn));
+            float t10871_ = fmaxf(t10865_, kf_shfl_xor(t10865_, 2u, kf_wn));
+            float t10874_ = __fadd_rn(t10868_, kf_shfl_xor(t10868_, 2u, kf_wn));
+            float d_2_ = __fdiv_rn(t10871_, 127.0f);
+            kf_i8x8 t10878_ = kf_i8x8{{(signed char)0, (signed char)0, (signed char)0, (signed char)0, (signed char)0, (signed char)0, (signed char)0, (signed char)0}};
+            kf_i8x8 q_2_ = t10878_;
+            if (t10871_ > 0.0f) {
+                signed char t10886_ = (signed char)kf_sat_i32(kf_f32_to_i32(roundf(__fdiv_rn(kf_f16_to_f32(t10752_), d_2_))), -128, 127);
+                q_2_ = t10878_;
+                q_2_.v[0] = t10886_;
+                q_2_.v[1] = (signed char)kf_sat_i32(kf_f32_to_i32(roundf(__fdiv_rn(kf_f16_to_f32(t10759_), d_2_))), -128, 127);
+                q_2_.v[2] = (signed char)kf_sat_i32(kf_f32_to_i32(roundf(__fdiv_rn(kf_f16_to_f32(t10766_), d_2_))), -128, 127);
+                q_2_.v[3] = (signed char)kf_sat_i32(kf_f32_to_i32(roundf(__fdiv_rn(kf_f16_to_f32(t10773_), d_2_))), -128, 127);
+                q_2_.v[4] = (signed char)kf_sat_i32(kf_f32_to_i32(roundf(__fdiv_rn(kf_f16_to_f32(t10780_), d_2_))), -128, 127);
+                q_2_.v[5] = (signed char)kf_sat_i32(kf_f32_to_i32(roundf(__fdiv_rn(kf_f16_to_f32(t10787_), d_2_))), -128, 127);
+                q_2_.v[6] = (signed char)kf_sat_i32(kf_f32_to_i32(roundf(__fdiv_rn(kf_f16_to_f32(t10794_), d_2_))), -128, 127);
+                q_2_.v[7] = (signed char)kf_sat_i32(kf_f32_to_i32(roundf(__fdiv_rn(kf_f16_to_f32(t10801_), d_2_))), -128, 127);
+            }
+            if (store_) {
+                kf_u32x2 qw_ = kf_bitcast<kf_u32x2>(q_2_);
+                unsigned v_17_ = threadIdx.x >> 1u;
+                unsigned kb_8_ = v_17_ >> 4u;
+                unsigned s_6_ = (((((kb_8_ >> 2u) << 2u) + (v_17_ & 3u)) << 4u) + ((kb_8_ & 3u) << 2u)) + ((v_17_ >> 2u) & 3u);
+                unsigned at_ = (s_6_ << 2u) + ((threadIdx.x & 1u) << 1u);
+                ((unsigned*)sq_)[at_] = qw_.v[0];
+                ((unsigned*)sq_)[at_ + 1u] = qw_.v[1];
+                if ((threadIdx.x & 3u) == 0u) {
+                    unsigned t10965_ = k_ >> 8u;
+                    unsigned t10983_ = (((((t10965_ >> 2u) + (((t10965_ & 3u) != 0u) ? 1u : 0u)) << 2u) << 8u) >> 2u) + (threadIdx.x >> 2u);
+                    kf_f16 t10984_ = kf_f16_from_f32(d_2_);
+                    kf_f16 t10985_ = kf_f16_from_f32(t10874_);
+                    kf_f16x2 t10987_ = kf_f16x2{{t10984_, t10985_}};
+                    ((kf_f16x2*)sq_)[t10983_] = t10987_;
+                }
+            }
+            unsigned c_11_ = threadIdx.x + 256u;
+            kf_f16x8 h_5_ = hv_4_[1u];
+            kf_f16x8 nw_3_ = gv_7_[1u];
+            kf_f16 t11005_ = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(h_5_.v[0]), scale_), kf_f16_to_f32(nw_3_.v[0])));
+            kf_f16 t11012_ = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(h_5_.v[1]), scale_), kf_f16_to_f32(nw_3_.v[1])));
+            kf_f16 t11019_ = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(h_5_.v[2]), scale_), kf_f16_to_f32(nw_3_.v[2])));
+            kf_f16 t11026_ = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(h_5_.v[3]), scale_), kf_f16_to_f32(nw_3_.v[3])));
+            kf_f16 t11033_ = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(h_5_.v[4]), scale_), kf_f16_to_f32(nw_3_.v[4])));
+            kf_f16 t11040_ = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(h_5_.v[5]), scale_), kf_f16_to_f32(nw_3_.v[5])));
+            kf_f16 t11047_ = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(h_5_.v[6]), scale_), kf_f16_to_f32(nw_3_.v[6])));
+            kf_f16 t11054_ = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(h_5_.v[7]), scale_), kf_f16_to_f32(nw_3_.v[7])));
+            bool store_2_ = c_11_ < nv_;
+            float t11063_ = fmaxf(0.0f, kf_abs_f32(kf_f16_to_f32(t11005_)));
+            float t11066_ = __fadd_rn(0.0f, kf_f16_to_f32(t11005_));
+            float t11070_ = fmaxf(t11063_, kf_abs_f32(kf_f16_to_f32(t11012_)));
+            float t11073_ = __fadd_rn(t11066_, kf_f16_to_f32(t11012_));
+            float t11077_ = fmaxf(t11070_, kf_abs_f32(kf_f16_to_f32(t11019_)));
+            float t11080_ = __fadd_rn(t11073_, kf_f16_to_f32(t11019_));
+            float t11084_ = fmaxf(t11077_, kf_abs_f32(kf_f16_to_f32(t11026_)));
+            float t11087_ = __fadd_rn(t11080_, kf_f16_to_f32(t11026_));
+            float t11091_ = fmaxf(t11084_, kf_abs_f32(kf_f16_to_f32(t11033_)));
+            float t11094_ = __fadd_rn(t11087_, kf_f16_to_f32(t11033_));
+            float t11098_ = fmaxf(t11091_, kf_abs_f32(kf_f16_to_f32(t11040_)));
+            float t11101_ = __fadd_rn(t11094_, kf_f16_to_f32(t11040_));
+            float t11105_ = fmaxf(t11098_, kf_abs_f32(kf_f16_to_f32(t11047_)));
+            float t11108_ = __fadd_rn(t11101_, kf_f16_to_f32(t11047_));
+            float t11112_ = fmaxf(t11105_, kf_abs_f32(kf_f16_to_f32(t11054_)));
+            float t11115_ = __fadd_rn(t11108_, kf_f16_to_f32(t11054_));
+            float t11118_ = fmaxf(t11112_, kf_shfl_xor(t11112_, 1u, kf_wn));
+            float t11121_ = __fadd_rn(t11115_, kf_shfl_xor(t11115_, 1u, kf_wn));
+            float t11124_ = fmaxf(t11118_, kf_shfl_xor(t11118_, 2u, kf_wn));
+            float t11127_ = __fadd_rn(t11121_, kf_shfl_xor(t11121_, 2u, kf_wn));
+            float d_3_ = __fdiv_rn(t11124_, 127.0f);
+            kf_i8x8 t11131_ = kf_i8x8{{(signed char)0, (signed char)0, (signed char)0, (signed char)0, (signed char)0, (signed char)0, (signed char)0, (signed char)0}};
+            kf_i8x8 q_3_ = t11131_;
+            if (t11124_ > 0.0f) {
+                signed char t11139_ = (signed char)kf_sat_i32(kf_f32_to_i32(roundf(__fdiv_rn(kf_f16_to_f32(t11005_), d_3_))), -128, 127);
+                q_3_ = t11131_;
+                q_3_.v[0] = t11139_;
+                q_3_.v[1] = (signed char)kf_sat_i32(kf_f32_to_i32(roundf(__fdiv_rn(kf_f16_to_f32(t11012_), d_3_))), -128, 127);
+                q_3_.v[2] = (signed char)kf_sat_i32(kf_f32_to_i32(roundf(__fdiv_rn(kf_f16_to_f32(t11019_), d_3_))), -128, 127);
+                q_3_.v[3] = (signed char)kf_sat_i32(kf_f32_to_i32(roundf(__fdiv_rn(kf_f16_to_f32(t11026_), d_3_))), -128, 127);
+                q_3_.v[4] = (signed char)kf_sat_i32(kf_f32_to_i32(roundf(__fdiv_rn(kf_f16_to_f32(t11033_), d_3_))), -128, 127);
+                q_3_.v[5] = (signed char)kf_sat_i32(kf_f32_to_i32(roundf(__fdiv_rn(kf_f16_to_f32(t11040_), d_3_))), -128, 127);
+                q_3_.v[6] = (signed char)kf_sat_i32(kf_f32_to_i32(roundf(__fdiv_rn(kf_f16_to_f32(t11047_), d_3_))), -128, 127);
+                q_3_.v[7] = (signed char)kf_sat_i32(kf_f32_to_i32(roundf(__fdiv_rn(kf_f16_to_f32(t11054_), d_3_))), -128, 127);
+            }
+            if (store_2_) {
+                kf_u32x2 qw_2_ = kf_bitcast<kf_u32x2>(q_3_);
+                unsigned v_18_ = c_11_ >> 1u;
+                unsigned kb_9_ = v_18_ >> 4u;
+                unsigned s_7_ = (((((kb_9_ >> 2u) << 2u) + (v_18_ & 3u)) << 4u) + ((kb_9_ & 3u) << 2u)) + ((v_18_ >> 2u) & 3u);
+                unsigned at_2_ = (s_7_ << 2u) + ((c_11_ & 1u) << 1u);
+                ((unsigned*)sq_)[at_2_] = qw_2_.v[0];
+                ((unsigned*)sq_)[at_2_ + 1u] = qw_2_.v[1];
+                if ((c_11_ & 3u) == 0u) {
+                    unsigned t11218_ = k_ >> 8u;
+                    unsigned t11236_ = (((((t11218_ >> 2u) + (((t11218_ & 3u) != 0u) ? 1u : 0u)) << 2u) << 8u) >> 2u) + (c_11_ >> 2u);
+                    kf_f16 t11237_ = kf_f16_from_f32(d_3_);
+                    kf_f16 t11238_ = kf_f16_from_f32(t11127_);
+                    kf_f16x2 t11240_ = kf_f16x2{{t11237_, t11238_}};
+                    ((kf_f16x2*)sq_)[t11236_] = t11240_;
+                }
+            }
+            #pragma unroll 1
+            for (unsigned c0_2_ = threadIdx.x + 512u; c0_2_ < nv_; c0_2_ = c0_2_ + 512u) {
+                unsigned c_12_ = min(c0_2_, (nv_ - 1u));
+                hv_4_[0u] = a_[c_12_];
+                gv_7_[0u] = b_[c_12_];
+                unsigned c_13_ = min((c0_2_ + 256u), (nv_ - 1u));
+                hv_4_[1u] = a_[c_13_];
+                gv_7_[1u] = b_[c_13_];
+                kf_f16x8 h_6_ = hv_4_[0u];
+                kf_f16x8 nw_4_ = gv_7_[0u];
+                kf_f16 t11285_ = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(h_6_.v[0]), scale_), kf_f16_to_f32(nw_4_.v[0])));
+                kf_f16 t11292_ = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(h_6_.v[1]), scale_), kf_f16_to_f32(nw_4_.v[1])));
+                kf_f16 t11299_ = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(h_6_.v[2]), scale_), kf_f16_to_f32(nw_4_.v[2])));
+                kf_f16 t11306_ = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(h_6_.v[3]), scale_), kf_f16_to_f32(nw_4_.v[3])));
+                kf_f16 t11313_ = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(h_6_.v[4]), scale_), kf_f16_to_f32(nw_4_.v[4])));
+                kf_f16 t11320_ = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(h_6_.v[5]), scale_), kf_f16_to_f32(nw_4_.v[5])));
+                kf_f16 t11327_ = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(h_6_.v[6]), scale_), kf_f16_to_f32(nw_4_.v[6])));
+                kf_f16 t11334_ = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(h_6_.v[7]), scale_), kf_f16_to_f32(nw_4_.v[7])));
+                bool store_3_ = c0_2_ < nv_;
+                float t11343_ = fmaxf(0.0f, kf_abs_f32(kf_f16_to_f32(t11285_)));
+                float t11346_ = __fadd_rn(0.0f, kf_f16_to_f32(t11285_));
+                float t11350_ = fmaxf(t11343_, kf_abs_f32(kf_f16_to_f32(t11292_)));
+                float t11353_ = __fadd_rn(t11346_, kf_f16_to_f32(t11292_));
+                float t11357_ = fmaxf(t11350_, kf_abs_f32(kf_f16_to_f32(t11299_)));
+                float t11360_ = __fadd_rn(t11353_, kf_f16_to_f32(t11299_));
+                float t11364_ = fmaxf(t11357_, kf_abs_f32(kf_f16_to_f32(t11306_)));
+                float t11367_ = __fadd_rn(t11360_, kf_f16_to_f32(t11306_));
+                float t11371_ = fmaxf(t11364_, kf_abs_f32(kf_f16_to_f32(t11313_)));
+                float t11374_ = __fadd_rn(t11367_, kf_f16_to_f32(t11313_));
+                float t11378_ = fmaxf(t11371_, kf_abs_f32(kf_f16_to_f32(t11320_)));
+                float t11381_ = __fadd_rn(t11374_, kf_f16_to_f32(t11320_));
+                float t11385_ = fmaxf(t11378_, kf_abs_f32(kf_f16_to_f32(t11327_)));
+                float t11388_ = __fadd_rn(t11381_, kf_f16_to_f32(t11327_));
+                float t11392_ = fmaxf(t11385_, kf_abs_f32(kf_f16_to_f32(t11334_)));
+                float t11395_ = __fadd_rn(t11388_, kf_f16_to_f32(t11334_));
+                float t11398_ = fmaxf(t11392_, kf_shfl_xor(t11392_, 1u, kf_wn));
+                float t11401_ = __fadd_rn(t11395_, kf_shfl_xor(t11395_, 1u, kf_wn));
+                float t11404_ = fmaxf(t11398_, kf_shfl_xor(t11398_, 2u, kf_wn));
+                float t11407_ = __fadd_rn(t11401_, kf_shfl_xor(t11401_, 2u, kf_wn));
+                float d_4_ = __fdiv_rn(t11404_, 127.0f);
+                kf_i8x8 t11411_ = kf_i8x8{{(signed char)0, (signed char)0, (signed char)0, (signed char)0, (signed char)0, (signed char)0, (signed char)0, (signed char)0}};
+                kf_i8x8 q_4_ = t11411_;
+                if (t11404_ > 0.0f) {
+                    signed char t11419_ = (signed char)kf_sat_i32(kf_f32_to_i32(roundf(__fdiv_rn(kf_f16_to_f32(t11285_), d_4_))), -128, 127);
+                    q_4_ = t11411_;
+                    q_4_.v[0] = t11419_;
+                    q_4_.v[1] = (signed char)kf_sat_i32(kf_f32_to_i32(roundf(__fdiv_rn(kf_f16_to_f32(t11292_), d_4_))), -128, 127);
+                    q_4_.v[2] = (signed char)kf_sat_i32(kf_f32_to_i32(roundf(__fdiv_rn(kf_f16_to_f32(t11299_), d_4_))), -128, 127);
+                    q_4_.v[3] = (signed char)kf_sat_i32(kf_f32_to_i32(roundf(__fdiv_rn(kf_f16_to_f32(t11306_), d_4_))), -128, 127);
+                    q_4_.v[4] = (signed char)kf_sat_i32(kf_f32_to_i32(roundf(__fdiv_rn(kf_f16_to_f32(t11313_), d_4_))), -128, 127);
+                    q_4_.v[5] = (signed char)kf_sat_i32(kf_f32_to_i32(roundf(__fdiv_rn(kf_f16_to_f32(t11320_), d_4_))), -128, 127);
+                    q_4_.v[6] = (signed char)kf_sat_i32(kf_f32_to_i32(roundf(__fdiv_rn(kf_f16_to_f32(t11327_), d_4_))), -128, 127);
+                    q_4_.v[7] = (signed char)kf_sat_i32(kf_f32_to_i32(roundf(__fdiv_rn(kf_f16_to_f32(t11334_), d_4_))), -128, 127);
+                }
+                if (store_3_) {
+                    kf_u32x2 qw_3_ = kf_bitcast<kf_u32x2>(q_4_);
+                    unsigned v_19_ = c0_2_ >> 1u;
+                    unsigned kb_10_ = v_19_ >> 4u;
+                    unsigned s_8_ = (((((kb_10_ >> 2u) << 2u) + (v_19_ & 3u)) << 4u) + ((kb_10_ & 3u) << 2u)) + ((v_19_ >> 2u) & 3u);
+                    unsigned at_3_ = (s_8_ << 2u) + ((c0_2_ & 1u) << 1u);
+                    ((unsigned*)sq_)[at_3_] = qw_3_.v[0];
+                    ((unsigned*)sq_)[at_3_ + 1u] = qw_3_.v[1];
+                    if ((c0_2_ & 3u) == 0u) {
+                        unsigned t11498_ = k_ >> 8u;
+                        unsigned t11516_ = (((((t11498_ >> 2u) + (((t11498_ & 3u) != 0u) ? 1u : 0u)) << 2u) << 8u) >> 2u) + (c0_2_ >> 2u);
+                        kf_f16 t11517_ = kf_f16_from_f32(d_4_);
+                        kf_f16 t11518_ = kf_f16_from_f32(t11407_);
+                        kf_f16x2 t11520_ = kf_f16x2{{t11517_, t11518_}};
+                        ((kf_f16x2*)sq_)[t11516_] = t11520_;
+                    }
+                }
+                unsigned c_14_ = c0_2_ + 256u;
+                kf_f16x8 h_7_ = hv_4_[1u];
+                kf_f16x8 nw_5_ = gv_7_[1u];
+                kf_f16 t11537_ = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(h_7_.v[0]), scale_), kf_f16_to_f32(nw_5_.v[0])));
+                kf_f16 t11544_ = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(h_7_.v[1]), scale_), kf_f16_to_f32(nw_5_.v[1])));
+                kf_f16 t11551_ = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(h_7_.v[2]), scale_), kf_f16_to_f32(nw_5_.v[2])));
+                kf_f16 t11558_ = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(h_7_.v[3]), scale_), kf_f16_to_f32(nw_5_.v[3])));
+                kf_f16 t11565_ = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(h_7_.v[4]), scale_), kf_f16_to_f32(nw_5_.v[4])));
+                kf_f16 t11572_ = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(h_7_.v[5]), scale_), kf_f16_to_f32(nw_5_.v[5])));
+                kf_f16 t11579_ = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(h_7_.v[6]), scale_), kf_f16_to_f32(nw_5_.v[6])));
+                kf_f16 t11586_ = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(h_7_.v[7]), scale_), kf_f16_to_f32(nw_5_.v[7])));
+                bool store_4_ = c_14_ < nv_;
+                float t11595_ = fmaxf(0.0f, kf_abs_f32(kf_f16_to_f32(t11537_)));
+                float t11598_ = __fadd_rn(0.0f, kf_f16_to_f32(t11537_));
+                float t11602_ = fmaxf(t11595_, kf_abs_f32(kf_f16_to_f32(t11544_)));
+                float t11605_ = __fadd_rn(t11598_, kf_f16_to_f32(t11544_));
+                float t11609_ = fmaxf(t11602_, kf_abs_f32(kf_f16_to_f32(t11551_)));
+                float t11612_ = __fadd_rn(t11605_, kf_f16_to_f32(t11551_));
+                float t11616_ = fmaxf(t11609_, kf_abs_f32(kf_f16_to_f32(t11558_)));
+                float t11619_ = __fadd_rn(t11612_, kf_f16_to_f32(t11558_));
+                float t11623_ = fmaxf(t11616_, kf_abs_f32(kf_f16_to_f32(t11565_)));
+                float t11626_ = __fadd_rn(t11619_, kf_f16_to_f32(t11565_));
+                float t11630_ = fmaxf(t11623_, kf_abs_f32(kf_f16_to_f32(t11572_)));
+                float t11633_ = __fadd_rn(t11626_, kf_f16_to_f32(t11572_));
+                float t11637_ = fmaxf(t11630_, kf_abs_f32(kf_f16_to_f32(t11579_)));
+                float t11640_ = __fadd_rn(t11633_, kf_f16_to_f32(t11579_));
+                float t11644_ = fmaxf(t11637_, kf_abs_f32(kf_f16_to_f32(t11586_)));
+                float t11647_ = __fadd_rn(t11640_, kf_f16_to_f32(t11586_));
+                float t11650_ = fmaxf(t11644_, kf_shfl_xor(t11644_, 1u, kf_wn));
+                float t11653_ = __fadd_rn(t11647_, kf_shfl_xor(t11647_, 1u, kf_wn));
+                float t11656_ = fmaxf(t11650_, kf_shfl_xor(t11650_, 2u, kf_wn));
+                float t11659_ = __fadd_rn(t11653_, kf_shfl_xor(t11653_, 2u, kf_wn));
+                float d_5_ = __fdiv_rn(t11656_, 127.0f);
+                kf_i8x8 t11663_ = kf_i8x8{{(signed char)0, (signed char)0, (signed char)0, (signed char)0, (signed char)0, (signed char)0, (signed char)0, (signed char)0}};
+                kf_i8x8 q_5_ = t11663_;
+                if (t11656_ > 0.0f) {
+                    signed char t11671_ = (signed char)kf_sat_i32(kf_f32_to_i32(roundf(__fdiv_rn(kf_f16_to_f32(t11537_), d_5_))), -128, 127);
+                    q_5_ = t11663_;
+                    q_5_.v[0] = t11671_;
+                    q_5_.v[1] = (signed char)kf_sat_i32(kf_f32_to_i32(roundf(__fdiv_rn(kf_f16_to_f32(t11544_), d_5_))), -128, 127);
+                    q_5_.v[2] = (signed char)kf_sat_i32(kf_f32_to_i32(roundf(__fdiv_rn(kf_f16_to_f32(t11551_), d_5_))), -128, 127);
+                    q_5_.v[3] = (signed char)kf_sat_i32(kf_f32_to_i32(roundf(__fdiv_rn(kf_f16_to_f32(t11558_), d_5_))), -128, 127);
+                    q_5_.v[4] = (signed char)kf_sat_i32(kf_f32_to_i32(roundf(__fdiv_rn(kf_f16_to_f32(t11565_), d_5_))), -128, 127);
+                    q_5_.v[5] = (signed char)kf_sat_i32(kf_f32_to_i32(roundf(__fdiv_rn(kf_f16_to_f32(t11572_), d_5_))), -128, 127);
+                    q_5_.v[6] = (signed char)kf_sat_i32(kf_f32_to_i32(roundf(__fdiv_rn(kf_f16_to_f32(t11579_), d_5_))), -128, 127);
+                    q_5_.v[7] = (signed char)kf_sat_i32(kf_f32_to_i32(roundf(__fdiv_rn(kf_f16_to_f32(t11586_), d_5_))), -128, 127);
+                }
+                if (store_4_) {
+                    kf_u32x2 qw_4_ = kf_bitcast<kf_u32x2>(q_5_);
+                    unsigned v_20_ = c_14_ >> 1u;
+                    unsigned kb_11_ = v_20_ >> 4u;
+                    unsigned s_9_ = (((((kb_11_ >> 2u) << 2u) + (v_20_ & 3u)) << 4u) + ((kb_11_ & 3u) << 2u)) + ((v_20_ >> 2u) & 3u);
+                    unsigned at_4_ = (s_9_ << 2u) + ((c_14_ & 1u) << 1u);
+                    ((unsigned*)sq_)[at_4_] = qw_4_.v[0];
+                    ((unsigned*)sq_)[at_4_ + 1u] = qw_4_.v[1];
+                    if ((c_14_ & 3u) == 0u) {
+                        unsigned t11750_ = k_ >> 8u;
+                        unsigned t11768_ = (((((t11750_ >> 2u) + (((t11750_ & 3u) != 0u) ? 1u : 0u)) << 2u) << 8u) >> 2u) + (c_14_ >> 2u);
+                        kf_f16 t11769_ = kf_f16_from_f32(d_5_);
+                        kf_f16 t11770_ = kf_f16_from_f32(t11659_);
+                        kf_f16x2 t11772_ = kf_f16x2{{t11769_, t11770_}};
+                        ((kf_f16x2*)sq_)[t11768_] = t11772_;
+                    }
+                }
+            }
+            __syncthreads();
+        }
+        bool t13088_ = (t0_ + 1u) >= 1u;
+        bool t13089_ = t13088_;
+        if (t13088_) {
+            t13089_ = ((t0_ + 1u) - 1u) < total_;
+        }
+        if (t13089_) {
+            unsigned kb_12_ = (ck_ << 2u) + bl_;
+            unsigned c_15_ = blockIdx.x + ((cp_ >> 1u) * gridDim.x);
+            unsigned t13121_ = ((c_15_ << 4u) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u)) + ((cp_ & 1u) << 3u);
+            if (kb_12_ < nbk_) {
+                unsigned t13187_ = (kb_12_ << 4u) + (j_ << 2u);
+                unsigned kb_13_ = t13187_ >> 4u;
+                unsigned s_10_ = (((((kb_13_ >> 2u) << 2u) + (t13187_ & 3u)) << 4u) + ((kb_13_ & 3u) << 2u)) + ((t13187_ >> 2u) & 3u);
+                xv_2_[0u] = sq_[s_10_];
+                unsigned v_21_ = ((kb_12_ << 4u) + (j_ << 2u)) + 1u;
+                unsigned kb_14_ = v_21_ >> 4u;
+                unsigned s_11_ = (((((kb_14_ >> 2u) << 2u) + (v_21_ & 3u)) << 4u) + ((kb_14_ & 3u) << 2u)) + ((v_21_ >> 2u) & 3u);
+                xv_2_[1u] = sq_[s_11_];
+                unsigned v_22_ = ((kb_12_ << 4u) + (j_ << 2u)) + 2u;
+                unsigned kb_15_ = v_22_ >> 4u;
+                unsigned s_12_ = (((((kb_15_ >> 2u) << 2u) + (v_22_ & 3u)) << 4u) + ((kb_15_ & 3u) << 2u)) + ((v_22_ >> 2u) & 3u);
+                xv_2_[2u] = sq_[s_12_];
+                unsigned v_23_ = ((kb_12_ << 4u) + (j_ << 2u)) + 3u;
+                unsigned kb_16_ = v_23_ >> 4u;
+                unsigned s_13_ = (((((kb_16_ >> 2u) << 2u) + (v_23_ & 3u)) << 4u) + ((kb_16_ & 3u) << 2u)) + ((v_23_ >> 2u) & 3u);
+                xv_2_[3u] = sq_[s_13_];
+                unsigned t13313_ = (xd0_ + (kb_12_ << 2u)) + j_;
+                kf_f16x4 t13314_ = ((kf_f16x4*)sq_)[t13313_];
+                kf_u32x4 h_8_ = wb_[0u];
+                kf_u32x4 qa_3_ = wb_[1u];
+                kf_u32x4 qb_3_ = wb_[2u];
+                kf_u32x4 xa_3_ = xv_2_[0u];
+                kf_u32x4 xb_4_ = xv_2_[1u];
+                kf_u32x4 xc_3_ = xv_2_[2u];
+                kf_u32x4 xd_3_ = xv_2_[3u];
+                unsigned a_34_ = qa_3_.v[0] & 252645135u;
+                unsigned b_34_ = xa_3_.v[0];
+                int c_16_ = 0;
+                kf_u8x4 t13377_ = kf_bitcast<kf_u8x4>(a_34_);
+                kf_i8x4 t13378_ = kf_bitcast<kf_i8x4>(b_34_);
+                int t13379_ = kf_dot4_us(kf_bitcast<unsigned>(t13377_), kf_bitcast<unsigned>(t13378_), c_16_);
+                unsigned a_35_ = qa_3_.v[1] & 252645135u;
+                unsigned b_35_ = xa_3_.v[1];
+                kf_u8x4 t13385_ = kf_bitcast<kf_u8x4>(a_35_);
+                kf_i8x4 t13386_ = kf_bitcast<kf_i8x4>(b_35_);
+                int t13387_ = kf_dot4_us(kf_bitcast<unsigned>(t13385_), kf_bitcast<unsigned>(t13386_), t13379_);
+                unsigned a_36_ = qa_3_.v[2] & 252645135u;
+                unsigned b_36_ = xa_3_.v[2];
+                kf_u8x4 t13392_ = kf_bitcast<kf_u8x4>(a_36_);
+                kf_i8x4 t13393_ = kf_bitcast<kf_i8x4>(b_36_);
+                int t13394_ = kf_dot4_us(kf_bitcast<unsigned>(t13392_), kf_bitcast<unsigned>(t13393_), t13387_);
+                unsigned a_37_ = qa_3_.v[3] & 252645135u;
+                unsigned b_37_ = xa_3_.v[3];
+                kf_u8x4 t13399_ = kf_bitcast<kf_u8x4>(a_37_);
+                kf_i8x4 t13400_ = kf_bitcast<kf_i8x4>(b_37_);
+                int t13401_ = kf_dot4_us(kf_bitcast<unsigned>(t13399_), kf_bitcast<unsigned>(t13400_), t13394_);
+                unsigned a_38_ = qb_3_.v[0] & 252645135u;
+                unsigned b_38_ = xb_4_.v[0];
+                kf_u8x4 t13406_ = kf_bitcast<kf_u8x4>(a_38_);
+                kf_i8x4 t13407_ = kf_bitcast<kf_i8x4>(b_38_);
+                int t13408_ = kf_dot4_us(kf_bitcast<unsigned>(t13406_), kf_bitcast<unsigned>(t13407_), t13401_);
+                unsigned a_39_ = qb_3_.v[1] & 252645135u;
+                unsigned b_39_ = xb_4_.v[1];
+                kf_u8x4 t13413_ = kf_bitcast<kf_u8x4>(a_39_);
+                kf_i8x4 t13414_ = kf_bitcast<kf_i8x4>(b_39_);
+                int t13415_ = kf_dot4_us(kf_bitcast<unsigned>(t13413_), kf_bitcast<unsigned>(t13414_), t13408_);
+                unsigned a_40_ = qb_3_.v[2] & 252645135u;
+                unsigned b_40_ = xb_4_.v[2];
+                kf_u8x4 t13420_ = kf_bitcast<kf_u8x4>(a_40_);
+                kf_i8x4 t13421_ = kf_bitcast<kf_i8x4>(b_40_);
+                int t13422_ = kf_dot4_us(kf_bitcast<unsigned>(t13420_), kf_bitcast<unsigned>(t13421_), t13415_);
+                unsigned a_41_ = qb_3_.v[3] & 252645135u;
+                unsigned b_41_ = xb_4_.v[3];
+                kf_u8x4 t13427_ = kf_bitcast<kf_u8x4>(a_41_);
+                kf_i8x4 t13428_ = kf_bitcast<kf_i8x4>(b_41_);
+                int t13429_ = kf_dot4_us(kf_bitcast<unsigned>(t13427_), kf_bitcast<unsigned>(t13428_), t13422_);
+                unsigned a_42_ = (qa_3_.v[0] >> 4u) & 252645135u;
+                unsigned b_42_ = xc_3_.v[0];
+                int c_17_ = 0;
+                kf_u8x4 t13437_ = kf_bitcast<kf_u8x4>(a_42_);
+                kf_i8x4 t13438_ = kf_bitcast<kf_i8x4>(b_42_);
+                int t13439_ = kf_dot4_us(kf_bitcast<unsigned>(t13437_), kf_bitcast<unsigned>(t13438_), c_17_);
+                unsigned a_43_ = (qa_3_.v[1] >> 4u) & 252645135u;
+                unsigned b_43_ = xc_3_.v[1];
+                kf_u8x4 t13447_ = kf_bitcast<kf_u8x4>(a_43_);
+                kf_i8x4 t13448_ = kf_bitcast<kf_i8x4>(b_43_);
+                int t13449_ = kf_dot4_us(kf_bitcast<unsigned>(t13447_), kf_bitcast<unsigned>(t13448_), t13439_);
+                unsigned a_44_ = (qa_3_.v[2] >> 4u) & 252645135u;
+                unsigned b_44_ = xc_3_.v[2];
+                kf_u8x4 t13456_ = kf_bitcast<kf_u8x4>(a_44_);
+                kf_i8x4 t13457_ = kf_bitcast<kf_i8x4>(b_44_);
+                int t13458_ = kf_dot4_us(kf_bitcast<unsigned>(t13456_), kf_bitcast<unsigned>(t13457_), t13449_);
+                unsigned a_45_ = (qa_3_.v[3] >> 4u) & 252645135u;
+                unsigned b_45_ = xc_3_.v[3];
+                kf_u8x4 t13465_ = kf_bitcast<kf_u8x4>(a_45_);
+                kf_i8x4 t13466_ = kf_bitcast<kf_i8x4>(b_45_);
+                int t13467_ = kf_dot4_us(kf_bitcast<unsigned>(t13465_), kf_bitcast<unsigned>(t13466_), t13458_);
+                unsigned a_46_ = (qb_3_.v[0] >> 4u) & 252645135u;
+                unsigned b_46_ = xd_3_.v[0];
+                kf_u8x4 t13474_ = kf_bitcast<kf_u8x4>(a_46_);
+                kf_i8x4 t13475_ = kf_bitcast<kf_i8x4>(b_46_);
+                int t13476_ = kf_dot4_us(kf_bitcast<unsigned>(t13474_), kf_bitcast<unsigned>(t13475_), t13467_);
+                unsigned a_47_ = (qb_3_.v[1] >> 4u) & 252645135u;
+                unsigned b_47_ = xd_3_.v[1];
+                kf_u8x4 t13483_ = kf_bitcast<kf_u8x4>(a_47_);
+                kf_i8x4 t13484_ = kf_bitcast<kf_i8x4>(b_47_);
+                int t13485_ = kf_dot4_us(kf_bitcast<unsigned>(t13483_), kf_bitcast<unsigned>(t13484_), t13476_);
+                unsigned a_48_ = (qb_3_.v[2] >> 4u) & 252645135u;
+                unsigned b_48_ = xd_3_.v[2];
+                kf_u8x4 t13492_ = kf_bitcast<kf_u8x4>(a_48_);
+                kf_i8x4 t13493_ = kf_bitcast<kf_i8x4>(b_48_);
+                int t13494_ = kf_dot4_us(kf_bitcast<unsigned>(t13492_), kf_bitcast<unsigned>(t13493_), t13485_);
+                unsigned a_49_ = (qb_3_.v[3] >> 4u) & 252645135u;
+                unsigned b_49_ = xd_3_.v[3];
+                kf_u8x4 t13501_ = kf_bitcast<kf_u8x4>(a_49_);
+                kf_i8x4 t13502_ = kf_bitcast<kf_i8x4>(b_49_);
+                int t13503_ = kf_dot4_us(kf_bitcast<unsigned>(t13501_), kf_bitcast<unsigned>(t13502_), t13494_);
+                unsigned t13507_ = h_8_.v[1] & 1061109567u;
+                unsigned t13517_ = (h_8_.v[3] & 252645135u) | ((h_8_.v[1] >> 2u) & 808464432u);
+                unsigned sc_3_ = kf_shr_u32(((j_ < 2u) ? t13507_ : t13517_), ((j_ & 1u) << 4u));
+                unsigned t13558_ = h_8_.v[2] & 1061109567u;
+                unsigned t13569_ = ((h_8_.v[3] >> 4u) & 252645135u) | ((h_8_.v[2] >> 2u) & 808464432u);
+                unsigned mn_3_ = kf_shr_u32(((j_ < 2u) ? t13558_ : t13569_), ((j_ & 1u) << 4u));
+                unsigned t13578_ = h_8_.v[0];
+                kf_f16x2 dm_3_ = kf_f16x2{{kf_low_bits<kf_f16>(kf_word(t13578_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t13578_, 0u), 16u))}};
+                float t13581_ = kf_f16_to_f32(t13314_.v[2]);
+                int v_24_ = (int)((unsigned)t13503_ * (unsigned)kf_bitcast<int>((sc_3_ >> 8u) & 255u));
+                float t13593_ = __fsub_rn(kf_bitcast<float>(kf_bitcast<unsigned>(v_24_) + 1262485504u), 12582912.0f);
+                float t13595_ = kf_f16_to_f32(t13314_.v[0]);
+                int v_25_ = (int)((unsigned)t13429_ * (unsigned)kf_bitcast<int>(sc_3_ & 255u));
+                float t_3_ = __fmaf_rn(t13581_, t13593_, __fmul_rn(t13595_, __fsub_rn(kf_bitcast<float>(kf_bitcast<unsigned>(v_25_) + 1262485504u), 12582912.0f)));
+                unsigned v_26_ = (mn_3_ >> 8u) & 255u;
+                float t13616_ = __fsub_rn(kf_bitcast<float>(v_26_ | 1258291200u), 8388608.0f);
+                float t13618_ = kf_f16_to_f32(t13314_.v[3]);
+                unsigned v_27_ = mn_3_ & 255u;
+                float u_3_ = __fmaf_rn(t13616_, t13618_, __fmul_rn(__fsub_rn(kf_bitcast<float>(v_27_ | 1258291200u), 8388608.0f), kf_f16_to_f32(t13314_.v[1])));
+                acc_[0u] = __fadd_rn(acc_[0u], __fmaf_rn(kf_f16_to_f32(dm_3_.v[0]), t_3_, __fmul_rn(-kf_f16_to_f32(dm_3_.v[1]), u_3_)));
+                kf_u32x4 h_9_ = wb_[3u];
+                kf_u32x4 qa_4_ = wb_[4u];
+                kf_u32x4 qb_4_ = wb_[5u];
+                kf_u32x4 xa_4_ = xv_2_[0u];
+                kf_u32x4 xb_5_ = xv_2_[1u];
+                kf_u32x4 xc_4_ = xv_2_[2u];
+                kf_u32x4 xd_4_ = xv_2_[3u];
+                unsigned a_50_ = qa_4_.v[0] & 252645135u;
+                unsigned b_50_ = xa_4_.v[0];
+                int c_18_ = 0;
+                kf_u8x4 t13661_ = kf_bitcast<kf_u8x4>(a_50_);
+                kf_i8x4 t13662_ = kf_bitcast<kf_i8x4>(b_50_);
+                int t13663_ = kf_dot4_us(kf_bitcast<unsigned>(t13661_), kf_bitcast<unsigned>(t13662_), c_18_);
+                unsigned a_51_ = qa_4_.v[1] & 252645135u;
+                unsigned b_51_ = xa_4_.v[1];
+                kf_u8x4 t13669_ = kf_bitcast<kf_u8x4>(a_51_);
+                kf_i8x4 t13670_ = kf_bitcast<kf_i8x4>(b_51_);
+                int t13671_ = kf_dot4_us(kf_bitcast<unsigned>(t13669_), kf_bitcast<unsigned>(t13670_), t13663_);
+                unsigned a_52_ = qa_4_.v[2] & 252645135u;
+                unsigned b_52_ = xa_4_.v[2];
+                kf_u8x4 t13676_ = kf_bitcast<kf_u8x4>(a_52_);
+                kf_i8x4 t13677_ = kf_bitcast<kf_i8x4>(b_52_);
+                int t13678_ = kf_dot4_us(kf_bitcast<unsigned>(t13676_), kf_bitcast<unsigned>(t13677_), t13671_);
+                unsigned a_53_ = qa_4_.v[3] & 252645135u;
+                unsigned b_53_ = xa_4_.v[3];
+                kf_u8x4 t13683_ = kf_bitcast<kf_u8x4>(a_53_);
+                kf_i8x4 t13684_ = kf_bitcast<kf_i8x4>(b_53_);
+                int t13685_ = kf_dot4_us(kf_bitcast<unsigned>(t13683_), kf_bitcast<unsigned>(t13684_), t13678_);
+                unsigned a_54_ = qb_4_.v[0] & 252645135u;
+                unsigned b_54_ = xb_5_.v[0];
+                kf_u8x4 t13690_ = kf_bitcast<kf_u8x4>(a_54_);
+                kf_i8x4 t13691_ = kf_bitcast<kf_i8x4>(b_54_);
+                int t13692_ = kf_dot4_us(kf_bitcast<unsigned>(t13690_), kf_bitcast<unsigned>(t13691_), t13685_);
+                unsigned a_55_ = qb_4_.v[1] & 252645135u;
+                unsigned b_55_ = xb_5_.v[1];
+                kf_u8x4 t13697_ = kf_bitcast<kf_u8x4>(a_55_);
+                kf_i8x4 t13698_ = kf_bitcast<kf_i8x4>(b_55_);
+                int t13699_ = kf_dot4_us(kf_bitcast<unsigned>(t13697_), kf_bitcast<unsigned>(t13698_), t13692_);
+                unsigned a_56_ = qb_4_.v[2] & 252645135u;
+                unsigned b_56_ = xb_5_.v[2];
+                kf_u8x4 t13704_ = kf_bitcast<kf_u8x4>(a_56_);
+                kf_i8x4 t13705_ = kf_bitcast<kf_i8x4>(b_56_);
+                int t13706_ = kf_dot4_us(kf_bitcast<unsigned>(t13704_), kf_bitcast<unsigned>(t13705_), t13699_);
+                unsigned a_57_ = qb_4_.v[3] & 252645135u;
+                unsigned b_57_ = xb_5_.v[3];
+                kf_u8x4 t13711_ = kf_bitcast<kf_u8x4>(a_57_);
+                kf_i8x4 t13712_ = kf_bitcast<kf_i8x4>(b_57_);
+                int t13713_ = kf_dot4_us(kf_bitcast<unsigned>(t13711_), kf_bitcast<unsigned>(t13712_), t13706_);
+                unsigned a_58_ = (qa_4_.v[0] >> 4u) & 252645135u;
+                unsigned b_58_ = xc_4_.v[0];
+                int c_19_ = 0;
+                kf_u8x4 t13721_ = kf_bitcast<kf_u8x4>(a_58_);
+                kf_i8x4 t13722_ = kf_bitcast<kf_i8x4>(b_58_);
+                int t13723_ = kf_dot4_us(kf_bitcast<unsigned>(t13721_), kf_bitcast<unsigned>(t13722_), c_19_);
+                unsigned a_59_ = (qa_4_.v[1] >> 4u) & 252645135u;
+                unsigned b_59_ = xc_4_.v[1];
+                kf_u8x4 t13731_ = kf_bitcast<kf_u8x4>(a_59_);
+                kf_i8x4 t13732_ = kf_bitcast<kf_i8x4>(b_59_);
+                int t13733_ = kf_dot4_us(kf_bitcast<unsigned>(t13731_), kf_bitcast<unsigned>(t13732_), t13723_);
+                unsigned a_60_ = (qa_4_.v[2] >> 4u) & 252645135u;
+                unsigned b_60_ = xc_4_.v[2];
+                kf_u8x4 t13740_ = kf_bitcast<kf_u8x4>(a_60_);
+                kf_i8x4 t13741_ = kf_bitcast<kf_i8x4>(b_60_);
+                int t13742_ = kf_dot4_us(kf_bitcast<unsigned>(t13740_), kf_bitcast<unsigned>(t13741_), t13733_);
+                unsigned a_61_ = (qa_4_.v[3] >> 4u) & 252645135u;
+                unsigned b_61_ = xc_4_.v[3];
+                kf_u8x4 t13749_ = kf_bitcast<kf_u8x4>(a_61_);
+                kf_i8x4 t13750_ = kf_bitcast<kf_i8x4>(b_61_);
+                int t13751_ = kf_dot4_us(kf_bitcast<unsigned>(t13749_), kf_bitcast<unsigned>(t13750_), t13742_);
+                unsigned a_62_ = (qb_4_.v[0] >> 4u) & 252645135u;
+                unsigned b_62_ = xd_4_.v[0];
+                kf_u8x4 t13758_ = kf_bitcast<kf_u8x4>(a_62_);
+                kf_i8x4 t13759_ = kf_bitcast<kf_i8x4>(b_62_);
+                int t13760_ = kf_dot4_us(kf_bitcast<unsigned>(t13758_), kf_bitcast<unsigned>(t13759_), t13751_);
+                unsigned a_63_ = (qb_4_.v[1] >> 4u) & 252645135u;
+                unsigned b_63_ = xd_4_.v[1];
+                kf_u8x4 t13767_ = kf_bitcast<kf_u8x4>(a_63_);
+                kf_i8x4 t13768_ = kf_bitcast<kf_i8x4>(b_63_);
+                int t13769_ = kf_dot4_us(kf_bitcast<unsigned>(t13767_), kf_bitcast<unsigned>(t13768_), t13760_);
+                unsigned a_64_ = (qb_4_.v[2] >> 4u) & 252645135u;
+                unsigned b_64_ = xd_4_.v[2];
+                kf_u8x4 t13776_ = kf_bitcast<kf_u8x4>(a_64_);
+                kf_i8x4 t13777_ = kf_bitcast<kf_i8x4>(b_64_);
+                int t13778_ = kf_dot4_us(kf_bitcast<unsigned>(t13776_), kf_bitcast<unsigned>(t13777_), t13769_);
+                unsigned a_65_ = (qb_4_.v[3] >> 4u) & 252645135u;
+                unsigned b_65_ = xd_4_.v[3];
+                kf_u8x4 t13785_ = kf_bitcast<kf_u8x4>(a_65_);
+                kf_i8x4 t13786_ = kf_bitcast<kf_i8x4>(b_65_);
+                int t13787_ = kf_dot4_us(kf_bitcast<unsigned>(t13785_), kf_bitcast<unsigned>(t13786_), t13778_);
+                unsigned t13791_ = h_9_.v[1] & 1061109567u;
+                unsigned t13801_ = (h_9_.v[3] & 252645135u) | ((h_9_.v[1] >> 2u) & 808464432u);
+                unsigned sc_4_ = kf_shr_u32(((j_ < 2u) ? t13791_ : t13801_), ((j_ & 1u) << 4u));
+                unsigned t13842_ = h_9_.v[2] & 1061109567u;
+                unsigned t13853_ = ((h_9_.v[3] >> 4u) & 252645135u) | ((h_9_.v[2] >> 2u) & 808464432u);
+                unsigned mn_4_ = kf_shr_u32(((j_ < 2u) ? t13842_ : t13853_), ((j_ & 1u) << 4u));
+                unsigned t13862_ = h_9_.v[0];
+                kf_f16x2 dm_4_ = kf_f16x2{{kf_low_bits<kf_f16>(kf_word(t13862_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t13862_, 0u), 16u))}};
+                float t13865_ = kf_f16_to_f32(t13314_.v[2]);
+                int v_28_ = (int)((unsigned)t13787_ * (unsigned)kf_bitcast<int>((sc_4_ >> 8u) & 255u));
+                float t13877_ = __fsub_rn(kf_bitcast<float>(kf_bitcast<unsigned>(v_28_) + 1262485504u), 12582912.0f);
+                float t13879_ = kf_f16_to_f32(t13314_.v[0]);
+                int v_29_ = (int)((unsigned)t13713_ * (unsigned)kf_bitcast<int>(sc_4_ & 255u));
+                float t_4_ = __fmaf_rn(t13865_, t13877_, __fmul_rn(t13879_, __fsub_rn(kf_bitcast<float>(kf_bitcast<unsigned>(v_29_) + 1262485504u), 12582912.0f)));
+                unsigned v_30_ = (mn_4_ >> 8u) & 255u;
+                float t13900_ = __fsub_rn(kf_bitcast<float>(v_30_ | 1258291200u), 8388608.0f);
+                float t13902_ = kf_f16_to_f32(t13314_.v[3]);
+                unsigned v_31_ = mn_4_ & 255u;
+                float u_4_ = __fmaf_rn(t13900_, t13902_, __fmul_rn(__fsub_rn(kf_bitcast<float>(v_31_ | 1258291200u), 8388608.0f), kf_f16_to_f32(t13314_.v[1])));
+                acc_[1u] = __fadd_rn(acc_[1u], __fmaf_rn(kf_f16_to_f32(dm_4_.v[0]), t_4_, __fmul_rn(-kf_f16_to_f32(dm_4_.v[1]), u_4_)));
+            }
+            unsigned t13924_ = ck_ + 1u;
+            ck_ = t13924_;
+            bool t13925_ = t13924_ == steps_;
+            bool t13926_ = t13925_;
+            if (t13925_) {
+                t13926_ = glu_;
+            }
+            if (t13926_) {
+                float v_32_ = acc_[0u];
+                float t13936_ = __fadd_rn(v_32_, kf_shfl_xor(v_32_, 1u, kf_wn));
+                float t13942_ = __fadd_rn(t13936_, kf_shfl_xor(t13936_, 2u, kf_wn));
+                float t13948_ = __fadd_rn(t13942_, kf_shfl_xor(t13942_, 4u, kf_wn));
+                float t13954_ = __fadd_rn(t13948_, kf_shfl_xor(t13948_, 8u, kf_wn));
+                float v_33_ = acc_[1u];
+                float t13971_ = __fadd_rn(v_33_, kf_shfl_xor(v_33_, 1u, kf_wn));
+                float t13977_ = __fadd_rn(t13971_, kf_shfl_xor(t13971_, 2u, kf_wn));
+                float t13983_ = __fadd_rn(t13977_, kf_shfl_xor(t13977_, 4u, kf_wn));
+                float t13989_ = __fadd_rn(t13983_, kf_shfl_xor(t13983_, 8u, kf_wn));
+                if ((lane_ & 15u) == 0u) {
+                    float gf_2_ = kf_f16_to_f32(kf_f16_from_f32(t13954_));
+                    unsigned i_2_ = (t13121_ << 1u) + r_;
+                    hs_[(par_ << 5u) + (i_2_ & 31u)] = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_2_, __fadd_rn(1.0f, kf_exp_approx(-gf_2_))), kf_f16_to_f32(kf_f16_from_f32(t13989_))));
+                }
+                acc_[0u] = 0.0f;
+                acc_[1u] = 0.0f;
+                if ((cp_ & 1u) == 1u) {
+                    __syncthreads();
+                    if (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) == 0u) {
+                        unsigned c_20_ = blockIdx.x + ((cp_ >> 1u) * gridDim.x);
+                        float v_34_ = kf_f16_to_f32(hs_[(par_ << 5u) + kf_lane_id()]);
+                        float t14062_ = kf_abs_f32(v_34_);
+                        unsigned t14084_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+                        if (t14084_ == 32u) {
+                            float t14089_ = fmaxf(t14062_, kf_shfl_xor(t14062_, 16u, kf_wn));
+                            float t14092_ = fmaxf(t14089_, kf_shfl_xor(t14089_, 8u, kf_wn));
+                            float t14095_ = fmaxf(t14092_, kf_shfl_xor(t14092_, 4u, kf_wn));
+                            float t14098_ = fmaxf(t14095_, kf_shfl_xor(t14095_, 2u, kf_wn));
+                            amax_2_ = fmaxf(t14098_, kf_shfl_xor(t14098_, 1u, kf_wn));
+                        } else {
+                            float t14104_ = kf_shfl_down(t14062_, 16u, kf_wn);
+                            bool t14106_ = (kf_lane_id() + 16u) < t14084_;
+                            float t14107_ = fmaxf(t14062_, t14104_);
+                            float t14108_ = t14106_ ? t14107_ : t14062_;
+                            float t14110_ = kf_shfl_down(t14108_, 8u, kf_wn);
+                            bool t14112_ = (kf_lane_id() + 8u) < t14084_;
+                            float t14113_ = fmaxf(t14108_, t14110_);
+                            float t14114_ = t14112_ ? t14113_ : t14108_;
+                            float t14116_ = kf_shfl_down(t14114_, 4u, kf_wn);
+                            bool t14118_ = (kf_lane_id() + 4u) < t14084_;
+                            float t14119_ = fmaxf(t14114_, t14116_);
+                            float t14120_ = t14118_ ? t14119_ : t14114_;
+                            float t14122_ = kf_shfl_down(t14120_, 2u, kf_wn);
+                            bool t14124_ = (kf_lane_id() + 2u) < t14084_;
+                            float t14125_ = fmaxf(t14120_, t14122_);
+                            float t14126_ = t14124_ ? t14125_ : t14120_;
+                            float t14128_ = kf_shfl_down(t14126_, 1u, kf_wn);
+                            bool t14130_ = (kf_lane_id() + 1u) < t14084_;
+                            float t14131_ = fmaxf(t14126_, t14128_);
+                            amax_2_ = kf_shfl(t14130_ ? t14131_ : t14126_, 0u, kf_wn);
+                        }
+                        unsigned t14156_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+                        if (t14156_ == 32u) {
+                            float t14161_ = __fadd_rn(v_34_, kf_shfl_xor(v_34_, 16u, kf_wn));
+                            float t14164_ = __fadd_rn(t14161_, kf_shfl_xor(t14161_, 8u, kf_wn));
+                            float t14167_ = __fadd_rn(t14164_, kf_shfl_xor(t14164_, 4u, kf_wn));
+                            float t14170_ = __fadd_rn(t14167_, kf_shfl_xor(t14167_, 2u, kf_wn));
+                            sum_2_ = __fadd_rn(t14170_, kf_shfl_xor(t14170_, 1u, kf_wn));
+                        } else {
+                            float t14176_ = kf_shfl_down(v_34_, 16u, kf_wn);
+                            bool t14178_ = (kf_lane_id() + 16u) < t14156_;
+                            float t14179_ = __fadd_rn(v_34_, t14176_);
+                            float t14180_ = t14178_ ? t14179_ : v_34_;
+                            float t14182_ = kf_shfl_down(t14180_, 8u, kf_wn);
+                            bool t14184_ = (kf_lane_id() + 8u) < t14156_;
+                            float t14185_ = __fadd_rn(t14180_, t14182_);
+                            float t14186_ = t14184_ ? t14185_ : t14180_;
+                            float t14188_ = kf_shfl_down(t14186_, 4u, kf_wn);
+                            bool t14190_ = (kf_lane_id() + 4u) < t14156_;
+                            float t14191_ = __fadd_rn(t14186_, t14188_);
+                            float t14192_ = t14190_ ? t14191_ : t14186_;
+                            float t14194_ = kf_shfl_down(t14192_, 2u, kf_wn);
+                            bool t14196_ = (kf_lane_id() + 2u) < t14156_;
+                            float t14197_ = __fadd_rn(t14192_, t14194_);
+                            float t14198_ = t14196_ ? t14197_ : t14192_;
+                            float t14200_ = kf_shfl_down(t14198_, 1u, kf_wn);
+                            bool t14202_ = (kf_lane_id() + 1u) < t14156_;
+                            float t14203_ = __fadd_rn(t14198_, t14200_);
+                            sum_2_ = kf_shfl(t14202_ ? t14203_ : t14198_, 0u, kf_wn);
+                        }
+                        float d_6_ = __fdiv_rn(amax_2_, 127.0f);
+                        signed char q_6_ = (signed char)0;
+                        if (amax_2_ > 0.0f) {
+                            q_6_ = (signed char)kf_sat_i32(kf_f32_to_i32(roundf(__fdiv_rn(v_34_, d_6_))), -128, 127);
+                        }
+                        xo_[(c_20_ << 5u) + kf_lane_id()] = q_6_;
+                        if (kf_lane_id() == 0u) {
+                            kf_f16 t14223_ = kf_f16_from_f32(d_6_);
+                            kf_f16 t14224_ = kf_f16_from_f32(sum_2_);
+                            kf_f16x2 t14226_ = kf_f16x2{{t14223_, t14224_}};
+                            xds_[c_20_] = t14226_;
+                        }
+                    }
+                    par_ = par_ ^ 1u;
+                }
+                ck_ = 0u;
+                cp_ = cp_ + 1u;
+            } else if (t13924_ == steps_) {
+                float v_35_ = acc_[0u];
+                float t14242_ = __fadd_rn(v_35_, kf_shfl_xor(v_35_, 1u, kf_wn));
+                float t14248_ = __fadd_rn(t14242_, kf_shfl_xor(t14242_, 2u, kf_wn));
+                float t14254_ = __fadd_rn(t14248_, kf_shfl_xor(t14248_, 4u, kf_wn));
+                float t14260_ = __fadd_rn(t14254_, kf_shfl_xor(t14254_, 8u, kf_wn));
+                unsigned rr_3_ = ((t13121_ << 1u) << 1u) + r_;
+                bool t14278_ = (lane_ & 15u) == 0u;
+                bool t14279_ = t14278_;
+                if (t14278_) {
+                    t14279_ = rr_3_ < m_;
+                }
+                if (t14279_) {
+                    yh_[rr_3_] = kf_f16_from_f32(__fadd_rn(t14260_, kf_f16_to_f32(yh_[rr_3_])));
+                }
+                acc_[0u] = 0.0f;
+                float v_36_ = acc_[1u];
+                float t14307_ = __fadd_rn(v_36_, kf_shfl_xor(v_36_, 1u, kf_wn));
+                float t14313_ = __fadd_rn(t14307_, kf_shfl_xor(t14307_, 2u, kf_wn));
+                float t14319_ = __fadd_rn(t14313_, kf_shfl_xor(t14313_, 4u, kf_wn));
+                float t14325_ = __fadd_rn(t14319_, kf_shfl_xor(t14319_, 8u, kf_wn));
+                unsigned rr_4_ = (((t13121_ << 1u) + 1u) << 1u) + r_;
+                bool t14343_ = (lane_ & 15u) == 0u;
+                bool t14344_ = t14343_;
+                if (t14343_) {
+                    t14344_ = rr_4_ < m_;
+                }
+                if (t14344_) {
+                    yh_[rr_4_] = kf_f16_from_f32(__fadd_rn(t14325_, kf_f16_to_f32(yh_[rr_4_])));
+                }
+                acc_[1u] = 0.0f;
+                ck_ = 0u;
+                cp_ = cp_ + 1u;
             }
         }
     }
