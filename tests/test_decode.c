@@ -144,7 +144,48 @@ static void unfused_step_chooses_the_same_tokens(void **state)
     done(&r);
     r = decode("--small", "--fuse", "maybe", NULL);
     assert_int_not_equal(r.status, 0);
-    assert_true(has(&r, "--fuse 'maybe': expected auto, on or off"));
+    assert_true(has(&r, "--fuse 'maybe': expected auto, on, off, norm or glu"));
+    done(&r);
+}
+
+/* --fuse norm fuses the norms only (q4k: q4k_q8_gemv_rms_*) and launches
+ * silu·up apart: 1 + 8 launches per layer + 3, the same tokens and check as
+ * --fuse on, f16 and q4k. */
+static void norm_only_fusion_chooses_the_same_tokens(void **state)
+{
+    static const char *const weights[2] = {"f16", "q4k"};
+    for (int w = 0; w < 2; w++) {
+        result a = decode("--small", "--layers", "1", "--weights", weights[w], "--backend", "cpu", "--steps", "3",
+                          "--check", "--fuse", "on", NULL);
+        result b = decode("--small", "--layers", "1", "--weights", weights[w], "--backend", "cpu", "--steps", "3",
+                          "--check", "--fuse", "norm", NULL);
+        assert_int_equal(b.status, 0);
+        assert_true(has(&b, "check against the reference: 3 steps, 0 failed"));
+        same_tokens_done(&a, &b);
+        result r = decode("--small", "--layers", "1", "--weights", weights[w], "--backend", "cpu", "--steps", "1",
+                          "--fuse", "norm", NULL);
+        assert_true(has(&r, "12 launches each"));
+        done(&r);
+    }
+}
+
+/* --fuse glu (q4k) fuses the norms and makes silu·up's q8 blocks in the
+ * gate/up GEMV (q4k_q8_gemv_rms_glu_q8), the down GEMV reading them: 1 + 7
+ * launches per layer + 3, the same tokens and check as --fuse on. */
+static void glu_fusion_chooses_the_same_tokens(void **state)
+{
+    result a = decode("--small", "--layers", "1", "--weights", "q4k", "--backend", "cpu", "--steps", "3", "--check",
+                      "--fuse", "on", NULL);
+    result b = decode("--small", "--layers", "1", "--weights", "q4k", "--backend", "cpu", "--steps", "3", "--check",
+                      "--fuse", "glu", NULL);
+    assert_int_equal(b.status, 0);
+    assert_true(has(&b, "check against the reference: 3 steps, 0 failed"));
+    same_tokens_done(&a, &b);
+    result r = decode("--small", "--layers", "1", "--weights", "q4k", "--backend", "cpu", "--steps", "1", "--fuse",
+                      "glu", "--profile", NULL);
+    assert_true(has(&r, "each of its 11 launches"));
+    assert_true(has(&r, "q4k_q8_gemv_rms_glu_q8"));
+    assert_false(has(&r, "silu_mul_q8"));
     done(&r);
 }
 
@@ -539,6 +580,8 @@ int main(void)
         cmocka_unit_test(small_q4k_async_steps_match_the_reference),
         cmocka_unit_test(a_wrong_kernel_fails_the_check),
         cmocka_unit_test(unfused_step_chooses_the_same_tokens),
+        cmocka_unit_test(norm_only_fusion_chooses_the_same_tokens),
+        cmocka_unit_test(glu_fusion_chooses_the_same_tokens),
         cmocka_unit_test(every_mode_chooses_the_same_tokens),
         cmocka_unit_test(saved_model_loads_back_with_the_same_tokens),
         cmocka_unit_test(mock_driver_runs_the_modes_and_the_bench),

@@ -57,12 +57,20 @@ typedef enum { DC_F16 = 0, DC_Q4K = 1 } dc_wtype;
  * with the norms and silu·up launched apart (dc_fuse has no batched form). */
 #define DC_BATCH_MAX 16u
 
-/* --fuse auto|on|off (--unfused: off). auto, the default, fuses the f16
+/* --fuse auto|on|off|norm|glu (--unfused: off). auto, the default, fuses the f16
  * step only: on the H200 (2026-12-01, Llama-3-8B, context 4096, graph mode)
  * the f16 step took 4.587 ms fused against 4.615 unfused, but the q4k step
  * 2.885 against 2.108, its fused GEMVs (each block quantising the whole x to
- * q8 before its first weight) running at 0.25-0.48 of copy. */
-typedef enum { DC_FUSE_AUTO = 0, DC_FUSE_ON, DC_FUSE_OFF } dc_fuse;
+ * q8 before its first weight) running at 0.25-0.48 of copy (q4k.kf's fused
+ * forms have been pipelined since, not yet measured). norm fuses the norms
+ * only and launches silu·up apart: a fused silu GEMV makes silu(g)·u of the
+ * whole FFN (14336 values, two MUFU each) in every block, about 2 µs of an
+ * SM's issue at 2 blocks an SM, against a 7.9 µs down projection. glu
+ * (q4k; f16: on) fuses the norms and puts silu·up and its q8 blocks in the
+ * gate/up GEMV's epilogue (q4k.kf's q4k_q8_gemv_rms_glu_q8), the down
+ * projection reading them unfused: 1 + 7 launches per layer + 3, none of
+ * them making silu·up more than once. */
+typedef enum { DC_FUSE_AUTO = 0, DC_FUSE_ON, DC_FUSE_OFF, DC_FUSE_NORM, DC_FUSE_GLU } dc_fuse;
 typedef enum { DC_SYNC, DC_ASYNC, DC_GRAPH } dc_mode;
 
 /* The kernel modules a step uses: the name -D FILE.NAME=VALUE knows it by,

@@ -17,7 +17,7 @@ static const char usage[] =
     "  MODEL: [--small] [--hidden N] [--heads N] [--kv-heads N] [--head-dim N] [--ffn N] [--layers N] [--vocab N]\n"
     "         [--weights f16|q4k] [--seed N] | --model FILE;  [--save FILE]\n"
     "  RUN:   [--batch B] [--context N[,N...]] [--steps N] [--token ID] [--backend cpu|cuda|ptx] [--mode sync|async|graph]\n"
-    "         [--split N] [--attn fused|split] [--tp N] [--fuse auto|on|off] [-D FILE.NAME=VALUE]... [--kernels CHECKOUT]  (FILE: a kernel file, e.g.\n"
+    "         [--split N] [--attn fused|split] [--tp N] [--fuse auto|on|off|norm|glu] [-D FILE.NAME=VALUE]... [--kernels CHECKOUT]  (FILE: a kernel file, e.g.\n"
     "         -D gemv.UNROLL=8; CHECKOUT: where kernels/ is, default $KF_SOURCE_DIR or the build's)\n"
     "  defaults: Llama-3-8B (hidden 4096, 32 heads, 8 KV heads, head dim 128, FFN 14336, 32 layers,\n"
     "  vocabulary 128256), f16, seed 1, context 4096, 8 steps, token 1, cuda, graph; --small: hidden 256,\n"
@@ -30,7 +30,9 @@ static const char usage[] =
     "  devices), f16 or q4k; --check then compares it with --tp 1 and the reference; --bench adds the all-reduce\n"
     "  against NCCL's own and the floor with the all-reduces. --fuse on: the norms and silu·up made by the\n"
     "  GEMVs that read them; off (--unfused): launches of their own (rmsnorm, silu_mul; q4k: rmsnorm_q8,\n"
-    "  silu_mul_q8); auto (default): on for f16 weights, off for q4k (faster on the H200). --attn fused:\n"
+    "  silu_mul_q8); norm: the norms fused, silu·up apart; glu (q4k; f16: on): the norms fused, silu·up and\n"
+    "  its q8 blocks made by the gate/up GEMV; auto (default): on for f16 weights, off for q4k (faster on the\n"
+    "  H200). --attn fused:\n"
     "  attention in one launch (sdpa_decode_fused); split (default, faster on the H200): split + combine.\n"
     "  --batch B (1..16, default 1): B sequences decoded together, each with its own token (sequence b starts\n"
     "  from ID + b), cache and context: --context N puts sequence b at N - b, --context N,N,... (B numbers)\n"
@@ -157,8 +159,9 @@ static int value_opt(void *args, const char *opt, char *v)
         if (strcmp(v, "fused") && strcmp(v, "split")) return bad("--attn '%s': expected fused or split%s", v, "");
         o->c.attn_fused = v[0] == 'f';
     } else if (!strcmp(opt, "--fuse")) {
-        int i = !strcmp(v, "auto") ? DC_FUSE_AUTO : !strcmp(v, "on") ? DC_FUSE_ON : !strcmp(v, "off") ? DC_FUSE_OFF : -1;
-        if (i < 0) return bad("--fuse '%s': expected auto, on or off%s", v, "");
+        int i = !strcmp(v, "auto") ? DC_FUSE_AUTO : !strcmp(v, "on") ? DC_FUSE_ON : !strcmp(v, "off") ? DC_FUSE_OFF
+              : !strcmp(v, "norm") ? DC_FUSE_NORM : !strcmp(v, "glu") ? DC_FUSE_GLU : -1;
+        if (i < 0) return bad("--fuse '%s': expected auto, on, off, norm or glu%s", v, "");
         o->c.fuse = (dc_fuse)i;
     } else if (!strcmp(opt, "--mode")) {
         int i = !strcmp(v, "sync") ? 0 : !strcmp(v, "async") ? 1 : !strcmp(v, "graph") ? 2 : -1;

@@ -22,7 +22,10 @@
  * combine (decode.kf's sdpa_combine_q8), with no q8_quantize launch.
  * unfused (dc_fuse, c->fuse) launches the norms and silu·up apart (rmsnorm,
  * silu_mul; q4k: decode.kf's rmsnorm_q8, silu_mul_q8): 1 + 10 per layer +
- * 4. Each plan
+ * 4; --fuse norm fuses the norms and launches silu·up apart: 1 + 8 per
+ * layer + 3; --fuse glu (q4k) fuses the norms and makes silu·up's q8 blocks
+ * in the gate/up GEMV (q4k_q8_gemv_rms_glu_q8), the down GEMV reading them:
+ * 1 + 7 per layer + 3. Each plan
  * carries what it is and the bytes it moves (dc_launch), from which the
  * floor and the profile's rows are made.
  *
@@ -677,12 +680,31 @@ static kf_status residual(dc_model *m, kf_buffer *w, dc_input in, kf_buffer *a, 
                        : st;
 }
 
-/* Whether the GEMVs make their own x (the norm, silu·up): dc_fuse; never
- * for a batch. */
-static bool fused(const dc_model *m)
+/* Whether the gate/up GEMV makes silu·up's q8 blocks itself (--fuse glu,
+ * q4k, one sequence): the down projection then reads them (DC_IN_X). */
+static bool glu(const dc_model *m)
+{
+    return m->c->fuse == DC_FUSE_GLU && m->c->wt == DC_Q4K && nb(m) == 1;
+}
+
+/* Whether the GEMVs make their own x: the norm (silu: false) or silu·up
+ * (silu: true), as dc_fuse says; never for a batch. */
+static bool fused(const dc_model *m, bool silu)
 {
     if (nb(m) > 1) return false;   /* no batched (tc_gemv) form of gemv_rms_*, gemv_silu_* */
-    return m->c->fuse == DC_FUSE_ON || (m->c->fuse == DC_FUSE_AUTO && m->c->wt == DC_F16);
+    if (m->c->fuse == DC_FUSE_NORM || glu(m)) return !silu;
+    return m->c->fuse == DC_FUSE_ON || m->c->fuse == DC_FUSE_GLU || (m->c->fuse == DC_FUSE_AUTO && m->c->wt == DC_F16);
+}
+
+/* xq, xds = the q8 blocks of silu(Wg·x)·(Wu·x), x = rmsnorm(x)·ffn_norm
+ * (--fuse glu): q4k.kf's q4k_q8_gemv_rms_glu_q8 over Wgu. */
+static kf_status glu_matvec(dc_model *m, dc_layer *L, kf_error *err)
+{
+    const dc_shape *sh = &m->sh;
+    double k = sh->hidden, f = sh->ffn;
+    kf_arg a[8] = {B(L->wgu), B(m->x), B(L->ffn_norm), B(m->xq), B(m->xds), U(2 * sh->ffn), U(sh->hidden), F(sh->eps)};
+    dc_cost c = {(double)dc_matrix_bytes(DC_Q4K, 2ull * sh->ffn, sh->hidden) + 2 * k, 2 * k + f + f / 8, 0, 0, 0};
+    return step_plan(m, DC_MOD_Q4K, "q4k_q8_gemv_rms_glu_q8", a, 8, c, err, "%ux%u glu", 2 * sh->ffn, sh->hidden);
 }
 
 /* y = W·(rmsnorm(x)·nw), ymode as matvec's: one fused GEMV, or (unfused)
@@ -690,7 +712,7 @@ static bool fused(const dc_model *m)
 static kf_status normed_matvec(dc_model *m, kf_buffer *nw, kf_buffer *w, kf_buffer *y, uint64_t rows, int ymode,
                                kf_error *err)
 {
-    if (fused(m)) return matvec(m, w, DC_IN_NORM, nw, y, rows, m->sh.hidden, ymode, err);
+    if (fused(m, false)) return matvec(m, w, DC_IN_NORM, nw, y, rows, m->sh.hidden, ymode, err);
     kf_status st = norm(m, nw, err);
     return st == KF_OK ? matvec(m, w, DC_IN_X, m->xn, y, rows, m->sh.hidden, ymode, err) : st;
 }
@@ -704,11 +726,12 @@ static kf_status vocab_plans(dc_model *m, kf_error *err)
     return st == KF_OK ? coll(m, true, m->lpart, m->logits, m->sh.vocab, err) : st;
 }
 
-/* x += Wdown·(silu(g)·u): fused, or (unfused) silu_mul's launch first. */
+/* x += Wdown·(silu(g)·u): fused, or (unfused) silu_mul's launch first
+ * (glu: the gate/up GEMV made its q8 blocks). */
 static kf_status ffn_down(dc_model *m, dc_layer *L, kf_error *err)
 {
-    if (fused(m)) return residual(m, L->wdown, DC_IN_SILU, NULL, m->sh.ffn, err);
-    kf_status st = silu(m, err);
+    if (fused(m, true)) return residual(m, L->wdown, DC_IN_SILU, NULL, m->sh.ffn, err);
+    kf_status st = glu(m) ? KF_OK : silu(m, err);
     return st == KF_OK ? residual(m, L->wdown, DC_IN_X, m->h, m->sh.ffn, err) : st;
 }
 
@@ -719,7 +742,8 @@ static kf_status layer_plans(dc_model *m, dc_layer *L, kf_error *err)
     kf_status st = normed_matvec(m, L->attn_norm, L->wqkv, m->qkv, qkv_rows(sh), 0, err);
     if (st == KF_OK) st = attention(m, L, err);
     if (st == KF_OK) st = residual(m, L->wo, DC_IN_X, m->attn, hd, err);
-    if (st == KF_OK) st = normed_matvec(m, L->ffn_norm, L->wgu, m->gu, 2ull * sh->ffn, 0, err);
+    if (st == KF_OK && glu(m)) st = glu_matvec(m, L, err);
+    else if (st == KF_OK) st = normed_matvec(m, L->ffn_norm, L->wgu, m->gu, 2ull * sh->ffn, 0, err);
     return st == KF_OK ? ffn_down(m, L, err) : st;
 }
 

@@ -211,9 +211,9 @@ static void fused_over(ref_ctx *r, const uint16_t *x, size_t m, size_t k)
 /* gemv_rms_f16_f16_<y>, q4k_q8_gemv_rms_<y>: y = W·x with x the RMS-normed
  * h, stored as f16 as the unfused step stores it: x = f16(h·(mean(h^2) +
  * eps)^-1/2·nw). */
-static void ref_gemv_rms(ref_ctx *r)
+static uint16_t *rms_x(ref_ctx *r, size_t k)
 {
-    size_t m = (size_t)in_num(r, "m"), k = (size_t)in_num(r, "k"), nh, nn;
+    size_t nh, nn;
     double eps = (float)in_num(r, "eps"), ss = 0;
     uint16_t *h = in_buf(r, "h", KF_S_F16, 1, &nh), *nw = in_buf(r, "nw", KF_S_F16, 1, &nn);
     uint16_t *x = calloc(k + 1, 2);
@@ -221,10 +221,46 @@ static void ref_gemv_rms(ref_ctx *r)
     double scale = 1.0 / sqrt(ss / (double)k + eps);
     for (size_t c = 0; c < k && c < nh && c < nn; c++)
         x[c] = kf_ref_f16_bits(kf_ref_f16_value(h[c]) * scale * kf_ref_f16_value(nw[c]));
-    fused_over(r, x, m, k);
     free(h);
     free(nw);
+    return x;
+}
+
+static void ref_gemv_rms(ref_ctx *r)
+{
+    size_t m = (size_t)in_num(r, "m"), k = (size_t)in_num(r, "k");
+    uint16_t *x = rms_x(r, k);
+    fused_over(r, x, m, k);
     free(x);
+}
+
+static double *q4k_rows(ref_ctx *r, const uint16_t *x, size_t m, size_t k);
+
+/* q4k_q8_gemv_rms_glu_q8: the gate/up GEMV over the RMS-normed h (as
+ * q4k_q8_gemv_rms_f16), g = f16(row i), u = f16(row m/2 + i), then the
+ * down projection's input: h_i = f16(silu(g)·u) as 8-bit blocks of 32
+ * (kf_ref_q8_block) in xo, xds. */
+static void ref_gemv_rms_glu(ref_ctx *r)
+{
+    size_t m = (size_t)in_num(r, "m"), k = (size_t)in_num(r, "k"), n = m / 2, nq, nd;
+    uint16_t *x = rms_x(r, k);
+    double *y = q4k_rows(r, x, m, k);
+    int8_t *xo = in_buf(r, "xo", KF_S_I8, 1, &nq);
+    uint16_t *xds = in_buf(r, "xds", KF_S_F16, 2, &nd);
+    for (size_t b = 0; y && b + 32 <= n && b + 32 <= nq && b / 32 < nd; b += 32) {
+        float v[32];
+        for (size_t i = 0; i < 32; i++) {
+            double g = kf_ref_f16_value(kf_ref_f16_bits(y[b + i])), u = kf_ref_f16_value(kf_ref_f16_bits(y[n + b + i]));
+            v[i] = (float)kf_ref_f16_value(kf_ref_f16_bits(g / (1.0 + exp(-g)) * u));
+        }
+        kf_ref_q8_block(v, 32, xo + b, xds + b / 16);
+    }
+    out_buf(r, "xo", KF_S_I8, xo, nq);
+    out_buf(r, "xds", KF_S_F16, xds, nd * 2);
+    free(x);
+    free(y);
+    free(xo);
+    free(xds);
 }
 
 /* gemv_silu_f16_f16_f16_acc / _f32, q4k_q8_gemv_silu_f16_acc / _f32: y (+)=
@@ -346,27 +382,34 @@ static void ref_q4k_q8_gemv(ref_ctx *r)
 
 /* y (+)= W·x, W Q4_K [m, k], x f16 quantized to q8_1 blocks as llama.cpp's
  * quantize_q8_1 (kf_ref_q8_block), the row products as q4k_q8_gemv's. */
-static void q4k_over(ref_ctx *r, const uint16_t *x, size_t m, size_t k, bool yf, bool acc)
+static double *q4k_rows(ref_ctx *r, const uint16_t *x, size_t m, size_t k)
 {
-    size_t nw, ny;
+    size_t nw;
     uint8_t *w = q4k_weights(r, m, k, &nw);
-    void *y = in_buf(r, "y", yf ? KF_S_F32 : KF_S_F16, 1, &ny);
     int8_t *xq = calloc(k + 1, 1);
     uint16_t *xds = calloc(k / 16 + 1, 2);
+    double *y = nw >= m * (k / 256) * 144 ? calloc(m + 1, sizeof *y) : NULL;
     for (size_t b = 0; b + 32 <= k; b += 32) {
         float v[32];
         for (int i = 0; i < 32; i++) v[i] = (float)kf_ref_f16_value(x[b + i]);
         kf_ref_q8_block(v, 32, xq + b, xds + b / 16);
     }
-    for (size_t i = 0; i < m && i < ny && nw >= m * (k / 256) * 144; i++) {
-        double s = kf_ref_q4k_q8_row(w + i * (k / 256) * 144, k / 256, xq, xds);
-        put(y, i, s + (acc ? elem(y, i, 0) : 0), yf);
-    }
-    out_buf(r, "y", yf ? KF_S_F32 : KF_S_F16, y, ny);
+    for (size_t i = 0; y && i < m; i++) y[i] = kf_ref_q4k_q8_row(w + i * (k / 256) * 144, k / 256, xq, xds);
     free(w);
-    free(y);
     free(xq);
     free(xds);
+    return y;
+}
+
+static void q4k_over(ref_ctx *r, const uint16_t *x, size_t m, size_t k, bool yf, bool acc)
+{
+    size_t ny;
+    double *s = q4k_rows(r, x, m, k);
+    void *y = in_buf(r, "y", yf ? KF_S_F32 : KF_S_F16, 1, &ny);
+    for (size_t i = 0; s && i < m && i < ny; i++) put(y, i, s[i] + (acc ? elem(y, i, 0) : 0), yf);
+    out_buf(r, "y", yf ? KF_S_F32 : KF_S_F16, y, ny);
+    free(s);
+    free(y);
 }
 
 /* ---- sdpa.kf ----------------------------------------------------------------------- */
@@ -689,7 +732,7 @@ static void ref_argmax(ref_ctx *r)
 
 #define KF_REFERENCE_DECODE \
     {"gemv", ref_gemv}, {"gemv_rms", ref_gemv_rms}, {"gemv_silu", ref_gemv_silu}, {"q4k_gemv", ref_q4k_gemv}, \
-    {"q4k_q8_gemv_rms", ref_gemv_rms}, {"q4k_q8_gemv_silu", ref_gemv_silu}, {"q8_quantize", ref_q8_quantize}, \
+    {"q4k_q8_gemv_rms", ref_gemv_rms}, {"q4k_q8_gemv_rms_glu", ref_gemv_rms_glu}, {"q4k_q8_gemv_silu", ref_gemv_silu}, {"q8_quantize", ref_q8_quantize}, \
     {"q4k_q8_gemv", ref_q4k_q8_gemv}, {"tc_gemv", ref_tc_gemv}, {"sdpa_split", ref_sdpa_split}, \
     {"sdpa_combine", ref_sdpa_combine}, {"sdpa_fused", ref_sdpa_fused}, \
     {"rope", ref_rope}, {"rope_qkv", ref_rope_qkv}, {"silu_mul", ref_silu_mul}, \
