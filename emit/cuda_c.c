@@ -1,7 +1,8 @@
 /* The CUDA-C emitter: core IR to self-contained CUDA-C that NVRTC compiles
  * (DESIGN.md section 1). One `extern "C" __global__` entry per kernel, with
  * the launch ABI of the notes: one parameter per .kf parameter in order,
- * buffers as `const T* __restrict__` (read-only) or `T* __restrict__`,
+ * buffers as `const T* __restrict__` (read-only) or `T* __restrict__`
+ * (in a kernel with dep_wait(), only those it reads before the wait),
  * scalars and vectors by value (vectors as 16-byte-or-size aligned structs).
  *
  * A kernel is emitted in passes over its flat instruction array (1-6 in
@@ -43,7 +44,8 @@
  *              126 SASS instructions to 103 (PTX path: 104).
  *
  * For sm_90 every kernel opens with kf_pdl_wait() (griddepcontrol.wait), so
- * the runtime may launch it as a programmatic dependent (emit.h).
+ * the runtime may launch it as a programmatic dependent (emit.h), or calls
+ * it where its dep_wait() stands; dep_trigger() is kf_pdl_trigger().
  *
  * With -g (lineinfo) a `#line N "file.kf"` precedes every statement whose
  * text line would otherwise map to another .kf line. The linemap records
@@ -597,6 +599,38 @@ static void write_loop_header(kw *w, uint32_t l)
     w->depth++;
 }
 
+/* Programmatic dependent launch (emit.h, kf_emit_pdl_wait): the first
+ * statement waits for the grids this one depends on (the helper's "memory"
+ * clobber keeps every load after it); with pdl_trigger the next may then
+ * start. A kernel with dep_wait() waits there instead (write_dep). The
+ * helpers are empty below sm_90, so the text stays valid for compute_80 too. */
+static void write_wait(kw *w, kf_loc loc)
+{
+    kf_cu_need(w->c, KF_CU_H_PDL);
+    wline(w, loc, "kf_pdl_wait();");
+    if (!w->c->o->pdl_trigger) return;
+    kf_cu_need(w->c, KF_CU_H_PDL_TRIGGER);
+    wline(w, no_loc, "kf_pdl_trigger();");
+}
+
+static void write_pdl(kw *w)
+{
+    if (kf_emit_pdl_wait(w->c->o) && !kf_ir_places_dep_wait(w->k)) write_wait(w, no_loc);
+}
+
+/* dep_wait() and dep_trigger() where the kernel puts them (sm_90; nothing
+ * below, as the entry's wait). */
+static void write_dep(kw *w, const kf_ir_ins *in)
+{
+    if (!kf_emit_pdl_wait(w->c->o)) return;
+    if (in->sub == KF_BI_DEP_WAIT) {
+        write_wait(w, in->loc);
+        return;
+    }
+    kf_cu_need(w->c, KF_CU_H_PDL_TRIGGER);
+    wline(w, in->loc, "kf_pdl_trigger();");
+}
+
 static void emit_ins(kw *w, uint32_t i)
 {
     const kf_ir_ins *in = &w->k->ins[i];
@@ -608,7 +642,8 @@ static void emit_ins(kw *w, uint32_t i)
     case KF_IR_ASTORE: wline(w, in->loc, "%s = %s;", array_elem(w, in), bare(w, in->a[1])); break;
     case KF_IR_BARRIER: wline(w, in->loc, "__syncthreads();"); break;
     case KF_IR_INTRIN:
-        if (in->dst) emit_value_op(w, i);
+        if (in->sub == KF_BI_DEP_WAIT || in->sub == KF_BI_DEP_TRIGGER) write_dep(w, in);
+        else if (in->dst) emit_value_op(w, i);
         else wline(w, in->loc, "%s;", intrin_expr(w, in));   /* cp_async and the copy groups */
         break;
     case KF_IR_RET: wline(w, in->loc, "return;"); break;
@@ -689,9 +724,16 @@ static void write_signature(kw *w)
     if (s->block[0]) wline(w, k->loc, "extern \"C\" __global__ void __launch_bounds__(%llu)", (unsigned long long)b);
     else wline(w, k->loc, "extern \"C\" __global__ void");   /* no block known: no bound */
     kf_buf_printf(o, "%s(", k->name);
+    bool dep = kf_emit_pdl_wait(w->c->o) && kf_ir_places_dep_wait(k);
+    uint64_t early = kf_ir_early_params(k);
     for (uint32_t p = 0; p < k->nparams; p++) {
         kf_type t = k->params[p].type;
-        const char *ty = t.kind == KF_TK_BUFFER ? kf_cu_str(w->c, "%s __restrict__", decl_type(w, t)) : decl_type(w, t);
+        /* with dep_wait(), a buffer not read before it may be the kernel
+           before's output: no __restrict__, so NVVM makes no ld.global.nc of
+           it that ptxas could move above the wait (emit/ptx_ops.c load_space) */
+        bool nc_ok = !dep || (p < 64 && (early >> p & 1));
+        const char *ty = t.kind != KF_TK_BUFFER ? decl_type(w, t)
+                         : nc_ok ? kf_cu_str(w->c, "%s __restrict__", decl_type(w, t)) : decl_type(w, t);
         kf_buf_printf(o, "%s%s %s", p ? ", " : "", ty, w->pnames[p]);
     }
     kf_buf_puts(o, ")\n");
@@ -741,21 +783,6 @@ static void write_warp_lanes(kw *w)
         wline(w, no_loc, "const unsigned kf_wn = kf_warp_lanes();");
         return;
     }
-}
-
-/* Programmatic dependent launch (emit.h, kf_emit_pdl_wait): the first
- * statement waits for the grids this one depends on (the helper's "memory"
- * clobber keeps every load after it); with pdl_trigger the next may then
- * start. The helpers are empty below sm_90, so the text stays valid for
- * compute_80 too. */
-static void write_pdl(kw *w)
-{
-    if (!kf_emit_pdl_wait(w->c->o)) return;
-    kf_cu_need(w->c, KF_CU_H_PDL);
-    wline(w, no_loc, "kf_pdl_wait();");
-    if (!w->c->o->pdl_trigger) return;
-    kf_cu_need(w->c, KF_CU_H_PDL_TRIGGER);
-    wline(w, no_loc, "kf_pdl_trigger();");
 }
 
 static bool is_marker(uint16_t op)

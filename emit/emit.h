@@ -10,15 +10,21 @@ typedef struct {
     uint32_t arch;       /* SM version: 80, 86, 89, 90 (default 90) */
     bool lineinfo;       /* -g: PTX .file/.loc, CUDA-C #line */
     bool pdl_trigger;    /* where kf_emit_pdl_wait: also griddepcontrol.launch_dependents
-                            right after the wait (the next PDL launch may start early) */
+                            right after the wait (the entry's or dep_wait()'s; the next
+                            PDL launch may start early) */
 } kf_emit_opts;
 
-/* Whether every kernel emitted with o begins with griddepcontrol.wait
- * before any memory access, so it may be launched as a programmatic
- * dependent (PDL) of the kernel before it: sm_90 and above (griddepcontrol
- * needs PTX ISA 7.8 and sm_90; kforge's PTX is 8.0). Without the PDL
- * launch attribute the wait returns at once, so semantics do not change.
- * The runtime asks this, not the text, so a cached build needs no flag. */
+/* Whether every kernel emitted with o waits (griddepcontrol.wait) before
+ * any access to what the kernels before it write, so it may be launched as
+ * a programmatic dependent (PDL) of the kernel before it: sm_90 and above
+ * (griddepcontrol needs PTX ISA 7.8 and sm_90; kforge's PTX is 8.0). The
+ * wait opens the body, or stands where the kernel's dep_wait() puts it
+ * (kf_ir_places_dep_wait; lowering checked that every thread passes it
+ * before any buffer write; the loads before it are the kernel's promise).
+ * dep_trigger() is griddepcontrol.launch_dependents there; below sm_90 both
+ * emit nothing. Without the PDL launch attribute the wait returns at once,
+ * so semantics do not change. The runtime asks this, not the text, so a
+ * cached build needs no flag. */
 static inline bool kf_emit_pdl_wait(const kf_emit_opts *o)
 {
     return (o->arch ? o->arch : 90) >= 90;

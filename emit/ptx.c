@@ -122,6 +122,8 @@ static bool analyse(ptx_cx *cx, kf_arena *arena)
         cx->cur = k->loc;
         kf_ptx_error(cx, "internal error: the control markers of kernel '%s' are not paired (kf_ir_link)", k->name);
     }
+    cx->dep_at = kf_emit_pdl_wait(cx->o) ? kf_ir_dep_wait_at(k) : UINT32_MAX;   /* below sm_90: no wait */
+    cx->early = kf_ir_early_params(k);
     for (uint32_t v = 0; v <= k->nvals; v++) cx->def1[v] = -1;
     for (uint32_t i = 0; i < k->nins; i++) {
         const kf_ir_ins *in = &k->ins[i];
@@ -314,10 +316,11 @@ static void emit_warp_lanes(ptx_cx *cx)
 
 /* Programmatic dependent launch (emit.h, kf_emit_pdl_wait): before any
  * memory access, wait for the grids this one depends on; with pdl_trigger,
- * then let the next one be scheduled. */
+ * then let the next one be scheduled. A kernel with dep_wait() waits there
+ * instead (emit/ptx_tensor.c). */
 static void emit_pdl(ptx_cx *cx)
 {
-    if (!kf_emit_pdl_wait(cx->o)) return;
+    if (!kf_emit_pdl_wait(cx->o) || kf_ir_places_dep_wait(cx->k)) return;
     kf_ptx_comment(cx, "programmatic dependent launch: wait for the grids this one depends on");
     kf_ptx_ins(cx, "griddepcontrol.wait");
     if (cx->o->pdl_trigger) kf_ptx_ins(cx, "griddepcontrol.launch_dependents");

@@ -154,6 +154,8 @@ typedef struct {
     size_t lf_len;
     bool lf_clean;
     uint32_t at;                  /* index of the IR instruction being emitted */
+    uint32_t dep_at;              /* the kernel's dep_wait() (kf_ir_dep_wait_at), UINT32_MAX: none or below sm_90 */
+    uint64_t early;               /* the buffer parameters it loads before that (kf_ir_early_params) */
     preg wmask, wclamp;           /* existing lanes of this warp: membermask and count - 1 (SHFL/VOTE) */
     bool failed;
 } ptx_cx;

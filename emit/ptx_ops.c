@@ -19,8 +19,9 @@
  *     with NaN selected to 0, .rn for int -> float and narrowing, and a
  *     round-to-odd step where bf16 has no direct cvt from the source type;
  *     f16 <-> bf16 through f32;
- *   - loads from read-only buffers are ld.global.nc; vector elements move
- *     with ld/st .v2/.v4 (8 and 16 lanes as .b32 words, unpacked). */
+ *   - loads from read-only buffers are ld.global.nc (around a dep_wait():
+ *     load_space); vector elements move with ld/st .v2/.v4 (8 and 16
+ *     lanes as .b32 words, unpacked). */
 #include "ptx_internal.h"
 
 #include <stdio.h>
@@ -317,12 +318,27 @@ static void emit_array(ptx_cx *cx, const kf_ir_ins *in, bool store)
     }
 }
 
+/* The state space of a buffer load: read-only buffers through the
+ * non-coherent path (ld.global.nc). In a kernel with dep_wait() (ir.h
+ * kf_ir_early_params), a load before the wait is ld.relaxed.gpu, which
+ * ptxas keeps before griddepcontrol.wait (it hoists the wait above weak
+ * loads, so they would start only after it), and after the wait only the
+ * buffers loaded before it stay .nc: ptxas moves ld.global.nc across the
+ * wait, so a buffer the kernel before writes must not be read that way. */
+static const char *load_space(const ptx_cx *cx, const kf_ir_ins *in)
+{
+    bool ro = !(vtype(cx, in->a[0]).flags & KF_TF_MUT);
+    if (cx->dep_at == UINT32_MAX) return ro ? "global.nc" : "global";
+    if (cx->at < cx->dep_at) return "relaxed.gpu.global";
+    uint32_t p = kf_ir_buffer_param(cx->k, in->a[0]);
+    return ro && p < 64 && (cx->early >> p & 1) ? "global.nc" : "global";
+}
+
 static void emit_load(ptx_cx *cx, const kf_ir_ins *in)
 {
-    kf_type bt = vtype(cx, in->a[0]);
     kf_type et = vtype(cx, in->dst);
     ptx_addr a = kf_ptx_buf_addr(cx, in->a[0], in->a[1], kf_type_elem_bytes(et));
-    mem_access(cx, false, (bt.flags & KF_TF_MUT) ? "global" : "global.nc", a.s, et, in->dst);
+    mem_access(cx, false, load_space(cx, in), a.s, et, in->dst);
 }
 
 static void emit_store(ptx_cx *cx, const kf_ir_ins *in)

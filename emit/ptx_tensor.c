@@ -7,6 +7,9 @@
  *   cp_async     cp.async.cg.shared.global [dst], [src], 16[, n]
  *   commit/wait  cp.async.commit_group / cp.async.wait_group N
  *   fence        fence.acq_rel.gpu (the kforge extension fence())
+ *   dep_wait     griddepcontrol.wait (sm_90; nothing below), then with
+ *                pdl_trigger griddepcontrol.launch_dependents
+ *   dep_trigger  griddepcontrol.launch_dependents (sm_90; nothing below)
  * Fragments live one lane per register like every vector (ptx_internal.h);
  * the instructions take them as 32-bit words, so lanes are packed into
  * words before (mov.b32 {lo, hi} for 16-bit lanes, which ptxas folds
@@ -133,6 +136,15 @@ void kf_ptx_emit_tensor(ptx_cx *cx, const kf_ir_ins *in)
     case KF_BI_CP_ASYNC_COMMIT: kf_ptx_ins(cx, "cp.async.commit_group"); break;
     case KF_BI_CP_ASYNC_WAIT: kf_ptx_ins(cx, "cp.async.wait_group %u", (unsigned)in->imm); break;
     case KF_BI_FENCE: kf_ptx_ins(cx, "fence.acq_rel.gpu"); break;   /* PTX 6.0, sm_70 (membar.gl is fence.sc.gpu) */
+    case KF_BI_DEP_WAIT:
+        if (!kf_emit_pdl_wait(cx->o)) break;   /* below sm_90: nothing, as the entry's wait */
+        kf_ptx_comment(cx, "programmatic dependent launch: wait for the grids this one depends on (dep_wait)");
+        kf_ptx_ins(cx, "griddepcontrol.wait");
+        if (cx->o->pdl_trigger) kf_ptx_ins(cx, "griddepcontrol.launch_dependents");
+        break;
+    case KF_BI_DEP_TRIGGER:
+        if (kf_emit_pdl_wait(cx->o)) kf_ptx_ins(cx, "griddepcontrol.launch_dependents");
+        break;
     default:
         kf_ptx_error(cx, "internal error: intrinsic '%s'", in->sub < KF_BI_COUNT ? kf_builtin_names[in->sub] : "?");
         break;

@@ -314,7 +314,7 @@ static bool intrin_ok(const kf_ir_kernel *k, const kf_ir_ins *in)
     switch (in->sub) {
     case KF_BI_MMA: return in->dst && mma_ok(k, in);
     case KF_BI_CP_ASYNC: case KF_BI_CP_ASYNC_N: return !in->dst && cp_async_ok(k, in);
-    case KF_BI_CP_ASYNC_COMMIT: case KF_BI_FENCE: return !in->dst;
+    case KF_BI_CP_ASYNC_COMMIT: case KF_BI_FENCE: case KF_BI_DEP_WAIT: case KF_BI_DEP_TRIGGER: return !in->dst;
     case KF_BI_CP_ASYNC_WAIT: return !in->dst && in->imm <= 255;
     default: break;
     }
@@ -333,6 +333,7 @@ static void decode_intrin(const kf_ictx *c, const kf_ir_ins *in, kf_idins *d)
     else if (in->sub == KF_BI_CP_ASYNC_COMMIT) d->h = IH_CPCOMMIT;
     else if (in->sub == KF_BI_CP_ASYNC_WAIT) d->h = IH_CPWAIT;
     else if (in->sub == KF_BI_FENCE) d->h = IH_NOP;   /* every access is done when it runs (interp.c) */
+    else if (in->sub == KF_BI_DEP_WAIT || in->sub == KF_BI_DEP_TRIGGER) d->h = IH_NOP;   /* launches run one by one */
     else d->h = IH_INTRIN;
     if (d->h == IH_CPASYNC) d->eshift = log2_bytes(kf_type_elem_bytes(in->type));
     if (d->h == IH_LDSM || d->h == IH_CPASYNC || d->h == IH_CPWAIT) d->target = (uint32_t)in->imm;

@@ -33,6 +33,41 @@ bool kf_ir_intrin_info(uint16_t sub, unsigned *nargs, unsigned *flags)
     }
 }
 
+uint32_t kf_ir_dep_wait_at(const kf_ir_kernel *k)
+{
+    for (uint32_t i = 0; i < k->nins; i++)
+        if (k->ins[i].op == KF_IR_INTRIN && k->ins[i].sub == KF_BI_DEP_WAIT) return i;
+    return UINT32_MAX;
+}
+
+bool kf_ir_places_dep_wait(const kf_ir_kernel *k) { return kf_ir_dep_wait_at(k) != UINT32_MAX; }
+
+uint32_t kf_ir_buffer_param(const kf_ir_kernel *k, kf_val v)
+{
+    for (uint32_t hops = 0; v && hops < k->nins; hops++) {
+        const kf_ir_ins *d = NULL;
+        for (uint32_t i = 0; i < k->nins && !d; i++)
+            if (k->ins[i].dst == v) d = &k->ins[i];
+        if (!d) return UINT32_MAX;
+        if (d->op == KF_IR_PARAM) return (uint32_t)d->imm;
+        if (d->op != KF_IR_VIEW && d->op != KF_IR_MOV) return UINT32_MAX;
+        v = d->a[0];
+    }
+    return UINT32_MAX;
+}
+
+uint64_t kf_ir_early_params(const kf_ir_kernel *k)
+{
+    uint32_t w = kf_ir_dep_wait_at(k);
+    uint64_t early = 0;
+    for (uint32_t i = 0; w != UINT32_MAX && i < w; i++) {
+        if (k->ins[i].op != KF_IR_LOAD) continue;
+        uint32_t p = kf_ir_buffer_param(k, k->ins[i].a[0]);
+        if (p < 64) early |= UINT64_C(1) << p;
+    }
+    return early;
+}
+
 static uint64_t pack(uint32_t hi, uint32_t lo) { return (uint64_t)hi << 32 | lo; }
 
 /* Closes the structure opened at `at` (mid: its ELSE/LATCH or 0) at `end`,

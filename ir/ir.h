@@ -118,7 +118,9 @@ extern const uint8_t kf_ir_op_nargs[KF_IR_OP_COUNT];
  *                 and atomics before it are ordered before those after it
  *                 for every thread of the grid, so no memory access (global
  *                 or shared) is moved across it, none is merged with one on
- *                 the other side, and it is never removed.
+ *                 the other side, and it is never removed. The two steps of
+ *                 programmatic dependent launch (dep_wait, dep_trigger)
+ *                 are kept in place the same way.
  * Anything not PURE has an effect and stays where it is, run or not.
  * X(builtin, value operands a[0..n), flags) */
 enum {
@@ -145,7 +147,9 @@ enum {
     X(KF_BI_CP_ASYNC_N, 4, KF_II_ARRAY | KF_II_WRITES | KF_II_ASYNC) /* and a3: the u32 bytes read (0..16) */ \
     X(KF_BI_CP_ASYNC_COMMIT, 0, KF_II_ASYNC) \
     X(KF_BI_CP_ASYNC_WAIT, 0, KF_II_ASYNC)   /* imm: N, the groups that may stay pending */ \
-    X(KF_BI_FENCE, 0, KF_II_FENCE)           /* fence(): PTX fence.acq_rel.gpu; no operand, no dst */
+    X(KF_BI_FENCE, 0, KF_II_FENCE)           /* fence(): PTX fence.acq_rel.gpu; no operand, no dst */ \
+    X(KF_BI_DEP_WAIT, 0, KF_II_FENCE)        /* dep_wait(): griddepcontrol.wait (sm_90), the kernel's one wait */ \
+    X(KF_BI_DEP_TRIGGER, 0, KF_II_FENCE)     /* dep_trigger(): griddepcontrol.launch_dependents (sm_90) */
 
 /* The row of INTRIN sub: its operand count and flags; false when sub is
  * not an intrinsic (malformed IR). */
@@ -220,6 +224,22 @@ typedef struct kf_kernel {
     kf_ir_array *arrays;  uint32_t narrays;
     kf_schedule sched;
 } kf_ir_kernel;
+
+/* Whether k places its own wait for the grids it depends on (a dep_wait()
+ * INTRIN, lowering checked where): then the back ends open it with none
+ * (emit.h kf_emit_pdl_wait). kf_ir_dep_wait_at: the instruction's index,
+ * UINT32_MAX when there is none. */
+bool kf_ir_places_dep_wait(const kf_ir_kernel *k);
+uint32_t kf_ir_dep_wait_at(const kf_ir_kernel *k);
+/* The parameter buffer value v is (PARAM), or views or copies of it
+ * (VIEW, MOV), or UINT32_MAX. */
+uint32_t kf_ir_buffer_param(const kf_ir_kernel *k, kf_val v);
+/* For a kernel with dep_wait(): bit p set when buffer parameter p (p < 64)
+ * is loaded before the wait, so the kernel promises that no kernel before
+ * it writes that buffer; 0 without a wait. The back ends load only such
+ * read-only buffers through the non-coherent path (ld.global.nc) after the
+ * wait: ptxas moves ld.global.nc across griddepcontrol.wait. */
+uint64_t kf_ir_early_params(const kf_ir_kernel *k);
 
 /* The structure a control marker belongs to: its IF or LOOP (`head`; for
  * BREAK and CONTINUE the innermost LOOP), the ELSE or LATCH (`mid`, 0 when

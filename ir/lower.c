@@ -131,6 +131,7 @@ static uint32_t open_loop(lw_t *lw, bool wrapper, kf_loc loc)
 {
     lw_loop l = {0};
     l.wrapper = wrapper;
+    l.loc = loc;
     l.flag_at = UINT32_MAX;
     if (wrapper) {
         l.flag_at = kf_lower_emit(lw, KF_IR_NOP, 0, kf_type_void(), 0, 0, 0, 0, 0, 0, loc);
@@ -183,6 +184,8 @@ static void exit_to(lw_t *lw, uint32_t target, kf_loc loc)
         kf_lower_error(lw, loc, "internal error: exit to a loop that is not open");
         return;
     }
+    for (size_t i = target; i < lw->loops.len; i++)
+        if (!lw->loops.data[i].left) lw->loops.data[i].left = true, lw->loops.data[i].left_at = loc;
     if (target + 1 < lw->loops.len) {
         kf_val f = loop_flag(lw, target, loc);
         kf_type b = kf_type_scalar(KF_S_BOOL);
@@ -328,12 +331,73 @@ static void lower_if(lw_t *lw, kf_node *s)
     }
     kf_val cv = kf_lower_expr_as(lw, s->a, kf_type_scalar(KF_S_BOOL));
     kf_lower_emit(lw, KF_IR_IF, 0, kf_type_void(), 0, cv, 0, 0, 0, 0, s->loc);
+    kf_loc outer = lw->if_at;
+    lw->if_depth++, lw->if_at = s->loc;
     kf_lower_block(lw, s->b);
     if (s->c) {
         kf_lower_emit(lw, KF_IR_ELSE, 0, kf_type_void(), 0, 0, 0, 0, 0, 0, s->c->loc);
         lower_stmt(lw, s->c);
     }
+    lw->if_depth--, lw->if_at = outer;
     kf_lower_emit(lw, KF_IR_ENDIF, 0, kf_type_void(), 0, 0, 0, 0, 0, 0, s->loc);
+}
+
+/* ---- dep_wait ----------------------------------------------------------- */
+
+/* The first store or atomic on a buffer lowered so far, or NULL. */
+static const kf_ir_ins *first_buffer_write(const lw_t *lw)
+{
+    for (size_t i = 0; i < lw->ins.len; i++)
+        if (lw->ins.data[i].op == KF_IR_STORE || lw->ins.data[i].op == KF_IR_ATOMIC) return &lw->ins.data[i];
+    return NULL;
+}
+
+/* Whether a dep_wait() at loc would stand where a thread could go on
+ * without it (reported): inside a user loop, after an exit from a wrapper
+ * around it (an inlined fn's early return), inside an IF. */
+static bool dep_wait_skippable(lw_t *lw, kf_loc loc)
+{
+    for (size_t i = lw->loops.len; i-- > 0;) {
+        const lw_loop *l = &lw->loops.data[i];
+        if (!l->wrapper) {
+            kf_lower_error(lw, loc, "dep_wait() inside the loop at line %u would wait on every iteration or not at "
+                           "all: call it once, before the loop", l->loc.line);
+            return true;
+        }
+        if (l->left) {
+            kf_lower_error(lw, loc, "dep_wait() after the early exit at line %u: a thread that leaves there goes on "
+                           "without waiting; call dep_wait() before that 'return' (or 'break')", l->left_at.line);
+            return true;
+        }
+    }
+    if (lw->if_depth)
+        kf_lower_error(lw, loc, "dep_wait() inside the 'if' at line %u: every thread must pass it before it reads "
+                       "what earlier kernels wrote; call it outside the 'if' (an 'if' on a constant, such as a -D "
+                       "option, is decided at compile time and allowed)", lw->if_at.line);
+    return lw->if_depth != 0;
+}
+
+/* A kernel that places its own wait loses the one at its entry, so the
+ * wait must be where every thread that goes on passes it once: no IF or
+ * user loop open around it (a constant condition opens none, an inlined fn
+ * whose returns all come later is fine), not a second time, and no write
+ * of a buffer before it (the kernels it depends on may still use that). */
+void kf_lower_dep_wait(lw_t *lw, kf_loc loc)
+{
+    const kf_ir_ins *w = first_buffer_write(lw);
+    if (dep_wait_skippable(lw, loc)) return;
+    if (lw->dep_waited) {
+        kf_lower_error(lw, loc, "dep_wait() a second time in this kernel (first at line %u): a kernel waits for "
+                       "the grids it depends on once; remove one", lw->dep_wait_at.line);
+    } else if (w) {
+        const char *what = w->op == KF_IR_STORE ? "store" : "atomic";
+        kf_lower_error(lw, loc, "dep_wait() after the %s on a buffer at line %u: before the wait the kernels this "
+                       "one depends on may still use that memory; move the %s after dep_wait()", what, w->loc.line,
+                       what);
+    } else {
+        lw->dep_waited = true, lw->dep_wait_at = loc;
+        kf_lower_emit(lw, KF_IR_INTRIN, KF_BI_DEP_WAIT, kf_type_void(), 0, 0, 0, 0, 0, 0, loc);
+    }
 }
 
 /* IF c BREAK ENDIF */

@@ -20,6 +20,8 @@ typedef struct {
     uint32_t flag;       /* exit flag value (bool), 0 until an exit needs it */
     uint32_t flag_at;    /* two reserved NOPs before the LOOP, patched to init the flag */
     bool wrapper;        /* one-trip loop made by lowering (ends with BREAK) */
+    bool left;           /* an exit (return, @unroll break) out of it was lowered, at left_at */
+    kf_loc loc, left_at;
     KF_VEC(uint32_t) checks; /* loops[] indices whose flag is re-checked after ENDLOOP */
 } lw_loop;
 
@@ -71,6 +73,10 @@ typedef struct {
     uint32_t fold_epoch;      /* advances whenever what kf_lower_fold reads may change (each
                                  statement, @unroll iteration and inlined fn): an
                                  expression that failed to fold in this epoch fails again */
+    uint32_t if_depth;        /* IFs open in the IR (a constant condition opens none), */
+    kf_loc if_at;             /* the innermost one's */
+    bool dep_waited;          /* a dep_wait() was lowered, at dep_wait_at */
+    kf_loc dep_wait_at;
     bool failed;              /* a diagnostic was reported */
     bool oom;
 } lw_t;
@@ -112,6 +118,10 @@ void kf_lower_block(lw_t *lw, const kf_node *block);
 void kf_lower_note_access(lw_t *lw, kf_val buf, kf_type elem);
 /* Inlines a call of a fn; returns its result value (0 for none). */
 kf_val kf_lower_inline(lw_t *lw, const kf_node *call);
+/* Lowers dep_wait() at loc after checking that every thread still running
+ * passes it exactly once, before any store or atomic on a buffer
+ * (grammar/README.md section 7); reported otherwise. */
+void kf_lower_dep_wait(lw_t *lw, kf_loc loc);
 
 /* ---- expressions (lower_expr.c) ---- */
 kf_val kf_lower_expr(lw_t *lw, const kf_node *e);

@@ -11,8 +11,9 @@
  * section 8 helpers that are not lane by lane (dot4, bfe, bfi, prmt) are one
  * INTRIN each; rcp and fast_div are MATH. So are mma (whole fragments),
  * ldmatrix and cp_async (the shared array in `imm`, as ALOAD names it),
- * cp_async_commit / cp_async_wait (the constant group count in `imm`) and
- * fence (no operand: ir.h's KF_II_FENCE keeps every pass's hands off it). */
+ * cp_async_commit / cp_async_wait (the constant group count in `imm`),
+ * fence, dep_wait and dep_trigger (no operand: ir.h's KF_II_FENCE keeps
+ * every pass's hands off them; lower.c checks where dep_wait stands). */
 #include "lower.h"
 
 static kf_type u32_t(void) { return kf_type_scalar(KF_S_U32); }
@@ -321,9 +322,10 @@ kf_val kf_lower_builtin_call(lw_t *lw, const kf_node *e)
     case KF_BI_BARRIER:
         kf_lower_emit(lw, KF_IR_BARRIER, 0, kf_type_void(), 0, 0, 0, 0, 0, 0, e->loc);
         return 0;
-    case KF_BI_FENCE:
-        kf_lower_emit(lw, KF_IR_INTRIN, KF_BI_FENCE, kf_type_void(), 0, 0, 0, 0, 0, 0, e->loc);
+    case KF_BI_FENCE: case KF_BI_DEP_TRIGGER:
+        kf_lower_emit(lw, KF_IR_INTRIN, (uint16_t)b, kf_type_void(), 0, 0, 0, 0, 0, 0, e->loc);
         return 0;
+    case KF_BI_DEP_WAIT: kf_lower_dep_wait(lw, e->loc); return 0;
     case KF_BI_SHFL: case KF_BI_SHFL_XOR: case KF_BI_SHFL_UP: case KF_BI_SHFL_DOWN: {
         kf_val v = kf_lower_expr_as(lw, args[0], t);
         return shfl_value(lw, b, v, kf_lower_expr_as(lw, args[1], u32_t()), e->loc);

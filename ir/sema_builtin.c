@@ -545,7 +545,7 @@ kf_type kf_sema_builtin_call(kf_sema *s, kf_node *n, kf_builtin bi)
     }
     check_args(s, bi, a, na);
     switch (bi) {
-    case KF_BI_BARRIER: case KF_BI_CP_ASYNC_COMMIT: case KF_BI_FENCE:
+    case KF_BI_BARRIER: case KF_BI_CP_ASYNC_COMMIT: case KF_BI_FENCE: case KF_BI_DEP_WAIT: case KF_BI_DEP_TRIGGER:
         if (!s->func) {
             kf_sema_error(s, n->loc, "%s() can only be used in a kernel or fn", kf_builtin_names[bi]);
             return fail(n);

@@ -957,6 +957,45 @@ static void fences_stay_between_their_accesses(void **state)
     kf_module_free(m);
 }
 
+/* dep_wait() and dep_trigger() stay where the kernel puts them: the
+ * weight load before the wait, the loads of what the kernel before wrote
+ * after it, though the same buffer x is read on both sides (nothing merged
+ * across it), and the trigger between the two stores. */
+static void dep_wait_and_trigger_stay_between_their_accesses(void **state)
+{
+    static const char src[] =
+        "kernel k(w: &[f32], x: &[f32], y: &mut [f32]) {\n"
+        "    let i = global_id.x;\n"
+        "    let a = w[i] + x[0];\n"
+        "    dep_wait();\n"
+        "    let b = x[0];\n"
+        "    y[i] = a * b;\n"
+        "    dep_trigger();\n"
+        "    y[i + 1] = b;\n"
+        "}\n";
+    kf_opt_stats st;
+    kf_module *m = optimise(src, &st);
+    const kf_ir_kernel *k = &m->kernels[0];
+    enum { W = 1000, T = 1001 };
+    static const uint16_t want[] = {KF_IR_LOAD, KF_IR_LOAD, W, KF_IR_LOAD, KF_IR_STORE, T, KF_IR_STORE};
+    uint32_t n = 0;
+    for (uint32_t i = 0; i < k->nins; i++) {
+        const kf_ir_ins *in = &k->ins[i];
+        uint16_t op = in->op;
+        if (op == KF_IR_INTRIN && in->sub == KF_BI_DEP_WAIT) op = W;
+        else if (op == KF_IR_INTRIN && in->sub == KF_BI_DEP_TRIGGER) op = T;
+        else if (op != KF_IR_STORE && op != KF_IR_LOAD) continue;
+        assert_true(n < sizeof want / sizeof *want);
+        assert_int_equal(op, want[n++]);
+    }
+    assert_int_equal(n, sizeof want / sizeof *want);
+    assert_true(kf_ir_places_dep_wait(k));
+    kf_module_free(m);
+    m = optimise("kernel k(y: &mut [f32]) {\n    dep_trigger();\n    y[0] = 1.0;\n}\n", &st);
+    assert_false(kf_ir_places_dep_wait(&m->kernels[0]));
+    kf_module_free(m);
+}
+
 /* An op this pass does not know (one added to the IR later) is opaque:
  * kept though unread, its operands not rewritten, and every value it names
  * counted as perhaps written, so no copy is forwarded across it. */
@@ -1636,6 +1675,7 @@ int main(void)
         cmocka_unit_test(barriers_and_warp_ops_keep_their_place),
         cmocka_unit_test(tensor_intrinsics_stay_though_unread),
         cmocka_unit_test(fences_stay_between_their_accesses),
+        cmocka_unit_test(dep_wait_and_trigger_stay_between_their_accesses),
         cmocka_unit_test(unknown_ops_are_opaque),
         cmocka_unit_test(empty_kernels_and_loopless_kernels_compile),
         cmocka_unit_test(nesting_deeper_than_the_walk_is_left_as_lowered),

@@ -409,6 +409,50 @@ static void test_fence_is_a_gpu_membar_in_sass(void **st)
     }
 }
 
+/* The text between `Function : name` and the next function of sass. */
+static const char *sass_function(const char *sass, const char *name, size_t *len)
+{
+    char head[160];
+    snprintf(head, sizeof head, "Function : %s\n", name);
+    const char *f = strstr(sass, head);
+    if (!f) fail_msg("SASS has no function %s", name);
+    const char *next = strstr(f + 1, "Function : ");
+    *len = next ? (size_t)(next - f) : strlen(f);
+    return f;
+}
+
+/* The offset of insn in the first len bytes of f, or len when absent. */
+static size_t sass_at(const char *f, size_t len, const char *insn)
+{
+    const char *at = strstr(f, insn);
+    return at && (size_t)(at - f) < len ? (size_t)(at - f) : len;
+}
+
+/* kernels/features/dep.kf: on sm_90 the weight loads before dep_wait()
+ * issue before the wait (LDG.E.STRONG.GPU, then ACQBULK), the loads after
+ * it are not the non-coherent kind ptxas would move above the wait (no
+ * LDG.E.CONSTANT), and dep_trigger() is PREEXIT where the kernel puts it
+ * (first in scale_add_early, after the store in dot4_early); sm_80 has
+ * neither instruction. */
+static void test_dep_wait_keeps_early_loads_before_the_wait_in_sass(void **st)
+{
+    char *sass = sass_of_file("kernels/features/dep.kf", 90);
+    size_t n;
+    const char *f = sass_function(sass, "scale_add_early", &n);
+    size_t trig = sass_at(f, n, "PREEXIT"), ld = sass_at(f, n, "LDG.E.STRONG.GPU"), wait = sass_at(f, n, "ACQBULK");
+    if (!(trig < ld && ld < wait && wait < n)) fail_msg("scale_add_early: want PREEXIT, LDG.E.STRONG.GPU, ACQBULK in order");
+    if (sass_at(f, n, "LDG.E.CONSTANT") < n) fail_msg("scale_add_early: a non-coherent load around the wait");
+    if (sass_at(f + wait, n - wait, "LDG.E ") >= n - wait) fail_msg("scale_add_early: no load of x after the wait");
+    f = sass_function(sass, "dot4_early", &n);
+    ld = sass_at(f, n, "LDG.E.128.STRONG.GPU"), wait = sass_at(f, n, "ACQBULK");
+    size_t stg = sass_at(f, n, "STG.E"), pre = sass_at(f, n, "PREEXIT");
+    if (!(ld < wait && wait < stg && stg < pre && pre < n)) fail_msg("dot4_early: want LDG (w), ACQBULK, STG, PREEXIT");
+    free(sass);
+    sass = sass_of_file("kernels/features/dep.kf", 80);
+    if (strstr(sass, "ACQBULK") || strstr(sass, "PREEXIT")) fail_msg("sm_80 SASS has griddepcontrol");
+    free(sass);
+}
+
 /* kernels/tc_gemv.kf on sm_90: the weights stream in as 16-byte loads
  * (LDG.E.128) straight into the HMMA (f16, bf16) and IMMA (Q4_K nibbles as
  * u8 times 8-bit X) fragments, and nothing goes through local memory. */
@@ -440,6 +484,7 @@ int main(void)
         cmocka_unit_test(test_tensor_cores_in_sass),
         cmocka_unit_test(test_tc_gemv_is_tensor_cores_fed_by_16_byte_loads),
         cmocka_unit_test(test_fence_is_a_gpu_membar_in_sass),
+        cmocka_unit_test(test_dep_wait_keeps_early_loads_before_the_wait_in_sass),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

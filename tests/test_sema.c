@@ -623,6 +623,25 @@ static void warp_builtins(void **state)
     reject(K("barrier(1);"), 2, 1, "'barrier' takes 0 arguments, found 1");
 }
 
+/* dep_wait() and dep_trigger(): statements with no arguments and no value
+ * (kforge extensions); a user's fn named dep_wait hides the builtin. Where
+ * dep_wait may stand is lowering's rule (tests/diagnostics/121-125). */
+static void dep_builtins(void **state)
+{
+    prog *p = ok("kernel k(o: &mut [f32]) {\ndep_trigger();\ndep_wait();\no[0] = 1.0;\n}\n");
+    kf_node *call = find_kind(p->module, KF_N_EXPR)->a;
+    assert_int_equal(call->kind, KF_N_CALL);
+    assert_int_equal(call->op, KF_BI_DEP_TRIGGER);
+    assert_int_equal(call->type.kind, KF_TK_VOID);
+    prog_free(p);
+    p = ok("fn dep_wait(x: f32) -> f32 { return x; }\n"
+           "kernel k(o: &mut [f32]) {\nlet y = dep_wait(o[0]);\no[0] = y;\n}\n");
+    assert_type(decl_type(p, "y"), "f32");
+    prog_free(p);
+    reject(K("dep_wait(n);"), 2, 1, "'dep_wait' takes 0 arguments, found 1");
+    reject(K("let x = dep_trigger();"), 2, 9, "'dep_trigger' returns no value: call it as a statement");
+}
+
 /* fence(): a statement with no arguments and no value (the kforge
  * extension); a user's fn or let named fence hides the builtin. */
 static void fence_builtin(void **state)
@@ -1107,6 +1126,7 @@ int main(void)
         cmocka_unit_test(warp_builtins),
         cmocka_unit_test(atomic_builtins),
         cmocka_unit_test(fence_builtin),
+        cmocka_unit_test(dep_builtins),
         cmocka_unit_test(math_builtins),
         cmocka_unit_test(packed_half_builtins),
         cmocka_unit_test(integer_and_fast_helpers),

@@ -222,7 +222,7 @@ __device__ __forceinline__ void kf_pdl_wait() {
 #endif
 }
 
-/* kernel gemv_f16_f16_f16 (gemv.kf:723) */
+/* kernel gemv_f16_f16_f16 (gemv.kf:812) */
 extern "C" __global__ void __launch_bounds__(256)
 gemv_f16_f16_f16(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x_, kf_f16* __restrict__ y_, unsigned m_, unsigned k_)
 {
@@ -260,17 +260,17 @@ gemv_f16_f16_f16(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x_, k
         unsigned wid_ = (blockIdx.x << 3u) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u);
         unsigned nw_ = gridDim.x << 3u;
         if (!(wid_ >= m_)) {
-            unsigned t1426_ = m_ - wid_;
-            unsigned total_ = ((t1426_ / nw_) + (((t1426_ % nw_) != 0u) ? 1u : 0u)) * steps_;
+            unsigned t1433_ = m_ - wid_;
+            unsigned t1441_ = ((t1433_ / nw_) + (((t1433_ % nw_) != 0u) ? 1u : 0u)) * steps_;
             acc_2_[0u] = 0.0f;
             unsigned lg_ = wid_;
             unsigned lk_ = 0u;
             unsigned cg_ = wid_;
             unsigned ck_ = 0u;
-            unsigned t1447_ = total_ + 1u;
+            unsigned t1454_ = t1441_ + 1u;
             #pragma unroll 1
-            for (unsigned t0_ = 0u; t0_ < t1447_; t0_ = t0_ + 2u) {
-                if (t0_ < total_) {
+            for (unsigned t0_ = 0u; t0_ < t1454_; t0_ = t0_ + 2u) {
+                if (t0_ < t1441_) {
                     unsigned v_ = min((((lk_ << 5u) << 2u) + lane_), (nv_ - 1u));
                     unsigned row_2_ = min(lg_, (m_ - 1u));
                     wb_[0u] = wv_[(row_2_ * nv_) + v_];
@@ -287,23 +287,23 @@ gemv_f16_f16_f16(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x_, k
                     unsigned row_5_ = min(lg_, (m_ - 1u));
                     wb_[3u] = wv_[(row_5_ * nv_) + v_4_];
                     xb_[6u] = xv_[v_4_];
-                    unsigned t1619_ = lk_ + 1u;
-                    lk_ = t1619_;
-                    if (t1619_ == steps_) {
+                    unsigned t1630_ = lk_ + 1u;
+                    lk_ = t1630_;
+                    if (t1630_ == steps_) {
                         lk_ = 0u;
                         lg_ = lg_ + nw_;
                     }
                 }
-                bool t1627_ = t0_ >= 1u;
-                bool t1628_ = t1627_;
-                if (t1627_) {
-                    t1628_ = (t0_ - 1u) < total_;
+                bool t1639_ = t0_ >= 1u;
+                bool t1640_ = t1639_;
+                if (t1639_) {
+                    t1640_ = (t0_ - 1u) < t1441_;
                 }
-                if (t1628_) {
+                if (t1640_) {
                     unsigned v_5_ = ((ck_ << 5u) << 2u) + lane_;
                     if (v_5_ < nv_) {
-                        kf_u32x4 t1687_ = xb_[8u];
-                        kf_f16x8 a_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1687_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1687_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1687_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1687_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1687_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1687_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1687_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1687_, 3u), 16u))}};
+                        kf_u32x4 t1699_ = xb_[8u];
+                        kf_f16x8 a_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1699_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1699_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1699_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1699_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1699_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1699_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1699_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1699_, 3u), 16u))}};
                         xs_[0u] = kf_f16_to_f32(a_.v[0]);
                         xs_[1u] = kf_f16_to_f32(a_.v[1]);
                         xs_[2u] = kf_f16_to_f32(a_.v[2]);
@@ -312,14 +312,14 @@ gemv_f16_f16_f16(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x_, k
                         xs_[5u] = kf_f16_to_f32(a_.v[5]);
                         xs_[6u] = kf_f16_to_f32(a_.v[6]);
                         xs_[7u] = kf_f16_to_f32(a_.v[7]);
-                        kf_u32x4 t1714_ = wb_[4u];
-                        kf_f16x8 wh_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1714_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1714_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1714_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1714_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1714_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1714_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1714_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1714_, 3u), 16u))}};
+                        kf_u32x4 t1726_ = wb_[4u];
+                        kf_f16x8 wh_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1726_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1726_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1726_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1726_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1726_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1726_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1726_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1726_, 3u), 16u))}};
                         acc_2_[0u] = __fmaf_rn(kf_f16_to_f32(wh_.v[7]), xs_[7u], __fmaf_rn(kf_f16_to_f32(wh_.v[6]), xs_[6u], __fmaf_rn(kf_f16_to_f32(wh_.v[5]), xs_[5u], __fmaf_rn(kf_f16_to_f32(wh_.v[4]), xs_[4u], __fmaf_rn(kf_f16_to_f32(wh_.v[3]), xs_[3u], __fmaf_rn(kf_f16_to_f32(wh_.v[2]), xs_[2u], __fmaf_rn(kf_f16_to_f32(wh_.v[1]), xs_[1u], __fmaf_rn(kf_f16_to_f32(wh_.v[0]), xs_[0u], acc_2_[0u]))))))));
                     }
                     unsigned v_6_ = (((ck_ << 5u) << 2u) + 32u) + lane_;
                     if (v_6_ < nv_) {
-                        kf_u32x4 t1818_ = xb_[10u];
-                        kf_f16x8 a_2_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1818_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1818_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1818_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1818_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1818_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1818_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1818_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1818_, 3u), 16u))}};
+                        kf_u32x4 t1830_ = xb_[10u];
+                        kf_f16x8 a_2_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1830_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1830_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1830_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1830_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1830_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1830_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1830_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1830_, 3u), 16u))}};
                         xs_2_[0u] = kf_f16_to_f32(a_2_.v[0]);
                         xs_2_[1u] = kf_f16_to_f32(a_2_.v[1]);
                         xs_2_[2u] = kf_f16_to_f32(a_2_.v[2]);
@@ -328,14 +328,14 @@ gemv_f16_f16_f16(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x_, k
                         xs_2_[5u] = kf_f16_to_f32(a_2_.v[5]);
                         xs_2_[6u] = kf_f16_to_f32(a_2_.v[6]);
                         xs_2_[7u] = kf_f16_to_f32(a_2_.v[7]);
-                        kf_u32x4 t1845_ = wb_[5u];
-                        kf_f16x8 wh_2_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1845_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1845_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1845_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1845_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1845_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1845_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1845_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1845_, 3u), 16u))}};
+                        kf_u32x4 t1857_ = wb_[5u];
+                        kf_f16x8 wh_2_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1857_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1857_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1857_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1857_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1857_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1857_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1857_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1857_, 3u), 16u))}};
                         acc_2_[0u] = __fmaf_rn(kf_f16_to_f32(wh_2_.v[7]), xs_2_[7u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[6]), xs_2_[6u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[5]), xs_2_[5u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[4]), xs_2_[4u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[3]), xs_2_[3u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[2]), xs_2_[2u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[1]), xs_2_[1u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[0]), xs_2_[0u], acc_2_[0u]))))))));
                     }
                     unsigned v_7_ = (((ck_ << 5u) << 2u) + 64u) + lane_;
                     if (v_7_ < nv_) {
-                        kf_u32x4 t1949_ = xb_[12u];
-                        kf_f16x8 a_3_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1949_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1949_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1949_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1949_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1949_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1949_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1949_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1949_, 3u), 16u))}};
+                        kf_u32x4 t1961_ = xb_[12u];
+                        kf_f16x8 a_3_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1961_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1961_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1961_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1961_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1961_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1961_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1961_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1961_, 3u), 16u))}};
                         xs_3_[0u] = kf_f16_to_f32(a_3_.v[0]);
                         xs_3_[1u] = kf_f16_to_f32(a_3_.v[1]);
                         xs_3_[2u] = kf_f16_to_f32(a_3_.v[2]);
@@ -344,14 +344,14 @@ gemv_f16_f16_f16(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x_, k
                         xs_3_[5u] = kf_f16_to_f32(a_3_.v[5]);
                         xs_3_[6u] = kf_f16_to_f32(a_3_.v[6]);
                         xs_3_[7u] = kf_f16_to_f32(a_3_.v[7]);
-                        kf_u32x4 t1976_ = wb_[6u];
-                        kf_f16x8 wh_3_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1976_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1976_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1976_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1976_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1976_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1976_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1976_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1976_, 3u), 16u))}};
+                        kf_u32x4 t1988_ = wb_[6u];
+                        kf_f16x8 wh_3_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1988_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1988_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1988_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1988_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1988_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1988_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1988_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1988_, 3u), 16u))}};
                         acc_2_[0u] = __fmaf_rn(kf_f16_to_f32(wh_3_.v[7]), xs_3_[7u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[6]), xs_3_[6u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[5]), xs_3_[5u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[4]), xs_3_[4u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[3]), xs_3_[3u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[2]), xs_3_[2u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[1]), xs_3_[1u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[0]), xs_3_[0u], acc_2_[0u]))))))));
                     }
                     unsigned v_8_ = (((ck_ << 5u) << 2u) + 96u) + lane_;
                     if (v_8_ < nv_) {
-                        kf_u32x4 t2080_ = xb_[14u];
-                        kf_f16x8 a_4_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2080_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2080_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2080_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2080_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2080_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2080_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2080_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2080_, 3u), 16u))}};
+                        kf_u32x4 t2092_ = xb_[14u];
+                        kf_f16x8 a_4_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2092_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2092_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2092_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2092_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2092_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2092_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2092_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2092_, 3u), 16u))}};
                         xs_4_[0u] = kf_f16_to_f32(a_4_.v[0]);
                         xs_4_[1u] = kf_f16_to_f32(a_4_.v[1]);
                         xs_4_[2u] = kf_f16_to_f32(a_4_.v[2]);
@@ -360,49 +360,49 @@ gemv_f16_f16_f16(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x_, k
                         xs_4_[5u] = kf_f16_to_f32(a_4_.v[5]);
                         xs_4_[6u] = kf_f16_to_f32(a_4_.v[6]);
                         xs_4_[7u] = kf_f16_to_f32(a_4_.v[7]);
-                        kf_u32x4 t2107_ = wb_[7u];
-                        kf_f16x8 wh_4_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2107_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2107_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2107_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2107_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2107_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2107_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2107_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2107_, 3u), 16u))}};
+                        kf_u32x4 t2119_ = wb_[7u];
+                        kf_f16x8 wh_4_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2119_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2119_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2119_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2119_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2119_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2119_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2119_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2119_, 3u), 16u))}};
                         acc_2_[0u] = __fmaf_rn(kf_f16_to_f32(wh_4_.v[7]), xs_4_[7u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[6]), xs_4_[6u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[5]), xs_4_[5u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[4]), xs_4_[4u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[3]), xs_4_[3u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[2]), xs_4_[2u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[1]), xs_4_[1u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[0]), xs_4_[0u], acc_2_[0u]))))))));
                     }
-                    unsigned t2181_ = ck_ + 1u;
-                    ck_ = t2181_;
-                    if (t2181_ == steps_) {
-                        float t2184_ = acc_2_[0u];
-                        unsigned t2206_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
-                        if (t2206_ == 32u) {
-                            float t2211_ = __fadd_rn(t2184_, kf_shfl_xor(t2184_, 16u, kf_wn));
-                            float t2214_ = __fadd_rn(t2211_, kf_shfl_xor(t2211_, 8u, kf_wn));
-                            float t2217_ = __fadd_rn(t2214_, kf_shfl_xor(t2214_, 4u, kf_wn));
-                            float t2220_ = __fadd_rn(t2217_, kf_shfl_xor(t2217_, 2u, kf_wn));
-                            s_ = __fadd_rn(t2220_, kf_shfl_xor(t2220_, 1u, kf_wn));
+                    unsigned t2193_ = ck_ + 1u;
+                    ck_ = t2193_;
+                    if (t2193_ == steps_) {
+                        float t2196_ = acc_2_[0u];
+                        unsigned t2218_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+                        if (t2218_ == 32u) {
+                            float t2223_ = __fadd_rn(t2196_, kf_shfl_xor(t2196_, 16u, kf_wn));
+                            float t2226_ = __fadd_rn(t2223_, kf_shfl_xor(t2223_, 8u, kf_wn));
+                            float t2229_ = __fadd_rn(t2226_, kf_shfl_xor(t2226_, 4u, kf_wn));
+                            float t2232_ = __fadd_rn(t2229_, kf_shfl_xor(t2229_, 2u, kf_wn));
+                            s_ = __fadd_rn(t2232_, kf_shfl_xor(t2232_, 1u, kf_wn));
                         } else {
-                            float t2226_ = kf_shfl_down(t2184_, 16u, kf_wn);
-                            bool t2228_ = (kf_lane_id() + 16u) < t2206_;
-                            float t2229_ = __fadd_rn(t2184_, t2226_);
-                            float t2230_ = t2228_ ? t2229_ : t2184_;
-                            float t2232_ = kf_shfl_down(t2230_, 8u, kf_wn);
-                            bool t2234_ = (kf_lane_id() + 8u) < t2206_;
-                            float t2235_ = __fadd_rn(t2230_, t2232_);
-                            float t2236_ = t2234_ ? t2235_ : t2230_;
-                            float t2238_ = kf_shfl_down(t2236_, 4u, kf_wn);
-                            bool t2240_ = (kf_lane_id() + 4u) < t2206_;
-                            float t2241_ = __fadd_rn(t2236_, t2238_);
-                            float t2242_ = t2240_ ? t2241_ : t2236_;
-                            float t2244_ = kf_shfl_down(t2242_, 2u, kf_wn);
-                            bool t2246_ = (kf_lane_id() + 2u) < t2206_;
+                            float t2238_ = kf_shfl_down(t2196_, 16u, kf_wn);
+                            bool t2240_ = (kf_lane_id() + 16u) < t2218_;
+                            float t2241_ = __fadd_rn(t2196_, t2238_);
+                            float t2242_ = t2240_ ? t2241_ : t2196_;
+                            float t2244_ = kf_shfl_down(t2242_, 8u, kf_wn);
+                            bool t2246_ = (kf_lane_id() + 8u) < t2218_;
                             float t2247_ = __fadd_rn(t2242_, t2244_);
                             float t2248_ = t2246_ ? t2247_ : t2242_;
-                            float t2250_ = kf_shfl_down(t2248_, 1u, kf_wn);
-                            bool t2252_ = (kf_lane_id() + 1u) < t2206_;
+                            float t2250_ = kf_shfl_down(t2248_, 4u, kf_wn);
+                            bool t2252_ = (kf_lane_id() + 4u) < t2218_;
                             float t2253_ = __fadd_rn(t2248_, t2250_);
-                            s_ = kf_shfl(t2252_ ? t2253_ : t2248_, 0u, kf_wn);
+                            float t2254_ = t2252_ ? t2253_ : t2248_;
+                            float t2256_ = kf_shfl_down(t2254_, 2u, kf_wn);
+                            bool t2258_ = (kf_lane_id() + 2u) < t2218_;
+                            float t2259_ = __fadd_rn(t2254_, t2256_);
+                            float t2260_ = t2258_ ? t2259_ : t2254_;
+                            float t2262_ = kf_shfl_down(t2260_, 1u, kf_wn);
+                            bool t2264_ = (kf_lane_id() + 1u) < t2218_;
+                            float t2265_ = __fadd_rn(t2260_, t2262_);
+                            s_ = kf_shfl(t2264_ ? t2265_ : t2260_, 0u, kf_wn);
                         }
-                        bool t2258_ = lane_ == 0u;
-                        bool t2259_ = t2258_;
-                        if (t2258_) {
-                            t2259_ = cg_ < m_;
+                        bool t2270_ = lane_ == 0u;
+                        bool t2271_ = t2270_;
+                        if (t2270_) {
+                            t2271_ = cg_ < m_;
                         }
-                        if (t2259_) {
+                        if (t2271_) {
                             y_[cg_] = kf_f16_from_f32(s_);
                         }
                         acc_2_[0u] = 0.0f;
@@ -410,7 +410,7 @@ gemv_f16_f16_f16(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x_, k
                         cg_ = cg_ + nw_;
                     }
                 }
-                if ((t0_ + 1u) < total_) {
+                if ((t0_ + 1u) < t1441_) {
                     unsigned v_9_ = min((((lk_ << 5u) << 2u) + lane_), (nv_ - 1u));
                     unsigned row_6_ = min(lg_, (m_ - 1u));
                     wb_[4u] = wv_[(row_6_ * nv_) + v_9_];
@@ -427,23 +427,23 @@ gemv_f16_f16_f16(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x_, k
                     unsigned row_9_ = min(lg_, (m_ - 1u));
                     wb_[7u] = wv_[(row_9_ * nv_) + v_12_];
                     xb_[14u] = xv_[v_12_];
-                    unsigned t2454_ = lk_ + 1u;
-                    lk_ = t2454_;
-                    if (t2454_ == steps_) {
+                    unsigned t2470_ = lk_ + 1u;
+                    lk_ = t2470_;
+                    if (t2470_ == steps_) {
                         lk_ = 0u;
                         lg_ = lg_ + nw_;
                     }
                 }
-                bool t2462_ = (t0_ + 1u) >= 1u;
-                bool t2463_ = t2462_;
-                if (t2462_) {
-                    t2463_ = ((t0_ + 1u) - 1u) < total_;
+                bool t2479_ = (t0_ + 1u) >= 1u;
+                bool t2480_ = t2479_;
+                if (t2479_) {
+                    t2480_ = ((t0_ + 1u) - 1u) < t1441_;
                 }
-                if (t2463_) {
+                if (t2480_) {
                     unsigned v_13_ = ((ck_ << 5u) << 2u) + lane_;
                     if (v_13_ < nv_) {
-                        kf_u32x4 t2522_ = xb_[0u];
-                        kf_f16x8 a_5_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2522_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2522_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2522_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2522_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2522_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2522_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2522_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2522_, 3u), 16u))}};
+                        kf_u32x4 t2539_ = xb_[0u];
+                        kf_f16x8 a_5_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2539_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2539_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2539_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2539_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2539_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2539_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2539_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2539_, 3u), 16u))}};
                         xs_5_[0u] = kf_f16_to_f32(a_5_.v[0]);
                         xs_5_[1u] = kf_f16_to_f32(a_5_.v[1]);
                         xs_5_[2u] = kf_f16_to_f32(a_5_.v[2]);
@@ -452,14 +452,14 @@ gemv_f16_f16_f16(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x_, k
                         xs_5_[5u] = kf_f16_to_f32(a_5_.v[5]);
                         xs_5_[6u] = kf_f16_to_f32(a_5_.v[6]);
                         xs_5_[7u] = kf_f16_to_f32(a_5_.v[7]);
-                        kf_u32x4 t2549_ = wb_[0u];
-                        kf_f16x8 wh_5_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2549_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2549_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2549_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2549_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2549_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2549_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2549_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2549_, 3u), 16u))}};
+                        kf_u32x4 t2566_ = wb_[0u];
+                        kf_f16x8 wh_5_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2566_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2566_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2566_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2566_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2566_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2566_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2566_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2566_, 3u), 16u))}};
                         acc_2_[0u] = __fmaf_rn(kf_f16_to_f32(wh_5_.v[7]), xs_5_[7u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[6]), xs_5_[6u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[5]), xs_5_[5u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[4]), xs_5_[4u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[3]), xs_5_[3u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[2]), xs_5_[2u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[1]), xs_5_[1u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[0]), xs_5_[0u], acc_2_[0u]))))))));
                     }
                     unsigned v_14_ = (((ck_ << 5u) << 2u) + 32u) + lane_;
                     if (v_14_ < nv_) {
-                        kf_u32x4 t2653_ = xb_[2u];
-                        kf_f16x8 a_6_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2653_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2653_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2653_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2653_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2653_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2653_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2653_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2653_, 3u), 16u))}};
+                        kf_u32x4 t2670_ = xb_[2u];
+                        kf_f16x8 a_6_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2670_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2670_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2670_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2670_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2670_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2670_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2670_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2670_, 3u), 16u))}};
                         xs_6_[0u] = kf_f16_to_f32(a_6_.v[0]);
                         xs_6_[1u] = kf_f16_to_f32(a_6_.v[1]);
                         xs_6_[2u] = kf_f16_to_f32(a_6_.v[2]);
@@ -468,14 +468,14 @@ gemv_f16_f16_f16(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x_, k
                         xs_6_[5u] = kf_f16_to_f32(a_6_.v[5]);
                         xs_6_[6u] = kf_f16_to_f32(a_6_.v[6]);
                         xs_6_[7u] = kf_f16_to_f32(a_6_.v[7]);
-                        kf_u32x4 t2680_ = wb_[1u];
-                        kf_f16x8 wh_6_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2680_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2680_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2680_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2680_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2680_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2680_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2680_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2680_, 3u), 16u))}};
+                        kf_u32x4 t2697_ = wb_[1u];
+                        kf_f16x8 wh_6_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2697_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2697_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2697_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2697_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2697_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2697_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2697_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2697_, 3u), 16u))}};
                         acc_2_[0u] = __fmaf_rn(kf_f16_to_f32(wh_6_.v[7]), xs_6_[7u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[6]), xs_6_[6u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[5]), xs_6_[5u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[4]), xs_6_[4u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[3]), xs_6_[3u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[2]), xs_6_[2u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[1]), xs_6_[1u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[0]), xs_6_[0u], acc_2_[0u]))))))));
                     }
                     unsigned v_15_ = (((ck_ << 5u) << 2u) + 64u) + lane_;
                     if (v_15_ < nv_) {
-                        kf_u32x4 t2784_ = xb_[4u];
-                        kf_f16x8 a_7_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2784_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2784_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2784_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2784_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2784_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2784_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2784_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2784_, 3u), 16u))}};
+                        kf_u32x4 t2801_ = xb_[4u];
+                        kf_f16x8 a_7_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2801_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2801_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2801_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2801_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2801_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2801_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2801_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2801_, 3u), 16u))}};
                         xs_7_[0u] = kf_f16_to_f32(a_7_.v[0]);
                         xs_7_[1u] = kf_f16_to_f32(a_7_.v[1]);
                         xs_7_[2u] = kf_f16_to_f32(a_7_.v[2]);
@@ -484,14 +484,14 @@ gemv_f16_f16_f16(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x_, k
                         xs_7_[5u] = kf_f16_to_f32(a_7_.v[5]);
                         xs_7_[6u] = kf_f16_to_f32(a_7_.v[6]);
                         xs_7_[7u] = kf_f16_to_f32(a_7_.v[7]);
-                        kf_u32x4 t2811_ = wb_[2u];
-                        kf_f16x8 wh_7_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2811_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2811_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2811_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2811_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2811_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2811_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2811_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2811_, 3u), 16u))}};
+                        kf_u32x4 t2828_ = wb_[2u];
+                        kf_f16x8 wh_7_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2828_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2828_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2828_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2828_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2828_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2828_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2828_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2828_, 3u), 16u))}};
                         acc_2_[0u] = __fmaf_rn(kf_f16_to_f32(wh_7_.v[7]), xs_7_[7u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[6]), xs_7_[6u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[5]), xs_7_[5u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[4]), xs_7_[4u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[3]), xs_7_[3u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[2]), xs_7_[2u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[1]), xs_7_[1u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[0]), xs_7_[0u], acc_2_[0u]))))))));
                     }
                     unsigned v_16_ = (((ck_ << 5u) << 2u) + 96u) + lane_;
                     if (v_16_ < nv_) {
-                        kf_u32x4 t2915_ = xb_[6u];
-                        kf_f16x8 a_8_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2915_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2915_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2915_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2915_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2915_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2915_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2915_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2915_, 3u), 16u))}};
+                        kf_u32x4 t2932_ = xb_[6u];
+                        kf_f16x8 a_8_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2932_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2932_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2932_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2932_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2932_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2932_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2932_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2932_, 3u), 16u))}};
                         xs_8_[0u] = kf_f16_to_f32(a_8_.v[0]);
                         xs_8_[1u] = kf_f16_to_f32(a_8_.v[1]);
                         xs_8_[2u] = kf_f16_to_f32(a_8_.v[2]);
@@ -500,49 +500,49 @@ gemv_f16_f16_f16(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x_, k
                         xs_8_[5u] = kf_f16_to_f32(a_8_.v[5]);
                         xs_8_[6u] = kf_f16_to_f32(a_8_.v[6]);
                         xs_8_[7u] = kf_f16_to_f32(a_8_.v[7]);
-                        kf_u32x4 t2942_ = wb_[3u];
-                        kf_f16x8 wh_8_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2942_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2942_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2942_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2942_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2942_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2942_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2942_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2942_, 3u), 16u))}};
+                        kf_u32x4 t2959_ = wb_[3u];
+                        kf_f16x8 wh_8_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2959_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2959_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2959_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2959_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2959_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2959_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2959_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2959_, 3u), 16u))}};
                         acc_2_[0u] = __fmaf_rn(kf_f16_to_f32(wh_8_.v[7]), xs_8_[7u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[6]), xs_8_[6u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[5]), xs_8_[5u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[4]), xs_8_[4u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[3]), xs_8_[3u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[2]), xs_8_[2u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[1]), xs_8_[1u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[0]), xs_8_[0u], acc_2_[0u]))))))));
                     }
-                    unsigned t3016_ = ck_ + 1u;
-                    ck_ = t3016_;
-                    if (t3016_ == steps_) {
-                        float t3019_ = acc_2_[0u];
-                        unsigned t3041_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
-                        if (t3041_ == 32u) {
-                            float t3046_ = __fadd_rn(t3019_, kf_shfl_xor(t3019_, 16u, kf_wn));
-                            float t3049_ = __fadd_rn(t3046_, kf_shfl_xor(t3046_, 8u, kf_wn));
-                            float t3052_ = __fadd_rn(t3049_, kf_shfl_xor(t3049_, 4u, kf_wn));
-                            float t3055_ = __fadd_rn(t3052_, kf_shfl_xor(t3052_, 2u, kf_wn));
-                            s_2_ = __fadd_rn(t3055_, kf_shfl_xor(t3055_, 1u, kf_wn));
+                    unsigned t3033_ = ck_ + 1u;
+                    ck_ = t3033_;
+                    if (t3033_ == steps_) {
+                        float t3036_ = acc_2_[0u];
+                        unsigned t3058_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+                        if (t3058_ == 32u) {
+                            float t3063_ = __fadd_rn(t3036_, kf_shfl_xor(t3036_, 16u, kf_wn));
+                            float t3066_ = __fadd_rn(t3063_, kf_shfl_xor(t3063_, 8u, kf_wn));
+                            float t3069_ = __fadd_rn(t3066_, kf_shfl_xor(t3066_, 4u, kf_wn));
+                            float t3072_ = __fadd_rn(t3069_, kf_shfl_xor(t3069_, 2u, kf_wn));
+                            s_2_ = __fadd_rn(t3072_, kf_shfl_xor(t3072_, 1u, kf_wn));
                         } else {
-                            float t3061_ = kf_shfl_down(t3019_, 16u, kf_wn);
-                            bool t3063_ = (kf_lane_id() + 16u) < t3041_;
-                            float t3064_ = __fadd_rn(t3019_, t3061_);
-                            float t3065_ = t3063_ ? t3064_ : t3019_;
-                            float t3067_ = kf_shfl_down(t3065_, 8u, kf_wn);
-                            bool t3069_ = (kf_lane_id() + 8u) < t3041_;
-                            float t3070_ = __fadd_rn(t3065_, t3067_);
-                            float t3071_ = t3069_ ? t3070_ : t3065_;
-                            float t3073_ = kf_shfl_down(t3071_, 4u, kf_wn);
-                            bool t3075_ = (kf_lane_id() + 4u) < t3041_;
-                            float t3076_ = __fadd_rn(t3071_, t3073_);
-                            float t3077_ = t3075_ ? t3076_ : t3071_;
-                            float t3079_ = kf_shfl_down(t3077_, 2u, kf_wn);
-                            bool t3081_ = (kf_lane_id() + 2u) < t3041_;
-                            float t3082_ = __fadd_rn(t3077_, t3079_);
-                            float t3083_ = t3081_ ? t3082_ : t3077_;
-                            float t3085_ = kf_shfl_down(t3083_, 1u, kf_wn);
-                            bool t3087_ = (kf_lane_id() + 1u) < t3041_;
-                            float t3088_ = __fadd_rn(t3083_, t3085_);
-                            s_2_ = kf_shfl(t3087_ ? t3088_ : t3083_, 0u, kf_wn);
+                            float t3078_ = kf_shfl_down(t3036_, 16u, kf_wn);
+                            bool t3080_ = (kf_lane_id() + 16u) < t3058_;
+                            float t3081_ = __fadd_rn(t3036_, t3078_);
+                            float t3082_ = t3080_ ? t3081_ : t3036_;
+                            float t3084_ = kf_shfl_down(t3082_, 8u, kf_wn);
+                            bool t3086_ = (kf_lane_id() + 8u) < t3058_;
+                            float t3087_ = __fadd_rn(t3082_, t3084_);
+                            float t3088_ = t3086_ ? t3087_ : t3082_;
+                            float t3090_ = kf_shfl_down(t3088_, 4u, kf_wn);
+                            bool t3092_ = (kf_lane_id() + 4u) < t3058_;
+                            float t3093_ = __fadd_rn(t3088_, t3090_);
+                            float t3094_ = t3092_ ? t3093_ : t3088_;
+                            float t3096_ = kf_shfl_down(t3094_, 2u, kf_wn);
+                            bool t3098_ = (kf_lane_id() + 2u) < t3058_;
+                            float t3099_ = __fadd_rn(t3094_, t3096_);
+                            float t3100_ = t3098_ ? t3099_ : t3094_;
+                            float t3102_ = kf_shfl_down(t3100_, 1u, kf_wn);
+                            bool t3104_ = (kf_lane_id() + 1u) < t3058_;
+                            float t3105_ = __fadd_rn(t3100_, t3102_);
+                            s_2_ = kf_shfl(t3104_ ? t3105_ : t3100_, 0u, kf_wn);
                         }
-                        bool t3093_ = lane_ == 0u;
-                        bool t3094_ = t3093_;
-                        if (t3093_) {
-                            t3094_ = cg_ < m_;
+                        bool t3110_ = lane_ == 0u;
+                        bool t3111_ = t3110_;
+                        if (t3110_) {
+                            t3111_ = cg_ < m_;
                         }
-                        if (t3094_) {
+                        if (t3111_) {
                             y_[cg_] = kf_f16_from_f32(s_2_);
                         }
                         acc_2_[0u] = 0.0f;
@@ -555,49 +555,49 @@ gemv_f16_f16_f16(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x_, k
     } else {
         unsigned lane_2_ = kf_lane_id();
         unsigned nv_2_ = k_ >> 3u;
-        unsigned t3139_ = (blockIdx.x << 3u) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u);
-        unsigned t3150_ = gridDim.x << 3u;
+        unsigned t3156_ = (blockIdx.x << 3u) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u);
+        unsigned t3167_ = gridDim.x << 3u;
         #pragma unroll 1
-        for (unsigned g_ = t3139_; g_ < m_; g_ = g_ + t3150_) {
+        for (unsigned g_ = t3156_; g_ < m_; g_ = g_ + t3167_) {
             row_[0u] = min(g_, (m_ - 1u));
             acc_3_[0u] = 0.0f;
             if ((k_ & 7u) == 0u) {
                 #pragma unroll 1
                 for (unsigned base_ = 0u; base_ < nv_2_; base_ = base_ + 128u) {
                     unsigned v_17_ = base_ + lane_2_;
-                    kf_u32x4 t3175_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                    kf_u32x4 t_2_ = t3175_;
+                    kf_u32x4 t3192_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_2_ = t3192_;
                     if (v_17_ < nv_2_) {
-                        unsigned t3181_ = (row_[0u] * nv_2_) + v_17_;
-                        kf_u32x4 t3182_ = wv_[t3181_];
-                        t_2_ = t3182_;
+                        unsigned t3198_ = (row_[0u] * nv_2_) + v_17_;
+                        kf_u32x4 t3199_ = wv_[t3198_];
+                        t_2_ = t3199_;
                     }
                     wr_[0u] = t_2_;
                     unsigned v_18_ = (base_ + 32u) + lane_2_;
-                    kf_u32x4 t3188_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                    kf_u32x4 t_3_ = t3188_;
+                    kf_u32x4 t3205_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_3_ = t3205_;
                     if (v_18_ < nv_2_) {
-                        unsigned t3194_ = (row_[0u] * nv_2_) + v_18_;
-                        kf_u32x4 t3195_ = wv_[t3194_];
-                        t_3_ = t3195_;
+                        unsigned t3211_ = (row_[0u] * nv_2_) + v_18_;
+                        kf_u32x4 t3212_ = wv_[t3211_];
+                        t_3_ = t3212_;
                     }
                     wr_[1u] = t_3_;
                     unsigned v_19_ = (base_ + 64u) + lane_2_;
-                    kf_u32x4 t3201_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                    kf_u32x4 t_4_ = t3201_;
+                    kf_u32x4 t3218_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_4_ = t3218_;
                     if (v_19_ < nv_2_) {
-                        unsigned t3207_ = (row_[0u] * nv_2_) + v_19_;
-                        kf_u32x4 t3208_ = wv_[t3207_];
-                        t_4_ = t3208_;
+                        unsigned t3224_ = (row_[0u] * nv_2_) + v_19_;
+                        kf_u32x4 t3225_ = wv_[t3224_];
+                        t_4_ = t3225_;
                     }
                     wr_[2u] = t_4_;
                     unsigned v_20_ = (base_ + 96u) + lane_2_;
-                    kf_u32x4 t3214_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                    kf_u32x4 t_5_ = t3214_;
+                    kf_u32x4 t3231_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_5_ = t3231_;
                     if (v_20_ < nv_2_) {
-                        unsigned t3220_ = (row_[0u] * nv_2_) + v_20_;
-                        kf_u32x4 t3221_ = wv_[t3220_];
-                        t_5_ = t3221_;
+                        unsigned t3237_ = (row_[0u] * nv_2_) + v_20_;
+                        kf_u32x4 t3238_ = wv_[t3237_];
+                        t_5_ = t3238_;
                     }
                     wr_[3u] = t_5_;
                     unsigned v_21_ = base_ + lane_2_;
@@ -611,8 +611,8 @@ gemv_f16_f16_f16(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x_, k
                         xs_9_[5u] = kf_f16_to_f32(a_9_.v[5]);
                         xs_9_[6u] = kf_f16_to_f32(a_9_.v[6]);
                         xs_9_[7u] = kf_f16_to_f32(a_9_.v[7]);
-                        kf_u32x4 t3277_ = wr_[0u];
-                        kf_f16x8 wh_9_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t3277_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3277_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t3277_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3277_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t3277_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3277_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t3277_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3277_, 3u), 16u))}};
+                        kf_u32x4 t3294_ = wr_[0u];
+                        kf_f16x8 wh_9_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t3294_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3294_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t3294_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3294_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t3294_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3294_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t3294_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3294_, 3u), 16u))}};
                         acc_3_[0u] = __fmaf_rn(kf_f16_to_f32(wh_9_.v[7]), xs_9_[7u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[6]), xs_9_[6u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[5]), xs_9_[5u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[4]), xs_9_[4u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[3]), xs_9_[3u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[2]), xs_9_[2u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[1]), xs_9_[1u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[0]), xs_9_[0u], acc_3_[0u]))))))));
                     }
                     unsigned v_22_ = (base_ + 32u) + lane_2_;
@@ -626,8 +626,8 @@ gemv_f16_f16_f16(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x_, k
                         xs_10_[5u] = kf_f16_to_f32(a_10_.v[5]);
                         xs_10_[6u] = kf_f16_to_f32(a_10_.v[6]);
                         xs_10_[7u] = kf_f16_to_f32(a_10_.v[7]);
-                        kf_u32x4 t3404_ = wr_[1u];
-                        kf_f16x8 wh_10_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t3404_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3404_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t3404_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3404_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t3404_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3404_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t3404_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3404_, 3u), 16u))}};
+                        kf_u32x4 t3421_ = wr_[1u];
+                        kf_f16x8 wh_10_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t3421_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3421_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t3421_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3421_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t3421_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3421_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t3421_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3421_, 3u), 16u))}};
                         acc_3_[0u] = __fmaf_rn(kf_f16_to_f32(wh_10_.v[7]), xs_10_[7u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[6]), xs_10_[6u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[5]), xs_10_[5u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[4]), xs_10_[4u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[3]), xs_10_[3u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[2]), xs_10_[2u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[1]), xs_10_[1u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[0]), xs_10_[0u], acc_3_[0u]))))))));
                     }
                     unsigned v_23_ = (base_ + 64u) + lane_2_;
@@ -641,8 +641,8 @@ gemv_f16_f16_f16(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x_, k
                         xs_11_[5u] = kf_f16_to_f32(a_11_.v[5]);
                         xs_11_[6u] = kf_f16_to_f32(a_11_.v[6]);
                         xs_11_[7u] = kf_f16_to_f32(a_11_.v[7]);
-                        kf_u32x4 t3531_ = wr_[2u];
-                        kf_f16x8 wh_11_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t3531_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3531_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t3531_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3531_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t3531_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3531_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t3531_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3531_, 3u), 16u))}};
+                        kf_u32x4 t3548_ = wr_[2u];
+                        kf_f16x8 wh_11_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t3548_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3548_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t3548_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3548_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t3548_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3548_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t3548_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3548_, 3u), 16u))}};
                         acc_3_[0u] = __fmaf_rn(kf_f16_to_f32(wh_11_.v[7]), xs_11_[7u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[6]), xs_11_[6u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[5]), xs_11_[5u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[4]), xs_11_[4u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[3]), xs_11_[3u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[2]), xs_11_[2u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[1]), xs_11_[1u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[0]), xs_11_[0u], acc_3_[0u]))))))));
                     }
                     unsigned v_24_ = (base_ + 96u) + lane_2_;
@@ -656,63 +656,63 @@ gemv_f16_f16_f16(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x_, k
                         xs_12_[5u] = kf_f16_to_f32(a_12_.v[5]);
                         xs_12_[6u] = kf_f16_to_f32(a_12_.v[6]);
                         xs_12_[7u] = kf_f16_to_f32(a_12_.v[7]);
-                        kf_u32x4 t3658_ = wr_[3u];
-                        kf_f16x8 wh_12_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t3658_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3658_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t3658_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3658_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t3658_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3658_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t3658_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3658_, 3u), 16u))}};
+                        kf_u32x4 t3675_ = wr_[3u];
+                        kf_f16x8 wh_12_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t3675_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3675_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t3675_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3675_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t3675_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3675_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t3675_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3675_, 3u), 16u))}};
                         acc_3_[0u] = __fmaf_rn(kf_f16_to_f32(wh_12_.v[7]), xs_12_[7u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[6]), xs_12_[6u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[5]), xs_12_[5u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[4]), xs_12_[4u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[3]), xs_12_[3u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[2]), xs_12_[2u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[1]), xs_12_[1u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[0]), xs_12_[0u], acc_3_[0u]))))))));
                     }
                 }
             } else {
                 #pragma unroll 1
                 for (unsigned c_ = lane_2_; c_ < k_; c_ = c_ + 32u) {
-                    float t3739_ = kf_f16_to_f32(x_[c_]);
+                    float t3756_ = kf_f16_to_f32(x_[c_]);
                     unsigned i_ = (row_[0u] * k_) + c_;
                     unsigned short u_ = w16_[i_];
-                    acc_3_[0u] = __fmaf_rn(kf_f16_to_f32(kf_bitcast<kf_f16>(u_)), t3739_, acc_3_[0u]);
+                    acc_3_[0u] = __fmaf_rn(kf_f16_to_f32(kf_bitcast<kf_f16>(u_)), t3756_, acc_3_[0u]);
                 }
             }
-            float t3757_ = acc_3_[0u];
-            unsigned t3779_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
-            if (t3779_ == 32u) {
-                float t3784_ = __fadd_rn(t3757_, kf_shfl_xor(t3757_, 16u, kf_wn));
-                float t3787_ = __fadd_rn(t3784_, kf_shfl_xor(t3784_, 8u, kf_wn));
-                float t3790_ = __fadd_rn(t3787_, kf_shfl_xor(t3787_, 4u, kf_wn));
-                float t3793_ = __fadd_rn(t3790_, kf_shfl_xor(t3790_, 2u, kf_wn));
-                s_3_ = __fadd_rn(t3793_, kf_shfl_xor(t3793_, 1u, kf_wn));
+            float t3774_ = acc_3_[0u];
+            unsigned t3796_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+            if (t3796_ == 32u) {
+                float t3801_ = __fadd_rn(t3774_, kf_shfl_xor(t3774_, 16u, kf_wn));
+                float t3804_ = __fadd_rn(t3801_, kf_shfl_xor(t3801_, 8u, kf_wn));
+                float t3807_ = __fadd_rn(t3804_, kf_shfl_xor(t3804_, 4u, kf_wn));
+                float t3810_ = __fadd_rn(t3807_, kf_shfl_xor(t3807_, 2u, kf_wn));
+                s_3_ = __fadd_rn(t3810_, kf_shfl_xor(t3810_, 1u, kf_wn));
             } else {
-                float t3799_ = kf_shfl_down(t3757_, 16u, kf_wn);
-                bool t3801_ = (kf_lane_id() + 16u) < t3779_;
-                float t3802_ = __fadd_rn(t3757_, t3799_);
-                float t3803_ = t3801_ ? t3802_ : t3757_;
-                float t3805_ = kf_shfl_down(t3803_, 8u, kf_wn);
-                bool t3807_ = (kf_lane_id() + 8u) < t3779_;
-                float t3808_ = __fadd_rn(t3803_, t3805_);
-                float t3809_ = t3807_ ? t3808_ : t3803_;
-                float t3811_ = kf_shfl_down(t3809_, 4u, kf_wn);
-                bool t3813_ = (kf_lane_id() + 4u) < t3779_;
-                float t3814_ = __fadd_rn(t3809_, t3811_);
-                float t3815_ = t3813_ ? t3814_ : t3809_;
-                float t3817_ = kf_shfl_down(t3815_, 2u, kf_wn);
-                bool t3819_ = (kf_lane_id() + 2u) < t3779_;
-                float t3820_ = __fadd_rn(t3815_, t3817_);
-                float t3821_ = t3819_ ? t3820_ : t3815_;
-                float t3823_ = kf_shfl_down(t3821_, 1u, kf_wn);
-                bool t3825_ = (kf_lane_id() + 1u) < t3779_;
-                float t3826_ = __fadd_rn(t3821_, t3823_);
-                s_3_ = kf_shfl(t3825_ ? t3826_ : t3821_, 0u, kf_wn);
+                float t3816_ = kf_shfl_down(t3774_, 16u, kf_wn);
+                bool t3818_ = (kf_lane_id() + 16u) < t3796_;
+                float t3819_ = __fadd_rn(t3774_, t3816_);
+                float t3820_ = t3818_ ? t3819_ : t3774_;
+                float t3822_ = kf_shfl_down(t3820_, 8u, kf_wn);
+                bool t3824_ = (kf_lane_id() + 8u) < t3796_;
+                float t3825_ = __fadd_rn(t3820_, t3822_);
+                float t3826_ = t3824_ ? t3825_ : t3820_;
+                float t3828_ = kf_shfl_down(t3826_, 4u, kf_wn);
+                bool t3830_ = (kf_lane_id() + 4u) < t3796_;
+                float t3831_ = __fadd_rn(t3826_, t3828_);
+                float t3832_ = t3830_ ? t3831_ : t3826_;
+                float t3834_ = kf_shfl_down(t3832_, 2u, kf_wn);
+                bool t3836_ = (kf_lane_id() + 2u) < t3796_;
+                float t3837_ = __fadd_rn(t3832_, t3834_);
+                float t3838_ = t3836_ ? t3837_ : t3832_;
+                float t3840_ = kf_shfl_down(t3838_, 1u, kf_wn);
+                bool t3842_ = (kf_lane_id() + 1u) < t3796_;
+                float t3843_ = __fadd_rn(t3838_, t3840_);
+                s_3_ = kf_shfl(t3842_ ? t3843_ : t3838_, 0u, kf_wn);
             }
-            bool t3831_ = lane_2_ == 0u;
-            bool t3832_ = t3831_;
-            if (t3831_) {
-                t3832_ = g_ < m_;
+            bool t3848_ = lane_2_ == 0u;
+            bool t3849_ = t3848_;
+            if (t3848_) {
+                t3849_ = g_ < m_;
             }
-            if (t3832_) {
+            if (t3849_) {
                 y_[g_] = kf_f16_from_f32(s_3_);
             }
         }
     }
 }
 
-/* kernel gemv_f16_f16_f32 (gemv.kf:730) */
+/* kernel gemv_f16_f16_f32 (gemv.kf:819) */
 extern "C" __global__ void __launch_bounds__(256)
 gemv_f16_f16_f32(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x_, float* __restrict__ y_, unsigned m_, unsigned k_)
 {
@@ -750,17 +750,17 @@ gemv_f16_f16_f32(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x_, f
         unsigned wid_ = (blockIdx.x << 3u) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u);
         unsigned nw_ = gridDim.x << 3u;
         if (!(wid_ >= m_)) {
-            unsigned t1426_ = m_ - wid_;
-            unsigned total_ = ((t1426_ / nw_) + (((t1426_ % nw_) != 0u) ? 1u : 0u)) * steps_;
+            unsigned t1433_ = m_ - wid_;
+            unsigned t1441_ = ((t1433_ / nw_) + (((t1433_ % nw_) != 0u) ? 1u : 0u)) * steps_;
             acc_2_[0u] = 0.0f;
             unsigned lg_ = wid_;
             unsigned lk_ = 0u;
             unsigned cg_ = wid_;
             unsigned ck_ = 0u;
-            unsigned t1447_ = total_ + 1u;
+            unsigned t1454_ = t1441_ + 1u;
             #pragma unroll 1
-            for (unsigned t0_ = 0u; t0_ < t1447_; t0_ = t0_ + 2u) {
-                if (t0_ < total_) {
+            for (unsigned t0_ = 0u; t0_ < t1454_; t0_ = t0_ + 2u) {
+                if (t0_ < t1441_) {
                     unsigned v_ = min((((lk_ << 5u) << 2u) + lane_), (nv_ - 1u));
                     unsigned row_2_ = min(lg_, (m_ - 1u));
                     wb_[0u] = wv_[(row_2_ * nv_) + v_];
@@ -777,23 +777,23 @@ gemv_f16_f16_f32(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x_, f
                     unsigned row_5_ = min(lg_, (m_ - 1u));
                     wb_[3u] = wv_[(row_5_ * nv_) + v_4_];
                     xb_[6u] = xv_[v_4_];
-                    unsigned t1619_ = lk_ + 1u;
-                    lk_ = t1619_;
-                    if (t1619_ == steps_) {
+                    unsigned t1630_ = lk_ + 1u;
+                    lk_ = t1630_;
+                    if (t1630_ == steps_) {
                         lk_ = 0u;
                         lg_ = lg_ + nw_;
                     }
                 }
-                bool t1627_ = t0_ >= 1u;
-                bool t1628_ = t1627_;
-                if (t1627_) {
-                    t1628_ = (t0_ - 1u) < total_;
+                bool t1639_ = t0_ >= 1u;
+                bool t1640_ = t1639_;
+                if (t1639_) {
+                    t1640_ = (t0_ - 1u) < t1441_;
                 }
-                if (t1628_) {
+                if (t1640_) {
                     unsigned v_5_ = ((ck_ << 5u) << 2u) + lane_;
                     if (v_5_ < nv_) {
-                        kf_u32x4 t1687_ = xb_[8u];
-                        kf_f16x8 a_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1687_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1687_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1687_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1687_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1687_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1687_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1687_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1687_, 3u), 16u))}};
+                        kf_u32x4 t1699_ = xb_[8u];
+                        kf_f16x8 a_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1699_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1699_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1699_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1699_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1699_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1699_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1699_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1699_, 3u), 16u))}};
                         xs_[0u] = kf_f16_to_f32(a_.v[0]);
                         xs_[1u] = kf_f16_to_f32(a_.v[1]);
                         xs_[2u] = kf_f16_to_f32(a_.v[2]);
@@ -802,14 +802,14 @@ gemv_f16_f16_f32(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x_, f
                         xs_[5u] = kf_f16_to_f32(a_.v[5]);
                         xs_[6u] = kf_f16_to_f32(a_.v[6]);
                         xs_[7u] = kf_f16_to_f32(a_.v[7]);
-                        kf_u32x4 t1714_ = wb_[4u];
-                        kf_f16x8 wh_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1714_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1714_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1714_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1714_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1714_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1714_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1714_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1714_, 3u), 16u))}};
+                        kf_u32x4 t1726_ = wb_[4u];
+                        kf_f16x8 wh_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1726_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1726_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1726_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1726_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1726_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1726_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1726_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1726_, 3u), 16u))}};
                         acc_2_[0u] = __fmaf_rn(kf_f16_to_f32(wh_.v[7]), xs_[7u], __fmaf_rn(kf_f16_to_f32(wh_.v[6]), xs_[6u], __fmaf_rn(kf_f16_to_f32(wh_.v[5]), xs_[5u], __fmaf_rn(kf_f16_to_f32(wh_.v[4]), xs_[4u], __fmaf_rn(kf_f16_to_f32(wh_.v[3]), xs_[3u], __fmaf_rn(kf_f16_to_f32(wh_.v[2]), xs_[2u], __fmaf_rn(kf_f16_to_f32(wh_.v[1]), xs_[1u], __fmaf_rn(kf_f16_to_f32(wh_.v[0]), xs_[0u], acc_2_[0u]))))))));
                     }
                     unsigned v_6_ = (((ck_ << 5u) << 2u) + 32u) + lane_;
                     if (v_6_ < nv_) {
-                        kf_u32x4 t1818_ = xb_[10u];
-                        kf_f16x8 a_2_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1818_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1818_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1818_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1818_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1818_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1818_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1818_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1818_, 3u), 16u))}};
+                        kf_u32x4 t1830_ = xb_[10u];
+                        kf_f16x8 a_2_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1830_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1830_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1830_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1830_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1830_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1830_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1830_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1830_, 3u), 16u))}};
                         xs_2_[0u] = kf_f16_to_f32(a_2_.v[0]);
                         xs_2_[1u] = kf_f16_to_f32(a_2_.v[1]);
                         xs_2_[2u] = kf_f16_to_f32(a_2_.v[2]);
@@ -818,14 +818,14 @@ gemv_f16_f16_f32(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x_, f
                         xs_2_[5u] = kf_f16_to_f32(a_2_.v[5]);
                         xs_2_[6u] = kf_f16_to_f32(a_2_.v[6]);
                         xs_2_[7u] = kf_f16_to_f32(a_2_.v[7]);
-                        kf_u32x4 t1845_ = wb_[5u];
-                        kf_f16x8 wh_2_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1845_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1845_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1845_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1845_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1845_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1845_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1845_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1845_, 3u), 16u))}};
+                        kf_u32x4 t1857_ = wb_[5u];
+                        kf_f16x8 wh_2_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1857_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1857_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1857_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1857_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1857_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1857_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1857_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1857_, 3u), 16u))}};
                         acc_2_[0u] = __fmaf_rn(kf_f16_to_f32(wh_2_.v[7]), xs_2_[7u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[6]), xs_2_[6u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[5]), xs_2_[5u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[4]), xs_2_[4u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[3]), xs_2_[3u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[2]), xs_2_[2u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[1]), xs_2_[1u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[0]), xs_2_[0u], acc_2_[0u]))))))));
                     }
                     unsigned v_7_ = (((ck_ << 5u) << 2u) + 64u) + lane_;
                     if (v_7_ < nv_) {
-                        kf_u32x4 t1949_ = xb_[12u];
-                        kf_f16x8 a_3_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1949_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1949_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1949_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1949_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1949_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1949_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1949_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1949_, 3u), 16u))}};
+                        kf_u32x4 t1961_ = xb_[12u];
+                        kf_f16x8 a_3_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1961_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1961_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1961_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1961_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1961_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1961_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1961_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1961_, 3u), 16u))}};
                         xs_3_[0u] = kf_f16_to_f32(a_3_.v[0]);
                         xs_3_[1u] = kf_f16_to_f32(a_3_.v[1]);
                         xs_3_[2u] = kf_f16_to_f32(a_3_.v[2]);
@@ -834,14 +834,14 @@ gemv_f16_f16_f32(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x_, f
                         xs_3_[5u] = kf_f16_to_f32(a_3_.v[5]);
                         xs_3_[6u] = kf_f16_to_f32(a_3_.v[6]);
                         xs_3_[7u] = kf_f16_to_f32(a_3_.v[7]);
-                        kf_u32x4 t1976_ = wb_[6u];
-                        kf_f16x8 wh_3_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1976_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1976_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1976_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1976_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1976_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1976_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1976_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1976_, 3u), 16u))}};
+                        kf_u32x4 t1988_ = wb_[6u];
+                        kf_f16x8 wh_3_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1988_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1988_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1988_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1988_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1988_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1988_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1988_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1988_, 3u), 16u))}};
                         acc_2_[0u] = __fmaf_rn(kf_f16_to_f32(wh_3_.v[7]), xs_3_[7u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[6]), xs_3_[6u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[5]), xs_3_[5u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[4]), xs_3_[4u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[3]), xs_3_[3u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[2]), xs_3_[2u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[1]), xs_3_[1u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[0]), xs_3_[0u], acc_2_[0u]))))))));
                     }
                     unsigned v_8_ = (((ck_ << 5u) << 2u) + 96u) + lane_;
                     if (v_8_ < nv_) {
-                        kf_u32x4 t2080_ = xb_[14u];
-                        kf_f16x8 a_4_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2080_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2080_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2080_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2080_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2080_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2080_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2080_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2080_, 3u), 16u))}};
+                        kf_u32x4 t2092_ = xb_[14u];
+                        kf_f16x8 a_4_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2092_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2092_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2092_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2092_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2092_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2092_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2092_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2092_, 3u), 16u))}};
                         xs_4_[0u] = kf_f16_to_f32(a_4_.v[0]);
                         xs_4_[1u] = kf_f16_to_f32(a_4_.v[1]);
                         xs_4_[2u] = kf_f16_to_f32(a_4_.v[2]);
@@ -850,49 +850,49 @@ gemv_f16_f16_f32(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x_, f
                         xs_4_[5u] = kf_f16_to_f32(a_4_.v[5]);
                         xs_4_[6u] = kf_f16_to_f32(a_4_.v[6]);
                         xs_4_[7u] = kf_f16_to_f32(a_4_.v[7]);
-                        kf_u32x4 t2107_ = wb_[7u];
-                        kf_f16x8 wh_4_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2107_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2107_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2107_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2107_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2107_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2107_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2107_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2107_, 3u), 16u))}};
+                        kf_u32x4 t2119_ = wb_[7u];
+                        kf_f16x8 wh_4_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2119_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2119_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2119_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2119_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2119_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2119_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2119_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2119_, 3u), 16u))}};
                         acc_2_[0u] = __fmaf_rn(kf_f16_to_f32(wh_4_.v[7]), xs_4_[7u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[6]), xs_4_[6u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[5]), xs_4_[5u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[4]), xs_4_[4u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[3]), xs_4_[3u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[2]), xs_4_[2u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[1]), xs_4_[1u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[0]), xs_4_[0u], acc_2_[0u]))))))));
                     }
-                    unsigned t2181_ = ck_ + 1u;
-                    ck_ = t2181_;
-                    if (t2181_ == steps_) {
-                        float t2184_ = acc_2_[0u];
-                        unsigned t2206_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
-                        if (t2206_ == 32u) {
-                            float t2211_ = __fadd_rn(t2184_, kf_shfl_xor(t2184_, 16u, kf_wn));
-                            float t2214_ = __fadd_rn(t2211_, kf_shfl_xor(t2211_, 8u, kf_wn));
-                            float t2217_ = __fadd_rn(t2214_, kf_shfl_xor(t2214_, 4u, kf_wn));
-                            float t2220_ = __fadd_rn(t2217_, kf_shfl_xor(t2217_, 2u, kf_wn));
-                            s_ = __fadd_rn(t2220_, kf_shfl_xor(t2220_, 1u, kf_wn));
+                    unsigned t2193_ = ck_ + 1u;
+                    ck_ = t2193_;
+                    if (t2193_ == steps_) {
+                        float t2196_ = acc_2_[0u];
+                        unsigned t2218_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+                        if (t2218_ == 32u) {
+                            float t2223_ = __fadd_rn(t2196_, kf_shfl_xor(t2196_, 16u, kf_wn));
+                            float t2226_ = __fadd_rn(t2223_, kf_shfl_xor(t2223_, 8u, kf_wn));
+                            float t2229_ = __fadd_rn(t2226_, kf_shfl_xor(t2226_, 4u, kf_wn));
+                            float t2232_ = __fadd_rn(t2229_, kf_shfl_xor(t2229_, 2u, kf_wn));
+                            s_ = __fadd_rn(t2232_, kf_shfl_xor(t2232_, 1u, kf_wn));
                         } else {
-                            float t2226_ = kf_shfl_down(t2184_, 16u, kf_wn);
-                            bool t2228_ = (kf_lane_id() + 16u) < t2206_;
-                            float t2229_ = __fadd_rn(t2184_, t2226_);
-                            float t2230_ = t2228_ ? t2229_ : t2184_;
-                            float t2232_ = kf_shfl_down(t2230_, 8u, kf_wn);
-                            bool t2234_ = (kf_lane_id() + 8u) < t2206_;
-                            float t2235_ = __fadd_rn(t2230_, t2232_);
-                            float t2236_ = t2234_ ? t2235_ : t2230_;
-                            float t2238_ = kf_shfl_down(t2236_, 4u, kf_wn);
-                            bool t2240_ = (kf_lane_id() + 4u) < t2206_;
-                            float t2241_ = __fadd_rn(t2236_, t2238_);
-                            float t2242_ = t2240_ ? t2241_ : t2236_;
-                            float t2244_ = kf_shfl_down(t2242_, 2u, kf_wn);
-                            bool t2246_ = (kf_lane_id() + 2u) < t2206_;
+                            float t2238_ = kf_shfl_down(t2196_, 16u, kf_wn);
+                            bool t2240_ = (kf_lane_id() + 16u) < t2218_;
+                            float t2241_ = __fadd_rn(t2196_, t2238_);
+                            float t2242_ = t2240_ ? t2241_ : t2196_;
+                            float t2244_ = kf_shfl_down(t2242_, 8u, kf_wn);
+                            bool t2246_ = (kf_lane_id() + 8u) < t2218_;
                             float t2247_ = __fadd_rn(t2242_, t2244_);
                             float t2248_ = t2246_ ? t2247_ : t2242_;
-                            float t2250_ = kf_shfl_down(t2248_, 1u, kf_wn);
-                            bool t2252_ = (kf_lane_id() + 1u) < t2206_;
+                            float t2250_ = kf_shfl_down(t2248_, 4u, kf_wn);
+                            bool t2252_ = (kf_lane_id() + 4u) < t2218_;
                             float t2253_ = __fadd_rn(t2248_, t2250_);
-                            s_ = kf_shfl(t2252_ ? t2253_ : t2248_, 0u, kf_wn);
+                            float t2254_ = t2252_ ? t2253_ : t2248_;
+                            float t2256_ = kf_shfl_down(t2254_, 2u, kf_wn);
+                            bool t2258_ = (kf_lane_id() + 2u) < t2218_;
+                            float t2259_ = __fadd_rn(t2254_, t2256_);
+                            float t2260_ = t2258_ ? t2259_ : t2254_;
+                            float t2262_ = kf_shfl_down(t2260_, 1u, kf_wn);
+                            bool t2264_ = (kf_lane_id() + 1u) < t2218_;
+                            float t2265_ = __fadd_rn(t2260_, t2262_);
+                            s_ = kf_shfl(t2264_ ? t2265_ : t2260_, 0u, kf_wn);
                         }
-                        bool t2258_ = lane_ == 0u;
-                        bool t2259_ = t2258_;
-                        if (t2258_) {
-                            t2259_ = cg_ < m_;
+                        bool t2270_ = lane_ == 0u;
+                        bool t2271_ = t2270_;
+                        if (t2270_) {
+                            t2271_ = cg_ < m_;
                         }
-                        if (t2259_) {
+                        if (t2271_) {
                             y_[cg_] = s_;
                         }
                         acc_2_[0u] = 0.0f;
@@ -900,7 +900,7 @@ gemv_f16_f16_f32(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x_, f
                         cg_ = cg_ + nw_;
                     }
                 }
-                if ((t0_ + 1u) < total_) {
+                if ((t0_ + 1u) < t1441_) {
                     unsigned v_9_ = min((((lk_ << 5u) << 2u) + lane_), (nv_ - 1u));
                     unsigned row_6_ = min(lg_, (m_ - 1u));
                     wb_[4u] = wv_[(row_6_ * nv_) + v_9_];
@@ -917,23 +917,23 @@ gemv_f16_f16_f32(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x_, f
                     unsigned row_9_ = min(lg_, (m_ - 1u));
                     wb_[7u] = wv_[(row_9_ * nv_) + v_12_];
                     xb_[14u] = xv_[v_12_];
-                    unsigned t2454_ = lk_ + 1u;
-                    lk_ = t2454_;
-                    if (t2454_ == steps_) {
+                    unsigned t2470_ = lk_ + 1u;
+                    lk_ = t2470_;
+                    if (t2470_ == steps_) {
                         lk_ = 0u;
                         lg_ = lg_ + nw_;
                     }
                 }
-                bool t2462_ = (t0_ + 1u) >= 1u;
-                bool t2463_ = t2462_;
-                if (t2462_) {
-                    t2463_ = ((t0_ + 1u) - 1u) < total_;
+                bool t2479_ = (t0_ + 1u) >= 1u;
+                bool t2480_ = t2479_;
+                if (t2479_) {
+                    t2480_ = ((t0_ + 1u) - 1u) < t1441_;
                 }
-                if (t2463_) {
+                if (t2480_) {
                     unsigned v_13_ = ((ck_ << 5u) << 2u) + lane_;
                     if (v_13_ < nv_) {
-                        kf_u32x4 t2522_ = xb_[0u];
-                        kf_f16x8 a_5_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2522_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2522_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2522_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2522_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2522_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2522_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2522_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2522_, 3u), 16u))}};
+                        kf_u32x4 t2539_ = xb_[0u];
+                        kf_f16x8 a_5_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2539_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2539_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2539_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2539_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2539_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2539_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2539_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2539_, 3u), 16u))}};
                         xs_5_[0u] = kf_f16_to_f32(a_5_.v[0]);
                         xs_5_[1u] = kf_f16_to_f32(a_5_.v[1]);
                         xs_5_[2u] = kf_f16_to_f32(a_5_.v[2]);
@@ -942,14 +942,14 @@ gemv_f16_f16_f32(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x_, f
                         xs_5_[5u] = kf_f16_to_f32(a_5_.v[5]);
                         xs_5_[6u] = kf_f16_to_f32(a_5_.v[6]);
                         xs_5_[7u] = kf_f16_to_f32(a_5_.v[7]);
-                        kf_u32x4 t2549_ = wb_[0u];
-                        kf_f16x8 wh_5_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2549_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2549_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2549_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2549_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2549_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2549_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2549_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2549_, 3u), 16u))}};
+                        kf_u32x4 t2566_ = wb_[0u];
+                        kf_f16x8 wh_5_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2566_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2566_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2566_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2566_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2566_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2566_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2566_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2566_, 3u), 16u))}};
                         acc_2_[0u] = __fmaf_rn(kf_f16_to_f32(wh_5_.v[7]), xs_5_[7u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[6]), xs_5_[6u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[5]), xs_5_[5u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[4]), xs_5_[4u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[3]), xs_5_[3u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[2]), xs_5_[2u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[1]), xs_5_[1u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[0]), xs_5_[0u], acc_2_[0u]))))))));
                     }
                     unsigned v_14_ = (((ck_ << 5u) << 2u) + 32u) + lane_;
                     if (v_14_ < nv_) {
-                        kf_u32x4 t2653_ = xb_[2u];
-                        kf_f16x8 a_6_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2653_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2653_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2653_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2653_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2653_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2653_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2653_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2653_, 3u), 16u))}};
+                        kf_u32x4 t2670_ = xb_[2u];
+                        kf_f16x8 a_6_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2670_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2670_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2670_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2670_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2670_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2670_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2670_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2670_, 3u), 16u))}};
                         xs_6_[0u] = kf_f16_to_f32(a_6_.v[0]);
                         xs_6_[1u] = kf_f16_to_f32(a_6_.v[1]);
                         xs_6_[2u] = kf_f16_to_f32(a_6_.v[2]);
@@ -958,14 +958,14 @@ gemv_f16_f16_f32(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x_, f
                         xs_6_[5u] = kf_f16_to_f32(a_6_.v[5]);
                         xs_6_[6u] = kf_f16_to_f32(a_6_.v[6]);
                         xs_6_[7u] = kf_f16_to_f32(a_6_.v[7]);
-                        kf_u32x4 t2680_ = wb_[1u];
-                        kf_f16x8 wh_6_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2680_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2680_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2680_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2680_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2680_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2680_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2680_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2680_, 3u), 16u))}};
+                        kf_u32x4 t2697_ = wb_[1u];
+                        kf_f16x8 wh_6_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2697_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2697_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2697_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2697_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2697_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2697_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2697_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2697_, 3u), 16u))}};
                         acc_2_[0u] = __fmaf_rn(kf_f16_to_f32(wh_6_.v[7]), xs_6_[7u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[6]), xs_6_[6u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[5]), xs_6_[5u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[4]), xs_6_[4u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[3]), xs_6_[3u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[2]), xs_6_[2u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[1]), xs_6_[1u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[0]), xs_6_[0u], acc_2_[0u]))))))));
                     }
                     unsigned v_15_ = (((ck_ << 5u) << 2u) + 64u) + lane_;
                     if (v_15_ < nv_) {
-                        kf_u32x4 t2784_ = xb_[4u];
-                        kf_f16x8 a_7_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2784_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2784_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2784_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2784_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2784_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2784_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2784_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2784_, 3u), 16u))}};
+                        kf_u32x4 t2801_ = xb_[4u];
+                        kf_f16x8 a_7_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2801_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2801_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2801_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2801_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2801_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2801_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2801_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2801_, 3u), 16u))}};
                         xs_7_[0u] = kf_f16_to_f32(a_7_.v[0]);
                         xs_7_[1u] = kf_f16_to_f32(a_7_.v[1]);
                         xs_7_[2u] = kf_f16_to_f32(a_7_.v[2]);
@@ -974,14 +974,14 @@ gemv_f16_f16_f32(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x_, f
                         xs_7_[5u] = kf_f16_to_f32(a_7_.v[5]);
                         xs_7_[6u] = kf_f16_to_f32(a_7_.v[6]);
                         xs_7_[7u] = kf_f16_to_f32(a_7_.v[7]);
-                        kf_u32x4 t2811_ = wb_[2u];
-                        kf_f16x8 wh_7_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2811_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2811_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2811_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2811_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2811_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2811_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2811_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2811_, 3u), 16u))}};
+                        kf_u32x4 t2828_ = wb_[2u];
+                        kf_f16x8 wh_7_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2828_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2828_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2828_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2828_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2828_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2828_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2828_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2828_, 3u), 16u))}};
                         acc_2_[0u] = __fmaf_rn(kf_f16_to_f32(wh_7_.v[7]), xs_7_[7u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[6]), xs_7_[6u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[5]), xs_7_[5u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[4]), xs_7_[4u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[3]), xs_7_[3u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[2]), xs_7_[2u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[1]), xs_7_[1u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[0]), xs_7_[0u], acc_2_[0u]))))))));
                     }
                     unsigned v_16_ = (((ck_ << 5u) << 2u) + 96u) + lane_;
                     if (v_16_ < nv_) {
-                        kf_u32x4 t2915_ = xb_[6u];
-                        kf_f16x8 a_8_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2915_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2915_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2915_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2915_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2915_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2915_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2915_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2915_, 3u), 16u))}};
+                        kf_u32x4 t2932_ = xb_[6u];
+                        kf_f16x8 a_8_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2932_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2932_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2932_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2932_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2932_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2932_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2932_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2932_, 3u), 16u))}};
                         xs_8_[0u] = kf_f16_to_f32(a_8_.v[0]);
                         xs_8_[1u] = kf_f16_to_f32(a_8_.v[1]);
                         xs_8_[2u] = kf_f16_to_f32(a_8_.v[2]);
@@ -990,49 +990,49 @@ gemv_f16_f16_f32(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x_, f
                         xs_8_[5u] = kf_f16_to_f32(a_8_.v[5]);
                         xs_8_[6u] = kf_f16_to_f32(a_8_.v[6]);
                         xs_8_[7u] = kf_f16_to_f32(a_8_.v[7]);
-                        kf_u32x4 t2942_ = wb_[3u];
-                        kf_f16x8 wh_8_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2942_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2942_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2942_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2942_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2942_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2942_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2942_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2942_, 3u), 16u))}};
+                        kf_u32x4 t2959_ = wb_[3u];
+                        kf_f16x8 wh_8_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2959_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2959_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2959_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2959_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2959_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2959_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2959_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2959_, 3u), 16u))}};
                         acc_2_[0u] = __fmaf_rn(kf_f16_to_f32(wh_8_.v[7]), xs_8_[7u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[6]), xs_8_[6u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[5]), xs_8_[5u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[4]), xs_8_[4u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[3]), xs_8_[3u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[2]), xs_8_[2u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[1]), xs_8_[1u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[0]), xs_8_[0u], acc_2_[0u]))))))));
                     }
-                    unsigned t3016_ = ck_ + 1u;
-                    ck_ = t3016_;
-                    if (t3016_ == steps_) {
-                        float t3019_ = acc_2_[0u];
-                        unsigned t3041_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
-                        if (t3041_ == 32u) {
-                            float t3046_ = __fadd_rn(t3019_, kf_shfl_xor(t3019_, 16u, kf_wn));
-                            float t3049_ = __fadd_rn(t3046_, kf_shfl_xor(t3046_, 8u, kf_wn));
-                            float t3052_ = __fadd_rn(t3049_, kf_shfl_xor(t3049_, 4u, kf_wn));
-                            float t3055_ = __fadd_rn(t3052_, kf_shfl_xor(t3052_, 2u, kf_wn));
-                            s_2_ = __fadd_rn(t3055_, kf_shfl_xor(t3055_, 1u, kf_wn));
+                    unsigned t3033_ = ck_ + 1u;
+                    ck_ = t3033_;
+                    if (t3033_ == steps_) {
+                        float t3036_ = acc_2_[0u];
+                        unsigned t3058_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+                        if (t3058_ == 32u) {
+                            float t3063_ = __fadd_rn(t3036_, kf_shfl_xor(t3036_, 16u, kf_wn));
+                            float t3066_ = __fadd_rn(t3063_, kf_shfl_xor(t3063_, 8u, kf_wn));
+                            float t3069_ = __fadd_rn(t3066_, kf_shfl_xor(t3066_, 4u, kf_wn));
+                            float t3072_ = __fadd_rn(t3069_, kf_shfl_xor(t3069_, 2u, kf_wn));
+                            s_2_ = __fadd_rn(t3072_, kf_shfl_xor(t3072_, 1u, kf_wn));
                         } else {
-                            float t3061_ = kf_shfl_down(t3019_, 16u, kf_wn);
-                            bool t3063_ = (kf_lane_id() + 16u) < t3041_;
-                            float t3064_ = __fadd_rn(t3019_, t3061_);
-                            float t3065_ = t3063_ ? t3064_ : t3019_;
-                            float t3067_ = kf_shfl_down(t3065_, 8u, kf_wn);
-                            bool t3069_ = (kf_lane_id() + 8u) < t3041_;
-                            float t3070_ = __fadd_rn(t3065_, t3067_);
-                            float t3071_ = t3069_ ? t3070_ : t3065_;
-                            float t3073_ = kf_shfl_down(t3071_, 4u, kf_wn);
-                            bool t3075_ = (kf_lane_id() + 4u) < t3041_;
-                            float t3076_ = __fadd_rn(t3071_, t3073_);
-                            float t3077_ = t3075_ ? t3076_ : t3071_;
-                            float t3079_ = kf_shfl_down(t3077_, 2u, kf_wn);
-                            bool t3081_ = (kf_lane_id() + 2u) < t3041_;
-                            float t3082_ = __fadd_rn(t3077_, t3079_);
-                            float t3083_ = t3081_ ? t3082_ : t3077_;
-                            float t3085_ = kf_shfl_down(t3083_, 1u, kf_wn);
-                            bool t3087_ = (kf_lane_id() + 1u) < t3041_;
-                            float t3088_ = __fadd_rn(t3083_, t3085_);
-                            s_2_ = kf_shfl(t3087_ ? t3088_ : t3083_, 0u, kf_wn);
+                            float t3078_ = kf_shfl_down(t3036_, 16u, kf_wn);
+                            bool t3080_ = (kf_lane_id() + 16u) < t3058_;
+                            float t3081_ = __fadd_rn(t3036_, t3078_);
+                            float t3082_ = t3080_ ? t3081_ : t3036_;
+                            float t3084_ = kf_shfl_down(t3082_, 8u, kf_wn);
+                            bool t3086_ = (kf_lane_id() + 8u) < t3058_;
+                            float t3087_ = __fadd_rn(t3082_, t3084_);
+                            float t3088_ = t3086_ ? t3087_ : t3082_;
+                            float t3090_ = kf_shfl_down(t3088_, 4u, kf_wn);
+                            bool t3092_ = (kf_lane_id() + 4u) < t3058_;
+                            float t3093_ = __fadd_rn(t3088_, t3090_);
+                            float t3094_ = t3092_ ? t3093_ : t3088_;
+                            float t3096_ = kf_shfl_down(t3094_, 2u, kf_wn);
+                            bool t3098_ = (kf_lane_id() + 2u) < t3058_;
+                            float t3099_ = __fadd_rn(t3094_, t3096_);
+                            float t3100_ = t3098_ ? t3099_ : t3094_;
+                            float t3102_ = kf_shfl_down(t3100_, 1u, kf_wn);
+                            bool t3104_ = (kf_lane_id() + 1u) < t3058_;
+                            float t3105_ = __fadd_rn(t3100_, t3102_);
+                            s_2_ = kf_shfl(t3104_ ? t3105_ : t3100_, 0u, kf_wn);
                         }
-                        bool t3093_ = lane_ == 0u;
-                        bool t3094_ = t3093_;
-                        if (t3093_) {
-                            t3094_ = cg_ < m_;
+                        bool t3110_ = lane_ == 0u;
+                        bool t3111_ = t3110_;
+                        if (t3110_) {
+                            t3111_ = cg_ < m_;
                         }
-                        if (t3094_) {
+                        if (t3111_) {
                             y_[cg_] = s_2_;
                         }
                         acc_2_[0u] = 0.0f;
@@ -1045,49 +1045,49 @@ gemv_f16_f16_f32(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x_, f
     } else {
         unsigned lane_2_ = kf_lane_id();
         unsigned nv_2_ = k_ >> 3u;
-        unsigned t3139_ = (blockIdx.x << 3u) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u);
-        unsigned t3150_ = gridDim.x << 3u;
+        unsigned t3156_ = (blockIdx.x << 3u) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u);
+        unsigned t3167_ = gridDim.x << 3u;
         #pragma unroll 1
-        for (unsigned g_ = t3139_; g_ < m_; g_ = g_ + t3150_) {
+        for (unsigned g_ = t3156_; g_ < m_; g_ = g_ + t3167_) {
             row_[0u] = min(g_, (m_ - 1u));
             acc_3_[0u] = 0.0f;
             if ((k_ & 7u) == 0u) {
                 #pragma unroll 1
                 for (unsigned base_ = 0u; base_ < nv_2_; base_ = base_ + 128u) {
                     unsigned v_17_ = base_ + lane_2_;
-                    kf_u32x4 t3175_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                    kf_u32x4 t_2_ = t3175_;
+                    kf_u32x4 t3192_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_2_ = t3192_;
                     if (v_17_ < nv_2_) {
-                        unsigned t3181_ = (row_[0u] * nv_2_) + v_17_;
-                        kf_u32x4 t3182_ = wv_[t3181_];
-                        t_2_ = t3182_;
+                        unsigned t3198_ = (row_[0u] * nv_2_) + v_17_;
+                        kf_u32x4 t3199_ = wv_[t3198_];
+                        t_2_ = t3199_;
                     }
                     wr_[0u] = t_2_;
                     unsigned v_18_ = (base_ + 32u) + lane_2_;
-                    kf_u32x4 t3188_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                    kf_u32x4 t_3_ = t3188_;
+                    kf_u32x4 t3205_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_3_ = t3205_;
                     if (v_18_ < nv_2_) {
-                        unsigned t3194_ = (row_[0u] * nv_2_) + v_18_;
-                        kf_u32x4 t3195_ = wv_[t3194_];
-                        t_3_ = t3195_;
+                        unsigned t3211_ = (row_[0u] * nv_2_) + v_18_;
+                        kf_u32x4 t3212_ = wv_[t3211_];
+                        t_3_ = t3212_;
                     }
                     wr_[1u] = t_3_;
                     unsigned v_19_ = (base_ + 64u) + lane_2_;
-                    kf_u32x4 t3201_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                    kf_u32x4 t_4_ = t3201_;
+                    kf_u32x4 t3218_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_4_ = t3218_;
                     if (v_19_ < nv_2_) {
-                        unsigned t3207_ = (row_[0u] * nv_2_) + v_19_;
-                        kf_u32x4 t3208_ = wv_[t3207_];
-                        t_4_ = t3208_;
+                        unsigned t3224_ = (row_[0u] * nv_2_) + v_19_;
+                        kf_u32x4 t3225_ = wv_[t3224_];
+                        t_4_ = t3225_;
                     }
                     wr_[2u] = t_4_;
                     unsigned v_20_ = (base_ + 96u) + lane_2_;
-                    kf_u32x4 t3214_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                    kf_u32x4 t_5_ = t3214_;
+                    kf_u32x4 t3231_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_5_ = t3231_;
                     if (v_20_ < nv_2_) {
-                        unsigned t3220_ = (row_[0u] * nv_2_) + v_20_;
-                        kf_u32x4 t3221_ = wv_[t3220_];
-                        t_5_ = t3221_;
+                        unsigned t3237_ = (row_[0u] * nv_2_) + v_20_;
+                        kf_u32x4 t3238_ = wv_[t3237_];
+                        t_5_ = t3238_;
                     }
                     wr_[3u] = t_5_;
                     unsigned v_21_ = base_ + lane_2_;
@@ -1101,8 +1101,8 @@ gemv_f16_f16_f32(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x_, f
                         xs_9_[5u] = kf_f16_to_f32(a_9_.v[5]);
                         xs_9_[6u] = kf_f16_to_f32(a_9_.v[6]);
                         xs_9_[7u] = kf_f16_to_f32(a_9_.v[7]);
-                        kf_u32x4 t3277_ = wr_[0u];
-                        kf_f16x8 wh_9_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t3277_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3277_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t3277_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3277_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t3277_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3277_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t3277_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3277_, 3u), 16u))}};
+                        kf_u32x4 t3294_ = wr_[0u];
+                        kf_f16x8 wh_9_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t3294_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3294_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t3294_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3294_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t3294_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3294_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t3294_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3294_, 3u), 16u))}};
                         acc_3_[0u] = __fmaf_rn(kf_f16_to_f32(wh_9_.v[7]), xs_9_[7u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[6]), xs_9_[6u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[5]), xs_9_[5u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[4]), xs_9_[4u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[3]), xs_9_[3u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[2]), xs_9_[2u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[1]), xs_9_[1u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[0]), xs_9_[0u], acc_3_[0u]))))))));
                     }
                     unsigned v_22_ = (base_ + 32u) + lane_2_;
@@ -1116,8 +1116,8 @@ gemv_f16_f16_f32(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x_, f
                         xs_10_[5u] = kf_f16_to_f32(a_10_.v[5]);
                         xs_10_[6u] = kf_f16_to_f32(a_10_.v[6]);
                         xs_10_[7u] = kf_f16_to_f32(a_10_.v[7]);
-                        kf_u32x4 t3404_ = wr_[1u];
-                        kf_f16x8 wh_10_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t3404_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3404_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t3404_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3404_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t3404_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3404_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t3404_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3404_, 3u), 16u))}};
+                        kf_u32x4 t3421_ = wr_[1u];
+                        kf_f16x8 wh_10_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t3421_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3421_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t3421_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3421_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t3421_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3421_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t3421_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3421_, 3u), 16u))}};
                         acc_3_[0u] = __fmaf_rn(kf_f16_to_f32(wh_10_.v[7]), xs_10_[7u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[6]), xs_10_[6u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[5]), xs_10_[5u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[4]), xs_10_[4u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[3]), xs_10_[3u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[2]), xs_10_[2u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[1]), xs_10_[1u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[0]), xs_10_[0u], acc_3_[0u]))))))));
                     }
                     unsigned v_23_ = (base_ + 64u) + lane_2_;
@@ -1131,8 +1131,8 @@ gemv_f16_f16_f32(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x_, f
                         xs_11_[5u] = kf_f16_to_f32(a_11_.v[5]);
                         xs_11_[6u] = kf_f16_to_f32(a_11_.v[6]);
                         xs_11_[7u] = kf_f16_to_f32(a_11_.v[7]);
-                        kf_u32x4 t3531_ = wr_[2u];
-                        kf_f16x8 wh_11_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t3531_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3531_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t3531_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3531_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t3531_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3531_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t3531_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3531_, 3u), 16u))}};
+                        kf_u32x4 t3548_ = wr_[2u];
+                        kf_f16x8 wh_11_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t3548_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3548_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t3548_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3548_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t3548_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3548_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t3548_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3548_, 3u), 16u))}};
                         acc_3_[0u] = __fmaf_rn(kf_f16_to_f32(wh_11_.v[7]), xs_11_[7u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[6]), xs_11_[6u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[5]), xs_11_[5u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[4]), xs_11_[4u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[3]), xs_11_[3u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[2]), xs_11_[2u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[1]), xs_11_[1u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[0]), xs_11_[0u], acc_3_[0u]))))))));
                     }
                     unsigned v_24_ = (base_ + 96u) + lane_2_;
@@ -1146,63 +1146,63 @@ gemv_f16_f16_f32(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x_, f
                         xs_12_[5u] = kf_f16_to_f32(a_12_.v[5]);
                         xs_12_[6u] = kf_f16_to_f32(a_12_.v[6]);
                         xs_12_[7u] = kf_f16_to_f32(a_12_.v[7]);
-                        kf_u32x4 t3658_ = wr_[3u];
-                        kf_f16x8 wh_12_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t3658_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3658_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t3658_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3658_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t3658_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3658_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t3658_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3658_, 3u), 16u))}};
+                        kf_u32x4 t3675_ = wr_[3u];
+                        kf_f16x8 wh_12_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t3675_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3675_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t3675_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3675_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t3675_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3675_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t3675_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3675_, 3u), 16u))}};
                         acc_3_[0u] = __fmaf_rn(kf_f16_to_f32(wh_12_.v[7]), xs_12_[7u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[6]), xs_12_[6u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[5]), xs_12_[5u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[4]), xs_12_[4u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[3]), xs_12_[3u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[2]), xs_12_[2u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[1]), xs_12_[1u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[0]), xs_12_[0u], acc_3_[0u]))))))));
                     }
                 }
             } else {
                 #pragma unroll 1
                 for (unsigned c_ = lane_2_; c_ < k_; c_ = c_ + 32u) {
-                    float t3739_ = kf_f16_to_f32(x_[c_]);
+                    float t3756_ = kf_f16_to_f32(x_[c_]);
                     unsigned i_ = (row_[0u] * k_) + c_;
                     unsigned short u_ = w16_[i_];
-                    acc_3_[0u] = __fmaf_rn(kf_f16_to_f32(kf_bitcast<kf_f16>(u_)), t3739_, acc_3_[0u]);
+                    acc_3_[0u] = __fmaf_rn(kf_f16_to_f32(kf_bitcast<kf_f16>(u_)), t3756_, acc_3_[0u]);
                 }
             }
-            float t3757_ = acc_3_[0u];
-            unsigned t3779_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
-            if (t3779_ == 32u) {
-                float t3784_ = __fadd_rn(t3757_, kf_shfl_xor(t3757_, 16u, kf_wn));
-                float t3787_ = __fadd_rn(t3784_, kf_shfl_xor(t3784_, 8u, kf_wn));
-                float t3790_ = __fadd_rn(t3787_, kf_shfl_xor(t3787_, 4u, kf_wn));
-                float t3793_ = __fadd_rn(t3790_, kf_shfl_xor(t3790_, 2u, kf_wn));
-                s_3_ = __fadd_rn(t3793_, kf_shfl_xor(t3793_, 1u, kf_wn));
+            float t3774_ = acc_3_[0u];
+            unsigned t3796_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+            if (t3796_ == 32u) {
+                float t3801_ = __fadd_rn(t3774_, kf_shfl_xor(t3774_, 16u, kf_wn));
+                float t3804_ = __fadd_rn(t3801_, kf_shfl_xor(t3801_, 8u, kf_wn));
+                float t3807_ = __fadd_rn(t3804_, kf_shfl_xor(t3804_, 4u, kf_wn));
+                float t3810_ = __fadd_rn(t3807_, kf_shfl_xor(t3807_, 2u, kf_wn));
+                s_3_ = __fadd_rn(t3810_, kf_shfl_xor(t3810_, 1u, kf_wn));
             } else {
-                float t3799_ = kf_shfl_down(t3757_, 16u, kf_wn);
-                bool t3801_ = (kf_lane_id() + 16u) < t3779_;
-                float t3802_ = __fadd_rn(t3757_, t3799_);
-                float t3803_ = t3801_ ? t3802_ : t3757_;
-                float t3805_ = kf_shfl_down(t3803_, 8u, kf_wn);
-                bool t3807_ = (kf_lane_id() + 8u) < t3779_;
-                float t3808_ = __fadd_rn(t3803_, t3805_);
-                float t3809_ = t3807_ ? t3808_ : t3803_;
-                float t3811_ = kf_shfl_down(t3809_, 4u, kf_wn);
-                bool t3813_ = (kf_lane_id() + 4u) < t3779_;
-                float t3814_ = __fadd_rn(t3809_, t3811_);
-                float t3815_ = t3813_ ? t3814_ : t3809_;
-                float t3817_ = kf_shfl_down(t3815_, 2u, kf_wn);
-                bool t3819_ = (kf_lane_id() + 2u) < t3779_;
-                float t3820_ = __fadd_rn(t3815_, t3817_);
-                float t3821_ = t3819_ ? t3820_ : t3815_;
-                float t3823_ = kf_shfl_down(t3821_, 1u, kf_wn);
-                bool t3825_ = (kf_lane_id() + 1u) < t3779_;
-                float t3826_ = __fadd_rn(t3821_, t3823_);
-                s_3_ = kf_shfl(t3825_ ? t3826_ : t3821_, 0u, kf_wn);
+                float t3816_ = kf_shfl_down(t3774_, 16u, kf_wn);
+                bool t3818_ = (kf_lane_id() + 16u) < t3796_;
+                float t3819_ = __fadd_rn(t3774_, t3816_);
+                float t3820_ = t3818_ ? t3819_ : t3774_;
+                float t3822_ = kf_shfl_down(t3820_, 8u, kf_wn);
+                bool t3824_ = (kf_lane_id() + 8u) < t3796_;
+                float t3825_ = __fadd_rn(t3820_, t3822_);
+                float t3826_ = t3824_ ? t3825_ : t3820_;
+                float t3828_ = kf_shfl_down(t3826_, 4u, kf_wn);
+                bool t3830_ = (kf_lane_id() + 4u) < t3796_;
+                float t3831_ = __fadd_rn(t3826_, t3828_);
+                float t3832_ = t3830_ ? t3831_ : t3826_;
+                float t3834_ = kf_shfl_down(t3832_, 2u, kf_wn);
+                bool t3836_ = (kf_lane_id() + 2u) < t3796_;
+                float t3837_ = __fadd_rn(t3832_, t3834_);
+                float t3838_ = t3836_ ? t3837_ : t3832_;
+                float t3840_ = kf_shfl_down(t3838_, 1u, kf_wn);
+                bool t3842_ = (kf_lane_id() + 1u) < t3796_;
+                float t3843_ = __fadd_rn(t3838_, t3840_);
+                s_3_ = kf_shfl(t3842_ ? t3843_ : t3838_, 0u, kf_wn);
             }
-            bool t3831_ = lane_2_ == 0u;
-            bool t3832_ = t3831_;
-            if (t3831_) {
-                t3832_ = g_ < m_;
+            bool t3848_ = lane_2_ == 0u;
+            bool t3849_ = t3848_;
+            if (t3848_) {
+                t3849_ = g_ < m_;
             }
-            if (t3832_) {
+            if (t3849_) {
                 y_[g_] = s_3_;
             }
         }
     }
 }
 
-/* kernel gemv_f16_f32_f16 (gemv.kf:736) */
+/* kernel gemv_f16_f32_f16 (gemv.kf:825) */
 extern "C" __global__ void __launch_bounds__(256)
 gemv_f16_f32_f16(const kf_f16* __restrict__ w_, const float* __restrict__ x_, kf_f16* __restrict__ y_, unsigned m_, unsigned k_)
 {
@@ -1236,61 +1236,61 @@ gemv_f16_f32_f16(const kf_f16* __restrict__ w_, const float* __restrict__ x_, kf
     if ((k_ & 7u) == 0u) {
         unsigned lane_ = kf_lane_id();
         unsigned nv_ = k_ >> 3u;
-        unsigned t1389_ = nv_ << 1u;
+        unsigned t1394_ = nv_ << 1u;
         unsigned steps_ = (nv_ >> 7u) + (((nv_ & 127u) != 0u) ? 1u : 0u);
         unsigned wid_ = (blockIdx.x << 3u) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u);
         unsigned nw_ = gridDim.x << 3u;
         if (!(wid_ >= m_)) {
-            unsigned t1426_ = m_ - wid_;
-            unsigned total_ = ((t1426_ / nw_) + (((t1426_ % nw_) != 0u) ? 1u : 0u)) * steps_;
+            unsigned t1433_ = m_ - wid_;
+            unsigned t1441_ = ((t1433_ / nw_) + (((t1433_ % nw_) != 0u) ? 1u : 0u)) * steps_;
             acc_2_[0u] = 0.0f;
             unsigned lg_ = wid_;
             unsigned lk_ = 0u;
             unsigned cg_ = wid_;
             unsigned ck_ = 0u;
-            unsigned t1447_ = total_ + 1u;
+            unsigned t1454_ = t1441_ + 1u;
             #pragma unroll 1
-            for (unsigned t0_ = 0u; t0_ < t1447_; t0_ = t0_ + 2u) {
-                if (t0_ < total_) {
+            for (unsigned t0_ = 0u; t0_ < t1454_; t0_ = t0_ + 2u) {
+                if (t0_ < t1441_) {
                     unsigned v_ = min((((lk_ << 5u) << 2u) + lane_), (nv_ - 1u));
                     unsigned row_2_ = min(lg_, (m_ - 1u));
                     wb_[0u] = wv_[(row_2_ * nv_) + v_];
-                    xb_[0u] = xv_[min((v_ << 1u), (t1389_ - 1u))];
-                    xb_[1u] = xv_[min(((v_ << 1u) + 1u), (t1389_ - 1u))];
+                    xb_[0u] = xv_[min((v_ << 1u), (t1394_ - 1u))];
+                    xb_[1u] = xv_[min(((v_ << 1u) + 1u), (t1394_ - 1u))];
                     unsigned v_2_ = min(((((lk_ << 5u) << 2u) + 32u) + lane_), (nv_ - 1u));
                     unsigned row_3_ = min(lg_, (m_ - 1u));
                     wb_[1u] = wv_[(row_3_ * nv_) + v_2_];
-                    xb_[2u] = xv_[min((v_2_ << 1u), (t1389_ - 1u))];
-                    xb_[3u] = xv_[min(((v_2_ << 1u) + 1u), (t1389_ - 1u))];
+                    xb_[2u] = xv_[min((v_2_ << 1u), (t1394_ - 1u))];
+                    xb_[3u] = xv_[min(((v_2_ << 1u) + 1u), (t1394_ - 1u))];
                     unsigned v_3_ = min(((((lk_ << 5u) << 2u) + 64u) + lane_), (nv_ - 1u));
                     unsigned row_4_ = min(lg_, (m_ - 1u));
                     wb_[2u] = wv_[(row_4_ * nv_) + v_3_];
-                    xb_[4u] = xv_[min((v_3_ << 1u), (t1389_ - 1u))];
-                    xb_[5u] = xv_[min(((v_3_ << 1u) + 1u), (t1389_ - 1u))];
+                    xb_[4u] = xv_[min((v_3_ << 1u), (t1394_ - 1u))];
+                    xb_[5u] = xv_[min(((v_3_ << 1u) + 1u), (t1394_ - 1u))];
                     unsigned v_4_ = min(((((lk_ << 5u) << 2u) + 96u) + lane_), (nv_ - 1u));
                     unsigned row_5_ = min(lg_, (m_ - 1u));
                     wb_[3u] = wv_[(row_5_ * nv_) + v_4_];
-                    xb_[6u] = xv_[min((v_4_ << 1u), (t1389_ - 1u))];
-                    xb_[7u] = xv_[min(((v_4_ << 1u) + 1u), (t1389_ - 1u))];
-                    unsigned t1619_ = lk_ + 1u;
-                    lk_ = t1619_;
-                    if (t1619_ == steps_) {
+                    xb_[6u] = xv_[min((v_4_ << 1u), (t1394_ - 1u))];
+                    xb_[7u] = xv_[min(((v_4_ << 1u) + 1u), (t1394_ - 1u))];
+                    unsigned t1630_ = lk_ + 1u;
+                    lk_ = t1630_;
+                    if (t1630_ == steps_) {
                         lk_ = 0u;
                         lg_ = lg_ + nw_;
                     }
                 }
-                bool t1627_ = t0_ >= 1u;
-                bool t1628_ = t1627_;
-                if (t1627_) {
-                    t1628_ = (t0_ - 1u) < total_;
+                bool t1639_ = t0_ >= 1u;
+                bool t1640_ = t1639_;
+                if (t1639_) {
+                    t1640_ = (t0_ - 1u) < t1441_;
                 }
-                if (t1628_) {
+                if (t1640_) {
                     unsigned v_5_ = ((ck_ << 5u) << 2u) + lane_;
                     if (v_5_ < nv_) {
-                        kf_u32x4 t1665_ = xb_[8u];
-                        kf_f32x4 a_ = kf_bitcast<kf_f32x4>(t1665_);
-                        kf_u32x4 t1668_ = xb_[9u];
-                        kf_f32x4 b_ = kf_bitcast<kf_f32x4>(t1668_);
+                        kf_u32x4 t1677_ = xb_[8u];
+                        kf_f32x4 a_ = kf_bitcast<kf_f32x4>(t1677_);
+                        kf_u32x4 t1680_ = xb_[9u];
+                        kf_f32x4 b_ = kf_bitcast<kf_f32x4>(t1680_);
                         xs_[0u] = a_.v[0];
                         xs_[4u] = b_.v[0];
                         xs_[1u] = a_.v[1];
@@ -1299,16 +1299,16 @@ gemv_f16_f32_f16(const kf_f16* __restrict__ w_, const float* __restrict__ x_, kf
                         xs_[6u] = b_.v[2];
                         xs_[3u] = a_.v[3];
                         xs_[7u] = b_.v[3];
-                        kf_u32x4 t1714_ = wb_[4u];
-                        kf_f16x8 wh_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1714_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1714_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1714_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1714_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1714_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1714_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1714_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1714_, 3u), 16u))}};
+                        kf_u32x4 t1726_ = wb_[4u];
+                        kf_f16x8 wh_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1726_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1726_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1726_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1726_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1726_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1726_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1726_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1726_, 3u), 16u))}};
                         acc_2_[0u] = __fmaf_rn(kf_f16_to_f32(wh_.v[7]), xs_[7u], __fmaf_rn(kf_f16_to_f32(wh_.v[6]), xs_[6u], __fmaf_rn(kf_f16_to_f32(wh_.v[5]), xs_[5u], __fmaf_rn(kf_f16_to_f32(wh_.v[4]), xs_[4u], __fmaf_rn(kf_f16_to_f32(wh_.v[3]), xs_[3u], __fmaf_rn(kf_f16_to_f32(wh_.v[2]), xs_[2u], __fmaf_rn(kf_f16_to_f32(wh_.v[1]), xs_[1u], __fmaf_rn(kf_f16_to_f32(wh_.v[0]), xs_[0u], acc_2_[0u]))))))));
                     }
                     unsigned v_6_ = (((ck_ << 5u) << 2u) + 32u) + lane_;
                     if (v_6_ < nv_) {
-                        kf_u32x4 t1796_ = xb_[10u];
-                        kf_f32x4 a_2_ = kf_bitcast<kf_f32x4>(t1796_);
-                        kf_u32x4 t1799_ = xb_[11u];
-                        kf_f32x4 b_2_ = kf_bitcast<kf_f32x4>(t1799_);
+                        kf_u32x4 t1808_ = xb_[10u];
+                        kf_f32x4 a_2_ = kf_bitcast<kf_f32x4>(t1808_);
+                        kf_u32x4 t1811_ = xb_[11u];
+                        kf_f32x4 b_2_ = kf_bitcast<kf_f32x4>(t1811_);
                         xs_2_[0u] = a_2_.v[0];
                         xs_2_[4u] = b_2_.v[0];
                         xs_2_[1u] = a_2_.v[1];
@@ -1317,16 +1317,16 @@ gemv_f16_f32_f16(const kf_f16* __restrict__ w_, const float* __restrict__ x_, kf
                         xs_2_[6u] = b_2_.v[2];
                         xs_2_[3u] = a_2_.v[3];
                         xs_2_[7u] = b_2_.v[3];
-                        kf_u32x4 t1845_ = wb_[5u];
-                        kf_f16x8 wh_2_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1845_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1845_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1845_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1845_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1845_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1845_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1845_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1845_, 3u), 16u))}};
+                        kf_u32x4 t1857_ = wb_[5u];
+                        kf_f16x8 wh_2_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1857_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1857_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1857_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1857_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1857_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1857_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1857_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1857_, 3u), 16u))}};
                         acc_2_[0u] = __fmaf_rn(kf_f16_to_f32(wh_2_.v[7]), xs_2_[7u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[6]), xs_2_[6u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[5]), xs_2_[5u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[4]), xs_2_[4u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[3]), xs_2_[3u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[2]), xs_2_[2u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[1]), xs_2_[1u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[0]), xs_2_[0u], acc_2_[0u]))))))));
                     }
                     unsigned v_7_ = (((ck_ << 5u) << 2u) + 64u) + lane_;
                     if (v_7_ < nv_) {
-                        kf_u32x4 t1927_ = xb_[12u];
-                        kf_f32x4 a_3_ = kf_bitcast<kf_f32x4>(t1927_);
-                        kf_u32x4 t1930_ = xb_[13u];
-                        kf_f32x4 b_3_ = kf_bitcast<kf_f32x4>(t1930_);
+                        kf_u32x4 t1939_ = xb_[12u];
+                        kf_f32x4 a_3_ = kf_bitcast<kf_f32x4>(t1939_);
+                        kf_u32x4 t1942_ = xb_[13u];
+                        kf_f32x4 b_3_ = kf_bitcast<kf_f32x4>(t1942_);
                         xs_3_[0u] = a_3_.v[0];
                         xs_3_[4u] = b_3_.v[0];
                         xs_3_[1u] = a_3_.v[1];
@@ -1335,16 +1335,16 @@ gemv_f16_f32_f16(const kf_f16* __restrict__ w_, const float* __restrict__ x_, kf
                         xs_3_[6u] = b_3_.v[2];
                         xs_3_[3u] = a_3_.v[3];
                         xs_3_[7u] = b_3_.v[3];
-                        kf_u32x4 t1976_ = wb_[6u];
-                        kf_f16x8 wh_3_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1976_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1976_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1976_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1976_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1976_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1976_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1976_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1976_, 3u), 16u))}};
+                        kf_u32x4 t1988_ = wb_[6u];
+                        kf_f16x8 wh_3_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1988_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1988_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1988_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1988_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1988_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1988_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1988_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1988_, 3u), 16u))}};
                         acc_2_[0u] = __fmaf_rn(kf_f16_to_f32(wh_3_.v[7]), xs_3_[7u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[6]), xs_3_[6u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[5]), xs_3_[5u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[4]), xs_3_[4u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[3]), xs_3_[3u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[2]), xs_3_[2u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[1]), xs_3_[1u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[0]), xs_3_[0u], acc_2_[0u]))))))));
                     }
                     unsigned v_8_ = (((ck_ << 5u) << 2u) + 96u) + lane_;
                     if (v_8_ < nv_) {
-                        kf_u32x4 t2058_ = xb_[14u];
-                        kf_f32x4 a_4_ = kf_bitcast<kf_f32x4>(t2058_);
-                        kf_u32x4 t2061_ = xb_[15u];
-                        kf_f32x4 b_4_ = kf_bitcast<kf_f32x4>(t2061_);
+                        kf_u32x4 t2070_ = xb_[14u];
+                        kf_f32x4 a_4_ = kf_bitcast<kf_f32x4>(t2070_);
+                        kf_u32x4 t2073_ = xb_[15u];
+                        kf_f32x4 b_4_ = kf_bitcast<kf_f32x4>(t2073_);
                         xs_4_[0u] = a_4_.v[0];
                         xs_4_[4u] = b_4_.v[0];
                         xs_4_[1u] = a_4_.v[1];
@@ -1353,49 +1353,49 @@ gemv_f16_f32_f16(const kf_f16* __restrict__ w_, const float* __restrict__ x_, kf
                         xs_4_[6u] = b_4_.v[2];
                         xs_4_[3u] = a_4_.v[3];
                         xs_4_[7u] = b_4_.v[3];
-                        kf_u32x4 t2107_ = wb_[7u];
-                        kf_f16x8 wh_4_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2107_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2107_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2107_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2107_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2107_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2107_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2107_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2107_, 3u), 16u))}};
+                        kf_u32x4 t2119_ = wb_[7u];
+                        kf_f16x8 wh_4_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2119_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2119_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2119_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2119_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2119_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2119_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2119_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2119_, 3u), 16u))}};
                         acc_2_[0u] = __fmaf_rn(kf_f16_to_f32(wh_4_.v[7]), xs_4_[7u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[6]), xs_4_[6u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[5]), xs_4_[5u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[4]), xs_4_[4u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[3]), xs_4_[3u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[2]), xs_4_[2u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[1]), xs_4_[1u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[0]), xs_4_[0u], acc_2_[0u]))))))));
                     }
-                    unsigned t2181_ = ck_ + 1u;
-                    ck_ = t2181_;
-                    if (t2181_ == steps_) {
-                        float t2184_ = acc_2_[0u];
-                        unsigned t2206_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
-                        if (t2206_ == 32u) {
-                            float t2211_ = __fadd_rn(t2184_, kf_shfl_xor(t2184_, 16u, kf_wn));
-                            float t2214_ = __fadd_rn(t2211_, kf_shfl_xor(t2211_, 8u, kf_wn));
-                            float t2217_ = __fadd_rn(t2214_, kf_shfl_xor(t2214_, 4u, kf_wn));
-                            float t2220_ = __fadd_rn(t2217_, kf_shfl_xor(t2217_, 2u, kf_wn));
-                            s_ = __fadd_rn(t2220_, kf_shfl_xor(t2220_, 1u, kf_wn));
+                    unsigned t2193_ = ck_ + 1u;
+                    ck_ = t2193_;
+                    if (t2193_ == steps_) {
+                        float t2196_ = acc_2_[0u];
+                        unsigned t2218_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+                        if (t2218_ == 32u) {
+                            float t2223_ = __fadd_rn(t2196_, kf_shfl_xor(t2196_, 16u, kf_wn));
+                            float t2226_ = __fadd_rn(t2223_, kf_shfl_xor(t2223_, 8u, kf_wn));
+                            float t2229_ = __fadd_rn(t2226_, kf_shfl_xor(t2226_, 4u, kf_wn));
+                            float t2232_ = __fadd_rn(t2229_, kf_shfl_xor(t2229_, 2u, kf_wn));
+                            s_ = __fadd_rn(t2232_, kf_shfl_xor(t2232_, 1u, kf_wn));
                         } else {
-                            float t2226_ = kf_shfl_down(t2184_, 16u, kf_wn);
-                            bool t2228_ = (kf_lane_id() + 16u) < t2206_;
-                            float t2229_ = __fadd_rn(t2184_, t2226_);
-                            float t2230_ = t2228_ ? t2229_ : t2184_;
-                            float t2232_ = kf_shfl_down(t2230_, 8u, kf_wn);
-                            bool t2234_ = (kf_lane_id() + 8u) < t2206_;
-                            float t2235_ = __fadd_rn(t2230_, t2232_);
-                            float t2236_ = t2234_ ? t2235_ : t2230_;
-                            float t2238_ = kf_shfl_down(t2236_, 4u, kf_wn);
-                            bool t2240_ = (kf_lane_id() + 4u) < t2206_;
-                            float t2241_ = __fadd_rn(t2236_, t2238_);
-                            float t2242_ = t2240_ ? t2241_ : t2236_;
-                            float t2244_ = kf_shfl_down(t2242_, 2u, kf_wn);
-                            bool t2246_ = (kf_lane_id() + 2u) < t2206_;
+                            float t2238_ = kf_shfl_down(t2196_, 16u, kf_wn);
+                            bool t2240_ = (kf_lane_id() + 16u) < t2218_;
+                            float t2241_ = __fadd_rn(t2196_, t2238_);
+                            float t2242_ = t2240_ ? t2241_ : t2196_;
+                            float t2244_ = kf_shfl_down(t2242_, 8u, kf_wn);
+                            bool t2246_ = (kf_lane_id() + 8u) < t2218_;
                             float t2247_ = __fadd_rn(t2242_, t2244_);
                             float t2248_ = t2246_ ? t2247_ : t2242_;
-                            float t2250_ = kf_shfl_down(t2248_, 1u, kf_wn);
-                            bool t2252_ = (kf_lane_id() + 1u) < t2206_;
+                            float t2250_ = kf_shfl_down(t2248_, 4u, kf_wn);
+                            bool t2252_ = (kf_lane_id() + 4u) < t2218_;
                             float t2253_ = __fadd_rn(t2248_, t2250_);
-                            s_ = kf_shfl(t2252_ ? t2253_ : t2248_, 0u, kf_wn);
+                            float t2254_ = t2252_ ? t2253_ : t2248_;
+                            float t2256_ = kf_shfl_down(t2254_, 2u, kf_wn);
+                            bool t2258_ = (kf_lane_id() + 2u) < t2218_;
+                            float t2259_ = __fadd_rn(t2254_, t2256_);
+                            float t2260_ = t2258_ ? t2259_ : t2254_;
+                            float t2262_ = kf_shfl_down(t2260_, 1u, kf_wn);
+                            bool t2264_ = (kf_lane_id() + 1u) < t2218_;
+                            float t2265_ = __fadd_rn(t2260_, t2262_);
+                            s_ = kf_shfl(t2264_ ? t2265_ : t2260_, 0u, kf_wn);
                         }
-                        bool t2258_ = lane_ == 0u;
-                        bool t2259_ = t2258_;
-                        if (t2258_) {
-                            t2259_ = cg_ < m_;
+                        bool t2270_ = lane_ == 0u;
+                        bool t2271_ = t2270_;
+                        if (t2270_) {
+                            t2271_ = cg_ < m_;
                         }
-                        if (t2259_) {
+                        if (t2271_) {
                             y_[cg_] = kf_f16_from_f32(s_);
                         }
                         acc_2_[0u] = 0.0f;
@@ -1403,46 +1403,46 @@ gemv_f16_f32_f16(const kf_f16* __restrict__ w_, const float* __restrict__ x_, kf
                         cg_ = cg_ + nw_;
                     }
                 }
-                if ((t0_ + 1u) < total_) {
+                if ((t0_ + 1u) < t1441_) {
                     unsigned v_9_ = min((((lk_ << 5u) << 2u) + lane_), (nv_ - 1u));
                     unsigned row_6_ = min(lg_, (m_ - 1u));
                     wb_[4u] = wv_[(row_6_ * nv_) + v_9_];
-                    xb_[8u] = xv_[min((v_9_ << 1u), (t1389_ - 1u))];
-                    xb_[9u] = xv_[min(((v_9_ << 1u) + 1u), (t1389_ - 1u))];
+                    xb_[8u] = xv_[min((v_9_ << 1u), (t1394_ - 1u))];
+                    xb_[9u] = xv_[min(((v_9_ << 1u) + 1u), (t1394_ - 1u))];
                     unsigned v_10_ = min(((((lk_ << 5u) << 2u) + 32u) + lane_), (nv_ - 1u));
                     unsigned row_7_ = min(lg_, (m_ - 1u));
                     wb_[5u] = wv_[(row_7_ * nv_) + v_10_];
-                    xb_[10u] = xv_[min((v_10_ << 1u), (t1389_ - 1u))];
-                    xb_[11u] = xv_[min(((v_10_ << 1u) + 1u), (t1389_ - 1u))];
+                    xb_[10u] = xv_[min((v_10_ << 1u), (t1394_ - 1u))];
+                    xb_[11u] = xv_[min(((v_10_ << 1u) + 1u), (t1394_ - 1u))];
                     unsigned v_11_ = min(((((lk_ << 5u) << 2u) + 64u) + lane_), (nv_ - 1u));
                     unsigned row_8_ = min(lg_, (m_ - 1u));
                     wb_[6u] = wv_[(row_8_ * nv_) + v_11_];
-                    xb_[12u] = xv_[min((v_11_ << 1u), (t1389_ - 1u))];
-                    xb_[13u] = xv_[min(((v_11_ << 1u) + 1u), (t1389_ - 1u))];
+                    xb_[12u] = xv_[min((v_11_ << 1u), (t1394_ - 1u))];
+                    xb_[13u] = xv_[min(((v_11_ << 1u) + 1u), (t1394_ - 1u))];
                     unsigned v_12_ = min(((((lk_ << 5u) << 2u) + 96u) + lane_), (nv_ - 1u));
                     unsigned row_9_ = min(lg_, (m_ - 1u));
                     wb_[7u] = wv_[(row_9_ * nv_) + v_12_];
-                    xb_[14u] = xv_[min((v_12_ << 1u), (t1389_ - 1u))];
-                    xb_[15u] = xv_[min(((v_12_ << 1u) + 1u), (t1389_ - 1u))];
-                    unsigned t2454_ = lk_ + 1u;
-                    lk_ = t2454_;
-                    if (t2454_ == steps_) {
+                    xb_[14u] = xv_[min((v_12_ << 1u), (t1394_ - 1u))];
+                    xb_[15u] = xv_[min(((v_12_ << 1u) + 1u), (t1394_ - 1u))];
+                    unsigned t2470_ = lk_ + 1u;
+                    lk_ = t2470_;
+                    if (t2470_ == steps_) {
                         lk_ = 0u;
                         lg_ = lg_ + nw_;
                     }
                 }
-                bool t2462_ = (t0_ + 1u) >= 1u;
-                bool t2463_ = t2462_;
-                if (t2462_) {
-                    t2463_ = ((t0_ + 1u) - 1u) < total_;
+                bool t2479_ = (t0_ + 1u) >= 1u;
+                bool t2480_ = t2479_;
+                if (t2479_) {
+                    t2480_ = ((t0_ + 1u) - 1u) < t1441_;
                 }
-                if (t2463_) {
+                if (t2480_) {
                     unsigned v_13_ = ((ck_ << 5u) << 2u) + lane_;
                     if (v_13_ < nv_) {
-                        kf_u32x4 t2500_ = xb_[0u];
-                        kf_f32x4 a_5_ = kf_bitcast<kf_f32x4>(t2500_);
-                        kf_u32x4 t2503_ = xb_[1u];
-                        kf_f32x4 b_5_ = kf_bitcast<kf_f32x4>(t2503_);
+                        kf_u32x4 t2517_ = xb_[0u];
+                        kf_f32x4 a_5_ = kf_bitcast<kf_f32x4>(t2517_);
+                        kf_u32x4 t2520_ = xb_[1u];
+                        kf_f32x4 b_5_ = kf_bitcast<kf_f32x4>(t2520_);
                         xs_5_[0u] = a_5_.v[0];
                         xs_5_[4u] = b_5_.v[0];
                         xs_5_[1u] = a_5_.v[1];
@@ -1451,16 +1451,16 @@ gemv_f16_f32_f16(const kf_f16* __restrict__ w_, const float* __restrict__ x_, kf
                         xs_5_[6u] = b_5_.v[2];
                         xs_5_[3u] = a_5_.v[3];
                         xs_5_[7u] = b_5_.v[3];
-                        kf_u32x4 t2549_ = wb_[0u];
-                        kf_f16x8 wh_5_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2549_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2549_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2549_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2549_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2549_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2549_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2549_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2549_, 3u), 16u))}};
+                        kf_u32x4 t2566_ = wb_[0u];
+                        kf_f16x8 wh_5_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2566_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2566_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2566_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2566_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2566_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2566_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2566_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2566_, 3u), 16u))}};
                         acc_2_[0u] = __fmaf_rn(kf_f16_to_f32(wh_5_.v[7]), xs_5_[7u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[6]), xs_5_[6u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[5]), xs_5_[5u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[4]), xs_5_[4u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[3]), xs_5_[3u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[2]), xs_5_[2u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[1]), xs_5_[1u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[0]), xs_5_[0u], acc_2_[0u]))))))));
                     }
                     unsigned v_14_ = (((ck_ << 5u) << 2u) + 32u) + lane_;
                     if (v_14_ < nv_) {
-                        kf_u32x4 t2631_ = xb_[2u];
-                        kf_f32x4 a_6_ = kf_bitcast<kf_f32x4>(t2631_);
-                        kf_u32x4 t2634_ = xb_[3u];
-                        kf_f32x4 b_6_ = kf_bitcast<kf_f32x4>(t2634_);
+                        kf_u32x4 t2648_ = xb_[2u];
+                        kf_f32x4 a_6_ = kf_bitcast<kf_f32x4>(t2648_);
+                        kf_u32x4 t2651_ = xb_[3u];
+                        kf_f32x4 b_6_ = kf_bitcast<kf_f32x4>(t2651_);
                         xs_6_[0u] = a_6_.v[0];
                         xs_6_[4u] = b_6_.v[0];
                         xs_6_[1u] = a_6_.v[1];
@@ -1469,16 +1469,16 @@ gemv_f16_f32_f16(const kf_f16* __restrict__ w_, const float* __restrict__ x_, kf
                         xs_6_[6u] = b_6_.v[2];
                         xs_6_[3u] = a_6_.v[3];
                         xs_6_[7u] = b_6_.v[3];
-                        kf_u32x4 t2680_ = wb_[1u];
-                        kf_f16x8 wh_6_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2680_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2680_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2680_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2680_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2680_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2680_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2680_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2680_, 3u), 16u))}};
+                        kf_u32x4 t2697_ = wb_[1u];
+                        kf_f16x8 wh_6_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2697_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2697_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2697_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2697_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2697_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2697_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2697_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2697_, 3u), 16u))}};
                         acc_2_[0u] = __fmaf_rn(kf_f16_to_f32(wh_6_.v[7]), xs_6_[7u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[6]), xs_6_[6u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[5]), xs_6_[5u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[4]), xs_6_[4u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[3]), xs_6_[3u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[2]), xs_6_[2u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[1]), xs_6_[1u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[0]), xs_6_[0u], acc_2_[0u]))))))));
                     }
                     unsigned v_15_ = (((ck_ << 5u) << 2u) + 64u) + lane_;
                     if (v_15_ < nv_) {
-                        kf_u32x4 t2762_ = xb_[4u];
-                        kf_f32x4 a_7_ = kf_bitcast<kf_f32x4>(t2762_);
-                        kf_u32x4 t2765_ = xb_[5u];
-                        kf_f32x4 b_7_ = kf_bitcast<kf_f32x4>(t2765_);
+                        kf_u32x4 t2779_ = xb_[4u];
+                        kf_f32x4 a_7_ = kf_bitcast<kf_f32x4>(t2779_);
+                        kf_u32x4 t2782_ = xb_[5u];
+                        kf_f32x4 b_7_ = kf_bitcast<kf_f32x4>(t2782_);
                         xs_7_[0u] = a_7_.v[0];
                         xs_7_[4u] = b_7_.v[0];
                         xs_7_[1u] = a_7_.v[1];
@@ -1487,16 +1487,16 @@ gemv_f16_f32_f16(const kf_f16* __restrict__ w_, const float* __restrict__ x_, kf
                         xs_7_[6u] = b_7_.v[2];
                         xs_7_[3u] = a_7_.v[3];
                         xs_7_[7u] = b_7_.v[3];
-                        kf_u32x4 t2811_ = wb_[2u];
-                        kf_f16x8 wh_7_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2811_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2811_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2811_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2811_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2811_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2811_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2811_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2811_, 3u), 16u))}};
+                        kf_u32x4 t2828_ = wb_[2u];
+                        kf_f16x8 wh_7_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2828_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2828_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2828_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2828_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2828_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2828_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2828_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2828_, 3u), 16u))}};
                         acc_2_[0u] = __fmaf_rn(kf_f16_to_f32(wh_7_.v[7]), xs_7_[7u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[6]), xs_7_[6u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[5]), xs_7_[5u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[4]), xs_7_[4u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[3]), xs_7_[3u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[2]), xs_7_[2u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[1]), xs_7_[1u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[0]), xs_7_[0u], acc_2_[0u]))))))));
                     }
                     unsigned v_16_ = (((ck_ << 5u) << 2u) + 96u) + lane_;
                     if (v_16_ < nv_) {
-                        kf_u32x4 t2893_ = xb_[6u];
-                        kf_f32x4 a_8_ = kf_bitcast<kf_f32x4>(t2893_);
-                        kf_u32x4 t2896_ = xb_[7u];
-                        kf_f32x4 b_8_ = kf_bitcast<kf_f32x4>(t2896_);
+                        kf_u32x4 t2910_ = xb_[6u];
+                        kf_f32x4 a_8_ = kf_bitcast<kf_f32x4>(t2910_);
+                        kf_u32x4 t2913_ = xb_[7u];
+                        kf_f32x4 b_8_ = kf_bitcast<kf_f32x4>(t2913_);
                         xs_8_[0u] = a_8_.v[0];
                         xs_8_[4u] = b_8_.v[0];
                         xs_8_[1u] = a_8_.v[1];
@@ -1505,49 +1505,49 @@ gemv_f16_f32_f16(const kf_f16* __restrict__ w_, const float* __restrict__ x_, kf
                         xs_8_[6u] = b_8_.v[2];
                         xs_8_[3u] = a_8_.v[3];
                         xs_8_[7u] = b_8_.v[3];
-                        kf_u32x4 t2942_ = wb_[3u];
-                        kf_f16x8 wh_8_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2942_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2942_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2942_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2942_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2942_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2942_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2942_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2942_, 3u), 16u))}};
+                        kf_u32x4 t2959_ = wb_[3u];
+                        kf_f16x8 wh_8_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2959_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2959_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2959_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2959_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2959_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2959_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2959_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2959_, 3u), 16u))}};
                         acc_2_[0u] = __fmaf_rn(kf_f16_to_f32(wh_8_.v[7]), xs_8_[7u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[6]), xs_8_[6u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[5]), xs_8_[5u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[4]), xs_8_[4u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[3]), xs_8_[3u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[2]), xs_8_[2u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[1]), xs_8_[1u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[0]), xs_8_[0u], acc_2_[0u]))))))));
                     }
-                    unsigned t3016_ = ck_ + 1u;
-                    ck_ = t3016_;
-                    if (t3016_ == steps_) {
-                        float t3019_ = acc_2_[0u];
-                        unsigned t3041_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
-                        if (t3041_ == 32u) {
-                            float t3046_ = __fadd_rn(t3019_, kf_shfl_xor(t3019_, 16u, kf_wn));
-                            float t3049_ = __fadd_rn(t3046_, kf_shfl_xor(t3046_, 8u, kf_wn));
-                            float t3052_ = __fadd_rn(t3049_, kf_shfl_xor(t3049_, 4u, kf_wn));
-                            float t3055_ = __fadd_rn(t3052_, kf_shfl_xor(t3052_, 2u, kf_wn));
-                            s_2_ = __fadd_rn(t3055_, kf_shfl_xor(t3055_, 1u, kf_wn));
+                    unsigned t3033_ = ck_ + 1u;
+                    ck_ = t3033_;
+                    if (t3033_ == steps_) {
+                        float t3036_ = acc_2_[0u];
+                        unsigned t3058_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+                        if (t3058_ == 32u) {
+                            float t3063_ = __fadd_rn(t3036_, kf_shfl_xor(t3036_, 16u, kf_wn));
+                            float t3066_ = __fadd_rn(t3063_, kf_shfl_xor(t3063_, 8u, kf_wn));
+                            float t3069_ = __fadd_rn(t3066_, kf_shfl_xor(t3066_, 4u, kf_wn));
+                            float t3072_ = __fadd_rn(t3069_, kf_shfl_xor(t3069_, 2u, kf_wn));
+                            s_2_ = __fadd_rn(t3072_, kf_shfl_xor(t3072_, 1u, kf_wn));
                         } else {
-                            float t3061_ = kf_shfl_down(t3019_, 16u, kf_wn);
-                            bool t3063_ = (kf_lane_id() + 16u) < t3041_;
-                            float t3064_ = __fadd_rn(t3019_, t3061_);
-                            float t3065_ = t3063_ ? t3064_ : t3019_;
-                            float t3067_ = kf_shfl_down(t3065_, 8u, kf_wn);
-                            bool t3069_ = (kf_lane_id() + 8u) < t3041_;
-                            float t3070_ = __fadd_rn(t3065_, t3067_);
-                            float t3071_ = t3069_ ? t3070_ : t3065_;
-                            float t3073_ = kf_shfl_down(t3071_, 4u, kf_wn);
-                            bool t3075_ = (kf_lane_id() + 4u) < t3041_;
-                            float t3076_ = __fadd_rn(t3071_, t3073_);
-                            float t3077_ = t3075_ ? t3076_ : t3071_;
-                            float t3079_ = kf_shfl_down(t3077_, 2u, kf_wn);
-                            bool t3081_ = (kf_lane_id() + 2u) < t3041_;
-                            float t3082_ = __fadd_rn(t3077_, t3079_);
-                            float t3083_ = t3081_ ? t3082_ : t3077_;
-                            float t3085_ = kf_shfl_down(t3083_, 1u, kf_wn);
-                            bool t3087_ = (kf_lane_id() + 1u) < t3041_;
-                            float t3088_ = __fadd_rn(t3083_, t3085_);
-                            s_2_ = kf_shfl(t3087_ ? t3088_ : t3083_, 0u, kf_wn);
+                            float t3078_ = kf_shfl_down(t3036_, 16u, kf_wn);
+                            bool t3080_ = (kf_lane_id() + 16u) < t3058_;
+                            float t3081_ = __fadd_rn(t3036_, t3078_);
+                            float t3082_ = t3080_ ? t3081_ : t3036_;
+                            float t3084_ = kf_shfl_down(t3082_, 8u, kf_wn);
+                            bool t3086_ = (kf_lane_id() + 8u) < t3058_;
+                            float t3087_ = __fadd_rn(t3082_, t3084_);
+                            float t3088_ = t3086_ ? t3087_ : t3082_;
+                            float t3090_ = kf_shfl_down(t3088_, 4u, kf_wn);
+                            bool t3092_ = (kf_lane_id() + 4u) < t3058_;
+                            float t3093_ = __fadd_rn(t3088_, t3090_);
+                            float t3094_ = t3092_ ? t3093_ : t3088_;
+                            float t3096_ = kf_shfl_down(t3094_, 2u, kf_wn);
+                            bool t3098_ = (kf_lane_id() + 2u) < t3058_;
+                            float t3099_ = __fadd_rn(t3094_, t3096_);
+                            float t3100_ = t3098_ ? t3099_ : t3094_;
+                            float t3102_ = kf_shfl_down(t3100_, 1u, kf_wn);
+                            bool t3104_ = (kf_lane_id() + 1u) < t3058_;
+                            float t3105_ = __fadd_rn(t3100_, t3102_);
+                            s_2_ = kf_shfl(t3104_ ? t3105_ : t3100_, 0u, kf_wn);
                         }
-                        bool t3093_ = lane_ == 0u;
-                        bool t3094_ = t3093_;
-                        if (t3093_) {
-                            t3094_ = cg_ < m_;
+                        bool t3110_ = lane_ == 0u;
+                        bool t3111_ = t3110_;
+                        if (t3110_) {
+                            t3111_ = cg_ < m_;
                         }
-                        if (t3094_) {
+                        if (t3111_) {
                             y_[cg_] = kf_f16_from_f32(s_2_);
                         }
                         acc_2_[0u] = 0.0f;
@@ -1560,57 +1560,57 @@ gemv_f16_f32_f16(const kf_f16* __restrict__ w_, const float* __restrict__ x_, kf
     } else {
         unsigned lane_2_ = kf_lane_id();
         unsigned nv_2_ = k_ >> 3u;
-        unsigned t3139_ = (blockIdx.x << 3u) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u);
-        unsigned t3150_ = gridDim.x << 3u;
+        unsigned t3156_ = (blockIdx.x << 3u) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u);
+        unsigned t3167_ = gridDim.x << 3u;
         #pragma unroll 1
-        for (unsigned g_ = t3139_; g_ < m_; g_ = g_ + t3150_) {
+        for (unsigned g_ = t3156_; g_ < m_; g_ = g_ + t3167_) {
             row_[0u] = min(g_, (m_ - 1u));
             acc_3_[0u] = 0.0f;
             if ((k_ & 7u) == 0u) {
                 #pragma unroll 1
                 for (unsigned base_ = 0u; base_ < nv_2_; base_ = base_ + 128u) {
                     unsigned v_17_ = base_ + lane_2_;
-                    kf_u32x4 t3175_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                    kf_u32x4 t_2_ = t3175_;
+                    kf_u32x4 t3192_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_2_ = t3192_;
                     if (v_17_ < nv_2_) {
-                        unsigned t3181_ = (row_[0u] * nv_2_) + v_17_;
-                        kf_u32x4 t3182_ = wv_[t3181_];
-                        t_2_ = t3182_;
+                        unsigned t3198_ = (row_[0u] * nv_2_) + v_17_;
+                        kf_u32x4 t3199_ = wv_[t3198_];
+                        t_2_ = t3199_;
                     }
                     wr_[0u] = t_2_;
                     unsigned v_18_ = (base_ + 32u) + lane_2_;
-                    kf_u32x4 t3188_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                    kf_u32x4 t_3_ = t3188_;
+                    kf_u32x4 t3205_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_3_ = t3205_;
                     if (v_18_ < nv_2_) {
-                        unsigned t3194_ = (row_[0u] * nv_2_) + v_18_;
-                        kf_u32x4 t3195_ = wv_[t3194_];
-                        t_3_ = t3195_;
+                        unsigned t3211_ = (row_[0u] * nv_2_) + v_18_;
+                        kf_u32x4 t3212_ = wv_[t3211_];
+                        t_3_ = t3212_;
                     }
                     wr_[1u] = t_3_;
                     unsigned v_19_ = (base_ + 64u) + lane_2_;
-                    kf_u32x4 t3201_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                    kf_u32x4 t_4_ = t3201_;
+                    kf_u32x4 t3218_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_4_ = t3218_;
                     if (v_19_ < nv_2_) {
-                        unsigned t3207_ = (row_[0u] * nv_2_) + v_19_;
-                        kf_u32x4 t3208_ = wv_[t3207_];
-                        t_4_ = t3208_;
+                        unsigned t3224_ = (row_[0u] * nv_2_) + v_19_;
+                        kf_u32x4 t3225_ = wv_[t3224_];
+                        t_4_ = t3225_;
                     }
                     wr_[2u] = t_4_;
                     unsigned v_20_ = (base_ + 96u) + lane_2_;
-                    kf_u32x4 t3214_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                    kf_u32x4 t_5_ = t3214_;
+                    kf_u32x4 t3231_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_5_ = t3231_;
                     if (v_20_ < nv_2_) {
-                        unsigned t3220_ = (row_[0u] * nv_2_) + v_20_;
-                        kf_u32x4 t3221_ = wv_[t3220_];
-                        t_5_ = t3221_;
+                        unsigned t3237_ = (row_[0u] * nv_2_) + v_20_;
+                        kf_u32x4 t3238_ = wv_[t3237_];
+                        t_5_ = t3238_;
                     }
                     wr_[3u] = t_5_;
                     unsigned v_21_ = base_ + lane_2_;
                     if (v_21_ < nv_2_) {
-                        unsigned t3228_ = v_21_ << 1u;
-                        kf_f32x4 a_9_ = xf4_[t3228_];
-                        unsigned t3233_ = (v_21_ << 1u) + 1u;
-                        kf_f32x4 b_9_ = xf4_[t3233_];
+                        unsigned t3245_ = v_21_ << 1u;
+                        kf_f32x4 a_9_ = xf4_[t3245_];
+                        unsigned t3250_ = (v_21_ << 1u) + 1u;
+                        kf_f32x4 b_9_ = xf4_[t3250_];
                         xs_9_[0u] = a_9_.v[0];
                         xs_9_[4u] = b_9_.v[0];
                         xs_9_[1u] = a_9_.v[1];
@@ -1619,16 +1619,16 @@ gemv_f16_f32_f16(const kf_f16* __restrict__ w_, const float* __restrict__ x_, kf
                         xs_9_[6u] = b_9_.v[2];
                         xs_9_[3u] = a_9_.v[3];
                         xs_9_[7u] = b_9_.v[3];
-                        kf_u32x4 t3277_ = wr_[0u];
-                        kf_f16x8 wh_9_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t3277_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3277_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t3277_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3277_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t3277_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3277_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t3277_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3277_, 3u), 16u))}};
+                        kf_u32x4 t3294_ = wr_[0u];
+                        kf_f16x8 wh_9_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t3294_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3294_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t3294_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3294_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t3294_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3294_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t3294_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3294_, 3u), 16u))}};
                         acc_3_[0u] = __fmaf_rn(kf_f16_to_f32(wh_9_.v[7]), xs_9_[7u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[6]), xs_9_[6u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[5]), xs_9_[5u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[4]), xs_9_[4u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[3]), xs_9_[3u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[2]), xs_9_[2u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[1]), xs_9_[1u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[0]), xs_9_[0u], acc_3_[0u]))))))));
                     }
                     unsigned v_22_ = (base_ + 32u) + lane_2_;
                     if (v_22_ < nv_2_) {
-                        unsigned t3355_ = v_22_ << 1u;
-                        kf_f32x4 a_10_ = xf4_[t3355_];
-                        unsigned t3360_ = (v_22_ << 1u) + 1u;
-                        kf_f32x4 b_10_ = xf4_[t3360_];
+                        unsigned t3372_ = v_22_ << 1u;
+                        kf_f32x4 a_10_ = xf4_[t3372_];
+                        unsigned t3377_ = (v_22_ << 1u) + 1u;
+                        kf_f32x4 b_10_ = xf4_[t3377_];
                         xs_10_[0u] = a_10_.v[0];
                         xs_10_[4u] = b_10_.v[0];
                         xs_10_[1u] = a_10_.v[1];
@@ -1637,16 +1637,16 @@ gemv_f16_f32_f16(const kf_f16* __restrict__ w_, const float* __restrict__ x_, kf
                         xs_10_[6u] = b_10_.v[2];
                         xs_10_[3u] = a_10_.v[3];
                         xs_10_[7u] = b_10_.v[3];
-                        kf_u32x4 t3404_ = wr_[1u];
-                        kf_f16x8 wh_10_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t3404_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3404_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t3404_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3404_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t3404_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3404_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t3404_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3404_, 3u), 16u))}};
+                        kf_u32x4 t3421_ = wr_[1u];
+                        kf_f16x8 wh_10_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t3421_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3421_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t3421_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3421_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t3421_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3421_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t3421_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3421_, 3u), 16u))}};
                         acc_3_[0u] = __fmaf_rn(kf_f16_to_f32(wh_10_.v[7]), xs_10_[7u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[6]), xs_10_[6u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[5]), xs_10_[5u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[4]), xs_10_[4u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[3]), xs_10_[3u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[2]), xs_10_[2u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[1]), xs_10_[1u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[0]), xs_10_[0u], acc_3_[0u]))))))));
                     }
                     unsigned v_23_ = (base_ + 64u) + lane_2_;
                     if (v_23_ < nv_2_) {
-                        unsigned t3482_ = v_23_ << 1u;
-                        kf_f32x4 a_11_ = xf4_[t3482_];
-                        unsigned t3487_ = (v_23_ << 1u) + 1u;
-                        kf_f32x4 b_11_ = xf4_[t3487_];
+                        unsigned t3499_ = v_23_ << 1u;
+                        kf_f32x4 a_11_ = xf4_[t3499_];
+                        unsigned t3504_ = (v_23_ << 1u) + 1u;
+                        kf_f32x4 b_11_ = xf4_[t3504_];
                         xs_11_[0u] = a_11_.v[0];
                         xs_11_[4u] = b_11_.v[0];
                         xs_11_[1u] = a_11_.v[1];
@@ -1655,16 +1655,16 @@ gemv_f16_f32_f16(const kf_f16* __restrict__ w_, const float* __restrict__ x_, kf
                         xs_11_[6u] = b_11_.v[2];
                         xs_11_[3u] = a_11_.v[3];
                         xs_11_[7u] = b_11_.v[3];
-                        kf_u32x4 t3531_ = wr_[2u];
-                        kf_f16x8 wh_11_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t3531_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3531_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t3531_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3531_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t3531_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3531_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t3531_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3531_, 3u), 16u))}};
+                        kf_u32x4 t3548_ = wr_[2u];
+                        kf_f16x8 wh_11_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t3548_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3548_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t3548_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3548_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t3548_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3548_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t3548_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3548_, 3u), 16u))}};
                         acc_3_[0u] = __fmaf_rn(kf_f16_to_f32(wh_11_.v[7]), xs_11_[7u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[6]), xs_11_[6u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[5]), xs_11_[5u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[4]), xs_11_[4u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[3]), xs_11_[3u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[2]), xs_11_[2u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[1]), xs_11_[1u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[0]), xs_11_[0u], acc_3_[0u]))))))));
                     }
                     unsigned v_24_ = (base_ + 96u) + lane_2_;
                     if (v_24_ < nv_2_) {
-                        unsigned t3609_ = v_24_ << 1u;
-                        kf_f32x4 a_12_ = xf4_[t3609_];
-                        unsigned t3614_ = (v_24_ << 1u) + 1u;
-                        kf_f32x4 b_12_ = xf4_[t3614_];
+                        unsigned t3626_ = v_24_ << 1u;
+                        kf_f32x4 a_12_ = xf4_[t3626_];
+                        unsigned t3631_ = (v_24_ << 1u) + 1u;
+                        kf_f32x4 b_12_ = xf4_[t3631_];
                         xs_12_[0u] = a_12_.v[0];
                         xs_12_[4u] = b_12_.v[0];
                         xs_12_[1u] = a_12_.v[1];
@@ -1673,63 +1673,63 @@ gemv_f16_f32_f16(const kf_f16* __restrict__ w_, const float* __restrict__ x_, kf
                         xs_12_[6u] = b_12_.v[2];
                         xs_12_[3u] = a_12_.v[3];
                         xs_12_[7u] = b_12_.v[3];
-                        kf_u32x4 t3658_ = wr_[3u];
-                        kf_f16x8 wh_12_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t3658_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3658_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t3658_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3658_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t3658_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3658_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t3658_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3658_, 3u), 16u))}};
+                        kf_u32x4 t3675_ = wr_[3u];
+                        kf_f16x8 wh_12_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t3675_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3675_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t3675_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3675_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t3675_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3675_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t3675_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3675_, 3u), 16u))}};
                         acc_3_[0u] = __fmaf_rn(kf_f16_to_f32(wh_12_.v[7]), xs_12_[7u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[6]), xs_12_[6u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[5]), xs_12_[5u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[4]), xs_12_[4u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[3]), xs_12_[3u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[2]), xs_12_[2u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[1]), xs_12_[1u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[0]), xs_12_[0u], acc_3_[0u]))))))));
                     }
                 }
             } else {
                 #pragma unroll 1
                 for (unsigned c_ = lane_2_; c_ < k_; c_ = c_ + 32u) {
-                    float t3737_ = x_[c_];
+                    float t3754_ = x_[c_];
                     unsigned i_ = (row_[0u] * k_) + c_;
                     unsigned short u_ = w16_[i_];
-                    acc_3_[0u] = __fmaf_rn(kf_f16_to_f32(kf_bitcast<kf_f16>(u_)), t3737_, acc_3_[0u]);
+                    acc_3_[0u] = __fmaf_rn(kf_f16_to_f32(kf_bitcast<kf_f16>(u_)), t3754_, acc_3_[0u]);
                 }
             }
-            float t3757_ = acc_3_[0u];
-            unsigned t3779_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
-            if (t3779_ == 32u) {
-                float t3784_ = __fadd_rn(t3757_, kf_shfl_xor(t3757_, 16u, kf_wn));
-                float t3787_ = __fadd_rn(t3784_, kf_shfl_xor(t3784_, 8u, kf_wn));
-                float t3790_ = __fadd_rn(t3787_, kf_shfl_xor(t3787_, 4u, kf_wn));
-                float t3793_ = __fadd_rn(t3790_, kf_shfl_xor(t3790_, 2u, kf_wn));
-                s_3_ = __fadd_rn(t3793_, kf_shfl_xor(t3793_, 1u, kf_wn));
+            float t3774_ = acc_3_[0u];
+            unsigned t3796_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+            if (t3796_ == 32u) {
+                float t3801_ = __fadd_rn(t3774_, kf_shfl_xor(t3774_, 16u, kf_wn));
+                float t3804_ = __fadd_rn(t3801_, kf_shfl_xor(t3801_, 8u, kf_wn));
+                float t3807_ = __fadd_rn(t3804_, kf_shfl_xor(t3804_, 4u, kf_wn));
+                float t3810_ = __fadd_rn(t3807_, kf_shfl_xor(t3807_, 2u, kf_wn));
+                s_3_ = __fadd_rn(t3810_, kf_shfl_xor(t3810_, 1u, kf_wn));
             } else {
-                float t3799_ = kf_shfl_down(t3757_, 16u, kf_wn);
-                bool t3801_ = (kf_lane_id() + 16u) < t3779_;
-                float t3802_ = __fadd_rn(t3757_, t3799_);
-                float t3803_ = t3801_ ? t3802_ : t3757_;
-                float t3805_ = kf_shfl_down(t3803_, 8u, kf_wn);
-                bool t3807_ = (kf_lane_id() + 8u) < t3779_;
-                float t3808_ = __fadd_rn(t3803_, t3805_);
-                float t3809_ = t3807_ ? t3808_ : t3803_;
-                float t3811_ = kf_shfl_down(t3809_, 4u, kf_wn);
-                bool t3813_ = (kf_lane_id() + 4u) < t3779_;
-                float t3814_ = __fadd_rn(t3809_, t3811_);
-                float t3815_ = t3813_ ? t3814_ : t3809_;
-                float t3817_ = kf_shfl_down(t3815_, 2u, kf_wn);
-                bool t3819_ = (kf_lane_id() + 2u) < t3779_;
-                float t3820_ = __fadd_rn(t3815_, t3817_);
-                float t3821_ = t3819_ ? t3820_ : t3815_;
-                float t3823_ = kf_shfl_down(t3821_, 1u, kf_wn);
-                bool t3825_ = (kf_lane_id() + 1u) < t3779_;
-                float t3826_ = __fadd_rn(t3821_, t3823_);
-                s_3_ = kf_shfl(t3825_ ? t3826_ : t3821_, 0u, kf_wn);
+                float t3816_ = kf_shfl_down(t3774_, 16u, kf_wn);
+                bool t3818_ = (kf_lane_id() + 16u) < t3796_;
+                float t3819_ = __fadd_rn(t3774_, t3816_);
+                float t3820_ = t3818_ ? t3819_ : t3774_;
+                float t3822_ = kf_shfl_down(t3820_, 8u, kf_wn);
+                bool t3824_ = (kf_lane_id() + 8u) < t3796_;
+                float t3825_ = __fadd_rn(t3820_, t3822_);
+                float t3826_ = t3824_ ? t3825_ : t3820_;
+                float t3828_ = kf_shfl_down(t3826_, 4u, kf_wn);
+                bool t3830_ = (kf_lane_id() + 4u) < t3796_;
+                float t3831_ = __fadd_rn(t3826_, t3828_);
+                float t3832_ = t3830_ ? t3831_ : t3826_;
+                float t3834_ = kf_shfl_down(t3832_, 2u, kf_wn);
+                bool t3836_ = (kf_lane_id() + 2u) < t3796_;
+                float t3837_ = __fadd_rn(t3832_, t3834_);
+                float t3838_ = t3836_ ? t3837_ : t3832_;
+                float t3840_ = kf_shfl_down(t3838_, 1u, kf_wn);
+                bool t3842_ = (kf_lane_id() + 1u) < t3796_;
+                float t3843_ = __fadd_rn(t3838_, t3840_);
+                s_3_ = kf_shfl(t3842_ ? t3843_ : t3838_, 0u, kf_wn);
             }
-            bool t3831_ = lane_2_ == 0u;
-            bool t3832_ = t3831_;
-            if (t3831_) {
-                t3832_ = g_ < m_;
+            bool t3848_ = lane_2_ == 0u;
+            bool t3849_ = t3848_;
+            if (t3848_) {
+                t3849_ = g_ < m_;
             }
-            if (t3832_) {
+            if (t3849_) {
                 y_[g_] = kf_f16_from_f32(s_3_);
             }
         }
     }
 }
 
-/* kernel gemv_f16_f32_f32 (gemv.kf:742) */
+/* kernel gemv_f16_f32_f32 (gemv.kf:831) */
 extern "C" __global__ void __launch_bounds__(256)
 gemv_f16_f32_f32(const kf_f16* __restrict__ w_, const float* __restrict__ x_, float* __restrict__ y_, unsigned m_, unsigned k_)
 {
@@ -1763,61 +1763,61 @@ gemv_f16_f32_f32(const kf_f16* __restrict__ w_, const float* __restrict__ x_, fl
     if ((k_ & 7u) == 0u) {
         unsigned lane_ = kf_lane_id();
         unsigned nv_ = k_ >> 3u;
-        unsigned t1389_ = nv_ << 1u;
+        unsigned t1394_ = nv_ << 1u;
         unsigned steps_ = (nv_ >> 7u) + (((nv_ & 127u) != 0u) ? 1u : 0u);
         unsigned wid_ = (blockIdx.x << 3u) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u);
         unsigned nw_ = gridDim.x << 3u;
         if (!(wid_ >= m_)) {
-            unsigned t1426_ = m_ - wid_;
-            unsigned total_ = ((t1426_ / nw_) + (((t1426_ % nw_) != 0u) ? 1u : 0u)) * steps_;
+            unsigned t1433_ = m_ - wid_;
+            unsigned t1441_ = ((t1433_ / nw_) + (((t1433_ % nw_) != 0u) ? 1u : 0u)) * steps_;
             acc_2_[0u] = 0.0f;
             unsigned lg_ = wid_;
             unsigned lk_ = 0u;
             unsigned cg_ = wid_;
             unsigned ck_ = 0u;
-            unsigned t1447_ = total_ + 1u;
+            unsigned t1454_ = t1441_ + 1u;
             #pragma unroll 1
-            for (unsigned t0_ = 0u; t0_ < t1447_; t0_ = t0_ + 2u) {
-                if (t0_ < total_) {
+            for (unsigned t0_ = 0u; t0_ < t1454_; t0_ = t0_ + 2u) {
+                if (t0_ < t1441_) {
                     unsigned v_ = min((((lk_ << 5u) << 2u) + lane_), (nv_ - 1u));
                     unsigned row_2_ = min(lg_, (m_ - 1u));
                     wb_[0u] = wv_[(row_2_ * nv_) + v_];
-                    xb_[0u] = xv_[min((v_ << 1u), (t1389_ - 1u))];
-                    xb_[1u] = xv_[min(((v_ << 1u) + 1u), (t1389_ - 1u))];
+                    xb_[0u] = xv_[min((v_ << 1u), (t1394_ - 1u))];
+                    xb_[1u] = xv_[min(((v_ << 1u) + 1u), (t1394_ - 1u))];
                     unsigned v_2_ = min(((((lk_ << 5u) << 2u) + 32u) + lane_), (nv_ - 1u));
                     unsigned row_3_ = min(lg_, (m_ - 1u));
                     wb_[1u] = wv_[(row_3_ * nv_) + v_2_];
-                    xb_[2u] = xv_[min((v_2_ << 1u), (t1389_ - 1u))];
-                    xb_[3u] = xv_[min(((v_2_ << 1u) + 1u), (t1389_ - 1u))];
+                    xb_[2u] = xv_[min((v_2_ << 1u), (t1394_ - 1u))];
+                    xb_[3u] = xv_[min(((v_2_ << 1u) + 1u), (t1394_ - 1u))];
                     unsigned v_3_ = min(((((lk_ << 5u) << 2u) + 64u) + lane_), (nv_ - 1u));
                     unsigned row_4_ = min(lg_, (m_ - 1u));
                     wb_[2u] = wv_[(row_4_ * nv_) + v_3_];
-                    xb_[4u] = xv_[min((v_3_ << 1u), (t1389_ - 1u))];
-                    xb_[5u] = xv_[min(((v_3_ << 1u) + 1u), (t1389_ - 1u))];
+                    xb_[4u] = xv_[min((v_3_ << 1u), (t1394_ - 1u))];
+                    xb_[5u] = xv_[min(((v_3_ << 1u) + 1u), (t1394_ - 1u))];
                     unsigned v_4_ = min(((((lk_ << 5u) << 2u) + 96u) + lane_), (nv_ - 1u));
                     unsigned row_5_ = min(lg_, (m_ - 1u));
                     wb_[3u] = wv_[(row_5_ * nv_) + v_4_];
-                    xb_[6u] = xv_[min((v_4_ << 1u), (t1389_ - 1u))];
-                    xb_[7u] = xv_[min(((v_4_ << 1u) + 1u), (t1389_ - 1u))];
-                    unsigned t1619_ = lk_ + 1u;
-                    lk_ = t1619_;
-                    if (t1619_ == steps_) {
+                    xb_[6u] = xv_[min((v_4_ << 1u), (t1394_ - 1u))];
+                    xb_[7u] = xv_[min(((v_4_ << 1u) + 1u), (t1394_ - 1u))];
+                    unsigned t1630_ = lk_ + 1u;
+                    lk_ = t1630_;
+                    if (t1630_ == steps_) {
                         lk_ = 0u;
                         lg_ = lg_ + nw_;
                     }
                 }
-                bool t1627_ = t0_ >= 1u;
-                bool t1628_ = t1627_;
-                if (t1627_) {
-                    t1628_ = (t0_ - 1u) < total_;
+                bool t1639_ = t0_ >= 1u;
+                bool t1640_ = t1639_;
+                if (t1639_) {
+                    t1640_ = (t0_ - 1u) < t1441_;
                 }
-                if (t1628_) {
+                if (t1640_) {
                     unsigned v_5_ = ((ck_ << 5u) << 2u) + lane_;
                     if (v_5_ < nv_) {
-                        kf_u32x4 t1665_ = xb_[8u];
-                        kf_f32x4 a_ = kf_bitcast<kf_f32x4>(t1665_);
-                        kf_u32x4 t1668_ = xb_[9u];
-                        kf_f32x4 b_ = kf_bitcast<kf_f32x4>(t1668_);
+                        kf_u32x4 t1677_ = xb_[8u];
+                        kf_f32x4 a_ = kf_bitcast<kf_f32x4>(t1677_);
+                        kf_u32x4 t1680_ = xb_[9u];
+                        kf_f32x4 b_ = kf_bitcast<kf_f32x4>(t1680_);
                         xs_[0u] = a_.v[0];
                         xs_[4u] = b_.v[0];
                         xs_[1u] = a_.v[1];
@@ -1826,16 +1826,16 @@ gemv_f16_f32_f32(const kf_f16* __restrict__ w_, const float* __restrict__ x_, fl
                         xs_[6u] = b_.v[2];
                         xs_[3u] = a_.v[3];
                         xs_[7u] = b_.v[3];
-                        kf_u32x4 t1714_ = wb_[4u];
-                        kf_f16x8 wh_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1714_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1714_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1714_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1714_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1714_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1714_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1714_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1714_, 3u), 16u))}};
+                        kf_u32x4 t1726_ = wb_[4u];
+                        kf_f16x8 wh_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1726_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1726_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1726_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1726_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1726_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1726_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1726_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1726_, 3u), 16u))}};
                         acc_2_[0u] = __fmaf_rn(kf_f16_to_f32(wh_.v[7]), xs_[7u], __fmaf_rn(kf_f16_to_f32(wh_.v[6]), xs_[6u], __fmaf_rn(kf_f16_to_f32(wh_.v[5]), xs_[5u], __fmaf_rn(kf_f16_to_f32(wh_.v[4]), xs_[4u], __fmaf_rn(kf_f16_to_f32(wh_.v[3]), xs_[3u], __fmaf_rn(kf_f16_to_f32(wh_.v[2]), xs_[2u], __fmaf_rn(kf_f16_to_f32(wh_.v[1]), xs_[1u], __fmaf_rn(kf_f16_to_f32(wh_.v[0]), xs_[0u], acc_2_[0u]))))))));
                     }
                     unsigned v_6_ = (((ck_ << 5u) << 2u) + 32u) + lane_;
                     if (v_6_ < nv_) {
-                        kf_u32x4 t1796_ = xb_[10u];
-                        kf_f32x4 a_2_ = kf_bitcast<kf_f32x4>(t1796_);
-                        kf_u32x4 t1799_ = xb_[11u];
-                        kf_f32x4 b_2_ = kf_bitcast<kf_f32x4>(t1799_);
+                        kf_u32x4 t1808_ = xb_[10u];
+                        kf_f32x4 a_2_ = kf_bitcast<kf_f32x4>(t1808_);
+                        kf_u32x4 t1811_ = xb_[11u];
+                        kf_f32x4 b_2_ = kf_bitcast<kf_f32x4>(t1811_);
                         xs_2_[0u] = a_2_.v[0];
                         xs_2_[4u] = b_2_.v[0];
                         xs_2_[1u] = a_2_.v[1];
@@ -1844,16 +1844,16 @@ gemv_f16_f32_f32(const kf_f16* __restrict__ w_, const float* __restrict__ x_, fl
                         xs_2_[6u] = b_2_.v[2];
                         xs_2_[3u] = a_2_.v[3];
                         xs_2_[7u] = b_2_.v[3];
-                        kf_u32x4 t1845_ = wb_[5u];
-                        kf_f16x8 wh_2_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1845_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1845_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1845_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1845_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1845_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1845_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1845_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1845_, 3u), 16u))}};
+                        kf_u32x4 t1857_ = wb_[5u];
+                        kf_f16x8 wh_2_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1857_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1857_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1857_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1857_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1857_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1857_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1857_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1857_, 3u), 16u))}};
                         acc_2_[0u] = __fmaf_rn(kf_f16_to_f32(wh_2_.v[7]), xs_2_[7u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[6]), xs_2_[6u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[5]), xs_2_[5u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[4]), xs_2_[4u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[3]), xs_2_[3u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[2]), xs_2_[2u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[1]), xs_2_[1u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[0]), xs_2_[0u], acc_2_[0u]))))))));
                     }
                     unsigned v_7_ = (((ck_ << 5u) << 2u) + 64u) + lane_;
                     if (v_7_ < nv_) {
-                        kf_u32x4 t1927_ = xb_[12u];
-                        kf_f32x4 a_3_ = kf_bitcast<kf_f32x4>(t1927_);
-                        kf_u32x4 t1930_ = xb_[13u];
-                        kf_f32x4 b_3_ = kf_bitcast<kf_f32x4>(t1930_);
+                        kf_u32x4 t1939_ = xb_[12u];
+                        kf_f32x4 a_3_ = kf_bitcast<kf_f32x4>(t1939_);
+                        kf_u32x4 t1942_ = xb_[13u];
+                        kf_f32x4 b_3_ = kf_bitcast<kf_f32x4>(t1942_);
                         xs_3_[0u] = a_3_.v[0];
                         xs_3_[4u] = b_3_.v[0];
                         xs_3_[1u] = a_3_.v[1];
@@ -1862,16 +1862,16 @@ gemv_f16_f32_f32(const kf_f16* __restrict__ w_, const float* __restrict__ x_, fl
                         xs_3_[6u] = b_3_.v[2];
                         xs_3_[3u] = a_3_.v[3];
                         xs_3_[7u] = b_3_.v[3];
-                        kf_u32x4 t1976_ = wb_[6u];
-                        kf_f16x8 wh_3_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1976_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1976_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1976_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1976_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1976_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1976_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1976_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1976_, 3u), 16u))}};
+                        kf_u32x4 t1988_ = wb_[6u];
+                        kf_f16x8 wh_3_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1988_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1988_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1988_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1988_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1988_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1988_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1988_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1988_, 3u), 16u))}};
                         acc_2_[0u] = __fmaf_rn(kf_f16_to_f32(wh_3_.v[7]), xs_3_[7u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[6]), xs_3_[6u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[5]), xs_3_[5u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[4]), xs_3_[4u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[3]), xs_3_[3u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[2]), xs_3_[2u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[1]), xs_3_[1u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[0]), xs_3_[0u], acc_2_[0u]))))))));
                     }
                     unsigned v_8_ = (((ck_ << 5u) << 2u) + 96u) + lane_;
                     if (v_8_ < nv_) {
-                        kf_u32x4 t2058_ = xb_[14u];
-                        kf_f32x4 a_4_ = kf_bitcast<kf_f32x4>(t2058_);
-                        kf_u32x4 t2061_ = xb_[15u];
-                        kf_f32x4 b_4_ = kf_bitcast<kf_f32x4>(t2061_);
+                        kf_u32x4 t2070_ = xb_[14u];
+                        kf_f32x4 a_4_ = kf_bitcast<kf_f32x4>(t2070_);
+                        kf_u32x4 t2073_ = xb_[15u];
+                        kf_f32x4 b_4_ = kf_bitcast<kf_f32x4>(t2073_);
                         xs_4_[0u] = a_4_.v[0];
                         xs_4_[4u] = b_4_.v[0];
                         xs_4_[1u] = a_4_.v[1];
@@ -1880,49 +1880,49 @@ gemv_f16_f32_f32(const kf_f16* __restrict__ w_, const float* __restrict__ x_, fl
                         xs_4_[6u] = b_4_.v[2];
                         xs_4_[3u] = a_4_.v[3];
                         xs_4_[7u] = b_4_.v[3];
-                        kf_u32x4 t2107_ = wb_[7u];
-                        kf_f16x8 wh_4_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2107_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2107_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2107_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2107_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2107_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2107_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2107_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2107_, 3u), 16u))}};
+                        kf_u32x4 t2119_ = wb_[7u];
+                        kf_f16x8 wh_4_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2119_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2119_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2119_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2119_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2119_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2119_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2119_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2119_, 3u), 16u))}};
                         acc_2_[0u] = __fmaf_rn(kf_f16_to_f32(wh_4_.v[7]), xs_4_[7u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[6]), xs_4_[6u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[5]), xs_4_[5u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[4]), xs_4_[4u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[3]), xs_4_[3u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[2]), xs_4_[2u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[1]), xs_4_[1u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[0]), xs_4_[0u], acc_2_[0u]))))))));
                     }
-                    unsigned t2181_ = ck_ + 1u;
-                    ck_ = t2181_;
-                    if (t2181_ == steps_) {
-                        float t2184_ = acc_2_[0u];
-                        unsigned t2206_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
-                        if (t2206_ == 32u) {
-                            float t2211_ = __fadd_rn(t2184_, kf_shfl_xor(t2184_, 16u, kf_wn));
-                            float t2214_ = __fadd_rn(t2211_, kf_shfl_xor(t2211_, 8u, kf_wn));
-                            float t2217_ = __fadd_rn(t2214_, kf_shfl_xor(t2214_, 4u, kf_wn));
-                            float t2220_ = __fadd_rn(t2217_, kf_shfl_xor(t2217_, 2u, kf_wn));
-                            s_ = __fadd_rn(t2220_, kf_shfl_xor(t2220_, 1u, kf_wn));
+                    unsigned t2193_ = ck_ + 1u;
+                    ck_ = t2193_;
+                    if (t2193_ == steps_) {
+                        float t2196_ = acc_2_[0u];
+                        unsigned t2218_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+                        if (t2218_ == 32u) {
+                            float t2223_ = __fadd_rn(t2196_, kf_shfl_xor(t2196_, 16u, kf_wn));
+                            float t2226_ = __fadd_rn(t2223_, kf_shfl_xor(t2223_, 8u, kf_wn));
+                            float t2229_ = __fadd_rn(t2226_, kf_shfl_xor(t2226_, 4u, kf_wn));
+                            float t2232_ = __fadd_rn(t2229_, kf_shfl_xor(t2229_, 2u, kf_wn));
+                            s_ = __fadd_rn(t2232_, kf_shfl_xor(t2232_, 1u, kf_wn));
                         } else {
-                            float t2226_ = kf_shfl_down(t2184_, 16u, kf_wn);
-                            bool t2228_ = (kf_lane_id() + 16u) < t2206_;
-                            float t2229_ = __fadd_rn(t2184_, t2226_);
-                            float t2230_ = t2228_ ? t2229_ : t2184_;
-                            float t2232_ = kf_shfl_down(t2230_, 8u, kf_wn);
-                            bool t2234_ = (kf_lane_id() + 8u) < t2206_;
-                            float t2235_ = __fadd_rn(t2230_, t2232_);
-                            float t2236_ = t2234_ ? t2235_ : t2230_;
-                            float t2238_ = kf_shfl_down(t2236_, 4u, kf_wn);
-                            bool t2240_ = (kf_lane_id() + 4u) < t2206_;
-                            float t2241_ = __fadd_rn(t2236_, t2238_);
-                            float t2242_ = t2240_ ? t2241_ : t2236_;
-                            float t2244_ = kf_shfl_down(t2242_, 2u, kf_wn);
-                            bool t2246_ = (kf_lane_id() + 2u) < t2206_;
+                            float t2238_ = kf_shfl_down(t2196_, 16u, kf_wn);
+                            bool t2240_ = (kf_lane_id() + 16u) < t2218_;
+                            float t2241_ = __fadd_rn(t2196_, t2238_);
+                            float t2242_ = t2240_ ? t2241_ : t2196_;
+                            float t2244_ = kf_shfl_down(t2242_, 8u, kf_wn);
+                            bool t2246_ = (kf_lane_id() + 8u) < t2218_;
                             float t2247_ = __fadd_rn(t2242_, t2244_);
                             float t2248_ = t2246_ ? t2247_ : t2242_;
-                            float t2250_ = kf_shfl_down(t2248_, 1u, kf_wn);
-                            bool t2252_ = (kf_lane_id() + 1u) < t2206_;
+                            float t2250_ = kf_shfl_down(t2248_, 4u, kf_wn);
+                            bool t2252_ = (kf_lane_id() + 4u) < t2218_;
                             float t2253_ = __fadd_rn(t2248_, t2250_);
-                            s_ = kf_shfl(t2252_ ? t2253_ : t2248_, 0u, kf_wn);
+                            float t2254_ = t2252_ ? t2253_ : t2248_;
+                            float t2256_ = kf_shfl_down(t2254_, 2u, kf_wn);
+                            bool t2258_ = (kf_lane_id() + 2u) < t2218_;
+                            float t2259_ = __fadd_rn(t2254_, t2256_);
+                            float t2260_ = t2258_ ? t2259_ : t2254_;
+                            float t2262_ = kf_shfl_down(t2260_, 1u, kf_wn);
+                            bool t2264_ = (kf_lane_id() + 1u) < t2218_;
+                            float t2265_ = __fadd_rn(t2260_, t2262_);
+                            s_ = kf_shfl(t2264_ ? t2265_ : t2260_, 0u, kf_wn);
                         }
-                        bool t2258_ = lane_ == 0u;
-                        bool t2259_ = t2258_;
-                        if (t2258_) {
-                            t2259_ = cg_ < m_;
+                        bool t2270_ = lane_ == 0u;
+                        bool t2271_ = t2270_;
+                        if (t2270_) {
+                            t2271_ = cg_ < m_;
                         }
-                        if (t2259_) {
+                        if (t2271_) {
                             y_[cg_] = s_;
                         }
                         acc_2_[0u] = 0.0f;
@@ -1930,46 +1930,46 @@ gemv_f16_f32_f32(const kf_f16* __restrict__ w_, const float* __restrict__ x_, fl
                         cg_ = cg_ + nw_;
                     }
                 }
-                if ((t0_ + 1u) < total_) {
+                if ((t0_ + 1u) < t1441_) {
                     unsigned v_9_ = min((((lk_ << 5u) << 2u) + lane_), (nv_ - 1u));
                     unsigned row_6_ = min(lg_, (m_ - 1u));
                     wb_[4u] = wv_[(row_6_ * nv_) + v_9_];
-                    xb_[8u] = xv_[min((v_9_ << 1u), (t1389_ - 1u))];
-                    xb_[9u] = xv_[min(((v_9_ << 1u) + 1u), (t1389_ - 1u))];
+                    xb_[8u] = xv_[min((v_9_ << 1u), (t1394_ - 1u))];
+                    xb_[9u] = xv_[min(((v_9_ << 1u) + 1u), (t1394_ - 1u))];
                     unsigned v_10_ = min(((((lk_ << 5u) << 2u) + 32u) + lane_), (nv_ - 1u));
                     unsigned row_7_ = min(lg_, (m_ - 1u));
                     wb_[5u] = wv_[(row_7_ * nv_) + v_10_];
-                    xb_[10u] = xv_[min((v_10_ << 1u), (t1389_ - 1u))];
-                    xb_[11u] = xv_[min(((v_10_ << 1u) + 1u), (t1389_ - 1u))];
+                    xb_[10u] = xv_[min((v_10_ << 1u), (t1394_ - 1u))];
+                    xb_[11u] = xv_[min(((v_10_ << 1u) + 1u), (t1394_ - 1u))];
                     unsigned v_11_ = min(((((lk_ << 5u) << 2u) + 64u) + lane_), (nv_ - 1u));
                     unsigned row_8_ = min(lg_, (m_ - 1u));
                     wb_[6u] = wv_[(row_8_ * nv_) + v_11_];
-                    xb_[12u] = xv_[min((v_11_ << 1u), (t1389_ - 1u))];
-                    xb_[13u] = xv_[min(((v_11_ << 1u) + 1u), (t1389_ - 1u))];
+                    xb_[12u] = xv_[min((v_11_ << 1u), (t1394_ - 1u))];
+                    xb_[13u] = xv_[min(((v_11_ << 1u) + 1u), (t1394_ - 1u))];
                     unsigned v_12_ = min(((((lk_ << 5u) << 2u) + 96u) + lane_), (nv_ - 1u));
                     unsigned row_9_ = min(lg_, (m_ - 1u));
                     wb_[7u] = wv_[(row_9_ * nv_) + v_12_];
-                    xb_[14u] = xv_[min((v_12_ << 1u), (t1389_ - 1u))];
-                    xb_[15u] = xv_[min(((v_12_ << 1u) + 1u), (t1389_ - 1u))];
-                    unsigned t2454_ = lk_ + 1u;
-                    lk_ = t2454_;
-                    if (t2454_ == steps_) {
+                    xb_[14u] = xv_[min((v_12_ << 1u), (t1394_ - 1u))];
+                    xb_[15u] = xv_[min(((v_12_ << 1u) + 1u), (t1394_ - 1u))];
+                    unsigned t2470_ = lk_ + 1u;
+                    lk_ = t2470_;
+                    if (t2470_ == steps_) {
                         lk_ = 0u;
                         lg_ = lg_ + nw_;
                     }
                 }
-                bool t2462_ = (t0_ + 1u) >= 1u;
-                bool t2463_ = t2462_;
-                if (t2462_) {
-                    t2463_ = ((t0_ + 1u) - 1u) < total_;
+                bool t2479_ = (t0_ + 1u) >= 1u;
+                bool t2480_ = t2479_;
+                if (t2479_) {
+                    t2480_ = ((t0_ + 1u) - 1u) < t1441_;
                 }
-                if (t2463_) {
+                if (t2480_) {
                     unsigned v_13_ = ((ck_ << 5u) << 2u) + lane_;
                     if (v_13_ < nv_) {
-                        kf_u32x4 t2500_ = xb_[0u];
-                        kf_f32x4 a_5_ = kf_bitcast<kf_f32x4>(t2500_);
-                        kf_u32x4 t2503_ = xb_[1u];
-                        kf_f32x4 b_5_ = kf_bitcast<kf_f32x4>(t2503_);
+                        kf_u32x4 t2517_ = xb_[0u];
+                        kf_f32x4 a_5_ = kf_bitcast<kf_f32x4>(t2517_);
+                        kf_u32x4 t2520_ = xb_[1u];
+                        kf_f32x4 b_5_ = kf_bitcast<kf_f32x4>(t2520_);
                         xs_5_[0u] = a_5_.v[0];
                         xs_5_[4u] = b_5_.v[0];
                         xs_5_[1u] = a_5_.v[1];
@@ -1978,16 +1978,16 @@ gemv_f16_f32_f32(const kf_f16* __restrict__ w_, const float* __restrict__ x_, fl
                         xs_5_[6u] = b_5_.v[2];
                         xs_5_[3u] = a_5_.v[3];
                         xs_5_[7u] = b_5_.v[3];
-                        kf_u32x4 t2549_ = wb_[0u];
-                        kf_f16x8 wh_5_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2549_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2549_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2549_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2549_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2549_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2549_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2549_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2549_, 3u), 16u))}};
+                        kf_u32x4 t2566_ = wb_[0u];
+                        kf_f16x8 wh_5_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2566_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2566_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2566_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2566_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2566_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2566_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2566_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2566_, 3u), 16u))}};
                         acc_2_[0u] = __fmaf_rn(kf_f16_to_f32(wh_5_.v[7]), xs_5_[7u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[6]), xs_5_[6u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[5]), xs_5_[5u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[4]), xs_5_[4u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[3]), xs_5_[3u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[2]), xs_5_[2u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[1]), xs_5_[1u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[0]), xs_5_[0u], acc_2_[0u]))))))));
                     }
                     unsigned v_14_ = (((ck_ << 5u) << 2u) + 32u) + lane_;
                     if (v_14_ < nv_) {
-                        kf_u32x4 t2631_ = xb_[2u];
-                        kf_f32x4 a_6_ = kf_bitcast<kf_f32x4>(t2631_);
-                        kf_u32x4 t2634_ = xb_[3u];
-                        kf_f32x4 b_6_ = kf_bitcast<kf_f32x4>(t2634_);
+                        kf_u32x4 t2648_ = xb_[2u];
+                        kf_f32x4 a_6_ = kf_bitcast<kf_f32x4>(t2648_);
+                        kf_u32x4 t2651_ = xb_[3u];
+                        kf_f32x4 b_6_ = kf_bitcast<kf_f32x4>(t2651_);
                         xs_6_[0u] = a_6_.v[0];
                         xs_6_[4u] = b_6_.v[0];
                         xs_6_[1u] = a_6_.v[1];
@@ -1996,16 +1996,16 @@ gemv_f16_f32_f32(const kf_f16* __restrict__ w_, const float* __restrict__ x_, fl
                         xs_6_[6u] = b_6_.v[2];
                         xs_6_[3u] = a_6_.v[3];
                         xs_6_[7u] = b_6_.v[3];
-                        kf_u32x4 t2680_ = wb_[1u];
-                        kf_f16x8 wh_6_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2680_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2680_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2680_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2680_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2680_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2680_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2680_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2680_, 3u), 16u))}};
+                        kf_u32x4 t2697_ = wb_[1u];
+                        kf_f16x8 wh_6_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2697_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2697_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2697_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2697_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2697_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2697_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2697_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2697_, 3u), 16u))}};
                         acc_2_[0u] = __fmaf_rn(kf_f16_to_f32(wh_6_.v[7]), xs_6_[7u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[6]), xs_6_[6u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[5]), xs_6_[5u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[4]), xs_6_[4u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[3]), xs_6_[3u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[2]), xs_6_[2u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[1]), xs_6_[1u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[0]), xs_6_[0u], acc_2_[0u]))))))));
                     }
                     unsigned v_15_ = (((ck_ << 5u) << 2u) + 64u) + lane_;
                     if (v_15_ < nv_) {
-                        kf_u32x4 t2762_ = xb_[4u];
-                        kf_f32x4 a_7_ = kf_bitcast<kf_f32x4>(t2762_);
-                        kf_u32x4 t2765_ = xb_[5u];
-                        kf_f32x4 b_7_ = kf_bitcast<kf_f32x4>(t2765_);
+                        kf_u32x4 t2779_ = xb_[4u];
+                        kf_f32x4 a_7_ = kf_bitcast<kf_f32x4>(t2779_);
+                        kf_u32x4 t2782_ = xb_[5u];
+                        kf_f32x4 b_7_ = kf_bitcast<kf_f32x4>(t2782_);
                         xs_7_[0u] = a_7_.v[0];
                         xs_7_[4u] = b_7_.v[0];
                         xs_7_[1u] = a_7_.v[1];
@@ -2014,16 +2014,16 @@ gemv_f16_f32_f32(const kf_f16* __restrict__ w_, const float* __restrict__ x_, fl
                         xs_7_[6u] = b_7_.v[2];
                         xs_7_[3u] = a_7_.v[3];
                         xs_7_[7u] = b_7_.v[3];
-                        kf_u32x4 t2811_ = wb_[2u];
-                        kf_f16x8 wh_7_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2811_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2811_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2811_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2811_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2811_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2811_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2811_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2811_, 3u), 16u))}};
+                        kf_u32x4 t2828_ = wb_[2u];
+                        kf_f16x8 wh_7_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2828_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2828_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2828_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2828_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2828_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2828_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2828_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2828_, 3u), 16u))}};
                         acc_2_[0u] = __fmaf_rn(kf_f16_to_f32(wh_7_.v[7]), xs_7_[7u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[6]), xs_7_[6u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[5]), xs_7_[5u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[4]), xs_7_[4u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[3]), xs_7_[3u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[2]), xs_7_[2u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[1]), xs_7_[1u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[0]), xs_7_[0u], acc_2_[0u]))))))));
                     }
                     unsigned v_16_ = (((ck_ << 5u) << 2u) + 96u) + lane_;
                     if (v_16_ < nv_) {
-                        kf_u32x4 t2893_ = xb_[6u];
-                        kf_f32x4 a_8_ = kf_bitcast<kf_f32x4>(t2893_);
-                        kf_u32x4 t2896_ = xb_[7u];
-                        kf_f32x4 b_8_ = kf_bitcast<kf_f32x4>(t2896_);
+                        kf_u32x4 t2910_ = xb_[6u];
+                        kf_f32x4 a_8_ = kf_bitcast<kf_f32x4>(t2910_);
+                        kf_u32x4 t2913_ = xb_[7u];
+                        kf_f32x4 b_8_ = kf_bitcast<kf_f32x4>(t2913_);
                         xs_8_[0u] = a_8_.v[0];
                         xs_8_[4u] = b_8_.v[0];
                         xs_8_[1u] = a_8_.v[1];
@@ -2032,49 +2032,49 @@ gemv_f16_f32_f32(const kf_f16* __restrict__ w_, const float* __restrict__ x_, fl
                         xs_8_[6u] = b_8_.v[2];
                         xs_8_[3u] = a_8_.v[3];
                         xs_8_[7u] = b_8_.v[3];
-                        kf_u32x4 t2942_ = wb_[3u];
-                        kf_f16x8 wh_8_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2942_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2942_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2942_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2942_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2942_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2942_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2942_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2942_, 3u), 16u))}};
+                        kf_u32x4 t2959_ = wb_[3u];
+                        kf_f16x8 wh_8_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2959_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2959_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2959_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2959_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2959_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2959_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2959_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2959_, 3u), 16u))}};
                         acc_2_[0u] = __fmaf_rn(kf_f16_to_f32(wh_8_.v[7]), xs_8_[7u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[6]), xs_8_[6u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[5]), xs_8_[5u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[4]), xs_8_[4u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[3]), xs_8_[3u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[2]), xs_8_[2u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[1]), xs_8_[1u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[0]), xs_8_[0u], acc_2_[0u]))))))));
                     }
-                    unsigned t3016_ = ck_ + 1u;
-                    ck_ = t3016_;
-                    if (t3016_ == steps_) {
-                        float t3019_ = acc_2_[0u];
-                        unsigned t3041_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
-                        if (t3041_ == 32u) {
-                            float t3046_ = __fadd_rn(t3019_, kf_shfl_xor(t3019_, 16u, kf_wn));
-                            float t3049_ = __fadd_rn(t3046_, kf_shfl_xor(t3046_, 8u, kf_wn));
-                            float t3052_ = __fadd_rn(t3049_, kf_shfl_xor(t3049_, 4u, kf_wn));
-                            float t3055_ = __fadd_rn(t3052_, kf_shfl_xor(t3052_, 2u, kf_wn));
-                            s_2_ = __fadd_rn(t3055_, kf_shfl_xor(t3055_, 1u, kf_wn));
+                    unsigned t3033_ = ck_ + 1u;
+                    ck_ = t3033_;
+                    if (t3033_ == steps_) {
+                        float t3036_ = acc_2_[0u];
+                        unsigned t3058_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+                        if (t3058_ == 32u) {
+                            float t3063_ = __fadd_rn(t3036_, kf_shfl_xor(t3036_, 16u, kf_wn));
+                            float t3066_ = __fadd_rn(t3063_, kf_shfl_xor(t3063_, 8u, kf_wn));
+                            float t3069_ = __fadd_rn(t3066_, kf_shfl_xor(t3066_, 4u, kf_wn));
+                            float t3072_ = __fadd_rn(t3069_, kf_shfl_xor(t3069_, 2u, kf_wn));
+                            s_2_ = __fadd_rn(t3072_, kf_shfl_xor(t3072_, 1u, kf_wn));
                         } else {
-                            float t3061_ = kf_shfl_down(t3019_, 16u, kf_wn);
-                            bool t3063_ = (kf_lane_id() + 16u) < t3041_;
-                            float t3064_ = __fadd_rn(t3019_, t3061_);
-                            float t3065_ = t3063_ ? t3064_ : t3019_;
-                            float t3067_ = kf_shfl_down(t3065_, 8u, kf_wn);
-                            bool t3069_ = (kf_lane_id() + 8u) < t3041_;
-                            float t3070_ = __fadd_rn(t3065_, t3067_);
-                            float t3071_ = t3069_ ? t3070_ : t3065_;
-                            float t3073_ = kf_shfl_down(t3071_, 4u, kf_wn);
-                            bool t3075_ = (kf_lane_id() + 4u) < t3041_;
-                            float t3076_ = __fadd_rn(t3071_, t3073_);
-                            float t3077_ = t3075_ ? t3076_ : t3071_;
-                            float t3079_ = kf_shfl_down(t3077_, 2u, kf_wn);
-                            bool t3081_ = (kf_lane_id() + 2u) < t3041_;
-                            float t3082_ = __fadd_rn(t3077_, t3079_);
-                            float t3083_ = t3081_ ? t3082_ : t3077_;
-                            float t3085_ = kf_shfl_down(t3083_, 1u, kf_wn);
-                            bool t3087_ = (kf_lane_id() + 1u) < t3041_;
-                            float t3088_ = __fadd_rn(t3083_, t3085_);
-                            s_2_ = kf_shfl(t3087_ ? t3088_ : t3083_, 0u, kf_wn);
+                            float t3078_ = kf_shfl_down(t3036_, 16u, kf_wn);
+                            bool t3080_ = (kf_lane_id() + 16u) < t3058_;
+                            float t3081_ = __fadd_rn(t3036_, t3078_);
+                            float t3082_ = t3080_ ? t3081_ : t3036_;
+                            float t3084_ = kf_shfl_down(t3082_, 8u, kf_wn);
+                            bool t3086_ = (kf_lane_id() + 8u) < t3058_;
+                            float t3087_ = __fadd_rn(t3082_, t3084_);
+                            float t3088_ = t3086_ ? t3087_ : t3082_;
+                            float t3090_ = kf_shfl_down(t3088_, 4u, kf_wn);
+                            bool t3092_ = (kf_lane_id() + 4u) < t3058_;
+                            float t3093_ = __fadd_rn(t3088_, t3090_);
+                            float t3094_ = t3092_ ? t3093_ : t3088_;
+                            float t3096_ = kf_shfl_down(t3094_, 2u, kf_wn);
+                            bool t3098_ = (kf_lane_id() + 2u) < t3058_;
+                            float t3099_ = __fadd_rn(t3094_, t3096_);
+                            float t3100_ = t3098_ ? t3099_ : t3094_;
+                            float t3102_ = kf_shfl_down(t3100_, 1u, kf_wn);
+                            bool t3104_ = (kf_lane_id() + 1u) < t3058_;
+                            float t3105_ = __fadd_rn(t3100_, t3102_);
+                            s_2_ = kf_shfl(t3104_ ? t3105_ : t3100_, 0u, kf_wn);
                         }
-                        bool t3093_ = lane_ == 0u;
-                        bool t3094_ = t3093_;
-                        if (t3093_) {
-                            t3094_ = cg_ < m_;
+                        bool t3110_ = lane_ == 0u;
+                        bool t3111_ = t3110_;
+                        if (t3110_) {
+                            t3111_ = cg_ < m_;
                         }
-                        if (t3094_) {
+                        if (t3111_) {
                             y_[cg_] = s_2_;
                         }
                         acc_2_[0u] = 0.0f;
@@ -2087,57 +2087,57 @@ gemv_f16_f32_f32(const kf_f16* __restrict__ w_, const float* __restrict__ x_, fl
     } else {
         unsigned lane_2_ = kf_lane_id();
         unsigned nv_2_ = k_ >> 3u;
-        unsigned t3139_ = (blockIdx.x << 3u) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u);
-        unsigned t3150_ = gridDim.x << 3u;
+        unsigned t3156_ = (blockIdx.x << 3u) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u);
+        unsigned t3167_ = gridDim.x << 3u;
         #pragma unroll 1
-        for (unsigned g_ = t3139_; g_ < m_; g_ = g_ + t3150_) {
+        for (unsigned g_ = t3156_; g_ < m_; g_ = g_ + t3167_) {
             row_[0u] = min(g_, (m_ - 1u));
             acc_3_[0u] = 0.0f;
             if ((k_ & 7u) == 0u) {
                 #pragma unroll 1
                 for (unsigned base_ = 0u; base_ < nv_2_; base_ = base_ + 128u) {
                     unsigned v_17_ = base_ + lane_2_;
-                    kf_u32x4 t3175_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                    kf_u32x4 t_2_ = t3175_;
+                    kf_u32x4 t3192_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_2_ = t3192_;
                     if (v_17_ < nv_2_) {
-                        unsigned t3181_ = (row_[0u] * nv_2_) + v_17_;
-                        kf_u32x4 t3182_ = wv_[t3181_];
-                        t_2_ = t3182_;
+                        unsigned t3198_ = (row_[0u] * nv_2_) + v_17_;
+                        kf_u32x4 t3199_ = wv_[t3198_];
+                        t_2_ = t3199_;
                     }
                     wr_[0u] = t_2_;
                     unsigned v_18_ = (base_ + 32u) + lane_2_;
-                    kf_u32x4 t3188_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                    kf_u32x4 t_3_ = t3188_;
+                    kf_u32x4 t3205_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_3_ = t3205_;
                     if (v_18_ < nv_2_) {
-                        unsigned t3194_ = (row_[0u] * nv_2_) + v_18_;
-                        kf_u32x4 t3195_ = wv_[t3194_];
-                        t_3_ = t3195_;
+                        unsigned t3211_ = (row_[0u] * nv_2_) + v_18_;
+                        kf_u32x4 t3212_ = wv_[t3211_];
+                        t_3_ = t3212_;
                     }
                     wr_[1u] = t_3_;
                     unsigned v_19_ = (base_ + 64u) + lane_2_;
-                    kf_u32x4 t3201_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                    kf_u32x4 t_4_ = t3201_;
+                    kf_u32x4 t3218_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_4_ = t3218_;
                     if (v_19_ < nv_2_) {
-                        unsigned t3207_ = (row_[0u] * nv_2_) + v_19_;
-                        kf_u32x4 t3208_ = wv_[t3207_];
-                        t_4_ = t3208_;
+                        unsigned t3224_ = (row_[0u] * nv_2_) + v_19_;
+                        kf_u32x4 t3225_ = wv_[t3224_];
+                        t_4_ = t3225_;
                     }
                     wr_[2u] = t_4_;
                     unsigned v_20_ = (base_ + 96u) + lane_2_;
-                    kf_u32x4 t3214_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                    kf_u32x4 t_5_ = t3214_;
+                    kf_u32x4 t3231_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_5_ = t3231_;
                     if (v_20_ < nv_2_) {
-                        unsigned t3220_ = (row_[0u] * nv_2_) + v_20_;
-                        kf_u32x4 t3221_ = wv_[t3220_];
-                        t_5_ = t3221_;
+                        unsigned t3237_ = (row_[0u] * nv_2_) + v_20_;
+                        kf_u32x4 t3238_ = wv_[t3237_];
+                        t_5_ = t3238_;
                     }
                     wr_[3u] = t_5_;
                     unsigned v_21_ = base_ + lane_2_;
                     if (v_21_ < nv_2_) {
-                        unsigned t3228_ = v_21_ << 1u;
-                        kf_f32x4 a_9_ = xf4_[t3228_];
-                        unsigned t3233_ = (v_21_ << 1u) + 1u;
-                        kf_f32x4 b_9_ = xf4_[t3233_];
+                        unsigned t3245_ = v_21_ << 1u;
+                        kf_f32x4 a_9_ = xf4_[t3245_];
+                        unsigned t3250_ = (v_21_ << 1u) + 1u;
+                        kf_f32x4 b_9_ = xf4_[t3250_];
                         xs_9_[0u] = a_9_.v[0];
                         xs_9_[4u] = b_9_.v[0];
                         xs_9_[1u] = a_9_.v[1];
@@ -2146,16 +2146,16 @@ gemv_f16_f32_f32(const kf_f16* __restrict__ w_, const float* __restrict__ x_, fl
                         xs_9_[6u] = b_9_.v[2];
                         xs_9_[3u] = a_9_.v[3];
                         xs_9_[7u] = b_9_.v[3];
-                        kf_u32x4 t3277_ = wr_[0u];
-                        kf_f16x8 wh_9_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t3277_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3277_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t3277_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3277_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t3277_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3277_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t3277_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3277_, 3u), 16u))}};
+                        kf_u32x4 t3294_ = wr_[0u];
+                        kf_f16x8 wh_9_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t3294_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3294_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t3294_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3294_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t3294_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3294_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t3294_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3294_, 3u), 16u))}};
                         acc_3_[0u] = __fmaf_rn(kf_f16_to_f32(wh_9_.v[7]), xs_9_[7u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[6]), xs_9_[6u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[5]), xs_9_[5u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[4]), xs_9_[4u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[3]), xs_9_[3u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[2]), xs_9_[2u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[1]), xs_9_[1u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[0]), xs_9_[0u], acc_3_[0u]))))))));
                     }
                     unsigned v_22_ = (base_ + 32u) + lane_2_;
                     if (v_22_ < nv_2_) {
-                        unsigned t3355_ = v_22_ << 1u;
-                        kf_f32x4 a_10_ = xf4_[t3355_];
-                        unsigned t3360_ = (v_22_ << 1u) + 1u;
-                        kf_f32x4 b_10_ = xf4_[t3360_];
+                        unsigned t3372_ = v_22_ << 1u;
+                        kf_f32x4 a_10_ = xf4_[t3372_];
+                        unsigned t3377_ = (v_22_ << 1u) + 1u;
+                        kf_f32x4 b_10_ = xf4_[t3377_];
                         xs_10_[0u] = a_10_.v[0];
                         xs_10_[4u] = b_10_.v[0];
                         xs_10_[1u] = a_10_.v[1];
@@ -2164,16 +2164,16 @@ gemv_f16_f32_f32(const kf_f16* __restrict__ w_, const float* __restrict__ x_, fl
                         xs_10_[6u] = b_10_.v[2];
                         xs_10_[3u] = a_10_.v[3];
                         xs_10_[7u] = b_10_.v[3];
-                        kf_u32x4 t3404_ = wr_[1u];
-                        kf_f16x8 wh_10_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t3404_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3404_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t3404_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3404_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t3404_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3404_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t3404_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3404_, 3u), 16u))}};
+                        kf_u32x4 t3421_ = wr_[1u];
+                        kf_f16x8 wh_10_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t3421_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3421_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t3421_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3421_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t3421_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3421_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t3421_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3421_, 3u), 16u))}};
                         acc_3_[0u] = __fmaf_rn(kf_f16_to_f32(wh_10_.v[7]), xs_10_[7u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[6]), xs_10_[6u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[5]), xs_10_[5u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[4]), xs_10_[4u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[3]), xs_10_[3u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[2]), xs_10_[2u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[1]), xs_10_[1u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[0]), xs_10_[0u], acc_3_[0u]))))))));
                     }
                     unsigned v_23_ = (base_ + 64u) + lane_2_;
                     if (v_23_ < nv_2_) {
-                        unsigned t3482_ = v_23_ << 1u;
-                        kf_f32x4 a_11_ = xf4_[t3482_];
-                        unsigned t3487_ = (v_23_ << 1u) + 1u;
-                        kf_f32x4 b_11_ = xf4_[t3487_];
+                        unsigned t3499_ = v_23_ << 1u;
+                        kf_f32x4 a_11_ = xf4_[t3499_];
+                        unsigned t3504_ = (v_23_ << 1u) + 1u;
+                        kf_f32x4 b_11_ = xf4_[t3504_];
                         xs_11_[0u] = a_11_.v[0];
                         xs_11_[4u] = b_11_.v[0];
                         xs_11_[1u] = a_11_.v[1];
@@ -2182,16 +2182,16 @@ gemv_f16_f32_f32(const kf_f16* __restrict__ w_, const float* __restrict__ x_, fl
                         xs_11_[6u] = b_11_.v[2];
                         xs_11_[3u] = a_11_.v[3];
                         xs_11_[7u] = b_11_.v[3];
-                        kf_u32x4 t3531_ = wr_[2u];
-                        kf_f16x8 wh_11_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t3531_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3531_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t3531_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3531_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t3531_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3531_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t3531_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3531_, 3u), 16u))}};
+                        kf_u32x4 t3548_ = wr_[2u];
+                        kf_f16x8 wh_11_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t3548_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3548_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t3548_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3548_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t3548_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3548_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t3548_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3548_, 3u), 16u))}};
                         acc_3_[0u] = __fmaf_rn(kf_f16_to_f32(wh_11_.v[7]), xs_11_[7u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[6]), xs_11_[6u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[5]), xs_11_[5u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[4]), xs_11_[4u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[3]), xs_11_[3u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[2]), xs_11_[2u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[1]), xs_11_[1u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[0]), xs_11_[0u], acc_3_[0u]))))))));
                     }
                     unsigned v_24_ = (base_ + 96u) + lane_2_;
                     if (v_24_ < nv_2_) {
-                        unsigned t3609_ = v_24_ << 1u;
-                        kf_f32x4 a_12_ = xf4_[t3609_];
-                        unsigned t3614_ = (v_24_ << 1u) + 1u;
-                        kf_f32x4 b_12_ = xf4_[t3614_];
+                        unsigned t3626_ = v_24_ << 1u;
+                        kf_f32x4 a_12_ = xf4_[t3626_];
+                        unsigned t3631_ = (v_24_ << 1u) + 1u;
+                        kf_f32x4 b_12_ = xf4_[t3631_];
                         xs_12_[0u] = a_12_.v[0];
                         xs_12_[4u] = b_12_.v[0];
                         xs_12_[1u] = a_12_.v[1];
@@ -2200,63 +2200,63 @@ gemv_f16_f32_f32(const kf_f16* __restrict__ w_, const float* __restrict__ x_, fl
                         xs_12_[6u] = b_12_.v[2];
                         xs_12_[3u] = a_12_.v[3];
                         xs_12_[7u] = b_12_.v[3];
-                        kf_u32x4 t3658_ = wr_[3u];
-                        kf_f16x8 wh_12_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t3658_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3658_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t3658_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3658_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t3658_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3658_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t3658_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3658_, 3u), 16u))}};
+                        kf_u32x4 t3675_ = wr_[3u];
+                        kf_f16x8 wh_12_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t3675_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3675_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t3675_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3675_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t3675_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3675_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t3675_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3675_, 3u), 16u))}};
                         acc_3_[0u] = __fmaf_rn(kf_f16_to_f32(wh_12_.v[7]), xs_12_[7u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[6]), xs_12_[6u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[5]), xs_12_[5u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[4]), xs_12_[4u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[3]), xs_12_[3u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[2]), xs_12_[2u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[1]), xs_12_[1u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[0]), xs_12_[0u], acc_3_[0u]))))))));
                     }
                 }
             } else {
                 #pragma unroll 1
                 for (unsigned c_ = lane_2_; c_ < k_; c_ = c_ + 32u) {
-                    float t3737_ = x_[c_];
+                    float t3754_ = x_[c_];
                     unsigned i_ = (row_[0u] * k_) + c_;
                     unsigned short u_ = w16_[i_];
-                    acc_3_[0u] = __fmaf_rn(kf_f16_to_f32(kf_bitcast<kf_f16>(u_)), t3737_, acc_3_[0u]);
+                    acc_3_[0u] = __fmaf_rn(kf_f16_to_f32(kf_bitcast<kf_f16>(u_)), t3754_, acc_3_[0u]);
                 }
             }
-            float t3757_ = acc_3_[0u];
-            unsigned t3779_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
-            if (t3779_ == 32u) {
-                float t3784_ = __fadd_rn(t3757_, kf_shfl_xor(t3757_, 16u, kf_wn));
-                float t3787_ = __fadd_rn(t3784_, kf_shfl_xor(t3784_, 8u, kf_wn));
-                float t3790_ = __fadd_rn(t3787_, kf_shfl_xor(t3787_, 4u, kf_wn));
-                float t3793_ = __fadd_rn(t3790_, kf_shfl_xor(t3790_, 2u, kf_wn));
-                s_3_ = __fadd_rn(t3793_, kf_shfl_xor(t3793_, 1u, kf_wn));
+            float t3774_ = acc_3_[0u];
+            unsigned t3796_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+            if (t3796_ == 32u) {
+                float t3801_ = __fadd_rn(t3774_, kf_shfl_xor(t3774_, 16u, kf_wn));
+                float t3804_ = __fadd_rn(t3801_, kf_shfl_xor(t3801_, 8u, kf_wn));
+                float t3807_ = __fadd_rn(t3804_, kf_shfl_xor(t3804_, 4u, kf_wn));
+                float t3810_ = __fadd_rn(t3807_, kf_shfl_xor(t3807_, 2u, kf_wn));
+                s_3_ = __fadd_rn(t3810_, kf_shfl_xor(t3810_, 1u, kf_wn));
             } else {
-                float t3799_ = kf_shfl_down(t3757_, 16u, kf_wn);
-                bool t3801_ = (kf_lane_id() + 16u) < t3779_;
-                float t3802_ = __fadd_rn(t3757_, t3799_);
-                float t3803_ = t3801_ ? t3802_ : t3757_;
-                float t3805_ = kf_shfl_down(t3803_, 8u, kf_wn);
-                bool t3807_ = (kf_lane_id() + 8u) < t3779_;
-                float t3808_ = __fadd_rn(t3803_, t3805_);
-                float t3809_ = t3807_ ? t3808_ : t3803_;
-                float t3811_ = kf_shfl_down(t3809_, 4u, kf_wn);
-                bool t3813_ = (kf_lane_id() + 4u) < t3779_;
-                float t3814_ = __fadd_rn(t3809_, t3811_);
-                float t3815_ = t3813_ ? t3814_ : t3809_;
-                float t3817_ = kf_shfl_down(t3815_, 2u, kf_wn);
-                bool t3819_ = (kf_lane_id() + 2u) < t3779_;
-                float t3820_ = __fadd_rn(t3815_, t3817_);
-                float t3821_ = t3819_ ? t3820_ : t3815_;
-                float t3823_ = kf_shfl_down(t3821_, 1u, kf_wn);
-                bool t3825_ = (kf_lane_id() + 1u) < t3779_;
-                float t3826_ = __fadd_rn(t3821_, t3823_);
-                s_3_ = kf_shfl(t3825_ ? t3826_ : t3821_, 0u, kf_wn);
+                float t3816_ = kf_shfl_down(t3774_, 16u, kf_wn);
+                bool t3818_ = (kf_lane_id() + 16u) < t3796_;
+                float t3819_ = __fadd_rn(t3774_, t3816_);
+                float t3820_ = t3818_ ? t3819_ : t3774_;
+                float t3822_ = kf_shfl_down(t3820_, 8u, kf_wn);
+                bool t3824_ = (kf_lane_id() + 8u) < t3796_;
+                float t3825_ = __fadd_rn(t3820_, t3822_);
+                float t3826_ = t3824_ ? t3825_ : t3820_;
+                float t3828_ = kf_shfl_down(t3826_, 4u, kf_wn);
+                bool t3830_ = (kf_lane_id() + 4u) < t3796_;
+                float t3831_ = __fadd_rn(t3826_, t3828_);
+                float t3832_ = t3830_ ? t3831_ : t3826_;
+                float t3834_ = kf_shfl_down(t3832_, 2u, kf_wn);
+                bool t3836_ = (kf_lane_id() + 2u) < t3796_;
+                float t3837_ = __fadd_rn(t3832_, t3834_);
+                float t3838_ = t3836_ ? t3837_ : t3832_;
+                float t3840_ = kf_shfl_down(t3838_, 1u, kf_wn);
+                bool t3842_ = (kf_lane_id() + 1u) < t3796_;
+                float t3843_ = __fadd_rn(t3838_, t3840_);
+                s_3_ = kf_shfl(t3842_ ? t3843_ : t3838_, 0u, kf_wn);
             }
-            bool t3831_ = lane_2_ == 0u;
-            bool t3832_ = t3831_;
-            if (t3831_) {
-                t3832_ = g_ < m_;
+            bool t3848_ = lane_2_ == 0u;
+            bool t3849_ = t3848_;
+            if (t3848_) {
+                t3849_ = g_ < m_;
             }
-            if (t3832_) {
+            if (t3849_) {
                 y_[g_] = s_3_;
             }
         }
     }
 }
 
-/* kernel gemv_bf16_f16_f16 (gemv.kf:749) */
+/* kernel gemv_bf16_f16_f16 (gemv.kf:838) */
 extern "C" __global__ void __launch_bounds__(256)
 gemv_bf16_f16_f16(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__ x_, kf_f16* __restrict__ y_, unsigned m_, unsigned k_)
 {
@@ -2294,17 +2294,17 @@ gemv_bf16_f16_f16(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__ x_,
         unsigned wid_ = (blockIdx.x << 3u) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u);
         unsigned nw_ = gridDim.x << 3u;
         if (!(wid_ >= m_)) {
-            unsigned t1426_ = m_ - wid_;
-            unsigned total_ = ((t1426_ / nw_) + (((t1426_ % nw_) != 0u) ? 1u : 0u)) * steps_;
+            unsigned t1433_ = m_ - wid_;
+            unsigned t1441_ = ((t1433_ / nw_) + (((t1433_ % nw_) != 0u) ? 1u : 0u)) * steps_;
             acc_2_[0u] = 0.0f;
             unsigned lg_ = wid_;
             unsigned lk_ = 0u;
             unsigned cg_ = wid_;
             unsigned ck_ = 0u;
-            unsigned t1447_ = total_ + 1u;
+            unsigned t1454_ = t1441_ + 1u;
             #pragma unroll 1
-            for (unsigned t0_ = 0u; t0_ < t1447_; t0_ = t0_ + 2u) {
-                if (t0_ < total_) {
+            for (unsigned t0_ = 0u; t0_ < t1454_; t0_ = t0_ + 2u) {
+                if (t0_ < t1441_) {
                     unsigned v_ = min((((lk_ << 5u) << 2u) + lane_), (nv_ - 1u));
                     unsigned row_2_ = min(lg_, (m_ - 1u));
                     wb_[0u] = wv_[(row_2_ * nv_) + v_];
@@ -2321,23 +2321,23 @@ gemv_bf16_f16_f16(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__ x_,
                     unsigned row_5_ = min(lg_, (m_ - 1u));
                     wb_[3u] = wv_[(row_5_ * nv_) + v_4_];
                     xb_[6u] = xv_[v_4_];
-                    unsigned t1619_ = lk_ + 1u;
-                    lk_ = t1619_;
-                    if (t1619_ == steps_) {
+                    unsigned t1630_ = lk_ + 1u;
+                    lk_ = t1630_;
+                    if (t1630_ == steps_) {
                         lk_ = 0u;
                         lg_ = lg_ + nw_;
                     }
                 }
-                bool t1627_ = t0_ >= 1u;
-                bool t1628_ = t1627_;
-                if (t1627_) {
-                    t1628_ = (t0_ - 1u) < total_;
+                bool t1639_ = t0_ >= 1u;
+                bool t1640_ = t1639_;
+                if (t1639_) {
+                    t1640_ = (t0_ - 1u) < t1441_;
                 }
-                if (t1628_) {
+                if (t1640_) {
                     unsigned v_5_ = ((ck_ << 5u) << 2u) + lane_;
                     if (v_5_ < nv_) {
-                        kf_u32x4 t1687_ = xb_[8u];
-                        kf_f16x8 a_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1687_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1687_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1687_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1687_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1687_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1687_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1687_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1687_, 3u), 16u))}};
+                        kf_u32x4 t1699_ = xb_[8u];
+                        kf_f16x8 a_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1699_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1699_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1699_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1699_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1699_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1699_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1699_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1699_, 3u), 16u))}};
                         xs_[0u] = kf_f16_to_f32(a_.v[0]);
                         xs_[1u] = kf_f16_to_f32(a_.v[1]);
                         xs_[2u] = kf_f16_to_f32(a_.v[2]);
@@ -2346,14 +2346,14 @@ gemv_bf16_f16_f16(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__ x_,
                         xs_[5u] = kf_f16_to_f32(a_.v[5]);
                         xs_[6u] = kf_f16_to_f32(a_.v[6]);
                         xs_[7u] = kf_f16_to_f32(a_.v[7]);
-                        kf_u32x4 t1717_ = wb_[4u];
-                        kf_bf16x8 wbv_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t1717_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1717_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t1717_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1717_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t1717_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1717_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t1717_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1717_, 3u), 16u))}};
+                        kf_u32x4 t1729_ = wb_[4u];
+                        kf_bf16x8 wbv_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t1729_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1729_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t1729_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1729_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t1729_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1729_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t1729_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1729_, 3u), 16u))}};
                         acc_2_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_.v[7]), xs_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[6]), xs_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[5]), xs_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[4]), xs_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[3]), xs_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[2]), xs_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[1]), xs_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[0]), xs_[0u], acc_2_[0u]))))))));
                     }
                     unsigned v_6_ = (((ck_ << 5u) << 2u) + 32u) + lane_;
                     if (v_6_ < nv_) {
-                        kf_u32x4 t1818_ = xb_[10u];
-                        kf_f16x8 a_2_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1818_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1818_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1818_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1818_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1818_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1818_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1818_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1818_, 3u), 16u))}};
+                        kf_u32x4 t1830_ = xb_[10u];
+                        kf_f16x8 a_2_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1830_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1830_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1830_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1830_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1830_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1830_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1830_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1830_, 3u), 16u))}};
                         xs_2_[0u] = kf_f16_to_f32(a_2_.v[0]);
                         xs_2_[1u] = kf_f16_to_f32(a_2_.v[1]);
                         xs_2_[2u] = kf_f16_to_f32(a_2_.v[2]);
@@ -2362,14 +2362,14 @@ gemv_bf16_f16_f16(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__ x_,
                         xs_2_[5u] = kf_f16_to_f32(a_2_.v[5]);
                         xs_2_[6u] = kf_f16_to_f32(a_2_.v[6]);
                         xs_2_[7u] = kf_f16_to_f32(a_2_.v[7]);
-                        kf_u32x4 t1848_ = wb_[5u];
-                        kf_bf16x8 wbv_2_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t1848_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1848_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t1848_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1848_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t1848_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1848_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t1848_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1848_, 3u), 16u))}};
+                        kf_u32x4 t1860_ = wb_[5u];
+                        kf_bf16x8 wbv_2_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t1860_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1860_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t1860_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1860_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t1860_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1860_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t1860_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1860_, 3u), 16u))}};
                         acc_2_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[7]), xs_2_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[6]), xs_2_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[5]), xs_2_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[4]), xs_2_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[3]), xs_2_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[2]), xs_2_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[1]), xs_2_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[0]), xs_2_[0u], acc_2_[0u]))))))));
                     }
                     unsigned v_7_ = (((ck_ << 5u) << 2u) + 64u) + lane_;
                     if (v_7_ < nv_) {
-                        kf_u32x4 t1949_ = xb_[12u];
-                        kf_f16x8 a_3_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1949_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1949_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1949_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1949_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1949_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1949_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1949_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1949_, 3u), 16u))}};
+                        kf_u32x4 t1961_ = xb_[12u];
+                        kf_f16x8 a_3_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1961_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1961_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1961_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1961_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1961_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1961_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1961_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1961_, 3u), 16u))}};
                         xs_3_[0u] = kf_f16_to_f32(a_3_.v[0]);
                         xs_3_[1u] = kf_f16_to_f32(a_3_.v[1]);
                         xs_3_[2u] = kf_f16_to_f32(a_3_.v[2]);
@@ -2378,14 +2378,14 @@ gemv_bf16_f16_f16(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__ x_,
                         xs_3_[5u] = kf_f16_to_f32(a_3_.v[5]);
                         xs_3_[6u] = kf_f16_to_f32(a_3_.v[6]);
                         xs_3_[7u] = kf_f16_to_f32(a_3_.v[7]);
-                        kf_u32x4 t1979_ = wb_[6u];
-                        kf_bf16x8 wbv_3_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t1979_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1979_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t1979_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1979_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t1979_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1979_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t1979_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1979_, 3u), 16u))}};
+                        kf_u32x4 t1991_ = wb_[6u];
+                        kf_bf16x8 wbv_3_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t1991_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1991_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t1991_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1991_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t1991_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1991_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t1991_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1991_, 3u), 16u))}};
                         acc_2_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[7]), xs_3_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[6]), xs_3_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[5]), xs_3_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[4]), xs_3_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[3]), xs_3_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[2]), xs_3_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[1]), xs_3_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[0]), xs_3_[0u], acc_2_[0u]))))))));
                     }
                     unsigned v_8_ = (((ck_ << 5u) << 2u) + 96u) + lane_;
                     if (v_8_ < nv_) {
-                        kf_u32x4 t2080_ = xb_[14u];
-                        kf_f16x8 a_4_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2080_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2080_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2080_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2080_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2080_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2080_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2080_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2080_, 3u), 16u))}};
+                        kf_u32x4 t2092_ = xb_[14u];
+                        kf_f16x8 a_4_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2092_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2092_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2092_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2092_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2092_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2092_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2092_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2092_, 3u), 16u))}};
                         xs_4_[0u] = kf_f16_to_f32(a_4_.v[0]);
                         xs_4_[1u] = kf_f16_to_f32(a_4_.v[1]);
                         xs_4_[2u] = kf_f16_to_f32(a_4_.v[2]);
@@ -2394,49 +2394,49 @@ gemv_bf16_f16_f16(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__ x_,
                         xs_4_[5u] = kf_f16_to_f32(a_4_.v[5]);
                         xs_4_[6u] = kf_f16_to_f32(a_4_.v[6]);
                         xs_4_[7u] = kf_f16_to_f32(a_4_.v[7]);
-                        kf_u32x4 t2110_ = wb_[7u];
-                        kf_bf16x8 wbv_4_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t2110_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2110_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2110_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2110_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2110_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2110_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2110_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2110_, 3u), 16u))}};
+                        kf_u32x4 t2122_ = wb_[7u];
+                        kf_bf16x8 wbv_4_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t2122_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2122_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2122_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2122_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2122_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2122_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2122_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2122_, 3u), 16u))}};
                         acc_2_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[7]), xs_4_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[6]), xs_4_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[5]), xs_4_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[4]), xs_4_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[3]), xs_4_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[2]), xs_4_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[1]), xs_4_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[0]), xs_4_[0u], acc_2_[0u]))))))));
                     }
-                    unsigned t2181_ = ck_ + 1u;
-                    ck_ = t2181_;
-                    if (t2181_ == steps_) {
-                        float t2184_ = acc_2_[0u];
-                        unsigned t2206_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
-                        if (t2206_ == 32u) {
-                            float t2211_ = __fadd_rn(t2184_, kf_shfl_xor(t2184_, 16u, kf_wn));
-                            float t2214_ = __fadd_rn(t2211_, kf_shfl_xor(t2211_, 8u, kf_wn));
-                            float t2217_ = __fadd_rn(t2214_, kf_shfl_xor(t2214_, 4u, kf_wn));
-                            float t2220_ = __fadd_rn(t2217_, kf_shfl_xor(t2217_, 2u, kf_wn));
-                            s_ = __fadd_rn(t2220_, kf_shfl_xor(t2220_, 1u, kf_wn));
+                    unsigned t2193_ = ck_ + 1u;
+                    ck_ = t2193_;
+                    if (t2193_ == steps_) {
+                        float t2196_ = acc_2_[0u];
+                        unsigned t2218_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+                        if (t2218_ == 32u) {
+                            float t2223_ = __fadd_rn(t2196_, kf_shfl_xor(t2196_, 16u, kf_wn));
+                            float t2226_ = __fadd_rn(t2223_, kf_shfl_xor(t2223_, 8u, kf_wn));
+                            float t2229_ = __fadd_rn(t2226_, kf_shfl_xor(t2226_, 4u, kf_wn));
+                            float t2232_ = __fadd_rn(t2229_, kf_shfl_xor(t2229_, 2u, kf_wn));
+                            s_ = __fadd_rn(t2232_, kf_shfl_xor(t2232_, 1u, kf_wn));
                         } else {
-                            float t2226_ = kf_shfl_down(t2184_, 16u, kf_wn);
-                            bool t2228_ = (kf_lane_id() + 16u) < t2206_;
-                            float t2229_ = __fadd_rn(t2184_, t2226_);
-                            float t2230_ = t2228_ ? t2229_ : t2184_;
-                            float t2232_ = kf_shfl_down(t2230_, 8u, kf_wn);
-                            bool t2234_ = (kf_lane_id() + 8u) < t2206_;
-                            float t2235_ = __fadd_rn(t2230_, t2232_);
-                            float t2236_ = t2234_ ? t2235_ : t2230_;
-                            float t2238_ = kf_shfl_down(t2236_, 4u, kf_wn);
-                            bool t2240_ = (kf_lane_id() + 4u) < t2206_;
-                            float t2241_ = __fadd_rn(t2236_, t2238_);
-                            float t2242_ = t2240_ ? t2241_ : t2236_;
-                            float t2244_ = kf_shfl_down(t2242_, 2u, kf_wn);
-                            bool t2246_ = (kf_lane_id() + 2u) < t2206_;
+                            float t2238_ = kf_shfl_down(t2196_, 16u, kf_wn);
+                            bool t2240_ = (kf_lane_id() + 16u) < t2218_;
+                            float t2241_ = __fadd_rn(t2196_, t2238_);
+                            float t2242_ = t2240_ ? t2241_ : t2196_;
+                            float t2244_ = kf_shfl_down(t2242_, 8u, kf_wn);
+                            bool t2246_ = (kf_lane_id() + 8u) < t2218_;
                             float t2247_ = __fadd_rn(t2242_, t2244_);
                             float t2248_ = t2246_ ? t2247_ : t2242_;
-                            float t2250_ = kf_shfl_down(t2248_, 1u, kf_wn);
-                            bool t2252_ = (kf_lane_id() + 1u) < t2206_;
+                            float t2250_ = kf_shfl_down(t2248_, 4u, kf_wn);
+                            bool t2252_ = (kf_lane_id() + 4u) < t2218_;
                             float t2253_ = __fadd_rn(t2248_, t2250_);
-                            s_ = kf_shfl(t2252_ ? t2253_ : t2248_, 0u, kf_wn);
+                            float t2254_ = t2252_ ? t2253_ : t2248_;
+                            float t2256_ = kf_shfl_down(t2254_, 2u, kf_wn);
+                            bool t2258_ = (kf_lane_id() + 2u) < t2218_;
+                            float t2259_ = __fadd_rn(t2254_, t2256_);
+                            float t2260_ = t2258_ ? t2259_ : t2254_;
+                            float t2262_ = kf_shfl_down(t2260_, 1u, kf_wn);
+                            bool t2264_ = (kf_lane_id() + 1u) < t2218_;
+                            float t2265_ = __fadd_rn(t2260_, t2262_);
+                            s_ = kf_shfl(t2264_ ? t2265_ : t2260_, 0u, kf_wn);
                         }
-                        bool t2258_ = lane_ == 0u;
-                        bool t2259_ = t2258_;
-                        if (t2258_) {
-                            t2259_ = cg_ < m_;
+                        bool t2270_ = lane_ == 0u;
+                        bool t2271_ = t2270_;
+                        if (t2270_) {
+                            t2271_ = cg_ < m_;
                         }
-                        if (t2259_) {
+                        if (t2271_) {
                             y_[cg_] = kf_f16_from_f32(s_);
                         }
                         acc_2_[0u] = 0.0f;
@@ -2444,7 +2444,7 @@ gemv_bf16_f16_f16(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__ x_,
                         cg_ = cg_ + nw_;
                     }
                 }
-                if ((t0_ + 1u) < total_) {
+                if ((t0_ + 1u) < t1441_) {
                     unsigned v_9_ = min((((lk_ << 5u) << 2u) + lane_), (nv_ - 1u));
                     unsigned row_6_ = min(lg_, (m_ - 1u));
                     wb_[4u] = wv_[(row_6_ * nv_) + v_9_];
@@ -2461,23 +2461,23 @@ gemv_bf16_f16_f16(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__ x_,
                     unsigned row_9_ = min(lg_, (m_ - 1u));
                     wb_[7u] = wv_[(row_9_ * nv_) + v_12_];
                     xb_[14u] = xv_[v_12_];
-                    unsigned t2454_ = lk_ + 1u;
-                    lk_ = t2454_;
-                    if (t2454_ == steps_) {
+                    unsigned t2470_ = lk_ + 1u;
+                    lk_ = t2470_;
+                    if (t2470_ == steps_) {
                         lk_ = 0u;
                         lg_ = lg_ + nw_;
                     }
                 }
-                bool t2462_ = (t0_ + 1u) >= 1u;
-                bool t2463_ = t2462_;
-                if (t2462_) {
-                    t2463_ = ((t0_ + 1u) - 1u) < total_;
+                bool t2479_ = (t0_ + 1u) >= 1u;
+                bool t2480_ = t2479_;
+                if (t2479_) {
+                    t2480_ = ((t0_ + 1u) - 1u) < t1441_;
                 }
-                if (t2463_) {
+                if (t2480_) {
                     unsigned v_13_ = ((ck_ << 5u) << 2u) + lane_;
                     if (v_13_ < nv_) {
-                        kf_u32x4 t2522_ = xb_[0u];
-                        kf_f16x8 a_5_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2522_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2522_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2522_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2522_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2522_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2522_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2522_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2522_, 3u), 16u))}};
+                        kf_u32x4 t2539_ = xb_[0u];
+                        kf_f16x8 a_5_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2539_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2539_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2539_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2539_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2539_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2539_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2539_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2539_, 3u), 16u))}};
                         xs_5_[0u] = kf_f16_to_f32(a_5_.v[0]);
                         xs_5_[1u] = kf_f16_to_f32(a_5_.v[1]);
                         xs_5_[2u] = kf_f16_to_f32(a_5_.v[2]);
@@ -2486,14 +2486,14 @@ gemv_bf16_f16_f16(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__ x_,
                         xs_5_[5u] = kf_f16_to_f32(a_5_.v[5]);
                         xs_5_[6u] = kf_f16_to_f32(a_5_.v[6]);
                         xs_5_[7u] = kf_f16_to_f32(a_5_.v[7]);
-                        kf_u32x4 t2552_ = wb_[0u];
-                        kf_bf16x8 wbv_5_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t2552_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2552_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2552_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2552_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2552_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2552_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2552_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2552_, 3u), 16u))}};
+                        kf_u32x4 t2569_ = wb_[0u];
+                        kf_bf16x8 wbv_5_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t2569_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2569_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2569_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2569_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2569_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2569_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2569_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2569_, 3u), 16u))}};
                         acc_2_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[7]), xs_5_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[6]), xs_5_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[5]), xs_5_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[4]), xs_5_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[3]), xs_5_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[2]), xs_5_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[1]), xs_5_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[0]), xs_5_[0u], acc_2_[0u]))))))));
                     }
                     unsigned v_14_ = (((ck_ << 5u) << 2u) + 32u) + lane_;
                     if (v_14_ < nv_) {
-                        kf_u32x4 t2653_ = xb_[2u];
-                        kf_f16x8 a_6_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2653_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2653_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2653_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2653_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2653_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2653_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2653_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2653_, 3u), 16u))}};
+                        kf_u32x4 t2670_ = xb_[2u];
+                        kf_f16x8 a_6_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2670_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2670_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2670_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2670_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2670_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2670_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2670_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2670_, 3u), 16u))}};
                         xs_6_[0u] = kf_f16_to_f32(a_6_.v[0]);
                         xs_6_[1u] = kf_f16_to_f32(a_6_.v[1]);
                         xs_6_[2u] = kf_f16_to_f32(a_6_.v[2]);
@@ -2502,14 +2502,14 @@ gemv_bf16_f16_f16(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__ x_,
                         xs_6_[5u] = kf_f16_to_f32(a_6_.v[5]);
                         xs_6_[6u] = kf_f16_to_f32(a_6_.v[6]);
                         xs_6_[7u] = kf_f16_to_f32(a_6_.v[7]);
-                        kf_u32x4 t2683_ = wb_[1u];
-                        kf_bf16x8 wbv_6_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t2683_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2683_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2683_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2683_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2683_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2683_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2683_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2683_, 3u), 16u))}};
+                        kf_u32x4 t2700_ = wb_[1u];
+                        kf_bf16x8 wbv_6_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t2700_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2700_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2700_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2700_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2700_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2700_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2700_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2700_, 3u), 16u))}};
                         acc_2_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[7]), xs_6_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[6]), xs_6_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[5]), xs_6_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[4]), xs_6_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[3]), xs_6_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[2]), xs_6_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[1]), xs_6_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[0]), xs_6_[0u], acc_2_[0u]))))))));
                     }
                     unsigned v_15_ = (((ck_ << 5u) << 2u) + 64u) + lane_;
                     if (v_15_ < nv_) {
-                        kf_u32x4 t2784_ = xb_[4u];
-                        kf_f16x8 a_7_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2784_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2784_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2784_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2784_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2784_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2784_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2784_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2784_, 3u), 16u))}};
+                        kf_u32x4 t2801_ = xb_[4u];
+                        kf_f16x8 a_7_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2801_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2801_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2801_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2801_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2801_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2801_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2801_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2801_, 3u), 16u))}};
                         xs_7_[0u] = kf_f16_to_f32(a_7_.v[0]);
                         xs_7_[1u] = kf_f16_to_f32(a_7_.v[1]);
                         xs_7_[2u] = kf_f16_to_f32(a_7_.v[2]);
@@ -2518,14 +2518,14 @@ gemv_bf16_f16_f16(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__ x_,
                         xs_7_[5u] = kf_f16_to_f32(a_7_.v[5]);
                         xs_7_[6u] = kf_f16_to_f32(a_7_.v[6]);
                         xs_7_[7u] = kf_f16_to_f32(a_7_.v[7]);
-                        kf_u32x4 t2814_ = wb_[2u];
-                        kf_bf16x8 wbv_7_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t2814_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2814_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2814_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2814_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2814_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2814_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2814_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2814_, 3u), 16u))}};
+                        kf_u32x4 t2831_ = wb_[2u];
+                        kf_bf16x8 wbv_7_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t2831_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2831_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2831_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2831_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2831_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2831_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2831_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2831_, 3u), 16u))}};
                         acc_2_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[7]), xs_7_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[6]), xs_7_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[5]), xs_7_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[4]), xs_7_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[3]), xs_7_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[2]), xs_7_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[1]), xs_7_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[0]), xs_7_[0u], acc_2_[0u]))))))));
                     }
                     unsigned v_16_ = (((ck_ << 5u) << 2u) + 96u) + lane_;
                     if (v_16_ < nv_) {
-                        kf_u32x4 t2915_ = xb_[6u];
-                        kf_f16x8 a_8_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2915_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2915_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2915_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2915_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2915_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2915_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2915_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2915_, 3u), 16u))}};
+                        kf_u32x4 t2932_ = xb_[6u];
+                        kf_f16x8 a_8_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2932_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2932_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2932_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2932_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2932_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2932_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2932_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2932_, 3u), 16u))}};
                         xs_8_[0u] = kf_f16_to_f32(a_8_.v[0]);
                         xs_8_[1u] = kf_f16_to_f32(a_8_.v[1]);
                         xs_8_[2u] = kf_f16_to_f32(a_8_.v[2]);
@@ -2534,49 +2534,49 @@ gemv_bf16_f16_f16(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__ x_,
                         xs_8_[5u] = kf_f16_to_f32(a_8_.v[5]);
                         xs_8_[6u] = kf_f16_to_f32(a_8_.v[6]);
                         xs_8_[7u] = kf_f16_to_f32(a_8_.v[7]);
-                        kf_u32x4 t2945_ = wb_[3u];
-                        kf_bf16x8 wbv_8_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t2945_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2945_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2945_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2945_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2945_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2945_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2945_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2945_, 3u), 16u))}};
+                        kf_u32x4 t2962_ = wb_[3u];
+                        kf_bf16x8 wbv_8_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t2962_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2962_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2962_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2962_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2962_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2962_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2962_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2962_, 3u), 16u))}};
                         acc_2_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[7]), xs_8_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[6]), xs_8_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[5]), xs_8_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[4]), xs_8_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[3]), xs_8_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[2]), xs_8_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[1]), xs_8_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[0]), xs_8_[0u], acc_2_[0u]))))))));
                     }
-                    unsigned t3016_ = ck_ + 1u;
-                    ck_ = t3016_;
-                    if (t3016_ == steps_) {
-                        float t3019_ = acc_2_[0u];
-                        unsigned t3041_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
-                        if (t3041_ == 32u) {
-                            float t3046_ = __fadd_rn(t3019_, kf_shfl_xor(t3019_, 16u, kf_wn));
-                            float t3049_ = __fadd_rn(t3046_, kf_shfl_xor(t3046_, 8u, kf_wn));
-                            float t3052_ = __fadd_rn(t3049_, kf_shfl_xor(t3049_, 4u, kf_wn));
-                            float t3055_ = __fadd_rn(t3052_, kf_shfl_xor(t3052_, 2u, kf_wn));
-                            s_2_ = __fadd_rn(t3055_, kf_shfl_xor(t3055_, 1u, kf_wn));
+                    unsigned t3033_ = ck_ + 1u;
+                    ck_ = t3033_;
+                    if (t3033_ == steps_) {
+                        float t3036_ = acc_2_[0u];
+                        unsigned t3058_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+                        if (t3058_ == 32u) {
+                            float t3063_ = __fadd_rn(t3036_, kf_shfl_xor(t3036_, 16u, kf_wn));
+                            float t3066_ = __fadd_rn(t3063_, kf_shfl_xor(t3063_, 8u, kf_wn));
+                            float t3069_ = __fadd_rn(t3066_, kf_shfl_xor(t3066_, 4u, kf_wn));
+                            float t3072_ = __fadd_rn(t3069_, kf_shfl_xor(t3069_, 2u, kf_wn));
+                            s_2_ = __fadd_rn(t3072_, kf_shfl_xor(t3072_, 1u, kf_wn));
                         } else {
-                            float t3061_ = kf_shfl_down(t3019_, 16u, kf_wn);
-                            bool t3063_ = (kf_lane_id() + 16u) < t3041_;
-                            float t3064_ = __fadd_rn(t3019_, t3061_);
-                            float t3065_ = t3063_ ? t3064_ : t3019_;
-                            float t3067_ = kf_shfl_down(t3065_, 8u, kf_wn);
-                            bool t3069_ = (kf_lane_id() + 8u) < t3041_;
-                            float t3070_ = __fadd_rn(t3065_, t3067_);
-                            float t3071_ = t3069_ ? t3070_ : t3065_;
-                            float t3073_ = kf_shfl_down(t3071_, 4u, kf_wn);
-                            bool t3075_ = (kf_lane_id() + 4u) < t3041_;
-                            float t3076_ = __fadd_rn(t3071_, t3073_);
-                            float t3077_ = t3075_ ? t3076_ : t3071_;
-                            float t3079_ = kf_shfl_down(t3077_, 2u, kf_wn);
-                            bool t3081_ = (kf_lane_id() + 2u) < t3041_;
-                            float t3082_ = __fadd_rn(t3077_, t3079_);
-                            float t3083_ = t3081_ ? t3082_ : t3077_;
-                            float t3085_ = kf_shfl_down(t3083_, 1u, kf_wn);
-                            bool t3087_ = (kf_lane_id() + 1u) < t3041_;
-                            float t3088_ = __fadd_rn(t3083_, t3085_);
-                            s_2_ = kf_shfl(t3087_ ? t3088_ : t3083_, 0u, kf_wn);
+                            float t3078_ = kf_shfl_down(t3036_, 16u, kf_wn);
+                            bool t3080_ = (kf_lane_id() + 16u) < t3058_;
+                            float t3081_ = __fadd_rn(t3036_, t3078_);
+                            float t3082_ = t3080_ ? t3081_ : t3036_;
+                            float t3084_ = kf_shfl_down(t3082_, 8u, kf_wn);
+                            bool t3086_ = (kf_lane_id() + 8u) < t3058_;
+                            float t3087_ = __fadd_rn(t3082_, t3084_);
+                            float t3088_ = t3086_ ? t3087_ : t3082_;
+                            float t3090_ = kf_shfl_down(t3088_, 4u, kf_wn);
+                            bool t3092_ = (kf_lane_id() + 4u) < t3058_;
+                            float t3093_ = __fadd_rn(t3088_, t3090_);
+                            float t3094_ = t3092_ ? t3093_ : t3088_;
+                            float t3096_ = kf_shfl_down(t3094_, 2u, kf_wn);
+                            bool t3098_ = (kf_lane_id() + 2u) < t3058_;
+                            float t3099_ = __fadd_rn(t3094_, t3096_);
+                            float t3100_ = t3098_ ? t3099_ : t3094_;
+                            float t3102_ = kf_shfl_down(t3100_, 1u, kf_wn);
+                            bool t3104_ = (kf_lane_id() + 1u) < t3058_;
+                            float t3105_ = __fadd_rn(t3100_, t3102_);
+                            s_2_ = kf_shfl(t3104_ ? t3105_ : t3100_, 0u, kf_wn);
                         }
-                        bool t3093_ = lane_ == 0u;
-                        bool t3094_ = t3093_;
-                        if (t3093_) {
-                            t3094_ = cg_ < m_;
+                        bool t3110_ = lane_ == 0u;
+                        bool t3111_ = t3110_;
+                        if (t3110_) {
+                            t3111_ = cg_ < m_;
                         }
-                        if (t3094_) {
+                        if (t3111_) {
                             y_[cg_] = kf_f16_from_f32(s_2_);
                         }
                         acc_2_[0u] = 0.0f;
@@ -2589,49 +2589,49 @@ gemv_bf16_f16_f16(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__ x_,
     } else {
         unsigned lane_2_ = kf_lane_id();
         unsigned nv_2_ = k_ >> 3u;
-        unsigned t3139_ = (blockIdx.x << 3u) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u);
-        unsigned t3150_ = gridDim.x << 3u;
+        unsigned t3156_ = (blockIdx.x << 3u) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u);
+        unsigned t3167_ = gridDim.x << 3u;
         #pragma unroll 1
-        for (unsigned g_ = t3139_; g_ < m_; g_ = g_ + t3150_) {
+        for (unsigned g_ = t3156_; g_ < m_; g_ = g_ + t3167_) {
             row_[0u] = min(g_, (m_ - 1u));
             acc_3_[0u] = 0.0f;
             if ((k_ & 7u) == 0u) {
                 #pragma unroll 1
                 for (unsigned base_ = 0u; base_ < nv_2_; base_ = base_ + 128u) {
                     unsigned v_17_ = base_ + lane_2_;
-                    kf_u32x4 t3175_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                    kf_u32x4 t_2_ = t3175_;
+                    kf_u32x4 t3192_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_2_ = t3192_;
                     if (v_17_ < nv_2_) {
-                        unsigned t3181_ = (row_[0u] * nv_2_) + v_17_;
-                        kf_u32x4 t3182_ = wv_[t3181_];
-                        t_2_ = t3182_;
+                        unsigned t3198_ = (row_[0u] * nv_2_) + v_17_;
+                        kf_u32x4 t3199_ = wv_[t3198_];
+                        t_2_ = t3199_;
                     }
                     wr_[0u] = t_2_;
                     unsigned v_18_ = (base_ + 32u) + lane_2_;
-                    kf_u32x4 t3188_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                    kf_u32x4 t_3_ = t3188_;
+                    kf_u32x4 t3205_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_3_ = t3205_;
                     if (v_18_ < nv_2_) {
-                        unsigned t3194_ = (row_[0u] * nv_2_) + v_18_;
-                        kf_u32x4 t3195_ = wv_[t3194_];
-                        t_3_ = t3195_;
+                        unsigned t3211_ = (row_[0u] * nv_2_) + v_18_;
+                        kf_u32x4 t3212_ = wv_[t3211_];
+                        t_3_ = t3212_;
                     }
                     wr_[1u] = t_3_;
                     unsigned v_19_ = (base_ + 64u) + lane_2_;
-                    kf_u32x4 t3201_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                    kf_u32x4 t_4_ = t3201_;
+                    kf_u32x4 t3218_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_4_ = t3218_;
                     if (v_19_ < nv_2_) {
-                        unsigned t3207_ = (row_[0u] * nv_2_) + v_19_;
-                        kf_u32x4 t3208_ = wv_[t3207_];
-                        t_4_ = t3208_;
+                        unsigned t3224_ = (row_[0u] * nv_2_) + v_19_;
+                        kf_u32x4 t3225_ = wv_[t3224_];
+                        t_4_ = t3225_;
                     }
                     wr_[2u] = t_4_;
                     unsigned v_20_ = (base_ + 96u) + lane_2_;
-                    kf_u32x4 t3214_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                    kf_u32x4 t_5_ = t3214_;
+                    kf_u32x4 t3231_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_5_ = t3231_;
                     if (v_20_ < nv_2_) {
-                        unsigned t3220_ = (row_[0u] * nv_2_) + v_20_;
-                        kf_u32x4 t3221_ = wv_[t3220_];
-                        t_5_ = t3221_;
+                        unsigned t3237_ = (row_[0u] * nv_2_) + v_20_;
+                        kf_u32x4 t3238_ = wv_[t3237_];
+                        t_5_ = t3238_;
                     }
                     wr_[3u] = t_5_;
                     unsigned v_21_ = base_ + lane_2_;
@@ -2645,8 +2645,8 @@ gemv_bf16_f16_f16(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__ x_,
                         xs_9_[5u] = kf_f16_to_f32(a_9_.v[5]);
                         xs_9_[6u] = kf_f16_to_f32(a_9_.v[6]);
                         xs_9_[7u] = kf_f16_to_f32(a_9_.v[7]);
-                        kf_u32x4 t3280_ = wr_[0u];
-                        kf_bf16x8 wb_2_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t3280_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3280_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t3280_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3280_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t3280_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3280_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t3280_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3280_, 3u), 16u))}};
+                        kf_u32x4 t3297_ = wr_[0u];
+                        kf_bf16x8 wb_2_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t3297_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3297_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t3297_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3297_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t3297_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3297_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t3297_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3297_, 3u), 16u))}};
                         acc_3_[0u] = __fmaf_rn(kf_bf16_to_f32(wb_2_.v[7]), xs_9_[7u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[6]), xs_9_[6u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[5]), xs_9_[5u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[4]), xs_9_[4u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[3]), xs_9_[3u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[2]), xs_9_[2u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[1]), xs_9_[1u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[0]), xs_9_[0u], acc_3_[0u]))))))));
                     }
                     unsigned v_22_ = (base_ + 32u) + lane_2_;
@@ -2660,8 +2660,8 @@ gemv_bf16_f16_f16(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__ x_,
                         xs_10_[5u] = kf_f16_to_f32(a_10_.v[5]);
                         xs_10_[6u] = kf_f16_to_f32(a_10_.v[6]);
                         xs_10_[7u] = kf_f16_to_f32(a_10_.v[7]);
-                        kf_u32x4 t3407_ = wr_[1u];
-                        kf_bf16x8 wb_3_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t3407_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3407_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t3407_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3407_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t3407_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3407_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t3407_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3407_, 3u), 16u))}};
+                        kf_u32x4 t3424_ = wr_[1u];
+                        kf_bf16x8 wb_3_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t3424_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3424_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t3424_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3424_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t3424_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3424_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t3424_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3424_, 3u), 16u))}};
                         acc_3_[0u] = __fmaf_rn(kf_bf16_to_f32(wb_3_.v[7]), xs_10_[7u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[6]), xs_10_[6u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[5]), xs_10_[5u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[4]), xs_10_[4u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[3]), xs_10_[3u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[2]), xs_10_[2u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[1]), xs_10_[1u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[0]), xs_10_[0u], acc_3_[0u]))))))));
                     }
                     unsigned v_23_ = (base_ + 64u) + lane_2_;
@@ -2675,8 +2675,8 @@ gemv_bf16_f16_f16(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__ x_,
                         xs_11_[5u] = kf_f16_to_f32(a_11_.v[5]);
                         xs_11_[6u] = kf_f16_to_f32(a_11_.v[6]);
                         xs_11_[7u] = kf_f16_to_f32(a_11_.v[7]);
-                        kf_u32x4 t3534_ = wr_[2u];
-                        kf_bf16x8 wb_4_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t3534_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3534_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t3534_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3534_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t3534_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3534_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t3534_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3534_, 3u), 16u))}};
+                        kf_u32x4 t3551_ = wr_[2u];
+                        kf_bf16x8 wb_4_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t3551_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3551_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t3551_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3551_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t3551_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3551_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t3551_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3551_, 3u), 16u))}};
                         acc_3_[0u] = __fmaf_rn(kf_bf16_to_f32(wb_4_.v[7]), xs_11_[7u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[6]), xs_11_[6u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[5]), xs_11_[5u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[4]), xs_11_[4u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[3]), xs_11_[3u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[2]), xs_11_[2u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[1]), xs_11_[1u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[0]), xs_11_[0u], acc_3_[0u]))))))));
                     }
                     unsigned v_24_ = (base_ + 96u) + lane_2_;
@@ -2690,63 +2690,63 @@ gemv_bf16_f16_f16(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__ x_,
                         xs_12_[5u] = kf_f16_to_f32(a_12_.v[5]);
                         xs_12_[6u] = kf_f16_to_f32(a_12_.v[6]);
                         xs_12_[7u] = kf_f16_to_f32(a_12_.v[7]);
-                        kf_u32x4 t3661_ = wr_[3u];
-                        kf_bf16x8 wb_5_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t3661_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3661_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t3661_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3661_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t3661_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3661_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t3661_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3661_, 3u), 16u))}};
+                        kf_u32x4 t3678_ = wr_[3u];
+                        kf_bf16x8 wb_5_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t3678_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3678_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t3678_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3678_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t3678_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3678_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t3678_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3678_, 3u), 16u))}};
                         acc_3_[0u] = __fmaf_rn(kf_bf16_to_f32(wb_5_.v[7]), xs_12_[7u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[6]), xs_12_[6u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[5]), xs_12_[5u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[4]), xs_12_[4u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[3]), xs_12_[3u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[2]), xs_12_[2u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[1]), xs_12_[1u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[0]), xs_12_[0u], acc_3_[0u]))))))));
                     }
                 }
             } else {
                 #pragma unroll 1
                 for (unsigned c_ = lane_2_; c_ < k_; c_ = c_ + 32u) {
-                    float t3739_ = kf_f16_to_f32(x_[c_]);
+                    float t3756_ = kf_f16_to_f32(x_[c_]);
                     unsigned i_ = (row_[0u] * k_) + c_;
                     unsigned short u_ = w16_[i_];
-                    acc_3_[0u] = __fmaf_rn(kf_bf16_to_f32(kf_bitcast<kf_bf16>(u_)), t3739_, acc_3_[0u]);
+                    acc_3_[0u] = __fmaf_rn(kf_bf16_to_f32(kf_bitcast<kf_bf16>(u_)), t3756_, acc_3_[0u]);
                 }
             }
-            float t3757_ = acc_3_[0u];
-            unsigned t3779_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
-            if (t3779_ == 32u) {
-                float t3784_ = __fadd_rn(t3757_, kf_shfl_xor(t3757_, 16u, kf_wn));
-                float t3787_ = __fadd_rn(t3784_, kf_shfl_xor(t3784_, 8u, kf_wn));
-                float t3790_ = __fadd_rn(t3787_, kf_shfl_xor(t3787_, 4u, kf_wn));
-                float t3793_ = __fadd_rn(t3790_, kf_shfl_xor(t3790_, 2u, kf_wn));
-                s_3_ = __fadd_rn(t3793_, kf_shfl_xor(t3793_, 1u, kf_wn));
+            float t3774_ = acc_3_[0u];
+            unsigned t3796_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+            if (t3796_ == 32u) {
+                float t3801_ = __fadd_rn(t3774_, kf_shfl_xor(t3774_, 16u, kf_wn));
+                float t3804_ = __fadd_rn(t3801_, kf_shfl_xor(t3801_, 8u, kf_wn));
+                float t3807_ = __fadd_rn(t3804_, kf_shfl_xor(t3804_, 4u, kf_wn));
+                float t3810_ = __fadd_rn(t3807_, kf_shfl_xor(t3807_, 2u, kf_wn));
+                s_3_ = __fadd_rn(t3810_, kf_shfl_xor(t3810_, 1u, kf_wn));
             } else {
-                float t3799_ = kf_shfl_down(t3757_, 16u, kf_wn);
-                bool t3801_ = (kf_lane_id() + 16u) < t3779_;
-                float t3802_ = __fadd_rn(t3757_, t3799_);
-                float t3803_ = t3801_ ? t3802_ : t3757_;
-                float t3805_ = kf_shfl_down(t3803_, 8u, kf_wn);
-                bool t3807_ = (kf_lane_id() + 8u) < t3779_;
-                float t3808_ = __fadd_rn(t3803_, t3805_);
-                float t3809_ = t3807_ ? t3808_ : t3803_;
-                float t3811_ = kf_shfl_down(t3809_, 4u, kf_wn);
-                bool t3813_ = (kf_lane_id() + 4u) < t3779_;
-                float t3814_ = __fadd_rn(t3809_, t3811_);
-                float t3815_ = t3813_ ? t3814_ : t3809_;
-                float t3817_ = kf_shfl_down(t3815_, 2u, kf_wn);
-                bool t3819_ = (kf_lane_id() + 2u) < t3779_;
-                float t3820_ = __fadd_rn(t3815_, t3817_);
-                float t3821_ = t3819_ ? t3820_ : t3815_;
-                float t3823_ = kf_shfl_down(t3821_, 1u, kf_wn);
-                bool t3825_ = (kf_lane_id() + 1u) < t3779_;
-                float t3826_ = __fadd_rn(t3821_, t3823_);
-                s_3_ = kf_shfl(t3825_ ? t3826_ : t3821_, 0u, kf_wn);
+                float t3816_ = kf_shfl_down(t3774_, 16u, kf_wn);
+                bool t3818_ = (kf_lane_id() + 16u) < t3796_;
+                float t3819_ = __fadd_rn(t3774_, t3816_);
+                float t3820_ = t3818_ ? t3819_ : t3774_;
+                float t3822_ = kf_shfl_down(t3820_, 8u, kf_wn);
+                bool t3824_ = (kf_lane_id() + 8u) < t3796_;
+                float t3825_ = __fadd_rn(t3820_, t3822_);
+                float t3826_ = t3824_ ? t3825_ : t3820_;
+                float t3828_ = kf_shfl_down(t3826_, 4u, kf_wn);
+                bool t3830_ = (kf_lane_id() + 4u) < t3796_;
+                float t3831_ = __fadd_rn(t3826_, t3828_);
+                float t3832_ = t3830_ ? t3831_ : t3826_;
+                float t3834_ = kf_shfl_down(t3832_, 2u, kf_wn);
+                bool t3836_ = (kf_lane_id() + 2u) < t3796_;
+                float t3837_ = __fadd_rn(t3832_, t3834_);
+                float t3838_ = t3836_ ? t3837_ : t3832_;
+                float t3840_ = kf_shfl_down(t3838_, 1u, kf_wn);
+                bool t3842_ = (kf_lane_id() + 1u) < t3796_;
+                float t3843_ = __fadd_rn(t3838_, t3840_);
+                s_3_ = kf_shfl(t3842_ ? t3843_ : t3838_, 0u, kf_wn);
             }
-            bool t3831_ = lane_2_ == 0u;
-            bool t3832_ = t3831_;
-            if (t3831_) {
-                t3832_ = g_ < m_;
+            bool t3848_ = lane_2_ == 0u;
+            bool t3849_ = t3848_;
+            if (t3848_) {
+                t3849_ = g_ < m_;
             }
-            if (t3832_) {
+            if (t3849_) {
                 y_[g_] = kf_f16_from_f32(s_3_);
             }
         }
     }
 }
 
-/* kernel gemv_bf16_f16_f32 (gemv.kf:756) */
+/* kernel gemv_bf16_f16_f32 (gemv.kf:845) */
 extern "C" __global__ void __launch_bounds__(256)
 gemv_bf16_f16_f32(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__ x_, float* __restrict__ y_, unsigned m_, unsigned k_)
 {
@@ -2784,17 +2784,17 @@ gemv_bf16_f16_f32(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__ x_,
         unsigned wid_ = (blockIdx.x << 3u) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u);
         unsigned nw_ = gridDim.x << 3u;
         if (!(wid_ >= m_)) {
-            unsigned t1426_ = m_ - wid_;
-            unsigned total_ = ((t1426_ / nw_) + (((t1426_ % nw_) != 0u) ? 1u : 0u)) * steps_;
+            unsigned t1433_ = m_ - wid_;
+            unsigned t1441_ = ((t1433_ / nw_) + (((t1433_ % nw_) != 0u) ? 1u : 0u)) * steps_;
             acc_2_[0u] = 0.0f;
             unsigned lg_ = wid_;
             unsigned lk_ = 0u;
             unsigned cg_ = wid_;
             unsigned ck_ = 0u;
-            unsigned t1447_ = total_ + 1u;
+            unsigned t1454_ = t1441_ + 1u;
             #pragma unroll 1
-            for (unsigned t0_ = 0u; t0_ < t1447_; t0_ = t0_ + 2u) {
-                if (t0_ < total_) {
+            for (unsigned t0_ = 0u; t0_ < t1454_; t0_ = t0_ + 2u) {
+                if (t0_ < t1441_) {
                     unsigned v_ = min((((lk_ << 5u) << 2u) + lane_), (nv_ - 1u));
                     unsigned row_2_ = min(lg_, (m_ - 1u));
                     wb_[0u] = wv_[(row_2_ * nv_) + v_];
@@ -2811,23 +2811,23 @@ gemv_bf16_f16_f32(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__ x_,
                     unsigned row_5_ = min(lg_, (m_ - 1u));
                     wb_[3u] = wv_[(row_5_ * nv_) + v_4_];
                     xb_[6u] = xv_[v_4_];
-                    unsigned t1619_ = lk_ + 1u;
-                    lk_ = t1619_;
-                    if (t1619_ == steps_) {
+                    unsigned t1630_ = lk_ + 1u;
+                    lk_ = t1630_;
+                    if (t1630_ == steps_) {
                         lk_ = 0u;
                         lg_ = lg_ + nw_;
                     }
                 }
-                bool t1627_ = t0_ >= 1u;
-                bool t1628_ = t1627_;
-                if (t1627_) {
-                    t1628_ = (t0_ - 1u) < total_;
+                bool t1639_ = t0_ >= 1u;
+                bool t1640_ = t1639_;
+                if (t1639_) {
+                    t1640_ = (t0_ - 1u) < t1441_;
                 }
-                if (t1628_) {
+                if (t1640_) {
                     unsigned v_5_ = ((ck_ << 5u) << 2u) + lane_;
                     if (v_5_ < nv_) {
-                        kf_u32x4 t1687_ = xb_[8u];
-                        kf_f16x8 a_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1687_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1687_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1687_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1687_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1687_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1687_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1687_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1687_, 3u), 16u))}};
+                        kf_u32x4 t1699_ = xb_[8u];
+                        kf_f16x8 a_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1699_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1699_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1699_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1699_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1699_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1699_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1699_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1699_, 3u), 16u))}};
                         xs_[0u] = kf_f16_to_f32(a_.v[0]);
                         xs_[1u] = kf_f16_to_f32(a_.v[1]);
                         xs_[2u] = kf_f16_to_f32(a_.v[2]);
@@ -2836,14 +2836,14 @@ gemv_bf16_f16_f32(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__ x_,
                         xs_[5u] = kf_f16_to_f32(a_.v[5]);
                         xs_[6u] = kf_f16_to_f32(a_.v[6]);
                         xs_[7u] = kf_f16_to_f32(a_.v[7]);
-                        kf_u32x4 t1717_ = wb_[4u];
-                        kf_bf16x8 wbv_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t1717_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1717_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t1717_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1717_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t1717_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1717_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t1717_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1717_, 3u), 16u))}};
+                        kf_u32x4 t1729_ = wb_[4u];
+                        kf_bf16x8 wbv_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t1729_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1729_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t1729_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1729_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t1729_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1729_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t1729_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1729_, 3u), 16u))}};
                         acc_2_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_.v[7]), xs_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[6]), xs_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[5]), xs_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[4]), xs_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[3]), xs_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[2]), xs_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[1]), xs_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[0]), xs_[0u], acc_2_[0u]))))))));
                     }
                     unsigned v_6_ = (((ck_ << 5u) << 2u) + 32u) + lane_;
                     if (v_6_ < nv_) {
-                        kf_u32x4 t1818_ = xb_[10u];
-                        kf_f16x8 a_2_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1818_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1818_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1818_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1818_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1818_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1818_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1818_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1818_, 3u), 16u))}};
+                        kf_u32x4 t1830_ = xb_[10u];
+                        kf_f16x8 a_2_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1830_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1830_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1830_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1830_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1830_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1830_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1830_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1830_, 3u), 16u))}};
                         xs_2_[0u] = kf_f16_to_f32(a_2_.v[0]);
                         xs_2_[1u] = kf_f16_to_f32(a_2_.v[1]);
                         xs_2_[2u] = kf_f16_to_f32(a_2_.v[2]);
@@ -2852,14 +2852,14 @@ gemv_bf16_f16_f32(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__ x_,
                         xs_2_[5u] = kf_f16_to_f32(a_2_.v[5]);
                         xs_2_[6u] = kf_f16_to_f32(a_2_.v[6]);
                         xs_2_[7u] = kf_f16_to_f32(a_2_.v[7]);
-                        kf_u32x4 t1848_ = wb_[5u];
-                        kf_bf16x8 wbv_2_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t1848_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1848_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t1848_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1848_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t1848_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1848_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t1848_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1848_, 3u), 16u))}};
+                        kf_u32x4 t1860_ = wb_[5u];
+                        kf_bf16x8 wbv_2_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t1860_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1860_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t1860_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1860_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t1860_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1860_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t1860_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1860_, 3u), 16u))}};
                         acc_2_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[7]), xs_2_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[6]), xs_2_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[5]), xs_2_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[4]), xs_2_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[3]), xs_2_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[2]), xs_2_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[1]), xs_2_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[0]), xs_2_[0u], acc_2_[0u]))))))));
                     }
                     unsigned v_7_ = (((ck_ << 5u) << 2u) + 64u) + lane_;
                     if (v_7_ < nv_) {
-                        kf_u32x4 t1949_ = xb_[12u];
-                        kf_f16x8 a_3_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1949_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1949_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1949_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1949_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1949_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1949_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1949_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1949_, 3u), 16u))}};
+                        kf_u32x4 t1961_ = xb_[12u];
+                        kf_f16x8 a_3_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1961_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1961_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1961_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1961_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1961_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1961_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1961_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1961_, 3u), 16u))}};
                         xs_3_[0u] = kf_f16_to_f32(a_3_.v[0]);
                         xs_3_[1u] = kf_f16_to_f32(a_3_.v[1]);
                         xs_3_[2u] = kf_f16_to_f32(a_3_.v[2]);
@@ -2868,14 +2868,14 @@ gemv_bf16_f16_f32(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__ x_,
                         xs_3_[5u] = kf_f16_to_f32(a_3_.v[5]);
                         xs_3_[6u] = kf_f16_to_f32(a_3_.v[6]);
                         xs_3_[7u] = kf_f16_to_f32(a_3_.v[7]);
-                        kf_u32x4 t1979_ = wb_[6u];
-                        kf_bf16x8 wbv_3_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t1979_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1979_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t1979_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1979_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t1979_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1979_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t1979_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1979_, 3u), 16u))}};
+                        kf_u32x4 t1991_ = wb_[6u];
+                        kf_bf16x8 wbv_3_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t1991_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1991_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t1991_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1991_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t1991_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1991_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t1991_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1991_, 3u), 16u))}};
                         acc_2_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[7]), xs_3_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[6]), xs_3_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[5]), xs_3_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[4]), xs_3_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[3]), xs_3_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[2]), xs_3_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[1]), xs_3_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[0]), xs_3_[0u], acc_2_[0u]))))))));
                     }
                     unsigned v_8_ = (((ck_ << 5u) << 2u) + 96u) + lane_;
                     if (v_8_ < nv_) {
-                        kf_u32x4 t2080_ = xb_[14u];
-                        kf_f16x8 a_4_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2080_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2080_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2080_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2080_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2080_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2080_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2080_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2080_, 3u), 16u))}};
+                        kf_u32x4 t2092_ = xb_[14u];
+                        kf_f16x8 a_4_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2092_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2092_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2092_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2092_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2092_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2092_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2092_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2092_, 3u), 16u))}};
                         xs_4_[0u] = kf_f16_to_f32(a_4_.v[0]);
                         xs_4_[1u] = kf_f16_to_f32(a_4_.v[1]);
                         xs_4_[2u] = kf_f16_to_f32(a_4_.v[2]);
@@ -2884,49 +2884,49 @@ gemv_bf16_f16_f32(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__ x_,
                         xs_4_[5u] = kf_f16_to_f32(a_4_.v[5]);
                         xs_4_[6u] = kf_f16_to_f32(a_4_.v[6]);
                         xs_4_[7u] = kf_f16_to_f32(a_4_.v[7]);
-                        kf_u32x4 t2110_ = wb_[7u];
-                        kf_bf16x8 wbv_4_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t2110_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2110_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2110_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2110_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2110_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2110_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2110_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2110_, 3u), 16u))}};
+                        kf_u32x4 t2122_ = wb_[7u];
+                        kf_bf16x8 wbv_4_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t2122_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2122_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2122_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2122_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2122_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2122_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2122_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2122_, 3u), 16u))}};
                         acc_2_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[7]), xs_4_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[6]), xs_4_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[5]), xs_4_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[4]), xs_4_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[3]), xs_4_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[2]), xs_4_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[1]), xs_4_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[0]), xs_4_[0u], acc_2_[0u]))))))));
                     }
-                    unsigned t2181_ = ck_ + 1u;
-                    ck_ = t2181_;
-                    if (t2181_ == steps_) {
-                        float t2184_ = acc_2_[0u];
-                        unsigned t2206_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
-                        if (t2206_ == 32u) {
-                            float t2211_ = __fadd_rn(t2184_, kf_shfl_xor(t2184_, 16u, kf_wn));
-                            float t2214_ = __fadd_rn(t2211_, kf_shfl_xor(t2211_, 8u, kf_wn));
-                            float t2217_ = __fadd_rn(t2214_, kf_shfl_xor(t2214_, 4u, kf_wn));
-                            float t2220_ = __fadd_rn(t2217_, kf_shfl_xor(t2217_, 2u, kf_wn));
-                            s_ = __fadd_rn(t2220_, kf_shfl_xor(t2220_, 1u, kf_wn));
+                    unsigned t2193_ = ck_ + 1u;
+                    ck_ = t2193_;
+                    if (t2193_ == steps_) {
+                        float t2196_ = acc_2_[0u];
+                        unsigned t2218_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+                        if (t2218_ == 32u) {
+                            float t2223_ = __fadd_rn(t2196_, kf_shfl_xor(t2196_, 16u, kf_wn));
+                            float t2226_ = __fadd_rn(t2223_, kf_shfl_xor(t2223_, 8u, kf_wn));
+                            float t2229_ = __fadd_rn(t2226_, kf_shfl_xor(t2226_, 4u, kf_wn));
+                            float t2232_ = __fadd_rn(t2229_, kf_shfl_xor(t2229_, 2u, kf_wn));
+                            s_ = __fadd_rn(t2232_, kf_shfl_xor(t2232_, 1u, kf_wn));
                         } else {
-                            float t2226_ = kf_shfl_down(t2184_, 16u, kf_wn);
-                            bool t2228_ = (kf_lane_id() + 16u) < t2206_;
-                            float t2229_ = __fadd_rn(t2184_, t2226_);
-                            float t2230_ = t2228_ ? t2229_ : t2184_;
-                            float t2232_ = kf_shfl_down(t2230_, 8u, kf_wn);
-                            bool t2234_ = (kf_lane_id() + 8u) < t2206_;
-                            float t2235_ = __fadd_rn(t2230_, t2232_);
-                            float t2236_ = t2234_ ? t2235_ : t2230_;
-                            float t2238_ = kf_shfl_down(t2236_, 4u, kf_wn);
-                            bool t2240_ = (kf_lane_id() + 4u) < t2206_;
-                            float t2241_ = __fadd_rn(t2236_, t2238_);
-                            float t2242_ = t2240_ ? t2241_ : t2236_;
-                            float t2244_ = kf_shfl_down(t2242_, 2u, kf_wn);
-                            bool t2246_ = (kf_lane_id() + 2u) < t2206_;
+                            float t2238_ = kf_shfl_down(t2196_, 16u, kf_wn);
+                            bool t2240_ = (kf_lane_id() + 16u) < t2218_;
+                            float t2241_ = __fadd_rn(t2196_, t2238_);
+                            float t2242_ = t2240_ ? t2241_ : t2196_;
+                            float t2244_ = kf_shfl_down(t2242_, 8u, kf_wn);
+                            bool t2246_ = (kf_lane_id() + 8u) < t2218_;
                             float t2247_ = __fadd_rn(t2242_, t2244_);
                             float t2248_ = t2246_ ? t2247_ : t2242_;
-                            float t2250_ = kf_shfl_down(t2248_, 1u, kf_wn);
-                            bool t2252_ = (kf_lane_id() + 1u) < t2206_;
+                            float t2250_ = kf_shfl_down(t2248_, 4u, kf_wn);
+                            bool t2252_ = (kf_lane_id() + 4u) < t2218_;
                             float t2253_ = __fadd_rn(t2248_, t2250_);
-                            s_ = kf_shfl(t2252_ ? t2253_ : t2248_, 0u, kf_wn);
+                            float t2254_ = t2252_ ? t2253_ : t2248_;
+                            float t2256_ = kf_shfl_down(t2254_, 2u, kf_wn);
+                            bool t2258_ = (kf_lane_id() + 2u) < t2218_;
+                            float t2259_ = __fadd_rn(t2254_, t2256_);
+                            float t2260_ = t2258_ ? t2259_ : t2254_;
+                            float t2262_ = kf_shfl_down(t2260_, 1u, kf_wn);
+                            bool t2264_ = (kf_lane_id() + 1u) < t2218_;
+                            float t2265_ = __fadd_rn(t2260_, t2262_);
+                            s_ = kf_shfl(t2264_ ? t2265_ : t2260_, 0u, kf_wn);
                         }
-                        bool t2258_ = lane_ == 0u;
-                        bool t2259_ = t2258_;
-                        if (t2258_) {
-                            t2259_ = cg_ < m_;
+                        bool t2270_ = lane_ == 0u;
+                        bool t2271_ = t2270_;
+                        if (t2270_) {
+                            t2271_ = cg_ < m_;
                         }
-                        if (t2259_) {
+                        if (t2271_) {
                             y_[cg_] = s_;
                         }
                         acc_2_[0u] = 0.0f;
@@ -2934,7 +2934,7 @@ gemv_bf16_f16_f32(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__ x_,
                         cg_ = cg_ + nw_;
                     }
                 }
-                if ((t0_ + 1u) < total_) {
+                if ((t0_ + 1u) < t1441_) {
                     unsigned v_9_ = min((((lk_ << 5u) << 2u) + lane_), (nv_ - 1u));
                     unsigned row_6_ = min(lg_, (m_ - 1u));
                     wb_[4u] = wv_[(row_6_ * nv_) + v_9_];
@@ -2951,23 +2951,23 @@ gemv_bf16_f16_f32(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__ x_,
                     unsigned row_9_ = min(lg_, (m_ - 1u));
                     wb_[7u] = wv_[(row_9_ * nv_) + v_12_];
                     xb_[14u] = xv_[v_12_];
-                    unsigned t2454_ = lk_ + 1u;
-                    lk_ = t2454_;
-                    if (t2454_ == steps_) {
+                    unsigned t2470_ = lk_ + 1u;
+                    lk_ = t2470_;
+                    if (t2470_ == steps_) {
                         lk_ = 0u;
                         lg_ = lg_ + nw_;
                     }
                 }
-                bool t2462_ = (t0_ + 1u) >= 1u;
-                bool t2463_ = t2462_;
-                if (t2462_) {
-                    t2463_ = ((t0_ + 1u) - 1u) < total_;
+                bool t2479_ = (t0_ + 1u) >= 1u;
+                bool t2480_ = t2479_;
+                if (t2479_) {
+                    t2480_ = ((t0_ + 1u) - 1u) < t1441_;
                 }
-                if (t2463_) {
+                if (t2480_) {
                     unsigned v_13_ = ((ck_ << 5u) << 2u) + lane_;
                     if (v_13_ < nv_) {
-                        kf_u32x4 t2522_ = xb_[0u];
-                        kf_f16x8 a_5_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2522_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2522_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2522_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2522_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2522_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2522_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2522_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2522_, 3u), 16u))}};
+                        kf_u32x4 t2539_ = xb_[0u];
+                        kf_f16x8 a_5_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2539_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2539_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2539_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2539_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2539_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2539_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2539_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2539_, 3u), 16u))}};
                         xs_5_[0u] = kf_f16_to_f32(a_5_.v[0]);
                         xs_5_[1u] = kf_f16_to_f32(a_5_.v[1]);
                         xs_5_[2u] = kf_f16_to_f32(a_5_.v[2]);
@@ -2976,14 +2976,14 @@ gemv_bf16_f16_f32(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__ x_,
                         xs_5_[5u] = kf_f16_to_f32(a_5_.v[5]);
                         xs_5_[6u] = kf_f16_to_f32(a_5_.v[6]);
                         xs_5_[7u] = kf_f16_to_f32(a_5_.v[7]);
-                        kf_u32x4 t2552_ = wb_[0u];
-                        kf_bf16x8 wbv_5_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t2552_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2552_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2552_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2552_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2552_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2552_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2552_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2552_, 3u), 16u))}};
+                        kf_u32x4 t2569_ = wb_[0u];
+                        kf_bf16x8 wbv_5_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t2569_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2569_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2569_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2569_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2569_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2569_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2569_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2569_, 3u), 16u))}};
                         acc_2_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[7]), xs_5_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[6]), xs_5_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[5]), xs_5_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[4]), xs_5_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[3]), xs_5_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[2]), xs_5_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[1]), xs_5_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[0]), xs_5_[0u], acc_2_[0u]))))))));
                     }
                     unsigned v_14_ = (((ck_ << 5u) << 2u) + 32u) + lane_;
                     if (v_14_ < nv_) {
-                        kf_u32x4 t2653_ = xb_[2u];
-                        kf_f16x8 a_6_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2653_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2653_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2653_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2653_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2653_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2653_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2653_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2653_, 3u), 16u))}};
+                        kf_u32x4 t2670_ = xb_[2u];
+                        kf_f16x8 a_6_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2670_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2670_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2670_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2670_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2670_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2670_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2670_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2670_, 3u), 16u))}};
                         xs_6_[0u] = kf_f16_to_f32(a_6_.v[0]);
                         xs_6_[1u] = kf_f16_to_f32(a_6_.v[1]);
                         xs_6_[2u] = kf_f16_to_f32(a_6_.v[2]);
@@ -2992,14 +2992,14 @@ gemv_bf16_f16_f32(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__ x_,
                         xs_6_[5u] = kf_f16_to_f32(a_6_.v[5]);
                         xs_6_[6u] = kf_f16_to_f32(a_6_.v[6]);
                         xs_6_[7u] = kf_f16_to_f32(a_6_.v[7]);
-                        kf_u32x4 t2683_ = wb_[1u];
-                        kf_bf16x8 wbv_6_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t2683_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2683_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2683_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2683_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2683_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2683_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2683_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2683_, 3u), 16u))}};
+                        kf_u32x4 t2700_ = wb_[1u];
+                        kf_bf16x8 wbv_6_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t2700_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2700_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2700_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2700_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2700_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2700_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2700_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2700_, 3u), 16u))}};
                         acc_2_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[7]), xs_6_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[6]), xs_6_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[5]), xs_6_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[4]), xs_6_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[3]), xs_6_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[2]), xs_6_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[1]), xs_6_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[0]), xs_6_[0u], acc_2_[0u]))))))));
                     }
                     unsigned v_15_ = (((ck_ << 5u) << 2u) + 64u) + lane_;
                     if (v_15_ < nv_) {
-                        kf_u32x4 t2784_ = xb_[4u];
-                        kf_f16x8 a_7_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2784_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2784_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2784_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2784_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2784_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2784_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2784_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2784_, 3u), 16u))}};
+                        kf_u32x4 t2801_ = xb_[4u];
+                        kf_f16x8 a_7_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2801_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2801_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2801_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2801_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2801_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2801_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2801_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2801_, 3u), 16u))}};
                         xs_7_[0u] = kf_f16_to_f32(a_7_.v[0]);
                         xs_7_[1u] = kf_f16_to_f32(a_7_.v[1]);
                         xs_7_[2u] = kf_f16_to_f32(a_7_.v[2]);
@@ -3008,14 +3008,14 @@ gemv_bf16_f16_f32(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__ x_,
                         xs_7_[5u] = kf_f16_to_f32(a_7_.v[5]);
                         xs_7_[6u] = kf_f16_to_f32(a_7_.v[6]);
                         xs_7_[7u] = kf_f16_to_f32(a_7_.v[7]);
-                        kf_u32x4 t2814_ = wb_[2u];
-                        kf_bf16x8 wbv_7_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t2814_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2814_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2814_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2814_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2814_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2814_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2814_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2814_, 3u), 16u))}};
+                        kf_u32x4 t2831_ = wb_[2u];
+                        kf_bf16x8 wbv_7_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t2831_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2831_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2831_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2831_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2831_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2831_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2831_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2831_, 3u), 16u))}};
                         acc_2_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[7]), xs_7_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[6]), xs_7_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[5]), xs_7_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[4]), xs_7_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[3]), xs_7_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[2]), xs_7_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[1]), xs_7_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[0]), xs_7_[0u], acc_2_[0u]))))))));
                     }
                     unsigned v_16_ = (((ck_ << 5u) << 2u) + 96u) + lane_;
                     if (v_16_ < nv_) {
-                        kf_u32x4 t2915_ = xb_[6u];
-                        kf_f16x8 a_8_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2915_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2915_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2915_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2915_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2915_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2915_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2915_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2915_, 3u), 16u))}};
+                        kf_u32x4 t2932_ = xb_[6u];
+                        kf_f16x8 a_8_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2932_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2932_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2932_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2932_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2932_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2932_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2932_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2932_, 3u), 16u))}};
                         xs_8_[0u] = kf_f16_to_f32(a_8_.v[0]);
                         xs_8_[1u] = kf_f16_to_f32(a_8_.v[1]);
                         xs_8_[2u] = kf_f16_to_f32(a_8_.v[2]);
@@ -3024,49 +3024,49 @@ gemv_bf16_f16_f32(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__ x_,
                         xs_8_[5u] = kf_f16_to_f32(a_8_.v[5]);
                         xs_8_[6u] = kf_f16_to_f32(a_8_.v[6]);
                         xs_8_[7u] = kf_f16_to_f32(a_8_.v[7]);
-                        kf_u32x4 t2945_ = wb_[3u];
-                        kf_bf16x8 wbv_8_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t2945_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2945_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2945_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2945_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2945_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2945_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2945_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2945_, 3u), 16u))}};
+                        kf_u32x4 t2962_ = wb_[3u];
+                        kf_bf16x8 wbv_8_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t2962_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2962_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2962_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2962_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2962_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2962_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2962_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2962_, 3u), 16u))}};
                         acc_2_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[7]), xs_8_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[6]), xs_8_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[5]), xs_8_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[4]), xs_8_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[3]), xs_8_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[2]), xs_8_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[1]), xs_8_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[0]), xs_8_[0u], acc_2_[0u]))))))));
                     }
-                    unsigned t3016_ = ck_ + 1u;
-                    ck_ = t3016_;
-                    if (t3016_ == steps_) {
-                        float t3019_ = acc_2_[0u];
-                        unsigned t3041_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
-                        if (t3041_ == 32u) {
-                            float t3046_ = __fadd_rn(t3019_, kf_shfl_xor(t3019_, 16u, kf_wn));
-                            float t3049_ = __fadd_rn(t3046_, kf_shfl_xor(t3046_, 8u, kf_wn));
-                            float t3052_ = __fadd_rn(t3049_, kf_shfl_xor(t3049_, 4u, kf_wn));
-                            float t3055_ = __fadd_rn(t3052_, kf_shfl_xor(t3052_, 2u, kf_wn));
-                            s_2_ = __fadd_rn(t3055_, kf_shfl_xor(t3055_, 1u, kf_wn));
+                    unsigned t3033_ = ck_ + 1u;
+                    ck_ = t3033_;
+                    if (t3033_ == steps_) {
+                        float t3036_ = acc_2_[0u];
+                        unsigned t3058_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+                        if (t3058_ == 32u) {
+                            float t3063_ = __fadd_rn(t3036_, kf_shfl_xor(t3036_, 16u, kf_wn));
+                            float t3066_ = __fadd_rn(t3063_, kf_shfl_xor(t3063_, 8u, kf_wn));
+                            float t3069_ = __fadd_rn(t3066_, kf_shfl_xor(t3066_, 4u, kf_wn));
+                            float t3072_ = __fadd_rn(t3069_, kf_shfl_xor(t3069_, 2u, kf_wn));
+                            s_2_ = __fadd_rn(t3072_, kf_shfl_xor(t3072_, 1u, kf_wn));
                         } else {
-                            float t3061_ = kf_shfl_down(t3019_, 16u, kf_wn);
-                            bool t3063_ = (kf_lane_id() + 16u) < t3041_;
-                            float t3064_ = __fadd_rn(t3019_, t3061_);
-                            float t3065_ = t3063_ ? t3064_ : t3019_;
-                            float t3067_ = kf_shfl_down(t3065_, 8u, kf_wn);
-                            bool t3069_ = (kf_lane_id() + 8u) < t3041_;
-                            float t3070_ = __fadd_rn(t3065_, t3067_);
-                            float t3071_ = t3069_ ? t3070_ : t3065_;
-                            float t3073_ = kf_shfl_down(t3071_, 4u, kf_wn);
-                            bool t3075_ = (kf_lane_id() + 4u) < t3041_;
-                            float t3076_ = __fadd_rn(t3071_, t3073_);
-                            float t3077_ = t3075_ ? t3076_ : t3071_;
-                            float t3079_ = kf_shfl_down(t3077_, 2u, kf_wn);
-                            bool t3081_ = (kf_lane_id() + 2u) < t3041_;
-                            float t3082_ = __fadd_rn(t3077_, t3079_);
-                            float t3083_ = t3081_ ? t3082_ : t3077_;
-                            float t3085_ = kf_shfl_down(t3083_, 1u, kf_wn);
-                            bool t3087_ = (kf_lane_id() + 1u) < t3041_;
-                            float t3088_ = __fadd_rn(t3083_, t3085_);
-                            s_2_ = kf_shfl(t3087_ ? t3088_ : t3083_, 0u, kf_wn);
+                            float t3078_ = kf_shfl_down(t3036_, 16u, kf_wn);
+                            bool t3080_ = (kf_lane_id() + 16u) < t3058_;
+                            float t3081_ = __fadd_rn(t3036_, t3078_);
+                            float t3082_ = t3080_ ? t3081_ : t3036_;
+                            float t3084_ = kf_shfl_down(t3082_, 8u, kf_wn);
+                            bool t3086_ = (kf_lane_id() + 8u) < t3058_;
+                            float t3087_ = __fadd_rn(t3082_, t3084_);
+                            float t3088_ = t3086_ ? t3087_ : t3082_;
+                            float t3090_ = kf_shfl_down(t3088_, 4u, kf_wn);
+                            bool t3092_ = (kf_lane_id() + 4u) < t3058_;
+                            float t3093_ = __fadd_rn(t3088_, t3090_);
+                            float t3094_ = t3092_ ? t3093_ : t3088_;
+                            float t3096_ = kf_shfl_down(t3094_, 2u, kf_wn);
+                            bool t3098_ = (kf_lane_id() + 2u) < t3058_;
+                            float t3099_ = __fadd_rn(t3094_, t3096_);
+                            float t3100_ = t3098_ ? t3099_ : t3094_;
+                            float t3102_ = kf_shfl_down(t3100_, 1u, kf_wn);
+                            bool t3104_ = (kf_lane_id() + 1u) < t3058_;
+                            float t3105_ = __fadd_rn(t3100_, t3102_);
+                            s_2_ = kf_shfl(t3104_ ? t3105_ : t3100_, 0u, kf_wn);
                         }
-                        bool t3093_ = lane_ == 0u;
-                        bool t3094_ = t3093_;
-                        if (t3093_) {
-                            t3094_ = cg_ < m_;
+                        bool t3110_ = lane_ == 0u;
+                        bool t3111_ = t3110_;
+                        if (t3110_) {
+                            t3111_ = cg_ < m_;
                         }
-                        if (t3094_) {
+                        if (t3111_) {
                             y_[cg_] = s_2_;
                         }
                         acc_2_[0u] = 0.0f;
@@ -3079,49 +3079,49 @@ gemv_bf16_f16_f32(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__ x_,
     } else {
         unsigned lane_2_ = kf_lane_id();
         unsigned nv_2_ = k_ >> 3u;
-        unsigned t3139_ = (blockIdx.x << 3u) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u);
-        unsigned t3150_ = gridDim.x << 3u;
+        unsigned t3156_ = (blockIdx.x << 3u) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u);
+        unsigned t3167_ = gridDim.x << 3u;
         #pragma unroll 1
-        for (unsigned g_ = t3139_; g_ < m_; g_ = g_ + t3150_) {
+        for (unsigned g_ = t3156_; g_ < m_; g_ = g_ + t3167_) {
             row_[0u] = min(g_, (m_ - 1u));
             acc_3_[0u] = 0.0f;
             if ((k_ & 7u) == 0u) {
                 #pragma unroll 1
                 for (unsigned base_ = 0u; base_ < nv_2_; base_ = base_ + 128u) {
                     unsigned v_17_ = base_ + lane_2_;
-                    kf_u32x4 t3175_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                    kf_u32x4 t_2_ = t3175_;
+                    kf_u32x4 t3192_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_2_ = t3192_;
                     if (v_17_ < nv_2_) {
-                        unsigned t3181_ = (row_[0u] * nv_2_) + v_17_;
-                        kf_u32x4 t3182_ = wv_[t3181_];
-                        t_2_ = t3182_;
+                        unsigned t3198_ = (row_[0u] * nv_2_) + v_17_;
+                        kf_u32x4 t3199_ = wv_[t3198_];
+                        t_2_ = t3199_;
                     }
                     wr_[0u] = t_2_;
                     unsigned v_18_ = (base_ + 32u) + lane_2_;
-                    kf_u32x4 t3188_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                    kf_u32x4 t_3_ = t3188_;
+                    kf_u32x4 t3205_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_3_ = t3205_;
                     if (v_18_ < nv_2_) {
-                        unsigned t3194_ = (row_[0u] * nv_2_) + v_18_;
-                        kf_u32x4 t3195_ = wv_[t3194_];
-                        t_3_ = t3195_;
+                        unsigned t3211_ = (row_[0u] * nv_2_) + v_18_;
+                        kf_u32x4 t3212_ = wv_[t3211_];
+                        t_3_ = t3212_;
                     }
                     wr_[1u] = t_3_;
                     unsigned v_19_ = (base_ + 64u) + lane_2_;
-                    kf_u32x4 t3201_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                    kf_u32x4 t_4_ = t3201_;
+                    kf_u32x4 t3218_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_4_ = t3218_;
                     if (v_19_ < nv_2_) {
-                        unsigned t3207_ = (row_[0u] * nv_2_) + v_19_;
-                        kf_u32x4 t3208_ = wv_[t3207_];
-                        t_4_ = t3208_;
+                        unsigned t3224_ = (row_[0u] * nv_2_) + v_19_;
+                        kf_u32x4 t3225_ = wv_[t3224_];
+                        t_4_ = t3225_;
                     }
                     wr_[2u] = t_4_;
                     unsigned v_20_ = (base_ + 96u) + lane_2_;
-                    kf_u32x4 t3214_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                    kf_u32x4 t_5_ = t3214_;
+                    kf_u32x4 t3231_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_5_ = t3231_;
                     if (v_20_ < nv_2_) {
-                        unsigned t3220_ = (row_[0u] * nv_2_) + v_20_;
-                        kf_u32x4 t3221_ = wv_[t3220_];
-                        t_5_ = t3221_;
+                        unsigned t3237_ = (row_[0u] * nv_2_) + v_20_;
+                        kf_u32x4 t3238_ = wv_[t3237_];
+                        t_5_ = t3238_;
                     }
                     wr_[3u] = t_5_;
                     unsigned v_21_ = base_ + lane_2_;
@@ -3135,8 +3135,8 @@ gemv_bf16_f16_f32(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__ x_,
                         xs_9_[5u] = kf_f16_to_f32(a_9_.v[5]);
                         xs_9_[6u] = kf_f16_to_f32(a_9_.v[6]);
                         xs_9_[7u] = kf_f16_to_f32(a_9_.v[7]);
-                        kf_u32x4 t3280_ = wr_[0u];
-                        kf_bf16x8 wb_2_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t3280_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3280_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t3280_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3280_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t3280_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3280_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t3280_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3280_, 3u), 16u))}};
+                        kf_u32x4 t3297_ = wr_[0u];
+                        kf_bf16x8 wb_2_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t3297_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3297_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t3297_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3297_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t3297_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3297_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t3297_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3297_, 3u), 16u))}};
                         acc_3_[0u] = __fmaf_rn(kf_bf16_to_f32(wb_2_.v[7]), xs_9_[7u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[6]), xs_9_[6u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[5]), xs_9_[5u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[4]), xs_9_[4u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[3]), xs_9_[3u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[2]), xs_9_[2u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[1]), xs_9_[1u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[0]), xs_9_[0u], acc_3_[0u]))))))));
                     }
                     unsigned v_22_ = (base_ + 32u) + lane_2_;
@@ -3150,8 +3150,8 @@ gemv_bf16_f16_f32(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__ x_,
                         xs_10_[5u] = kf_f16_to_f32(a_10_.v[5]);
                         xs_10_[6u] = kf_f16_to_f32(a_10_.v[6]);
                         xs_10_[7u] = kf_f16_to_f32(a_10_.v[7]);
-                        kf_u32x4 t3407_ = wr_[1u];
-                        kf_bf16x8 wb_3_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t3407_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3407_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t3407_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3407_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t3407_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3407_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t3407_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3407_, 3u), 16u))}};
+                        kf_u32x4 t3424_ = wr_[1u];
+                        kf_bf16x8 wb_3_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t3424_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3424_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t3424_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3424_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t3424_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3424_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t3424_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3424_, 3u), 16u))}};
                         acc_3_[0u] = __fmaf_rn(kf_bf16_to_f32(wb_3_.v[7]), xs_10_[7u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[6]), xs_10_[6u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[5]), xs_10_[5u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[4]), xs_10_[4u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[3]), xs_10_[3u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[2]), xs_10_[2u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[1]), xs_10_[1u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[0]), xs_10_[0u], acc_3_[0u]))))))));
                     }
                     unsigned v_23_ = (base_ + 64u) + lane_2_;
@@ -3165,8 +3165,8 @@ gemv_bf16_f16_f32(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__ x_,
                         xs_11_[5u] = kf_f16_to_f32(a_11_.v[5]);
                         xs_11_[6u] = kf_f16_to_f32(a_11_.v[6]);
                         xs_11_[7u] = kf_f16_to_f32(a_11_.v[7]);
-                        kf_u32x4 t3534_ = wr_[2u];
-                        kf_bf16x8 wb_4_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t3534_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3534_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t3534_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3534_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t3534_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3534_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t3534_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3534_, 3u), 16u))}};
+                        kf_u32x4 t3551_ = wr_[2u];
+                        kf_bf16x8 wb_4_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t3551_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3551_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t3551_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3551_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t3551_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3551_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t3551_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3551_, 3u), 16u))}};
                         acc_3_[0u] = __fmaf_rn(kf_bf16_to_f32(wb_4_.v[7]), xs_11_[7u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[6]), xs_11_[6u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[5]), xs_11_[5u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[4]), xs_11_[4u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[3]), xs_11_[3u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[2]), xs_11_[2u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[1]), xs_11_[1u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[0]), xs_11_[0u], acc_3_[0u]))))))));
                     }
                     unsigned v_24_ = (base_ + 96u) + lane_2_;
@@ -3180,63 +3180,63 @@ gemv_bf16_f16_f32(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__ x_,
                         xs_12_[5u] = kf_f16_to_f32(a_12_.v[5]);
                         xs_12_[6u] = kf_f16_to_f32(a_12_.v[6]);
                         xs_12_[7u] = kf_f16_to_f32(a_12_.v[7]);
-                        kf_u32x4 t3661_ = wr_[3u];
-                        kf_bf16x8 wb_5_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t3661_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3661_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t3661_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3661_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t3661_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3661_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t3661_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3661_, 3u), 16u))}};
+                        kf_u32x4 t3678_ = wr_[3u];
+                        kf_bf16x8 wb_5_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t3678_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3678_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t3678_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3678_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t3678_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3678_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t3678_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3678_, 3u), 16u))}};
                         acc_3_[0u] = __fmaf_rn(kf_bf16_to_f32(wb_5_.v[7]), xs_12_[7u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[6]), xs_12_[6u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[5]), xs_12_[5u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[4]), xs_12_[4u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[3]), xs_12_[3u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[2]), xs_12_[2u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[1]), xs_12_[1u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[0]), xs_12_[0u], acc_3_[0u]))))))));
                     }
                 }
             } else {
                 #pragma unroll 1
                 for (unsigned c_ = lane_2_; c_ < k_; c_ = c_ + 32u) {
-                    float t3739_ = kf_f16_to_f32(x_[c_]);
+                    float t3756_ = kf_f16_to_f32(x_[c_]);
                     unsigned i_ = (row_[0u] * k_) + c_;
                     unsigned short u_ = w16_[i_];
-                    acc_3_[0u] = __fmaf_rn(kf_bf16_to_f32(kf_bitcast<kf_bf16>(u_)), t3739_, acc_3_[0u]);
+                    acc_3_[0u] = __fmaf_rn(kf_bf16_to_f32(kf_bitcast<kf_bf16>(u_)), t3756_, acc_3_[0u]);
                 }
             }
-            float t3757_ = acc_3_[0u];
-            unsigned t3779_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
-            if (t3779_ == 32u) {
-                float t3784_ = __fadd_rn(t3757_, kf_shfl_xor(t3757_, 16u, kf_wn));
-                float t3787_ = __fadd_rn(t3784_, kf_shfl_xor(t3784_, 8u, kf_wn));
-                float t3790_ = __fadd_rn(t3787_, kf_shfl_xor(t3787_, 4u, kf_wn));
-                float t3793_ = __fadd_rn(t3790_, kf_shfl_xor(t3790_, 2u, kf_wn));
-                s_3_ = __fadd_rn(t3793_, kf_shfl_xor(t3793_, 1u, kf_wn));
+            float t3774_ = acc_3_[0u];
+            unsigned t3796_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+            if (t3796_ == 32u) {
+                float t3801_ = __fadd_rn(t3774_, kf_shfl_xor(t3774_, 16u, kf_wn));
+                float t3804_ = __fadd_rn(t3801_, kf_shfl_xor(t3801_, 8u, kf_wn));
+                float t3807_ = __fadd_rn(t3804_, kf_shfl_xor(t3804_, 4u, kf_wn));
+                float t3810_ = __fadd_rn(t3807_, kf_shfl_xor(t3807_, 2u, kf_wn));
+                s_3_ = __fadd_rn(t3810_, kf_shfl_xor(t3810_, 1u, kf_wn));
             } else {
-                float t3799_ = kf_shfl_down(t3757_, 16u, kf_wn);
-                bool t3801_ = (kf_lane_id() + 16u) < t3779_;
-                float t3802_ = __fadd_rn(t3757_, t3799_);
-                float t3803_ = t3801_ ? t3802_ : t3757_;
-                float t3805_ = kf_shfl_down(t3803_, 8u, kf_wn);
-                bool t3807_ = (kf_lane_id() + 8u) < t3779_;
-                float t3808_ = __fadd_rn(t3803_, t3805_);
-                float t3809_ = t3807_ ? t3808_ : t3803_;
-                float t3811_ = kf_shfl_down(t3809_, 4u, kf_wn);
-                bool t3813_ = (kf_lane_id() + 4u) < t3779_;
-                float t3814_ = __fadd_rn(t3809_, t3811_);
-                float t3815_ = t3813_ ? t3814_ : t3809_;
-                float t3817_ = kf_shfl_down(t3815_, 2u, kf_wn);
-                bool t3819_ = (kf_lane_id() + 2u) < t3779_;
-                float t3820_ = __fadd_rn(t3815_, t3817_);
-                float t3821_ = t3819_ ? t3820_ : t3815_;
-                float t3823_ = kf_shfl_down(t3821_, 1u, kf_wn);
-                bool t3825_ = (kf_lane_id() + 1u) < t3779_;
-                float t3826_ = __fadd_rn(t3821_, t3823_);
-                s_3_ = kf_shfl(t3825_ ? t3826_ : t3821_, 0u, kf_wn);
+                float t3816_ = kf_shfl_down(t3774_, 16u, kf_wn);
+                bool t3818_ = (kf_lane_id() + 16u) < t3796_;
+                float t3819_ = __fadd_rn(t3774_, t3816_);
+                float t3820_ = t3818_ ? t3819_ : t3774_;
+                float t3822_ = kf_shfl_down(t3820_, 8u, kf_wn);
+                bool t3824_ = (kf_lane_id() + 8u) < t3796_;
+                float t3825_ = __fadd_rn(t3820_, t3822_);
+                float t3826_ = t3824_ ? t3825_ : t3820_;
+                float t3828_ = kf_shfl_down(t3826_, 4u, kf_wn);
+                bool t3830_ = (kf_lane_id() + 4u) < t3796_;
+                float t3831_ = __fadd_rn(t3826_, t3828_);
+                float t3832_ = t3830_ ? t3831_ : t3826_;
+                float t3834_ = kf_shfl_down(t3832_, 2u, kf_wn);
+                bool t3836_ = (kf_lane_id() + 2u) < t3796_;
+                float t3837_ = __fadd_rn(t3832_, t3834_);
+                float t3838_ = t3836_ ? t3837_ : t3832_;
+                float t3840_ = kf_shfl_down(t3838_, 1u, kf_wn);
+                bool t3842_ = (kf_lane_id() + 1u) < t3796_;
+                float t3843_ = __fadd_rn(t3838_, t3840_);
+                s_3_ = kf_shfl(t3842_ ? t3843_ : t3838_, 0u, kf_wn);
             }
-            bool t3831_ = lane_2_ == 0u;
-            bool t3832_ = t3831_;
-            if (t3831_) {
-                t3832_ = g_ < m_;
+            bool t3848_ = lane_2_ == 0u;
+            bool t3849_ = t3848_;
+            if (t3848_) {
+                t3849_ = g_ < m_;
             }
-            if (t3832_) {
+            if (t3849_) {
                 y_[g_] = s_3_;
             }
         }
     }
 }
 
-/* kernel gemv_bf16_f32_f16 (gemv.kf:762) */
+/* kernel gemv_bf16_f32_f16 (gemv.kf:851) */
 extern "C" __global__ void __launch_bounds__(256)
 gemv_bf16_f32_f16(const kf_bf16* __restrict__ w_, const float* __restrict__ x_, kf_f16* __restrict__ y_, unsigned m_, unsigned k_)
 {
@@ -3270,61 +3270,61 @@ gemv_bf16_f32_f16(const kf_bf16* __restrict__ w_, const float* __restrict__ x_, 
     if ((k_ & 7u) == 0u) {
         unsigned lane_ = kf_lane_id();
         unsigned nv_ = k_ >> 3u;
-        unsigned t1389_ = nv_ << 1u;
+        unsigned t1394_ = nv_ << 1u;
         unsigned steps_ = (nv_ >> 7u) + (((nv_ & 127u) != 0u) ? 1u : 0u);
         unsigned wid_ = (blockIdx.x << 3u) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u);
         unsigned nw_ = gridDim.x << 3u;
         if (!(wid_ >= m_)) {
-            unsigned t1426_ = m_ - wid_;
-            unsigned total_ = ((t1426_ / nw_) + (((t1426_ % nw_) != 0u) ? 1u : 0u)) * steps_;
+            unsigned t1433_ = m_ - wid_;
+            unsigned t1441_ = ((t1433_ / nw_) + (((t1433_ % nw_) != 0u) ? 1u : 0u)) * steps_;
             acc_2_[0u] = 0.0f;
             unsigned lg_ = wid_;
             unsigned lk_ = 0u;
             unsigned cg_ = wid_;
             unsigned ck_ = 0u;
-            unsigned t1447_ = total_ + 1u;
+            unsigned t1454_ = t1441_ + 1u;
             #pragma unroll 1
-            for (unsigned t0_ = 0u; t0_ < t1447_; t0_ = t0_ + 2u) {
-                if (t0_ < total_) {
+            for (unsigned t0_ = 0u; t0_ < t1454_; t0_ = t0_ + 2u) {
+                if (t0_ < t1441_) {
                     unsigned v_ = min((((lk_ << 5u) << 2u) + lane_), (nv_ - 1u));
                     unsigned row_2_ = min(lg_, (m_ - 1u));
                     wb_[0u] = wv_[(row_2_ * nv_) + v_];
-                    xb_[0u] = xv_[min((v_ << 1u), (t1389_ - 1u))];
-                    xb_[1u] = xv_[min(((v_ << 1u) + 1u), (t1389_ - 1u))];
+                    xb_[0u] = xv_[min((v_ << 1u), (t1394_ - 1u))];
+                    xb_[1u] = xv_[min(((v_ << 1u) + 1u), (t1394_ - 1u))];
                     unsigned v_2_ = min(((((lk_ << 5u) << 2u) + 32u) + lane_), (nv_ - 1u));
                     unsigned row_3_ = min(lg_, (m_ - 1u));
                     wb_[1u] = wv_[(row_3_ * nv_) + v_2_];
-                    xb_[2u] = xv_[min((v_2_ << 1u), (t1389_ - 1u))];
-                    xb_[3u] = xv_[min(((v_2_ << 1u) + 1u), (t1389_ - 1u))];
+                    xb_[2u] = xv_[min((v_2_ << 1u), (t1394_ - 1u))];
+                    xb_[3u] = xv_[min(((v_2_ << 1u) + 1u), (t1394_ - 1u))];
                     unsigned v_3_ = min(((((lk_ << 5u) << 2u) + 64u) + lane_), (nv_ - 1u));
                     unsigned row_4_ = min(lg_, (m_ - 1u));
                     wb_[2u] = wv_[(row_4_ * nv_) + v_3_];
-                    xb_[4u] = xv_[min((v_3_ << 1u), (t1389_ - 1u))];
-                    xb_[5u] = xv_[min(((v_3_ << 1u) + 1u), (t1389_ - 1u))];
+                    xb_[4u] = xv_[min((v_3_ << 1u), (t1394_ - 1u))];
+                    xb_[5u] = xv_[min(((v_3_ << 1u) + 1u), (t1394_ - 1u))];
                     unsigned v_4_ = min(((((lk_ << 5u) << 2u) + 96u) + lane_), (nv_ - 1u));
                     unsigned row_5_ = min(lg_, (m_ - 1u));
                     wb_[3u] = wv_[(row_5_ * nv_) + v_4_];
-                    xb_[6u] = xv_[min((v_4_ << 1u), (t1389_ - 1u))];
-                    xb_[7u] = xv_[min(((v_4_ << 1u) + 1u), (t1389_ - 1u))];
-                    unsigned t1619_ = lk_ + 1u;
-                    lk_ = t1619_;
-                    if (t1619_ == steps_) {
+                    xb_[6u] = xv_[min((v_4_ << 1u), (t1394_ - 1u))];
+                    xb_[7u] = xv_[min(((v_4_ << 1u) + 1u), (t1394_ - 1u))];
+                    unsigned t1630_ = lk_ + 1u;
+                    lk_ = t1630_;
+                    if (t1630_ == steps_) {
                         lk_ = 0u;
                         lg_ = lg_ + nw_;
                     }
                 }
-                bool t1627_ = t0_ >= 1u;
-                bool t1628_ = t1627_;
-                if (t1627_) {
-                    t1628_ = (t0_ - 1u) < total_;
+                bool t1639_ = t0_ >= 1u;
+                bool t1640_ = t1639_;
+                if (t1639_) {
+                    t1640_ = (t0_ - 1u) < t1441_;
                 }
-                if (t1628_) {
+                if (t1640_) {
                     unsigned v_5_ = ((ck_ << 5u) << 2u) + lane_;
                     if (v_5_ < nv_) {
-                        kf_u32x4 t1665_ = xb_[8u];
-                        kf_f32x4 a_ = kf_bitcast<kf_f32x4>(t1665_);
-                        kf_u32x4 t1668_ = xb_[9u];
-                        kf_f32x4 b_ = kf_bitcast<kf_f32x4>(t1668_);
+                        kf_u32x4 t1677_ = xb_[8u];
+                        kf_f32x4 a_ = kf_bitcast<kf_f32x4>(t1677_);
+                        kf_u32x4 t1680_ = xb_[9u];
+                        kf_f32x4 b_ = kf_bitcast<kf_f32x4>(t1680_);
                         xs_[0u] = a_.v[0];
                         xs_[4u] = b_.v[0];
                         xs_[1u] = a_.v[1];
@@ -3333,16 +3333,16 @@ gemv_bf16_f32_f16(const kf_bf16* __restrict__ w_, const float* __restrict__ x_, 
                         xs_[6u] = b_.v[2];
                         xs_[3u] = a_.v[3];
                         xs_[7u] = b_.v[3];
-                        kf_u32x4 t1717_ = wb_[4u];
-                        kf_bf16x8 wbv_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t1717_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1717_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t1717_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1717_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t1717_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1717_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t1717_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1717_, 3u), 16u))}};
+                        kf_u32x4 t1729_ = wb_[4u];
+                        kf_bf16x8 wbv_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t1729_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1729_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t1729_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1729_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t1729_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1729_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t1729_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1729_, 3u), 16u))}};
                         acc_2_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_.v[7]), xs_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[6]), xs_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[5]), xs_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[4]), xs_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[3]), xs_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[2]), xs_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[1]), xs_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[0]), xs_[0u], acc_2_[0u]))))))));
                     }
                     unsigned v_6_ = (((ck_ << 5u) << 2u) + 32u) + lane_;
                     if (v_6_ < nv_) {
-                        kf_u32x4 t1796_ = xb_[10u];
-                        kf_f32x4 a_2_ = kf_bitcast<kf_f32x4>(t1796_);
-                        kf_u32x4 t1799_ = xb_[11u];
-                        kf_f32x4 b_2_ = kf_bitcast<kf_f32x4>(t1799_);
+                        kf_u32x4 t1808_ = xb_[10u];
+                        kf_f32x4 a_2_ = kf_bitcast<kf_f32x4>(t1808_);
+                        kf_u32x4 t1811_ = xb_[11u];
+                        kf_f32x4 b_2_ = kf_bitcast<kf_f32x4>(t1811_);
                         xs_2_[0u] = a_2_.v[0];
                         xs_2_[4u] = b_2_.v[0];
                         xs_2_[1u] = a_2_.v[1];
@@ -3351,16 +3351,16 @@ gemv_bf16_f32_f16(const kf_bf16* __restrict__ w_, const float* __restrict__ x_, 
                         xs_2_[6u] = b_2_.v[2];
                         xs_2_[3u] = a_2_.v[3];
                         xs_2_[7u] = b_2_.v[3];
-                        kf_u32x4 t1848_ = wb_[5u];
-                        kf_bf16x8 wbv_2_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t1848_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1848_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t1848_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1848_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t1848_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1848_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t1848_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1848_, 3u), 16u))}};
+                        kf_u32x4 t1860_ = wb_[5u];
+                        kf_bf16x8 wbv_2_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t1860_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1860_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t1860_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1860_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t1860_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1860_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t1860_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1860_, 3u), 16u))}};
                         acc_2_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[7]), xs_2_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[6]), xs_2_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[5]), xs_2_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[4]), xs_2_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[3]), xs_2_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[2]), xs_2_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[1]), xs_2_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[0]), xs_2_[0u], acc_2_[0u]))))))));
                     }
                     unsigned v_7_ = (((ck_ << 5u) << 2u) + 64u) + lane_;
                     if (v_7_ < nv_) {
-                        kf_u32x4 t1927_ = xb_[12u];
-                        kf_f32x4 a_3_ = kf_bitcast<kf_f32x4>(t1927_);
-                        kf_u32x4 t1930_ = xb_[13u];
-                        kf_f32x4 b_3_ = kf_bitcast<kf_f32x4>(t1930_);
+                        kf_u32x4 t1939_ = xb_[12u];
+                        kf_f32x4 a_3_ = kf_bitcast<kf_f32x4>(t1939_);
+                        kf_u32x4 t1942_ = xb_[13u];
+                        kf_f32x4 b_3_ = kf_bitcast<kf_f32x4>(t1942_);
                         xs_3_[0u] = a_3_.v[0];
                         xs_3_[4u] = b_3_.v[0];
                         xs_3_[1u] = a_3_.v[1];
@@ -3369,16 +3369,16 @@ gemv_bf16_f32_f16(const kf_bf16* __restrict__ w_, const float* __restrict__ x_, 
                         xs_3_[6u] = b_3_.v[2];
                         xs_3_[3u] = a_3_.v[3];
                         xs_3_[7u] = b_3_.v[3];
-                        kf_u32x4 t1979_ = wb_[6u];
-                        kf_bf16x8 wbv_3_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t1979_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1979_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t1979_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1979_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t1979_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1979_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t1979_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1979_, 3u), 16u))}};
+                        kf_u32x4 t1991_ = wb_[6u];
+                        kf_bf16x8 wbv_3_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t1991_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1991_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t1991_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1991_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t1991_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1991_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t1991_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1991_, 3u), 16u))}};
                         acc_2_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[7]), xs_3_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[6]), xs_3_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[5]), xs_3_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[4]), xs_3_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[3]), xs_3_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[2]), xs_3_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[1]), xs_3_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[0]), xs_3_[0u], acc_2_[0u]))))))));
                     }
                     unsigned v_8_ = (((ck_ << 5u) << 2u) + 96u) + lane_;
                     if (v_8_ < nv_) {
-                        kf_u32x4 t2058_ = xb_[14u];
-                        kf_f32x4 a_4_ = kf_bitcast<kf_f32x4>(t2058_);
-                        kf_u32x4 t2061_ = xb_[15u];
-                        kf_f32x4 b_4_ = kf_bitcast<kf_f32x4>(t2061_);
+                        kf_u32x4 t2070_ = xb_[14u];
+                        kf_f32x4 a_4_ = kf_bitcast<kf_f32x4>(t2070_);
+                        kf_u32x4 t2073_ = xb_[15u];
+                        kf_f32x4 b_4_ = kf_bitcast<kf_f32x4>(t2073_);
                         xs_4_[0u] = a_4_.v[0];
                         xs_4_[4u] = b_4_.v[0];
                         xs_4_[1u] = a_4_.v[1];
@@ -3387,49 +3387,49 @@ gemv_bf16_f32_f16(const kf_bf16* __restrict__ w_, const float* __restrict__ x_, 
                         xs_4_[6u] = b_4_.v[2];
                         xs_4_[3u] = a_4_.v[3];
                         xs_4_[7u] = b_4_.v[3];
-                        kf_u32x4 t2110_ = wb_[7u];
-                        kf_bf16x8 wbv_4_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t2110_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2110_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2110_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2110_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2110_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2110_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2110_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2110_, 3u), 16u))}};
+                        kf_u32x4 t2122_ = wb_[7u];
+                        kf_bf16x8 wbv_4_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t2122_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2122_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2122_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2122_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2122_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2122_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2122_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2122_, 3u), 16u))}};
                         acc_2_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[7]), xs_4_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[6]), xs_4_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[5]), xs_4_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[4]), xs_4_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[3]), xs_4_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[2]), xs_4_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[1]), xs_4_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[0]), xs_4_[0u], acc_2_[0u]))))))));
                     }
-                    unsigned t2181_ = ck_ + 1u;
-                    ck_ = t2181_;
-                    if (t2181_ == steps_) {
-                        float t2184_ = acc_2_[0u];
-                        unsigned t2206_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
-                        if (t2206_ == 32u) {
-                            float t2211_ = __fadd_rn(t2184_, kf_shfl_xor(t2184_, 16u, kf_wn));
-                            float t2214_ = __fadd_rn(t2211_, kf_shfl_xor(t2211_, 8u, kf_wn));
-                            float t2217_ = __fadd_rn(t2214_, kf_shfl_xor(t2214_, 4u, kf_wn));
-                            float t2220_ = __fadd_rn(t2217_, kf_shfl_xor(t2217_, 2u, kf_wn));
-                            s_ = __fadd_rn(t2220_, kf_shfl_xor(t2220_, 1u, kf_wn));
+                    unsigned t2193_ = ck_ + 1u;
+                    ck_ = t2193_;
+                    if (t2193_ == steps_) {
+                        float t2196_ = acc_2_[0u];
+                        unsigned t2218_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+                        if (t2218_ == 32u) {
+                            float t2223_ = __fadd_rn(t2196_, kf_shfl_xor(t2196_, 16u, kf_wn));
+                            float t2226_ = __fadd_rn(t2223_, kf_shfl_xor(t2223_, 8u, kf_wn));
+                            float t2229_ = __fadd_rn(t2226_, kf_shfl_xor(t2226_, 4u, kf_wn));
+                            float t2232_ = __fadd_rn(t2229_, kf_shfl_xor(t2229_, 2u, kf_wn));
+                            s_ = __fadd_rn(t2232_, kf_shfl_xor(t2232_, 1u, kf_wn));
                         } else {
-                            float t2226_ = kf_shfl_down(t2184_, 16u, kf_wn);
-                            bool t2228_ = (kf_lane_id() + 16u) < t2206_;
-                            float t2229_ = __fadd_rn(t2184_, t2226_);
-                            float t2230_ = t2228_ ? t2229_ : t2184_;
-                            float t2232_ = kf_shfl_down(t2230_, 8u, kf_wn);
-                            bool t2234_ = (kf_lane_id() + 8u) < t2206_;
-                            float t2235_ = __fadd_rn(t2230_, t2232_);
-                            float t2236_ = t2234_ ? t2235_ : t2230_;
-                            float t2238_ = kf_shfl_down(t2236_, 4u, kf_wn);
-                            bool t2240_ = (kf_lane_id() + 4u) < t2206_;
-                            float t2241_ = __fadd_rn(t2236_, t2238_);
-                            float t2242_ = t2240_ ? t2241_ : t2236_;
-                            float t2244_ = kf_shfl_down(t2242_, 2u, kf_wn);
-                            bool t2246_ = (kf_lane_id() + 2u) < t2206_;
+                            float t2238_ = kf_shfl_down(t2196_, 16u, kf_wn);
+                            bool t2240_ = (kf_lane_id() + 16u) < t2218_;
+                            float t2241_ = __fadd_rn(t2196_, t2238_);
+                            float t2242_ = t2240_ ? t2241_ : t2196_;
+                            float t2244_ = kf_shfl_down(t2242_, 8u, kf_wn);
+                            bool t2246_ = (kf_lane_id() + 8u) < t2218_;
                             float t2247_ = __fadd_rn(t2242_, t2244_);
                             float t2248_ = t2246_ ? t2247_ : t2242_;
-                            float t2250_ = kf_shfl_down(t2248_, 1u, kf_wn);
-                            bool t2252_ = (kf_lane_id() + 1u) < t2206_;
+                            float t2250_ = kf_shfl_down(t2248_, 4u, kf_wn);
+                            bool t2252_ = (kf_lane_id() + 4u) < t2218_;
                             float t2253_ = __fadd_rn(t2248_, t2250_);
-                            s_ = kf_shfl(t2252_ ? t2253_ : t2248_, 0u, kf_wn);
+                            float t2254_ = t2252_ ? t2253_ : t2248_;
+                            float t2256_ = kf_shfl_down(t2254_, 2u, kf_wn);
+                            bool t2258_ = (kf_lane_id() + 2u) < t2218_;
+                            float t2259_ = __fadd_rn(t2254_, t2256_);
+                            float t2260_ = t2258_ ? t2259_ : t2254_;
+                            float t2262_ = kf_shfl_down(t2260_, 1u, kf_wn);
+                            bool t2264_ = (kf_lane_id() + 1u) < t2218_;
+                            float t2265_ = __fadd_rn(t2260_, t2262_);
+                            s_ = kf_shfl(t2264_ ? t2265_ : t2260_, 0u, kf_wn);
                         }
-                        bool t2258_ = lane_ == 0u;
-                        bool t2259_ = t2258_;
-                        if (t2258_) {
-                            t2259_ = cg_ < m_;
+                        bool t2270_ = lane_ == 0u;
+                        bool t2271_ = t2270_;
+                        if (t2270_) {
+                            t2271_ = cg_ < m_;
                         }
-                        if (t2259_) {
+                        if (t2271_) {
                             y_[cg_] = kf_f16_from_f32(s_);
                         }
                         acc_2_[0u] = 0.0f;
@@ -3437,46 +3437,46 @@ gemv_bf16_f32_f16(const kf_bf16* __restrict__ w_, const float* __restrict__ x_, 
                         cg_ = cg_ + nw_;
                     }
                 }
-                if ((t0_ + 1u) < total_) {
+                if ((t0_ + 1u) < t1441_) {
                     unsigned v_9_ = min((((lk_ << 5u) << 2u) + lane_), (nv_ - 1u));
                     unsigned row_6_ = min(lg_, (m_ - 1u));
                     wb_[4u] = wv_[(row_6_ * nv_) + v_9_];
-                    xb_[8u] = xv_[min((v_9_ << 1u), (t1389_ - 1u))];
-                    xb_[9u] = xv_[min(((v_9_ << 1u) + 1u), (t1389_ - 1u))];
+                    xb_[8u] = xv_[min((v_9_ << 1u), (t1394_ - 1u))];
+                    xb_[9u] = xv_[min(((v_9_ << 1u) + 1u), (t1394_ - 1u))];
                     unsigned v_10_ = min(((((lk_ << 5u) << 2u) + 32u) + lane_), (nv_ - 1u));
                     unsigned row_7_ = min(lg_, (m_ - 1u));
                     wb_[5u] = wv_[(row_7_ * nv_) + v_10_];
-                    xb_[10u] = xv_[min((v_10_ << 1u), (t1389_ - 1u))];
-                    xb_[11u] = xv_[min(((v_10_ << 1u) + 1u), (t1389_ - 1u))];
+                    xb_[10u] = xv_[min((v_10_ << 1u), (t1394_ - 1u))];
+                    xb_[11u] = xv_[min(((v_10_ << 1u) + 1u), (t1394_ - 1u))];
                     unsigned v_11_ = min(((((lk_ << 5u) << 2u) + 64u) + lane_), (nv_ - 1u));
                     unsigned row_8_ = min(lg_, (m_ - 1u));
                     wb_[6u] = wv_[(row_8_ * nv_) + v_11_];
-                    xb_[12u] = xv_[min((v_11_ << 1u), (t1389_ - 1u))];
-                    xb_[13u] = xv_[min(((v_11_ << 1u) + 1u), (t1389_ - 1u))];
+                    xb_[12u] = xv_[min((v_11_ << 1u), (t1394_ - 1u))];
+                    xb_[13u] = xv_[min(((v_11_ << 1u) + 1u), (t1394_ - 1u))];
                     unsigned v_12_ = min(((((lk_ << 5u) << 2u) + 96u) + lane_), (nv_ - 1u));
                     unsigned row_9_ = min(lg_, (m_ - 1u));
                     wb_[7u] = wv_[(row_9_ * nv_) + v_12_];
-                    xb_[14u] = xv_[min((v_12_ << 1u), (t1389_ - 1u))];
-                    xb_[15u] = xv_[min(((v_12_ << 1u) + 1u), (t1389_ - 1u))];
-                    unsigned t2454_ = lk_ + 1u;
-                    lk_ = t2454_;
-                    if (t2454_ == steps_) {
+                    xb_[14u] = xv_[min((v_12_ << 1u), (t1394_ - 1u))];
+                    xb_[15u] = xv_[min(((v_12_ << 1u) + 1u), (t1394_ - 1u))];
+                    unsigned t2470_ = lk_ + 1u;
+                    lk_ = t2470_;
+                    if (t2470_ == steps_) {
                         lk_ = 0u;
                         lg_ = lg_ + nw_;
                     }
                 }
-                bool t2462_ = (t0_ + 1u) >= 1u;
-                bool t2463_ = t2462_;
-                if (t2462_) {
-                    t2463_ = ((t0_ + 1u) - 1u) < total_;
+                bool t2479_ = (t0_ + 1u) >= 1u;
+                bool t2480_ = t2479_;
+                if (t2479_) {
+                    t2480_ = ((t0_ + 1u) - 1u) < t1441_;
                 }
-                if (t2463_) {
+                if (t2480_) {
                     unsigned v_13_ = ((ck_ << 5u) << 2u) + lane_;
                     if (v_13_ < nv_) {
-                        kf_u32x4 t2500_ = xb_[0u];
-                        kf_f32x4 a_5_ = kf_bitcast<kf_f32x4>(t2500_);
-                        kf_u32x4 t2503_ = xb_[1u];
-                        kf_f32x4 b_5_ = kf_bitcast<kf_f32x4>(t2503_);
+                        kf_u32x4 t2517_ = xb_[0u];
+                        kf_f32x4 a_5_ = kf_bitcast<kf_f32x4>(t2517_);
+                        kf_u32x4 t2520_ = xb_[1u];
+                        kf_f32x4 b_5_ = kf_bitcast<kf_f32x4>(t2520_);
                         xs_5_[0u] = a_5_.v[0];
                         xs_5_[4u] = b_5_.v[0];
                         xs_5_[1u] = a_5_.v[1];
@@ -3485,16 +3485,16 @@ gemv_bf16_f32_f16(const kf_bf16* __restrict__ w_, const float* __restrict__ x_, 
                         xs_5_[6u] = b_5_.v[2];
                         xs_5_[3u] = a_5_.v[3];
                         xs_5_[7u] = b_5_.v[3];
-                        kf_u32x4 t2552_ = wb_[0u];
-                        kf_bf16x8 wbv_5_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t2552_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2552_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2552_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2552_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2552_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2552_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2552_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2552_, 3u), 16u))}};
+                        kf_u32x4 t2569_ = wb_[0u];
+                        kf_bf16x8 wbv_5_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t2569_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2569_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2569_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2569_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2569_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2569_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2569_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2569_, 3u), 16u))}};
                         acc_2_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[7]), xs_5_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[6]), xs_5_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[5]), xs_5_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[4]), xs_5_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[3]), xs_5_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[2]), xs_5_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[1]), xs_5_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[0]), xs_5_[0u], acc_2_[0u]))))))));
                     }
                     unsigned v_14_ = (((ck_ << 5u) << 2u) + 32u) + lane_;
                     if (v_14_ < nv_) {
-                        kf_u32x4 t2631_ = xb_[2u];
-                        kf_f32x4 a_6_ = kf_bitcast<kf_f32x4>(t2631_);
-                        kf_u32x4 t2634_ = xb_[3u];
-                        kf_f32x4 b_6_ = kf_bitcast<kf_f32x4>(t2634_);
+                        kf_u32x4 t2648_ = xb_[2u];
+                        kf_f32x4 a_6_ = kf_bitcast<kf_f32x4>(t2648_);
+                        kf_u32x4 t2651_ = xb_[3u];
+                        kf_f32x4 b_6_ = kf_bitcast<kf_f32x4>(t2651_);
                         xs_6_[0u] = a_6_.v[0];
                         xs_6_[4u] = b_6_.v[0];
                         xs_6_[1u] = a_6_.v[1];
@@ -3503,16 +3503,16 @@ gemv_bf16_f32_f16(const kf_bf16* __restrict__ w_, const float* __restrict__ x_, 
                         xs_6_[6u] = b_6_.v[2];
                         xs_6_[3u] = a_6_.v[3];
                         xs_6_[7u] = b_6_.v[3];
-                        kf_u32x4 t2683_ = wb_[1u];
-                        kf_bf16x8 wbv_6_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t2683_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2683_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2683_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2683_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2683_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2683_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2683_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2683_, 3u), 16u))}};
+                        kf_u32x4 t2700_ = wb_[1u];
+                        kf_bf16x8 wbv_6_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t2700_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2700_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2700_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2700_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2700_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2700_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2700_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2700_, 3u), 16u))}};
                         acc_2_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[7]), xs_6_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[6]), xs_6_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[5]), xs_6_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[4]), xs_6_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[3]), xs_6_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[2]), xs_6_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[1]), xs_6_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[0]), xs_6_[0u], acc_2_[0u]))))))));
                     }
                     unsigned v_15_ = (((ck_ << 5u) << 2u) + 64u) + lane_;
                     if (v_15_ < nv_) {
-                        kf_u32x4 t2762_ = xb_[4u];
-                        kf_f32x4 a_7_ = kf_bitcast<kf_f32x4>(t2762_);
-                        kf_u32x4 t2765_ = xb_[5u];
-                        kf_f32x4 b_7_ = kf_bitcast<kf_f32x4>(t2765_);
+                        kf_u32x4 t2779_ = xb_[4u];
+                        kf_f32x4 a_7_ = kf_bitcast<kf_f32x4>(t2779_);
+                        kf_u32x4 t2782_ = xb_[5u];
+                        kf_f32x4 b_7_ = kf_bitcast<kf_f32x4>(t2782_);
                         xs_7_[0u] = a_7_.v[0];
                         xs_7_[4u] = b_7_.v[0];
                         xs_7_[1u] = a_7_.v[1];
@@ -3521,16 +3521,16 @@ gemv_bf16_f32_f16(const kf_bf16* __restrict__ w_, const float* __restrict__ x_, 
                         xs_7_[6u] = b_7_.v[2];
                         xs_7_[3u] = a_7_.v[3];
                         xs_7_[7u] = b_7_.v[3];
-                        kf_u32x4 t2814_ = wb_[2u];
-                        kf_bf16x8 wbv_7_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t2814_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2814_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2814_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2814_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2814_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2814_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2814_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2814_, 3u), 16u))}};
+                        kf_u32x4 t2831_ = wb_[2u];
+                        kf_bf16x8 wbv_7_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t2831_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2831_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2831_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2831_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2831_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2831_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2831_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2831_, 3u), 16u))}};
                         acc_2_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[7]), xs_7_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[6]), xs_7_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[5]), xs_7_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[4]), xs_7_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[3]), xs_7_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[2]), xs_7_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[1]), xs_7_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[0]), xs_7_[0u], acc_2_[0u]))))))));
                     }
                     unsigned v_16_ = (((ck_ << 5u) << 2u) + 96u) + lane_;
                     if (v_16_ < nv_) {
-                        kf_u32x4 t2893_ = xb_[6u];
-                        kf_f32x4 a_8_ = kf_bitcast<kf_f32x4>(t2893_);
-                        kf_u32x4 t2896_ = xb_[7u];
-                        kf_f32x4 b_8_ = kf_bitcast<kf_f32x4>(t2896_);
+                        kf_u32x4 t2910_ = xb_[6u];
+                        kf_f32x4 a_8_ = kf_bitcast<kf_f32x4>(t2910_);
+                        kf_u32x4 t2913_ = xb_[7u];
+                        kf_f32x4 b_8_ = kf_bitcast<kf_f32x4>(t2913_);
                         xs_8_[0u] = a_8_.v[0];
                         xs_8_[4u] = b_8_.v[0];
                         xs_8_[1u] = a_8_.v[1];
@@ -3539,49 +3539,49 @@ gemv_bf16_f32_f16(const kf_bf16* __restrict__ w_, const float* __restrict__ x_, 
                         xs_8_[6u] = b_8_.v[2];
                         xs_8_[3u] = a_8_.v[3];
                         xs_8_[7u] = b_8_.v[3];
-                        kf_u32x4 t2945_ = wb_[3u];
-                        kf_bf16x8 wbv_8_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t2945_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2945_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2945_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2945_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2945_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2945_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2945_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2945_, 3u), 16u))}};
+                        kf_u32x4 t2962_ = wb_[3u];
+                        kf_bf16x8 wbv_8_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t2962_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2962_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2962_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2962_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2962_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2962_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2962_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2962_, 3u), 16u))}};
                         acc_2_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[7]), xs_8_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[6]), xs_8_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[5]), xs_8_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[4]), xs_8_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[3]), xs_8_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[2]), xs_8_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[1]), xs_8_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[0]), xs_8_[0u], acc_2_[0u]))))))));
                     }
-                    unsigned t3016_ = ck_ + 1u;
-                    ck_ = t3016_;
-                    if (t3016_ == steps_) {
-                        float t3019_ = acc_2_[0u];
-                        unsigned t3041_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
-                        if (t3041_ == 32u) {
-                            float t3046_ = __fadd_rn(t3019_, kf_shfl_xor(t3019_, 16u, kf_wn));
-                            float t3049_ = __fadd_rn(t3046_, kf_shfl_xor(t3046_, 8u, kf_wn));
-                            float t3052_ = __fadd_rn(t3049_, kf_shfl_xor(t3049_, 4u, kf_wn));
-                            float t3055_ = __fadd_rn(t3052_, kf_shfl_xor(t3052_, 2u, kf_wn));
-                            s_2_ = __fadd_rn(t3055_, kf_shfl_xor(t3055_, 1u, kf_wn));
+                    unsigned t3033_ = ck_ + 1u;
+                    ck_ = t3033_;
+                    if (t3033_ == steps_) {
+                        float t3036_ = acc_2_[0u];
+                        unsigned t3058_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+                        if (t3058_ == 32u) {
+                            float t3063_ = __fadd_rn(t3036_, kf_shfl_xor(t3036_, 16u, kf_wn));
+                            float t3066_ = __fadd_rn(t3063_, kf_shfl_xor(t3063_, 8u, kf_wn));
+                            float t3069_ = __fadd_rn(t3066_, kf_shfl_xor(t3066_, 4u, kf_wn));
+                            float t3072_ = __fadd_rn(t3069_, kf_shfl_xor(t3069_, 2u, kf_wn));
+                            s_2_ = __fadd_rn(t3072_, kf_shfl_xor(t3072_, 1u, kf_wn));
                         } else {
-                            float t3061_ = kf_shfl_down(t3019_, 16u, kf_wn);
-                            bool t3063_ = (kf_lane_id() + 16u) < t3041_;
-                            float t3064_ = __fadd_rn(t3019_, t3061_);
-                            float t3065_ = t3063_ ? t3064_ : t3019_;
-                            float t3067_ = kf_shfl_down(t3065_, 8u, kf_wn);
-                            bool t3069_ = (kf_lane_id() + 8u) < t3041_;
-                            float t3070_ = __fadd_rn(t3065_, t3067_);
-                            float t3071_ = t3069_ ? t3070_ : t3065_;
-                            float t3073_ = kf_shfl_down(t3071_, 4u, kf_wn);
-                            bool t3075_ = (kf_lane_id() + 4u) < t3041_;
-                            float t3076_ = __fadd_rn(t3071_, t3073_);
-                            float t3077_ = t3075_ ? t3076_ : t3071_;
-                            float t3079_ = kf_shfl_down(t3077_, 2u, kf_wn);
-                            bool t3081_ = (kf_lane_id() + 2u) < t3041_;
-                            float t3082_ = __fadd_rn(t3077_, t3079_);
-                            float t3083_ = t3081_ ? t3082_ : t3077_;
-                            float t3085_ = kf_shfl_down(t3083_, 1u, kf_wn);
-                            bool t3087_ = (kf_lane_id() + 1u) < t3041_;
-                            float t3088_ = __fadd_rn(t3083_, t3085_);
-                            s_2_ = kf_shfl(t3087_ ? t3088_ : t3083_, 0u, kf_wn);
+                            float t3078_ = kf_shfl_down(t3036_, 16u, kf_wn);
+                            bool t3080_ = (kf_lane_id() + 16u) < t3058_;
+                            float t3081_ = __fadd_rn(t3036_, t3078_);
+                            float t3082_ = t3080_ ? t3081_ : t3036_;
+                            float t3084_ = kf_shfl_down(t3082_, 8u, kf_wn);
+                            bool t3086_ = (kf_lane_id() + 8u) < t3058_;
+                            float t3087_ = __fadd_rn(t3082_, t3084_);
+                            float t3088_ = t3086_ ? t3087_ : t3082_;
+                            float t3090_ = kf_shfl_down(t3088_, 4u, kf_wn);
+                            bool t3092_ = (kf_lane_id() + 4u) < t3058_;
+                            float t3093_ = __fadd_rn(t3088_, t3090_);
+                            float t3094_ = t3092_ ? t3093_ : t3088_;
+                            float t3096_ = kf_shfl_down(t3094_, 2u, kf_wn);
+                            bool t3098_ = (kf_lane_id() + 2u) < t3058_;
+                            float t3099_ = __fadd_rn(t3094_, t3096_);
+                            float t3100_ = t3098_ ? t3099_ : t3094_;
+                            float t3102_ = kf_shfl_down(t3100_, 1u, kf_wn);
+                            bool t3104_ = (kf_lane_id() + 1u) < t3058_;
+                            float t3105_ = __fadd_rn(t3100_, t3102_);
+                            s_2_ = kf_shfl(t3104_ ? t3105_ : t3100_, 0u, kf_wn);
                         }
-                        bool t3093_ = lane_ == 0u;
-                        bool t3094_ = t3093_;
-                        if (t3093_) {
-                            t3094_ = cg_ < m_;
+                        bool t3110_ = lane_ == 0u;
+                        bool t3111_ = t3110_;
+                        if (t3110_) {
+                            t3111_ = cg_ < m_;
                         }
-                        if (t3094_) {
+                        if (t3111_) {
                             y_[cg_] = kf_f16_from_f32(s_2_);
                         }
                         acc_2_[0u] = 0.0f;
@@ -3594,57 +3594,57 @@ gemv_bf16_f32_f16(const kf_bf16* __restrict__ w_, const float* __restrict__ x_, 
     } else {
         unsigned lane_2_ = kf_lane_id();
         unsigned nv_2_ = k_ >> 3u;
-        unsigned t3139_ = (blockIdx.x << 3u) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u);
-        unsigned t3150_ = gridDim.x << 3u;
+        unsigned t3156_ = (blockIdx.x << 3u) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u);
+        unsigned t3167_ = gridDim.x << 3u;
         #pragma unroll 1
-        for (unsigned g_ = t3139_; g_ < m_; g_ = g_ + t3150_) {
+        for (unsigned g_ = t3156_; g_ < m_; g_ = g_ + t3167_) {
             row_[0u] = min(g_, (m_ - 1u));
             acc_3_[0u] = 0.0f;
             if ((k_ & 7u) == 0u) {
                 #pragma unroll 1
                 for (unsigned base_ = 0u; base_ < nv_2_; base_ = base_ + 128u) {
                     unsigned v_17_ = base_ + lane_2_;
-                    kf_u32x4 t3175_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                    kf_u32x4 t_2_ = t3175_;
+                    kf_u32x4 t3192_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_2_ = t3192_;
                     if (v_17_ < nv_2_) {
-                        unsigned t3181_ = (row_[0u] * nv_2_) + v_17_;
-                        kf_u32x4 t3182_ = wv_[t3181_];
-                        t_2_ = t3182_;
+                        unsigned t3198_ = (row_[0u] * nv_2_) + v_17_;
+                        kf_u32x4 t3199_ = wv_[t3198_];
+                        t_2_ = t3199_;
                     }
                     wr_[0u] = t_2_;
                     unsigned v_18_ = (base_ + 32u) + lane_2_;
-                    kf_u32x4 t3188_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                    kf_u32x4 t_3_ = t3188_;
+                    kf_u32x4 t3205_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_3_ = t3205_;
                     if (v_18_ < nv_2_) {
-                        unsigned t3194_ = (row_[0u] * nv_2_) + v_18_;
-                        kf_u32x4 t3195_ = wv_[t3194_];
-                        t_3_ = t3195_;
+                        unsigned t3211_ = (row_[0u] * nv_2_) + v_18_;
+                        kf_u32x4 t3212_ = wv_[t3211_];
+                        t_3_ = t3212_;
                     }
                     wr_[1u] = t_3_;
                     unsigned v_19_ = (base_ + 64u) + lane_2_;
-                    kf_u32x4 t3201_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                    kf_u32x4 t_4_ = t3201_;
+                    kf_u32x4 t3218_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_4_ = t3218_;
                     if (v_19_ < nv_2_) {
-                        unsigned t3207_ = (row_[0u] * nv_2_) + v_19_;
-                        kf_u32x4 t3208_ = wv_[t3207_];
-                        t_4_ = t3208_;
+                        unsigned t3224_ = (row_[0u] * nv_2_) + v_19_;
+                        kf_u32x4 t3225_ = wv_[t3224_];
+                        t_4_ = t3225_;
                     }
                     wr_[2u] = t_4_;
                     unsigned v_20_ = (base_ + 96u) + lane_2_;
-                    kf_u32x4 t3214_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                    kf_u32x4 t_5_ = t3214_;
+                    kf_u32x4 t3231_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_5_ = t3231_;
                     if (v_20_ < nv_2_) {
-                        unsigned t3220_ = (row_[0u] * nv_2_) + v_20_;
-                        kf_u32x4 t3221_ = wv_[t3220_];
-                        t_5_ = t3221_;
+                        unsigned t3237_ = (row_[0u] * nv_2_) + v_20_;
+                        kf_u32x4 t3238_ = wv_[t3237_];
+                        t_5_ = t3238_;
                     }
                     wr_[3u] = t_5_;
                     unsigned v_21_ = base_ + lane_2_;
                     if (v_21_ < nv_2_) {
-                        unsigned t3228_ = v_21_ << 1u;
-                        kf_f32x4 a_9_ = xf4_[t3228_];
-                        unsigned t3233_ = (v_21_ << 1u) + 1u;
-                        kf_f32x4 b_9_ = xf4_[t3233_];
+                        unsigned t3245_ = v_21_ << 1u;
+                        kf_f32x4 a_9_ = xf4_[t3245_];
+                        unsigned t3250_ = (v_21_ << 1u) + 1u;
+                        kf_f32x4 b_9_ = xf4_[t3250_];
                         xs_9_[0u] = a_9_.v[0];
                         xs_9_[4u] = b_9_.v[0];
                         xs_9_[1u] = a_9_.v[1];
@@ -3653,16 +3653,16 @@ gemv_bf16_f32_f16(const kf_bf16* __restrict__ w_, const float* __restrict__ x_, 
                         xs_9_[6u] = b_9_.v[2];
                         xs_9_[3u] = a_9_.v[3];
                         xs_9_[7u] = b_9_.v[3];
-                        kf_u32x4 t3280_ = wr_[0u];
-                        kf_bf16x8 wb_2_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t3280_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3280_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t3280_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3280_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t3280_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3280_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t3280_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3280_, 3u), 16u))}};
+                        kf_u32x4 t3297_ = wr_[0u];
+                        kf_bf16x8 wb_2_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t3297_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3297_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t3297_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3297_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t3297_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3297_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t3297_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3297_, 3u), 16u))}};
                         acc_3_[0u] = __fmaf_rn(kf_bf16_to_f32(wb_2_.v[7]), xs_9_[7u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[6]), xs_9_[6u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[5]), xs_9_[5u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[4]), xs_9_[4u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[3]), xs_9_[3u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[2]), xs_9_[2u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[1]), xs_9_[1u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[0]), xs_9_[0u], acc_3_[0u]))))))));
                     }
                     unsigned v_22_ = (base_ + 32u) + lane_2_;
                     if (v_22_ < nv_2_) {
-                        unsigned t3355_ = v_22_ << 1u;
-                        kf_f32x4 a_10_ = xf4_[t3355_];
-                        unsigned t3360_ = (v_22_ << 1u) + 1u;
-                        kf_f32x4 b_10_ = xf4_[t3360_];
+                        unsigned t3372_ = v_22_ << 1u;
+                        kf_f32x4 a_10_ = xf4_[t3372_];
+                        unsigned t3377_ = (v_22_ << 1u) + 1u;
+                        kf_f32x4 b_10_ = xf4_[t3377_];
                         xs_10_[0u] = a_10_.v[0];
                         xs_10_[4u] = b_10_.v[0];
                         xs_10_[1u] = a_10_.v[1];
@@ -3671,16 +3671,16 @@ gemv_bf16_f32_f16(const kf_bf16* __restrict__ w_, const float* __restrict__ x_, 
                         xs_10_[6u] = b_10_.v[2];
                         xs_10_[3u] = a_10_.v[3];
                         xs_10_[7u] = b_10_.v[3];
-                        kf_u32x4 t3407_ = wr_[1u];
-                        kf_bf16x8 wb_3_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t3407_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3407_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t3407_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3407_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t3407_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3407_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t3407_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3407_, 3u), 16u))}};
+                        kf_u32x4 t3424_ = wr_[1u];
+                        kf_bf16x8 wb_3_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t3424_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3424_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t3424_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3424_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t3424_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3424_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t3424_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3424_, 3u), 16u))}};
                         acc_3_[0u] = __fmaf_rn(kf_bf16_to_f32(wb_3_.v[7]), xs_10_[7u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[6]), xs_10_[6u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[5]), xs_10_[5u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[4]), xs_10_[4u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[3]), xs_10_[3u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[2]), xs_10_[2u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[1]), xs_10_[1u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[0]), xs_10_[0u], acc_3_[0u]))))))));
                     }
                     unsigned v_23_ = (base_ + 64u) + lane_2_;
                     if (v_23_ < nv_2_) {
-                        unsigned t3482_ = v_23_ << 1u;
-                        kf_f32x4 a_11_ = xf4_[t3482_];
-                        unsigned t3487_ = (v_23_ << 1u) + 1u;
-                        kf_f32x4 b_11_ = xf4_[t3487_];
+                        unsigned t3499_ = v_23_ << 1u;
+                        kf_f32x4 a_11_ = xf4_[t3499_];
+                        unsigned t3504_ = (v_23_ << 1u) + 1u;
+                        kf_f32x4 b_11_ = xf4_[t3504_];
                         xs_11_[0u] = a_11_.v[0];
                         xs_11_[4u] = b_11_.v[0];
                         xs_11_[1u] = a_11_.v[1];
@@ -3689,16 +3689,16 @@ gemv_bf16_f32_f16(const kf_bf16* __restrict__ w_, const float* __restrict__ x_, 
                         xs_11_[6u] = b_11_.v[2];
                         xs_11_[3u] = a_11_.v[3];
                         xs_11_[7u] = b_11_.v[3];
-                        kf_u32x4 t3534_ = wr_[2u];
-                        kf_bf16x8 wb_4_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t3534_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3534_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t3534_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3534_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t3534_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3534_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t3534_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3534_, 3u), 16u))}};
+                        kf_u32x4 t3551_ = wr_[2u];
+                        kf_bf16x8 wb_4_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t3551_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3551_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t3551_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3551_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t3551_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3551_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t3551_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3551_, 3u), 16u))}};
                         acc_3_[0u] = __fmaf_rn(kf_bf16_to_f32(wb_4_.v[7]), xs_11_[7u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[6]), xs_11_[6u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[5]), xs_11_[5u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[4]), xs_11_[4u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[3]), xs_11_[3u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[2]), xs_11_[2u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[1]), xs_11_[1u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[0]), xs_11_[0u], acc_3_[0u]))))))));
                     }
                     unsigned v_24_ = (base_ + 96u) + lane_2_;
                     if (v_24_ < nv_2_) {
-                        unsigned t3609_ = v_24_ << 1u;
-                        kf_f32x4 a_12_ = xf4_[t3609_];
-                        unsigned t3614_ = (v_24_ << 1u) + 1u;
-                        kf_f32x4 b_12_ = xf4_[t3614_];
+                        unsigned t3626_ = v_24_ << 1u;
+                        kf_f32x4 a_12_ = xf4_[t3626_];
+                        unsigned t3631_ = (v_24_ << 1u) + 1u;
+                        kf_f32x4 b_12_ = xf4_[t3631_];
                         xs_12_[0u] = a_12_.v[0];
                         xs_12_[4u] = b_12_.v[0];
                         xs_12_[1u] = a_12_.v[1];
@@ -3707,63 +3707,63 @@ gemv_bf16_f32_f16(const kf_bf16* __restrict__ w_, const float* __restrict__ x_, 
                         xs_12_[6u] = b_12_.v[2];
                         xs_12_[3u] = a_12_.v[3];
                         xs_12_[7u] = b_12_.v[3];
-                        kf_u32x4 t3661_ = wr_[3u];
-                        kf_bf16x8 wb_5_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t3661_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3661_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t3661_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3661_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t3661_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3661_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t3661_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3661_, 3u), 16u))}};
+                        kf_u32x4 t3678_ = wr_[3u];
+                        kf_bf16x8 wb_5_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t3678_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3678_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t3678_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3678_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t3678_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3678_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t3678_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3678_, 3u), 16u))}};
                         acc_3_[0u] = __fmaf_rn(kf_bf16_to_f32(wb_5_.v[7]), xs_12_[7u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[6]), xs_12_[6u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[5]), xs_12_[5u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[4]), xs_12_[4u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[3]), xs_12_[3u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[2]), xs_12_[2u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[1]), xs_12_[1u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[0]), xs_12_[0u], acc_3_[0u]))))))));
                     }
                 }
             } else {
                 #pragma unroll 1
                 for (unsigned c_ = lane_2_; c_ < k_; c_ = c_ + 32u) {
-                    float t3737_ = x_[c_];
+                    float t3754_ = x_[c_];
                     unsigned i_ = (row_[0u] * k_) + c_;
                     unsigned short u_ = w16_[i_];
-                    acc_3_[0u] = __fmaf_rn(kf_bf16_to_f32(kf_bitcast<kf_bf16>(u_)), t3737_, acc_3_[0u]);
+                    acc_3_[0u] = __fmaf_rn(kf_bf16_to_f32(kf_bitcast<kf_bf16>(u_)), t3754_, acc_3_[0u]);
                 }
             }
-            float t3757_ = acc_3_[0u];
-            unsigned t3779_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
-            if (t3779_ == 32u) {
-                float t3784_ = __fadd_rn(t3757_, kf_shfl_xor(t3757_, 16u, kf_wn));
-                float t3787_ = __fadd_rn(t3784_, kf_shfl_xor(t3784_, 8u, kf_wn));
-                float t3790_ = __fadd_rn(t3787_, kf_shfl_xor(t3787_, 4u, kf_wn));
-                float t3793_ = __fadd_rn(t3790_, kf_shfl_xor(t3790_, 2u, kf_wn));
-                s_3_ = __fadd_rn(t3793_, kf_shfl_xor(t3793_, 1u, kf_wn));
+            float t3774_ = acc_3_[0u];
+            unsigned t3796_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+            if (t3796_ == 32u) {
+                float t3801_ = __fadd_rn(t3774_, kf_shfl_xor(t3774_, 16u, kf_wn));
+                float t3804_ = __fadd_rn(t3801_, kf_shfl_xor(t3801_, 8u, kf_wn));
+                float t3807_ = __fadd_rn(t3804_, kf_shfl_xor(t3804_, 4u, kf_wn));
+                float t3810_ = __fadd_rn(t3807_, kf_shfl_xor(t3807_, 2u, kf_wn));
+                s_3_ = __fadd_rn(t3810_, kf_shfl_xor(t3810_, 1u, kf_wn));
             } else {
-                float t3799_ = kf_shfl_down(t3757_, 16u, kf_wn);
-                bool t3801_ = (kf_lane_id() + 16u) < t3779_;
-                float t3802_ = __fadd_rn(t3757_, t3799_);
-                float t3803_ = t3801_ ? t3802_ : t3757_;
-                float t3805_ = kf_shfl_down(t3803_, 8u, kf_wn);
-                bool t3807_ = (kf_lane_id() + 8u) < t3779_;
-                float t3808_ = __fadd_rn(t3803_, t3805_);
-                float t3809_ = t3807_ ? t3808_ : t3803_;
-                float t3811_ = kf_shfl_down(t3809_, 4u, kf_wn);
-                bool t3813_ = (kf_lane_id() + 4u) < t3779_;
-                float t3814_ = __fadd_rn(t3809_, t3811_);
-                float t3815_ = t3813_ ? t3814_ : t3809_;
-                float t3817_ = kf_shfl_down(t3815_, 2u, kf_wn);
-                bool t3819_ = (kf_lane_id() + 2u) < t3779_;
-                float t3820_ = __fadd_rn(t3815_, t3817_);
-                float t3821_ = t3819_ ? t3820_ : t3815_;
-                float t3823_ = kf_shfl_down(t3821_, 1u, kf_wn);
-                bool t3825_ = (kf_lane_id() + 1u) < t3779_;
-                float t3826_ = __fadd_rn(t3821_, t3823_);
-                s_3_ = kf_shfl(t3825_ ? t3826_ : t3821_, 0u, kf_wn);
+                float t3816_ = kf_shfl_down(t3774_, 16u, kf_wn);
+                bool t3818_ = (kf_lane_id() + 16u) < t3796_;
+                float t3819_ = __fadd_rn(t3774_, t3816_);
+                float t3820_ = t3818_ ? t3819_ : t3774_;
+                float t3822_ = kf_shfl_down(t3820_, 8u, kf_wn);
+                bool t3824_ = (kf_lane_id() + 8u) < t3796_;
+                float t3825_ = __fadd_rn(t3820_, t3822_);
+                float t3826_ = t3824_ ? t3825_ : t3820_;
+                float t3828_ = kf_shfl_down(t3826_, 4u, kf_wn);
+                bool t3830_ = (kf_lane_id() + 4u) < t3796_;
+                float t3831_ = __fadd_rn(t3826_, t3828_);
+                float t3832_ = t3830_ ? t3831_ : t3826_;
+                float t3834_ = kf_shfl_down(t3832_, 2u, kf_wn);
+                bool t3836_ = (kf_lane_id() + 2u) < t3796_;
+                float t3837_ = __fadd_rn(t3832_, t3834_);
+                float t3838_ = t3836_ ? t3837_ : t3832_;
+                float t3840_ = kf_shfl_down(t3838_, 1u, kf_wn);
+                bool t3842_ = (kf_lane_id() + 1u) < t3796_;
+                float t3843_ = __fadd_rn(t3838_, t3840_);
+                s_3_ = kf_shfl(t3842_ ? t3843_ : t3838_, 0u, kf_wn);
             }
-            bool t3831_ = lane_2_ == 0u;
-            bool t3832_ = t3831_;
-            if (t3831_) {
-                t3832_ = g_ < m_;
+            bool t3848_ = lane_2_ == 0u;
+            bool t3849_ = t3848_;
+            if (t3848_) {
+                t3849_ = g_ < m_;
             }
-            if (t3832_) {
+            if (t3849_) {
                 y_[g_] = kf_f16_from_f32(s_3_);
             }
         }
     }
 }
 
-/* kernel gemv_bf16_f32_f32 (gemv.kf:768) */
+/* kernel gemv_bf16_f32_f32 (gemv.kf:857) */
 extern "C" __global__ void __launch_bounds__(256)
 gemv_bf16_f32_f32(const kf_bf16* __restrict__ w_, const float* __restrict__ x_, float* __restrict__ y_, unsigned m_, unsigned k_)
 {
@@ -3797,61 +3797,61 @@ gemv_bf16_f32_f32(const kf_bf16* __restrict__ w_, const float* __restrict__ x_, 
     if ((k_ & 7u) == 0u) {
         unsigned lane_ = kf_lane_id();
         unsigned nv_ = k_ >> 3u;
-        unsigned t1389_ = nv_ << 1u;
+        unsigned t1394_ = nv_ << 1u;
         unsigned steps_ = (nv_ >> 7u) + (((nv_ & 127u) != 0u) ? 1u : 0u);
         unsigned wid_ = (blockIdx.x << 3u) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u);
         unsigned nw_ = gridDim.x << 3u;
         if (!(wid_ >= m_)) {
-            unsigned t1426_ = m_ - wid_;
-            unsigned total_ = ((t1426_ / nw_) + (((t1426_ % nw_) != 0u) ? 1u : 0u)) * steps_;
+            unsigned t1433_ = m_ - wid_;
+            unsigned t1441_ = ((t1433_ / nw_) + (((t1433_ % nw_) != 0u) ? 1u : 0u)) * steps_;
             acc_2_[0u] = 0.0f;
             unsigned lg_ = wid_;
             unsigned lk_ = 0u;
             unsigned cg_ = wid_;
             unsigned ck_ = 0u;
-            unsigned t1447_ = total_ + 1u;
+            unsigned t1454_ = t1441_ + 1u;
             #pragma unroll 1
-            for (unsigned t0_ = 0u; t0_ < t1447_; t0_ = t0_ + 2u) {
-                if (t0_ < total_) {
+            for (unsigned t0_ = 0u; t0_ < t1454_; t0_ = t0_ + 2u) {
+                if (t0_ < t1441_) {
                     unsigned v_ = min((((lk_ << 5u) << 2u) + lane_), (nv_ - 1u));
                     unsigned row_2_ = min(lg_, (m_ - 1u));
                     wb_[0u] = wv_[(row_2_ * nv_) + v_];
-                    xb_[0u] = xv_[min((v_ << 1u), (t1389_ - 1u))];
-                    xb_[1u] = xv_[min(((v_ << 1u) + 1u), (t1389_ - 1u))];
+                    xb_[0u] = xv_[min((v_ << 1u), (t1394_ - 1u))];
+                    xb_[1u] = xv_[min(((v_ << 1u) + 1u), (t1394_ - 1u))];
                     unsigned v_2_ = min(((((lk_ << 5u) << 2u) + 32u) + lane_), (nv_ - 1u));
                     unsigned row_3_ = min(lg_, (m_ - 1u));
                     wb_[1u] = wv_[(row_3_ * nv_) + v_2_];
-                    xb_[2u] = xv_[min((v_2_ << 1u), (t1389_ - 1u))];
-                    xb_[3u] = xv_[min(((v_2_ << 1u) + 1u), (t1389_ - 1u))];
+                    xb_[2u] = xv_[min((v_2_ << 1u), (t1394_ - 1u))];
+                    xb_[3u] = xv_[min(((v_2_ << 1u) + 1u), (t1394_ - 1u))];
                     unsigned v_3_ = min(((((lk_ << 5u) << 2u) + 64u) + lane_), (nv_ - 1u));
                     unsigned row_4_ = min(lg_, (m_ - 1u));
                     wb_[2u] = wv_[(row_4_ * nv_) + v_3_];
-                    xb_[4u] = xv_[min((v_3_ << 1u), (t1389_ - 1u))];
-                    xb_[5u] = xv_[min(((v_3_ << 1u) + 1u), (t1389_ - 1u))];
+                    xb_[4u] = xv_[min((v_3_ << 1u), (t1394_ - 1u))];
+                    xb_[5u] = xv_[min(((v_3_ << 1u) + 1u), (t1394_ - 1u))];
                     unsigned v_4_ = min(((((lk_ << 5u) << 2u) + 96u) + lane_), (nv_ - 1u));
                     unsigned row_5_ = min(lg_, (m_ - 1u));
                     wb_[3u] = wv_[(row_5_ * nv_) + v_4_];
-                    xb_[6u] = xv_[min((v_4_ << 1u), (t1389_ - 1u))];
-                    xb_[7u] = xv_[min(((v_4_ << 1u) + 1u), (t1389_ - 1u))];
-                    unsigned t1619_ = lk_ + 1u;
-                    lk_ = t1619_;
-                    if (t1619_ == steps_) {
+                    xb_[6u] = xv_[min((v_4_ << 1u), (t1394_ - 1u))];
+                    xb_[7u] = xv_[min(((v_4_ << 1u) + 1u), (t1394_ - 1u))];
+                    unsigned t1630_ = lk_ + 1u;
+                    lk_ = t1630_;
+                    if (t1630_ == steps_) {
                         lk_ = 0u;
                         lg_ = lg_ + nw_;
                     }
                 }
-                bool t1627_ = t0_ >= 1u;
-                bool t1628_ = t1627_;
-                if (t1627_) {
-                    t1628_ = (t0_ - 1u) < total_;
+                bool t1639_ = t0_ >= 1u;
+                bool t1640_ = t1639_;
+                if (t1639_) {
+                    t1640_ = (t0_ - 1u) < t1441_;
                 }
-                if (t1628_) {
+                if (t1640_) {
                     unsigned v_5_ = ((ck_ << 5u) << 2u) + lane_;
                     if (v_5_ < nv_) {
-                        kf_u32x4 t1665_ = xb_[8u];
-                        kf_f32x4 a_ = kf_bitcast<kf_f32x4>(t1665_);
-                        kf_u32x4 t1668_ = xb_[9u];
-                        kf_f32x4 b_ = kf_bitcast<kf_f32x4>(t1668_);
+                        kf_u32x4 t1677_ = xb_[8u];
+                        kf_f32x4 a_ = kf_bitcast<kf_f32x4>(t1677_);
+                        kf_u32x4 t1680_ = xb_[9u];
+                        kf_f32x4 b_ = kf_bitcast<kf_f32x4>(t1680_);
                         xs_[0u] = a_.v[0];
                         xs_[4u] = b_.v[0];
                         xs_[1u] = a_.v[1];
@@ -3860,16 +3860,16 @@ gemv_bf16_f32_f32(const kf_bf16* __restrict__ w_, const float* __restrict__ x_, 
                         xs_[6u] = b_.v[2];
                         xs_[3u] = a_.v[3];
                         xs_[7u] = b_.v[3];
-                        kf_u32x4 t1717_ = wb_[4u];
-                        kf_bf16x8 wbv_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t1717_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1717_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t1717_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1717_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t1717_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1717_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t1717_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1717_, 3u), 16u))}};
+                        kf_u32x4 t1729_ = wb_[4u];
+                        kf_bf16x8 wbv_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t1729_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1729_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t1729_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1729_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t1729_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1729_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t1729_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1729_, 3u), 16u))}};
                         acc_2_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_.v[7]), xs_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[6]), xs_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[5]), xs_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[4]), xs_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[3]), xs_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[2]), xs_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[1]), xs_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[0]), xs_[0u], acc_2_[0u]))))))));
                     }
                     unsigned v_6_ = (((ck_ << 5u) << 2u) + 32u) + lane_;
                     if (v_6_ < nv_) {
-                        kf_u32x4 t1796_ = xb_[10u];
-                        kf_f32x4 a_2_ = kf_bitcast<kf_f32x4>(t1796_);
-                        kf_u32x4 t1799_ = xb_[11u];
-                        kf_f32x4 b_2_ = kf_bitcast<kf_f32x4>(t1799_);
+                        kf_u32x4 t1808_ = xb_[10u];
+                        kf_f32x4 a_2_ = kf_bitcast<kf_f32x4>(t1808_);
+                        kf_u32x4 t1811_ = xb_[11u];
+                        kf_f32x4 b_2_ = kf_bitcast<kf_f32x4>(t1811_);
                         xs_2_[0u] = a_2_.v[0];
                         xs_2_[4u] = b_2_.v[0];
                         xs_2_[1u] = a_2_.v[1];
@@ -3878,16 +3878,16 @@ gemv_bf16_f32_f32(const kf_bf16* __restrict__ w_, const float* __restrict__ x_, 
                         xs_2_[6u] = b_2_.v[2];
                         xs_2_[3u] = a_2_.v[3];
                         xs_2_[7u] = b_2_.v[3];
-                        kf_u32x4 t1848_ = wb_[5u];
-                        kf_bf16x8 wbv_2_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t1848_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1848_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t1848_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1848_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t1848_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1848_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t1848_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1848_, 3u), 16u))}};
+                        kf_u32x4 t1860_ = wb_[5u];
+                        kf_bf16x8 wbv_2_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t1860_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1860_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t1860_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1860_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t1860_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1860_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t1860_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1860_, 3u), 16u))}};
                         acc_2_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[7]), xs_2_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[6]), xs_2_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[5]), xs_2_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[4]), xs_2_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[3]), xs_2_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[2]), xs_2_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[1]), xs_2_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[0]), xs_2_[0u], acc_2_[0u]))))))));
                     }
                     unsigned v_7_ = (((ck_ << 5u) << 2u) + 64u) + lane_;
                     if (v_7_ < nv_) {
-                        kf_u32x4 t1927_ = xb_[12u];
-                        kf_f32x4 a_3_ = kf_bitcast<kf_f32x4>(t1927_);
-                        kf_u32x4 t1930_ = xb_[13u];
-                        kf_f32x4 b_3_ = kf_bitcast<kf_f32x4>(t1930_);
+                        kf_u32x4 t1939_ = xb_[12u];
+                        kf_f32x4 a_3_ = kf_bitcast<kf_f32x4>(t1939_);
+                        kf_u32x4 t1942_ = xb_[13u];
+                        kf_f32x4 b_3_ = kf_bitcast<kf_f32x4>(t1942_);
                         xs_3_[0u] = a_3_.v[0];
                         xs_3_[4u] = b_3_.v[0];
                         xs_3_[1u] = a_3_.v[1];
@@ -3896,16 +3896,16 @@ gemv_bf16_f32_f32(const kf_bf16* __restrict__ w_, const float* __restrict__ x_, 
                         xs_3_[6u] = b_3_.v[2];
                         xs_3_[3u] = a_3_.v[3];
                         xs_3_[7u] = b_3_.v[3];
-                        kf_u32x4 t1979_ = wb_[6u];
-                        kf_bf16x8 wbv_3_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t1979_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1979_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t1979_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1979_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t1979_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1979_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t1979_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1979_, 3u), 16u))}};
+                        kf_u32x4 t1991_ = wb_[6u];
+                        kf_bf16x8 wbv_3_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t1991_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1991_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t1991_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1991_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t1991_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1991_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t1991_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1991_, 3u), 16u))}};
                         acc_2_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[7]), xs_3_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[6]), xs_3_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[5]), xs_3_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[4]), xs_3_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[3]), xs_3_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[2]), xs_3_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[1]), xs_3_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[0]), xs_3_[0u], acc_2_[0u]))))))));
                     }
                     unsigned v_8_ = (((ck_ << 5u) << 2u) + 96u) + lane_;
                     if (v_8_ < nv_) {
-                        kf_u32x4 t2058_ = xb_[14u];
-                        kf_f32x4 a_4_ = kf_bitcast<kf_f32x4>(t2058_);
-                        kf_u32x4 t2061_ = xb_[15u];
-                        kf_f32x4 b_4_ = kf_bitcast<kf_f32x4>(t2061_);
+                        kf_u32x4 t2070_ = xb_[14u];
+                        kf_f32x4 a_4_ = kf_bitcast<kf_f32x4>(t2070_);
+                        kf_u32x4 t2073_ = xb_[15u];
+                        kf_f32x4 b_4_ = kf_bitcast<kf_f32x4>(t2073_);
                         xs_4_[0u] = a_4_.v[0];
                         xs_4_[4u] = b_4_.v[0];
                         xs_4_[1u] = a_4_.v[1];
@@ -3914,49 +3914,49 @@ gemv_bf16_f32_f32(const kf_bf16* __restrict__ w_, const float* __restrict__ x_, 
                         xs_4_[6u] = b_4_.v[2];
                         xs_4_[3u] = a_4_.v[3];
                         xs_4_[7u] = b_4_.v[3];
-                        kf_u32x4 t2110_ = wb_[7u];
-                        kf_bf16x8 wbv_4_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t2110_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2110_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2110_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2110_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2110_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2110_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2110_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2110_, 3u), 16u))}};
+                        kf_u32x4 t2122_ = wb_[7u];
+                        kf_bf16x8 wbv_4_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t2122_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2122_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2122_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2122_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2122_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2122_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2122_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2122_, 3u), 16u))}};
                         acc_2_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[7]), xs_4_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[6]), xs_4_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[5]), xs_4_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[4]), xs_4_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[3]), xs_4_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[2]), xs_4_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[1]), xs_4_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[0]), xs_4_[0u], acc_2_[0u]))))))));
                     }
-                    unsigned t2181_ = ck_ + 1u;
-                    ck_ = t2181_;
-                    if (t2181_ == steps_) {
-                        float t2184_ = acc_2_[0u];
-                        unsigned t2206_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
-                        if (t2206_ == 32u) {
-                            float t2211_ = __fadd_rn(t2184_, kf_shfl_xor(t2184_, 16u, kf_wn));
-                            float t2214_ = __fadd_rn(t2211_, kf_shfl_xor(t2211_, 8u, kf_wn));
-                            float t2217_ = __fadd_rn(t2214_, kf_shfl_xor(t2214_, 4u, kf_wn));
-                            float t2220_ = __fadd_rn(t2217_, kf_shfl_xor(t2217_, 2u, kf_wn));
-                            s_ = __fadd_rn(t2220_, kf_shfl_xor(t2220_, 1u, kf_wn));
+                    unsigned t2193_ = ck_ + 1u;
+                    ck_ = t2193_;
+                    if (t2193_ == steps_) {
+                        float t2196_ = acc_2_[0u];
+                        unsigned t2218_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+                        if (t2218_ == 32u) {
+                            float t2223_ = __fadd_rn(t2196_, kf_shfl_xor(t2196_, 16u, kf_wn));
+                            float t2226_ = __fadd_rn(t2223_, kf_shfl_xor(t2223_, 8u, kf_wn));
+                            float t2229_ = __fadd_rn(t2226_, kf_shfl_xor(t2226_, 4u, kf_wn));
+                            float t2232_ = __fadd_rn(t2229_, kf_shfl_xor(t2229_, 2u, kf_wn));
+                            s_ = __fadd_rn(t2232_, kf_shfl_xor(t2232_, 1u, kf_wn));
                         } else {
-                            float t2226_ = kf_shfl_down(t2184_, 16u, kf_wn);
-                            bool t2228_ = (kf_lane_id() + 16u) < t2206_;
-                            float t2229_ = __fadd_rn(t2184_, t2226_);
-                            float t2230_ = t2228_ ? t2229_ : t2184_;
-                            float t2232_ = kf_shfl_down(t2230_, 8u, kf_wn);
-                            bool t2234_ = (kf_lane_id() + 8u) < t2206_;
-                            float t2235_ = __fadd_rn(t2230_, t2232_);
-                            float t2236_ = t2234_ ? t2235_ : t2230_;
-                            float t2238_ = kf_shfl_down(t2236_, 4u, kf_wn);
-                            bool t2240_ = (kf_lane_id() + 4u) < t2206_;
-                            float t2241_ = __fadd_rn(t2236_, t2238_);
-                            float t2242_ = t2240_ ? t2241_ : t2236_;
-                            float t2244_ = kf_shfl_down(t2242_, 2u, kf_wn);
-                            bool t2246_ = (kf_lane_id() + 2u) < t2206_;
+                            float t2238_ = kf_shfl_down(t2196_, 16u, kf_wn);
+                            bool t2240_ = (kf_lane_id() + 16u) < t2218_;
+                            float t2241_ = __fadd_rn(t2196_, t2238_);
+                            float t2242_ = t2240_ ? t2241_ : t2196_;
+                            float t2244_ = kf_shfl_down(t2242_, 8u, kf_wn);
+                            bool t2246_ = (kf_lane_id() + 8u) < t2218_;
                             float t2247_ = __fadd_rn(t2242_, t2244_);
                             float t2248_ = t2246_ ? t2247_ : t2242_;
-                            float t2250_ = kf_shfl_down(t2248_, 1u, kf_wn);
-                            bool t2252_ = (kf_lane_id() + 1u) < t2206_;
+                            float t2250_ = kf_shfl_down(t2248_, 4u, kf_wn);
+                            bool t2252_ = (kf_lane_id() + 4u) < t2218_;
                             float t2253_ = __fadd_rn(t2248_, t2250_);
-                            s_ = kf_shfl(t2252_ ? t2253_ : t2248_, 0u, kf_wn);
+                            float t2254_ = t2252_ ? t2253_ : t2248_;
+                            float t2256_ = kf_shfl_down(t2254_, 2u, kf_wn);
+                            bool t2258_ = (kf_lane_id() + 2u) < t2218_;
+                            float t2259_ = __fadd_rn(t2254_, t2256_);
+                            float t2260_ = t2258_ ? t2259_ : t2254_;
+                            float t2262_ = kf_shfl_down(t2260_, 1u, kf_wn);
+                            bool t2264_ = (kf_lane_id() + 1u) < t2218_;
+                            float t2265_ = __fadd_rn(t2260_, t2262_);
+                            s_ = kf_shfl(t2264_ ? t2265_ : t2260_, 0u, kf_wn);
                         }
-                        bool t2258_ = lane_ == 0u;
-                        bool t2259_ = t2258_;
-                        if (t2258_) {
-                            t2259_ = cg_ < m_;
+                        bool t2270_ = lane_ == 0u;
+                        bool t2271_ = t2270_;
+                        if (t2270_) {
+                            t2271_ = cg_ < m_;
                         }
-                        if (t2259_) {
+                        if (t2271_) {
                             y_[cg_] = s_;
                         }
                         acc_2_[0u] = 0.0f;
@@ -3964,46 +3964,46 @@ gemv_bf16_f32_f32(const kf_bf16* __restrict__ w_, const float* __restrict__ x_, 
                         cg_ = cg_ + nw_;
                     }
                 }
-                if ((t0_ + 1u) < total_) {
+                if ((t0_ + 1u) < t1441_) {
                     unsigned v_9_ = min((((lk_ << 5u) << 2u) + lane_), (nv_ - 1u));
                     unsigned row_6_ = min(lg_, (m_ - 1u));
                     wb_[4u] = wv_[(row_6_ * nv_) + v_9_];
-                    xb_[8u] = xv_[min((v_9_ << 1u), (t1389_ - 1u))];
-                    xb_[9u] = xv_[min(((v_9_ << 1u) + 1u), (t1389_ - 1u))];
+                    xb_[8u] = xv_[min((v_9_ << 1u), (t1394_ - 1u))];
+                    xb_[9u] = xv_[min(((v_9_ << 1u) + 1u), (t1394_ - 1u))];
                     unsigned v_10_ = min(((((lk_ << 5u) << 2u) + 32u) + lane_), (nv_ - 1u));
                     unsigned row_7_ = min(lg_, (m_ - 1u));
                     wb_[5u] = wv_[(row_7_ * nv_) + v_10_];
-                    xb_[10u] = xv_[min((v_10_ << 1u), (t1389_ - 1u))];
-                    xb_[11u] = xv_[min(((v_10_ << 1u) + 1u), (t1389_ - 1u))];
+                    xb_[10u] = xv_[min((v_10_ << 1u), (t1394_ - 1u))];
+                    xb_[11u] = xv_[min(((v_10_ << 1u) + 1u), (t1394_ - 1u))];
                     unsigned v_11_ = min(((((lk_ << 5u) << 2u) + 64u) + lane_), (nv_ - 1u));
                     unsigned row_8_ = min(lg_, (m_ - 1u));
                     wb_[6u] = wv_[(row_8_ * nv_) + v_11_];
-                    xb_[12u] = xv_[min((v_11_ << 1u), (t1389_ - 1u))];
-                    xb_[13u] = xv_[min(((v_11_ << 1u) + 1u), (t1389_ - 1u))];
+                    xb_[12u] = xv_[min((v_11_ << 1u), (t1394_ - 1u))];
+                    xb_[13u] = xv_[min(((v_11_ << 1u) + 1u), (t1394_ - 1u))];
                     unsigned v_12_ = min(((((lk_ << 5u) << 2u) + 96u) + lane_), (nv_ - 1u));
                     unsigned row_9_ = min(lg_, (m_ - 1u));
                     wb_[7u] = wv_[(row_9_ * nv_) + v_12_];
-                    xb_[14u] = xv_[min((v_12_ << 1u), (t1389_ - 1u))];
-                    xb_[15u] = xv_[min(((v_12_ << 1u) + 1u), (t1389_ - 1u))];
-                    unsigned t2454_ = lk_ + 1u;
-                    lk_ = t2454_;
-                    if (t2454_ == steps_) {
+                    xb_[14u] = xv_[min((v_12_ << 1u), (t1394_ - 1u))];
+                    xb_[15u] = xv_[min(((v_12_ << 1u) + 1u), (t1394_ - 1u))];
+                    unsigned t2470_ = lk_ + 1u;
+                    lk_ = t2470_;
+                    if (t2470_ == steps_) {
                         lk_ = 0u;
                         lg_ = lg_ + nw_;
                     }
                 }
-                bool t2462_ = (t0_ + 1u) >= 1u;
-                bool t2463_ = t2462_;
-                if (t2462_) {
-                    t2463_ = ((t0_ + 1u) - 1u) < total_;
+                bool t2479_ = (t0_ + 1u) >= 1u;
+                bool t2480_ = t2479_;
+                if (t2479_) {
+                    t2480_ = ((t0_ + 1u) - 1u) < t1441_;
                 }
-                if (t2463_) {
+                if (t2480_) {
                     unsigned v_13_ = ((ck_ << 5u) << 2u) + lane_;
                     if (v_13_ < nv_) {
-                        kf_u32x4 t2500_ = xb_[0u];
-                        kf_f32x4 a_5_ = kf_bitcast<kf_f32x4>(t2500_);
-                        kf_u32x4 t2503_ = xb_[1u];
-                        kf_f32x4 b_5_ = kf_bitcast<kf_f32x4>(t2503_);
+                        kf_u32x4 t2517_ = xb_[0u];
+                        kf_f32x4 a_5_ = kf_bitcast<kf_f32x4>(t2517_);
+                        kf_u32x4 t2520_ = xb_[1u];
+                        kf_f32x4 b_5_ = kf_bitcast<kf_f32x4>(t2520_);
                         xs_5_[0u] = a_5_.v[0];
                         xs_5_[4u] = b_5_.v[0];
                         xs_5_[1u] = a_5_.v[1];
@@ -4012,16 +4012,16 @@ gemv_bf16_f32_f32(const kf_bf16* __restrict__ w_, const float* __restrict__ x_, 
                         xs_5_[6u] = b_5_.v[2];
                         xs_5_[3u] = a_5_.v[3];
                         xs_5_[7u] = b_5_.v[3];
-                        kf_u32x4 t2552_ = wb_[0u];
-                        kf_bf16x8 wbv_5_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t2552_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2552_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2552_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2552_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2552_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2552_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2552_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2552_, 3u), 16u))}};
+                        kf_u32x4 t2569_ = wb_[0u];
+                        kf_bf16x8 wbv_5_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t2569_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2569_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2569_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2569_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2569_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2569_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2569_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2569_, 3u), 16u))}};
                         acc_2_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[7]), xs_5_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[6]), xs_5_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[5]), xs_5_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[4]), xs_5_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[3]), xs_5_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[2]), xs_5_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[1]), xs_5_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[0]), xs_5_[0u], acc_2_[0u]))))))));
                     }
                     unsigned v_14_ = (((ck_ << 5u) << 2u) + 32u) + lane_;
                     if (v_14_ < nv_) {
-                        kf_u32x4 t2631_ = xb_[2u];
-                        kf_f32x4 a_6_ = kf_bitcast<kf_f32x4>(t2631_);
-                        kf_u32x4 t2634_ = xb_[3u];
-                        kf_f32x4 b_6_ = kf_bitcast<kf_f32x4>(t2634_);
+                        kf_u32x4 t2648_ = xb_[2u];
+                        kf_f32x4 a_6_ = kf_bitcast<kf_f32x4>(t2648_);
+                        kf_u32x4 t2651_ = xb_[3u];
+                        kf_f32x4 b_6_ = kf_bitcast<kf_f32x4>(t2651_);
                         xs_6_[0u] = a_6_.v[0];
                         xs_6_[4u] = b_6_.v[0];
                         xs_6_[1u] = a_6_.v[1];
@@ -4030,16 +4030,16 @@ gemv_bf16_f32_f32(const kf_bf16* __restrict__ w_, const float* __restrict__ x_, 
                         xs_6_[6u] = b_6_.v[2];
                         xs_6_[3u] = a_6_.v[3];
                         xs_6_[7u] = b_6_.v[3];
-                        kf_u32x4 t2683_ = wb_[1u];
-                        kf_bf16x8 wbv_6_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t2683_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2683_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2683_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2683_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2683_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2683_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2683_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2683_, 3u), 16u))}};
+                        kf_u32x4 t2700_ = wb_[1u];
+                        kf_bf16x8 wbv_6_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t2700_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2700_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2700_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2700_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2700_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2700_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2700_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2700_, 3u), 16u))}};
                         acc_2_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[7]), xs_6_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[6]), xs_6_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[5]), xs_6_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[4]), xs_6_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[3]), xs_6_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[2]), xs_6_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[1]), xs_6_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[0]), xs_6_[0u], acc_2_[0u]))))))));
                     }
                     unsigned v_15_ = (((ck_ << 5u) << 2u) + 64u) + lane_;
                     if (v_15_ < nv_) {
-                        kf_u32x4 t2762_ = xb_[4u];
-                        kf_f32x4 a_7_ = kf_bitcast<kf_f32x4>(t2762_);
-                        kf_u32x4 t2765_ = xb_[5u];
-                        kf_f32x4 b_7_ = kf_bitcast<kf_f32x4>(t2765_);
+                        kf_u32x4 t2779_ = xb_[4u];
+                        kf_f32x4 a_7_ = kf_bitcast<kf_f32x4>(t2779_);
+                        kf_u32x4 t2782_ = xb_[5u];
+                        kf_f32x4 b_7_ = kf_bitcast<kf_f32x4>(t2782_);
                         xs_7_[0u] = a_7_.v[0];
                         xs_7_[4u] = b_7_.v[0];
                         xs_7_[1u] = a_7_.v[1];
@@ -4048,16 +4048,16 @@ gemv_bf16_f32_f32(const kf_bf16* __restrict__ w_, const float* __restrict__ x_, 
                         xs_7_[6u] = b_7_.v[2];
                         xs_7_[3u] = a_7_.v[3];
                         xs_7_[7u] = b_7_.v[3];
-                        kf_u32x4 t2814_ = wb_[2u];
-                        kf_bf16x8 wbv_7_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t2814_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2814_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2814_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2814_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2814_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2814_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2814_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2814_, 3u), 16u))}};
+                        kf_u32x4 t2831_ = wb_[2u];
+                        kf_bf16x8 wbv_7_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t2831_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2831_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2831_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2831_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2831_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2831_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2831_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2831_, 3u), 16u))}};
                         acc_2_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[7]), xs_7_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[6]), xs_7_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[5]), xs_7_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[4]), xs_7_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[3]), xs_7_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[2]), xs_7_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[1]), xs_7_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[0]), xs_7_[0u], acc_2_[0u]))))))));
                     }
                     unsigned v_16_ = (((ck_ << 5u) << 2u) + 96u) + lane_;
                     if (v_16_ < nv_) {
-                        kf_u32x4 t2893_ = xb_[6u];
-                        kf_f32x4 a_8_ = kf_bitcast<kf_f32x4>(t2893_);
-                        kf_u32x4 t2896_ = xb_[7u];
-                        kf_f32x4 b_8_ = kf_bitcast<kf_f32x4>(t2896_);
+                        kf_u32x4 t2910_ = xb_[6u];
+                        kf_f32x4 a_8_ = kf_bitcast<kf_f32x4>(t2910_);
+                        kf_u32x4 t2913_ = xb_[7u];
+                        kf_f32x4 b_8_ = kf_bitcast<kf_f32x4>(t2913_);
                         xs_8_[0u] = a_8_.v[0];
                         xs_8_[4u] = b_8_.v[0];
                         xs_8_[1u] = a_8_.v[1];
@@ -4066,49 +4066,49 @@ gemv_bf16_f32_f32(const kf_bf16* __restrict__ w_, const float* __restrict__ x_, 
                         xs_8_[6u] = b_8_.v[2];
                         xs_8_[3u] = a_8_.v[3];
                         xs_8_[7u] = b_8_.v[3];
-                        kf_u32x4 t2945_ = wb_[3u];
-                        kf_bf16x8 wbv_8_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t2945_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2945_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2945_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2945_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2945_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2945_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2945_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2945_, 3u), 16u))}};
+                        kf_u32x4 t2962_ = wb_[3u];
+                        kf_bf16x8 wbv_8_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t2962_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2962_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2962_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2962_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2962_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2962_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2962_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2962_, 3u), 16u))}};
                         acc_2_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[7]), xs_8_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[6]), xs_8_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[5]), xs_8_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[4]), xs_8_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[3]), xs_8_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[2]), xs_8_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[1]), xs_8_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[0]), xs_8_[0u], acc_2_[0u]))))))));
                     }
-                    unsigned t3016_ = ck_ + 1u;
-                    ck_ = t3016_;
-                    if (t3016_ == steps_) {
-                        float t3019_ = acc_2_[0u];
-                        unsigned t3041_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
-                        if (t3041_ == 32u) {
-                            float t3046_ = __fadd_rn(t3019_, kf_shfl_xor(t3019_, 16u, kf_wn));
-                            float t3049_ = __fadd_rn(t3046_, kf_shfl_xor(t3046_, 8u, kf_wn));
-                            float t3052_ = __fadd_rn(t3049_, kf_shfl_xor(t3049_, 4u, kf_wn));
-                            float t3055_ = __fadd_rn(t3052_, kf_shfl_xor(t3052_, 2u, kf_wn));
-                            s_2_ = __fadd_rn(t3055_, kf_shfl_xor(t3055_, 1u, kf_wn));
+                    unsigned t3033_ = ck_ + 1u;
+                    ck_ = t3033_;
+                    if (t3033_ == steps_) {
+                        float t3036_ = acc_2_[0u];
+                        unsigned t3058_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+                        if (t3058_ == 32u) {
+                            float t3063_ = __fadd_rn(t3036_, kf_shfl_xor(t3036_, 16u, kf_wn));
+                            float t3066_ = __fadd_rn(t3063_, kf_shfl_xor(t3063_, 8u, kf_wn));
+                            float t3069_ = __fadd_rn(t3066_, kf_shfl_xor(t3066_, 4u, kf_wn));
+                            float t3072_ = __fadd_rn(t3069_, kf_shfl_xor(t3069_, 2u, kf_wn));
+                            s_2_ = __fadd_rn(t3072_, kf_shfl_xor(t3072_, 1u, kf_wn));
                         } else {
-                            float t3061_ = kf_shfl_down(t3019_, 16u, kf_wn);
-                            bool t3063_ = (kf_lane_id() + 16u) < t3041_;
-                            float t3064_ = __fadd_rn(t3019_, t3061_);
-                            float t3065_ = t3063_ ? t3064_ : t3019_;
-                            float t3067_ = kf_shfl_down(t3065_, 8u, kf_wn);
-                            bool t3069_ = (kf_lane_id() + 8u) < t3041_;
-                            float t3070_ = __fadd_rn(t3065_, t3067_);
-                            float t3071_ = t3069_ ? t3070_ : t3065_;
-                            float t3073_ = kf_shfl_down(t3071_, 4u, kf_wn);
-                            bool t3075_ = (kf_lane_id() + 4u) < t3041_;
-                            float t3076_ = __fadd_rn(t3071_, t3073_);
-                            float t3077_ = t3075_ ? t3076_ : t3071_;
-                            float t3079_ = kf_shfl_down(t3077_, 2u, kf_wn);
-                            bool t3081_ = (kf_lane_id() + 2u) < t3041_;
-                            float t3082_ = __fadd_rn(t3077_, t3079_);
-                            float t3083_ = t3081_ ? t3082_ : t3077_;
-                            float t3085_ = kf_shfl_down(t3083_, 1u, kf_wn);
-                            bool t3087_ = (kf_lane_id() + 1u) < t3041_;
-                            float t3088_ = __fadd_rn(t3083_, t3085_);
-                            s_2_ = kf_shfl(t3087_ ? t3088_ : t3083_, 0u, kf_wn);
+                            float t3078_ = kf_shfl_down(t3036_, 16u, kf_wn);
+                            bool t3080_ = (kf_lane_id() + 16u) < t3058_;
+                            float t3081_ = __fadd_rn(t3036_, t3078_);
+                            float t3082_ = t3080_ ? t3081_ : t3036_;
+                            float t3084_ = kf_shfl_down(t3082_, 8u, kf_wn);
+                            bool t3086_ = (kf_lane_id() + 8u) < t3058_;
+                            float t3087_ = __fadd_rn(t3082_, t3084_);
+                            float t3088_ = t3086_ ? t3087_ : t3082_;
+                            float t3090_ = kf_shfl_down(t3088_, 4u, kf_wn);
+                            bool t3092_ = (kf_lane_id() + 4u) < t3058_;
+                            float t3093_ = __fadd_rn(t3088_, t3090_);
+                            float t3094_ = t3092_ ? t3093_ : t3088_;
+                            float t3096_ = kf_shfl_down(t3094_, 2u, kf_wn);
+                            bool t3098_ = (kf_lane_id() + 2u) < t3058_;
+                            float t3099_ = __fadd_rn(t3094_, t3096_);
+                            float t3100_ = t3098_ ? t3099_ : t3094_;
+                            float t3102_ = kf_shfl_down(t3100_, 1u, kf_wn);
+                            bool t3104_ = (kf_lane_id() + 1u) < t3058_;
+                            float t3105_ = __fadd_rn(t3100_, t3102_);
+                            s_2_ = kf_shfl(t3104_ ? t3105_ : t3100_, 0u, kf_wn);
                         }
-                        bool t3093_ = lane_ == 0u;
-                        bool t3094_ = t3093_;
-                        if (t3093_) {
-                            t3094_ = cg_ < m_;
+                        bool t3110_ = lane_ == 0u;
+                        bool t3111_ = t3110_;
+                        if (t3110_) {
+                            t3111_ = cg_ < m_;
                         }
-                        if (t3094_) {
+                        if (t3111_) {
                             y_[cg_] = s_2_;
                         }
                         acc_2_[0u] = 0.0f;
@@ -4121,57 +4121,57 @@ gemv_bf16_f32_f32(const kf_bf16* __restrict__ w_, const float* __restrict__ x_, 
     } else {
         unsigned lane_2_ = kf_lane_id();
         unsigned nv_2_ = k_ >> 3u;
-        unsigned t3139_ = (blockIdx.x << 3u) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u);
-        unsigned t3150_ = gridDim.x << 3u;
+        unsigned t3156_ = (blockIdx.x << 3u) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u);
+        unsigned t3167_ = gridDim.x << 3u;
         #pragma unroll 1
-        for (unsigned g_ = t3139_; g_ < m_; g_ = g_ + t3150_) {
+        for (unsigned g_ = t3156_; g_ < m_; g_ = g_ + t3167_) {
             row_[0u] = min(g_, (m_ - 1u));
             acc_3_[0u] = 0.0f;
             if ((k_ & 7u) == 0u) {
                 #pragma unroll 1
                 for (unsigned base_ = 0u; base_ < nv_2_; base_ = base_ + 128u) {
                     unsigned v_17_ = base_ + lane_2_;
-                    kf_u32x4 t3175_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                    kf_u32x4 t_2_ = t3175_;
+                    kf_u32x4 t3192_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_2_ = t3192_;
                     if (v_17_ < nv_2_) {
-                        unsigned t3181_ = (row_[0u] * nv_2_) + v_17_;
-                        kf_u32x4 t3182_ = wv_[t3181_];
-                        t_2_ = t3182_;
+                        unsigned t3198_ = (row_[0u] * nv_2_) + v_17_;
+                        kf_u32x4 t3199_ = wv_[t3198_];
+                        t_2_ = t3199_;
                     }
                     wr_[0u] = t_2_;
                     unsigned v_18_ = (base_ + 32u) + lane_2_;
-                    kf_u32x4 t3188_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                    kf_u32x4 t_3_ = t3188_;
+                    kf_u32x4 t3205_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_3_ = t3205_;
                     if (v_18_ < nv_2_) {
-                        unsigned t3194_ = (row_[0u] * nv_2_) + v_18_;
-                        kf_u32x4 t3195_ = wv_[t3194_];
-                        t_3_ = t3195_;
+                        unsigned t3211_ = (row_[0u] * nv_2_) + v_18_;
+                        kf_u32x4 t3212_ = wv_[t3211_];
+                        t_3_ = t3212_;
                     }
                     wr_[1u] = t_3_;
                     unsigned v_19_ = (base_ + 64u) + lane_2_;
-                    kf_u32x4 t3201_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                    kf_u32x4 t_4_ = t3201_;
+                    kf_u32x4 t3218_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_4_ = t3218_;
                     if (v_19_ < nv_2_) {
-                        unsigned t3207_ = (row_[0u] * nv_2_) + v_19_;
-                        kf_u32x4 t3208_ = wv_[t3207_];
-                        t_4_ = t3208_;
+                        unsigned t3224_ = (row_[0u] * nv_2_) + v_19_;
+                        kf_u32x4 t3225_ = wv_[t3224_];
+                        t_4_ = t3225_;
                     }
                     wr_[2u] = t_4_;
                     unsigned v_20_ = (base_ + 96u) + lane_2_;
-                    kf_u32x4 t3214_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                    kf_u32x4 t_5_ = t3214_;
+                    kf_u32x4 t3231_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_5_ = t3231_;
                     if (v_20_ < nv_2_) {
-                        unsigned t3220_ = (row_[0u] * nv_2_) + v_20_;
-                        kf_u32x4 t3221_ = wv_[t3220_];
-                        t_5_ = t3221_;
+                        unsigned t3237_ = (row_[0u] * nv_2_) + v_20_;
+                        kf_u32x4 t3238_ = wv_[t3237_];
+                        t_5_ = t3238_;
                     }
                     wr_[3u] = t_5_;
                     unsigned v_21_ = base_ + lane_2_;
                     if (v_21_ < nv_2_) {
-                        unsigned t3228_ = v_21_ << 1u;
-                        kf_f32x4 a_9_ = xf4_[t3228_];
-                        unsigned t3233_ = (v_21_ << 1u) + 1u;
-                        kf_f32x4 b_9_ = xf4_[t3233_];
+                        unsigned t3245_ = v_21_ << 1u;
+                        kf_f32x4 a_9_ = xf4_[t3245_];
+                        unsigned t3250_ = (v_21_ << 1u) + 1u;
+                        kf_f32x4 b_9_ = xf4_[t3250_];
                         xs_9_[0u] = a_9_.v[0];
                         xs_9_[4u] = b_9_.v[0];
                         xs_9_[1u] = a_9_.v[1];
@@ -4180,16 +4180,16 @@ gemv_bf16_f32_f32(const kf_bf16* __restrict__ w_, const float* __restrict__ x_, 
                         xs_9_[6u] = b_9_.v[2];
                         xs_9_[3u] = a_9_.v[3];
                         xs_9_[7u] = b_9_.v[3];
-                        kf_u32x4 t3280_ = wr_[0u];
-                        kf_bf16x8 wb_2_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t3280_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3280_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t3280_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3280_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t3280_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3280_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t3280_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3280_, 3u), 16u))}};
+                        kf_u32x4 t3297_ = wr_[0u];
+                        kf_bf16x8 wb_2_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t3297_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3297_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t3297_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3297_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t3297_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3297_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t3297_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3297_, 3u), 16u))}};
                         acc_3_[0u] = __fmaf_rn(kf_bf16_to_f32(wb_2_.v[7]), xs_9_[7u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[6]), xs_9_[6u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[5]), xs_9_[5u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[4]), xs_9_[4u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[3]), xs_9_[3u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[2]), xs_9_[2u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[1]), xs_9_[1u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[0]), xs_9_[0u], acc_3_[0u]))))))));
                     }
                     unsigned v_22_ = (base_ + 32u) + lane_2_;
                     if (v_22_ < nv_2_) {
-                        unsigned t3355_ = v_22_ << 1u;
-                        kf_f32x4 a_10_ = xf4_[t3355_];
-                        unsigned t3360_ = (v_22_ << 1u) + 1u;
-                        kf_f32x4 b_10_ = xf4_[t3360_];
+                        unsigned t3372_ = v_22_ << 1u;
+                        kf_f32x4 a_10_ = xf4_[t3372_];
+                        unsigned t3377_ = (v_22_ << 1u) + 1u;
+                        kf_f32x4 b_10_ = xf4_[t3377_];
                         xs_10_[0u] = a_10_.v[0];
                         xs_10_[4u] = b_10_.v[0];
                         xs_10_[1u] = a_10_.v[1];
@@ -4198,16 +4198,16 @@ gemv_bf16_f32_f32(const kf_bf16* __restrict__ w_, const float* __restrict__ x_, 
                         xs_10_[6u] = b_10_.v[2];
                         xs_10_[3u] = a_10_.v[3];
                         xs_10_[7u] = b_10_.v[3];
-                        kf_u32x4 t3407_ = wr_[1u];
-                        kf_bf16x8 wb_3_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t3407_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3407_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t3407_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3407_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t3407_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3407_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t3407_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3407_, 3u), 16u))}};
+                        kf_u32x4 t3424_ = wr_[1u];
+                        kf_bf16x8 wb_3_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t3424_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3424_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t3424_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3424_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t3424_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3424_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t3424_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3424_, 3u), 16u))}};
                         acc_3_[0u] = __fmaf_rn(kf_bf16_to_f32(wb_3_.v[7]), xs_10_[7u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[6]), xs_10_[6u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[5]), xs_10_[5u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[4]), xs_10_[4u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[3]), xs_10_[3u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[2]), xs_10_[2u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[1]), xs_10_[1u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[0]), xs_10_[0u], acc_3_[0u]))))))));
                     }
                     unsigned v_23_ = (base_ + 64u) + lane_2_;
                     if (v_23_ < nv_2_) {
-                        unsigned t3482_ = v_23_ << 1u;
-                        kf_f32x4 a_11_ = xf4_[t3482_];
-                        unsigned t3487_ = (v_23_ << 1u) + 1u;
-                        kf_f32x4 b_11_ = xf4_[t3487_];
+                        unsigned t3499_ = v_23_ << 1u;
+                        kf_f32x4 a_11_ = xf4_[t3499_];
+                        unsigned t3504_ = (v_23_ << 1u) + 1u;
+                        kf_f32x4 b_11_ = xf4_[t3504_];
                         xs_11_[0u] = a_11_.v[0];
                         xs_11_[4u] = b_11_.v[0];
                         xs_11_[1u] = a_11_.v[1];
@@ -4216,16 +4216,16 @@ gemv_bf16_f32_f32(const kf_bf16* __restrict__ w_, const float* __restrict__ x_, 
                         xs_11_[6u] = b_11_.v[2];
                         xs_11_[3u] = a_11_.v[3];
                         xs_11_[7u] = b_11_.v[3];
-                        kf_u32x4 t3534_ = wr_[2u];
-                        kf_bf16x8 wb_4_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t3534_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3534_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t3534_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3534_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t3534_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3534_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t3534_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3534_, 3u), 16u))}};
+                        kf_u32x4 t3551_ = wr_[2u];
+                        kf_bf16x8 wb_4_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t3551_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3551_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t3551_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3551_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t3551_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3551_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t3551_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3551_, 3u), 16u))}};
                         acc_3_[0u] = __fmaf_rn(kf_bf16_to_f32(wb_4_.v[7]), xs_11_[7u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[6]), xs_11_[6u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[5]), xs_11_[5u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[4]), xs_11_[4u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[3]), xs_11_[3u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[2]), xs_11_[2u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[1]), xs_11_[1u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[0]), xs_11_[0u], acc_3_[0u]))))))));
                     }
                     unsigned v_24_ = (base_ + 96u) + lane_2_;
                     if (v_24_ < nv_2_) {
-                        unsigned t3609_ = v_24_ << 1u;
-                        kf_f32x4 a_12_ = xf4_[t3609_];
-                        unsigned t3614_ = (v_24_ << 1u) + 1u;
-                        kf_f32x4 b_12_ = xf4_[t3614_];
+                        unsigned t3626_ = v_24_ << 1u;
+                        kf_f32x4 a_12_ = xf4_[t3626_];
+                        unsigned t3631_ = (v_24_ << 1u) + 1u;
+                        kf_f32x4 b_12_ = xf4_[t3631_];
                         xs_12_[0u] = a_12_.v[0];
                         xs_12_[4u] = b_12_.v[0];
                         xs_12_[1u] = a_12_.v[1];
@@ -4234,63 +4234,63 @@ gemv_bf16_f32_f32(const kf_bf16* __restrict__ w_, const float* __restrict__ x_, 
                         xs_12_[6u] = b_12_.v[2];
                         xs_12_[3u] = a_12_.v[3];
                         xs_12_[7u] = b_12_.v[3];
-                        kf_u32x4 t3661_ = wr_[3u];
-                        kf_bf16x8 wb_5_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t3661_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3661_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t3661_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3661_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t3661_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3661_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t3661_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3661_, 3u), 16u))}};
+                        kf_u32x4 t3678_ = wr_[3u];
+                        kf_bf16x8 wb_5_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t3678_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3678_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t3678_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3678_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t3678_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3678_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t3678_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3678_, 3u), 16u))}};
                         acc_3_[0u] = __fmaf_rn(kf_bf16_to_f32(wb_5_.v[7]), xs_12_[7u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[6]), xs_12_[6u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[5]), xs_12_[5u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[4]), xs_12_[4u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[3]), xs_12_[3u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[2]), xs_12_[2u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[1]), xs_12_[1u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[0]), xs_12_[0u], acc_3_[0u]))))))));
                     }
                 }
             } else {
                 #pragma unroll 1
                 for (unsigned c_ = lane_2_; c_ < k_; c_ = c_ + 32u) {
-                    float t3737_ = x_[c_];
+                    float t3754_ = x_[c_];
                     unsigned i_ = (row_[0u] * k_) + c_;
                     unsigned short u_ = w16_[i_];
-                    acc_3_[0u] = __fmaf_rn(kf_bf16_to_f32(kf_bitcast<kf_bf16>(u_)), t3737_, acc_3_[0u]);
+                    acc_3_[0u] = __fmaf_rn(kf_bf16_to_f32(kf_bitcast<kf_bf16>(u_)), t3754_, acc_3_[0u]);
                 }
             }
-            float t3757_ = acc_3_[0u];
-            unsigned t3779_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
-            if (t3779_ == 32u) {
-                float t3784_ = __fadd_rn(t3757_, kf_shfl_xor(t3757_, 16u, kf_wn));
-                float t3787_ = __fadd_rn(t3784_, kf_shfl_xor(t3784_, 8u, kf_wn));
-                float t3790_ = __fadd_rn(t3787_, kf_shfl_xor(t3787_, 4u, kf_wn));
-                float t3793_ = __fadd_rn(t3790_, kf_shfl_xor(t3790_, 2u, kf_wn));
-                s_3_ = __fadd_rn(t3793_, kf_shfl_xor(t3793_, 1u, kf_wn));
+            float t3774_ = acc_3_[0u];
+            unsigned t3796_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+            if (t3796_ == 32u) {
+                float t3801_ = __fadd_rn(t3774_, kf_shfl_xor(t3774_, 16u, kf_wn));
+                float t3804_ = __fadd_rn(t3801_, kf_shfl_xor(t3801_, 8u, kf_wn));
+                float t3807_ = __fadd_rn(t3804_, kf_shfl_xor(t3804_, 4u, kf_wn));
+                float t3810_ = __fadd_rn(t3807_, kf_shfl_xor(t3807_, 2u, kf_wn));
+                s_3_ = __fadd_rn(t3810_, kf_shfl_xor(t3810_, 1u, kf_wn));
             } else {
-                float t3799_ = kf_shfl_down(t3757_, 16u, kf_wn);
-                bool t3801_ = (kf_lane_id() + 16u) < t3779_;
-                float t3802_ = __fadd_rn(t3757_, t3799_);
-                float t3803_ = t3801_ ? t3802_ : t3757_;
-                float t3805_ = kf_shfl_down(t3803_, 8u, kf_wn);
-                bool t3807_ = (kf_lane_id() + 8u) < t3779_;
-                float t3808_ = __fadd_rn(t3803_, t3805_);
-                float t3809_ = t3807_ ? t3808_ : t3803_;
-                float t3811_ = kf_shfl_down(t3809_, 4u, kf_wn);
-                bool t3813_ = (kf_lane_id() + 4u) < t3779_;
-                float t3814_ = __fadd_rn(t3809_, t3811_);
-                float t3815_ = t3813_ ? t3814_ : t3809_;
-                float t3817_ = kf_shfl_down(t3815_, 2u, kf_wn);
-                bool t3819_ = (kf_lane_id() + 2u) < t3779_;
-                float t3820_ = __fadd_rn(t3815_, t3817_);
-                float t3821_ = t3819_ ? t3820_ : t3815_;
-                float t3823_ = kf_shfl_down(t3821_, 1u, kf_wn);
-                bool t3825_ = (kf_lane_id() + 1u) < t3779_;
-                float t3826_ = __fadd_rn(t3821_, t3823_);
-                s_3_ = kf_shfl(t3825_ ? t3826_ : t3821_, 0u, kf_wn);
+                float t3816_ = kf_shfl_down(t3774_, 16u, kf_wn);
+                bool t3818_ = (kf_lane_id() + 16u) < t3796_;
+                float t3819_ = __fadd_rn(t3774_, t3816_);
+                float t3820_ = t3818_ ? t3819_ : t3774_;
+                float t3822_ = kf_shfl_down(t3820_, 8u, kf_wn);
+                bool t3824_ = (kf_lane_id() + 8u) < t3796_;
+                float t3825_ = __fadd_rn(t3820_, t3822_);
+                float t3826_ = t3824_ ? t3825_ : t3820_;
+                float t3828_ = kf_shfl_down(t3826_, 4u, kf_wn);
+                bool t3830_ = (kf_lane_id() + 4u) < t3796_;
+                float t3831_ = __fadd_rn(t3826_, t3828_);
+                float t3832_ = t3830_ ? t3831_ : t3826_;
+                float t3834_ = kf_shfl_down(t3832_, 2u, kf_wn);
+                bool t3836_ = (kf_lane_id() + 2u) < t3796_;
+                float t3837_ = __fadd_rn(t3832_, t3834_);
+                float t3838_ = t3836_ ? t3837_ : t3832_;
+                float t3840_ = kf_shfl_down(t3838_, 1u, kf_wn);
+                bool t3842_ = (kf_lane_id() + 1u) < t3796_;
+                float t3843_ = __fadd_rn(t3838_, t3840_);
+                s_3_ = kf_shfl(t3842_ ? t3843_ : t3838_, 0u, kf_wn);
             }
-            bool t3831_ = lane_2_ == 0u;
-            bool t3832_ = t3831_;
-            if (t3831_) {
-                t3832_ = g_ < m_;
+            bool t3848_ = lane_2_ == 0u;
+            bool t3849_ = t3848_;
+            if (t3848_) {
+                t3849_ = g_ < m_;
             }
-            if (t3832_) {
+            if (t3849_) {
                 y_[g_] = s_3_;
             }
         }
     }
 }
 
-/* kernel gemv_f16_f16_f16_acc (gemv.kf:777) */
+/* kernel gemv_f16_f16_f16_acc (gemv.kf:866) */
 extern "C" __global__ void __launch_bounds__(256)
 gemv_f16_f16_f16_acc(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x_, kf_f16* __restrict__ y_, unsigned m_, unsigned k_)
 {
@@ -4328,18 +4328,18 @@ gemv_f16_f16_f16_acc(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x
         unsigned wid_ = (blockIdx.x << 3u) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u);
         unsigned nw_ = gridDim.x << 3u;
         if (!(wid_ >= m_)) {
-            unsigned t1426_ = m_ - wid_;
-            unsigned total_ = ((t1426_ / nw_) + (((t1426_ % nw_) != 0u) ? 1u : 0u)) * steps_;
+            unsigned t1433_ = m_ - wid_;
+            unsigned t1441_ = ((t1433_ / nw_) + (((t1433_ % nw_) != 0u) ? 1u : 0u)) * steps_;
             acc_2_[0u] = 0.0f;
             float yold_ = 0.0f;
             unsigned lg_ = wid_;
             unsigned lk_ = 0u;
             unsigned cg_ = wid_;
             unsigned ck_ = 0u;
-            unsigned t1447_ = total_ + 1u;
+            unsigned t1454_ = t1441_ + 1u;
             #pragma unroll 1
-            for (unsigned t0_ = 0u; t0_ < t1447_; t0_ = t0_ + 2u) {
-                if (t0_ < total_) {
+            for (unsigned t0_ = 0u; t0_ < t1454_; t0_ = t0_ + 2u) {
+                if (t0_ < t1441_) {
                     unsigned v_ = min((((lk_ << 5u) << 2u) + lane_), (nv_ - 1u));
                     unsigned row_2_ = min(lg_, (m_ - 1u));
                     wb_[0u] = wv_[(row_2_ * nv_) + v_];
@@ -4356,35 +4356,35 @@ gemv_f16_f16_f16_acc(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x
                     unsigned row_5_ = min(lg_, (m_ - 1u));
                     wb_[3u] = wv_[(row_5_ * nv_) + v_4_];
                     xb_[6u] = xv_[v_4_];
-                    unsigned t1619_ = lk_ + 1u;
-                    lk_ = t1619_;
-                    if (t1619_ == steps_) {
+                    unsigned t1630_ = lk_ + 1u;
+                    lk_ = t1630_;
+                    if (t1630_ == steps_) {
                         lk_ = 0u;
                         lg_ = lg_ + nw_;
                     }
                 }
-                bool t1627_ = t0_ >= 1u;
-                bool t1628_ = t1627_;
-                if (t1627_) {
-                    t1628_ = (t0_ - 1u) < total_;
+                bool t1639_ = t0_ >= 1u;
+                bool t1640_ = t1639_;
+                if (t1639_) {
+                    t1640_ = (t0_ - 1u) < t1441_;
                 }
-                if (t1628_) {
+                if (t1640_) {
                     if (ck_ == 0u) {
                         float v_5_ = 0.0f;
-                        bool t1643_ = kf_lane_id() < 1u;
-                        bool t1644_ = t1643_;
-                        if (t1643_) {
-                            t1644_ = (cg_ + kf_lane_id()) < m_;
+                        bool t1655_ = kf_lane_id() < 1u;
+                        bool t1656_ = t1655_;
+                        if (t1655_) {
+                            t1656_ = (cg_ + kf_lane_id()) < m_;
                         }
-                        if (t1644_) {
+                        if (t1656_) {
                             v_5_ = kf_f16_to_f32(y_[cg_ + kf_lane_id()]);
                         }
                         yold_ = v_5_;
                     }
                     unsigned v_6_ = ((ck_ << 5u) << 2u) + lane_;
                     if (v_6_ < nv_) {
-                        kf_u32x4 t1687_ = xb_[8u];
-                        kf_f16x8 a_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1687_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1687_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1687_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1687_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1687_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1687_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1687_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1687_, 3u), 16u))}};
+                        kf_u32x4 t1699_ = xb_[8u];
+                        kf_f16x8 a_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1699_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1699_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1699_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1699_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1699_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1699_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1699_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1699_, 3u), 16u))}};
                         xs_[0u] = kf_f16_to_f32(a_.v[0]);
                         xs_[1u] = kf_f16_to_f32(a_.v[1]);
                         xs_[2u] = kf_f16_to_f32(a_.v[2]);
@@ -4393,14 +4393,14 @@ gemv_f16_f16_f16_acc(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x
                         xs_[5u] = kf_f16_to_f32(a_.v[5]);
                         xs_[6u] = kf_f16_to_f32(a_.v[6]);
                         xs_[7u] = kf_f16_to_f32(a_.v[7]);
-                        kf_u32x4 t1714_ = wb_[4u];
-                        kf_f16x8 wh_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1714_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1714_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1714_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1714_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1714_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1714_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1714_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1714_, 3u), 16u))}};
+                        kf_u32x4 t1726_ = wb_[4u];
+                        kf_f16x8 wh_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1726_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1726_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1726_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1726_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1726_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1726_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1726_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1726_, 3u), 16u))}};
                         acc_2_[0u] = __fmaf_rn(kf_f16_to_f32(wh_.v[7]), xs_[7u], __fmaf_rn(kf_f16_to_f32(wh_.v[6]), xs_[6u], __fmaf_rn(kf_f16_to_f32(wh_.v[5]), xs_[5u], __fmaf_rn(kf_f16_to_f32(wh_.v[4]), xs_[4u], __fmaf_rn(kf_f16_to_f32(wh_.v[3]), xs_[3u], __fmaf_rn(kf_f16_to_f32(wh_.v[2]), xs_[2u], __fmaf_rn(kf_f16_to_f32(wh_.v[1]), xs_[1u], __fmaf_rn(kf_f16_to_f32(wh_.v[0]), xs_[0u], acc_2_[0u]))))))));
                     }
                     unsigned v_7_ = (((ck_ << 5u) << 2u) + 32u) + lane_;
                     if (v_7_ < nv_) {
-                        kf_u32x4 t1818_ = xb_[10u];
-                        kf_f16x8 a_2_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1818_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1818_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1818_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1818_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1818_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1818_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1818_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1818_, 3u), 16u))}};
+                        kf_u32x4 t1830_ = xb_[10u];
+                        kf_f16x8 a_2_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1830_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1830_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1830_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1830_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1830_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1830_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1830_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1830_, 3u), 16u))}};
                         xs_2_[0u] = kf_f16_to_f32(a_2_.v[0]);
                         xs_2_[1u] = kf_f16_to_f32(a_2_.v[1]);
                         xs_2_[2u] = kf_f16_to_f32(a_2_.v[2]);
@@ -4409,14 +4409,14 @@ gemv_f16_f16_f16_acc(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x
                         xs_2_[5u] = kf_f16_to_f32(a_2_.v[5]);
                         xs_2_[6u] = kf_f16_to_f32(a_2_.v[6]);
                         xs_2_[7u] = kf_f16_to_f32(a_2_.v[7]);
-                        kf_u32x4 t1845_ = wb_[5u];
-                        kf_f16x8 wh_2_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1845_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1845_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1845_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1845_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1845_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1845_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1845_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1845_, 3u), 16u))}};
+                        kf_u32x4 t1857_ = wb_[5u];
+                        kf_f16x8 wh_2_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1857_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1857_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1857_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1857_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1857_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1857_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1857_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1857_, 3u), 16u))}};
                         acc_2_[0u] = __fmaf_rn(kf_f16_to_f32(wh_2_.v[7]), xs_2_[7u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[6]), xs_2_[6u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[5]), xs_2_[5u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[4]), xs_2_[4u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[3]), xs_2_[3u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[2]), xs_2_[2u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[1]), xs_2_[1u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[0]), xs_2_[0u], acc_2_[0u]))))))));
                     }
                     unsigned v_8_ = (((ck_ << 5u) << 2u) + 64u) + lane_;
                     if (v_8_ < nv_) {
-                        kf_u32x4 t1949_ = xb_[12u];
-                        kf_f16x8 a_3_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1949_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1949_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1949_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1949_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1949_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1949_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1949_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1949_, 3u), 16u))}};
+                        kf_u32x4 t1961_ = xb_[12u];
+                        kf_f16x8 a_3_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1961_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1961_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1961_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1961_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1961_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1961_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1961_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1961_, 3u), 16u))}};
                         xs_3_[0u] = kf_f16_to_f32(a_3_.v[0]);
                         xs_3_[1u] = kf_f16_to_f32(a_3_.v[1]);
                         xs_3_[2u] = kf_f16_to_f32(a_3_.v[2]);
@@ -4425,14 +4425,14 @@ gemv_f16_f16_f16_acc(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x
                         xs_3_[5u] = kf_f16_to_f32(a_3_.v[5]);
                         xs_3_[6u] = kf_f16_to_f32(a_3_.v[6]);
                         xs_3_[7u] = kf_f16_to_f32(a_3_.v[7]);
-                        kf_u32x4 t1976_ = wb_[6u];
-                        kf_f16x8 wh_3_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1976_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1976_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1976_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1976_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1976_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1976_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1976_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1976_, 3u), 16u))}};
+                        kf_u32x4 t1988_ = wb_[6u];
+                        kf_f16x8 wh_3_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1988_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1988_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1988_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1988_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1988_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1988_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1988_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1988_, 3u), 16u))}};
                         acc_2_[0u] = __fmaf_rn(kf_f16_to_f32(wh_3_.v[7]), xs_3_[7u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[6]), xs_3_[6u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[5]), xs_3_[5u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[4]), xs_3_[4u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[3]), xs_3_[3u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[2]), xs_3_[2u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[1]), xs_3_[1u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[0]), xs_3_[0u], acc_2_[0u]))))))));
                     }
                     unsigned v_9_ = (((ck_ << 5u) << 2u) + 96u) + lane_;
                     if (v_9_ < nv_) {
-                        kf_u32x4 t2080_ = xb_[14u];
-                        kf_f16x8 a_4_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2080_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2080_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2080_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2080_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2080_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2080_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2080_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2080_, 3u), 16u))}};
+                        kf_u32x4 t2092_ = xb_[14u];
+                        kf_f16x8 a_4_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2092_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2092_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2092_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2092_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2092_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2092_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2092_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2092_, 3u), 16u))}};
                         xs_4_[0u] = kf_f16_to_f32(a_4_.v[0]);
                         xs_4_[1u] = kf_f16_to_f32(a_4_.v[1]);
                         xs_4_[2u] = kf_f16_to_f32(a_4_.v[2]);
@@ -4441,49 +4441,49 @@ gemv_f16_f16_f16_acc(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x
                         xs_4_[5u] = kf_f16_to_f32(a_4_.v[5]);
                         xs_4_[6u] = kf_f16_to_f32(a_4_.v[6]);
                         xs_4_[7u] = kf_f16_to_f32(a_4_.v[7]);
-                        kf_u32x4 t2107_ = wb_[7u];
-                        kf_f16x8 wh_4_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2107_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2107_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2107_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2107_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2107_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2107_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2107_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2107_, 3u), 16u))}};
+                        kf_u32x4 t2119_ = wb_[7u];
+                        kf_f16x8 wh_4_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2119_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2119_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2119_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2119_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2119_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2119_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2119_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2119_, 3u), 16u))}};
                         acc_2_[0u] = __fmaf_rn(kf_f16_to_f32(wh_4_.v[7]), xs_4_[7u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[6]), xs_4_[6u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[5]), xs_4_[5u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[4]), xs_4_[4u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[3]), xs_4_[3u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[2]), xs_4_[2u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[1]), xs_4_[1u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[0]), xs_4_[0u], acc_2_[0u]))))))));
                     }
-                    unsigned t2181_ = ck_ + 1u;
-                    ck_ = t2181_;
-                    if (t2181_ == steps_) {
-                        float t2184_ = acc_2_[0u];
-                        unsigned t2206_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
-                        if (t2206_ == 32u) {
-                            float t2211_ = __fadd_rn(t2184_, kf_shfl_xor(t2184_, 16u, kf_wn));
-                            float t2214_ = __fadd_rn(t2211_, kf_shfl_xor(t2211_, 8u, kf_wn));
-                            float t2217_ = __fadd_rn(t2214_, kf_shfl_xor(t2214_, 4u, kf_wn));
-                            float t2220_ = __fadd_rn(t2217_, kf_shfl_xor(t2217_, 2u, kf_wn));
-                            s_ = __fadd_rn(t2220_, kf_shfl_xor(t2220_, 1u, kf_wn));
+                    unsigned t2193_ = ck_ + 1u;
+                    ck_ = t2193_;
+                    if (t2193_ == steps_) {
+                        float t2196_ = acc_2_[0u];
+                        unsigned t2218_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+                        if (t2218_ == 32u) {
+                            float t2223_ = __fadd_rn(t2196_, kf_shfl_xor(t2196_, 16u, kf_wn));
+                            float t2226_ = __fadd_rn(t2223_, kf_shfl_xor(t2223_, 8u, kf_wn));
+                            float t2229_ = __fadd_rn(t2226_, kf_shfl_xor(t2226_, 4u, kf_wn));
+                            float t2232_ = __fadd_rn(t2229_, kf_shfl_xor(t2229_, 2u, kf_wn));
+                            s_ = __fadd_rn(t2232_, kf_shfl_xor(t2232_, 1u, kf_wn));
                         } else {
-                            float t2226_ = kf_shfl_down(t2184_, 16u, kf_wn);
-                            bool t2228_ = (kf_lane_id() + 16u) < t2206_;
-                            float t2229_ = __fadd_rn(t2184_, t2226_);
-                            float t2230_ = t2228_ ? t2229_ : t2184_;
-                            float t2232_ = kf_shfl_down(t2230_, 8u, kf_wn);
-                            bool t2234_ = (kf_lane_id() + 8u) < t2206_;
-                            float t2235_ = __fadd_rn(t2230_, t2232_);
-                            float t2236_ = t2234_ ? t2235_ : t2230_;
-                            float t2238_ = kf_shfl_down(t2236_, 4u, kf_wn);
-                            bool t2240_ = (kf_lane_id() + 4u) < t2206_;
-                            float t2241_ = __fadd_rn(t2236_, t2238_);
-                            float t2242_ = t2240_ ? t2241_ : t2236_;
-                            float t2244_ = kf_shfl_down(t2242_, 2u, kf_wn);
-                            bool t2246_ = (kf_lane_id() + 2u) < t2206_;
+                            float t2238_ = kf_shfl_down(t2196_, 16u, kf_wn);
+                            bool t2240_ = (kf_lane_id() + 16u) < t2218_;
+                            float t2241_ = __fadd_rn(t2196_, t2238_);
+                            float t2242_ = t2240_ ? t2241_ : t2196_;
+                            float t2244_ = kf_shfl_down(t2242_, 8u, kf_wn);
+                            bool t2246_ = (kf_lane_id() + 8u) < t2218_;
                             float t2247_ = __fadd_rn(t2242_, t2244_);
                             float t2248_ = t2246_ ? t2247_ : t2242_;
-                            float t2250_ = kf_shfl_down(t2248_, 1u, kf_wn);
-                            bool t2252_ = (kf_lane_id() + 1u) < t2206_;
+                            float t2250_ = kf_shfl_down(t2248_, 4u, kf_wn);
+                            bool t2252_ = (kf_lane_id() + 4u) < t2218_;
                             float t2253_ = __fadd_rn(t2248_, t2250_);
-                            s_ = kf_shfl(t2252_ ? t2253_ : t2248_, 0u, kf_wn);
+                            float t2254_ = t2252_ ? t2253_ : t2248_;
+                            float t2256_ = kf_shfl_down(t2254_, 2u, kf_wn);
+                            bool t2258_ = (kf_lane_id() + 2u) < t2218_;
+                            float t2259_ = __fadd_rn(t2254_, t2256_);
+                            float t2260_ = t2258_ ? t2259_ : t2254_;
+                            float t2262_ = kf_shfl_down(t2260_, 1u, kf_wn);
+                            bool t2264_ = (kf_lane_id() + 1u) < t2218_;
+                            float t2265_ = __fadd_rn(t2260_, t2262_);
+                            s_ = kf_shfl(t2264_ ? t2265_ : t2260_, 0u, kf_wn);
                         }
-                        bool t2258_ = lane_ == 0u;
-                        bool t2259_ = t2258_;
-                        if (t2258_) {
-                            t2259_ = cg_ < m_;
+                        bool t2270_ = lane_ == 0u;
+                        bool t2271_ = t2270_;
+                        if (t2270_) {
+                            t2271_ = cg_ < m_;
                         }
-                        if (t2259_) {
+                        if (t2271_) {
                             y_[cg_] = kf_f16_from_f32(__fadd_rn(s_, yold_));
                         }
                         acc_2_[0u] = 0.0f;
@@ -4491,7 +4491,7 @@ gemv_f16_f16_f16_acc(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x
                         cg_ = cg_ + nw_;
                     }
                 }
-                if ((t0_ + 1u) < total_) {
+                if ((t0_ + 1u) < t1441_) {
                     unsigned v_10_ = min((((lk_ << 5u) << 2u) + lane_), (nv_ - 1u));
                     unsigned row_6_ = min(lg_, (m_ - 1u));
                     wb_[4u] = wv_[(row_6_ * nv_) + v_10_];
@@ -4508,35 +4508,35 @@ gemv_f16_f16_f16_acc(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x
                     unsigned row_9_ = min(lg_, (m_ - 1u));
                     wb_[7u] = wv_[(row_9_ * nv_) + v_13_];
                     xb_[14u] = xv_[v_13_];
-                    unsigned t2454_ = lk_ + 1u;
-                    lk_ = t2454_;
-                    if (t2454_ == steps_) {
+                    unsigned t2470_ = lk_ + 1u;
+                    lk_ = t2470_;
+                    if (t2470_ == steps_) {
                         lk_ = 0u;
                         lg_ = lg_ + nw_;
                     }
                 }
-                bool t2462_ = (t0_ + 1u) >= 1u;
-                bool t2463_ = t2462_;
-                if (t2462_) {
-                    t2463_ = ((t0_ + 1u) - 1u) < total_;
+                bool t2479_ = (t0_ + 1u) >= 1u;
+                bool t2480_ = t2479_;
+                if (t2479_) {
+                    t2480_ = ((t0_ + 1u) - 1u) < t1441_;
                 }
-                if (t2463_) {
+                if (t2480_) {
                     if (ck_ == 0u) {
                         float v_14_ = 0.0f;
-                        bool t2478_ = kf_lane_id() < 1u;
-                        bool t2479_ = t2478_;
-                        if (t2478_) {
-                            t2479_ = (cg_ + kf_lane_id()) < m_;
+                        bool t2495_ = kf_lane_id() < 1u;
+                        bool t2496_ = t2495_;
+                        if (t2495_) {
+                            t2496_ = (cg_ + kf_lane_id()) < m_;
                         }
-                        if (t2479_) {
+                        if (t2496_) {
                             v_14_ = kf_f16_to_f32(y_[cg_ + kf_lane_id()]);
                         }
                         yold_ = v_14_;
                     }
                     unsigned v_15_ = ((ck_ << 5u) << 2u) + lane_;
                     if (v_15_ < nv_) {
-                        kf_u32x4 t2522_ = xb_[0u];
-                        kf_f16x8 a_5_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2522_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2522_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2522_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2522_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2522_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2522_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2522_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2522_, 3u), 16u))}};
+                        kf_u32x4 t2539_ = xb_[0u];
+                        kf_f16x8 a_5_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2539_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2539_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2539_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2539_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2539_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2539_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2539_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2539_, 3u), 16u))}};
                         xs_5_[0u] = kf_f16_to_f32(a_5_.v[0]);
                         xs_5_[1u] = kf_f16_to_f32(a_5_.v[1]);
                         xs_5_[2u] = kf_f16_to_f32(a_5_.v[2]);
@@ -4545,14 +4545,14 @@ gemv_f16_f16_f16_acc(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x
                         xs_5_[5u] = kf_f16_to_f32(a_5_.v[5]);
                         xs_5_[6u] = kf_f16_to_f32(a_5_.v[6]);
                         xs_5_[7u] = kf_f16_to_f32(a_5_.v[7]);
-                        kf_u32x4 t2549_ = wb_[0u];
-                        kf_f16x8 wh_5_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2549_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2549_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2549_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2549_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2549_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2549_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2549_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2549_, 3u), 16u))}};
+                        kf_u32x4 t2566_ = wb_[0u];
+                        kf_f16x8 wh_5_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2566_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2566_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2566_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2566_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2566_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2566_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2566_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2566_, 3u), 16u))}};
                         acc_2_[0u] = __fmaf_rn(kf_f16_to_f32(wh_5_.v[7]), xs_5_[7u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[6]), xs_5_[6u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[5]), xs_5_[5u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[4]), xs_5_[4u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[3]), xs_5_[3u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[2]), xs_5_[2u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[1]), xs_5_[1u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[0]), xs_5_[0u], acc_2_[0u]))))))));
                     }
                     unsigned v_16_ = (((ck_ << 5u) << 2u) + 32u) + lane_;
                     if (v_16_ < nv_) {
-                        kf_u32x4 t2653_ = xb_[2u];
-                        kf_f16x8 a_6_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2653_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2653_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2653_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2653_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2653_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2653_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2653_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2653_, 3u), 16u))}};
+                        kf_u32x4 t2670_ = xb_[2u];
+                        kf_f16x8 a_6_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2670_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2670_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2670_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2670_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2670_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2670_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2670_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2670_, 3u), 16u))}};
                         xs_6_[0u] = kf_f16_to_f32(a_6_.v[0]);
                         xs_6_[1u] = kf_f16_to_f32(a_6_.v[1]);
                         xs_6_[2u] = kf_f16_to_f32(a_6_.v[2]);
@@ -4561,14 +4561,14 @@ gemv_f16_f16_f16_acc(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x
                         xs_6_[5u] = kf_f16_to_f32(a_6_.v[5]);
                         xs_6_[6u] = kf_f16_to_f32(a_6_.v[6]);
                         xs_6_[7u] = kf_f16_to_f32(a_6_.v[7]);
-                        kf_u32x4 t2680_ = wb_[1u];
-                        kf_f16x8 wh_6_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2680_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2680_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2680_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2680_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2680_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2680_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2680_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2680_, 3u), 16u))}};
+                        kf_u32x4 t2697_ = wb_[1u];
+                        kf_f16x8 wh_6_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2697_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2697_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2697_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2697_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2697_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2697_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2697_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2697_, 3u), 16u))}};
                         acc_2_[0u] = __fmaf_rn(kf_f16_to_f32(wh_6_.v[7]), xs_6_[7u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[6]), xs_6_[6u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[5]), xs_6_[5u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[4]), xs_6_[4u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[3]), xs_6_[3u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[2]), xs_6_[2u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[1]), xs_6_[1u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[0]), xs_6_[0u], acc_2_[0u]))))))));
                     }
                     unsigned v_17_ = (((ck_ << 5u) << 2u) + 64u) + lane_;
                     if (v_17_ < nv_) {
-                        kf_u32x4 t2784_ = xb_[4u];
-                        kf_f16x8 a_7_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2784_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2784_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2784_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2784_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2784_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2784_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2784_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2784_, 3u), 16u))}};
+                        kf_u32x4 t2801_ = xb_[4u];
+                        kf_f16x8 a_7_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2801_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2801_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2801_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2801_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2801_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2801_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2801_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2801_, 3u), 16u))}};
                         xs_7_[0u] = kf_f16_to_f32(a_7_.v[0]);
                         xs_7_[1u] = kf_f16_to_f32(a_7_.v[1]);
                         xs_7_[2u] = kf_f16_to_f32(a_7_.v[2]);
@@ -4577,14 +4577,14 @@ gemv_f16_f16_f16_acc(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x
                         xs_7_[5u] = kf_f16_to_f32(a_7_.v[5]);
                         xs_7_[6u] = kf_f16_to_f32(a_7_.v[6]);
                         xs_7_[7u] = kf_f16_to_f32(a_7_.v[7]);
-                        kf_u32x4 t2811_ = wb_[2u];
-                        kf_f16x8 wh_7_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2811_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2811_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2811_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2811_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2811_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2811_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2811_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2811_, 3u), 16u))}};
+                        kf_u32x4 t2828_ = wb_[2u];
+                        kf_f16x8 wh_7_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2828_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2828_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2828_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2828_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2828_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2828_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2828_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2828_, 3u), 16u))}};
                         acc_2_[0u] = __fmaf_rn(kf_f16_to_f32(wh_7_.v[7]), xs_7_[7u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[6]), xs_7_[6u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[5]), xs_7_[5u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[4]), xs_7_[4u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[3]), xs_7_[3u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[2]), xs_7_[2u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[1]), xs_7_[1u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[0]), xs_7_[0u], acc_2_[0u]))))))));
                     }
                     unsigned v_18_ = (((ck_ << 5u) << 2u) + 96u) + lane_;
                     if (v_18_ < nv_) {
-                        kf_u32x4 t2915_ = xb_[6u];
-                        kf_f16x8 a_8_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2915_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2915_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2915_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2915_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2915_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2915_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2915_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2915_, 3u), 16u))}};
+                        kf_u32x4 t2932_ = xb_[6u];
+                        kf_f16x8 a_8_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2932_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2932_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2932_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2932_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2932_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2932_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2932_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2932_, 3u), 16u))}};
                         xs_8_[0u] = kf_f16_to_f32(a_8_.v[0]);
                         xs_8_[1u] = kf_f16_to_f32(a_8_.v[1]);
                         xs_8_[2u] = kf_f16_to_f32(a_8_.v[2]);
@@ -4593,49 +4593,49 @@ gemv_f16_f16_f16_acc(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x
                         xs_8_[5u] = kf_f16_to_f32(a_8_.v[5]);
                         xs_8_[6u] = kf_f16_to_f32(a_8_.v[6]);
                         xs_8_[7u] = kf_f16_to_f32(a_8_.v[7]);
-                        kf_u32x4 t2942_ = wb_[3u];
-                        kf_f16x8 wh_8_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2942_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2942_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2942_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2942_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2942_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2942_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2942_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2942_, 3u), 16u))}};
+                        kf_u32x4 t2959_ = wb_[3u];
+                        kf_f16x8 wh_8_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2959_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2959_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2959_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2959_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2959_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2959_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2959_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2959_, 3u), 16u))}};
                         acc_2_[0u] = __fmaf_rn(kf_f16_to_f32(wh_8_.v[7]), xs_8_[7u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[6]), xs_8_[6u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[5]), xs_8_[5u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[4]), xs_8_[4u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[3]), xs_8_[3u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[2]), xs_8_[2u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[1]), xs_8_[1u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[0]), xs_8_[0u], acc_2_[0u]))))))));
                     }
-                    unsigned t3016_ = ck_ + 1u;
-                    ck_ = t3016_;
-                    if (t3016_ == steps_) {
-                        float t3019_ = acc_2_[0u];
-                        unsigned t3041_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
-                        if (t3041_ == 32u) {
-                            float t3046_ = __fadd_rn(t3019_, kf_shfl_xor(t3019_, 16u, kf_wn));
-                            float t3049_ = __fadd_rn(t3046_, kf_shfl_xor(t3046_, 8u, kf_wn));
-                            float t3052_ = __fadd_rn(t3049_, kf_shfl_xor(t3049_, 4u, kf_wn));
-                            float t3055_ = __fadd_rn(t3052_, kf_shfl_xor(t3052_, 2u, kf_wn));
-                            s_2_ = __fadd_rn(t3055_, kf_shfl_xor(t3055_, 1u, kf_wn));
+                    unsigned t3033_ = ck_ + 1u;
+                    ck_ = t3033_;
+                    if (t3033_ == steps_) {
+                        float t3036_ = acc_2_[0u];
+                        unsigned t3058_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+                        if (t3058_ == 32u) {
+                            float t3063_ = __fadd_rn(t3036_, kf_shfl_xor(t3036_, 16u, kf_wn));
+                            float t3066_ = __fadd_rn(t3063_, kf_shfl_xor(t3063_, 8u, kf_wn));
+                            float t3069_ = __fadd_rn(t3066_, kf_shfl_xor(t3066_, 4u, kf_wn));
+                            float t3072_ = __fadd_rn(t3069_, kf_shfl_xor(t3069_, 2u, kf_wn));
+                            s_2_ = __fadd_rn(t3072_, kf_shfl_xor(t3072_, 1u, kf_wn));
                         } else {
-                            float t3061_ = kf_shfl_down(t3019_, 16u, kf_wn);
-                            bool t3063_ = (kf_lane_id() + 16u) < t3041_;
-                            float t3064_ = __fadd_rn(t3019_, t3061_);
-                            float t3065_ = t3063_ ? t3064_ : t3019_;
-                            float t3067_ = kf_shfl_down(t3065_, 8u, kf_wn);
-                            bool t3069_ = (kf_lane_id() + 8u) < t3041_;
-                            float t3070_ = __fadd_rn(t3065_, t3067_);
-                            float t3071_ = t3069_ ? t3070_ : t3065_;
-                            float t3073_ = kf_shfl_down(t3071_, 4u, kf_wn);
-                            bool t3075_ = (kf_lane_id() + 4u) < t3041_;
-                            float t3076_ = __fadd_rn(t3071_, t3073_);
-                            float t3077_ = t3075_ ? t3076_ : t3071_;
-                            float t3079_ = kf_shfl_down(t3077_, 2u, kf_wn);
-                            bool t3081_ = (kf_lane_id() + 2u) < t3041_;
-                            float t3082_ = __fadd_rn(t3077_, t3079_);
-                            float t3083_ = t3081_ ? t3082_ : t3077_;
-                            float t3085_ = kf_shfl_down(t3083_, 1u, kf_wn);
-                            bool t3087_ = (kf_lane_id() + 1u) < t3041_;
-                            float t3088_ = __fadd_rn(t3083_, t3085_);
-                            s_2_ = kf_shfl(t3087_ ? t3088_ : t3083_, 0u, kf_wn);
+                            float t3078_ = kf_shfl_down(t3036_, 16u, kf_wn);
+                            bool t3080_ = (kf_lane_id() + 16u) < t3058_;
+                            float t3081_ = __fadd_rn(t3036_, t3078_);
+                            float t3082_ = t3080_ ? t3081_ : t3036_;
+                            float t3084_ = kf_shfl_down(t3082_, 8u, kf_wn);
+                            bool t3086_ = (kf_lane_id() + 8u) < t3058_;
+                            float t3087_ = __fadd_rn(t3082_, t3084_);
+                            float t3088_ = t3086_ ? t3087_ : t3082_;
+                            float t3090_ = kf_shfl_down(t3088_, 4u, kf_wn);
+                            bool t3092_ = (kf_lane_id() + 4u) < t3058_;
+                            float t3093_ = __fadd_rn(t3088_, t3090_);
+                            float t3094_ = t3092_ ? t3093_ : t3088_;
+                            float t3096_ = kf_shfl_down(t3094_, 2u, kf_wn);
+                            bool t3098_ = (kf_lane_id() + 2u) < t3058_;
+                            float t3099_ = __fadd_rn(t3094_, t3096_);
+                            float t3100_ = t3098_ ? t3099_ : t3094_;
+                            float t3102_ = kf_shfl_down(t3100_, 1u, kf_wn);
+                            bool t3104_ = (kf_lane_id() + 1u) < t3058_;
+                            float t3105_ = __fadd_rn(t3100_, t3102_);
+                            s_2_ = kf_shfl(t3104_ ? t3105_ : t3100_, 0u, kf_wn);
                         }
-                        bool t3093_ = lane_ == 0u;
-                        bool t3094_ = t3093_;
-                        if (t3093_) {
-                            t3094_ = cg_ < m_;
+                        bool t3110_ = lane_ == 0u;
+                        bool t3111_ = t3110_;
+                        if (t3110_) {
+                            t3111_ = cg_ < m_;
                         }
-                        if (t3094_) {
+                        if (t3111_) {
                             y_[cg_] = kf_f16_from_f32(__fadd_rn(s_2_, yold_));
                         }
                         acc_2_[0u] = 0.0f;
@@ -4648,49 +4648,49 @@ gemv_f16_f16_f16_acc(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x
     } else {
         unsigned lane_2_ = kf_lane_id();
         unsigned nv_2_ = k_ >> 3u;
-        unsigned t3139_ = (blockIdx.x << 3u) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u);
-        unsigned t3150_ = gridDim.x << 3u;
+        unsigned t3156_ = (blockIdx.x << 3u) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u);
+        unsigned t3167_ = gridDim.x << 3u;
         #pragma unroll 1
-        for (unsigned g_ = t3139_; g_ < m_; g_ = g_ + t3150_) {
+        for (unsigned g_ = t3156_; g_ < m_; g_ = g_ + t3167_) {
             row_[0u] = min(g_, (m_ - 1u));
             acc_3_[0u] = 0.0f;
             if ((k_ & 7u) == 0u) {
                 #pragma unroll 1
                 for (unsigned base_ = 0u; base_ < nv_2_; base_ = base_ + 128u) {
                     unsigned v_19_ = base_ + lane_2_;
-                    kf_u32x4 t3175_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                    kf_u32x4 t_2_ = t3175_;
+                    kf_u32x4 t3192_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_2_ = t3192_;
                     if (v_19_ < nv_2_) {
-                        unsigned t3181_ = (row_[0u] * nv_2_) + v_19_;
-                        kf_u32x4 t3182_ = wv_[t3181_];
-                        t_2_ = t3182_;
+                        unsigned t3198_ = (row_[0u] * nv_2_) + v_19_;
+                        kf_u32x4 t3199_ = wv_[t3198_];
+                        t_2_ = t3199_;
                     }
                     wr_[0u] = t_2_;
                     unsigned v_20_ = (base_ + 32u) + lane_2_;
-                    kf_u32x4 t3188_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                    kf_u32x4 t_3_ = t3188_;
+                    kf_u32x4 t3205_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_3_ = t3205_;
                     if (v_20_ < nv_2_) {
-                        unsigned t3194_ = (row_[0u] * nv_2_) + v_20_;
-                        kf_u32x4 t3195_ = wv_[t3194_];
-                        t_3_ = t3195_;
+                        unsigned t3211_ = (row_[0u] * nv_2_) + v_20_;
+                        kf_u32x4 t3212_ = wv_[t3211_];
+                        t_3_ = t3212_;
                     }
                     wr_[1u] = t_3_;
                     unsigned v_21_ = (base_ + 64u) + lane_2_;
-                    kf_u32x4 t3201_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                    kf_u32x4 t_4_ = t3201_;
+                    kf_u32x4 t3218_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_4_ = t3218_;
                     if (v_21_ < nv_2_) {
-                        unsigned t3207_ = (row_[0u] * nv_2_) + v_21_;
-                        kf_u32x4 t3208_ = wv_[t3207_];
-                        t_4_ = t3208_;
+                        unsigned t3224_ = (row_[0u] * nv_2_) + v_21_;
+                        kf_u32x4 t3225_ = wv_[t3224_];
+                        t_4_ = t3225_;
                     }
                     wr_[2u] = t_4_;
                     unsigned v_22_ = (base_ + 96u) + lane_2_;
-                    kf_u32x4 t3214_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                    kf_u32x4 t_5_ = t3214_;
+                    kf_u32x4 t3231_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_5_ = t3231_;
                     if (v_22_ < nv_2_) {
-                        unsigned t3220_ = (row_[0u] * nv_2_) + v_22_;
-                        kf_u32x4 t3221_ = wv_[t3220_];
-                        t_5_ = t3221_;
+                        unsigned t3237_ = (row_[0u] * nv_2_) + v_22_;
+                        kf_u32x4 t3238_ = wv_[t3237_];
+                        t_5_ = t3238_;
                     }
                     wr_[3u] = t_5_;
                     unsigned v_23_ = base_ + lane_2_;
@@ -4704,8 +4704,8 @@ gemv_f16_f16_f16_acc(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x
                         xs_9_[5u] = kf_f16_to_f32(a_9_.v[5]);
                         xs_9_[6u] = kf_f16_to_f32(a_9_.v[6]);
                         xs_9_[7u] = kf_f16_to_f32(a_9_.v[7]);
-                        kf_u32x4 t3277_ = wr_[0u];
-                        kf_f16x8 wh_9_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t3277_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3277_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t3277_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3277_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t3277_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3277_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t3277_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3277_, 3u), 16u))}};
+                        kf_u32x4 t3294_ = wr_[0u];
+                        kf_f16x8 wh_9_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t3294_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3294_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t3294_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3294_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t3294_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3294_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t3294_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3294_, 3u), 16u))}};
                         acc_3_[0u] = __fmaf_rn(kf_f16_to_f32(wh_9_.v[7]), xs_9_[7u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[6]), xs_9_[6u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[5]), xs_9_[5u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[4]), xs_9_[4u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[3]), xs_9_[3u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[2]), xs_9_[2u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[1]), xs_9_[1u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[0]), xs_9_[0u], acc_3_[0u]))))))));
                     }
                     unsigned v_24_ = (base_ + 32u) + lane_2_;
@@ -4719,8 +4719,8 @@ gemv_f16_f16_f16_acc(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x
                         xs_10_[5u] = kf_f16_to_f32(a_10_.v[5]);
                         xs_10_[6u] = kf_f16_to_f32(a_10_.v[6]);
                         xs_10_[7u] = kf_f16_to_f32(a_10_.v[7]);
-                        kf_u32x4 t3404_ = wr_[1u];
-                        kf_f16x8 wh_10_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t3404_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3404_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t3404_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3404_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t3404_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3404_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t3404_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3404_, 3u), 16u))}};
+                        kf_u32x4 t3421_ = wr_[1u];
+                        kf_f16x8 wh_10_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t3421_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3421_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t3421_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3421_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t3421_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3421_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t3421_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3421_, 3u), 16u))}};
                         acc_3_[0u] = __fmaf_rn(kf_f16_to_f32(wh_10_.v[7]), xs_10_[7u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[6]), xs_10_[6u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[5]), xs_10_[5u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[4]), xs_10_[4u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[3]), xs_10_[3u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[2]), xs_10_[2u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[1]), xs_10_[1u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[0]), xs_10_[0u], acc_3_[0u]))))))));
                     }
                     unsigned v_25_ = (base_ + 64u) + lane_2_;
@@ -4734,8 +4734,8 @@ gemv_f16_f16_f16_acc(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x
                         xs_11_[5u] = kf_f16_to_f32(a_11_.v[5]);
                         xs_11_[6u] = kf_f16_to_f32(a_11_.v[6]);
                         xs_11_[7u] = kf_f16_to_f32(a_11_.v[7]);
-                        kf_u32x4 t3531_ = wr_[2u];
-                        kf_f16x8 wh_11_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t3531_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3531_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t3531_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3531_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t3531_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3531_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t3531_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3531_, 3u), 16u))}};
+                        kf_u32x4 t3548_ = wr_[2u];
+                        kf_f16x8 wh_11_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t3548_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3548_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t3548_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3548_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t3548_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3548_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t3548_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3548_, 3u), 16u))}};
                         acc_3_[0u] = __fmaf_rn(kf_f16_to_f32(wh_11_.v[7]), xs_11_[7u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[6]), xs_11_[6u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[5]), xs_11_[5u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[4]), xs_11_[4u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[3]), xs_11_[3u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[2]), xs_11_[2u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[1]), xs_11_[1u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[0]), xs_11_[0u], acc_3_[0u]))))))));
                     }
                     unsigned v_26_ = (base_ + 96u) + lane_2_;
@@ -4749,63 +4749,63 @@ gemv_f16_f16_f16_acc(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x
                         xs_12_[5u] = kf_f16_to_f32(a_12_.v[5]);
                         xs_12_[6u] = kf_f16_to_f32(a_12_.v[6]);
                         xs_12_[7u] = kf_f16_to_f32(a_12_.v[7]);
-                        kf_u32x4 t3658_ = wr_[3u];
-                        kf_f16x8 wh_12_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t3658_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3658_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t3658_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3658_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t3658_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3658_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t3658_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3658_, 3u), 16u))}};
+                        kf_u32x4 t3675_ = wr_[3u];
+                        kf_f16x8 wh_12_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t3675_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3675_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t3675_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3675_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t3675_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3675_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t3675_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3675_, 3u), 16u))}};
                         acc_3_[0u] = __fmaf_rn(kf_f16_to_f32(wh_12_.v[7]), xs_12_[7u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[6]), xs_12_[6u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[5]), xs_12_[5u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[4]), xs_12_[4u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[3]), xs_12_[3u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[2]), xs_12_[2u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[1]), xs_12_[1u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[0]), xs_12_[0u], acc_3_[0u]))))))));
                     }
                 }
             } else {
                 #pragma unroll 1
                 for (unsigned c_ = lane_2_; c_ < k_; c_ = c_ + 32u) {
-                    float t3739_ = kf_f16_to_f32(x_[c_]);
+                    float t3756_ = kf_f16_to_f32(x_[c_]);
                     unsigned i_ = (row_[0u] * k_) + c_;
                     unsigned short u_ = w16_[i_];
-                    acc_3_[0u] = __fmaf_rn(kf_f16_to_f32(kf_bitcast<kf_f16>(u_)), t3739_, acc_3_[0u]);
+                    acc_3_[0u] = __fmaf_rn(kf_f16_to_f32(kf_bitcast<kf_f16>(u_)), t3756_, acc_3_[0u]);
                 }
             }
-            float t3757_ = acc_3_[0u];
-            unsigned t3779_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
-            if (t3779_ == 32u) {
-                float t3784_ = __fadd_rn(t3757_, kf_shfl_xor(t3757_, 16u, kf_wn));
-                float t3787_ = __fadd_rn(t3784_, kf_shfl_xor(t3784_, 8u, kf_wn));
-                float t3790_ = __fadd_rn(t3787_, kf_shfl_xor(t3787_, 4u, kf_wn));
-                float t3793_ = __fadd_rn(t3790_, kf_shfl_xor(t3790_, 2u, kf_wn));
-                s_3_ = __fadd_rn(t3793_, kf_shfl_xor(t3793_, 1u, kf_wn));
+            float t3774_ = acc_3_[0u];
+            unsigned t3796_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+            if (t3796_ == 32u) {
+                float t3801_ = __fadd_rn(t3774_, kf_shfl_xor(t3774_, 16u, kf_wn));
+                float t3804_ = __fadd_rn(t3801_, kf_shfl_xor(t3801_, 8u, kf_wn));
+                float t3807_ = __fadd_rn(t3804_, kf_shfl_xor(t3804_, 4u, kf_wn));
+                float t3810_ = __fadd_rn(t3807_, kf_shfl_xor(t3807_, 2u, kf_wn));
+                s_3_ = __fadd_rn(t3810_, kf_shfl_xor(t3810_, 1u, kf_wn));
             } else {
-                float t3799_ = kf_shfl_down(t3757_, 16u, kf_wn);
-                bool t3801_ = (kf_lane_id() + 16u) < t3779_;
-                float t3802_ = __fadd_rn(t3757_, t3799_);
-                float t3803_ = t3801_ ? t3802_ : t3757_;
-                float t3805_ = kf_shfl_down(t3803_, 8u, kf_wn);
-                bool t3807_ = (kf_lane_id() + 8u) < t3779_;
-                float t3808_ = __fadd_rn(t3803_, t3805_);
-                float t3809_ = t3807_ ? t3808_ : t3803_;
-                float t3811_ = kf_shfl_down(t3809_, 4u, kf_wn);
-                bool t3813_ = (kf_lane_id() + 4u) < t3779_;
-                float t3814_ = __fadd_rn(t3809_, t3811_);
-                float t3815_ = t3813_ ? t3814_ : t3809_;
-                float t3817_ = kf_shfl_down(t3815_, 2u, kf_wn);
-                bool t3819_ = (kf_lane_id() + 2u) < t3779_;
-                float t3820_ = __fadd_rn(t3815_, t3817_);
-                float t3821_ = t3819_ ? t3820_ : t3815_;
-                float t3823_ = kf_shfl_down(t3821_, 1u, kf_wn);
-                bool t3825_ = (kf_lane_id() + 1u) < t3779_;
-                float t3826_ = __fadd_rn(t3821_, t3823_);
-                s_3_ = kf_shfl(t3825_ ? t3826_ : t3821_, 0u, kf_wn);
+                float t3816_ = kf_shfl_down(t3774_, 16u, kf_wn);
+                bool t3818_ = (kf_lane_id() + 16u) < t3796_;
+                float t3819_ = __fadd_rn(t3774_, t3816_);
+                float t3820_ = t3818_ ? t3819_ : t3774_;
+                float t3822_ = kf_shfl_down(t3820_, 8u, kf_wn);
+                bool t3824_ = (kf_lane_id() + 8u) < t3796_;
+                float t3825_ = __fadd_rn(t3820_, t3822_);
+                float t3826_ = t3824_ ? t3825_ : t3820_;
+                float t3828_ = kf_shfl_down(t3826_, 4u, kf_wn);
+                bool t3830_ = (kf_lane_id() + 4u) < t3796_;
+                float t3831_ = __fadd_rn(t3826_, t3828_);
+                float t3832_ = t3830_ ? t3831_ : t3826_;
+                float t3834_ = kf_shfl_down(t3832_, 2u, kf_wn);
+                bool t3836_ = (kf_lane_id() + 2u) < t3796_;
+                float t3837_ = __fadd_rn(t3832_, t3834_);
+                float t3838_ = t3836_ ? t3837_ : t3832_;
+                float t3840_ = kf_shfl_down(t3838_, 1u, kf_wn);
+                bool t3842_ = (kf_lane_id() + 1u) < t3796_;
+                float t3843_ = __fadd_rn(t3838_, t3840_);
+                s_3_ = kf_shfl(t3842_ ? t3843_ : t3838_, 0u, kf_wn);
             }
-            bool t3831_ = lane_2_ == 0u;
-            bool t3832_ = t3831_;
-            if (t3831_) {
-                t3832_ = g_ < m_;
+            bool t3848_ = lane_2_ == 0u;
+            bool t3849_ = t3848_;
+            if (t3848_) {
+                t3849_ = g_ < m_;
             }
-            if (t3832_) {
+            if (t3849_) {
                 y_[g_] = kf_f16_from_f32(__fadd_rn(s_3_, kf_f16_to_f32(y_[g_])));
             }
         }
     }
 }
 
-/* kernel gemv_bf16_f16_f16_acc (gemv.kf:784) */
+/* kernel gemv_bf16_f16_f16_acc (gemv.kf:873) */
 extern "C" __global__ void __launch_bounds__(256)
 gemv_bf16_f16_f16_acc(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__ x_, kf_f16* __restrict__ y_, unsigned m_, unsigned k_)
 {
@@ -4843,18 +4843,18 @@ gemv_bf16_f16_f16_acc(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__
         unsigned wid_ = (blockIdx.x << 3u) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u);
         unsigned nw_ = gridDim.x << 3u;
         if (!(wid_ >= m_)) {
-            unsigned t1426_ = m_ - wid_;
-            unsigned total_ = ((t1426_ / nw_) + (((t1426_ % nw_) != 0u) ? 1u : 0u)) * steps_;
+            unsigned t1433_ = m_ - wid_;
+            unsigned t1441_ = ((t1433_ / nw_) + (((t1433_ % nw_) != 0u) ? 1u : 0u)) * steps_;
             acc_2_[0u] = 0.0f;
             float yold_ = 0.0f;
             unsigned lg_ = wid_;
             unsigned lk_ = 0u;
             unsigned cg_ = wid_;
             unsigned ck_ = 0u;
-            unsigned t1447_ = total_ + 1u;
+            unsigned t1454_ = t1441_ + 1u;
             #pragma unroll 1
-            for (unsigned t0_ = 0u; t0_ < t1447_; t0_ = t0_ + 2u) {
-                if (t0_ < total_) {
+            for (unsigned t0_ = 0u; t0_ < t1454_; t0_ = t0_ + 2u) {
+                if (t0_ < t1441_) {
                     unsigned v_ = min((((lk_ << 5u) << 2u) + lane_), (nv_ - 1u));
                     unsigned row_2_ = min(lg_, (m_ - 1u));
                     wb_[0u] = wv_[(row_2_ * nv_) + v_];
@@ -4871,35 +4871,35 @@ gemv_bf16_f16_f16_acc(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__
                     unsigned row_5_ = min(lg_, (m_ - 1u));
                     wb_[3u] = wv_[(row_5_ * nv_) + v_4_];
                     xb_[6u] = xv_[v_4_];
-                    unsigned t1619_ = lk_ + 1u;
-                    lk_ = t1619_;
-                    if (t1619_ == steps_) {
+                    unsigned t1630_ = lk_ + 1u;
+                    lk_ = t1630_;
+                    if (t1630_ == steps_) {
                         lk_ = 0u;
                         lg_ = lg_ + nw_;
                     }
                 }
-                bool t1627_ = t0_ >= 1u;
-                bool t1628_ = t1627_;
-                if (t1627_) {
-                    t1628_ = (t0_ - 1u) < total_;
+                bool t1639_ = t0_ >= 1u;
+                bool t1640_ = t1639_;
+                if (t1639_) {
+                    t1640_ = (t0_ - 1u) < t1441_;
                 }
-                if (t1628_) {
+                if (t1640_) {
                     if (ck_ == 0u) {
                         float v_5_ = 0.0f;
-                        bool t1643_ = kf_lane_id() < 1u;
-                        bool t1644_ = t1643_;
-                        if (t1643_) {
-                            t1644_ = (cg_ + kf_lane_id()) < m_;
+                        bool t1655_ = kf_lane_id() < 1u;
+                        bool t1656_ = t1655_;
+                        if (t1655_) {
+                            t1656_ = (cg_ + kf_lane_id()) < m_;
                         }
-                        if (t1644_) {
+                        if (t1656_) {
                             v_5_ = kf_f16_to_f32(y_[cg_ + kf_lane_id()]);
                         }
                         yold_ = v_5_;
                     }
                     unsigned v_6_ = ((ck_ << 5u) << 2u) + lane_;
                     if (v_6_ < nv_) {
-                        kf_u32x4 t1687_ = xb_[8u];
-                        kf_f16x8 a_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1687_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1687_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1687_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1687_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1687_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1687_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1687_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1687_, 3u), 16u))}};
+                        kf_u32x4 t1699_ = xb_[8u];
+                        kf_f16x8 a_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1699_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1699_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1699_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1699_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1699_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1699_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1699_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1699_, 3u), 16u))}};
                         xs_[0u] = kf_f16_to_f32(a_.v[0]);
                         xs_[1u] = kf_f16_to_f32(a_.v[1]);
                         xs_[2u] = kf_f16_to_f32(a_.v[2]);
@@ -4908,14 +4908,14 @@ gemv_bf16_f16_f16_acc(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__
                         xs_[5u] = kf_f16_to_f32(a_.v[5]);
                         xs_[6u] = kf_f16_to_f32(a_.v[6]);
                         xs_[7u] = kf_f16_to_f32(a_.v[7]);
-                        kf_u32x4 t1717_ = wb_[4u];
-                        kf_bf16x8 wbv_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t1717_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1717_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t1717_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1717_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t1717_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1717_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t1717_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1717_, 3u), 16u))}};
+                        kf_u32x4 t1729_ = wb_[4u];
+                        kf_bf16x8 wbv_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t1729_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1729_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t1729_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1729_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t1729_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1729_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t1729_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1729_, 3u), 16u))}};
                         acc_2_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_.v[7]), xs_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[6]), xs_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[5]), xs_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[4]), xs_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[3]), xs_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[2]), xs_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[1]), xs_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[0]), xs_[0u], acc_2_[0u]))))))));
                     }
                     unsigned v_7_ = (((ck_ << 5u) << 2u) + 32u) + lane_;
                     if (v_7_ < nv_) {
-                        kf_u32x4 t1818_ = xb_[10u];
-                        kf_f16x8 a_2_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1818_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1818_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1818_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1818_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1818_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1818_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1818_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1818_, 3u), 16u))}};
+                        kf_u32x4 t1830_ = xb_[10u];
+                        kf_f16x8 a_2_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1830_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1830_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1830_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1830_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1830_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1830_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1830_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1830_, 3u), 16u))}};
                         xs_2_[0u] = kf_f16_to_f32(a_2_.v[0]);
                         xs_2_[1u] = kf_f16_to_f32(a_2_.v[1]);
                         xs_2_[2u] = kf_f16_to_f32(a_2_.v[2]);
@@ -4924,14 +4924,14 @@ gemv_bf16_f16_f16_acc(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__
                         xs_2_[5u] = kf_f16_to_f32(a_2_.v[5]);
                         xs_2_[6u] = kf_f16_to_f32(a_2_.v[6]);
                         xs_2_[7u] = kf_f16_to_f32(a_2_.v[7]);
-                        kf_u32x4 t1848_ = wb_[5u];
-                        kf_bf16x8 wbv_2_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t1848_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1848_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t1848_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1848_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t1848_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1848_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t1848_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1848_, 3u), 16u))}};
+                        kf_u32x4 t1860_ = wb_[5u];
+                        kf_bf16x8 wbv_2_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t1860_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1860_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t1860_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1860_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t1860_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1860_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t1860_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1860_, 3u), 16u))}};
                         acc_2_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[7]), xs_2_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[6]), xs_2_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[5]), xs_2_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[4]), xs_2_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[3]), xs_2_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[2]), xs_2_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[1]), xs_2_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[0]), xs_2_[0u], acc_2_[0u]))))))));
                     }
                     unsigned v_8_ = (((ck_ << 5u) << 2u) + 64u) + lane_;
                     if (v_8_ < nv_) {
-                        kf_u32x4 t1949_ = xb_[12u];
-                        kf_f16x8 a_3_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1949_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1949_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1949_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1949_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1949_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1949_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1949_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1949_, 3u), 16u))}};
+                        kf_u32x4 t1961_ = xb_[12u];
+                        kf_f16x8 a_3_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1961_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1961_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1961_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1961_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1961_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1961_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1961_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1961_, 3u), 16u))}};
                         xs_3_[0u] = kf_f16_to_f32(a_3_.v[0]);
                         xs_3_[1u] = kf_f16_to_f32(a_3_.v[1]);
                         xs_3_[2u] = kf_f16_to_f32(a_3_.v[2]);
@@ -4940,14 +4940,14 @@ gemv_bf16_f16_f16_acc(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__
                         xs_3_[5u] = kf_f16_to_f32(a_3_.v[5]);
                         xs_3_[6u] = kf_f16_to_f32(a_3_.v[6]);
                         xs_3_[7u] = kf_f16_to_f32(a_3_.v[7]);
-                        kf_u32x4 t1979_ = wb_[6u];
-                        kf_bf16x8 wbv_3_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t1979_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1979_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t1979_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1979_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t1979_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1979_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t1979_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1979_, 3u), 16u))}};
+                        kf_u32x4 t1991_ = wb_[6u];
+                        kf_bf16x8 wbv_3_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t1991_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1991_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t1991_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1991_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t1991_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1991_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t1991_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1991_, 3u), 16u))}};
                         acc_2_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[7]), xs_3_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[6]), xs_3_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[5]), xs_3_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[4]), xs_3_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[3]), xs_3_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[2]), xs_3_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[1]), xs_3_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[0]), xs_3_[0u], acc_2_[0u]))))))));
                     }
                     unsigned v_9_ = (((ck_ << 5u) << 2u) + 96u) + lane_;
                     if (v_9_ < nv_) {
-                        kf_u32x4 t2080_ = xb_[14u];
-                        kf_f16x8 a_4_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2080_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2080_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2080_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2080_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2080_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2080_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2080_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2080_, 3u), 16u))}};
+                        kf_u32x4 t2092_ = xb_[14u];
+                        kf_f16x8 a_4_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2092_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2092_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2092_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2092_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2092_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2092_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2092_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2092_, 3u), 16u))}};
                         xs_4_[0u] = kf_f16_to_f32(a_4_.v[0]);
                         xs_4_[1u] = kf_f16_to_f32(a_4_.v[1]);
                         xs_4_[2u] = kf_f16_to_f32(a_4_.v[2]);
@@ -4956,49 +4956,49 @@ gemv_bf16_f16_f16_acc(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__
                         xs_4_[5u] = kf_f16_to_f32(a_4_.v[5]);
                         xs_4_[6u] = kf_f16_to_f32(a_4_.v[6]);
                         xs_4_[7u] = kf_f16_to_f32(a_4_.v[7]);
-                        kf_u32x4 t2110_ = wb_[7u];
-                        kf_bf16x8 wbv_4_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t2110_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2110_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2110_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2110_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2110_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2110_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2110_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2110_, 3u), 16u))}};
+                        kf_u32x4 t2122_ = wb_[7u];
+                        kf_bf16x8 wbv_4_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t2122_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2122_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2122_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2122_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2122_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2122_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2122_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2122_, 3u), 16u))}};
                         acc_2_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[7]), xs_4_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[6]), xs_4_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[5]), xs_4_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[4]), xs_4_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[3]), xs_4_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[2]), xs_4_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[1]), xs_4_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[0]), xs_4_[0u], acc_2_[0u]))))))));
                     }
-                    unsigned t2181_ = ck_ + 1u;
-                    ck_ = t2181_;
-                    if (t2181_ == steps_) {
-                        float t2184_ = acc_2_[0u];
-                        unsigned t2206_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
-                        if (t2206_ == 32u) {
-                            float t2211_ = __fadd_rn(t2184_, kf_shfl_xor(t2184_, 16u, kf_wn));
-                            float t2214_ = __fadd_rn(t2211_, kf_shfl_xor(t2211_, 8u, kf_wn));
-                            float t2217_ = __fadd_rn(t2214_, kf_shfl_xor(t2214_, 4u, kf_wn));
-                            float t2220_ = __fadd_rn(t2217_, kf_shfl_xor(t2217_, 2u, kf_wn));
-                            s_ = __fadd_rn(t2220_, kf_shfl_xor(t2220_, 1u, kf_wn));
+                    unsigned t2193_ = ck_ + 1u;
+                    ck_ = t2193_;
+                    if (t2193_ == steps_) {
+                        float t2196_ = acc_2_[0u];
+                        unsigned t2218_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+                        if (t2218_ == 32u) {
+                            float t2223_ = __fadd_rn(t2196_, kf_shfl_xor(t2196_, 16u, kf_wn));
+                            float t2226_ = __fadd_rn(t2223_, kf_shfl_xor(t2223_, 8u, kf_wn));
+                            float t2229_ = __fadd_rn(t2226_, kf_shfl_xor(t2226_, 4u, kf_wn));
+                            float t2232_ = __fadd_rn(t2229_, kf_shfl_xor(t2229_, 2u, kf_wn));
+                            s_ = __fadd_rn(t2232_, kf_shfl_xor(t2232_, 1u, kf_wn));
                         } else {
-                            float t2226_ = kf_shfl_down(t2184_, 16u, kf_wn);
-                            bool t2228_ = (kf_lane_id() + 16u) < t2206_;
-                            float t2229_ = __fadd_rn(t2184_, t2226_);
-                            float t2230_ = t2228_ ? t2229_ : t2184_;
-                            float t2232_ = kf_shfl_down(t2230_, 8u, kf_wn);
-                            bool t2234_ = (kf_lane_id() + 8u) < t2206_;
-                            float t2235_ = __fadd_rn(t2230_, t2232_);
-                            float t2236_ = t2234_ ? t2235_ : t2230_;
-                            float t2238_ = kf_shfl_down(t2236_, 4u, kf_wn);
-                            bool t2240_ = (kf_lane_id() + 4u) < t2206_;
-                            float t2241_ = __fadd_rn(t2236_, t2238_);
-                            float t2242_ = t2240_ ? t2241_ : t2236_;
-                            float t2244_ = kf_shfl_down(t2242_, 2u, kf_wn);
-                            bool t2246_ = (kf_lane_id() + 2u) < t2206_;
+                            float t2238_ = kf_shfl_down(t2196_, 16u, kf_wn);
+                            bool t2240_ = (kf_lane_id() + 16u) < t2218_;
+                            float t2241_ = __fadd_rn(t2196_, t2238_);
+                            float t2242_ = t2240_ ? t2241_ : t2196_;
+                            float t2244_ = kf_shfl_down(t2242_, 8u, kf_wn);
+                            bool t2246_ = (kf_lane_id() + 8u) < t2218_;
                             float t2247_ = __fadd_rn(t2242_, t2244_);
                             float t2248_ = t2246_ ? t2247_ : t2242_;
-                            float t2250_ = kf_shfl_down(t2248_, 1u, kf_wn);
-                            bool t2252_ = (kf_lane_id() + 1u) < t2206_;
+                            float t2250_ = kf_shfl_down(t2248_, 4u, kf_wn);
+                            bool t2252_ = (kf_lane_id() + 4u) < t2218_;
                             float t2253_ = __fadd_rn(t2248_, t2250_);
-                            s_ = kf_shfl(t2252_ ? t2253_ : t2248_, 0u, kf_wn);
+                            float t2254_ = t2252_ ? t2253_ : t2248_;
+                            float t2256_ = kf_shfl_down(t2254_, 2u, kf_wn);
+                            bool t2258_ = (kf_lane_id() + 2u) < t2218_;
+                            float t2259_ = __fadd_rn(t2254_, t2256_);
+                            float t2260_ = t2258_ ? t2259_ : t2254_;
+                            float t2262_ = kf_shfl_down(t2260_, 1u, kf_wn);
+                            bool t2264_ = (kf_lane_id() + 1u) < t2218_;
+                            float t2265_ = __fadd_rn(t2260_, t2262_);
+                            s_ = kf_shfl(t2264_ ? t2265_ : t2260_, 0u, kf_wn);
                         }
-                        bool t2258_ = lane_ == 0u;
-                        bool t2259_ = t2258_;
-                        if (t2258_) {
-                            t2259_ = cg_ < m_;
+                        bool t2270_ = lane_ == 0u;
+                        bool t2271_ = t2270_;
+                        if (t2270_) {
+                            t2271_ = cg_ < m_;
                         }
-                        if (t2259_) {
+                        if (t2271_) {
                             y_[cg_] = kf_f16_from_f32(__fadd_rn(s_, yold_));
                         }
                         acc_2_[0u] = 0.0f;
@@ -5006,7 +5006,7 @@ gemv_bf16_f16_f16_acc(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__
                         cg_ = cg_ + nw_;
                     }
                 }
-                if ((t0_ + 1u) < total_) {
+                if ((t0_ + 1u) < t1441_) {
                     unsigned v_10_ = min((((lk_ << 5u) << 2u) + lane_), (nv_ - 1u));
                     unsigned row_6_ = min(lg_, (m_ - 1u));
                     wb_[4u] = wv_[(row_6_ * nv_) + v_10_];
@@ -5023,35 +5023,35 @@ gemv_bf16_f16_f16_acc(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__
                     unsigned row_9_ = min(lg_, (m_ - 1u));
                     wb_[7u] = wv_[(row_9_ * nv_) + v_13_];
                     xb_[14u] = xv_[v_13_];
-                    unsigned t2454_ = lk_ + 1u;
-                    lk_ = t2454_;
-                    if (t2454_ == steps_) {
+                    unsigned t2470_ = lk_ + 1u;
+                    lk_ = t2470_;
+                    if (t2470_ == steps_) {
                         lk_ = 0u;
                         lg_ = lg_ + nw_;
                     }
                 }
-                bool t2462_ = (t0_ + 1u) >= 1u;
-                bool t2463_ = t2462_;
-                if (t2462_) {
-                    t2463_ = ((t0_ + 1u) - 1u) < total_;
+                bool t2479_ = (t0_ + 1u) >= 1u;
+                bool t2480_ = t2479_;
+                if (t2479_) {
+                    t2480_ = ((t0_ + 1u) - 1u) < t1441_;
                 }
-                if (t2463_) {
+                if (t2480_) {
                     if (ck_ == 0u) {
                         float v_14_ = 0.0f;
-                        bool t2478_ = kf_lane_id() < 1u;
-                        bool t2479_ = t2478_;
-                        if (t2478_) {
-                            t2479_ = (cg_ + kf_lane_id()) < m_;
+                        bool t2495_ = kf_lane_id() < 1u;
+                        bool t2496_ = t2495_;
+                        if (t2495_) {
+                            t2496_ = (cg_ + kf_lane_id()) < m_;
                         }
-                        if (t2479_) {
+                        if (t2496_) {
                             v_14_ = kf_f16_to_f32(y_[cg_ + kf_lane_id()]);
                         }
                         yold_ = v_14_;
                     }
                     unsigned v_15_ = ((ck_ << 5u) << 2u) + lane_;
                     if (v_15_ < nv_) {
-                        kf_u32x4 t2522_ = xb_[0u];
-                        kf_f16x8 a_5_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2522_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2522_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2522_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2522_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2522_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2522_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2522_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2522_, 3u), 16u))}};
+                        kf_u32x4 t2539_ = xb_[0u];
+                        kf_f16x8 a_5_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2539_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2539_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2539_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2539_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2539_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2539_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2539_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2539_, 3u), 16u))}};
                         xs_5_[0u] = kf_f16_to_f32(a_5_.v[0]);
                         xs_5_[1u] = kf_f16_to_f32(a_5_.v[1]);
                         xs_5_[2u] = kf_f16_to_f32(a_5_.v[2]);
@@ -5060,14 +5060,14 @@ gemv_bf16_f16_f16_acc(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__
                         xs_5_[5u] = kf_f16_to_f32(a_5_.v[5]);
                         xs_5_[6u] = kf_f16_to_f32(a_5_.v[6]);
                         xs_5_[7u] = kf_f16_to_f32(a_5_.v[7]);
-                        kf_u32x4 t2552_ = wb_[0u];
-                        kf_bf16x8 wbv_5_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t2552_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2552_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2552_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2552_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2552_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2552_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2552_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2552_, 3u), 16u))}};
+                        kf_u32x4 t2569_ = wb_[0u];
+                        kf_bf16x8 wbv_5_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t2569_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2569_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2569_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2569_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2569_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2569_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2569_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2569_, 3u), 16u))}};
                         acc_2_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[7]), xs_5_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[6]), xs_5_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[5]), xs_5_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[4]), xs_5_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[3]), xs_5_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[2]), xs_5_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[1]), xs_5_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[0]), xs_5_[0u], acc_2_[0u]))))))));
                     }
                     unsigned v_16_ = (((ck_ << 5u) << 2u) + 32u) + lane_;
                     if (v_16_ < nv_) {
-                        kf_u32x4 t2653_ = xb_[2u];
-                        kf_f16x8 a_6_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2653_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2653_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2653_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2653_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2653_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2653_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2653_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2653_, 3u), 16u))}};
+                        kf_u32x4 t2670_ = xb_[2u];
+                        kf_f16x8 a_6_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2670_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2670_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2670_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2670_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2670_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2670_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2670_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2670_, 3u), 16u))}};
                         xs_6_[0u] = kf_f16_to_f32(a_6_.v[0]);
                         xs_6_[1u] = kf_f16_to_f32(a_6_.v[1]);
                         xs_6_[2u] = kf_f16_to_f32(a_6_.v[2]);
@@ -5076,14 +5076,14 @@ gemv_bf16_f16_f16_acc(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__
                         xs_6_[5u] = kf_f16_to_f32(a_6_.v[5]);
                         xs_6_[6u] = kf_f16_to_f32(a_6_.v[6]);
                         xs_6_[7u] = kf_f16_to_f32(a_6_.v[7]);
-                        kf_u32x4 t2683_ = wb_[1u];
-                        kf_bf16x8 wbv_6_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t2683_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2683_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2683_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2683_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2683_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2683_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2683_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2683_, 3u), 16u))}};
+                        kf_u32x4 t2700_ = wb_[1u];
+                        kf_bf16x8 wbv_6_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t2700_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2700_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2700_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2700_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2700_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2700_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2700_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2700_, 3u), 16u))}};
                         acc_2_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[7]), xs_6_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[6]), xs_6_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[5]), xs_6_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[4]), xs_6_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[3]), xs_6_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[2]), xs_6_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[1]), xs_6_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[0]), xs_6_[0u], acc_2_[0u]))))))));
                     }
                     unsigned v_17_ = (((ck_ << 5u) << 2u) + 64u) + lane_;
                     if (v_17_ < nv_) {
-                        kf_u32x4 t2784_ = xb_[4u];
-                        kf_f16x8 a_7_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2784_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2784_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2784_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2784_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2784_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2784_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2784_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2784_, 3u), 16u))}};
+                        kf_u32x4 t2801_ = xb_[4u];
+                        kf_f16x8 a_7_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2801_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2801_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2801_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2801_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2801_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2801_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2801_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2801_, 3u), 16u))}};
                         xs_7_[0u] = kf_f16_to_f32(a_7_.v[0]);
                         xs_7_[1u] = kf_f16_to_f32(a_7_.v[1]);
                         xs_7_[2u] = kf_f16_to_f32(a_7_.v[2]);
@@ -5092,14 +5092,14 @@ gemv_bf16_f16_f16_acc(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__
                         xs_7_[5u] = kf_f16_to_f32(a_7_.v[5]);
                         xs_7_[6u] = kf_f16_to_f32(a_7_.v[6]);
                         xs_7_[7u] = kf_f16_to_f32(a_7_.v[7]);
-                        kf_u32x4 t2814_ = wb_[2u];
-                        kf_bf16x8 wbv_7_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t2814_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2814_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2814_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2814_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2814_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2814_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2814_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2814_, 3u), 16u))}};
+                        kf_u32x4 t2831_ = wb_[2u];
+                        kf_bf16x8 wbv_7_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t2831_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2831_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2831_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2831_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2831_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2831_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2831_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2831_, 3u), 16u))}};
                         acc_2_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[7]), xs_7_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[6]), xs_7_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[5]), xs_7_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[4]), xs_7_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[3]), xs_7_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[2]), xs_7_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[1]), xs_7_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[0]), xs_7_[0u], acc_2_[0u]))))))));
                     }
                     unsigned v_18_ = (((ck_ << 5u) << 2u) + 96u) + lane_;
                     if (v_18_ < nv_) {
-                        kf_u32x4 t2915_ = xb_[6u];
-                        kf_f16x8 a_8_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2915_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2915_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2915_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2915_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2915_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2915_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2915_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2915_, 3u), 16u))}};
+                        kf_u32x4 t2932_ = xb_[6u];
+                        kf_f16x8 a_8_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2932_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2932_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2932_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2932_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2932_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2932_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2932_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2932_, 3u), 16u))}};
                         xs_8_[0u] = kf_f16_to_f32(a_8_.v[0]);
                         xs_8_[1u] = kf_f16_to_f32(a_8_.v[1]);
                         xs_8_[2u] = kf_f16_to_f32(a_8_.v[2]);
@@ -5108,49 +5108,49 @@ gemv_bf16_f16_f16_acc(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__
                         xs_8_[5u] = kf_f16_to_f32(a_8_.v[5]);
                         xs_8_[6u] = kf_f16_to_f32(a_8_.v[6]);
                         xs_8_[7u] = kf_f16_to_f32(a_8_.v[7]);
-                        kf_u32x4 t2945_ = wb_[3u];
-                        kf_bf16x8 wbv_8_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t2945_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2945_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2945_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2945_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2945_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2945_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2945_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2945_, 3u), 16u))}};
+                        kf_u32x4 t2962_ = wb_[3u];
+                        kf_bf16x8 wbv_8_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t2962_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2962_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2962_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2962_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2962_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2962_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2962_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2962_, 3u), 16u))}};
                         acc_2_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[7]), xs_8_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[6]), xs_8_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[5]), xs_8_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[4]), xs_8_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[3]), xs_8_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[2]), xs_8_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[1]), xs_8_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[0]), xs_8_[0u], acc_2_[0u]))))))));
                     }
-                    unsigned t3016_ = ck_ + 1u;
-                    ck_ = t3016_;
-                    if (t3016_ == steps_) {
-                        float t3019_ = acc_2_[0u];
-                        unsigned t3041_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
-                        if (t3041_ == 32u) {
-                            float t3046_ = __fadd_rn(t3019_, kf_shfl_xor(t3019_, 16u, kf_wn));
-                            float t3049_ = __fadd_rn(t3046_, kf_shfl_xor(t3046_, 8u, kf_wn));
-                            float t3052_ = __fadd_rn(t3049_, kf_shfl_xor(t3049_, 4u, kf_wn));
-                            float t3055_ = __fadd_rn(t3052_, kf_shfl_xor(t3052_, 2u, kf_wn));
-                            s_2_ = __fadd_rn(t3055_, kf_shfl_xor(t3055_, 1u, kf_wn));
+                    unsigned t3033_ = ck_ + 1u;
+                    ck_ = t3033_;
+                    if (t3033_ == steps_) {
+                        float t3036_ = acc_2_[0u];
+                        unsigned t3058_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+                        if (t3058_ == 32u) {
+                            float t3063_ = __fadd_rn(t3036_, kf_shfl_xor(t3036_, 16u, kf_wn));
+                            float t3066_ = __fadd_rn(t3063_, kf_shfl_xor(t3063_, 8u, kf_wn));
+                            float t3069_ = __fadd_rn(t3066_, kf_shfl_xor(t3066_, 4u, kf_wn));
+                            float t3072_ = __fadd_rn(t3069_, kf_shfl_xor(t3069_, 2u, kf_wn));
+                            s_2_ = __fadd_rn(t3072_, kf_shfl_xor(t3072_, 1u, kf_wn));
                         } else {
-                            float t3061_ = kf_shfl_down(t3019_, 16u, kf_wn);
-                            bool t3063_ = (kf_lane_id() + 16u) < t3041_;
-                            float t3064_ = __fadd_rn(t3019_, t3061_);
-                            float t3065_ = t3063_ ? t3064_ : t3019_;
-                            float t3067_ = kf_shfl_down(t3065_, 8u, kf_wn);
-                            bool t3069_ = (kf_lane_id() + 8u) < t3041_;
-                            float t3070_ = __fadd_rn(t3065_, t3067_);
-                            float t3071_ = t3069_ ? t3070_ : t3065_;
-                            float t3073_ = kf_shfl_down(t3071_, 4u, kf_wn);
-                            bool t3075_ = (kf_lane_id() + 4u) < t3041_;
-                            float t3076_ = __fadd_rn(t3071_, t3073_);
-                            float t3077_ = t3075_ ? t3076_ : t3071_;
-                            float t3079_ = kf_shfl_down(t3077_, 2u, kf_wn);
-                            bool t3081_ = (kf_lane_id() + 2u) < t3041_;
-                            float t3082_ = __fadd_rn(t3077_, t3079_);
-                            float t3083_ = t3081_ ? t3082_ : t3077_;
-                            float t3085_ = kf_shfl_down(t3083_, 1u, kf_wn);
-                            bool t3087_ = (kf_lane_id() + 1u) < t3041_;
-                            float t3088_ = __fadd_rn(t3083_, t3085_);
-                            s_2_ = kf_shfl(t3087_ ? t3088_ : t3083_, 0u, kf_wn);
+                            float t3078_ = kf_shfl_down(t3036_, 16u, kf_wn);
+                            bool t3080_ = (kf_lane_id() + 16u) < t3058_;
+                            float t3081_ = __fadd_rn(t3036_, t3078_);
+                            float t3082_ = t3080_ ? t3081_ : t3036_;
+                            float t3084_ = kf_shfl_down(t3082_, 8u, kf_wn);
+                            bool t3086_ = (kf_lane_id() + 8u) < t3058_;
+                            float t3087_ = __fadd_rn(t3082_, t3084_);
+                            float t3088_ = t3086_ ? t3087_ : t3082_;
+                            float t3090_ = kf_shfl_down(t3088_, 4u, kf_wn);
+                            bool t3092_ = (kf_lane_id() + 4u) < t3058_;
+                            float t3093_ = __fadd_rn(t3088_, t3090_);
+                            float t3094_ = t3092_ ? t3093_ : t3088_;
+                            float t3096_ = kf_shfl_down(t3094_, 2u, kf_wn);
+                            bool t3098_ = (kf_lane_id() + 2u) < t3058_;
+                            float t3099_ = __fadd_rn(t3094_, t3096_);
+                            float t3100_ = t3098_ ? t3099_ : t3094_;
+                            float t3102_ = kf_shfl_down(t3100_, 1u, kf_wn);
+                            bool t3104_ = (kf_lane_id() + 1u) < t3058_;
+                            float t3105_ = __fadd_rn(t3100_, t3102_);
+                            s_2_ = kf_shfl(t3104_ ? t3105_ : t3100_, 0u, kf_wn);
                         }
-                        bool t3093_ = lane_ == 0u;
-                        bool t3094_ = t3093_;
-                        if (t3093_) {
-                            t3094_ = cg_ < m_;
+                        bool t3110_ = lane_ == 0u;
+                        bool t3111_ = t3110_;
+                        if (t3110_) {
+                            t3111_ = cg_ < m_;
                         }
-                        if (t3094_) {
+                        if (t3111_) {
                             y_[cg_] = kf_f16_from_f32(__fadd_rn(s_2_, yold_));
                         }
                         acc_2_[0u] = 0.0f;
@@ -5163,49 +5163,49 @@ gemv_bf16_f16_f16_acc(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__
     } else {
         unsigned lane_2_ = kf_lane_id();
         unsigned nv_2_ = k_ >> 3u;
-        unsigned t3139_ = (blockIdx.x << 3u) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u);
-        unsigned t3150_ = gridDim.x << 3u;
+        unsigned t3156_ = (blockIdx.x << 3u) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u);
+        unsigned t3167_ = gridDim.x << 3u;
         #pragma unroll 1
-        for (unsigned g_ = t3139_; g_ < m_; g_ = g_ + t3150_) {
+        for (unsigned g_ = t3156_; g_ < m_; g_ = g_ + t3167_) {
             row_[0u] = min(g_, (m_ - 1u));
             acc_3_[0u] = 0.0f;
             if ((k_ & 7u) == 0u) {
                 #pragma unroll 1
                 for (unsigned base_ = 0u; base_ < nv_2_; base_ = base_ + 128u) {
                     unsigned v_19_ = base_ + lane_2_;
-                    kf_u32x4 t3175_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                    kf_u32x4 t_2_ = t3175_;
+                    kf_u32x4 t3192_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_2_ = t3192_;
                     if (v_19_ < nv_2_) {
-                        unsigned t3181_ = (row_[0u] * nv_2_) + v_19_;
-                        kf_u32x4 t3182_ = wv_[t3181_];
-                        t_2_ = t3182_;
+                        unsigned t3198_ = (row_[0u] * nv_2_) + v_19_;
+                        kf_u32x4 t3199_ = wv_[t3198_];
+                        t_2_ = t3199_;
                     }
                     wr_[0u] = t_2_;
                     unsigned v_20_ = (base_ + 32u) + lane_2_;
-                    kf_u32x4 t3188_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                    kf_u32x4 t_3_ = t3188_;
+                    kf_u32x4 t3205_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_3_ = t3205_;
                     if (v_20_ < nv_2_) {
-                        unsigned t3194_ = (row_[0u] * nv_2_) + v_20_;
-                        kf_u32x4 t3195_ = wv_[t3194_];
-                        t_3_ = t3195_;
+                        unsigned t3211_ = (row_[0u] * nv_2_) + v_20_;
+                        kf_u32x4 t3212_ = wv_[t3211_];
+                        t_3_ = t3212_;
                     }
                     wr_[1u] = t_3_;
                     unsigned v_21_ = (base_ + 64u) + lane_2_;
-                    kf_u32x4 t3201_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                    kf_u32x4 t_4_ = t3201_;
+                    kf_u32x4 t3218_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_4_ = t3218_;
                     if (v_21_ < nv_2_) {
-                        unsigned t3207_ = (row_[0u] * nv_2_) + v_21_;
-                        kf_u32x4 t3208_ = wv_[t3207_];
-                        t_4_ = t3208_;
+                        unsigned t3224_ = (row_[0u] * nv_2_) + v_21_;
+                        kf_u32x4 t3225_ = wv_[t3224_];
+                        t_4_ = t3225_;
                     }
                     wr_[2u] = t_4_;
                     unsigned v_22_ = (base_ + 96u) + lane_2_;
-                    kf_u32x4 t3214_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                    kf_u32x4 t_5_ = t3214_;
+                    kf_u32x4 t3231_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_5_ = t3231_;
                     if (v_22_ < nv_2_) {
-                        unsigned t3220_ = (row_[0u] * nv_2_) + v_22_;
-                        kf_u32x4 t3221_ = wv_[t3220_];
-                        t_5_ = t3221_;
+                        unsigned t3237_ = (row_[0u] * nv_2_) + v_22_;
+                        kf_u32x4 t3238_ = wv_[t3237_];
+                        t_5_ = t3238_;
                     }
                     wr_[3u] = t_5_;
                     unsigned v_23_ = base_ + lane_2_;
@@ -5219,8 +5219,8 @@ gemv_bf16_f16_f16_acc(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__
                         xs_9_[5u] = kf_f16_to_f32(a_9_.v[5]);
                         xs_9_[6u] = kf_f16_to_f32(a_9_.v[6]);
                         xs_9_[7u] = kf_f16_to_f32(a_9_.v[7]);
-                        kf_u32x4 t3280_ = wr_[0u];
-                        kf_bf16x8 wb_2_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t3280_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3280_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t3280_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3280_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t3280_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3280_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t3280_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3280_, 3u), 16u))}};
+                        kf_u32x4 t3297_ = wr_[0u];
+                        kf_bf16x8 wb_2_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t3297_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3297_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t3297_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3297_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t3297_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3297_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t3297_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3297_, 3u), 16u))}};
                         acc_3_[0u] = __fmaf_rn(kf_bf16_to_f32(wb_2_.v[7]), xs_9_[7u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[6]), xs_9_[6u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[5]), xs_9_[5u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[4]), xs_9_[4u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[3]), xs_9_[3u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[2]), xs_9_[2u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[1]), xs_9_[1u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[0]), xs_9_[0u], acc_3_[0u]))))))));
                     }
                     unsigned v_24_ = (base_ + 32u) + lane_2_;
@@ -5234,8 +5234,8 @@ gemv_bf16_f16_f16_acc(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__
                         xs_10_[5u] = kf_f16_to_f32(a_10_.v[5]);
                         xs_10_[6u] = kf_f16_to_f32(a_10_.v[6]);
                         xs_10_[7u] = kf_f16_to_f32(a_10_.v[7]);
-                        kf_u32x4 t3407_ = wr_[1u];
-                        kf_bf16x8 wb_3_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t3407_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3407_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t3407_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3407_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t3407_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3407_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t3407_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3407_, 3u), 16u))}};
+                        kf_u32x4 t3424_ = wr_[1u];
+                        kf_bf16x8 wb_3_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t3424_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3424_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t3424_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3424_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t3424_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3424_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t3424_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3424_, 3u), 16u))}};
                         acc_3_[0u] = __fmaf_rn(kf_bf16_to_f32(wb_3_.v[7]), xs_10_[7u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[6]), xs_10_[6u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[5]), xs_10_[5u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[4]), xs_10_[4u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[3]), xs_10_[3u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[2]), xs_10_[2u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[1]), xs_10_[1u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[0]), xs_10_[0u], acc_3_[0u]))))))));
                     }
                     unsigned v_25_ = (base_ + 64u) + lane_2_;
@@ -5249,8 +5249,8 @@ gemv_bf16_f16_f16_acc(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__
                         xs_11_[5u] = kf_f16_to_f32(a_11_.v[5]);
                         xs_11_[6u] = kf_f16_to_f32(a_11_.v[6]);
                         xs_11_[7u] = kf_f16_to_f32(a_11_.v[7]);
-                        kf_u32x4 t3534_ = wr_[2u];
-                        kf_bf16x8 wb_4_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t3534_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3534_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t3534_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3534_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t3534_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3534_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t3534_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3534_, 3u), 16u))}};
+                        kf_u32x4 t3551_ = wr_[2u];
+                        kf_bf16x8 wb_4_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t3551_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3551_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t3551_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3551_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t3551_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3551_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t3551_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3551_, 3u), 16u))}};
                         acc_3_[0u] = __fmaf_rn(kf_bf16_to_f32(wb_4_.v[7]), xs_11_[7u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[6]), xs_11_[6u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[5]), xs_11_[5u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[4]), xs_11_[4u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[3]), xs_11_[3u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[2]), xs_11_[2u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[1]), xs_11_[1u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[0]), xs_11_[0u], acc_3_[0u]))))))));
                     }
                     unsigned v_26_ = (base_ + 96u) + lane_2_;
@@ -5264,63 +5264,63 @@ gemv_bf16_f16_f16_acc(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__
                         xs_12_[5u] = kf_f16_to_f32(a_12_.v[5]);
                         xs_12_[6u] = kf_f16_to_f32(a_12_.v[6]);
                         xs_12_[7u] = kf_f16_to_f32(a_12_.v[7]);
-                        kf_u32x4 t3661_ = wr_[3u];
-                        kf_bf16x8 wb_5_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t3661_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3661_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t3661_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3661_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t3661_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3661_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t3661_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3661_, 3u), 16u))}};
+                        kf_u32x4 t3678_ = wr_[3u];
+                        kf_bf16x8 wb_5_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t3678_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3678_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t3678_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3678_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t3678_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3678_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t3678_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3678_, 3u), 16u))}};
                         acc_3_[0u] = __fmaf_rn(kf_bf16_to_f32(wb_5_.v[7]), xs_12_[7u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[6]), xs_12_[6u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[5]), xs_12_[5u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[4]), xs_12_[4u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[3]), xs_12_[3u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[2]), xs_12_[2u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[1]), xs_12_[1u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[0]), xs_12_[0u], acc_3_[0u]))))))));
                     }
                 }
             } else {
                 #pragma unroll 1
                 for (unsigned c_ = lane_2_; c_ < k_; c_ = c_ + 32u) {
-                    float t3739_ = kf_f16_to_f32(x_[c_]);
+                    float t3756_ = kf_f16_to_f32(x_[c_]);
                     unsigned i_ = (row_[0u] * k_) + c_;
                     unsigned short u_ = w16_[i_];
-                    acc_3_[0u] = __fmaf_rn(kf_bf16_to_f32(kf_bitcast<kf_bf16>(u_)), t3739_, acc_3_[0u]);
+                    acc_3_[0u] = __fmaf_rn(kf_bf16_to_f32(kf_bitcast<kf_bf16>(u_)), t3756_, acc_3_[0u]);
                 }
             }
-            float t3757_ = acc_3_[0u];
-            unsigned t3779_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
-            if (t3779_ == 32u) {
-                float t3784_ = __fadd_rn(t3757_, kf_shfl_xor(t3757_, 16u, kf_wn));
-                float t3787_ = __fadd_rn(t3784_, kf_shfl_xor(t3784_, 8u, kf_wn));
-                float t3790_ = __fadd_rn(t3787_, kf_shfl_xor(t3787_, 4u, kf_wn));
-                float t3793_ = __fadd_rn(t3790_, kf_shfl_xor(t3790_, 2u, kf_wn));
-                s_3_ = __fadd_rn(t3793_, kf_shfl_xor(t3793_, 1u, kf_wn));
+            float t3774_ = acc_3_[0u];
+            unsigned t3796_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+            if (t3796_ == 32u) {
+                float t3801_ = __fadd_rn(t3774_, kf_shfl_xor(t3774_, 16u, kf_wn));
+                float t3804_ = __fadd_rn(t3801_, kf_shfl_xor(t3801_, 8u, kf_wn));
+                float t3807_ = __fadd_rn(t3804_, kf_shfl_xor(t3804_, 4u, kf_wn));
+                float t3810_ = __fadd_rn(t3807_, kf_shfl_xor(t3807_, 2u, kf_wn));
+                s_3_ = __fadd_rn(t3810_, kf_shfl_xor(t3810_, 1u, kf_wn));
             } else {
-                float t3799_ = kf_shfl_down(t3757_, 16u, kf_wn);
-                bool t3801_ = (kf_lane_id() + 16u) < t3779_;
-                float t3802_ = __fadd_rn(t3757_, t3799_);
-                float t3803_ = t3801_ ? t3802_ : t3757_;
-                float t3805_ = kf_shfl_down(t3803_, 8u, kf_wn);
-                bool t3807_ = (kf_lane_id() + 8u) < t3779_;
-                float t3808_ = __fadd_rn(t3803_, t3805_);
-                float t3809_ = t3807_ ? t3808_ : t3803_;
-                float t3811_ = kf_shfl_down(t3809_, 4u, kf_wn);
-                bool t3813_ = (kf_lane_id() + 4u) < t3779_;
-                float t3814_ = __fadd_rn(t3809_, t3811_);
-                float t3815_ = t3813_ ? t3814_ : t3809_;
-                float t3817_ = kf_shfl_down(t3815_, 2u, kf_wn);
-                bool t3819_ = (kf_lane_id() + 2u) < t3779_;
-                float t3820_ = __fadd_rn(t3815_, t3817_);
-                float t3821_ = t3819_ ? t3820_ : t3815_;
-                float t3823_ = kf_shfl_down(t3821_, 1u, kf_wn);
-                bool t3825_ = (kf_lane_id() + 1u) < t3779_;
-                float t3826_ = __fadd_rn(t3821_, t3823_);
-                s_3_ = kf_shfl(t3825_ ? t3826_ : t3821_, 0u, kf_wn);
+                float t3816_ = kf_shfl_down(t3774_, 16u, kf_wn);
+                bool t3818_ = (kf_lane_id() + 16u) < t3796_;
+                float t3819_ = __fadd_rn(t3774_, t3816_);
+                float t3820_ = t3818_ ? t3819_ : t3774_;
+                float t3822_ = kf_shfl_down(t3820_, 8u, kf_wn);
+                bool t3824_ = (kf_lane_id() + 8u) < t3796_;
+                float t3825_ = __fadd_rn(t3820_, t3822_);
+                float t3826_ = t3824_ ? t3825_ : t3820_;
+                float t3828_ = kf_shfl_down(t3826_, 4u, kf_wn);
+                bool t3830_ = (kf_lane_id() + 4u) < t3796_;
+                float t3831_ = __fadd_rn(t3826_, t3828_);
+                float t3832_ = t3830_ ? t3831_ : t3826_;
+                float t3834_ = kf_shfl_down(t3832_, 2u, kf_wn);
+                bool t3836_ = (kf_lane_id() + 2u) < t3796_;
+                float t3837_ = __fadd_rn(t3832_, t3834_);
+                float t3838_ = t3836_ ? t3837_ : t3832_;
+                float t3840_ = kf_shfl_down(t3838_, 1u, kf_wn);
+                bool t3842_ = (kf_lane_id() + 1u) < t3796_;
+                float t3843_ = __fadd_rn(t3838_, t3840_);
+                s_3_ = kf_shfl(t3842_ ? t3843_ : t3838_, 0u, kf_wn);
             }
-            bool t3831_ = lane_2_ == 0u;
-            bool t3832_ = t3831_;
-            if (t3831_) {
-                t3832_ = g_ < m_;
+            bool t3848_ = lane_2_ == 0u;
+            bool t3849_ = t3848_;
+            if (t3848_) {
+                t3849_ = g_ < m_;
             }
-            if (t3832_) {
+            if (t3849_) {
                 y_[g_] = kf_f16_from_f32(__fadd_rn(s_3_, kf_f16_to_f32(y_[g_])));
             }
         }
     }
 }
 
-/* kernel gemv_batch_f16_f16_f16 (gemv.kf:792) */
+/* kernel gemv_batch_f16_f16_f16 (gemv.kf:881) */
 extern "C" __global__ void __launch_bounds__(128)
 gemv_batch_f16_f16_f16(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x_, kf_f16* __restrict__ y_, unsigned m_, unsigned k_, unsigned nb_)
 {
@@ -6470,7 +6470,7 @@ gemv_batch_f16_f16_f16(const kf_f16* __restrict__ w_, const kf_f16* __restrict__
     }
 }
 
-/* kernel gemv_batch_f16_f32_f32 (gemv.kf:797) */
+/* kernel gemv_batch_f16_f32_f32 (gemv.kf:886) */
 extern "C" __global__ void __launch_bounds__(128)
 gemv_batch_f16_f32_f32(const kf_f16* __restrict__ w_, const float* __restrict__ x_, float* __restrict__ y_, unsigned m_, unsigned k_, unsigned nb_)
 {
@@ -7755,7 +7755,7 @@ gemv_batch_f16_f32_f32(const kf_f16* __restrict__ w_, const float* __restrict__ 
     }
 }
 
-/* kernel gemv_batch_bf16_f16_f16 (gemv.kf:802) */
+/* kernel gemv_batch_bf16_f16_f16 (gemv.kf:891) */
 extern "C" __global__ void __launch_bounds__(128)
 gemv_batch_bf16_f16_f16(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__ x_, kf_f16* __restrict__ y_, unsigned m_, unsigned k_, unsigned nb_)
 {
@@ -8559,7 +8559,7 @@ gemv_batch_bf16_f16_f16(const kf_bf16* __restrict__ w_, const kf_f16* __restrict
     }
 }
 
-/* kernel gemv_batch_bf16_f32_f32 (gemv.kf:807) */
+/* kernel gemv_batch_bf16_f32_f32 (gemv.kf:896) */
 extern "C" __global__ void __launch_bounds__(128)
 gemv_batch_bf16_f32_f32(const kf_bf16* __restrict__ w_, const float* __restrict__ x_, float* __restrict__ y_, unsigned m_, unsigned k_, unsigned nb_)
 {
@@ -9414,7 +9414,7 @@ gemv_batch_bf16_f32_f32(const kf_bf16* __restrict__ w_, const float* __restrict_
     }
 }
 
-/* kernel gemv_rms_f16_f16_f16 (gemv.kf:920) */
+/* kernel gemv_rms_f16_f16_f16 (gemv.kf:1034) */
 extern "C" __global__ void __launch_bounds__(256)
 gemv_rms_f16_f16_f16(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ h_, const kf_f16* __restrict__ nw_, kf_f16* __restrict__ y_, unsigned m_, unsigned k_, float eps_)
 {
@@ -9440,113 +9440,114 @@ gemv_rms_f16_f16_f16(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ h
     float s_2_;
     float s_3_;
     const unsigned kf_wn = kf_warp_lanes();
-    const kf_f16x8* h_2_ = (const kf_f16x8*)h_;
-    const kf_f16x8* nw_2_ = (const kf_f16x8*)nw_;
+    const kf_u32x4* wv_ = (const kf_u32x4*)w_;
+    const kf_f16x8* ia_ = (const kf_f16x8*)h_;
+    const kf_f16x8* ib_ = (const kf_f16x8*)nw_;
     unsigned nv_ = k_ >> 3u;
     float acc_2_ = 0.0f;
     #pragma unroll 1
     for (unsigned c0_ = threadIdx.x; c0_ < nv_; c0_ = c0_ + 1024u) {
-        hv_[0u] = h_2_[min(c0_, (nv_ - 1u))];
-        hv_[1u] = h_2_[min((c0_ + 256u), (nv_ - 1u))];
-        hv_[2u] = h_2_[min((c0_ + 512u), (nv_ - 1u))];
-        hv_[3u] = h_2_[min((c0_ + 768u), (nv_ - 1u))];
+        hv_[0u] = ia_[min(c0_, (nv_ - 1u))];
+        hv_[1u] = ia_[min((c0_ + 256u), (nv_ - 1u))];
+        hv_[2u] = ia_[min((c0_ + 512u), (nv_ - 1u))];
+        hv_[3u] = ia_[min((c0_ + 768u), (nv_ - 1u))];
         if (c0_ < nv_) {
-            float t58_ = __fmaf_rn(kf_f16_to_f32(hv_[0u].v[0]), kf_f16_to_f32(hv_[0u].v[0]), acc_2_);
-            acc_2_ = t58_;
-            float t67_ = __fmaf_rn(kf_f16_to_f32(hv_[0u].v[1]), kf_f16_to_f32(hv_[0u].v[1]), t58_);
-            acc_2_ = t67_;
-            float t76_ = __fmaf_rn(kf_f16_to_f32(hv_[0u].v[2]), kf_f16_to_f32(hv_[0u].v[2]), t67_);
-            acc_2_ = t76_;
-            float t85_ = __fmaf_rn(kf_f16_to_f32(hv_[0u].v[3]), kf_f16_to_f32(hv_[0u].v[3]), t76_);
-            acc_2_ = t85_;
-            float t94_ = __fmaf_rn(kf_f16_to_f32(hv_[0u].v[4]), kf_f16_to_f32(hv_[0u].v[4]), t85_);
-            acc_2_ = t94_;
-            float t103_ = __fmaf_rn(kf_f16_to_f32(hv_[0u].v[5]), kf_f16_to_f32(hv_[0u].v[5]), t94_);
-            acc_2_ = t103_;
-            float t112_ = __fmaf_rn(kf_f16_to_f32(hv_[0u].v[6]), kf_f16_to_f32(hv_[0u].v[6]), t103_);
-            acc_2_ = t112_;
-            acc_2_ = __fmaf_rn(kf_f16_to_f32(hv_[0u].v[7]), kf_f16_to_f32(hv_[0u].v[7]), t112_);
+            float t63_ = __fmaf_rn(kf_f16_to_f32(hv_[0u].v[0]), kf_f16_to_f32(hv_[0u].v[0]), acc_2_);
+            acc_2_ = t63_;
+            float t72_ = __fmaf_rn(kf_f16_to_f32(hv_[0u].v[1]), kf_f16_to_f32(hv_[0u].v[1]), t63_);
+            acc_2_ = t72_;
+            float t81_ = __fmaf_rn(kf_f16_to_f32(hv_[0u].v[2]), kf_f16_to_f32(hv_[0u].v[2]), t72_);
+            acc_2_ = t81_;
+            float t90_ = __fmaf_rn(kf_f16_to_f32(hv_[0u].v[3]), kf_f16_to_f32(hv_[0u].v[3]), t81_);
+            acc_2_ = t90_;
+            float t99_ = __fmaf_rn(kf_f16_to_f32(hv_[0u].v[4]), kf_f16_to_f32(hv_[0u].v[4]), t90_);
+            acc_2_ = t99_;
+            float t108_ = __fmaf_rn(kf_f16_to_f32(hv_[0u].v[5]), kf_f16_to_f32(hv_[0u].v[5]), t99_);
+            acc_2_ = t108_;
+            float t117_ = __fmaf_rn(kf_f16_to_f32(hv_[0u].v[6]), kf_f16_to_f32(hv_[0u].v[6]), t108_);
+            acc_2_ = t117_;
+            acc_2_ = __fmaf_rn(kf_f16_to_f32(hv_[0u].v[7]), kf_f16_to_f32(hv_[0u].v[7]), t117_);
         }
         if ((c0_ + 256u) < nv_) {
-            float t133_ = __fmaf_rn(kf_f16_to_f32(hv_[1u].v[0]), kf_f16_to_f32(hv_[1u].v[0]), acc_2_);
-            acc_2_ = t133_;
-            float t142_ = __fmaf_rn(kf_f16_to_f32(hv_[1u].v[1]), kf_f16_to_f32(hv_[1u].v[1]), t133_);
-            acc_2_ = t142_;
-            float t151_ = __fmaf_rn(kf_f16_to_f32(hv_[1u].v[2]), kf_f16_to_f32(hv_[1u].v[2]), t142_);
-            acc_2_ = t151_;
-            float t160_ = __fmaf_rn(kf_f16_to_f32(hv_[1u].v[3]), kf_f16_to_f32(hv_[1u].v[3]), t151_);
-            acc_2_ = t160_;
-            float t169_ = __fmaf_rn(kf_f16_to_f32(hv_[1u].v[4]), kf_f16_to_f32(hv_[1u].v[4]), t160_);
-            acc_2_ = t169_;
-            float t178_ = __fmaf_rn(kf_f16_to_f32(hv_[1u].v[5]), kf_f16_to_f32(hv_[1u].v[5]), t169_);
-            acc_2_ = t178_;
-            float t187_ = __fmaf_rn(kf_f16_to_f32(hv_[1u].v[6]), kf_f16_to_f32(hv_[1u].v[6]), t178_);
-            acc_2_ = t187_;
-            acc_2_ = __fmaf_rn(kf_f16_to_f32(hv_[1u].v[7]), kf_f16_to_f32(hv_[1u].v[7]), t187_);
+            float t138_ = __fmaf_rn(kf_f16_to_f32(hv_[1u].v[0]), kf_f16_to_f32(hv_[1u].v[0]), acc_2_);
+            acc_2_ = t138_;
+            float t147_ = __fmaf_rn(kf_f16_to_f32(hv_[1u].v[1]), kf_f16_to_f32(hv_[1u].v[1]), t138_);
+            acc_2_ = t147_;
+            float t156_ = __fmaf_rn(kf_f16_to_f32(hv_[1u].v[2]), kf_f16_to_f32(hv_[1u].v[2]), t147_);
+            acc_2_ = t156_;
+            float t165_ = __fmaf_rn(kf_f16_to_f32(hv_[1u].v[3]), kf_f16_to_f32(hv_[1u].v[3]), t156_);
+            acc_2_ = t165_;
+            float t174_ = __fmaf_rn(kf_f16_to_f32(hv_[1u].v[4]), kf_f16_to_f32(hv_[1u].v[4]), t165_);
+            acc_2_ = t174_;
+            float t183_ = __fmaf_rn(kf_f16_to_f32(hv_[1u].v[5]), kf_f16_to_f32(hv_[1u].v[5]), t174_);
+            acc_2_ = t183_;
+            float t192_ = __fmaf_rn(kf_f16_to_f32(hv_[1u].v[6]), kf_f16_to_f32(hv_[1u].v[6]), t183_);
+            acc_2_ = t192_;
+            acc_2_ = __fmaf_rn(kf_f16_to_f32(hv_[1u].v[7]), kf_f16_to_f32(hv_[1u].v[7]), t192_);
         }
         if ((c0_ + 512u) < nv_) {
-            float t208_ = __fmaf_rn(kf_f16_to_f32(hv_[2u].v[0]), kf_f16_to_f32(hv_[2u].v[0]), acc_2_);
-            acc_2_ = t208_;
-            float t217_ = __fmaf_rn(kf_f16_to_f32(hv_[2u].v[1]), kf_f16_to_f32(hv_[2u].v[1]), t208_);
-            acc_2_ = t217_;
-            float t226_ = __fmaf_rn(kf_f16_to_f32(hv_[2u].v[2]), kf_f16_to_f32(hv_[2u].v[2]), t217_);
-            acc_2_ = t226_;
-            float t235_ = __fmaf_rn(kf_f16_to_f32(hv_[2u].v[3]), kf_f16_to_f32(hv_[2u].v[3]), t226_);
-            acc_2_ = t235_;
-            float t244_ = __fmaf_rn(kf_f16_to_f32(hv_[2u].v[4]), kf_f16_to_f32(hv_[2u].v[4]), t235_);
-            acc_2_ = t244_;
-            float t253_ = __fmaf_rn(kf_f16_to_f32(hv_[2u].v[5]), kf_f16_to_f32(hv_[2u].v[5]), t244_);
-            acc_2_ = t253_;
-            float t262_ = __fmaf_rn(kf_f16_to_f32(hv_[2u].v[6]), kf_f16_to_f32(hv_[2u].v[6]), t253_);
-            acc_2_ = t262_;
-            acc_2_ = __fmaf_rn(kf_f16_to_f32(hv_[2u].v[7]), kf_f16_to_f32(hv_[2u].v[7]), t262_);
+            float t213_ = __fmaf_rn(kf_f16_to_f32(hv_[2u].v[0]), kf_f16_to_f32(hv_[2u].v[0]), acc_2_);
+            acc_2_ = t213_;
+            float t222_ = __fmaf_rn(kf_f16_to_f32(hv_[2u].v[1]), kf_f16_to_f32(hv_[2u].v[1]), t213_);
+            acc_2_ = t222_;
+            float t231_ = __fmaf_rn(kf_f16_to_f32(hv_[2u].v[2]), kf_f16_to_f32(hv_[2u].v[2]), t222_);
+            acc_2_ = t231_;
+            float t240_ = __fmaf_rn(kf_f16_to_f32(hv_[2u].v[3]), kf_f16_to_f32(hv_[2u].v[3]), t231_);
+            acc_2_ = t240_;
+            float t249_ = __fmaf_rn(kf_f16_to_f32(hv_[2u].v[4]), kf_f16_to_f32(hv_[2u].v[4]), t240_);
+            acc_2_ = t249_;
+            float t258_ = __fmaf_rn(kf_f16_to_f32(hv_[2u].v[5]), kf_f16_to_f32(hv_[2u].v[5]), t249_);
+            acc_2_ = t258_;
+            float t267_ = __fmaf_rn(kf_f16_to_f32(hv_[2u].v[6]), kf_f16_to_f32(hv_[2u].v[6]), t258_);
+            acc_2_ = t267_;
+            acc_2_ = __fmaf_rn(kf_f16_to_f32(hv_[2u].v[7]), kf_f16_to_f32(hv_[2u].v[7]), t267_);
         }
         if ((c0_ + 768u) < nv_) {
-            float t283_ = __fmaf_rn(kf_f16_to_f32(hv_[3u].v[0]), kf_f16_to_f32(hv_[3u].v[0]), acc_2_);
-            acc_2_ = t283_;
-            float t292_ = __fmaf_rn(kf_f16_to_f32(hv_[3u].v[1]), kf_f16_to_f32(hv_[3u].v[1]), t283_);
-            acc_2_ = t292_;
-            float t301_ = __fmaf_rn(kf_f16_to_f32(hv_[3u].v[2]), kf_f16_to_f32(hv_[3u].v[2]), t292_);
-            acc_2_ = t301_;
-            float t310_ = __fmaf_rn(kf_f16_to_f32(hv_[3u].v[3]), kf_f16_to_f32(hv_[3u].v[3]), t301_);
-            acc_2_ = t310_;
-            float t319_ = __fmaf_rn(kf_f16_to_f32(hv_[3u].v[4]), kf_f16_to_f32(hv_[3u].v[4]), t310_);
-            acc_2_ = t319_;
-            float t328_ = __fmaf_rn(kf_f16_to_f32(hv_[3u].v[5]), kf_f16_to_f32(hv_[3u].v[5]), t319_);
-            acc_2_ = t328_;
-            float t337_ = __fmaf_rn(kf_f16_to_f32(hv_[3u].v[6]), kf_f16_to_f32(hv_[3u].v[6]), t328_);
-            acc_2_ = t337_;
-            acc_2_ = __fmaf_rn(kf_f16_to_f32(hv_[3u].v[7]), kf_f16_to_f32(hv_[3u].v[7]), t337_);
+            float t288_ = __fmaf_rn(kf_f16_to_f32(hv_[3u].v[0]), kf_f16_to_f32(hv_[3u].v[0]), acc_2_);
+            acc_2_ = t288_;
+            float t297_ = __fmaf_rn(kf_f16_to_f32(hv_[3u].v[1]), kf_f16_to_f32(hv_[3u].v[1]), t288_);
+            acc_2_ = t297_;
+            float t306_ = __fmaf_rn(kf_f16_to_f32(hv_[3u].v[2]), kf_f16_to_f32(hv_[3u].v[2]), t297_);
+            acc_2_ = t306_;
+            float t315_ = __fmaf_rn(kf_f16_to_f32(hv_[3u].v[3]), kf_f16_to_f32(hv_[3u].v[3]), t306_);
+            acc_2_ = t315_;
+            float t324_ = __fmaf_rn(kf_f16_to_f32(hv_[3u].v[4]), kf_f16_to_f32(hv_[3u].v[4]), t315_);
+            acc_2_ = t324_;
+            float t333_ = __fmaf_rn(kf_f16_to_f32(hv_[3u].v[5]), kf_f16_to_f32(hv_[3u].v[5]), t324_);
+            acc_2_ = t333_;
+            float t342_ = __fmaf_rn(kf_f16_to_f32(hv_[3u].v[6]), kf_f16_to_f32(hv_[3u].v[6]), t333_);
+            acc_2_ = t342_;
+            acc_2_ = __fmaf_rn(kf_f16_to_f32(hv_[3u].v[7]), kf_f16_to_f32(hv_[3u].v[7]), t342_);
         }
     }
-    unsigned t369_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
-    if (t369_ == 32u) {
-        float t374_ = __fadd_rn(acc_2_, kf_shfl_xor(acc_2_, 16u, kf_wn));
-        float t377_ = __fadd_rn(t374_, kf_shfl_xor(t374_, 8u, kf_wn));
-        float t380_ = __fadd_rn(t377_, kf_shfl_xor(t377_, 4u, kf_wn));
-        float t383_ = __fadd_rn(t380_, kf_shfl_xor(t380_, 2u, kf_wn));
-        s_ = __fadd_rn(t383_, kf_shfl_xor(t383_, 1u, kf_wn));
+    unsigned t374_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+    if (t374_ == 32u) {
+        float t379_ = __fadd_rn(acc_2_, kf_shfl_xor(acc_2_, 16u, kf_wn));
+        float t382_ = __fadd_rn(t379_, kf_shfl_xor(t379_, 8u, kf_wn));
+        float t385_ = __fadd_rn(t382_, kf_shfl_xor(t382_, 4u, kf_wn));
+        float t388_ = __fadd_rn(t385_, kf_shfl_xor(t385_, 2u, kf_wn));
+        s_ = __fadd_rn(t388_, kf_shfl_xor(t388_, 1u, kf_wn));
     } else {
-        float t389_ = kf_shfl_down(acc_2_, 16u, kf_wn);
-        bool t391_ = (kf_lane_id() + 16u) < t369_;
-        float t392_ = __fadd_rn(acc_2_, t389_);
-        float t393_ = t391_ ? t392_ : acc_2_;
-        float t395_ = kf_shfl_down(t393_, 8u, kf_wn);
-        bool t397_ = (kf_lane_id() + 8u) < t369_;
-        float t398_ = __fadd_rn(t393_, t395_);
-        float t399_ = t397_ ? t398_ : t393_;
-        float t401_ = kf_shfl_down(t399_, 4u, kf_wn);
-        bool t403_ = (kf_lane_id() + 4u) < t369_;
-        float t404_ = __fadd_rn(t399_, t401_);
-        float t405_ = t403_ ? t404_ : t399_;
-        float t407_ = kf_shfl_down(t405_, 2u, kf_wn);
-        bool t409_ = (kf_lane_id() + 2u) < t369_;
-        float t410_ = __fadd_rn(t405_, t407_);
-        float t411_ = t409_ ? t410_ : t405_;
-        float t413_ = kf_shfl_down(t411_, 1u, kf_wn);
-        bool t415_ = (kf_lane_id() + 1u) < t369_;
-        float t416_ = __fadd_rn(t411_, t413_);
-        s_ = kf_shfl(t415_ ? t416_ : t411_, 0u, kf_wn);
+        float t394_ = kf_shfl_down(acc_2_, 16u, kf_wn);
+        bool t396_ = (kf_lane_id() + 16u) < t374_;
+        float t397_ = __fadd_rn(acc_2_, t394_);
+        float t398_ = t396_ ? t397_ : acc_2_;
+        float t400_ = kf_shfl_down(t398_, 8u, kf_wn);
+        bool t402_ = (kf_lane_id() + 8u) < t374_;
+        float t403_ = __fadd_rn(t398_, t400_);
+        float t404_ = t402_ ? t403_ : t398_;
+        float t406_ = kf_shfl_down(t404_, 4u, kf_wn);
+        bool t408_ = (kf_lane_id() + 4u) < t374_;
+        float t409_ = __fadd_rn(t404_, t406_);
+        float t410_ = t408_ ? t409_ : t404_;
+        float t412_ = kf_shfl_down(t410_, 2u, kf_wn);
+        bool t414_ = (kf_lane_id() + 2u) < t374_;
+        float t415_ = __fadd_rn(t410_, t412_);
+        float t416_ = t414_ ? t415_ : t410_;
+        float t418_ = kf_shfl_down(t416_, 1u, kf_wn);
+        bool t420_ = (kf_lane_id() + 1u) < t374_;
+        float t421_ = __fadd_rn(t416_, t418_);
+        s_ = kf_shfl(t420_ ? t421_ : t416_, 0u, kf_wn);
     }
     if (kf_lane_id() == 0u) {
         part_[(threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u] = s_;
@@ -9556,22 +9557,22 @@ gemv_rms_f16_f16_f16(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ h
     #pragma unroll 1
     for (unsigned c0_2_ = threadIdx.x; c0_2_ < nv_; c0_2_ = c0_2_ + 1024u) {
         unsigned c_ = min(c0_2_, (nv_ - 1u));
-        hv_2_[0u] = h_2_[c_];
-        gv_[0u] = nw_2_[c_];
+        hv_2_[0u] = ia_[c_];
+        gv_[0u] = ib_[c_];
         unsigned c_2_ = min((c0_2_ + 256u), (nv_ - 1u));
-        hv_2_[1u] = h_2_[c_2_];
-        gv_[1u] = nw_2_[c_2_];
+        hv_2_[1u] = ia_[c_2_];
+        gv_[1u] = ib_[c_2_];
         unsigned c_3_ = min((c0_2_ + 512u), (nv_ - 1u));
-        hv_2_[2u] = h_2_[c_3_];
-        gv_[2u] = nw_2_[c_3_];
+        hv_2_[2u] = ia_[c_3_];
+        gv_[2u] = ib_[c_3_];
         unsigned c_4_ = min((c0_2_ + 768u), (nv_ - 1u));
-        hv_2_[3u] = h_2_[c_4_];
-        gv_[3u] = nw_2_[c_4_];
+        hv_2_[3u] = ia_[c_4_];
+        gv_[3u] = ib_[c_4_];
         if (c0_2_ < nv_) {
-            kf_f16x8 t508_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
-            kf_f16 t520_ = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(hv_2_[0u].v[0]), scale_), kf_f16_to_f32(gv_[0u].v[0])));
-            kf_f16x8 o_ = t508_;
-            o_.v[0] = t520_;
+            kf_f16x8 t513_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
+            kf_f16 t525_ = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(hv_2_[0u].v[0]), scale_), kf_f16_to_f32(gv_[0u].v[0])));
+            kf_f16x8 o_ = t513_;
+            o_.v[0] = t525_;
             o_.v[1] = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(hv_2_[0u].v[1]), scale_), kf_f16_to_f32(gv_[0u].v[1])));
             o_.v[2] = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(hv_2_[0u].v[2]), scale_), kf_f16_to_f32(gv_[0u].v[2])));
             o_.v[3] = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(hv_2_[0u].v[3]), scale_), kf_f16_to_f32(gv_[0u].v[3])));
@@ -9582,10 +9583,10 @@ gemv_rms_f16_f16_f16(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ h
             ((kf_f16x8*)xs_)[c0_2_] = o_;
         }
         if ((c0_2_ + 256u) < nv_) {
-            kf_f16x8 t604_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
-            kf_f16 t616_ = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(hv_2_[1u].v[0]), scale_), kf_f16_to_f32(gv_[1u].v[0])));
-            kf_f16x8 o_2_ = t604_;
-            o_2_.v[0] = t616_;
+            kf_f16x8 t609_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
+            kf_f16 t621_ = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(hv_2_[1u].v[0]), scale_), kf_f16_to_f32(gv_[1u].v[0])));
+            kf_f16x8 o_2_ = t609_;
+            o_2_.v[0] = t621_;
             o_2_.v[1] = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(hv_2_[1u].v[1]), scale_), kf_f16_to_f32(gv_[1u].v[1])));
             o_2_.v[2] = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(hv_2_[1u].v[2]), scale_), kf_f16_to_f32(gv_[1u].v[2])));
             o_2_.v[3] = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(hv_2_[1u].v[3]), scale_), kf_f16_to_f32(gv_[1u].v[3])));
@@ -9596,10 +9597,10 @@ gemv_rms_f16_f16_f16(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ h
             ((kf_f16x8*)xs_)[c0_2_ + 256u] = o_2_;
         }
         if ((c0_2_ + 512u) < nv_) {
-            kf_f16x8 t700_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
-            kf_f16 t712_ = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(hv_2_[2u].v[0]), scale_), kf_f16_to_f32(gv_[2u].v[0])));
-            kf_f16x8 o_3_ = t700_;
-            o_3_.v[0] = t712_;
+            kf_f16x8 t705_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
+            kf_f16 t717_ = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(hv_2_[2u].v[0]), scale_), kf_f16_to_f32(gv_[2u].v[0])));
+            kf_f16x8 o_3_ = t705_;
+            o_3_.v[0] = t717_;
             o_3_.v[1] = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(hv_2_[2u].v[1]), scale_), kf_f16_to_f32(gv_[2u].v[1])));
             o_3_.v[2] = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(hv_2_[2u].v[2]), scale_), kf_f16_to_f32(gv_[2u].v[2])));
             o_3_.v[3] = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(hv_2_[2u].v[3]), scale_), kf_f16_to_f32(gv_[2u].v[3])));
@@ -9610,10 +9611,10 @@ gemv_rms_f16_f16_f16(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ h
             ((kf_f16x8*)xs_)[c0_2_ + 512u] = o_3_;
         }
         if ((c0_2_ + 768u) < nv_) {
-            kf_f16x8 t796_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
-            kf_f16 t808_ = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(hv_2_[3u].v[0]), scale_), kf_f16_to_f32(gv_[3u].v[0])));
-            kf_f16x8 o_4_ = t796_;
-            o_4_.v[0] = t808_;
+            kf_f16x8 t801_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
+            kf_f16 t813_ = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(hv_2_[3u].v[0]), scale_), kf_f16_to_f32(gv_[3u].v[0])));
+            kf_f16x8 o_4_ = t801_;
+            o_4_.v[0] = t813_;
             o_4_.v[1] = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(hv_2_[3u].v[1]), scale_), kf_f16_to_f32(gv_[3u].v[1])));
             o_4_.v[2] = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(hv_2_[3u].v[2]), scale_), kf_f16_to_f32(gv_[3u].v[2])));
             o_4_.v[3] = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(hv_2_[3u].v[3]), scale_), kf_f16_to_f32(gv_[3u].v[3])));
@@ -9625,24 +9626,23 @@ gemv_rms_f16_f16_f16(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ h
         }
     }
     __syncthreads();
-    const kf_u32x4* wv_ = (const kf_u32x4*)w_;
     unsigned lane_ = kf_lane_id();
     unsigned nv_2_ = k_ >> 3u;
     unsigned steps_ = (nv_2_ >> 7u) + (((nv_2_ & 127u) != 0u) ? 1u : 0u);
     unsigned wid_ = (blockIdx.x << 3u) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u);
-    unsigned nw_3_ = gridDim.x << 3u;
+    unsigned nw_2_ = gridDim.x << 3u;
     if (!(wid_ >= m_)) {
-        unsigned t936_ = m_ - wid_;
-        unsigned total_ = ((t936_ / nw_3_) + (((t936_ % nw_3_) != 0u) ? 1u : 0u)) * steps_;
+        unsigned t1500_ = m_ - wid_;
+        unsigned t1508_ = ((t1500_ / nw_2_) + (((t1500_ % nw_2_) != 0u) ? 1u : 0u)) * steps_;
         acc_[0u] = 0.0f;
         unsigned lg_ = wid_;
         unsigned lk_ = 0u;
         unsigned cg_ = wid_;
         unsigned ck_ = 0u;
-        unsigned t957_ = total_ + 1u;
+        unsigned t1521_ = t1508_ + 1u;
         #pragma unroll 1
-        for (unsigned t0_ = 0u; t0_ < t957_; t0_ = t0_ + 2u) {
-            if (t0_ < total_) {
+        for (unsigned t0_ = 0u; t0_ < t1521_; t0_ = t0_ + 2u) {
+            if (t0_ < t1508_) {
                 unsigned v_ = min((((lk_ << 5u) << 2u) + lane_), (nv_2_ - 1u));
                 unsigned row_ = min(lg_, (m_ - 1u));
                 wb_[0u] = wv_[(row_ * nv_2_) + v_];
@@ -9659,23 +9659,23 @@ gemv_rms_f16_f16_f16(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ h
                 unsigned row_4_ = min(lg_, (m_ - 1u));
                 wb_[3u] = wv_[(row_4_ * nv_2_) + v_4_];
                 xb_[6u] = xs_[v_4_];
-                unsigned t1129_ = lk_ + 1u;
-                lk_ = t1129_;
-                if (t1129_ == steps_) {
+                unsigned t1697_ = lk_ + 1u;
+                lk_ = t1697_;
+                if (t1697_ == steps_) {
                     lk_ = 0u;
-                    lg_ = lg_ + nw_3_;
+                    lg_ = lg_ + nw_2_;
                 }
             }
-            bool t1137_ = t0_ >= 1u;
-            bool t1138_ = t1137_;
-            if (t1137_) {
-                t1138_ = (t0_ - 1u) < total_;
+            bool t1706_ = t0_ >= 1u;
+            bool t1707_ = t1706_;
+            if (t1706_) {
+                t1707_ = (t0_ - 1u) < t1508_;
             }
-            if (t1138_) {
+            if (t1707_) {
                 unsigned v_5_ = ((ck_ << 5u) << 2u) + lane_;
                 if (v_5_ < nv_2_) {
-                    kf_u32x4 t1197_ = xb_[8u];
-                    kf_f16x8 a_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1197_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1197_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1197_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1197_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1197_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1197_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1197_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1197_, 3u), 16u))}};
+                    kf_u32x4 t1766_ = xb_[8u];
+                    kf_f16x8 a_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1766_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1766_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1766_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1766_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1766_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1766_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1766_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1766_, 3u), 16u))}};
                     xs_2_[0u] = kf_f16_to_f32(a_.v[0]);
                     xs_2_[1u] = kf_f16_to_f32(a_.v[1]);
                     xs_2_[2u] = kf_f16_to_f32(a_.v[2]);
@@ -9684,14 +9684,14 @@ gemv_rms_f16_f16_f16(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ h
                     xs_2_[5u] = kf_f16_to_f32(a_.v[5]);
                     xs_2_[6u] = kf_f16_to_f32(a_.v[6]);
                     xs_2_[7u] = kf_f16_to_f32(a_.v[7]);
-                    kf_u32x4 t1224_ = wb_[4u];
-                    kf_f16x8 wh_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1224_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1224_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1224_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1224_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1224_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1224_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1224_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1224_, 3u), 16u))}};
+                    kf_u32x4 t1793_ = wb_[4u];
+                    kf_f16x8 wh_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1793_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1793_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1793_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1793_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1793_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1793_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1793_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1793_, 3u), 16u))}};
                     acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_.v[7]), xs_2_[7u], __fmaf_rn(kf_f16_to_f32(wh_.v[6]), xs_2_[6u], __fmaf_rn(kf_f16_to_f32(wh_.v[5]), xs_2_[5u], __fmaf_rn(kf_f16_to_f32(wh_.v[4]), xs_2_[4u], __fmaf_rn(kf_f16_to_f32(wh_.v[3]), xs_2_[3u], __fmaf_rn(kf_f16_to_f32(wh_.v[2]), xs_2_[2u], __fmaf_rn(kf_f16_to_f32(wh_.v[1]), xs_2_[1u], __fmaf_rn(kf_f16_to_f32(wh_.v[0]), xs_2_[0u], acc_[0u]))))))));
                 }
                 unsigned v_6_ = (((ck_ << 5u) << 2u) + 32u) + lane_;
                 if (v_6_ < nv_2_) {
-                    kf_u32x4 t1328_ = xb_[10u];
-                    kf_f16x8 a_2_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1328_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1328_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1328_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1328_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1328_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1328_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1328_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1328_, 3u), 16u))}};
+                    kf_u32x4 t1897_ = xb_[10u];
+                    kf_f16x8 a_2_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1897_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1897_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1897_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1897_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1897_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1897_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1897_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1897_, 3u), 16u))}};
                     xs_3_[0u] = kf_f16_to_f32(a_2_.v[0]);
                     xs_3_[1u] = kf_f16_to_f32(a_2_.v[1]);
                     xs_3_[2u] = kf_f16_to_f32(a_2_.v[2]);
@@ -9700,14 +9700,14 @@ gemv_rms_f16_f16_f16(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ h
                     xs_3_[5u] = kf_f16_to_f32(a_2_.v[5]);
                     xs_3_[6u] = kf_f16_to_f32(a_2_.v[6]);
                     xs_3_[7u] = kf_f16_to_f32(a_2_.v[7]);
-                    kf_u32x4 t1355_ = wb_[5u];
-                    kf_f16x8 wh_2_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1355_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1355_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1355_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1355_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1355_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1355_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1355_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1355_, 3u), 16u))}};
+                    kf_u32x4 t1924_ = wb_[5u];
+                    kf_f16x8 wh_2_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1924_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1924_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1924_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1924_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1924_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1924_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1924_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1924_, 3u), 16u))}};
                     acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_2_.v[7]), xs_3_[7u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[6]), xs_3_[6u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[5]), xs_3_[5u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[4]), xs_3_[4u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[3]), xs_3_[3u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[2]), xs_3_[2u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[1]), xs_3_[1u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[0]), xs_3_[0u], acc_[0u]))))))));
                 }
                 unsigned v_7_ = (((ck_ << 5u) << 2u) + 64u) + lane_;
                 if (v_7_ < nv_2_) {
-                    kf_u32x4 t1459_ = xb_[12u];
-                    kf_f16x8 a_3_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1459_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1459_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1459_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1459_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1459_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1459_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1459_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1459_, 3u), 16u))}};
+                    kf_u32x4 t2028_ = xb_[12u];
+                    kf_f16x8 a_3_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2028_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2028_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2028_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2028_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2028_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2028_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2028_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2028_, 3u), 16u))}};
                     xs_4_[0u] = kf_f16_to_f32(a_3_.v[0]);
                     xs_4_[1u] = kf_f16_to_f32(a_3_.v[1]);
                     xs_4_[2u] = kf_f16_to_f32(a_3_.v[2]);
@@ -9716,14 +9716,14 @@ gemv_rms_f16_f16_f16(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ h
                     xs_4_[5u] = kf_f16_to_f32(a_3_.v[5]);
                     xs_4_[6u] = kf_f16_to_f32(a_3_.v[6]);
                     xs_4_[7u] = kf_f16_to_f32(a_3_.v[7]);
-                    kf_u32x4 t1486_ = wb_[6u];
-                    kf_f16x8 wh_3_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1486_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1486_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1486_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1486_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1486_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1486_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1486_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1486_, 3u), 16u))}};
+                    kf_u32x4 t2055_ = wb_[6u];
+                    kf_f16x8 wh_3_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2055_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2055_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2055_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2055_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2055_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2055_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2055_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2055_, 3u), 16u))}};
                     acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_3_.v[7]), xs_4_[7u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[6]), xs_4_[6u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[5]), xs_4_[5u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[4]), xs_4_[4u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[3]), xs_4_[3u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[2]), xs_4_[2u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[1]), xs_4_[1u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[0]), xs_4_[0u], acc_[0u]))))))));
                 }
                 unsigned v_8_ = (((ck_ << 5u) << 2u) + 96u) + lane_;
                 if (v_8_ < nv_2_) {
-                    kf_u32x4 t1590_ = xb_[14u];
-                    kf_f16x8 a_4_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1590_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1590_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1590_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1590_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1590_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1590_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1590_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1590_, 3u), 16u))}};
+                    kf_u32x4 t2159_ = xb_[14u];
+                    kf_f16x8 a_4_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2159_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2159_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2159_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2159_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2159_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2159_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2159_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2159_, 3u), 16u))}};
                     xs_5_[0u] = kf_f16_to_f32(a_4_.v[0]);
                     xs_5_[1u] = kf_f16_to_f32(a_4_.v[1]);
                     xs_5_[2u] = kf_f16_to_f32(a_4_.v[2]);
@@ -9732,57 +9732,57 @@ gemv_rms_f16_f16_f16(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ h
                     xs_5_[5u] = kf_f16_to_f32(a_4_.v[5]);
                     xs_5_[6u] = kf_f16_to_f32(a_4_.v[6]);
                     xs_5_[7u] = kf_f16_to_f32(a_4_.v[7]);
-                    kf_u32x4 t1617_ = wb_[7u];
-                    kf_f16x8 wh_4_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1617_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1617_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1617_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1617_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1617_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1617_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1617_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1617_, 3u), 16u))}};
+                    kf_u32x4 t2186_ = wb_[7u];
+                    kf_f16x8 wh_4_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2186_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2186_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2186_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2186_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2186_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2186_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2186_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2186_, 3u), 16u))}};
                     acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_4_.v[7]), xs_5_[7u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[6]), xs_5_[6u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[5]), xs_5_[5u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[4]), xs_5_[4u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[3]), xs_5_[3u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[2]), xs_5_[2u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[1]), xs_5_[1u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[0]), xs_5_[0u], acc_[0u]))))))));
                 }
-                unsigned t1691_ = ck_ + 1u;
-                ck_ = t1691_;
-                if (t1691_ == steps_) {
-                    float t1694_ = acc_[0u];
-                    unsigned t1716_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
-                    if (t1716_ == 32u) {
-                        float t1721_ = __fadd_rn(t1694_, kf_shfl_xor(t1694_, 16u, kf_wn));
-                        float t1724_ = __fadd_rn(t1721_, kf_shfl_xor(t1721_, 8u, kf_wn));
-                        float t1727_ = __fadd_rn(t1724_, kf_shfl_xor(t1724_, 4u, kf_wn));
-                        float t1730_ = __fadd_rn(t1727_, kf_shfl_xor(t1727_, 2u, kf_wn));
-                        s_2_ = __fadd_rn(t1730_, kf_shfl_xor(t1730_, 1u, kf_wn));
+                unsigned t2260_ = ck_ + 1u;
+                ck_ = t2260_;
+                if (t2260_ == steps_) {
+                    float t2263_ = acc_[0u];
+                    unsigned t2285_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+                    if (t2285_ == 32u) {
+                        float t2290_ = __fadd_rn(t2263_, kf_shfl_xor(t2263_, 16u, kf_wn));
+                        float t2293_ = __fadd_rn(t2290_, kf_shfl_xor(t2290_, 8u, kf_wn));
+                        float t2296_ = __fadd_rn(t2293_, kf_shfl_xor(t2293_, 4u, kf_wn));
+                        float t2299_ = __fadd_rn(t2296_, kf_shfl_xor(t2296_, 2u, kf_wn));
+                        s_2_ = __fadd_rn(t2299_, kf_shfl_xor(t2299_, 1u, kf_wn));
                     } else {
-                        float t1736_ = kf_shfl_down(t1694_, 16u, kf_wn);
-                        bool t1738_ = (kf_lane_id() + 16u) < t1716_;
-                        float t1739_ = __fadd_rn(t1694_, t1736_);
-                        float t1740_ = t1738_ ? t1739_ : t1694_;
-                        float t1742_ = kf_shfl_down(t1740_, 8u, kf_wn);
-                        bool t1744_ = (kf_lane_id() + 8u) < t1716_;
-                        float t1745_ = __fadd_rn(t1740_, t1742_);
-                        float t1746_ = t1744_ ? t1745_ : t1740_;
-                        float t1748_ = kf_shfl_down(t1746_, 4u, kf_wn);
-                        bool t1750_ = (kf_lane_id() + 4u) < t1716_;
-                        float t1751_ = __fadd_rn(t1746_, t1748_);
-                        float t1752_ = t1750_ ? t1751_ : t1746_;
-                        float t1754_ = kf_shfl_down(t1752_, 2u, kf_wn);
-                        bool t1756_ = (kf_lane_id() + 2u) < t1716_;
-                        float t1757_ = __fadd_rn(t1752_, t1754_);
-                        float t1758_ = t1756_ ? t1757_ : t1752_;
-                        float t1760_ = kf_shfl_down(t1758_, 1u, kf_wn);
-                        bool t1762_ = (kf_lane_id() + 1u) < t1716_;
-                        float t1763_ = __fadd_rn(t1758_, t1760_);
-                        s_2_ = kf_shfl(t1762_ ? t1763_ : t1758_, 0u, kf_wn);
+                        float t2305_ = kf_shfl_down(t2263_, 16u, kf_wn);
+                        bool t2307_ = (kf_lane_id() + 16u) < t2285_;
+                        float t2308_ = __fadd_rn(t2263_, t2305_);
+                        float t2309_ = t2307_ ? t2308_ : t2263_;
+                        float t2311_ = kf_shfl_down(t2309_, 8u, kf_wn);
+                        bool t2313_ = (kf_lane_id() + 8u) < t2285_;
+                        float t2314_ = __fadd_rn(t2309_, t2311_);
+                        float t2315_ = t2313_ ? t2314_ : t2309_;
+                        float t2317_ = kf_shfl_down(t2315_, 4u, kf_wn);
+                        bool t2319_ = (kf_lane_id() + 4u) < t2285_;
+                        float t2320_ = __fadd_rn(t2315_, t2317_);
+                        float t2321_ = t2319_ ? t2320_ : t2315_;
+                        float t2323_ = kf_shfl_down(t2321_, 2u, kf_wn);
+                        bool t2325_ = (kf_lane_id() + 2u) < t2285_;
+                        float t2326_ = __fadd_rn(t2321_, t2323_);
+                        float t2327_ = t2325_ ? t2326_ : t2321_;
+                        float t2329_ = kf_shfl_down(t2327_, 1u, kf_wn);
+                        bool t2331_ = (kf_lane_id() + 1u) < t2285_;
+                        float t2332_ = __fadd_rn(t2327_, t2329_);
+                        s_2_ = kf_shfl(t2331_ ? t2332_ : t2327_, 0u, kf_wn);
                     }
-                    bool t1768_ = lane_ == 0u;
-                    bool t1769_ = t1768_;
-                    if (t1768_) {
-                        t1769_ = cg_ < m_;
+                    bool t2337_ = lane_ == 0u;
+                    bool t2338_ = t2337_;
+                    if (t2337_) {
+                        t2338_ = cg_ < m_;
                     }
-                    if (t1769_) {
+                    if (t2338_) {
                         y_[cg_] = kf_f16_from_f32(s_2_);
                     }
                     acc_[0u] = 0.0f;
                     ck_ = 0u;
-                    cg_ = cg_ + nw_3_;
+                    cg_ = cg_ + nw_2_;
                 }
             }
-            if ((t0_ + 1u) < total_) {
+            if ((t0_ + 1u) < t1508_) {
                 unsigned v_9_ = min((((lk_ << 5u) << 2u) + lane_), (nv_2_ - 1u));
                 unsigned row_5_ = min(lg_, (m_ - 1u));
                 wb_[4u] = wv_[(row_5_ * nv_2_) + v_9_];
@@ -9799,23 +9799,23 @@ gemv_rms_f16_f16_f16(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ h
                 unsigned row_8_ = min(lg_, (m_ - 1u));
                 wb_[7u] = wv_[(row_8_ * nv_2_) + v_12_];
                 xb_[14u] = xs_[v_12_];
-                unsigned t1964_ = lk_ + 1u;
-                lk_ = t1964_;
-                if (t1964_ == steps_) {
+                unsigned t2537_ = lk_ + 1u;
+                lk_ = t2537_;
+                if (t2537_ == steps_) {
                     lk_ = 0u;
-                    lg_ = lg_ + nw_3_;
+                    lg_ = lg_ + nw_2_;
                 }
             }
-            bool t1972_ = (t0_ + 1u) >= 1u;
-            bool t1973_ = t1972_;
-            if (t1972_) {
-                t1973_ = ((t0_ + 1u) - 1u) < total_;
+            bool t2546_ = (t0_ + 1u) >= 1u;
+            bool t2547_ = t2546_;
+            if (t2546_) {
+                t2547_ = ((t0_ + 1u) - 1u) < t1508_;
             }
-            if (t1973_) {
+            if (t2547_) {
                 unsigned v_13_ = ((ck_ << 5u) << 2u) + lane_;
                 if (v_13_ < nv_2_) {
-                    kf_u32x4 t2032_ = xb_[0u];
-                    kf_f16x8 a_5_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2032_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2032_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2032_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2032_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2032_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2032_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2032_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2032_, 3u), 16u))}};
+                    kf_u32x4 t2606_ = xb_[0u];
+                    kf_f16x8 a_5_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2606_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2606_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2606_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2606_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2606_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2606_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2606_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2606_, 3u), 16u))}};
                     xs_6_[0u] = kf_f16_to_f32(a_5_.v[0]);
                     xs_6_[1u] = kf_f16_to_f32(a_5_.v[1]);
                     xs_6_[2u] = kf_f16_to_f32(a_5_.v[2]);
@@ -9824,14 +9824,14 @@ gemv_rms_f16_f16_f16(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ h
                     xs_6_[5u] = kf_f16_to_f32(a_5_.v[5]);
                     xs_6_[6u] = kf_f16_to_f32(a_5_.v[6]);
                     xs_6_[7u] = kf_f16_to_f32(a_5_.v[7]);
-                    kf_u32x4 t2059_ = wb_[0u];
-                    kf_f16x8 wh_5_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2059_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2059_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2059_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2059_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2059_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2059_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2059_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2059_, 3u), 16u))}};
+                    kf_u32x4 t2633_ = wb_[0u];
+                    kf_f16x8 wh_5_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2633_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2633_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2633_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2633_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2633_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2633_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2633_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2633_, 3u), 16u))}};
                     acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_5_.v[7]), xs_6_[7u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[6]), xs_6_[6u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[5]), xs_6_[5u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[4]), xs_6_[4u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[3]), xs_6_[3u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[2]), xs_6_[2u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[1]), xs_6_[1u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[0]), xs_6_[0u], acc_[0u]))))))));
                 }
                 unsigned v_14_ = (((ck_ << 5u) << 2u) + 32u) + lane_;
                 if (v_14_ < nv_2_) {
-                    kf_u32x4 t2163_ = xb_[2u];
-                    kf_f16x8 a_6_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2163_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2163_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2163_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2163_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2163_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2163_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2163_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2163_, 3u), 16u))}};
+                    kf_u32x4 t2737_ = xb_[2u];
+                    kf_f16x8 a_6_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2737_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2737_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2737_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2737_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2737_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2737_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2737_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2737_, 3u), 16u))}};
                     xs_7_[0u] = kf_f16_to_f32(a_6_.v[0]);
                     xs_7_[1u] = kf_f16_to_f32(a_6_.v[1]);
                     xs_7_[2u] = kf_f16_to_f32(a_6_.v[2]);
@@ -9840,14 +9840,14 @@ gemv_rms_f16_f16_f16(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ h
                     xs_7_[5u] = kf_f16_to_f32(a_6_.v[5]);
                     xs_7_[6u] = kf_f16_to_f32(a_6_.v[6]);
                     xs_7_[7u] = kf_f16_to_f32(a_6_.v[7]);
-                    kf_u32x4 t2190_ = wb_[1u];
-                    kf_f16x8 wh_6_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2190_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2190_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2190_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2190_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2190_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2190_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2190_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2190_, 3u), 16u))}};
+                    kf_u32x4 t2764_ = wb_[1u];
+                    kf_f16x8 wh_6_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2764_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2764_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2764_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2764_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2764_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2764_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2764_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2764_, 3u), 16u))}};
                     acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_6_.v[7]), xs_7_[7u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[6]), xs_7_[6u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[5]), xs_7_[5u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[4]), xs_7_[4u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[3]), xs_7_[3u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[2]), xs_7_[2u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[1]), xs_7_[1u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[0]), xs_7_[0u], acc_[0u]))))))));
                 }
                 unsigned v_15_ = (((ck_ << 5u) << 2u) + 64u) + lane_;
                 if (v_15_ < nv_2_) {
-                    kf_u32x4 t2294_ = xb_[4u];
-                    kf_f16x8 a_7_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2294_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2294_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2294_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2294_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2294_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2294_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2294_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2294_, 3u), 16u))}};
+                    kf_u32x4 t2868_ = xb_[4u];
+                    kf_f16x8 a_7_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2868_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2868_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2868_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2868_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2868_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2868_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2868_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2868_, 3u), 16u))}};
                     xs_8_[0u] = kf_f16_to_f32(a_7_.v[0]);
                     xs_8_[1u] = kf_f16_to_f32(a_7_.v[1]);
                     xs_8_[2u] = kf_f16_to_f32(a_7_.v[2]);
@@ -9856,14 +9856,14 @@ gemv_rms_f16_f16_f16(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ h
                     xs_8_[5u] = kf_f16_to_f32(a_7_.v[5]);
                     xs_8_[6u] = kf_f16_to_f32(a_7_.v[6]);
                     xs_8_[7u] = kf_f16_to_f32(a_7_.v[7]);
-                    kf_u32x4 t2321_ = wb_[2u];
-                    kf_f16x8 wh_7_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2321_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2321_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2321_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2321_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2321_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2321_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2321_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2321_, 3u), 16u))}};
+                    kf_u32x4 t2895_ = wb_[2u];
+                    kf_f16x8 wh_7_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2895_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2895_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2895_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2895_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2895_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2895_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2895_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2895_, 3u), 16u))}};
                     acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_7_.v[7]), xs_8_[7u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[6]), xs_8_[6u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[5]), xs_8_[5u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[4]), xs_8_[4u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[3]), xs_8_[3u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[2]), xs_8_[2u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[1]), xs_8_[1u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[0]), xs_8_[0u], acc_[0u]))))))));
                 }
                 unsigned v_16_ = (((ck_ << 5u) << 2u) + 96u) + lane_;
                 if (v_16_ < nv_2_) {
-                    kf_u32x4 t2425_ = xb_[6u];
-                    kf_f16x8 a_8_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2425_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2425_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2425_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2425_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2425_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2425_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2425_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2425_, 3u), 16u))}};
+                    kf_u32x4 t2999_ = xb_[6u];
+                    kf_f16x8 a_8_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2999_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2999_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2999_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2999_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2999_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2999_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2999_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2999_, 3u), 16u))}};
                     xs_9_[0u] = kf_f16_to_f32(a_8_.v[0]);
                     xs_9_[1u] = kf_f16_to_f32(a_8_.v[1]);
                     xs_9_[2u] = kf_f16_to_f32(a_8_.v[2]);
@@ -9872,61 +9872,61 @@ gemv_rms_f16_f16_f16(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ h
                     xs_9_[5u] = kf_f16_to_f32(a_8_.v[5]);
                     xs_9_[6u] = kf_f16_to_f32(a_8_.v[6]);
                     xs_9_[7u] = kf_f16_to_f32(a_8_.v[7]);
-                    kf_u32x4 t2452_ = wb_[3u];
-                    kf_f16x8 wh_8_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2452_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2452_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2452_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2452_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2452_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2452_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2452_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2452_, 3u), 16u))}};
+                    kf_u32x4 t3026_ = wb_[3u];
+                    kf_f16x8 wh_8_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t3026_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3026_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t3026_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3026_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t3026_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3026_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t3026_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3026_, 3u), 16u))}};
                     acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_8_.v[7]), xs_9_[7u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[6]), xs_9_[6u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[5]), xs_9_[5u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[4]), xs_9_[4u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[3]), xs_9_[3u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[2]), xs_9_[2u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[1]), xs_9_[1u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[0]), xs_9_[0u], acc_[0u]))))))));
                 }
-                unsigned t2526_ = ck_ + 1u;
-                ck_ = t2526_;
-                if (t2526_ == steps_) {
-                    float t2529_ = acc_[0u];
-                    unsigned t2551_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
-                    if (t2551_ == 32u) {
-                        float t2556_ = __fadd_rn(t2529_, kf_shfl_xor(t2529_, 16u, kf_wn));
-                        float t2559_ = __fadd_rn(t2556_, kf_shfl_xor(t2556_, 8u, kf_wn));
-                        float t2562_ = __fadd_rn(t2559_, kf_shfl_xor(t2559_, 4u, kf_wn));
-                        float t2565_ = __fadd_rn(t2562_, kf_shfl_xor(t2562_, 2u, kf_wn));
-                        s_3_ = __fadd_rn(t2565_, kf_shfl_xor(t2565_, 1u, kf_wn));
+                unsigned t3100_ = ck_ + 1u;
+                ck_ = t3100_;
+                if (t3100_ == steps_) {
+                    float t3103_ = acc_[0u];
+                    unsigned t3125_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+                    if (t3125_ == 32u) {
+                        float t3130_ = __fadd_rn(t3103_, kf_shfl_xor(t3103_, 16u, kf_wn));
+                        float t3133_ = __fadd_rn(t3130_, kf_shfl_xor(t3130_, 8u, kf_wn));
+                        float t3136_ = __fadd_rn(t3133_, kf_shfl_xor(t3133_, 4u, kf_wn));
+                        float t3139_ = __fadd_rn(t3136_, kf_shfl_xor(t3136_, 2u, kf_wn));
+                        s_3_ = __fadd_rn(t3139_, kf_shfl_xor(t3139_, 1u, kf_wn));
                     } else {
-                        float t2571_ = kf_shfl_down(t2529_, 16u, kf_wn);
-                        bool t2573_ = (kf_lane_id() + 16u) < t2551_;
-                        float t2574_ = __fadd_rn(t2529_, t2571_);
-                        float t2575_ = t2573_ ? t2574_ : t2529_;
-                        float t2577_ = kf_shfl_down(t2575_, 8u, kf_wn);
-                        bool t2579_ = (kf_lane_id() + 8u) < t2551_;
-                        float t2580_ = __fadd_rn(t2575_, t2577_);
-                        float t2581_ = t2579_ ? t2580_ : t2575_;
-                        float t2583_ = kf_shfl_down(t2581_, 4u, kf_wn);
-                        bool t2585_ = (kf_lane_id() + 4u) < t2551_;
-                        float t2586_ = __fadd_rn(t2581_, t2583_);
-                        float t2587_ = t2585_ ? t2586_ : t2581_;
-                        float t2589_ = kf_shfl_down(t2587_, 2u, kf_wn);
-                        bool t2591_ = (kf_lane_id() + 2u) < t2551_;
-                        float t2592_ = __fadd_rn(t2587_, t2589_);
-                        float t2593_ = t2591_ ? t2592_ : t2587_;
-                        float t2595_ = kf_shfl_down(t2593_, 1u, kf_wn);
-                        bool t2597_ = (kf_lane_id() + 1u) < t2551_;
-                        float t2598_ = __fadd_rn(t2593_, t2595_);
-                        s_3_ = kf_shfl(t2597_ ? t2598_ : t2593_, 0u, kf_wn);
+                        float t3145_ = kf_shfl_down(t3103_, 16u, kf_wn);
+                        bool t3147_ = (kf_lane_id() + 16u) < t3125_;
+                        float t3148_ = __fadd_rn(t3103_, t3145_);
+                        float t3149_ = t3147_ ? t3148_ : t3103_;
+                        float t3151_ = kf_shfl_down(t3149_, 8u, kf_wn);
+                        bool t3153_ = (kf_lane_id() + 8u) < t3125_;
+                        float t3154_ = __fadd_rn(t3149_, t3151_);
+                        float t3155_ = t3153_ ? t3154_ : t3149_;
+                        float t3157_ = kf_shfl_down(t3155_, 4u, kf_wn);
+                        bool t3159_ = (kf_lane_id() + 4u) < t3125_;
+                        float t3160_ = __fadd_rn(t3155_, t3157_);
+                        float t3161_ = t3159_ ? t3160_ : t3155_;
+                        float t3163_ = kf_shfl_down(t3161_, 2u, kf_wn);
+                        bool t3165_ = (kf_lane_id() + 2u) < t3125_;
+                        float t3166_ = __fadd_rn(t3161_, t3163_);
+                        float t3167_ = t3165_ ? t3166_ : t3161_;
+                        float t3169_ = kf_shfl_down(t3167_, 1u, kf_wn);
+                        bool t3171_ = (kf_lane_id() + 1u) < t3125_;
+                        float t3172_ = __fadd_rn(t3167_, t3169_);
+                        s_3_ = kf_shfl(t3171_ ? t3172_ : t3167_, 0u, kf_wn);
                     }
-                    bool t2603_ = lane_ == 0u;
-                    bool t2604_ = t2603_;
-                    if (t2603_) {
-                        t2604_ = cg_ < m_;
+                    bool t3177_ = lane_ == 0u;
+                    bool t3178_ = t3177_;
+                    if (t3177_) {
+                        t3178_ = cg_ < m_;
                     }
-                    if (t2604_) {
+                    if (t3178_) {
                         y_[cg_] = kf_f16_from_f32(s_3_);
                     }
                     acc_[0u] = 0.0f;
                     ck_ = 0u;
-                    cg_ = cg_ + nw_3_;
+                    cg_ = cg_ + nw_2_;
                 }
             }
         }
     }
 }
 
-/* kernel gemv_rms_f16_f16_f32 (gemv.kf:929) */
+/* kernel gemv_rms_f16_f16_f32 (gemv.kf:1041) */
 extern "C" __global__ void __launch_bounds__(256)
 gemv_rms_f16_f16_f32(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ h_, const kf_f16* __restrict__ nw_, float* __restrict__ y_, unsigned m_, unsigned k_, float eps_)
 {
@@ -9952,113 +9952,114 @@ gemv_rms_f16_f16_f32(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ h
     float s_2_;
     float s_3_;
     const unsigned kf_wn = kf_warp_lanes();
-    const kf_f16x8* h_2_ = (const kf_f16x8*)h_;
-    const kf_f16x8* nw_2_ = (const kf_f16x8*)nw_;
+    const kf_u32x4* wv_ = (const kf_u32x4*)w_;
+    const kf_f16x8* ia_ = (const kf_f16x8*)h_;
+    const kf_f16x8* ib_ = (const kf_f16x8*)nw_;
     unsigned nv_ = k_ >> 3u;
     float acc_2_ = 0.0f;
     #pragma unroll 1
     for (unsigned c0_ = threadIdx.x; c0_ < nv_; c0_ = c0_ + 1024u) {
-        hv_[0u] = h_2_[min(c0_, (nv_ - 1u))];
-        hv_[1u] = h_2_[min((c0_ + 256u), (nv_ - 1u))];
-        hv_[2u] = h_2_[min((c0_ + 512u), (nv_ - 1u))];
-        hv_[3u] = h_2_[min((c0_ + 768u), (nv_ - 1u))];
+        hv_[0u] = ia_[min(c0_, (nv_ - 1u))];
+        hv_[1u] = ia_[min((c0_ + 256u), (nv_ - 1u))];
+        hv_[2u] = ia_[min((c0_ + 512u), (nv_ - 1u))];
+        hv_[3u] = ia_[min((c0_ + 768u), (nv_ - 1u))];
         if (c0_ < nv_) {
-            float t58_ = __fmaf_rn(kf_f16_to_f32(hv_[0u].v[0]), kf_f16_to_f32(hv_[0u].v[0]), acc_2_);
-            acc_2_ = t58_;
-            float t67_ = __fmaf_rn(kf_f16_to_f32(hv_[0u].v[1]), kf_f16_to_f32(hv_[0u].v[1]), t58_);
-            acc_2_ = t67_;
-            float t76_ = __fmaf_rn(kf_f16_to_f32(hv_[0u].v[2]), kf_f16_to_f32(hv_[0u].v[2]), t67_);
-            acc_2_ = t76_;
-            float t85_ = __fmaf_rn(kf_f16_to_f32(hv_[0u].v[3]), kf_f16_to_f32(hv_[0u].v[3]), t76_);
-            acc_2_ = t85_;
-            float t94_ = __fmaf_rn(kf_f16_to_f32(hv_[0u].v[4]), kf_f16_to_f32(hv_[0u].v[4]), t85_);
-            acc_2_ = t94_;
-            float t103_ = __fmaf_rn(kf_f16_to_f32(hv_[0u].v[5]), kf_f16_to_f32(hv_[0u].v[5]), t94_);
-            acc_2_ = t103_;
-            float t112_ = __fmaf_rn(kf_f16_to_f32(hv_[0u].v[6]), kf_f16_to_f32(hv_[0u].v[6]), t103_);
-            acc_2_ = t112_;
-            acc_2_ = __fmaf_rn(kf_f16_to_f32(hv_[0u].v[7]), kf_f16_to_f32(hv_[0u].v[7]), t112_);
+            float t63_ = __fmaf_rn(kf_f16_to_f32(hv_[0u].v[0]), kf_f16_to_f32(hv_[0u].v[0]), acc_2_);
+            acc_2_ = t63_;
+            float t72_ = __fmaf_rn(kf_f16_to_f32(hv_[0u].v[1]), kf_f16_to_f32(hv_[0u].v[1]), t63_);
+            acc_2_ = t72_;
+            float t81_ = __fmaf_rn(kf_f16_to_f32(hv_[0u].v[2]), kf_f16_to_f32(hv_[0u].v[2]), t72_);
+            acc_2_ = t81_;
+            float t90_ = __fmaf_rn(kf_f16_to_f32(hv_[0u].v[3]), kf_f16_to_f32(hv_[0u].v[3]), t81_);
+            acc_2_ = t90_;
+            float t99_ = __fmaf_rn(kf_f16_to_f32(hv_[0u].v[4]), kf_f16_to_f32(hv_[0u].v[4]), t90_);
+            acc_2_ = t99_;
+            float t108_ = __fmaf_rn(kf_f16_to_f32(hv_[0u].v[5]), kf_f16_to_f32(hv_[0u].v[5]), t99_);
+            acc_2_ = t108_;
+            float t117_ = __fmaf_rn(kf_f16_to_f32(hv_[0u].v[6]), kf_f16_to_f32(hv_[0u].v[6]), t108_);
+            acc_2_ = t117_;
+            acc_2_ = __fmaf_rn(kf_f16_to_f32(hv_[0u].v[7]), kf_f16_to_f32(hv_[0u].v[7]), t117_);
         }
         if ((c0_ + 256u) < nv_) {
-            float t133_ = __fmaf_rn(kf_f16_to_f32(hv_[1u].v[0]), kf_f16_to_f32(hv_[1u].v[0]), acc_2_);
-            acc_2_ = t133_;
-            float t142_ = __fmaf_rn(kf_f16_to_f32(hv_[1u].v[1]), kf_f16_to_f32(hv_[1u].v[1]), t133_);
-            acc_2_ = t142_;
-            float t151_ = __fmaf_rn(kf_f16_to_f32(hv_[1u].v[2]), kf_f16_to_f32(hv_[1u].v[2]), t142_);
-            acc_2_ = t151_;
-            float t160_ = __fmaf_rn(kf_f16_to_f32(hv_[1u].v[3]), kf_f16_to_f32(hv_[1u].v[3]), t151_);
-            acc_2_ = t160_;
-            float t169_ = __fmaf_rn(kf_f16_to_f32(hv_[1u].v[4]), kf_f16_to_f32(hv_[1u].v[4]), t160_);
-            acc_2_ = t169_;
-            float t178_ = __fmaf_rn(kf_f16_to_f32(hv_[1u].v[5]), kf_f16_to_f32(hv_[1u].v[5]), t169_);
-            acc_2_ = t178_;
-            float t187_ = __fmaf_rn(kf_f16_to_f32(hv_[1u].v[6]), kf_f16_to_f32(hv_[1u].v[6]), t178_);
-            acc_2_ = t187_;
-            acc_2_ = __fmaf_rn(kf_f16_to_f32(hv_[1u].v[7]), kf_f16_to_f32(hv_[1u].v[7]), t187_);
+            float t138_ = __fmaf_rn(kf_f16_to_f32(hv_[1u].v[0]), kf_f16_to_f32(hv_[1u].v[0]), acc_2_);
+            acc_2_ = t138_;
+            float t147_ = __fmaf_rn(kf_f16_to_f32(hv_[1u].v[1]), kf_f16_to_f32(hv_[1u].v[1]), t138_);
+            acc_2_ = t147_;
+            float t156_ = __fmaf_rn(kf_f16_to_f32(hv_[1u].v[2]), kf_f16_to_f32(hv_[1u].v[2]), t147_);
+            acc_2_ = t156_;
+            float t165_ = __fmaf_rn(kf_f16_to_f32(hv_[1u].v[3]), kf_f16_to_f32(hv_[1u].v[3]), t156_);
+            acc_2_ = t165_;
+            float t174_ = __fmaf_rn(kf_f16_to_f32(hv_[1u].v[4]), kf_f16_to_f32(hv_[1u].v[4]), t165_);
+            acc_2_ = t174_;
+            float t183_ = __fmaf_rn(kf_f16_to_f32(hv_[1u].v[5]), kf_f16_to_f32(hv_[1u].v[5]), t174_);
+            acc_2_ = t183_;
+            float t192_ = __fmaf_rn(kf_f16_to_f32(hv_[1u].v[6]), kf_f16_to_f32(hv_[1u].v[6]), t183_);
+            acc_2_ = t192_;
+            acc_2_ = __fmaf_rn(kf_f16_to_f32(hv_[1u].v[7]), kf_f16_to_f32(hv_[1u].v[7]), t192_);
         }
         if ((c0_ + 512u) < nv_) {
-            float t208_ = __fmaf_rn(kf_f16_to_f32(hv_[2u].v[0]), kf_f16_to_f32(hv_[2u].v[0]), acc_2_);
-            acc_2_ = t208_;
-            float t217_ = __fmaf_rn(kf_f16_to_f32(hv_[2u].v[1]), kf_f16_to_f32(hv_[2u].v[1]), t208_);
-            acc_2_ = t217_;
-            float t226_ = __fmaf_rn(kf_f16_to_f32(hv_[2u].v[2]), kf_f16_to_f32(hv_[2u].v[2]), t217_);
-            acc_2_ = t226_;
-            float t235_ = __fmaf_rn(kf_f16_to_f32(hv_[2u].v[3]), kf_f16_to_f32(hv_[2u].v[3]), t226_);
-            acc_2_ = t235_;
-            float t244_ = __fmaf_rn(kf_f16_to_f32(hv_[2u].v[4]), kf_f16_to_f32(hv_[2u].v[4]), t235_);
-            acc_2_ = t244_;
-            float t253_ = __fmaf_rn(kf_f16_to_f32(hv_[2u].v[5]), kf_f16_to_f32(hv_[2u].v[5]), t244_);
-            acc_2_ = t253_;
-            float t262_ = __fmaf_rn(kf_f16_to_f32(hv_[2u].v[6]), kf_f16_to_f32(hv_[2u].v[6]), t253_);
-            acc_2_ = t262_;
-            acc_2_ = __fmaf_rn(kf_f16_to_f32(hv_[2u].v[7]), kf_f16_to_f32(hv_[2u].v[7]), t262_);
+            float t213_ = __fmaf_rn(kf_f16_to_f32(hv_[2u].v[0]), kf_f16_to_f32(hv_[2u].v[0]), acc_2_);
+            acc_2_ = t213_;
+            float t222_ = __fmaf_rn(kf_f16_to_f32(hv_[2u].v[1]), kf_f16_to_f32(hv_[2u].v[1]), t213_);
+            acc_2_ = t222_;
+            float t231_ = __fmaf_rn(kf_f16_to_f32(hv_[2u].v[2]), kf_f16_to_f32(hv_[2u].v[2]), t222_);
+            acc_2_ = t231_;
+            float t240_ = __fmaf_rn(kf_f16_to_f32(hv_[2u].v[3]), kf_f16_to_f32(hv_[2u].v[3]), t231_);
+            acc_2_ = t240_;
+            float t249_ = __fmaf_rn(kf_f16_to_f32(hv_[2u].v[4]), kf_f16_to_f32(hv_[2u].v[4]), t240_);
+            acc_2_ = t249_;
+            float t258_ = __fmaf_rn(kf_f16_to_f32(hv_[2u].v[5]), kf_f16_to_f32(hv_[2u].v[5]), t249_);
+            acc_2_ = t258_;
+            float t267_ = __fmaf_rn(kf_f16_to_f32(hv_[2u].v[6]), kf_f16_to_f32(hv_[2u].v[6]), t258_);
+            acc_2_ = t267_;
+            acc_2_ = __fmaf_rn(kf_f16_to_f32(hv_[2u].v[7]), kf_f16_to_f32(hv_[2u].v[7]), t267_);
         }
         if ((c0_ + 768u) < nv_) {
-            float t283_ = __fmaf_rn(kf_f16_to_f32(hv_[3u].v[0]), kf_f16_to_f32(hv_[3u].v[0]), acc_2_);
-            acc_2_ = t283_;
-            float t292_ = __fmaf_rn(kf_f16_to_f32(hv_[3u].v[1]), kf_f16_to_f32(hv_[3u].v[1]), t283_);
-            acc_2_ = t292_;
-            float t301_ = __fmaf_rn(kf_f16_to_f32(hv_[3u].v[2]), kf_f16_to_f32(hv_[3u].v[2]), t292_);
-            acc_2_ = t301_;
-            float t310_ = __fmaf_rn(kf_f16_to_f32(hv_[3u].v[3]), kf_f16_to_f32(hv_[3u].v[3]), t301_);
-            acc_2_ = t310_;
-            float t319_ = __fmaf_rn(kf_f16_to_f32(hv_[3u].v[4]), kf_f16_to_f32(hv_[3u].v[4]), t310_);
-            acc_2_ = t319_;
-            float t328_ = __fmaf_rn(kf_f16_to_f32(hv_[3u].v[5]), kf_f16_to_f32(hv_[3u].v[5]), t319_);
-            acc_2_ = t328_;
-            float t337_ = __fmaf_rn(kf_f16_to_f32(hv_[3u].v[6]), kf_f16_to_f32(hv_[3u].v[6]), t328_);
-            acc_2_ = t337_;
-            acc_2_ = __fmaf_rn(kf_f16_to_f32(hv_[3u].v[7]), kf_f16_to_f32(hv_[3u].v[7]), t337_);
+            float t288_ = __fmaf_rn(kf_f16_to_f32(hv_[3u].v[0]), kf_f16_to_f32(hv_[3u].v[0]), acc_2_);
+            acc_2_ = t288_;
+            float t297_ = __fmaf_rn(kf_f16_to_f32(hv_[3u].v[1]), kf_f16_to_f32(hv_[3u].v[1]), t288_);
+            acc_2_ = t297_;
+            float t306_ = __fmaf_rn(kf_f16_to_f32(hv_[3u].v[2]), kf_f16_to_f32(hv_[3u].v[2]), t297_);
+            acc_2_ = t306_;
+            float t315_ = __fmaf_rn(kf_f16_to_f32(hv_[3u].v[3]), kf_f16_to_f32(hv_[3u].v[3]), t306_);
+            acc_2_ = t315_;
+            float t324_ = __fmaf_rn(kf_f16_to_f32(hv_[3u].v[4]), kf_f16_to_f32(hv_[3u].v[4]), t315_);
+            acc_2_ = t324_;
+            float t333_ = __fmaf_rn(kf_f16_to_f32(hv_[3u].v[5]), kf_f16_to_f32(hv_[3u].v[5]), t324_);
+            acc_2_ = t333_;
+            float t342_ = __fmaf_rn(kf_f16_to_f32(hv_[3u].v[6]), kf_f16_to_f32(hv_[3u].v[6]), t333_);
+            acc_2_ = t342_;
+            acc_2_ = __fmaf_rn(kf_f16_to_f32(hv_[3u].v[7]), kf_f16_to_f32(hv_[3u].v[7]), t342_);
         }
     }
-    unsigned t369_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
-    if (t369_ == 32u) {
-        float t374_ = __fadd_rn(acc_2_, kf_shfl_xor(acc_2_, 16u, kf_wn));
-        float t377_ = __fadd_rn(t374_, kf_shfl_xor(t374_, 8u, kf_wn));
-        float t380_ = __fadd_rn(t377_, kf_shfl_xor(t377_, 4u, kf_wn));
-        float t383_ = __fadd_rn(t380_, kf_shfl_xor(t380_, 2u, kf_wn));
-        s_ = __fadd_rn(t383_, kf_shfl_xor(t383_, 1u, kf_wn));
+    unsigned t374_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+    if (t374_ == 32u) {
+        float t379_ = __fadd_rn(acc_2_, kf_shfl_xor(acc_2_, 16u, kf_wn));
+        float t382_ = __fadd_rn(t379_, kf_shfl_xor(t379_, 8u, kf_wn));
+        float t385_ = __fadd_rn(t382_, kf_shfl_xor(t382_, 4u, kf_wn));
+        float t388_ = __fadd_rn(t385_, kf_shfl_xor(t385_, 2u, kf_wn));
+        s_ = __fadd_rn(t388_, kf_shfl_xor(t388_, 1u, kf_wn));
     } else {
-        float t389_ = kf_shfl_down(acc_2_, 16u, kf_wn);
-        bool t391_ = (kf_lane_id() + 16u) < t369_;
-        float t392_ = __fadd_rn(acc_2_, t389_);
-        float t393_ = t391_ ? t392_ : acc_2_;
-        float t395_ = kf_shfl_down(t393_, 8u, kf_wn);
-        bool t397_ = (kf_lane_id() + 8u) < t369_;
-        float t398_ = __fadd_rn(t393_, t395_);
-        float t399_ = t397_ ? t398_ : t393_;
-        float t401_ = kf_shfl_down(t399_, 4u, kf_wn);
-        bool t403_ = (kf_lane_id() + 4u) < t369_;
-        float t404_ = __fadd_rn(t399_, t401_);
-        float t405_ = t403_ ? t404_ : t399_;
-        float t407_ = kf_shfl_down(t405_, 2u, kf_wn);
-        bool t409_ = (kf_lane_id() + 2u) < t369_;
-        float t410_ = __fadd_rn(t405_, t407_);
-        float t411_ = t409_ ? t410_ : t405_;
-        float t413_ = kf_shfl_down(t411_, 1u, kf_wn);
-        bool t415_ = (kf_lane_id() + 1u) < t369_;
-        float t416_ = __fadd_rn(t411_, t413_);
-        s_ = kf_shfl(t415_ ? t416_ : t411_, 0u, kf_wn);
+        float t394_ = kf_shfl_down(acc_2_, 16u, kf_wn);
+        bool t396_ = (kf_lane_id() + 16u) < t374_;
+        float t397_ = __fadd_rn(acc_2_, t394_);
+        float t398_ = t396_ ? t397_ : acc_2_;
+        float t400_ = kf_shfl_down(t398_, 8u, kf_wn);
+        bool t402_ = (kf_lane_id() + 8u) < t374_;
+        float t403_ = __fadd_rn(t398_, t400_);
+        float t404_ = t402_ ? t403_ : t398_;
+        float t406_ = kf_shfl_down(t404_, 4u, kf_wn);
+        bool t408_ = (kf_lane_id() + 4u) < t374_;
+        float t409_ = __fadd_rn(t404_, t406_);
+        float t410_ = t408_ ? t409_ : t404_;
+        float t412_ = kf_shfl_down(t410_, 2u, kf_wn);
+        bool t414_ = (kf_lane_id() + 2u) < t374_;
+        float t415_ = __fadd_rn(t410_, t412_);
+        float t416_ = t414_ ? t415_ : t410_;
+        float t418_ = kf_shfl_down(t416_, 1u, kf_wn);
+        bool t420_ = (kf_lane_id() + 1u) < t374_;
+        float t421_ = __fadd_rn(t416_, t418_);
+        s_ = kf_shfl(t420_ ? t421_ : t416_, 0u, kf_wn);
     }
     if (kf_lane_id() == 0u) {
         part_[(threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u] = s_;
@@ -10068,22 +10069,22 @@ gemv_rms_f16_f16_f32(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ h
     #pragma unroll 1
     for (unsigned c0_2_ = threadIdx.x; c0_2_ < nv_; c0_2_ = c0_2_ + 1024u) {
         unsigned c_ = min(c0_2_, (nv_ - 1u));
-        hv_2_[0u] = h_2_[c_];
-        gv_[0u] = nw_2_[c_];
+        hv_2_[0u] = ia_[c_];
+        gv_[0u] = ib_[c_];
         unsigned c_2_ = min((c0_2_ + 256u), (nv_ - 1u));
-        hv_2_[1u] = h_2_[c_2_];
-        gv_[1u] = nw_2_[c_2_];
+        hv_2_[1u] = ia_[c_2_];
+        gv_[1u] = ib_[c_2_];
         unsigned c_3_ = min((c0_2_ + 512u), (nv_ - 1u));
-        hv_2_[2u] = h_2_[c_3_];
-        gv_[2u] = nw_2_[c_3_];
+        hv_2_[2u] = ia_[c_3_];
+        gv_[2u] = ib_[c_3_];
         unsigned c_4_ = min((c0_2_ + 768u), (nv_ - 1u));
-        hv_2_[3u] = h_2_[c_4_];
-        gv_[3u] = nw_2_[c_4_];
+        hv_2_[3u] = ia_[c_4_];
+        gv_[3u] = ib_[c_4_];
         if (c0_2_ < nv_) {
-            kf_f16x8 t508_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
-            kf_f16 t520_ = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(hv_2_[0u].v[0]), scale_), kf_f16_to_f32(gv_[0u].v[0])));
-            kf_f16x8 o_ = t508_;
-            o_.v[0] = t520_;
+            kf_f16x8 t513_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
+            kf_f16 t525_ = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(hv_2_[0u].v[0]), scale_), kf_f16_to_f32(gv_[0u].v[0])));
+            kf_f16x8 o_ = t513_;
+            o_.v[0] = t525_;
             o_.v[1] = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(hv_2_[0u].v[1]), scale_), kf_f16_to_f32(gv_[0u].v[1])));
             o_.v[2] = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(hv_2_[0u].v[2]), scale_), kf_f16_to_f32(gv_[0u].v[2])));
             o_.v[3] = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(hv_2_[0u].v[3]), scale_), kf_f16_to_f32(gv_[0u].v[3])));
@@ -10094,10 +10095,10 @@ gemv_rms_f16_f16_f32(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ h
             ((kf_f16x8*)xs_)[c0_2_] = o_;
         }
         if ((c0_2_ + 256u) < nv_) {
-            kf_f16x8 t604_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
-            kf_f16 t616_ = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(hv_2_[1u].v[0]), scale_), kf_f16_to_f32(gv_[1u].v[0])));
-            kf_f16x8 o_2_ = t604_;
-            o_2_.v[0] = t616_;
+            kf_f16x8 t609_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
+            kf_f16 t621_ = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(hv_2_[1u].v[0]), scale_), kf_f16_to_f32(gv_[1u].v[0])));
+            kf_f16x8 o_2_ = t609_;
+            o_2_.v[0] = t621_;
             o_2_.v[1] = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(hv_2_[1u].v[1]), scale_), kf_f16_to_f32(gv_[1u].v[1])));
             o_2_.v[2] = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(hv_2_[1u].v[2]), scale_), kf_f16_to_f32(gv_[1u].v[2])));
             o_2_.v[3] = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(hv_2_[1u].v[3]), scale_), kf_f16_to_f32(gv_[1u].v[3])));
@@ -10108,10 +10109,10 @@ gemv_rms_f16_f16_f32(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ h
             ((kf_f16x8*)xs_)[c0_2_ + 256u] = o_2_;
         }
         if ((c0_2_ + 512u) < nv_) {
-            kf_f16x8 t700_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
-            kf_f16 t712_ = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(hv_2_[2u].v[0]), scale_), kf_f16_to_f32(gv_[2u].v[0])));
-            kf_f16x8 o_3_ = t700_;
-            o_3_.v[0] = t712_;
+            kf_f16x8 t705_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
+            kf_f16 t717_ = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(hv_2_[2u].v[0]), scale_), kf_f16_to_f32(gv_[2u].v[0])));
+            kf_f16x8 o_3_ = t705_;
+            o_3_.v[0] = t717_;
             o_3_.v[1] = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(hv_2_[2u].v[1]), scale_), kf_f16_to_f32(gv_[2u].v[1])));
             o_3_.v[2] = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(hv_2_[2u].v[2]), scale_), kf_f16_to_f32(gv_[2u].v[2])));
             o_3_.v[3] = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(hv_2_[2u].v[3]), scale_), kf_f16_to_f32(gv_[2u].v[3])));
@@ -10122,10 +10123,10 @@ gemv_rms_f16_f16_f32(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ h
             ((kf_f16x8*)xs_)[c0_2_ + 512u] = o_3_;
         }
         if ((c0_2_ + 768u) < nv_) {
-            kf_f16x8 t796_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
-            kf_f16 t808_ = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(hv_2_[3u].v[0]), scale_), kf_f16_to_f32(gv_[3u].v[0])));
-            kf_f16x8 o_4_ = t796_;
-            o_4_.v[0] = t808_;
+            kf_f16x8 t801_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
+            kf_f16 t813_ = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(hv_2_[3u].v[0]), scale_), kf_f16_to_f32(gv_[3u].v[0])));
+            kf_f16x8 o_4_ = t801_;
+            o_4_.v[0] = t813_;
             o_4_.v[1] = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(hv_2_[3u].v[1]), scale_), kf_f16_to_f32(gv_[3u].v[1])));
             o_4_.v[2] = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(hv_2_[3u].v[2]), scale_), kf_f16_to_f32(gv_[3u].v[2])));
             o_4_.v[3] = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(hv_2_[3u].v[3]), scale_), kf_f16_to_f32(gv_[3u].v[3])));
@@ -10137,24 +10138,23 @@ gemv_rms_f16_f16_f32(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ h
         }
     }
     __syncthreads();
-    const kf_u32x4* wv_ = (const kf_u32x4*)w_;
     unsigned lane_ = kf_lane_id();
     unsigned nv_2_ = k_ >> 3u;
     unsigned steps_ = (nv_2_ >> 7u) + (((nv_2_ & 127u) != 0u) ? 1u : 0u);
     unsigned wid_ = (blockIdx.x << 3u) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u);
-    unsigned nw_3_ = gridDim.x << 3u;
+    unsigned nw_2_ = gridDim.x << 3u;
     if (!(wid_ >= m_)) {
-        unsigned t936_ = m_ - wid_;
-        unsigned total_ = ((t936_ / nw_3_) + (((t936_ % nw_3_) != 0u) ? 1u : 0u)) * steps_;
+        unsigned t1500_ = m_ - wid_;
+        unsigned t1508_ = ((t1500_ / nw_2_) + (((t1500_ % nw_2_) != 0u) ? 1u : 0u)) * steps_;
         acc_[0u] = 0.0f;
         unsigned lg_ = wid_;
         unsigned lk_ = 0u;
         unsigned cg_ = wid_;
         unsigned ck_ = 0u;
-        unsigned t957_ = total_ + 1u;
+        unsigned t1521_ = t1508_ + 1u;
         #pragma unroll 1
-        for (unsigned t0_ = 0u; t0_ < t957_; t0_ = t0_ + 2u) {
-            if (t0_ < total_) {
+        for (unsigned t0_ = 0u; t0_ < t1521_; t0_ = t0_ + 2u) {
+            if (t0_ < t1508_) {
                 unsigned v_ = min((((lk_ << 5u) << 2u) + lane_), (nv_2_ - 1u));
                 unsigned row_ = min(lg_, (m_ - 1u));
                 wb_[0u] = wv_[(row_ * nv_2_) + v_];
@@ -10171,23 +10171,23 @@ gemv_rms_f16_f16_f32(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ h
                 unsigned row_4_ = min(lg_, (m_ - 1u));
                 wb_[3u] = wv_[(row_4_ * nv_2_) + v_4_];
                 xb_[6u] = xs_[v_4_];
-                unsigned t1129_ = lk_ + 1u;
-                lk_ = t1129_;
-                if (t1129_ == steps_) {
+                unsigned t1697_ = lk_ + 1u;
+                lk_ = t1697_;
+                if (t1697_ == steps_) {
                     lk_ = 0u;
-                    lg_ = lg_ + nw_3_;
+                    lg_ = lg_ + nw_2_;
                 }
             }
-            bool t1137_ = t0_ >= 1u;
-            bool t1138_ = t1137_;
-            if (t1137_) {
-                t1138_ = (t0_ - 1u) < total_;
+            bool t1706_ = t0_ >= 1u;
+            bool t1707_ = t1706_;
+            if (t1706_) {
+                t1707_ = (t0_ - 1u) < t1508_;
             }
-            if (t1138_) {
+            if (t1707_) {
                 unsigned v_5_ = ((ck_ << 5u) << 2u) + lane_;
                 if (v_5_ < nv_2_) {
-                    kf_u32x4 t1197_ = xb_[8u];
-                    kf_f16x8 a_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1197_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1197_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1197_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1197_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1197_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1197_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1197_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1197_, 3u), 16u))}};
+                    kf_u32x4 t1766_ = xb_[8u];
+                    kf_f16x8 a_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1766_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1766_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1766_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1766_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1766_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1766_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1766_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1766_, 3u), 16u))}};
                     xs_2_[0u] = kf_f16_to_f32(a_.v[0]);
                     xs_2_[1u] = kf_f16_to_f32(a_.v[1]);
                     xs_2_[2u] = kf_f16_to_f32(a_.v[2]);
@@ -10196,14 +10196,14 @@ gemv_rms_f16_f16_f32(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ h
                     xs_2_[5u] = kf_f16_to_f32(a_.v[5]);
                     xs_2_[6u] = kf_f16_to_f32(a_.v[6]);
                     xs_2_[7u] = kf_f16_to_f32(a_.v[7]);
-                    kf_u32x4 t1224_ = wb_[4u];
-                    kf_f16x8 wh_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1224_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1224_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1224_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1224_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1224_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1224_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1224_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1224_, 3u), 16u))}};
+                    kf_u32x4 t1793_ = wb_[4u];
+                    kf_f16x8 wh_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1793_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1793_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1793_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1793_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1793_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1793_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1793_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1793_, 3u), 16u))}};
                     acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_.v[7]), xs_2_[7u], __fmaf_rn(kf_f16_to_f32(wh_.v[6]), xs_2_[6u], __fmaf_rn(kf_f16_to_f32(wh_.v[5]), xs_2_[5u], __fmaf_rn(kf_f16_to_f32(wh_.v[4]), xs_2_[4u], __fmaf_rn(kf_f16_to_f32(wh_.v[3]), xs_2_[3u], __fmaf_rn(kf_f16_to_f32(wh_.v[2]), xs_2_[2u], __fmaf_rn(kf_f16_to_f32(wh_.v[1]), xs_2_[1u], __fmaf_rn(kf_f16_to_f32(wh_.v[0]), xs_2_[0u], acc_[0u]))))))));
                 }
                 unsigned v_6_ = (((ck_ << 5u) << 2u) + 32u) + lane_;
                 if (v_6_ < nv_2_) {
-                    kf_u32x4 t1328_ = xb_[10u];
-                    kf_f16x8 a_2_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1328_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1328_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1328_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1328_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1328_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1328_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1328_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1328_, 3u), 16u))}};
+                    kf_u32x4 t1897_ = xb_[10u];
+                    kf_f16x8 a_2_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1897_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1897_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1897_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1897_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1897_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1897_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1897_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1897_, 3u), 16u))}};
                     xs_3_[0u] = kf_f16_to_f32(a_2_.v[0]);
                     xs_3_[1u] = kf_f16_to_f32(a_2_.v[1]);
                     xs_3_[2u] = kf_f16_to_f32(a_2_.v[2]);
@@ -10212,14 +10212,14 @@ gemv_rms_f16_f16_f32(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ h
                     xs_3_[5u] = kf_f16_to_f32(a_2_.v[5]);
                     xs_3_[6u] = kf_f16_to_f32(a_2_.v[6]);
                     xs_3_[7u] = kf_f16_to_f32(a_2_.v[7]);
-                    kf_u32x4 t1355_ = wb_[5u];
-                    kf_f16x8 wh_2_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1355_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1355_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1355_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1355_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1355_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1355_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1355_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1355_, 3u), 16u))}};
+                    kf_u32x4 t1924_ = wb_[5u];
+                    kf_f16x8 wh_2_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1924_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1924_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1924_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1924_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1924_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1924_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1924_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1924_, 3u), 16u))}};
                     acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_2_.v[7]), xs_3_[7u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[6]), xs_3_[6u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[5]), xs_3_[5u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[4]), xs_3_[4u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[3]), xs_3_[3u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[2]), xs_3_[2u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[1]), xs_3_[1u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[0]), xs_3_[0u], acc_[0u]))))))));
                 }
                 unsigned v_7_ = (((ck_ << 5u) << 2u) + 64u) + lane_;
                 if (v_7_ < nv_2_) {
-                    kf_u32x4 t1459_ = xb_[12u];
-                    kf_f16x8 a_3_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1459_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1459_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1459_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1459_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1459_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1459_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1459_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1459_, 3u), 16u))}};
+                    kf_u32x4 t2028_ = xb_[12u];
+                    kf_f16x8 a_3_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2028_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2028_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2028_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2028_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2028_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2028_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2028_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2028_, 3u), 16u))}};
                     xs_4_[0u] = kf_f16_to_f32(a_3_.v[0]);
                     xs_4_[1u] = kf_f16_to_f32(a_3_.v[1]);
                     xs_4_[2u] = kf_f16_to_f32(a_3_.v[2]);
@@ -10228,14 +10228,14 @@ gemv_rms_f16_f16_f32(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ h
                     xs_4_[5u] = kf_f16_to_f32(a_3_.v[5]);
                     xs_4_[6u] = kf_f16_to_f32(a_3_.v[6]);
                     xs_4_[7u] = kf_f16_to_f32(a_3_.v[7]);
-                    kf_u32x4 t1486_ = wb_[6u];
-                    kf_f16x8 wh_3_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1486_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1486_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1486_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1486_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1486_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1486_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1486_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1486_, 3u), 16u))}};
+                    kf_u32x4 t2055_ = wb_[6u];
+                    kf_f16x8 wh_3_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2055_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2055_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2055_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2055_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2055_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2055_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2055_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2055_, 3u), 16u))}};
                     acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_3_.v[7]), xs_4_[7u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[6]), xs_4_[6u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[5]), xs_4_[5u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[4]), xs_4_[4u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[3]), xs_4_[3u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[2]), xs_4_[2u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[1]), xs_4_[1u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[0]), xs_4_[0u], acc_[0u]))))))));
                 }
                 unsigned v_8_ = (((ck_ << 5u) << 2u) + 96u) + lane_;
                 if (v_8_ < nv_2_) {
-                    kf_u32x4 t1590_ = xb_[14u];
-                    kf_f16x8 a_4_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1590_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1590_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1590_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1590_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1590_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1590_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1590_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1590_, 3u), 16u))}};
+                    kf_u32x4 t2159_ = xb_[14u];
+                    kf_f16x8 a_4_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2159_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2159_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2159_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2159_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2159_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2159_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2159_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2159_, 3u), 16u))}};
                     xs_5_[0u] = kf_f16_to_f32(a_4_.v[0]);
                     xs_5_[1u] = kf_f16_to_f32(a_4_.v[1]);
                     xs_5_[2u] = kf_f16_to_f32(a_4_.v[2]);
@@ -10244,57 +10244,57 @@ gemv_rms_f16_f16_f32(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ h
                     xs_5_[5u] = kf_f16_to_f32(a_4_.v[5]);
                     xs_5_[6u] = kf_f16_to_f32(a_4_.v[6]);
                     xs_5_[7u] = kf_f16_to_f32(a_4_.v[7]);
-                    kf_u32x4 t1617_ = wb_[7u];
-                    kf_f16x8 wh_4_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1617_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1617_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1617_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1617_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1617_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1617_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1617_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1617_, 3u), 16u))}};
+                    kf_u32x4 t2186_ = wb_[7u];
+                    kf_f16x8 wh_4_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2186_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2186_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2186_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2186_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2186_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2186_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2186_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2186_, 3u), 16u))}};
                     acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_4_.v[7]), xs_5_[7u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[6]), xs_5_[6u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[5]), xs_5_[5u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[4]), xs_5_[4u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[3]), xs_5_[3u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[2]), xs_5_[2u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[1]), xs_5_[1u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[0]), xs_5_[0u], acc_[0u]))))))));
                 }
-                unsigned t1691_ = ck_ + 1u;
-                ck_ = t1691_;
-                if (t1691_ == steps_) {
-                    float t1694_ = acc_[0u];
-                    unsigned t1716_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
-                    if (t1716_ == 32u) {
-                        float t1721_ = __fadd_rn(t1694_, kf_shfl_xor(t1694_, 16u, kf_wn));
-                        float t1724_ = __fadd_rn(t1721_, kf_shfl_xor(t1721_, 8u, kf_wn));
-                        float t1727_ = __fadd_rn(t1724_, kf_shfl_xor(t1724_, 4u, kf_wn));
-                        float t1730_ = __fadd_rn(t1727_, kf_shfl_xor(t1727_, 2u, kf_wn));
-                        s_2_ = __fadd_rn(t1730_, kf_shfl_xor(t1730_, 1u, kf_wn));
+                unsigned t2260_ = ck_ + 1u;
+                ck_ = t2260_;
+                if (t2260_ == steps_) {
+                    float t2263_ = acc_[0u];
+                    unsigned t2285_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+                    if (t2285_ == 32u) {
+                        float t2290_ = __fadd_rn(t2263_, kf_shfl_xor(t2263_, 16u, kf_wn));
+                        float t2293_ = __fadd_rn(t2290_, kf_shfl_xor(t2290_, 8u, kf_wn));
+                        float t2296_ = __fadd_rn(t2293_, kf_shfl_xor(t2293_, 4u, kf_wn));
+                        float t2299_ = __fadd_rn(t2296_, kf_shfl_xor(t2296_, 2u, kf_wn));
+                        s_2_ = __fadd_rn(t2299_, kf_shfl_xor(t2299_, 1u, kf_wn));
                     } else {
-                        float t1736_ = kf_shfl_down(t1694_, 16u, kf_wn);
-                        bool t1738_ = (kf_lane_id() + 16u) < t1716_;
-                        float t1739_ = __fadd_rn(t1694_, t1736_);
-                        float t1740_ = t1738_ ? t1739_ : t1694_;
-                        float t1742_ = kf_shfl_down(t1740_, 8u, kf_wn);
-                        bool t1744_ = (kf_lane_id() + 8u) < t1716_;
-                        float t1745_ = __fadd_rn(t1740_, t1742_);
-                        float t1746_ = t1744_ ? t1745_ : t1740_;
-                        float t1748_ = kf_shfl_down(t1746_, 4u, kf_wn);
-                        bool t1750_ = (kf_lane_id() + 4u) < t1716_;
-                        float t1751_ = __fadd_rn(t1746_, t1748_);
-                        float t1752_ = t1750_ ? t1751_ : t1746_;
-                        float t1754_ = kf_shfl_down(t1752_, 2u, kf_wn);
-                        bool t1756_ = (kf_lane_id() + 2u) < t1716_;
-                        float t1757_ = __fadd_rn(t1752_, t1754_);
-                        float t1758_ = t1756_ ? t1757_ : t1752_;
-                        float t1760_ = kf_shfl_down(t1758_, 1u, kf_wn);
-                        bool t1762_ = (kf_lane_id() + 1u) < t1716_;
-                        float t1763_ = __fadd_rn(t1758_, t1760_);
-                        s_2_ = kf_shfl(t1762_ ? t1763_ : t1758_, 0u, kf_wn);
+                        float t2305_ = kf_shfl_down(t2263_, 16u, kf_wn);
+                        bool t2307_ = (kf_lane_id() + 16u) < t2285_;
+                        float t2308_ = __fadd_rn(t2263_, t2305_);
+                        float t2309_ = t2307_ ? t2308_ : t2263_;
+                        float t2311_ = kf_shfl_down(t2309_, 8u, kf_wn);
+                        bool t2313_ = (kf_lane_id() + 8u) < t2285_;
+                        float t2314_ = __fadd_rn(t2309_, t2311_);
+                        float t2315_ = t2313_ ? t2314_ : t2309_;
+                        float t2317_ = kf_shfl_down(t2315_, 4u, kf_wn);
+                        bool t2319_ = (kf_lane_id() + 4u) < t2285_;
+                        float t2320_ = __fadd_rn(t2315_, t2317_);
+                        float t2321_ = t2319_ ? t2320_ : t2315_;
+                        float t2323_ = kf_shfl_down(t2321_, 2u, kf_wn);
+                        bool t2325_ = (kf_lane_id() + 2u) < t2285_;
+                        float t2326_ = __fadd_rn(t2321_, t2323_);
+                        float t2327_ = t2325_ ? t2326_ : t2321_;
+                        float t2329_ = kf_shfl_down(t2327_, 1u, kf_wn);
+                        bool t2331_ = (kf_lane_id() + 1u) < t2285_;
+                        float t2332_ = __fadd_rn(t2327_, t2329_);
+                        s_2_ = kf_shfl(t2331_ ? t2332_ : t2327_, 0u, kf_wn);
                     }
-                    bool t1768_ = lane_ == 0u;
-                    bool t1769_ = t1768_;
-                    if (t1768_) {
-                        t1769_ = cg_ < m_;
+                    bool t2337_ = lane_ == 0u;
+                    bool t2338_ = t2337_;
+                    if (t2337_) {
+                        t2338_ = cg_ < m_;
                     }
-                    if (t1769_) {
+                    if (t2338_) {
                         y_[cg_] = s_2_;
                     }
                     acc_[0u] = 0.0f;
                     ck_ = 0u;
-                    cg_ = cg_ + nw_3_;
+                    cg_ = cg_ + nw_2_;
                 }
             }
-            if ((t0_ + 1u) < total_) {
+            if ((t0_ + 1u) < t1508_) {
                 unsigned v_9_ = min((((lk_ << 5u) << 2u) + lane_), (nv_2_ - 1u));
                 unsigned row_5_ = min(lg_, (m_ - 1u));
                 wb_[4u] = wv_[(row_5_ * nv_2_) + v_9_];
@@ -10311,23 +10311,23 @@ gemv_rms_f16_f16_f32(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ h
                 unsigned row_8_ = min(lg_, (m_ - 1u));
                 wb_[7u] = wv_[(row_8_ * nv_2_) + v_12_];
                 xb_[14u] = xs_[v_12_];
-                unsigned t1964_ = lk_ + 1u;
-                lk_ = t1964_;
-                if (t1964_ == steps_) {
+                unsigned t2537_ = lk_ + 1u;
+                lk_ = t2537_;
+                if (t2537_ == steps_) {
                     lk_ = 0u;
-                    lg_ = lg_ + nw_3_;
+                    lg_ = lg_ + nw_2_;
                 }
             }
-            bool t1972_ = (t0_ + 1u) >= 1u;
-            bool t1973_ = t1972_;
-            if (t1972_) {
-                t1973_ = ((t0_ + 1u) - 1u) < total_;
+            bool t2546_ = (t0_ + 1u) >= 1u;
+            bool t2547_ = t2546_;
+            if (t2546_) {
+                t2547_ = ((t0_ + 1u) - 1u) < t1508_;
             }
-            if (t1973_) {
+            if (t2547_) {
                 unsigned v_13_ = ((ck_ << 5u) << 2u) + lane_;
                 if (v_13_ < nv_2_) {
-                    kf_u32x4 t2032_ = xb_[0u];
-                    kf_f16x8 a_5_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2032_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2032_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2032_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2032_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2032_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2032_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2032_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2032_, 3u), 16u))}};
+                    kf_u32x4 t2606_ = xb_[0u];
+                    kf_f16x8 a_5_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2606_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2606_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2606_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2606_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2606_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2606_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2606_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2606_, 3u), 16u))}};
                     xs_6_[0u] = kf_f16_to_f32(a_5_.v[0]);
                     xs_6_[1u] = kf_f16_to_f32(a_5_.v[1]);
                     xs_6_[2u] = kf_f16_to_f32(a_5_.v[2]);
@@ -10336,14 +10336,14 @@ gemv_rms_f16_f16_f32(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ h
                     xs_6_[5u] = kf_f16_to_f32(a_5_.v[5]);
                     xs_6_[6u] = kf_f16_to_f32(a_5_.v[6]);
                     xs_6_[7u] = kf_f16_to_f32(a_5_.v[7]);
-                    kf_u32x4 t2059_ = wb_[0u];
-                    kf_f16x8 wh_5_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2059_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2059_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2059_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2059_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2059_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2059_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2059_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2059_, 3u), 16u))}};
+                    kf_u32x4 t2633_ = wb_[0u];
+                    kf_f16x8 wh_5_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2633_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2633_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2633_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2633_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2633_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2633_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2633_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2633_, 3u), 16u))}};
                     acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_5_.v[7]), xs_6_[7u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[6]), xs_6_[6u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[5]), xs_6_[5u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[4]), xs_6_[4u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[3]), xs_6_[3u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[2]), xs_6_[2u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[1]), xs_6_[1u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[0]), xs_6_[0u], acc_[0u]))))))));
                 }
                 unsigned v_14_ = (((ck_ << 5u) << 2u) + 32u) + lane_;
                 if (v_14_ < nv_2_) {
-                    kf_u32x4 t2163_ = xb_[2u];
-                    kf_f16x8 a_6_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2163_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2163_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2163_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2163_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2163_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2163_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2163_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2163_, 3u), 16u))}};
+                    kf_u32x4 t2737_ = xb_[2u];
+                    kf_f16x8 a_6_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2737_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2737_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2737_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2737_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2737_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2737_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2737_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2737_, 3u), 16u))}};
                     xs_7_[0u] = kf_f16_to_f32(a_6_.v[0]);
                     xs_7_[1u] = kf_f16_to_f32(a_6_.v[1]);
                     xs_7_[2u] = kf_f16_to_f32(a_6_.v[2]);
@@ -10352,14 +10352,14 @@ gemv_rms_f16_f16_f32(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ h
                     xs_7_[5u] = kf_f16_to_f32(a_6_.v[5]);
                     xs_7_[6u] = kf_f16_to_f32(a_6_.v[6]);
                     xs_7_[7u] = kf_f16_to_f32(a_6_.v[7]);
-                    kf_u32x4 t2190_ = wb_[1u];
-                    kf_f16x8 wh_6_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2190_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2190_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2190_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2190_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2190_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2190_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2190_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2190_, 3u), 16u))}};
+                    kf_u32x4 t2764_ = wb_[1u];
+                    kf_f16x8 wh_6_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2764_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2764_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2764_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2764_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2764_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2764_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2764_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2764_, 3u), 16u))}};
                     acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_6_.v[7]), xs_7_[7u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[6]), xs_7_[6u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[5]), xs_7_[5u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[4]), xs_7_[4u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[3]), xs_7_[3u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[2]), xs_7_[2u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[1]), xs_7_[1u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[0]), xs_7_[0u], acc_[0u]))))))));
                 }
                 unsigned v_15_ = (((ck_ << 5u) << 2u) + 64u) + lane_;
                 if (v_15_ < nv_2_) {
-                    kf_u32x4 t2294_ = xb_[4u];
-                    kf_f16x8 a_7_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2294_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2294_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2294_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2294_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2294_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2294_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2294_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2294_, 3u), 16u))}};
+                    kf_u32x4 t2868_ = xb_[4u];
+                    kf_f16x8 a_7_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2868_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2868_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2868_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2868_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2868_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2868_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2868_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2868_, 3u), 16u))}};
                     xs_8_[0u] = kf_f16_to_f32(a_7_.v[0]);
                     xs_8_[1u] = kf_f16_to_f32(a_7_.v[1]);
                     xs_8_[2u] = kf_f16_to_f32(a_7_.v[2]);
@@ -10368,14 +10368,14 @@ gemv_rms_f16_f16_f32(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ h
                     xs_8_[5u] = kf_f16_to_f32(a_7_.v[5]);
                     xs_8_[6u] = kf_f16_to_f32(a_7_.v[6]);
                     xs_8_[7u] = kf_f16_to_f32(a_7_.v[7]);
-                    kf_u32x4 t2321_ = wb_[2u];
-                    kf_f16x8 wh_7_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2321_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2321_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2321_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2321_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2321_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2321_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2321_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2321_, 3u), 16u))}};
+                    kf_u32x4 t2895_ = wb_[2u];
+                    kf_f16x8 wh_7_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2895_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2895_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2895_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2895_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2895_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2895_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2895_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2895_, 3u), 16u))}};
                     acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_7_.v[7]), xs_8_[7u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[6]), xs_8_[6u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[5]), xs_8_[5u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[4]), xs_8_[4u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[3]), xs_8_[3u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[2]), xs_8_[2u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[1]), xs_8_[1u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[0]), xs_8_[0u], acc_[0u]))))))));
                 }
                 unsigned v_16_ = (((ck_ << 5u) << 2u) + 96u) + lane_;
                 if (v_16_ < nv_2_) {
-                    kf_u32x4 t2425_ = xb_[6u];
-                    kf_f16x8 a_8_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2425_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2425_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2425_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2425_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2425_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2425_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2425_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2425_, 3u), 16u))}};
+                    kf_u32x4 t2999_ = xb_[6u];
+                    kf_f16x8 a_8_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2999_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2999_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2999_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2999_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2999_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2999_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2999_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2999_, 3u), 16u))}};
                     xs_9_[0u] = kf_f16_to_f32(a_8_.v[0]);
                     xs_9_[1u] = kf_f16_to_f32(a_8_.v[1]);
                     xs_9_[2u] = kf_f16_to_f32(a_8_.v[2]);
@@ -10384,68 +10384,68 @@ gemv_rms_f16_f16_f32(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ h
                     xs_9_[5u] = kf_f16_to_f32(a_8_.v[5]);
                     xs_9_[6u] = kf_f16_to_f32(a_8_.v[6]);
                     xs_9_[7u] = kf_f16_to_f32(a_8_.v[7]);
-                    kf_u32x4 t2452_ = wb_[3u];
-                    kf_f16x8 wh_8_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2452_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2452_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2452_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2452_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2452_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2452_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2452_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2452_, 3u), 16u))}};
+                    kf_u32x4 t3026_ = wb_[3u];
+                    kf_f16x8 wh_8_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t3026_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3026_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t3026_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3026_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t3026_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3026_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t3026_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3026_, 3u), 16u))}};
                     acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_8_.v[7]), xs_9_[7u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[6]), xs_9_[6u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[5]), xs_9_[5u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[4]), xs_9_[4u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[3]), xs_9_[3u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[2]), xs_9_[2u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[1]), xs_9_[1u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[0]), xs_9_[0u], acc_[0u]))))))));
                 }
-                unsigned t2526_ = ck_ + 1u;
-                ck_ = t2526_;
-                if (t2526_ == steps_) {
-                    float t2529_ = acc_[0u];
-                    unsigned t2551_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
-                    if (t2551_ == 32u) {
-                        float t2556_ = __fadd_rn(t2529_, kf_shfl_xor(t2529_, 16u, kf_wn));
-                        float t2559_ = __fadd_rn(t2556_, kf_shfl_xor(t2556_, 8u, kf_wn));
-                        float t2562_ = __fadd_rn(t2559_, kf_shfl_xor(t2559_, 4u, kf_wn));
-                        float t2565_ = __fadd_rn(t2562_, kf_shfl_xor(t2562_, 2u, kf_wn));
-                        s_3_ = __fadd_rn(t2565_, kf_shfl_xor(t2565_, 1u, kf_wn));
+                unsigned t3100_ = ck_ + 1u;
+                ck_ = t3100_;
+                if (t3100_ == steps_) {
+                    float t3103_ = acc_[0u];
+                    unsigned t3125_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+                    if (t3125_ == 32u) {
+                        float t3130_ = __fadd_rn(t3103_, kf_shfl_xor(t3103_, 16u, kf_wn));
+                        float t3133_ = __fadd_rn(t3130_, kf_shfl_xor(t3130_, 8u, kf_wn));
+                        float t3136_ = __fadd_rn(t3133_, kf_shfl_xor(t3133_, 4u, kf_wn));
+                        float t3139_ = __fadd_rn(t3136_, kf_shfl_xor(t3136_, 2u, kf_wn));
+                        s_3_ = __fadd_rn(t3139_, kf_shfl_xor(t3139_, 1u, kf_wn));
                     } else {
-                        float t2571_ = kf_shfl_down(t2529_, 16u, kf_wn);
-                        bool t2573_ = (kf_lane_id() + 16u) < t2551_;
-                        float t2574_ = __fadd_rn(t2529_, t2571_);
-                        float t2575_ = t2573_ ? t2574_ : t2529_;
-                        float t2577_ = kf_shfl_down(t2575_, 8u, kf_wn);
-                        bool t2579_ = (kf_lane_id() + 8u) < t2551_;
-                        float t2580_ = __fadd_rn(t2575_, t2577_);
-                        float t2581_ = t2579_ ? t2580_ : t2575_;
-                        float t2583_ = kf_shfl_down(t2581_, 4u, kf_wn);
-                        bool t2585_ = (kf_lane_id() + 4u) < t2551_;
-                        float t2586_ = __fadd_rn(t2581_, t2583_);
-                        float t2587_ = t2585_ ? t2586_ : t2581_;
-                        float t2589_ = kf_shfl_down(t2587_, 2u, kf_wn);
-                        bool t2591_ = (kf_lane_id() + 2u) < t2551_;
-                        float t2592_ = __fadd_rn(t2587_, t2589_);
-                        float t2593_ = t2591_ ? t2592_ : t2587_;
-                        float t2595_ = kf_shfl_down(t2593_, 1u, kf_wn);
-                        bool t2597_ = (kf_lane_id() + 1u) < t2551_;
-                        float t2598_ = __fadd_rn(t2593_, t2595_);
-                        s_3_ = kf_shfl(t2597_ ? t2598_ : t2593_, 0u, kf_wn);
+                        float t3145_ = kf_shfl_down(t3103_, 16u, kf_wn);
+                        bool t3147_ = (kf_lane_id() + 16u) < t3125_;
+                        float t3148_ = __fadd_rn(t3103_, t3145_);
+                        float t3149_ = t3147_ ? t3148_ : t3103_;
+                        float t3151_ = kf_shfl_down(t3149_, 8u, kf_wn);
+                        bool t3153_ = (kf_lane_id() + 8u) < t3125_;
+                        float t3154_ = __fadd_rn(t3149_, t3151_);
+                        float t3155_ = t3153_ ? t3154_ : t3149_;
+                        float t3157_ = kf_shfl_down(t3155_, 4u, kf_wn);
+                        bool t3159_ = (kf_lane_id() + 4u) < t3125_;
+                        float t3160_ = __fadd_rn(t3155_, t3157_);
+                        float t3161_ = t3159_ ? t3160_ : t3155_;
+                        float t3163_ = kf_shfl_down(t3161_, 2u, kf_wn);
+                        bool t3165_ = (kf_lane_id() + 2u) < t3125_;
+                        float t3166_ = __fadd_rn(t3161_, t3163_);
+                        float t3167_ = t3165_ ? t3166_ : t3161_;
+                        float t3169_ = kf_shfl_down(t3167_, 1u, kf_wn);
+                        bool t3171_ = (kf_lane_id() + 1u) < t3125_;
+                        float t3172_ = __fadd_rn(t3167_, t3169_);
+                        s_3_ = kf_shfl(t3171_ ? t3172_ : t3167_, 0u, kf_wn);
                     }
-                    bool t2603_ = lane_ == 0u;
-                    bool t2604_ = t2603_;
-                    if (t2603_) {
-                        t2604_ = cg_ < m_;
+                    bool t3177_ = lane_ == 0u;
+                    bool t3178_ = t3177_;
+                    if (t3177_) {
+                        t3178_ = cg_ < m_;
                     }
-                    if (t2604_) {
+                    if (t3178_) {
                         y_[cg_] = s_3_;
                     }
                     acc_[0u] = 0.0f;
                     ck_ = 0u;
-                    cg_ = cg_ + nw_3_;
+                    cg_ = cg_ + nw_2_;
                 }
             }
         }
     }
 }
 
-/* kernel gemv_silu_f16_f16_f16_acc (gemv.kf:940) */
+/* kernel gemv_silu_f16_f16_f16_acc (gemv.kf:1050) */
 extern "C" __global__ void __launch_bounds__(256)
 gemv_silu_f16_f16_f16_acc(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ g_, const kf_f16* __restrict__ u_, kf_f16* __restrict__ y_, unsigned m_, unsigned k_)
 {
     kf_pdl_wait();
     extern __shared__ __align__(16) unsigned char kf_dyn_shared[];
     kf_u32x4 *const xs_ = (kf_u32x4 *)kf_dyn_shared;
-    kf_f16x8 gv_[4];
+    kf_f16x8 gv_2_[4];
     kf_f16x8 uv_[4];
     kf_u32x4 wb_[8];
     kf_u32x4 xb_[16];
@@ -10461,132 +10461,132 @@ gemv_silu_f16_f16_f16_acc(const kf_f16* __restrict__ w_, const kf_f16* __restric
     float s_;
     float s_2_;
     const unsigned kf_wn = kf_warp_lanes();
-    const kf_f16x8* g_2_ = (const kf_f16x8*)g_;
-    const kf_f16x8* up_ = (const kf_f16x8*)u_;
+    const kf_u32x4* wv_ = (const kf_u32x4*)w_;
+    const kf_f16x8* ia_ = (const kf_f16x8*)g_;
+    const kf_f16x8* ib_ = (const kf_f16x8*)u_;
     unsigned nv_ = k_ >> 3u;
     #pragma unroll 1
     for (unsigned c0_ = threadIdx.x; c0_ < nv_; c0_ = c0_ + 1024u) {
         unsigned c_ = min(c0_, (nv_ - 1u));
-        gv_[0u] = g_2_[c_];
-        uv_[0u] = up_[c_];
+        gv_2_[0u] = ia_[c_];
+        uv_[0u] = ib_[c_];
         unsigned c_2_ = min((c0_ + 256u), (nv_ - 1u));
-        gv_[1u] = g_2_[c_2_];
-        uv_[1u] = up_[c_2_];
+        gv_2_[1u] = ia_[c_2_];
+        uv_[1u] = ib_[c_2_];
         unsigned c_3_ = min((c0_ + 512u), (nv_ - 1u));
-        gv_[2u] = g_2_[c_3_];
-        uv_[2u] = up_[c_3_];
+        gv_2_[2u] = ia_[c_3_];
+        uv_[2u] = ib_[c_3_];
         unsigned c_4_ = min((c0_ + 768u), (nv_ - 1u));
-        gv_[3u] = g_2_[c_4_];
-        uv_[3u] = up_[c_4_];
+        gv_2_[3u] = ia_[c_4_];
+        uv_[3u] = ib_[c_4_];
         if (c0_ < nv_) {
-            kf_f16x8 t56_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
-            float gf_ = kf_f16_to_f32(gv_[0u].v[0]);
-            kf_f16 t72_ = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_, __fadd_rn(1.0f, kf_exp_approx(kf_neg_f32(gf_)))), kf_f16_to_f32(uv_[0u].v[0])));
-            kf_f16x8 o_ = t56_;
-            o_.v[0] = t72_;
-            float gf_2_ = kf_f16_to_f32(gv_[0u].v[1]);
+            kf_f16x8 t940_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
+            float gf_ = kf_f16_to_f32(gv_2_[0u].v[0]);
+            kf_f16 t956_ = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_, __fadd_rn(1.0f, kf_exp_approx(kf_neg_f32(gf_)))), kf_f16_to_f32(uv_[0u].v[0])));
+            kf_f16x8 o_ = t940_;
+            o_.v[0] = t956_;
+            float gf_2_ = kf_f16_to_f32(gv_2_[0u].v[1]);
             o_.v[1] = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_2_, __fadd_rn(1.0f, kf_exp_approx(kf_neg_f32(gf_2_)))), kf_f16_to_f32(uv_[0u].v[1])));
-            float gf_3_ = kf_f16_to_f32(gv_[0u].v[2]);
+            float gf_3_ = kf_f16_to_f32(gv_2_[0u].v[2]);
             o_.v[2] = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_3_, __fadd_rn(1.0f, kf_exp_approx(kf_neg_f32(gf_3_)))), kf_f16_to_f32(uv_[0u].v[2])));
-            float gf_4_ = kf_f16_to_f32(gv_[0u].v[3]);
+            float gf_4_ = kf_f16_to_f32(gv_2_[0u].v[3]);
             o_.v[3] = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_4_, __fadd_rn(1.0f, kf_exp_approx(kf_neg_f32(gf_4_)))), kf_f16_to_f32(uv_[0u].v[3])));
-            float gf_5_ = kf_f16_to_f32(gv_[0u].v[4]);
+            float gf_5_ = kf_f16_to_f32(gv_2_[0u].v[4]);
             o_.v[4] = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_5_, __fadd_rn(1.0f, kf_exp_approx(kf_neg_f32(gf_5_)))), kf_f16_to_f32(uv_[0u].v[4])));
-            float gf_6_ = kf_f16_to_f32(gv_[0u].v[5]);
+            float gf_6_ = kf_f16_to_f32(gv_2_[0u].v[5]);
             o_.v[5] = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_6_, __fadd_rn(1.0f, kf_exp_approx(kf_neg_f32(gf_6_)))), kf_f16_to_f32(uv_[0u].v[5])));
-            float gf_7_ = kf_f16_to_f32(gv_[0u].v[6]);
+            float gf_7_ = kf_f16_to_f32(gv_2_[0u].v[6]);
             o_.v[6] = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_7_, __fadd_rn(1.0f, kf_exp_approx(kf_neg_f32(gf_7_)))), kf_f16_to_f32(uv_[0u].v[6])));
-            float gf_8_ = kf_f16_to_f32(gv_[0u].v[7]);
+            float gf_8_ = kf_f16_to_f32(gv_2_[0u].v[7]);
             o_.v[7] = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_8_, __fadd_rn(1.0f, kf_exp_approx(kf_neg_f32(gf_8_)))), kf_f16_to_f32(uv_[0u].v[7])));
             ((kf_f16x8*)xs_)[c0_] = o_;
         }
         if ((c0_ + 256u) < nv_) {
-            kf_f16x8 t184_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
-            float gf_9_ = kf_f16_to_f32(gv_[1u].v[0]);
-            kf_f16 t200_ = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_9_, __fadd_rn(1.0f, kf_exp_approx(kf_neg_f32(gf_9_)))), kf_f16_to_f32(uv_[1u].v[0])));
-            kf_f16x8 o_2_ = t184_;
-            o_2_.v[0] = t200_;
-            float gf_10_ = kf_f16_to_f32(gv_[1u].v[1]);
+            kf_f16x8 t1068_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
+            float gf_9_ = kf_f16_to_f32(gv_2_[1u].v[0]);
+            kf_f16 t1084_ = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_9_, __fadd_rn(1.0f, kf_exp_approx(kf_neg_f32(gf_9_)))), kf_f16_to_f32(uv_[1u].v[0])));
+            kf_f16x8 o_2_ = t1068_;
+            o_2_.v[0] = t1084_;
+            float gf_10_ = kf_f16_to_f32(gv_2_[1u].v[1]);
             o_2_.v[1] = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_10_, __fadd_rn(1.0f, kf_exp_approx(kf_neg_f32(gf_10_)))), kf_f16_to_f32(uv_[1u].v[1])));
-            float gf_11_ = kf_f16_to_f32(gv_[1u].v[2]);
+            float gf_11_ = kf_f16_to_f32(gv_2_[1u].v[2]);
             o_2_.v[2] = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_11_, __fadd_rn(1.0f, kf_exp_approx(kf_neg_f32(gf_11_)))), kf_f16_to_f32(uv_[1u].v[2])));
-            float gf_12_ = kf_f16_to_f32(gv_[1u].v[3]);
+            float gf_12_ = kf_f16_to_f32(gv_2_[1u].v[3]);
             o_2_.v[3] = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_12_, __fadd_rn(1.0f, kf_exp_approx(kf_neg_f32(gf_12_)))), kf_f16_to_f32(uv_[1u].v[3])));
-            float gf_13_ = kf_f16_to_f32(gv_[1u].v[4]);
+            float gf_13_ = kf_f16_to_f32(gv_2_[1u].v[4]);
             o_2_.v[4] = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_13_, __fadd_rn(1.0f, kf_exp_approx(kf_neg_f32(gf_13_)))), kf_f16_to_f32(uv_[1u].v[4])));
-            float gf_14_ = kf_f16_to_f32(gv_[1u].v[5]);
+            float gf_14_ = kf_f16_to_f32(gv_2_[1u].v[5]);
             o_2_.v[5] = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_14_, __fadd_rn(1.0f, kf_exp_approx(kf_neg_f32(gf_14_)))), kf_f16_to_f32(uv_[1u].v[5])));
-            float gf_15_ = kf_f16_to_f32(gv_[1u].v[6]);
+            float gf_15_ = kf_f16_to_f32(gv_2_[1u].v[6]);
             o_2_.v[6] = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_15_, __fadd_rn(1.0f, kf_exp_approx(kf_neg_f32(gf_15_)))), kf_f16_to_f32(uv_[1u].v[6])));
-            float gf_16_ = kf_f16_to_f32(gv_[1u].v[7]);
+            float gf_16_ = kf_f16_to_f32(gv_2_[1u].v[7]);
             o_2_.v[7] = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_16_, __fadd_rn(1.0f, kf_exp_approx(kf_neg_f32(gf_16_)))), kf_f16_to_f32(uv_[1u].v[7])));
             ((kf_f16x8*)xs_)[c0_ + 256u] = o_2_;
         }
         if ((c0_ + 512u) < nv_) {
-            kf_f16x8 t312_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
-            float gf_17_ = kf_f16_to_f32(gv_[2u].v[0]);
-            kf_f16 t328_ = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_17_, __fadd_rn(1.0f, kf_exp_approx(kf_neg_f32(gf_17_)))), kf_f16_to_f32(uv_[2u].v[0])));
-            kf_f16x8 o_3_ = t312_;
-            o_3_.v[0] = t328_;
-            float gf_18_ = kf_f16_to_f32(gv_[2u].v[1]);
+            kf_f16x8 t1196_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
+            float gf_17_ = kf_f16_to_f32(gv_2_[2u].v[0]);
+            kf_f16 t1212_ = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_17_, __fadd_rn(1.0f, kf_exp_approx(kf_neg_f32(gf_17_)))), kf_f16_to_f32(uv_[2u].v[0])));
+            kf_f16x8 o_3_ = t1196_;
+            o_3_.v[0] = t1212_;
+            float gf_18_ = kf_f16_to_f32(gv_2_[2u].v[1]);
             o_3_.v[1] = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_18_, __fadd_rn(1.0f, kf_exp_approx(kf_neg_f32(gf_18_)))), kf_f16_to_f32(uv_[2u].v[1])));
-            float gf_19_ = kf_f16_to_f32(gv_[2u].v[2]);
+            float gf_19_ = kf_f16_to_f32(gv_2_[2u].v[2]);
             o_3_.v[2] = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_19_, __fadd_rn(1.0f, kf_exp_approx(kf_neg_f32(gf_19_)))), kf_f16_to_f32(uv_[2u].v[2])));
-            float gf_20_ = kf_f16_to_f32(gv_[2u].v[3]);
+            float gf_20_ = kf_f16_to_f32(gv_2_[2u].v[3]);
             o_3_.v[3] = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_20_, __fadd_rn(1.0f, kf_exp_approx(kf_neg_f32(gf_20_)))), kf_f16_to_f32(uv_[2u].v[3])));
-            float gf_21_ = kf_f16_to_f32(gv_[2u].v[4]);
+            float gf_21_ = kf_f16_to_f32(gv_2_[2u].v[4]);
             o_3_.v[4] = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_21_, __fadd_rn(1.0f, kf_exp_approx(kf_neg_f32(gf_21_)))), kf_f16_to_f32(uv_[2u].v[4])));
-            float gf_22_ = kf_f16_to_f32(gv_[2u].v[5]);
+            float gf_22_ = kf_f16_to_f32(gv_2_[2u].v[5]);
             o_3_.v[5] = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_22_, __fadd_rn(1.0f, kf_exp_approx(kf_neg_f32(gf_22_)))), kf_f16_to_f32(uv_[2u].v[5])));
-            float gf_23_ = kf_f16_to_f32(gv_[2u].v[6]);
+            float gf_23_ = kf_f16_to_f32(gv_2_[2u].v[6]);
             o_3_.v[6] = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_23_, __fadd_rn(1.0f, kf_exp_approx(kf_neg_f32(gf_23_)))), kf_f16_to_f32(uv_[2u].v[6])));
-            float gf_24_ = kf_f16_to_f32(gv_[2u].v[7]);
+            float gf_24_ = kf_f16_to_f32(gv_2_[2u].v[7]);
             o_3_.v[7] = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_24_, __fadd_rn(1.0f, kf_exp_approx(kf_neg_f32(gf_24_)))), kf_f16_to_f32(uv_[2u].v[7])));
             ((kf_f16x8*)xs_)[c0_ + 512u] = o_3_;
         }
         if ((c0_ + 768u) < nv_) {
-            kf_f16x8 t440_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
-            float gf_25_ = kf_f16_to_f32(gv_[3u].v[0]);
-            kf_f16 t456_ = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_25_, __fadd_rn(1.0f, kf_exp_approx(kf_neg_f32(gf_25_)))), kf_f16_to_f32(uv_[3u].v[0])));
-            kf_f16x8 o_4_ = t440_;
-            o_4_.v[0] = t456_;
-            float gf_26_ = kf_f16_to_f32(gv_[3u].v[1]);
+            kf_f16x8 t1324_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
+            float gf_25_ = kf_f16_to_f32(gv_2_[3u].v[0]);
+            kf_f16 t1340_ = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_25_, __fadd_rn(1.0f, kf_exp_approx(kf_neg_f32(gf_25_)))), kf_f16_to_f32(uv_[3u].v[0])));
+            kf_f16x8 o_4_ = t1324_;
+            o_4_.v[0] = t1340_;
+            float gf_26_ = kf_f16_to_f32(gv_2_[3u].v[1]);
             o_4_.v[1] = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_26_, __fadd_rn(1.0f, kf_exp_approx(kf_neg_f32(gf_26_)))), kf_f16_to_f32(uv_[3u].v[1])));
-            float gf_27_ = kf_f16_to_f32(gv_[3u].v[2]);
+            float gf_27_ = kf_f16_to_f32(gv_2_[3u].v[2]);
             o_4_.v[2] = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_27_, __fadd_rn(1.0f, kf_exp_approx(kf_neg_f32(gf_27_)))), kf_f16_to_f32(uv_[3u].v[2])));
-            float gf_28_ = kf_f16_to_f32(gv_[3u].v[3]);
+            float gf_28_ = kf_f16_to_f32(gv_2_[3u].v[3]);
             o_4_.v[3] = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_28_, __fadd_rn(1.0f, kf_exp_approx(kf_neg_f32(gf_28_)))), kf_f16_to_f32(uv_[3u].v[3])));
-            float gf_29_ = kf_f16_to_f32(gv_[3u].v[4]);
+            float gf_29_ = kf_f16_to_f32(gv_2_[3u].v[4]);
             o_4_.v[4] = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_29_, __fadd_rn(1.0f, kf_exp_approx(kf_neg_f32(gf_29_)))), kf_f16_to_f32(uv_[3u].v[4])));
-            float gf_30_ = kf_f16_to_f32(gv_[3u].v[5]);
+            float gf_30_ = kf_f16_to_f32(gv_2_[3u].v[5]);
             o_4_.v[5] = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_30_, __fadd_rn(1.0f, kf_exp_approx(kf_neg_f32(gf_30_)))), kf_f16_to_f32(uv_[3u].v[5])));
-            float gf_31_ = kf_f16_to_f32(gv_[3u].v[6]);
+            float gf_31_ = kf_f16_to_f32(gv_2_[3u].v[6]);
             o_4_.v[6] = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_31_, __fadd_rn(1.0f, kf_exp_approx(kf_neg_f32(gf_31_)))), kf_f16_to_f32(uv_[3u].v[6])));
-            float gf_32_ = kf_f16_to_f32(gv_[3u].v[7]);
+            float gf_32_ = kf_f16_to_f32(gv_2_[3u].v[7]);
             o_4_.v[7] = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_32_, __fadd_rn(1.0f, kf_exp_approx(kf_neg_f32(gf_32_)))), kf_f16_to_f32(uv_[3u].v[7])));
             ((kf_f16x8*)xs_)[c0_ + 768u] = o_4_;
         }
     }
     __syncthreads();
-    const kf_u32x4* wv_ = (const kf_u32x4*)w_;
     unsigned lane_ = kf_lane_id();
     unsigned nv_2_ = k_ >> 3u;
     unsigned steps_ = (nv_2_ >> 7u) + (((nv_2_ & 127u) != 0u) ? 1u : 0u);
     unsigned wid_ = (blockIdx.x << 3u) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u);
     unsigned nw_ = gridDim.x << 3u;
     if (!(wid_ >= m_)) {
-        unsigned t612_ = m_ - wid_;
-        unsigned total_ = ((t612_ / nw_) + (((t612_ % nw_) != 0u) ? 1u : 0u)) * steps_;
+        unsigned t1500_ = m_ - wid_;
+        unsigned t1508_ = ((t1500_ / nw_) + (((t1500_ % nw_) != 0u) ? 1u : 0u)) * steps_;
         acc_[0u] = 0.0f;
         float yold_ = 0.0f;
         unsigned lg_ = wid_;
         unsigned lk_ = 0u;
         unsigned cg_ = wid_;
         unsigned ck_ = 0u;
-        unsigned t633_ = total_ + 1u;
+        unsigned t1521_ = t1508_ + 1u;
         #pragma unroll 1
-        for (unsigned t0_ = 0u; t0_ < t633_; t0_ = t0_ + 2u) {
-            if (t0_ < total_) {
+        for (unsigned t0_ = 0u; t0_ < t1521_; t0_ = t0_ + 2u) {
+            if (t0_ < t1508_) {
                 unsigned v_ = min((((lk_ << 5u) << 2u) + lane_), (nv_2_ - 1u));
                 unsigned row_ = min(lg_, (m_ - 1u));
                 wb_[0u] = wv_[(row_ * nv_2_) + v_];
@@ -10603,35 +10603,35 @@ gemv_silu_f16_f16_f16_acc(const kf_f16* __restrict__ w_, const kf_f16* __restric
                 unsigned row_4_ = min(lg_, (m_ - 1u));
                 wb_[3u] = wv_[(row_4_ * nv_2_) + v_4_];
                 xb_[6u] = xs_[v_4_];
-                unsigned t805_ = lk_ + 1u;
-                lk_ = t805_;
-                if (t805_ == steps_) {
+                unsigned t1697_ = lk_ + 1u;
+                lk_ = t1697_;
+                if (t1697_ == steps_) {
                     lk_ = 0u;
                     lg_ = lg_ + nw_;
                 }
             }
-            bool t813_ = t0_ >= 1u;
-            bool t814_ = t813_;
-            if (t813_) {
-                t814_ = (t0_ - 1u) < total_;
+            bool t1706_ = t0_ >= 1u;
+            bool t1707_ = t1706_;
+            if (t1706_) {
+                t1707_ = (t0_ - 1u) < t1508_;
             }
-            if (t814_) {
+            if (t1707_) {
                 if (ck_ == 0u) {
                     float v_5_ = 0.0f;
-                    bool t829_ = kf_lane_id() < 1u;
-                    bool t830_ = t829_;
-                    if (t829_) {
-                        t830_ = (cg_ + kf_lane_id()) < m_;
+                    bool t1722_ = kf_lane_id() < 1u;
+                    bool t1723_ = t1722_;
+                    if (t1722_) {
+                        t1723_ = (cg_ + kf_lane_id()) < m_;
                     }
-                    if (t830_) {
+                    if (t1723_) {
                         v_5_ = kf_f16_to_f32(y_[cg_ + kf_lane_id()]);
                     }
                     yold_ = v_5_;
                 }
                 unsigned v_6_ = ((ck_ << 5u) << 2u) + lane_;
                 if (v_6_ < nv_2_) {
-                    kf_u32x4 t873_ = xb_[8u];
-                    kf_f16x8 a_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t873_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t873_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t873_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t873_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t873_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t873_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t873_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t873_, 3u), 16u))}};
+                    kf_u32x4 t1766_ = xb_[8u];
+                    kf_f16x8 a_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1766_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1766_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1766_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1766_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1766_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1766_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1766_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1766_, 3u), 16u))}};
                     xs_2_[0u] = kf_f16_to_f32(a_.v[0]);
                     xs_2_[1u] = kf_f16_to_f32(a_.v[1]);
                     xs_2_[2u] = kf_f16_to_f32(a_.v[2]);
@@ -10640,14 +10640,14 @@ gemv_silu_f16_f16_f16_acc(const kf_f16* __restrict__ w_, const kf_f16* __restric
                     xs_2_[5u] = kf_f16_to_f32(a_.v[5]);
                     xs_2_[6u] = kf_f16_to_f32(a_.v[6]);
                     xs_2_[7u] = kf_f16_to_f32(a_.v[7]);
-                    kf_u32x4 t900_ = wb_[4u];
-                    kf_f16x8 wh_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t900_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t900_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t900_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t900_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t900_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t900_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t900_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t900_, 3u), 16u))}};
+                    kf_u32x4 t1793_ = wb_[4u];
+                    kf_f16x8 wh_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1793_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1793_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1793_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1793_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1793_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1793_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1793_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1793_, 3u), 16u))}};
                     acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_.v[7]), xs_2_[7u], __fmaf_rn(kf_f16_to_f32(wh_.v[6]), xs_2_[6u], __fmaf_rn(kf_f16_to_f32(wh_.v[5]), xs_2_[5u], __fmaf_rn(kf_f16_to_f32(wh_.v[4]), xs_2_[4u], __fmaf_rn(kf_f16_to_f32(wh_.v[3]), xs_2_[3u], __fmaf_rn(kf_f16_to_f32(wh_.v[2]), xs_2_[2u], __fmaf_rn(kf_f16_to_f32(wh_.v[1]), xs_2_[1u], __fmaf_rn(kf_f16_to_f32(wh_.v[0]), xs_2_[0u], acc_[0u]))))))));
                 }
                 unsigned v_7_ = (((ck_ << 5u) << 2u) + 32u) + lane_;
                 if (v_7_ < nv_2_) {
-                    kf_u32x4 t1004_ = xb_[10u];
-                    kf_f16x8 a_2_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1004_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1004_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1004_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1004_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1004_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1004_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1004_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1004_, 3u), 16u))}};
+                    kf_u32x4 t1897_ = xb_[10u];
+                    kf_f16x8 a_2_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1897_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1897_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1897_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1897_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1897_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1897_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1897_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1897_, 3u), 16u))}};
                     xs_3_[0u] = kf_f16_to_f32(a_2_.v[0]);
                     xs_3_[1u] = kf_f16_to_f32(a_2_.v[1]);
                     xs_3_[2u] = kf_f16_to_f32(a_2_.v[2]);
@@ -10656,14 +10656,14 @@ gemv_silu_f16_f16_f16_acc(const kf_f16* __restrict__ w_, const kf_f16* __restric
                     xs_3_[5u] = kf_f16_to_f32(a_2_.v[5]);
                     xs_3_[6u] = kf_f16_to_f32(a_2_.v[6]);
                     xs_3_[7u] = kf_f16_to_f32(a_2_.v[7]);
-                    kf_u32x4 t1031_ = wb_[5u];
-                    kf_f16x8 wh_2_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1031_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1031_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1031_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1031_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1031_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1031_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1031_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1031_, 3u), 16u))}};
+                    kf_u32x4 t1924_ = wb_[5u];
+                    kf_f16x8 wh_2_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1924_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1924_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1924_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1924_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1924_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1924_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1924_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1924_, 3u), 16u))}};
                     acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_2_.v[7]), xs_3_[7u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[6]), xs_3_[6u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[5]), xs_3_[5u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[4]), xs_3_[4u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[3]), xs_3_[3u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[2]), xs_3_[2u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[1]), xs_3_[1u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[0]), xs_3_[0u], acc_[0u]))))))));
                 }
                 unsigned v_8_ = (((ck_ << 5u) << 2u) + 64u) + lane_;
                 if (v_8_ < nv_2_) {
-                    kf_u32x4 t1135_ = xb_[12u];
-                    kf_f16x8 a_3_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1135_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1135_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1135_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1135_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1135_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1135_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1135_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1135_, 3u), 16u))}};
+                    kf_u32x4 t2028_ = xb_[12u];
+                    kf_f16x8 a_3_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2028_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2028_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2028_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2028_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2028_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2028_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2028_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2028_, 3u), 16u))}};
                     xs_4_[0u] = kf_f16_to_f32(a_3_.v[0]);
                     xs_4_[1u] = kf_f16_to_f32(a_3_.v[1]);
                     xs_4_[2u] = kf_f16_to_f32(a_3_.v[2]);
@@ -10672,14 +10672,14 @@ gemv_silu_f16_f16_f16_acc(const kf_f16* __restrict__ w_, const kf_f16* __restric
                     xs_4_[5u] = kf_f16_to_f32(a_3_.v[5]);
                     xs_4_[6u] = kf_f16_to_f32(a_3_.v[6]);
                     xs_4_[7u] = kf_f16_to_f32(a_3_.v[7]);
-                    kf_u32x4 t1162_ = wb_[6u];
-                    kf_f16x8 wh_3_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1162_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1162_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1162_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1162_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1162_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1162_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1162_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1162_, 3u), 16u))}};
+                    kf_u32x4 t2055_ = wb_[6u];
+                    kf_f16x8 wh_3_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2055_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2055_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2055_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2055_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2055_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2055_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2055_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2055_, 3u), 16u))}};
                     acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_3_.v[7]), xs_4_[7u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[6]), xs_4_[6u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[5]), xs_4_[5u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[4]), xs_4_[4u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[3]), xs_4_[3u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[2]), xs_4_[2u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[1]), xs_4_[1u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[0]), xs_4_[0u], acc_[0u]))))))));
                 }
                 unsigned v_9_ = (((ck_ << 5u) << 2u) + 96u) + lane_;
                 if (v_9_ < nv_2_) {
-                    kf_u32x4 t1266_ = xb_[14u];
-                    kf_f16x8 a_4_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1266_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1266_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1266_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1266_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1266_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1266_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1266_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1266_, 3u), 16u))}};
+                    kf_u32x4 t2159_ = xb_[14u];
+                    kf_f16x8 a_4_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2159_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2159_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2159_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2159_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2159_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2159_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2159_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2159_, 3u), 16u))}};
                     xs_5_[0u] = kf_f16_to_f32(a_4_.v[0]);
                     xs_5_[1u] = kf_f16_to_f32(a_4_.v[1]);
                     xs_5_[2u] = kf_f16_to_f32(a_4_.v[2]);
@@ -10688,49 +10688,49 @@ gemv_silu_f16_f16_f16_acc(const kf_f16* __restrict__ w_, const kf_f16* __restric
                     xs_5_[5u] = kf_f16_to_f32(a_4_.v[5]);
                     xs_5_[6u] = kf_f16_to_f32(a_4_.v[6]);
                     xs_5_[7u] = kf_f16_to_f32(a_4_.v[7]);
-                    kf_u32x4 t1293_ = wb_[7u];
-                    kf_f16x8 wh_4_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1293_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1293_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1293_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1293_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1293_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1293_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1293_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1293_, 3u), 16u))}};
+                    kf_u32x4 t2186_ = wb_[7u];
+                    kf_f16x8 wh_4_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2186_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2186_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2186_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2186_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2186_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2186_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2186_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2186_, 3u), 16u))}};
                     acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_4_.v[7]), xs_5_[7u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[6]), xs_5_[6u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[5]), xs_5_[5u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[4]), xs_5_[4u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[3]), xs_5_[3u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[2]), xs_5_[2u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[1]), xs_5_[1u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[0]), xs_5_[0u], acc_[0u]))))))));
                 }
-                unsigned t1367_ = ck_ + 1u;
-                ck_ = t1367_;
-                if (t1367_ == steps_) {
-                    float t1370_ = acc_[0u];
-                    unsigned t1392_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
-                    if (t1392_ == 32u) {
-                        float t1397_ = __fadd_rn(t1370_, kf_shfl_xor(t1370_, 16u, kf_wn));
-                        float t1400_ = __fadd_rn(t1397_, kf_shfl_xor(t1397_, 8u, kf_wn));
-                        float t1403_ = __fadd_rn(t1400_, kf_shfl_xor(t1400_, 4u, kf_wn));
-                        float t1406_ = __fadd_rn(t1403_, kf_shfl_xor(t1403_, 2u, kf_wn));
-                        s_ = __fadd_rn(t1406_, kf_shfl_xor(t1406_, 1u, kf_wn));
+                unsigned t2260_ = ck_ + 1u;
+                ck_ = t2260_;
+                if (t2260_ == steps_) {
+                    float t2263_ = acc_[0u];
+                    unsigned t2285_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+                    if (t2285_ == 32u) {
+                        float t2290_ = __fadd_rn(t2263_, kf_shfl_xor(t2263_, 16u, kf_wn));
+                        float t2293_ = __fadd_rn(t2290_, kf_shfl_xor(t2290_, 8u, kf_wn));
+                        float t2296_ = __fadd_rn(t2293_, kf_shfl_xor(t2293_, 4u, kf_wn));
+                        float t2299_ = __fadd_rn(t2296_, kf_shfl_xor(t2296_, 2u, kf_wn));
+                        s_ = __fadd_rn(t2299_, kf_shfl_xor(t2299_, 1u, kf_wn));
                     } else {
-                        float t1412_ = kf_shfl_down(t1370_, 16u, kf_wn);
-                        bool t1414_ = (kf_lane_id() + 16u) < t1392_;
-                        float t1415_ = __fadd_rn(t1370_, t1412_);
-                        float t1416_ = t1414_ ? t1415_ : t1370_;
-                        float t1418_ = kf_shfl_down(t1416_, 8u, kf_wn);
-                        bool t1420_ = (kf_lane_id() + 8u) < t1392_;
-                        float t1421_ = __fadd_rn(t1416_, t1418_);
-                        float t1422_ = t1420_ ? t1421_ : t1416_;
-                        float t1424_ = kf_shfl_down(t1422_, 4u, kf_wn);
-                        bool t1426_ = (kf_lane_id() + 4u) < t1392_;
-                        float t1427_ = __fadd_rn(t1422_, t1424_);
-                        float t1428_ = t1426_ ? t1427_ : t1422_;
-                        float t1430_ = kf_shfl_down(t1428_, 2u, kf_wn);
-                        bool t1432_ = (kf_lane_id() + 2u) < t1392_;
-                        float t1433_ = __fadd_rn(t1428_, t1430_);
-                        float t1434_ = t1432_ ? t1433_ : t1428_;
-                        float t1436_ = kf_shfl_down(t1434_, 1u, kf_wn);
-                        bool t1438_ = (kf_lane_id() + 1u) < t1392_;
-                        float t1439_ = __fadd_rn(t1434_, t1436_);
-                        s_ = kf_shfl(t1438_ ? t1439_ : t1434_, 0u, kf_wn);
+                        float t2305_ = kf_shfl_down(t2263_, 16u, kf_wn);
+                        bool t2307_ = (kf_lane_id() + 16u) < t2285_;
+                        float t2308_ = __fadd_rn(t2263_, t2305_);
+                        float t2309_ = t2307_ ? t2308_ : t2263_;
+                        float t2311_ = kf_shfl_down(t2309_, 8u, kf_wn);
+                        bool t2313_ = (kf_lane_id() + 8u) < t2285_;
+                        float t2314_ = __fadd_rn(t2309_, t2311_);
+                        float t2315_ = t2313_ ? t2314_ : t2309_;
+                        float t2317_ = kf_shfl_down(t2315_, 4u, kf_wn);
+                        bool t2319_ = (kf_lane_id() + 4u) < t2285_;
+                        float t2320_ = __fadd_rn(t2315_, t2317_);
+                        float t2321_ = t2319_ ? t2320_ : t2315_;
+                        float t2323_ = kf_shfl_down(t2321_, 2u, kf_wn);
+                        bool t2325_ = (kf_lane_id() + 2u) < t2285_;
+                        float t2326_ = __fadd_rn(t2321_, t2323_);
+                        float t2327_ = t2325_ ? t2326_ : t2321_;
+                        float t2329_ = kf_shfl_down(t2327_, 1u, kf_wn);
+                        bool t2331_ = (kf_lane_id() + 1u) < t2285_;
+                        float t2332_ = __fadd_rn(t2327_, t2329_);
+                        s_ = kf_shfl(t2331_ ? t2332_ : t2327_, 0u, kf_wn);
                     }
-                    bool t1444_ = lane_ == 0u;
-                    bool t1445_ = t1444_;
-                    if (t1444_) {
-                        t1445_ = cg_ < m_;
+                    bool t2337_ = lane_ == 0u;
+                    bool t2338_ = t2337_;
+                    if (t2337_) {
+                        t2338_ = cg_ < m_;
                     }
-                    if (t1445_) {
+                    if (t2338_) {
                         y_[cg_] = kf_f16_from_f32(__fadd_rn(s_, yold_));
                     }
                     acc_[0u] = 0.0f;
@@ -10738,7 +10738,7 @@ gemv_silu_f16_f16_f16_acc(const kf_f16* __restrict__ w_, const kf_f16* __restric
                     cg_ = cg_ + nw_;
                 }
             }
-            if ((t0_ + 1u) < total_) {
+            if ((t0_ + 1u) < t1508_) {
                 unsigned v_10_ = min((((lk_ << 5u) << 2u) + lane_), (nv_2_ - 1u));
                 unsigned row_5_ = min(lg_, (m_ - 1u));
                 wb_[4u] = wv_[(row_5_ * nv_2_) + v_10_];
@@ -10755,35 +10755,35 @@ gemv_silu_f16_f16_f16_acc(const kf_f16* __restrict__ w_, const kf_f16* __restric
                 unsigned row_8_ = min(lg_, (m_ - 1u));
                 wb_[7u] = wv_[(row_8_ * nv_2_) + v_13_];
                 xb_[14u] = xs_[v_13_];
-                unsigned t1640_ = lk_ + 1u;
-                lk_ = t1640_;
-                if (t1640_ == steps_) {
+                unsigned t2537_ = lk_ + 1u;
+                lk_ = t2537_;
+                if (t2537_ == steps_) {
                     lk_ = 0u;
                     lg_ = lg_ + nw_;
                 }
             }
-            bool t1648_ = (t0_ + 1u) >= 1u;
-            bool t1649_ = t1648_;
-            if (t1648_) {
-                t1649_ = ((t0_ + 1u) - 1u) < total_;
+            bool t2546_ = (t0_ + 1u) >= 1u;
+            bool t2547_ = t2546_;
+            if (t2546_) {
+                t2547_ = ((t0_ + 1u) - 1u) < t1508_;
             }
-            if (t1649_) {
+            if (t2547_) {
                 if (ck_ == 0u) {
                     float v_14_ = 0.0f;
-                    bool t1664_ = kf_lane_id() < 1u;
-                    bool t1665_ = t1664_;
-                    if (t1664_) {
-                        t1665_ = (cg_ + kf_lane_id()) < m_;
+                    bool t2562_ = kf_lane_id() < 1u;
+                    bool t2563_ = t2562_;
+                    if (t2562_) {
+                        t2563_ = (cg_ + kf_lane_id()) < m_;
                     }
-                    if (t1665_) {
+                    if (t2563_) {
                         v_14_ = kf_f16_to_f32(y_[cg_ + kf_lane_id()]);
                     }
                     yold_ = v_14_;
                 }
                 unsigned v_15_ = ((ck_ << 5u) << 2u) + lane_;
                 if (v_15_ < nv_2_) {
-                    kf_u32x4 t1708_ = xb_[0u];
-                    kf_f16x8 a_5_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1708_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1708_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1708_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1708_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1708_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1708_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1708_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1708_, 3u), 16u))}};
+                    kf_u32x4 t2606_ = xb_[0u];
+                    kf_f16x8 a_5_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2606_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2606_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2606_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2606_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2606_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2606_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2606_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2606_, 3u), 16u))}};
                     xs_6_[0u] = kf_f16_to_f32(a_5_.v[0]);
                     xs_6_[1u] = kf_f16_to_f32(a_5_.v[1]);
                     xs_6_[2u] = kf_f16_to_f32(a_5_.v[2]);
@@ -10792,14 +10792,14 @@ gemv_silu_f16_f16_f16_acc(const kf_f16* __restrict__ w_, const kf_f16* __restric
                     xs_6_[5u] = kf_f16_to_f32(a_5_.v[5]);
                     xs_6_[6u] = kf_f16_to_f32(a_5_.v[6]);
                     xs_6_[7u] = kf_f16_to_f32(a_5_.v[7]);
-                    kf_u32x4 t1735_ = wb_[0u];
-                    kf_f16x8 wh_5_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1735_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1735_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1735_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1735_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1735_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1735_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1735_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1735_, 3u), 16u))}};
+                    kf_u32x4 t2633_ = wb_[0u];
+                    kf_f16x8 wh_5_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2633_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2633_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2633_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2633_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2633_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2633_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2633_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2633_, 3u), 16u))}};
                     acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_5_.v[7]), xs_6_[7u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[6]), xs_6_[6u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[5]), xs_6_[5u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[4]), xs_6_[4u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[3]), xs_6_[3u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[2]), xs_6_[2u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[1]), xs_6_[1u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[0]), xs_6_[0u], acc_[0u]))))))));
                 }
                 unsigned v_16_ = (((ck_ << 5u) << 2u) + 32u) + lane_;
                 if (v_16_ < nv_2_) {
-                    kf_u32x4 t1839_ = xb_[2u];
-                    kf_f16x8 a_6_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1839_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1839_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1839_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1839_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1839_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1839_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1839_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1839_, 3u), 16u))}};
+                    kf_u32x4 t2737_ = xb_[2u];
+                    kf_f16x8 a_6_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2737_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2737_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2737_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2737_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2737_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2737_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2737_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2737_, 3u), 16u))}};
                     xs_7_[0u] = kf_f16_to_f32(a_6_.v[0]);
                     xs_7_[1u] = kf_f16_to_f32(a_6_.v[1]);
                     xs_7_[2u] = kf_f16_to_f32(a_6_.v[2]);
@@ -10808,14 +10808,14 @@ gemv_silu_f16_f16_f16_acc(const kf_f16* __restrict__ w_, const kf_f16* __restric
                     xs_7_[5u] = kf_f16_to_f32(a_6_.v[5]);
                     xs_7_[6u] = kf_f16_to_f32(a_6_.v[6]);
                     xs_7_[7u] = kf_f16_to_f32(a_6_.v[7]);
-                    kf_u32x4 t1866_ = wb_[1u];
-                    kf_f16x8 wh_6_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1866_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1866_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1866_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1866_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1866_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1866_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1866_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1866_, 3u), 16u))}};
+                    kf_u32x4 t2764_ = wb_[1u];
+                    kf_f16x8 wh_6_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2764_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2764_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2764_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2764_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2764_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2764_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2764_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2764_, 3u), 16u))}};
                     acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_6_.v[7]), xs_7_[7u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[6]), xs_7_[6u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[5]), xs_7_[5u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[4]), xs_7_[4u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[3]), xs_7_[3u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[2]), xs_7_[2u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[1]), xs_7_[1u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[0]), xs_7_[0u], acc_[0u]))))))));
                 }
                 unsigned v_17_ = (((ck_ << 5u) << 2u) + 64u) + lane_;
                 if (v_17_ < nv_2_) {
-                    kf_u32x4 t1970_ = xb_[4u];
-                    kf_f16x8 a_7_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1970_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1970_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1970_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1970_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1970_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1970_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1970_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1970_, 3u), 16u))}};
+                    kf_u32x4 t2868_ = xb_[4u];
+                    kf_f16x8 a_7_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2868_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2868_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2868_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2868_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2868_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2868_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2868_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2868_, 3u), 16u))}};
                     xs_8_[0u] = kf_f16_to_f32(a_7_.v[0]);
                     xs_8_[1u] = kf_f16_to_f32(a_7_.v[1]);
                     xs_8_[2u] = kf_f16_to_f32(a_7_.v[2]);
@@ -10824,14 +10824,14 @@ gemv_silu_f16_f16_f16_acc(const kf_f16* __restrict__ w_, const kf_f16* __restric
                     xs_8_[5u] = kf_f16_to_f32(a_7_.v[5]);
                     xs_8_[6u] = kf_f16_to_f32(a_7_.v[6]);
                     xs_8_[7u] = kf_f16_to_f32(a_7_.v[7]);
-                    kf_u32x4 t1997_ = wb_[2u];
-                    kf_f16x8 wh_7_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1997_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1997_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1997_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1997_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1997_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1997_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1997_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1997_, 3u), 16u))}};
+                    kf_u32x4 t2895_ = wb_[2u];
+                    kf_f16x8 wh_7_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2895_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2895_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2895_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2895_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2895_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2895_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2895_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2895_, 3u), 16u))}};
                     acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_7_.v[7]), xs_8_[7u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[6]), xs_8_[6u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[5]), xs_8_[5u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[4]), xs_8_[4u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[3]), xs_8_[3u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[2]), xs_8_[2u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[1]), xs_8_[1u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[0]), xs_8_[0u], acc_[0u]))))))));
                 }
                 unsigned v_18_ = (((ck_ << 5u) << 2u) + 96u) + lane_;
                 if (v_18_ < nv_2_) {
-                    kf_u32x4 t2101_ = xb_[6u];
-                    kf_f16x8 a_8_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2101_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2101_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2101_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2101_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2101_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2101_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2101_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2101_, 3u), 16u))}};
+                    kf_u32x4 t2999_ = xb_[6u];
+                    kf_f16x8 a_8_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2999_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2999_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2999_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2999_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2999_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2999_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2999_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2999_, 3u), 16u))}};
                     xs_9_[0u] = kf_f16_to_f32(a_8_.v[0]);
                     xs_9_[1u] = kf_f16_to_f32(a_8_.v[1]);
                     xs_9_[2u] = kf_f16_to_f32(a_8_.v[2]);
@@ -10840,49 +10840,49 @@ gemv_silu_f16_f16_f16_acc(const kf_f16* __restrict__ w_, const kf_f16* __restric
                     xs_9_[5u] = kf_f16_to_f32(a_8_.v[5]);
                     xs_9_[6u] = kf_f16_to_f32(a_8_.v[6]);
                     xs_9_[7u] = kf_f16_to_f32(a_8_.v[7]);
-                    kf_u32x4 t2128_ = wb_[3u];
-                    kf_f16x8 wh_8_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2128_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2128_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2128_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2128_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2128_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2128_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2128_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2128_, 3u), 16u))}};
+                    kf_u32x4 t3026_ = wb_[3u];
+                    kf_f16x8 wh_8_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t3026_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3026_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t3026_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3026_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t3026_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3026_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t3026_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3026_, 3u), 16u))}};
                     acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_8_.v[7]), xs_9_[7u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[6]), xs_9_[6u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[5]), xs_9_[5u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[4]), xs_9_[4u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[3]), xs_9_[3u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[2]), xs_9_[2u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[1]), xs_9_[1u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[0]), xs_9_[0u], acc_[0u]))))))));
                 }
-                unsigned t2202_ = ck_ + 1u;
-                ck_ = t2202_;
-                if (t2202_ == steps_) {
-                    float t2205_ = acc_[0u];
-                    unsigned t2227_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
-                    if (t2227_ == 32u) {
-                        float t2232_ = __fadd_rn(t2205_, kf_shfl_xor(t2205_, 16u, kf_wn));
-                        float t2235_ = __fadd_rn(t2232_, kf_shfl_xor(t2232_, 8u, kf_wn));
-                        float t2238_ = __fadd_rn(t2235_, kf_shfl_xor(t2235_, 4u, kf_wn));
-                        float t2241_ = __fadd_rn(t2238_, kf_shfl_xor(t2238_, 2u, kf_wn));
-                        s_2_ = __fadd_rn(t2241_, kf_shfl_xor(t2241_, 1u, kf_wn));
+                unsigned t3100_ = ck_ + 1u;
+                ck_ = t3100_;
+                if (t3100_ == steps_) {
+                    float t3103_ = acc_[0u];
+                    unsigned t3125_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+                    if (t3125_ == 32u) {
+                        float t3130_ = __fadd_rn(t3103_, kf_shfl_xor(t3103_, 16u, kf_wn));
+                        float t3133_ = __fadd_rn(t3130_, kf_shfl_xor(t3130_, 8u, kf_wn));
+                        float t3136_ = __fadd_rn(t3133_, kf_shfl_xor(t3133_, 4u, kf_wn));
+                        float t3139_ = __fadd_rn(t3136_, kf_shfl_xor(t3136_, 2u, kf_wn));
+                        s_2_ = __fadd_rn(t3139_, kf_shfl_xor(t3139_, 1u, kf_wn));
                     } else {
-                        float t2247_ = kf_shfl_down(t2205_, 16u, kf_wn);
-                        bool t2249_ = (kf_lane_id() + 16u) < t2227_;
-                        float t2250_ = __fadd_rn(t2205_, t2247_);
-                        float t2251_ = t2249_ ? t2250_ : t2205_;
-                        float t2253_ = kf_shfl_down(t2251_, 8u, kf_wn);
-                        bool t2255_ = (kf_lane_id() + 8u) < t2227_;
-                        float t2256_ = __fadd_rn(t2251_, t2253_);
-                        float t2257_ = t2255_ ? t2256_ : t2251_;
-                        float t2259_ = kf_shfl_down(t2257_, 4u, kf_wn);
-                        bool t2261_ = (kf_lane_id() + 4u) < t2227_;
-                        float t2262_ = __fadd_rn(t2257_, t2259_);
-                        float t2263_ = t2261_ ? t2262_ : t2257_;
-                        float t2265_ = kf_shfl_down(t2263_, 2u, kf_wn);
-                        bool t2267_ = (kf_lane_id() + 2u) < t2227_;
-                        float t2268_ = __fadd_rn(t2263_, t2265_);
-                        float t2269_ = t2267_ ? t2268_ : t2263_;
-                        float t2271_ = kf_shfl_down(t2269_, 1u, kf_wn);
-                        bool t2273_ = (kf_lane_id() + 1u) < t2227_;
-                        float t2274_ = __fadd_rn(t2269_, t2271_);
-                        s_2_ = kf_shfl(t2273_ ? t2274_ : t2269_, 0u, kf_wn);
+                        float t3145_ = kf_shfl_down(t3103_, 16u, kf_wn);
+                        bool t3147_ = (kf_lane_id() + 16u) < t3125_;
+                        float t3148_ = __fadd_rn(t3103_, t3145_);
+                        float t3149_ = t3147_ ? t3148_ : t3103_;
+                        float t3151_ = kf_shfl_down(t3149_, 8u, kf_wn);
+                        bool t3153_ = (kf_lane_id() + 8u) < t3125_;
+                        float t3154_ = __fadd_rn(t3149_, t3151_);
+                        float t3155_ = t3153_ ? t3154_ : t3149_;
+                        float t3157_ = kf_shfl_down(t3155_, 4u, kf_wn);
+                        bool t3159_ = (kf_lane_id() + 4u) < t3125_;
+                        float t3160_ = __fadd_rn(t3155_, t3157_);
+                        float t3161_ = t3159_ ? t3160_ : t3155_;
+                        float t3163_ = kf_shfl_down(t3161_, 2u, kf_wn);
+                        bool t3165_ = (kf_lane_id() + 2u) < t3125_;
+                        float t3166_ = __fadd_rn(t3161_, t3163_);
+                        float t3167_ = t3165_ ? t3166_ : t3161_;
+                        float t3169_ = kf_shfl_down(t3167_, 1u, kf_wn);
+                        bool t3171_ = (kf_lane_id() + 1u) < t3125_;
+                        float t3172_ = __fadd_rn(t3167_, t3169_);
+                        s_2_ = kf_shfl(t3171_ ? t3172_ : t3167_, 0u, kf_wn);
                     }
-                    bool t2279_ = lane_ == 0u;
-                    bool t2280_ = t2279_;
-                    if (t2279_) {
-                        t2280_ = cg_ < m_;
+                    bool t3177_ = lane_ == 0u;
+                    bool t3178_ = t3177_;
+                    if (t3177_) {
+                        t3178_ = cg_ < m_;
                     }
-                    if (t2280_) {
+                    if (t3178_) {
                         y_[cg_] = kf_f16_from_f32(__fadd_rn(s_2_, yold_));
                     }
                     acc_[0u] = 0.0f;
@@ -10894,14 +10894,14 @@ gemv_silu_f16_f16_f16_acc(const kf_f16* __restrict__ w_, const kf_f16* __restric
     }
 }
 
-/* kernel gemv_silu_f16_f16_f32 (gemv.kf:948) */
+/* kernel gemv_silu_f16_f16_f32 (gemv.kf:1056) */
 extern "C" __global__ void __launch_bounds__(256)
 gemv_silu_f16_f16_f32(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ g_, const kf_f16* __restrict__ u_, float* __restrict__ y_, unsigned m_, unsigned k_)
 {
     kf_pdl_wait();
     extern __shared__ __align__(16) unsigned char kf_dyn_shared[];
     kf_u32x4 *const xs_ = (kf_u32x4 *)kf_dyn_shared;
-    kf_f16x8 gv_[4];
+    kf_f16x8 gv_2_[4];
     kf_f16x8 uv_[4];
     kf_u32x4 wb_[8];
     kf_u32x4 xb_[16];
@@ -10917,131 +10917,131 @@ gemv_silu_f16_f16_f32(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ 
     float s_;
     float s_2_;
     const unsigned kf_wn = kf_warp_lanes();
-    const kf_f16x8* g_2_ = (const kf_f16x8*)g_;
-    const kf_f16x8* up_ = (const kf_f16x8*)u_;
+    const kf_u32x4* wv_ = (const kf_u32x4*)w_;
+    const kf_f16x8* ia_ = (const kf_f16x8*)g_;
+    const kf_f16x8* ib_ = (const kf_f16x8*)u_;
     unsigned nv_ = k_ >> 3u;
     #pragma unroll 1
     for (unsigned c0_ = threadIdx.x; c0_ < nv_; c0_ = c0_ + 1024u) {
         unsigned c_ = min(c0_, (nv_ - 1u));
-        gv_[0u] = g_2_[c_];
-        uv_[0u] = up_[c_];
+        gv_2_[0u] = ia_[c_];
+        uv_[0u] = ib_[c_];
         unsigned c_2_ = min((c0_ + 256u), (nv_ - 1u));
-        gv_[1u] = g_2_[c_2_];
-        uv_[1u] = up_[c_2_];
+        gv_2_[1u] = ia_[c_2_];
+        uv_[1u] = ib_[c_2_];
         unsigned c_3_ = min((c0_ + 512u), (nv_ - 1u));
-        gv_[2u] = g_2_[c_3_];
-        uv_[2u] = up_[c_3_];
+        gv_2_[2u] = ia_[c_3_];
+        uv_[2u] = ib_[c_3_];
         unsigned c_4_ = min((c0_ + 768u), (nv_ - 1u));
-        gv_[3u] = g_2_[c_4_];
-        uv_[3u] = up_[c_4_];
+        gv_2_[3u] = ia_[c_4_];
+        uv_[3u] = ib_[c_4_];
         if (c0_ < nv_) {
-            kf_f16x8 t56_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
-            float gf_ = kf_f16_to_f32(gv_[0u].v[0]);
-            kf_f16 t72_ = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_, __fadd_rn(1.0f, kf_exp_approx(kf_neg_f32(gf_)))), kf_f16_to_f32(uv_[0u].v[0])));
-            kf_f16x8 o_ = t56_;
-            o_.v[0] = t72_;
-            float gf_2_ = kf_f16_to_f32(gv_[0u].v[1]);
+            kf_f16x8 t940_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
+            float gf_ = kf_f16_to_f32(gv_2_[0u].v[0]);
+            kf_f16 t956_ = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_, __fadd_rn(1.0f, kf_exp_approx(kf_neg_f32(gf_)))), kf_f16_to_f32(uv_[0u].v[0])));
+            kf_f16x8 o_ = t940_;
+            o_.v[0] = t956_;
+            float gf_2_ = kf_f16_to_f32(gv_2_[0u].v[1]);
             o_.v[1] = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_2_, __fadd_rn(1.0f, kf_exp_approx(kf_neg_f32(gf_2_)))), kf_f16_to_f32(uv_[0u].v[1])));
-            float gf_3_ = kf_f16_to_f32(gv_[0u].v[2]);
+            float gf_3_ = kf_f16_to_f32(gv_2_[0u].v[2]);
             o_.v[2] = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_3_, __fadd_rn(1.0f, kf_exp_approx(kf_neg_f32(gf_3_)))), kf_f16_to_f32(uv_[0u].v[2])));
-            float gf_4_ = kf_f16_to_f32(gv_[0u].v[3]);
+            float gf_4_ = kf_f16_to_f32(gv_2_[0u].v[3]);
             o_.v[3] = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_4_, __fadd_rn(1.0f, kf_exp_approx(kf_neg_f32(gf_4_)))), kf_f16_to_f32(uv_[0u].v[3])));
-            float gf_5_ = kf_f16_to_f32(gv_[0u].v[4]);
+            float gf_5_ = kf_f16_to_f32(gv_2_[0u].v[4]);
             o_.v[4] = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_5_, __fadd_rn(1.0f, kf_exp_approx(kf_neg_f32(gf_5_)))), kf_f16_to_f32(uv_[0u].v[4])));
-            float gf_6_ = kf_f16_to_f32(gv_[0u].v[5]);
+            float gf_6_ = kf_f16_to_f32(gv_2_[0u].v[5]);
             o_.v[5] = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_6_, __fadd_rn(1.0f, kf_exp_approx(kf_neg_f32(gf_6_)))), kf_f16_to_f32(uv_[0u].v[5])));
-            float gf_7_ = kf_f16_to_f32(gv_[0u].v[6]);
+            float gf_7_ = kf_f16_to_f32(gv_2_[0u].v[6]);
             o_.v[6] = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_7_, __fadd_rn(1.0f, kf_exp_approx(kf_neg_f32(gf_7_)))), kf_f16_to_f32(uv_[0u].v[6])));
-            float gf_8_ = kf_f16_to_f32(gv_[0u].v[7]);
+            float gf_8_ = kf_f16_to_f32(gv_2_[0u].v[7]);
             o_.v[7] = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_8_, __fadd_rn(1.0f, kf_exp_approx(kf_neg_f32(gf_8_)))), kf_f16_to_f32(uv_[0u].v[7])));
             ((kf_f16x8*)xs_)[c0_] = o_;
         }
         if ((c0_ + 256u) < nv_) {
-            kf_f16x8 t184_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
-            float gf_9_ = kf_f16_to_f32(gv_[1u].v[0]);
-            kf_f16 t200_ = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_9_, __fadd_rn(1.0f, kf_exp_approx(kf_neg_f32(gf_9_)))), kf_f16_to_f32(uv_[1u].v[0])));
-            kf_f16x8 o_2_ = t184_;
-            o_2_.v[0] = t200_;
-            float gf_10_ = kf_f16_to_f32(gv_[1u].v[1]);
+            kf_f16x8 t1068_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
+            float gf_9_ = kf_f16_to_f32(gv_2_[1u].v[0]);
+            kf_f16 t1084_ = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_9_, __fadd_rn(1.0f, kf_exp_approx(kf_neg_f32(gf_9_)))), kf_f16_to_f32(uv_[1u].v[0])));
+            kf_f16x8 o_2_ = t1068_;
+            o_2_.v[0] = t1084_;
+            float gf_10_ = kf_f16_to_f32(gv_2_[1u].v[1]);
             o_2_.v[1] = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_10_, __fadd_rn(1.0f, kf_exp_approx(kf_neg_f32(gf_10_)))), kf_f16_to_f32(uv_[1u].v[1])));
-            float gf_11_ = kf_f16_to_f32(gv_[1u].v[2]);
+            float gf_11_ = kf_f16_to_f32(gv_2_[1u].v[2]);
             o_2_.v[2] = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_11_, __fadd_rn(1.0f, kf_exp_approx(kf_neg_f32(gf_11_)))), kf_f16_to_f32(uv_[1u].v[2])));
-            float gf_12_ = kf_f16_to_f32(gv_[1u].v[3]);
+            float gf_12_ = kf_f16_to_f32(gv_2_[1u].v[3]);
             o_2_.v[3] = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_12_, __fadd_rn(1.0f, kf_exp_approx(kf_neg_f32(gf_12_)))), kf_f16_to_f32(uv_[1u].v[3])));
-            float gf_13_ = kf_f16_to_f32(gv_[1u].v[4]);
+            float gf_13_ = kf_f16_to_f32(gv_2_[1u].v[4]);
             o_2_.v[4] = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_13_, __fadd_rn(1.0f, kf_exp_approx(kf_neg_f32(gf_13_)))), kf_f16_to_f32(uv_[1u].v[4])));
-            float gf_14_ = kf_f16_to_f32(gv_[1u].v[5]);
+            float gf_14_ = kf_f16_to_f32(gv_2_[1u].v[5]);
             o_2_.v[5] = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_14_, __fadd_rn(1.0f, kf_exp_approx(kf_neg_f32(gf_14_)))), kf_f16_to_f32(uv_[1u].v[5])));
-            float gf_15_ = kf_f16_to_f32(gv_[1u].v[6]);
+            float gf_15_ = kf_f16_to_f32(gv_2_[1u].v[6]);
             o_2_.v[6] = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_15_, __fadd_rn(1.0f, kf_exp_approx(kf_neg_f32(gf_15_)))), kf_f16_to_f32(uv_[1u].v[6])));
-            float gf_16_ = kf_f16_to_f32(gv_[1u].v[7]);
+            float gf_16_ = kf_f16_to_f32(gv_2_[1u].v[7]);
             o_2_.v[7] = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_16_, __fadd_rn(1.0f, kf_exp_approx(kf_neg_f32(gf_16_)))), kf_f16_to_f32(uv_[1u].v[7])));
             ((kf_f16x8*)xs_)[c0_ + 256u] = o_2_;
         }
         if ((c0_ + 512u) < nv_) {
-            kf_f16x8 t312_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
-            float gf_17_ = kf_f16_to_f32(gv_[2u].v[0]);
-            kf_f16 t328_ = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_17_, __fadd_rn(1.0f, kf_exp_approx(kf_neg_f32(gf_17_)))), kf_f16_to_f32(uv_[2u].v[0])));
-            kf_f16x8 o_3_ = t312_;
-            o_3_.v[0] = t328_;
-            float gf_18_ = kf_f16_to_f32(gv_[2u].v[1]);
+            kf_f16x8 t1196_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
+            float gf_17_ = kf_f16_to_f32(gv_2_[2u].v[0]);
+            kf_f16 t1212_ = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_17_, __fadd_rn(1.0f, kf_exp_approx(kf_neg_f32(gf_17_)))), kf_f16_to_f32(uv_[2u].v[0])));
+            kf_f16x8 o_3_ = t1196_;
+            o_3_.v[0] = t1212_;
+            float gf_18_ = kf_f16_to_f32(gv_2_[2u].v[1]);
             o_3_.v[1] = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_18_, __fadd_rn(1.0f, kf_exp_approx(kf_neg_f32(gf_18_)))), kf_f16_to_f32(uv_[2u].v[1])));
-            float gf_19_ = kf_f16_to_f32(gv_[2u].v[2]);
+            float gf_19_ = kf_f16_to_f32(gv_2_[2u].v[2]);
             o_3_.v[2] = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_19_, __fadd_rn(1.0f, kf_exp_approx(kf_neg_f32(gf_19_)))), kf_f16_to_f32(uv_[2u].v[2])));
-            float gf_20_ = kf_f16_to_f32(gv_[2u].v[3]);
+            float gf_20_ = kf_f16_to_f32(gv_2_[2u].v[3]);
             o_3_.v[3] = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_20_, __fadd_rn(1.0f, kf_exp_approx(kf_neg_f32(gf_20_)))), kf_f16_to_f32(uv_[2u].v[3])));
-            float gf_21_ = kf_f16_to_f32(gv_[2u].v[4]);
+            float gf_21_ = kf_f16_to_f32(gv_2_[2u].v[4]);
             o_3_.v[4] = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_21_, __fadd_rn(1.0f, kf_exp_approx(kf_neg_f32(gf_21_)))), kf_f16_to_f32(uv_[2u].v[4])));
-            float gf_22_ = kf_f16_to_f32(gv_[2u].v[5]);
+            float gf_22_ = kf_f16_to_f32(gv_2_[2u].v[5]);
             o_3_.v[5] = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_22_, __fadd_rn(1.0f, kf_exp_approx(kf_neg_f32(gf_22_)))), kf_f16_to_f32(uv_[2u].v[5])));
-            float gf_23_ = kf_f16_to_f32(gv_[2u].v[6]);
+            float gf_23_ = kf_f16_to_f32(gv_2_[2u].v[6]);
             o_3_.v[6] = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_23_, __fadd_rn(1.0f, kf_exp_approx(kf_neg_f32(gf_23_)))), kf_f16_to_f32(uv_[2u].v[6])));
-            float gf_24_ = kf_f16_to_f32(gv_[2u].v[7]);
+            float gf_24_ = kf_f16_to_f32(gv_2_[2u].v[7]);
             o_3_.v[7] = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_24_, __fadd_rn(1.0f, kf_exp_approx(kf_neg_f32(gf_24_)))), kf_f16_to_f32(uv_[2u].v[7])));
             ((kf_f16x8*)xs_)[c0_ + 512u] = o_3_;
         }
         if ((c0_ + 768u) < nv_) {
-            kf_f16x8 t440_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
-            float gf_25_ = kf_f16_to_f32(gv_[3u].v[0]);
-            kf_f16 t456_ = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_25_, __fadd_rn(1.0f, kf_exp_approx(kf_neg_f32(gf_25_)))), kf_f16_to_f32(uv_[3u].v[0])));
-            kf_f16x8 o_4_ = t440_;
-            o_4_.v[0] = t456_;
-            float gf_26_ = kf_f16_to_f32(gv_[3u].v[1]);
+            kf_f16x8 t1324_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
+            float gf_25_ = kf_f16_to_f32(gv_2_[3u].v[0]);
+            kf_f16 t1340_ = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_25_, __fadd_rn(1.0f, kf_exp_approx(kf_neg_f32(gf_25_)))), kf_f16_to_f32(uv_[3u].v[0])));
+            kf_f16x8 o_4_ = t1324_;
+            o_4_.v[0] = t1340_;
+            float gf_26_ = kf_f16_to_f32(gv_2_[3u].v[1]);
             o_4_.v[1] = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_26_, __fadd_rn(1.0f, kf_exp_approx(kf_neg_f32(gf_26_)))), kf_f16_to_f32(uv_[3u].v[1])));
-            float gf_27_ = kf_f16_to_f32(gv_[3u].v[2]);
+            float gf_27_ = kf_f16_to_f32(gv_2_[3u].v[2]);
             o_4_.v[2] = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_27_, __fadd_rn(1.0f, kf_exp_approx(kf_neg_f32(gf_27_)))), kf_f16_to_f32(uv_[3u].v[2])));
-            float gf_28_ = kf_f16_to_f32(gv_[3u].v[3]);
+            float gf_28_ = kf_f16_to_f32(gv_2_[3u].v[3]);
             o_4_.v[3] = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_28_, __fadd_rn(1.0f, kf_exp_approx(kf_neg_f32(gf_28_)))), kf_f16_to_f32(uv_[3u].v[3])));
-            float gf_29_ = kf_f16_to_f32(gv_[3u].v[4]);
+            float gf_29_ = kf_f16_to_f32(gv_2_[3u].v[4]);
             o_4_.v[4] = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_29_, __fadd_rn(1.0f, kf_exp_approx(kf_neg_f32(gf_29_)))), kf_f16_to_f32(uv_[3u].v[4])));
-            float gf_30_ = kf_f16_to_f32(gv_[3u].v[5]);
+            float gf_30_ = kf_f16_to_f32(gv_2_[3u].v[5]);
             o_4_.v[5] = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_30_, __fadd_rn(1.0f, kf_exp_approx(kf_neg_f32(gf_30_)))), kf_f16_to_f32(uv_[3u].v[5])));
-            float gf_31_ = kf_f16_to_f32(gv_[3u].v[6]);
+            float gf_31_ = kf_f16_to_f32(gv_2_[3u].v[6]);
             o_4_.v[6] = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_31_, __fadd_rn(1.0f, kf_exp_approx(kf_neg_f32(gf_31_)))), kf_f16_to_f32(uv_[3u].v[6])));
-            float gf_32_ = kf_f16_to_f32(gv_[3u].v[7]);
+            float gf_32_ = kf_f16_to_f32(gv_2_[3u].v[7]);
             o_4_.v[7] = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_32_, __fadd_rn(1.0f, kf_exp_approx(kf_neg_f32(gf_32_)))), kf_f16_to_f32(uv_[3u].v[7])));
             ((kf_f16x8*)xs_)[c0_ + 768u] = o_4_;
         }
     }
     __syncthreads();
-    const kf_u32x4* wv_ = (const kf_u32x4*)w_;
     unsigned lane_ = kf_lane_id();
     unsigned nv_2_ = k_ >> 3u;
     unsigned steps_ = (nv_2_ >> 7u) + (((nv_2_ & 127u) != 0u) ? 1u : 0u);
     unsigned wid_ = (blockIdx.x << 3u) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u);
     unsigned nw_ = gridDim.x << 3u;
     if (!(wid_ >= m_)) {
-        unsigned t612_ = m_ - wid_;
-        unsigned total_ = ((t612_ / nw_) + (((t612_ % nw_) != 0u) ? 1u : 0u)) * steps_;
+        unsigned t1500_ = m_ - wid_;
+        unsigned t1508_ = ((t1500_ / nw_) + (((t1500_ % nw_) != 0u) ? 1u : 0u)) * steps_;
         acc_[0u] = 0.0f;
         unsigned lg_ = wid_;
         unsigned lk_ = 0u;
         unsigned cg_ = wid_;
         unsigned ck_ = 0u;
-        unsigned t633_ = total_ + 1u;
+        unsigned t1521_ = t1508_ + 1u;
         #pragma unroll 1
-        for (unsigned t0_ = 0u; t0_ < t633_; t0_ = t0_ + 2u) {
-            if (t0_ < total_) {
+        for (unsigned t0_ = 0u; t0_ < t1521_; t0_ = t0_ + 2u) {
+            if (t0_ < t1508_) {
                 unsigned v_ = min((((lk_ << 5u) << 2u) + lane_), (nv_2_ - 1u));
                 unsigned row_ = min(lg_, (m_ - 1u));
                 wb_[0u] = wv_[(row_ * nv_2_) + v_];
@@ -11058,23 +11058,23 @@ gemv_silu_f16_f16_f32(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ 
                 unsigned row_4_ = min(lg_, (m_ - 1u));
                 wb_[3u] = wv_[(row_4_ * nv_2_) + v_4_];
                 xb_[6u] = xs_[v_4_];
-                unsigned t805_ = lk_ + 1u;
-                lk_ = t805_;
-                if (t805_ == steps_) {
+                unsigned t1697_ = lk_ + 1u;
+                lk_ = t1697_;
+                if (t1697_ == steps_) {
                     lk_ = 0u;
                     lg_ = lg_ + nw_;
                 }
             }
-            bool t813_ = t0_ >= 1u;
-            bool t814_ = t813_;
-            if (t813_) {
-                t814_ = (t0_ - 1u) < total_;
+            bool t1706_ = t0_ >= 1u;
+            bool t1707_ = t1706_;
+            if (t1706_) {
+                t1707_ = (t0_ - 1u) < t1508_;
             }
-            if (t814_) {
+            if (t1707_) {
                 unsigned v_5_ = ((ck_ << 5u) << 2u) + lane_;
                 if (v_5_ < nv_2_) {
-                    kf_u32x4 t873_ = xb_[8u];
-                    kf_f16x8 a_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t873_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t873_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t873_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t873_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t873_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t873_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t873_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t873_, 3u), 16u))}};
+                    kf_u32x4 t1766_ = xb_[8u];
+                    kf_f16x8 a_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1766_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1766_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1766_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1766_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1766_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1766_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1766_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1766_, 3u), 16u))}};
                     xs_2_[0u] = kf_f16_to_f32(a_.v[0]);
                     xs_2_[1u] = kf_f16_to_f32(a_.v[1]);
                     xs_2_[2u] = kf_f16_to_f32(a_.v[2]);
@@ -11083,14 +11083,14 @@ gemv_silu_f16_f16_f32(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ 
                     xs_2_[5u] = kf_f16_to_f32(a_.v[5]);
                     xs_2_[6u] = kf_f16_to_f32(a_.v[6]);
                     xs_2_[7u] = kf_f16_to_f32(a_.v[7]);
-                    kf_u32x4 t900_ = wb_[4u];
-                    kf_f16x8 wh_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t900_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t900_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t900_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t900_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t900_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t900_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t900_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t900_, 3u), 16u))}};
+                    kf_u32x4 t1793_ = wb_[4u];
+                    kf_f16x8 wh_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1793_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1793_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1793_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1793_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1793_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1793_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1793_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1793_, 3u), 16u))}};
                     acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_.v[7]), xs_2_[7u], __fmaf_rn(kf_f16_to_f32(wh_.v[6]), xs_2_[6u], __fmaf_rn(kf_f16_to_f32(wh_.v[5]), xs_2_[5u], __fmaf_rn(kf_f16_to_f32(wh_.v[4]), xs_2_[4u], __fmaf_rn(kf_f16_to_f32(wh_.v[3]), xs_2_[3u], __fmaf_rn(kf_f16_to_f32(wh_.v[2]), xs_2_[2u], __fmaf_rn(kf_f16_to_f32(wh_.v[1]), xs_2_[1u], __fmaf_rn(kf_f16_to_f32(wh_.v[0]), xs_2_[0u], acc_[0u]))))))));
                 }
                 unsigned v_6_ = (((ck_ << 5u) << 2u) + 32u) + lane_;
                 if (v_6_ < nv_2_) {
-                    kf_u32x4 t1004_ = xb_[10u];
-                    kf_f16x8 a_2_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1004_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1004_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1004_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1004_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1004_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1004_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1004_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1004_, 3u), 16u))}};
+                    kf_u32x4 t1897_ = xb_[10u];
+                    kf_f16x8 a_2_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1897_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1897_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1897_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1897_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1897_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1897_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1897_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1897_, 3u), 16u))}};
                     xs_3_[0u] = kf_f16_to_f32(a_2_.v[0]);
                     xs_3_[1u] = kf_f16_to_f32(a_2_.v[1]);
                     xs_3_[2u] = kf_f16_to_f32(a_2_.v[2]);
@@ -11099,14 +11099,14 @@ gemv_silu_f16_f16_f32(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ 
                     xs_3_[5u] = kf_f16_to_f32(a_2_.v[5]);
                     xs_3_[6u] = kf_f16_to_f32(a_2_.v[6]);
                     xs_3_[7u] = kf_f16_to_f32(a_2_.v[7]);
-                    kf_u32x4 t1031_ = wb_[5u];
-                    kf_f16x8 wh_2_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1031_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1031_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1031_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1031_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1031_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1031_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1031_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1031_, 3u), 16u))}};
+                    kf_u32x4 t1924_ = wb_[5u];
+                    kf_f16x8 wh_2_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1924_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1924_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1924_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1924_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1924_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1924_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1924_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1924_, 3u), 16u))}};
                     acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_2_.v[7]), xs_3_[7u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[6]), xs_3_[6u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[5]), xs_3_[5u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[4]), xs_3_[4u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[3]), xs_3_[3u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[2]), xs_3_[2u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[1]), xs_3_[1u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[0]), xs_3_[0u], acc_[0u]))))))));
                 }
                 unsigned v_7_ = (((ck_ << 5u) << 2u) + 64u) + lane_;
                 if (v_7_ < nv_2_) {
-                    kf_u32x4 t1135_ = xb_[12u];
-                    kf_f16x8 a_3_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1135_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1135_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1135_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1135_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1135_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1135_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1135_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1135_, 3u), 16u))}};
+                    kf_u32x4 t2028_ = xb_[12u];
+                    kf_f16x8 a_3_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2028_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2028_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2028_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2028_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2028_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2028_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2028_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2028_, 3u), 16u))}};
                     xs_4_[0u] = kf_f16_to_f32(a_3_.v[0]);
                     xs_4_[1u] = kf_f16_to_f32(a_3_.v[1]);
                     xs_4_[2u] = kf_f16_to_f32(a_3_.v[2]);
@@ -11115,14 +11115,14 @@ gemv_silu_f16_f16_f32(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ 
                     xs_4_[5u] = kf_f16_to_f32(a_3_.v[5]);
                     xs_4_[6u] = kf_f16_to_f32(a_3_.v[6]);
                     xs_4_[7u] = kf_f16_to_f32(a_3_.v[7]);
-                    kf_u32x4 t1162_ = wb_[6u];
-                    kf_f16x8 wh_3_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1162_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1162_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1162_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1162_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1162_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1162_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1162_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1162_, 3u), 16u))}};
+                    kf_u32x4 t2055_ = wb_[6u];
+                    kf_f16x8 wh_3_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2055_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2055_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2055_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2055_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2055_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2055_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2055_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2055_, 3u), 16u))}};
                     acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_3_.v[7]), xs_4_[7u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[6]), xs_4_[6u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[5]), xs_4_[5u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[4]), xs_4_[4u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[3]), xs_4_[3u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[2]), xs_4_[2u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[1]), xs_4_[1u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[0]), xs_4_[0u], acc_[0u]))))))));
                 }
                 unsigned v_8_ = (((ck_ << 5u) << 2u) + 96u) + lane_;
                 if (v_8_ < nv_2_) {
-                    kf_u32x4 t1266_ = xb_[14u];
-                    kf_f16x8 a_4_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1266_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1266_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1266_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1266_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1266_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1266_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1266_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1266_, 3u), 16u))}};
+                    kf_u32x4 t2159_ = xb_[14u];
+                    kf_f16x8 a_4_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2159_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2159_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2159_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2159_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2159_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2159_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2159_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2159_, 3u), 16u))}};
                     xs_5_[0u] = kf_f16_to_f32(a_4_.v[0]);
                     xs_5_[1u] = kf_f16_to_f32(a_4_.v[1]);
                     xs_5_[2u] = kf_f16_to_f32(a_4_.v[2]);
@@ -11131,49 +11131,49 @@ gemv_silu_f16_f16_f32(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ 
                     xs_5_[5u] = kf_f16_to_f32(a_4_.v[5]);
                     xs_5_[6u] = kf_f16_to_f32(a_4_.v[6]);
                     xs_5_[7u] = kf_f16_to_f32(a_4_.v[7]);
-                    kf_u32x4 t1293_ = wb_[7u];
-                    kf_f16x8 wh_4_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1293_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1293_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1293_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1293_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1293_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1293_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1293_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1293_, 3u), 16u))}};
+                    kf_u32x4 t2186_ = wb_[7u];
+                    kf_f16x8 wh_4_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2186_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2186_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2186_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2186_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2186_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2186_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2186_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2186_, 3u), 16u))}};
                     acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_4_.v[7]), xs_5_[7u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[6]), xs_5_[6u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[5]), xs_5_[5u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[4]), xs_5_[4u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[3]), xs_5_[3u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[2]), xs_5_[2u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[1]), xs_5_[1u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[0]), xs_5_[0u], acc_[0u]))))))));
                 }
-                unsigned t1367_ = ck_ + 1u;
-                ck_ = t1367_;
-                if (t1367_ == steps_) {
-                    float t1370_ = acc_[0u];
-                    unsigned t1392_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
-                    if (t1392_ == 32u) {
-                        float t1397_ = __fadd_rn(t1370_, kf_shfl_xor(t1370_, 16u, kf_wn));
-                        float t1400_ = __fadd_rn(t1397_, kf_shfl_xor(t1397_, 8u, kf_wn));
-                        float t1403_ = __fadd_rn(t1400_, kf_shfl_xor(t1400_, 4u, kf_wn));
-                        float t1406_ = __fadd_rn(t1403_, kf_shfl_xor(t1403_, 2u, kf_wn));
-                        s_ = __fadd_rn(t1406_, kf_shfl_xor(t1406_, 1u, kf_wn));
+                unsigned t2260_ = ck_ + 1u;
+                ck_ = t2260_;
+                if (t2260_ == steps_) {
+                    float t2263_ = acc_[0u];
+                    unsigned t2285_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+                    if (t2285_ == 32u) {
+                        float t2290_ = __fadd_rn(t2263_, kf_shfl_xor(t2263_, 16u, kf_wn));
+                        float t2293_ = __fadd_rn(t2290_, kf_shfl_xor(t2290_, 8u, kf_wn));
+                        float t2296_ = __fadd_rn(t2293_, kf_shfl_xor(t2293_, 4u, kf_wn));
+                        float t2299_ = __fadd_rn(t2296_, kf_shfl_xor(t2296_, 2u, kf_wn));
+                        s_ = __fadd_rn(t2299_, kf_shfl_xor(t2299_, 1u, kf_wn));
                     } else {
-                        float t1412_ = kf_shfl_down(t1370_, 16u, kf_wn);
-                        bool t1414_ = (kf_lane_id() + 16u) < t1392_;
-                        float t1415_ = __fadd_rn(t1370_, t1412_);
-                        float t1416_ = t1414_ ? t1415_ : t1370_;
-                        float t1418_ = kf_shfl_down(t1416_, 8u, kf_wn);
-                        bool t1420_ = (kf_lane_id() + 8u) < t1392_;
-                        float t1421_ = __fadd_rn(t1416_, t1418_);
-                        float t1422_ = t1420_ ? t1421_ : t1416_;
-                        float t1424_ = kf_shfl_down(t1422_, 4u, kf_wn);
-                        bool t1426_ = (kf_lane_id() + 4u) < t1392_;
-                        float t1427_ = __fadd_rn(t1422_, t1424_);
-                        float t1428_ = t1426_ ? t1427_ : t1422_;
-                        float t1430_ = kf_shfl_down(t1428_, 2u, kf_wn);
-                        bool t1432_ = (kf_lane_id() + 2u) < t1392_;
-                        float t1433_ = __fadd_rn(t1428_, t1430_);
-                        float t1434_ = t1432_ ? t1433_ : t1428_;
-                        float t1436_ = kf_shfl_down(t1434_, 1u, kf_wn);
-                        bool t1438_ = (kf_lane_id() + 1u) < t1392_;
-                        float t1439_ = __fadd_rn(t1434_, t1436_);
-                        s_ = kf_shfl(t1438_ ? t1439_ : t1434_, 0u, kf_wn);
+                        float t2305_ = kf_shfl_down(t2263_, 16u, kf_wn);
+                        bool t2307_ = (kf_lane_id() + 16u) < t2285_;
+                        float t2308_ = __fadd_rn(t2263_, t2305_);
+                        float t2309_ = t2307_ ? t2308_ : t2263_;
+                        float t2311_ = kf_shfl_down(t2309_, 8u, kf_wn);
+                        bool t2313_ = (kf_lane_id() + 8u) < t2285_;
+                        float t2314_ = __fadd_rn(t2309_, t2311_);
+                        float t2315_ = t2313_ ? t2314_ : t2309_;
+                        float t2317_ = kf_shfl_down(t2315_, 4u, kf_wn);
+                        bool t2319_ = (kf_lane_id() + 4u) < t2285_;
+                        float t2320_ = __fadd_rn(t2315_, t2317_);
+                        float t2321_ = t2319_ ? t2320_ : t2315_;
+                        float t2323_ = kf_shfl_down(t2321_, 2u, kf_wn);
+                        bool t2325_ = (kf_lane_id() + 2u) < t2285_;
+                        float t2326_ = __fadd_rn(t2321_, t2323_);
+                        float t2327_ = t2325_ ? t2326_ : t2321_;
+                        float t2329_ = kf_shfl_down(t2327_, 1u, kf_wn);
+                        bool t2331_ = (kf_lane_id() + 1u) < t2285_;
+                        float t2332_ = __fadd_rn(t2327_, t2329_);
+                        s_ = kf_shfl(t2331_ ? t2332_ : t2327_, 0u, kf_wn);
                     }
-                    bool t1444_ = lane_ == 0u;
-                    bool t1445_ = t1444_;
-                    if (t1444_) {
-                        t1445_ = cg_ < m_;
+                    bool t2337_ = lane_ == 0u;
+                    bool t2338_ = t2337_;
+                    if (t2337_) {
+                        t2338_ = cg_ < m_;
                     }
-                    if (t1445_) {
+                    if (t2338_) {
                         y_[cg_] = s_;
                     }
                     acc_[0u] = 0.0f;
@@ -11181,7 +11181,7 @@ gemv_silu_f16_f16_f32(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ 
                     cg_ = cg_ + nw_;
                 }
             }
-            if ((t0_ + 1u) < total_) {
+            if ((t0_ + 1u) < t1508_) {
                 unsigned v_9_ = min((((lk_ << 5u) << 2u) + lane_), (nv_2_ - 1u));
                 unsigned row_5_ = min(lg_, (m_ - 1u));
                 wb_[4u] = wv_[(row_5_ * nv_2_) + v_9_];
@@ -11198,23 +11198,23 @@ gemv_silu_f16_f16_f32(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ 
                 unsigned row_8_ = min(lg_, (m_ - 1u));
                 wb_[7u] = wv_[(row_8_ * nv_2_) + v_12_];
                 xb_[14u] = xs_[v_12_];
-                unsigned t1640_ = lk_ + 1u;
-                lk_ = t1640_;
-                if (t1640_ == steps_) {
+                unsigned t2537_ = lk_ + 1u;
+                lk_ = t2537_;
+                if (t2537_ == steps_) {
                     lk_ = 0u;
                     lg_ = lg_ + nw_;
                 }
             }
-            bool t1648_ = (t0_ + 1u) >= 1u;
-            bool t1649_ = t1648_;
-            if (t1648_) {
-                t1649_ = ((t0_ + 1u) - 1u) < total_;
+            bool t2546_ = (t0_ + 1u) >= 1u;
+            bool t2547_ = t2546_;
+            if (t2546_) {
+                t2547_ = ((t0_ + 1u) - 1u) < t1508_;
             }
-            if (t1649_) {
+            if (t2547_) {
                 unsigned v_13_ = ((ck_ << 5u) << 2u) + lane_;
                 if (v_13_ < nv_2_) {
-                    kf_u32x4 t1708_ = xb_[0u];
-                    kf_f16x8 a_5_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1708_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1708_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1708_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1708_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1708_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1708_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1708_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1708_, 3u), 16u))}};
+                    kf_u32x4 t2606_ = xb_[0u];
+                    kf_f16x8 a_5_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2606_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2606_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2606_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2606_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2606_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2606_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2606_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2606_, 3u), 16u))}};
                     xs_6_[0u] = kf_f16_to_f32(a_5_.v[0]);
                     xs_6_[1u] = kf_f16_to_f32(a_5_.v[1]);
                     xs_6_[2u] = kf_f16_to_f32(a_5_.v[2]);
@@ -11223,14 +11223,14 @@ gemv_silu_f16_f16_f32(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ 
                     xs_6_[5u] = kf_f16_to_f32(a_5_.v[5]);
                     xs_6_[6u] = kf_f16_to_f32(a_5_.v[6]);
                     xs_6_[7u] = kf_f16_to_f32(a_5_.v[7]);
-                    kf_u32x4 t1735_ = wb_[0u];
-                    kf_f16x8 wh_5_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1735_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1735_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1735_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1735_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1735_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1735_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1735_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1735_, 3u), 16u))}};
+                    kf_u32x4 t2633_ = wb_[0u];
+                    kf_f16x8 wh_5_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2633_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2633_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2633_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2633_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2633_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2633_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2633_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2633_, 3u), 16u))}};
                     acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_5_.v[7]), xs_6_[7u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[6]), xs_6_[6u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[5]), xs_6_[5u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[4]), xs_6_[4u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[3]), xs_6_[3u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[2]), xs_6_[2u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[1]), xs_6_[1u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[0]), xs_6_[0u], acc_[0u]))))))));
                 }
                 unsigned v_14_ = (((ck_ << 5u) << 2u) + 32u) + lane_;
                 if (v_14_ < nv_2_) {
-                    kf_u32x4 t1839_ = xb_[2u];
-                    kf_f16x8 a_6_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1839_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1839_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1839_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1839_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1839_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1839_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1839_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1839_, 3u), 16u))}};
+                    kf_u32x4 t2737_ = xb_[2u];
+                    kf_f16x8 a_6_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2737_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2737_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2737_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2737_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2737_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2737_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2737_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2737_, 3u), 16u))}};
                     xs_7_[0u] = kf_f16_to_f32(a_6_.v[0]);
                     xs_7_[1u] = kf_f16_to_f32(a_6_.v[1]);
                     xs_7_[2u] = kf_f16_to_f32(a_6_.v[2]);
@@ -11239,14 +11239,14 @@ gemv_silu_f16_f16_f32(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ 
                     xs_7_[5u] = kf_f16_to_f32(a_6_.v[5]);
                     xs_7_[6u] = kf_f16_to_f32(a_6_.v[6]);
                     xs_7_[7u] = kf_f16_to_f32(a_6_.v[7]);
-                    kf_u32x4 t1866_ = wb_[1u];
-                    kf_f16x8 wh_6_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1866_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1866_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1866_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1866_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1866_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1866_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1866_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1866_, 3u), 16u))}};
+                    kf_u32x4 t2764_ = wb_[1u];
+                    kf_f16x8 wh_6_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2764_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2764_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2764_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2764_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2764_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2764_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2764_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2764_, 3u), 16u))}};
                     acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_6_.v[7]), xs_7_[7u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[6]), xs_7_[6u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[5]), xs_7_[5u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[4]), xs_7_[4u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[3]), xs_7_[3u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[2]), xs_7_[2u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[1]), xs_7_[1u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[0]), xs_7_[0u], acc_[0u]))))))));
                 }
                 unsigned v_15_ = (((ck_ << 5u) << 2u) + 64u) + lane_;
                 if (v_15_ < nv_2_) {
-                    kf_u32x4 t1970_ = xb_[4u];
-                    kf_f16x8 a_7_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1970_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1970_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1970_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1970_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1970_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1970_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1970_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1970_, 3u), 16u))}};
+                    kf_u32x4 t2868_ = xb_[4u];
+                    kf_f16x8 a_7_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2868_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2868_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2868_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2868_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2868_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2868_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2868_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2868_, 3u), 16u))}};
                     xs_8_[0u] = kf_f16_to_f32(a_7_.v[0]);
                     xs_8_[1u] = kf_f16_to_f32(a_7_.v[1]);
                     xs_8_[2u] = kf_f16_to_f32(a_7_.v[2]);
@@ -11255,14 +11255,14 @@ gemv_silu_f16_f16_f32(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ 
                     xs_8_[5u] = kf_f16_to_f32(a_7_.v[5]);
                     xs_8_[6u] = kf_f16_to_f32(a_7_.v[6]);
                     xs_8_[7u] = kf_f16_to_f32(a_7_.v[7]);
-                    kf_u32x4 t1997_ = wb_[2u];
-                    kf_f16x8 wh_7_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1997_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1997_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1997_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1997_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1997_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1997_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1997_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1997_, 3u), 16u))}};
+                    kf_u32x4 t2895_ = wb_[2u];
+                    kf_f16x8 wh_7_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2895_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2895_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2895_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2895_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2895_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2895_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2895_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2895_, 3u), 16u))}};
                     acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_7_.v[7]), xs_8_[7u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[6]), xs_8_[6u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[5]), xs_8_[5u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[4]), xs_8_[4u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[3]), xs_8_[3u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[2]), xs_8_[2u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[1]), xs_8_[1u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[0]), xs_8_[0u], acc_[0u]))))))));
                 }
                 unsigned v_16_ = (((ck_ << 5u) << 2u) + 96u) + lane_;
                 if (v_16_ < nv_2_) {
-                    kf_u32x4 t2101_ = xb_[6u];
-                    kf_f16x8 a_8_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2101_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2101_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2101_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2101_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2101_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2101_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2101_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2101_, 3u), 16u))}};
+                    kf_u32x4 t2999_ = xb_[6u];
+                    kf_f16x8 a_8_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2999_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2999_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2999_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2999_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2999_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2999_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2999_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2999_, 3u), 16u))}};
                     xs_9_[0u] = kf_f16_to_f32(a_8_.v[0]);
                     xs_9_[1u] = kf_f16_to_f32(a_8_.v[1]);
                     xs_9_[2u] = kf_f16_to_f32(a_8_.v[2]);
@@ -11271,49 +11271,49 @@ gemv_silu_f16_f16_f32(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ 
                     xs_9_[5u] = kf_f16_to_f32(a_8_.v[5]);
                     xs_9_[6u] = kf_f16_to_f32(a_8_.v[6]);
                     xs_9_[7u] = kf_f16_to_f32(a_8_.v[7]);
-                    kf_u32x4 t2128_ = wb_[3u];
-                    kf_f16x8 wh_8_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2128_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2128_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2128_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2128_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2128_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2128_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2128_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2128_, 3u), 16u))}};
+                    kf_u32x4 t3026_ = wb_[3u];
+                    kf_f16x8 wh_8_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t3026_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3026_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t3026_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3026_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t3026_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3026_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t3026_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3026_, 3u), 16u))}};
                     acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_8_.v[7]), xs_9_[7u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[6]), xs_9_[6u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[5]), xs_9_[5u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[4]), xs_9_[4u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[3]), xs_9_[3u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[2]), xs_9_[2u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[1]), xs_9_[1u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[0]), xs_9_[0u], acc_[0u]))))))));
                 }
-                unsigned t2202_ = ck_ + 1u;
-                ck_ = t2202_;
-                if (t2202_ == steps_) {
-                    float t2205_ = acc_[0u];
-                    unsigned t2227_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
-                    if (t2227_ == 32u) {
-                        float t2232_ = __fadd_rn(t2205_, kf_shfl_xor(t2205_, 16u, kf_wn));
-                        float t2235_ = __fadd_rn(t2232_, kf_shfl_xor(t2232_, 8u, kf_wn));
-                        float t2238_ = __fadd_rn(t2235_, kf_shfl_xor(t2235_, 4u, kf_wn));
-                        float t2241_ = __fadd_rn(t2238_, kf_shfl_xor(t2238_, 2u, kf_wn));
-                        s_2_ = __fadd_rn(t2241_, kf_shfl_xor(t2241_, 1u, kf_wn));
+                unsigned t3100_ = ck_ + 1u;
+                ck_ = t3100_;
+                if (t3100_ == steps_) {
+                    float t3103_ = acc_[0u];
+                    unsigned t3125_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+                    if (t3125_ == 32u) {
+                        float t3130_ = __fadd_rn(t3103_, kf_shfl_xor(t3103_, 16u, kf_wn));
+                        float t3133_ = __fadd_rn(t3130_, kf_shfl_xor(t3130_, 8u, kf_wn));
+                        float t3136_ = __fadd_rn(t3133_, kf_shfl_xor(t3133_, 4u, kf_wn));
+                        float t3139_ = __fadd_rn(t3136_, kf_shfl_xor(t3136_, 2u, kf_wn));
+                        s_2_ = __fadd_rn(t3139_, kf_shfl_xor(t3139_, 1u, kf_wn));
                     } else {
-                        float t2247_ = kf_shfl_down(t2205_, 16u, kf_wn);
-                        bool t2249_ = (kf_lane_id() + 16u) < t2227_;
-                        float t2250_ = __fadd_rn(t2205_, t2247_);
-                        float t2251_ = t2249_ ? t2250_ : t2205_;
-                        float t2253_ = kf_shfl_down(t2251_, 8u, kf_wn);
-                        bool t2255_ = (kf_lane_id() + 8u) < t2227_;
-                        float t2256_ = __fadd_rn(t2251_, t2253_);
-                        float t2257_ = t2255_ ? t2256_ : t2251_;
-                        float t2259_ = kf_shfl_down(t2257_, 4u, kf_wn);
-                        bool t2261_ = (kf_lane_id() + 4u) < t2227_;
-                        float t2262_ = __fadd_rn(t2257_, t2259_);
-                        float t2263_ = t2261_ ? t2262_ : t2257_;
-                        float t2265_ = kf_shfl_down(t2263_, 2u, kf_wn);
-                        bool t2267_ = (kf_lane_id() + 2u) < t2227_;
-                        float t2268_ = __fadd_rn(t2263_, t2265_);
-                        float t2269_ = t2267_ ? t2268_ : t2263_;
-                        float t2271_ = kf_shfl_down(t2269_, 1u, kf_wn);
-                        bool t2273_ = (kf_lane_id() + 1u) < t2227_;
-                        float t2274_ = __fadd_rn(t2269_, t2271_);
-                        s_2_ = kf_shfl(t2273_ ? t2274_ : t2269_, 0u, kf_wn);
+                        float t3145_ = kf_shfl_down(t3103_, 16u, kf_wn);
+                        bool t3147_ = (kf_lane_id() + 16u) < t3125_;
+                        float t3148_ = __fadd_rn(t3103_, t3145_);
+                        float t3149_ = t3147_ ? t3148_ : t3103_;
+                        float t3151_ = kf_shfl_down(t3149_, 8u, kf_wn);
+                        bool t3153_ = (kf_lane_id() + 8u) < t3125_;
+                        float t3154_ = __fadd_rn(t3149_, t3151_);
+                        float t3155_ = t3153_ ? t3154_ : t3149_;
+                        float t3157_ = kf_shfl_down(t3155_, 4u, kf_wn);
+                        bool t3159_ = (kf_lane_id() + 4u) < t3125_;
+                        float t3160_ = __fadd_rn(t3155_, t3157_);
+                        float t3161_ = t3159_ ? t3160_ : t3155_;
+                        float t3163_ = kf_shfl_down(t3161_, 2u, kf_wn);
+                        bool t3165_ = (kf_lane_id() + 2u) < t3125_;
+                        float t3166_ = __fadd_rn(t3161_, t3163_);
+                        float t3167_ = t3165_ ? t3166_ : t3161_;
+                        float t3169_ = kf_shfl_down(t3167_, 1u, kf_wn);
+                        bool t3171_ = (kf_lane_id() + 1u) < t3125_;
+                        float t3172_ = __fadd_rn(t3167_, t3169_);
+                        s_2_ = kf_shfl(t3171_ ? t3172_ : t3167_, 0u, kf_wn);
                     }
-                    bool t2279_ = lane_ == 0u;
-                    bool t2280_ = t2279_;
-                    if (t2279_) {
-                        t2280_ = cg_ < m_;
+                    bool t3177_ = lane_ == 0u;
+                    bool t3178_ = t3177_;
+                    if (t3177_) {
+                        t3178_ = cg_ < m_;
                     }
-                    if (t2280_) {
+                    if (t3178_) {
                         y_[cg_] = s_2_;
                     }
                     acc_[0u] = 0.0f;
