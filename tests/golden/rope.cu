@@ -52,7 +52,7 @@ __device__ __forceinline__ void kf_pdl_wait() {
 #endif
 }
 
-/* kernel rope_neox (rope.kf:363) */
+/* kernel rope_neox (rope.kf:438) */
 extern "C" __global__ void __launch_bounds__(256)
 rope_neox(kf_f16* __restrict__ x_, const unsigned* __restrict__ pos_, unsigned t_, unsigned h_, unsigned d_, float theta_)
 {
@@ -96,9 +96,9 @@ rope_neox(kf_f16* __restrict__ x_, const unsigned* __restrict__ pos_, unsigned t
     double p_ = (double)pos_[tk_];
     if (threadIdx.x < (d_ >> 1u)) {
         double lt_ = log2((double)theta_);
-        unsigned t128_ = d_ >> 1u;
+        unsigned t140_ = d_ >> 1u;
         #pragma unroll 1
-        for (unsigned i_ = threadIdx.x; i_ < t128_; i_ = i_ + blockDim.x) {
+        for (unsigned i_ = threadIdx.x; i_ < t140_; i_ = i_ + blockDim.x) {
             tab_[i_] = exp2(__dmul_rn(__dmul_rn(-(double)i_, __ddiv_rn(2.0, (double)d_)), lt_));
         }
     }
@@ -283,7 +283,7 @@ rope_neox(kf_f16* __restrict__ x_, const unsigned* __restrict__ pos_, unsigned t
     }
 }
 
-/* kernel rope_gptj (rope.kf:374) */
+/* kernel rope_gptj (rope.kf:449) */
 extern "C" __global__ void __launch_bounds__(256)
 rope_gptj(kf_f16* __restrict__ x_, const unsigned* __restrict__ pos_, unsigned t_, unsigned h_, unsigned d_, float theta_)
 {
@@ -327,9 +327,9 @@ rope_gptj(kf_f16* __restrict__ x_, const unsigned* __restrict__ pos_, unsigned t
     double p_ = (double)pos_[tk_];
     if (threadIdx.x < (d_ >> 1u)) {
         double lt_ = log2((double)theta_);
-        unsigned t128_ = d_ >> 1u;
+        unsigned t140_ = d_ >> 1u;
         #pragma unroll 1
-        for (unsigned i_ = threadIdx.x; i_ < t128_; i_ = i_ + blockDim.x) {
+        for (unsigned i_ = threadIdx.x; i_ < t140_; i_ = i_ + blockDim.x) {
             tab_[i_] = exp2(__dmul_rn(__dmul_rn(-(double)i_, __ddiv_rn(2.0, (double)d_)), lt_));
         }
     }
@@ -482,7 +482,7 @@ rope_gptj(kf_f16* __restrict__ x_, const unsigned* __restrict__ pos_, unsigned t
     }
 }
 
-/* kernel rope_qkv_neox (rope.kf:384) */
+/* kernel rope_qkv_neox (rope.kf:459) */
 extern "C" __global__ void __launch_bounds__(256)
 rope_qkv_neox(const kf_f16* __restrict__ qkv_, const unsigned* __restrict__ pos_, kf_f16* __restrict__ q_, kf_f16* __restrict__ kc_, kf_f16* __restrict__ vc_, unsigned t_, unsigned h_, unsigned hkv_, unsigned l_, unsigned d_, float theta_)
 {
@@ -750,7 +750,7 @@ rope_qkv_neox(const kf_f16* __restrict__ qkv_, const unsigned* __restrict__ pos_
     }
 }
 
-/* kernel rope_qkv_gptj (rope.kf:391) */
+/* kernel rope_qkv_gptj (rope.kf:466) */
 extern "C" __global__ void __launch_bounds__(256)
 rope_qkv_gptj(const kf_f16* __restrict__ qkv_, const unsigned* __restrict__ pos_, kf_f16* __restrict__ q_, kf_f16* __restrict__ kc_, kf_f16* __restrict__ vc_, unsigned t_, unsigned h_, unsigned hkv_, unsigned l_, unsigned d_, float theta_)
 {
