@@ -222,7 +222,7 @@ __device__ __forceinline__ void kf_pdl_wait() {
 #endif
 }
 
-/* kernel gemv_f16_f16_f16 (gemv.kf:812) */
+/* kernel gemv_f16_f16_f16 (gemv.kf:964) */
 extern "C" __global__ void __launch_bounds__(256)
 gemv_f16_f16_f16(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x_, kf_f16* __restrict__ y_, unsigned m_, unsigned k_)
 {
@@ -712,7 +712,7 @@ gemv_f16_f16_f16(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x_, k
     }
 }
 
-/* kernel gemv_f16_f16_f32 (gemv.kf:819) */
+/* kernel gemv_f16_f16_f32 (gemv.kf:971) */
 extern "C" __global__ void __launch_bounds__(256)
 gemv_f16_f16_f32(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x_, float* __restrict__ y_, unsigned m_, unsigned k_)
 {
@@ -1202,7 +1202,7 @@ gemv_f16_f16_f32(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x_, f
     }
 }
 
-/* kernel gemv_f16_f32_f16 (gemv.kf:825) */
+/* kernel gemv_f16_f32_f16 (gemv.kf:977) */
 extern "C" __global__ void __launch_bounds__(256)
 gemv_f16_f32_f16(const kf_f16* __restrict__ w_, const float* __restrict__ x_, kf_f16* __restrict__ y_, unsigned m_, unsigned k_)
 {
@@ -1729,7 +1729,7 @@ gemv_f16_f32_f16(const kf_f16* __restrict__ w_, const float* __restrict__ x_, kf
     }
 }
 
-/* kernel gemv_f16_f32_f32 (gemv.kf:831) */
+/* kernel gemv_f16_f32_f32 (gemv.kf:983) */
 extern "C" __global__ void __launch_bounds__(256)
 gemv_f16_f32_f32(const kf_f16* __restrict__ w_, const float* __restrict__ x_, float* __restrict__ y_, unsigned m_, unsigned k_)
 {
@@ -2256,7 +2256,7 @@ gemv_f16_f32_f32(const kf_f16* __restrict__ w_, const float* __restrict__ x_, fl
     }
 }
 
-/* kernel gemv_bf16_f16_f16 (gemv.kf:838) */
+/* kernel gemv_bf16_f16_f16 (gemv.kf:990) */
 extern "C" __global__ void __launch_bounds__(256)
 gemv_bf16_f16_f16(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__ x_, kf_f16* __restrict__ y_, unsigned m_, unsigned k_)
 {
@@ -2746,7 +2746,7 @@ gemv_bf16_f16_f16(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__ x_,
     }
 }
 
-/* kernel gemv_bf16_f16_f32 (gemv.kf:845) */
+/* kernel gemv_bf16_f16_f32 (gemv.kf:997) */
 extern "C" __global__ void __launch_bounds__(256)
 gemv_bf16_f16_f32(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__ x_, float* __restrict__ y_, unsigned m_, unsigned k_)
 {
@@ -3236,7 +3236,7 @@ gemv_bf16_f16_f32(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__ x_,
     }
 }
 
-/* kernel gemv_bf16_f32_f16 (gemv.kf:851) */
+/* kernel gemv_bf16_f32_f16 (gemv.kf:1003) */
 extern "C" __global__ void __launch_bounds__(256)
 gemv_bf16_f32_f16(const kf_bf16* __restrict__ w_, const float* __restrict__ x_, kf_f16* __restrict__ y_, unsigned m_, unsigned k_)
 {
@@ -3763,7 +3763,7 @@ gemv_bf16_f32_f16(const kf_bf16* __restrict__ w_, const float* __restrict__ x_, 
     }
 }
 
-/* kernel gemv_bf16_f32_f32 (gemv.kf:857) */
+/* kernel gemv_bf16_f32_f32 (gemv.kf:1009) */
 extern "C" __global__ void __launch_bounds__(256)
 gemv_bf16_f32_f32(const kf_bf16* __restrict__ w_, const float* __restrict__ x_, float* __restrict__ y_, unsigned m_, unsigned k_)
 {
@@ -4290,7 +4290,496 @@ gemv_bf16_f32_f32(const kf_bf16* __restrict__ w_, const float* __restrict__ x_, 
     }
 }
 
-/* kernel gemv_f16_f16_f16_acc (gemv.kf:866) */
+/* kernel gemv_f16_f16_f16_dyn (gemv.kf:1017) */
+extern "C" __global__ void __launch_bounds__(256)
+gemv_f16_f16_f16_dyn(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x_, kf_f16* __restrict__ y_, unsigned* __restrict__ ctr_, unsigned m_, unsigned k_)
+{
+    kf_pdl_wait();
+    kf_u32x4 wb_[8];
+    float acc_[1];
+    kf_u32x4 xa_[4];
+    kf_u32x4 xa_2_[4];
+    unsigned row_[1];
+    float acc_2_[1];
+    kf_u32x4 wr_[4];
+    float xs_2_[8];
+    float xs_3_[8];
+    float xs_4_[8];
+    float xs_5_[8];
+    float s_;
+    float s_2_;
+    float s_3_;
+    const unsigned kf_wn = kf_warp_lanes();
+    if ((k_ & 7u) == 0u) {
+        const kf_u32x4* wv_ = (const kf_u32x4*)w_;
+        const kf_u32x4* xv_ = (const kf_u32x4*)x_;
+        unsigned lane_ = kf_lane_id();
+        unsigned nv_ = k_ >> 3u;
+        unsigned steps_ = (nv_ >> 7u) + (((nv_ & 127u) != 0u) ? 1u : 0u);
+        unsigned wid_ = (blockIdx.x << 3u) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u);
+        unsigned nw_ = gridDim.x << 3u;
+        bool live_ = wid_ < m_;
+        acc_[0u] = 0.0f;
+        unsigned tk_ = 0u;
+        unsigned lg_ = wid_;
+        unsigned lk_ = 0u;
+        unsigned cg_ = wid_;
+        unsigned ck_ = 0u;
+        bool due_ = false;
+        if (live_) {
+            if (lane_ == 0u) {
+                unsigned t67_ = atomicAdd(&ctr_[0u], 1u);
+                tk_ = t67_;
+            }
+            unsigned v_ = min(lane_, (nv_ - 1u));
+            wb_[4u] = wv_[(min(wid_, (m_ - 1u)) * nv_) + v_];
+            unsigned v_2_ = min((32u + lane_), (nv_ - 1u));
+            wb_[5u] = wv_[(min(wid_, (m_ - 1u)) * nv_) + v_2_];
+            unsigned v_3_ = min((64u + lane_), (nv_ - 1u));
+            wb_[6u] = wv_[(min(wid_, (m_ - 1u)) * nv_) + v_3_];
+            unsigned v_4_ = min((96u + lane_), (nv_ - 1u));
+            wb_[7u] = wv_[(min(wid_, (m_ - 1u)) * nv_) + v_4_];
+            kf_u32x4 t138_ = kf_u32x4{{wid_, 1u, tk_, 0u}};
+            kf_u32x4 r_ = t138_;
+            if (1u == steps_) {
+                unsigned t_ = kf_shfl(tk_, 0u, kf_wn);
+                unsigned t145_ = nw_ + t_;
+                r_ = t138_;
+                r_.v[0] = t145_;
+                r_.v[1] = 0u;
+                if (kf_lane_id() == 0u) {
+                    if ((nw_ + t_) < m_) {
+                        unsigned t154_ = atomicAdd(&ctr_[0u], 1u);
+                        r_.v[2] = t154_;
+                    }
+                    if (t_ == (m_ - 1u)) {
+                        atomicExch(&ctr_[0u], 0u);
+                    }
+                }
+            }
+            lg_ = r_.v[0];
+            lk_ = r_.v[1];
+            tk_ = r_.v[2];
+            due_ = true;
+        }
+        unsigned lgl_ = wid_;
+        #pragma unroll 1
+        while (due_) {
+            bool ld_ = due_;
+            if (due_) {
+                ld_ = lg_ < m_;
+            }
+            if (ld_) {
+                unsigned v_5_ = min((((lk_ << 5u) << 2u) + lane_), (nv_ - 1u));
+                wb_[0u] = wv_[(min(lg_, (m_ - 1u)) * nv_) + v_5_];
+                unsigned v_6_ = min(((((lk_ << 5u) << 2u) + 32u) + lane_), (nv_ - 1u));
+                wb_[1u] = wv_[(min(lg_, (m_ - 1u)) * nv_) + v_6_];
+                unsigned v_7_ = min(((((lk_ << 5u) << 2u) + 64u) + lane_), (nv_ - 1u));
+                wb_[2u] = wv_[(min(lg_, (m_ - 1u)) * nv_) + v_7_];
+                unsigned v_8_ = min(((((lk_ << 5u) << 2u) + 96u) + lane_), (nv_ - 1u));
+                wb_[3u] = wv_[(min(lg_, (m_ - 1u)) * nv_) + v_8_];
+                lgl_ = lg_;
+                unsigned t255_ = lk_ + 1u;
+                kf_u32x4 t260_ = kf_u32x4{{lg_, t255_, tk_, 0u}};
+                kf_u32x4 r_2_ = t260_;
+                if ((lk_ + 1u) == steps_) {
+                    unsigned t_2_ = kf_shfl(tk_, 0u, kf_wn);
+                    unsigned t267_ = nw_ + t_2_;
+                    r_2_ = t260_;
+                    r_2_.v[0] = t267_;
+                    r_2_.v[1] = 0u;
+                    if (kf_lane_id() == 0u) {
+                        if ((nw_ + t_2_) < m_) {
+                            unsigned t276_ = atomicAdd(&ctr_[0u], 1u);
+                            r_2_.v[2] = t276_;
+                        }
+                        if (t_2_ == (m_ - 1u)) {
+                            atomicExch(&ctr_[0u], 0u);
+                        }
+                    }
+                }
+                lg_ = r_2_.v[0];
+                lk_ = r_2_.v[1];
+                tk_ = r_2_.v[2];
+            }
+            if (due_) {
+                unsigned v_9_ = min((((ck_ << 5u) << 2u) + lane_), (nv_ - 1u));
+                xa_[0u] = xv_[v_9_];
+                unsigned v_10_ = min(((((ck_ << 5u) << 2u) + 32u) + lane_), (nv_ - 1u));
+                xa_[1u] = xv_[v_10_];
+                unsigned v_11_ = min(((((ck_ << 5u) << 2u) + 64u) + lane_), (nv_ - 1u));
+                xa_[2u] = xv_[v_11_];
+                unsigned v_12_ = min(((((ck_ << 5u) << 2u) + 96u) + lane_), (nv_ - 1u));
+                xa_[3u] = xv_[v_12_];
+                unsigned v_13_ = ((ck_ << 5u) << 2u) + lane_;
+                if (v_13_ < nv_) {
+                    kf_u32x4 t345_ = xa_[0u];
+                    kf_f16x8 a_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t345_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t345_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t345_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t345_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t345_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t345_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t345_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t345_, 3u), 16u))}};
+                    kf_u32x4 t348_ = wb_[4u];
+                    kf_f16x8 wh_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t348_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t348_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t348_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t348_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t348_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t348_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t348_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t348_, 3u), 16u))}};
+                    acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_.v[7]), kf_f16_to_f32(a_.v[7]), __fmaf_rn(kf_f16_to_f32(wh_.v[6]), kf_f16_to_f32(a_.v[6]), __fmaf_rn(kf_f16_to_f32(wh_.v[5]), kf_f16_to_f32(a_.v[5]), __fmaf_rn(kf_f16_to_f32(wh_.v[4]), kf_f16_to_f32(a_.v[4]), __fmaf_rn(kf_f16_to_f32(wh_.v[3]), kf_f16_to_f32(a_.v[3]), __fmaf_rn(kf_f16_to_f32(wh_.v[2]), kf_f16_to_f32(a_.v[2]), __fmaf_rn(kf_f16_to_f32(wh_.v[1]), kf_f16_to_f32(a_.v[1]), __fmaf_rn(kf_f16_to_f32(wh_.v[0]), kf_f16_to_f32(a_.v[0]), acc_[0u]))))))));
+                }
+                unsigned v_14_ = (((ck_ << 5u) << 2u) + 32u) + lane_;
+                if (v_14_ < nv_) {
+                    kf_u32x4 t403_ = xa_[1u];
+                    kf_f16x8 a_2_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t403_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t403_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t403_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t403_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t403_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t403_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t403_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t403_, 3u), 16u))}};
+                    kf_u32x4 t406_ = wb_[5u];
+                    kf_f16x8 wh_2_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t406_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t406_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t406_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t406_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t406_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t406_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t406_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t406_, 3u), 16u))}};
+                    acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_2_.v[7]), kf_f16_to_f32(a_2_.v[7]), __fmaf_rn(kf_f16_to_f32(wh_2_.v[6]), kf_f16_to_f32(a_2_.v[6]), __fmaf_rn(kf_f16_to_f32(wh_2_.v[5]), kf_f16_to_f32(a_2_.v[5]), __fmaf_rn(kf_f16_to_f32(wh_2_.v[4]), kf_f16_to_f32(a_2_.v[4]), __fmaf_rn(kf_f16_to_f32(wh_2_.v[3]), kf_f16_to_f32(a_2_.v[3]), __fmaf_rn(kf_f16_to_f32(wh_2_.v[2]), kf_f16_to_f32(a_2_.v[2]), __fmaf_rn(kf_f16_to_f32(wh_2_.v[1]), kf_f16_to_f32(a_2_.v[1]), __fmaf_rn(kf_f16_to_f32(wh_2_.v[0]), kf_f16_to_f32(a_2_.v[0]), acc_[0u]))))))));
+                }
+                unsigned v_15_ = (((ck_ << 5u) << 2u) + 64u) + lane_;
+                if (v_15_ < nv_) {
+                    kf_u32x4 t461_ = xa_[2u];
+                    kf_f16x8 a_3_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t461_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t461_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t461_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t461_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t461_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t461_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t461_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t461_, 3u), 16u))}};
+                    kf_u32x4 t464_ = wb_[6u];
+                    kf_f16x8 wh_3_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t464_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t464_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t464_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t464_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t464_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t464_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t464_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t464_, 3u), 16u))}};
+                    acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_3_.v[7]), kf_f16_to_f32(a_3_.v[7]), __fmaf_rn(kf_f16_to_f32(wh_3_.v[6]), kf_f16_to_f32(a_3_.v[6]), __fmaf_rn(kf_f16_to_f32(wh_3_.v[5]), kf_f16_to_f32(a_3_.v[5]), __fmaf_rn(kf_f16_to_f32(wh_3_.v[4]), kf_f16_to_f32(a_3_.v[4]), __fmaf_rn(kf_f16_to_f32(wh_3_.v[3]), kf_f16_to_f32(a_3_.v[3]), __fmaf_rn(kf_f16_to_f32(wh_3_.v[2]), kf_f16_to_f32(a_3_.v[2]), __fmaf_rn(kf_f16_to_f32(wh_3_.v[1]), kf_f16_to_f32(a_3_.v[1]), __fmaf_rn(kf_f16_to_f32(wh_3_.v[0]), kf_f16_to_f32(a_3_.v[0]), acc_[0u]))))))));
+                }
+                unsigned v_16_ = (((ck_ << 5u) << 2u) + 96u) + lane_;
+                if (v_16_ < nv_) {
+                    kf_u32x4 t519_ = xa_[3u];
+                    kf_f16x8 a_4_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t519_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t519_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t519_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t519_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t519_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t519_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t519_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t519_, 3u), 16u))}};
+                    kf_u32x4 t522_ = wb_[7u];
+                    kf_f16x8 wh_4_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t522_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t522_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t522_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t522_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t522_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t522_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t522_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t522_, 3u), 16u))}};
+                    acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_4_.v[7]), kf_f16_to_f32(a_4_.v[7]), __fmaf_rn(kf_f16_to_f32(wh_4_.v[6]), kf_f16_to_f32(a_4_.v[6]), __fmaf_rn(kf_f16_to_f32(wh_4_.v[5]), kf_f16_to_f32(a_4_.v[5]), __fmaf_rn(kf_f16_to_f32(wh_4_.v[4]), kf_f16_to_f32(a_4_.v[4]), __fmaf_rn(kf_f16_to_f32(wh_4_.v[3]), kf_f16_to_f32(a_4_.v[3]), __fmaf_rn(kf_f16_to_f32(wh_4_.v[2]), kf_f16_to_f32(a_4_.v[2]), __fmaf_rn(kf_f16_to_f32(wh_4_.v[1]), kf_f16_to_f32(a_4_.v[1]), __fmaf_rn(kf_f16_to_f32(wh_4_.v[0]), kf_f16_to_f32(a_4_.v[0]), acc_[0u]))))))));
+                }
+                unsigned t569_ = ck_ + 1u;
+                ck_ = t569_;
+                if (t569_ == steps_) {
+                    float t572_ = acc_[0u];
+                    unsigned t594_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+                    if (t594_ == 32u) {
+                        float t599_ = __fadd_rn(t572_, kf_shfl_xor(t572_, 16u, kf_wn));
+                        float t602_ = __fadd_rn(t599_, kf_shfl_xor(t599_, 8u, kf_wn));
+                        float t605_ = __fadd_rn(t602_, kf_shfl_xor(t602_, 4u, kf_wn));
+                        float t608_ = __fadd_rn(t605_, kf_shfl_xor(t605_, 2u, kf_wn));
+                        s_ = __fadd_rn(t608_, kf_shfl_xor(t608_, 1u, kf_wn));
+                    } else {
+                        float t614_ = kf_shfl_down(t572_, 16u, kf_wn);
+                        bool t616_ = (kf_lane_id() + 16u) < t594_;
+                        float t617_ = __fadd_rn(t572_, t614_);
+                        float t618_ = t616_ ? t617_ : t572_;
+                        float t620_ = kf_shfl_down(t618_, 8u, kf_wn);
+                        bool t622_ = (kf_lane_id() + 8u) < t594_;
+                        float t623_ = __fadd_rn(t618_, t620_);
+                        float t624_ = t622_ ? t623_ : t618_;
+                        float t626_ = kf_shfl_down(t624_, 4u, kf_wn);
+                        bool t628_ = (kf_lane_id() + 4u) < t594_;
+                        float t629_ = __fadd_rn(t624_, t626_);
+                        float t630_ = t628_ ? t629_ : t624_;
+                        float t632_ = kf_shfl_down(t630_, 2u, kf_wn);
+                        bool t634_ = (kf_lane_id() + 2u) < t594_;
+                        float t635_ = __fadd_rn(t630_, t632_);
+                        float t636_ = t634_ ? t635_ : t630_;
+                        float t638_ = kf_shfl_down(t636_, 1u, kf_wn);
+                        bool t640_ = (kf_lane_id() + 1u) < t594_;
+                        float t641_ = __fadd_rn(t636_, t638_);
+                        s_ = kf_shfl(t640_ ? t641_ : t636_, 0u, kf_wn);
+                    }
+                    bool t646_ = lane_ == 0u;
+                    bool t647_ = t646_;
+                    if (t646_) {
+                        t647_ = cg_ < m_;
+                    }
+                    if (t647_) {
+                        y_[cg_] = kf_f16_from_f32(s_);
+                    }
+                    acc_[0u] = 0.0f;
+                    ck_ = 0u;
+                    cg_ = lgl_;
+                }
+            }
+            due_ = ld_;
+            bool ld_2_ = ld_;
+            if (ld_) {
+                ld_2_ = lg_ < m_;
+            }
+            if (ld_2_) {
+                unsigned v_17_ = min((((lk_ << 5u) << 2u) + lane_), (nv_ - 1u));
+                wb_[4u] = wv_[(min(lg_, (m_ - 1u)) * nv_) + v_17_];
+                unsigned v_18_ = min(((((lk_ << 5u) << 2u) + 32u) + lane_), (nv_ - 1u));
+                wb_[5u] = wv_[(min(lg_, (m_ - 1u)) * nv_) + v_18_];
+                unsigned v_19_ = min(((((lk_ << 5u) << 2u) + 64u) + lane_), (nv_ - 1u));
+                wb_[6u] = wv_[(min(lg_, (m_ - 1u)) * nv_) + v_19_];
+                unsigned v_20_ = min(((((lk_ << 5u) << 2u) + 96u) + lane_), (nv_ - 1u));
+                wb_[7u] = wv_[(min(lg_, (m_ - 1u)) * nv_) + v_20_];
+                lgl_ = lg_;
+                unsigned t748_ = lk_ + 1u;
+                kf_u32x4 t753_ = kf_u32x4{{lg_, t748_, tk_, 0u}};
+                kf_u32x4 r_3_ = t753_;
+                if ((lk_ + 1u) == steps_) {
+                    unsigned t_3_ = kf_shfl(tk_, 0u, kf_wn);
+                    unsigned t760_ = nw_ + t_3_;
+                    r_3_ = t753_;
+                    r_3_.v[0] = t760_;
+                    r_3_.v[1] = 0u;
+                    if (kf_lane_id() == 0u) {
+                        if ((nw_ + t_3_) < m_) {
+                            unsigned t769_ = atomicAdd(&ctr_[0u], 1u);
+                            r_3_.v[2] = t769_;
+                        }
+                        if (t_3_ == (m_ - 1u)) {
+                            atomicExch(&ctr_[0u], 0u);
+                        }
+                    }
+                }
+                lg_ = r_3_.v[0];
+                lk_ = r_3_.v[1];
+                tk_ = r_3_.v[2];
+            }
+            if (ld_) {
+                unsigned v_21_ = min((((ck_ << 5u) << 2u) + lane_), (nv_ - 1u));
+                xa_2_[0u] = xv_[v_21_];
+                unsigned v_22_ = min(((((ck_ << 5u) << 2u) + 32u) + lane_), (nv_ - 1u));
+                xa_2_[1u] = xv_[v_22_];
+                unsigned v_23_ = min(((((ck_ << 5u) << 2u) + 64u) + lane_), (nv_ - 1u));
+                xa_2_[2u] = xv_[v_23_];
+                unsigned v_24_ = min(((((ck_ << 5u) << 2u) + 96u) + lane_), (nv_ - 1u));
+                xa_2_[3u] = xv_[v_24_];
+                unsigned v_25_ = ((ck_ << 5u) << 2u) + lane_;
+                if (v_25_ < nv_) {
+                    kf_u32x4 t838_ = xa_2_[0u];
+                    kf_f16x8 a_5_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t838_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t838_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t838_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t838_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t838_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t838_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t838_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t838_, 3u), 16u))}};
+                    kf_u32x4 t841_ = wb_[0u];
+                    kf_f16x8 wh_5_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t841_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t841_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t841_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t841_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t841_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t841_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t841_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t841_, 3u), 16u))}};
+                    acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_5_.v[7]), kf_f16_to_f32(a_5_.v[7]), __fmaf_rn(kf_f16_to_f32(wh_5_.v[6]), kf_f16_to_f32(a_5_.v[6]), __fmaf_rn(kf_f16_to_f32(wh_5_.v[5]), kf_f16_to_f32(a_5_.v[5]), __fmaf_rn(kf_f16_to_f32(wh_5_.v[4]), kf_f16_to_f32(a_5_.v[4]), __fmaf_rn(kf_f16_to_f32(wh_5_.v[3]), kf_f16_to_f32(a_5_.v[3]), __fmaf_rn(kf_f16_to_f32(wh_5_.v[2]), kf_f16_to_f32(a_5_.v[2]), __fmaf_rn(kf_f16_to_f32(wh_5_.v[1]), kf_f16_to_f32(a_5_.v[1]), __fmaf_rn(kf_f16_to_f32(wh_5_.v[0]), kf_f16_to_f32(a_5_.v[0]), acc_[0u]))))))));
+                }
+                unsigned v_26_ = (((ck_ << 5u) << 2u) + 32u) + lane_;
+                if (v_26_ < nv_) {
+                    kf_u32x4 t896_ = xa_2_[1u];
+                    kf_f16x8 a_6_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t896_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t896_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t896_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t896_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t896_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t896_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t896_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t896_, 3u), 16u))}};
+                    kf_u32x4 t899_ = wb_[1u];
+                    kf_f16x8 wh_6_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t899_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t899_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t899_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t899_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t899_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t899_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t899_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t899_, 3u), 16u))}};
+                    acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_6_.v[7]), kf_f16_to_f32(a_6_.v[7]), __fmaf_rn(kf_f16_to_f32(wh_6_.v[6]), kf_f16_to_f32(a_6_.v[6]), __fmaf_rn(kf_f16_to_f32(wh_6_.v[5]), kf_f16_to_f32(a_6_.v[5]), __fmaf_rn(kf_f16_to_f32(wh_6_.v[4]), kf_f16_to_f32(a_6_.v[4]), __fmaf_rn(kf_f16_to_f32(wh_6_.v[3]), kf_f16_to_f32(a_6_.v[3]), __fmaf_rn(kf_f16_to_f32(wh_6_.v[2]), kf_f16_to_f32(a_6_.v[2]), __fmaf_rn(kf_f16_to_f32(wh_6_.v[1]), kf_f16_to_f32(a_6_.v[1]), __fmaf_rn(kf_f16_to_f32(wh_6_.v[0]), kf_f16_to_f32(a_6_.v[0]), acc_[0u]))))))));
+                }
+                unsigned v_27_ = (((ck_ << 5u) << 2u) + 64u) + lane_;
+                if (v_27_ < nv_) {
+                    kf_u32x4 t954_ = xa_2_[2u];
+                    kf_f16x8 a_7_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t954_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t954_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t954_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t954_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t954_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t954_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t954_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t954_, 3u), 16u))}};
+                    kf_u32x4 t957_ = wb_[2u];
+                    kf_f16x8 wh_7_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t957_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t957_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t957_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t957_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t957_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t957_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t957_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t957_, 3u), 16u))}};
+                    acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_7_.v[7]), kf_f16_to_f32(a_7_.v[7]), __fmaf_rn(kf_f16_to_f32(wh_7_.v[6]), kf_f16_to_f32(a_7_.v[6]), __fmaf_rn(kf_f16_to_f32(wh_7_.v[5]), kf_f16_to_f32(a_7_.v[5]), __fmaf_rn(kf_f16_to_f32(wh_7_.v[4]), kf_f16_to_f32(a_7_.v[4]), __fmaf_rn(kf_f16_to_f32(wh_7_.v[3]), kf_f16_to_f32(a_7_.v[3]), __fmaf_rn(kf_f16_to_f32(wh_7_.v[2]), kf_f16_to_f32(a_7_.v[2]), __fmaf_rn(kf_f16_to_f32(wh_7_.v[1]), kf_f16_to_f32(a_7_.v[1]), __fmaf_rn(kf_f16_to_f32(wh_7_.v[0]), kf_f16_to_f32(a_7_.v[0]), acc_[0u]))))))));
+                }
+                unsigned v_28_ = (((ck_ << 5u) << 2u) + 96u) + lane_;
+                if (v_28_ < nv_) {
+                    kf_u32x4 t1012_ = xa_2_[3u];
+                    kf_f16x8 a_8_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1012_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1012_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1012_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1012_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1012_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1012_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1012_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1012_, 3u), 16u))}};
+                    kf_u32x4 t1015_ = wb_[3u];
+                    kf_f16x8 wh_8_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1015_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1015_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1015_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1015_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1015_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1015_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1015_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1015_, 3u), 16u))}};
+                    acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_8_.v[7]), kf_f16_to_f32(a_8_.v[7]), __fmaf_rn(kf_f16_to_f32(wh_8_.v[6]), kf_f16_to_f32(a_8_.v[6]), __fmaf_rn(kf_f16_to_f32(wh_8_.v[5]), kf_f16_to_f32(a_8_.v[5]), __fmaf_rn(kf_f16_to_f32(wh_8_.v[4]), kf_f16_to_f32(a_8_.v[4]), __fmaf_rn(kf_f16_to_f32(wh_8_.v[3]), kf_f16_to_f32(a_8_.v[3]), __fmaf_rn(kf_f16_to_f32(wh_8_.v[2]), kf_f16_to_f32(a_8_.v[2]), __fmaf_rn(kf_f16_to_f32(wh_8_.v[1]), kf_f16_to_f32(a_8_.v[1]), __fmaf_rn(kf_f16_to_f32(wh_8_.v[0]), kf_f16_to_f32(a_8_.v[0]), acc_[0u]))))))));
+                }
+                unsigned t1062_ = ck_ + 1u;
+                ck_ = t1062_;
+                if (t1062_ == steps_) {
+                    float t1065_ = acc_[0u];
+                    unsigned t1087_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+                    if (t1087_ == 32u) {
+                        float t1092_ = __fadd_rn(t1065_, kf_shfl_xor(t1065_, 16u, kf_wn));
+                        float t1095_ = __fadd_rn(t1092_, kf_shfl_xor(t1092_, 8u, kf_wn));
+                        float t1098_ = __fadd_rn(t1095_, kf_shfl_xor(t1095_, 4u, kf_wn));
+                        float t1101_ = __fadd_rn(t1098_, kf_shfl_xor(t1098_, 2u, kf_wn));
+                        s_2_ = __fadd_rn(t1101_, kf_shfl_xor(t1101_, 1u, kf_wn));
+                    } else {
+                        float t1107_ = kf_shfl_down(t1065_, 16u, kf_wn);
+                        bool t1109_ = (kf_lane_id() + 16u) < t1087_;
+                        float t1110_ = __fadd_rn(t1065_, t1107_);
+                        float t1111_ = t1109_ ? t1110_ : t1065_;
+                        float t1113_ = kf_shfl_down(t1111_, 8u, kf_wn);
+                        bool t1115_ = (kf_lane_id() + 8u) < t1087_;
+                        float t1116_ = __fadd_rn(t1111_, t1113_);
+                        float t1117_ = t1115_ ? t1116_ : t1111_;
+                        float t1119_ = kf_shfl_down(t1117_, 4u, kf_wn);
+                        bool t1121_ = (kf_lane_id() + 4u) < t1087_;
+                        float t1122_ = __fadd_rn(t1117_, t1119_);
+                        float t1123_ = t1121_ ? t1122_ : t1117_;
+                        float t1125_ = kf_shfl_down(t1123_, 2u, kf_wn);
+                        bool t1127_ = (kf_lane_id() + 2u) < t1087_;
+                        float t1128_ = __fadd_rn(t1123_, t1125_);
+                        float t1129_ = t1127_ ? t1128_ : t1123_;
+                        float t1131_ = kf_shfl_down(t1129_, 1u, kf_wn);
+                        bool t1133_ = (kf_lane_id() + 1u) < t1087_;
+                        float t1134_ = __fadd_rn(t1129_, t1131_);
+                        s_2_ = kf_shfl(t1133_ ? t1134_ : t1129_, 0u, kf_wn);
+                    }
+                    bool t1139_ = lane_ == 0u;
+                    bool t1140_ = t1139_;
+                    if (t1139_) {
+                        t1140_ = cg_ < m_;
+                    }
+                    if (t1140_) {
+                        y_[cg_] = kf_f16_from_f32(s_2_);
+                    }
+                    acc_[0u] = 0.0f;
+                    ck_ = 0u;
+                    cg_ = lgl_;
+                }
+            }
+            due_ = ld_2_;
+        }
+    } else {
+        const unsigned short* w16_ = (const unsigned short*)w_;
+        const kf_u32x4* wv_2_ = (const kf_u32x4*)w_;
+        const kf_f16x8* xh8_ = (const kf_f16x8*)x_;
+        unsigned lane_2_ = kf_lane_id();
+        unsigned nv_2_ = k_ >> 3u;
+        unsigned t1180_ = (blockIdx.x << 3u) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u);
+        unsigned t1191_ = gridDim.x << 3u;
+        #pragma unroll 1
+        for (unsigned g_ = t1180_; g_ < m_; g_ = g_ + t1191_) {
+            row_[0u] = min(g_, (m_ - 1u));
+            acc_2_[0u] = 0.0f;
+            if ((k_ & 7u) == 0u) {
+                #pragma unroll 1
+                for (unsigned base_ = 0u; base_ < nv_2_; base_ = base_ + 128u) {
+                    unsigned v_29_ = base_ + lane_2_;
+                    kf_u32x4 t1216_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_4_ = t1216_;
+                    if (v_29_ < nv_2_) {
+                        unsigned t1222_ = (row_[0u] * nv_2_) + v_29_;
+                        kf_u32x4 t1223_ = wv_2_[t1222_];
+                        t_4_ = t1223_;
+                    }
+                    wr_[0u] = t_4_;
+                    unsigned v_30_ = (base_ + 32u) + lane_2_;
+                    kf_u32x4 t1229_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_5_ = t1229_;
+                    if (v_30_ < nv_2_) {
+                        unsigned t1235_ = (row_[0u] * nv_2_) + v_30_;
+                        kf_u32x4 t1236_ = wv_2_[t1235_];
+                        t_5_ = t1236_;
+                    }
+                    wr_[1u] = t_5_;
+                    unsigned v_31_ = (base_ + 64u) + lane_2_;
+                    kf_u32x4 t1242_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_6_ = t1242_;
+                    if (v_31_ < nv_2_) {
+                        unsigned t1248_ = (row_[0u] * nv_2_) + v_31_;
+                        kf_u32x4 t1249_ = wv_2_[t1248_];
+                        t_6_ = t1249_;
+                    }
+                    wr_[2u] = t_6_;
+                    unsigned v_32_ = (base_ + 96u) + lane_2_;
+                    kf_u32x4 t1255_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_7_ = t1255_;
+                    if (v_32_ < nv_2_) {
+                        unsigned t1261_ = (row_[0u] * nv_2_) + v_32_;
+                        kf_u32x4 t1262_ = wv_2_[t1261_];
+                        t_7_ = t1262_;
+                    }
+                    wr_[3u] = t_7_;
+                    unsigned v_33_ = base_ + lane_2_;
+                    if (v_33_ < nv_2_) {
+                        kf_f16x8 a_9_ = xh8_[v_33_];
+                        xs_2_[0u] = kf_f16_to_f32(a_9_.v[0]);
+                        xs_2_[1u] = kf_f16_to_f32(a_9_.v[1]);
+                        xs_2_[2u] = kf_f16_to_f32(a_9_.v[2]);
+                        xs_2_[3u] = kf_f16_to_f32(a_9_.v[3]);
+                        xs_2_[4u] = kf_f16_to_f32(a_9_.v[4]);
+                        xs_2_[5u] = kf_f16_to_f32(a_9_.v[5]);
+                        xs_2_[6u] = kf_f16_to_f32(a_9_.v[6]);
+                        xs_2_[7u] = kf_f16_to_f32(a_9_.v[7]);
+                        kf_u32x4 t1318_ = wr_[0u];
+                        kf_f16x8 wh_9_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1318_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1318_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1318_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1318_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1318_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1318_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1318_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1318_, 3u), 16u))}};
+                        acc_2_[0u] = __fmaf_rn(kf_f16_to_f32(wh_9_.v[7]), xs_2_[7u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[6]), xs_2_[6u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[5]), xs_2_[5u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[4]), xs_2_[4u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[3]), xs_2_[3u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[2]), xs_2_[2u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[1]), xs_2_[1u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[0]), xs_2_[0u], acc_2_[0u]))))))));
+                    }
+                    unsigned v_34_ = (base_ + 32u) + lane_2_;
+                    if (v_34_ < nv_2_) {
+                        kf_f16x8 a_10_ = xh8_[v_34_];
+                        xs_3_[0u] = kf_f16_to_f32(a_10_.v[0]);
+                        xs_3_[1u] = kf_f16_to_f32(a_10_.v[1]);
+                        xs_3_[2u] = kf_f16_to_f32(a_10_.v[2]);
+                        xs_3_[3u] = kf_f16_to_f32(a_10_.v[3]);
+                        xs_3_[4u] = kf_f16_to_f32(a_10_.v[4]);
+                        xs_3_[5u] = kf_f16_to_f32(a_10_.v[5]);
+                        xs_3_[6u] = kf_f16_to_f32(a_10_.v[6]);
+                        xs_3_[7u] = kf_f16_to_f32(a_10_.v[7]);
+                        kf_u32x4 t1445_ = wr_[1u];
+                        kf_f16x8 wh_10_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1445_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1445_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1445_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1445_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1445_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1445_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1445_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1445_, 3u), 16u))}};
+                        acc_2_[0u] = __fmaf_rn(kf_f16_to_f32(wh_10_.v[7]), xs_3_[7u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[6]), xs_3_[6u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[5]), xs_3_[5u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[4]), xs_3_[4u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[3]), xs_3_[3u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[2]), xs_3_[2u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[1]), xs_3_[1u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[0]), xs_3_[0u], acc_2_[0u]))))))));
+                    }
+                    unsigned v_35_ = (base_ + 64u) + lane_2_;
+                    if (v_35_ < nv_2_) {
+                        kf_f16x8 a_11_ = xh8_[v_35_];
+                        xs_4_[0u] = kf_f16_to_f32(a_11_.v[0]);
+                        xs_4_[1u] = kf_f16_to_f32(a_11_.v[1]);
+                        xs_4_[2u] = kf_f16_to_f32(a_11_.v[2]);
+                        xs_4_[3u] = kf_f16_to_f32(a_11_.v[3]);
+                        xs_4_[4u] = kf_f16_to_f32(a_11_.v[4]);
+                        xs_4_[5u] = kf_f16_to_f32(a_11_.v[5]);
+                        xs_4_[6u] = kf_f16_to_f32(a_11_.v[6]);
+                        xs_4_[7u] = kf_f16_to_f32(a_11_.v[7]);
+                        kf_u32x4 t1572_ = wr_[2u];
+                        kf_f16x8 wh_11_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1572_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1572_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1572_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1572_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1572_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1572_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1572_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1572_, 3u), 16u))}};
+                        acc_2_[0u] = __fmaf_rn(kf_f16_to_f32(wh_11_.v[7]), xs_4_[7u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[6]), xs_4_[6u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[5]), xs_4_[5u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[4]), xs_4_[4u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[3]), xs_4_[3u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[2]), xs_4_[2u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[1]), xs_4_[1u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[0]), xs_4_[0u], acc_2_[0u]))))))));
+                    }
+                    unsigned v_36_ = (base_ + 96u) + lane_2_;
+                    if (v_36_ < nv_2_) {
+                        kf_f16x8 a_12_ = xh8_[v_36_];
+                        xs_5_[0u] = kf_f16_to_f32(a_12_.v[0]);
+                        xs_5_[1u] = kf_f16_to_f32(a_12_.v[1]);
+                        xs_5_[2u] = kf_f16_to_f32(a_12_.v[2]);
+                        xs_5_[3u] = kf_f16_to_f32(a_12_.v[3]);
+                        xs_5_[4u] = kf_f16_to_f32(a_12_.v[4]);
+                        xs_5_[5u] = kf_f16_to_f32(a_12_.v[5]);
+                        xs_5_[6u] = kf_f16_to_f32(a_12_.v[6]);
+                        xs_5_[7u] = kf_f16_to_f32(a_12_.v[7]);
+                        kf_u32x4 t1699_ = wr_[3u];
+                        kf_f16x8 wh_12_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1699_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1699_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1699_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1699_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1699_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1699_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1699_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1699_, 3u), 16u))}};
+                        acc_2_[0u] = __fmaf_rn(kf_f16_to_f32(wh_12_.v[7]), xs_5_[7u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[6]), xs_5_[6u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[5]), xs_5_[5u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[4]), xs_5_[4u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[3]), xs_5_[3u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[2]), xs_5_[2u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[1]), xs_5_[1u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[0]), xs_5_[0u], acc_2_[0u]))))))));
+                    }
+                }
+            } else {
+                #pragma unroll 1
+                for (unsigned c_ = lane_2_; c_ < k_; c_ = c_ + 32u) {
+                    float t1780_ = kf_f16_to_f32(x_[c_]);
+                    unsigned i_ = (row_[0u] * k_) + c_;
+                    unsigned short u_ = w16_[i_];
+                    acc_2_[0u] = __fmaf_rn(kf_f16_to_f32(kf_bitcast<kf_f16>(u_)), t1780_, acc_2_[0u]);
+                }
+            }
+            float t1798_ = acc_2_[0u];
+            unsigned t1820_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+            if (t1820_ == 32u) {
+                float t1825_ = __fadd_rn(t1798_, kf_shfl_xor(t1798_, 16u, kf_wn));
+                float t1828_ = __fadd_rn(t1825_, kf_shfl_xor(t1825_, 8u, kf_wn));
+                float t1831_ = __fadd_rn(t1828_, kf_shfl_xor(t1828_, 4u, kf_wn));
+                float t1834_ = __fadd_rn(t1831_, kf_shfl_xor(t1831_, 2u, kf_wn));
+                s_3_ = __fadd_rn(t1834_, kf_shfl_xor(t1834_, 1u, kf_wn));
+            } else {
+                float t1840_ = kf_shfl_down(t1798_, 16u, kf_wn);
+                bool t1842_ = (kf_lane_id() + 16u) < t1820_;
+                float t1843_ = __fadd_rn(t1798_, t1840_);
+                float t1844_ = t1842_ ? t1843_ : t1798_;
+                float t1846_ = kf_shfl_down(t1844_, 8u, kf_wn);
+                bool t1848_ = (kf_lane_id() + 8u) < t1820_;
+                float t1849_ = __fadd_rn(t1844_, t1846_);
+                float t1850_ = t1848_ ? t1849_ : t1844_;
+                float t1852_ = kf_shfl_down(t1850_, 4u, kf_wn);
+                bool t1854_ = (kf_lane_id() + 4u) < t1820_;
+                float t1855_ = __fadd_rn(t1850_, t1852_);
+                float t1856_ = t1854_ ? t1855_ : t1850_;
+                float t1858_ = kf_shfl_down(t1856_, 2u, kf_wn);
+                bool t1860_ = (kf_lane_id() + 2u) < t1820_;
+                float t1861_ = __fadd_rn(t1856_, t1858_);
+                float t1862_ = t1860_ ? t1861_ : t1856_;
+                float t1864_ = kf_shfl_down(t1862_, 1u, kf_wn);
+                bool t1866_ = (kf_lane_id() + 1u) < t1820_;
+                float t1867_ = __fadd_rn(t1862_, t1864_);
+                s_3_ = kf_shfl(t1866_ ? t1867_ : t1862_, 0u, kf_wn);
+            }
+            bool t1872_ = lane_2_ == 0u;
+            bool t1873_ = t1872_;
+            if (t1872_) {
+                t1873_ = g_ < m_;
+            }
+            if (t1873_) {
+                y_[g_] = kf_f16_from_f32(s_3_);
+            }
+        }
+    }
+}
+
+/* kernel gemv_f16_f16_f16_acc (gemv.kf:1031) */
 extern "C" __global__ void __launch_bounds__(256)
 gemv_f16_f16_f16_acc(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x_, kf_f16* __restrict__ y_, unsigned m_, unsigned k_)
 {
@@ -4805,7 +5294,7 @@ gemv_f16_f16_f16_acc(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x
     }
 }
 
-/* kernel gemv_bf16_f16_f16_acc (gemv.kf:873) */
+/* kernel gemv_bf16_f16_f16_acc (gemv.kf:1038) */
 extern "C" __global__ void __launch_bounds__(256)
 gemv_bf16_f16_f16_acc(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__ x_, kf_f16* __restrict__ y_, unsigned m_, unsigned k_)
 {
@@ -5320,7 +5809,7 @@ gemv_bf16_f16_f16_acc(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__
     }
 }
 
-/* kernel gemv_batch_f16_f16_f16 (gemv.kf:881) */
+/* kernel gemv_batch_f16_f16_f16 (gemv.kf:1046) */
 extern "C" __global__ void __launch_bounds__(128)
 gemv_batch_f16_f16_f16(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x_, kf_f16* __restrict__ y_, unsigned m_, unsigned k_, unsigned nb_)
 {
@@ -6470,7 +6959,7 @@ gemv_batch_f16_f16_f16(const kf_f16* __restrict__ w_, const kf_f16* __restrict__
     }
 }
 
-/* kernel gemv_batch_f16_f32_f32 (gemv.kf:886) */
+/* kernel gemv_batch_f16_f32_f32 (gemv.kf:1051) */
 extern "C" __global__ void __launch_bounds__(128)
 gemv_batch_f16_f32_f32(const kf_f16* __restrict__ w_, const float* __restrict__ x_, float* __restrict__ y_, unsigned m_, unsigned k_, unsigned nb_)
 {
@@ -7755,7 +8244,7 @@ gemv_batch_f16_f32_f32(const kf_f16* __restrict__ w_, const float* __restrict__ 
     }
 }
 
-/* kernel gemv_batch_bf16_f16_f16 (gemv.kf:891) */
+/* kernel gemv_batch_bf16_f16_f16 (gemv.kf:1056) */
 extern "C" __global__ void __launch_bounds__(128)
 gemv_batch_bf16_f16_f16(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__ x_, kf_f16* __restrict__ y_, unsigned m_, unsigned k_, unsigned nb_)
 {
@@ -8559,7 +9048,7 @@ gemv_batch_bf16_f16_f16(const kf_bf16* __restrict__ w_, const kf_f16* __restrict
     }
 }
 
-/* kernel gemv_batch_bf16_f32_f32 (gemv.kf:896) */
+/* kernel gemv_batch_bf16_f32_f32 (gemv.kf:1061) */
 extern "C" __global__ void __launch_bounds__(128)
 gemv_batch_bf16_f32_f32(const kf_bf16* __restrict__ w_, const float* __restrict__ x_, float* __restrict__ y_, unsigned m_, unsigned k_, unsigned nb_)
 {
@@ -9414,7 +9903,7 @@ gemv_batch_bf16_f32_f32(const kf_bf16* __restrict__ w_, const float* __restrict_
     }
 }
 
-/* kernel gemv_rms_f16_f16_f16 (gemv.kf:1034) */
+/* kernel gemv_rms_f16_f16_f16 (gemv.kf:1199) */
 extern "C" __global__ void __launch_bounds__(256)
 gemv_rms_f16_f16_f16(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ h_, const kf_f16* __restrict__ nw_, kf_f16* __restrict__ y_, unsigned m_, unsigned k_, float eps_)
 {
@@ -9926,7 +10415,7 @@ gemv_rms_f16_f16_f16(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ h
     }
 }
 
-/* kernel gemv_rms_f16_f16_f32 (gemv.kf:1041) */
+/* kernel gemv_rms_f16_f16_f32 (gemv.kf:1206) */
 extern "C" __global__ void __launch_bounds__(256)
 gemv_rms_f16_f16_f32(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ h_, const kf_f16* __restrict__ nw_, float* __restrict__ y_, unsigned m_, unsigned k_, float eps_)
 {
@@ -10438,7 +10927,7 @@ gemv_rms_f16_f16_f32(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ h
     }
 }
 
-/* kernel gemv_silu_f16_f16_f16_acc (gemv.kf:1050) */
+/* kernel gemv_silu_f16_f16_f16_acc (gemv.kf:1215) */
 extern "C" __global__ void __launch_bounds__(256)
 gemv_silu_f16_f16_f16_acc(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ g_, const kf_f16* __restrict__ u_, kf_f16* __restrict__ y_, unsigned m_, unsigned k_)
 {
@@ -10894,7 +11383,7 @@ gemv_silu_f16_f16_f16_acc(const kf_f16* __restrict__ w_, const kf_f16* __restric
     }
 }
 
-/* kernel gemv_silu_f16_f16_f32 (gemv.kf:1056) */
+/* kernel gemv_silu_f16_f16_f32 (gemv.kf:1221) */
 extern "C" __global__ void __launch_bounds__(256)
 gemv_silu_f16_f16_f32(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ g_, const kf_f16* __restrict__ u_, float* __restrict__ y_, unsigned m_, unsigned k_)
 {

@@ -19,6 +19,12 @@ __device__ __forceinline__ kf_f16 kf_f16_from_f32(float f)
     return h;
 }
 
+/* Shifts: the amount is unsigned; >= the width gives 0 (<<, unsigned >>)
+   or the sign fill (signed >>). 8/16-bit values shift widened to 32. */
+__device__ __forceinline__ unsigned kf_shl_u32(unsigned a, unsigned s) { return s >= 32u ? 0u : a << s; }
+__device__ __forceinline__ unsigned kf_shr_u32(unsigned a, unsigned s) { return s >= 32u ? 0u : a >> s; }
+__device__ __forceinline__ int kf_shr_i32(int a, unsigned s) { return a >> (s >= 31u ? 31u : s); }
+
 /* f32 negation, and a select of a -0.0 constant, in PTX that NVVM does not see through:
    ptxas 13 makes selp.f32 of two constants, one of them -0.0, an integer select and a
    conversion (or FSET.BF) that gives +0.0, and NVVM folds a negation into a select of
@@ -58,7 +64,7 @@ __device__ __forceinline__ void kf_pdl_wait() {
 #endif
 }
 
-/* kernel rope_neox (rope.kf:344) */
+/* kernel rope_neox (rope.kf:438) */
 extern "C" __global__ void __launch_bounds__(256)
 rope_neox(kf_f16* __restrict__ x_, const unsigned* __restrict__ pos_, unsigned t_, unsigned h_, unsigned d_, float theta_)
 {
@@ -69,211 +75,227 @@ rope_neox(kf_f16* __restrict__ x_, const unsigned* __restrict__ pos_, unsigned t
     kf_f16x8 vu_[2];
     kf_f16x8 vv_[2];
     kf_f16x8* x8_ = (kf_f16x8*)x_;
-    unsigned c_ = ((blockIdx.x * blockDim.x) + threadIdx.x) % (d_ >> 4u);
-    unsigned hg_ = (((blockIdx.x * blockDim.x) + threadIdx.x) / (d_ >> 4u)) % ((h_ >> 1u) + (((h_ & 1u) != 0u) ? 1u : 0u));
-    unsigned tok_ = (((blockIdx.x * blockDim.x) + threadIdx.x) / (d_ >> 4u)) / ((h_ >> 1u) + (((h_ & 1u) != 0u) ? 1u : 0u));
-    bool live_ = tok_ < t_;
-    unsigned tk_ = min(tok_, (t_ - 1u));
-    base_[0u] = (((tk_ * h_) + min((hg_ << 1u), (h_ - 1u))) * d_) >> 3u;
+    unsigned nc_ = d_ >> 4u;
+    unsigned ng_ = (h_ >> 1u) + (((h_ & 1u) != 0u) ? 1u : 0u);
+    unsigned gid_ = (blockIdx.x * blockDim.x) + threadIdx.x;
+    unsigned r_ = 0u;
+    if ((nc_ & (nc_ - 1u)) == 0u) {
+        r_ = kf_shr_u32(gid_, (31u - (unsigned)__clz((int)nc_)));
+    } else {
+        r_ = gid_ / nc_;
+    }
+    unsigned r_2_ = 0u;
+    if ((ng_ & (ng_ - 1u)) == 0u) {
+        r_2_ = kf_shr_u32(r_, (31u - (unsigned)__clz((int)ng_)));
+    } else {
+        r_2_ = r_ / ng_;
+    }
+    unsigned t51_ = gid_ - (r_ * nc_);
+    unsigned t53_ = r_ - (r_2_ * ng_);
+    bool live_ = r_2_ < t_;
+    unsigned tk_ = min(r_2_, (t_ - 1u));
+    base_[0u] = (((tk_ * h_) + min((t53_ << 1u), (h_ - 1u))) * d_) >> 3u;
     unsigned base8_ = base_[0u];
-    vu_[0u] = x8_[base8_ + c_];
+    vu_[0u] = x8_[base8_ + t51_];
     unsigned base8_2_ = base_[0u];
-    vv_[0u] = x8_[(base8_2_ + (d_ >> 4u)) + c_];
+    vv_[0u] = x8_[(base8_2_ + (d_ >> 4u)) + t51_];
     unsigned k_ = 1u;
-    base_[1u] = (((tk_ * h_) + min(((hg_ << 1u) + k_), (h_ - 1u))) * d_) >> 3u;
+    base_[1u] = (((tk_ * h_) + min(((t53_ << 1u) + k_), (h_ - 1u))) * d_) >> 3u;
     unsigned base8_3_ = base_[1u];
-    vu_[1u] = x8_[base8_3_ + c_];
+    vu_[1u] = x8_[base8_3_ + t51_];
     unsigned base8_4_ = base_[1u];
-    vv_[1u] = x8_[(base8_4_ + (d_ >> 4u)) + c_];
+    vv_[1u] = x8_[(base8_4_ + (d_ >> 4u)) + t51_];
     double p_ = (double)pos_[tk_];
-    double lt_ = log2((double)theta_);
-    unsigned t113_ = d_ >> 1u;
-    #pragma unroll 1
-    for (unsigned i_ = threadIdx.x; i_ < t113_; i_ = i_ + blockDim.x) {
-        tab_[i_] = exp2(__dmul_rn(__dmul_rn(-(double)i_, __ddiv_rn(2.0, (double)d_)), lt_));
+    if (threadIdx.x < (d_ >> 1u)) {
+        double lt_ = log2((double)theta_);
+        unsigned t140_ = d_ >> 1u;
+        #pragma unroll 1
+        for (unsigned i_ = threadIdx.x; i_ < t140_; i_ = i_ + blockDim.x) {
+            tab_[i_] = exp2(__dmul_rn(__dmul_rn(-(double)i_, __ddiv_rn(2.0, (double)d_)), lt_));
+        }
     }
     __syncthreads();
     if (!!live_) {
-        double a_ = __dmul_rn(p_, tab_[c_ << 3u]);
+        double a_ = __dmul_rn(p_, tab_[t51_ << 3u]);
         double k_2_ = floor(__fma_rn(a_, 0.15915494309189535, 0.5));
-        double r_ = __fma_rn(-k_2_, 2.4492935982947064e-16, __fma_rn(-k_2_, 6.283185307179586, a_));
-        float rf_ = __double2float_rn(r_);
-        float t171_ = kf_cos_approx(rf_);
-        float t172_ = kf_sin_approx(rf_);
-        double a_2_ = __dmul_rn(p_, tab_[(c_ << 3u) + 4u]);
+        double r_3_ = __fma_rn(-k_2_, 2.4492935982947064e-16, __fma_rn(-k_2_, 6.283185307179586, a_));
+        float rf_ = __double2float_rn(r_3_);
+        float t186_ = kf_cos_approx(rf_);
+        float t187_ = kf_sin_approx(rf_);
+        double a_2_ = __dmul_rn(p_, tab_[(t51_ << 3u) + 4u]);
         double k_3_ = floor(__fma_rn(a_2_, 0.15915494309189535, 0.5));
-        double r_2_ = __fma_rn(-k_3_, 2.4492935982947064e-16, __fma_rn(-k_3_, 6.283185307179586, a_2_));
-        float rf_2_ = __double2float_rn(r_2_);
-        float t207_ = kf_cos_approx(rf_2_);
-        float t208_ = kf_sin_approx(rf_2_);
+        double r_4_ = __fma_rn(-k_3_, 2.4492935982947064e-16, __fma_rn(-k_3_, 6.283185307179586, a_2_));
+        float rf_2_ = __double2float_rn(r_4_);
+        float t222_ = kf_cos_approx(rf_2_);
+        float t223_ = kf_sin_approx(rf_2_);
         unsigned e_ = 1u;
-        double a_3_ = __dmul_rn(p_, tab_[(c_ << 3u) + e_]);
+        double a_3_ = __dmul_rn(p_, tab_[(t51_ << 3u) + e_]);
         double k_4_ = floor(__fma_rn(a_3_, 0.15915494309189535, 0.5));
-        double r_3_ = __fma_rn(-k_4_, 2.4492935982947064e-16, __fma_rn(-k_4_, 6.283185307179586, a_3_));
-        float rf_3_ = __double2float_rn(r_3_);
-        float t247_ = kf_cos_approx(rf_3_);
-        float t248_ = kf_sin_approx(rf_3_);
+        double r_5_ = __fma_rn(-k_4_, 2.4492935982947064e-16, __fma_rn(-k_4_, 6.283185307179586, a_3_));
+        float rf_3_ = __double2float_rn(r_5_);
+        float t262_ = kf_cos_approx(rf_3_);
+        float t263_ = kf_sin_approx(rf_3_);
         unsigned e_2_ = 1u;
-        double a_4_ = __dmul_rn(p_, tab_[((c_ << 3u) + 4u) + e_2_]);
+        double a_4_ = __dmul_rn(p_, tab_[((t51_ << 3u) + 4u) + e_2_]);
         double k_5_ = floor(__fma_rn(a_4_, 0.15915494309189535, 0.5));
-        double r_4_ = __fma_rn(-k_5_, 2.4492935982947064e-16, __fma_rn(-k_5_, 6.283185307179586, a_4_));
-        float rf_4_ = __double2float_rn(r_4_);
-        float t283_ = kf_cos_approx(rf_4_);
-        float t284_ = kf_sin_approx(rf_4_);
+        double r_6_ = __fma_rn(-k_5_, 2.4492935982947064e-16, __fma_rn(-k_5_, 6.283185307179586, a_4_));
+        float rf_4_ = __double2float_rn(r_6_);
+        float t298_ = kf_cos_approx(rf_4_);
+        float t299_ = kf_sin_approx(rf_4_);
         unsigned e_3_ = 2u;
-        double a_5_ = __dmul_rn(p_, tab_[(c_ << 3u) + e_3_]);
+        double a_5_ = __dmul_rn(p_, tab_[(t51_ << 3u) + e_3_]);
         double k_6_ = floor(__fma_rn(a_5_, 0.15915494309189535, 0.5));
-        double r_5_ = __fma_rn(-k_6_, 2.4492935982947064e-16, __fma_rn(-k_6_, 6.283185307179586, a_5_));
-        float rf_5_ = __double2float_rn(r_5_);
-        float t323_ = kf_cos_approx(rf_5_);
-        float t324_ = kf_sin_approx(rf_5_);
+        double r_7_ = __fma_rn(-k_6_, 2.4492935982947064e-16, __fma_rn(-k_6_, 6.283185307179586, a_5_));
+        float rf_5_ = __double2float_rn(r_7_);
+        float t338_ = kf_cos_approx(rf_5_);
+        float t339_ = kf_sin_approx(rf_5_);
         unsigned e_4_ = 2u;
-        double a_6_ = __dmul_rn(p_, tab_[((c_ << 3u) + 4u) + e_4_]);
+        double a_6_ = __dmul_rn(p_, tab_[((t51_ << 3u) + 4u) + e_4_]);
         double k_7_ = floor(__fma_rn(a_6_, 0.15915494309189535, 0.5));
-        double r_6_ = __fma_rn(-k_7_, 2.4492935982947064e-16, __fma_rn(-k_7_, 6.283185307179586, a_6_));
-        float rf_6_ = __double2float_rn(r_6_);
-        float t359_ = kf_cos_approx(rf_6_);
-        float t360_ = kf_sin_approx(rf_6_);
+        double r_8_ = __fma_rn(-k_7_, 2.4492935982947064e-16, __fma_rn(-k_7_, 6.283185307179586, a_6_));
+        float rf_6_ = __double2float_rn(r_8_);
+        float t374_ = kf_cos_approx(rf_6_);
+        float t375_ = kf_sin_approx(rf_6_);
         unsigned e_5_ = 3u;
-        double a_7_ = __dmul_rn(p_, tab_[(c_ << 3u) + e_5_]);
+        double a_7_ = __dmul_rn(p_, tab_[(t51_ << 3u) + e_5_]);
         double k_8_ = floor(__fma_rn(a_7_, 0.15915494309189535, 0.5));
-        double r_7_ = __fma_rn(-k_8_, 2.4492935982947064e-16, __fma_rn(-k_8_, 6.283185307179586, a_7_));
-        float rf_7_ = __double2float_rn(r_7_);
-        float t399_ = kf_cos_approx(rf_7_);
-        float t400_ = kf_sin_approx(rf_7_);
+        double r_9_ = __fma_rn(-k_8_, 2.4492935982947064e-16, __fma_rn(-k_8_, 6.283185307179586, a_7_));
+        float rf_7_ = __double2float_rn(r_9_);
+        float t414_ = kf_cos_approx(rf_7_);
+        float t415_ = kf_sin_approx(rf_7_);
         unsigned e_6_ = 3u;
-        double a_8_ = __dmul_rn(p_, tab_[((c_ << 3u) + 4u) + e_6_]);
+        double a_8_ = __dmul_rn(p_, tab_[((t51_ << 3u) + 4u) + e_6_]);
         double k_9_ = floor(__fma_rn(a_8_, 0.15915494309189535, 0.5));
-        double r_8_ = __fma_rn(-k_9_, 2.4492935982947064e-16, __fma_rn(-k_9_, 6.283185307179586, a_8_));
-        float rf_8_ = __double2float_rn(r_8_);
-        float t435_ = kf_cos_approx(rf_8_);
-        float t436_ = kf_sin_approx(rf_8_);
-        if ((hg_ << 1u) < h_) {
+        double r_10_ = __fma_rn(-k_9_, 2.4492935982947064e-16, __fma_rn(-k_9_, 6.283185307179586, a_8_));
+        float rf_8_ = __double2float_rn(r_10_);
+        float t450_ = kf_cos_approx(rf_8_);
+        float t451_ = kf_sin_approx(rf_8_);
+        if ((t53_ << 1u) < h_) {
             unsigned base8_5_ = base_[0u];
             kf_f16x8 u_ = vu_[0u];
             kf_f16x8 v_ = vv_[0u];
-            kf_f16x8 t458_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
+            kf_f16x8 t473_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
             float a0_ = kf_f16_to_f32(u_.v[0]);
             float b0_ = kf_f16_to_f32(v_.v[0]);
             float a1_ = kf_f16_to_f32(u_.v[4]);
             float b1_ = kf_f16_to_f32(v_.v[4]);
-            kf_f16 t483_ = kf_f16_from_f32(__fmaf_rn(a0_, t171_, kf_neg_f32(__fmul_rn(b0_, t172_))));
-            kf_f16x8 o_ = t458_;
-            o_.v[0] = t483_;
-            o_.v[4] = kf_f16_from_f32(__fmaf_rn(a1_, t207_, kf_neg_f32(__fmul_rn(b1_, t208_))));
+            kf_f16 t498_ = kf_f16_from_f32(__fmaf_rn(a0_, t186_, kf_neg_f32(__fmul_rn(b0_, t187_))));
+            kf_f16x8 o_ = t473_;
+            o_.v[0] = t498_;
+            o_.v[4] = kf_f16_from_f32(__fmaf_rn(a1_, t222_, kf_neg_f32(__fmul_rn(b1_, t223_))));
             float a0_2_ = kf_f16_to_f32(u_.v[1]);
             float b0_2_ = kf_f16_to_f32(v_.v[1]);
             float a1_2_ = kf_f16_to_f32(u_.v[5]);
             float b1_2_ = kf_f16_to_f32(v_.v[5]);
-            o_.v[1] = kf_f16_from_f32(__fmaf_rn(a0_2_, t247_, kf_neg_f32(__fmul_rn(b0_2_, t248_))));
-            o_.v[5] = kf_f16_from_f32(__fmaf_rn(a1_2_, t283_, kf_neg_f32(__fmul_rn(b1_2_, t284_))));
+            o_.v[1] = kf_f16_from_f32(__fmaf_rn(a0_2_, t262_, kf_neg_f32(__fmul_rn(b0_2_, t263_))));
+            o_.v[5] = kf_f16_from_f32(__fmaf_rn(a1_2_, t298_, kf_neg_f32(__fmul_rn(b1_2_, t299_))));
             float a0_3_ = kf_f16_to_f32(u_.v[2]);
             float b0_3_ = kf_f16_to_f32(v_.v[2]);
             float a1_3_ = kf_f16_to_f32(u_.v[6]);
             float b1_3_ = kf_f16_to_f32(v_.v[6]);
-            o_.v[2] = kf_f16_from_f32(__fmaf_rn(a0_3_, t323_, kf_neg_f32(__fmul_rn(b0_3_, t324_))));
-            o_.v[6] = kf_f16_from_f32(__fmaf_rn(a1_3_, t359_, kf_neg_f32(__fmul_rn(b1_3_, t360_))));
+            o_.v[2] = kf_f16_from_f32(__fmaf_rn(a0_3_, t338_, kf_neg_f32(__fmul_rn(b0_3_, t339_))));
+            o_.v[6] = kf_f16_from_f32(__fmaf_rn(a1_3_, t374_, kf_neg_f32(__fmul_rn(b1_3_, t375_))));
             float a0_4_ = kf_f16_to_f32(u_.v[3]);
             float b0_4_ = kf_f16_to_f32(v_.v[3]);
             float a1_4_ = kf_f16_to_f32(u_.v[7]);
             float b1_4_ = kf_f16_to_f32(v_.v[7]);
-            o_.v[3] = kf_f16_from_f32(__fmaf_rn(a0_4_, t399_, kf_neg_f32(__fmul_rn(b0_4_, t400_))));
-            o_.v[7] = kf_f16_from_f32(__fmaf_rn(a1_4_, t435_, kf_neg_f32(__fmul_rn(b1_4_, t436_))));
-            kf_f16x8 t582_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
+            o_.v[3] = kf_f16_from_f32(__fmaf_rn(a0_4_, t414_, kf_neg_f32(__fmul_rn(b0_4_, t415_))));
+            o_.v[7] = kf_f16_from_f32(__fmaf_rn(a1_4_, t450_, kf_neg_f32(__fmul_rn(b1_4_, t451_))));
+            kf_f16x8 t597_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
             float a0_5_ = kf_f16_to_f32(u_.v[0]);
             float b0_5_ = kf_f16_to_f32(v_.v[0]);
             float a1_5_ = kf_f16_to_f32(u_.v[4]);
             float b1_5_ = kf_f16_to_f32(v_.v[4]);
-            kf_f16 t596_ = kf_f16_from_f32(__fmaf_rn(b0_5_, t171_, __fmul_rn(a0_5_, t172_)));
-            kf_f16x8 o_2_ = t582_;
-            o_2_.v[0] = t596_;
-            o_2_.v[4] = kf_f16_from_f32(__fmaf_rn(b1_5_, t207_, __fmul_rn(a1_5_, t208_)));
+            kf_f16 t611_ = kf_f16_from_f32(__fmaf_rn(b0_5_, t186_, __fmul_rn(a0_5_, t187_)));
+            kf_f16x8 o_2_ = t597_;
+            o_2_.v[0] = t611_;
+            o_2_.v[4] = kf_f16_from_f32(__fmaf_rn(b1_5_, t222_, __fmul_rn(a1_5_, t223_)));
             float a0_6_ = kf_f16_to_f32(u_.v[1]);
             float b0_6_ = kf_f16_to_f32(v_.v[1]);
             float a1_6_ = kf_f16_to_f32(u_.v[5]);
             float b1_6_ = kf_f16_to_f32(v_.v[5]);
-            o_2_.v[1] = kf_f16_from_f32(__fmaf_rn(b0_6_, t247_, __fmul_rn(a0_6_, t248_)));
-            o_2_.v[5] = kf_f16_from_f32(__fmaf_rn(b1_6_, t283_, __fmul_rn(a1_6_, t284_)));
+            o_2_.v[1] = kf_f16_from_f32(__fmaf_rn(b0_6_, t262_, __fmul_rn(a0_6_, t263_)));
+            o_2_.v[5] = kf_f16_from_f32(__fmaf_rn(b1_6_, t298_, __fmul_rn(a1_6_, t299_)));
             float a0_7_ = kf_f16_to_f32(u_.v[2]);
             float b0_7_ = kf_f16_to_f32(v_.v[2]);
             float a1_7_ = kf_f16_to_f32(u_.v[6]);
             float b1_7_ = kf_f16_to_f32(v_.v[6]);
-            o_2_.v[2] = kf_f16_from_f32(__fmaf_rn(b0_7_, t323_, __fmul_rn(a0_7_, t324_)));
-            o_2_.v[6] = kf_f16_from_f32(__fmaf_rn(b1_7_, t359_, __fmul_rn(a1_7_, t360_)));
+            o_2_.v[2] = kf_f16_from_f32(__fmaf_rn(b0_7_, t338_, __fmul_rn(a0_7_, t339_)));
+            o_2_.v[6] = kf_f16_from_f32(__fmaf_rn(b1_7_, t374_, __fmul_rn(a1_7_, t375_)));
             float a0_8_ = kf_f16_to_f32(u_.v[3]);
             float b0_8_ = kf_f16_to_f32(v_.v[3]);
             float a1_8_ = kf_f16_to_f32(u_.v[7]);
             float b1_8_ = kf_f16_to_f32(v_.v[7]);
-            o_2_.v[3] = kf_f16_from_f32(__fmaf_rn(b0_8_, t399_, __fmul_rn(a0_8_, t400_)));
-            o_2_.v[7] = kf_f16_from_f32(__fmaf_rn(b1_8_, t435_, __fmul_rn(a1_8_, t436_)));
-            x8_[base8_5_ + c_] = o_;
-            x8_[(base8_5_ + (d_ >> 4u)) + c_] = o_2_;
+            o_2_.v[3] = kf_f16_from_f32(__fmaf_rn(b0_8_, t414_, __fmul_rn(a0_8_, t415_)));
+            o_2_.v[7] = kf_f16_from_f32(__fmaf_rn(b1_8_, t450_, __fmul_rn(a1_8_, t451_)));
+            x8_[base8_5_ + t51_] = o_;
+            x8_[(base8_5_ + (d_ >> 4u)) + t51_] = o_2_;
         }
-        if (((hg_ << 1u) + 1u) < h_) {
+        if (((t53_ << 1u) + 1u) < h_) {
             unsigned base8_6_ = base_[1u];
             kf_f16x8 u_2_ = vu_[1u];
             kf_f16x8 v_2_ = vv_[1u];
-            kf_f16x8 t850_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
+            kf_f16x8 t865_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
             float a0_9_ = kf_f16_to_f32(u_2_.v[0]);
             float b0_9_ = kf_f16_to_f32(v_2_.v[0]);
             float a1_9_ = kf_f16_to_f32(u_2_.v[4]);
             float b1_9_ = kf_f16_to_f32(v_2_.v[4]);
-            kf_f16 t875_ = kf_f16_from_f32(__fmaf_rn(a0_9_, t171_, kf_neg_f32(__fmul_rn(b0_9_, t172_))));
-            kf_f16x8 o_3_ = t850_;
-            o_3_.v[0] = t875_;
-            o_3_.v[4] = kf_f16_from_f32(__fmaf_rn(a1_9_, t207_, kf_neg_f32(__fmul_rn(b1_9_, t208_))));
+            kf_f16 t890_ = kf_f16_from_f32(__fmaf_rn(a0_9_, t186_, kf_neg_f32(__fmul_rn(b0_9_, t187_))));
+            kf_f16x8 o_3_ = t865_;
+            o_3_.v[0] = t890_;
+            o_3_.v[4] = kf_f16_from_f32(__fmaf_rn(a1_9_, t222_, kf_neg_f32(__fmul_rn(b1_9_, t223_))));
             float a0_10_ = kf_f16_to_f32(u_2_.v[1]);
             float b0_10_ = kf_f16_to_f32(v_2_.v[1]);
             float a1_10_ = kf_f16_to_f32(u_2_.v[5]);
             float b1_10_ = kf_f16_to_f32(v_2_.v[5]);
-            o_3_.v[1] = kf_f16_from_f32(__fmaf_rn(a0_10_, t247_, kf_neg_f32(__fmul_rn(b0_10_, t248_))));
-            o_3_.v[5] = kf_f16_from_f32(__fmaf_rn(a1_10_, t283_, kf_neg_f32(__fmul_rn(b1_10_, t284_))));
+            o_3_.v[1] = kf_f16_from_f32(__fmaf_rn(a0_10_, t262_, kf_neg_f32(__fmul_rn(b0_10_, t263_))));
+            o_3_.v[5] = kf_f16_from_f32(__fmaf_rn(a1_10_, t298_, kf_neg_f32(__fmul_rn(b1_10_, t299_))));
             float a0_11_ = kf_f16_to_f32(u_2_.v[2]);
             float b0_11_ = kf_f16_to_f32(v_2_.v[2]);
             float a1_11_ = kf_f16_to_f32(u_2_.v[6]);
             float b1_11_ = kf_f16_to_f32(v_2_.v[6]);
-            o_3_.v[2] = kf_f16_from_f32(__fmaf_rn(a0_11_, t323_, kf_neg_f32(__fmul_rn(b0_11_, t324_))));
-            o_3_.v[6] = kf_f16_from_f32(__fmaf_rn(a1_11_, t359_, kf_neg_f32(__fmul_rn(b1_11_, t360_))));
+            o_3_.v[2] = kf_f16_from_f32(__fmaf_rn(a0_11_, t338_, kf_neg_f32(__fmul_rn(b0_11_, t339_))));
+            o_3_.v[6] = kf_f16_from_f32(__fmaf_rn(a1_11_, t374_, kf_neg_f32(__fmul_rn(b1_11_, t375_))));
             float a0_12_ = kf_f16_to_f32(u_2_.v[3]);
             float b0_12_ = kf_f16_to_f32(v_2_.v[3]);
             float a1_12_ = kf_f16_to_f32(u_2_.v[7]);
             float b1_12_ = kf_f16_to_f32(v_2_.v[7]);
-            o_3_.v[3] = kf_f16_from_f32(__fmaf_rn(a0_12_, t399_, kf_neg_f32(__fmul_rn(b0_12_, t400_))));
-            o_3_.v[7] = kf_f16_from_f32(__fmaf_rn(a1_12_, t435_, kf_neg_f32(__fmul_rn(b1_12_, t436_))));
-            kf_f16x8 t974_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
+            o_3_.v[3] = kf_f16_from_f32(__fmaf_rn(a0_12_, t414_, kf_neg_f32(__fmul_rn(b0_12_, t415_))));
+            o_3_.v[7] = kf_f16_from_f32(__fmaf_rn(a1_12_, t450_, kf_neg_f32(__fmul_rn(b1_12_, t451_))));
+            kf_f16x8 t989_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
             float a0_13_ = kf_f16_to_f32(u_2_.v[0]);
             float b0_13_ = kf_f16_to_f32(v_2_.v[0]);
             float a1_13_ = kf_f16_to_f32(u_2_.v[4]);
             float b1_13_ = kf_f16_to_f32(v_2_.v[4]);
-            kf_f16 t988_ = kf_f16_from_f32(__fmaf_rn(b0_13_, t171_, __fmul_rn(a0_13_, t172_)));
-            kf_f16x8 o_4_ = t974_;
-            o_4_.v[0] = t988_;
-            o_4_.v[4] = kf_f16_from_f32(__fmaf_rn(b1_13_, t207_, __fmul_rn(a1_13_, t208_)));
+            kf_f16 t1003_ = kf_f16_from_f32(__fmaf_rn(b0_13_, t186_, __fmul_rn(a0_13_, t187_)));
+            kf_f16x8 o_4_ = t989_;
+            o_4_.v[0] = t1003_;
+            o_4_.v[4] = kf_f16_from_f32(__fmaf_rn(b1_13_, t222_, __fmul_rn(a1_13_, t223_)));
             float a0_14_ = kf_f16_to_f32(u_2_.v[1]);
             float b0_14_ = kf_f16_to_f32(v_2_.v[1]);
             float a1_14_ = kf_f16_to_f32(u_2_.v[5]);
             float b1_14_ = kf_f16_to_f32(v_2_.v[5]);
-            o_4_.v[1] = kf_f16_from_f32(__fmaf_rn(b0_14_, t247_, __fmul_rn(a0_14_, t248_)));
-            o_4_.v[5] = kf_f16_from_f32(__fmaf_rn(b1_14_, t283_, __fmul_rn(a1_14_, t284_)));
+            o_4_.v[1] = kf_f16_from_f32(__fmaf_rn(b0_14_, t262_, __fmul_rn(a0_14_, t263_)));
+            o_4_.v[5] = kf_f16_from_f32(__fmaf_rn(b1_14_, t298_, __fmul_rn(a1_14_, t299_)));
             float a0_15_ = kf_f16_to_f32(u_2_.v[2]);
             float b0_15_ = kf_f16_to_f32(v_2_.v[2]);
             float a1_15_ = kf_f16_to_f32(u_2_.v[6]);
             float b1_15_ = kf_f16_to_f32(v_2_.v[6]);
-            o_4_.v[2] = kf_f16_from_f32(__fmaf_rn(b0_15_, t323_, __fmul_rn(a0_15_, t324_)));
-            o_4_.v[6] = kf_f16_from_f32(__fmaf_rn(b1_15_, t359_, __fmul_rn(a1_15_, t360_)));
+            o_4_.v[2] = kf_f16_from_f32(__fmaf_rn(b0_15_, t338_, __fmul_rn(a0_15_, t339_)));
+            o_4_.v[6] = kf_f16_from_f32(__fmaf_rn(b1_15_, t374_, __fmul_rn(a1_15_, t375_)));
             float a0_16_ = kf_f16_to_f32(u_2_.v[3]);
             float b0_16_ = kf_f16_to_f32(v_2_.v[3]);
             float a1_16_ = kf_f16_to_f32(u_2_.v[7]);
             float b1_16_ = kf_f16_to_f32(v_2_.v[7]);
-            o_4_.v[3] = kf_f16_from_f32(__fmaf_rn(b0_16_, t399_, __fmul_rn(a0_16_, t400_)));
-            o_4_.v[7] = kf_f16_from_f32(__fmaf_rn(b1_16_, t435_, __fmul_rn(a1_16_, t436_)));
-            x8_[base8_6_ + c_] = o_3_;
-            x8_[(base8_6_ + (d_ >> 4u)) + c_] = o_4_;
+            o_4_.v[3] = kf_f16_from_f32(__fmaf_rn(b0_16_, t414_, __fmul_rn(a0_16_, t415_)));
+            o_4_.v[7] = kf_f16_from_f32(__fmaf_rn(b1_16_, t450_, __fmul_rn(a1_16_, t451_)));
+            x8_[base8_6_ + t51_] = o_3_;
+            x8_[(base8_6_ + (d_ >> 4u)) + t51_] = o_4_;
         }
     }
 }
 
-/* kernel rope_gptj (rope.kf:355) */
+/* kernel rope_gptj (rope.kf:449) */
 extern "C" __global__ void __launch_bounds__(256)
 rope_gptj(kf_f16* __restrict__ x_, const unsigned* __restrict__ pos_, unsigned t_, unsigned h_, unsigned d_, float theta_)
 {
@@ -284,179 +306,195 @@ rope_gptj(kf_f16* __restrict__ x_, const unsigned* __restrict__ pos_, unsigned t
     kf_f16x8 vu_[2];
     kf_f16x8 vv_[2];
     kf_f16x8* x8_ = (kf_f16x8*)x_;
-    unsigned c_ = ((blockIdx.x * blockDim.x) + threadIdx.x) % (d_ >> 4u);
-    unsigned hg_ = (((blockIdx.x * blockDim.x) + threadIdx.x) / (d_ >> 4u)) % ((h_ >> 1u) + (((h_ & 1u) != 0u) ? 1u : 0u));
-    unsigned tok_ = (((blockIdx.x * blockDim.x) + threadIdx.x) / (d_ >> 4u)) / ((h_ >> 1u) + (((h_ & 1u) != 0u) ? 1u : 0u));
-    bool live_ = tok_ < t_;
-    unsigned tk_ = min(tok_, (t_ - 1u));
-    base_[0u] = (((tk_ * h_) + min((hg_ << 1u), (h_ - 1u))) * d_) >> 3u;
+    unsigned nc_ = d_ >> 4u;
+    unsigned ng_ = (h_ >> 1u) + (((h_ & 1u) != 0u) ? 1u : 0u);
+    unsigned gid_ = (blockIdx.x * blockDim.x) + threadIdx.x;
+    unsigned r_ = 0u;
+    if ((nc_ & (nc_ - 1u)) == 0u) {
+        r_ = kf_shr_u32(gid_, (31u - (unsigned)__clz((int)nc_)));
+    } else {
+        r_ = gid_ / nc_;
+    }
+    unsigned r_2_ = 0u;
+    if ((ng_ & (ng_ - 1u)) == 0u) {
+        r_2_ = kf_shr_u32(r_, (31u - (unsigned)__clz((int)ng_)));
+    } else {
+        r_2_ = r_ / ng_;
+    }
+    unsigned t51_ = gid_ - (r_ * nc_);
+    unsigned t53_ = r_ - (r_2_ * ng_);
+    bool live_ = r_2_ < t_;
+    unsigned tk_ = min(r_2_, (t_ - 1u));
+    base_[0u] = (((tk_ * h_) + min((t53_ << 1u), (h_ - 1u))) * d_) >> 3u;
     unsigned base8_ = base_[0u];
-    vu_[0u] = x8_[base8_ + c_];
+    vu_[0u] = x8_[base8_ + t51_];
     unsigned base8_2_ = base_[0u];
-    vv_[0u] = x8_[(base8_2_ + (d_ >> 4u)) + c_];
+    vv_[0u] = x8_[(base8_2_ + (d_ >> 4u)) + t51_];
     unsigned k_ = 1u;
-    base_[1u] = (((tk_ * h_) + min(((hg_ << 1u) + k_), (h_ - 1u))) * d_) >> 3u;
+    base_[1u] = (((tk_ * h_) + min(((t53_ << 1u) + k_), (h_ - 1u))) * d_) >> 3u;
     unsigned base8_3_ = base_[1u];
-    vu_[1u] = x8_[base8_3_ + c_];
+    vu_[1u] = x8_[base8_3_ + t51_];
     unsigned base8_4_ = base_[1u];
-    vv_[1u] = x8_[(base8_4_ + (d_ >> 4u)) + c_];
+    vv_[1u] = x8_[(base8_4_ + (d_ >> 4u)) + t51_];
     double p_ = (double)pos_[tk_];
-    double lt_ = log2((double)theta_);
-    unsigned t113_ = d_ >> 1u;
-    #pragma unroll 1
-    for (unsigned i_ = threadIdx.x; i_ < t113_; i_ = i_ + blockDim.x) {
-        tab_[i_] = exp2(__dmul_rn(__dmul_rn(-(double)i_, __ddiv_rn(2.0, (double)d_)), lt_));
+    if (threadIdx.x < (d_ >> 1u)) {
+        double lt_ = log2((double)theta_);
+        unsigned t140_ = d_ >> 1u;
+        #pragma unroll 1
+        for (unsigned i_ = threadIdx.x; i_ < t140_; i_ = i_ + blockDim.x) {
+            tab_[i_] = exp2(__dmul_rn(__dmul_rn(-(double)i_, __ddiv_rn(2.0, (double)d_)), lt_));
+        }
     }
     __syncthreads();
     if (!!live_) {
-        double a_ = __dmul_rn(p_, tab_[c_ << 2u]);
+        double a_ = __dmul_rn(p_, tab_[t51_ << 2u]);
         double k_2_ = floor(__fma_rn(a_, 0.15915494309189535, 0.5));
-        double r_ = __fma_rn(-k_2_, 2.4492935982947064e-16, __fma_rn(-k_2_, 6.283185307179586, a_));
-        float rf_ = __double2float_rn(r_);
-        float t171_ = kf_cos_approx(rf_);
-        float t172_ = kf_sin_approx(rf_);
-        double a_2_ = __dmul_rn(p_, tab_[(d_ >> 2u) + (c_ << 2u)]);
+        double r_3_ = __fma_rn(-k_2_, 2.4492935982947064e-16, __fma_rn(-k_2_, 6.283185307179586, a_));
+        float rf_ = __double2float_rn(r_3_);
+        float t186_ = kf_cos_approx(rf_);
+        float t187_ = kf_sin_approx(rf_);
+        double a_2_ = __dmul_rn(p_, tab_[(d_ >> 2u) + (t51_ << 2u)]);
         double k_3_ = floor(__fma_rn(a_2_, 0.15915494309189535, 0.5));
-        double r_2_ = __fma_rn(-k_3_, 2.4492935982947064e-16, __fma_rn(-k_3_, 6.283185307179586, a_2_));
-        float rf_2_ = __double2float_rn(r_2_);
-        float t207_ = kf_cos_approx(rf_2_);
-        float t208_ = kf_sin_approx(rf_2_);
+        double r_4_ = __fma_rn(-k_3_, 2.4492935982947064e-16, __fma_rn(-k_3_, 6.283185307179586, a_2_));
+        float rf_2_ = __double2float_rn(r_4_);
+        float t222_ = kf_cos_approx(rf_2_);
+        float t223_ = kf_sin_approx(rf_2_);
         unsigned e_ = 1u;
-        double a_3_ = __dmul_rn(p_, tab_[(c_ << 2u) + e_]);
+        double a_3_ = __dmul_rn(p_, tab_[(t51_ << 2u) + e_]);
         double k_4_ = floor(__fma_rn(a_3_, 0.15915494309189535, 0.5));
-        double r_3_ = __fma_rn(-k_4_, 2.4492935982947064e-16, __fma_rn(-k_4_, 6.283185307179586, a_3_));
-        float rf_3_ = __double2float_rn(r_3_);
-        float t247_ = kf_cos_approx(rf_3_);
-        float t248_ = kf_sin_approx(rf_3_);
+        double r_5_ = __fma_rn(-k_4_, 2.4492935982947064e-16, __fma_rn(-k_4_, 6.283185307179586, a_3_));
+        float rf_3_ = __double2float_rn(r_5_);
+        float t262_ = kf_cos_approx(rf_3_);
+        float t263_ = kf_sin_approx(rf_3_);
         unsigned e_2_ = 1u;
-        double a_4_ = __dmul_rn(p_, tab_[((d_ >> 2u) + (c_ << 2u)) + e_2_]);
+        double a_4_ = __dmul_rn(p_, tab_[((d_ >> 2u) + (t51_ << 2u)) + e_2_]);
         double k_5_ = floor(__fma_rn(a_4_, 0.15915494309189535, 0.5));
-        double r_4_ = __fma_rn(-k_5_, 2.4492935982947064e-16, __fma_rn(-k_5_, 6.283185307179586, a_4_));
-        float rf_4_ = __double2float_rn(r_4_);
-        float t283_ = kf_cos_approx(rf_4_);
-        float t284_ = kf_sin_approx(rf_4_);
+        double r_6_ = __fma_rn(-k_5_, 2.4492935982947064e-16, __fma_rn(-k_5_, 6.283185307179586, a_4_));
+        float rf_4_ = __double2float_rn(r_6_);
+        float t298_ = kf_cos_approx(rf_4_);
+        float t299_ = kf_sin_approx(rf_4_);
         unsigned e_3_ = 2u;
-        double a_5_ = __dmul_rn(p_, tab_[(c_ << 2u) + e_3_]);
+        double a_5_ = __dmul_rn(p_, tab_[(t51_ << 2u) + e_3_]);
         double k_6_ = floor(__fma_rn(a_5_, 0.15915494309189535, 0.5));
-        double r_5_ = __fma_rn(-k_6_, 2.4492935982947064e-16, __fma_rn(-k_6_, 6.283185307179586, a_5_));
-        float rf_5_ = __double2float_rn(r_5_);
-        float t323_ = kf_cos_approx(rf_5_);
-        float t324_ = kf_sin_approx(rf_5_);
+        double r_7_ = __fma_rn(-k_6_, 2.4492935982947064e-16, __fma_rn(-k_6_, 6.283185307179586, a_5_));
+        float rf_5_ = __double2float_rn(r_7_);
+        float t338_ = kf_cos_approx(rf_5_);
+        float t339_ = kf_sin_approx(rf_5_);
         unsigned e_4_ = 2u;
-        double a_6_ = __dmul_rn(p_, tab_[((d_ >> 2u) + (c_ << 2u)) + e_4_]);
+        double a_6_ = __dmul_rn(p_, tab_[((d_ >> 2u) + (t51_ << 2u)) + e_4_]);
         double k_7_ = floor(__fma_rn(a_6_, 0.15915494309189535, 0.5));
-        double r_6_ = __fma_rn(-k_7_, 2.4492935982947064e-16, __fma_rn(-k_7_, 6.283185307179586, a_6_));
-        float rf_6_ = __double2float_rn(r_6_);
-        float t359_ = kf_cos_approx(rf_6_);
-        float t360_ = kf_sin_approx(rf_6_);
+        double r_8_ = __fma_rn(-k_7_, 2.4492935982947064e-16, __fma_rn(-k_7_, 6.283185307179586, a_6_));
+        float rf_6_ = __double2float_rn(r_8_);
+        float t374_ = kf_cos_approx(rf_6_);
+        float t375_ = kf_sin_approx(rf_6_);
         unsigned e_5_ = 3u;
-        double a_7_ = __dmul_rn(p_, tab_[(c_ << 2u) + e_5_]);
+        double a_7_ = __dmul_rn(p_, tab_[(t51_ << 2u) + e_5_]);
         double k_8_ = floor(__fma_rn(a_7_, 0.15915494309189535, 0.5));
-        double r_7_ = __fma_rn(-k_8_, 2.4492935982947064e-16, __fma_rn(-k_8_, 6.283185307179586, a_7_));
-        float rf_7_ = __double2float_rn(r_7_);
-        float t399_ = kf_cos_approx(rf_7_);
-        float t400_ = kf_sin_approx(rf_7_);
+        double r_9_ = __fma_rn(-k_8_, 2.4492935982947064e-16, __fma_rn(-k_8_, 6.283185307179586, a_7_));
+        float rf_7_ = __double2float_rn(r_9_);
+        float t414_ = kf_cos_approx(rf_7_);
+        float t415_ = kf_sin_approx(rf_7_);
         unsigned e_6_ = 3u;
-        double a_8_ = __dmul_rn(p_, tab_[((d_ >> 2u) + (c_ << 2u)) + e_6_]);
+        double a_8_ = __dmul_rn(p_, tab_[((d_ >> 2u) + (t51_ << 2u)) + e_6_]);
         double k_9_ = floor(__fma_rn(a_8_, 0.15915494309189535, 0.5));
-        double r_8_ = __fma_rn(-k_9_, 2.4492935982947064e-16, __fma_rn(-k_9_, 6.283185307179586, a_8_));
-        float rf_8_ = __double2float_rn(r_8_);
-        float t435_ = kf_cos_approx(rf_8_);
-        float t436_ = kf_sin_approx(rf_8_);
-        if ((hg_ << 1u) < h_) {
+        double r_10_ = __fma_rn(-k_9_, 2.4492935982947064e-16, __fma_rn(-k_9_, 6.283185307179586, a_8_));
+        float rf_8_ = __double2float_rn(r_10_);
+        float t450_ = kf_cos_approx(rf_8_);
+        float t451_ = kf_sin_approx(rf_8_);
+        if ((t53_ << 1u) < h_) {
             unsigned base8_5_ = base_[0u];
             kf_f16x8 u_ = vu_[0u];
             kf_f16x8 v_ = vv_[0u];
-            kf_f16x8 t705_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
+            kf_f16x8 t720_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
             float a_9_ = kf_f16_to_f32(u_.v[0]);
             float b_ = kf_f16_to_f32(u_.v[1]);
-            kf_f16 t716_ = kf_f16_from_f32(__fmaf_rn(a_9_, t171_, kf_neg_f32(__fmul_rn(b_, t172_))));
-            kf_f16x8 o_ = t705_;
-            o_.v[0] = t716_;
-            o_.v[1] = kf_f16_from_f32(__fmaf_rn(b_, t171_, __fmul_rn(a_9_, t172_)));
+            kf_f16 t731_ = kf_f16_from_f32(__fmaf_rn(a_9_, t186_, kf_neg_f32(__fmul_rn(b_, t187_))));
+            kf_f16x8 o_ = t720_;
+            o_.v[0] = t731_;
+            o_.v[1] = kf_f16_from_f32(__fmaf_rn(b_, t186_, __fmul_rn(a_9_, t187_)));
             float a_10_ = kf_f16_to_f32(u_.v[2]);
             float b_2_ = kf_f16_to_f32(u_.v[3]);
-            o_.v[2] = kf_f16_from_f32(__fmaf_rn(a_10_, t247_, kf_neg_f32(__fmul_rn(b_2_, t248_))));
-            o_.v[3] = kf_f16_from_f32(__fmaf_rn(b_2_, t247_, __fmul_rn(a_10_, t248_)));
+            o_.v[2] = kf_f16_from_f32(__fmaf_rn(a_10_, t262_, kf_neg_f32(__fmul_rn(b_2_, t263_))));
+            o_.v[3] = kf_f16_from_f32(__fmaf_rn(b_2_, t262_, __fmul_rn(a_10_, t263_)));
             float a_11_ = kf_f16_to_f32(u_.v[4]);
             float b_3_ = kf_f16_to_f32(u_.v[5]);
-            o_.v[4] = kf_f16_from_f32(__fmaf_rn(a_11_, t323_, kf_neg_f32(__fmul_rn(b_3_, t324_))));
-            o_.v[5] = kf_f16_from_f32(__fmaf_rn(b_3_, t323_, __fmul_rn(a_11_, t324_)));
+            o_.v[4] = kf_f16_from_f32(__fmaf_rn(a_11_, t338_, kf_neg_f32(__fmul_rn(b_3_, t339_))));
+            o_.v[5] = kf_f16_from_f32(__fmaf_rn(b_3_, t338_, __fmul_rn(a_11_, t339_)));
             float a_12_ = kf_f16_to_f32(u_.v[6]);
             float b_4_ = kf_f16_to_f32(u_.v[7]);
-            o_.v[6] = kf_f16_from_f32(__fmaf_rn(a_12_, t399_, kf_neg_f32(__fmul_rn(b_4_, t400_))));
-            o_.v[7] = kf_f16_from_f32(__fmaf_rn(b_4_, t399_, __fmul_rn(a_12_, t400_)));
-            kf_f16x8 t768_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
+            o_.v[6] = kf_f16_from_f32(__fmaf_rn(a_12_, t414_, kf_neg_f32(__fmul_rn(b_4_, t415_))));
+            o_.v[7] = kf_f16_from_f32(__fmaf_rn(b_4_, t414_, __fmul_rn(a_12_, t415_)));
+            kf_f16x8 t783_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
             float a_13_ = kf_f16_to_f32(v_.v[0]);
             float b_5_ = kf_f16_to_f32(v_.v[1]);
-            kf_f16 t779_ = kf_f16_from_f32(__fmaf_rn(a_13_, t207_, kf_neg_f32(__fmul_rn(b_5_, t208_))));
-            kf_f16x8 o_2_ = t768_;
-            o_2_.v[0] = t779_;
-            o_2_.v[1] = kf_f16_from_f32(__fmaf_rn(b_5_, t207_, __fmul_rn(a_13_, t208_)));
+            kf_f16 t794_ = kf_f16_from_f32(__fmaf_rn(a_13_, t222_, kf_neg_f32(__fmul_rn(b_5_, t223_))));
+            kf_f16x8 o_2_ = t783_;
+            o_2_.v[0] = t794_;
+            o_2_.v[1] = kf_f16_from_f32(__fmaf_rn(b_5_, t222_, __fmul_rn(a_13_, t223_)));
             float a_14_ = kf_f16_to_f32(v_.v[2]);
             float b_6_ = kf_f16_to_f32(v_.v[3]);
-            o_2_.v[2] = kf_f16_from_f32(__fmaf_rn(a_14_, t283_, kf_neg_f32(__fmul_rn(b_6_, t284_))));
-            o_2_.v[3] = kf_f16_from_f32(__fmaf_rn(b_6_, t283_, __fmul_rn(a_14_, t284_)));
+            o_2_.v[2] = kf_f16_from_f32(__fmaf_rn(a_14_, t298_, kf_neg_f32(__fmul_rn(b_6_, t299_))));
+            o_2_.v[3] = kf_f16_from_f32(__fmaf_rn(b_6_, t298_, __fmul_rn(a_14_, t299_)));
             float a_15_ = kf_f16_to_f32(v_.v[4]);
             float b_7_ = kf_f16_to_f32(v_.v[5]);
-            o_2_.v[4] = kf_f16_from_f32(__fmaf_rn(a_15_, t359_, kf_neg_f32(__fmul_rn(b_7_, t360_))));
-            o_2_.v[5] = kf_f16_from_f32(__fmaf_rn(b_7_, t359_, __fmul_rn(a_15_, t360_)));
+            o_2_.v[4] = kf_f16_from_f32(__fmaf_rn(a_15_, t374_, kf_neg_f32(__fmul_rn(b_7_, t375_))));
+            o_2_.v[5] = kf_f16_from_f32(__fmaf_rn(b_7_, t374_, __fmul_rn(a_15_, t375_)));
             float a_16_ = kf_f16_to_f32(v_.v[6]);
             float b_8_ = kf_f16_to_f32(v_.v[7]);
-            o_2_.v[6] = kf_f16_from_f32(__fmaf_rn(a_16_, t435_, kf_neg_f32(__fmul_rn(b_8_, t436_))));
-            o_2_.v[7] = kf_f16_from_f32(__fmaf_rn(b_8_, t435_, __fmul_rn(a_16_, t436_)));
-            x8_[base8_5_ + c_] = o_;
-            x8_[(base8_5_ + (d_ >> 4u)) + c_] = o_2_;
+            o_2_.v[6] = kf_f16_from_f32(__fmaf_rn(a_16_, t450_, kf_neg_f32(__fmul_rn(b_8_, t451_))));
+            o_2_.v[7] = kf_f16_from_f32(__fmaf_rn(b_8_, t450_, __fmul_rn(a_16_, t451_)));
+            x8_[base8_5_ + t51_] = o_;
+            x8_[(base8_5_ + (d_ >> 4u)) + t51_] = o_2_;
         }
-        if (((hg_ << 1u) + 1u) < h_) {
+        if (((t53_ << 1u) + 1u) < h_) {
             unsigned base8_6_ = base_[1u];
             kf_f16x8 u_2_ = vu_[1u];
             kf_f16x8 v_2_ = vv_[1u];
-            kf_f16x8 t1097_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
+            kf_f16x8 t1112_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
             float a_17_ = kf_f16_to_f32(u_2_.v[0]);
             float b_9_ = kf_f16_to_f32(u_2_.v[1]);
-            kf_f16 t1108_ = kf_f16_from_f32(__fmaf_rn(a_17_, t171_, kf_neg_f32(__fmul_rn(b_9_, t172_))));
-            kf_f16x8 o_3_ = t1097_;
-            o_3_.v[0] = t1108_;
-            o_3_.v[1] = kf_f16_from_f32(__fmaf_rn(b_9_, t171_, __fmul_rn(a_17_, t172_)));
+            kf_f16 t1123_ = kf_f16_from_f32(__fmaf_rn(a_17_, t186_, kf_neg_f32(__fmul_rn(b_9_, t187_))));
+            kf_f16x8 o_3_ = t1112_;
+            o_3_.v[0] = t1123_;
+            o_3_.v[1] = kf_f16_from_f32(__fmaf_rn(b_9_, t186_, __fmul_rn(a_17_, t187_)));
             float a_18_ = kf_f16_to_f32(u_2_.v[2]);
             float b_10_ = kf_f16_to_f32(u_2_.v[3]);
-            o_3_.v[2] = kf_f16_from_f32(__fmaf_rn(a_18_, t247_, kf_neg_f32(__fmul_rn(b_10_, t248_))));
-            o_3_.v[3] = kf_f16_from_f32(__fmaf_rn(b_10_, t247_, __fmul_rn(a_18_, t248_)));
+            o_3_.v[2] = kf_f16_from_f32(__fmaf_rn(a_18_, t262_, kf_neg_f32(__fmul_rn(b_10_, t263_))));
+            o_3_.v[3] = kf_f16_from_f32(__fmaf_rn(b_10_, t262_, __fmul_rn(a_18_, t263_)));
             float a_19_ = kf_f16_to_f32(u_2_.v[4]);
             float b_11_ = kf_f16_to_f32(u_2_.v[5]);
-            o_3_.v[4] = kf_f16_from_f32(__fmaf_rn(a_19_, t323_, kf_neg_f32(__fmul_rn(b_11_, t324_))));
-            o_3_.v[5] = kf_f16_from_f32(__fmaf_rn(b_11_, t323_, __fmul_rn(a_19_, t324_)));
+            o_3_.v[4] = kf_f16_from_f32(__fmaf_rn(a_19_, t338_, kf_neg_f32(__fmul_rn(b_11_, t339_))));
+            o_3_.v[5] = kf_f16_from_f32(__fmaf_rn(b_11_, t338_, __fmul_rn(a_19_, t339_)));
             float a_20_ = kf_f16_to_f32(u_2_.v[6]);
             float b_12_ = kf_f16_to_f32(u_2_.v[7]);
-            o_3_.v[6] = kf_f16_from_f32(__fmaf_rn(a_20_, t399_, kf_neg_f32(__fmul_rn(b_12_, t400_))));
-            o_3_.v[7] = kf_f16_from_f32(__fmaf_rn(b_12_, t399_, __fmul_rn(a_20_, t400_)));
-            kf_f16x8 t1160_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
+            o_3_.v[6] = kf_f16_from_f32(__fmaf_rn(a_20_, t414_, kf_neg_f32(__fmul_rn(b_12_, t415_))));
+            o_3_.v[7] = kf_f16_from_f32(__fmaf_rn(b_12_, t414_, __fmul_rn(a_20_, t415_)));
+            kf_f16x8 t1175_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
             float a_21_ = kf_f16_to_f32(v_2_.v[0]);
             float b_13_ = kf_f16_to_f32(v_2_.v[1]);
-            kf_f16 t1171_ = kf_f16_from_f32(__fmaf_rn(a_21_, t207_, kf_neg_f32(__fmul_rn(b_13_, t208_))));
-            kf_f16x8 o_4_ = t1160_;
-            o_4_.v[0] = t1171_;
-            o_4_.v[1] = kf_f16_from_f32(__fmaf_rn(b_13_, t207_, __fmul_rn(a_21_, t208_)));
+            kf_f16 t1186_ = kf_f16_from_f32(__fmaf_rn(a_21_, t222_, kf_neg_f32(__fmul_rn(b_13_, t223_))));
+            kf_f16x8 o_4_ = t1175_;
+            o_4_.v[0] = t1186_;
+            o_4_.v[1] = kf_f16_from_f32(__fmaf_rn(b_13_, t222_, __fmul_rn(a_21_, t223_)));
             float a_22_ = kf_f16_to_f32(v_2_.v[2]);
             float b_14_ = kf_f16_to_f32(v_2_.v[3]);
-            o_4_.v[2] = kf_f16_from_f32(__fmaf_rn(a_22_, t283_, kf_neg_f32(__fmul_rn(b_14_, t284_))));
-            o_4_.v[3] = kf_f16_from_f32(__fmaf_rn(b_14_, t283_, __fmul_rn(a_22_, t284_)));
+            o_4_.v[2] = kf_f16_from_f32(__fmaf_rn(a_22_, t298_, kf_neg_f32(__fmul_rn(b_14_, t299_))));
+            o_4_.v[3] = kf_f16_from_f32(__fmaf_rn(b_14_, t298_, __fmul_rn(a_22_, t299_)));
             float a_23_ = kf_f16_to_f32(v_2_.v[4]);
             float b_15_ = kf_f16_to_f32(v_2_.v[5]);
-            o_4_.v[4] = kf_f16_from_f32(__fmaf_rn(a_23_, t359_, kf_neg_f32(__fmul_rn(b_15_, t360_))));
-            o_4_.v[5] = kf_f16_from_f32(__fmaf_rn(b_15_, t359_, __fmul_rn(a_23_, t360_)));
+            o_4_.v[4] = kf_f16_from_f32(__fmaf_rn(a_23_, t374_, kf_neg_f32(__fmul_rn(b_15_, t375_))));
+            o_4_.v[5] = kf_f16_from_f32(__fmaf_rn(b_15_, t374_, __fmul_rn(a_23_, t375_)));
             float a_24_ = kf_f16_to_f32(v_2_.v[6]);
             float b_16_ = kf_f16_to_f32(v_2_.v[7]);
-            o_4_.v[6] = kf_f16_from_f32(__fmaf_rn(a_24_, t435_, kf_neg_f32(__fmul_rn(b_16_, t436_))));
-            o_4_.v[7] = kf_f16_from_f32(__fmaf_rn(b_16_, t435_, __fmul_rn(a_24_, t436_)));
-            x8_[base8_6_ + c_] = o_3_;
-            x8_[(base8_6_ + (d_ >> 4u)) + c_] = o_4_;
+            o_4_.v[6] = kf_f16_from_f32(__fmaf_rn(a_24_, t450_, kf_neg_f32(__fmul_rn(b_16_, t451_))));
+            o_4_.v[7] = kf_f16_from_f32(__fmaf_rn(b_16_, t450_, __fmul_rn(a_24_, t451_)));
+            x8_[base8_6_ + t51_] = o_3_;
+            x8_[(base8_6_ + (d_ >> 4u)) + t51_] = o_4_;
         }
     }
 }
 
-/* kernel rope_qkv_neox (rope.kf:365) */
+/* kernel rope_qkv_neox (rope.kf:459) */
 extern "C" __global__ void __launch_bounds__(256)
 rope_qkv_neox(const kf_f16* __restrict__ qkv_, const unsigned* __restrict__ pos_, kf_f16* __restrict__ q_, kf_f16* __restrict__ kc_, kf_f16* __restrict__ vc_, unsigned t_, unsigned h_, unsigned hkv_, unsigned l_, unsigned d_, float theta_)
 {
@@ -470,245 +508,261 @@ rope_qkv_neox(const kf_f16* __restrict__ qkv_, const unsigned* __restrict__ pos_
     kf_f16x8* k8_ = (kf_f16x8*)kc_;
     kf_f16x8* v8_ = (kf_f16x8*)vc_;
     unsigned nh_ = h_ + (hkv_ << 1u);
-    unsigned c_ = ((blockIdx.x * blockDim.x) + threadIdx.x) % (d_ >> 4u);
-    unsigned hg_ = (((blockIdx.x * blockDim.x) + threadIdx.x) / (d_ >> 4u)) % ((nh_ >> 1u) + (((nh_ & 1u) != 0u) ? 1u : 0u));
-    unsigned tok_ = (((blockIdx.x * blockDim.x) + threadIdx.x) / (d_ >> 4u)) / ((nh_ >> 1u) + (((nh_ & 1u) != 0u) ? 1u : 0u));
-    bool live_ = tok_ < t_;
-    unsigned tk_ = min(tok_, (t_ - 1u));
+    unsigned nc_ = d_ >> 4u;
+    unsigned ng_ = (nh_ >> 1u) + (((nh_ & 1u) != 0u) ? 1u : 0u);
+    unsigned gid_ = (blockIdx.x * blockDim.x) + threadIdx.x;
+    unsigned r_ = 0u;
+    if ((nc_ & (nc_ - 1u)) == 0u) {
+        r_ = kf_shr_u32(gid_, (31u - (unsigned)__clz((int)nc_)));
+    } else {
+        r_ = gid_ / nc_;
+    }
+    unsigned r_2_ = 0u;
+    if ((ng_ & (ng_ - 1u)) == 0u) {
+        r_2_ = kf_shr_u32(r_, (31u - (unsigned)__clz((int)ng_)));
+    } else {
+        r_2_ = r_ / ng_;
+    }
+    unsigned t62_ = gid_ - (r_ * nc_);
+    unsigned t64_ = r_ - (r_2_ * ng_);
+    bool live_ = r_2_ < t_;
+    unsigned tk_ = min(r_2_, (t_ - 1u));
     unsigned pi_ = pos_[tk_];
-    unsigned base8_ = (((tk_ * nh_) + min((hg_ << 1u), (nh_ - 1u))) * d_) >> 3u;
-    vu_[0u] = src8_[base8_ + c_];
-    vv_[0u] = src8_[(base8_ + (d_ >> 4u)) + c_];
-    unsigned base8_2_ = (((tk_ * nh_) + min(((hg_ << 1u) + 1u), (nh_ - 1u))) * d_) >> 3u;
-    vu_[1u] = src8_[base8_2_ + c_];
-    vv_[1u] = src8_[(base8_2_ + (d_ >> 4u)) + c_];
+    unsigned base8_ = (((tk_ * nh_) + min((t64_ << 1u), (nh_ - 1u))) * d_) >> 3u;
+    vu_[0u] = src8_[base8_ + t62_];
+    vv_[0u] = src8_[(base8_ + (d_ >> 4u)) + t62_];
+    unsigned base8_2_ = (((tk_ * nh_) + min(((t64_ << 1u) + 1u), (nh_ - 1u))) * d_) >> 3u;
+    vu_[1u] = src8_[base8_2_ + t62_];
+    vv_[1u] = src8_[(base8_2_ + (d_ >> 4u)) + t62_];
     double p_ = (double)pi_;
-    double lt_ = log2((double)theta_);
-    unsigned t114_ = d_ >> 1u;
-    #pragma unroll 1
-    for (unsigned i_ = threadIdx.x; i_ < t114_; i_ = i_ + blockDim.x) {
-        tab_[i_] = exp2(__dmul_rn(__dmul_rn(-(double)i_, __ddiv_rn(2.0, (double)d_)), lt_));
+    if (threadIdx.x < (d_ >> 1u)) {
+        double lt_ = log2((double)theta_);
+        unsigned t129_ = d_ >> 1u;
+        #pragma unroll 1
+        for (unsigned i_ = threadIdx.x; i_ < t129_; i_ = i_ + blockDim.x) {
+            tab_[i_] = exp2(__dmul_rn(__dmul_rn(-(double)i_, __ddiv_rn(2.0, (double)d_)), lt_));
+        }
     }
     __syncthreads();
     if (!!live_) {
-        double a_ = __dmul_rn(p_, tab_[c_ << 3u]);
+        double a_ = __dmul_rn(p_, tab_[t62_ << 3u]);
         double k_ = floor(__fma_rn(a_, 0.15915494309189535, 0.5));
-        double r_ = __fma_rn(-k_, 2.4492935982947064e-16, __fma_rn(-k_, 6.283185307179586, a_));
-        float rf_ = __double2float_rn(r_);
-        float t172_ = kf_cos_approx(rf_);
-        float t173_ = kf_sin_approx(rf_);
-        double a_2_ = __dmul_rn(p_, tab_[(c_ << 3u) + 4u]);
+        double r_3_ = __fma_rn(-k_, 2.4492935982947064e-16, __fma_rn(-k_, 6.283185307179586, a_));
+        float rf_ = __double2float_rn(r_3_);
+        float t187_ = kf_cos_approx(rf_);
+        float t188_ = kf_sin_approx(rf_);
+        double a_2_ = __dmul_rn(p_, tab_[(t62_ << 3u) + 4u]);
         double k_2_ = floor(__fma_rn(a_2_, 0.15915494309189535, 0.5));
-        double r_2_ = __fma_rn(-k_2_, 2.4492935982947064e-16, __fma_rn(-k_2_, 6.283185307179586, a_2_));
-        float rf_2_ = __double2float_rn(r_2_);
-        float t208_ = kf_cos_approx(rf_2_);
-        float t209_ = kf_sin_approx(rf_2_);
+        double r_4_ = __fma_rn(-k_2_, 2.4492935982947064e-16, __fma_rn(-k_2_, 6.283185307179586, a_2_));
+        float rf_2_ = __double2float_rn(r_4_);
+        float t223_ = kf_cos_approx(rf_2_);
+        float t224_ = kf_sin_approx(rf_2_);
         unsigned e_ = 1u;
-        double a_3_ = __dmul_rn(p_, tab_[(c_ << 3u) + e_]);
+        double a_3_ = __dmul_rn(p_, tab_[(t62_ << 3u) + e_]);
         double k_3_ = floor(__fma_rn(a_3_, 0.15915494309189535, 0.5));
-        double r_3_ = __fma_rn(-k_3_, 2.4492935982947064e-16, __fma_rn(-k_3_, 6.283185307179586, a_3_));
-        float rf_3_ = __double2float_rn(r_3_);
-        float t248_ = kf_cos_approx(rf_3_);
-        float t249_ = kf_sin_approx(rf_3_);
+        double r_5_ = __fma_rn(-k_3_, 2.4492935982947064e-16, __fma_rn(-k_3_, 6.283185307179586, a_3_));
+        float rf_3_ = __double2float_rn(r_5_);
+        float t263_ = kf_cos_approx(rf_3_);
+        float t264_ = kf_sin_approx(rf_3_);
         unsigned e_2_ = 1u;
-        double a_4_ = __dmul_rn(p_, tab_[((c_ << 3u) + 4u) + e_2_]);
+        double a_4_ = __dmul_rn(p_, tab_[((t62_ << 3u) + 4u) + e_2_]);
         double k_4_ = floor(__fma_rn(a_4_, 0.15915494309189535, 0.5));
-        double r_4_ = __fma_rn(-k_4_, 2.4492935982947064e-16, __fma_rn(-k_4_, 6.283185307179586, a_4_));
-        float rf_4_ = __double2float_rn(r_4_);
-        float t284_ = kf_cos_approx(rf_4_);
-        float t285_ = kf_sin_approx(rf_4_);
+        double r_6_ = __fma_rn(-k_4_, 2.4492935982947064e-16, __fma_rn(-k_4_, 6.283185307179586, a_4_));
+        float rf_4_ = __double2float_rn(r_6_);
+        float t299_ = kf_cos_approx(rf_4_);
+        float t300_ = kf_sin_approx(rf_4_);
         unsigned e_3_ = 2u;
-        double a_5_ = __dmul_rn(p_, tab_[(c_ << 3u) + e_3_]);
+        double a_5_ = __dmul_rn(p_, tab_[(t62_ << 3u) + e_3_]);
         double k_5_ = floor(__fma_rn(a_5_, 0.15915494309189535, 0.5));
-        double r_5_ = __fma_rn(-k_5_, 2.4492935982947064e-16, __fma_rn(-k_5_, 6.283185307179586, a_5_));
-        float rf_5_ = __double2float_rn(r_5_);
-        float t324_ = kf_cos_approx(rf_5_);
-        float t325_ = kf_sin_approx(rf_5_);
+        double r_7_ = __fma_rn(-k_5_, 2.4492935982947064e-16, __fma_rn(-k_5_, 6.283185307179586, a_5_));
+        float rf_5_ = __double2float_rn(r_7_);
+        float t339_ = kf_cos_approx(rf_5_);
+        float t340_ = kf_sin_approx(rf_5_);
         unsigned e_4_ = 2u;
-        double a_6_ = __dmul_rn(p_, tab_[((c_ << 3u) + 4u) + e_4_]);
+        double a_6_ = __dmul_rn(p_, tab_[((t62_ << 3u) + 4u) + e_4_]);
         double k_6_ = floor(__fma_rn(a_6_, 0.15915494309189535, 0.5));
-        double r_6_ = __fma_rn(-k_6_, 2.4492935982947064e-16, __fma_rn(-k_6_, 6.283185307179586, a_6_));
-        float rf_6_ = __double2float_rn(r_6_);
-        float t360_ = kf_cos_approx(rf_6_);
-        float t361_ = kf_sin_approx(rf_6_);
+        double r_8_ = __fma_rn(-k_6_, 2.4492935982947064e-16, __fma_rn(-k_6_, 6.283185307179586, a_6_));
+        float rf_6_ = __double2float_rn(r_8_);
+        float t375_ = kf_cos_approx(rf_6_);
+        float t376_ = kf_sin_approx(rf_6_);
         unsigned e_5_ = 3u;
-        double a_7_ = __dmul_rn(p_, tab_[(c_ << 3u) + e_5_]);
+        double a_7_ = __dmul_rn(p_, tab_[(t62_ << 3u) + e_5_]);
         double k_7_ = floor(__fma_rn(a_7_, 0.15915494309189535, 0.5));
-        double r_7_ = __fma_rn(-k_7_, 2.4492935982947064e-16, __fma_rn(-k_7_, 6.283185307179586, a_7_));
-        float rf_7_ = __double2float_rn(r_7_);
-        float t400_ = kf_cos_approx(rf_7_);
-        float t401_ = kf_sin_approx(rf_7_);
+        double r_9_ = __fma_rn(-k_7_, 2.4492935982947064e-16, __fma_rn(-k_7_, 6.283185307179586, a_7_));
+        float rf_7_ = __double2float_rn(r_9_);
+        float t415_ = kf_cos_approx(rf_7_);
+        float t416_ = kf_sin_approx(rf_7_);
         unsigned e_6_ = 3u;
-        double a_8_ = __dmul_rn(p_, tab_[((c_ << 3u) + 4u) + e_6_]);
+        double a_8_ = __dmul_rn(p_, tab_[((t62_ << 3u) + 4u) + e_6_]);
         double k_8_ = floor(__fma_rn(a_8_, 0.15915494309189535, 0.5));
-        double r_8_ = __fma_rn(-k_8_, 2.4492935982947064e-16, __fma_rn(-k_8_, 6.283185307179586, a_8_));
-        float rf_8_ = __double2float_rn(r_8_);
-        float t436_ = kf_cos_approx(rf_8_);
-        float t437_ = kf_sin_approx(rf_8_);
-        unsigned t445_ = hg_ << 1u;
-        kf_f16x8 t449_ = vu_[0u];
-        kf_f16x8 ou_ = t449_;
-        kf_f16x8 t452_ = vv_[0u];
-        kf_f16x8 ov_ = t452_;
-        if (t445_ < (h_ + hkv_)) {
+        double r_10_ = __fma_rn(-k_8_, 2.4492935982947064e-16, __fma_rn(-k_8_, 6.283185307179586, a_8_));
+        float rf_8_ = __double2float_rn(r_10_);
+        float t451_ = kf_cos_approx(rf_8_);
+        float t452_ = kf_sin_approx(rf_8_);
+        unsigned t460_ = t64_ << 1u;
+        kf_f16x8 t464_ = vu_[0u];
+        kf_f16x8 ou_ = t464_;
+        kf_f16x8 t467_ = vv_[0u];
+        kf_f16x8 ov_ = t467_;
+        if (t460_ < (h_ + hkv_)) {
             kf_f16x8 u_ = vu_[0u];
             kf_f16x8 v_ = vv_[0u];
-            kf_f16x8 t462_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
+            kf_f16x8 t477_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
             float a0_ = kf_f16_to_f32(u_.v[0]);
             float b0_ = kf_f16_to_f32(v_.v[0]);
             float a1_ = kf_f16_to_f32(u_.v[4]);
             float b1_ = kf_f16_to_f32(v_.v[4]);
-            kf_f16 t487_ = kf_f16_from_f32(__fmaf_rn(a0_, t172_, kf_neg_f32(__fmul_rn(b0_, t173_))));
-            kf_f16x8 o_ = t462_;
-            o_.v[0] = t487_;
-            o_.v[4] = kf_f16_from_f32(__fmaf_rn(a1_, t208_, kf_neg_f32(__fmul_rn(b1_, t209_))));
+            kf_f16 t502_ = kf_f16_from_f32(__fmaf_rn(a0_, t187_, kf_neg_f32(__fmul_rn(b0_, t188_))));
+            kf_f16x8 o_ = t477_;
+            o_.v[0] = t502_;
+            o_.v[4] = kf_f16_from_f32(__fmaf_rn(a1_, t223_, kf_neg_f32(__fmul_rn(b1_, t224_))));
             float a0_2_ = kf_f16_to_f32(u_.v[1]);
             float b0_2_ = kf_f16_to_f32(v_.v[1]);
             float a1_2_ = kf_f16_to_f32(u_.v[5]);
             float b1_2_ = kf_f16_to_f32(v_.v[5]);
-            o_.v[1] = kf_f16_from_f32(__fmaf_rn(a0_2_, t248_, kf_neg_f32(__fmul_rn(b0_2_, t249_))));
-            o_.v[5] = kf_f16_from_f32(__fmaf_rn(a1_2_, t284_, kf_neg_f32(__fmul_rn(b1_2_, t285_))));
+            o_.v[1] = kf_f16_from_f32(__fmaf_rn(a0_2_, t263_, kf_neg_f32(__fmul_rn(b0_2_, t264_))));
+            o_.v[5] = kf_f16_from_f32(__fmaf_rn(a1_2_, t299_, kf_neg_f32(__fmul_rn(b1_2_, t300_))));
             float a0_3_ = kf_f16_to_f32(u_.v[2]);
             float b0_3_ = kf_f16_to_f32(v_.v[2]);
             float a1_3_ = kf_f16_to_f32(u_.v[6]);
             float b1_3_ = kf_f16_to_f32(v_.v[6]);
-            o_.v[2] = kf_f16_from_f32(__fmaf_rn(a0_3_, t324_, kf_neg_f32(__fmul_rn(b0_3_, t325_))));
-            o_.v[6] = kf_f16_from_f32(__fmaf_rn(a1_3_, t360_, kf_neg_f32(__fmul_rn(b1_3_, t361_))));
+            o_.v[2] = kf_f16_from_f32(__fmaf_rn(a0_3_, t339_, kf_neg_f32(__fmul_rn(b0_3_, t340_))));
+            o_.v[6] = kf_f16_from_f32(__fmaf_rn(a1_3_, t375_, kf_neg_f32(__fmul_rn(b1_3_, t376_))));
             float a0_4_ = kf_f16_to_f32(u_.v[3]);
             float b0_4_ = kf_f16_to_f32(v_.v[3]);
             float a1_4_ = kf_f16_to_f32(u_.v[7]);
             float b1_4_ = kf_f16_to_f32(v_.v[7]);
-            o_.v[3] = kf_f16_from_f32(__fmaf_rn(a0_4_, t400_, kf_neg_f32(__fmul_rn(b0_4_, t401_))));
-            o_.v[7] = kf_f16_from_f32(__fmaf_rn(a1_4_, t436_, kf_neg_f32(__fmul_rn(b1_4_, t437_))));
+            o_.v[3] = kf_f16_from_f32(__fmaf_rn(a0_4_, t415_, kf_neg_f32(__fmul_rn(b0_4_, t416_))));
+            o_.v[7] = kf_f16_from_f32(__fmaf_rn(a1_4_, t451_, kf_neg_f32(__fmul_rn(b1_4_, t452_))));
             ou_ = o_;
             kf_f16x8 u_2_ = vu_[0u];
             kf_f16x8 v_2_ = vv_[0u];
-            kf_f16x8 t590_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
+            kf_f16x8 t605_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
             float a0_5_ = kf_f16_to_f32(u_2_.v[0]);
             float b0_5_ = kf_f16_to_f32(v_2_.v[0]);
             float a1_5_ = kf_f16_to_f32(u_2_.v[4]);
             float b1_5_ = kf_f16_to_f32(v_2_.v[4]);
-            kf_f16 t604_ = kf_f16_from_f32(__fmaf_rn(b0_5_, t172_, __fmul_rn(a0_5_, t173_)));
-            kf_f16x8 o_2_ = t590_;
-            o_2_.v[0] = t604_;
-            o_2_.v[4] = kf_f16_from_f32(__fmaf_rn(b1_5_, t208_, __fmul_rn(a1_5_, t209_)));
+            kf_f16 t619_ = kf_f16_from_f32(__fmaf_rn(b0_5_, t187_, __fmul_rn(a0_5_, t188_)));
+            kf_f16x8 o_2_ = t605_;
+            o_2_.v[0] = t619_;
+            o_2_.v[4] = kf_f16_from_f32(__fmaf_rn(b1_5_, t223_, __fmul_rn(a1_5_, t224_)));
             float a0_6_ = kf_f16_to_f32(u_2_.v[1]);
             float b0_6_ = kf_f16_to_f32(v_2_.v[1]);
             float a1_6_ = kf_f16_to_f32(u_2_.v[5]);
             float b1_6_ = kf_f16_to_f32(v_2_.v[5]);
-            o_2_.v[1] = kf_f16_from_f32(__fmaf_rn(b0_6_, t248_, __fmul_rn(a0_6_, t249_)));
-            o_2_.v[5] = kf_f16_from_f32(__fmaf_rn(b1_6_, t284_, __fmul_rn(a1_6_, t285_)));
+            o_2_.v[1] = kf_f16_from_f32(__fmaf_rn(b0_6_, t263_, __fmul_rn(a0_6_, t264_)));
+            o_2_.v[5] = kf_f16_from_f32(__fmaf_rn(b1_6_, t299_, __fmul_rn(a1_6_, t300_)));
             float a0_7_ = kf_f16_to_f32(u_2_.v[2]);
             float b0_7_ = kf_f16_to_f32(v_2_.v[2]);
             float a1_7_ = kf_f16_to_f32(u_2_.v[6]);
             float b1_7_ = kf_f16_to_f32(v_2_.v[6]);
-            o_2_.v[2] = kf_f16_from_f32(__fmaf_rn(b0_7_, t324_, __fmul_rn(a0_7_, t325_)));
-            o_2_.v[6] = kf_f16_from_f32(__fmaf_rn(b1_7_, t360_, __fmul_rn(a1_7_, t361_)));
+            o_2_.v[2] = kf_f16_from_f32(__fmaf_rn(b0_7_, t339_, __fmul_rn(a0_7_, t340_)));
+            o_2_.v[6] = kf_f16_from_f32(__fmaf_rn(b1_7_, t375_, __fmul_rn(a1_7_, t376_)));
             float a0_8_ = kf_f16_to_f32(u_2_.v[3]);
             float b0_8_ = kf_f16_to_f32(v_2_.v[3]);
             float a1_8_ = kf_f16_to_f32(u_2_.v[7]);
             float b1_8_ = kf_f16_to_f32(v_2_.v[7]);
-            o_2_.v[3] = kf_f16_from_f32(__fmaf_rn(b0_8_, t400_, __fmul_rn(a0_8_, t401_)));
-            o_2_.v[7] = kf_f16_from_f32(__fmaf_rn(b1_8_, t436_, __fmul_rn(a1_8_, t437_)));
+            o_2_.v[3] = kf_f16_from_f32(__fmaf_rn(b0_8_, t415_, __fmul_rn(a0_8_, t416_)));
+            o_2_.v[7] = kf_f16_from_f32(__fmaf_rn(b1_8_, t451_, __fmul_rn(a1_8_, t452_)));
             ov_ = o_2_;
         }
-        if (t445_ < h_) {
-            unsigned base8_3_ = (((tok_ * h_) + t445_) * d_) >> 3u;
-            q8_[base8_3_ + c_] = ou_;
-            q8_[(base8_3_ + (d_ >> 4u)) + c_] = ov_;
-        } else if (t445_ < (h_ + hkv_)) {
-            unsigned base8_4_ = ((((((tok_ * l_) + pi_) * hkv_) + t445_) - h_) * d_) >> 3u;
-            k8_[base8_4_ + c_] = ou_;
-            k8_[(base8_4_ + (d_ >> 4u)) + c_] = ov_;
-        } else if (t445_ < nh_) {
-            unsigned base8_5_ = (((((((tok_ * l_) + pi_) * hkv_) + t445_) - h_) - hkv_) * d_) >> 3u;
-            v8_[base8_5_ + c_] = ou_;
-            v8_[(base8_5_ + (d_ >> 4u)) + c_] = ov_;
+        if (t460_ < h_) {
+            unsigned base8_3_ = (((r_2_ * h_) + t460_) * d_) >> 3u;
+            q8_[base8_3_ + t62_] = ou_;
+            q8_[(base8_3_ + (d_ >> 4u)) + t62_] = ov_;
+        } else if (t460_ < (h_ + hkv_)) {
+            unsigned base8_4_ = ((((((r_2_ * l_) + pi_) * hkv_) + t460_) - h_) * d_) >> 3u;
+            k8_[base8_4_ + t62_] = ou_;
+            k8_[(base8_4_ + (d_ >> 4u)) + t62_] = ov_;
+        } else if (t460_ < nh_) {
+            unsigned base8_5_ = (((((((r_2_ * l_) + pi_) * hkv_) + t460_) - h_) - hkv_) * d_) >> 3u;
+            v8_[base8_5_ + t62_] = ou_;
+            v8_[(base8_5_ + (d_ >> 4u)) + t62_] = ov_;
         }
-        unsigned head_ = (hg_ << 1u) + 1u;
-        kf_f16x8 t888_ = vu_[1u];
-        kf_f16x8 ou_2_ = t888_;
-        kf_f16x8 t891_ = vv_[1u];
-        kf_f16x8 ov_2_ = t891_;
+        unsigned head_ = (t64_ << 1u) + 1u;
+        kf_f16x8 t903_ = vu_[1u];
+        kf_f16x8 ou_2_ = t903_;
+        kf_f16x8 t906_ = vv_[1u];
+        kf_f16x8 ov_2_ = t906_;
         if (head_ < (h_ + hkv_)) {
             kf_f16x8 u_3_ = vu_[1u];
             kf_f16x8 v_3_ = vv_[1u];
-            kf_f16x8 t901_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
+            kf_f16x8 t916_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
             float a0_9_ = kf_f16_to_f32(u_3_.v[0]);
             float b0_9_ = kf_f16_to_f32(v_3_.v[0]);
             float a1_9_ = kf_f16_to_f32(u_3_.v[4]);
             float b1_9_ = kf_f16_to_f32(v_3_.v[4]);
-            kf_f16 t926_ = kf_f16_from_f32(__fmaf_rn(a0_9_, t172_, kf_neg_f32(__fmul_rn(b0_9_, t173_))));
-            kf_f16x8 o_3_ = t901_;
-            o_3_.v[0] = t926_;
-            o_3_.v[4] = kf_f16_from_f32(__fmaf_rn(a1_9_, t208_, kf_neg_f32(__fmul_rn(b1_9_, t209_))));
+            kf_f16 t941_ = kf_f16_from_f32(__fmaf_rn(a0_9_, t187_, kf_neg_f32(__fmul_rn(b0_9_, t188_))));
+            kf_f16x8 o_3_ = t916_;
+            o_3_.v[0] = t941_;
+            o_3_.v[4] = kf_f16_from_f32(__fmaf_rn(a1_9_, t223_, kf_neg_f32(__fmul_rn(b1_9_, t224_))));
             float a0_10_ = kf_f16_to_f32(u_3_.v[1]);
             float b0_10_ = kf_f16_to_f32(v_3_.v[1]);
             float a1_10_ = kf_f16_to_f32(u_3_.v[5]);
             float b1_10_ = kf_f16_to_f32(v_3_.v[5]);
-            o_3_.v[1] = kf_f16_from_f32(__fmaf_rn(a0_10_, t248_, kf_neg_f32(__fmul_rn(b0_10_, t249_))));
-            o_3_.v[5] = kf_f16_from_f32(__fmaf_rn(a1_10_, t284_, kf_neg_f32(__fmul_rn(b1_10_, t285_))));
+            o_3_.v[1] = kf_f16_from_f32(__fmaf_rn(a0_10_, t263_, kf_neg_f32(__fmul_rn(b0_10_, t264_))));
+            o_3_.v[5] = kf_f16_from_f32(__fmaf_rn(a1_10_, t299_, kf_neg_f32(__fmul_rn(b1_10_, t300_))));
             float a0_11_ = kf_f16_to_f32(u_3_.v[2]);
             float b0_11_ = kf_f16_to_f32(v_3_.v[2]);
             float a1_11_ = kf_f16_to_f32(u_3_.v[6]);
             float b1_11_ = kf_f16_to_f32(v_3_.v[6]);
-            o_3_.v[2] = kf_f16_from_f32(__fmaf_rn(a0_11_, t324_, kf_neg_f32(__fmul_rn(b0_11_, t325_))));
-            o_3_.v[6] = kf_f16_from_f32(__fmaf_rn(a1_11_, t360_, kf_neg_f32(__fmul_rn(b1_11_, t361_))));
+            o_3_.v[2] = kf_f16_from_f32(__fmaf_rn(a0_11_, t339_, kf_neg_f32(__fmul_rn(b0_11_, t340_))));
+            o_3_.v[6] = kf_f16_from_f32(__fmaf_rn(a1_11_, t375_, kf_neg_f32(__fmul_rn(b1_11_, t376_))));
             float a0_12_ = kf_f16_to_f32(u_3_.v[3]);
             float b0_12_ = kf_f16_to_f32(v_3_.v[3]);
             float a1_12_ = kf_f16_to_f32(u_3_.v[7]);
             float b1_12_ = kf_f16_to_f32(v_3_.v[7]);
-            o_3_.v[3] = kf_f16_from_f32(__fmaf_rn(a0_12_, t400_, kf_neg_f32(__fmul_rn(b0_12_, t401_))));
-            o_3_.v[7] = kf_f16_from_f32(__fmaf_rn(a1_12_, t436_, kf_neg_f32(__fmul_rn(b1_12_, t437_))));
+            o_3_.v[3] = kf_f16_from_f32(__fmaf_rn(a0_12_, t415_, kf_neg_f32(__fmul_rn(b0_12_, t416_))));
+            o_3_.v[7] = kf_f16_from_f32(__fmaf_rn(a1_12_, t451_, kf_neg_f32(__fmul_rn(b1_12_, t452_))));
             ou_2_ = o_3_;
             kf_f16x8 u_4_ = vu_[1u];
             kf_f16x8 v_4_ = vv_[1u];
-            kf_f16x8 t1029_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
+            kf_f16x8 t1044_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
             float a0_13_ = kf_f16_to_f32(u_4_.v[0]);
             float b0_13_ = kf_f16_to_f32(v_4_.v[0]);
             float a1_13_ = kf_f16_to_f32(u_4_.v[4]);
             float b1_13_ = kf_f16_to_f32(v_4_.v[4]);
-            kf_f16 t1043_ = kf_f16_from_f32(__fmaf_rn(b0_13_, t172_, __fmul_rn(a0_13_, t173_)));
-            kf_f16x8 o_4_ = t1029_;
-            o_4_.v[0] = t1043_;
-            o_4_.v[4] = kf_f16_from_f32(__fmaf_rn(b1_13_, t208_, __fmul_rn(a1_13_, t209_)));
+            kf_f16 t1058_ = kf_f16_from_f32(__fmaf_rn(b0_13_, t187_, __fmul_rn(a0_13_, t188_)));
+            kf_f16x8 o_4_ = t1044_;
+            o_4_.v[0] = t1058_;
+            o_4_.v[4] = kf_f16_from_f32(__fmaf_rn(b1_13_, t223_, __fmul_rn(a1_13_, t224_)));
             float a0_14_ = kf_f16_to_f32(u_4_.v[1]);
             float b0_14_ = kf_f16_to_f32(v_4_.v[1]);
             float a1_14_ = kf_f16_to_f32(u_4_.v[5]);
             float b1_14_ = kf_f16_to_f32(v_4_.v[5]);
-            o_4_.v[1] = kf_f16_from_f32(__fmaf_rn(b0_14_, t248_, __fmul_rn(a0_14_, t249_)));
-            o_4_.v[5] = kf_f16_from_f32(__fmaf_rn(b1_14_, t284_, __fmul_rn(a1_14_, t285_)));
+            o_4_.v[1] = kf_f16_from_f32(__fmaf_rn(b0_14_, t263_, __fmul_rn(a0_14_, t264_)));
+            o_4_.v[5] = kf_f16_from_f32(__fmaf_rn(b1_14_, t299_, __fmul_rn(a1_14_, t300_)));
             float a0_15_ = kf_f16_to_f32(u_4_.v[2]);
             float b0_15_ = kf_f16_to_f32(v_4_.v[2]);
             float a1_15_ = kf_f16_to_f32(u_4_.v[6]);
             float b1_15_ = kf_f16_to_f32(v_4_.v[6]);
-            o_4_.v[2] = kf_f16_from_f32(__fmaf_rn(b0_15_, t324_, __fmul_rn(a0_15_, t325_)));
-            o_4_.v[6] = kf_f16_from_f32(__fmaf_rn(b1_15_, t360_, __fmul_rn(a1_15_, t361_)));
+            o_4_.v[2] = kf_f16_from_f32(__fmaf_rn(b0_15_, t339_, __fmul_rn(a0_15_, t340_)));
+            o_4_.v[6] = kf_f16_from_f32(__fmaf_rn(b1_15_, t375_, __fmul_rn(a1_15_, t376_)));
             float a0_16_ = kf_f16_to_f32(u_4_.v[3]);
             float b0_16_ = kf_f16_to_f32(v_4_.v[3]);
             float a1_16_ = kf_f16_to_f32(u_4_.v[7]);
             float b1_16_ = kf_f16_to_f32(v_4_.v[7]);
-            o_4_.v[3] = kf_f16_from_f32(__fmaf_rn(b0_16_, t400_, __fmul_rn(a0_16_, t401_)));
-            o_4_.v[7] = kf_f16_from_f32(__fmaf_rn(b1_16_, t436_, __fmul_rn(a1_16_, t437_)));
+            o_4_.v[3] = kf_f16_from_f32(__fmaf_rn(b0_16_, t415_, __fmul_rn(a0_16_, t416_)));
+            o_4_.v[7] = kf_f16_from_f32(__fmaf_rn(b1_16_, t451_, __fmul_rn(a1_16_, t452_)));
             ov_2_ = o_4_;
         }
         if (head_ < h_) {
-            unsigned base8_6_ = (((tok_ * h_) + head_) * d_) >> 3u;
-            q8_[base8_6_ + c_] = ou_2_;
-            q8_[(base8_6_ + (d_ >> 4u)) + c_] = ov_2_;
+            unsigned base8_6_ = (((r_2_ * h_) + head_) * d_) >> 3u;
+            q8_[base8_6_ + t62_] = ou_2_;
+            q8_[(base8_6_ + (d_ >> 4u)) + t62_] = ov_2_;
         } else if (head_ < (h_ + hkv_)) {
-            unsigned base8_7_ = ((((((tok_ * l_) + pi_) * hkv_) + head_) - h_) * d_) >> 3u;
-            k8_[base8_7_ + c_] = ou_2_;
-            k8_[(base8_7_ + (d_ >> 4u)) + c_] = ov_2_;
+            unsigned base8_7_ = ((((((r_2_ * l_) + pi_) * hkv_) + head_) - h_) * d_) >> 3u;
+            k8_[base8_7_ + t62_] = ou_2_;
+            k8_[(base8_7_ + (d_ >> 4u)) + t62_] = ov_2_;
         } else if (head_ < nh_) {
-            unsigned base8_8_ = (((((((tok_ * l_) + pi_) * hkv_) + head_) - h_) - hkv_) * d_) >> 3u;
-            v8_[base8_8_ + c_] = ou_2_;
-            v8_[(base8_8_ + (d_ >> 4u)) + c_] = ov_2_;
+            unsigned base8_8_ = (((((((r_2_ * l_) + pi_) * hkv_) + head_) - h_) - hkv_) * d_) >> 3u;
+            v8_[base8_8_ + t62_] = ou_2_;
+            v8_[(base8_8_ + (d_ >> 4u)) + t62_] = ov_2_;
         }
     }
 }
 
-/* kernel rope_qkv_gptj (rope.kf:372) */
+/* kernel rope_qkv_gptj (rope.kf:466) */
 extern "C" __global__ void __launch_bounds__(256)
 rope_qkv_gptj(const kf_f16* __restrict__ qkv_, const unsigned* __restrict__ pos_, kf_f16* __restrict__ q_, kf_f16* __restrict__ kc_, kf_f16* __restrict__ vc_, unsigned t_, unsigned h_, unsigned hkv_, unsigned l_, unsigned d_, float theta_)
 {
@@ -722,204 +776,220 @@ rope_qkv_gptj(const kf_f16* __restrict__ qkv_, const unsigned* __restrict__ pos_
     kf_f16x8* k8_ = (kf_f16x8*)kc_;
     kf_f16x8* v8_ = (kf_f16x8*)vc_;
     unsigned nh_ = h_ + (hkv_ << 1u);
-    unsigned c_ = ((blockIdx.x * blockDim.x) + threadIdx.x) % (d_ >> 4u);
-    unsigned hg_ = (((blockIdx.x * blockDim.x) + threadIdx.x) / (d_ >> 4u)) % ((nh_ >> 1u) + (((nh_ & 1u) != 0u) ? 1u : 0u));
-    unsigned tok_ = (((blockIdx.x * blockDim.x) + threadIdx.x) / (d_ >> 4u)) / ((nh_ >> 1u) + (((nh_ & 1u) != 0u) ? 1u : 0u));
-    bool live_ = tok_ < t_;
-    unsigned tk_ = min(tok_, (t_ - 1u));
+    unsigned nc_ = d_ >> 4u;
+    unsigned ng_ = (nh_ >> 1u) + (((nh_ & 1u) != 0u) ? 1u : 0u);
+    unsigned gid_ = (blockIdx.x * blockDim.x) + threadIdx.x;
+    unsigned r_ = 0u;
+    if ((nc_ & (nc_ - 1u)) == 0u) {
+        r_ = kf_shr_u32(gid_, (31u - (unsigned)__clz((int)nc_)));
+    } else {
+        r_ = gid_ / nc_;
+    }
+    unsigned r_2_ = 0u;
+    if ((ng_ & (ng_ - 1u)) == 0u) {
+        r_2_ = kf_shr_u32(r_, (31u - (unsigned)__clz((int)ng_)));
+    } else {
+        r_2_ = r_ / ng_;
+    }
+    unsigned t62_ = gid_ - (r_ * nc_);
+    unsigned t64_ = r_ - (r_2_ * ng_);
+    bool live_ = r_2_ < t_;
+    unsigned tk_ = min(r_2_, (t_ - 1u));
     unsigned pi_ = pos_[tk_];
-    unsigned base8_ = (((tk_ * nh_) + min((hg_ << 1u), (nh_ - 1u))) * d_) >> 3u;
-    vu_[0u] = src8_[base8_ + c_];
-    vv_[0u] = src8_[(base8_ + (d_ >> 4u)) + c_];
-    unsigned base8_2_ = (((tk_ * nh_) + min(((hg_ << 1u) + 1u), (nh_ - 1u))) * d_) >> 3u;
-    vu_[1u] = src8_[base8_2_ + c_];
-    vv_[1u] = src8_[(base8_2_ + (d_ >> 4u)) + c_];
+    unsigned base8_ = (((tk_ * nh_) + min((t64_ << 1u), (nh_ - 1u))) * d_) >> 3u;
+    vu_[0u] = src8_[base8_ + t62_];
+    vv_[0u] = src8_[(base8_ + (d_ >> 4u)) + t62_];
+    unsigned base8_2_ = (((tk_ * nh_) + min(((t64_ << 1u) + 1u), (nh_ - 1u))) * d_) >> 3u;
+    vu_[1u] = src8_[base8_2_ + t62_];
+    vv_[1u] = src8_[(base8_2_ + (d_ >> 4u)) + t62_];
     double p_ = (double)pi_;
-    double lt_ = log2((double)theta_);
-    unsigned t114_ = d_ >> 1u;
-    #pragma unroll 1
-    for (unsigned i_ = threadIdx.x; i_ < t114_; i_ = i_ + blockDim.x) {
-        tab_[i_] = exp2(__dmul_rn(__dmul_rn(-(double)i_, __ddiv_rn(2.0, (double)d_)), lt_));
+    if (threadIdx.x < (d_ >> 1u)) {
+        double lt_ = log2((double)theta_);
+        unsigned t129_ = d_ >> 1u;
+        #pragma unroll 1
+        for (unsigned i_ = threadIdx.x; i_ < t129_; i_ = i_ + blockDim.x) {
+            tab_[i_] = exp2(__dmul_rn(__dmul_rn(-(double)i_, __ddiv_rn(2.0, (double)d_)), lt_));
+        }
     }
     __syncthreads();
     if (!!live_) {
-        double a_ = __dmul_rn(p_, tab_[c_ << 2u]);
+        double a_ = __dmul_rn(p_, tab_[t62_ << 2u]);
         double k_ = floor(__fma_rn(a_, 0.15915494309189535, 0.5));
-        double r_ = __fma_rn(-k_, 2.4492935982947064e-16, __fma_rn(-k_, 6.283185307179586, a_));
-        float rf_ = __double2float_rn(r_);
-        float t172_ = kf_cos_approx(rf_);
-        float t173_ = kf_sin_approx(rf_);
-        double a_2_ = __dmul_rn(p_, tab_[(d_ >> 2u) + (c_ << 2u)]);
+        double r_3_ = __fma_rn(-k_, 2.4492935982947064e-16, __fma_rn(-k_, 6.283185307179586, a_));
+        float rf_ = __double2float_rn(r_3_);
+        float t187_ = kf_cos_approx(rf_);
+        float t188_ = kf_sin_approx(rf_);
+        double a_2_ = __dmul_rn(p_, tab_[(d_ >> 2u) + (t62_ << 2u)]);
         double k_2_ = floor(__fma_rn(a_2_, 0.15915494309189535, 0.5));
-        double r_2_ = __fma_rn(-k_2_, 2.4492935982947064e-16, __fma_rn(-k_2_, 6.283185307179586, a_2_));
-        float rf_2_ = __double2float_rn(r_2_);
-        float t208_ = kf_cos_approx(rf_2_);
-        float t209_ = kf_sin_approx(rf_2_);
+        double r_4_ = __fma_rn(-k_2_, 2.4492935982947064e-16, __fma_rn(-k_2_, 6.283185307179586, a_2_));
+        float rf_2_ = __double2float_rn(r_4_);
+        float t223_ = kf_cos_approx(rf_2_);
+        float t224_ = kf_sin_approx(rf_2_);
         unsigned e_ = 1u;
-        double a_3_ = __dmul_rn(p_, tab_[(c_ << 2u) + e_]);
+        double a_3_ = __dmul_rn(p_, tab_[(t62_ << 2u) + e_]);
         double k_3_ = floor(__fma_rn(a_3_, 0.15915494309189535, 0.5));
-        double r_3_ = __fma_rn(-k_3_, 2.4492935982947064e-16, __fma_rn(-k_3_, 6.283185307179586, a_3_));
-        float rf_3_ = __double2float_rn(r_3_);
-        float t248_ = kf_cos_approx(rf_3_);
-        float t249_ = kf_sin_approx(rf_3_);
+        double r_5_ = __fma_rn(-k_3_, 2.4492935982947064e-16, __fma_rn(-k_3_, 6.283185307179586, a_3_));
+        float rf_3_ = __double2float_rn(r_5_);
+        float t263_ = kf_cos_approx(rf_3_);
+        float t264_ = kf_sin_approx(rf_3_);
         unsigned e_2_ = 1u;
-        double a_4_ = __dmul_rn(p_, tab_[((d_ >> 2u) + (c_ << 2u)) + e_2_]);
+        double a_4_ = __dmul_rn(p_, tab_[((d_ >> 2u) + (t62_ << 2u)) + e_2_]);
         double k_4_ = floor(__fma_rn(a_4_, 0.15915494309189535, 0.5));
-        double r_4_ = __fma_rn(-k_4_, 2.4492935982947064e-16, __fma_rn(-k_4_, 6.283185307179586, a_4_));
-        float rf_4_ = __double2float_rn(r_4_);
-        float t284_ = kf_cos_approx(rf_4_);
-        float t285_ = kf_sin_approx(rf_4_);
+        double r_6_ = __fma_rn(-k_4_, 2.4492935982947064e-16, __fma_rn(-k_4_, 6.283185307179586, a_4_));
+        float rf_4_ = __double2float_rn(r_6_);
+        float t299_ = kf_cos_approx(rf_4_);
+        float t300_ = kf_sin_approx(rf_4_);
         unsigned e_3_ = 2u;
-        double a_5_ = __dmul_rn(p_, tab_[(c_ << 2u) + e_3_]);
+        double a_5_ = __dmul_rn(p_, tab_[(t62_ << 2u) + e_3_]);
         double k_5_ = floor(__fma_rn(a_5_, 0.15915494309189535, 0.5));
-        double r_5_ = __fma_rn(-k_5_, 2.4492935982947064e-16, __fma_rn(-k_5_, 6.283185307179586, a_5_));
-        float rf_5_ = __double2float_rn(r_5_);
-        float t324_ = kf_cos_approx(rf_5_);
-        float t325_ = kf_sin_approx(rf_5_);
+        double r_7_ = __fma_rn(-k_5_, 2.4492935982947064e-16, __fma_rn(-k_5_, 6.283185307179586, a_5_));
+        float rf_5_ = __double2float_rn(r_7_);
+        float t339_ = kf_cos_approx(rf_5_);
+        float t340_ = kf_sin_approx(rf_5_);
         unsigned e_4_ = 2u;
-        double a_6_ = __dmul_rn(p_, tab_[((d_ >> 2u) + (c_ << 2u)) + e_4_]);
+        double a_6_ = __dmul_rn(p_, tab_[((d_ >> 2u) + (t62_ << 2u)) + e_4_]);
         double k_6_ = floor(__fma_rn(a_6_, 0.15915494309189535, 0.5));
-        double r_6_ = __fma_rn(-k_6_, 2.4492935982947064e-16, __fma_rn(-k_6_, 6.283185307179586, a_6_));
-        float rf_6_ = __double2float_rn(r_6_);
-        float t360_ = kf_cos_approx(rf_6_);
-        float t361_ = kf_sin_approx(rf_6_);
+        double r_8_ = __fma_rn(-k_6_, 2.4492935982947064e-16, __fma_rn(-k_6_, 6.283185307179586, a_6_));
+        float rf_6_ = __double2float_rn(r_8_);
+        float t375_ = kf_cos_approx(rf_6_);
+        float t376_ = kf_sin_approx(rf_6_);
         unsigned e_5_ = 3u;
-        double a_7_ = __dmul_rn(p_, tab_[(c_ << 2u) + e_5_]);
+        double a_7_ = __dmul_rn(p_, tab_[(t62_ << 2u) + e_5_]);
         double k_7_ = floor(__fma_rn(a_7_, 0.15915494309189535, 0.5));
-        double r_7_ = __fma_rn(-k_7_, 2.4492935982947064e-16, __fma_rn(-k_7_, 6.283185307179586, a_7_));
-        float rf_7_ = __double2float_rn(r_7_);
-        float t400_ = kf_cos_approx(rf_7_);
-        float t401_ = kf_sin_approx(rf_7_);
+        double r_9_ = __fma_rn(-k_7_, 2.4492935982947064e-16, __fma_rn(-k_7_, 6.283185307179586, a_7_));
+        float rf_7_ = __double2float_rn(r_9_);
+        float t415_ = kf_cos_approx(rf_7_);
+        float t416_ = kf_sin_approx(rf_7_);
         unsigned e_6_ = 3u;
-        double a_8_ = __dmul_rn(p_, tab_[((d_ >> 2u) + (c_ << 2u)) + e_6_]);
+        double a_8_ = __dmul_rn(p_, tab_[((d_ >> 2u) + (t62_ << 2u)) + e_6_]);
         double k_8_ = floor(__fma_rn(a_8_, 0.15915494309189535, 0.5));
-        double r_8_ = __fma_rn(-k_8_, 2.4492935982947064e-16, __fma_rn(-k_8_, 6.283185307179586, a_8_));
-        float rf_8_ = __double2float_rn(r_8_);
-        float t436_ = kf_cos_approx(rf_8_);
-        float t437_ = kf_sin_approx(rf_8_);
-        unsigned t445_ = hg_ << 1u;
-        kf_f16x8 t449_ = vu_[0u];
-        kf_f16x8 ou_ = t449_;
-        kf_f16x8 t452_ = vv_[0u];
-        kf_f16x8 ov_ = t452_;
-        if (t445_ < (h_ + hkv_)) {
+        double r_10_ = __fma_rn(-k_8_, 2.4492935982947064e-16, __fma_rn(-k_8_, 6.283185307179586, a_8_));
+        float rf_8_ = __double2float_rn(r_10_);
+        float t451_ = kf_cos_approx(rf_8_);
+        float t452_ = kf_sin_approx(rf_8_);
+        unsigned t460_ = t64_ << 1u;
+        kf_f16x8 t464_ = vu_[0u];
+        kf_f16x8 ou_ = t464_;
+        kf_f16x8 t467_ = vv_[0u];
+        kf_f16x8 ov_ = t467_;
+        if (t460_ < (h_ + hkv_)) {
             kf_f16x8 w_ = vu_[0u];
-            kf_f16x8 t715_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
+            kf_f16x8 t730_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
             float a_9_ = kf_f16_to_f32(w_.v[0]);
             float b_ = kf_f16_to_f32(w_.v[1]);
-            kf_f16 t726_ = kf_f16_from_f32(__fmaf_rn(a_9_, t172_, kf_neg_f32(__fmul_rn(b_, t173_))));
-            kf_f16x8 o_ = t715_;
-            o_.v[0] = t726_;
-            o_.v[1] = kf_f16_from_f32(__fmaf_rn(b_, t172_, __fmul_rn(a_9_, t173_)));
+            kf_f16 t741_ = kf_f16_from_f32(__fmaf_rn(a_9_, t187_, kf_neg_f32(__fmul_rn(b_, t188_))));
+            kf_f16x8 o_ = t730_;
+            o_.v[0] = t741_;
+            o_.v[1] = kf_f16_from_f32(__fmaf_rn(b_, t187_, __fmul_rn(a_9_, t188_)));
             float a_10_ = kf_f16_to_f32(w_.v[2]);
             float b_2_ = kf_f16_to_f32(w_.v[3]);
-            o_.v[2] = kf_f16_from_f32(__fmaf_rn(a_10_, t248_, kf_neg_f32(__fmul_rn(b_2_, t249_))));
-            o_.v[3] = kf_f16_from_f32(__fmaf_rn(b_2_, t248_, __fmul_rn(a_10_, t249_)));
+            o_.v[2] = kf_f16_from_f32(__fmaf_rn(a_10_, t263_, kf_neg_f32(__fmul_rn(b_2_, t264_))));
+            o_.v[3] = kf_f16_from_f32(__fmaf_rn(b_2_, t263_, __fmul_rn(a_10_, t264_)));
             float a_11_ = kf_f16_to_f32(w_.v[4]);
             float b_3_ = kf_f16_to_f32(w_.v[5]);
-            o_.v[4] = kf_f16_from_f32(__fmaf_rn(a_11_, t324_, kf_neg_f32(__fmul_rn(b_3_, t325_))));
-            o_.v[5] = kf_f16_from_f32(__fmaf_rn(b_3_, t324_, __fmul_rn(a_11_, t325_)));
+            o_.v[4] = kf_f16_from_f32(__fmaf_rn(a_11_, t339_, kf_neg_f32(__fmul_rn(b_3_, t340_))));
+            o_.v[5] = kf_f16_from_f32(__fmaf_rn(b_3_, t339_, __fmul_rn(a_11_, t340_)));
             float a_12_ = kf_f16_to_f32(w_.v[6]);
             float b_4_ = kf_f16_to_f32(w_.v[7]);
-            o_.v[6] = kf_f16_from_f32(__fmaf_rn(a_12_, t400_, kf_neg_f32(__fmul_rn(b_4_, t401_))));
-            o_.v[7] = kf_f16_from_f32(__fmaf_rn(b_4_, t400_, __fmul_rn(a_12_, t401_)));
+            o_.v[6] = kf_f16_from_f32(__fmaf_rn(a_12_, t415_, kf_neg_f32(__fmul_rn(b_4_, t416_))));
+            o_.v[7] = kf_f16_from_f32(__fmaf_rn(b_4_, t415_, __fmul_rn(a_12_, t416_)));
             ou_ = o_;
             kf_f16x8 w_2_ = vv_[0u];
-            kf_f16x8 t780_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
+            kf_f16x8 t795_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
             float a_13_ = kf_f16_to_f32(w_2_.v[0]);
             float b_5_ = kf_f16_to_f32(w_2_.v[1]);
-            kf_f16 t791_ = kf_f16_from_f32(__fmaf_rn(a_13_, t208_, kf_neg_f32(__fmul_rn(b_5_, t209_))));
-            kf_f16x8 o_2_ = t780_;
-            o_2_.v[0] = t791_;
-            o_2_.v[1] = kf_f16_from_f32(__fmaf_rn(b_5_, t208_, __fmul_rn(a_13_, t209_)));
+            kf_f16 t806_ = kf_f16_from_f32(__fmaf_rn(a_13_, t223_, kf_neg_f32(__fmul_rn(b_5_, t224_))));
+            kf_f16x8 o_2_ = t795_;
+            o_2_.v[0] = t806_;
+            o_2_.v[1] = kf_f16_from_f32(__fmaf_rn(b_5_, t223_, __fmul_rn(a_13_, t224_)));
             float a_14_ = kf_f16_to_f32(w_2_.v[2]);
             float b_6_ = kf_f16_to_f32(w_2_.v[3]);
-            o_2_.v[2] = kf_f16_from_f32(__fmaf_rn(a_14_, t284_, kf_neg_f32(__fmul_rn(b_6_, t285_))));
-            o_2_.v[3] = kf_f16_from_f32(__fmaf_rn(b_6_, t284_, __fmul_rn(a_14_, t285_)));
+            o_2_.v[2] = kf_f16_from_f32(__fmaf_rn(a_14_, t299_, kf_neg_f32(__fmul_rn(b_6_, t300_))));
+            o_2_.v[3] = kf_f16_from_f32(__fmaf_rn(b_6_, t299_, __fmul_rn(a_14_, t300_)));
             float a_15_ = kf_f16_to_f32(w_2_.v[4]);
             float b_7_ = kf_f16_to_f32(w_2_.v[5]);
-            o_2_.v[4] = kf_f16_from_f32(__fmaf_rn(a_15_, t360_, kf_neg_f32(__fmul_rn(b_7_, t361_))));
-            o_2_.v[5] = kf_f16_from_f32(__fmaf_rn(b_7_, t360_, __fmul_rn(a_15_, t361_)));
+            o_2_.v[4] = kf_f16_from_f32(__fmaf_rn(a_15_, t375_, kf_neg_f32(__fmul_rn(b_7_, t376_))));
+            o_2_.v[5] = kf_f16_from_f32(__fmaf_rn(b_7_, t375_, __fmul_rn(a_15_, t376_)));
             float a_16_ = kf_f16_to_f32(w_2_.v[6]);
             float b_8_ = kf_f16_to_f32(w_2_.v[7]);
-            o_2_.v[6] = kf_f16_from_f32(__fmaf_rn(a_16_, t436_, kf_neg_f32(__fmul_rn(b_8_, t437_))));
-            o_2_.v[7] = kf_f16_from_f32(__fmaf_rn(b_8_, t436_, __fmul_rn(a_16_, t437_)));
+            o_2_.v[6] = kf_f16_from_f32(__fmaf_rn(a_16_, t451_, kf_neg_f32(__fmul_rn(b_8_, t452_))));
+            o_2_.v[7] = kf_f16_from_f32(__fmaf_rn(b_8_, t451_, __fmul_rn(a_16_, t452_)));
             ov_ = o_2_;
         }
-        if (t445_ < h_) {
-            unsigned base8_3_ = (((tok_ * h_) + t445_) * d_) >> 3u;
-            q8_[base8_3_ + c_] = ou_;
-            q8_[(base8_3_ + (d_ >> 4u)) + c_] = ov_;
-        } else if (t445_ < (h_ + hkv_)) {
-            unsigned base8_4_ = ((((((tok_ * l_) + pi_) * hkv_) + t445_) - h_) * d_) >> 3u;
-            k8_[base8_4_ + c_] = ou_;
-            k8_[(base8_4_ + (d_ >> 4u)) + c_] = ov_;
-        } else if (t445_ < nh_) {
-            unsigned base8_5_ = (((((((tok_ * l_) + pi_) * hkv_) + t445_) - h_) - hkv_) * d_) >> 3u;
-            v8_[base8_5_ + c_] = ou_;
-            v8_[(base8_5_ + (d_ >> 4u)) + c_] = ov_;
+        if (t460_ < h_) {
+            unsigned base8_3_ = (((r_2_ * h_) + t460_) * d_) >> 3u;
+            q8_[base8_3_ + t62_] = ou_;
+            q8_[(base8_3_ + (d_ >> 4u)) + t62_] = ov_;
+        } else if (t460_ < (h_ + hkv_)) {
+            unsigned base8_4_ = ((((((r_2_ * l_) + pi_) * hkv_) + t460_) - h_) * d_) >> 3u;
+            k8_[base8_4_ + t62_] = ou_;
+            k8_[(base8_4_ + (d_ >> 4u)) + t62_] = ov_;
+        } else if (t460_ < nh_) {
+            unsigned base8_5_ = (((((((r_2_ * l_) + pi_) * hkv_) + t460_) - h_) - hkv_) * d_) >> 3u;
+            v8_[base8_5_ + t62_] = ou_;
+            v8_[(base8_5_ + (d_ >> 4u)) + t62_] = ov_;
         }
-        unsigned head_ = (hg_ << 1u) + 1u;
-        kf_f16x8 t888_ = vu_[1u];
-        kf_f16x8 ou_2_ = t888_;
-        kf_f16x8 t891_ = vv_[1u];
-        kf_f16x8 ov_2_ = t891_;
+        unsigned head_ = (t64_ << 1u) + 1u;
+        kf_f16x8 t903_ = vu_[1u];
+        kf_f16x8 ou_2_ = t903_;
+        kf_f16x8 t906_ = vv_[1u];
+        kf_f16x8 ov_2_ = t906_;
         if (head_ < (h_ + hkv_)) {
             kf_f16x8 w_3_ = vu_[1u];
-            kf_f16x8 t1154_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
+            kf_f16x8 t1169_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
             float a_17_ = kf_f16_to_f32(w_3_.v[0]);
             float b_9_ = kf_f16_to_f32(w_3_.v[1]);
-            kf_f16 t1165_ = kf_f16_from_f32(__fmaf_rn(a_17_, t172_, kf_neg_f32(__fmul_rn(b_9_, t173_))));
-            kf_f16x8 o_3_ = t1154_;
-            o_3_.v[0] = t1165_;
-            o_3_.v[1] = kf_f16_from_f32(__fmaf_rn(b_9_, t172_, __fmul_rn(a_17_, t173_)));
+            kf_f16 t1180_ = kf_f16_from_f32(__fmaf_rn(a_17_, t187_, kf_neg_f32(__fmul_rn(b_9_, t188_))));
+            kf_f16x8 o_3_ = t1169_;
+            o_3_.v[0] = t1180_;
+            o_3_.v[1] = kf_f16_from_f32(__fmaf_rn(b_9_, t187_, __fmul_rn(a_17_, t188_)));
             float a_18_ = kf_f16_to_f32(w_3_.v[2]);
             float b_10_ = kf_f16_to_f32(w_3_.v[3]);
-            o_3_.v[2] = kf_f16_from_f32(__fmaf_rn(a_18_, t248_, kf_neg_f32(__fmul_rn(b_10_, t249_))));
-            o_3_.v[3] = kf_f16_from_f32(__fmaf_rn(b_10_, t248_, __fmul_rn(a_18_, t249_)));
+            o_3_.v[2] = kf_f16_from_f32(__fmaf_rn(a_18_, t263_, kf_neg_f32(__fmul_rn(b_10_, t264_))));
+            o_3_.v[3] = kf_f16_from_f32(__fmaf_rn(b_10_, t263_, __fmul_rn(a_18_, t264_)));
             float a_19_ = kf_f16_to_f32(w_3_.v[4]);
             float b_11_ = kf_f16_to_f32(w_3_.v[5]);
-            o_3_.v[4] = kf_f16_from_f32(__fmaf_rn(a_19_, t324_, kf_neg_f32(__fmul_rn(b_11_, t325_))));
-            o_3_.v[5] = kf_f16_from_f32(__fmaf_rn(b_11_, t324_, __fmul_rn(a_19_, t325_)));
+            o_3_.v[4] = kf_f16_from_f32(__fmaf_rn(a_19_, t339_, kf_neg_f32(__fmul_rn(b_11_, t340_))));
+            o_3_.v[5] = kf_f16_from_f32(__fmaf_rn(b_11_, t339_, __fmul_rn(a_19_, t340_)));
             float a_20_ = kf_f16_to_f32(w_3_.v[6]);
             float b_12_ = kf_f16_to_f32(w_3_.v[7]);
-            o_3_.v[6] = kf_f16_from_f32(__fmaf_rn(a_20_, t400_, kf_neg_f32(__fmul_rn(b_12_, t401_))));
-            o_3_.v[7] = kf_f16_from_f32(__fmaf_rn(b_12_, t400_, __fmul_rn(a_20_, t401_)));
+            o_3_.v[6] = kf_f16_from_f32(__fmaf_rn(a_20_, t415_, kf_neg_f32(__fmul_rn(b_12_, t416_))));
+            o_3_.v[7] = kf_f16_from_f32(__fmaf_rn(b_12_, t415_, __fmul_rn(a_20_, t416_)));
             ou_2_ = o_3_;
             kf_f16x8 w_4_ = vv_[1u];
-            kf_f16x8 t1219_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
+            kf_f16x8 t1234_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
             float a_21_ = kf_f16_to_f32(w_4_.v[0]);
             float b_13_ = kf_f16_to_f32(w_4_.v[1]);
-            kf_f16 t1230_ = kf_f16_from_f32(__fmaf_rn(a_21_, t208_, kf_neg_f32(__fmul_rn(b_13_, t209_))));
-            kf_f16x8 o_4_ = t1219_;
-            o_4_.v[0] = t1230_;
-            o_4_.v[1] = kf_f16_from_f32(__fmaf_rn(b_13_, t208_, __fmul_rn(a_21_, t209_)));
+            kf_f16 t1245_ = kf_f16_from_f32(__fmaf_rn(a_21_, t223_, kf_neg_f32(__fmul_rn(b_13_, t224_))));
+            kf_f16x8 o_4_ = t1234_;
+            o_4_.v[0] = t1245_;
+            o_4_.v[1] = kf_f16_from_f32(__fmaf_rn(b_13_, t223_, __fmul_rn(a_21_, t224_)));
             float a_22_ = kf_f16_to_f32(w_4_.v[2]);
             float b_14_ = kf_f16_to_f32(w_4_.v[3]);
-            o_4_.v[2] = kf_f16_from_f32(__fmaf_rn(a_22_, t284_, kf_neg_f32(__fmul_rn(b_14_, t285_))));
-            o_4_.v[3] = kf_f16_from_f32(__fmaf_rn(b_14_, t284_, __fmul_rn(a_22_, t285_)));
+            o_4_.v[2] = kf_f16_from_f32(__fmaf_rn(a_22_, t299_, kf_neg_f32(__fmul_rn(b_14_, t300_))));
+            o_4_.v[3] = kf_f16_from_f32(__fmaf_rn(b_14_, t299_, __fmul_rn(a_22_, t300_)));
             float a_23_ = kf_f16_to_f32(w_4_.v[4]);
             float b_15_ = kf_f16_to_f32(w_4_.v[5]);
-            o_4_.v[4] = kf_f16_from_f32(__fmaf_rn(a_23_, t360_, kf_neg_f32(__fmul_rn(b_15_, t361_))));
-            o_4_.v[5] = kf_f16_from_f32(__fmaf_rn(b_15_, t360_, __fmul_rn(a_23_, t361_)));
+            o_4_.v[4] = kf_f16_from_f32(__fmaf_rn(a_23_, t375_, kf_neg_f32(__fmul_rn(b_15_, t376_))));
+            o_4_.v[5] = kf_f16_from_f32(__fmaf_rn(b_15_, t375_, __fmul_rn(a_23_, t376_)));
             float a_24_ = kf_f16_to_f32(w_4_.v[6]);
             float b_16_ = kf_f16_to_f32(w_4_.v[7]);
-            o_4_.v[6] = kf_f16_from_f32(__fmaf_rn(a_24_, t436_, kf_neg_f32(__fmul_rn(b_16_, t437_))));
-            o_4_.v[7] = kf_f16_from_f32(__fmaf_rn(b_16_, t436_, __fmul_rn(a_24_, t437_)));
+            o_4_.v[6] = kf_f16_from_f32(__fmaf_rn(a_24_, t451_, kf_neg_f32(__fmul_rn(b_16_, t452_))));
+            o_4_.v[7] = kf_f16_from_f32(__fmaf_rn(b_16_, t451_, __fmul_rn(a_24_, t452_)));
             ov_2_ = o_4_;
         }
         if (head_ < h_) {
-            unsigned base8_6_ = (((tok_ * h_) + head_) * d_) >> 3u;
-            q8_[base8_6_ + c_] = ou_2_;
-            q8_[(base8_6_ + (d_ >> 4u)) + c_] = ov_2_;
+            unsigned base8_6_ = (((r_2_ * h_) + head_) * d_) >> 3u;
+            q8_[base8_6_ + t62_] = ou_2_;
+            q8_[(base8_6_ + (d_ >> 4u)) + t62_] = ov_2_;
         } else if (head_ < (h_ + hkv_)) {
-            unsigned base8_7_ = ((((((tok_ * l_) + pi_) * hkv_) + head_) - h_) * d_) >> 3u;
-            k8_[base8_7_ + c_] = ou_2_;
-            k8_[(base8_7_ + (d_ >> 4u)) + c_] = ov_2_;
+            unsigned base8_7_ = ((((((r_2_ * l_) + pi_) * hkv_) + head_) - h_) * d_) >> 3u;
+            k8_[base8_7_ + t62_] = ou_2_;
+            k8_[(base8_7_ + (d_ >> 4u)) + t62_] = ov_2_;
         } else if (head_ < nh_) {
-            unsigned base8_8_ = (((((((tok_ * l_) + pi_) * hkv_) + head_) - h_) - hkv_) * d_) >> 3u;
-            v8_[base8_8_ + c_] = ou_2_;
-            v8_[(base8_8_ + (d_ >> 4u)) + c_] = ov_2_;
+            unsigned base8_8_ = (((((((r_2_ * l_) + pi_) * hkv_) + head_) - h_) - hkv_) * d_) >> 3u;
+            v8_[base8_8_ + t62_] = ou_2_;
+            v8_[(base8_8_ + (d_ >> 4u)) + t62_] = ov_2_;
         }
     }
 }

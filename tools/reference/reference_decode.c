@@ -156,7 +156,8 @@ static bool name_has(ref_ctx *r, const char *part) { return strstr(r->c->kernel,
 
 /* ---- gemv.kf --------------------------------------------------------------------- */
 
-/* gemv_[batch_]<W>_<x>_<y>[_acc]: Y[b, i] = sum_k W[i, k]·X[b, k] (+ Y[b, i]). */
+/* gemv_[batch_]<W>_<x>_<y>[_acc]: Y[b, i] = sum_k W[i, k]·X[b, k] (+ Y[b, i]);
+ * gemv_f16_f16_f16_dyn's ticket counter ctr is back at 0. */
 static void ref_gemv(ref_ctx *r)
 {
     const char *t = r->c->kernel + strlen(name_has(r, "batch") ? "gemv_batch_" : "gemv_");
@@ -175,6 +176,13 @@ static void ref_gemv(ref_ctx *r)
             put(y, b * m + i, s, yf);
         }
     out_buf(r, "y", yf ? KF_S_F32 : KF_S_F16, y, ny);
+    if (name_has(r, "_dyn")) {
+        size_t nc;
+        uint32_t *ctr = in_buf(r, "ctr", KF_S_U32, 1, &nc);
+        for (size_t i = 0; i < nc; i++) ctr[i] = 0;
+        out_buf(r, "ctr", KF_S_U32, ctr, nc);
+        free(ctr);
+    }
     free(w);
     free(x);
     free(y);
