@@ -466,6 +466,51 @@ static void test_tc_gemv_is_tensor_cores_fed_by_16_byte_loads(void **st)
     free(sass);
 }
 
+/* A memory instruction's opcode (the line's text after any predicate):
+ * global, shared, local and generic loads and stores, atomics, reductions,
+ * async copies (LDC/ULDC read parameters: not memory here). */
+static bool sass_memory_op(const char *ins)
+{
+    static const char *const ops[] = {"LDG", "STG", "LDS", "STS", "LDL", "STL", "LD.", "ST.", "LD ", "ST ", "ATOM",
+                                      "RED", "LDGSTS"};
+    if (ins[0] == '@') ins += strcspn(ins, " ") + 1;
+    if (!strncmp(ins, "LDGDEPBAR", 9)) return false;
+    for (size_t i = 0; i < sizeof ops / sizeof *ops; i++)
+        if (!strncmp(ins, ops[i], strlen(ops[i]))) return true;
+    return false;
+}
+
+/* Every library kernel (the .kf files of kernels/, default -D) opens on sm_90 with its
+ * PDL wait before any memory instruction. ptxas 13 may move an
+ * ld.global.nc above griddepcontrol.wait (seen in a test kernel: s17's
+ * dep_wait work), and under PDL that load would read what the kernel before
+ * is still writing; only dep_wait() kernels may load before the wait, and
+ * they do it with ld.relaxed.gpu (test above). */
+static void test_library_kernels_wait_before_any_memory_access_in_sass(void **st)
+{
+    static kf_file_entry files[128];
+    size_t n = kf_list_dir("kernels", files, 0, 128), kernels = 0;
+    for (size_t i = 0; i < n; i++) {
+        char rel[200];
+        snprintf(rel, sizeof rel, "kernels/%s.kf", files[i].stem);
+        char *sass = sass_of_file(rel, 90);
+        for (const char *f = strstr(sass, "Function : "); f; f = strstr(f + 1, "Function : ")) {
+            const char *end = strstr(f + 1, "Function : "), *wait = strstr(f, "ACQBULK"), *name = f + 11;
+            int nl = (int)strcspn(name, "\n");
+            if (!wait || (end && wait > end)) fail_msg("%s: %.*s has no ACQBULK", rel, nl, name);
+            for (const char *l = strstr(f, "*/"); l && l < wait; l = strstr(l + 2, "*/")) {
+                l += 2;
+                while (*l == ' ') l++;
+                if (sass_memory_op(l)) fail_msg("%s: %.*s: '%.*s' before the PDL wait", rel, nl, name, (int)strcspn(l, ";"), l);
+            }
+            kernels++;
+        }
+        free(sass);
+    }
+    print_message("%zu library kernels wait before their first memory access\n", kernels);
+    (void)st;
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -485,6 +530,7 @@ int main(void)
         cmocka_unit_test(test_tc_gemv_is_tensor_cores_fed_by_16_byte_loads),
         cmocka_unit_test(test_fence_is_a_gpu_membar_in_sass),
         cmocka_unit_test(test_dep_wait_keeps_early_loads_before_the_wait_in_sass),
+        cmocka_unit_test(test_library_kernels_wait_before_any_memory_access_in_sass),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
