@@ -637,10 +637,13 @@ static void emit_binop(ptx_cx *cx, const kf_ir_ins *in)
     bool bconst = kf_ptx_const_of(cx, vb, &cb) && s != KF_S_BOOL && !is_half(s);
     uint64_t f = 1;
     kf_val base = bconst && op == KF_OP_MUL && kf_scalar_bytes[s] == 8 && !is_float_s(s) ? mul_chain(cx, va, &f) : va;
-    for (uint32_t l = 0; l < nlanes(in->type) && base != va; l++)
-        kf_ptx_ins(cx, "mul.lo.%s %s, %s, %lld", kf_ptx_scalars[s].arith, kf_ptx_reg(cx, in->dst, l).s,
-                   kf_ptx_reg(cx, base, l).s, (long long)(cb * f));
-    for (uint32_t l = 0; l < nlanes(in->type) && base == va; l++) {
+    if (base != va) {   /* the chain's base times the exact 64-bit product (mul_chain) */
+        for (uint32_t l = 0; l < nlanes(in->type); l++)
+            kf_ptx_ins(cx, "mul.lo.%s %s, %s, %lld", kf_ptx_scalars[s].arith, kf_ptx_reg(cx, in->dst, l).s,
+                       kf_ptx_reg(cx, base, l).s, (long long)(cb * f));
+        return;
+    }
+    for (uint32_t l = 0; l < nlanes(in->type); l++) {
         preg d = kf_ptx_reg(cx, in->dst, l), a = kf_ptx_reg(cx, va, l), b = kf_ptx_opnd(cx, vb, l);
         if (bconst && !is_float_s(s) && const_int_binop(cx, op, s, d.s, a.s, cb)) continue;
         if (s == KF_S_BOOL) {
