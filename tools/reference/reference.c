@@ -41,6 +41,15 @@ static uint16_t bf16_bits(double x)
     return isnan(f) ? 0x7fc0 : (uint16_t)(b >> 16);
 }
 
+/* The value of bf16 bits h (exact: bf16 is the top half of an f32). */
+static double bf16_value(uint16_t h)
+{
+    uint32_t u = (uint32_t)h << 16;
+    float f;
+    memcpy(&f, &u, 4);
+    return f;
+}
+
 static uint32_t f32_bits(float f)
 {
     uint32_t b;

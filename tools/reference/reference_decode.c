@@ -130,14 +130,6 @@ static void make_ties(void *dst, size_t count, uint64_t *rng, const void *ctx)
 
 /* ---- helpers ------------------------------------------------------------------ */
 
-static double bf16_value(uint16_t h)
-{
-    uint32_t u = (uint32_t)h << 16;
-    float f;
-    memcpy(&f, &u, 4);
-    return f;
-}
-
 /* Element i of a buffer of 16-bit floats (bf: bf16) or f32. */
 static double elem(const void *p, size_t i, int kind)
 {

@@ -592,14 +592,6 @@ static void ref_regress_negzero_select(ref_ctx *r)
 
 /* ---- four bytes and four bf16 lanes read through two views --------------------------- */
 
-static double bf16_of_bits(uint16_t h)
-{
-    uint32_t b = (uint32_t)h << 16;
-    float f;
-    memcpy(&f, &b, 4);
-    return f;
-}
-
 static void ref_regress_byte_quad_view(ref_ctx *r)
 {
     size_t n = (size_t)in_num(r, "n"), nx, no, np;
@@ -611,7 +603,7 @@ static void ref_regress_byte_quad_view(ref_ctx *r)
         int8_t a[4] = {(int8_t)(h[0] & 0xff), (int8_t)(h[0] >> 8), (int8_t)(h[1] & 0xff), (int8_t)(h[1] >> 8)};
         for (int l = 0; l < 4; l++) {
             o[4 * i + l] = (int8_t)(uint8_t)(a[l] * 3 + (int)(i % 64 % 8));   /* wraps at 8 bits */
-            p[4 * i + l] = bf16_bits(bf16_of_bits(h[l]) * a[l]);     /* exact product, rounded once */
+            p[4 * i + l] = bf16_bits(bf16_value(h[l]) * a[l]);     /* exact product, rounded once */
         }
     }
     out_free(r, "o", KF_S_I8, o, 4 * no);

@@ -16,14 +16,6 @@
 
 /* ---- f16 / bf16 ------------------------------------------------------------- */
 
-static double s8_bf16_value(uint16_t h)
-{
-    uint32_t b = (uint32_t)h << 16;
-    float f;
-    memcpy(&f, &b, 4);
-    return f;
-}
-
 /* Bits of a half value, every NaN the canonical 0x7FFF. */
 static uint16_t half_bits(bool bf, double v)
 {
@@ -31,7 +23,7 @@ static uint16_t half_bits(bool bf, double v)
     return bf ? bf16_bits(v) : kf_ref_f16_bits(v);
 }
 
-static double half_value(bool bf, uint16_t h) { return bf ? s8_bf16_value(h) : kf_ref_f16_value(h); }
+static double half_value(bool bf, uint16_t h) { return bf ? bf16_value(h) : kf_ref_f16_value(h); }
 static double rhalf(bool bf, double x) { return bf ? rbf16(x) : kf_ref_rf16(x); }
 
 static int bit_length(unsigned __int128 m)
