@@ -222,7 +222,7 @@ __device__ __forceinline__ void kf_pdl_wait() {
 #endif
 }
 
-/* kernel gemv_f16_f16_f16 (gemv.kf:964) */
+/* kernel gemv_f16_f16_f16 (gemv.kf:1026) */
 extern "C" __global__ void __launch_bounds__(256)
 gemv_f16_f16_f16(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x_, kf_f16* __restrict__ y_, unsigned m_, unsigned k_)
 {
@@ -245,9 +245,9 @@ gemv_f16_f16_f16(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x_, k
     float xs_10_[8];
     float xs_11_[8];
     float xs_12_[8];
+    float t2308_;
+    float t3249_;
     float s_;
-    float s_2_;
-    float s_3_;
     const unsigned kf_wn = kf_warp_lanes();
     const unsigned short* w16_ = (const unsigned short*)w_;
     const kf_u32x4* wv_ = (const kf_u32x4*)w_;
@@ -260,17 +260,17 @@ gemv_f16_f16_f16(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x_, k
         unsigned wid_ = (blockIdx.x << 3u) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u);
         unsigned nw_ = gridDim.x << 3u;
         if (!(wid_ >= m_)) {
-            unsigned t1433_ = m_ - wid_;
-            unsigned t1441_ = ((t1433_ / nw_) + (((t1433_ % nw_) != 0u) ? 1u : 0u)) * steps_;
+            unsigned t1435_ = m_ - wid_;
+            unsigned t1443_ = ((t1435_ / nw_) + (((t1435_ % nw_) != 0u) ? 1u : 0u)) * steps_;
             acc_2_[0u] = 0.0f;
             unsigned lg_ = wid_;
             unsigned lk_ = 0u;
             unsigned cg_ = wid_;
             unsigned ck_ = 0u;
-            unsigned t1454_ = t1441_ + 1u;
+            unsigned t1462_ = t1443_ + 1u;
             #pragma unroll 1
-            for (unsigned t0_ = 0u; t0_ < t1454_; t0_ = t0_ + 2u) {
-                if (t0_ < t1441_) {
+            for (unsigned t0_ = 0u; t0_ < t1462_; t0_ = t0_ + 2u) {
+                if (t0_ < t1443_) {
                     unsigned v_ = min((((lk_ << 5u) << 2u) + lane_), (nv_ - 1u));
                     unsigned row_2_ = min(lg_, (m_ - 1u));
                     wb_[0u] = wv_[(row_2_ * nv_) + v_];
@@ -287,23 +287,23 @@ gemv_f16_f16_f16(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x_, k
                     unsigned row_5_ = min(lg_, (m_ - 1u));
                     wb_[3u] = wv_[(row_5_ * nv_) + v_4_];
                     xb_[6u] = xv_[v_4_];
-                    unsigned t1630_ = lk_ + 1u;
-                    lk_ = t1630_;
-                    if (t1630_ == steps_) {
+                    unsigned t1638_ = lk_ + 1u;
+                    lk_ = t1638_;
+                    if (t1638_ == steps_) {
                         lk_ = 0u;
                         lg_ = lg_ + nw_;
                     }
                 }
-                bool t1639_ = t0_ >= 1u;
-                bool t1640_ = t1639_;
-                if (t1639_) {
-                    t1640_ = (t0_ - 1u) < t1441_;
+                bool t1748_ = t0_ >= 1u;
+                bool t1749_ = t1748_;
+                if (t1748_) {
+                    t1749_ = (t0_ - 1u) < t1443_;
                 }
-                if (t1640_) {
+                if (t1749_) {
                     unsigned v_5_ = ((ck_ << 5u) << 2u) + lane_;
                     if (v_5_ < nv_) {
-                        kf_u32x4 t1699_ = xb_[8u];
-                        kf_f16x8 a_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1699_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1699_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1699_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1699_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1699_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1699_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1699_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1699_, 3u), 16u))}};
+                        kf_u32x4 t1808_ = xb_[8u];
+                        kf_f16x8 a_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1808_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1808_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1808_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1808_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1808_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1808_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1808_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1808_, 3u), 16u))}};
                         xs_[0u] = kf_f16_to_f32(a_.v[0]);
                         xs_[1u] = kf_f16_to_f32(a_.v[1]);
                         xs_[2u] = kf_f16_to_f32(a_.v[2]);
@@ -312,14 +312,14 @@ gemv_f16_f16_f16(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x_, k
                         xs_[5u] = kf_f16_to_f32(a_.v[5]);
                         xs_[6u] = kf_f16_to_f32(a_.v[6]);
                         xs_[7u] = kf_f16_to_f32(a_.v[7]);
-                        kf_u32x4 t1726_ = wb_[4u];
-                        kf_f16x8 wh_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1726_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1726_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1726_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1726_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1726_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1726_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1726_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1726_, 3u), 16u))}};
+                        kf_u32x4 t1835_ = wb_[4u];
+                        kf_f16x8 wh_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1835_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1835_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1835_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1835_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1835_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1835_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1835_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1835_, 3u), 16u))}};
                         acc_2_[0u] = __fmaf_rn(kf_f16_to_f32(wh_.v[7]), xs_[7u], __fmaf_rn(kf_f16_to_f32(wh_.v[6]), xs_[6u], __fmaf_rn(kf_f16_to_f32(wh_.v[5]), xs_[5u], __fmaf_rn(kf_f16_to_f32(wh_.v[4]), xs_[4u], __fmaf_rn(kf_f16_to_f32(wh_.v[3]), xs_[3u], __fmaf_rn(kf_f16_to_f32(wh_.v[2]), xs_[2u], __fmaf_rn(kf_f16_to_f32(wh_.v[1]), xs_[1u], __fmaf_rn(kf_f16_to_f32(wh_.v[0]), xs_[0u], acc_2_[0u]))))))));
                     }
                     unsigned v_6_ = (((ck_ << 5u) << 2u) + 32u) + lane_;
                     if (v_6_ < nv_) {
-                        kf_u32x4 t1830_ = xb_[10u];
-                        kf_f16x8 a_2_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1830_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1830_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1830_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1830_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1830_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1830_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1830_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1830_, 3u), 16u))}};
+                        kf_u32x4 t1939_ = xb_[10u];
+                        kf_f16x8 a_2_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1939_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1939_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1939_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1939_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1939_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1939_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1939_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1939_, 3u), 16u))}};
                         xs_2_[0u] = kf_f16_to_f32(a_2_.v[0]);
                         xs_2_[1u] = kf_f16_to_f32(a_2_.v[1]);
                         xs_2_[2u] = kf_f16_to_f32(a_2_.v[2]);
@@ -328,14 +328,14 @@ gemv_f16_f16_f16(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x_, k
                         xs_2_[5u] = kf_f16_to_f32(a_2_.v[5]);
                         xs_2_[6u] = kf_f16_to_f32(a_2_.v[6]);
                         xs_2_[7u] = kf_f16_to_f32(a_2_.v[7]);
-                        kf_u32x4 t1857_ = wb_[5u];
-                        kf_f16x8 wh_2_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1857_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1857_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1857_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1857_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1857_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1857_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1857_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1857_, 3u), 16u))}};
+                        kf_u32x4 t1966_ = wb_[5u];
+                        kf_f16x8 wh_2_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1966_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1966_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1966_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1966_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1966_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1966_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1966_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1966_, 3u), 16u))}};
                         acc_2_[0u] = __fmaf_rn(kf_f16_to_f32(wh_2_.v[7]), xs_2_[7u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[6]), xs_2_[6u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[5]), xs_2_[5u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[4]), xs_2_[4u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[3]), xs_2_[3u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[2]), xs_2_[2u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[1]), xs_2_[1u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[0]), xs_2_[0u], acc_2_[0u]))))))));
                     }
                     unsigned v_7_ = (((ck_ << 5u) << 2u) + 64u) + lane_;
                     if (v_7_ < nv_) {
-                        kf_u32x4 t1961_ = xb_[12u];
-                        kf_f16x8 a_3_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1961_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1961_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1961_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1961_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1961_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1961_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1961_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1961_, 3u), 16u))}};
+                        kf_u32x4 t2070_ = xb_[12u];
+                        kf_f16x8 a_3_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2070_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2070_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2070_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2070_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2070_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2070_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2070_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2070_, 3u), 16u))}};
                         xs_3_[0u] = kf_f16_to_f32(a_3_.v[0]);
                         xs_3_[1u] = kf_f16_to_f32(a_3_.v[1]);
                         xs_3_[2u] = kf_f16_to_f32(a_3_.v[2]);
@@ -344,14 +344,14 @@ gemv_f16_f16_f16(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x_, k
                         xs_3_[5u] = kf_f16_to_f32(a_3_.v[5]);
                         xs_3_[6u] = kf_f16_to_f32(a_3_.v[6]);
                         xs_3_[7u] = kf_f16_to_f32(a_3_.v[7]);
-                        kf_u32x4 t1988_ = wb_[6u];
-                        kf_f16x8 wh_3_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1988_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1988_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1988_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1988_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1988_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1988_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1988_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1988_, 3u), 16u))}};
+                        kf_u32x4 t2097_ = wb_[6u];
+                        kf_f16x8 wh_3_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2097_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2097_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2097_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2097_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2097_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2097_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2097_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2097_, 3u), 16u))}};
                         acc_2_[0u] = __fmaf_rn(kf_f16_to_f32(wh_3_.v[7]), xs_3_[7u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[6]), xs_3_[6u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[5]), xs_3_[5u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[4]), xs_3_[4u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[3]), xs_3_[3u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[2]), xs_3_[2u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[1]), xs_3_[1u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[0]), xs_3_[0u], acc_2_[0u]))))))));
                     }
                     unsigned v_8_ = (((ck_ << 5u) << 2u) + 96u) + lane_;
                     if (v_8_ < nv_) {
-                        kf_u32x4 t2092_ = xb_[14u];
-                        kf_f16x8 a_4_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2092_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2092_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2092_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2092_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2092_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2092_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2092_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2092_, 3u), 16u))}};
+                        kf_u32x4 t2201_ = xb_[14u];
+                        kf_f16x8 a_4_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2201_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2201_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2201_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2201_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2201_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2201_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2201_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2201_, 3u), 16u))}};
                         xs_4_[0u] = kf_f16_to_f32(a_4_.v[0]);
                         xs_4_[1u] = kf_f16_to_f32(a_4_.v[1]);
                         xs_4_[2u] = kf_f16_to_f32(a_4_.v[2]);
@@ -360,57 +360,58 @@ gemv_f16_f16_f16(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x_, k
                         xs_4_[5u] = kf_f16_to_f32(a_4_.v[5]);
                         xs_4_[6u] = kf_f16_to_f32(a_4_.v[6]);
                         xs_4_[7u] = kf_f16_to_f32(a_4_.v[7]);
-                        kf_u32x4 t2119_ = wb_[7u];
-                        kf_f16x8 wh_4_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2119_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2119_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2119_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2119_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2119_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2119_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2119_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2119_, 3u), 16u))}};
+                        kf_u32x4 t2228_ = wb_[7u];
+                        kf_f16x8 wh_4_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2228_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2228_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2228_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2228_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2228_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2228_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2228_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2228_, 3u), 16u))}};
                         acc_2_[0u] = __fmaf_rn(kf_f16_to_f32(wh_4_.v[7]), xs_4_[7u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[6]), xs_4_[6u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[5]), xs_4_[5u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[4]), xs_4_[4u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[3]), xs_4_[3u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[2]), xs_4_[2u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[1]), xs_4_[1u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[0]), xs_4_[0u], acc_2_[0u]))))))));
                     }
-                    unsigned t2193_ = ck_ + 1u;
-                    ck_ = t2193_;
-                    if (t2193_ == steps_) {
-                        float t2196_ = acc_2_[0u];
-                        unsigned t2218_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
-                        if (t2218_ == 32u) {
-                            float t2223_ = __fadd_rn(t2196_, kf_shfl_xor(t2196_, 16u, kf_wn));
-                            float t2226_ = __fadd_rn(t2223_, kf_shfl_xor(t2223_, 8u, kf_wn));
-                            float t2229_ = __fadd_rn(t2226_, kf_shfl_xor(t2226_, 4u, kf_wn));
-                            float t2232_ = __fadd_rn(t2229_, kf_shfl_xor(t2229_, 2u, kf_wn));
-                            s_ = __fadd_rn(t2232_, kf_shfl_xor(t2232_, 1u, kf_wn));
+                    unsigned t2302_ = ck_ + 1u;
+                    ck_ = t2302_;
+                    if (t2302_ == steps_) {
+                        float a_5_ = acc_2_[0u];
+                        unsigned r_ = 0u;
+                        unsigned t2329_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+                        if (t2329_ == 32u) {
+                            float t2334_ = __fadd_rn(a_5_, kf_shfl_xor(a_5_, 16u, kf_wn));
+                            float t2337_ = __fadd_rn(t2334_, kf_shfl_xor(t2334_, 8u, kf_wn));
+                            float t2340_ = __fadd_rn(t2337_, kf_shfl_xor(t2337_, 4u, kf_wn));
+                            float t2343_ = __fadd_rn(t2340_, kf_shfl_xor(t2340_, 2u, kf_wn));
+                            t2308_ = __fadd_rn(t2343_, kf_shfl_xor(t2343_, 1u, kf_wn));
                         } else {
-                            float t2238_ = kf_shfl_down(t2196_, 16u, kf_wn);
-                            bool t2240_ = (kf_lane_id() + 16u) < t2218_;
-                            float t2241_ = __fadd_rn(t2196_, t2238_);
-                            float t2242_ = t2240_ ? t2241_ : t2196_;
-                            float t2244_ = kf_shfl_down(t2242_, 8u, kf_wn);
-                            bool t2246_ = (kf_lane_id() + 8u) < t2218_;
-                            float t2247_ = __fadd_rn(t2242_, t2244_);
-                            float t2248_ = t2246_ ? t2247_ : t2242_;
-                            float t2250_ = kf_shfl_down(t2248_, 4u, kf_wn);
-                            bool t2252_ = (kf_lane_id() + 4u) < t2218_;
-                            float t2253_ = __fadd_rn(t2248_, t2250_);
-                            float t2254_ = t2252_ ? t2253_ : t2248_;
-                            float t2256_ = kf_shfl_down(t2254_, 2u, kf_wn);
-                            bool t2258_ = (kf_lane_id() + 2u) < t2218_;
-                            float t2259_ = __fadd_rn(t2254_, t2256_);
-                            float t2260_ = t2258_ ? t2259_ : t2254_;
-                            float t2262_ = kf_shfl_down(t2260_, 1u, kf_wn);
-                            bool t2264_ = (kf_lane_id() + 1u) < t2218_;
-                            float t2265_ = __fadd_rn(t2260_, t2262_);
-                            s_ = kf_shfl(t2264_ ? t2265_ : t2260_, 0u, kf_wn);
+                            float t2349_ = kf_shfl_down(a_5_, 16u, kf_wn);
+                            bool t2351_ = (kf_lane_id() + 16u) < t2329_;
+                            float t2352_ = __fadd_rn(a_5_, t2349_);
+                            float t2353_ = t2351_ ? t2352_ : a_5_;
+                            float t2355_ = kf_shfl_down(t2353_, 8u, kf_wn);
+                            bool t2357_ = (kf_lane_id() + 8u) < t2329_;
+                            float t2358_ = __fadd_rn(t2353_, t2355_);
+                            float t2359_ = t2357_ ? t2358_ : t2353_;
+                            float t2361_ = kf_shfl_down(t2359_, 4u, kf_wn);
+                            bool t2363_ = (kf_lane_id() + 4u) < t2329_;
+                            float t2364_ = __fadd_rn(t2359_, t2361_);
+                            float t2365_ = t2363_ ? t2364_ : t2359_;
+                            float t2367_ = kf_shfl_down(t2365_, 2u, kf_wn);
+                            bool t2369_ = (kf_lane_id() + 2u) < t2329_;
+                            float t2370_ = __fadd_rn(t2365_, t2367_);
+                            float t2371_ = t2369_ ? t2370_ : t2365_;
+                            float t2373_ = kf_shfl_down(t2371_, 1u, kf_wn);
+                            bool t2375_ = (kf_lane_id() + 1u) < t2329_;
+                            float t2376_ = __fadd_rn(t2371_, t2373_);
+                            t2308_ = kf_shfl(t2375_ ? t2376_ : t2371_, 0u, kf_wn);
                         }
-                        bool t2270_ = lane_ == 0u;
-                        bool t2271_ = t2270_;
-                        if (t2270_) {
-                            t2271_ = cg_ < m_;
+                        bool t2381_ = lane_ == r_;
+                        bool t2382_ = t2381_;
+                        if (t2381_) {
+                            t2382_ = cg_ < m_;
                         }
-                        if (t2271_) {
-                            y_[cg_] = kf_f16_from_f32(s_);
+                        if (t2382_) {
+                            y_[cg_] = kf_f16_from_f32(t2308_);
                         }
                         acc_2_[0u] = 0.0f;
                         ck_ = 0u;
                         cg_ = cg_ + nw_;
                     }
                 }
-                if ((t0_ + 1u) < t1441_) {
+                if ((t0_ + 1u) < t1443_) {
                     unsigned v_9_ = min((((lk_ << 5u) << 2u) + lane_), (nv_ - 1u));
                     unsigned row_6_ = min(lg_, (m_ - 1u));
                     wb_[4u] = wv_[(row_6_ * nv_) + v_9_];
@@ -427,123 +428,124 @@ gemv_f16_f16_f16(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x_, k
                     unsigned row_9_ = min(lg_, (m_ - 1u));
                     wb_[7u] = wv_[(row_9_ * nv_) + v_12_];
                     xb_[14u] = xv_[v_12_];
-                    unsigned t2470_ = lk_ + 1u;
-                    lk_ = t2470_;
-                    if (t2470_ == steps_) {
+                    unsigned t2579_ = lk_ + 1u;
+                    lk_ = t2579_;
+                    if (t2579_ == steps_) {
                         lk_ = 0u;
                         lg_ = lg_ + nw_;
                     }
                 }
-                bool t2479_ = (t0_ + 1u) >= 1u;
-                bool t2480_ = t2479_;
-                if (t2479_) {
-                    t2480_ = ((t0_ + 1u) - 1u) < t1441_;
+                bool t2689_ = (t0_ + 1u) >= 1u;
+                bool t2690_ = t2689_;
+                if (t2689_) {
+                    t2690_ = ((t0_ + 1u) - 1u) < t1443_;
                 }
-                if (t2480_) {
+                if (t2690_) {
                     unsigned v_13_ = ((ck_ << 5u) << 2u) + lane_;
                     if (v_13_ < nv_) {
-                        kf_u32x4 t2539_ = xb_[0u];
-                        kf_f16x8 a_5_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2539_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2539_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2539_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2539_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2539_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2539_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2539_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2539_, 3u), 16u))}};
-                        xs_5_[0u] = kf_f16_to_f32(a_5_.v[0]);
-                        xs_5_[1u] = kf_f16_to_f32(a_5_.v[1]);
-                        xs_5_[2u] = kf_f16_to_f32(a_5_.v[2]);
-                        xs_5_[3u] = kf_f16_to_f32(a_5_.v[3]);
-                        xs_5_[4u] = kf_f16_to_f32(a_5_.v[4]);
-                        xs_5_[5u] = kf_f16_to_f32(a_5_.v[5]);
-                        xs_5_[6u] = kf_f16_to_f32(a_5_.v[6]);
-                        xs_5_[7u] = kf_f16_to_f32(a_5_.v[7]);
-                        kf_u32x4 t2566_ = wb_[0u];
-                        kf_f16x8 wh_5_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2566_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2566_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2566_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2566_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2566_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2566_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2566_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2566_, 3u), 16u))}};
+                        kf_u32x4 t2749_ = xb_[0u];
+                        kf_f16x8 a_6_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2749_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2749_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2749_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2749_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2749_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2749_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2749_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2749_, 3u), 16u))}};
+                        xs_5_[0u] = kf_f16_to_f32(a_6_.v[0]);
+                        xs_5_[1u] = kf_f16_to_f32(a_6_.v[1]);
+                        xs_5_[2u] = kf_f16_to_f32(a_6_.v[2]);
+                        xs_5_[3u] = kf_f16_to_f32(a_6_.v[3]);
+                        xs_5_[4u] = kf_f16_to_f32(a_6_.v[4]);
+                        xs_5_[5u] = kf_f16_to_f32(a_6_.v[5]);
+                        xs_5_[6u] = kf_f16_to_f32(a_6_.v[6]);
+                        xs_5_[7u] = kf_f16_to_f32(a_6_.v[7]);
+                        kf_u32x4 t2776_ = wb_[0u];
+                        kf_f16x8 wh_5_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2776_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2776_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2776_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2776_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2776_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2776_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2776_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2776_, 3u), 16u))}};
                         acc_2_[0u] = __fmaf_rn(kf_f16_to_f32(wh_5_.v[7]), xs_5_[7u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[6]), xs_5_[6u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[5]), xs_5_[5u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[4]), xs_5_[4u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[3]), xs_5_[3u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[2]), xs_5_[2u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[1]), xs_5_[1u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[0]), xs_5_[0u], acc_2_[0u]))))))));
                     }
                     unsigned v_14_ = (((ck_ << 5u) << 2u) + 32u) + lane_;
                     if (v_14_ < nv_) {
-                        kf_u32x4 t2670_ = xb_[2u];
-                        kf_f16x8 a_6_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2670_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2670_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2670_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2670_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2670_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2670_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2670_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2670_, 3u), 16u))}};
-                        xs_6_[0u] = kf_f16_to_f32(a_6_.v[0]);
-                        xs_6_[1u] = kf_f16_to_f32(a_6_.v[1]);
-                        xs_6_[2u] = kf_f16_to_f32(a_6_.v[2]);
-                        xs_6_[3u] = kf_f16_to_f32(a_6_.v[3]);
-                        xs_6_[4u] = kf_f16_to_f32(a_6_.v[4]);
-                        xs_6_[5u] = kf_f16_to_f32(a_6_.v[5]);
-                        xs_6_[6u] = kf_f16_to_f32(a_6_.v[6]);
-                        xs_6_[7u] = kf_f16_to_f32(a_6_.v[7]);
-                        kf_u32x4 t2697_ = wb_[1u];
-                        kf_f16x8 wh_6_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2697_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2697_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2697_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2697_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2697_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2697_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2697_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2697_, 3u), 16u))}};
+                        kf_u32x4 t2880_ = xb_[2u];
+                        kf_f16x8 a_7_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2880_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2880_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2880_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2880_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2880_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2880_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2880_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2880_, 3u), 16u))}};
+                        xs_6_[0u] = kf_f16_to_f32(a_7_.v[0]);
+                        xs_6_[1u] = kf_f16_to_f32(a_7_.v[1]);
+                        xs_6_[2u] = kf_f16_to_f32(a_7_.v[2]);
+                        xs_6_[3u] = kf_f16_to_f32(a_7_.v[3]);
+                        xs_6_[4u] = kf_f16_to_f32(a_7_.v[4]);
+                        xs_6_[5u] = kf_f16_to_f32(a_7_.v[5]);
+                        xs_6_[6u] = kf_f16_to_f32(a_7_.v[6]);
+                        xs_6_[7u] = kf_f16_to_f32(a_7_.v[7]);
+                        kf_u32x4 t2907_ = wb_[1u];
+                        kf_f16x8 wh_6_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2907_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2907_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2907_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2907_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2907_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2907_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2907_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2907_, 3u), 16u))}};
                         acc_2_[0u] = __fmaf_rn(kf_f16_to_f32(wh_6_.v[7]), xs_6_[7u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[6]), xs_6_[6u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[5]), xs_6_[5u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[4]), xs_6_[4u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[3]), xs_6_[3u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[2]), xs_6_[2u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[1]), xs_6_[1u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[0]), xs_6_[0u], acc_2_[0u]))))))));
                     }
                     unsigned v_15_ = (((ck_ << 5u) << 2u) + 64u) + lane_;
                     if (v_15_ < nv_) {
-                        kf_u32x4 t2801_ = xb_[4u];
-                        kf_f16x8 a_7_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2801_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2801_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2801_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2801_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2801_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2801_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2801_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2801_, 3u), 16u))}};
-                        xs_7_[0u] = kf_f16_to_f32(a_7_.v[0]);
-                        xs_7_[1u] = kf_f16_to_f32(a_7_.v[1]);
-                        xs_7_[2u] = kf_f16_to_f32(a_7_.v[2]);
-                        xs_7_[3u] = kf_f16_to_f32(a_7_.v[3]);
-                        xs_7_[4u] = kf_f16_to_f32(a_7_.v[4]);
-                        xs_7_[5u] = kf_f16_to_f32(a_7_.v[5]);
-                        xs_7_[6u] = kf_f16_to_f32(a_7_.v[6]);
-                        xs_7_[7u] = kf_f16_to_f32(a_7_.v[7]);
-                        kf_u32x4 t2828_ = wb_[2u];
-                        kf_f16x8 wh_7_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2828_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2828_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2828_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2828_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2828_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2828_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2828_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2828_, 3u), 16u))}};
+                        kf_u32x4 t3011_ = xb_[4u];
+                        kf_f16x8 a_8_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t3011_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3011_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t3011_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3011_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t3011_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3011_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t3011_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3011_, 3u), 16u))}};
+                        xs_7_[0u] = kf_f16_to_f32(a_8_.v[0]);
+                        xs_7_[1u] = kf_f16_to_f32(a_8_.v[1]);
+                        xs_7_[2u] = kf_f16_to_f32(a_8_.v[2]);
+                        xs_7_[3u] = kf_f16_to_f32(a_8_.v[3]);
+                        xs_7_[4u] = kf_f16_to_f32(a_8_.v[4]);
+                        xs_7_[5u] = kf_f16_to_f32(a_8_.v[5]);
+                        xs_7_[6u] = kf_f16_to_f32(a_8_.v[6]);
+                        xs_7_[7u] = kf_f16_to_f32(a_8_.v[7]);
+                        kf_u32x4 t3038_ = wb_[2u];
+                        kf_f16x8 wh_7_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t3038_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3038_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t3038_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3038_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t3038_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3038_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t3038_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3038_, 3u), 16u))}};
                         acc_2_[0u] = __fmaf_rn(kf_f16_to_f32(wh_7_.v[7]), xs_7_[7u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[6]), xs_7_[6u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[5]), xs_7_[5u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[4]), xs_7_[4u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[3]), xs_7_[3u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[2]), xs_7_[2u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[1]), xs_7_[1u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[0]), xs_7_[0u], acc_2_[0u]))))))));
                     }
                     unsigned v_16_ = (((ck_ << 5u) << 2u) + 96u) + lane_;
                     if (v_16_ < nv_) {
-                        kf_u32x4 t2932_ = xb_[6u];
-                        kf_f16x8 a_8_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2932_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2932_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2932_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2932_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2932_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2932_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2932_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2932_, 3u), 16u))}};
-                        xs_8_[0u] = kf_f16_to_f32(a_8_.v[0]);
-                        xs_8_[1u] = kf_f16_to_f32(a_8_.v[1]);
-                        xs_8_[2u] = kf_f16_to_f32(a_8_.v[2]);
-                        xs_8_[3u] = kf_f16_to_f32(a_8_.v[3]);
-                        xs_8_[4u] = kf_f16_to_f32(a_8_.v[4]);
-                        xs_8_[5u] = kf_f16_to_f32(a_8_.v[5]);
-                        xs_8_[6u] = kf_f16_to_f32(a_8_.v[6]);
-                        xs_8_[7u] = kf_f16_to_f32(a_8_.v[7]);
-                        kf_u32x4 t2959_ = wb_[3u];
-                        kf_f16x8 wh_8_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2959_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2959_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2959_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2959_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2959_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2959_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2959_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2959_, 3u), 16u))}};
+                        kf_u32x4 t3142_ = xb_[6u];
+                        kf_f16x8 a_9_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t3142_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3142_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t3142_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3142_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t3142_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3142_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t3142_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3142_, 3u), 16u))}};
+                        xs_8_[0u] = kf_f16_to_f32(a_9_.v[0]);
+                        xs_8_[1u] = kf_f16_to_f32(a_9_.v[1]);
+                        xs_8_[2u] = kf_f16_to_f32(a_9_.v[2]);
+                        xs_8_[3u] = kf_f16_to_f32(a_9_.v[3]);
+                        xs_8_[4u] = kf_f16_to_f32(a_9_.v[4]);
+                        xs_8_[5u] = kf_f16_to_f32(a_9_.v[5]);
+                        xs_8_[6u] = kf_f16_to_f32(a_9_.v[6]);
+                        xs_8_[7u] = kf_f16_to_f32(a_9_.v[7]);
+                        kf_u32x4 t3169_ = wb_[3u];
+                        kf_f16x8 wh_8_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t3169_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3169_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t3169_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3169_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t3169_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3169_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t3169_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3169_, 3u), 16u))}};
                         acc_2_[0u] = __fmaf_rn(kf_f16_to_f32(wh_8_.v[7]), xs_8_[7u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[6]), xs_8_[6u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[5]), xs_8_[5u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[4]), xs_8_[4u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[3]), xs_8_[3u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[2]), xs_8_[2u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[1]), xs_8_[1u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[0]), xs_8_[0u], acc_2_[0u]))))))));
                     }
-                    unsigned t3033_ = ck_ + 1u;
-                    ck_ = t3033_;
-                    if (t3033_ == steps_) {
-                        float t3036_ = acc_2_[0u];
-                        unsigned t3058_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
-                        if (t3058_ == 32u) {
-                            float t3063_ = __fadd_rn(t3036_, kf_shfl_xor(t3036_, 16u, kf_wn));
-                            float t3066_ = __fadd_rn(t3063_, kf_shfl_xor(t3063_, 8u, kf_wn));
-                            float t3069_ = __fadd_rn(t3066_, kf_shfl_xor(t3066_, 4u, kf_wn));
-                            float t3072_ = __fadd_rn(t3069_, kf_shfl_xor(t3069_, 2u, kf_wn));
-                            s_2_ = __fadd_rn(t3072_, kf_shfl_xor(t3072_, 1u, kf_wn));
+                    unsigned t3243_ = ck_ + 1u;
+                    ck_ = t3243_;
+                    if (t3243_ == steps_) {
+                        float a_10_ = acc_2_[0u];
+                        unsigned r_2_ = 0u;
+                        unsigned t3270_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+                        if (t3270_ == 32u) {
+                            float t3275_ = __fadd_rn(a_10_, kf_shfl_xor(a_10_, 16u, kf_wn));
+                            float t3278_ = __fadd_rn(t3275_, kf_shfl_xor(t3275_, 8u, kf_wn));
+                            float t3281_ = __fadd_rn(t3278_, kf_shfl_xor(t3278_, 4u, kf_wn));
+                            float t3284_ = __fadd_rn(t3281_, kf_shfl_xor(t3281_, 2u, kf_wn));
+                            t3249_ = __fadd_rn(t3284_, kf_shfl_xor(t3284_, 1u, kf_wn));
                         } else {
-                            float t3078_ = kf_shfl_down(t3036_, 16u, kf_wn);
-                            bool t3080_ = (kf_lane_id() + 16u) < t3058_;
-                            float t3081_ = __fadd_rn(t3036_, t3078_);
-                            float t3082_ = t3080_ ? t3081_ : t3036_;
-                            float t3084_ = kf_shfl_down(t3082_, 8u, kf_wn);
-                            bool t3086_ = (kf_lane_id() + 8u) < t3058_;
-                            float t3087_ = __fadd_rn(t3082_, t3084_);
-                            float t3088_ = t3086_ ? t3087_ : t3082_;
-                            float t3090_ = kf_shfl_down(t3088_, 4u, kf_wn);
-                            bool t3092_ = (kf_lane_id() + 4u) < t3058_;
-                            float t3093_ = __fadd_rn(t3088_, t3090_);
-                            float t3094_ = t3092_ ? t3093_ : t3088_;
-                            float t3096_ = kf_shfl_down(t3094_, 2u, kf_wn);
-                            bool t3098_ = (kf_lane_id() + 2u) < t3058_;
-                            float t3099_ = __fadd_rn(t3094_, t3096_);
-                            float t3100_ = t3098_ ? t3099_ : t3094_;
-                            float t3102_ = kf_shfl_down(t3100_, 1u, kf_wn);
-                            bool t3104_ = (kf_lane_id() + 1u) < t3058_;
-                            float t3105_ = __fadd_rn(t3100_, t3102_);
-                            s_2_ = kf_shfl(t3104_ ? t3105_ : t3100_, 0u, kf_wn);
+                            float t3290_ = kf_shfl_down(a_10_, 16u, kf_wn);
+                            bool t3292_ = (kf_lane_id() + 16u) < t3270_;
+                            float t3293_ = __fadd_rn(a_10_, t3290_);
+                            float t3294_ = t3292_ ? t3293_ : a_10_;
+                            float t3296_ = kf_shfl_down(t3294_, 8u, kf_wn);
+                            bool t3298_ = (kf_lane_id() + 8u) < t3270_;
+                            float t3299_ = __fadd_rn(t3294_, t3296_);
+                            float t3300_ = t3298_ ? t3299_ : t3294_;
+                            float t3302_ = kf_shfl_down(t3300_, 4u, kf_wn);
+                            bool t3304_ = (kf_lane_id() + 4u) < t3270_;
+                            float t3305_ = __fadd_rn(t3300_, t3302_);
+                            float t3306_ = t3304_ ? t3305_ : t3300_;
+                            float t3308_ = kf_shfl_down(t3306_, 2u, kf_wn);
+                            bool t3310_ = (kf_lane_id() + 2u) < t3270_;
+                            float t3311_ = __fadd_rn(t3306_, t3308_);
+                            float t3312_ = t3310_ ? t3311_ : t3306_;
+                            float t3314_ = kf_shfl_down(t3312_, 1u, kf_wn);
+                            bool t3316_ = (kf_lane_id() + 1u) < t3270_;
+                            float t3317_ = __fadd_rn(t3312_, t3314_);
+                            t3249_ = kf_shfl(t3316_ ? t3317_ : t3312_, 0u, kf_wn);
                         }
-                        bool t3110_ = lane_ == 0u;
-                        bool t3111_ = t3110_;
-                        if (t3110_) {
-                            t3111_ = cg_ < m_;
+                        bool t3322_ = lane_ == r_2_;
+                        bool t3323_ = t3322_;
+                        if (t3322_) {
+                            t3323_ = cg_ < m_;
                         }
-                        if (t3111_) {
-                            y_[cg_] = kf_f16_from_f32(s_2_);
+                        if (t3323_) {
+                            y_[cg_] = kf_f16_from_f32(t3249_);
                         }
                         acc_2_[0u] = 0.0f;
                         ck_ = 0u;
@@ -555,164 +557,164 @@ gemv_f16_f16_f16(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x_, k
     } else {
         unsigned lane_2_ = kf_lane_id();
         unsigned nv_2_ = k_ >> 3u;
-        unsigned t3156_ = (blockIdx.x << 3u) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u);
-        unsigned t3167_ = gridDim.x << 3u;
+        unsigned t3466_ = (blockIdx.x << 3u) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u);
+        unsigned t3477_ = gridDim.x << 3u;
         #pragma unroll 1
-        for (unsigned g_ = t3156_; g_ < m_; g_ = g_ + t3167_) {
+        for (unsigned g_ = t3466_; g_ < m_; g_ = g_ + t3477_) {
             row_[0u] = min(g_, (m_ - 1u));
             acc_3_[0u] = 0.0f;
             if ((k_ & 7u) == 0u) {
                 #pragma unroll 1
                 for (unsigned base_ = 0u; base_ < nv_2_; base_ = base_ + 128u) {
                     unsigned v_17_ = base_ + lane_2_;
-                    kf_u32x4 t3192_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                    kf_u32x4 t_2_ = t3192_;
+                    kf_u32x4 t3502_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_2_ = t3502_;
                     if (v_17_ < nv_2_) {
-                        unsigned t3198_ = (row_[0u] * nv_2_) + v_17_;
-                        kf_u32x4 t3199_ = wv_[t3198_];
-                        t_2_ = t3199_;
+                        unsigned t3508_ = (row_[0u] * nv_2_) + v_17_;
+                        kf_u32x4 t3509_ = wv_[t3508_];
+                        t_2_ = t3509_;
                     }
                     wr_[0u] = t_2_;
                     unsigned v_18_ = (base_ + 32u) + lane_2_;
-                    kf_u32x4 t3205_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                    kf_u32x4 t_3_ = t3205_;
+                    kf_u32x4 t3515_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_3_ = t3515_;
                     if (v_18_ < nv_2_) {
-                        unsigned t3211_ = (row_[0u] * nv_2_) + v_18_;
-                        kf_u32x4 t3212_ = wv_[t3211_];
-                        t_3_ = t3212_;
+                        unsigned t3521_ = (row_[0u] * nv_2_) + v_18_;
+                        kf_u32x4 t3522_ = wv_[t3521_];
+                        t_3_ = t3522_;
                     }
                     wr_[1u] = t_3_;
                     unsigned v_19_ = (base_ + 64u) + lane_2_;
-                    kf_u32x4 t3218_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                    kf_u32x4 t_4_ = t3218_;
+                    kf_u32x4 t3528_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_4_ = t3528_;
                     if (v_19_ < nv_2_) {
-                        unsigned t3224_ = (row_[0u] * nv_2_) + v_19_;
-                        kf_u32x4 t3225_ = wv_[t3224_];
-                        t_4_ = t3225_;
+                        unsigned t3534_ = (row_[0u] * nv_2_) + v_19_;
+                        kf_u32x4 t3535_ = wv_[t3534_];
+                        t_4_ = t3535_;
                     }
                     wr_[2u] = t_4_;
                     unsigned v_20_ = (base_ + 96u) + lane_2_;
-                    kf_u32x4 t3231_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                    kf_u32x4 t_5_ = t3231_;
+                    kf_u32x4 t3541_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_5_ = t3541_;
                     if (v_20_ < nv_2_) {
-                        unsigned t3237_ = (row_[0u] * nv_2_) + v_20_;
-                        kf_u32x4 t3238_ = wv_[t3237_];
-                        t_5_ = t3238_;
+                        unsigned t3547_ = (row_[0u] * nv_2_) + v_20_;
+                        kf_u32x4 t3548_ = wv_[t3547_];
+                        t_5_ = t3548_;
                     }
                     wr_[3u] = t_5_;
                     unsigned v_21_ = base_ + lane_2_;
                     if (v_21_ < nv_2_) {
-                        kf_f16x8 a_9_ = xh8_[v_21_];
-                        xs_9_[0u] = kf_f16_to_f32(a_9_.v[0]);
-                        xs_9_[1u] = kf_f16_to_f32(a_9_.v[1]);
-                        xs_9_[2u] = kf_f16_to_f32(a_9_.v[2]);
-                        xs_9_[3u] = kf_f16_to_f32(a_9_.v[3]);
-                        xs_9_[4u] = kf_f16_to_f32(a_9_.v[4]);
-                        xs_9_[5u] = kf_f16_to_f32(a_9_.v[5]);
-                        xs_9_[6u] = kf_f16_to_f32(a_9_.v[6]);
-                        xs_9_[7u] = kf_f16_to_f32(a_9_.v[7]);
-                        kf_u32x4 t3294_ = wr_[0u];
-                        kf_f16x8 wh_9_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t3294_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3294_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t3294_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3294_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t3294_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3294_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t3294_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3294_, 3u), 16u))}};
+                        kf_f16x8 a_11_ = xh8_[v_21_];
+                        xs_9_[0u] = kf_f16_to_f32(a_11_.v[0]);
+                        xs_9_[1u] = kf_f16_to_f32(a_11_.v[1]);
+                        xs_9_[2u] = kf_f16_to_f32(a_11_.v[2]);
+                        xs_9_[3u] = kf_f16_to_f32(a_11_.v[3]);
+                        xs_9_[4u] = kf_f16_to_f32(a_11_.v[4]);
+                        xs_9_[5u] = kf_f16_to_f32(a_11_.v[5]);
+                        xs_9_[6u] = kf_f16_to_f32(a_11_.v[6]);
+                        xs_9_[7u] = kf_f16_to_f32(a_11_.v[7]);
+                        kf_u32x4 t3604_ = wr_[0u];
+                        kf_f16x8 wh_9_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t3604_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3604_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t3604_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3604_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t3604_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3604_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t3604_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3604_, 3u), 16u))}};
                         acc_3_[0u] = __fmaf_rn(kf_f16_to_f32(wh_9_.v[7]), xs_9_[7u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[6]), xs_9_[6u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[5]), xs_9_[5u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[4]), xs_9_[4u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[3]), xs_9_[3u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[2]), xs_9_[2u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[1]), xs_9_[1u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[0]), xs_9_[0u], acc_3_[0u]))))))));
                     }
                     unsigned v_22_ = (base_ + 32u) + lane_2_;
                     if (v_22_ < nv_2_) {
-                        kf_f16x8 a_10_ = xh8_[v_22_];
-                        xs_10_[0u] = kf_f16_to_f32(a_10_.v[0]);
-                        xs_10_[1u] = kf_f16_to_f32(a_10_.v[1]);
-                        xs_10_[2u] = kf_f16_to_f32(a_10_.v[2]);
-                        xs_10_[3u] = kf_f16_to_f32(a_10_.v[3]);
-                        xs_10_[4u] = kf_f16_to_f32(a_10_.v[4]);
-                        xs_10_[5u] = kf_f16_to_f32(a_10_.v[5]);
-                        xs_10_[6u] = kf_f16_to_f32(a_10_.v[6]);
-                        xs_10_[7u] = kf_f16_to_f32(a_10_.v[7]);
-                        kf_u32x4 t3421_ = wr_[1u];
-                        kf_f16x8 wh_10_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t3421_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3421_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t3421_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3421_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t3421_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3421_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t3421_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3421_, 3u), 16u))}};
+                        kf_f16x8 a_12_ = xh8_[v_22_];
+                        xs_10_[0u] = kf_f16_to_f32(a_12_.v[0]);
+                        xs_10_[1u] = kf_f16_to_f32(a_12_.v[1]);
+                        xs_10_[2u] = kf_f16_to_f32(a_12_.v[2]);
+                        xs_10_[3u] = kf_f16_to_f32(a_12_.v[3]);
+                        xs_10_[4u] = kf_f16_to_f32(a_12_.v[4]);
+                        xs_10_[5u] = kf_f16_to_f32(a_12_.v[5]);
+                        xs_10_[6u] = kf_f16_to_f32(a_12_.v[6]);
+                        xs_10_[7u] = kf_f16_to_f32(a_12_.v[7]);
+                        kf_u32x4 t3731_ = wr_[1u];
+                        kf_f16x8 wh_10_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t3731_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3731_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t3731_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3731_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t3731_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3731_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t3731_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3731_, 3u), 16u))}};
                         acc_3_[0u] = __fmaf_rn(kf_f16_to_f32(wh_10_.v[7]), xs_10_[7u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[6]), xs_10_[6u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[5]), xs_10_[5u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[4]), xs_10_[4u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[3]), xs_10_[3u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[2]), xs_10_[2u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[1]), xs_10_[1u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[0]), xs_10_[0u], acc_3_[0u]))))))));
                     }
                     unsigned v_23_ = (base_ + 64u) + lane_2_;
                     if (v_23_ < nv_2_) {
-                        kf_f16x8 a_11_ = xh8_[v_23_];
-                        xs_11_[0u] = kf_f16_to_f32(a_11_.v[0]);
-                        xs_11_[1u] = kf_f16_to_f32(a_11_.v[1]);
-                        xs_11_[2u] = kf_f16_to_f32(a_11_.v[2]);
-                        xs_11_[3u] = kf_f16_to_f32(a_11_.v[3]);
-                        xs_11_[4u] = kf_f16_to_f32(a_11_.v[4]);
-                        xs_11_[5u] = kf_f16_to_f32(a_11_.v[5]);
-                        xs_11_[6u] = kf_f16_to_f32(a_11_.v[6]);
-                        xs_11_[7u] = kf_f16_to_f32(a_11_.v[7]);
-                        kf_u32x4 t3548_ = wr_[2u];
-                        kf_f16x8 wh_11_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t3548_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3548_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t3548_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3548_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t3548_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3548_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t3548_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3548_, 3u), 16u))}};
+                        kf_f16x8 a_13_ = xh8_[v_23_];
+                        xs_11_[0u] = kf_f16_to_f32(a_13_.v[0]);
+                        xs_11_[1u] = kf_f16_to_f32(a_13_.v[1]);
+                        xs_11_[2u] = kf_f16_to_f32(a_13_.v[2]);
+                        xs_11_[3u] = kf_f16_to_f32(a_13_.v[3]);
+                        xs_11_[4u] = kf_f16_to_f32(a_13_.v[4]);
+                        xs_11_[5u] = kf_f16_to_f32(a_13_.v[5]);
+                        xs_11_[6u] = kf_f16_to_f32(a_13_.v[6]);
+                        xs_11_[7u] = kf_f16_to_f32(a_13_.v[7]);
+                        kf_u32x4 t3858_ = wr_[2u];
+                        kf_f16x8 wh_11_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t3858_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3858_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t3858_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3858_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t3858_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3858_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t3858_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3858_, 3u), 16u))}};
                         acc_3_[0u] = __fmaf_rn(kf_f16_to_f32(wh_11_.v[7]), xs_11_[7u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[6]), xs_11_[6u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[5]), xs_11_[5u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[4]), xs_11_[4u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[3]), xs_11_[3u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[2]), xs_11_[2u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[1]), xs_11_[1u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[0]), xs_11_[0u], acc_3_[0u]))))))));
                     }
                     unsigned v_24_ = (base_ + 96u) + lane_2_;
                     if (v_24_ < nv_2_) {
-                        kf_f16x8 a_12_ = xh8_[v_24_];
-                        xs_12_[0u] = kf_f16_to_f32(a_12_.v[0]);
-                        xs_12_[1u] = kf_f16_to_f32(a_12_.v[1]);
-                        xs_12_[2u] = kf_f16_to_f32(a_12_.v[2]);
-                        xs_12_[3u] = kf_f16_to_f32(a_12_.v[3]);
-                        xs_12_[4u] = kf_f16_to_f32(a_12_.v[4]);
-                        xs_12_[5u] = kf_f16_to_f32(a_12_.v[5]);
-                        xs_12_[6u] = kf_f16_to_f32(a_12_.v[6]);
-                        xs_12_[7u] = kf_f16_to_f32(a_12_.v[7]);
-                        kf_u32x4 t3675_ = wr_[3u];
-                        kf_f16x8 wh_12_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t3675_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3675_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t3675_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3675_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t3675_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3675_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t3675_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3675_, 3u), 16u))}};
+                        kf_f16x8 a_14_ = xh8_[v_24_];
+                        xs_12_[0u] = kf_f16_to_f32(a_14_.v[0]);
+                        xs_12_[1u] = kf_f16_to_f32(a_14_.v[1]);
+                        xs_12_[2u] = kf_f16_to_f32(a_14_.v[2]);
+                        xs_12_[3u] = kf_f16_to_f32(a_14_.v[3]);
+                        xs_12_[4u] = kf_f16_to_f32(a_14_.v[4]);
+                        xs_12_[5u] = kf_f16_to_f32(a_14_.v[5]);
+                        xs_12_[6u] = kf_f16_to_f32(a_14_.v[6]);
+                        xs_12_[7u] = kf_f16_to_f32(a_14_.v[7]);
+                        kf_u32x4 t3985_ = wr_[3u];
+                        kf_f16x8 wh_12_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t3985_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3985_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t3985_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3985_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t3985_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3985_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t3985_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3985_, 3u), 16u))}};
                         acc_3_[0u] = __fmaf_rn(kf_f16_to_f32(wh_12_.v[7]), xs_12_[7u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[6]), xs_12_[6u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[5]), xs_12_[5u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[4]), xs_12_[4u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[3]), xs_12_[3u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[2]), xs_12_[2u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[1]), xs_12_[1u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[0]), xs_12_[0u], acc_3_[0u]))))))));
                     }
                 }
             } else {
                 #pragma unroll 1
                 for (unsigned c_ = lane_2_; c_ < k_; c_ = c_ + 32u) {
-                    float t3756_ = kf_f16_to_f32(x_[c_]);
+                    float t4066_ = kf_f16_to_f32(x_[c_]);
                     unsigned i_ = (row_[0u] * k_) + c_;
                     unsigned short u_ = w16_[i_];
-                    acc_3_[0u] = __fmaf_rn(kf_f16_to_f32(kf_bitcast<kf_f16>(u_)), t3756_, acc_3_[0u]);
+                    acc_3_[0u] = __fmaf_rn(kf_f16_to_f32(kf_bitcast<kf_f16>(u_)), t4066_, acc_3_[0u]);
                 }
             }
-            float t3774_ = acc_3_[0u];
-            unsigned t3796_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
-            if (t3796_ == 32u) {
-                float t3801_ = __fadd_rn(t3774_, kf_shfl_xor(t3774_, 16u, kf_wn));
-                float t3804_ = __fadd_rn(t3801_, kf_shfl_xor(t3801_, 8u, kf_wn));
-                float t3807_ = __fadd_rn(t3804_, kf_shfl_xor(t3804_, 4u, kf_wn));
-                float t3810_ = __fadd_rn(t3807_, kf_shfl_xor(t3807_, 2u, kf_wn));
-                s_3_ = __fadd_rn(t3810_, kf_shfl_xor(t3810_, 1u, kf_wn));
+            float t4084_ = acc_3_[0u];
+            unsigned t4106_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+            if (t4106_ == 32u) {
+                float t4111_ = __fadd_rn(t4084_, kf_shfl_xor(t4084_, 16u, kf_wn));
+                float t4114_ = __fadd_rn(t4111_, kf_shfl_xor(t4111_, 8u, kf_wn));
+                float t4117_ = __fadd_rn(t4114_, kf_shfl_xor(t4114_, 4u, kf_wn));
+                float t4120_ = __fadd_rn(t4117_, kf_shfl_xor(t4117_, 2u, kf_wn));
+                s_ = __fadd_rn(t4120_, kf_shfl_xor(t4120_, 1u, kf_wn));
             } else {
-                float t3816_ = kf_shfl_down(t3774_, 16u, kf_wn);
-                bool t3818_ = (kf_lane_id() + 16u) < t3796_;
-                float t3819_ = __fadd_rn(t3774_, t3816_);
-                float t3820_ = t3818_ ? t3819_ : t3774_;
-                float t3822_ = kf_shfl_down(t3820_, 8u, kf_wn);
-                bool t3824_ = (kf_lane_id() + 8u) < t3796_;
-                float t3825_ = __fadd_rn(t3820_, t3822_);
-                float t3826_ = t3824_ ? t3825_ : t3820_;
-                float t3828_ = kf_shfl_down(t3826_, 4u, kf_wn);
-                bool t3830_ = (kf_lane_id() + 4u) < t3796_;
-                float t3831_ = __fadd_rn(t3826_, t3828_);
-                float t3832_ = t3830_ ? t3831_ : t3826_;
-                float t3834_ = kf_shfl_down(t3832_, 2u, kf_wn);
-                bool t3836_ = (kf_lane_id() + 2u) < t3796_;
-                float t3837_ = __fadd_rn(t3832_, t3834_);
-                float t3838_ = t3836_ ? t3837_ : t3832_;
-                float t3840_ = kf_shfl_down(t3838_, 1u, kf_wn);
-                bool t3842_ = (kf_lane_id() + 1u) < t3796_;
-                float t3843_ = __fadd_rn(t3838_, t3840_);
-                s_3_ = kf_shfl(t3842_ ? t3843_ : t3838_, 0u, kf_wn);
+                float t4126_ = kf_shfl_down(t4084_, 16u, kf_wn);
+                bool t4128_ = (kf_lane_id() + 16u) < t4106_;
+                float t4129_ = __fadd_rn(t4084_, t4126_);
+                float t4130_ = t4128_ ? t4129_ : t4084_;
+                float t4132_ = kf_shfl_down(t4130_, 8u, kf_wn);
+                bool t4134_ = (kf_lane_id() + 8u) < t4106_;
+                float t4135_ = __fadd_rn(t4130_, t4132_);
+                float t4136_ = t4134_ ? t4135_ : t4130_;
+                float t4138_ = kf_shfl_down(t4136_, 4u, kf_wn);
+                bool t4140_ = (kf_lane_id() + 4u) < t4106_;
+                float t4141_ = __fadd_rn(t4136_, t4138_);
+                float t4142_ = t4140_ ? t4141_ : t4136_;
+                float t4144_ = kf_shfl_down(t4142_, 2u, kf_wn);
+                bool t4146_ = (kf_lane_id() + 2u) < t4106_;
+                float t4147_ = __fadd_rn(t4142_, t4144_);
+                float t4148_ = t4146_ ? t4147_ : t4142_;
+                float t4150_ = kf_shfl_down(t4148_, 1u, kf_wn);
+                bool t4152_ = (kf_lane_id() + 1u) < t4106_;
+                float t4153_ = __fadd_rn(t4148_, t4150_);
+                s_ = kf_shfl(t4152_ ? t4153_ : t4148_, 0u, kf_wn);
             }
-            bool t3848_ = lane_2_ == 0u;
-            bool t3849_ = t3848_;
-            if (t3848_) {
-                t3849_ = g_ < m_;
+            bool t4158_ = lane_2_ == 0u;
+            bool t4159_ = t4158_;
+            if (t4158_) {
+                t4159_ = g_ < m_;
             }
-            if (t3849_) {
-                y_[g_] = kf_f16_from_f32(s_3_);
+            if (t4159_) {
+                y_[g_] = kf_f16_from_f32(s_);
             }
         }
     }
 }
 
-/* kernel gemv_f16_f16_f32 (gemv.kf:971) */
+/* kernel gemv_f16_f16_f32 (gemv.kf:1033) */
 extern "C" __global__ void __launch_bounds__(256)
 gemv_f16_f16_f32(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x_, float* __restrict__ y_, unsigned m_, unsigned k_)
 {
@@ -735,9 +737,9 @@ gemv_f16_f16_f32(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x_, f
     float xs_10_[8];
     float xs_11_[8];
     float xs_12_[8];
+    float t2308_;
+    float t3249_;
     float s_;
-    float s_2_;
-    float s_3_;
     const unsigned kf_wn = kf_warp_lanes();
     const unsigned short* w16_ = (const unsigned short*)w_;
     const kf_u32x4* wv_ = (const kf_u32x4*)w_;
@@ -750,17 +752,17 @@ gemv_f16_f16_f32(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x_, f
         unsigned wid_ = (blockIdx.x << 3u) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u);
         unsigned nw_ = gridDim.x << 3u;
         if (!(wid_ >= m_)) {
-            unsigned t1433_ = m_ - wid_;
-            unsigned t1441_ = ((t1433_ / nw_) + (((t1433_ % nw_) != 0u) ? 1u : 0u)) * steps_;
+            unsigned t1435_ = m_ - wid_;
+            unsigned t1443_ = ((t1435_ / nw_) + (((t1435_ % nw_) != 0u) ? 1u : 0u)) * steps_;
             acc_2_[0u] = 0.0f;
             unsigned lg_ = wid_;
             unsigned lk_ = 0u;
             unsigned cg_ = wid_;
             unsigned ck_ = 0u;
-            unsigned t1454_ = t1441_ + 1u;
+            unsigned t1462_ = t1443_ + 1u;
             #pragma unroll 1
-            for (unsigned t0_ = 0u; t0_ < t1454_; t0_ = t0_ + 2u) {
-                if (t0_ < t1441_) {
+            for (unsigned t0_ = 0u; t0_ < t1462_; t0_ = t0_ + 2u) {
+                if (t0_ < t1443_) {
                     unsigned v_ = min((((lk_ << 5u) << 2u) + lane_), (nv_ - 1u));
                     unsigned row_2_ = min(lg_, (m_ - 1u));
                     wb_[0u] = wv_[(row_2_ * nv_) + v_];
@@ -777,23 +779,23 @@ gemv_f16_f16_f32(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x_, f
                     unsigned row_5_ = min(lg_, (m_ - 1u));
                     wb_[3u] = wv_[(row_5_ * nv_) + v_4_];
                     xb_[6u] = xv_[v_4_];
-                    unsigned t1630_ = lk_ + 1u;
-                    lk_ = t1630_;
-                    if (t1630_ == steps_) {
+                    unsigned t1638_ = lk_ + 1u;
+                    lk_ = t1638_;
+                    if (t1638_ == steps_) {
                         lk_ = 0u;
                         lg_ = lg_ + nw_;
                     }
                 }
-                bool t1639_ = t0_ >= 1u;
-                bool t1640_ = t1639_;
-                if (t1639_) {
-                    t1640_ = (t0_ - 1u) < t1441_;
+                bool t1748_ = t0_ >= 1u;
+                bool t1749_ = t1748_;
+                if (t1748_) {
+                    t1749_ = (t0_ - 1u) < t1443_;
                 }
-                if (t1640_) {
+                if (t1749_) {
                     unsigned v_5_ = ((ck_ << 5u) << 2u) + lane_;
                     if (v_5_ < nv_) {
-                        kf_u32x4 t1699_ = xb_[8u];
-                        kf_f16x8 a_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1699_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1699_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1699_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1699_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1699_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1699_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1699_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1699_, 3u), 16u))}};
+                        kf_u32x4 t1808_ = xb_[8u];
+                        kf_f16x8 a_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1808_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1808_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1808_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1808_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1808_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1808_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1808_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1808_, 3u), 16u))}};
                         xs_[0u] = kf_f16_to_f32(a_.v[0]);
                         xs_[1u] = kf_f16_to_f32(a_.v[1]);
                         xs_[2u] = kf_f16_to_f32(a_.v[2]);
@@ -802,14 +804,14 @@ gemv_f16_f16_f32(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x_, f
                         xs_[5u] = kf_f16_to_f32(a_.v[5]);
                         xs_[6u] = kf_f16_to_f32(a_.v[6]);
                         xs_[7u] = kf_f16_to_f32(a_.v[7]);
-                        kf_u32x4 t1726_ = wb_[4u];
-                        kf_f16x8 wh_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1726_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1726_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1726_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1726_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1726_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1726_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1726_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1726_, 3u), 16u))}};
+                        kf_u32x4 t1835_ = wb_[4u];
+                        kf_f16x8 wh_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1835_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1835_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1835_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1835_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1835_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1835_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1835_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1835_, 3u), 16u))}};
                         acc_2_[0u] = __fmaf_rn(kf_f16_to_f32(wh_.v[7]), xs_[7u], __fmaf_rn(kf_f16_to_f32(wh_.v[6]), xs_[6u], __fmaf_rn(kf_f16_to_f32(wh_.v[5]), xs_[5u], __fmaf_rn(kf_f16_to_f32(wh_.v[4]), xs_[4u], __fmaf_rn(kf_f16_to_f32(wh_.v[3]), xs_[3u], __fmaf_rn(kf_f16_to_f32(wh_.v[2]), xs_[2u], __fmaf_rn(kf_f16_to_f32(wh_.v[1]), xs_[1u], __fmaf_rn(kf_f16_to_f32(wh_.v[0]), xs_[0u], acc_2_[0u]))))))));
                     }
                     unsigned v_6_ = (((ck_ << 5u) << 2u) + 32u) + lane_;
                     if (v_6_ < nv_) {
-                        kf_u32x4 t1830_ = xb_[10u];
-                        kf_f16x8 a_2_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1830_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1830_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1830_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1830_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1830_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1830_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1830_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1830_, 3u), 16u))}};
+                        kf_u32x4 t1939_ = xb_[10u];
+                        kf_f16x8 a_2_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1939_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1939_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1939_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1939_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1939_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1939_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1939_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1939_, 3u), 16u))}};
                         xs_2_[0u] = kf_f16_to_f32(a_2_.v[0]);
                         xs_2_[1u] = kf_f16_to_f32(a_2_.v[1]);
                         xs_2_[2u] = kf_f16_to_f32(a_2_.v[2]);
@@ -818,14 +820,14 @@ gemv_f16_f16_f32(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x_, f
                         xs_2_[5u] = kf_f16_to_f32(a_2_.v[5]);
                         xs_2_[6u] = kf_f16_to_f32(a_2_.v[6]);
                         xs_2_[7u] = kf_f16_to_f32(a_2_.v[7]);
-                        kf_u32x4 t1857_ = wb_[5u];
-                        kf_f16x8 wh_2_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1857_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1857_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1857_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1857_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1857_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1857_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1857_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1857_, 3u), 16u))}};
+                        kf_u32x4 t1966_ = wb_[5u];
+                        kf_f16x8 wh_2_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1966_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1966_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1966_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1966_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1966_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1966_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1966_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1966_, 3u), 16u))}};
                         acc_2_[0u] = __fmaf_rn(kf_f16_to_f32(wh_2_.v[7]), xs_2_[7u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[6]), xs_2_[6u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[5]), xs_2_[5u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[4]), xs_2_[4u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[3]), xs_2_[3u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[2]), xs_2_[2u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[1]), xs_2_[1u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[0]), xs_2_[0u], acc_2_[0u]))))))));
                     }
                     unsigned v_7_ = (((ck_ << 5u) << 2u) + 64u) + lane_;
                     if (v_7_ < nv_) {
-                        kf_u32x4 t1961_ = xb_[12u];
-                        kf_f16x8 a_3_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1961_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1961_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1961_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1961_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1961_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1961_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1961_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1961_, 3u), 16u))}};
+                        kf_u32x4 t2070_ = xb_[12u];
+                        kf_f16x8 a_3_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2070_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2070_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2070_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2070_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2070_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2070_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2070_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2070_, 3u), 16u))}};
                         xs_3_[0u] = kf_f16_to_f32(a_3_.v[0]);
                         xs_3_[1u] = kf_f16_to_f32(a_3_.v[1]);
                         xs_3_[2u] = kf_f16_to_f32(a_3_.v[2]);
@@ -834,14 +836,14 @@ gemv_f16_f16_f32(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x_, f
                         xs_3_[5u] = kf_f16_to_f32(a_3_.v[5]);
                         xs_3_[6u] = kf_f16_to_f32(a_3_.v[6]);
                         xs_3_[7u] = kf_f16_to_f32(a_3_.v[7]);
-                        kf_u32x4 t1988_ = wb_[6u];
-                        kf_f16x8 wh_3_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1988_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1988_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1988_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1988_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1988_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1988_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1988_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1988_, 3u), 16u))}};
+                        kf_u32x4 t2097_ = wb_[6u];
+                        kf_f16x8 wh_3_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2097_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2097_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2097_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2097_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2097_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2097_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2097_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2097_, 3u), 16u))}};
                         acc_2_[0u] = __fmaf_rn(kf_f16_to_f32(wh_3_.v[7]), xs_3_[7u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[6]), xs_3_[6u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[5]), xs_3_[5u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[4]), xs_3_[4u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[3]), xs_3_[3u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[2]), xs_3_[2u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[1]), xs_3_[1u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[0]), xs_3_[0u], acc_2_[0u]))))))));
                     }
                     unsigned v_8_ = (((ck_ << 5u) << 2u) + 96u) + lane_;
                     if (v_8_ < nv_) {
-                        kf_u32x4 t2092_ = xb_[14u];
-                        kf_f16x8 a_4_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2092_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2092_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2092_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2092_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2092_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2092_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2092_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2092_, 3u), 16u))}};
+                        kf_u32x4 t2201_ = xb_[14u];
+                        kf_f16x8 a_4_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2201_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2201_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2201_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2201_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2201_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2201_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2201_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2201_, 3u), 16u))}};
                         xs_4_[0u] = kf_f16_to_f32(a_4_.v[0]);
                         xs_4_[1u] = kf_f16_to_f32(a_4_.v[1]);
                         xs_4_[2u] = kf_f16_to_f32(a_4_.v[2]);
@@ -850,57 +852,58 @@ gemv_f16_f16_f32(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x_, f
                         xs_4_[5u] = kf_f16_to_f32(a_4_.v[5]);
                         xs_4_[6u] = kf_f16_to_f32(a_4_.v[6]);
                         xs_4_[7u] = kf_f16_to_f32(a_4_.v[7]);
-                        kf_u32x4 t2119_ = wb_[7u];
-                        kf_f16x8 wh_4_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2119_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2119_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2119_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2119_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2119_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2119_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2119_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2119_, 3u), 16u))}};
+                        kf_u32x4 t2228_ = wb_[7u];
+                        kf_f16x8 wh_4_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2228_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2228_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2228_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2228_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2228_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2228_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2228_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2228_, 3u), 16u))}};
                         acc_2_[0u] = __fmaf_rn(kf_f16_to_f32(wh_4_.v[7]), xs_4_[7u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[6]), xs_4_[6u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[5]), xs_4_[5u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[4]), xs_4_[4u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[3]), xs_4_[3u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[2]), xs_4_[2u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[1]), xs_4_[1u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[0]), xs_4_[0u], acc_2_[0u]))))))));
                     }
-                    unsigned t2193_ = ck_ + 1u;
-                    ck_ = t2193_;
-                    if (t2193_ == steps_) {
-                        float t2196_ = acc_2_[0u];
-                        unsigned t2218_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
-                        if (t2218_ == 32u) {
-                            float t2223_ = __fadd_rn(t2196_, kf_shfl_xor(t2196_, 16u, kf_wn));
-                            float t2226_ = __fadd_rn(t2223_, kf_shfl_xor(t2223_, 8u, kf_wn));
-                            float t2229_ = __fadd_rn(t2226_, kf_shfl_xor(t2226_, 4u, kf_wn));
-                            float t2232_ = __fadd_rn(t2229_, kf_shfl_xor(t2229_, 2u, kf_wn));
-                            s_ = __fadd_rn(t2232_, kf_shfl_xor(t2232_, 1u, kf_wn));
+                    unsigned t2302_ = ck_ + 1u;
+                    ck_ = t2302_;
+                    if (t2302_ == steps_) {
+                        float a_5_ = acc_2_[0u];
+                        unsigned r_ = 0u;
+                        unsigned t2329_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+                        if (t2329_ == 32u) {
+                            float t2334_ = __fadd_rn(a_5_, kf_shfl_xor(a_5_, 16u, kf_wn));
+                            float t2337_ = __fadd_rn(t2334_, kf_shfl_xor(t2334_, 8u, kf_wn));
+                            float t2340_ = __fadd_rn(t2337_, kf_shfl_xor(t2337_, 4u, kf_wn));
+                            float t2343_ = __fadd_rn(t2340_, kf_shfl_xor(t2340_, 2u, kf_wn));
+                            t2308_ = __fadd_rn(t2343_, kf_shfl_xor(t2343_, 1u, kf_wn));
                         } else {
-                            float t2238_ = kf_shfl_down(t2196_, 16u, kf_wn);
-                            bool t2240_ = (kf_lane_id() + 16u) < t2218_;
-                            float t2241_ = __fadd_rn(t2196_, t2238_);
-                            float t2242_ = t2240_ ? t2241_ : t2196_;
-                            float t2244_ = kf_shfl_down(t2242_, 8u, kf_wn);
-                            bool t2246_ = (kf_lane_id() + 8u) < t2218_;
-                            float t2247_ = __fadd_rn(t2242_, t2244_);
-                            float t2248_ = t2246_ ? t2247_ : t2242_;
-                            float t2250_ = kf_shfl_down(t2248_, 4u, kf_wn);
-                            bool t2252_ = (kf_lane_id() + 4u) < t2218_;
-                            float t2253_ = __fadd_rn(t2248_, t2250_);
-                            float t2254_ = t2252_ ? t2253_ : t2248_;
-                            float t2256_ = kf_shfl_down(t2254_, 2u, kf_wn);
-                            bool t2258_ = (kf_lane_id() + 2u) < t2218_;
-                            float t2259_ = __fadd_rn(t2254_, t2256_);
-                            float t2260_ = t2258_ ? t2259_ : t2254_;
-                            float t2262_ = kf_shfl_down(t2260_, 1u, kf_wn);
-                            bool t2264_ = (kf_lane_id() + 1u) < t2218_;
-                            float t2265_ = __fadd_rn(t2260_, t2262_);
-                            s_ = kf_shfl(t2264_ ? t2265_ : t2260_, 0u, kf_wn);
+                            float t2349_ = kf_shfl_down(a_5_, 16u, kf_wn);
+                            bool t2351_ = (kf_lane_id() + 16u) < t2329_;
+                            float t2352_ = __fadd_rn(a_5_, t2349_);
+                            float t2353_ = t2351_ ? t2352_ : a_5_;
+                            float t2355_ = kf_shfl_down(t2353_, 8u, kf_wn);
+                            bool t2357_ = (kf_lane_id() + 8u) < t2329_;
+                            float t2358_ = __fadd_rn(t2353_, t2355_);
+                            float t2359_ = t2357_ ? t2358_ : t2353_;
+                            float t2361_ = kf_shfl_down(t2359_, 4u, kf_wn);
+                            bool t2363_ = (kf_lane_id() + 4u) < t2329_;
+                            float t2364_ = __fadd_rn(t2359_, t2361_);
+                            float t2365_ = t2363_ ? t2364_ : t2359_;
+                            float t2367_ = kf_shfl_down(t2365_, 2u, kf_wn);
+                            bool t2369_ = (kf_lane_id() + 2u) < t2329_;
+                            float t2370_ = __fadd_rn(t2365_, t2367_);
+                            float t2371_ = t2369_ ? t2370_ : t2365_;
+                            float t2373_ = kf_shfl_down(t2371_, 1u, kf_wn);
+                            bool t2375_ = (kf_lane_id() + 1u) < t2329_;
+                            float t2376_ = __fadd_rn(t2371_, t2373_);
+                            t2308_ = kf_shfl(t2375_ ? t2376_ : t2371_, 0u, kf_wn);
                         }
-                        bool t2270_ = lane_ == 0u;
-                        bool t2271_ = t2270_;
-                        if (t2270_) {
-                            t2271_ = cg_ < m_;
+                        bool t2381_ = lane_ == r_;
+                        bool t2382_ = t2381_;
+                        if (t2381_) {
+                            t2382_ = cg_ < m_;
                         }
-                        if (t2271_) {
-                            y_[cg_] = s_;
+                        if (t2382_) {
+                            y_[cg_] = t2308_;
                         }
                         acc_2_[0u] = 0.0f;
                         ck_ = 0u;
                         cg_ = cg_ + nw_;
                     }
                 }
-                if ((t0_ + 1u) < t1441_) {
+                if ((t0_ + 1u) < t1443_) {
                     unsigned v_9_ = min((((lk_ << 5u) << 2u) + lane_), (nv_ - 1u));
                     unsigned row_6_ = min(lg_, (m_ - 1u));
                     wb_[4u] = wv_[(row_6_ * nv_) + v_9_];
@@ -917,123 +920,124 @@ gemv_f16_f16_f32(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x_, f
                     unsigned row_9_ = min(lg_, (m_ - 1u));
                     wb_[7u] = wv_[(row_9_ * nv_) + v_12_];
                     xb_[14u] = xv_[v_12_];
-                    unsigned t2470_ = lk_ + 1u;
-                    lk_ = t2470_;
-                    if (t2470_ == steps_) {
+                    unsigned t2579_ = lk_ + 1u;
+                    lk_ = t2579_;
+                    if (t2579_ == steps_) {
                         lk_ = 0u;
                         lg_ = lg_ + nw_;
                     }
                 }
-                bool t2479_ = (t0_ + 1u) >= 1u;
-                bool t2480_ = t2479_;
-                if (t2479_) {
-                    t2480_ = ((t0_ + 1u) - 1u) < t1441_;
+                bool t2689_ = (t0_ + 1u) >= 1u;
+                bool t2690_ = t2689_;
+                if (t2689_) {
+                    t2690_ = ((t0_ + 1u) - 1u) < t1443_;
                 }
-                if (t2480_) {
+                if (t2690_) {
                     unsigned v_13_ = ((ck_ << 5u) << 2u) + lane_;
                     if (v_13_ < nv_) {
-                        kf_u32x4 t2539_ = xb_[0u];
-                        kf_f16x8 a_5_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2539_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2539_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2539_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2539_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2539_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2539_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2539_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2539_, 3u), 16u))}};
-                        xs_5_[0u] = kf_f16_to_f32(a_5_.v[0]);
-                        xs_5_[1u] = kf_f16_to_f32(a_5_.v[1]);
-                        xs_5_[2u] = kf_f16_to_f32(a_5_.v[2]);
-                        xs_5_[3u] = kf_f16_to_f32(a_5_.v[3]);
-                        xs_5_[4u] = kf_f16_to_f32(a_5_.v[4]);
-                        xs_5_[5u] = kf_f16_to_f32(a_5_.v[5]);
-                        xs_5_[6u] = kf_f16_to_f32(a_5_.v[6]);
-                        xs_5_[7u] = kf_f16_to_f32(a_5_.v[7]);
-                        kf_u32x4 t2566_ = wb_[0u];
-                        kf_f16x8 wh_5_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2566_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2566_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2566_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2566_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2566_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2566_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2566_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2566_, 3u), 16u))}};
+                        kf_u32x4 t2749_ = xb_[0u];
+                        kf_f16x8 a_6_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2749_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2749_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2749_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2749_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2749_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2749_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2749_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2749_, 3u), 16u))}};
+                        xs_5_[0u] = kf_f16_to_f32(a_6_.v[0]);
+                        xs_5_[1u] = kf_f16_to_f32(a_6_.v[1]);
+                        xs_5_[2u] = kf_f16_to_f32(a_6_.v[2]);
+                        xs_5_[3u] = kf_f16_to_f32(a_6_.v[3]);
+                        xs_5_[4u] = kf_f16_to_f32(a_6_.v[4]);
+                        xs_5_[5u] = kf_f16_to_f32(a_6_.v[5]);
+                        xs_5_[6u] = kf_f16_to_f32(a_6_.v[6]);
+                        xs_5_[7u] = kf_f16_to_f32(a_6_.v[7]);
+                        kf_u32x4 t2776_ = wb_[0u];
+                        kf_f16x8 wh_5_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2776_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2776_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2776_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2776_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2776_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2776_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2776_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2776_, 3u), 16u))}};
                         acc_2_[0u] = __fmaf_rn(kf_f16_to_f32(wh_5_.v[7]), xs_5_[7u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[6]), xs_5_[6u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[5]), xs_5_[5u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[4]), xs_5_[4u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[3]), xs_5_[3u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[2]), xs_5_[2u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[1]), xs_5_[1u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[0]), xs_5_[0u], acc_2_[0u]))))))));
                     }
                     unsigned v_14_ = (((ck_ << 5u) << 2u) + 32u) + lane_;
                     if (v_14_ < nv_) {
-                        kf_u32x4 t2670_ = xb_[2u];
-                        kf_f16x8 a_6_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2670_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2670_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2670_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2670_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2670_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2670_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2670_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2670_, 3u), 16u))}};
-                        xs_6_[0u] = kf_f16_to_f32(a_6_.v[0]);
-                        xs_6_[1u] = kf_f16_to_f32(a_6_.v[1]);
-                        xs_6_[2u] = kf_f16_to_f32(a_6_.v[2]);
-                        xs_6_[3u] = kf_f16_to_f32(a_6_.v[3]);
-                        xs_6_[4u] = kf_f16_to_f32(a_6_.v[4]);
-                        xs_6_[5u] = kf_f16_to_f32(a_6_.v[5]);
-                        xs_6_[6u] = kf_f16_to_f32(a_6_.v[6]);
-                        xs_6_[7u] = kf_f16_to_f32(a_6_.v[7]);
-                        kf_u32x4 t2697_ = wb_[1u];
-                        kf_f16x8 wh_6_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2697_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2697_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2697_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2697_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2697_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2697_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2697_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2697_, 3u), 16u))}};
+                        kf_u32x4 t2880_ = xb_[2u];
+                        kf_f16x8 a_7_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2880_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2880_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2880_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2880_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2880_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2880_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2880_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2880_, 3u), 16u))}};
+                        xs_6_[0u] = kf_f16_to_f32(a_7_.v[0]);
+                        xs_6_[1u] = kf_f16_to_f32(a_7_.v[1]);
+                        xs_6_[2u] = kf_f16_to_f32(a_7_.v[2]);
+                        xs_6_[3u] = kf_f16_to_f32(a_7_.v[3]);
+                        xs_6_[4u] = kf_f16_to_f32(a_7_.v[4]);
+                        xs_6_[5u] = kf_f16_to_f32(a_7_.v[5]);
+                        xs_6_[6u] = kf_f16_to_f32(a_7_.v[6]);
+                        xs_6_[7u] = kf_f16_to_f32(a_7_.v[7]);
+                        kf_u32x4 t2907_ = wb_[1u];
+                        kf_f16x8 wh_6_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2907_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2907_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2907_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2907_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2907_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2907_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2907_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2907_, 3u), 16u))}};
                         acc_2_[0u] = __fmaf_rn(kf_f16_to_f32(wh_6_.v[7]), xs_6_[7u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[6]), xs_6_[6u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[5]), xs_6_[5u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[4]), xs_6_[4u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[3]), xs_6_[3u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[2]), xs_6_[2u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[1]), xs_6_[1u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[0]), xs_6_[0u], acc_2_[0u]))))))));
                     }
                     unsigned v_15_ = (((ck_ << 5u) << 2u) + 64u) + lane_;
                     if (v_15_ < nv_) {
-                        kf_u32x4 t2801_ = xb_[4u];
-                        kf_f16x8 a_7_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2801_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2801_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2801_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2801_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2801_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2801_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2801_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2801_, 3u), 16u))}};
-                        xs_7_[0u] = kf_f16_to_f32(a_7_.v[0]);
-                        xs_7_[1u] = kf_f16_to_f32(a_7_.v[1]);
-                        xs_7_[2u] = kf_f16_to_f32(a_7_.v[2]);
-                        xs_7_[3u] = kf_f16_to_f32(a_7_.v[3]);
-                        xs_7_[4u] = kf_f16_to_f32(a_7_.v[4]);
-                        xs_7_[5u] = kf_f16_to_f32(a_7_.v[5]);
-                        xs_7_[6u] = kf_f16_to_f32(a_7_.v[6]);
-                        xs_7_[7u] = kf_f16_to_f32(a_7_.v[7]);
-                        kf_u32x4 t2828_ = wb_[2u];
-                        kf_f16x8 wh_7_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2828_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2828_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2828_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2828_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2828_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2828_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2828_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2828_, 3u), 16u))}};
+                        kf_u32x4 t3011_ = xb_[4u];
+                        kf_f16x8 a_8_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t3011_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3011_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t3011_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3011_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t3011_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3011_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t3011_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3011_, 3u), 16u))}};
+                        xs_7_[0u] = kf_f16_to_f32(a_8_.v[0]);
+                        xs_7_[1u] = kf_f16_to_f32(a_8_.v[1]);
+                        xs_7_[2u] = kf_f16_to_f32(a_8_.v[2]);
+                        xs_7_[3u] = kf_f16_to_f32(a_8_.v[3]);
+                        xs_7_[4u] = kf_f16_to_f32(a_8_.v[4]);
+                        xs_7_[5u] = kf_f16_to_f32(a_8_.v[5]);
+                        xs_7_[6u] = kf_f16_to_f32(a_8_.v[6]);
+                        xs_7_[7u] = kf_f16_to_f32(a_8_.v[7]);
+                        kf_u32x4 t3038_ = wb_[2u];
+                        kf_f16x8 wh_7_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t3038_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3038_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t3038_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3038_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t3038_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3038_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t3038_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3038_, 3u), 16u))}};
                         acc_2_[0u] = __fmaf_rn(kf_f16_to_f32(wh_7_.v[7]), xs_7_[7u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[6]), xs_7_[6u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[5]), xs_7_[5u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[4]), xs_7_[4u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[3]), xs_7_[3u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[2]), xs_7_[2u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[1]), xs_7_[1u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[0]), xs_7_[0u], acc_2_[0u]))))))));
                     }
                     unsigned v_16_ = (((ck_ << 5u) << 2u) + 96u) + lane_;
                     if (v_16_ < nv_) {
-                        kf_u32x4 t2932_ = xb_[6u];
-                        kf_f16x8 a_8_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2932_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2932_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2932_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2932_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2932_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2932_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2932_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2932_, 3u), 16u))}};
-                        xs_8_[0u] = kf_f16_to_f32(a_8_.v[0]);
-                        xs_8_[1u] = kf_f16_to_f32(a_8_.v[1]);
-                        xs_8_[2u] = kf_f16_to_f32(a_8_.v[2]);
-                        xs_8_[3u] = kf_f16_to_f32(a_8_.v[3]);
-                        xs_8_[4u] = kf_f16_to_f32(a_8_.v[4]);
-                        xs_8_[5u] = kf_f16_to_f32(a_8_.v[5]);
-                        xs_8_[6u] = kf_f16_to_f32(a_8_.v[6]);
-                        xs_8_[7u] = kf_f16_to_f32(a_8_.v[7]);
-                        kf_u32x4 t2959_ = wb_[3u];
-                        kf_f16x8 wh_8_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2959_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2959_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2959_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2959_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2959_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2959_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2959_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2959_, 3u), 16u))}};
+                        kf_u32x4 t3142_ = xb_[6u];
+                        kf_f16x8 a_9_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t3142_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3142_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t3142_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3142_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t3142_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3142_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t3142_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3142_, 3u), 16u))}};
+                        xs_8_[0u] = kf_f16_to_f32(a_9_.v[0]);
+                        xs_8_[1u] = kf_f16_to_f32(a_9_.v[1]);
+                        xs_8_[2u] = kf_f16_to_f32(a_9_.v[2]);
+                        xs_8_[3u] = kf_f16_to_f32(a_9_.v[3]);
+                        xs_8_[4u] = kf_f16_to_f32(a_9_.v[4]);
+                        xs_8_[5u] = kf_f16_to_f32(a_9_.v[5]);
+                        xs_8_[6u] = kf_f16_to_f32(a_9_.v[6]);
+                        xs_8_[7u] = kf_f16_to_f32(a_9_.v[7]);
+                        kf_u32x4 t3169_ = wb_[3u];
+                        kf_f16x8 wh_8_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t3169_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3169_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t3169_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3169_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t3169_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3169_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t3169_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3169_, 3u), 16u))}};
                         acc_2_[0u] = __fmaf_rn(kf_f16_to_f32(wh_8_.v[7]), xs_8_[7u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[6]), xs_8_[6u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[5]), xs_8_[5u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[4]), xs_8_[4u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[3]), xs_8_[3u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[2]), xs_8_[2u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[1]), xs_8_[1u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[0]), xs_8_[0u], acc_2_[0u]))))))));
                     }
-                    unsigned t3033_ = ck_ + 1u;
-                    ck_ = t3033_;
-                    if (t3033_ == steps_) {
-                        float t3036_ = acc_2_[0u];
-                        unsigned t3058_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
-                        if (t3058_ == 32u) {
-                            float t3063_ = __fadd_rn(t3036_, kf_shfl_xor(t3036_, 16u, kf_wn));
-                            float t3066_ = __fadd_rn(t3063_, kf_shfl_xor(t3063_, 8u, kf_wn));
-                            float t3069_ = __fadd_rn(t3066_, kf_shfl_xor(t3066_, 4u, kf_wn));
-                            float t3072_ = __fadd_rn(t3069_, kf_shfl_xor(t3069_, 2u, kf_wn));
-                            s_2_ = __fadd_rn(t3072_, kf_shfl_xor(t3072_, 1u, kf_wn));
+                    unsigned t3243_ = ck_ + 1u;
+                    ck_ = t3243_;
+                    if (t3243_ == steps_) {
+                        float a_10_ = acc_2_[0u];
+                        unsigned r_2_ = 0u;
+                        unsigned t3270_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+                        if (t3270_ == 32u) {
+                            float t3275_ = __fadd_rn(a_10_, kf_shfl_xor(a_10_, 16u, kf_wn));
+                            float t3278_ = __fadd_rn(t3275_, kf_shfl_xor(t3275_, 8u, kf_wn));
+                            float t3281_ = __fadd_rn(t3278_, kf_shfl_xor(t3278_, 4u, kf_wn));
+                            float t3284_ = __fadd_rn(t3281_, kf_shfl_xor(t3281_, 2u, kf_wn));
+                            t3249_ = __fadd_rn(t3284_, kf_shfl_xor(t3284_, 1u, kf_wn));
                         } else {
-                            float t3078_ = kf_shfl_down(t3036_, 16u, kf_wn);
-                            bool t3080_ = (kf_lane_id() + 16u) < t3058_;
-                            float t3081_ = __fadd_rn(t3036_, t3078_);
-                            float t3082_ = t3080_ ? t3081_ : t3036_;
-                            float t3084_ = kf_shfl_down(t3082_, 8u, kf_wn);
-                            bool t3086_ = (kf_lane_id() + 8u) < t3058_;
-                            float t3087_ = __fadd_rn(t3082_, t3084_);
-                            float t3088_ = t3086_ ? t3087_ : t3082_;
-                            float t3090_ = kf_shfl_down(t3088_, 4u, kf_wn);
-                            bool t3092_ = (kf_lane_id() + 4u) < t3058_;
-                            float t3093_ = __fadd_rn(t3088_, t3090_);
-                            float t3094_ = t3092_ ? t3093_ : t3088_;
-                            float t3096_ = kf_shfl_down(t3094_, 2u, kf_wn);
-                            bool t3098_ = (kf_lane_id() + 2u) < t3058_;
-                            float t3099_ = __fadd_rn(t3094_, t3096_);
-                            float t3100_ = t3098_ ? t3099_ : t3094_;
-                            float t3102_ = kf_shfl_down(t3100_, 1u, kf_wn);
-                            bool t3104_ = (kf_lane_id() + 1u) < t3058_;
-                            float t3105_ = __fadd_rn(t3100_, t3102_);
-                            s_2_ = kf_shfl(t3104_ ? t3105_ : t3100_, 0u, kf_wn);
+                            float t3290_ = kf_shfl_down(a_10_, 16u, kf_wn);
+                            bool t3292_ = (kf_lane_id() + 16u) < t3270_;
+                            float t3293_ = __fadd_rn(a_10_, t3290_);
+                            float t3294_ = t3292_ ? t3293_ : a_10_;
+                            float t3296_ = kf_shfl_down(t3294_, 8u, kf_wn);
+                            bool t3298_ = (kf_lane_id() + 8u) < t3270_;
+                            float t3299_ = __fadd_rn(t3294_, t3296_);
+                            float t3300_ = t3298_ ? t3299_ : t3294_;
+                            float t3302_ = kf_shfl_down(t3300_, 4u, kf_wn);
+                            bool t3304_ = (kf_lane_id() + 4u) < t3270_;
+                            float t3305_ = __fadd_rn(t3300_, t3302_);
+                            float t3306_ = t3304_ ? t3305_ : t3300_;
+                            float t3308_ = kf_shfl_down(t3306_, 2u, kf_wn);
+                            bool t3310_ = (kf_lane_id() + 2u) < t3270_;
+                            float t3311_ = __fadd_rn(t3306_, t3308_);
+                            float t3312_ = t3310_ ? t3311_ : t3306_;
+                            float t3314_ = kf_shfl_down(t3312_, 1u, kf_wn);
+                            bool t3316_ = (kf_lane_id() + 1u) < t3270_;
+                            float t3317_ = __fadd_rn(t3312_, t3314_);
+                            t3249_ = kf_shfl(t3316_ ? t3317_ : t3312_, 0u, kf_wn);
                         }
-                        bool t3110_ = lane_ == 0u;
-                        bool t3111_ = t3110_;
-                        if (t3110_) {
-                            t3111_ = cg_ < m_;
+                        bool t3322_ = lane_ == r_2_;
+                        bool t3323_ = t3322_;
+                        if (t3322_) {
+                            t3323_ = cg_ < m_;
                         }
-                        if (t3111_) {
-                            y_[cg_] = s_2_;
+                        if (t3323_) {
+                            y_[cg_] = t3249_;
                         }
                         acc_2_[0u] = 0.0f;
                         ck_ = 0u;
@@ -1045,164 +1049,164 @@ gemv_f16_f16_f32(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x_, f
     } else {
         unsigned lane_2_ = kf_lane_id();
         unsigned nv_2_ = k_ >> 3u;
-        unsigned t3156_ = (blockIdx.x << 3u) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u);
-        unsigned t3167_ = gridDim.x << 3u;
+        unsigned t3466_ = (blockIdx.x << 3u) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u);
+        unsigned t3477_ = gridDim.x << 3u;
         #pragma unroll 1
-        for (unsigned g_ = t3156_; g_ < m_; g_ = g_ + t3167_) {
+        for (unsigned g_ = t3466_; g_ < m_; g_ = g_ + t3477_) {
             row_[0u] = min(g_, (m_ - 1u));
             acc_3_[0u] = 0.0f;
             if ((k_ & 7u) == 0u) {
                 #pragma unroll 1
                 for (unsigned base_ = 0u; base_ < nv_2_; base_ = base_ + 128u) {
                     unsigned v_17_ = base_ + lane_2_;
-                    kf_u32x4 t3192_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                    kf_u32x4 t_2_ = t3192_;
+                    kf_u32x4 t3502_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_2_ = t3502_;
                     if (v_17_ < nv_2_) {
-                        unsigned t3198_ = (row_[0u] * nv_2_) + v_17_;
-                        kf_u32x4 t3199_ = wv_[t3198_];
-                        t_2_ = t3199_;
+                        unsigned t3508_ = (row_[0u] * nv_2_) + v_17_;
+                        kf_u32x4 t3509_ = wv_[t3508_];
+                        t_2_ = t3509_;
                     }
                     wr_[0u] = t_2_;
                     unsigned v_18_ = (base_ + 32u) + lane_2_;
-                    kf_u32x4 t3205_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                    kf_u32x4 t_3_ = t3205_;
+                    kf_u32x4 t3515_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_3_ = t3515_;
                     if (v_18_ < nv_2_) {
-                        unsigned t3211_ = (row_[0u] * nv_2_) + v_18_;
-                        kf_u32x4 t3212_ = wv_[t3211_];
-                        t_3_ = t3212_;
+                        unsigned t3521_ = (row_[0u] * nv_2_) + v_18_;
+                        kf_u32x4 t3522_ = wv_[t3521_];
+                        t_3_ = t3522_;
                     }
                     wr_[1u] = t_3_;
                     unsigned v_19_ = (base_ + 64u) + lane_2_;
-                    kf_u32x4 t3218_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                    kf_u32x4 t_4_ = t3218_;
+                    kf_u32x4 t3528_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_4_ = t3528_;
                     if (v_19_ < nv_2_) {
-                        unsigned t3224_ = (row_[0u] * nv_2_) + v_19_;
-                        kf_u32x4 t3225_ = wv_[t3224_];
-                        t_4_ = t3225_;
+                        unsigned t3534_ = (row_[0u] * nv_2_) + v_19_;
+                        kf_u32x4 t3535_ = wv_[t3534_];
+                        t_4_ = t3535_;
                     }
                     wr_[2u] = t_4_;
                     unsigned v_20_ = (base_ + 96u) + lane_2_;
-                    kf_u32x4 t3231_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                    kf_u32x4 t_5_ = t3231_;
+                    kf_u32x4 t3541_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_5_ = t3541_;
                     if (v_20_ < nv_2_) {
-                        unsigned t3237_ = (row_[0u] * nv_2_) + v_20_;
-                        kf_u32x4 t3238_ = wv_[t3237_];
-                        t_5_ = t3238_;
+                        unsigned t3547_ = (row_[0u] * nv_2_) + v_20_;
+                        kf_u32x4 t3548_ = wv_[t3547_];
+                        t_5_ = t3548_;
                     }
                     wr_[3u] = t_5_;
                     unsigned v_21_ = base_ + lane_2_;
                     if (v_21_ < nv_2_) {
-                        kf_f16x8 a_9_ = xh8_[v_21_];
-                        xs_9_[0u] = kf_f16_to_f32(a_9_.v[0]);
-                        xs_9_[1u] = kf_f16_to_f32(a_9_.v[1]);
-                        xs_9_[2u] = kf_f16_to_f32(a_9_.v[2]);
-                        xs_9_[3u] = kf_f16_to_f32(a_9_.v[3]);
-                        xs_9_[4u] = kf_f16_to_f32(a_9_.v[4]);
-                        xs_9_[5u] = kf_f16_to_f32(a_9_.v[5]);
-                        xs_9_[6u] = kf_f16_to_f32(a_9_.v[6]);
-                        xs_9_[7u] = kf_f16_to_f32(a_9_.v[7]);
-                        kf_u32x4 t3294_ = wr_[0u];
-                        kf_f16x8 wh_9_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t3294_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3294_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t3294_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3294_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t3294_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3294_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t3294_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3294_, 3u), 16u))}};
+                        kf_f16x8 a_11_ = xh8_[v_21_];
+                        xs_9_[0u] = kf_f16_to_f32(a_11_.v[0]);
+                        xs_9_[1u] = kf_f16_to_f32(a_11_.v[1]);
+                        xs_9_[2u] = kf_f16_to_f32(a_11_.v[2]);
+                        xs_9_[3u] = kf_f16_to_f32(a_11_.v[3]);
+                        xs_9_[4u] = kf_f16_to_f32(a_11_.v[4]);
+                        xs_9_[5u] = kf_f16_to_f32(a_11_.v[5]);
+                        xs_9_[6u] = kf_f16_to_f32(a_11_.v[6]);
+                        xs_9_[7u] = kf_f16_to_f32(a_11_.v[7]);
+                        kf_u32x4 t3604_ = wr_[0u];
+                        kf_f16x8 wh_9_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t3604_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3604_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t3604_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3604_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t3604_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3604_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t3604_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3604_, 3u), 16u))}};
                         acc_3_[0u] = __fmaf_rn(kf_f16_to_f32(wh_9_.v[7]), xs_9_[7u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[6]), xs_9_[6u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[5]), xs_9_[5u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[4]), xs_9_[4u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[3]), xs_9_[3u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[2]), xs_9_[2u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[1]), xs_9_[1u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[0]), xs_9_[0u], acc_3_[0u]))))))));
                     }
                     unsigned v_22_ = (base_ + 32u) + lane_2_;
                     if (v_22_ < nv_2_) {
-                        kf_f16x8 a_10_ = xh8_[v_22_];
-                        xs_10_[0u] = kf_f16_to_f32(a_10_.v[0]);
-                        xs_10_[1u] = kf_f16_to_f32(a_10_.v[1]);
-                        xs_10_[2u] = kf_f16_to_f32(a_10_.v[2]);
-                        xs_10_[3u] = kf_f16_to_f32(a_10_.v[3]);
-                        xs_10_[4u] = kf_f16_to_f32(a_10_.v[4]);
-                        xs_10_[5u] = kf_f16_to_f32(a_10_.v[5]);
-                        xs_10_[6u] = kf_f16_to_f32(a_10_.v[6]);
-                        xs_10_[7u] = kf_f16_to_f32(a_10_.v[7]);
-                        kf_u32x4 t3421_ = wr_[1u];
-                        kf_f16x8 wh_10_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t3421_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3421_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t3421_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3421_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t3421_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3421_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t3421_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3421_, 3u), 16u))}};
+                        kf_f16x8 a_12_ = xh8_[v_22_];
+                        xs_10_[0u] = kf_f16_to_f32(a_12_.v[0]);
+                        xs_10_[1u] = kf_f16_to_f32(a_12_.v[1]);
+                        xs_10_[2u] = kf_f16_to_f32(a_12_.v[2]);
+                        xs_10_[3u] = kf_f16_to_f32(a_12_.v[3]);
+                        xs_10_[4u] = kf_f16_to_f32(a_12_.v[4]);
+                        xs_10_[5u] = kf_f16_to_f32(a_12_.v[5]);
+                        xs_10_[6u] = kf_f16_to_f32(a_12_.v[6]);
+                        xs_10_[7u] = kf_f16_to_f32(a_12_.v[7]);
+                        kf_u32x4 t3731_ = wr_[1u];
+                        kf_f16x8 wh_10_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t3731_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3731_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t3731_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3731_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t3731_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3731_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t3731_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3731_, 3u), 16u))}};
                         acc_3_[0u] = __fmaf_rn(kf_f16_to_f32(wh_10_.v[7]), xs_10_[7u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[6]), xs_10_[6u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[5]), xs_10_[5u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[4]), xs_10_[4u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[3]), xs_10_[3u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[2]), xs_10_[2u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[1]), xs_10_[1u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[0]), xs_10_[0u], acc_3_[0u]))))))));
                     }
                     unsigned v_23_ = (base_ + 64u) + lane_2_;
                     if (v_23_ < nv_2_) {
-                        kf_f16x8 a_11_ = xh8_[v_23_];
-                        xs_11_[0u] = kf_f16_to_f32(a_11_.v[0]);
-                        xs_11_[1u] = kf_f16_to_f32(a_11_.v[1]);
-                        xs_11_[2u] = kf_f16_to_f32(a_11_.v[2]);
-                        xs_11_[3u] = kf_f16_to_f32(a_11_.v[3]);
-                        xs_11_[4u] = kf_f16_to_f32(a_11_.v[4]);
-                        xs_11_[5u] = kf_f16_to_f32(a_11_.v[5]);
-                        xs_11_[6u] = kf_f16_to_f32(a_11_.v[6]);
-                        xs_11_[7u] = kf_f16_to_f32(a_11_.v[7]);
-                        kf_u32x4 t3548_ = wr_[2u];
-                        kf_f16x8 wh_11_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t3548_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3548_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t3548_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3548_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t3548_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3548_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t3548_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3548_, 3u), 16u))}};
+                        kf_f16x8 a_13_ = xh8_[v_23_];
+                        xs_11_[0u] = kf_f16_to_f32(a_13_.v[0]);
+                        xs_11_[1u] = kf_f16_to_f32(a_13_.v[1]);
+                        xs_11_[2u] = kf_f16_to_f32(a_13_.v[2]);
+                        xs_11_[3u] = kf_f16_to_f32(a_13_.v[3]);
+                        xs_11_[4u] = kf_f16_to_f32(a_13_.v[4]);
+                        xs_11_[5u] = kf_f16_to_f32(a_13_.v[5]);
+                        xs_11_[6u] = kf_f16_to_f32(a_13_.v[6]);
+                        xs_11_[7u] = kf_f16_to_f32(a_13_.v[7]);
+                        kf_u32x4 t3858_ = wr_[2u];
+                        kf_f16x8 wh_11_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t3858_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3858_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t3858_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3858_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t3858_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3858_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t3858_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3858_, 3u), 16u))}};
                         acc_3_[0u] = __fmaf_rn(kf_f16_to_f32(wh_11_.v[7]), xs_11_[7u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[6]), xs_11_[6u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[5]), xs_11_[5u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[4]), xs_11_[4u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[3]), xs_11_[3u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[2]), xs_11_[2u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[1]), xs_11_[1u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[0]), xs_11_[0u], acc_3_[0u]))))))));
                     }
                     unsigned v_24_ = (base_ + 96u) + lane_2_;
                     if (v_24_ < nv_2_) {
-                        kf_f16x8 a_12_ = xh8_[v_24_];
-                        xs_12_[0u] = kf_f16_to_f32(a_12_.v[0]);
-                        xs_12_[1u] = kf_f16_to_f32(a_12_.v[1]);
-                        xs_12_[2u] = kf_f16_to_f32(a_12_.v[2]);
-                        xs_12_[3u] = kf_f16_to_f32(a_12_.v[3]);
-                        xs_12_[4u] = kf_f16_to_f32(a_12_.v[4]);
-                        xs_12_[5u] = kf_f16_to_f32(a_12_.v[5]);
-                        xs_12_[6u] = kf_f16_to_f32(a_12_.v[6]);
-                        xs_12_[7u] = kf_f16_to_f32(a_12_.v[7]);
-                        kf_u32x4 t3675_ = wr_[3u];
-                        kf_f16x8 wh_12_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t3675_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3675_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t3675_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3675_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t3675_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3675_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t3675_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3675_, 3u), 16u))}};
+                        kf_f16x8 a_14_ = xh8_[v_24_];
+                        xs_12_[0u] = kf_f16_to_f32(a_14_.v[0]);
+                        xs_12_[1u] = kf_f16_to_f32(a_14_.v[1]);
+                        xs_12_[2u] = kf_f16_to_f32(a_14_.v[2]);
+                        xs_12_[3u] = kf_f16_to_f32(a_14_.v[3]);
+                        xs_12_[4u] = kf_f16_to_f32(a_14_.v[4]);
+                        xs_12_[5u] = kf_f16_to_f32(a_14_.v[5]);
+                        xs_12_[6u] = kf_f16_to_f32(a_14_.v[6]);
+                        xs_12_[7u] = kf_f16_to_f32(a_14_.v[7]);
+                        kf_u32x4 t3985_ = wr_[3u];
+                        kf_f16x8 wh_12_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t3985_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3985_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t3985_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3985_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t3985_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3985_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t3985_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3985_, 3u), 16u))}};
                         acc_3_[0u] = __fmaf_rn(kf_f16_to_f32(wh_12_.v[7]), xs_12_[7u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[6]), xs_12_[6u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[5]), xs_12_[5u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[4]), xs_12_[4u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[3]), xs_12_[3u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[2]), xs_12_[2u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[1]), xs_12_[1u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[0]), xs_12_[0u], acc_3_[0u]))))))));
                     }
                 }
             } else {
                 #pragma unroll 1
                 for (unsigned c_ = lane_2_; c_ < k_; c_ = c_ + 32u) {
-                    float t3756_ = kf_f16_to_f32(x_[c_]);
+                    float t4066_ = kf_f16_to_f32(x_[c_]);
                     unsigned i_ = (row_[0u] * k_) + c_;
                     unsigned short u_ = w16_[i_];
-                    acc_3_[0u] = __fmaf_rn(kf_f16_to_f32(kf_bitcast<kf_f16>(u_)), t3756_, acc_3_[0u]);
+                    acc_3_[0u] = __fmaf_rn(kf_f16_to_f32(kf_bitcast<kf_f16>(u_)), t4066_, acc_3_[0u]);
                 }
             }
-            float t3774_ = acc_3_[0u];
-            unsigned t3796_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
-            if (t3796_ == 32u) {
-                float t3801_ = __fadd_rn(t3774_, kf_shfl_xor(t3774_, 16u, kf_wn));
-                float t3804_ = __fadd_rn(t3801_, kf_shfl_xor(t3801_, 8u, kf_wn));
-                float t3807_ = __fadd_rn(t3804_, kf_shfl_xor(t3804_, 4u, kf_wn));
-                float t3810_ = __fadd_rn(t3807_, kf_shfl_xor(t3807_, 2u, kf_wn));
-                s_3_ = __fadd_rn(t3810_, kf_shfl_xor(t3810_, 1u, kf_wn));
+            float t4084_ = acc_3_[0u];
+            unsigned t4106_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+            if (t4106_ == 32u) {
+                float t4111_ = __fadd_rn(t4084_, kf_shfl_xor(t4084_, 16u, kf_wn));
+                float t4114_ = __fadd_rn(t4111_, kf_shfl_xor(t4111_, 8u, kf_wn));
+                float t4117_ = __fadd_rn(t4114_, kf_shfl_xor(t4114_, 4u, kf_wn));
+                float t4120_ = __fadd_rn(t4117_, kf_shfl_xor(t4117_, 2u, kf_wn));
+                s_ = __fadd_rn(t4120_, kf_shfl_xor(t4120_, 1u, kf_wn));
             } else {
-                float t3816_ = kf_shfl_down(t3774_, 16u, kf_wn);
-                bool t3818_ = (kf_lane_id() + 16u) < t3796_;
-                float t3819_ = __fadd_rn(t3774_, t3816_);
-                float t3820_ = t3818_ ? t3819_ : t3774_;
-                float t3822_ = kf_shfl_down(t3820_, 8u, kf_wn);
-                bool t3824_ = (kf_lane_id() + 8u) < t3796_;
-                float t3825_ = __fadd_rn(t3820_, t3822_);
-                float t3826_ = t3824_ ? t3825_ : t3820_;
-                float t3828_ = kf_shfl_down(t3826_, 4u, kf_wn);
-                bool t3830_ = (kf_lane_id() + 4u) < t3796_;
-                float t3831_ = __fadd_rn(t3826_, t3828_);
-                float t3832_ = t3830_ ? t3831_ : t3826_;
-                float t3834_ = kf_shfl_down(t3832_, 2u, kf_wn);
-                bool t3836_ = (kf_lane_id() + 2u) < t3796_;
-                float t3837_ = __fadd_rn(t3832_, t3834_);
-                float t3838_ = t3836_ ? t3837_ : t3832_;
-                float t3840_ = kf_shfl_down(t3838_, 1u, kf_wn);
-                bool t3842_ = (kf_lane_id() + 1u) < t3796_;
-                float t3843_ = __fadd_rn(t3838_, t3840_);
-                s_3_ = kf_shfl(t3842_ ? t3843_ : t3838_, 0u, kf_wn);
+                float t4126_ = kf_shfl_down(t4084_, 16u, kf_wn);
+                bool t4128_ = (kf_lane_id() + 16u) < t4106_;
+                float t4129_ = __fadd_rn(t4084_, t4126_);
+                float t4130_ = t4128_ ? t4129_ : t4084_;
+                float t4132_ = kf_shfl_down(t4130_, 8u, kf_wn);
+                bool t4134_ = (kf_lane_id() + 8u) < t4106_;
+                float t4135_ = __fadd_rn(t4130_, t4132_);
+                float t4136_ = t4134_ ? t4135_ : t4130_;
+                float t4138_ = kf_shfl_down(t4136_, 4u, kf_wn);
+                bool t4140_ = (kf_lane_id() + 4u) < t4106_;
+                float t4141_ = __fadd_rn(t4136_, t4138_);
+                float t4142_ = t4140_ ? t4141_ : t4136_;
+                float t4144_ = kf_shfl_down(t4142_, 2u, kf_wn);
+                bool t4146_ = (kf_lane_id() + 2u) < t4106_;
+                float t4147_ = __fadd_rn(t4142_, t4144_);
+                float t4148_ = t4146_ ? t4147_ : t4142_;
+                float t4150_ = kf_shfl_down(t4148_, 1u, kf_wn);
+                bool t4152_ = (kf_lane_id() + 1u) < t4106_;
+                float t4153_ = __fadd_rn(t4148_, t4150_);
+                s_ = kf_shfl(t4152_ ? t4153_ : t4148_, 0u, kf_wn);
             }
-            bool t3848_ = lane_2_ == 0u;
-            bool t3849_ = t3848_;
-            if (t3848_) {
-                t3849_ = g_ < m_;
+            bool t4158_ = lane_2_ == 0u;
+            bool t4159_ = t4158_;
+            if (t4158_) {
+                t4159_ = g_ < m_;
             }
-            if (t3849_) {
-                y_[g_] = s_3_;
+            if (t4159_) {
+                y_[g_] = s_;
             }
         }
     }
 }
 
-/* kernel gemv_f16_f32_f16 (gemv.kf:977) */
+/* kernel gemv_f16_f32_f16 (gemv.kf:1039) */
 extern "C" __global__ void __launch_bounds__(256)
 gemv_f16_f32_f16(const kf_f16* __restrict__ w_, const float* __restrict__ x_, kf_f16* __restrict__ y_, unsigned m_, unsigned k_)
 {
@@ -1225,9 +1229,9 @@ gemv_f16_f32_f16(const kf_f16* __restrict__ w_, const float* __restrict__ x_, kf
     float xs_10_[8];
     float xs_11_[8];
     float xs_12_[8];
+    float t2308_;
+    float t3249_;
     float s_;
-    float s_2_;
-    float s_3_;
     const unsigned kf_wn = kf_warp_lanes();
     const unsigned short* w16_ = (const unsigned short*)w_;
     const kf_u32x4* wv_ = (const kf_u32x4*)w_;
@@ -1236,61 +1240,61 @@ gemv_f16_f32_f16(const kf_f16* __restrict__ w_, const float* __restrict__ x_, kf
     if ((k_ & 7u) == 0u) {
         unsigned lane_ = kf_lane_id();
         unsigned nv_ = k_ >> 3u;
-        unsigned t1394_ = nv_ << 1u;
+        unsigned t1396_ = nv_ << 1u;
         unsigned steps_ = (nv_ >> 7u) + (((nv_ & 127u) != 0u) ? 1u : 0u);
         unsigned wid_ = (blockIdx.x << 3u) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u);
         unsigned nw_ = gridDim.x << 3u;
         if (!(wid_ >= m_)) {
-            unsigned t1433_ = m_ - wid_;
-            unsigned t1441_ = ((t1433_ / nw_) + (((t1433_ % nw_) != 0u) ? 1u : 0u)) * steps_;
+            unsigned t1435_ = m_ - wid_;
+            unsigned t1443_ = ((t1435_ / nw_) + (((t1435_ % nw_) != 0u) ? 1u : 0u)) * steps_;
             acc_2_[0u] = 0.0f;
             unsigned lg_ = wid_;
             unsigned lk_ = 0u;
             unsigned cg_ = wid_;
             unsigned ck_ = 0u;
-            unsigned t1454_ = t1441_ + 1u;
+            unsigned t1462_ = t1443_ + 1u;
             #pragma unroll 1
-            for (unsigned t0_ = 0u; t0_ < t1454_; t0_ = t0_ + 2u) {
-                if (t0_ < t1441_) {
+            for (unsigned t0_ = 0u; t0_ < t1462_; t0_ = t0_ + 2u) {
+                if (t0_ < t1443_) {
                     unsigned v_ = min((((lk_ << 5u) << 2u) + lane_), (nv_ - 1u));
                     unsigned row_2_ = min(lg_, (m_ - 1u));
                     wb_[0u] = wv_[(row_2_ * nv_) + v_];
-                    xb_[0u] = xv_[min((v_ << 1u), (t1394_ - 1u))];
-                    xb_[1u] = xv_[min(((v_ << 1u) + 1u), (t1394_ - 1u))];
+                    xb_[0u] = xv_[min((v_ << 1u), (t1396_ - 1u))];
+                    xb_[1u] = xv_[min(((v_ << 1u) + 1u), (t1396_ - 1u))];
                     unsigned v_2_ = min(((((lk_ << 5u) << 2u) + 32u) + lane_), (nv_ - 1u));
                     unsigned row_3_ = min(lg_, (m_ - 1u));
                     wb_[1u] = wv_[(row_3_ * nv_) + v_2_];
-                    xb_[2u] = xv_[min((v_2_ << 1u), (t1394_ - 1u))];
-                    xb_[3u] = xv_[min(((v_2_ << 1u) + 1u), (t1394_ - 1u))];
+                    xb_[2u] = xv_[min((v_2_ << 1u), (t1396_ - 1u))];
+                    xb_[3u] = xv_[min(((v_2_ << 1u) + 1u), (t1396_ - 1u))];
                     unsigned v_3_ = min(((((lk_ << 5u) << 2u) + 64u) + lane_), (nv_ - 1u));
                     unsigned row_4_ = min(lg_, (m_ - 1u));
                     wb_[2u] = wv_[(row_4_ * nv_) + v_3_];
-                    xb_[4u] = xv_[min((v_3_ << 1u), (t1394_ - 1u))];
-                    xb_[5u] = xv_[min(((v_3_ << 1u) + 1u), (t1394_ - 1u))];
+                    xb_[4u] = xv_[min((v_3_ << 1u), (t1396_ - 1u))];
+                    xb_[5u] = xv_[min(((v_3_ << 1u) + 1u), (t1396_ - 1u))];
                     unsigned v_4_ = min(((((lk_ << 5u) << 2u) + 96u) + lane_), (nv_ - 1u));
                     unsigned row_5_ = min(lg_, (m_ - 1u));
                     wb_[3u] = wv_[(row_5_ * nv_) + v_4_];
-                    xb_[6u] = xv_[min((v_4_ << 1u), (t1394_ - 1u))];
-                    xb_[7u] = xv_[min(((v_4_ << 1u) + 1u), (t1394_ - 1u))];
-                    unsigned t1630_ = lk_ + 1u;
-                    lk_ = t1630_;
-                    if (t1630_ == steps_) {
+                    xb_[6u] = xv_[min((v_4_ << 1u), (t1396_ - 1u))];
+                    xb_[7u] = xv_[min(((v_4_ << 1u) + 1u), (t1396_ - 1u))];
+                    unsigned t1638_ = lk_ + 1u;
+                    lk_ = t1638_;
+                    if (t1638_ == steps_) {
                         lk_ = 0u;
                         lg_ = lg_ + nw_;
                     }
                 }
-                bool t1639_ = t0_ >= 1u;
-                bool t1640_ = t1639_;
-                if (t1639_) {
-                    t1640_ = (t0_ - 1u) < t1441_;
+                bool t1748_ = t0_ >= 1u;
+                bool t1749_ = t1748_;
+                if (t1748_) {
+                    t1749_ = (t0_ - 1u) < t1443_;
                 }
-                if (t1640_) {
+                if (t1749_) {
                     unsigned v_5_ = ((ck_ << 5u) << 2u) + lane_;
                     if (v_5_ < nv_) {
-                        kf_u32x4 t1677_ = xb_[8u];
-                        kf_f32x4 a_ = kf_bitcast<kf_f32x4>(t1677_);
-                        kf_u32x4 t1680_ = xb_[9u];
-                        kf_f32x4 b_ = kf_bitcast<kf_f32x4>(t1680_);
+                        kf_u32x4 t1786_ = xb_[8u];
+                        kf_f32x4 a_ = kf_bitcast<kf_f32x4>(t1786_);
+                        kf_u32x4 t1789_ = xb_[9u];
+                        kf_f32x4 b_ = kf_bitcast<kf_f32x4>(t1789_);
                         xs_[0u] = a_.v[0];
                         xs_[4u] = b_.v[0];
                         xs_[1u] = a_.v[1];
@@ -1299,16 +1303,16 @@ gemv_f16_f32_f16(const kf_f16* __restrict__ w_, const float* __restrict__ x_, kf
                         xs_[6u] = b_.v[2];
                         xs_[3u] = a_.v[3];
                         xs_[7u] = b_.v[3];
-                        kf_u32x4 t1726_ = wb_[4u];
-                        kf_f16x8 wh_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1726_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1726_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1726_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1726_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1726_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1726_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1726_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1726_, 3u), 16u))}};
+                        kf_u32x4 t1835_ = wb_[4u];
+                        kf_f16x8 wh_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1835_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1835_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1835_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1835_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1835_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1835_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1835_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1835_, 3u), 16u))}};
                         acc_2_[0u] = __fmaf_rn(kf_f16_to_f32(wh_.v[7]), xs_[7u], __fmaf_rn(kf_f16_to_f32(wh_.v[6]), xs_[6u], __fmaf_rn(kf_f16_to_f32(wh_.v[5]), xs_[5u], __fmaf_rn(kf_f16_to_f32(wh_.v[4]), xs_[4u], __fmaf_rn(kf_f16_to_f32(wh_.v[3]), xs_[3u], __fmaf_rn(kf_f16_to_f32(wh_.v[2]), xs_[2u], __fmaf_rn(kf_f16_to_f32(wh_.v[1]), xs_[1u], __fmaf_rn(kf_f16_to_f32(wh_.v[0]), xs_[0u], acc_2_[0u]))))))));
                     }
                     unsigned v_6_ = (((ck_ << 5u) << 2u) + 32u) + lane_;
                     if (v_6_ < nv_) {
-                        kf_u32x4 t1808_ = xb_[10u];
-                        kf_f32x4 a_2_ = kf_bitcast<kf_f32x4>(t1808_);
-                        kf_u32x4 t1811_ = xb_[11u];
-                        kf_f32x4 b_2_ = kf_bitcast<kf_f32x4>(t1811_);
+                        kf_u32x4 t1917_ = xb_[10u];
+                        kf_f32x4 a_2_ = kf_bitcast<kf_f32x4>(t1917_);
+                        kf_u32x4 t1920_ = xb_[11u];
+                        kf_f32x4 b_2_ = kf_bitcast<kf_f32x4>(t1920_);
                         xs_2_[0u] = a_2_.v[0];
                         xs_2_[4u] = b_2_.v[0];
                         xs_2_[1u] = a_2_.v[1];
@@ -1317,16 +1321,16 @@ gemv_f16_f32_f16(const kf_f16* __restrict__ w_, const float* __restrict__ x_, kf
                         xs_2_[6u] = b_2_.v[2];
                         xs_2_[3u] = a_2_.v[3];
                         xs_2_[7u] = b_2_.v[3];
-                        kf_u32x4 t1857_ = wb_[5u];
-                        kf_f16x8 wh_2_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1857_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1857_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1857_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1857_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1857_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1857_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1857_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1857_, 3u), 16u))}};
+                        kf_u32x4 t1966_ = wb_[5u];
+                        kf_f16x8 wh_2_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1966_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1966_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1966_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1966_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1966_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1966_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1966_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1966_, 3u), 16u))}};
                         acc_2_[0u] = __fmaf_rn(kf_f16_to_f32(wh_2_.v[7]), xs_2_[7u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[6]), xs_2_[6u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[5]), xs_2_[5u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[4]), xs_2_[4u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[3]), xs_2_[3u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[2]), xs_2_[2u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[1]), xs_2_[1u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[0]), xs_2_[0u], acc_2_[0u]))))))));
                     }
                     unsigned v_7_ = (((ck_ << 5u) << 2u) + 64u) + lane_;
                     if (v_7_ < nv_) {
-                        kf_u32x4 t1939_ = xb_[12u];
-                        kf_f32x4 a_3_ = kf_bitcast<kf_f32x4>(t1939_);
-                        kf_u32x4 t1942_ = xb_[13u];
-                        kf_f32x4 b_3_ = kf_bitcast<kf_f32x4>(t1942_);
+                        kf_u32x4 t2048_ = xb_[12u];
+                        kf_f32x4 a_3_ = kf_bitcast<kf_f32x4>(t2048_);
+                        kf_u32x4 t2051_ = xb_[13u];
+                        kf_f32x4 b_3_ = kf_bitcast<kf_f32x4>(t2051_);
                         xs_3_[0u] = a_3_.v[0];
                         xs_3_[4u] = b_3_.v[0];
                         xs_3_[1u] = a_3_.v[1];
@@ -1335,16 +1339,16 @@ gemv_f16_f32_f16(const kf_f16* __restrict__ w_, const float* __restrict__ x_, kf
                         xs_3_[6u] = b_3_.v[2];
                         xs_3_[3u] = a_3_.v[3];
                         xs_3_[7u] = b_3_.v[3];
-                        kf_u32x4 t1988_ = wb_[6u];
-                        kf_f16x8 wh_3_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1988_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1988_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1988_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1988_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1988_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1988_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1988_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1988_, 3u), 16u))}};
+                        kf_u32x4 t2097_ = wb_[6u];
+                        kf_f16x8 wh_3_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2097_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2097_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2097_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2097_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2097_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2097_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2097_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2097_, 3u), 16u))}};
                         acc_2_[0u] = __fmaf_rn(kf_f16_to_f32(wh_3_.v[7]), xs_3_[7u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[6]), xs_3_[6u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[5]), xs_3_[5u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[4]), xs_3_[4u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[3]), xs_3_[3u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[2]), xs_3_[2u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[1]), xs_3_[1u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[0]), xs_3_[0u], acc_2_[0u]))))))));
                     }
                     unsigned v_8_ = (((ck_ << 5u) << 2u) + 96u) + lane_;
                     if (v_8_ < nv_) {
-                        kf_u32x4 t2070_ = xb_[14u];
-                        kf_f32x4 a_4_ = kf_bitcast<kf_f32x4>(t2070_);
-                        kf_u32x4 t2073_ = xb_[15u];
-                        kf_f32x4 b_4_ = kf_bitcast<kf_f32x4>(t2073_);
+                        kf_u32x4 t2179_ = xb_[14u];
+                        kf_f32x4 a_4_ = kf_bitcast<kf_f32x4>(t2179_);
+                        kf_u32x4 t2182_ = xb_[15u];
+                        kf_f32x4 b_4_ = kf_bitcast<kf_f32x4>(t2182_);
                         xs_4_[0u] = a_4_.v[0];
                         xs_4_[4u] = b_4_.v[0];
                         xs_4_[1u] = a_4_.v[1];
@@ -1353,202 +1357,204 @@ gemv_f16_f32_f16(const kf_f16* __restrict__ w_, const float* __restrict__ x_, kf
                         xs_4_[6u] = b_4_.v[2];
                         xs_4_[3u] = a_4_.v[3];
                         xs_4_[7u] = b_4_.v[3];
-                        kf_u32x4 t2119_ = wb_[7u];
-                        kf_f16x8 wh_4_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2119_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2119_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2119_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2119_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2119_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2119_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2119_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2119_, 3u), 16u))}};
+                        kf_u32x4 t2228_ = wb_[7u];
+                        kf_f16x8 wh_4_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2228_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2228_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2228_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2228_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2228_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2228_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2228_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2228_, 3u), 16u))}};
                         acc_2_[0u] = __fmaf_rn(kf_f16_to_f32(wh_4_.v[7]), xs_4_[7u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[6]), xs_4_[6u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[5]), xs_4_[5u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[4]), xs_4_[4u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[3]), xs_4_[3u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[2]), xs_4_[2u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[1]), xs_4_[1u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[0]), xs_4_[0u], acc_2_[0u]))))))));
                     }
-                    unsigned t2193_ = ck_ + 1u;
-                    ck_ = t2193_;
-                    if (t2193_ == steps_) {
-                        float t2196_ = acc_2_[0u];
-                        unsigned t2218_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
-                        if (t2218_ == 32u) {
-                            float t2223_ = __fadd_rn(t2196_, kf_shfl_xor(t2196_, 16u, kf_wn));
-                            float t2226_ = __fadd_rn(t2223_, kf_shfl_xor(t2223_, 8u, kf_wn));
-                            float t2229_ = __fadd_rn(t2226_, kf_shfl_xor(t2226_, 4u, kf_wn));
-                            float t2232_ = __fadd_rn(t2229_, kf_shfl_xor(t2229_, 2u, kf_wn));
-                            s_ = __fadd_rn(t2232_, kf_shfl_xor(t2232_, 1u, kf_wn));
+                    unsigned t2302_ = ck_ + 1u;
+                    ck_ = t2302_;
+                    if (t2302_ == steps_) {
+                        float a_5_ = acc_2_[0u];
+                        unsigned r_ = 0u;
+                        unsigned t2329_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+                        if (t2329_ == 32u) {
+                            float t2334_ = __fadd_rn(a_5_, kf_shfl_xor(a_5_, 16u, kf_wn));
+                            float t2337_ = __fadd_rn(t2334_, kf_shfl_xor(t2334_, 8u, kf_wn));
+                            float t2340_ = __fadd_rn(t2337_, kf_shfl_xor(t2337_, 4u, kf_wn));
+                            float t2343_ = __fadd_rn(t2340_, kf_shfl_xor(t2340_, 2u, kf_wn));
+                            t2308_ = __fadd_rn(t2343_, kf_shfl_xor(t2343_, 1u, kf_wn));
                         } else {
-                            float t2238_ = kf_shfl_down(t2196_, 16u, kf_wn);
-                            bool t2240_ = (kf_lane_id() + 16u) < t2218_;
-                            float t2241_ = __fadd_rn(t2196_, t2238_);
-                            float t2242_ = t2240_ ? t2241_ : t2196_;
-                            float t2244_ = kf_shfl_down(t2242_, 8u, kf_wn);
-                            bool t2246_ = (kf_lane_id() + 8u) < t2218_;
-                            float t2247_ = __fadd_rn(t2242_, t2244_);
-                            float t2248_ = t2246_ ? t2247_ : t2242_;
-                            float t2250_ = kf_shfl_down(t2248_, 4u, kf_wn);
-                            bool t2252_ = (kf_lane_id() + 4u) < t2218_;
-                            float t2253_ = __fadd_rn(t2248_, t2250_);
-                            float t2254_ = t2252_ ? t2253_ : t2248_;
-                            float t2256_ = kf_shfl_down(t2254_, 2u, kf_wn);
-                            bool t2258_ = (kf_lane_id() + 2u) < t2218_;
-                            float t2259_ = __fadd_rn(t2254_, t2256_);
-                            float t2260_ = t2258_ ? t2259_ : t2254_;
-                            float t2262_ = kf_shfl_down(t2260_, 1u, kf_wn);
-                            bool t2264_ = (kf_lane_id() + 1u) < t2218_;
-                            float t2265_ = __fadd_rn(t2260_, t2262_);
-                            s_ = kf_shfl(t2264_ ? t2265_ : t2260_, 0u, kf_wn);
+                            float t2349_ = kf_shfl_down(a_5_, 16u, kf_wn);
+                            bool t2351_ = (kf_lane_id() + 16u) < t2329_;
+                            float t2352_ = __fadd_rn(a_5_, t2349_);
+                            float t2353_ = t2351_ ? t2352_ : a_5_;
+                            float t2355_ = kf_shfl_down(t2353_, 8u, kf_wn);
+                            bool t2357_ = (kf_lane_id() + 8u) < t2329_;
+                            float t2358_ = __fadd_rn(t2353_, t2355_);
+                            float t2359_ = t2357_ ? t2358_ : t2353_;
+                            float t2361_ = kf_shfl_down(t2359_, 4u, kf_wn);
+                            bool t2363_ = (kf_lane_id() + 4u) < t2329_;
+                            float t2364_ = __fadd_rn(t2359_, t2361_);
+                            float t2365_ = t2363_ ? t2364_ : t2359_;
+                            float t2367_ = kf_shfl_down(t2365_, 2u, kf_wn);
+                            bool t2369_ = (kf_lane_id() + 2u) < t2329_;
+                            float t2370_ = __fadd_rn(t2365_, t2367_);
+                            float t2371_ = t2369_ ? t2370_ : t2365_;
+                            float t2373_ = kf_shfl_down(t2371_, 1u, kf_wn);
+                            bool t2375_ = (kf_lane_id() + 1u) < t2329_;
+                            float t2376_ = __fadd_rn(t2371_, t2373_);
+                            t2308_ = kf_shfl(t2375_ ? t2376_ : t2371_, 0u, kf_wn);
                         }
-                        bool t2270_ = lane_ == 0u;
-                        bool t2271_ = t2270_;
-                        if (t2270_) {
-                            t2271_ = cg_ < m_;
+                        bool t2381_ = lane_ == r_;
+                        bool t2382_ = t2381_;
+                        if (t2381_) {
+                            t2382_ = cg_ < m_;
                         }
-                        if (t2271_) {
-                            y_[cg_] = kf_f16_from_f32(s_);
+                        if (t2382_) {
+                            y_[cg_] = kf_f16_from_f32(t2308_);
                         }
                         acc_2_[0u] = 0.0f;
                         ck_ = 0u;
                         cg_ = cg_ + nw_;
                     }
                 }
-                if ((t0_ + 1u) < t1441_) {
+                if ((t0_ + 1u) < t1443_) {
                     unsigned v_9_ = min((((lk_ << 5u) << 2u) + lane_), (nv_ - 1u));
                     unsigned row_6_ = min(lg_, (m_ - 1u));
                     wb_[4u] = wv_[(row_6_ * nv_) + v_9_];
-                    xb_[8u] = xv_[min((v_9_ << 1u), (t1394_ - 1u))];
-                    xb_[9u] = xv_[min(((v_9_ << 1u) + 1u), (t1394_ - 1u))];
+                    xb_[8u] = xv_[min((v_9_ << 1u), (t1396_ - 1u))];
+                    xb_[9u] = xv_[min(((v_9_ << 1u) + 1u), (t1396_ - 1u))];
                     unsigned v_10_ = min(((((lk_ << 5u) << 2u) + 32u) + lane_), (nv_ - 1u));
                     unsigned row_7_ = min(lg_, (m_ - 1u));
                     wb_[5u] = wv_[(row_7_ * nv_) + v_10_];
-                    xb_[10u] = xv_[min((v_10_ << 1u), (t1394_ - 1u))];
-                    xb_[11u] = xv_[min(((v_10_ << 1u) + 1u), (t1394_ - 1u))];
+                    xb_[10u] = xv_[min((v_10_ << 1u), (t1396_ - 1u))];
+                    xb_[11u] = xv_[min(((v_10_ << 1u) + 1u), (t1396_ - 1u))];
                     unsigned v_11_ = min(((((lk_ << 5u) << 2u) + 64u) + lane_), (nv_ - 1u));
                     unsigned row_8_ = min(lg_, (m_ - 1u));
                     wb_[6u] = wv_[(row_8_ * nv_) + v_11_];
-                    xb_[12u] = xv_[min((v_11_ << 1u), (t1394_ - 1u))];
-                    xb_[13u] = xv_[min(((v_11_ << 1u) + 1u), (t1394_ - 1u))];
+                    xb_[12u] = xv_[min((v_11_ << 1u), (t1396_ - 1u))];
+                    xb_[13u] = xv_[min(((v_11_ << 1u) + 1u), (t1396_ - 1u))];
                     unsigned v_12_ = min(((((lk_ << 5u) << 2u) + 96u) + lane_), (nv_ - 1u));
                     unsigned row_9_ = min(lg_, (m_ - 1u));
                     wb_[7u] = wv_[(row_9_ * nv_) + v_12_];
-                    xb_[14u] = xv_[min((v_12_ << 1u), (t1394_ - 1u))];
-                    xb_[15u] = xv_[min(((v_12_ << 1u) + 1u), (t1394_ - 1u))];
-                    unsigned t2470_ = lk_ + 1u;
-                    lk_ = t2470_;
-                    if (t2470_ == steps_) {
+                    xb_[14u] = xv_[min((v_12_ << 1u), (t1396_ - 1u))];
+                    xb_[15u] = xv_[min(((v_12_ << 1u) + 1u), (t1396_ - 1u))];
+                    unsigned t2579_ = lk_ + 1u;
+                    lk_ = t2579_;
+                    if (t2579_ == steps_) {
                         lk_ = 0u;
                         lg_ = lg_ + nw_;
                     }
                 }
-                bool t2479_ = (t0_ + 1u) >= 1u;
-                bool t2480_ = t2479_;
-                if (t2479_) {
-                    t2480_ = ((t0_ + 1u) - 1u) < t1441_;
+                bool t2689_ = (t0_ + 1u) >= 1u;
+                bool t2690_ = t2689_;
+                if (t2689_) {
+                    t2690_ = ((t0_ + 1u) - 1u) < t1443_;
                 }
-                if (t2480_) {
+                if (t2690_) {
                     unsigned v_13_ = ((ck_ << 5u) << 2u) + lane_;
                     if (v_13_ < nv_) {
-                        kf_u32x4 t2517_ = xb_[0u];
-                        kf_f32x4 a_5_ = kf_bitcast<kf_f32x4>(t2517_);
-                        kf_u32x4 t2520_ = xb_[1u];
-                        kf_f32x4 b_5_ = kf_bitcast<kf_f32x4>(t2520_);
-                        xs_5_[0u] = a_5_.v[0];
+                        kf_u32x4 t2727_ = xb_[0u];
+                        kf_f32x4 a_6_ = kf_bitcast<kf_f32x4>(t2727_);
+                        kf_u32x4 t2730_ = xb_[1u];
+                        kf_f32x4 b_5_ = kf_bitcast<kf_f32x4>(t2730_);
+                        xs_5_[0u] = a_6_.v[0];
                         xs_5_[4u] = b_5_.v[0];
-                        xs_5_[1u] = a_5_.v[1];
+                        xs_5_[1u] = a_6_.v[1];
                         xs_5_[5u] = b_5_.v[1];
-                        xs_5_[2u] = a_5_.v[2];
+                        xs_5_[2u] = a_6_.v[2];
                         xs_5_[6u] = b_5_.v[2];
-                        xs_5_[3u] = a_5_.v[3];
+                        xs_5_[3u] = a_6_.v[3];
                         xs_5_[7u] = b_5_.v[3];
-                        kf_u32x4 t2566_ = wb_[0u];
-                        kf_f16x8 wh_5_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2566_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2566_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2566_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2566_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2566_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2566_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2566_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2566_, 3u), 16u))}};
+                        kf_u32x4 t2776_ = wb_[0u];
+                        kf_f16x8 wh_5_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2776_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2776_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2776_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2776_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2776_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2776_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2776_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2776_, 3u), 16u))}};
                         acc_2_[0u] = __fmaf_rn(kf_f16_to_f32(wh_5_.v[7]), xs_5_[7u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[6]), xs_5_[6u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[5]), xs_5_[5u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[4]), xs_5_[4u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[3]), xs_5_[3u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[2]), xs_5_[2u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[1]), xs_5_[1u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[0]), xs_5_[0u], acc_2_[0u]))))))));
                     }
                     unsigned v_14_ = (((ck_ << 5u) << 2u) + 32u) + lane_;
                     if (v_14_ < nv_) {
-                        kf_u32x4 t2648_ = xb_[2u];
-                        kf_f32x4 a_6_ = kf_bitcast<kf_f32x4>(t2648_);
-                        kf_u32x4 t2651_ = xb_[3u];
-                        kf_f32x4 b_6_ = kf_bitcast<kf_f32x4>(t2651_);
-                        xs_6_[0u] = a_6_.v[0];
+                        kf_u32x4 t2858_ = xb_[2u];
+                        kf_f32x4 a_7_ = kf_bitcast<kf_f32x4>(t2858_);
+                        kf_u32x4 t2861_ = xb_[3u];
+                        kf_f32x4 b_6_ = kf_bitcast<kf_f32x4>(t2861_);
+                        xs_6_[0u] = a_7_.v[0];
                         xs_6_[4u] = b_6_.v[0];
-                        xs_6_[1u] = a_6_.v[1];
+                        xs_6_[1u] = a_7_.v[1];
                         xs_6_[5u] = b_6_.v[1];
-                        xs_6_[2u] = a_6_.v[2];
+                        xs_6_[2u] = a_7_.v[2];
                         xs_6_[6u] = b_6_.v[2];
-                        xs_6_[3u] = a_6_.v[3];
+                        xs_6_[3u] = a_7_.v[3];
                         xs_6_[7u] = b_6_.v[3];
-                        kf_u32x4 t2697_ = wb_[1u];
-                        kf_f16x8 wh_6_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2697_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2697_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2697_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2697_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2697_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2697_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2697_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2697_, 3u), 16u))}};
+                        kf_u32x4 t2907_ = wb_[1u];
+                        kf_f16x8 wh_6_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2907_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2907_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2907_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2907_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2907_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2907_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2907_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2907_, 3u), 16u))}};
                         acc_2_[0u] = __fmaf_rn(kf_f16_to_f32(wh_6_.v[7]), xs_6_[7u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[6]), xs_6_[6u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[5]), xs_6_[5u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[4]), xs_6_[4u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[3]), xs_6_[3u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[2]), xs_6_[2u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[1]), xs_6_[1u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[0]), xs_6_[0u], acc_2_[0u]))))))));
                     }
                     unsigned v_15_ = (((ck_ << 5u) << 2u) + 64u) + lane_;
                     if (v_15_ < nv_) {
-                        kf_u32x4 t2779_ = xb_[4u];
-                        kf_f32x4 a_7_ = kf_bitcast<kf_f32x4>(t2779_);
-                        kf_u32x4 t2782_ = xb_[5u];
-                        kf_f32x4 b_7_ = kf_bitcast<kf_f32x4>(t2782_);
-                        xs_7_[0u] = a_7_.v[0];
+                        kf_u32x4 t2989_ = xb_[4u];
+                        kf_f32x4 a_8_ = kf_bitcast<kf_f32x4>(t2989_);
+                        kf_u32x4 t2992_ = xb_[5u];
+                        kf_f32x4 b_7_ = kf_bitcast<kf_f32x4>(t2992_);
+                        xs_7_[0u] = a_8_.v[0];
                         xs_7_[4u] = b_7_.v[0];
-                        xs_7_[1u] = a_7_.v[1];
+                        xs_7_[1u] = a_8_.v[1];
                         xs_7_[5u] = b_7_.v[1];
-                        xs_7_[2u] = a_7_.v[2];
+                        xs_7_[2u] = a_8_.v[2];
                         xs_7_[6u] = b_7_.v[2];
-                        xs_7_[3u] = a_7_.v[3];
+                        xs_7_[3u] = a_8_.v[3];
                         xs_7_[7u] = b_7_.v[3];
-                        kf_u32x4 t2828_ = wb_[2u];
-                        kf_f16x8 wh_7_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2828_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2828_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2828_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2828_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2828_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2828_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2828_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2828_, 3u), 16u))}};
+                        kf_u32x4 t3038_ = wb_[2u];
+                        kf_f16x8 wh_7_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t3038_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3038_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t3038_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3038_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t3038_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3038_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t3038_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3038_, 3u), 16u))}};
                         acc_2_[0u] = __fmaf_rn(kf_f16_to_f32(wh_7_.v[7]), xs_7_[7u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[6]), xs_7_[6u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[5]), xs_7_[5u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[4]), xs_7_[4u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[3]), xs_7_[3u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[2]), xs_7_[2u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[1]), xs_7_[1u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[0]), xs_7_[0u], acc_2_[0u]))))))));
                     }
                     unsigned v_16_ = (((ck_ << 5u) << 2u) + 96u) + lane_;
                     if (v_16_ < nv_) {
-                        kf_u32x4 t2910_ = xb_[6u];
-                        kf_f32x4 a_8_ = kf_bitcast<kf_f32x4>(t2910_);
-                        kf_u32x4 t2913_ = xb_[7u];
-                        kf_f32x4 b_8_ = kf_bitcast<kf_f32x4>(t2913_);
-                        xs_8_[0u] = a_8_.v[0];
+                        kf_u32x4 t3120_ = xb_[6u];
+                        kf_f32x4 a_9_ = kf_bitcast<kf_f32x4>(t3120_);
+                        kf_u32x4 t3123_ = xb_[7u];
+                        kf_f32x4 b_8_ = kf_bitcast<kf_f32x4>(t3123_);
+                        xs_8_[0u] = a_9_.v[0];
                         xs_8_[4u] = b_8_.v[0];
-                        xs_8_[1u] = a_8_.v[1];
+                        xs_8_[1u] = a_9_.v[1];
                         xs_8_[5u] = b_8_.v[1];
-                        xs_8_[2u] = a_8_.v[2];
+                        xs_8_[2u] = a_9_.v[2];
                         xs_8_[6u] = b_8_.v[2];
-                        xs_8_[3u] = a_8_.v[3];
+                        xs_8_[3u] = a_9_.v[3];
                         xs_8_[7u] = b_8_.v[3];
-                        kf_u32x4 t2959_ = wb_[3u];
-                        kf_f16x8 wh_8_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2959_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2959_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2959_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2959_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2959_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2959_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2959_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2959_, 3u), 16u))}};
+                        kf_u32x4 t3169_ = wb_[3u];
+                        kf_f16x8 wh_8_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t3169_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3169_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t3169_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3169_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t3169_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3169_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t3169_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3169_, 3u), 16u))}};
                         acc_2_[0u] = __fmaf_rn(kf_f16_to_f32(wh_8_.v[7]), xs_8_[7u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[6]), xs_8_[6u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[5]), xs_8_[5u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[4]), xs_8_[4u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[3]), xs_8_[3u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[2]), xs_8_[2u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[1]), xs_8_[1u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[0]), xs_8_[0u], acc_2_[0u]))))))));
                     }
-                    unsigned t3033_ = ck_ + 1u;
-                    ck_ = t3033_;
-                    if (t3033_ == steps_) {
-                        float t3036_ = acc_2_[0u];
-                        unsigned t3058_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
-                        if (t3058_ == 32u) {
-                            float t3063_ = __fadd_rn(t3036_, kf_shfl_xor(t3036_, 16u, kf_wn));
-                            float t3066_ = __fadd_rn(t3063_, kf_shfl_xor(t3063_, 8u, kf_wn));
-                            float t3069_ = __fadd_rn(t3066_, kf_shfl_xor(t3066_, 4u, kf_wn));
-                            float t3072_ = __fadd_rn(t3069_, kf_shfl_xor(t3069_, 2u, kf_wn));
-                            s_2_ = __fadd_rn(t3072_, kf_shfl_xor(t3072_, 1u, kf_wn));
+                    unsigned t3243_ = ck_ + 1u;
+                    ck_ = t3243_;
+                    if (t3243_ == steps_) {
+                        float a_10_ = acc_2_[0u];
+                        unsigned r_2_ = 0u;
+                        unsigned t3270_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+                        if (t3270_ == 32u) {
+                            float t3275_ = __fadd_rn(a_10_, kf_shfl_xor(a_10_, 16u, kf_wn));
+                            float t3278_ = __fadd_rn(t3275_, kf_shfl_xor(t3275_, 8u, kf_wn));
+                            float t3281_ = __fadd_rn(t3278_, kf_shfl_xor(t3278_, 4u, kf_wn));
+                            float t3284_ = __fadd_rn(t3281_, kf_shfl_xor(t3281_, 2u, kf_wn));
+                            t3249_ = __fadd_rn(t3284_, kf_shfl_xor(t3284_, 1u, kf_wn));
                         } else {
-                            float t3078_ = kf_shfl_down(t3036_, 16u, kf_wn);
-                            bool t3080_ = (kf_lane_id() + 16u) < t3058_;
-                            float t3081_ = __fadd_rn(t3036_, t3078_);
-                            float t3082_ = t3080_ ? t3081_ : t3036_;
-                            float t3084_ = kf_shfl_down(t3082_, 8u, kf_wn);
-                            bool t3086_ = (kf_lane_id() + 8u) < t3058_;
-                            float t3087_ = __fadd_rn(t3082_, t3084_);
-                            float t3088_ = t3086_ ? t3087_ : t3082_;
-                            float t3090_ = kf_shfl_down(t3088_, 4u, kf_wn);
-                            bool t3092_ = (kf_lane_id() + 4u) < t3058_;
-                            float t3093_ = __fadd_rn(t3088_, t3090_);
-                            float t3094_ = t3092_ ? t3093_ : t3088_;
-                            float t3096_ = kf_shfl_down(t3094_, 2u, kf_wn);
-                            bool t3098_ = (kf_lane_id() + 2u) < t3058_;
-                            float t3099_ = __fadd_rn(t3094_, t3096_);
-                            float t3100_ = t3098_ ? t3099_ : t3094_;
-                            float t3102_ = kf_shfl_down(t3100_, 1u, kf_wn);
-                            bool t3104_ = (kf_lane_id() + 1u) < t3058_;
-                            float t3105_ = __fadd_rn(t3100_, t3102_);
-                            s_2_ = kf_shfl(t3104_ ? t3105_ : t3100_, 0u, kf_wn);
+                            float t3290_ = kf_shfl_down(a_10_, 16u, kf_wn);
+                            bool t3292_ = (kf_lane_id() + 16u) < t3270_;
+                            float t3293_ = __fadd_rn(a_10_, t3290_);
+                            float t3294_ = t3292_ ? t3293_ : a_10_;
+                            float t3296_ = kf_shfl_down(t3294_, 8u, kf_wn);
+                            bool t3298_ = (kf_lane_id() + 8u) < t3270_;
+                            float t3299_ = __fadd_rn(t3294_, t3296_);
+                            float t3300_ = t3298_ ? t3299_ : t3294_;
+                            float t3302_ = kf_shfl_down(t3300_, 4u, kf_wn);
+                            bool t3304_ = (kf_lane_id() + 4u) < t3270_;
+                            float t3305_ = __fadd_rn(t3300_, t3302_);
+                            float t3306_ = t3304_ ? t3305_ : t3300_;
+                            float t3308_ = kf_shfl_down(t3306_, 2u, kf_wn);
+                            bool t3310_ = (kf_lane_id() + 2u) < t3270_;
+                            float t3311_ = __fadd_rn(t3306_, t3308_);
+                            float t3312_ = t3310_ ? t3311_ : t3306_;
+                            float t3314_ = kf_shfl_down(t3312_, 1u, kf_wn);
+                            bool t3316_ = (kf_lane_id() + 1u) < t3270_;
+                            float t3317_ = __fadd_rn(t3312_, t3314_);
+                            t3249_ = kf_shfl(t3316_ ? t3317_ : t3312_, 0u, kf_wn);
                         }
-                        bool t3110_ = lane_ == 0u;
-                        bool t3111_ = t3110_;
-                        if (t3110_) {
-                            t3111_ = cg_ < m_;
+                        bool t3322_ = lane_ == r_2_;
+                        bool t3323_ = t3322_;
+                        if (t3322_) {
+                            t3323_ = cg_ < m_;
                         }
-                        if (t3111_) {
-                            y_[cg_] = kf_f16_from_f32(s_2_);
+                        if (t3323_) {
+                            y_[cg_] = kf_f16_from_f32(t3249_);
                         }
                         acc_2_[0u] = 0.0f;
                         ck_ = 0u;
@@ -1560,176 +1566,176 @@ gemv_f16_f32_f16(const kf_f16* __restrict__ w_, const float* __restrict__ x_, kf
     } else {
         unsigned lane_2_ = kf_lane_id();
         unsigned nv_2_ = k_ >> 3u;
-        unsigned t3156_ = (blockIdx.x << 3u) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u);
-        unsigned t3167_ = gridDim.x << 3u;
+        unsigned t3466_ = (blockIdx.x << 3u) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u);
+        unsigned t3477_ = gridDim.x << 3u;
         #pragma unroll 1
-        for (unsigned g_ = t3156_; g_ < m_; g_ = g_ + t3167_) {
+        for (unsigned g_ = t3466_; g_ < m_; g_ = g_ + t3477_) {
             row_[0u] = min(g_, (m_ - 1u));
             acc_3_[0u] = 0.0f;
             if ((k_ & 7u) == 0u) {
                 #pragma unroll 1
                 for (unsigned base_ = 0u; base_ < nv_2_; base_ = base_ + 128u) {
                     unsigned v_17_ = base_ + lane_2_;
-                    kf_u32x4 t3192_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                    kf_u32x4 t_2_ = t3192_;
+                    kf_u32x4 t3502_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_2_ = t3502_;
                     if (v_17_ < nv_2_) {
-                        unsigned t3198_ = (row_[0u] * nv_2_) + v_17_;
-                        kf_u32x4 t3199_ = wv_[t3198_];
-                        t_2_ = t3199_;
+                        unsigned t3508_ = (row_[0u] * nv_2_) + v_17_;
+                        kf_u32x4 t3509_ = wv_[t3508_];
+                        t_2_ = t3509_;
                     }
                     wr_[0u] = t_2_;
                     unsigned v_18_ = (base_ + 32u) + lane_2_;
-                    kf_u32x4 t3205_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                    kf_u32x4 t_3_ = t3205_;
+                    kf_u32x4 t3515_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_3_ = t3515_;
                     if (v_18_ < nv_2_) {
-                        unsigned t3211_ = (row_[0u] * nv_2_) + v_18_;
-                        kf_u32x4 t3212_ = wv_[t3211_];
-                        t_3_ = t3212_;
+                        unsigned t3521_ = (row_[0u] * nv_2_) + v_18_;
+                        kf_u32x4 t3522_ = wv_[t3521_];
+                        t_3_ = t3522_;
                     }
                     wr_[1u] = t_3_;
                     unsigned v_19_ = (base_ + 64u) + lane_2_;
-                    kf_u32x4 t3218_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                    kf_u32x4 t_4_ = t3218_;
+                    kf_u32x4 t3528_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_4_ = t3528_;
                     if (v_19_ < nv_2_) {
-                        unsigned t3224_ = (row_[0u] * nv_2_) + v_19_;
-                        kf_u32x4 t3225_ = wv_[t3224_];
-                        t_4_ = t3225_;
+                        unsigned t3534_ = (row_[0u] * nv_2_) + v_19_;
+                        kf_u32x4 t3535_ = wv_[t3534_];
+                        t_4_ = t3535_;
                     }
                     wr_[2u] = t_4_;
                     unsigned v_20_ = (base_ + 96u) + lane_2_;
-                    kf_u32x4 t3231_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                    kf_u32x4 t_5_ = t3231_;
+                    kf_u32x4 t3541_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_5_ = t3541_;
                     if (v_20_ < nv_2_) {
-                        unsigned t3237_ = (row_[0u] * nv_2_) + v_20_;
-                        kf_u32x4 t3238_ = wv_[t3237_];
-                        t_5_ = t3238_;
+                        unsigned t3547_ = (row_[0u] * nv_2_) + v_20_;
+                        kf_u32x4 t3548_ = wv_[t3547_];
+                        t_5_ = t3548_;
                     }
                     wr_[3u] = t_5_;
                     unsigned v_21_ = base_ + lane_2_;
                     if (v_21_ < nv_2_) {
-                        unsigned t3245_ = v_21_ << 1u;
-                        kf_f32x4 a_9_ = xf4_[t3245_];
-                        unsigned t3250_ = (v_21_ << 1u) + 1u;
-                        kf_f32x4 b_9_ = xf4_[t3250_];
-                        xs_9_[0u] = a_9_.v[0];
+                        unsigned t3555_ = v_21_ << 1u;
+                        kf_f32x4 a_11_ = xf4_[t3555_];
+                        unsigned t3560_ = (v_21_ << 1u) + 1u;
+                        kf_f32x4 b_9_ = xf4_[t3560_];
+                        xs_9_[0u] = a_11_.v[0];
                         xs_9_[4u] = b_9_.v[0];
-                        xs_9_[1u] = a_9_.v[1];
+                        xs_9_[1u] = a_11_.v[1];
                         xs_9_[5u] = b_9_.v[1];
-                        xs_9_[2u] = a_9_.v[2];
+                        xs_9_[2u] = a_11_.v[2];
                         xs_9_[6u] = b_9_.v[2];
-                        xs_9_[3u] = a_9_.v[3];
+                        xs_9_[3u] = a_11_.v[3];
                         xs_9_[7u] = b_9_.v[3];
-                        kf_u32x4 t3294_ = wr_[0u];
-                        kf_f16x8 wh_9_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t3294_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3294_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t3294_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3294_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t3294_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3294_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t3294_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3294_, 3u), 16u))}};
+                        kf_u32x4 t3604_ = wr_[0u];
+                        kf_f16x8 wh_9_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t3604_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3604_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t3604_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3604_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t3604_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3604_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t3604_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3604_, 3u), 16u))}};
                         acc_3_[0u] = __fmaf_rn(kf_f16_to_f32(wh_9_.v[7]), xs_9_[7u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[6]), xs_9_[6u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[5]), xs_9_[5u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[4]), xs_9_[4u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[3]), xs_9_[3u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[2]), xs_9_[2u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[1]), xs_9_[1u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[0]), xs_9_[0u], acc_3_[0u]))))))));
                     }
                     unsigned v_22_ = (base_ + 32u) + lane_2_;
                     if (v_22_ < nv_2_) {
-                        unsigned t3372_ = v_22_ << 1u;
-                        kf_f32x4 a_10_ = xf4_[t3372_];
-                        unsigned t3377_ = (v_22_ << 1u) + 1u;
-                        kf_f32x4 b_10_ = xf4_[t3377_];
-                        xs_10_[0u] = a_10_.v[0];
+                        unsigned t3682_ = v_22_ << 1u;
+                        kf_f32x4 a_12_ = xf4_[t3682_];
+                        unsigned t3687_ = (v_22_ << 1u) + 1u;
+                        kf_f32x4 b_10_ = xf4_[t3687_];
+                        xs_10_[0u] = a_12_.v[0];
                         xs_10_[4u] = b_10_.v[0];
-                        xs_10_[1u] = a_10_.v[1];
+                        xs_10_[1u] = a_12_.v[1];
                         xs_10_[5u] = b_10_.v[1];
-                        xs_10_[2u] = a_10_.v[2];
+                        xs_10_[2u] = a_12_.v[2];
                         xs_10_[6u] = b_10_.v[2];
-                        xs_10_[3u] = a_10_.v[3];
+                        xs_10_[3u] = a_12_.v[3];
                         xs_10_[7u] = b_10_.v[3];
-                        kf_u32x4 t3421_ = wr_[1u];
-                        kf_f16x8 wh_10_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t3421_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3421_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t3421_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3421_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t3421_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3421_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t3421_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3421_, 3u), 16u))}};
+                        kf_u32x4 t3731_ = wr_[1u];
+                        kf_f16x8 wh_10_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t3731_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3731_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t3731_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3731_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t3731_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3731_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t3731_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3731_, 3u), 16u))}};
                         acc_3_[0u] = __fmaf_rn(kf_f16_to_f32(wh_10_.v[7]), xs_10_[7u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[6]), xs_10_[6u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[5]), xs_10_[5u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[4]), xs_10_[4u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[3]), xs_10_[3u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[2]), xs_10_[2u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[1]), xs_10_[1u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[0]), xs_10_[0u], acc_3_[0u]))))))));
                     }
                     unsigned v_23_ = (base_ + 64u) + lane_2_;
                     if (v_23_ < nv_2_) {
-                        unsigned t3499_ = v_23_ << 1u;
-                        kf_f32x4 a_11_ = xf4_[t3499_];
-                        unsigned t3504_ = (v_23_ << 1u) + 1u;
-                        kf_f32x4 b_11_ = xf4_[t3504_];
-                        xs_11_[0u] = a_11_.v[0];
+                        unsigned t3809_ = v_23_ << 1u;
+                        kf_f32x4 a_13_ = xf4_[t3809_];
+                        unsigned t3814_ = (v_23_ << 1u) + 1u;
+                        kf_f32x4 b_11_ = xf4_[t3814_];
+                        xs_11_[0u] = a_13_.v[0];
                         xs_11_[4u] = b_11_.v[0];
-                        xs_11_[1u] = a_11_.v[1];
+                        xs_11_[1u] = a_13_.v[1];
                         xs_11_[5u] = b_11_.v[1];
-                        xs_11_[2u] = a_11_.v[2];
+                        xs_11_[2u] = a_13_.v[2];
                         xs_11_[6u] = b_11_.v[2];
-                        xs_11_[3u] = a_11_.v[3];
+                        xs_11_[3u] = a_13_.v[3];
                         xs_11_[7u] = b_11_.v[3];
-                        kf_u32x4 t3548_ = wr_[2u];
-                        kf_f16x8 wh_11_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t3548_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3548_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t3548_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3548_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t3548_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3548_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t3548_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3548_, 3u), 16u))}};
+                        kf_u32x4 t3858_ = wr_[2u];
+                        kf_f16x8 wh_11_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t3858_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3858_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t3858_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3858_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t3858_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3858_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t3858_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3858_, 3u), 16u))}};
                         acc_3_[0u] = __fmaf_rn(kf_f16_to_f32(wh_11_.v[7]), xs_11_[7u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[6]), xs_11_[6u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[5]), xs_11_[5u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[4]), xs_11_[4u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[3]), xs_11_[3u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[2]), xs_11_[2u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[1]), xs_11_[1u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[0]), xs_11_[0u], acc_3_[0u]))))))));
                     }
                     unsigned v_24_ = (base_ + 96u) + lane_2_;
                     if (v_24_ < nv_2_) {
-                        unsigned t3626_ = v_24_ << 1u;
-                        kf_f32x4 a_12_ = xf4_[t3626_];
-                        unsigned t3631_ = (v_24_ << 1u) + 1u;
-                        kf_f32x4 b_12_ = xf4_[t3631_];
-                        xs_12_[0u] = a_12_.v[0];
+                        unsigned t3936_ = v_24_ << 1u;
+                        kf_f32x4 a_14_ = xf4_[t3936_];
+                        unsigned t3941_ = (v_24_ << 1u) + 1u;
+                        kf_f32x4 b_12_ = xf4_[t3941_];
+                        xs_12_[0u] = a_14_.v[0];
                         xs_12_[4u] = b_12_.v[0];
-                        xs_12_[1u] = a_12_.v[1];
+                        xs_12_[1u] = a_14_.v[1];
                         xs_12_[5u] = b_12_.v[1];
-                        xs_12_[2u] = a_12_.v[2];
+                        xs_12_[2u] = a_14_.v[2];
                         xs_12_[6u] = b_12_.v[2];
-                        xs_12_[3u] = a_12_.v[3];
+                        xs_12_[3u] = a_14_.v[3];
                         xs_12_[7u] = b_12_.v[3];
-                        kf_u32x4 t3675_ = wr_[3u];
-                        kf_f16x8 wh_12_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t3675_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3675_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t3675_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3675_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t3675_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3675_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t3675_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3675_, 3u), 16u))}};
+                        kf_u32x4 t3985_ = wr_[3u];
+                        kf_f16x8 wh_12_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t3985_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3985_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t3985_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3985_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t3985_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3985_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t3985_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3985_, 3u), 16u))}};
                         acc_3_[0u] = __fmaf_rn(kf_f16_to_f32(wh_12_.v[7]), xs_12_[7u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[6]), xs_12_[6u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[5]), xs_12_[5u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[4]), xs_12_[4u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[3]), xs_12_[3u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[2]), xs_12_[2u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[1]), xs_12_[1u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[0]), xs_12_[0u], acc_3_[0u]))))))));
                     }
                 }
             } else {
                 #pragma unroll 1
                 for (unsigned c_ = lane_2_; c_ < k_; c_ = c_ + 32u) {
-                    float t3754_ = x_[c_];
+                    float t4064_ = x_[c_];
                     unsigned i_ = (row_[0u] * k_) + c_;
                     unsigned short u_ = w16_[i_];
-                    acc_3_[0u] = __fmaf_rn(kf_f16_to_f32(kf_bitcast<kf_f16>(u_)), t3754_, acc_3_[0u]);
+                    acc_3_[0u] = __fmaf_rn(kf_f16_to_f32(kf_bitcast<kf_f16>(u_)), t4064_, acc_3_[0u]);
                 }
             }
-            float t3774_ = acc_3_[0u];
-            unsigned t3796_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
-            if (t3796_ == 32u) {
-                float t3801_ = __fadd_rn(t3774_, kf_shfl_xor(t3774_, 16u, kf_wn));
-                float t3804_ = __fadd_rn(t3801_, kf_shfl_xor(t3801_, 8u, kf_wn));
-                float t3807_ = __fadd_rn(t3804_, kf_shfl_xor(t3804_, 4u, kf_wn));
-                float t3810_ = __fadd_rn(t3807_, kf_shfl_xor(t3807_, 2u, kf_wn));
-                s_3_ = __fadd_rn(t3810_, kf_shfl_xor(t3810_, 1u, kf_wn));
+            float t4084_ = acc_3_[0u];
+            unsigned t4106_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+            if (t4106_ == 32u) {
+                float t4111_ = __fadd_rn(t4084_, kf_shfl_xor(t4084_, 16u, kf_wn));
+                float t4114_ = __fadd_rn(t4111_, kf_shfl_xor(t4111_, 8u, kf_wn));
+                float t4117_ = __fadd_rn(t4114_, kf_shfl_xor(t4114_, 4u, kf_wn));
+                float t4120_ = __fadd_rn(t4117_, kf_shfl_xor(t4117_, 2u, kf_wn));
+                s_ = __fadd_rn(t4120_, kf_shfl_xor(t4120_, 1u, kf_wn));
             } else {
-                float t3816_ = kf_shfl_down(t3774_, 16u, kf_wn);
-                bool t3818_ = (kf_lane_id() + 16u) < t3796_;
-                float t3819_ = __fadd_rn(t3774_, t3816_);
-                float t3820_ = t3818_ ? t3819_ : t3774_;
-                float t3822_ = kf_shfl_down(t3820_, 8u, kf_wn);
-                bool t3824_ = (kf_lane_id() + 8u) < t3796_;
-                float t3825_ = __fadd_rn(t3820_, t3822_);
-                float t3826_ = t3824_ ? t3825_ : t3820_;
-                float t3828_ = kf_shfl_down(t3826_, 4u, kf_wn);
-                bool t3830_ = (kf_lane_id() + 4u) < t3796_;
-                float t3831_ = __fadd_rn(t3826_, t3828_);
-                float t3832_ = t3830_ ? t3831_ : t3826_;
-                float t3834_ = kf_shfl_down(t3832_, 2u, kf_wn);
-                bool t3836_ = (kf_lane_id() + 2u) < t3796_;
-                float t3837_ = __fadd_rn(t3832_, t3834_);
-                float t3838_ = t3836_ ? t3837_ : t3832_;
-                float t3840_ = kf_shfl_down(t3838_, 1u, kf_wn);
-                bool t3842_ = (kf_lane_id() + 1u) < t3796_;
-                float t3843_ = __fadd_rn(t3838_, t3840_);
-                s_3_ = kf_shfl(t3842_ ? t3843_ : t3838_, 0u, kf_wn);
+                float t4126_ = kf_shfl_down(t4084_, 16u, kf_wn);
+                bool t4128_ = (kf_lane_id() + 16u) < t4106_;
+                float t4129_ = __fadd_rn(t4084_, t4126_);
+                float t4130_ = t4128_ ? t4129_ : t4084_;
+                float t4132_ = kf_shfl_down(t4130_, 8u, kf_wn);
+                bool t4134_ = (kf_lane_id() + 8u) < t4106_;
+                float t4135_ = __fadd_rn(t4130_, t4132_);
+                float t4136_ = t4134_ ? t4135_ : t4130_;
+                float t4138_ = kf_shfl_down(t4136_, 4u, kf_wn);
+                bool t4140_ = (kf_lane_id() + 4u) < t4106_;
+                float t4141_ = __fadd_rn(t4136_, t4138_);
+                float t4142_ = t4140_ ? t4141_ : t4136_;
+                float t4144_ = kf_shfl_down(t4142_, 2u, kf_wn);
+                bool t4146_ = (kf_lane_id() + 2u) < t4106_;
+                float t4147_ = __fadd_rn(t4142_, t4144_);
+                float t4148_ = t4146_ ? t4147_ : t4142_;
+                float t4150_ = kf_shfl_down(t4148_, 1u, kf_wn);
+                bool t4152_ = (kf_lane_id() + 1u) < t4106_;
+                float t4153_ = __fadd_rn(t4148_, t4150_);
+                s_ = kf_shfl(t4152_ ? t4153_ : t4148_, 0u, kf_wn);
             }
-            bool t3848_ = lane_2_ == 0u;
-            bool t3849_ = t3848_;
-            if (t3848_) {
-                t3849_ = g_ < m_;
+            bool t4158_ = lane_2_ == 0u;
+            bool t4159_ = t4158_;
+            if (t4158_) {
+                t4159_ = g_ < m_;
             }
-            if (t3849_) {
-                y_[g_] = kf_f16_from_f32(s_3_);
+            if (t4159_) {
+                y_[g_] = kf_f16_from_f32(s_);
             }
         }
     }
 }
 
-/* kernel gemv_f16_f32_f32 (gemv.kf:983) */
+/* kernel gemv_f16_f32_f32 (gemv.kf:1045) */
 extern "C" __global__ void __launch_bounds__(256)
 gemv_f16_f32_f32(const kf_f16* __restrict__ w_, const float* __restrict__ x_, float* __restrict__ y_, unsigned m_, unsigned k_)
 {
@@ -1752,9 +1758,9 @@ gemv_f16_f32_f32(const kf_f16* __restrict__ w_, const float* __restrict__ x_, fl
     float xs_10_[8];
     float xs_11_[8];
     float xs_12_[8];
+    float t2308_;
+    float t3249_;
     float s_;
-    float s_2_;
-    float s_3_;
     const unsigned kf_wn = kf_warp_lanes();
     const unsigned short* w16_ = (const unsigned short*)w_;
     const kf_u32x4* wv_ = (const kf_u32x4*)w_;
@@ -1763,61 +1769,61 @@ gemv_f16_f32_f32(const kf_f16* __restrict__ w_, const float* __restrict__ x_, fl
     if ((k_ & 7u) == 0u) {
         unsigned lane_ = kf_lane_id();
         unsigned nv_ = k_ >> 3u;
-        unsigned t1394_ = nv_ << 1u;
+        unsigned t1396_ = nv_ << 1u;
         unsigned steps_ = (nv_ >> 7u) + (((nv_ & 127u) != 0u) ? 1u : 0u);
         unsigned wid_ = (blockIdx.x << 3u) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u);
         unsigned nw_ = gridDim.x << 3u;
         if (!(wid_ >= m_)) {
-            unsigned t1433_ = m_ - wid_;
-            unsigned t1441_ = ((t1433_ / nw_) + (((t1433_ % nw_) != 0u) ? 1u : 0u)) * steps_;
+            unsigned t1435_ = m_ - wid_;
+            unsigned t1443_ = ((t1435_ / nw_) + (((t1435_ % nw_) != 0u) ? 1u : 0u)) * steps_;
             acc_2_[0u] = 0.0f;
             unsigned lg_ = wid_;
             unsigned lk_ = 0u;
             unsigned cg_ = wid_;
             unsigned ck_ = 0u;
-            unsigned t1454_ = t1441_ + 1u;
+            unsigned t1462_ = t1443_ + 1u;
             #pragma unroll 1
-            for (unsigned t0_ = 0u; t0_ < t1454_; t0_ = t0_ + 2u) {
-                if (t0_ < t1441_) {
+            for (unsigned t0_ = 0u; t0_ < t1462_; t0_ = t0_ + 2u) {
+                if (t0_ < t1443_) {
                     unsigned v_ = min((((lk_ << 5u) << 2u) + lane_), (nv_ - 1u));
                     unsigned row_2_ = min(lg_, (m_ - 1u));
                     wb_[0u] = wv_[(row_2_ * nv_) + v_];
-                    xb_[0u] = xv_[min((v_ << 1u), (t1394_ - 1u))];
-                    xb_[1u] = xv_[min(((v_ << 1u) + 1u), (t1394_ - 1u))];
+                    xb_[0u] = xv_[min((v_ << 1u), (t1396_ - 1u))];
+                    xb_[1u] = xv_[min(((v_ << 1u) + 1u), (t1396_ - 1u))];
                     unsigned v_2_ = min(((((lk_ << 5u) << 2u) + 32u) + lane_), (nv_ - 1u));
                     unsigned row_3_ = min(lg_, (m_ - 1u));
                     wb_[1u] = wv_[(row_3_ * nv_) + v_2_];
-                    xb_[2u] = xv_[min((v_2_ << 1u), (t1394_ - 1u))];
-                    xb_[3u] = xv_[min(((v_2_ << 1u) + 1u), (t1394_ - 1u))];
+                    xb_[2u] = xv_[min((v_2_ << 1u), (t1396_ - 1u))];
+                    xb_[3u] = xv_[min(((v_2_ << 1u) + 1u), (t1396_ - 1u))];
                     unsigned v_3_ = min(((((lk_ << 5u) << 2u) + 64u) + lane_), (nv_ - 1u));
                     unsigned row_4_ = min(lg_, (m_ - 1u));
                     wb_[2u] = wv_[(row_4_ * nv_) + v_3_];
-                    xb_[4u] = xv_[min((v_3_ << 1u), (t1394_ - 1u))];
-                    xb_[5u] = xv_[min(((v_3_ << 1u) + 1u), (t1394_ - 1u))];
+                    xb_[4u] = xv_[min((v_3_ << 1u), (t1396_ - 1u))];
+                    xb_[5u] = xv_[min(((v_3_ << 1u) + 1u), (t1396_ - 1u))];
                     unsigned v_4_ = min(((((lk_ << 5u) << 2u) + 96u) + lane_), (nv_ - 1u));
                     unsigned row_5_ = min(lg_, (m_ - 1u));
                     wb_[3u] = wv_[(row_5_ * nv_) + v_4_];
-                    xb_[6u] = xv_[min((v_4_ << 1u), (t1394_ - 1u))];
-                    xb_[7u] = xv_[min(((v_4_ << 1u) + 1u), (t1394_ - 1u))];
-                    unsigned t1630_ = lk_ + 1u;
-                    lk_ = t1630_;
-                    if (t1630_ == steps_) {
+                    xb_[6u] = xv_[min((v_4_ << 1u), (t1396_ - 1u))];
+                    xb_[7u] = xv_[min(((v_4_ << 1u) + 1u), (t1396_ - 1u))];
+                    unsigned t1638_ = lk_ + 1u;
+                    lk_ = t1638_;
+                    if (t1638_ == steps_) {
                         lk_ = 0u;
                         lg_ = lg_ + nw_;
                     }
                 }
-                bool t1639_ = t0_ >= 1u;
-                bool t1640_ = t1639_;
-                if (t1639_) {
-                    t1640_ = (t0_ - 1u) < t1441_;
+                bool t1748_ = t0_ >= 1u;
+                bool t1749_ = t1748_;
+                if (t1748_) {
+                    t1749_ = (t0_ - 1u) < t1443_;
                 }
-                if (t1640_) {
+                if (t1749_) {
                     unsigned v_5_ = ((ck_ << 5u) << 2u) + lane_;
                     if (v_5_ < nv_) {
-                        kf_u32x4 t1677_ = xb_[8u];
-                        kf_f32x4 a_ = kf_bitcast<kf_f32x4>(t1677_);
-                        kf_u32x4 t1680_ = xb_[9u];
-                        kf_f32x4 b_ = kf_bitcast<kf_f32x4>(t1680_);
+                        kf_u32x4 t1786_ = xb_[8u];
+                        kf_f32x4 a_ = kf_bitcast<kf_f32x4>(t1786_);
+                        kf_u32x4 t1789_ = xb_[9u];
+                        kf_f32x4 b_ = kf_bitcast<kf_f32x4>(t1789_);
                         xs_[0u] = a_.v[0];
                         xs_[4u] = b_.v[0];
                         xs_[1u] = a_.v[1];
@@ -1826,16 +1832,16 @@ gemv_f16_f32_f32(const kf_f16* __restrict__ w_, const float* __restrict__ x_, fl
                         xs_[6u] = b_.v[2];
                         xs_[3u] = a_.v[3];
                         xs_[7u] = b_.v[3];
-                        kf_u32x4 t1726_ = wb_[4u];
-                        kf_f16x8 wh_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1726_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1726_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1726_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1726_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1726_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1726_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1726_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1726_, 3u), 16u))}};
+                        kf_u32x4 t1835_ = wb_[4u];
+                        kf_f16x8 wh_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1835_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1835_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1835_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1835_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1835_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1835_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1835_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1835_, 3u), 16u))}};
                         acc_2_[0u] = __fmaf_rn(kf_f16_to_f32(wh_.v[7]), xs_[7u], __fmaf_rn(kf_f16_to_f32(wh_.v[6]), xs_[6u], __fmaf_rn(kf_f16_to_f32(wh_.v[5]), xs_[5u], __fmaf_rn(kf_f16_to_f32(wh_.v[4]), xs_[4u], __fmaf_rn(kf_f16_to_f32(wh_.v[3]), xs_[3u], __fmaf_rn(kf_f16_to_f32(wh_.v[2]), xs_[2u], __fmaf_rn(kf_f16_to_f32(wh_.v[1]), xs_[1u], __fmaf_rn(kf_f16_to_f32(wh_.v[0]), xs_[0u], acc_2_[0u]))))))));
                     }
                     unsigned v_6_ = (((ck_ << 5u) << 2u) + 32u) + lane_;
                     if (v_6_ < nv_) {
-                        kf_u32x4 t1808_ = xb_[10u];
-                        kf_f32x4 a_2_ = kf_bitcast<kf_f32x4>(t1808_);
-                        kf_u32x4 t1811_ = xb_[11u];
-                        kf_f32x4 b_2_ = kf_bitcast<kf_f32x4>(t1811_);
+                        kf_u32x4 t1917_ = xb_[10u];
+                        kf_f32x4 a_2_ = kf_bitcast<kf_f32x4>(t1917_);
+                        kf_u32x4 t1920_ = xb_[11u];
+                        kf_f32x4 b_2_ = kf_bitcast<kf_f32x4>(t1920_);
                         xs_2_[0u] = a_2_.v[0];
                         xs_2_[4u] = b_2_.v[0];
                         xs_2_[1u] = a_2_.v[1];
@@ -1844,16 +1850,16 @@ gemv_f16_f32_f32(const kf_f16* __restrict__ w_, const float* __restrict__ x_, fl
                         xs_2_[6u] = b_2_.v[2];
                         xs_2_[3u] = a_2_.v[3];
                         xs_2_[7u] = b_2_.v[3];
-                        kf_u32x4 t1857_ = wb_[5u];
-                        kf_f16x8 wh_2_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1857_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1857_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1857_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1857_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1857_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1857_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1857_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1857_, 3u), 16u))}};
+                        kf_u32x4 t1966_ = wb_[5u];
+                        kf_f16x8 wh_2_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1966_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1966_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1966_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1966_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1966_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1966_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1966_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1966_, 3u), 16u))}};
                         acc_2_[0u] = __fmaf_rn(kf_f16_to_f32(wh_2_.v[7]), xs_2_[7u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[6]), xs_2_[6u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[5]), xs_2_[5u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[4]), xs_2_[4u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[3]), xs_2_[3u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[2]), xs_2_[2u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[1]), xs_2_[1u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[0]), xs_2_[0u], acc_2_[0u]))))))));
                     }
                     unsigned v_7_ = (((ck_ << 5u) << 2u) + 64u) + lane_;
                     if (v_7_ < nv_) {
-                        kf_u32x4 t1939_ = xb_[12u];
-                        kf_f32x4 a_3_ = kf_bitcast<kf_f32x4>(t1939_);
-                        kf_u32x4 t1942_ = xb_[13u];
-                        kf_f32x4 b_3_ = kf_bitcast<kf_f32x4>(t1942_);
+                        kf_u32x4 t2048_ = xb_[12u];
+                        kf_f32x4 a_3_ = kf_bitcast<kf_f32x4>(t2048_);
+                        kf_u32x4 t2051_ = xb_[13u];
+                        kf_f32x4 b_3_ = kf_bitcast<kf_f32x4>(t2051_);
                         xs_3_[0u] = a_3_.v[0];
                         xs_3_[4u] = b_3_.v[0];
                         xs_3_[1u] = a_3_.v[1];
@@ -1862,16 +1868,16 @@ gemv_f16_f32_f32(const kf_f16* __restrict__ w_, const float* __restrict__ x_, fl
                         xs_3_[6u] = b_3_.v[2];
                         xs_3_[3u] = a_3_.v[3];
                         xs_3_[7u] = b_3_.v[3];
-                        kf_u32x4 t1988_ = wb_[6u];
-                        kf_f16x8 wh_3_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1988_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1988_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1988_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1988_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1988_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1988_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1988_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1988_, 3u), 16u))}};
+                        kf_u32x4 t2097_ = wb_[6u];
+                        kf_f16x8 wh_3_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2097_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2097_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2097_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2097_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2097_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2097_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2097_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2097_, 3u), 16u))}};
                         acc_2_[0u] = __fmaf_rn(kf_f16_to_f32(wh_3_.v[7]), xs_3_[7u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[6]), xs_3_[6u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[5]), xs_3_[5u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[4]), xs_3_[4u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[3]), xs_3_[3u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[2]), xs_3_[2u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[1]), xs_3_[1u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[0]), xs_3_[0u], acc_2_[0u]))))))));
                     }
                     unsigned v_8_ = (((ck_ << 5u) << 2u) + 96u) + lane_;
                     if (v_8_ < nv_) {
-                        kf_u32x4 t2070_ = xb_[14u];
-                        kf_f32x4 a_4_ = kf_bitcast<kf_f32x4>(t2070_);
-                        kf_u32x4 t2073_ = xb_[15u];
-                        kf_f32x4 b_4_ = kf_bitcast<kf_f32x4>(t2073_);
+                        kf_u32x4 t2179_ = xb_[14u];
+                        kf_f32x4 a_4_ = kf_bitcast<kf_f32x4>(t2179_);
+                        kf_u32x4 t2182_ = xb_[15u];
+                        kf_f32x4 b_4_ = kf_bitcast<kf_f32x4>(t2182_);
                         xs_4_[0u] = a_4_.v[0];
                         xs_4_[4u] = b_4_.v[0];
                         xs_4_[1u] = a_4_.v[1];
@@ -1880,202 +1886,204 @@ gemv_f16_f32_f32(const kf_f16* __restrict__ w_, const float* __restrict__ x_, fl
                         xs_4_[6u] = b_4_.v[2];
                         xs_4_[3u] = a_4_.v[3];
                         xs_4_[7u] = b_4_.v[3];
-                        kf_u32x4 t2119_ = wb_[7u];
-                        kf_f16x8 wh_4_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2119_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2119_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2119_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2119_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2119_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2119_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2119_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2119_, 3u), 16u))}};
+                        kf_u32x4 t2228_ = wb_[7u];
+                        kf_f16x8 wh_4_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2228_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2228_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2228_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2228_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2228_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2228_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2228_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2228_, 3u), 16u))}};
                         acc_2_[0u] = __fmaf_rn(kf_f16_to_f32(wh_4_.v[7]), xs_4_[7u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[6]), xs_4_[6u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[5]), xs_4_[5u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[4]), xs_4_[4u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[3]), xs_4_[3u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[2]), xs_4_[2u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[1]), xs_4_[1u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[0]), xs_4_[0u], acc_2_[0u]))))))));
                     }
-                    unsigned t2193_ = ck_ + 1u;
-                    ck_ = t2193_;
-                    if (t2193_ == steps_) {
-                        float t2196_ = acc_2_[0u];
-                        unsigned t2218_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
-                        if (t2218_ == 32u) {
-                            float t2223_ = __fadd_rn(t2196_, kf_shfl_xor(t2196_, 16u, kf_wn));
-                            float t2226_ = __fadd_rn(t2223_, kf_shfl_xor(t2223_, 8u, kf_wn));
-                            float t2229_ = __fadd_rn(t2226_, kf_shfl_xor(t2226_, 4u, kf_wn));
-                            float t2232_ = __fadd_rn(t2229_, kf_shfl_xor(t2229_, 2u, kf_wn));
-                            s_ = __fadd_rn(t2232_, kf_shfl_xor(t2232_, 1u, kf_wn));
+                    unsigned t2302_ = ck_ + 1u;
+                    ck_ = t2302_;
+                    if (t2302_ == steps_) {
+                        float a_5_ = acc_2_[0u];
+                        unsigned r_ = 0u;
+                        unsigned t2329_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+                        if (t2329_ == 32u) {
+                            float t2334_ = __fadd_rn(a_5_, kf_shfl_xor(a_5_, 16u, kf_wn));
+                            float t2337_ = __fadd_rn(t2334_, kf_shfl_xor(t2334_, 8u, kf_wn));
+                            float t2340_ = __fadd_rn(t2337_, kf_shfl_xor(t2337_, 4u, kf_wn));
+                            float t2343_ = __fadd_rn(t2340_, kf_shfl_xor(t2340_, 2u, kf_wn));
+                            t2308_ = __fadd_rn(t2343_, kf_shfl_xor(t2343_, 1u, kf_wn));
                         } else {
-                            float t2238_ = kf_shfl_down(t2196_, 16u, kf_wn);
-                            bool t2240_ = (kf_lane_id() + 16u) < t2218_;
-                            float t2241_ = __fadd_rn(t2196_, t2238_);
-                            float t2242_ = t2240_ ? t2241_ : t2196_;
-                            float t2244_ = kf_shfl_down(t2242_, 8u, kf_wn);
-                            bool t2246_ = (kf_lane_id() + 8u) < t2218_;
-                            float t2247_ = __fadd_rn(t2242_, t2244_);
-                            float t2248_ = t2246_ ? t2247_ : t2242_;
-                            float t2250_ = kf_shfl_down(t2248_, 4u, kf_wn);
-                            bool t2252_ = (kf_lane_id() + 4u) < t2218_;
-                            float t2253_ = __fadd_rn(t2248_, t2250_);
-                            float t2254_ = t2252_ ? t2253_ : t2248_;
-                            float t2256_ = kf_shfl_down(t2254_, 2u, kf_wn);
-                            bool t2258_ = (kf_lane_id() + 2u) < t2218_;
-                            float t2259_ = __fadd_rn(t2254_, t2256_);
-                            float t2260_ = t2258_ ? t2259_ : t2254_;
-                            float t2262_ = kf_shfl_down(t2260_, 1u, kf_wn);
-                            bool t2264_ = (kf_lane_id() + 1u) < t2218_;
-                            float t2265_ = __fadd_rn(t2260_, t2262_);
-                            s_ = kf_shfl(t2264_ ? t2265_ : t2260_, 0u, kf_wn);
+                            float t2349_ = kf_shfl_down(a_5_, 16u, kf_wn);
+                            bool t2351_ = (kf_lane_id() + 16u) < t2329_;
+                            float t2352_ = __fadd_rn(a_5_, t2349_);
+                            float t2353_ = t2351_ ? t2352_ : a_5_;
+                            float t2355_ = kf_shfl_down(t2353_, 8u, kf_wn);
+                            bool t2357_ = (kf_lane_id() + 8u) < t2329_;
+                            float t2358_ = __fadd_rn(t2353_, t2355_);
+                            float t2359_ = t2357_ ? t2358_ : t2353_;
+                            float t2361_ = kf_shfl_down(t2359_, 4u, kf_wn);
+                            bool t2363_ = (kf_lane_id() + 4u) < t2329_;
+                            float t2364_ = __fadd_rn(t2359_, t2361_);
+                            float t2365_ = t2363_ ? t2364_ : t2359_;
+                            float t2367_ = kf_shfl_down(t2365_, 2u, kf_wn);
+                            bool t2369_ = (kf_lane_id() + 2u) < t2329_;
+                            float t2370_ = __fadd_rn(t2365_, t2367_);
+                            float t2371_ = t2369_ ? t2370_ : t2365_;
+                            float t2373_ = kf_shfl_down(t2371_, 1u, kf_wn);
+                            bool t2375_ = (kf_lane_id() + 1u) < t2329_;
+                            float t2376_ = __fadd_rn(t2371_, t2373_);
+                            t2308_ = kf_shfl(t2375_ ? t2376_ : t2371_, 0u, kf_wn);
                         }
-                        bool t2270_ = lane_ == 0u;
-                        bool t2271_ = t2270_;
-                        if (t2270_) {
-                            t2271_ = cg_ < m_;
+                        bool t2381_ = lane_ == r_;
+                        bool t2382_ = t2381_;
+                        if (t2381_) {
+                            t2382_ = cg_ < m_;
                         }
-                        if (t2271_) {
-                            y_[cg_] = s_;
+                        if (t2382_) {
+                            y_[cg_] = t2308_;
                         }
                         acc_2_[0u] = 0.0f;
                         ck_ = 0u;
                         cg_ = cg_ + nw_;
                     }
                 }
-                if ((t0_ + 1u) < t1441_) {
+                if ((t0_ + 1u) < t1443_) {
                     unsigned v_9_ = min((((lk_ << 5u) << 2u) + lane_), (nv_ - 1u));
                     unsigned row_6_ = min(lg_, (m_ - 1u));
                     wb_[4u] = wv_[(row_6_ * nv_) + v_9_];
-                    xb_[8u] = xv_[min((v_9_ << 1u), (t1394_ - 1u))];
-                    xb_[9u] = xv_[min(((v_9_ << 1u) + 1u), (t1394_ - 1u))];
+                    xb_[8u] = xv_[min((v_9_ << 1u), (t1396_ - 1u))];
+                    xb_[9u] = xv_[min(((v_9_ << 1u) + 1u), (t1396_ - 1u))];
                     unsigned v_10_ = min(((((lk_ << 5u) << 2u) + 32u) + lane_), (nv_ - 1u));
                     unsigned row_7_ = min(lg_, (m_ - 1u));
                     wb_[5u] = wv_[(row_7_ * nv_) + v_10_];
-                    xb_[10u] = xv_[min((v_10_ << 1u), (t1394_ - 1u))];
-                    xb_[11u] = xv_[min(((v_10_ << 1u) + 1u), (t1394_ - 1u))];
+                    xb_[10u] = xv_[min((v_10_ << 1u), (t1396_ - 1u))];
+                    xb_[11u] = xv_[min(((v_10_ << 1u) + 1u), (t1396_ - 1u))];
                     unsigned v_11_ = min(((((lk_ << 5u) << 2u) + 64u) + lane_), (nv_ - 1u));
                     unsigned row_8_ = min(lg_, (m_ - 1u));
                     wb_[6u] = wv_[(row_8_ * nv_) + v_11_];
-                    xb_[12u] = xv_[min((v_11_ << 1u), (t1394_ - 1u))];
-                    xb_[13u] = xv_[min(((v_11_ << 1u) + 1u), (t1394_ - 1u))];
+                    xb_[12u] = xv_[min((v_11_ << 1u), (t1396_ - 1u))];
+                    xb_[13u] = xv_[min(((v_11_ << 1u) + 1u), (t1396_ - 1u))];
                     unsigned v_12_ = min(((((lk_ << 5u) << 2u) + 96u) + lane_), (nv_ - 1u));
                     unsigned row_9_ = min(lg_, (m_ - 1u));
                     wb_[7u] = wv_[(row_9_ * nv_) + v_12_];
-                    xb_[14u] = xv_[min((v_12_ << 1u), (t1394_ - 1u))];
-                    xb_[15u] = xv_[min(((v_12_ << 1u) + 1u), (t1394_ - 1u))];
-                    unsigned t2470_ = lk_ + 1u;
-                    lk_ = t2470_;
-                    if (t2470_ == steps_) {
+                    xb_[14u] = xv_[min((v_12_ << 1u), (t1396_ - 1u))];
+                    xb_[15u] = xv_[min(((v_12_ << 1u) + 1u), (t1396_ - 1u))];
+                    unsigned t2579_ = lk_ + 1u;
+                    lk_ = t2579_;
+                    if (t2579_ == steps_) {
                         lk_ = 0u;
                         lg_ = lg_ + nw_;
                     }
                 }
-                bool t2479_ = (t0_ + 1u) >= 1u;
-                bool t2480_ = t2479_;
-                if (t2479_) {
-                    t2480_ = ((t0_ + 1u) - 1u) < t1441_;
+                bool t2689_ = (t0_ + 1u) >= 1u;
+                bool t2690_ = t2689_;
+                if (t2689_) {
+                    t2690_ = ((t0_ + 1u) - 1u) < t1443_;
                 }
-                if (t2480_) {
+                if (t2690_) {
                     unsigned v_13_ = ((ck_ << 5u) << 2u) + lane_;
                     if (v_13_ < nv_) {
-                        kf_u32x4 t2517_ = xb_[0u];
-                        kf_f32x4 a_5_ = kf_bitcast<kf_f32x4>(t2517_);
-                        kf_u32x4 t2520_ = xb_[1u];
-                        kf_f32x4 b_5_ = kf_bitcast<kf_f32x4>(t2520_);
-                        xs_5_[0u] = a_5_.v[0];
+                        kf_u32x4 t2727_ = xb_[0u];
+                        kf_f32x4 a_6_ = kf_bitcast<kf_f32x4>(t2727_);
+                        kf_u32x4 t2730_ = xb_[1u];
+                        kf_f32x4 b_5_ = kf_bitcast<kf_f32x4>(t2730_);
+                        xs_5_[0u] = a_6_.v[0];
                         xs_5_[4u] = b_5_.v[0];
-                        xs_5_[1u] = a_5_.v[1];
+                        xs_5_[1u] = a_6_.v[1];
                         xs_5_[5u] = b_5_.v[1];
-                        xs_5_[2u] = a_5_.v[2];
+                        xs_5_[2u] = a_6_.v[2];
                         xs_5_[6u] = b_5_.v[2];
-                        xs_5_[3u] = a_5_.v[3];
+                        xs_5_[3u] = a_6_.v[3];
                         xs_5_[7u] = b_5_.v[3];
-                        kf_u32x4 t2566_ = wb_[0u];
-                        kf_f16x8 wh_5_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2566_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2566_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2566_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2566_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2566_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2566_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2566_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2566_, 3u), 16u))}};
+                        kf_u32x4 t2776_ = wb_[0u];
+                        kf_f16x8 wh_5_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2776_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2776_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2776_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2776_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2776_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2776_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2776_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2776_, 3u), 16u))}};
                         acc_2_[0u] = __fmaf_rn(kf_f16_to_f32(wh_5_.v[7]), xs_5_[7u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[6]), xs_5_[6u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[5]), xs_5_[5u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[4]), xs_5_[4u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[3]), xs_5_[3u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[2]), xs_5_[2u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[1]), xs_5_[1u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[0]), xs_5_[0u], acc_2_[0u]))))))));
                     }
                     unsigned v_14_ = (((ck_ << 5u) << 2u) + 32u) + lane_;
                     if (v_14_ < nv_) {
-                        kf_u32x4 t2648_ = xb_[2u];
-                        kf_f32x4 a_6_ = kf_bitcast<kf_f32x4>(t2648_);
-                        kf_u32x4 t2651_ = xb_[3u];
-                        kf_f32x4 b_6_ = kf_bitcast<kf_f32x4>(t2651_);
-                        xs_6_[0u] = a_6_.v[0];
+                        kf_u32x4 t2858_ = xb_[2u];
+                        kf_f32x4 a_7_ = kf_bitcast<kf_f32x4>(t2858_);
+                        kf_u32x4 t2861_ = xb_[3u];
+                        kf_f32x4 b_6_ = kf_bitcast<kf_f32x4>(t2861_);
+                        xs_6_[0u] = a_7_.v[0];
                         xs_6_[4u] = b_6_.v[0];
-                        xs_6_[1u] = a_6_.v[1];
+                        xs_6_[1u] = a_7_.v[1];
                         xs_6_[5u] = b_6_.v[1];
-                        xs_6_[2u] = a_6_.v[2];
+                        xs_6_[2u] = a_7_.v[2];
                         xs_6_[6u] = b_6_.v[2];
-                        xs_6_[3u] = a_6_.v[3];
+                        xs_6_[3u] = a_7_.v[3];
                         xs_6_[7u] = b_6_.v[3];
-                        kf_u32x4 t2697_ = wb_[1u];
-                        kf_f16x8 wh_6_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2697_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2697_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2697_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2697_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2697_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2697_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2697_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2697_, 3u), 16u))}};
+                        kf_u32x4 t2907_ = wb_[1u];
+                        kf_f16x8 wh_6_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2907_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2907_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2907_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2907_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2907_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2907_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2907_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2907_, 3u), 16u))}};
                         acc_2_[0u] = __fmaf_rn(kf_f16_to_f32(wh_6_.v[7]), xs_6_[7u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[6]), xs_6_[6u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[5]), xs_6_[5u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[4]), xs_6_[4u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[3]), xs_6_[3u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[2]), xs_6_[2u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[1]), xs_6_[1u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[0]), xs_6_[0u], acc_2_[0u]))))))));
                     }
                     unsigned v_15_ = (((ck_ << 5u) << 2u) + 64u) + lane_;
                     if (v_15_ < nv_) {
-                        kf_u32x4 t2779_ = xb_[4u];
-                        kf_f32x4 a_7_ = kf_bitcast<kf_f32x4>(t2779_);
-                        kf_u32x4 t2782_ = xb_[5u];
-                        kf_f32x4 b_7_ = kf_bitcast<kf_f32x4>(t2782_);
-                        xs_7_[0u] = a_7_.v[0];
+                        kf_u32x4 t2989_ = xb_[4u];
+                        kf_f32x4 a_8_ = kf_bitcast<kf_f32x4>(t2989_);
+                        kf_u32x4 t2992_ = xb_[5u];
+                        kf_f32x4 b_7_ = kf_bitcast<kf_f32x4>(t2992_);
+                        xs_7_[0u] = a_8_.v[0];
                         xs_7_[4u] = b_7_.v[0];
-                        xs_7_[1u] = a_7_.v[1];
+                        xs_7_[1u] = a_8_.v[1];
                         xs_7_[5u] = b_7_.v[1];
-                        xs_7_[2u] = a_7_.v[2];
+                        xs_7_[2u] = a_8_.v[2];
                         xs_7_[6u] = b_7_.v[2];
-                        xs_7_[3u] = a_7_.v[3];
+                        xs_7_[3u] = a_8_.v[3];
                         xs_7_[7u] = b_7_.v[3];
-                        kf_u32x4 t2828_ = wb_[2u];
-                        kf_f16x8 wh_7_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2828_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2828_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2828_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2828_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2828_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2828_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2828_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2828_, 3u), 16u))}};
+                        kf_u32x4 t3038_ = wb_[2u];
+                        kf_f16x8 wh_7_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t3038_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3038_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t3038_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3038_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t3038_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3038_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t3038_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3038_, 3u), 16u))}};
                         acc_2_[0u] = __fmaf_rn(kf_f16_to_f32(wh_7_.v[7]), xs_7_[7u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[6]), xs_7_[6u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[5]), xs_7_[5u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[4]), xs_7_[4u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[3]), xs_7_[3u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[2]), xs_7_[2u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[1]), xs_7_[1u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[0]), xs_7_[0u], acc_2_[0u]))))))));
                     }
                     unsigned v_16_ = (((ck_ << 5u) << 2u) + 96u) + lane_;
                     if (v_16_ < nv_) {
-                        kf_u32x4 t2910_ = xb_[6u];
-                        kf_f32x4 a_8_ = kf_bitcast<kf_f32x4>(t2910_);
-                        kf_u32x4 t2913_ = xb_[7u];
-                        kf_f32x4 b_8_ = kf_bitcast<kf_f32x4>(t2913_);
-                        xs_8_[0u] = a_8_.v[0];
+                        kf_u32x4 t3120_ = xb_[6u];
+                        kf_f32x4 a_9_ = kf_bitcast<kf_f32x4>(t3120_);
+                        kf_u32x4 t3123_ = xb_[7u];
+                        kf_f32x4 b_8_ = kf_bitcast<kf_f32x4>(t3123_);
+                        xs_8_[0u] = a_9_.v[0];
                         xs_8_[4u] = b_8_.v[0];
-                        xs_8_[1u] = a_8_.v[1];
+                        xs_8_[1u] = a_9_.v[1];
                         xs_8_[5u] = b_8_.v[1];
-                        xs_8_[2u] = a_8_.v[2];
+                        xs_8_[2u] = a_9_.v[2];
                         xs_8_[6u] = b_8_.v[2];
-                        xs_8_[3u] = a_8_.v[3];
+                        xs_8_[3u] = a_9_.v[3];
                         xs_8_[7u] = b_8_.v[3];
-                        kf_u32x4 t2959_ = wb_[3u];
-                        kf_f16x8 wh_8_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2959_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2959_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2959_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2959_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2959_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2959_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2959_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2959_, 3u), 16u))}};
+                        kf_u32x4 t3169_ = wb_[3u];
+                        kf_f16x8 wh_8_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t3169_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3169_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t3169_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3169_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t3169_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3169_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t3169_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3169_, 3u), 16u))}};
                         acc_2_[0u] = __fmaf_rn(kf_f16_to_f32(wh_8_.v[7]), xs_8_[7u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[6]), xs_8_[6u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[5]), xs_8_[5u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[4]), xs_8_[4u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[3]), xs_8_[3u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[2]), xs_8_[2u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[1]), xs_8_[1u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[0]), xs_8_[0u], acc_2_[0u]))))))));
                     }
-                    unsigned t3033_ = ck_ + 1u;
-                    ck_ = t3033_;
-                    if (t3033_ == steps_) {
-                        float t3036_ = acc_2_[0u];
-                        unsigned t3058_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
-                        if (t3058_ == 32u) {
-                            float t3063_ = __fadd_rn(t3036_, kf_shfl_xor(t3036_, 16u, kf_wn));
-                            float t3066_ = __fadd_rn(t3063_, kf_shfl_xor(t3063_, 8u, kf_wn));
-                            float t3069_ = __fadd_rn(t3066_, kf_shfl_xor(t3066_, 4u, kf_wn));
-                            float t3072_ = __fadd_rn(t3069_, kf_shfl_xor(t3069_, 2u, kf_wn));
-                            s_2_ = __fadd_rn(t3072_, kf_shfl_xor(t3072_, 1u, kf_wn));
+                    unsigned t3243_ = ck_ + 1u;
+                    ck_ = t3243_;
+                    if (t3243_ == steps_) {
+                        float a_10_ = acc_2_[0u];
+                        unsigned r_2_ = 0u;
+                        unsigned t3270_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+                        if (t3270_ == 32u) {
+                            float t3275_ = __fadd_rn(a_10_, kf_shfl_xor(a_10_, 16u, kf_wn));
+                            float t3278_ = __fadd_rn(t3275_, kf_shfl_xor(t3275_, 8u, kf_wn));
+                            float t3281_ = __fadd_rn(t3278_, kf_shfl_xor(t3278_, 4u, kf_wn));
+                            float t3284_ = __fadd_rn(t3281_, kf_shfl_xor(t3281_, 2u, kf_wn));
+                            t3249_ = __fadd_rn(t3284_, kf_shfl_xor(t3284_, 1u, kf_wn));
                         } else {
-                            float t3078_ = kf_shfl_down(t3036_, 16u, kf_wn);
-                            bool t3080_ = (kf_lane_id() + 16u) < t3058_;
-                            float t3081_ = __fadd_rn(t3036_, t3078_);
-                            float t3082_ = t3080_ ? t3081_ : t3036_;
-                            float t3084_ = kf_shfl_down(t3082_, 8u, kf_wn);
-                            bool t3086_ = (kf_lane_id() + 8u) < t3058_;
-                            float t3087_ = __fadd_rn(t3082_, t3084_);
-                            float t3088_ = t3086_ ? t3087_ : t3082_;
-                            float t3090_ = kf_shfl_down(t3088_, 4u, kf_wn);
-                            bool t3092_ = (kf_lane_id() + 4u) < t3058_;
-                            float t3093_ = __fadd_rn(t3088_, t3090_);
-                            float t3094_ = t3092_ ? t3093_ : t3088_;
-                            float t3096_ = kf_shfl_down(t3094_, 2u, kf_wn);
-                            bool t3098_ = (kf_lane_id() + 2u) < t3058_;
-                            float t3099_ = __fadd_rn(t3094_, t3096_);
-                            float t3100_ = t3098_ ? t3099_ : t3094_;
-                            float t3102_ = kf_shfl_down(t3100_, 1u, kf_wn);
-                            bool t3104_ = (kf_lane_id() + 1u) < t3058_;
-                            float t3105_ = __fadd_rn(t3100_, t3102_);
-                            s_2_ = kf_shfl(t3104_ ? t3105_ : t3100_, 0u, kf_wn);
+                            float t3290_ = kf_shfl_down(a_10_, 16u, kf_wn);
+                            bool t3292_ = (kf_lane_id() + 16u) < t3270_;
+                            float t3293_ = __fadd_rn(a_10_, t3290_);
+                            float t3294_ = t3292_ ? t3293_ : a_10_;
+                            float t3296_ = kf_shfl_down(t3294_, 8u, kf_wn);
+                            bool t3298_ = (kf_lane_id() + 8u) < t3270_;
+                            float t3299_ = __fadd_rn(t3294_, t3296_);
+                            float t3300_ = t3298_ ? t3299_ : t3294_;
+                            float t3302_ = kf_shfl_down(t3300_, 4u, kf_wn);
+                            bool t3304_ = (kf_lane_id() + 4u) < t3270_;
+                            float t3305_ = __fadd_rn(t3300_, t3302_);
+                            float t3306_ = t3304_ ? t3305_ : t3300_;
+                            float t3308_ = kf_shfl_down(t3306_, 2u, kf_wn);
+                            bool t3310_ = (kf_lane_id() + 2u) < t3270_;
+                            float t3311_ = __fadd_rn(t3306_, t3308_);
+                            float t3312_ = t3310_ ? t3311_ : t3306_;
+                            float t3314_ = kf_shfl_down(t3312_, 1u, kf_wn);
+                            bool t3316_ = (kf_lane_id() + 1u) < t3270_;
+                            float t3317_ = __fadd_rn(t3312_, t3314_);
+                            t3249_ = kf_shfl(t3316_ ? t3317_ : t3312_, 0u, kf_wn);
                         }
-                        bool t3110_ = lane_ == 0u;
-                        bool t3111_ = t3110_;
-                        if (t3110_) {
-                            t3111_ = cg_ < m_;
+                        bool t3322_ = lane_ == r_2_;
+                        bool t3323_ = t3322_;
+                        if (t3322_) {
+                            t3323_ = cg_ < m_;
                         }
-                        if (t3111_) {
-                            y_[cg_] = s_2_;
+                        if (t3323_) {
+                            y_[cg_] = t3249_;
                         }
                         acc_2_[0u] = 0.0f;
                         ck_ = 0u;
@@ -2087,176 +2095,176 @@ gemv_f16_f32_f32(const kf_f16* __restrict__ w_, const float* __restrict__ x_, fl
     } else {
         unsigned lane_2_ = kf_lane_id();
         unsigned nv_2_ = k_ >> 3u;
-        unsigned t3156_ = (blockIdx.x << 3u) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u);
-        unsigned t3167_ = gridDim.x << 3u;
+        unsigned t3466_ = (blockIdx.x << 3u) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u);
+        unsigned t3477_ = gridDim.x << 3u;
         #pragma unroll 1
-        for (unsigned g_ = t3156_; g_ < m_; g_ = g_ + t3167_) {
+        for (unsigned g_ = t3466_; g_ < m_; g_ = g_ + t3477_) {
             row_[0u] = min(g_, (m_ - 1u));
             acc_3_[0u] = 0.0f;
             if ((k_ & 7u) == 0u) {
                 #pragma unroll 1
                 for (unsigned base_ = 0u; base_ < nv_2_; base_ = base_ + 128u) {
                     unsigned v_17_ = base_ + lane_2_;
-                    kf_u32x4 t3192_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                    kf_u32x4 t_2_ = t3192_;
+                    kf_u32x4 t3502_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_2_ = t3502_;
                     if (v_17_ < nv_2_) {
-                        unsigned t3198_ = (row_[0u] * nv_2_) + v_17_;
-                        kf_u32x4 t3199_ = wv_[t3198_];
-                        t_2_ = t3199_;
+                        unsigned t3508_ = (row_[0u] * nv_2_) + v_17_;
+                        kf_u32x4 t3509_ = wv_[t3508_];
+                        t_2_ = t3509_;
                     }
                     wr_[0u] = t_2_;
                     unsigned v_18_ = (base_ + 32u) + lane_2_;
-                    kf_u32x4 t3205_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                    kf_u32x4 t_3_ = t3205_;
+                    kf_u32x4 t3515_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_3_ = t3515_;
                     if (v_18_ < nv_2_) {
-                        unsigned t3211_ = (row_[0u] * nv_2_) + v_18_;
-                        kf_u32x4 t3212_ = wv_[t3211_];
-                        t_3_ = t3212_;
+                        unsigned t3521_ = (row_[0u] * nv_2_) + v_18_;
+                        kf_u32x4 t3522_ = wv_[t3521_];
+                        t_3_ = t3522_;
                     }
                     wr_[1u] = t_3_;
                     unsigned v_19_ = (base_ + 64u) + lane_2_;
-                    kf_u32x4 t3218_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                    kf_u32x4 t_4_ = t3218_;
+                    kf_u32x4 t3528_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_4_ = t3528_;
                     if (v_19_ < nv_2_) {
-                        unsigned t3224_ = (row_[0u] * nv_2_) + v_19_;
-                        kf_u32x4 t3225_ = wv_[t3224_];
-                        t_4_ = t3225_;
+                        unsigned t3534_ = (row_[0u] * nv_2_) + v_19_;
+                        kf_u32x4 t3535_ = wv_[t3534_];
+                        t_4_ = t3535_;
                     }
                     wr_[2u] = t_4_;
                     unsigned v_20_ = (base_ + 96u) + lane_2_;
-                    kf_u32x4 t3231_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                    kf_u32x4 t_5_ = t3231_;
+                    kf_u32x4 t3541_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_5_ = t3541_;
                     if (v_20_ < nv_2_) {
-                        unsigned t3237_ = (row_[0u] * nv_2_) + v_20_;
-                        kf_u32x4 t3238_ = wv_[t3237_];
-                        t_5_ = t3238_;
+                        unsigned t3547_ = (row_[0u] * nv_2_) + v_20_;
+                        kf_u32x4 t3548_ = wv_[t3547_];
+                        t_5_ = t3548_;
                     }
                     wr_[3u] = t_5_;
                     unsigned v_21_ = base_ + lane_2_;
                     if (v_21_ < nv_2_) {
-                        unsigned t3245_ = v_21_ << 1u;
-                        kf_f32x4 a_9_ = xf4_[t3245_];
-                        unsigned t3250_ = (v_21_ << 1u) + 1u;
-                        kf_f32x4 b_9_ = xf4_[t3250_];
-                        xs_9_[0u] = a_9_.v[0];
+                        unsigned t3555_ = v_21_ << 1u;
+                        kf_f32x4 a_11_ = xf4_[t3555_];
+                        unsigned t3560_ = (v_21_ << 1u) + 1u;
+                        kf_f32x4 b_9_ = xf4_[t3560_];
+                        xs_9_[0u] = a_11_.v[0];
                         xs_9_[4u] = b_9_.v[0];
-                        xs_9_[1u] = a_9_.v[1];
+                        xs_9_[1u] = a_11_.v[1];
                         xs_9_[5u] = b_9_.v[1];
-                        xs_9_[2u] = a_9_.v[2];
+                        xs_9_[2u] = a_11_.v[2];
                         xs_9_[6u] = b_9_.v[2];
-                        xs_9_[3u] = a_9_.v[3];
+                        xs_9_[3u] = a_11_.v[3];
                         xs_9_[7u] = b_9_.v[3];
-                        kf_u32x4 t3294_ = wr_[0u];
-                        kf_f16x8 wh_9_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t3294_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3294_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t3294_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3294_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t3294_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3294_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t3294_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3294_, 3u), 16u))}};
+                        kf_u32x4 t3604_ = wr_[0u];
+                        kf_f16x8 wh_9_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t3604_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3604_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t3604_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3604_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t3604_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3604_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t3604_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3604_, 3u), 16u))}};
                         acc_3_[0u] = __fmaf_rn(kf_f16_to_f32(wh_9_.v[7]), xs_9_[7u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[6]), xs_9_[6u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[5]), xs_9_[5u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[4]), xs_9_[4u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[3]), xs_9_[3u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[2]), xs_9_[2u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[1]), xs_9_[1u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[0]), xs_9_[0u], acc_3_[0u]))))))));
                     }
                     unsigned v_22_ = (base_ + 32u) + lane_2_;
                     if (v_22_ < nv_2_) {
-                        unsigned t3372_ = v_22_ << 1u;
-                        kf_f32x4 a_10_ = xf4_[t3372_];
-                        unsigned t3377_ = (v_22_ << 1u) + 1u;
-                        kf_f32x4 b_10_ = xf4_[t3377_];
-                        xs_10_[0u] = a_10_.v[0];
+                        unsigned t3682_ = v_22_ << 1u;
+                        kf_f32x4 a_12_ = xf4_[t3682_];
+                        unsigned t3687_ = (v_22_ << 1u) + 1u;
+                        kf_f32x4 b_10_ = xf4_[t3687_];
+                        xs_10_[0u] = a_12_.v[0];
                         xs_10_[4u] = b_10_.v[0];
-                        xs_10_[1u] = a_10_.v[1];
+                        xs_10_[1u] = a_12_.v[1];
                         xs_10_[5u] = b_10_.v[1];
-                        xs_10_[2u] = a_10_.v[2];
+                        xs_10_[2u] = a_12_.v[2];
                         xs_10_[6u] = b_10_.v[2];
-                        xs_10_[3u] = a_10_.v[3];
+                        xs_10_[3u] = a_12_.v[3];
                         xs_10_[7u] = b_10_.v[3];
-                        kf_u32x4 t3421_ = wr_[1u];
-                        kf_f16x8 wh_10_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t3421_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3421_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t3421_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3421_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t3421_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3421_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t3421_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3421_, 3u), 16u))}};
+                        kf_u32x4 t3731_ = wr_[1u];
+                        kf_f16x8 wh_10_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t3731_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3731_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t3731_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3731_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t3731_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3731_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t3731_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3731_, 3u), 16u))}};
                         acc_3_[0u] = __fmaf_rn(kf_f16_to_f32(wh_10_.v[7]), xs_10_[7u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[6]), xs_10_[6u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[5]), xs_10_[5u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[4]), xs_10_[4u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[3]), xs_10_[3u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[2]), xs_10_[2u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[1]), xs_10_[1u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[0]), xs_10_[0u], acc_3_[0u]))))))));
                     }
                     unsigned v_23_ = (base_ + 64u) + lane_2_;
                     if (v_23_ < nv_2_) {
-                        unsigned t3499_ = v_23_ << 1u;
-                        kf_f32x4 a_11_ = xf4_[t3499_];
-                        unsigned t3504_ = (v_23_ << 1u) + 1u;
-                        kf_f32x4 b_11_ = xf4_[t3504_];
-                        xs_11_[0u] = a_11_.v[0];
+                        unsigned t3809_ = v_23_ << 1u;
+                        kf_f32x4 a_13_ = xf4_[t3809_];
+                        unsigned t3814_ = (v_23_ << 1u) + 1u;
+                        kf_f32x4 b_11_ = xf4_[t3814_];
+                        xs_11_[0u] = a_13_.v[0];
                         xs_11_[4u] = b_11_.v[0];
-                        xs_11_[1u] = a_11_.v[1];
+                        xs_11_[1u] = a_13_.v[1];
                         xs_11_[5u] = b_11_.v[1];
-                        xs_11_[2u] = a_11_.v[2];
+                        xs_11_[2u] = a_13_.v[2];
                         xs_11_[6u] = b_11_.v[2];
-                        xs_11_[3u] = a_11_.v[3];
+                        xs_11_[3u] = a_13_.v[3];
                         xs_11_[7u] = b_11_.v[3];
-                        kf_u32x4 t3548_ = wr_[2u];
-                        kf_f16x8 wh_11_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t3548_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3548_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t3548_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3548_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t3548_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3548_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t3548_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3548_, 3u), 16u))}};
+                        kf_u32x4 t3858_ = wr_[2u];
+                        kf_f16x8 wh_11_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t3858_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3858_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t3858_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3858_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t3858_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3858_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t3858_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3858_, 3u), 16u))}};
                         acc_3_[0u] = __fmaf_rn(kf_f16_to_f32(wh_11_.v[7]), xs_11_[7u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[6]), xs_11_[6u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[5]), xs_11_[5u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[4]), xs_11_[4u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[3]), xs_11_[3u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[2]), xs_11_[2u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[1]), xs_11_[1u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[0]), xs_11_[0u], acc_3_[0u]))))))));
                     }
                     unsigned v_24_ = (base_ + 96u) + lane_2_;
                     if (v_24_ < nv_2_) {
-                        unsigned t3626_ = v_24_ << 1u;
-                        kf_f32x4 a_12_ = xf4_[t3626_];
-                        unsigned t3631_ = (v_24_ << 1u) + 1u;
-                        kf_f32x4 b_12_ = xf4_[t3631_];
-                        xs_12_[0u] = a_12_.v[0];
+                        unsigned t3936_ = v_24_ << 1u;
+                        kf_f32x4 a_14_ = xf4_[t3936_];
+                        unsigned t3941_ = (v_24_ << 1u) + 1u;
+                        kf_f32x4 b_12_ = xf4_[t3941_];
+                        xs_12_[0u] = a_14_.v[0];
                         xs_12_[4u] = b_12_.v[0];
-                        xs_12_[1u] = a_12_.v[1];
+                        xs_12_[1u] = a_14_.v[1];
                         xs_12_[5u] = b_12_.v[1];
-                        xs_12_[2u] = a_12_.v[2];
+                        xs_12_[2u] = a_14_.v[2];
                         xs_12_[6u] = b_12_.v[2];
-                        xs_12_[3u] = a_12_.v[3];
+                        xs_12_[3u] = a_14_.v[3];
                         xs_12_[7u] = b_12_.v[3];
-                        kf_u32x4 t3675_ = wr_[3u];
-                        kf_f16x8 wh_12_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t3675_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3675_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t3675_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3675_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t3675_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3675_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t3675_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3675_, 3u), 16u))}};
+                        kf_u32x4 t3985_ = wr_[3u];
+                        kf_f16x8 wh_12_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t3985_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3985_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t3985_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3985_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t3985_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3985_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t3985_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3985_, 3u), 16u))}};
                         acc_3_[0u] = __fmaf_rn(kf_f16_to_f32(wh_12_.v[7]), xs_12_[7u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[6]), xs_12_[6u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[5]), xs_12_[5u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[4]), xs_12_[4u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[3]), xs_12_[3u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[2]), xs_12_[2u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[1]), xs_12_[1u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[0]), xs_12_[0u], acc_3_[0u]))))))));
                     }
                 }
             } else {
                 #pragma unroll 1
                 for (unsigned c_ = lane_2_; c_ < k_; c_ = c_ + 32u) {
-                    float t3754_ = x_[c_];
+                    float t4064_ = x_[c_];
                     unsigned i_ = (row_[0u] * k_) + c_;
                     unsigned short u_ = w16_[i_];
-                    acc_3_[0u] = __fmaf_rn(kf_f16_to_f32(kf_bitcast<kf_f16>(u_)), t3754_, acc_3_[0u]);
+                    acc_3_[0u] = __fmaf_rn(kf_f16_to_f32(kf_bitcast<kf_f16>(u_)), t4064_, acc_3_[0u]);
                 }
             }
-            float t3774_ = acc_3_[0u];
-            unsigned t3796_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
-            if (t3796_ == 32u) {
-                float t3801_ = __fadd_rn(t3774_, kf_shfl_xor(t3774_, 16u, kf_wn));
-                float t3804_ = __fadd_rn(t3801_, kf_shfl_xor(t3801_, 8u, kf_wn));
-                float t3807_ = __fadd_rn(t3804_, kf_shfl_xor(t3804_, 4u, kf_wn));
-                float t3810_ = __fadd_rn(t3807_, kf_shfl_xor(t3807_, 2u, kf_wn));
-                s_3_ = __fadd_rn(t3810_, kf_shfl_xor(t3810_, 1u, kf_wn));
+            float t4084_ = acc_3_[0u];
+            unsigned t4106_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+            if (t4106_ == 32u) {
+                float t4111_ = __fadd_rn(t4084_, kf_shfl_xor(t4084_, 16u, kf_wn));
+                float t4114_ = __fadd_rn(t4111_, kf_shfl_xor(t4111_, 8u, kf_wn));
+                float t4117_ = __fadd_rn(t4114_, kf_shfl_xor(t4114_, 4u, kf_wn));
+                float t4120_ = __fadd_rn(t4117_, kf_shfl_xor(t4117_, 2u, kf_wn));
+                s_ = __fadd_rn(t4120_, kf_shfl_xor(t4120_, 1u, kf_wn));
             } else {
-                float t3816_ = kf_shfl_down(t3774_, 16u, kf_wn);
-                bool t3818_ = (kf_lane_id() + 16u) < t3796_;
-                float t3819_ = __fadd_rn(t3774_, t3816_);
-                float t3820_ = t3818_ ? t3819_ : t3774_;
-                float t3822_ = kf_shfl_down(t3820_, 8u, kf_wn);
-                bool t3824_ = (kf_lane_id() + 8u) < t3796_;
-                float t3825_ = __fadd_rn(t3820_, t3822_);
-                float t3826_ = t3824_ ? t3825_ : t3820_;
-                float t3828_ = kf_shfl_down(t3826_, 4u, kf_wn);
-                bool t3830_ = (kf_lane_id() + 4u) < t3796_;
-                float t3831_ = __fadd_rn(t3826_, t3828_);
-                float t3832_ = t3830_ ? t3831_ : t3826_;
-                float t3834_ = kf_shfl_down(t3832_, 2u, kf_wn);
-                bool t3836_ = (kf_lane_id() + 2u) < t3796_;
-                float t3837_ = __fadd_rn(t3832_, t3834_);
-                float t3838_ = t3836_ ? t3837_ : t3832_;
-                float t3840_ = kf_shfl_down(t3838_, 1u, kf_wn);
-                bool t3842_ = (kf_lane_id() + 1u) < t3796_;
-                float t3843_ = __fadd_rn(t3838_, t3840_);
-                s_3_ = kf_shfl(t3842_ ? t3843_ : t3838_, 0u, kf_wn);
+                float t4126_ = kf_shfl_down(t4084_, 16u, kf_wn);
+                bool t4128_ = (kf_lane_id() + 16u) < t4106_;
+                float t4129_ = __fadd_rn(t4084_, t4126_);
+                float t4130_ = t4128_ ? t4129_ : t4084_;
+                float t4132_ = kf_shfl_down(t4130_, 8u, kf_wn);
+                bool t4134_ = (kf_lane_id() + 8u) < t4106_;
+                float t4135_ = __fadd_rn(t4130_, t4132_);
+                float t4136_ = t4134_ ? t4135_ : t4130_;
+                float t4138_ = kf_shfl_down(t4136_, 4u, kf_wn);
+                bool t4140_ = (kf_lane_id() + 4u) < t4106_;
+                float t4141_ = __fadd_rn(t4136_, t4138_);
+                float t4142_ = t4140_ ? t4141_ : t4136_;
+                float t4144_ = kf_shfl_down(t4142_, 2u, kf_wn);
+                bool t4146_ = (kf_lane_id() + 2u) < t4106_;
+                float t4147_ = __fadd_rn(t4142_, t4144_);
+                float t4148_ = t4146_ ? t4147_ : t4142_;
+                float t4150_ = kf_shfl_down(t4148_, 1u, kf_wn);
+                bool t4152_ = (kf_lane_id() + 1u) < t4106_;
+                float t4153_ = __fadd_rn(t4148_, t4150_);
+                s_ = kf_shfl(t4152_ ? t4153_ : t4148_, 0u, kf_wn);
             }
-            bool t3848_ = lane_2_ == 0u;
-            bool t3849_ = t3848_;
-            if (t3848_) {
-                t3849_ = g_ < m_;
+            bool t4158_ = lane_2_ == 0u;
+            bool t4159_ = t4158_;
+            if (t4158_) {
+                t4159_ = g_ < m_;
             }
-            if (t3849_) {
-                y_[g_] = s_3_;
+            if (t4159_) {
+                y_[g_] = s_;
             }
         }
     }
 }
 
-/* kernel gemv_bf16_f16_f16 (gemv.kf:990) */
+/* kernel gemv_bf16_f16_f16 (gemv.kf:1052) */
 extern "C" __global__ void __launch_bounds__(256)
 gemv_bf16_f16_f16(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__ x_, kf_f16* __restrict__ y_, unsigned m_, unsigned k_)
 {
@@ -2279,9 +2287,9 @@ gemv_bf16_f16_f16(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__ x_,
     float xs_10_[8];
     float xs_11_[8];
     float xs_12_[8];
+    float t2308_;
+    float t3249_;
     float s_;
-    float s_2_;
-    float s_3_;
     const unsigned kf_wn = kf_warp_lanes();
     const unsigned short* w16_ = (const unsigned short*)w_;
     const kf_u32x4* wv_ = (const kf_u32x4*)w_;
@@ -2294,17 +2302,17 @@ gemv_bf16_f16_f16(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__ x_,
         unsigned wid_ = (blockIdx.x << 3u) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u);
         unsigned nw_ = gridDim.x << 3u;
         if (!(wid_ >= m_)) {
-            unsigned t1433_ = m_ - wid_;
-            unsigned t1441_ = ((t1433_ / nw_) + (((t1433_ % nw_) != 0u) ? 1u : 0u)) * steps_;
+            unsigned t1435_ = m_ - wid_;
+            unsigned t1443_ = ((t1435_ / nw_) + (((t1435_ % nw_) != 0u) ? 1u : 0u)) * steps_;
             acc_2_[0u] = 0.0f;
             unsigned lg_ = wid_;
             unsigned lk_ = 0u;
             unsigned cg_ = wid_;
             unsigned ck_ = 0u;
-            unsigned t1454_ = t1441_ + 1u;
+            unsigned t1462_ = t1443_ + 1u;
             #pragma unroll 1
-            for (unsigned t0_ = 0u; t0_ < t1454_; t0_ = t0_ + 2u) {
-                if (t0_ < t1441_) {
+            for (unsigned t0_ = 0u; t0_ < t1462_; t0_ = t0_ + 2u) {
+                if (t0_ < t1443_) {
                     unsigned v_ = min((((lk_ << 5u) << 2u) + lane_), (nv_ - 1u));
                     unsigned row_2_ = min(lg_, (m_ - 1u));
                     wb_[0u] = wv_[(row_2_ * nv_) + v_];
@@ -2321,23 +2329,23 @@ gemv_bf16_f16_f16(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__ x_,
                     unsigned row_5_ = min(lg_, (m_ - 1u));
                     wb_[3u] = wv_[(row_5_ * nv_) + v_4_];
                     xb_[6u] = xv_[v_4_];
-                    unsigned t1630_ = lk_ + 1u;
-                    lk_ = t1630_;
-                    if (t1630_ == steps_) {
+                    unsigned t1638_ = lk_ + 1u;
+                    lk_ = t1638_;
+                    if (t1638_ == steps_) {
                         lk_ = 0u;
                         lg_ = lg_ + nw_;
                     }
                 }
-                bool t1639_ = t0_ >= 1u;
-                bool t1640_ = t1639_;
-                if (t1639_) {
-                    t1640_ = (t0_ - 1u) < t1441_;
+                bool t1748_ = t0_ >= 1u;
+                bool t1749_ = t1748_;
+                if (t1748_) {
+                    t1749_ = (t0_ - 1u) < t1443_;
                 }
-                if (t1640_) {
+                if (t1749_) {
                     unsigned v_5_ = ((ck_ << 5u) << 2u) + lane_;
                     if (v_5_ < nv_) {
-                        kf_u32x4 t1699_ = xb_[8u];
-                        kf_f16x8 a_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1699_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1699_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1699_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1699_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1699_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1699_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1699_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1699_, 3u), 16u))}};
+                        kf_u32x4 t1808_ = xb_[8u];
+                        kf_f16x8 a_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1808_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1808_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1808_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1808_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1808_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1808_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1808_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1808_, 3u), 16u))}};
                         xs_[0u] = kf_f16_to_f32(a_.v[0]);
                         xs_[1u] = kf_f16_to_f32(a_.v[1]);
                         xs_[2u] = kf_f16_to_f32(a_.v[2]);
@@ -2346,14 +2354,14 @@ gemv_bf16_f16_f16(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__ x_,
                         xs_[5u] = kf_f16_to_f32(a_.v[5]);
                         xs_[6u] = kf_f16_to_f32(a_.v[6]);
                         xs_[7u] = kf_f16_to_f32(a_.v[7]);
-                        kf_u32x4 t1729_ = wb_[4u];
-                        kf_bf16x8 wbv_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t1729_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1729_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t1729_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1729_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t1729_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1729_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t1729_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1729_, 3u), 16u))}};
+                        kf_u32x4 t1838_ = wb_[4u];
+                        kf_bf16x8 wbv_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t1838_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1838_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t1838_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1838_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t1838_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1838_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t1838_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1838_, 3u), 16u))}};
                         acc_2_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_.v[7]), xs_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[6]), xs_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[5]), xs_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[4]), xs_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[3]), xs_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[2]), xs_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[1]), xs_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[0]), xs_[0u], acc_2_[0u]))))))));
                     }
                     unsigned v_6_ = (((ck_ << 5u) << 2u) + 32u) + lane_;
                     if (v_6_ < nv_) {
-                        kf_u32x4 t1830_ = xb_[10u];
-                        kf_f16x8 a_2_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1830_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1830_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1830_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1830_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1830_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1830_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1830_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1830_, 3u), 16u))}};
+                        kf_u32x4 t1939_ = xb_[10u];
+                        kf_f16x8 a_2_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1939_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1939_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1939_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1939_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1939_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1939_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1939_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1939_, 3u), 16u))}};
                         xs_2_[0u] = kf_f16_to_f32(a_2_.v[0]);
                         xs_2_[1u] = kf_f16_to_f32(a_2_.v[1]);
                         xs_2_[2u] = kf_f16_to_f32(a_2_.v[2]);
@@ -2362,14 +2370,14 @@ gemv_bf16_f16_f16(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__ x_,
                         xs_2_[5u] = kf_f16_to_f32(a_2_.v[5]);
                         xs_2_[6u] = kf_f16_to_f32(a_2_.v[6]);
                         xs_2_[7u] = kf_f16_to_f32(a_2_.v[7]);
-                        kf_u32x4 t1860_ = wb_[5u];
-                        kf_bf16x8 wbv_2_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t1860_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1860_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t1860_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1860_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t1860_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1860_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t1860_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1860_, 3u), 16u))}};
+                        kf_u32x4 t1969_ = wb_[5u];
+                        kf_bf16x8 wbv_2_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t1969_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1969_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t1969_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1969_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t1969_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1969_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t1969_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1969_, 3u), 16u))}};
                         acc_2_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[7]), xs_2_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[6]), xs_2_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[5]), xs_2_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[4]), xs_2_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[3]), xs_2_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[2]), xs_2_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[1]), xs_2_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[0]), xs_2_[0u], acc_2_[0u]))))))));
                     }
                     unsigned v_7_ = (((ck_ << 5u) << 2u) + 64u) + lane_;
                     if (v_7_ < nv_) {
-                        kf_u32x4 t1961_ = xb_[12u];
-                        kf_f16x8 a_3_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1961_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1961_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1961_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1961_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1961_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1961_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1961_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1961_, 3u), 16u))}};
+                        kf_u32x4 t2070_ = xb_[12u];
+                        kf_f16x8 a_3_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2070_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2070_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2070_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2070_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2070_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2070_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2070_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2070_, 3u), 16u))}};
                         xs_3_[0u] = kf_f16_to_f32(a_3_.v[0]);
                         xs_3_[1u] = kf_f16_to_f32(a_3_.v[1]);
                         xs_3_[2u] = kf_f16_to_f32(a_3_.v[2]);
@@ -2378,14 +2386,14 @@ gemv_bf16_f16_f16(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__ x_,
                         xs_3_[5u] = kf_f16_to_f32(a_3_.v[5]);
                         xs_3_[6u] = kf_f16_to_f32(a_3_.v[6]);
                         xs_3_[7u] = kf_f16_to_f32(a_3_.v[7]);
-                        kf_u32x4 t1991_ = wb_[6u];
-                        kf_bf16x8 wbv_3_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t1991_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1991_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t1991_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1991_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t1991_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1991_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t1991_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1991_, 3u), 16u))}};
+                        kf_u32x4 t2100_ = wb_[6u];
+                        kf_bf16x8 wbv_3_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t2100_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2100_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2100_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2100_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2100_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2100_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2100_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2100_, 3u), 16u))}};
                         acc_2_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[7]), xs_3_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[6]), xs_3_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[5]), xs_3_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[4]), xs_3_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[3]), xs_3_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[2]), xs_3_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[1]), xs_3_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[0]), xs_3_[0u], acc_2_[0u]))))))));
                     }
                     unsigned v_8_ = (((ck_ << 5u) << 2u) + 96u) + lane_;
                     if (v_8_ < nv_) {
-                        kf_u32x4 t2092_ = xb_[14u];
-                        kf_f16x8 a_4_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2092_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2092_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2092_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2092_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2092_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2092_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2092_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2092_, 3u), 16u))}};
+                        kf_u32x4 t2201_ = xb_[14u];
+                        kf_f16x8 a_4_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2201_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2201_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2201_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2201_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2201_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2201_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2201_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2201_, 3u), 16u))}};
                         xs_4_[0u] = kf_f16_to_f32(a_4_.v[0]);
                         xs_4_[1u] = kf_f16_to_f32(a_4_.v[1]);
                         xs_4_[2u] = kf_f16_to_f32(a_4_.v[2]);
@@ -2394,57 +2402,58 @@ gemv_bf16_f16_f16(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__ x_,
                         xs_4_[5u] = kf_f16_to_f32(a_4_.v[5]);
                         xs_4_[6u] = kf_f16_to_f32(a_4_.v[6]);
                         xs_4_[7u] = kf_f16_to_f32(a_4_.v[7]);
-                        kf_u32x4 t2122_ = wb_[7u];
-                        kf_bf16x8 wbv_4_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t2122_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2122_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2122_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2122_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2122_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2122_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2122_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2122_, 3u), 16u))}};
+                        kf_u32x4 t2231_ = wb_[7u];
+                        kf_bf16x8 wbv_4_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t2231_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2231_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2231_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2231_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2231_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2231_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2231_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2231_, 3u), 16u))}};
                         acc_2_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[7]), xs_4_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[6]), xs_4_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[5]), xs_4_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[4]), xs_4_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[3]), xs_4_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[2]), xs_4_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[1]), xs_4_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[0]), xs_4_[0u], acc_2_[0u]))))))));
                     }
-                    unsigned t2193_ = ck_ + 1u;
-                    ck_ = t2193_;
-                    if (t2193_ == steps_) {
-                        float t2196_ = acc_2_[0u];
-                        unsigned t2218_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
-                        if (t2218_ == 32u) {
-                            float t2223_ = __fadd_rn(t2196_, kf_shfl_xor(t2196_, 16u, kf_wn));
-                            float t2226_ = __fadd_rn(t2223_, kf_shfl_xor(t2223_, 8u, kf_wn));
-                            float t2229_ = __fadd_rn(t2226_, kf_shfl_xor(t2226_, 4u, kf_wn));
-                            float t2232_ = __fadd_rn(t2229_, kf_shfl_xor(t2229_, 2u, kf_wn));
-                            s_ = __fadd_rn(t2232_, kf_shfl_xor(t2232_, 1u, kf_wn));
+                    unsigned t2302_ = ck_ + 1u;
+                    ck_ = t2302_;
+                    if (t2302_ == steps_) {
+                        float a_5_ = acc_2_[0u];
+                        unsigned r_ = 0u;
+                        unsigned t2329_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+                        if (t2329_ == 32u) {
+                            float t2334_ = __fadd_rn(a_5_, kf_shfl_xor(a_5_, 16u, kf_wn));
+                            float t2337_ = __fadd_rn(t2334_, kf_shfl_xor(t2334_, 8u, kf_wn));
+                            float t2340_ = __fadd_rn(t2337_, kf_shfl_xor(t2337_, 4u, kf_wn));
+                            float t2343_ = __fadd_rn(t2340_, kf_shfl_xor(t2340_, 2u, kf_wn));
+                            t2308_ = __fadd_rn(t2343_, kf_shfl_xor(t2343_, 1u, kf_wn));
                         } else {
-                            float t2238_ = kf_shfl_down(t2196_, 16u, kf_wn);
-                            bool t2240_ = (kf_lane_id() + 16u) < t2218_;
-                            float t2241_ = __fadd_rn(t2196_, t2238_);
-                            float t2242_ = t2240_ ? t2241_ : t2196_;
-                            float t2244_ = kf_shfl_down(t2242_, 8u, kf_wn);
-                            bool t2246_ = (kf_lane_id() + 8u) < t2218_;
-                            float t2247_ = __fadd_rn(t2242_, t2244_);
-                            float t2248_ = t2246_ ? t2247_ : t2242_;
-                            float t2250_ = kf_shfl_down(t2248_, 4u, kf_wn);
-                            bool t2252_ = (kf_lane_id() + 4u) < t2218_;
-                            float t2253_ = __fadd_rn(t2248_, t2250_);
-                            float t2254_ = t2252_ ? t2253_ : t2248_;
-                            float t2256_ = kf_shfl_down(t2254_, 2u, kf_wn);
-                            bool t2258_ = (kf_lane_id() + 2u) < t2218_;
-                            float t2259_ = __fadd_rn(t2254_, t2256_);
-                            float t2260_ = t2258_ ? t2259_ : t2254_;
-                            float t2262_ = kf_shfl_down(t2260_, 1u, kf_wn);
-                            bool t2264_ = (kf_lane_id() + 1u) < t2218_;
-                            float t2265_ = __fadd_rn(t2260_, t2262_);
-                            s_ = kf_shfl(t2264_ ? t2265_ : t2260_, 0u, kf_wn);
+                            float t2349_ = kf_shfl_down(a_5_, 16u, kf_wn);
+                            bool t2351_ = (kf_lane_id() + 16u) < t2329_;
+                            float t2352_ = __fadd_rn(a_5_, t2349_);
+                            float t2353_ = t2351_ ? t2352_ : a_5_;
+                            float t2355_ = kf_shfl_down(t2353_, 8u, kf_wn);
+                            bool t2357_ = (kf_lane_id() + 8u) < t2329_;
+                            float t2358_ = __fadd_rn(t2353_, t2355_);
+                            float t2359_ = t2357_ ? t2358_ : t2353_;
+                            float t2361_ = kf_shfl_down(t2359_, 4u, kf_wn);
+                            bool t2363_ = (kf_lane_id() + 4u) < t2329_;
+                            float t2364_ = __fadd_rn(t2359_, t2361_);
+                            float t2365_ = t2363_ ? t2364_ : t2359_;
+                            float t2367_ = kf_shfl_down(t2365_, 2u, kf_wn);
+                            bool t2369_ = (kf_lane_id() + 2u) < t2329_;
+                            float t2370_ = __fadd_rn(t2365_, t2367_);
+                            float t2371_ = t2369_ ? t2370_ : t2365_;
+                            float t2373_ = kf_shfl_down(t2371_, 1u, kf_wn);
+                            bool t2375_ = (kf_lane_id() + 1u) < t2329_;
+                            float t2376_ = __fadd_rn(t2371_, t2373_);
+                            t2308_ = kf_shfl(t2375_ ? t2376_ : t2371_, 0u, kf_wn);
                         }
-                        bool t2270_ = lane_ == 0u;
-                        bool t2271_ = t2270_;
-                        if (t2270_) {
-                            t2271_ = cg_ < m_;
+                        bool t2381_ = lane_ == r_;
+                        bool t2382_ = t2381_;
+                        if (t2381_) {
+                            t2382_ = cg_ < m_;
                         }
-                        if (t2271_) {
-                            y_[cg_] = kf_f16_from_f32(s_);
+                        if (t2382_) {
+                            y_[cg_] = kf_f16_from_f32(t2308_);
                         }
                         acc_2_[0u] = 0.0f;
                         ck_ = 0u;
                         cg_ = cg_ + nw_;
                     }
                 }
-                if ((t0_ + 1u) < t1441_) {
+                if ((t0_ + 1u) < t1443_) {
                     unsigned v_9_ = min((((lk_ << 5u) << 2u) + lane_), (nv_ - 1u));
                     unsigned row_6_ = min(lg_, (m_ - 1u));
                     wb_[4u] = wv_[(row_6_ * nv_) + v_9_];
@@ -2461,123 +2470,124 @@ gemv_bf16_f16_f16(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__ x_,
                     unsigned row_9_ = min(lg_, (m_ - 1u));
                     wb_[7u] = wv_[(row_9_ * nv_) + v_12_];
                     xb_[14u] = xv_[v_12_];
-                    unsigned t2470_ = lk_ + 1u;
-                    lk_ = t2470_;
-                    if (t2470_ == steps_) {
+                    unsigned t2579_ = lk_ + 1u;
+                    lk_ = t2579_;
+                    if (t2579_ == steps_) {
                         lk_ = 0u;
                         lg_ = lg_ + nw_;
                     }
                 }
-                bool t2479_ = (t0_ + 1u) >= 1u;
-                bool t2480_ = t2479_;
-                if (t2479_) {
-                    t2480_ = ((t0_ + 1u) - 1u) < t1441_;
+                bool t2689_ = (t0_ + 1u) >= 1u;
+                bool t2690_ = t2689_;
+                if (t2689_) {
+                    t2690_ = ((t0_ + 1u) - 1u) < t1443_;
                 }
-                if (t2480_) {
+                if (t2690_) {
                     unsigned v_13_ = ((ck_ << 5u) << 2u) + lane_;
                     if (v_13_ < nv_) {
-                        kf_u32x4 t2539_ = xb_[0u];
-                        kf_f16x8 a_5_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2539_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2539_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2539_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2539_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2539_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2539_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2539_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2539_, 3u), 16u))}};
-                        xs_5_[0u] = kf_f16_to_f32(a_5_.v[0]);
-                        xs_5_[1u] = kf_f16_to_f32(a_5_.v[1]);
-                        xs_5_[2u] = kf_f16_to_f32(a_5_.v[2]);
-                        xs_5_[3u] = kf_f16_to_f32(a_5_.v[3]);
-                        xs_5_[4u] = kf_f16_to_f32(a_5_.v[4]);
-                        xs_5_[5u] = kf_f16_to_f32(a_5_.v[5]);
-                        xs_5_[6u] = kf_f16_to_f32(a_5_.v[6]);
-                        xs_5_[7u] = kf_f16_to_f32(a_5_.v[7]);
-                        kf_u32x4 t2569_ = wb_[0u];
-                        kf_bf16x8 wbv_5_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t2569_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2569_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2569_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2569_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2569_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2569_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2569_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2569_, 3u), 16u))}};
+                        kf_u32x4 t2749_ = xb_[0u];
+                        kf_f16x8 a_6_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2749_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2749_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2749_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2749_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2749_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2749_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2749_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2749_, 3u), 16u))}};
+                        xs_5_[0u] = kf_f16_to_f32(a_6_.v[0]);
+                        xs_5_[1u] = kf_f16_to_f32(a_6_.v[1]);
+                        xs_5_[2u] = kf_f16_to_f32(a_6_.v[2]);
+                        xs_5_[3u] = kf_f16_to_f32(a_6_.v[3]);
+                        xs_5_[4u] = kf_f16_to_f32(a_6_.v[4]);
+                        xs_5_[5u] = kf_f16_to_f32(a_6_.v[5]);
+                        xs_5_[6u] = kf_f16_to_f32(a_6_.v[6]);
+                        xs_5_[7u] = kf_f16_to_f32(a_6_.v[7]);
+                        kf_u32x4 t2779_ = wb_[0u];
+                        kf_bf16x8 wbv_5_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t2779_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2779_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2779_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2779_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2779_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2779_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2779_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2779_, 3u), 16u))}};
                         acc_2_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[7]), xs_5_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[6]), xs_5_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[5]), xs_5_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[4]), xs_5_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[3]), xs_5_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[2]), xs_5_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[1]), xs_5_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[0]), xs_5_[0u], acc_2_[0u]))))))));
                     }
                     unsigned v_14_ = (((ck_ << 5u) << 2u) + 32u) + lane_;
                     if (v_14_ < nv_) {
-                        kf_u32x4 t2670_ = xb_[2u];
-                        kf_f16x8 a_6_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2670_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2670_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2670_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2670_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2670_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2670_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2670_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2670_, 3u), 16u))}};
-                        xs_6_[0u] = kf_f16_to_f32(a_6_.v[0]);
-                        xs_6_[1u] = kf_f16_to_f32(a_6_.v[1]);
-                        xs_6_[2u] = kf_f16_to_f32(a_6_.v[2]);
-                        xs_6_[3u] = kf_f16_to_f32(a_6_.v[3]);
-                        xs_6_[4u] = kf_f16_to_f32(a_6_.v[4]);
-                        xs_6_[5u] = kf_f16_to_f32(a_6_.v[5]);
-                        xs_6_[6u] = kf_f16_to_f32(a_6_.v[6]);
-                        xs_6_[7u] = kf_f16_to_f32(a_6_.v[7]);
-                        kf_u32x4 t2700_ = wb_[1u];
-                        kf_bf16x8 wbv_6_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t2700_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2700_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2700_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2700_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2700_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2700_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2700_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2700_, 3u), 16u))}};
+                        kf_u32x4 t2880_ = xb_[2u];
+                        kf_f16x8 a_7_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2880_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2880_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2880_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2880_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2880_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2880_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2880_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2880_, 3u), 16u))}};
+                        xs_6_[0u] = kf_f16_to_f32(a_7_.v[0]);
+                        xs_6_[1u] = kf_f16_to_f32(a_7_.v[1]);
+                        xs_6_[2u] = kf_f16_to_f32(a_7_.v[2]);
+                        xs_6_[3u] = kf_f16_to_f32(a_7_.v[3]);
+                        xs_6_[4u] = kf_f16_to_f32(a_7_.v[4]);
+                        xs_6_[5u] = kf_f16_to_f32(a_7_.v[5]);
+                        xs_6_[6u] = kf_f16_to_f32(a_7_.v[6]);
+                        xs_6_[7u] = kf_f16_to_f32(a_7_.v[7]);
+                        kf_u32x4 t2910_ = wb_[1u];
+                        kf_bf16x8 wbv_6_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t2910_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2910_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2910_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2910_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2910_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2910_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2910_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2910_, 3u), 16u))}};
                         acc_2_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[7]), xs_6_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[6]), xs_6_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[5]), xs_6_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[4]), xs_6_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[3]), xs_6_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[2]), xs_6_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[1]), xs_6_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[0]), xs_6_[0u], acc_2_[0u]))))))));
                     }
                     unsigned v_15_ = (((ck_ << 5u) << 2u) + 64u) + lane_;
                     if (v_15_ < nv_) {
-                        kf_u32x4 t2801_ = xb_[4u];
-                        kf_f16x8 a_7_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2801_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2801_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2801_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2801_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2801_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2801_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2801_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2801_, 3u), 16u))}};
-                        xs_7_[0u] = kf_f16_to_f32(a_7_.v[0]);
-                        xs_7_[1u] = kf_f16_to_f32(a_7_.v[1]);
-                        xs_7_[2u] = kf_f16_to_f32(a_7_.v[2]);
-                        xs_7_[3u] = kf_f16_to_f32(a_7_.v[3]);
-                        xs_7_[4u] = kf_f16_to_f32(a_7_.v[4]);
-                        xs_7_[5u] = kf_f16_to_f32(a_7_.v[5]);
-                        xs_7_[6u] = kf_f16_to_f32(a_7_.v[6]);
-                        xs_7_[7u] = kf_f16_to_f32(a_7_.v[7]);
-                        kf_u32x4 t2831_ = wb_[2u];
-                        kf_bf16x8 wbv_7_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t2831_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2831_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2831_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2831_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2831_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2831_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2831_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2831_, 3u), 16u))}};
+                        kf_u32x4 t3011_ = xb_[4u];
+                        kf_f16x8 a_8_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t3011_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3011_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t3011_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3011_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t3011_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3011_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t3011_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3011_, 3u), 16u))}};
+                        xs_7_[0u] = kf_f16_to_f32(a_8_.v[0]);
+                        xs_7_[1u] = kf_f16_to_f32(a_8_.v[1]);
+                        xs_7_[2u] = kf_f16_to_f32(a_8_.v[2]);
+                        xs_7_[3u] = kf_f16_to_f32(a_8_.v[3]);
+                        xs_7_[4u] = kf_f16_to_f32(a_8_.v[4]);
+                        xs_7_[5u] = kf_f16_to_f32(a_8_.v[5]);
+                        xs_7_[6u] = kf_f16_to_f32(a_8_.v[6]);
+                        xs_7_[7u] = kf_f16_to_f32(a_8_.v[7]);
+                        kf_u32x4 t3041_ = wb_[2u];
+                        kf_bf16x8 wbv_7_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t3041_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3041_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t3041_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3041_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t3041_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3041_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t3041_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3041_, 3u), 16u))}};
                         acc_2_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[7]), xs_7_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[6]), xs_7_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[5]), xs_7_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[4]), xs_7_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[3]), xs_7_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[2]), xs_7_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[1]), xs_7_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[0]), xs_7_[0u], acc_2_[0u]))))))));
                     }
                     unsigned v_16_ = (((ck_ << 5u) << 2u) + 96u) + lane_;
                     if (v_16_ < nv_) {
-                        kf_u32x4 t2932_ = xb_[6u];
-                        kf_f16x8 a_8_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2932_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2932_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2932_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2932_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2932_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2932_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2932_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2932_, 3u), 16u))}};
-                        xs_8_[0u] = kf_f16_to_f32(a_8_.v[0]);
-                        xs_8_[1u] = kf_f16_to_f32(a_8_.v[1]);
-                        xs_8_[2u] = kf_f16_to_f32(a_8_.v[2]);
-                        xs_8_[3u] = kf_f16_to_f32(a_8_.v[3]);
-                        xs_8_[4u] = kf_f16_to_f32(a_8_.v[4]);
-                        xs_8_[5u] = kf_f16_to_f32(a_8_.v[5]);
-                        xs_8_[6u] = kf_f16_to_f32(a_8_.v[6]);
-                        xs_8_[7u] = kf_f16_to_f32(a_8_.v[7]);
-                        kf_u32x4 t2962_ = wb_[3u];
-                        kf_bf16x8 wbv_8_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t2962_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2962_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2962_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2962_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2962_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2962_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2962_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2962_, 3u), 16u))}};
+                        kf_u32x4 t3142_ = xb_[6u];
+                        kf_f16x8 a_9_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t3142_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3142_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t3142_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3142_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t3142_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3142_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t3142_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3142_, 3u), 16u))}};
+                        xs_8_[0u] = kf_f16_to_f32(a_9_.v[0]);
+                        xs_8_[1u] = kf_f16_to_f32(a_9_.v[1]);
+                        xs_8_[2u] = kf_f16_to_f32(a_9_.v[2]);
+                        xs_8_[3u] = kf_f16_to_f32(a_9_.v[3]);
+                        xs_8_[4u] = kf_f16_to_f32(a_9_.v[4]);
+                        xs_8_[5u] = kf_f16_to_f32(a_9_.v[5]);
+                        xs_8_[6u] = kf_f16_to_f32(a_9_.v[6]);
+                        xs_8_[7u] = kf_f16_to_f32(a_9_.v[7]);
+                        kf_u32x4 t3172_ = wb_[3u];
+                        kf_bf16x8 wbv_8_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t3172_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3172_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t3172_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3172_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t3172_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3172_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t3172_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3172_, 3u), 16u))}};
                         acc_2_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[7]), xs_8_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[6]), xs_8_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[5]), xs_8_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[4]), xs_8_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[3]), xs_8_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[2]), xs_8_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[1]), xs_8_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[0]), xs_8_[0u], acc_2_[0u]))))))));
                     }
-                    unsigned t3033_ = ck_ + 1u;
-                    ck_ = t3033_;
-                    if (t3033_ == steps_) {
-                        float t3036_ = acc_2_[0u];
-                        unsigned t3058_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
-                        if (t3058_ == 32u) {
-                            float t3063_ = __fadd_rn(t3036_, kf_shfl_xor(t3036_, 16u, kf_wn));
-                            float t3066_ = __fadd_rn(t3063_, kf_shfl_xor(t3063_, 8u, kf_wn));
-                            float t3069_ = __fadd_rn(t3066_, kf_shfl_xor(t3066_, 4u, kf_wn));
-                            float t3072_ = __fadd_rn(t3069_, kf_shfl_xor(t3069_, 2u, kf_wn));
-                            s_2_ = __fadd_rn(t3072_, kf_shfl_xor(t3072_, 1u, kf_wn));
+                    unsigned t3243_ = ck_ + 1u;
+                    ck_ = t3243_;
+                    if (t3243_ == steps_) {
+                        float a_10_ = acc_2_[0u];
+                        unsigned r_2_ = 0u;
+                        unsigned t3270_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+                        if (t3270_ == 32u) {
+                            float t3275_ = __fadd_rn(a_10_, kf_shfl_xor(a_10_, 16u, kf_wn));
+                            float t3278_ = __fadd_rn(t3275_, kf_shfl_xor(t3275_, 8u, kf_wn));
+                            float t3281_ = __fadd_rn(t3278_, kf_shfl_xor(t3278_, 4u, kf_wn));
+                            float t3284_ = __fadd_rn(t3281_, kf_shfl_xor(t3281_, 2u, kf_wn));
+                            t3249_ = __fadd_rn(t3284_, kf_shfl_xor(t3284_, 1u, kf_wn));
                         } else {
-                            float t3078_ = kf_shfl_down(t3036_, 16u, kf_wn);
-                            bool t3080_ = (kf_lane_id() + 16u) < t3058_;
-                            float t3081_ = __fadd_rn(t3036_, t3078_);
-                            float t3082_ = t3080_ ? t3081_ : t3036_;
-                            float t3084_ = kf_shfl_down(t3082_, 8u, kf_wn);
-                            bool t3086_ = (kf_lane_id() + 8u) < t3058_;
-                            float t3087_ = __fadd_rn(t3082_, t3084_);
-                            float t3088_ = t3086_ ? t3087_ : t3082_;
-                            float t3090_ = kf_shfl_down(t3088_, 4u, kf_wn);
-                            bool t3092_ = (kf_lane_id() + 4u) < t3058_;
-                            float t3093_ = __fadd_rn(t3088_, t3090_);
-                            float t3094_ = t3092_ ? t3093_ : t3088_;
-                            float t3096_ = kf_shfl_down(t3094_, 2u, kf_wn);
-                            bool t3098_ = (kf_lane_id() + 2u) < t3058_;
-                            float t3099_ = __fadd_rn(t3094_, t3096_);
-                            float t3100_ = t3098_ ? t3099_ : t3094_;
-                            float t3102_ = kf_shfl_down(t3100_, 1u, kf_wn);
-                            bool t3104_ = (kf_lane_id() + 1u) < t3058_;
-                            float t3105_ = __fadd_rn(t3100_, t3102_);
-                            s_2_ = kf_shfl(t3104_ ? t3105_ : t3100_, 0u, kf_wn);
+                            float t3290_ = kf_shfl_down(a_10_, 16u, kf_wn);
+                            bool t3292_ = (kf_lane_id() + 16u) < t3270_;
+                            float t3293_ = __fadd_rn(a_10_, t3290_);
+                            float t3294_ = t3292_ ? t3293_ : a_10_;
+                            float t3296_ = kf_shfl_down(t3294_, 8u, kf_wn);
+                            bool t3298_ = (kf_lane_id() + 8u) < t3270_;
+                            float t3299_ = __fadd_rn(t3294_, t3296_);
+                            float t3300_ = t3298_ ? t3299_ : t3294_;
+                            float t3302_ = kf_shfl_down(t3300_, 4u, kf_wn);
+                            bool t3304_ = (kf_lane_id() + 4u) < t3270_;
+                            float t3305_ = __fadd_rn(t3300_, t3302_);
+                            float t3306_ = t3304_ ? t3305_ : t3300_;
+                            float t3308_ = kf_shfl_down(t3306_, 2u, kf_wn);
+                            bool t3310_ = (kf_lane_id() + 2u) < t3270_;
+                            float t3311_ = __fadd_rn(t3306_, t3308_);
+                            float t3312_ = t3310_ ? t3311_ : t3306_;
+                            float t3314_ = kf_shfl_down(t3312_, 1u, kf_wn);
+                            bool t3316_ = (kf_lane_id() + 1u) < t3270_;
+                            float t3317_ = __fadd_rn(t3312_, t3314_);
+                            t3249_ = kf_shfl(t3316_ ? t3317_ : t3312_, 0u, kf_wn);
                         }
-                        bool t3110_ = lane_ == 0u;
-                        bool t3111_ = t3110_;
-                        if (t3110_) {
-                            t3111_ = cg_ < m_;
+                        bool t3322_ = lane_ == r_2_;
+                        bool t3323_ = t3322_;
+                        if (t3322_) {
+                            t3323_ = cg_ < m_;
                         }
-                        if (t3111_) {
-                            y_[cg_] = kf_f16_from_f32(s_2_);
+                        if (t3323_) {
+                            y_[cg_] = kf_f16_from_f32(t3249_);
                         }
                         acc_2_[0u] = 0.0f;
                         ck_ = 0u;
@@ -2589,164 +2599,164 @@ gemv_bf16_f16_f16(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__ x_,
     } else {
         unsigned lane_2_ = kf_lane_id();
         unsigned nv_2_ = k_ >> 3u;
-        unsigned t3156_ = (blockIdx.x << 3u) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u);
-        unsigned t3167_ = gridDim.x << 3u;
+        unsigned t3466_ = (blockIdx.x << 3u) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u);
+        unsigned t3477_ = gridDim.x << 3u;
         #pragma unroll 1
-        for (unsigned g_ = t3156_; g_ < m_; g_ = g_ + t3167_) {
+        for (unsigned g_ = t3466_; g_ < m_; g_ = g_ + t3477_) {
             row_[0u] = min(g_, (m_ - 1u));
             acc_3_[0u] = 0.0f;
             if ((k_ & 7u) == 0u) {
                 #pragma unroll 1
                 for (unsigned base_ = 0u; base_ < nv_2_; base_ = base_ + 128u) {
                     unsigned v_17_ = base_ + lane_2_;
-                    kf_u32x4 t3192_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                    kf_u32x4 t_2_ = t3192_;
+                    kf_u32x4 t3502_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_2_ = t3502_;
                     if (v_17_ < nv_2_) {
-                        unsigned t3198_ = (row_[0u] * nv_2_) + v_17_;
-                        kf_u32x4 t3199_ = wv_[t3198_];
-                        t_2_ = t3199_;
+                        unsigned t3508_ = (row_[0u] * nv_2_) + v_17_;
+                        kf_u32x4 t3509_ = wv_[t3508_];
+                        t_2_ = t3509_;
                     }
                     wr_[0u] = t_2_;
                     unsigned v_18_ = (base_ + 32u) + lane_2_;
-                    kf_u32x4 t3205_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                    kf_u32x4 t_3_ = t3205_;
+                    kf_u32x4 t3515_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_3_ = t3515_;
                     if (v_18_ < nv_2_) {
-                        unsigned t3211_ = (row_[0u] * nv_2_) + v_18_;
-                        kf_u32x4 t3212_ = wv_[t3211_];
-                        t_3_ = t3212_;
+                        unsigned t3521_ = (row_[0u] * nv_2_) + v_18_;
+                        kf_u32x4 t3522_ = wv_[t3521_];
+                        t_3_ = t3522_;
                     }
                     wr_[1u] = t_3_;
                     unsigned v_19_ = (base_ + 64u) + lane_2_;
-                    kf_u32x4 t3218_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                    kf_u32x4 t_4_ = t3218_;
+                    kf_u32x4 t3528_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_4_ = t3528_;
                     if (v_19_ < nv_2_) {
-                        unsigned t3224_ = (row_[0u] * nv_2_) + v_19_;
-                        kf_u32x4 t3225_ = wv_[t3224_];
-                        t_4_ = t3225_;
+                        unsigned t3534_ = (row_[0u] * nv_2_) + v_19_;
+                        kf_u32x4 t3535_ = wv_[t3534_];
+                        t_4_ = t3535_;
                     }
                     wr_[2u] = t_4_;
                     unsigned v_20_ = (base_ + 96u) + lane_2_;
-                    kf_u32x4 t3231_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                    kf_u32x4 t_5_ = t3231_;
+                    kf_u32x4 t3541_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_5_ = t3541_;
                     if (v_20_ < nv_2_) {
-                        unsigned t3237_ = (row_[0u] * nv_2_) + v_20_;
-                        kf_u32x4 t3238_ = wv_[t3237_];
-                        t_5_ = t3238_;
+                        unsigned t3547_ = (row_[0u] * nv_2_) + v_20_;
+                        kf_u32x4 t3548_ = wv_[t3547_];
+                        t_5_ = t3548_;
                     }
                     wr_[3u] = t_5_;
                     unsigned v_21_ = base_ + lane_2_;
                     if (v_21_ < nv_2_) {
-                        kf_f16x8 a_9_ = xh8_[v_21_];
-                        xs_9_[0u] = kf_f16_to_f32(a_9_.v[0]);
-                        xs_9_[1u] = kf_f16_to_f32(a_9_.v[1]);
-                        xs_9_[2u] = kf_f16_to_f32(a_9_.v[2]);
-                        xs_9_[3u] = kf_f16_to_f32(a_9_.v[3]);
-                        xs_9_[4u] = kf_f16_to_f32(a_9_.v[4]);
-                        xs_9_[5u] = kf_f16_to_f32(a_9_.v[5]);
-                        xs_9_[6u] = kf_f16_to_f32(a_9_.v[6]);
-                        xs_9_[7u] = kf_f16_to_f32(a_9_.v[7]);
-                        kf_u32x4 t3297_ = wr_[0u];
-                        kf_bf16x8 wb_2_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t3297_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3297_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t3297_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3297_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t3297_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3297_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t3297_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3297_, 3u), 16u))}};
+                        kf_f16x8 a_11_ = xh8_[v_21_];
+                        xs_9_[0u] = kf_f16_to_f32(a_11_.v[0]);
+                        xs_9_[1u] = kf_f16_to_f32(a_11_.v[1]);
+                        xs_9_[2u] = kf_f16_to_f32(a_11_.v[2]);
+                        xs_9_[3u] = kf_f16_to_f32(a_11_.v[3]);
+                        xs_9_[4u] = kf_f16_to_f32(a_11_.v[4]);
+                        xs_9_[5u] = kf_f16_to_f32(a_11_.v[5]);
+                        xs_9_[6u] = kf_f16_to_f32(a_11_.v[6]);
+                        xs_9_[7u] = kf_f16_to_f32(a_11_.v[7]);
+                        kf_u32x4 t3607_ = wr_[0u];
+                        kf_bf16x8 wb_2_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t3607_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3607_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t3607_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3607_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t3607_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3607_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t3607_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3607_, 3u), 16u))}};
                         acc_3_[0u] = __fmaf_rn(kf_bf16_to_f32(wb_2_.v[7]), xs_9_[7u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[6]), xs_9_[6u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[5]), xs_9_[5u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[4]), xs_9_[4u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[3]), xs_9_[3u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[2]), xs_9_[2u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[1]), xs_9_[1u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[0]), xs_9_[0u], acc_3_[0u]))))))));
                     }
                     unsigned v_22_ = (base_ + 32u) + lane_2_;
                     if (v_22_ < nv_2_) {
-                        kf_f16x8 a_10_ = xh8_[v_22_];
-                        xs_10_[0u] = kf_f16_to_f32(a_10_.v[0]);
-                        xs_10_[1u] = kf_f16_to_f32(a_10_.v[1]);
-                        xs_10_[2u] = kf_f16_to_f32(a_10_.v[2]);
-                        xs_10_[3u] = kf_f16_to_f32(a_10_.v[3]);
-                        xs_10_[4u] = kf_f16_to_f32(a_10_.v[4]);
-                        xs_10_[5u] = kf_f16_to_f32(a_10_.v[5]);
-                        xs_10_[6u] = kf_f16_to_f32(a_10_.v[6]);
-                        xs_10_[7u] = kf_f16_to_f32(a_10_.v[7]);
-                        kf_u32x4 t3424_ = wr_[1u];
-                        kf_bf16x8 wb_3_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t3424_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3424_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t3424_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3424_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t3424_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3424_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t3424_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3424_, 3u), 16u))}};
+                        kf_f16x8 a_12_ = xh8_[v_22_];
+                        xs_10_[0u] = kf_f16_to_f32(a_12_.v[0]);
+                        xs_10_[1u] = kf_f16_to_f32(a_12_.v[1]);
+                        xs_10_[2u] = kf_f16_to_f32(a_12_.v[2]);
+                        xs_10_[3u] = kf_f16_to_f32(a_12_.v[3]);
+                        xs_10_[4u] = kf_f16_to_f32(a_12_.v[4]);
+                        xs_10_[5u] = kf_f16_to_f32(a_12_.v[5]);
+                        xs_10_[6u] = kf_f16_to_f32(a_12_.v[6]);
+                        xs_10_[7u] = kf_f16_to_f32(a_12_.v[7]);
+                        kf_u32x4 t3734_ = wr_[1u];
+                        kf_bf16x8 wb_3_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t3734_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3734_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t3734_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3734_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t3734_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3734_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t3734_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3734_, 3u), 16u))}};
                         acc_3_[0u] = __fmaf_rn(kf_bf16_to_f32(wb_3_.v[7]), xs_10_[7u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[6]), xs_10_[6u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[5]), xs_10_[5u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[4]), xs_10_[4u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[3]), xs_10_[3u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[2]), xs_10_[2u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[1]), xs_10_[1u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[0]), xs_10_[0u], acc_3_[0u]))))))));
                     }
                     unsigned v_23_ = (base_ + 64u) + lane_2_;
                     if (v_23_ < nv_2_) {
-                        kf_f16x8 a_11_ = xh8_[v_23_];
-                        xs_11_[0u] = kf_f16_to_f32(a_11_.v[0]);
-                        xs_11_[1u] = kf_f16_to_f32(a_11_.v[1]);
-                        xs_11_[2u] = kf_f16_to_f32(a_11_.v[2]);
-                        xs_11_[3u] = kf_f16_to_f32(a_11_.v[3]);
-                        xs_11_[4u] = kf_f16_to_f32(a_11_.v[4]);
-                        xs_11_[5u] = kf_f16_to_f32(a_11_.v[5]);
-                        xs_11_[6u] = kf_f16_to_f32(a_11_.v[6]);
-                        xs_11_[7u] = kf_f16_to_f32(a_11_.v[7]);
-                        kf_u32x4 t3551_ = wr_[2u];
-                        kf_bf16x8 wb_4_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t3551_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3551_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t3551_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3551_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t3551_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3551_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t3551_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3551_, 3u), 16u))}};
+                        kf_f16x8 a_13_ = xh8_[v_23_];
+                        xs_11_[0u] = kf_f16_to_f32(a_13_.v[0]);
+                        xs_11_[1u] = kf_f16_to_f32(a_13_.v[1]);
+                        xs_11_[2u] = kf_f16_to_f32(a_13_.v[2]);
+                        xs_11_[3u] = kf_f16_to_f32(a_13_.v[3]);
+                        xs_11_[4u] = kf_f16_to_f32(a_13_.v[4]);
+                        xs_11_[5u] = kf_f16_to_f32(a_13_.v[5]);
+                        xs_11_[6u] = kf_f16_to_f32(a_13_.v[6]);
+                        xs_11_[7u] = kf_f16_to_f32(a_13_.v[7]);
+                        kf_u32x4 t3861_ = wr_[2u];
+                        kf_bf16x8 wb_4_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t3861_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3861_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t3861_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3861_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t3861_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3861_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t3861_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3861_, 3u), 16u))}};
                         acc_3_[0u] = __fmaf_rn(kf_bf16_to_f32(wb_4_.v[7]), xs_11_[7u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[6]), xs_11_[6u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[5]), xs_11_[5u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[4]), xs_11_[4u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[3]), xs_11_[3u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[2]), xs_11_[2u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[1]), xs_11_[1u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[0]), xs_11_[0u], acc_3_[0u]))))))));
                     }
                     unsigned v_24_ = (base_ + 96u) + lane_2_;
                     if (v_24_ < nv_2_) {
-                        kf_f16x8 a_12_ = xh8_[v_24_];
-                        xs_12_[0u] = kf_f16_to_f32(a_12_.v[0]);
-                        xs_12_[1u] = kf_f16_to_f32(a_12_.v[1]);
-                        xs_12_[2u] = kf_f16_to_f32(a_12_.v[2]);
-                        xs_12_[3u] = kf_f16_to_f32(a_12_.v[3]);
-                        xs_12_[4u] = kf_f16_to_f32(a_12_.v[4]);
-                        xs_12_[5u] = kf_f16_to_f32(a_12_.v[5]);
-                        xs_12_[6u] = kf_f16_to_f32(a_12_.v[6]);
-                        xs_12_[7u] = kf_f16_to_f32(a_12_.v[7]);
-                        kf_u32x4 t3678_ = wr_[3u];
-                        kf_bf16x8 wb_5_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t3678_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3678_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t3678_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3678_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t3678_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3678_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t3678_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3678_, 3u), 16u))}};
+                        kf_f16x8 a_14_ = xh8_[v_24_];
+                        xs_12_[0u] = kf_f16_to_f32(a_14_.v[0]);
+                        xs_12_[1u] = kf_f16_to_f32(a_14_.v[1]);
+                        xs_12_[2u] = kf_f16_to_f32(a_14_.v[2]);
+                        xs_12_[3u] = kf_f16_to_f32(a_14_.v[3]);
+                        xs_12_[4u] = kf_f16_to_f32(a_14_.v[4]);
+                        xs_12_[5u] = kf_f16_to_f32(a_14_.v[5]);
+                        xs_12_[6u] = kf_f16_to_f32(a_14_.v[6]);
+                        xs_12_[7u] = kf_f16_to_f32(a_14_.v[7]);
+                        kf_u32x4 t3988_ = wr_[3u];
+                        kf_bf16x8 wb_5_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t3988_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3988_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t3988_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3988_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t3988_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3988_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t3988_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3988_, 3u), 16u))}};
                         acc_3_[0u] = __fmaf_rn(kf_bf16_to_f32(wb_5_.v[7]), xs_12_[7u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[6]), xs_12_[6u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[5]), xs_12_[5u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[4]), xs_12_[4u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[3]), xs_12_[3u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[2]), xs_12_[2u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[1]), xs_12_[1u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[0]), xs_12_[0u], acc_3_[0u]))))))));
                     }
                 }
             } else {
                 #pragma unroll 1
                 for (unsigned c_ = lane_2_; c_ < k_; c_ = c_ + 32u) {
-                    float t3756_ = kf_f16_to_f32(x_[c_]);
+                    float t4066_ = kf_f16_to_f32(x_[c_]);
                     unsigned i_ = (row_[0u] * k_) + c_;
                     unsigned short u_ = w16_[i_];
-                    acc_3_[0u] = __fmaf_rn(kf_bf16_to_f32(kf_bitcast<kf_bf16>(u_)), t3756_, acc_3_[0u]);
+                    acc_3_[0u] = __fmaf_rn(kf_bf16_to_f32(kf_bitcast<kf_bf16>(u_)), t4066_, acc_3_[0u]);
                 }
             }
-            float t3774_ = acc_3_[0u];
-            unsigned t3796_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
-            if (t3796_ == 32u) {
-                float t3801_ = __fadd_rn(t3774_, kf_shfl_xor(t3774_, 16u, kf_wn));
-                float t3804_ = __fadd_rn(t3801_, kf_shfl_xor(t3801_, 8u, kf_wn));
-                float t3807_ = __fadd_rn(t3804_, kf_shfl_xor(t3804_, 4u, kf_wn));
-                float t3810_ = __fadd_rn(t3807_, kf_shfl_xor(t3807_, 2u, kf_wn));
-                s_3_ = __fadd_rn(t3810_, kf_shfl_xor(t3810_, 1u, kf_wn));
+            float t4084_ = acc_3_[0u];
+            unsigned t4106_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+            if (t4106_ == 32u) {
+                float t4111_ = __fadd_rn(t4084_, kf_shfl_xor(t4084_, 16u, kf_wn));
+                float t4114_ = __fadd_rn(t4111_, kf_shfl_xor(t4111_, 8u, kf_wn));
+                float t4117_ = __fadd_rn(t4114_, kf_shfl_xor(t4114_, 4u, kf_wn));
+                float t4120_ = __fadd_rn(t4117_, kf_shfl_xor(t4117_, 2u, kf_wn));
+                s_ = __fadd_rn(t4120_, kf_shfl_xor(t4120_, 1u, kf_wn));
             } else {
-                float t3816_ = kf_shfl_down(t3774_, 16u, kf_wn);
-                bool t3818_ = (kf_lane_id() + 16u) < t3796_;
-                float t3819_ = __fadd_rn(t3774_, t3816_);
-                float t3820_ = t3818_ ? t3819_ : t3774_;
-                float t3822_ = kf_shfl_down(t3820_, 8u, kf_wn);
-                bool t3824_ = (kf_lane_id() + 8u) < t3796_;
-                float t3825_ = __fadd_rn(t3820_, t3822_);
-                float t3826_ = t3824_ ? t3825_ : t3820_;
-                float t3828_ = kf_shfl_down(t3826_, 4u, kf_wn);
-                bool t3830_ = (kf_lane_id() + 4u) < t3796_;
-                float t3831_ = __fadd_rn(t3826_, t3828_);
-                float t3832_ = t3830_ ? t3831_ : t3826_;
-                float t3834_ = kf_shfl_down(t3832_, 2u, kf_wn);
-                bool t3836_ = (kf_lane_id() + 2u) < t3796_;
-                float t3837_ = __fadd_rn(t3832_, t3834_);
-                float t3838_ = t3836_ ? t3837_ : t3832_;
-                float t3840_ = kf_shfl_down(t3838_, 1u, kf_wn);
-                bool t3842_ = (kf_lane_id() + 1u) < t3796_;
-                float t3843_ = __fadd_rn(t3838_, t3840_);
-                s_3_ = kf_shfl(t3842_ ? t3843_ : t3838_, 0u, kf_wn);
+                float t4126_ = kf_shfl_down(t4084_, 16u, kf_wn);
+                bool t4128_ = (kf_lane_id() + 16u) < t4106_;
+                float t4129_ = __fadd_rn(t4084_, t4126_);
+                float t4130_ = t4128_ ? t4129_ : t4084_;
+                float t4132_ = kf_shfl_down(t4130_, 8u, kf_wn);
+                bool t4134_ = (kf_lane_id() + 8u) < t4106_;
+                float t4135_ = __fadd_rn(t4130_, t4132_);
+                float t4136_ = t4134_ ? t4135_ : t4130_;
+                float t4138_ = kf_shfl_down(t4136_, 4u, kf_wn);
+                bool t4140_ = (kf_lane_id() + 4u) < t4106_;
+                float t4141_ = __fadd_rn(t4136_, t4138_);
+                float t4142_ = t4140_ ? t4141_ : t4136_;
+                float t4144_ = kf_shfl_down(t4142_, 2u, kf_wn);
+                bool t4146_ = (kf_lane_id() + 2u) < t4106_;
+                float t4147_ = __fadd_rn(t4142_, t4144_);
+                float t4148_ = t4146_ ? t4147_ : t4142_;
+                float t4150_ = kf_shfl_down(t4148_, 1u, kf_wn);
+                bool t4152_ = (kf_lane_id() + 1u) < t4106_;
+                float t4153_ = __fadd_rn(t4148_, t4150_);
+                s_ = kf_shfl(t4152_ ? t4153_ : t4148_, 0u, kf_wn);
             }
-            bool t3848_ = lane_2_ == 0u;
-            bool t3849_ = t3848_;
-            if (t3848_) {
-                t3849_ = g_ < m_;
+            bool t4158_ = lane_2_ == 0u;
+            bool t4159_ = t4158_;
+            if (t4158_) {
+                t4159_ = g_ < m_;
             }
-            if (t3849_) {
-                y_[g_] = kf_f16_from_f32(s_3_);
+            if (t4159_) {
+                y_[g_] = kf_f16_from_f32(s_);
             }
         }
     }
 }
 
-/* kernel gemv_bf16_f16_f32 (gemv.kf:997) */
+/* kernel gemv_bf16_f16_f32 (gemv.kf:1059) */
 extern "C" __global__ void __launch_bounds__(256)
 gemv_bf16_f16_f32(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__ x_, float* __restrict__ y_, unsigned m_, unsigned k_)
 {
@@ -2769,9 +2779,9 @@ gemv_bf16_f16_f32(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__ x_,
     float xs_10_[8];
     float xs_11_[8];
     float xs_12_[8];
+    float t2308_;
+    float t3249_;
     float s_;
-    float s_2_;
-    float s_3_;
     const unsigned kf_wn = kf_warp_lanes();
     const unsigned short* w16_ = (const unsigned short*)w_;
     const kf_u32x4* wv_ = (const kf_u32x4*)w_;
@@ -2784,17 +2794,17 @@ gemv_bf16_f16_f32(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__ x_,
         unsigned wid_ = (blockIdx.x << 3u) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u);
         unsigned nw_ = gridDim.x << 3u;
         if (!(wid_ >= m_)) {
-            unsigned t1433_ = m_ - wid_;
-            unsigned t1441_ = ((t1433_ / nw_) + (((t1433_ % nw_) != 0u) ? 1u : 0u)) * steps_;
+            unsigned t1435_ = m_ - wid_;
+            unsigned t1443_ = ((t1435_ / nw_) + (((t1435_ % nw_) != 0u) ? 1u : 0u)) * steps_;
             acc_2_[0u] = 0.0f;
             unsigned lg_ = wid_;
             unsigned lk_ = 0u;
             unsigned cg_ = wid_;
             unsigned ck_ = 0u;
-            unsigned t1454_ = t1441_ + 1u;
+            unsigned t1462_ = t1443_ + 1u;
             #pragma unroll 1
-            for (unsigned t0_ = 0u; t0_ < t1454_; t0_ = t0_ + 2u) {
-                if (t0_ < t1441_) {
+            for (unsigned t0_ = 0u; t0_ < t1462_; t0_ = t0_ + 2u) {
+                if (t0_ < t1443_) {
                     unsigned v_ = min((((lk_ << 5u) << 2u) + lane_), (nv_ - 1u));
                     unsigned row_2_ = min(lg_, (m_ - 1u));
                     wb_[0u] = wv_[(row_2_ * nv_) + v_];
@@ -2811,23 +2821,23 @@ gemv_bf16_f16_f32(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__ x_,
                     unsigned row_5_ = min(lg_, (m_ - 1u));
                     wb_[3u] = wv_[(row_5_ * nv_) + v_4_];
                     xb_[6u] = xv_[v_4_];
-                    unsigned t1630_ = lk_ + 1u;
-                    lk_ = t1630_;
-                    if (t1630_ == steps_) {
+                    unsigned t1638_ = lk_ + 1u;
+                    lk_ = t1638_;
+                    if (t1638_ == steps_) {
                         lk_ = 0u;
                         lg_ = lg_ + nw_;
                     }
                 }
-                bool t1639_ = t0_ >= 1u;
-                bool t1640_ = t1639_;
-                if (t1639_) {
-                    t1640_ = (t0_ - 1u) < t1441_;
+                bool t1748_ = t0_ >= 1u;
+                bool t1749_ = t1748_;
+                if (t1748_) {
+                    t1749_ = (t0_ - 1u) < t1443_;
                 }
-                if (t1640_) {
+                if (t1749_) {
                     unsigned v_5_ = ((ck_ << 5u) << 2u) + lane_;
                     if (v_5_ < nv_) {
-                        kf_u32x4 t1699_ = xb_[8u];
-                        kf_f16x8 a_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1699_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1699_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1699_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1699_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1699_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1699_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1699_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1699_, 3u), 16u))}};
+                        kf_u32x4 t1808_ = xb_[8u];
+                        kf_f16x8 a_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1808_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1808_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1808_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1808_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1808_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1808_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1808_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1808_, 3u), 16u))}};
                         xs_[0u] = kf_f16_to_f32(a_.v[0]);
                         xs_[1u] = kf_f16_to_f32(a_.v[1]);
                         xs_[2u] = kf_f16_to_f32(a_.v[2]);
@@ -2836,14 +2846,14 @@ gemv_bf16_f16_f32(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__ x_,
                         xs_[5u] = kf_f16_to_f32(a_.v[5]);
                         xs_[6u] = kf_f16_to_f32(a_.v[6]);
                         xs_[7u] = kf_f16_to_f32(a_.v[7]);
-                        kf_u32x4 t1729_ = wb_[4u];
-                        kf_bf16x8 wbv_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t1729_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1729_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t1729_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1729_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t1729_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1729_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t1729_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1729_, 3u), 16u))}};
+                        kf_u32x4 t1838_ = wb_[4u];
+                        kf_bf16x8 wbv_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t1838_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1838_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t1838_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1838_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t1838_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1838_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t1838_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1838_, 3u), 16u))}};
                         acc_2_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_.v[7]), xs_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[6]), xs_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[5]), xs_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[4]), xs_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[3]), xs_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[2]), xs_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[1]), xs_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[0]), xs_[0u], acc_2_[0u]))))))));
                     }
                     unsigned v_6_ = (((ck_ << 5u) << 2u) + 32u) + lane_;
                     if (v_6_ < nv_) {
-                        kf_u32x4 t1830_ = xb_[10u];
-                        kf_f16x8 a_2_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1830_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1830_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1830_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1830_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1830_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1830_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1830_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1830_, 3u), 16u))}};
+                        kf_u32x4 t1939_ = xb_[10u];
+                        kf_f16x8 a_2_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1939_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1939_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1939_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1939_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1939_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1939_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1939_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1939_, 3u), 16u))}};
                         xs_2_[0u] = kf_f16_to_f32(a_2_.v[0]);
                         xs_2_[1u] = kf_f16_to_f32(a_2_.v[1]);
                         xs_2_[2u] = kf_f16_to_f32(a_2_.v[2]);
@@ -2852,14 +2862,14 @@ gemv_bf16_f16_f32(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__ x_,
                         xs_2_[5u] = kf_f16_to_f32(a_2_.v[5]);
                         xs_2_[6u] = kf_f16_to_f32(a_2_.v[6]);
                         xs_2_[7u] = kf_f16_to_f32(a_2_.v[7]);
-                        kf_u32x4 t1860_ = wb_[5u];
-                        kf_bf16x8 wbv_2_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t1860_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1860_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t1860_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1860_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t1860_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1860_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t1860_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1860_, 3u), 16u))}};
+                        kf_u32x4 t1969_ = wb_[5u];
+                        kf_bf16x8 wbv_2_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t1969_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1969_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t1969_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1969_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t1969_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1969_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t1969_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1969_, 3u), 16u))}};
                         acc_2_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[7]), xs_2_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[6]), xs_2_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[5]), xs_2_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[4]), xs_2_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[3]), xs_2_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[2]), xs_2_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[1]), xs_2_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[0]), xs_2_[0u], acc_2_[0u]))))))));
                     }
                     unsigned v_7_ = (((ck_ << 5u) << 2u) + 64u) + lane_;
                     if (v_7_ < nv_) {
-                        kf_u32x4 t1961_ = xb_[12u];
-                        kf_f16x8 a_3_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1961_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1961_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1961_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1961_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1961_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1961_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1961_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1961_, 3u), 16u))}};
+                        kf_u32x4 t2070_ = xb_[12u];
+                        kf_f16x8 a_3_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2070_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2070_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2070_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2070_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2070_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2070_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2070_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2070_, 3u), 16u))}};
                         xs_3_[0u] = kf_f16_to_f32(a_3_.v[0]);
                         xs_3_[1u] = kf_f16_to_f32(a_3_.v[1]);
                         xs_3_[2u] = kf_f16_to_f32(a_3_.v[2]);
@@ -2868,14 +2878,14 @@ gemv_bf16_f16_f32(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__ x_,
                         xs_3_[5u] = kf_f16_to_f32(a_3_.v[5]);
                         xs_3_[6u] = kf_f16_to_f32(a_3_.v[6]);
                         xs_3_[7u] = kf_f16_to_f32(a_3_.v[7]);
-                        kf_u32x4 t1991_ = wb_[6u];
-                        kf_bf16x8 wbv_3_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t1991_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1991_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t1991_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1991_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t1991_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1991_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t1991_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1991_, 3u), 16u))}};
+                        kf_u32x4 t2100_ = wb_[6u];
+                        kf_bf16x8 wbv_3_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t2100_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2100_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2100_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2100_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2100_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2100_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2100_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2100_, 3u), 16u))}};
                         acc_2_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[7]), xs_3_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[6]), xs_3_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[5]), xs_3_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[4]), xs_3_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[3]), xs_3_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[2]), xs_3_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[1]), xs_3_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[0]), xs_3_[0u], acc_2_[0u]))))))));
                     }
                     unsigned v_8_ = (((ck_ << 5u) << 2u) + 96u) + lane_;
                     if (v_8_ < nv_) {
-                        kf_u32x4 t2092_ = xb_[14u];
-                        kf_f16x8 a_4_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2092_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2092_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2092_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2092_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2092_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2092_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2092_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2092_, 3u), 16u))}};
+                        kf_u32x4 t2201_ = xb_[14u];
+                        kf_f16x8 a_4_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2201_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2201_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2201_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2201_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2201_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2201_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2201_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2201_, 3u), 16u))}};
                         xs_4_[0u] = kf_f16_to_f32(a_4_.v[0]);
                         xs_4_[1u] = kf_f16_to_f32(a_4_.v[1]);
                         xs_4_[2u] = kf_f16_to_f32(a_4_.v[2]);
@@ -2884,57 +2894,58 @@ gemv_bf16_f16_f32(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__ x_,
                         xs_4_[5u] = kf_f16_to_f32(a_4_.v[5]);
                         xs_4_[6u] = kf_f16_to_f32(a_4_.v[6]);
                         xs_4_[7u] = kf_f16_to_f32(a_4_.v[7]);
-                        kf_u32x4 t2122_ = wb_[7u];
-                        kf_bf16x8 wbv_4_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t2122_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2122_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2122_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2122_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2122_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2122_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2122_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2122_, 3u), 16u))}};
+                        kf_u32x4 t2231_ = wb_[7u];
+                        kf_bf16x8 wbv_4_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t2231_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2231_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2231_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2231_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2231_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2231_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2231_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2231_, 3u), 16u))}};
                         acc_2_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[7]), xs_4_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[6]), xs_4_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[5]), xs_4_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[4]), xs_4_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[3]), xs_4_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[2]), xs_4_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[1]), xs_4_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[0]), xs_4_[0u], acc_2_[0u]))))))));
                     }
-                    unsigned t2193_ = ck_ + 1u;
-                    ck_ = t2193_;
-                    if (t2193_ == steps_) {
-                        float t2196_ = acc_2_[0u];
-                        unsigned t2218_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
-                        if (t2218_ == 32u) {
-                            float t2223_ = __fadd_rn(t2196_, kf_shfl_xor(t2196_, 16u, kf_wn));
-                            float t2226_ = __fadd_rn(t2223_, kf_shfl_xor(t2223_, 8u, kf_wn));
-                            float t2229_ = __fadd_rn(t2226_, kf_shfl_xor(t2226_, 4u, kf_wn));
-                            float t2232_ = __fadd_rn(t2229_, kf_shfl_xor(t2229_, 2u, kf_wn));
-                            s_ = __fadd_rn(t2232_, kf_shfl_xor(t2232_, 1u, kf_wn));
+                    unsigned t2302_ = ck_ + 1u;
+                    ck_ = t2302_;
+                    if (t2302_ == steps_) {
+                        float a_5_ = acc_2_[0u];
+                        unsigned r_ = 0u;
+                        unsigned t2329_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+                        if (t2329_ == 32u) {
+                            float t2334_ = __fadd_rn(a_5_, kf_shfl_xor(a_5_, 16u, kf_wn));
+                            float t2337_ = __fadd_rn(t2334_, kf_shfl_xor(t2334_, 8u, kf_wn));
+                            float t2340_ = __fadd_rn(t2337_, kf_shfl_xor(t2337_, 4u, kf_wn));
+                            float t2343_ = __fadd_rn(t2340_, kf_shfl_xor(t2340_, 2u, kf_wn));
+                            t2308_ = __fadd_rn(t2343_, kf_shfl_xor(t2343_, 1u, kf_wn));
                         } else {
-                            float t2238_ = kf_shfl_down(t2196_, 16u, kf_wn);
-                            bool t2240_ = (kf_lane_id() + 16u) < t2218_;
-                            float t2241_ = __fadd_rn(t2196_, t2238_);
-                            float t2242_ = t2240_ ? t2241_ : t2196_;
-                            float t2244_ = kf_shfl_down(t2242_, 8u, kf_wn);
-                            bool t2246_ = (kf_lane_id() + 8u) < t2218_;
-                            float t2247_ = __fadd_rn(t2242_, t2244_);
-                            float t2248_ = t2246_ ? t2247_ : t2242_;
-                            float t2250_ = kf_shfl_down(t2248_, 4u, kf_wn);
-                            bool t2252_ = (kf_lane_id() + 4u) < t2218_;
-                            float t2253_ = __fadd_rn(t2248_, t2250_);
-                            float t2254_ = t2252_ ? t2253_ : t2248_;
-                            float t2256_ = kf_shfl_down(t2254_, 2u, kf_wn);
-                            bool t2258_ = (kf_lane_id() + 2u) < t2218_;
-                            float t2259_ = __fadd_rn(t2254_, t2256_);
-                            float t2260_ = t2258_ ? t2259_ : t2254_;
-                            float t2262_ = kf_shfl_down(t2260_, 1u, kf_wn);
-                            bool t2264_ = (kf_lane_id() + 1u) < t2218_;
-                            float t2265_ = __fadd_rn(t2260_, t2262_);
-                            s_ = kf_shfl(t2264_ ? t2265_ : t2260_, 0u, kf_wn);
+                            float t2349_ = kf_shfl_down(a_5_, 16u, kf_wn);
+                            bool t2351_ = (kf_lane_id() + 16u) < t2329_;
+                            float t2352_ = __fadd_rn(a_5_, t2349_);
+                            float t2353_ = t2351_ ? t2352_ : a_5_;
+                            float t2355_ = kf_shfl_down(t2353_, 8u, kf_wn);
+                            bool t2357_ = (kf_lane_id() + 8u) < t2329_;
+                            float t2358_ = __fadd_rn(t2353_, t2355_);
+                            float t2359_ = t2357_ ? t2358_ : t2353_;
+                            float t2361_ = kf_shfl_down(t2359_, 4u, kf_wn);
+                            bool t2363_ = (kf_lane_id() + 4u) < t2329_;
+                            float t2364_ = __fadd_rn(t2359_, t2361_);
+                            float t2365_ = t2363_ ? t2364_ : t2359_;
+                            float t2367_ = kf_shfl_down(t2365_, 2u, kf_wn);
+                            bool t2369_ = (kf_lane_id() + 2u) < t2329_;
+                            float t2370_ = __fadd_rn(t2365_, t2367_);
+                            float t2371_ = t2369_ ? t2370_ : t2365_;
+                            float t2373_ = kf_shfl_down(t2371_, 1u, kf_wn);
+                            bool t2375_ = (kf_lane_id() + 1u) < t2329_;
+                            float t2376_ = __fadd_rn(t2371_, t2373_);
+                            t2308_ = kf_shfl(t2375_ ? t2376_ : t2371_, 0u, kf_wn);
                         }
-                        bool t2270_ = lane_ == 0u;
-                        bool t2271_ = t2270_;
-                        if (t2270_) {
-                            t2271_ = cg_ < m_;
+                        bool t2381_ = lane_ == r_;
+                        bool t2382_ = t2381_;
+                        if (t2381_) {
+                            t2382_ = cg_ < m_;
                         }
-                        if (t2271_) {
-                            y_[cg_] = s_;
+                        if (t2382_) {
+                            y_[cg_] = t2308_;
                         }
                         acc_2_[0u] = 0.0f;
                         ck_ = 0u;
                         cg_ = cg_ + nw_;
                     }
                 }
-                if ((t0_ + 1u) < t1441_) {
+                if ((t0_ + 1u) < t1443_) {
                     unsigned v_9_ = min((((lk_ << 5u) << 2u) + lane_), (nv_ - 1u));
                     unsigned row_6_ = min(lg_, (m_ - 1u));
                     wb_[4u] = wv_[(row_6_ * nv_) + v_9_];
@@ -2951,123 +2962,124 @@ gemv_bf16_f16_f32(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__ x_,
                     unsigned row_9_ = min(lg_, (m_ - 1u));
                     wb_[7u] = wv_[(row_9_ * nv_) + v_12_];
                     xb_[14u] = xv_[v_12_];
-                    unsigned t2470_ = lk_ + 1u;
-                    lk_ = t2470_;
-                    if (t2470_ == steps_) {
+                    unsigned t2579_ = lk_ + 1u;
+                    lk_ = t2579_;
+                    if (t2579_ == steps_) {
                         lk_ = 0u;
                         lg_ = lg_ + nw_;
                     }
                 }
-                bool t2479_ = (t0_ + 1u) >= 1u;
-                bool t2480_ = t2479_;
-                if (t2479_) {
-                    t2480_ = ((t0_ + 1u) - 1u) < t1441_;
+                bool t2689_ = (t0_ + 1u) >= 1u;
+                bool t2690_ = t2689_;
+                if (t2689_) {
+                    t2690_ = ((t0_ + 1u) - 1u) < t1443_;
                 }
-                if (t2480_) {
+                if (t2690_) {
                     unsigned v_13_ = ((ck_ << 5u) << 2u) + lane_;
                     if (v_13_ < nv_) {
-                        kf_u32x4 t2539_ = xb_[0u];
-                        kf_f16x8 a_5_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2539_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2539_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2539_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2539_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2539_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2539_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2539_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2539_, 3u), 16u))}};
-                        xs_5_[0u] = kf_f16_to_f32(a_5_.v[0]);
-                        xs_5_[1u] = kf_f16_to_f32(a_5_.v[1]);
-                        xs_5_[2u] = kf_f16_to_f32(a_5_.v[2]);
-                        xs_5_[3u] = kf_f16_to_f32(a_5_.v[3]);
-                        xs_5_[4u] = kf_f16_to_f32(a_5_.v[4]);
-                        xs_5_[5u] = kf_f16_to_f32(a_5_.v[5]);
-                        xs_5_[6u] = kf_f16_to_f32(a_5_.v[6]);
-                        xs_5_[7u] = kf_f16_to_f32(a_5_.v[7]);
-                        kf_u32x4 t2569_ = wb_[0u];
-                        kf_bf16x8 wbv_5_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t2569_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2569_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2569_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2569_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2569_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2569_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2569_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2569_, 3u), 16u))}};
+                        kf_u32x4 t2749_ = xb_[0u];
+                        kf_f16x8 a_6_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2749_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2749_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2749_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2749_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2749_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2749_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2749_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2749_, 3u), 16u))}};
+                        xs_5_[0u] = kf_f16_to_f32(a_6_.v[0]);
+                        xs_5_[1u] = kf_f16_to_f32(a_6_.v[1]);
+                        xs_5_[2u] = kf_f16_to_f32(a_6_.v[2]);
+                        xs_5_[3u] = kf_f16_to_f32(a_6_.v[3]);
+                        xs_5_[4u] = kf_f16_to_f32(a_6_.v[4]);
+                        xs_5_[5u] = kf_f16_to_f32(a_6_.v[5]);
+                        xs_5_[6u] = kf_f16_to_f32(a_6_.v[6]);
+                        xs_5_[7u] = kf_f16_to_f32(a_6_.v[7]);
+                        kf_u32x4 t2779_ = wb_[0u];
+                        kf_bf16x8 wbv_5_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t2779_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2779_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2779_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2779_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2779_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2779_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2779_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2779_, 3u), 16u))}};
                         acc_2_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[7]), xs_5_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[6]), xs_5_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[5]), xs_5_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[4]), xs_5_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[3]), xs_5_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[2]), xs_5_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[1]), xs_5_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[0]), xs_5_[0u], acc_2_[0u]))))))));
                     }
                     unsigned v_14_ = (((ck_ << 5u) << 2u) + 32u) + lane_;
                     if (v_14_ < nv_) {
-                        kf_u32x4 t2670_ = xb_[2u];
-                        kf_f16x8 a_6_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2670_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2670_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2670_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2670_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2670_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2670_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2670_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2670_, 3u), 16u))}};
-                        xs_6_[0u] = kf_f16_to_f32(a_6_.v[0]);
-                        xs_6_[1u] = kf_f16_to_f32(a_6_.v[1]);
-                        xs_6_[2u] = kf_f16_to_f32(a_6_.v[2]);
-                        xs_6_[3u] = kf_f16_to_f32(a_6_.v[3]);
-                        xs_6_[4u] = kf_f16_to_f32(a_6_.v[4]);
-                        xs_6_[5u] = kf_f16_to_f32(a_6_.v[5]);
-                        xs_6_[6u] = kf_f16_to_f32(a_6_.v[6]);
-                        xs_6_[7u] = kf_f16_to_f32(a_6_.v[7]);
-                        kf_u32x4 t2700_ = wb_[1u];
-                        kf_bf16x8 wbv_6_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t2700_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2700_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2700_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2700_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2700_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2700_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2700_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2700_, 3u), 16u))}};
+                        kf_u32x4 t2880_ = xb_[2u];
+                        kf_f16x8 a_7_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2880_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2880_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2880_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2880_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2880_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2880_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2880_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2880_, 3u), 16u))}};
+                        xs_6_[0u] = kf_f16_to_f32(a_7_.v[0]);
+                        xs_6_[1u] = kf_f16_to_f32(a_7_.v[1]);
+                        xs_6_[2u] = kf_f16_to_f32(a_7_.v[2]);
+                        xs_6_[3u] = kf_f16_to_f32(a_7_.v[3]);
+                        xs_6_[4u] = kf_f16_to_f32(a_7_.v[4]);
+                        xs_6_[5u] = kf_f16_to_f32(a_7_.v[5]);
+                        xs_6_[6u] = kf_f16_to_f32(a_7_.v[6]);
+                        xs_6_[7u] = kf_f16_to_f32(a_7_.v[7]);
+                        kf_u32x4 t2910_ = wb_[1u];
+                        kf_bf16x8 wbv_6_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t2910_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2910_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2910_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2910_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2910_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2910_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2910_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2910_, 3u), 16u))}};
                         acc_2_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[7]), xs_6_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[6]), xs_6_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[5]), xs_6_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[4]), xs_6_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[3]), xs_6_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[2]), xs_6_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[1]), xs_6_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[0]), xs_6_[0u], acc_2_[0u]))))))));
                     }
                     unsigned v_15_ = (((ck_ << 5u) << 2u) + 64u) + lane_;
                     if (v_15_ < nv_) {
-                        kf_u32x4 t2801_ = xb_[4u];
-                        kf_f16x8 a_7_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2801_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2801_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2801_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2801_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2801_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2801_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2801_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2801_, 3u), 16u))}};
-                        xs_7_[0u] = kf_f16_to_f32(a_7_.v[0]);
-                        xs_7_[1u] = kf_f16_to_f32(a_7_.v[1]);
-                        xs_7_[2u] = kf_f16_to_f32(a_7_.v[2]);
-                        xs_7_[3u] = kf_f16_to_f32(a_7_.v[3]);
-                        xs_7_[4u] = kf_f16_to_f32(a_7_.v[4]);
-                        xs_7_[5u] = kf_f16_to_f32(a_7_.v[5]);
-                        xs_7_[6u] = kf_f16_to_f32(a_7_.v[6]);
-                        xs_7_[7u] = kf_f16_to_f32(a_7_.v[7]);
-                        kf_u32x4 t2831_ = wb_[2u];
-                        kf_bf16x8 wbv_7_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t2831_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2831_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2831_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2831_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2831_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2831_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2831_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2831_, 3u), 16u))}};
+                        kf_u32x4 t3011_ = xb_[4u];
+                        kf_f16x8 a_8_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t3011_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3011_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t3011_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3011_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t3011_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3011_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t3011_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3011_, 3u), 16u))}};
+                        xs_7_[0u] = kf_f16_to_f32(a_8_.v[0]);
+                        xs_7_[1u] = kf_f16_to_f32(a_8_.v[1]);
+                        xs_7_[2u] = kf_f16_to_f32(a_8_.v[2]);
+                        xs_7_[3u] = kf_f16_to_f32(a_8_.v[3]);
+                        xs_7_[4u] = kf_f16_to_f32(a_8_.v[4]);
+                        xs_7_[5u] = kf_f16_to_f32(a_8_.v[5]);
+                        xs_7_[6u] = kf_f16_to_f32(a_8_.v[6]);
+                        xs_7_[7u] = kf_f16_to_f32(a_8_.v[7]);
+                        kf_u32x4 t3041_ = wb_[2u];
+                        kf_bf16x8 wbv_7_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t3041_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3041_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t3041_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3041_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t3041_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3041_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t3041_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3041_, 3u), 16u))}};
                         acc_2_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[7]), xs_7_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[6]), xs_7_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[5]), xs_7_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[4]), xs_7_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[3]), xs_7_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[2]), xs_7_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[1]), xs_7_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[0]), xs_7_[0u], acc_2_[0u]))))))));
                     }
                     unsigned v_16_ = (((ck_ << 5u) << 2u) + 96u) + lane_;
                     if (v_16_ < nv_) {
-                        kf_u32x4 t2932_ = xb_[6u];
-                        kf_f16x8 a_8_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2932_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2932_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2932_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2932_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2932_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2932_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2932_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2932_, 3u), 16u))}};
-                        xs_8_[0u] = kf_f16_to_f32(a_8_.v[0]);
-                        xs_8_[1u] = kf_f16_to_f32(a_8_.v[1]);
-                        xs_8_[2u] = kf_f16_to_f32(a_8_.v[2]);
-                        xs_8_[3u] = kf_f16_to_f32(a_8_.v[3]);
-                        xs_8_[4u] = kf_f16_to_f32(a_8_.v[4]);
-                        xs_8_[5u] = kf_f16_to_f32(a_8_.v[5]);
-                        xs_8_[6u] = kf_f16_to_f32(a_8_.v[6]);
-                        xs_8_[7u] = kf_f16_to_f32(a_8_.v[7]);
-                        kf_u32x4 t2962_ = wb_[3u];
-                        kf_bf16x8 wbv_8_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t2962_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2962_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2962_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2962_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2962_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2962_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2962_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2962_, 3u), 16u))}};
+                        kf_u32x4 t3142_ = xb_[6u];
+                        kf_f16x8 a_9_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t3142_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3142_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t3142_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3142_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t3142_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3142_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t3142_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3142_, 3u), 16u))}};
+                        xs_8_[0u] = kf_f16_to_f32(a_9_.v[0]);
+                        xs_8_[1u] = kf_f16_to_f32(a_9_.v[1]);
+                        xs_8_[2u] = kf_f16_to_f32(a_9_.v[2]);
+                        xs_8_[3u] = kf_f16_to_f32(a_9_.v[3]);
+                        xs_8_[4u] = kf_f16_to_f32(a_9_.v[4]);
+                        xs_8_[5u] = kf_f16_to_f32(a_9_.v[5]);
+                        xs_8_[6u] = kf_f16_to_f32(a_9_.v[6]);
+                        xs_8_[7u] = kf_f16_to_f32(a_9_.v[7]);
+                        kf_u32x4 t3172_ = wb_[3u];
+                        kf_bf16x8 wbv_8_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t3172_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3172_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t3172_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3172_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t3172_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3172_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t3172_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3172_, 3u), 16u))}};
                         acc_2_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[7]), xs_8_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[6]), xs_8_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[5]), xs_8_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[4]), xs_8_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[3]), xs_8_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[2]), xs_8_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[1]), xs_8_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[0]), xs_8_[0u], acc_2_[0u]))))))));
                     }
-                    unsigned t3033_ = ck_ + 1u;
-                    ck_ = t3033_;
-                    if (t3033_ == steps_) {
-                        float t3036_ = acc_2_[0u];
-                        unsigned t3058_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
-                        if (t3058_ == 32u) {
-                            float t3063_ = __fadd_rn(t3036_, kf_shfl_xor(t3036_, 16u, kf_wn));
-                            float t3066_ = __fadd_rn(t3063_, kf_shfl_xor(t3063_, 8u, kf_wn));
-                            float t3069_ = __fadd_rn(t3066_, kf_shfl_xor(t3066_, 4u, kf_wn));
-                            float t3072_ = __fadd_rn(t3069_, kf_shfl_xor(t3069_, 2u, kf_wn));
-                            s_2_ = __fadd_rn(t3072_, kf_shfl_xor(t3072_, 1u, kf_wn));
+                    unsigned t3243_ = ck_ + 1u;
+                    ck_ = t3243_;
+                    if (t3243_ == steps_) {
+                        float a_10_ = acc_2_[0u];
+                        unsigned r_2_ = 0u;
+                        unsigned t3270_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+                        if (t3270_ == 32u) {
+                            float t3275_ = __fadd_rn(a_10_, kf_shfl_xor(a_10_, 16u, kf_wn));
+                            float t3278_ = __fadd_rn(t3275_, kf_shfl_xor(t3275_, 8u, kf_wn));
+                            float t3281_ = __fadd_rn(t3278_, kf_shfl_xor(t3278_, 4u, kf_wn));
+                            float t3284_ = __fadd_rn(t3281_, kf_shfl_xor(t3281_, 2u, kf_wn));
+                            t3249_ = __fadd_rn(t3284_, kf_shfl_xor(t3284_, 1u, kf_wn));
                         } else {
-                            float t3078_ = kf_shfl_down(t3036_, 16u, kf_wn);
-                            bool t3080_ = (kf_lane_id() + 16u) < t3058_;
-                            float t3081_ = __fadd_rn(t3036_, t3078_);
-                            float t3082_ = t3080_ ? t3081_ : t3036_;
-                            float t3084_ = kf_shfl_down(t3082_, 8u, kf_wn);
-                            bool t3086_ = (kf_lane_id() + 8u) < t3058_;
-                            float t3087_ = __fadd_rn(t3082_, t3084_);
-                            float t3088_ = t3086_ ? t3087_ : t3082_;
-                            float t3090_ = kf_shfl_down(t3088_, 4u, kf_wn);
-                            bool t3092_ = (kf_lane_id() + 4u) < t3058_;
-                            float t3093_ = __fadd_rn(t3088_, t3090_);
-                            float t3094_ = t3092_ ? t3093_ : t3088_;
-                            float t3096_ = kf_shfl_down(t3094_, 2u, kf_wn);
-                            bool t3098_ = (kf_lane_id() + 2u) < t3058_;
-                            float t3099_ = __fadd_rn(t3094_, t3096_);
-                            float t3100_ = t3098_ ? t3099_ : t3094_;
-                            float t3102_ = kf_shfl_down(t3100_, 1u, kf_wn);
-                            bool t3104_ = (kf_lane_id() + 1u) < t3058_;
-                            float t3105_ = __fadd_rn(t3100_, t3102_);
-                            s_2_ = kf_shfl(t3104_ ? t3105_ : t3100_, 0u, kf_wn);
+                            float t3290_ = kf_shfl_down(a_10_, 16u, kf_wn);
+                            bool t3292_ = (kf_lane_id() + 16u) < t3270_;
+                            float t3293_ = __fadd_rn(a_10_, t3290_);
+                            float t3294_ = t3292_ ? t3293_ : a_10_;
+                            float t3296_ = kf_shfl_down(t3294_, 8u, kf_wn);
+                            bool t3298_ = (kf_lane_id() + 8u) < t3270_;
+                            float t3299_ = __fadd_rn(t3294_, t3296_);
+                            float t3300_ = t3298_ ? t3299_ : t3294_;
+                            float t3302_ = kf_shfl_down(t3300_, 4u, kf_wn);
+                            bool t3304_ = (kf_lane_id() + 4u) < t3270_;
+                            float t3305_ = __fadd_rn(t3300_, t3302_);
+                            float t3306_ = t3304_ ? t3305_ : t3300_;
+                            float t3308_ = kf_shfl_down(t3306_, 2u, kf_wn);
+                            bool t3310_ = (kf_lane_id() + 2u) < t3270_;
+                            float t3311_ = __fadd_rn(t3306_, t3308_);
+                            float t3312_ = t3310_ ? t3311_ : t3306_;
+                            float t3314_ = kf_shfl_down(t3312_, 1u, kf_wn);
+                            bool t3316_ = (kf_lane_id() + 1u) < t3270_;
+                            float t3317_ = __fadd_rn(t3312_, t3314_);
+                            t3249_ = kf_shfl(t3316_ ? t3317_ : t3312_, 0u, kf_wn);
                         }
-                        bool t3110_ = lane_ == 0u;
-                        bool t3111_ = t3110_;
-                        if (t3110_) {
-                            t3111_ = cg_ < m_;
+                        bool t3322_ = lane_ == r_2_;
+                        bool t3323_ = t3322_;
+                        if (t3322_) {
+                            t3323_ = cg_ < m_;
                         }
-                        if (t3111_) {
-                            y_[cg_] = s_2_;
+                        if (t3323_) {
+                            y_[cg_] = t3249_;
                         }
                         acc_2_[0u] = 0.0f;
                         ck_ = 0u;
@@ -3079,164 +3091,164 @@ gemv_bf16_f16_f32(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__ x_,
     } else {
         unsigned lane_2_ = kf_lane_id();
         unsigned nv_2_ = k_ >> 3u;
-        unsigned t3156_ = (blockIdx.x << 3u) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u);
-        unsigned t3167_ = gridDim.x << 3u;
+        unsigned t3466_ = (blockIdx.x << 3u) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u);
+        unsigned t3477_ = gridDim.x << 3u;
         #pragma unroll 1
-        for (unsigned g_ = t3156_; g_ < m_; g_ = g_ + t3167_) {
+        for (unsigned g_ = t3466_; g_ < m_; g_ = g_ + t3477_) {
             row_[0u] = min(g_, (m_ - 1u));
             acc_3_[0u] = 0.0f;
             if ((k_ & 7u) == 0u) {
                 #pragma unroll 1
                 for (unsigned base_ = 0u; base_ < nv_2_; base_ = base_ + 128u) {
                     unsigned v_17_ = base_ + lane_2_;
-                    kf_u32x4 t3192_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                    kf_u32x4 t_2_ = t3192_;
+                    kf_u32x4 t3502_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_2_ = t3502_;
                     if (v_17_ < nv_2_) {
-                        unsigned t3198_ = (row_[0u] * nv_2_) + v_17_;
-                        kf_u32x4 t3199_ = wv_[t3198_];
-                        t_2_ = t3199_;
+                        unsigned t3508_ = (row_[0u] * nv_2_) + v_17_;
+                        kf_u32x4 t3509_ = wv_[t3508_];
+                        t_2_ = t3509_;
                     }
                     wr_[0u] = t_2_;
                     unsigned v_18_ = (base_ + 32u) + lane_2_;
-                    kf_u32x4 t3205_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                    kf_u32x4 t_3_ = t3205_;
+                    kf_u32x4 t3515_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_3_ = t3515_;
                     if (v_18_ < nv_2_) {
-                        unsigned t3211_ = (row_[0u] * nv_2_) + v_18_;
-                        kf_u32x4 t3212_ = wv_[t3211_];
-                        t_3_ = t3212_;
+                        unsigned t3521_ = (row_[0u] * nv_2_) + v_18_;
+                        kf_u32x4 t3522_ = wv_[t3521_];
+                        t_3_ = t3522_;
                     }
                     wr_[1u] = t_3_;
                     unsigned v_19_ = (base_ + 64u) + lane_2_;
-                    kf_u32x4 t3218_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                    kf_u32x4 t_4_ = t3218_;
+                    kf_u32x4 t3528_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_4_ = t3528_;
                     if (v_19_ < nv_2_) {
-                        unsigned t3224_ = (row_[0u] * nv_2_) + v_19_;
-                        kf_u32x4 t3225_ = wv_[t3224_];
-                        t_4_ = t3225_;
+                        unsigned t3534_ = (row_[0u] * nv_2_) + v_19_;
+                        kf_u32x4 t3535_ = wv_[t3534_];
+                        t_4_ = t3535_;
                     }
                     wr_[2u] = t_4_;
                     unsigned v_20_ = (base_ + 96u) + lane_2_;
-                    kf_u32x4 t3231_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                    kf_u32x4 t_5_ = t3231_;
+                    kf_u32x4 t3541_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_5_ = t3541_;
                     if (v_20_ < nv_2_) {
-                        unsigned t3237_ = (row_[0u] * nv_2_) + v_20_;
-                        kf_u32x4 t3238_ = wv_[t3237_];
-                        t_5_ = t3238_;
+                        unsigned t3547_ = (row_[0u] * nv_2_) + v_20_;
+                        kf_u32x4 t3548_ = wv_[t3547_];
+                        t_5_ = t3548_;
                     }
                     wr_[3u] = t_5_;
                     unsigned v_21_ = base_ + lane_2_;
                     if (v_21_ < nv_2_) {
-                        kf_f16x8 a_9_ = xh8_[v_21_];
-                        xs_9_[0u] = kf_f16_to_f32(a_9_.v[0]);
-                        xs_9_[1u] = kf_f16_to_f32(a_9_.v[1]);
-                        xs_9_[2u] = kf_f16_to_f32(a_9_.v[2]);
-                        xs_9_[3u] = kf_f16_to_f32(a_9_.v[3]);
-                        xs_9_[4u] = kf_f16_to_f32(a_9_.v[4]);
-                        xs_9_[5u] = kf_f16_to_f32(a_9_.v[5]);
-                        xs_9_[6u] = kf_f16_to_f32(a_9_.v[6]);
-                        xs_9_[7u] = kf_f16_to_f32(a_9_.v[7]);
-                        kf_u32x4 t3297_ = wr_[0u];
-                        kf_bf16x8 wb_2_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t3297_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3297_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t3297_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3297_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t3297_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3297_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t3297_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3297_, 3u), 16u))}};
+                        kf_f16x8 a_11_ = xh8_[v_21_];
+                        xs_9_[0u] = kf_f16_to_f32(a_11_.v[0]);
+                        xs_9_[1u] = kf_f16_to_f32(a_11_.v[1]);
+                        xs_9_[2u] = kf_f16_to_f32(a_11_.v[2]);
+                        xs_9_[3u] = kf_f16_to_f32(a_11_.v[3]);
+                        xs_9_[4u] = kf_f16_to_f32(a_11_.v[4]);
+                        xs_9_[5u] = kf_f16_to_f32(a_11_.v[5]);
+                        xs_9_[6u] = kf_f16_to_f32(a_11_.v[6]);
+                        xs_9_[7u] = kf_f16_to_f32(a_11_.v[7]);
+                        kf_u32x4 t3607_ = wr_[0u];
+                        kf_bf16x8 wb_2_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t3607_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3607_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t3607_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3607_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t3607_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3607_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t3607_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3607_, 3u), 16u))}};
                         acc_3_[0u] = __fmaf_rn(kf_bf16_to_f32(wb_2_.v[7]), xs_9_[7u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[6]), xs_9_[6u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[5]), xs_9_[5u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[4]), xs_9_[4u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[3]), xs_9_[3u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[2]), xs_9_[2u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[1]), xs_9_[1u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[0]), xs_9_[0u], acc_3_[0u]))))))));
                     }
                     unsigned v_22_ = (base_ + 32u) + lane_2_;
                     if (v_22_ < nv_2_) {
-                        kf_f16x8 a_10_ = xh8_[v_22_];
-                        xs_10_[0u] = kf_f16_to_f32(a_10_.v[0]);
-                        xs_10_[1u] = kf_f16_to_f32(a_10_.v[1]);
-                        xs_10_[2u] = kf_f16_to_f32(a_10_.v[2]);
-                        xs_10_[3u] = kf_f16_to_f32(a_10_.v[3]);
-                        xs_10_[4u] = kf_f16_to_f32(a_10_.v[4]);
-                        xs_10_[5u] = kf_f16_to_f32(a_10_.v[5]);
-                        xs_10_[6u] = kf_f16_to_f32(a_10_.v[6]);
-                        xs_10_[7u] = kf_f16_to_f32(a_10_.v[7]);
-                        kf_u32x4 t3424_ = wr_[1u];
-                        kf_bf16x8 wb_3_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t3424_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3424_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t3424_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3424_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t3424_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3424_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t3424_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3424_, 3u), 16u))}};
+                        kf_f16x8 a_12_ = xh8_[v_22_];
+                        xs_10_[0u] = kf_f16_to_f32(a_12_.v[0]);
+                        xs_10_[1u] = kf_f16_to_f32(a_12_.v[1]);
+                        xs_10_[2u] = kf_f16_to_f32(a_12_.v[2]);
+                        xs_10_[3u] = kf_f16_to_f32(a_12_.v[3]);
+                        xs_10_[4u] = kf_f16_to_f32(a_12_.v[4]);
+                        xs_10_[5u] = kf_f16_to_f32(a_12_.v[5]);
+                        xs_10_[6u] = kf_f16_to_f32(a_12_.v[6]);
+                        xs_10_[7u] = kf_f16_to_f32(a_12_.v[7]);
+                        kf_u32x4 t3734_ = wr_[1u];
+                        kf_bf16x8 wb_3_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t3734_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3734_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t3734_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3734_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t3734_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3734_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t3734_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3734_, 3u), 16u))}};
                         acc_3_[0u] = __fmaf_rn(kf_bf16_to_f32(wb_3_.v[7]), xs_10_[7u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[6]), xs_10_[6u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[5]), xs_10_[5u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[4]), xs_10_[4u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[3]), xs_10_[3u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[2]), xs_10_[2u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[1]), xs_10_[1u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[0]), xs_10_[0u], acc_3_[0u]))))))));
                     }
                     unsigned v_23_ = (base_ + 64u) + lane_2_;
                     if (v_23_ < nv_2_) {
-                        kf_f16x8 a_11_ = xh8_[v_23_];
-                        xs_11_[0u] = kf_f16_to_f32(a_11_.v[0]);
-                        xs_11_[1u] = kf_f16_to_f32(a_11_.v[1]);
-                        xs_11_[2u] = kf_f16_to_f32(a_11_.v[2]);
-                        xs_11_[3u] = kf_f16_to_f32(a_11_.v[3]);
-                        xs_11_[4u] = kf_f16_to_f32(a_11_.v[4]);
-                        xs_11_[5u] = kf_f16_to_f32(a_11_.v[5]);
-                        xs_11_[6u] = kf_f16_to_f32(a_11_.v[6]);
-                        xs_11_[7u] = kf_f16_to_f32(a_11_.v[7]);
-                        kf_u32x4 t3551_ = wr_[2u];
-                        kf_bf16x8 wb_4_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t3551_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3551_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t3551_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3551_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t3551_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3551_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t3551_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3551_, 3u), 16u))}};
+                        kf_f16x8 a_13_ = xh8_[v_23_];
+                        xs_11_[0u] = kf_f16_to_f32(a_13_.v[0]);
+                        xs_11_[1u] = kf_f16_to_f32(a_13_.v[1]);
+                        xs_11_[2u] = kf_f16_to_f32(a_13_.v[2]);
+                        xs_11_[3u] = kf_f16_to_f32(a_13_.v[3]);
+                        xs_11_[4u] = kf_f16_to_f32(a_13_.v[4]);
+                        xs_11_[5u] = kf_f16_to_f32(a_13_.v[5]);
+                        xs_11_[6u] = kf_f16_to_f32(a_13_.v[6]);
+                        xs_11_[7u] = kf_f16_to_f32(a_13_.v[7]);
+                        kf_u32x4 t3861_ = wr_[2u];
+                        kf_bf16x8 wb_4_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t3861_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3861_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t3861_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3861_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t3861_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3861_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t3861_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3861_, 3u), 16u))}};
                         acc_3_[0u] = __fmaf_rn(kf_bf16_to_f32(wb_4_.v[7]), xs_11_[7u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[6]), xs_11_[6u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[5]), xs_11_[5u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[4]), xs_11_[4u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[3]), xs_11_[3u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[2]), xs_11_[2u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[1]), xs_11_[1u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[0]), xs_11_[0u], acc_3_[0u]))))))));
                     }
                     unsigned v_24_ = (base_ + 96u) + lane_2_;
                     if (v_24_ < nv_2_) {
-                        kf_f16x8 a_12_ = xh8_[v_24_];
-                        xs_12_[0u] = kf_f16_to_f32(a_12_.v[0]);
-                        xs_12_[1u] = kf_f16_to_f32(a_12_.v[1]);
-                        xs_12_[2u] = kf_f16_to_f32(a_12_.v[2]);
-                        xs_12_[3u] = kf_f16_to_f32(a_12_.v[3]);
-                        xs_12_[4u] = kf_f16_to_f32(a_12_.v[4]);
-                        xs_12_[5u] = kf_f16_to_f32(a_12_.v[5]);
-                        xs_12_[6u] = kf_f16_to_f32(a_12_.v[6]);
-                        xs_12_[7u] = kf_f16_to_f32(a_12_.v[7]);
-                        kf_u32x4 t3678_ = wr_[3u];
-                        kf_bf16x8 wb_5_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t3678_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3678_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t3678_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3678_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t3678_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3678_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t3678_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3678_, 3u), 16u))}};
+                        kf_f16x8 a_14_ = xh8_[v_24_];
+                        xs_12_[0u] = kf_f16_to_f32(a_14_.v[0]);
+                        xs_12_[1u] = kf_f16_to_f32(a_14_.v[1]);
+                        xs_12_[2u] = kf_f16_to_f32(a_14_.v[2]);
+                        xs_12_[3u] = kf_f16_to_f32(a_14_.v[3]);
+                        xs_12_[4u] = kf_f16_to_f32(a_14_.v[4]);
+                        xs_12_[5u] = kf_f16_to_f32(a_14_.v[5]);
+                        xs_12_[6u] = kf_f16_to_f32(a_14_.v[6]);
+                        xs_12_[7u] = kf_f16_to_f32(a_14_.v[7]);
+                        kf_u32x4 t3988_ = wr_[3u];
+                        kf_bf16x8 wb_5_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t3988_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3988_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t3988_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3988_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t3988_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3988_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t3988_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3988_, 3u), 16u))}};
                         acc_3_[0u] = __fmaf_rn(kf_bf16_to_f32(wb_5_.v[7]), xs_12_[7u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[6]), xs_12_[6u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[5]), xs_12_[5u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[4]), xs_12_[4u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[3]), xs_12_[3u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[2]), xs_12_[2u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[1]), xs_12_[1u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[0]), xs_12_[0u], acc_3_[0u]))))))));
                     }
                 }
             } else {
                 #pragma unroll 1
                 for (unsigned c_ = lane_2_; c_ < k_; c_ = c_ + 32u) {
-                    float t3756_ = kf_f16_to_f32(x_[c_]);
+                    float t4066_ = kf_f16_to_f32(x_[c_]);
                     unsigned i_ = (row_[0u] * k_) + c_;
                     unsigned short u_ = w16_[i_];
-                    acc_3_[0u] = __fmaf_rn(kf_bf16_to_f32(kf_bitcast<kf_bf16>(u_)), t3756_, acc_3_[0u]);
+                    acc_3_[0u] = __fmaf_rn(kf_bf16_to_f32(kf_bitcast<kf_bf16>(u_)), t4066_, acc_3_[0u]);
                 }
             }
-            float t3774_ = acc_3_[0u];
-            unsigned t3796_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
-            if (t3796_ == 32u) {
-                float t3801_ = __fadd_rn(t3774_, kf_shfl_xor(t3774_, 16u, kf_wn));
-                float t3804_ = __fadd_rn(t3801_, kf_shfl_xor(t3801_, 8u, kf_wn));
-                float t3807_ = __fadd_rn(t3804_, kf_shfl_xor(t3804_, 4u, kf_wn));
-                float t3810_ = __fadd_rn(t3807_, kf_shfl_xor(t3807_, 2u, kf_wn));
-                s_3_ = __fadd_rn(t3810_, kf_shfl_xor(t3810_, 1u, kf_wn));
+            float t4084_ = acc_3_[0u];
+            unsigned t4106_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+            if (t4106_ == 32u) {
+                float t4111_ = __fadd_rn(t4084_, kf_shfl_xor(t4084_, 16u, kf_wn));
+                float t4114_ = __fadd_rn(t4111_, kf_shfl_xor(t4111_, 8u, kf_wn));
+                float t4117_ = __fadd_rn(t4114_, kf_shfl_xor(t4114_, 4u, kf_wn));
+                float t4120_ = __fadd_rn(t4117_, kf_shfl_xor(t4117_, 2u, kf_wn));
+                s_ = __fadd_rn(t4120_, kf_shfl_xor(t4120_, 1u, kf_wn));
             } else {
-                float t3816_ = kf_shfl_down(t3774_, 16u, kf_wn);
-                bool t3818_ = (kf_lane_id() + 16u) < t3796_;
-                float t3819_ = __fadd_rn(t3774_, t3816_);
-                float t3820_ = t3818_ ? t3819_ : t3774_;
-                float t3822_ = kf_shfl_down(t3820_, 8u, kf_wn);
-                bool t3824_ = (kf_lane_id() + 8u) < t3796_;
-                float t3825_ = __fadd_rn(t3820_, t3822_);
-                float t3826_ = t3824_ ? t3825_ : t3820_;
-                float t3828_ = kf_shfl_down(t3826_, 4u, kf_wn);
-                bool t3830_ = (kf_lane_id() + 4u) < t3796_;
-                float t3831_ = __fadd_rn(t3826_, t3828_);
-                float t3832_ = t3830_ ? t3831_ : t3826_;
-                float t3834_ = kf_shfl_down(t3832_, 2u, kf_wn);
-                bool t3836_ = (kf_lane_id() + 2u) < t3796_;
-                float t3837_ = __fadd_rn(t3832_, t3834_);
-                float t3838_ = t3836_ ? t3837_ : t3832_;
-                float t3840_ = kf_shfl_down(t3838_, 1u, kf_wn);
-                bool t3842_ = (kf_lane_id() + 1u) < t3796_;
-                float t3843_ = __fadd_rn(t3838_, t3840_);
-                s_3_ = kf_shfl(t3842_ ? t3843_ : t3838_, 0u, kf_wn);
+                float t4126_ = kf_shfl_down(t4084_, 16u, kf_wn);
+                bool t4128_ = (kf_lane_id() + 16u) < t4106_;
+                float t4129_ = __fadd_rn(t4084_, t4126_);
+                float t4130_ = t4128_ ? t4129_ : t4084_;
+                float t4132_ = kf_shfl_down(t4130_, 8u, kf_wn);
+                bool t4134_ = (kf_lane_id() + 8u) < t4106_;
+                float t4135_ = __fadd_rn(t4130_, t4132_);
+                float t4136_ = t4134_ ? t4135_ : t4130_;
+                float t4138_ = kf_shfl_down(t4136_, 4u, kf_wn);
+                bool t4140_ = (kf_lane_id() + 4u) < t4106_;
+                float t4141_ = __fadd_rn(t4136_, t4138_);
+                float t4142_ = t4140_ ? t4141_ : t4136_;
+                float t4144_ = kf_shfl_down(t4142_, 2u, kf_wn);
+                bool t4146_ = (kf_lane_id() + 2u) < t4106_;
+                float t4147_ = __fadd_rn(t4142_, t4144_);
+                float t4148_ = t4146_ ? t4147_ : t4142_;
+                float t4150_ = kf_shfl_down(t4148_, 1u, kf_wn);
+                bool t4152_ = (kf_lane_id() + 1u) < t4106_;
+                float t4153_ = __fadd_rn(t4148_, t4150_);
+                s_ = kf_shfl(t4152_ ? t4153_ : t4148_, 0u, kf_wn);
             }
-            bool t3848_ = lane_2_ == 0u;
-            bool t3849_ = t3848_;
-            if (t3848_) {
-                t3849_ = g_ < m_;
+            bool t4158_ = lane_2_ == 0u;
+            bool t4159_ = t4158_;
+            if (t4158_) {
+                t4159_ = g_ < m_;
             }
-            if (t3849_) {
-                y_[g_] = s_3_;
+            if (t4159_) {
+                y_[g_] = s_;
             }
         }
     }
 }
 
-/* kernel gemv_bf16_f32_f16 (gemv.kf:1003) */
+/* kernel gemv_bf16_f32_f16 (gemv.kf:1065) */
 extern "C" __global__ void __launch_bounds__(256)
 gemv_bf16_f32_f16(const kf_bf16* __restrict__ w_, const float* __restrict__ x_, kf_f16* __restrict__ y_, unsigned m_, unsigned k_)
 {
@@ -3259,9 +3271,9 @@ gemv_bf16_f32_f16(const kf_bf16* __restrict__ w_, const float* __restrict__ x_, 
     float xs_10_[8];
     float xs_11_[8];
     float xs_12_[8];
+    float t2308_;
+    float t3249_;
     float s_;
-    float s_2_;
-    float s_3_;
     const unsigned kf_wn = kf_warp_lanes();
     const unsigned short* w16_ = (const unsigned short*)w_;
     const kf_u32x4* wv_ = (const kf_u32x4*)w_;
@@ -3270,61 +3282,61 @@ gemv_bf16_f32_f16(const kf_bf16* __restrict__ w_, const float* __restrict__ x_, 
     if ((k_ & 7u) == 0u) {
         unsigned lane_ = kf_lane_id();
         unsigned nv_ = k_ >> 3u;
-        unsigned t1394_ = nv_ << 1u;
+        unsigned t1396_ = nv_ << 1u;
         unsigned steps_ = (nv_ >> 7u) + (((nv_ & 127u) != 0u) ? 1u : 0u);
         unsigned wid_ = (blockIdx.x << 3u) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u);
         unsigned nw_ = gridDim.x << 3u;
         if (!(wid_ >= m_)) {
-            unsigned t1433_ = m_ - wid_;
-            unsigned t1441_ = ((t1433_ / nw_) + (((t1433_ % nw_) != 0u) ? 1u : 0u)) * steps_;
+            unsigned t1435_ = m_ - wid_;
+            unsigned t1443_ = ((t1435_ / nw_) + (((t1435_ % nw_) != 0u) ? 1u : 0u)) * steps_;
             acc_2_[0u] = 0.0f;
             unsigned lg_ = wid_;
             unsigned lk_ = 0u;
             unsigned cg_ = wid_;
             unsigned ck_ = 0u;
-            unsigned t1454_ = t1441_ + 1u;
+            unsigned t1462_ = t1443_ + 1u;
             #pragma unroll 1
-            for (unsigned t0_ = 0u; t0_ < t1454_; t0_ = t0_ + 2u) {
-                if (t0_ < t1441_) {
+            for (unsigned t0_ = 0u; t0_ < t1462_; t0_ = t0_ + 2u) {
+                if (t0_ < t1443_) {
                     unsigned v_ = min((((lk_ << 5u) << 2u) + lane_), (nv_ - 1u));
                     unsigned row_2_ = min(lg_, (m_ - 1u));
                     wb_[0u] = wv_[(row_2_ * nv_) + v_];
-                    xb_[0u] = xv_[min((v_ << 1u), (t1394_ - 1u))];
-                    xb_[1u] = xv_[min(((v_ << 1u) + 1u), (t1394_ - 1u))];
+                    xb_[0u] = xv_[min((v_ << 1u), (t1396_ - 1u))];
+                    xb_[1u] = xv_[min(((v_ << 1u) + 1u), (t1396_ - 1u))];
                     unsigned v_2_ = min(((((lk_ << 5u) << 2u) + 32u) + lane_), (nv_ - 1u));
                     unsigned row_3_ = min(lg_, (m_ - 1u));
                     wb_[1u] = wv_[(row_3_ * nv_) + v_2_];
-                    xb_[2u] = xv_[min((v_2_ << 1u), (t1394_ - 1u))];
-                    xb_[3u] = xv_[min(((v_2_ << 1u) + 1u), (t1394_ - 1u))];
+                    xb_[2u] = xv_[min((v_2_ << 1u), (t1396_ - 1u))];
+                    xb_[3u] = xv_[min(((v_2_ << 1u) + 1u), (t1396_ - 1u))];
                     unsigned v_3_ = min(((((lk_ << 5u) << 2u) + 64u) + lane_), (nv_ - 1u));
                     unsigned row_4_ = min(lg_, (m_ - 1u));
                     wb_[2u] = wv_[(row_4_ * nv_) + v_3_];
-                    xb_[4u] = xv_[min((v_3_ << 1u), (t1394_ - 1u))];
-                    xb_[5u] = xv_[min(((v_3_ << 1u) + 1u), (t1394_ - 1u))];
+                    xb_[4u] = xv_[min((v_3_ << 1u), (t1396_ - 1u))];
+                    xb_[5u] = xv_[min(((v_3_ << 1u) + 1u), (t1396_ - 1u))];
                     unsigned v_4_ = min(((((lk_ << 5u) << 2u) + 96u) + lane_), (nv_ - 1u));
                     unsigned row_5_ = min(lg_, (m_ - 1u));
                     wb_[3u] = wv_[(row_5_ * nv_) + v_4_];
-                    xb_[6u] = xv_[min((v_4_ << 1u), (t1394_ - 1u))];
-                    xb_[7u] = xv_[min(((v_4_ << 1u) + 1u), (t1394_ - 1u))];
-                    unsigned t1630_ = lk_ + 1u;
-                    lk_ = t1630_;
-                    if (t1630_ == steps_) {
+                    xb_[6u] = xv_[min((v_4_ << 1u), (t1396_ - 1u))];
+                    xb_[7u] = xv_[min(((v_4_ << 1u) + 1u), (t1396_ - 1u))];
+                    unsigned t1638_ = lk_ + 1u;
+                    lk_ = t1638_;
+                    if (t1638_ == steps_) {
                         lk_ = 0u;
                         lg_ = lg_ + nw_;
                     }
                 }
-                bool t1639_ = t0_ >= 1u;
-                bool t1640_ = t1639_;
-                if (t1639_) {
-                    t1640_ = (t0_ - 1u) < t1441_;
+                bool t1748_ = t0_ >= 1u;
+                bool t1749_ = t1748_;
+                if (t1748_) {
+                    t1749_ = (t0_ - 1u) < t1443_;
                 }
-                if (t1640_) {
+                if (t1749_) {
                     unsigned v_5_ = ((ck_ << 5u) << 2u) + lane_;
                     if (v_5_ < nv_) {
-                        kf_u32x4 t1677_ = xb_[8u];
-                        kf_f32x4 a_ = kf_bitcast<kf_f32x4>(t1677_);
-                        kf_u32x4 t1680_ = xb_[9u];
-                        kf_f32x4 b_ = kf_bitcast<kf_f32x4>(t1680_);
+                        kf_u32x4 t1786_ = xb_[8u];
+                        kf_f32x4 a_ = kf_bitcast<kf_f32x4>(t1786_);
+                        kf_u32x4 t1789_ = xb_[9u];
+                        kf_f32x4 b_ = kf_bitcast<kf_f32x4>(t1789_);
                         xs_[0u] = a_.v[0];
                         xs_[4u] = b_.v[0];
                         xs_[1u] = a_.v[1];
@@ -3333,16 +3345,16 @@ gemv_bf16_f32_f16(const kf_bf16* __restrict__ w_, const float* __restrict__ x_, 
                         xs_[6u] = b_.v[2];
                         xs_[3u] = a_.v[3];
                         xs_[7u] = b_.v[3];
-                        kf_u32x4 t1729_ = wb_[4u];
-                        kf_bf16x8 wbv_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t1729_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1729_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t1729_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1729_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t1729_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1729_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t1729_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1729_, 3u), 16u))}};
+                        kf_u32x4 t1838_ = wb_[4u];
+                        kf_bf16x8 wbv_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t1838_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1838_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t1838_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1838_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t1838_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1838_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t1838_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1838_, 3u), 16u))}};
                         acc_2_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_.v[7]), xs_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[6]), xs_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[5]), xs_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[4]), xs_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[3]), xs_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[2]), xs_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[1]), xs_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[0]), xs_[0u], acc_2_[0u]))))))));
                     }
                     unsigned v_6_ = (((ck_ << 5u) << 2u) + 32u) + lane_;
                     if (v_6_ < nv_) {
-                        kf_u32x4 t1808_ = xb_[10u];
-                        kf_f32x4 a_2_ = kf_bitcast<kf_f32x4>(t1808_);
-                        kf_u32x4 t1811_ = xb_[11u];
-                        kf_f32x4 b_2_ = kf_bitcast<kf_f32x4>(t1811_);
+                        kf_u32x4 t1917_ = xb_[10u];
+                        kf_f32x4 a_2_ = kf_bitcast<kf_f32x4>(t1917_);
+                        kf_u32x4 t1920_ = xb_[11u];
+                        kf_f32x4 b_2_ = kf_bitcast<kf_f32x4>(t1920_);
                         xs_2_[0u] = a_2_.v[0];
                         xs_2_[4u] = b_2_.v[0];
                         xs_2_[1u] = a_2_.v[1];
@@ -3351,16 +3363,16 @@ gemv_bf16_f32_f16(const kf_bf16* __restrict__ w_, const float* __restrict__ x_, 
                         xs_2_[6u] = b_2_.v[2];
                         xs_2_[3u] = a_2_.v[3];
                         xs_2_[7u] = b_2_.v[3];
-                        kf_u32x4 t1860_ = wb_[5u];
-                        kf_bf16x8 wbv_2_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t1860_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1860_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t1860_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1860_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t1860_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1860_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t1860_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1860_, 3u), 16u))}};
+                        kf_u32x4 t1969_ = wb_[5u];
+                        kf_bf16x8 wbv_2_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t1969_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1969_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t1969_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1969_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t1969_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1969_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t1969_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1969_, 3u), 16u))}};
                         acc_2_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[7]), xs_2_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[6]), xs_2_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[5]), xs_2_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[4]), xs_2_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[3]), xs_2_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[2]), xs_2_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[1]), xs_2_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[0]), xs_2_[0u], acc_2_[0u]))))))));
                     }
                     unsigned v_7_ = (((ck_ << 5u) << 2u) + 64u) + lane_;
                     if (v_7_ < nv_) {
-                        kf_u32x4 t1939_ = xb_[12u];
-                        kf_f32x4 a_3_ = kf_bitcast<kf_f32x4>(t1939_);
-                        kf_u32x4 t1942_ = xb_[13u];
-                        kf_f32x4 b_3_ = kf_bitcast<kf_f32x4>(t1942_);
+                        kf_u32x4 t2048_ = xb_[12u];
+                        kf_f32x4 a_3_ = kf_bitcast<kf_f32x4>(t2048_);
+                        kf_u32x4 t2051_ = xb_[13u];
+                        kf_f32x4 b_3_ = kf_bitcast<kf_f32x4>(t2051_);
                         xs_3_[0u] = a_3_.v[0];
                         xs_3_[4u] = b_3_.v[0];
                         xs_3_[1u] = a_3_.v[1];
@@ -3369,16 +3381,16 @@ gemv_bf16_f32_f16(const kf_bf16* __restrict__ w_, const float* __restrict__ x_, 
                         xs_3_[6u] = b_3_.v[2];
                         xs_3_[3u] = a_3_.v[3];
                         xs_3_[7u] = b_3_.v[3];
-                        kf_u32x4 t1991_ = wb_[6u];
-                        kf_bf16x8 wbv_3_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t1991_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1991_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t1991_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1991_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t1991_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1991_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t1991_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1991_, 3u), 16u))}};
+                        kf_u32x4 t2100_ = wb_[6u];
+                        kf_bf16x8 wbv_3_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t2100_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2100_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2100_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2100_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2100_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2100_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2100_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2100_, 3u), 16u))}};
                         acc_2_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[7]), xs_3_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[6]), xs_3_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[5]), xs_3_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[4]), xs_3_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[3]), xs_3_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[2]), xs_3_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[1]), xs_3_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[0]), xs_3_[0u], acc_2_[0u]))))))));
                     }
                     unsigned v_8_ = (((ck_ << 5u) << 2u) + 96u) + lane_;
                     if (v_8_ < nv_) {
-                        kf_u32x4 t2070_ = xb_[14u];
-                        kf_f32x4 a_4_ = kf_bitcast<kf_f32x4>(t2070_);
-                        kf_u32x4 t2073_ = xb_[15u];
-                        kf_f32x4 b_4_ = kf_bitcast<kf_f32x4>(t2073_);
+                        kf_u32x4 t2179_ = xb_[14u];
+                        kf_f32x4 a_4_ = kf_bitcast<kf_f32x4>(t2179_);
+                        kf_u32x4 t2182_ = xb_[15u];
+                        kf_f32x4 b_4_ = kf_bitcast<kf_f32x4>(t2182_);
                         xs_4_[0u] = a_4_.v[0];
                         xs_4_[4u] = b_4_.v[0];
                         xs_4_[1u] = a_4_.v[1];
@@ -3387,202 +3399,204 @@ gemv_bf16_f32_f16(const kf_bf16* __restrict__ w_, const float* __restrict__ x_, 
                         xs_4_[6u] = b_4_.v[2];
                         xs_4_[3u] = a_4_.v[3];
                         xs_4_[7u] = b_4_.v[3];
-                        kf_u32x4 t2122_ = wb_[7u];
-                        kf_bf16x8 wbv_4_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t2122_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2122_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2122_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2122_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2122_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2122_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2122_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2122_, 3u), 16u))}};
+                        kf_u32x4 t2231_ = wb_[7u];
+                        kf_bf16x8 wbv_4_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t2231_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2231_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2231_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2231_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2231_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2231_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2231_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2231_, 3u), 16u))}};
                         acc_2_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[7]), xs_4_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[6]), xs_4_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[5]), xs_4_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[4]), xs_4_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[3]), xs_4_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[2]), xs_4_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[1]), xs_4_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[0]), xs_4_[0u], acc_2_[0u]))))))));
                     }
-                    unsigned t2193_ = ck_ + 1u;
-                    ck_ = t2193_;
-                    if (t2193_ == steps_) {
-                        float t2196_ = acc_2_[0u];
-                        unsigned t2218_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
-                        if (t2218_ == 32u) {
-                            float t2223_ = __fadd_rn(t2196_, kf_shfl_xor(t2196_, 16u, kf_wn));
-                            float t2226_ = __fadd_rn(t2223_, kf_shfl_xor(t2223_, 8u, kf_wn));
-                            float t2229_ = __fadd_rn(t2226_, kf_shfl_xor(t2226_, 4u, kf_wn));
-                            float t2232_ = __fadd_rn(t2229_, kf_shfl_xor(t2229_, 2u, kf_wn));
-                            s_ = __fadd_rn(t2232_, kf_shfl_xor(t2232_, 1u, kf_wn));
+                    unsigned t2302_ = ck_ + 1u;
+                    ck_ = t2302_;
+                    if (t2302_ == steps_) {
+                        float a_5_ = acc_2_[0u];
+                        unsigned r_ = 0u;
+                        unsigned t2329_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+                        if (t2329_ == 32u) {
+                            float t2334_ = __fadd_rn(a_5_, kf_shfl_xor(a_5_, 16u, kf_wn));
+                            float t2337_ = __fadd_rn(t2334_, kf_shfl_xor(t2334_, 8u, kf_wn));
+                            float t2340_ = __fadd_rn(t2337_, kf_shfl_xor(t2337_, 4u, kf_wn));
+                            float t2343_ = __fadd_rn(t2340_, kf_shfl_xor(t2340_, 2u, kf_wn));
+                            t2308_ = __fadd_rn(t2343_, kf_shfl_xor(t2343_, 1u, kf_wn));
                         } else {
-                            float t2238_ = kf_shfl_down(t2196_, 16u, kf_wn);
-                            bool t2240_ = (kf_lane_id() + 16u) < t2218_;
-                            float t2241_ = __fadd_rn(t2196_, t2238_);
-                            float t2242_ = t2240_ ? t2241_ : t2196_;
-                            float t2244_ = kf_shfl_down(t2242_, 8u, kf_wn);
-                            bool t2246_ = (kf_lane_id() + 8u) < t2218_;
-                            float t2247_ = __fadd_rn(t2242_, t2244_);
-                            float t2248_ = t2246_ ? t2247_ : t2242_;
-                            float t2250_ = kf_shfl_down(t2248_, 4u, kf_wn);
-                            bool t2252_ = (kf_lane_id() + 4u) < t2218_;
-                            float t2253_ = __fadd_rn(t2248_, t2250_);
-                            float t2254_ = t2252_ ? t2253_ : t2248_;
-                            float t2256_ = kf_shfl_down(t2254_, 2u, kf_wn);
-                            bool t2258_ = (kf_lane_id() + 2u) < t2218_;
-                            float t2259_ = __fadd_rn(t2254_, t2256_);
-                            float t2260_ = t2258_ ? t2259_ : t2254_;
-                            float t2262_ = kf_shfl_down(t2260_, 1u, kf_wn);
-                            bool t2264_ = (kf_lane_id() + 1u) < t2218_;
-                            float t2265_ = __fadd_rn(t2260_, t2262_);
-                            s_ = kf_shfl(t2264_ ? t2265_ : t2260_, 0u, kf_wn);
+                            float t2349_ = kf_shfl_down(a_5_, 16u, kf_wn);
+                            bool t2351_ = (kf_lane_id() + 16u) < t2329_;
+                            float t2352_ = __fadd_rn(a_5_, t2349_);
+                            float t2353_ = t2351_ ? t2352_ : a_5_;
+                            float t2355_ = kf_shfl_down(t2353_, 8u, kf_wn);
+                            bool t2357_ = (kf_lane_id() + 8u) < t2329_;
+                            float t2358_ = __fadd_rn(t2353_, t2355_);
+                            float t2359_ = t2357_ ? t2358_ : t2353_;
+                            float t2361_ = kf_shfl_down(t2359_, 4u, kf_wn);
+                            bool t2363_ = (kf_lane_id() + 4u) < t2329_;
+                            float t2364_ = __fadd_rn(t2359_, t2361_);
+                            float t2365_ = t2363_ ? t2364_ : t2359_;
+                            float t2367_ = kf_shfl_down(t2365_, 2u, kf_wn);
+                            bool t2369_ = (kf_lane_id() + 2u) < t2329_;
+                            float t2370_ = __fadd_rn(t2365_, t2367_);
+                            float t2371_ = t2369_ ? t2370_ : t2365_;
+                            float t2373_ = kf_shfl_down(t2371_, 1u, kf_wn);
+                            bool t2375_ = (kf_lane_id() + 1u) < t2329_;
+                            float t2376_ = __fadd_rn(t2371_, t2373_);
+                            t2308_ = kf_shfl(t2375_ ? t2376_ : t2371_, 0u, kf_wn);
                         }
-                        bool t2270_ = lane_ == 0u;
-                        bool t2271_ = t2270_;
-                        if (t2270_) {
-                            t2271_ = cg_ < m_;
+                        bool t2381_ = lane_ == r_;
+                        bool t2382_ = t2381_;
+                        if (t2381_) {
+                            t2382_ = cg_ < m_;
                         }
-                        if (t2271_) {
-                            y_[cg_] = kf_f16_from_f32(s_);
+                        if (t2382_) {
+                            y_[cg_] = kf_f16_from_f32(t2308_);
                         }
                         acc_2_[0u] = 0.0f;
                         ck_ = 0u;
                         cg_ = cg_ + nw_;
                     }
                 }
-                if ((t0_ + 1u) < t1441_) {
+                if ((t0_ + 1u) < t1443_) {
                     unsigned v_9_ = min((((lk_ << 5u) << 2u) + lane_), (nv_ - 1u));
                     unsigned row_6_ = min(lg_, (m_ - 1u));
                     wb_[4u] = wv_[(row_6_ * nv_) + v_9_];
-                    xb_[8u] = xv_[min((v_9_ << 1u), (t1394_ - 1u))];
-                    xb_[9u] = xv_[min(((v_9_ << 1u) + 1u), (t1394_ - 1u))];
+                    xb_[8u] = xv_[min((v_9_ << 1u), (t1396_ - 1u))];
+                    xb_[9u] = xv_[min(((v_9_ << 1u) + 1u), (t1396_ - 1u))];
                     unsigned v_10_ = min(((((lk_ << 5u) << 2u) + 32u) + lane_), (nv_ - 1u));
                     unsigned row_7_ = min(lg_, (m_ - 1u));
                     wb_[5u] = wv_[(row_7_ * nv_) + v_10_];
-                    xb_[10u] = xv_[min((v_10_ << 1u), (t1394_ - 1u))];
-                    xb_[11u] = xv_[min(((v_10_ << 1u) + 1u), (t1394_ - 1u))];
+                    xb_[10u] = xv_[min((v_10_ << 1u), (t1396_ - 1u))];
+                    xb_[11u] = xv_[min(((v_10_ << 1u) + 1u), (t1396_ - 1u))];
                     unsigned v_11_ = min(((((lk_ << 5u) << 2u) + 64u) + lane_), (nv_ - 1u));
                     unsigned row_8_ = min(lg_, (m_ - 1u));
                     wb_[6u] = wv_[(row_8_ * nv_) + v_11_];
-                    xb_[12u] = xv_[min((v_11_ << 1u), (t1394_ - 1u))];
-                    xb_[13u] = xv_[min(((v_11_ << 1u) + 1u), (t1394_ - 1u))];
+                    xb_[12u] = xv_[min((v_11_ << 1u), (t1396_ - 1u))];
+                    xb_[13u] = xv_[min(((v_11_ << 1u) + 1u), (t1396_ - 1u))];
                     unsigned v_12_ = min(((((lk_ << 5u) << 2u) + 96u) + lane_), (nv_ - 1u));
                     unsigned row_9_ = min(lg_, (m_ - 1u));
                     wb_[7u] = wv_[(row_9_ * nv_) + v_12_];
-                    xb_[14u] = xv_[min((v_12_ << 1u), (t1394_ - 1u))];
-                    xb_[15u] = xv_[min(((v_12_ << 1u) + 1u), (t1394_ - 1u))];
-                    unsigned t2470_ = lk_ + 1u;
-                    lk_ = t2470_;
-                    if (t2470_ == steps_) {
+                    xb_[14u] = xv_[min((v_12_ << 1u), (t1396_ - 1u))];
+                    xb_[15u] = xv_[min(((v_12_ << 1u) + 1u), (t1396_ - 1u))];
+                    unsigned t2579_ = lk_ + 1u;
+                    lk_ = t2579_;
+                    if (t2579_ == steps_) {
                         lk_ = 0u;
                         lg_ = lg_ + nw_;
                     }
                 }
-                bool t2479_ = (t0_ + 1u) >= 1u;
-                bool t2480_ = t2479_;
-                if (t2479_) {
-                    t2480_ = ((t0_ + 1u) - 1u) < t1441_;
+                bool t2689_ = (t0_ + 1u) >= 1u;
+                bool t2690_ = t2689_;
+                if (t2689_) {
+                    t2690_ = ((t0_ + 1u) - 1u) < t1443_;
                 }
-                if (t2480_) {
+                if (t2690_) {
                     unsigned v_13_ = ((ck_ << 5u) << 2u) + lane_;
                     if (v_13_ < nv_) {
-                        kf_u32x4 t2517_ = xb_[0u];
-                        kf_f32x4 a_5_ = kf_bitcast<kf_f32x4>(t2517_);
-                        kf_u32x4 t2520_ = xb_[1u];
-                        kf_f32x4 b_5_ = kf_bitcast<kf_f32x4>(t2520_);
-                        xs_5_[0u] = a_5_.v[0];
+                        kf_u32x4 t2727_ = xb_[0u];
+                        kf_f32x4 a_6_ = kf_bitcast<kf_f32x4>(t2727_);
+                        kf_u32x4 t2730_ = xb_[1u];
+                        kf_f32x4 b_5_ = kf_bitcast<kf_f32x4>(t2730_);
+                        xs_5_[0u] = a_6_.v[0];
                         xs_5_[4u] = b_5_.v[0];
-                        xs_5_[1u] = a_5_.v[1];
+                        xs_5_[1u] = a_6_.v[1];
                         xs_5_[5u] = b_5_.v[1];
-                        xs_5_[2u] = a_5_.v[2];
+                        xs_5_[2u] = a_6_.v[2];
                         xs_5_[6u] = b_5_.v[2];
-                        xs_5_[3u] = a_5_.v[3];
+                        xs_5_[3u] = a_6_.v[3];
                         xs_5_[7u] = b_5_.v[3];
-                        kf_u32x4 t2569_ = wb_[0u];
-                        kf_bf16x8 wbv_5_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t2569_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2569_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2569_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2569_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2569_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2569_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2569_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2569_, 3u), 16u))}};
+                        kf_u32x4 t2779_ = wb_[0u];
+                        kf_bf16x8 wbv_5_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t2779_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2779_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2779_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2779_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2779_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2779_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2779_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2779_, 3u), 16u))}};
                         acc_2_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[7]), xs_5_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[6]), xs_5_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[5]), xs_5_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[4]), xs_5_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[3]), xs_5_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[2]), xs_5_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[1]), xs_5_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[0]), xs_5_[0u], acc_2_[0u]))))))));
                     }
                     unsigned v_14_ = (((ck_ << 5u) << 2u) + 32u) + lane_;
                     if (v_14_ < nv_) {
-                        kf_u32x4 t2648_ = xb_[2u];
-                        kf_f32x4 a_6_ = kf_bitcast<kf_f32x4>(t2648_);
-                        kf_u32x4 t2651_ = xb_[3u];
-                        kf_f32x4 b_6_ = kf_bitcast<kf_f32x4>(t2651_);
-                        xs_6_[0u] = a_6_.v[0];
+                        kf_u32x4 t2858_ = xb_[2u];
+                        kf_f32x4 a_7_ = kf_bitcast<kf_f32x4>(t2858_);
+                        kf_u32x4 t2861_ = xb_[3u];
+                        kf_f32x4 b_6_ = kf_bitcast<kf_f32x4>(t2861_);
+                        xs_6_[0u] = a_7_.v[0];
                         xs_6_[4u] = b_6_.v[0];
-                        xs_6_[1u] = a_6_.v[1];
+                        xs_6_[1u] = a_7_.v[1];
                         xs_6_[5u] = b_6_.v[1];
-                        xs_6_[2u] = a_6_.v[2];
+                        xs_6_[2u] = a_7_.v[2];
                         xs_6_[6u] = b_6_.v[2];
-                        xs_6_[3u] = a_6_.v[3];
+                        xs_6_[3u] = a_7_.v[3];
                         xs_6_[7u] = b_6_.v[3];
-                        kf_u32x4 t2700_ = wb_[1u];
-                        kf_bf16x8 wbv_6_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t2700_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2700_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2700_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2700_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2700_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2700_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2700_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2700_, 3u), 16u))}};
+                        kf_u32x4 t2910_ = wb_[1u];
+                        kf_bf16x8 wbv_6_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t2910_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2910_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2910_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2910_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2910_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2910_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2910_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2910_, 3u), 16u))}};
                         acc_2_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[7]), xs_6_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[6]), xs_6_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[5]), xs_6_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[4]), xs_6_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[3]), xs_6_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[2]), xs_6_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[1]), xs_6_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[0]), xs_6_[0u], acc_2_[0u]))))))));
                     }
                     unsigned v_15_ = (((ck_ << 5u) << 2u) + 64u) + lane_;
                     if (v_15_ < nv_) {
-                        kf_u32x4 t2779_ = xb_[4u];
-                        kf_f32x4 a_7_ = kf_bitcast<kf_f32x4>(t2779_);
-                        kf_u32x4 t2782_ = xb_[5u];
-                        kf_f32x4 b_7_ = kf_bitcast<kf_f32x4>(t2782_);
-                        xs_7_[0u] = a_7_.v[0];
+                        kf_u32x4 t2989_ = xb_[4u];
+                        kf_f32x4 a_8_ = kf_bitcast<kf_f32x4>(t2989_);
+                        kf_u32x4 t2992_ = xb_[5u];
+                        kf_f32x4 b_7_ = kf_bitcast<kf_f32x4>(t2992_);
+                        xs_7_[0u] = a_8_.v[0];
                         xs_7_[4u] = b_7_.v[0];
-                        xs_7_[1u] = a_7_.v[1];
+                        xs_7_[1u] = a_8_.v[1];
                         xs_7_[5u] = b_7_.v[1];
-                        xs_7_[2u] = a_7_.v[2];
+                        xs_7_[2u] = a_8_.v[2];
                         xs_7_[6u] = b_7_.v[2];
-                        xs_7_[3u] = a_7_.v[3];
+                        xs_7_[3u] = a_8_.v[3];
                         xs_7_[7u] = b_7_.v[3];
-                        kf_u32x4 t2831_ = wb_[2u];
-                        kf_bf16x8 wbv_7_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t2831_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2831_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2831_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2831_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2831_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2831_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2831_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2831_, 3u), 16u))}};
+                        kf_u32x4 t3041_ = wb_[2u];
+                        kf_bf16x8 wbv_7_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t3041_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3041_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t3041_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3041_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t3041_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3041_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t3041_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3041_, 3u), 16u))}};
                         acc_2_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[7]), xs_7_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[6]), xs_7_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[5]), xs_7_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[4]), xs_7_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[3]), xs_7_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[2]), xs_7_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[1]), xs_7_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[0]), xs_7_[0u], acc_2_[0u]))))))));
                     }
                     unsigned v_16_ = (((ck_ << 5u) << 2u) + 96u) + lane_;
                     if (v_16_ < nv_) {
-                        kf_u32x4 t2910_ = xb_[6u];
-                        kf_f32x4 a_8_ = kf_bitcast<kf_f32x4>(t2910_);
-                        kf_u32x4 t2913_ = xb_[7u];
-                        kf_f32x4 b_8_ = kf_bitcast<kf_f32x4>(t2913_);
-                        xs_8_[0u] = a_8_.v[0];
+                        kf_u32x4 t3120_ = xb_[6u];
+                        kf_f32x4 a_9_ = kf_bitcast<kf_f32x4>(t3120_);
+                        kf_u32x4 t3123_ = xb_[7u];
+                        kf_f32x4 b_8_ = kf_bitcast<kf_f32x4>(t3123_);
+                        xs_8_[0u] = a_9_.v[0];
                         xs_8_[4u] = b_8_.v[0];
-                        xs_8_[1u] = a_8_.v[1];
+                        xs_8_[1u] = a_9_.v[1];
                         xs_8_[5u] = b_8_.v[1];
-                        xs_8_[2u] = a_8_.v[2];
+                        xs_8_[2u] = a_9_.v[2];
                         xs_8_[6u] = b_8_.v[2];
-                        xs_8_[3u] = a_8_.v[3];
+                        xs_8_[3u] = a_9_.v[3];
                         xs_8_[7u] = b_8_.v[3];
-                        kf_u32x4 t2962_ = wb_[3u];
-                        kf_bf16x8 wbv_8_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t2962_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2962_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2962_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2962_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2962_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2962_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2962_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2962_, 3u), 16u))}};
+                        kf_u32x4 t3172_ = wb_[3u];
+                        kf_bf16x8 wbv_8_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t3172_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3172_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t3172_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3172_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t3172_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3172_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t3172_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3172_, 3u), 16u))}};
                         acc_2_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[7]), xs_8_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[6]), xs_8_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[5]), xs_8_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[4]), xs_8_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[3]), xs_8_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[2]), xs_8_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[1]), xs_8_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[0]), xs_8_[0u], acc_2_[0u]))))))));
                     }
-                    unsigned t3033_ = ck_ + 1u;
-                    ck_ = t3033_;
-                    if (t3033_ == steps_) {
-                        float t3036_ = acc_2_[0u];
-                        unsigned t3058_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
-                        if (t3058_ == 32u) {
-                            float t3063_ = __fadd_rn(t3036_, kf_shfl_xor(t3036_, 16u, kf_wn));
-                            float t3066_ = __fadd_rn(t3063_, kf_shfl_xor(t3063_, 8u, kf_wn));
-                            float t3069_ = __fadd_rn(t3066_, kf_shfl_xor(t3066_, 4u, kf_wn));
-                            float t3072_ = __fadd_rn(t3069_, kf_shfl_xor(t3069_, 2u, kf_wn));
-                            s_2_ = __fadd_rn(t3072_, kf_shfl_xor(t3072_, 1u, kf_wn));
+                    unsigned t3243_ = ck_ + 1u;
+                    ck_ = t3243_;
+                    if (t3243_ == steps_) {
+                        float a_10_ = acc_2_[0u];
+                        unsigned r_2_ = 0u;
+                        unsigned t3270_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+                        if (t3270_ == 32u) {
+                            float t3275_ = __fadd_rn(a_10_, kf_shfl_xor(a_10_, 16u, kf_wn));
+                            float t3278_ = __fadd_rn(t3275_, kf_shfl_xor(t3275_, 8u, kf_wn));
+                            float t3281_ = __fadd_rn(t3278_, kf_shfl_xor(t3278_, 4u, kf_wn));
+                            float t3284_ = __fadd_rn(t3281_, kf_shfl_xor(t3281_, 2u, kf_wn));
+                            t3249_ = __fadd_rn(t3284_, kf_shfl_xor(t3284_, 1u, kf_wn));
                         } else {
-                            float t3078_ = kf_shfl_down(t3036_, 16u, kf_wn);
-                            bool t3080_ = (kf_lane_id() + 16u) < t3058_;
-                            float t3081_ = __fadd_rn(t3036_, t3078_);
-                            float t3082_ = t3080_ ? t3081_ : t3036_;
-                            float t3084_ = kf_shfl_down(t3082_, 8u, kf_wn);
-                            bool t3086_ = (kf_lane_id() + 8u) < t3058_;
-                            float t3087_ = __fadd_rn(t3082_, t3084_);
-                            float t3088_ = t3086_ ? t3087_ : t3082_;
-                            float t3090_ = kf_shfl_down(t3088_, 4u, kf_wn);
-                            bool t3092_ = (kf_lane_id() + 4u) < t3058_;
-                            float t3093_ = __fadd_rn(t3088_, t3090_);
-                            float t3094_ = t3092_ ? t3093_ : t3088_;
-                            float t3096_ = kf_shfl_down(t3094_, 2u, kf_wn);
-                            bool t3098_ = (kf_lane_id() + 2u) < t3058_;
-                            float t3099_ = __fadd_rn(t3094_, t3096_);
-                            float t3100_ = t3098_ ? t3099_ : t3094_;
-                            float t3102_ = kf_shfl_down(t3100_, 1u, kf_wn);
-                            bool t3104_ = (kf_lane_id() + 1u) < t3058_;
-                            float t3105_ = __fadd_rn(t3100_, t3102_);
-                            s_2_ = kf_shfl(t3104_ ? t3105_ : t3100_, 0u, kf_wn);
+                            float t3290_ = kf_shfl_down(a_10_, 16u, kf_wn);
+                            bool t3292_ = (kf_lane_id() + 16u) < t3270_;
+                            float t3293_ = __fadd_rn(a_10_, t3290_);
+                            float t3294_ = t3292_ ? t3293_ : a_10_;
+                            float t3296_ = kf_shfl_down(t3294_, 8u, kf_wn);
+                            bool t3298_ = (kf_lane_id() + 8u) < t3270_;
+                            float t3299_ = __fadd_rn(t3294_, t3296_);
+                            float t3300_ = t3298_ ? t3299_ : t3294_;
+                            float t3302_ = kf_shfl_down(t3300_, 4u, kf_wn);
+                            bool t3304_ = (kf_lane_id() + 4u) < t3270_;
+                            float t3305_ = __fadd_rn(t3300_, t3302_);
+                            float t3306_ = t3304_ ? t3305_ : t3300_;
+                            float t3308_ = kf_shfl_down(t3306_, 2u, kf_wn);
+                            bool t3310_ = (kf_lane_id() + 2u) < t3270_;
+                            float t3311_ = __fadd_rn(t3306_, t3308_);
+                            float t3312_ = t3310_ ? t3311_ : t3306_;
+                            float t3314_ = kf_shfl_down(t3312_, 1u, kf_wn);
+                            bool t3316_ = (kf_lane_id() + 1u) < t3270_;
+                            float t3317_ = __fadd_rn(t3312_, t3314_);
+                            t3249_ = kf_shfl(t3316_ ? t3317_ : t3312_, 0u, kf_wn);
                         }
-                        bool t3110_ = lane_ == 0u;
-                        bool t3111_ = t3110_;
-                        if (t3110_) {
-                            t3111_ = cg_ < m_;
+                        bool t3322_ = lane_ == r_2_;
+                        bool t3323_ = t3322_;
+                        if (t3322_) {
+                            t3323_ = cg_ < m_;
                         }
-                        if (t3111_) {
-                            y_[cg_] = kf_f16_from_f32(s_2_);
+                        if (t3323_) {
+                            y_[cg_] = kf_f16_from_f32(t3249_);
                         }
                         acc_2_[0u] = 0.0f;
                         ck_ = 0u;
@@ -3594,176 +3608,176 @@ gemv_bf16_f32_f16(const kf_bf16* __restrict__ w_, const float* __restrict__ x_, 
     } else {
         unsigned lane_2_ = kf_lane_id();
         unsigned nv_2_ = k_ >> 3u;
-        unsigned t3156_ = (blockIdx.x << 3u) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u);
-        unsigned t3167_ = gridDim.x << 3u;
+        unsigned t3466_ = (blockIdx.x << 3u) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u);
+        unsigned t3477_ = gridDim.x << 3u;
         #pragma unroll 1
-        for (unsigned g_ = t3156_; g_ < m_; g_ = g_ + t3167_) {
+        for (unsigned g_ = t3466_; g_ < m_; g_ = g_ + t3477_) {
             row_[0u] = min(g_, (m_ - 1u));
             acc_3_[0u] = 0.0f;
             if ((k_ & 7u) == 0u) {
                 #pragma unroll 1
                 for (unsigned base_ = 0u; base_ < nv_2_; base_ = base_ + 128u) {
                     unsigned v_17_ = base_ + lane_2_;
-                    kf_u32x4 t3192_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                    kf_u32x4 t_2_ = t3192_;
+                    kf_u32x4 t3502_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_2_ = t3502_;
                     if (v_17_ < nv_2_) {
-                        unsigned t3198_ = (row_[0u] * nv_2_) + v_17_;
-                        kf_u32x4 t3199_ = wv_[t3198_];
-                        t_2_ = t3199_;
+                        unsigned t3508_ = (row_[0u] * nv_2_) + v_17_;
+                        kf_u32x4 t3509_ = wv_[t3508_];
+                        t_2_ = t3509_;
                     }
                     wr_[0u] = t_2_;
                     unsigned v_18_ = (base_ + 32u) + lane_2_;
-                    kf_u32x4 t3205_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                    kf_u32x4 t_3_ = t3205_;
+                    kf_u32x4 t3515_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_3_ = t3515_;
                     if (v_18_ < nv_2_) {
-                        unsigned t3211_ = (row_[0u] * nv_2_) + v_18_;
-                        kf_u32x4 t3212_ = wv_[t3211_];
-                        t_3_ = t3212_;
+                        unsigned t3521_ = (row_[0u] * nv_2_) + v_18_;
+                        kf_u32x4 t3522_ = wv_[t3521_];
+                        t_3_ = t3522_;
                     }
                     wr_[1u] = t_3_;
                     unsigned v_19_ = (base_ + 64u) + lane_2_;
-                    kf_u32x4 t3218_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                    kf_u32x4 t_4_ = t3218_;
+                    kf_u32x4 t3528_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_4_ = t3528_;
                     if (v_19_ < nv_2_) {
-                        unsigned t3224_ = (row_[0u] * nv_2_) + v_19_;
-                        kf_u32x4 t3225_ = wv_[t3224_];
-                        t_4_ = t3225_;
+                        unsigned t3534_ = (row_[0u] * nv_2_) + v_19_;
+                        kf_u32x4 t3535_ = wv_[t3534_];
+                        t_4_ = t3535_;
                     }
                     wr_[2u] = t_4_;
                     unsigned v_20_ = (base_ + 96u) + lane_2_;
-                    kf_u32x4 t3231_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                    kf_u32x4 t_5_ = t3231_;
+                    kf_u32x4 t3541_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_5_ = t3541_;
                     if (v_20_ < nv_2_) {
-                        unsigned t3237_ = (row_[0u] * nv_2_) + v_20_;
-                        kf_u32x4 t3238_ = wv_[t3237_];
-                        t_5_ = t3238_;
+                        unsigned t3547_ = (row_[0u] * nv_2_) + v_20_;
+                        kf_u32x4 t3548_ = wv_[t3547_];
+                        t_5_ = t3548_;
                     }
                     wr_[3u] = t_5_;
                     unsigned v_21_ = base_ + lane_2_;
                     if (v_21_ < nv_2_) {
-                        unsigned t3245_ = v_21_ << 1u;
-                        kf_f32x4 a_9_ = xf4_[t3245_];
-                        unsigned t3250_ = (v_21_ << 1u) + 1u;
-                        kf_f32x4 b_9_ = xf4_[t3250_];
-                        xs_9_[0u] = a_9_.v[0];
+                        unsigned t3555_ = v_21_ << 1u;
+                        kf_f32x4 a_11_ = xf4_[t3555_];
+                        unsigned t3560_ = (v_21_ << 1u) + 1u;
+                        kf_f32x4 b_9_ = xf4_[t3560_];
+                        xs_9_[0u] = a_11_.v[0];
                         xs_9_[4u] = b_9_.v[0];
-                        xs_9_[1u] = a_9_.v[1];
+                        xs_9_[1u] = a_11_.v[1];
                         xs_9_[5u] = b_9_.v[1];
-                        xs_9_[2u] = a_9_.v[2];
+                        xs_9_[2u] = a_11_.v[2];
                         xs_9_[6u] = b_9_.v[2];
-                        xs_9_[3u] = a_9_.v[3];
+                        xs_9_[3u] = a_11_.v[3];
                         xs_9_[7u] = b_9_.v[3];
-                        kf_u32x4 t3297_ = wr_[0u];
-                        kf_bf16x8 wb_2_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t3297_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3297_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t3297_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3297_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t3297_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3297_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t3297_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3297_, 3u), 16u))}};
+                        kf_u32x4 t3607_ = wr_[0u];
+                        kf_bf16x8 wb_2_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t3607_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3607_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t3607_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3607_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t3607_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3607_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t3607_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3607_, 3u), 16u))}};
                         acc_3_[0u] = __fmaf_rn(kf_bf16_to_f32(wb_2_.v[7]), xs_9_[7u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[6]), xs_9_[6u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[5]), xs_9_[5u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[4]), xs_9_[4u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[3]), xs_9_[3u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[2]), xs_9_[2u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[1]), xs_9_[1u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[0]), xs_9_[0u], acc_3_[0u]))))))));
                     }
                     unsigned v_22_ = (base_ + 32u) + lane_2_;
                     if (v_22_ < nv_2_) {
-                        unsigned t3372_ = v_22_ << 1u;
-                        kf_f32x4 a_10_ = xf4_[t3372_];
-                        unsigned t3377_ = (v_22_ << 1u) + 1u;
-                        kf_f32x4 b_10_ = xf4_[t3377_];
-                        xs_10_[0u] = a_10_.v[0];
+                        unsigned t3682_ = v_22_ << 1u;
+                        kf_f32x4 a_12_ = xf4_[t3682_];
+                        unsigned t3687_ = (v_22_ << 1u) + 1u;
+                        kf_f32x4 b_10_ = xf4_[t3687_];
+                        xs_10_[0u] = a_12_.v[0];
                         xs_10_[4u] = b_10_.v[0];
-                        xs_10_[1u] = a_10_.v[1];
+                        xs_10_[1u] = a_12_.v[1];
                         xs_10_[5u] = b_10_.v[1];
-                        xs_10_[2u] = a_10_.v[2];
+                        xs_10_[2u] = a_12_.v[2];
                         xs_10_[6u] = b_10_.v[2];
-                        xs_10_[3u] = a_10_.v[3];
+                        xs_10_[3u] = a_12_.v[3];
                         xs_10_[7u] = b_10_.v[3];
-                        kf_u32x4 t3424_ = wr_[1u];
-                        kf_bf16x8 wb_3_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t3424_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3424_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t3424_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3424_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t3424_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3424_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t3424_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3424_, 3u), 16u))}};
+                        kf_u32x4 t3734_ = wr_[1u];
+                        kf_bf16x8 wb_3_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t3734_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3734_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t3734_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3734_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t3734_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3734_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t3734_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3734_, 3u), 16u))}};
                         acc_3_[0u] = __fmaf_rn(kf_bf16_to_f32(wb_3_.v[7]), xs_10_[7u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[6]), xs_10_[6u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[5]), xs_10_[5u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[4]), xs_10_[4u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[3]), xs_10_[3u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[2]), xs_10_[2u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[1]), xs_10_[1u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[0]), xs_10_[0u], acc_3_[0u]))))))));
                     }
                     unsigned v_23_ = (base_ + 64u) + lane_2_;
                     if (v_23_ < nv_2_) {
-                        unsigned t3499_ = v_23_ << 1u;
-                        kf_f32x4 a_11_ = xf4_[t3499_];
-                        unsigned t3504_ = (v_23_ << 1u) + 1u;
-                        kf_f32x4 b_11_ = xf4_[t3504_];
-                        xs_11_[0u] = a_11_.v[0];
+                        unsigned t3809_ = v_23_ << 1u;
+                        kf_f32x4 a_13_ = xf4_[t3809_];
+                        unsigned t3814_ = (v_23_ << 1u) + 1u;
+                        kf_f32x4 b_11_ = xf4_[t3814_];
+                        xs_11_[0u] = a_13_.v[0];
                         xs_11_[4u] = b_11_.v[0];
-                        xs_11_[1u] = a_11_.v[1];
+                        xs_11_[1u] = a_13_.v[1];
                         xs_11_[5u] = b_11_.v[1];
-                        xs_11_[2u] = a_11_.v[2];
+                        xs_11_[2u] = a_13_.v[2];
                         xs_11_[6u] = b_11_.v[2];
-                        xs_11_[3u] = a_11_.v[3];
+                        xs_11_[3u] = a_13_.v[3];
                         xs_11_[7u] = b_11_.v[3];
-                        kf_u32x4 t3551_ = wr_[2u];
-                        kf_bf16x8 wb_4_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t3551_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3551_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t3551_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3551_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t3551_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3551_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t3551_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3551_, 3u), 16u))}};
+                        kf_u32x4 t3861_ = wr_[2u];
+                        kf_bf16x8 wb_4_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t3861_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3861_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t3861_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3861_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t3861_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3861_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t3861_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3861_, 3u), 16u))}};
                         acc_3_[0u] = __fmaf_rn(kf_bf16_to_f32(wb_4_.v[7]), xs_11_[7u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[6]), xs_11_[6u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[5]), xs_11_[5u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[4]), xs_11_[4u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[3]), xs_11_[3u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[2]), xs_11_[2u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[1]), xs_11_[1u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[0]), xs_11_[0u], acc_3_[0u]))))))));
                     }
                     unsigned v_24_ = (base_ + 96u) + lane_2_;
                     if (v_24_ < nv_2_) {
-                        unsigned t3626_ = v_24_ << 1u;
-                        kf_f32x4 a_12_ = xf4_[t3626_];
-                        unsigned t3631_ = (v_24_ << 1u) + 1u;
-                        kf_f32x4 b_12_ = xf4_[t3631_];
-                        xs_12_[0u] = a_12_.v[0];
+                        unsigned t3936_ = v_24_ << 1u;
+                        kf_f32x4 a_14_ = xf4_[t3936_];
+                        unsigned t3941_ = (v_24_ << 1u) + 1u;
+                        kf_f32x4 b_12_ = xf4_[t3941_];
+                        xs_12_[0u] = a_14_.v[0];
                         xs_12_[4u] = b_12_.v[0];
-                        xs_12_[1u] = a_12_.v[1];
+                        xs_12_[1u] = a_14_.v[1];
                         xs_12_[5u] = b_12_.v[1];
-                        xs_12_[2u] = a_12_.v[2];
+                        xs_12_[2u] = a_14_.v[2];
                         xs_12_[6u] = b_12_.v[2];
-                        xs_12_[3u] = a_12_.v[3];
+                        xs_12_[3u] = a_14_.v[3];
                         xs_12_[7u] = b_12_.v[3];
-                        kf_u32x4 t3678_ = wr_[3u];
-                        kf_bf16x8 wb_5_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t3678_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3678_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t3678_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3678_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t3678_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3678_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t3678_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3678_, 3u), 16u))}};
+                        kf_u32x4 t3988_ = wr_[3u];
+                        kf_bf16x8 wb_5_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t3988_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3988_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t3988_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3988_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t3988_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3988_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t3988_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3988_, 3u), 16u))}};
                         acc_3_[0u] = __fmaf_rn(kf_bf16_to_f32(wb_5_.v[7]), xs_12_[7u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[6]), xs_12_[6u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[5]), xs_12_[5u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[4]), xs_12_[4u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[3]), xs_12_[3u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[2]), xs_12_[2u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[1]), xs_12_[1u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[0]), xs_12_[0u], acc_3_[0u]))))))));
                     }
                 }
             } else {
                 #pragma unroll 1
                 for (unsigned c_ = lane_2_; c_ < k_; c_ = c_ + 32u) {
-                    float t3754_ = x_[c_];
+                    float t4064_ = x_[c_];
                     unsigned i_ = (row_[0u] * k_) + c_;
                     unsigned short u_ = w16_[i_];
-                    acc_3_[0u] = __fmaf_rn(kf_bf16_to_f32(kf_bitcast<kf_bf16>(u_)), t3754_, acc_3_[0u]);
+                    acc_3_[0u] = __fmaf_rn(kf_bf16_to_f32(kf_bitcast<kf_bf16>(u_)), t4064_, acc_3_[0u]);
                 }
             }
-            float t3774_ = acc_3_[0u];
-            unsigned t3796_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
-            if (t3796_ == 32u) {
-                float t3801_ = __fadd_rn(t3774_, kf_shfl_xor(t3774_, 16u, kf_wn));
-                float t3804_ = __fadd_rn(t3801_, kf_shfl_xor(t3801_, 8u, kf_wn));
-                float t3807_ = __fadd_rn(t3804_, kf_shfl_xor(t3804_, 4u, kf_wn));
-                float t3810_ = __fadd_rn(t3807_, kf_shfl_xor(t3807_, 2u, kf_wn));
-                s_3_ = __fadd_rn(t3810_, kf_shfl_xor(t3810_, 1u, kf_wn));
+            float t4084_ = acc_3_[0u];
+            unsigned t4106_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+            if (t4106_ == 32u) {
+                float t4111_ = __fadd_rn(t4084_, kf_shfl_xor(t4084_, 16u, kf_wn));
+                float t4114_ = __fadd_rn(t4111_, kf_shfl_xor(t4111_, 8u, kf_wn));
+                float t4117_ = __fadd_rn(t4114_, kf_shfl_xor(t4114_, 4u, kf_wn));
+                float t4120_ = __fadd_rn(t4117_, kf_shfl_xor(t4117_, 2u, kf_wn));
+                s_ = __fadd_rn(t4120_, kf_shfl_xor(t4120_, 1u, kf_wn));
             } else {
-                float t3816_ = kf_shfl_down(t3774_, 16u, kf_wn);
-                bool t3818_ = (kf_lane_id() + 16u) < t3796_;
-                float t3819_ = __fadd_rn(t3774_, t3816_);
-                float t3820_ = t3818_ ? t3819_ : t3774_;
-                float t3822_ = kf_shfl_down(t3820_, 8u, kf_wn);
-                bool t3824_ = (kf_lane_id() + 8u) < t3796_;
-                float t3825_ = __fadd_rn(t3820_, t3822_);
-                float t3826_ = t3824_ ? t3825_ : t3820_;
-                float t3828_ = kf_shfl_down(t3826_, 4u, kf_wn);
-                bool t3830_ = (kf_lane_id() + 4u) < t3796_;
-                float t3831_ = __fadd_rn(t3826_, t3828_);
-                float t3832_ = t3830_ ? t3831_ : t3826_;
-                float t3834_ = kf_shfl_down(t3832_, 2u, kf_wn);
-                bool t3836_ = (kf_lane_id() + 2u) < t3796_;
-                float t3837_ = __fadd_rn(t3832_, t3834_);
-                float t3838_ = t3836_ ? t3837_ : t3832_;
-                float t3840_ = kf_shfl_down(t3838_, 1u, kf_wn);
-                bool t3842_ = (kf_lane_id() + 1u) < t3796_;
-                float t3843_ = __fadd_rn(t3838_, t3840_);
-                s_3_ = kf_shfl(t3842_ ? t3843_ : t3838_, 0u, kf_wn);
+                float t4126_ = kf_shfl_down(t4084_, 16u, kf_wn);
+                bool t4128_ = (kf_lane_id() + 16u) < t4106_;
+                float t4129_ = __fadd_rn(t4084_, t4126_);
+                float t4130_ = t4128_ ? t4129_ : t4084_;
+                float t4132_ = kf_shfl_down(t4130_, 8u, kf_wn);
+                bool t4134_ = (kf_lane_id() + 8u) < t4106_;
+                float t4135_ = __fadd_rn(t4130_, t4132_);
+                float t4136_ = t4134_ ? t4135_ : t4130_;
+                float t4138_ = kf_shfl_down(t4136_, 4u, kf_wn);
+                bool t4140_ = (kf_lane_id() + 4u) < t4106_;
+                float t4141_ = __fadd_rn(t4136_, t4138_);
+                float t4142_ = t4140_ ? t4141_ : t4136_;
+                float t4144_ = kf_shfl_down(t4142_, 2u, kf_wn);
+                bool t4146_ = (kf_lane_id() + 2u) < t4106_;
+                float t4147_ = __fadd_rn(t4142_, t4144_);
+                float t4148_ = t4146_ ? t4147_ : t4142_;
+                float t4150_ = kf_shfl_down(t4148_, 1u, kf_wn);
+                bool t4152_ = (kf_lane_id() + 1u) < t4106_;
+                float t4153_ = __fadd_rn(t4148_, t4150_);
+                s_ = kf_shfl(t4152_ ? t4153_ : t4148_, 0u, kf_wn);
             }
-            bool t3848_ = lane_2_ == 0u;
-            bool t3849_ = t3848_;
-            if (t3848_) {
-                t3849_ = g_ < m_;
+            bool t4158_ = lane_2_ == 0u;
+            bool t4159_ = t4158_;
+            if (t4158_) {
+                t4159_ = g_ < m_;
             }
-            if (t3849_) {
-                y_[g_] = kf_f16_from_f32(s_3_);
+            if (t4159_) {
+                y_[g_] = kf_f16_from_f32(s_);
             }
         }
     }
 }
 
-/* kernel gemv_bf16_f32_f32 (gemv.kf:1009) */
+/* kernel gemv_bf16_f32_f32 (gemv.kf:1071) */
 extern "C" __global__ void __launch_bounds__(256)
 gemv_bf16_f32_f32(const kf_bf16* __restrict__ w_, const float* __restrict__ x_, float* __restrict__ y_, unsigned m_, unsigned k_)
 {
@@ -3786,9 +3800,9 @@ gemv_bf16_f32_f32(const kf_bf16* __restrict__ w_, const float* __restrict__ x_, 
     float xs_10_[8];
     float xs_11_[8];
     float xs_12_[8];
+    float t2308_;
+    float t3249_;
     float s_;
-    float s_2_;
-    float s_3_;
     const unsigned kf_wn = kf_warp_lanes();
     const unsigned short* w16_ = (const unsigned short*)w_;
     const kf_u32x4* wv_ = (const kf_u32x4*)w_;
@@ -3797,61 +3811,61 @@ gemv_bf16_f32_f32(const kf_bf16* __restrict__ w_, const float* __restrict__ x_, 
     if ((k_ & 7u) == 0u) {
         unsigned lane_ = kf_lane_id();
         unsigned nv_ = k_ >> 3u;
-        unsigned t1394_ = nv_ << 1u;
+        unsigned t1396_ = nv_ << 1u;
         unsigned steps_ = (nv_ >> 7u) + (((nv_ & 127u) != 0u) ? 1u : 0u);
         unsigned wid_ = (blockIdx.x << 3u) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u);
         unsigned nw_ = gridDim.x << 3u;
         if (!(wid_ >= m_)) {
-            unsigned t1433_ = m_ - wid_;
-            unsigned t1441_ = ((t1433_ / nw_) + (((t1433_ % nw_) != 0u) ? 1u : 0u)) * steps_;
+            unsigned t1435_ = m_ - wid_;
+            unsigned t1443_ = ((t1435_ / nw_) + (((t1435_ % nw_) != 0u) ? 1u : 0u)) * steps_;
             acc_2_[0u] = 0.0f;
             unsigned lg_ = wid_;
             unsigned lk_ = 0u;
             unsigned cg_ = wid_;
             unsigned ck_ = 0u;
-            unsigned t1454_ = t1441_ + 1u;
+            unsigned t1462_ = t1443_ + 1u;
             #pragma unroll 1
-            for (unsigned t0_ = 0u; t0_ < t1454_; t0_ = t0_ + 2u) {
-                if (t0_ < t1441_) {
+            for (unsigned t0_ = 0u; t0_ < t1462_; t0_ = t0_ + 2u) {
+                if (t0_ < t1443_) {
                     unsigned v_ = min((((lk_ << 5u) << 2u) + lane_), (nv_ - 1u));
                     unsigned row_2_ = min(lg_, (m_ - 1u));
                     wb_[0u] = wv_[(row_2_ * nv_) + v_];
-                    xb_[0u] = xv_[min((v_ << 1u), (t1394_ - 1u))];
-                    xb_[1u] = xv_[min(((v_ << 1u) + 1u), (t1394_ - 1u))];
+                    xb_[0u] = xv_[min((v_ << 1u), (t1396_ - 1u))];
+                    xb_[1u] = xv_[min(((v_ << 1u) + 1u), (t1396_ - 1u))];
                     unsigned v_2_ = min(((((lk_ << 5u) << 2u) + 32u) + lane_), (nv_ - 1u));
                     unsigned row_3_ = min(lg_, (m_ - 1u));
                     wb_[1u] = wv_[(row_3_ * nv_) + v_2_];
-                    xb_[2u] = xv_[min((v_2_ << 1u), (t1394_ - 1u))];
-                    xb_[3u] = xv_[min(((v_2_ << 1u) + 1u), (t1394_ - 1u))];
+                    xb_[2u] = xv_[min((v_2_ << 1u), (t1396_ - 1u))];
+                    xb_[3u] = xv_[min(((v_2_ << 1u) + 1u), (t1396_ - 1u))];
                     unsigned v_3_ = min(((((lk_ << 5u) << 2u) + 64u) + lane_), (nv_ - 1u));
                     unsigned row_4_ = min(lg_, (m_ - 1u));
                     wb_[2u] = wv_[(row_4_ * nv_) + v_3_];
-                    xb_[4u] = xv_[min((v_3_ << 1u), (t1394_ - 1u))];
-                    xb_[5u] = xv_[min(((v_3_ << 1u) + 1u), (t1394_ - 1u))];
+                    xb_[4u] = xv_[min((v_3_ << 1u), (t1396_ - 1u))];
+                    xb_[5u] = xv_[min(((v_3_ << 1u) + 1u), (t1396_ - 1u))];
                     unsigned v_4_ = min(((((lk_ << 5u) << 2u) + 96u) + lane_), (nv_ - 1u));
                     unsigned row_5_ = min(lg_, (m_ - 1u));
                     wb_[3u] = wv_[(row_5_ * nv_) + v_4_];
-                    xb_[6u] = xv_[min((v_4_ << 1u), (t1394_ - 1u))];
-                    xb_[7u] = xv_[min(((v_4_ << 1u) + 1u), (t1394_ - 1u))];
-                    unsigned t1630_ = lk_ + 1u;
-                    lk_ = t1630_;
-                    if (t1630_ == steps_) {
+                    xb_[6u] = xv_[min((v_4_ << 1u), (t1396_ - 1u))];
+                    xb_[7u] = xv_[min(((v_4_ << 1u) + 1u), (t1396_ - 1u))];
+                    unsigned t1638_ = lk_ + 1u;
+                    lk_ = t1638_;
+                    if (t1638_ == steps_) {
                         lk_ = 0u;
                         lg_ = lg_ + nw_;
                     }
                 }
-                bool t1639_ = t0_ >= 1u;
-                bool t1640_ = t1639_;
-                if (t1639_) {
-                    t1640_ = (t0_ - 1u) < t1441_;
+                bool t1748_ = t0_ >= 1u;
+                bool t1749_ = t1748_;
+                if (t1748_) {
+                    t1749_ = (t0_ - 1u) < t1443_;
                 }
-                if (t1640_) {
+                if (t1749_) {
                     unsigned v_5_ = ((ck_ << 5u) << 2u) + lane_;
                     if (v_5_ < nv_) {
-                        kf_u32x4 t1677_ = xb_[8u];
-                        kf_f32x4 a_ = kf_bitcast<kf_f32x4>(t1677_);
-                        kf_u32x4 t1680_ = xb_[9u];
-                        kf_f32x4 b_ = kf_bitcast<kf_f32x4>(t1680_);
+                        kf_u32x4 t1786_ = xb_[8u];
+                        kf_f32x4 a_ = kf_bitcast<kf_f32x4>(t1786_);
+                        kf_u32x4 t1789_ = xb_[9u];
+                        kf_f32x4 b_ = kf_bitcast<kf_f32x4>(t1789_);
                         xs_[0u] = a_.v[0];
                         xs_[4u] = b_.v[0];
                         xs_[1u] = a_.v[1];
@@ -3860,16 +3874,16 @@ gemv_bf16_f32_f32(const kf_bf16* __restrict__ w_, const float* __restrict__ x_, 
                         xs_[6u] = b_.v[2];
                         xs_[3u] = a_.v[3];
                         xs_[7u] = b_.v[3];
-                        kf_u32x4 t1729_ = wb_[4u];
-                        kf_bf16x8 wbv_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t1729_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1729_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t1729_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1729_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t1729_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1729_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t1729_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1729_, 3u), 16u))}};
+                        kf_u32x4 t1838_ = wb_[4u];
+                        kf_bf16x8 wbv_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t1838_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1838_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t1838_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1838_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t1838_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1838_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t1838_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1838_, 3u), 16u))}};
                         acc_2_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_.v[7]), xs_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[6]), xs_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[5]), xs_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[4]), xs_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[3]), xs_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[2]), xs_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[1]), xs_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[0]), xs_[0u], acc_2_[0u]))))))));
                     }
                     unsigned v_6_ = (((ck_ << 5u) << 2u) + 32u) + lane_;
                     if (v_6_ < nv_) {
-                        kf_u32x4 t1808_ = xb_[10u];
-                        kf_f32x4 a_2_ = kf_bitcast<kf_f32x4>(t1808_);
-                        kf_u32x4 t1811_ = xb_[11u];
-                        kf_f32x4 b_2_ = kf_bitcast<kf_f32x4>(t1811_);
+                        kf_u32x4 t1917_ = xb_[10u];
+                        kf_f32x4 a_2_ = kf_bitcast<kf_f32x4>(t1917_);
+                        kf_u32x4 t1920_ = xb_[11u];
+                        kf_f32x4 b_2_ = kf_bitcast<kf_f32x4>(t1920_);
                         xs_2_[0u] = a_2_.v[0];
                         xs_2_[4u] = b_2_.v[0];
                         xs_2_[1u] = a_2_.v[1];
@@ -3878,16 +3892,16 @@ gemv_bf16_f32_f32(const kf_bf16* __restrict__ w_, const float* __restrict__ x_, 
                         xs_2_[6u] = b_2_.v[2];
                         xs_2_[3u] = a_2_.v[3];
                         xs_2_[7u] = b_2_.v[3];
-                        kf_u32x4 t1860_ = wb_[5u];
-                        kf_bf16x8 wbv_2_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t1860_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1860_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t1860_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1860_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t1860_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1860_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t1860_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1860_, 3u), 16u))}};
+                        kf_u32x4 t1969_ = wb_[5u];
+                        kf_bf16x8 wbv_2_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t1969_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1969_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t1969_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1969_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t1969_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1969_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t1969_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1969_, 3u), 16u))}};
                         acc_2_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[7]), xs_2_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[6]), xs_2_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[5]), xs_2_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[4]), xs_2_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[3]), xs_2_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[2]), xs_2_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[1]), xs_2_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[0]), xs_2_[0u], acc_2_[0u]))))))));
                     }
                     unsigned v_7_ = (((ck_ << 5u) << 2u) + 64u) + lane_;
                     if (v_7_ < nv_) {
-                        kf_u32x4 t1939_ = xb_[12u];
-                        kf_f32x4 a_3_ = kf_bitcast<kf_f32x4>(t1939_);
-                        kf_u32x4 t1942_ = xb_[13u];
-                        kf_f32x4 b_3_ = kf_bitcast<kf_f32x4>(t1942_);
+                        kf_u32x4 t2048_ = xb_[12u];
+                        kf_f32x4 a_3_ = kf_bitcast<kf_f32x4>(t2048_);
+                        kf_u32x4 t2051_ = xb_[13u];
+                        kf_f32x4 b_3_ = kf_bitcast<kf_f32x4>(t2051_);
                         xs_3_[0u] = a_3_.v[0];
                         xs_3_[4u] = b_3_.v[0];
                         xs_3_[1u] = a_3_.v[1];
@@ -3896,16 +3910,16 @@ gemv_bf16_f32_f32(const kf_bf16* __restrict__ w_, const float* __restrict__ x_, 
                         xs_3_[6u] = b_3_.v[2];
                         xs_3_[3u] = a_3_.v[3];
                         xs_3_[7u] = b_3_.v[3];
-                        kf_u32x4 t1991_ = wb_[6u];
-                        kf_bf16x8 wbv_3_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t1991_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1991_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t1991_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1991_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t1991_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1991_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t1991_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1991_, 3u), 16u))}};
+                        kf_u32x4 t2100_ = wb_[6u];
+                        kf_bf16x8 wbv_3_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t2100_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2100_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2100_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2100_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2100_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2100_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2100_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2100_, 3u), 16u))}};
                         acc_2_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[7]), xs_3_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[6]), xs_3_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[5]), xs_3_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[4]), xs_3_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[3]), xs_3_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[2]), xs_3_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[1]), xs_3_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[0]), xs_3_[0u], acc_2_[0u]))))))));
                     }
                     unsigned v_8_ = (((ck_ << 5u) << 2u) + 96u) + lane_;
                     if (v_8_ < nv_) {
-                        kf_u32x4 t2070_ = xb_[14u];
-                        kf_f32x4 a_4_ = kf_bitcast<kf_f32x4>(t2070_);
-                        kf_u32x4 t2073_ = xb_[15u];
-                        kf_f32x4 b_4_ = kf_bitcast<kf_f32x4>(t2073_);
+                        kf_u32x4 t2179_ = xb_[14u];
+                        kf_f32x4 a_4_ = kf_bitcast<kf_f32x4>(t2179_);
+                        kf_u32x4 t2182_ = xb_[15u];
+                        kf_f32x4 b_4_ = kf_bitcast<kf_f32x4>(t2182_);
                         xs_4_[0u] = a_4_.v[0];
                         xs_4_[4u] = b_4_.v[0];
                         xs_4_[1u] = a_4_.v[1];
@@ -3914,202 +3928,204 @@ gemv_bf16_f32_f32(const kf_bf16* __restrict__ w_, const float* __restrict__ x_, 
                         xs_4_[6u] = b_4_.v[2];
                         xs_4_[3u] = a_4_.v[3];
                         xs_4_[7u] = b_4_.v[3];
-                        kf_u32x4 t2122_ = wb_[7u];
-                        kf_bf16x8 wbv_4_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t2122_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2122_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2122_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2122_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2122_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2122_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2122_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2122_, 3u), 16u))}};
+                        kf_u32x4 t2231_ = wb_[7u];
+                        kf_bf16x8 wbv_4_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t2231_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2231_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2231_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2231_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2231_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2231_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2231_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2231_, 3u), 16u))}};
                         acc_2_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[7]), xs_4_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[6]), xs_4_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[5]), xs_4_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[4]), xs_4_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[3]), xs_4_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[2]), xs_4_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[1]), xs_4_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[0]), xs_4_[0u], acc_2_[0u]))))))));
                     }
-                    unsigned t2193_ = ck_ + 1u;
-                    ck_ = t2193_;
-                    if (t2193_ == steps_) {
-                        float t2196_ = acc_2_[0u];
-                        unsigned t2218_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
-                        if (t2218_ == 32u) {
-                            float t2223_ = __fadd_rn(t2196_, kf_shfl_xor(t2196_, 16u, kf_wn));
-                            float t2226_ = __fadd_rn(t2223_, kf_shfl_xor(t2223_, 8u, kf_wn));
-                            float t2229_ = __fadd_rn(t2226_, kf_shfl_xor(t2226_, 4u, kf_wn));
-                            float t2232_ = __fadd_rn(t2229_, kf_shfl_xor(t2229_, 2u, kf_wn));
-                            s_ = __fadd_rn(t2232_, kf_shfl_xor(t2232_, 1u, kf_wn));
+                    unsigned t2302_ = ck_ + 1u;
+                    ck_ = t2302_;
+                    if (t2302_ == steps_) {
+                        float a_5_ = acc_2_[0u];
+                        unsigned r_ = 0u;
+                        unsigned t2329_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+                        if (t2329_ == 32u) {
+                            float t2334_ = __fadd_rn(a_5_, kf_shfl_xor(a_5_, 16u, kf_wn));
+                            float t2337_ = __fadd_rn(t2334_, kf_shfl_xor(t2334_, 8u, kf_wn));
+                            float t2340_ = __fadd_rn(t2337_, kf_shfl_xor(t2337_, 4u, kf_wn));
+                            float t2343_ = __fadd_rn(t2340_, kf_shfl_xor(t2340_, 2u, kf_wn));
+                            t2308_ = __fadd_rn(t2343_, kf_shfl_xor(t2343_, 1u, kf_wn));
                         } else {
-                            float t2238_ = kf_shfl_down(t2196_, 16u, kf_wn);
-                            bool t2240_ = (kf_lane_id() + 16u) < t2218_;
-                            float t2241_ = __fadd_rn(t2196_, t2238_);
-                            float t2242_ = t2240_ ? t2241_ : t2196_;
-                            float t2244_ = kf_shfl_down(t2242_, 8u, kf_wn);
-                            bool t2246_ = (kf_lane_id() + 8u) < t2218_;
-                            float t2247_ = __fadd_rn(t2242_, t2244_);
-                            float t2248_ = t2246_ ? t2247_ : t2242_;
-                            float t2250_ = kf_shfl_down(t2248_, 4u, kf_wn);
-                            bool t2252_ = (kf_lane_id() + 4u) < t2218_;
-                            float t2253_ = __fadd_rn(t2248_, t2250_);
-                            float t2254_ = t2252_ ? t2253_ : t2248_;
-                            float t2256_ = kf_shfl_down(t2254_, 2u, kf_wn);
-                            bool t2258_ = (kf_lane_id() + 2u) < t2218_;
-                            float t2259_ = __fadd_rn(t2254_, t2256_);
-                            float t2260_ = t2258_ ? t2259_ : t2254_;
-                            float t2262_ = kf_shfl_down(t2260_, 1u, kf_wn);
-                            bool t2264_ = (kf_lane_id() + 1u) < t2218_;
-                            float t2265_ = __fadd_rn(t2260_, t2262_);
-                            s_ = kf_shfl(t2264_ ? t2265_ : t2260_, 0u, kf_wn);
+                            float t2349_ = kf_shfl_down(a_5_, 16u, kf_wn);
+                            bool t2351_ = (kf_lane_id() + 16u) < t2329_;
+                            float t2352_ = __fadd_rn(a_5_, t2349_);
+                            float t2353_ = t2351_ ? t2352_ : a_5_;
+                            float t2355_ = kf_shfl_down(t2353_, 8u, kf_wn);
+                            bool t2357_ = (kf_lane_id() + 8u) < t2329_;
+                            float t2358_ = __fadd_rn(t2353_, t2355_);
+                            float t2359_ = t2357_ ? t2358_ : t2353_;
+                            float t2361_ = kf_shfl_down(t2359_, 4u, kf_wn);
+                            bool t2363_ = (kf_lane_id() + 4u) < t2329_;
+                            float t2364_ = __fadd_rn(t2359_, t2361_);
+                            float t2365_ = t2363_ ? t2364_ : t2359_;
+                            float t2367_ = kf_shfl_down(t2365_, 2u, kf_wn);
+                            bool t2369_ = (kf_lane_id() + 2u) < t2329_;
+                            float t2370_ = __fadd_rn(t2365_, t2367_);
+                            float t2371_ = t2369_ ? t2370_ : t2365_;
+                            float t2373_ = kf_shfl_down(t2371_, 1u, kf_wn);
+                            bool t2375_ = (kf_lane_id() + 1u) < t2329_;
+                            float t2376_ = __fadd_rn(t2371_, t2373_);
+                            t2308_ = kf_shfl(t2375_ ? t2376_ : t2371_, 0u, kf_wn);
                         }
-                        bool t2270_ = lane_ == 0u;
-                        bool t2271_ = t2270_;
-                        if (t2270_) {
-                            t2271_ = cg_ < m_;
+                        bool t2381_ = lane_ == r_;
+                        bool t2382_ = t2381_;
+                        if (t2381_) {
+                            t2382_ = cg_ < m_;
                         }
-                        if (t2271_) {
-                            y_[cg_] = s_;
+                        if (t2382_) {
+                            y_[cg_] = t2308_;
                         }
                         acc_2_[0u] = 0.0f;
                         ck_ = 0u;
                         cg_ = cg_ + nw_;
                     }
                 }
-                if ((t0_ + 1u) < t1441_) {
+                if ((t0_ + 1u) < t1443_) {
                     unsigned v_9_ = min((((lk_ << 5u) << 2u) + lane_), (nv_ - 1u));
                     unsigned row_6_ = min(lg_, (m_ - 1u));
                     wb_[4u] = wv_[(row_6_ * nv_) + v_9_];
-                    xb_[8u] = xv_[min((v_9_ << 1u), (t1394_ - 1u))];
-                    xb_[9u] = xv_[min(((v_9_ << 1u) + 1u), (t1394_ - 1u))];
+                    xb_[8u] = xv_[min((v_9_ << 1u), (t1396_ - 1u))];
+                    xb_[9u] = xv_[min(((v_9_ << 1u) + 1u), (t1396_ - 1u))];
                     unsigned v_10_ = min(((((lk_ << 5u) << 2u) + 32u) + lane_), (nv_ - 1u));
                     unsigned row_7_ = min(lg_, (m_ - 1u));
                     wb_[5u] = wv_[(row_7_ * nv_) + v_10_];
-                    xb_[10u] = xv_[min((v_10_ << 1u), (t1394_ - 1u))];
-                    xb_[11u] = xv_[min(((v_10_ << 1u) + 1u), (t1394_ - 1u))];
+                    xb_[10u] = xv_[min((v_10_ << 1u), (t1396_ - 1u))];
+                    xb_[11u] = xv_[min(((v_10_ << 1u) + 1u), (t1396_ - 1u))];
                     unsigned v_11_ = min(((((lk_ << 5u) << 2u) + 64u) + lane_), (nv_ - 1u));
                     unsigned row_8_ = min(lg_, (m_ - 1u));
                     wb_[6u] = wv_[(row_8_ * nv_) + v_11_];
-                    xb_[12u] = xv_[min((v_11_ << 1u), (t1394_ - 1u))];
-                    xb_[13u] = xv_[min(((v_11_ << 1u) + 1u), (t1394_ - 1u))];
+                    xb_[12u] = xv_[min((v_11_ << 1u), (t1396_ - 1u))];
+                    xb_[13u] = xv_[min(((v_11_ << 1u) + 1u), (t1396_ - 1u))];
                     unsigned v_12_ = min(((((lk_ << 5u) << 2u) + 96u) + lane_), (nv_ - 1u));
                     unsigned row_9_ = min(lg_, (m_ - 1u));
                     wb_[7u] = wv_[(row_9_ * nv_) + v_12_];
-                    xb_[14u] = xv_[min((v_12_ << 1u), (t1394_ - 1u))];
-                    xb_[15u] = xv_[min(((v_12_ << 1u) + 1u), (t1394_ - 1u))];
-                    unsigned t2470_ = lk_ + 1u;
-                    lk_ = t2470_;
-                    if (t2470_ == steps_) {
+                    xb_[14u] = xv_[min((v_12_ << 1u), (t1396_ - 1u))];
+                    xb_[15u] = xv_[min(((v_12_ << 1u) + 1u), (t1396_ - 1u))];
+                    unsigned t2579_ = lk_ + 1u;
+                    lk_ = t2579_;
+                    if (t2579_ == steps_) {
                         lk_ = 0u;
                         lg_ = lg_ + nw_;
                     }
                 }
-                bool t2479_ = (t0_ + 1u) >= 1u;
-                bool t2480_ = t2479_;
-                if (t2479_) {
-                    t2480_ = ((t0_ + 1u) - 1u) < t1441_;
+                bool t2689_ = (t0_ + 1u) >= 1u;
+                bool t2690_ = t2689_;
+                if (t2689_) {
+                    t2690_ = ((t0_ + 1u) - 1u) < t1443_;
                 }
-                if (t2480_) {
+                if (t2690_) {
                     unsigned v_13_ = ((ck_ << 5u) << 2u) + lane_;
                     if (v_13_ < nv_) {
-                        kf_u32x4 t2517_ = xb_[0u];
-                        kf_f32x4 a_5_ = kf_bitcast<kf_f32x4>(t2517_);
-                        kf_u32x4 t2520_ = xb_[1u];
-                        kf_f32x4 b_5_ = kf_bitcast<kf_f32x4>(t2520_);
-                        xs_5_[0u] = a_5_.v[0];
+                        kf_u32x4 t2727_ = xb_[0u];
+                        kf_f32x4 a_6_ = kf_bitcast<kf_f32x4>(t2727_);
+                        kf_u32x4 t2730_ = xb_[1u];
+                        kf_f32x4 b_5_ = kf_bitcast<kf_f32x4>(t2730_);
+                        xs_5_[0u] = a_6_.v[0];
                         xs_5_[4u] = b_5_.v[0];
-                        xs_5_[1u] = a_5_.v[1];
+                        xs_5_[1u] = a_6_.v[1];
                         xs_5_[5u] = b_5_.v[1];
-                        xs_5_[2u] = a_5_.v[2];
+                        xs_5_[2u] = a_6_.v[2];
                         xs_5_[6u] = b_5_.v[2];
-                        xs_5_[3u] = a_5_.v[3];
+                        xs_5_[3u] = a_6_.v[3];
                         xs_5_[7u] = b_5_.v[3];
-                        kf_u32x4 t2569_ = wb_[0u];
-                        kf_bf16x8 wbv_5_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t2569_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2569_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2569_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2569_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2569_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2569_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2569_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2569_, 3u), 16u))}};
+                        kf_u32x4 t2779_ = wb_[0u];
+                        kf_bf16x8 wbv_5_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t2779_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2779_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2779_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2779_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2779_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2779_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2779_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2779_, 3u), 16u))}};
                         acc_2_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[7]), xs_5_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[6]), xs_5_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[5]), xs_5_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[4]), xs_5_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[3]), xs_5_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[2]), xs_5_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[1]), xs_5_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[0]), xs_5_[0u], acc_2_[0u]))))))));
                     }
                     unsigned v_14_ = (((ck_ << 5u) << 2u) + 32u) + lane_;
                     if (v_14_ < nv_) {
-                        kf_u32x4 t2648_ = xb_[2u];
-                        kf_f32x4 a_6_ = kf_bitcast<kf_f32x4>(t2648_);
-                        kf_u32x4 t2651_ = xb_[3u];
-                        kf_f32x4 b_6_ = kf_bitcast<kf_f32x4>(t2651_);
-                        xs_6_[0u] = a_6_.v[0];
+                        kf_u32x4 t2858_ = xb_[2u];
+                        kf_f32x4 a_7_ = kf_bitcast<kf_f32x4>(t2858_);
+                        kf_u32x4 t2861_ = xb_[3u];
+                        kf_f32x4 b_6_ = kf_bitcast<kf_f32x4>(t2861_);
+                        xs_6_[0u] = a_7_.v[0];
                         xs_6_[4u] = b_6_.v[0];
-                        xs_6_[1u] = a_6_.v[1];
+                        xs_6_[1u] = a_7_.v[1];
                         xs_6_[5u] = b_6_.v[1];
-                        xs_6_[2u] = a_6_.v[2];
+                        xs_6_[2u] = a_7_.v[2];
                         xs_6_[6u] = b_6_.v[2];
-                        xs_6_[3u] = a_6_.v[3];
+                        xs_6_[3u] = a_7_.v[3];
                         xs_6_[7u] = b_6_.v[3];
-                        kf_u32x4 t2700_ = wb_[1u];
-                        kf_bf16x8 wbv_6_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t2700_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2700_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2700_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2700_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2700_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2700_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2700_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2700_, 3u), 16u))}};
+                        kf_u32x4 t2910_ = wb_[1u];
+                        kf_bf16x8 wbv_6_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t2910_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2910_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2910_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2910_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2910_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2910_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2910_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2910_, 3u), 16u))}};
                         acc_2_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[7]), xs_6_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[6]), xs_6_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[5]), xs_6_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[4]), xs_6_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[3]), xs_6_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[2]), xs_6_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[1]), xs_6_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[0]), xs_6_[0u], acc_2_[0u]))))))));
                     }
                     unsigned v_15_ = (((ck_ << 5u) << 2u) + 64u) + lane_;
                     if (v_15_ < nv_) {
-                        kf_u32x4 t2779_ = xb_[4u];
-                        kf_f32x4 a_7_ = kf_bitcast<kf_f32x4>(t2779_);
-                        kf_u32x4 t2782_ = xb_[5u];
-                        kf_f32x4 b_7_ = kf_bitcast<kf_f32x4>(t2782_);
-                        xs_7_[0u] = a_7_.v[0];
+                        kf_u32x4 t2989_ = xb_[4u];
+                        kf_f32x4 a_8_ = kf_bitcast<kf_f32x4>(t2989_);
+                        kf_u32x4 t2992_ = xb_[5u];
+                        kf_f32x4 b_7_ = kf_bitcast<kf_f32x4>(t2992_);
+                        xs_7_[0u] = a_8_.v[0];
                         xs_7_[4u] = b_7_.v[0];
-                        xs_7_[1u] = a_7_.v[1];
+                        xs_7_[1u] = a_8_.v[1];
                         xs_7_[5u] = b_7_.v[1];
-                        xs_7_[2u] = a_7_.v[2];
+                        xs_7_[2u] = a_8_.v[2];
                         xs_7_[6u] = b_7_.v[2];
-                        xs_7_[3u] = a_7_.v[3];
+                        xs_7_[3u] = a_8_.v[3];
                         xs_7_[7u] = b_7_.v[3];
-                        kf_u32x4 t2831_ = wb_[2u];
-                        kf_bf16x8 wbv_7_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t2831_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2831_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2831_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2831_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2831_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2831_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2831_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2831_, 3u), 16u))}};
+                        kf_u32x4 t3041_ = wb_[2u];
+                        kf_bf16x8 wbv_7_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t3041_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3041_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t3041_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3041_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t3041_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3041_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t3041_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3041_, 3u), 16u))}};
                         acc_2_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[7]), xs_7_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[6]), xs_7_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[5]), xs_7_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[4]), xs_7_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[3]), xs_7_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[2]), xs_7_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[1]), xs_7_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[0]), xs_7_[0u], acc_2_[0u]))))))));
                     }
                     unsigned v_16_ = (((ck_ << 5u) << 2u) + 96u) + lane_;
                     if (v_16_ < nv_) {
-                        kf_u32x4 t2910_ = xb_[6u];
-                        kf_f32x4 a_8_ = kf_bitcast<kf_f32x4>(t2910_);
-                        kf_u32x4 t2913_ = xb_[7u];
-                        kf_f32x4 b_8_ = kf_bitcast<kf_f32x4>(t2913_);
-                        xs_8_[0u] = a_8_.v[0];
+                        kf_u32x4 t3120_ = xb_[6u];
+                        kf_f32x4 a_9_ = kf_bitcast<kf_f32x4>(t3120_);
+                        kf_u32x4 t3123_ = xb_[7u];
+                        kf_f32x4 b_8_ = kf_bitcast<kf_f32x4>(t3123_);
+                        xs_8_[0u] = a_9_.v[0];
                         xs_8_[4u] = b_8_.v[0];
-                        xs_8_[1u] = a_8_.v[1];
+                        xs_8_[1u] = a_9_.v[1];
                         xs_8_[5u] = b_8_.v[1];
-                        xs_8_[2u] = a_8_.v[2];
+                        xs_8_[2u] = a_9_.v[2];
                         xs_8_[6u] = b_8_.v[2];
-                        xs_8_[3u] = a_8_.v[3];
+                        xs_8_[3u] = a_9_.v[3];
                         xs_8_[7u] = b_8_.v[3];
-                        kf_u32x4 t2962_ = wb_[3u];
-                        kf_bf16x8 wbv_8_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t2962_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2962_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2962_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2962_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2962_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2962_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2962_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2962_, 3u), 16u))}};
+                        kf_u32x4 t3172_ = wb_[3u];
+                        kf_bf16x8 wbv_8_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t3172_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3172_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t3172_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3172_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t3172_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3172_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t3172_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3172_, 3u), 16u))}};
                         acc_2_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[7]), xs_8_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[6]), xs_8_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[5]), xs_8_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[4]), xs_8_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[3]), xs_8_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[2]), xs_8_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[1]), xs_8_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[0]), xs_8_[0u], acc_2_[0u]))))))));
                     }
-                    unsigned t3033_ = ck_ + 1u;
-                    ck_ = t3033_;
-                    if (t3033_ == steps_) {
-                        float t3036_ = acc_2_[0u];
-                        unsigned t3058_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
-                        if (t3058_ == 32u) {
-                            float t3063_ = __fadd_rn(t3036_, kf_shfl_xor(t3036_, 16u, kf_wn));
-                            float t3066_ = __fadd_rn(t3063_, kf_shfl_xor(t3063_, 8u, kf_wn));
-                            float t3069_ = __fadd_rn(t3066_, kf_shfl_xor(t3066_, 4u, kf_wn));
-                            float t3072_ = __fadd_rn(t3069_, kf_shfl_xor(t3069_, 2u, kf_wn));
-                            s_2_ = __fadd_rn(t3072_, kf_shfl_xor(t3072_, 1u, kf_wn));
+                    unsigned t3243_ = ck_ + 1u;
+                    ck_ = t3243_;
+                    if (t3243_ == steps_) {
+                        float a_10_ = acc_2_[0u];
+                        unsigned r_2_ = 0u;
+                        unsigned t3270_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+                        if (t3270_ == 32u) {
+                            float t3275_ = __fadd_rn(a_10_, kf_shfl_xor(a_10_, 16u, kf_wn));
+                            float t3278_ = __fadd_rn(t3275_, kf_shfl_xor(t3275_, 8u, kf_wn));
+                            float t3281_ = __fadd_rn(t3278_, kf_shfl_xor(t3278_, 4u, kf_wn));
+                            float t3284_ = __fadd_rn(t3281_, kf_shfl_xor(t3281_, 2u, kf_wn));
+                            t3249_ = __fadd_rn(t3284_, kf_shfl_xor(t3284_, 1u, kf_wn));
                         } else {
-                            float t3078_ = kf_shfl_down(t3036_, 16u, kf_wn);
-                            bool t3080_ = (kf_lane_id() + 16u) < t3058_;
-                            float t3081_ = __fadd_rn(t3036_, t3078_);
-                            float t3082_ = t3080_ ? t3081_ : t3036_;
-                            float t3084_ = kf_shfl_down(t3082_, 8u, kf_wn);
-                            bool t3086_ = (kf_lane_id() + 8u) < t3058_;
-                            float t3087_ = __fadd_rn(t3082_, t3084_);
-                            float t3088_ = t3086_ ? t3087_ : t3082_;
-                            float t3090_ = kf_shfl_down(t3088_, 4u, kf_wn);
-                            bool t3092_ = (kf_lane_id() + 4u) < t3058_;
-                            float t3093_ = __fadd_rn(t3088_, t3090_);
-                            float t3094_ = t3092_ ? t3093_ : t3088_;
-                            float t3096_ = kf_shfl_down(t3094_, 2u, kf_wn);
-                            bool t3098_ = (kf_lane_id() + 2u) < t3058_;
-                            float t3099_ = __fadd_rn(t3094_, t3096_);
-                            float t3100_ = t3098_ ? t3099_ : t3094_;
-                            float t3102_ = kf_shfl_down(t3100_, 1u, kf_wn);
-                            bool t3104_ = (kf_lane_id() + 1u) < t3058_;
-                            float t3105_ = __fadd_rn(t3100_, t3102_);
-                            s_2_ = kf_shfl(t3104_ ? t3105_ : t3100_, 0u, kf_wn);
+                            float t3290_ = kf_shfl_down(a_10_, 16u, kf_wn);
+                            bool t3292_ = (kf_lane_id() + 16u) < t3270_;
+                            float t3293_ = __fadd_rn(a_10_, t3290_);
+                            float t3294_ = t3292_ ? t3293_ : a_10_;
+                            float t3296_ = kf_shfl_down(t3294_, 8u, kf_wn);
+                            bool t3298_ = (kf_lane_id() + 8u) < t3270_;
+                            float t3299_ = __fadd_rn(t3294_, t3296_);
+                            float t3300_ = t3298_ ? t3299_ : t3294_;
+                            float t3302_ = kf_shfl_down(t3300_, 4u, kf_wn);
+                            bool t3304_ = (kf_lane_id() + 4u) < t3270_;
+                            float t3305_ = __fadd_rn(t3300_, t3302_);
+                            float t3306_ = t3304_ ? t3305_ : t3300_;
+                            float t3308_ = kf_shfl_down(t3306_, 2u, kf_wn);
+                            bool t3310_ = (kf_lane_id() + 2u) < t3270_;
+                            float t3311_ = __fadd_rn(t3306_, t3308_);
+                            float t3312_ = t3310_ ? t3311_ : t3306_;
+                            float t3314_ = kf_shfl_down(t3312_, 1u, kf_wn);
+                            bool t3316_ = (kf_lane_id() + 1u) < t3270_;
+                            float t3317_ = __fadd_rn(t3312_, t3314_);
+                            t3249_ = kf_shfl(t3316_ ? t3317_ : t3312_, 0u, kf_wn);
                         }
-                        bool t3110_ = lane_ == 0u;
-                        bool t3111_ = t3110_;
-                        if (t3110_) {
-                            t3111_ = cg_ < m_;
+                        bool t3322_ = lane_ == r_2_;
+                        bool t3323_ = t3322_;
+                        if (t3322_) {
+                            t3323_ = cg_ < m_;
                         }
-                        if (t3111_) {
-                            y_[cg_] = s_2_;
+                        if (t3323_) {
+                            y_[cg_] = t3249_;
                         }
                         acc_2_[0u] = 0.0f;
                         ck_ = 0u;
@@ -4121,176 +4137,176 @@ gemv_bf16_f32_f32(const kf_bf16* __restrict__ w_, const float* __restrict__ x_, 
     } else {
         unsigned lane_2_ = kf_lane_id();
         unsigned nv_2_ = k_ >> 3u;
-        unsigned t3156_ = (blockIdx.x << 3u) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u);
-        unsigned t3167_ = gridDim.x << 3u;
+        unsigned t3466_ = (blockIdx.x << 3u) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u);
+        unsigned t3477_ = gridDim.x << 3u;
         #pragma unroll 1
-        for (unsigned g_ = t3156_; g_ < m_; g_ = g_ + t3167_) {
+        for (unsigned g_ = t3466_; g_ < m_; g_ = g_ + t3477_) {
             row_[0u] = min(g_, (m_ - 1u));
             acc_3_[0u] = 0.0f;
             if ((k_ & 7u) == 0u) {
                 #pragma unroll 1
                 for (unsigned base_ = 0u; base_ < nv_2_; base_ = base_ + 128u) {
                     unsigned v_17_ = base_ + lane_2_;
-                    kf_u32x4 t3192_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                    kf_u32x4 t_2_ = t3192_;
+                    kf_u32x4 t3502_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_2_ = t3502_;
                     if (v_17_ < nv_2_) {
-                        unsigned t3198_ = (row_[0u] * nv_2_) + v_17_;
-                        kf_u32x4 t3199_ = wv_[t3198_];
-                        t_2_ = t3199_;
+                        unsigned t3508_ = (row_[0u] * nv_2_) + v_17_;
+                        kf_u32x4 t3509_ = wv_[t3508_];
+                        t_2_ = t3509_;
                     }
                     wr_[0u] = t_2_;
                     unsigned v_18_ = (base_ + 32u) + lane_2_;
-                    kf_u32x4 t3205_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                    kf_u32x4 t_3_ = t3205_;
+                    kf_u32x4 t3515_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_3_ = t3515_;
                     if (v_18_ < nv_2_) {
-                        unsigned t3211_ = (row_[0u] * nv_2_) + v_18_;
-                        kf_u32x4 t3212_ = wv_[t3211_];
-                        t_3_ = t3212_;
+                        unsigned t3521_ = (row_[0u] * nv_2_) + v_18_;
+                        kf_u32x4 t3522_ = wv_[t3521_];
+                        t_3_ = t3522_;
                     }
                     wr_[1u] = t_3_;
                     unsigned v_19_ = (base_ + 64u) + lane_2_;
-                    kf_u32x4 t3218_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                    kf_u32x4 t_4_ = t3218_;
+                    kf_u32x4 t3528_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_4_ = t3528_;
                     if (v_19_ < nv_2_) {
-                        unsigned t3224_ = (row_[0u] * nv_2_) + v_19_;
-                        kf_u32x4 t3225_ = wv_[t3224_];
-                        t_4_ = t3225_;
+                        unsigned t3534_ = (row_[0u] * nv_2_) + v_19_;
+                        kf_u32x4 t3535_ = wv_[t3534_];
+                        t_4_ = t3535_;
                     }
                     wr_[2u] = t_4_;
                     unsigned v_20_ = (base_ + 96u) + lane_2_;
-                    kf_u32x4 t3231_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                    kf_u32x4 t_5_ = t3231_;
+                    kf_u32x4 t3541_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_5_ = t3541_;
                     if (v_20_ < nv_2_) {
-                        unsigned t3237_ = (row_[0u] * nv_2_) + v_20_;
-                        kf_u32x4 t3238_ = wv_[t3237_];
-                        t_5_ = t3238_;
+                        unsigned t3547_ = (row_[0u] * nv_2_) + v_20_;
+                        kf_u32x4 t3548_ = wv_[t3547_];
+                        t_5_ = t3548_;
                     }
                     wr_[3u] = t_5_;
                     unsigned v_21_ = base_ + lane_2_;
                     if (v_21_ < nv_2_) {
-                        unsigned t3245_ = v_21_ << 1u;
-                        kf_f32x4 a_9_ = xf4_[t3245_];
-                        unsigned t3250_ = (v_21_ << 1u) + 1u;
-                        kf_f32x4 b_9_ = xf4_[t3250_];
-                        xs_9_[0u] = a_9_.v[0];
+                        unsigned t3555_ = v_21_ << 1u;
+                        kf_f32x4 a_11_ = xf4_[t3555_];
+                        unsigned t3560_ = (v_21_ << 1u) + 1u;
+                        kf_f32x4 b_9_ = xf4_[t3560_];
+                        xs_9_[0u] = a_11_.v[0];
                         xs_9_[4u] = b_9_.v[0];
-                        xs_9_[1u] = a_9_.v[1];
+                        xs_9_[1u] = a_11_.v[1];
                         xs_9_[5u] = b_9_.v[1];
-                        xs_9_[2u] = a_9_.v[2];
+                        xs_9_[2u] = a_11_.v[2];
                         xs_9_[6u] = b_9_.v[2];
-                        xs_9_[3u] = a_9_.v[3];
+                        xs_9_[3u] = a_11_.v[3];
                         xs_9_[7u] = b_9_.v[3];
-                        kf_u32x4 t3297_ = wr_[0u];
-                        kf_bf16x8 wb_2_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t3297_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3297_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t3297_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3297_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t3297_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3297_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t3297_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3297_, 3u), 16u))}};
+                        kf_u32x4 t3607_ = wr_[0u];
+                        kf_bf16x8 wb_2_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t3607_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3607_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t3607_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3607_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t3607_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3607_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t3607_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3607_, 3u), 16u))}};
                         acc_3_[0u] = __fmaf_rn(kf_bf16_to_f32(wb_2_.v[7]), xs_9_[7u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[6]), xs_9_[6u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[5]), xs_9_[5u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[4]), xs_9_[4u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[3]), xs_9_[3u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[2]), xs_9_[2u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[1]), xs_9_[1u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[0]), xs_9_[0u], acc_3_[0u]))))))));
                     }
                     unsigned v_22_ = (base_ + 32u) + lane_2_;
                     if (v_22_ < nv_2_) {
-                        unsigned t3372_ = v_22_ << 1u;
-                        kf_f32x4 a_10_ = xf4_[t3372_];
-                        unsigned t3377_ = (v_22_ << 1u) + 1u;
-                        kf_f32x4 b_10_ = xf4_[t3377_];
-                        xs_10_[0u] = a_10_.v[0];
+                        unsigned t3682_ = v_22_ << 1u;
+                        kf_f32x4 a_12_ = xf4_[t3682_];
+                        unsigned t3687_ = (v_22_ << 1u) + 1u;
+                        kf_f32x4 b_10_ = xf4_[t3687_];
+                        xs_10_[0u] = a_12_.v[0];
                         xs_10_[4u] = b_10_.v[0];
-                        xs_10_[1u] = a_10_.v[1];
+                        xs_10_[1u] = a_12_.v[1];
                         xs_10_[5u] = b_10_.v[1];
-                        xs_10_[2u] = a_10_.v[2];
+                        xs_10_[2u] = a_12_.v[2];
                         xs_10_[6u] = b_10_.v[2];
-                        xs_10_[3u] = a_10_.v[3];
+                        xs_10_[3u] = a_12_.v[3];
                         xs_10_[7u] = b_10_.v[3];
-                        kf_u32x4 t3424_ = wr_[1u];
-                        kf_bf16x8 wb_3_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t3424_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3424_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t3424_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3424_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t3424_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3424_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t3424_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3424_, 3u), 16u))}};
+                        kf_u32x4 t3734_ = wr_[1u];
+                        kf_bf16x8 wb_3_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t3734_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3734_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t3734_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3734_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t3734_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3734_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t3734_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3734_, 3u), 16u))}};
                         acc_3_[0u] = __fmaf_rn(kf_bf16_to_f32(wb_3_.v[7]), xs_10_[7u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[6]), xs_10_[6u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[5]), xs_10_[5u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[4]), xs_10_[4u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[3]), xs_10_[3u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[2]), xs_10_[2u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[1]), xs_10_[1u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[0]), xs_10_[0u], acc_3_[0u]))))))));
                     }
                     unsigned v_23_ = (base_ + 64u) + lane_2_;
                     if (v_23_ < nv_2_) {
-                        unsigned t3499_ = v_23_ << 1u;
-                        kf_f32x4 a_11_ = xf4_[t3499_];
-                        unsigned t3504_ = (v_23_ << 1u) + 1u;
-                        kf_f32x4 b_11_ = xf4_[t3504_];
-                        xs_11_[0u] = a_11_.v[0];
+                        unsigned t3809_ = v_23_ << 1u;
+                        kf_f32x4 a_13_ = xf4_[t3809_];
+                        unsigned t3814_ = (v_23_ << 1u) + 1u;
+                        kf_f32x4 b_11_ = xf4_[t3814_];
+                        xs_11_[0u] = a_13_.v[0];
                         xs_11_[4u] = b_11_.v[0];
-                        xs_11_[1u] = a_11_.v[1];
+                        xs_11_[1u] = a_13_.v[1];
                         xs_11_[5u] = b_11_.v[1];
-                        xs_11_[2u] = a_11_.v[2];
+                        xs_11_[2u] = a_13_.v[2];
                         xs_11_[6u] = b_11_.v[2];
-                        xs_11_[3u] = a_11_.v[3];
+                        xs_11_[3u] = a_13_.v[3];
                         xs_11_[7u] = b_11_.v[3];
-                        kf_u32x4 t3551_ = wr_[2u];
-                        kf_bf16x8 wb_4_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t3551_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3551_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t3551_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3551_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t3551_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3551_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t3551_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3551_, 3u), 16u))}};
+                        kf_u32x4 t3861_ = wr_[2u];
+                        kf_bf16x8 wb_4_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t3861_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3861_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t3861_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3861_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t3861_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3861_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t3861_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3861_, 3u), 16u))}};
                         acc_3_[0u] = __fmaf_rn(kf_bf16_to_f32(wb_4_.v[7]), xs_11_[7u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[6]), xs_11_[6u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[5]), xs_11_[5u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[4]), xs_11_[4u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[3]), xs_11_[3u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[2]), xs_11_[2u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[1]), xs_11_[1u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[0]), xs_11_[0u], acc_3_[0u]))))))));
                     }
                     unsigned v_24_ = (base_ + 96u) + lane_2_;
                     if (v_24_ < nv_2_) {
-                        unsigned t3626_ = v_24_ << 1u;
-                        kf_f32x4 a_12_ = xf4_[t3626_];
-                        unsigned t3631_ = (v_24_ << 1u) + 1u;
-                        kf_f32x4 b_12_ = xf4_[t3631_];
-                        xs_12_[0u] = a_12_.v[0];
+                        unsigned t3936_ = v_24_ << 1u;
+                        kf_f32x4 a_14_ = xf4_[t3936_];
+                        unsigned t3941_ = (v_24_ << 1u) + 1u;
+                        kf_f32x4 b_12_ = xf4_[t3941_];
+                        xs_12_[0u] = a_14_.v[0];
                         xs_12_[4u] = b_12_.v[0];
-                        xs_12_[1u] = a_12_.v[1];
+                        xs_12_[1u] = a_14_.v[1];
                         xs_12_[5u] = b_12_.v[1];
-                        xs_12_[2u] = a_12_.v[2];
+                        xs_12_[2u] = a_14_.v[2];
                         xs_12_[6u] = b_12_.v[2];
-                        xs_12_[3u] = a_12_.v[3];
+                        xs_12_[3u] = a_14_.v[3];
                         xs_12_[7u] = b_12_.v[3];
-                        kf_u32x4 t3678_ = wr_[3u];
-                        kf_bf16x8 wb_5_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t3678_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3678_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t3678_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3678_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t3678_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3678_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t3678_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3678_, 3u), 16u))}};
+                        kf_u32x4 t3988_ = wr_[3u];
+                        kf_bf16x8 wb_5_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t3988_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3988_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t3988_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3988_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t3988_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3988_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t3988_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3988_, 3u), 16u))}};
                         acc_3_[0u] = __fmaf_rn(kf_bf16_to_f32(wb_5_.v[7]), xs_12_[7u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[6]), xs_12_[6u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[5]), xs_12_[5u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[4]), xs_12_[4u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[3]), xs_12_[3u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[2]), xs_12_[2u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[1]), xs_12_[1u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[0]), xs_12_[0u], acc_3_[0u]))))))));
                     }
                 }
             } else {
                 #pragma unroll 1
                 for (unsigned c_ = lane_2_; c_ < k_; c_ = c_ + 32u) {
-                    float t3754_ = x_[c_];
+                    float t4064_ = x_[c_];
                     unsigned i_ = (row_[0u] * k_) + c_;
                     unsigned short u_ = w16_[i_];
-                    acc_3_[0u] = __fmaf_rn(kf_bf16_to_f32(kf_bitcast<kf_bf16>(u_)), t3754_, acc_3_[0u]);
+                    acc_3_[0u] = __fmaf_rn(kf_bf16_to_f32(kf_bitcast<kf_bf16>(u_)), t4064_, acc_3_[0u]);
                 }
             }
-            float t3774_ = acc_3_[0u];
-            unsigned t3796_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
-            if (t3796_ == 32u) {
-                float t3801_ = __fadd_rn(t3774_, kf_shfl_xor(t3774_, 16u, kf_wn));
-                float t3804_ = __fadd_rn(t3801_, kf_shfl_xor(t3801_, 8u, kf_wn));
-                float t3807_ = __fadd_rn(t3804_, kf_shfl_xor(t3804_, 4u, kf_wn));
-                float t3810_ = __fadd_rn(t3807_, kf_shfl_xor(t3807_, 2u, kf_wn));
-                s_3_ = __fadd_rn(t3810_, kf_shfl_xor(t3810_, 1u, kf_wn));
+            float t4084_ = acc_3_[0u];
+            unsigned t4106_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+            if (t4106_ == 32u) {
+                float t4111_ = __fadd_rn(t4084_, kf_shfl_xor(t4084_, 16u, kf_wn));
+                float t4114_ = __fadd_rn(t4111_, kf_shfl_xor(t4111_, 8u, kf_wn));
+                float t4117_ = __fadd_rn(t4114_, kf_shfl_xor(t4114_, 4u, kf_wn));
+                float t4120_ = __fadd_rn(t4117_, kf_shfl_xor(t4117_, 2u, kf_wn));
+                s_ = __fadd_rn(t4120_, kf_shfl_xor(t4120_, 1u, kf_wn));
             } else {
-                float t3816_ = kf_shfl_down(t3774_, 16u, kf_wn);
-                bool t3818_ = (kf_lane_id() + 16u) < t3796_;
-                float t3819_ = __fadd_rn(t3774_, t3816_);
-                float t3820_ = t3818_ ? t3819_ : t3774_;
-                float t3822_ = kf_shfl_down(t3820_, 8u, kf_wn);
-                bool t3824_ = (kf_lane_id() + 8u) < t3796_;
-                float t3825_ = __fadd_rn(t3820_, t3822_);
-                float t3826_ = t3824_ ? t3825_ : t3820_;
-                float t3828_ = kf_shfl_down(t3826_, 4u, kf_wn);
-                bool t3830_ = (kf_lane_id() + 4u) < t3796_;
-                float t3831_ = __fadd_rn(t3826_, t3828_);
-                float t3832_ = t3830_ ? t3831_ : t3826_;
-                float t3834_ = kf_shfl_down(t3832_, 2u, kf_wn);
-                bool t3836_ = (kf_lane_id() + 2u) < t3796_;
-                float t3837_ = __fadd_rn(t3832_, t3834_);
-                float t3838_ = t3836_ ? t3837_ : t3832_;
-                float t3840_ = kf_shfl_down(t3838_, 1u, kf_wn);
-                bool t3842_ = (kf_lane_id() + 1u) < t3796_;
-                float t3843_ = __fadd_rn(t3838_, t3840_);
-                s_3_ = kf_shfl(t3842_ ? t3843_ : t3838_, 0u, kf_wn);
+                float t4126_ = kf_shfl_down(t4084_, 16u, kf_wn);
+                bool t4128_ = (kf_lane_id() + 16u) < t4106_;
+                float t4129_ = __fadd_rn(t4084_, t4126_);
+                float t4130_ = t4128_ ? t4129_ : t4084_;
+                float t4132_ = kf_shfl_down(t4130_, 8u, kf_wn);
+                bool t4134_ = (kf_lane_id() + 8u) < t4106_;
+                float t4135_ = __fadd_rn(t4130_, t4132_);
+                float t4136_ = t4134_ ? t4135_ : t4130_;
+                float t4138_ = kf_shfl_down(t4136_, 4u, kf_wn);
+                bool t4140_ = (kf_lane_id() + 4u) < t4106_;
+                float t4141_ = __fadd_rn(t4136_, t4138_);
+                float t4142_ = t4140_ ? t4141_ : t4136_;
+                float t4144_ = kf_shfl_down(t4142_, 2u, kf_wn);
+                bool t4146_ = (kf_lane_id() + 2u) < t4106_;
+                float t4147_ = __fadd_rn(t4142_, t4144_);
+                float t4148_ = t4146_ ? t4147_ : t4142_;
+                float t4150_ = kf_shfl_down(t4148_, 1u, kf_wn);
+                bool t4152_ = (kf_lane_id() + 1u) < t4106_;
+                float t4153_ = __fadd_rn(t4148_, t4150_);
+                s_ = kf_shfl(t4152_ ? t4153_ : t4148_, 0u, kf_wn);
             }
-            bool t3848_ = lane_2_ == 0u;
-            bool t3849_ = t3848_;
-            if (t3848_) {
-                t3849_ = g_ < m_;
+            bool t4158_ = lane_2_ == 0u;
+            bool t4159_ = t4158_;
+            if (t4158_) {
+                t4159_ = g_ < m_;
             }
-            if (t3849_) {
-                y_[g_] = s_3_;
+            if (t4159_) {
+                y_[g_] = s_;
             }
         }
     }
 }
 
-/* kernel gemv_f16_f16_f16_dyn (gemv.kf:1017) */
+/* kernel gemv_f16_f16_f16_dyn (gemv.kf:1079) */
 extern "C" __global__ void __launch_bounds__(256)
 gemv_f16_f16_f16_dyn(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x_, kf_f16* __restrict__ y_, unsigned* __restrict__ ctr_, unsigned m_, unsigned k_)
 {
@@ -4779,7 +4795,7 @@ gemv_f16_f16_f16_dyn(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x
     }
 }
 
-/* kernel gemv_f16_f16_f16_acc (gemv.kf:1031) */
+/* kernel gemv_f16_f16_f16_acc (gemv.kf:1093) */
 extern "C" __global__ void __launch_bounds__(256)
 gemv_f16_f16_f16_acc(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x_, kf_f16* __restrict__ y_, unsigned m_, unsigned k_)
 {
@@ -4802,9 +4818,9 @@ gemv_f16_f16_f16_acc(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x
     float xs_10_[8];
     float xs_11_[8];
     float xs_12_[8];
+    float t2308_;
+    float t3249_;
     float s_;
-    float s_2_;
-    float s_3_;
     const unsigned kf_wn = kf_warp_lanes();
     const unsigned short* w16_ = (const unsigned short*)w_;
     const kf_u32x4* wv_ = (const kf_u32x4*)w_;
@@ -4817,18 +4833,18 @@ gemv_f16_f16_f16_acc(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x
         unsigned wid_ = (blockIdx.x << 3u) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u);
         unsigned nw_ = gridDim.x << 3u;
         if (!(wid_ >= m_)) {
-            unsigned t1433_ = m_ - wid_;
-            unsigned t1441_ = ((t1433_ / nw_) + (((t1433_ % nw_) != 0u) ? 1u : 0u)) * steps_;
+            unsigned t1435_ = m_ - wid_;
+            unsigned t1443_ = ((t1435_ / nw_) + (((t1435_ % nw_) != 0u) ? 1u : 0u)) * steps_;
             acc_2_[0u] = 0.0f;
             float yold_ = 0.0f;
             unsigned lg_ = wid_;
             unsigned lk_ = 0u;
             unsigned cg_ = wid_;
             unsigned ck_ = 0u;
-            unsigned t1454_ = t1441_ + 1u;
+            unsigned t1462_ = t1443_ + 1u;
             #pragma unroll 1
-            for (unsigned t0_ = 0u; t0_ < t1454_; t0_ = t0_ + 2u) {
-                if (t0_ < t1441_) {
+            for (unsigned t0_ = 0u; t0_ < t1462_; t0_ = t0_ + 2u) {
+                if (t0_ < t1443_) {
                     unsigned v_ = min((((lk_ << 5u) << 2u) + lane_), (nv_ - 1u));
                     unsigned row_2_ = min(lg_, (m_ - 1u));
                     wb_[0u] = wv_[(row_2_ * nv_) + v_];
@@ -4845,35 +4861,35 @@ gemv_f16_f16_f16_acc(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x
                     unsigned row_5_ = min(lg_, (m_ - 1u));
                     wb_[3u] = wv_[(row_5_ * nv_) + v_4_];
                     xb_[6u] = xv_[v_4_];
-                    unsigned t1630_ = lk_ + 1u;
-                    lk_ = t1630_;
-                    if (t1630_ == steps_) {
+                    unsigned t1638_ = lk_ + 1u;
+                    lk_ = t1638_;
+                    if (t1638_ == steps_) {
                         lk_ = 0u;
                         lg_ = lg_ + nw_;
                     }
                 }
-                bool t1639_ = t0_ >= 1u;
-                bool t1640_ = t1639_;
-                if (t1639_) {
-                    t1640_ = (t0_ - 1u) < t1441_;
+                bool t1748_ = t0_ >= 1u;
+                bool t1749_ = t1748_;
+                if (t1748_) {
+                    t1749_ = (t0_ - 1u) < t1443_;
                 }
-                if (t1640_) {
+                if (t1749_) {
                     if (ck_ == 0u) {
                         float v_5_ = 0.0f;
-                        bool t1655_ = kf_lane_id() < 1u;
-                        bool t1656_ = t1655_;
-                        if (t1655_) {
-                            t1656_ = (cg_ + kf_lane_id()) < m_;
+                        bool t1764_ = kf_lane_id() < 1u;
+                        bool t1765_ = t1764_;
+                        if (t1764_) {
+                            t1765_ = (cg_ + kf_lane_id()) < m_;
                         }
-                        if (t1656_) {
+                        if (t1765_) {
                             v_5_ = kf_f16_to_f32(y_[cg_ + kf_lane_id()]);
                         }
                         yold_ = v_5_;
                     }
                     unsigned v_6_ = ((ck_ << 5u) << 2u) + lane_;
                     if (v_6_ < nv_) {
-                        kf_u32x4 t1699_ = xb_[8u];
-                        kf_f16x8 a_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1699_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1699_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1699_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1699_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1699_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1699_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1699_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1699_, 3u), 16u))}};
+                        kf_u32x4 t1808_ = xb_[8u];
+                        kf_f16x8 a_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1808_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1808_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1808_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1808_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1808_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1808_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1808_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1808_, 3u), 16u))}};
                         xs_[0u] = kf_f16_to_f32(a_.v[0]);
                         xs_[1u] = kf_f16_to_f32(a_.v[1]);
                         xs_[2u] = kf_f16_to_f32(a_.v[2]);
@@ -4882,14 +4898,14 @@ gemv_f16_f16_f16_acc(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x
                         xs_[5u] = kf_f16_to_f32(a_.v[5]);
                         xs_[6u] = kf_f16_to_f32(a_.v[6]);
                         xs_[7u] = kf_f16_to_f32(a_.v[7]);
-                        kf_u32x4 t1726_ = wb_[4u];
-                        kf_f16x8 wh_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1726_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1726_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1726_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1726_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1726_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1726_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1726_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1726_, 3u), 16u))}};
+                        kf_u32x4 t1835_ = wb_[4u];
+                        kf_f16x8 wh_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1835_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1835_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1835_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1835_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1835_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1835_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1835_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1835_, 3u), 16u))}};
                         acc_2_[0u] = __fmaf_rn(kf_f16_to_f32(wh_.v[7]), xs_[7u], __fmaf_rn(kf_f16_to_f32(wh_.v[6]), xs_[6u], __fmaf_rn(kf_f16_to_f32(wh_.v[5]), xs_[5u], __fmaf_rn(kf_f16_to_f32(wh_.v[4]), xs_[4u], __fmaf_rn(kf_f16_to_f32(wh_.v[3]), xs_[3u], __fmaf_rn(kf_f16_to_f32(wh_.v[2]), xs_[2u], __fmaf_rn(kf_f16_to_f32(wh_.v[1]), xs_[1u], __fmaf_rn(kf_f16_to_f32(wh_.v[0]), xs_[0u], acc_2_[0u]))))))));
                     }
                     unsigned v_7_ = (((ck_ << 5u) << 2u) + 32u) + lane_;
                     if (v_7_ < nv_) {
-                        kf_u32x4 t1830_ = xb_[10u];
-                        kf_f16x8 a_2_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1830_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1830_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1830_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1830_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1830_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1830_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1830_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1830_, 3u), 16u))}};
+                        kf_u32x4 t1939_ = xb_[10u];
+                        kf_f16x8 a_2_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1939_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1939_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1939_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1939_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1939_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1939_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1939_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1939_, 3u), 16u))}};
                         xs_2_[0u] = kf_f16_to_f32(a_2_.v[0]);
                         xs_2_[1u] = kf_f16_to_f32(a_2_.v[1]);
                         xs_2_[2u] = kf_f16_to_f32(a_2_.v[2]);
@@ -4898,14 +4914,14 @@ gemv_f16_f16_f16_acc(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x
                         xs_2_[5u] = kf_f16_to_f32(a_2_.v[5]);
                         xs_2_[6u] = kf_f16_to_f32(a_2_.v[6]);
                         xs_2_[7u] = kf_f16_to_f32(a_2_.v[7]);
-                        kf_u32x4 t1857_ = wb_[5u];
-                        kf_f16x8 wh_2_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1857_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1857_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1857_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1857_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1857_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1857_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1857_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1857_, 3u), 16u))}};
+                        kf_u32x4 t1966_ = wb_[5u];
+                        kf_f16x8 wh_2_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1966_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1966_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1966_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1966_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1966_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1966_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1966_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1966_, 3u), 16u))}};
                         acc_2_[0u] = __fmaf_rn(kf_f16_to_f32(wh_2_.v[7]), xs_2_[7u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[6]), xs_2_[6u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[5]), xs_2_[5u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[4]), xs_2_[4u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[3]), xs_2_[3u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[2]), xs_2_[2u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[1]), xs_2_[1u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[0]), xs_2_[0u], acc_2_[0u]))))))));
                     }
                     unsigned v_8_ = (((ck_ << 5u) << 2u) + 64u) + lane_;
                     if (v_8_ < nv_) {
-                        kf_u32x4 t1961_ = xb_[12u];
-                        kf_f16x8 a_3_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1961_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1961_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1961_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1961_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1961_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1961_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1961_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1961_, 3u), 16u))}};
+                        kf_u32x4 t2070_ = xb_[12u];
+                        kf_f16x8 a_3_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2070_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2070_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2070_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2070_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2070_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2070_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2070_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2070_, 3u), 16u))}};
                         xs_3_[0u] = kf_f16_to_f32(a_3_.v[0]);
                         xs_3_[1u] = kf_f16_to_f32(a_3_.v[1]);
                         xs_3_[2u] = kf_f16_to_f32(a_3_.v[2]);
@@ -4914,14 +4930,14 @@ gemv_f16_f16_f16_acc(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x
                         xs_3_[5u] = kf_f16_to_f32(a_3_.v[5]);
                         xs_3_[6u] = kf_f16_to_f32(a_3_.v[6]);
                         xs_3_[7u] = kf_f16_to_f32(a_3_.v[7]);
-                        kf_u32x4 t1988_ = wb_[6u];
-                        kf_f16x8 wh_3_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1988_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1988_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1988_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1988_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1988_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1988_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1988_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1988_, 3u), 16u))}};
+                        kf_u32x4 t2097_ = wb_[6u];
+                        kf_f16x8 wh_3_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2097_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2097_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2097_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2097_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2097_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2097_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2097_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2097_, 3u), 16u))}};
                         acc_2_[0u] = __fmaf_rn(kf_f16_to_f32(wh_3_.v[7]), xs_3_[7u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[6]), xs_3_[6u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[5]), xs_3_[5u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[4]), xs_3_[4u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[3]), xs_3_[3u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[2]), xs_3_[2u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[1]), xs_3_[1u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[0]), xs_3_[0u], acc_2_[0u]))))))));
                     }
                     unsigned v_9_ = (((ck_ << 5u) << 2u) + 96u) + lane_;
                     if (v_9_ < nv_) {
-                        kf_u32x4 t2092_ = xb_[14u];
-                        kf_f16x8 a_4_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2092_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2092_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2092_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2092_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2092_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2092_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2092_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2092_, 3u), 16u))}};
+                        kf_u32x4 t2201_ = xb_[14u];
+                        kf_f16x8 a_4_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2201_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2201_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2201_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2201_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2201_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2201_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2201_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2201_, 3u), 16u))}};
                         xs_4_[0u] = kf_f16_to_f32(a_4_.v[0]);
                         xs_4_[1u] = kf_f16_to_f32(a_4_.v[1]);
                         xs_4_[2u] = kf_f16_to_f32(a_4_.v[2]);
@@ -4930,57 +4946,58 @@ gemv_f16_f16_f16_acc(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x
                         xs_4_[5u] = kf_f16_to_f32(a_4_.v[5]);
                         xs_4_[6u] = kf_f16_to_f32(a_4_.v[6]);
                         xs_4_[7u] = kf_f16_to_f32(a_4_.v[7]);
-                        kf_u32x4 t2119_ = wb_[7u];
-                        kf_f16x8 wh_4_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2119_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2119_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2119_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2119_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2119_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2119_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2119_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2119_, 3u), 16u))}};
+                        kf_u32x4 t2228_ = wb_[7u];
+                        kf_f16x8 wh_4_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2228_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2228_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2228_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2228_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2228_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2228_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2228_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2228_, 3u), 16u))}};
                         acc_2_[0u] = __fmaf_rn(kf_f16_to_f32(wh_4_.v[7]), xs_4_[7u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[6]), xs_4_[6u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[5]), xs_4_[5u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[4]), xs_4_[4u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[3]), xs_4_[3u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[2]), xs_4_[2u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[1]), xs_4_[1u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[0]), xs_4_[0u], acc_2_[0u]))))))));
                     }
-                    unsigned t2193_ = ck_ + 1u;
-                    ck_ = t2193_;
-                    if (t2193_ == steps_) {
-                        float t2196_ = acc_2_[0u];
-                        unsigned t2218_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
-                        if (t2218_ == 32u) {
-                            float t2223_ = __fadd_rn(t2196_, kf_shfl_xor(t2196_, 16u, kf_wn));
-                            float t2226_ = __fadd_rn(t2223_, kf_shfl_xor(t2223_, 8u, kf_wn));
-                            float t2229_ = __fadd_rn(t2226_, kf_shfl_xor(t2226_, 4u, kf_wn));
-                            float t2232_ = __fadd_rn(t2229_, kf_shfl_xor(t2229_, 2u, kf_wn));
-                            s_ = __fadd_rn(t2232_, kf_shfl_xor(t2232_, 1u, kf_wn));
+                    unsigned t2302_ = ck_ + 1u;
+                    ck_ = t2302_;
+                    if (t2302_ == steps_) {
+                        float a_5_ = acc_2_[0u];
+                        unsigned r_ = 0u;
+                        unsigned t2329_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+                        if (t2329_ == 32u) {
+                            float t2334_ = __fadd_rn(a_5_, kf_shfl_xor(a_5_, 16u, kf_wn));
+                            float t2337_ = __fadd_rn(t2334_, kf_shfl_xor(t2334_, 8u, kf_wn));
+                            float t2340_ = __fadd_rn(t2337_, kf_shfl_xor(t2337_, 4u, kf_wn));
+                            float t2343_ = __fadd_rn(t2340_, kf_shfl_xor(t2340_, 2u, kf_wn));
+                            t2308_ = __fadd_rn(t2343_, kf_shfl_xor(t2343_, 1u, kf_wn));
                         } else {
-                            float t2238_ = kf_shfl_down(t2196_, 16u, kf_wn);
-                            bool t2240_ = (kf_lane_id() + 16u) < t2218_;
-                            float t2241_ = __fadd_rn(t2196_, t2238_);
-                            float t2242_ = t2240_ ? t2241_ : t2196_;
-                            float t2244_ = kf_shfl_down(t2242_, 8u, kf_wn);
-                            bool t2246_ = (kf_lane_id() + 8u) < t2218_;
-                            float t2247_ = __fadd_rn(t2242_, t2244_);
-                            float t2248_ = t2246_ ? t2247_ : t2242_;
-                            float t2250_ = kf_shfl_down(t2248_, 4u, kf_wn);
-                            bool t2252_ = (kf_lane_id() + 4u) < t2218_;
-                            float t2253_ = __fadd_rn(t2248_, t2250_);
-                            float t2254_ = t2252_ ? t2253_ : t2248_;
-                            float t2256_ = kf_shfl_down(t2254_, 2u, kf_wn);
-                            bool t2258_ = (kf_lane_id() + 2u) < t2218_;
-                            float t2259_ = __fadd_rn(t2254_, t2256_);
-                            float t2260_ = t2258_ ? t2259_ : t2254_;
-                            float t2262_ = kf_shfl_down(t2260_, 1u, kf_wn);
-                            bool t2264_ = (kf_lane_id() + 1u) < t2218_;
-                            float t2265_ = __fadd_rn(t2260_, t2262_);
-                            s_ = kf_shfl(t2264_ ? t2265_ : t2260_, 0u, kf_wn);
+                            float t2349_ = kf_shfl_down(a_5_, 16u, kf_wn);
+                            bool t2351_ = (kf_lane_id() + 16u) < t2329_;
+                            float t2352_ = __fadd_rn(a_5_, t2349_);
+                            float t2353_ = t2351_ ? t2352_ : a_5_;
+                            float t2355_ = kf_shfl_down(t2353_, 8u, kf_wn);
+                            bool t2357_ = (kf_lane_id() + 8u) < t2329_;
+                            float t2358_ = __fadd_rn(t2353_, t2355_);
+                            float t2359_ = t2357_ ? t2358_ : t2353_;
+                            float t2361_ = kf_shfl_down(t2359_, 4u, kf_wn);
+                            bool t2363_ = (kf_lane_id() + 4u) < t2329_;
+                            float t2364_ = __fadd_rn(t2359_, t2361_);
+                            float t2365_ = t2363_ ? t2364_ : t2359_;
+                            float t2367_ = kf_shfl_down(t2365_, 2u, kf_wn);
+                            bool t2369_ = (kf_lane_id() + 2u) < t2329_;
+                            float t2370_ = __fadd_rn(t2365_, t2367_);
+                            float t2371_ = t2369_ ? t2370_ : t2365_;
+                            float t2373_ = kf_shfl_down(t2371_, 1u, kf_wn);
+                            bool t2375_ = (kf_lane_id() + 1u) < t2329_;
+                            float t2376_ = __fadd_rn(t2371_, t2373_);
+                            t2308_ = kf_shfl(t2375_ ? t2376_ : t2371_, 0u, kf_wn);
                         }
-                        bool t2270_ = lane_ == 0u;
-                        bool t2271_ = t2270_;
-                        if (t2270_) {
-                            t2271_ = cg_ < m_;
+                        bool t2381_ = lane_ == r_;
+                        bool t2382_ = t2381_;
+                        if (t2381_) {
+                            t2382_ = cg_ < m_;
                         }
-                        if (t2271_) {
-                            y_[cg_] = kf_f16_from_f32(__fadd_rn(s_, yold_));
+                        if (t2382_) {
+                            y_[cg_] = kf_f16_from_f32(__fadd_rn(t2308_, yold_));
                         }
                         acc_2_[0u] = 0.0f;
                         ck_ = 0u;
                         cg_ = cg_ + nw_;
                     }
                 }
-                if ((t0_ + 1u) < t1441_) {
+                if ((t0_ + 1u) < t1443_) {
                     unsigned v_10_ = min((((lk_ << 5u) << 2u) + lane_), (nv_ - 1u));
                     unsigned row_6_ = min(lg_, (m_ - 1u));
                     wb_[4u] = wv_[(row_6_ * nv_) + v_10_];
@@ -4997,135 +5014,136 @@ gemv_f16_f16_f16_acc(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x
                     unsigned row_9_ = min(lg_, (m_ - 1u));
                     wb_[7u] = wv_[(row_9_ * nv_) + v_13_];
                     xb_[14u] = xv_[v_13_];
-                    unsigned t2470_ = lk_ + 1u;
-                    lk_ = t2470_;
-                    if (t2470_ == steps_) {
+                    unsigned t2579_ = lk_ + 1u;
+                    lk_ = t2579_;
+                    if (t2579_ == steps_) {
                         lk_ = 0u;
                         lg_ = lg_ + nw_;
                     }
                 }
-                bool t2479_ = (t0_ + 1u) >= 1u;
-                bool t2480_ = t2479_;
-                if (t2479_) {
-                    t2480_ = ((t0_ + 1u) - 1u) < t1441_;
+                bool t2689_ = (t0_ + 1u) >= 1u;
+                bool t2690_ = t2689_;
+                if (t2689_) {
+                    t2690_ = ((t0_ + 1u) - 1u) < t1443_;
                 }
-                if (t2480_) {
+                if (t2690_) {
                     if (ck_ == 0u) {
                         float v_14_ = 0.0f;
-                        bool t2495_ = kf_lane_id() < 1u;
-                        bool t2496_ = t2495_;
-                        if (t2495_) {
-                            t2496_ = (cg_ + kf_lane_id()) < m_;
+                        bool t2705_ = kf_lane_id() < 1u;
+                        bool t2706_ = t2705_;
+                        if (t2705_) {
+                            t2706_ = (cg_ + kf_lane_id()) < m_;
                         }
-                        if (t2496_) {
+                        if (t2706_) {
                             v_14_ = kf_f16_to_f32(y_[cg_ + kf_lane_id()]);
                         }
                         yold_ = v_14_;
                     }
                     unsigned v_15_ = ((ck_ << 5u) << 2u) + lane_;
                     if (v_15_ < nv_) {
-                        kf_u32x4 t2539_ = xb_[0u];
-                        kf_f16x8 a_5_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2539_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2539_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2539_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2539_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2539_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2539_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2539_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2539_, 3u), 16u))}};
-                        xs_5_[0u] = kf_f16_to_f32(a_5_.v[0]);
-                        xs_5_[1u] = kf_f16_to_f32(a_5_.v[1]);
-                        xs_5_[2u] = kf_f16_to_f32(a_5_.v[2]);
-                        xs_5_[3u] = kf_f16_to_f32(a_5_.v[3]);
-                        xs_5_[4u] = kf_f16_to_f32(a_5_.v[4]);
-                        xs_5_[5u] = kf_f16_to_f32(a_5_.v[5]);
-                        xs_5_[6u] = kf_f16_to_f32(a_5_.v[6]);
-                        xs_5_[7u] = kf_f16_to_f32(a_5_.v[7]);
-                        kf_u32x4 t2566_ = wb_[0u];
-                        kf_f16x8 wh_5_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2566_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2566_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2566_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2566_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2566_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2566_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2566_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2566_, 3u), 16u))}};
+                        kf_u32x4 t2749_ = xb_[0u];
+                        kf_f16x8 a_6_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2749_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2749_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2749_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2749_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2749_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2749_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2749_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2749_, 3u), 16u))}};
+                        xs_5_[0u] = kf_f16_to_f32(a_6_.v[0]);
+                        xs_5_[1u] = kf_f16_to_f32(a_6_.v[1]);
+                        xs_5_[2u] = kf_f16_to_f32(a_6_.v[2]);
+                        xs_5_[3u] = kf_f16_to_f32(a_6_.v[3]);
+                        xs_5_[4u] = kf_f16_to_f32(a_6_.v[4]);
+                        xs_5_[5u] = kf_f16_to_f32(a_6_.v[5]);
+                        xs_5_[6u] = kf_f16_to_f32(a_6_.v[6]);
+                        xs_5_[7u] = kf_f16_to_f32(a_6_.v[7]);
+                        kf_u32x4 t2776_ = wb_[0u];
+                        kf_f16x8 wh_5_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2776_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2776_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2776_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2776_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2776_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2776_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2776_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2776_, 3u), 16u))}};
                         acc_2_[0u] = __fmaf_rn(kf_f16_to_f32(wh_5_.v[7]), xs_5_[7u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[6]), xs_5_[6u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[5]), xs_5_[5u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[4]), xs_5_[4u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[3]), xs_5_[3u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[2]), xs_5_[2u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[1]), xs_5_[1u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[0]), xs_5_[0u], acc_2_[0u]))))))));
                     }
                     unsigned v_16_ = (((ck_ << 5u) << 2u) + 32u) + lane_;
                     if (v_16_ < nv_) {
-                        kf_u32x4 t2670_ = xb_[2u];
-                        kf_f16x8 a_6_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2670_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2670_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2670_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2670_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2670_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2670_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2670_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2670_, 3u), 16u))}};
-                        xs_6_[0u] = kf_f16_to_f32(a_6_.v[0]);
-                        xs_6_[1u] = kf_f16_to_f32(a_6_.v[1]);
-                        xs_6_[2u] = kf_f16_to_f32(a_6_.v[2]);
-                        xs_6_[3u] = kf_f16_to_f32(a_6_.v[3]);
-                        xs_6_[4u] = kf_f16_to_f32(a_6_.v[4]);
-                        xs_6_[5u] = kf_f16_to_f32(a_6_.v[5]);
-                        xs_6_[6u] = kf_f16_to_f32(a_6_.v[6]);
-                        xs_6_[7u] = kf_f16_to_f32(a_6_.v[7]);
-                        kf_u32x4 t2697_ = wb_[1u];
-                        kf_f16x8 wh_6_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2697_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2697_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2697_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2697_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2697_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2697_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2697_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2697_, 3u), 16u))}};
+                        kf_u32x4 t2880_ = xb_[2u];
+                        kf_f16x8 a_7_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2880_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2880_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2880_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2880_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2880_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2880_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2880_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2880_, 3u), 16u))}};
+                        xs_6_[0u] = kf_f16_to_f32(a_7_.v[0]);
+                        xs_6_[1u] = kf_f16_to_f32(a_7_.v[1]);
+                        xs_6_[2u] = kf_f16_to_f32(a_7_.v[2]);
+                        xs_6_[3u] = kf_f16_to_f32(a_7_.v[3]);
+                        xs_6_[4u] = kf_f16_to_f32(a_7_.v[4]);
+                        xs_6_[5u] = kf_f16_to_f32(a_7_.v[5]);
+                        xs_6_[6u] = kf_f16_to_f32(a_7_.v[6]);
+                        xs_6_[7u] = kf_f16_to_f32(a_7_.v[7]);
+                        kf_u32x4 t2907_ = wb_[1u];
+                        kf_f16x8 wh_6_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2907_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2907_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2907_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2907_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2907_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2907_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2907_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2907_, 3u), 16u))}};
                         acc_2_[0u] = __fmaf_rn(kf_f16_to_f32(wh_6_.v[7]), xs_6_[7u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[6]), xs_6_[6u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[5]), xs_6_[5u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[4]), xs_6_[4u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[3]), xs_6_[3u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[2]), xs_6_[2u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[1]), xs_6_[1u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[0]), xs_6_[0u], acc_2_[0u]))))))));
                     }
                     unsigned v_17_ = (((ck_ << 5u) << 2u) + 64u) + lane_;
                     if (v_17_ < nv_) {
-                        kf_u32x4 t2801_ = xb_[4u];
-                        kf_f16x8 a_7_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2801_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2801_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2801_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2801_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2801_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2801_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2801_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2801_, 3u), 16u))}};
-                        xs_7_[0u] = kf_f16_to_f32(a_7_.v[0]);
-                        xs_7_[1u] = kf_f16_to_f32(a_7_.v[1]);
-                        xs_7_[2u] = kf_f16_to_f32(a_7_.v[2]);
-                        xs_7_[3u] = kf_f16_to_f32(a_7_.v[3]);
-                        xs_7_[4u] = kf_f16_to_f32(a_7_.v[4]);
-                        xs_7_[5u] = kf_f16_to_f32(a_7_.v[5]);
-                        xs_7_[6u] = kf_f16_to_f32(a_7_.v[6]);
-                        xs_7_[7u] = kf_f16_to_f32(a_7_.v[7]);
-                        kf_u32x4 t2828_ = wb_[2u];
-                        kf_f16x8 wh_7_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2828_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2828_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2828_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2828_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2828_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2828_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2828_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2828_, 3u), 16u))}};
+                        kf_u32x4 t3011_ = xb_[4u];
+                        kf_f16x8 a_8_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t3011_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3011_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t3011_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3011_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t3011_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3011_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t3011_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3011_, 3u), 16u))}};
+                        xs_7_[0u] = kf_f16_to_f32(a_8_.v[0]);
+                        xs_7_[1u] = kf_f16_to_f32(a_8_.v[1]);
+                        xs_7_[2u] = kf_f16_to_f32(a_8_.v[2]);
+                        xs_7_[3u] = kf_f16_to_f32(a_8_.v[3]);
+                        xs_7_[4u] = kf_f16_to_f32(a_8_.v[4]);
+                        xs_7_[5u] = kf_f16_to_f32(a_8_.v[5]);
+                        xs_7_[6u] = kf_f16_to_f32(a_8_.v[6]);
+                        xs_7_[7u] = kf_f16_to_f32(a_8_.v[7]);
+                        kf_u32x4 t3038_ = wb_[2u];
+                        kf_f16x8 wh_7_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t3038_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3038_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t3038_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3038_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t3038_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3038_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t3038_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3038_, 3u), 16u))}};
                         acc_2_[0u] = __fmaf_rn(kf_f16_to_f32(wh_7_.v[7]), xs_7_[7u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[6]), xs_7_[6u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[5]), xs_7_[5u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[4]), xs_7_[4u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[3]), xs_7_[3u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[2]), xs_7_[2u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[1]), xs_7_[1u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[0]), xs_7_[0u], acc_2_[0u]))))))));
                     }
                     unsigned v_18_ = (((ck_ << 5u) << 2u) + 96u) + lane_;
                     if (v_18_ < nv_) {
-                        kf_u32x4 t2932_ = xb_[6u];
-                        kf_f16x8 a_8_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2932_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2932_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2932_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2932_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2932_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2932_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2932_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2932_, 3u), 16u))}};
-                        xs_8_[0u] = kf_f16_to_f32(a_8_.v[0]);
-                        xs_8_[1u] = kf_f16_to_f32(a_8_.v[1]);
-                        xs_8_[2u] = kf_f16_to_f32(a_8_.v[2]);
-                        xs_8_[3u] = kf_f16_to_f32(a_8_.v[3]);
-                        xs_8_[4u] = kf_f16_to_f32(a_8_.v[4]);
-                        xs_8_[5u] = kf_f16_to_f32(a_8_.v[5]);
-                        xs_8_[6u] = kf_f16_to_f32(a_8_.v[6]);
-                        xs_8_[7u] = kf_f16_to_f32(a_8_.v[7]);
-                        kf_u32x4 t2959_ = wb_[3u];
-                        kf_f16x8 wh_8_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2959_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2959_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2959_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2959_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2959_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2959_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2959_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2959_, 3u), 16u))}};
+                        kf_u32x4 t3142_ = xb_[6u];
+                        kf_f16x8 a_9_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t3142_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3142_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t3142_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3142_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t3142_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3142_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t3142_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3142_, 3u), 16u))}};
+                        xs_8_[0u] = kf_f16_to_f32(a_9_.v[0]);
+                        xs_8_[1u] = kf_f16_to_f32(a_9_.v[1]);
+                        xs_8_[2u] = kf_f16_to_f32(a_9_.v[2]);
+                        xs_8_[3u] = kf_f16_to_f32(a_9_.v[3]);
+                        xs_8_[4u] = kf_f16_to_f32(a_9_.v[4]);
+                        xs_8_[5u] = kf_f16_to_f32(a_9_.v[5]);
+                        xs_8_[6u] = kf_f16_to_f32(a_9_.v[6]);
+                        xs_8_[7u] = kf_f16_to_f32(a_9_.v[7]);
+                        kf_u32x4 t3169_ = wb_[3u];
+                        kf_f16x8 wh_8_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t3169_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3169_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t3169_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3169_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t3169_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3169_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t3169_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3169_, 3u), 16u))}};
                         acc_2_[0u] = __fmaf_rn(kf_f16_to_f32(wh_8_.v[7]), xs_8_[7u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[6]), xs_8_[6u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[5]), xs_8_[5u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[4]), xs_8_[4u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[3]), xs_8_[3u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[2]), xs_8_[2u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[1]), xs_8_[1u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[0]), xs_8_[0u], acc_2_[0u]))))))));
                     }
-                    unsigned t3033_ = ck_ + 1u;
-                    ck_ = t3033_;
-                    if (t3033_ == steps_) {
-                        float t3036_ = acc_2_[0u];
-                        unsigned t3058_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
-                        if (t3058_ == 32u) {
-                            float t3063_ = __fadd_rn(t3036_, kf_shfl_xor(t3036_, 16u, kf_wn));
-                            float t3066_ = __fadd_rn(t3063_, kf_shfl_xor(t3063_, 8u, kf_wn));
-                            float t3069_ = __fadd_rn(t3066_, kf_shfl_xor(t3066_, 4u, kf_wn));
-                            float t3072_ = __fadd_rn(t3069_, kf_shfl_xor(t3069_, 2u, kf_wn));
-                            s_2_ = __fadd_rn(t3072_, kf_shfl_xor(t3072_, 1u, kf_wn));
+                    unsigned t3243_ = ck_ + 1u;
+                    ck_ = t3243_;
+                    if (t3243_ == steps_) {
+                        float a_10_ = acc_2_[0u];
+                        unsigned r_2_ = 0u;
+                        unsigned t3270_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+                        if (t3270_ == 32u) {
+                            float t3275_ = __fadd_rn(a_10_, kf_shfl_xor(a_10_, 16u, kf_wn));
+                            float t3278_ = __fadd_rn(t3275_, kf_shfl_xor(t3275_, 8u, kf_wn));
+                            float t3281_ = __fadd_rn(t3278_, kf_shfl_xor(t3278_, 4u, kf_wn));
+                            float t3284_ = __fadd_rn(t3281_, kf_shfl_xor(t3281_, 2u, kf_wn));
+                            t3249_ = __fadd_rn(t3284_, kf_shfl_xor(t3284_, 1u, kf_wn));
                         } else {
-                            float t3078_ = kf_shfl_down(t3036_, 16u, kf_wn);
-                            bool t3080_ = (kf_lane_id() + 16u) < t3058_;
-                            float t3081_ = __fadd_rn(t3036_, t3078_);
-                            float t3082_ = t3080_ ? t3081_ : t3036_;
-                            float t3084_ = kf_shfl_down(t3082_, 8u, kf_wn);
-                            bool t3086_ = (kf_lane_id() + 8u) < t3058_;
-                            float t3087_ = __fadd_rn(t3082_, t3084_);
-                            float t3088_ = t3086_ ? t3087_ : t3082_;
-                            float t3090_ = kf_shfl_down(t3088_, 4u, kf_wn);
-                            bool t3092_ = (kf_lane_id() + 4u) < t3058_;
-                            float t3093_ = __fadd_rn(t3088_, t3090_);
-                            float t3094_ = t3092_ ? t3093_ : t3088_;
-                            float t3096_ = kf_shfl_down(t3094_, 2u, kf_wn);
-                            bool t3098_ = (kf_lane_id() + 2u) < t3058_;
-                            float t3099_ = __fadd_rn(t3094_, t3096_);
-                            float t3100_ = t3098_ ? t3099_ : t3094_;
-                            float t3102_ = kf_shfl_down(t3100_, 1u, kf_wn);
-                            bool t3104_ = (kf_lane_id() + 1u) < t3058_;
-                            float t3105_ = __fadd_rn(t3100_, t3102_);
-                            s_2_ = kf_shfl(t3104_ ? t3105_ : t3100_, 0u, kf_wn);
+                            float t3290_ = kf_shfl_down(a_10_, 16u, kf_wn);
+                            bool t3292_ = (kf_lane_id() + 16u) < t3270_;
+                            float t3293_ = __fadd_rn(a_10_, t3290_);
+                            float t3294_ = t3292_ ? t3293_ : a_10_;
+                            float t3296_ = kf_shfl_down(t3294_, 8u, kf_wn);
+                            bool t3298_ = (kf_lane_id() + 8u) < t3270_;
+                            float t3299_ = __fadd_rn(t3294_, t3296_);
+                            float t3300_ = t3298_ ? t3299_ : t3294_;
+                            float t3302_ = kf_shfl_down(t3300_, 4u, kf_wn);
+                            bool t3304_ = (kf_lane_id() + 4u) < t3270_;
+                            float t3305_ = __fadd_rn(t3300_, t3302_);
+                            float t3306_ = t3304_ ? t3305_ : t3300_;
+                            float t3308_ = kf_shfl_down(t3306_, 2u, kf_wn);
+                            bool t3310_ = (kf_lane_id() + 2u) < t3270_;
+                            float t3311_ = __fadd_rn(t3306_, t3308_);
+                            float t3312_ = t3310_ ? t3311_ : t3306_;
+                            float t3314_ = kf_shfl_down(t3312_, 1u, kf_wn);
+                            bool t3316_ = (kf_lane_id() + 1u) < t3270_;
+                            float t3317_ = __fadd_rn(t3312_, t3314_);
+                            t3249_ = kf_shfl(t3316_ ? t3317_ : t3312_, 0u, kf_wn);
                         }
-                        bool t3110_ = lane_ == 0u;
-                        bool t3111_ = t3110_;
-                        if (t3110_) {
-                            t3111_ = cg_ < m_;
+                        bool t3322_ = lane_ == r_2_;
+                        bool t3323_ = t3322_;
+                        if (t3322_) {
+                            t3323_ = cg_ < m_;
                         }
-                        if (t3111_) {
-                            y_[cg_] = kf_f16_from_f32(__fadd_rn(s_2_, yold_));
+                        if (t3323_) {
+                            y_[cg_] = kf_f16_from_f32(__fadd_rn(t3249_, yold_));
                         }
                         acc_2_[0u] = 0.0f;
                         ck_ = 0u;
@@ -5137,164 +5155,164 @@ gemv_f16_f16_f16_acc(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x
     } else {
         unsigned lane_2_ = kf_lane_id();
         unsigned nv_2_ = k_ >> 3u;
-        unsigned t3156_ = (blockIdx.x << 3u) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u);
-        unsigned t3167_ = gridDim.x << 3u;
+        unsigned t3466_ = (blockIdx.x << 3u) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u);
+        unsigned t3477_ = gridDim.x << 3u;
         #pragma unroll 1
-        for (unsigned g_ = t3156_; g_ < m_; g_ = g_ + t3167_) {
+        for (unsigned g_ = t3466_; g_ < m_; g_ = g_ + t3477_) {
             row_[0u] = min(g_, (m_ - 1u));
             acc_3_[0u] = 0.0f;
             if ((k_ & 7u) == 0u) {
                 #pragma unroll 1
                 for (unsigned base_ = 0u; base_ < nv_2_; base_ = base_ + 128u) {
                     unsigned v_19_ = base_ + lane_2_;
-                    kf_u32x4 t3192_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                    kf_u32x4 t_2_ = t3192_;
+                    kf_u32x4 t3502_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_2_ = t3502_;
                     if (v_19_ < nv_2_) {
-                        unsigned t3198_ = (row_[0u] * nv_2_) + v_19_;
-                        kf_u32x4 t3199_ = wv_[t3198_];
-                        t_2_ = t3199_;
+                        unsigned t3508_ = (row_[0u] * nv_2_) + v_19_;
+                        kf_u32x4 t3509_ = wv_[t3508_];
+                        t_2_ = t3509_;
                     }
                     wr_[0u] = t_2_;
                     unsigned v_20_ = (base_ + 32u) + lane_2_;
-                    kf_u32x4 t3205_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                    kf_u32x4 t_3_ = t3205_;
+                    kf_u32x4 t3515_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_3_ = t3515_;
                     if (v_20_ < nv_2_) {
-                        unsigned t3211_ = (row_[0u] * nv_2_) + v_20_;
-                        kf_u32x4 t3212_ = wv_[t3211_];
-                        t_3_ = t3212_;
+                        unsigned t3521_ = (row_[0u] * nv_2_) + v_20_;
+                        kf_u32x4 t3522_ = wv_[t3521_];
+                        t_3_ = t3522_;
                     }
                     wr_[1u] = t_3_;
                     unsigned v_21_ = (base_ + 64u) + lane_2_;
-                    kf_u32x4 t3218_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                    kf_u32x4 t_4_ = t3218_;
+                    kf_u32x4 t3528_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_4_ = t3528_;
                     if (v_21_ < nv_2_) {
-                        unsigned t3224_ = (row_[0u] * nv_2_) + v_21_;
-                        kf_u32x4 t3225_ = wv_[t3224_];
-                        t_4_ = t3225_;
+                        unsigned t3534_ = (row_[0u] * nv_2_) + v_21_;
+                        kf_u32x4 t3535_ = wv_[t3534_];
+                        t_4_ = t3535_;
                     }
                     wr_[2u] = t_4_;
                     unsigned v_22_ = (base_ + 96u) + lane_2_;
-                    kf_u32x4 t3231_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                    kf_u32x4 t_5_ = t3231_;
+                    kf_u32x4 t3541_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_5_ = t3541_;
                     if (v_22_ < nv_2_) {
-                        unsigned t3237_ = (row_[0u] * nv_2_) + v_22_;
-                        kf_u32x4 t3238_ = wv_[t3237_];
-                        t_5_ = t3238_;
+                        unsigned t3547_ = (row_[0u] * nv_2_) + v_22_;
+                        kf_u32x4 t3548_ = wv_[t3547_];
+                        t_5_ = t3548_;
                     }
                     wr_[3u] = t_5_;
                     unsigned v_23_ = base_ + lane_2_;
                     if (v_23_ < nv_2_) {
-                        kf_f16x8 a_9_ = xh8_[v_23_];
-                        xs_9_[0u] = kf_f16_to_f32(a_9_.v[0]);
-                        xs_9_[1u] = kf_f16_to_f32(a_9_.v[1]);
-                        xs_9_[2u] = kf_f16_to_f32(a_9_.v[2]);
-                        xs_9_[3u] = kf_f16_to_f32(a_9_.v[3]);
-                        xs_9_[4u] = kf_f16_to_f32(a_9_.v[4]);
-                        xs_9_[5u] = kf_f16_to_f32(a_9_.v[5]);
-                        xs_9_[6u] = kf_f16_to_f32(a_9_.v[6]);
-                        xs_9_[7u] = kf_f16_to_f32(a_9_.v[7]);
-                        kf_u32x4 t3294_ = wr_[0u];
-                        kf_f16x8 wh_9_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t3294_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3294_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t3294_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3294_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t3294_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3294_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t3294_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3294_, 3u), 16u))}};
+                        kf_f16x8 a_11_ = xh8_[v_23_];
+                        xs_9_[0u] = kf_f16_to_f32(a_11_.v[0]);
+                        xs_9_[1u] = kf_f16_to_f32(a_11_.v[1]);
+                        xs_9_[2u] = kf_f16_to_f32(a_11_.v[2]);
+                        xs_9_[3u] = kf_f16_to_f32(a_11_.v[3]);
+                        xs_9_[4u] = kf_f16_to_f32(a_11_.v[4]);
+                        xs_9_[5u] = kf_f16_to_f32(a_11_.v[5]);
+                        xs_9_[6u] = kf_f16_to_f32(a_11_.v[6]);
+                        xs_9_[7u] = kf_f16_to_f32(a_11_.v[7]);
+                        kf_u32x4 t3604_ = wr_[0u];
+                        kf_f16x8 wh_9_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t3604_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3604_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t3604_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3604_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t3604_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3604_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t3604_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3604_, 3u), 16u))}};
                         acc_3_[0u] = __fmaf_rn(kf_f16_to_f32(wh_9_.v[7]), xs_9_[7u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[6]), xs_9_[6u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[5]), xs_9_[5u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[4]), xs_9_[4u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[3]), xs_9_[3u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[2]), xs_9_[2u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[1]), xs_9_[1u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[0]), xs_9_[0u], acc_3_[0u]))))))));
                     }
                     unsigned v_24_ = (base_ + 32u) + lane_2_;
                     if (v_24_ < nv_2_) {
-                        kf_f16x8 a_10_ = xh8_[v_24_];
-                        xs_10_[0u] = kf_f16_to_f32(a_10_.v[0]);
-                        xs_10_[1u] = kf_f16_to_f32(a_10_.v[1]);
-                        xs_10_[2u] = kf_f16_to_f32(a_10_.v[2]);
-                        xs_10_[3u] = kf_f16_to_f32(a_10_.v[3]);
-                        xs_10_[4u] = kf_f16_to_f32(a_10_.v[4]);
-                        xs_10_[5u] = kf_f16_to_f32(a_10_.v[5]);
-                        xs_10_[6u] = kf_f16_to_f32(a_10_.v[6]);
-                        xs_10_[7u] = kf_f16_to_f32(a_10_.v[7]);
-                        kf_u32x4 t3421_ = wr_[1u];
-                        kf_f16x8 wh_10_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t3421_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3421_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t3421_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3421_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t3421_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3421_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t3421_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3421_, 3u), 16u))}};
+                        kf_f16x8 a_12_ = xh8_[v_24_];
+                        xs_10_[0u] = kf_f16_to_f32(a_12_.v[0]);
+                        xs_10_[1u] = kf_f16_to_f32(a_12_.v[1]);
+                        xs_10_[2u] = kf_f16_to_f32(a_12_.v[2]);
+                        xs_10_[3u] = kf_f16_to_f32(a_12_.v[3]);
+                        xs_10_[4u] = kf_f16_to_f32(a_12_.v[4]);
+                        xs_10_[5u] = kf_f16_to_f32(a_12_.v[5]);
+                        xs_10_[6u] = kf_f16_to_f32(a_12_.v[6]);
+                        xs_10_[7u] = kf_f16_to_f32(a_12_.v[7]);
+                        kf_u32x4 t3731_ = wr_[1u];
+                        kf_f16x8 wh_10_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t3731_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3731_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t3731_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3731_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t3731_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3731_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t3731_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3731_, 3u), 16u))}};
                         acc_3_[0u] = __fmaf_rn(kf_f16_to_f32(wh_10_.v[7]), xs_10_[7u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[6]), xs_10_[6u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[5]), xs_10_[5u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[4]), xs_10_[4u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[3]), xs_10_[3u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[2]), xs_10_[2u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[1]), xs_10_[1u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[0]), xs_10_[0u], acc_3_[0u]))))))));
                     }
                     unsigned v_25_ = (base_ + 64u) + lane_2_;
                     if (v_25_ < nv_2_) {
-                        kf_f16x8 a_11_ = xh8_[v_25_];
-                        xs_11_[0u] = kf_f16_to_f32(a_11_.v[0]);
-                        xs_11_[1u] = kf_f16_to_f32(a_11_.v[1]);
-                        xs_11_[2u] = kf_f16_to_f32(a_11_.v[2]);
-                        xs_11_[3u] = kf_f16_to_f32(a_11_.v[3]);
-                        xs_11_[4u] = kf_f16_to_f32(a_11_.v[4]);
-                        xs_11_[5u] = kf_f16_to_f32(a_11_.v[5]);
-                        xs_11_[6u] = kf_f16_to_f32(a_11_.v[6]);
-                        xs_11_[7u] = kf_f16_to_f32(a_11_.v[7]);
-                        kf_u32x4 t3548_ = wr_[2u];
-                        kf_f16x8 wh_11_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t3548_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3548_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t3548_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3548_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t3548_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3548_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t3548_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3548_, 3u), 16u))}};
+                        kf_f16x8 a_13_ = xh8_[v_25_];
+                        xs_11_[0u] = kf_f16_to_f32(a_13_.v[0]);
+                        xs_11_[1u] = kf_f16_to_f32(a_13_.v[1]);
+                        xs_11_[2u] = kf_f16_to_f32(a_13_.v[2]);
+                        xs_11_[3u] = kf_f16_to_f32(a_13_.v[3]);
+                        xs_11_[4u] = kf_f16_to_f32(a_13_.v[4]);
+                        xs_11_[5u] = kf_f16_to_f32(a_13_.v[5]);
+                        xs_11_[6u] = kf_f16_to_f32(a_13_.v[6]);
+                        xs_11_[7u] = kf_f16_to_f32(a_13_.v[7]);
+                        kf_u32x4 t3858_ = wr_[2u];
+                        kf_f16x8 wh_11_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t3858_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3858_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t3858_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3858_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t3858_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3858_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t3858_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3858_, 3u), 16u))}};
                         acc_3_[0u] = __fmaf_rn(kf_f16_to_f32(wh_11_.v[7]), xs_11_[7u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[6]), xs_11_[6u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[5]), xs_11_[5u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[4]), xs_11_[4u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[3]), xs_11_[3u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[2]), xs_11_[2u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[1]), xs_11_[1u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[0]), xs_11_[0u], acc_3_[0u]))))))));
                     }
                     unsigned v_26_ = (base_ + 96u) + lane_2_;
                     if (v_26_ < nv_2_) {
-                        kf_f16x8 a_12_ = xh8_[v_26_];
-                        xs_12_[0u] = kf_f16_to_f32(a_12_.v[0]);
-                        xs_12_[1u] = kf_f16_to_f32(a_12_.v[1]);
-                        xs_12_[2u] = kf_f16_to_f32(a_12_.v[2]);
-                        xs_12_[3u] = kf_f16_to_f32(a_12_.v[3]);
-                        xs_12_[4u] = kf_f16_to_f32(a_12_.v[4]);
-                        xs_12_[5u] = kf_f16_to_f32(a_12_.v[5]);
-                        xs_12_[6u] = kf_f16_to_f32(a_12_.v[6]);
-                        xs_12_[7u] = kf_f16_to_f32(a_12_.v[7]);
-                        kf_u32x4 t3675_ = wr_[3u];
-                        kf_f16x8 wh_12_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t3675_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3675_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t3675_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3675_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t3675_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3675_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t3675_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3675_, 3u), 16u))}};
+                        kf_f16x8 a_14_ = xh8_[v_26_];
+                        xs_12_[0u] = kf_f16_to_f32(a_14_.v[0]);
+                        xs_12_[1u] = kf_f16_to_f32(a_14_.v[1]);
+                        xs_12_[2u] = kf_f16_to_f32(a_14_.v[2]);
+                        xs_12_[3u] = kf_f16_to_f32(a_14_.v[3]);
+                        xs_12_[4u] = kf_f16_to_f32(a_14_.v[4]);
+                        xs_12_[5u] = kf_f16_to_f32(a_14_.v[5]);
+                        xs_12_[6u] = kf_f16_to_f32(a_14_.v[6]);
+                        xs_12_[7u] = kf_f16_to_f32(a_14_.v[7]);
+                        kf_u32x4 t3985_ = wr_[3u];
+                        kf_f16x8 wh_12_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t3985_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3985_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t3985_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3985_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t3985_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3985_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t3985_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3985_, 3u), 16u))}};
                         acc_3_[0u] = __fmaf_rn(kf_f16_to_f32(wh_12_.v[7]), xs_12_[7u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[6]), xs_12_[6u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[5]), xs_12_[5u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[4]), xs_12_[4u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[3]), xs_12_[3u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[2]), xs_12_[2u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[1]), xs_12_[1u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[0]), xs_12_[0u], acc_3_[0u]))))))));
                     }
                 }
             } else {
                 #pragma unroll 1
                 for (unsigned c_ = lane_2_; c_ < k_; c_ = c_ + 32u) {
-                    float t3756_ = kf_f16_to_f32(x_[c_]);
+                    float t4066_ = kf_f16_to_f32(x_[c_]);
                     unsigned i_ = (row_[0u] * k_) + c_;
                     unsigned short u_ = w16_[i_];
-                    acc_3_[0u] = __fmaf_rn(kf_f16_to_f32(kf_bitcast<kf_f16>(u_)), t3756_, acc_3_[0u]);
+                    acc_3_[0u] = __fmaf_rn(kf_f16_to_f32(kf_bitcast<kf_f16>(u_)), t4066_, acc_3_[0u]);
                 }
             }
-            float t3774_ = acc_3_[0u];
-            unsigned t3796_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
-            if (t3796_ == 32u) {
-                float t3801_ = __fadd_rn(t3774_, kf_shfl_xor(t3774_, 16u, kf_wn));
-                float t3804_ = __fadd_rn(t3801_, kf_shfl_xor(t3801_, 8u, kf_wn));
-                float t3807_ = __fadd_rn(t3804_, kf_shfl_xor(t3804_, 4u, kf_wn));
-                float t3810_ = __fadd_rn(t3807_, kf_shfl_xor(t3807_, 2u, kf_wn));
-                s_3_ = __fadd_rn(t3810_, kf_shfl_xor(t3810_, 1u, kf_wn));
+            float t4084_ = acc_3_[0u];
+            unsigned t4106_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+            if (t4106_ == 32u) {
+                float t4111_ = __fadd_rn(t4084_, kf_shfl_xor(t4084_, 16u, kf_wn));
+                float t4114_ = __fadd_rn(t4111_, kf_shfl_xor(t4111_, 8u, kf_wn));
+                float t4117_ = __fadd_rn(t4114_, kf_shfl_xor(t4114_, 4u, kf_wn));
+                float t4120_ = __fadd_rn(t4117_, kf_shfl_xor(t4117_, 2u, kf_wn));
+                s_ = __fadd_rn(t4120_, kf_shfl_xor(t4120_, 1u, kf_wn));
             } else {
-                float t3816_ = kf_shfl_down(t3774_, 16u, kf_wn);
-                bool t3818_ = (kf_lane_id() + 16u) < t3796_;
-                float t3819_ = __fadd_rn(t3774_, t3816_);
-                float t3820_ = t3818_ ? t3819_ : t3774_;
-                float t3822_ = kf_shfl_down(t3820_, 8u, kf_wn);
-                bool t3824_ = (kf_lane_id() + 8u) < t3796_;
-                float t3825_ = __fadd_rn(t3820_, t3822_);
-                float t3826_ = t3824_ ? t3825_ : t3820_;
-                float t3828_ = kf_shfl_down(t3826_, 4u, kf_wn);
-                bool t3830_ = (kf_lane_id() + 4u) < t3796_;
-                float t3831_ = __fadd_rn(t3826_, t3828_);
-                float t3832_ = t3830_ ? t3831_ : t3826_;
-                float t3834_ = kf_shfl_down(t3832_, 2u, kf_wn);
-                bool t3836_ = (kf_lane_id() + 2u) < t3796_;
-                float t3837_ = __fadd_rn(t3832_, t3834_);
-                float t3838_ = t3836_ ? t3837_ : t3832_;
-                float t3840_ = kf_shfl_down(t3838_, 1u, kf_wn);
-                bool t3842_ = (kf_lane_id() + 1u) < t3796_;
-                float t3843_ = __fadd_rn(t3838_, t3840_);
-                s_3_ = kf_shfl(t3842_ ? t3843_ : t3838_, 0u, kf_wn);
+                float t4126_ = kf_shfl_down(t4084_, 16u, kf_wn);
+                bool t4128_ = (kf_lane_id() + 16u) < t4106_;
+                float t4129_ = __fadd_rn(t4084_, t4126_);
+                float t4130_ = t4128_ ? t4129_ : t4084_;
+                float t4132_ = kf_shfl_down(t4130_, 8u, kf_wn);
+                bool t4134_ = (kf_lane_id() + 8u) < t4106_;
+                float t4135_ = __fadd_rn(t4130_, t4132_);
+                float t4136_ = t4134_ ? t4135_ : t4130_;
+                float t4138_ = kf_shfl_down(t4136_, 4u, kf_wn);
+                bool t4140_ = (kf_lane_id() + 4u) < t4106_;
+                float t4141_ = __fadd_rn(t4136_, t4138_);
+                float t4142_ = t4140_ ? t4141_ : t4136_;
+                float t4144_ = kf_shfl_down(t4142_, 2u, kf_wn);
+                bool t4146_ = (kf_lane_id() + 2u) < t4106_;
+                float t4147_ = __fadd_rn(t4142_, t4144_);
+                float t4148_ = t4146_ ? t4147_ : t4142_;
+                float t4150_ = kf_shfl_down(t4148_, 1u, kf_wn);
+                bool t4152_ = (kf_lane_id() + 1u) < t4106_;
+                float t4153_ = __fadd_rn(t4148_, t4150_);
+                s_ = kf_shfl(t4152_ ? t4153_ : t4148_, 0u, kf_wn);
             }
-            bool t3848_ = lane_2_ == 0u;
-            bool t3849_ = t3848_;
-            if (t3848_) {
-                t3849_ = g_ < m_;
+            bool t4158_ = lane_2_ == 0u;
+            bool t4159_ = t4158_;
+            if (t4158_) {
+                t4159_ = g_ < m_;
             }
-            if (t3849_) {
-                y_[g_] = kf_f16_from_f32(__fadd_rn(s_3_, kf_f16_to_f32(y_[g_])));
+            if (t4159_) {
+                y_[g_] = kf_f16_from_f32(__fadd_rn(s_, kf_f16_to_f32(y_[g_])));
             }
         }
     }
 }
 
-/* kernel gemv_bf16_f16_f16_acc (gemv.kf:1038) */
+/* kernel gemv_bf16_f16_f16_acc (gemv.kf:1100) */
 extern "C" __global__ void __launch_bounds__(256)
 gemv_bf16_f16_f16_acc(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__ x_, kf_f16* __restrict__ y_, unsigned m_, unsigned k_)
 {
@@ -5317,9 +5335,9 @@ gemv_bf16_f16_f16_acc(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__
     float xs_10_[8];
     float xs_11_[8];
     float xs_12_[8];
+    float t2308_;
+    float t3249_;
     float s_;
-    float s_2_;
-    float s_3_;
     const unsigned kf_wn = kf_warp_lanes();
     const unsigned short* w16_ = (const unsigned short*)w_;
     const kf_u32x4* wv_ = (const kf_u32x4*)w_;
@@ -5332,18 +5350,18 @@ gemv_bf16_f16_f16_acc(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__
         unsigned wid_ = (blockIdx.x << 3u) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u);
         unsigned nw_ = gridDim.x << 3u;
         if (!(wid_ >= m_)) {
-            unsigned t1433_ = m_ - wid_;
-            unsigned t1441_ = ((t1433_ / nw_) + (((t1433_ % nw_) != 0u) ? 1u : 0u)) * steps_;
+            unsigned t1435_ = m_ - wid_;
+            unsigned t1443_ = ((t1435_ / nw_) + (((t1435_ % nw_) != 0u) ? 1u : 0u)) * steps_;
             acc_2_[0u] = 0.0f;
             float yold_ = 0.0f;
             unsigned lg_ = wid_;
             unsigned lk_ = 0u;
             unsigned cg_ = wid_;
             unsigned ck_ = 0u;
-            unsigned t1454_ = t1441_ + 1u;
+            unsigned t1462_ = t1443_ + 1u;
             #pragma unroll 1
-            for (unsigned t0_ = 0u; t0_ < t1454_; t0_ = t0_ + 2u) {
-                if (t0_ < t1441_) {
+            for (unsigned t0_ = 0u; t0_ < t1462_; t0_ = t0_ + 2u) {
+                if (t0_ < t1443_) {
                     unsigned v_ = min((((lk_ << 5u) << 2u) + lane_), (nv_ - 1u));
                     unsigned row_2_ = min(lg_, (m_ - 1u));
                     wb_[0u] = wv_[(row_2_ * nv_) + v_];
@@ -5360,35 +5378,35 @@ gemv_bf16_f16_f16_acc(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__
                     unsigned row_5_ = min(lg_, (m_ - 1u));
                     wb_[3u] = wv_[(row_5_ * nv_) + v_4_];
                     xb_[6u] = xv_[v_4_];
-                    unsigned t1630_ = lk_ + 1u;
-                    lk_ = t1630_;
-                    if (t1630_ == steps_) {
+                    unsigned t1638_ = lk_ + 1u;
+                    lk_ = t1638_;
+                    if (t1638_ == steps_) {
                         lk_ = 0u;
                         lg_ = lg_ + nw_;
                     }
                 }
-                bool t1639_ = t0_ >= 1u;
-                bool t1640_ = t1639_;
-                if (t1639_) {
-                    t1640_ = (t0_ - 1u) < t1441_;
+                bool t1748_ = t0_ >= 1u;
+                bool t1749_ = t1748_;
+                if (t1748_) {
+                    t1749_ = (t0_ - 1u) < t1443_;
                 }
-                if (t1640_) {
+                if (t1749_) {
                     if (ck_ == 0u) {
                         float v_5_ = 0.0f;
-                        bool t1655_ = kf_lane_id() < 1u;
-                        bool t1656_ = t1655_;
-                        if (t1655_) {
-                            t1656_ = (cg_ + kf_lane_id()) < m_;
+                        bool t1764_ = kf_lane_id() < 1u;
+                        bool t1765_ = t1764_;
+                        if (t1764_) {
+                            t1765_ = (cg_ + kf_lane_id()) < m_;
                         }
-                        if (t1656_) {
+                        if (t1765_) {
                             v_5_ = kf_f16_to_f32(y_[cg_ + kf_lane_id()]);
                         }
                         yold_ = v_5_;
                     }
                     unsigned v_6_ = ((ck_ << 5u) << 2u) + lane_;
                     if (v_6_ < nv_) {
-                        kf_u32x4 t1699_ = xb_[8u];
-                        kf_f16x8 a_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1699_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1699_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1699_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1699_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1699_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1699_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1699_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1699_, 3u), 16u))}};
+                        kf_u32x4 t1808_ = xb_[8u];
+                        kf_f16x8 a_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1808_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1808_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1808_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1808_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1808_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1808_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1808_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1808_, 3u), 16u))}};
                         xs_[0u] = kf_f16_to_f32(a_.v[0]);
                         xs_[1u] = kf_f16_to_f32(a_.v[1]);
                         xs_[2u] = kf_f16_to_f32(a_.v[2]);
@@ -5397,14 +5415,14 @@ gemv_bf16_f16_f16_acc(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__
                         xs_[5u] = kf_f16_to_f32(a_.v[5]);
                         xs_[6u] = kf_f16_to_f32(a_.v[6]);
                         xs_[7u] = kf_f16_to_f32(a_.v[7]);
-                        kf_u32x4 t1729_ = wb_[4u];
-                        kf_bf16x8 wbv_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t1729_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1729_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t1729_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1729_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t1729_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1729_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t1729_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1729_, 3u), 16u))}};
+                        kf_u32x4 t1838_ = wb_[4u];
+                        kf_bf16x8 wbv_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t1838_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1838_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t1838_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1838_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t1838_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1838_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t1838_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1838_, 3u), 16u))}};
                         acc_2_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_.v[7]), xs_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[6]), xs_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[5]), xs_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[4]), xs_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[3]), xs_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[2]), xs_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[1]), xs_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[0]), xs_[0u], acc_2_[0u]))))))));
                     }
                     unsigned v_7_ = (((ck_ << 5u) << 2u) + 32u) + lane_;
                     if (v_7_ < nv_) {
-                        kf_u32x4 t1830_ = xb_[10u];
-                        kf_f16x8 a_2_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1830_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1830_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1830_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1830_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1830_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1830_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1830_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1830_, 3u), 16u))}};
+                        kf_u32x4 t1939_ = xb_[10u];
+                        kf_f16x8 a_2_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1939_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1939_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1939_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1939_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1939_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1939_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1939_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1939_, 3u), 16u))}};
                         xs_2_[0u] = kf_f16_to_f32(a_2_.v[0]);
                         xs_2_[1u] = kf_f16_to_f32(a_2_.v[1]);
                         xs_2_[2u] = kf_f16_to_f32(a_2_.v[2]);
@@ -5413,14 +5431,14 @@ gemv_bf16_f16_f16_acc(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__
                         xs_2_[5u] = kf_f16_to_f32(a_2_.v[5]);
                         xs_2_[6u] = kf_f16_to_f32(a_2_.v[6]);
                         xs_2_[7u] = kf_f16_to_f32(a_2_.v[7]);
-                        kf_u32x4 t1860_ = wb_[5u];
-                        kf_bf16x8 wbv_2_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t1860_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1860_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t1860_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1860_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t1860_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1860_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t1860_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1860_, 3u), 16u))}};
+                        kf_u32x4 t1969_ = wb_[5u];
+                        kf_bf16x8 wbv_2_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t1969_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1969_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t1969_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1969_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t1969_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1969_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t1969_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1969_, 3u), 16u))}};
                         acc_2_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[7]), xs_2_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[6]), xs_2_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[5]), xs_2_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[4]), xs_2_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[3]), xs_2_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[2]), xs_2_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[1]), xs_2_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[0]), xs_2_[0u], acc_2_[0u]))))))));
                     }
                     unsigned v_8_ = (((ck_ << 5u) << 2u) + 64u) + lane_;
                     if (v_8_ < nv_) {
-                        kf_u32x4 t1961_ = xb_[12u];
-                        kf_f16x8 a_3_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1961_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1961_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1961_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1961_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1961_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1961_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1961_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1961_, 3u), 16u))}};
+                        kf_u32x4 t2070_ = xb_[12u];
+                        kf_f16x8 a_3_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2070_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2070_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2070_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2070_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2070_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2070_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2070_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2070_, 3u), 16u))}};
                         xs_3_[0u] = kf_f16_to_f32(a_3_.v[0]);
                         xs_3_[1u] = kf_f16_to_f32(a_3_.v[1]);
                         xs_3_[2u] = kf_f16_to_f32(a_3_.v[2]);
@@ -5429,14 +5447,14 @@ gemv_bf16_f16_f16_acc(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__
                         xs_3_[5u] = kf_f16_to_f32(a_3_.v[5]);
                         xs_3_[6u] = kf_f16_to_f32(a_3_.v[6]);
                         xs_3_[7u] = kf_f16_to_f32(a_3_.v[7]);
-                        kf_u32x4 t1991_ = wb_[6u];
-                        kf_bf16x8 wbv_3_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t1991_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1991_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t1991_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1991_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t1991_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1991_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t1991_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1991_, 3u), 16u))}};
+                        kf_u32x4 t2100_ = wb_[6u];
+                        kf_bf16x8 wbv_3_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t2100_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2100_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2100_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2100_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2100_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2100_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2100_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2100_, 3u), 16u))}};
                         acc_2_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[7]), xs_3_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[6]), xs_3_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[5]), xs_3_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[4]), xs_3_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[3]), xs_3_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[2]), xs_3_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[1]), xs_3_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[0]), xs_3_[0u], acc_2_[0u]))))))));
                     }
                     unsigned v_9_ = (((ck_ << 5u) << 2u) + 96u) + lane_;
                     if (v_9_ < nv_) {
-                        kf_u32x4 t2092_ = xb_[14u];
-                        kf_f16x8 a_4_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2092_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2092_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2092_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2092_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2092_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2092_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2092_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2092_, 3u), 16u))}};
+                        kf_u32x4 t2201_ = xb_[14u];
+                        kf_f16x8 a_4_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2201_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2201_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2201_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2201_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2201_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2201_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2201_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2201_, 3u), 16u))}};
                         xs_4_[0u] = kf_f16_to_f32(a_4_.v[0]);
                         xs_4_[1u] = kf_f16_to_f32(a_4_.v[1]);
                         xs_4_[2u] = kf_f16_to_f32(a_4_.v[2]);
@@ -5445,57 +5463,58 @@ gemv_bf16_f16_f16_acc(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__
                         xs_4_[5u] = kf_f16_to_f32(a_4_.v[5]);
                         xs_4_[6u] = kf_f16_to_f32(a_4_.v[6]);
                         xs_4_[7u] = kf_f16_to_f32(a_4_.v[7]);
-                        kf_u32x4 t2122_ = wb_[7u];
-                        kf_bf16x8 wbv_4_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t2122_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2122_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2122_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2122_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2122_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2122_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2122_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2122_, 3u), 16u))}};
+                        kf_u32x4 t2231_ = wb_[7u];
+                        kf_bf16x8 wbv_4_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t2231_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2231_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2231_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2231_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2231_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2231_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2231_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2231_, 3u), 16u))}};
                         acc_2_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[7]), xs_4_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[6]), xs_4_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[5]), xs_4_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[4]), xs_4_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[3]), xs_4_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[2]), xs_4_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[1]), xs_4_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[0]), xs_4_[0u], acc_2_[0u]))))))));
                     }
-                    unsigned t2193_ = ck_ + 1u;
-                    ck_ = t2193_;
-                    if (t2193_ == steps_) {
-                        float t2196_ = acc_2_[0u];
-                        unsigned t2218_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
-                        if (t2218_ == 32u) {
-                            float t2223_ = __fadd_rn(t2196_, kf_shfl_xor(t2196_, 16u, kf_wn));
-                            float t2226_ = __fadd_rn(t2223_, kf_shfl_xor(t2223_, 8u, kf_wn));
-                            float t2229_ = __fadd_rn(t2226_, kf_shfl_xor(t2226_, 4u, kf_wn));
-                            float t2232_ = __fadd_rn(t2229_, kf_shfl_xor(t2229_, 2u, kf_wn));
-                            s_ = __fadd_rn(t2232_, kf_shfl_xor(t2232_, 1u, kf_wn));
+                    unsigned t2302_ = ck_ + 1u;
+                    ck_ = t2302_;
+                    if (t2302_ == steps_) {
+                        float a_5_ = acc_2_[0u];
+                        unsigned r_ = 0u;
+                        unsigned t2329_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+                        if (t2329_ == 32u) {
+                            float t2334_ = __fadd_rn(a_5_, kf_shfl_xor(a_5_, 16u, kf_wn));
+                            float t2337_ = __fadd_rn(t2334_, kf_shfl_xor(t2334_, 8u, kf_wn));
+                            float t2340_ = __fadd_rn(t2337_, kf_shfl_xor(t2337_, 4u, kf_wn));
+                            float t2343_ = __fadd_rn(t2340_, kf_shfl_xor(t2340_, 2u, kf_wn));
+                            t2308_ = __fadd_rn(t2343_, kf_shfl_xor(t2343_, 1u, kf_wn));
                         } else {
-                            float t2238_ = kf_shfl_down(t2196_, 16u, kf_wn);
-                            bool t2240_ = (kf_lane_id() + 16u) < t2218_;
-                            float t2241_ = __fadd_rn(t2196_, t2238_);
-                            float t2242_ = t2240_ ? t2241_ : t2196_;
-                            float t2244_ = kf_shfl_down(t2242_, 8u, kf_wn);
-                            bool t2246_ = (kf_lane_id() + 8u) < t2218_;
-                            float t2247_ = __fadd_rn(t2242_, t2244_);
-                            float t2248_ = t2246_ ? t2247_ : t2242_;
-                            float t2250_ = kf_shfl_down(t2248_, 4u, kf_wn);
-                            bool t2252_ = (kf_lane_id() + 4u) < t2218_;
-                            float t2253_ = __fadd_rn(t2248_, t2250_);
-                            float t2254_ = t2252_ ? t2253_ : t2248_;
-                            float t2256_ = kf_shfl_down(t2254_, 2u, kf_wn);
-                            bool t2258_ = (kf_lane_id() + 2u) < t2218_;
-                            float t2259_ = __fadd_rn(t2254_, t2256_);
-                            float t2260_ = t2258_ ? t2259_ : t2254_;
-                            float t2262_ = kf_shfl_down(t2260_, 1u, kf_wn);
-                            bool t2264_ = (kf_lane_id() + 1u) < t2218_;
-                            float t2265_ = __fadd_rn(t2260_, t2262_);
-                            s_ = kf_shfl(t2264_ ? t2265_ : t2260_, 0u, kf_wn);
+                            float t2349_ = kf_shfl_down(a_5_, 16u, kf_wn);
+                            bool t2351_ = (kf_lane_id() + 16u) < t2329_;
+                            float t2352_ = __fadd_rn(a_5_, t2349_);
+                            float t2353_ = t2351_ ? t2352_ : a_5_;
+                            float t2355_ = kf_shfl_down(t2353_, 8u, kf_wn);
+                            bool t2357_ = (kf_lane_id() + 8u) < t2329_;
+                            float t2358_ = __fadd_rn(t2353_, t2355_);
+                            float t2359_ = t2357_ ? t2358_ : t2353_;
+                            float t2361_ = kf_shfl_down(t2359_, 4u, kf_wn);
+                            bool t2363_ = (kf_lane_id() + 4u) < t2329_;
+                            float t2364_ = __fadd_rn(t2359_, t2361_);
+                            float t2365_ = t2363_ ? t2364_ : t2359_;
+                            float t2367_ = kf_shfl_down(t2365_, 2u, kf_wn);
+                            bool t2369_ = (kf_lane_id() + 2u) < t2329_;
+                            float t2370_ = __fadd_rn(t2365_, t2367_);
+                            float t2371_ = t2369_ ? t2370_ : t2365_;
+                            float t2373_ = kf_shfl_down(t2371_, 1u, kf_wn);
+                            bool t2375_ = (kf_lane_id() + 1u) < t2329_;
+                            float t2376_ = __fadd_rn(t2371_, t2373_);
+                            t2308_ = kf_shfl(t2375_ ? t2376_ : t2371_, 0u, kf_wn);
                         }
-                        bool t2270_ = lane_ == 0u;
-                        bool t2271_ = t2270_;
-                        if (t2270_) {
-                            t2271_ = cg_ < m_;
+                        bool t2381_ = lane_ == r_;
+                        bool t2382_ = t2381_;
+                        if (t2381_) {
+                            t2382_ = cg_ < m_;
                         }
-                        if (t2271_) {
-                            y_[cg_] = kf_f16_from_f32(__fadd_rn(s_, yold_));
+                        if (t2382_) {
+                            y_[cg_] = kf_f16_from_f32(__fadd_rn(t2308_, yold_));
                         }
                         acc_2_[0u] = 0.0f;
                         ck_ = 0u;
                         cg_ = cg_ + nw_;
                     }
                 }
-                if ((t0_ + 1u) < t1441_) {
+                if ((t0_ + 1u) < t1443_) {
                     unsigned v_10_ = min((((lk_ << 5u) << 2u) + lane_), (nv_ - 1u));
                     unsigned row_6_ = min(lg_, (m_ - 1u));
                     wb_[4u] = wv_[(row_6_ * nv_) + v_10_];
@@ -5512,135 +5531,136 @@ gemv_bf16_f16_f16_acc(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__
                     unsigned row_9_ = min(lg_, (m_ - 1u));
                     wb_[7u] = wv_[(row_9_ * nv_) + v_13_];
                     xb_[14u] = xv_[v_13_];
-                    unsigned t2470_ = lk_ + 1u;
-                    lk_ = t2470_;
-                    if (t2470_ == steps_) {
+                    unsigned t2579_ = lk_ + 1u;
+                    lk_ = t2579_;
+                    if (t2579_ == steps_) {
                         lk_ = 0u;
                         lg_ = lg_ + nw_;
                     }
                 }
-                bool t2479_ = (t0_ + 1u) >= 1u;
-                bool t2480_ = t2479_;
-                if (t2479_) {
-                    t2480_ = ((t0_ + 1u) - 1u) < t1441_;
+                bool t2689_ = (t0_ + 1u) >= 1u;
+                bool t2690_ = t2689_;
+                if (t2689_) {
+                    t2690_ = ((t0_ + 1u) - 1u) < t1443_;
                 }
-                if (t2480_) {
+                if (t2690_) {
                     if (ck_ == 0u) {
                         float v_14_ = 0.0f;
-                        bool t2495_ = kf_lane_id() < 1u;
-                        bool t2496_ = t2495_;
-                        if (t2495_) {
-                            t2496_ = (cg_ + kf_lane_id()) < m_;
+                        bool t2705_ = kf_lane_id() < 1u;
+                        bool t2706_ = t2705_;
+                        if (t2705_) {
+                            t2706_ = (cg_ + kf_lane_id()) < m_;
                         }
-                        if (t2496_) {
+                        if (t2706_) {
                             v_14_ = kf_f16_to_f32(y_[cg_ + kf_lane_id()]);
                         }
                         yold_ = v_14_;
                     }
                     unsigned v_15_ = ((ck_ << 5u) << 2u) + lane_;
                     if (v_15_ < nv_) {
-                        kf_u32x4 t2539_ = xb_[0u];
-                        kf_f16x8 a_5_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2539_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2539_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2539_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2539_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2539_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2539_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2539_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2539_, 3u), 16u))}};
-                        xs_5_[0u] = kf_f16_to_f32(a_5_.v[0]);
-                        xs_5_[1u] = kf_f16_to_f32(a_5_.v[1]);
-                        xs_5_[2u] = kf_f16_to_f32(a_5_.v[2]);
-                        xs_5_[3u] = kf_f16_to_f32(a_5_.v[3]);
-                        xs_5_[4u] = kf_f16_to_f32(a_5_.v[4]);
-                        xs_5_[5u] = kf_f16_to_f32(a_5_.v[5]);
-                        xs_5_[6u] = kf_f16_to_f32(a_5_.v[6]);
-                        xs_5_[7u] = kf_f16_to_f32(a_5_.v[7]);
-                        kf_u32x4 t2569_ = wb_[0u];
-                        kf_bf16x8 wbv_5_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t2569_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2569_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2569_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2569_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2569_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2569_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2569_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2569_, 3u), 16u))}};
+                        kf_u32x4 t2749_ = xb_[0u];
+                        kf_f16x8 a_6_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2749_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2749_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2749_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2749_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2749_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2749_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2749_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2749_, 3u), 16u))}};
+                        xs_5_[0u] = kf_f16_to_f32(a_6_.v[0]);
+                        xs_5_[1u] = kf_f16_to_f32(a_6_.v[1]);
+                        xs_5_[2u] = kf_f16_to_f32(a_6_.v[2]);
+                        xs_5_[3u] = kf_f16_to_f32(a_6_.v[3]);
+                        xs_5_[4u] = kf_f16_to_f32(a_6_.v[4]);
+                        xs_5_[5u] = kf_f16_to_f32(a_6_.v[5]);
+                        xs_5_[6u] = kf_f16_to_f32(a_6_.v[6]);
+                        xs_5_[7u] = kf_f16_to_f32(a_6_.v[7]);
+                        kf_u32x4 t2779_ = wb_[0u];
+                        kf_bf16x8 wbv_5_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t2779_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2779_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2779_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2779_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2779_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2779_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2779_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2779_, 3u), 16u))}};
                         acc_2_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[7]), xs_5_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[6]), xs_5_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[5]), xs_5_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[4]), xs_5_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[3]), xs_5_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[2]), xs_5_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[1]), xs_5_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[0]), xs_5_[0u], acc_2_[0u]))))))));
                     }
                     unsigned v_16_ = (((ck_ << 5u) << 2u) + 32u) + lane_;
                     if (v_16_ < nv_) {
-                        kf_u32x4 t2670_ = xb_[2u];
-                        kf_f16x8 a_6_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2670_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2670_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2670_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2670_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2670_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2670_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2670_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2670_, 3u), 16u))}};
-                        xs_6_[0u] = kf_f16_to_f32(a_6_.v[0]);
-                        xs_6_[1u] = kf_f16_to_f32(a_6_.v[1]);
-                        xs_6_[2u] = kf_f16_to_f32(a_6_.v[2]);
-                        xs_6_[3u] = kf_f16_to_f32(a_6_.v[3]);
-                        xs_6_[4u] = kf_f16_to_f32(a_6_.v[4]);
-                        xs_6_[5u] = kf_f16_to_f32(a_6_.v[5]);
-                        xs_6_[6u] = kf_f16_to_f32(a_6_.v[6]);
-                        xs_6_[7u] = kf_f16_to_f32(a_6_.v[7]);
-                        kf_u32x4 t2700_ = wb_[1u];
-                        kf_bf16x8 wbv_6_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t2700_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2700_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2700_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2700_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2700_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2700_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2700_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2700_, 3u), 16u))}};
+                        kf_u32x4 t2880_ = xb_[2u];
+                        kf_f16x8 a_7_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2880_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2880_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2880_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2880_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2880_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2880_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2880_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2880_, 3u), 16u))}};
+                        xs_6_[0u] = kf_f16_to_f32(a_7_.v[0]);
+                        xs_6_[1u] = kf_f16_to_f32(a_7_.v[1]);
+                        xs_6_[2u] = kf_f16_to_f32(a_7_.v[2]);
+                        xs_6_[3u] = kf_f16_to_f32(a_7_.v[3]);
+                        xs_6_[4u] = kf_f16_to_f32(a_7_.v[4]);
+                        xs_6_[5u] = kf_f16_to_f32(a_7_.v[5]);
+                        xs_6_[6u] = kf_f16_to_f32(a_7_.v[6]);
+                        xs_6_[7u] = kf_f16_to_f32(a_7_.v[7]);
+                        kf_u32x4 t2910_ = wb_[1u];
+                        kf_bf16x8 wbv_6_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t2910_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2910_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2910_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2910_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2910_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2910_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2910_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2910_, 3u), 16u))}};
                         acc_2_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[7]), xs_6_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[6]), xs_6_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[5]), xs_6_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[4]), xs_6_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[3]), xs_6_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[2]), xs_6_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[1]), xs_6_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[0]), xs_6_[0u], acc_2_[0u]))))))));
                     }
                     unsigned v_17_ = (((ck_ << 5u) << 2u) + 64u) + lane_;
                     if (v_17_ < nv_) {
-                        kf_u32x4 t2801_ = xb_[4u];
-                        kf_f16x8 a_7_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2801_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2801_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2801_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2801_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2801_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2801_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2801_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2801_, 3u), 16u))}};
-                        xs_7_[0u] = kf_f16_to_f32(a_7_.v[0]);
-                        xs_7_[1u] = kf_f16_to_f32(a_7_.v[1]);
-                        xs_7_[2u] = kf_f16_to_f32(a_7_.v[2]);
-                        xs_7_[3u] = kf_f16_to_f32(a_7_.v[3]);
-                        xs_7_[4u] = kf_f16_to_f32(a_7_.v[4]);
-                        xs_7_[5u] = kf_f16_to_f32(a_7_.v[5]);
-                        xs_7_[6u] = kf_f16_to_f32(a_7_.v[6]);
-                        xs_7_[7u] = kf_f16_to_f32(a_7_.v[7]);
-                        kf_u32x4 t2831_ = wb_[2u];
-                        kf_bf16x8 wbv_7_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t2831_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2831_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2831_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2831_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2831_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2831_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2831_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2831_, 3u), 16u))}};
+                        kf_u32x4 t3011_ = xb_[4u];
+                        kf_f16x8 a_8_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t3011_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3011_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t3011_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3011_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t3011_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3011_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t3011_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3011_, 3u), 16u))}};
+                        xs_7_[0u] = kf_f16_to_f32(a_8_.v[0]);
+                        xs_7_[1u] = kf_f16_to_f32(a_8_.v[1]);
+                        xs_7_[2u] = kf_f16_to_f32(a_8_.v[2]);
+                        xs_7_[3u] = kf_f16_to_f32(a_8_.v[3]);
+                        xs_7_[4u] = kf_f16_to_f32(a_8_.v[4]);
+                        xs_7_[5u] = kf_f16_to_f32(a_8_.v[5]);
+                        xs_7_[6u] = kf_f16_to_f32(a_8_.v[6]);
+                        xs_7_[7u] = kf_f16_to_f32(a_8_.v[7]);
+                        kf_u32x4 t3041_ = wb_[2u];
+                        kf_bf16x8 wbv_7_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t3041_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3041_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t3041_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3041_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t3041_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3041_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t3041_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3041_, 3u), 16u))}};
                         acc_2_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[7]), xs_7_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[6]), xs_7_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[5]), xs_7_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[4]), xs_7_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[3]), xs_7_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[2]), xs_7_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[1]), xs_7_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[0]), xs_7_[0u], acc_2_[0u]))))))));
                     }
                     unsigned v_18_ = (((ck_ << 5u) << 2u) + 96u) + lane_;
                     if (v_18_ < nv_) {
-                        kf_u32x4 t2932_ = xb_[6u];
-                        kf_f16x8 a_8_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2932_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2932_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2932_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2932_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2932_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2932_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2932_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2932_, 3u), 16u))}};
-                        xs_8_[0u] = kf_f16_to_f32(a_8_.v[0]);
-                        xs_8_[1u] = kf_f16_to_f32(a_8_.v[1]);
-                        xs_8_[2u] = kf_f16_to_f32(a_8_.v[2]);
-                        xs_8_[3u] = kf_f16_to_f32(a_8_.v[3]);
-                        xs_8_[4u] = kf_f16_to_f32(a_8_.v[4]);
-                        xs_8_[5u] = kf_f16_to_f32(a_8_.v[5]);
-                        xs_8_[6u] = kf_f16_to_f32(a_8_.v[6]);
-                        xs_8_[7u] = kf_f16_to_f32(a_8_.v[7]);
-                        kf_u32x4 t2962_ = wb_[3u];
-                        kf_bf16x8 wbv_8_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t2962_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2962_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2962_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2962_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2962_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2962_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2962_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2962_, 3u), 16u))}};
+                        kf_u32x4 t3142_ = xb_[6u];
+                        kf_f16x8 a_9_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t3142_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3142_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t3142_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3142_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t3142_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3142_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t3142_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3142_, 3u), 16u))}};
+                        xs_8_[0u] = kf_f16_to_f32(a_9_.v[0]);
+                        xs_8_[1u] = kf_f16_to_f32(a_9_.v[1]);
+                        xs_8_[2u] = kf_f16_to_f32(a_9_.v[2]);
+                        xs_8_[3u] = kf_f16_to_f32(a_9_.v[3]);
+                        xs_8_[4u] = kf_f16_to_f32(a_9_.v[4]);
+                        xs_8_[5u] = kf_f16_to_f32(a_9_.v[5]);
+                        xs_8_[6u] = kf_f16_to_f32(a_9_.v[6]);
+                        xs_8_[7u] = kf_f16_to_f32(a_9_.v[7]);
+                        kf_u32x4 t3172_ = wb_[3u];
+                        kf_bf16x8 wbv_8_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t3172_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3172_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t3172_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3172_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t3172_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3172_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t3172_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3172_, 3u), 16u))}};
                         acc_2_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[7]), xs_8_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[6]), xs_8_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[5]), xs_8_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[4]), xs_8_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[3]), xs_8_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[2]), xs_8_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[1]), xs_8_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[0]), xs_8_[0u], acc_2_[0u]))))))));
                     }
-                    unsigned t3033_ = ck_ + 1u;
-                    ck_ = t3033_;
-                    if (t3033_ == steps_) {
-                        float t3036_ = acc_2_[0u];
-                        unsigned t3058_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
-                        if (t3058_ == 32u) {
-                            float t3063_ = __fadd_rn(t3036_, kf_shfl_xor(t3036_, 16u, kf_wn));
-                            float t3066_ = __fadd_rn(t3063_, kf_shfl_xor(t3063_, 8u, kf_wn));
-                            float t3069_ = __fadd_rn(t3066_, kf_shfl_xor(t3066_, 4u, kf_wn));
-                            float t3072_ = __fadd_rn(t3069_, kf_shfl_xor(t3069_, 2u, kf_wn));
-                            s_2_ = __fadd_rn(t3072_, kf_shfl_xor(t3072_, 1u, kf_wn));
+                    unsigned t3243_ = ck_ + 1u;
+                    ck_ = t3243_;
+                    if (t3243_ == steps_) {
+                        float a_10_ = acc_2_[0u];
+                        unsigned r_2_ = 0u;
+                        unsigned t3270_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+                        if (t3270_ == 32u) {
+                            float t3275_ = __fadd_rn(a_10_, kf_shfl_xor(a_10_, 16u, kf_wn));
+                            float t3278_ = __fadd_rn(t3275_, kf_shfl_xor(t3275_, 8u, kf_wn));
+                            float t3281_ = __fadd_rn(t3278_, kf_shfl_xor(t3278_, 4u, kf_wn));
+                            float t3284_ = __fadd_rn(t3281_, kf_shfl_xor(t3281_, 2u, kf_wn));
+                            t3249_ = __fadd_rn(t3284_, kf_shfl_xor(t3284_, 1u, kf_wn));
                         } else {
-                            float t3078_ = kf_shfl_down(t3036_, 16u, kf_wn);
-                            bool t3080_ = (kf_lane_id() + 16u) < t3058_;
-                            float t3081_ = __fadd_rn(t3036_, t3078_);
-                            float t3082_ = t3080_ ? t3081_ : t3036_;
-                            float t3084_ = kf_shfl_down(t3082_, 8u, kf_wn);
-                            bool t3086_ = (kf_lane_id() + 8u) < t3058_;
-                            float t3087_ = __fadd_rn(t3082_, t3084_);
-                            float t3088_ = t3086_ ? t3087_ : t3082_;
-                            float t3090_ = kf_shfl_down(t3088_, 4u, kf_wn);
-                            bool t3092_ = (kf_lane_id() + 4u) < t3058_;
-                            float t3093_ = __fadd_rn(t3088_, t3090_);
-                            float t3094_ = t3092_ ? t3093_ : t3088_;
-                            float t3096_ = kf_shfl_down(t3094_, 2u, kf_wn);
-                            bool t3098_ = (kf_lane_id() + 2u) < t3058_;
-                            float t3099_ = __fadd_rn(t3094_, t3096_);
-                            float t3100_ = t3098_ ? t3099_ : t3094_;
-                            float t3102_ = kf_shfl_down(t3100_, 1u, kf_wn);
-                            bool t3104_ = (kf_lane_id() + 1u) < t3058_;
-                            float t3105_ = __fadd_rn(t3100_, t3102_);
-                            s_2_ = kf_shfl(t3104_ ? t3105_ : t3100_, 0u, kf_wn);
+                            float t3290_ = kf_shfl_down(a_10_, 16u, kf_wn);
+                            bool t3292_ = (kf_lane_id() + 16u) < t3270_;
+                            float t3293_ = __fadd_rn(a_10_, t3290_);
+                            float t3294_ = t3292_ ? t3293_ : a_10_;
+                            float t3296_ = kf_shfl_down(t3294_, 8u, kf_wn);
+                            bool t3298_ = (kf_lane_id() + 8u) < t3270_;
+                            float t3299_ = __fadd_rn(t3294_, t3296_);
+                            float t3300_ = t3298_ ? t3299_ : t3294_;
+                            float t3302_ = kf_shfl_down(t3300_, 4u, kf_wn);
+                            bool t3304_ = (kf_lane_id() + 4u) < t3270_;
+                            float t3305_ = __fadd_rn(t3300_, t3302_);
+                            float t3306_ = t3304_ ? t3305_ : t3300_;
+                            float t3308_ = kf_shfl_down(t3306_, 2u, kf_wn);
+                            bool t3310_ = (kf_lane_id() + 2u) < t3270_;
+                            float t3311_ = __fadd_rn(t3306_, t3308_);
+                            float t3312_ = t3310_ ? t3311_ : t3306_;
+                            float t3314_ = kf_shfl_down(t3312_, 1u, kf_wn);
+                            bool t3316_ = (kf_lane_id() + 1u) < t3270_;
+                            float t3317_ = __fadd_rn(t3312_, t3314_);
+                            t3249_ = kf_shfl(t3316_ ? t3317_ : t3312_, 0u, kf_wn);
                         }
-                        bool t3110_ = lane_ == 0u;
-                        bool t3111_ = t3110_;
-                        if (t3110_) {
-                            t3111_ = cg_ < m_;
+                        bool t3322_ = lane_ == r_2_;
+                        bool t3323_ = t3322_;
+                        if (t3322_) {
+                            t3323_ = cg_ < m_;
                         }
-                        if (t3111_) {
-                            y_[cg_] = kf_f16_from_f32(__fadd_rn(s_2_, yold_));
+                        if (t3323_) {
+                            y_[cg_] = kf_f16_from_f32(__fadd_rn(t3249_, yold_));
                         }
                         acc_2_[0u] = 0.0f;
                         ck_ = 0u;
@@ -5652,164 +5672,164 @@ gemv_bf16_f16_f16_acc(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__
     } else {
         unsigned lane_2_ = kf_lane_id();
         unsigned nv_2_ = k_ >> 3u;
-        unsigned t3156_ = (blockIdx.x << 3u) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u);
-        unsigned t3167_ = gridDim.x << 3u;
+        unsigned t3466_ = (blockIdx.x << 3u) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u);
+        unsigned t3477_ = gridDim.x << 3u;
         #pragma unroll 1
-        for (unsigned g_ = t3156_; g_ < m_; g_ = g_ + t3167_) {
+        for (unsigned g_ = t3466_; g_ < m_; g_ = g_ + t3477_) {
             row_[0u] = min(g_, (m_ - 1u));
             acc_3_[0u] = 0.0f;
             if ((k_ & 7u) == 0u) {
                 #pragma unroll 1
                 for (unsigned base_ = 0u; base_ < nv_2_; base_ = base_ + 128u) {
                     unsigned v_19_ = base_ + lane_2_;
-                    kf_u32x4 t3192_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                    kf_u32x4 t_2_ = t3192_;
+                    kf_u32x4 t3502_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_2_ = t3502_;
                     if (v_19_ < nv_2_) {
-                        unsigned t3198_ = (row_[0u] * nv_2_) + v_19_;
-                        kf_u32x4 t3199_ = wv_[t3198_];
-                        t_2_ = t3199_;
+                        unsigned t3508_ = (row_[0u] * nv_2_) + v_19_;
+                        kf_u32x4 t3509_ = wv_[t3508_];
+                        t_2_ = t3509_;
                     }
                     wr_[0u] = t_2_;
                     unsigned v_20_ = (base_ + 32u) + lane_2_;
-                    kf_u32x4 t3205_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                    kf_u32x4 t_3_ = t3205_;
+                    kf_u32x4 t3515_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_3_ = t3515_;
                     if (v_20_ < nv_2_) {
-                        unsigned t3211_ = (row_[0u] * nv_2_) + v_20_;
-                        kf_u32x4 t3212_ = wv_[t3211_];
-                        t_3_ = t3212_;
+                        unsigned t3521_ = (row_[0u] * nv_2_) + v_20_;
+                        kf_u32x4 t3522_ = wv_[t3521_];
+                        t_3_ = t3522_;
                     }
                     wr_[1u] = t_3_;
                     unsigned v_21_ = (base_ + 64u) + lane_2_;
-                    kf_u32x4 t3218_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                    kf_u32x4 t_4_ = t3218_;
+                    kf_u32x4 t3528_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_4_ = t3528_;
                     if (v_21_ < nv_2_) {
-                        unsigned t3224_ = (row_[0u] * nv_2_) + v_21_;
-                        kf_u32x4 t3225_ = wv_[t3224_];
-                        t_4_ = t3225_;
+                        unsigned t3534_ = (row_[0u] * nv_2_) + v_21_;
+                        kf_u32x4 t3535_ = wv_[t3534_];
+                        t_4_ = t3535_;
                     }
                     wr_[2u] = t_4_;
                     unsigned v_22_ = (base_ + 96u) + lane_2_;
-                    kf_u32x4 t3231_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                    kf_u32x4 t_5_ = t3231_;
+                    kf_u32x4 t3541_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_5_ = t3541_;
                     if (v_22_ < nv_2_) {
-                        unsigned t3237_ = (row_[0u] * nv_2_) + v_22_;
-                        kf_u32x4 t3238_ = wv_[t3237_];
-                        t_5_ = t3238_;
+                        unsigned t3547_ = (row_[0u] * nv_2_) + v_22_;
+                        kf_u32x4 t3548_ = wv_[t3547_];
+                        t_5_ = t3548_;
                     }
                     wr_[3u] = t_5_;
                     unsigned v_23_ = base_ + lane_2_;
                     if (v_23_ < nv_2_) {
-                        kf_f16x8 a_9_ = xh8_[v_23_];
-                        xs_9_[0u] = kf_f16_to_f32(a_9_.v[0]);
-                        xs_9_[1u] = kf_f16_to_f32(a_9_.v[1]);
-                        xs_9_[2u] = kf_f16_to_f32(a_9_.v[2]);
-                        xs_9_[3u] = kf_f16_to_f32(a_9_.v[3]);
-                        xs_9_[4u] = kf_f16_to_f32(a_9_.v[4]);
-                        xs_9_[5u] = kf_f16_to_f32(a_9_.v[5]);
-                        xs_9_[6u] = kf_f16_to_f32(a_9_.v[6]);
-                        xs_9_[7u] = kf_f16_to_f32(a_9_.v[7]);
-                        kf_u32x4 t3297_ = wr_[0u];
-                        kf_bf16x8 wb_2_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t3297_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3297_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t3297_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3297_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t3297_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3297_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t3297_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3297_, 3u), 16u))}};
+                        kf_f16x8 a_11_ = xh8_[v_23_];
+                        xs_9_[0u] = kf_f16_to_f32(a_11_.v[0]);
+                        xs_9_[1u] = kf_f16_to_f32(a_11_.v[1]);
+                        xs_9_[2u] = kf_f16_to_f32(a_11_.v[2]);
+                        xs_9_[3u] = kf_f16_to_f32(a_11_.v[3]);
+                        xs_9_[4u] = kf_f16_to_f32(a_11_.v[4]);
+                        xs_9_[5u] = kf_f16_to_f32(a_11_.v[5]);
+                        xs_9_[6u] = kf_f16_to_f32(a_11_.v[6]);
+                        xs_9_[7u] = kf_f16_to_f32(a_11_.v[7]);
+                        kf_u32x4 t3607_ = wr_[0u];
+                        kf_bf16x8 wb_2_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t3607_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3607_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t3607_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3607_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t3607_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3607_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t3607_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3607_, 3u), 16u))}};
                         acc_3_[0u] = __fmaf_rn(kf_bf16_to_f32(wb_2_.v[7]), xs_9_[7u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[6]), xs_9_[6u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[5]), xs_9_[5u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[4]), xs_9_[4u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[3]), xs_9_[3u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[2]), xs_9_[2u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[1]), xs_9_[1u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[0]), xs_9_[0u], acc_3_[0u]))))))));
                     }
                     unsigned v_24_ = (base_ + 32u) + lane_2_;
                     if (v_24_ < nv_2_) {
-                        kf_f16x8 a_10_ = xh8_[v_24_];
-                        xs_10_[0u] = kf_f16_to_f32(a_10_.v[0]);
-                        xs_10_[1u] = kf_f16_to_f32(a_10_.v[1]);
-                        xs_10_[2u] = kf_f16_to_f32(a_10_.v[2]);
-                        xs_10_[3u] = kf_f16_to_f32(a_10_.v[3]);
-                        xs_10_[4u] = kf_f16_to_f32(a_10_.v[4]);
-                        xs_10_[5u] = kf_f16_to_f32(a_10_.v[5]);
-                        xs_10_[6u] = kf_f16_to_f32(a_10_.v[6]);
-                        xs_10_[7u] = kf_f16_to_f32(a_10_.v[7]);
-                        kf_u32x4 t3424_ = wr_[1u];
-                        kf_bf16x8 wb_3_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t3424_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3424_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t3424_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3424_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t3424_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3424_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t3424_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3424_, 3u), 16u))}};
+                        kf_f16x8 a_12_ = xh8_[v_24_];
+                        xs_10_[0u] = kf_f16_to_f32(a_12_.v[0]);
+                        xs_10_[1u] = kf_f16_to_f32(a_12_.v[1]);
+                        xs_10_[2u] = kf_f16_to_f32(a_12_.v[2]);
+                        xs_10_[3u] = kf_f16_to_f32(a_12_.v[3]);
+                        xs_10_[4u] = kf_f16_to_f32(a_12_.v[4]);
+                        xs_10_[5u] = kf_f16_to_f32(a_12_.v[5]);
+                        xs_10_[6u] = kf_f16_to_f32(a_12_.v[6]);
+                        xs_10_[7u] = kf_f16_to_f32(a_12_.v[7]);
+                        kf_u32x4 t3734_ = wr_[1u];
+                        kf_bf16x8 wb_3_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t3734_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3734_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t3734_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3734_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t3734_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3734_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t3734_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3734_, 3u), 16u))}};
                         acc_3_[0u] = __fmaf_rn(kf_bf16_to_f32(wb_3_.v[7]), xs_10_[7u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[6]), xs_10_[6u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[5]), xs_10_[5u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[4]), xs_10_[4u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[3]), xs_10_[3u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[2]), xs_10_[2u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[1]), xs_10_[1u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[0]), xs_10_[0u], acc_3_[0u]))))))));
                     }
                     unsigned v_25_ = (base_ + 64u) + lane_2_;
                     if (v_25_ < nv_2_) {
-                        kf_f16x8 a_11_ = xh8_[v_25_];
-                        xs_11_[0u] = kf_f16_to_f32(a_11_.v[0]);
-                        xs_11_[1u] = kf_f16_to_f32(a_11_.v[1]);
-                        xs_11_[2u] = kf_f16_to_f32(a_11_.v[2]);
-                        xs_11_[3u] = kf_f16_to_f32(a_11_.v[3]);
-                        xs_11_[4u] = kf_f16_to_f32(a_11_.v[4]);
-                        xs_11_[5u] = kf_f16_to_f32(a_11_.v[5]);
-                        xs_11_[6u] = kf_f16_to_f32(a_11_.v[6]);
-                        xs_11_[7u] = kf_f16_to_f32(a_11_.v[7]);
-                        kf_u32x4 t3551_ = wr_[2u];
-                        kf_bf16x8 wb_4_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t3551_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3551_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t3551_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3551_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t3551_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3551_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t3551_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3551_, 3u), 16u))}};
+                        kf_f16x8 a_13_ = xh8_[v_25_];
+                        xs_11_[0u] = kf_f16_to_f32(a_13_.v[0]);
+                        xs_11_[1u] = kf_f16_to_f32(a_13_.v[1]);
+                        xs_11_[2u] = kf_f16_to_f32(a_13_.v[2]);
+                        xs_11_[3u] = kf_f16_to_f32(a_13_.v[3]);
+                        xs_11_[4u] = kf_f16_to_f32(a_13_.v[4]);
+                        xs_11_[5u] = kf_f16_to_f32(a_13_.v[5]);
+                        xs_11_[6u] = kf_f16_to_f32(a_13_.v[6]);
+                        xs_11_[7u] = kf_f16_to_f32(a_13_.v[7]);
+                        kf_u32x4 t3861_ = wr_[2u];
+                        kf_bf16x8 wb_4_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t3861_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3861_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t3861_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3861_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t3861_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3861_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t3861_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3861_, 3u), 16u))}};
                         acc_3_[0u] = __fmaf_rn(kf_bf16_to_f32(wb_4_.v[7]), xs_11_[7u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[6]), xs_11_[6u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[5]), xs_11_[5u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[4]), xs_11_[4u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[3]), xs_11_[3u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[2]), xs_11_[2u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[1]), xs_11_[1u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[0]), xs_11_[0u], acc_3_[0u]))))))));
                     }
                     unsigned v_26_ = (base_ + 96u) + lane_2_;
                     if (v_26_ < nv_2_) {
-                        kf_f16x8 a_12_ = xh8_[v_26_];
-                        xs_12_[0u] = kf_f16_to_f32(a_12_.v[0]);
-                        xs_12_[1u] = kf_f16_to_f32(a_12_.v[1]);
-                        xs_12_[2u] = kf_f16_to_f32(a_12_.v[2]);
-                        xs_12_[3u] = kf_f16_to_f32(a_12_.v[3]);
-                        xs_12_[4u] = kf_f16_to_f32(a_12_.v[4]);
-                        xs_12_[5u] = kf_f16_to_f32(a_12_.v[5]);
-                        xs_12_[6u] = kf_f16_to_f32(a_12_.v[6]);
-                        xs_12_[7u] = kf_f16_to_f32(a_12_.v[7]);
-                        kf_u32x4 t3678_ = wr_[3u];
-                        kf_bf16x8 wb_5_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t3678_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3678_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t3678_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3678_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t3678_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3678_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t3678_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3678_, 3u), 16u))}};
+                        kf_f16x8 a_14_ = xh8_[v_26_];
+                        xs_12_[0u] = kf_f16_to_f32(a_14_.v[0]);
+                        xs_12_[1u] = kf_f16_to_f32(a_14_.v[1]);
+                        xs_12_[2u] = kf_f16_to_f32(a_14_.v[2]);
+                        xs_12_[3u] = kf_f16_to_f32(a_14_.v[3]);
+                        xs_12_[4u] = kf_f16_to_f32(a_14_.v[4]);
+                        xs_12_[5u] = kf_f16_to_f32(a_14_.v[5]);
+                        xs_12_[6u] = kf_f16_to_f32(a_14_.v[6]);
+                        xs_12_[7u] = kf_f16_to_f32(a_14_.v[7]);
+                        kf_u32x4 t3988_ = wr_[3u];
+                        kf_bf16x8 wb_5_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t3988_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3988_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t3988_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3988_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t3988_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3988_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t3988_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3988_, 3u), 16u))}};
                         acc_3_[0u] = __fmaf_rn(kf_bf16_to_f32(wb_5_.v[7]), xs_12_[7u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[6]), xs_12_[6u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[5]), xs_12_[5u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[4]), xs_12_[4u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[3]), xs_12_[3u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[2]), xs_12_[2u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[1]), xs_12_[1u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[0]), xs_12_[0u], acc_3_[0u]))))))));
                     }
                 }
             } else {
                 #pragma unroll 1
                 for (unsigned c_ = lane_2_; c_ < k_; c_ = c_ + 32u) {
-                    float t3756_ = kf_f16_to_f32(x_[c_]);
+                    float t4066_ = kf_f16_to_f32(x_[c_]);
                     unsigned i_ = (row_[0u] * k_) + c_;
                     unsigned short u_ = w16_[i_];
-                    acc_3_[0u] = __fmaf_rn(kf_bf16_to_f32(kf_bitcast<kf_bf16>(u_)), t3756_, acc_3_[0u]);
+                    acc_3_[0u] = __fmaf_rn(kf_bf16_to_f32(kf_bitcast<kf_bf16>(u_)), t4066_, acc_3_[0u]);
                 }
             }
-            float t3774_ = acc_3_[0u];
-            unsigned t3796_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
-            if (t3796_ == 32u) {
-                float t3801_ = __fadd_rn(t3774_, kf_shfl_xor(t3774_, 16u, kf_wn));
-                float t3804_ = __fadd_rn(t3801_, kf_shfl_xor(t3801_, 8u, kf_wn));
-                float t3807_ = __fadd_rn(t3804_, kf_shfl_xor(t3804_, 4u, kf_wn));
-                float t3810_ = __fadd_rn(t3807_, kf_shfl_xor(t3807_, 2u, kf_wn));
-                s_3_ = __fadd_rn(t3810_, kf_shfl_xor(t3810_, 1u, kf_wn));
+            float t4084_ = acc_3_[0u];
+            unsigned t4106_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+            if (t4106_ == 32u) {
+                float t4111_ = __fadd_rn(t4084_, kf_shfl_xor(t4084_, 16u, kf_wn));
+                float t4114_ = __fadd_rn(t4111_, kf_shfl_xor(t4111_, 8u, kf_wn));
+                float t4117_ = __fadd_rn(t4114_, kf_shfl_xor(t4114_, 4u, kf_wn));
+                float t4120_ = __fadd_rn(t4117_, kf_shfl_xor(t4117_, 2u, kf_wn));
+                s_ = __fadd_rn(t4120_, kf_shfl_xor(t4120_, 1u, kf_wn));
             } else {
-                float t3816_ = kf_shfl_down(t3774_, 16u, kf_wn);
-                bool t3818_ = (kf_lane_id() + 16u) < t3796_;
-                float t3819_ = __fadd_rn(t3774_, t3816_);
-                float t3820_ = t3818_ ? t3819_ : t3774_;
-                float t3822_ = kf_shfl_down(t3820_, 8u, kf_wn);
-                bool t3824_ = (kf_lane_id() + 8u) < t3796_;
-                float t3825_ = __fadd_rn(t3820_, t3822_);
-                float t3826_ = t3824_ ? t3825_ : t3820_;
-                float t3828_ = kf_shfl_down(t3826_, 4u, kf_wn);
-                bool t3830_ = (kf_lane_id() + 4u) < t3796_;
-                float t3831_ = __fadd_rn(t3826_, t3828_);
-                float t3832_ = t3830_ ? t3831_ : t3826_;
-                float t3834_ = kf_shfl_down(t3832_, 2u, kf_wn);
-                bool t3836_ = (kf_lane_id() + 2u) < t3796_;
-                float t3837_ = __fadd_rn(t3832_, t3834_);
-                float t3838_ = t3836_ ? t3837_ : t3832_;
-                float t3840_ = kf_shfl_down(t3838_, 1u, kf_wn);
-                bool t3842_ = (kf_lane_id() + 1u) < t3796_;
-                float t3843_ = __fadd_rn(t3838_, t3840_);
-                s_3_ = kf_shfl(t3842_ ? t3843_ : t3838_, 0u, kf_wn);
+                float t4126_ = kf_shfl_down(t4084_, 16u, kf_wn);
+                bool t4128_ = (kf_lane_id() + 16u) < t4106_;
+                float t4129_ = __fadd_rn(t4084_, t4126_);
+                float t4130_ = t4128_ ? t4129_ : t4084_;
+                float t4132_ = kf_shfl_down(t4130_, 8u, kf_wn);
+                bool t4134_ = (kf_lane_id() + 8u) < t4106_;
+                float t4135_ = __fadd_rn(t4130_, t4132_);
+                float t4136_ = t4134_ ? t4135_ : t4130_;
+                float t4138_ = kf_shfl_down(t4136_, 4u, kf_wn);
+                bool t4140_ = (kf_lane_id() + 4u) < t4106_;
+                float t4141_ = __fadd_rn(t4136_, t4138_);
+                float t4142_ = t4140_ ? t4141_ : t4136_;
+                float t4144_ = kf_shfl_down(t4142_, 2u, kf_wn);
+                bool t4146_ = (kf_lane_id() + 2u) < t4106_;
+                float t4147_ = __fadd_rn(t4142_, t4144_);
+                float t4148_ = t4146_ ? t4147_ : t4142_;
+                float t4150_ = kf_shfl_down(t4148_, 1u, kf_wn);
+                bool t4152_ = (kf_lane_id() + 1u) < t4106_;
+                float t4153_ = __fadd_rn(t4148_, t4150_);
+                s_ = kf_shfl(t4152_ ? t4153_ : t4148_, 0u, kf_wn);
             }
-            bool t3848_ = lane_2_ == 0u;
-            bool t3849_ = t3848_;
-            if (t3848_) {
-                t3849_ = g_ < m_;
+            bool t4158_ = lane_2_ == 0u;
+            bool t4159_ = t4158_;
+            if (t4158_) {
+                t4159_ = g_ < m_;
             }
-            if (t3849_) {
-                y_[g_] = kf_f16_from_f32(__fadd_rn(s_3_, kf_f16_to_f32(y_[g_])));
+            if (t4159_) {
+                y_[g_] = kf_f16_from_f32(__fadd_rn(s_, kf_f16_to_f32(y_[g_])));
             }
         }
     }
 }
 
-/* kernel gemv_batch_f16_f16_f16 (gemv.kf:1046) */
+/* kernel gemv_batch_f16_f16_f16 (gemv.kf:1108) */
 extern "C" __global__ void __launch_bounds__(128)
 gemv_batch_f16_f16_f16(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x_, kf_f16* __restrict__ y_, unsigned m_, unsigned k_, unsigned nb_)
 {
@@ -6959,7 +6979,7 @@ gemv_batch_f16_f16_f16(const kf_f16* __restrict__ w_, const kf_f16* __restrict__
     }
 }
 
-/* kernel gemv_batch_f16_f32_f32 (gemv.kf:1051) */
+/* kernel gemv_batch_f16_f32_f32 (gemv.kf:1113) */
 extern "C" __global__ void __launch_bounds__(128)
 gemv_batch_f16_f32_f32(const kf_f16* __restrict__ w_, const float* __restrict__ x_, float* __restrict__ y_, unsigned m_, unsigned k_, unsigned nb_)
 {
@@ -8244,7 +8264,7 @@ gemv_batch_f16_f32_f32(const kf_f16* __restrict__ w_, const float* __restrict__ 
     }
 }
 
-/* kernel gemv_batch_bf16_f16_f16 (gemv.kf:1056) */
+/* kernel gemv_batch_bf16_f16_f16 (gemv.kf:1118) */
 extern "C" __global__ void __launch_bounds__(128)
 gemv_batch_bf16_f16_f16(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__ x_, kf_f16* __restrict__ y_, unsigned m_, unsigned k_, unsigned nb_)
 {
@@ -9048,7 +9068,7 @@ gemv_batch_bf16_f16_f16(const kf_bf16* __restrict__ w_, const kf_f16* __restrict
     }
 }
 
-/* kernel gemv_batch_bf16_f32_f32 (gemv.kf:1061) */
+/* kernel gemv_batch_bf16_f32_f32 (gemv.kf:1123) */
 extern "C" __global__ void __launch_bounds__(128)
 gemv_batch_bf16_f32_f32(const kf_bf16* __restrict__ w_, const float* __restrict__ x_, float* __restrict__ y_, unsigned m_, unsigned k_, unsigned nb_)
 {
@@ -9903,7 +9923,7 @@ gemv_batch_bf16_f32_f32(const kf_bf16* __restrict__ w_, const float* __restrict_
     }
 }
 
-/* kernel gemv_rms_f16_f16_f16 (gemv.kf:1199) */
+/* kernel gemv_rms_f16_f16_f16 (gemv.kf:1261) */
 extern "C" __global__ void __launch_bounds__(256)
 gemv_rms_f16_f16_f16(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ h_, const kf_f16* __restrict__ nw_, kf_f16* __restrict__ y_, unsigned m_, unsigned k_, float eps_)
 {
@@ -9926,8 +9946,8 @@ gemv_rms_f16_f16_f16(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ h
     float xs_8_[8];
     float xs_9_[8];
     float s_;
-    float s_2_;
-    float s_3_;
+    float t2373_;
+    float t3314_;
     const unsigned kf_wn = kf_warp_lanes();
     const kf_u32x4* wv_ = (const kf_u32x4*)w_;
     const kf_f16x8* ia_ = (const kf_f16x8*)h_;
@@ -10128,9 +10148,9 @@ gemv_rms_f16_f16_f16(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ h
         unsigned lk_ = 0u;
         unsigned cg_ = wid_;
         unsigned ck_ = 0u;
-        unsigned t1521_ = t1508_ + 1u;
+        unsigned t1527_ = t1508_ + 1u;
         #pragma unroll 1
-        for (unsigned t0_ = 0u; t0_ < t1521_; t0_ = t0_ + 2u) {
+        for (unsigned t0_ = 0u; t0_ < t1527_; t0_ = t0_ + 2u) {
             if (t0_ < t1508_) {
                 unsigned v_ = min((((lk_ << 5u) << 2u) + lane_), (nv_2_ - 1u));
                 unsigned row_ = min(lg_, (m_ - 1u));
@@ -10148,23 +10168,23 @@ gemv_rms_f16_f16_f16(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ h
                 unsigned row_4_ = min(lg_, (m_ - 1u));
                 wb_[3u] = wv_[(row_4_ * nv_2_) + v_4_];
                 xb_[6u] = xs_[v_4_];
-                unsigned t1697_ = lk_ + 1u;
-                lk_ = t1697_;
-                if (t1697_ == steps_) {
+                unsigned t1703_ = lk_ + 1u;
+                lk_ = t1703_;
+                if (t1703_ == steps_) {
                     lk_ = 0u;
                     lg_ = lg_ + nw_2_;
                 }
             }
-            bool t1706_ = t0_ >= 1u;
-            bool t1707_ = t1706_;
-            if (t1706_) {
-                t1707_ = (t0_ - 1u) < t1508_;
+            bool t1813_ = t0_ >= 1u;
+            bool t1814_ = t1813_;
+            if (t1813_) {
+                t1814_ = (t0_ - 1u) < t1508_;
             }
-            if (t1707_) {
+            if (t1814_) {
                 unsigned v_5_ = ((ck_ << 5u) << 2u) + lane_;
                 if (v_5_ < nv_2_) {
-                    kf_u32x4 t1766_ = xb_[8u];
-                    kf_f16x8 a_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1766_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1766_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1766_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1766_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1766_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1766_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1766_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1766_, 3u), 16u))}};
+                    kf_u32x4 t1873_ = xb_[8u];
+                    kf_f16x8 a_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1873_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1873_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1873_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1873_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1873_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1873_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1873_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1873_, 3u), 16u))}};
                     xs_2_[0u] = kf_f16_to_f32(a_.v[0]);
                     xs_2_[1u] = kf_f16_to_f32(a_.v[1]);
                     xs_2_[2u] = kf_f16_to_f32(a_.v[2]);
@@ -10173,14 +10193,14 @@ gemv_rms_f16_f16_f16(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ h
                     xs_2_[5u] = kf_f16_to_f32(a_.v[5]);
                     xs_2_[6u] = kf_f16_to_f32(a_.v[6]);
                     xs_2_[7u] = kf_f16_to_f32(a_.v[7]);
-                    kf_u32x4 t1793_ = wb_[4u];
-                    kf_f16x8 wh_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1793_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1793_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1793_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1793_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1793_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1793_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1793_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1793_, 3u), 16u))}};
+                    kf_u32x4 t1900_ = wb_[4u];
+                    kf_f16x8 wh_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1900_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1900_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1900_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1900_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1900_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1900_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1900_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1900_, 3u), 16u))}};
                     acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_.v[7]), xs_2_[7u], __fmaf_rn(kf_f16_to_f32(wh_.v[6]), xs_2_[6u], __fmaf_rn(kf_f16_to_f32(wh_.v[5]), xs_2_[5u], __fmaf_rn(kf_f16_to_f32(wh_.v[4]), xs_2_[4u], __fmaf_rn(kf_f16_to_f32(wh_.v[3]), xs_2_[3u], __fmaf_rn(kf_f16_to_f32(wh_.v[2]), xs_2_[2u], __fmaf_rn(kf_f16_to_f32(wh_.v[1]), xs_2_[1u], __fmaf_rn(kf_f16_to_f32(wh_.v[0]), xs_2_[0u], acc_[0u]))))))));
                 }
                 unsigned v_6_ = (((ck_ << 5u) << 2u) + 32u) + lane_;
                 if (v_6_ < nv_2_) {
-                    kf_u32x4 t1897_ = xb_[10u];
-                    kf_f16x8 a_2_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1897_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1897_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1897_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1897_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1897_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1897_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1897_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1897_, 3u), 16u))}};
+                    kf_u32x4 t2004_ = xb_[10u];
+                    kf_f16x8 a_2_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2004_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2004_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2004_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2004_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2004_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2004_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2004_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2004_, 3u), 16u))}};
                     xs_3_[0u] = kf_f16_to_f32(a_2_.v[0]);
                     xs_3_[1u] = kf_f16_to_f32(a_2_.v[1]);
                     xs_3_[2u] = kf_f16_to_f32(a_2_.v[2]);
@@ -10189,14 +10209,14 @@ gemv_rms_f16_f16_f16(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ h
                     xs_3_[5u] = kf_f16_to_f32(a_2_.v[5]);
                     xs_3_[6u] = kf_f16_to_f32(a_2_.v[6]);
                     xs_3_[7u] = kf_f16_to_f32(a_2_.v[7]);
-                    kf_u32x4 t1924_ = wb_[5u];
-                    kf_f16x8 wh_2_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1924_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1924_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1924_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1924_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1924_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1924_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1924_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1924_, 3u), 16u))}};
+                    kf_u32x4 t2031_ = wb_[5u];
+                    kf_f16x8 wh_2_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2031_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2031_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2031_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2031_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2031_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2031_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2031_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2031_, 3u), 16u))}};
                     acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_2_.v[7]), xs_3_[7u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[6]), xs_3_[6u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[5]), xs_3_[5u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[4]), xs_3_[4u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[3]), xs_3_[3u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[2]), xs_3_[2u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[1]), xs_3_[1u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[0]), xs_3_[0u], acc_[0u]))))))));
                 }
                 unsigned v_7_ = (((ck_ << 5u) << 2u) + 64u) + lane_;
                 if (v_7_ < nv_2_) {
-                    kf_u32x4 t2028_ = xb_[12u];
-                    kf_f16x8 a_3_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2028_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2028_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2028_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2028_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2028_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2028_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2028_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2028_, 3u), 16u))}};
+                    kf_u32x4 t2135_ = xb_[12u];
+                    kf_f16x8 a_3_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2135_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2135_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2135_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2135_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2135_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2135_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2135_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2135_, 3u), 16u))}};
                     xs_4_[0u] = kf_f16_to_f32(a_3_.v[0]);
                     xs_4_[1u] = kf_f16_to_f32(a_3_.v[1]);
                     xs_4_[2u] = kf_f16_to_f32(a_3_.v[2]);
@@ -10205,14 +10225,14 @@ gemv_rms_f16_f16_f16(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ h
                     xs_4_[5u] = kf_f16_to_f32(a_3_.v[5]);
                     xs_4_[6u] = kf_f16_to_f32(a_3_.v[6]);
                     xs_4_[7u] = kf_f16_to_f32(a_3_.v[7]);
-                    kf_u32x4 t2055_ = wb_[6u];
-                    kf_f16x8 wh_3_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2055_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2055_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2055_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2055_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2055_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2055_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2055_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2055_, 3u), 16u))}};
+                    kf_u32x4 t2162_ = wb_[6u];
+                    kf_f16x8 wh_3_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2162_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2162_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2162_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2162_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2162_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2162_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2162_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2162_, 3u), 16u))}};
                     acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_3_.v[7]), xs_4_[7u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[6]), xs_4_[6u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[5]), xs_4_[5u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[4]), xs_4_[4u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[3]), xs_4_[3u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[2]), xs_4_[2u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[1]), xs_4_[1u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[0]), xs_4_[0u], acc_[0u]))))))));
                 }
                 unsigned v_8_ = (((ck_ << 5u) << 2u) + 96u) + lane_;
                 if (v_8_ < nv_2_) {
-                    kf_u32x4 t2159_ = xb_[14u];
-                    kf_f16x8 a_4_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2159_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2159_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2159_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2159_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2159_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2159_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2159_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2159_, 3u), 16u))}};
+                    kf_u32x4 t2266_ = xb_[14u];
+                    kf_f16x8 a_4_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2266_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2266_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2266_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2266_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2266_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2266_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2266_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2266_, 3u), 16u))}};
                     xs_5_[0u] = kf_f16_to_f32(a_4_.v[0]);
                     xs_5_[1u] = kf_f16_to_f32(a_4_.v[1]);
                     xs_5_[2u] = kf_f16_to_f32(a_4_.v[2]);
@@ -10221,50 +10241,51 @@ gemv_rms_f16_f16_f16(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ h
                     xs_5_[5u] = kf_f16_to_f32(a_4_.v[5]);
                     xs_5_[6u] = kf_f16_to_f32(a_4_.v[6]);
                     xs_5_[7u] = kf_f16_to_f32(a_4_.v[7]);
-                    kf_u32x4 t2186_ = wb_[7u];
-                    kf_f16x8 wh_4_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2186_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2186_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2186_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2186_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2186_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2186_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2186_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2186_, 3u), 16u))}};
+                    kf_u32x4 t2293_ = wb_[7u];
+                    kf_f16x8 wh_4_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2293_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2293_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2293_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2293_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2293_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2293_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2293_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2293_, 3u), 16u))}};
                     acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_4_.v[7]), xs_5_[7u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[6]), xs_5_[6u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[5]), xs_5_[5u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[4]), xs_5_[4u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[3]), xs_5_[3u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[2]), xs_5_[2u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[1]), xs_5_[1u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[0]), xs_5_[0u], acc_[0u]))))))));
                 }
-                unsigned t2260_ = ck_ + 1u;
-                ck_ = t2260_;
-                if (t2260_ == steps_) {
-                    float t2263_ = acc_[0u];
-                    unsigned t2285_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
-                    if (t2285_ == 32u) {
-                        float t2290_ = __fadd_rn(t2263_, kf_shfl_xor(t2263_, 16u, kf_wn));
-                        float t2293_ = __fadd_rn(t2290_, kf_shfl_xor(t2290_, 8u, kf_wn));
-                        float t2296_ = __fadd_rn(t2293_, kf_shfl_xor(t2293_, 4u, kf_wn));
-                        float t2299_ = __fadd_rn(t2296_, kf_shfl_xor(t2296_, 2u, kf_wn));
-                        s_2_ = __fadd_rn(t2299_, kf_shfl_xor(t2299_, 1u, kf_wn));
+                unsigned t2367_ = ck_ + 1u;
+                ck_ = t2367_;
+                if (t2367_ == steps_) {
+                    float a_5_ = acc_[0u];
+                    unsigned r_ = 0u;
+                    unsigned t2394_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+                    if (t2394_ == 32u) {
+                        float t2399_ = __fadd_rn(a_5_, kf_shfl_xor(a_5_, 16u, kf_wn));
+                        float t2402_ = __fadd_rn(t2399_, kf_shfl_xor(t2399_, 8u, kf_wn));
+                        float t2405_ = __fadd_rn(t2402_, kf_shfl_xor(t2402_, 4u, kf_wn));
+                        float t2408_ = __fadd_rn(t2405_, kf_shfl_xor(t2405_, 2u, kf_wn));
+                        t2373_ = __fadd_rn(t2408_, kf_shfl_xor(t2408_, 1u, kf_wn));
                     } else {
-                        float t2305_ = kf_shfl_down(t2263_, 16u, kf_wn);
-                        bool t2307_ = (kf_lane_id() + 16u) < t2285_;
-                        float t2308_ = __fadd_rn(t2263_, t2305_);
-                        float t2309_ = t2307_ ? t2308_ : t2263_;
-                        float t2311_ = kf_shfl_down(t2309_, 8u, kf_wn);
-                        bool t2313_ = (kf_lane_id() + 8u) < t2285_;
-                        float t2314_ = __fadd_rn(t2309_, t2311_);
-                        float t2315_ = t2313_ ? t2314_ : t2309_;
-                        float t2317_ = kf_shfl_down(t2315_, 4u, kf_wn);
-                        bool t2319_ = (kf_lane_id() + 4u) < t2285_;
-                        float t2320_ = __fadd_rn(t2315_, t2317_);
-                        float t2321_ = t2319_ ? t2320_ : t2315_;
-                        float t2323_ = kf_shfl_down(t2321_, 2u, kf_wn);
-                        bool t2325_ = (kf_lane_id() + 2u) < t2285_;
-                        float t2326_ = __fadd_rn(t2321_, t2323_);
-                        float t2327_ = t2325_ ? t2326_ : t2321_;
-                        float t2329_ = kf_shfl_down(t2327_, 1u, kf_wn);
-                        bool t2331_ = (kf_lane_id() + 1u) < t2285_;
-                        float t2332_ = __fadd_rn(t2327_, t2329_);
-                        s_2_ = kf_shfl(t2331_ ? t2332_ : t2327_, 0u, kf_wn);
+                        float t2414_ = kf_shfl_down(a_5_, 16u, kf_wn);
+                        bool t2416_ = (kf_lane_id() + 16u) < t2394_;
+                        float t2417_ = __fadd_rn(a_5_, t2414_);
+                        float t2418_ = t2416_ ? t2417_ : a_5_;
+                        float t2420_ = kf_shfl_down(t2418_, 8u, kf_wn);
+                        bool t2422_ = (kf_lane_id() + 8u) < t2394_;
+                        float t2423_ = __fadd_rn(t2418_, t2420_);
+                        float t2424_ = t2422_ ? t2423_ : t2418_;
+                        float t2426_ = kf_shfl_down(t2424_, 4u, kf_wn);
+                        bool t2428_ = (kf_lane_id() + 4u) < t2394_;
+                        float t2429_ = __fadd_rn(t2424_, t2426_);
+                        float t2430_ = t2428_ ? t2429_ : t2424_;
+                        float t2432_ = kf_shfl_down(t2430_, 2u, kf_wn);
+                        bool t2434_ = (kf_lane_id() + 2u) < t2394_;
+                        float t2435_ = __fadd_rn(t2430_, t2432_);
+                        float t2436_ = t2434_ ? t2435_ : t2430_;
+                        float t2438_ = kf_shfl_down(t2436_, 1u, kf_wn);
+                        bool t2440_ = (kf_lane_id() + 1u) < t2394_;
+                        float t2441_ = __fadd_rn(t2436_, t2438_);
+                        t2373_ = kf_shfl(t2440_ ? t2441_ : t2436_, 0u, kf_wn);
                     }
-                    bool t2337_ = lane_ == 0u;
-                    bool t2338_ = t2337_;
-                    if (t2337_) {
-                        t2338_ = cg_ < m_;
+                    bool t2446_ = lane_ == r_;
+                    bool t2447_ = t2446_;
+                    if (t2446_) {
+                        t2447_ = cg_ < m_;
                     }
-                    if (t2338_) {
-                        y_[cg_] = kf_f16_from_f32(s_2_);
+                    if (t2447_) {
+                        y_[cg_] = kf_f16_from_f32(t2373_);
                     }
                     acc_[0u] = 0.0f;
                     ck_ = 0u;
@@ -10288,123 +10309,124 @@ gemv_rms_f16_f16_f16(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ h
                 unsigned row_8_ = min(lg_, (m_ - 1u));
                 wb_[7u] = wv_[(row_8_ * nv_2_) + v_12_];
                 xb_[14u] = xs_[v_12_];
-                unsigned t2537_ = lk_ + 1u;
-                lk_ = t2537_;
-                if (t2537_ == steps_) {
+                unsigned t2644_ = lk_ + 1u;
+                lk_ = t2644_;
+                if (t2644_ == steps_) {
                     lk_ = 0u;
                     lg_ = lg_ + nw_2_;
                 }
             }
-            bool t2546_ = (t0_ + 1u) >= 1u;
-            bool t2547_ = t2546_;
-            if (t2546_) {
-                t2547_ = ((t0_ + 1u) - 1u) < t1508_;
+            bool t2754_ = (t0_ + 1u) >= 1u;
+            bool t2755_ = t2754_;
+            if (t2754_) {
+                t2755_ = ((t0_ + 1u) - 1u) < t1508_;
             }
-            if (t2547_) {
+            if (t2755_) {
                 unsigned v_13_ = ((ck_ << 5u) << 2u) + lane_;
                 if (v_13_ < nv_2_) {
-                    kf_u32x4 t2606_ = xb_[0u];
-                    kf_f16x8 a_5_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2606_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2606_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2606_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2606_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2606_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2606_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2606_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2606_, 3u), 16u))}};
-                    xs_6_[0u] = kf_f16_to_f32(a_5_.v[0]);
-                    xs_6_[1u] = kf_f16_to_f32(a_5_.v[1]);
-                    xs_6_[2u] = kf_f16_to_f32(a_5_.v[2]);
-                    xs_6_[3u] = kf_f16_to_f32(a_5_.v[3]);
-                    xs_6_[4u] = kf_f16_to_f32(a_5_.v[4]);
-                    xs_6_[5u] = kf_f16_to_f32(a_5_.v[5]);
-                    xs_6_[6u] = kf_f16_to_f32(a_5_.v[6]);
-                    xs_6_[7u] = kf_f16_to_f32(a_5_.v[7]);
-                    kf_u32x4 t2633_ = wb_[0u];
-                    kf_f16x8 wh_5_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2633_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2633_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2633_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2633_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2633_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2633_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2633_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2633_, 3u), 16u))}};
+                    kf_u32x4 t2814_ = xb_[0u];
+                    kf_f16x8 a_6_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2814_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2814_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2814_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2814_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2814_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2814_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2814_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2814_, 3u), 16u))}};
+                    xs_6_[0u] = kf_f16_to_f32(a_6_.v[0]);
+                    xs_6_[1u] = kf_f16_to_f32(a_6_.v[1]);
+                    xs_6_[2u] = kf_f16_to_f32(a_6_.v[2]);
+                    xs_6_[3u] = kf_f16_to_f32(a_6_.v[3]);
+                    xs_6_[4u] = kf_f16_to_f32(a_6_.v[4]);
+                    xs_6_[5u] = kf_f16_to_f32(a_6_.v[5]);
+                    xs_6_[6u] = kf_f16_to_f32(a_6_.v[6]);
+                    xs_6_[7u] = kf_f16_to_f32(a_6_.v[7]);
+                    kf_u32x4 t2841_ = wb_[0u];
+                    kf_f16x8 wh_5_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2841_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2841_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2841_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2841_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2841_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2841_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2841_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2841_, 3u), 16u))}};
                     acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_5_.v[7]), xs_6_[7u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[6]), xs_6_[6u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[5]), xs_6_[5u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[4]), xs_6_[4u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[3]), xs_6_[3u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[2]), xs_6_[2u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[1]), xs_6_[1u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[0]), xs_6_[0u], acc_[0u]))))))));
                 }
                 unsigned v_14_ = (((ck_ << 5u) << 2u) + 32u) + lane_;
                 if (v_14_ < nv_2_) {
-                    kf_u32x4 t2737_ = xb_[2u];
-                    kf_f16x8 a_6_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2737_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2737_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2737_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2737_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2737_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2737_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2737_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2737_, 3u), 16u))}};
-                    xs_7_[0u] = kf_f16_to_f32(a_6_.v[0]);
-                    xs_7_[1u] = kf_f16_to_f32(a_6_.v[1]);
-                    xs_7_[2u] = kf_f16_to_f32(a_6_.v[2]);
-                    xs_7_[3u] = kf_f16_to_f32(a_6_.v[3]);
-                    xs_7_[4u] = kf_f16_to_f32(a_6_.v[4]);
-                    xs_7_[5u] = kf_f16_to_f32(a_6_.v[5]);
-                    xs_7_[6u] = kf_f16_to_f32(a_6_.v[6]);
-                    xs_7_[7u] = kf_f16_to_f32(a_6_.v[7]);
-                    kf_u32x4 t2764_ = wb_[1u];
-                    kf_f16x8 wh_6_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2764_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2764_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2764_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2764_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2764_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2764_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2764_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2764_, 3u), 16u))}};
+                    kf_u32x4 t2945_ = xb_[2u];
+                    kf_f16x8 a_7_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2945_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2945_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2945_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2945_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2945_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2945_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2945_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2945_, 3u), 16u))}};
+                    xs_7_[0u] = kf_f16_to_f32(a_7_.v[0]);
+                    xs_7_[1u] = kf_f16_to_f32(a_7_.v[1]);
+                    xs_7_[2u] = kf_f16_to_f32(a_7_.v[2]);
+                    xs_7_[3u] = kf_f16_to_f32(a_7_.v[3]);
+                    xs_7_[4u] = kf_f16_to_f32(a_7_.v[4]);
+                    xs_7_[5u] = kf_f16_to_f32(a_7_.v[5]);
+                    xs_7_[6u] = kf_f16_to_f32(a_7_.v[6]);
+                    xs_7_[7u] = kf_f16_to_f32(a_7_.v[7]);
+                    kf_u32x4 t2972_ = wb_[1u];
+                    kf_f16x8 wh_6_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2972_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2972_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2972_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2972_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2972_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2972_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2972_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2972_, 3u), 16u))}};
                     acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_6_.v[7]), xs_7_[7u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[6]), xs_7_[6u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[5]), xs_7_[5u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[4]), xs_7_[4u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[3]), xs_7_[3u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[2]), xs_7_[2u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[1]), xs_7_[1u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[0]), xs_7_[0u], acc_[0u]))))))));
                 }
                 unsigned v_15_ = (((ck_ << 5u) << 2u) + 64u) + lane_;
                 if (v_15_ < nv_2_) {
-                    kf_u32x4 t2868_ = xb_[4u];
-                    kf_f16x8 a_7_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2868_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2868_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2868_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2868_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2868_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2868_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2868_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2868_, 3u), 16u))}};
-                    xs_8_[0u] = kf_f16_to_f32(a_7_.v[0]);
-                    xs_8_[1u] = kf_f16_to_f32(a_7_.v[1]);
-                    xs_8_[2u] = kf_f16_to_f32(a_7_.v[2]);
-                    xs_8_[3u] = kf_f16_to_f32(a_7_.v[3]);
-                    xs_8_[4u] = kf_f16_to_f32(a_7_.v[4]);
-                    xs_8_[5u] = kf_f16_to_f32(a_7_.v[5]);
-                    xs_8_[6u] = kf_f16_to_f32(a_7_.v[6]);
-                    xs_8_[7u] = kf_f16_to_f32(a_7_.v[7]);
-                    kf_u32x4 t2895_ = wb_[2u];
-                    kf_f16x8 wh_7_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2895_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2895_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2895_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2895_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2895_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2895_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2895_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2895_, 3u), 16u))}};
+                    kf_u32x4 t3076_ = xb_[4u];
+                    kf_f16x8 a_8_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t3076_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3076_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t3076_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3076_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t3076_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3076_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t3076_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3076_, 3u), 16u))}};
+                    xs_8_[0u] = kf_f16_to_f32(a_8_.v[0]);
+                    xs_8_[1u] = kf_f16_to_f32(a_8_.v[1]);
+                    xs_8_[2u] = kf_f16_to_f32(a_8_.v[2]);
+                    xs_8_[3u] = kf_f16_to_f32(a_8_.v[3]);
+                    xs_8_[4u] = kf_f16_to_f32(a_8_.v[4]);
+                    xs_8_[5u] = kf_f16_to_f32(a_8_.v[5]);
+                    xs_8_[6u] = kf_f16_to_f32(a_8_.v[6]);
+                    xs_8_[7u] = kf_f16_to_f32(a_8_.v[7]);
+                    kf_u32x4 t3103_ = wb_[2u];
+                    kf_f16x8 wh_7_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t3103_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3103_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t3103_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3103_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t3103_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3103_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t3103_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3103_, 3u), 16u))}};
                     acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_7_.v[7]), xs_8_[7u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[6]), xs_8_[6u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[5]), xs_8_[5u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[4]), xs_8_[4u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[3]), xs_8_[3u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[2]), xs_8_[2u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[1]), xs_8_[1u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[0]), xs_8_[0u], acc_[0u]))))))));
                 }
                 unsigned v_16_ = (((ck_ << 5u) << 2u) + 96u) + lane_;
                 if (v_16_ < nv_2_) {
-                    kf_u32x4 t2999_ = xb_[6u];
-                    kf_f16x8 a_8_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2999_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2999_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2999_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2999_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2999_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2999_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2999_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2999_, 3u), 16u))}};
-                    xs_9_[0u] = kf_f16_to_f32(a_8_.v[0]);
-                    xs_9_[1u] = kf_f16_to_f32(a_8_.v[1]);
-                    xs_9_[2u] = kf_f16_to_f32(a_8_.v[2]);
-                    xs_9_[3u] = kf_f16_to_f32(a_8_.v[3]);
-                    xs_9_[4u] = kf_f16_to_f32(a_8_.v[4]);
-                    xs_9_[5u] = kf_f16_to_f32(a_8_.v[5]);
-                    xs_9_[6u] = kf_f16_to_f32(a_8_.v[6]);
-                    xs_9_[7u] = kf_f16_to_f32(a_8_.v[7]);
-                    kf_u32x4 t3026_ = wb_[3u];
-                    kf_f16x8 wh_8_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t3026_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3026_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t3026_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3026_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t3026_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3026_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t3026_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3026_, 3u), 16u))}};
+                    kf_u32x4 t3207_ = xb_[6u];
+                    kf_f16x8 a_9_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t3207_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3207_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t3207_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3207_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t3207_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3207_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t3207_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3207_, 3u), 16u))}};
+                    xs_9_[0u] = kf_f16_to_f32(a_9_.v[0]);
+                    xs_9_[1u] = kf_f16_to_f32(a_9_.v[1]);
+                    xs_9_[2u] = kf_f16_to_f32(a_9_.v[2]);
+                    xs_9_[3u] = kf_f16_to_f32(a_9_.v[3]);
+                    xs_9_[4u] = kf_f16_to_f32(a_9_.v[4]);
+                    xs_9_[5u] = kf_f16_to_f32(a_9_.v[5]);
+                    xs_9_[6u] = kf_f16_to_f32(a_9_.v[6]);
+                    xs_9_[7u] = kf_f16_to_f32(a_9_.v[7]);
+                    kf_u32x4 t3234_ = wb_[3u];
+                    kf_f16x8 wh_8_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t3234_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3234_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t3234_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3234_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t3234_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3234_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t3234_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3234_, 3u), 16u))}};
                     acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_8_.v[7]), xs_9_[7u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[6]), xs_9_[6u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[5]), xs_9_[5u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[4]), xs_9_[4u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[3]), xs_9_[3u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[2]), xs_9_[2u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[1]), xs_9_[1u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[0]), xs_9_[0u], acc_[0u]))))))));
                 }
-                unsigned t3100_ = ck_ + 1u;
-                ck_ = t3100_;
-                if (t3100_ == steps_) {
-                    float t3103_ = acc_[0u];
-                    unsigned t3125_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
-                    if (t3125_ == 32u) {
-                        float t3130_ = __fadd_rn(t3103_, kf_shfl_xor(t3103_, 16u, kf_wn));
-                        float t3133_ = __fadd_rn(t3130_, kf_shfl_xor(t3130_, 8u, kf_wn));
-                        float t3136_ = __fadd_rn(t3133_, kf_shfl_xor(t3133_, 4u, kf_wn));
-                        float t3139_ = __fadd_rn(t3136_, kf_shfl_xor(t3136_, 2u, kf_wn));
-                        s_3_ = __fadd_rn(t3139_, kf_shfl_xor(t3139_, 1u, kf_wn));
+                unsigned t3308_ = ck_ + 1u;
+                ck_ = t3308_;
+                if (t3308_ == steps_) {
+                    float a_10_ = acc_[0u];
+                    unsigned r_2_ = 0u;
+                    unsigned t3335_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+                    if (t3335_ == 32u) {
+                        float t3340_ = __fadd_rn(a_10_, kf_shfl_xor(a_10_, 16u, kf_wn));
+                        float t3343_ = __fadd_rn(t3340_, kf_shfl_xor(t3340_, 8u, kf_wn));
+                        float t3346_ = __fadd_rn(t3343_, kf_shfl_xor(t3343_, 4u, kf_wn));
+                        float t3349_ = __fadd_rn(t3346_, kf_shfl_xor(t3346_, 2u, kf_wn));
+                        t3314_ = __fadd_rn(t3349_, kf_shfl_xor(t3349_, 1u, kf_wn));
                     } else {
-                        float t3145_ = kf_shfl_down(t3103_, 16u, kf_wn);
-                        bool t3147_ = (kf_lane_id() + 16u) < t3125_;
-                        float t3148_ = __fadd_rn(t3103_, t3145_);
-                        float t3149_ = t3147_ ? t3148_ : t3103_;
-                        float t3151_ = kf_shfl_down(t3149_, 8u, kf_wn);
-                        bool t3153_ = (kf_lane_id() + 8u) < t3125_;
-                        float t3154_ = __fadd_rn(t3149_, t3151_);
-                        float t3155_ = t3153_ ? t3154_ : t3149_;
-                        float t3157_ = kf_shfl_down(t3155_, 4u, kf_wn);
-                        bool t3159_ = (kf_lane_id() + 4u) < t3125_;
-                        float t3160_ = __fadd_rn(t3155_, t3157_);
-                        float t3161_ = t3159_ ? t3160_ : t3155_;
-                        float t3163_ = kf_shfl_down(t3161_, 2u, kf_wn);
-                        bool t3165_ = (kf_lane_id() + 2u) < t3125_;
-                        float t3166_ = __fadd_rn(t3161_, t3163_);
-                        float t3167_ = t3165_ ? t3166_ : t3161_;
-                        float t3169_ = kf_shfl_down(t3167_, 1u, kf_wn);
-                        bool t3171_ = (kf_lane_id() + 1u) < t3125_;
-                        float t3172_ = __fadd_rn(t3167_, t3169_);
-                        s_3_ = kf_shfl(t3171_ ? t3172_ : t3167_, 0u, kf_wn);
+                        float t3355_ = kf_shfl_down(a_10_, 16u, kf_wn);
+                        bool t3357_ = (kf_lane_id() + 16u) < t3335_;
+                        float t3358_ = __fadd_rn(a_10_, t3355_);
+                        float t3359_ = t3357_ ? t3358_ : a_10_;
+                        float t3361_ = kf_shfl_down(t3359_, 8u, kf_wn);
+                        bool t3363_ = (kf_lane_id() + 8u) < t3335_;
+                        float t3364_ = __fadd_rn(t3359_, t3361_);
+                        float t3365_ = t3363_ ? t3364_ : t3359_;
+                        float t3367_ = kf_shfl_down(t3365_, 4u, kf_wn);
+                        bool t3369_ = (kf_lane_id() + 4u) < t3335_;
+                        float t3370_ = __fadd_rn(t3365_, t3367_);
+                        float t3371_ = t3369_ ? t3370_ : t3365_;
+                        float t3373_ = kf_shfl_down(t3371_, 2u, kf_wn);
+                        bool t3375_ = (kf_lane_id() + 2u) < t3335_;
+                        float t3376_ = __fadd_rn(t3371_, t3373_);
+                        float t3377_ = t3375_ ? t3376_ : t3371_;
+                        float t3379_ = kf_shfl_down(t3377_, 1u, kf_wn);
+                        bool t3381_ = (kf_lane_id() + 1u) < t3335_;
+                        float t3382_ = __fadd_rn(t3377_, t3379_);
+                        t3314_ = kf_shfl(t3381_ ? t3382_ : t3377_, 0u, kf_wn);
                     }
-                    bool t3177_ = lane_ == 0u;
-                    bool t3178_ = t3177_;
-                    if (t3177_) {
-                        t3178_ = cg_ < m_;
+                    bool t3387_ = lane_ == r_2_;
+                    bool t3388_ = t3387_;
+                    if (t3387_) {
+                        t3388_ = cg_ < m_;
                     }
-                    if (t3178_) {
-                        y_[cg_] = kf_f16_from_f32(s_3_);
+                    if (t3388_) {
+                        y_[cg_] = kf_f16_from_f32(t3314_);
                     }
                     acc_[0u] = 0.0f;
                     ck_ = 0u;
@@ -10415,7 +10437,7 @@ gemv_rms_f16_f16_f16(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ h
     }
 }
 
-/* kernel gemv_rms_f16_f16_f32 (gemv.kf:1206) */
+/* kernel gemv_rms_f16_f16_f32 (gemv.kf:1268) */
 extern "C" __global__ void __launch_bounds__(256)
 gemv_rms_f16_f16_f32(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ h_, const kf_f16* __restrict__ nw_, float* __restrict__ y_, unsigned m_, unsigned k_, float eps_)
 {
@@ -10438,8 +10460,8 @@ gemv_rms_f16_f16_f32(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ h
     float xs_8_[8];
     float xs_9_[8];
     float s_;
-    float s_2_;
-    float s_3_;
+    float t2373_;
+    float t3314_;
     const unsigned kf_wn = kf_warp_lanes();
     const kf_u32x4* wv_ = (const kf_u32x4*)w_;
     const kf_f16x8* ia_ = (const kf_f16x8*)h_;
@@ -10640,9 +10662,9 @@ gemv_rms_f16_f16_f32(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ h
         unsigned lk_ = 0u;
         unsigned cg_ = wid_;
         unsigned ck_ = 0u;
-        unsigned t1521_ = t1508_ + 1u;
+        unsigned t1527_ = t1508_ + 1u;
         #pragma unroll 1
-        for (unsigned t0_ = 0u; t0_ < t1521_; t0_ = t0_ + 2u) {
+        for (unsigned t0_ = 0u; t0_ < t1527_; t0_ = t0_ + 2u) {
             if (t0_ < t1508_) {
                 unsigned v_ = min((((lk_ << 5u) << 2u) + lane_), (nv_2_ - 1u));
                 unsigned row_ = min(lg_, (m_ - 1u));
@@ -10660,23 +10682,23 @@ gemv_rms_f16_f16_f32(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ h
                 unsigned row_4_ = min(lg_, (m_ - 1u));
                 wb_[3u] = wv_[(row_4_ * nv_2_) + v_4_];
                 xb_[6u] = xs_[v_4_];
-                unsigned t1697_ = lk_ + 1u;
-                lk_ = t1697_;
-                if (t1697_ == steps_) {
+                unsigned t1703_ = lk_ + 1u;
+                lk_ = t1703_;
+                if (t1703_ == steps_) {
                     lk_ = 0u;
                     lg_ = lg_ + nw_2_;
                 }
             }
-            bool t1706_ = t0_ >= 1u;
-            bool t1707_ = t1706_;
-            if (t1706_) {
-                t1707_ = (t0_ - 1u) < t1508_;
+            bool t1813_ = t0_ >= 1u;
+            bool t1814_ = t1813_;
+            if (t1813_) {
+                t1814_ = (t0_ - 1u) < t1508_;
             }
-            if (t1707_) {
+            if (t1814_) {
                 unsigned v_5_ = ((ck_ << 5u) << 2u) + lane_;
                 if (v_5_ < nv_2_) {
-                    kf_u32x4 t1766_ = xb_[8u];
-                    kf_f16x8 a_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1766_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1766_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1766_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1766_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1766_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1766_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1766_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1766_, 3u), 16u))}};
+                    kf_u32x4 t1873_ = xb_[8u];
+                    kf_f16x8 a_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1873_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1873_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1873_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1873_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1873_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1873_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1873_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1873_, 3u), 16u))}};
                     xs_2_[0u] = kf_f16_to_f32(a_.v[0]);
                     xs_2_[1u] = kf_f16_to_f32(a_.v[1]);
                     xs_2_[2u] = kf_f16_to_f32(a_.v[2]);
@@ -10685,14 +10707,14 @@ gemv_rms_f16_f16_f32(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ h
                     xs_2_[5u] = kf_f16_to_f32(a_.v[5]);
                     xs_2_[6u] = kf_f16_to_f32(a_.v[6]);
                     xs_2_[7u] = kf_f16_to_f32(a_.v[7]);
-                    kf_u32x4 t1793_ = wb_[4u];
-                    kf_f16x8 wh_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1793_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1793_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1793_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1793_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1793_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1793_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1793_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1793_, 3u), 16u))}};
+                    kf_u32x4 t1900_ = wb_[4u];
+                    kf_f16x8 wh_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1900_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1900_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1900_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1900_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1900_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1900_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1900_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1900_, 3u), 16u))}};
                     acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_.v[7]), xs_2_[7u], __fmaf_rn(kf_f16_to_f32(wh_.v[6]), xs_2_[6u], __fmaf_rn(kf_f16_to_f32(wh_.v[5]), xs_2_[5u], __fmaf_rn(kf_f16_to_f32(wh_.v[4]), xs_2_[4u], __fmaf_rn(kf_f16_to_f32(wh_.v[3]), xs_2_[3u], __fmaf_rn(kf_f16_to_f32(wh_.v[2]), xs_2_[2u], __fmaf_rn(kf_f16_to_f32(wh_.v[1]), xs_2_[1u], __fmaf_rn(kf_f16_to_f32(wh_.v[0]), xs_2_[0u], acc_[0u]))))))));
                 }
                 unsigned v_6_ = (((ck_ << 5u) << 2u) + 32u) + lane_;
                 if (v_6_ < nv_2_) {
-                    kf_u32x4 t1897_ = xb_[10u];
-                    kf_f16x8 a_2_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1897_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1897_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1897_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1897_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1897_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1897_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1897_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1897_, 3u), 16u))}};
+                    kf_u32x4 t2004_ = xb_[10u];
+                    kf_f16x8 a_2_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2004_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2004_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2004_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2004_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2004_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2004_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2004_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2004_, 3u), 16u))}};
                     xs_3_[0u] = kf_f16_to_f32(a_2_.v[0]);
                     xs_3_[1u] = kf_f16_to_f32(a_2_.v[1]);
                     xs_3_[2u] = kf_f16_to_f32(a_2_.v[2]);
@@ -10701,14 +10723,14 @@ gemv_rms_f16_f16_f32(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ h
                     xs_3_[5u] = kf_f16_to_f32(a_2_.v[5]);
                     xs_3_[6u] = kf_f16_to_f32(a_2_.v[6]);
                     xs_3_[7u] = kf_f16_to_f32(a_2_.v[7]);
-                    kf_u32x4 t1924_ = wb_[5u];
-                    kf_f16x8 wh_2_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1924_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1924_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1924_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1924_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1924_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1924_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1924_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1924_, 3u), 16u))}};
+                    kf_u32x4 t2031_ = wb_[5u];
+                    kf_f16x8 wh_2_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2031_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2031_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2031_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2031_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2031_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2031_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2031_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2031_, 3u), 16u))}};
                     acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_2_.v[7]), xs_3_[7u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[6]), xs_3_[6u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[5]), xs_3_[5u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[4]), xs_3_[4u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[3]), xs_3_[3u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[2]), xs_3_[2u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[1]), xs_3_[1u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[0]), xs_3_[0u], acc_[0u]))))))));
                 }
                 unsigned v_7_ = (((ck_ << 5u) << 2u) + 64u) + lane_;
                 if (v_7_ < nv_2_) {
-                    kf_u32x4 t2028_ = xb_[12u];
-                    kf_f16x8 a_3_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2028_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2028_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2028_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2028_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2028_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2028_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2028_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2028_, 3u), 16u))}};
+                    kf_u32x4 t2135_ = xb_[12u];
+                    kf_f16x8 a_3_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2135_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2135_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2135_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2135_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2135_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2135_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2135_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2135_, 3u), 16u))}};
                     xs_4_[0u] = kf_f16_to_f32(a_3_.v[0]);
                     xs_4_[1u] = kf_f16_to_f32(a_3_.v[1]);
                     xs_4_[2u] = kf_f16_to_f32(a_3_.v[2]);
@@ -10717,14 +10739,14 @@ gemv_rms_f16_f16_f32(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ h
                     xs_4_[5u] = kf_f16_to_f32(a_3_.v[5]);
                     xs_4_[6u] = kf_f16_to_f32(a_3_.v[6]);
                     xs_4_[7u] = kf_f16_to_f32(a_3_.v[7]);
-                    kf_u32x4 t2055_ = wb_[6u];
-                    kf_f16x8 wh_3_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2055_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2055_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2055_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2055_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2055_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2055_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2055_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2055_, 3u), 16u))}};
+                    kf_u32x4 t2162_ = wb_[6u];
+                    kf_f16x8 wh_3_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2162_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2162_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2162_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2162_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2162_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2162_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2162_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2162_, 3u), 16u))}};
                     acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_3_.v[7]), xs_4_[7u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[6]), xs_4_[6u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[5]), xs_4_[5u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[4]), xs_4_[4u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[3]), xs_4_[3u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[2]), xs_4_[2u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[1]), xs_4_[1u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[0]), xs_4_[0u], acc_[0u]))))))));
                 }
                 unsigned v_8_ = (((ck_ << 5u) << 2u) + 96u) + lane_;
                 if (v_8_ < nv_2_) {
-                    kf_u32x4 t2159_ = xb_[14u];
-                    kf_f16x8 a_4_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2159_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2159_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2159_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2159_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2159_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2159_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2159_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2159_, 3u), 16u))}};
+                    kf_u32x4 t2266_ = xb_[14u];
+                    kf_f16x8 a_4_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2266_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2266_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2266_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2266_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2266_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2266_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2266_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2266_, 3u), 16u))}};
                     xs_5_[0u] = kf_f16_to_f32(a_4_.v[0]);
                     xs_5_[1u] = kf_f16_to_f32(a_4_.v[1]);
                     xs_5_[2u] = kf_f16_to_f32(a_4_.v[2]);
@@ -10733,50 +10755,51 @@ gemv_rms_f16_f16_f32(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ h
                     xs_5_[5u] = kf_f16_to_f32(a_4_.v[5]);
                     xs_5_[6u] = kf_f16_to_f32(a_4_.v[6]);
                     xs_5_[7u] = kf_f16_to_f32(a_4_.v[7]);
-                    kf_u32x4 t2186_ = wb_[7u];
-                    kf_f16x8 wh_4_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2186_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2186_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2186_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2186_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2186_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2186_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2186_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2186_, 3u), 16u))}};
+                    kf_u32x4 t2293_ = wb_[7u];
+                    kf_f16x8 wh_4_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2293_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2293_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2293_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2293_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2293_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2293_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2293_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2293_, 3u), 16u))}};
                     acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_4_.v[7]), xs_5_[7u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[6]), xs_5_[6u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[5]), xs_5_[5u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[4]), xs_5_[4u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[3]), xs_5_[3u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[2]), xs_5_[2u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[1]), xs_5_[1u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[0]), xs_5_[0u], acc_[0u]))))))));
                 }
-                unsigned t2260_ = ck_ + 1u;
-                ck_ = t2260_;
-                if (t2260_ == steps_) {
-                    float t2263_ = acc_[0u];
-                    unsigned t2285_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
-                    if (t2285_ == 32u) {
-                        float t2290_ = __fadd_rn(t2263_, kf_shfl_xor(t2263_, 16u, kf_wn));
-                        float t2293_ = __fadd_rn(t2290_, kf_shfl_xor(t2290_, 8u, kf_wn));
-                        float t2296_ = __fadd_rn(t2293_, kf_shfl_xor(t2293_, 4u, kf_wn));
-                        float t2299_ = __fadd_rn(t2296_, kf_shfl_xor(t2296_, 2u, kf_wn));
-                        s_2_ = __fadd_rn(t2299_, kf_shfl_xor(t2299_, 1u, kf_wn));
+                unsigned t2367_ = ck_ + 1u;
+                ck_ = t2367_;
+                if (t2367_ == steps_) {
+                    float a_5_ = acc_[0u];
+                    unsigned r_ = 0u;
+                    unsigned t2394_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+                    if (t2394_ == 32u) {
+                        float t2399_ = __fadd_rn(a_5_, kf_shfl_xor(a_5_, 16u, kf_wn));
+                        float t2402_ = __fadd_rn(t2399_, kf_shfl_xor(t2399_, 8u, kf_wn));
+                        float t2405_ = __fadd_rn(t2402_, kf_shfl_xor(t2402_, 4u, kf_wn));
+                        float t2408_ = __fadd_rn(t2405_, kf_shfl_xor(t2405_, 2u, kf_wn));
+                        t2373_ = __fadd_rn(t2408_, kf_shfl_xor(t2408_, 1u, kf_wn));
                     } else {
-                        float t2305_ = kf_shfl_down(t2263_, 16u, kf_wn);
-                        bool t2307_ = (kf_lane_id() + 16u) < t2285_;
-                        float t2308_ = __fadd_rn(t2263_, t2305_);
-                        float t2309_ = t2307_ ? t2308_ : t2263_;
-                        float t2311_ = kf_shfl_down(t2309_, 8u, kf_wn);
-                        bool t2313_ = (kf_lane_id() + 8u) < t2285_;
-                        float t2314_ = __fadd_rn(t2309_, t2311_);
-                        float t2315_ = t2313_ ? t2314_ : t2309_;
-                        float t2317_ = kf_shfl_down(t2315_, 4u, kf_wn);
-                        bool t2319_ = (kf_lane_id() + 4u) < t2285_;
-                        float t2320_ = __fadd_rn(t2315_, t2317_);
-                        float t2321_ = t2319_ ? t2320_ : t2315_;
-                        float t2323_ = kf_shfl_down(t2321_, 2u, kf_wn);
-                        bool t2325_ = (kf_lane_id() + 2u) < t2285_;
-                        float t2326_ = __fadd_rn(t2321_, t2323_);
-                        float t2327_ = t2325_ ? t2326_ : t2321_;
-                        float t2329_ = kf_shfl_down(t2327_, 1u, kf_wn);
-                        bool t2331_ = (kf_lane_id() + 1u) < t2285_;
-                        float t2332_ = __fadd_rn(t2327_, t2329_);
-                        s_2_ = kf_shfl(t2331_ ? t2332_ : t2327_, 0u, kf_wn);
+                        float t2414_ = kf_shfl_down(a_5_, 16u, kf_wn);
+                        bool t2416_ = (kf_lane_id() + 16u) < t2394_;
+                        float t2417_ = __fadd_rn(a_5_, t2414_);
+                        float t2418_ = t2416_ ? t2417_ : a_5_;
+                        float t2420_ = kf_shfl_down(t2418_, 8u, kf_wn);
+                        bool t2422_ = (kf_lane_id() + 8u) < t2394_;
+                        float t2423_ = __fadd_rn(t2418_, t2420_);
+                        float t2424_ = t2422_ ? t2423_ : t2418_;
+                        float t2426_ = kf_shfl_down(t2424_, 4u, kf_wn);
+                        bool t2428_ = (kf_lane_id() + 4u) < t2394_;
+                        float t2429_ = __fadd_rn(t2424_, t2426_);
+                        float t2430_ = t2428_ ? t2429_ : t2424_;
+                        float t2432_ = kf_shfl_down(t2430_, 2u, kf_wn);
+                        bool t2434_ = (kf_lane_id() + 2u) < t2394_;
+                        float t2435_ = __fadd_rn(t2430_, t2432_);
+                        float t2436_ = t2434_ ? t2435_ : t2430_;
+                        float t2438_ = kf_shfl_down(t2436_, 1u, kf_wn);
+                        bool t2440_ = (kf_lane_id() + 1u) < t2394_;
+                        float t2441_ = __fadd_rn(t2436_, t2438_);
+                        t2373_ = kf_shfl(t2440_ ? t2441_ : t2436_, 0u, kf_wn);
                     }
-                    bool t2337_ = lane_ == 0u;
-                    bool t2338_ = t2337_;
-                    if (t2337_) {
-                        t2338_ = cg_ < m_;
+                    bool t2446_ = lane_ == r_;
+                    bool t2447_ = t2446_;
+                    if (t2446_) {
+                        t2447_ = cg_ < m_;
                     }
-                    if (t2338_) {
-                        y_[cg_] = s_2_;
+                    if (t2447_) {
+                        y_[cg_] = t2373_;
                     }
                     acc_[0u] = 0.0f;
                     ck_ = 0u;
@@ -10800,123 +10823,124 @@ gemv_rms_f16_f16_f32(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ h
                 unsigned row_8_ = min(lg_, (m_ - 1u));
                 wb_[7u] = wv_[(row_8_ * nv_2_) + v_12_];
                 xb_[14u] = xs_[v_12_];
-                unsigned t2537_ = lk_ + 1u;
-                lk_ = t2537_;
-                if (t2537_ == steps_) {
+                unsigned t2644_ = lk_ + 1u;
+                lk_ = t2644_;
+                if (t2644_ == steps_) {
                     lk_ = 0u;
                     lg_ = lg_ + nw_2_;
                 }
             }
-            bool t2546_ = (t0_ + 1u) >= 1u;
-            bool t2547_ = t2546_;
-            if (t2546_) {
-                t2547_ = ((t0_ + 1u) - 1u) < t1508_;
+            bool t2754_ = (t0_ + 1u) >= 1u;
+            bool t2755_ = t2754_;
+            if (t2754_) {
+                t2755_ = ((t0_ + 1u) - 1u) < t1508_;
             }
-            if (t2547_) {
+            if (t2755_) {
                 unsigned v_13_ = ((ck_ << 5u) << 2u) + lane_;
                 if (v_13_ < nv_2_) {
-                    kf_u32x4 t2606_ = xb_[0u];
-                    kf_f16x8 a_5_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2606_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2606_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2606_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2606_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2606_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2606_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2606_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2606_, 3u), 16u))}};
-                    xs_6_[0u] = kf_f16_to_f32(a_5_.v[0]);
-                    xs_6_[1u] = kf_f16_to_f32(a_5_.v[1]);
-                    xs_6_[2u] = kf_f16_to_f32(a_5_.v[2]);
-                    xs_6_[3u] = kf_f16_to_f32(a_5_.v[3]);
-                    xs_6_[4u] = kf_f16_to_f32(a_5_.v[4]);
-                    xs_6_[5u] = kf_f16_to_f32(a_5_.v[5]);
-                    xs_6_[6u] = kf_f16_to_f32(a_5_.v[6]);
-                    xs_6_[7u] = kf_f16_to_f32(a_5_.v[7]);
-                    kf_u32x4 t2633_ = wb_[0u];
-                    kf_f16x8 wh_5_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2633_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2633_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2633_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2633_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2633_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2633_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2633_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2633_, 3u), 16u))}};
+                    kf_u32x4 t2814_ = xb_[0u];
+                    kf_f16x8 a_6_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2814_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2814_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2814_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2814_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2814_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2814_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2814_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2814_, 3u), 16u))}};
+                    xs_6_[0u] = kf_f16_to_f32(a_6_.v[0]);
+                    xs_6_[1u] = kf_f16_to_f32(a_6_.v[1]);
+                    xs_6_[2u] = kf_f16_to_f32(a_6_.v[2]);
+                    xs_6_[3u] = kf_f16_to_f32(a_6_.v[3]);
+                    xs_6_[4u] = kf_f16_to_f32(a_6_.v[4]);
+                    xs_6_[5u] = kf_f16_to_f32(a_6_.v[5]);
+                    xs_6_[6u] = kf_f16_to_f32(a_6_.v[6]);
+                    xs_6_[7u] = kf_f16_to_f32(a_6_.v[7]);
+                    kf_u32x4 t2841_ = wb_[0u];
+                    kf_f16x8 wh_5_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2841_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2841_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2841_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2841_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2841_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2841_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2841_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2841_, 3u), 16u))}};
                     acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_5_.v[7]), xs_6_[7u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[6]), xs_6_[6u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[5]), xs_6_[5u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[4]), xs_6_[4u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[3]), xs_6_[3u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[2]), xs_6_[2u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[1]), xs_6_[1u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[0]), xs_6_[0u], acc_[0u]))))))));
                 }
                 unsigned v_14_ = (((ck_ << 5u) << 2u) + 32u) + lane_;
                 if (v_14_ < nv_2_) {
-                    kf_u32x4 t2737_ = xb_[2u];
-                    kf_f16x8 a_6_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2737_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2737_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2737_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2737_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2737_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2737_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2737_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2737_, 3u), 16u))}};
-                    xs_7_[0u] = kf_f16_to_f32(a_6_.v[0]);
-                    xs_7_[1u] = kf_f16_to_f32(a_6_.v[1]);
-                    xs_7_[2u] = kf_f16_to_f32(a_6_.v[2]);
-                    xs_7_[3u] = kf_f16_to_f32(a_6_.v[3]);
-                    xs_7_[4u] = kf_f16_to_f32(a_6_.v[4]);
-                    xs_7_[5u] = kf_f16_to_f32(a_6_.v[5]);
-                    xs_7_[6u] = kf_f16_to_f32(a_6_.v[6]);
-                    xs_7_[7u] = kf_f16_to_f32(a_6_.v[7]);
-                    kf_u32x4 t2764_ = wb_[1u];
-                    kf_f16x8 wh_6_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2764_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2764_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2764_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2764_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2764_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2764_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2764_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2764_, 3u), 16u))}};
+                    kf_u32x4 t2945_ = xb_[2u];
+                    kf_f16x8 a_7_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2945_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2945_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2945_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2945_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2945_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2945_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2945_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2945_, 3u), 16u))}};
+                    xs_7_[0u] = kf_f16_to_f32(a_7_.v[0]);
+                    xs_7_[1u] = kf_f16_to_f32(a_7_.v[1]);
+                    xs_7_[2u] = kf_f16_to_f32(a_7_.v[2]);
+                    xs_7_[3u] = kf_f16_to_f32(a_7_.v[3]);
+                    xs_7_[4u] = kf_f16_to_f32(a_7_.v[4]);
+                    xs_7_[5u] = kf_f16_to_f32(a_7_.v[5]);
+                    xs_7_[6u] = kf_f16_to_f32(a_7_.v[6]);
+                    xs_7_[7u] = kf_f16_to_f32(a_7_.v[7]);
+                    kf_u32x4 t2972_ = wb_[1u];
+                    kf_f16x8 wh_6_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2972_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2972_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2972_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2972_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2972_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2972_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2972_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2972_, 3u), 16u))}};
                     acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_6_.v[7]), xs_7_[7u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[6]), xs_7_[6u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[5]), xs_7_[5u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[4]), xs_7_[4u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[3]), xs_7_[3u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[2]), xs_7_[2u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[1]), xs_7_[1u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[0]), xs_7_[0u], acc_[0u]))))))));
                 }
                 unsigned v_15_ = (((ck_ << 5u) << 2u) + 64u) + lane_;
                 if (v_15_ < nv_2_) {
-                    kf_u32x4 t2868_ = xb_[4u];
-                    kf_f16x8 a_7_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2868_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2868_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2868_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2868_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2868_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2868_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2868_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2868_, 3u), 16u))}};
-                    xs_8_[0u] = kf_f16_to_f32(a_7_.v[0]);
-                    xs_8_[1u] = kf_f16_to_f32(a_7_.v[1]);
-                    xs_8_[2u] = kf_f16_to_f32(a_7_.v[2]);
-                    xs_8_[3u] = kf_f16_to_f32(a_7_.v[3]);
-                    xs_8_[4u] = kf_f16_to_f32(a_7_.v[4]);
-                    xs_8_[5u] = kf_f16_to_f32(a_7_.v[5]);
-                    xs_8_[6u] = kf_f16_to_f32(a_7_.v[6]);
-                    xs_8_[7u] = kf_f16_to_f32(a_7_.v[7]);
-                    kf_u32x4 t2895_ = wb_[2u];
-                    kf_f16x8 wh_7_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2895_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2895_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2895_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2895_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2895_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2895_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2895_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2895_, 3u), 16u))}};
+                    kf_u32x4 t3076_ = xb_[4u];
+                    kf_f16x8 a_8_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t3076_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3076_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t3076_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3076_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t3076_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3076_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t3076_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3076_, 3u), 16u))}};
+                    xs_8_[0u] = kf_f16_to_f32(a_8_.v[0]);
+                    xs_8_[1u] = kf_f16_to_f32(a_8_.v[1]);
+                    xs_8_[2u] = kf_f16_to_f32(a_8_.v[2]);
+                    xs_8_[3u] = kf_f16_to_f32(a_8_.v[3]);
+                    xs_8_[4u] = kf_f16_to_f32(a_8_.v[4]);
+                    xs_8_[5u] = kf_f16_to_f32(a_8_.v[5]);
+                    xs_8_[6u] = kf_f16_to_f32(a_8_.v[6]);
+                    xs_8_[7u] = kf_f16_to_f32(a_8_.v[7]);
+                    kf_u32x4 t3103_ = wb_[2u];
+                    kf_f16x8 wh_7_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t3103_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3103_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t3103_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3103_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t3103_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3103_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t3103_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3103_, 3u), 16u))}};
                     acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_7_.v[7]), xs_8_[7u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[6]), xs_8_[6u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[5]), xs_8_[5u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[4]), xs_8_[4u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[3]), xs_8_[3u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[2]), xs_8_[2u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[1]), xs_8_[1u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[0]), xs_8_[0u], acc_[0u]))))))));
                 }
                 unsigned v_16_ = (((ck_ << 5u) << 2u) + 96u) + lane_;
                 if (v_16_ < nv_2_) {
-                    kf_u32x4 t2999_ = xb_[6u];
-                    kf_f16x8 a_8_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2999_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2999_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2999_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2999_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2999_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2999_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2999_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2999_, 3u), 16u))}};
-                    xs_9_[0u] = kf_f16_to_f32(a_8_.v[0]);
-                    xs_9_[1u] = kf_f16_to_f32(a_8_.v[1]);
-                    xs_9_[2u] = kf_f16_to_f32(a_8_.v[2]);
-                    xs_9_[3u] = kf_f16_to_f32(a_8_.v[3]);
-                    xs_9_[4u] = kf_f16_to_f32(a_8_.v[4]);
-                    xs_9_[5u] = kf_f16_to_f32(a_8_.v[5]);
-                    xs_9_[6u] = kf_f16_to_f32(a_8_.v[6]);
-                    xs_9_[7u] = kf_f16_to_f32(a_8_.v[7]);
-                    kf_u32x4 t3026_ = wb_[3u];
-                    kf_f16x8 wh_8_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t3026_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3026_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t3026_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3026_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t3026_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3026_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t3026_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3026_, 3u), 16u))}};
+                    kf_u32x4 t3207_ = xb_[6u];
+                    kf_f16x8 a_9_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t3207_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3207_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t3207_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3207_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t3207_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3207_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t3207_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3207_, 3u), 16u))}};
+                    xs_9_[0u] = kf_f16_to_f32(a_9_.v[0]);
+                    xs_9_[1u] = kf_f16_to_f32(a_9_.v[1]);
+                    xs_9_[2u] = kf_f16_to_f32(a_9_.v[2]);
+                    xs_9_[3u] = kf_f16_to_f32(a_9_.v[3]);
+                    xs_9_[4u] = kf_f16_to_f32(a_9_.v[4]);
+                    xs_9_[5u] = kf_f16_to_f32(a_9_.v[5]);
+                    xs_9_[6u] = kf_f16_to_f32(a_9_.v[6]);
+                    xs_9_[7u] = kf_f16_to_f32(a_9_.v[7]);
+                    kf_u32x4 t3234_ = wb_[3u];
+                    kf_f16x8 wh_8_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t3234_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3234_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t3234_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3234_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t3234_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3234_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t3234_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3234_, 3u), 16u))}};
                     acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_8_.v[7]), xs_9_[7u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[6]), xs_9_[6u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[5]), xs_9_[5u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[4]), xs_9_[4u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[3]), xs_9_[3u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[2]), xs_9_[2u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[1]), xs_9_[1u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[0]), xs_9_[0u], acc_[0u]))))))));
                 }
-                unsigned t3100_ = ck_ + 1u;
-                ck_ = t3100_;
-                if (t3100_ == steps_) {
-                    float t3103_ = acc_[0u];
-                    unsigned t3125_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
-                    if (t3125_ == 32u) {
-                        float t3130_ = __fadd_rn(t3103_, kf_shfl_xor(t3103_, 16u, kf_wn));
-                        float t3133_ = __fadd_rn(t3130_, kf_shfl_xor(t3130_, 8u, kf_wn));
-                        float t3136_ = __fadd_rn(t3133_, kf_shfl_xor(t3133_, 4u, kf_wn));
-                        float t3139_ = __fadd_rn(t3136_, kf_shfl_xor(t3136_, 2u, kf_wn));
-                        s_3_ = __fadd_rn(t3139_, kf_shfl_xor(t3139_, 1u, kf_wn));
+                unsigned t3308_ = ck_ + 1u;
+                ck_ = t3308_;
+                if (t3308_ == steps_) {
+                    float a_10_ = acc_[0u];
+                    unsigned r_2_ = 0u;
+                    unsigned t3335_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+                    if (t3335_ == 32u) {
+                        float t3340_ = __fadd_rn(a_10_, kf_shfl_xor(a_10_, 16u, kf_wn));
+                        float t3343_ = __fadd_rn(t3340_, kf_shfl_xor(t3340_, 8u, kf_wn));
+                        float t3346_ = __fadd_rn(t3343_, kf_shfl_xor(t3343_, 4u, kf_wn));
+                        float t3349_ = __fadd_rn(t3346_, kf_shfl_xor(t3346_, 2u, kf_wn));
+                        t3314_ = __fadd_rn(t3349_, kf_shfl_xor(t3349_, 1u, kf_wn));
                     } else {
-                        float t3145_ = kf_shfl_down(t3103_, 16u, kf_wn);
-                        bool t3147_ = (kf_lane_id() + 16u) < t3125_;
-                        float t3148_ = __fadd_rn(t3103_, t3145_);
-                        float t3149_ = t3147_ ? t3148_ : t3103_;
-                        float t3151_ = kf_shfl_down(t3149_, 8u, kf_wn);
-                        bool t3153_ = (kf_lane_id() + 8u) < t3125_;
-                        float t3154_ = __fadd_rn(t3149_, t3151_);
-                        float t3155_ = t3153_ ? t3154_ : t3149_;
-                        float t3157_ = kf_shfl_down(t3155_, 4u, kf_wn);
-                        bool t3159_ = (kf_lane_id() + 4u) < t3125_;
-                        float t3160_ = __fadd_rn(t3155_, t3157_);
-                        float t3161_ = t3159_ ? t3160_ : t3155_;
-                        float t3163_ = kf_shfl_down(t3161_, 2u, kf_wn);
-                        bool t3165_ = (kf_lane_id() + 2u) < t3125_;
-                        float t3166_ = __fadd_rn(t3161_, t3163_);
-                        float t3167_ = t3165_ ? t3166_ : t3161_;
-                        float t3169_ = kf_shfl_down(t3167_, 1u, kf_wn);
-                        bool t3171_ = (kf_lane_id() + 1u) < t3125_;
-                        float t3172_ = __fadd_rn(t3167_, t3169_);
-                        s_3_ = kf_shfl(t3171_ ? t3172_ : t3167_, 0u, kf_wn);
+                        float t3355_ = kf_shfl_down(a_10_, 16u, kf_wn);
+                        bool t3357_ = (kf_lane_id() + 16u) < t3335_;
+                        float t3358_ = __fadd_rn(a_10_, t3355_);
+                        float t3359_ = t3357_ ? t3358_ : a_10_;
+                        float t3361_ = kf_shfl_down(t3359_, 8u, kf_wn);
+                        bool t3363_ = (kf_lane_id() + 8u) < t3335_;
+                        float t3364_ = __fadd_rn(t3359_, t3361_);
+                        float t3365_ = t3363_ ? t3364_ : t3359_;
+                        float t3367_ = kf_shfl_down(t3365_, 4u, kf_wn);
+                        bool t3369_ = (kf_lane_id() + 4u) < t3335_;
+                        float t3370_ = __fadd_rn(t3365_, t3367_);
+                        float t3371_ = t3369_ ? t3370_ : t3365_;
+                        float t3373_ = kf_shfl_down(t3371_, 2u, kf_wn);
+                        bool t3375_ = (kf_lane_id() + 2u) < t3335_;
+                        float t3376_ = __fadd_rn(t3371_, t3373_);
+                        float t3377_ = t3375_ ? t3376_ : t3371_;
+                        float t3379_ = kf_shfl_down(t3377_, 1u, kf_wn);
+                        bool t3381_ = (kf_lane_id() + 1u) < t3335_;
+                        float t3382_ = __fadd_rn(t3377_, t3379_);
+                        t3314_ = kf_shfl(t3381_ ? t3382_ : t3377_, 0u, kf_wn);
                     }
-                    bool t3177_ = lane_ == 0u;
-                    bool t3178_ = t3177_;
-                    if (t3177_) {
-                        t3178_ = cg_ < m_;
+                    bool t3387_ = lane_ == r_2_;
+                    bool t3388_ = t3387_;
+                    if (t3387_) {
+                        t3388_ = cg_ < m_;
                     }
-                    if (t3178_) {
-                        y_[cg_] = s_3_;
+                    if (t3388_) {
+                        y_[cg_] = t3314_;
                     }
                     acc_[0u] = 0.0f;
                     ck_ = 0u;
@@ -10927,7 +10951,7 @@ gemv_rms_f16_f16_f32(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ h
     }
 }
 
-/* kernel gemv_silu_f16_f16_f16_acc (gemv.kf:1215) */
+/* kernel gemv_silu_f16_f16_f16_acc (gemv.kf:1277) */
 extern "C" __global__ void __launch_bounds__(256)
 gemv_silu_f16_f16_f16_acc(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ g_, const kf_f16* __restrict__ u_, kf_f16* __restrict__ y_, unsigned m_, unsigned k_)
 {
@@ -10947,8 +10971,8 @@ gemv_silu_f16_f16_f16_acc(const kf_f16* __restrict__ w_, const kf_f16* __restric
     float xs_7_[8];
     float xs_8_[8];
     float xs_9_[8];
-    float s_;
-    float s_2_;
+    float t2373_;
+    float t3314_;
     const unsigned kf_wn = kf_warp_lanes();
     const kf_u32x4* wv_ = (const kf_u32x4*)w_;
     const kf_f16x8* ia_ = (const kf_f16x8*)g_;
@@ -11072,9 +11096,9 @@ gemv_silu_f16_f16_f16_acc(const kf_f16* __restrict__ w_, const kf_f16* __restric
         unsigned lk_ = 0u;
         unsigned cg_ = wid_;
         unsigned ck_ = 0u;
-        unsigned t1521_ = t1508_ + 1u;
+        unsigned t1527_ = t1508_ + 1u;
         #pragma unroll 1
-        for (unsigned t0_ = 0u; t0_ < t1521_; t0_ = t0_ + 2u) {
+        for (unsigned t0_ = 0u; t0_ < t1527_; t0_ = t0_ + 2u) {
             if (t0_ < t1508_) {
                 unsigned v_ = min((((lk_ << 5u) << 2u) + lane_), (nv_2_ - 1u));
                 unsigned row_ = min(lg_, (m_ - 1u));
@@ -11092,35 +11116,35 @@ gemv_silu_f16_f16_f16_acc(const kf_f16* __restrict__ w_, const kf_f16* __restric
                 unsigned row_4_ = min(lg_, (m_ - 1u));
                 wb_[3u] = wv_[(row_4_ * nv_2_) + v_4_];
                 xb_[6u] = xs_[v_4_];
-                unsigned t1697_ = lk_ + 1u;
-                lk_ = t1697_;
-                if (t1697_ == steps_) {
+                unsigned t1703_ = lk_ + 1u;
+                lk_ = t1703_;
+                if (t1703_ == steps_) {
                     lk_ = 0u;
                     lg_ = lg_ + nw_;
                 }
             }
-            bool t1706_ = t0_ >= 1u;
-            bool t1707_ = t1706_;
-            if (t1706_) {
-                t1707_ = (t0_ - 1u) < t1508_;
+            bool t1813_ = t0_ >= 1u;
+            bool t1814_ = t1813_;
+            if (t1813_) {
+                t1814_ = (t0_ - 1u) < t1508_;
             }
-            if (t1707_) {
+            if (t1814_) {
                 if (ck_ == 0u) {
                     float v_5_ = 0.0f;
-                    bool t1722_ = kf_lane_id() < 1u;
-                    bool t1723_ = t1722_;
-                    if (t1722_) {
-                        t1723_ = (cg_ + kf_lane_id()) < m_;
+                    bool t1829_ = kf_lane_id() < 1u;
+                    bool t1830_ = t1829_;
+                    if (t1829_) {
+                        t1830_ = (cg_ + kf_lane_id()) < m_;
                     }
-                    if (t1723_) {
+                    if (t1830_) {
                         v_5_ = kf_f16_to_f32(y_[cg_ + kf_lane_id()]);
                     }
                     yold_ = v_5_;
                 }
                 unsigned v_6_ = ((ck_ << 5u) << 2u) + lane_;
                 if (v_6_ < nv_2_) {
-                    kf_u32x4 t1766_ = xb_[8u];
-                    kf_f16x8 a_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1766_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1766_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1766_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1766_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1766_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1766_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1766_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1766_, 3u), 16u))}};
+                    kf_u32x4 t1873_ = xb_[8u];
+                    kf_f16x8 a_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1873_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1873_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1873_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1873_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1873_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1873_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1873_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1873_, 3u), 16u))}};
                     xs_2_[0u] = kf_f16_to_f32(a_.v[0]);
                     xs_2_[1u] = kf_f16_to_f32(a_.v[1]);
                     xs_2_[2u] = kf_f16_to_f32(a_.v[2]);
@@ -11129,14 +11153,14 @@ gemv_silu_f16_f16_f16_acc(const kf_f16* __restrict__ w_, const kf_f16* __restric
                     xs_2_[5u] = kf_f16_to_f32(a_.v[5]);
                     xs_2_[6u] = kf_f16_to_f32(a_.v[6]);
                     xs_2_[7u] = kf_f16_to_f32(a_.v[7]);
-                    kf_u32x4 t1793_ = wb_[4u];
-                    kf_f16x8 wh_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1793_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1793_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1793_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1793_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1793_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1793_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1793_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1793_, 3u), 16u))}};
+                    kf_u32x4 t1900_ = wb_[4u];
+                    kf_f16x8 wh_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1900_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1900_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1900_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1900_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1900_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1900_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1900_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1900_, 3u), 16u))}};
                     acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_.v[7]), xs_2_[7u], __fmaf_rn(kf_f16_to_f32(wh_.v[6]), xs_2_[6u], __fmaf_rn(kf_f16_to_f32(wh_.v[5]), xs_2_[5u], __fmaf_rn(kf_f16_to_f32(wh_.v[4]), xs_2_[4u], __fmaf_rn(kf_f16_to_f32(wh_.v[3]), xs_2_[3u], __fmaf_rn(kf_f16_to_f32(wh_.v[2]), xs_2_[2u], __fmaf_rn(kf_f16_to_f32(wh_.v[1]), xs_2_[1u], __fmaf_rn(kf_f16_to_f32(wh_.v[0]), xs_2_[0u], acc_[0u]))))))));
                 }
                 unsigned v_7_ = (((ck_ << 5u) << 2u) + 32u) + lane_;
                 if (v_7_ < nv_2_) {
-                    kf_u32x4 t1897_ = xb_[10u];
-                    kf_f16x8 a_2_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1897_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1897_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1897_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1897_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1897_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1897_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1897_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1897_, 3u), 16u))}};
+                    kf_u32x4 t2004_ = xb_[10u];
+                    kf_f16x8 a_2_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2004_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2004_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2004_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2004_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2004_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2004_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2004_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2004_, 3u), 16u))}};
                     xs_3_[0u] = kf_f16_to_f32(a_2_.v[0]);
                     xs_3_[1u] = kf_f16_to_f32(a_2_.v[1]);
                     xs_3_[2u] = kf_f16_to_f32(a_2_.v[2]);
@@ -11145,14 +11169,14 @@ gemv_silu_f16_f16_f16_acc(const kf_f16* __restrict__ w_, const kf_f16* __restric
                     xs_3_[5u] = kf_f16_to_f32(a_2_.v[5]);
                     xs_3_[6u] = kf_f16_to_f32(a_2_.v[6]);
                     xs_3_[7u] = kf_f16_to_f32(a_2_.v[7]);
-                    kf_u32x4 t1924_ = wb_[5u];
-                    kf_f16x8 wh_2_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1924_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1924_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1924_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1924_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1924_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1924_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1924_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1924_, 3u), 16u))}};
+                    kf_u32x4 t2031_ = wb_[5u];
+                    kf_f16x8 wh_2_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2031_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2031_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2031_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2031_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2031_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2031_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2031_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2031_, 3u), 16u))}};
                     acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_2_.v[7]), xs_3_[7u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[6]), xs_3_[6u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[5]), xs_3_[5u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[4]), xs_3_[4u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[3]), xs_3_[3u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[2]), xs_3_[2u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[1]), xs_3_[1u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[0]), xs_3_[0u], acc_[0u]))))))));
                 }
                 unsigned v_8_ = (((ck_ << 5u) << 2u) + 64u) + lane_;
                 if (v_8_ < nv_2_) {
-                    kf_u32x4 t2028_ = xb_[12u];
-                    kf_f16x8 a_3_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2028_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2028_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2028_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2028_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2028_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2028_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2028_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2028_, 3u), 16u))}};
+                    kf_u32x4 t2135_ = xb_[12u];
+                    kf_f16x8 a_3_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2135_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2135_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2135_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2135_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2135_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2135_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2135_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2135_, 3u), 16u))}};
                     xs_4_[0u] = kf_f16_to_f32(a_3_.v[0]);
                     xs_4_[1u] = kf_f16_to_f32(a_3_.v[1]);
                     xs_4_[2u] = kf_f16_to_f32(a_3_.v[2]);
@@ -11161,14 +11185,14 @@ gemv_silu_f16_f16_f16_acc(const kf_f16* __restrict__ w_, const kf_f16* __restric
                     xs_4_[5u] = kf_f16_to_f32(a_3_.v[5]);
                     xs_4_[6u] = kf_f16_to_f32(a_3_.v[6]);
                     xs_4_[7u] = kf_f16_to_f32(a_3_.v[7]);
-                    kf_u32x4 t2055_ = wb_[6u];
-                    kf_f16x8 wh_3_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2055_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2055_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2055_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2055_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2055_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2055_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2055_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2055_, 3u), 16u))}};
+                    kf_u32x4 t2162_ = wb_[6u];
+                    kf_f16x8 wh_3_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2162_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2162_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2162_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2162_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2162_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2162_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2162_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2162_, 3u), 16u))}};
                     acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_3_.v[7]), xs_4_[7u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[6]), xs_4_[6u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[5]), xs_4_[5u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[4]), xs_4_[4u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[3]), xs_4_[3u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[2]), xs_4_[2u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[1]), xs_4_[1u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[0]), xs_4_[0u], acc_[0u]))))))));
                 }
                 unsigned v_9_ = (((ck_ << 5u) << 2u) + 96u) + lane_;
                 if (v_9_ < nv_2_) {
-                    kf_u32x4 t2159_ = xb_[14u];
-                    kf_f16x8 a_4_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2159_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2159_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2159_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2159_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2159_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2159_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2159_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2159_, 3u), 16u))}};
+                    kf_u32x4 t2266_ = xb_[14u];
+                    kf_f16x8 a_4_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2266_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2266_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2266_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2266_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2266_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2266_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2266_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2266_, 3u), 16u))}};
                     xs_5_[0u] = kf_f16_to_f32(a_4_.v[0]);
                     xs_5_[1u] = kf_f16_to_f32(a_4_.v[1]);
                     xs_5_[2u] = kf_f16_to_f32(a_4_.v[2]);
@@ -11177,50 +11201,51 @@ gemv_silu_f16_f16_f16_acc(const kf_f16* __restrict__ w_, const kf_f16* __restric
                     xs_5_[5u] = kf_f16_to_f32(a_4_.v[5]);
                     xs_5_[6u] = kf_f16_to_f32(a_4_.v[6]);
                     xs_5_[7u] = kf_f16_to_f32(a_4_.v[7]);
-                    kf_u32x4 t2186_ = wb_[7u];
-                    kf_f16x8 wh_4_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2186_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2186_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2186_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2186_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2186_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2186_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2186_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2186_, 3u), 16u))}};
+                    kf_u32x4 t2293_ = wb_[7u];
+                    kf_f16x8 wh_4_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2293_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2293_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2293_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2293_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2293_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2293_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2293_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2293_, 3u), 16u))}};
                     acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_4_.v[7]), xs_5_[7u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[6]), xs_5_[6u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[5]), xs_5_[5u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[4]), xs_5_[4u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[3]), xs_5_[3u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[2]), xs_5_[2u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[1]), xs_5_[1u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[0]), xs_5_[0u], acc_[0u]))))))));
                 }
-                unsigned t2260_ = ck_ + 1u;
-                ck_ = t2260_;
-                if (t2260_ == steps_) {
-                    float t2263_ = acc_[0u];
-                    unsigned t2285_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
-                    if (t2285_ == 32u) {
-                        float t2290_ = __fadd_rn(t2263_, kf_shfl_xor(t2263_, 16u, kf_wn));
-                        float t2293_ = __fadd_rn(t2290_, kf_shfl_xor(t2290_, 8u, kf_wn));
-                        float t2296_ = __fadd_rn(t2293_, kf_shfl_xor(t2293_, 4u, kf_wn));
-                        float t2299_ = __fadd_rn(t2296_, kf_shfl_xor(t2296_, 2u, kf_wn));
-                        s_ = __fadd_rn(t2299_, kf_shfl_xor(t2299_, 1u, kf_wn));
+                unsigned t2367_ = ck_ + 1u;
+                ck_ = t2367_;
+                if (t2367_ == steps_) {
+                    float a_5_ = acc_[0u];
+                    unsigned r_ = 0u;
+                    unsigned t2394_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+                    if (t2394_ == 32u) {
+                        float t2399_ = __fadd_rn(a_5_, kf_shfl_xor(a_5_, 16u, kf_wn));
+                        float t2402_ = __fadd_rn(t2399_, kf_shfl_xor(t2399_, 8u, kf_wn));
+                        float t2405_ = __fadd_rn(t2402_, kf_shfl_xor(t2402_, 4u, kf_wn));
+                        float t2408_ = __fadd_rn(t2405_, kf_shfl_xor(t2405_, 2u, kf_wn));
+                        t2373_ = __fadd_rn(t2408_, kf_shfl_xor(t2408_, 1u, kf_wn));
                     } else {
-                        float t2305_ = kf_shfl_down(t2263_, 16u, kf_wn);
-                        bool t2307_ = (kf_lane_id() + 16u) < t2285_;
-                        float t2308_ = __fadd_rn(t2263_, t2305_);
-                        float t2309_ = t2307_ ? t2308_ : t2263_;
-                        float t2311_ = kf_shfl_down(t2309_, 8u, kf_wn);
-                        bool t2313_ = (kf_lane_id() + 8u) < t2285_;
-                        float t2314_ = __fadd_rn(t2309_, t2311_);
-                        float t2315_ = t2313_ ? t2314_ : t2309_;
-                        float t2317_ = kf_shfl_down(t2315_, 4u, kf_wn);
-                        bool t2319_ = (kf_lane_id() + 4u) < t2285_;
-                        float t2320_ = __fadd_rn(t2315_, t2317_);
-                        float t2321_ = t2319_ ? t2320_ : t2315_;
-                        float t2323_ = kf_shfl_down(t2321_, 2u, kf_wn);
-                        bool t2325_ = (kf_lane_id() + 2u) < t2285_;
-                        float t2326_ = __fadd_rn(t2321_, t2323_);
-                        float t2327_ = t2325_ ? t2326_ : t2321_;
-                        float t2329_ = kf_shfl_down(t2327_, 1u, kf_wn);
-                        bool t2331_ = (kf_lane_id() + 1u) < t2285_;
-                        float t2332_ = __fadd_rn(t2327_, t2329_);
-                        s_ = kf_shfl(t2331_ ? t2332_ : t2327_, 0u, kf_wn);
+                        float t2414_ = kf_shfl_down(a_5_, 16u, kf_wn);
+                        bool t2416_ = (kf_lane_id() + 16u) < t2394_;
+                        float t2417_ = __fadd_rn(a_5_, t2414_);
+                        float t2418_ = t2416_ ? t2417_ : a_5_;
+                        float t2420_ = kf_shfl_down(t2418_, 8u, kf_wn);
+                        bool t2422_ = (kf_lane_id() + 8u) < t2394_;
+                        float t2423_ = __fadd_rn(t2418_, t2420_);
+                        float t2424_ = t2422_ ? t2423_ : t2418_;
+                        float t2426_ = kf_shfl_down(t2424_, 4u, kf_wn);
+                        bool t2428_ = (kf_lane_id() + 4u) < t2394_;
+                        float t2429_ = __fadd_rn(t2424_, t2426_);
+                        float t2430_ = t2428_ ? t2429_ : t2424_;
+                        float t2432_ = kf_shfl_down(t2430_, 2u, kf_wn);
+                        bool t2434_ = (kf_lane_id() + 2u) < t2394_;
+                        float t2435_ = __fadd_rn(t2430_, t2432_);
+                        float t2436_ = t2434_ ? t2435_ : t2430_;
+                        float t2438_ = kf_shfl_down(t2436_, 1u, kf_wn);
+                        bool t2440_ = (kf_lane_id() + 1u) < t2394_;
+                        float t2441_ = __fadd_rn(t2436_, t2438_);
+                        t2373_ = kf_shfl(t2440_ ? t2441_ : t2436_, 0u, kf_wn);
                     }
-                    bool t2337_ = lane_ == 0u;
-                    bool t2338_ = t2337_;
-                    if (t2337_) {
-                        t2338_ = cg_ < m_;
+                    bool t2446_ = lane_ == r_;
+                    bool t2447_ = t2446_;
+                    if (t2446_) {
+                        t2447_ = cg_ < m_;
                     }
-                    if (t2338_) {
-                        y_[cg_] = kf_f16_from_f32(__fadd_rn(s_, yold_));
+                    if (t2447_) {
+                        y_[cg_] = kf_f16_from_f32(__fadd_rn(t2373_, yold_));
                     }
                     acc_[0u] = 0.0f;
                     ck_ = 0u;
@@ -11244,135 +11269,136 @@ gemv_silu_f16_f16_f16_acc(const kf_f16* __restrict__ w_, const kf_f16* __restric
                 unsigned row_8_ = min(lg_, (m_ - 1u));
                 wb_[7u] = wv_[(row_8_ * nv_2_) + v_13_];
                 xb_[14u] = xs_[v_13_];
-                unsigned t2537_ = lk_ + 1u;
-                lk_ = t2537_;
-                if (t2537_ == steps_) {
+                unsigned t2644_ = lk_ + 1u;
+                lk_ = t2644_;
+                if (t2644_ == steps_) {
                     lk_ = 0u;
                     lg_ = lg_ + nw_;
                 }
             }
-            bool t2546_ = (t0_ + 1u) >= 1u;
-            bool t2547_ = t2546_;
-            if (t2546_) {
-                t2547_ = ((t0_ + 1u) - 1u) < t1508_;
+            bool t2754_ = (t0_ + 1u) >= 1u;
+            bool t2755_ = t2754_;
+            if (t2754_) {
+                t2755_ = ((t0_ + 1u) - 1u) < t1508_;
             }
-            if (t2547_) {
+            if (t2755_) {
                 if (ck_ == 0u) {
                     float v_14_ = 0.0f;
-                    bool t2562_ = kf_lane_id() < 1u;
-                    bool t2563_ = t2562_;
-                    if (t2562_) {
-                        t2563_ = (cg_ + kf_lane_id()) < m_;
+                    bool t2770_ = kf_lane_id() < 1u;
+                    bool t2771_ = t2770_;
+                    if (t2770_) {
+                        t2771_ = (cg_ + kf_lane_id()) < m_;
                     }
-                    if (t2563_) {
+                    if (t2771_) {
                         v_14_ = kf_f16_to_f32(y_[cg_ + kf_lane_id()]);
                     }
                     yold_ = v_14_;
                 }
                 unsigned v_15_ = ((ck_ << 5u) << 2u) + lane_;
                 if (v_15_ < nv_2_) {
-                    kf_u32x4 t2606_ = xb_[0u];
-                    kf_f16x8 a_5_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2606_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2606_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2606_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2606_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2606_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2606_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2606_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2606_, 3u), 16u))}};
-                    xs_6_[0u] = kf_f16_to_f32(a_5_.v[0]);
-                    xs_6_[1u] = kf_f16_to_f32(a_5_.v[1]);
-                    xs_6_[2u] = kf_f16_to_f32(a_5_.v[2]);
-                    xs_6_[3u] = kf_f16_to_f32(a_5_.v[3]);
-                    xs_6_[4u] = kf_f16_to_f32(a_5_.v[4]);
-                    xs_6_[5u] = kf_f16_to_f32(a_5_.v[5]);
-                    xs_6_[6u] = kf_f16_to_f32(a_5_.v[6]);
-                    xs_6_[7u] = kf_f16_to_f32(a_5_.v[7]);
-                    kf_u32x4 t2633_ = wb_[0u];
-                    kf_f16x8 wh_5_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2633_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2633_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2633_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2633_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2633_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2633_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2633_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2633_, 3u), 16u))}};
+                    kf_u32x4 t2814_ = xb_[0u];
+                    kf_f16x8 a_6_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2814_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2814_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2814_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2814_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2814_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2814_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2814_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2814_, 3u), 16u))}};
+                    xs_6_[0u] = kf_f16_to_f32(a_6_.v[0]);
+                    xs_6_[1u] = kf_f16_to_f32(a_6_.v[1]);
+                    xs_6_[2u] = kf_f16_to_f32(a_6_.v[2]);
+                    xs_6_[3u] = kf_f16_to_f32(a_6_.v[3]);
+                    xs_6_[4u] = kf_f16_to_f32(a_6_.v[4]);
+                    xs_6_[5u] = kf_f16_to_f32(a_6_.v[5]);
+                    xs_6_[6u] = kf_f16_to_f32(a_6_.v[6]);
+                    xs_6_[7u] = kf_f16_to_f32(a_6_.v[7]);
+                    kf_u32x4 t2841_ = wb_[0u];
+                    kf_f16x8 wh_5_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2841_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2841_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2841_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2841_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2841_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2841_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2841_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2841_, 3u), 16u))}};
                     acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_5_.v[7]), xs_6_[7u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[6]), xs_6_[6u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[5]), xs_6_[5u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[4]), xs_6_[4u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[3]), xs_6_[3u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[2]), xs_6_[2u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[1]), xs_6_[1u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[0]), xs_6_[0u], acc_[0u]))))))));
                 }
                 unsigned v_16_ = (((ck_ << 5u) << 2u) + 32u) + lane_;
                 if (v_16_ < nv_2_) {
-                    kf_u32x4 t2737_ = xb_[2u];
-                    kf_f16x8 a_6_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2737_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2737_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2737_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2737_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2737_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2737_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2737_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2737_, 3u), 16u))}};
-                    xs_7_[0u] = kf_f16_to_f32(a_6_.v[0]);
-                    xs_7_[1u] = kf_f16_to_f32(a_6_.v[1]);
-                    xs_7_[2u] = kf_f16_to_f32(a_6_.v[2]);
-                    xs_7_[3u] = kf_f16_to_f32(a_6_.v[3]);
-                    xs_7_[4u] = kf_f16_to_f32(a_6_.v[4]);
-                    xs_7_[5u] = kf_f16_to_f32(a_6_.v[5]);
-                    xs_7_[6u] = kf_f16_to_f32(a_6_.v[6]);
-                    xs_7_[7u] = kf_f16_to_f32(a_6_.v[7]);
-                    kf_u32x4 t2764_ = wb_[1u];
-                    kf_f16x8 wh_6_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2764_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2764_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2764_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2764_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2764_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2764_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2764_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2764_, 3u), 16u))}};
+                    kf_u32x4 t2945_ = xb_[2u];
+                    kf_f16x8 a_7_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2945_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2945_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2945_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2945_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2945_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2945_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2945_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2945_, 3u), 16u))}};
+                    xs_7_[0u] = kf_f16_to_f32(a_7_.v[0]);
+                    xs_7_[1u] = kf_f16_to_f32(a_7_.v[1]);
+                    xs_7_[2u] = kf_f16_to_f32(a_7_.v[2]);
+                    xs_7_[3u] = kf_f16_to_f32(a_7_.v[3]);
+                    xs_7_[4u] = kf_f16_to_f32(a_7_.v[4]);
+                    xs_7_[5u] = kf_f16_to_f32(a_7_.v[5]);
+                    xs_7_[6u] = kf_f16_to_f32(a_7_.v[6]);
+                    xs_7_[7u] = kf_f16_to_f32(a_7_.v[7]);
+                    kf_u32x4 t2972_ = wb_[1u];
+                    kf_f16x8 wh_6_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2972_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2972_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2972_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2972_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2972_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2972_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2972_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2972_, 3u), 16u))}};
                     acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_6_.v[7]), xs_7_[7u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[6]), xs_7_[6u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[5]), xs_7_[5u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[4]), xs_7_[4u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[3]), xs_7_[3u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[2]), xs_7_[2u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[1]), xs_7_[1u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[0]), xs_7_[0u], acc_[0u]))))))));
                 }
                 unsigned v_17_ = (((ck_ << 5u) << 2u) + 64u) + lane_;
                 if (v_17_ < nv_2_) {
-                    kf_u32x4 t2868_ = xb_[4u];
-                    kf_f16x8 a_7_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2868_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2868_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2868_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2868_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2868_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2868_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2868_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2868_, 3u), 16u))}};
-                    xs_8_[0u] = kf_f16_to_f32(a_7_.v[0]);
-                    xs_8_[1u] = kf_f16_to_f32(a_7_.v[1]);
-                    xs_8_[2u] = kf_f16_to_f32(a_7_.v[2]);
-                    xs_8_[3u] = kf_f16_to_f32(a_7_.v[3]);
-                    xs_8_[4u] = kf_f16_to_f32(a_7_.v[4]);
-                    xs_8_[5u] = kf_f16_to_f32(a_7_.v[5]);
-                    xs_8_[6u] = kf_f16_to_f32(a_7_.v[6]);
-                    xs_8_[7u] = kf_f16_to_f32(a_7_.v[7]);
-                    kf_u32x4 t2895_ = wb_[2u];
-                    kf_f16x8 wh_7_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2895_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2895_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2895_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2895_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2895_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2895_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2895_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2895_, 3u), 16u))}};
+                    kf_u32x4 t3076_ = xb_[4u];
+                    kf_f16x8 a_8_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t3076_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3076_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t3076_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3076_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t3076_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3076_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t3076_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3076_, 3u), 16u))}};
+                    xs_8_[0u] = kf_f16_to_f32(a_8_.v[0]);
+                    xs_8_[1u] = kf_f16_to_f32(a_8_.v[1]);
+                    xs_8_[2u] = kf_f16_to_f32(a_8_.v[2]);
+                    xs_8_[3u] = kf_f16_to_f32(a_8_.v[3]);
+                    xs_8_[4u] = kf_f16_to_f32(a_8_.v[4]);
+                    xs_8_[5u] = kf_f16_to_f32(a_8_.v[5]);
+                    xs_8_[6u] = kf_f16_to_f32(a_8_.v[6]);
+                    xs_8_[7u] = kf_f16_to_f32(a_8_.v[7]);
+                    kf_u32x4 t3103_ = wb_[2u];
+                    kf_f16x8 wh_7_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t3103_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3103_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t3103_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3103_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t3103_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3103_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t3103_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3103_, 3u), 16u))}};
                     acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_7_.v[7]), xs_8_[7u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[6]), xs_8_[6u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[5]), xs_8_[5u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[4]), xs_8_[4u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[3]), xs_8_[3u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[2]), xs_8_[2u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[1]), xs_8_[1u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[0]), xs_8_[0u], acc_[0u]))))))));
                 }
                 unsigned v_18_ = (((ck_ << 5u) << 2u) + 96u) + lane_;
                 if (v_18_ < nv_2_) {
-                    kf_u32x4 t2999_ = xb_[6u];
-                    kf_f16x8 a_8_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2999_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2999_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2999_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2999_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2999_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2999_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2999_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2999_, 3u), 16u))}};
-                    xs_9_[0u] = kf_f16_to_f32(a_8_.v[0]);
-                    xs_9_[1u] = kf_f16_to_f32(a_8_.v[1]);
-                    xs_9_[2u] = kf_f16_to_f32(a_8_.v[2]);
-                    xs_9_[3u] = kf_f16_to_f32(a_8_.v[3]);
-                    xs_9_[4u] = kf_f16_to_f32(a_8_.v[4]);
-                    xs_9_[5u] = kf_f16_to_f32(a_8_.v[5]);
-                    xs_9_[6u] = kf_f16_to_f32(a_8_.v[6]);
-                    xs_9_[7u] = kf_f16_to_f32(a_8_.v[7]);
-                    kf_u32x4 t3026_ = wb_[3u];
-                    kf_f16x8 wh_8_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t3026_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3026_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t3026_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3026_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t3026_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3026_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t3026_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3026_, 3u), 16u))}};
+                    kf_u32x4 t3207_ = xb_[6u];
+                    kf_f16x8 a_9_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t3207_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3207_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t3207_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3207_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t3207_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3207_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t3207_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3207_, 3u), 16u))}};
+                    xs_9_[0u] = kf_f16_to_f32(a_9_.v[0]);
+                    xs_9_[1u] = kf_f16_to_f32(a_9_.v[1]);
+                    xs_9_[2u] = kf_f16_to_f32(a_9_.v[2]);
+                    xs_9_[3u] = kf_f16_to_f32(a_9_.v[3]);
+                    xs_9_[4u] = kf_f16_to_f32(a_9_.v[4]);
+                    xs_9_[5u] = kf_f16_to_f32(a_9_.v[5]);
+                    xs_9_[6u] = kf_f16_to_f32(a_9_.v[6]);
+                    xs_9_[7u] = kf_f16_to_f32(a_9_.v[7]);
+                    kf_u32x4 t3234_ = wb_[3u];
+                    kf_f16x8 wh_8_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t3234_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3234_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t3234_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3234_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t3234_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3234_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t3234_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3234_, 3u), 16u))}};
                     acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_8_.v[7]), xs_9_[7u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[6]), xs_9_[6u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[5]), xs_9_[5u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[4]), xs_9_[4u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[3]), xs_9_[3u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[2]), xs_9_[2u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[1]), xs_9_[1u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[0]), xs_9_[0u], acc_[0u]))))))));
                 }
-                unsigned t3100_ = ck_ + 1u;
-                ck_ = t3100_;
-                if (t3100_ == steps_) {
-                    float t3103_ = acc_[0u];
-                    unsigned t3125_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
-                    if (t3125_ == 32u) {
-                        float t3130_ = __fadd_rn(t3103_, kf_shfl_xor(t3103_, 16u, kf_wn));
-                        float t3133_ = __fadd_rn(t3130_, kf_shfl_xor(t3130_, 8u, kf_wn));
-                        float t3136_ = __fadd_rn(t3133_, kf_shfl_xor(t3133_, 4u, kf_wn));
-                        float t3139_ = __fadd_rn(t3136_, kf_shfl_xor(t3136_, 2u, kf_wn));
-                        s_2_ = __fadd_rn(t3139_, kf_shfl_xor(t3139_, 1u, kf_wn));
+                unsigned t3308_ = ck_ + 1u;
+                ck_ = t3308_;
+                if (t3308_ == steps_) {
+                    float a_10_ = acc_[0u];
+                    unsigned r_2_ = 0u;
+                    unsigned t3335_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+                    if (t3335_ == 32u) {
+                        float t3340_ = __fadd_rn(a_10_, kf_shfl_xor(a_10_, 16u, kf_wn));
+                        float t3343_ = __fadd_rn(t3340_, kf_shfl_xor(t3340_, 8u, kf_wn));
+                        float t3346_ = __fadd_rn(t3343_, kf_shfl_xor(t3343_, 4u, kf_wn));
+                        float t3349_ = __fadd_rn(t3346_, kf_shfl_xor(t3346_, 2u, kf_wn));
+                        t3314_ = __fadd_rn(t3349_, kf_shfl_xor(t3349_, 1u, kf_wn));
                     } else {
-                        float t3145_ = kf_shfl_down(t3103_, 16u, kf_wn);
-                        bool t3147_ = (kf_lane_id() + 16u) < t3125_;
-                        float t3148_ = __fadd_rn(t3103_, t3145_);
-                        float t3149_ = t3147_ ? t3148_ : t3103_;
-                        float t3151_ = kf_shfl_down(t3149_, 8u, kf_wn);
-                        bool t3153_ = (kf_lane_id() + 8u) < t3125_;
-                        float t3154_ = __fadd_rn(t3149_, t3151_);
-                        float t3155_ = t3153_ ? t3154_ : t3149_;
-                        float t3157_ = kf_shfl_down(t3155_, 4u, kf_wn);
-                        bool t3159_ = (kf_lane_id() + 4u) < t3125_;
-                        float t3160_ = __fadd_rn(t3155_, t3157_);
-                        float t3161_ = t3159_ ? t3160_ : t3155_;
-                        float t3163_ = kf_shfl_down(t3161_, 2u, kf_wn);
-                        bool t3165_ = (kf_lane_id() + 2u) < t3125_;
-                        float t3166_ = __fadd_rn(t3161_, t3163_);
-                        float t3167_ = t3165_ ? t3166_ : t3161_;
-                        float t3169_ = kf_shfl_down(t3167_, 1u, kf_wn);
-                        bool t3171_ = (kf_lane_id() + 1u) < t3125_;
-                        float t3172_ = __fadd_rn(t3167_, t3169_);
-                        s_2_ = kf_shfl(t3171_ ? t3172_ : t3167_, 0u, kf_wn);
+                        float t3355_ = kf_shfl_down(a_10_, 16u, kf_wn);
+                        bool t3357_ = (kf_lane_id() + 16u) < t3335_;
+                        float t3358_ = __fadd_rn(a_10_, t3355_);
+                        float t3359_ = t3357_ ? t3358_ : a_10_;
+                        float t3361_ = kf_shfl_down(t3359_, 8u, kf_wn);
+                        bool t3363_ = (kf_lane_id() + 8u) < t3335_;
+                        float t3364_ = __fadd_rn(t3359_, t3361_);
+                        float t3365_ = t3363_ ? t3364_ : t3359_;
+                        float t3367_ = kf_shfl_down(t3365_, 4u, kf_wn);
+                        bool t3369_ = (kf_lane_id() + 4u) < t3335_;
+                        float t3370_ = __fadd_rn(t3365_, t3367_);
+                        float t3371_ = t3369_ ? t3370_ : t3365_;
+                        float t3373_ = kf_shfl_down(t3371_, 2u, kf_wn);
+                        bool t3375_ = (kf_lane_id() + 2u) < t3335_;
+                        float t3376_ = __fadd_rn(t3371_, t3373_);
+                        float t3377_ = t3375_ ? t3376_ : t3371_;
+                        float t3379_ = kf_shfl_down(t3377_, 1u, kf_wn);
+                        bool t3381_ = (kf_lane_id() + 1u) < t3335_;
+                        float t3382_ = __fadd_rn(t3377_, t3379_);
+                        t3314_ = kf_shfl(t3381_ ? t3382_ : t3377_, 0u, kf_wn);
                     }
-                    bool t3177_ = lane_ == 0u;
-                    bool t3178_ = t3177_;
-                    if (t3177_) {
-                        t3178_ = cg_ < m_;
+                    bool t3387_ = lane_ == r_2_;
+                    bool t3388_ = t3387_;
+                    if (t3387_) {
+                        t3388_ = cg_ < m_;
                     }
-                    if (t3178_) {
-                        y_[cg_] = kf_f16_from_f32(__fadd_rn(s_2_, yold_));
+                    if (t3388_) {
+                        y_[cg_] = kf_f16_from_f32(__fadd_rn(t3314_, yold_));
                     }
                     acc_[0u] = 0.0f;
                     ck_ = 0u;
@@ -11383,7 +11409,7 @@ gemv_silu_f16_f16_f16_acc(const kf_f16* __restrict__ w_, const kf_f16* __restric
     }
 }
 
-/* kernel gemv_silu_f16_f16_f32 (gemv.kf:1221) */
+/* kernel gemv_silu_f16_f16_f32 (gemv.kf:1283) */
 extern "C" __global__ void __launch_bounds__(256)
 gemv_silu_f16_f16_f32(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ g_, const kf_f16* __restrict__ u_, float* __restrict__ y_, unsigned m_, unsigned k_)
 {
@@ -11403,8 +11429,8 @@ gemv_silu_f16_f16_f32(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ 
     float xs_7_[8];
     float xs_8_[8];
     float xs_9_[8];
-    float s_;
-    float s_2_;
+    float t2373_;
+    float t3314_;
     const unsigned kf_wn = kf_warp_lanes();
     const kf_u32x4* wv_ = (const kf_u32x4*)w_;
     const kf_f16x8* ia_ = (const kf_f16x8*)g_;
@@ -11527,9 +11553,9 @@ gemv_silu_f16_f16_f32(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ 
         unsigned lk_ = 0u;
         unsigned cg_ = wid_;
         unsigned ck_ = 0u;
-        unsigned t1521_ = t1508_ + 1u;
+        unsigned t1527_ = t1508_ + 1u;
         #pragma unroll 1
-        for (unsigned t0_ = 0u; t0_ < t1521_; t0_ = t0_ + 2u) {
+        for (unsigned t0_ = 0u; t0_ < t1527_; t0_ = t0_ + 2u) {
             if (t0_ < t1508_) {
                 unsigned v_ = min((((lk_ << 5u) << 2u) + lane_), (nv_2_ - 1u));
                 unsigned row_ = min(lg_, (m_ - 1u));
@@ -11547,23 +11573,23 @@ gemv_silu_f16_f16_f32(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ 
                 unsigned row_4_ = min(lg_, (m_ - 1u));
                 wb_[3u] = wv_[(row_4_ * nv_2_) + v_4_];
                 xb_[6u] = xs_[v_4_];
-                unsigned t1697_ = lk_ + 1u;
-                lk_ = t1697_;
-                if (t1697_ == steps_) {
+                unsigned t1703_ = lk_ + 1u;
+                lk_ = t1703_;
+                if (t1703_ == steps_) {
                     lk_ = 0u;
                     lg_ = lg_ + nw_;
                 }
             }
-            bool t1706_ = t0_ >= 1u;
-            bool t1707_ = t1706_;
-            if (t1706_) {
-                t1707_ = (t0_ - 1u) < t1508_;
+            bool t1813_ = t0_ >= 1u;
+            bool t1814_ = t1813_;
+            if (t1813_) {
+                t1814_ = (t0_ - 1u) < t1508_;
             }
-            if (t1707_) {
+            if (t1814_) {
                 unsigned v_5_ = ((ck_ << 5u) << 2u) + lane_;
                 if (v_5_ < nv_2_) {
-                    kf_u32x4 t1766_ = xb_[8u];
-                    kf_f16x8 a_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1766_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1766_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1766_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1766_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1766_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1766_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1766_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1766_, 3u), 16u))}};
+                    kf_u32x4 t1873_ = xb_[8u];
+                    kf_f16x8 a_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1873_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1873_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1873_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1873_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1873_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1873_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1873_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1873_, 3u), 16u))}};
                     xs_2_[0u] = kf_f16_to_f32(a_.v[0]);
                     xs_2_[1u] = kf_f16_to_f32(a_.v[1]);
                     xs_2_[2u] = kf_f16_to_f32(a_.v[2]);
@@ -11572,14 +11598,14 @@ gemv_silu_f16_f16_f32(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ 
                     xs_2_[5u] = kf_f16_to_f32(a_.v[5]);
                     xs_2_[6u] = kf_f16_to_f32(a_.v[6]);
                     xs_2_[7u] = kf_f16_to_f32(a_.v[7]);
-                    kf_u32x4 t1793_ = wb_[4u];
-                    kf_f16x8 wh_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1793_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1793_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1793_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1793_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1793_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1793_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1793_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1793_, 3u), 16u))}};
+                    kf_u32x4 t1900_ = wb_[4u];
+                    kf_f16x8 wh_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1900_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1900_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1900_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1900_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1900_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1900_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1900_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1900_, 3u), 16u))}};
                     acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_.v[7]), xs_2_[7u], __fmaf_rn(kf_f16_to_f32(wh_.v[6]), xs_2_[6u], __fmaf_rn(kf_f16_to_f32(wh_.v[5]), xs_2_[5u], __fmaf_rn(kf_f16_to_f32(wh_.v[4]), xs_2_[4u], __fmaf_rn(kf_f16_to_f32(wh_.v[3]), xs_2_[3u], __fmaf_rn(kf_f16_to_f32(wh_.v[2]), xs_2_[2u], __fmaf_rn(kf_f16_to_f32(wh_.v[1]), xs_2_[1u], __fmaf_rn(kf_f16_to_f32(wh_.v[0]), xs_2_[0u], acc_[0u]))))))));
                 }
                 unsigned v_6_ = (((ck_ << 5u) << 2u) + 32u) + lane_;
                 if (v_6_ < nv_2_) {
-                    kf_u32x4 t1897_ = xb_[10u];
-                    kf_f16x8 a_2_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1897_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1897_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1897_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1897_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1897_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1897_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1897_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1897_, 3u), 16u))}};
+                    kf_u32x4 t2004_ = xb_[10u];
+                    kf_f16x8 a_2_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2004_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2004_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2004_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2004_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2004_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2004_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2004_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2004_, 3u), 16u))}};
                     xs_3_[0u] = kf_f16_to_f32(a_2_.v[0]);
                     xs_3_[1u] = kf_f16_to_f32(a_2_.v[1]);
                     xs_3_[2u] = kf_f16_to_f32(a_2_.v[2]);
@@ -11588,14 +11614,14 @@ gemv_silu_f16_f16_f32(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ 
                     xs_3_[5u] = kf_f16_to_f32(a_2_.v[5]);
                     xs_3_[6u] = kf_f16_to_f32(a_2_.v[6]);
                     xs_3_[7u] = kf_f16_to_f32(a_2_.v[7]);
-                    kf_u32x4 t1924_ = wb_[5u];
-                    kf_f16x8 wh_2_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1924_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1924_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1924_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1924_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1924_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1924_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1924_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1924_, 3u), 16u))}};
+                    kf_u32x4 t2031_ = wb_[5u];
+                    kf_f16x8 wh_2_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2031_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2031_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2031_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2031_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2031_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2031_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2031_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2031_, 3u), 16u))}};
                     acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_2_.v[7]), xs_3_[7u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[6]), xs_3_[6u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[5]), xs_3_[5u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[4]), xs_3_[4u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[3]), xs_3_[3u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[2]), xs_3_[2u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[1]), xs_3_[1u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[0]), xs_3_[0u], acc_[0u]))))))));
                 }
                 unsigned v_7_ = (((ck_ << 5u) << 2u) + 64u) + lane_;
                 if (v_7_ < nv_2_) {
-                    kf_u32x4 t2028_ = xb_[12u];
-                    kf_f16x8 a_3_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2028_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2028_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2028_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2028_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2028_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2028_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2028_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2028_, 3u), 16u))}};
+                    kf_u32x4 t2135_ = xb_[12u];
+                    kf_f16x8 a_3_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2135_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2135_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2135_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2135_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2135_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2135_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2135_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2135_, 3u), 16u))}};
                     xs_4_[0u] = kf_f16_to_f32(a_3_.v[0]);
                     xs_4_[1u] = kf_f16_to_f32(a_3_.v[1]);
                     xs_4_[2u] = kf_f16_to_f32(a_3_.v[2]);
@@ -11604,14 +11630,14 @@ gemv_silu_f16_f16_f32(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ 
                     xs_4_[5u] = kf_f16_to_f32(a_3_.v[5]);
                     xs_4_[6u] = kf_f16_to_f32(a_3_.v[6]);
                     xs_4_[7u] = kf_f16_to_f32(a_3_.v[7]);
-                    kf_u32x4 t2055_ = wb_[6u];
-                    kf_f16x8 wh_3_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2055_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2055_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2055_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2055_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2055_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2055_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2055_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2055_, 3u), 16u))}};
+                    kf_u32x4 t2162_ = wb_[6u];
+                    kf_f16x8 wh_3_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2162_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2162_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2162_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2162_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2162_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2162_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2162_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2162_, 3u), 16u))}};
                     acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_3_.v[7]), xs_4_[7u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[6]), xs_4_[6u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[5]), xs_4_[5u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[4]), xs_4_[4u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[3]), xs_4_[3u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[2]), xs_4_[2u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[1]), xs_4_[1u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[0]), xs_4_[0u], acc_[0u]))))))));
                 }
                 unsigned v_8_ = (((ck_ << 5u) << 2u) + 96u) + lane_;
                 if (v_8_ < nv_2_) {
-                    kf_u32x4 t2159_ = xb_[14u];
-                    kf_f16x8 a_4_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2159_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2159_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2159_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2159_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2159_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2159_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2159_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2159_, 3u), 16u))}};
+                    kf_u32x4 t2266_ = xb_[14u];
+                    kf_f16x8 a_4_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2266_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2266_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2266_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2266_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2266_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2266_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2266_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2266_, 3u), 16u))}};
                     xs_5_[0u] = kf_f16_to_f32(a_4_.v[0]);
                     xs_5_[1u] = kf_f16_to_f32(a_4_.v[1]);
                     xs_5_[2u] = kf_f16_to_f32(a_4_.v[2]);
@@ -11620,50 +11646,51 @@ gemv_silu_f16_f16_f32(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ 
                     xs_5_[5u] = kf_f16_to_f32(a_4_.v[5]);
                     xs_5_[6u] = kf_f16_to_f32(a_4_.v[6]);
                     xs_5_[7u] = kf_f16_to_f32(a_4_.v[7]);
-                    kf_u32x4 t2186_ = wb_[7u];
-                    kf_f16x8 wh_4_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2186_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2186_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2186_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2186_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2186_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2186_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2186_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2186_, 3u), 16u))}};
+                    kf_u32x4 t2293_ = wb_[7u];
+                    kf_f16x8 wh_4_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2293_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2293_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2293_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2293_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2293_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2293_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2293_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2293_, 3u), 16u))}};
                     acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_4_.v[7]), xs_5_[7u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[6]), xs_5_[6u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[5]), xs_5_[5u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[4]), xs_5_[4u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[3]), xs_5_[3u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[2]), xs_5_[2u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[1]), xs_5_[1u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[0]), xs_5_[0u], acc_[0u]))))))));
                 }
-                unsigned t2260_ = ck_ + 1u;
-                ck_ = t2260_;
-                if (t2260_ == steps_) {
-                    float t2263_ = acc_[0u];
-                    unsigned t2285_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
-                    if (t2285_ == 32u) {
-                        float t2290_ = __fadd_rn(t2263_, kf_shfl_xor(t2263_, 16u, kf_wn));
-                        float t2293_ = __fadd_rn(t2290_, kf_shfl_xor(t2290_, 8u, kf_wn));
-                        float t2296_ = __fadd_rn(t2293_, kf_shfl_xor(t2293_, 4u, kf_wn));
-                        float t2299_ = __fadd_rn(t2296_, kf_shfl_xor(t2296_, 2u, kf_wn));
-                        s_ = __fadd_rn(t2299_, kf_shfl_xor(t2299_, 1u, kf_wn));
+                unsigned t2367_ = ck_ + 1u;
+                ck_ = t2367_;
+                if (t2367_ == steps_) {
+                    float a_5_ = acc_[0u];
+                    unsigned r_ = 0u;
+                    unsigned t2394_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+                    if (t2394_ == 32u) {
+                        float t2399_ = __fadd_rn(a_5_, kf_shfl_xor(a_5_, 16u, kf_wn));
+                        float t2402_ = __fadd_rn(t2399_, kf_shfl_xor(t2399_, 8u, kf_wn));
+                        float t2405_ = __fadd_rn(t2402_, kf_shfl_xor(t2402_, 4u, kf_wn));
+                        float t2408_ = __fadd_rn(t2405_, kf_shfl_xor(t2405_, 2u, kf_wn));
+                        t2373_ = __fadd_rn(t2408_, kf_shfl_xor(t2408_, 1u, kf_wn));
                     } else {
-                        float t2305_ = kf_shfl_down(t2263_, 16u, kf_wn);
-                        bool t2307_ = (kf_lane_id() + 16u) < t2285_;
-                        float t2308_ = __fadd_rn(t2263_, t2305_);
-                        float t2309_ = t2307_ ? t2308_ : t2263_;
-                        float t2311_ = kf_shfl_down(t2309_, 8u, kf_wn);
-                        bool t2313_ = (kf_lane_id() + 8u) < t2285_;
-                        float t2314_ = __fadd_rn(t2309_, t2311_);
-                        float t2315_ = t2313_ ? t2314_ : t2309_;
-                        float t2317_ = kf_shfl_down(t2315_, 4u, kf_wn);
-                        bool t2319_ = (kf_lane_id() + 4u) < t2285_;
-                        float t2320_ = __fadd_rn(t2315_, t2317_);
-                        float t2321_ = t2319_ ? t2320_ : t2315_;
-                        float t2323_ = kf_shfl_down(t2321_, 2u, kf_wn);
-                        bool t2325_ = (kf_lane_id() + 2u) < t2285_;
-                        float t2326_ = __fadd_rn(t2321_, t2323_);
-                        float t2327_ = t2325_ ? t2326_ : t2321_;
-                        float t2329_ = kf_shfl_down(t2327_, 1u, kf_wn);
-                        bool t2331_ = (kf_lane_id() + 1u) < t2285_;
-                        float t2332_ = __fadd_rn(t2327_, t2329_);
-                        s_ = kf_shfl(t2331_ ? t2332_ : t2327_, 0u, kf_wn);
+                        float t2414_ = kf_shfl_down(a_5_, 16u, kf_wn);
+                        bool t2416_ = (kf_lane_id() + 16u) < t2394_;
+                        float t2417_ = __fadd_rn(a_5_, t2414_);
+                        float t2418_ = t2416_ ? t2417_ : a_5_;
+                        float t2420_ = kf_shfl_down(t2418_, 8u, kf_wn);
+                        bool t2422_ = (kf_lane_id() + 8u) < t2394_;
+                        float t2423_ = __fadd_rn(t2418_, t2420_);
+                        float t2424_ = t2422_ ? t2423_ : t2418_;
+                        float t2426_ = kf_shfl_down(t2424_, 4u, kf_wn);
+                        bool t2428_ = (kf_lane_id() + 4u) < t2394_;
+                        float t2429_ = __fadd_rn(t2424_, t2426_);
+                        float t2430_ = t2428_ ? t2429_ : t2424_;
+                        float t2432_ = kf_shfl_down(t2430_, 2u, kf_wn);
+                        bool t2434_ = (kf_lane_id() + 2u) < t2394_;
+                        float t2435_ = __fadd_rn(t2430_, t2432_);
+                        float t2436_ = t2434_ ? t2435_ : t2430_;
+                        float t2438_ = kf_shfl_down(t2436_, 1u, kf_wn);
+                        bool t2440_ = (kf_lane_id() + 1u) < t2394_;
+                        float t2441_ = __fadd_rn(t2436_, t2438_);
+                        t2373_ = kf_shfl(t2440_ ? t2441_ : t2436_, 0u, kf_wn);
                     }
-                    bool t2337_ = lane_ == 0u;
-                    bool t2338_ = t2337_;
-                    if (t2337_) {
-                        t2338_ = cg_ < m_;
+                    bool t2446_ = lane_ == r_;
+                    bool t2447_ = t2446_;
+                    if (t2446_) {
+                        t2447_ = cg_ < m_;
                     }
-                    if (t2338_) {
-                        y_[cg_] = s_;
+                    if (t2447_) {
+                        y_[cg_] = t2373_;
                     }
                     acc_[0u] = 0.0f;
                     ck_ = 0u;
@@ -11687,123 +11714,124 @@ gemv_silu_f16_f16_f32(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ 
                 unsigned row_8_ = min(lg_, (m_ - 1u));
                 wb_[7u] = wv_[(row_8_ * nv_2_) + v_12_];
                 xb_[14u] = xs_[v_12_];
-                unsigned t2537_ = lk_ + 1u;
-                lk_ = t2537_;
-                if (t2537_ == steps_) {
+                unsigned t2644_ = lk_ + 1u;
+                lk_ = t2644_;
+                if (t2644_ == steps_) {
                     lk_ = 0u;
                     lg_ = lg_ + nw_;
                 }
             }
-            bool t2546_ = (t0_ + 1u) >= 1u;
-            bool t2547_ = t2546_;
-            if (t2546_) {
-                t2547_ = ((t0_ + 1u) - 1u) < t1508_;
+            bool t2754_ = (t0_ + 1u) >= 1u;
+            bool t2755_ = t2754_;
+            if (t2754_) {
+                t2755_ = ((t0_ + 1u) - 1u) < t1508_;
             }
-            if (t2547_) {
+            if (t2755_) {
                 unsigned v_13_ = ((ck_ << 5u) << 2u) + lane_;
                 if (v_13_ < nv_2_) {
-                    kf_u32x4 t2606_ = xb_[0u];
-                    kf_f16x8 a_5_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2606_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2606_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2606_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2606_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2606_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2606_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2606_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2606_, 3u), 16u))}};
-                    xs_6_[0u] = kf_f16_to_f32(a_5_.v[0]);
-                    xs_6_[1u] = kf_f16_to_f32(a_5_.v[1]);
-                    xs_6_[2u] = kf_f16_to_f32(a_5_.v[2]);
-                    xs_6_[3u] = kf_f16_to_f32(a_5_.v[3]);
-                    xs_6_[4u] = kf_f16_to_f32(a_5_.v[4]);
-                    xs_6_[5u] = kf_f16_to_f32(a_5_.v[5]);
-                    xs_6_[6u] = kf_f16_to_f32(a_5_.v[6]);
-                    xs_6_[7u] = kf_f16_to_f32(a_5_.v[7]);
-                    kf_u32x4 t2633_ = wb_[0u];
-                    kf_f16x8 wh_5_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2633_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2633_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2633_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2633_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2633_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2633_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2633_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2633_, 3u), 16u))}};
+                    kf_u32x4 t2814_ = xb_[0u];
+                    kf_f16x8 a_6_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2814_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2814_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2814_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2814_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2814_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2814_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2814_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2814_, 3u), 16u))}};
+                    xs_6_[0u] = kf_f16_to_f32(a_6_.v[0]);
+                    xs_6_[1u] = kf_f16_to_f32(a_6_.v[1]);
+                    xs_6_[2u] = kf_f16_to_f32(a_6_.v[2]);
+                    xs_6_[3u] = kf_f16_to_f32(a_6_.v[3]);
+                    xs_6_[4u] = kf_f16_to_f32(a_6_.v[4]);
+                    xs_6_[5u] = kf_f16_to_f32(a_6_.v[5]);
+                    xs_6_[6u] = kf_f16_to_f32(a_6_.v[6]);
+                    xs_6_[7u] = kf_f16_to_f32(a_6_.v[7]);
+                    kf_u32x4 t2841_ = wb_[0u];
+                    kf_f16x8 wh_5_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2841_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2841_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2841_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2841_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2841_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2841_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2841_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2841_, 3u), 16u))}};
                     acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_5_.v[7]), xs_6_[7u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[6]), xs_6_[6u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[5]), xs_6_[5u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[4]), xs_6_[4u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[3]), xs_6_[3u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[2]), xs_6_[2u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[1]), xs_6_[1u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[0]), xs_6_[0u], acc_[0u]))))))));
                 }
                 unsigned v_14_ = (((ck_ << 5u) << 2u) + 32u) + lane_;
                 if (v_14_ < nv_2_) {
-                    kf_u32x4 t2737_ = xb_[2u];
-                    kf_f16x8 a_6_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2737_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2737_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2737_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2737_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2737_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2737_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2737_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2737_, 3u), 16u))}};
-                    xs_7_[0u] = kf_f16_to_f32(a_6_.v[0]);
-                    xs_7_[1u] = kf_f16_to_f32(a_6_.v[1]);
-                    xs_7_[2u] = kf_f16_to_f32(a_6_.v[2]);
-                    xs_7_[3u] = kf_f16_to_f32(a_6_.v[3]);
-                    xs_7_[4u] = kf_f16_to_f32(a_6_.v[4]);
-                    xs_7_[5u] = kf_f16_to_f32(a_6_.v[5]);
-                    xs_7_[6u] = kf_f16_to_f32(a_6_.v[6]);
-                    xs_7_[7u] = kf_f16_to_f32(a_6_.v[7]);
-                    kf_u32x4 t2764_ = wb_[1u];
-                    kf_f16x8 wh_6_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2764_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2764_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2764_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2764_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2764_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2764_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2764_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2764_, 3u), 16u))}};
+                    kf_u32x4 t2945_ = xb_[2u];
+                    kf_f16x8 a_7_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2945_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2945_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2945_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2945_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2945_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2945_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2945_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2945_, 3u), 16u))}};
+                    xs_7_[0u] = kf_f16_to_f32(a_7_.v[0]);
+                    xs_7_[1u] = kf_f16_to_f32(a_7_.v[1]);
+                    xs_7_[2u] = kf_f16_to_f32(a_7_.v[2]);
+                    xs_7_[3u] = kf_f16_to_f32(a_7_.v[3]);
+                    xs_7_[4u] = kf_f16_to_f32(a_7_.v[4]);
+                    xs_7_[5u] = kf_f16_to_f32(a_7_.v[5]);
+                    xs_7_[6u] = kf_f16_to_f32(a_7_.v[6]);
+                    xs_7_[7u] = kf_f16_to_f32(a_7_.v[7]);
+                    kf_u32x4 t2972_ = wb_[1u];
+                    kf_f16x8 wh_6_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2972_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2972_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2972_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2972_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2972_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2972_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2972_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2972_, 3u), 16u))}};
                     acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_6_.v[7]), xs_7_[7u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[6]), xs_7_[6u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[5]), xs_7_[5u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[4]), xs_7_[4u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[3]), xs_7_[3u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[2]), xs_7_[2u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[1]), xs_7_[1u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[0]), xs_7_[0u], acc_[0u]))))))));
                 }
                 unsigned v_15_ = (((ck_ << 5u) << 2u) + 64u) + lane_;
                 if (v_15_ < nv_2_) {
-                    kf_u32x4 t2868_ = xb_[4u];
-                    kf_f16x8 a_7_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2868_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2868_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2868_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2868_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2868_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2868_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2868_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2868_, 3u), 16u))}};
-                    xs_8_[0u] = kf_f16_to_f32(a_7_.v[0]);
-                    xs_8_[1u] = kf_f16_to_f32(a_7_.v[1]);
-                    xs_8_[2u] = kf_f16_to_f32(a_7_.v[2]);
-                    xs_8_[3u] = kf_f16_to_f32(a_7_.v[3]);
-                    xs_8_[4u] = kf_f16_to_f32(a_7_.v[4]);
-                    xs_8_[5u] = kf_f16_to_f32(a_7_.v[5]);
-                    xs_8_[6u] = kf_f16_to_f32(a_7_.v[6]);
-                    xs_8_[7u] = kf_f16_to_f32(a_7_.v[7]);
-                    kf_u32x4 t2895_ = wb_[2u];
-                    kf_f16x8 wh_7_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2895_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2895_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2895_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2895_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2895_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2895_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2895_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2895_, 3u), 16u))}};
+                    kf_u32x4 t3076_ = xb_[4u];
+                    kf_f16x8 a_8_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t3076_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3076_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t3076_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3076_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t3076_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3076_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t3076_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3076_, 3u), 16u))}};
+                    xs_8_[0u] = kf_f16_to_f32(a_8_.v[0]);
+                    xs_8_[1u] = kf_f16_to_f32(a_8_.v[1]);
+                    xs_8_[2u] = kf_f16_to_f32(a_8_.v[2]);
+                    xs_8_[3u] = kf_f16_to_f32(a_8_.v[3]);
+                    xs_8_[4u] = kf_f16_to_f32(a_8_.v[4]);
+                    xs_8_[5u] = kf_f16_to_f32(a_8_.v[5]);
+                    xs_8_[6u] = kf_f16_to_f32(a_8_.v[6]);
+                    xs_8_[7u] = kf_f16_to_f32(a_8_.v[7]);
+                    kf_u32x4 t3103_ = wb_[2u];
+                    kf_f16x8 wh_7_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t3103_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3103_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t3103_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3103_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t3103_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3103_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t3103_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3103_, 3u), 16u))}};
                     acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_7_.v[7]), xs_8_[7u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[6]), xs_8_[6u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[5]), xs_8_[5u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[4]), xs_8_[4u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[3]), xs_8_[3u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[2]), xs_8_[2u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[1]), xs_8_[1u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[0]), xs_8_[0u], acc_[0u]))))))));
                 }
                 unsigned v_16_ = (((ck_ << 5u) << 2u) + 96u) + lane_;
                 if (v_16_ < nv_2_) {
-                    kf_u32x4 t2999_ = xb_[6u];
-                    kf_f16x8 a_8_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2999_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2999_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2999_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2999_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2999_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2999_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2999_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2999_, 3u), 16u))}};
-                    xs_9_[0u] = kf_f16_to_f32(a_8_.v[0]);
-                    xs_9_[1u] = kf_f16_to_f32(a_8_.v[1]);
-                    xs_9_[2u] = kf_f16_to_f32(a_8_.v[2]);
-                    xs_9_[3u] = kf_f16_to_f32(a_8_.v[3]);
-                    xs_9_[4u] = kf_f16_to_f32(a_8_.v[4]);
-                    xs_9_[5u] = kf_f16_to_f32(a_8_.v[5]);
-                    xs_9_[6u] = kf_f16_to_f32(a_8_.v[6]);
-                    xs_9_[7u] = kf_f16_to_f32(a_8_.v[7]);
-                    kf_u32x4 t3026_ = wb_[3u];
-                    kf_f16x8 wh_8_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t3026_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3026_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t3026_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3026_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t3026_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3026_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t3026_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3026_, 3u), 16u))}};
+                    kf_u32x4 t3207_ = xb_[6u];
+                    kf_f16x8 a_9_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t3207_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3207_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t3207_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3207_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t3207_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3207_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t3207_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3207_, 3u), 16u))}};
+                    xs_9_[0u] = kf_f16_to_f32(a_9_.v[0]);
+                    xs_9_[1u] = kf_f16_to_f32(a_9_.v[1]);
+                    xs_9_[2u] = kf_f16_to_f32(a_9_.v[2]);
+                    xs_9_[3u] = kf_f16_to_f32(a_9_.v[3]);
+                    xs_9_[4u] = kf_f16_to_f32(a_9_.v[4]);
+                    xs_9_[5u] = kf_f16_to_f32(a_9_.v[5]);
+                    xs_9_[6u] = kf_f16_to_f32(a_9_.v[6]);
+                    xs_9_[7u] = kf_f16_to_f32(a_9_.v[7]);
+                    kf_u32x4 t3234_ = wb_[3u];
+                    kf_f16x8 wh_8_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t3234_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3234_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t3234_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3234_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t3234_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3234_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t3234_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3234_, 3u), 16u))}};
                     acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_8_.v[7]), xs_9_[7u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[6]), xs_9_[6u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[5]), xs_9_[5u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[4]), xs_9_[4u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[3]), xs_9_[3u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[2]), xs_9_[2u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[1]), xs_9_[1u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[0]), xs_9_[0u], acc_[0u]))))))));
                 }
-                unsigned t3100_ = ck_ + 1u;
-                ck_ = t3100_;
-                if (t3100_ == steps_) {
-                    float t3103_ = acc_[0u];
-                    unsigned t3125_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
-                    if (t3125_ == 32u) {
-                        float t3130_ = __fadd_rn(t3103_, kf_shfl_xor(t3103_, 16u, kf_wn));
-                        float t3133_ = __fadd_rn(t3130_, kf_shfl_xor(t3130_, 8u, kf_wn));
-                        float t3136_ = __fadd_rn(t3133_, kf_shfl_xor(t3133_, 4u, kf_wn));
-                        float t3139_ = __fadd_rn(t3136_, kf_shfl_xor(t3136_, 2u, kf_wn));
-                        s_2_ = __fadd_rn(t3139_, kf_shfl_xor(t3139_, 1u, kf_wn));
+                unsigned t3308_ = ck_ + 1u;
+                ck_ = t3308_;
+                if (t3308_ == steps_) {
+                    float a_10_ = acc_[0u];
+                    unsigned r_2_ = 0u;
+                    unsigned t3335_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+                    if (t3335_ == 32u) {
+                        float t3340_ = __fadd_rn(a_10_, kf_shfl_xor(a_10_, 16u, kf_wn));
+                        float t3343_ = __fadd_rn(t3340_, kf_shfl_xor(t3340_, 8u, kf_wn));
+                        float t3346_ = __fadd_rn(t3343_, kf_shfl_xor(t3343_, 4u, kf_wn));
+                        float t3349_ = __fadd_rn(t3346_, kf_shfl_xor(t3346_, 2u, kf_wn));
+                        t3314_ = __fadd_rn(t3349_, kf_shfl_xor(t3349_, 1u, kf_wn));
                     } else {
-                        float t3145_ = kf_shfl_down(t3103_, 16u, kf_wn);
-                        bool t3147_ = (kf_lane_id() + 16u) < t3125_;
-                        float t3148_ = __fadd_rn(t3103_, t3145_);
-                        float t3149_ = t3147_ ? t3148_ : t3103_;
-                        float t3151_ = kf_shfl_down(t3149_, 8u, kf_wn);
-                        bool t3153_ = (kf_lane_id() + 8u) < t3125_;
-                        float t3154_ = __fadd_rn(t3149_, t3151_);
-                        float t3155_ = t3153_ ? t3154_ : t3149_;
-                        float t3157_ = kf_shfl_down(t3155_, 4u, kf_wn);
-                        bool t3159_ = (kf_lane_id() + 4u) < t3125_;
-                        float t3160_ = __fadd_rn(t3155_, t3157_);
-                        float t3161_ = t3159_ ? t3160_ : t3155_;
-                        float t3163_ = kf_shfl_down(t3161_, 2u, kf_wn);
-                        bool t3165_ = (kf_lane_id() + 2u) < t3125_;
-                        float t3166_ = __fadd_rn(t3161_, t3163_);
-                        float t3167_ = t3165_ ? t3166_ : t3161_;
-                        float t3169_ = kf_shfl_down(t3167_, 1u, kf_wn);
-                        bool t3171_ = (kf_lane_id() + 1u) < t3125_;
-                        float t3172_ = __fadd_rn(t3167_, t3169_);
-                        s_2_ = kf_shfl(t3171_ ? t3172_ : t3167_, 0u, kf_wn);
+                        float t3355_ = kf_shfl_down(a_10_, 16u, kf_wn);
+                        bool t3357_ = (kf_lane_id() + 16u) < t3335_;
+                        float t3358_ = __fadd_rn(a_10_, t3355_);
+                        float t3359_ = t3357_ ? t3358_ : a_10_;
+                        float t3361_ = kf_shfl_down(t3359_, 8u, kf_wn);
+                        bool t3363_ = (kf_lane_id() + 8u) < t3335_;
+                        float t3364_ = __fadd_rn(t3359_, t3361_);
+                        float t3365_ = t3363_ ? t3364_ : t3359_;
+                        float t3367_ = kf_shfl_down(t3365_, 4u, kf_wn);
+                        bool t3369_ = (kf_lane_id() + 4u) < t3335_;
+                        float t3370_ = __fadd_rn(t3365_, t3367_);
+                        float t3371_ = t3369_ ? t3370_ : t3365_;
+                        float t3373_ = kf_shfl_down(t3371_, 2u, kf_wn);
+                        bool t3375_ = (kf_lane_id() + 2u) < t3335_;
+                        float t3376_ = __fadd_rn(t3371_, t3373_);
+                        float t3377_ = t3375_ ? t3376_ : t3371_;
+                        float t3379_ = kf_shfl_down(t3377_, 1u, kf_wn);
+                        bool t3381_ = (kf_lane_id() + 1u) < t3335_;
+                        float t3382_ = __fadd_rn(t3377_, t3379_);
+                        t3314_ = kf_shfl(t3381_ ? t3382_ : t3377_, 0u, kf_wn);
                     }
-                    bool t3177_ = lane_ == 0u;
-                    bool t3178_ = t3177_;
-                    if (t3177_) {
-                        t3178_ = cg_ < m_;
+                    bool t3387_ = lane_ == r_2_;
+                    bool t3388_ = t3387_;
+                    if (t3387_) {
+                        t3388_ = cg_ < m_;
                     }
-                    if (t3178_) {
-                        y_[cg_] = s_2_;
+                    if (t3388_) {
+                        y_[cg_] = t3314_;
                     }
                     acc_[0u] = 0.0f;
                     ck_ = 0u;
