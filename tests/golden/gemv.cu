@@ -222,31 +222,31 @@ __device__ __forceinline__ void kf_pdl_wait() {
 #endif
 }
 
-/* kernel gemv_f16_f16_f16 (gemv.kf:1026) */
+/* kernel gemv_f16_f16_f16 (gemv.kf:1044) */
 extern "C" __global__ void __launch_bounds__(256)
 gemv_f16_f16_f16(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x_, kf_f16* __restrict__ y_, unsigned m_, unsigned k_)
 {
     kf_pdl_wait();
-    kf_u32x4 wb_[8];
-    kf_u32x4 xb_[16];
-    float acc_2_[1];
-    float xs_[8];
-    float xs_2_[8];
-    float xs_3_[8];
-    float xs_4_[8];
-    float xs_5_[8];
-    float xs_6_[8];
-    float xs_7_[8];
-    float xs_8_[8];
-    unsigned row_[1];
+    kf_u32x4 wb_2_[8];
+    kf_u32x4 xb_2_[16];
     float acc_3_[1];
-    kf_u32x4 wr_[4];
     float xs_9_[8];
     float xs_10_[8];
     float xs_11_[8];
     float xs_12_[8];
-    float t2308_;
-    float t3249_;
+    float xs_13_[8];
+    float xs_14_[8];
+    float xs_15_[8];
+    float xs_16_[8];
+    unsigned row_[1];
+    float acc_4_[1];
+    kf_u32x4 wr_[4];
+    float xs_17_[8];
+    float xs_18_[8];
+    float xs_19_[8];
+    float xs_20_[8];
+    float t7626_;
+    float t8595_;
     float s_;
     const unsigned kf_wn = kf_warp_lanes();
     const unsigned short* w16_ = (const unsigned short*)w_;
@@ -260,294 +260,294 @@ gemv_f16_f16_f16(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x_, k
         unsigned wid_ = (blockIdx.x << 3u) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u);
         unsigned nw_ = gridDim.x << 3u;
         if (!(wid_ >= m_)) {
-            unsigned t1435_ = m_ - wid_;
-            unsigned t1443_ = ((t1435_ / nw_) + (((t1435_ % nw_) != 0u) ? 1u : 0u)) * steps_;
-            acc_2_[0u] = 0.0f;
+            unsigned t5145_ = m_ - wid_;
+            unsigned t5153_ = ((t5145_ / nw_) + (((t5145_ % nw_) != 0u) ? 1u : 0u)) * steps_;
+            acc_3_[0u] = 0.0f;
             unsigned lg_ = wid_;
             unsigned lk_ = 0u;
             unsigned cg_ = wid_;
             unsigned ck_ = 0u;
-            unsigned t1462_ = t1443_ + 1u;
+            unsigned t6752_ = t5153_ + 1u;
             #pragma unroll 1
-            for (unsigned t0_ = 0u; t0_ < t1462_; t0_ = t0_ + 2u) {
-                if (t0_ < t1443_) {
+            for (unsigned t0_ = 0u; t0_ < t6752_; t0_ = t0_ + 2u) {
+                if (t0_ < t5153_) {
                     unsigned v_ = min((((lk_ << 5u) << 2u) + lane_), (nv_ - 1u));
                     unsigned row_2_ = min(lg_, (m_ - 1u));
-                    wb_[0u] = wv_[(row_2_ * nv_) + v_];
-                    xb_[0u] = xv_[v_];
+                    wb_2_[0u] = wv_[(row_2_ * nv_) + v_];
+                    xb_2_[0u] = xv_[v_];
                     unsigned v_2_ = min(((((lk_ << 5u) << 2u) + 32u) + lane_), (nv_ - 1u));
                     unsigned row_3_ = min(lg_, (m_ - 1u));
-                    wb_[1u] = wv_[(row_3_ * nv_) + v_2_];
-                    xb_[2u] = xv_[v_2_];
+                    wb_2_[1u] = wv_[(row_3_ * nv_) + v_2_];
+                    xb_2_[2u] = xv_[v_2_];
                     unsigned v_3_ = min(((((lk_ << 5u) << 2u) + 64u) + lane_), (nv_ - 1u));
                     unsigned row_4_ = min(lg_, (m_ - 1u));
-                    wb_[2u] = wv_[(row_4_ * nv_) + v_3_];
-                    xb_[4u] = xv_[v_3_];
+                    wb_2_[2u] = wv_[(row_4_ * nv_) + v_3_];
+                    xb_2_[4u] = xv_[v_3_];
                     unsigned v_4_ = min(((((lk_ << 5u) << 2u) + 96u) + lane_), (nv_ - 1u));
                     unsigned row_5_ = min(lg_, (m_ - 1u));
-                    wb_[3u] = wv_[(row_5_ * nv_) + v_4_];
-                    xb_[6u] = xv_[v_4_];
-                    unsigned t1638_ = lk_ + 1u;
-                    lk_ = t1638_;
-                    if (t1638_ == steps_) {
+                    wb_2_[3u] = wv_[(row_5_ * nv_) + v_4_];
+                    xb_2_[6u] = xv_[v_4_];
+                    unsigned t6956_ = lk_ + 1u;
+                    lk_ = t6956_;
+                    if (t6956_ == steps_) {
                         lk_ = 0u;
                         lg_ = lg_ + nw_;
                     }
                 }
-                bool t1748_ = t0_ >= 1u;
-                bool t1749_ = t1748_;
-                if (t1748_) {
-                    t1749_ = (t0_ - 1u) < t1443_;
+                bool t7066_ = t0_ >= 1u;
+                bool t7067_ = t7066_;
+                if (t7066_) {
+                    t7067_ = (t0_ - 1u) < t5153_;
                 }
-                if (t1749_) {
+                if (t7067_) {
                     unsigned v_5_ = ((ck_ << 5u) << 2u) + lane_;
                     if (v_5_ < nv_) {
-                        kf_u32x4 t1808_ = xb_[8u];
-                        kf_f16x8 a_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1808_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1808_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1808_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1808_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1808_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1808_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1808_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1808_, 3u), 16u))}};
-                        xs_[0u] = kf_f16_to_f32(a_.v[0]);
-                        xs_[1u] = kf_f16_to_f32(a_.v[1]);
-                        xs_[2u] = kf_f16_to_f32(a_.v[2]);
-                        xs_[3u] = kf_f16_to_f32(a_.v[3]);
-                        xs_[4u] = kf_f16_to_f32(a_.v[4]);
-                        xs_[5u] = kf_f16_to_f32(a_.v[5]);
-                        xs_[6u] = kf_f16_to_f32(a_.v[6]);
-                        xs_[7u] = kf_f16_to_f32(a_.v[7]);
-                        kf_u32x4 t1835_ = wb_[4u];
-                        kf_f16x8 wh_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1835_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1835_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1835_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1835_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1835_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1835_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1835_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1835_, 3u), 16u))}};
-                        acc_2_[0u] = __fmaf_rn(kf_f16_to_f32(wh_.v[7]), xs_[7u], __fmaf_rn(kf_f16_to_f32(wh_.v[6]), xs_[6u], __fmaf_rn(kf_f16_to_f32(wh_.v[5]), xs_[5u], __fmaf_rn(kf_f16_to_f32(wh_.v[4]), xs_[4u], __fmaf_rn(kf_f16_to_f32(wh_.v[3]), xs_[3u], __fmaf_rn(kf_f16_to_f32(wh_.v[2]), xs_[2u], __fmaf_rn(kf_f16_to_f32(wh_.v[1]), xs_[1u], __fmaf_rn(kf_f16_to_f32(wh_.v[0]), xs_[0u], acc_2_[0u]))))))));
+                        kf_u32x4 t7126_ = xb_2_[8u];
+                        kf_f16x8 a_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7126_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7126_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7126_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7126_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7126_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7126_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7126_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7126_, 3u), 16u))}};
+                        xs_9_[0u] = kf_f16_to_f32(a_.v[0]);
+                        xs_9_[1u] = kf_f16_to_f32(a_.v[1]);
+                        xs_9_[2u] = kf_f16_to_f32(a_.v[2]);
+                        xs_9_[3u] = kf_f16_to_f32(a_.v[3]);
+                        xs_9_[4u] = kf_f16_to_f32(a_.v[4]);
+                        xs_9_[5u] = kf_f16_to_f32(a_.v[5]);
+                        xs_9_[6u] = kf_f16_to_f32(a_.v[6]);
+                        xs_9_[7u] = kf_f16_to_f32(a_.v[7]);
+                        kf_u32x4 t7153_ = wb_2_[4u];
+                        kf_f16x8 wh_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7153_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7153_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7153_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7153_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7153_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7153_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7153_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7153_, 3u), 16u))}};
+                        acc_3_[0u] = __fmaf_rn(kf_f16_to_f32(wh_.v[7]), xs_9_[7u], __fmaf_rn(kf_f16_to_f32(wh_.v[6]), xs_9_[6u], __fmaf_rn(kf_f16_to_f32(wh_.v[5]), xs_9_[5u], __fmaf_rn(kf_f16_to_f32(wh_.v[4]), xs_9_[4u], __fmaf_rn(kf_f16_to_f32(wh_.v[3]), xs_9_[3u], __fmaf_rn(kf_f16_to_f32(wh_.v[2]), xs_9_[2u], __fmaf_rn(kf_f16_to_f32(wh_.v[1]), xs_9_[1u], __fmaf_rn(kf_f16_to_f32(wh_.v[0]), xs_9_[0u], acc_3_[0u]))))))));
                     }
                     unsigned v_6_ = (((ck_ << 5u) << 2u) + 32u) + lane_;
                     if (v_6_ < nv_) {
-                        kf_u32x4 t1939_ = xb_[10u];
-                        kf_f16x8 a_2_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1939_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1939_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1939_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1939_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1939_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1939_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1939_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1939_, 3u), 16u))}};
-                        xs_2_[0u] = kf_f16_to_f32(a_2_.v[0]);
-                        xs_2_[1u] = kf_f16_to_f32(a_2_.v[1]);
-                        xs_2_[2u] = kf_f16_to_f32(a_2_.v[2]);
-                        xs_2_[3u] = kf_f16_to_f32(a_2_.v[3]);
-                        xs_2_[4u] = kf_f16_to_f32(a_2_.v[4]);
-                        xs_2_[5u] = kf_f16_to_f32(a_2_.v[5]);
-                        xs_2_[6u] = kf_f16_to_f32(a_2_.v[6]);
-                        xs_2_[7u] = kf_f16_to_f32(a_2_.v[7]);
-                        kf_u32x4 t1966_ = wb_[5u];
-                        kf_f16x8 wh_2_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1966_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1966_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1966_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1966_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1966_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1966_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1966_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1966_, 3u), 16u))}};
-                        acc_2_[0u] = __fmaf_rn(kf_f16_to_f32(wh_2_.v[7]), xs_2_[7u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[6]), xs_2_[6u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[5]), xs_2_[5u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[4]), xs_2_[4u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[3]), xs_2_[3u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[2]), xs_2_[2u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[1]), xs_2_[1u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[0]), xs_2_[0u], acc_2_[0u]))))))));
+                        kf_u32x4 t7257_ = xb_2_[10u];
+                        kf_f16x8 a_2_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7257_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7257_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7257_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7257_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7257_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7257_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7257_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7257_, 3u), 16u))}};
+                        xs_10_[0u] = kf_f16_to_f32(a_2_.v[0]);
+                        xs_10_[1u] = kf_f16_to_f32(a_2_.v[1]);
+                        xs_10_[2u] = kf_f16_to_f32(a_2_.v[2]);
+                        xs_10_[3u] = kf_f16_to_f32(a_2_.v[3]);
+                        xs_10_[4u] = kf_f16_to_f32(a_2_.v[4]);
+                        xs_10_[5u] = kf_f16_to_f32(a_2_.v[5]);
+                        xs_10_[6u] = kf_f16_to_f32(a_2_.v[6]);
+                        xs_10_[7u] = kf_f16_to_f32(a_2_.v[7]);
+                        kf_u32x4 t7284_ = wb_2_[5u];
+                        kf_f16x8 wh_2_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7284_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7284_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7284_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7284_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7284_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7284_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7284_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7284_, 3u), 16u))}};
+                        acc_3_[0u] = __fmaf_rn(kf_f16_to_f32(wh_2_.v[7]), xs_10_[7u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[6]), xs_10_[6u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[5]), xs_10_[5u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[4]), xs_10_[4u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[3]), xs_10_[3u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[2]), xs_10_[2u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[1]), xs_10_[1u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[0]), xs_10_[0u], acc_3_[0u]))))))));
                     }
                     unsigned v_7_ = (((ck_ << 5u) << 2u) + 64u) + lane_;
                     if (v_7_ < nv_) {
-                        kf_u32x4 t2070_ = xb_[12u];
-                        kf_f16x8 a_3_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2070_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2070_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2070_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2070_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2070_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2070_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2070_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2070_, 3u), 16u))}};
-                        xs_3_[0u] = kf_f16_to_f32(a_3_.v[0]);
-                        xs_3_[1u] = kf_f16_to_f32(a_3_.v[1]);
-                        xs_3_[2u] = kf_f16_to_f32(a_3_.v[2]);
-                        xs_3_[3u] = kf_f16_to_f32(a_3_.v[3]);
-                        xs_3_[4u] = kf_f16_to_f32(a_3_.v[4]);
-                        xs_3_[5u] = kf_f16_to_f32(a_3_.v[5]);
-                        xs_3_[6u] = kf_f16_to_f32(a_3_.v[6]);
-                        xs_3_[7u] = kf_f16_to_f32(a_3_.v[7]);
-                        kf_u32x4 t2097_ = wb_[6u];
-                        kf_f16x8 wh_3_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2097_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2097_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2097_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2097_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2097_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2097_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2097_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2097_, 3u), 16u))}};
-                        acc_2_[0u] = __fmaf_rn(kf_f16_to_f32(wh_3_.v[7]), xs_3_[7u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[6]), xs_3_[6u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[5]), xs_3_[5u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[4]), xs_3_[4u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[3]), xs_3_[3u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[2]), xs_3_[2u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[1]), xs_3_[1u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[0]), xs_3_[0u], acc_2_[0u]))))))));
+                        kf_u32x4 t7388_ = xb_2_[12u];
+                        kf_f16x8 a_3_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7388_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7388_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7388_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7388_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7388_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7388_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7388_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7388_, 3u), 16u))}};
+                        xs_11_[0u] = kf_f16_to_f32(a_3_.v[0]);
+                        xs_11_[1u] = kf_f16_to_f32(a_3_.v[1]);
+                        xs_11_[2u] = kf_f16_to_f32(a_3_.v[2]);
+                        xs_11_[3u] = kf_f16_to_f32(a_3_.v[3]);
+                        xs_11_[4u] = kf_f16_to_f32(a_3_.v[4]);
+                        xs_11_[5u] = kf_f16_to_f32(a_3_.v[5]);
+                        xs_11_[6u] = kf_f16_to_f32(a_3_.v[6]);
+                        xs_11_[7u] = kf_f16_to_f32(a_3_.v[7]);
+                        kf_u32x4 t7415_ = wb_2_[6u];
+                        kf_f16x8 wh_3_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7415_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7415_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7415_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7415_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7415_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7415_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7415_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7415_, 3u), 16u))}};
+                        acc_3_[0u] = __fmaf_rn(kf_f16_to_f32(wh_3_.v[7]), xs_11_[7u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[6]), xs_11_[6u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[5]), xs_11_[5u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[4]), xs_11_[4u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[3]), xs_11_[3u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[2]), xs_11_[2u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[1]), xs_11_[1u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[0]), xs_11_[0u], acc_3_[0u]))))))));
                     }
                     unsigned v_8_ = (((ck_ << 5u) << 2u) + 96u) + lane_;
                     if (v_8_ < nv_) {
-                        kf_u32x4 t2201_ = xb_[14u];
-                        kf_f16x8 a_4_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2201_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2201_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2201_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2201_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2201_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2201_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2201_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2201_, 3u), 16u))}};
-                        xs_4_[0u] = kf_f16_to_f32(a_4_.v[0]);
-                        xs_4_[1u] = kf_f16_to_f32(a_4_.v[1]);
-                        xs_4_[2u] = kf_f16_to_f32(a_4_.v[2]);
-                        xs_4_[3u] = kf_f16_to_f32(a_4_.v[3]);
-                        xs_4_[4u] = kf_f16_to_f32(a_4_.v[4]);
-                        xs_4_[5u] = kf_f16_to_f32(a_4_.v[5]);
-                        xs_4_[6u] = kf_f16_to_f32(a_4_.v[6]);
-                        xs_4_[7u] = kf_f16_to_f32(a_4_.v[7]);
-                        kf_u32x4 t2228_ = wb_[7u];
-                        kf_f16x8 wh_4_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2228_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2228_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2228_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2228_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2228_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2228_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2228_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2228_, 3u), 16u))}};
-                        acc_2_[0u] = __fmaf_rn(kf_f16_to_f32(wh_4_.v[7]), xs_4_[7u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[6]), xs_4_[6u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[5]), xs_4_[5u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[4]), xs_4_[4u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[3]), xs_4_[3u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[2]), xs_4_[2u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[1]), xs_4_[1u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[0]), xs_4_[0u], acc_2_[0u]))))))));
+                        kf_u32x4 t7519_ = xb_2_[14u];
+                        kf_f16x8 a_4_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7519_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7519_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7519_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7519_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7519_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7519_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7519_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7519_, 3u), 16u))}};
+                        xs_12_[0u] = kf_f16_to_f32(a_4_.v[0]);
+                        xs_12_[1u] = kf_f16_to_f32(a_4_.v[1]);
+                        xs_12_[2u] = kf_f16_to_f32(a_4_.v[2]);
+                        xs_12_[3u] = kf_f16_to_f32(a_4_.v[3]);
+                        xs_12_[4u] = kf_f16_to_f32(a_4_.v[4]);
+                        xs_12_[5u] = kf_f16_to_f32(a_4_.v[5]);
+                        xs_12_[6u] = kf_f16_to_f32(a_4_.v[6]);
+                        xs_12_[7u] = kf_f16_to_f32(a_4_.v[7]);
+                        kf_u32x4 t7546_ = wb_2_[7u];
+                        kf_f16x8 wh_4_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7546_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7546_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7546_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7546_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7546_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7546_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7546_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7546_, 3u), 16u))}};
+                        acc_3_[0u] = __fmaf_rn(kf_f16_to_f32(wh_4_.v[7]), xs_12_[7u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[6]), xs_12_[6u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[5]), xs_12_[5u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[4]), xs_12_[4u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[3]), xs_12_[3u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[2]), xs_12_[2u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[1]), xs_12_[1u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[0]), xs_12_[0u], acc_3_[0u]))))))));
                     }
-                    unsigned t2302_ = ck_ + 1u;
-                    ck_ = t2302_;
-                    if (t2302_ == steps_) {
-                        float a_5_ = acc_2_[0u];
+                    unsigned t7620_ = ck_ + 1u;
+                    ck_ = t7620_;
+                    if (t7620_ == steps_) {
+                        float a_5_ = acc_3_[0u];
                         unsigned r_ = 0u;
-                        unsigned t2329_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
-                        if (t2329_ == 32u) {
-                            float t2334_ = __fadd_rn(a_5_, kf_shfl_xor(a_5_, 16u, kf_wn));
-                            float t2337_ = __fadd_rn(t2334_, kf_shfl_xor(t2334_, 8u, kf_wn));
-                            float t2340_ = __fadd_rn(t2337_, kf_shfl_xor(t2337_, 4u, kf_wn));
-                            float t2343_ = __fadd_rn(t2340_, kf_shfl_xor(t2340_, 2u, kf_wn));
-                            t2308_ = __fadd_rn(t2343_, kf_shfl_xor(t2343_, 1u, kf_wn));
+                        unsigned t7647_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+                        if (t7647_ == 32u) {
+                            float t7652_ = __fadd_rn(a_5_, kf_shfl_xor(a_5_, 16u, kf_wn));
+                            float t7655_ = __fadd_rn(t7652_, kf_shfl_xor(t7652_, 8u, kf_wn));
+                            float t7658_ = __fadd_rn(t7655_, kf_shfl_xor(t7655_, 4u, kf_wn));
+                            float t7661_ = __fadd_rn(t7658_, kf_shfl_xor(t7658_, 2u, kf_wn));
+                            t7626_ = __fadd_rn(t7661_, kf_shfl_xor(t7661_, 1u, kf_wn));
                         } else {
-                            float t2349_ = kf_shfl_down(a_5_, 16u, kf_wn);
-                            bool t2351_ = (kf_lane_id() + 16u) < t2329_;
-                            float t2352_ = __fadd_rn(a_5_, t2349_);
-                            float t2353_ = t2351_ ? t2352_ : a_5_;
-                            float t2355_ = kf_shfl_down(t2353_, 8u, kf_wn);
-                            bool t2357_ = (kf_lane_id() + 8u) < t2329_;
-                            float t2358_ = __fadd_rn(t2353_, t2355_);
-                            float t2359_ = t2357_ ? t2358_ : t2353_;
-                            float t2361_ = kf_shfl_down(t2359_, 4u, kf_wn);
-                            bool t2363_ = (kf_lane_id() + 4u) < t2329_;
-                            float t2364_ = __fadd_rn(t2359_, t2361_);
-                            float t2365_ = t2363_ ? t2364_ : t2359_;
-                            float t2367_ = kf_shfl_down(t2365_, 2u, kf_wn);
-                            bool t2369_ = (kf_lane_id() + 2u) < t2329_;
-                            float t2370_ = __fadd_rn(t2365_, t2367_);
-                            float t2371_ = t2369_ ? t2370_ : t2365_;
-                            float t2373_ = kf_shfl_down(t2371_, 1u, kf_wn);
-                            bool t2375_ = (kf_lane_id() + 1u) < t2329_;
-                            float t2376_ = __fadd_rn(t2371_, t2373_);
-                            t2308_ = kf_shfl(t2375_ ? t2376_ : t2371_, 0u, kf_wn);
+                            float t7667_ = kf_shfl_down(a_5_, 16u, kf_wn);
+                            bool t7669_ = (kf_lane_id() + 16u) < t7647_;
+                            float t7670_ = __fadd_rn(a_5_, t7667_);
+                            float t7671_ = t7669_ ? t7670_ : a_5_;
+                            float t7673_ = kf_shfl_down(t7671_, 8u, kf_wn);
+                            bool t7675_ = (kf_lane_id() + 8u) < t7647_;
+                            float t7676_ = __fadd_rn(t7671_, t7673_);
+                            float t7677_ = t7675_ ? t7676_ : t7671_;
+                            float t7679_ = kf_shfl_down(t7677_, 4u, kf_wn);
+                            bool t7681_ = (kf_lane_id() + 4u) < t7647_;
+                            float t7682_ = __fadd_rn(t7677_, t7679_);
+                            float t7683_ = t7681_ ? t7682_ : t7677_;
+                            float t7685_ = kf_shfl_down(t7683_, 2u, kf_wn);
+                            bool t7687_ = (kf_lane_id() + 2u) < t7647_;
+                            float t7688_ = __fadd_rn(t7683_, t7685_);
+                            float t7689_ = t7687_ ? t7688_ : t7683_;
+                            float t7691_ = kf_shfl_down(t7689_, 1u, kf_wn);
+                            bool t7693_ = (kf_lane_id() + 1u) < t7647_;
+                            float t7694_ = __fadd_rn(t7689_, t7691_);
+                            t7626_ = kf_shfl(t7693_ ? t7694_ : t7689_, 0u, kf_wn);
                         }
-                        bool t2381_ = lane_ == r_;
-                        bool t2382_ = t2381_;
-                        if (t2381_) {
-                            t2382_ = cg_ < m_;
+                        bool t7699_ = lane_ == r_;
+                        bool t7700_ = t7699_;
+                        if (t7699_) {
+                            t7700_ = cg_ < m_;
                         }
-                        if (t2382_) {
-                            y_[cg_] = kf_f16_from_f32(t2308_);
+                        if (t7700_) {
+                            y_[cg_] = kf_f16_from_f32(t7626_);
                         }
-                        acc_2_[0u] = 0.0f;
+                        acc_3_[0u] = 0.0f;
                         ck_ = 0u;
                         cg_ = cg_ + nw_;
                     }
                 }
-                if ((t0_ + 1u) < t1443_) {
+                if ((t0_ + 1u) < t5153_) {
                     unsigned v_9_ = min((((lk_ << 5u) << 2u) + lane_), (nv_ - 1u));
                     unsigned row_6_ = min(lg_, (m_ - 1u));
-                    wb_[4u] = wv_[(row_6_ * nv_) + v_9_];
-                    xb_[8u] = xv_[v_9_];
+                    wb_2_[4u] = wv_[(row_6_ * nv_) + v_9_];
+                    xb_2_[8u] = xv_[v_9_];
                     unsigned v_10_ = min(((((lk_ << 5u) << 2u) + 32u) + lane_), (nv_ - 1u));
                     unsigned row_7_ = min(lg_, (m_ - 1u));
-                    wb_[5u] = wv_[(row_7_ * nv_) + v_10_];
-                    xb_[10u] = xv_[v_10_];
+                    wb_2_[5u] = wv_[(row_7_ * nv_) + v_10_];
+                    xb_2_[10u] = xv_[v_10_];
                     unsigned v_11_ = min(((((lk_ << 5u) << 2u) + 64u) + lane_), (nv_ - 1u));
                     unsigned row_8_ = min(lg_, (m_ - 1u));
-                    wb_[6u] = wv_[(row_8_ * nv_) + v_11_];
-                    xb_[12u] = xv_[v_11_];
+                    wb_2_[6u] = wv_[(row_8_ * nv_) + v_11_];
+                    xb_2_[12u] = xv_[v_11_];
                     unsigned v_12_ = min(((((lk_ << 5u) << 2u) + 96u) + lane_), (nv_ - 1u));
                     unsigned row_9_ = min(lg_, (m_ - 1u));
-                    wb_[7u] = wv_[(row_9_ * nv_) + v_12_];
-                    xb_[14u] = xv_[v_12_];
-                    unsigned t2579_ = lk_ + 1u;
-                    lk_ = t2579_;
-                    if (t2579_ == steps_) {
+                    wb_2_[7u] = wv_[(row_9_ * nv_) + v_12_];
+                    xb_2_[14u] = xv_[v_12_];
+                    unsigned t7925_ = lk_ + 1u;
+                    lk_ = t7925_;
+                    if (t7925_ == steps_) {
                         lk_ = 0u;
                         lg_ = lg_ + nw_;
                     }
                 }
-                bool t2689_ = (t0_ + 1u) >= 1u;
-                bool t2690_ = t2689_;
-                if (t2689_) {
-                    t2690_ = ((t0_ + 1u) - 1u) < t1443_;
+                bool t8035_ = (t0_ + 1u) >= 1u;
+                bool t8036_ = t8035_;
+                if (t8035_) {
+                    t8036_ = ((t0_ + 1u) - 1u) < t5153_;
                 }
-                if (t2690_) {
+                if (t8036_) {
                     unsigned v_13_ = ((ck_ << 5u) << 2u) + lane_;
                     if (v_13_ < nv_) {
-                        kf_u32x4 t2749_ = xb_[0u];
-                        kf_f16x8 a_6_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2749_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2749_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2749_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2749_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2749_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2749_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2749_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2749_, 3u), 16u))}};
-                        xs_5_[0u] = kf_f16_to_f32(a_6_.v[0]);
-                        xs_5_[1u] = kf_f16_to_f32(a_6_.v[1]);
-                        xs_5_[2u] = kf_f16_to_f32(a_6_.v[2]);
-                        xs_5_[3u] = kf_f16_to_f32(a_6_.v[3]);
-                        xs_5_[4u] = kf_f16_to_f32(a_6_.v[4]);
-                        xs_5_[5u] = kf_f16_to_f32(a_6_.v[5]);
-                        xs_5_[6u] = kf_f16_to_f32(a_6_.v[6]);
-                        xs_5_[7u] = kf_f16_to_f32(a_6_.v[7]);
-                        kf_u32x4 t2776_ = wb_[0u];
-                        kf_f16x8 wh_5_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2776_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2776_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2776_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2776_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2776_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2776_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2776_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2776_, 3u), 16u))}};
-                        acc_2_[0u] = __fmaf_rn(kf_f16_to_f32(wh_5_.v[7]), xs_5_[7u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[6]), xs_5_[6u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[5]), xs_5_[5u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[4]), xs_5_[4u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[3]), xs_5_[3u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[2]), xs_5_[2u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[1]), xs_5_[1u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[0]), xs_5_[0u], acc_2_[0u]))))))));
+                        kf_u32x4 t8095_ = xb_2_[0u];
+                        kf_f16x8 a_6_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t8095_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8095_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t8095_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8095_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t8095_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8095_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t8095_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8095_, 3u), 16u))}};
+                        xs_13_[0u] = kf_f16_to_f32(a_6_.v[0]);
+                        xs_13_[1u] = kf_f16_to_f32(a_6_.v[1]);
+                        xs_13_[2u] = kf_f16_to_f32(a_6_.v[2]);
+                        xs_13_[3u] = kf_f16_to_f32(a_6_.v[3]);
+                        xs_13_[4u] = kf_f16_to_f32(a_6_.v[4]);
+                        xs_13_[5u] = kf_f16_to_f32(a_6_.v[5]);
+                        xs_13_[6u] = kf_f16_to_f32(a_6_.v[6]);
+                        xs_13_[7u] = kf_f16_to_f32(a_6_.v[7]);
+                        kf_u32x4 t8122_ = wb_2_[0u];
+                        kf_f16x8 wh_5_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t8122_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8122_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t8122_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8122_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t8122_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8122_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t8122_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8122_, 3u), 16u))}};
+                        acc_3_[0u] = __fmaf_rn(kf_f16_to_f32(wh_5_.v[7]), xs_13_[7u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[6]), xs_13_[6u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[5]), xs_13_[5u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[4]), xs_13_[4u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[3]), xs_13_[3u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[2]), xs_13_[2u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[1]), xs_13_[1u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[0]), xs_13_[0u], acc_3_[0u]))))))));
                     }
                     unsigned v_14_ = (((ck_ << 5u) << 2u) + 32u) + lane_;
                     if (v_14_ < nv_) {
-                        kf_u32x4 t2880_ = xb_[2u];
-                        kf_f16x8 a_7_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2880_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2880_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2880_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2880_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2880_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2880_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2880_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2880_, 3u), 16u))}};
-                        xs_6_[0u] = kf_f16_to_f32(a_7_.v[0]);
-                        xs_6_[1u] = kf_f16_to_f32(a_7_.v[1]);
-                        xs_6_[2u] = kf_f16_to_f32(a_7_.v[2]);
-                        xs_6_[3u] = kf_f16_to_f32(a_7_.v[3]);
-                        xs_6_[4u] = kf_f16_to_f32(a_7_.v[4]);
-                        xs_6_[5u] = kf_f16_to_f32(a_7_.v[5]);
-                        xs_6_[6u] = kf_f16_to_f32(a_7_.v[6]);
-                        xs_6_[7u] = kf_f16_to_f32(a_7_.v[7]);
-                        kf_u32x4 t2907_ = wb_[1u];
-                        kf_f16x8 wh_6_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2907_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2907_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2907_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2907_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2907_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2907_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2907_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2907_, 3u), 16u))}};
-                        acc_2_[0u] = __fmaf_rn(kf_f16_to_f32(wh_6_.v[7]), xs_6_[7u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[6]), xs_6_[6u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[5]), xs_6_[5u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[4]), xs_6_[4u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[3]), xs_6_[3u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[2]), xs_6_[2u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[1]), xs_6_[1u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[0]), xs_6_[0u], acc_2_[0u]))))))));
+                        kf_u32x4 t8226_ = xb_2_[2u];
+                        kf_f16x8 a_7_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t8226_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8226_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t8226_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8226_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t8226_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8226_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t8226_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8226_, 3u), 16u))}};
+                        xs_14_[0u] = kf_f16_to_f32(a_7_.v[0]);
+                        xs_14_[1u] = kf_f16_to_f32(a_7_.v[1]);
+                        xs_14_[2u] = kf_f16_to_f32(a_7_.v[2]);
+                        xs_14_[3u] = kf_f16_to_f32(a_7_.v[3]);
+                        xs_14_[4u] = kf_f16_to_f32(a_7_.v[4]);
+                        xs_14_[5u] = kf_f16_to_f32(a_7_.v[5]);
+                        xs_14_[6u] = kf_f16_to_f32(a_7_.v[6]);
+                        xs_14_[7u] = kf_f16_to_f32(a_7_.v[7]);
+                        kf_u32x4 t8253_ = wb_2_[1u];
+                        kf_f16x8 wh_6_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t8253_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8253_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t8253_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8253_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t8253_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8253_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t8253_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8253_, 3u), 16u))}};
+                        acc_3_[0u] = __fmaf_rn(kf_f16_to_f32(wh_6_.v[7]), xs_14_[7u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[6]), xs_14_[6u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[5]), xs_14_[5u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[4]), xs_14_[4u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[3]), xs_14_[3u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[2]), xs_14_[2u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[1]), xs_14_[1u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[0]), xs_14_[0u], acc_3_[0u]))))))));
                     }
                     unsigned v_15_ = (((ck_ << 5u) << 2u) + 64u) + lane_;
                     if (v_15_ < nv_) {
-                        kf_u32x4 t3011_ = xb_[4u];
-                        kf_f16x8 a_8_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t3011_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3011_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t3011_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3011_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t3011_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3011_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t3011_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3011_, 3u), 16u))}};
-                        xs_7_[0u] = kf_f16_to_f32(a_8_.v[0]);
-                        xs_7_[1u] = kf_f16_to_f32(a_8_.v[1]);
-                        xs_7_[2u] = kf_f16_to_f32(a_8_.v[2]);
-                        xs_7_[3u] = kf_f16_to_f32(a_8_.v[3]);
-                        xs_7_[4u] = kf_f16_to_f32(a_8_.v[4]);
-                        xs_7_[5u] = kf_f16_to_f32(a_8_.v[5]);
-                        xs_7_[6u] = kf_f16_to_f32(a_8_.v[6]);
-                        xs_7_[7u] = kf_f16_to_f32(a_8_.v[7]);
-                        kf_u32x4 t3038_ = wb_[2u];
-                        kf_f16x8 wh_7_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t3038_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3038_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t3038_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3038_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t3038_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3038_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t3038_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3038_, 3u), 16u))}};
-                        acc_2_[0u] = __fmaf_rn(kf_f16_to_f32(wh_7_.v[7]), xs_7_[7u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[6]), xs_7_[6u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[5]), xs_7_[5u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[4]), xs_7_[4u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[3]), xs_7_[3u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[2]), xs_7_[2u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[1]), xs_7_[1u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[0]), xs_7_[0u], acc_2_[0u]))))))));
+                        kf_u32x4 t8357_ = xb_2_[4u];
+                        kf_f16x8 a_8_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t8357_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8357_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t8357_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8357_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t8357_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8357_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t8357_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8357_, 3u), 16u))}};
+                        xs_15_[0u] = kf_f16_to_f32(a_8_.v[0]);
+                        xs_15_[1u] = kf_f16_to_f32(a_8_.v[1]);
+                        xs_15_[2u] = kf_f16_to_f32(a_8_.v[2]);
+                        xs_15_[3u] = kf_f16_to_f32(a_8_.v[3]);
+                        xs_15_[4u] = kf_f16_to_f32(a_8_.v[4]);
+                        xs_15_[5u] = kf_f16_to_f32(a_8_.v[5]);
+                        xs_15_[6u] = kf_f16_to_f32(a_8_.v[6]);
+                        xs_15_[7u] = kf_f16_to_f32(a_8_.v[7]);
+                        kf_u32x4 t8384_ = wb_2_[2u];
+                        kf_f16x8 wh_7_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t8384_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8384_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t8384_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8384_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t8384_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8384_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t8384_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8384_, 3u), 16u))}};
+                        acc_3_[0u] = __fmaf_rn(kf_f16_to_f32(wh_7_.v[7]), xs_15_[7u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[6]), xs_15_[6u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[5]), xs_15_[5u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[4]), xs_15_[4u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[3]), xs_15_[3u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[2]), xs_15_[2u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[1]), xs_15_[1u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[0]), xs_15_[0u], acc_3_[0u]))))))));
                     }
                     unsigned v_16_ = (((ck_ << 5u) << 2u) + 96u) + lane_;
                     if (v_16_ < nv_) {
-                        kf_u32x4 t3142_ = xb_[6u];
-                        kf_f16x8 a_9_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t3142_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3142_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t3142_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3142_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t3142_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3142_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t3142_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3142_, 3u), 16u))}};
-                        xs_8_[0u] = kf_f16_to_f32(a_9_.v[0]);
-                        xs_8_[1u] = kf_f16_to_f32(a_9_.v[1]);
-                        xs_8_[2u] = kf_f16_to_f32(a_9_.v[2]);
-                        xs_8_[3u] = kf_f16_to_f32(a_9_.v[3]);
-                        xs_8_[4u] = kf_f16_to_f32(a_9_.v[4]);
-                        xs_8_[5u] = kf_f16_to_f32(a_9_.v[5]);
-                        xs_8_[6u] = kf_f16_to_f32(a_9_.v[6]);
-                        xs_8_[7u] = kf_f16_to_f32(a_9_.v[7]);
-                        kf_u32x4 t3169_ = wb_[3u];
-                        kf_f16x8 wh_8_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t3169_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3169_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t3169_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3169_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t3169_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3169_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t3169_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3169_, 3u), 16u))}};
-                        acc_2_[0u] = __fmaf_rn(kf_f16_to_f32(wh_8_.v[7]), xs_8_[7u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[6]), xs_8_[6u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[5]), xs_8_[5u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[4]), xs_8_[4u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[3]), xs_8_[3u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[2]), xs_8_[2u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[1]), xs_8_[1u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[0]), xs_8_[0u], acc_2_[0u]))))))));
+                        kf_u32x4 t8488_ = xb_2_[6u];
+                        kf_f16x8 a_9_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t8488_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8488_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t8488_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8488_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t8488_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8488_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t8488_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8488_, 3u), 16u))}};
+                        xs_16_[0u] = kf_f16_to_f32(a_9_.v[0]);
+                        xs_16_[1u] = kf_f16_to_f32(a_9_.v[1]);
+                        xs_16_[2u] = kf_f16_to_f32(a_9_.v[2]);
+                        xs_16_[3u] = kf_f16_to_f32(a_9_.v[3]);
+                        xs_16_[4u] = kf_f16_to_f32(a_9_.v[4]);
+                        xs_16_[5u] = kf_f16_to_f32(a_9_.v[5]);
+                        xs_16_[6u] = kf_f16_to_f32(a_9_.v[6]);
+                        xs_16_[7u] = kf_f16_to_f32(a_9_.v[7]);
+                        kf_u32x4 t8515_ = wb_2_[3u];
+                        kf_f16x8 wh_8_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t8515_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8515_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t8515_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8515_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t8515_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8515_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t8515_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8515_, 3u), 16u))}};
+                        acc_3_[0u] = __fmaf_rn(kf_f16_to_f32(wh_8_.v[7]), xs_16_[7u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[6]), xs_16_[6u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[5]), xs_16_[5u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[4]), xs_16_[4u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[3]), xs_16_[3u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[2]), xs_16_[2u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[1]), xs_16_[1u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[0]), xs_16_[0u], acc_3_[0u]))))))));
                     }
-                    unsigned t3243_ = ck_ + 1u;
-                    ck_ = t3243_;
-                    if (t3243_ == steps_) {
-                        float a_10_ = acc_2_[0u];
+                    unsigned t8589_ = ck_ + 1u;
+                    ck_ = t8589_;
+                    if (t8589_ == steps_) {
+                        float a_10_ = acc_3_[0u];
                         unsigned r_2_ = 0u;
-                        unsigned t3270_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
-                        if (t3270_ == 32u) {
-                            float t3275_ = __fadd_rn(a_10_, kf_shfl_xor(a_10_, 16u, kf_wn));
-                            float t3278_ = __fadd_rn(t3275_, kf_shfl_xor(t3275_, 8u, kf_wn));
-                            float t3281_ = __fadd_rn(t3278_, kf_shfl_xor(t3278_, 4u, kf_wn));
-                            float t3284_ = __fadd_rn(t3281_, kf_shfl_xor(t3281_, 2u, kf_wn));
-                            t3249_ = __fadd_rn(t3284_, kf_shfl_xor(t3284_, 1u, kf_wn));
+                        unsigned t8616_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+                        if (t8616_ == 32u) {
+                            float t8621_ = __fadd_rn(a_10_, kf_shfl_xor(a_10_, 16u, kf_wn));
+                            float t8624_ = __fadd_rn(t8621_, kf_shfl_xor(t8621_, 8u, kf_wn));
+                            float t8627_ = __fadd_rn(t8624_, kf_shfl_xor(t8624_, 4u, kf_wn));
+                            float t8630_ = __fadd_rn(t8627_, kf_shfl_xor(t8627_, 2u, kf_wn));
+                            t8595_ = __fadd_rn(t8630_, kf_shfl_xor(t8630_, 1u, kf_wn));
                         } else {
-                            float t3290_ = kf_shfl_down(a_10_, 16u, kf_wn);
-                            bool t3292_ = (kf_lane_id() + 16u) < t3270_;
-                            float t3293_ = __fadd_rn(a_10_, t3290_);
-                            float t3294_ = t3292_ ? t3293_ : a_10_;
-                            float t3296_ = kf_shfl_down(t3294_, 8u, kf_wn);
-                            bool t3298_ = (kf_lane_id() + 8u) < t3270_;
-                            float t3299_ = __fadd_rn(t3294_, t3296_);
-                            float t3300_ = t3298_ ? t3299_ : t3294_;
-                            float t3302_ = kf_shfl_down(t3300_, 4u, kf_wn);
-                            bool t3304_ = (kf_lane_id() + 4u) < t3270_;
-                            float t3305_ = __fadd_rn(t3300_, t3302_);
-                            float t3306_ = t3304_ ? t3305_ : t3300_;
-                            float t3308_ = kf_shfl_down(t3306_, 2u, kf_wn);
-                            bool t3310_ = (kf_lane_id() + 2u) < t3270_;
-                            float t3311_ = __fadd_rn(t3306_, t3308_);
-                            float t3312_ = t3310_ ? t3311_ : t3306_;
-                            float t3314_ = kf_shfl_down(t3312_, 1u, kf_wn);
-                            bool t3316_ = (kf_lane_id() + 1u) < t3270_;
-                            float t3317_ = __fadd_rn(t3312_, t3314_);
-                            t3249_ = kf_shfl(t3316_ ? t3317_ : t3312_, 0u, kf_wn);
+                            float t8636_ = kf_shfl_down(a_10_, 16u, kf_wn);
+                            bool t8638_ = (kf_lane_id() + 16u) < t8616_;
+                            float t8639_ = __fadd_rn(a_10_, t8636_);
+                            float t8640_ = t8638_ ? t8639_ : a_10_;
+                            float t8642_ = kf_shfl_down(t8640_, 8u, kf_wn);
+                            bool t8644_ = (kf_lane_id() + 8u) < t8616_;
+                            float t8645_ = __fadd_rn(t8640_, t8642_);
+                            float t8646_ = t8644_ ? t8645_ : t8640_;
+                            float t8648_ = kf_shfl_down(t8646_, 4u, kf_wn);
+                            bool t8650_ = (kf_lane_id() + 4u) < t8616_;
+                            float t8651_ = __fadd_rn(t8646_, t8648_);
+                            float t8652_ = t8650_ ? t8651_ : t8646_;
+                            float t8654_ = kf_shfl_down(t8652_, 2u, kf_wn);
+                            bool t8656_ = (kf_lane_id() + 2u) < t8616_;
+                            float t8657_ = __fadd_rn(t8652_, t8654_);
+                            float t8658_ = t8656_ ? t8657_ : t8652_;
+                            float t8660_ = kf_shfl_down(t8658_, 1u, kf_wn);
+                            bool t8662_ = (kf_lane_id() + 1u) < t8616_;
+                            float t8663_ = __fadd_rn(t8658_, t8660_);
+                            t8595_ = kf_shfl(t8662_ ? t8663_ : t8658_, 0u, kf_wn);
                         }
-                        bool t3322_ = lane_ == r_2_;
-                        bool t3323_ = t3322_;
-                        if (t3322_) {
-                            t3323_ = cg_ < m_;
+                        bool t8668_ = lane_ == r_2_;
+                        bool t8669_ = t8668_;
+                        if (t8668_) {
+                            t8669_ = cg_ < m_;
                         }
-                        if (t3323_) {
-                            y_[cg_] = kf_f16_from_f32(t3249_);
+                        if (t8669_) {
+                            y_[cg_] = kf_f16_from_f32(t8595_);
                         }
-                        acc_2_[0u] = 0.0f;
+                        acc_3_[0u] = 0.0f;
                         ck_ = 0u;
                         cg_ = cg_ + nw_;
                     }
@@ -557,188 +557,188 @@ gemv_f16_f16_f16(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x_, k
     } else {
         unsigned lane_2_ = kf_lane_id();
         unsigned nv_2_ = k_ >> 3u;
-        unsigned t3466_ = (blockIdx.x << 3u) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u);
-        unsigned t3477_ = gridDim.x << 3u;
+        unsigned t8812_ = (blockIdx.x << 3u) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u);
+        unsigned t8823_ = gridDim.x << 3u;
         #pragma unroll 1
-        for (unsigned g_ = t3466_; g_ < m_; g_ = g_ + t3477_) {
+        for (unsigned g_ = t8812_; g_ < m_; g_ = g_ + t8823_) {
             row_[0u] = min(g_, (m_ - 1u));
-            acc_3_[0u] = 0.0f;
+            acc_4_[0u] = 0.0f;
             if ((k_ & 7u) == 0u) {
                 #pragma unroll 1
                 for (unsigned base_ = 0u; base_ < nv_2_; base_ = base_ + 128u) {
                     unsigned v_17_ = base_ + lane_2_;
-                    kf_u32x4 t3502_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                    kf_u32x4 t_2_ = t3502_;
+                    kf_u32x4 t8848_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_4_ = t8848_;
                     if (v_17_ < nv_2_) {
-                        unsigned t3508_ = (row_[0u] * nv_2_) + v_17_;
-                        kf_u32x4 t3509_ = wv_[t3508_];
-                        t_2_ = t3509_;
+                        unsigned t8854_ = (row_[0u] * nv_2_) + v_17_;
+                        kf_u32x4 t8855_ = wv_[t8854_];
+                        t_4_ = t8855_;
                     }
-                    wr_[0u] = t_2_;
+                    wr_[0u] = t_4_;
                     unsigned v_18_ = (base_ + 32u) + lane_2_;
-                    kf_u32x4 t3515_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                    kf_u32x4 t_3_ = t3515_;
+                    kf_u32x4 t8861_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_5_ = t8861_;
                     if (v_18_ < nv_2_) {
-                        unsigned t3521_ = (row_[0u] * nv_2_) + v_18_;
-                        kf_u32x4 t3522_ = wv_[t3521_];
-                        t_3_ = t3522_;
+                        unsigned t8867_ = (row_[0u] * nv_2_) + v_18_;
+                        kf_u32x4 t8868_ = wv_[t8867_];
+                        t_5_ = t8868_;
                     }
-                    wr_[1u] = t_3_;
+                    wr_[1u] = t_5_;
                     unsigned v_19_ = (base_ + 64u) + lane_2_;
-                    kf_u32x4 t3528_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                    kf_u32x4 t_4_ = t3528_;
+                    kf_u32x4 t8874_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_6_ = t8874_;
                     if (v_19_ < nv_2_) {
-                        unsigned t3534_ = (row_[0u] * nv_2_) + v_19_;
-                        kf_u32x4 t3535_ = wv_[t3534_];
-                        t_4_ = t3535_;
+                        unsigned t8880_ = (row_[0u] * nv_2_) + v_19_;
+                        kf_u32x4 t8881_ = wv_[t8880_];
+                        t_6_ = t8881_;
                     }
-                    wr_[2u] = t_4_;
+                    wr_[2u] = t_6_;
                     unsigned v_20_ = (base_ + 96u) + lane_2_;
-                    kf_u32x4 t3541_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                    kf_u32x4 t_5_ = t3541_;
+                    kf_u32x4 t8887_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_7_ = t8887_;
                     if (v_20_ < nv_2_) {
-                        unsigned t3547_ = (row_[0u] * nv_2_) + v_20_;
-                        kf_u32x4 t3548_ = wv_[t3547_];
-                        t_5_ = t3548_;
+                        unsigned t8893_ = (row_[0u] * nv_2_) + v_20_;
+                        kf_u32x4 t8894_ = wv_[t8893_];
+                        t_7_ = t8894_;
                     }
-                    wr_[3u] = t_5_;
+                    wr_[3u] = t_7_;
                     unsigned v_21_ = base_ + lane_2_;
                     if (v_21_ < nv_2_) {
                         kf_f16x8 a_11_ = xh8_[v_21_];
-                        xs_9_[0u] = kf_f16_to_f32(a_11_.v[0]);
-                        xs_9_[1u] = kf_f16_to_f32(a_11_.v[1]);
-                        xs_9_[2u] = kf_f16_to_f32(a_11_.v[2]);
-                        xs_9_[3u] = kf_f16_to_f32(a_11_.v[3]);
-                        xs_9_[4u] = kf_f16_to_f32(a_11_.v[4]);
-                        xs_9_[5u] = kf_f16_to_f32(a_11_.v[5]);
-                        xs_9_[6u] = kf_f16_to_f32(a_11_.v[6]);
-                        xs_9_[7u] = kf_f16_to_f32(a_11_.v[7]);
-                        kf_u32x4 t3604_ = wr_[0u];
-                        kf_f16x8 wh_9_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t3604_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3604_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t3604_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3604_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t3604_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3604_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t3604_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3604_, 3u), 16u))}};
-                        acc_3_[0u] = __fmaf_rn(kf_f16_to_f32(wh_9_.v[7]), xs_9_[7u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[6]), xs_9_[6u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[5]), xs_9_[5u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[4]), xs_9_[4u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[3]), xs_9_[3u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[2]), xs_9_[2u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[1]), xs_9_[1u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[0]), xs_9_[0u], acc_3_[0u]))))))));
+                        xs_17_[0u] = kf_f16_to_f32(a_11_.v[0]);
+                        xs_17_[1u] = kf_f16_to_f32(a_11_.v[1]);
+                        xs_17_[2u] = kf_f16_to_f32(a_11_.v[2]);
+                        xs_17_[3u] = kf_f16_to_f32(a_11_.v[3]);
+                        xs_17_[4u] = kf_f16_to_f32(a_11_.v[4]);
+                        xs_17_[5u] = kf_f16_to_f32(a_11_.v[5]);
+                        xs_17_[6u] = kf_f16_to_f32(a_11_.v[6]);
+                        xs_17_[7u] = kf_f16_to_f32(a_11_.v[7]);
+                        kf_u32x4 t8950_ = wr_[0u];
+                        kf_f16x8 wh_9_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t8950_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8950_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t8950_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8950_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t8950_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8950_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t8950_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8950_, 3u), 16u))}};
+                        acc_4_[0u] = __fmaf_rn(kf_f16_to_f32(wh_9_.v[7]), xs_17_[7u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[6]), xs_17_[6u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[5]), xs_17_[5u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[4]), xs_17_[4u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[3]), xs_17_[3u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[2]), xs_17_[2u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[1]), xs_17_[1u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[0]), xs_17_[0u], acc_4_[0u]))))))));
                     }
                     unsigned v_22_ = (base_ + 32u) + lane_2_;
                     if (v_22_ < nv_2_) {
                         kf_f16x8 a_12_ = xh8_[v_22_];
-                        xs_10_[0u] = kf_f16_to_f32(a_12_.v[0]);
-                        xs_10_[1u] = kf_f16_to_f32(a_12_.v[1]);
-                        xs_10_[2u] = kf_f16_to_f32(a_12_.v[2]);
-                        xs_10_[3u] = kf_f16_to_f32(a_12_.v[3]);
-                        xs_10_[4u] = kf_f16_to_f32(a_12_.v[4]);
-                        xs_10_[5u] = kf_f16_to_f32(a_12_.v[5]);
-                        xs_10_[6u] = kf_f16_to_f32(a_12_.v[6]);
-                        xs_10_[7u] = kf_f16_to_f32(a_12_.v[7]);
-                        kf_u32x4 t3731_ = wr_[1u];
-                        kf_f16x8 wh_10_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t3731_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3731_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t3731_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3731_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t3731_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3731_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t3731_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3731_, 3u), 16u))}};
-                        acc_3_[0u] = __fmaf_rn(kf_f16_to_f32(wh_10_.v[7]), xs_10_[7u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[6]), xs_10_[6u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[5]), xs_10_[5u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[4]), xs_10_[4u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[3]), xs_10_[3u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[2]), xs_10_[2u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[1]), xs_10_[1u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[0]), xs_10_[0u], acc_3_[0u]))))))));
+                        xs_18_[0u] = kf_f16_to_f32(a_12_.v[0]);
+                        xs_18_[1u] = kf_f16_to_f32(a_12_.v[1]);
+                        xs_18_[2u] = kf_f16_to_f32(a_12_.v[2]);
+                        xs_18_[3u] = kf_f16_to_f32(a_12_.v[3]);
+                        xs_18_[4u] = kf_f16_to_f32(a_12_.v[4]);
+                        xs_18_[5u] = kf_f16_to_f32(a_12_.v[5]);
+                        xs_18_[6u] = kf_f16_to_f32(a_12_.v[6]);
+                        xs_18_[7u] = kf_f16_to_f32(a_12_.v[7]);
+                        kf_u32x4 t9077_ = wr_[1u];
+                        kf_f16x8 wh_10_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t9077_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t9077_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t9077_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t9077_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t9077_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t9077_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t9077_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t9077_, 3u), 16u))}};
+                        acc_4_[0u] = __fmaf_rn(kf_f16_to_f32(wh_10_.v[7]), xs_18_[7u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[6]), xs_18_[6u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[5]), xs_18_[5u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[4]), xs_18_[4u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[3]), xs_18_[3u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[2]), xs_18_[2u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[1]), xs_18_[1u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[0]), xs_18_[0u], acc_4_[0u]))))))));
                     }
                     unsigned v_23_ = (base_ + 64u) + lane_2_;
                     if (v_23_ < nv_2_) {
                         kf_f16x8 a_13_ = xh8_[v_23_];
-                        xs_11_[0u] = kf_f16_to_f32(a_13_.v[0]);
-                        xs_11_[1u] = kf_f16_to_f32(a_13_.v[1]);
-                        xs_11_[2u] = kf_f16_to_f32(a_13_.v[2]);
-                        xs_11_[3u] = kf_f16_to_f32(a_13_.v[3]);
-                        xs_11_[4u] = kf_f16_to_f32(a_13_.v[4]);
-                        xs_11_[5u] = kf_f16_to_f32(a_13_.v[5]);
-                        xs_11_[6u] = kf_f16_to_f32(a_13_.v[6]);
-                        xs_11_[7u] = kf_f16_to_f32(a_13_.v[7]);
-                        kf_u32x4 t3858_ = wr_[2u];
-                        kf_f16x8 wh_11_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t3858_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3858_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t3858_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3858_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t3858_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3858_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t3858_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3858_, 3u), 16u))}};
-                        acc_3_[0u] = __fmaf_rn(kf_f16_to_f32(wh_11_.v[7]), xs_11_[7u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[6]), xs_11_[6u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[5]), xs_11_[5u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[4]), xs_11_[4u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[3]), xs_11_[3u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[2]), xs_11_[2u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[1]), xs_11_[1u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[0]), xs_11_[0u], acc_3_[0u]))))))));
+                        xs_19_[0u] = kf_f16_to_f32(a_13_.v[0]);
+                        xs_19_[1u] = kf_f16_to_f32(a_13_.v[1]);
+                        xs_19_[2u] = kf_f16_to_f32(a_13_.v[2]);
+                        xs_19_[3u] = kf_f16_to_f32(a_13_.v[3]);
+                        xs_19_[4u] = kf_f16_to_f32(a_13_.v[4]);
+                        xs_19_[5u] = kf_f16_to_f32(a_13_.v[5]);
+                        xs_19_[6u] = kf_f16_to_f32(a_13_.v[6]);
+                        xs_19_[7u] = kf_f16_to_f32(a_13_.v[7]);
+                        kf_u32x4 t9204_ = wr_[2u];
+                        kf_f16x8 wh_11_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t9204_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t9204_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t9204_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t9204_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t9204_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t9204_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t9204_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t9204_, 3u), 16u))}};
+                        acc_4_[0u] = __fmaf_rn(kf_f16_to_f32(wh_11_.v[7]), xs_19_[7u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[6]), xs_19_[6u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[5]), xs_19_[5u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[4]), xs_19_[4u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[3]), xs_19_[3u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[2]), xs_19_[2u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[1]), xs_19_[1u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[0]), xs_19_[0u], acc_4_[0u]))))))));
                     }
                     unsigned v_24_ = (base_ + 96u) + lane_2_;
                     if (v_24_ < nv_2_) {
                         kf_f16x8 a_14_ = xh8_[v_24_];
-                        xs_12_[0u] = kf_f16_to_f32(a_14_.v[0]);
-                        xs_12_[1u] = kf_f16_to_f32(a_14_.v[1]);
-                        xs_12_[2u] = kf_f16_to_f32(a_14_.v[2]);
-                        xs_12_[3u] = kf_f16_to_f32(a_14_.v[3]);
-                        xs_12_[4u] = kf_f16_to_f32(a_14_.v[4]);
-                        xs_12_[5u] = kf_f16_to_f32(a_14_.v[5]);
-                        xs_12_[6u] = kf_f16_to_f32(a_14_.v[6]);
-                        xs_12_[7u] = kf_f16_to_f32(a_14_.v[7]);
-                        kf_u32x4 t3985_ = wr_[3u];
-                        kf_f16x8 wh_12_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t3985_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3985_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t3985_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3985_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t3985_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3985_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t3985_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3985_, 3u), 16u))}};
-                        acc_3_[0u] = __fmaf_rn(kf_f16_to_f32(wh_12_.v[7]), xs_12_[7u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[6]), xs_12_[6u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[5]), xs_12_[5u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[4]), xs_12_[4u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[3]), xs_12_[3u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[2]), xs_12_[2u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[1]), xs_12_[1u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[0]), xs_12_[0u], acc_3_[0u]))))))));
+                        xs_20_[0u] = kf_f16_to_f32(a_14_.v[0]);
+                        xs_20_[1u] = kf_f16_to_f32(a_14_.v[1]);
+                        xs_20_[2u] = kf_f16_to_f32(a_14_.v[2]);
+                        xs_20_[3u] = kf_f16_to_f32(a_14_.v[3]);
+                        xs_20_[4u] = kf_f16_to_f32(a_14_.v[4]);
+                        xs_20_[5u] = kf_f16_to_f32(a_14_.v[5]);
+                        xs_20_[6u] = kf_f16_to_f32(a_14_.v[6]);
+                        xs_20_[7u] = kf_f16_to_f32(a_14_.v[7]);
+                        kf_u32x4 t9331_ = wr_[3u];
+                        kf_f16x8 wh_12_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t9331_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t9331_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t9331_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t9331_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t9331_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t9331_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t9331_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t9331_, 3u), 16u))}};
+                        acc_4_[0u] = __fmaf_rn(kf_f16_to_f32(wh_12_.v[7]), xs_20_[7u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[6]), xs_20_[6u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[5]), xs_20_[5u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[4]), xs_20_[4u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[3]), xs_20_[3u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[2]), xs_20_[2u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[1]), xs_20_[1u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[0]), xs_20_[0u], acc_4_[0u]))))))));
                     }
                 }
             } else {
                 #pragma unroll 1
                 for (unsigned c_ = lane_2_; c_ < k_; c_ = c_ + 32u) {
-                    float t4066_ = kf_f16_to_f32(x_[c_]);
+                    float t9412_ = kf_f16_to_f32(x_[c_]);
                     unsigned i_ = (row_[0u] * k_) + c_;
                     unsigned short u_ = w16_[i_];
-                    acc_3_[0u] = __fmaf_rn(kf_f16_to_f32(kf_bitcast<kf_f16>(u_)), t4066_, acc_3_[0u]);
+                    acc_4_[0u] = __fmaf_rn(kf_f16_to_f32(kf_bitcast<kf_f16>(u_)), t9412_, acc_4_[0u]);
                 }
             }
-            float t4084_ = acc_3_[0u];
-            unsigned t4106_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
-            if (t4106_ == 32u) {
-                float t4111_ = __fadd_rn(t4084_, kf_shfl_xor(t4084_, 16u, kf_wn));
-                float t4114_ = __fadd_rn(t4111_, kf_shfl_xor(t4111_, 8u, kf_wn));
-                float t4117_ = __fadd_rn(t4114_, kf_shfl_xor(t4114_, 4u, kf_wn));
-                float t4120_ = __fadd_rn(t4117_, kf_shfl_xor(t4117_, 2u, kf_wn));
-                s_ = __fadd_rn(t4120_, kf_shfl_xor(t4120_, 1u, kf_wn));
+            float t9430_ = acc_4_[0u];
+            unsigned t9452_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+            if (t9452_ == 32u) {
+                float t9457_ = __fadd_rn(t9430_, kf_shfl_xor(t9430_, 16u, kf_wn));
+                float t9460_ = __fadd_rn(t9457_, kf_shfl_xor(t9457_, 8u, kf_wn));
+                float t9463_ = __fadd_rn(t9460_, kf_shfl_xor(t9460_, 4u, kf_wn));
+                float t9466_ = __fadd_rn(t9463_, kf_shfl_xor(t9463_, 2u, kf_wn));
+                s_ = __fadd_rn(t9466_, kf_shfl_xor(t9466_, 1u, kf_wn));
             } else {
-                float t4126_ = kf_shfl_down(t4084_, 16u, kf_wn);
-                bool t4128_ = (kf_lane_id() + 16u) < t4106_;
-                float t4129_ = __fadd_rn(t4084_, t4126_);
-                float t4130_ = t4128_ ? t4129_ : t4084_;
-                float t4132_ = kf_shfl_down(t4130_, 8u, kf_wn);
-                bool t4134_ = (kf_lane_id() + 8u) < t4106_;
-                float t4135_ = __fadd_rn(t4130_, t4132_);
-                float t4136_ = t4134_ ? t4135_ : t4130_;
-                float t4138_ = kf_shfl_down(t4136_, 4u, kf_wn);
-                bool t4140_ = (kf_lane_id() + 4u) < t4106_;
-                float t4141_ = __fadd_rn(t4136_, t4138_);
-                float t4142_ = t4140_ ? t4141_ : t4136_;
-                float t4144_ = kf_shfl_down(t4142_, 2u, kf_wn);
-                bool t4146_ = (kf_lane_id() + 2u) < t4106_;
-                float t4147_ = __fadd_rn(t4142_, t4144_);
-                float t4148_ = t4146_ ? t4147_ : t4142_;
-                float t4150_ = kf_shfl_down(t4148_, 1u, kf_wn);
-                bool t4152_ = (kf_lane_id() + 1u) < t4106_;
-                float t4153_ = __fadd_rn(t4148_, t4150_);
-                s_ = kf_shfl(t4152_ ? t4153_ : t4148_, 0u, kf_wn);
+                float t9472_ = kf_shfl_down(t9430_, 16u, kf_wn);
+                bool t9474_ = (kf_lane_id() + 16u) < t9452_;
+                float t9475_ = __fadd_rn(t9430_, t9472_);
+                float t9476_ = t9474_ ? t9475_ : t9430_;
+                float t9478_ = kf_shfl_down(t9476_, 8u, kf_wn);
+                bool t9480_ = (kf_lane_id() + 8u) < t9452_;
+                float t9481_ = __fadd_rn(t9476_, t9478_);
+                float t9482_ = t9480_ ? t9481_ : t9476_;
+                float t9484_ = kf_shfl_down(t9482_, 4u, kf_wn);
+                bool t9486_ = (kf_lane_id() + 4u) < t9452_;
+                float t9487_ = __fadd_rn(t9482_, t9484_);
+                float t9488_ = t9486_ ? t9487_ : t9482_;
+                float t9490_ = kf_shfl_down(t9488_, 2u, kf_wn);
+                bool t9492_ = (kf_lane_id() + 2u) < t9452_;
+                float t9493_ = __fadd_rn(t9488_, t9490_);
+                float t9494_ = t9492_ ? t9493_ : t9488_;
+                float t9496_ = kf_shfl_down(t9494_, 1u, kf_wn);
+                bool t9498_ = (kf_lane_id() + 1u) < t9452_;
+                float t9499_ = __fadd_rn(t9494_, t9496_);
+                s_ = kf_shfl(t9498_ ? t9499_ : t9494_, 0u, kf_wn);
             }
-            bool t4158_ = lane_2_ == 0u;
-            bool t4159_ = t4158_;
-            if (t4158_) {
-                t4159_ = g_ < m_;
+            bool t9504_ = lane_2_ == 0u;
+            bool t9505_ = t9504_;
+            if (t9504_) {
+                t9505_ = g_ < m_;
             }
-            if (t4159_) {
+            if (t9505_) {
                 y_[g_] = kf_f16_from_f32(s_);
             }
         }
     }
 }
 
-/* kernel gemv_f16_f16_f32 (gemv.kf:1033) */
+/* kernel gemv_f16_f16_f32 (gemv.kf:1051) */
 extern "C" __global__ void __launch_bounds__(256)
 gemv_f16_f16_f32(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x_, float* __restrict__ y_, unsigned m_, unsigned k_)
 {
     kf_pdl_wait();
-    kf_u32x4 wb_[8];
-    kf_u32x4 xb_[16];
-    float acc_2_[1];
-    float xs_[8];
-    float xs_2_[8];
-    float xs_3_[8];
-    float xs_4_[8];
-    float xs_5_[8];
-    float xs_6_[8];
-    float xs_7_[8];
-    float xs_8_[8];
-    unsigned row_[1];
+    kf_u32x4 wb_2_[8];
+    kf_u32x4 xb_2_[16];
     float acc_3_[1];
-    kf_u32x4 wr_[4];
     float xs_9_[8];
     float xs_10_[8];
     float xs_11_[8];
     float xs_12_[8];
-    float t2308_;
-    float t3249_;
+    float xs_13_[8];
+    float xs_14_[8];
+    float xs_15_[8];
+    float xs_16_[8];
+    unsigned row_[1];
+    float acc_4_[1];
+    kf_u32x4 wr_[4];
+    float xs_17_[8];
+    float xs_18_[8];
+    float xs_19_[8];
+    float xs_20_[8];
+    float t7626_;
+    float t8595_;
     float s_;
     const unsigned kf_wn = kf_warp_lanes();
     const unsigned short* w16_ = (const unsigned short*)w_;
@@ -752,294 +752,294 @@ gemv_f16_f16_f32(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x_, f
         unsigned wid_ = (blockIdx.x << 3u) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u);
         unsigned nw_ = gridDim.x << 3u;
         if (!(wid_ >= m_)) {
-            unsigned t1435_ = m_ - wid_;
-            unsigned t1443_ = ((t1435_ / nw_) + (((t1435_ % nw_) != 0u) ? 1u : 0u)) * steps_;
-            acc_2_[0u] = 0.0f;
+            unsigned t5145_ = m_ - wid_;
+            unsigned t5153_ = ((t5145_ / nw_) + (((t5145_ % nw_) != 0u) ? 1u : 0u)) * steps_;
+            acc_3_[0u] = 0.0f;
             unsigned lg_ = wid_;
             unsigned lk_ = 0u;
             unsigned cg_ = wid_;
             unsigned ck_ = 0u;
-            unsigned t1462_ = t1443_ + 1u;
+            unsigned t6752_ = t5153_ + 1u;
             #pragma unroll 1
-            for (unsigned t0_ = 0u; t0_ < t1462_; t0_ = t0_ + 2u) {
-                if (t0_ < t1443_) {
+            for (unsigned t0_ = 0u; t0_ < t6752_; t0_ = t0_ + 2u) {
+                if (t0_ < t5153_) {
                     unsigned v_ = min((((lk_ << 5u) << 2u) + lane_), (nv_ - 1u));
                     unsigned row_2_ = min(lg_, (m_ - 1u));
-                    wb_[0u] = wv_[(row_2_ * nv_) + v_];
-                    xb_[0u] = xv_[v_];
+                    wb_2_[0u] = wv_[(row_2_ * nv_) + v_];
+                    xb_2_[0u] = xv_[v_];
                     unsigned v_2_ = min(((((lk_ << 5u) << 2u) + 32u) + lane_), (nv_ - 1u));
                     unsigned row_3_ = min(lg_, (m_ - 1u));
-                    wb_[1u] = wv_[(row_3_ * nv_) + v_2_];
-                    xb_[2u] = xv_[v_2_];
+                    wb_2_[1u] = wv_[(row_3_ * nv_) + v_2_];
+                    xb_2_[2u] = xv_[v_2_];
                     unsigned v_3_ = min(((((lk_ << 5u) << 2u) + 64u) + lane_), (nv_ - 1u));
                     unsigned row_4_ = min(lg_, (m_ - 1u));
-                    wb_[2u] = wv_[(row_4_ * nv_) + v_3_];
-                    xb_[4u] = xv_[v_3_];
+                    wb_2_[2u] = wv_[(row_4_ * nv_) + v_3_];
+                    xb_2_[4u] = xv_[v_3_];
                     unsigned v_4_ = min(((((lk_ << 5u) << 2u) + 96u) + lane_), (nv_ - 1u));
                     unsigned row_5_ = min(lg_, (m_ - 1u));
-                    wb_[3u] = wv_[(row_5_ * nv_) + v_4_];
-                    xb_[6u] = xv_[v_4_];
-                    unsigned t1638_ = lk_ + 1u;
-                    lk_ = t1638_;
-                    if (t1638_ == steps_) {
+                    wb_2_[3u] = wv_[(row_5_ * nv_) + v_4_];
+                    xb_2_[6u] = xv_[v_4_];
+                    unsigned t6956_ = lk_ + 1u;
+                    lk_ = t6956_;
+                    if (t6956_ == steps_) {
                         lk_ = 0u;
                         lg_ = lg_ + nw_;
                     }
                 }
-                bool t1748_ = t0_ >= 1u;
-                bool t1749_ = t1748_;
-                if (t1748_) {
-                    t1749_ = (t0_ - 1u) < t1443_;
+                bool t7066_ = t0_ >= 1u;
+                bool t7067_ = t7066_;
+                if (t7066_) {
+                    t7067_ = (t0_ - 1u) < t5153_;
                 }
-                if (t1749_) {
+                if (t7067_) {
                     unsigned v_5_ = ((ck_ << 5u) << 2u) + lane_;
                     if (v_5_ < nv_) {
-                        kf_u32x4 t1808_ = xb_[8u];
-                        kf_f16x8 a_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1808_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1808_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1808_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1808_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1808_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1808_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1808_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1808_, 3u), 16u))}};
-                        xs_[0u] = kf_f16_to_f32(a_.v[0]);
-                        xs_[1u] = kf_f16_to_f32(a_.v[1]);
-                        xs_[2u] = kf_f16_to_f32(a_.v[2]);
-                        xs_[3u] = kf_f16_to_f32(a_.v[3]);
-                        xs_[4u] = kf_f16_to_f32(a_.v[4]);
-                        xs_[5u] = kf_f16_to_f32(a_.v[5]);
-                        xs_[6u] = kf_f16_to_f32(a_.v[6]);
-                        xs_[7u] = kf_f16_to_f32(a_.v[7]);
-                        kf_u32x4 t1835_ = wb_[4u];
-                        kf_f16x8 wh_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1835_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1835_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1835_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1835_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1835_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1835_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1835_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1835_, 3u), 16u))}};
-                        acc_2_[0u] = __fmaf_rn(kf_f16_to_f32(wh_.v[7]), xs_[7u], __fmaf_rn(kf_f16_to_f32(wh_.v[6]), xs_[6u], __fmaf_rn(kf_f16_to_f32(wh_.v[5]), xs_[5u], __fmaf_rn(kf_f16_to_f32(wh_.v[4]), xs_[4u], __fmaf_rn(kf_f16_to_f32(wh_.v[3]), xs_[3u], __fmaf_rn(kf_f16_to_f32(wh_.v[2]), xs_[2u], __fmaf_rn(kf_f16_to_f32(wh_.v[1]), xs_[1u], __fmaf_rn(kf_f16_to_f32(wh_.v[0]), xs_[0u], acc_2_[0u]))))))));
+                        kf_u32x4 t7126_ = xb_2_[8u];
+                        kf_f16x8 a_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7126_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7126_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7126_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7126_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7126_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7126_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7126_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7126_, 3u), 16u))}};
+                        xs_9_[0u] = kf_f16_to_f32(a_.v[0]);
+                        xs_9_[1u] = kf_f16_to_f32(a_.v[1]);
+                        xs_9_[2u] = kf_f16_to_f32(a_.v[2]);
+                        xs_9_[3u] = kf_f16_to_f32(a_.v[3]);
+                        xs_9_[4u] = kf_f16_to_f32(a_.v[4]);
+                        xs_9_[5u] = kf_f16_to_f32(a_.v[5]);
+                        xs_9_[6u] = kf_f16_to_f32(a_.v[6]);
+                        xs_9_[7u] = kf_f16_to_f32(a_.v[7]);
+                        kf_u32x4 t7153_ = wb_2_[4u];
+                        kf_f16x8 wh_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7153_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7153_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7153_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7153_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7153_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7153_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7153_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7153_, 3u), 16u))}};
+                        acc_3_[0u] = __fmaf_rn(kf_f16_to_f32(wh_.v[7]), xs_9_[7u], __fmaf_rn(kf_f16_to_f32(wh_.v[6]), xs_9_[6u], __fmaf_rn(kf_f16_to_f32(wh_.v[5]), xs_9_[5u], __fmaf_rn(kf_f16_to_f32(wh_.v[4]), xs_9_[4u], __fmaf_rn(kf_f16_to_f32(wh_.v[3]), xs_9_[3u], __fmaf_rn(kf_f16_to_f32(wh_.v[2]), xs_9_[2u], __fmaf_rn(kf_f16_to_f32(wh_.v[1]), xs_9_[1u], __fmaf_rn(kf_f16_to_f32(wh_.v[0]), xs_9_[0u], acc_3_[0u]))))))));
                     }
                     unsigned v_6_ = (((ck_ << 5u) << 2u) + 32u) + lane_;
                     if (v_6_ < nv_) {
-                        kf_u32x4 t1939_ = xb_[10u];
-                        kf_f16x8 a_2_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1939_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1939_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1939_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1939_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1939_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1939_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1939_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1939_, 3u), 16u))}};
-                        xs_2_[0u] = kf_f16_to_f32(a_2_.v[0]);
-                        xs_2_[1u] = kf_f16_to_f32(a_2_.v[1]);
-                        xs_2_[2u] = kf_f16_to_f32(a_2_.v[2]);
-                        xs_2_[3u] = kf_f16_to_f32(a_2_.v[3]);
-                        xs_2_[4u] = kf_f16_to_f32(a_2_.v[4]);
-                        xs_2_[5u] = kf_f16_to_f32(a_2_.v[5]);
-                        xs_2_[6u] = kf_f16_to_f32(a_2_.v[6]);
-                        xs_2_[7u] = kf_f16_to_f32(a_2_.v[7]);
-                        kf_u32x4 t1966_ = wb_[5u];
-                        kf_f16x8 wh_2_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1966_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1966_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1966_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1966_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1966_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1966_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1966_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1966_, 3u), 16u))}};
-                        acc_2_[0u] = __fmaf_rn(kf_f16_to_f32(wh_2_.v[7]), xs_2_[7u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[6]), xs_2_[6u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[5]), xs_2_[5u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[4]), xs_2_[4u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[3]), xs_2_[3u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[2]), xs_2_[2u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[1]), xs_2_[1u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[0]), xs_2_[0u], acc_2_[0u]))))))));
+                        kf_u32x4 t7257_ = xb_2_[10u];
+                        kf_f16x8 a_2_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7257_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7257_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7257_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7257_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7257_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7257_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7257_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7257_, 3u), 16u))}};
+                        xs_10_[0u] = kf_f16_to_f32(a_2_.v[0]);
+                        xs_10_[1u] = kf_f16_to_f32(a_2_.v[1]);
+                        xs_10_[2u] = kf_f16_to_f32(a_2_.v[2]);
+                        xs_10_[3u] = kf_f16_to_f32(a_2_.v[3]);
+                        xs_10_[4u] = kf_f16_to_f32(a_2_.v[4]);
+                        xs_10_[5u] = kf_f16_to_f32(a_2_.v[5]);
+                        xs_10_[6u] = kf_f16_to_f32(a_2_.v[6]);
+                        xs_10_[7u] = kf_f16_to_f32(a_2_.v[7]);
+                        kf_u32x4 t7284_ = wb_2_[5u];
+                        kf_f16x8 wh_2_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7284_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7284_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7284_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7284_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7284_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7284_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7284_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7284_, 3u), 16u))}};
+                        acc_3_[0u] = __fmaf_rn(kf_f16_to_f32(wh_2_.v[7]), xs_10_[7u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[6]), xs_10_[6u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[5]), xs_10_[5u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[4]), xs_10_[4u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[3]), xs_10_[3u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[2]), xs_10_[2u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[1]), xs_10_[1u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[0]), xs_10_[0u], acc_3_[0u]))))))));
                     }
                     unsigned v_7_ = (((ck_ << 5u) << 2u) + 64u) + lane_;
                     if (v_7_ < nv_) {
-                        kf_u32x4 t2070_ = xb_[12u];
-                        kf_f16x8 a_3_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2070_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2070_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2070_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2070_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2070_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2070_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2070_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2070_, 3u), 16u))}};
-                        xs_3_[0u] = kf_f16_to_f32(a_3_.v[0]);
-                        xs_3_[1u] = kf_f16_to_f32(a_3_.v[1]);
-                        xs_3_[2u] = kf_f16_to_f32(a_3_.v[2]);
-                        xs_3_[3u] = kf_f16_to_f32(a_3_.v[3]);
-                        xs_3_[4u] = kf_f16_to_f32(a_3_.v[4]);
-                        xs_3_[5u] = kf_f16_to_f32(a_3_.v[5]);
-                        xs_3_[6u] = kf_f16_to_f32(a_3_.v[6]);
-                        xs_3_[7u] = kf_f16_to_f32(a_3_.v[7]);
-                        kf_u32x4 t2097_ = wb_[6u];
-                        kf_f16x8 wh_3_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2097_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2097_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2097_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2097_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2097_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2097_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2097_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2097_, 3u), 16u))}};
-                        acc_2_[0u] = __fmaf_rn(kf_f16_to_f32(wh_3_.v[7]), xs_3_[7u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[6]), xs_3_[6u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[5]), xs_3_[5u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[4]), xs_3_[4u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[3]), xs_3_[3u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[2]), xs_3_[2u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[1]), xs_3_[1u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[0]), xs_3_[0u], acc_2_[0u]))))))));
+                        kf_u32x4 t7388_ = xb_2_[12u];
+                        kf_f16x8 a_3_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7388_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7388_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7388_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7388_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7388_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7388_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7388_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7388_, 3u), 16u))}};
+                        xs_11_[0u] = kf_f16_to_f32(a_3_.v[0]);
+                        xs_11_[1u] = kf_f16_to_f32(a_3_.v[1]);
+                        xs_11_[2u] = kf_f16_to_f32(a_3_.v[2]);
+                        xs_11_[3u] = kf_f16_to_f32(a_3_.v[3]);
+                        xs_11_[4u] = kf_f16_to_f32(a_3_.v[4]);
+                        xs_11_[5u] = kf_f16_to_f32(a_3_.v[5]);
+                        xs_11_[6u] = kf_f16_to_f32(a_3_.v[6]);
+                        xs_11_[7u] = kf_f16_to_f32(a_3_.v[7]);
+                        kf_u32x4 t7415_ = wb_2_[6u];
+                        kf_f16x8 wh_3_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7415_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7415_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7415_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7415_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7415_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7415_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7415_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7415_, 3u), 16u))}};
+                        acc_3_[0u] = __fmaf_rn(kf_f16_to_f32(wh_3_.v[7]), xs_11_[7u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[6]), xs_11_[6u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[5]), xs_11_[5u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[4]), xs_11_[4u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[3]), xs_11_[3u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[2]), xs_11_[2u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[1]), xs_11_[1u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[0]), xs_11_[0u], acc_3_[0u]))))))));
                     }
                     unsigned v_8_ = (((ck_ << 5u) << 2u) + 96u) + lane_;
                     if (v_8_ < nv_) {
-                        kf_u32x4 t2201_ = xb_[14u];
-                        kf_f16x8 a_4_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2201_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2201_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2201_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2201_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2201_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2201_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2201_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2201_, 3u), 16u))}};
-                        xs_4_[0u] = kf_f16_to_f32(a_4_.v[0]);
-                        xs_4_[1u] = kf_f16_to_f32(a_4_.v[1]);
-                        xs_4_[2u] = kf_f16_to_f32(a_4_.v[2]);
-                        xs_4_[3u] = kf_f16_to_f32(a_4_.v[3]);
-                        xs_4_[4u] = kf_f16_to_f32(a_4_.v[4]);
-                        xs_4_[5u] = kf_f16_to_f32(a_4_.v[5]);
-                        xs_4_[6u] = kf_f16_to_f32(a_4_.v[6]);
-                        xs_4_[7u] = kf_f16_to_f32(a_4_.v[7]);
-                        kf_u32x4 t2228_ = wb_[7u];
-                        kf_f16x8 wh_4_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2228_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2228_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2228_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2228_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2228_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2228_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2228_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2228_, 3u), 16u))}};
-                        acc_2_[0u] = __fmaf_rn(kf_f16_to_f32(wh_4_.v[7]), xs_4_[7u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[6]), xs_4_[6u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[5]), xs_4_[5u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[4]), xs_4_[4u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[3]), xs_4_[3u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[2]), xs_4_[2u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[1]), xs_4_[1u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[0]), xs_4_[0u], acc_2_[0u]))))))));
+                        kf_u32x4 t7519_ = xb_2_[14u];
+                        kf_f16x8 a_4_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7519_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7519_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7519_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7519_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7519_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7519_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7519_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7519_, 3u), 16u))}};
+                        xs_12_[0u] = kf_f16_to_f32(a_4_.v[0]);
+                        xs_12_[1u] = kf_f16_to_f32(a_4_.v[1]);
+                        xs_12_[2u] = kf_f16_to_f32(a_4_.v[2]);
+                        xs_12_[3u] = kf_f16_to_f32(a_4_.v[3]);
+                        xs_12_[4u] = kf_f16_to_f32(a_4_.v[4]);
+                        xs_12_[5u] = kf_f16_to_f32(a_4_.v[5]);
+                        xs_12_[6u] = kf_f16_to_f32(a_4_.v[6]);
+                        xs_12_[7u] = kf_f16_to_f32(a_4_.v[7]);
+                        kf_u32x4 t7546_ = wb_2_[7u];
+                        kf_f16x8 wh_4_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7546_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7546_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7546_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7546_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7546_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7546_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7546_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7546_, 3u), 16u))}};
+                        acc_3_[0u] = __fmaf_rn(kf_f16_to_f32(wh_4_.v[7]), xs_12_[7u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[6]), xs_12_[6u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[5]), xs_12_[5u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[4]), xs_12_[4u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[3]), xs_12_[3u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[2]), xs_12_[2u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[1]), xs_12_[1u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[0]), xs_12_[0u], acc_3_[0u]))))))));
                     }
-                    unsigned t2302_ = ck_ + 1u;
-                    ck_ = t2302_;
-                    if (t2302_ == steps_) {
-                        float a_5_ = acc_2_[0u];
+                    unsigned t7620_ = ck_ + 1u;
+                    ck_ = t7620_;
+                    if (t7620_ == steps_) {
+                        float a_5_ = acc_3_[0u];
                         unsigned r_ = 0u;
-                        unsigned t2329_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
-                        if (t2329_ == 32u) {
-                            float t2334_ = __fadd_rn(a_5_, kf_shfl_xor(a_5_, 16u, kf_wn));
-                            float t2337_ = __fadd_rn(t2334_, kf_shfl_xor(t2334_, 8u, kf_wn));
-                            float t2340_ = __fadd_rn(t2337_, kf_shfl_xor(t2337_, 4u, kf_wn));
-                            float t2343_ = __fadd_rn(t2340_, kf_shfl_xor(t2340_, 2u, kf_wn));
-                            t2308_ = __fadd_rn(t2343_, kf_shfl_xor(t2343_, 1u, kf_wn));
+                        unsigned t7647_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+                        if (t7647_ == 32u) {
+                            float t7652_ = __fadd_rn(a_5_, kf_shfl_xor(a_5_, 16u, kf_wn));
+                            float t7655_ = __fadd_rn(t7652_, kf_shfl_xor(t7652_, 8u, kf_wn));
+                            float t7658_ = __fadd_rn(t7655_, kf_shfl_xor(t7655_, 4u, kf_wn));
+                            float t7661_ = __fadd_rn(t7658_, kf_shfl_xor(t7658_, 2u, kf_wn));
+                            t7626_ = __fadd_rn(t7661_, kf_shfl_xor(t7661_, 1u, kf_wn));
                         } else {
-                            float t2349_ = kf_shfl_down(a_5_, 16u, kf_wn);
-                            bool t2351_ = (kf_lane_id() + 16u) < t2329_;
-                            float t2352_ = __fadd_rn(a_5_, t2349_);
-                            float t2353_ = t2351_ ? t2352_ : a_5_;
-                            float t2355_ = kf_shfl_down(t2353_, 8u, kf_wn);
-                            bool t2357_ = (kf_lane_id() + 8u) < t2329_;
-                            float t2358_ = __fadd_rn(t2353_, t2355_);
-                            float t2359_ = t2357_ ? t2358_ : t2353_;
-                            float t2361_ = kf_shfl_down(t2359_, 4u, kf_wn);
-                            bool t2363_ = (kf_lane_id() + 4u) < t2329_;
-                            float t2364_ = __fadd_rn(t2359_, t2361_);
-                            float t2365_ = t2363_ ? t2364_ : t2359_;
-                            float t2367_ = kf_shfl_down(t2365_, 2u, kf_wn);
-                            bool t2369_ = (kf_lane_id() + 2u) < t2329_;
-                            float t2370_ = __fadd_rn(t2365_, t2367_);
-                            float t2371_ = t2369_ ? t2370_ : t2365_;
-                            float t2373_ = kf_shfl_down(t2371_, 1u, kf_wn);
-                            bool t2375_ = (kf_lane_id() + 1u) < t2329_;
-                            float t2376_ = __fadd_rn(t2371_, t2373_);
-                            t2308_ = kf_shfl(t2375_ ? t2376_ : t2371_, 0u, kf_wn);
+                            float t7667_ = kf_shfl_down(a_5_, 16u, kf_wn);
+                            bool t7669_ = (kf_lane_id() + 16u) < t7647_;
+                            float t7670_ = __fadd_rn(a_5_, t7667_);
+                            float t7671_ = t7669_ ? t7670_ : a_5_;
+                            float t7673_ = kf_shfl_down(t7671_, 8u, kf_wn);
+                            bool t7675_ = (kf_lane_id() + 8u) < t7647_;
+                            float t7676_ = __fadd_rn(t7671_, t7673_);
+                            float t7677_ = t7675_ ? t7676_ : t7671_;
+                            float t7679_ = kf_shfl_down(t7677_, 4u, kf_wn);
+                            bool t7681_ = (kf_lane_id() + 4u) < t7647_;
+                            float t7682_ = __fadd_rn(t7677_, t7679_);
+                            float t7683_ = t7681_ ? t7682_ : t7677_;
+                            float t7685_ = kf_shfl_down(t7683_, 2u, kf_wn);
+                            bool t7687_ = (kf_lane_id() + 2u) < t7647_;
+                            float t7688_ = __fadd_rn(t7683_, t7685_);
+                            float t7689_ = t7687_ ? t7688_ : t7683_;
+                            float t7691_ = kf_shfl_down(t7689_, 1u, kf_wn);
+                            bool t7693_ = (kf_lane_id() + 1u) < t7647_;
+                            float t7694_ = __fadd_rn(t7689_, t7691_);
+                            t7626_ = kf_shfl(t7693_ ? t7694_ : t7689_, 0u, kf_wn);
                         }
-                        bool t2381_ = lane_ == r_;
-                        bool t2382_ = t2381_;
-                        if (t2381_) {
-                            t2382_ = cg_ < m_;
+                        bool t7699_ = lane_ == r_;
+                        bool t7700_ = t7699_;
+                        if (t7699_) {
+                            t7700_ = cg_ < m_;
                         }
-                        if (t2382_) {
-                            y_[cg_] = t2308_;
+                        if (t7700_) {
+                            y_[cg_] = t7626_;
                         }
-                        acc_2_[0u] = 0.0f;
+                        acc_3_[0u] = 0.0f;
                         ck_ = 0u;
                         cg_ = cg_ + nw_;
                     }
                 }
-                if ((t0_ + 1u) < t1443_) {
+                if ((t0_ + 1u) < t5153_) {
                     unsigned v_9_ = min((((lk_ << 5u) << 2u) + lane_), (nv_ - 1u));
                     unsigned row_6_ = min(lg_, (m_ - 1u));
-                    wb_[4u] = wv_[(row_6_ * nv_) + v_9_];
-                    xb_[8u] = xv_[v_9_];
+                    wb_2_[4u] = wv_[(row_6_ * nv_) + v_9_];
+                    xb_2_[8u] = xv_[v_9_];
                     unsigned v_10_ = min(((((lk_ << 5u) << 2u) + 32u) + lane_), (nv_ - 1u));
                     unsigned row_7_ = min(lg_, (m_ - 1u));
-                    wb_[5u] = wv_[(row_7_ * nv_) + v_10_];
-                    xb_[10u] = xv_[v_10_];
+                    wb_2_[5u] = wv_[(row_7_ * nv_) + v_10_];
+                    xb_2_[10u] = xv_[v_10_];
                     unsigned v_11_ = min(((((lk_ << 5u) << 2u) + 64u) + lane_), (nv_ - 1u));
                     unsigned row_8_ = min(lg_, (m_ - 1u));
-                    wb_[6u] = wv_[(row_8_ * nv_) + v_11_];
-                    xb_[12u] = xv_[v_11_];
+                    wb_2_[6u] = wv_[(row_8_ * nv_) + v_11_];
+                    xb_2_[12u] = xv_[v_11_];
                     unsigned v_12_ = min(((((lk_ << 5u) << 2u) + 96u) + lane_), (nv_ - 1u));
                     unsigned row_9_ = min(lg_, (m_ - 1u));
-                    wb_[7u] = wv_[(row_9_ * nv_) + v_12_];
-                    xb_[14u] = xv_[v_12_];
-                    unsigned t2579_ = lk_ + 1u;
-                    lk_ = t2579_;
-                    if (t2579_ == steps_) {
+                    wb_2_[7u] = wv_[(row_9_ * nv_) + v_12_];
+                    xb_2_[14u] = xv_[v_12_];
+                    unsigned t7925_ = lk_ + 1u;
+                    lk_ = t7925_;
+                    if (t7925_ == steps_) {
                         lk_ = 0u;
                         lg_ = lg_ + nw_;
                     }
                 }
-                bool t2689_ = (t0_ + 1u) >= 1u;
-                bool t2690_ = t2689_;
-                if (t2689_) {
-                    t2690_ = ((t0_ + 1u) - 1u) < t1443_;
+                bool t8035_ = (t0_ + 1u) >= 1u;
+                bool t8036_ = t8035_;
+                if (t8035_) {
+                    t8036_ = ((t0_ + 1u) - 1u) < t5153_;
                 }
-                if (t2690_) {
+                if (t8036_) {
                     unsigned v_13_ = ((ck_ << 5u) << 2u) + lane_;
                     if (v_13_ < nv_) {
-                        kf_u32x4 t2749_ = xb_[0u];
-                        kf_f16x8 a_6_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2749_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2749_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2749_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2749_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2749_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2749_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2749_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2749_, 3u), 16u))}};
-                        xs_5_[0u] = kf_f16_to_f32(a_6_.v[0]);
-                        xs_5_[1u] = kf_f16_to_f32(a_6_.v[1]);
-                        xs_5_[2u] = kf_f16_to_f32(a_6_.v[2]);
-                        xs_5_[3u] = kf_f16_to_f32(a_6_.v[3]);
-                        xs_5_[4u] = kf_f16_to_f32(a_6_.v[4]);
-                        xs_5_[5u] = kf_f16_to_f32(a_6_.v[5]);
-                        xs_5_[6u] = kf_f16_to_f32(a_6_.v[6]);
-                        xs_5_[7u] = kf_f16_to_f32(a_6_.v[7]);
-                        kf_u32x4 t2776_ = wb_[0u];
-                        kf_f16x8 wh_5_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2776_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2776_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2776_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2776_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2776_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2776_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2776_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2776_, 3u), 16u))}};
-                        acc_2_[0u] = __fmaf_rn(kf_f16_to_f32(wh_5_.v[7]), xs_5_[7u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[6]), xs_5_[6u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[5]), xs_5_[5u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[4]), xs_5_[4u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[3]), xs_5_[3u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[2]), xs_5_[2u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[1]), xs_5_[1u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[0]), xs_5_[0u], acc_2_[0u]))))))));
+                        kf_u32x4 t8095_ = xb_2_[0u];
+                        kf_f16x8 a_6_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t8095_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8095_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t8095_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8095_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t8095_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8095_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t8095_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8095_, 3u), 16u))}};
+                        xs_13_[0u] = kf_f16_to_f32(a_6_.v[0]);
+                        xs_13_[1u] = kf_f16_to_f32(a_6_.v[1]);
+                        xs_13_[2u] = kf_f16_to_f32(a_6_.v[2]);
+                        xs_13_[3u] = kf_f16_to_f32(a_6_.v[3]);
+                        xs_13_[4u] = kf_f16_to_f32(a_6_.v[4]);
+                        xs_13_[5u] = kf_f16_to_f32(a_6_.v[5]);
+                        xs_13_[6u] = kf_f16_to_f32(a_6_.v[6]);
+                        xs_13_[7u] = kf_f16_to_f32(a_6_.v[7]);
+                        kf_u32x4 t8122_ = wb_2_[0u];
+                        kf_f16x8 wh_5_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t8122_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8122_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t8122_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8122_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t8122_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8122_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t8122_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8122_, 3u), 16u))}};
+                        acc_3_[0u] = __fmaf_rn(kf_f16_to_f32(wh_5_.v[7]), xs_13_[7u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[6]), xs_13_[6u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[5]), xs_13_[5u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[4]), xs_13_[4u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[3]), xs_13_[3u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[2]), xs_13_[2u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[1]), xs_13_[1u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[0]), xs_13_[0u], acc_3_[0u]))))))));
                     }
                     unsigned v_14_ = (((ck_ << 5u) << 2u) + 32u) + lane_;
                     if (v_14_ < nv_) {
-                        kf_u32x4 t2880_ = xb_[2u];
-                        kf_f16x8 a_7_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2880_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2880_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2880_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2880_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2880_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2880_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2880_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2880_, 3u), 16u))}};
-                        xs_6_[0u] = kf_f16_to_f32(a_7_.v[0]);
-                        xs_6_[1u] = kf_f16_to_f32(a_7_.v[1]);
-                        xs_6_[2u] = kf_f16_to_f32(a_7_.v[2]);
-                        xs_6_[3u] = kf_f16_to_f32(a_7_.v[3]);
-                        xs_6_[4u] = kf_f16_to_f32(a_7_.v[4]);
-                        xs_6_[5u] = kf_f16_to_f32(a_7_.v[5]);
-                        xs_6_[6u] = kf_f16_to_f32(a_7_.v[6]);
-                        xs_6_[7u] = kf_f16_to_f32(a_7_.v[7]);
-                        kf_u32x4 t2907_ = wb_[1u];
-                        kf_f16x8 wh_6_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2907_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2907_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2907_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2907_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2907_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2907_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2907_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2907_, 3u), 16u))}};
-                        acc_2_[0u] = __fmaf_rn(kf_f16_to_f32(wh_6_.v[7]), xs_6_[7u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[6]), xs_6_[6u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[5]), xs_6_[5u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[4]), xs_6_[4u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[3]), xs_6_[3u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[2]), xs_6_[2u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[1]), xs_6_[1u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[0]), xs_6_[0u], acc_2_[0u]))))))));
+                        kf_u32x4 t8226_ = xb_2_[2u];
+                        kf_f16x8 a_7_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t8226_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8226_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t8226_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8226_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t8226_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8226_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t8226_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8226_, 3u), 16u))}};
+                        xs_14_[0u] = kf_f16_to_f32(a_7_.v[0]);
+                        xs_14_[1u] = kf_f16_to_f32(a_7_.v[1]);
+                        xs_14_[2u] = kf_f16_to_f32(a_7_.v[2]);
+                        xs_14_[3u] = kf_f16_to_f32(a_7_.v[3]);
+                        xs_14_[4u] = kf_f16_to_f32(a_7_.v[4]);
+                        xs_14_[5u] = kf_f16_to_f32(a_7_.v[5]);
+                        xs_14_[6u] = kf_f16_to_f32(a_7_.v[6]);
+                        xs_14_[7u] = kf_f16_to_f32(a_7_.v[7]);
+                        kf_u32x4 t8253_ = wb_2_[1u];
+                        kf_f16x8 wh_6_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t8253_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8253_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t8253_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8253_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t8253_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8253_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t8253_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8253_, 3u), 16u))}};
+                        acc_3_[0u] = __fmaf_rn(kf_f16_to_f32(wh_6_.v[7]), xs_14_[7u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[6]), xs_14_[6u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[5]), xs_14_[5u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[4]), xs_14_[4u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[3]), xs_14_[3u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[2]), xs_14_[2u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[1]), xs_14_[1u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[0]), xs_14_[0u], acc_3_[0u]))))))));
                     }
                     unsigned v_15_ = (((ck_ << 5u) << 2u) + 64u) + lane_;
                     if (v_15_ < nv_) {
-                        kf_u32x4 t3011_ = xb_[4u];
-                        kf_f16x8 a_8_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t3011_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3011_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t3011_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3011_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t3011_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3011_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t3011_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3011_, 3u), 16u))}};
-                        xs_7_[0u] = kf_f16_to_f32(a_8_.v[0]);
-                        xs_7_[1u] = kf_f16_to_f32(a_8_.v[1]);
-                        xs_7_[2u] = kf_f16_to_f32(a_8_.v[2]);
-                        xs_7_[3u] = kf_f16_to_f32(a_8_.v[3]);
-                        xs_7_[4u] = kf_f16_to_f32(a_8_.v[4]);
-                        xs_7_[5u] = kf_f16_to_f32(a_8_.v[5]);
-                        xs_7_[6u] = kf_f16_to_f32(a_8_.v[6]);
-                        xs_7_[7u] = kf_f16_to_f32(a_8_.v[7]);
-                        kf_u32x4 t3038_ = wb_[2u];
-                        kf_f16x8 wh_7_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t3038_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3038_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t3038_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3038_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t3038_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3038_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t3038_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3038_, 3u), 16u))}};
-                        acc_2_[0u] = __fmaf_rn(kf_f16_to_f32(wh_7_.v[7]), xs_7_[7u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[6]), xs_7_[6u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[5]), xs_7_[5u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[4]), xs_7_[4u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[3]), xs_7_[3u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[2]), xs_7_[2u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[1]), xs_7_[1u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[0]), xs_7_[0u], acc_2_[0u]))))))));
+                        kf_u32x4 t8357_ = xb_2_[4u];
+                        kf_f16x8 a_8_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t8357_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8357_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t8357_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8357_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t8357_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8357_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t8357_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8357_, 3u), 16u))}};
+                        xs_15_[0u] = kf_f16_to_f32(a_8_.v[0]);
+                        xs_15_[1u] = kf_f16_to_f32(a_8_.v[1]);
+                        xs_15_[2u] = kf_f16_to_f32(a_8_.v[2]);
+                        xs_15_[3u] = kf_f16_to_f32(a_8_.v[3]);
+                        xs_15_[4u] = kf_f16_to_f32(a_8_.v[4]);
+                        xs_15_[5u] = kf_f16_to_f32(a_8_.v[5]);
+                        xs_15_[6u] = kf_f16_to_f32(a_8_.v[6]);
+                        xs_15_[7u] = kf_f16_to_f32(a_8_.v[7]);
+                        kf_u32x4 t8384_ = wb_2_[2u];
+                        kf_f16x8 wh_7_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t8384_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8384_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t8384_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8384_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t8384_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8384_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t8384_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8384_, 3u), 16u))}};
+                        acc_3_[0u] = __fmaf_rn(kf_f16_to_f32(wh_7_.v[7]), xs_15_[7u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[6]), xs_15_[6u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[5]), xs_15_[5u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[4]), xs_15_[4u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[3]), xs_15_[3u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[2]), xs_15_[2u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[1]), xs_15_[1u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[0]), xs_15_[0u], acc_3_[0u]))))))));
                     }
                     unsigned v_16_ = (((ck_ << 5u) << 2u) + 96u) + lane_;
                     if (v_16_ < nv_) {
-                        kf_u32x4 t3142_ = xb_[6u];
-                        kf_f16x8 a_9_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t3142_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3142_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t3142_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3142_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t3142_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3142_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t3142_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3142_, 3u), 16u))}};
-                        xs_8_[0u] = kf_f16_to_f32(a_9_.v[0]);
-                        xs_8_[1u] = kf_f16_to_f32(a_9_.v[1]);
-                        xs_8_[2u] = kf_f16_to_f32(a_9_.v[2]);
-                        xs_8_[3u] = kf_f16_to_f32(a_9_.v[3]);
-                        xs_8_[4u] = kf_f16_to_f32(a_9_.v[4]);
-                        xs_8_[5u] = kf_f16_to_f32(a_9_.v[5]);
-                        xs_8_[6u] = kf_f16_to_f32(a_9_.v[6]);
-                        xs_8_[7u] = kf_f16_to_f32(a_9_.v[7]);
-                        kf_u32x4 t3169_ = wb_[3u];
-                        kf_f16x8 wh_8_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t3169_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3169_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t3169_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3169_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t3169_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3169_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t3169_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3169_, 3u), 16u))}};
-                        acc_2_[0u] = __fmaf_rn(kf_f16_to_f32(wh_8_.v[7]), xs_8_[7u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[6]), xs_8_[6u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[5]), xs_8_[5u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[4]), xs_8_[4u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[3]), xs_8_[3u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[2]), xs_8_[2u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[1]), xs_8_[1u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[0]), xs_8_[0u], acc_2_[0u]))))))));
+                        kf_u32x4 t8488_ = xb_2_[6u];
+                        kf_f16x8 a_9_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t8488_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8488_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t8488_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8488_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t8488_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8488_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t8488_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8488_, 3u), 16u))}};
+                        xs_16_[0u] = kf_f16_to_f32(a_9_.v[0]);
+                        xs_16_[1u] = kf_f16_to_f32(a_9_.v[1]);
+                        xs_16_[2u] = kf_f16_to_f32(a_9_.v[2]);
+                        xs_16_[3u] = kf_f16_to_f32(a_9_.v[3]);
+                        xs_16_[4u] = kf_f16_to_f32(a_9_.v[4]);
+                        xs_16_[5u] = kf_f16_to_f32(a_9_.v[5]);
+                        xs_16_[6u] = kf_f16_to_f32(a_9_.v[6]);
+                        xs_16_[7u] = kf_f16_to_f32(a_9_.v[7]);
+                        kf_u32x4 t8515_ = wb_2_[3u];
+                        kf_f16x8 wh_8_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t8515_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8515_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t8515_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8515_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t8515_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8515_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t8515_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8515_, 3u), 16u))}};
+                        acc_3_[0u] = __fmaf_rn(kf_f16_to_f32(wh_8_.v[7]), xs_16_[7u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[6]), xs_16_[6u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[5]), xs_16_[5u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[4]), xs_16_[4u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[3]), xs_16_[3u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[2]), xs_16_[2u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[1]), xs_16_[1u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[0]), xs_16_[0u], acc_3_[0u]))))))));
                     }
-                    unsigned t3243_ = ck_ + 1u;
-                    ck_ = t3243_;
-                    if (t3243_ == steps_) {
-                        float a_10_ = acc_2_[0u];
+                    unsigned t8589_ = ck_ + 1u;
+                    ck_ = t8589_;
+                    if (t8589_ == steps_) {
+                        float a_10_ = acc_3_[0u];
                         unsigned r_2_ = 0u;
-                        unsigned t3270_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
-                        if (t3270_ == 32u) {
-                            float t3275_ = __fadd_rn(a_10_, kf_shfl_xor(a_10_, 16u, kf_wn));
-                            float t3278_ = __fadd_rn(t3275_, kf_shfl_xor(t3275_, 8u, kf_wn));
-                            float t3281_ = __fadd_rn(t3278_, kf_shfl_xor(t3278_, 4u, kf_wn));
-                            float t3284_ = __fadd_rn(t3281_, kf_shfl_xor(t3281_, 2u, kf_wn));
-                            t3249_ = __fadd_rn(t3284_, kf_shfl_xor(t3284_, 1u, kf_wn));
+                        unsigned t8616_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+                        if (t8616_ == 32u) {
+                            float t8621_ = __fadd_rn(a_10_, kf_shfl_xor(a_10_, 16u, kf_wn));
+                            float t8624_ = __fadd_rn(t8621_, kf_shfl_xor(t8621_, 8u, kf_wn));
+                            float t8627_ = __fadd_rn(t8624_, kf_shfl_xor(t8624_, 4u, kf_wn));
+                            float t8630_ = __fadd_rn(t8627_, kf_shfl_xor(t8627_, 2u, kf_wn));
+                            t8595_ = __fadd_rn(t8630_, kf_shfl_xor(t8630_, 1u, kf_wn));
                         } else {
-                            float t3290_ = kf_shfl_down(a_10_, 16u, kf_wn);
-                            bool t3292_ = (kf_lane_id() + 16u) < t3270_;
-                            float t3293_ = __fadd_rn(a_10_, t3290_);
-                            float t3294_ = t3292_ ? t3293_ : a_10_;
-                            float t3296_ = kf_shfl_down(t3294_, 8u, kf_wn);
-                            bool t3298_ = (kf_lane_id() + 8u) < t3270_;
-                            float t3299_ = __fadd_rn(t3294_, t3296_);
-                            float t3300_ = t3298_ ? t3299_ : t3294_;
-                            float t3302_ = kf_shfl_down(t3300_, 4u, kf_wn);
-                            bool t3304_ = (kf_lane_id() + 4u) < t3270_;
-                            float t3305_ = __fadd_rn(t3300_, t3302_);
-                            float t3306_ = t3304_ ? t3305_ : t3300_;
-                            float t3308_ = kf_shfl_down(t3306_, 2u, kf_wn);
-                            bool t3310_ = (kf_lane_id() + 2u) < t3270_;
-                            float t3311_ = __fadd_rn(t3306_, t3308_);
-                            float t3312_ = t3310_ ? t3311_ : t3306_;
-                            float t3314_ = kf_shfl_down(t3312_, 1u, kf_wn);
-                            bool t3316_ = (kf_lane_id() + 1u) < t3270_;
-                            float t3317_ = __fadd_rn(t3312_, t3314_);
-                            t3249_ = kf_shfl(t3316_ ? t3317_ : t3312_, 0u, kf_wn);
+                            float t8636_ = kf_shfl_down(a_10_, 16u, kf_wn);
+                            bool t8638_ = (kf_lane_id() + 16u) < t8616_;
+                            float t8639_ = __fadd_rn(a_10_, t8636_);
+                            float t8640_ = t8638_ ? t8639_ : a_10_;
+                            float t8642_ = kf_shfl_down(t8640_, 8u, kf_wn);
+                            bool t8644_ = (kf_lane_id() + 8u) < t8616_;
+                            float t8645_ = __fadd_rn(t8640_, t8642_);
+                            float t8646_ = t8644_ ? t8645_ : t8640_;
+                            float t8648_ = kf_shfl_down(t8646_, 4u, kf_wn);
+                            bool t8650_ = (kf_lane_id() + 4u) < t8616_;
+                            float t8651_ = __fadd_rn(t8646_, t8648_);
+                            float t8652_ = t8650_ ? t8651_ : t8646_;
+                            float t8654_ = kf_shfl_down(t8652_, 2u, kf_wn);
+                            bool t8656_ = (kf_lane_id() + 2u) < t8616_;
+                            float t8657_ = __fadd_rn(t8652_, t8654_);
+                            float t8658_ = t8656_ ? t8657_ : t8652_;
+                            float t8660_ = kf_shfl_down(t8658_, 1u, kf_wn);
+                            bool t8662_ = (kf_lane_id() + 1u) < t8616_;
+                            float t8663_ = __fadd_rn(t8658_, t8660_);
+                            t8595_ = kf_shfl(t8662_ ? t8663_ : t8658_, 0u, kf_wn);
                         }
-                        bool t3322_ = lane_ == r_2_;
-                        bool t3323_ = t3322_;
-                        if (t3322_) {
-                            t3323_ = cg_ < m_;
+                        bool t8668_ = lane_ == r_2_;
+                        bool t8669_ = t8668_;
+                        if (t8668_) {
+                            t8669_ = cg_ < m_;
                         }
-                        if (t3323_) {
-                            y_[cg_] = t3249_;
+                        if (t8669_) {
+                            y_[cg_] = t8595_;
                         }
-                        acc_2_[0u] = 0.0f;
+                        acc_3_[0u] = 0.0f;
                         ck_ = 0u;
                         cg_ = cg_ + nw_;
                     }
@@ -1049,188 +1049,188 @@ gemv_f16_f16_f32(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x_, f
     } else {
         unsigned lane_2_ = kf_lane_id();
         unsigned nv_2_ = k_ >> 3u;
-        unsigned t3466_ = (blockIdx.x << 3u) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u);
-        unsigned t3477_ = gridDim.x << 3u;
+        unsigned t8812_ = (blockIdx.x << 3u) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u);
+        unsigned t8823_ = gridDim.x << 3u;
         #pragma unroll 1
-        for (unsigned g_ = t3466_; g_ < m_; g_ = g_ + t3477_) {
+        for (unsigned g_ = t8812_; g_ < m_; g_ = g_ + t8823_) {
             row_[0u] = min(g_, (m_ - 1u));
-            acc_3_[0u] = 0.0f;
+            acc_4_[0u] = 0.0f;
             if ((k_ & 7u) == 0u) {
                 #pragma unroll 1
                 for (unsigned base_ = 0u; base_ < nv_2_; base_ = base_ + 128u) {
                     unsigned v_17_ = base_ + lane_2_;
-                    kf_u32x4 t3502_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                    kf_u32x4 t_2_ = t3502_;
+                    kf_u32x4 t8848_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_4_ = t8848_;
                     if (v_17_ < nv_2_) {
-                        unsigned t3508_ = (row_[0u] * nv_2_) + v_17_;
-                        kf_u32x4 t3509_ = wv_[t3508_];
-                        t_2_ = t3509_;
+                        unsigned t8854_ = (row_[0u] * nv_2_) + v_17_;
+                        kf_u32x4 t8855_ = wv_[t8854_];
+                        t_4_ = t8855_;
                     }
-                    wr_[0u] = t_2_;
+                    wr_[0u] = t_4_;
                     unsigned v_18_ = (base_ + 32u) + lane_2_;
-                    kf_u32x4 t3515_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                    kf_u32x4 t_3_ = t3515_;
+                    kf_u32x4 t8861_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_5_ = t8861_;
                     if (v_18_ < nv_2_) {
-                        unsigned t3521_ = (row_[0u] * nv_2_) + v_18_;
-                        kf_u32x4 t3522_ = wv_[t3521_];
-                        t_3_ = t3522_;
+                        unsigned t8867_ = (row_[0u] * nv_2_) + v_18_;
+                        kf_u32x4 t8868_ = wv_[t8867_];
+                        t_5_ = t8868_;
                     }
-                    wr_[1u] = t_3_;
+                    wr_[1u] = t_5_;
                     unsigned v_19_ = (base_ + 64u) + lane_2_;
-                    kf_u32x4 t3528_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                    kf_u32x4 t_4_ = t3528_;
+                    kf_u32x4 t8874_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_6_ = t8874_;
                     if (v_19_ < nv_2_) {
-                        unsigned t3534_ = (row_[0u] * nv_2_) + v_19_;
-                        kf_u32x4 t3535_ = wv_[t3534_];
-                        t_4_ = t3535_;
+                        unsigned t8880_ = (row_[0u] * nv_2_) + v_19_;
+                        kf_u32x4 t8881_ = wv_[t8880_];
+                        t_6_ = t8881_;
                     }
-                    wr_[2u] = t_4_;
+                    wr_[2u] = t_6_;
                     unsigned v_20_ = (base_ + 96u) + lane_2_;
-                    kf_u32x4 t3541_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                    kf_u32x4 t_5_ = t3541_;
+                    kf_u32x4 t8887_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_7_ = t8887_;
                     if (v_20_ < nv_2_) {
-                        unsigned t3547_ = (row_[0u] * nv_2_) + v_20_;
-                        kf_u32x4 t3548_ = wv_[t3547_];
-                        t_5_ = t3548_;
+                        unsigned t8893_ = (row_[0u] * nv_2_) + v_20_;
+                        kf_u32x4 t8894_ = wv_[t8893_];
+                        t_7_ = t8894_;
                     }
-                    wr_[3u] = t_5_;
+                    wr_[3u] = t_7_;
                     unsigned v_21_ = base_ + lane_2_;
                     if (v_21_ < nv_2_) {
                         kf_f16x8 a_11_ = xh8_[v_21_];
-                        xs_9_[0u] = kf_f16_to_f32(a_11_.v[0]);
-                        xs_9_[1u] = kf_f16_to_f32(a_11_.v[1]);
-                        xs_9_[2u] = kf_f16_to_f32(a_11_.v[2]);
-                        xs_9_[3u] = kf_f16_to_f32(a_11_.v[3]);
-                        xs_9_[4u] = kf_f16_to_f32(a_11_.v[4]);
-                        xs_9_[5u] = kf_f16_to_f32(a_11_.v[5]);
-                        xs_9_[6u] = kf_f16_to_f32(a_11_.v[6]);
-                        xs_9_[7u] = kf_f16_to_f32(a_11_.v[7]);
-                        kf_u32x4 t3604_ = wr_[0u];
-                        kf_f16x8 wh_9_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t3604_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3604_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t3604_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3604_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t3604_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3604_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t3604_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3604_, 3u), 16u))}};
-                        acc_3_[0u] = __fmaf_rn(kf_f16_to_f32(wh_9_.v[7]), xs_9_[7u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[6]), xs_9_[6u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[5]), xs_9_[5u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[4]), xs_9_[4u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[3]), xs_9_[3u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[2]), xs_9_[2u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[1]), xs_9_[1u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[0]), xs_9_[0u], acc_3_[0u]))))))));
+                        xs_17_[0u] = kf_f16_to_f32(a_11_.v[0]);
+                        xs_17_[1u] = kf_f16_to_f32(a_11_.v[1]);
+                        xs_17_[2u] = kf_f16_to_f32(a_11_.v[2]);
+                        xs_17_[3u] = kf_f16_to_f32(a_11_.v[3]);
+                        xs_17_[4u] = kf_f16_to_f32(a_11_.v[4]);
+                        xs_17_[5u] = kf_f16_to_f32(a_11_.v[5]);
+                        xs_17_[6u] = kf_f16_to_f32(a_11_.v[6]);
+                        xs_17_[7u] = kf_f16_to_f32(a_11_.v[7]);
+                        kf_u32x4 t8950_ = wr_[0u];
+                        kf_f16x8 wh_9_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t8950_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8950_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t8950_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8950_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t8950_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8950_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t8950_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8950_, 3u), 16u))}};
+                        acc_4_[0u] = __fmaf_rn(kf_f16_to_f32(wh_9_.v[7]), xs_17_[7u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[6]), xs_17_[6u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[5]), xs_17_[5u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[4]), xs_17_[4u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[3]), xs_17_[3u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[2]), xs_17_[2u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[1]), xs_17_[1u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[0]), xs_17_[0u], acc_4_[0u]))))))));
                     }
                     unsigned v_22_ = (base_ + 32u) + lane_2_;
                     if (v_22_ < nv_2_) {
                         kf_f16x8 a_12_ = xh8_[v_22_];
-                        xs_10_[0u] = kf_f16_to_f32(a_12_.v[0]);
-                        xs_10_[1u] = kf_f16_to_f32(a_12_.v[1]);
-                        xs_10_[2u] = kf_f16_to_f32(a_12_.v[2]);
-                        xs_10_[3u] = kf_f16_to_f32(a_12_.v[3]);
-                        xs_10_[4u] = kf_f16_to_f32(a_12_.v[4]);
-                        xs_10_[5u] = kf_f16_to_f32(a_12_.v[5]);
-                        xs_10_[6u] = kf_f16_to_f32(a_12_.v[6]);
-                        xs_10_[7u] = kf_f16_to_f32(a_12_.v[7]);
-                        kf_u32x4 t3731_ = wr_[1u];
-                        kf_f16x8 wh_10_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t3731_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3731_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t3731_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3731_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t3731_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3731_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t3731_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3731_, 3u), 16u))}};
-                        acc_3_[0u] = __fmaf_rn(kf_f16_to_f32(wh_10_.v[7]), xs_10_[7u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[6]), xs_10_[6u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[5]), xs_10_[5u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[4]), xs_10_[4u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[3]), xs_10_[3u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[2]), xs_10_[2u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[1]), xs_10_[1u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[0]), xs_10_[0u], acc_3_[0u]))))))));
+                        xs_18_[0u] = kf_f16_to_f32(a_12_.v[0]);
+                        xs_18_[1u] = kf_f16_to_f32(a_12_.v[1]);
+                        xs_18_[2u] = kf_f16_to_f32(a_12_.v[2]);
+                        xs_18_[3u] = kf_f16_to_f32(a_12_.v[3]);
+                        xs_18_[4u] = kf_f16_to_f32(a_12_.v[4]);
+                        xs_18_[5u] = kf_f16_to_f32(a_12_.v[5]);
+                        xs_18_[6u] = kf_f16_to_f32(a_12_.v[6]);
+                        xs_18_[7u] = kf_f16_to_f32(a_12_.v[7]);
+                        kf_u32x4 t9077_ = wr_[1u];
+                        kf_f16x8 wh_10_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t9077_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t9077_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t9077_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t9077_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t9077_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t9077_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t9077_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t9077_, 3u), 16u))}};
+                        acc_4_[0u] = __fmaf_rn(kf_f16_to_f32(wh_10_.v[7]), xs_18_[7u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[6]), xs_18_[6u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[5]), xs_18_[5u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[4]), xs_18_[4u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[3]), xs_18_[3u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[2]), xs_18_[2u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[1]), xs_18_[1u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[0]), xs_18_[0u], acc_4_[0u]))))))));
                     }
                     unsigned v_23_ = (base_ + 64u) + lane_2_;
                     if (v_23_ < nv_2_) {
                         kf_f16x8 a_13_ = xh8_[v_23_];
-                        xs_11_[0u] = kf_f16_to_f32(a_13_.v[0]);
-                        xs_11_[1u] = kf_f16_to_f32(a_13_.v[1]);
-                        xs_11_[2u] = kf_f16_to_f32(a_13_.v[2]);
-                        xs_11_[3u] = kf_f16_to_f32(a_13_.v[3]);
-                        xs_11_[4u] = kf_f16_to_f32(a_13_.v[4]);
-                        xs_11_[5u] = kf_f16_to_f32(a_13_.v[5]);
-                        xs_11_[6u] = kf_f16_to_f32(a_13_.v[6]);
-                        xs_11_[7u] = kf_f16_to_f32(a_13_.v[7]);
-                        kf_u32x4 t3858_ = wr_[2u];
-                        kf_f16x8 wh_11_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t3858_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3858_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t3858_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3858_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t3858_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3858_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t3858_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3858_, 3u), 16u))}};
-                        acc_3_[0u] = __fmaf_rn(kf_f16_to_f32(wh_11_.v[7]), xs_11_[7u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[6]), xs_11_[6u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[5]), xs_11_[5u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[4]), xs_11_[4u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[3]), xs_11_[3u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[2]), xs_11_[2u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[1]), xs_11_[1u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[0]), xs_11_[0u], acc_3_[0u]))))))));
+                        xs_19_[0u] = kf_f16_to_f32(a_13_.v[0]);
+                        xs_19_[1u] = kf_f16_to_f32(a_13_.v[1]);
+                        xs_19_[2u] = kf_f16_to_f32(a_13_.v[2]);
+                        xs_19_[3u] = kf_f16_to_f32(a_13_.v[3]);
+                        xs_19_[4u] = kf_f16_to_f32(a_13_.v[4]);
+                        xs_19_[5u] = kf_f16_to_f32(a_13_.v[5]);
+                        xs_19_[6u] = kf_f16_to_f32(a_13_.v[6]);
+                        xs_19_[7u] = kf_f16_to_f32(a_13_.v[7]);
+                        kf_u32x4 t9204_ = wr_[2u];
+                        kf_f16x8 wh_11_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t9204_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t9204_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t9204_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t9204_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t9204_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t9204_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t9204_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t9204_, 3u), 16u))}};
+                        acc_4_[0u] = __fmaf_rn(kf_f16_to_f32(wh_11_.v[7]), xs_19_[7u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[6]), xs_19_[6u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[5]), xs_19_[5u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[4]), xs_19_[4u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[3]), xs_19_[3u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[2]), xs_19_[2u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[1]), xs_19_[1u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[0]), xs_19_[0u], acc_4_[0u]))))))));
                     }
                     unsigned v_24_ = (base_ + 96u) + lane_2_;
                     if (v_24_ < nv_2_) {
                         kf_f16x8 a_14_ = xh8_[v_24_];
-                        xs_12_[0u] = kf_f16_to_f32(a_14_.v[0]);
-                        xs_12_[1u] = kf_f16_to_f32(a_14_.v[1]);
-                        xs_12_[2u] = kf_f16_to_f32(a_14_.v[2]);
-                        xs_12_[3u] = kf_f16_to_f32(a_14_.v[3]);
-                        xs_12_[4u] = kf_f16_to_f32(a_14_.v[4]);
-                        xs_12_[5u] = kf_f16_to_f32(a_14_.v[5]);
-                        xs_12_[6u] = kf_f16_to_f32(a_14_.v[6]);
-                        xs_12_[7u] = kf_f16_to_f32(a_14_.v[7]);
-                        kf_u32x4 t3985_ = wr_[3u];
-                        kf_f16x8 wh_12_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t3985_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3985_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t3985_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3985_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t3985_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3985_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t3985_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3985_, 3u), 16u))}};
-                        acc_3_[0u] = __fmaf_rn(kf_f16_to_f32(wh_12_.v[7]), xs_12_[7u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[6]), xs_12_[6u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[5]), xs_12_[5u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[4]), xs_12_[4u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[3]), xs_12_[3u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[2]), xs_12_[2u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[1]), xs_12_[1u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[0]), xs_12_[0u], acc_3_[0u]))))))));
+                        xs_20_[0u] = kf_f16_to_f32(a_14_.v[0]);
+                        xs_20_[1u] = kf_f16_to_f32(a_14_.v[1]);
+                        xs_20_[2u] = kf_f16_to_f32(a_14_.v[2]);
+                        xs_20_[3u] = kf_f16_to_f32(a_14_.v[3]);
+                        xs_20_[4u] = kf_f16_to_f32(a_14_.v[4]);
+                        xs_20_[5u] = kf_f16_to_f32(a_14_.v[5]);
+                        xs_20_[6u] = kf_f16_to_f32(a_14_.v[6]);
+                        xs_20_[7u] = kf_f16_to_f32(a_14_.v[7]);
+                        kf_u32x4 t9331_ = wr_[3u];
+                        kf_f16x8 wh_12_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t9331_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t9331_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t9331_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t9331_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t9331_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t9331_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t9331_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t9331_, 3u), 16u))}};
+                        acc_4_[0u] = __fmaf_rn(kf_f16_to_f32(wh_12_.v[7]), xs_20_[7u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[6]), xs_20_[6u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[5]), xs_20_[5u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[4]), xs_20_[4u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[3]), xs_20_[3u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[2]), xs_20_[2u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[1]), xs_20_[1u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[0]), xs_20_[0u], acc_4_[0u]))))))));
                     }
                 }
             } else {
                 #pragma unroll 1
                 for (unsigned c_ = lane_2_; c_ < k_; c_ = c_ + 32u) {
-                    float t4066_ = kf_f16_to_f32(x_[c_]);
+                    float t9412_ = kf_f16_to_f32(x_[c_]);
                     unsigned i_ = (row_[0u] * k_) + c_;
                     unsigned short u_ = w16_[i_];
-                    acc_3_[0u] = __fmaf_rn(kf_f16_to_f32(kf_bitcast<kf_f16>(u_)), t4066_, acc_3_[0u]);
+                    acc_4_[0u] = __fmaf_rn(kf_f16_to_f32(kf_bitcast<kf_f16>(u_)), t9412_, acc_4_[0u]);
                 }
             }
-            float t4084_ = acc_3_[0u];
-            unsigned t4106_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
-            if (t4106_ == 32u) {
-                float t4111_ = __fadd_rn(t4084_, kf_shfl_xor(t4084_, 16u, kf_wn));
-                float t4114_ = __fadd_rn(t4111_, kf_shfl_xor(t4111_, 8u, kf_wn));
-                float t4117_ = __fadd_rn(t4114_, kf_shfl_xor(t4114_, 4u, kf_wn));
-                float t4120_ = __fadd_rn(t4117_, kf_shfl_xor(t4117_, 2u, kf_wn));
-                s_ = __fadd_rn(t4120_, kf_shfl_xor(t4120_, 1u, kf_wn));
+            float t9430_ = acc_4_[0u];
+            unsigned t9452_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+            if (t9452_ == 32u) {
+                float t9457_ = __fadd_rn(t9430_, kf_shfl_xor(t9430_, 16u, kf_wn));
+                float t9460_ = __fadd_rn(t9457_, kf_shfl_xor(t9457_, 8u, kf_wn));
+                float t9463_ = __fadd_rn(t9460_, kf_shfl_xor(t9460_, 4u, kf_wn));
+                float t9466_ = __fadd_rn(t9463_, kf_shfl_xor(t9463_, 2u, kf_wn));
+                s_ = __fadd_rn(t9466_, kf_shfl_xor(t9466_, 1u, kf_wn));
             } else {
-                float t4126_ = kf_shfl_down(t4084_, 16u, kf_wn);
-                bool t4128_ = (kf_lane_id() + 16u) < t4106_;
-                float t4129_ = __fadd_rn(t4084_, t4126_);
-                float t4130_ = t4128_ ? t4129_ : t4084_;
-                float t4132_ = kf_shfl_down(t4130_, 8u, kf_wn);
-                bool t4134_ = (kf_lane_id() + 8u) < t4106_;
-                float t4135_ = __fadd_rn(t4130_, t4132_);
-                float t4136_ = t4134_ ? t4135_ : t4130_;
-                float t4138_ = kf_shfl_down(t4136_, 4u, kf_wn);
-                bool t4140_ = (kf_lane_id() + 4u) < t4106_;
-                float t4141_ = __fadd_rn(t4136_, t4138_);
-                float t4142_ = t4140_ ? t4141_ : t4136_;
-                float t4144_ = kf_shfl_down(t4142_, 2u, kf_wn);
-                bool t4146_ = (kf_lane_id() + 2u) < t4106_;
-                float t4147_ = __fadd_rn(t4142_, t4144_);
-                float t4148_ = t4146_ ? t4147_ : t4142_;
-                float t4150_ = kf_shfl_down(t4148_, 1u, kf_wn);
-                bool t4152_ = (kf_lane_id() + 1u) < t4106_;
-                float t4153_ = __fadd_rn(t4148_, t4150_);
-                s_ = kf_shfl(t4152_ ? t4153_ : t4148_, 0u, kf_wn);
+                float t9472_ = kf_shfl_down(t9430_, 16u, kf_wn);
+                bool t9474_ = (kf_lane_id() + 16u) < t9452_;
+                float t9475_ = __fadd_rn(t9430_, t9472_);
+                float t9476_ = t9474_ ? t9475_ : t9430_;
+                float t9478_ = kf_shfl_down(t9476_, 8u, kf_wn);
+                bool t9480_ = (kf_lane_id() + 8u) < t9452_;
+                float t9481_ = __fadd_rn(t9476_, t9478_);
+                float t9482_ = t9480_ ? t9481_ : t9476_;
+                float t9484_ = kf_shfl_down(t9482_, 4u, kf_wn);
+                bool t9486_ = (kf_lane_id() + 4u) < t9452_;
+                float t9487_ = __fadd_rn(t9482_, t9484_);
+                float t9488_ = t9486_ ? t9487_ : t9482_;
+                float t9490_ = kf_shfl_down(t9488_, 2u, kf_wn);
+                bool t9492_ = (kf_lane_id() + 2u) < t9452_;
+                float t9493_ = __fadd_rn(t9488_, t9490_);
+                float t9494_ = t9492_ ? t9493_ : t9488_;
+                float t9496_ = kf_shfl_down(t9494_, 1u, kf_wn);
+                bool t9498_ = (kf_lane_id() + 1u) < t9452_;
+                float t9499_ = __fadd_rn(t9494_, t9496_);
+                s_ = kf_shfl(t9498_ ? t9499_ : t9494_, 0u, kf_wn);
             }
-            bool t4158_ = lane_2_ == 0u;
-            bool t4159_ = t4158_;
-            if (t4158_) {
-                t4159_ = g_ < m_;
+            bool t9504_ = lane_2_ == 0u;
+            bool t9505_ = t9504_;
+            if (t9504_) {
+                t9505_ = g_ < m_;
             }
-            if (t4159_) {
+            if (t9505_) {
                 y_[g_] = s_;
             }
         }
     }
 }
 
-/* kernel gemv_f16_f32_f16 (gemv.kf:1039) */
+/* kernel gemv_f16_f32_f16 (gemv.kf:1057) */
 extern "C" __global__ void __launch_bounds__(256)
 gemv_f16_f32_f16(const kf_f16* __restrict__ w_, const float* __restrict__ x_, kf_f16* __restrict__ y_, unsigned m_, unsigned k_)
 {
     kf_pdl_wait();
-    kf_u32x4 wb_[8];
-    kf_u32x4 xb_[16];
-    float acc_2_[1];
-    float xs_[8];
-    float xs_2_[8];
-    float xs_3_[8];
-    float xs_4_[8];
-    float xs_5_[8];
-    float xs_6_[8];
-    float xs_7_[8];
-    float xs_8_[8];
-    unsigned row_[1];
+    kf_u32x4 wb_2_[8];
+    kf_u32x4 xb_2_[16];
     float acc_3_[1];
-    kf_u32x4 wr_[4];
     float xs_9_[8];
     float xs_10_[8];
     float xs_11_[8];
     float xs_12_[8];
-    float t2308_;
-    float t3249_;
+    float xs_13_[8];
+    float xs_14_[8];
+    float xs_15_[8];
+    float xs_16_[8];
+    unsigned row_[1];
+    float acc_4_[1];
+    kf_u32x4 wr_[4];
+    float xs_17_[8];
+    float xs_18_[8];
+    float xs_19_[8];
+    float xs_20_[8];
+    float t7626_;
+    float t8595_;
     float s_;
     const unsigned kf_wn = kf_warp_lanes();
     const unsigned short* w16_ = (const unsigned short*)w_;
@@ -1240,323 +1240,323 @@ gemv_f16_f32_f16(const kf_f16* __restrict__ w_, const float* __restrict__ x_, kf
     if ((k_ & 7u) == 0u) {
         unsigned lane_ = kf_lane_id();
         unsigned nv_ = k_ >> 3u;
-        unsigned t1396_ = nv_ << 1u;
+        unsigned t5100_ = nv_ << 1u;
         unsigned steps_ = (nv_ >> 7u) + (((nv_ & 127u) != 0u) ? 1u : 0u);
         unsigned wid_ = (blockIdx.x << 3u) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u);
         unsigned nw_ = gridDim.x << 3u;
         if (!(wid_ >= m_)) {
-            unsigned t1435_ = m_ - wid_;
-            unsigned t1443_ = ((t1435_ / nw_) + (((t1435_ % nw_) != 0u) ? 1u : 0u)) * steps_;
-            acc_2_[0u] = 0.0f;
+            unsigned t5145_ = m_ - wid_;
+            unsigned t5153_ = ((t5145_ / nw_) + (((t5145_ % nw_) != 0u) ? 1u : 0u)) * steps_;
+            acc_3_[0u] = 0.0f;
             unsigned lg_ = wid_;
             unsigned lk_ = 0u;
             unsigned cg_ = wid_;
             unsigned ck_ = 0u;
-            unsigned t1462_ = t1443_ + 1u;
+            unsigned t6752_ = t5153_ + 1u;
             #pragma unroll 1
-            for (unsigned t0_ = 0u; t0_ < t1462_; t0_ = t0_ + 2u) {
-                if (t0_ < t1443_) {
+            for (unsigned t0_ = 0u; t0_ < t6752_; t0_ = t0_ + 2u) {
+                if (t0_ < t5153_) {
                     unsigned v_ = min((((lk_ << 5u) << 2u) + lane_), (nv_ - 1u));
                     unsigned row_2_ = min(lg_, (m_ - 1u));
-                    wb_[0u] = wv_[(row_2_ * nv_) + v_];
-                    xb_[0u] = xv_[min((v_ << 1u), (t1396_ - 1u))];
-                    xb_[1u] = xv_[min(((v_ << 1u) + 1u), (t1396_ - 1u))];
+                    wb_2_[0u] = wv_[(row_2_ * nv_) + v_];
+                    xb_2_[0u] = xv_[min((v_ << 1u), (t5100_ - 1u))];
+                    xb_2_[1u] = xv_[min(((v_ << 1u) + 1u), (t5100_ - 1u))];
                     unsigned v_2_ = min(((((lk_ << 5u) << 2u) + 32u) + lane_), (nv_ - 1u));
                     unsigned row_3_ = min(lg_, (m_ - 1u));
-                    wb_[1u] = wv_[(row_3_ * nv_) + v_2_];
-                    xb_[2u] = xv_[min((v_2_ << 1u), (t1396_ - 1u))];
-                    xb_[3u] = xv_[min(((v_2_ << 1u) + 1u), (t1396_ - 1u))];
+                    wb_2_[1u] = wv_[(row_3_ * nv_) + v_2_];
+                    xb_2_[2u] = xv_[min((v_2_ << 1u), (t5100_ - 1u))];
+                    xb_2_[3u] = xv_[min(((v_2_ << 1u) + 1u), (t5100_ - 1u))];
                     unsigned v_3_ = min(((((lk_ << 5u) << 2u) + 64u) + lane_), (nv_ - 1u));
                     unsigned row_4_ = min(lg_, (m_ - 1u));
-                    wb_[2u] = wv_[(row_4_ * nv_) + v_3_];
-                    xb_[4u] = xv_[min((v_3_ << 1u), (t1396_ - 1u))];
-                    xb_[5u] = xv_[min(((v_3_ << 1u) + 1u), (t1396_ - 1u))];
+                    wb_2_[2u] = wv_[(row_4_ * nv_) + v_3_];
+                    xb_2_[4u] = xv_[min((v_3_ << 1u), (t5100_ - 1u))];
+                    xb_2_[5u] = xv_[min(((v_3_ << 1u) + 1u), (t5100_ - 1u))];
                     unsigned v_4_ = min(((((lk_ << 5u) << 2u) + 96u) + lane_), (nv_ - 1u));
                     unsigned row_5_ = min(lg_, (m_ - 1u));
-                    wb_[3u] = wv_[(row_5_ * nv_) + v_4_];
-                    xb_[6u] = xv_[min((v_4_ << 1u), (t1396_ - 1u))];
-                    xb_[7u] = xv_[min(((v_4_ << 1u) + 1u), (t1396_ - 1u))];
-                    unsigned t1638_ = lk_ + 1u;
-                    lk_ = t1638_;
-                    if (t1638_ == steps_) {
+                    wb_2_[3u] = wv_[(row_5_ * nv_) + v_4_];
+                    xb_2_[6u] = xv_[min((v_4_ << 1u), (t5100_ - 1u))];
+                    xb_2_[7u] = xv_[min(((v_4_ << 1u) + 1u), (t5100_ - 1u))];
+                    unsigned t6956_ = lk_ + 1u;
+                    lk_ = t6956_;
+                    if (t6956_ == steps_) {
                         lk_ = 0u;
                         lg_ = lg_ + nw_;
                     }
                 }
-                bool t1748_ = t0_ >= 1u;
-                bool t1749_ = t1748_;
-                if (t1748_) {
-                    t1749_ = (t0_ - 1u) < t1443_;
+                bool t7066_ = t0_ >= 1u;
+                bool t7067_ = t7066_;
+                if (t7066_) {
+                    t7067_ = (t0_ - 1u) < t5153_;
                 }
-                if (t1749_) {
+                if (t7067_) {
                     unsigned v_5_ = ((ck_ << 5u) << 2u) + lane_;
                     if (v_5_ < nv_) {
-                        kf_u32x4 t1786_ = xb_[8u];
-                        kf_f32x4 a_ = kf_bitcast<kf_f32x4>(t1786_);
-                        kf_u32x4 t1789_ = xb_[9u];
-                        kf_f32x4 b_ = kf_bitcast<kf_f32x4>(t1789_);
-                        xs_[0u] = a_.v[0];
-                        xs_[4u] = b_.v[0];
-                        xs_[1u] = a_.v[1];
-                        xs_[5u] = b_.v[1];
-                        xs_[2u] = a_.v[2];
-                        xs_[6u] = b_.v[2];
-                        xs_[3u] = a_.v[3];
-                        xs_[7u] = b_.v[3];
-                        kf_u32x4 t1835_ = wb_[4u];
-                        kf_f16x8 wh_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1835_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1835_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1835_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1835_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1835_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1835_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1835_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1835_, 3u), 16u))}};
-                        acc_2_[0u] = __fmaf_rn(kf_f16_to_f32(wh_.v[7]), xs_[7u], __fmaf_rn(kf_f16_to_f32(wh_.v[6]), xs_[6u], __fmaf_rn(kf_f16_to_f32(wh_.v[5]), xs_[5u], __fmaf_rn(kf_f16_to_f32(wh_.v[4]), xs_[4u], __fmaf_rn(kf_f16_to_f32(wh_.v[3]), xs_[3u], __fmaf_rn(kf_f16_to_f32(wh_.v[2]), xs_[2u], __fmaf_rn(kf_f16_to_f32(wh_.v[1]), xs_[1u], __fmaf_rn(kf_f16_to_f32(wh_.v[0]), xs_[0u], acc_2_[0u]))))))));
+                        kf_u32x4 t7104_ = xb_2_[8u];
+                        kf_f32x4 a_ = kf_bitcast<kf_f32x4>(t7104_);
+                        kf_u32x4 t7107_ = xb_2_[9u];
+                        kf_f32x4 b_ = kf_bitcast<kf_f32x4>(t7107_);
+                        xs_9_[0u] = a_.v[0];
+                        xs_9_[4u] = b_.v[0];
+                        xs_9_[1u] = a_.v[1];
+                        xs_9_[5u] = b_.v[1];
+                        xs_9_[2u] = a_.v[2];
+                        xs_9_[6u] = b_.v[2];
+                        xs_9_[3u] = a_.v[3];
+                        xs_9_[7u] = b_.v[3];
+                        kf_u32x4 t7153_ = wb_2_[4u];
+                        kf_f16x8 wh_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7153_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7153_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7153_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7153_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7153_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7153_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7153_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7153_, 3u), 16u))}};
+                        acc_3_[0u] = __fmaf_rn(kf_f16_to_f32(wh_.v[7]), xs_9_[7u], __fmaf_rn(kf_f16_to_f32(wh_.v[6]), xs_9_[6u], __fmaf_rn(kf_f16_to_f32(wh_.v[5]), xs_9_[5u], __fmaf_rn(kf_f16_to_f32(wh_.v[4]), xs_9_[4u], __fmaf_rn(kf_f16_to_f32(wh_.v[3]), xs_9_[3u], __fmaf_rn(kf_f16_to_f32(wh_.v[2]), xs_9_[2u], __fmaf_rn(kf_f16_to_f32(wh_.v[1]), xs_9_[1u], __fmaf_rn(kf_f16_to_f32(wh_.v[0]), xs_9_[0u], acc_3_[0u]))))))));
                     }
                     unsigned v_6_ = (((ck_ << 5u) << 2u) + 32u) + lane_;
                     if (v_6_ < nv_) {
-                        kf_u32x4 t1917_ = xb_[10u];
-                        kf_f32x4 a_2_ = kf_bitcast<kf_f32x4>(t1917_);
-                        kf_u32x4 t1920_ = xb_[11u];
-                        kf_f32x4 b_2_ = kf_bitcast<kf_f32x4>(t1920_);
-                        xs_2_[0u] = a_2_.v[0];
-                        xs_2_[4u] = b_2_.v[0];
-                        xs_2_[1u] = a_2_.v[1];
-                        xs_2_[5u] = b_2_.v[1];
-                        xs_2_[2u] = a_2_.v[2];
-                        xs_2_[6u] = b_2_.v[2];
-                        xs_2_[3u] = a_2_.v[3];
-                        xs_2_[7u] = b_2_.v[3];
-                        kf_u32x4 t1966_ = wb_[5u];
-                        kf_f16x8 wh_2_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1966_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1966_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1966_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1966_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1966_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1966_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1966_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1966_, 3u), 16u))}};
-                        acc_2_[0u] = __fmaf_rn(kf_f16_to_f32(wh_2_.v[7]), xs_2_[7u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[6]), xs_2_[6u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[5]), xs_2_[5u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[4]), xs_2_[4u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[3]), xs_2_[3u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[2]), xs_2_[2u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[1]), xs_2_[1u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[0]), xs_2_[0u], acc_2_[0u]))))))));
+                        kf_u32x4 t7235_ = xb_2_[10u];
+                        kf_f32x4 a_2_ = kf_bitcast<kf_f32x4>(t7235_);
+                        kf_u32x4 t7238_ = xb_2_[11u];
+                        kf_f32x4 b_2_ = kf_bitcast<kf_f32x4>(t7238_);
+                        xs_10_[0u] = a_2_.v[0];
+                        xs_10_[4u] = b_2_.v[0];
+                        xs_10_[1u] = a_2_.v[1];
+                        xs_10_[5u] = b_2_.v[1];
+                        xs_10_[2u] = a_2_.v[2];
+                        xs_10_[6u] = b_2_.v[2];
+                        xs_10_[3u] = a_2_.v[3];
+                        xs_10_[7u] = b_2_.v[3];
+                        kf_u32x4 t7284_ = wb_2_[5u];
+                        kf_f16x8 wh_2_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7284_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7284_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7284_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7284_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7284_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7284_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7284_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7284_, 3u), 16u))}};
+                        acc_3_[0u] = __fmaf_rn(kf_f16_to_f32(wh_2_.v[7]), xs_10_[7u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[6]), xs_10_[6u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[5]), xs_10_[5u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[4]), xs_10_[4u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[3]), xs_10_[3u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[2]), xs_10_[2u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[1]), xs_10_[1u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[0]), xs_10_[0u], acc_3_[0u]))))))));
                     }
                     unsigned v_7_ = (((ck_ << 5u) << 2u) + 64u) + lane_;
                     if (v_7_ < nv_) {
-                        kf_u32x4 t2048_ = xb_[12u];
-                        kf_f32x4 a_3_ = kf_bitcast<kf_f32x4>(t2048_);
-                        kf_u32x4 t2051_ = xb_[13u];
-                        kf_f32x4 b_3_ = kf_bitcast<kf_f32x4>(t2051_);
-                        xs_3_[0u] = a_3_.v[0];
-                        xs_3_[4u] = b_3_.v[0];
-                        xs_3_[1u] = a_3_.v[1];
-                        xs_3_[5u] = b_3_.v[1];
-                        xs_3_[2u] = a_3_.v[2];
-                        xs_3_[6u] = b_3_.v[2];
-                        xs_3_[3u] = a_3_.v[3];
-                        xs_3_[7u] = b_3_.v[3];
-                        kf_u32x4 t2097_ = wb_[6u];
-                        kf_f16x8 wh_3_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2097_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2097_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2097_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2097_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2097_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2097_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2097_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2097_, 3u), 16u))}};
-                        acc_2_[0u] = __fmaf_rn(kf_f16_to_f32(wh_3_.v[7]), xs_3_[7u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[6]), xs_3_[6u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[5]), xs_3_[5u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[4]), xs_3_[4u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[3]), xs_3_[3u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[2]), xs_3_[2u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[1]), xs_3_[1u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[0]), xs_3_[0u], acc_2_[0u]))))))));
+                        kf_u32x4 t7366_ = xb_2_[12u];
+                        kf_f32x4 a_3_ = kf_bitcast<kf_f32x4>(t7366_);
+                        kf_u32x4 t7369_ = xb_2_[13u];
+                        kf_f32x4 b_3_ = kf_bitcast<kf_f32x4>(t7369_);
+                        xs_11_[0u] = a_3_.v[0];
+                        xs_11_[4u] = b_3_.v[0];
+                        xs_11_[1u] = a_3_.v[1];
+                        xs_11_[5u] = b_3_.v[1];
+                        xs_11_[2u] = a_3_.v[2];
+                        xs_11_[6u] = b_3_.v[2];
+                        xs_11_[3u] = a_3_.v[3];
+                        xs_11_[7u] = b_3_.v[3];
+                        kf_u32x4 t7415_ = wb_2_[6u];
+                        kf_f16x8 wh_3_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7415_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7415_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7415_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7415_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7415_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7415_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7415_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7415_, 3u), 16u))}};
+                        acc_3_[0u] = __fmaf_rn(kf_f16_to_f32(wh_3_.v[7]), xs_11_[7u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[6]), xs_11_[6u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[5]), xs_11_[5u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[4]), xs_11_[4u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[3]), xs_11_[3u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[2]), xs_11_[2u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[1]), xs_11_[1u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[0]), xs_11_[0u], acc_3_[0u]))))))));
                     }
                     unsigned v_8_ = (((ck_ << 5u) << 2u) + 96u) + lane_;
                     if (v_8_ < nv_) {
-                        kf_u32x4 t2179_ = xb_[14u];
-                        kf_f32x4 a_4_ = kf_bitcast<kf_f32x4>(t2179_);
-                        kf_u32x4 t2182_ = xb_[15u];
-                        kf_f32x4 b_4_ = kf_bitcast<kf_f32x4>(t2182_);
-                        xs_4_[0u] = a_4_.v[0];
-                        xs_4_[4u] = b_4_.v[0];
-                        xs_4_[1u] = a_4_.v[1];
-                        xs_4_[5u] = b_4_.v[1];
-                        xs_4_[2u] = a_4_.v[2];
-                        xs_4_[6u] = b_4_.v[2];
-                        xs_4_[3u] = a_4_.v[3];
-                        xs_4_[7u] = b_4_.v[3];
-                        kf_u32x4 t2228_ = wb_[7u];
-                        kf_f16x8 wh_4_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2228_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2228_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2228_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2228_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2228_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2228_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2228_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2228_, 3u), 16u))}};
-                        acc_2_[0u] = __fmaf_rn(kf_f16_to_f32(wh_4_.v[7]), xs_4_[7u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[6]), xs_4_[6u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[5]), xs_4_[5u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[4]), xs_4_[4u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[3]), xs_4_[3u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[2]), xs_4_[2u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[1]), xs_4_[1u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[0]), xs_4_[0u], acc_2_[0u]))))))));
+                        kf_u32x4 t7497_ = xb_2_[14u];
+                        kf_f32x4 a_4_ = kf_bitcast<kf_f32x4>(t7497_);
+                        kf_u32x4 t7500_ = xb_2_[15u];
+                        kf_f32x4 b_4_ = kf_bitcast<kf_f32x4>(t7500_);
+                        xs_12_[0u] = a_4_.v[0];
+                        xs_12_[4u] = b_4_.v[0];
+                        xs_12_[1u] = a_4_.v[1];
+                        xs_12_[5u] = b_4_.v[1];
+                        xs_12_[2u] = a_4_.v[2];
+                        xs_12_[6u] = b_4_.v[2];
+                        xs_12_[3u] = a_4_.v[3];
+                        xs_12_[7u] = b_4_.v[3];
+                        kf_u32x4 t7546_ = wb_2_[7u];
+                        kf_f16x8 wh_4_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7546_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7546_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7546_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7546_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7546_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7546_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7546_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7546_, 3u), 16u))}};
+                        acc_3_[0u] = __fmaf_rn(kf_f16_to_f32(wh_4_.v[7]), xs_12_[7u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[6]), xs_12_[6u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[5]), xs_12_[5u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[4]), xs_12_[4u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[3]), xs_12_[3u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[2]), xs_12_[2u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[1]), xs_12_[1u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[0]), xs_12_[0u], acc_3_[0u]))))))));
                     }
-                    unsigned t2302_ = ck_ + 1u;
-                    ck_ = t2302_;
-                    if (t2302_ == steps_) {
-                        float a_5_ = acc_2_[0u];
+                    unsigned t7620_ = ck_ + 1u;
+                    ck_ = t7620_;
+                    if (t7620_ == steps_) {
+                        float a_5_ = acc_3_[0u];
                         unsigned r_ = 0u;
-                        unsigned t2329_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
-                        if (t2329_ == 32u) {
-                            float t2334_ = __fadd_rn(a_5_, kf_shfl_xor(a_5_, 16u, kf_wn));
-                            float t2337_ = __fadd_rn(t2334_, kf_shfl_xor(t2334_, 8u, kf_wn));
-                            float t2340_ = __fadd_rn(t2337_, kf_shfl_xor(t2337_, 4u, kf_wn));
-                            float t2343_ = __fadd_rn(t2340_, kf_shfl_xor(t2340_, 2u, kf_wn));
-                            t2308_ = __fadd_rn(t2343_, kf_shfl_xor(t2343_, 1u, kf_wn));
+                        unsigned t7647_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+                        if (t7647_ == 32u) {
+                            float t7652_ = __fadd_rn(a_5_, kf_shfl_xor(a_5_, 16u, kf_wn));
+                            float t7655_ = __fadd_rn(t7652_, kf_shfl_xor(t7652_, 8u, kf_wn));
+                            float t7658_ = __fadd_rn(t7655_, kf_shfl_xor(t7655_, 4u, kf_wn));
+                            float t7661_ = __fadd_rn(t7658_, kf_shfl_xor(t7658_, 2u, kf_wn));
+                            t7626_ = __fadd_rn(t7661_, kf_shfl_xor(t7661_, 1u, kf_wn));
                         } else {
-                            float t2349_ = kf_shfl_down(a_5_, 16u, kf_wn);
-                            bool t2351_ = (kf_lane_id() + 16u) < t2329_;
-                            float t2352_ = __fadd_rn(a_5_, t2349_);
-                            float t2353_ = t2351_ ? t2352_ : a_5_;
-                            float t2355_ = kf_shfl_down(t2353_, 8u, kf_wn);
-                            bool t2357_ = (kf_lane_id() + 8u) < t2329_;
-                            float t2358_ = __fadd_rn(t2353_, t2355_);
-                            float t2359_ = t2357_ ? t2358_ : t2353_;
-                            float t2361_ = kf_shfl_down(t2359_, 4u, kf_wn);
-                            bool t2363_ = (kf_lane_id() + 4u) < t2329_;
-                            float t2364_ = __fadd_rn(t2359_, t2361_);
-                            float t2365_ = t2363_ ? t2364_ : t2359_;
-                            float t2367_ = kf_shfl_down(t2365_, 2u, kf_wn);
-                            bool t2369_ = (kf_lane_id() + 2u) < t2329_;
-                            float t2370_ = __fadd_rn(t2365_, t2367_);
-                            float t2371_ = t2369_ ? t2370_ : t2365_;
-                            float t2373_ = kf_shfl_down(t2371_, 1u, kf_wn);
-                            bool t2375_ = (kf_lane_id() + 1u) < t2329_;
-                            float t2376_ = __fadd_rn(t2371_, t2373_);
-                            t2308_ = kf_shfl(t2375_ ? t2376_ : t2371_, 0u, kf_wn);
+                            float t7667_ = kf_shfl_down(a_5_, 16u, kf_wn);
+                            bool t7669_ = (kf_lane_id() + 16u) < t7647_;
+                            float t7670_ = __fadd_rn(a_5_, t7667_);
+                            float t7671_ = t7669_ ? t7670_ : a_5_;
+                            float t7673_ = kf_shfl_down(t7671_, 8u, kf_wn);
+                            bool t7675_ = (kf_lane_id() + 8u) < t7647_;
+                            float t7676_ = __fadd_rn(t7671_, t7673_);
+                            float t7677_ = t7675_ ? t7676_ : t7671_;
+                            float t7679_ = kf_shfl_down(t7677_, 4u, kf_wn);
+                            bool t7681_ = (kf_lane_id() + 4u) < t7647_;
+                            float t7682_ = __fadd_rn(t7677_, t7679_);
+                            float t7683_ = t7681_ ? t7682_ : t7677_;
+                            float t7685_ = kf_shfl_down(t7683_, 2u, kf_wn);
+                            bool t7687_ = (kf_lane_id() + 2u) < t7647_;
+                            float t7688_ = __fadd_rn(t7683_, t7685_);
+                            float t7689_ = t7687_ ? t7688_ : t7683_;
+                            float t7691_ = kf_shfl_down(t7689_, 1u, kf_wn);
+                            bool t7693_ = (kf_lane_id() + 1u) < t7647_;
+                            float t7694_ = __fadd_rn(t7689_, t7691_);
+                            t7626_ = kf_shfl(t7693_ ? t7694_ : t7689_, 0u, kf_wn);
                         }
-                        bool t2381_ = lane_ == r_;
-                        bool t2382_ = t2381_;
-                        if (t2381_) {
-                            t2382_ = cg_ < m_;
+                        bool t7699_ = lane_ == r_;
+                        bool t7700_ = t7699_;
+                        if (t7699_) {
+                            t7700_ = cg_ < m_;
                         }
-                        if (t2382_) {
-                            y_[cg_] = kf_f16_from_f32(t2308_);
+                        if (t7700_) {
+                            y_[cg_] = kf_f16_from_f32(t7626_);
                         }
-                        acc_2_[0u] = 0.0f;
+                        acc_3_[0u] = 0.0f;
                         ck_ = 0u;
                         cg_ = cg_ + nw_;
                     }
                 }
-                if ((t0_ + 1u) < t1443_) {
+                if ((t0_ + 1u) < t5153_) {
                     unsigned v_9_ = min((((lk_ << 5u) << 2u) + lane_), (nv_ - 1u));
                     unsigned row_6_ = min(lg_, (m_ - 1u));
-                    wb_[4u] = wv_[(row_6_ * nv_) + v_9_];
-                    xb_[8u] = xv_[min((v_9_ << 1u), (t1396_ - 1u))];
-                    xb_[9u] = xv_[min(((v_9_ << 1u) + 1u), (t1396_ - 1u))];
+                    wb_2_[4u] = wv_[(row_6_ * nv_) + v_9_];
+                    xb_2_[8u] = xv_[min((v_9_ << 1u), (t5100_ - 1u))];
+                    xb_2_[9u] = xv_[min(((v_9_ << 1u) + 1u), (t5100_ - 1u))];
                     unsigned v_10_ = min(((((lk_ << 5u) << 2u) + 32u) + lane_), (nv_ - 1u));
                     unsigned row_7_ = min(lg_, (m_ - 1u));
-                    wb_[5u] = wv_[(row_7_ * nv_) + v_10_];
-                    xb_[10u] = xv_[min((v_10_ << 1u), (t1396_ - 1u))];
-                    xb_[11u] = xv_[min(((v_10_ << 1u) + 1u), (t1396_ - 1u))];
+                    wb_2_[5u] = wv_[(row_7_ * nv_) + v_10_];
+                    xb_2_[10u] = xv_[min((v_10_ << 1u), (t5100_ - 1u))];
+                    xb_2_[11u] = xv_[min(((v_10_ << 1u) + 1u), (t5100_ - 1u))];
                     unsigned v_11_ = min(((((lk_ << 5u) << 2u) + 64u) + lane_), (nv_ - 1u));
                     unsigned row_8_ = min(lg_, (m_ - 1u));
-                    wb_[6u] = wv_[(row_8_ * nv_) + v_11_];
-                    xb_[12u] = xv_[min((v_11_ << 1u), (t1396_ - 1u))];
-                    xb_[13u] = xv_[min(((v_11_ << 1u) + 1u), (t1396_ - 1u))];
+                    wb_2_[6u] = wv_[(row_8_ * nv_) + v_11_];
+                    xb_2_[12u] = xv_[min((v_11_ << 1u), (t5100_ - 1u))];
+                    xb_2_[13u] = xv_[min(((v_11_ << 1u) + 1u), (t5100_ - 1u))];
                     unsigned v_12_ = min(((((lk_ << 5u) << 2u) + 96u) + lane_), (nv_ - 1u));
                     unsigned row_9_ = min(lg_, (m_ - 1u));
-                    wb_[7u] = wv_[(row_9_ * nv_) + v_12_];
-                    xb_[14u] = xv_[min((v_12_ << 1u), (t1396_ - 1u))];
-                    xb_[15u] = xv_[min(((v_12_ << 1u) + 1u), (t1396_ - 1u))];
-                    unsigned t2579_ = lk_ + 1u;
-                    lk_ = t2579_;
-                    if (t2579_ == steps_) {
+                    wb_2_[7u] = wv_[(row_9_ * nv_) + v_12_];
+                    xb_2_[14u] = xv_[min((v_12_ << 1u), (t5100_ - 1u))];
+                    xb_2_[15u] = xv_[min(((v_12_ << 1u) + 1u), (t5100_ - 1u))];
+                    unsigned t7925_ = lk_ + 1u;
+                    lk_ = t7925_;
+                    if (t7925_ == steps_) {
                         lk_ = 0u;
                         lg_ = lg_ + nw_;
                     }
                 }
-                bool t2689_ = (t0_ + 1u) >= 1u;
-                bool t2690_ = t2689_;
-                if (t2689_) {
-                    t2690_ = ((t0_ + 1u) - 1u) < t1443_;
+                bool t8035_ = (t0_ + 1u) >= 1u;
+                bool t8036_ = t8035_;
+                if (t8035_) {
+                    t8036_ = ((t0_ + 1u) - 1u) < t5153_;
                 }
-                if (t2690_) {
+                if (t8036_) {
                     unsigned v_13_ = ((ck_ << 5u) << 2u) + lane_;
                     if (v_13_ < nv_) {
-                        kf_u32x4 t2727_ = xb_[0u];
-                        kf_f32x4 a_6_ = kf_bitcast<kf_f32x4>(t2727_);
-                        kf_u32x4 t2730_ = xb_[1u];
-                        kf_f32x4 b_5_ = kf_bitcast<kf_f32x4>(t2730_);
-                        xs_5_[0u] = a_6_.v[0];
-                        xs_5_[4u] = b_5_.v[0];
-                        xs_5_[1u] = a_6_.v[1];
-                        xs_5_[5u] = b_5_.v[1];
-                        xs_5_[2u] = a_6_.v[2];
-                        xs_5_[6u] = b_5_.v[2];
-                        xs_5_[3u] = a_6_.v[3];
-                        xs_5_[7u] = b_5_.v[3];
-                        kf_u32x4 t2776_ = wb_[0u];
-                        kf_f16x8 wh_5_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2776_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2776_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2776_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2776_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2776_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2776_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2776_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2776_, 3u), 16u))}};
-                        acc_2_[0u] = __fmaf_rn(kf_f16_to_f32(wh_5_.v[7]), xs_5_[7u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[6]), xs_5_[6u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[5]), xs_5_[5u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[4]), xs_5_[4u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[3]), xs_5_[3u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[2]), xs_5_[2u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[1]), xs_5_[1u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[0]), xs_5_[0u], acc_2_[0u]))))))));
+                        kf_u32x4 t8073_ = xb_2_[0u];
+                        kf_f32x4 a_6_ = kf_bitcast<kf_f32x4>(t8073_);
+                        kf_u32x4 t8076_ = xb_2_[1u];
+                        kf_f32x4 b_5_ = kf_bitcast<kf_f32x4>(t8076_);
+                        xs_13_[0u] = a_6_.v[0];
+                        xs_13_[4u] = b_5_.v[0];
+                        xs_13_[1u] = a_6_.v[1];
+                        xs_13_[5u] = b_5_.v[1];
+                        xs_13_[2u] = a_6_.v[2];
+                        xs_13_[6u] = b_5_.v[2];
+                        xs_13_[3u] = a_6_.v[3];
+                        xs_13_[7u] = b_5_.v[3];
+                        kf_u32x4 t8122_ = wb_2_[0u];
+                        kf_f16x8 wh_5_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t8122_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8122_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t8122_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8122_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t8122_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8122_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t8122_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8122_, 3u), 16u))}};
+                        acc_3_[0u] = __fmaf_rn(kf_f16_to_f32(wh_5_.v[7]), xs_13_[7u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[6]), xs_13_[6u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[5]), xs_13_[5u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[4]), xs_13_[4u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[3]), xs_13_[3u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[2]), xs_13_[2u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[1]), xs_13_[1u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[0]), xs_13_[0u], acc_3_[0u]))))))));
                     }
                     unsigned v_14_ = (((ck_ << 5u) << 2u) + 32u) + lane_;
                     if (v_14_ < nv_) {
-                        kf_u32x4 t2858_ = xb_[2u];
-                        kf_f32x4 a_7_ = kf_bitcast<kf_f32x4>(t2858_);
-                        kf_u32x4 t2861_ = xb_[3u];
-                        kf_f32x4 b_6_ = kf_bitcast<kf_f32x4>(t2861_);
-                        xs_6_[0u] = a_7_.v[0];
-                        xs_6_[4u] = b_6_.v[0];
-                        xs_6_[1u] = a_7_.v[1];
-                        xs_6_[5u] = b_6_.v[1];
-                        xs_6_[2u] = a_7_.v[2];
-                        xs_6_[6u] = b_6_.v[2];
-                        xs_6_[3u] = a_7_.v[3];
-                        xs_6_[7u] = b_6_.v[3];
-                        kf_u32x4 t2907_ = wb_[1u];
-                        kf_f16x8 wh_6_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2907_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2907_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2907_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2907_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2907_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2907_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2907_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2907_, 3u), 16u))}};
-                        acc_2_[0u] = __fmaf_rn(kf_f16_to_f32(wh_6_.v[7]), xs_6_[7u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[6]), xs_6_[6u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[5]), xs_6_[5u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[4]), xs_6_[4u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[3]), xs_6_[3u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[2]), xs_6_[2u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[1]), xs_6_[1u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[0]), xs_6_[0u], acc_2_[0u]))))))));
+                        kf_u32x4 t8204_ = xb_2_[2u];
+                        kf_f32x4 a_7_ = kf_bitcast<kf_f32x4>(t8204_);
+                        kf_u32x4 t8207_ = xb_2_[3u];
+                        kf_f32x4 b_6_ = kf_bitcast<kf_f32x4>(t8207_);
+                        xs_14_[0u] = a_7_.v[0];
+                        xs_14_[4u] = b_6_.v[0];
+                        xs_14_[1u] = a_7_.v[1];
+                        xs_14_[5u] = b_6_.v[1];
+                        xs_14_[2u] = a_7_.v[2];
+                        xs_14_[6u] = b_6_.v[2];
+                        xs_14_[3u] = a_7_.v[3];
+                        xs_14_[7u] = b_6_.v[3];
+                        kf_u32x4 t8253_ = wb_2_[1u];
+                        kf_f16x8 wh_6_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t8253_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8253_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t8253_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8253_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t8253_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8253_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t8253_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8253_, 3u), 16u))}};
+                        acc_3_[0u] = __fmaf_rn(kf_f16_to_f32(wh_6_.v[7]), xs_14_[7u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[6]), xs_14_[6u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[5]), xs_14_[5u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[4]), xs_14_[4u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[3]), xs_14_[3u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[2]), xs_14_[2u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[1]), xs_14_[1u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[0]), xs_14_[0u], acc_3_[0u]))))))));
                     }
                     unsigned v_15_ = (((ck_ << 5u) << 2u) + 64u) + lane_;
                     if (v_15_ < nv_) {
-                        kf_u32x4 t2989_ = xb_[4u];
-                        kf_f32x4 a_8_ = kf_bitcast<kf_f32x4>(t2989_);
-                        kf_u32x4 t2992_ = xb_[5u];
-                        kf_f32x4 b_7_ = kf_bitcast<kf_f32x4>(t2992_);
-                        xs_7_[0u] = a_8_.v[0];
-                        xs_7_[4u] = b_7_.v[0];
-                        xs_7_[1u] = a_8_.v[1];
-                        xs_7_[5u] = b_7_.v[1];
-                        xs_7_[2u] = a_8_.v[2];
-                        xs_7_[6u] = b_7_.v[2];
-                        xs_7_[3u] = a_8_.v[3];
-                        xs_7_[7u] = b_7_.v[3];
-                        kf_u32x4 t3038_ = wb_[2u];
-                        kf_f16x8 wh_7_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t3038_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3038_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t3038_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3038_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t3038_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3038_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t3038_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3038_, 3u), 16u))}};
-                        acc_2_[0u] = __fmaf_rn(kf_f16_to_f32(wh_7_.v[7]), xs_7_[7u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[6]), xs_7_[6u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[5]), xs_7_[5u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[4]), xs_7_[4u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[3]), xs_7_[3u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[2]), xs_7_[2u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[1]), xs_7_[1u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[0]), xs_7_[0u], acc_2_[0u]))))))));
+                        kf_u32x4 t8335_ = xb_2_[4u];
+                        kf_f32x4 a_8_ = kf_bitcast<kf_f32x4>(t8335_);
+                        kf_u32x4 t8338_ = xb_2_[5u];
+                        kf_f32x4 b_7_ = kf_bitcast<kf_f32x4>(t8338_);
+                        xs_15_[0u] = a_8_.v[0];
+                        xs_15_[4u] = b_7_.v[0];
+                        xs_15_[1u] = a_8_.v[1];
+                        xs_15_[5u] = b_7_.v[1];
+                        xs_15_[2u] = a_8_.v[2];
+                        xs_15_[6u] = b_7_.v[2];
+                        xs_15_[3u] = a_8_.v[3];
+                        xs_15_[7u] = b_7_.v[3];
+                        kf_u32x4 t8384_ = wb_2_[2u];
+                        kf_f16x8 wh_7_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t8384_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8384_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t8384_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8384_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t8384_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8384_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t8384_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8384_, 3u), 16u))}};
+                        acc_3_[0u] = __fmaf_rn(kf_f16_to_f32(wh_7_.v[7]), xs_15_[7u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[6]), xs_15_[6u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[5]), xs_15_[5u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[4]), xs_15_[4u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[3]), xs_15_[3u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[2]), xs_15_[2u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[1]), xs_15_[1u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[0]), xs_15_[0u], acc_3_[0u]))))))));
                     }
                     unsigned v_16_ = (((ck_ << 5u) << 2u) + 96u) + lane_;
                     if (v_16_ < nv_) {
-                        kf_u32x4 t3120_ = xb_[6u];
-                        kf_f32x4 a_9_ = kf_bitcast<kf_f32x4>(t3120_);
-                        kf_u32x4 t3123_ = xb_[7u];
-                        kf_f32x4 b_8_ = kf_bitcast<kf_f32x4>(t3123_);
-                        xs_8_[0u] = a_9_.v[0];
-                        xs_8_[4u] = b_8_.v[0];
-                        xs_8_[1u] = a_9_.v[1];
-                        xs_8_[5u] = b_8_.v[1];
-                        xs_8_[2u] = a_9_.v[2];
-                        xs_8_[6u] = b_8_.v[2];
-                        xs_8_[3u] = a_9_.v[3];
-                        xs_8_[7u] = b_8_.v[3];
-                        kf_u32x4 t3169_ = wb_[3u];
-                        kf_f16x8 wh_8_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t3169_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3169_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t3169_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3169_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t3169_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3169_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t3169_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3169_, 3u), 16u))}};
-                        acc_2_[0u] = __fmaf_rn(kf_f16_to_f32(wh_8_.v[7]), xs_8_[7u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[6]), xs_8_[6u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[5]), xs_8_[5u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[4]), xs_8_[4u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[3]), xs_8_[3u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[2]), xs_8_[2u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[1]), xs_8_[1u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[0]), xs_8_[0u], acc_2_[0u]))))))));
+                        kf_u32x4 t8466_ = xb_2_[6u];
+                        kf_f32x4 a_9_ = kf_bitcast<kf_f32x4>(t8466_);
+                        kf_u32x4 t8469_ = xb_2_[7u];
+                        kf_f32x4 b_8_ = kf_bitcast<kf_f32x4>(t8469_);
+                        xs_16_[0u] = a_9_.v[0];
+                        xs_16_[4u] = b_8_.v[0];
+                        xs_16_[1u] = a_9_.v[1];
+                        xs_16_[5u] = b_8_.v[1];
+                        xs_16_[2u] = a_9_.v[2];
+                        xs_16_[6u] = b_8_.v[2];
+                        xs_16_[3u] = a_9_.v[3];
+                        xs_16_[7u] = b_8_.v[3];
+                        kf_u32x4 t8515_ = wb_2_[3u];
+                        kf_f16x8 wh_8_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t8515_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8515_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t8515_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8515_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t8515_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8515_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t8515_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8515_, 3u), 16u))}};
+                        acc_3_[0u] = __fmaf_rn(kf_f16_to_f32(wh_8_.v[7]), xs_16_[7u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[6]), xs_16_[6u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[5]), xs_16_[5u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[4]), xs_16_[4u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[3]), xs_16_[3u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[2]), xs_16_[2u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[1]), xs_16_[1u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[0]), xs_16_[0u], acc_3_[0u]))))))));
                     }
-                    unsigned t3243_ = ck_ + 1u;
-                    ck_ = t3243_;
-                    if (t3243_ == steps_) {
-                        float a_10_ = acc_2_[0u];
+                    unsigned t8589_ = ck_ + 1u;
+                    ck_ = t8589_;
+                    if (t8589_ == steps_) {
+                        float a_10_ = acc_3_[0u];
                         unsigned r_2_ = 0u;
-                        unsigned t3270_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
-                        if (t3270_ == 32u) {
-                            float t3275_ = __fadd_rn(a_10_, kf_shfl_xor(a_10_, 16u, kf_wn));
-                            float t3278_ = __fadd_rn(t3275_, kf_shfl_xor(t3275_, 8u, kf_wn));
-                            float t3281_ = __fadd_rn(t3278_, kf_shfl_xor(t3278_, 4u, kf_wn));
-                            float t3284_ = __fadd_rn(t3281_, kf_shfl_xor(t3281_, 2u, kf_wn));
-                            t3249_ = __fadd_rn(t3284_, kf_shfl_xor(t3284_, 1u, kf_wn));
+                        unsigned t8616_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+                        if (t8616_ == 32u) {
+                            float t8621_ = __fadd_rn(a_10_, kf_shfl_xor(a_10_, 16u, kf_wn));
+                            float t8624_ = __fadd_rn(t8621_, kf_shfl_xor(t8621_, 8u, kf_wn));
+                            float t8627_ = __fadd_rn(t8624_, kf_shfl_xor(t8624_, 4u, kf_wn));
+                            float t8630_ = __fadd_rn(t8627_, kf_shfl_xor(t8627_, 2u, kf_wn));
+                            t8595_ = __fadd_rn(t8630_, kf_shfl_xor(t8630_, 1u, kf_wn));
                         } else {
-                            float t3290_ = kf_shfl_down(a_10_, 16u, kf_wn);
-                            bool t3292_ = (kf_lane_id() + 16u) < t3270_;
-                            float t3293_ = __fadd_rn(a_10_, t3290_);
-                            float t3294_ = t3292_ ? t3293_ : a_10_;
-                            float t3296_ = kf_shfl_down(t3294_, 8u, kf_wn);
-                            bool t3298_ = (kf_lane_id() + 8u) < t3270_;
-                            float t3299_ = __fadd_rn(t3294_, t3296_);
-                            float t3300_ = t3298_ ? t3299_ : t3294_;
-                            float t3302_ = kf_shfl_down(t3300_, 4u, kf_wn);
-                            bool t3304_ = (kf_lane_id() + 4u) < t3270_;
-                            float t3305_ = __fadd_rn(t3300_, t3302_);
-                            float t3306_ = t3304_ ? t3305_ : t3300_;
-                            float t3308_ = kf_shfl_down(t3306_, 2u, kf_wn);
-                            bool t3310_ = (kf_lane_id() + 2u) < t3270_;
-                            float t3311_ = __fadd_rn(t3306_, t3308_);
-                            float t3312_ = t3310_ ? t3311_ : t3306_;
-                            float t3314_ = kf_shfl_down(t3312_, 1u, kf_wn);
-                            bool t3316_ = (kf_lane_id() + 1u) < t3270_;
-                            float t3317_ = __fadd_rn(t3312_, t3314_);
-                            t3249_ = kf_shfl(t3316_ ? t3317_ : t3312_, 0u, kf_wn);
+                            float t8636_ = kf_shfl_down(a_10_, 16u, kf_wn);
+                            bool t8638_ = (kf_lane_id() + 16u) < t8616_;
+                            float t8639_ = __fadd_rn(a_10_, t8636_);
+                            float t8640_ = t8638_ ? t8639_ : a_10_;
+                            float t8642_ = kf_shfl_down(t8640_, 8u, kf_wn);
+                            bool t8644_ = (kf_lane_id() + 8u) < t8616_;
+                            float t8645_ = __fadd_rn(t8640_, t8642_);
+                            float t8646_ = t8644_ ? t8645_ : t8640_;
+                            float t8648_ = kf_shfl_down(t8646_, 4u, kf_wn);
+                            bool t8650_ = (kf_lane_id() + 4u) < t8616_;
+                            float t8651_ = __fadd_rn(t8646_, t8648_);
+                            float t8652_ = t8650_ ? t8651_ : t8646_;
+                            float t8654_ = kf_shfl_down(t8652_, 2u, kf_wn);
+                            bool t8656_ = (kf_lane_id() + 2u) < t8616_;
+                            float t8657_ = __fadd_rn(t8652_, t8654_);
+                            float t8658_ = t8656_ ? t8657_ : t8652_;
+                            float t8660_ = kf_shfl_down(t8658_, 1u, kf_wn);
+                            bool t8662_ = (kf_lane_id() + 1u) < t8616_;
+                            float t8663_ = __fadd_rn(t8658_, t8660_);
+                            t8595_ = kf_shfl(t8662_ ? t8663_ : t8658_, 0u, kf_wn);
                         }
-                        bool t3322_ = lane_ == r_2_;
-                        bool t3323_ = t3322_;
-                        if (t3322_) {
-                            t3323_ = cg_ < m_;
+                        bool t8668_ = lane_ == r_2_;
+                        bool t8669_ = t8668_;
+                        if (t8668_) {
+                            t8669_ = cg_ < m_;
                         }
-                        if (t3323_) {
-                            y_[cg_] = kf_f16_from_f32(t3249_);
+                        if (t8669_) {
+                            y_[cg_] = kf_f16_from_f32(t8595_);
                         }
-                        acc_2_[0u] = 0.0f;
+                        acc_3_[0u] = 0.0f;
                         ck_ = 0u;
                         cg_ = cg_ + nw_;
                     }
@@ -1566,200 +1566,200 @@ gemv_f16_f32_f16(const kf_f16* __restrict__ w_, const float* __restrict__ x_, kf
     } else {
         unsigned lane_2_ = kf_lane_id();
         unsigned nv_2_ = k_ >> 3u;
-        unsigned t3466_ = (blockIdx.x << 3u) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u);
-        unsigned t3477_ = gridDim.x << 3u;
+        unsigned t8812_ = (blockIdx.x << 3u) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u);
+        unsigned t8823_ = gridDim.x << 3u;
         #pragma unroll 1
-        for (unsigned g_ = t3466_; g_ < m_; g_ = g_ + t3477_) {
+        for (unsigned g_ = t8812_; g_ < m_; g_ = g_ + t8823_) {
             row_[0u] = min(g_, (m_ - 1u));
-            acc_3_[0u] = 0.0f;
+            acc_4_[0u] = 0.0f;
             if ((k_ & 7u) == 0u) {
                 #pragma unroll 1
                 for (unsigned base_ = 0u; base_ < nv_2_; base_ = base_ + 128u) {
                     unsigned v_17_ = base_ + lane_2_;
-                    kf_u32x4 t3502_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                    kf_u32x4 t_2_ = t3502_;
+                    kf_u32x4 t8848_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_4_ = t8848_;
                     if (v_17_ < nv_2_) {
-                        unsigned t3508_ = (row_[0u] * nv_2_) + v_17_;
-                        kf_u32x4 t3509_ = wv_[t3508_];
-                        t_2_ = t3509_;
+                        unsigned t8854_ = (row_[0u] * nv_2_) + v_17_;
+                        kf_u32x4 t8855_ = wv_[t8854_];
+                        t_4_ = t8855_;
                     }
-                    wr_[0u] = t_2_;
+                    wr_[0u] = t_4_;
                     unsigned v_18_ = (base_ + 32u) + lane_2_;
-                    kf_u32x4 t3515_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                    kf_u32x4 t_3_ = t3515_;
+                    kf_u32x4 t8861_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_5_ = t8861_;
                     if (v_18_ < nv_2_) {
-                        unsigned t3521_ = (row_[0u] * nv_2_) + v_18_;
-                        kf_u32x4 t3522_ = wv_[t3521_];
-                        t_3_ = t3522_;
+                        unsigned t8867_ = (row_[0u] * nv_2_) + v_18_;
+                        kf_u32x4 t8868_ = wv_[t8867_];
+                        t_5_ = t8868_;
                     }
-                    wr_[1u] = t_3_;
+                    wr_[1u] = t_5_;
                     unsigned v_19_ = (base_ + 64u) + lane_2_;
-                    kf_u32x4 t3528_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                    kf_u32x4 t_4_ = t3528_;
+                    kf_u32x4 t8874_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_6_ = t8874_;
                     if (v_19_ < nv_2_) {
-                        unsigned t3534_ = (row_[0u] * nv_2_) + v_19_;
-                        kf_u32x4 t3535_ = wv_[t3534_];
-                        t_4_ = t3535_;
+                        unsigned t8880_ = (row_[0u] * nv_2_) + v_19_;
+                        kf_u32x4 t8881_ = wv_[t8880_];
+                        t_6_ = t8881_;
                     }
-                    wr_[2u] = t_4_;
+                    wr_[2u] = t_6_;
                     unsigned v_20_ = (base_ + 96u) + lane_2_;
-                    kf_u32x4 t3541_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                    kf_u32x4 t_5_ = t3541_;
+                    kf_u32x4 t8887_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_7_ = t8887_;
                     if (v_20_ < nv_2_) {
-                        unsigned t3547_ = (row_[0u] * nv_2_) + v_20_;
-                        kf_u32x4 t3548_ = wv_[t3547_];
-                        t_5_ = t3548_;
+                        unsigned t8893_ = (row_[0u] * nv_2_) + v_20_;
+                        kf_u32x4 t8894_ = wv_[t8893_];
+                        t_7_ = t8894_;
                     }
-                    wr_[3u] = t_5_;
+                    wr_[3u] = t_7_;
                     unsigned v_21_ = base_ + lane_2_;
                     if (v_21_ < nv_2_) {
-                        unsigned t3555_ = v_21_ << 1u;
-                        kf_f32x4 a_11_ = xf4_[t3555_];
-                        unsigned t3560_ = (v_21_ << 1u) + 1u;
-                        kf_f32x4 b_9_ = xf4_[t3560_];
-                        xs_9_[0u] = a_11_.v[0];
-                        xs_9_[4u] = b_9_.v[0];
-                        xs_9_[1u] = a_11_.v[1];
-                        xs_9_[5u] = b_9_.v[1];
-                        xs_9_[2u] = a_11_.v[2];
-                        xs_9_[6u] = b_9_.v[2];
-                        xs_9_[3u] = a_11_.v[3];
-                        xs_9_[7u] = b_9_.v[3];
-                        kf_u32x4 t3604_ = wr_[0u];
-                        kf_f16x8 wh_9_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t3604_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3604_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t3604_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3604_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t3604_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3604_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t3604_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3604_, 3u), 16u))}};
-                        acc_3_[0u] = __fmaf_rn(kf_f16_to_f32(wh_9_.v[7]), xs_9_[7u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[6]), xs_9_[6u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[5]), xs_9_[5u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[4]), xs_9_[4u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[3]), xs_9_[3u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[2]), xs_9_[2u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[1]), xs_9_[1u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[0]), xs_9_[0u], acc_3_[0u]))))))));
+                        unsigned t8901_ = v_21_ << 1u;
+                        kf_f32x4 a_11_ = xf4_[t8901_];
+                        unsigned t8906_ = (v_21_ << 1u) + 1u;
+                        kf_f32x4 b_9_ = xf4_[t8906_];
+                        xs_17_[0u] = a_11_.v[0];
+                        xs_17_[4u] = b_9_.v[0];
+                        xs_17_[1u] = a_11_.v[1];
+                        xs_17_[5u] = b_9_.v[1];
+                        xs_17_[2u] = a_11_.v[2];
+                        xs_17_[6u] = b_9_.v[2];
+                        xs_17_[3u] = a_11_.v[3];
+                        xs_17_[7u] = b_9_.v[3];
+                        kf_u32x4 t8950_ = wr_[0u];
+                        kf_f16x8 wh_9_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t8950_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8950_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t8950_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8950_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t8950_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8950_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t8950_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8950_, 3u), 16u))}};
+                        acc_4_[0u] = __fmaf_rn(kf_f16_to_f32(wh_9_.v[7]), xs_17_[7u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[6]), xs_17_[6u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[5]), xs_17_[5u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[4]), xs_17_[4u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[3]), xs_17_[3u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[2]), xs_17_[2u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[1]), xs_17_[1u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[0]), xs_17_[0u], acc_4_[0u]))))))));
                     }
                     unsigned v_22_ = (base_ + 32u) + lane_2_;
                     if (v_22_ < nv_2_) {
-                        unsigned t3682_ = v_22_ << 1u;
-                        kf_f32x4 a_12_ = xf4_[t3682_];
-                        unsigned t3687_ = (v_22_ << 1u) + 1u;
-                        kf_f32x4 b_10_ = xf4_[t3687_];
-                        xs_10_[0u] = a_12_.v[0];
-                        xs_10_[4u] = b_10_.v[0];
-                        xs_10_[1u] = a_12_.v[1];
-                        xs_10_[5u] = b_10_.v[1];
-                        xs_10_[2u] = a_12_.v[2];
-                        xs_10_[6u] = b_10_.v[2];
-                        xs_10_[3u] = a_12_.v[3];
-                        xs_10_[7u] = b_10_.v[3];
-                        kf_u32x4 t3731_ = wr_[1u];
-                        kf_f16x8 wh_10_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t3731_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3731_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t3731_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3731_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t3731_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3731_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t3731_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3731_, 3u), 16u))}};
-                        acc_3_[0u] = __fmaf_rn(kf_f16_to_f32(wh_10_.v[7]), xs_10_[7u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[6]), xs_10_[6u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[5]), xs_10_[5u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[4]), xs_10_[4u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[3]), xs_10_[3u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[2]), xs_10_[2u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[1]), xs_10_[1u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[0]), xs_10_[0u], acc_3_[0u]))))))));
+                        unsigned t9028_ = v_22_ << 1u;
+                        kf_f32x4 a_12_ = xf4_[t9028_];
+                        unsigned t9033_ = (v_22_ << 1u) + 1u;
+                        kf_f32x4 b_10_ = xf4_[t9033_];
+                        xs_18_[0u] = a_12_.v[0];
+                        xs_18_[4u] = b_10_.v[0];
+                        xs_18_[1u] = a_12_.v[1];
+                        xs_18_[5u] = b_10_.v[1];
+                        xs_18_[2u] = a_12_.v[2];
+                        xs_18_[6u] = b_10_.v[2];
+                        xs_18_[3u] = a_12_.v[3];
+                        xs_18_[7u] = b_10_.v[3];
+                        kf_u32x4 t9077_ = wr_[1u];
+                        kf_f16x8 wh_10_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t9077_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t9077_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t9077_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t9077_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t9077_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t9077_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t9077_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t9077_, 3u), 16u))}};
+                        acc_4_[0u] = __fmaf_rn(kf_f16_to_f32(wh_10_.v[7]), xs_18_[7u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[6]), xs_18_[6u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[5]), xs_18_[5u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[4]), xs_18_[4u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[3]), xs_18_[3u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[2]), xs_18_[2u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[1]), xs_18_[1u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[0]), xs_18_[0u], acc_4_[0u]))))))));
                     }
                     unsigned v_23_ = (base_ + 64u) + lane_2_;
                     if (v_23_ < nv_2_) {
-                        unsigned t3809_ = v_23_ << 1u;
-                        kf_f32x4 a_13_ = xf4_[t3809_];
-                        unsigned t3814_ = (v_23_ << 1u) + 1u;
-                        kf_f32x4 b_11_ = xf4_[t3814_];
-                        xs_11_[0u] = a_13_.v[0];
-                        xs_11_[4u] = b_11_.v[0];
-                        xs_11_[1u] = a_13_.v[1];
-                        xs_11_[5u] = b_11_.v[1];
-                        xs_11_[2u] = a_13_.v[2];
-                        xs_11_[6u] = b_11_.v[2];
-                        xs_11_[3u] = a_13_.v[3];
-                        xs_11_[7u] = b_11_.v[3];
-                        kf_u32x4 t3858_ = wr_[2u];
-                        kf_f16x8 wh_11_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t3858_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3858_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t3858_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3858_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t3858_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3858_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t3858_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3858_, 3u), 16u))}};
-                        acc_3_[0u] = __fmaf_rn(kf_f16_to_f32(wh_11_.v[7]), xs_11_[7u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[6]), xs_11_[6u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[5]), xs_11_[5u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[4]), xs_11_[4u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[3]), xs_11_[3u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[2]), xs_11_[2u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[1]), xs_11_[1u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[0]), xs_11_[0u], acc_3_[0u]))))))));
+                        unsigned t9155_ = v_23_ << 1u;
+                        kf_f32x4 a_13_ = xf4_[t9155_];
+                        unsigned t9160_ = (v_23_ << 1u) + 1u;
+                        kf_f32x4 b_11_ = xf4_[t9160_];
+                        xs_19_[0u] = a_13_.v[0];
+                        xs_19_[4u] = b_11_.v[0];
+                        xs_19_[1u] = a_13_.v[1];
+                        xs_19_[5u] = b_11_.v[1];
+                        xs_19_[2u] = a_13_.v[2];
+                        xs_19_[6u] = b_11_.v[2];
+                        xs_19_[3u] = a_13_.v[3];
+                        xs_19_[7u] = b_11_.v[3];
+                        kf_u32x4 t9204_ = wr_[2u];
+                        kf_f16x8 wh_11_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t9204_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t9204_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t9204_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t9204_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t9204_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t9204_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t9204_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t9204_, 3u), 16u))}};
+                        acc_4_[0u] = __fmaf_rn(kf_f16_to_f32(wh_11_.v[7]), xs_19_[7u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[6]), xs_19_[6u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[5]), xs_19_[5u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[4]), xs_19_[4u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[3]), xs_19_[3u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[2]), xs_19_[2u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[1]), xs_19_[1u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[0]), xs_19_[0u], acc_4_[0u]))))))));
                     }
                     unsigned v_24_ = (base_ + 96u) + lane_2_;
                     if (v_24_ < nv_2_) {
-                        unsigned t3936_ = v_24_ << 1u;
-                        kf_f32x4 a_14_ = xf4_[t3936_];
-                        unsigned t3941_ = (v_24_ << 1u) + 1u;
-                        kf_f32x4 b_12_ = xf4_[t3941_];
-                        xs_12_[0u] = a_14_.v[0];
-                        xs_12_[4u] = b_12_.v[0];
-                        xs_12_[1u] = a_14_.v[1];
-                        xs_12_[5u] = b_12_.v[1];
-                        xs_12_[2u] = a_14_.v[2];
-                        xs_12_[6u] = b_12_.v[2];
-                        xs_12_[3u] = a_14_.v[3];
-                        xs_12_[7u] = b_12_.v[3];
-                        kf_u32x4 t3985_ = wr_[3u];
-                        kf_f16x8 wh_12_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t3985_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3985_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t3985_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3985_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t3985_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3985_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t3985_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3985_, 3u), 16u))}};
-                        acc_3_[0u] = __fmaf_rn(kf_f16_to_f32(wh_12_.v[7]), xs_12_[7u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[6]), xs_12_[6u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[5]), xs_12_[5u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[4]), xs_12_[4u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[3]), xs_12_[3u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[2]), xs_12_[2u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[1]), xs_12_[1u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[0]), xs_12_[0u], acc_3_[0u]))))))));
+                        unsigned t9282_ = v_24_ << 1u;
+                        kf_f32x4 a_14_ = xf4_[t9282_];
+                        unsigned t9287_ = (v_24_ << 1u) + 1u;
+                        kf_f32x4 b_12_ = xf4_[t9287_];
+                        xs_20_[0u] = a_14_.v[0];
+                        xs_20_[4u] = b_12_.v[0];
+                        xs_20_[1u] = a_14_.v[1];
+                        xs_20_[5u] = b_12_.v[1];
+                        xs_20_[2u] = a_14_.v[2];
+                        xs_20_[6u] = b_12_.v[2];
+                        xs_20_[3u] = a_14_.v[3];
+                        xs_20_[7u] = b_12_.v[3];
+                        kf_u32x4 t9331_ = wr_[3u];
+                        kf_f16x8 wh_12_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t9331_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t9331_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t9331_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t9331_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t9331_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t9331_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t9331_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t9331_, 3u), 16u))}};
+                        acc_4_[0u] = __fmaf_rn(kf_f16_to_f32(wh_12_.v[7]), xs_20_[7u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[6]), xs_20_[6u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[5]), xs_20_[5u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[4]), xs_20_[4u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[3]), xs_20_[3u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[2]), xs_20_[2u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[1]), xs_20_[1u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[0]), xs_20_[0u], acc_4_[0u]))))))));
                     }
                 }
             } else {
                 #pragma unroll 1
                 for (unsigned c_ = lane_2_; c_ < k_; c_ = c_ + 32u) {
-                    float t4064_ = x_[c_];
+                    float t9410_ = x_[c_];
                     unsigned i_ = (row_[0u] * k_) + c_;
                     unsigned short u_ = w16_[i_];
-                    acc_3_[0u] = __fmaf_rn(kf_f16_to_f32(kf_bitcast<kf_f16>(u_)), t4064_, acc_3_[0u]);
+                    acc_4_[0u] = __fmaf_rn(kf_f16_to_f32(kf_bitcast<kf_f16>(u_)), t9410_, acc_4_[0u]);
                 }
             }
-            float t4084_ = acc_3_[0u];
-            unsigned t4106_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
-            if (t4106_ == 32u) {
-                float t4111_ = __fadd_rn(t4084_, kf_shfl_xor(t4084_, 16u, kf_wn));
-                float t4114_ = __fadd_rn(t4111_, kf_shfl_xor(t4111_, 8u, kf_wn));
-                float t4117_ = __fadd_rn(t4114_, kf_shfl_xor(t4114_, 4u, kf_wn));
-                float t4120_ = __fadd_rn(t4117_, kf_shfl_xor(t4117_, 2u, kf_wn));
-                s_ = __fadd_rn(t4120_, kf_shfl_xor(t4120_, 1u, kf_wn));
+            float t9430_ = acc_4_[0u];
+            unsigned t9452_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+            if (t9452_ == 32u) {
+                float t9457_ = __fadd_rn(t9430_, kf_shfl_xor(t9430_, 16u, kf_wn));
+                float t9460_ = __fadd_rn(t9457_, kf_shfl_xor(t9457_, 8u, kf_wn));
+                float t9463_ = __fadd_rn(t9460_, kf_shfl_xor(t9460_, 4u, kf_wn));
+                float t9466_ = __fadd_rn(t9463_, kf_shfl_xor(t9463_, 2u, kf_wn));
+                s_ = __fadd_rn(t9466_, kf_shfl_xor(t9466_, 1u, kf_wn));
             } else {
-                float t4126_ = kf_shfl_down(t4084_, 16u, kf_wn);
-                bool t4128_ = (kf_lane_id() + 16u) < t4106_;
-                float t4129_ = __fadd_rn(t4084_, t4126_);
-                float t4130_ = t4128_ ? t4129_ : t4084_;
-                float t4132_ = kf_shfl_down(t4130_, 8u, kf_wn);
-                bool t4134_ = (kf_lane_id() + 8u) < t4106_;
-                float t4135_ = __fadd_rn(t4130_, t4132_);
-                float t4136_ = t4134_ ? t4135_ : t4130_;
-                float t4138_ = kf_shfl_down(t4136_, 4u, kf_wn);
-                bool t4140_ = (kf_lane_id() + 4u) < t4106_;
-                float t4141_ = __fadd_rn(t4136_, t4138_);
-                float t4142_ = t4140_ ? t4141_ : t4136_;
-                float t4144_ = kf_shfl_down(t4142_, 2u, kf_wn);
-                bool t4146_ = (kf_lane_id() + 2u) < t4106_;
-                float t4147_ = __fadd_rn(t4142_, t4144_);
-                float t4148_ = t4146_ ? t4147_ : t4142_;
-                float t4150_ = kf_shfl_down(t4148_, 1u, kf_wn);
-                bool t4152_ = (kf_lane_id() + 1u) < t4106_;
-                float t4153_ = __fadd_rn(t4148_, t4150_);
-                s_ = kf_shfl(t4152_ ? t4153_ : t4148_, 0u, kf_wn);
+                float t9472_ = kf_shfl_down(t9430_, 16u, kf_wn);
+                bool t9474_ = (kf_lane_id() + 16u) < t9452_;
+                float t9475_ = __fadd_rn(t9430_, t9472_);
+                float t9476_ = t9474_ ? t9475_ : t9430_;
+                float t9478_ = kf_shfl_down(t9476_, 8u, kf_wn);
+                bool t9480_ = (kf_lane_id() + 8u) < t9452_;
+                float t9481_ = __fadd_rn(t9476_, t9478_);
+                float t9482_ = t9480_ ? t9481_ : t9476_;
+                float t9484_ = kf_shfl_down(t9482_, 4u, kf_wn);
+                bool t9486_ = (kf_lane_id() + 4u) < t9452_;
+                float t9487_ = __fadd_rn(t9482_, t9484_);
+                float t9488_ = t9486_ ? t9487_ : t9482_;
+                float t9490_ = kf_shfl_down(t9488_, 2u, kf_wn);
+                bool t9492_ = (kf_lane_id() + 2u) < t9452_;
+                float t9493_ = __fadd_rn(t9488_, t9490_);
+                float t9494_ = t9492_ ? t9493_ : t9488_;
+                float t9496_ = kf_shfl_down(t9494_, 1u, kf_wn);
+                bool t9498_ = (kf_lane_id() + 1u) < t9452_;
+                float t9499_ = __fadd_rn(t9494_, t9496_);
+                s_ = kf_shfl(t9498_ ? t9499_ : t9494_, 0u, kf_wn);
             }
-            bool t4158_ = lane_2_ == 0u;
-            bool t4159_ = t4158_;
-            if (t4158_) {
-                t4159_ = g_ < m_;
+            bool t9504_ = lane_2_ == 0u;
+            bool t9505_ = t9504_;
+            if (t9504_) {
+                t9505_ = g_ < m_;
             }
-            if (t4159_) {
+            if (t9505_) {
                 y_[g_] = kf_f16_from_f32(s_);
             }
         }
     }
 }
 
-/* kernel gemv_f16_f32_f32 (gemv.kf:1045) */
+/* kernel gemv_f16_f32_f32 (gemv.kf:1063) */
 extern "C" __global__ void __launch_bounds__(256)
 gemv_f16_f32_f32(const kf_f16* __restrict__ w_, const float* __restrict__ x_, float* __restrict__ y_, unsigned m_, unsigned k_)
 {
     kf_pdl_wait();
-    kf_u32x4 wb_[8];
-    kf_u32x4 xb_[16];
-    float acc_2_[1];
-    float xs_[8];
-    float xs_2_[8];
-    float xs_3_[8];
-    float xs_4_[8];
-    float xs_5_[8];
-    float xs_6_[8];
-    float xs_7_[8];
-    float xs_8_[8];
-    unsigned row_[1];
+    kf_u32x4 wb_2_[8];
+    kf_u32x4 xb_2_[16];
     float acc_3_[1];
-    kf_u32x4 wr_[4];
     float xs_9_[8];
     float xs_10_[8];
     float xs_11_[8];
     float xs_12_[8];
-    float t2308_;
-    float t3249_;
+    float xs_13_[8];
+    float xs_14_[8];
+    float xs_15_[8];
+    float xs_16_[8];
+    unsigned row_[1];
+    float acc_4_[1];
+    kf_u32x4 wr_[4];
+    float xs_17_[8];
+    float xs_18_[8];
+    float xs_19_[8];
+    float xs_20_[8];
+    float t7626_;
+    float t8595_;
     float s_;
     const unsigned kf_wn = kf_warp_lanes();
     const unsigned short* w16_ = (const unsigned short*)w_;
@@ -1769,323 +1769,323 @@ gemv_f16_f32_f32(const kf_f16* __restrict__ w_, const float* __restrict__ x_, fl
     if ((k_ & 7u) == 0u) {
         unsigned lane_ = kf_lane_id();
         unsigned nv_ = k_ >> 3u;
-        unsigned t1396_ = nv_ << 1u;
+        unsigned t5100_ = nv_ << 1u;
         unsigned steps_ = (nv_ >> 7u) + (((nv_ & 127u) != 0u) ? 1u : 0u);
         unsigned wid_ = (blockIdx.x << 3u) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u);
         unsigned nw_ = gridDim.x << 3u;
         if (!(wid_ >= m_)) {
-            unsigned t1435_ = m_ - wid_;
-            unsigned t1443_ = ((t1435_ / nw_) + (((t1435_ % nw_) != 0u) ? 1u : 0u)) * steps_;
-            acc_2_[0u] = 0.0f;
+            unsigned t5145_ = m_ - wid_;
+            unsigned t5153_ = ((t5145_ / nw_) + (((t5145_ % nw_) != 0u) ? 1u : 0u)) * steps_;
+            acc_3_[0u] = 0.0f;
             unsigned lg_ = wid_;
             unsigned lk_ = 0u;
             unsigned cg_ = wid_;
             unsigned ck_ = 0u;
-            unsigned t1462_ = t1443_ + 1u;
+            unsigned t6752_ = t5153_ + 1u;
             #pragma unroll 1
-            for (unsigned t0_ = 0u; t0_ < t1462_; t0_ = t0_ + 2u) {
-                if (t0_ < t1443_) {
+            for (unsigned t0_ = 0u; t0_ < t6752_; t0_ = t0_ + 2u) {
+                if (t0_ < t5153_) {
                     unsigned v_ = min((((lk_ << 5u) << 2u) + lane_), (nv_ - 1u));
                     unsigned row_2_ = min(lg_, (m_ - 1u));
-                    wb_[0u] = wv_[(row_2_ * nv_) + v_];
-                    xb_[0u] = xv_[min((v_ << 1u), (t1396_ - 1u))];
-                    xb_[1u] = xv_[min(((v_ << 1u) + 1u), (t1396_ - 1u))];
+                    wb_2_[0u] = wv_[(row_2_ * nv_) + v_];
+                    xb_2_[0u] = xv_[min((v_ << 1u), (t5100_ - 1u))];
+                    xb_2_[1u] = xv_[min(((v_ << 1u) + 1u), (t5100_ - 1u))];
                     unsigned v_2_ = min(((((lk_ << 5u) << 2u) + 32u) + lane_), (nv_ - 1u));
                     unsigned row_3_ = min(lg_, (m_ - 1u));
-                    wb_[1u] = wv_[(row_3_ * nv_) + v_2_];
-                    xb_[2u] = xv_[min((v_2_ << 1u), (t1396_ - 1u))];
-                    xb_[3u] = xv_[min(((v_2_ << 1u) + 1u), (t1396_ - 1u))];
+                    wb_2_[1u] = wv_[(row_3_ * nv_) + v_2_];
+                    xb_2_[2u] = xv_[min((v_2_ << 1u), (t5100_ - 1u))];
+                    xb_2_[3u] = xv_[min(((v_2_ << 1u) + 1u), (t5100_ - 1u))];
                     unsigned v_3_ = min(((((lk_ << 5u) << 2u) + 64u) + lane_), (nv_ - 1u));
                     unsigned row_4_ = min(lg_, (m_ - 1u));
-                    wb_[2u] = wv_[(row_4_ * nv_) + v_3_];
-                    xb_[4u] = xv_[min((v_3_ << 1u), (t1396_ - 1u))];
-                    xb_[5u] = xv_[min(((v_3_ << 1u) + 1u), (t1396_ - 1u))];
+                    wb_2_[2u] = wv_[(row_4_ * nv_) + v_3_];
+                    xb_2_[4u] = xv_[min((v_3_ << 1u), (t5100_ - 1u))];
+                    xb_2_[5u] = xv_[min(((v_3_ << 1u) + 1u), (t5100_ - 1u))];
                     unsigned v_4_ = min(((((lk_ << 5u) << 2u) + 96u) + lane_), (nv_ - 1u));
                     unsigned row_5_ = min(lg_, (m_ - 1u));
-                    wb_[3u] = wv_[(row_5_ * nv_) + v_4_];
-                    xb_[6u] = xv_[min((v_4_ << 1u), (t1396_ - 1u))];
-                    xb_[7u] = xv_[min(((v_4_ << 1u) + 1u), (t1396_ - 1u))];
-                    unsigned t1638_ = lk_ + 1u;
-                    lk_ = t1638_;
-                    if (t1638_ == steps_) {
+                    wb_2_[3u] = wv_[(row_5_ * nv_) + v_4_];
+                    xb_2_[6u] = xv_[min((v_4_ << 1u), (t5100_ - 1u))];
+                    xb_2_[7u] = xv_[min(((v_4_ << 1u) + 1u), (t5100_ - 1u))];
+                    unsigned t6956_ = lk_ + 1u;
+                    lk_ = t6956_;
+                    if (t6956_ == steps_) {
                         lk_ = 0u;
                         lg_ = lg_ + nw_;
                     }
                 }
-                bool t1748_ = t0_ >= 1u;
-                bool t1749_ = t1748_;
-                if (t1748_) {
-                    t1749_ = (t0_ - 1u) < t1443_;
+                bool t7066_ = t0_ >= 1u;
+                bool t7067_ = t7066_;
+                if (t7066_) {
+                    t7067_ = (t0_ - 1u) < t5153_;
                 }
-                if (t1749_) {
+                if (t7067_) {
                     unsigned v_5_ = ((ck_ << 5u) << 2u) + lane_;
                     if (v_5_ < nv_) {
-                        kf_u32x4 t1786_ = xb_[8u];
-                        kf_f32x4 a_ = kf_bitcast<kf_f32x4>(t1786_);
-                        kf_u32x4 t1789_ = xb_[9u];
-                        kf_f32x4 b_ = kf_bitcast<kf_f32x4>(t1789_);
-                        xs_[0u] = a_.v[0];
-                        xs_[4u] = b_.v[0];
-                        xs_[1u] = a_.v[1];
-                        xs_[5u] = b_.v[1];
-                        xs_[2u] = a_.v[2];
-                        xs_[6u] = b_.v[2];
-                        xs_[3u] = a_.v[3];
-                        xs_[7u] = b_.v[3];
-                        kf_u32x4 t1835_ = wb_[4u];
-                        kf_f16x8 wh_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1835_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1835_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1835_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1835_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1835_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1835_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1835_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1835_, 3u), 16u))}};
-                        acc_2_[0u] = __fmaf_rn(kf_f16_to_f32(wh_.v[7]), xs_[7u], __fmaf_rn(kf_f16_to_f32(wh_.v[6]), xs_[6u], __fmaf_rn(kf_f16_to_f32(wh_.v[5]), xs_[5u], __fmaf_rn(kf_f16_to_f32(wh_.v[4]), xs_[4u], __fmaf_rn(kf_f16_to_f32(wh_.v[3]), xs_[3u], __fmaf_rn(kf_f16_to_f32(wh_.v[2]), xs_[2u], __fmaf_rn(kf_f16_to_f32(wh_.v[1]), xs_[1u], __fmaf_rn(kf_f16_to_f32(wh_.v[0]), xs_[0u], acc_2_[0u]))))))));
+                        kf_u32x4 t7104_ = xb_2_[8u];
+                        kf_f32x4 a_ = kf_bitcast<kf_f32x4>(t7104_);
+                        kf_u32x4 t7107_ = xb_2_[9u];
+                        kf_f32x4 b_ = kf_bitcast<kf_f32x4>(t7107_);
+                        xs_9_[0u] = a_.v[0];
+                        xs_9_[4u] = b_.v[0];
+                        xs_9_[1u] = a_.v[1];
+                        xs_9_[5u] = b_.v[1];
+                        xs_9_[2u] = a_.v[2];
+                        xs_9_[6u] = b_.v[2];
+                        xs_9_[3u] = a_.v[3];
+                        xs_9_[7u] = b_.v[3];
+                        kf_u32x4 t7153_ = wb_2_[4u];
+                        kf_f16x8 wh_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7153_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7153_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7153_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7153_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7153_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7153_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7153_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7153_, 3u), 16u))}};
+                        acc_3_[0u] = __fmaf_rn(kf_f16_to_f32(wh_.v[7]), xs_9_[7u], __fmaf_rn(kf_f16_to_f32(wh_.v[6]), xs_9_[6u], __fmaf_rn(kf_f16_to_f32(wh_.v[5]), xs_9_[5u], __fmaf_rn(kf_f16_to_f32(wh_.v[4]), xs_9_[4u], __fmaf_rn(kf_f16_to_f32(wh_.v[3]), xs_9_[3u], __fmaf_rn(kf_f16_to_f32(wh_.v[2]), xs_9_[2u], __fmaf_rn(kf_f16_to_f32(wh_.v[1]), xs_9_[1u], __fmaf_rn(kf_f16_to_f32(wh_.v[0]), xs_9_[0u], acc_3_[0u]))))))));
                     }
                     unsigned v_6_ = (((ck_ << 5u) << 2u) + 32u) + lane_;
                     if (v_6_ < nv_) {
-                        kf_u32x4 t1917_ = xb_[10u];
-                        kf_f32x4 a_2_ = kf_bitcast<kf_f32x4>(t1917_);
-                        kf_u32x4 t1920_ = xb_[11u];
-                        kf_f32x4 b_2_ = kf_bitcast<kf_f32x4>(t1920_);
-                        xs_2_[0u] = a_2_.v[0];
-                        xs_2_[4u] = b_2_.v[0];
-                        xs_2_[1u] = a_2_.v[1];
-                        xs_2_[5u] = b_2_.v[1];
-                        xs_2_[2u] = a_2_.v[2];
-                        xs_2_[6u] = b_2_.v[2];
-                        xs_2_[3u] = a_2_.v[3];
-                        xs_2_[7u] = b_2_.v[3];
-                        kf_u32x4 t1966_ = wb_[5u];
-                        kf_f16x8 wh_2_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1966_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1966_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1966_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1966_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1966_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1966_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1966_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1966_, 3u), 16u))}};
-                        acc_2_[0u] = __fmaf_rn(kf_f16_to_f32(wh_2_.v[7]), xs_2_[7u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[6]), xs_2_[6u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[5]), xs_2_[5u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[4]), xs_2_[4u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[3]), xs_2_[3u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[2]), xs_2_[2u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[1]), xs_2_[1u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[0]), xs_2_[0u], acc_2_[0u]))))))));
+                        kf_u32x4 t7235_ = xb_2_[10u];
+                        kf_f32x4 a_2_ = kf_bitcast<kf_f32x4>(t7235_);
+                        kf_u32x4 t7238_ = xb_2_[11u];
+                        kf_f32x4 b_2_ = kf_bitcast<kf_f32x4>(t7238_);
+                        xs_10_[0u] = a_2_.v[0];
+                        xs_10_[4u] = b_2_.v[0];
+                        xs_10_[1u] = a_2_.v[1];
+                        xs_10_[5u] = b_2_.v[1];
+                        xs_10_[2u] = a_2_.v[2];
+                        xs_10_[6u] = b_2_.v[2];
+                        xs_10_[3u] = a_2_.v[3];
+                        xs_10_[7u] = b_2_.v[3];
+                        kf_u32x4 t7284_ = wb_2_[5u];
+                        kf_f16x8 wh_2_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7284_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7284_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7284_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7284_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7284_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7284_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7284_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7284_, 3u), 16u))}};
+                        acc_3_[0u] = __fmaf_rn(kf_f16_to_f32(wh_2_.v[7]), xs_10_[7u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[6]), xs_10_[6u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[5]), xs_10_[5u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[4]), xs_10_[4u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[3]), xs_10_[3u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[2]), xs_10_[2u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[1]), xs_10_[1u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[0]), xs_10_[0u], acc_3_[0u]))))))));
                     }
                     unsigned v_7_ = (((ck_ << 5u) << 2u) + 64u) + lane_;
                     if (v_7_ < nv_) {
-                        kf_u32x4 t2048_ = xb_[12u];
-                        kf_f32x4 a_3_ = kf_bitcast<kf_f32x4>(t2048_);
-                        kf_u32x4 t2051_ = xb_[13u];
-                        kf_f32x4 b_3_ = kf_bitcast<kf_f32x4>(t2051_);
-                        xs_3_[0u] = a_3_.v[0];
-                        xs_3_[4u] = b_3_.v[0];
-                        xs_3_[1u] = a_3_.v[1];
-                        xs_3_[5u] = b_3_.v[1];
-                        xs_3_[2u] = a_3_.v[2];
-                        xs_3_[6u] = b_3_.v[2];
-                        xs_3_[3u] = a_3_.v[3];
-                        xs_3_[7u] = b_3_.v[3];
-                        kf_u32x4 t2097_ = wb_[6u];
-                        kf_f16x8 wh_3_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2097_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2097_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2097_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2097_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2097_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2097_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2097_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2097_, 3u), 16u))}};
-                        acc_2_[0u] = __fmaf_rn(kf_f16_to_f32(wh_3_.v[7]), xs_3_[7u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[6]), xs_3_[6u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[5]), xs_3_[5u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[4]), xs_3_[4u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[3]), xs_3_[3u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[2]), xs_3_[2u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[1]), xs_3_[1u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[0]), xs_3_[0u], acc_2_[0u]))))))));
+                        kf_u32x4 t7366_ = xb_2_[12u];
+                        kf_f32x4 a_3_ = kf_bitcast<kf_f32x4>(t7366_);
+                        kf_u32x4 t7369_ = xb_2_[13u];
+                        kf_f32x4 b_3_ = kf_bitcast<kf_f32x4>(t7369_);
+                        xs_11_[0u] = a_3_.v[0];
+                        xs_11_[4u] = b_3_.v[0];
+                        xs_11_[1u] = a_3_.v[1];
+                        xs_11_[5u] = b_3_.v[1];
+                        xs_11_[2u] = a_3_.v[2];
+                        xs_11_[6u] = b_3_.v[2];
+                        xs_11_[3u] = a_3_.v[3];
+                        xs_11_[7u] = b_3_.v[3];
+                        kf_u32x4 t7415_ = wb_2_[6u];
+                        kf_f16x8 wh_3_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7415_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7415_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7415_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7415_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7415_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7415_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7415_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7415_, 3u), 16u))}};
+                        acc_3_[0u] = __fmaf_rn(kf_f16_to_f32(wh_3_.v[7]), xs_11_[7u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[6]), xs_11_[6u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[5]), xs_11_[5u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[4]), xs_11_[4u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[3]), xs_11_[3u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[2]), xs_11_[2u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[1]), xs_11_[1u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[0]), xs_11_[0u], acc_3_[0u]))))))));
                     }
                     unsigned v_8_ = (((ck_ << 5u) << 2u) + 96u) + lane_;
                     if (v_8_ < nv_) {
-                        kf_u32x4 t2179_ = xb_[14u];
-                        kf_f32x4 a_4_ = kf_bitcast<kf_f32x4>(t2179_);
-                        kf_u32x4 t2182_ = xb_[15u];
-                        kf_f32x4 b_4_ = kf_bitcast<kf_f32x4>(t2182_);
-                        xs_4_[0u] = a_4_.v[0];
-                        xs_4_[4u] = b_4_.v[0];
-                        xs_4_[1u] = a_4_.v[1];
-                        xs_4_[5u] = b_4_.v[1];
-                        xs_4_[2u] = a_4_.v[2];
-                        xs_4_[6u] = b_4_.v[2];
-                        xs_4_[3u] = a_4_.v[3];
-                        xs_4_[7u] = b_4_.v[3];
-                        kf_u32x4 t2228_ = wb_[7u];
-                        kf_f16x8 wh_4_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2228_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2228_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2228_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2228_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2228_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2228_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2228_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2228_, 3u), 16u))}};
-                        acc_2_[0u] = __fmaf_rn(kf_f16_to_f32(wh_4_.v[7]), xs_4_[7u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[6]), xs_4_[6u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[5]), xs_4_[5u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[4]), xs_4_[4u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[3]), xs_4_[3u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[2]), xs_4_[2u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[1]), xs_4_[1u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[0]), xs_4_[0u], acc_2_[0u]))))))));
+                        kf_u32x4 t7497_ = xb_2_[14u];
+                        kf_f32x4 a_4_ = kf_bitcast<kf_f32x4>(t7497_);
+                        kf_u32x4 t7500_ = xb_2_[15u];
+                        kf_f32x4 b_4_ = kf_bitcast<kf_f32x4>(t7500_);
+                        xs_12_[0u] = a_4_.v[0];
+                        xs_12_[4u] = b_4_.v[0];
+                        xs_12_[1u] = a_4_.v[1];
+                        xs_12_[5u] = b_4_.v[1];
+                        xs_12_[2u] = a_4_.v[2];
+                        xs_12_[6u] = b_4_.v[2];
+                        xs_12_[3u] = a_4_.v[3];
+                        xs_12_[7u] = b_4_.v[3];
+                        kf_u32x4 t7546_ = wb_2_[7u];
+                        kf_f16x8 wh_4_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7546_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7546_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7546_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7546_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7546_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7546_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7546_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7546_, 3u), 16u))}};
+                        acc_3_[0u] = __fmaf_rn(kf_f16_to_f32(wh_4_.v[7]), xs_12_[7u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[6]), xs_12_[6u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[5]), xs_12_[5u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[4]), xs_12_[4u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[3]), xs_12_[3u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[2]), xs_12_[2u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[1]), xs_12_[1u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[0]), xs_12_[0u], acc_3_[0u]))))))));
                     }
-                    unsigned t2302_ = ck_ + 1u;
-                    ck_ = t2302_;
-                    if (t2302_ == steps_) {
-                        float a_5_ = acc_2_[0u];
+                    unsigned t7620_ = ck_ + 1u;
+                    ck_ = t7620_;
+                    if (t7620_ == steps_) {
+                        float a_5_ = acc_3_[0u];
                         unsigned r_ = 0u;
-                        unsigned t2329_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
-                        if (t2329_ == 32u) {
-                            float t2334_ = __fadd_rn(a_5_, kf_shfl_xor(a_5_, 16u, kf_wn));
-                            float t2337_ = __fadd_rn(t2334_, kf_shfl_xor(t2334_, 8u, kf_wn));
-                            float t2340_ = __fadd_rn(t2337_, kf_shfl_xor(t2337_, 4u, kf_wn));
-                            float t2343_ = __fadd_rn(t2340_, kf_shfl_xor(t2340_, 2u, kf_wn));
-                            t2308_ = __fadd_rn(t2343_, kf_shfl_xor(t2343_, 1u, kf_wn));
+                        unsigned t7647_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+                        if (t7647_ == 32u) {
+                            float t7652_ = __fadd_rn(a_5_, kf_shfl_xor(a_5_, 16u, kf_wn));
+                            float t7655_ = __fadd_rn(t7652_, kf_shfl_xor(t7652_, 8u, kf_wn));
+                            float t7658_ = __fadd_rn(t7655_, kf_shfl_xor(t7655_, 4u, kf_wn));
+                            float t7661_ = __fadd_rn(t7658_, kf_shfl_xor(t7658_, 2u, kf_wn));
+                            t7626_ = __fadd_rn(t7661_, kf_shfl_xor(t7661_, 1u, kf_wn));
                         } else {
-                            float t2349_ = kf_shfl_down(a_5_, 16u, kf_wn);
-                            bool t2351_ = (kf_lane_id() + 16u) < t2329_;
-                            float t2352_ = __fadd_rn(a_5_, t2349_);
-                            float t2353_ = t2351_ ? t2352_ : a_5_;
-                            float t2355_ = kf_shfl_down(t2353_, 8u, kf_wn);
-                            bool t2357_ = (kf_lane_id() + 8u) < t2329_;
-                            float t2358_ = __fadd_rn(t2353_, t2355_);
-                            float t2359_ = t2357_ ? t2358_ : t2353_;
-                            float t2361_ = kf_shfl_down(t2359_, 4u, kf_wn);
-                            bool t2363_ = (kf_lane_id() + 4u) < t2329_;
-                            float t2364_ = __fadd_rn(t2359_, t2361_);
-                            float t2365_ = t2363_ ? t2364_ : t2359_;
-                            float t2367_ = kf_shfl_down(t2365_, 2u, kf_wn);
-                            bool t2369_ = (kf_lane_id() + 2u) < t2329_;
-                            float t2370_ = __fadd_rn(t2365_, t2367_);
-                            float t2371_ = t2369_ ? t2370_ : t2365_;
-                            float t2373_ = kf_shfl_down(t2371_, 1u, kf_wn);
-                            bool t2375_ = (kf_lane_id() + 1u) < t2329_;
-                            float t2376_ = __fadd_rn(t2371_, t2373_);
-                            t2308_ = kf_shfl(t2375_ ? t2376_ : t2371_, 0u, kf_wn);
+                            float t7667_ = kf_shfl_down(a_5_, 16u, kf_wn);
+                            bool t7669_ = (kf_lane_id() + 16u) < t7647_;
+                            float t7670_ = __fadd_rn(a_5_, t7667_);
+                            float t7671_ = t7669_ ? t7670_ : a_5_;
+                            float t7673_ = kf_shfl_down(t7671_, 8u, kf_wn);
+                            bool t7675_ = (kf_lane_id() + 8u) < t7647_;
+                            float t7676_ = __fadd_rn(t7671_, t7673_);
+                            float t7677_ = t7675_ ? t7676_ : t7671_;
+                            float t7679_ = kf_shfl_down(t7677_, 4u, kf_wn);
+                            bool t7681_ = (kf_lane_id() + 4u) < t7647_;
+                            float t7682_ = __fadd_rn(t7677_, t7679_);
+                            float t7683_ = t7681_ ? t7682_ : t7677_;
+                            float t7685_ = kf_shfl_down(t7683_, 2u, kf_wn);
+                            bool t7687_ = (kf_lane_id() + 2u) < t7647_;
+                            float t7688_ = __fadd_rn(t7683_, t7685_);
+                            float t7689_ = t7687_ ? t7688_ : t7683_;
+                            float t7691_ = kf_shfl_down(t7689_, 1u, kf_wn);
+                            bool t7693_ = (kf_lane_id() + 1u) < t7647_;
+                            float t7694_ = __fadd_rn(t7689_, t7691_);
+                            t7626_ = kf_shfl(t7693_ ? t7694_ : t7689_, 0u, kf_wn);
                         }
-                        bool t2381_ = lane_ == r_;
-                        bool t2382_ = t2381_;
-                        if (t2381_) {
-                            t2382_ = cg_ < m_;
+                        bool t7699_ = lane_ == r_;
+                        bool t7700_ = t7699_;
+                        if (t7699_) {
+                            t7700_ = cg_ < m_;
                         }
-                        if (t2382_) {
-                            y_[cg_] = t2308_;
+                        if (t7700_) {
+                            y_[cg_] = t7626_;
                         }
-                        acc_2_[0u] = 0.0f;
+                        acc_3_[0u] = 0.0f;
                         ck_ = 0u;
                         cg_ = cg_ + nw_;
                     }
                 }
-                if ((t0_ + 1u) < t1443_) {
+                if ((t0_ + 1u) < t5153_) {
                     unsigned v_9_ = min((((lk_ << 5u) << 2u) + lane_), (nv_ - 1u));
                     unsigned row_6_ = min(lg_, (m_ - 1u));
-                    wb_[4u] = wv_[(row_6_ * nv_) + v_9_];
-                    xb_[8u] = xv_[min((v_9_ << 1u), (t1396_ - 1u))];
-                    xb_[9u] = xv_[min(((v_9_ << 1u) + 1u), (t1396_ - 1u))];
+                    wb_2_[4u] = wv_[(row_6_ * nv_) + v_9_];
+                    xb_2_[8u] = xv_[min((v_9_ << 1u), (t5100_ - 1u))];
+                    xb_2_[9u] = xv_[min(((v_9_ << 1u) + 1u), (t5100_ - 1u))];
                     unsigned v_10_ = min(((((lk_ << 5u) << 2u) + 32u) + lane_), (nv_ - 1u));
                     unsigned row_7_ = min(lg_, (m_ - 1u));
-                    wb_[5u] = wv_[(row_7_ * nv_) + v_10_];
-                    xb_[10u] = xv_[min((v_10_ << 1u), (t1396_ - 1u))];
-                    xb_[11u] = xv_[min(((v_10_ << 1u) + 1u), (t1396_ - 1u))];
+                    wb_2_[5u] = wv_[(row_7_ * nv_) + v_10_];
+                    xb_2_[10u] = xv_[min((v_10_ << 1u), (t5100_ - 1u))];
+                    xb_2_[11u] = xv_[min(((v_10_ << 1u) + 1u), (t5100_ - 1u))];
                     unsigned v_11_ = min(((((lk_ << 5u) << 2u) + 64u) + lane_), (nv_ - 1u));
                     unsigned row_8_ = min(lg_, (m_ - 1u));
-                    wb_[6u] = wv_[(row_8_ * nv_) + v_11_];
-                    xb_[12u] = xv_[min((v_11_ << 1u), (t1396_ - 1u))];
-                    xb_[13u] = xv_[min(((v_11_ << 1u) + 1u), (t1396_ - 1u))];
+                    wb_2_[6u] = wv_[(row_8_ * nv_) + v_11_];
+                    xb_2_[12u] = xv_[min((v_11_ << 1u), (t5100_ - 1u))];
+                    xb_2_[13u] = xv_[min(((v_11_ << 1u) + 1u), (t5100_ - 1u))];
                     unsigned v_12_ = min(((((lk_ << 5u) << 2u) + 96u) + lane_), (nv_ - 1u));
                     unsigned row_9_ = min(lg_, (m_ - 1u));
-                    wb_[7u] = wv_[(row_9_ * nv_) + v_12_];
-                    xb_[14u] = xv_[min((v_12_ << 1u), (t1396_ - 1u))];
-                    xb_[15u] = xv_[min(((v_12_ << 1u) + 1u), (t1396_ - 1u))];
-                    unsigned t2579_ = lk_ + 1u;
-                    lk_ = t2579_;
-                    if (t2579_ == steps_) {
+                    wb_2_[7u] = wv_[(row_9_ * nv_) + v_12_];
+                    xb_2_[14u] = xv_[min((v_12_ << 1u), (t5100_ - 1u))];
+                    xb_2_[15u] = xv_[min(((v_12_ << 1u) + 1u), (t5100_ - 1u))];
+                    unsigned t7925_ = lk_ + 1u;
+                    lk_ = t7925_;
+                    if (t7925_ == steps_) {
                         lk_ = 0u;
                         lg_ = lg_ + nw_;
                     }
                 }
-                bool t2689_ = (t0_ + 1u) >= 1u;
-                bool t2690_ = t2689_;
-                if (t2689_) {
-                    t2690_ = ((t0_ + 1u) - 1u) < t1443_;
+                bool t8035_ = (t0_ + 1u) >= 1u;
+                bool t8036_ = t8035_;
+                if (t8035_) {
+                    t8036_ = ((t0_ + 1u) - 1u) < t5153_;
                 }
-                if (t2690_) {
+                if (t8036_) {
                     unsigned v_13_ = ((ck_ << 5u) << 2u) + lane_;
                     if (v_13_ < nv_) {
-                        kf_u32x4 t2727_ = xb_[0u];
-                        kf_f32x4 a_6_ = kf_bitcast<kf_f32x4>(t2727_);
-                        kf_u32x4 t2730_ = xb_[1u];
-                        kf_f32x4 b_5_ = kf_bitcast<kf_f32x4>(t2730_);
-                        xs_5_[0u] = a_6_.v[0];
-                        xs_5_[4u] = b_5_.v[0];
-                        xs_5_[1u] = a_6_.v[1];
-                        xs_5_[5u] = b_5_.v[1];
-                        xs_5_[2u] = a_6_.v[2];
-                        xs_5_[6u] = b_5_.v[2];
-                        xs_5_[3u] = a_6_.v[3];
-                        xs_5_[7u] = b_5_.v[3];
-                        kf_u32x4 t2776_ = wb_[0u];
-                        kf_f16x8 wh_5_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2776_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2776_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2776_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2776_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2776_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2776_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2776_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2776_, 3u), 16u))}};
-                        acc_2_[0u] = __fmaf_rn(kf_f16_to_f32(wh_5_.v[7]), xs_5_[7u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[6]), xs_5_[6u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[5]), xs_5_[5u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[4]), xs_5_[4u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[3]), xs_5_[3u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[2]), xs_5_[2u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[1]), xs_5_[1u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[0]), xs_5_[0u], acc_2_[0u]))))))));
+                        kf_u32x4 t8073_ = xb_2_[0u];
+                        kf_f32x4 a_6_ = kf_bitcast<kf_f32x4>(t8073_);
+                        kf_u32x4 t8076_ = xb_2_[1u];
+                        kf_f32x4 b_5_ = kf_bitcast<kf_f32x4>(t8076_);
+                        xs_13_[0u] = a_6_.v[0];
+                        xs_13_[4u] = b_5_.v[0];
+                        xs_13_[1u] = a_6_.v[1];
+                        xs_13_[5u] = b_5_.v[1];
+                        xs_13_[2u] = a_6_.v[2];
+                        xs_13_[6u] = b_5_.v[2];
+                        xs_13_[3u] = a_6_.v[3];
+                        xs_13_[7u] = b_5_.v[3];
+                        kf_u32x4 t8122_ = wb_2_[0u];
+                        kf_f16x8 wh_5_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t8122_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8122_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t8122_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8122_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t8122_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8122_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t8122_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8122_, 3u), 16u))}};
+                        acc_3_[0u] = __fmaf_rn(kf_f16_to_f32(wh_5_.v[7]), xs_13_[7u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[6]), xs_13_[6u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[5]), xs_13_[5u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[4]), xs_13_[4u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[3]), xs_13_[3u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[2]), xs_13_[2u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[1]), xs_13_[1u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[0]), xs_13_[0u], acc_3_[0u]))))))));
                     }
                     unsigned v_14_ = (((ck_ << 5u) << 2u) + 32u) + lane_;
                     if (v_14_ < nv_) {
-                        kf_u32x4 t2858_ = xb_[2u];
-                        kf_f32x4 a_7_ = kf_bitcast<kf_f32x4>(t2858_);
-                        kf_u32x4 t2861_ = xb_[3u];
-                        kf_f32x4 b_6_ = kf_bitcast<kf_f32x4>(t2861_);
-                        xs_6_[0u] = a_7_.v[0];
-                        xs_6_[4u] = b_6_.v[0];
-                        xs_6_[1u] = a_7_.v[1];
-                        xs_6_[5u] = b_6_.v[1];
-                        xs_6_[2u] = a_7_.v[2];
-                        xs_6_[6u] = b_6_.v[2];
-                        xs_6_[3u] = a_7_.v[3];
-                        xs_6_[7u] = b_6_.v[3];
-                        kf_u32x4 t2907_ = wb_[1u];
-                        kf_f16x8 wh_6_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2907_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2907_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2907_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2907_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2907_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2907_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2907_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2907_, 3u), 16u))}};
-                        acc_2_[0u] = __fmaf_rn(kf_f16_to_f32(wh_6_.v[7]), xs_6_[7u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[6]), xs_6_[6u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[5]), xs_6_[5u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[4]), xs_6_[4u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[3]), xs_6_[3u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[2]), xs_6_[2u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[1]), xs_6_[1u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[0]), xs_6_[0u], acc_2_[0u]))))))));
+                        kf_u32x4 t8204_ = xb_2_[2u];
+                        kf_f32x4 a_7_ = kf_bitcast<kf_f32x4>(t8204_);
+                        kf_u32x4 t8207_ = xb_2_[3u];
+                        kf_f32x4 b_6_ = kf_bitcast<kf_f32x4>(t8207_);
+                        xs_14_[0u] = a_7_.v[0];
+                        xs_14_[4u] = b_6_.v[0];
+                        xs_14_[1u] = a_7_.v[1];
+                        xs_14_[5u] = b_6_.v[1];
+                        xs_14_[2u] = a_7_.v[2];
+                        xs_14_[6u] = b_6_.v[2];
+                        xs_14_[3u] = a_7_.v[3];
+                        xs_14_[7u] = b_6_.v[3];
+                        kf_u32x4 t8253_ = wb_2_[1u];
+                        kf_f16x8 wh_6_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t8253_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8253_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t8253_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8253_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t8253_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8253_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t8253_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8253_, 3u), 16u))}};
+                        acc_3_[0u] = __fmaf_rn(kf_f16_to_f32(wh_6_.v[7]), xs_14_[7u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[6]), xs_14_[6u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[5]), xs_14_[5u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[4]), xs_14_[4u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[3]), xs_14_[3u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[2]), xs_14_[2u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[1]), xs_14_[1u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[0]), xs_14_[0u], acc_3_[0u]))))))));
                     }
                     unsigned v_15_ = (((ck_ << 5u) << 2u) + 64u) + lane_;
                     if (v_15_ < nv_) {
-                        kf_u32x4 t2989_ = xb_[4u];
-                        kf_f32x4 a_8_ = kf_bitcast<kf_f32x4>(t2989_);
-                        kf_u32x4 t2992_ = xb_[5u];
-                        kf_f32x4 b_7_ = kf_bitcast<kf_f32x4>(t2992_);
-                        xs_7_[0u] = a_8_.v[0];
-                        xs_7_[4u] = b_7_.v[0];
-                        xs_7_[1u] = a_8_.v[1];
-                        xs_7_[5u] = b_7_.v[1];
-                        xs_7_[2u] = a_8_.v[2];
-                        xs_7_[6u] = b_7_.v[2];
-                        xs_7_[3u] = a_8_.v[3];
-                        xs_7_[7u] = b_7_.v[3];
-                        kf_u32x4 t3038_ = wb_[2u];
-                        kf_f16x8 wh_7_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t3038_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3038_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t3038_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3038_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t3038_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3038_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t3038_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3038_, 3u), 16u))}};
-                        acc_2_[0u] = __fmaf_rn(kf_f16_to_f32(wh_7_.v[7]), xs_7_[7u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[6]), xs_7_[6u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[5]), xs_7_[5u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[4]), xs_7_[4u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[3]), xs_7_[3u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[2]), xs_7_[2u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[1]), xs_7_[1u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[0]), xs_7_[0u], acc_2_[0u]))))))));
+                        kf_u32x4 t8335_ = xb_2_[4u];
+                        kf_f32x4 a_8_ = kf_bitcast<kf_f32x4>(t8335_);
+                        kf_u32x4 t8338_ = xb_2_[5u];
+                        kf_f32x4 b_7_ = kf_bitcast<kf_f32x4>(t8338_);
+                        xs_15_[0u] = a_8_.v[0];
+                        xs_15_[4u] = b_7_.v[0];
+                        xs_15_[1u] = a_8_.v[1];
+                        xs_15_[5u] = b_7_.v[1];
+                        xs_15_[2u] = a_8_.v[2];
+                        xs_15_[6u] = b_7_.v[2];
+                        xs_15_[3u] = a_8_.v[3];
+                        xs_15_[7u] = b_7_.v[3];
+                        kf_u32x4 t8384_ = wb_2_[2u];
+                        kf_f16x8 wh_7_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t8384_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8384_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t8384_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8384_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t8384_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8384_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t8384_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8384_, 3u), 16u))}};
+                        acc_3_[0u] = __fmaf_rn(kf_f16_to_f32(wh_7_.v[7]), xs_15_[7u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[6]), xs_15_[6u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[5]), xs_15_[5u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[4]), xs_15_[4u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[3]), xs_15_[3u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[2]), xs_15_[2u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[1]), xs_15_[1u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[0]), xs_15_[0u], acc_3_[0u]))))))));
                     }
                     unsigned v_16_ = (((ck_ << 5u) << 2u) + 96u) + lane_;
                     if (v_16_ < nv_) {
-                        kf_u32x4 t3120_ = xb_[6u];
-                        kf_f32x4 a_9_ = kf_bitcast<kf_f32x4>(t3120_);
-                        kf_u32x4 t3123_ = xb_[7u];
-                        kf_f32x4 b_8_ = kf_bitcast<kf_f32x4>(t3123_);
-                        xs_8_[0u] = a_9_.v[0];
-                        xs_8_[4u] = b_8_.v[0];
-                        xs_8_[1u] = a_9_.v[1];
-                        xs_8_[5u] = b_8_.v[1];
-                        xs_8_[2u] = a_9_.v[2];
-                        xs_8_[6u] = b_8_.v[2];
-                        xs_8_[3u] = a_9_.v[3];
-                        xs_8_[7u] = b_8_.v[3];
-                        kf_u32x4 t3169_ = wb_[3u];
-                        kf_f16x8 wh_8_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t3169_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3169_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t3169_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3169_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t3169_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3169_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t3169_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3169_, 3u), 16u))}};
-                        acc_2_[0u] = __fmaf_rn(kf_f16_to_f32(wh_8_.v[7]), xs_8_[7u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[6]), xs_8_[6u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[5]), xs_8_[5u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[4]), xs_8_[4u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[3]), xs_8_[3u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[2]), xs_8_[2u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[1]), xs_8_[1u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[0]), xs_8_[0u], acc_2_[0u]))))))));
+                        kf_u32x4 t8466_ = xb_2_[6u];
+                        kf_f32x4 a_9_ = kf_bitcast<kf_f32x4>(t8466_);
+                        kf_u32x4 t8469_ = xb_2_[7u];
+                        kf_f32x4 b_8_ = kf_bitcast<kf_f32x4>(t8469_);
+                        xs_16_[0u] = a_9_.v[0];
+                        xs_16_[4u] = b_8_.v[0];
+                        xs_16_[1u] = a_9_.v[1];
+                        xs_16_[5u] = b_8_.v[1];
+                        xs_16_[2u] = a_9_.v[2];
+                        xs_16_[6u] = b_8_.v[2];
+                        xs_16_[3u] = a_9_.v[3];
+                        xs_16_[7u] = b_8_.v[3];
+                        kf_u32x4 t8515_ = wb_2_[3u];
+                        kf_f16x8 wh_8_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t8515_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8515_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t8515_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8515_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t8515_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8515_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t8515_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8515_, 3u), 16u))}};
+                        acc_3_[0u] = __fmaf_rn(kf_f16_to_f32(wh_8_.v[7]), xs_16_[7u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[6]), xs_16_[6u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[5]), xs_16_[5u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[4]), xs_16_[4u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[3]), xs_16_[3u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[2]), xs_16_[2u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[1]), xs_16_[1u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[0]), xs_16_[0u], acc_3_[0u]))))))));
                     }
-                    unsigned t3243_ = ck_ + 1u;
-                    ck_ = t3243_;
-                    if (t3243_ == steps_) {
-                        float a_10_ = acc_2_[0u];
+                    unsigned t8589_ = ck_ + 1u;
+                    ck_ = t8589_;
+                    if (t8589_ == steps_) {
+                        float a_10_ = acc_3_[0u];
                         unsigned r_2_ = 0u;
-                        unsigned t3270_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
-                        if (t3270_ == 32u) {
-                            float t3275_ = __fadd_rn(a_10_, kf_shfl_xor(a_10_, 16u, kf_wn));
-                            float t3278_ = __fadd_rn(t3275_, kf_shfl_xor(t3275_, 8u, kf_wn));
-                            float t3281_ = __fadd_rn(t3278_, kf_shfl_xor(t3278_, 4u, kf_wn));
-                            float t3284_ = __fadd_rn(t3281_, kf_shfl_xor(t3281_, 2u, kf_wn));
-                            t3249_ = __fadd_rn(t3284_, kf_shfl_xor(t3284_, 1u, kf_wn));
+                        unsigned t8616_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+                        if (t8616_ == 32u) {
+                            float t8621_ = __fadd_rn(a_10_, kf_shfl_xor(a_10_, 16u, kf_wn));
+                            float t8624_ = __fadd_rn(t8621_, kf_shfl_xor(t8621_, 8u, kf_wn));
+                            float t8627_ = __fadd_rn(t8624_, kf_shfl_xor(t8624_, 4u, kf_wn));
+                            float t8630_ = __fadd_rn(t8627_, kf_shfl_xor(t8627_, 2u, kf_wn));
+                            t8595_ = __fadd_rn(t8630_, kf_shfl_xor(t8630_, 1u, kf_wn));
                         } else {
-                            float t3290_ = kf_shfl_down(a_10_, 16u, kf_wn);
-                            bool t3292_ = (kf_lane_id() + 16u) < t3270_;
-                            float t3293_ = __fadd_rn(a_10_, t3290_);
-                            float t3294_ = t3292_ ? t3293_ : a_10_;
-                            float t3296_ = kf_shfl_down(t3294_, 8u, kf_wn);
-                            bool t3298_ = (kf_lane_id() + 8u) < t3270_;
-                            float t3299_ = __fadd_rn(t3294_, t3296_);
-                            float t3300_ = t3298_ ? t3299_ : t3294_;
-                            float t3302_ = kf_shfl_down(t3300_, 4u, kf_wn);
-                            bool t3304_ = (kf_lane_id() + 4u) < t3270_;
-                            float t3305_ = __fadd_rn(t3300_, t3302_);
-                            float t3306_ = t3304_ ? t3305_ : t3300_;
-                            float t3308_ = kf_shfl_down(t3306_, 2u, kf_wn);
-                            bool t3310_ = (kf_lane_id() + 2u) < t3270_;
-                            float t3311_ = __fadd_rn(t3306_, t3308_);
-                            float t3312_ = t3310_ ? t3311_ : t3306_;
-                            float t3314_ = kf_shfl_down(t3312_, 1u, kf_wn);
-                            bool t3316_ = (kf_lane_id() + 1u) < t3270_;
-                            float t3317_ = __fadd_rn(t3312_, t3314_);
-                            t3249_ = kf_shfl(t3316_ ? t3317_ : t3312_, 0u, kf_wn);
+                            float t8636_ = kf_shfl_down(a_10_, 16u, kf_wn);
+                            bool t8638_ = (kf_lane_id() + 16u) < t8616_;
+                            float t8639_ = __fadd_rn(a_10_, t8636_);
+                            float t8640_ = t8638_ ? t8639_ : a_10_;
+                            float t8642_ = kf_shfl_down(t8640_, 8u, kf_wn);
+                            bool t8644_ = (kf_lane_id() + 8u) < t8616_;
+                            float t8645_ = __fadd_rn(t8640_, t8642_);
+                            float t8646_ = t8644_ ? t8645_ : t8640_;
+                            float t8648_ = kf_shfl_down(t8646_, 4u, kf_wn);
+                            bool t8650_ = (kf_lane_id() + 4u) < t8616_;
+                            float t8651_ = __fadd_rn(t8646_, t8648_);
+                            float t8652_ = t8650_ ? t8651_ : t8646_;
+                            float t8654_ = kf_shfl_down(t8652_, 2u, kf_wn);
+                            bool t8656_ = (kf_lane_id() + 2u) < t8616_;
+                            float t8657_ = __fadd_rn(t8652_, t8654_);
+                            float t8658_ = t8656_ ? t8657_ : t8652_;
+                            float t8660_ = kf_shfl_down(t8658_, 1u, kf_wn);
+                            bool t8662_ = (kf_lane_id() + 1u) < t8616_;
+                            float t8663_ = __fadd_rn(t8658_, t8660_);
+                            t8595_ = kf_shfl(t8662_ ? t8663_ : t8658_, 0u, kf_wn);
                         }
-                        bool t3322_ = lane_ == r_2_;
-                        bool t3323_ = t3322_;
-                        if (t3322_) {
-                            t3323_ = cg_ < m_;
+                        bool t8668_ = lane_ == r_2_;
+                        bool t8669_ = t8668_;
+                        if (t8668_) {
+                            t8669_ = cg_ < m_;
                         }
-                        if (t3323_) {
-                            y_[cg_] = t3249_;
+                        if (t8669_) {
+                            y_[cg_] = t8595_;
                         }
-                        acc_2_[0u] = 0.0f;
+                        acc_3_[0u] = 0.0f;
                         ck_ = 0u;
                         cg_ = cg_ + nw_;
                     }
@@ -2095,200 +2095,200 @@ gemv_f16_f32_f32(const kf_f16* __restrict__ w_, const float* __restrict__ x_, fl
     } else {
         unsigned lane_2_ = kf_lane_id();
         unsigned nv_2_ = k_ >> 3u;
-        unsigned t3466_ = (blockIdx.x << 3u) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u);
-        unsigned t3477_ = gridDim.x << 3u;
+        unsigned t8812_ = (blockIdx.x << 3u) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u);
+        unsigned t8823_ = gridDim.x << 3u;
         #pragma unroll 1
-        for (unsigned g_ = t3466_; g_ < m_; g_ = g_ + t3477_) {
+        for (unsigned g_ = t8812_; g_ < m_; g_ = g_ + t8823_) {
             row_[0u] = min(g_, (m_ - 1u));
-            acc_3_[0u] = 0.0f;
+            acc_4_[0u] = 0.0f;
             if ((k_ & 7u) == 0u) {
                 #pragma unroll 1
                 for (unsigned base_ = 0u; base_ < nv_2_; base_ = base_ + 128u) {
                     unsigned v_17_ = base_ + lane_2_;
-                    kf_u32x4 t3502_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                    kf_u32x4 t_2_ = t3502_;
+                    kf_u32x4 t8848_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_4_ = t8848_;
                     if (v_17_ < nv_2_) {
-                        unsigned t3508_ = (row_[0u] * nv_2_) + v_17_;
-                        kf_u32x4 t3509_ = wv_[t3508_];
-                        t_2_ = t3509_;
+                        unsigned t8854_ = (row_[0u] * nv_2_) + v_17_;
+                        kf_u32x4 t8855_ = wv_[t8854_];
+                        t_4_ = t8855_;
                     }
-                    wr_[0u] = t_2_;
+                    wr_[0u] = t_4_;
                     unsigned v_18_ = (base_ + 32u) + lane_2_;
-                    kf_u32x4 t3515_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                    kf_u32x4 t_3_ = t3515_;
+                    kf_u32x4 t8861_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_5_ = t8861_;
                     if (v_18_ < nv_2_) {
-                        unsigned t3521_ = (row_[0u] * nv_2_) + v_18_;
-                        kf_u32x4 t3522_ = wv_[t3521_];
-                        t_3_ = t3522_;
+                        unsigned t8867_ = (row_[0u] * nv_2_) + v_18_;
+                        kf_u32x4 t8868_ = wv_[t8867_];
+                        t_5_ = t8868_;
                     }
-                    wr_[1u] = t_3_;
+                    wr_[1u] = t_5_;
                     unsigned v_19_ = (base_ + 64u) + lane_2_;
-                    kf_u32x4 t3528_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                    kf_u32x4 t_4_ = t3528_;
+                    kf_u32x4 t8874_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_6_ = t8874_;
                     if (v_19_ < nv_2_) {
-                        unsigned t3534_ = (row_[0u] * nv_2_) + v_19_;
-                        kf_u32x4 t3535_ = wv_[t3534_];
-                        t_4_ = t3535_;
+                        unsigned t8880_ = (row_[0u] * nv_2_) + v_19_;
+                        kf_u32x4 t8881_ = wv_[t8880_];
+                        t_6_ = t8881_;
                     }
-                    wr_[2u] = t_4_;
+                    wr_[2u] = t_6_;
                     unsigned v_20_ = (base_ + 96u) + lane_2_;
-                    kf_u32x4 t3541_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                    kf_u32x4 t_5_ = t3541_;
+                    kf_u32x4 t8887_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_7_ = t8887_;
                     if (v_20_ < nv_2_) {
-                        unsigned t3547_ = (row_[0u] * nv_2_) + v_20_;
-                        kf_u32x4 t3548_ = wv_[t3547_];
-                        t_5_ = t3548_;
+                        unsigned t8893_ = (row_[0u] * nv_2_) + v_20_;
+                        kf_u32x4 t8894_ = wv_[t8893_];
+                        t_7_ = t8894_;
                     }
-                    wr_[3u] = t_5_;
+                    wr_[3u] = t_7_;
                     unsigned v_21_ = base_ + lane_2_;
                     if (v_21_ < nv_2_) {
-                        unsigned t3555_ = v_21_ << 1u;
-                        kf_f32x4 a_11_ = xf4_[t3555_];
-                        unsigned t3560_ = (v_21_ << 1u) + 1u;
-                        kf_f32x4 b_9_ = xf4_[t3560_];
-                        xs_9_[0u] = a_11_.v[0];
-                        xs_9_[4u] = b_9_.v[0];
-                        xs_9_[1u] = a_11_.v[1];
-                        xs_9_[5u] = b_9_.v[1];
-                        xs_9_[2u] = a_11_.v[2];
-                        xs_9_[6u] = b_9_.v[2];
-                        xs_9_[3u] = a_11_.v[3];
-                        xs_9_[7u] = b_9_.v[3];
-                        kf_u32x4 t3604_ = wr_[0u];
-                        kf_f16x8 wh_9_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t3604_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3604_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t3604_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3604_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t3604_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3604_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t3604_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3604_, 3u), 16u))}};
-                        acc_3_[0u] = __fmaf_rn(kf_f16_to_f32(wh_9_.v[7]), xs_9_[7u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[6]), xs_9_[6u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[5]), xs_9_[5u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[4]), xs_9_[4u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[3]), xs_9_[3u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[2]), xs_9_[2u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[1]), xs_9_[1u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[0]), xs_9_[0u], acc_3_[0u]))))))));
+                        unsigned t8901_ = v_21_ << 1u;
+                        kf_f32x4 a_11_ = xf4_[t8901_];
+                        unsigned t8906_ = (v_21_ << 1u) + 1u;
+                        kf_f32x4 b_9_ = xf4_[t8906_];
+                        xs_17_[0u] = a_11_.v[0];
+                        xs_17_[4u] = b_9_.v[0];
+                        xs_17_[1u] = a_11_.v[1];
+                        xs_17_[5u] = b_9_.v[1];
+                        xs_17_[2u] = a_11_.v[2];
+                        xs_17_[6u] = b_9_.v[2];
+                        xs_17_[3u] = a_11_.v[3];
+                        xs_17_[7u] = b_9_.v[3];
+                        kf_u32x4 t8950_ = wr_[0u];
+                        kf_f16x8 wh_9_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t8950_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8950_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t8950_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8950_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t8950_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8950_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t8950_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8950_, 3u), 16u))}};
+                        acc_4_[0u] = __fmaf_rn(kf_f16_to_f32(wh_9_.v[7]), xs_17_[7u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[6]), xs_17_[6u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[5]), xs_17_[5u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[4]), xs_17_[4u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[3]), xs_17_[3u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[2]), xs_17_[2u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[1]), xs_17_[1u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[0]), xs_17_[0u], acc_4_[0u]))))))));
                     }
                     unsigned v_22_ = (base_ + 32u) + lane_2_;
                     if (v_22_ < nv_2_) {
-                        unsigned t3682_ = v_22_ << 1u;
-                        kf_f32x4 a_12_ = xf4_[t3682_];
-                        unsigned t3687_ = (v_22_ << 1u) + 1u;
-                        kf_f32x4 b_10_ = xf4_[t3687_];
-                        xs_10_[0u] = a_12_.v[0];
-                        xs_10_[4u] = b_10_.v[0];
-                        xs_10_[1u] = a_12_.v[1];
-                        xs_10_[5u] = b_10_.v[1];
-                        xs_10_[2u] = a_12_.v[2];
-                        xs_10_[6u] = b_10_.v[2];
-                        xs_10_[3u] = a_12_.v[3];
-                        xs_10_[7u] = b_10_.v[3];
-                        kf_u32x4 t3731_ = wr_[1u];
-                        kf_f16x8 wh_10_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t3731_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3731_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t3731_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3731_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t3731_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3731_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t3731_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3731_, 3u), 16u))}};
-                        acc_3_[0u] = __fmaf_rn(kf_f16_to_f32(wh_10_.v[7]), xs_10_[7u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[6]), xs_10_[6u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[5]), xs_10_[5u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[4]), xs_10_[4u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[3]), xs_10_[3u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[2]), xs_10_[2u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[1]), xs_10_[1u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[0]), xs_10_[0u], acc_3_[0u]))))))));
+                        unsigned t9028_ = v_22_ << 1u;
+                        kf_f32x4 a_12_ = xf4_[t9028_];
+                        unsigned t9033_ = (v_22_ << 1u) + 1u;
+                        kf_f32x4 b_10_ = xf4_[t9033_];
+                        xs_18_[0u] = a_12_.v[0];
+                        xs_18_[4u] = b_10_.v[0];
+                        xs_18_[1u] = a_12_.v[1];
+                        xs_18_[5u] = b_10_.v[1];
+                        xs_18_[2u] = a_12_.v[2];
+                        xs_18_[6u] = b_10_.v[2];
+                        xs_18_[3u] = a_12_.v[3];
+                        xs_18_[7u] = b_10_.v[3];
+                        kf_u32x4 t9077_ = wr_[1u];
+                        kf_f16x8 wh_10_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t9077_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t9077_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t9077_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t9077_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t9077_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t9077_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t9077_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t9077_, 3u), 16u))}};
+                        acc_4_[0u] = __fmaf_rn(kf_f16_to_f32(wh_10_.v[7]), xs_18_[7u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[6]), xs_18_[6u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[5]), xs_18_[5u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[4]), xs_18_[4u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[3]), xs_18_[3u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[2]), xs_18_[2u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[1]), xs_18_[1u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[0]), xs_18_[0u], acc_4_[0u]))))))));
                     }
                     unsigned v_23_ = (base_ + 64u) + lane_2_;
                     if (v_23_ < nv_2_) {
-                        unsigned t3809_ = v_23_ << 1u;
-                        kf_f32x4 a_13_ = xf4_[t3809_];
-                        unsigned t3814_ = (v_23_ << 1u) + 1u;
-                        kf_f32x4 b_11_ = xf4_[t3814_];
-                        xs_11_[0u] = a_13_.v[0];
-                        xs_11_[4u] = b_11_.v[0];
-                        xs_11_[1u] = a_13_.v[1];
-                        xs_11_[5u] = b_11_.v[1];
-                        xs_11_[2u] = a_13_.v[2];
-                        xs_11_[6u] = b_11_.v[2];
-                        xs_11_[3u] = a_13_.v[3];
-                        xs_11_[7u] = b_11_.v[3];
-                        kf_u32x4 t3858_ = wr_[2u];
-                        kf_f16x8 wh_11_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t3858_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3858_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t3858_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3858_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t3858_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3858_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t3858_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3858_, 3u), 16u))}};
-                        acc_3_[0u] = __fmaf_rn(kf_f16_to_f32(wh_11_.v[7]), xs_11_[7u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[6]), xs_11_[6u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[5]), xs_11_[5u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[4]), xs_11_[4u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[3]), xs_11_[3u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[2]), xs_11_[2u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[1]), xs_11_[1u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[0]), xs_11_[0u], acc_3_[0u]))))))));
+                        unsigned t9155_ = v_23_ << 1u;
+                        kf_f32x4 a_13_ = xf4_[t9155_];
+                        unsigned t9160_ = (v_23_ << 1u) + 1u;
+                        kf_f32x4 b_11_ = xf4_[t9160_];
+                        xs_19_[0u] = a_13_.v[0];
+                        xs_19_[4u] = b_11_.v[0];
+                        xs_19_[1u] = a_13_.v[1];
+                        xs_19_[5u] = b_11_.v[1];
+                        xs_19_[2u] = a_13_.v[2];
+                        xs_19_[6u] = b_11_.v[2];
+                        xs_19_[3u] = a_13_.v[3];
+                        xs_19_[7u] = b_11_.v[3];
+                        kf_u32x4 t9204_ = wr_[2u];
+                        kf_f16x8 wh_11_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t9204_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t9204_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t9204_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t9204_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t9204_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t9204_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t9204_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t9204_, 3u), 16u))}};
+                        acc_4_[0u] = __fmaf_rn(kf_f16_to_f32(wh_11_.v[7]), xs_19_[7u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[6]), xs_19_[6u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[5]), xs_19_[5u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[4]), xs_19_[4u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[3]), xs_19_[3u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[2]), xs_19_[2u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[1]), xs_19_[1u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[0]), xs_19_[0u], acc_4_[0u]))))))));
                     }
                     unsigned v_24_ = (base_ + 96u) + lane_2_;
                     if (v_24_ < nv_2_) {
-                        unsigned t3936_ = v_24_ << 1u;
-                        kf_f32x4 a_14_ = xf4_[t3936_];
-                        unsigned t3941_ = (v_24_ << 1u) + 1u;
-                        kf_f32x4 b_12_ = xf4_[t3941_];
-                        xs_12_[0u] = a_14_.v[0];
-                        xs_12_[4u] = b_12_.v[0];
-                        xs_12_[1u] = a_14_.v[1];
-                        xs_12_[5u] = b_12_.v[1];
-                        xs_12_[2u] = a_14_.v[2];
-                        xs_12_[6u] = b_12_.v[2];
-                        xs_12_[3u] = a_14_.v[3];
-                        xs_12_[7u] = b_12_.v[3];
-                        kf_u32x4 t3985_ = wr_[3u];
-                        kf_f16x8 wh_12_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t3985_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3985_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t3985_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3985_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t3985_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3985_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t3985_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3985_, 3u), 16u))}};
-                        acc_3_[0u] = __fmaf_rn(kf_f16_to_f32(wh_12_.v[7]), xs_12_[7u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[6]), xs_12_[6u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[5]), xs_12_[5u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[4]), xs_12_[4u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[3]), xs_12_[3u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[2]), xs_12_[2u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[1]), xs_12_[1u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[0]), xs_12_[0u], acc_3_[0u]))))))));
+                        unsigned t9282_ = v_24_ << 1u;
+                        kf_f32x4 a_14_ = xf4_[t9282_];
+                        unsigned t9287_ = (v_24_ << 1u) + 1u;
+                        kf_f32x4 b_12_ = xf4_[t9287_];
+                        xs_20_[0u] = a_14_.v[0];
+                        xs_20_[4u] = b_12_.v[0];
+                        xs_20_[1u] = a_14_.v[1];
+                        xs_20_[5u] = b_12_.v[1];
+                        xs_20_[2u] = a_14_.v[2];
+                        xs_20_[6u] = b_12_.v[2];
+                        xs_20_[3u] = a_14_.v[3];
+                        xs_20_[7u] = b_12_.v[3];
+                        kf_u32x4 t9331_ = wr_[3u];
+                        kf_f16x8 wh_12_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t9331_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t9331_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t9331_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t9331_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t9331_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t9331_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t9331_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t9331_, 3u), 16u))}};
+                        acc_4_[0u] = __fmaf_rn(kf_f16_to_f32(wh_12_.v[7]), xs_20_[7u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[6]), xs_20_[6u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[5]), xs_20_[5u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[4]), xs_20_[4u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[3]), xs_20_[3u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[2]), xs_20_[2u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[1]), xs_20_[1u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[0]), xs_20_[0u], acc_4_[0u]))))))));
                     }
                 }
             } else {
                 #pragma unroll 1
                 for (unsigned c_ = lane_2_; c_ < k_; c_ = c_ + 32u) {
-                    float t4064_ = x_[c_];
+                    float t9410_ = x_[c_];
                     unsigned i_ = (row_[0u] * k_) + c_;
                     unsigned short u_ = w16_[i_];
-                    acc_3_[0u] = __fmaf_rn(kf_f16_to_f32(kf_bitcast<kf_f16>(u_)), t4064_, acc_3_[0u]);
+                    acc_4_[0u] = __fmaf_rn(kf_f16_to_f32(kf_bitcast<kf_f16>(u_)), t9410_, acc_4_[0u]);
                 }
             }
-            float t4084_ = acc_3_[0u];
-            unsigned t4106_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
-            if (t4106_ == 32u) {
-                float t4111_ = __fadd_rn(t4084_, kf_shfl_xor(t4084_, 16u, kf_wn));
-                float t4114_ = __fadd_rn(t4111_, kf_shfl_xor(t4111_, 8u, kf_wn));
-                float t4117_ = __fadd_rn(t4114_, kf_shfl_xor(t4114_, 4u, kf_wn));
-                float t4120_ = __fadd_rn(t4117_, kf_shfl_xor(t4117_, 2u, kf_wn));
-                s_ = __fadd_rn(t4120_, kf_shfl_xor(t4120_, 1u, kf_wn));
+            float t9430_ = acc_4_[0u];
+            unsigned t9452_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+            if (t9452_ == 32u) {
+                float t9457_ = __fadd_rn(t9430_, kf_shfl_xor(t9430_, 16u, kf_wn));
+                float t9460_ = __fadd_rn(t9457_, kf_shfl_xor(t9457_, 8u, kf_wn));
+                float t9463_ = __fadd_rn(t9460_, kf_shfl_xor(t9460_, 4u, kf_wn));
+                float t9466_ = __fadd_rn(t9463_, kf_shfl_xor(t9463_, 2u, kf_wn));
+                s_ = __fadd_rn(t9466_, kf_shfl_xor(t9466_, 1u, kf_wn));
             } else {
-                float t4126_ = kf_shfl_down(t4084_, 16u, kf_wn);
-                bool t4128_ = (kf_lane_id() + 16u) < t4106_;
-                float t4129_ = __fadd_rn(t4084_, t4126_);
-                float t4130_ = t4128_ ? t4129_ : t4084_;
-                float t4132_ = kf_shfl_down(t4130_, 8u, kf_wn);
-                bool t4134_ = (kf_lane_id() + 8u) < t4106_;
-                float t4135_ = __fadd_rn(t4130_, t4132_);
-                float t4136_ = t4134_ ? t4135_ : t4130_;
-                float t4138_ = kf_shfl_down(t4136_, 4u, kf_wn);
-                bool t4140_ = (kf_lane_id() + 4u) < t4106_;
-                float t4141_ = __fadd_rn(t4136_, t4138_);
-                float t4142_ = t4140_ ? t4141_ : t4136_;
-                float t4144_ = kf_shfl_down(t4142_, 2u, kf_wn);
-                bool t4146_ = (kf_lane_id() + 2u) < t4106_;
-                float t4147_ = __fadd_rn(t4142_, t4144_);
-                float t4148_ = t4146_ ? t4147_ : t4142_;
-                float t4150_ = kf_shfl_down(t4148_, 1u, kf_wn);
-                bool t4152_ = (kf_lane_id() + 1u) < t4106_;
-                float t4153_ = __fadd_rn(t4148_, t4150_);
-                s_ = kf_shfl(t4152_ ? t4153_ : t4148_, 0u, kf_wn);
+                float t9472_ = kf_shfl_down(t9430_, 16u, kf_wn);
+                bool t9474_ = (kf_lane_id() + 16u) < t9452_;
+                float t9475_ = __fadd_rn(t9430_, t9472_);
+                float t9476_ = t9474_ ? t9475_ : t9430_;
+                float t9478_ = kf_shfl_down(t9476_, 8u, kf_wn);
+                bool t9480_ = (kf_lane_id() + 8u) < t9452_;
+                float t9481_ = __fadd_rn(t9476_, t9478_);
+                float t9482_ = t9480_ ? t9481_ : t9476_;
+                float t9484_ = kf_shfl_down(t9482_, 4u, kf_wn);
+                bool t9486_ = (kf_lane_id() + 4u) < t9452_;
+                float t9487_ = __fadd_rn(t9482_, t9484_);
+                float t9488_ = t9486_ ? t9487_ : t9482_;
+                float t9490_ = kf_shfl_down(t9488_, 2u, kf_wn);
+                bool t9492_ = (kf_lane_id() + 2u) < t9452_;
+                float t9493_ = __fadd_rn(t9488_, t9490_);
+                float t9494_ = t9492_ ? t9493_ : t9488_;
+                float t9496_ = kf_shfl_down(t9494_, 1u, kf_wn);
+                bool t9498_ = (kf_lane_id() + 1u) < t9452_;
+                float t9499_ = __fadd_rn(t9494_, t9496_);
+                s_ = kf_shfl(t9498_ ? t9499_ : t9494_, 0u, kf_wn);
             }
-            bool t4158_ = lane_2_ == 0u;
-            bool t4159_ = t4158_;
-            if (t4158_) {
-                t4159_ = g_ < m_;
+            bool t9504_ = lane_2_ == 0u;
+            bool t9505_ = t9504_;
+            if (t9504_) {
+                t9505_ = g_ < m_;
             }
-            if (t4159_) {
+            if (t9505_) {
                 y_[g_] = s_;
             }
         }
     }
 }
 
-/* kernel gemv_bf16_f16_f16 (gemv.kf:1052) */
+/* kernel gemv_bf16_f16_f16 (gemv.kf:1070) */
 extern "C" __global__ void __launch_bounds__(256)
 gemv_bf16_f16_f16(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__ x_, kf_f16* __restrict__ y_, unsigned m_, unsigned k_)
 {
     kf_pdl_wait();
-    kf_u32x4 wb_[8];
-    kf_u32x4 xb_[16];
-    float acc_2_[1];
-    float xs_[8];
-    float xs_2_[8];
-    float xs_3_[8];
-    float xs_4_[8];
-    float xs_5_[8];
-    float xs_6_[8];
-    float xs_7_[8];
-    float xs_8_[8];
-    unsigned row_[1];
+    kf_u32x4 wb_2_[8];
+    kf_u32x4 xb_2_[16];
     float acc_3_[1];
-    kf_u32x4 wr_[4];
     float xs_9_[8];
     float xs_10_[8];
     float xs_11_[8];
     float xs_12_[8];
-    float t2308_;
-    float t3249_;
+    float xs_13_[8];
+    float xs_14_[8];
+    float xs_15_[8];
+    float xs_16_[8];
+    unsigned row_[1];
+    float acc_4_[1];
+    kf_u32x4 wr_[4];
+    float xs_17_[8];
+    float xs_18_[8];
+    float xs_19_[8];
+    float xs_20_[8];
+    float t7626_;
+    float t8595_;
     float s_;
     const unsigned kf_wn = kf_warp_lanes();
     const unsigned short* w16_ = (const unsigned short*)w_;
@@ -2302,294 +2302,294 @@ gemv_bf16_f16_f16(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__ x_,
         unsigned wid_ = (blockIdx.x << 3u) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u);
         unsigned nw_ = gridDim.x << 3u;
         if (!(wid_ >= m_)) {
-            unsigned t1435_ = m_ - wid_;
-            unsigned t1443_ = ((t1435_ / nw_) + (((t1435_ % nw_) != 0u) ? 1u : 0u)) * steps_;
-            acc_2_[0u] = 0.0f;
+            unsigned t5145_ = m_ - wid_;
+            unsigned t5153_ = ((t5145_ / nw_) + (((t5145_ % nw_) != 0u) ? 1u : 0u)) * steps_;
+            acc_3_[0u] = 0.0f;
             unsigned lg_ = wid_;
             unsigned lk_ = 0u;
             unsigned cg_ = wid_;
             unsigned ck_ = 0u;
-            unsigned t1462_ = t1443_ + 1u;
+            unsigned t6752_ = t5153_ + 1u;
             #pragma unroll 1
-            for (unsigned t0_ = 0u; t0_ < t1462_; t0_ = t0_ + 2u) {
-                if (t0_ < t1443_) {
+            for (unsigned t0_ = 0u; t0_ < t6752_; t0_ = t0_ + 2u) {
+                if (t0_ < t5153_) {
                     unsigned v_ = min((((lk_ << 5u) << 2u) + lane_), (nv_ - 1u));
                     unsigned row_2_ = min(lg_, (m_ - 1u));
-                    wb_[0u] = wv_[(row_2_ * nv_) + v_];
-                    xb_[0u] = xv_[v_];
+                    wb_2_[0u] = wv_[(row_2_ * nv_) + v_];
+                    xb_2_[0u] = xv_[v_];
                     unsigned v_2_ = min(((((lk_ << 5u) << 2u) + 32u) + lane_), (nv_ - 1u));
                     unsigned row_3_ = min(lg_, (m_ - 1u));
-                    wb_[1u] = wv_[(row_3_ * nv_) + v_2_];
-                    xb_[2u] = xv_[v_2_];
+                    wb_2_[1u] = wv_[(row_3_ * nv_) + v_2_];
+                    xb_2_[2u] = xv_[v_2_];
                     unsigned v_3_ = min(((((lk_ << 5u) << 2u) + 64u) + lane_), (nv_ - 1u));
                     unsigned row_4_ = min(lg_, (m_ - 1u));
-                    wb_[2u] = wv_[(row_4_ * nv_) + v_3_];
-                    xb_[4u] = xv_[v_3_];
+                    wb_2_[2u] = wv_[(row_4_ * nv_) + v_3_];
+                    xb_2_[4u] = xv_[v_3_];
                     unsigned v_4_ = min(((((lk_ << 5u) << 2u) + 96u) + lane_), (nv_ - 1u));
                     unsigned row_5_ = min(lg_, (m_ - 1u));
-                    wb_[3u] = wv_[(row_5_ * nv_) + v_4_];
-                    xb_[6u] = xv_[v_4_];
-                    unsigned t1638_ = lk_ + 1u;
-                    lk_ = t1638_;
-                    if (t1638_ == steps_) {
+                    wb_2_[3u] = wv_[(row_5_ * nv_) + v_4_];
+                    xb_2_[6u] = xv_[v_4_];
+                    unsigned t6956_ = lk_ + 1u;
+                    lk_ = t6956_;
+                    if (t6956_ == steps_) {
                         lk_ = 0u;
                         lg_ = lg_ + nw_;
                     }
                 }
-                bool t1748_ = t0_ >= 1u;
-                bool t1749_ = t1748_;
-                if (t1748_) {
-                    t1749_ = (t0_ - 1u) < t1443_;
+                bool t7066_ = t0_ >= 1u;
+                bool t7067_ = t7066_;
+                if (t7066_) {
+                    t7067_ = (t0_ - 1u) < t5153_;
                 }
-                if (t1749_) {
+                if (t7067_) {
                     unsigned v_5_ = ((ck_ << 5u) << 2u) + lane_;
                     if (v_5_ < nv_) {
-                        kf_u32x4 t1808_ = xb_[8u];
-                        kf_f16x8 a_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1808_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1808_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1808_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1808_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1808_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1808_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1808_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1808_, 3u), 16u))}};
-                        xs_[0u] = kf_f16_to_f32(a_.v[0]);
-                        xs_[1u] = kf_f16_to_f32(a_.v[1]);
-                        xs_[2u] = kf_f16_to_f32(a_.v[2]);
-                        xs_[3u] = kf_f16_to_f32(a_.v[3]);
-                        xs_[4u] = kf_f16_to_f32(a_.v[4]);
-                        xs_[5u] = kf_f16_to_f32(a_.v[5]);
-                        xs_[6u] = kf_f16_to_f32(a_.v[6]);
-                        xs_[7u] = kf_f16_to_f32(a_.v[7]);
-                        kf_u32x4 t1838_ = wb_[4u];
-                        kf_bf16x8 wbv_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t1838_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1838_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t1838_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1838_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t1838_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1838_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t1838_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1838_, 3u), 16u))}};
-                        acc_2_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_.v[7]), xs_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[6]), xs_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[5]), xs_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[4]), xs_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[3]), xs_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[2]), xs_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[1]), xs_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[0]), xs_[0u], acc_2_[0u]))))))));
+                        kf_u32x4 t7126_ = xb_2_[8u];
+                        kf_f16x8 a_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7126_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7126_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7126_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7126_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7126_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7126_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7126_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7126_, 3u), 16u))}};
+                        xs_9_[0u] = kf_f16_to_f32(a_.v[0]);
+                        xs_9_[1u] = kf_f16_to_f32(a_.v[1]);
+                        xs_9_[2u] = kf_f16_to_f32(a_.v[2]);
+                        xs_9_[3u] = kf_f16_to_f32(a_.v[3]);
+                        xs_9_[4u] = kf_f16_to_f32(a_.v[4]);
+                        xs_9_[5u] = kf_f16_to_f32(a_.v[5]);
+                        xs_9_[6u] = kf_f16_to_f32(a_.v[6]);
+                        xs_9_[7u] = kf_f16_to_f32(a_.v[7]);
+                        kf_u32x4 t7156_ = wb_2_[4u];
+                        kf_bf16x8 wbv_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t7156_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7156_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7156_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7156_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7156_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7156_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7156_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7156_, 3u), 16u))}};
+                        acc_3_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_.v[7]), xs_9_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[6]), xs_9_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[5]), xs_9_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[4]), xs_9_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[3]), xs_9_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[2]), xs_9_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[1]), xs_9_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[0]), xs_9_[0u], acc_3_[0u]))))))));
                     }
                     unsigned v_6_ = (((ck_ << 5u) << 2u) + 32u) + lane_;
                     if (v_6_ < nv_) {
-                        kf_u32x4 t1939_ = xb_[10u];
-                        kf_f16x8 a_2_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1939_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1939_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1939_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1939_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1939_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1939_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1939_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1939_, 3u), 16u))}};
-                        xs_2_[0u] = kf_f16_to_f32(a_2_.v[0]);
-                        xs_2_[1u] = kf_f16_to_f32(a_2_.v[1]);
-                        xs_2_[2u] = kf_f16_to_f32(a_2_.v[2]);
-                        xs_2_[3u] = kf_f16_to_f32(a_2_.v[3]);
-                        xs_2_[4u] = kf_f16_to_f32(a_2_.v[4]);
-                        xs_2_[5u] = kf_f16_to_f32(a_2_.v[5]);
-                        xs_2_[6u] = kf_f16_to_f32(a_2_.v[6]);
-                        xs_2_[7u] = kf_f16_to_f32(a_2_.v[7]);
-                        kf_u32x4 t1969_ = wb_[5u];
-                        kf_bf16x8 wbv_2_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t1969_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1969_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t1969_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1969_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t1969_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1969_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t1969_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1969_, 3u), 16u))}};
-                        acc_2_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[7]), xs_2_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[6]), xs_2_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[5]), xs_2_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[4]), xs_2_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[3]), xs_2_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[2]), xs_2_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[1]), xs_2_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[0]), xs_2_[0u], acc_2_[0u]))))))));
+                        kf_u32x4 t7257_ = xb_2_[10u];
+                        kf_f16x8 a_2_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7257_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7257_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7257_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7257_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7257_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7257_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7257_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7257_, 3u), 16u))}};
+                        xs_10_[0u] = kf_f16_to_f32(a_2_.v[0]);
+                        xs_10_[1u] = kf_f16_to_f32(a_2_.v[1]);
+                        xs_10_[2u] = kf_f16_to_f32(a_2_.v[2]);
+                        xs_10_[3u] = kf_f16_to_f32(a_2_.v[3]);
+                        xs_10_[4u] = kf_f16_to_f32(a_2_.v[4]);
+                        xs_10_[5u] = kf_f16_to_f32(a_2_.v[5]);
+                        xs_10_[6u] = kf_f16_to_f32(a_2_.v[6]);
+                        xs_10_[7u] = kf_f16_to_f32(a_2_.v[7]);
+                        kf_u32x4 t7287_ = wb_2_[5u];
+                        kf_bf16x8 wbv_2_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t7287_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7287_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7287_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7287_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7287_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7287_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7287_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7287_, 3u), 16u))}};
+                        acc_3_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[7]), xs_10_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[6]), xs_10_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[5]), xs_10_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[4]), xs_10_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[3]), xs_10_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[2]), xs_10_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[1]), xs_10_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[0]), xs_10_[0u], acc_3_[0u]))))))));
                     }
                     unsigned v_7_ = (((ck_ << 5u) << 2u) + 64u) + lane_;
                     if (v_7_ < nv_) {
-                        kf_u32x4 t2070_ = xb_[12u];
-                        kf_f16x8 a_3_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2070_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2070_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2070_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2070_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2070_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2070_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2070_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2070_, 3u), 16u))}};
-                        xs_3_[0u] = kf_f16_to_f32(a_3_.v[0]);
-                        xs_3_[1u] = kf_f16_to_f32(a_3_.v[1]);
-                        xs_3_[2u] = kf_f16_to_f32(a_3_.v[2]);
-                        xs_3_[3u] = kf_f16_to_f32(a_3_.v[3]);
-                        xs_3_[4u] = kf_f16_to_f32(a_3_.v[4]);
-                        xs_3_[5u] = kf_f16_to_f32(a_3_.v[5]);
-                        xs_3_[6u] = kf_f16_to_f32(a_3_.v[6]);
-                        xs_3_[7u] = kf_f16_to_f32(a_3_.v[7]);
-                        kf_u32x4 t2100_ = wb_[6u];
-                        kf_bf16x8 wbv_3_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t2100_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2100_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2100_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2100_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2100_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2100_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2100_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2100_, 3u), 16u))}};
-                        acc_2_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[7]), xs_3_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[6]), xs_3_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[5]), xs_3_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[4]), xs_3_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[3]), xs_3_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[2]), xs_3_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[1]), xs_3_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[0]), xs_3_[0u], acc_2_[0u]))))))));
+                        kf_u32x4 t7388_ = xb_2_[12u];
+                        kf_f16x8 a_3_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7388_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7388_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7388_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7388_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7388_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7388_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7388_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7388_, 3u), 16u))}};
+                        xs_11_[0u] = kf_f16_to_f32(a_3_.v[0]);
+                        xs_11_[1u] = kf_f16_to_f32(a_3_.v[1]);
+                        xs_11_[2u] = kf_f16_to_f32(a_3_.v[2]);
+                        xs_11_[3u] = kf_f16_to_f32(a_3_.v[3]);
+                        xs_11_[4u] = kf_f16_to_f32(a_3_.v[4]);
+                        xs_11_[5u] = kf_f16_to_f32(a_3_.v[5]);
+                        xs_11_[6u] = kf_f16_to_f32(a_3_.v[6]);
+                        xs_11_[7u] = kf_f16_to_f32(a_3_.v[7]);
+                        kf_u32x4 t7418_ = wb_2_[6u];
+                        kf_bf16x8 wbv_3_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t7418_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7418_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7418_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7418_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7418_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7418_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7418_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7418_, 3u), 16u))}};
+                        acc_3_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[7]), xs_11_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[6]), xs_11_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[5]), xs_11_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[4]), xs_11_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[3]), xs_11_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[2]), xs_11_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[1]), xs_11_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[0]), xs_11_[0u], acc_3_[0u]))))))));
                     }
                     unsigned v_8_ = (((ck_ << 5u) << 2u) + 96u) + lane_;
                     if (v_8_ < nv_) {
-                        kf_u32x4 t2201_ = xb_[14u];
-                        kf_f16x8 a_4_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2201_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2201_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2201_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2201_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2201_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2201_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2201_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2201_, 3u), 16u))}};
-                        xs_4_[0u] = kf_f16_to_f32(a_4_.v[0]);
-                        xs_4_[1u] = kf_f16_to_f32(a_4_.v[1]);
-                        xs_4_[2u] = kf_f16_to_f32(a_4_.v[2]);
-                        xs_4_[3u] = kf_f16_to_f32(a_4_.v[3]);
-                        xs_4_[4u] = kf_f16_to_f32(a_4_.v[4]);
-                        xs_4_[5u] = kf_f16_to_f32(a_4_.v[5]);
-                        xs_4_[6u] = kf_f16_to_f32(a_4_.v[6]);
-                        xs_4_[7u] = kf_f16_to_f32(a_4_.v[7]);
-                        kf_u32x4 t2231_ = wb_[7u];
-                        kf_bf16x8 wbv_4_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t2231_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2231_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2231_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2231_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2231_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2231_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2231_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2231_, 3u), 16u))}};
-                        acc_2_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[7]), xs_4_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[6]), xs_4_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[5]), xs_4_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[4]), xs_4_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[3]), xs_4_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[2]), xs_4_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[1]), xs_4_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[0]), xs_4_[0u], acc_2_[0u]))))))));
+                        kf_u32x4 t7519_ = xb_2_[14u];
+                        kf_f16x8 a_4_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7519_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7519_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7519_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7519_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7519_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7519_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7519_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7519_, 3u), 16u))}};
+                        xs_12_[0u] = kf_f16_to_f32(a_4_.v[0]);
+                        xs_12_[1u] = kf_f16_to_f32(a_4_.v[1]);
+                        xs_12_[2u] = kf_f16_to_f32(a_4_.v[2]);
+                        xs_12_[3u] = kf_f16_to_f32(a_4_.v[3]);
+                        xs_12_[4u] = kf_f16_to_f32(a_4_.v[4]);
+                        xs_12_[5u] = kf_f16_to_f32(a_4_.v[5]);
+                        xs_12_[6u] = kf_f16_to_f32(a_4_.v[6]);
+                        xs_12_[7u] = kf_f16_to_f32(a_4_.v[7]);
+                        kf_u32x4 t7549_ = wb_2_[7u];
+                        kf_bf16x8 wbv_4_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t7549_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7549_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7549_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7549_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7549_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7549_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7549_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7549_, 3u), 16u))}};
+                        acc_3_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[7]), xs_12_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[6]), xs_12_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[5]), xs_12_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[4]), xs_12_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[3]), xs_12_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[2]), xs_12_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[1]), xs_12_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[0]), xs_12_[0u], acc_3_[0u]))))))));
                     }
-                    unsigned t2302_ = ck_ + 1u;
-                    ck_ = t2302_;
-                    if (t2302_ == steps_) {
-                        float a_5_ = acc_2_[0u];
+                    unsigned t7620_ = ck_ + 1u;
+                    ck_ = t7620_;
+                    if (t7620_ == steps_) {
+                        float a_5_ = acc_3_[0u];
                         unsigned r_ = 0u;
-                        unsigned t2329_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
-                        if (t2329_ == 32u) {
-                            float t2334_ = __fadd_rn(a_5_, kf_shfl_xor(a_5_, 16u, kf_wn));
-                            float t2337_ = __fadd_rn(t2334_, kf_shfl_xor(t2334_, 8u, kf_wn));
-                            float t2340_ = __fadd_rn(t2337_, kf_shfl_xor(t2337_, 4u, kf_wn));
-                            float t2343_ = __fadd_rn(t2340_, kf_shfl_xor(t2340_, 2u, kf_wn));
-                            t2308_ = __fadd_rn(t2343_, kf_shfl_xor(t2343_, 1u, kf_wn));
+                        unsigned t7647_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+                        if (t7647_ == 32u) {
+                            float t7652_ = __fadd_rn(a_5_, kf_shfl_xor(a_5_, 16u, kf_wn));
+                            float t7655_ = __fadd_rn(t7652_, kf_shfl_xor(t7652_, 8u, kf_wn));
+                            float t7658_ = __fadd_rn(t7655_, kf_shfl_xor(t7655_, 4u, kf_wn));
+                            float t7661_ = __fadd_rn(t7658_, kf_shfl_xor(t7658_, 2u, kf_wn));
+                            t7626_ = __fadd_rn(t7661_, kf_shfl_xor(t7661_, 1u, kf_wn));
                         } else {
-                            float t2349_ = kf_shfl_down(a_5_, 16u, kf_wn);
-                            bool t2351_ = (kf_lane_id() + 16u) < t2329_;
-                            float t2352_ = __fadd_rn(a_5_, t2349_);
-                            float t2353_ = t2351_ ? t2352_ : a_5_;
-                            float t2355_ = kf_shfl_down(t2353_, 8u, kf_wn);
-                            bool t2357_ = (kf_lane_id() + 8u) < t2329_;
-                            float t2358_ = __fadd_rn(t2353_, t2355_);
-                            float t2359_ = t2357_ ? t2358_ : t2353_;
-                            float t2361_ = kf_shfl_down(t2359_, 4u, kf_wn);
-                            bool t2363_ = (kf_lane_id() + 4u) < t2329_;
-                            float t2364_ = __fadd_rn(t2359_, t2361_);
-                            float t2365_ = t2363_ ? t2364_ : t2359_;
-                            float t2367_ = kf_shfl_down(t2365_, 2u, kf_wn);
-                            bool t2369_ = (kf_lane_id() + 2u) < t2329_;
-                            float t2370_ = __fadd_rn(t2365_, t2367_);
-                            float t2371_ = t2369_ ? t2370_ : t2365_;
-                            float t2373_ = kf_shfl_down(t2371_, 1u, kf_wn);
-                            bool t2375_ = (kf_lane_id() + 1u) < t2329_;
-                            float t2376_ = __fadd_rn(t2371_, t2373_);
-                            t2308_ = kf_shfl(t2375_ ? t2376_ : t2371_, 0u, kf_wn);
+                            float t7667_ = kf_shfl_down(a_5_, 16u, kf_wn);
+                            bool t7669_ = (kf_lane_id() + 16u) < t7647_;
+                            float t7670_ = __fadd_rn(a_5_, t7667_);
+                            float t7671_ = t7669_ ? t7670_ : a_5_;
+                            float t7673_ = kf_shfl_down(t7671_, 8u, kf_wn);
+                            bool t7675_ = (kf_lane_id() + 8u) < t7647_;
+                            float t7676_ = __fadd_rn(t7671_, t7673_);
+                            float t7677_ = t7675_ ? t7676_ : t7671_;
+                            float t7679_ = kf_shfl_down(t7677_, 4u, kf_wn);
+                            bool t7681_ = (kf_lane_id() + 4u) < t7647_;
+                            float t7682_ = __fadd_rn(t7677_, t7679_);
+                            float t7683_ = t7681_ ? t7682_ : t7677_;
+                            float t7685_ = kf_shfl_down(t7683_, 2u, kf_wn);
+                            bool t7687_ = (kf_lane_id() + 2u) < t7647_;
+                            float t7688_ = __fadd_rn(t7683_, t7685_);
+                            float t7689_ = t7687_ ? t7688_ : t7683_;
+                            float t7691_ = kf_shfl_down(t7689_, 1u, kf_wn);
+                            bool t7693_ = (kf_lane_id() + 1u) < t7647_;
+                            float t7694_ = __fadd_rn(t7689_, t7691_);
+                            t7626_ = kf_shfl(t7693_ ? t7694_ : t7689_, 0u, kf_wn);
                         }
-                        bool t2381_ = lane_ == r_;
-                        bool t2382_ = t2381_;
-                        if (t2381_) {
-                            t2382_ = cg_ < m_;
+                        bool t7699_ = lane_ == r_;
+                        bool t7700_ = t7699_;
+                        if (t7699_) {
+                            t7700_ = cg_ < m_;
                         }
-                        if (t2382_) {
-                            y_[cg_] = kf_f16_from_f32(t2308_);
+                        if (t7700_) {
+                            y_[cg_] = kf_f16_from_f32(t7626_);
                         }
-                        acc_2_[0u] = 0.0f;
+                        acc_3_[0u] = 0.0f;
                         ck_ = 0u;
                         cg_ = cg_ + nw_;
                     }
                 }
-                if ((t0_ + 1u) < t1443_) {
+                if ((t0_ + 1u) < t5153_) {
                     unsigned v_9_ = min((((lk_ << 5u) << 2u) + lane_), (nv_ - 1u));
                     unsigned row_6_ = min(lg_, (m_ - 1u));
-                    wb_[4u] = wv_[(row_6_ * nv_) + v_9_];
-                    xb_[8u] = xv_[v_9_];
+                    wb_2_[4u] = wv_[(row_6_ * nv_) + v_9_];
+                    xb_2_[8u] = xv_[v_9_];
                     unsigned v_10_ = min(((((lk_ << 5u) << 2u) + 32u) + lane_), (nv_ - 1u));
                     unsigned row_7_ = min(lg_, (m_ - 1u));
-                    wb_[5u] = wv_[(row_7_ * nv_) + v_10_];
-                    xb_[10u] = xv_[v_10_];
+                    wb_2_[5u] = wv_[(row_7_ * nv_) + v_10_];
+                    xb_2_[10u] = xv_[v_10_];
                     unsigned v_11_ = min(((((lk_ << 5u) << 2u) + 64u) + lane_), (nv_ - 1u));
                     unsigned row_8_ = min(lg_, (m_ - 1u));
-                    wb_[6u] = wv_[(row_8_ * nv_) + v_11_];
-                    xb_[12u] = xv_[v_11_];
+                    wb_2_[6u] = wv_[(row_8_ * nv_) + v_11_];
+                    xb_2_[12u] = xv_[v_11_];
                     unsigned v_12_ = min(((((lk_ << 5u) << 2u) + 96u) + lane_), (nv_ - 1u));
                     unsigned row_9_ = min(lg_, (m_ - 1u));
-                    wb_[7u] = wv_[(row_9_ * nv_) + v_12_];
-                    xb_[14u] = xv_[v_12_];
-                    unsigned t2579_ = lk_ + 1u;
-                    lk_ = t2579_;
-                    if (t2579_ == steps_) {
+                    wb_2_[7u] = wv_[(row_9_ * nv_) + v_12_];
+                    xb_2_[14u] = xv_[v_12_];
+                    unsigned t7925_ = lk_ + 1u;
+                    lk_ = t7925_;
+                    if (t7925_ == steps_) {
                         lk_ = 0u;
                         lg_ = lg_ + nw_;
                     }
                 }
-                bool t2689_ = (t0_ + 1u) >= 1u;
-                bool t2690_ = t2689_;
-                if (t2689_) {
-                    t2690_ = ((t0_ + 1u) - 1u) < t1443_;
+                bool t8035_ = (t0_ + 1u) >= 1u;
+                bool t8036_ = t8035_;
+                if (t8035_) {
+                    t8036_ = ((t0_ + 1u) - 1u) < t5153_;
                 }
-                if (t2690_) {
+                if (t8036_) {
                     unsigned v_13_ = ((ck_ << 5u) << 2u) + lane_;
                     if (v_13_ < nv_) {
-                        kf_u32x4 t2749_ = xb_[0u];
-                        kf_f16x8 a_6_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2749_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2749_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2749_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2749_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2749_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2749_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2749_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2749_, 3u), 16u))}};
-                        xs_5_[0u] = kf_f16_to_f32(a_6_.v[0]);
-                        xs_5_[1u] = kf_f16_to_f32(a_6_.v[1]);
-                        xs_5_[2u] = kf_f16_to_f32(a_6_.v[2]);
-                        xs_5_[3u] = kf_f16_to_f32(a_6_.v[3]);
-                        xs_5_[4u] = kf_f16_to_f32(a_6_.v[4]);
-                        xs_5_[5u] = kf_f16_to_f32(a_6_.v[5]);
-                        xs_5_[6u] = kf_f16_to_f32(a_6_.v[6]);
-                        xs_5_[7u] = kf_f16_to_f32(a_6_.v[7]);
-                        kf_u32x4 t2779_ = wb_[0u];
-                        kf_bf16x8 wbv_5_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t2779_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2779_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2779_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2779_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2779_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2779_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2779_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2779_, 3u), 16u))}};
-                        acc_2_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[7]), xs_5_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[6]), xs_5_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[5]), xs_5_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[4]), xs_5_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[3]), xs_5_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[2]), xs_5_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[1]), xs_5_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[0]), xs_5_[0u], acc_2_[0u]))))))));
+                        kf_u32x4 t8095_ = xb_2_[0u];
+                        kf_f16x8 a_6_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t8095_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8095_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t8095_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8095_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t8095_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8095_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t8095_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8095_, 3u), 16u))}};
+                        xs_13_[0u] = kf_f16_to_f32(a_6_.v[0]);
+                        xs_13_[1u] = kf_f16_to_f32(a_6_.v[1]);
+                        xs_13_[2u] = kf_f16_to_f32(a_6_.v[2]);
+                        xs_13_[3u] = kf_f16_to_f32(a_6_.v[3]);
+                        xs_13_[4u] = kf_f16_to_f32(a_6_.v[4]);
+                        xs_13_[5u] = kf_f16_to_f32(a_6_.v[5]);
+                        xs_13_[6u] = kf_f16_to_f32(a_6_.v[6]);
+                        xs_13_[7u] = kf_f16_to_f32(a_6_.v[7]);
+                        kf_u32x4 t8125_ = wb_2_[0u];
+                        kf_bf16x8 wbv_5_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t8125_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8125_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8125_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8125_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8125_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8125_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8125_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8125_, 3u), 16u))}};
+                        acc_3_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[7]), xs_13_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[6]), xs_13_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[5]), xs_13_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[4]), xs_13_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[3]), xs_13_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[2]), xs_13_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[1]), xs_13_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[0]), xs_13_[0u], acc_3_[0u]))))))));
                     }
                     unsigned v_14_ = (((ck_ << 5u) << 2u) + 32u) + lane_;
                     if (v_14_ < nv_) {
-                        kf_u32x4 t2880_ = xb_[2u];
-                        kf_f16x8 a_7_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2880_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2880_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2880_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2880_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2880_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2880_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2880_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2880_, 3u), 16u))}};
-                        xs_6_[0u] = kf_f16_to_f32(a_7_.v[0]);
-                        xs_6_[1u] = kf_f16_to_f32(a_7_.v[1]);
-                        xs_6_[2u] = kf_f16_to_f32(a_7_.v[2]);
-                        xs_6_[3u] = kf_f16_to_f32(a_7_.v[3]);
-                        xs_6_[4u] = kf_f16_to_f32(a_7_.v[4]);
-                        xs_6_[5u] = kf_f16_to_f32(a_7_.v[5]);
-                        xs_6_[6u] = kf_f16_to_f32(a_7_.v[6]);
-                        xs_6_[7u] = kf_f16_to_f32(a_7_.v[7]);
-                        kf_u32x4 t2910_ = wb_[1u];
-                        kf_bf16x8 wbv_6_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t2910_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2910_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2910_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2910_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2910_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2910_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2910_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2910_, 3u), 16u))}};
-                        acc_2_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[7]), xs_6_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[6]), xs_6_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[5]), xs_6_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[4]), xs_6_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[3]), xs_6_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[2]), xs_6_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[1]), xs_6_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[0]), xs_6_[0u], acc_2_[0u]))))))));
+                        kf_u32x4 t8226_ = xb_2_[2u];
+                        kf_f16x8 a_7_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t8226_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8226_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t8226_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8226_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t8226_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8226_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t8226_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8226_, 3u), 16u))}};
+                        xs_14_[0u] = kf_f16_to_f32(a_7_.v[0]);
+                        xs_14_[1u] = kf_f16_to_f32(a_7_.v[1]);
+                        xs_14_[2u] = kf_f16_to_f32(a_7_.v[2]);
+                        xs_14_[3u] = kf_f16_to_f32(a_7_.v[3]);
+                        xs_14_[4u] = kf_f16_to_f32(a_7_.v[4]);
+                        xs_14_[5u] = kf_f16_to_f32(a_7_.v[5]);
+                        xs_14_[6u] = kf_f16_to_f32(a_7_.v[6]);
+                        xs_14_[7u] = kf_f16_to_f32(a_7_.v[7]);
+                        kf_u32x4 t8256_ = wb_2_[1u];
+                        kf_bf16x8 wbv_6_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t8256_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8256_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8256_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8256_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8256_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8256_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8256_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8256_, 3u), 16u))}};
+                        acc_3_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[7]), xs_14_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[6]), xs_14_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[5]), xs_14_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[4]), xs_14_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[3]), xs_14_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[2]), xs_14_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[1]), xs_14_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[0]), xs_14_[0u], acc_3_[0u]))))))));
                     }
                     unsigned v_15_ = (((ck_ << 5u) << 2u) + 64u) + lane_;
                     if (v_15_ < nv_) {
-                        kf_u32x4 t3011_ = xb_[4u];
-                        kf_f16x8 a_8_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t3011_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3011_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t3011_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3011_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t3011_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3011_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t3011_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3011_, 3u), 16u))}};
-                        xs_7_[0u] = kf_f16_to_f32(a_8_.v[0]);
-                        xs_7_[1u] = kf_f16_to_f32(a_8_.v[1]);
-                        xs_7_[2u] = kf_f16_to_f32(a_8_.v[2]);
-                        xs_7_[3u] = kf_f16_to_f32(a_8_.v[3]);
-                        xs_7_[4u] = kf_f16_to_f32(a_8_.v[4]);
-                        xs_7_[5u] = kf_f16_to_f32(a_8_.v[5]);
-                        xs_7_[6u] = kf_f16_to_f32(a_8_.v[6]);
-                        xs_7_[7u] = kf_f16_to_f32(a_8_.v[7]);
-                        kf_u32x4 t3041_ = wb_[2u];
-                        kf_bf16x8 wbv_7_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t3041_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3041_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t3041_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3041_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t3041_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3041_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t3041_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3041_, 3u), 16u))}};
-                        acc_2_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[7]), xs_7_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[6]), xs_7_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[5]), xs_7_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[4]), xs_7_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[3]), xs_7_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[2]), xs_7_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[1]), xs_7_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[0]), xs_7_[0u], acc_2_[0u]))))))));
+                        kf_u32x4 t8357_ = xb_2_[4u];
+                        kf_f16x8 a_8_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t8357_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8357_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t8357_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8357_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t8357_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8357_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t8357_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8357_, 3u), 16u))}};
+                        xs_15_[0u] = kf_f16_to_f32(a_8_.v[0]);
+                        xs_15_[1u] = kf_f16_to_f32(a_8_.v[1]);
+                        xs_15_[2u] = kf_f16_to_f32(a_8_.v[2]);
+                        xs_15_[3u] = kf_f16_to_f32(a_8_.v[3]);
+                        xs_15_[4u] = kf_f16_to_f32(a_8_.v[4]);
+                        xs_15_[5u] = kf_f16_to_f32(a_8_.v[5]);
+                        xs_15_[6u] = kf_f16_to_f32(a_8_.v[6]);
+                        xs_15_[7u] = kf_f16_to_f32(a_8_.v[7]);
+                        kf_u32x4 t8387_ = wb_2_[2u];
+                        kf_bf16x8 wbv_7_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t8387_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8387_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8387_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8387_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8387_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8387_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8387_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8387_, 3u), 16u))}};
+                        acc_3_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[7]), xs_15_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[6]), xs_15_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[5]), xs_15_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[4]), xs_15_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[3]), xs_15_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[2]), xs_15_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[1]), xs_15_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[0]), xs_15_[0u], acc_3_[0u]))))))));
                     }
                     unsigned v_16_ = (((ck_ << 5u) << 2u) + 96u) + lane_;
                     if (v_16_ < nv_) {
-                        kf_u32x4 t3142_ = xb_[6u];
-                        kf_f16x8 a_9_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t3142_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3142_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t3142_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3142_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t3142_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3142_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t3142_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3142_, 3u), 16u))}};
-                        xs_8_[0u] = kf_f16_to_f32(a_9_.v[0]);
-                        xs_8_[1u] = kf_f16_to_f32(a_9_.v[1]);
-                        xs_8_[2u] = kf_f16_to_f32(a_9_.v[2]);
-                        xs_8_[3u] = kf_f16_to_f32(a_9_.v[3]);
-                        xs_8_[4u] = kf_f16_to_f32(a_9_.v[4]);
-                        xs_8_[5u] = kf_f16_to_f32(a_9_.v[5]);
-                        xs_8_[6u] = kf_f16_to_f32(a_9_.v[6]);
-                        xs_8_[7u] = kf_f16_to_f32(a_9_.v[7]);
-                        kf_u32x4 t3172_ = wb_[3u];
-                        kf_bf16x8 wbv_8_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t3172_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3172_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t3172_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3172_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t3172_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3172_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t3172_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3172_, 3u), 16u))}};
-                        acc_2_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[7]), xs_8_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[6]), xs_8_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[5]), xs_8_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[4]), xs_8_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[3]), xs_8_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[2]), xs_8_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[1]), xs_8_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[0]), xs_8_[0u], acc_2_[0u]))))))));
+                        kf_u32x4 t8488_ = xb_2_[6u];
+                        kf_f16x8 a_9_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t8488_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8488_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t8488_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8488_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t8488_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8488_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t8488_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8488_, 3u), 16u))}};
+                        xs_16_[0u] = kf_f16_to_f32(a_9_.v[0]);
+                        xs_16_[1u] = kf_f16_to_f32(a_9_.v[1]);
+                        xs_16_[2u] = kf_f16_to_f32(a_9_.v[2]);
+                        xs_16_[3u] = kf_f16_to_f32(a_9_.v[3]);
+                        xs_16_[4u] = kf_f16_to_f32(a_9_.v[4]);
+                        xs_16_[5u] = kf_f16_to_f32(a_9_.v[5]);
+                        xs_16_[6u] = kf_f16_to_f32(a_9_.v[6]);
+                        xs_16_[7u] = kf_f16_to_f32(a_9_.v[7]);
+                        kf_u32x4 t8518_ = wb_2_[3u];
+                        kf_bf16x8 wbv_8_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t8518_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8518_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8518_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8518_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8518_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8518_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8518_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8518_, 3u), 16u))}};
+                        acc_3_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[7]), xs_16_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[6]), xs_16_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[5]), xs_16_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[4]), xs_16_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[3]), xs_16_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[2]), xs_16_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[1]), xs_16_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[0]), xs_16_[0u], acc_3_[0u]))))))));
                     }
-                    unsigned t3243_ = ck_ + 1u;
-                    ck_ = t3243_;
-                    if (t3243_ == steps_) {
-                        float a_10_ = acc_2_[0u];
+                    unsigned t8589_ = ck_ + 1u;
+                    ck_ = t8589_;
+                    if (t8589_ == steps_) {
+                        float a_10_ = acc_3_[0u];
                         unsigned r_2_ = 0u;
-                        unsigned t3270_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
-                        if (t3270_ == 32u) {
-                            float t3275_ = __fadd_rn(a_10_, kf_shfl_xor(a_10_, 16u, kf_wn));
-                            float t3278_ = __fadd_rn(t3275_, kf_shfl_xor(t3275_, 8u, kf_wn));
-                            float t3281_ = __fadd_rn(t3278_, kf_shfl_xor(t3278_, 4u, kf_wn));
-                            float t3284_ = __fadd_rn(t3281_, kf_shfl_xor(t3281_, 2u, kf_wn));
-                            t3249_ = __fadd_rn(t3284_, kf_shfl_xor(t3284_, 1u, kf_wn));
+                        unsigned t8616_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+                        if (t8616_ == 32u) {
+                            float t8621_ = __fadd_rn(a_10_, kf_shfl_xor(a_10_, 16u, kf_wn));
+                            float t8624_ = __fadd_rn(t8621_, kf_shfl_xor(t8621_, 8u, kf_wn));
+                            float t8627_ = __fadd_rn(t8624_, kf_shfl_xor(t8624_, 4u, kf_wn));
+                            float t8630_ = __fadd_rn(t8627_, kf_shfl_xor(t8627_, 2u, kf_wn));
+                            t8595_ = __fadd_rn(t8630_, kf_shfl_xor(t8630_, 1u, kf_wn));
                         } else {
-                            float t3290_ = kf_shfl_down(a_10_, 16u, kf_wn);
-                            bool t3292_ = (kf_lane_id() + 16u) < t3270_;
-                            float t3293_ = __fadd_rn(a_10_, t3290_);
-                            float t3294_ = t3292_ ? t3293_ : a_10_;
-                            float t3296_ = kf_shfl_down(t3294_, 8u, kf_wn);
-                            bool t3298_ = (kf_lane_id() + 8u) < t3270_;
-                            float t3299_ = __fadd_rn(t3294_, t3296_);
-                            float t3300_ = t3298_ ? t3299_ : t3294_;
-                            float t3302_ = kf_shfl_down(t3300_, 4u, kf_wn);
-                            bool t3304_ = (kf_lane_id() + 4u) < t3270_;
-                            float t3305_ = __fadd_rn(t3300_, t3302_);
-                            float t3306_ = t3304_ ? t3305_ : t3300_;
-                            float t3308_ = kf_shfl_down(t3306_, 2u, kf_wn);
-                            bool t3310_ = (kf_lane_id() + 2u) < t3270_;
-                            float t3311_ = __fadd_rn(t3306_, t3308_);
-                            float t3312_ = t3310_ ? t3311_ : t3306_;
-                            float t3314_ = kf_shfl_down(t3312_, 1u, kf_wn);
-                            bool t3316_ = (kf_lane_id() + 1u) < t3270_;
-                            float t3317_ = __fadd_rn(t3312_, t3314_);
-                            t3249_ = kf_shfl(t3316_ ? t3317_ : t3312_, 0u, kf_wn);
+                            float t8636_ = kf_shfl_down(a_10_, 16u, kf_wn);
+                            bool t8638_ = (kf_lane_id() + 16u) < t8616_;
+                            float t8639_ = __fadd_rn(a_10_, t8636_);
+                            float t8640_ = t8638_ ? t8639_ : a_10_;
+                            float t8642_ = kf_shfl_down(t8640_, 8u, kf_wn);
+                            bool t8644_ = (kf_lane_id() + 8u) < t8616_;
+                            float t8645_ = __fadd_rn(t8640_, t8642_);
+                            float t8646_ = t8644_ ? t8645_ : t8640_;
+                            float t8648_ = kf_shfl_down(t8646_, 4u, kf_wn);
+                            bool t8650_ = (kf_lane_id() + 4u) < t8616_;
+                            float t8651_ = __fadd_rn(t8646_, t8648_);
+                            float t8652_ = t8650_ ? t8651_ : t8646_;
+                            float t8654_ = kf_shfl_down(t8652_, 2u, kf_wn);
+                            bool t8656_ = (kf_lane_id() + 2u) < t8616_;
+                            float t8657_ = __fadd_rn(t8652_, t8654_);
+                            float t8658_ = t8656_ ? t8657_ : t8652_;
+                            float t8660_ = kf_shfl_down(t8658_, 1u, kf_wn);
+                            bool t8662_ = (kf_lane_id() + 1u) < t8616_;
+                            float t8663_ = __fadd_rn(t8658_, t8660_);
+                            t8595_ = kf_shfl(t8662_ ? t8663_ : t8658_, 0u, kf_wn);
                         }
-                        bool t3322_ = lane_ == r_2_;
-                        bool t3323_ = t3322_;
-                        if (t3322_) {
-                            t3323_ = cg_ < m_;
+                        bool t8668_ = lane_ == r_2_;
+                        bool t8669_ = t8668_;
+                        if (t8668_) {
+                            t8669_ = cg_ < m_;
                         }
-                        if (t3323_) {
-                            y_[cg_] = kf_f16_from_f32(t3249_);
+                        if (t8669_) {
+                            y_[cg_] = kf_f16_from_f32(t8595_);
                         }
-                        acc_2_[0u] = 0.0f;
+                        acc_3_[0u] = 0.0f;
                         ck_ = 0u;
                         cg_ = cg_ + nw_;
                     }
@@ -2599,188 +2599,188 @@ gemv_bf16_f16_f16(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__ x_,
     } else {
         unsigned lane_2_ = kf_lane_id();
         unsigned nv_2_ = k_ >> 3u;
-        unsigned t3466_ = (blockIdx.x << 3u) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u);
-        unsigned t3477_ = gridDim.x << 3u;
+        unsigned t8812_ = (blockIdx.x << 3u) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u);
+        unsigned t8823_ = gridDim.x << 3u;
         #pragma unroll 1
-        for (unsigned g_ = t3466_; g_ < m_; g_ = g_ + t3477_) {
+        for (unsigned g_ = t8812_; g_ < m_; g_ = g_ + t8823_) {
             row_[0u] = min(g_, (m_ - 1u));
-            acc_3_[0u] = 0.0f;
+            acc_4_[0u] = 0.0f;
             if ((k_ & 7u) == 0u) {
                 #pragma unroll 1
                 for (unsigned base_ = 0u; base_ < nv_2_; base_ = base_ + 128u) {
                     unsigned v_17_ = base_ + lane_2_;
-                    kf_u32x4 t3502_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                    kf_u32x4 t_2_ = t3502_;
+                    kf_u32x4 t8848_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_4_ = t8848_;
                     if (v_17_ < nv_2_) {
-                        unsigned t3508_ = (row_[0u] * nv_2_) + v_17_;
-                        kf_u32x4 t3509_ = wv_[t3508_];
-                        t_2_ = t3509_;
+                        unsigned t8854_ = (row_[0u] * nv_2_) + v_17_;
+                        kf_u32x4 t8855_ = wv_[t8854_];
+                        t_4_ = t8855_;
                     }
-                    wr_[0u] = t_2_;
+                    wr_[0u] = t_4_;
                     unsigned v_18_ = (base_ + 32u) + lane_2_;
-                    kf_u32x4 t3515_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                    kf_u32x4 t_3_ = t3515_;
+                    kf_u32x4 t8861_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_5_ = t8861_;
                     if (v_18_ < nv_2_) {
-                        unsigned t3521_ = (row_[0u] * nv_2_) + v_18_;
-                        kf_u32x4 t3522_ = wv_[t3521_];
-                        t_3_ = t3522_;
+                        unsigned t8867_ = (row_[0u] * nv_2_) + v_18_;
+                        kf_u32x4 t8868_ = wv_[t8867_];
+                        t_5_ = t8868_;
                     }
-                    wr_[1u] = t_3_;
+                    wr_[1u] = t_5_;
                     unsigned v_19_ = (base_ + 64u) + lane_2_;
-                    kf_u32x4 t3528_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                    kf_u32x4 t_4_ = t3528_;
+                    kf_u32x4 t8874_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_6_ = t8874_;
                     if (v_19_ < nv_2_) {
-                        unsigned t3534_ = (row_[0u] * nv_2_) + v_19_;
-                        kf_u32x4 t3535_ = wv_[t3534_];
-                        t_4_ = t3535_;
+                        unsigned t8880_ = (row_[0u] * nv_2_) + v_19_;
+                        kf_u32x4 t8881_ = wv_[t8880_];
+                        t_6_ = t8881_;
                     }
-                    wr_[2u] = t_4_;
+                    wr_[2u] = t_6_;
                     unsigned v_20_ = (base_ + 96u) + lane_2_;
-                    kf_u32x4 t3541_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                    kf_u32x4 t_5_ = t3541_;
+                    kf_u32x4 t8887_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_7_ = t8887_;
                     if (v_20_ < nv_2_) {
-                        unsigned t3547_ = (row_[0u] * nv_2_) + v_20_;
-                        kf_u32x4 t3548_ = wv_[t3547_];
-                        t_5_ = t3548_;
+                        unsigned t8893_ = (row_[0u] * nv_2_) + v_20_;
+                        kf_u32x4 t8894_ = wv_[t8893_];
+                        t_7_ = t8894_;
                     }
-                    wr_[3u] = t_5_;
+                    wr_[3u] = t_7_;
                     unsigned v_21_ = base_ + lane_2_;
                     if (v_21_ < nv_2_) {
                         kf_f16x8 a_11_ = xh8_[v_21_];
-                        xs_9_[0u] = kf_f16_to_f32(a_11_.v[0]);
-                        xs_9_[1u] = kf_f16_to_f32(a_11_.v[1]);
-                        xs_9_[2u] = kf_f16_to_f32(a_11_.v[2]);
-                        xs_9_[3u] = kf_f16_to_f32(a_11_.v[3]);
-                        xs_9_[4u] = kf_f16_to_f32(a_11_.v[4]);
-                        xs_9_[5u] = kf_f16_to_f32(a_11_.v[5]);
-                        xs_9_[6u] = kf_f16_to_f32(a_11_.v[6]);
-                        xs_9_[7u] = kf_f16_to_f32(a_11_.v[7]);
-                        kf_u32x4 t3607_ = wr_[0u];
-                        kf_bf16x8 wb_2_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t3607_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3607_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t3607_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3607_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t3607_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3607_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t3607_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3607_, 3u), 16u))}};
-                        acc_3_[0u] = __fmaf_rn(kf_bf16_to_f32(wb_2_.v[7]), xs_9_[7u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[6]), xs_9_[6u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[5]), xs_9_[5u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[4]), xs_9_[4u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[3]), xs_9_[3u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[2]), xs_9_[2u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[1]), xs_9_[1u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[0]), xs_9_[0u], acc_3_[0u]))))))));
+                        xs_17_[0u] = kf_f16_to_f32(a_11_.v[0]);
+                        xs_17_[1u] = kf_f16_to_f32(a_11_.v[1]);
+                        xs_17_[2u] = kf_f16_to_f32(a_11_.v[2]);
+                        xs_17_[3u] = kf_f16_to_f32(a_11_.v[3]);
+                        xs_17_[4u] = kf_f16_to_f32(a_11_.v[4]);
+                        xs_17_[5u] = kf_f16_to_f32(a_11_.v[5]);
+                        xs_17_[6u] = kf_f16_to_f32(a_11_.v[6]);
+                        xs_17_[7u] = kf_f16_to_f32(a_11_.v[7]);
+                        kf_u32x4 t8953_ = wr_[0u];
+                        kf_bf16x8 wb_3_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t8953_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8953_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8953_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8953_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8953_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8953_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8953_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8953_, 3u), 16u))}};
+                        acc_4_[0u] = __fmaf_rn(kf_bf16_to_f32(wb_3_.v[7]), xs_17_[7u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[6]), xs_17_[6u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[5]), xs_17_[5u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[4]), xs_17_[4u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[3]), xs_17_[3u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[2]), xs_17_[2u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[1]), xs_17_[1u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[0]), xs_17_[0u], acc_4_[0u]))))))));
                     }
                     unsigned v_22_ = (base_ + 32u) + lane_2_;
                     if (v_22_ < nv_2_) {
                         kf_f16x8 a_12_ = xh8_[v_22_];
-                        xs_10_[0u] = kf_f16_to_f32(a_12_.v[0]);
-                        xs_10_[1u] = kf_f16_to_f32(a_12_.v[1]);
-                        xs_10_[2u] = kf_f16_to_f32(a_12_.v[2]);
-                        xs_10_[3u] = kf_f16_to_f32(a_12_.v[3]);
-                        xs_10_[4u] = kf_f16_to_f32(a_12_.v[4]);
-                        xs_10_[5u] = kf_f16_to_f32(a_12_.v[5]);
-                        xs_10_[6u] = kf_f16_to_f32(a_12_.v[6]);
-                        xs_10_[7u] = kf_f16_to_f32(a_12_.v[7]);
-                        kf_u32x4 t3734_ = wr_[1u];
-                        kf_bf16x8 wb_3_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t3734_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3734_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t3734_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3734_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t3734_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3734_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t3734_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3734_, 3u), 16u))}};
-                        acc_3_[0u] = __fmaf_rn(kf_bf16_to_f32(wb_3_.v[7]), xs_10_[7u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[6]), xs_10_[6u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[5]), xs_10_[5u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[4]), xs_10_[4u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[3]), xs_10_[3u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[2]), xs_10_[2u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[1]), xs_10_[1u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[0]), xs_10_[0u], acc_3_[0u]))))))));
+                        xs_18_[0u] = kf_f16_to_f32(a_12_.v[0]);
+                        xs_18_[1u] = kf_f16_to_f32(a_12_.v[1]);
+                        xs_18_[2u] = kf_f16_to_f32(a_12_.v[2]);
+                        xs_18_[3u] = kf_f16_to_f32(a_12_.v[3]);
+                        xs_18_[4u] = kf_f16_to_f32(a_12_.v[4]);
+                        xs_18_[5u] = kf_f16_to_f32(a_12_.v[5]);
+                        xs_18_[6u] = kf_f16_to_f32(a_12_.v[6]);
+                        xs_18_[7u] = kf_f16_to_f32(a_12_.v[7]);
+                        kf_u32x4 t9080_ = wr_[1u];
+                        kf_bf16x8 wb_4_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t9080_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t9080_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t9080_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t9080_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t9080_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t9080_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t9080_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t9080_, 3u), 16u))}};
+                        acc_4_[0u] = __fmaf_rn(kf_bf16_to_f32(wb_4_.v[7]), xs_18_[7u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[6]), xs_18_[6u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[5]), xs_18_[5u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[4]), xs_18_[4u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[3]), xs_18_[3u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[2]), xs_18_[2u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[1]), xs_18_[1u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[0]), xs_18_[0u], acc_4_[0u]))))))));
                     }
                     unsigned v_23_ = (base_ + 64u) + lane_2_;
                     if (v_23_ < nv_2_) {
                         kf_f16x8 a_13_ = xh8_[v_23_];
-                        xs_11_[0u] = kf_f16_to_f32(a_13_.v[0]);
-                        xs_11_[1u] = kf_f16_to_f32(a_13_.v[1]);
-                        xs_11_[2u] = kf_f16_to_f32(a_13_.v[2]);
-                        xs_11_[3u] = kf_f16_to_f32(a_13_.v[3]);
-                        xs_11_[4u] = kf_f16_to_f32(a_13_.v[4]);
-                        xs_11_[5u] = kf_f16_to_f32(a_13_.v[5]);
-                        xs_11_[6u] = kf_f16_to_f32(a_13_.v[6]);
-                        xs_11_[7u] = kf_f16_to_f32(a_13_.v[7]);
-                        kf_u32x4 t3861_ = wr_[2u];
-                        kf_bf16x8 wb_4_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t3861_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3861_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t3861_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3861_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t3861_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3861_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t3861_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3861_, 3u), 16u))}};
-                        acc_3_[0u] = __fmaf_rn(kf_bf16_to_f32(wb_4_.v[7]), xs_11_[7u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[6]), xs_11_[6u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[5]), xs_11_[5u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[4]), xs_11_[4u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[3]), xs_11_[3u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[2]), xs_11_[2u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[1]), xs_11_[1u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[0]), xs_11_[0u], acc_3_[0u]))))))));
+                        xs_19_[0u] = kf_f16_to_f32(a_13_.v[0]);
+                        xs_19_[1u] = kf_f16_to_f32(a_13_.v[1]);
+                        xs_19_[2u] = kf_f16_to_f32(a_13_.v[2]);
+                        xs_19_[3u] = kf_f16_to_f32(a_13_.v[3]);
+                        xs_19_[4u] = kf_f16_to_f32(a_13_.v[4]);
+                        xs_19_[5u] = kf_f16_to_f32(a_13_.v[5]);
+                        xs_19_[6u] = kf_f16_to_f32(a_13_.v[6]);
+                        xs_19_[7u] = kf_f16_to_f32(a_13_.v[7]);
+                        kf_u32x4 t9207_ = wr_[2u];
+                        kf_bf16x8 wb_5_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t9207_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t9207_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t9207_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t9207_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t9207_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t9207_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t9207_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t9207_, 3u), 16u))}};
+                        acc_4_[0u] = __fmaf_rn(kf_bf16_to_f32(wb_5_.v[7]), xs_19_[7u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[6]), xs_19_[6u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[5]), xs_19_[5u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[4]), xs_19_[4u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[3]), xs_19_[3u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[2]), xs_19_[2u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[1]), xs_19_[1u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[0]), xs_19_[0u], acc_4_[0u]))))))));
                     }
                     unsigned v_24_ = (base_ + 96u) + lane_2_;
                     if (v_24_ < nv_2_) {
                         kf_f16x8 a_14_ = xh8_[v_24_];
-                        xs_12_[0u] = kf_f16_to_f32(a_14_.v[0]);
-                        xs_12_[1u] = kf_f16_to_f32(a_14_.v[1]);
-                        xs_12_[2u] = kf_f16_to_f32(a_14_.v[2]);
-                        xs_12_[3u] = kf_f16_to_f32(a_14_.v[3]);
-                        xs_12_[4u] = kf_f16_to_f32(a_14_.v[4]);
-                        xs_12_[5u] = kf_f16_to_f32(a_14_.v[5]);
-                        xs_12_[6u] = kf_f16_to_f32(a_14_.v[6]);
-                        xs_12_[7u] = kf_f16_to_f32(a_14_.v[7]);
-                        kf_u32x4 t3988_ = wr_[3u];
-                        kf_bf16x8 wb_5_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t3988_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3988_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t3988_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3988_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t3988_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3988_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t3988_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3988_, 3u), 16u))}};
-                        acc_3_[0u] = __fmaf_rn(kf_bf16_to_f32(wb_5_.v[7]), xs_12_[7u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[6]), xs_12_[6u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[5]), xs_12_[5u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[4]), xs_12_[4u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[3]), xs_12_[3u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[2]), xs_12_[2u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[1]), xs_12_[1u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[0]), xs_12_[0u], acc_3_[0u]))))))));
+                        xs_20_[0u] = kf_f16_to_f32(a_14_.v[0]);
+                        xs_20_[1u] = kf_f16_to_f32(a_14_.v[1]);
+                        xs_20_[2u] = kf_f16_to_f32(a_14_.v[2]);
+                        xs_20_[3u] = kf_f16_to_f32(a_14_.v[3]);
+                        xs_20_[4u] = kf_f16_to_f32(a_14_.v[4]);
+                        xs_20_[5u] = kf_f16_to_f32(a_14_.v[5]);
+                        xs_20_[6u] = kf_f16_to_f32(a_14_.v[6]);
+                        xs_20_[7u] = kf_f16_to_f32(a_14_.v[7]);
+                        kf_u32x4 t9334_ = wr_[3u];
+                        kf_bf16x8 wb_6_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t9334_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t9334_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t9334_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t9334_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t9334_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t9334_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t9334_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t9334_, 3u), 16u))}};
+                        acc_4_[0u] = __fmaf_rn(kf_bf16_to_f32(wb_6_.v[7]), xs_20_[7u], __fmaf_rn(kf_bf16_to_f32(wb_6_.v[6]), xs_20_[6u], __fmaf_rn(kf_bf16_to_f32(wb_6_.v[5]), xs_20_[5u], __fmaf_rn(kf_bf16_to_f32(wb_6_.v[4]), xs_20_[4u], __fmaf_rn(kf_bf16_to_f32(wb_6_.v[3]), xs_20_[3u], __fmaf_rn(kf_bf16_to_f32(wb_6_.v[2]), xs_20_[2u], __fmaf_rn(kf_bf16_to_f32(wb_6_.v[1]), xs_20_[1u], __fmaf_rn(kf_bf16_to_f32(wb_6_.v[0]), xs_20_[0u], acc_4_[0u]))))))));
                     }
                 }
             } else {
                 #pragma unroll 1
                 for (unsigned c_ = lane_2_; c_ < k_; c_ = c_ + 32u) {
-                    float t4066_ = kf_f16_to_f32(x_[c_]);
+                    float t9412_ = kf_f16_to_f32(x_[c_]);
                     unsigned i_ = (row_[0u] * k_) + c_;
                     unsigned short u_ = w16_[i_];
-                    acc_3_[0u] = __fmaf_rn(kf_bf16_to_f32(kf_bitcast<kf_bf16>(u_)), t4066_, acc_3_[0u]);
+                    acc_4_[0u] = __fmaf_rn(kf_bf16_to_f32(kf_bitcast<kf_bf16>(u_)), t9412_, acc_4_[0u]);
                 }
             }
-            float t4084_ = acc_3_[0u];
-            unsigned t4106_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
-            if (t4106_ == 32u) {
-                float t4111_ = __fadd_rn(t4084_, kf_shfl_xor(t4084_, 16u, kf_wn));
-                float t4114_ = __fadd_rn(t4111_, kf_shfl_xor(t4111_, 8u, kf_wn));
-                float t4117_ = __fadd_rn(t4114_, kf_shfl_xor(t4114_, 4u, kf_wn));
-                float t4120_ = __fadd_rn(t4117_, kf_shfl_xor(t4117_, 2u, kf_wn));
-                s_ = __fadd_rn(t4120_, kf_shfl_xor(t4120_, 1u, kf_wn));
+            float t9430_ = acc_4_[0u];
+            unsigned t9452_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+            if (t9452_ == 32u) {
+                float t9457_ = __fadd_rn(t9430_, kf_shfl_xor(t9430_, 16u, kf_wn));
+                float t9460_ = __fadd_rn(t9457_, kf_shfl_xor(t9457_, 8u, kf_wn));
+                float t9463_ = __fadd_rn(t9460_, kf_shfl_xor(t9460_, 4u, kf_wn));
+                float t9466_ = __fadd_rn(t9463_, kf_shfl_xor(t9463_, 2u, kf_wn));
+                s_ = __fadd_rn(t9466_, kf_shfl_xor(t9466_, 1u, kf_wn));
             } else {
-                float t4126_ = kf_shfl_down(t4084_, 16u, kf_wn);
-                bool t4128_ = (kf_lane_id() + 16u) < t4106_;
-                float t4129_ = __fadd_rn(t4084_, t4126_);
-                float t4130_ = t4128_ ? t4129_ : t4084_;
-                float t4132_ = kf_shfl_down(t4130_, 8u, kf_wn);
-                bool t4134_ = (kf_lane_id() + 8u) < t4106_;
-                float t4135_ = __fadd_rn(t4130_, t4132_);
-                float t4136_ = t4134_ ? t4135_ : t4130_;
-                float t4138_ = kf_shfl_down(t4136_, 4u, kf_wn);
-                bool t4140_ = (kf_lane_id() + 4u) < t4106_;
-                float t4141_ = __fadd_rn(t4136_, t4138_);
-                float t4142_ = t4140_ ? t4141_ : t4136_;
-                float t4144_ = kf_shfl_down(t4142_, 2u, kf_wn);
-                bool t4146_ = (kf_lane_id() + 2u) < t4106_;
-                float t4147_ = __fadd_rn(t4142_, t4144_);
-                float t4148_ = t4146_ ? t4147_ : t4142_;
-                float t4150_ = kf_shfl_down(t4148_, 1u, kf_wn);
-                bool t4152_ = (kf_lane_id() + 1u) < t4106_;
-                float t4153_ = __fadd_rn(t4148_, t4150_);
-                s_ = kf_shfl(t4152_ ? t4153_ : t4148_, 0u, kf_wn);
+                float t9472_ = kf_shfl_down(t9430_, 16u, kf_wn);
+                bool t9474_ = (kf_lane_id() + 16u) < t9452_;
+                float t9475_ = __fadd_rn(t9430_, t9472_);
+                float t9476_ = t9474_ ? t9475_ : t9430_;
+                float t9478_ = kf_shfl_down(t9476_, 8u, kf_wn);
+                bool t9480_ = (kf_lane_id() + 8u) < t9452_;
+                float t9481_ = __fadd_rn(t9476_, t9478_);
+                float t9482_ = t9480_ ? t9481_ : t9476_;
+                float t9484_ = kf_shfl_down(t9482_, 4u, kf_wn);
+                bool t9486_ = (kf_lane_id() + 4u) < t9452_;
+                float t9487_ = __fadd_rn(t9482_, t9484_);
+                float t9488_ = t9486_ ? t9487_ : t9482_;
+                float t9490_ = kf_shfl_down(t9488_, 2u, kf_wn);
+                bool t9492_ = (kf_lane_id() + 2u) < t9452_;
+                float t9493_ = __fadd_rn(t9488_, t9490_);
+                float t9494_ = t9492_ ? t9493_ : t9488_;
+                float t9496_ = kf_shfl_down(t9494_, 1u, kf_wn);
+                bool t9498_ = (kf_lane_id() + 1u) < t9452_;
+                float t9499_ = __fadd_rn(t9494_, t9496_);
+                s_ = kf_shfl(t9498_ ? t9499_ : t9494_, 0u, kf_wn);
             }
-            bool t4158_ = lane_2_ == 0u;
-            bool t4159_ = t4158_;
-            if (t4158_) {
-                t4159_ = g_ < m_;
+            bool t9504_ = lane_2_ == 0u;
+            bool t9505_ = t9504_;
+            if (t9504_) {
+                t9505_ = g_ < m_;
             }
-            if (t4159_) {
+            if (t9505_) {
                 y_[g_] = kf_f16_from_f32(s_);
             }
         }
     }
 }
 
-/* kernel gemv_bf16_f16_f32 (gemv.kf:1059) */
+/* kernel gemv_bf16_f16_f32 (gemv.kf:1077) */
 extern "C" __global__ void __launch_bounds__(256)
 gemv_bf16_f16_f32(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__ x_, float* __restrict__ y_, unsigned m_, unsigned k_)
 {
     kf_pdl_wait();
-    kf_u32x4 wb_[8];
-    kf_u32x4 xb_[16];
-    float acc_2_[1];
-    float xs_[8];
-    float xs_2_[8];
-    float xs_3_[8];
-    float xs_4_[8];
-    float xs_5_[8];
-    float xs_6_[8];
-    float xs_7_[8];
-    float xs_8_[8];
-    unsigned row_[1];
+    kf_u32x4 wb_2_[8];
+    kf_u32x4 xb_2_[16];
     float acc_3_[1];
-    kf_u32x4 wr_[4];
     float xs_9_[8];
     float xs_10_[8];
     float xs_11_[8];
     float xs_12_[8];
-    float t2308_;
-    float t3249_;
+    float xs_13_[8];
+    float xs_14_[8];
+    float xs_15_[8];
+    float xs_16_[8];
+    unsigned row_[1];
+    float acc_4_[1];
+    kf_u32x4 wr_[4];
+    float xs_17_[8];
+    float xs_18_[8];
+    float xs_19_[8];
+    float xs_20_[8];
+    float t7626_;
+    float t8595_;
     float s_;
     const unsigned kf_wn = kf_warp_lanes();
     const unsigned short* w16_ = (const unsigned short*)w_;
@@ -2794,294 +2794,294 @@ gemv_bf16_f16_f32(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__ x_,
         unsigned wid_ = (blockIdx.x << 3u) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u);
         unsigned nw_ = gridDim.x << 3u;
         if (!(wid_ >= m_)) {
-            unsigned t1435_ = m_ - wid_;
-            unsigned t1443_ = ((t1435_ / nw_) + (((t1435_ % nw_) != 0u) ? 1u : 0u)) * steps_;
-            acc_2_[0u] = 0.0f;
+            unsigned t5145_ = m_ - wid_;
+            unsigned t5153_ = ((t5145_ / nw_) + (((t5145_ % nw_) != 0u) ? 1u : 0u)) * steps_;
+            acc_3_[0u] = 0.0f;
             unsigned lg_ = wid_;
             unsigned lk_ = 0u;
             unsigned cg_ = wid_;
             unsigned ck_ = 0u;
-            unsigned t1462_ = t1443_ + 1u;
+            unsigned t6752_ = t5153_ + 1u;
             #pragma unroll 1
-            for (unsigned t0_ = 0u; t0_ < t1462_; t0_ = t0_ + 2u) {
-                if (t0_ < t1443_) {
+            for (unsigned t0_ = 0u; t0_ < t6752_; t0_ = t0_ + 2u) {
+                if (t0_ < t5153_) {
                     unsigned v_ = min((((lk_ << 5u) << 2u) + lane_), (nv_ - 1u));
                     unsigned row_2_ = min(lg_, (m_ - 1u));
-                    wb_[0u] = wv_[(row_2_ * nv_) + v_];
-                    xb_[0u] = xv_[v_];
+                    wb_2_[0u] = wv_[(row_2_ * nv_) + v_];
+                    xb_2_[0u] = xv_[v_];
                     unsigned v_2_ = min(((((lk_ << 5u) << 2u) + 32u) + lane_), (nv_ - 1u));
                     unsigned row_3_ = min(lg_, (m_ - 1u));
-                    wb_[1u] = wv_[(row_3_ * nv_) + v_2_];
-                    xb_[2u] = xv_[v_2_];
+                    wb_2_[1u] = wv_[(row_3_ * nv_) + v_2_];
+                    xb_2_[2u] = xv_[v_2_];
                     unsigned v_3_ = min(((((lk_ << 5u) << 2u) + 64u) + lane_), (nv_ - 1u));
                     unsigned row_4_ = min(lg_, (m_ - 1u));
-                    wb_[2u] = wv_[(row_4_ * nv_) + v_3_];
-                    xb_[4u] = xv_[v_3_];
+                    wb_2_[2u] = wv_[(row_4_ * nv_) + v_3_];
+                    xb_2_[4u] = xv_[v_3_];
                     unsigned v_4_ = min(((((lk_ << 5u) << 2u) + 96u) + lane_), (nv_ - 1u));
                     unsigned row_5_ = min(lg_, (m_ - 1u));
-                    wb_[3u] = wv_[(row_5_ * nv_) + v_4_];
-                    xb_[6u] = xv_[v_4_];
-                    unsigned t1638_ = lk_ + 1u;
-                    lk_ = t1638_;
-                    if (t1638_ == steps_) {
+                    wb_2_[3u] = wv_[(row_5_ * nv_) + v_4_];
+                    xb_2_[6u] = xv_[v_4_];
+                    unsigned t6956_ = lk_ + 1u;
+                    lk_ = t6956_;
+                    if (t6956_ == steps_) {
                         lk_ = 0u;
                         lg_ = lg_ + nw_;
                     }
                 }
-                bool t1748_ = t0_ >= 1u;
-                bool t1749_ = t1748_;
-                if (t1748_) {
-                    t1749_ = (t0_ - 1u) < t1443_;
+                bool t7066_ = t0_ >= 1u;
+                bool t7067_ = t7066_;
+                if (t7066_) {
+                    t7067_ = (t0_ - 1u) < t5153_;
                 }
-                if (t1749_) {
+                if (t7067_) {
                     unsigned v_5_ = ((ck_ << 5u) << 2u) + lane_;
                     if (v_5_ < nv_) {
-                        kf_u32x4 t1808_ = xb_[8u];
-                        kf_f16x8 a_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1808_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1808_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1808_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1808_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1808_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1808_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1808_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1808_, 3u), 16u))}};
-                        xs_[0u] = kf_f16_to_f32(a_.v[0]);
-                        xs_[1u] = kf_f16_to_f32(a_.v[1]);
-                        xs_[2u] = kf_f16_to_f32(a_.v[2]);
-                        xs_[3u] = kf_f16_to_f32(a_.v[3]);
-                        xs_[4u] = kf_f16_to_f32(a_.v[4]);
-                        xs_[5u] = kf_f16_to_f32(a_.v[5]);
-                        xs_[6u] = kf_f16_to_f32(a_.v[6]);
-                        xs_[7u] = kf_f16_to_f32(a_.v[7]);
-                        kf_u32x4 t1838_ = wb_[4u];
-                        kf_bf16x8 wbv_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t1838_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1838_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t1838_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1838_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t1838_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1838_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t1838_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1838_, 3u), 16u))}};
-                        acc_2_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_.v[7]), xs_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[6]), xs_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[5]), xs_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[4]), xs_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[3]), xs_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[2]), xs_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[1]), xs_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[0]), xs_[0u], acc_2_[0u]))))))));
+                        kf_u32x4 t7126_ = xb_2_[8u];
+                        kf_f16x8 a_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7126_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7126_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7126_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7126_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7126_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7126_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7126_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7126_, 3u), 16u))}};
+                        xs_9_[0u] = kf_f16_to_f32(a_.v[0]);
+                        xs_9_[1u] = kf_f16_to_f32(a_.v[1]);
+                        xs_9_[2u] = kf_f16_to_f32(a_.v[2]);
+                        xs_9_[3u] = kf_f16_to_f32(a_.v[3]);
+                        xs_9_[4u] = kf_f16_to_f32(a_.v[4]);
+                        xs_9_[5u] = kf_f16_to_f32(a_.v[5]);
+                        xs_9_[6u] = kf_f16_to_f32(a_.v[6]);
+                        xs_9_[7u] = kf_f16_to_f32(a_.v[7]);
+                        kf_u32x4 t7156_ = wb_2_[4u];
+                        kf_bf16x8 wbv_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t7156_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7156_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7156_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7156_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7156_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7156_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7156_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7156_, 3u), 16u))}};
+                        acc_3_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_.v[7]), xs_9_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[6]), xs_9_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[5]), xs_9_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[4]), xs_9_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[3]), xs_9_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[2]), xs_9_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[1]), xs_9_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[0]), xs_9_[0u], acc_3_[0u]))))))));
                     }
                     unsigned v_6_ = (((ck_ << 5u) << 2u) + 32u) + lane_;
                     if (v_6_ < nv_) {
-                        kf_u32x4 t1939_ = xb_[10u];
-                        kf_f16x8 a_2_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1939_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1939_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1939_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1939_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1939_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1939_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1939_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1939_, 3u), 16u))}};
-                        xs_2_[0u] = kf_f16_to_f32(a_2_.v[0]);
-                        xs_2_[1u] = kf_f16_to_f32(a_2_.v[1]);
-                        xs_2_[2u] = kf_f16_to_f32(a_2_.v[2]);
-                        xs_2_[3u] = kf_f16_to_f32(a_2_.v[3]);
-                        xs_2_[4u] = kf_f16_to_f32(a_2_.v[4]);
-                        xs_2_[5u] = kf_f16_to_f32(a_2_.v[5]);
-                        xs_2_[6u] = kf_f16_to_f32(a_2_.v[6]);
-                        xs_2_[7u] = kf_f16_to_f32(a_2_.v[7]);
-                        kf_u32x4 t1969_ = wb_[5u];
-                        kf_bf16x8 wbv_2_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t1969_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1969_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t1969_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1969_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t1969_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1969_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t1969_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1969_, 3u), 16u))}};
-                        acc_2_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[7]), xs_2_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[6]), xs_2_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[5]), xs_2_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[4]), xs_2_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[3]), xs_2_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[2]), xs_2_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[1]), xs_2_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[0]), xs_2_[0u], acc_2_[0u]))))))));
+                        kf_u32x4 t7257_ = xb_2_[10u];
+                        kf_f16x8 a_2_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7257_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7257_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7257_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7257_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7257_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7257_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7257_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7257_, 3u), 16u))}};
+                        xs_10_[0u] = kf_f16_to_f32(a_2_.v[0]);
+                        xs_10_[1u] = kf_f16_to_f32(a_2_.v[1]);
+                        xs_10_[2u] = kf_f16_to_f32(a_2_.v[2]);
+                        xs_10_[3u] = kf_f16_to_f32(a_2_.v[3]);
+                        xs_10_[4u] = kf_f16_to_f32(a_2_.v[4]);
+                        xs_10_[5u] = kf_f16_to_f32(a_2_.v[5]);
+                        xs_10_[6u] = kf_f16_to_f32(a_2_.v[6]);
+                        xs_10_[7u] = kf_f16_to_f32(a_2_.v[7]);
+                        kf_u32x4 t7287_ = wb_2_[5u];
+                        kf_bf16x8 wbv_2_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t7287_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7287_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7287_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7287_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7287_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7287_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7287_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7287_, 3u), 16u))}};
+                        acc_3_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[7]), xs_10_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[6]), xs_10_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[5]), xs_10_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[4]), xs_10_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[3]), xs_10_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[2]), xs_10_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[1]), xs_10_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[0]), xs_10_[0u], acc_3_[0u]))))))));
                     }
                     unsigned v_7_ = (((ck_ << 5u) << 2u) + 64u) + lane_;
                     if (v_7_ < nv_) {
-                        kf_u32x4 t2070_ = xb_[12u];
-                        kf_f16x8 a_3_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2070_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2070_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2070_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2070_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2070_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2070_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2070_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2070_, 3u), 16u))}};
-                        xs_3_[0u] = kf_f16_to_f32(a_3_.v[0]);
-                        xs_3_[1u] = kf_f16_to_f32(a_3_.v[1]);
-                        xs_3_[2u] = kf_f16_to_f32(a_3_.v[2]);
-                        xs_3_[3u] = kf_f16_to_f32(a_3_.v[3]);
-                        xs_3_[4u] = kf_f16_to_f32(a_3_.v[4]);
-                        xs_3_[5u] = kf_f16_to_f32(a_3_.v[5]);
-                        xs_3_[6u] = kf_f16_to_f32(a_3_.v[6]);
-                        xs_3_[7u] = kf_f16_to_f32(a_3_.v[7]);
-                        kf_u32x4 t2100_ = wb_[6u];
-                        kf_bf16x8 wbv_3_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t2100_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2100_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2100_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2100_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2100_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2100_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2100_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2100_, 3u), 16u))}};
-                        acc_2_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[7]), xs_3_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[6]), xs_3_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[5]), xs_3_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[4]), xs_3_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[3]), xs_3_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[2]), xs_3_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[1]), xs_3_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[0]), xs_3_[0u], acc_2_[0u]))))))));
+                        kf_u32x4 t7388_ = xb_2_[12u];
+                        kf_f16x8 a_3_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7388_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7388_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7388_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7388_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7388_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7388_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7388_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7388_, 3u), 16u))}};
+                        xs_11_[0u] = kf_f16_to_f32(a_3_.v[0]);
+                        xs_11_[1u] = kf_f16_to_f32(a_3_.v[1]);
+                        xs_11_[2u] = kf_f16_to_f32(a_3_.v[2]);
+                        xs_11_[3u] = kf_f16_to_f32(a_3_.v[3]);
+                        xs_11_[4u] = kf_f16_to_f32(a_3_.v[4]);
+                        xs_11_[5u] = kf_f16_to_f32(a_3_.v[5]);
+                        xs_11_[6u] = kf_f16_to_f32(a_3_.v[6]);
+                        xs_11_[7u] = kf_f16_to_f32(a_3_.v[7]);
+                        kf_u32x4 t7418_ = wb_2_[6u];
+                        kf_bf16x8 wbv_3_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t7418_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7418_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7418_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7418_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7418_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7418_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7418_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7418_, 3u), 16u))}};
+                        acc_3_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[7]), xs_11_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[6]), xs_11_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[5]), xs_11_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[4]), xs_11_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[3]), xs_11_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[2]), xs_11_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[1]), xs_11_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[0]), xs_11_[0u], acc_3_[0u]))))))));
                     }
                     unsigned v_8_ = (((ck_ << 5u) << 2u) + 96u) + lane_;
                     if (v_8_ < nv_) {
-                        kf_u32x4 t2201_ = xb_[14u];
-                        kf_f16x8 a_4_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2201_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2201_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2201_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2201_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2201_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2201_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2201_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2201_, 3u), 16u))}};
-                        xs_4_[0u] = kf_f16_to_f32(a_4_.v[0]);
-                        xs_4_[1u] = kf_f16_to_f32(a_4_.v[1]);
-                        xs_4_[2u] = kf_f16_to_f32(a_4_.v[2]);
-                        xs_4_[3u] = kf_f16_to_f32(a_4_.v[3]);
-                        xs_4_[4u] = kf_f16_to_f32(a_4_.v[4]);
-                        xs_4_[5u] = kf_f16_to_f32(a_4_.v[5]);
-                        xs_4_[6u] = kf_f16_to_f32(a_4_.v[6]);
-                        xs_4_[7u] = kf_f16_to_f32(a_4_.v[7]);
-                        kf_u32x4 t2231_ = wb_[7u];
-                        kf_bf16x8 wbv_4_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t2231_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2231_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2231_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2231_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2231_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2231_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2231_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2231_, 3u), 16u))}};
-                        acc_2_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[7]), xs_4_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[6]), xs_4_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[5]), xs_4_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[4]), xs_4_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[3]), xs_4_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[2]), xs_4_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[1]), xs_4_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[0]), xs_4_[0u], acc_2_[0u]))))))));
+                        kf_u32x4 t7519_ = xb_2_[14u];
+                        kf_f16x8 a_4_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7519_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7519_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7519_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7519_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7519_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7519_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7519_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7519_, 3u), 16u))}};
+                        xs_12_[0u] = kf_f16_to_f32(a_4_.v[0]);
+                        xs_12_[1u] = kf_f16_to_f32(a_4_.v[1]);
+                        xs_12_[2u] = kf_f16_to_f32(a_4_.v[2]);
+                        xs_12_[3u] = kf_f16_to_f32(a_4_.v[3]);
+                        xs_12_[4u] = kf_f16_to_f32(a_4_.v[4]);
+                        xs_12_[5u] = kf_f16_to_f32(a_4_.v[5]);
+                        xs_12_[6u] = kf_f16_to_f32(a_4_.v[6]);
+                        xs_12_[7u] = kf_f16_to_f32(a_4_.v[7]);
+                        kf_u32x4 t7549_ = wb_2_[7u];
+                        kf_bf16x8 wbv_4_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t7549_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7549_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7549_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7549_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7549_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7549_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7549_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7549_, 3u), 16u))}};
+                        acc_3_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[7]), xs_12_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[6]), xs_12_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[5]), xs_12_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[4]), xs_12_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[3]), xs_12_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[2]), xs_12_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[1]), xs_12_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[0]), xs_12_[0u], acc_3_[0u]))))))));
                     }
-                    unsigned t2302_ = ck_ + 1u;
-                    ck_ = t2302_;
-                    if (t2302_ == steps_) {
-                        float a_5_ = acc_2_[0u];
+                    unsigned t7620_ = ck_ + 1u;
+                    ck_ = t7620_;
+                    if (t7620_ == steps_) {
+                        float a_5_ = acc_3_[0u];
                         unsigned r_ = 0u;
-                        unsigned t2329_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
-                        if (t2329_ == 32u) {
-                            float t2334_ = __fadd_rn(a_5_, kf_shfl_xor(a_5_, 16u, kf_wn));
-                            float t2337_ = __fadd_rn(t2334_, kf_shfl_xor(t2334_, 8u, kf_wn));
-                            float t2340_ = __fadd_rn(t2337_, kf_shfl_xor(t2337_, 4u, kf_wn));
-                            float t2343_ = __fadd_rn(t2340_, kf_shfl_xor(t2340_, 2u, kf_wn));
-                            t2308_ = __fadd_rn(t2343_, kf_shfl_xor(t2343_, 1u, kf_wn));
+                        unsigned t7647_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+                        if (t7647_ == 32u) {
+                            float t7652_ = __fadd_rn(a_5_, kf_shfl_xor(a_5_, 16u, kf_wn));
+                            float t7655_ = __fadd_rn(t7652_, kf_shfl_xor(t7652_, 8u, kf_wn));
+                            float t7658_ = __fadd_rn(t7655_, kf_shfl_xor(t7655_, 4u, kf_wn));
+                            float t7661_ = __fadd_rn(t7658_, kf_shfl_xor(t7658_, 2u, kf_wn));
+                            t7626_ = __fadd_rn(t7661_, kf_shfl_xor(t7661_, 1u, kf_wn));
                         } else {
-                            float t2349_ = kf_shfl_down(a_5_, 16u, kf_wn);
-                            bool t2351_ = (kf_lane_id() + 16u) < t2329_;
-                            float t2352_ = __fadd_rn(a_5_, t2349_);
-                            float t2353_ = t2351_ ? t2352_ : a_5_;
-                            float t2355_ = kf_shfl_down(t2353_, 8u, kf_wn);
-                            bool t2357_ = (kf_lane_id() + 8u) < t2329_;
-                            float t2358_ = __fadd_rn(t2353_, t2355_);
-                            float t2359_ = t2357_ ? t2358_ : t2353_;
-                            float t2361_ = kf_shfl_down(t2359_, 4u, kf_wn);
-                            bool t2363_ = (kf_lane_id() + 4u) < t2329_;
-                            float t2364_ = __fadd_rn(t2359_, t2361_);
-                            float t2365_ = t2363_ ? t2364_ : t2359_;
-                            float t2367_ = kf_shfl_down(t2365_, 2u, kf_wn);
-                            bool t2369_ = (kf_lane_id() + 2u) < t2329_;
-                            float t2370_ = __fadd_rn(t2365_, t2367_);
-                            float t2371_ = t2369_ ? t2370_ : t2365_;
-                            float t2373_ = kf_shfl_down(t2371_, 1u, kf_wn);
-                            bool t2375_ = (kf_lane_id() + 1u) < t2329_;
-                            float t2376_ = __fadd_rn(t2371_, t2373_);
-                            t2308_ = kf_shfl(t2375_ ? t2376_ : t2371_, 0u, kf_wn);
+                            float t7667_ = kf_shfl_down(a_5_, 16u, kf_wn);
+                            bool t7669_ = (kf_lane_id() + 16u) < t7647_;
+                            float t7670_ = __fadd_rn(a_5_, t7667_);
+                            float t7671_ = t7669_ ? t7670_ : a_5_;
+                            float t7673_ = kf_shfl_down(t7671_, 8u, kf_wn);
+                            bool t7675_ = (kf_lane_id() + 8u) < t7647_;
+                            float t7676_ = __fadd_rn(t7671_, t7673_);
+                            float t7677_ = t7675_ ? t7676_ : t7671_;
+                            float t7679_ = kf_shfl_down(t7677_, 4u, kf_wn);
+                            bool t7681_ = (kf_lane_id() + 4u) < t7647_;
+                            float t7682_ = __fadd_rn(t7677_, t7679_);
+                            float t7683_ = t7681_ ? t7682_ : t7677_;
+                            float t7685_ = kf_shfl_down(t7683_, 2u, kf_wn);
+                            bool t7687_ = (kf_lane_id() + 2u) < t7647_;
+                            float t7688_ = __fadd_rn(t7683_, t7685_);
+                            float t7689_ = t7687_ ? t7688_ : t7683_;
+                            float t7691_ = kf_shfl_down(t7689_, 1u, kf_wn);
+                            bool t7693_ = (kf_lane_id() + 1u) < t7647_;
+                            float t7694_ = __fadd_rn(t7689_, t7691_);
+                            t7626_ = kf_shfl(t7693_ ? t7694_ : t7689_, 0u, kf_wn);
                         }
-                        bool t2381_ = lane_ == r_;
-                        bool t2382_ = t2381_;
-                        if (t2381_) {
-                            t2382_ = cg_ < m_;
+                        bool t7699_ = lane_ == r_;
+                        bool t7700_ = t7699_;
+                        if (t7699_) {
+                            t7700_ = cg_ < m_;
                         }
-                        if (t2382_) {
-                            y_[cg_] = t2308_;
+                        if (t7700_) {
+                            y_[cg_] = t7626_;
                         }
-                        acc_2_[0u] = 0.0f;
+                        acc_3_[0u] = 0.0f;
                         ck_ = 0u;
                         cg_ = cg_ + nw_;
                     }
                 }
-                if ((t0_ + 1u) < t1443_) {
+                if ((t0_ + 1u) < t5153_) {
                     unsigned v_9_ = min((((lk_ << 5u) << 2u) + lane_), (nv_ - 1u));
                     unsigned row_6_ = min(lg_, (m_ - 1u));
-                    wb_[4u] = wv_[(row_6_ * nv_) + v_9_];
-                    xb_[8u] = xv_[v_9_];
+                    wb_2_[4u] = wv_[(row_6_ * nv_) + v_9_];
+                    xb_2_[8u] = xv_[v_9_];
                     unsigned v_10_ = min(((((lk_ << 5u) << 2u) + 32u) + lane_), (nv_ - 1u));
                     unsigned row_7_ = min(lg_, (m_ - 1u));
-                    wb_[5u] = wv_[(row_7_ * nv_) + v_10_];
-                    xb_[10u] = xv_[v_10_];
+                    wb_2_[5u] = wv_[(row_7_ * nv_) + v_10_];
+                    xb_2_[10u] = xv_[v_10_];
                     unsigned v_11_ = min(((((lk_ << 5u) << 2u) + 64u) + lane_), (nv_ - 1u));
                     unsigned row_8_ = min(lg_, (m_ - 1u));
-                    wb_[6u] = wv_[(row_8_ * nv_) + v_11_];
-                    xb_[12u] = xv_[v_11_];
+                    wb_2_[6u] = wv_[(row_8_ * nv_) + v_11_];
+                    xb_2_[12u] = xv_[v_11_];
                     unsigned v_12_ = min(((((lk_ << 5u) << 2u) + 96u) + lane_), (nv_ - 1u));
                     unsigned row_9_ = min(lg_, (m_ - 1u));
-                    wb_[7u] = wv_[(row_9_ * nv_) + v_12_];
-                    xb_[14u] = xv_[v_12_];
-                    unsigned t2579_ = lk_ + 1u;
-                    lk_ = t2579_;
-                    if (t2579_ == steps_) {
+                    wb_2_[7u] = wv_[(row_9_ * nv_) + v_12_];
+                    xb_2_[14u] = xv_[v_12_];
+                    unsigned t7925_ = lk_ + 1u;
+                    lk_ = t7925_;
+                    if (t7925_ == steps_) {
                         lk_ = 0u;
                         lg_ = lg_ + nw_;
                     }
                 }
-                bool t2689_ = (t0_ + 1u) >= 1u;
-                bool t2690_ = t2689_;
-                if (t2689_) {
-                    t2690_ = ((t0_ + 1u) - 1u) < t1443_;
+                bool t8035_ = (t0_ + 1u) >= 1u;
+                bool t8036_ = t8035_;
+                if (t8035_) {
+                    t8036_ = ((t0_ + 1u) - 1u) < t5153_;
                 }
-                if (t2690_) {
+                if (t8036_) {
                     unsigned v_13_ = ((ck_ << 5u) << 2u) + lane_;
                     if (v_13_ < nv_) {
-                        kf_u32x4 t2749_ = xb_[0u];
-                        kf_f16x8 a_6_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2749_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2749_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2749_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2749_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2749_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2749_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2749_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2749_, 3u), 16u))}};
-                        xs_5_[0u] = kf_f16_to_f32(a_6_.v[0]);
-                        xs_5_[1u] = kf_f16_to_f32(a_6_.v[1]);
-                        xs_5_[2u] = kf_f16_to_f32(a_6_.v[2]);
-                        xs_5_[3u] = kf_f16_to_f32(a_6_.v[3]);
-                        xs_5_[4u] = kf_f16_to_f32(a_6_.v[4]);
-                        xs_5_[5u] = kf_f16_to_f32(a_6_.v[5]);
-                        xs_5_[6u] = kf_f16_to_f32(a_6_.v[6]);
-                        xs_5_[7u] = kf_f16_to_f32(a_6_.v[7]);
-                        kf_u32x4 t2779_ = wb_[0u];
-                        kf_bf16x8 wbv_5_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t2779_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2779_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2779_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2779_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2779_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2779_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2779_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2779_, 3u), 16u))}};
-                        acc_2_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[7]), xs_5_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[6]), xs_5_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[5]), xs_5_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[4]), xs_5_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[3]), xs_5_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[2]), xs_5_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[1]), xs_5_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[0]), xs_5_[0u], acc_2_[0u]))))))));
+                        kf_u32x4 t8095_ = xb_2_[0u];
+                        kf_f16x8 a_6_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t8095_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8095_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t8095_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8095_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t8095_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8095_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t8095_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8095_, 3u), 16u))}};
+                        xs_13_[0u] = kf_f16_to_f32(a_6_.v[0]);
+                        xs_13_[1u] = kf_f16_to_f32(a_6_.v[1]);
+                        xs_13_[2u] = kf_f16_to_f32(a_6_.v[2]);
+                        xs_13_[3u] = kf_f16_to_f32(a_6_.v[3]);
+                        xs_13_[4u] = kf_f16_to_f32(a_6_.v[4]);
+                        xs_13_[5u] = kf_f16_to_f32(a_6_.v[5]);
+                        xs_13_[6u] = kf_f16_to_f32(a_6_.v[6]);
+                        xs_13_[7u] = kf_f16_to_f32(a_6_.v[7]);
+                        kf_u32x4 t8125_ = wb_2_[0u];
+                        kf_bf16x8 wbv_5_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t8125_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8125_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8125_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8125_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8125_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8125_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8125_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8125_, 3u), 16u))}};
+                        acc_3_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[7]), xs_13_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[6]), xs_13_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[5]), xs_13_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[4]), xs_13_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[3]), xs_13_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[2]), xs_13_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[1]), xs_13_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[0]), xs_13_[0u], acc_3_[0u]))))))));
                     }
                     unsigned v_14_ = (((ck_ << 5u) << 2u) + 32u) + lane_;
                     if (v_14_ < nv_) {
-                        kf_u32x4 t2880_ = xb_[2u];
-                        kf_f16x8 a_7_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2880_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2880_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2880_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2880_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2880_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2880_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2880_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2880_, 3u), 16u))}};
-                        xs_6_[0u] = kf_f16_to_f32(a_7_.v[0]);
-                        xs_6_[1u] = kf_f16_to_f32(a_7_.v[1]);
-                        xs_6_[2u] = kf_f16_to_f32(a_7_.v[2]);
-                        xs_6_[3u] = kf_f16_to_f32(a_7_.v[3]);
-                        xs_6_[4u] = kf_f16_to_f32(a_7_.v[4]);
-                        xs_6_[5u] = kf_f16_to_f32(a_7_.v[5]);
-                        xs_6_[6u] = kf_f16_to_f32(a_7_.v[6]);
-                        xs_6_[7u] = kf_f16_to_f32(a_7_.v[7]);
-                        kf_u32x4 t2910_ = wb_[1u];
-                        kf_bf16x8 wbv_6_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t2910_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2910_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2910_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2910_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2910_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2910_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2910_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2910_, 3u), 16u))}};
-                        acc_2_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[7]), xs_6_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[6]), xs_6_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[5]), xs_6_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[4]), xs_6_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[3]), xs_6_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[2]), xs_6_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[1]), xs_6_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[0]), xs_6_[0u], acc_2_[0u]))))))));
+                        kf_u32x4 t8226_ = xb_2_[2u];
+                        kf_f16x8 a_7_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t8226_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8226_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t8226_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8226_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t8226_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8226_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t8226_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8226_, 3u), 16u))}};
+                        xs_14_[0u] = kf_f16_to_f32(a_7_.v[0]);
+                        xs_14_[1u] = kf_f16_to_f32(a_7_.v[1]);
+                        xs_14_[2u] = kf_f16_to_f32(a_7_.v[2]);
+                        xs_14_[3u] = kf_f16_to_f32(a_7_.v[3]);
+                        xs_14_[4u] = kf_f16_to_f32(a_7_.v[4]);
+                        xs_14_[5u] = kf_f16_to_f32(a_7_.v[5]);
+                        xs_14_[6u] = kf_f16_to_f32(a_7_.v[6]);
+                        xs_14_[7u] = kf_f16_to_f32(a_7_.v[7]);
+                        kf_u32x4 t8256_ = wb_2_[1u];
+                        kf_bf16x8 wbv_6_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t8256_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8256_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8256_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8256_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8256_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8256_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8256_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8256_, 3u), 16u))}};
+                        acc_3_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[7]), xs_14_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[6]), xs_14_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[5]), xs_14_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[4]), xs_14_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[3]), xs_14_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[2]), xs_14_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[1]), xs_14_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[0]), xs_14_[0u], acc_3_[0u]))))))));
                     }
                     unsigned v_15_ = (((ck_ << 5u) << 2u) + 64u) + lane_;
                     if (v_15_ < nv_) {
-                        kf_u32x4 t3011_ = xb_[4u];
-                        kf_f16x8 a_8_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t3011_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3011_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t3011_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3011_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t3011_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3011_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t3011_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3011_, 3u), 16u))}};
-                        xs_7_[0u] = kf_f16_to_f32(a_8_.v[0]);
-                        xs_7_[1u] = kf_f16_to_f32(a_8_.v[1]);
-                        xs_7_[2u] = kf_f16_to_f32(a_8_.v[2]);
-                        xs_7_[3u] = kf_f16_to_f32(a_8_.v[3]);
-                        xs_7_[4u] = kf_f16_to_f32(a_8_.v[4]);
-                        xs_7_[5u] = kf_f16_to_f32(a_8_.v[5]);
-                        xs_7_[6u] = kf_f16_to_f32(a_8_.v[6]);
-                        xs_7_[7u] = kf_f16_to_f32(a_8_.v[7]);
-                        kf_u32x4 t3041_ = wb_[2u];
-                        kf_bf16x8 wbv_7_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t3041_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3041_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t3041_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3041_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t3041_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3041_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t3041_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3041_, 3u), 16u))}};
-                        acc_2_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[7]), xs_7_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[6]), xs_7_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[5]), xs_7_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[4]), xs_7_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[3]), xs_7_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[2]), xs_7_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[1]), xs_7_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[0]), xs_7_[0u], acc_2_[0u]))))))));
+                        kf_u32x4 t8357_ = xb_2_[4u];
+                        kf_f16x8 a_8_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t8357_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8357_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t8357_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8357_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t8357_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8357_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t8357_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8357_, 3u), 16u))}};
+                        xs_15_[0u] = kf_f16_to_f32(a_8_.v[0]);
+                        xs_15_[1u] = kf_f16_to_f32(a_8_.v[1]);
+                        xs_15_[2u] = kf_f16_to_f32(a_8_.v[2]);
+                        xs_15_[3u] = kf_f16_to_f32(a_8_.v[3]);
+                        xs_15_[4u] = kf_f16_to_f32(a_8_.v[4]);
+                        xs_15_[5u] = kf_f16_to_f32(a_8_.v[5]);
+                        xs_15_[6u] = kf_f16_to_f32(a_8_.v[6]);
+                        xs_15_[7u] = kf_f16_to_f32(a_8_.v[7]);
+                        kf_u32x4 t8387_ = wb_2_[2u];
+                        kf_bf16x8 wbv_7_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t8387_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8387_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8387_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8387_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8387_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8387_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8387_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8387_, 3u), 16u))}};
+                        acc_3_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[7]), xs_15_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[6]), xs_15_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[5]), xs_15_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[4]), xs_15_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[3]), xs_15_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[2]), xs_15_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[1]), xs_15_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[0]), xs_15_[0u], acc_3_[0u]))))))));
                     }
                     unsigned v_16_ = (((ck_ << 5u) << 2u) + 96u) + lane_;
                     if (v_16_ < nv_) {
-                        kf_u32x4 t3142_ = xb_[6u];
-                        kf_f16x8 a_9_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t3142_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3142_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t3142_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3142_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t3142_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3142_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t3142_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3142_, 3u), 16u))}};
-                        xs_8_[0u] = kf_f16_to_f32(a_9_.v[0]);
-                        xs_8_[1u] = kf_f16_to_f32(a_9_.v[1]);
-                        xs_8_[2u] = kf_f16_to_f32(a_9_.v[2]);
-                        xs_8_[3u] = kf_f16_to_f32(a_9_.v[3]);
-                        xs_8_[4u] = kf_f16_to_f32(a_9_.v[4]);
-                        xs_8_[5u] = kf_f16_to_f32(a_9_.v[5]);
-                        xs_8_[6u] = kf_f16_to_f32(a_9_.v[6]);
-                        xs_8_[7u] = kf_f16_to_f32(a_9_.v[7]);
-                        kf_u32x4 t3172_ = wb_[3u];
-                        kf_bf16x8 wbv_8_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t3172_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3172_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t3172_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3172_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t3172_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3172_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t3172_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3172_, 3u), 16u))}};
-                        acc_2_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[7]), xs_8_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[6]), xs_8_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[5]), xs_8_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[4]), xs_8_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[3]), xs_8_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[2]), xs_8_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[1]), xs_8_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[0]), xs_8_[0u], acc_2_[0u]))))))));
+                        kf_u32x4 t8488_ = xb_2_[6u];
+                        kf_f16x8 a_9_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t8488_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8488_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t8488_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8488_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t8488_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8488_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t8488_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8488_, 3u), 16u))}};
+                        xs_16_[0u] = kf_f16_to_f32(a_9_.v[0]);
+                        xs_16_[1u] = kf_f16_to_f32(a_9_.v[1]);
+                        xs_16_[2u] = kf_f16_to_f32(a_9_.v[2]);
+                        xs_16_[3u] = kf_f16_to_f32(a_9_.v[3]);
+                        xs_16_[4u] = kf_f16_to_f32(a_9_.v[4]);
+                        xs_16_[5u] = kf_f16_to_f32(a_9_.v[5]);
+                        xs_16_[6u] = kf_f16_to_f32(a_9_.v[6]);
+                        xs_16_[7u] = kf_f16_to_f32(a_9_.v[7]);
+                        kf_u32x4 t8518_ = wb_2_[3u];
+                        kf_bf16x8 wbv_8_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t8518_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8518_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8518_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8518_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8518_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8518_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8518_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8518_, 3u), 16u))}};
+                        acc_3_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[7]), xs_16_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[6]), xs_16_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[5]), xs_16_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[4]), xs_16_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[3]), xs_16_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[2]), xs_16_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[1]), xs_16_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[0]), xs_16_[0u], acc_3_[0u]))))))));
                     }
-                    unsigned t3243_ = ck_ + 1u;
-                    ck_ = t3243_;
-                    if (t3243_ == steps_) {
-                        float a_10_ = acc_2_[0u];
+                    unsigned t8589_ = ck_ + 1u;
+                    ck_ = t8589_;
+                    if (t8589_ == steps_) {
+                        float a_10_ = acc_3_[0u];
                         unsigned r_2_ = 0u;
-                        unsigned t3270_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
-                        if (t3270_ == 32u) {
-                            float t3275_ = __fadd_rn(a_10_, kf_shfl_xor(a_10_, 16u, kf_wn));
-                            float t3278_ = __fadd_rn(t3275_, kf_shfl_xor(t3275_, 8u, kf_wn));
-                            float t3281_ = __fadd_rn(t3278_, kf_shfl_xor(t3278_, 4u, kf_wn));
-                            float t3284_ = __fadd_rn(t3281_, kf_shfl_xor(t3281_, 2u, kf_wn));
-                            t3249_ = __fadd_rn(t3284_, kf_shfl_xor(t3284_, 1u, kf_wn));
+                        unsigned t8616_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+                        if (t8616_ == 32u) {
+                            float t8621_ = __fadd_rn(a_10_, kf_shfl_xor(a_10_, 16u, kf_wn));
+                            float t8624_ = __fadd_rn(t8621_, kf_shfl_xor(t8621_, 8u, kf_wn));
+                            float t8627_ = __fadd_rn(t8624_, kf_shfl_xor(t8624_, 4u, kf_wn));
+                            float t8630_ = __fadd_rn(t8627_, kf_shfl_xor(t8627_, 2u, kf_wn));
+                            t8595_ = __fadd_rn(t8630_, kf_shfl_xor(t8630_, 1u, kf_wn));
                         } else {
-                            float t3290_ = kf_shfl_down(a_10_, 16u, kf_wn);
-                            bool t3292_ = (kf_lane_id() + 16u) < t3270_;
-                            float t3293_ = __fadd_rn(a_10_, t3290_);
-                            float t3294_ = t3292_ ? t3293_ : a_10_;
-                            float t3296_ = kf_shfl_down(t3294_, 8u, kf_wn);
-                            bool t3298_ = (kf_lane_id() + 8u) < t3270_;
-                            float t3299_ = __fadd_rn(t3294_, t3296_);
-                            float t3300_ = t3298_ ? t3299_ : t3294_;
-                            float t3302_ = kf_shfl_down(t3300_, 4u, kf_wn);
-                            bool t3304_ = (kf_lane_id() + 4u) < t3270_;
-                            float t3305_ = __fadd_rn(t3300_, t3302_);
-                            float t3306_ = t3304_ ? t3305_ : t3300_;
-                            float t3308_ = kf_shfl_down(t3306_, 2u, kf_wn);
-                            bool t3310_ = (kf_lane_id() + 2u) < t3270_;
-                            float t3311_ = __fadd_rn(t3306_, t3308_);
-                            float t3312_ = t3310_ ? t3311_ : t3306_;
-                            float t3314_ = kf_shfl_down(t3312_, 1u, kf_wn);
-                            bool t3316_ = (kf_lane_id() + 1u) < t3270_;
-                            float t3317_ = __fadd_rn(t3312_, t3314_);
-                            t3249_ = kf_shfl(t3316_ ? t3317_ : t3312_, 0u, kf_wn);
+                            float t8636_ = kf_shfl_down(a_10_, 16u, kf_wn);
+                            bool t8638_ = (kf_lane_id() + 16u) < t8616_;
+                            float t8639_ = __fadd_rn(a_10_, t8636_);
+                            float t8640_ = t8638_ ? t8639_ : a_10_;
+                            float t8642_ = kf_shfl_down(t8640_, 8u, kf_wn);
+                            bool t8644_ = (kf_lane_id() + 8u) < t8616_;
+                            float t8645_ = __fadd_rn(t8640_, t8642_);
+                            float t8646_ = t8644_ ? t8645_ : t8640_;
+                            float t8648_ = kf_shfl_down(t8646_, 4u, kf_wn);
+                            bool t8650_ = (kf_lane_id() + 4u) < t8616_;
+                            float t8651_ = __fadd_rn(t8646_, t8648_);
+                            float t8652_ = t8650_ ? t8651_ : t8646_;
+                            float t8654_ = kf_shfl_down(t8652_, 2u, kf_wn);
+                            bool t8656_ = (kf_lane_id() + 2u) < t8616_;
+                            float t8657_ = __fadd_rn(t8652_, t8654_);
+                            float t8658_ = t8656_ ? t8657_ : t8652_;
+                            float t8660_ = kf_shfl_down(t8658_, 1u, kf_wn);
+                            bool t8662_ = (kf_lane_id() + 1u) < t8616_;
+                            float t8663_ = __fadd_rn(t8658_, t8660_);
+                            t8595_ = kf_shfl(t8662_ ? t8663_ : t8658_, 0u, kf_wn);
                         }
-                        bool t3322_ = lane_ == r_2_;
-                        bool t3323_ = t3322_;
-                        if (t3322_) {
-                            t3323_ = cg_ < m_;
+                        bool t8668_ = lane_ == r_2_;
+                        bool t8669_ = t8668_;
+                        if (t8668_) {
+                            t8669_ = cg_ < m_;
                         }
-                        if (t3323_) {
-                            y_[cg_] = t3249_;
+                        if (t8669_) {
+                            y_[cg_] = t8595_;
                         }
-                        acc_2_[0u] = 0.0f;
+                        acc_3_[0u] = 0.0f;
                         ck_ = 0u;
                         cg_ = cg_ + nw_;
                     }
@@ -3091,188 +3091,188 @@ gemv_bf16_f16_f32(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__ x_,
     } else {
         unsigned lane_2_ = kf_lane_id();
         unsigned nv_2_ = k_ >> 3u;
-        unsigned t3466_ = (blockIdx.x << 3u) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u);
-        unsigned t3477_ = gridDim.x << 3u;
+        unsigned t8812_ = (blockIdx.x << 3u) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u);
+        unsigned t8823_ = gridDim.x << 3u;
         #pragma unroll 1
-        for (unsigned g_ = t3466_; g_ < m_; g_ = g_ + t3477_) {
+        for (unsigned g_ = t8812_; g_ < m_; g_ = g_ + t8823_) {
             row_[0u] = min(g_, (m_ - 1u));
-            acc_3_[0u] = 0.0f;
+            acc_4_[0u] = 0.0f;
             if ((k_ & 7u) == 0u) {
                 #pragma unroll 1
                 for (unsigned base_ = 0u; base_ < nv_2_; base_ = base_ + 128u) {
                     unsigned v_17_ = base_ + lane_2_;
-                    kf_u32x4 t3502_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                    kf_u32x4 t_2_ = t3502_;
+                    kf_u32x4 t8848_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_4_ = t8848_;
                     if (v_17_ < nv_2_) {
-                        unsigned t3508_ = (row_[0u] * nv_2_) + v_17_;
-                        kf_u32x4 t3509_ = wv_[t3508_];
-                        t_2_ = t3509_;
+                        unsigned t8854_ = (row_[0u] * nv_2_) + v_17_;
+                        kf_u32x4 t8855_ = wv_[t8854_];
+                        t_4_ = t8855_;
                     }
-                    wr_[0u] = t_2_;
+                    wr_[0u] = t_4_;
                     unsigned v_18_ = (base_ + 32u) + lane_2_;
-                    kf_u32x4 t3515_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                    kf_u32x4 t_3_ = t3515_;
+                    kf_u32x4 t8861_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_5_ = t8861_;
                     if (v_18_ < nv_2_) {
-                        unsigned t3521_ = (row_[0u] * nv_2_) + v_18_;
-                        kf_u32x4 t3522_ = wv_[t3521_];
-                        t_3_ = t3522_;
+                        unsigned t8867_ = (row_[0u] * nv_2_) + v_18_;
+                        kf_u32x4 t8868_ = wv_[t8867_];
+                        t_5_ = t8868_;
                     }
-                    wr_[1u] = t_3_;
+                    wr_[1u] = t_5_;
                     unsigned v_19_ = (base_ + 64u) + lane_2_;
-                    kf_u32x4 t3528_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                    kf_u32x4 t_4_ = t3528_;
+                    kf_u32x4 t8874_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_6_ = t8874_;
                     if (v_19_ < nv_2_) {
-                        unsigned t3534_ = (row_[0u] * nv_2_) + v_19_;
-                        kf_u32x4 t3535_ = wv_[t3534_];
-                        t_4_ = t3535_;
+                        unsigned t8880_ = (row_[0u] * nv_2_) + v_19_;
+                        kf_u32x4 t8881_ = wv_[t8880_];
+                        t_6_ = t8881_;
                     }
-                    wr_[2u] = t_4_;
+                    wr_[2u] = t_6_;
                     unsigned v_20_ = (base_ + 96u) + lane_2_;
-                    kf_u32x4 t3541_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                    kf_u32x4 t_5_ = t3541_;
+                    kf_u32x4 t8887_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_7_ = t8887_;
                     if (v_20_ < nv_2_) {
-                        unsigned t3547_ = (row_[0u] * nv_2_) + v_20_;
-                        kf_u32x4 t3548_ = wv_[t3547_];
-                        t_5_ = t3548_;
+                        unsigned t8893_ = (row_[0u] * nv_2_) + v_20_;
+                        kf_u32x4 t8894_ = wv_[t8893_];
+                        t_7_ = t8894_;
                     }
-                    wr_[3u] = t_5_;
+                    wr_[3u] = t_7_;
                     unsigned v_21_ = base_ + lane_2_;
                     if (v_21_ < nv_2_) {
                         kf_f16x8 a_11_ = xh8_[v_21_];
-                        xs_9_[0u] = kf_f16_to_f32(a_11_.v[0]);
-                        xs_9_[1u] = kf_f16_to_f32(a_11_.v[1]);
-                        xs_9_[2u] = kf_f16_to_f32(a_11_.v[2]);
-                        xs_9_[3u] = kf_f16_to_f32(a_11_.v[3]);
-                        xs_9_[4u] = kf_f16_to_f32(a_11_.v[4]);
-                        xs_9_[5u] = kf_f16_to_f32(a_11_.v[5]);
-                        xs_9_[6u] = kf_f16_to_f32(a_11_.v[6]);
-                        xs_9_[7u] = kf_f16_to_f32(a_11_.v[7]);
-                        kf_u32x4 t3607_ = wr_[0u];
-                        kf_bf16x8 wb_2_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t3607_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3607_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t3607_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3607_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t3607_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3607_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t3607_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3607_, 3u), 16u))}};
-                        acc_3_[0u] = __fmaf_rn(kf_bf16_to_f32(wb_2_.v[7]), xs_9_[7u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[6]), xs_9_[6u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[5]), xs_9_[5u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[4]), xs_9_[4u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[3]), xs_9_[3u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[2]), xs_9_[2u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[1]), xs_9_[1u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[0]), xs_9_[0u], acc_3_[0u]))))))));
+                        xs_17_[0u] = kf_f16_to_f32(a_11_.v[0]);
+                        xs_17_[1u] = kf_f16_to_f32(a_11_.v[1]);
+                        xs_17_[2u] = kf_f16_to_f32(a_11_.v[2]);
+                        xs_17_[3u] = kf_f16_to_f32(a_11_.v[3]);
+                        xs_17_[4u] = kf_f16_to_f32(a_11_.v[4]);
+                        xs_17_[5u] = kf_f16_to_f32(a_11_.v[5]);
+                        xs_17_[6u] = kf_f16_to_f32(a_11_.v[6]);
+                        xs_17_[7u] = kf_f16_to_f32(a_11_.v[7]);
+                        kf_u32x4 t8953_ = wr_[0u];
+                        kf_bf16x8 wb_3_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t8953_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8953_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8953_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8953_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8953_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8953_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8953_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8953_, 3u), 16u))}};
+                        acc_4_[0u] = __fmaf_rn(kf_bf16_to_f32(wb_3_.v[7]), xs_17_[7u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[6]), xs_17_[6u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[5]), xs_17_[5u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[4]), xs_17_[4u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[3]), xs_17_[3u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[2]), xs_17_[2u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[1]), xs_17_[1u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[0]), xs_17_[0u], acc_4_[0u]))))))));
                     }
                     unsigned v_22_ = (base_ + 32u) + lane_2_;
                     if (v_22_ < nv_2_) {
                         kf_f16x8 a_12_ = xh8_[v_22_];
-                        xs_10_[0u] = kf_f16_to_f32(a_12_.v[0]);
-                        xs_10_[1u] = kf_f16_to_f32(a_12_.v[1]);
-                        xs_10_[2u] = kf_f16_to_f32(a_12_.v[2]);
-                        xs_10_[3u] = kf_f16_to_f32(a_12_.v[3]);
-                        xs_10_[4u] = kf_f16_to_f32(a_12_.v[4]);
-                        xs_10_[5u] = kf_f16_to_f32(a_12_.v[5]);
-                        xs_10_[6u] = kf_f16_to_f32(a_12_.v[6]);
-                        xs_10_[7u] = kf_f16_to_f32(a_12_.v[7]);
-                        kf_u32x4 t3734_ = wr_[1u];
-                        kf_bf16x8 wb_3_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t3734_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3734_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t3734_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3734_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t3734_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3734_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t3734_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3734_, 3u), 16u))}};
-                        acc_3_[0u] = __fmaf_rn(kf_bf16_to_f32(wb_3_.v[7]), xs_10_[7u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[6]), xs_10_[6u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[5]), xs_10_[5u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[4]), xs_10_[4u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[3]), xs_10_[3u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[2]), xs_10_[2u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[1]), xs_10_[1u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[0]), xs_10_[0u], acc_3_[0u]))))))));
+                        xs_18_[0u] = kf_f16_to_f32(a_12_.v[0]);
+                        xs_18_[1u] = kf_f16_to_f32(a_12_.v[1]);
+                        xs_18_[2u] = kf_f16_to_f32(a_12_.v[2]);
+                        xs_18_[3u] = kf_f16_to_f32(a_12_.v[3]);
+                        xs_18_[4u] = kf_f16_to_f32(a_12_.v[4]);
+                        xs_18_[5u] = kf_f16_to_f32(a_12_.v[5]);
+                        xs_18_[6u] = kf_f16_to_f32(a_12_.v[6]);
+                        xs_18_[7u] = kf_f16_to_f32(a_12_.v[7]);
+                        kf_u32x4 t9080_ = wr_[1u];
+                        kf_bf16x8 wb_4_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t9080_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t9080_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t9080_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t9080_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t9080_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t9080_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t9080_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t9080_, 3u), 16u))}};
+                        acc_4_[0u] = __fmaf_rn(kf_bf16_to_f32(wb_4_.v[7]), xs_18_[7u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[6]), xs_18_[6u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[5]), xs_18_[5u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[4]), xs_18_[4u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[3]), xs_18_[3u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[2]), xs_18_[2u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[1]), xs_18_[1u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[0]), xs_18_[0u], acc_4_[0u]))))))));
                     }
                     unsigned v_23_ = (base_ + 64u) + lane_2_;
                     if (v_23_ < nv_2_) {
                         kf_f16x8 a_13_ = xh8_[v_23_];
-                        xs_11_[0u] = kf_f16_to_f32(a_13_.v[0]);
-                        xs_11_[1u] = kf_f16_to_f32(a_13_.v[1]);
-                        xs_11_[2u] = kf_f16_to_f32(a_13_.v[2]);
-                        xs_11_[3u] = kf_f16_to_f32(a_13_.v[3]);
-                        xs_11_[4u] = kf_f16_to_f32(a_13_.v[4]);
-                        xs_11_[5u] = kf_f16_to_f32(a_13_.v[5]);
-                        xs_11_[6u] = kf_f16_to_f32(a_13_.v[6]);
-                        xs_11_[7u] = kf_f16_to_f32(a_13_.v[7]);
-                        kf_u32x4 t3861_ = wr_[2u];
-                        kf_bf16x8 wb_4_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t3861_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3861_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t3861_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3861_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t3861_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3861_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t3861_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3861_, 3u), 16u))}};
-                        acc_3_[0u] = __fmaf_rn(kf_bf16_to_f32(wb_4_.v[7]), xs_11_[7u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[6]), xs_11_[6u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[5]), xs_11_[5u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[4]), xs_11_[4u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[3]), xs_11_[3u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[2]), xs_11_[2u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[1]), xs_11_[1u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[0]), xs_11_[0u], acc_3_[0u]))))))));
+                        xs_19_[0u] = kf_f16_to_f32(a_13_.v[0]);
+                        xs_19_[1u] = kf_f16_to_f32(a_13_.v[1]);
+                        xs_19_[2u] = kf_f16_to_f32(a_13_.v[2]);
+                        xs_19_[3u] = kf_f16_to_f32(a_13_.v[3]);
+                        xs_19_[4u] = kf_f16_to_f32(a_13_.v[4]);
+                        xs_19_[5u] = kf_f16_to_f32(a_13_.v[5]);
+                        xs_19_[6u] = kf_f16_to_f32(a_13_.v[6]);
+                        xs_19_[7u] = kf_f16_to_f32(a_13_.v[7]);
+                        kf_u32x4 t9207_ = wr_[2u];
+                        kf_bf16x8 wb_5_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t9207_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t9207_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t9207_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t9207_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t9207_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t9207_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t9207_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t9207_, 3u), 16u))}};
+                        acc_4_[0u] = __fmaf_rn(kf_bf16_to_f32(wb_5_.v[7]), xs_19_[7u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[6]), xs_19_[6u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[5]), xs_19_[5u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[4]), xs_19_[4u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[3]), xs_19_[3u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[2]), xs_19_[2u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[1]), xs_19_[1u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[0]), xs_19_[0u], acc_4_[0u]))))))));
                     }
                     unsigned v_24_ = (base_ + 96u) + lane_2_;
                     if (v_24_ < nv_2_) {
                         kf_f16x8 a_14_ = xh8_[v_24_];
-                        xs_12_[0u] = kf_f16_to_f32(a_14_.v[0]);
-                        xs_12_[1u] = kf_f16_to_f32(a_14_.v[1]);
-                        xs_12_[2u] = kf_f16_to_f32(a_14_.v[2]);
-                        xs_12_[3u] = kf_f16_to_f32(a_14_.v[3]);
-                        xs_12_[4u] = kf_f16_to_f32(a_14_.v[4]);
-                        xs_12_[5u] = kf_f16_to_f32(a_14_.v[5]);
-                        xs_12_[6u] = kf_f16_to_f32(a_14_.v[6]);
-                        xs_12_[7u] = kf_f16_to_f32(a_14_.v[7]);
-                        kf_u32x4 t3988_ = wr_[3u];
-                        kf_bf16x8 wb_5_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t3988_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3988_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t3988_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3988_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t3988_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3988_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t3988_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3988_, 3u), 16u))}};
-                        acc_3_[0u] = __fmaf_rn(kf_bf16_to_f32(wb_5_.v[7]), xs_12_[7u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[6]), xs_12_[6u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[5]), xs_12_[5u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[4]), xs_12_[4u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[3]), xs_12_[3u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[2]), xs_12_[2u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[1]), xs_12_[1u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[0]), xs_12_[0u], acc_3_[0u]))))))));
+                        xs_20_[0u] = kf_f16_to_f32(a_14_.v[0]);
+                        xs_20_[1u] = kf_f16_to_f32(a_14_.v[1]);
+                        xs_20_[2u] = kf_f16_to_f32(a_14_.v[2]);
+                        xs_20_[3u] = kf_f16_to_f32(a_14_.v[3]);
+                        xs_20_[4u] = kf_f16_to_f32(a_14_.v[4]);
+                        xs_20_[5u] = kf_f16_to_f32(a_14_.v[5]);
+                        xs_20_[6u] = kf_f16_to_f32(a_14_.v[6]);
+                        xs_20_[7u] = kf_f16_to_f32(a_14_.v[7]);
+                        kf_u32x4 t9334_ = wr_[3u];
+                        kf_bf16x8 wb_6_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t9334_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t9334_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t9334_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t9334_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t9334_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t9334_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t9334_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t9334_, 3u), 16u))}};
+                        acc_4_[0u] = __fmaf_rn(kf_bf16_to_f32(wb_6_.v[7]), xs_20_[7u], __fmaf_rn(kf_bf16_to_f32(wb_6_.v[6]), xs_20_[6u], __fmaf_rn(kf_bf16_to_f32(wb_6_.v[5]), xs_20_[5u], __fmaf_rn(kf_bf16_to_f32(wb_6_.v[4]), xs_20_[4u], __fmaf_rn(kf_bf16_to_f32(wb_6_.v[3]), xs_20_[3u], __fmaf_rn(kf_bf16_to_f32(wb_6_.v[2]), xs_20_[2u], __fmaf_rn(kf_bf16_to_f32(wb_6_.v[1]), xs_20_[1u], __fmaf_rn(kf_bf16_to_f32(wb_6_.v[0]), xs_20_[0u], acc_4_[0u]))))))));
                     }
                 }
             } else {
                 #pragma unroll 1
                 for (unsigned c_ = lane_2_; c_ < k_; c_ = c_ + 32u) {
-                    float t4066_ = kf_f16_to_f32(x_[c_]);
+                    float t9412_ = kf_f16_to_f32(x_[c_]);
                     unsigned i_ = (row_[0u] * k_) + c_;
                     unsigned short u_ = w16_[i_];
-                    acc_3_[0u] = __fmaf_rn(kf_bf16_to_f32(kf_bitcast<kf_bf16>(u_)), t4066_, acc_3_[0u]);
+                    acc_4_[0u] = __fmaf_rn(kf_bf16_to_f32(kf_bitcast<kf_bf16>(u_)), t9412_, acc_4_[0u]);
                 }
             }
-            float t4084_ = acc_3_[0u];
-            unsigned t4106_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
-            if (t4106_ == 32u) {
-                float t4111_ = __fadd_rn(t4084_, kf_shfl_xor(t4084_, 16u, kf_wn));
-                float t4114_ = __fadd_rn(t4111_, kf_shfl_xor(t4111_, 8u, kf_wn));
-                float t4117_ = __fadd_rn(t4114_, kf_shfl_xor(t4114_, 4u, kf_wn));
-                float t4120_ = __fadd_rn(t4117_, kf_shfl_xor(t4117_, 2u, kf_wn));
-                s_ = __fadd_rn(t4120_, kf_shfl_xor(t4120_, 1u, kf_wn));
+            float t9430_ = acc_4_[0u];
+            unsigned t9452_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+            if (t9452_ == 32u) {
+                float t9457_ = __fadd_rn(t9430_, kf_shfl_xor(t9430_, 16u, kf_wn));
+                float t9460_ = __fadd_rn(t9457_, kf_shfl_xor(t9457_, 8u, kf_wn));
+                float t9463_ = __fadd_rn(t9460_, kf_shfl_xor(t9460_, 4u, kf_wn));
+                float t9466_ = __fadd_rn(t9463_, kf_shfl_xor(t9463_, 2u, kf_wn));
+                s_ = __fadd_rn(t9466_, kf_shfl_xor(t9466_, 1u, kf_wn));
             } else {
-                float t4126_ = kf_shfl_down(t4084_, 16u, kf_wn);
-                bool t4128_ = (kf_lane_id() + 16u) < t4106_;
-                float t4129_ = __fadd_rn(t4084_, t4126_);
-                float t4130_ = t4128_ ? t4129_ : t4084_;
-                float t4132_ = kf_shfl_down(t4130_, 8u, kf_wn);
-                bool t4134_ = (kf_lane_id() + 8u) < t4106_;
-                float t4135_ = __fadd_rn(t4130_, t4132_);
-                float t4136_ = t4134_ ? t4135_ : t4130_;
-                float t4138_ = kf_shfl_down(t4136_, 4u, kf_wn);
-                bool t4140_ = (kf_lane_id() + 4u) < t4106_;
-                float t4141_ = __fadd_rn(t4136_, t4138_);
-                float t4142_ = t4140_ ? t4141_ : t4136_;
-                float t4144_ = kf_shfl_down(t4142_, 2u, kf_wn);
-                bool t4146_ = (kf_lane_id() + 2u) < t4106_;
-                float t4147_ = __fadd_rn(t4142_, t4144_);
-                float t4148_ = t4146_ ? t4147_ : t4142_;
-                float t4150_ = kf_shfl_down(t4148_, 1u, kf_wn);
-                bool t4152_ = (kf_lane_id() + 1u) < t4106_;
-                float t4153_ = __fadd_rn(t4148_, t4150_);
-                s_ = kf_shfl(t4152_ ? t4153_ : t4148_, 0u, kf_wn);
+                float t9472_ = kf_shfl_down(t9430_, 16u, kf_wn);
+                bool t9474_ = (kf_lane_id() + 16u) < t9452_;
+                float t9475_ = __fadd_rn(t9430_, t9472_);
+                float t9476_ = t9474_ ? t9475_ : t9430_;
+                float t9478_ = kf_shfl_down(t9476_, 8u, kf_wn);
+                bool t9480_ = (kf_lane_id() + 8u) < t9452_;
+                float t9481_ = __fadd_rn(t9476_, t9478_);
+                float t9482_ = t9480_ ? t9481_ : t9476_;
+                float t9484_ = kf_shfl_down(t9482_, 4u, kf_wn);
+                bool t9486_ = (kf_lane_id() + 4u) < t9452_;
+                float t9487_ = __fadd_rn(t9482_, t9484_);
+                float t9488_ = t9486_ ? t9487_ : t9482_;
+                float t9490_ = kf_shfl_down(t9488_, 2u, kf_wn);
+                bool t9492_ = (kf_lane_id() + 2u) < t9452_;
+                float t9493_ = __fadd_rn(t9488_, t9490_);
+                float t9494_ = t9492_ ? t9493_ : t9488_;
+                float t9496_ = kf_shfl_down(t9494_, 1u, kf_wn);
+                bool t9498_ = (kf_lane_id() + 1u) < t9452_;
+                float t9499_ = __fadd_rn(t9494_, t9496_);
+                s_ = kf_shfl(t9498_ ? t9499_ : t9494_, 0u, kf_wn);
             }
-            bool t4158_ = lane_2_ == 0u;
-            bool t4159_ = t4158_;
-            if (t4158_) {
-                t4159_ = g_ < m_;
+            bool t9504_ = lane_2_ == 0u;
+            bool t9505_ = t9504_;
+            if (t9504_) {
+                t9505_ = g_ < m_;
             }
-            if (t4159_) {
+            if (t9505_) {
                 y_[g_] = s_;
             }
         }
     }
 }
 
-/* kernel gemv_bf16_f32_f16 (gemv.kf:1065) */
+/* kernel gemv_bf16_f32_f16 (gemv.kf:1083) */
 extern "C" __global__ void __launch_bounds__(256)
 gemv_bf16_f32_f16(const kf_bf16* __restrict__ w_, const float* __restrict__ x_, kf_f16* __restrict__ y_, unsigned m_, unsigned k_)
 {
     kf_pdl_wait();
-    kf_u32x4 wb_[8];
-    kf_u32x4 xb_[16];
-    float acc_2_[1];
-    float xs_[8];
-    float xs_2_[8];
-    float xs_3_[8];
-    float xs_4_[8];
-    float xs_5_[8];
-    float xs_6_[8];
-    float xs_7_[8];
-    float xs_8_[8];
-    unsigned row_[1];
+    kf_u32x4 wb_2_[8];
+    kf_u32x4 xb_2_[16];
     float acc_3_[1];
-    kf_u32x4 wr_[4];
     float xs_9_[8];
     float xs_10_[8];
     float xs_11_[8];
     float xs_12_[8];
-    float t2308_;
-    float t3249_;
+    float xs_13_[8];
+    float xs_14_[8];
+    float xs_15_[8];
+    float xs_16_[8];
+    unsigned row_[1];
+    float acc_4_[1];
+    kf_u32x4 wr_[4];
+    float xs_17_[8];
+    float xs_18_[8];
+    float xs_19_[8];
+    float xs_20_[8];
+    float t7626_;
+    float t8595_;
     float s_;
     const unsigned kf_wn = kf_warp_lanes();
     const unsigned short* w16_ = (const unsigned short*)w_;
@@ -3282,323 +3282,323 @@ gemv_bf16_f32_f16(const kf_bf16* __restrict__ w_, const float* __restrict__ x_, 
     if ((k_ & 7u) == 0u) {
         unsigned lane_ = kf_lane_id();
         unsigned nv_ = k_ >> 3u;
-        unsigned t1396_ = nv_ << 1u;
+        unsigned t5100_ = nv_ << 1u;
         unsigned steps_ = (nv_ >> 7u) + (((nv_ & 127u) != 0u) ? 1u : 0u);
         unsigned wid_ = (blockIdx.x << 3u) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u);
         unsigned nw_ = gridDim.x << 3u;
         if (!(wid_ >= m_)) {
-            unsigned t1435_ = m_ - wid_;
-            unsigned t1443_ = ((t1435_ / nw_) + (((t1435_ % nw_) != 0u) ? 1u : 0u)) * steps_;
-            acc_2_[0u] = 0.0f;
+            unsigned t5145_ = m_ - wid_;
+            unsigned t5153_ = ((t5145_ / nw_) + (((t5145_ % nw_) != 0u) ? 1u : 0u)) * steps_;
+            acc_3_[0u] = 0.0f;
             unsigned lg_ = wid_;
             unsigned lk_ = 0u;
             unsigned cg_ = wid_;
             unsigned ck_ = 0u;
-            unsigned t1462_ = t1443_ + 1u;
+            unsigned t6752_ = t5153_ + 1u;
             #pragma unroll 1
-            for (unsigned t0_ = 0u; t0_ < t1462_; t0_ = t0_ + 2u) {
-                if (t0_ < t1443_) {
+            for (unsigned t0_ = 0u; t0_ < t6752_; t0_ = t0_ + 2u) {
+                if (t0_ < t5153_) {
                     unsigned v_ = min((((lk_ << 5u) << 2u) + lane_), (nv_ - 1u));
                     unsigned row_2_ = min(lg_, (m_ - 1u));
-                    wb_[0u] = wv_[(row_2_ * nv_) + v_];
-                    xb_[0u] = xv_[min((v_ << 1u), (t1396_ - 1u))];
-                    xb_[1u] = xv_[min(((v_ << 1u) + 1u), (t1396_ - 1u))];
+                    wb_2_[0u] = wv_[(row_2_ * nv_) + v_];
+                    xb_2_[0u] = xv_[min((v_ << 1u), (t5100_ - 1u))];
+                    xb_2_[1u] = xv_[min(((v_ << 1u) + 1u), (t5100_ - 1u))];
                     unsigned v_2_ = min(((((lk_ << 5u) << 2u) + 32u) + lane_), (nv_ - 1u));
                     unsigned row_3_ = min(lg_, (m_ - 1u));
-                    wb_[1u] = wv_[(row_3_ * nv_) + v_2_];
-                    xb_[2u] = xv_[min((v_2_ << 1u), (t1396_ - 1u))];
-                    xb_[3u] = xv_[min(((v_2_ << 1u) + 1u), (t1396_ - 1u))];
+                    wb_2_[1u] = wv_[(row_3_ * nv_) + v_2_];
+                    xb_2_[2u] = xv_[min((v_2_ << 1u), (t5100_ - 1u))];
+                    xb_2_[3u] = xv_[min(((v_2_ << 1u) + 1u), (t5100_ - 1u))];
                     unsigned v_3_ = min(((((lk_ << 5u) << 2u) + 64u) + lane_), (nv_ - 1u));
                     unsigned row_4_ = min(lg_, (m_ - 1u));
-                    wb_[2u] = wv_[(row_4_ * nv_) + v_3_];
-                    xb_[4u] = xv_[min((v_3_ << 1u), (t1396_ - 1u))];
-                    xb_[5u] = xv_[min(((v_3_ << 1u) + 1u), (t1396_ - 1u))];
+                    wb_2_[2u] = wv_[(row_4_ * nv_) + v_3_];
+                    xb_2_[4u] = xv_[min((v_3_ << 1u), (t5100_ - 1u))];
+                    xb_2_[5u] = xv_[min(((v_3_ << 1u) + 1u), (t5100_ - 1u))];
                     unsigned v_4_ = min(((((lk_ << 5u) << 2u) + 96u) + lane_), (nv_ - 1u));
                     unsigned row_5_ = min(lg_, (m_ - 1u));
-                    wb_[3u] = wv_[(row_5_ * nv_) + v_4_];
-                    xb_[6u] = xv_[min((v_4_ << 1u), (t1396_ - 1u))];
-                    xb_[7u] = xv_[min(((v_4_ << 1u) + 1u), (t1396_ - 1u))];
-                    unsigned t1638_ = lk_ + 1u;
-                    lk_ = t1638_;
-                    if (t1638_ == steps_) {
+                    wb_2_[3u] = wv_[(row_5_ * nv_) + v_4_];
+                    xb_2_[6u] = xv_[min((v_4_ << 1u), (t5100_ - 1u))];
+                    xb_2_[7u] = xv_[min(((v_4_ << 1u) + 1u), (t5100_ - 1u))];
+                    unsigned t6956_ = lk_ + 1u;
+                    lk_ = t6956_;
+                    if (t6956_ == steps_) {
                         lk_ = 0u;
                         lg_ = lg_ + nw_;
                     }
                 }
-                bool t1748_ = t0_ >= 1u;
-                bool t1749_ = t1748_;
-                if (t1748_) {
-                    t1749_ = (t0_ - 1u) < t1443_;
+                bool t7066_ = t0_ >= 1u;
+                bool t7067_ = t7066_;
+                if (t7066_) {
+                    t7067_ = (t0_ - 1u) < t5153_;
                 }
-                if (t1749_) {
+                if (t7067_) {
                     unsigned v_5_ = ((ck_ << 5u) << 2u) + lane_;
                     if (v_5_ < nv_) {
-                        kf_u32x4 t1786_ = xb_[8u];
-                        kf_f32x4 a_ = kf_bitcast<kf_f32x4>(t1786_);
-                        kf_u32x4 t1789_ = xb_[9u];
-                        kf_f32x4 b_ = kf_bitcast<kf_f32x4>(t1789_);
-                        xs_[0u] = a_.v[0];
-                        xs_[4u] = b_.v[0];
-                        xs_[1u] = a_.v[1];
-                        xs_[5u] = b_.v[1];
-                        xs_[2u] = a_.v[2];
-                        xs_[6u] = b_.v[2];
-                        xs_[3u] = a_.v[3];
-                        xs_[7u] = b_.v[3];
-                        kf_u32x4 t1838_ = wb_[4u];
-                        kf_bf16x8 wbv_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t1838_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1838_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t1838_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1838_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t1838_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1838_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t1838_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1838_, 3u), 16u))}};
-                        acc_2_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_.v[7]), xs_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[6]), xs_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[5]), xs_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[4]), xs_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[3]), xs_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[2]), xs_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[1]), xs_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[0]), xs_[0u], acc_2_[0u]))))))));
+                        kf_u32x4 t7104_ = xb_2_[8u];
+                        kf_f32x4 a_ = kf_bitcast<kf_f32x4>(t7104_);
+                        kf_u32x4 t7107_ = xb_2_[9u];
+                        kf_f32x4 b_ = kf_bitcast<kf_f32x4>(t7107_);
+                        xs_9_[0u] = a_.v[0];
+                        xs_9_[4u] = b_.v[0];
+                        xs_9_[1u] = a_.v[1];
+                        xs_9_[5u] = b_.v[1];
+                        xs_9_[2u] = a_.v[2];
+                        xs_9_[6u] = b_.v[2];
+                        xs_9_[3u] = a_.v[3];
+                        xs_9_[7u] = b_.v[3];
+                        kf_u32x4 t7156_ = wb_2_[4u];
+                        kf_bf16x8 wbv_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t7156_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7156_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7156_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7156_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7156_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7156_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7156_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7156_, 3u), 16u))}};
+                        acc_3_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_.v[7]), xs_9_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[6]), xs_9_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[5]), xs_9_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[4]), xs_9_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[3]), xs_9_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[2]), xs_9_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[1]), xs_9_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[0]), xs_9_[0u], acc_3_[0u]))))))));
                     }
                     unsigned v_6_ = (((ck_ << 5u) << 2u) + 32u) + lane_;
                     if (v_6_ < nv_) {
-                        kf_u32x4 t1917_ = xb_[10u];
-                        kf_f32x4 a_2_ = kf_bitcast<kf_f32x4>(t1917_);
-                        kf_u32x4 t1920_ = xb_[11u];
-                        kf_f32x4 b_2_ = kf_bitcast<kf_f32x4>(t1920_);
-                        xs_2_[0u] = a_2_.v[0];
-                        xs_2_[4u] = b_2_.v[0];
-                        xs_2_[1u] = a_2_.v[1];
-                        xs_2_[5u] = b_2_.v[1];
-                        xs_2_[2u] = a_2_.v[2];
-                        xs_2_[6u] = b_2_.v[2];
-                        xs_2_[3u] = a_2_.v[3];
-                        xs_2_[7u] = b_2_.v[3];
-                        kf_u32x4 t1969_ = wb_[5u];
-                        kf_bf16x8 wbv_2_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t1969_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1969_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t1969_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1969_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t1969_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1969_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t1969_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1969_, 3u), 16u))}};
-                        acc_2_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[7]), xs_2_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[6]), xs_2_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[5]), xs_2_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[4]), xs_2_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[3]), xs_2_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[2]), xs_2_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[1]), xs_2_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[0]), xs_2_[0u], acc_2_[0u]))))))));
+                        kf_u32x4 t7235_ = xb_2_[10u];
+                        kf_f32x4 a_2_ = kf_bitcast<kf_f32x4>(t7235_);
+                        kf_u32x4 t7238_ = xb_2_[11u];
+                        kf_f32x4 b_2_ = kf_bitcast<kf_f32x4>(t7238_);
+                        xs_10_[0u] = a_2_.v[0];
+                        xs_10_[4u] = b_2_.v[0];
+                        xs_10_[1u] = a_2_.v[1];
+                        xs_10_[5u] = b_2_.v[1];
+                        xs_10_[2u] = a_2_.v[2];
+                        xs_10_[6u] = b_2_.v[2];
+                        xs_10_[3u] = a_2_.v[3];
+                        xs_10_[7u] = b_2_.v[3];
+                        kf_u32x4 t7287_ = wb_2_[5u];
+                        kf_bf16x8 wbv_2_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t7287_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7287_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7287_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7287_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7287_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7287_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7287_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7287_, 3u), 16u))}};
+                        acc_3_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[7]), xs_10_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[6]), xs_10_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[5]), xs_10_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[4]), xs_10_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[3]), xs_10_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[2]), xs_10_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[1]), xs_10_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[0]), xs_10_[0u], acc_3_[0u]))))))));
                     }
                     unsigned v_7_ = (((ck_ << 5u) << 2u) + 64u) + lane_;
                     if (v_7_ < nv_) {
-                        kf_u32x4 t2048_ = xb_[12u];
-                        kf_f32x4 a_3_ = kf_bitcast<kf_f32x4>(t2048_);
-                        kf_u32x4 t2051_ = xb_[13u];
-                        kf_f32x4 b_3_ = kf_bitcast<kf_f32x4>(t2051_);
-                        xs_3_[0u] = a_3_.v[0];
-                        xs_3_[4u] = b_3_.v[0];
-                        xs_3_[1u] = a_3_.v[1];
-                        xs_3_[5u] = b_3_.v[1];
-                        xs_3_[2u] = a_3_.v[2];
-                        xs_3_[6u] = b_3_.v[2];
-                        xs_3_[3u] = a_3_.v[3];
-                        xs_3_[7u] = b_3_.v[3];
-                        kf_u32x4 t2100_ = wb_[6u];
-                        kf_bf16x8 wbv_3_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t2100_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2100_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2100_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2100_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2100_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2100_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2100_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2100_, 3u), 16u))}};
-                        acc_2_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[7]), xs_3_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[6]), xs_3_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[5]), xs_3_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[4]), xs_3_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[3]), xs_3_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[2]), xs_3_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[1]), xs_3_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[0]), xs_3_[0u], acc_2_[0u]))))))));
+                        kf_u32x4 t7366_ = xb_2_[12u];
+                        kf_f32x4 a_3_ = kf_bitcast<kf_f32x4>(t7366_);
+                        kf_u32x4 t7369_ = xb_2_[13u];
+                        kf_f32x4 b_3_ = kf_bitcast<kf_f32x4>(t7369_);
+                        xs_11_[0u] = a_3_.v[0];
+                        xs_11_[4u] = b_3_.v[0];
+                        xs_11_[1u] = a_3_.v[1];
+                        xs_11_[5u] = b_3_.v[1];
+                        xs_11_[2u] = a_3_.v[2];
+                        xs_11_[6u] = b_3_.v[2];
+                        xs_11_[3u] = a_3_.v[3];
+                        xs_11_[7u] = b_3_.v[3];
+                        kf_u32x4 t7418_ = wb_2_[6u];
+                        kf_bf16x8 wbv_3_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t7418_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7418_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7418_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7418_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7418_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7418_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7418_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7418_, 3u), 16u))}};
+                        acc_3_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[7]), xs_11_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[6]), xs_11_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[5]), xs_11_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[4]), xs_11_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[3]), xs_11_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[2]), xs_11_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[1]), xs_11_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[0]), xs_11_[0u], acc_3_[0u]))))))));
                     }
                     unsigned v_8_ = (((ck_ << 5u) << 2u) + 96u) + lane_;
                     if (v_8_ < nv_) {
-                        kf_u32x4 t2179_ = xb_[14u];
-                        kf_f32x4 a_4_ = kf_bitcast<kf_f32x4>(t2179_);
-                        kf_u32x4 t2182_ = xb_[15u];
-                        kf_f32x4 b_4_ = kf_bitcast<kf_f32x4>(t2182_);
-                        xs_4_[0u] = a_4_.v[0];
-                        xs_4_[4u] = b_4_.v[0];
-                        xs_4_[1u] = a_4_.v[1];
-                        xs_4_[5u] = b_4_.v[1];
-                        xs_4_[2u] = a_4_.v[2];
-                        xs_4_[6u] = b_4_.v[2];
-                        xs_4_[3u] = a_4_.v[3];
-                        xs_4_[7u] = b_4_.v[3];
-                        kf_u32x4 t2231_ = wb_[7u];
-                        kf_bf16x8 wbv_4_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t2231_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2231_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2231_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2231_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2231_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2231_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2231_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2231_, 3u), 16u))}};
-                        acc_2_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[7]), xs_4_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[6]), xs_4_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[5]), xs_4_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[4]), xs_4_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[3]), xs_4_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[2]), xs_4_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[1]), xs_4_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[0]), xs_4_[0u], acc_2_[0u]))))))));
+                        kf_u32x4 t7497_ = xb_2_[14u];
+                        kf_f32x4 a_4_ = kf_bitcast<kf_f32x4>(t7497_);
+                        kf_u32x4 t7500_ = xb_2_[15u];
+                        kf_f32x4 b_4_ = kf_bitcast<kf_f32x4>(t7500_);
+                        xs_12_[0u] = a_4_.v[0];
+                        xs_12_[4u] = b_4_.v[0];
+                        xs_12_[1u] = a_4_.v[1];
+                        xs_12_[5u] = b_4_.v[1];
+                        xs_12_[2u] = a_4_.v[2];
+                        xs_12_[6u] = b_4_.v[2];
+                        xs_12_[3u] = a_4_.v[3];
+                        xs_12_[7u] = b_4_.v[3];
+                        kf_u32x4 t7549_ = wb_2_[7u];
+                        kf_bf16x8 wbv_4_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t7549_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7549_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7549_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7549_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7549_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7549_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7549_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7549_, 3u), 16u))}};
+                        acc_3_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[7]), xs_12_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[6]), xs_12_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[5]), xs_12_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[4]), xs_12_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[3]), xs_12_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[2]), xs_12_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[1]), xs_12_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[0]), xs_12_[0u], acc_3_[0u]))))))));
                     }
-                    unsigned t2302_ = ck_ + 1u;
-                    ck_ = t2302_;
-                    if (t2302_ == steps_) {
-                        float a_5_ = acc_2_[0u];
+                    unsigned t7620_ = ck_ + 1u;
+                    ck_ = t7620_;
+                    if (t7620_ == steps_) {
+                        float a_5_ = acc_3_[0u];
                         unsigned r_ = 0u;
-                        unsigned t2329_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
-                        if (t2329_ == 32u) {
-                            float t2334_ = __fadd_rn(a_5_, kf_shfl_xor(a_5_, 16u, kf_wn));
-                            float t2337_ = __fadd_rn(t2334_, kf_shfl_xor(t2334_, 8u, kf_wn));
-                            float t2340_ = __fadd_rn(t2337_, kf_shfl_xor(t2337_, 4u, kf_wn));
-                            float t2343_ = __fadd_rn(t2340_, kf_shfl_xor(t2340_, 2u, kf_wn));
-                            t2308_ = __fadd_rn(t2343_, kf_shfl_xor(t2343_, 1u, kf_wn));
+                        unsigned t7647_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+                        if (t7647_ == 32u) {
+                            float t7652_ = __fadd_rn(a_5_, kf_shfl_xor(a_5_, 16u, kf_wn));
+                            float t7655_ = __fadd_rn(t7652_, kf_shfl_xor(t7652_, 8u, kf_wn));
+                            float t7658_ = __fadd_rn(t7655_, kf_shfl_xor(t7655_, 4u, kf_wn));
+                            float t7661_ = __fadd_rn(t7658_, kf_shfl_xor(t7658_, 2u, kf_wn));
+                            t7626_ = __fadd_rn(t7661_, kf_shfl_xor(t7661_, 1u, kf_wn));
                         } else {
-                            float t2349_ = kf_shfl_down(a_5_, 16u, kf_wn);
-                            bool t2351_ = (kf_lane_id() + 16u) < t2329_;
-                            float t2352_ = __fadd_rn(a_5_, t2349_);
-                            float t2353_ = t2351_ ? t2352_ : a_5_;
-                            float t2355_ = kf_shfl_down(t2353_, 8u, kf_wn);
-                            bool t2357_ = (kf_lane_id() + 8u) < t2329_;
-                            float t2358_ = __fadd_rn(t2353_, t2355_);
-                            float t2359_ = t2357_ ? t2358_ : t2353_;
-                            float t2361_ = kf_shfl_down(t2359_, 4u, kf_wn);
-                            bool t2363_ = (kf_lane_id() + 4u) < t2329_;
-                            float t2364_ = __fadd_rn(t2359_, t2361_);
-                            float t2365_ = t2363_ ? t2364_ : t2359_;
-                            float t2367_ = kf_shfl_down(t2365_, 2u, kf_wn);
-                            bool t2369_ = (kf_lane_id() + 2u) < t2329_;
-                            float t2370_ = __fadd_rn(t2365_, t2367_);
-                            float t2371_ = t2369_ ? t2370_ : t2365_;
-                            float t2373_ = kf_shfl_down(t2371_, 1u, kf_wn);
-                            bool t2375_ = (kf_lane_id() + 1u) < t2329_;
-                            float t2376_ = __fadd_rn(t2371_, t2373_);
-                            t2308_ = kf_shfl(t2375_ ? t2376_ : t2371_, 0u, kf_wn);
+                            float t7667_ = kf_shfl_down(a_5_, 16u, kf_wn);
+                            bool t7669_ = (kf_lane_id() + 16u) < t7647_;
+                            float t7670_ = __fadd_rn(a_5_, t7667_);
+                            float t7671_ = t7669_ ? t7670_ : a_5_;
+                            float t7673_ = kf_shfl_down(t7671_, 8u, kf_wn);
+                            bool t7675_ = (kf_lane_id() + 8u) < t7647_;
+                            float t7676_ = __fadd_rn(t7671_, t7673_);
+                            float t7677_ = t7675_ ? t7676_ : t7671_;
+                            float t7679_ = kf_shfl_down(t7677_, 4u, kf_wn);
+                            bool t7681_ = (kf_lane_id() + 4u) < t7647_;
+                            float t7682_ = __fadd_rn(t7677_, t7679_);
+                            float t7683_ = t7681_ ? t7682_ : t7677_;
+                            float t7685_ = kf_shfl_down(t7683_, 2u, kf_wn);
+                            bool t7687_ = (kf_lane_id() + 2u) < t7647_;
+                            float t7688_ = __fadd_rn(t7683_, t7685_);
+                            float t7689_ = t7687_ ? t7688_ : t7683_;
+                            float t7691_ = kf_shfl_down(t7689_, 1u, kf_wn);
+                            bool t7693_ = (kf_lane_id() + 1u) < t7647_;
+                            float t7694_ = __fadd_rn(t7689_, t7691_);
+                            t7626_ = kf_shfl(t7693_ ? t7694_ : t7689_, 0u, kf_wn);
                         }
-                        bool t2381_ = lane_ == r_;
-                        bool t2382_ = t2381_;
-                        if (t2381_) {
-                            t2382_ = cg_ < m_;
+                        bool t7699_ = lane_ == r_;
+                        bool t7700_ = t7699_;
+                        if (t7699_) {
+                            t7700_ = cg_ < m_;
                         }
-                        if (t2382_) {
-                            y_[cg_] = kf_f16_from_f32(t2308_);
+                        if (t7700_) {
+                            y_[cg_] = kf_f16_from_f32(t7626_);
                         }
-                        acc_2_[0u] = 0.0f;
+                        acc_3_[0u] = 0.0f;
                         ck_ = 0u;
                         cg_ = cg_ + nw_;
                     }
                 }
-                if ((t0_ + 1u) < t1443_) {
+                if ((t0_ + 1u) < t5153_) {
                     unsigned v_9_ = min((((lk_ << 5u) << 2u) + lane_), (nv_ - 1u));
                     unsigned row_6_ = min(lg_, (m_ - 1u));
-                    wb_[4u] = wv_[(row_6_ * nv_) + v_9_];
-                    xb_[8u] = xv_[min((v_9_ << 1u), (t1396_ - 1u))];
-                    xb_[9u] = xv_[min(((v_9_ << 1u) + 1u), (t1396_ - 1u))];
+                    wb_2_[4u] = wv_[(row_6_ * nv_) + v_9_];
+                    xb_2_[8u] = xv_[min((v_9_ << 1u), (t5100_ - 1u))];
+                    xb_2_[9u] = xv_[min(((v_9_ << 1u) + 1u), (t5100_ - 1u))];
                     unsigned v_10_ = min(((((lk_ << 5u) << 2u) + 32u) + lane_), (nv_ - 1u));
                     unsigned row_7_ = min(lg_, (m_ - 1u));
-                    wb_[5u] = wv_[(row_7_ * nv_) + v_10_];
-                    xb_[10u] = xv_[min((v_10_ << 1u), (t1396_ - 1u))];
-                    xb_[11u] = xv_[min(((v_10_ << 1u) + 1u), (t1396_ - 1u))];
+                    wb_2_[5u] = wv_[(row_7_ * nv_) + v_10_];
+                    xb_2_[10u] = xv_[min((v_10_ << 1u), (t5100_ - 1u))];
+                    xb_2_[11u] = xv_[min(((v_10_ << 1u) + 1u), (t5100_ - 1u))];
                     unsigned v_11_ = min(((((lk_ << 5u) << 2u) + 64u) + lane_), (nv_ - 1u));
                     unsigned row_8_ = min(lg_, (m_ - 1u));
-                    wb_[6u] = wv_[(row_8_ * nv_) + v_11_];
-                    xb_[12u] = xv_[min((v_11_ << 1u), (t1396_ - 1u))];
-                    xb_[13u] = xv_[min(((v_11_ << 1u) + 1u), (t1396_ - 1u))];
+                    wb_2_[6u] = wv_[(row_8_ * nv_) + v_11_];
+                    xb_2_[12u] = xv_[min((v_11_ << 1u), (t5100_ - 1u))];
+                    xb_2_[13u] = xv_[min(((v_11_ << 1u) + 1u), (t5100_ - 1u))];
                     unsigned v_12_ = min(((((lk_ << 5u) << 2u) + 96u) + lane_), (nv_ - 1u));
                     unsigned row_9_ = min(lg_, (m_ - 1u));
-                    wb_[7u] = wv_[(row_9_ * nv_) + v_12_];
-                    xb_[14u] = xv_[min((v_12_ << 1u), (t1396_ - 1u))];
-                    xb_[15u] = xv_[min(((v_12_ << 1u) + 1u), (t1396_ - 1u))];
-                    unsigned t2579_ = lk_ + 1u;
-                    lk_ = t2579_;
-                    if (t2579_ == steps_) {
+                    wb_2_[7u] = wv_[(row_9_ * nv_) + v_12_];
+                    xb_2_[14u] = xv_[min((v_12_ << 1u), (t5100_ - 1u))];
+                    xb_2_[15u] = xv_[min(((v_12_ << 1u) + 1u), (t5100_ - 1u))];
+                    unsigned t7925_ = lk_ + 1u;
+                    lk_ = t7925_;
+                    if (t7925_ == steps_) {
                         lk_ = 0u;
                         lg_ = lg_ + nw_;
                     }
                 }
-                bool t2689_ = (t0_ + 1u) >= 1u;
-                bool t2690_ = t2689_;
-                if (t2689_) {
-                    t2690_ = ((t0_ + 1u) - 1u) < t1443_;
+                bool t8035_ = (t0_ + 1u) >= 1u;
+                bool t8036_ = t8035_;
+                if (t8035_) {
+                    t8036_ = ((t0_ + 1u) - 1u) < t5153_;
                 }
-                if (t2690_) {
+                if (t8036_) {
                     unsigned v_13_ = ((ck_ << 5u) << 2u) + lane_;
                     if (v_13_ < nv_) {
-                        kf_u32x4 t2727_ = xb_[0u];
-                        kf_f32x4 a_6_ = kf_bitcast<kf_f32x4>(t2727_);
-                        kf_u32x4 t2730_ = xb_[1u];
-                        kf_f32x4 b_5_ = kf_bitcast<kf_f32x4>(t2730_);
-                        xs_5_[0u] = a_6_.v[0];
-                        xs_5_[4u] = b_5_.v[0];
-                        xs_5_[1u] = a_6_.v[1];
-                        xs_5_[5u] = b_5_.v[1];
-                        xs_5_[2u] = a_6_.v[2];
-                        xs_5_[6u] = b_5_.v[2];
-                        xs_5_[3u] = a_6_.v[3];
-                        xs_5_[7u] = b_5_.v[3];
-                        kf_u32x4 t2779_ = wb_[0u];
-                        kf_bf16x8 wbv_5_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t2779_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2779_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2779_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2779_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2779_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2779_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2779_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2779_, 3u), 16u))}};
-                        acc_2_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[7]), xs_5_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[6]), xs_5_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[5]), xs_5_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[4]), xs_5_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[3]), xs_5_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[2]), xs_5_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[1]), xs_5_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[0]), xs_5_[0u], acc_2_[0u]))))))));
+                        kf_u32x4 t8073_ = xb_2_[0u];
+                        kf_f32x4 a_6_ = kf_bitcast<kf_f32x4>(t8073_);
+                        kf_u32x4 t8076_ = xb_2_[1u];
+                        kf_f32x4 b_5_ = kf_bitcast<kf_f32x4>(t8076_);
+                        xs_13_[0u] = a_6_.v[0];
+                        xs_13_[4u] = b_5_.v[0];
+                        xs_13_[1u] = a_6_.v[1];
+                        xs_13_[5u] = b_5_.v[1];
+                        xs_13_[2u] = a_6_.v[2];
+                        xs_13_[6u] = b_5_.v[2];
+                        xs_13_[3u] = a_6_.v[3];
+                        xs_13_[7u] = b_5_.v[3];
+                        kf_u32x4 t8125_ = wb_2_[0u];
+                        kf_bf16x8 wbv_5_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t8125_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8125_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8125_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8125_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8125_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8125_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8125_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8125_, 3u), 16u))}};
+                        acc_3_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[7]), xs_13_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[6]), xs_13_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[5]), xs_13_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[4]), xs_13_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[3]), xs_13_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[2]), xs_13_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[1]), xs_13_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[0]), xs_13_[0u], acc_3_[0u]))))))));
                     }
                     unsigned v_14_ = (((ck_ << 5u) << 2u) + 32u) + lane_;
                     if (v_14_ < nv_) {
-                        kf_u32x4 t2858_ = xb_[2u];
-                        kf_f32x4 a_7_ = kf_bitcast<kf_f32x4>(t2858_);
-                        kf_u32x4 t2861_ = xb_[3u];
-                        kf_f32x4 b_6_ = kf_bitcast<kf_f32x4>(t2861_);
-                        xs_6_[0u] = a_7_.v[0];
-                        xs_6_[4u] = b_6_.v[0];
-                        xs_6_[1u] = a_7_.v[1];
-                        xs_6_[5u] = b_6_.v[1];
-                        xs_6_[2u] = a_7_.v[2];
-                        xs_6_[6u] = b_6_.v[2];
-                        xs_6_[3u] = a_7_.v[3];
-                        xs_6_[7u] = b_6_.v[3];
-                        kf_u32x4 t2910_ = wb_[1u];
-                        kf_bf16x8 wbv_6_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t2910_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2910_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2910_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2910_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2910_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2910_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2910_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2910_, 3u), 16u))}};
-                        acc_2_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[7]), xs_6_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[6]), xs_6_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[5]), xs_6_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[4]), xs_6_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[3]), xs_6_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[2]), xs_6_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[1]), xs_6_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[0]), xs_6_[0u], acc_2_[0u]))))))));
+                        kf_u32x4 t8204_ = xb_2_[2u];
+                        kf_f32x4 a_7_ = kf_bitcast<kf_f32x4>(t8204_);
+                        kf_u32x4 t8207_ = xb_2_[3u];
+                        kf_f32x4 b_6_ = kf_bitcast<kf_f32x4>(t8207_);
+                        xs_14_[0u] = a_7_.v[0];
+                        xs_14_[4u] = b_6_.v[0];
+                        xs_14_[1u] = a_7_.v[1];
+                        xs_14_[5u] = b_6_.v[1];
+                        xs_14_[2u] = a_7_.v[2];
+                        xs_14_[6u] = b_6_.v[2];
+                        xs_14_[3u] = a_7_.v[3];
+                        xs_14_[7u] = b_6_.v[3];
+                        kf_u32x4 t8256_ = wb_2_[1u];
+                        kf_bf16x8 wbv_6_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t8256_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8256_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8256_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8256_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8256_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8256_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8256_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8256_, 3u), 16u))}};
+                        acc_3_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[7]), xs_14_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[6]), xs_14_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[5]), xs_14_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[4]), xs_14_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[3]), xs_14_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[2]), xs_14_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[1]), xs_14_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[0]), xs_14_[0u], acc_3_[0u]))))))));
                     }
                     unsigned v_15_ = (((ck_ << 5u) << 2u) + 64u) + lane_;
                     if (v_15_ < nv_) {
-                        kf_u32x4 t2989_ = xb_[4u];
-                        kf_f32x4 a_8_ = kf_bitcast<kf_f32x4>(t2989_);
-                        kf_u32x4 t2992_ = xb_[5u];
-                        kf_f32x4 b_7_ = kf_bitcast<kf_f32x4>(t2992_);
-                        xs_7_[0u] = a_8_.v[0];
-                        xs_7_[4u] = b_7_.v[0];
-                        xs_7_[1u] = a_8_.v[1];
-                        xs_7_[5u] = b_7_.v[1];
-                        xs_7_[2u] = a_8_.v[2];
-                        xs_7_[6u] = b_7_.v[2];
-                        xs_7_[3u] = a_8_.v[3];
-                        xs_7_[7u] = b_7_.v[3];
-                        kf_u32x4 t3041_ = wb_[2u];
-                        kf_bf16x8 wbv_7_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t3041_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3041_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t3041_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3041_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t3041_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3041_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t3041_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3041_, 3u), 16u))}};
-                        acc_2_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[7]), xs_7_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[6]), xs_7_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[5]), xs_7_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[4]), xs_7_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[3]), xs_7_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[2]), xs_7_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[1]), xs_7_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[0]), xs_7_[0u], acc_2_[0u]))))))));
+                        kf_u32x4 t8335_ = xb_2_[4u];
+                        kf_f32x4 a_8_ = kf_bitcast<kf_f32x4>(t8335_);
+                        kf_u32x4 t8338_ = xb_2_[5u];
+                        kf_f32x4 b_7_ = kf_bitcast<kf_f32x4>(t8338_);
+                        xs_15_[0u] = a_8_.v[0];
+                        xs_15_[4u] = b_7_.v[0];
+                        xs_15_[1u] = a_8_.v[1];
+                        xs_15_[5u] = b_7_.v[1];
+                        xs_15_[2u] = a_8_.v[2];
+                        xs_15_[6u] = b_7_.v[2];
+                        xs_15_[3u] = a_8_.v[3];
+                        xs_15_[7u] = b_7_.v[3];
+                        kf_u32x4 t8387_ = wb_2_[2u];
+                        kf_bf16x8 wbv_7_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t8387_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8387_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8387_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8387_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8387_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8387_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8387_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8387_, 3u), 16u))}};
+                        acc_3_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[7]), xs_15_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[6]), xs_15_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[5]), xs_15_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[4]), xs_15_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[3]), xs_15_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[2]), xs_15_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[1]), xs_15_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[0]), xs_15_[0u], acc_3_[0u]))))))));
                     }
                     unsigned v_16_ = (((ck_ << 5u) << 2u) + 96u) + lane_;
                     if (v_16_ < nv_) {
-                        kf_u32x4 t3120_ = xb_[6u];
-                        kf_f32x4 a_9_ = kf_bitcast<kf_f32x4>(t3120_);
-                        kf_u32x4 t3123_ = xb_[7u];
-                        kf_f32x4 b_8_ = kf_bitcast<kf_f32x4>(t3123_);
-                        xs_8_[0u] = a_9_.v[0];
-                        xs_8_[4u] = b_8_.v[0];
-                        xs_8_[1u] = a_9_.v[1];
-                        xs_8_[5u] = b_8_.v[1];
-                        xs_8_[2u] = a_9_.v[2];
-                        xs_8_[6u] = b_8_.v[2];
-                        xs_8_[3u] = a_9_.v[3];
-                        xs_8_[7u] = b_8_.v[3];
-                        kf_u32x4 t3172_ = wb_[3u];
-                        kf_bf16x8 wbv_8_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t3172_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3172_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t3172_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3172_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t3172_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3172_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t3172_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3172_, 3u), 16u))}};
-                        acc_2_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[7]), xs_8_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[6]), xs_8_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[5]), xs_8_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[4]), xs_8_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[3]), xs_8_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[2]), xs_8_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[1]), xs_8_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[0]), xs_8_[0u], acc_2_[0u]))))))));
+                        kf_u32x4 t8466_ = xb_2_[6u];
+                        kf_f32x4 a_9_ = kf_bitcast<kf_f32x4>(t8466_);
+                        kf_u32x4 t8469_ = xb_2_[7u];
+                        kf_f32x4 b_8_ = kf_bitcast<kf_f32x4>(t8469_);
+                        xs_16_[0u] = a_9_.v[0];
+                        xs_16_[4u] = b_8_.v[0];
+                        xs_16_[1u] = a_9_.v[1];
+                        xs_16_[5u] = b_8_.v[1];
+                        xs_16_[2u] = a_9_.v[2];
+                        xs_16_[6u] = b_8_.v[2];
+                        xs_16_[3u] = a_9_.v[3];
+                        xs_16_[7u] = b_8_.v[3];
+                        kf_u32x4 t8518_ = wb_2_[3u];
+                        kf_bf16x8 wbv_8_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t8518_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8518_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8518_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8518_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8518_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8518_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8518_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8518_, 3u), 16u))}};
+                        acc_3_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[7]), xs_16_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[6]), xs_16_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[5]), xs_16_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[4]), xs_16_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[3]), xs_16_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[2]), xs_16_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[1]), xs_16_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[0]), xs_16_[0u], acc_3_[0u]))))))));
                     }
-                    unsigned t3243_ = ck_ + 1u;
-                    ck_ = t3243_;
-                    if (t3243_ == steps_) {
-                        float a_10_ = acc_2_[0u];
+                    unsigned t8589_ = ck_ + 1u;
+                    ck_ = t8589_;
+                    if (t8589_ == steps_) {
+                        float a_10_ = acc_3_[0u];
                         unsigned r_2_ = 0u;
-                        unsigned t3270_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
-                        if (t3270_ == 32u) {
-                            float t3275_ = __fadd_rn(a_10_, kf_shfl_xor(a_10_, 16u, kf_wn));
-                            float t3278_ = __fadd_rn(t3275_, kf_shfl_xor(t3275_, 8u, kf_wn));
-                            float t3281_ = __fadd_rn(t3278_, kf_shfl_xor(t3278_, 4u, kf_wn));
-                            float t3284_ = __fadd_rn(t3281_, kf_shfl_xor(t3281_, 2u, kf_wn));
-                            t3249_ = __fadd_rn(t3284_, kf_shfl_xor(t3284_, 1u, kf_wn));
+                        unsigned t8616_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+                        if (t8616_ == 32u) {
+                            float t8621_ = __fadd_rn(a_10_, kf_shfl_xor(a_10_, 16u, kf_wn));
+                            float t8624_ = __fadd_rn(t8621_, kf_shfl_xor(t8621_, 8u, kf_wn));
+                            float t8627_ = __fadd_rn(t8624_, kf_shfl_xor(t8624_, 4u, kf_wn));
+                            float t8630_ = __fadd_rn(t8627_, kf_shfl_xor(t8627_, 2u, kf_wn));
+                            t8595_ = __fadd_rn(t8630_, kf_shfl_xor(t8630_, 1u, kf_wn));
                         } else {
-                            float t3290_ = kf_shfl_down(a_10_, 16u, kf_wn);
-                            bool t3292_ = (kf_lane_id() + 16u) < t3270_;
-                            float t3293_ = __fadd_rn(a_10_, t3290_);
-                            float t3294_ = t3292_ ? t3293_ : a_10_;
-                            float t3296_ = kf_shfl_down(t3294_, 8u, kf_wn);
-                            bool t3298_ = (kf_lane_id() + 8u) < t3270_;
-                            float t3299_ = __fadd_rn(t3294_, t3296_);
-                            float t3300_ = t3298_ ? t3299_ : t3294_;
-                            float t3302_ = kf_shfl_down(t3300_, 4u, kf_wn);
-                            bool t3304_ = (kf_lane_id() + 4u) < t3270_;
-                            float t3305_ = __fadd_rn(t3300_, t3302_);
-                            float t3306_ = t3304_ ? t3305_ : t3300_;
-                            float t3308_ = kf_shfl_down(t3306_, 2u, kf_wn);
-                            bool t3310_ = (kf_lane_id() + 2u) < t3270_;
-                            float t3311_ = __fadd_rn(t3306_, t3308_);
-                            float t3312_ = t3310_ ? t3311_ : t3306_;
-                            float t3314_ = kf_shfl_down(t3312_, 1u, kf_wn);
-                            bool t3316_ = (kf_lane_id() + 1u) < t3270_;
-                            float t3317_ = __fadd_rn(t3312_, t3314_);
-                            t3249_ = kf_shfl(t3316_ ? t3317_ : t3312_, 0u, kf_wn);
+                            float t8636_ = kf_shfl_down(a_10_, 16u, kf_wn);
+                            bool t8638_ = (kf_lane_id() + 16u) < t8616_;
+                            float t8639_ = __fadd_rn(a_10_, t8636_);
+                            float t8640_ = t8638_ ? t8639_ : a_10_;
+                            float t8642_ = kf_shfl_down(t8640_, 8u, kf_wn);
+                            bool t8644_ = (kf_lane_id() + 8u) < t8616_;
+                            float t8645_ = __fadd_rn(t8640_, t8642_);
+                            float t8646_ = t8644_ ? t8645_ : t8640_;
+                            float t8648_ = kf_shfl_down(t8646_, 4u, kf_wn);
+                            bool t8650_ = (kf_lane_id() + 4u) < t8616_;
+                            float t8651_ = __fadd_rn(t8646_, t8648_);
+                            float t8652_ = t8650_ ? t8651_ : t8646_;
+                            float t8654_ = kf_shfl_down(t8652_, 2u, kf_wn);
+                            bool t8656_ = (kf_lane_id() + 2u) < t8616_;
+                            float t8657_ = __fadd_rn(t8652_, t8654_);
+                            float t8658_ = t8656_ ? t8657_ : t8652_;
+                            float t8660_ = kf_shfl_down(t8658_, 1u, kf_wn);
+                            bool t8662_ = (kf_lane_id() + 1u) < t8616_;
+                            float t8663_ = __fadd_rn(t8658_, t8660_);
+                            t8595_ = kf_shfl(t8662_ ? t8663_ : t8658_, 0u, kf_wn);
                         }
-                        bool t3322_ = lane_ == r_2_;
-                        bool t3323_ = t3322_;
-                        if (t3322_) {
-                            t3323_ = cg_ < m_;
+                        bool t8668_ = lane_ == r_2_;
+                        bool t8669_ = t8668_;
+                        if (t8668_) {
+                            t8669_ = cg_ < m_;
                         }
-                        if (t3323_) {
-                            y_[cg_] = kf_f16_from_f32(t3249_);
+                        if (t8669_) {
+                            y_[cg_] = kf_f16_from_f32(t8595_);
                         }
-                        acc_2_[0u] = 0.0f;
+                        acc_3_[0u] = 0.0f;
                         ck_ = 0u;
                         cg_ = cg_ + nw_;
                     }
@@ -3608,200 +3608,200 @@ gemv_bf16_f32_f16(const kf_bf16* __restrict__ w_, const float* __restrict__ x_, 
     } else {
         unsigned lane_2_ = kf_lane_id();
         unsigned nv_2_ = k_ >> 3u;
-        unsigned t3466_ = (blockIdx.x << 3u) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u);
-        unsigned t3477_ = gridDim.x << 3u;
+        unsigned t8812_ = (blockIdx.x << 3u) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u);
+        unsigned t8823_ = gridDim.x << 3u;
         #pragma unroll 1
-        for (unsigned g_ = t3466_; g_ < m_; g_ = g_ + t3477_) {
+        for (unsigned g_ = t8812_; g_ < m_; g_ = g_ + t8823_) {
             row_[0u] = min(g_, (m_ - 1u));
-            acc_3_[0u] = 0.0f;
+            acc_4_[0u] = 0.0f;
             if ((k_ & 7u) == 0u) {
                 #pragma unroll 1
                 for (unsigned base_ = 0u; base_ < nv_2_; base_ = base_ + 128u) {
                     unsigned v_17_ = base_ + lane_2_;
-                    kf_u32x4 t3502_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                    kf_u32x4 t_2_ = t3502_;
+                    kf_u32x4 t8848_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_4_ = t8848_;
                     if (v_17_ < nv_2_) {
-                        unsigned t3508_ = (row_[0u] * nv_2_) + v_17_;
-                        kf_u32x4 t3509_ = wv_[t3508_];
-                        t_2_ = t3509_;
+                        unsigned t8854_ = (row_[0u] * nv_2_) + v_17_;
+                        kf_u32x4 t8855_ = wv_[t8854_];
+                        t_4_ = t8855_;
                     }
-                    wr_[0u] = t_2_;
+                    wr_[0u] = t_4_;
                     unsigned v_18_ = (base_ + 32u) + lane_2_;
-                    kf_u32x4 t3515_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                    kf_u32x4 t_3_ = t3515_;
+                    kf_u32x4 t8861_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_5_ = t8861_;
                     if (v_18_ < nv_2_) {
-                        unsigned t3521_ = (row_[0u] * nv_2_) + v_18_;
-                        kf_u32x4 t3522_ = wv_[t3521_];
-                        t_3_ = t3522_;
+                        unsigned t8867_ = (row_[0u] * nv_2_) + v_18_;
+                        kf_u32x4 t8868_ = wv_[t8867_];
+                        t_5_ = t8868_;
                     }
-                    wr_[1u] = t_3_;
+                    wr_[1u] = t_5_;
                     unsigned v_19_ = (base_ + 64u) + lane_2_;
-                    kf_u32x4 t3528_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                    kf_u32x4 t_4_ = t3528_;
+                    kf_u32x4 t8874_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_6_ = t8874_;
                     if (v_19_ < nv_2_) {
-                        unsigned t3534_ = (row_[0u] * nv_2_) + v_19_;
-                        kf_u32x4 t3535_ = wv_[t3534_];
-                        t_4_ = t3535_;
+                        unsigned t8880_ = (row_[0u] * nv_2_) + v_19_;
+                        kf_u32x4 t8881_ = wv_[t8880_];
+                        t_6_ = t8881_;
                     }
-                    wr_[2u] = t_4_;
+                    wr_[2u] = t_6_;
                     unsigned v_20_ = (base_ + 96u) + lane_2_;
-                    kf_u32x4 t3541_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                    kf_u32x4 t_5_ = t3541_;
+                    kf_u32x4 t8887_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_7_ = t8887_;
                     if (v_20_ < nv_2_) {
-                        unsigned t3547_ = (row_[0u] * nv_2_) + v_20_;
-                        kf_u32x4 t3548_ = wv_[t3547_];
-                        t_5_ = t3548_;
+                        unsigned t8893_ = (row_[0u] * nv_2_) + v_20_;
+                        kf_u32x4 t8894_ = wv_[t8893_];
+                        t_7_ = t8894_;
                     }
-                    wr_[3u] = t_5_;
+                    wr_[3u] = t_7_;
                     unsigned v_21_ = base_ + lane_2_;
                     if (v_21_ < nv_2_) {
-                        unsigned t3555_ = v_21_ << 1u;
-                        kf_f32x4 a_11_ = xf4_[t3555_];
-                        unsigned t3560_ = (v_21_ << 1u) + 1u;
-                        kf_f32x4 b_9_ = xf4_[t3560_];
-                        xs_9_[0u] = a_11_.v[0];
-                        xs_9_[4u] = b_9_.v[0];
-                        xs_9_[1u] = a_11_.v[1];
-                        xs_9_[5u] = b_9_.v[1];
-                        xs_9_[2u] = a_11_.v[2];
-                        xs_9_[6u] = b_9_.v[2];
-                        xs_9_[3u] = a_11_.v[3];
-                        xs_9_[7u] = b_9_.v[3];
-                        kf_u32x4 t3607_ = wr_[0u];
-                        kf_bf16x8 wb_2_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t3607_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3607_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t3607_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3607_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t3607_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3607_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t3607_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3607_, 3u), 16u))}};
-                        acc_3_[0u] = __fmaf_rn(kf_bf16_to_f32(wb_2_.v[7]), xs_9_[7u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[6]), xs_9_[6u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[5]), xs_9_[5u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[4]), xs_9_[4u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[3]), xs_9_[3u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[2]), xs_9_[2u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[1]), xs_9_[1u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[0]), xs_9_[0u], acc_3_[0u]))))))));
+                        unsigned t8901_ = v_21_ << 1u;
+                        kf_f32x4 a_11_ = xf4_[t8901_];
+                        unsigned t8906_ = (v_21_ << 1u) + 1u;
+                        kf_f32x4 b_9_ = xf4_[t8906_];
+                        xs_17_[0u] = a_11_.v[0];
+                        xs_17_[4u] = b_9_.v[0];
+                        xs_17_[1u] = a_11_.v[1];
+                        xs_17_[5u] = b_9_.v[1];
+                        xs_17_[2u] = a_11_.v[2];
+                        xs_17_[6u] = b_9_.v[2];
+                        xs_17_[3u] = a_11_.v[3];
+                        xs_17_[7u] = b_9_.v[3];
+                        kf_u32x4 t8953_ = wr_[0u];
+                        kf_bf16x8 wb_3_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t8953_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8953_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8953_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8953_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8953_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8953_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8953_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8953_, 3u), 16u))}};
+                        acc_4_[0u] = __fmaf_rn(kf_bf16_to_f32(wb_3_.v[7]), xs_17_[7u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[6]), xs_17_[6u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[5]), xs_17_[5u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[4]), xs_17_[4u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[3]), xs_17_[3u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[2]), xs_17_[2u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[1]), xs_17_[1u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[0]), xs_17_[0u], acc_4_[0u]))))))));
                     }
                     unsigned v_22_ = (base_ + 32u) + lane_2_;
                     if (v_22_ < nv_2_) {
-                        unsigned t3682_ = v_22_ << 1u;
-                        kf_f32x4 a_12_ = xf4_[t3682_];
-                        unsigned t3687_ = (v_22_ << 1u) + 1u;
-                        kf_f32x4 b_10_ = xf4_[t3687_];
-                        xs_10_[0u] = a_12_.v[0];
-                        xs_10_[4u] = b_10_.v[0];
-                        xs_10_[1u] = a_12_.v[1];
-                        xs_10_[5u] = b_10_.v[1];
-                        xs_10_[2u] = a_12_.v[2];
-                        xs_10_[6u] = b_10_.v[2];
-                        xs_10_[3u] = a_12_.v[3];
-                        xs_10_[7u] = b_10_.v[3];
-                        kf_u32x4 t3734_ = wr_[1u];
-                        kf_bf16x8 wb_3_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t3734_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3734_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t3734_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3734_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t3734_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3734_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t3734_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3734_, 3u), 16u))}};
-                        acc_3_[0u] = __fmaf_rn(kf_bf16_to_f32(wb_3_.v[7]), xs_10_[7u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[6]), xs_10_[6u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[5]), xs_10_[5u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[4]), xs_10_[4u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[3]), xs_10_[3u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[2]), xs_10_[2u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[1]), xs_10_[1u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[0]), xs_10_[0u], acc_3_[0u]))))))));
+                        unsigned t9028_ = v_22_ << 1u;
+                        kf_f32x4 a_12_ = xf4_[t9028_];
+                        unsigned t9033_ = (v_22_ << 1u) + 1u;
+                        kf_f32x4 b_10_ = xf4_[t9033_];
+                        xs_18_[0u] = a_12_.v[0];
+                        xs_18_[4u] = b_10_.v[0];
+                        xs_18_[1u] = a_12_.v[1];
+                        xs_18_[5u] = b_10_.v[1];
+                        xs_18_[2u] = a_12_.v[2];
+                        xs_18_[6u] = b_10_.v[2];
+                        xs_18_[3u] = a_12_.v[3];
+                        xs_18_[7u] = b_10_.v[3];
+                        kf_u32x4 t9080_ = wr_[1u];
+                        kf_bf16x8 wb_4_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t9080_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t9080_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t9080_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t9080_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t9080_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t9080_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t9080_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t9080_, 3u), 16u))}};
+                        acc_4_[0u] = __fmaf_rn(kf_bf16_to_f32(wb_4_.v[7]), xs_18_[7u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[6]), xs_18_[6u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[5]), xs_18_[5u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[4]), xs_18_[4u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[3]), xs_18_[3u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[2]), xs_18_[2u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[1]), xs_18_[1u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[0]), xs_18_[0u], acc_4_[0u]))))))));
                     }
                     unsigned v_23_ = (base_ + 64u) + lane_2_;
                     if (v_23_ < nv_2_) {
-                        unsigned t3809_ = v_23_ << 1u;
-                        kf_f32x4 a_13_ = xf4_[t3809_];
-                        unsigned t3814_ = (v_23_ << 1u) + 1u;
-                        kf_f32x4 b_11_ = xf4_[t3814_];
-                        xs_11_[0u] = a_13_.v[0];
-                        xs_11_[4u] = b_11_.v[0];
-                        xs_11_[1u] = a_13_.v[1];
-                        xs_11_[5u] = b_11_.v[1];
-                        xs_11_[2u] = a_13_.v[2];
-                        xs_11_[6u] = b_11_.v[2];
-                        xs_11_[3u] = a_13_.v[3];
-                        xs_11_[7u] = b_11_.v[3];
-                        kf_u32x4 t3861_ = wr_[2u];
-                        kf_bf16x8 wb_4_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t3861_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3861_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t3861_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3861_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t3861_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3861_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t3861_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3861_, 3u), 16u))}};
-                        acc_3_[0u] = __fmaf_rn(kf_bf16_to_f32(wb_4_.v[7]), xs_11_[7u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[6]), xs_11_[6u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[5]), xs_11_[5u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[4]), xs_11_[4u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[3]), xs_11_[3u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[2]), xs_11_[2u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[1]), xs_11_[1u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[0]), xs_11_[0u], acc_3_[0u]))))))));
+                        unsigned t9155_ = v_23_ << 1u;
+                        kf_f32x4 a_13_ = xf4_[t9155_];
+                        unsigned t9160_ = (v_23_ << 1u) + 1u;
+                        kf_f32x4 b_11_ = xf4_[t9160_];
+                        xs_19_[0u] = a_13_.v[0];
+                        xs_19_[4u] = b_11_.v[0];
+                        xs_19_[1u] = a_13_.v[1];
+                        xs_19_[5u] = b_11_.v[1];
+                        xs_19_[2u] = a_13_.v[2];
+                        xs_19_[6u] = b_11_.v[2];
+                        xs_19_[3u] = a_13_.v[3];
+                        xs_19_[7u] = b_11_.v[3];
+                        kf_u32x4 t9207_ = wr_[2u];
+                        kf_bf16x8 wb_5_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t9207_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t9207_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t9207_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t9207_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t9207_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t9207_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t9207_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t9207_, 3u), 16u))}};
+                        acc_4_[0u] = __fmaf_rn(kf_bf16_to_f32(wb_5_.v[7]), xs_19_[7u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[6]), xs_19_[6u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[5]), xs_19_[5u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[4]), xs_19_[4u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[3]), xs_19_[3u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[2]), xs_19_[2u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[1]), xs_19_[1u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[0]), xs_19_[0u], acc_4_[0u]))))))));
                     }
                     unsigned v_24_ = (base_ + 96u) + lane_2_;
                     if (v_24_ < nv_2_) {
-                        unsigned t3936_ = v_24_ << 1u;
-                        kf_f32x4 a_14_ = xf4_[t3936_];
-                        unsigned t3941_ = (v_24_ << 1u) + 1u;
-                        kf_f32x4 b_12_ = xf4_[t3941_];
-                        xs_12_[0u] = a_14_.v[0];
-                        xs_12_[4u] = b_12_.v[0];
-                        xs_12_[1u] = a_14_.v[1];
-                        xs_12_[5u] = b_12_.v[1];
-                        xs_12_[2u] = a_14_.v[2];
-                        xs_12_[6u] = b_12_.v[2];
-                        xs_12_[3u] = a_14_.v[3];
-                        xs_12_[7u] = b_12_.v[3];
-                        kf_u32x4 t3988_ = wr_[3u];
-                        kf_bf16x8 wb_5_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t3988_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3988_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t3988_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3988_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t3988_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3988_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t3988_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3988_, 3u), 16u))}};
-                        acc_3_[0u] = __fmaf_rn(kf_bf16_to_f32(wb_5_.v[7]), xs_12_[7u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[6]), xs_12_[6u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[5]), xs_12_[5u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[4]), xs_12_[4u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[3]), xs_12_[3u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[2]), xs_12_[2u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[1]), xs_12_[1u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[0]), xs_12_[0u], acc_3_[0u]))))))));
+                        unsigned t9282_ = v_24_ << 1u;
+                        kf_f32x4 a_14_ = xf4_[t9282_];
+                        unsigned t9287_ = (v_24_ << 1u) + 1u;
+                        kf_f32x4 b_12_ = xf4_[t9287_];
+                        xs_20_[0u] = a_14_.v[0];
+                        xs_20_[4u] = b_12_.v[0];
+                        xs_20_[1u] = a_14_.v[1];
+                        xs_20_[5u] = b_12_.v[1];
+                        xs_20_[2u] = a_14_.v[2];
+                        xs_20_[6u] = b_12_.v[2];
+                        xs_20_[3u] = a_14_.v[3];
+                        xs_20_[7u] = b_12_.v[3];
+                        kf_u32x4 t9334_ = wr_[3u];
+                        kf_bf16x8 wb_6_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t9334_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t9334_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t9334_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t9334_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t9334_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t9334_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t9334_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t9334_, 3u), 16u))}};
+                        acc_4_[0u] = __fmaf_rn(kf_bf16_to_f32(wb_6_.v[7]), xs_20_[7u], __fmaf_rn(kf_bf16_to_f32(wb_6_.v[6]), xs_20_[6u], __fmaf_rn(kf_bf16_to_f32(wb_6_.v[5]), xs_20_[5u], __fmaf_rn(kf_bf16_to_f32(wb_6_.v[4]), xs_20_[4u], __fmaf_rn(kf_bf16_to_f32(wb_6_.v[3]), xs_20_[3u], __fmaf_rn(kf_bf16_to_f32(wb_6_.v[2]), xs_20_[2u], __fmaf_rn(kf_bf16_to_f32(wb_6_.v[1]), xs_20_[1u], __fmaf_rn(kf_bf16_to_f32(wb_6_.v[0]), xs_20_[0u], acc_4_[0u]))))))));
                     }
                 }
             } else {
                 #pragma unroll 1
                 for (unsigned c_ = lane_2_; c_ < k_; c_ = c_ + 32u) {
-                    float t4064_ = x_[c_];
+                    float t9410_ = x_[c_];
                     unsigned i_ = (row_[0u] * k_) + c_;
                     unsigned short u_ = w16_[i_];
-                    acc_3_[0u] = __fmaf_rn(kf_bf16_to_f32(kf_bitcast<kf_bf16>(u_)), t4064_, acc_3_[0u]);
+                    acc_4_[0u] = __fmaf_rn(kf_bf16_to_f32(kf_bitcast<kf_bf16>(u_)), t9410_, acc_4_[0u]);
                 }
             }
-            float t4084_ = acc_3_[0u];
-            unsigned t4106_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
-            if (t4106_ == 32u) {
-                float t4111_ = __fadd_rn(t4084_, kf_shfl_xor(t4084_, 16u, kf_wn));
-                float t4114_ = __fadd_rn(t4111_, kf_shfl_xor(t4111_, 8u, kf_wn));
-                float t4117_ = __fadd_rn(t4114_, kf_shfl_xor(t4114_, 4u, kf_wn));
-                float t4120_ = __fadd_rn(t4117_, kf_shfl_xor(t4117_, 2u, kf_wn));
-                s_ = __fadd_rn(t4120_, kf_shfl_xor(t4120_, 1u, kf_wn));
+            float t9430_ = acc_4_[0u];
+            unsigned t9452_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+            if (t9452_ == 32u) {
+                float t9457_ = __fadd_rn(t9430_, kf_shfl_xor(t9430_, 16u, kf_wn));
+                float t9460_ = __fadd_rn(t9457_, kf_shfl_xor(t9457_, 8u, kf_wn));
+                float t9463_ = __fadd_rn(t9460_, kf_shfl_xor(t9460_, 4u, kf_wn));
+                float t9466_ = __fadd_rn(t9463_, kf_shfl_xor(t9463_, 2u, kf_wn));
+                s_ = __fadd_rn(t9466_, kf_shfl_xor(t9466_, 1u, kf_wn));
             } else {
-                float t4126_ = kf_shfl_down(t4084_, 16u, kf_wn);
-                bool t4128_ = (kf_lane_id() + 16u) < t4106_;
-                float t4129_ = __fadd_rn(t4084_, t4126_);
-                float t4130_ = t4128_ ? t4129_ : t4084_;
-                float t4132_ = kf_shfl_down(t4130_, 8u, kf_wn);
-                bool t4134_ = (kf_lane_id() + 8u) < t4106_;
-                float t4135_ = __fadd_rn(t4130_, t4132_);
-                float t4136_ = t4134_ ? t4135_ : t4130_;
-                float t4138_ = kf_shfl_down(t4136_, 4u, kf_wn);
-                bool t4140_ = (kf_lane_id() + 4u) < t4106_;
-                float t4141_ = __fadd_rn(t4136_, t4138_);
-                float t4142_ = t4140_ ? t4141_ : t4136_;
-                float t4144_ = kf_shfl_down(t4142_, 2u, kf_wn);
-                bool t4146_ = (kf_lane_id() + 2u) < t4106_;
-                float t4147_ = __fadd_rn(t4142_, t4144_);
-                float t4148_ = t4146_ ? t4147_ : t4142_;
-                float t4150_ = kf_shfl_down(t4148_, 1u, kf_wn);
-                bool t4152_ = (kf_lane_id() + 1u) < t4106_;
-                float t4153_ = __fadd_rn(t4148_, t4150_);
-                s_ = kf_shfl(t4152_ ? t4153_ : t4148_, 0u, kf_wn);
+                float t9472_ = kf_shfl_down(t9430_, 16u, kf_wn);
+                bool t9474_ = (kf_lane_id() + 16u) < t9452_;
+                float t9475_ = __fadd_rn(t9430_, t9472_);
+                float t9476_ = t9474_ ? t9475_ : t9430_;
+                float t9478_ = kf_shfl_down(t9476_, 8u, kf_wn);
+                bool t9480_ = (kf_lane_id() + 8u) < t9452_;
+                float t9481_ = __fadd_rn(t9476_, t9478_);
+                float t9482_ = t9480_ ? t9481_ : t9476_;
+                float t9484_ = kf_shfl_down(t9482_, 4u, kf_wn);
+                bool t9486_ = (kf_lane_id() + 4u) < t9452_;
+                float t9487_ = __fadd_rn(t9482_, t9484_);
+                float t9488_ = t9486_ ? t9487_ : t9482_;
+                float t9490_ = kf_shfl_down(t9488_, 2u, kf_wn);
+                bool t9492_ = (kf_lane_id() + 2u) < t9452_;
+                float t9493_ = __fadd_rn(t9488_, t9490_);
+                float t9494_ = t9492_ ? t9493_ : t9488_;
+                float t9496_ = kf_shfl_down(t9494_, 1u, kf_wn);
+                bool t9498_ = (kf_lane_id() + 1u) < t9452_;
+                float t9499_ = __fadd_rn(t9494_, t9496_);
+                s_ = kf_shfl(t9498_ ? t9499_ : t9494_, 0u, kf_wn);
             }
-            bool t4158_ = lane_2_ == 0u;
-            bool t4159_ = t4158_;
-            if (t4158_) {
-                t4159_ = g_ < m_;
+            bool t9504_ = lane_2_ == 0u;
+            bool t9505_ = t9504_;
+            if (t9504_) {
+                t9505_ = g_ < m_;
             }
-            if (t4159_) {
+            if (t9505_) {
                 y_[g_] = kf_f16_from_f32(s_);
             }
         }
     }
 }
 
-/* kernel gemv_bf16_f32_f32 (gemv.kf:1071) */
+/* kernel gemv_bf16_f32_f32 (gemv.kf:1089) */
 extern "C" __global__ void __launch_bounds__(256)
 gemv_bf16_f32_f32(const kf_bf16* __restrict__ w_, const float* __restrict__ x_, float* __restrict__ y_, unsigned m_, unsigned k_)
 {
     kf_pdl_wait();
-    kf_u32x4 wb_[8];
-    kf_u32x4 xb_[16];
-    float acc_2_[1];
-    float xs_[8];
-    float xs_2_[8];
-    float xs_3_[8];
-    float xs_4_[8];
-    float xs_5_[8];
-    float xs_6_[8];
-    float xs_7_[8];
-    float xs_8_[8];
-    unsigned row_[1];
+    kf_u32x4 wb_2_[8];
+    kf_u32x4 xb_2_[16];
     float acc_3_[1];
-    kf_u32x4 wr_[4];
     float xs_9_[8];
     float xs_10_[8];
     float xs_11_[8];
     float xs_12_[8];
-    float t2308_;
-    float t3249_;
+    float xs_13_[8];
+    float xs_14_[8];
+    float xs_15_[8];
+    float xs_16_[8];
+    unsigned row_[1];
+    float acc_4_[1];
+    kf_u32x4 wr_[4];
+    float xs_17_[8];
+    float xs_18_[8];
+    float xs_19_[8];
+    float xs_20_[8];
+    float t7626_;
+    float t8595_;
     float s_;
     const unsigned kf_wn = kf_warp_lanes();
     const unsigned short* w16_ = (const unsigned short*)w_;
@@ -3811,323 +3811,323 @@ gemv_bf16_f32_f32(const kf_bf16* __restrict__ w_, const float* __restrict__ x_, 
     if ((k_ & 7u) == 0u) {
         unsigned lane_ = kf_lane_id();
         unsigned nv_ = k_ >> 3u;
-        unsigned t1396_ = nv_ << 1u;
+        unsigned t5100_ = nv_ << 1u;
         unsigned steps_ = (nv_ >> 7u) + (((nv_ & 127u) != 0u) ? 1u : 0u);
         unsigned wid_ = (blockIdx.x << 3u) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u);
         unsigned nw_ = gridDim.x << 3u;
         if (!(wid_ >= m_)) {
-            unsigned t1435_ = m_ - wid_;
-            unsigned t1443_ = ((t1435_ / nw_) + (((t1435_ % nw_) != 0u) ? 1u : 0u)) * steps_;
-            acc_2_[0u] = 0.0f;
+            unsigned t5145_ = m_ - wid_;
+            unsigned t5153_ = ((t5145_ / nw_) + (((t5145_ % nw_) != 0u) ? 1u : 0u)) * steps_;
+            acc_3_[0u] = 0.0f;
             unsigned lg_ = wid_;
             unsigned lk_ = 0u;
             unsigned cg_ = wid_;
             unsigned ck_ = 0u;
-            unsigned t1462_ = t1443_ + 1u;
+            unsigned t6752_ = t5153_ + 1u;
             #pragma unroll 1
-            for (unsigned t0_ = 0u; t0_ < t1462_; t0_ = t0_ + 2u) {
-                if (t0_ < t1443_) {
+            for (unsigned t0_ = 0u; t0_ < t6752_; t0_ = t0_ + 2u) {
+                if (t0_ < t5153_) {
                     unsigned v_ = min((((lk_ << 5u) << 2u) + lane_), (nv_ - 1u));
                     unsigned row_2_ = min(lg_, (m_ - 1u));
-                    wb_[0u] = wv_[(row_2_ * nv_) + v_];
-                    xb_[0u] = xv_[min((v_ << 1u), (t1396_ - 1u))];
-                    xb_[1u] = xv_[min(((v_ << 1u) + 1u), (t1396_ - 1u))];
+                    wb_2_[0u] = wv_[(row_2_ * nv_) + v_];
+                    xb_2_[0u] = xv_[min((v_ << 1u), (t5100_ - 1u))];
+                    xb_2_[1u] = xv_[min(((v_ << 1u) + 1u), (t5100_ - 1u))];
                     unsigned v_2_ = min(((((lk_ << 5u) << 2u) + 32u) + lane_), (nv_ - 1u));
                     unsigned row_3_ = min(lg_, (m_ - 1u));
-                    wb_[1u] = wv_[(row_3_ * nv_) + v_2_];
-                    xb_[2u] = xv_[min((v_2_ << 1u), (t1396_ - 1u))];
-                    xb_[3u] = xv_[min(((v_2_ << 1u) + 1u), (t1396_ - 1u))];
+                    wb_2_[1u] = wv_[(row_3_ * nv_) + v_2_];
+                    xb_2_[2u] = xv_[min((v_2_ << 1u), (t5100_ - 1u))];
+                    xb_2_[3u] = xv_[min(((v_2_ << 1u) + 1u), (t5100_ - 1u))];
                     unsigned v_3_ = min(((((lk_ << 5u) << 2u) + 64u) + lane_), (nv_ - 1u));
                     unsigned row_4_ = min(lg_, (m_ - 1u));
-                    wb_[2u] = wv_[(row_4_ * nv_) + v_3_];
-                    xb_[4u] = xv_[min((v_3_ << 1u), (t1396_ - 1u))];
-                    xb_[5u] = xv_[min(((v_3_ << 1u) + 1u), (t1396_ - 1u))];
+                    wb_2_[2u] = wv_[(row_4_ * nv_) + v_3_];
+                    xb_2_[4u] = xv_[min((v_3_ << 1u), (t5100_ - 1u))];
+                    xb_2_[5u] = xv_[min(((v_3_ << 1u) + 1u), (t5100_ - 1u))];
                     unsigned v_4_ = min(((((lk_ << 5u) << 2u) + 96u) + lane_), (nv_ - 1u));
                     unsigned row_5_ = min(lg_, (m_ - 1u));
-                    wb_[3u] = wv_[(row_5_ * nv_) + v_4_];
-                    xb_[6u] = xv_[min((v_4_ << 1u), (t1396_ - 1u))];
-                    xb_[7u] = xv_[min(((v_4_ << 1u) + 1u), (t1396_ - 1u))];
-                    unsigned t1638_ = lk_ + 1u;
-                    lk_ = t1638_;
-                    if (t1638_ == steps_) {
+                    wb_2_[3u] = wv_[(row_5_ * nv_) + v_4_];
+                    xb_2_[6u] = xv_[min((v_4_ << 1u), (t5100_ - 1u))];
+                    xb_2_[7u] = xv_[min(((v_4_ << 1u) + 1u), (t5100_ - 1u))];
+                    unsigned t6956_ = lk_ + 1u;
+                    lk_ = t6956_;
+                    if (t6956_ == steps_) {
                         lk_ = 0u;
                         lg_ = lg_ + nw_;
                     }
                 }
-                bool t1748_ = t0_ >= 1u;
-                bool t1749_ = t1748_;
-                if (t1748_) {
-                    t1749_ = (t0_ - 1u) < t1443_;
+                bool t7066_ = t0_ >= 1u;
+                bool t7067_ = t7066_;
+                if (t7066_) {
+                    t7067_ = (t0_ - 1u) < t5153_;
                 }
-                if (t1749_) {
+                if (t7067_) {
                     unsigned v_5_ = ((ck_ << 5u) << 2u) + lane_;
                     if (v_5_ < nv_) {
-                        kf_u32x4 t1786_ = xb_[8u];
-                        kf_f32x4 a_ = kf_bitcast<kf_f32x4>(t1786_);
-                        kf_u32x4 t1789_ = xb_[9u];
-                        kf_f32x4 b_ = kf_bitcast<kf_f32x4>(t1789_);
-                        xs_[0u] = a_.v[0];
-                        xs_[4u] = b_.v[0];
-                        xs_[1u] = a_.v[1];
-                        xs_[5u] = b_.v[1];
-                        xs_[2u] = a_.v[2];
-                        xs_[6u] = b_.v[2];
-                        xs_[3u] = a_.v[3];
-                        xs_[7u] = b_.v[3];
-                        kf_u32x4 t1838_ = wb_[4u];
-                        kf_bf16x8 wbv_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t1838_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1838_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t1838_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1838_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t1838_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1838_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t1838_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1838_, 3u), 16u))}};
-                        acc_2_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_.v[7]), xs_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[6]), xs_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[5]), xs_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[4]), xs_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[3]), xs_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[2]), xs_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[1]), xs_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[0]), xs_[0u], acc_2_[0u]))))))));
+                        kf_u32x4 t7104_ = xb_2_[8u];
+                        kf_f32x4 a_ = kf_bitcast<kf_f32x4>(t7104_);
+                        kf_u32x4 t7107_ = xb_2_[9u];
+                        kf_f32x4 b_ = kf_bitcast<kf_f32x4>(t7107_);
+                        xs_9_[0u] = a_.v[0];
+                        xs_9_[4u] = b_.v[0];
+                        xs_9_[1u] = a_.v[1];
+                        xs_9_[5u] = b_.v[1];
+                        xs_9_[2u] = a_.v[2];
+                        xs_9_[6u] = b_.v[2];
+                        xs_9_[3u] = a_.v[3];
+                        xs_9_[7u] = b_.v[3];
+                        kf_u32x4 t7156_ = wb_2_[4u];
+                        kf_bf16x8 wbv_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t7156_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7156_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7156_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7156_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7156_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7156_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7156_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7156_, 3u), 16u))}};
+                        acc_3_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_.v[7]), xs_9_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[6]), xs_9_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[5]), xs_9_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[4]), xs_9_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[3]), xs_9_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[2]), xs_9_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[1]), xs_9_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[0]), xs_9_[0u], acc_3_[0u]))))))));
                     }
                     unsigned v_6_ = (((ck_ << 5u) << 2u) + 32u) + lane_;
                     if (v_6_ < nv_) {
-                        kf_u32x4 t1917_ = xb_[10u];
-                        kf_f32x4 a_2_ = kf_bitcast<kf_f32x4>(t1917_);
-                        kf_u32x4 t1920_ = xb_[11u];
-                        kf_f32x4 b_2_ = kf_bitcast<kf_f32x4>(t1920_);
-                        xs_2_[0u] = a_2_.v[0];
-                        xs_2_[4u] = b_2_.v[0];
-                        xs_2_[1u] = a_2_.v[1];
-                        xs_2_[5u] = b_2_.v[1];
-                        xs_2_[2u] = a_2_.v[2];
-                        xs_2_[6u] = b_2_.v[2];
-                        xs_2_[3u] = a_2_.v[3];
-                        xs_2_[7u] = b_2_.v[3];
-                        kf_u32x4 t1969_ = wb_[5u];
-                        kf_bf16x8 wbv_2_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t1969_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1969_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t1969_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1969_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t1969_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1969_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t1969_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1969_, 3u), 16u))}};
-                        acc_2_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[7]), xs_2_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[6]), xs_2_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[5]), xs_2_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[4]), xs_2_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[3]), xs_2_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[2]), xs_2_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[1]), xs_2_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[0]), xs_2_[0u], acc_2_[0u]))))))));
+                        kf_u32x4 t7235_ = xb_2_[10u];
+                        kf_f32x4 a_2_ = kf_bitcast<kf_f32x4>(t7235_);
+                        kf_u32x4 t7238_ = xb_2_[11u];
+                        kf_f32x4 b_2_ = kf_bitcast<kf_f32x4>(t7238_);
+                        xs_10_[0u] = a_2_.v[0];
+                        xs_10_[4u] = b_2_.v[0];
+                        xs_10_[1u] = a_2_.v[1];
+                        xs_10_[5u] = b_2_.v[1];
+                        xs_10_[2u] = a_2_.v[2];
+                        xs_10_[6u] = b_2_.v[2];
+                        xs_10_[3u] = a_2_.v[3];
+                        xs_10_[7u] = b_2_.v[3];
+                        kf_u32x4 t7287_ = wb_2_[5u];
+                        kf_bf16x8 wbv_2_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t7287_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7287_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7287_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7287_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7287_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7287_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7287_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7287_, 3u), 16u))}};
+                        acc_3_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[7]), xs_10_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[6]), xs_10_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[5]), xs_10_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[4]), xs_10_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[3]), xs_10_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[2]), xs_10_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[1]), xs_10_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[0]), xs_10_[0u], acc_3_[0u]))))))));
                     }
                     unsigned v_7_ = (((ck_ << 5u) << 2u) + 64u) + lane_;
                     if (v_7_ < nv_) {
-                        kf_u32x4 t2048_ = xb_[12u];
-                        kf_f32x4 a_3_ = kf_bitcast<kf_f32x4>(t2048_);
-                        kf_u32x4 t2051_ = xb_[13u];
-                        kf_f32x4 b_3_ = kf_bitcast<kf_f32x4>(t2051_);
-                        xs_3_[0u] = a_3_.v[0];
-                        xs_3_[4u] = b_3_.v[0];
-                        xs_3_[1u] = a_3_.v[1];
-                        xs_3_[5u] = b_3_.v[1];
-                        xs_3_[2u] = a_3_.v[2];
-                        xs_3_[6u] = b_3_.v[2];
-                        xs_3_[3u] = a_3_.v[3];
-                        xs_3_[7u] = b_3_.v[3];
-                        kf_u32x4 t2100_ = wb_[6u];
-                        kf_bf16x8 wbv_3_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t2100_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2100_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2100_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2100_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2100_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2100_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2100_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2100_, 3u), 16u))}};
-                        acc_2_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[7]), xs_3_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[6]), xs_3_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[5]), xs_3_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[4]), xs_3_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[3]), xs_3_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[2]), xs_3_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[1]), xs_3_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[0]), xs_3_[0u], acc_2_[0u]))))))));
+                        kf_u32x4 t7366_ = xb_2_[12u];
+                        kf_f32x4 a_3_ = kf_bitcast<kf_f32x4>(t7366_);
+                        kf_u32x4 t7369_ = xb_2_[13u];
+                        kf_f32x4 b_3_ = kf_bitcast<kf_f32x4>(t7369_);
+                        xs_11_[0u] = a_3_.v[0];
+                        xs_11_[4u] = b_3_.v[0];
+                        xs_11_[1u] = a_3_.v[1];
+                        xs_11_[5u] = b_3_.v[1];
+                        xs_11_[2u] = a_3_.v[2];
+                        xs_11_[6u] = b_3_.v[2];
+                        xs_11_[3u] = a_3_.v[3];
+                        xs_11_[7u] = b_3_.v[3];
+                        kf_u32x4 t7418_ = wb_2_[6u];
+                        kf_bf16x8 wbv_3_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t7418_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7418_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7418_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7418_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7418_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7418_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7418_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7418_, 3u), 16u))}};
+                        acc_3_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[7]), xs_11_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[6]), xs_11_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[5]), xs_11_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[4]), xs_11_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[3]), xs_11_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[2]), xs_11_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[1]), xs_11_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[0]), xs_11_[0u], acc_3_[0u]))))))));
                     }
                     unsigned v_8_ = (((ck_ << 5u) << 2u) + 96u) + lane_;
                     if (v_8_ < nv_) {
-                        kf_u32x4 t2179_ = xb_[14u];
-                        kf_f32x4 a_4_ = kf_bitcast<kf_f32x4>(t2179_);
-                        kf_u32x4 t2182_ = xb_[15u];
-                        kf_f32x4 b_4_ = kf_bitcast<kf_f32x4>(t2182_);
-                        xs_4_[0u] = a_4_.v[0];
-                        xs_4_[4u] = b_4_.v[0];
-                        xs_4_[1u] = a_4_.v[1];
-                        xs_4_[5u] = b_4_.v[1];
-                        xs_4_[2u] = a_4_.v[2];
-                        xs_4_[6u] = b_4_.v[2];
-                        xs_4_[3u] = a_4_.v[3];
-                        xs_4_[7u] = b_4_.v[3];
-                        kf_u32x4 t2231_ = wb_[7u];
-                        kf_bf16x8 wbv_4_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t2231_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2231_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2231_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2231_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2231_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2231_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2231_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2231_, 3u), 16u))}};
-                        acc_2_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[7]), xs_4_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[6]), xs_4_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[5]), xs_4_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[4]), xs_4_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[3]), xs_4_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[2]), xs_4_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[1]), xs_4_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[0]), xs_4_[0u], acc_2_[0u]))))))));
+                        kf_u32x4 t7497_ = xb_2_[14u];
+                        kf_f32x4 a_4_ = kf_bitcast<kf_f32x4>(t7497_);
+                        kf_u32x4 t7500_ = xb_2_[15u];
+                        kf_f32x4 b_4_ = kf_bitcast<kf_f32x4>(t7500_);
+                        xs_12_[0u] = a_4_.v[0];
+                        xs_12_[4u] = b_4_.v[0];
+                        xs_12_[1u] = a_4_.v[1];
+                        xs_12_[5u] = b_4_.v[1];
+                        xs_12_[2u] = a_4_.v[2];
+                        xs_12_[6u] = b_4_.v[2];
+                        xs_12_[3u] = a_4_.v[3];
+                        xs_12_[7u] = b_4_.v[3];
+                        kf_u32x4 t7549_ = wb_2_[7u];
+                        kf_bf16x8 wbv_4_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t7549_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7549_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7549_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7549_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7549_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7549_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7549_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7549_, 3u), 16u))}};
+                        acc_3_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[7]), xs_12_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[6]), xs_12_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[5]), xs_12_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[4]), xs_12_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[3]), xs_12_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[2]), xs_12_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[1]), xs_12_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[0]), xs_12_[0u], acc_3_[0u]))))))));
                     }
-                    unsigned t2302_ = ck_ + 1u;
-                    ck_ = t2302_;
-                    if (t2302_ == steps_) {
-                        float a_5_ = acc_2_[0u];
+                    unsigned t7620_ = ck_ + 1u;
+                    ck_ = t7620_;
+                    if (t7620_ == steps_) {
+                        float a_5_ = acc_3_[0u];
                         unsigned r_ = 0u;
-                        unsigned t2329_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
-                        if (t2329_ == 32u) {
-                            float t2334_ = __fadd_rn(a_5_, kf_shfl_xor(a_5_, 16u, kf_wn));
-                            float t2337_ = __fadd_rn(t2334_, kf_shfl_xor(t2334_, 8u, kf_wn));
-                            float t2340_ = __fadd_rn(t2337_, kf_shfl_xor(t2337_, 4u, kf_wn));
-                            float t2343_ = __fadd_rn(t2340_, kf_shfl_xor(t2340_, 2u, kf_wn));
-                            t2308_ = __fadd_rn(t2343_, kf_shfl_xor(t2343_, 1u, kf_wn));
+                        unsigned t7647_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+                        if (t7647_ == 32u) {
+                            float t7652_ = __fadd_rn(a_5_, kf_shfl_xor(a_5_, 16u, kf_wn));
+                            float t7655_ = __fadd_rn(t7652_, kf_shfl_xor(t7652_, 8u, kf_wn));
+                            float t7658_ = __fadd_rn(t7655_, kf_shfl_xor(t7655_, 4u, kf_wn));
+                            float t7661_ = __fadd_rn(t7658_, kf_shfl_xor(t7658_, 2u, kf_wn));
+                            t7626_ = __fadd_rn(t7661_, kf_shfl_xor(t7661_, 1u, kf_wn));
                         } else {
-                            float t2349_ = kf_shfl_down(a_5_, 16u, kf_wn);
-                            bool t2351_ = (kf_lane_id() + 16u) < t2329_;
-                            float t2352_ = __fadd_rn(a_5_, t2349_);
-                            float t2353_ = t2351_ ? t2352_ : a_5_;
-                            float t2355_ = kf_shfl_down(t2353_, 8u, kf_wn);
-                            bool t2357_ = (kf_lane_id() + 8u) < t2329_;
-                            float t2358_ = __fadd_rn(t2353_, t2355_);
-                            float t2359_ = t2357_ ? t2358_ : t2353_;
-                            float t2361_ = kf_shfl_down(t2359_, 4u, kf_wn);
-                            bool t2363_ = (kf_lane_id() + 4u) < t2329_;
-                            float t2364_ = __fadd_rn(t2359_, t2361_);
-                            float t2365_ = t2363_ ? t2364_ : t2359_;
-                            float t2367_ = kf_shfl_down(t2365_, 2u, kf_wn);
-                            bool t2369_ = (kf_lane_id() + 2u) < t2329_;
-                            float t2370_ = __fadd_rn(t2365_, t2367_);
-                            float t2371_ = t2369_ ? t2370_ : t2365_;
-                            float t2373_ = kf_shfl_down(t2371_, 1u, kf_wn);
-                            bool t2375_ = (kf_lane_id() + 1u) < t2329_;
-                            float t2376_ = __fadd_rn(t2371_, t2373_);
-                            t2308_ = kf_shfl(t2375_ ? t2376_ : t2371_, 0u, kf_wn);
+                            float t7667_ = kf_shfl_down(a_5_, 16u, kf_wn);
+                            bool t7669_ = (kf_lane_id() + 16u) < t7647_;
+                            float t7670_ = __fadd_rn(a_5_, t7667_);
+                            float t7671_ = t7669_ ? t7670_ : a_5_;
+                            float t7673_ = kf_shfl_down(t7671_, 8u, kf_wn);
+                            bool t7675_ = (kf_lane_id() + 8u) < t7647_;
+                            float t7676_ = __fadd_rn(t7671_, t7673_);
+                            float t7677_ = t7675_ ? t7676_ : t7671_;
+                            float t7679_ = kf_shfl_down(t7677_, 4u, kf_wn);
+                            bool t7681_ = (kf_lane_id() + 4u) < t7647_;
+                            float t7682_ = __fadd_rn(t7677_, t7679_);
+                            float t7683_ = t7681_ ? t7682_ : t7677_;
+                            float t7685_ = kf_shfl_down(t7683_, 2u, kf_wn);
+                            bool t7687_ = (kf_lane_id() + 2u) < t7647_;
+                            float t7688_ = __fadd_rn(t7683_, t7685_);
+                            float t7689_ = t7687_ ? t7688_ : t7683_;
+                            float t7691_ = kf_shfl_down(t7689_, 1u, kf_wn);
+                            bool t7693_ = (kf_lane_id() + 1u) < t7647_;
+                            float t7694_ = __fadd_rn(t7689_, t7691_);
+                            t7626_ = kf_shfl(t7693_ ? t7694_ : t7689_, 0u, kf_wn);
                         }
-                        bool t2381_ = lane_ == r_;
-                        bool t2382_ = t2381_;
-                        if (t2381_) {
-                            t2382_ = cg_ < m_;
+                        bool t7699_ = lane_ == r_;
+                        bool t7700_ = t7699_;
+                        if (t7699_) {
+                            t7700_ = cg_ < m_;
                         }
-                        if (t2382_) {
-                            y_[cg_] = t2308_;
+                        if (t7700_) {
+                            y_[cg_] = t7626_;
                         }
-                        acc_2_[0u] = 0.0f;
+                        acc_3_[0u] = 0.0f;
                         ck_ = 0u;
                         cg_ = cg_ + nw_;
                     }
                 }
-                if ((t0_ + 1u) < t1443_) {
+                if ((t0_ + 1u) < t5153_) {
                     unsigned v_9_ = min((((lk_ << 5u) << 2u) + lane_), (nv_ - 1u));
                     unsigned row_6_ = min(lg_, (m_ - 1u));
-                    wb_[4u] = wv_[(row_6_ * nv_) + v_9_];
-                    xb_[8u] = xv_[min((v_9_ << 1u), (t1396_ - 1u))];
-                    xb_[9u] = xv_[min(((v_9_ << 1u) + 1u), (t1396_ - 1u))];
+                    wb_2_[4u] = wv_[(row_6_ * nv_) + v_9_];
+                    xb_2_[8u] = xv_[min((v_9_ << 1u), (t5100_ - 1u))];
+                    xb_2_[9u] = xv_[min(((v_9_ << 1u) + 1u), (t5100_ - 1u))];
                     unsigned v_10_ = min(((((lk_ << 5u) << 2u) + 32u) + lane_), (nv_ - 1u));
                     unsigned row_7_ = min(lg_, (m_ - 1u));
-                    wb_[5u] = wv_[(row_7_ * nv_) + v_10_];
-                    xb_[10u] = xv_[min((v_10_ << 1u), (t1396_ - 1u))];
-                    xb_[11u] = xv_[min(((v_10_ << 1u) + 1u), (t1396_ - 1u))];
+                    wb_2_[5u] = wv_[(row_7_ * nv_) + v_10_];
+                    xb_2_[10u] = xv_[min((v_10_ << 1u), (t5100_ - 1u))];
+                    xb_2_[11u] = xv_[min(((v_10_ << 1u) + 1u), (t5100_ - 1u))];
                     unsigned v_11_ = min(((((lk_ << 5u) << 2u) + 64u) + lane_), (nv_ - 1u));
                     unsigned row_8_ = min(lg_, (m_ - 1u));
-                    wb_[6u] = wv_[(row_8_ * nv_) + v_11_];
-                    xb_[12u] = xv_[min((v_11_ << 1u), (t1396_ - 1u))];
-                    xb_[13u] = xv_[min(((v_11_ << 1u) + 1u), (t1396_ - 1u))];
+                    wb_2_[6u] = wv_[(row_8_ * nv_) + v_11_];
+                    xb_2_[12u] = xv_[min((v_11_ << 1u), (t5100_ - 1u))];
+                    xb_2_[13u] = xv_[min(((v_11_ << 1u) + 1u), (t5100_ - 1u))];
                     unsigned v_12_ = min(((((lk_ << 5u) << 2u) + 96u) + lane_), (nv_ - 1u));
                     unsigned row_9_ = min(lg_, (m_ - 1u));
-                    wb_[7u] = wv_[(row_9_ * nv_) + v_12_];
-                    xb_[14u] = xv_[min((v_12_ << 1u), (t1396_ - 1u))];
-                    xb_[15u] = xv_[min(((v_12_ << 1u) + 1u), (t1396_ - 1u))];
-                    unsigned t2579_ = lk_ + 1u;
-                    lk_ = t2579_;
-                    if (t2579_ == steps_) {
+                    wb_2_[7u] = wv_[(row_9_ * nv_) + v_12_];
+                    xb_2_[14u] = xv_[min((v_12_ << 1u), (t5100_ - 1u))];
+                    xb_2_[15u] = xv_[min(((v_12_ << 1u) + 1u), (t5100_ - 1u))];
+                    unsigned t7925_ = lk_ + 1u;
+                    lk_ = t7925_;
+                    if (t7925_ == steps_) {
                         lk_ = 0u;
                         lg_ = lg_ + nw_;
                     }
                 }
-                bool t2689_ = (t0_ + 1u) >= 1u;
-                bool t2690_ = t2689_;
-                if (t2689_) {
-                    t2690_ = ((t0_ + 1u) - 1u) < t1443_;
+                bool t8035_ = (t0_ + 1u) >= 1u;
+                bool t8036_ = t8035_;
+                if (t8035_) {
+                    t8036_ = ((t0_ + 1u) - 1u) < t5153_;
                 }
-                if (t2690_) {
+                if (t8036_) {
                     unsigned v_13_ = ((ck_ << 5u) << 2u) + lane_;
                     if (v_13_ < nv_) {
-                        kf_u32x4 t2727_ = xb_[0u];
-                        kf_f32x4 a_6_ = kf_bitcast<kf_f32x4>(t2727_);
-                        kf_u32x4 t2730_ = xb_[1u];
-                        kf_f32x4 b_5_ = kf_bitcast<kf_f32x4>(t2730_);
-                        xs_5_[0u] = a_6_.v[0];
-                        xs_5_[4u] = b_5_.v[0];
-                        xs_5_[1u] = a_6_.v[1];
-                        xs_5_[5u] = b_5_.v[1];
-                        xs_5_[2u] = a_6_.v[2];
-                        xs_5_[6u] = b_5_.v[2];
-                        xs_5_[3u] = a_6_.v[3];
-                        xs_5_[7u] = b_5_.v[3];
-                        kf_u32x4 t2779_ = wb_[0u];
-                        kf_bf16x8 wbv_5_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t2779_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2779_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2779_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2779_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2779_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2779_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2779_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2779_, 3u), 16u))}};
-                        acc_2_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[7]), xs_5_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[6]), xs_5_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[5]), xs_5_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[4]), xs_5_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[3]), xs_5_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[2]), xs_5_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[1]), xs_5_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[0]), xs_5_[0u], acc_2_[0u]))))))));
+                        kf_u32x4 t8073_ = xb_2_[0u];
+                        kf_f32x4 a_6_ = kf_bitcast<kf_f32x4>(t8073_);
+                        kf_u32x4 t8076_ = xb_2_[1u];
+                        kf_f32x4 b_5_ = kf_bitcast<kf_f32x4>(t8076_);
+                        xs_13_[0u] = a_6_.v[0];
+                        xs_13_[4u] = b_5_.v[0];
+                        xs_13_[1u] = a_6_.v[1];
+                        xs_13_[5u] = b_5_.v[1];
+                        xs_13_[2u] = a_6_.v[2];
+                        xs_13_[6u] = b_5_.v[2];
+                        xs_13_[3u] = a_6_.v[3];
+                        xs_13_[7u] = b_5_.v[3];
+                        kf_u32x4 t8125_ = wb_2_[0u];
+                        kf_bf16x8 wbv_5_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t8125_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8125_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8125_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8125_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8125_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8125_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8125_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8125_, 3u), 16u))}};
+                        acc_3_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[7]), xs_13_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[6]), xs_13_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[5]), xs_13_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[4]), xs_13_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[3]), xs_13_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[2]), xs_13_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[1]), xs_13_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[0]), xs_13_[0u], acc_3_[0u]))))))));
                     }
                     unsigned v_14_ = (((ck_ << 5u) << 2u) + 32u) + lane_;
                     if (v_14_ < nv_) {
-                        kf_u32x4 t2858_ = xb_[2u];
-                        kf_f32x4 a_7_ = kf_bitcast<kf_f32x4>(t2858_);
-                        kf_u32x4 t2861_ = xb_[3u];
-                        kf_f32x4 b_6_ = kf_bitcast<kf_f32x4>(t2861_);
-                        xs_6_[0u] = a_7_.v[0];
-                        xs_6_[4u] = b_6_.v[0];
-                        xs_6_[1u] = a_7_.v[1];
-                        xs_6_[5u] = b_6_.v[1];
-                        xs_6_[2u] = a_7_.v[2];
-                        xs_6_[6u] = b_6_.v[2];
-                        xs_6_[3u] = a_7_.v[3];
-                        xs_6_[7u] = b_6_.v[3];
-                        kf_u32x4 t2910_ = wb_[1u];
-                        kf_bf16x8 wbv_6_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t2910_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2910_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2910_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2910_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2910_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2910_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2910_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2910_, 3u), 16u))}};
-                        acc_2_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[7]), xs_6_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[6]), xs_6_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[5]), xs_6_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[4]), xs_6_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[3]), xs_6_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[2]), xs_6_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[1]), xs_6_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[0]), xs_6_[0u], acc_2_[0u]))))))));
+                        kf_u32x4 t8204_ = xb_2_[2u];
+                        kf_f32x4 a_7_ = kf_bitcast<kf_f32x4>(t8204_);
+                        kf_u32x4 t8207_ = xb_2_[3u];
+                        kf_f32x4 b_6_ = kf_bitcast<kf_f32x4>(t8207_);
+                        xs_14_[0u] = a_7_.v[0];
+                        xs_14_[4u] = b_6_.v[0];
+                        xs_14_[1u] = a_7_.v[1];
+                        xs_14_[5u] = b_6_.v[1];
+                        xs_14_[2u] = a_7_.v[2];
+                        xs_14_[6u] = b_6_.v[2];
+                        xs_14_[3u] = a_7_.v[3];
+                        xs_14_[7u] = b_6_.v[3];
+                        kf_u32x4 t8256_ = wb_2_[1u];
+                        kf_bf16x8 wbv_6_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t8256_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8256_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8256_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8256_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8256_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8256_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8256_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8256_, 3u), 16u))}};
+                        acc_3_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[7]), xs_14_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[6]), xs_14_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[5]), xs_14_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[4]), xs_14_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[3]), xs_14_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[2]), xs_14_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[1]), xs_14_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[0]), xs_14_[0u], acc_3_[0u]))))))));
                     }
                     unsigned v_15_ = (((ck_ << 5u) << 2u) + 64u) + lane_;
                     if (v_15_ < nv_) {
-                        kf_u32x4 t2989_ = xb_[4u];
-                        kf_f32x4 a_8_ = kf_bitcast<kf_f32x4>(t2989_);
-                        kf_u32x4 t2992_ = xb_[5u];
-                        kf_f32x4 b_7_ = kf_bitcast<kf_f32x4>(t2992_);
-                        xs_7_[0u] = a_8_.v[0];
-                        xs_7_[4u] = b_7_.v[0];
-                        xs_7_[1u] = a_8_.v[1];
-                        xs_7_[5u] = b_7_.v[1];
-                        xs_7_[2u] = a_8_.v[2];
-                        xs_7_[6u] = b_7_.v[2];
-                        xs_7_[3u] = a_8_.v[3];
-                        xs_7_[7u] = b_7_.v[3];
-                        kf_u32x4 t3041_ = wb_[2u];
-                        kf_bf16x8 wbv_7_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t3041_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3041_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t3041_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3041_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t3041_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3041_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t3041_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3041_, 3u), 16u))}};
-                        acc_2_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[7]), xs_7_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[6]), xs_7_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[5]), xs_7_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[4]), xs_7_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[3]), xs_7_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[2]), xs_7_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[1]), xs_7_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[0]), xs_7_[0u], acc_2_[0u]))))))));
+                        kf_u32x4 t8335_ = xb_2_[4u];
+                        kf_f32x4 a_8_ = kf_bitcast<kf_f32x4>(t8335_);
+                        kf_u32x4 t8338_ = xb_2_[5u];
+                        kf_f32x4 b_7_ = kf_bitcast<kf_f32x4>(t8338_);
+                        xs_15_[0u] = a_8_.v[0];
+                        xs_15_[4u] = b_7_.v[0];
+                        xs_15_[1u] = a_8_.v[1];
+                        xs_15_[5u] = b_7_.v[1];
+                        xs_15_[2u] = a_8_.v[2];
+                        xs_15_[6u] = b_7_.v[2];
+                        xs_15_[3u] = a_8_.v[3];
+                        xs_15_[7u] = b_7_.v[3];
+                        kf_u32x4 t8387_ = wb_2_[2u];
+                        kf_bf16x8 wbv_7_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t8387_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8387_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8387_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8387_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8387_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8387_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8387_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8387_, 3u), 16u))}};
+                        acc_3_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[7]), xs_15_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[6]), xs_15_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[5]), xs_15_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[4]), xs_15_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[3]), xs_15_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[2]), xs_15_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[1]), xs_15_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[0]), xs_15_[0u], acc_3_[0u]))))))));
                     }
                     unsigned v_16_ = (((ck_ << 5u) << 2u) + 96u) + lane_;
                     if (v_16_ < nv_) {
-                        kf_u32x4 t3120_ = xb_[6u];
-                        kf_f32x4 a_9_ = kf_bitcast<kf_f32x4>(t3120_);
-                        kf_u32x4 t3123_ = xb_[7u];
-                        kf_f32x4 b_8_ = kf_bitcast<kf_f32x4>(t3123_);
-                        xs_8_[0u] = a_9_.v[0];
-                        xs_8_[4u] = b_8_.v[0];
-                        xs_8_[1u] = a_9_.v[1];
-                        xs_8_[5u] = b_8_.v[1];
-                        xs_8_[2u] = a_9_.v[2];
-                        xs_8_[6u] = b_8_.v[2];
-                        xs_8_[3u] = a_9_.v[3];
-                        xs_8_[7u] = b_8_.v[3];
-                        kf_u32x4 t3172_ = wb_[3u];
-                        kf_bf16x8 wbv_8_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t3172_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3172_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t3172_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3172_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t3172_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3172_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t3172_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3172_, 3u), 16u))}};
-                        acc_2_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[7]), xs_8_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[6]), xs_8_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[5]), xs_8_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[4]), xs_8_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[3]), xs_8_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[2]), xs_8_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[1]), xs_8_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[0]), xs_8_[0u], acc_2_[0u]))))))));
+                        kf_u32x4 t8466_ = xb_2_[6u];
+                        kf_f32x4 a_9_ = kf_bitcast<kf_f32x4>(t8466_);
+                        kf_u32x4 t8469_ = xb_2_[7u];
+                        kf_f32x4 b_8_ = kf_bitcast<kf_f32x4>(t8469_);
+                        xs_16_[0u] = a_9_.v[0];
+                        xs_16_[4u] = b_8_.v[0];
+                        xs_16_[1u] = a_9_.v[1];
+                        xs_16_[5u] = b_8_.v[1];
+                        xs_16_[2u] = a_9_.v[2];
+                        xs_16_[6u] = b_8_.v[2];
+                        xs_16_[3u] = a_9_.v[3];
+                        xs_16_[7u] = b_8_.v[3];
+                        kf_u32x4 t8518_ = wb_2_[3u];
+                        kf_bf16x8 wbv_8_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t8518_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8518_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8518_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8518_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8518_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8518_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8518_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8518_, 3u), 16u))}};
+                        acc_3_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[7]), xs_16_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[6]), xs_16_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[5]), xs_16_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[4]), xs_16_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[3]), xs_16_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[2]), xs_16_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[1]), xs_16_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[0]), xs_16_[0u], acc_3_[0u]))))))));
                     }
-                    unsigned t3243_ = ck_ + 1u;
-                    ck_ = t3243_;
-                    if (t3243_ == steps_) {
-                        float a_10_ = acc_2_[0u];
+                    unsigned t8589_ = ck_ + 1u;
+                    ck_ = t8589_;
+                    if (t8589_ == steps_) {
+                        float a_10_ = acc_3_[0u];
                         unsigned r_2_ = 0u;
-                        unsigned t3270_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
-                        if (t3270_ == 32u) {
-                            float t3275_ = __fadd_rn(a_10_, kf_shfl_xor(a_10_, 16u, kf_wn));
-                            float t3278_ = __fadd_rn(t3275_, kf_shfl_xor(t3275_, 8u, kf_wn));
-                            float t3281_ = __fadd_rn(t3278_, kf_shfl_xor(t3278_, 4u, kf_wn));
-                            float t3284_ = __fadd_rn(t3281_, kf_shfl_xor(t3281_, 2u, kf_wn));
-                            t3249_ = __fadd_rn(t3284_, kf_shfl_xor(t3284_, 1u, kf_wn));
+                        unsigned t8616_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+                        if (t8616_ == 32u) {
+                            float t8621_ = __fadd_rn(a_10_, kf_shfl_xor(a_10_, 16u, kf_wn));
+                            float t8624_ = __fadd_rn(t8621_, kf_shfl_xor(t8621_, 8u, kf_wn));
+                            float t8627_ = __fadd_rn(t8624_, kf_shfl_xor(t8624_, 4u, kf_wn));
+                            float t8630_ = __fadd_rn(t8627_, kf_shfl_xor(t8627_, 2u, kf_wn));
+                            t8595_ = __fadd_rn(t8630_, kf_shfl_xor(t8630_, 1u, kf_wn));
                         } else {
-                            float t3290_ = kf_shfl_down(a_10_, 16u, kf_wn);
-                            bool t3292_ = (kf_lane_id() + 16u) < t3270_;
-                            float t3293_ = __fadd_rn(a_10_, t3290_);
-                            float t3294_ = t3292_ ? t3293_ : a_10_;
-                            float t3296_ = kf_shfl_down(t3294_, 8u, kf_wn);
-                            bool t3298_ = (kf_lane_id() + 8u) < t3270_;
-                            float t3299_ = __fadd_rn(t3294_, t3296_);
-                            float t3300_ = t3298_ ? t3299_ : t3294_;
-                            float t3302_ = kf_shfl_down(t3300_, 4u, kf_wn);
-                            bool t3304_ = (kf_lane_id() + 4u) < t3270_;
-                            float t3305_ = __fadd_rn(t3300_, t3302_);
-                            float t3306_ = t3304_ ? t3305_ : t3300_;
-                            float t3308_ = kf_shfl_down(t3306_, 2u, kf_wn);
-                            bool t3310_ = (kf_lane_id() + 2u) < t3270_;
-                            float t3311_ = __fadd_rn(t3306_, t3308_);
-                            float t3312_ = t3310_ ? t3311_ : t3306_;
-                            float t3314_ = kf_shfl_down(t3312_, 1u, kf_wn);
-                            bool t3316_ = (kf_lane_id() + 1u) < t3270_;
-                            float t3317_ = __fadd_rn(t3312_, t3314_);
-                            t3249_ = kf_shfl(t3316_ ? t3317_ : t3312_, 0u, kf_wn);
+                            float t8636_ = kf_shfl_down(a_10_, 16u, kf_wn);
+                            bool t8638_ = (kf_lane_id() + 16u) < t8616_;
+                            float t8639_ = __fadd_rn(a_10_, t8636_);
+                            float t8640_ = t8638_ ? t8639_ : a_10_;
+                            float t8642_ = kf_shfl_down(t8640_, 8u, kf_wn);
+                            bool t8644_ = (kf_lane_id() + 8u) < t8616_;
+                            float t8645_ = __fadd_rn(t8640_, t8642_);
+                            float t8646_ = t8644_ ? t8645_ : t8640_;
+                            float t8648_ = kf_shfl_down(t8646_, 4u, kf_wn);
+                            bool t8650_ = (kf_lane_id() + 4u) < t8616_;
+                            float t8651_ = __fadd_rn(t8646_, t8648_);
+                            float t8652_ = t8650_ ? t8651_ : t8646_;
+                            float t8654_ = kf_shfl_down(t8652_, 2u, kf_wn);
+                            bool t8656_ = (kf_lane_id() + 2u) < t8616_;
+                            float t8657_ = __fadd_rn(t8652_, t8654_);
+                            float t8658_ = t8656_ ? t8657_ : t8652_;
+                            float t8660_ = kf_shfl_down(t8658_, 1u, kf_wn);
+                            bool t8662_ = (kf_lane_id() + 1u) < t8616_;
+                            float t8663_ = __fadd_rn(t8658_, t8660_);
+                            t8595_ = kf_shfl(t8662_ ? t8663_ : t8658_, 0u, kf_wn);
                         }
-                        bool t3322_ = lane_ == r_2_;
-                        bool t3323_ = t3322_;
-                        if (t3322_) {
-                            t3323_ = cg_ < m_;
+                        bool t8668_ = lane_ == r_2_;
+                        bool t8669_ = t8668_;
+                        if (t8668_) {
+                            t8669_ = cg_ < m_;
                         }
-                        if (t3323_) {
-                            y_[cg_] = t3249_;
+                        if (t8669_) {
+                            y_[cg_] = t8595_;
                         }
-                        acc_2_[0u] = 0.0f;
+                        acc_3_[0u] = 0.0f;
                         ck_ = 0u;
                         cg_ = cg_ + nw_;
                     }
@@ -4137,176 +4137,176 @@ gemv_bf16_f32_f32(const kf_bf16* __restrict__ w_, const float* __restrict__ x_, 
     } else {
         unsigned lane_2_ = kf_lane_id();
         unsigned nv_2_ = k_ >> 3u;
-        unsigned t3466_ = (blockIdx.x << 3u) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u);
-        unsigned t3477_ = gridDim.x << 3u;
+        unsigned t8812_ = (blockIdx.x << 3u) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u);
+        unsigned t8823_ = gridDim.x << 3u;
         #pragma unroll 1
-        for (unsigned g_ = t3466_; g_ < m_; g_ = g_ + t3477_) {
+        for (unsigned g_ = t8812_; g_ < m_; g_ = g_ + t8823_) {
             row_[0u] = min(g_, (m_ - 1u));
-            acc_3_[0u] = 0.0f;
+            acc_4_[0u] = 0.0f;
             if ((k_ & 7u) == 0u) {
                 #pragma unroll 1
                 for (unsigned base_ = 0u; base_ < nv_2_; base_ = base_ + 128u) {
                     unsigned v_17_ = base_ + lane_2_;
-                    kf_u32x4 t3502_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                    kf_u32x4 t_2_ = t3502_;
+                    kf_u32x4 t8848_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_4_ = t8848_;
                     if (v_17_ < nv_2_) {
-                        unsigned t3508_ = (row_[0u] * nv_2_) + v_17_;
-                        kf_u32x4 t3509_ = wv_[t3508_];
-                        t_2_ = t3509_;
+                        unsigned t8854_ = (row_[0u] * nv_2_) + v_17_;
+                        kf_u32x4 t8855_ = wv_[t8854_];
+                        t_4_ = t8855_;
                     }
-                    wr_[0u] = t_2_;
+                    wr_[0u] = t_4_;
                     unsigned v_18_ = (base_ + 32u) + lane_2_;
-                    kf_u32x4 t3515_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                    kf_u32x4 t_3_ = t3515_;
+                    kf_u32x4 t8861_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_5_ = t8861_;
                     if (v_18_ < nv_2_) {
-                        unsigned t3521_ = (row_[0u] * nv_2_) + v_18_;
-                        kf_u32x4 t3522_ = wv_[t3521_];
-                        t_3_ = t3522_;
+                        unsigned t8867_ = (row_[0u] * nv_2_) + v_18_;
+                        kf_u32x4 t8868_ = wv_[t8867_];
+                        t_5_ = t8868_;
                     }
-                    wr_[1u] = t_3_;
+                    wr_[1u] = t_5_;
                     unsigned v_19_ = (base_ + 64u) + lane_2_;
-                    kf_u32x4 t3528_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                    kf_u32x4 t_4_ = t3528_;
+                    kf_u32x4 t8874_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_6_ = t8874_;
                     if (v_19_ < nv_2_) {
-                        unsigned t3534_ = (row_[0u] * nv_2_) + v_19_;
-                        kf_u32x4 t3535_ = wv_[t3534_];
-                        t_4_ = t3535_;
+                        unsigned t8880_ = (row_[0u] * nv_2_) + v_19_;
+                        kf_u32x4 t8881_ = wv_[t8880_];
+                        t_6_ = t8881_;
                     }
-                    wr_[2u] = t_4_;
+                    wr_[2u] = t_6_;
                     unsigned v_20_ = (base_ + 96u) + lane_2_;
-                    kf_u32x4 t3541_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                    kf_u32x4 t_5_ = t3541_;
+                    kf_u32x4 t8887_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_7_ = t8887_;
                     if (v_20_ < nv_2_) {
-                        unsigned t3547_ = (row_[0u] * nv_2_) + v_20_;
-                        kf_u32x4 t3548_ = wv_[t3547_];
-                        t_5_ = t3548_;
+                        unsigned t8893_ = (row_[0u] * nv_2_) + v_20_;
+                        kf_u32x4 t8894_ = wv_[t8893_];
+                        t_7_ = t8894_;
                     }
-                    wr_[3u] = t_5_;
+                    wr_[3u] = t_7_;
                     unsigned v_21_ = base_ + lane_2_;
                     if (v_21_ < nv_2_) {
-                        unsigned t3555_ = v_21_ << 1u;
-                        kf_f32x4 a_11_ = xf4_[t3555_];
-                        unsigned t3560_ = (v_21_ << 1u) + 1u;
-                        kf_f32x4 b_9_ = xf4_[t3560_];
-                        xs_9_[0u] = a_11_.v[0];
-                        xs_9_[4u] = b_9_.v[0];
-                        xs_9_[1u] = a_11_.v[1];
-                        xs_9_[5u] = b_9_.v[1];
-                        xs_9_[2u] = a_11_.v[2];
-                        xs_9_[6u] = b_9_.v[2];
-                        xs_9_[3u] = a_11_.v[3];
-                        xs_9_[7u] = b_9_.v[3];
-                        kf_u32x4 t3607_ = wr_[0u];
-                        kf_bf16x8 wb_2_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t3607_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3607_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t3607_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3607_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t3607_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3607_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t3607_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3607_, 3u), 16u))}};
-                        acc_3_[0u] = __fmaf_rn(kf_bf16_to_f32(wb_2_.v[7]), xs_9_[7u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[6]), xs_9_[6u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[5]), xs_9_[5u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[4]), xs_9_[4u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[3]), xs_9_[3u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[2]), xs_9_[2u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[1]), xs_9_[1u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[0]), xs_9_[0u], acc_3_[0u]))))))));
+                        unsigned t8901_ = v_21_ << 1u;
+                        kf_f32x4 a_11_ = xf4_[t8901_];
+                        unsigned t8906_ = (v_21_ << 1u) + 1u;
+                        kf_f32x4 b_9_ = xf4_[t8906_];
+                        xs_17_[0u] = a_11_.v[0];
+                        xs_17_[4u] = b_9_.v[0];
+                        xs_17_[1u] = a_11_.v[1];
+                        xs_17_[5u] = b_9_.v[1];
+                        xs_17_[2u] = a_11_.v[2];
+                        xs_17_[6u] = b_9_.v[2];
+                        xs_17_[3u] = a_11_.v[3];
+                        xs_17_[7u] = b_9_.v[3];
+                        kf_u32x4 t8953_ = wr_[0u];
+                        kf_bf16x8 wb_3_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t8953_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8953_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8953_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8953_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8953_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8953_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8953_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8953_, 3u), 16u))}};
+                        acc_4_[0u] = __fmaf_rn(kf_bf16_to_f32(wb_3_.v[7]), xs_17_[7u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[6]), xs_17_[6u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[5]), xs_17_[5u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[4]), xs_17_[4u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[3]), xs_17_[3u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[2]), xs_17_[2u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[1]), xs_17_[1u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[0]), xs_17_[0u], acc_4_[0u]))))))));
                     }
                     unsigned v_22_ = (base_ + 32u) + lane_2_;
                     if (v_22_ < nv_2_) {
-                        unsigned t3682_ = v_22_ << 1u;
-                        kf_f32x4 a_12_ = xf4_[t3682_];
-                        unsigned t3687_ = (v_22_ << 1u) + 1u;
-                        kf_f32x4 b_10_ = xf4_[t3687_];
-                        xs_10_[0u] = a_12_.v[0];
-                        xs_10_[4u] = b_10_.v[0];
-                        xs_10_[1u] = a_12_.v[1];
-                        xs_10_[5u] = b_10_.v[1];
-                        xs_10_[2u] = a_12_.v[2];
-                        xs_10_[6u] = b_10_.v[2];
-                        xs_10_[3u] = a_12_.v[3];
-                        xs_10_[7u] = b_10_.v[3];
-                        kf_u32x4 t3734_ = wr_[1u];
-                        kf_bf16x8 wb_3_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t3734_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3734_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t3734_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3734_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t3734_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3734_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t3734_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3734_, 3u), 16u))}};
-                        acc_3_[0u] = __fmaf_rn(kf_bf16_to_f32(wb_3_.v[7]), xs_10_[7u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[6]), xs_10_[6u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[5]), xs_10_[5u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[4]), xs_10_[4u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[3]), xs_10_[3u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[2]), xs_10_[2u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[1]), xs_10_[1u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[0]), xs_10_[0u], acc_3_[0u]))))))));
+                        unsigned t9028_ = v_22_ << 1u;
+                        kf_f32x4 a_12_ = xf4_[t9028_];
+                        unsigned t9033_ = (v_22_ << 1u) + 1u;
+                        kf_f32x4 b_10_ = xf4_[t9033_];
+                        xs_18_[0u] = a_12_.v[0];
+                        xs_18_[4u] = b_10_.v[0];
+                        xs_18_[1u] = a_12_.v[1];
+                        xs_18_[5u] = b_10_.v[1];
+                        xs_18_[2u] = a_12_.v[2];
+                        xs_18_[6u] = b_10_.v[2];
+                        xs_18_[3u] = a_12_.v[3];
+                        xs_18_[7u] = b_10_.v[3];
+                        kf_u32x4 t9080_ = wr_[1u];
+                        kf_bf16x8 wb_4_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t9080_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t9080_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t9080_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t9080_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t9080_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t9080_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t9080_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t9080_, 3u), 16u))}};
+                        acc_4_[0u] = __fmaf_rn(kf_bf16_to_f32(wb_4_.v[7]), xs_18_[7u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[6]), xs_18_[6u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[5]), xs_18_[5u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[4]), xs_18_[4u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[3]), xs_18_[3u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[2]), xs_18_[2u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[1]), xs_18_[1u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[0]), xs_18_[0u], acc_4_[0u]))))))));
                     }
                     unsigned v_23_ = (base_ + 64u) + lane_2_;
                     if (v_23_ < nv_2_) {
-                        unsigned t3809_ = v_23_ << 1u;
-                        kf_f32x4 a_13_ = xf4_[t3809_];
-                        unsigned t3814_ = (v_23_ << 1u) + 1u;
-                        kf_f32x4 b_11_ = xf4_[t3814_];
-                        xs_11_[0u] = a_13_.v[0];
-                        xs_11_[4u] = b_11_.v[0];
-                        xs_11_[1u] = a_13_.v[1];
-                        xs_11_[5u] = b_11_.v[1];
-                        xs_11_[2u] = a_13_.v[2];
-                        xs_11_[6u] = b_11_.v[2];
-                        xs_11_[3u] = a_13_.v[3];
-                        xs_11_[7u] = b_11_.v[3];
-                        kf_u32x4 t3861_ = wr_[2u];
-                        kf_bf16x8 wb_4_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t3861_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3861_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t3861_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3861_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t3861_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3861_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t3861_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3861_, 3u), 16u))}};
-                        acc_3_[0u] = __fmaf_rn(kf_bf16_to_f32(wb_4_.v[7]), xs_11_[7u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[6]), xs_11_[6u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[5]), xs_11_[5u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[4]), xs_11_[4u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[3]), xs_11_[3u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[2]), xs_11_[2u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[1]), xs_11_[1u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[0]), xs_11_[0u], acc_3_[0u]))))))));
+                        unsigned t9155_ = v_23_ << 1u;
+                        kf_f32x4 a_13_ = xf4_[t9155_];
+                        unsigned t9160_ = (v_23_ << 1u) + 1u;
+                        kf_f32x4 b_11_ = xf4_[t9160_];
+                        xs_19_[0u] = a_13_.v[0];
+                        xs_19_[4u] = b_11_.v[0];
+                        xs_19_[1u] = a_13_.v[1];
+                        xs_19_[5u] = b_11_.v[1];
+                        xs_19_[2u] = a_13_.v[2];
+                        xs_19_[6u] = b_11_.v[2];
+                        xs_19_[3u] = a_13_.v[3];
+                        xs_19_[7u] = b_11_.v[3];
+                        kf_u32x4 t9207_ = wr_[2u];
+                        kf_bf16x8 wb_5_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t9207_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t9207_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t9207_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t9207_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t9207_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t9207_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t9207_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t9207_, 3u), 16u))}};
+                        acc_4_[0u] = __fmaf_rn(kf_bf16_to_f32(wb_5_.v[7]), xs_19_[7u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[6]), xs_19_[6u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[5]), xs_19_[5u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[4]), xs_19_[4u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[3]), xs_19_[3u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[2]), xs_19_[2u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[1]), xs_19_[1u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[0]), xs_19_[0u], acc_4_[0u]))))))));
                     }
                     unsigned v_24_ = (base_ + 96u) + lane_2_;
                     if (v_24_ < nv_2_) {
-                        unsigned t3936_ = v_24_ << 1u;
-                        kf_f32x4 a_14_ = xf4_[t3936_];
-                        unsigned t3941_ = (v_24_ << 1u) + 1u;
-                        kf_f32x4 b_12_ = xf4_[t3941_];
-                        xs_12_[0u] = a_14_.v[0];
-                        xs_12_[4u] = b_12_.v[0];
-                        xs_12_[1u] = a_14_.v[1];
-                        xs_12_[5u] = b_12_.v[1];
-                        xs_12_[2u] = a_14_.v[2];
-                        xs_12_[6u] = b_12_.v[2];
-                        xs_12_[3u] = a_14_.v[3];
-                        xs_12_[7u] = b_12_.v[3];
-                        kf_u32x4 t3988_ = wr_[3u];
-                        kf_bf16x8 wb_5_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t3988_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3988_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t3988_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3988_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t3988_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3988_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t3988_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3988_, 3u), 16u))}};
-                        acc_3_[0u] = __fmaf_rn(kf_bf16_to_f32(wb_5_.v[7]), xs_12_[7u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[6]), xs_12_[6u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[5]), xs_12_[5u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[4]), xs_12_[4u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[3]), xs_12_[3u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[2]), xs_12_[2u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[1]), xs_12_[1u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[0]), xs_12_[0u], acc_3_[0u]))))))));
+                        unsigned t9282_ = v_24_ << 1u;
+                        kf_f32x4 a_14_ = xf4_[t9282_];
+                        unsigned t9287_ = (v_24_ << 1u) + 1u;
+                        kf_f32x4 b_12_ = xf4_[t9287_];
+                        xs_20_[0u] = a_14_.v[0];
+                        xs_20_[4u] = b_12_.v[0];
+                        xs_20_[1u] = a_14_.v[1];
+                        xs_20_[5u] = b_12_.v[1];
+                        xs_20_[2u] = a_14_.v[2];
+                        xs_20_[6u] = b_12_.v[2];
+                        xs_20_[3u] = a_14_.v[3];
+                        xs_20_[7u] = b_12_.v[3];
+                        kf_u32x4 t9334_ = wr_[3u];
+                        kf_bf16x8 wb_6_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t9334_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t9334_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t9334_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t9334_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t9334_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t9334_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t9334_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t9334_, 3u), 16u))}};
+                        acc_4_[0u] = __fmaf_rn(kf_bf16_to_f32(wb_6_.v[7]), xs_20_[7u], __fmaf_rn(kf_bf16_to_f32(wb_6_.v[6]), xs_20_[6u], __fmaf_rn(kf_bf16_to_f32(wb_6_.v[5]), xs_20_[5u], __fmaf_rn(kf_bf16_to_f32(wb_6_.v[4]), xs_20_[4u], __fmaf_rn(kf_bf16_to_f32(wb_6_.v[3]), xs_20_[3u], __fmaf_rn(kf_bf16_to_f32(wb_6_.v[2]), xs_20_[2u], __fmaf_rn(kf_bf16_to_f32(wb_6_.v[1]), xs_20_[1u], __fmaf_rn(kf_bf16_to_f32(wb_6_.v[0]), xs_20_[0u], acc_4_[0u]))))))));
                     }
                 }
             } else {
                 #pragma unroll 1
                 for (unsigned c_ = lane_2_; c_ < k_; c_ = c_ + 32u) {
-                    float t4064_ = x_[c_];
+                    float t9410_ = x_[c_];
                     unsigned i_ = (row_[0u] * k_) + c_;
                     unsigned short u_ = w16_[i_];
-                    acc_3_[0u] = __fmaf_rn(kf_bf16_to_f32(kf_bitcast<kf_bf16>(u_)), t4064_, acc_3_[0u]);
+                    acc_4_[0u] = __fmaf_rn(kf_bf16_to_f32(kf_bitcast<kf_bf16>(u_)), t9410_, acc_4_[0u]);
                 }
             }
-            float t4084_ = acc_3_[0u];
-            unsigned t4106_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
-            if (t4106_ == 32u) {
-                float t4111_ = __fadd_rn(t4084_, kf_shfl_xor(t4084_, 16u, kf_wn));
-                float t4114_ = __fadd_rn(t4111_, kf_shfl_xor(t4111_, 8u, kf_wn));
-                float t4117_ = __fadd_rn(t4114_, kf_shfl_xor(t4114_, 4u, kf_wn));
-                float t4120_ = __fadd_rn(t4117_, kf_shfl_xor(t4117_, 2u, kf_wn));
-                s_ = __fadd_rn(t4120_, kf_shfl_xor(t4120_, 1u, kf_wn));
+            float t9430_ = acc_4_[0u];
+            unsigned t9452_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+            if (t9452_ == 32u) {
+                float t9457_ = __fadd_rn(t9430_, kf_shfl_xor(t9430_, 16u, kf_wn));
+                float t9460_ = __fadd_rn(t9457_, kf_shfl_xor(t9457_, 8u, kf_wn));
+                float t9463_ = __fadd_rn(t9460_, kf_shfl_xor(t9460_, 4u, kf_wn));
+                float t9466_ = __fadd_rn(t9463_, kf_shfl_xor(t9463_, 2u, kf_wn));
+                s_ = __fadd_rn(t9466_, kf_shfl_xor(t9466_, 1u, kf_wn));
             } else {
-                float t4126_ = kf_shfl_down(t4084_, 16u, kf_wn);
-                bool t4128_ = (kf_lane_id() + 16u) < t4106_;
-                float t4129_ = __fadd_rn(t4084_, t4126_);
-                float t4130_ = t4128_ ? t4129_ : t4084_;
-                float t4132_ = kf_shfl_down(t4130_, 8u, kf_wn);
-                bool t4134_ = (kf_lane_id() + 8u) < t4106_;
-                float t4135_ = __fadd_rn(t4130_, t4132_);
-                float t4136_ = t4134_ ? t4135_ : t4130_;
-                float t4138_ = kf_shfl_down(t4136_, 4u, kf_wn);
-                bool t4140_ = (kf_lane_id() + 4u) < t4106_;
-                float t4141_ = __fadd_rn(t4136_, t4138_);
-                float t4142_ = t4140_ ? t4141_ : t4136_;
-                float t4144_ = kf_shfl_down(t4142_, 2u, kf_wn);
-                bool t4146_ = (kf_lane_id() + 2u) < t4106_;
-                float t4147_ = __fadd_rn(t4142_, t4144_);
-                float t4148_ = t4146_ ? t4147_ : t4142_;
-                float t4150_ = kf_shfl_down(t4148_, 1u, kf_wn);
-                bool t4152_ = (kf_lane_id() + 1u) < t4106_;
-                float t4153_ = __fadd_rn(t4148_, t4150_);
-                s_ = kf_shfl(t4152_ ? t4153_ : t4148_, 0u, kf_wn);
+                float t9472_ = kf_shfl_down(t9430_, 16u, kf_wn);
+                bool t9474_ = (kf_lane_id() + 16u) < t9452_;
+                float t9475_ = __fadd_rn(t9430_, t9472_);
+                float t9476_ = t9474_ ? t9475_ : t9430_;
+                float t9478_ = kf_shfl_down(t9476_, 8u, kf_wn);
+                bool t9480_ = (kf_lane_id() + 8u) < t9452_;
+                float t9481_ = __fadd_rn(t9476_, t9478_);
+                float t9482_ = t9480_ ? t9481_ : t9476_;
+                float t9484_ = kf_shfl_down(t9482_, 4u, kf_wn);
+                bool t9486_ = (kf_lane_id() + 4u) < t9452_;
+                float t9487_ = __fadd_rn(t9482_, t9484_);
+                float t9488_ = t9486_ ? t9487_ : t9482_;
+                float t9490_ = kf_shfl_down(t9488_, 2u, kf_wn);
+                bool t9492_ = (kf_lane_id() + 2u) < t9452_;
+                float t9493_ = __fadd_rn(t9488_, t9490_);
+                float t9494_ = t9492_ ? t9493_ : t9488_;
+                float t9496_ = kf_shfl_down(t9494_, 1u, kf_wn);
+                bool t9498_ = (kf_lane_id() + 1u) < t9452_;
+                float t9499_ = __fadd_rn(t9494_, t9496_);
+                s_ = kf_shfl(t9498_ ? t9499_ : t9494_, 0u, kf_wn);
             }
-            bool t4158_ = lane_2_ == 0u;
-            bool t4159_ = t4158_;
-            if (t4158_) {
-                t4159_ = g_ < m_;
+            bool t9504_ = lane_2_ == 0u;
+            bool t9505_ = t9504_;
+            if (t9504_) {
+                t9505_ = g_ < m_;
             }
-            if (t4159_) {
+            if (t9505_) {
                 y_[g_] = s_;
             }
         }
     }
 }
 
-/* kernel gemv_f16_f16_f16_dyn (gemv.kf:1079) */
+/* kernel gemv_f16_f16_f16_dyn (gemv.kf:1097) */
 extern "C" __global__ void __launch_bounds__(256)
 gemv_f16_f16_f16_dyn(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x_, kf_f16* __restrict__ y_, unsigned* __restrict__ ctr_, unsigned m_, unsigned k_)
 {
@@ -4795,31 +4795,31 @@ gemv_f16_f16_f16_dyn(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x
     }
 }
 
-/* kernel gemv_f16_f16_f16_acc (gemv.kf:1093) */
+/* kernel gemv_f16_f16_f16_acc (gemv.kf:1111) */
 extern "C" __global__ void __launch_bounds__(256)
 gemv_f16_f16_f16_acc(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x_, kf_f16* __restrict__ y_, unsigned m_, unsigned k_)
 {
     kf_pdl_wait();
-    kf_u32x4 wb_[8];
-    kf_u32x4 xb_[16];
-    float acc_2_[1];
-    float xs_[8];
-    float xs_2_[8];
-    float xs_3_[8];
-    float xs_4_[8];
-    float xs_5_[8];
-    float xs_6_[8];
-    float xs_7_[8];
-    float xs_8_[8];
-    unsigned row_[1];
+    kf_u32x4 wb_2_[8];
+    kf_u32x4 xb_2_[16];
     float acc_3_[1];
-    kf_u32x4 wr_[4];
     float xs_9_[8];
     float xs_10_[8];
     float xs_11_[8];
     float xs_12_[8];
-    float t2308_;
-    float t3249_;
+    float xs_13_[8];
+    float xs_14_[8];
+    float xs_15_[8];
+    float xs_16_[8];
+    unsigned row_[1];
+    float acc_4_[1];
+    kf_u32x4 wr_[4];
+    float xs_17_[8];
+    float xs_18_[8];
+    float xs_19_[8];
+    float xs_20_[8];
+    float t7626_;
+    float t8595_;
     float s_;
     const unsigned kf_wn = kf_warp_lanes();
     const unsigned short* w16_ = (const unsigned short*)w_;
@@ -4833,319 +4833,319 @@ gemv_f16_f16_f16_acc(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x
         unsigned wid_ = (blockIdx.x << 3u) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u);
         unsigned nw_ = gridDim.x << 3u;
         if (!(wid_ >= m_)) {
-            unsigned t1435_ = m_ - wid_;
-            unsigned t1443_ = ((t1435_ / nw_) + (((t1435_ % nw_) != 0u) ? 1u : 0u)) * steps_;
-            acc_2_[0u] = 0.0f;
+            unsigned t5145_ = m_ - wid_;
+            unsigned t5153_ = ((t5145_ / nw_) + (((t5145_ % nw_) != 0u) ? 1u : 0u)) * steps_;
+            acc_3_[0u] = 0.0f;
             float yold_ = 0.0f;
             unsigned lg_ = wid_;
             unsigned lk_ = 0u;
             unsigned cg_ = wid_;
             unsigned ck_ = 0u;
-            unsigned t1462_ = t1443_ + 1u;
+            unsigned t6752_ = t5153_ + 1u;
             #pragma unroll 1
-            for (unsigned t0_ = 0u; t0_ < t1462_; t0_ = t0_ + 2u) {
-                if (t0_ < t1443_) {
+            for (unsigned t0_ = 0u; t0_ < t6752_; t0_ = t0_ + 2u) {
+                if (t0_ < t5153_) {
                     unsigned v_ = min((((lk_ << 5u) << 2u) + lane_), (nv_ - 1u));
                     unsigned row_2_ = min(lg_, (m_ - 1u));
-                    wb_[0u] = wv_[(row_2_ * nv_) + v_];
-                    xb_[0u] = xv_[v_];
+                    wb_2_[0u] = wv_[(row_2_ * nv_) + v_];
+                    xb_2_[0u] = xv_[v_];
                     unsigned v_2_ = min(((((lk_ << 5u) << 2u) + 32u) + lane_), (nv_ - 1u));
                     unsigned row_3_ = min(lg_, (m_ - 1u));
-                    wb_[1u] = wv_[(row_3_ * nv_) + v_2_];
-                    xb_[2u] = xv_[v_2_];
+                    wb_2_[1u] = wv_[(row_3_ * nv_) + v_2_];
+                    xb_2_[2u] = xv_[v_2_];
                     unsigned v_3_ = min(((((lk_ << 5u) << 2u) + 64u) + lane_), (nv_ - 1u));
                     unsigned row_4_ = min(lg_, (m_ - 1u));
-                    wb_[2u] = wv_[(row_4_ * nv_) + v_3_];
-                    xb_[4u] = xv_[v_3_];
+                    wb_2_[2u] = wv_[(row_4_ * nv_) + v_3_];
+                    xb_2_[4u] = xv_[v_3_];
                     unsigned v_4_ = min(((((lk_ << 5u) << 2u) + 96u) + lane_), (nv_ - 1u));
                     unsigned row_5_ = min(lg_, (m_ - 1u));
-                    wb_[3u] = wv_[(row_5_ * nv_) + v_4_];
-                    xb_[6u] = xv_[v_4_];
-                    unsigned t1638_ = lk_ + 1u;
-                    lk_ = t1638_;
-                    if (t1638_ == steps_) {
+                    wb_2_[3u] = wv_[(row_5_ * nv_) + v_4_];
+                    xb_2_[6u] = xv_[v_4_];
+                    unsigned t6956_ = lk_ + 1u;
+                    lk_ = t6956_;
+                    if (t6956_ == steps_) {
                         lk_ = 0u;
                         lg_ = lg_ + nw_;
                     }
                 }
-                bool t1748_ = t0_ >= 1u;
-                bool t1749_ = t1748_;
-                if (t1748_) {
-                    t1749_ = (t0_ - 1u) < t1443_;
+                bool t7066_ = t0_ >= 1u;
+                bool t7067_ = t7066_;
+                if (t7066_) {
+                    t7067_ = (t0_ - 1u) < t5153_;
                 }
-                if (t1749_) {
+                if (t7067_) {
                     if (ck_ == 0u) {
                         float v_5_ = 0.0f;
-                        bool t1764_ = kf_lane_id() < 1u;
-                        bool t1765_ = t1764_;
-                        if (t1764_) {
-                            t1765_ = (cg_ + kf_lane_id()) < m_;
+                        bool t7082_ = kf_lane_id() < 1u;
+                        bool t7083_ = t7082_;
+                        if (t7082_) {
+                            t7083_ = (cg_ + kf_lane_id()) < m_;
                         }
-                        if (t1765_) {
+                        if (t7083_) {
                             v_5_ = kf_f16_to_f32(y_[cg_ + kf_lane_id()]);
                         }
                         yold_ = v_5_;
                     }
                     unsigned v_6_ = ((ck_ << 5u) << 2u) + lane_;
                     if (v_6_ < nv_) {
-                        kf_u32x4 t1808_ = xb_[8u];
-                        kf_f16x8 a_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1808_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1808_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1808_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1808_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1808_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1808_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1808_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1808_, 3u), 16u))}};
-                        xs_[0u] = kf_f16_to_f32(a_.v[0]);
-                        xs_[1u] = kf_f16_to_f32(a_.v[1]);
-                        xs_[2u] = kf_f16_to_f32(a_.v[2]);
-                        xs_[3u] = kf_f16_to_f32(a_.v[3]);
-                        xs_[4u] = kf_f16_to_f32(a_.v[4]);
-                        xs_[5u] = kf_f16_to_f32(a_.v[5]);
-                        xs_[6u] = kf_f16_to_f32(a_.v[6]);
-                        xs_[7u] = kf_f16_to_f32(a_.v[7]);
-                        kf_u32x4 t1835_ = wb_[4u];
-                        kf_f16x8 wh_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1835_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1835_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1835_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1835_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1835_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1835_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1835_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1835_, 3u), 16u))}};
-                        acc_2_[0u] = __fmaf_rn(kf_f16_to_f32(wh_.v[7]), xs_[7u], __fmaf_rn(kf_f16_to_f32(wh_.v[6]), xs_[6u], __fmaf_rn(kf_f16_to_f32(wh_.v[5]), xs_[5u], __fmaf_rn(kf_f16_to_f32(wh_.v[4]), xs_[4u], __fmaf_rn(kf_f16_to_f32(wh_.v[3]), xs_[3u], __fmaf_rn(kf_f16_to_f32(wh_.v[2]), xs_[2u], __fmaf_rn(kf_f16_to_f32(wh_.v[1]), xs_[1u], __fmaf_rn(kf_f16_to_f32(wh_.v[0]), xs_[0u], acc_2_[0u]))))))));
+                        kf_u32x4 t7126_ = xb_2_[8u];
+                        kf_f16x8 a_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7126_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7126_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7126_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7126_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7126_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7126_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7126_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7126_, 3u), 16u))}};
+                        xs_9_[0u] = kf_f16_to_f32(a_.v[0]);
+                        xs_9_[1u] = kf_f16_to_f32(a_.v[1]);
+                        xs_9_[2u] = kf_f16_to_f32(a_.v[2]);
+                        xs_9_[3u] = kf_f16_to_f32(a_.v[3]);
+                        xs_9_[4u] = kf_f16_to_f32(a_.v[4]);
+                        xs_9_[5u] = kf_f16_to_f32(a_.v[5]);
+                        xs_9_[6u] = kf_f16_to_f32(a_.v[6]);
+                        xs_9_[7u] = kf_f16_to_f32(a_.v[7]);
+                        kf_u32x4 t7153_ = wb_2_[4u];
+                        kf_f16x8 wh_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7153_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7153_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7153_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7153_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7153_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7153_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7153_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7153_, 3u), 16u))}};
+                        acc_3_[0u] = __fmaf_rn(kf_f16_to_f32(wh_.v[7]), xs_9_[7u], __fmaf_rn(kf_f16_to_f32(wh_.v[6]), xs_9_[6u], __fmaf_rn(kf_f16_to_f32(wh_.v[5]), xs_9_[5u], __fmaf_rn(kf_f16_to_f32(wh_.v[4]), xs_9_[4u], __fmaf_rn(kf_f16_to_f32(wh_.v[3]), xs_9_[3u], __fmaf_rn(kf_f16_to_f32(wh_.v[2]), xs_9_[2u], __fmaf_rn(kf_f16_to_f32(wh_.v[1]), xs_9_[1u], __fmaf_rn(kf_f16_to_f32(wh_.v[0]), xs_9_[0u], acc_3_[0u]))))))));
                     }
                     unsigned v_7_ = (((ck_ << 5u) << 2u) + 32u) + lane_;
                     if (v_7_ < nv_) {
-                        kf_u32x4 t1939_ = xb_[10u];
-                        kf_f16x8 a_2_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1939_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1939_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1939_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1939_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1939_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1939_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1939_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1939_, 3u), 16u))}};
-                        xs_2_[0u] = kf_f16_to_f32(a_2_.v[0]);
-                        xs_2_[1u] = kf_f16_to_f32(a_2_.v[1]);
-                        xs_2_[2u] = kf_f16_to_f32(a_2_.v[2]);
-                        xs_2_[3u] = kf_f16_to_f32(a_2_.v[3]);
-                        xs_2_[4u] = kf_f16_to_f32(a_2_.v[4]);
-                        xs_2_[5u] = kf_f16_to_f32(a_2_.v[5]);
-                        xs_2_[6u] = kf_f16_to_f32(a_2_.v[6]);
-                        xs_2_[7u] = kf_f16_to_f32(a_2_.v[7]);
-                        kf_u32x4 t1966_ = wb_[5u];
-                        kf_f16x8 wh_2_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1966_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1966_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1966_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1966_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1966_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1966_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1966_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1966_, 3u), 16u))}};
-                        acc_2_[0u] = __fmaf_rn(kf_f16_to_f32(wh_2_.v[7]), xs_2_[7u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[6]), xs_2_[6u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[5]), xs_2_[5u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[4]), xs_2_[4u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[3]), xs_2_[3u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[2]), xs_2_[2u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[1]), xs_2_[1u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[0]), xs_2_[0u], acc_2_[0u]))))))));
+                        kf_u32x4 t7257_ = xb_2_[10u];
+                        kf_f16x8 a_2_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7257_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7257_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7257_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7257_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7257_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7257_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7257_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7257_, 3u), 16u))}};
+                        xs_10_[0u] = kf_f16_to_f32(a_2_.v[0]);
+                        xs_10_[1u] = kf_f16_to_f32(a_2_.v[1]);
+                        xs_10_[2u] = kf_f16_to_f32(a_2_.v[2]);
+                        xs_10_[3u] = kf_f16_to_f32(a_2_.v[3]);
+                        xs_10_[4u] = kf_f16_to_f32(a_2_.v[4]);
+                        xs_10_[5u] = kf_f16_to_f32(a_2_.v[5]);
+                        xs_10_[6u] = kf_f16_to_f32(a_2_.v[6]);
+                        xs_10_[7u] = kf_f16_to_f32(a_2_.v[7]);
+                        kf_u32x4 t7284_ = wb_2_[5u];
+                        kf_f16x8 wh_2_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7284_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7284_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7284_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7284_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7284_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7284_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7284_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7284_, 3u), 16u))}};
+                        acc_3_[0u] = __fmaf_rn(kf_f16_to_f32(wh_2_.v[7]), xs_10_[7u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[6]), xs_10_[6u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[5]), xs_10_[5u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[4]), xs_10_[4u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[3]), xs_10_[3u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[2]), xs_10_[2u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[1]), xs_10_[1u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[0]), xs_10_[0u], acc_3_[0u]))))))));
                     }
                     unsigned v_8_ = (((ck_ << 5u) << 2u) + 64u) + lane_;
                     if (v_8_ < nv_) {
-                        kf_u32x4 t2070_ = xb_[12u];
-                        kf_f16x8 a_3_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2070_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2070_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2070_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2070_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2070_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2070_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2070_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2070_, 3u), 16u))}};
-                        xs_3_[0u] = kf_f16_to_f32(a_3_.v[0]);
-                        xs_3_[1u] = kf_f16_to_f32(a_3_.v[1]);
-                        xs_3_[2u] = kf_f16_to_f32(a_3_.v[2]);
-                        xs_3_[3u] = kf_f16_to_f32(a_3_.v[3]);
-                        xs_3_[4u] = kf_f16_to_f32(a_3_.v[4]);
-                        xs_3_[5u] = kf_f16_to_f32(a_3_.v[5]);
-                        xs_3_[6u] = kf_f16_to_f32(a_3_.v[6]);
-                        xs_3_[7u] = kf_f16_to_f32(a_3_.v[7]);
-                        kf_u32x4 t2097_ = wb_[6u];
-                        kf_f16x8 wh_3_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2097_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2097_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2097_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2097_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2097_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2097_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2097_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2097_, 3u), 16u))}};
-                        acc_2_[0u] = __fmaf_rn(kf_f16_to_f32(wh_3_.v[7]), xs_3_[7u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[6]), xs_3_[6u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[5]), xs_3_[5u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[4]), xs_3_[4u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[3]), xs_3_[3u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[2]), xs_3_[2u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[1]), xs_3_[1u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[0]), xs_3_[0u], acc_2_[0u]))))))));
+                        kf_u32x4 t7388_ = xb_2_[12u];
+                        kf_f16x8 a_3_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7388_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7388_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7388_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7388_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7388_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7388_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7388_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7388_, 3u), 16u))}};
+                        xs_11_[0u] = kf_f16_to_f32(a_3_.v[0]);
+                        xs_11_[1u] = kf_f16_to_f32(a_3_.v[1]);
+                        xs_11_[2u] = kf_f16_to_f32(a_3_.v[2]);
+                        xs_11_[3u] = kf_f16_to_f32(a_3_.v[3]);
+                        xs_11_[4u] = kf_f16_to_f32(a_3_.v[4]);
+                        xs_11_[5u] = kf_f16_to_f32(a_3_.v[5]);
+                        xs_11_[6u] = kf_f16_to_f32(a_3_.v[6]);
+                        xs_11_[7u] = kf_f16_to_f32(a_3_.v[7]);
+                        kf_u32x4 t7415_ = wb_2_[6u];
+                        kf_f16x8 wh_3_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7415_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7415_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7415_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7415_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7415_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7415_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7415_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7415_, 3u), 16u))}};
+                        acc_3_[0u] = __fmaf_rn(kf_f16_to_f32(wh_3_.v[7]), xs_11_[7u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[6]), xs_11_[6u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[5]), xs_11_[5u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[4]), xs_11_[4u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[3]), xs_11_[3u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[2]), xs_11_[2u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[1]), xs_11_[1u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[0]), xs_11_[0u], acc_3_[0u]))))))));
                     }
                     unsigned v_9_ = (((ck_ << 5u) << 2u) + 96u) + lane_;
                     if (v_9_ < nv_) {
-                        kf_u32x4 t2201_ = xb_[14u];
-                        kf_f16x8 a_4_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2201_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2201_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2201_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2201_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2201_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2201_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2201_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2201_, 3u), 16u))}};
-                        xs_4_[0u] = kf_f16_to_f32(a_4_.v[0]);
-                        xs_4_[1u] = kf_f16_to_f32(a_4_.v[1]);
-                        xs_4_[2u] = kf_f16_to_f32(a_4_.v[2]);
-                        xs_4_[3u] = kf_f16_to_f32(a_4_.v[3]);
-                        xs_4_[4u] = kf_f16_to_f32(a_4_.v[4]);
-                        xs_4_[5u] = kf_f16_to_f32(a_4_.v[5]);
-                        xs_4_[6u] = kf_f16_to_f32(a_4_.v[6]);
-                        xs_4_[7u] = kf_f16_to_f32(a_4_.v[7]);
-                        kf_u32x4 t2228_ = wb_[7u];
-                        kf_f16x8 wh_4_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2228_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2228_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2228_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2228_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2228_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2228_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2228_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2228_, 3u), 16u))}};
-                        acc_2_[0u] = __fmaf_rn(kf_f16_to_f32(wh_4_.v[7]), xs_4_[7u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[6]), xs_4_[6u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[5]), xs_4_[5u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[4]), xs_4_[4u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[3]), xs_4_[3u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[2]), xs_4_[2u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[1]), xs_4_[1u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[0]), xs_4_[0u], acc_2_[0u]))))))));
+                        kf_u32x4 t7519_ = xb_2_[14u];
+                        kf_f16x8 a_4_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7519_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7519_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7519_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7519_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7519_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7519_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7519_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7519_, 3u), 16u))}};
+                        xs_12_[0u] = kf_f16_to_f32(a_4_.v[0]);
+                        xs_12_[1u] = kf_f16_to_f32(a_4_.v[1]);
+                        xs_12_[2u] = kf_f16_to_f32(a_4_.v[2]);
+                        xs_12_[3u] = kf_f16_to_f32(a_4_.v[3]);
+                        xs_12_[4u] = kf_f16_to_f32(a_4_.v[4]);
+                        xs_12_[5u] = kf_f16_to_f32(a_4_.v[5]);
+                        xs_12_[6u] = kf_f16_to_f32(a_4_.v[6]);
+                        xs_12_[7u] = kf_f16_to_f32(a_4_.v[7]);
+                        kf_u32x4 t7546_ = wb_2_[7u];
+                        kf_f16x8 wh_4_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7546_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7546_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7546_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7546_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7546_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7546_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7546_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7546_, 3u), 16u))}};
+                        acc_3_[0u] = __fmaf_rn(kf_f16_to_f32(wh_4_.v[7]), xs_12_[7u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[6]), xs_12_[6u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[5]), xs_12_[5u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[4]), xs_12_[4u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[3]), xs_12_[3u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[2]), xs_12_[2u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[1]), xs_12_[1u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[0]), xs_12_[0u], acc_3_[0u]))))))));
                     }
-                    unsigned t2302_ = ck_ + 1u;
-                    ck_ = t2302_;
-                    if (t2302_ == steps_) {
-                        float a_5_ = acc_2_[0u];
+                    unsigned t7620_ = ck_ + 1u;
+                    ck_ = t7620_;
+                    if (t7620_ == steps_) {
+                        float a_5_ = acc_3_[0u];
                         unsigned r_ = 0u;
-                        unsigned t2329_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
-                        if (t2329_ == 32u) {
-                            float t2334_ = __fadd_rn(a_5_, kf_shfl_xor(a_5_, 16u, kf_wn));
-                            float t2337_ = __fadd_rn(t2334_, kf_shfl_xor(t2334_, 8u, kf_wn));
-                            float t2340_ = __fadd_rn(t2337_, kf_shfl_xor(t2337_, 4u, kf_wn));
-                            float t2343_ = __fadd_rn(t2340_, kf_shfl_xor(t2340_, 2u, kf_wn));
-                            t2308_ = __fadd_rn(t2343_, kf_shfl_xor(t2343_, 1u, kf_wn));
+                        unsigned t7647_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+                        if (t7647_ == 32u) {
+                            float t7652_ = __fadd_rn(a_5_, kf_shfl_xor(a_5_, 16u, kf_wn));
+                            float t7655_ = __fadd_rn(t7652_, kf_shfl_xor(t7652_, 8u, kf_wn));
+                            float t7658_ = __fadd_rn(t7655_, kf_shfl_xor(t7655_, 4u, kf_wn));
+                            float t7661_ = __fadd_rn(t7658_, kf_shfl_xor(t7658_, 2u, kf_wn));
+                            t7626_ = __fadd_rn(t7661_, kf_shfl_xor(t7661_, 1u, kf_wn));
                         } else {
-                            float t2349_ = kf_shfl_down(a_5_, 16u, kf_wn);
-                            bool t2351_ = (kf_lane_id() + 16u) < t2329_;
-                            float t2352_ = __fadd_rn(a_5_, t2349_);
-                            float t2353_ = t2351_ ? t2352_ : a_5_;
-                            float t2355_ = kf_shfl_down(t2353_, 8u, kf_wn);
-                            bool t2357_ = (kf_lane_id() + 8u) < t2329_;
-                            float t2358_ = __fadd_rn(t2353_, t2355_);
-                            float t2359_ = t2357_ ? t2358_ : t2353_;
-                            float t2361_ = kf_shfl_down(t2359_, 4u, kf_wn);
-                            bool t2363_ = (kf_lane_id() + 4u) < t2329_;
-                            float t2364_ = __fadd_rn(t2359_, t2361_);
-                            float t2365_ = t2363_ ? t2364_ : t2359_;
-                            float t2367_ = kf_shfl_down(t2365_, 2u, kf_wn);
-                            bool t2369_ = (kf_lane_id() + 2u) < t2329_;
-                            float t2370_ = __fadd_rn(t2365_, t2367_);
-                            float t2371_ = t2369_ ? t2370_ : t2365_;
-                            float t2373_ = kf_shfl_down(t2371_, 1u, kf_wn);
-                            bool t2375_ = (kf_lane_id() + 1u) < t2329_;
-                            float t2376_ = __fadd_rn(t2371_, t2373_);
-                            t2308_ = kf_shfl(t2375_ ? t2376_ : t2371_, 0u, kf_wn);
+                            float t7667_ = kf_shfl_down(a_5_, 16u, kf_wn);
+                            bool t7669_ = (kf_lane_id() + 16u) < t7647_;
+                            float t7670_ = __fadd_rn(a_5_, t7667_);
+                            float t7671_ = t7669_ ? t7670_ : a_5_;
+                            float t7673_ = kf_shfl_down(t7671_, 8u, kf_wn);
+                            bool t7675_ = (kf_lane_id() + 8u) < t7647_;
+                            float t7676_ = __fadd_rn(t7671_, t7673_);
+                            float t7677_ = t7675_ ? t7676_ : t7671_;
+                            float t7679_ = kf_shfl_down(t7677_, 4u, kf_wn);
+                            bool t7681_ = (kf_lane_id() + 4u) < t7647_;
+                            float t7682_ = __fadd_rn(t7677_, t7679_);
+                            float t7683_ = t7681_ ? t7682_ : t7677_;
+                            float t7685_ = kf_shfl_down(t7683_, 2u, kf_wn);
+                            bool t7687_ = (kf_lane_id() + 2u) < t7647_;
+                            float t7688_ = __fadd_rn(t7683_, t7685_);
+                            float t7689_ = t7687_ ? t7688_ : t7683_;
+                            float t7691_ = kf_shfl_down(t7689_, 1u, kf_wn);
+                            bool t7693_ = (kf_lane_id() + 1u) < t7647_;
+                            float t7694_ = __fadd_rn(t7689_, t7691_);
+                            t7626_ = kf_shfl(t7693_ ? t7694_ : t7689_, 0u, kf_wn);
                         }
-                        bool t2381_ = lane_ == r_;
-                        bool t2382_ = t2381_;
-                        if (t2381_) {
-                            t2382_ = cg_ < m_;
+                        bool t7699_ = lane_ == r_;
+                        bool t7700_ = t7699_;
+                        if (t7699_) {
+                            t7700_ = cg_ < m_;
                         }
-                        if (t2382_) {
-                            y_[cg_] = kf_f16_from_f32(__fadd_rn(t2308_, yold_));
+                        if (t7700_) {
+                            y_[cg_] = kf_f16_from_f32(__fadd_rn(t7626_, yold_));
                         }
-                        acc_2_[0u] = 0.0f;
+                        acc_3_[0u] = 0.0f;
                         ck_ = 0u;
                         cg_ = cg_ + nw_;
                     }
                 }
-                if ((t0_ + 1u) < t1443_) {
+                if ((t0_ + 1u) < t5153_) {
                     unsigned v_10_ = min((((lk_ << 5u) << 2u) + lane_), (nv_ - 1u));
                     unsigned row_6_ = min(lg_, (m_ - 1u));
-                    wb_[4u] = wv_[(row_6_ * nv_) + v_10_];
-                    xb_[8u] = xv_[v_10_];
+                    wb_2_[4u] = wv_[(row_6_ * nv_) + v_10_];
+                    xb_2_[8u] = xv_[v_10_];
                     unsigned v_11_ = min(((((lk_ << 5u) << 2u) + 32u) + lane_), (nv_ - 1u));
                     unsigned row_7_ = min(lg_, (m_ - 1u));
-                    wb_[5u] = wv_[(row_7_ * nv_) + v_11_];
-                    xb_[10u] = xv_[v_11_];
+                    wb_2_[5u] = wv_[(row_7_ * nv_) + v_11_];
+                    xb_2_[10u] = xv_[v_11_];
                     unsigned v_12_ = min(((((lk_ << 5u) << 2u) + 64u) + lane_), (nv_ - 1u));
                     unsigned row_8_ = min(lg_, (m_ - 1u));
-                    wb_[6u] = wv_[(row_8_ * nv_) + v_12_];
-                    xb_[12u] = xv_[v_12_];
+                    wb_2_[6u] = wv_[(row_8_ * nv_) + v_12_];
+                    xb_2_[12u] = xv_[v_12_];
                     unsigned v_13_ = min(((((lk_ << 5u) << 2u) + 96u) + lane_), (nv_ - 1u));
                     unsigned row_9_ = min(lg_, (m_ - 1u));
-                    wb_[7u] = wv_[(row_9_ * nv_) + v_13_];
-                    xb_[14u] = xv_[v_13_];
-                    unsigned t2579_ = lk_ + 1u;
-                    lk_ = t2579_;
-                    if (t2579_ == steps_) {
+                    wb_2_[7u] = wv_[(row_9_ * nv_) + v_13_];
+                    xb_2_[14u] = xv_[v_13_];
+                    unsigned t7925_ = lk_ + 1u;
+                    lk_ = t7925_;
+                    if (t7925_ == steps_) {
                         lk_ = 0u;
                         lg_ = lg_ + nw_;
                     }
                 }
-                bool t2689_ = (t0_ + 1u) >= 1u;
-                bool t2690_ = t2689_;
-                if (t2689_) {
-                    t2690_ = ((t0_ + 1u) - 1u) < t1443_;
+                bool t8035_ = (t0_ + 1u) >= 1u;
+                bool t8036_ = t8035_;
+                if (t8035_) {
+                    t8036_ = ((t0_ + 1u) - 1u) < t5153_;
                 }
-                if (t2690_) {
+                if (t8036_) {
                     if (ck_ == 0u) {
                         float v_14_ = 0.0f;
-                        bool t2705_ = kf_lane_id() < 1u;
-                        bool t2706_ = t2705_;
-                        if (t2705_) {
-                            t2706_ = (cg_ + kf_lane_id()) < m_;
+                        bool t8051_ = kf_lane_id() < 1u;
+                        bool t8052_ = t8051_;
+                        if (t8051_) {
+                            t8052_ = (cg_ + kf_lane_id()) < m_;
                         }
-                        if (t2706_) {
+                        if (t8052_) {
                             v_14_ = kf_f16_to_f32(y_[cg_ + kf_lane_id()]);
                         }
                         yold_ = v_14_;
                     }
                     unsigned v_15_ = ((ck_ << 5u) << 2u) + lane_;
                     if (v_15_ < nv_) {
-                        kf_u32x4 t2749_ = xb_[0u];
-                        kf_f16x8 a_6_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2749_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2749_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2749_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2749_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2749_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2749_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2749_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2749_, 3u), 16u))}};
-                        xs_5_[0u] = kf_f16_to_f32(a_6_.v[0]);
-                        xs_5_[1u] = kf_f16_to_f32(a_6_.v[1]);
-                        xs_5_[2u] = kf_f16_to_f32(a_6_.v[2]);
-                        xs_5_[3u] = kf_f16_to_f32(a_6_.v[3]);
-                        xs_5_[4u] = kf_f16_to_f32(a_6_.v[4]);
-                        xs_5_[5u] = kf_f16_to_f32(a_6_.v[5]);
-                        xs_5_[6u] = kf_f16_to_f32(a_6_.v[6]);
-                        xs_5_[7u] = kf_f16_to_f32(a_6_.v[7]);
-                        kf_u32x4 t2776_ = wb_[0u];
-                        kf_f16x8 wh_5_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2776_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2776_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2776_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2776_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2776_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2776_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2776_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2776_, 3u), 16u))}};
-                        acc_2_[0u] = __fmaf_rn(kf_f16_to_f32(wh_5_.v[7]), xs_5_[7u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[6]), xs_5_[6u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[5]), xs_5_[5u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[4]), xs_5_[4u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[3]), xs_5_[3u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[2]), xs_5_[2u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[1]), xs_5_[1u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[0]), xs_5_[0u], acc_2_[0u]))))))));
+                        kf_u32x4 t8095_ = xb_2_[0u];
+                        kf_f16x8 a_6_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t8095_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8095_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t8095_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8095_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t8095_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8095_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t8095_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8095_, 3u), 16u))}};
+                        xs_13_[0u] = kf_f16_to_f32(a_6_.v[0]);
+                        xs_13_[1u] = kf_f16_to_f32(a_6_.v[1]);
+                        xs_13_[2u] = kf_f16_to_f32(a_6_.v[2]);
+                        xs_13_[3u] = kf_f16_to_f32(a_6_.v[3]);
+                        xs_13_[4u] = kf_f16_to_f32(a_6_.v[4]);
+                        xs_13_[5u] = kf_f16_to_f32(a_6_.v[5]);
+                        xs_13_[6u] = kf_f16_to_f32(a_6_.v[6]);
+                        xs_13_[7u] = kf_f16_to_f32(a_6_.v[7]);
+                        kf_u32x4 t8122_ = wb_2_[0u];
+                        kf_f16x8 wh_5_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t8122_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8122_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t8122_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8122_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t8122_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8122_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t8122_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8122_, 3u), 16u))}};
+                        acc_3_[0u] = __fmaf_rn(kf_f16_to_f32(wh_5_.v[7]), xs_13_[7u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[6]), xs_13_[6u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[5]), xs_13_[5u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[4]), xs_13_[4u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[3]), xs_13_[3u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[2]), xs_13_[2u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[1]), xs_13_[1u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[0]), xs_13_[0u], acc_3_[0u]))))))));
                     }
                     unsigned v_16_ = (((ck_ << 5u) << 2u) + 32u) + lane_;
                     if (v_16_ < nv_) {
-                        kf_u32x4 t2880_ = xb_[2u];
-                        kf_f16x8 a_7_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2880_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2880_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2880_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2880_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2880_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2880_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2880_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2880_, 3u), 16u))}};
-                        xs_6_[0u] = kf_f16_to_f32(a_7_.v[0]);
-                        xs_6_[1u] = kf_f16_to_f32(a_7_.v[1]);
-                        xs_6_[2u] = kf_f16_to_f32(a_7_.v[2]);
-                        xs_6_[3u] = kf_f16_to_f32(a_7_.v[3]);
-                        xs_6_[4u] = kf_f16_to_f32(a_7_.v[4]);
-                        xs_6_[5u] = kf_f16_to_f32(a_7_.v[5]);
-                        xs_6_[6u] = kf_f16_to_f32(a_7_.v[6]);
-                        xs_6_[7u] = kf_f16_to_f32(a_7_.v[7]);
-                        kf_u32x4 t2907_ = wb_[1u];
-                        kf_f16x8 wh_6_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2907_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2907_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2907_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2907_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2907_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2907_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2907_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2907_, 3u), 16u))}};
-                        acc_2_[0u] = __fmaf_rn(kf_f16_to_f32(wh_6_.v[7]), xs_6_[7u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[6]), xs_6_[6u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[5]), xs_6_[5u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[4]), xs_6_[4u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[3]), xs_6_[3u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[2]), xs_6_[2u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[1]), xs_6_[1u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[0]), xs_6_[0u], acc_2_[0u]))))))));
+                        kf_u32x4 t8226_ = xb_2_[2u];
+                        kf_f16x8 a_7_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t8226_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8226_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t8226_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8226_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t8226_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8226_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t8226_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8226_, 3u), 16u))}};
+                        xs_14_[0u] = kf_f16_to_f32(a_7_.v[0]);
+                        xs_14_[1u] = kf_f16_to_f32(a_7_.v[1]);
+                        xs_14_[2u] = kf_f16_to_f32(a_7_.v[2]);
+                        xs_14_[3u] = kf_f16_to_f32(a_7_.v[3]);
+                        xs_14_[4u] = kf_f16_to_f32(a_7_.v[4]);
+                        xs_14_[5u] = kf_f16_to_f32(a_7_.v[5]);
+                        xs_14_[6u] = kf_f16_to_f32(a_7_.v[6]);
+                        xs_14_[7u] = kf_f16_to_f32(a_7_.v[7]);
+                        kf_u32x4 t8253_ = wb_2_[1u];
+                        kf_f16x8 wh_6_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t8253_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8253_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t8253_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8253_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t8253_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8253_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t8253_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8253_, 3u), 16u))}};
+                        acc_3_[0u] = __fmaf_rn(kf_f16_to_f32(wh_6_.v[7]), xs_14_[7u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[6]), xs_14_[6u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[5]), xs_14_[5u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[4]), xs_14_[4u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[3]), xs_14_[3u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[2]), xs_14_[2u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[1]), xs_14_[1u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[0]), xs_14_[0u], acc_3_[0u]))))))));
                     }
                     unsigned v_17_ = (((ck_ << 5u) << 2u) + 64u) + lane_;
                     if (v_17_ < nv_) {
-                        kf_u32x4 t3011_ = xb_[4u];
-                        kf_f16x8 a_8_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t3011_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3011_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t3011_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3011_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t3011_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3011_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t3011_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3011_, 3u), 16u))}};
-                        xs_7_[0u] = kf_f16_to_f32(a_8_.v[0]);
-                        xs_7_[1u] = kf_f16_to_f32(a_8_.v[1]);
-                        xs_7_[2u] = kf_f16_to_f32(a_8_.v[2]);
-                        xs_7_[3u] = kf_f16_to_f32(a_8_.v[3]);
-                        xs_7_[4u] = kf_f16_to_f32(a_8_.v[4]);
-                        xs_7_[5u] = kf_f16_to_f32(a_8_.v[5]);
-                        xs_7_[6u] = kf_f16_to_f32(a_8_.v[6]);
-                        xs_7_[7u] = kf_f16_to_f32(a_8_.v[7]);
-                        kf_u32x4 t3038_ = wb_[2u];
-                        kf_f16x8 wh_7_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t3038_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3038_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t3038_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3038_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t3038_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3038_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t3038_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3038_, 3u), 16u))}};
-                        acc_2_[0u] = __fmaf_rn(kf_f16_to_f32(wh_7_.v[7]), xs_7_[7u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[6]), xs_7_[6u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[5]), xs_7_[5u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[4]), xs_7_[4u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[3]), xs_7_[3u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[2]), xs_7_[2u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[1]), xs_7_[1u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[0]), xs_7_[0u], acc_2_[0u]))))))));
+                        kf_u32x4 t8357_ = xb_2_[4u];
+                        kf_f16x8 a_8_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t8357_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8357_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t8357_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8357_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t8357_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8357_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t8357_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8357_, 3u), 16u))}};
+                        xs_15_[0u] = kf_f16_to_f32(a_8_.v[0]);
+                        xs_15_[1u] = kf_f16_to_f32(a_8_.v[1]);
+                        xs_15_[2u] = kf_f16_to_f32(a_8_.v[2]);
+                        xs_15_[3u] = kf_f16_to_f32(a_8_.v[3]);
+                        xs_15_[4u] = kf_f16_to_f32(a_8_.v[4]);
+                        xs_15_[5u] = kf_f16_to_f32(a_8_.v[5]);
+                        xs_15_[6u] = kf_f16_to_f32(a_8_.v[6]);
+                        xs_15_[7u] = kf_f16_to_f32(a_8_.v[7]);
+                        kf_u32x4 t8384_ = wb_2_[2u];
+                        kf_f16x8 wh_7_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t8384_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8384_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t8384_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8384_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t8384_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8384_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t8384_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8384_, 3u), 16u))}};
+                        acc_3_[0u] = __fmaf_rn(kf_f16_to_f32(wh_7_.v[7]), xs_15_[7u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[6]), xs_15_[6u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[5]), xs_15_[5u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[4]), xs_15_[4u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[3]), xs_15_[3u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[2]), xs_15_[2u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[1]), xs_15_[1u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[0]), xs_15_[0u], acc_3_[0u]))))))));
                     }
                     unsigned v_18_ = (((ck_ << 5u) << 2u) + 96u) + lane_;
                     if (v_18_ < nv_) {
-                        kf_u32x4 t3142_ = xb_[6u];
-                        kf_f16x8 a_9_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t3142_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3142_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t3142_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3142_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t3142_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3142_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t3142_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3142_, 3u), 16u))}};
-                        xs_8_[0u] = kf_f16_to_f32(a_9_.v[0]);
-                        xs_8_[1u] = kf_f16_to_f32(a_9_.v[1]);
-                        xs_8_[2u] = kf_f16_to_f32(a_9_.v[2]);
-                        xs_8_[3u] = kf_f16_to_f32(a_9_.v[3]);
-                        xs_8_[4u] = kf_f16_to_f32(a_9_.v[4]);
-                        xs_8_[5u] = kf_f16_to_f32(a_9_.v[5]);
-                        xs_8_[6u] = kf_f16_to_f32(a_9_.v[6]);
-                        xs_8_[7u] = kf_f16_to_f32(a_9_.v[7]);
-                        kf_u32x4 t3169_ = wb_[3u];
-                        kf_f16x8 wh_8_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t3169_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3169_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t3169_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3169_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t3169_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3169_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t3169_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3169_, 3u), 16u))}};
-                        acc_2_[0u] = __fmaf_rn(kf_f16_to_f32(wh_8_.v[7]), xs_8_[7u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[6]), xs_8_[6u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[5]), xs_8_[5u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[4]), xs_8_[4u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[3]), xs_8_[3u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[2]), xs_8_[2u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[1]), xs_8_[1u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[0]), xs_8_[0u], acc_2_[0u]))))))));
+                        kf_u32x4 t8488_ = xb_2_[6u];
+                        kf_f16x8 a_9_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t8488_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8488_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t8488_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8488_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t8488_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8488_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t8488_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8488_, 3u), 16u))}};
+                        xs_16_[0u] = kf_f16_to_f32(a_9_.v[0]);
+                        xs_16_[1u] = kf_f16_to_f32(a_9_.v[1]);
+                        xs_16_[2u] = kf_f16_to_f32(a_9_.v[2]);
+                        xs_16_[3u] = kf_f16_to_f32(a_9_.v[3]);
+                        xs_16_[4u] = kf_f16_to_f32(a_9_.v[4]);
+                        xs_16_[5u] = kf_f16_to_f32(a_9_.v[5]);
+                        xs_16_[6u] = kf_f16_to_f32(a_9_.v[6]);
+                        xs_16_[7u] = kf_f16_to_f32(a_9_.v[7]);
+                        kf_u32x4 t8515_ = wb_2_[3u];
+                        kf_f16x8 wh_8_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t8515_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8515_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t8515_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8515_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t8515_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8515_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t8515_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8515_, 3u), 16u))}};
+                        acc_3_[0u] = __fmaf_rn(kf_f16_to_f32(wh_8_.v[7]), xs_16_[7u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[6]), xs_16_[6u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[5]), xs_16_[5u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[4]), xs_16_[4u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[3]), xs_16_[3u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[2]), xs_16_[2u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[1]), xs_16_[1u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[0]), xs_16_[0u], acc_3_[0u]))))))));
                     }
-                    unsigned t3243_ = ck_ + 1u;
-                    ck_ = t3243_;
-                    if (t3243_ == steps_) {
-                        float a_10_ = acc_2_[0u];
+                    unsigned t8589_ = ck_ + 1u;
+                    ck_ = t8589_;
+                    if (t8589_ == steps_) {
+                        float a_10_ = acc_3_[0u];
                         unsigned r_2_ = 0u;
-                        unsigned t3270_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
-                        if (t3270_ == 32u) {
-                            float t3275_ = __fadd_rn(a_10_, kf_shfl_xor(a_10_, 16u, kf_wn));
-                            float t3278_ = __fadd_rn(t3275_, kf_shfl_xor(t3275_, 8u, kf_wn));
-                            float t3281_ = __fadd_rn(t3278_, kf_shfl_xor(t3278_, 4u, kf_wn));
-                            float t3284_ = __fadd_rn(t3281_, kf_shfl_xor(t3281_, 2u, kf_wn));
-                            t3249_ = __fadd_rn(t3284_, kf_shfl_xor(t3284_, 1u, kf_wn));
+                        unsigned t8616_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+                        if (t8616_ == 32u) {
+                            float t8621_ = __fadd_rn(a_10_, kf_shfl_xor(a_10_, 16u, kf_wn));
+                            float t8624_ = __fadd_rn(t8621_, kf_shfl_xor(t8621_, 8u, kf_wn));
+                            float t8627_ = __fadd_rn(t8624_, kf_shfl_xor(t8624_, 4u, kf_wn));
+                            float t8630_ = __fadd_rn(t8627_, kf_shfl_xor(t8627_, 2u, kf_wn));
+                            t8595_ = __fadd_rn(t8630_, kf_shfl_xor(t8630_, 1u, kf_wn));
                         } else {
-                            float t3290_ = kf_shfl_down(a_10_, 16u, kf_wn);
-                            bool t3292_ = (kf_lane_id() + 16u) < t3270_;
-                            float t3293_ = __fadd_rn(a_10_, t3290_);
-                            float t3294_ = t3292_ ? t3293_ : a_10_;
-                            float t3296_ = kf_shfl_down(t3294_, 8u, kf_wn);
-                            bool t3298_ = (kf_lane_id() + 8u) < t3270_;
-                            float t3299_ = __fadd_rn(t3294_, t3296_);
-                            float t3300_ = t3298_ ? t3299_ : t3294_;
-                            float t3302_ = kf_shfl_down(t3300_, 4u, kf_wn);
-                            bool t3304_ = (kf_lane_id() + 4u) < t3270_;
-                            float t3305_ = __fadd_rn(t3300_, t3302_);
-                            float t3306_ = t3304_ ? t3305_ : t3300_;
-                            float t3308_ = kf_shfl_down(t3306_, 2u, kf_wn);
-                            bool t3310_ = (kf_lane_id() + 2u) < t3270_;
-                            float t3311_ = __fadd_rn(t3306_, t3308_);
-                            float t3312_ = t3310_ ? t3311_ : t3306_;
-                            float t3314_ = kf_shfl_down(t3312_, 1u, kf_wn);
-                            bool t3316_ = (kf_lane_id() + 1u) < t3270_;
-                            float t3317_ = __fadd_rn(t3312_, t3314_);
-                            t3249_ = kf_shfl(t3316_ ? t3317_ : t3312_, 0u, kf_wn);
+                            float t8636_ = kf_shfl_down(a_10_, 16u, kf_wn);
+                            bool t8638_ = (kf_lane_id() + 16u) < t8616_;
+                            float t8639_ = __fadd_rn(a_10_, t8636_);
+                            float t8640_ = t8638_ ? t8639_ : a_10_;
+                            float t8642_ = kf_shfl_down(t8640_, 8u, kf_wn);
+                            bool t8644_ = (kf_lane_id() + 8u) < t8616_;
+                            float t8645_ = __fadd_rn(t8640_, t8642_);
+                            float t8646_ = t8644_ ? t8645_ : t8640_;
+                            float t8648_ = kf_shfl_down(t8646_, 4u, kf_wn);
+                            bool t8650_ = (kf_lane_id() + 4u) < t8616_;
+                            float t8651_ = __fadd_rn(t8646_, t8648_);
+                            float t8652_ = t8650_ ? t8651_ : t8646_;
+                            float t8654_ = kf_shfl_down(t8652_, 2u, kf_wn);
+                            bool t8656_ = (kf_lane_id() + 2u) < t8616_;
+                            float t8657_ = __fadd_rn(t8652_, t8654_);
+                            float t8658_ = t8656_ ? t8657_ : t8652_;
+                            float t8660_ = kf_shfl_down(t8658_, 1u, kf_wn);
+                            bool t8662_ = (kf_lane_id() + 1u) < t8616_;
+                            float t8663_ = __fadd_rn(t8658_, t8660_);
+                            t8595_ = kf_shfl(t8662_ ? t8663_ : t8658_, 0u, kf_wn);
                         }
-                        bool t3322_ = lane_ == r_2_;
-                        bool t3323_ = t3322_;
-                        if (t3322_) {
-                            t3323_ = cg_ < m_;
+                        bool t8668_ = lane_ == r_2_;
+                        bool t8669_ = t8668_;
+                        if (t8668_) {
+                            t8669_ = cg_ < m_;
                         }
-                        if (t3323_) {
-                            y_[cg_] = kf_f16_from_f32(__fadd_rn(t3249_, yold_));
+                        if (t8669_) {
+                            y_[cg_] = kf_f16_from_f32(__fadd_rn(t8595_, yold_));
                         }
-                        acc_2_[0u] = 0.0f;
+                        acc_3_[0u] = 0.0f;
                         ck_ = 0u;
                         cg_ = cg_ + nw_;
                     }
@@ -5155,188 +5155,188 @@ gemv_f16_f16_f16_acc(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x
     } else {
         unsigned lane_2_ = kf_lane_id();
         unsigned nv_2_ = k_ >> 3u;
-        unsigned t3466_ = (blockIdx.x << 3u) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u);
-        unsigned t3477_ = gridDim.x << 3u;
+        unsigned t8812_ = (blockIdx.x << 3u) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u);
+        unsigned t8823_ = gridDim.x << 3u;
         #pragma unroll 1
-        for (unsigned g_ = t3466_; g_ < m_; g_ = g_ + t3477_) {
+        for (unsigned g_ = t8812_; g_ < m_; g_ = g_ + t8823_) {
             row_[0u] = min(g_, (m_ - 1u));
-            acc_3_[0u] = 0.0f;
+            acc_4_[0u] = 0.0f;
             if ((k_ & 7u) == 0u) {
                 #pragma unroll 1
                 for (unsigned base_ = 0u; base_ < nv_2_; base_ = base_ + 128u) {
                     unsigned v_19_ = base_ + lane_2_;
-                    kf_u32x4 t3502_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                    kf_u32x4 t_2_ = t3502_;
+                    kf_u32x4 t8848_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_4_ = t8848_;
                     if (v_19_ < nv_2_) {
-                        unsigned t3508_ = (row_[0u] * nv_2_) + v_19_;
-                        kf_u32x4 t3509_ = wv_[t3508_];
-                        t_2_ = t3509_;
+                        unsigned t8854_ = (row_[0u] * nv_2_) + v_19_;
+                        kf_u32x4 t8855_ = wv_[t8854_];
+                        t_4_ = t8855_;
                     }
-                    wr_[0u] = t_2_;
+                    wr_[0u] = t_4_;
                     unsigned v_20_ = (base_ + 32u) + lane_2_;
-                    kf_u32x4 t3515_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                    kf_u32x4 t_3_ = t3515_;
+                    kf_u32x4 t8861_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_5_ = t8861_;
                     if (v_20_ < nv_2_) {
-                        unsigned t3521_ = (row_[0u] * nv_2_) + v_20_;
-                        kf_u32x4 t3522_ = wv_[t3521_];
-                        t_3_ = t3522_;
+                        unsigned t8867_ = (row_[0u] * nv_2_) + v_20_;
+                        kf_u32x4 t8868_ = wv_[t8867_];
+                        t_5_ = t8868_;
                     }
-                    wr_[1u] = t_3_;
+                    wr_[1u] = t_5_;
                     unsigned v_21_ = (base_ + 64u) + lane_2_;
-                    kf_u32x4 t3528_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                    kf_u32x4 t_4_ = t3528_;
+                    kf_u32x4 t8874_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_6_ = t8874_;
                     if (v_21_ < nv_2_) {
-                        unsigned t3534_ = (row_[0u] * nv_2_) + v_21_;
-                        kf_u32x4 t3535_ = wv_[t3534_];
-                        t_4_ = t3535_;
+                        unsigned t8880_ = (row_[0u] * nv_2_) + v_21_;
+                        kf_u32x4 t8881_ = wv_[t8880_];
+                        t_6_ = t8881_;
                     }
-                    wr_[2u] = t_4_;
+                    wr_[2u] = t_6_;
                     unsigned v_22_ = (base_ + 96u) + lane_2_;
-                    kf_u32x4 t3541_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                    kf_u32x4 t_5_ = t3541_;
+                    kf_u32x4 t8887_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_7_ = t8887_;
                     if (v_22_ < nv_2_) {
-                        unsigned t3547_ = (row_[0u] * nv_2_) + v_22_;
-                        kf_u32x4 t3548_ = wv_[t3547_];
-                        t_5_ = t3548_;
+                        unsigned t8893_ = (row_[0u] * nv_2_) + v_22_;
+                        kf_u32x4 t8894_ = wv_[t8893_];
+                        t_7_ = t8894_;
                     }
-                    wr_[3u] = t_5_;
+                    wr_[3u] = t_7_;
                     unsigned v_23_ = base_ + lane_2_;
                     if (v_23_ < nv_2_) {
                         kf_f16x8 a_11_ = xh8_[v_23_];
-                        xs_9_[0u] = kf_f16_to_f32(a_11_.v[0]);
-                        xs_9_[1u] = kf_f16_to_f32(a_11_.v[1]);
-                        xs_9_[2u] = kf_f16_to_f32(a_11_.v[2]);
-                        xs_9_[3u] = kf_f16_to_f32(a_11_.v[3]);
-                        xs_9_[4u] = kf_f16_to_f32(a_11_.v[4]);
-                        xs_9_[5u] = kf_f16_to_f32(a_11_.v[5]);
-                        xs_9_[6u] = kf_f16_to_f32(a_11_.v[6]);
-                        xs_9_[7u] = kf_f16_to_f32(a_11_.v[7]);
-                        kf_u32x4 t3604_ = wr_[0u];
-                        kf_f16x8 wh_9_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t3604_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3604_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t3604_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3604_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t3604_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3604_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t3604_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3604_, 3u), 16u))}};
-                        acc_3_[0u] = __fmaf_rn(kf_f16_to_f32(wh_9_.v[7]), xs_9_[7u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[6]), xs_9_[6u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[5]), xs_9_[5u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[4]), xs_9_[4u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[3]), xs_9_[3u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[2]), xs_9_[2u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[1]), xs_9_[1u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[0]), xs_9_[0u], acc_3_[0u]))))))));
+                        xs_17_[0u] = kf_f16_to_f32(a_11_.v[0]);
+                        xs_17_[1u] = kf_f16_to_f32(a_11_.v[1]);
+                        xs_17_[2u] = kf_f16_to_f32(a_11_.v[2]);
+                        xs_17_[3u] = kf_f16_to_f32(a_11_.v[3]);
+                        xs_17_[4u] = kf_f16_to_f32(a_11_.v[4]);
+                        xs_17_[5u] = kf_f16_to_f32(a_11_.v[5]);
+                        xs_17_[6u] = kf_f16_to_f32(a_11_.v[6]);
+                        xs_17_[7u] = kf_f16_to_f32(a_11_.v[7]);
+                        kf_u32x4 t8950_ = wr_[0u];
+                        kf_f16x8 wh_9_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t8950_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8950_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t8950_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8950_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t8950_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8950_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t8950_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8950_, 3u), 16u))}};
+                        acc_4_[0u] = __fmaf_rn(kf_f16_to_f32(wh_9_.v[7]), xs_17_[7u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[6]), xs_17_[6u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[5]), xs_17_[5u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[4]), xs_17_[4u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[3]), xs_17_[3u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[2]), xs_17_[2u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[1]), xs_17_[1u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[0]), xs_17_[0u], acc_4_[0u]))))))));
                     }
                     unsigned v_24_ = (base_ + 32u) + lane_2_;
                     if (v_24_ < nv_2_) {
                         kf_f16x8 a_12_ = xh8_[v_24_];
-                        xs_10_[0u] = kf_f16_to_f32(a_12_.v[0]);
-                        xs_10_[1u] = kf_f16_to_f32(a_12_.v[1]);
-                        xs_10_[2u] = kf_f16_to_f32(a_12_.v[2]);
-                        xs_10_[3u] = kf_f16_to_f32(a_12_.v[3]);
-                        xs_10_[4u] = kf_f16_to_f32(a_12_.v[4]);
-                        xs_10_[5u] = kf_f16_to_f32(a_12_.v[5]);
-                        xs_10_[6u] = kf_f16_to_f32(a_12_.v[6]);
-                        xs_10_[7u] = kf_f16_to_f32(a_12_.v[7]);
-                        kf_u32x4 t3731_ = wr_[1u];
-                        kf_f16x8 wh_10_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t3731_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3731_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t3731_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3731_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t3731_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3731_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t3731_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3731_, 3u), 16u))}};
-                        acc_3_[0u] = __fmaf_rn(kf_f16_to_f32(wh_10_.v[7]), xs_10_[7u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[6]), xs_10_[6u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[5]), xs_10_[5u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[4]), xs_10_[4u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[3]), xs_10_[3u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[2]), xs_10_[2u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[1]), xs_10_[1u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[0]), xs_10_[0u], acc_3_[0u]))))))));
+                        xs_18_[0u] = kf_f16_to_f32(a_12_.v[0]);
+                        xs_18_[1u] = kf_f16_to_f32(a_12_.v[1]);
+                        xs_18_[2u] = kf_f16_to_f32(a_12_.v[2]);
+                        xs_18_[3u] = kf_f16_to_f32(a_12_.v[3]);
+                        xs_18_[4u] = kf_f16_to_f32(a_12_.v[4]);
+                        xs_18_[5u] = kf_f16_to_f32(a_12_.v[5]);
+                        xs_18_[6u] = kf_f16_to_f32(a_12_.v[6]);
+                        xs_18_[7u] = kf_f16_to_f32(a_12_.v[7]);
+                        kf_u32x4 t9077_ = wr_[1u];
+                        kf_f16x8 wh_10_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t9077_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t9077_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t9077_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t9077_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t9077_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t9077_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t9077_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t9077_, 3u), 16u))}};
+                        acc_4_[0u] = __fmaf_rn(kf_f16_to_f32(wh_10_.v[7]), xs_18_[7u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[6]), xs_18_[6u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[5]), xs_18_[5u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[4]), xs_18_[4u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[3]), xs_18_[3u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[2]), xs_18_[2u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[1]), xs_18_[1u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[0]), xs_18_[0u], acc_4_[0u]))))))));
                     }
                     unsigned v_25_ = (base_ + 64u) + lane_2_;
                     if (v_25_ < nv_2_) {
                         kf_f16x8 a_13_ = xh8_[v_25_];
-                        xs_11_[0u] = kf_f16_to_f32(a_13_.v[0]);
-                        xs_11_[1u] = kf_f16_to_f32(a_13_.v[1]);
-                        xs_11_[2u] = kf_f16_to_f32(a_13_.v[2]);
-                        xs_11_[3u] = kf_f16_to_f32(a_13_.v[3]);
-                        xs_11_[4u] = kf_f16_to_f32(a_13_.v[4]);
-                        xs_11_[5u] = kf_f16_to_f32(a_13_.v[5]);
-                        xs_11_[6u] = kf_f16_to_f32(a_13_.v[6]);
-                        xs_11_[7u] = kf_f16_to_f32(a_13_.v[7]);
-                        kf_u32x4 t3858_ = wr_[2u];
-                        kf_f16x8 wh_11_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t3858_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3858_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t3858_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3858_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t3858_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3858_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t3858_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3858_, 3u), 16u))}};
-                        acc_3_[0u] = __fmaf_rn(kf_f16_to_f32(wh_11_.v[7]), xs_11_[7u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[6]), xs_11_[6u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[5]), xs_11_[5u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[4]), xs_11_[4u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[3]), xs_11_[3u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[2]), xs_11_[2u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[1]), xs_11_[1u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[0]), xs_11_[0u], acc_3_[0u]))))))));
+                        xs_19_[0u] = kf_f16_to_f32(a_13_.v[0]);
+                        xs_19_[1u] = kf_f16_to_f32(a_13_.v[1]);
+                        xs_19_[2u] = kf_f16_to_f32(a_13_.v[2]);
+                        xs_19_[3u] = kf_f16_to_f32(a_13_.v[3]);
+                        xs_19_[4u] = kf_f16_to_f32(a_13_.v[4]);
+                        xs_19_[5u] = kf_f16_to_f32(a_13_.v[5]);
+                        xs_19_[6u] = kf_f16_to_f32(a_13_.v[6]);
+                        xs_19_[7u] = kf_f16_to_f32(a_13_.v[7]);
+                        kf_u32x4 t9204_ = wr_[2u];
+                        kf_f16x8 wh_11_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t9204_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t9204_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t9204_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t9204_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t9204_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t9204_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t9204_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t9204_, 3u), 16u))}};
+                        acc_4_[0u] = __fmaf_rn(kf_f16_to_f32(wh_11_.v[7]), xs_19_[7u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[6]), xs_19_[6u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[5]), xs_19_[5u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[4]), xs_19_[4u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[3]), xs_19_[3u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[2]), xs_19_[2u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[1]), xs_19_[1u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[0]), xs_19_[0u], acc_4_[0u]))))))));
                     }
                     unsigned v_26_ = (base_ + 96u) + lane_2_;
                     if (v_26_ < nv_2_) {
                         kf_f16x8 a_14_ = xh8_[v_26_];
-                        xs_12_[0u] = kf_f16_to_f32(a_14_.v[0]);
-                        xs_12_[1u] = kf_f16_to_f32(a_14_.v[1]);
-                        xs_12_[2u] = kf_f16_to_f32(a_14_.v[2]);
-                        xs_12_[3u] = kf_f16_to_f32(a_14_.v[3]);
-                        xs_12_[4u] = kf_f16_to_f32(a_14_.v[4]);
-                        xs_12_[5u] = kf_f16_to_f32(a_14_.v[5]);
-                        xs_12_[6u] = kf_f16_to_f32(a_14_.v[6]);
-                        xs_12_[7u] = kf_f16_to_f32(a_14_.v[7]);
-                        kf_u32x4 t3985_ = wr_[3u];
-                        kf_f16x8 wh_12_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t3985_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3985_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t3985_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3985_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t3985_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3985_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t3985_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3985_, 3u), 16u))}};
-                        acc_3_[0u] = __fmaf_rn(kf_f16_to_f32(wh_12_.v[7]), xs_12_[7u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[6]), xs_12_[6u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[5]), xs_12_[5u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[4]), xs_12_[4u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[3]), xs_12_[3u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[2]), xs_12_[2u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[1]), xs_12_[1u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[0]), xs_12_[0u], acc_3_[0u]))))))));
+                        xs_20_[0u] = kf_f16_to_f32(a_14_.v[0]);
+                        xs_20_[1u] = kf_f16_to_f32(a_14_.v[1]);
+                        xs_20_[2u] = kf_f16_to_f32(a_14_.v[2]);
+                        xs_20_[3u] = kf_f16_to_f32(a_14_.v[3]);
+                        xs_20_[4u] = kf_f16_to_f32(a_14_.v[4]);
+                        xs_20_[5u] = kf_f16_to_f32(a_14_.v[5]);
+                        xs_20_[6u] = kf_f16_to_f32(a_14_.v[6]);
+                        xs_20_[7u] = kf_f16_to_f32(a_14_.v[7]);
+                        kf_u32x4 t9331_ = wr_[3u];
+                        kf_f16x8 wh_12_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t9331_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t9331_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t9331_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t9331_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t9331_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t9331_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t9331_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t9331_, 3u), 16u))}};
+                        acc_4_[0u] = __fmaf_rn(kf_f16_to_f32(wh_12_.v[7]), xs_20_[7u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[6]), xs_20_[6u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[5]), xs_20_[5u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[4]), xs_20_[4u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[3]), xs_20_[3u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[2]), xs_20_[2u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[1]), xs_20_[1u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[0]), xs_20_[0u], acc_4_[0u]))))))));
                     }
                 }
             } else {
                 #pragma unroll 1
                 for (unsigned c_ = lane_2_; c_ < k_; c_ = c_ + 32u) {
-                    float t4066_ = kf_f16_to_f32(x_[c_]);
+                    float t9412_ = kf_f16_to_f32(x_[c_]);
                     unsigned i_ = (row_[0u] * k_) + c_;
                     unsigned short u_ = w16_[i_];
-                    acc_3_[0u] = __fmaf_rn(kf_f16_to_f32(kf_bitcast<kf_f16>(u_)), t4066_, acc_3_[0u]);
+                    acc_4_[0u] = __fmaf_rn(kf_f16_to_f32(kf_bitcast<kf_f16>(u_)), t9412_, acc_4_[0u]);
                 }
             }
-            float t4084_ = acc_3_[0u];
-            unsigned t4106_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
-            if (t4106_ == 32u) {
-                float t4111_ = __fadd_rn(t4084_, kf_shfl_xor(t4084_, 16u, kf_wn));
-                float t4114_ = __fadd_rn(t4111_, kf_shfl_xor(t4111_, 8u, kf_wn));
-                float t4117_ = __fadd_rn(t4114_, kf_shfl_xor(t4114_, 4u, kf_wn));
-                float t4120_ = __fadd_rn(t4117_, kf_shfl_xor(t4117_, 2u, kf_wn));
-                s_ = __fadd_rn(t4120_, kf_shfl_xor(t4120_, 1u, kf_wn));
+            float t9430_ = acc_4_[0u];
+            unsigned t9452_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+            if (t9452_ == 32u) {
+                float t9457_ = __fadd_rn(t9430_, kf_shfl_xor(t9430_, 16u, kf_wn));
+                float t9460_ = __fadd_rn(t9457_, kf_shfl_xor(t9457_, 8u, kf_wn));
+                float t9463_ = __fadd_rn(t9460_, kf_shfl_xor(t9460_, 4u, kf_wn));
+                float t9466_ = __fadd_rn(t9463_, kf_shfl_xor(t9463_, 2u, kf_wn));
+                s_ = __fadd_rn(t9466_, kf_shfl_xor(t9466_, 1u, kf_wn));
             } else {
-                float t4126_ = kf_shfl_down(t4084_, 16u, kf_wn);
-                bool t4128_ = (kf_lane_id() + 16u) < t4106_;
-                float t4129_ = __fadd_rn(t4084_, t4126_);
-                float t4130_ = t4128_ ? t4129_ : t4084_;
-                float t4132_ = kf_shfl_down(t4130_, 8u, kf_wn);
-                bool t4134_ = (kf_lane_id() + 8u) < t4106_;
-                float t4135_ = __fadd_rn(t4130_, t4132_);
-                float t4136_ = t4134_ ? t4135_ : t4130_;
-                float t4138_ = kf_shfl_down(t4136_, 4u, kf_wn);
-                bool t4140_ = (kf_lane_id() + 4u) < t4106_;
-                float t4141_ = __fadd_rn(t4136_, t4138_);
-                float t4142_ = t4140_ ? t4141_ : t4136_;
-                float t4144_ = kf_shfl_down(t4142_, 2u, kf_wn);
-                bool t4146_ = (kf_lane_id() + 2u) < t4106_;
-                float t4147_ = __fadd_rn(t4142_, t4144_);
-                float t4148_ = t4146_ ? t4147_ : t4142_;
-                float t4150_ = kf_shfl_down(t4148_, 1u, kf_wn);
-                bool t4152_ = (kf_lane_id() + 1u) < t4106_;
-                float t4153_ = __fadd_rn(t4148_, t4150_);
-                s_ = kf_shfl(t4152_ ? t4153_ : t4148_, 0u, kf_wn);
+                float t9472_ = kf_shfl_down(t9430_, 16u, kf_wn);
+                bool t9474_ = (kf_lane_id() + 16u) < t9452_;
+                float t9475_ = __fadd_rn(t9430_, t9472_);
+                float t9476_ = t9474_ ? t9475_ : t9430_;
+                float t9478_ = kf_shfl_down(t9476_, 8u, kf_wn);
+                bool t9480_ = (kf_lane_id() + 8u) < t9452_;
+                float t9481_ = __fadd_rn(t9476_, t9478_);
+                float t9482_ = t9480_ ? t9481_ : t9476_;
+                float t9484_ = kf_shfl_down(t9482_, 4u, kf_wn);
+                bool t9486_ = (kf_lane_id() + 4u) < t9452_;
+                float t9487_ = __fadd_rn(t9482_, t9484_);
+                float t9488_ = t9486_ ? t9487_ : t9482_;
+                float t9490_ = kf_shfl_down(t9488_, 2u, kf_wn);
+                bool t9492_ = (kf_lane_id() + 2u) < t9452_;
+                float t9493_ = __fadd_rn(t9488_, t9490_);
+                float t9494_ = t9492_ ? t9493_ : t9488_;
+                float t9496_ = kf_shfl_down(t9494_, 1u, kf_wn);
+                bool t9498_ = (kf_lane_id() + 1u) < t9452_;
+                float t9499_ = __fadd_rn(t9494_, t9496_);
+                s_ = kf_shfl(t9498_ ? t9499_ : t9494_, 0u, kf_wn);
             }
-            bool t4158_ = lane_2_ == 0u;
-            bool t4159_ = t4158_;
-            if (t4158_) {
-                t4159_ = g_ < m_;
+            bool t9504_ = lane_2_ == 0u;
+            bool t9505_ = t9504_;
+            if (t9504_) {
+                t9505_ = g_ < m_;
             }
-            if (t4159_) {
+            if (t9505_) {
                 y_[g_] = kf_f16_from_f32(__fadd_rn(s_, kf_f16_to_f32(y_[g_])));
             }
         }
     }
 }
 
-/* kernel gemv_bf16_f16_f16_acc (gemv.kf:1100) */
+/* kernel gemv_bf16_f16_f16_acc (gemv.kf:1118) */
 extern "C" __global__ void __launch_bounds__(256)
 gemv_bf16_f16_f16_acc(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__ x_, kf_f16* __restrict__ y_, unsigned m_, unsigned k_)
 {
     kf_pdl_wait();
-    kf_u32x4 wb_[8];
-    kf_u32x4 xb_[16];
-    float acc_2_[1];
-    float xs_[8];
-    float xs_2_[8];
-    float xs_3_[8];
-    float xs_4_[8];
-    float xs_5_[8];
-    float xs_6_[8];
-    float xs_7_[8];
-    float xs_8_[8];
-    unsigned row_[1];
+    kf_u32x4 wb_2_[8];
+    kf_u32x4 xb_2_[16];
     float acc_3_[1];
-    kf_u32x4 wr_[4];
     float xs_9_[8];
     float xs_10_[8];
     float xs_11_[8];
     float xs_12_[8];
-    float t2308_;
-    float t3249_;
+    float xs_13_[8];
+    float xs_14_[8];
+    float xs_15_[8];
+    float xs_16_[8];
+    unsigned row_[1];
+    float acc_4_[1];
+    kf_u32x4 wr_[4];
+    float xs_17_[8];
+    float xs_18_[8];
+    float xs_19_[8];
+    float xs_20_[8];
+    float t7626_;
+    float t8595_;
     float s_;
     const unsigned kf_wn = kf_warp_lanes();
     const unsigned short* w16_ = (const unsigned short*)w_;
@@ -5350,319 +5350,319 @@ gemv_bf16_f16_f16_acc(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__
         unsigned wid_ = (blockIdx.x << 3u) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u);
         unsigned nw_ = gridDim.x << 3u;
         if (!(wid_ >= m_)) {
-            unsigned t1435_ = m_ - wid_;
-            unsigned t1443_ = ((t1435_ / nw_) + (((t1435_ % nw_) != 0u) ? 1u : 0u)) * steps_;
-            acc_2_[0u] = 0.0f;
+            unsigned t5145_ = m_ - wid_;
+            unsigned t5153_ = ((t5145_ / nw_) + (((t5145_ % nw_) != 0u) ? 1u : 0u)) * steps_;
+            acc_3_[0u] = 0.0f;
             float yold_ = 0.0f;
             unsigned lg_ = wid_;
             unsigned lk_ = 0u;
             unsigned cg_ = wid_;
             unsigned ck_ = 0u;
-            unsigned t1462_ = t1443_ + 1u;
+            unsigned t6752_ = t5153_ + 1u;
             #pragma unroll 1
-            for (unsigned t0_ = 0u; t0_ < t1462_; t0_ = t0_ + 2u) {
-                if (t0_ < t1443_) {
+            for (unsigned t0_ = 0u; t0_ < t6752_; t0_ = t0_ + 2u) {
+                if (t0_ < t5153_) {
                     unsigned v_ = min((((lk_ << 5u) << 2u) + lane_), (nv_ - 1u));
                     unsigned row_2_ = min(lg_, (m_ - 1u));
-                    wb_[0u] = wv_[(row_2_ * nv_) + v_];
-                    xb_[0u] = xv_[v_];
+                    wb_2_[0u] = wv_[(row_2_ * nv_) + v_];
+                    xb_2_[0u] = xv_[v_];
                     unsigned v_2_ = min(((((lk_ << 5u) << 2u) + 32u) + lane_), (nv_ - 1u));
                     unsigned row_3_ = min(lg_, (m_ - 1u));
-                    wb_[1u] = wv_[(row_3_ * nv_) + v_2_];
-                    xb_[2u] = xv_[v_2_];
+                    wb_2_[1u] = wv_[(row_3_ * nv_) + v_2_];
+                    xb_2_[2u] = xv_[v_2_];
                     unsigned v_3_ = min(((((lk_ << 5u) << 2u) + 64u) + lane_), (nv_ - 1u));
                     unsigned row_4_ = min(lg_, (m_ - 1u));
-                    wb_[2u] = wv_[(row_4_ * nv_) + v_3_];
-                    xb_[4u] = xv_[v_3_];
+                    wb_2_[2u] = wv_[(row_4_ * nv_) + v_3_];
+                    xb_2_[4u] = xv_[v_3_];
                     unsigned v_4_ = min(((((lk_ << 5u) << 2u) + 96u) + lane_), (nv_ - 1u));
                     unsigned row_5_ = min(lg_, (m_ - 1u));
-                    wb_[3u] = wv_[(row_5_ * nv_) + v_4_];
-                    xb_[6u] = xv_[v_4_];
-                    unsigned t1638_ = lk_ + 1u;
-                    lk_ = t1638_;
-                    if (t1638_ == steps_) {
+                    wb_2_[3u] = wv_[(row_5_ * nv_) + v_4_];
+                    xb_2_[6u] = xv_[v_4_];
+                    unsigned t6956_ = lk_ + 1u;
+                    lk_ = t6956_;
+                    if (t6956_ == steps_) {
                         lk_ = 0u;
                         lg_ = lg_ + nw_;
                     }
                 }
-                bool t1748_ = t0_ >= 1u;
-                bool t1749_ = t1748_;
-                if (t1748_) {
-                    t1749_ = (t0_ - 1u) < t1443_;
+                bool t7066_ = t0_ >= 1u;
+                bool t7067_ = t7066_;
+                if (t7066_) {
+                    t7067_ = (t0_ - 1u) < t5153_;
                 }
-                if (t1749_) {
+                if (t7067_) {
                     if (ck_ == 0u) {
                         float v_5_ = 0.0f;
-                        bool t1764_ = kf_lane_id() < 1u;
-                        bool t1765_ = t1764_;
-                        if (t1764_) {
-                            t1765_ = (cg_ + kf_lane_id()) < m_;
+                        bool t7082_ = kf_lane_id() < 1u;
+                        bool t7083_ = t7082_;
+                        if (t7082_) {
+                            t7083_ = (cg_ + kf_lane_id()) < m_;
                         }
-                        if (t1765_) {
+                        if (t7083_) {
                             v_5_ = kf_f16_to_f32(y_[cg_ + kf_lane_id()]);
                         }
                         yold_ = v_5_;
                     }
                     unsigned v_6_ = ((ck_ << 5u) << 2u) + lane_;
                     if (v_6_ < nv_) {
-                        kf_u32x4 t1808_ = xb_[8u];
-                        kf_f16x8 a_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1808_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1808_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1808_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1808_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1808_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1808_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1808_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1808_, 3u), 16u))}};
-                        xs_[0u] = kf_f16_to_f32(a_.v[0]);
-                        xs_[1u] = kf_f16_to_f32(a_.v[1]);
-                        xs_[2u] = kf_f16_to_f32(a_.v[2]);
-                        xs_[3u] = kf_f16_to_f32(a_.v[3]);
-                        xs_[4u] = kf_f16_to_f32(a_.v[4]);
-                        xs_[5u] = kf_f16_to_f32(a_.v[5]);
-                        xs_[6u] = kf_f16_to_f32(a_.v[6]);
-                        xs_[7u] = kf_f16_to_f32(a_.v[7]);
-                        kf_u32x4 t1838_ = wb_[4u];
-                        kf_bf16x8 wbv_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t1838_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1838_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t1838_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1838_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t1838_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1838_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t1838_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1838_, 3u), 16u))}};
-                        acc_2_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_.v[7]), xs_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[6]), xs_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[5]), xs_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[4]), xs_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[3]), xs_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[2]), xs_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[1]), xs_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[0]), xs_[0u], acc_2_[0u]))))))));
+                        kf_u32x4 t7126_ = xb_2_[8u];
+                        kf_f16x8 a_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7126_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7126_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7126_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7126_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7126_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7126_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7126_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7126_, 3u), 16u))}};
+                        xs_9_[0u] = kf_f16_to_f32(a_.v[0]);
+                        xs_9_[1u] = kf_f16_to_f32(a_.v[1]);
+                        xs_9_[2u] = kf_f16_to_f32(a_.v[2]);
+                        xs_9_[3u] = kf_f16_to_f32(a_.v[3]);
+                        xs_9_[4u] = kf_f16_to_f32(a_.v[4]);
+                        xs_9_[5u] = kf_f16_to_f32(a_.v[5]);
+                        xs_9_[6u] = kf_f16_to_f32(a_.v[6]);
+                        xs_9_[7u] = kf_f16_to_f32(a_.v[7]);
+                        kf_u32x4 t7156_ = wb_2_[4u];
+                        kf_bf16x8 wbv_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t7156_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7156_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7156_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7156_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7156_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7156_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7156_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7156_, 3u), 16u))}};
+                        acc_3_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_.v[7]), xs_9_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[6]), xs_9_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[5]), xs_9_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[4]), xs_9_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[3]), xs_9_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[2]), xs_9_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[1]), xs_9_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[0]), xs_9_[0u], acc_3_[0u]))))))));
                     }
                     unsigned v_7_ = (((ck_ << 5u) << 2u) + 32u) + lane_;
                     if (v_7_ < nv_) {
-                        kf_u32x4 t1939_ = xb_[10u];
-                        kf_f16x8 a_2_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1939_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1939_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1939_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1939_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1939_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1939_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1939_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1939_, 3u), 16u))}};
-                        xs_2_[0u] = kf_f16_to_f32(a_2_.v[0]);
-                        xs_2_[1u] = kf_f16_to_f32(a_2_.v[1]);
-                        xs_2_[2u] = kf_f16_to_f32(a_2_.v[2]);
-                        xs_2_[3u] = kf_f16_to_f32(a_2_.v[3]);
-                        xs_2_[4u] = kf_f16_to_f32(a_2_.v[4]);
-                        xs_2_[5u] = kf_f16_to_f32(a_2_.v[5]);
-                        xs_2_[6u] = kf_f16_to_f32(a_2_.v[6]);
-                        xs_2_[7u] = kf_f16_to_f32(a_2_.v[7]);
-                        kf_u32x4 t1969_ = wb_[5u];
-                        kf_bf16x8 wbv_2_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t1969_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1969_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t1969_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1969_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t1969_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1969_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t1969_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1969_, 3u), 16u))}};
-                        acc_2_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[7]), xs_2_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[6]), xs_2_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[5]), xs_2_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[4]), xs_2_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[3]), xs_2_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[2]), xs_2_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[1]), xs_2_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[0]), xs_2_[0u], acc_2_[0u]))))))));
+                        kf_u32x4 t7257_ = xb_2_[10u];
+                        kf_f16x8 a_2_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7257_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7257_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7257_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7257_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7257_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7257_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7257_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7257_, 3u), 16u))}};
+                        xs_10_[0u] = kf_f16_to_f32(a_2_.v[0]);
+                        xs_10_[1u] = kf_f16_to_f32(a_2_.v[1]);
+                        xs_10_[2u] = kf_f16_to_f32(a_2_.v[2]);
+                        xs_10_[3u] = kf_f16_to_f32(a_2_.v[3]);
+                        xs_10_[4u] = kf_f16_to_f32(a_2_.v[4]);
+                        xs_10_[5u] = kf_f16_to_f32(a_2_.v[5]);
+                        xs_10_[6u] = kf_f16_to_f32(a_2_.v[6]);
+                        xs_10_[7u] = kf_f16_to_f32(a_2_.v[7]);
+                        kf_u32x4 t7287_ = wb_2_[5u];
+                        kf_bf16x8 wbv_2_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t7287_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7287_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7287_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7287_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7287_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7287_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7287_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7287_, 3u), 16u))}};
+                        acc_3_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[7]), xs_10_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[6]), xs_10_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[5]), xs_10_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[4]), xs_10_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[3]), xs_10_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[2]), xs_10_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[1]), xs_10_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[0]), xs_10_[0u], acc_3_[0u]))))))));
                     }
                     unsigned v_8_ = (((ck_ << 5u) << 2u) + 64u) + lane_;
                     if (v_8_ < nv_) {
-                        kf_u32x4 t2070_ = xb_[12u];
-                        kf_f16x8 a_3_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2070_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2070_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2070_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2070_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2070_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2070_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2070_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2070_, 3u), 16u))}};
-                        xs_3_[0u] = kf_f16_to_f32(a_3_.v[0]);
-                        xs_3_[1u] = kf_f16_to_f32(a_3_.v[1]);
-                        xs_3_[2u] = kf_f16_to_f32(a_3_.v[2]);
-                        xs_3_[3u] = kf_f16_to_f32(a_3_.v[3]);
-                        xs_3_[4u] = kf_f16_to_f32(a_3_.v[4]);
-                        xs_3_[5u] = kf_f16_to_f32(a_3_.v[5]);
-                        xs_3_[6u] = kf_f16_to_f32(a_3_.v[6]);
-                        xs_3_[7u] = kf_f16_to_f32(a_3_.v[7]);
-                        kf_u32x4 t2100_ = wb_[6u];
-                        kf_bf16x8 wbv_3_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t2100_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2100_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2100_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2100_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2100_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2100_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2100_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2100_, 3u), 16u))}};
-                        acc_2_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[7]), xs_3_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[6]), xs_3_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[5]), xs_3_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[4]), xs_3_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[3]), xs_3_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[2]), xs_3_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[1]), xs_3_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[0]), xs_3_[0u], acc_2_[0u]))))))));
+                        kf_u32x4 t7388_ = xb_2_[12u];
+                        kf_f16x8 a_3_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7388_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7388_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7388_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7388_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7388_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7388_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7388_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7388_, 3u), 16u))}};
+                        xs_11_[0u] = kf_f16_to_f32(a_3_.v[0]);
+                        xs_11_[1u] = kf_f16_to_f32(a_3_.v[1]);
+                        xs_11_[2u] = kf_f16_to_f32(a_3_.v[2]);
+                        xs_11_[3u] = kf_f16_to_f32(a_3_.v[3]);
+                        xs_11_[4u] = kf_f16_to_f32(a_3_.v[4]);
+                        xs_11_[5u] = kf_f16_to_f32(a_3_.v[5]);
+                        xs_11_[6u] = kf_f16_to_f32(a_3_.v[6]);
+                        xs_11_[7u] = kf_f16_to_f32(a_3_.v[7]);
+                        kf_u32x4 t7418_ = wb_2_[6u];
+                        kf_bf16x8 wbv_3_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t7418_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7418_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7418_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7418_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7418_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7418_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7418_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7418_, 3u), 16u))}};
+                        acc_3_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[7]), xs_11_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[6]), xs_11_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[5]), xs_11_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[4]), xs_11_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[3]), xs_11_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[2]), xs_11_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[1]), xs_11_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[0]), xs_11_[0u], acc_3_[0u]))))))));
                     }
                     unsigned v_9_ = (((ck_ << 5u) << 2u) + 96u) + lane_;
                     if (v_9_ < nv_) {
-                        kf_u32x4 t2201_ = xb_[14u];
-                        kf_f16x8 a_4_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2201_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2201_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2201_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2201_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2201_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2201_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2201_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2201_, 3u), 16u))}};
-                        xs_4_[0u] = kf_f16_to_f32(a_4_.v[0]);
-                        xs_4_[1u] = kf_f16_to_f32(a_4_.v[1]);
-                        xs_4_[2u] = kf_f16_to_f32(a_4_.v[2]);
-                        xs_4_[3u] = kf_f16_to_f32(a_4_.v[3]);
-                        xs_4_[4u] = kf_f16_to_f32(a_4_.v[4]);
-                        xs_4_[5u] = kf_f16_to_f32(a_4_.v[5]);
-                        xs_4_[6u] = kf_f16_to_f32(a_4_.v[6]);
-                        xs_4_[7u] = kf_f16_to_f32(a_4_.v[7]);
-                        kf_u32x4 t2231_ = wb_[7u];
-                        kf_bf16x8 wbv_4_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t2231_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2231_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2231_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2231_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2231_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2231_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2231_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2231_, 3u), 16u))}};
-                        acc_2_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[7]), xs_4_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[6]), xs_4_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[5]), xs_4_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[4]), xs_4_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[3]), xs_4_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[2]), xs_4_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[1]), xs_4_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[0]), xs_4_[0u], acc_2_[0u]))))))));
+                        kf_u32x4 t7519_ = xb_2_[14u];
+                        kf_f16x8 a_4_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7519_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7519_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7519_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7519_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7519_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7519_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7519_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7519_, 3u), 16u))}};
+                        xs_12_[0u] = kf_f16_to_f32(a_4_.v[0]);
+                        xs_12_[1u] = kf_f16_to_f32(a_4_.v[1]);
+                        xs_12_[2u] = kf_f16_to_f32(a_4_.v[2]);
+                        xs_12_[3u] = kf_f16_to_f32(a_4_.v[3]);
+                        xs_12_[4u] = kf_f16_to_f32(a_4_.v[4]);
+                        xs_12_[5u] = kf_f16_to_f32(a_4_.v[5]);
+                        xs_12_[6u] = kf_f16_to_f32(a_4_.v[6]);
+                        xs_12_[7u] = kf_f16_to_f32(a_4_.v[7]);
+                        kf_u32x4 t7549_ = wb_2_[7u];
+                        kf_bf16x8 wbv_4_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t7549_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7549_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7549_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7549_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7549_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7549_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7549_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7549_, 3u), 16u))}};
+                        acc_3_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[7]), xs_12_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[6]), xs_12_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[5]), xs_12_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[4]), xs_12_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[3]), xs_12_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[2]), xs_12_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[1]), xs_12_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[0]), xs_12_[0u], acc_3_[0u]))))))));
                     }
-                    unsigned t2302_ = ck_ + 1u;
-                    ck_ = t2302_;
-                    if (t2302_ == steps_) {
-                        float a_5_ = acc_2_[0u];
+                    unsigned t7620_ = ck_ + 1u;
+                    ck_ = t7620_;
+                    if (t7620_ == steps_) {
+                        float a_5_ = acc_3_[0u];
                         unsigned r_ = 0u;
-                        unsigned t2329_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
-                        if (t2329_ == 32u) {
-                            float t2334_ = __fadd_rn(a_5_, kf_shfl_xor(a_5_, 16u, kf_wn));
-                            float t2337_ = __fadd_rn(t2334_, kf_shfl_xor(t2334_, 8u, kf_wn));
-                            float t2340_ = __fadd_rn(t2337_, kf_shfl_xor(t2337_, 4u, kf_wn));
-                            float t2343_ = __fadd_rn(t2340_, kf_shfl_xor(t2340_, 2u, kf_wn));
-                            t2308_ = __fadd_rn(t2343_, kf_shfl_xor(t2343_, 1u, kf_wn));
+                        unsigned t7647_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+                        if (t7647_ == 32u) {
+                            float t7652_ = __fadd_rn(a_5_, kf_shfl_xor(a_5_, 16u, kf_wn));
+                            float t7655_ = __fadd_rn(t7652_, kf_shfl_xor(t7652_, 8u, kf_wn));
+                            float t7658_ = __fadd_rn(t7655_, kf_shfl_xor(t7655_, 4u, kf_wn));
+                            float t7661_ = __fadd_rn(t7658_, kf_shfl_xor(t7658_, 2u, kf_wn));
+                            t7626_ = __fadd_rn(t7661_, kf_shfl_xor(t7661_, 1u, kf_wn));
                         } else {
-                            float t2349_ = kf_shfl_down(a_5_, 16u, kf_wn);
-                            bool t2351_ = (kf_lane_id() + 16u) < t2329_;
-                            float t2352_ = __fadd_rn(a_5_, t2349_);
-                            float t2353_ = t2351_ ? t2352_ : a_5_;
-                            float t2355_ = kf_shfl_down(t2353_, 8u, kf_wn);
-                            bool t2357_ = (kf_lane_id() + 8u) < t2329_;
-                            float t2358_ = __fadd_rn(t2353_, t2355_);
-                            float t2359_ = t2357_ ? t2358_ : t2353_;
-                            float t2361_ = kf_shfl_down(t2359_, 4u, kf_wn);
-                            bool t2363_ = (kf_lane_id() + 4u) < t2329_;
-                            float t2364_ = __fadd_rn(t2359_, t2361_);
-                            float t2365_ = t2363_ ? t2364_ : t2359_;
-                            float t2367_ = kf_shfl_down(t2365_, 2u, kf_wn);
-                            bool t2369_ = (kf_lane_id() + 2u) < t2329_;
-                            float t2370_ = __fadd_rn(t2365_, t2367_);
-                            float t2371_ = t2369_ ? t2370_ : t2365_;
-                            float t2373_ = kf_shfl_down(t2371_, 1u, kf_wn);
-                            bool t2375_ = (kf_lane_id() + 1u) < t2329_;
-                            float t2376_ = __fadd_rn(t2371_, t2373_);
-                            t2308_ = kf_shfl(t2375_ ? t2376_ : t2371_, 0u, kf_wn);
+                            float t7667_ = kf_shfl_down(a_5_, 16u, kf_wn);
+                            bool t7669_ = (kf_lane_id() + 16u) < t7647_;
+                            float t7670_ = __fadd_rn(a_5_, t7667_);
+                            float t7671_ = t7669_ ? t7670_ : a_5_;
+                            float t7673_ = kf_shfl_down(t7671_, 8u, kf_wn);
+                            bool t7675_ = (kf_lane_id() + 8u) < t7647_;
+                            float t7676_ = __fadd_rn(t7671_, t7673_);
+                            float t7677_ = t7675_ ? t7676_ : t7671_;
+                            float t7679_ = kf_shfl_down(t7677_, 4u, kf_wn);
+                            bool t7681_ = (kf_lane_id() + 4u) < t7647_;
+                            float t7682_ = __fadd_rn(t7677_, t7679_);
+                            float t7683_ = t7681_ ? t7682_ : t7677_;
+                            float t7685_ = kf_shfl_down(t7683_, 2u, kf_wn);
+                            bool t7687_ = (kf_lane_id() + 2u) < t7647_;
+                            float t7688_ = __fadd_rn(t7683_, t7685_);
+                            float t7689_ = t7687_ ? t7688_ : t7683_;
+                            float t7691_ = kf_shfl_down(t7689_, 1u, kf_wn);
+                            bool t7693_ = (kf_lane_id() + 1u) < t7647_;
+                            float t7694_ = __fadd_rn(t7689_, t7691_);
+                            t7626_ = kf_shfl(t7693_ ? t7694_ : t7689_, 0u, kf_wn);
                         }
-                        bool t2381_ = lane_ == r_;
-                        bool t2382_ = t2381_;
-                        if (t2381_) {
-                            t2382_ = cg_ < m_;
+                        bool t7699_ = lane_ == r_;
+                        bool t7700_ = t7699_;
+                        if (t7699_) {
+                            t7700_ = cg_ < m_;
                         }
-                        if (t2382_) {
-                            y_[cg_] = kf_f16_from_f32(__fadd_rn(t2308_, yold_));
+                        if (t7700_) {
+                            y_[cg_] = kf_f16_from_f32(__fadd_rn(t7626_, yold_));
                         }
-                        acc_2_[0u] = 0.0f;
+                        acc_3_[0u] = 0.0f;
                         ck_ = 0u;
                         cg_ = cg_ + nw_;
                     }
                 }
-                if ((t0_ + 1u) < t1443_) {
+                if ((t0_ + 1u) < t5153_) {
                     unsigned v_10_ = min((((lk_ << 5u) << 2u) + lane_), (nv_ - 1u));
                     unsigned row_6_ = min(lg_, (m_ - 1u));
-                    wb_[4u] = wv_[(row_6_ * nv_) + v_10_];
-                    xb_[8u] = xv_[v_10_];
+                    wb_2_[4u] = wv_[(row_6_ * nv_) + v_10_];
+                    xb_2_[8u] = xv_[v_10_];
                     unsigned v_11_ = min(((((lk_ << 5u) << 2u) + 32u) + lane_), (nv_ - 1u));
                     unsigned row_7_ = min(lg_, (m_ - 1u));
-                    wb_[5u] = wv_[(row_7_ * nv_) + v_11_];
-                    xb_[10u] = xv_[v_11_];
+                    wb_2_[5u] = wv_[(row_7_ * nv_) + v_11_];
+                    xb_2_[10u] = xv_[v_11_];
                     unsigned v_12_ = min(((((lk_ << 5u) << 2u) + 64u) + lane_), (nv_ - 1u));
                     unsigned row_8_ = min(lg_, (m_ - 1u));
-                    wb_[6u] = wv_[(row_8_ * nv_) + v_12_];
-                    xb_[12u] = xv_[v_12_];
+                    wb_2_[6u] = wv_[(row_8_ * nv_) + v_12_];
+                    xb_2_[12u] = xv_[v_12_];
                     unsigned v_13_ = min(((((lk_ << 5u) << 2u) + 96u) + lane_), (nv_ - 1u));
                     unsigned row_9_ = min(lg_, (m_ - 1u));
-                    wb_[7u] = wv_[(row_9_ * nv_) + v_13_];
-                    xb_[14u] = xv_[v_13_];
-                    unsigned t2579_ = lk_ + 1u;
-                    lk_ = t2579_;
-                    if (t2579_ == steps_) {
+                    wb_2_[7u] = wv_[(row_9_ * nv_) + v_13_];
+                    xb_2_[14u] = xv_[v_13_];
+                    unsigned t7925_ = lk_ + 1u;
+                    lk_ = t7925_;
+                    if (t7925_ == steps_) {
                         lk_ = 0u;
                         lg_ = lg_ + nw_;
                     }
                 }
-                bool t2689_ = (t0_ + 1u) >= 1u;
-                bool t2690_ = t2689_;
-                if (t2689_) {
-                    t2690_ = ((t0_ + 1u) - 1u) < t1443_;
+                bool t8035_ = (t0_ + 1u) >= 1u;
+                bool t8036_ = t8035_;
+                if (t8035_) {
+                    t8036_ = ((t0_ + 1u) - 1u) < t5153_;
                 }
-                if (t2690_) {
+                if (t8036_) {
                     if (ck_ == 0u) {
                         float v_14_ = 0.0f;
-                        bool t2705_ = kf_lane_id() < 1u;
-                        bool t2706_ = t2705_;
-                        if (t2705_) {
-                            t2706_ = (cg_ + kf_lane_id()) < m_;
+                        bool t8051_ = kf_lane_id() < 1u;
+                        bool t8052_ = t8051_;
+                        if (t8051_) {
+                            t8052_ = (cg_ + kf_lane_id()) < m_;
                         }
-                        if (t2706_) {
+                        if (t8052_) {
                             v_14_ = kf_f16_to_f32(y_[cg_ + kf_lane_id()]);
                         }
                         yold_ = v_14_;
                     }
                     unsigned v_15_ = ((ck_ << 5u) << 2u) + lane_;
                     if (v_15_ < nv_) {
-                        kf_u32x4 t2749_ = xb_[0u];
-                        kf_f16x8 a_6_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2749_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2749_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2749_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2749_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2749_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2749_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2749_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2749_, 3u), 16u))}};
-                        xs_5_[0u] = kf_f16_to_f32(a_6_.v[0]);
-                        xs_5_[1u] = kf_f16_to_f32(a_6_.v[1]);
-                        xs_5_[2u] = kf_f16_to_f32(a_6_.v[2]);
-                        xs_5_[3u] = kf_f16_to_f32(a_6_.v[3]);
-                        xs_5_[4u] = kf_f16_to_f32(a_6_.v[4]);
-                        xs_5_[5u] = kf_f16_to_f32(a_6_.v[5]);
-                        xs_5_[6u] = kf_f16_to_f32(a_6_.v[6]);
-                        xs_5_[7u] = kf_f16_to_f32(a_6_.v[7]);
-                        kf_u32x4 t2779_ = wb_[0u];
-                        kf_bf16x8 wbv_5_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t2779_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2779_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2779_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2779_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2779_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2779_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2779_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2779_, 3u), 16u))}};
-                        acc_2_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[7]), xs_5_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[6]), xs_5_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[5]), xs_5_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[4]), xs_5_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[3]), xs_5_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[2]), xs_5_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[1]), xs_5_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[0]), xs_5_[0u], acc_2_[0u]))))))));
+                        kf_u32x4 t8095_ = xb_2_[0u];
+                        kf_f16x8 a_6_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t8095_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8095_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t8095_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8095_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t8095_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8095_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t8095_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8095_, 3u), 16u))}};
+                        xs_13_[0u] = kf_f16_to_f32(a_6_.v[0]);
+                        xs_13_[1u] = kf_f16_to_f32(a_6_.v[1]);
+                        xs_13_[2u] = kf_f16_to_f32(a_6_.v[2]);
+                        xs_13_[3u] = kf_f16_to_f32(a_6_.v[3]);
+                        xs_13_[4u] = kf_f16_to_f32(a_6_.v[4]);
+                        xs_13_[5u] = kf_f16_to_f32(a_6_.v[5]);
+                        xs_13_[6u] = kf_f16_to_f32(a_6_.v[6]);
+                        xs_13_[7u] = kf_f16_to_f32(a_6_.v[7]);
+                        kf_u32x4 t8125_ = wb_2_[0u];
+                        kf_bf16x8 wbv_5_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t8125_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8125_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8125_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8125_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8125_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8125_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8125_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8125_, 3u), 16u))}};
+                        acc_3_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[7]), xs_13_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[6]), xs_13_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[5]), xs_13_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[4]), xs_13_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[3]), xs_13_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[2]), xs_13_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[1]), xs_13_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[0]), xs_13_[0u], acc_3_[0u]))))))));
                     }
                     unsigned v_16_ = (((ck_ << 5u) << 2u) + 32u) + lane_;
                     if (v_16_ < nv_) {
-                        kf_u32x4 t2880_ = xb_[2u];
-                        kf_f16x8 a_7_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2880_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2880_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2880_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2880_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2880_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2880_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2880_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2880_, 3u), 16u))}};
-                        xs_6_[0u] = kf_f16_to_f32(a_7_.v[0]);
-                        xs_6_[1u] = kf_f16_to_f32(a_7_.v[1]);
-                        xs_6_[2u] = kf_f16_to_f32(a_7_.v[2]);
-                        xs_6_[3u] = kf_f16_to_f32(a_7_.v[3]);
-                        xs_6_[4u] = kf_f16_to_f32(a_7_.v[4]);
-                        xs_6_[5u] = kf_f16_to_f32(a_7_.v[5]);
-                        xs_6_[6u] = kf_f16_to_f32(a_7_.v[6]);
-                        xs_6_[7u] = kf_f16_to_f32(a_7_.v[7]);
-                        kf_u32x4 t2910_ = wb_[1u];
-                        kf_bf16x8 wbv_6_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t2910_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2910_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2910_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2910_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2910_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2910_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2910_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2910_, 3u), 16u))}};
-                        acc_2_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[7]), xs_6_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[6]), xs_6_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[5]), xs_6_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[4]), xs_6_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[3]), xs_6_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[2]), xs_6_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[1]), xs_6_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[0]), xs_6_[0u], acc_2_[0u]))))))));
+                        kf_u32x4 t8226_ = xb_2_[2u];
+                        kf_f16x8 a_7_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t8226_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8226_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t8226_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8226_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t8226_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8226_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t8226_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8226_, 3u), 16u))}};
+                        xs_14_[0u] = kf_f16_to_f32(a_7_.v[0]);
+                        xs_14_[1u] = kf_f16_to_f32(a_7_.v[1]);
+                        xs_14_[2u] = kf_f16_to_f32(a_7_.v[2]);
+                        xs_14_[3u] = kf_f16_to_f32(a_7_.v[3]);
+                        xs_14_[4u] = kf_f16_to_f32(a_7_.v[4]);
+                        xs_14_[5u] = kf_f16_to_f32(a_7_.v[5]);
+                        xs_14_[6u] = kf_f16_to_f32(a_7_.v[6]);
+                        xs_14_[7u] = kf_f16_to_f32(a_7_.v[7]);
+                        kf_u32x4 t8256_ = wb_2_[1u];
+                        kf_bf16x8 wbv_6_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t8256_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8256_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8256_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8256_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8256_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8256_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8256_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8256_, 3u), 16u))}};
+                        acc_3_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[7]), xs_14_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[6]), xs_14_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[5]), xs_14_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[4]), xs_14_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[3]), xs_14_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[2]), xs_14_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[1]), xs_14_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[0]), xs_14_[0u], acc_3_[0u]))))))));
                     }
                     unsigned v_17_ = (((ck_ << 5u) << 2u) + 64u) + lane_;
                     if (v_17_ < nv_) {
-                        kf_u32x4 t3011_ = xb_[4u];
-                        kf_f16x8 a_8_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t3011_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3011_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t3011_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3011_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t3011_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3011_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t3011_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3011_, 3u), 16u))}};
-                        xs_7_[0u] = kf_f16_to_f32(a_8_.v[0]);
-                        xs_7_[1u] = kf_f16_to_f32(a_8_.v[1]);
-                        xs_7_[2u] = kf_f16_to_f32(a_8_.v[2]);
-                        xs_7_[3u] = kf_f16_to_f32(a_8_.v[3]);
-                        xs_7_[4u] = kf_f16_to_f32(a_8_.v[4]);
-                        xs_7_[5u] = kf_f16_to_f32(a_8_.v[5]);
-                        xs_7_[6u] = kf_f16_to_f32(a_8_.v[6]);
-                        xs_7_[7u] = kf_f16_to_f32(a_8_.v[7]);
-                        kf_u32x4 t3041_ = wb_[2u];
-                        kf_bf16x8 wbv_7_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t3041_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3041_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t3041_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3041_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t3041_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3041_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t3041_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3041_, 3u), 16u))}};
-                        acc_2_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[7]), xs_7_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[6]), xs_7_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[5]), xs_7_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[4]), xs_7_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[3]), xs_7_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[2]), xs_7_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[1]), xs_7_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[0]), xs_7_[0u], acc_2_[0u]))))))));
+                        kf_u32x4 t8357_ = xb_2_[4u];
+                        kf_f16x8 a_8_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t8357_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8357_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t8357_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8357_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t8357_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8357_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t8357_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8357_, 3u), 16u))}};
+                        xs_15_[0u] = kf_f16_to_f32(a_8_.v[0]);
+                        xs_15_[1u] = kf_f16_to_f32(a_8_.v[1]);
+                        xs_15_[2u] = kf_f16_to_f32(a_8_.v[2]);
+                        xs_15_[3u] = kf_f16_to_f32(a_8_.v[3]);
+                        xs_15_[4u] = kf_f16_to_f32(a_8_.v[4]);
+                        xs_15_[5u] = kf_f16_to_f32(a_8_.v[5]);
+                        xs_15_[6u] = kf_f16_to_f32(a_8_.v[6]);
+                        xs_15_[7u] = kf_f16_to_f32(a_8_.v[7]);
+                        kf_u32x4 t8387_ = wb_2_[2u];
+                        kf_bf16x8 wbv_7_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t8387_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8387_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8387_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8387_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8387_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8387_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8387_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8387_, 3u), 16u))}};
+                        acc_3_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[7]), xs_15_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[6]), xs_15_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[5]), xs_15_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[4]), xs_15_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[3]), xs_15_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[2]), xs_15_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[1]), xs_15_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[0]), xs_15_[0u], acc_3_[0u]))))))));
                     }
                     unsigned v_18_ = (((ck_ << 5u) << 2u) + 96u) + lane_;
                     if (v_18_ < nv_) {
-                        kf_u32x4 t3142_ = xb_[6u];
-                        kf_f16x8 a_9_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t3142_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3142_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t3142_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3142_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t3142_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3142_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t3142_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3142_, 3u), 16u))}};
-                        xs_8_[0u] = kf_f16_to_f32(a_9_.v[0]);
-                        xs_8_[1u] = kf_f16_to_f32(a_9_.v[1]);
-                        xs_8_[2u] = kf_f16_to_f32(a_9_.v[2]);
-                        xs_8_[3u] = kf_f16_to_f32(a_9_.v[3]);
-                        xs_8_[4u] = kf_f16_to_f32(a_9_.v[4]);
-                        xs_8_[5u] = kf_f16_to_f32(a_9_.v[5]);
-                        xs_8_[6u] = kf_f16_to_f32(a_9_.v[6]);
-                        xs_8_[7u] = kf_f16_to_f32(a_9_.v[7]);
-                        kf_u32x4 t3172_ = wb_[3u];
-                        kf_bf16x8 wbv_8_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t3172_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3172_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t3172_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3172_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t3172_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3172_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t3172_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3172_, 3u), 16u))}};
-                        acc_2_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[7]), xs_8_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[6]), xs_8_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[5]), xs_8_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[4]), xs_8_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[3]), xs_8_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[2]), xs_8_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[1]), xs_8_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[0]), xs_8_[0u], acc_2_[0u]))))))));
+                        kf_u32x4 t8488_ = xb_2_[6u];
+                        kf_f16x8 a_9_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t8488_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8488_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t8488_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8488_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t8488_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8488_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t8488_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8488_, 3u), 16u))}};
+                        xs_16_[0u] = kf_f16_to_f32(a_9_.v[0]);
+                        xs_16_[1u] = kf_f16_to_f32(a_9_.v[1]);
+                        xs_16_[2u] = kf_f16_to_f32(a_9_.v[2]);
+                        xs_16_[3u] = kf_f16_to_f32(a_9_.v[3]);
+                        xs_16_[4u] = kf_f16_to_f32(a_9_.v[4]);
+                        xs_16_[5u] = kf_f16_to_f32(a_9_.v[5]);
+                        xs_16_[6u] = kf_f16_to_f32(a_9_.v[6]);
+                        xs_16_[7u] = kf_f16_to_f32(a_9_.v[7]);
+                        kf_u32x4 t8518_ = wb_2_[3u];
+                        kf_bf16x8 wbv_8_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t8518_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8518_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8518_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8518_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8518_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8518_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8518_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8518_, 3u), 16u))}};
+                        acc_3_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[7]), xs_16_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[6]), xs_16_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[5]), xs_16_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[4]), xs_16_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[3]), xs_16_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[2]), xs_16_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[1]), xs_16_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[0]), xs_16_[0u], acc_3_[0u]))))))));
                     }
-                    unsigned t3243_ = ck_ + 1u;
-                    ck_ = t3243_;
-                    if (t3243_ == steps_) {
-                        float a_10_ = acc_2_[0u];
+                    unsigned t8589_ = ck_ + 1u;
+                    ck_ = t8589_;
+                    if (t8589_ == steps_) {
+                        float a_10_ = acc_3_[0u];
                         unsigned r_2_ = 0u;
-                        unsigned t3270_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
-                        if (t3270_ == 32u) {
-                            float t3275_ = __fadd_rn(a_10_, kf_shfl_xor(a_10_, 16u, kf_wn));
-                            float t3278_ = __fadd_rn(t3275_, kf_shfl_xor(t3275_, 8u, kf_wn));
-                            float t3281_ = __fadd_rn(t3278_, kf_shfl_xor(t3278_, 4u, kf_wn));
-                            float t3284_ = __fadd_rn(t3281_, kf_shfl_xor(t3281_, 2u, kf_wn));
-                            t3249_ = __fadd_rn(t3284_, kf_shfl_xor(t3284_, 1u, kf_wn));
+                        unsigned t8616_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+                        if (t8616_ == 32u) {
+                            float t8621_ = __fadd_rn(a_10_, kf_shfl_xor(a_10_, 16u, kf_wn));
+                            float t8624_ = __fadd_rn(t8621_, kf_shfl_xor(t8621_, 8u, kf_wn));
+                            float t8627_ = __fadd_rn(t8624_, kf_shfl_xor(t8624_, 4u, kf_wn));
+                            float t8630_ = __fadd_rn(t8627_, kf_shfl_xor(t8627_, 2u, kf_wn));
+                            t8595_ = __fadd_rn(t8630_, kf_shfl_xor(t8630_, 1u, kf_wn));
                         } else {
-                            float t3290_ = kf_shfl_down(a_10_, 16u, kf_wn);
-                            bool t3292_ = (kf_lane_id() + 16u) < t3270_;
-                            float t3293_ = __fadd_rn(a_10_, t3290_);
-                            float t3294_ = t3292_ ? t3293_ : a_10_;
-                            float t3296_ = kf_shfl_down(t3294_, 8u, kf_wn);
-                            bool t3298_ = (kf_lane_id() + 8u) < t3270_;
-                            float t3299_ = __fadd_rn(t3294_, t3296_);
-                            float t3300_ = t3298_ ? t3299_ : t3294_;
-                            float t3302_ = kf_shfl_down(t3300_, 4u, kf_wn);
-                            bool t3304_ = (kf_lane_id() + 4u) < t3270_;
-                            float t3305_ = __fadd_rn(t3300_, t3302_);
-                            float t3306_ = t3304_ ? t3305_ : t3300_;
-                            float t3308_ = kf_shfl_down(t3306_, 2u, kf_wn);
-                            bool t3310_ = (kf_lane_id() + 2u) < t3270_;
-                            float t3311_ = __fadd_rn(t3306_, t3308_);
-                            float t3312_ = t3310_ ? t3311_ : t3306_;
-                            float t3314_ = kf_shfl_down(t3312_, 1u, kf_wn);
-                            bool t3316_ = (kf_lane_id() + 1u) < t3270_;
-                            float t3317_ = __fadd_rn(t3312_, t3314_);
-                            t3249_ = kf_shfl(t3316_ ? t3317_ : t3312_, 0u, kf_wn);
+                            float t8636_ = kf_shfl_down(a_10_, 16u, kf_wn);
+                            bool t8638_ = (kf_lane_id() + 16u) < t8616_;
+                            float t8639_ = __fadd_rn(a_10_, t8636_);
+                            float t8640_ = t8638_ ? t8639_ : a_10_;
+                            float t8642_ = kf_shfl_down(t8640_, 8u, kf_wn);
+                            bool t8644_ = (kf_lane_id() + 8u) < t8616_;
+                            float t8645_ = __fadd_rn(t8640_, t8642_);
+                            float t8646_ = t8644_ ? t8645_ : t8640_;
+                            float t8648_ = kf_shfl_down(t8646_, 4u, kf_wn);
+                            bool t8650_ = (kf_lane_id() + 4u) < t8616_;
+                            float t8651_ = __fadd_rn(t8646_, t8648_);
+                            float t8652_ = t8650_ ? t8651_ : t8646_;
+                            float t8654_ = kf_shfl_down(t8652_, 2u, kf_wn);
+                            bool t8656_ = (kf_lane_id() + 2u) < t8616_;
+                            float t8657_ = __fadd_rn(t8652_, t8654_);
+                            float t8658_ = t8656_ ? t8657_ : t8652_;
+                            float t8660_ = kf_shfl_down(t8658_, 1u, kf_wn);
+                            bool t8662_ = (kf_lane_id() + 1u) < t8616_;
+                            float t8663_ = __fadd_rn(t8658_, t8660_);
+                            t8595_ = kf_shfl(t8662_ ? t8663_ : t8658_, 0u, kf_wn);
                         }
-                        bool t3322_ = lane_ == r_2_;
-                        bool t3323_ = t3322_;
-                        if (t3322_) {
-                            t3323_ = cg_ < m_;
+                        bool t8668_ = lane_ == r_2_;
+                        bool t8669_ = t8668_;
+                        if (t8668_) {
+                            t8669_ = cg_ < m_;
                         }
-                        if (t3323_) {
-                            y_[cg_] = kf_f16_from_f32(__fadd_rn(t3249_, yold_));
+                        if (t8669_) {
+                            y_[cg_] = kf_f16_from_f32(__fadd_rn(t8595_, yold_));
                         }
-                        acc_2_[0u] = 0.0f;
+                        acc_3_[0u] = 0.0f;
                         ck_ = 0u;
                         cg_ = cg_ + nw_;
                     }
@@ -5672,164 +5672,164 @@ gemv_bf16_f16_f16_acc(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__
     } else {
         unsigned lane_2_ = kf_lane_id();
         unsigned nv_2_ = k_ >> 3u;
-        unsigned t3466_ = (blockIdx.x << 3u) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u);
-        unsigned t3477_ = gridDim.x << 3u;
+        unsigned t8812_ = (blockIdx.x << 3u) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u);
+        unsigned t8823_ = gridDim.x << 3u;
         #pragma unroll 1
-        for (unsigned g_ = t3466_; g_ < m_; g_ = g_ + t3477_) {
+        for (unsigned g_ = t8812_; g_ < m_; g_ = g_ + t8823_) {
             row_[0u] = min(g_, (m_ - 1u));
-            acc_3_[0u] = 0.0f;
+            acc_4_[0u] = 0.0f;
             if ((k_ & 7u) == 0u) {
                 #pragma unroll 1
                 for (unsigned base_ = 0u; base_ < nv_2_; base_ = base_ + 128u) {
                     unsigned v_19_ = base_ + lane_2_;
-                    kf_u32x4 t3502_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                    kf_u32x4 t_2_ = t3502_;
+                    kf_u32x4 t8848_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_4_ = t8848_;
                     if (v_19_ < nv_2_) {
-                        unsigned t3508_ = (row_[0u] * nv_2_) + v_19_;
-                        kf_u32x4 t3509_ = wv_[t3508_];
-                        t_2_ = t3509_;
+                        unsigned t8854_ = (row_[0u] * nv_2_) + v_19_;
+                        kf_u32x4 t8855_ = wv_[t8854_];
+                        t_4_ = t8855_;
                     }
-                    wr_[0u] = t_2_;
+                    wr_[0u] = t_4_;
                     unsigned v_20_ = (base_ + 32u) + lane_2_;
-                    kf_u32x4 t3515_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                    kf_u32x4 t_3_ = t3515_;
+                    kf_u32x4 t8861_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_5_ = t8861_;
                     if (v_20_ < nv_2_) {
-                        unsigned t3521_ = (row_[0u] * nv_2_) + v_20_;
-                        kf_u32x4 t3522_ = wv_[t3521_];
-                        t_3_ = t3522_;
+                        unsigned t8867_ = (row_[0u] * nv_2_) + v_20_;
+                        kf_u32x4 t8868_ = wv_[t8867_];
+                        t_5_ = t8868_;
                     }
-                    wr_[1u] = t_3_;
+                    wr_[1u] = t_5_;
                     unsigned v_21_ = (base_ + 64u) + lane_2_;
-                    kf_u32x4 t3528_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                    kf_u32x4 t_4_ = t3528_;
+                    kf_u32x4 t8874_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_6_ = t8874_;
                     if (v_21_ < nv_2_) {
-                        unsigned t3534_ = (row_[0u] * nv_2_) + v_21_;
-                        kf_u32x4 t3535_ = wv_[t3534_];
-                        t_4_ = t3535_;
+                        unsigned t8880_ = (row_[0u] * nv_2_) + v_21_;
+                        kf_u32x4 t8881_ = wv_[t8880_];
+                        t_6_ = t8881_;
                     }
-                    wr_[2u] = t_4_;
+                    wr_[2u] = t_6_;
                     unsigned v_22_ = (base_ + 96u) + lane_2_;
-                    kf_u32x4 t3541_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                    kf_u32x4 t_5_ = t3541_;
+                    kf_u32x4 t8887_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_7_ = t8887_;
                     if (v_22_ < nv_2_) {
-                        unsigned t3547_ = (row_[0u] * nv_2_) + v_22_;
-                        kf_u32x4 t3548_ = wv_[t3547_];
-                        t_5_ = t3548_;
+                        unsigned t8893_ = (row_[0u] * nv_2_) + v_22_;
+                        kf_u32x4 t8894_ = wv_[t8893_];
+                        t_7_ = t8894_;
                     }
-                    wr_[3u] = t_5_;
+                    wr_[3u] = t_7_;
                     unsigned v_23_ = base_ + lane_2_;
                     if (v_23_ < nv_2_) {
                         kf_f16x8 a_11_ = xh8_[v_23_];
-                        xs_9_[0u] = kf_f16_to_f32(a_11_.v[0]);
-                        xs_9_[1u] = kf_f16_to_f32(a_11_.v[1]);
-                        xs_9_[2u] = kf_f16_to_f32(a_11_.v[2]);
-                        xs_9_[3u] = kf_f16_to_f32(a_11_.v[3]);
-                        xs_9_[4u] = kf_f16_to_f32(a_11_.v[4]);
-                        xs_9_[5u] = kf_f16_to_f32(a_11_.v[5]);
-                        xs_9_[6u] = kf_f16_to_f32(a_11_.v[6]);
-                        xs_9_[7u] = kf_f16_to_f32(a_11_.v[7]);
-                        kf_u32x4 t3607_ = wr_[0u];
-                        kf_bf16x8 wb_2_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t3607_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3607_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t3607_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3607_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t3607_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3607_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t3607_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3607_, 3u), 16u))}};
-                        acc_3_[0u] = __fmaf_rn(kf_bf16_to_f32(wb_2_.v[7]), xs_9_[7u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[6]), xs_9_[6u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[5]), xs_9_[5u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[4]), xs_9_[4u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[3]), xs_9_[3u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[2]), xs_9_[2u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[1]), xs_9_[1u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[0]), xs_9_[0u], acc_3_[0u]))))))));
+                        xs_17_[0u] = kf_f16_to_f32(a_11_.v[0]);
+                        xs_17_[1u] = kf_f16_to_f32(a_11_.v[1]);
+                        xs_17_[2u] = kf_f16_to_f32(a_11_.v[2]);
+                        xs_17_[3u] = kf_f16_to_f32(a_11_.v[3]);
+                        xs_17_[4u] = kf_f16_to_f32(a_11_.v[4]);
+                        xs_17_[5u] = kf_f16_to_f32(a_11_.v[5]);
+                        xs_17_[6u] = kf_f16_to_f32(a_11_.v[6]);
+                        xs_17_[7u] = kf_f16_to_f32(a_11_.v[7]);
+                        kf_u32x4 t8953_ = wr_[0u];
+                        kf_bf16x8 wb_3_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t8953_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8953_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8953_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8953_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8953_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8953_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8953_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8953_, 3u), 16u))}};
+                        acc_4_[0u] = __fmaf_rn(kf_bf16_to_f32(wb_3_.v[7]), xs_17_[7u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[6]), xs_17_[6u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[5]), xs_17_[5u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[4]), xs_17_[4u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[3]), xs_17_[3u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[2]), xs_17_[2u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[1]), xs_17_[1u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[0]), xs_17_[0u], acc_4_[0u]))))))));
                     }
                     unsigned v_24_ = (base_ + 32u) + lane_2_;
                     if (v_24_ < nv_2_) {
                         kf_f16x8 a_12_ = xh8_[v_24_];
-                        xs_10_[0u] = kf_f16_to_f32(a_12_.v[0]);
-                        xs_10_[1u] = kf_f16_to_f32(a_12_.v[1]);
-                        xs_10_[2u] = kf_f16_to_f32(a_12_.v[2]);
-                        xs_10_[3u] = kf_f16_to_f32(a_12_.v[3]);
-                        xs_10_[4u] = kf_f16_to_f32(a_12_.v[4]);
-                        xs_10_[5u] = kf_f16_to_f32(a_12_.v[5]);
-                        xs_10_[6u] = kf_f16_to_f32(a_12_.v[6]);
-                        xs_10_[7u] = kf_f16_to_f32(a_12_.v[7]);
-                        kf_u32x4 t3734_ = wr_[1u];
-                        kf_bf16x8 wb_3_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t3734_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3734_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t3734_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3734_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t3734_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3734_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t3734_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3734_, 3u), 16u))}};
-                        acc_3_[0u] = __fmaf_rn(kf_bf16_to_f32(wb_3_.v[7]), xs_10_[7u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[6]), xs_10_[6u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[5]), xs_10_[5u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[4]), xs_10_[4u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[3]), xs_10_[3u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[2]), xs_10_[2u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[1]), xs_10_[1u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[0]), xs_10_[0u], acc_3_[0u]))))))));
+                        xs_18_[0u] = kf_f16_to_f32(a_12_.v[0]);
+                        xs_18_[1u] = kf_f16_to_f32(a_12_.v[1]);
+                        xs_18_[2u] = kf_f16_to_f32(a_12_.v[2]);
+                        xs_18_[3u] = kf_f16_to_f32(a_12_.v[3]);
+                        xs_18_[4u] = kf_f16_to_f32(a_12_.v[4]);
+                        xs_18_[5u] = kf_f16_to_f32(a_12_.v[5]);
+                        xs_18_[6u] = kf_f16_to_f32(a_12_.v[6]);
+                        xs_18_[7u] = kf_f16_to_f32(a_12_.v[7]);
+                        kf_u32x4 t9080_ = wr_[1u];
+                        kf_bf16x8 wb_4_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t9080_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t9080_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t9080_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t9080_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t9080_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t9080_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t9080_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t9080_, 3u), 16u))}};
+                        acc_4_[0u] = __fmaf_rn(kf_bf16_to_f32(wb_4_.v[7]), xs_18_[7u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[6]), xs_18_[6u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[5]), xs_18_[5u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[4]), xs_18_[4u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[3]), xs_18_[3u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[2]), xs_18_[2u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[1]), xs_18_[1u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[0]), xs_18_[0u], acc_4_[0u]))))))));
                     }
                     unsigned v_25_ = (base_ + 64u) + lane_2_;
                     if (v_25_ < nv_2_) {
                         kf_f16x8 a_13_ = xh8_[v_25_];
-                        xs_11_[0u] = kf_f16_to_f32(a_13_.v[0]);
-                        xs_11_[1u] = kf_f16_to_f32(a_13_.v[1]);
-                        xs_11_[2u] = kf_f16_to_f32(a_13_.v[2]);
-                        xs_11_[3u] = kf_f16_to_f32(a_13_.v[3]);
-                        xs_11_[4u] = kf_f16_to_f32(a_13_.v[4]);
-                        xs_11_[5u] = kf_f16_to_f32(a_13_.v[5]);
-                        xs_11_[6u] = kf_f16_to_f32(a_13_.v[6]);
-                        xs_11_[7u] = kf_f16_to_f32(a_13_.v[7]);
-                        kf_u32x4 t3861_ = wr_[2u];
-                        kf_bf16x8 wb_4_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t3861_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3861_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t3861_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3861_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t3861_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3861_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t3861_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3861_, 3u), 16u))}};
-                        acc_3_[0u] = __fmaf_rn(kf_bf16_to_f32(wb_4_.v[7]), xs_11_[7u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[6]), xs_11_[6u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[5]), xs_11_[5u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[4]), xs_11_[4u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[3]), xs_11_[3u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[2]), xs_11_[2u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[1]), xs_11_[1u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[0]), xs_11_[0u], acc_3_[0u]))))))));
+                        xs_19_[0u] = kf_f16_to_f32(a_13_.v[0]);
+                        xs_19_[1u] = kf_f16_to_f32(a_13_.v[1]);
+                        xs_19_[2u] = kf_f16_to_f32(a_13_.v[2]);
+                        xs_19_[3u] = kf_f16_to_f32(a_13_.v[3]);
+                        xs_19_[4u] = kf_f16_to_f32(a_13_.v[4]);
+                        xs_19_[5u] = kf_f16_to_f32(a_13_.v[5]);
+                        xs_19_[6u] = kf_f16_to_f32(a_13_.v[6]);
+                        xs_19_[7u] = kf_f16_to_f32(a_13_.v[7]);
+                        kf_u32x4 t9207_ = wr_[2u];
+                        kf_bf16x8 wb_5_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t9207_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t9207_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t9207_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t9207_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t9207_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t9207_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t9207_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t9207_, 3u), 16u))}};
+                        acc_4_[0u] = __fmaf_rn(kf_bf16_to_f32(wb_5_.v[7]), xs_19_[7u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[6]), xs_19_[6u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[5]), xs_19_[5u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[4]), xs_19_[4u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[3]), xs_19_[3u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[2]), xs_19_[2u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[1]), xs_19_[1u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[0]), xs_19_[0u], acc_4_[0u]))))))));
                     }
                     unsigned v_26_ = (base_ + 96u) + lane_2_;
                     if (v_26_ < nv_2_) {
                         kf_f16x8 a_14_ = xh8_[v_26_];
-                        xs_12_[0u] = kf_f16_to_f32(a_14_.v[0]);
-                        xs_12_[1u] = kf_f16_to_f32(a_14_.v[1]);
-                        xs_12_[2u] = kf_f16_to_f32(a_14_.v[2]);
-                        xs_12_[3u] = kf_f16_to_f32(a_14_.v[3]);
-                        xs_12_[4u] = kf_f16_to_f32(a_14_.v[4]);
-                        xs_12_[5u] = kf_f16_to_f32(a_14_.v[5]);
-                        xs_12_[6u] = kf_f16_to_f32(a_14_.v[6]);
-                        xs_12_[7u] = kf_f16_to_f32(a_14_.v[7]);
-                        kf_u32x4 t3988_ = wr_[3u];
-                        kf_bf16x8 wb_5_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t3988_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3988_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t3988_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3988_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t3988_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3988_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t3988_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3988_, 3u), 16u))}};
-                        acc_3_[0u] = __fmaf_rn(kf_bf16_to_f32(wb_5_.v[7]), xs_12_[7u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[6]), xs_12_[6u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[5]), xs_12_[5u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[4]), xs_12_[4u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[3]), xs_12_[3u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[2]), xs_12_[2u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[1]), xs_12_[1u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[0]), xs_12_[0u], acc_3_[0u]))))))));
+                        xs_20_[0u] = kf_f16_to_f32(a_14_.v[0]);
+                        xs_20_[1u] = kf_f16_to_f32(a_14_.v[1]);
+                        xs_20_[2u] = kf_f16_to_f32(a_14_.v[2]);
+                        xs_20_[3u] = kf_f16_to_f32(a_14_.v[3]);
+                        xs_20_[4u] = kf_f16_to_f32(a_14_.v[4]);
+                        xs_20_[5u] = kf_f16_to_f32(a_14_.v[5]);
+                        xs_20_[6u] = kf_f16_to_f32(a_14_.v[6]);
+                        xs_20_[7u] = kf_f16_to_f32(a_14_.v[7]);
+                        kf_u32x4 t9334_ = wr_[3u];
+                        kf_bf16x8 wb_6_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t9334_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t9334_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t9334_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t9334_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t9334_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t9334_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t9334_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t9334_, 3u), 16u))}};
+                        acc_4_[0u] = __fmaf_rn(kf_bf16_to_f32(wb_6_.v[7]), xs_20_[7u], __fmaf_rn(kf_bf16_to_f32(wb_6_.v[6]), xs_20_[6u], __fmaf_rn(kf_bf16_to_f32(wb_6_.v[5]), xs_20_[5u], __fmaf_rn(kf_bf16_to_f32(wb_6_.v[4]), xs_20_[4u], __fmaf_rn(kf_bf16_to_f32(wb_6_.v[3]), xs_20_[3u], __fmaf_rn(kf_bf16_to_f32(wb_6_.v[2]), xs_20_[2u], __fmaf_rn(kf_bf16_to_f32(wb_6_.v[1]), xs_20_[1u], __fmaf_rn(kf_bf16_to_f32(wb_6_.v[0]), xs_20_[0u], acc_4_[0u]))))))));
                     }
                 }
             } else {
                 #pragma unroll 1
                 for (unsigned c_ = lane_2_; c_ < k_; c_ = c_ + 32u) {
-                    float t4066_ = kf_f16_to_f32(x_[c_]);
+                    float t9412_ = kf_f16_to_f32(x_[c_]);
                     unsigned i_ = (row_[0u] * k_) + c_;
                     unsigned short u_ = w16_[i_];
-                    acc_3_[0u] = __fmaf_rn(kf_bf16_to_f32(kf_bitcast<kf_bf16>(u_)), t4066_, acc_3_[0u]);
+                    acc_4_[0u] = __fmaf_rn(kf_bf16_to_f32(kf_bitcast<kf_bf16>(u_)), t9412_, acc_4_[0u]);
                 }
             }
-            float t4084_ = acc_3_[0u];
-            unsigned t4106_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
-            if (t4106_ == 32u) {
-                float t4111_ = __fadd_rn(t4084_, kf_shfl_xor(t4084_, 16u, kf_wn));
-                float t4114_ = __fadd_rn(t4111_, kf_shfl_xor(t4111_, 8u, kf_wn));
-                float t4117_ = __fadd_rn(t4114_, kf_shfl_xor(t4114_, 4u, kf_wn));
-                float t4120_ = __fadd_rn(t4117_, kf_shfl_xor(t4117_, 2u, kf_wn));
-                s_ = __fadd_rn(t4120_, kf_shfl_xor(t4120_, 1u, kf_wn));
+            float t9430_ = acc_4_[0u];
+            unsigned t9452_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+            if (t9452_ == 32u) {
+                float t9457_ = __fadd_rn(t9430_, kf_shfl_xor(t9430_, 16u, kf_wn));
+                float t9460_ = __fadd_rn(t9457_, kf_shfl_xor(t9457_, 8u, kf_wn));
+                float t9463_ = __fadd_rn(t9460_, kf_shfl_xor(t9460_, 4u, kf_wn));
+                float t9466_ = __fadd_rn(t9463_, kf_shfl_xor(t9463_, 2u, kf_wn));
+                s_ = __fadd_rn(t9466_, kf_shfl_xor(t9466_, 1u, kf_wn));
             } else {
-                float t4126_ = kf_shfl_down(t4084_, 16u, kf_wn);
-                bool t4128_ = (kf_lane_id() + 16u) < t4106_;
-                float t4129_ = __fadd_rn(t4084_, t4126_);
-                float t4130_ = t4128_ ? t4129_ : t4084_;
-                float t4132_ = kf_shfl_down(t4130_, 8u, kf_wn);
-                bool t4134_ = (kf_lane_id() + 8u) < t4106_;
-                float t4135_ = __fadd_rn(t4130_, t4132_);
-                float t4136_ = t4134_ ? t4135_ : t4130_;
-                float t4138_ = kf_shfl_down(t4136_, 4u, kf_wn);
-                bool t4140_ = (kf_lane_id() + 4u) < t4106_;
-                float t4141_ = __fadd_rn(t4136_, t4138_);
-                float t4142_ = t4140_ ? t4141_ : t4136_;
-                float t4144_ = kf_shfl_down(t4142_, 2u, kf_wn);
-                bool t4146_ = (kf_lane_id() + 2u) < t4106_;
-                float t4147_ = __fadd_rn(t4142_, t4144_);
-                float t4148_ = t4146_ ? t4147_ : t4142_;
-                float t4150_ = kf_shfl_down(t4148_, 1u, kf_wn);
-                bool t4152_ = (kf_lane_id() + 1u) < t4106_;
-                float t4153_ = __fadd_rn(t4148_, t4150_);
-                s_ = kf_shfl(t4152_ ? t4153_ : t4148_, 0u, kf_wn);
+                float t9472_ = kf_shfl_down(t9430_, 16u, kf_wn);
+                bool t9474_ = (kf_lane_id() + 16u) < t9452_;
+                float t9475_ = __fadd_rn(t9430_, t9472_);
+                float t9476_ = t9474_ ? t9475_ : t9430_;
+                float t9478_ = kf_shfl_down(t9476_, 8u, kf_wn);
+                bool t9480_ = (kf_lane_id() + 8u) < t9452_;
+                float t9481_ = __fadd_rn(t9476_, t9478_);
+                float t9482_ = t9480_ ? t9481_ : t9476_;
+                float t9484_ = kf_shfl_down(t9482_, 4u, kf_wn);
+                bool t9486_ = (kf_lane_id() + 4u) < t9452_;
+                float t9487_ = __fadd_rn(t9482_, t9484_);
+                float t9488_ = t9486_ ? t9487_ : t9482_;
+                float t9490_ = kf_shfl_down(t9488_, 2u, kf_wn);
+                bool t9492_ = (kf_lane_id() + 2u) < t9452_;
+                float t9493_ = __fadd_rn(t9488_, t9490_);
+                float t9494_ = t9492_ ? t9493_ : t9488_;
+                float t9496_ = kf_shfl_down(t9494_, 1u, kf_wn);
+                bool t9498_ = (kf_lane_id() + 1u) < t9452_;
+                float t9499_ = __fadd_rn(t9494_, t9496_);
+                s_ = kf_shfl(t9498_ ? t9499_ : t9494_, 0u, kf_wn);
             }
-            bool t4158_ = lane_2_ == 0u;
-            bool t4159_ = t4158_;
-            if (t4158_) {
-                t4159_ = g_ < m_;
+            bool t9504_ = lane_2_ == 0u;
+            bool t9505_ = t9504_;
+            if (t9504_) {
+                t9505_ = g_ < m_;
             }
-            if (t4159_) {
+            if (t9505_) {
                 y_[g_] = kf_f16_from_f32(__fadd_rn(s_, kf_f16_to_f32(y_[g_])));
             }
         }
     }
 }
 
-/* kernel gemv_batch_f16_f16_f16 (gemv.kf:1108) */
+/* kernel gemv_batch_f16_f16_f16 (gemv.kf:1126) */
 extern "C" __global__ void __launch_bounds__(128)
 gemv_batch_f16_f16_f16(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x_, kf_f16* __restrict__ y_, unsigned m_, unsigned k_, unsigned nb_)
 {
@@ -6979,7 +6979,7 @@ gemv_batch_f16_f16_f16(const kf_f16* __restrict__ w_, const kf_f16* __restrict__
     }
 }
 
-/* kernel gemv_batch_f16_f32_f32 (gemv.kf:1113) */
+/* kernel gemv_batch_f16_f32_f32 (gemv.kf:1131) */
 extern "C" __global__ void __launch_bounds__(128)
 gemv_batch_f16_f32_f32(const kf_f16* __restrict__ w_, const float* __restrict__ x_, float* __restrict__ y_, unsigned m_, unsigned k_, unsigned nb_)
 {
@@ -8264,7 +8264,7 @@ gemv_batch_f16_f32_f32(const kf_f16* __restrict__ w_, const float* __restrict__ 
     }
 }
 
-/* kernel gemv_batch_bf16_f16_f16 (gemv.kf:1118) */
+/* kernel gemv_batch_bf16_f16_f16 (gemv.kf:1136) */
 extern "C" __global__ void __launch_bounds__(128)
 gemv_batch_bf16_f16_f16(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__ x_, kf_f16* __restrict__ y_, unsigned m_, unsigned k_, unsigned nb_)
 {
@@ -9068,7 +9068,7 @@ gemv_batch_bf16_f16_f16(const kf_bf16* __restrict__ w_, const kf_f16* __restrict
     }
 }
 
-/* kernel gemv_batch_bf16_f32_f32 (gemv.kf:1123) */
+/* kernel gemv_batch_bf16_f32_f32 (gemv.kf:1141) */
 extern "C" __global__ void __launch_bounds__(128)
 gemv_batch_bf16_f32_f32(const kf_bf16* __restrict__ w_, const float* __restrict__ x_, float* __restrict__ y_, unsigned m_, unsigned k_, unsigned nb_)
 {
@@ -9923,7 +9923,7 @@ gemv_batch_bf16_f32_f32(const kf_bf16* __restrict__ w_, const float* __restrict_
     }
 }
 
-/* kernel gemv_rms_f16_f16_f16 (gemv.kf:1261) */
+/* kernel gemv_rms_f16_f16_f16 (gemv.kf:1279) */
 extern "C" __global__ void __launch_bounds__(256)
 gemv_rms_f16_f16_f16(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ h_, const kf_f16* __restrict__ nw_, kf_f16* __restrict__ y_, unsigned m_, unsigned k_, float eps_)
 {
@@ -9946,8 +9946,8 @@ gemv_rms_f16_f16_f16(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ h
     float xs_8_[8];
     float xs_9_[8];
     float s_;
-    float t2373_;
-    float t3314_;
+    float t3987_;
+    float t4956_;
     const unsigned kf_wn = kf_warp_lanes();
     const kf_u32x4* wv_ = (const kf_u32x4*)w_;
     const kf_f16x8* ia_ = (const kf_f16x8*)h_;
@@ -10141,17 +10141,17 @@ gemv_rms_f16_f16_f16(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ h
     unsigned wid_ = (blockIdx.x << 3u) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u);
     unsigned nw_2_ = gridDim.x << 3u;
     if (!(wid_ >= m_)) {
-        unsigned t1500_ = m_ - wid_;
-        unsigned t1508_ = ((t1500_ / nw_2_) + (((t1500_ % nw_2_) != 0u) ? 1u : 0u)) * steps_;
+        unsigned t1506_ = m_ - wid_;
+        unsigned t1514_ = ((t1506_ / nw_2_) + (((t1506_ % nw_2_) != 0u) ? 1u : 0u)) * steps_;
         acc_[0u] = 0.0f;
         unsigned lg_ = wid_;
         unsigned lk_ = 0u;
         unsigned cg_ = wid_;
         unsigned ck_ = 0u;
-        unsigned t1527_ = t1508_ + 1u;
+        unsigned t3113_ = t1514_ + 1u;
         #pragma unroll 1
-        for (unsigned t0_ = 0u; t0_ < t1527_; t0_ = t0_ + 2u) {
-            if (t0_ < t1508_) {
+        for (unsigned t0_ = 0u; t0_ < t3113_; t0_ = t0_ + 2u) {
+            if (t0_ < t1514_) {
                 unsigned v_ = min((((lk_ << 5u) << 2u) + lane_), (nv_2_ - 1u));
                 unsigned row_ = min(lg_, (m_ - 1u));
                 wb_[0u] = wv_[(row_ * nv_2_) + v_];
@@ -10168,23 +10168,23 @@ gemv_rms_f16_f16_f16(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ h
                 unsigned row_4_ = min(lg_, (m_ - 1u));
                 wb_[3u] = wv_[(row_4_ * nv_2_) + v_4_];
                 xb_[6u] = xs_[v_4_];
-                unsigned t1703_ = lk_ + 1u;
-                lk_ = t1703_;
-                if (t1703_ == steps_) {
+                unsigned t3317_ = lk_ + 1u;
+                lk_ = t3317_;
+                if (t3317_ == steps_) {
                     lk_ = 0u;
                     lg_ = lg_ + nw_2_;
                 }
             }
-            bool t1813_ = t0_ >= 1u;
-            bool t1814_ = t1813_;
-            if (t1813_) {
-                t1814_ = (t0_ - 1u) < t1508_;
+            bool t3427_ = t0_ >= 1u;
+            bool t3428_ = t3427_;
+            if (t3427_) {
+                t3428_ = (t0_ - 1u) < t1514_;
             }
-            if (t1814_) {
+            if (t3428_) {
                 unsigned v_5_ = ((ck_ << 5u) << 2u) + lane_;
                 if (v_5_ < nv_2_) {
-                    kf_u32x4 t1873_ = xb_[8u];
-                    kf_f16x8 a_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1873_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1873_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1873_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1873_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1873_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1873_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1873_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1873_, 3u), 16u))}};
+                    kf_u32x4 t3487_ = xb_[8u];
+                    kf_f16x8 a_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t3487_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3487_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t3487_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3487_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t3487_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3487_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t3487_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3487_, 3u), 16u))}};
                     xs_2_[0u] = kf_f16_to_f32(a_.v[0]);
                     xs_2_[1u] = kf_f16_to_f32(a_.v[1]);
                     xs_2_[2u] = kf_f16_to_f32(a_.v[2]);
@@ -10193,14 +10193,14 @@ gemv_rms_f16_f16_f16(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ h
                     xs_2_[5u] = kf_f16_to_f32(a_.v[5]);
                     xs_2_[6u] = kf_f16_to_f32(a_.v[6]);
                     xs_2_[7u] = kf_f16_to_f32(a_.v[7]);
-                    kf_u32x4 t1900_ = wb_[4u];
-                    kf_f16x8 wh_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1900_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1900_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1900_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1900_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1900_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1900_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1900_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1900_, 3u), 16u))}};
+                    kf_u32x4 t3514_ = wb_[4u];
+                    kf_f16x8 wh_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t3514_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3514_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t3514_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3514_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t3514_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3514_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t3514_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3514_, 3u), 16u))}};
                     acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_.v[7]), xs_2_[7u], __fmaf_rn(kf_f16_to_f32(wh_.v[6]), xs_2_[6u], __fmaf_rn(kf_f16_to_f32(wh_.v[5]), xs_2_[5u], __fmaf_rn(kf_f16_to_f32(wh_.v[4]), xs_2_[4u], __fmaf_rn(kf_f16_to_f32(wh_.v[3]), xs_2_[3u], __fmaf_rn(kf_f16_to_f32(wh_.v[2]), xs_2_[2u], __fmaf_rn(kf_f16_to_f32(wh_.v[1]), xs_2_[1u], __fmaf_rn(kf_f16_to_f32(wh_.v[0]), xs_2_[0u], acc_[0u]))))))));
                 }
                 unsigned v_6_ = (((ck_ << 5u) << 2u) + 32u) + lane_;
                 if (v_6_ < nv_2_) {
-                    kf_u32x4 t2004_ = xb_[10u];
-                    kf_f16x8 a_2_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2004_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2004_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2004_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2004_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2004_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2004_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2004_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2004_, 3u), 16u))}};
+                    kf_u32x4 t3618_ = xb_[10u];
+                    kf_f16x8 a_2_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t3618_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3618_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t3618_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3618_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t3618_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3618_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t3618_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3618_, 3u), 16u))}};
                     xs_3_[0u] = kf_f16_to_f32(a_2_.v[0]);
                     xs_3_[1u] = kf_f16_to_f32(a_2_.v[1]);
                     xs_3_[2u] = kf_f16_to_f32(a_2_.v[2]);
@@ -10209,14 +10209,14 @@ gemv_rms_f16_f16_f16(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ h
                     xs_3_[5u] = kf_f16_to_f32(a_2_.v[5]);
                     xs_3_[6u] = kf_f16_to_f32(a_2_.v[6]);
                     xs_3_[7u] = kf_f16_to_f32(a_2_.v[7]);
-                    kf_u32x4 t2031_ = wb_[5u];
-                    kf_f16x8 wh_2_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2031_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2031_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2031_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2031_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2031_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2031_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2031_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2031_, 3u), 16u))}};
+                    kf_u32x4 t3645_ = wb_[5u];
+                    kf_f16x8 wh_2_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t3645_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3645_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t3645_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3645_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t3645_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3645_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t3645_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3645_, 3u), 16u))}};
                     acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_2_.v[7]), xs_3_[7u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[6]), xs_3_[6u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[5]), xs_3_[5u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[4]), xs_3_[4u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[3]), xs_3_[3u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[2]), xs_3_[2u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[1]), xs_3_[1u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[0]), xs_3_[0u], acc_[0u]))))))));
                 }
                 unsigned v_7_ = (((ck_ << 5u) << 2u) + 64u) + lane_;
                 if (v_7_ < nv_2_) {
-                    kf_u32x4 t2135_ = xb_[12u];
-                    kf_f16x8 a_3_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2135_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2135_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2135_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2135_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2135_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2135_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2135_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2135_, 3u), 16u))}};
+                    kf_u32x4 t3749_ = xb_[12u];
+                    kf_f16x8 a_3_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t3749_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3749_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t3749_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3749_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t3749_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3749_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t3749_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3749_, 3u), 16u))}};
                     xs_4_[0u] = kf_f16_to_f32(a_3_.v[0]);
                     xs_4_[1u] = kf_f16_to_f32(a_3_.v[1]);
                     xs_4_[2u] = kf_f16_to_f32(a_3_.v[2]);
@@ -10225,14 +10225,14 @@ gemv_rms_f16_f16_f16(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ h
                     xs_4_[5u] = kf_f16_to_f32(a_3_.v[5]);
                     xs_4_[6u] = kf_f16_to_f32(a_3_.v[6]);
                     xs_4_[7u] = kf_f16_to_f32(a_3_.v[7]);
-                    kf_u32x4 t2162_ = wb_[6u];
-                    kf_f16x8 wh_3_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2162_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2162_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2162_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2162_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2162_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2162_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2162_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2162_, 3u), 16u))}};
+                    kf_u32x4 t3776_ = wb_[6u];
+                    kf_f16x8 wh_3_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t3776_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3776_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t3776_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3776_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t3776_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3776_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t3776_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3776_, 3u), 16u))}};
                     acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_3_.v[7]), xs_4_[7u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[6]), xs_4_[6u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[5]), xs_4_[5u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[4]), xs_4_[4u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[3]), xs_4_[3u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[2]), xs_4_[2u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[1]), xs_4_[1u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[0]), xs_4_[0u], acc_[0u]))))))));
                 }
                 unsigned v_8_ = (((ck_ << 5u) << 2u) + 96u) + lane_;
                 if (v_8_ < nv_2_) {
-                    kf_u32x4 t2266_ = xb_[14u];
-                    kf_f16x8 a_4_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2266_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2266_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2266_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2266_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2266_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2266_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2266_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2266_, 3u), 16u))}};
+                    kf_u32x4 t3880_ = xb_[14u];
+                    kf_f16x8 a_4_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t3880_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3880_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t3880_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3880_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t3880_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3880_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t3880_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3880_, 3u), 16u))}};
                     xs_5_[0u] = kf_f16_to_f32(a_4_.v[0]);
                     xs_5_[1u] = kf_f16_to_f32(a_4_.v[1]);
                     xs_5_[2u] = kf_f16_to_f32(a_4_.v[2]);
@@ -10241,58 +10241,58 @@ gemv_rms_f16_f16_f16(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ h
                     xs_5_[5u] = kf_f16_to_f32(a_4_.v[5]);
                     xs_5_[6u] = kf_f16_to_f32(a_4_.v[6]);
                     xs_5_[7u] = kf_f16_to_f32(a_4_.v[7]);
-                    kf_u32x4 t2293_ = wb_[7u];
-                    kf_f16x8 wh_4_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2293_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2293_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2293_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2293_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2293_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2293_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2293_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2293_, 3u), 16u))}};
+                    kf_u32x4 t3907_ = wb_[7u];
+                    kf_f16x8 wh_4_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t3907_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3907_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t3907_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3907_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t3907_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3907_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t3907_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3907_, 3u), 16u))}};
                     acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_4_.v[7]), xs_5_[7u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[6]), xs_5_[6u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[5]), xs_5_[5u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[4]), xs_5_[4u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[3]), xs_5_[3u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[2]), xs_5_[2u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[1]), xs_5_[1u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[0]), xs_5_[0u], acc_[0u]))))))));
                 }
-                unsigned t2367_ = ck_ + 1u;
-                ck_ = t2367_;
-                if (t2367_ == steps_) {
+                unsigned t3981_ = ck_ + 1u;
+                ck_ = t3981_;
+                if (t3981_ == steps_) {
                     float a_5_ = acc_[0u];
                     unsigned r_ = 0u;
-                    unsigned t2394_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
-                    if (t2394_ == 32u) {
-                        float t2399_ = __fadd_rn(a_5_, kf_shfl_xor(a_5_, 16u, kf_wn));
-                        float t2402_ = __fadd_rn(t2399_, kf_shfl_xor(t2399_, 8u, kf_wn));
-                        float t2405_ = __fadd_rn(t2402_, kf_shfl_xor(t2402_, 4u, kf_wn));
-                        float t2408_ = __fadd_rn(t2405_, kf_shfl_xor(t2405_, 2u, kf_wn));
-                        t2373_ = __fadd_rn(t2408_, kf_shfl_xor(t2408_, 1u, kf_wn));
+                    unsigned t4008_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+                    if (t4008_ == 32u) {
+                        float t4013_ = __fadd_rn(a_5_, kf_shfl_xor(a_5_, 16u, kf_wn));
+                        float t4016_ = __fadd_rn(t4013_, kf_shfl_xor(t4013_, 8u, kf_wn));
+                        float t4019_ = __fadd_rn(t4016_, kf_shfl_xor(t4016_, 4u, kf_wn));
+                        float t4022_ = __fadd_rn(t4019_, kf_shfl_xor(t4019_, 2u, kf_wn));
+                        t3987_ = __fadd_rn(t4022_, kf_shfl_xor(t4022_, 1u, kf_wn));
                     } else {
-                        float t2414_ = kf_shfl_down(a_5_, 16u, kf_wn);
-                        bool t2416_ = (kf_lane_id() + 16u) < t2394_;
-                        float t2417_ = __fadd_rn(a_5_, t2414_);
-                        float t2418_ = t2416_ ? t2417_ : a_5_;
-                        float t2420_ = kf_shfl_down(t2418_, 8u, kf_wn);
-                        bool t2422_ = (kf_lane_id() + 8u) < t2394_;
-                        float t2423_ = __fadd_rn(t2418_, t2420_);
-                        float t2424_ = t2422_ ? t2423_ : t2418_;
-                        float t2426_ = kf_shfl_down(t2424_, 4u, kf_wn);
-                        bool t2428_ = (kf_lane_id() + 4u) < t2394_;
-                        float t2429_ = __fadd_rn(t2424_, t2426_);
-                        float t2430_ = t2428_ ? t2429_ : t2424_;
-                        float t2432_ = kf_shfl_down(t2430_, 2u, kf_wn);
-                        bool t2434_ = (kf_lane_id() + 2u) < t2394_;
-                        float t2435_ = __fadd_rn(t2430_, t2432_);
-                        float t2436_ = t2434_ ? t2435_ : t2430_;
-                        float t2438_ = kf_shfl_down(t2436_, 1u, kf_wn);
-                        bool t2440_ = (kf_lane_id() + 1u) < t2394_;
-                        float t2441_ = __fadd_rn(t2436_, t2438_);
-                        t2373_ = kf_shfl(t2440_ ? t2441_ : t2436_, 0u, kf_wn);
+                        float t4028_ = kf_shfl_down(a_5_, 16u, kf_wn);
+                        bool t4030_ = (kf_lane_id() + 16u) < t4008_;
+                        float t4031_ = __fadd_rn(a_5_, t4028_);
+                        float t4032_ = t4030_ ? t4031_ : a_5_;
+                        float t4034_ = kf_shfl_down(t4032_, 8u, kf_wn);
+                        bool t4036_ = (kf_lane_id() + 8u) < t4008_;
+                        float t4037_ = __fadd_rn(t4032_, t4034_);
+                        float t4038_ = t4036_ ? t4037_ : t4032_;
+                        float t4040_ = kf_shfl_down(t4038_, 4u, kf_wn);
+                        bool t4042_ = (kf_lane_id() + 4u) < t4008_;
+                        float t4043_ = __fadd_rn(t4038_, t4040_);
+                        float t4044_ = t4042_ ? t4043_ : t4038_;
+                        float t4046_ = kf_shfl_down(t4044_, 2u, kf_wn);
+                        bool t4048_ = (kf_lane_id() + 2u) < t4008_;
+                        float t4049_ = __fadd_rn(t4044_, t4046_);
+                        float t4050_ = t4048_ ? t4049_ : t4044_;
+                        float t4052_ = kf_shfl_down(t4050_, 1u, kf_wn);
+                        bool t4054_ = (kf_lane_id() + 1u) < t4008_;
+                        float t4055_ = __fadd_rn(t4050_, t4052_);
+                        t3987_ = kf_shfl(t4054_ ? t4055_ : t4050_, 0u, kf_wn);
                     }
-                    bool t2446_ = lane_ == r_;
-                    bool t2447_ = t2446_;
-                    if (t2446_) {
-                        t2447_ = cg_ < m_;
+                    bool t4060_ = lane_ == r_;
+                    bool t4061_ = t4060_;
+                    if (t4060_) {
+                        t4061_ = cg_ < m_;
                     }
-                    if (t2447_) {
-                        y_[cg_] = kf_f16_from_f32(t2373_);
+                    if (t4061_) {
+                        y_[cg_] = kf_f16_from_f32(t3987_);
                     }
                     acc_[0u] = 0.0f;
                     ck_ = 0u;
                     cg_ = cg_ + nw_2_;
                 }
             }
-            if ((t0_ + 1u) < t1508_) {
+            if ((t0_ + 1u) < t1514_) {
                 unsigned v_9_ = min((((lk_ << 5u) << 2u) + lane_), (nv_2_ - 1u));
                 unsigned row_5_ = min(lg_, (m_ - 1u));
                 wb_[4u] = wv_[(row_5_ * nv_2_) + v_9_];
@@ -10309,23 +10309,23 @@ gemv_rms_f16_f16_f16(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ h
                 unsigned row_8_ = min(lg_, (m_ - 1u));
                 wb_[7u] = wv_[(row_8_ * nv_2_) + v_12_];
                 xb_[14u] = xs_[v_12_];
-                unsigned t2644_ = lk_ + 1u;
-                lk_ = t2644_;
-                if (t2644_ == steps_) {
+                unsigned t4286_ = lk_ + 1u;
+                lk_ = t4286_;
+                if (t4286_ == steps_) {
                     lk_ = 0u;
                     lg_ = lg_ + nw_2_;
                 }
             }
-            bool t2754_ = (t0_ + 1u) >= 1u;
-            bool t2755_ = t2754_;
-            if (t2754_) {
-                t2755_ = ((t0_ + 1u) - 1u) < t1508_;
+            bool t4396_ = (t0_ + 1u) >= 1u;
+            bool t4397_ = t4396_;
+            if (t4396_) {
+                t4397_ = ((t0_ + 1u) - 1u) < t1514_;
             }
-            if (t2755_) {
+            if (t4397_) {
                 unsigned v_13_ = ((ck_ << 5u) << 2u) + lane_;
                 if (v_13_ < nv_2_) {
-                    kf_u32x4 t2814_ = xb_[0u];
-                    kf_f16x8 a_6_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2814_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2814_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2814_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2814_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2814_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2814_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2814_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2814_, 3u), 16u))}};
+                    kf_u32x4 t4456_ = xb_[0u];
+                    kf_f16x8 a_6_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t4456_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4456_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t4456_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4456_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t4456_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4456_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t4456_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4456_, 3u), 16u))}};
                     xs_6_[0u] = kf_f16_to_f32(a_6_.v[0]);
                     xs_6_[1u] = kf_f16_to_f32(a_6_.v[1]);
                     xs_6_[2u] = kf_f16_to_f32(a_6_.v[2]);
@@ -10334,14 +10334,14 @@ gemv_rms_f16_f16_f16(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ h
                     xs_6_[5u] = kf_f16_to_f32(a_6_.v[5]);
                     xs_6_[6u] = kf_f16_to_f32(a_6_.v[6]);
                     xs_6_[7u] = kf_f16_to_f32(a_6_.v[7]);
-                    kf_u32x4 t2841_ = wb_[0u];
-                    kf_f16x8 wh_5_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2841_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2841_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2841_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2841_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2841_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2841_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2841_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2841_, 3u), 16u))}};
+                    kf_u32x4 t4483_ = wb_[0u];
+                    kf_f16x8 wh_5_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t4483_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4483_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t4483_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4483_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t4483_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4483_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t4483_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4483_, 3u), 16u))}};
                     acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_5_.v[7]), xs_6_[7u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[6]), xs_6_[6u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[5]), xs_6_[5u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[4]), xs_6_[4u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[3]), xs_6_[3u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[2]), xs_6_[2u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[1]), xs_6_[1u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[0]), xs_6_[0u], acc_[0u]))))))));
                 }
                 unsigned v_14_ = (((ck_ << 5u) << 2u) + 32u) + lane_;
                 if (v_14_ < nv_2_) {
-                    kf_u32x4 t2945_ = xb_[2u];
-                    kf_f16x8 a_7_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2945_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2945_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2945_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2945_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2945_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2945_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2945_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2945_, 3u), 16u))}};
+                    kf_u32x4 t4587_ = xb_[2u];
+                    kf_f16x8 a_7_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t4587_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4587_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t4587_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4587_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t4587_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4587_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t4587_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4587_, 3u), 16u))}};
                     xs_7_[0u] = kf_f16_to_f32(a_7_.v[0]);
                     xs_7_[1u] = kf_f16_to_f32(a_7_.v[1]);
                     xs_7_[2u] = kf_f16_to_f32(a_7_.v[2]);
@@ -10350,14 +10350,14 @@ gemv_rms_f16_f16_f16(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ h
                     xs_7_[5u] = kf_f16_to_f32(a_7_.v[5]);
                     xs_7_[6u] = kf_f16_to_f32(a_7_.v[6]);
                     xs_7_[7u] = kf_f16_to_f32(a_7_.v[7]);
-                    kf_u32x4 t2972_ = wb_[1u];
-                    kf_f16x8 wh_6_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2972_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2972_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2972_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2972_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2972_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2972_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2972_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2972_, 3u), 16u))}};
+                    kf_u32x4 t4614_ = wb_[1u];
+                    kf_f16x8 wh_6_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t4614_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4614_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t4614_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4614_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t4614_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4614_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t4614_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4614_, 3u), 16u))}};
                     acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_6_.v[7]), xs_7_[7u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[6]), xs_7_[6u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[5]), xs_7_[5u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[4]), xs_7_[4u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[3]), xs_7_[3u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[2]), xs_7_[2u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[1]), xs_7_[1u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[0]), xs_7_[0u], acc_[0u]))))))));
                 }
                 unsigned v_15_ = (((ck_ << 5u) << 2u) + 64u) + lane_;
                 if (v_15_ < nv_2_) {
-                    kf_u32x4 t3076_ = xb_[4u];
-                    kf_f16x8 a_8_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t3076_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3076_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t3076_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3076_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t3076_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3076_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t3076_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3076_, 3u), 16u))}};
+                    kf_u32x4 t4718_ = xb_[4u];
+                    kf_f16x8 a_8_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t4718_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4718_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t4718_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4718_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t4718_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4718_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t4718_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4718_, 3u), 16u))}};
                     xs_8_[0u] = kf_f16_to_f32(a_8_.v[0]);
                     xs_8_[1u] = kf_f16_to_f32(a_8_.v[1]);
                     xs_8_[2u] = kf_f16_to_f32(a_8_.v[2]);
@@ -10366,14 +10366,14 @@ gemv_rms_f16_f16_f16(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ h
                     xs_8_[5u] = kf_f16_to_f32(a_8_.v[5]);
                     xs_8_[6u] = kf_f16_to_f32(a_8_.v[6]);
                     xs_8_[7u] = kf_f16_to_f32(a_8_.v[7]);
-                    kf_u32x4 t3103_ = wb_[2u];
-                    kf_f16x8 wh_7_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t3103_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3103_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t3103_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3103_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t3103_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3103_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t3103_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3103_, 3u), 16u))}};
+                    kf_u32x4 t4745_ = wb_[2u];
+                    kf_f16x8 wh_7_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t4745_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4745_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t4745_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4745_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t4745_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4745_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t4745_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4745_, 3u), 16u))}};
                     acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_7_.v[7]), xs_8_[7u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[6]), xs_8_[6u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[5]), xs_8_[5u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[4]), xs_8_[4u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[3]), xs_8_[3u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[2]), xs_8_[2u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[1]), xs_8_[1u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[0]), xs_8_[0u], acc_[0u]))))))));
                 }
                 unsigned v_16_ = (((ck_ << 5u) << 2u) + 96u) + lane_;
                 if (v_16_ < nv_2_) {
-                    kf_u32x4 t3207_ = xb_[6u];
-                    kf_f16x8 a_9_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t3207_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3207_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t3207_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3207_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t3207_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3207_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t3207_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3207_, 3u), 16u))}};
+                    kf_u32x4 t4849_ = xb_[6u];
+                    kf_f16x8 a_9_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t4849_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4849_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t4849_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4849_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t4849_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4849_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t4849_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4849_, 3u), 16u))}};
                     xs_9_[0u] = kf_f16_to_f32(a_9_.v[0]);
                     xs_9_[1u] = kf_f16_to_f32(a_9_.v[1]);
                     xs_9_[2u] = kf_f16_to_f32(a_9_.v[2]);
@@ -10382,51 +10382,51 @@ gemv_rms_f16_f16_f16(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ h
                     xs_9_[5u] = kf_f16_to_f32(a_9_.v[5]);
                     xs_9_[6u] = kf_f16_to_f32(a_9_.v[6]);
                     xs_9_[7u] = kf_f16_to_f32(a_9_.v[7]);
-                    kf_u32x4 t3234_ = wb_[3u];
-                    kf_f16x8 wh_8_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t3234_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3234_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t3234_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3234_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t3234_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3234_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t3234_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3234_, 3u), 16u))}};
+                    kf_u32x4 t4876_ = wb_[3u];
+                    kf_f16x8 wh_8_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t4876_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4876_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t4876_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4876_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t4876_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4876_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t4876_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4876_, 3u), 16u))}};
                     acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_8_.v[7]), xs_9_[7u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[6]), xs_9_[6u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[5]), xs_9_[5u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[4]), xs_9_[4u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[3]), xs_9_[3u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[2]), xs_9_[2u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[1]), xs_9_[1u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[0]), xs_9_[0u], acc_[0u]))))))));
                 }
-                unsigned t3308_ = ck_ + 1u;
-                ck_ = t3308_;
-                if (t3308_ == steps_) {
+                unsigned t4950_ = ck_ + 1u;
+                ck_ = t4950_;
+                if (t4950_ == steps_) {
                     float a_10_ = acc_[0u];
                     unsigned r_2_ = 0u;
-                    unsigned t3335_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
-                    if (t3335_ == 32u) {
-                        float t3340_ = __fadd_rn(a_10_, kf_shfl_xor(a_10_, 16u, kf_wn));
-                        float t3343_ = __fadd_rn(t3340_, kf_shfl_xor(t3340_, 8u, kf_wn));
-                        float t3346_ = __fadd_rn(t3343_, kf_shfl_xor(t3343_, 4u, kf_wn));
-                        float t3349_ = __fadd_rn(t3346_, kf_shfl_xor(t3346_, 2u, kf_wn));
-                        t3314_ = __fadd_rn(t3349_, kf_shfl_xor(t3349_, 1u, kf_wn));
+                    unsigned t4977_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+                    if (t4977_ == 32u) {
+                        float t4982_ = __fadd_rn(a_10_, kf_shfl_xor(a_10_, 16u, kf_wn));
+                        float t4985_ = __fadd_rn(t4982_, kf_shfl_xor(t4982_, 8u, kf_wn));
+                        float t4988_ = __fadd_rn(t4985_, kf_shfl_xor(t4985_, 4u, kf_wn));
+                        float t4991_ = __fadd_rn(t4988_, kf_shfl_xor(t4988_, 2u, kf_wn));
+                        t4956_ = __fadd_rn(t4991_, kf_shfl_xor(t4991_, 1u, kf_wn));
                     } else {
-                        float t3355_ = kf_shfl_down(a_10_, 16u, kf_wn);
-                        bool t3357_ = (kf_lane_id() + 16u) < t3335_;
-                        float t3358_ = __fadd_rn(a_10_, t3355_);
-                        float t3359_ = t3357_ ? t3358_ : a_10_;
-                        float t3361_ = kf_shfl_down(t3359_, 8u, kf_wn);
-                        bool t3363_ = (kf_lane_id() + 8u) < t3335_;
-                        float t3364_ = __fadd_rn(t3359_, t3361_);
-                        float t3365_ = t3363_ ? t3364_ : t3359_;
-                        float t3367_ = kf_shfl_down(t3365_, 4u, kf_wn);
-                        bool t3369_ = (kf_lane_id() + 4u) < t3335_;
-                        float t3370_ = __fadd_rn(t3365_, t3367_);
-                        float t3371_ = t3369_ ? t3370_ : t3365_;
-                        float t3373_ = kf_shfl_down(t3371_, 2u, kf_wn);
-                        bool t3375_ = (kf_lane_id() + 2u) < t3335_;
-                        float t3376_ = __fadd_rn(t3371_, t3373_);
-                        float t3377_ = t3375_ ? t3376_ : t3371_;
-                        float t3379_ = kf_shfl_down(t3377_, 1u, kf_wn);
-                        bool t3381_ = (kf_lane_id() + 1u) < t3335_;
-                        float t3382_ = __fadd_rn(t3377_, t3379_);
-                        t3314_ = kf_shfl(t3381_ ? t3382_ : t3377_, 0u, kf_wn);
+                        float t4997_ = kf_shfl_down(a_10_, 16u, kf_wn);
+                        bool t4999_ = (kf_lane_id() + 16u) < t4977_;
+                        float t5000_ = __fadd_rn(a_10_, t4997_);
+                        float t5001_ = t4999_ ? t5000_ : a_10_;
+                        float t5003_ = kf_shfl_down(t5001_, 8u, kf_wn);
+                        bool t5005_ = (kf_lane_id() + 8u) < t4977_;
+                        float t5006_ = __fadd_rn(t5001_, t5003_);
+                        float t5007_ = t5005_ ? t5006_ : t5001_;
+                        float t5009_ = kf_shfl_down(t5007_, 4u, kf_wn);
+                        bool t5011_ = (kf_lane_id() + 4u) < t4977_;
+                        float t5012_ = __fadd_rn(t5007_, t5009_);
+                        float t5013_ = t5011_ ? t5012_ : t5007_;
+                        float t5015_ = kf_shfl_down(t5013_, 2u, kf_wn);
+                        bool t5017_ = (kf_lane_id() + 2u) < t4977_;
+                        float t5018_ = __fadd_rn(t5013_, t5015_);
+                        float t5019_ = t5017_ ? t5018_ : t5013_;
+                        float t5021_ = kf_shfl_down(t5019_, 1u, kf_wn);
+                        bool t5023_ = (kf_lane_id() + 1u) < t4977_;
+                        float t5024_ = __fadd_rn(t5019_, t5021_);
+                        t4956_ = kf_shfl(t5023_ ? t5024_ : t5019_, 0u, kf_wn);
                     }
-                    bool t3387_ = lane_ == r_2_;
-                    bool t3388_ = t3387_;
-                    if (t3387_) {
-                        t3388_ = cg_ < m_;
+                    bool t5029_ = lane_ == r_2_;
+                    bool t5030_ = t5029_;
+                    if (t5029_) {
+                        t5030_ = cg_ < m_;
                     }
-                    if (t3388_) {
-                        y_[cg_] = kf_f16_from_f32(t3314_);
+                    if (t5030_) {
+                        y_[cg_] = kf_f16_from_f32(t4956_);
                     }
                     acc_[0u] = 0.0f;
                     ck_ = 0u;
@@ -10437,7 +10437,7 @@ gemv_rms_f16_f16_f16(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ h
     }
 }
 
-/* kernel gemv_rms_f16_f16_f32 (gemv.kf:1268) */
+/* kernel gemv_rms_f16_f16_f32 (gemv.kf:1286) */
 extern "C" __global__ void __launch_bounds__(256)
 gemv_rms_f16_f16_f32(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ h_, const kf_f16* __restrict__ nw_, float* __restrict__ y_, unsigned m_, unsigned k_, float eps_)
 {
@@ -10460,8 +10460,8 @@ gemv_rms_f16_f16_f32(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ h
     float xs_8_[8];
     float xs_9_[8];
     float s_;
-    float t2373_;
-    float t3314_;
+    float t3987_;
+    float t4956_;
     const unsigned kf_wn = kf_warp_lanes();
     const kf_u32x4* wv_ = (const kf_u32x4*)w_;
     const kf_f16x8* ia_ = (const kf_f16x8*)h_;
@@ -10655,17 +10655,17 @@ gemv_rms_f16_f16_f32(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ h
     unsigned wid_ = (blockIdx.x << 3u) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u);
     unsigned nw_2_ = gridDim.x << 3u;
     if (!(wid_ >= m_)) {
-        unsigned t1500_ = m_ - wid_;
-        unsigned t1508_ = ((t1500_ / nw_2_) + (((t1500_ % nw_2_) != 0u) ? 1u : 0u)) * steps_;
+        unsigned t1506_ = m_ - wid_;
+        unsigned t1514_ = ((t1506_ / nw_2_) + (((t1506_ % nw_2_) != 0u) ? 1u : 0u)) * steps_;
         acc_[0u] = 0.0f;
         unsigned lg_ = wid_;
         unsigned lk_ = 0u;
         unsigned cg_ = wid_;
         unsigned ck_ = 0u;
-        unsigned t1527_ = t1508_ + 1u;
+        unsigned t3113_ = t1514_ + 1u;
         #pragma unroll 1
-        for (unsigned t0_ = 0u; t0_ < t1527_; t0_ = t0_ + 2u) {
-            if (t0_ < t1508_) {
+        for (unsigned t0_ = 0u; t0_ < t3113_; t0_ = t0_ + 2u) {
+            if (t0_ < t1514_) {
                 unsigned v_ = min((((lk_ << 5u) << 2u) + lane_), (nv_2_ - 1u));
                 unsigned row_ = min(lg_, (m_ - 1u));
                 wb_[0u] = wv_[(row_ * nv_2_) + v_];
@@ -10682,23 +10682,23 @@ gemv_rms_f16_f16_f32(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ h
                 unsigned row_4_ = min(lg_, (m_ - 1u));
                 wb_[3u] = wv_[(row_4_ * nv_2_) + v_4_];
                 xb_[6u] = xs_[v_4_];
-                unsigned t1703_ = lk_ + 1u;
-                lk_ = t1703_;
-                if (t1703_ == steps_) {
+                unsigned t3317_ = lk_ + 1u;
+                lk_ = t3317_;
+                if (t3317_ == steps_) {
                     lk_ = 0u;
                     lg_ = lg_ + nw_2_;
                 }
             }
-            bool t1813_ = t0_ >= 1u;
-            bool t1814_ = t1813_;
-            if (t1813_) {
-                t1814_ = (t0_ - 1u) < t1508_;
+            bool t3427_ = t0_ >= 1u;
+            bool t3428_ = t3427_;
+            if (t3427_) {
+                t3428_ = (t0_ - 1u) < t1514_;
             }
-            if (t1814_) {
+            if (t3428_) {
                 unsigned v_5_ = ((ck_ << 5u) << 2u) + lane_;
                 if (v_5_ < nv_2_) {
-                    kf_u32x4 t1873_ = xb_[8u];
-                    kf_f16x8 a_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1873_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1873_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1873_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1873_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1873_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1873_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1873_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1873_, 3u), 16u))}};
+                    kf_u32x4 t3487_ = xb_[8u];
+                    kf_f16x8 a_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t3487_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3487_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t3487_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3487_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t3487_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3487_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t3487_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3487_, 3u), 16u))}};
                     xs_2_[0u] = kf_f16_to_f32(a_.v[0]);
                     xs_2_[1u] = kf_f16_to_f32(a_.v[1]);
                     xs_2_[2u] = kf_f16_to_f32(a_.v[2]);
@@ -10707,14 +10707,14 @@ gemv_rms_f16_f16_f32(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ h
                     xs_2_[5u] = kf_f16_to_f32(a_.v[5]);
                     xs_2_[6u] = kf_f16_to_f32(a_.v[6]);
                     xs_2_[7u] = kf_f16_to_f32(a_.v[7]);
-                    kf_u32x4 t1900_ = wb_[4u];
-                    kf_f16x8 wh_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1900_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1900_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1900_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1900_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1900_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1900_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1900_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1900_, 3u), 16u))}};
+                    kf_u32x4 t3514_ = wb_[4u];
+                    kf_f16x8 wh_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t3514_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3514_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t3514_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3514_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t3514_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3514_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t3514_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3514_, 3u), 16u))}};
                     acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_.v[7]), xs_2_[7u], __fmaf_rn(kf_f16_to_f32(wh_.v[6]), xs_2_[6u], __fmaf_rn(kf_f16_to_f32(wh_.v[5]), xs_2_[5u], __fmaf_rn(kf_f16_to_f32(wh_.v[4]), xs_2_[4u], __fmaf_rn(kf_f16_to_f32(wh_.v[3]), xs_2_[3u], __fmaf_rn(kf_f16_to_f32(wh_.v[2]), xs_2_[2u], __fmaf_rn(kf_f16_to_f32(wh_.v[1]), xs_2_[1u], __fmaf_rn(kf_f16_to_f32(wh_.v[0]), xs_2_[0u], acc_[0u]))))))));
                 }
                 unsigned v_6_ = (((ck_ << 5u) << 2u) + 32u) + lane_;
                 if (v_6_ < nv_2_) {
-                    kf_u32x4 t2004_ = xb_[10u];
-                    kf_f16x8 a_2_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2004_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2004_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2004_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2004_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2004_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2004_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2004_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2004_, 3u), 16u))}};
+                    kf_u32x4 t3618_ = xb_[10u];
+                    kf_f16x8 a_2_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t3618_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3618_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t3618_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3618_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t3618_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3618_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t3618_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3618_, 3u), 16u))}};
                     xs_3_[0u] = kf_f16_to_f32(a_2_.v[0]);
                     xs_3_[1u] = kf_f16_to_f32(a_2_.v[1]);
                     xs_3_[2u] = kf_f16_to_f32(a_2_.v[2]);
@@ -10723,14 +10723,14 @@ gemv_rms_f16_f16_f32(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ h
                     xs_3_[5u] = kf_f16_to_f32(a_2_.v[5]);
                     xs_3_[6u] = kf_f16_to_f32(a_2_.v[6]);
                     xs_3_[7u] = kf_f16_to_f32(a_2_.v[7]);
-                    kf_u32x4 t2031_ = wb_[5u];
-                    kf_f16x8 wh_2_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2031_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2031_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2031_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2031_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2031_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2031_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2031_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2031_, 3u), 16u))}};
+                    kf_u32x4 t3645_ = wb_[5u];
+                    kf_f16x8 wh_2_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t3645_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3645_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t3645_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3645_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t3645_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3645_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t3645_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3645_, 3u), 16u))}};
                     acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_2_.v[7]), xs_3_[7u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[6]), xs_3_[6u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[5]), xs_3_[5u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[4]), xs_3_[4u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[3]), xs_3_[3u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[2]), xs_3_[2u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[1]), xs_3_[1u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[0]), xs_3_[0u], acc_[0u]))))))));
                 }
                 unsigned v_7_ = (((ck_ << 5u) << 2u) + 64u) + lane_;
                 if (v_7_ < nv_2_) {
-                    kf_u32x4 t2135_ = xb_[12u];
-                    kf_f16x8 a_3_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2135_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2135_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2135_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2135_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2135_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2135_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2135_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2135_, 3u), 16u))}};
+                    kf_u32x4 t3749_ = xb_[12u];
+                    kf_f16x8 a_3_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t3749_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3749_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t3749_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3749_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t3749_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3749_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t3749_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3749_, 3u), 16u))}};
                     xs_4_[0u] = kf_f16_to_f32(a_3_.v[0]);
                     xs_4_[1u] = kf_f16_to_f32(a_3_.v[1]);
                     xs_4_[2u] = kf_f16_to_f32(a_3_.v[2]);
@@ -10739,14 +10739,14 @@ gemv_rms_f16_f16_f32(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ h
                     xs_4_[5u] = kf_f16_to_f32(a_3_.v[5]);
                     xs_4_[6u] = kf_f16_to_f32(a_3_.v[6]);
                     xs_4_[7u] = kf_f16_to_f32(a_3_.v[7]);
-                    kf_u32x4 t2162_ = wb_[6u];
-                    kf_f16x8 wh_3_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2162_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2162_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2162_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2162_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2162_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2162_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2162_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2162_, 3u), 16u))}};
+                    kf_u32x4 t3776_ = wb_[6u];
+                    kf_f16x8 wh_3_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t3776_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3776_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t3776_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3776_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t3776_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3776_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t3776_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3776_, 3u), 16u))}};
                     acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_3_.v[7]), xs_4_[7u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[6]), xs_4_[6u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[5]), xs_4_[5u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[4]), xs_4_[4u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[3]), xs_4_[3u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[2]), xs_4_[2u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[1]), xs_4_[1u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[0]), xs_4_[0u], acc_[0u]))))))));
                 }
                 unsigned v_8_ = (((ck_ << 5u) << 2u) + 96u) + lane_;
                 if (v_8_ < nv_2_) {
-                    kf_u32x4 t2266_ = xb_[14u];
-                    kf_f16x8 a_4_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2266_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2266_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2266_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2266_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2266_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2266_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2266_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2266_, 3u), 16u))}};
+                    kf_u32x4 t3880_ = xb_[14u];
+                    kf_f16x8 a_4_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t3880_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3880_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t3880_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3880_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t3880_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3880_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t3880_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3880_, 3u), 16u))}};
                     xs_5_[0u] = kf_f16_to_f32(a_4_.v[0]);
                     xs_5_[1u] = kf_f16_to_f32(a_4_.v[1]);
                     xs_5_[2u] = kf_f16_to_f32(a_4_.v[2]);
@@ -10755,58 +10755,58 @@ gemv_rms_f16_f16_f32(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ h
                     xs_5_[5u] = kf_f16_to_f32(a_4_.v[5]);
                     xs_5_[6u] = kf_f16_to_f32(a_4_.v[6]);
                     xs_5_[7u] = kf_f16_to_f32(a_4_.v[7]);
-                    kf_u32x4 t2293_ = wb_[7u];
-                    kf_f16x8 wh_4_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2293_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2293_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2293_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2293_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2293_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2293_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2293_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2293_, 3u), 16u))}};
+                    kf_u32x4 t3907_ = wb_[7u];
+                    kf_f16x8 wh_4_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t3907_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3907_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t3907_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3907_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t3907_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3907_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t3907_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3907_, 3u), 16u))}};
                     acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_4_.v[7]), xs_5_[7u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[6]), xs_5_[6u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[5]), xs_5_[5u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[4]), xs_5_[4u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[3]), xs_5_[3u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[2]), xs_5_[2u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[1]), xs_5_[1u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[0]), xs_5_[0u], acc_[0u]))))))));
                 }
-                unsigned t2367_ = ck_ + 1u;
-                ck_ = t2367_;
-                if (t2367_ == steps_) {
+                unsigned t3981_ = ck_ + 1u;
+                ck_ = t3981_;
+                if (t3981_ == steps_) {
                     float a_5_ = acc_[0u];
                     unsigned r_ = 0u;
-                    unsigned t2394_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
-                    if (t2394_ == 32u) {
-                        float t2399_ = __fadd_rn(a_5_, kf_shfl_xor(a_5_, 16u, kf_wn));
-                        float t2402_ = __fadd_rn(t2399_, kf_shfl_xor(t2399_, 8u, kf_wn));
-                        float t2405_ = __fadd_rn(t2402_, kf_shfl_xor(t2402_, 4u, kf_wn));
-                        float t2408_ = __fadd_rn(t2405_, kf_shfl_xor(t2405_, 2u, kf_wn));
-                        t2373_ = __fadd_rn(t2408_, kf_shfl_xor(t2408_, 1u, kf_wn));
+                    unsigned t4008_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+                    if (t4008_ == 32u) {
+                        float t4013_ = __fadd_rn(a_5_, kf_shfl_xor(a_5_, 16u, kf_wn));
+                        float t4016_ = __fadd_rn(t4013_, kf_shfl_xor(t4013_, 8u, kf_wn));
+                        float t4019_ = __fadd_rn(t4016_, kf_shfl_xor(t4016_, 4u, kf_wn));
+                        float t4022_ = __fadd_rn(t4019_, kf_shfl_xor(t4019_, 2u, kf_wn));
+                        t3987_ = __fadd_rn(t4022_, kf_shfl_xor(t4022_, 1u, kf_wn));
                     } else {
-                        float t2414_ = kf_shfl_down(a_5_, 16u, kf_wn);
-                        bool t2416_ = (kf_lane_id() + 16u) < t2394_;
-                        float t2417_ = __fadd_rn(a_5_, t2414_);
-                        float t2418_ = t2416_ ? t2417_ : a_5_;
-                        float t2420_ = kf_shfl_down(t2418_, 8u, kf_wn);
-                        bool t2422_ = (kf_lane_id() + 8u) < t2394_;
-                        float t2423_ = __fadd_rn(t2418_, t2420_);
-                        float t2424_ = t2422_ ? t2423_ : t2418_;
-                        float t2426_ = kf_shfl_down(t2424_, 4u, kf_wn);
-                        bool t2428_ = (kf_lane_id() + 4u) < t2394_;
-                        float t2429_ = __fadd_rn(t2424_, t2426_);
-                        float t2430_ = t2428_ ? t2429_ : t2424_;
-                        float t2432_ = kf_shfl_down(t2430_, 2u, kf_wn);
-                        bool t2434_ = (kf_lane_id() + 2u) < t2394_;
-                        float t2435_ = __fadd_rn(t2430_, t2432_);
-                        float t2436_ = t2434_ ? t2435_ : t2430_;
-                        float t2438_ = kf_shfl_down(t2436_, 1u, kf_wn);
-                        bool t2440_ = (kf_lane_id() + 1u) < t2394_;
-                        float t2441_ = __fadd_rn(t2436_, t2438_);
-                        t2373_ = kf_shfl(t2440_ ? t2441_ : t2436_, 0u, kf_wn);
+                        float t4028_ = kf_shfl_down(a_5_, 16u, kf_wn);
+                        bool t4030_ = (kf_lane_id() + 16u) < t4008_;
+                        float t4031_ = __fadd_rn(a_5_, t4028_);
+                        float t4032_ = t4030_ ? t4031_ : a_5_;
+                        float t4034_ = kf_shfl_down(t4032_, 8u, kf_wn);
+                        bool t4036_ = (kf_lane_id() + 8u) < t4008_;
+                        float t4037_ = __fadd_rn(t4032_, t4034_);
+                        float t4038_ = t4036_ ? t4037_ : t4032_;
+                        float t4040_ = kf_shfl_down(t4038_, 4u, kf_wn);
+                        bool t4042_ = (kf_lane_id() + 4u) < t4008_;
+                        float t4043_ = __fadd_rn(t4038_, t4040_);
+                        float t4044_ = t4042_ ? t4043_ : t4038_;
+                        float t4046_ = kf_shfl_down(t4044_, 2u, kf_wn);
+                        bool t4048_ = (kf_lane_id() + 2u) < t4008_;
+                        float t4049_ = __fadd_rn(t4044_, t4046_);
+                        float t4050_ = t4048_ ? t4049_ : t4044_;
+                        float t4052_ = kf_shfl_down(t4050_, 1u, kf_wn);
+                        bool t4054_ = (kf_lane_id() + 1u) < t4008_;
+                        float t4055_ = __fadd_rn(t4050_, t4052_);
+                        t3987_ = kf_shfl(t4054_ ? t4055_ : t4050_, 0u, kf_wn);
                     }
-                    bool t2446_ = lane_ == r_;
-                    bool t2447_ = t2446_;
-                    if (t2446_) {
-                        t2447_ = cg_ < m_;
+                    bool t4060_ = lane_ == r_;
+                    bool t4061_ = t4060_;
+                    if (t4060_) {
+                        t4061_ = cg_ < m_;
                     }
-                    if (t2447_) {
-                        y_[cg_] = t2373_;
+                    if (t4061_) {
+                        y_[cg_] = t3987_;
                     }
                     acc_[0u] = 0.0f;
                     ck_ = 0u;
                     cg_ = cg_ + nw_2_;
                 }
             }
-            if ((t0_ + 1u) < t1508_) {
+            if ((t0_ + 1u) < t1514_) {
                 unsigned v_9_ = min((((lk_ << 5u) << 2u) + lane_), (nv_2_ - 1u));
                 unsigned row_5_ = min(lg_, (m_ - 1u));
                 wb_[4u] = wv_[(row_5_ * nv_2_) + v_9_];
@@ -10823,23 +10823,23 @@ gemv_rms_f16_f16_f32(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ h
                 unsigned row_8_ = min(lg_, (m_ - 1u));
                 wb_[7u] = wv_[(row_8_ * nv_2_) + v_12_];
                 xb_[14u] = xs_[v_12_];
-                unsigned t2644_ = lk_ + 1u;
-                lk_ = t2644_;
-                if (t2644_ == steps_) {
+                unsigned t4286_ = lk_ + 1u;
+                lk_ = t4286_;
+                if (t4286_ == steps_) {
                     lk_ = 0u;
                     lg_ = lg_ + nw_2_;
                 }
             }
-            bool t2754_ = (t0_ + 1u) >= 1u;
-            bool t2755_ = t2754_;
-            if (t2754_) {
-                t2755_ = ((t0_ + 1u) - 1u) < t1508_;
+            bool t4396_ = (t0_ + 1u) >= 1u;
+            bool t4397_ = t4396_;
+            if (t4396_) {
+                t4397_ = ((t0_ + 1u) - 1u) < t1514_;
             }
-            if (t2755_) {
+            if (t4397_) {
                 unsigned v_13_ = ((ck_ << 5u) << 2u) + lane_;
                 if (v_13_ < nv_2_) {
-                    kf_u32x4 t2814_ = xb_[0u];
-                    kf_f16x8 a_6_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2814_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2814_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2814_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2814_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2814_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2814_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2814_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2814_, 3u), 16u))}};
+                    kf_u32x4 t4456_ = xb_[0u];
+                    kf_f16x8 a_6_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t4456_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4456_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t4456_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4456_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t4456_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4456_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t4456_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4456_, 3u), 16u))}};
                     xs_6_[0u] = kf_f16_to_f32(a_6_.v[0]);
                     xs_6_[1u] = kf_f16_to_f32(a_6_.v[1]);
                     xs_6_[2u] = kf_f16_to_f32(a_6_.v[2]);
@@ -10848,14 +10848,14 @@ gemv_rms_f16_f16_f32(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ h
                     xs_6_[5u] = kf_f16_to_f32(a_6_.v[5]);
                     xs_6_[6u] = kf_f16_to_f32(a_6_.v[6]);
                     xs_6_[7u] = kf_f16_to_f32(a_6_.v[7]);
-                    kf_u32x4 t2841_ = wb_[0u];
-                    kf_f16x8 wh_5_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2841_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2841_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2841_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2841_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2841_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2841_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2841_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2841_, 3u), 16u))}};
+                    kf_u32x4 t4483_ = wb_[0u];
+                    kf_f16x8 wh_5_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t4483_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4483_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t4483_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4483_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t4483_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4483_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t4483_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4483_, 3u), 16u))}};
                     acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_5_.v[7]), xs_6_[7u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[6]), xs_6_[6u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[5]), xs_6_[5u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[4]), xs_6_[4u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[3]), xs_6_[3u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[2]), xs_6_[2u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[1]), xs_6_[1u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[0]), xs_6_[0u], acc_[0u]))))))));
                 }
                 unsigned v_14_ = (((ck_ << 5u) << 2u) + 32u) + lane_;
                 if (v_14_ < nv_2_) {
-                    kf_u32x4 t2945_ = xb_[2u];
-                    kf_f16x8 a_7_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2945_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2945_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2945_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2945_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2945_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2945_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2945_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2945_, 3u), 16u))}};
+                    kf_u32x4 t4587_ = xb_[2u];
+                    kf_f16x8 a_7_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t4587_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4587_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t4587_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4587_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t4587_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4587_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t4587_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4587_, 3u), 16u))}};
                     xs_7_[0u] = kf_f16_to_f32(a_7_.v[0]);
                     xs_7_[1u] = kf_f16_to_f32(a_7_.v[1]);
                     xs_7_[2u] = kf_f16_to_f32(a_7_.v[2]);
@@ -10864,14 +10864,14 @@ gemv_rms_f16_f16_f32(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ h
                     xs_7_[5u] = kf_f16_to_f32(a_7_.v[5]);
                     xs_7_[6u] = kf_f16_to_f32(a_7_.v[6]);
                     xs_7_[7u] = kf_f16_to_f32(a_7_.v[7]);
-                    kf_u32x4 t2972_ = wb_[1u];
-                    kf_f16x8 wh_6_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2972_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2972_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2972_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2972_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2972_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2972_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2972_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2972_, 3u), 16u))}};
+                    kf_u32x4 t4614_ = wb_[1u];
+                    kf_f16x8 wh_6_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t4614_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4614_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t4614_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4614_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t4614_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4614_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t4614_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4614_, 3u), 16u))}};
                     acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_6_.v[7]), xs_7_[7u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[6]), xs_7_[6u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[5]), xs_7_[5u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[4]), xs_7_[4u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[3]), xs_7_[3u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[2]), xs_7_[2u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[1]), xs_7_[1u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[0]), xs_7_[0u], acc_[0u]))))))));
                 }
                 unsigned v_15_ = (((ck_ << 5u) << 2u) + 64u) + lane_;
                 if (v_15_ < nv_2_) {
-                    kf_u32x4 t3076_ = xb_[4u];
-                    kf_f16x8 a_8_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t3076_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3076_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t3076_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3076_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t3076_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3076_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t3076_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3076_, 3u), 16u))}};
+                    kf_u32x4 t4718_ = xb_[4u];
+                    kf_f16x8 a_8_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t4718_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4718_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t4718_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4718_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t4718_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4718_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t4718_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4718_, 3u), 16u))}};
                     xs_8_[0u] = kf_f16_to_f32(a_8_.v[0]);
                     xs_8_[1u] = kf_f16_to_f32(a_8_.v[1]);
                     xs_8_[2u] = kf_f16_to_f32(a_8_.v[2]);
@@ -10880,14 +10880,14 @@ gemv_rms_f16_f16_f32(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ h
                     xs_8_[5u] = kf_f16_to_f32(a_8_.v[5]);
                     xs_8_[6u] = kf_f16_to_f32(a_8_.v[6]);
                     xs_8_[7u] = kf_f16_to_f32(a_8_.v[7]);
-                    kf_u32x4 t3103_ = wb_[2u];
-                    kf_f16x8 wh_7_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t3103_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3103_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t3103_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3103_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t3103_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3103_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t3103_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3103_, 3u), 16u))}};
+                    kf_u32x4 t4745_ = wb_[2u];
+                    kf_f16x8 wh_7_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t4745_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4745_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t4745_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4745_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t4745_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4745_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t4745_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4745_, 3u), 16u))}};
                     acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_7_.v[7]), xs_8_[7u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[6]), xs_8_[6u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[5]), xs_8_[5u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[4]), xs_8_[4u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[3]), xs_8_[3u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[2]), xs_8_[2u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[1]), xs_8_[1u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[0]), xs_8_[0u], acc_[0u]))))))));
                 }
                 unsigned v_16_ = (((ck_ << 5u) << 2u) + 96u) + lane_;
                 if (v_16_ < nv_2_) {
-                    kf_u32x4 t3207_ = xb_[6u];
-                    kf_f16x8 a_9_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t3207_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3207_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t3207_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3207_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t3207_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3207_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t3207_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3207_, 3u), 16u))}};
+                    kf_u32x4 t4849_ = xb_[6u];
+                    kf_f16x8 a_9_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t4849_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4849_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t4849_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4849_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t4849_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4849_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t4849_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4849_, 3u), 16u))}};
                     xs_9_[0u] = kf_f16_to_f32(a_9_.v[0]);
                     xs_9_[1u] = kf_f16_to_f32(a_9_.v[1]);
                     xs_9_[2u] = kf_f16_to_f32(a_9_.v[2]);
@@ -10896,51 +10896,51 @@ gemv_rms_f16_f16_f32(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ h
                     xs_9_[5u] = kf_f16_to_f32(a_9_.v[5]);
                     xs_9_[6u] = kf_f16_to_f32(a_9_.v[6]);
                     xs_9_[7u] = kf_f16_to_f32(a_9_.v[7]);
-                    kf_u32x4 t3234_ = wb_[3u];
-                    kf_f16x8 wh_8_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t3234_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3234_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t3234_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3234_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t3234_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3234_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t3234_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3234_, 3u), 16u))}};
+                    kf_u32x4 t4876_ = wb_[3u];
+                    kf_f16x8 wh_8_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t4876_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4876_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t4876_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4876_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t4876_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4876_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t4876_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4876_, 3u), 16u))}};
                     acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_8_.v[7]), xs_9_[7u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[6]), xs_9_[6u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[5]), xs_9_[5u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[4]), xs_9_[4u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[3]), xs_9_[3u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[2]), xs_9_[2u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[1]), xs_9_[1u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[0]), xs_9_[0u], acc_[0u]))))))));
                 }
-                unsigned t3308_ = ck_ + 1u;
-                ck_ = t3308_;
-                if (t3308_ == steps_) {
+                unsigned t4950_ = ck_ + 1u;
+                ck_ = t4950_;
+                if (t4950_ == steps_) {
                     float a_10_ = acc_[0u];
                     unsigned r_2_ = 0u;
-                    unsigned t3335_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
-                    if (t3335_ == 32u) {
-                        float t3340_ = __fadd_rn(a_10_, kf_shfl_xor(a_10_, 16u, kf_wn));
-                        float t3343_ = __fadd_rn(t3340_, kf_shfl_xor(t3340_, 8u, kf_wn));
-                        float t3346_ = __fadd_rn(t3343_, kf_shfl_xor(t3343_, 4u, kf_wn));
-                        float t3349_ = __fadd_rn(t3346_, kf_shfl_xor(t3346_, 2u, kf_wn));
-                        t3314_ = __fadd_rn(t3349_, kf_shfl_xor(t3349_, 1u, kf_wn));
+                    unsigned t4977_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+                    if (t4977_ == 32u) {
+                        float t4982_ = __fadd_rn(a_10_, kf_shfl_xor(a_10_, 16u, kf_wn));
+                        float t4985_ = __fadd_rn(t4982_, kf_shfl_xor(t4982_, 8u, kf_wn));
+                        float t4988_ = __fadd_rn(t4985_, kf_shfl_xor(t4985_, 4u, kf_wn));
+                        float t4991_ = __fadd_rn(t4988_, kf_shfl_xor(t4988_, 2u, kf_wn));
+                        t4956_ = __fadd_rn(t4991_, kf_shfl_xor(t4991_, 1u, kf_wn));
                     } else {
-                        float t3355_ = kf_shfl_down(a_10_, 16u, kf_wn);
-                        bool t3357_ = (kf_lane_id() + 16u) < t3335_;
-                        float t3358_ = __fadd_rn(a_10_, t3355_);
-                        float t3359_ = t3357_ ? t3358_ : a_10_;
-                        float t3361_ = kf_shfl_down(t3359_, 8u, kf_wn);
-                        bool t3363_ = (kf_lane_id() + 8u) < t3335_;
-                        float t3364_ = __fadd_rn(t3359_, t3361_);
-                        float t3365_ = t3363_ ? t3364_ : t3359_;
-                        float t3367_ = kf_shfl_down(t3365_, 4u, kf_wn);
-                        bool t3369_ = (kf_lane_id() + 4u) < t3335_;
-                        float t3370_ = __fadd_rn(t3365_, t3367_);
-                        float t3371_ = t3369_ ? t3370_ : t3365_;
-                        float t3373_ = kf_shfl_down(t3371_, 2u, kf_wn);
-                        bool t3375_ = (kf_lane_id() + 2u) < t3335_;
-                        float t3376_ = __fadd_rn(t3371_, t3373_);
-                        float t3377_ = t3375_ ? t3376_ : t3371_;
-                        float t3379_ = kf_shfl_down(t3377_, 1u, kf_wn);
-                        bool t3381_ = (kf_lane_id() + 1u) < t3335_;
-                        float t3382_ = __fadd_rn(t3377_, t3379_);
-                        t3314_ = kf_shfl(t3381_ ? t3382_ : t3377_, 0u, kf_wn);
+                        float t4997_ = kf_shfl_down(a_10_, 16u, kf_wn);
+                        bool t4999_ = (kf_lane_id() + 16u) < t4977_;
+                        float t5000_ = __fadd_rn(a_10_, t4997_);
+                        float t5001_ = t4999_ ? t5000_ : a_10_;
+                        float t5003_ = kf_shfl_down(t5001_, 8u, kf_wn);
+                        bool t5005_ = (kf_lane_id() + 8u) < t4977_;
+                        float t5006_ = __fadd_rn(t5001_, t5003_);
+                        float t5007_ = t5005_ ? t5006_ : t5001_;
+                        float t5009_ = kf_shfl_down(t5007_, 4u, kf_wn);
+                        bool t5011_ = (kf_lane_id() + 4u) < t4977_;
+                        float t5012_ = __fadd_rn(t5007_, t5009_);
+                        float t5013_ = t5011_ ? t5012_ : t5007_;
+                        float t5015_ = kf_shfl_down(t5013_, 2u, kf_wn);
+                        bool t5017_ = (kf_lane_id() + 2u) < t4977_;
+                        float t5018_ = __fadd_rn(t5013_, t5015_);
+                        float t5019_ = t5017_ ? t5018_ : t5013_;
+                        float t5021_ = kf_shfl_down(t5019_, 1u, kf_wn);
+                        bool t5023_ = (kf_lane_id() + 1u) < t4977_;
+                        float t5024_ = __fadd_rn(t5019_, t5021_);
+                        t4956_ = kf_shfl(t5023_ ? t5024_ : t5019_, 0u, kf_wn);
                     }
-                    bool t3387_ = lane_ == r_2_;
-                    bool t3388_ = t3387_;
-                    if (t3387_) {
-                        t3388_ = cg_ < m_;
+                    bool t5029_ = lane_ == r_2_;
+                    bool t5030_ = t5029_;
+                    if (t5029_) {
+                        t5030_ = cg_ < m_;
                     }
-                    if (t3388_) {
-                        y_[cg_] = t3314_;
+                    if (t5030_) {
+                        y_[cg_] = t4956_;
                     }
                     acc_[0u] = 0.0f;
                     ck_ = 0u;
@@ -10951,7 +10951,7 @@ gemv_rms_f16_f16_f32(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ h
     }
 }
 
-/* kernel gemv_silu_f16_f16_f16_acc (gemv.kf:1277) */
+/* kernel gemv_silu_f16_f16_f16_acc (gemv.kf:1295) */
 extern "C" __global__ void __launch_bounds__(256)
 gemv_silu_f16_f16_f16_acc(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ g_, const kf_f16* __restrict__ u_, kf_f16* __restrict__ y_, unsigned m_, unsigned k_)
 {
@@ -10971,8 +10971,8 @@ gemv_silu_f16_f16_f16_acc(const kf_f16* __restrict__ w_, const kf_f16* __restric
     float xs_7_[8];
     float xs_8_[8];
     float xs_9_[8];
-    float t2373_;
-    float t3314_;
+    float t3987_;
+    float t4956_;
     const unsigned kf_wn = kf_warp_lanes();
     const kf_u32x4* wv_ = (const kf_u32x4*)w_;
     const kf_f16x8* ia_ = (const kf_f16x8*)g_;
@@ -11088,18 +11088,18 @@ gemv_silu_f16_f16_f16_acc(const kf_f16* __restrict__ w_, const kf_f16* __restric
     unsigned wid_ = (blockIdx.x << 3u) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u);
     unsigned nw_ = gridDim.x << 3u;
     if (!(wid_ >= m_)) {
-        unsigned t1500_ = m_ - wid_;
-        unsigned t1508_ = ((t1500_ / nw_) + (((t1500_ % nw_) != 0u) ? 1u : 0u)) * steps_;
+        unsigned t1506_ = m_ - wid_;
+        unsigned t1514_ = ((t1506_ / nw_) + (((t1506_ % nw_) != 0u) ? 1u : 0u)) * steps_;
         acc_[0u] = 0.0f;
         float yold_ = 0.0f;
         unsigned lg_ = wid_;
         unsigned lk_ = 0u;
         unsigned cg_ = wid_;
         unsigned ck_ = 0u;
-        unsigned t1527_ = t1508_ + 1u;
+        unsigned t3113_ = t1514_ + 1u;
         #pragma unroll 1
-        for (unsigned t0_ = 0u; t0_ < t1527_; t0_ = t0_ + 2u) {
-            if (t0_ < t1508_) {
+        for (unsigned t0_ = 0u; t0_ < t3113_; t0_ = t0_ + 2u) {
+            if (t0_ < t1514_) {
                 unsigned v_ = min((((lk_ << 5u) << 2u) + lane_), (nv_2_ - 1u));
                 unsigned row_ = min(lg_, (m_ - 1u));
                 wb_[0u] = wv_[(row_ * nv_2_) + v_];
@@ -11116,35 +11116,35 @@ gemv_silu_f16_f16_f16_acc(const kf_f16* __restrict__ w_, const kf_f16* __restric
                 unsigned row_4_ = min(lg_, (m_ - 1u));
                 wb_[3u] = wv_[(row_4_ * nv_2_) + v_4_];
                 xb_[6u] = xs_[v_4_];
-                unsigned t1703_ = lk_ + 1u;
-                lk_ = t1703_;
-                if (t1703_ == steps_) {
+                unsigned t3317_ = lk_ + 1u;
+                lk_ = t3317_;
+                if (t3317_ == steps_) {
                     lk_ = 0u;
                     lg_ = lg_ + nw_;
                 }
             }
-            bool t1813_ = t0_ >= 1u;
-            bool t1814_ = t1813_;
-            if (t1813_) {
-                t1814_ = (t0_ - 1u) < t1508_;
+            bool t3427_ = t0_ >= 1u;
+            bool t3428_ = t3427_;
+            if (t3427_) {
+                t3428_ = (t0_ - 1u) < t1514_;
             }
-            if (t1814_) {
+            if (t3428_) {
                 if (ck_ == 0u) {
                     float v_5_ = 0.0f;
-                    bool t1829_ = kf_lane_id() < 1u;
-                    bool t1830_ = t1829_;
-                    if (t1829_) {
-                        t1830_ = (cg_ + kf_lane_id()) < m_;
+                    bool t3443_ = kf_lane_id() < 1u;
+                    bool t3444_ = t3443_;
+                    if (t3443_) {
+                        t3444_ = (cg_ + kf_lane_id()) < m_;
                     }
-                    if (t1830_) {
+                    if (t3444_) {
                         v_5_ = kf_f16_to_f32(y_[cg_ + kf_lane_id()]);
                     }
                     yold_ = v_5_;
                 }
                 unsigned v_6_ = ((ck_ << 5u) << 2u) + lane_;
                 if (v_6_ < nv_2_) {
-                    kf_u32x4 t1873_ = xb_[8u];
-                    kf_f16x8 a_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1873_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1873_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1873_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1873_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1873_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1873_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1873_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1873_, 3u), 16u))}};
+                    kf_u32x4 t3487_ = xb_[8u];
+                    kf_f16x8 a_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t3487_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3487_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t3487_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3487_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t3487_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3487_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t3487_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3487_, 3u), 16u))}};
                     xs_2_[0u] = kf_f16_to_f32(a_.v[0]);
                     xs_2_[1u] = kf_f16_to_f32(a_.v[1]);
                     xs_2_[2u] = kf_f16_to_f32(a_.v[2]);
@@ -11153,14 +11153,14 @@ gemv_silu_f16_f16_f16_acc(const kf_f16* __restrict__ w_, const kf_f16* __restric
                     xs_2_[5u] = kf_f16_to_f32(a_.v[5]);
                     xs_2_[6u] = kf_f16_to_f32(a_.v[6]);
                     xs_2_[7u] = kf_f16_to_f32(a_.v[7]);
-                    kf_u32x4 t1900_ = wb_[4u];
-                    kf_f16x8 wh_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1900_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1900_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1900_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1900_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1900_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1900_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1900_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1900_, 3u), 16u))}};
+                    kf_u32x4 t3514_ = wb_[4u];
+                    kf_f16x8 wh_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t3514_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3514_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t3514_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3514_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t3514_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3514_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t3514_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3514_, 3u), 16u))}};
                     acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_.v[7]), xs_2_[7u], __fmaf_rn(kf_f16_to_f32(wh_.v[6]), xs_2_[6u], __fmaf_rn(kf_f16_to_f32(wh_.v[5]), xs_2_[5u], __fmaf_rn(kf_f16_to_f32(wh_.v[4]), xs_2_[4u], __fmaf_rn(kf_f16_to_f32(wh_.v[3]), xs_2_[3u], __fmaf_rn(kf_f16_to_f32(wh_.v[2]), xs_2_[2u], __fmaf_rn(kf_f16_to_f32(wh_.v[1]), xs_2_[1u], __fmaf_rn(kf_f16_to_f32(wh_.v[0]), xs_2_[0u], acc_[0u]))))))));
                 }
                 unsigned v_7_ = (((ck_ << 5u) << 2u) + 32u) + lane_;
                 if (v_7_ < nv_2_) {
-                    kf_u32x4 t2004_ = xb_[10u];
-                    kf_f16x8 a_2_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2004_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2004_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2004_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2004_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2004_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2004_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2004_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2004_, 3u), 16u))}};
+                    kf_u32x4 t3618_ = xb_[10u];
+                    kf_f16x8 a_2_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t3618_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3618_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t3618_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3618_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t3618_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3618_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t3618_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3618_, 3u), 16u))}};
                     xs_3_[0u] = kf_f16_to_f32(a_2_.v[0]);
                     xs_3_[1u] = kf_f16_to_f32(a_2_.v[1]);
                     xs_3_[2u] = kf_f16_to_f32(a_2_.v[2]);
@@ -11169,14 +11169,14 @@ gemv_silu_f16_f16_f16_acc(const kf_f16* __restrict__ w_, const kf_f16* __restric
                     xs_3_[5u] = kf_f16_to_f32(a_2_.v[5]);
                     xs_3_[6u] = kf_f16_to_f32(a_2_.v[6]);
                     xs_3_[7u] = kf_f16_to_f32(a_2_.v[7]);
-                    kf_u32x4 t2031_ = wb_[5u];
-                    kf_f16x8 wh_2_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2031_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2031_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2031_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2031_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2031_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2031_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2031_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2031_, 3u), 16u))}};
+                    kf_u32x4 t3645_ = wb_[5u];
+                    kf_f16x8 wh_2_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t3645_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3645_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t3645_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3645_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t3645_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3645_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t3645_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3645_, 3u), 16u))}};
                     acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_2_.v[7]), xs_3_[7u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[6]), xs_3_[6u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[5]), xs_3_[5u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[4]), xs_3_[4u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[3]), xs_3_[3u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[2]), xs_3_[2u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[1]), xs_3_[1u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[0]), xs_3_[0u], acc_[0u]))))))));
                 }
                 unsigned v_8_ = (((ck_ << 5u) << 2u) + 64u) + lane_;
                 if (v_8_ < nv_2_) {
-                    kf_u32x4 t2135_ = xb_[12u];
-                    kf_f16x8 a_3_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2135_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2135_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2135_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2135_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2135_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2135_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2135_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2135_, 3u), 16u))}};
+                    kf_u32x4 t3749_ = xb_[12u];
+                    kf_f16x8 a_3_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t3749_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3749_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t3749_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3749_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t3749_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3749_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t3749_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3749_, 3u), 16u))}};
                     xs_4_[0u] = kf_f16_to_f32(a_3_.v[0]);
                     xs_4_[1u] = kf_f16_to_f32(a_3_.v[1]);
                     xs_4_[2u] = kf_f16_to_f32(a_3_.v[2]);
@@ -11185,14 +11185,14 @@ gemv_silu_f16_f16_f16_acc(const kf_f16* __restrict__ w_, const kf_f16* __restric
                     xs_4_[5u] = kf_f16_to_f32(a_3_.v[5]);
                     xs_4_[6u] = kf_f16_to_f32(a_3_.v[6]);
                     xs_4_[7u] = kf_f16_to_f32(a_3_.v[7]);
-                    kf_u32x4 t2162_ = wb_[6u];
-                    kf_f16x8 wh_3_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2162_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2162_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2162_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2162_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2162_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2162_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2162_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2162_, 3u), 16u))}};
+                    kf_u32x4 t3776_ = wb_[6u];
+                    kf_f16x8 wh_3_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t3776_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3776_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t3776_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3776_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t3776_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3776_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t3776_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3776_, 3u), 16u))}};
                     acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_3_.v[7]), xs_4_[7u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[6]), xs_4_[6u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[5]), xs_4_[5u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[4]), xs_4_[4u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[3]), xs_4_[3u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[2]), xs_4_[2u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[1]), xs_4_[1u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[0]), xs_4_[0u], acc_[0u]))))))));
                 }
                 unsigned v_9_ = (((ck_ << 5u) << 2u) + 96u) + lane_;
                 if (v_9_ < nv_2_) {
-                    kf_u32x4 t2266_ = xb_[14u];
-                    kf_f16x8 a_4_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2266_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2266_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2266_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2266_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2266_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2266_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2266_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2266_, 3u), 16u))}};
+                    kf_u32x4 t3880_ = xb_[14u];
+                    kf_f16x8 a_4_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t3880_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3880_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t3880_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3880_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t3880_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3880_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t3880_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3880_, 3u), 16u))}};
                     xs_5_[0u] = kf_f16_to_f32(a_4_.v[0]);
                     xs_5_[1u] = kf_f16_to_f32(a_4_.v[1]);
                     xs_5_[2u] = kf_f16_to_f32(a_4_.v[2]);
@@ -11201,58 +11201,58 @@ gemv_silu_f16_f16_f16_acc(const kf_f16* __restrict__ w_, const kf_f16* __restric
                     xs_5_[5u] = kf_f16_to_f32(a_4_.v[5]);
                     xs_5_[6u] = kf_f16_to_f32(a_4_.v[6]);
                     xs_5_[7u] = kf_f16_to_f32(a_4_.v[7]);
-                    kf_u32x4 t2293_ = wb_[7u];
-                    kf_f16x8 wh_4_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2293_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2293_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2293_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2293_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2293_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2293_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2293_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2293_, 3u), 16u))}};
+                    kf_u32x4 t3907_ = wb_[7u];
+                    kf_f16x8 wh_4_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t3907_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3907_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t3907_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3907_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t3907_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3907_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t3907_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3907_, 3u), 16u))}};
                     acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_4_.v[7]), xs_5_[7u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[6]), xs_5_[6u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[5]), xs_5_[5u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[4]), xs_5_[4u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[3]), xs_5_[3u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[2]), xs_5_[2u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[1]), xs_5_[1u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[0]), xs_5_[0u], acc_[0u]))))))));
                 }
-                unsigned t2367_ = ck_ + 1u;
-                ck_ = t2367_;
-                if (t2367_ == steps_) {
+                unsigned t3981_ = ck_ + 1u;
+                ck_ = t3981_;
+                if (t3981_ == steps_) {
                     float a_5_ = acc_[0u];
                     unsigned r_ = 0u;
-                    unsigned t2394_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
-                    if (t2394_ == 32u) {
-                        float t2399_ = __fadd_rn(a_5_, kf_shfl_xor(a_5_, 16u, kf_wn));
-                        float t2402_ = __fadd_rn(t2399_, kf_shfl_xor(t2399_, 8u, kf_wn));
-                        float t2405_ = __fadd_rn(t2402_, kf_shfl_xor(t2402_, 4u, kf_wn));
-                        float t2408_ = __fadd_rn(t2405_, kf_shfl_xor(t2405_, 2u, kf_wn));
-                        t2373_ = __fadd_rn(t2408_, kf_shfl_xor(t2408_, 1u, kf_wn));
+                    unsigned t4008_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+                    if (t4008_ == 32u) {
+                        float t4013_ = __fadd_rn(a_5_, kf_shfl_xor(a_5_, 16u, kf_wn));
+                        float t4016_ = __fadd_rn(t4013_, kf_shfl_xor(t4013_, 8u, kf_wn));
+                        float t4019_ = __fadd_rn(t4016_, kf_shfl_xor(t4016_, 4u, kf_wn));
+                        float t4022_ = __fadd_rn(t4019_, kf_shfl_xor(t4019_, 2u, kf_wn));
+                        t3987_ = __fadd_rn(t4022_, kf_shfl_xor(t4022_, 1u, kf_wn));
                     } else {
-                        float t2414_ = kf_shfl_down(a_5_, 16u, kf_wn);
-                        bool t2416_ = (kf_lane_id() + 16u) < t2394_;
-                        float t2417_ = __fadd_rn(a_5_, t2414_);
-                        float t2418_ = t2416_ ? t2417_ : a_5_;
-                        float t2420_ = kf_shfl_down(t2418_, 8u, kf_wn);
-                        bool t2422_ = (kf_lane_id() + 8u) < t2394_;
-                        float t2423_ = __fadd_rn(t2418_, t2420_);
-                        float t2424_ = t2422_ ? t2423_ : t2418_;
-                        float t2426_ = kf_shfl_down(t2424_, 4u, kf_wn);
-                        bool t2428_ = (kf_lane_id() + 4u) < t2394_;
-                        float t2429_ = __fadd_rn(t2424_, t2426_);
-                        float t2430_ = t2428_ ? t2429_ : t2424_;
-                        float t2432_ = kf_shfl_down(t2430_, 2u, kf_wn);
-                        bool t2434_ = (kf_lane_id() + 2u) < t2394_;
-                        float t2435_ = __fadd_rn(t2430_, t2432_);
-                        float t2436_ = t2434_ ? t2435_ : t2430_;
-                        float t2438_ = kf_shfl_down(t2436_, 1u, kf_wn);
-                        bool t2440_ = (kf_lane_id() + 1u) < t2394_;
-                        float t2441_ = __fadd_rn(t2436_, t2438_);
-                        t2373_ = kf_shfl(t2440_ ? t2441_ : t2436_, 0u, kf_wn);
+                        float t4028_ = kf_shfl_down(a_5_, 16u, kf_wn);
+                        bool t4030_ = (kf_lane_id() + 16u) < t4008_;
+                        float t4031_ = __fadd_rn(a_5_, t4028_);
+                        float t4032_ = t4030_ ? t4031_ : a_5_;
+                        float t4034_ = kf_shfl_down(t4032_, 8u, kf_wn);
+                        bool t4036_ = (kf_lane_id() + 8u) < t4008_;
+                        float t4037_ = __fadd_rn(t4032_, t4034_);
+                        float t4038_ = t4036_ ? t4037_ : t4032_;
+                        float t4040_ = kf_shfl_down(t4038_, 4u, kf_wn);
+                        bool t4042_ = (kf_lane_id() + 4u) < t4008_;
+                        float t4043_ = __fadd_rn(t4038_, t4040_);
+                        float t4044_ = t4042_ ? t4043_ : t4038_;
+                        float t4046_ = kf_shfl_down(t4044_, 2u, kf_wn);
+                        bool t4048_ = (kf_lane_id() + 2u) < t4008_;
+                        float t4049_ = __fadd_rn(t4044_, t4046_);
+                        float t4050_ = t4048_ ? t4049_ : t4044_;
+                        float t4052_ = kf_shfl_down(t4050_, 1u, kf_wn);
+                        bool t4054_ = (kf_lane_id() + 1u) < t4008_;
+                        float t4055_ = __fadd_rn(t4050_, t4052_);
+                        t3987_ = kf_shfl(t4054_ ? t4055_ : t4050_, 0u, kf_wn);
                     }
-                    bool t2446_ = lane_ == r_;
-                    bool t2447_ = t2446_;
-                    if (t2446_) {
-                        t2447_ = cg_ < m_;
+                    bool t4060_ = lane_ == r_;
+                    bool t4061_ = t4060_;
+                    if (t4060_) {
+                        t4061_ = cg_ < m_;
                     }
-                    if (t2447_) {
-                        y_[cg_] = kf_f16_from_f32(__fadd_rn(t2373_, yold_));
+                    if (t4061_) {
+                        y_[cg_] = kf_f16_from_f32(__fadd_rn(t3987_, yold_));
                     }
                     acc_[0u] = 0.0f;
                     ck_ = 0u;
                     cg_ = cg_ + nw_;
                 }
             }
-            if ((t0_ + 1u) < t1508_) {
+            if ((t0_ + 1u) < t1514_) {
                 unsigned v_10_ = min((((lk_ << 5u) << 2u) + lane_), (nv_2_ - 1u));
                 unsigned row_5_ = min(lg_, (m_ - 1u));
                 wb_[4u] = wv_[(row_5_ * nv_2_) + v_10_];
@@ -11269,35 +11269,35 @@ gemv_silu_f16_f16_f16_acc(const kf_f16* __restrict__ w_, const kf_f16* __restric
                 unsigned row_8_ = min(lg_, (m_ - 1u));
                 wb_[7u] = wv_[(row_8_ * nv_2_) + v_13_];
                 xb_[14u] = xs_[v_13_];
-                unsigned t2644_ = lk_ + 1u;
-                lk_ = t2644_;
-                if (t2644_ == steps_) {
+                unsigned t4286_ = lk_ + 1u;
+                lk_ = t4286_;
+                if (t4286_ == steps_) {
                     lk_ = 0u;
                     lg_ = lg_ + nw_;
                 }
             }
-            bool t2754_ = (t0_ + 1u) >= 1u;
-            bool t2755_ = t2754_;
-            if (t2754_) {
-                t2755_ = ((t0_ + 1u) - 1u) < t1508_;
+            bool t4396_ = (t0_ + 1u) >= 1u;
+            bool t4397_ = t4396_;
+            if (t4396_) {
+                t4397_ = ((t0_ + 1u) - 1u) < t1514_;
             }
-            if (t2755_) {
+            if (t4397_) {
                 if (ck_ == 0u) {
                     float v_14_ = 0.0f;
-                    bool t2770_ = kf_lane_id() < 1u;
-                    bool t2771_ = t2770_;
-                    if (t2770_) {
-                        t2771_ = (cg_ + kf_lane_id()) < m_;
+                    bool t4412_ = kf_lane_id() < 1u;
+                    bool t4413_ = t4412_;
+                    if (t4412_) {
+                        t4413_ = (cg_ + kf_lane_id()) < m_;
                     }
-                    if (t2771_) {
+                    if (t4413_) {
                         v_14_ = kf_f16_to_f32(y_[cg_ + kf_lane_id()]);
                     }
                     yold_ = v_14_;
                 }
                 unsigned v_15_ = ((ck_ << 5u) << 2u) + lane_;
                 if (v_15_ < nv_2_) {
-                    kf_u32x4 t2814_ = xb_[0u];
-                    kf_f16x8 a_6_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2814_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2814_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2814_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2814_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2814_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2814_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2814_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2814_, 3u), 16u))}};
+                    kf_u32x4 t4456_ = xb_[0u];
+                    kf_f16x8 a_6_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t4456_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4456_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t4456_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4456_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t4456_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4456_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t4456_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4456_, 3u), 16u))}};
                     xs_6_[0u] = kf_f16_to_f32(a_6_.v[0]);
                     xs_6_[1u] = kf_f16_to_f32(a_6_.v[1]);
                     xs_6_[2u] = kf_f16_to_f32(a_6_.v[2]);
@@ -11306,14 +11306,14 @@ gemv_silu_f16_f16_f16_acc(const kf_f16* __restrict__ w_, const kf_f16* __restric
                     xs_6_[5u] = kf_f16_to_f32(a_6_.v[5]);
                     xs_6_[6u] = kf_f16_to_f32(a_6_.v[6]);
                     xs_6_[7u] = kf_f16_to_f32(a_6_.v[7]);
-                    kf_u32x4 t2841_ = wb_[0u];
-                    kf_f16x8 wh_5_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2841_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2841_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2841_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2841_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2841_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2841_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2841_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2841_, 3u), 16u))}};
+                    kf_u32x4 t4483_ = wb_[0u];
+                    kf_f16x8 wh_5_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t4483_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4483_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t4483_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4483_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t4483_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4483_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t4483_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4483_, 3u), 16u))}};
                     acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_5_.v[7]), xs_6_[7u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[6]), xs_6_[6u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[5]), xs_6_[5u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[4]), xs_6_[4u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[3]), xs_6_[3u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[2]), xs_6_[2u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[1]), xs_6_[1u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[0]), xs_6_[0u], acc_[0u]))))))));
                 }
                 unsigned v_16_ = (((ck_ << 5u) << 2u) + 32u) + lane_;
                 if (v_16_ < nv_2_) {
-                    kf_u32x4 t2945_ = xb_[2u];
-                    kf_f16x8 a_7_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2945_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2945_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2945_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2945_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2945_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2945_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2945_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2945_, 3u), 16u))}};
+                    kf_u32x4 t4587_ = xb_[2u];
+                    kf_f16x8 a_7_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t4587_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4587_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t4587_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4587_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t4587_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4587_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t4587_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4587_, 3u), 16u))}};
                     xs_7_[0u] = kf_f16_to_f32(a_7_.v[0]);
                     xs_7_[1u] = kf_f16_to_f32(a_7_.v[1]);
                     xs_7_[2u] = kf_f16_to_f32(a_7_.v[2]);
@@ -11322,14 +11322,14 @@ gemv_silu_f16_f16_f16_acc(const kf_f16* __restrict__ w_, const kf_f16* __restric
                     xs_7_[5u] = kf_f16_to_f32(a_7_.v[5]);
                     xs_7_[6u] = kf_f16_to_f32(a_7_.v[6]);
                     xs_7_[7u] = kf_f16_to_f32(a_7_.v[7]);
-                    kf_u32x4 t2972_ = wb_[1u];
-                    kf_f16x8 wh_6_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2972_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2972_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2972_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2972_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2972_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2972_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2972_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2972_, 3u), 16u))}};
+                    kf_u32x4 t4614_ = wb_[1u];
+                    kf_f16x8 wh_6_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t4614_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4614_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t4614_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4614_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t4614_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4614_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t4614_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4614_, 3u), 16u))}};
                     acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_6_.v[7]), xs_7_[7u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[6]), xs_7_[6u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[5]), xs_7_[5u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[4]), xs_7_[4u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[3]), xs_7_[3u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[2]), xs_7_[2u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[1]), xs_7_[1u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[0]), xs_7_[0u], acc_[0u]))))))));
                 }
                 unsigned v_17_ = (((ck_ << 5u) << 2u) + 64u) + lane_;
                 if (v_17_ < nv_2_) {
-                    kf_u32x4 t3076_ = xb_[4u];
-                    kf_f16x8 a_8_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t3076_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3076_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t3076_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3076_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t3076_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3076_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t3076_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3076_, 3u), 16u))}};
+                    kf_u32x4 t4718_ = xb_[4u];
+                    kf_f16x8 a_8_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t4718_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4718_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t4718_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4718_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t4718_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4718_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t4718_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4718_, 3u), 16u))}};
                     xs_8_[0u] = kf_f16_to_f32(a_8_.v[0]);
                     xs_8_[1u] = kf_f16_to_f32(a_8_.v[1]);
                     xs_8_[2u] = kf_f16_to_f32(a_8_.v[2]);
@@ -11338,14 +11338,14 @@ gemv_silu_f16_f16_f16_acc(const kf_f16* __restrict__ w_, const kf_f16* __restric
                     xs_8_[5u] = kf_f16_to_f32(a_8_.v[5]);
                     xs_8_[6u] = kf_f16_to_f32(a_8_.v[6]);
                     xs_8_[7u] = kf_f16_to_f32(a_8_.v[7]);
-                    kf_u32x4 t3103_ = wb_[2u];
-                    kf_f16x8 wh_7_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t3103_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3103_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t3103_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3103_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t3103_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3103_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t3103_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3103_, 3u), 16u))}};
+                    kf_u32x4 t4745_ = wb_[2u];
+                    kf_f16x8 wh_7_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t4745_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4745_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t4745_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4745_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t4745_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4745_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t4745_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4745_, 3u), 16u))}};
                     acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_7_.v[7]), xs_8_[7u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[6]), xs_8_[6u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[5]), xs_8_[5u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[4]), xs_8_[4u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[3]), xs_8_[3u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[2]), xs_8_[2u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[1]), xs_8_[1u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[0]), xs_8_[0u], acc_[0u]))))))));
                 }
                 unsigned v_18_ = (((ck_ << 5u) << 2u) + 96u) + lane_;
                 if (v_18_ < nv_2_) {
-                    kf_u32x4 t3207_ = xb_[6u];
-                    kf_f16x8 a_9_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t3207_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3207_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t3207_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3207_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t3207_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3207_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t3207_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3207_, 3u), 16u))}};
+                    kf_u32x4 t4849_ = xb_[6u];
+                    kf_f16x8 a_9_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t4849_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4849_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t4849_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4849_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t4849_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4849_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t4849_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4849_, 3u), 16u))}};
                     xs_9_[0u] = kf_f16_to_f32(a_9_.v[0]);
                     xs_9_[1u] = kf_f16_to_f32(a_9_.v[1]);
                     xs_9_[2u] = kf_f16_to_f32(a_9_.v[2]);
@@ -11354,51 +11354,51 @@ gemv_silu_f16_f16_f16_acc(const kf_f16* __restrict__ w_, const kf_f16* __restric
                     xs_9_[5u] = kf_f16_to_f32(a_9_.v[5]);
                     xs_9_[6u] = kf_f16_to_f32(a_9_.v[6]);
                     xs_9_[7u] = kf_f16_to_f32(a_9_.v[7]);
-                    kf_u32x4 t3234_ = wb_[3u];
-                    kf_f16x8 wh_8_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t3234_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3234_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t3234_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3234_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t3234_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3234_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t3234_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3234_, 3u), 16u))}};
+                    kf_u32x4 t4876_ = wb_[3u];
+                    kf_f16x8 wh_8_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t4876_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4876_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t4876_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4876_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t4876_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4876_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t4876_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4876_, 3u), 16u))}};
                     acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_8_.v[7]), xs_9_[7u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[6]), xs_9_[6u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[5]), xs_9_[5u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[4]), xs_9_[4u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[3]), xs_9_[3u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[2]), xs_9_[2u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[1]), xs_9_[1u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[0]), xs_9_[0u], acc_[0u]))))))));
                 }
-                unsigned t3308_ = ck_ + 1u;
-                ck_ = t3308_;
-                if (t3308_ == steps_) {
+                unsigned t4950_ = ck_ + 1u;
+                ck_ = t4950_;
+                if (t4950_ == steps_) {
                     float a_10_ = acc_[0u];
                     unsigned r_2_ = 0u;
-                    unsigned t3335_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
-                    if (t3335_ == 32u) {
-                        float t3340_ = __fadd_rn(a_10_, kf_shfl_xor(a_10_, 16u, kf_wn));
-                        float t3343_ = __fadd_rn(t3340_, kf_shfl_xor(t3340_, 8u, kf_wn));
-                        float t3346_ = __fadd_rn(t3343_, kf_shfl_xor(t3343_, 4u, kf_wn));
-                        float t3349_ = __fadd_rn(t3346_, kf_shfl_xor(t3346_, 2u, kf_wn));
-                        t3314_ = __fadd_rn(t3349_, kf_shfl_xor(t3349_, 1u, kf_wn));
+                    unsigned t4977_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+                    if (t4977_ == 32u) {
+                        float t4982_ = __fadd_rn(a_10_, kf_shfl_xor(a_10_, 16u, kf_wn));
+                        float t4985_ = __fadd_rn(t4982_, kf_shfl_xor(t4982_, 8u, kf_wn));
+                        float t4988_ = __fadd_rn(t4985_, kf_shfl_xor(t4985_, 4u, kf_wn));
+                        float t4991_ = __fadd_rn(t4988_, kf_shfl_xor(t4988_, 2u, kf_wn));
+                        t4956_ = __fadd_rn(t4991_, kf_shfl_xor(t4991_, 1u, kf_wn));
                     } else {
-                        float t3355_ = kf_shfl_down(a_10_, 16u, kf_wn);
-                        bool t3357_ = (kf_lane_id() + 16u) < t3335_;
-                        float t3358_ = __fadd_rn(a_10_, t3355_);
-                        float t3359_ = t3357_ ? t3358_ : a_10_;
-                        float t3361_ = kf_shfl_down(t3359_, 8u, kf_wn);
-                        bool t3363_ = (kf_lane_id() + 8u) < t3335_;
-                        float t3364_ = __fadd_rn(t3359_, t3361_);
-                        float t3365_ = t3363_ ? t3364_ : t3359_;
-                        float t3367_ = kf_shfl_down(t3365_, 4u, kf_wn);
-                        bool t3369_ = (kf_lane_id() + 4u) < t3335_;
-                        float t3370_ = __fadd_rn(t3365_, t3367_);
-                        float t3371_ = t3369_ ? t3370_ : t3365_;
-                        float t3373_ = kf_shfl_down(t3371_, 2u, kf_wn);
-                        bool t3375_ = (kf_lane_id() + 2u) < t3335_;
-                        float t3376_ = __fadd_rn(t3371_, t3373_);
-                        float t3377_ = t3375_ ? t3376_ : t3371_;
-                        float t3379_ = kf_shfl_down(t3377_, 1u, kf_wn);
-                        bool t3381_ = (kf_lane_id() + 1u) < t3335_;
-                        float t3382_ = __fadd_rn(t3377_, t3379_);
-                        t3314_ = kf_shfl(t3381_ ? t3382_ : t3377_, 0u, kf_wn);
+                        float t4997_ = kf_shfl_down(a_10_, 16u, kf_wn);
+                        bool t4999_ = (kf_lane_id() + 16u) < t4977_;
+                        float t5000_ = __fadd_rn(a_10_, t4997_);
+                        float t5001_ = t4999_ ? t5000_ : a_10_;
+                        float t5003_ = kf_shfl_down(t5001_, 8u, kf_wn);
+                        bool t5005_ = (kf_lane_id() + 8u) < t4977_;
+                        float t5006_ = __fadd_rn(t5001_, t5003_);
+                        float t5007_ = t5005_ ? t5006_ : t5001_;
+                        float t5009_ = kf_shfl_down(t5007_, 4u, kf_wn);
+                        bool t5011_ = (kf_lane_id() + 4u) < t4977_;
+                        float t5012_ = __fadd_rn(t5007_, t5009_);
+                        float t5013_ = t5011_ ? t5012_ : t5007_;
+                        float t5015_ = kf_shfl_down(t5013_, 2u, kf_wn);
+                        bool t5017_ = (kf_lane_id() + 2u) < t4977_;
+                        float t5018_ = __fadd_rn(t5013_, t5015_);
+                        float t5019_ = t5017_ ? t5018_ : t5013_;
+                        float t5021_ = kf_shfl_down(t5019_, 1u, kf_wn);
+                        bool t5023_ = (kf_lane_id() + 1u) < t4977_;
+                        float t5024_ = __fadd_rn(t5019_, t5021_);
+                        t4956_ = kf_shfl(t5023_ ? t5024_ : t5019_, 0u, kf_wn);
                     }
-                    bool t3387_ = lane_ == r_2_;
-                    bool t3388_ = t3387_;
-                    if (t3387_) {
-                        t3388_ = cg_ < m_;
+                    bool t5029_ = lane_ == r_2_;
+                    bool t5030_ = t5029_;
+                    if (t5029_) {
+                        t5030_ = cg_ < m_;
                     }
-                    if (t3388_) {
-                        y_[cg_] = kf_f16_from_f32(__fadd_rn(t3314_, yold_));
+                    if (t5030_) {
+                        y_[cg_] = kf_f16_from_f32(__fadd_rn(t4956_, yold_));
                     }
                     acc_[0u] = 0.0f;
                     ck_ = 0u;
@@ -11409,7 +11409,7 @@ gemv_silu_f16_f16_f16_acc(const kf_f16* __restrict__ w_, const kf_f16* __restric
     }
 }
 
-/* kernel gemv_silu_f16_f16_f32 (gemv.kf:1283) */
+/* kernel gemv_silu_f16_f16_f32 (gemv.kf:1301) */
 extern "C" __global__ void __launch_bounds__(256)
 gemv_silu_f16_f16_f32(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ g_, const kf_f16* __restrict__ u_, float* __restrict__ y_, unsigned m_, unsigned k_)
 {
@@ -11429,8 +11429,8 @@ gemv_silu_f16_f16_f32(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ 
     float xs_7_[8];
     float xs_8_[8];
     float xs_9_[8];
-    float t2373_;
-    float t3314_;
+    float t3987_;
+    float t4956_;
     const unsigned kf_wn = kf_warp_lanes();
     const kf_u32x4* wv_ = (const kf_u32x4*)w_;
     const kf_f16x8* ia_ = (const kf_f16x8*)g_;
@@ -11546,17 +11546,17 @@ gemv_silu_f16_f16_f32(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ 
     unsigned wid_ = (blockIdx.x << 3u) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u);
     unsigned nw_ = gridDim.x << 3u;
     if (!(wid_ >= m_)) {
-        unsigned t1500_ = m_ - wid_;
-        unsigned t1508_ = ((t1500_ / nw_) + (((t1500_ % nw_) != 0u) ? 1u : 0u)) * steps_;
+        unsigned t1506_ = m_ - wid_;
+        unsigned t1514_ = ((t1506_ / nw_) + (((t1506_ % nw_) != 0u) ? 1u : 0u)) * steps_;
         acc_[0u] = 0.0f;
         unsigned lg_ = wid_;
         unsigned lk_ = 0u;
         unsigned cg_ = wid_;
         unsigned ck_ = 0u;
-        unsigned t1527_ = t1508_ + 1u;
+        unsigned t3113_ = t1514_ + 1u;
         #pragma unroll 1
-        for (unsigned t0_ = 0u; t0_ < t1527_; t0_ = t0_ + 2u) {
-            if (t0_ < t1508_) {
+        for (unsigned t0_ = 0u; t0_ < t3113_; t0_ = t0_ + 2u) {
+            if (t0_ < t1514_) {
                 unsigned v_ = min((((lk_ << 5u) << 2u) + lane_), (nv_2_ - 1u));
                 unsigned row_ = min(lg_, (m_ - 1u));
                 wb_[0u] = wv_[(row_ * nv_2_) + v_];
@@ -11573,23 +11573,23 @@ gemv_silu_f16_f16_f32(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ 
                 unsigned row_4_ = min(lg_, (m_ - 1u));
                 wb_[3u] = wv_[(row_4_ * nv_2_) + v_4_];
                 xb_[6u] = xs_[v_4_];
-                unsigned t1703_ = lk_ + 1u;
-                lk_ = t1703_;
-                if (t1703_ == steps_) {
+                unsigned t3317_ = lk_ + 1u;
+                lk_ = t3317_;
+                if (t3317_ == steps_) {
                     lk_ = 0u;
                     lg_ = lg_ + nw_;
                 }
             }
-            bool t1813_ = t0_ >= 1u;
-            bool t1814_ = t1813_;
-            if (t1813_) {
-                t1814_ = (t0_ - 1u) < t1508_;
+            bool t3427_ = t0_ >= 1u;
+            bool t3428_ = t3427_;
+            if (t3427_) {
+                t3428_ = (t0_ - 1u) < t1514_;
             }
-            if (t1814_) {
+            if (t3428_) {
                 unsigned v_5_ = ((ck_ << 5u) << 2u) + lane_;
                 if (v_5_ < nv_2_) {
-                    kf_u32x4 t1873_ = xb_[8u];
-                    kf_f16x8 a_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1873_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1873_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1873_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1873_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1873_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1873_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1873_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1873_, 3u), 16u))}};
+                    kf_u32x4 t3487_ = xb_[8u];
+                    kf_f16x8 a_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t3487_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3487_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t3487_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3487_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t3487_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3487_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t3487_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3487_, 3u), 16u))}};
                     xs_2_[0u] = kf_f16_to_f32(a_.v[0]);
                     xs_2_[1u] = kf_f16_to_f32(a_.v[1]);
                     xs_2_[2u] = kf_f16_to_f32(a_.v[2]);
@@ -11598,14 +11598,14 @@ gemv_silu_f16_f16_f32(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ 
                     xs_2_[5u] = kf_f16_to_f32(a_.v[5]);
                     xs_2_[6u] = kf_f16_to_f32(a_.v[6]);
                     xs_2_[7u] = kf_f16_to_f32(a_.v[7]);
-                    kf_u32x4 t1900_ = wb_[4u];
-                    kf_f16x8 wh_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1900_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1900_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1900_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1900_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1900_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1900_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1900_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1900_, 3u), 16u))}};
+                    kf_u32x4 t3514_ = wb_[4u];
+                    kf_f16x8 wh_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t3514_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3514_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t3514_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3514_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t3514_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3514_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t3514_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3514_, 3u), 16u))}};
                     acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_.v[7]), xs_2_[7u], __fmaf_rn(kf_f16_to_f32(wh_.v[6]), xs_2_[6u], __fmaf_rn(kf_f16_to_f32(wh_.v[5]), xs_2_[5u], __fmaf_rn(kf_f16_to_f32(wh_.v[4]), xs_2_[4u], __fmaf_rn(kf_f16_to_f32(wh_.v[3]), xs_2_[3u], __fmaf_rn(kf_f16_to_f32(wh_.v[2]), xs_2_[2u], __fmaf_rn(kf_f16_to_f32(wh_.v[1]), xs_2_[1u], __fmaf_rn(kf_f16_to_f32(wh_.v[0]), xs_2_[0u], acc_[0u]))))))));
                 }
                 unsigned v_6_ = (((ck_ << 5u) << 2u) + 32u) + lane_;
                 if (v_6_ < nv_2_) {
-                    kf_u32x4 t2004_ = xb_[10u];
-                    kf_f16x8 a_2_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2004_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2004_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2004_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2004_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2004_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2004_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2004_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2004_, 3u), 16u))}};
+                    kf_u32x4 t3618_ = xb_[10u];
+                    kf_f16x8 a_2_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t3618_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3618_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t3618_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3618_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t3618_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3618_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t3618_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3618_, 3u), 16u))}};
                     xs_3_[0u] = kf_f16_to_f32(a_2_.v[0]);
                     xs_3_[1u] = kf_f16_to_f32(a_2_.v[1]);
                     xs_3_[2u] = kf_f16_to_f32(a_2_.v[2]);
@@ -11614,14 +11614,14 @@ gemv_silu_f16_f16_f32(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ 
                     xs_3_[5u] = kf_f16_to_f32(a_2_.v[5]);
                     xs_3_[6u] = kf_f16_to_f32(a_2_.v[6]);
                     xs_3_[7u] = kf_f16_to_f32(a_2_.v[7]);
-                    kf_u32x4 t2031_ = wb_[5u];
-                    kf_f16x8 wh_2_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2031_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2031_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2031_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2031_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2031_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2031_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2031_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2031_, 3u), 16u))}};
+                    kf_u32x4 t3645_ = wb_[5u];
+                    kf_f16x8 wh_2_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t3645_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3645_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t3645_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3645_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t3645_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3645_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t3645_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3645_, 3u), 16u))}};
                     acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_2_.v[7]), xs_3_[7u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[6]), xs_3_[6u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[5]), xs_3_[5u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[4]), xs_3_[4u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[3]), xs_3_[3u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[2]), xs_3_[2u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[1]), xs_3_[1u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[0]), xs_3_[0u], acc_[0u]))))))));
                 }
                 unsigned v_7_ = (((ck_ << 5u) << 2u) + 64u) + lane_;
                 if (v_7_ < nv_2_) {
-                    kf_u32x4 t2135_ = xb_[12u];
-                    kf_f16x8 a_3_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2135_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2135_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2135_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2135_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2135_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2135_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2135_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2135_, 3u), 16u))}};
+                    kf_u32x4 t3749_ = xb_[12u];
+                    kf_f16x8 a_3_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t3749_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3749_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t3749_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3749_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t3749_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3749_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t3749_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3749_, 3u), 16u))}};
                     xs_4_[0u] = kf_f16_to_f32(a_3_.v[0]);
                     xs_4_[1u] = kf_f16_to_f32(a_3_.v[1]);
                     xs_4_[2u] = kf_f16_to_f32(a_3_.v[2]);
@@ -11630,14 +11630,14 @@ gemv_silu_f16_f16_f32(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ 
                     xs_4_[5u] = kf_f16_to_f32(a_3_.v[5]);
                     xs_4_[6u] = kf_f16_to_f32(a_3_.v[6]);
                     xs_4_[7u] = kf_f16_to_f32(a_3_.v[7]);
-                    kf_u32x4 t2162_ = wb_[6u];
-                    kf_f16x8 wh_3_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2162_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2162_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2162_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2162_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2162_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2162_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2162_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2162_, 3u), 16u))}};
+                    kf_u32x4 t3776_ = wb_[6u];
+                    kf_f16x8 wh_3_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t3776_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3776_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t3776_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3776_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t3776_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3776_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t3776_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3776_, 3u), 16u))}};
                     acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_3_.v[7]), xs_4_[7u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[6]), xs_4_[6u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[5]), xs_4_[5u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[4]), xs_4_[4u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[3]), xs_4_[3u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[2]), xs_4_[2u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[1]), xs_4_[1u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[0]), xs_4_[0u], acc_[0u]))))))));
                 }
                 unsigned v_8_ = (((ck_ << 5u) << 2u) + 96u) + lane_;
                 if (v_8_ < nv_2_) {
-                    kf_u32x4 t2266_ = xb_[14u];
-                    kf_f16x8 a_4_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2266_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2266_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2266_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2266_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2266_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2266_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2266_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2266_, 3u), 16u))}};
+                    kf_u32x4 t3880_ = xb_[14u];
+                    kf_f16x8 a_4_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t3880_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3880_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t3880_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3880_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t3880_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3880_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t3880_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3880_, 3u), 16u))}};
                     xs_5_[0u] = kf_f16_to_f32(a_4_.v[0]);
                     xs_5_[1u] = kf_f16_to_f32(a_4_.v[1]);
                     xs_5_[2u] = kf_f16_to_f32(a_4_.v[2]);
@@ -11646,58 +11646,58 @@ gemv_silu_f16_f16_f32(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ 
                     xs_5_[5u] = kf_f16_to_f32(a_4_.v[5]);
                     xs_5_[6u] = kf_f16_to_f32(a_4_.v[6]);
                     xs_5_[7u] = kf_f16_to_f32(a_4_.v[7]);
-                    kf_u32x4 t2293_ = wb_[7u];
-                    kf_f16x8 wh_4_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2293_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2293_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2293_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2293_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2293_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2293_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2293_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2293_, 3u), 16u))}};
+                    kf_u32x4 t3907_ = wb_[7u];
+                    kf_f16x8 wh_4_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t3907_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3907_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t3907_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3907_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t3907_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3907_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t3907_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3907_, 3u), 16u))}};
                     acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_4_.v[7]), xs_5_[7u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[6]), xs_5_[6u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[5]), xs_5_[5u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[4]), xs_5_[4u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[3]), xs_5_[3u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[2]), xs_5_[2u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[1]), xs_5_[1u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[0]), xs_5_[0u], acc_[0u]))))))));
                 }
-                unsigned t2367_ = ck_ + 1u;
-                ck_ = t2367_;
-                if (t2367_ == steps_) {
+                unsigned t3981_ = ck_ + 1u;
+                ck_ = t3981_;
+                if (t3981_ == steps_) {
                     float a_5_ = acc_[0u];
                     unsigned r_ = 0u;
-                    unsigned t2394_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
-                    if (t2394_ == 32u) {
-                        float t2399_ = __fadd_rn(a_5_, kf_shfl_xor(a_5_, 16u, kf_wn));
-                        float t2402_ = __fadd_rn(t2399_, kf_shfl_xor(t2399_, 8u, kf_wn));
-                        float t2405_ = __fadd_rn(t2402_, kf_shfl_xor(t2402_, 4u, kf_wn));
-                        float t2408_ = __fadd_rn(t2405_, kf_shfl_xor(t2405_, 2u, kf_wn));
-                        t2373_ = __fadd_rn(t2408_, kf_shfl_xor(t2408_, 1u, kf_wn));
+                    unsigned t4008_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+                    if (t4008_ == 32u) {
+                        float t4013_ = __fadd_rn(a_5_, kf_shfl_xor(a_5_, 16u, kf_wn));
+                        float t4016_ = __fadd_rn(t4013_, kf_shfl_xor(t4013_, 8u, kf_wn));
+                        float t4019_ = __fadd_rn(t4016_, kf_shfl_xor(t4016_, 4u, kf_wn));
+                        float t4022_ = __fadd_rn(t4019_, kf_shfl_xor(t4019_, 2u, kf_wn));
+                        t3987_ = __fadd_rn(t4022_, kf_shfl_xor(t4022_, 1u, kf_wn));
                     } else {
-                        float t2414_ = kf_shfl_down(a_5_, 16u, kf_wn);
-                        bool t2416_ = (kf_lane_id() + 16u) < t2394_;
-                        float t2417_ = __fadd_rn(a_5_, t2414_);
-                        float t2418_ = t2416_ ? t2417_ : a_5_;
-                        float t2420_ = kf_shfl_down(t2418_, 8u, kf_wn);
-                        bool t2422_ = (kf_lane_id() + 8u) < t2394_;
-                        float t2423_ = __fadd_rn(t2418_, t2420_);
-                        float t2424_ = t2422_ ? t2423_ : t2418_;
-                        float t2426_ = kf_shfl_down(t2424_, 4u, kf_wn);
-                        bool t2428_ = (kf_lane_id() + 4u) < t2394_;
-                        float t2429_ = __fadd_rn(t2424_, t2426_);
-                        float t2430_ = t2428_ ? t2429_ : t2424_;
-                        float t2432_ = kf_shfl_down(t2430_, 2u, kf_wn);
-                        bool t2434_ = (kf_lane_id() + 2u) < t2394_;
-                        float t2435_ = __fadd_rn(t2430_, t2432_);
-                        float t2436_ = t2434_ ? t2435_ : t2430_;
-                        float t2438_ = kf_shfl_down(t2436_, 1u, kf_wn);
-                        bool t2440_ = (kf_lane_id() + 1u) < t2394_;
-                        float t2441_ = __fadd_rn(t2436_, t2438_);
-                        t2373_ = kf_shfl(t2440_ ? t2441_ : t2436_, 0u, kf_wn);
+                        float t4028_ = kf_shfl_down(a_5_, 16u, kf_wn);
+                        bool t4030_ = (kf_lane_id() + 16u) < t4008_;
+                        float t4031_ = __fadd_rn(a_5_, t4028_);
+                        float t4032_ = t4030_ ? t4031_ : a_5_;
+                        float t4034_ = kf_shfl_down(t4032_, 8u, kf_wn);
+                        bool t4036_ = (kf_lane_id() + 8u) < t4008_;
+                        float t4037_ = __fadd_rn(t4032_, t4034_);
+                        float t4038_ = t4036_ ? t4037_ : t4032_;
+                        float t4040_ = kf_shfl_down(t4038_, 4u, kf_wn);
+                        bool t4042_ = (kf_lane_id() + 4u) < t4008_;
+                        float t4043_ = __fadd_rn(t4038_, t4040_);
+                        float t4044_ = t4042_ ? t4043_ : t4038_;
+                        float t4046_ = kf_shfl_down(t4044_, 2u, kf_wn);
+                        bool t4048_ = (kf_lane_id() + 2u) < t4008_;
+                        float t4049_ = __fadd_rn(t4044_, t4046_);
+                        float t4050_ = t4048_ ? t4049_ : t4044_;
+                        float t4052_ = kf_shfl_down(t4050_, 1u, kf_wn);
+                        bool t4054_ = (kf_lane_id() + 1u) < t4008_;
+                        float t4055_ = __fadd_rn(t4050_, t4052_);
+                        t3987_ = kf_shfl(t4054_ ? t4055_ : t4050_, 0u, kf_wn);
                     }
-                    bool t2446_ = lane_ == r_;
-                    bool t2447_ = t2446_;
-                    if (t2446_) {
-                        t2447_ = cg_ < m_;
+                    bool t4060_ = lane_ == r_;
+                    bool t4061_ = t4060_;
+                    if (t4060_) {
+                        t4061_ = cg_ < m_;
                     }
-                    if (t2447_) {
-                        y_[cg_] = t2373_;
+                    if (t4061_) {
+                        y_[cg_] = t3987_;
                     }
                     acc_[0u] = 0.0f;
                     ck_ = 0u;
                     cg_ = cg_ + nw_;
                 }
             }
-            if ((t0_ + 1u) < t1508_) {
+            if ((t0_ + 1u) < t1514_) {
                 unsigned v_9_ = min((((lk_ << 5u) << 2u) + lane_), (nv_2_ - 1u));
                 unsigned row_5_ = min(lg_, (m_ - 1u));
                 wb_[4u] = wv_[(row_5_ * nv_2_) + v_9_];
@@ -11714,23 +11714,23 @@ gemv_silu_f16_f16_f32(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ 
                 unsigned row_8_ = min(lg_, (m_ - 1u));
                 wb_[7u] = wv_[(row_8_ * nv_2_) + v_12_];
                 xb_[14u] = xs_[v_12_];
-                unsigned t2644_ = lk_ + 1u;
-                lk_ = t2644_;
-                if (t2644_ == steps_) {
+                unsigned t4286_ = lk_ + 1u;
+                lk_ = t4286_;
+                if (t4286_ == steps_) {
                     lk_ = 0u;
                     lg_ = lg_ + nw_;
                 }
             }
-            bool t2754_ = (t0_ + 1u) >= 1u;
-            bool t2755_ = t2754_;
-            if (t2754_) {
-                t2755_ = ((t0_ + 1u) - 1u) < t1508_;
+            bool t4396_ = (t0_ + 1u) >= 1u;
+            bool t4397_ = t4396_;
+            if (t4396_) {
+                t4397_ = ((t0_ + 1u) - 1u) < t1514_;
             }
-            if (t2755_) {
+            if (t4397_) {
                 unsigned v_13_ = ((ck_ << 5u) << 2u) + lane_;
                 if (v_13_ < nv_2_) {
-                    kf_u32x4 t2814_ = xb_[0u];
-                    kf_f16x8 a_6_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2814_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2814_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2814_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2814_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2814_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2814_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2814_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2814_, 3u), 16u))}};
+                    kf_u32x4 t4456_ = xb_[0u];
+                    kf_f16x8 a_6_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t4456_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4456_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t4456_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4456_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t4456_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4456_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t4456_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4456_, 3u), 16u))}};
                     xs_6_[0u] = kf_f16_to_f32(a_6_.v[0]);
                     xs_6_[1u] = kf_f16_to_f32(a_6_.v[1]);
                     xs_6_[2u] = kf_f16_to_f32(a_6_.v[2]);
@@ -11739,14 +11739,14 @@ gemv_silu_f16_f16_f32(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ 
                     xs_6_[5u] = kf_f16_to_f32(a_6_.v[5]);
                     xs_6_[6u] = kf_f16_to_f32(a_6_.v[6]);
                     xs_6_[7u] = kf_f16_to_f32(a_6_.v[7]);
-                    kf_u32x4 t2841_ = wb_[0u];
-                    kf_f16x8 wh_5_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2841_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2841_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2841_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2841_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2841_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2841_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2841_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2841_, 3u), 16u))}};
+                    kf_u32x4 t4483_ = wb_[0u];
+                    kf_f16x8 wh_5_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t4483_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4483_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t4483_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4483_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t4483_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4483_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t4483_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4483_, 3u), 16u))}};
                     acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_5_.v[7]), xs_6_[7u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[6]), xs_6_[6u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[5]), xs_6_[5u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[4]), xs_6_[4u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[3]), xs_6_[3u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[2]), xs_6_[2u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[1]), xs_6_[1u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[0]), xs_6_[0u], acc_[0u]))))))));
                 }
                 unsigned v_14_ = (((ck_ << 5u) << 2u) + 32u) + lane_;
                 if (v_14_ < nv_2_) {
-                    kf_u32x4 t2945_ = xb_[2u];
-                    kf_f16x8 a_7_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2945_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2945_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2945_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2945_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2945_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2945_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2945_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2945_, 3u), 16u))}};
+                    kf_u32x4 t4587_ = xb_[2u];
+                    kf_f16x8 a_7_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t4587_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4587_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t4587_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4587_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t4587_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4587_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t4587_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4587_, 3u), 16u))}};
                     xs_7_[0u] = kf_f16_to_f32(a_7_.v[0]);
                     xs_7_[1u] = kf_f16_to_f32(a_7_.v[1]);
                     xs_7_[2u] = kf_f16_to_f32(a_7_.v[2]);
@@ -11755,14 +11755,14 @@ gemv_silu_f16_f16_f32(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ 
                     xs_7_[5u] = kf_f16_to_f32(a_7_.v[5]);
                     xs_7_[6u] = kf_f16_to_f32(a_7_.v[6]);
                     xs_7_[7u] = kf_f16_to_f32(a_7_.v[7]);
-                    kf_u32x4 t2972_ = wb_[1u];
-                    kf_f16x8 wh_6_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2972_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2972_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2972_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2972_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2972_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2972_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2972_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2972_, 3u), 16u))}};
+                    kf_u32x4 t4614_ = wb_[1u];
+                    kf_f16x8 wh_6_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t4614_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4614_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t4614_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4614_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t4614_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4614_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t4614_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4614_, 3u), 16u))}};
                     acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_6_.v[7]), xs_7_[7u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[6]), xs_7_[6u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[5]), xs_7_[5u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[4]), xs_7_[4u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[3]), xs_7_[3u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[2]), xs_7_[2u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[1]), xs_7_[1u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[0]), xs_7_[0u], acc_[0u]))))))));
                 }
                 unsigned v_15_ = (((ck_ << 5u) << 2u) + 64u) + lane_;
                 if (v_15_ < nv_2_) {
-                    kf_u32x4 t3076_ = xb_[4u];
-                    kf_f16x8 a_8_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t3076_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3076_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t3076_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3076_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t3076_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3076_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t3076_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3076_, 3u), 16u))}};
+                    kf_u32x4 t4718_ = xb_[4u];
+                    kf_f16x8 a_8_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t4718_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4718_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t4718_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4718_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t4718_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4718_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t4718_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4718_, 3u), 16u))}};
                     xs_8_[0u] = kf_f16_to_f32(a_8_.v[0]);
                     xs_8_[1u] = kf_f16_to_f32(a_8_.v[1]);
                     xs_8_[2u] = kf_f16_to_f32(a_8_.v[2]);
@@ -11771,14 +11771,14 @@ gemv_silu_f16_f16_f32(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ 
                     xs_8_[5u] = kf_f16_to_f32(a_8_.v[5]);
                     xs_8_[6u] = kf_f16_to_f32(a_8_.v[6]);
                     xs_8_[7u] = kf_f16_to_f32(a_8_.v[7]);
-                    kf_u32x4 t3103_ = wb_[2u];
-                    kf_f16x8 wh_7_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t3103_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3103_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t3103_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3103_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t3103_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3103_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t3103_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3103_, 3u), 16u))}};
+                    kf_u32x4 t4745_ = wb_[2u];
+                    kf_f16x8 wh_7_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t4745_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4745_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t4745_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4745_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t4745_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4745_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t4745_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4745_, 3u), 16u))}};
                     acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_7_.v[7]), xs_8_[7u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[6]), xs_8_[6u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[5]), xs_8_[5u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[4]), xs_8_[4u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[3]), xs_8_[3u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[2]), xs_8_[2u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[1]), xs_8_[1u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[0]), xs_8_[0u], acc_[0u]))))))));
                 }
                 unsigned v_16_ = (((ck_ << 5u) << 2u) + 96u) + lane_;
                 if (v_16_ < nv_2_) {
-                    kf_u32x4 t3207_ = xb_[6u];
-                    kf_f16x8 a_9_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t3207_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3207_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t3207_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3207_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t3207_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3207_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t3207_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3207_, 3u), 16u))}};
+                    kf_u32x4 t4849_ = xb_[6u];
+                    kf_f16x8 a_9_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t4849_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4849_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t4849_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4849_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t4849_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4849_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t4849_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4849_, 3u), 16u))}};
                     xs_9_[0u] = kf_f16_to_f32(a_9_.v[0]);
                     xs_9_[1u] = kf_f16_to_f32(a_9_.v[1]);
                     xs_9_[2u] = kf_f16_to_f32(a_9_.v[2]);
@@ -11787,51 +11787,51 @@ gemv_silu_f16_f16_f32(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ 
                     xs_9_[5u] = kf_f16_to_f32(a_9_.v[5]);
                     xs_9_[6u] = kf_f16_to_f32(a_9_.v[6]);
                     xs_9_[7u] = kf_f16_to_f32(a_9_.v[7]);
-                    kf_u32x4 t3234_ = wb_[3u];
-                    kf_f16x8 wh_8_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t3234_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3234_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t3234_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3234_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t3234_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3234_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t3234_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3234_, 3u), 16u))}};
+                    kf_u32x4 t4876_ = wb_[3u];
+                    kf_f16x8 wh_8_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t4876_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4876_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t4876_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4876_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t4876_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4876_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t4876_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4876_, 3u), 16u))}};
                     acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_8_.v[7]), xs_9_[7u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[6]), xs_9_[6u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[5]), xs_9_[5u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[4]), xs_9_[4u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[3]), xs_9_[3u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[2]), xs_9_[2u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[1]), xs_9_[1u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[0]), xs_9_[0u], acc_[0u]))))))));
                 }
-                unsigned t3308_ = ck_ + 1u;
-                ck_ = t3308_;
-                if (t3308_ == steps_) {
+                unsigned t4950_ = ck_ + 1u;
+                ck_ = t4950_;
+                if (t4950_ == steps_) {
                     float a_10_ = acc_[0u];
                     unsigned r_2_ = 0u;
-                    unsigned t3335_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
-                    if (t3335_ == 32u) {
-                        float t3340_ = __fadd_rn(a_10_, kf_shfl_xor(a_10_, 16u, kf_wn));
-                        float t3343_ = __fadd_rn(t3340_, kf_shfl_xor(t3340_, 8u, kf_wn));
-                        float t3346_ = __fadd_rn(t3343_, kf_shfl_xor(t3343_, 4u, kf_wn));
-                        float t3349_ = __fadd_rn(t3346_, kf_shfl_xor(t3346_, 2u, kf_wn));
-                        t3314_ = __fadd_rn(t3349_, kf_shfl_xor(t3349_, 1u, kf_wn));
+                    unsigned t4977_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+                    if (t4977_ == 32u) {
+                        float t4982_ = __fadd_rn(a_10_, kf_shfl_xor(a_10_, 16u, kf_wn));
+                        float t4985_ = __fadd_rn(t4982_, kf_shfl_xor(t4982_, 8u, kf_wn));
+                        float t4988_ = __fadd_rn(t4985_, kf_shfl_xor(t4985_, 4u, kf_wn));
+                        float t4991_ = __fadd_rn(t4988_, kf_shfl_xor(t4988_, 2u, kf_wn));
+                        t4956_ = __fadd_rn(t4991_, kf_shfl_xor(t4991_, 1u, kf_wn));
                     } else {
-                        float t3355_ = kf_shfl_down(a_10_, 16u, kf_wn);
-                        bool t3357_ = (kf_lane_id() + 16u) < t3335_;
-                        float t3358_ = __fadd_rn(a_10_, t3355_);
-                        float t3359_ = t3357_ ? t3358_ : a_10_;
-                        float t3361_ = kf_shfl_down(t3359_, 8u, kf_wn);
-                        bool t3363_ = (kf_lane_id() + 8u) < t3335_;
-                        float t3364_ = __fadd_rn(t3359_, t3361_);
-                        float t3365_ = t3363_ ? t3364_ : t3359_;
-                        float t3367_ = kf_shfl_down(t3365_, 4u, kf_wn);
-                        bool t3369_ = (kf_lane_id() + 4u) < t3335_;
-                        float t3370_ = __fadd_rn(t3365_, t3367_);
-                        float t3371_ = t3369_ ? t3370_ : t3365_;
-                        float t3373_ = kf_shfl_down(t3371_, 2u, kf_wn);
-                        bool t3375_ = (kf_lane_id() + 2u) < t3335_;
-                        float t3376_ = __fadd_rn(t3371_, t3373_);
-                        float t3377_ = t3375_ ? t3376_ : t3371_;
-                        float t3379_ = kf_shfl_down(t3377_, 1u, kf_wn);
-                        bool t3381_ = (kf_lane_id() + 1u) < t3335_;
-                        float t3382_ = __fadd_rn(t3377_, t3379_);
-                        t3314_ = kf_shfl(t3381_ ? t3382_ : t3377_, 0u, kf_wn);
+                        float t4997_ = kf_shfl_down(a_10_, 16u, kf_wn);
+                        bool t4999_ = (kf_lane_id() + 16u) < t4977_;
+                        float t5000_ = __fadd_rn(a_10_, t4997_);
+                        float t5001_ = t4999_ ? t5000_ : a_10_;
+                        float t5003_ = kf_shfl_down(t5001_, 8u, kf_wn);
+                        bool t5005_ = (kf_lane_id() + 8u) < t4977_;
+                        float t5006_ = __fadd_rn(t5001_, t5003_);
+                        float t5007_ = t5005_ ? t5006_ : t5001_;
+                        float t5009_ = kf_shfl_down(t5007_, 4u, kf_wn);
+                        bool t5011_ = (kf_lane_id() + 4u) < t4977_;
+                        float t5012_ = __fadd_rn(t5007_, t5009_);
+                        float t5013_ = t5011_ ? t5012_ : t5007_;
+                        float t5015_ = kf_shfl_down(t5013_, 2u, kf_wn);
+                        bool t5017_ = (kf_lane_id() + 2u) < t4977_;
+                        float t5018_ = __fadd_rn(t5013_, t5015_);
+                        float t5019_ = t5017_ ? t5018_ : t5013_;
+                        float t5021_ = kf_shfl_down(t5019_, 1u, kf_wn);
+                        bool t5023_ = (kf_lane_id() + 1u) < t4977_;
+                        float t5024_ = __fadd_rn(t5019_, t5021_);
+                        t4956_ = kf_shfl(t5023_ ? t5024_ : t5019_, 0u, kf_wn);
                     }
-                    bool t3387_ = lane_ == r_2_;
-                    bool t3388_ = t3387_;
-                    if (t3387_) {
-                        t3388_ = cg_ < m_;
+                    bool t5029_ = lane_ == r_2_;
+                    bool t5030_ = t5029_;
+                    if (t5029_) {
+                        t5030_ = cg_ < m_;
                     }
-                    if (t3388_) {
-                        y_[cg_] = t3314_;
+                    if (t5030_) {
+                        y_[cg_] = t4956_;
                     }
                     acc_[0u] = 0.0f;
                     ck_ = 0u;
