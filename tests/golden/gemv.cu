@@ -222,8 +222,8 @@ __device__ __forceinline__ void kf_pdl_wait() {
 #endif
 }
 
-/* kernel gemv_f16_f16_f16 (gemv.kf:1044) */
-extern "C" __global__ void __launch_bounds__(256)
+/* kernel gemv_f16_f16_f16 (gemv.kf:1072) */
+extern "C" __global__ void __launch_bounds__(64)
 gemv_f16_f16_f16(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x_, kf_f16* __restrict__ y_, unsigned m_, unsigned k_)
 {
     kf_pdl_wait();
@@ -245,8 +245,6 @@ gemv_f16_f16_f16(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x_, k
     float xs_18_[8];
     float xs_19_[8];
     float xs_20_[8];
-    float t7626_;
-    float t8595_;
     float s_;
     const unsigned kf_wn = kf_warp_lanes();
     const unsigned short* w16_ = (const unsigned short*)w_;
@@ -257,20 +255,21 @@ gemv_f16_f16_f16(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x_, k
         unsigned lane_ = kf_lane_id();
         unsigned nv_ = k_ >> 3u;
         unsigned steps_ = (nv_ >> 7u) + (((nv_ & 127u) != 0u) ? 1u : 0u);
-        unsigned wid_ = (blockIdx.x << 3u) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u);
-        unsigned nw_ = gridDim.x << 3u;
+        unsigned wid_ = (blockIdx.x * (blockDim.x >> 5u)) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u);
+        unsigned nw_ = gridDim.x * (blockDim.x >> 5u);
         if (!(wid_ >= m_)) {
-            unsigned t5145_ = m_ - wid_;
-            unsigned t5153_ = ((t5145_ / nw_) + (((t5145_ % nw_) != 0u) ? 1u : 0u)) * steps_;
+            unsigned t4885_ = m_ - wid_;
+            unsigned t4893_ = ((t4885_ / nw_) + (((t4885_ % nw_) != 0u) ? 1u : 0u)) * steps_;
             acc_3_[0u] = 0.0f;
             unsigned lg_ = wid_;
             unsigned lk_ = 0u;
             unsigned cg_ = wid_;
             unsigned ck_ = 0u;
-            unsigned t6752_ = t5153_ + 1u;
+            unsigned t6513_ = t4893_ + 1u;
+            asm("" : "+r"(nw_));
             #pragma unroll 1
-            for (unsigned t0_ = 0u; t0_ < t6752_; t0_ = t0_ + 2u) {
-                if (t0_ < t5153_) {
+            for (unsigned t0_ = 0u; t0_ < t6513_; t0_ = t0_ + 2u) {
+                if (t0_ < t4893_) {
                     unsigned v_ = min((((lk_ << 5u) << 2u) + lane_), (nv_ - 1u));
                     unsigned row_2_ = min(lg_, (m_ - 1u));
                     wb_2_[0u] = wv_[(row_2_ * nv_) + v_];
@@ -287,23 +286,23 @@ gemv_f16_f16_f16(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x_, k
                     unsigned row_5_ = min(lg_, (m_ - 1u));
                     wb_2_[3u] = wv_[(row_5_ * nv_) + v_4_];
                     xb_2_[6u] = xv_[v_4_];
-                    unsigned t6956_ = lk_ + 1u;
-                    lk_ = t6956_;
-                    if (t6956_ == steps_) {
+                    unsigned t6717_ = lk_ + 1u;
+                    lk_ = t6717_;
+                    if (t6717_ == steps_) {
                         lk_ = 0u;
                         lg_ = lg_ + nw_;
                     }
                 }
-                bool t7066_ = t0_ >= 1u;
-                bool t7067_ = t7066_;
-                if (t7066_) {
-                    t7067_ = (t0_ - 1u) < t5153_;
+                bool t6770_ = t0_ >= 1u;
+                bool t6771_ = t6770_;
+                if (t6770_) {
+                    t6771_ = (t0_ - 1u) < t4893_;
                 }
-                if (t7067_) {
+                if (t6771_) {
                     unsigned v_5_ = ((ck_ << 5u) << 2u) + lane_;
                     if (v_5_ < nv_) {
-                        kf_u32x4 t7126_ = xb_2_[8u];
-                        kf_f16x8 a_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7126_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7126_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7126_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7126_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7126_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7126_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7126_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7126_, 3u), 16u))}};
+                        kf_u32x4 t6830_ = xb_2_[8u];
+                        kf_f16x8 a_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t6830_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6830_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t6830_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6830_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t6830_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6830_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t6830_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6830_, 3u), 16u))}};
                         xs_9_[0u] = kf_f16_to_f32(a_.v[0]);
                         xs_9_[1u] = kf_f16_to_f32(a_.v[1]);
                         xs_9_[2u] = kf_f16_to_f32(a_.v[2]);
@@ -312,14 +311,14 @@ gemv_f16_f16_f16(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x_, k
                         xs_9_[5u] = kf_f16_to_f32(a_.v[5]);
                         xs_9_[6u] = kf_f16_to_f32(a_.v[6]);
                         xs_9_[7u] = kf_f16_to_f32(a_.v[7]);
-                        kf_u32x4 t7153_ = wb_2_[4u];
-                        kf_f16x8 wh_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7153_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7153_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7153_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7153_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7153_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7153_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7153_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7153_, 3u), 16u))}};
+                        kf_u32x4 t6857_ = wb_2_[4u];
+                        kf_f16x8 wh_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t6857_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6857_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t6857_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6857_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t6857_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6857_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t6857_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6857_, 3u), 16u))}};
                         acc_3_[0u] = __fmaf_rn(kf_f16_to_f32(wh_.v[7]), xs_9_[7u], __fmaf_rn(kf_f16_to_f32(wh_.v[6]), xs_9_[6u], __fmaf_rn(kf_f16_to_f32(wh_.v[5]), xs_9_[5u], __fmaf_rn(kf_f16_to_f32(wh_.v[4]), xs_9_[4u], __fmaf_rn(kf_f16_to_f32(wh_.v[3]), xs_9_[3u], __fmaf_rn(kf_f16_to_f32(wh_.v[2]), xs_9_[2u], __fmaf_rn(kf_f16_to_f32(wh_.v[1]), xs_9_[1u], __fmaf_rn(kf_f16_to_f32(wh_.v[0]), xs_9_[0u], acc_3_[0u]))))))));
                     }
                     unsigned v_6_ = (((ck_ << 5u) << 2u) + 32u) + lane_;
                     if (v_6_ < nv_) {
-                        kf_u32x4 t7257_ = xb_2_[10u];
-                        kf_f16x8 a_2_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7257_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7257_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7257_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7257_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7257_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7257_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7257_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7257_, 3u), 16u))}};
+                        kf_u32x4 t6961_ = xb_2_[10u];
+                        kf_f16x8 a_2_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t6961_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6961_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t6961_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6961_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t6961_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6961_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t6961_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6961_, 3u), 16u))}};
                         xs_10_[0u] = kf_f16_to_f32(a_2_.v[0]);
                         xs_10_[1u] = kf_f16_to_f32(a_2_.v[1]);
                         xs_10_[2u] = kf_f16_to_f32(a_2_.v[2]);
@@ -328,14 +327,14 @@ gemv_f16_f16_f16(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x_, k
                         xs_10_[5u] = kf_f16_to_f32(a_2_.v[5]);
                         xs_10_[6u] = kf_f16_to_f32(a_2_.v[6]);
                         xs_10_[7u] = kf_f16_to_f32(a_2_.v[7]);
-                        kf_u32x4 t7284_ = wb_2_[5u];
-                        kf_f16x8 wh_2_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7284_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7284_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7284_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7284_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7284_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7284_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7284_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7284_, 3u), 16u))}};
+                        kf_u32x4 t6988_ = wb_2_[5u];
+                        kf_f16x8 wh_2_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t6988_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6988_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t6988_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6988_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t6988_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6988_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t6988_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6988_, 3u), 16u))}};
                         acc_3_[0u] = __fmaf_rn(kf_f16_to_f32(wh_2_.v[7]), xs_10_[7u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[6]), xs_10_[6u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[5]), xs_10_[5u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[4]), xs_10_[4u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[3]), xs_10_[3u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[2]), xs_10_[2u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[1]), xs_10_[1u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[0]), xs_10_[0u], acc_3_[0u]))))))));
                     }
                     unsigned v_7_ = (((ck_ << 5u) << 2u) + 64u) + lane_;
                     if (v_7_ < nv_) {
-                        kf_u32x4 t7388_ = xb_2_[12u];
-                        kf_f16x8 a_3_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7388_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7388_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7388_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7388_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7388_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7388_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7388_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7388_, 3u), 16u))}};
+                        kf_u32x4 t7092_ = xb_2_[12u];
+                        kf_f16x8 a_3_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7092_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7092_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7092_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7092_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7092_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7092_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7092_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7092_, 3u), 16u))}};
                         xs_11_[0u] = kf_f16_to_f32(a_3_.v[0]);
                         xs_11_[1u] = kf_f16_to_f32(a_3_.v[1]);
                         xs_11_[2u] = kf_f16_to_f32(a_3_.v[2]);
@@ -344,14 +343,14 @@ gemv_f16_f16_f16(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x_, k
                         xs_11_[5u] = kf_f16_to_f32(a_3_.v[5]);
                         xs_11_[6u] = kf_f16_to_f32(a_3_.v[6]);
                         xs_11_[7u] = kf_f16_to_f32(a_3_.v[7]);
-                        kf_u32x4 t7415_ = wb_2_[6u];
-                        kf_f16x8 wh_3_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7415_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7415_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7415_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7415_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7415_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7415_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7415_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7415_, 3u), 16u))}};
+                        kf_u32x4 t7119_ = wb_2_[6u];
+                        kf_f16x8 wh_3_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7119_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7119_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7119_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7119_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7119_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7119_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7119_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7119_, 3u), 16u))}};
                         acc_3_[0u] = __fmaf_rn(kf_f16_to_f32(wh_3_.v[7]), xs_11_[7u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[6]), xs_11_[6u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[5]), xs_11_[5u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[4]), xs_11_[4u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[3]), xs_11_[3u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[2]), xs_11_[2u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[1]), xs_11_[1u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[0]), xs_11_[0u], acc_3_[0u]))))))));
                     }
                     unsigned v_8_ = (((ck_ << 5u) << 2u) + 96u) + lane_;
                     if (v_8_ < nv_) {
-                        kf_u32x4 t7519_ = xb_2_[14u];
-                        kf_f16x8 a_4_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7519_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7519_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7519_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7519_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7519_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7519_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7519_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7519_, 3u), 16u))}};
+                        kf_u32x4 t7223_ = xb_2_[14u];
+                        kf_f16x8 a_4_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7223_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7223_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7223_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7223_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7223_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7223_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7223_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7223_, 3u), 16u))}};
                         xs_12_[0u] = kf_f16_to_f32(a_4_.v[0]);
                         xs_12_[1u] = kf_f16_to_f32(a_4_.v[1]);
                         xs_12_[2u] = kf_f16_to_f32(a_4_.v[2]);
@@ -360,58 +359,34 @@ gemv_f16_f16_f16(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x_, k
                         xs_12_[5u] = kf_f16_to_f32(a_4_.v[5]);
                         xs_12_[6u] = kf_f16_to_f32(a_4_.v[6]);
                         xs_12_[7u] = kf_f16_to_f32(a_4_.v[7]);
-                        kf_u32x4 t7546_ = wb_2_[7u];
-                        kf_f16x8 wh_4_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7546_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7546_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7546_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7546_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7546_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7546_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7546_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7546_, 3u), 16u))}};
+                        kf_u32x4 t7250_ = wb_2_[7u];
+                        kf_f16x8 wh_4_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7250_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7250_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7250_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7250_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7250_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7250_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7250_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7250_, 3u), 16u))}};
                         acc_3_[0u] = __fmaf_rn(kf_f16_to_f32(wh_4_.v[7]), xs_12_[7u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[6]), xs_12_[6u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[5]), xs_12_[5u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[4]), xs_12_[4u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[3]), xs_12_[3u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[2]), xs_12_[2u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[1]), xs_12_[1u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[0]), xs_12_[0u], acc_3_[0u]))))))));
                     }
-                    unsigned t7620_ = ck_ + 1u;
-                    ck_ = t7620_;
-                    if (t7620_ == steps_) {
+                    unsigned t7324_ = ck_ + 1u;
+                    ck_ = t7324_;
+                    if (t7324_ == steps_) {
                         float a_5_ = acc_3_[0u];
                         unsigned r_ = 0u;
-                        unsigned t7647_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
-                        if (t7647_ == 32u) {
-                            float t7652_ = __fadd_rn(a_5_, kf_shfl_xor(a_5_, 16u, kf_wn));
-                            float t7655_ = __fadd_rn(t7652_, kf_shfl_xor(t7652_, 8u, kf_wn));
-                            float t7658_ = __fadd_rn(t7655_, kf_shfl_xor(t7655_, 4u, kf_wn));
-                            float t7661_ = __fadd_rn(t7658_, kf_shfl_xor(t7658_, 2u, kf_wn));
-                            t7626_ = __fadd_rn(t7661_, kf_shfl_xor(t7661_, 1u, kf_wn));
-                        } else {
-                            float t7667_ = kf_shfl_down(a_5_, 16u, kf_wn);
-                            bool t7669_ = (kf_lane_id() + 16u) < t7647_;
-                            float t7670_ = __fadd_rn(a_5_, t7667_);
-                            float t7671_ = t7669_ ? t7670_ : a_5_;
-                            float t7673_ = kf_shfl_down(t7671_, 8u, kf_wn);
-                            bool t7675_ = (kf_lane_id() + 8u) < t7647_;
-                            float t7676_ = __fadd_rn(t7671_, t7673_);
-                            float t7677_ = t7675_ ? t7676_ : t7671_;
-                            float t7679_ = kf_shfl_down(t7677_, 4u, kf_wn);
-                            bool t7681_ = (kf_lane_id() + 4u) < t7647_;
-                            float t7682_ = __fadd_rn(t7677_, t7679_);
-                            float t7683_ = t7681_ ? t7682_ : t7677_;
-                            float t7685_ = kf_shfl_down(t7683_, 2u, kf_wn);
-                            bool t7687_ = (kf_lane_id() + 2u) < t7647_;
-                            float t7688_ = __fadd_rn(t7683_, t7685_);
-                            float t7689_ = t7687_ ? t7688_ : t7683_;
-                            float t7691_ = kf_shfl_down(t7689_, 1u, kf_wn);
-                            bool t7693_ = (kf_lane_id() + 1u) < t7647_;
-                            float t7694_ = __fadd_rn(t7689_, t7691_);
-                            t7626_ = kf_shfl(t7693_ ? t7694_ : t7689_, 0u, kf_wn);
+                        float t7332_ = __fadd_rn(a_5_, kf_shfl_xor(a_5_, 16u, kf_wn));
+                        float t7335_ = __fadd_rn(t7332_, kf_shfl_xor(t7332_, 8u, kf_wn));
+                        float t7338_ = __fadd_rn(t7335_, kf_shfl_xor(t7335_, 4u, kf_wn));
+                        float t7341_ = __fadd_rn(t7338_, kf_shfl_xor(t7338_, 2u, kf_wn));
+                        float t7344_ = __fadd_rn(t7341_, kf_shfl_xor(t7341_, 1u, kf_wn));
+                        bool t7346_ = lane_ == r_;
+                        bool t7347_ = t7346_;
+                        if (t7346_) {
+                            t7347_ = cg_ < m_;
                         }
-                        bool t7699_ = lane_ == r_;
-                        bool t7700_ = t7699_;
-                        if (t7699_) {
-                            t7700_ = cg_ < m_;
-                        }
-                        if (t7700_) {
-                            y_[cg_] = kf_f16_from_f32(t7626_);
+                        if (t7347_) {
+                            y_[cg_] = kf_f16_from_f32(t7344_);
                         }
                         acc_3_[0u] = 0.0f;
                         ck_ = 0u;
                         cg_ = cg_ + nw_;
                     }
                 }
-                if ((t0_ + 1u) < t5153_) {
+                if ((t0_ + 1u) < t4893_) {
                     unsigned v_9_ = min((((lk_ << 5u) << 2u) + lane_), (nv_ - 1u));
                     unsigned row_6_ = min(lg_, (m_ - 1u));
                     wb_2_[4u] = wv_[(row_6_ * nv_) + v_9_];
@@ -428,23 +403,23 @@ gemv_f16_f16_f16(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x_, k
                     unsigned row_9_ = min(lg_, (m_ - 1u));
                     wb_2_[7u] = wv_[(row_9_ * nv_) + v_12_];
                     xb_2_[14u] = xv_[v_12_];
-                    unsigned t7925_ = lk_ + 1u;
-                    lk_ = t7925_;
-                    if (t7925_ == steps_) {
+                    unsigned t7572_ = lk_ + 1u;
+                    lk_ = t7572_;
+                    if (t7572_ == steps_) {
                         lk_ = 0u;
                         lg_ = lg_ + nw_;
                     }
                 }
-                bool t8035_ = (t0_ + 1u) >= 1u;
-                bool t8036_ = t8035_;
-                if (t8035_) {
-                    t8036_ = ((t0_ + 1u) - 1u) < t5153_;
+                bool t7625_ = (t0_ + 1u) >= 1u;
+                bool t7626_ = t7625_;
+                if (t7625_) {
+                    t7626_ = ((t0_ + 1u) - 1u) < t4893_;
                 }
-                if (t8036_) {
+                if (t7626_) {
                     unsigned v_13_ = ((ck_ << 5u) << 2u) + lane_;
                     if (v_13_ < nv_) {
-                        kf_u32x4 t8095_ = xb_2_[0u];
-                        kf_f16x8 a_6_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t8095_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8095_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t8095_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8095_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t8095_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8095_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t8095_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8095_, 3u), 16u))}};
+                        kf_u32x4 t7685_ = xb_2_[0u];
+                        kf_f16x8 a_6_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7685_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7685_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7685_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7685_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7685_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7685_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7685_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7685_, 3u), 16u))}};
                         xs_13_[0u] = kf_f16_to_f32(a_6_.v[0]);
                         xs_13_[1u] = kf_f16_to_f32(a_6_.v[1]);
                         xs_13_[2u] = kf_f16_to_f32(a_6_.v[2]);
@@ -453,14 +428,14 @@ gemv_f16_f16_f16(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x_, k
                         xs_13_[5u] = kf_f16_to_f32(a_6_.v[5]);
                         xs_13_[6u] = kf_f16_to_f32(a_6_.v[6]);
                         xs_13_[7u] = kf_f16_to_f32(a_6_.v[7]);
-                        kf_u32x4 t8122_ = wb_2_[0u];
-                        kf_f16x8 wh_5_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t8122_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8122_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t8122_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8122_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t8122_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8122_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t8122_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8122_, 3u), 16u))}};
+                        kf_u32x4 t7712_ = wb_2_[0u];
+                        kf_f16x8 wh_5_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7712_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7712_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7712_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7712_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7712_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7712_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7712_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7712_, 3u), 16u))}};
                         acc_3_[0u] = __fmaf_rn(kf_f16_to_f32(wh_5_.v[7]), xs_13_[7u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[6]), xs_13_[6u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[5]), xs_13_[5u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[4]), xs_13_[4u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[3]), xs_13_[3u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[2]), xs_13_[2u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[1]), xs_13_[1u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[0]), xs_13_[0u], acc_3_[0u]))))))));
                     }
                     unsigned v_14_ = (((ck_ << 5u) << 2u) + 32u) + lane_;
                     if (v_14_ < nv_) {
-                        kf_u32x4 t8226_ = xb_2_[2u];
-                        kf_f16x8 a_7_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t8226_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8226_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t8226_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8226_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t8226_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8226_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t8226_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8226_, 3u), 16u))}};
+                        kf_u32x4 t7816_ = xb_2_[2u];
+                        kf_f16x8 a_7_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7816_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7816_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7816_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7816_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7816_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7816_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7816_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7816_, 3u), 16u))}};
                         xs_14_[0u] = kf_f16_to_f32(a_7_.v[0]);
                         xs_14_[1u] = kf_f16_to_f32(a_7_.v[1]);
                         xs_14_[2u] = kf_f16_to_f32(a_7_.v[2]);
@@ -469,14 +444,14 @@ gemv_f16_f16_f16(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x_, k
                         xs_14_[5u] = kf_f16_to_f32(a_7_.v[5]);
                         xs_14_[6u] = kf_f16_to_f32(a_7_.v[6]);
                         xs_14_[7u] = kf_f16_to_f32(a_7_.v[7]);
-                        kf_u32x4 t8253_ = wb_2_[1u];
-                        kf_f16x8 wh_6_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t8253_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8253_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t8253_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8253_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t8253_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8253_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t8253_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8253_, 3u), 16u))}};
+                        kf_u32x4 t7843_ = wb_2_[1u];
+                        kf_f16x8 wh_6_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7843_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7843_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7843_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7843_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7843_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7843_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7843_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7843_, 3u), 16u))}};
                         acc_3_[0u] = __fmaf_rn(kf_f16_to_f32(wh_6_.v[7]), xs_14_[7u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[6]), xs_14_[6u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[5]), xs_14_[5u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[4]), xs_14_[4u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[3]), xs_14_[3u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[2]), xs_14_[2u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[1]), xs_14_[1u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[0]), xs_14_[0u], acc_3_[0u]))))))));
                     }
                     unsigned v_15_ = (((ck_ << 5u) << 2u) + 64u) + lane_;
                     if (v_15_ < nv_) {
-                        kf_u32x4 t8357_ = xb_2_[4u];
-                        kf_f16x8 a_8_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t8357_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8357_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t8357_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8357_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t8357_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8357_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t8357_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8357_, 3u), 16u))}};
+                        kf_u32x4 t7947_ = xb_2_[4u];
+                        kf_f16x8 a_8_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7947_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7947_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7947_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7947_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7947_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7947_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7947_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7947_, 3u), 16u))}};
                         xs_15_[0u] = kf_f16_to_f32(a_8_.v[0]);
                         xs_15_[1u] = kf_f16_to_f32(a_8_.v[1]);
                         xs_15_[2u] = kf_f16_to_f32(a_8_.v[2]);
@@ -485,14 +460,14 @@ gemv_f16_f16_f16(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x_, k
                         xs_15_[5u] = kf_f16_to_f32(a_8_.v[5]);
                         xs_15_[6u] = kf_f16_to_f32(a_8_.v[6]);
                         xs_15_[7u] = kf_f16_to_f32(a_8_.v[7]);
-                        kf_u32x4 t8384_ = wb_2_[2u];
-                        kf_f16x8 wh_7_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t8384_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8384_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t8384_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8384_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t8384_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8384_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t8384_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8384_, 3u), 16u))}};
+                        kf_u32x4 t7974_ = wb_2_[2u];
+                        kf_f16x8 wh_7_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7974_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7974_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7974_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7974_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7974_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7974_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7974_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7974_, 3u), 16u))}};
                         acc_3_[0u] = __fmaf_rn(kf_f16_to_f32(wh_7_.v[7]), xs_15_[7u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[6]), xs_15_[6u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[5]), xs_15_[5u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[4]), xs_15_[4u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[3]), xs_15_[3u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[2]), xs_15_[2u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[1]), xs_15_[1u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[0]), xs_15_[0u], acc_3_[0u]))))))));
                     }
                     unsigned v_16_ = (((ck_ << 5u) << 2u) + 96u) + lane_;
                     if (v_16_ < nv_) {
-                        kf_u32x4 t8488_ = xb_2_[6u];
-                        kf_f16x8 a_9_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t8488_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8488_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t8488_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8488_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t8488_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8488_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t8488_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8488_, 3u), 16u))}};
+                        kf_u32x4 t8078_ = xb_2_[6u];
+                        kf_f16x8 a_9_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t8078_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8078_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t8078_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8078_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t8078_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8078_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t8078_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8078_, 3u), 16u))}};
                         xs_16_[0u] = kf_f16_to_f32(a_9_.v[0]);
                         xs_16_[1u] = kf_f16_to_f32(a_9_.v[1]);
                         xs_16_[2u] = kf_f16_to_f32(a_9_.v[2]);
@@ -501,51 +476,27 @@ gemv_f16_f16_f16(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x_, k
                         xs_16_[5u] = kf_f16_to_f32(a_9_.v[5]);
                         xs_16_[6u] = kf_f16_to_f32(a_9_.v[6]);
                         xs_16_[7u] = kf_f16_to_f32(a_9_.v[7]);
-                        kf_u32x4 t8515_ = wb_2_[3u];
-                        kf_f16x8 wh_8_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t8515_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8515_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t8515_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8515_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t8515_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8515_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t8515_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8515_, 3u), 16u))}};
+                        kf_u32x4 t8105_ = wb_2_[3u];
+                        kf_f16x8 wh_8_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t8105_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8105_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t8105_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8105_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t8105_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8105_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t8105_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8105_, 3u), 16u))}};
                         acc_3_[0u] = __fmaf_rn(kf_f16_to_f32(wh_8_.v[7]), xs_16_[7u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[6]), xs_16_[6u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[5]), xs_16_[5u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[4]), xs_16_[4u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[3]), xs_16_[3u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[2]), xs_16_[2u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[1]), xs_16_[1u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[0]), xs_16_[0u], acc_3_[0u]))))))));
                     }
-                    unsigned t8589_ = ck_ + 1u;
-                    ck_ = t8589_;
-                    if (t8589_ == steps_) {
+                    unsigned t8179_ = ck_ + 1u;
+                    ck_ = t8179_;
+                    if (t8179_ == steps_) {
                         float a_10_ = acc_3_[0u];
                         unsigned r_2_ = 0u;
-                        unsigned t8616_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
-                        if (t8616_ == 32u) {
-                            float t8621_ = __fadd_rn(a_10_, kf_shfl_xor(a_10_, 16u, kf_wn));
-                            float t8624_ = __fadd_rn(t8621_, kf_shfl_xor(t8621_, 8u, kf_wn));
-                            float t8627_ = __fadd_rn(t8624_, kf_shfl_xor(t8624_, 4u, kf_wn));
-                            float t8630_ = __fadd_rn(t8627_, kf_shfl_xor(t8627_, 2u, kf_wn));
-                            t8595_ = __fadd_rn(t8630_, kf_shfl_xor(t8630_, 1u, kf_wn));
-                        } else {
-                            float t8636_ = kf_shfl_down(a_10_, 16u, kf_wn);
-                            bool t8638_ = (kf_lane_id() + 16u) < t8616_;
-                            float t8639_ = __fadd_rn(a_10_, t8636_);
-                            float t8640_ = t8638_ ? t8639_ : a_10_;
-                            float t8642_ = kf_shfl_down(t8640_, 8u, kf_wn);
-                            bool t8644_ = (kf_lane_id() + 8u) < t8616_;
-                            float t8645_ = __fadd_rn(t8640_, t8642_);
-                            float t8646_ = t8644_ ? t8645_ : t8640_;
-                            float t8648_ = kf_shfl_down(t8646_, 4u, kf_wn);
-                            bool t8650_ = (kf_lane_id() + 4u) < t8616_;
-                            float t8651_ = __fadd_rn(t8646_, t8648_);
-                            float t8652_ = t8650_ ? t8651_ : t8646_;
-                            float t8654_ = kf_shfl_down(t8652_, 2u, kf_wn);
-                            bool t8656_ = (kf_lane_id() + 2u) < t8616_;
-                            float t8657_ = __fadd_rn(t8652_, t8654_);
-                            float t8658_ = t8656_ ? t8657_ : t8652_;
-                            float t8660_ = kf_shfl_down(t8658_, 1u, kf_wn);
-                            bool t8662_ = (kf_lane_id() + 1u) < t8616_;
-                            float t8663_ = __fadd_rn(t8658_, t8660_);
-                            t8595_ = kf_shfl(t8662_ ? t8663_ : t8658_, 0u, kf_wn);
+                        float t8187_ = __fadd_rn(a_10_, kf_shfl_xor(a_10_, 16u, kf_wn));
+                        float t8190_ = __fadd_rn(t8187_, kf_shfl_xor(t8187_, 8u, kf_wn));
+                        float t8193_ = __fadd_rn(t8190_, kf_shfl_xor(t8190_, 4u, kf_wn));
+                        float t8196_ = __fadd_rn(t8193_, kf_shfl_xor(t8193_, 2u, kf_wn));
+                        float t8199_ = __fadd_rn(t8196_, kf_shfl_xor(t8196_, 1u, kf_wn));
+                        bool t8201_ = lane_ == r_2_;
+                        bool t8202_ = t8201_;
+                        if (t8201_) {
+                            t8202_ = cg_ < m_;
                         }
-                        bool t8668_ = lane_ == r_2_;
-                        bool t8669_ = t8668_;
-                        if (t8668_) {
-                            t8669_ = cg_ < m_;
-                        }
-                        if (t8669_) {
-                            y_[cg_] = kf_f16_from_f32(t8595_);
+                        if (t8202_) {
+                            y_[cg_] = kf_f16_from_f32(t8199_);
                         }
                         acc_3_[0u] = 0.0f;
                         ck_ = 0u;
@@ -557,49 +508,49 @@ gemv_f16_f16_f16(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x_, k
     } else {
         unsigned lane_2_ = kf_lane_id();
         unsigned nv_2_ = k_ >> 3u;
-        unsigned t8812_ = (blockIdx.x << 3u) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u);
-        unsigned t8823_ = gridDim.x << 3u;
+        unsigned t8293_ = (blockIdx.x * (blockDim.x >> 5u)) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u);
+        unsigned t8309_ = gridDim.x * (blockDim.x >> 5u);
         #pragma unroll 1
-        for (unsigned g_ = t8812_; g_ < m_; g_ = g_ + t8823_) {
+        for (unsigned g_ = t8293_; g_ < m_; g_ = g_ + t8309_) {
             row_[0u] = min(g_, (m_ - 1u));
             acc_4_[0u] = 0.0f;
             if ((k_ & 7u) == 0u) {
                 #pragma unroll 1
                 for (unsigned base_ = 0u; base_ < nv_2_; base_ = base_ + 128u) {
                     unsigned v_17_ = base_ + lane_2_;
-                    kf_u32x4 t8848_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                    kf_u32x4 t_4_ = t8848_;
+                    kf_u32x4 t8334_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_4_ = t8334_;
                     if (v_17_ < nv_2_) {
-                        unsigned t8854_ = (row_[0u] * nv_2_) + v_17_;
-                        kf_u32x4 t8855_ = wv_[t8854_];
-                        t_4_ = t8855_;
+                        unsigned t8340_ = (row_[0u] * nv_2_) + v_17_;
+                        kf_u32x4 t8341_ = wv_[t8340_];
+                        t_4_ = t8341_;
                     }
                     wr_[0u] = t_4_;
                     unsigned v_18_ = (base_ + 32u) + lane_2_;
-                    kf_u32x4 t8861_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                    kf_u32x4 t_5_ = t8861_;
+                    kf_u32x4 t8347_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_5_ = t8347_;
                     if (v_18_ < nv_2_) {
-                        unsigned t8867_ = (row_[0u] * nv_2_) + v_18_;
-                        kf_u32x4 t8868_ = wv_[t8867_];
-                        t_5_ = t8868_;
+                        unsigned t8353_ = (row_[0u] * nv_2_) + v_18_;
+                        kf_u32x4 t8354_ = wv_[t8353_];
+                        t_5_ = t8354_;
                     }
                     wr_[1u] = t_5_;
                     unsigned v_19_ = (base_ + 64u) + lane_2_;
-                    kf_u32x4 t8874_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                    kf_u32x4 t_6_ = t8874_;
+                    kf_u32x4 t8360_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_6_ = t8360_;
                     if (v_19_ < nv_2_) {
-                        unsigned t8880_ = (row_[0u] * nv_2_) + v_19_;
-                        kf_u32x4 t8881_ = wv_[t8880_];
-                        t_6_ = t8881_;
+                        unsigned t8366_ = (row_[0u] * nv_2_) + v_19_;
+                        kf_u32x4 t8367_ = wv_[t8366_];
+                        t_6_ = t8367_;
                     }
                     wr_[2u] = t_6_;
                     unsigned v_20_ = (base_ + 96u) + lane_2_;
-                    kf_u32x4 t8887_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                    kf_u32x4 t_7_ = t8887_;
+                    kf_u32x4 t8373_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_7_ = t8373_;
                     if (v_20_ < nv_2_) {
-                        unsigned t8893_ = (row_[0u] * nv_2_) + v_20_;
-                        kf_u32x4 t8894_ = wv_[t8893_];
-                        t_7_ = t8894_;
+                        unsigned t8379_ = (row_[0u] * nv_2_) + v_20_;
+                        kf_u32x4 t8380_ = wv_[t8379_];
+                        t_7_ = t8380_;
                     }
                     wr_[3u] = t_7_;
                     unsigned v_21_ = base_ + lane_2_;
@@ -613,8 +564,8 @@ gemv_f16_f16_f16(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x_, k
                         xs_17_[5u] = kf_f16_to_f32(a_11_.v[5]);
                         xs_17_[6u] = kf_f16_to_f32(a_11_.v[6]);
                         xs_17_[7u] = kf_f16_to_f32(a_11_.v[7]);
-                        kf_u32x4 t8950_ = wr_[0u];
-                        kf_f16x8 wh_9_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t8950_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8950_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t8950_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8950_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t8950_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8950_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t8950_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8950_, 3u), 16u))}};
+                        kf_u32x4 t8436_ = wr_[0u];
+                        kf_f16x8 wh_9_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t8436_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8436_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t8436_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8436_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t8436_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8436_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t8436_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8436_, 3u), 16u))}};
                         acc_4_[0u] = __fmaf_rn(kf_f16_to_f32(wh_9_.v[7]), xs_17_[7u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[6]), xs_17_[6u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[5]), xs_17_[5u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[4]), xs_17_[4u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[3]), xs_17_[3u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[2]), xs_17_[2u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[1]), xs_17_[1u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[0]), xs_17_[0u], acc_4_[0u]))))))));
                     }
                     unsigned v_22_ = (base_ + 32u) + lane_2_;
@@ -628,8 +579,8 @@ gemv_f16_f16_f16(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x_, k
                         xs_18_[5u] = kf_f16_to_f32(a_12_.v[5]);
                         xs_18_[6u] = kf_f16_to_f32(a_12_.v[6]);
                         xs_18_[7u] = kf_f16_to_f32(a_12_.v[7]);
-                        kf_u32x4 t9077_ = wr_[1u];
-                        kf_f16x8 wh_10_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t9077_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t9077_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t9077_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t9077_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t9077_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t9077_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t9077_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t9077_, 3u), 16u))}};
+                        kf_u32x4 t8563_ = wr_[1u];
+                        kf_f16x8 wh_10_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t8563_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8563_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t8563_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8563_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t8563_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8563_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t8563_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8563_, 3u), 16u))}};
                         acc_4_[0u] = __fmaf_rn(kf_f16_to_f32(wh_10_.v[7]), xs_18_[7u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[6]), xs_18_[6u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[5]), xs_18_[5u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[4]), xs_18_[4u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[3]), xs_18_[3u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[2]), xs_18_[2u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[1]), xs_18_[1u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[0]), xs_18_[0u], acc_4_[0u]))))))));
                     }
                     unsigned v_23_ = (base_ + 64u) + lane_2_;
@@ -643,8 +594,8 @@ gemv_f16_f16_f16(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x_, k
                         xs_19_[5u] = kf_f16_to_f32(a_13_.v[5]);
                         xs_19_[6u] = kf_f16_to_f32(a_13_.v[6]);
                         xs_19_[7u] = kf_f16_to_f32(a_13_.v[7]);
-                        kf_u32x4 t9204_ = wr_[2u];
-                        kf_f16x8 wh_11_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t9204_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t9204_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t9204_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t9204_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t9204_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t9204_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t9204_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t9204_, 3u), 16u))}};
+                        kf_u32x4 t8690_ = wr_[2u];
+                        kf_f16x8 wh_11_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t8690_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8690_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t8690_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8690_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t8690_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8690_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t8690_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8690_, 3u), 16u))}};
                         acc_4_[0u] = __fmaf_rn(kf_f16_to_f32(wh_11_.v[7]), xs_19_[7u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[6]), xs_19_[6u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[5]), xs_19_[5u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[4]), xs_19_[4u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[3]), xs_19_[3u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[2]), xs_19_[2u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[1]), xs_19_[1u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[0]), xs_19_[0u], acc_4_[0u]))))))));
                     }
                     unsigned v_24_ = (base_ + 96u) + lane_2_;
@@ -658,64 +609,64 @@ gemv_f16_f16_f16(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x_, k
                         xs_20_[5u] = kf_f16_to_f32(a_14_.v[5]);
                         xs_20_[6u] = kf_f16_to_f32(a_14_.v[6]);
                         xs_20_[7u] = kf_f16_to_f32(a_14_.v[7]);
-                        kf_u32x4 t9331_ = wr_[3u];
-                        kf_f16x8 wh_12_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t9331_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t9331_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t9331_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t9331_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t9331_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t9331_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t9331_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t9331_, 3u), 16u))}};
+                        kf_u32x4 t8817_ = wr_[3u];
+                        kf_f16x8 wh_12_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t8817_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8817_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t8817_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8817_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t8817_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8817_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t8817_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8817_, 3u), 16u))}};
                         acc_4_[0u] = __fmaf_rn(kf_f16_to_f32(wh_12_.v[7]), xs_20_[7u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[6]), xs_20_[6u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[5]), xs_20_[5u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[4]), xs_20_[4u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[3]), xs_20_[3u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[2]), xs_20_[2u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[1]), xs_20_[1u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[0]), xs_20_[0u], acc_4_[0u]))))))));
                     }
                 }
             } else {
                 #pragma unroll 1
                 for (unsigned c_ = lane_2_; c_ < k_; c_ = c_ + 32u) {
-                    float t9412_ = kf_f16_to_f32(x_[c_]);
+                    float t8898_ = kf_f16_to_f32(x_[c_]);
                     unsigned i_ = (row_[0u] * k_) + c_;
                     unsigned short u_ = w16_[i_];
-                    acc_4_[0u] = __fmaf_rn(kf_f16_to_f32(kf_bitcast<kf_f16>(u_)), t9412_, acc_4_[0u]);
+                    acc_4_[0u] = __fmaf_rn(kf_f16_to_f32(kf_bitcast<kf_f16>(u_)), t8898_, acc_4_[0u]);
                 }
             }
-            float t9430_ = acc_4_[0u];
-            unsigned t9452_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
-            if (t9452_ == 32u) {
-                float t9457_ = __fadd_rn(t9430_, kf_shfl_xor(t9430_, 16u, kf_wn));
-                float t9460_ = __fadd_rn(t9457_, kf_shfl_xor(t9457_, 8u, kf_wn));
-                float t9463_ = __fadd_rn(t9460_, kf_shfl_xor(t9460_, 4u, kf_wn));
-                float t9466_ = __fadd_rn(t9463_, kf_shfl_xor(t9463_, 2u, kf_wn));
-                s_ = __fadd_rn(t9466_, kf_shfl_xor(t9466_, 1u, kf_wn));
+            float t8916_ = acc_4_[0u];
+            unsigned t8938_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+            if (t8938_ == 32u) {
+                float t8943_ = __fadd_rn(t8916_, kf_shfl_xor(t8916_, 16u, kf_wn));
+                float t8946_ = __fadd_rn(t8943_, kf_shfl_xor(t8943_, 8u, kf_wn));
+                float t8949_ = __fadd_rn(t8946_, kf_shfl_xor(t8946_, 4u, kf_wn));
+                float t8952_ = __fadd_rn(t8949_, kf_shfl_xor(t8949_, 2u, kf_wn));
+                s_ = __fadd_rn(t8952_, kf_shfl_xor(t8952_, 1u, kf_wn));
             } else {
-                float t9472_ = kf_shfl_down(t9430_, 16u, kf_wn);
-                bool t9474_ = (kf_lane_id() + 16u) < t9452_;
-                float t9475_ = __fadd_rn(t9430_, t9472_);
-                float t9476_ = t9474_ ? t9475_ : t9430_;
-                float t9478_ = kf_shfl_down(t9476_, 8u, kf_wn);
-                bool t9480_ = (kf_lane_id() + 8u) < t9452_;
-                float t9481_ = __fadd_rn(t9476_, t9478_);
-                float t9482_ = t9480_ ? t9481_ : t9476_;
-                float t9484_ = kf_shfl_down(t9482_, 4u, kf_wn);
-                bool t9486_ = (kf_lane_id() + 4u) < t9452_;
-                float t9487_ = __fadd_rn(t9482_, t9484_);
-                float t9488_ = t9486_ ? t9487_ : t9482_;
-                float t9490_ = kf_shfl_down(t9488_, 2u, kf_wn);
-                bool t9492_ = (kf_lane_id() + 2u) < t9452_;
-                float t9493_ = __fadd_rn(t9488_, t9490_);
-                float t9494_ = t9492_ ? t9493_ : t9488_;
-                float t9496_ = kf_shfl_down(t9494_, 1u, kf_wn);
-                bool t9498_ = (kf_lane_id() + 1u) < t9452_;
-                float t9499_ = __fadd_rn(t9494_, t9496_);
-                s_ = kf_shfl(t9498_ ? t9499_ : t9494_, 0u, kf_wn);
+                float t8958_ = kf_shfl_down(t8916_, 16u, kf_wn);
+                bool t8960_ = (kf_lane_id() + 16u) < t8938_;
+                float t8961_ = __fadd_rn(t8916_, t8958_);
+                float t8962_ = t8960_ ? t8961_ : t8916_;
+                float t8964_ = kf_shfl_down(t8962_, 8u, kf_wn);
+                bool t8966_ = (kf_lane_id() + 8u) < t8938_;
+                float t8967_ = __fadd_rn(t8962_, t8964_);
+                float t8968_ = t8966_ ? t8967_ : t8962_;
+                float t8970_ = kf_shfl_down(t8968_, 4u, kf_wn);
+                bool t8972_ = (kf_lane_id() + 4u) < t8938_;
+                float t8973_ = __fadd_rn(t8968_, t8970_);
+                float t8974_ = t8972_ ? t8973_ : t8968_;
+                float t8976_ = kf_shfl_down(t8974_, 2u, kf_wn);
+                bool t8978_ = (kf_lane_id() + 2u) < t8938_;
+                float t8979_ = __fadd_rn(t8974_, t8976_);
+                float t8980_ = t8978_ ? t8979_ : t8974_;
+                float t8982_ = kf_shfl_down(t8980_, 1u, kf_wn);
+                bool t8984_ = (kf_lane_id() + 1u) < t8938_;
+                float t8985_ = __fadd_rn(t8980_, t8982_);
+                s_ = kf_shfl(t8984_ ? t8985_ : t8980_, 0u, kf_wn);
             }
-            bool t9504_ = lane_2_ == 0u;
-            bool t9505_ = t9504_;
-            if (t9504_) {
-                t9505_ = g_ < m_;
+            bool t8990_ = lane_2_ == 0u;
+            bool t8991_ = t8990_;
+            if (t8990_) {
+                t8991_ = g_ < m_;
             }
-            if (t9505_) {
+            if (t8991_) {
                 y_[g_] = kf_f16_from_f32(s_);
             }
         }
     }
 }
 
-/* kernel gemv_f16_f16_f32 (gemv.kf:1051) */
-extern "C" __global__ void __launch_bounds__(256)
+/* kernel gemv_f16_f16_f32 (gemv.kf:1080) */
+extern "C" __global__ void __launch_bounds__(64)
 gemv_f16_f16_f32(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x_, float* __restrict__ y_, unsigned m_, unsigned k_)
 {
     kf_pdl_wait();
@@ -737,8 +688,6 @@ gemv_f16_f16_f32(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x_, f
     float xs_18_[8];
     float xs_19_[8];
     float xs_20_[8];
-    float t7626_;
-    float t8595_;
     float s_;
     const unsigned kf_wn = kf_warp_lanes();
     const unsigned short* w16_ = (const unsigned short*)w_;
@@ -749,20 +698,21 @@ gemv_f16_f16_f32(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x_, f
         unsigned lane_ = kf_lane_id();
         unsigned nv_ = k_ >> 3u;
         unsigned steps_ = (nv_ >> 7u) + (((nv_ & 127u) != 0u) ? 1u : 0u);
-        unsigned wid_ = (blockIdx.x << 3u) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u);
-        unsigned nw_ = gridDim.x << 3u;
+        unsigned wid_ = (blockIdx.x * (blockDim.x >> 5u)) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u);
+        unsigned nw_ = gridDim.x * (blockDim.x >> 5u);
         if (!(wid_ >= m_)) {
-            unsigned t5145_ = m_ - wid_;
-            unsigned t5153_ = ((t5145_ / nw_) + (((t5145_ % nw_) != 0u) ? 1u : 0u)) * steps_;
+            unsigned t4885_ = m_ - wid_;
+            unsigned t4893_ = ((t4885_ / nw_) + (((t4885_ % nw_) != 0u) ? 1u : 0u)) * steps_;
             acc_3_[0u] = 0.0f;
             unsigned lg_ = wid_;
             unsigned lk_ = 0u;
             unsigned cg_ = wid_;
             unsigned ck_ = 0u;
-            unsigned t6752_ = t5153_ + 1u;
+            unsigned t6513_ = t4893_ + 1u;
+            asm("" : "+r"(nw_));
             #pragma unroll 1
-            for (unsigned t0_ = 0u; t0_ < t6752_; t0_ = t0_ + 2u) {
-                if (t0_ < t5153_) {
+            for (unsigned t0_ = 0u; t0_ < t6513_; t0_ = t0_ + 2u) {
+                if (t0_ < t4893_) {
                     unsigned v_ = min((((lk_ << 5u) << 2u) + lane_), (nv_ - 1u));
                     unsigned row_2_ = min(lg_, (m_ - 1u));
                     wb_2_[0u] = wv_[(row_2_ * nv_) + v_];
@@ -779,23 +729,23 @@ gemv_f16_f16_f32(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x_, f
                     unsigned row_5_ = min(lg_, (m_ - 1u));
                     wb_2_[3u] = wv_[(row_5_ * nv_) + v_4_];
                     xb_2_[6u] = xv_[v_4_];
-                    unsigned t6956_ = lk_ + 1u;
-                    lk_ = t6956_;
-                    if (t6956_ == steps_) {
+                    unsigned t6717_ = lk_ + 1u;
+                    lk_ = t6717_;
+                    if (t6717_ == steps_) {
                         lk_ = 0u;
                         lg_ = lg_ + nw_;
                     }
                 }
-                bool t7066_ = t0_ >= 1u;
-                bool t7067_ = t7066_;
-                if (t7066_) {
-                    t7067_ = (t0_ - 1u) < t5153_;
+                bool t6770_ = t0_ >= 1u;
+                bool t6771_ = t6770_;
+                if (t6770_) {
+                    t6771_ = (t0_ - 1u) < t4893_;
                 }
-                if (t7067_) {
+                if (t6771_) {
                     unsigned v_5_ = ((ck_ << 5u) << 2u) + lane_;
                     if (v_5_ < nv_) {
-                        kf_u32x4 t7126_ = xb_2_[8u];
-                        kf_f16x8 a_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7126_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7126_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7126_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7126_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7126_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7126_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7126_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7126_, 3u), 16u))}};
+                        kf_u32x4 t6830_ = xb_2_[8u];
+                        kf_f16x8 a_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t6830_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6830_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t6830_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6830_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t6830_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6830_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t6830_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6830_, 3u), 16u))}};
                         xs_9_[0u] = kf_f16_to_f32(a_.v[0]);
                         xs_9_[1u] = kf_f16_to_f32(a_.v[1]);
                         xs_9_[2u] = kf_f16_to_f32(a_.v[2]);
@@ -804,14 +754,14 @@ gemv_f16_f16_f32(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x_, f
                         xs_9_[5u] = kf_f16_to_f32(a_.v[5]);
                         xs_9_[6u] = kf_f16_to_f32(a_.v[6]);
                         xs_9_[7u] = kf_f16_to_f32(a_.v[7]);
-                        kf_u32x4 t7153_ = wb_2_[4u];
-                        kf_f16x8 wh_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7153_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7153_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7153_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7153_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7153_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7153_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7153_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7153_, 3u), 16u))}};
+                        kf_u32x4 t6857_ = wb_2_[4u];
+                        kf_f16x8 wh_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t6857_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6857_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t6857_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6857_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t6857_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6857_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t6857_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6857_, 3u), 16u))}};
                         acc_3_[0u] = __fmaf_rn(kf_f16_to_f32(wh_.v[7]), xs_9_[7u], __fmaf_rn(kf_f16_to_f32(wh_.v[6]), xs_9_[6u], __fmaf_rn(kf_f16_to_f32(wh_.v[5]), xs_9_[5u], __fmaf_rn(kf_f16_to_f32(wh_.v[4]), xs_9_[4u], __fmaf_rn(kf_f16_to_f32(wh_.v[3]), xs_9_[3u], __fmaf_rn(kf_f16_to_f32(wh_.v[2]), xs_9_[2u], __fmaf_rn(kf_f16_to_f32(wh_.v[1]), xs_9_[1u], __fmaf_rn(kf_f16_to_f32(wh_.v[0]), xs_9_[0u], acc_3_[0u]))))))));
                     }
                     unsigned v_6_ = (((ck_ << 5u) << 2u) + 32u) + lane_;
                     if (v_6_ < nv_) {
-                        kf_u32x4 t7257_ = xb_2_[10u];
-                        kf_f16x8 a_2_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7257_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7257_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7257_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7257_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7257_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7257_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7257_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7257_, 3u), 16u))}};
+                        kf_u32x4 t6961_ = xb_2_[10u];
+                        kf_f16x8 a_2_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t6961_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6961_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t6961_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6961_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t6961_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6961_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t6961_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6961_, 3u), 16u))}};
                         xs_10_[0u] = kf_f16_to_f32(a_2_.v[0]);
                         xs_10_[1u] = kf_f16_to_f32(a_2_.v[1]);
                         xs_10_[2u] = kf_f16_to_f32(a_2_.v[2]);
@@ -820,14 +770,14 @@ gemv_f16_f16_f32(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x_, f
                         xs_10_[5u] = kf_f16_to_f32(a_2_.v[5]);
                         xs_10_[6u] = kf_f16_to_f32(a_2_.v[6]);
                         xs_10_[7u] = kf_f16_to_f32(a_2_.v[7]);
-                        kf_u32x4 t7284_ = wb_2_[5u];
-                        kf_f16x8 wh_2_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7284_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7284_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7284_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7284_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7284_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7284_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7284_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7284_, 3u), 16u))}};
+                        kf_u32x4 t6988_ = wb_2_[5u];
+                        kf_f16x8 wh_2_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t6988_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6988_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t6988_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6988_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t6988_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6988_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t6988_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6988_, 3u), 16u))}};
                         acc_3_[0u] = __fmaf_rn(kf_f16_to_f32(wh_2_.v[7]), xs_10_[7u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[6]), xs_10_[6u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[5]), xs_10_[5u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[4]), xs_10_[4u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[3]), xs_10_[3u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[2]), xs_10_[2u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[1]), xs_10_[1u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[0]), xs_10_[0u], acc_3_[0u]))))))));
                     }
                     unsigned v_7_ = (((ck_ << 5u) << 2u) + 64u) + lane_;
                     if (v_7_ < nv_) {
-                        kf_u32x4 t7388_ = xb_2_[12u];
-                        kf_f16x8 a_3_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7388_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7388_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7388_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7388_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7388_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7388_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7388_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7388_, 3u), 16u))}};
+                        kf_u32x4 t7092_ = xb_2_[12u];
+                        kf_f16x8 a_3_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7092_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7092_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7092_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7092_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7092_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7092_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7092_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7092_, 3u), 16u))}};
                         xs_11_[0u] = kf_f16_to_f32(a_3_.v[0]);
                         xs_11_[1u] = kf_f16_to_f32(a_3_.v[1]);
                         xs_11_[2u] = kf_f16_to_f32(a_3_.v[2]);
@@ -836,14 +786,14 @@ gemv_f16_f16_f32(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x_, f
                         xs_11_[5u] = kf_f16_to_f32(a_3_.v[5]);
                         xs_11_[6u] = kf_f16_to_f32(a_3_.v[6]);
                         xs_11_[7u] = kf_f16_to_f32(a_3_.v[7]);
-                        kf_u32x4 t7415_ = wb_2_[6u];
-                        kf_f16x8 wh_3_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7415_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7415_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7415_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7415_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7415_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7415_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7415_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7415_, 3u), 16u))}};
+                        kf_u32x4 t7119_ = wb_2_[6u];
+                        kf_f16x8 wh_3_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7119_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7119_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7119_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7119_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7119_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7119_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7119_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7119_, 3u), 16u))}};
                         acc_3_[0u] = __fmaf_rn(kf_f16_to_f32(wh_3_.v[7]), xs_11_[7u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[6]), xs_11_[6u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[5]), xs_11_[5u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[4]), xs_11_[4u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[3]), xs_11_[3u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[2]), xs_11_[2u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[1]), xs_11_[1u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[0]), xs_11_[0u], acc_3_[0u]))))))));
                     }
                     unsigned v_8_ = (((ck_ << 5u) << 2u) + 96u) + lane_;
                     if (v_8_ < nv_) {
-                        kf_u32x4 t7519_ = xb_2_[14u];
-                        kf_f16x8 a_4_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7519_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7519_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7519_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7519_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7519_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7519_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7519_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7519_, 3u), 16u))}};
+                        kf_u32x4 t7223_ = xb_2_[14u];
+                        kf_f16x8 a_4_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7223_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7223_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7223_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7223_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7223_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7223_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7223_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7223_, 3u), 16u))}};
                         xs_12_[0u] = kf_f16_to_f32(a_4_.v[0]);
                         xs_12_[1u] = kf_f16_to_f32(a_4_.v[1]);
                         xs_12_[2u] = kf_f16_to_f32(a_4_.v[2]);
@@ -852,58 +802,34 @@ gemv_f16_f16_f32(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x_, f
                         xs_12_[5u] = kf_f16_to_f32(a_4_.v[5]);
                         xs_12_[6u] = kf_f16_to_f32(a_4_.v[6]);
                         xs_12_[7u] = kf_f16_to_f32(a_4_.v[7]);
-                        kf_u32x4 t7546_ = wb_2_[7u];
-                        kf_f16x8 wh_4_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7546_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7546_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7546_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7546_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7546_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7546_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7546_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7546_, 3u), 16u))}};
+                        kf_u32x4 t7250_ = wb_2_[7u];
+                        kf_f16x8 wh_4_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7250_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7250_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7250_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7250_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7250_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7250_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7250_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7250_, 3u), 16u))}};
                         acc_3_[0u] = __fmaf_rn(kf_f16_to_f32(wh_4_.v[7]), xs_12_[7u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[6]), xs_12_[6u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[5]), xs_12_[5u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[4]), xs_12_[4u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[3]), xs_12_[3u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[2]), xs_12_[2u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[1]), xs_12_[1u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[0]), xs_12_[0u], acc_3_[0u]))))))));
                     }
-                    unsigned t7620_ = ck_ + 1u;
-                    ck_ = t7620_;
-                    if (t7620_ == steps_) {
+                    unsigned t7324_ = ck_ + 1u;
+                    ck_ = t7324_;
+                    if (t7324_ == steps_) {
                         float a_5_ = acc_3_[0u];
                         unsigned r_ = 0u;
-                        unsigned t7647_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
-                        if (t7647_ == 32u) {
-                            float t7652_ = __fadd_rn(a_5_, kf_shfl_xor(a_5_, 16u, kf_wn));
-                            float t7655_ = __fadd_rn(t7652_, kf_shfl_xor(t7652_, 8u, kf_wn));
-                            float t7658_ = __fadd_rn(t7655_, kf_shfl_xor(t7655_, 4u, kf_wn));
-                            float t7661_ = __fadd_rn(t7658_, kf_shfl_xor(t7658_, 2u, kf_wn));
-                            t7626_ = __fadd_rn(t7661_, kf_shfl_xor(t7661_, 1u, kf_wn));
-                        } else {
-                            float t7667_ = kf_shfl_down(a_5_, 16u, kf_wn);
-                            bool t7669_ = (kf_lane_id() + 16u) < t7647_;
-                            float t7670_ = __fadd_rn(a_5_, t7667_);
-                            float t7671_ = t7669_ ? t7670_ : a_5_;
-                            float t7673_ = kf_shfl_down(t7671_, 8u, kf_wn);
-                            bool t7675_ = (kf_lane_id() + 8u) < t7647_;
-                            float t7676_ = __fadd_rn(t7671_, t7673_);
-                            float t7677_ = t7675_ ? t7676_ : t7671_;
-                            float t7679_ = kf_shfl_down(t7677_, 4u, kf_wn);
-                            bool t7681_ = (kf_lane_id() + 4u) < t7647_;
-                            float t7682_ = __fadd_rn(t7677_, t7679_);
-                            float t7683_ = t7681_ ? t7682_ : t7677_;
-                            float t7685_ = kf_shfl_down(t7683_, 2u, kf_wn);
-                            bool t7687_ = (kf_lane_id() + 2u) < t7647_;
-                            float t7688_ = __fadd_rn(t7683_, t7685_);
-                            float t7689_ = t7687_ ? t7688_ : t7683_;
-                            float t7691_ = kf_shfl_down(t7689_, 1u, kf_wn);
-                            bool t7693_ = (kf_lane_id() + 1u) < t7647_;
-                            float t7694_ = __fadd_rn(t7689_, t7691_);
-                            t7626_ = kf_shfl(t7693_ ? t7694_ : t7689_, 0u, kf_wn);
+                        float t7332_ = __fadd_rn(a_5_, kf_shfl_xor(a_5_, 16u, kf_wn));
+                        float t7335_ = __fadd_rn(t7332_, kf_shfl_xor(t7332_, 8u, kf_wn));
+                        float t7338_ = __fadd_rn(t7335_, kf_shfl_xor(t7335_, 4u, kf_wn));
+                        float t7341_ = __fadd_rn(t7338_, kf_shfl_xor(t7338_, 2u, kf_wn));
+                        float t7344_ = __fadd_rn(t7341_, kf_shfl_xor(t7341_, 1u, kf_wn));
+                        bool t7346_ = lane_ == r_;
+                        bool t7347_ = t7346_;
+                        if (t7346_) {
+                            t7347_ = cg_ < m_;
                         }
-                        bool t7699_ = lane_ == r_;
-                        bool t7700_ = t7699_;
-                        if (t7699_) {
-                            t7700_ = cg_ < m_;
-                        }
-                        if (t7700_) {
-                            y_[cg_] = t7626_;
+                        if (t7347_) {
+                            y_[cg_] = t7344_;
                         }
                         acc_3_[0u] = 0.0f;
                         ck_ = 0u;
                         cg_ = cg_ + nw_;
                     }
                 }
-                if ((t0_ + 1u) < t5153_) {
+                if ((t0_ + 1u) < t4893_) {
                     unsigned v_9_ = min((((lk_ << 5u) << 2u) + lane_), (nv_ - 1u));
                     unsigned row_6_ = min(lg_, (m_ - 1u));
                     wb_2_[4u] = wv_[(row_6_ * nv_) + v_9_];
@@ -920,23 +846,23 @@ gemv_f16_f16_f32(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x_, f
                     unsigned row_9_ = min(lg_, (m_ - 1u));
                     wb_2_[7u] = wv_[(row_9_ * nv_) + v_12_];
                     xb_2_[14u] = xv_[v_12_];
-                    unsigned t7925_ = lk_ + 1u;
-                    lk_ = t7925_;
-                    if (t7925_ == steps_) {
+                    unsigned t7572_ = lk_ + 1u;
+                    lk_ = t7572_;
+                    if (t7572_ == steps_) {
                         lk_ = 0u;
                         lg_ = lg_ + nw_;
                     }
                 }
-                bool t8035_ = (t0_ + 1u) >= 1u;
-                bool t8036_ = t8035_;
-                if (t8035_) {
-                    t8036_ = ((t0_ + 1u) - 1u) < t5153_;
+                bool t7625_ = (t0_ + 1u) >= 1u;
+                bool t7626_ = t7625_;
+                if (t7625_) {
+                    t7626_ = ((t0_ + 1u) - 1u) < t4893_;
                 }
-                if (t8036_) {
+                if (t7626_) {
                     unsigned v_13_ = ((ck_ << 5u) << 2u) + lane_;
                     if (v_13_ < nv_) {
-                        kf_u32x4 t8095_ = xb_2_[0u];
-                        kf_f16x8 a_6_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t8095_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8095_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t8095_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8095_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t8095_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8095_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t8095_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8095_, 3u), 16u))}};
+                        kf_u32x4 t7685_ = xb_2_[0u];
+                        kf_f16x8 a_6_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7685_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7685_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7685_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7685_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7685_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7685_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7685_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7685_, 3u), 16u))}};
                         xs_13_[0u] = kf_f16_to_f32(a_6_.v[0]);
                         xs_13_[1u] = kf_f16_to_f32(a_6_.v[1]);
                         xs_13_[2u] = kf_f16_to_f32(a_6_.v[2]);
@@ -945,14 +871,14 @@ gemv_f16_f16_f32(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x_, f
                         xs_13_[5u] = kf_f16_to_f32(a_6_.v[5]);
                         xs_13_[6u] = kf_f16_to_f32(a_6_.v[6]);
                         xs_13_[7u] = kf_f16_to_f32(a_6_.v[7]);
-                        kf_u32x4 t8122_ = wb_2_[0u];
-                        kf_f16x8 wh_5_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t8122_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8122_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t8122_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8122_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t8122_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8122_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t8122_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8122_, 3u), 16u))}};
+                        kf_u32x4 t7712_ = wb_2_[0u];
+                        kf_f16x8 wh_5_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7712_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7712_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7712_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7712_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7712_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7712_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7712_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7712_, 3u), 16u))}};
                         acc_3_[0u] = __fmaf_rn(kf_f16_to_f32(wh_5_.v[7]), xs_13_[7u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[6]), xs_13_[6u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[5]), xs_13_[5u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[4]), xs_13_[4u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[3]), xs_13_[3u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[2]), xs_13_[2u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[1]), xs_13_[1u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[0]), xs_13_[0u], acc_3_[0u]))))))));
                     }
                     unsigned v_14_ = (((ck_ << 5u) << 2u) + 32u) + lane_;
                     if (v_14_ < nv_) {
-                        kf_u32x4 t8226_ = xb_2_[2u];
-                        kf_f16x8 a_7_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t8226_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8226_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t8226_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8226_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t8226_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8226_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t8226_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8226_, 3u), 16u))}};
+                        kf_u32x4 t7816_ = xb_2_[2u];
+                        kf_f16x8 a_7_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7816_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7816_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7816_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7816_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7816_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7816_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7816_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7816_, 3u), 16u))}};
                         xs_14_[0u] = kf_f16_to_f32(a_7_.v[0]);
                         xs_14_[1u] = kf_f16_to_f32(a_7_.v[1]);
                         xs_14_[2u] = kf_f16_to_f32(a_7_.v[2]);
@@ -961,14 +887,14 @@ gemv_f16_f16_f32(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x_, f
                         xs_14_[5u] = kf_f16_to_f32(a_7_.v[5]);
                         xs_14_[6u] = kf_f16_to_f32(a_7_.v[6]);
                         xs_14_[7u] = kf_f16_to_f32(a_7_.v[7]);
-                        kf_u32x4 t8253_ = wb_2_[1u];
-                        kf_f16x8 wh_6_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t8253_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8253_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t8253_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8253_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t8253_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8253_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t8253_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8253_, 3u), 16u))}};
+                        kf_u32x4 t7843_ = wb_2_[1u];
+                        kf_f16x8 wh_6_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7843_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7843_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7843_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7843_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7843_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7843_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7843_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7843_, 3u), 16u))}};
                         acc_3_[0u] = __fmaf_rn(kf_f16_to_f32(wh_6_.v[7]), xs_14_[7u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[6]), xs_14_[6u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[5]), xs_14_[5u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[4]), xs_14_[4u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[3]), xs_14_[3u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[2]), xs_14_[2u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[1]), xs_14_[1u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[0]), xs_14_[0u], acc_3_[0u]))))))));
                     }
                     unsigned v_15_ = (((ck_ << 5u) << 2u) + 64u) + lane_;
                     if (v_15_ < nv_) {
-                        kf_u32x4 t8357_ = xb_2_[4u];
-                        kf_f16x8 a_8_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t8357_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8357_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t8357_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8357_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t8357_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8357_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t8357_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8357_, 3u), 16u))}};
+                        kf_u32x4 t7947_ = xb_2_[4u];
+                        kf_f16x8 a_8_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7947_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7947_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7947_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7947_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7947_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7947_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7947_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7947_, 3u), 16u))}};
                         xs_15_[0u] = kf_f16_to_f32(a_8_.v[0]);
                         xs_15_[1u] = kf_f16_to_f32(a_8_.v[1]);
                         xs_15_[2u] = kf_f16_to_f32(a_8_.v[2]);
@@ -977,14 +903,14 @@ gemv_f16_f16_f32(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x_, f
                         xs_15_[5u] = kf_f16_to_f32(a_8_.v[5]);
                         xs_15_[6u] = kf_f16_to_f32(a_8_.v[6]);
                         xs_15_[7u] = kf_f16_to_f32(a_8_.v[7]);
-                        kf_u32x4 t8384_ = wb_2_[2u];
-                        kf_f16x8 wh_7_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t8384_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8384_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t8384_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8384_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t8384_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8384_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t8384_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8384_, 3u), 16u))}};
+                        kf_u32x4 t7974_ = wb_2_[2u];
+                        kf_f16x8 wh_7_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7974_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7974_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7974_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7974_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7974_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7974_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7974_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7974_, 3u), 16u))}};
                         acc_3_[0u] = __fmaf_rn(kf_f16_to_f32(wh_7_.v[7]), xs_15_[7u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[6]), xs_15_[6u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[5]), xs_15_[5u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[4]), xs_15_[4u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[3]), xs_15_[3u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[2]), xs_15_[2u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[1]), xs_15_[1u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[0]), xs_15_[0u], acc_3_[0u]))))))));
                     }
                     unsigned v_16_ = (((ck_ << 5u) << 2u) + 96u) + lane_;
                     if (v_16_ < nv_) {
-                        kf_u32x4 t8488_ = xb_2_[6u];
-                        kf_f16x8 a_9_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t8488_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8488_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t8488_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8488_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t8488_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8488_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t8488_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8488_, 3u), 16u))}};
+                        kf_u32x4 t8078_ = xb_2_[6u];
+                        kf_f16x8 a_9_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t8078_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8078_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t8078_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8078_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t8078_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8078_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t8078_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8078_, 3u), 16u))}};
                         xs_16_[0u] = kf_f16_to_f32(a_9_.v[0]);
                         xs_16_[1u] = kf_f16_to_f32(a_9_.v[1]);
                         xs_16_[2u] = kf_f16_to_f32(a_9_.v[2]);
@@ -993,51 +919,27 @@ gemv_f16_f16_f32(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x_, f
                         xs_16_[5u] = kf_f16_to_f32(a_9_.v[5]);
                         xs_16_[6u] = kf_f16_to_f32(a_9_.v[6]);
                         xs_16_[7u] = kf_f16_to_f32(a_9_.v[7]);
-                        kf_u32x4 t8515_ = wb_2_[3u];
-                        kf_f16x8 wh_8_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t8515_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8515_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t8515_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8515_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t8515_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8515_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t8515_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8515_, 3u), 16u))}};
+                        kf_u32x4 t8105_ = wb_2_[3u];
+                        kf_f16x8 wh_8_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t8105_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8105_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t8105_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8105_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t8105_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8105_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t8105_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8105_, 3u), 16u))}};
                         acc_3_[0u] = __fmaf_rn(kf_f16_to_f32(wh_8_.v[7]), xs_16_[7u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[6]), xs_16_[6u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[5]), xs_16_[5u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[4]), xs_16_[4u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[3]), xs_16_[3u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[2]), xs_16_[2u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[1]), xs_16_[1u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[0]), xs_16_[0u], acc_3_[0u]))))))));
                     }
-                    unsigned t8589_ = ck_ + 1u;
-                    ck_ = t8589_;
-                    if (t8589_ == steps_) {
+                    unsigned t8179_ = ck_ + 1u;
+                    ck_ = t8179_;
+                    if (t8179_ == steps_) {
                         float a_10_ = acc_3_[0u];
                         unsigned r_2_ = 0u;
-                        unsigned t8616_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
-                        if (t8616_ == 32u) {
-                            float t8621_ = __fadd_rn(a_10_, kf_shfl_xor(a_10_, 16u, kf_wn));
-                            float t8624_ = __fadd_rn(t8621_, kf_shfl_xor(t8621_, 8u, kf_wn));
-                            float t8627_ = __fadd_rn(t8624_, kf_shfl_xor(t8624_, 4u, kf_wn));
-                            float t8630_ = __fadd_rn(t8627_, kf_shfl_xor(t8627_, 2u, kf_wn));
-                            t8595_ = __fadd_rn(t8630_, kf_shfl_xor(t8630_, 1u, kf_wn));
-                        } else {
-                            float t8636_ = kf_shfl_down(a_10_, 16u, kf_wn);
-                            bool t8638_ = (kf_lane_id() + 16u) < t8616_;
-                            float t8639_ = __fadd_rn(a_10_, t8636_);
-                            float t8640_ = t8638_ ? t8639_ : a_10_;
-                            float t8642_ = kf_shfl_down(t8640_, 8u, kf_wn);
-                            bool t8644_ = (kf_lane_id() + 8u) < t8616_;
-                            float t8645_ = __fadd_rn(t8640_, t8642_);
-                            float t8646_ = t8644_ ? t8645_ : t8640_;
-                            float t8648_ = kf_shfl_down(t8646_, 4u, kf_wn);
-                            bool t8650_ = (kf_lane_id() + 4u) < t8616_;
-                            float t8651_ = __fadd_rn(t8646_, t8648_);
-                            float t8652_ = t8650_ ? t8651_ : t8646_;
-                            float t8654_ = kf_shfl_down(t8652_, 2u, kf_wn);
-                            bool t8656_ = (kf_lane_id() + 2u) < t8616_;
-                            float t8657_ = __fadd_rn(t8652_, t8654_);
-                            float t8658_ = t8656_ ? t8657_ : t8652_;
-                            float t8660_ = kf_shfl_down(t8658_, 1u, kf_wn);
-                            bool t8662_ = (kf_lane_id() + 1u) < t8616_;
-                            float t8663_ = __fadd_rn(t8658_, t8660_);
-                            t8595_ = kf_shfl(t8662_ ? t8663_ : t8658_, 0u, kf_wn);
+                        float t8187_ = __fadd_rn(a_10_, kf_shfl_xor(a_10_, 16u, kf_wn));
+                        float t8190_ = __fadd_rn(t8187_, kf_shfl_xor(t8187_, 8u, kf_wn));
+                        float t8193_ = __fadd_rn(t8190_, kf_shfl_xor(t8190_, 4u, kf_wn));
+                        float t8196_ = __fadd_rn(t8193_, kf_shfl_xor(t8193_, 2u, kf_wn));
+                        float t8199_ = __fadd_rn(t8196_, kf_shfl_xor(t8196_, 1u, kf_wn));
+                        bool t8201_ = lane_ == r_2_;
+                        bool t8202_ = t8201_;
+                        if (t8201_) {
+                            t8202_ = cg_ < m_;
                         }
-                        bool t8668_ = lane_ == r_2_;
-                        bool t8669_ = t8668_;
-                        if (t8668_) {
-                            t8669_ = cg_ < m_;
-                        }
-                        if (t8669_) {
-                            y_[cg_] = t8595_;
+                        if (t8202_) {
+                            y_[cg_] = t8199_;
                         }
                         acc_3_[0u] = 0.0f;
                         ck_ = 0u;
@@ -1049,49 +951,49 @@ gemv_f16_f16_f32(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x_, f
     } else {
         unsigned lane_2_ = kf_lane_id();
         unsigned nv_2_ = k_ >> 3u;
-        unsigned t8812_ = (blockIdx.x << 3u) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u);
-        unsigned t8823_ = gridDim.x << 3u;
+        unsigned t8293_ = (blockIdx.x * (blockDim.x >> 5u)) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u);
+        unsigned t8309_ = gridDim.x * (blockDim.x >> 5u);
         #pragma unroll 1
-        for (unsigned g_ = t8812_; g_ < m_; g_ = g_ + t8823_) {
+        for (unsigned g_ = t8293_; g_ < m_; g_ = g_ + t8309_) {
             row_[0u] = min(g_, (m_ - 1u));
             acc_4_[0u] = 0.0f;
             if ((k_ & 7u) == 0u) {
                 #pragma unroll 1
                 for (unsigned base_ = 0u; base_ < nv_2_; base_ = base_ + 128u) {
                     unsigned v_17_ = base_ + lane_2_;
-                    kf_u32x4 t8848_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                    kf_u32x4 t_4_ = t8848_;
+                    kf_u32x4 t8334_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_4_ = t8334_;
                     if (v_17_ < nv_2_) {
-                        unsigned t8854_ = (row_[0u] * nv_2_) + v_17_;
-                        kf_u32x4 t8855_ = wv_[t8854_];
-                        t_4_ = t8855_;
+                        unsigned t8340_ = (row_[0u] * nv_2_) + v_17_;
+                        kf_u32x4 t8341_ = wv_[t8340_];
+                        t_4_ = t8341_;
                     }
                     wr_[0u] = t_4_;
                     unsigned v_18_ = (base_ + 32u) + lane_2_;
-                    kf_u32x4 t8861_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                    kf_u32x4 t_5_ = t8861_;
+                    kf_u32x4 t8347_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_5_ = t8347_;
                     if (v_18_ < nv_2_) {
-                        unsigned t8867_ = (row_[0u] * nv_2_) + v_18_;
-                        kf_u32x4 t8868_ = wv_[t8867_];
-                        t_5_ = t8868_;
+                        unsigned t8353_ = (row_[0u] * nv_2_) + v_18_;
+                        kf_u32x4 t8354_ = wv_[t8353_];
+                        t_5_ = t8354_;
                     }
                     wr_[1u] = t_5_;
                     unsigned v_19_ = (base_ + 64u) + lane_2_;
-                    kf_u32x4 t8874_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                    kf_u32x4 t_6_ = t8874_;
+                    kf_u32x4 t8360_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_6_ = t8360_;
                     if (v_19_ < nv_2_) {
-                        unsigned t8880_ = (row_[0u] * nv_2_) + v_19_;
-                        kf_u32x4 t8881_ = wv_[t8880_];
-                        t_6_ = t8881_;
+                        unsigned t8366_ = (row_[0u] * nv_2_) + v_19_;
+                        kf_u32x4 t8367_ = wv_[t8366_];
+                        t_6_ = t8367_;
                     }
                     wr_[2u] = t_6_;
                     unsigned v_20_ = (base_ + 96u) + lane_2_;
-                    kf_u32x4 t8887_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                    kf_u32x4 t_7_ = t8887_;
+                    kf_u32x4 t8373_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_7_ = t8373_;
                     if (v_20_ < nv_2_) {
-                        unsigned t8893_ = (row_[0u] * nv_2_) + v_20_;
-                        kf_u32x4 t8894_ = wv_[t8893_];
-                        t_7_ = t8894_;
+                        unsigned t8379_ = (row_[0u] * nv_2_) + v_20_;
+                        kf_u32x4 t8380_ = wv_[t8379_];
+                        t_7_ = t8380_;
                     }
                     wr_[3u] = t_7_;
                     unsigned v_21_ = base_ + lane_2_;
@@ -1105,8 +1007,8 @@ gemv_f16_f16_f32(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x_, f
                         xs_17_[5u] = kf_f16_to_f32(a_11_.v[5]);
                         xs_17_[6u] = kf_f16_to_f32(a_11_.v[6]);
                         xs_17_[7u] = kf_f16_to_f32(a_11_.v[7]);
-                        kf_u32x4 t8950_ = wr_[0u];
-                        kf_f16x8 wh_9_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t8950_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8950_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t8950_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8950_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t8950_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8950_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t8950_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8950_, 3u), 16u))}};
+                        kf_u32x4 t8436_ = wr_[0u];
+                        kf_f16x8 wh_9_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t8436_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8436_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t8436_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8436_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t8436_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8436_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t8436_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8436_, 3u), 16u))}};
                         acc_4_[0u] = __fmaf_rn(kf_f16_to_f32(wh_9_.v[7]), xs_17_[7u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[6]), xs_17_[6u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[5]), xs_17_[5u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[4]), xs_17_[4u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[3]), xs_17_[3u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[2]), xs_17_[2u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[1]), xs_17_[1u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[0]), xs_17_[0u], acc_4_[0u]))))))));
                     }
                     unsigned v_22_ = (base_ + 32u) + lane_2_;
@@ -1120,8 +1022,8 @@ gemv_f16_f16_f32(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x_, f
                         xs_18_[5u] = kf_f16_to_f32(a_12_.v[5]);
                         xs_18_[6u] = kf_f16_to_f32(a_12_.v[6]);
                         xs_18_[7u] = kf_f16_to_f32(a_12_.v[7]);
-                        kf_u32x4 t9077_ = wr_[1u];
-                        kf_f16x8 wh_10_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t9077_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t9077_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t9077_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t9077_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t9077_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t9077_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t9077_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t9077_, 3u), 16u))}};
+                        kf_u32x4 t8563_ = wr_[1u];
+                        kf_f16x8 wh_10_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t8563_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8563_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t8563_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8563_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t8563_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8563_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t8563_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8563_, 3u), 16u))}};
                         acc_4_[0u] = __fmaf_rn(kf_f16_to_f32(wh_10_.v[7]), xs_18_[7u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[6]), xs_18_[6u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[5]), xs_18_[5u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[4]), xs_18_[4u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[3]), xs_18_[3u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[2]), xs_18_[2u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[1]), xs_18_[1u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[0]), xs_18_[0u], acc_4_[0u]))))))));
                     }
                     unsigned v_23_ = (base_ + 64u) + lane_2_;
@@ -1135,8 +1037,8 @@ gemv_f16_f16_f32(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x_, f
                         xs_19_[5u] = kf_f16_to_f32(a_13_.v[5]);
                         xs_19_[6u] = kf_f16_to_f32(a_13_.v[6]);
                         xs_19_[7u] = kf_f16_to_f32(a_13_.v[7]);
-                        kf_u32x4 t9204_ = wr_[2u];
-                        kf_f16x8 wh_11_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t9204_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t9204_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t9204_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t9204_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t9204_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t9204_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t9204_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t9204_, 3u), 16u))}};
+                        kf_u32x4 t8690_ = wr_[2u];
+                        kf_f16x8 wh_11_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t8690_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8690_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t8690_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8690_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t8690_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8690_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t8690_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8690_, 3u), 16u))}};
                         acc_4_[0u] = __fmaf_rn(kf_f16_to_f32(wh_11_.v[7]), xs_19_[7u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[6]), xs_19_[6u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[5]), xs_19_[5u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[4]), xs_19_[4u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[3]), xs_19_[3u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[2]), xs_19_[2u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[1]), xs_19_[1u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[0]), xs_19_[0u], acc_4_[0u]))))))));
                     }
                     unsigned v_24_ = (base_ + 96u) + lane_2_;
@@ -1150,63 +1052,63 @@ gemv_f16_f16_f32(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x_, f
                         xs_20_[5u] = kf_f16_to_f32(a_14_.v[5]);
                         xs_20_[6u] = kf_f16_to_f32(a_14_.v[6]);
                         xs_20_[7u] = kf_f16_to_f32(a_14_.v[7]);
-                        kf_u32x4 t9331_ = wr_[3u];
-                        kf_f16x8 wh_12_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t9331_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t9331_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t9331_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t9331_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t9331_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t9331_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t9331_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t9331_, 3u), 16u))}};
+                        kf_u32x4 t8817_ = wr_[3u];
+                        kf_f16x8 wh_12_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t8817_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8817_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t8817_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8817_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t8817_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8817_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t8817_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8817_, 3u), 16u))}};
                         acc_4_[0u] = __fmaf_rn(kf_f16_to_f32(wh_12_.v[7]), xs_20_[7u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[6]), xs_20_[6u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[5]), xs_20_[5u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[4]), xs_20_[4u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[3]), xs_20_[3u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[2]), xs_20_[2u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[1]), xs_20_[1u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[0]), xs_20_[0u], acc_4_[0u]))))))));
                     }
                 }
             } else {
                 #pragma unroll 1
                 for (unsigned c_ = lane_2_; c_ < k_; c_ = c_ + 32u) {
-                    float t9412_ = kf_f16_to_f32(x_[c_]);
+                    float t8898_ = kf_f16_to_f32(x_[c_]);
                     unsigned i_ = (row_[0u] * k_) + c_;
                     unsigned short u_ = w16_[i_];
-                    acc_4_[0u] = __fmaf_rn(kf_f16_to_f32(kf_bitcast<kf_f16>(u_)), t9412_, acc_4_[0u]);
+                    acc_4_[0u] = __fmaf_rn(kf_f16_to_f32(kf_bitcast<kf_f16>(u_)), t8898_, acc_4_[0u]);
                 }
             }
-            float t9430_ = acc_4_[0u];
-            unsigned t9452_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
-            if (t9452_ == 32u) {
-                float t9457_ = __fadd_rn(t9430_, kf_shfl_xor(t9430_, 16u, kf_wn));
-                float t9460_ = __fadd_rn(t9457_, kf_shfl_xor(t9457_, 8u, kf_wn));
-                float t9463_ = __fadd_rn(t9460_, kf_shfl_xor(t9460_, 4u, kf_wn));
-                float t9466_ = __fadd_rn(t9463_, kf_shfl_xor(t9463_, 2u, kf_wn));
-                s_ = __fadd_rn(t9466_, kf_shfl_xor(t9466_, 1u, kf_wn));
+            float t8916_ = acc_4_[0u];
+            unsigned t8938_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+            if (t8938_ == 32u) {
+                float t8943_ = __fadd_rn(t8916_, kf_shfl_xor(t8916_, 16u, kf_wn));
+                float t8946_ = __fadd_rn(t8943_, kf_shfl_xor(t8943_, 8u, kf_wn));
+                float t8949_ = __fadd_rn(t8946_, kf_shfl_xor(t8946_, 4u, kf_wn));
+                float t8952_ = __fadd_rn(t8949_, kf_shfl_xor(t8949_, 2u, kf_wn));
+                s_ = __fadd_rn(t8952_, kf_shfl_xor(t8952_, 1u, kf_wn));
             } else {
-                float t9472_ = kf_shfl_down(t9430_, 16u, kf_wn);
-                bool t9474_ = (kf_lane_id() + 16u) < t9452_;
-                float t9475_ = __fadd_rn(t9430_, t9472_);
-                float t9476_ = t9474_ ? t9475_ : t9430_;
-                float t9478_ = kf_shfl_down(t9476_, 8u, kf_wn);
-                bool t9480_ = (kf_lane_id() + 8u) < t9452_;
-                float t9481_ = __fadd_rn(t9476_, t9478_);
-                float t9482_ = t9480_ ? t9481_ : t9476_;
-                float t9484_ = kf_shfl_down(t9482_, 4u, kf_wn);
-                bool t9486_ = (kf_lane_id() + 4u) < t9452_;
-                float t9487_ = __fadd_rn(t9482_, t9484_);
-                float t9488_ = t9486_ ? t9487_ : t9482_;
-                float t9490_ = kf_shfl_down(t9488_, 2u, kf_wn);
-                bool t9492_ = (kf_lane_id() + 2u) < t9452_;
-                float t9493_ = __fadd_rn(t9488_, t9490_);
-                float t9494_ = t9492_ ? t9493_ : t9488_;
-                float t9496_ = kf_shfl_down(t9494_, 1u, kf_wn);
-                bool t9498_ = (kf_lane_id() + 1u) < t9452_;
-                float t9499_ = __fadd_rn(t9494_, t9496_);
-                s_ = kf_shfl(t9498_ ? t9499_ : t9494_, 0u, kf_wn);
+                float t8958_ = kf_shfl_down(t8916_, 16u, kf_wn);
+                bool t8960_ = (kf_lane_id() + 16u) < t8938_;
+                float t8961_ = __fadd_rn(t8916_, t8958_);
+                float t8962_ = t8960_ ? t8961_ : t8916_;
+                float t8964_ = kf_shfl_down(t8962_, 8u, kf_wn);
+                bool t8966_ = (kf_lane_id() + 8u) < t8938_;
+                float t8967_ = __fadd_rn(t8962_, t8964_);
+                float t8968_ = t8966_ ? t8967_ : t8962_;
+                float t8970_ = kf_shfl_down(t8968_, 4u, kf_wn);
+                bool t8972_ = (kf_lane_id() + 4u) < t8938_;
+                float t8973_ = __fadd_rn(t8968_, t8970_);
+                float t8974_ = t8972_ ? t8973_ : t8968_;
+                float t8976_ = kf_shfl_down(t8974_, 2u, kf_wn);
+                bool t8978_ = (kf_lane_id() + 2u) < t8938_;
+                float t8979_ = __fadd_rn(t8974_, t8976_);
+                float t8980_ = t8978_ ? t8979_ : t8974_;
+                float t8982_ = kf_shfl_down(t8980_, 1u, kf_wn);
+                bool t8984_ = (kf_lane_id() + 1u) < t8938_;
+                float t8985_ = __fadd_rn(t8980_, t8982_);
+                s_ = kf_shfl(t8984_ ? t8985_ : t8980_, 0u, kf_wn);
             }
-            bool t9504_ = lane_2_ == 0u;
-            bool t9505_ = t9504_;
-            if (t9504_) {
-                t9505_ = g_ < m_;
+            bool t8990_ = lane_2_ == 0u;
+            bool t8991_ = t8990_;
+            if (t8990_) {
+                t8991_ = g_ < m_;
             }
-            if (t9505_) {
+            if (t8991_) {
                 y_[g_] = s_;
             }
         }
     }
 }
 
-/* kernel gemv_f16_f32_f16 (gemv.kf:1057) */
+/* kernel gemv_f16_f32_f16 (gemv.kf:1086) */
 extern "C" __global__ void __launch_bounds__(256)
 gemv_f16_f32_f16(const kf_f16* __restrict__ w_, const float* __restrict__ x_, kf_f16* __restrict__ y_, unsigned m_, unsigned k_)
 {
@@ -1229,8 +1131,6 @@ gemv_f16_f32_f16(const kf_f16* __restrict__ w_, const float* __restrict__ x_, kf
     float xs_18_[8];
     float xs_19_[8];
     float xs_20_[8];
-    float t7626_;
-    float t8595_;
     float s_;
     const unsigned kf_wn = kf_warp_lanes();
     const unsigned short* w16_ = (const unsigned short*)w_;
@@ -1240,61 +1140,62 @@ gemv_f16_f32_f16(const kf_f16* __restrict__ w_, const float* __restrict__ x_, kf
     if ((k_ & 7u) == 0u) {
         unsigned lane_ = kf_lane_id();
         unsigned nv_ = k_ >> 3u;
-        unsigned t5100_ = nv_ << 1u;
+        unsigned t4830_ = nv_ << 1u;
         unsigned steps_ = (nv_ >> 7u) + (((nv_ & 127u) != 0u) ? 1u : 0u);
-        unsigned wid_ = (blockIdx.x << 3u) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u);
-        unsigned nw_ = gridDim.x << 3u;
+        unsigned wid_ = (blockIdx.x * (blockDim.x >> 5u)) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u);
+        unsigned nw_ = gridDim.x * (blockDim.x >> 5u);
         if (!(wid_ >= m_)) {
-            unsigned t5145_ = m_ - wid_;
-            unsigned t5153_ = ((t5145_ / nw_) + (((t5145_ % nw_) != 0u) ? 1u : 0u)) * steps_;
+            unsigned t4885_ = m_ - wid_;
+            unsigned t4893_ = ((t4885_ / nw_) + (((t4885_ % nw_) != 0u) ? 1u : 0u)) * steps_;
             acc_3_[0u] = 0.0f;
             unsigned lg_ = wid_;
             unsigned lk_ = 0u;
             unsigned cg_ = wid_;
             unsigned ck_ = 0u;
-            unsigned t6752_ = t5153_ + 1u;
+            unsigned t6513_ = t4893_ + 1u;
+            asm("" : "+r"(nw_));
             #pragma unroll 1
-            for (unsigned t0_ = 0u; t0_ < t6752_; t0_ = t0_ + 2u) {
-                if (t0_ < t5153_) {
+            for (unsigned t0_ = 0u; t0_ < t6513_; t0_ = t0_ + 2u) {
+                if (t0_ < t4893_) {
                     unsigned v_ = min((((lk_ << 5u) << 2u) + lane_), (nv_ - 1u));
                     unsigned row_2_ = min(lg_, (m_ - 1u));
                     wb_2_[0u] = wv_[(row_2_ * nv_) + v_];
-                    xb_2_[0u] = xv_[min((v_ << 1u), (t5100_ - 1u))];
-                    xb_2_[1u] = xv_[min(((v_ << 1u) + 1u), (t5100_ - 1u))];
+                    xb_2_[0u] = xv_[min((v_ << 1u), (t4830_ - 1u))];
+                    xb_2_[1u] = xv_[min(((v_ << 1u) + 1u), (t4830_ - 1u))];
                     unsigned v_2_ = min(((((lk_ << 5u) << 2u) + 32u) + lane_), (nv_ - 1u));
                     unsigned row_3_ = min(lg_, (m_ - 1u));
                     wb_2_[1u] = wv_[(row_3_ * nv_) + v_2_];
-                    xb_2_[2u] = xv_[min((v_2_ << 1u), (t5100_ - 1u))];
-                    xb_2_[3u] = xv_[min(((v_2_ << 1u) + 1u), (t5100_ - 1u))];
+                    xb_2_[2u] = xv_[min((v_2_ << 1u), (t4830_ - 1u))];
+                    xb_2_[3u] = xv_[min(((v_2_ << 1u) + 1u), (t4830_ - 1u))];
                     unsigned v_3_ = min(((((lk_ << 5u) << 2u) + 64u) + lane_), (nv_ - 1u));
                     unsigned row_4_ = min(lg_, (m_ - 1u));
                     wb_2_[2u] = wv_[(row_4_ * nv_) + v_3_];
-                    xb_2_[4u] = xv_[min((v_3_ << 1u), (t5100_ - 1u))];
-                    xb_2_[5u] = xv_[min(((v_3_ << 1u) + 1u), (t5100_ - 1u))];
+                    xb_2_[4u] = xv_[min((v_3_ << 1u), (t4830_ - 1u))];
+                    xb_2_[5u] = xv_[min(((v_3_ << 1u) + 1u), (t4830_ - 1u))];
                     unsigned v_4_ = min(((((lk_ << 5u) << 2u) + 96u) + lane_), (nv_ - 1u));
                     unsigned row_5_ = min(lg_, (m_ - 1u));
                     wb_2_[3u] = wv_[(row_5_ * nv_) + v_4_];
-                    xb_2_[6u] = xv_[min((v_4_ << 1u), (t5100_ - 1u))];
-                    xb_2_[7u] = xv_[min(((v_4_ << 1u) + 1u), (t5100_ - 1u))];
-                    unsigned t6956_ = lk_ + 1u;
-                    lk_ = t6956_;
-                    if (t6956_ == steps_) {
+                    xb_2_[6u] = xv_[min((v_4_ << 1u), (t4830_ - 1u))];
+                    xb_2_[7u] = xv_[min(((v_4_ << 1u) + 1u), (t4830_ - 1u))];
+                    unsigned t6717_ = lk_ + 1u;
+                    lk_ = t6717_;
+                    if (t6717_ == steps_) {
                         lk_ = 0u;
                         lg_ = lg_ + nw_;
                     }
                 }
-                bool t7066_ = t0_ >= 1u;
-                bool t7067_ = t7066_;
-                if (t7066_) {
-                    t7067_ = (t0_ - 1u) < t5153_;
+                bool t6770_ = t0_ >= 1u;
+                bool t6771_ = t6770_;
+                if (t6770_) {
+                    t6771_ = (t0_ - 1u) < t4893_;
                 }
-                if (t7067_) {
+                if (t6771_) {
                     unsigned v_5_ = ((ck_ << 5u) << 2u) + lane_;
                     if (v_5_ < nv_) {
-                        kf_u32x4 t7104_ = xb_2_[8u];
-                        kf_f32x4 a_ = kf_bitcast<kf_f32x4>(t7104_);
-                        kf_u32x4 t7107_ = xb_2_[9u];
-                        kf_f32x4 b_ = kf_bitcast<kf_f32x4>(t7107_);
+                        kf_u32x4 t6808_ = xb_2_[8u];
+                        kf_f32x4 a_ = kf_bitcast<kf_f32x4>(t6808_);
+                        kf_u32x4 t6811_ = xb_2_[9u];
+                        kf_f32x4 b_ = kf_bitcast<kf_f32x4>(t6811_);
                         xs_9_[0u] = a_.v[0];
                         xs_9_[4u] = b_.v[0];
                         xs_9_[1u] = a_.v[1];
@@ -1303,16 +1204,16 @@ gemv_f16_f32_f16(const kf_f16* __restrict__ w_, const float* __restrict__ x_, kf
                         xs_9_[6u] = b_.v[2];
                         xs_9_[3u] = a_.v[3];
                         xs_9_[7u] = b_.v[3];
-                        kf_u32x4 t7153_ = wb_2_[4u];
-                        kf_f16x8 wh_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7153_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7153_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7153_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7153_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7153_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7153_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7153_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7153_, 3u), 16u))}};
+                        kf_u32x4 t6857_ = wb_2_[4u];
+                        kf_f16x8 wh_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t6857_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6857_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t6857_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6857_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t6857_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6857_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t6857_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6857_, 3u), 16u))}};
                         acc_3_[0u] = __fmaf_rn(kf_f16_to_f32(wh_.v[7]), xs_9_[7u], __fmaf_rn(kf_f16_to_f32(wh_.v[6]), xs_9_[6u], __fmaf_rn(kf_f16_to_f32(wh_.v[5]), xs_9_[5u], __fmaf_rn(kf_f16_to_f32(wh_.v[4]), xs_9_[4u], __fmaf_rn(kf_f16_to_f32(wh_.v[3]), xs_9_[3u], __fmaf_rn(kf_f16_to_f32(wh_.v[2]), xs_9_[2u], __fmaf_rn(kf_f16_to_f32(wh_.v[1]), xs_9_[1u], __fmaf_rn(kf_f16_to_f32(wh_.v[0]), xs_9_[0u], acc_3_[0u]))))))));
                     }
                     unsigned v_6_ = (((ck_ << 5u) << 2u) + 32u) + lane_;
                     if (v_6_ < nv_) {
-                        kf_u32x4 t7235_ = xb_2_[10u];
-                        kf_f32x4 a_2_ = kf_bitcast<kf_f32x4>(t7235_);
-                        kf_u32x4 t7238_ = xb_2_[11u];
-                        kf_f32x4 b_2_ = kf_bitcast<kf_f32x4>(t7238_);
+                        kf_u32x4 t6939_ = xb_2_[10u];
+                        kf_f32x4 a_2_ = kf_bitcast<kf_f32x4>(t6939_);
+                        kf_u32x4 t6942_ = xb_2_[11u];
+                        kf_f32x4 b_2_ = kf_bitcast<kf_f32x4>(t6942_);
                         xs_10_[0u] = a_2_.v[0];
                         xs_10_[4u] = b_2_.v[0];
                         xs_10_[1u] = a_2_.v[1];
@@ -1321,16 +1222,16 @@ gemv_f16_f32_f16(const kf_f16* __restrict__ w_, const float* __restrict__ x_, kf
                         xs_10_[6u] = b_2_.v[2];
                         xs_10_[3u] = a_2_.v[3];
                         xs_10_[7u] = b_2_.v[3];
-                        kf_u32x4 t7284_ = wb_2_[5u];
-                        kf_f16x8 wh_2_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7284_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7284_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7284_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7284_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7284_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7284_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7284_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7284_, 3u), 16u))}};
+                        kf_u32x4 t6988_ = wb_2_[5u];
+                        kf_f16x8 wh_2_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t6988_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6988_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t6988_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6988_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t6988_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6988_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t6988_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6988_, 3u), 16u))}};
                         acc_3_[0u] = __fmaf_rn(kf_f16_to_f32(wh_2_.v[7]), xs_10_[7u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[6]), xs_10_[6u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[5]), xs_10_[5u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[4]), xs_10_[4u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[3]), xs_10_[3u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[2]), xs_10_[2u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[1]), xs_10_[1u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[0]), xs_10_[0u], acc_3_[0u]))))))));
                     }
                     unsigned v_7_ = (((ck_ << 5u) << 2u) + 64u) + lane_;
                     if (v_7_ < nv_) {
-                        kf_u32x4 t7366_ = xb_2_[12u];
-                        kf_f32x4 a_3_ = kf_bitcast<kf_f32x4>(t7366_);
-                        kf_u32x4 t7369_ = xb_2_[13u];
-                        kf_f32x4 b_3_ = kf_bitcast<kf_f32x4>(t7369_);
+                        kf_u32x4 t7070_ = xb_2_[12u];
+                        kf_f32x4 a_3_ = kf_bitcast<kf_f32x4>(t7070_);
+                        kf_u32x4 t7073_ = xb_2_[13u];
+                        kf_f32x4 b_3_ = kf_bitcast<kf_f32x4>(t7073_);
                         xs_11_[0u] = a_3_.v[0];
                         xs_11_[4u] = b_3_.v[0];
                         xs_11_[1u] = a_3_.v[1];
@@ -1339,16 +1240,16 @@ gemv_f16_f32_f16(const kf_f16* __restrict__ w_, const float* __restrict__ x_, kf
                         xs_11_[6u] = b_3_.v[2];
                         xs_11_[3u] = a_3_.v[3];
                         xs_11_[7u] = b_3_.v[3];
-                        kf_u32x4 t7415_ = wb_2_[6u];
-                        kf_f16x8 wh_3_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7415_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7415_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7415_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7415_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7415_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7415_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7415_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7415_, 3u), 16u))}};
+                        kf_u32x4 t7119_ = wb_2_[6u];
+                        kf_f16x8 wh_3_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7119_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7119_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7119_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7119_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7119_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7119_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7119_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7119_, 3u), 16u))}};
                         acc_3_[0u] = __fmaf_rn(kf_f16_to_f32(wh_3_.v[7]), xs_11_[7u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[6]), xs_11_[6u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[5]), xs_11_[5u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[4]), xs_11_[4u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[3]), xs_11_[3u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[2]), xs_11_[2u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[1]), xs_11_[1u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[0]), xs_11_[0u], acc_3_[0u]))))))));
                     }
                     unsigned v_8_ = (((ck_ << 5u) << 2u) + 96u) + lane_;
                     if (v_8_ < nv_) {
-                        kf_u32x4 t7497_ = xb_2_[14u];
-                        kf_f32x4 a_4_ = kf_bitcast<kf_f32x4>(t7497_);
-                        kf_u32x4 t7500_ = xb_2_[15u];
-                        kf_f32x4 b_4_ = kf_bitcast<kf_f32x4>(t7500_);
+                        kf_u32x4 t7201_ = xb_2_[14u];
+                        kf_f32x4 a_4_ = kf_bitcast<kf_f32x4>(t7201_);
+                        kf_u32x4 t7204_ = xb_2_[15u];
+                        kf_f32x4 b_4_ = kf_bitcast<kf_f32x4>(t7204_);
                         xs_12_[0u] = a_4_.v[0];
                         xs_12_[4u] = b_4_.v[0];
                         xs_12_[1u] = a_4_.v[1];
@@ -1357,97 +1258,73 @@ gemv_f16_f32_f16(const kf_f16* __restrict__ w_, const float* __restrict__ x_, kf
                         xs_12_[6u] = b_4_.v[2];
                         xs_12_[3u] = a_4_.v[3];
                         xs_12_[7u] = b_4_.v[3];
-                        kf_u32x4 t7546_ = wb_2_[7u];
-                        kf_f16x8 wh_4_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7546_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7546_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7546_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7546_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7546_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7546_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7546_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7546_, 3u), 16u))}};
+                        kf_u32x4 t7250_ = wb_2_[7u];
+                        kf_f16x8 wh_4_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7250_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7250_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7250_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7250_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7250_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7250_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7250_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7250_, 3u), 16u))}};
                         acc_3_[0u] = __fmaf_rn(kf_f16_to_f32(wh_4_.v[7]), xs_12_[7u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[6]), xs_12_[6u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[5]), xs_12_[5u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[4]), xs_12_[4u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[3]), xs_12_[3u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[2]), xs_12_[2u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[1]), xs_12_[1u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[0]), xs_12_[0u], acc_3_[0u]))))))));
                     }
-                    unsigned t7620_ = ck_ + 1u;
-                    ck_ = t7620_;
-                    if (t7620_ == steps_) {
+                    unsigned t7324_ = ck_ + 1u;
+                    ck_ = t7324_;
+                    if (t7324_ == steps_) {
                         float a_5_ = acc_3_[0u];
                         unsigned r_ = 0u;
-                        unsigned t7647_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
-                        if (t7647_ == 32u) {
-                            float t7652_ = __fadd_rn(a_5_, kf_shfl_xor(a_5_, 16u, kf_wn));
-                            float t7655_ = __fadd_rn(t7652_, kf_shfl_xor(t7652_, 8u, kf_wn));
-                            float t7658_ = __fadd_rn(t7655_, kf_shfl_xor(t7655_, 4u, kf_wn));
-                            float t7661_ = __fadd_rn(t7658_, kf_shfl_xor(t7658_, 2u, kf_wn));
-                            t7626_ = __fadd_rn(t7661_, kf_shfl_xor(t7661_, 1u, kf_wn));
-                        } else {
-                            float t7667_ = kf_shfl_down(a_5_, 16u, kf_wn);
-                            bool t7669_ = (kf_lane_id() + 16u) < t7647_;
-                            float t7670_ = __fadd_rn(a_5_, t7667_);
-                            float t7671_ = t7669_ ? t7670_ : a_5_;
-                            float t7673_ = kf_shfl_down(t7671_, 8u, kf_wn);
-                            bool t7675_ = (kf_lane_id() + 8u) < t7647_;
-                            float t7676_ = __fadd_rn(t7671_, t7673_);
-                            float t7677_ = t7675_ ? t7676_ : t7671_;
-                            float t7679_ = kf_shfl_down(t7677_, 4u, kf_wn);
-                            bool t7681_ = (kf_lane_id() + 4u) < t7647_;
-                            float t7682_ = __fadd_rn(t7677_, t7679_);
-                            float t7683_ = t7681_ ? t7682_ : t7677_;
-                            float t7685_ = kf_shfl_down(t7683_, 2u, kf_wn);
-                            bool t7687_ = (kf_lane_id() + 2u) < t7647_;
-                            float t7688_ = __fadd_rn(t7683_, t7685_);
-                            float t7689_ = t7687_ ? t7688_ : t7683_;
-                            float t7691_ = kf_shfl_down(t7689_, 1u, kf_wn);
-                            bool t7693_ = (kf_lane_id() + 1u) < t7647_;
-                            float t7694_ = __fadd_rn(t7689_, t7691_);
-                            t7626_ = kf_shfl(t7693_ ? t7694_ : t7689_, 0u, kf_wn);
+                        float t7332_ = __fadd_rn(a_5_, kf_shfl_xor(a_5_, 16u, kf_wn));
+                        float t7335_ = __fadd_rn(t7332_, kf_shfl_xor(t7332_, 8u, kf_wn));
+                        float t7338_ = __fadd_rn(t7335_, kf_shfl_xor(t7335_, 4u, kf_wn));
+                        float t7341_ = __fadd_rn(t7338_, kf_shfl_xor(t7338_, 2u, kf_wn));
+                        float t7344_ = __fadd_rn(t7341_, kf_shfl_xor(t7341_, 1u, kf_wn));
+                        bool t7346_ = lane_ == r_;
+                        bool t7347_ = t7346_;
+                        if (t7346_) {
+                            t7347_ = cg_ < m_;
                         }
-                        bool t7699_ = lane_ == r_;
-                        bool t7700_ = t7699_;
-                        if (t7699_) {
-                            t7700_ = cg_ < m_;
-                        }
-                        if (t7700_) {
-                            y_[cg_] = kf_f16_from_f32(t7626_);
+                        if (t7347_) {
+                            y_[cg_] = kf_f16_from_f32(t7344_);
                         }
                         acc_3_[0u] = 0.0f;
                         ck_ = 0u;
                         cg_ = cg_ + nw_;
                     }
                 }
-                if ((t0_ + 1u) < t5153_) {
+                if ((t0_ + 1u) < t4893_) {
                     unsigned v_9_ = min((((lk_ << 5u) << 2u) + lane_), (nv_ - 1u));
                     unsigned row_6_ = min(lg_, (m_ - 1u));
                     wb_2_[4u] = wv_[(row_6_ * nv_) + v_9_];
-                    xb_2_[8u] = xv_[min((v_9_ << 1u), (t5100_ - 1u))];
-                    xb_2_[9u] = xv_[min(((v_9_ << 1u) + 1u), (t5100_ - 1u))];
+                    xb_2_[8u] = xv_[min((v_9_ << 1u), (t4830_ - 1u))];
+                    xb_2_[9u] = xv_[min(((v_9_ << 1u) + 1u), (t4830_ - 1u))];
                     unsigned v_10_ = min(((((lk_ << 5u) << 2u) + 32u) + lane_), (nv_ - 1u));
                     unsigned row_7_ = min(lg_, (m_ - 1u));
                     wb_2_[5u] = wv_[(row_7_ * nv_) + v_10_];
-                    xb_2_[10u] = xv_[min((v_10_ << 1u), (t5100_ - 1u))];
-                    xb_2_[11u] = xv_[min(((v_10_ << 1u) + 1u), (t5100_ - 1u))];
+                    xb_2_[10u] = xv_[min((v_10_ << 1u), (t4830_ - 1u))];
+                    xb_2_[11u] = xv_[min(((v_10_ << 1u) + 1u), (t4830_ - 1u))];
                     unsigned v_11_ = min(((((lk_ << 5u) << 2u) + 64u) + lane_), (nv_ - 1u));
                     unsigned row_8_ = min(lg_, (m_ - 1u));
                     wb_2_[6u] = wv_[(row_8_ * nv_) + v_11_];
-                    xb_2_[12u] = xv_[min((v_11_ << 1u), (t5100_ - 1u))];
-                    xb_2_[13u] = xv_[min(((v_11_ << 1u) + 1u), (t5100_ - 1u))];
+                    xb_2_[12u] = xv_[min((v_11_ << 1u), (t4830_ - 1u))];
+                    xb_2_[13u] = xv_[min(((v_11_ << 1u) + 1u), (t4830_ - 1u))];
                     unsigned v_12_ = min(((((lk_ << 5u) << 2u) + 96u) + lane_), (nv_ - 1u));
                     unsigned row_9_ = min(lg_, (m_ - 1u));
                     wb_2_[7u] = wv_[(row_9_ * nv_) + v_12_];
-                    xb_2_[14u] = xv_[min((v_12_ << 1u), (t5100_ - 1u))];
-                    xb_2_[15u] = xv_[min(((v_12_ << 1u) + 1u), (t5100_ - 1u))];
-                    unsigned t7925_ = lk_ + 1u;
-                    lk_ = t7925_;
-                    if (t7925_ == steps_) {
+                    xb_2_[14u] = xv_[min((v_12_ << 1u), (t4830_ - 1u))];
+                    xb_2_[15u] = xv_[min(((v_12_ << 1u) + 1u), (t4830_ - 1u))];
+                    unsigned t7572_ = lk_ + 1u;
+                    lk_ = t7572_;
+                    if (t7572_ == steps_) {
                         lk_ = 0u;
                         lg_ = lg_ + nw_;
                     }
                 }
-                bool t8035_ = (t0_ + 1u) >= 1u;
-                bool t8036_ = t8035_;
-                if (t8035_) {
-                    t8036_ = ((t0_ + 1u) - 1u) < t5153_;
+                bool t7625_ = (t0_ + 1u) >= 1u;
+                bool t7626_ = t7625_;
+                if (t7625_) {
+                    t7626_ = ((t0_ + 1u) - 1u) < t4893_;
                 }
-                if (t8036_) {
+                if (t7626_) {
                     unsigned v_13_ = ((ck_ << 5u) << 2u) + lane_;
                     if (v_13_ < nv_) {
-                        kf_u32x4 t8073_ = xb_2_[0u];
-                        kf_f32x4 a_6_ = kf_bitcast<kf_f32x4>(t8073_);
-                        kf_u32x4 t8076_ = xb_2_[1u];
-                        kf_f32x4 b_5_ = kf_bitcast<kf_f32x4>(t8076_);
+                        kf_u32x4 t7663_ = xb_2_[0u];
+                        kf_f32x4 a_6_ = kf_bitcast<kf_f32x4>(t7663_);
+                        kf_u32x4 t7666_ = xb_2_[1u];
+                        kf_f32x4 b_5_ = kf_bitcast<kf_f32x4>(t7666_);
                         xs_13_[0u] = a_6_.v[0];
                         xs_13_[4u] = b_5_.v[0];
                         xs_13_[1u] = a_6_.v[1];
@@ -1456,16 +1333,16 @@ gemv_f16_f32_f16(const kf_f16* __restrict__ w_, const float* __restrict__ x_, kf
                         xs_13_[6u] = b_5_.v[2];
                         xs_13_[3u] = a_6_.v[3];
                         xs_13_[7u] = b_5_.v[3];
-                        kf_u32x4 t8122_ = wb_2_[0u];
-                        kf_f16x8 wh_5_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t8122_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8122_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t8122_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8122_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t8122_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8122_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t8122_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8122_, 3u), 16u))}};
+                        kf_u32x4 t7712_ = wb_2_[0u];
+                        kf_f16x8 wh_5_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7712_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7712_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7712_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7712_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7712_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7712_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7712_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7712_, 3u), 16u))}};
                         acc_3_[0u] = __fmaf_rn(kf_f16_to_f32(wh_5_.v[7]), xs_13_[7u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[6]), xs_13_[6u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[5]), xs_13_[5u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[4]), xs_13_[4u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[3]), xs_13_[3u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[2]), xs_13_[2u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[1]), xs_13_[1u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[0]), xs_13_[0u], acc_3_[0u]))))))));
                     }
                     unsigned v_14_ = (((ck_ << 5u) << 2u) + 32u) + lane_;
                     if (v_14_ < nv_) {
-                        kf_u32x4 t8204_ = xb_2_[2u];
-                        kf_f32x4 a_7_ = kf_bitcast<kf_f32x4>(t8204_);
-                        kf_u32x4 t8207_ = xb_2_[3u];
-                        kf_f32x4 b_6_ = kf_bitcast<kf_f32x4>(t8207_);
+                        kf_u32x4 t7794_ = xb_2_[2u];
+                        kf_f32x4 a_7_ = kf_bitcast<kf_f32x4>(t7794_);
+                        kf_u32x4 t7797_ = xb_2_[3u];
+                        kf_f32x4 b_6_ = kf_bitcast<kf_f32x4>(t7797_);
                         xs_14_[0u] = a_7_.v[0];
                         xs_14_[4u] = b_6_.v[0];
                         xs_14_[1u] = a_7_.v[1];
@@ -1474,16 +1351,16 @@ gemv_f16_f32_f16(const kf_f16* __restrict__ w_, const float* __restrict__ x_, kf
                         xs_14_[6u] = b_6_.v[2];
                         xs_14_[3u] = a_7_.v[3];
                         xs_14_[7u] = b_6_.v[3];
-                        kf_u32x4 t8253_ = wb_2_[1u];
-                        kf_f16x8 wh_6_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t8253_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8253_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t8253_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8253_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t8253_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8253_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t8253_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8253_, 3u), 16u))}};
+                        kf_u32x4 t7843_ = wb_2_[1u];
+                        kf_f16x8 wh_6_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7843_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7843_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7843_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7843_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7843_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7843_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7843_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7843_, 3u), 16u))}};
                         acc_3_[0u] = __fmaf_rn(kf_f16_to_f32(wh_6_.v[7]), xs_14_[7u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[6]), xs_14_[6u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[5]), xs_14_[5u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[4]), xs_14_[4u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[3]), xs_14_[3u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[2]), xs_14_[2u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[1]), xs_14_[1u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[0]), xs_14_[0u], acc_3_[0u]))))))));
                     }
                     unsigned v_15_ = (((ck_ << 5u) << 2u) + 64u) + lane_;
                     if (v_15_ < nv_) {
-                        kf_u32x4 t8335_ = xb_2_[4u];
-                        kf_f32x4 a_8_ = kf_bitcast<kf_f32x4>(t8335_);
-                        kf_u32x4 t8338_ = xb_2_[5u];
-                        kf_f32x4 b_7_ = kf_bitcast<kf_f32x4>(t8338_);
+                        kf_u32x4 t7925_ = xb_2_[4u];
+                        kf_f32x4 a_8_ = kf_bitcast<kf_f32x4>(t7925_);
+                        kf_u32x4 t7928_ = xb_2_[5u];
+                        kf_f32x4 b_7_ = kf_bitcast<kf_f32x4>(t7928_);
                         xs_15_[0u] = a_8_.v[0];
                         xs_15_[4u] = b_7_.v[0];
                         xs_15_[1u] = a_8_.v[1];
@@ -1492,16 +1369,16 @@ gemv_f16_f32_f16(const kf_f16* __restrict__ w_, const float* __restrict__ x_, kf
                         xs_15_[6u] = b_7_.v[2];
                         xs_15_[3u] = a_8_.v[3];
                         xs_15_[7u] = b_7_.v[3];
-                        kf_u32x4 t8384_ = wb_2_[2u];
-                        kf_f16x8 wh_7_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t8384_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8384_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t8384_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8384_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t8384_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8384_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t8384_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8384_, 3u), 16u))}};
+                        kf_u32x4 t7974_ = wb_2_[2u];
+                        kf_f16x8 wh_7_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7974_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7974_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7974_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7974_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7974_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7974_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7974_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7974_, 3u), 16u))}};
                         acc_3_[0u] = __fmaf_rn(kf_f16_to_f32(wh_7_.v[7]), xs_15_[7u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[6]), xs_15_[6u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[5]), xs_15_[5u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[4]), xs_15_[4u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[3]), xs_15_[3u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[2]), xs_15_[2u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[1]), xs_15_[1u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[0]), xs_15_[0u], acc_3_[0u]))))))));
                     }
                     unsigned v_16_ = (((ck_ << 5u) << 2u) + 96u) + lane_;
                     if (v_16_ < nv_) {
-                        kf_u32x4 t8466_ = xb_2_[6u];
-                        kf_f32x4 a_9_ = kf_bitcast<kf_f32x4>(t8466_);
-                        kf_u32x4 t8469_ = xb_2_[7u];
-                        kf_f32x4 b_8_ = kf_bitcast<kf_f32x4>(t8469_);
+                        kf_u32x4 t8056_ = xb_2_[6u];
+                        kf_f32x4 a_9_ = kf_bitcast<kf_f32x4>(t8056_);
+                        kf_u32x4 t8059_ = xb_2_[7u];
+                        kf_f32x4 b_8_ = kf_bitcast<kf_f32x4>(t8059_);
                         xs_16_[0u] = a_9_.v[0];
                         xs_16_[4u] = b_8_.v[0];
                         xs_16_[1u] = a_9_.v[1];
@@ -1510,51 +1387,27 @@ gemv_f16_f32_f16(const kf_f16* __restrict__ w_, const float* __restrict__ x_, kf
                         xs_16_[6u] = b_8_.v[2];
                         xs_16_[3u] = a_9_.v[3];
                         xs_16_[7u] = b_8_.v[3];
-                        kf_u32x4 t8515_ = wb_2_[3u];
-                        kf_f16x8 wh_8_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t8515_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8515_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t8515_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8515_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t8515_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8515_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t8515_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8515_, 3u), 16u))}};
+                        kf_u32x4 t8105_ = wb_2_[3u];
+                        kf_f16x8 wh_8_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t8105_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8105_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t8105_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8105_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t8105_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8105_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t8105_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8105_, 3u), 16u))}};
                         acc_3_[0u] = __fmaf_rn(kf_f16_to_f32(wh_8_.v[7]), xs_16_[7u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[6]), xs_16_[6u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[5]), xs_16_[5u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[4]), xs_16_[4u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[3]), xs_16_[3u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[2]), xs_16_[2u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[1]), xs_16_[1u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[0]), xs_16_[0u], acc_3_[0u]))))))));
                     }
-                    unsigned t8589_ = ck_ + 1u;
-                    ck_ = t8589_;
-                    if (t8589_ == steps_) {
+                    unsigned t8179_ = ck_ + 1u;
+                    ck_ = t8179_;
+                    if (t8179_ == steps_) {
                         float a_10_ = acc_3_[0u];
                         unsigned r_2_ = 0u;
-                        unsigned t8616_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
-                        if (t8616_ == 32u) {
-                            float t8621_ = __fadd_rn(a_10_, kf_shfl_xor(a_10_, 16u, kf_wn));
-                            float t8624_ = __fadd_rn(t8621_, kf_shfl_xor(t8621_, 8u, kf_wn));
-                            float t8627_ = __fadd_rn(t8624_, kf_shfl_xor(t8624_, 4u, kf_wn));
-                            float t8630_ = __fadd_rn(t8627_, kf_shfl_xor(t8627_, 2u, kf_wn));
-                            t8595_ = __fadd_rn(t8630_, kf_shfl_xor(t8630_, 1u, kf_wn));
-                        } else {
-                            float t8636_ = kf_shfl_down(a_10_, 16u, kf_wn);
-                            bool t8638_ = (kf_lane_id() + 16u) < t8616_;
-                            float t8639_ = __fadd_rn(a_10_, t8636_);
-                            float t8640_ = t8638_ ? t8639_ : a_10_;
-                            float t8642_ = kf_shfl_down(t8640_, 8u, kf_wn);
-                            bool t8644_ = (kf_lane_id() + 8u) < t8616_;
-                            float t8645_ = __fadd_rn(t8640_, t8642_);
-                            float t8646_ = t8644_ ? t8645_ : t8640_;
-                            float t8648_ = kf_shfl_down(t8646_, 4u, kf_wn);
-                            bool t8650_ = (kf_lane_id() + 4u) < t8616_;
-                            float t8651_ = __fadd_rn(t8646_, t8648_);
-                            float t8652_ = t8650_ ? t8651_ : t8646_;
-                            float t8654_ = kf_shfl_down(t8652_, 2u, kf_wn);
-                            bool t8656_ = (kf_lane_id() + 2u) < t8616_;
-                            float t8657_ = __fadd_rn(t8652_, t8654_);
-                            float t8658_ = t8656_ ? t8657_ : t8652_;
-                            float t8660_ = kf_shfl_down(t8658_, 1u, kf_wn);
-                            bool t8662_ = (kf_lane_id() + 1u) < t8616_;
-                            float t8663_ = __fadd_rn(t8658_, t8660_);
-                            t8595_ = kf_shfl(t8662_ ? t8663_ : t8658_, 0u, kf_wn);
+                        float t8187_ = __fadd_rn(a_10_, kf_shfl_xor(a_10_, 16u, kf_wn));
+                        float t8190_ = __fadd_rn(t8187_, kf_shfl_xor(t8187_, 8u, kf_wn));
+                        float t8193_ = __fadd_rn(t8190_, kf_shfl_xor(t8190_, 4u, kf_wn));
+                        float t8196_ = __fadd_rn(t8193_, kf_shfl_xor(t8193_, 2u, kf_wn));
+                        float t8199_ = __fadd_rn(t8196_, kf_shfl_xor(t8196_, 1u, kf_wn));
+                        bool t8201_ = lane_ == r_2_;
+                        bool t8202_ = t8201_;
+                        if (t8201_) {
+                            t8202_ = cg_ < m_;
                         }
-                        bool t8668_ = lane_ == r_2_;
-                        bool t8669_ = t8668_;
-                        if (t8668_) {
-                            t8669_ = cg_ < m_;
-                        }
-                        if (t8669_) {
-                            y_[cg_] = kf_f16_from_f32(t8595_);
+                        if (t8202_) {
+                            y_[cg_] = kf_f16_from_f32(t8199_);
                         }
                         acc_3_[0u] = 0.0f;
                         ck_ = 0u;
@@ -1566,57 +1419,57 @@ gemv_f16_f32_f16(const kf_f16* __restrict__ w_, const float* __restrict__ x_, kf
     } else {
         unsigned lane_2_ = kf_lane_id();
         unsigned nv_2_ = k_ >> 3u;
-        unsigned t8812_ = (blockIdx.x << 3u) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u);
-        unsigned t8823_ = gridDim.x << 3u;
+        unsigned t8293_ = (blockIdx.x * (blockDim.x >> 5u)) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u);
+        unsigned t8309_ = gridDim.x * (blockDim.x >> 5u);
         #pragma unroll 1
-        for (unsigned g_ = t8812_; g_ < m_; g_ = g_ + t8823_) {
+        for (unsigned g_ = t8293_; g_ < m_; g_ = g_ + t8309_) {
             row_[0u] = min(g_, (m_ - 1u));
             acc_4_[0u] = 0.0f;
             if ((k_ & 7u) == 0u) {
                 #pragma unroll 1
                 for (unsigned base_ = 0u; base_ < nv_2_; base_ = base_ + 128u) {
                     unsigned v_17_ = base_ + lane_2_;
-                    kf_u32x4 t8848_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                    kf_u32x4 t_4_ = t8848_;
+                    kf_u32x4 t8334_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_4_ = t8334_;
                     if (v_17_ < nv_2_) {
-                        unsigned t8854_ = (row_[0u] * nv_2_) + v_17_;
-                        kf_u32x4 t8855_ = wv_[t8854_];
-                        t_4_ = t8855_;
+                        unsigned t8340_ = (row_[0u] * nv_2_) + v_17_;
+                        kf_u32x4 t8341_ = wv_[t8340_];
+                        t_4_ = t8341_;
                     }
                     wr_[0u] = t_4_;
                     unsigned v_18_ = (base_ + 32u) + lane_2_;
-                    kf_u32x4 t8861_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                    kf_u32x4 t_5_ = t8861_;
+                    kf_u32x4 t8347_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_5_ = t8347_;
                     if (v_18_ < nv_2_) {
-                        unsigned t8867_ = (row_[0u] * nv_2_) + v_18_;
-                        kf_u32x4 t8868_ = wv_[t8867_];
-                        t_5_ = t8868_;
+                        unsigned t8353_ = (row_[0u] * nv_2_) + v_18_;
+                        kf_u32x4 t8354_ = wv_[t8353_];
+                        t_5_ = t8354_;
                     }
                     wr_[1u] = t_5_;
                     unsigned v_19_ = (base_ + 64u) + lane_2_;
-                    kf_u32x4 t8874_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                    kf_u32x4 t_6_ = t8874_;
+                    kf_u32x4 t8360_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_6_ = t8360_;
                     if (v_19_ < nv_2_) {
-                        unsigned t8880_ = (row_[0u] * nv_2_) + v_19_;
-                        kf_u32x4 t8881_ = wv_[t8880_];
-                        t_6_ = t8881_;
+                        unsigned t8366_ = (row_[0u] * nv_2_) + v_19_;
+                        kf_u32x4 t8367_ = wv_[t8366_];
+                        t_6_ = t8367_;
                     }
                     wr_[2u] = t_6_;
                     unsigned v_20_ = (base_ + 96u) + lane_2_;
-                    kf_u32x4 t8887_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                    kf_u32x4 t_7_ = t8887_;
+                    kf_u32x4 t8373_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_7_ = t8373_;
                     if (v_20_ < nv_2_) {
-                        unsigned t8893_ = (row_[0u] * nv_2_) + v_20_;
-                        kf_u32x4 t8894_ = wv_[t8893_];
-                        t_7_ = t8894_;
+                        unsigned t8379_ = (row_[0u] * nv_2_) + v_20_;
+                        kf_u32x4 t8380_ = wv_[t8379_];
+                        t_7_ = t8380_;
                     }
                     wr_[3u] = t_7_;
                     unsigned v_21_ = base_ + lane_2_;
                     if (v_21_ < nv_2_) {
-                        unsigned t8901_ = v_21_ << 1u;
-                        kf_f32x4 a_11_ = xf4_[t8901_];
-                        unsigned t8906_ = (v_21_ << 1u) + 1u;
-                        kf_f32x4 b_9_ = xf4_[t8906_];
+                        unsigned t8387_ = v_21_ << 1u;
+                        kf_f32x4 a_11_ = xf4_[t8387_];
+                        unsigned t8392_ = (v_21_ << 1u) + 1u;
+                        kf_f32x4 b_9_ = xf4_[t8392_];
                         xs_17_[0u] = a_11_.v[0];
                         xs_17_[4u] = b_9_.v[0];
                         xs_17_[1u] = a_11_.v[1];
@@ -1625,16 +1478,16 @@ gemv_f16_f32_f16(const kf_f16* __restrict__ w_, const float* __restrict__ x_, kf
                         xs_17_[6u] = b_9_.v[2];
                         xs_17_[3u] = a_11_.v[3];
                         xs_17_[7u] = b_9_.v[3];
-                        kf_u32x4 t8950_ = wr_[0u];
-                        kf_f16x8 wh_9_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t8950_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8950_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t8950_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8950_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t8950_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8950_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t8950_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8950_, 3u), 16u))}};
+                        kf_u32x4 t8436_ = wr_[0u];
+                        kf_f16x8 wh_9_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t8436_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8436_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t8436_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8436_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t8436_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8436_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t8436_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8436_, 3u), 16u))}};
                         acc_4_[0u] = __fmaf_rn(kf_f16_to_f32(wh_9_.v[7]), xs_17_[7u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[6]), xs_17_[6u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[5]), xs_17_[5u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[4]), xs_17_[4u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[3]), xs_17_[3u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[2]), xs_17_[2u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[1]), xs_17_[1u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[0]), xs_17_[0u], acc_4_[0u]))))))));
                     }
                     unsigned v_22_ = (base_ + 32u) + lane_2_;
                     if (v_22_ < nv_2_) {
-                        unsigned t9028_ = v_22_ << 1u;
-                        kf_f32x4 a_12_ = xf4_[t9028_];
-                        unsigned t9033_ = (v_22_ << 1u) + 1u;
-                        kf_f32x4 b_10_ = xf4_[t9033_];
+                        unsigned t8514_ = v_22_ << 1u;
+                        kf_f32x4 a_12_ = xf4_[t8514_];
+                        unsigned t8519_ = (v_22_ << 1u) + 1u;
+                        kf_f32x4 b_10_ = xf4_[t8519_];
                         xs_18_[0u] = a_12_.v[0];
                         xs_18_[4u] = b_10_.v[0];
                         xs_18_[1u] = a_12_.v[1];
@@ -1643,16 +1496,16 @@ gemv_f16_f32_f16(const kf_f16* __restrict__ w_, const float* __restrict__ x_, kf
                         xs_18_[6u] = b_10_.v[2];
                         xs_18_[3u] = a_12_.v[3];
                         xs_18_[7u] = b_10_.v[3];
-                        kf_u32x4 t9077_ = wr_[1u];
-                        kf_f16x8 wh_10_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t9077_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t9077_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t9077_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t9077_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t9077_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t9077_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t9077_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t9077_, 3u), 16u))}};
+                        kf_u32x4 t8563_ = wr_[1u];
+                        kf_f16x8 wh_10_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t8563_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8563_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t8563_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8563_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t8563_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8563_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t8563_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8563_, 3u), 16u))}};
                         acc_4_[0u] = __fmaf_rn(kf_f16_to_f32(wh_10_.v[7]), xs_18_[7u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[6]), xs_18_[6u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[5]), xs_18_[5u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[4]), xs_18_[4u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[3]), xs_18_[3u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[2]), xs_18_[2u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[1]), xs_18_[1u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[0]), xs_18_[0u], acc_4_[0u]))))))));
                     }
                     unsigned v_23_ = (base_ + 64u) + lane_2_;
                     if (v_23_ < nv_2_) {
-                        unsigned t9155_ = v_23_ << 1u;
-                        kf_f32x4 a_13_ = xf4_[t9155_];
-                        unsigned t9160_ = (v_23_ << 1u) + 1u;
-                        kf_f32x4 b_11_ = xf4_[t9160_];
+                        unsigned t8641_ = v_23_ << 1u;
+                        kf_f32x4 a_13_ = xf4_[t8641_];
+                        unsigned t8646_ = (v_23_ << 1u) + 1u;
+                        kf_f32x4 b_11_ = xf4_[t8646_];
                         xs_19_[0u] = a_13_.v[0];
                         xs_19_[4u] = b_11_.v[0];
                         xs_19_[1u] = a_13_.v[1];
@@ -1661,16 +1514,16 @@ gemv_f16_f32_f16(const kf_f16* __restrict__ w_, const float* __restrict__ x_, kf
                         xs_19_[6u] = b_11_.v[2];
                         xs_19_[3u] = a_13_.v[3];
                         xs_19_[7u] = b_11_.v[3];
-                        kf_u32x4 t9204_ = wr_[2u];
-                        kf_f16x8 wh_11_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t9204_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t9204_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t9204_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t9204_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t9204_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t9204_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t9204_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t9204_, 3u), 16u))}};
+                        kf_u32x4 t8690_ = wr_[2u];
+                        kf_f16x8 wh_11_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t8690_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8690_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t8690_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8690_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t8690_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8690_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t8690_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8690_, 3u), 16u))}};
                         acc_4_[0u] = __fmaf_rn(kf_f16_to_f32(wh_11_.v[7]), xs_19_[7u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[6]), xs_19_[6u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[5]), xs_19_[5u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[4]), xs_19_[4u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[3]), xs_19_[3u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[2]), xs_19_[2u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[1]), xs_19_[1u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[0]), xs_19_[0u], acc_4_[0u]))))))));
                     }
                     unsigned v_24_ = (base_ + 96u) + lane_2_;
                     if (v_24_ < nv_2_) {
-                        unsigned t9282_ = v_24_ << 1u;
-                        kf_f32x4 a_14_ = xf4_[t9282_];
-                        unsigned t9287_ = (v_24_ << 1u) + 1u;
-                        kf_f32x4 b_12_ = xf4_[t9287_];
+                        unsigned t8768_ = v_24_ << 1u;
+                        kf_f32x4 a_14_ = xf4_[t8768_];
+                        unsigned t8773_ = (v_24_ << 1u) + 1u;
+                        kf_f32x4 b_12_ = xf4_[t8773_];
                         xs_20_[0u] = a_14_.v[0];
                         xs_20_[4u] = b_12_.v[0];
                         xs_20_[1u] = a_14_.v[1];
@@ -1679,63 +1532,63 @@ gemv_f16_f32_f16(const kf_f16* __restrict__ w_, const float* __restrict__ x_, kf
                         xs_20_[6u] = b_12_.v[2];
                         xs_20_[3u] = a_14_.v[3];
                         xs_20_[7u] = b_12_.v[3];
-                        kf_u32x4 t9331_ = wr_[3u];
-                        kf_f16x8 wh_12_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t9331_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t9331_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t9331_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t9331_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t9331_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t9331_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t9331_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t9331_, 3u), 16u))}};
+                        kf_u32x4 t8817_ = wr_[3u];
+                        kf_f16x8 wh_12_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t8817_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8817_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t8817_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8817_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t8817_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8817_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t8817_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8817_, 3u), 16u))}};
                         acc_4_[0u] = __fmaf_rn(kf_f16_to_f32(wh_12_.v[7]), xs_20_[7u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[6]), xs_20_[6u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[5]), xs_20_[5u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[4]), xs_20_[4u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[3]), xs_20_[3u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[2]), xs_20_[2u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[1]), xs_20_[1u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[0]), xs_20_[0u], acc_4_[0u]))))))));
                     }
                 }
             } else {
                 #pragma unroll 1
                 for (unsigned c_ = lane_2_; c_ < k_; c_ = c_ + 32u) {
-                    float t9410_ = x_[c_];
+                    float t8896_ = x_[c_];
                     unsigned i_ = (row_[0u] * k_) + c_;
                     unsigned short u_ = w16_[i_];
-                    acc_4_[0u] = __fmaf_rn(kf_f16_to_f32(kf_bitcast<kf_f16>(u_)), t9410_, acc_4_[0u]);
+                    acc_4_[0u] = __fmaf_rn(kf_f16_to_f32(kf_bitcast<kf_f16>(u_)), t8896_, acc_4_[0u]);
                 }
             }
-            float t9430_ = acc_4_[0u];
-            unsigned t9452_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
-            if (t9452_ == 32u) {
-                float t9457_ = __fadd_rn(t9430_, kf_shfl_xor(t9430_, 16u, kf_wn));
-                float t9460_ = __fadd_rn(t9457_, kf_shfl_xor(t9457_, 8u, kf_wn));
-                float t9463_ = __fadd_rn(t9460_, kf_shfl_xor(t9460_, 4u, kf_wn));
-                float t9466_ = __fadd_rn(t9463_, kf_shfl_xor(t9463_, 2u, kf_wn));
-                s_ = __fadd_rn(t9466_, kf_shfl_xor(t9466_, 1u, kf_wn));
+            float t8916_ = acc_4_[0u];
+            unsigned t8938_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+            if (t8938_ == 32u) {
+                float t8943_ = __fadd_rn(t8916_, kf_shfl_xor(t8916_, 16u, kf_wn));
+                float t8946_ = __fadd_rn(t8943_, kf_shfl_xor(t8943_, 8u, kf_wn));
+                float t8949_ = __fadd_rn(t8946_, kf_shfl_xor(t8946_, 4u, kf_wn));
+                float t8952_ = __fadd_rn(t8949_, kf_shfl_xor(t8949_, 2u, kf_wn));
+                s_ = __fadd_rn(t8952_, kf_shfl_xor(t8952_, 1u, kf_wn));
             } else {
-                float t9472_ = kf_shfl_down(t9430_, 16u, kf_wn);
-                bool t9474_ = (kf_lane_id() + 16u) < t9452_;
-                float t9475_ = __fadd_rn(t9430_, t9472_);
-                float t9476_ = t9474_ ? t9475_ : t9430_;
-                float t9478_ = kf_shfl_down(t9476_, 8u, kf_wn);
-                bool t9480_ = (kf_lane_id() + 8u) < t9452_;
-                float t9481_ = __fadd_rn(t9476_, t9478_);
-                float t9482_ = t9480_ ? t9481_ : t9476_;
-                float t9484_ = kf_shfl_down(t9482_, 4u, kf_wn);
-                bool t9486_ = (kf_lane_id() + 4u) < t9452_;
-                float t9487_ = __fadd_rn(t9482_, t9484_);
-                float t9488_ = t9486_ ? t9487_ : t9482_;
-                float t9490_ = kf_shfl_down(t9488_, 2u, kf_wn);
-                bool t9492_ = (kf_lane_id() + 2u) < t9452_;
-                float t9493_ = __fadd_rn(t9488_, t9490_);
-                float t9494_ = t9492_ ? t9493_ : t9488_;
-                float t9496_ = kf_shfl_down(t9494_, 1u, kf_wn);
-                bool t9498_ = (kf_lane_id() + 1u) < t9452_;
-                float t9499_ = __fadd_rn(t9494_, t9496_);
-                s_ = kf_shfl(t9498_ ? t9499_ : t9494_, 0u, kf_wn);
+                float t8958_ = kf_shfl_down(t8916_, 16u, kf_wn);
+                bool t8960_ = (kf_lane_id() + 16u) < t8938_;
+                float t8961_ = __fadd_rn(t8916_, t8958_);
+                float t8962_ = t8960_ ? t8961_ : t8916_;
+                float t8964_ = kf_shfl_down(t8962_, 8u, kf_wn);
+                bool t8966_ = (kf_lane_id() + 8u) < t8938_;
+                float t8967_ = __fadd_rn(t8962_, t8964_);
+                float t8968_ = t8966_ ? t8967_ : t8962_;
+                float t8970_ = kf_shfl_down(t8968_, 4u, kf_wn);
+                bool t8972_ = (kf_lane_id() + 4u) < t8938_;
+                float t8973_ = __fadd_rn(t8968_, t8970_);
+                float t8974_ = t8972_ ? t8973_ : t8968_;
+                float t8976_ = kf_shfl_down(t8974_, 2u, kf_wn);
+                bool t8978_ = (kf_lane_id() + 2u) < t8938_;
+                float t8979_ = __fadd_rn(t8974_, t8976_);
+                float t8980_ = t8978_ ? t8979_ : t8974_;
+                float t8982_ = kf_shfl_down(t8980_, 1u, kf_wn);
+                bool t8984_ = (kf_lane_id() + 1u) < t8938_;
+                float t8985_ = __fadd_rn(t8980_, t8982_);
+                s_ = kf_shfl(t8984_ ? t8985_ : t8980_, 0u, kf_wn);
             }
-            bool t9504_ = lane_2_ == 0u;
-            bool t9505_ = t9504_;
-            if (t9504_) {
-                t9505_ = g_ < m_;
+            bool t8990_ = lane_2_ == 0u;
+            bool t8991_ = t8990_;
+            if (t8990_) {
+                t8991_ = g_ < m_;
             }
-            if (t9505_) {
+            if (t8991_) {
                 y_[g_] = kf_f16_from_f32(s_);
             }
         }
     }
 }
 
-/* kernel gemv_f16_f32_f32 (gemv.kf:1063) */
+/* kernel gemv_f16_f32_f32 (gemv.kf:1092) */
 extern "C" __global__ void __launch_bounds__(256)
 gemv_f16_f32_f32(const kf_f16* __restrict__ w_, const float* __restrict__ x_, float* __restrict__ y_, unsigned m_, unsigned k_)
 {
@@ -1758,8 +1611,6 @@ gemv_f16_f32_f32(const kf_f16* __restrict__ w_, const float* __restrict__ x_, fl
     float xs_18_[8];
     float xs_19_[8];
     float xs_20_[8];
-    float t7626_;
-    float t8595_;
     float s_;
     const unsigned kf_wn = kf_warp_lanes();
     const unsigned short* w16_ = (const unsigned short*)w_;
@@ -1769,61 +1620,62 @@ gemv_f16_f32_f32(const kf_f16* __restrict__ w_, const float* __restrict__ x_, fl
     if ((k_ & 7u) == 0u) {
         unsigned lane_ = kf_lane_id();
         unsigned nv_ = k_ >> 3u;
-        unsigned t5100_ = nv_ << 1u;
+        unsigned t4830_ = nv_ << 1u;
         unsigned steps_ = (nv_ >> 7u) + (((nv_ & 127u) != 0u) ? 1u : 0u);
-        unsigned wid_ = (blockIdx.x << 3u) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u);
-        unsigned nw_ = gridDim.x << 3u;
+        unsigned wid_ = (blockIdx.x * (blockDim.x >> 5u)) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u);
+        unsigned nw_ = gridDim.x * (blockDim.x >> 5u);
         if (!(wid_ >= m_)) {
-            unsigned t5145_ = m_ - wid_;
-            unsigned t5153_ = ((t5145_ / nw_) + (((t5145_ % nw_) != 0u) ? 1u : 0u)) * steps_;
+            unsigned t4885_ = m_ - wid_;
+            unsigned t4893_ = ((t4885_ / nw_) + (((t4885_ % nw_) != 0u) ? 1u : 0u)) * steps_;
             acc_3_[0u] = 0.0f;
             unsigned lg_ = wid_;
             unsigned lk_ = 0u;
             unsigned cg_ = wid_;
             unsigned ck_ = 0u;
-            unsigned t6752_ = t5153_ + 1u;
+            unsigned t6513_ = t4893_ + 1u;
+            asm("" : "+r"(nw_));
             #pragma unroll 1
-            for (unsigned t0_ = 0u; t0_ < t6752_; t0_ = t0_ + 2u) {
-                if (t0_ < t5153_) {
+            for (unsigned t0_ = 0u; t0_ < t6513_; t0_ = t0_ + 2u) {
+                if (t0_ < t4893_) {
                     unsigned v_ = min((((lk_ << 5u) << 2u) + lane_), (nv_ - 1u));
                     unsigned row_2_ = min(lg_, (m_ - 1u));
                     wb_2_[0u] = wv_[(row_2_ * nv_) + v_];
-                    xb_2_[0u] = xv_[min((v_ << 1u), (t5100_ - 1u))];
-                    xb_2_[1u] = xv_[min(((v_ << 1u) + 1u), (t5100_ - 1u))];
+                    xb_2_[0u] = xv_[min((v_ << 1u), (t4830_ - 1u))];
+                    xb_2_[1u] = xv_[min(((v_ << 1u) + 1u), (t4830_ - 1u))];
                     unsigned v_2_ = min(((((lk_ << 5u) << 2u) + 32u) + lane_), (nv_ - 1u));
                     unsigned row_3_ = min(lg_, (m_ - 1u));
                     wb_2_[1u] = wv_[(row_3_ * nv_) + v_2_];
-                    xb_2_[2u] = xv_[min((v_2_ << 1u), (t5100_ - 1u))];
-                    xb_2_[3u] = xv_[min(((v_2_ << 1u) + 1u), (t5100_ - 1u))];
+                    xb_2_[2u] = xv_[min((v_2_ << 1u), (t4830_ - 1u))];
+                    xb_2_[3u] = xv_[min(((v_2_ << 1u) + 1u), (t4830_ - 1u))];
                     unsigned v_3_ = min(((((lk_ << 5u) << 2u) + 64u) + lane_), (nv_ - 1u));
                     unsigned row_4_ = min(lg_, (m_ - 1u));
                     wb_2_[2u] = wv_[(row_4_ * nv_) + v_3_];
-                    xb_2_[4u] = xv_[min((v_3_ << 1u), (t5100_ - 1u))];
-                    xb_2_[5u] = xv_[min(((v_3_ << 1u) + 1u), (t5100_ - 1u))];
+                    xb_2_[4u] = xv_[min((v_3_ << 1u), (t4830_ - 1u))];
+                    xb_2_[5u] = xv_[min(((v_3_ << 1u) + 1u), (t4830_ - 1u))];
                     unsigned v_4_ = min(((((lk_ << 5u) << 2u) + 96u) + lane_), (nv_ - 1u));
                     unsigned row_5_ = min(lg_, (m_ - 1u));
                     wb_2_[3u] = wv_[(row_5_ * nv_) + v_4_];
-                    xb_2_[6u] = xv_[min((v_4_ << 1u), (t5100_ - 1u))];
-                    xb_2_[7u] = xv_[min(((v_4_ << 1u) + 1u), (t5100_ - 1u))];
-                    unsigned t6956_ = lk_ + 1u;
-                    lk_ = t6956_;
-                    if (t6956_ == steps_) {
+                    xb_2_[6u] = xv_[min((v_4_ << 1u), (t4830_ - 1u))];
+                    xb_2_[7u] = xv_[min(((v_4_ << 1u) + 1u), (t4830_ - 1u))];
+                    unsigned t6717_ = lk_ + 1u;
+                    lk_ = t6717_;
+                    if (t6717_ == steps_) {
                         lk_ = 0u;
                         lg_ = lg_ + nw_;
                     }
                 }
-                bool t7066_ = t0_ >= 1u;
-                bool t7067_ = t7066_;
-                if (t7066_) {
-                    t7067_ = (t0_ - 1u) < t5153_;
+                bool t6770_ = t0_ >= 1u;
+                bool t6771_ = t6770_;
+                if (t6770_) {
+                    t6771_ = (t0_ - 1u) < t4893_;
                 }
-                if (t7067_) {
+                if (t6771_) {
                     unsigned v_5_ = ((ck_ << 5u) << 2u) + lane_;
                     if (v_5_ < nv_) {
-                        kf_u32x4 t7104_ = xb_2_[8u];
-                        kf_f32x4 a_ = kf_bitcast<kf_f32x4>(t7104_);
-                        kf_u32x4 t7107_ = xb_2_[9u];
-                        kf_f32x4 b_ = kf_bitcast<kf_f32x4>(t7107_);
+                        kf_u32x4 t6808_ = xb_2_[8u];
+                        kf_f32x4 a_ = kf_bitcast<kf_f32x4>(t6808_);
+                        kf_u32x4 t6811_ = xb_2_[9u];
+                        kf_f32x4 b_ = kf_bitcast<kf_f32x4>(t6811_);
                         xs_9_[0u] = a_.v[0];
                         xs_9_[4u] = b_.v[0];
                         xs_9_[1u] = a_.v[1];
@@ -1832,16 +1684,16 @@ gemv_f16_f32_f32(const kf_f16* __restrict__ w_, const float* __restrict__ x_, fl
                         xs_9_[6u] = b_.v[2];
                         xs_9_[3u] = a_.v[3];
                         xs_9_[7u] = b_.v[3];
-                        kf_u32x4 t7153_ = wb_2_[4u];
-                        kf_f16x8 wh_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7153_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7153_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7153_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7153_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7153_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7153_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7153_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7153_, 3u), 16u))}};
+                        kf_u32x4 t6857_ = wb_2_[4u];
+                        kf_f16x8 wh_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t6857_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6857_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t6857_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6857_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t6857_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6857_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t6857_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6857_, 3u), 16u))}};
                         acc_3_[0u] = __fmaf_rn(kf_f16_to_f32(wh_.v[7]), xs_9_[7u], __fmaf_rn(kf_f16_to_f32(wh_.v[6]), xs_9_[6u], __fmaf_rn(kf_f16_to_f32(wh_.v[5]), xs_9_[5u], __fmaf_rn(kf_f16_to_f32(wh_.v[4]), xs_9_[4u], __fmaf_rn(kf_f16_to_f32(wh_.v[3]), xs_9_[3u], __fmaf_rn(kf_f16_to_f32(wh_.v[2]), xs_9_[2u], __fmaf_rn(kf_f16_to_f32(wh_.v[1]), xs_9_[1u], __fmaf_rn(kf_f16_to_f32(wh_.v[0]), xs_9_[0u], acc_3_[0u]))))))));
                     }
                     unsigned v_6_ = (((ck_ << 5u) << 2u) + 32u) + lane_;
                     if (v_6_ < nv_) {
-                        kf_u32x4 t7235_ = xb_2_[10u];
-                        kf_f32x4 a_2_ = kf_bitcast<kf_f32x4>(t7235_);
-                        kf_u32x4 t7238_ = xb_2_[11u];
-                        kf_f32x4 b_2_ = kf_bitcast<kf_f32x4>(t7238_);
+                        kf_u32x4 t6939_ = xb_2_[10u];
+                        kf_f32x4 a_2_ = kf_bitcast<kf_f32x4>(t6939_);
+                        kf_u32x4 t6942_ = xb_2_[11u];
+                        kf_f32x4 b_2_ = kf_bitcast<kf_f32x4>(t6942_);
                         xs_10_[0u] = a_2_.v[0];
                         xs_10_[4u] = b_2_.v[0];
                         xs_10_[1u] = a_2_.v[1];
@@ -1850,16 +1702,16 @@ gemv_f16_f32_f32(const kf_f16* __restrict__ w_, const float* __restrict__ x_, fl
                         xs_10_[6u] = b_2_.v[2];
                         xs_10_[3u] = a_2_.v[3];
                         xs_10_[7u] = b_2_.v[3];
-                        kf_u32x4 t7284_ = wb_2_[5u];
-                        kf_f16x8 wh_2_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7284_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7284_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7284_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7284_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7284_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7284_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7284_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7284_, 3u), 16u))}};
+                        kf_u32x4 t6988_ = wb_2_[5u];
+                        kf_f16x8 wh_2_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t6988_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6988_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t6988_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6988_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t6988_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6988_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t6988_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6988_, 3u), 16u))}};
                         acc_3_[0u] = __fmaf_rn(kf_f16_to_f32(wh_2_.v[7]), xs_10_[7u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[6]), xs_10_[6u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[5]), xs_10_[5u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[4]), xs_10_[4u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[3]), xs_10_[3u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[2]), xs_10_[2u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[1]), xs_10_[1u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[0]), xs_10_[0u], acc_3_[0u]))))))));
                     }
                     unsigned v_7_ = (((ck_ << 5u) << 2u) + 64u) + lane_;
                     if (v_7_ < nv_) {
-                        kf_u32x4 t7366_ = xb_2_[12u];
-                        kf_f32x4 a_3_ = kf_bitcast<kf_f32x4>(t7366_);
-                        kf_u32x4 t7369_ = xb_2_[13u];
-                        kf_f32x4 b_3_ = kf_bitcast<kf_f32x4>(t7369_);
+                        kf_u32x4 t7070_ = xb_2_[12u];
+                        kf_f32x4 a_3_ = kf_bitcast<kf_f32x4>(t7070_);
+                        kf_u32x4 t7073_ = xb_2_[13u];
+                        kf_f32x4 b_3_ = kf_bitcast<kf_f32x4>(t7073_);
                         xs_11_[0u] = a_3_.v[0];
                         xs_11_[4u] = b_3_.v[0];
                         xs_11_[1u] = a_3_.v[1];
@@ -1868,16 +1720,16 @@ gemv_f16_f32_f32(const kf_f16* __restrict__ w_, const float* __restrict__ x_, fl
                         xs_11_[6u] = b_3_.v[2];
                         xs_11_[3u] = a_3_.v[3];
                         xs_11_[7u] = b_3_.v[3];
-                        kf_u32x4 t7415_ = wb_2_[6u];
-                        kf_f16x8 wh_3_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7415_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7415_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7415_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7415_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7415_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7415_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7415_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7415_, 3u), 16u))}};
+                        kf_u32x4 t7119_ = wb_2_[6u];
+                        kf_f16x8 wh_3_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7119_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7119_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7119_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7119_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7119_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7119_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7119_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7119_, 3u), 16u))}};
                         acc_3_[0u] = __fmaf_rn(kf_f16_to_f32(wh_3_.v[7]), xs_11_[7u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[6]), xs_11_[6u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[5]), xs_11_[5u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[4]), xs_11_[4u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[3]), xs_11_[3u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[2]), xs_11_[2u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[1]), xs_11_[1u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[0]), xs_11_[0u], acc_3_[0u]))))))));
                     }
                     unsigned v_8_ = (((ck_ << 5u) << 2u) + 96u) + lane_;
                     if (v_8_ < nv_) {
-                        kf_u32x4 t7497_ = xb_2_[14u];
-                        kf_f32x4 a_4_ = kf_bitcast<kf_f32x4>(t7497_);
-                        kf_u32x4 t7500_ = xb_2_[15u];
-                        kf_f32x4 b_4_ = kf_bitcast<kf_f32x4>(t7500_);
+                        kf_u32x4 t7201_ = xb_2_[14u];
+                        kf_f32x4 a_4_ = kf_bitcast<kf_f32x4>(t7201_);
+                        kf_u32x4 t7204_ = xb_2_[15u];
+                        kf_f32x4 b_4_ = kf_bitcast<kf_f32x4>(t7204_);
                         xs_12_[0u] = a_4_.v[0];
                         xs_12_[4u] = b_4_.v[0];
                         xs_12_[1u] = a_4_.v[1];
@@ -1886,97 +1738,73 @@ gemv_f16_f32_f32(const kf_f16* __restrict__ w_, const float* __restrict__ x_, fl
                         xs_12_[6u] = b_4_.v[2];
                         xs_12_[3u] = a_4_.v[3];
                         xs_12_[7u] = b_4_.v[3];
-                        kf_u32x4 t7546_ = wb_2_[7u];
-                        kf_f16x8 wh_4_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7546_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7546_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7546_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7546_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7546_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7546_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7546_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7546_, 3u), 16u))}};
+                        kf_u32x4 t7250_ = wb_2_[7u];
+                        kf_f16x8 wh_4_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7250_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7250_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7250_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7250_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7250_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7250_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7250_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7250_, 3u), 16u))}};
                         acc_3_[0u] = __fmaf_rn(kf_f16_to_f32(wh_4_.v[7]), xs_12_[7u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[6]), xs_12_[6u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[5]), xs_12_[5u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[4]), xs_12_[4u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[3]), xs_12_[3u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[2]), xs_12_[2u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[1]), xs_12_[1u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[0]), xs_12_[0u], acc_3_[0u]))))))));
                     }
-                    unsigned t7620_ = ck_ + 1u;
-                    ck_ = t7620_;
-                    if (t7620_ == steps_) {
+                    unsigned t7324_ = ck_ + 1u;
+                    ck_ = t7324_;
+                    if (t7324_ == steps_) {
                         float a_5_ = acc_3_[0u];
                         unsigned r_ = 0u;
-                        unsigned t7647_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
-                        if (t7647_ == 32u) {
-                            float t7652_ = __fadd_rn(a_5_, kf_shfl_xor(a_5_, 16u, kf_wn));
-                            float t7655_ = __fadd_rn(t7652_, kf_shfl_xor(t7652_, 8u, kf_wn));
-                            float t7658_ = __fadd_rn(t7655_, kf_shfl_xor(t7655_, 4u, kf_wn));
-                            float t7661_ = __fadd_rn(t7658_, kf_shfl_xor(t7658_, 2u, kf_wn));
-                            t7626_ = __fadd_rn(t7661_, kf_shfl_xor(t7661_, 1u, kf_wn));
-                        } else {
-                            float t7667_ = kf_shfl_down(a_5_, 16u, kf_wn);
-                            bool t7669_ = (kf_lane_id() + 16u) < t7647_;
-                            float t7670_ = __fadd_rn(a_5_, t7667_);
-                            float t7671_ = t7669_ ? t7670_ : a_5_;
-                            float t7673_ = kf_shfl_down(t7671_, 8u, kf_wn);
-                            bool t7675_ = (kf_lane_id() + 8u) < t7647_;
-                            float t7676_ = __fadd_rn(t7671_, t7673_);
-                            float t7677_ = t7675_ ? t7676_ : t7671_;
-                            float t7679_ = kf_shfl_down(t7677_, 4u, kf_wn);
-                            bool t7681_ = (kf_lane_id() + 4u) < t7647_;
-                            float t7682_ = __fadd_rn(t7677_, t7679_);
-                            float t7683_ = t7681_ ? t7682_ : t7677_;
-                            float t7685_ = kf_shfl_down(t7683_, 2u, kf_wn);
-                            bool t7687_ = (kf_lane_id() + 2u) < t7647_;
-                            float t7688_ = __fadd_rn(t7683_, t7685_);
-                            float t7689_ = t7687_ ? t7688_ : t7683_;
-                            float t7691_ = kf_shfl_down(t7689_, 1u, kf_wn);
-                            bool t7693_ = (kf_lane_id() + 1u) < t7647_;
-                            float t7694_ = __fadd_rn(t7689_, t7691_);
-                            t7626_ = kf_shfl(t7693_ ? t7694_ : t7689_, 0u, kf_wn);
+                        float t7332_ = __fadd_rn(a_5_, kf_shfl_xor(a_5_, 16u, kf_wn));
+                        float t7335_ = __fadd_rn(t7332_, kf_shfl_xor(t7332_, 8u, kf_wn));
+                        float t7338_ = __fadd_rn(t7335_, kf_shfl_xor(t7335_, 4u, kf_wn));
+                        float t7341_ = __fadd_rn(t7338_, kf_shfl_xor(t7338_, 2u, kf_wn));
+                        float t7344_ = __fadd_rn(t7341_, kf_shfl_xor(t7341_, 1u, kf_wn));
+                        bool t7346_ = lane_ == r_;
+                        bool t7347_ = t7346_;
+                        if (t7346_) {
+                            t7347_ = cg_ < m_;
                         }
-                        bool t7699_ = lane_ == r_;
-                        bool t7700_ = t7699_;
-                        if (t7699_) {
-                            t7700_ = cg_ < m_;
-                        }
-                        if (t7700_) {
-                            y_[cg_] = t7626_;
+                        if (t7347_) {
+                            y_[cg_] = t7344_;
                         }
                         acc_3_[0u] = 0.0f;
                         ck_ = 0u;
                         cg_ = cg_ + nw_;
                     }
                 }
-                if ((t0_ + 1u) < t5153_) {
+                if ((t0_ + 1u) < t4893_) {
                     unsigned v_9_ = min((((lk_ << 5u) << 2u) + lane_), (nv_ - 1u));
                     unsigned row_6_ = min(lg_, (m_ - 1u));
                     wb_2_[4u] = wv_[(row_6_ * nv_) + v_9_];
-                    xb_2_[8u] = xv_[min((v_9_ << 1u), (t5100_ - 1u))];
-                    xb_2_[9u] = xv_[min(((v_9_ << 1u) + 1u), (t5100_ - 1u))];
+                    xb_2_[8u] = xv_[min((v_9_ << 1u), (t4830_ - 1u))];
+                    xb_2_[9u] = xv_[min(((v_9_ << 1u) + 1u), (t4830_ - 1u))];
                     unsigned v_10_ = min(((((lk_ << 5u) << 2u) + 32u) + lane_), (nv_ - 1u));
                     unsigned row_7_ = min(lg_, (m_ - 1u));
                     wb_2_[5u] = wv_[(row_7_ * nv_) + v_10_];
-                    xb_2_[10u] = xv_[min((v_10_ << 1u), (t5100_ - 1u))];
-                    xb_2_[11u] = xv_[min(((v_10_ << 1u) + 1u), (t5100_ - 1u))];
+                    xb_2_[10u] = xv_[min((v_10_ << 1u), (t4830_ - 1u))];
+                    xb_2_[11u] = xv_[min(((v_10_ << 1u) + 1u), (t4830_ - 1u))];
                     unsigned v_11_ = min(((((lk_ << 5u) << 2u) + 64u) + lane_), (nv_ - 1u));
                     unsigned row_8_ = min(lg_, (m_ - 1u));
                     wb_2_[6u] = wv_[(row_8_ * nv_) + v_11_];
-                    xb_2_[12u] = xv_[min((v_11_ << 1u), (t5100_ - 1u))];
-                    xb_2_[13u] = xv_[min(((v_11_ << 1u) + 1u), (t5100_ - 1u))];
+                    xb_2_[12u] = xv_[min((v_11_ << 1u), (t4830_ - 1u))];
+                    xb_2_[13u] = xv_[min(((v_11_ << 1u) + 1u), (t4830_ - 1u))];
                     unsigned v_12_ = min(((((lk_ << 5u) << 2u) + 96u) + lane_), (nv_ - 1u));
                     unsigned row_9_ = min(lg_, (m_ - 1u));
                     wb_2_[7u] = wv_[(row_9_ * nv_) + v_12_];
-                    xb_2_[14u] = xv_[min((v_12_ << 1u), (t5100_ - 1u))];
-                    xb_2_[15u] = xv_[min(((v_12_ << 1u) + 1u), (t5100_ - 1u))];
-                    unsigned t7925_ = lk_ + 1u;
-                    lk_ = t7925_;
-                    if (t7925_ == steps_) {
+                    xb_2_[14u] = xv_[min((v_12_ << 1u), (t4830_ - 1u))];
+                    xb_2_[15u] = xv_[min(((v_12_ << 1u) + 1u), (t4830_ - 1u))];
+                    unsigned t7572_ = lk_ + 1u;
+                    lk_ = t7572_;
+                    if (t7572_ == steps_) {
                         lk_ = 0u;
                         lg_ = lg_ + nw_;
                     }
                 }
-                bool t8035_ = (t0_ + 1u) >= 1u;
-                bool t8036_ = t8035_;
-                if (t8035_) {
-                    t8036_ = ((t0_ + 1u) - 1u) < t5153_;
+                bool t7625_ = (t0_ + 1u) >= 1u;
+                bool t7626_ = t7625_;
+                if (t7625_) {
+                    t7626_ = ((t0_ + 1u) - 1u) < t4893_;
                 }
-                if (t8036_) {
+                if (t7626_) {
                     unsigned v_13_ = ((ck_ << 5u) << 2u) + lane_;
                     if (v_13_ < nv_) {
-                        kf_u32x4 t8073_ = xb_2_[0u];
-                        kf_f32x4 a_6_ = kf_bitcast<kf_f32x4>(t8073_);
-                        kf_u32x4 t8076_ = xb_2_[1u];
-                        kf_f32x4 b_5_ = kf_bitcast<kf_f32x4>(t8076_);
+                        kf_u32x4 t7663_ = xb_2_[0u];
+                        kf_f32x4 a_6_ = kf_bitcast<kf_f32x4>(t7663_);
+                        kf_u32x4 t7666_ = xb_2_[1u];
+                        kf_f32x4 b_5_ = kf_bitcast<kf_f32x4>(t7666_);
                         xs_13_[0u] = a_6_.v[0];
                         xs_13_[4u] = b_5_.v[0];
                         xs_13_[1u] = a_6_.v[1];
@@ -1985,16 +1813,16 @@ gemv_f16_f32_f32(const kf_f16* __restrict__ w_, const float* __restrict__ x_, fl
                         xs_13_[6u] = b_5_.v[2];
                         xs_13_[3u] = a_6_.v[3];
                         xs_13_[7u] = b_5_.v[3];
-                        kf_u32x4 t8122_ = wb_2_[0u];
-                        kf_f16x8 wh_5_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t8122_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8122_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t8122_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8122_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t8122_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8122_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t8122_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8122_, 3u), 16u))}};
+                        kf_u32x4 t7712_ = wb_2_[0u];
+                        kf_f16x8 wh_5_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7712_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7712_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7712_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7712_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7712_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7712_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7712_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7712_, 3u), 16u))}};
                         acc_3_[0u] = __fmaf_rn(kf_f16_to_f32(wh_5_.v[7]), xs_13_[7u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[6]), xs_13_[6u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[5]), xs_13_[5u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[4]), xs_13_[4u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[3]), xs_13_[3u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[2]), xs_13_[2u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[1]), xs_13_[1u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[0]), xs_13_[0u], acc_3_[0u]))))))));
                     }
                     unsigned v_14_ = (((ck_ << 5u) << 2u) + 32u) + lane_;
                     if (v_14_ < nv_) {
-                        kf_u32x4 t8204_ = xb_2_[2u];
-                        kf_f32x4 a_7_ = kf_bitcast<kf_f32x4>(t8204_);
-                        kf_u32x4 t8207_ = xb_2_[3u];
-                        kf_f32x4 b_6_ = kf_bitcast<kf_f32x4>(t8207_);
+                        kf_u32x4 t7794_ = xb_2_[2u];
+                        kf_f32x4 a_7_ = kf_bitcast<kf_f32x4>(t7794_);
+                        kf_u32x4 t7797_ = xb_2_[3u];
+                        kf_f32x4 b_6_ = kf_bitcast<kf_f32x4>(t7797_);
                         xs_14_[0u] = a_7_.v[0];
                         xs_14_[4u] = b_6_.v[0];
                         xs_14_[1u] = a_7_.v[1];
@@ -2003,16 +1831,16 @@ gemv_f16_f32_f32(const kf_f16* __restrict__ w_, const float* __restrict__ x_, fl
                         xs_14_[6u] = b_6_.v[2];
                         xs_14_[3u] = a_7_.v[3];
                         xs_14_[7u] = b_6_.v[3];
-                        kf_u32x4 t8253_ = wb_2_[1u];
-                        kf_f16x8 wh_6_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t8253_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8253_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t8253_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8253_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t8253_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8253_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t8253_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8253_, 3u), 16u))}};
+                        kf_u32x4 t7843_ = wb_2_[1u];
+                        kf_f16x8 wh_6_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7843_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7843_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7843_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7843_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7843_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7843_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7843_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7843_, 3u), 16u))}};
                         acc_3_[0u] = __fmaf_rn(kf_f16_to_f32(wh_6_.v[7]), xs_14_[7u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[6]), xs_14_[6u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[5]), xs_14_[5u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[4]), xs_14_[4u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[3]), xs_14_[3u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[2]), xs_14_[2u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[1]), xs_14_[1u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[0]), xs_14_[0u], acc_3_[0u]))))))));
                     }
                     unsigned v_15_ = (((ck_ << 5u) << 2u) + 64u) + lane_;
                     if (v_15_ < nv_) {
-                        kf_u32x4 t8335_ = xb_2_[4u];
-                        kf_f32x4 a_8_ = kf_bitcast<kf_f32x4>(t8335_);
-                        kf_u32x4 t8338_ = xb_2_[5u];
-                        kf_f32x4 b_7_ = kf_bitcast<kf_f32x4>(t8338_);
+                        kf_u32x4 t7925_ = xb_2_[4u];
+                        kf_f32x4 a_8_ = kf_bitcast<kf_f32x4>(t7925_);
+                        kf_u32x4 t7928_ = xb_2_[5u];
+                        kf_f32x4 b_7_ = kf_bitcast<kf_f32x4>(t7928_);
                         xs_15_[0u] = a_8_.v[0];
                         xs_15_[4u] = b_7_.v[0];
                         xs_15_[1u] = a_8_.v[1];
@@ -2021,16 +1849,16 @@ gemv_f16_f32_f32(const kf_f16* __restrict__ w_, const float* __restrict__ x_, fl
                         xs_15_[6u] = b_7_.v[2];
                         xs_15_[3u] = a_8_.v[3];
                         xs_15_[7u] = b_7_.v[3];
-                        kf_u32x4 t8384_ = wb_2_[2u];
-                        kf_f16x8 wh_7_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t8384_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8384_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t8384_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8384_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t8384_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8384_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t8384_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8384_, 3u), 16u))}};
+                        kf_u32x4 t7974_ = wb_2_[2u];
+                        kf_f16x8 wh_7_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7974_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7974_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7974_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7974_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7974_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7974_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7974_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7974_, 3u), 16u))}};
                         acc_3_[0u] = __fmaf_rn(kf_f16_to_f32(wh_7_.v[7]), xs_15_[7u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[6]), xs_15_[6u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[5]), xs_15_[5u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[4]), xs_15_[4u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[3]), xs_15_[3u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[2]), xs_15_[2u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[1]), xs_15_[1u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[0]), xs_15_[0u], acc_3_[0u]))))))));
                     }
                     unsigned v_16_ = (((ck_ << 5u) << 2u) + 96u) + lane_;
                     if (v_16_ < nv_) {
-                        kf_u32x4 t8466_ = xb_2_[6u];
-                        kf_f32x4 a_9_ = kf_bitcast<kf_f32x4>(t8466_);
-                        kf_u32x4 t8469_ = xb_2_[7u];
-                        kf_f32x4 b_8_ = kf_bitcast<kf_f32x4>(t8469_);
+                        kf_u32x4 t8056_ = xb_2_[6u];
+                        kf_f32x4 a_9_ = kf_bitcast<kf_f32x4>(t8056_);
+                        kf_u32x4 t8059_ = xb_2_[7u];
+                        kf_f32x4 b_8_ = kf_bitcast<kf_f32x4>(t8059_);
                         xs_16_[0u] = a_9_.v[0];
                         xs_16_[4u] = b_8_.v[0];
                         xs_16_[1u] = a_9_.v[1];
@@ -2039,51 +1867,27 @@ gemv_f16_f32_f32(const kf_f16* __restrict__ w_, const float* __restrict__ x_, fl
                         xs_16_[6u] = b_8_.v[2];
                         xs_16_[3u] = a_9_.v[3];
                         xs_16_[7u] = b_8_.v[3];
-                        kf_u32x4 t8515_ = wb_2_[3u];
-                        kf_f16x8 wh_8_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t8515_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8515_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t8515_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8515_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t8515_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8515_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t8515_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8515_, 3u), 16u))}};
+                        kf_u32x4 t8105_ = wb_2_[3u];
+                        kf_f16x8 wh_8_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t8105_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8105_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t8105_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8105_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t8105_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8105_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t8105_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8105_, 3u), 16u))}};
                         acc_3_[0u] = __fmaf_rn(kf_f16_to_f32(wh_8_.v[7]), xs_16_[7u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[6]), xs_16_[6u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[5]), xs_16_[5u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[4]), xs_16_[4u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[3]), xs_16_[3u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[2]), xs_16_[2u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[1]), xs_16_[1u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[0]), xs_16_[0u], acc_3_[0u]))))))));
                     }
-                    unsigned t8589_ = ck_ + 1u;
-                    ck_ = t8589_;
-                    if (t8589_ == steps_) {
+                    unsigned t8179_ = ck_ + 1u;
+                    ck_ = t8179_;
+                    if (t8179_ == steps_) {
                         float a_10_ = acc_3_[0u];
                         unsigned r_2_ = 0u;
-                        unsigned t8616_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
-                        if (t8616_ == 32u) {
-                            float t8621_ = __fadd_rn(a_10_, kf_shfl_xor(a_10_, 16u, kf_wn));
-                            float t8624_ = __fadd_rn(t8621_, kf_shfl_xor(t8621_, 8u, kf_wn));
-                            float t8627_ = __fadd_rn(t8624_, kf_shfl_xor(t8624_, 4u, kf_wn));
-                            float t8630_ = __fadd_rn(t8627_, kf_shfl_xor(t8627_, 2u, kf_wn));
-                            t8595_ = __fadd_rn(t8630_, kf_shfl_xor(t8630_, 1u, kf_wn));
-                        } else {
-                            float t8636_ = kf_shfl_down(a_10_, 16u, kf_wn);
-                            bool t8638_ = (kf_lane_id() + 16u) < t8616_;
-                            float t8639_ = __fadd_rn(a_10_, t8636_);
-                            float t8640_ = t8638_ ? t8639_ : a_10_;
-                            float t8642_ = kf_shfl_down(t8640_, 8u, kf_wn);
-                            bool t8644_ = (kf_lane_id() + 8u) < t8616_;
-                            float t8645_ = __fadd_rn(t8640_, t8642_);
-                            float t8646_ = t8644_ ? t8645_ : t8640_;
-                            float t8648_ = kf_shfl_down(t8646_, 4u, kf_wn);
-                            bool t8650_ = (kf_lane_id() + 4u) < t8616_;
-                            float t8651_ = __fadd_rn(t8646_, t8648_);
-                            float t8652_ = t8650_ ? t8651_ : t8646_;
-                            float t8654_ = kf_shfl_down(t8652_, 2u, kf_wn);
-                            bool t8656_ = (kf_lane_id() + 2u) < t8616_;
-                            float t8657_ = __fadd_rn(t8652_, t8654_);
-                            float t8658_ = t8656_ ? t8657_ : t8652_;
-                            float t8660_ = kf_shfl_down(t8658_, 1u, kf_wn);
-                            bool t8662_ = (kf_lane_id() + 1u) < t8616_;
-                            float t8663_ = __fadd_rn(t8658_, t8660_);
-                            t8595_ = kf_shfl(t8662_ ? t8663_ : t8658_, 0u, kf_wn);
+                        float t8187_ = __fadd_rn(a_10_, kf_shfl_xor(a_10_, 16u, kf_wn));
+                        float t8190_ = __fadd_rn(t8187_, kf_shfl_xor(t8187_, 8u, kf_wn));
+                        float t8193_ = __fadd_rn(t8190_, kf_shfl_xor(t8190_, 4u, kf_wn));
+                        float t8196_ = __fadd_rn(t8193_, kf_shfl_xor(t8193_, 2u, kf_wn));
+                        float t8199_ = __fadd_rn(t8196_, kf_shfl_xor(t8196_, 1u, kf_wn));
+                        bool t8201_ = lane_ == r_2_;
+                        bool t8202_ = t8201_;
+                        if (t8201_) {
+                            t8202_ = cg_ < m_;
                         }
-                        bool t8668_ = lane_ == r_2_;
-                        bool t8669_ = t8668_;
-                        if (t8668_) {
-                            t8669_ = cg_ < m_;
-                        }
-                        if (t8669_) {
-                            y_[cg_] = t8595_;
+                        if (t8202_) {
+                            y_[cg_] = t8199_;
                         }
                         acc_3_[0u] = 0.0f;
                         ck_ = 0u;
@@ -2095,57 +1899,57 @@ gemv_f16_f32_f32(const kf_f16* __restrict__ w_, const float* __restrict__ x_, fl
     } else {
         unsigned lane_2_ = kf_lane_id();
         unsigned nv_2_ = k_ >> 3u;
-        unsigned t8812_ = (blockIdx.x << 3u) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u);
-        unsigned t8823_ = gridDim.x << 3u;
+        unsigned t8293_ = (blockIdx.x * (blockDim.x >> 5u)) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u);
+        unsigned t8309_ = gridDim.x * (blockDim.x >> 5u);
         #pragma unroll 1
-        for (unsigned g_ = t8812_; g_ < m_; g_ = g_ + t8823_) {
+        for (unsigned g_ = t8293_; g_ < m_; g_ = g_ + t8309_) {
             row_[0u] = min(g_, (m_ - 1u));
             acc_4_[0u] = 0.0f;
             if ((k_ & 7u) == 0u) {
                 #pragma unroll 1
                 for (unsigned base_ = 0u; base_ < nv_2_; base_ = base_ + 128u) {
                     unsigned v_17_ = base_ + lane_2_;
-                    kf_u32x4 t8848_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                    kf_u32x4 t_4_ = t8848_;
+                    kf_u32x4 t8334_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_4_ = t8334_;
                     if (v_17_ < nv_2_) {
-                        unsigned t8854_ = (row_[0u] * nv_2_) + v_17_;
-                        kf_u32x4 t8855_ = wv_[t8854_];
-                        t_4_ = t8855_;
+                        unsigned t8340_ = (row_[0u] * nv_2_) + v_17_;
+                        kf_u32x4 t8341_ = wv_[t8340_];
+                        t_4_ = t8341_;
                     }
                     wr_[0u] = t_4_;
                     unsigned v_18_ = (base_ + 32u) + lane_2_;
-                    kf_u32x4 t8861_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                    kf_u32x4 t_5_ = t8861_;
+                    kf_u32x4 t8347_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_5_ = t8347_;
                     if (v_18_ < nv_2_) {
-                        unsigned t8867_ = (row_[0u] * nv_2_) + v_18_;
-                        kf_u32x4 t8868_ = wv_[t8867_];
-                        t_5_ = t8868_;
+                        unsigned t8353_ = (row_[0u] * nv_2_) + v_18_;
+                        kf_u32x4 t8354_ = wv_[t8353_];
+                        t_5_ = t8354_;
                     }
                     wr_[1u] = t_5_;
                     unsigned v_19_ = (base_ + 64u) + lane_2_;
-                    kf_u32x4 t8874_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                    kf_u32x4 t_6_ = t8874_;
+                    kf_u32x4 t8360_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_6_ = t8360_;
                     if (v_19_ < nv_2_) {
-                        unsigned t8880_ = (row_[0u] * nv_2_) + v_19_;
-                        kf_u32x4 t8881_ = wv_[t8880_];
-                        t_6_ = t8881_;
+                        unsigned t8366_ = (row_[0u] * nv_2_) + v_19_;
+                        kf_u32x4 t8367_ = wv_[t8366_];
+                        t_6_ = t8367_;
                     }
                     wr_[2u] = t_6_;
                     unsigned v_20_ = (base_ + 96u) + lane_2_;
-                    kf_u32x4 t8887_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                    kf_u32x4 t_7_ = t8887_;
+                    kf_u32x4 t8373_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_7_ = t8373_;
                     if (v_20_ < nv_2_) {
-                        unsigned t8893_ = (row_[0u] * nv_2_) + v_20_;
-                        kf_u32x4 t8894_ = wv_[t8893_];
-                        t_7_ = t8894_;
+                        unsigned t8379_ = (row_[0u] * nv_2_) + v_20_;
+                        kf_u32x4 t8380_ = wv_[t8379_];
+                        t_7_ = t8380_;
                     }
                     wr_[3u] = t_7_;
                     unsigned v_21_ = base_ + lane_2_;
                     if (v_21_ < nv_2_) {
-                        unsigned t8901_ = v_21_ << 1u;
-                        kf_f32x4 a_11_ = xf4_[t8901_];
-                        unsigned t8906_ = (v_21_ << 1u) + 1u;
-                        kf_f32x4 b_9_ = xf4_[t8906_];
+                        unsigned t8387_ = v_21_ << 1u;
+                        kf_f32x4 a_11_ = xf4_[t8387_];
+                        unsigned t8392_ = (v_21_ << 1u) + 1u;
+                        kf_f32x4 b_9_ = xf4_[t8392_];
                         xs_17_[0u] = a_11_.v[0];
                         xs_17_[4u] = b_9_.v[0];
                         xs_17_[1u] = a_11_.v[1];
@@ -2154,16 +1958,16 @@ gemv_f16_f32_f32(const kf_f16* __restrict__ w_, const float* __restrict__ x_, fl
                         xs_17_[6u] = b_9_.v[2];
                         xs_17_[3u] = a_11_.v[3];
                         xs_17_[7u] = b_9_.v[3];
-                        kf_u32x4 t8950_ = wr_[0u];
-                        kf_f16x8 wh_9_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t8950_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8950_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t8950_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8950_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t8950_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8950_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t8950_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8950_, 3u), 16u))}};
+                        kf_u32x4 t8436_ = wr_[0u];
+                        kf_f16x8 wh_9_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t8436_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8436_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t8436_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8436_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t8436_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8436_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t8436_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8436_, 3u), 16u))}};
                         acc_4_[0u] = __fmaf_rn(kf_f16_to_f32(wh_9_.v[7]), xs_17_[7u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[6]), xs_17_[6u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[5]), xs_17_[5u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[4]), xs_17_[4u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[3]), xs_17_[3u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[2]), xs_17_[2u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[1]), xs_17_[1u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[0]), xs_17_[0u], acc_4_[0u]))))))));
                     }
                     unsigned v_22_ = (base_ + 32u) + lane_2_;
                     if (v_22_ < nv_2_) {
-                        unsigned t9028_ = v_22_ << 1u;
-                        kf_f32x4 a_12_ = xf4_[t9028_];
-                        unsigned t9033_ = (v_22_ << 1u) + 1u;
-                        kf_f32x4 b_10_ = xf4_[t9033_];
+                        unsigned t8514_ = v_22_ << 1u;
+                        kf_f32x4 a_12_ = xf4_[t8514_];
+                        unsigned t8519_ = (v_22_ << 1u) + 1u;
+                        kf_f32x4 b_10_ = xf4_[t8519_];
                         xs_18_[0u] = a_12_.v[0];
                         xs_18_[4u] = b_10_.v[0];
                         xs_18_[1u] = a_12_.v[1];
@@ -2172,16 +1976,16 @@ gemv_f16_f32_f32(const kf_f16* __restrict__ w_, const float* __restrict__ x_, fl
                         xs_18_[6u] = b_10_.v[2];
                         xs_18_[3u] = a_12_.v[3];
                         xs_18_[7u] = b_10_.v[3];
-                        kf_u32x4 t9077_ = wr_[1u];
-                        kf_f16x8 wh_10_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t9077_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t9077_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t9077_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t9077_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t9077_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t9077_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t9077_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t9077_, 3u), 16u))}};
+                        kf_u32x4 t8563_ = wr_[1u];
+                        kf_f16x8 wh_10_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t8563_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8563_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t8563_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8563_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t8563_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8563_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t8563_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8563_, 3u), 16u))}};
                         acc_4_[0u] = __fmaf_rn(kf_f16_to_f32(wh_10_.v[7]), xs_18_[7u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[6]), xs_18_[6u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[5]), xs_18_[5u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[4]), xs_18_[4u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[3]), xs_18_[3u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[2]), xs_18_[2u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[1]), xs_18_[1u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[0]), xs_18_[0u], acc_4_[0u]))))))));
                     }
                     unsigned v_23_ = (base_ + 64u) + lane_2_;
                     if (v_23_ < nv_2_) {
-                        unsigned t9155_ = v_23_ << 1u;
-                        kf_f32x4 a_13_ = xf4_[t9155_];
-                        unsigned t9160_ = (v_23_ << 1u) + 1u;
-                        kf_f32x4 b_11_ = xf4_[t9160_];
+                        unsigned t8641_ = v_23_ << 1u;
+                        kf_f32x4 a_13_ = xf4_[t8641_];
+                        unsigned t8646_ = (v_23_ << 1u) + 1u;
+                        kf_f32x4 b_11_ = xf4_[t8646_];
                         xs_19_[0u] = a_13_.v[0];
                         xs_19_[4u] = b_11_.v[0];
                         xs_19_[1u] = a_13_.v[1];
@@ -2190,16 +1994,16 @@ gemv_f16_f32_f32(const kf_f16* __restrict__ w_, const float* __restrict__ x_, fl
                         xs_19_[6u] = b_11_.v[2];
                         xs_19_[3u] = a_13_.v[3];
                         xs_19_[7u] = b_11_.v[3];
-                        kf_u32x4 t9204_ = wr_[2u];
-                        kf_f16x8 wh_11_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t9204_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t9204_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t9204_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t9204_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t9204_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t9204_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t9204_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t9204_, 3u), 16u))}};
+                        kf_u32x4 t8690_ = wr_[2u];
+                        kf_f16x8 wh_11_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t8690_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8690_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t8690_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8690_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t8690_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8690_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t8690_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8690_, 3u), 16u))}};
                         acc_4_[0u] = __fmaf_rn(kf_f16_to_f32(wh_11_.v[7]), xs_19_[7u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[6]), xs_19_[6u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[5]), xs_19_[5u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[4]), xs_19_[4u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[3]), xs_19_[3u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[2]), xs_19_[2u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[1]), xs_19_[1u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[0]), xs_19_[0u], acc_4_[0u]))))))));
                     }
                     unsigned v_24_ = (base_ + 96u) + lane_2_;
                     if (v_24_ < nv_2_) {
-                        unsigned t9282_ = v_24_ << 1u;
-                        kf_f32x4 a_14_ = xf4_[t9282_];
-                        unsigned t9287_ = (v_24_ << 1u) + 1u;
-                        kf_f32x4 b_12_ = xf4_[t9287_];
+                        unsigned t8768_ = v_24_ << 1u;
+                        kf_f32x4 a_14_ = xf4_[t8768_];
+                        unsigned t8773_ = (v_24_ << 1u) + 1u;
+                        kf_f32x4 b_12_ = xf4_[t8773_];
                         xs_20_[0u] = a_14_.v[0];
                         xs_20_[4u] = b_12_.v[0];
                         xs_20_[1u] = a_14_.v[1];
@@ -2208,64 +2012,64 @@ gemv_f16_f32_f32(const kf_f16* __restrict__ w_, const float* __restrict__ x_, fl
                         xs_20_[6u] = b_12_.v[2];
                         xs_20_[3u] = a_14_.v[3];
                         xs_20_[7u] = b_12_.v[3];
-                        kf_u32x4 t9331_ = wr_[3u];
-                        kf_f16x8 wh_12_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t9331_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t9331_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t9331_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t9331_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t9331_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t9331_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t9331_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t9331_, 3u), 16u))}};
+                        kf_u32x4 t8817_ = wr_[3u];
+                        kf_f16x8 wh_12_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t8817_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8817_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t8817_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8817_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t8817_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8817_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t8817_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8817_, 3u), 16u))}};
                         acc_4_[0u] = __fmaf_rn(kf_f16_to_f32(wh_12_.v[7]), xs_20_[7u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[6]), xs_20_[6u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[5]), xs_20_[5u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[4]), xs_20_[4u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[3]), xs_20_[3u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[2]), xs_20_[2u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[1]), xs_20_[1u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[0]), xs_20_[0u], acc_4_[0u]))))))));
                     }
                 }
             } else {
                 #pragma unroll 1
                 for (unsigned c_ = lane_2_; c_ < k_; c_ = c_ + 32u) {
-                    float t9410_ = x_[c_];
+                    float t8896_ = x_[c_];
                     unsigned i_ = (row_[0u] * k_) + c_;
                     unsigned short u_ = w16_[i_];
-                    acc_4_[0u] = __fmaf_rn(kf_f16_to_f32(kf_bitcast<kf_f16>(u_)), t9410_, acc_4_[0u]);
+                    acc_4_[0u] = __fmaf_rn(kf_f16_to_f32(kf_bitcast<kf_f16>(u_)), t8896_, acc_4_[0u]);
                 }
             }
-            float t9430_ = acc_4_[0u];
-            unsigned t9452_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
-            if (t9452_ == 32u) {
-                float t9457_ = __fadd_rn(t9430_, kf_shfl_xor(t9430_, 16u, kf_wn));
-                float t9460_ = __fadd_rn(t9457_, kf_shfl_xor(t9457_, 8u, kf_wn));
-                float t9463_ = __fadd_rn(t9460_, kf_shfl_xor(t9460_, 4u, kf_wn));
-                float t9466_ = __fadd_rn(t9463_, kf_shfl_xor(t9463_, 2u, kf_wn));
-                s_ = __fadd_rn(t9466_, kf_shfl_xor(t9466_, 1u, kf_wn));
+            float t8916_ = acc_4_[0u];
+            unsigned t8938_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+            if (t8938_ == 32u) {
+                float t8943_ = __fadd_rn(t8916_, kf_shfl_xor(t8916_, 16u, kf_wn));
+                float t8946_ = __fadd_rn(t8943_, kf_shfl_xor(t8943_, 8u, kf_wn));
+                float t8949_ = __fadd_rn(t8946_, kf_shfl_xor(t8946_, 4u, kf_wn));
+                float t8952_ = __fadd_rn(t8949_, kf_shfl_xor(t8949_, 2u, kf_wn));
+                s_ = __fadd_rn(t8952_, kf_shfl_xor(t8952_, 1u, kf_wn));
             } else {
-                float t9472_ = kf_shfl_down(t9430_, 16u, kf_wn);
-                bool t9474_ = (kf_lane_id() + 16u) < t9452_;
-                float t9475_ = __fadd_rn(t9430_, t9472_);
-                float t9476_ = t9474_ ? t9475_ : t9430_;
-                float t9478_ = kf_shfl_down(t9476_, 8u, kf_wn);
-                bool t9480_ = (kf_lane_id() + 8u) < t9452_;
-                float t9481_ = __fadd_rn(t9476_, t9478_);
-                float t9482_ = t9480_ ? t9481_ : t9476_;
-                float t9484_ = kf_shfl_down(t9482_, 4u, kf_wn);
-                bool t9486_ = (kf_lane_id() + 4u) < t9452_;
-                float t9487_ = __fadd_rn(t9482_, t9484_);
-                float t9488_ = t9486_ ? t9487_ : t9482_;
-                float t9490_ = kf_shfl_down(t9488_, 2u, kf_wn);
-                bool t9492_ = (kf_lane_id() + 2u) < t9452_;
-                float t9493_ = __fadd_rn(t9488_, t9490_);
-                float t9494_ = t9492_ ? t9493_ : t9488_;
-                float t9496_ = kf_shfl_down(t9494_, 1u, kf_wn);
-                bool t9498_ = (kf_lane_id() + 1u) < t9452_;
-                float t9499_ = __fadd_rn(t9494_, t9496_);
-                s_ = kf_shfl(t9498_ ? t9499_ : t9494_, 0u, kf_wn);
+                float t8958_ = kf_shfl_down(t8916_, 16u, kf_wn);
+                bool t8960_ = (kf_lane_id() + 16u) < t8938_;
+                float t8961_ = __fadd_rn(t8916_, t8958_);
+                float t8962_ = t8960_ ? t8961_ : t8916_;
+                float t8964_ = kf_shfl_down(t8962_, 8u, kf_wn);
+                bool t8966_ = (kf_lane_id() + 8u) < t8938_;
+                float t8967_ = __fadd_rn(t8962_, t8964_);
+                float t8968_ = t8966_ ? t8967_ : t8962_;
+                float t8970_ = kf_shfl_down(t8968_, 4u, kf_wn);
+                bool t8972_ = (kf_lane_id() + 4u) < t8938_;
+                float t8973_ = __fadd_rn(t8968_, t8970_);
+                float t8974_ = t8972_ ? t8973_ : t8968_;
+                float t8976_ = kf_shfl_down(t8974_, 2u, kf_wn);
+                bool t8978_ = (kf_lane_id() + 2u) < t8938_;
+                float t8979_ = __fadd_rn(t8974_, t8976_);
+                float t8980_ = t8978_ ? t8979_ : t8974_;
+                float t8982_ = kf_shfl_down(t8980_, 1u, kf_wn);
+                bool t8984_ = (kf_lane_id() + 1u) < t8938_;
+                float t8985_ = __fadd_rn(t8980_, t8982_);
+                s_ = kf_shfl(t8984_ ? t8985_ : t8980_, 0u, kf_wn);
             }
-            bool t9504_ = lane_2_ == 0u;
-            bool t9505_ = t9504_;
-            if (t9504_) {
-                t9505_ = g_ < m_;
+            bool t8990_ = lane_2_ == 0u;
+            bool t8991_ = t8990_;
+            if (t8990_) {
+                t8991_ = g_ < m_;
             }
-            if (t9505_) {
+            if (t8991_) {
                 y_[g_] = s_;
             }
         }
     }
 }
 
-/* kernel gemv_bf16_f16_f16 (gemv.kf:1070) */
-extern "C" __global__ void __launch_bounds__(256)
+/* kernel gemv_bf16_f16_f16 (gemv.kf:1100) */
+extern "C" __global__ void __launch_bounds__(64)
 gemv_bf16_f16_f16(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__ x_, kf_f16* __restrict__ y_, unsigned m_, unsigned k_)
 {
     kf_pdl_wait();
@@ -2287,8 +2091,6 @@ gemv_bf16_f16_f16(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__ x_,
     float xs_18_[8];
     float xs_19_[8];
     float xs_20_[8];
-    float t7626_;
-    float t8595_;
     float s_;
     const unsigned kf_wn = kf_warp_lanes();
     const unsigned short* w16_ = (const unsigned short*)w_;
@@ -2299,20 +2101,21 @@ gemv_bf16_f16_f16(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__ x_,
         unsigned lane_ = kf_lane_id();
         unsigned nv_ = k_ >> 3u;
         unsigned steps_ = (nv_ >> 7u) + (((nv_ & 127u) != 0u) ? 1u : 0u);
-        unsigned wid_ = (blockIdx.x << 3u) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u);
-        unsigned nw_ = gridDim.x << 3u;
+        unsigned wid_ = (blockIdx.x * (blockDim.x >> 5u)) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u);
+        unsigned nw_ = gridDim.x * (blockDim.x >> 5u);
         if (!(wid_ >= m_)) {
-            unsigned t5145_ = m_ - wid_;
-            unsigned t5153_ = ((t5145_ / nw_) + (((t5145_ % nw_) != 0u) ? 1u : 0u)) * steps_;
+            unsigned t4885_ = m_ - wid_;
+            unsigned t4893_ = ((t4885_ / nw_) + (((t4885_ % nw_) != 0u) ? 1u : 0u)) * steps_;
             acc_3_[0u] = 0.0f;
             unsigned lg_ = wid_;
             unsigned lk_ = 0u;
             unsigned cg_ = wid_;
             unsigned ck_ = 0u;
-            unsigned t6752_ = t5153_ + 1u;
+            unsigned t6513_ = t4893_ + 1u;
+            asm("" : "+r"(nw_));
             #pragma unroll 1
-            for (unsigned t0_ = 0u; t0_ < t6752_; t0_ = t0_ + 2u) {
-                if (t0_ < t5153_) {
+            for (unsigned t0_ = 0u; t0_ < t6513_; t0_ = t0_ + 2u) {
+                if (t0_ < t4893_) {
                     unsigned v_ = min((((lk_ << 5u) << 2u) + lane_), (nv_ - 1u));
                     unsigned row_2_ = min(lg_, (m_ - 1u));
                     wb_2_[0u] = wv_[(row_2_ * nv_) + v_];
@@ -2329,23 +2132,23 @@ gemv_bf16_f16_f16(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__ x_,
                     unsigned row_5_ = min(lg_, (m_ - 1u));
                     wb_2_[3u] = wv_[(row_5_ * nv_) + v_4_];
                     xb_2_[6u] = xv_[v_4_];
-                    unsigned t6956_ = lk_ + 1u;
-                    lk_ = t6956_;
-                    if (t6956_ == steps_) {
+                    unsigned t6717_ = lk_ + 1u;
+                    lk_ = t6717_;
+                    if (t6717_ == steps_) {
                         lk_ = 0u;
                         lg_ = lg_ + nw_;
                     }
                 }
-                bool t7066_ = t0_ >= 1u;
-                bool t7067_ = t7066_;
-                if (t7066_) {
-                    t7067_ = (t0_ - 1u) < t5153_;
+                bool t6770_ = t0_ >= 1u;
+                bool t6771_ = t6770_;
+                if (t6770_) {
+                    t6771_ = (t0_ - 1u) < t4893_;
                 }
-                if (t7067_) {
+                if (t6771_) {
                     unsigned v_5_ = ((ck_ << 5u) << 2u) + lane_;
                     if (v_5_ < nv_) {
-                        kf_u32x4 t7126_ = xb_2_[8u];
-                        kf_f16x8 a_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7126_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7126_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7126_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7126_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7126_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7126_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7126_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7126_, 3u), 16u))}};
+                        kf_u32x4 t6830_ = xb_2_[8u];
+                        kf_f16x8 a_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t6830_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6830_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t6830_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6830_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t6830_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6830_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t6830_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6830_, 3u), 16u))}};
                         xs_9_[0u] = kf_f16_to_f32(a_.v[0]);
                         xs_9_[1u] = kf_f16_to_f32(a_.v[1]);
                         xs_9_[2u] = kf_f16_to_f32(a_.v[2]);
@@ -2354,14 +2157,14 @@ gemv_bf16_f16_f16(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__ x_,
                         xs_9_[5u] = kf_f16_to_f32(a_.v[5]);
                         xs_9_[6u] = kf_f16_to_f32(a_.v[6]);
                         xs_9_[7u] = kf_f16_to_f32(a_.v[7]);
-                        kf_u32x4 t7156_ = wb_2_[4u];
-                        kf_bf16x8 wbv_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t7156_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7156_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7156_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7156_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7156_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7156_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7156_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7156_, 3u), 16u))}};
+                        kf_u32x4 t6860_ = wb_2_[4u];
+                        kf_bf16x8 wbv_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t6860_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t6860_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t6860_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t6860_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t6860_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t6860_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t6860_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t6860_, 3u), 16u))}};
                         acc_3_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_.v[7]), xs_9_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[6]), xs_9_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[5]), xs_9_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[4]), xs_9_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[3]), xs_9_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[2]), xs_9_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[1]), xs_9_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[0]), xs_9_[0u], acc_3_[0u]))))))));
                     }
                     unsigned v_6_ = (((ck_ << 5u) << 2u) + 32u) + lane_;
                     if (v_6_ < nv_) {
-                        kf_u32x4 t7257_ = xb_2_[10u];
-                        kf_f16x8 a_2_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7257_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7257_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7257_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7257_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7257_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7257_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7257_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7257_, 3u), 16u))}};
+                        kf_u32x4 t6961_ = xb_2_[10u];
+                        kf_f16x8 a_2_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t6961_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6961_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t6961_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6961_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t6961_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6961_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t6961_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6961_, 3u), 16u))}};
                         xs_10_[0u] = kf_f16_to_f32(a_2_.v[0]);
                         xs_10_[1u] = kf_f16_to_f32(a_2_.v[1]);
                         xs_10_[2u] = kf_f16_to_f32(a_2_.v[2]);
@@ -2370,14 +2173,14 @@ gemv_bf16_f16_f16(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__ x_,
                         xs_10_[5u] = kf_f16_to_f32(a_2_.v[5]);
                         xs_10_[6u] = kf_f16_to_f32(a_2_.v[6]);
                         xs_10_[7u] = kf_f16_to_f32(a_2_.v[7]);
-                        kf_u32x4 t7287_ = wb_2_[5u];
-                        kf_bf16x8 wbv_2_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t7287_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7287_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7287_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7287_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7287_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7287_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7287_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7287_, 3u), 16u))}};
+                        kf_u32x4 t6991_ = wb_2_[5u];
+                        kf_bf16x8 wbv_2_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t6991_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t6991_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t6991_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t6991_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t6991_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t6991_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t6991_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t6991_, 3u), 16u))}};
                         acc_3_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[7]), xs_10_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[6]), xs_10_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[5]), xs_10_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[4]), xs_10_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[3]), xs_10_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[2]), xs_10_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[1]), xs_10_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[0]), xs_10_[0u], acc_3_[0u]))))))));
                     }
                     unsigned v_7_ = (((ck_ << 5u) << 2u) + 64u) + lane_;
                     if (v_7_ < nv_) {
-                        kf_u32x4 t7388_ = xb_2_[12u];
-                        kf_f16x8 a_3_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7388_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7388_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7388_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7388_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7388_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7388_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7388_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7388_, 3u), 16u))}};
+                        kf_u32x4 t7092_ = xb_2_[12u];
+                        kf_f16x8 a_3_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7092_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7092_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7092_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7092_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7092_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7092_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7092_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7092_, 3u), 16u))}};
                         xs_11_[0u] = kf_f16_to_f32(a_3_.v[0]);
                         xs_11_[1u] = kf_f16_to_f32(a_3_.v[1]);
                         xs_11_[2u] = kf_f16_to_f32(a_3_.v[2]);
@@ -2386,14 +2189,14 @@ gemv_bf16_f16_f16(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__ x_,
                         xs_11_[5u] = kf_f16_to_f32(a_3_.v[5]);
                         xs_11_[6u] = kf_f16_to_f32(a_3_.v[6]);
                         xs_11_[7u] = kf_f16_to_f32(a_3_.v[7]);
-                        kf_u32x4 t7418_ = wb_2_[6u];
-                        kf_bf16x8 wbv_3_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t7418_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7418_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7418_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7418_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7418_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7418_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7418_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7418_, 3u), 16u))}};
+                        kf_u32x4 t7122_ = wb_2_[6u];
+                        kf_bf16x8 wbv_3_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t7122_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7122_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7122_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7122_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7122_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7122_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7122_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7122_, 3u), 16u))}};
                         acc_3_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[7]), xs_11_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[6]), xs_11_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[5]), xs_11_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[4]), xs_11_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[3]), xs_11_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[2]), xs_11_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[1]), xs_11_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[0]), xs_11_[0u], acc_3_[0u]))))))));
                     }
                     unsigned v_8_ = (((ck_ << 5u) << 2u) + 96u) + lane_;
                     if (v_8_ < nv_) {
-                        kf_u32x4 t7519_ = xb_2_[14u];
-                        kf_f16x8 a_4_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7519_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7519_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7519_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7519_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7519_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7519_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7519_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7519_, 3u), 16u))}};
+                        kf_u32x4 t7223_ = xb_2_[14u];
+                        kf_f16x8 a_4_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7223_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7223_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7223_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7223_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7223_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7223_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7223_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7223_, 3u), 16u))}};
                         xs_12_[0u] = kf_f16_to_f32(a_4_.v[0]);
                         xs_12_[1u] = kf_f16_to_f32(a_4_.v[1]);
                         xs_12_[2u] = kf_f16_to_f32(a_4_.v[2]);
@@ -2402,58 +2205,34 @@ gemv_bf16_f16_f16(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__ x_,
                         xs_12_[5u] = kf_f16_to_f32(a_4_.v[5]);
                         xs_12_[6u] = kf_f16_to_f32(a_4_.v[6]);
                         xs_12_[7u] = kf_f16_to_f32(a_4_.v[7]);
-                        kf_u32x4 t7549_ = wb_2_[7u];
-                        kf_bf16x8 wbv_4_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t7549_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7549_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7549_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7549_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7549_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7549_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7549_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7549_, 3u), 16u))}};
+                        kf_u32x4 t7253_ = wb_2_[7u];
+                        kf_bf16x8 wbv_4_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t7253_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7253_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7253_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7253_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7253_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7253_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7253_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7253_, 3u), 16u))}};
                         acc_3_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[7]), xs_12_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[6]), xs_12_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[5]), xs_12_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[4]), xs_12_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[3]), xs_12_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[2]), xs_12_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[1]), xs_12_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[0]), xs_12_[0u], acc_3_[0u]))))))));
                     }
-                    unsigned t7620_ = ck_ + 1u;
-                    ck_ = t7620_;
-                    if (t7620_ == steps_) {
+                    unsigned t7324_ = ck_ + 1u;
+                    ck_ = t7324_;
+                    if (t7324_ == steps_) {
                         float a_5_ = acc_3_[0u];
                         unsigned r_ = 0u;
-                        unsigned t7647_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
-                        if (t7647_ == 32u) {
-                            float t7652_ = __fadd_rn(a_5_, kf_shfl_xor(a_5_, 16u, kf_wn));
-                            float t7655_ = __fadd_rn(t7652_, kf_shfl_xor(t7652_, 8u, kf_wn));
-                            float t7658_ = __fadd_rn(t7655_, kf_shfl_xor(t7655_, 4u, kf_wn));
-                            float t7661_ = __fadd_rn(t7658_, kf_shfl_xor(t7658_, 2u, kf_wn));
-                            t7626_ = __fadd_rn(t7661_, kf_shfl_xor(t7661_, 1u, kf_wn));
-                        } else {
-                            float t7667_ = kf_shfl_down(a_5_, 16u, kf_wn);
-                            bool t7669_ = (kf_lane_id() + 16u) < t7647_;
-                            float t7670_ = __fadd_rn(a_5_, t7667_);
-                            float t7671_ = t7669_ ? t7670_ : a_5_;
-                            float t7673_ = kf_shfl_down(t7671_, 8u, kf_wn);
-                            bool t7675_ = (kf_lane_id() + 8u) < t7647_;
-                            float t7676_ = __fadd_rn(t7671_, t7673_);
-                            float t7677_ = t7675_ ? t7676_ : t7671_;
-                            float t7679_ = kf_shfl_down(t7677_, 4u, kf_wn);
-                            bool t7681_ = (kf_lane_id() + 4u) < t7647_;
-                            float t7682_ = __fadd_rn(t7677_, t7679_);
-                            float t7683_ = t7681_ ? t7682_ : t7677_;
-                            float t7685_ = kf_shfl_down(t7683_, 2u, kf_wn);
-                            bool t7687_ = (kf_lane_id() + 2u) < t7647_;
-                            float t7688_ = __fadd_rn(t7683_, t7685_);
-                            float t7689_ = t7687_ ? t7688_ : t7683_;
-                            float t7691_ = kf_shfl_down(t7689_, 1u, kf_wn);
-                            bool t7693_ = (kf_lane_id() + 1u) < t7647_;
-                            float t7694_ = __fadd_rn(t7689_, t7691_);
-                            t7626_ = kf_shfl(t7693_ ? t7694_ : t7689_, 0u, kf_wn);
+                        float t7332_ = __fadd_rn(a_5_, kf_shfl_xor(a_5_, 16u, kf_wn));
+                        float t7335_ = __fadd_rn(t7332_, kf_shfl_xor(t7332_, 8u, kf_wn));
+                        float t7338_ = __fadd_rn(t7335_, kf_shfl_xor(t7335_, 4u, kf_wn));
+                        float t7341_ = __fadd_rn(t7338_, kf_shfl_xor(t7338_, 2u, kf_wn));
+                        float t7344_ = __fadd_rn(t7341_, kf_shfl_xor(t7341_, 1u, kf_wn));
+                        bool t7346_ = lane_ == r_;
+                        bool t7347_ = t7346_;
+                        if (t7346_) {
+                            t7347_ = cg_ < m_;
                         }
-                        bool t7699_ = lane_ == r_;
-                        bool t7700_ = t7699_;
-                        if (t7699_) {
-                            t7700_ = cg_ < m_;
-                        }
-                        if (t7700_) {
-                            y_[cg_] = kf_f16_from_f32(t7626_);
+                        if (t7347_) {
+                            y_[cg_] = kf_f16_from_f32(t7344_);
                         }
                         acc_3_[0u] = 0.0f;
                         ck_ = 0u;
                         cg_ = cg_ + nw_;
                     }
                 }
-                if ((t0_ + 1u) < t5153_) {
+                if ((t0_ + 1u) < t4893_) {
                     unsigned v_9_ = min((((lk_ << 5u) << 2u) + lane_), (nv_ - 1u));
                     unsigned row_6_ = min(lg_, (m_ - 1u));
                     wb_2_[4u] = wv_[(row_6_ * nv_) + v_9_];
@@ -2470,23 +2249,23 @@ gemv_bf16_f16_f16(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__ x_,
                     unsigned row_9_ = min(lg_, (m_ - 1u));
                     wb_2_[7u] = wv_[(row_9_ * nv_) + v_12_];
                     xb_2_[14u] = xv_[v_12_];
-                    unsigned t7925_ = lk_ + 1u;
-                    lk_ = t7925_;
-                    if (t7925_ == steps_) {
+                    unsigned t7572_ = lk_ + 1u;
+                    lk_ = t7572_;
+                    if (t7572_ == steps_) {
                         lk_ = 0u;
                         lg_ = lg_ + nw_;
                     }
                 }
-                bool t8035_ = (t0_ + 1u) >= 1u;
-                bool t8036_ = t8035_;
-                if (t8035_) {
-                    t8036_ = ((t0_ + 1u) - 1u) < t5153_;
+                bool t7625_ = (t0_ + 1u) >= 1u;
+                bool t7626_ = t7625_;
+                if (t7625_) {
+                    t7626_ = ((t0_ + 1u) - 1u) < t4893_;
                 }
-                if (t8036_) {
+                if (t7626_) {
                     unsigned v_13_ = ((ck_ << 5u) << 2u) + lane_;
                     if (v_13_ < nv_) {
-                        kf_u32x4 t8095_ = xb_2_[0u];
-                        kf_f16x8 a_6_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t8095_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8095_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t8095_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8095_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t8095_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8095_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t8095_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8095_, 3u), 16u))}};
+                        kf_u32x4 t7685_ = xb_2_[0u];
+                        kf_f16x8 a_6_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7685_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7685_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7685_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7685_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7685_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7685_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7685_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7685_, 3u), 16u))}};
                         xs_13_[0u] = kf_f16_to_f32(a_6_.v[0]);
                         xs_13_[1u] = kf_f16_to_f32(a_6_.v[1]);
                         xs_13_[2u] = kf_f16_to_f32(a_6_.v[2]);
@@ -2495,14 +2274,14 @@ gemv_bf16_f16_f16(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__ x_,
                         xs_13_[5u] = kf_f16_to_f32(a_6_.v[5]);
                         xs_13_[6u] = kf_f16_to_f32(a_6_.v[6]);
                         xs_13_[7u] = kf_f16_to_f32(a_6_.v[7]);
-                        kf_u32x4 t8125_ = wb_2_[0u];
-                        kf_bf16x8 wbv_5_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t8125_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8125_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8125_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8125_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8125_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8125_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8125_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8125_, 3u), 16u))}};
+                        kf_u32x4 t7715_ = wb_2_[0u];
+                        kf_bf16x8 wbv_5_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t7715_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7715_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7715_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7715_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7715_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7715_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7715_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7715_, 3u), 16u))}};
                         acc_3_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[7]), xs_13_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[6]), xs_13_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[5]), xs_13_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[4]), xs_13_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[3]), xs_13_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[2]), xs_13_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[1]), xs_13_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[0]), xs_13_[0u], acc_3_[0u]))))))));
                     }
                     unsigned v_14_ = (((ck_ << 5u) << 2u) + 32u) + lane_;
                     if (v_14_ < nv_) {
-                        kf_u32x4 t8226_ = xb_2_[2u];
-                        kf_f16x8 a_7_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t8226_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8226_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t8226_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8226_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t8226_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8226_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t8226_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8226_, 3u), 16u))}};
+                        kf_u32x4 t7816_ = xb_2_[2u];
+                        kf_f16x8 a_7_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7816_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7816_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7816_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7816_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7816_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7816_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7816_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7816_, 3u), 16u))}};
                         xs_14_[0u] = kf_f16_to_f32(a_7_.v[0]);
                         xs_14_[1u] = kf_f16_to_f32(a_7_.v[1]);
                         xs_14_[2u] = kf_f16_to_f32(a_7_.v[2]);
@@ -2511,14 +2290,14 @@ gemv_bf16_f16_f16(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__ x_,
                         xs_14_[5u] = kf_f16_to_f32(a_7_.v[5]);
                         xs_14_[6u] = kf_f16_to_f32(a_7_.v[6]);
                         xs_14_[7u] = kf_f16_to_f32(a_7_.v[7]);
-                        kf_u32x4 t8256_ = wb_2_[1u];
-                        kf_bf16x8 wbv_6_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t8256_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8256_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8256_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8256_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8256_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8256_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8256_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8256_, 3u), 16u))}};
+                        kf_u32x4 t7846_ = wb_2_[1u];
+                        kf_bf16x8 wbv_6_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t7846_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7846_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7846_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7846_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7846_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7846_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7846_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7846_, 3u), 16u))}};
                         acc_3_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[7]), xs_14_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[6]), xs_14_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[5]), xs_14_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[4]), xs_14_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[3]), xs_14_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[2]), xs_14_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[1]), xs_14_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[0]), xs_14_[0u], acc_3_[0u]))))))));
                     }
                     unsigned v_15_ = (((ck_ << 5u) << 2u) + 64u) + lane_;
                     if (v_15_ < nv_) {
-                        kf_u32x4 t8357_ = xb_2_[4u];
-                        kf_f16x8 a_8_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t8357_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8357_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t8357_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8357_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t8357_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8357_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t8357_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8357_, 3u), 16u))}};
+                        kf_u32x4 t7947_ = xb_2_[4u];
+                        kf_f16x8 a_8_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7947_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7947_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7947_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7947_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7947_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7947_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7947_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7947_, 3u), 16u))}};
                         xs_15_[0u] = kf_f16_to_f32(a_8_.v[0]);
                         xs_15_[1u] = kf_f16_to_f32(a_8_.v[1]);
                         xs_15_[2u] = kf_f16_to_f32(a_8_.v[2]);
@@ -2527,14 +2306,14 @@ gemv_bf16_f16_f16(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__ x_,
                         xs_15_[5u] = kf_f16_to_f32(a_8_.v[5]);
                         xs_15_[6u] = kf_f16_to_f32(a_8_.v[6]);
                         xs_15_[7u] = kf_f16_to_f32(a_8_.v[7]);
-                        kf_u32x4 t8387_ = wb_2_[2u];
-                        kf_bf16x8 wbv_7_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t8387_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8387_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8387_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8387_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8387_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8387_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8387_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8387_, 3u), 16u))}};
+                        kf_u32x4 t7977_ = wb_2_[2u];
+                        kf_bf16x8 wbv_7_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t7977_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7977_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7977_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7977_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7977_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7977_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7977_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7977_, 3u), 16u))}};
                         acc_3_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[7]), xs_15_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[6]), xs_15_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[5]), xs_15_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[4]), xs_15_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[3]), xs_15_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[2]), xs_15_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[1]), xs_15_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[0]), xs_15_[0u], acc_3_[0u]))))))));
                     }
                     unsigned v_16_ = (((ck_ << 5u) << 2u) + 96u) + lane_;
                     if (v_16_ < nv_) {
-                        kf_u32x4 t8488_ = xb_2_[6u];
-                        kf_f16x8 a_9_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t8488_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8488_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t8488_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8488_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t8488_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8488_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t8488_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8488_, 3u), 16u))}};
+                        kf_u32x4 t8078_ = xb_2_[6u];
+                        kf_f16x8 a_9_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t8078_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8078_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t8078_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8078_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t8078_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8078_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t8078_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8078_, 3u), 16u))}};
                         xs_16_[0u] = kf_f16_to_f32(a_9_.v[0]);
                         xs_16_[1u] = kf_f16_to_f32(a_9_.v[1]);
                         xs_16_[2u] = kf_f16_to_f32(a_9_.v[2]);
@@ -2543,51 +2322,27 @@ gemv_bf16_f16_f16(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__ x_,
                         xs_16_[5u] = kf_f16_to_f32(a_9_.v[5]);
                         xs_16_[6u] = kf_f16_to_f32(a_9_.v[6]);
                         xs_16_[7u] = kf_f16_to_f32(a_9_.v[7]);
-                        kf_u32x4 t8518_ = wb_2_[3u];
-                        kf_bf16x8 wbv_8_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t8518_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8518_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8518_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8518_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8518_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8518_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8518_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8518_, 3u), 16u))}};
+                        kf_u32x4 t8108_ = wb_2_[3u];
+                        kf_bf16x8 wbv_8_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t8108_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8108_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8108_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8108_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8108_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8108_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8108_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8108_, 3u), 16u))}};
                         acc_3_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[7]), xs_16_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[6]), xs_16_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[5]), xs_16_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[4]), xs_16_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[3]), xs_16_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[2]), xs_16_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[1]), xs_16_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[0]), xs_16_[0u], acc_3_[0u]))))))));
                     }
-                    unsigned t8589_ = ck_ + 1u;
-                    ck_ = t8589_;
-                    if (t8589_ == steps_) {
+                    unsigned t8179_ = ck_ + 1u;
+                    ck_ = t8179_;
+                    if (t8179_ == steps_) {
                         float a_10_ = acc_3_[0u];
                         unsigned r_2_ = 0u;
-                        unsigned t8616_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
-                        if (t8616_ == 32u) {
-                            float t8621_ = __fadd_rn(a_10_, kf_shfl_xor(a_10_, 16u, kf_wn));
-                            float t8624_ = __fadd_rn(t8621_, kf_shfl_xor(t8621_, 8u, kf_wn));
-                            float t8627_ = __fadd_rn(t8624_, kf_shfl_xor(t8624_, 4u, kf_wn));
-                            float t8630_ = __fadd_rn(t8627_, kf_shfl_xor(t8627_, 2u, kf_wn));
-                            t8595_ = __fadd_rn(t8630_, kf_shfl_xor(t8630_, 1u, kf_wn));
-                        } else {
-                            float t8636_ = kf_shfl_down(a_10_, 16u, kf_wn);
-                            bool t8638_ = (kf_lane_id() + 16u) < t8616_;
-                            float t8639_ = __fadd_rn(a_10_, t8636_);
-                            float t8640_ = t8638_ ? t8639_ : a_10_;
-                            float t8642_ = kf_shfl_down(t8640_, 8u, kf_wn);
-                            bool t8644_ = (kf_lane_id() + 8u) < t8616_;
-                            float t8645_ = __fadd_rn(t8640_, t8642_);
-                            float t8646_ = t8644_ ? t8645_ : t8640_;
-                            float t8648_ = kf_shfl_down(t8646_, 4u, kf_wn);
-                            bool t8650_ = (kf_lane_id() + 4u) < t8616_;
-                            float t8651_ = __fadd_rn(t8646_, t8648_);
-                            float t8652_ = t8650_ ? t8651_ : t8646_;
-                            float t8654_ = kf_shfl_down(t8652_, 2u, kf_wn);
-                            bool t8656_ = (kf_lane_id() + 2u) < t8616_;
-                            float t8657_ = __fadd_rn(t8652_, t8654_);
-                            float t8658_ = t8656_ ? t8657_ : t8652_;
-                            float t8660_ = kf_shfl_down(t8658_, 1u, kf_wn);
-                            bool t8662_ = (kf_lane_id() + 1u) < t8616_;
-                            float t8663_ = __fadd_rn(t8658_, t8660_);
-                            t8595_ = kf_shfl(t8662_ ? t8663_ : t8658_, 0u, kf_wn);
+                        float t8187_ = __fadd_rn(a_10_, kf_shfl_xor(a_10_, 16u, kf_wn));
+                        float t8190_ = __fadd_rn(t8187_, kf_shfl_xor(t8187_, 8u, kf_wn));
+                        float t8193_ = __fadd_rn(t8190_, kf_shfl_xor(t8190_, 4u, kf_wn));
+                        float t8196_ = __fadd_rn(t8193_, kf_shfl_xor(t8193_, 2u, kf_wn));
+                        float t8199_ = __fadd_rn(t8196_, kf_shfl_xor(t8196_, 1u, kf_wn));
+                        bool t8201_ = lane_ == r_2_;
+                        bool t8202_ = t8201_;
+                        if (t8201_) {
+                            t8202_ = cg_ < m_;
                         }
-                        bool t8668_ = lane_ == r_2_;
-                        bool t8669_ = t8668_;
-                        if (t8668_) {
-                            t8669_ = cg_ < m_;
-                        }
-                        if (t8669_) {
-                            y_[cg_] = kf_f16_from_f32(t8595_);
+                        if (t8202_) {
+                            y_[cg_] = kf_f16_from_f32(t8199_);
                         }
                         acc_3_[0u] = 0.0f;
                         ck_ = 0u;
@@ -2599,49 +2354,49 @@ gemv_bf16_f16_f16(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__ x_,
     } else {
         unsigned lane_2_ = kf_lane_id();
         unsigned nv_2_ = k_ >> 3u;
-        unsigned t8812_ = (blockIdx.x << 3u) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u);
-        unsigned t8823_ = gridDim.x << 3u;
+        unsigned t8293_ = (blockIdx.x * (blockDim.x >> 5u)) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u);
+        unsigned t8309_ = gridDim.x * (blockDim.x >> 5u);
         #pragma unroll 1
-        for (unsigned g_ = t8812_; g_ < m_; g_ = g_ + t8823_) {
+        for (unsigned g_ = t8293_; g_ < m_; g_ = g_ + t8309_) {
             row_[0u] = min(g_, (m_ - 1u));
             acc_4_[0u] = 0.0f;
             if ((k_ & 7u) == 0u) {
                 #pragma unroll 1
                 for (unsigned base_ = 0u; base_ < nv_2_; base_ = base_ + 128u) {
                     unsigned v_17_ = base_ + lane_2_;
-                    kf_u32x4 t8848_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                    kf_u32x4 t_4_ = t8848_;
+                    kf_u32x4 t8334_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_4_ = t8334_;
                     if (v_17_ < nv_2_) {
-                        unsigned t8854_ = (row_[0u] * nv_2_) + v_17_;
-                        kf_u32x4 t8855_ = wv_[t8854_];
-                        t_4_ = t8855_;
+                        unsigned t8340_ = (row_[0u] * nv_2_) + v_17_;
+                        kf_u32x4 t8341_ = wv_[t8340_];
+                        t_4_ = t8341_;
                     }
                     wr_[0u] = t_4_;
                     unsigned v_18_ = (base_ + 32u) + lane_2_;
-                    kf_u32x4 t8861_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                    kf_u32x4 t_5_ = t8861_;
+                    kf_u32x4 t8347_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_5_ = t8347_;
                     if (v_18_ < nv_2_) {
-                        unsigned t8867_ = (row_[0u] * nv_2_) + v_18_;
-                        kf_u32x4 t8868_ = wv_[t8867_];
-                        t_5_ = t8868_;
+                        unsigned t8353_ = (row_[0u] * nv_2_) + v_18_;
+                        kf_u32x4 t8354_ = wv_[t8353_];
+                        t_5_ = t8354_;
                     }
                     wr_[1u] = t_5_;
                     unsigned v_19_ = (base_ + 64u) + lane_2_;
-                    kf_u32x4 t8874_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                    kf_u32x4 t_6_ = t8874_;
+                    kf_u32x4 t8360_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_6_ = t8360_;
                     if (v_19_ < nv_2_) {
-                        unsigned t8880_ = (row_[0u] * nv_2_) + v_19_;
-                        kf_u32x4 t8881_ = wv_[t8880_];
-                        t_6_ = t8881_;
+                        unsigned t8366_ = (row_[0u] * nv_2_) + v_19_;
+                        kf_u32x4 t8367_ = wv_[t8366_];
+                        t_6_ = t8367_;
                     }
                     wr_[2u] = t_6_;
                     unsigned v_20_ = (base_ + 96u) + lane_2_;
-                    kf_u32x4 t8887_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                    kf_u32x4 t_7_ = t8887_;
+                    kf_u32x4 t8373_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_7_ = t8373_;
                     if (v_20_ < nv_2_) {
-                        unsigned t8893_ = (row_[0u] * nv_2_) + v_20_;
-                        kf_u32x4 t8894_ = wv_[t8893_];
-                        t_7_ = t8894_;
+                        unsigned t8379_ = (row_[0u] * nv_2_) + v_20_;
+                        kf_u32x4 t8380_ = wv_[t8379_];
+                        t_7_ = t8380_;
                     }
                     wr_[3u] = t_7_;
                     unsigned v_21_ = base_ + lane_2_;
@@ -2655,8 +2410,8 @@ gemv_bf16_f16_f16(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__ x_,
                         xs_17_[5u] = kf_f16_to_f32(a_11_.v[5]);
                         xs_17_[6u] = kf_f16_to_f32(a_11_.v[6]);
                         xs_17_[7u] = kf_f16_to_f32(a_11_.v[7]);
-                        kf_u32x4 t8953_ = wr_[0u];
-                        kf_bf16x8 wb_3_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t8953_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8953_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8953_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8953_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8953_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8953_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8953_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8953_, 3u), 16u))}};
+                        kf_u32x4 t8439_ = wr_[0u];
+                        kf_bf16x8 wb_3_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t8439_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8439_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8439_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8439_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8439_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8439_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8439_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8439_, 3u), 16u))}};
                         acc_4_[0u] = __fmaf_rn(kf_bf16_to_f32(wb_3_.v[7]), xs_17_[7u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[6]), xs_17_[6u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[5]), xs_17_[5u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[4]), xs_17_[4u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[3]), xs_17_[3u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[2]), xs_17_[2u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[1]), xs_17_[1u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[0]), xs_17_[0u], acc_4_[0u]))))))));
                     }
                     unsigned v_22_ = (base_ + 32u) + lane_2_;
@@ -2670,8 +2425,8 @@ gemv_bf16_f16_f16(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__ x_,
                         xs_18_[5u] = kf_f16_to_f32(a_12_.v[5]);
                         xs_18_[6u] = kf_f16_to_f32(a_12_.v[6]);
                         xs_18_[7u] = kf_f16_to_f32(a_12_.v[7]);
-                        kf_u32x4 t9080_ = wr_[1u];
-                        kf_bf16x8 wb_4_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t9080_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t9080_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t9080_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t9080_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t9080_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t9080_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t9080_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t9080_, 3u), 16u))}};
+                        kf_u32x4 t8566_ = wr_[1u];
+                        kf_bf16x8 wb_4_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t8566_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8566_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8566_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8566_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8566_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8566_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8566_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8566_, 3u), 16u))}};
                         acc_4_[0u] = __fmaf_rn(kf_bf16_to_f32(wb_4_.v[7]), xs_18_[7u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[6]), xs_18_[6u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[5]), xs_18_[5u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[4]), xs_18_[4u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[3]), xs_18_[3u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[2]), xs_18_[2u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[1]), xs_18_[1u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[0]), xs_18_[0u], acc_4_[0u]))))))));
                     }
                     unsigned v_23_ = (base_ + 64u) + lane_2_;
@@ -2685,8 +2440,8 @@ gemv_bf16_f16_f16(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__ x_,
                         xs_19_[5u] = kf_f16_to_f32(a_13_.v[5]);
                         xs_19_[6u] = kf_f16_to_f32(a_13_.v[6]);
                         xs_19_[7u] = kf_f16_to_f32(a_13_.v[7]);
-                        kf_u32x4 t9207_ = wr_[2u];
-                        kf_bf16x8 wb_5_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t9207_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t9207_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t9207_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t9207_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t9207_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t9207_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t9207_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t9207_, 3u), 16u))}};
+                        kf_u32x4 t8693_ = wr_[2u];
+                        kf_bf16x8 wb_5_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t8693_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8693_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8693_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8693_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8693_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8693_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8693_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8693_, 3u), 16u))}};
                         acc_4_[0u] = __fmaf_rn(kf_bf16_to_f32(wb_5_.v[7]), xs_19_[7u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[6]), xs_19_[6u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[5]), xs_19_[5u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[4]), xs_19_[4u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[3]), xs_19_[3u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[2]), xs_19_[2u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[1]), xs_19_[1u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[0]), xs_19_[0u], acc_4_[0u]))))))));
                     }
                     unsigned v_24_ = (base_ + 96u) + lane_2_;
@@ -2700,64 +2455,64 @@ gemv_bf16_f16_f16(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__ x_,
                         xs_20_[5u] = kf_f16_to_f32(a_14_.v[5]);
                         xs_20_[6u] = kf_f16_to_f32(a_14_.v[6]);
                         xs_20_[7u] = kf_f16_to_f32(a_14_.v[7]);
-                        kf_u32x4 t9334_ = wr_[3u];
-                        kf_bf16x8 wb_6_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t9334_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t9334_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t9334_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t9334_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t9334_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t9334_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t9334_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t9334_, 3u), 16u))}};
+                        kf_u32x4 t8820_ = wr_[3u];
+                        kf_bf16x8 wb_6_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t8820_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8820_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8820_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8820_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8820_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8820_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8820_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8820_, 3u), 16u))}};
                         acc_4_[0u] = __fmaf_rn(kf_bf16_to_f32(wb_6_.v[7]), xs_20_[7u], __fmaf_rn(kf_bf16_to_f32(wb_6_.v[6]), xs_20_[6u], __fmaf_rn(kf_bf16_to_f32(wb_6_.v[5]), xs_20_[5u], __fmaf_rn(kf_bf16_to_f32(wb_6_.v[4]), xs_20_[4u], __fmaf_rn(kf_bf16_to_f32(wb_6_.v[3]), xs_20_[3u], __fmaf_rn(kf_bf16_to_f32(wb_6_.v[2]), xs_20_[2u], __fmaf_rn(kf_bf16_to_f32(wb_6_.v[1]), xs_20_[1u], __fmaf_rn(kf_bf16_to_f32(wb_6_.v[0]), xs_20_[0u], acc_4_[0u]))))))));
                     }
                 }
             } else {
                 #pragma unroll 1
                 for (unsigned c_ = lane_2_; c_ < k_; c_ = c_ + 32u) {
-                    float t9412_ = kf_f16_to_f32(x_[c_]);
+                    float t8898_ = kf_f16_to_f32(x_[c_]);
                     unsigned i_ = (row_[0u] * k_) + c_;
                     unsigned short u_ = w16_[i_];
-                    acc_4_[0u] = __fmaf_rn(kf_bf16_to_f32(kf_bitcast<kf_bf16>(u_)), t9412_, acc_4_[0u]);
+                    acc_4_[0u] = __fmaf_rn(kf_bf16_to_f32(kf_bitcast<kf_bf16>(u_)), t8898_, acc_4_[0u]);
                 }
             }
-            float t9430_ = acc_4_[0u];
-            unsigned t9452_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
-            if (t9452_ == 32u) {
-                float t9457_ = __fadd_rn(t9430_, kf_shfl_xor(t9430_, 16u, kf_wn));
-                float t9460_ = __fadd_rn(t9457_, kf_shfl_xor(t9457_, 8u, kf_wn));
-                float t9463_ = __fadd_rn(t9460_, kf_shfl_xor(t9460_, 4u, kf_wn));
-                float t9466_ = __fadd_rn(t9463_, kf_shfl_xor(t9463_, 2u, kf_wn));
-                s_ = __fadd_rn(t9466_, kf_shfl_xor(t9466_, 1u, kf_wn));
+            float t8916_ = acc_4_[0u];
+            unsigned t8938_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+            if (t8938_ == 32u) {
+                float t8943_ = __fadd_rn(t8916_, kf_shfl_xor(t8916_, 16u, kf_wn));
+                float t8946_ = __fadd_rn(t8943_, kf_shfl_xor(t8943_, 8u, kf_wn));
+                float t8949_ = __fadd_rn(t8946_, kf_shfl_xor(t8946_, 4u, kf_wn));
+                float t8952_ = __fadd_rn(t8949_, kf_shfl_xor(t8949_, 2u, kf_wn));
+                s_ = __fadd_rn(t8952_, kf_shfl_xor(t8952_, 1u, kf_wn));
             } else {
-                float t9472_ = kf_shfl_down(t9430_, 16u, kf_wn);
-                bool t9474_ = (kf_lane_id() + 16u) < t9452_;
-                float t9475_ = __fadd_rn(t9430_, t9472_);
-                float t9476_ = t9474_ ? t9475_ : t9430_;
-                float t9478_ = kf_shfl_down(t9476_, 8u, kf_wn);
-                bool t9480_ = (kf_lane_id() + 8u) < t9452_;
-                float t9481_ = __fadd_rn(t9476_, t9478_);
-                float t9482_ = t9480_ ? t9481_ : t9476_;
-                float t9484_ = kf_shfl_down(t9482_, 4u, kf_wn);
-                bool t9486_ = (kf_lane_id() + 4u) < t9452_;
-                float t9487_ = __fadd_rn(t9482_, t9484_);
-                float t9488_ = t9486_ ? t9487_ : t9482_;
-                float t9490_ = kf_shfl_down(t9488_, 2u, kf_wn);
-                bool t9492_ = (kf_lane_id() + 2u) < t9452_;
-                float t9493_ = __fadd_rn(t9488_, t9490_);
-                float t9494_ = t9492_ ? t9493_ : t9488_;
-                float t9496_ = kf_shfl_down(t9494_, 1u, kf_wn);
-                bool t9498_ = (kf_lane_id() + 1u) < t9452_;
-                float t9499_ = __fadd_rn(t9494_, t9496_);
-                s_ = kf_shfl(t9498_ ? t9499_ : t9494_, 0u, kf_wn);
+                float t8958_ = kf_shfl_down(t8916_, 16u, kf_wn);
+                bool t8960_ = (kf_lane_id() + 16u) < t8938_;
+                float t8961_ = __fadd_rn(t8916_, t8958_);
+                float t8962_ = t8960_ ? t8961_ : t8916_;
+                float t8964_ = kf_shfl_down(t8962_, 8u, kf_wn);
+                bool t8966_ = (kf_lane_id() + 8u) < t8938_;
+                float t8967_ = __fadd_rn(t8962_, t8964_);
+                float t8968_ = t8966_ ? t8967_ : t8962_;
+                float t8970_ = kf_shfl_down(t8968_, 4u, kf_wn);
+                bool t8972_ = (kf_lane_id() + 4u) < t8938_;
+                float t8973_ = __fadd_rn(t8968_, t8970_);
+                float t8974_ = t8972_ ? t8973_ : t8968_;
+                float t8976_ = kf_shfl_down(t8974_, 2u, kf_wn);
+                bool t8978_ = (kf_lane_id() + 2u) < t8938_;
+                float t8979_ = __fadd_rn(t8974_, t8976_);
+                float t8980_ = t8978_ ? t8979_ : t8974_;
+                float t8982_ = kf_shfl_down(t8980_, 1u, kf_wn);
+                bool t8984_ = (kf_lane_id() + 1u) < t8938_;
+                float t8985_ = __fadd_rn(t8980_, t8982_);
+                s_ = kf_shfl(t8984_ ? t8985_ : t8980_, 0u, kf_wn);
             }
-            bool t9504_ = lane_2_ == 0u;
-            bool t9505_ = t9504_;
-            if (t9504_) {
-                t9505_ = g_ < m_;
+            bool t8990_ = lane_2_ == 0u;
+            bool t8991_ = t8990_;
+            if (t8990_) {
+                t8991_ = g_ < m_;
             }
-            if (t9505_) {
+            if (t8991_) {
                 y_[g_] = kf_f16_from_f32(s_);
             }
         }
     }
 }
 
-/* kernel gemv_bf16_f16_f32 (gemv.kf:1077) */
-extern "C" __global__ void __launch_bounds__(256)
+/* kernel gemv_bf16_f16_f32 (gemv.kf:1108) */
+extern "C" __global__ void __launch_bounds__(64)
 gemv_bf16_f16_f32(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__ x_, float* __restrict__ y_, unsigned m_, unsigned k_)
 {
     kf_pdl_wait();
@@ -2779,8 +2534,6 @@ gemv_bf16_f16_f32(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__ x_,
     float xs_18_[8];
     float xs_19_[8];
     float xs_20_[8];
-    float t7626_;
-    float t8595_;
     float s_;
     const unsigned kf_wn = kf_warp_lanes();
     const unsigned short* w16_ = (const unsigned short*)w_;
@@ -2791,20 +2544,21 @@ gemv_bf16_f16_f32(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__ x_,
         unsigned lane_ = kf_lane_id();
         unsigned nv_ = k_ >> 3u;
         unsigned steps_ = (nv_ >> 7u) + (((nv_ & 127u) != 0u) ? 1u : 0u);
-        unsigned wid_ = (blockIdx.x << 3u) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u);
-        unsigned nw_ = gridDim.x << 3u;
+        unsigned wid_ = (blockIdx.x * (blockDim.x >> 5u)) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u);
+        unsigned nw_ = gridDim.x * (blockDim.x >> 5u);
         if (!(wid_ >= m_)) {
-            unsigned t5145_ = m_ - wid_;
-            unsigned t5153_ = ((t5145_ / nw_) + (((t5145_ % nw_) != 0u) ? 1u : 0u)) * steps_;
+            unsigned t4885_ = m_ - wid_;
+            unsigned t4893_ = ((t4885_ / nw_) + (((t4885_ % nw_) != 0u) ? 1u : 0u)) * steps_;
             acc_3_[0u] = 0.0f;
             unsigned lg_ = wid_;
             unsigned lk_ = 0u;
             unsigned cg_ = wid_;
             unsigned ck_ = 0u;
-            unsigned t6752_ = t5153_ + 1u;
+            unsigned t6513_ = t4893_ + 1u;
+            asm("" : "+r"(nw_));
             #pragma unroll 1
-            for (unsigned t0_ = 0u; t0_ < t6752_; t0_ = t0_ + 2u) {
-                if (t0_ < t5153_) {
+            for (unsigned t0_ = 0u; t0_ < t6513_; t0_ = t0_ + 2u) {
+                if (t0_ < t4893_) {
                     unsigned v_ = min((((lk_ << 5u) << 2u) + lane_), (nv_ - 1u));
                     unsigned row_2_ = min(lg_, (m_ - 1u));
                     wb_2_[0u] = wv_[(row_2_ * nv_) + v_];
@@ -2821,23 +2575,23 @@ gemv_bf16_f16_f32(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__ x_,
                     unsigned row_5_ = min(lg_, (m_ - 1u));
                     wb_2_[3u] = wv_[(row_5_ * nv_) + v_4_];
                     xb_2_[6u] = xv_[v_4_];
-                    unsigned t6956_ = lk_ + 1u;
-                    lk_ = t6956_;
-                    if (t6956_ == steps_) {
+                    unsigned t6717_ = lk_ + 1u;
+                    lk_ = t6717_;
+                    if (t6717_ == steps_) {
                         lk_ = 0u;
                         lg_ = lg_ + nw_;
                     }
                 }
-                bool t7066_ = t0_ >= 1u;
-                bool t7067_ = t7066_;
-                if (t7066_) {
-                    t7067_ = (t0_ - 1u) < t5153_;
+                bool t6770_ = t0_ >= 1u;
+                bool t6771_ = t6770_;
+                if (t6770_) {
+                    t6771_ = (t0_ - 1u) < t4893_;
                 }
-                if (t7067_) {
+                if (t6771_) {
                     unsigned v_5_ = ((ck_ << 5u) << 2u) + lane_;
                     if (v_5_ < nv_) {
-                        kf_u32x4 t7126_ = xb_2_[8u];
-                        kf_f16x8 a_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7126_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7126_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7126_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7126_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7126_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7126_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7126_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7126_, 3u), 16u))}};
+                        kf_u32x4 t6830_ = xb_2_[8u];
+                        kf_f16x8 a_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t6830_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6830_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t6830_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6830_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t6830_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6830_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t6830_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6830_, 3u), 16u))}};
                         xs_9_[0u] = kf_f16_to_f32(a_.v[0]);
                         xs_9_[1u] = kf_f16_to_f32(a_.v[1]);
                         xs_9_[2u] = kf_f16_to_f32(a_.v[2]);
@@ -2846,14 +2600,14 @@ gemv_bf16_f16_f32(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__ x_,
                         xs_9_[5u] = kf_f16_to_f32(a_.v[5]);
                         xs_9_[6u] = kf_f16_to_f32(a_.v[6]);
                         xs_9_[7u] = kf_f16_to_f32(a_.v[7]);
-                        kf_u32x4 t7156_ = wb_2_[4u];
-                        kf_bf16x8 wbv_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t7156_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7156_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7156_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7156_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7156_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7156_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7156_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7156_, 3u), 16u))}};
+                        kf_u32x4 t6860_ = wb_2_[4u];
+                        kf_bf16x8 wbv_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t6860_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t6860_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t6860_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t6860_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t6860_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t6860_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t6860_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t6860_, 3u), 16u))}};
                         acc_3_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_.v[7]), xs_9_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[6]), xs_9_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[5]), xs_9_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[4]), xs_9_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[3]), xs_9_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[2]), xs_9_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[1]), xs_9_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[0]), xs_9_[0u], acc_3_[0u]))))))));
                     }
                     unsigned v_6_ = (((ck_ << 5u) << 2u) + 32u) + lane_;
                     if (v_6_ < nv_) {
-                        kf_u32x4 t7257_ = xb_2_[10u];
-                        kf_f16x8 a_2_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7257_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7257_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7257_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7257_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7257_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7257_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7257_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7257_, 3u), 16u))}};
+                        kf_u32x4 t6961_ = xb_2_[10u];
+                        kf_f16x8 a_2_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t6961_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6961_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t6961_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6961_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t6961_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6961_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t6961_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6961_, 3u), 16u))}};
                         xs_10_[0u] = kf_f16_to_f32(a_2_.v[0]);
                         xs_10_[1u] = kf_f16_to_f32(a_2_.v[1]);
                         xs_10_[2u] = kf_f16_to_f32(a_2_.v[2]);
@@ -2862,14 +2616,14 @@ gemv_bf16_f16_f32(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__ x_,
                         xs_10_[5u] = kf_f16_to_f32(a_2_.v[5]);
                         xs_10_[6u] = kf_f16_to_f32(a_2_.v[6]);
                         xs_10_[7u] = kf_f16_to_f32(a_2_.v[7]);
-                        kf_u32x4 t7287_ = wb_2_[5u];
-                        kf_bf16x8 wbv_2_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t7287_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7287_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7287_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7287_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7287_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7287_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7287_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7287_, 3u), 16u))}};
+                        kf_u32x4 t6991_ = wb_2_[5u];
+                        kf_bf16x8 wbv_2_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t6991_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t6991_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t6991_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t6991_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t6991_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t6991_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t6991_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t6991_, 3u), 16u))}};
                         acc_3_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[7]), xs_10_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[6]), xs_10_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[5]), xs_10_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[4]), xs_10_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[3]), xs_10_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[2]), xs_10_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[1]), xs_10_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[0]), xs_10_[0u], acc_3_[0u]))))))));
                     }
                     unsigned v_7_ = (((ck_ << 5u) << 2u) + 64u) + lane_;
                     if (v_7_ < nv_) {
-                        kf_u32x4 t7388_ = xb_2_[12u];
-                        kf_f16x8 a_3_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7388_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7388_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7388_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7388_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7388_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7388_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7388_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7388_, 3u), 16u))}};
+                        kf_u32x4 t7092_ = xb_2_[12u];
+                        kf_f16x8 a_3_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7092_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7092_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7092_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7092_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7092_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7092_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7092_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7092_, 3u), 16u))}};
                         xs_11_[0u] = kf_f16_to_f32(a_3_.v[0]);
                         xs_11_[1u] = kf_f16_to_f32(a_3_.v[1]);
                         xs_11_[2u] = kf_f16_to_f32(a_3_.v[2]);
@@ -2878,14 +2632,14 @@ gemv_bf16_f16_f32(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__ x_,
                         xs_11_[5u] = kf_f16_to_f32(a_3_.v[5]);
                         xs_11_[6u] = kf_f16_to_f32(a_3_.v[6]);
                         xs_11_[7u] = kf_f16_to_f32(a_3_.v[7]);
-                        kf_u32x4 t7418_ = wb_2_[6u];
-                        kf_bf16x8 wbv_3_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t7418_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7418_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7418_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7418_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7418_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7418_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7418_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7418_, 3u), 16u))}};
+                        kf_u32x4 t7122_ = wb_2_[6u];
+                        kf_bf16x8 wbv_3_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t7122_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7122_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7122_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7122_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7122_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7122_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7122_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7122_, 3u), 16u))}};
                         acc_3_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[7]), xs_11_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[6]), xs_11_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[5]), xs_11_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[4]), xs_11_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[3]), xs_11_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[2]), xs_11_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[1]), xs_11_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[0]), xs_11_[0u], acc_3_[0u]))))))));
                     }
                     unsigned v_8_ = (((ck_ << 5u) << 2u) + 96u) + lane_;
                     if (v_8_ < nv_) {
-                        kf_u32x4 t7519_ = xb_2_[14u];
-                        kf_f16x8 a_4_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7519_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7519_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7519_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7519_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7519_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7519_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7519_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7519_, 3u), 16u))}};
+                        kf_u32x4 t7223_ = xb_2_[14u];
+                        kf_f16x8 a_4_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7223_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7223_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7223_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7223_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7223_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7223_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7223_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7223_, 3u), 16u))}};
                         xs_12_[0u] = kf_f16_to_f32(a_4_.v[0]);
                         xs_12_[1u] = kf_f16_to_f32(a_4_.v[1]);
                         xs_12_[2u] = kf_f16_to_f32(a_4_.v[2]);
@@ -2894,58 +2648,34 @@ gemv_bf16_f16_f32(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__ x_,
                         xs_12_[5u] = kf_f16_to_f32(a_4_.v[5]);
                         xs_12_[6u] = kf_f16_to_f32(a_4_.v[6]);
                         xs_12_[7u] = kf_f16_to_f32(a_4_.v[7]);
-                        kf_u32x4 t7549_ = wb_2_[7u];
-                        kf_bf16x8 wbv_4_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t7549_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7549_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7549_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7549_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7549_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7549_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7549_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7549_, 3u), 16u))}};
+                        kf_u32x4 t7253_ = wb_2_[7u];
+                        kf_bf16x8 wbv_4_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t7253_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7253_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7253_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7253_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7253_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7253_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7253_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7253_, 3u), 16u))}};
                         acc_3_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[7]), xs_12_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[6]), xs_12_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[5]), xs_12_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[4]), xs_12_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[3]), xs_12_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[2]), xs_12_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[1]), xs_12_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[0]), xs_12_[0u], acc_3_[0u]))))))));
                     }
-                    unsigned t7620_ = ck_ + 1u;
-                    ck_ = t7620_;
-                    if (t7620_ == steps_) {
+                    unsigned t7324_ = ck_ + 1u;
+                    ck_ = t7324_;
+                    if (t7324_ == steps_) {
                         float a_5_ = acc_3_[0u];
                         unsigned r_ = 0u;
-                        unsigned t7647_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
-                        if (t7647_ == 32u) {
-                            float t7652_ = __fadd_rn(a_5_, kf_shfl_xor(a_5_, 16u, kf_wn));
-                            float t7655_ = __fadd_rn(t7652_, kf_shfl_xor(t7652_, 8u, kf_wn));
-                            float t7658_ = __fadd_rn(t7655_, kf_shfl_xor(t7655_, 4u, kf_wn));
-                            float t7661_ = __fadd_rn(t7658_, kf_shfl_xor(t7658_, 2u, kf_wn));
-                            t7626_ = __fadd_rn(t7661_, kf_shfl_xor(t7661_, 1u, kf_wn));
-                        } else {
-                            float t7667_ = kf_shfl_down(a_5_, 16u, kf_wn);
-                            bool t7669_ = (kf_lane_id() + 16u) < t7647_;
-                            float t7670_ = __fadd_rn(a_5_, t7667_);
-                            float t7671_ = t7669_ ? t7670_ : a_5_;
-                            float t7673_ = kf_shfl_down(t7671_, 8u, kf_wn);
-                            bool t7675_ = (kf_lane_id() + 8u) < t7647_;
-                            float t7676_ = __fadd_rn(t7671_, t7673_);
-                            float t7677_ = t7675_ ? t7676_ : t7671_;
-                            float t7679_ = kf_shfl_down(t7677_, 4u, kf_wn);
-                            bool t7681_ = (kf_lane_id() + 4u) < t7647_;
-                            float t7682_ = __fadd_rn(t7677_, t7679_);
-                            float t7683_ = t7681_ ? t7682_ : t7677_;
-                            float t7685_ = kf_shfl_down(t7683_, 2u, kf_wn);
-                            bool t7687_ = (kf_lane_id() + 2u) < t7647_;
-                            float t7688_ = __fadd_rn(t7683_, t7685_);
-                            float t7689_ = t7687_ ? t7688_ : t7683_;
-                            float t7691_ = kf_shfl_down(t7689_, 1u, kf_wn);
-                            bool t7693_ = (kf_lane_id() + 1u) < t7647_;
-                            float t7694_ = __fadd_rn(t7689_, t7691_);
-                            t7626_ = kf_shfl(t7693_ ? t7694_ : t7689_, 0u, kf_wn);
+                        float t7332_ = __fadd_rn(a_5_, kf_shfl_xor(a_5_, 16u, kf_wn));
+                        float t7335_ = __fadd_rn(t7332_, kf_shfl_xor(t7332_, 8u, kf_wn));
+                        float t7338_ = __fadd_rn(t7335_, kf_shfl_xor(t7335_, 4u, kf_wn));
+                        float t7341_ = __fadd_rn(t7338_, kf_shfl_xor(t7338_, 2u, kf_wn));
+                        float t7344_ = __fadd_rn(t7341_, kf_shfl_xor(t7341_, 1u, kf_wn));
+                        bool t7346_ = lane_ == r_;
+                        bool t7347_ = t7346_;
+                        if (t7346_) {
+                            t7347_ = cg_ < m_;
                         }
-                        bool t7699_ = lane_ == r_;
-                        bool t7700_ = t7699_;
-                        if (t7699_) {
-                            t7700_ = cg_ < m_;
-                        }
-                        if (t7700_) {
-                            y_[cg_] = t7626_;
+                        if (t7347_) {
+                            y_[cg_] = t7344_;
                         }
                         acc_3_[0u] = 0.0f;
                         ck_ = 0u;
                         cg_ = cg_ + nw_;
                     }
                 }
-                if ((t0_ + 1u) < t5153_) {
+                if ((t0_ + 1u) < t4893_) {
                     unsigned v_9_ = min((((lk_ << 5u) << 2u) + lane_), (nv_ - 1u));
                     unsigned row_6_ = min(lg_, (m_ - 1u));
                     wb_2_[4u] = wv_[(row_6_ * nv_) + v_9_];
@@ -2962,23 +2692,23 @@ gemv_bf16_f16_f32(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__ x_,
                     unsigned row_9_ = min(lg_, (m_ - 1u));
                     wb_2_[7u] = wv_[(row_9_ * nv_) + v_12_];
                     xb_2_[14u] = xv_[v_12_];
-                    unsigned t7925_ = lk_ + 1u;
-                    lk_ = t7925_;
-                    if (t7925_ == steps_) {
+                    unsigned t7572_ = lk_ + 1u;
+                    lk_ = t7572_;
+                    if (t7572_ == steps_) {
                         lk_ = 0u;
                         lg_ = lg_ + nw_;
                     }
                 }
-                bool t8035_ = (t0_ + 1u) >= 1u;
-                bool t8036_ = t8035_;
-                if (t8035_) {
-                    t8036_ = ((t0_ + 1u) - 1u) < t5153_;
+                bool t7625_ = (t0_ + 1u) >= 1u;
+                bool t7626_ = t7625_;
+                if (t7625_) {
+                    t7626_ = ((t0_ + 1u) - 1u) < t4893_;
                 }
-                if (t8036_) {
+                if (t7626_) {
                     unsigned v_13_ = ((ck_ << 5u) << 2u) + lane_;
                     if (v_13_ < nv_) {
-                        kf_u32x4 t8095_ = xb_2_[0u];
-                        kf_f16x8 a_6_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t8095_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8095_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t8095_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8095_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t8095_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8095_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t8095_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8095_, 3u), 16u))}};
+                        kf_u32x4 t7685_ = xb_2_[0u];
+                        kf_f16x8 a_6_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7685_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7685_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7685_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7685_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7685_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7685_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7685_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7685_, 3u), 16u))}};
                         xs_13_[0u] = kf_f16_to_f32(a_6_.v[0]);
                         xs_13_[1u] = kf_f16_to_f32(a_6_.v[1]);
                         xs_13_[2u] = kf_f16_to_f32(a_6_.v[2]);
@@ -2987,14 +2717,14 @@ gemv_bf16_f16_f32(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__ x_,
                         xs_13_[5u] = kf_f16_to_f32(a_6_.v[5]);
                         xs_13_[6u] = kf_f16_to_f32(a_6_.v[6]);
                         xs_13_[7u] = kf_f16_to_f32(a_6_.v[7]);
-                        kf_u32x4 t8125_ = wb_2_[0u];
-                        kf_bf16x8 wbv_5_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t8125_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8125_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8125_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8125_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8125_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8125_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8125_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8125_, 3u), 16u))}};
+                        kf_u32x4 t7715_ = wb_2_[0u];
+                        kf_bf16x8 wbv_5_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t7715_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7715_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7715_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7715_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7715_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7715_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7715_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7715_, 3u), 16u))}};
                         acc_3_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[7]), xs_13_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[6]), xs_13_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[5]), xs_13_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[4]), xs_13_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[3]), xs_13_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[2]), xs_13_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[1]), xs_13_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[0]), xs_13_[0u], acc_3_[0u]))))))));
                     }
                     unsigned v_14_ = (((ck_ << 5u) << 2u) + 32u) + lane_;
                     if (v_14_ < nv_) {
-                        kf_u32x4 t8226_ = xb_2_[2u];
-                        kf_f16x8 a_7_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t8226_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8226_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t8226_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8226_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t8226_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8226_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t8226_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8226_, 3u), 16u))}};
+                        kf_u32x4 t7816_ = xb_2_[2u];
+                        kf_f16x8 a_7_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7816_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7816_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7816_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7816_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7816_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7816_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7816_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7816_, 3u), 16u))}};
                         xs_14_[0u] = kf_f16_to_f32(a_7_.v[0]);
                         xs_14_[1u] = kf_f16_to_f32(a_7_.v[1]);
                         xs_14_[2u] = kf_f16_to_f32(a_7_.v[2]);
@@ -3003,14 +2733,14 @@ gemv_bf16_f16_f32(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__ x_,
                         xs_14_[5u] = kf_f16_to_f32(a_7_.v[5]);
                         xs_14_[6u] = kf_f16_to_f32(a_7_.v[6]);
                         xs_14_[7u] = kf_f16_to_f32(a_7_.v[7]);
-                        kf_u32x4 t8256_ = wb_2_[1u];
-                        kf_bf16x8 wbv_6_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t8256_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8256_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8256_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8256_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8256_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8256_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8256_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8256_, 3u), 16u))}};
+                        kf_u32x4 t7846_ = wb_2_[1u];
+                        kf_bf16x8 wbv_6_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t7846_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7846_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7846_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7846_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7846_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7846_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7846_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7846_, 3u), 16u))}};
                         acc_3_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[7]), xs_14_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[6]), xs_14_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[5]), xs_14_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[4]), xs_14_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[3]), xs_14_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[2]), xs_14_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[1]), xs_14_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[0]), xs_14_[0u], acc_3_[0u]))))))));
                     }
                     unsigned v_15_ = (((ck_ << 5u) << 2u) + 64u) + lane_;
                     if (v_15_ < nv_) {
-                        kf_u32x4 t8357_ = xb_2_[4u];
-                        kf_f16x8 a_8_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t8357_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8357_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t8357_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8357_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t8357_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8357_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t8357_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8357_, 3u), 16u))}};
+                        kf_u32x4 t7947_ = xb_2_[4u];
+                        kf_f16x8 a_8_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7947_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7947_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7947_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7947_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7947_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7947_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7947_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7947_, 3u), 16u))}};
                         xs_15_[0u] = kf_f16_to_f32(a_8_.v[0]);
                         xs_15_[1u] = kf_f16_to_f32(a_8_.v[1]);
                         xs_15_[2u] = kf_f16_to_f32(a_8_.v[2]);
@@ -3019,14 +2749,14 @@ gemv_bf16_f16_f32(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__ x_,
                         xs_15_[5u] = kf_f16_to_f32(a_8_.v[5]);
                         xs_15_[6u] = kf_f16_to_f32(a_8_.v[6]);
                         xs_15_[7u] = kf_f16_to_f32(a_8_.v[7]);
-                        kf_u32x4 t8387_ = wb_2_[2u];
-                        kf_bf16x8 wbv_7_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t8387_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8387_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8387_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8387_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8387_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8387_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8387_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8387_, 3u), 16u))}};
+                        kf_u32x4 t7977_ = wb_2_[2u];
+                        kf_bf16x8 wbv_7_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t7977_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7977_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7977_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7977_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7977_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7977_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7977_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7977_, 3u), 16u))}};
                         acc_3_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[7]), xs_15_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[6]), xs_15_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[5]), xs_15_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[4]), xs_15_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[3]), xs_15_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[2]), xs_15_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[1]), xs_15_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[0]), xs_15_[0u], acc_3_[0u]))))))));
                     }
                     unsigned v_16_ = (((ck_ << 5u) << 2u) + 96u) + lane_;
                     if (v_16_ < nv_) {
-                        kf_u32x4 t8488_ = xb_2_[6u];
-                        kf_f16x8 a_9_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t8488_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8488_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t8488_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8488_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t8488_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8488_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t8488_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8488_, 3u), 16u))}};
+                        kf_u32x4 t8078_ = xb_2_[6u];
+                        kf_f16x8 a_9_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t8078_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8078_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t8078_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8078_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t8078_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8078_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t8078_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8078_, 3u), 16u))}};
                         xs_16_[0u] = kf_f16_to_f32(a_9_.v[0]);
                         xs_16_[1u] = kf_f16_to_f32(a_9_.v[1]);
                         xs_16_[2u] = kf_f16_to_f32(a_9_.v[2]);
@@ -3035,51 +2765,27 @@ gemv_bf16_f16_f32(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__ x_,
                         xs_16_[5u] = kf_f16_to_f32(a_9_.v[5]);
                         xs_16_[6u] = kf_f16_to_f32(a_9_.v[6]);
                         xs_16_[7u] = kf_f16_to_f32(a_9_.v[7]);
-                        kf_u32x4 t8518_ = wb_2_[3u];
-                        kf_bf16x8 wbv_8_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t8518_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8518_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8518_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8518_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8518_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8518_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8518_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8518_, 3u), 16u))}};
+                        kf_u32x4 t8108_ = wb_2_[3u];
+                        kf_bf16x8 wbv_8_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t8108_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8108_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8108_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8108_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8108_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8108_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8108_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8108_, 3u), 16u))}};
                         acc_3_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[7]), xs_16_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[6]), xs_16_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[5]), xs_16_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[4]), xs_16_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[3]), xs_16_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[2]), xs_16_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[1]), xs_16_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[0]), xs_16_[0u], acc_3_[0u]))))))));
                     }
-                    unsigned t8589_ = ck_ + 1u;
-                    ck_ = t8589_;
-                    if (t8589_ == steps_) {
+                    unsigned t8179_ = ck_ + 1u;
+                    ck_ = t8179_;
+                    if (t8179_ == steps_) {
                         float a_10_ = acc_3_[0u];
                         unsigned r_2_ = 0u;
-                        unsigned t8616_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
-                        if (t8616_ == 32u) {
-                            float t8621_ = __fadd_rn(a_10_, kf_shfl_xor(a_10_, 16u, kf_wn));
-                            float t8624_ = __fadd_rn(t8621_, kf_shfl_xor(t8621_, 8u, kf_wn));
-                            float t8627_ = __fadd_rn(t8624_, kf_shfl_xor(t8624_, 4u, kf_wn));
-                            float t8630_ = __fadd_rn(t8627_, kf_shfl_xor(t8627_, 2u, kf_wn));
-                            t8595_ = __fadd_rn(t8630_, kf_shfl_xor(t8630_, 1u, kf_wn));
-                        } else {
-                            float t8636_ = kf_shfl_down(a_10_, 16u, kf_wn);
-                            bool t8638_ = (kf_lane_id() + 16u) < t8616_;
-                            float t8639_ = __fadd_rn(a_10_, t8636_);
-                            float t8640_ = t8638_ ? t8639_ : a_10_;
-                            float t8642_ = kf_shfl_down(t8640_, 8u, kf_wn);
-                            bool t8644_ = (kf_lane_id() + 8u) < t8616_;
-                            float t8645_ = __fadd_rn(t8640_, t8642_);
-                            float t8646_ = t8644_ ? t8645_ : t8640_;
-                            float t8648_ = kf_shfl_down(t8646_, 4u, kf_wn);
-                            bool t8650_ = (kf_lane_id() + 4u) < t8616_;
-                            float t8651_ = __fadd_rn(t8646_, t8648_);
-                            float t8652_ = t8650_ ? t8651_ : t8646_;
-                            float t8654_ = kf_shfl_down(t8652_, 2u, kf_wn);
-                            bool t8656_ = (kf_lane_id() + 2u) < t8616_;
-                            float t8657_ = __fadd_rn(t8652_, t8654_);
-                            float t8658_ = t8656_ ? t8657_ : t8652_;
-                            float t8660_ = kf_shfl_down(t8658_, 1u, kf_wn);
-                            bool t8662_ = (kf_lane_id() + 1u) < t8616_;
-                            float t8663_ = __fadd_rn(t8658_, t8660_);
-                            t8595_ = kf_shfl(t8662_ ? t8663_ : t8658_, 0u, kf_wn);
+                        float t8187_ = __fadd_rn(a_10_, kf_shfl_xor(a_10_, 16u, kf_wn));
+                        float t8190_ = __fadd_rn(t8187_, kf_shfl_xor(t8187_, 8u, kf_wn));
+                        float t8193_ = __fadd_rn(t8190_, kf_shfl_xor(t8190_, 4u, kf_wn));
+                        float t8196_ = __fadd_rn(t8193_, kf_shfl_xor(t8193_, 2u, kf_wn));
+                        float t8199_ = __fadd_rn(t8196_, kf_shfl_xor(t8196_, 1u, kf_wn));
+                        bool t8201_ = lane_ == r_2_;
+                        bool t8202_ = t8201_;
+                        if (t8201_) {
+                            t8202_ = cg_ < m_;
                         }
-                        bool t8668_ = lane_ == r_2_;
-                        bool t8669_ = t8668_;
-                        if (t8668_) {
-                            t8669_ = cg_ < m_;
-                        }
-                        if (t8669_) {
-                            y_[cg_] = t8595_;
+                        if (t8202_) {
+                            y_[cg_] = t8199_;
                         }
                         acc_3_[0u] = 0.0f;
                         ck_ = 0u;
@@ -3091,49 +2797,49 @@ gemv_bf16_f16_f32(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__ x_,
     } else {
         unsigned lane_2_ = kf_lane_id();
         unsigned nv_2_ = k_ >> 3u;
-        unsigned t8812_ = (blockIdx.x << 3u) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u);
-        unsigned t8823_ = gridDim.x << 3u;
+        unsigned t8293_ = (blockIdx.x * (blockDim.x >> 5u)) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u);
+        unsigned t8309_ = gridDim.x * (blockDim.x >> 5u);
         #pragma unroll 1
-        for (unsigned g_ = t8812_; g_ < m_; g_ = g_ + t8823_) {
+        for (unsigned g_ = t8293_; g_ < m_; g_ = g_ + t8309_) {
             row_[0u] = min(g_, (m_ - 1u));
             acc_4_[0u] = 0.0f;
             if ((k_ & 7u) == 0u) {
                 #pragma unroll 1
                 for (unsigned base_ = 0u; base_ < nv_2_; base_ = base_ + 128u) {
                     unsigned v_17_ = base_ + lane_2_;
-                    kf_u32x4 t8848_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                    kf_u32x4 t_4_ = t8848_;
+                    kf_u32x4 t8334_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_4_ = t8334_;
                     if (v_17_ < nv_2_) {
-                        unsigned t8854_ = (row_[0u] * nv_2_) + v_17_;
-                        kf_u32x4 t8855_ = wv_[t8854_];
-                        t_4_ = t8855_;
+                        unsigned t8340_ = (row_[0u] * nv_2_) + v_17_;
+                        kf_u32x4 t8341_ = wv_[t8340_];
+                        t_4_ = t8341_;
                     }
                     wr_[0u] = t_4_;
                     unsigned v_18_ = (base_ + 32u) + lane_2_;
-                    kf_u32x4 t8861_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                    kf_u32x4 t_5_ = t8861_;
+                    kf_u32x4 t8347_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_5_ = t8347_;
                     if (v_18_ < nv_2_) {
-                        unsigned t8867_ = (row_[0u] * nv_2_) + v_18_;
-                        kf_u32x4 t8868_ = wv_[t8867_];
-                        t_5_ = t8868_;
+                        unsigned t8353_ = (row_[0u] * nv_2_) + v_18_;
+                        kf_u32x4 t8354_ = wv_[t8353_];
+                        t_5_ = t8354_;
                     }
                     wr_[1u] = t_5_;
                     unsigned v_19_ = (base_ + 64u) + lane_2_;
-                    kf_u32x4 t8874_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                    kf_u32x4 t_6_ = t8874_;
+                    kf_u32x4 t8360_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_6_ = t8360_;
                     if (v_19_ < nv_2_) {
-                        unsigned t8880_ = (row_[0u] * nv_2_) + v_19_;
-                        kf_u32x4 t8881_ = wv_[t8880_];
-                        t_6_ = t8881_;
+                        unsigned t8366_ = (row_[0u] * nv_2_) + v_19_;
+                        kf_u32x4 t8367_ = wv_[t8366_];
+                        t_6_ = t8367_;
                     }
                     wr_[2u] = t_6_;
                     unsigned v_20_ = (base_ + 96u) + lane_2_;
-                    kf_u32x4 t8887_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                    kf_u32x4 t_7_ = t8887_;
+                    kf_u32x4 t8373_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_7_ = t8373_;
                     if (v_20_ < nv_2_) {
-                        unsigned t8893_ = (row_[0u] * nv_2_) + v_20_;
-                        kf_u32x4 t8894_ = wv_[t8893_];
-                        t_7_ = t8894_;
+                        unsigned t8379_ = (row_[0u] * nv_2_) + v_20_;
+                        kf_u32x4 t8380_ = wv_[t8379_];
+                        t_7_ = t8380_;
                     }
                     wr_[3u] = t_7_;
                     unsigned v_21_ = base_ + lane_2_;
@@ -3147,8 +2853,8 @@ gemv_bf16_f16_f32(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__ x_,
                         xs_17_[5u] = kf_f16_to_f32(a_11_.v[5]);
                         xs_17_[6u] = kf_f16_to_f32(a_11_.v[6]);
                         xs_17_[7u] = kf_f16_to_f32(a_11_.v[7]);
-                        kf_u32x4 t8953_ = wr_[0u];
-                        kf_bf16x8 wb_3_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t8953_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8953_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8953_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8953_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8953_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8953_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8953_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8953_, 3u), 16u))}};
+                        kf_u32x4 t8439_ = wr_[0u];
+                        kf_bf16x8 wb_3_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t8439_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8439_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8439_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8439_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8439_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8439_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8439_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8439_, 3u), 16u))}};
                         acc_4_[0u] = __fmaf_rn(kf_bf16_to_f32(wb_3_.v[7]), xs_17_[7u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[6]), xs_17_[6u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[5]), xs_17_[5u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[4]), xs_17_[4u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[3]), xs_17_[3u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[2]), xs_17_[2u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[1]), xs_17_[1u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[0]), xs_17_[0u], acc_4_[0u]))))))));
                     }
                     unsigned v_22_ = (base_ + 32u) + lane_2_;
@@ -3162,8 +2868,8 @@ gemv_bf16_f16_f32(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__ x_,
                         xs_18_[5u] = kf_f16_to_f32(a_12_.v[5]);
                         xs_18_[6u] = kf_f16_to_f32(a_12_.v[6]);
                         xs_18_[7u] = kf_f16_to_f32(a_12_.v[7]);
-                        kf_u32x4 t9080_ = wr_[1u];
-                        kf_bf16x8 wb_4_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t9080_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t9080_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t9080_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t9080_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t9080_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t9080_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t9080_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t9080_, 3u), 16u))}};
+                        kf_u32x4 t8566_ = wr_[1u];
+                        kf_bf16x8 wb_4_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t8566_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8566_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8566_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8566_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8566_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8566_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8566_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8566_, 3u), 16u))}};
                         acc_4_[0u] = __fmaf_rn(kf_bf16_to_f32(wb_4_.v[7]), xs_18_[7u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[6]), xs_18_[6u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[5]), xs_18_[5u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[4]), xs_18_[4u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[3]), xs_18_[3u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[2]), xs_18_[2u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[1]), xs_18_[1u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[0]), xs_18_[0u], acc_4_[0u]))))))));
                     }
                     unsigned v_23_ = (base_ + 64u) + lane_2_;
@@ -3177,8 +2883,8 @@ gemv_bf16_f16_f32(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__ x_,
                         xs_19_[5u] = kf_f16_to_f32(a_13_.v[5]);
                         xs_19_[6u] = kf_f16_to_f32(a_13_.v[6]);
                         xs_19_[7u] = kf_f16_to_f32(a_13_.v[7]);
-                        kf_u32x4 t9207_ = wr_[2u];
-                        kf_bf16x8 wb_5_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t9207_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t9207_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t9207_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t9207_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t9207_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t9207_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t9207_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t9207_, 3u), 16u))}};
+                        kf_u32x4 t8693_ = wr_[2u];
+                        kf_bf16x8 wb_5_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t8693_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8693_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8693_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8693_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8693_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8693_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8693_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8693_, 3u), 16u))}};
                         acc_4_[0u] = __fmaf_rn(kf_bf16_to_f32(wb_5_.v[7]), xs_19_[7u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[6]), xs_19_[6u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[5]), xs_19_[5u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[4]), xs_19_[4u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[3]), xs_19_[3u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[2]), xs_19_[2u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[1]), xs_19_[1u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[0]), xs_19_[0u], acc_4_[0u]))))))));
                     }
                     unsigned v_24_ = (base_ + 96u) + lane_2_;
@@ -3192,63 +2898,63 @@ gemv_bf16_f16_f32(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__ x_,
                         xs_20_[5u] = kf_f16_to_f32(a_14_.v[5]);
                         xs_20_[6u] = kf_f16_to_f32(a_14_.v[6]);
                         xs_20_[7u] = kf_f16_to_f32(a_14_.v[7]);
-                        kf_u32x4 t9334_ = wr_[3u];
-                        kf_bf16x8 wb_6_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t9334_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t9334_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t9334_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t9334_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t9334_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t9334_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t9334_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t9334_, 3u), 16u))}};
+                        kf_u32x4 t8820_ = wr_[3u];
+                        kf_bf16x8 wb_6_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t8820_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8820_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8820_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8820_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8820_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8820_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8820_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8820_, 3u), 16u))}};
                         acc_4_[0u] = __fmaf_rn(kf_bf16_to_f32(wb_6_.v[7]), xs_20_[7u], __fmaf_rn(kf_bf16_to_f32(wb_6_.v[6]), xs_20_[6u], __fmaf_rn(kf_bf16_to_f32(wb_6_.v[5]), xs_20_[5u], __fmaf_rn(kf_bf16_to_f32(wb_6_.v[4]), xs_20_[4u], __fmaf_rn(kf_bf16_to_f32(wb_6_.v[3]), xs_20_[3u], __fmaf_rn(kf_bf16_to_f32(wb_6_.v[2]), xs_20_[2u], __fmaf_rn(kf_bf16_to_f32(wb_6_.v[1]), xs_20_[1u], __fmaf_rn(kf_bf16_to_f32(wb_6_.v[0]), xs_20_[0u], acc_4_[0u]))))))));
                     }
                 }
             } else {
                 #pragma unroll 1
                 for (unsigned c_ = lane_2_; c_ < k_; c_ = c_ + 32u) {
-                    float t9412_ = kf_f16_to_f32(x_[c_]);
+                    float t8898_ = kf_f16_to_f32(x_[c_]);
                     unsigned i_ = (row_[0u] * k_) + c_;
                     unsigned short u_ = w16_[i_];
-                    acc_4_[0u] = __fmaf_rn(kf_bf16_to_f32(kf_bitcast<kf_bf16>(u_)), t9412_, acc_4_[0u]);
+                    acc_4_[0u] = __fmaf_rn(kf_bf16_to_f32(kf_bitcast<kf_bf16>(u_)), t8898_, acc_4_[0u]);
                 }
             }
-            float t9430_ = acc_4_[0u];
-            unsigned t9452_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
-            if (t9452_ == 32u) {
-                float t9457_ = __fadd_rn(t9430_, kf_shfl_xor(t9430_, 16u, kf_wn));
-                float t9460_ = __fadd_rn(t9457_, kf_shfl_xor(t9457_, 8u, kf_wn));
-                float t9463_ = __fadd_rn(t9460_, kf_shfl_xor(t9460_, 4u, kf_wn));
-                float t9466_ = __fadd_rn(t9463_, kf_shfl_xor(t9463_, 2u, kf_wn));
-                s_ = __fadd_rn(t9466_, kf_shfl_xor(t9466_, 1u, kf_wn));
+            float t8916_ = acc_4_[0u];
+            unsigned t8938_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+            if (t8938_ == 32u) {
+                float t8943_ = __fadd_rn(t8916_, kf_shfl_xor(t8916_, 16u, kf_wn));
+                float t8946_ = __fadd_rn(t8943_, kf_shfl_xor(t8943_, 8u, kf_wn));
+                float t8949_ = __fadd_rn(t8946_, kf_shfl_xor(t8946_, 4u, kf_wn));
+                float t8952_ = __fadd_rn(t8949_, kf_shfl_xor(t8949_, 2u, kf_wn));
+                s_ = __fadd_rn(t8952_, kf_shfl_xor(t8952_, 1u, kf_wn));
             } else {
-                float t9472_ = kf_shfl_down(t9430_, 16u, kf_wn);
-                bool t9474_ = (kf_lane_id() + 16u) < t9452_;
-                float t9475_ = __fadd_rn(t9430_, t9472_);
-                float t9476_ = t9474_ ? t9475_ : t9430_;
-                float t9478_ = kf_shfl_down(t9476_, 8u, kf_wn);
-                bool t9480_ = (kf_lane_id() + 8u) < t9452_;
-                float t9481_ = __fadd_rn(t9476_, t9478_);
-                float t9482_ = t9480_ ? t9481_ : t9476_;
-                float t9484_ = kf_shfl_down(t9482_, 4u, kf_wn);
-                bool t9486_ = (kf_lane_id() + 4u) < t9452_;
-                float t9487_ = __fadd_rn(t9482_, t9484_);
-                float t9488_ = t9486_ ? t9487_ : t9482_;
-                float t9490_ = kf_shfl_down(t9488_, 2u, kf_wn);
-                bool t9492_ = (kf_lane_id() + 2u) < t9452_;
-                float t9493_ = __fadd_rn(t9488_, t9490_);
-                float t9494_ = t9492_ ? t9493_ : t9488_;
-                float t9496_ = kf_shfl_down(t9494_, 1u, kf_wn);
-                bool t9498_ = (kf_lane_id() + 1u) < t9452_;
-                float t9499_ = __fadd_rn(t9494_, t9496_);
-                s_ = kf_shfl(t9498_ ? t9499_ : t9494_, 0u, kf_wn);
+                float t8958_ = kf_shfl_down(t8916_, 16u, kf_wn);
+                bool t8960_ = (kf_lane_id() + 16u) < t8938_;
+                float t8961_ = __fadd_rn(t8916_, t8958_);
+                float t8962_ = t8960_ ? t8961_ : t8916_;
+                float t8964_ = kf_shfl_down(t8962_, 8u, kf_wn);
+                bool t8966_ = (kf_lane_id() + 8u) < t8938_;
+                float t8967_ = __fadd_rn(t8962_, t8964_);
+                float t8968_ = t8966_ ? t8967_ : t8962_;
+                float t8970_ = kf_shfl_down(t8968_, 4u, kf_wn);
+                bool t8972_ = (kf_lane_id() + 4u) < t8938_;
+                float t8973_ = __fadd_rn(t8968_, t8970_);
+                float t8974_ = t8972_ ? t8973_ : t8968_;
+                float t8976_ = kf_shfl_down(t8974_, 2u, kf_wn);
+                bool t8978_ = (kf_lane_id() + 2u) < t8938_;
+                float t8979_ = __fadd_rn(t8974_, t8976_);
+                float t8980_ = t8978_ ? t8979_ : t8974_;
+                float t8982_ = kf_shfl_down(t8980_, 1u, kf_wn);
+                bool t8984_ = (kf_lane_id() + 1u) < t8938_;
+                float t8985_ = __fadd_rn(t8980_, t8982_);
+                s_ = kf_shfl(t8984_ ? t8985_ : t8980_, 0u, kf_wn);
             }
-            bool t9504_ = lane_2_ == 0u;
-            bool t9505_ = t9504_;
-            if (t9504_) {
-                t9505_ = g_ < m_;
+            bool t8990_ = lane_2_ == 0u;
+            bool t8991_ = t8990_;
+            if (t8990_) {
+                t8991_ = g_ < m_;
             }
-            if (t9505_) {
+            if (t8991_) {
                 y_[g_] = s_;
             }
         }
     }
 }
 
-/* kernel gemv_bf16_f32_f16 (gemv.kf:1083) */
+/* kernel gemv_bf16_f32_f16 (gemv.kf:1114) */
 extern "C" __global__ void __launch_bounds__(256)
 gemv_bf16_f32_f16(const kf_bf16* __restrict__ w_, const float* __restrict__ x_, kf_f16* __restrict__ y_, unsigned m_, unsigned k_)
 {
@@ -3271,8 +2977,6 @@ gemv_bf16_f32_f16(const kf_bf16* __restrict__ w_, const float* __restrict__ x_, 
     float xs_18_[8];
     float xs_19_[8];
     float xs_20_[8];
-    float t7626_;
-    float t8595_;
     float s_;
     const unsigned kf_wn = kf_warp_lanes();
     const unsigned short* w16_ = (const unsigned short*)w_;
@@ -3282,61 +2986,62 @@ gemv_bf16_f32_f16(const kf_bf16* __restrict__ w_, const float* __restrict__ x_, 
     if ((k_ & 7u) == 0u) {
         unsigned lane_ = kf_lane_id();
         unsigned nv_ = k_ >> 3u;
-        unsigned t5100_ = nv_ << 1u;
+        unsigned t4830_ = nv_ << 1u;
         unsigned steps_ = (nv_ >> 7u) + (((nv_ & 127u) != 0u) ? 1u : 0u);
-        unsigned wid_ = (blockIdx.x << 3u) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u);
-        unsigned nw_ = gridDim.x << 3u;
+        unsigned wid_ = (blockIdx.x * (blockDim.x >> 5u)) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u);
+        unsigned nw_ = gridDim.x * (blockDim.x >> 5u);
         if (!(wid_ >= m_)) {
-            unsigned t5145_ = m_ - wid_;
-            unsigned t5153_ = ((t5145_ / nw_) + (((t5145_ % nw_) != 0u) ? 1u : 0u)) * steps_;
+            unsigned t4885_ = m_ - wid_;
+            unsigned t4893_ = ((t4885_ / nw_) + (((t4885_ % nw_) != 0u) ? 1u : 0u)) * steps_;
             acc_3_[0u] = 0.0f;
             unsigned lg_ = wid_;
             unsigned lk_ = 0u;
             unsigned cg_ = wid_;
             unsigned ck_ = 0u;
-            unsigned t6752_ = t5153_ + 1u;
+            unsigned t6513_ = t4893_ + 1u;
+            asm("" : "+r"(nw_));
             #pragma unroll 1
-            for (unsigned t0_ = 0u; t0_ < t6752_; t0_ = t0_ + 2u) {
-                if (t0_ < t5153_) {
+            for (unsigned t0_ = 0u; t0_ < t6513_; t0_ = t0_ + 2u) {
+                if (t0_ < t4893_) {
                     unsigned v_ = min((((lk_ << 5u) << 2u) + lane_), (nv_ - 1u));
                     unsigned row_2_ = min(lg_, (m_ - 1u));
                     wb_2_[0u] = wv_[(row_2_ * nv_) + v_];
-                    xb_2_[0u] = xv_[min((v_ << 1u), (t5100_ - 1u))];
-                    xb_2_[1u] = xv_[min(((v_ << 1u) + 1u), (t5100_ - 1u))];
+                    xb_2_[0u] = xv_[min((v_ << 1u), (t4830_ - 1u))];
+                    xb_2_[1u] = xv_[min(((v_ << 1u) + 1u), (t4830_ - 1u))];
                     unsigned v_2_ = min(((((lk_ << 5u) << 2u) + 32u) + lane_), (nv_ - 1u));
                     unsigned row_3_ = min(lg_, (m_ - 1u));
                     wb_2_[1u] = wv_[(row_3_ * nv_) + v_2_];
-                    xb_2_[2u] = xv_[min((v_2_ << 1u), (t5100_ - 1u))];
-                    xb_2_[3u] = xv_[min(((v_2_ << 1u) + 1u), (t5100_ - 1u))];
+                    xb_2_[2u] = xv_[min((v_2_ << 1u), (t4830_ - 1u))];
+                    xb_2_[3u] = xv_[min(((v_2_ << 1u) + 1u), (t4830_ - 1u))];
                     unsigned v_3_ = min(((((lk_ << 5u) << 2u) + 64u) + lane_), (nv_ - 1u));
                     unsigned row_4_ = min(lg_, (m_ - 1u));
                     wb_2_[2u] = wv_[(row_4_ * nv_) + v_3_];
-                    xb_2_[4u] = xv_[min((v_3_ << 1u), (t5100_ - 1u))];
-                    xb_2_[5u] = xv_[min(((v_3_ << 1u) + 1u), (t5100_ - 1u))];
+                    xb_2_[4u] = xv_[min((v_3_ << 1u), (t4830_ - 1u))];
+                    xb_2_[5u] = xv_[min(((v_3_ << 1u) + 1u), (t4830_ - 1u))];
                     unsigned v_4_ = min(((((lk_ << 5u) << 2u) + 96u) + lane_), (nv_ - 1u));
                     unsigned row_5_ = min(lg_, (m_ - 1u));
                     wb_2_[3u] = wv_[(row_5_ * nv_) + v_4_];
-                    xb_2_[6u] = xv_[min((v_4_ << 1u), (t5100_ - 1u))];
-                    xb_2_[7u] = xv_[min(((v_4_ << 1u) + 1u), (t5100_ - 1u))];
-                    unsigned t6956_ = lk_ + 1u;
-                    lk_ = t6956_;
-                    if (t6956_ == steps_) {
+                    xb_2_[6u] = xv_[min((v_4_ << 1u), (t4830_ - 1u))];
+                    xb_2_[7u] = xv_[min(((v_4_ << 1u) + 1u), (t4830_ - 1u))];
+                    unsigned t6717_ = lk_ + 1u;
+                    lk_ = t6717_;
+                    if (t6717_ == steps_) {
                         lk_ = 0u;
                         lg_ = lg_ + nw_;
                     }
                 }
-                bool t7066_ = t0_ >= 1u;
-                bool t7067_ = t7066_;
-                if (t7066_) {
-                    t7067_ = (t0_ - 1u) < t5153_;
+                bool t6770_ = t0_ >= 1u;
+                bool t6771_ = t6770_;
+                if (t6770_) {
+                    t6771_ = (t0_ - 1u) < t4893_;
                 }
-                if (t7067_) {
+                if (t6771_) {
                     unsigned v_5_ = ((ck_ << 5u) << 2u) + lane_;
                     if (v_5_ < nv_) {
-                        kf_u32x4 t7104_ = xb_2_[8u];
-                        kf_f32x4 a_ = kf_bitcast<kf_f32x4>(t7104_);
-                        kf_u32x4 t7107_ = xb_2_[9u];
-                        kf_f32x4 b_ = kf_bitcast<kf_f32x4>(t7107_);
+                        kf_u32x4 t6808_ = xb_2_[8u];
+                        kf_f32x4 a_ = kf_bitcast<kf_f32x4>(t6808_);
+                        kf_u32x4 t6811_ = xb_2_[9u];
+                        kf_f32x4 b_ = kf_bitcast<kf_f32x4>(t6811_);
                         xs_9_[0u] = a_.v[0];
                         xs_9_[4u] = b_.v[0];
                         xs_9_[1u] = a_.v[1];
@@ -3345,16 +3050,16 @@ gemv_bf16_f32_f16(const kf_bf16* __restrict__ w_, const float* __restrict__ x_, 
                         xs_9_[6u] = b_.v[2];
                         xs_9_[3u] = a_.v[3];
                         xs_9_[7u] = b_.v[3];
-                        kf_u32x4 t7156_ = wb_2_[4u];
-                        kf_bf16x8 wbv_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t7156_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7156_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7156_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7156_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7156_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7156_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7156_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7156_, 3u), 16u))}};
+                        kf_u32x4 t6860_ = wb_2_[4u];
+                        kf_bf16x8 wbv_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t6860_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t6860_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t6860_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t6860_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t6860_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t6860_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t6860_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t6860_, 3u), 16u))}};
                         acc_3_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_.v[7]), xs_9_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[6]), xs_9_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[5]), xs_9_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[4]), xs_9_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[3]), xs_9_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[2]), xs_9_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[1]), xs_9_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[0]), xs_9_[0u], acc_3_[0u]))))))));
                     }
                     unsigned v_6_ = (((ck_ << 5u) << 2u) + 32u) + lane_;
                     if (v_6_ < nv_) {
-                        kf_u32x4 t7235_ = xb_2_[10u];
-                        kf_f32x4 a_2_ = kf_bitcast<kf_f32x4>(t7235_);
-                        kf_u32x4 t7238_ = xb_2_[11u];
-                        kf_f32x4 b_2_ = kf_bitcast<kf_f32x4>(t7238_);
+                        kf_u32x4 t6939_ = xb_2_[10u];
+                        kf_f32x4 a_2_ = kf_bitcast<kf_f32x4>(t6939_);
+                        kf_u32x4 t6942_ = xb_2_[11u];
+                        kf_f32x4 b_2_ = kf_bitcast<kf_f32x4>(t6942_);
                         xs_10_[0u] = a_2_.v[0];
                         xs_10_[4u] = b_2_.v[0];
                         xs_10_[1u] = a_2_.v[1];
@@ -3363,16 +3068,16 @@ gemv_bf16_f32_f16(const kf_bf16* __restrict__ w_, const float* __restrict__ x_, 
                         xs_10_[6u] = b_2_.v[2];
                         xs_10_[3u] = a_2_.v[3];
                         xs_10_[7u] = b_2_.v[3];
-                        kf_u32x4 t7287_ = wb_2_[5u];
-                        kf_bf16x8 wbv_2_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t7287_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7287_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7287_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7287_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7287_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7287_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7287_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7287_, 3u), 16u))}};
+                        kf_u32x4 t6991_ = wb_2_[5u];
+                        kf_bf16x8 wbv_2_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t6991_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t6991_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t6991_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t6991_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t6991_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t6991_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t6991_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t6991_, 3u), 16u))}};
                         acc_3_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[7]), xs_10_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[6]), xs_10_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[5]), xs_10_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[4]), xs_10_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[3]), xs_10_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[2]), xs_10_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[1]), xs_10_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[0]), xs_10_[0u], acc_3_[0u]))))))));
                     }
                     unsigned v_7_ = (((ck_ << 5u) << 2u) + 64u) + lane_;
                     if (v_7_ < nv_) {
-                        kf_u32x4 t7366_ = xb_2_[12u];
-                        kf_f32x4 a_3_ = kf_bitcast<kf_f32x4>(t7366_);
-                        kf_u32x4 t7369_ = xb_2_[13u];
-                        kf_f32x4 b_3_ = kf_bitcast<kf_f32x4>(t7369_);
+                        kf_u32x4 t7070_ = xb_2_[12u];
+                        kf_f32x4 a_3_ = kf_bitcast<kf_f32x4>(t7070_);
+                        kf_u32x4 t7073_ = xb_2_[13u];
+                        kf_f32x4 b_3_ = kf_bitcast<kf_f32x4>(t7073_);
                         xs_11_[0u] = a_3_.v[0];
                         xs_11_[4u] = b_3_.v[0];
                         xs_11_[1u] = a_3_.v[1];
@@ -3381,16 +3086,16 @@ gemv_bf16_f32_f16(const kf_bf16* __restrict__ w_, const float* __restrict__ x_, 
                         xs_11_[6u] = b_3_.v[2];
                         xs_11_[3u] = a_3_.v[3];
                         xs_11_[7u] = b_3_.v[3];
-                        kf_u32x4 t7418_ = wb_2_[6u];
-                        kf_bf16x8 wbv_3_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t7418_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7418_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7418_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7418_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7418_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7418_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7418_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7418_, 3u), 16u))}};
+                        kf_u32x4 t7122_ = wb_2_[6u];
+                        kf_bf16x8 wbv_3_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t7122_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7122_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7122_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7122_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7122_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7122_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7122_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7122_, 3u), 16u))}};
                         acc_3_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[7]), xs_11_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[6]), xs_11_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[5]), xs_11_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[4]), xs_11_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[3]), xs_11_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[2]), xs_11_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[1]), xs_11_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[0]), xs_11_[0u], acc_3_[0u]))))))));
                     }
                     unsigned v_8_ = (((ck_ << 5u) << 2u) + 96u) + lane_;
                     if (v_8_ < nv_) {
-                        kf_u32x4 t7497_ = xb_2_[14u];
-                        kf_f32x4 a_4_ = kf_bitcast<kf_f32x4>(t7497_);
-                        kf_u32x4 t7500_ = xb_2_[15u];
-                        kf_f32x4 b_4_ = kf_bitcast<kf_f32x4>(t7500_);
+                        kf_u32x4 t7201_ = xb_2_[14u];
+                        kf_f32x4 a_4_ = kf_bitcast<kf_f32x4>(t7201_);
+                        kf_u32x4 t7204_ = xb_2_[15u];
+                        kf_f32x4 b_4_ = kf_bitcast<kf_f32x4>(t7204_);
                         xs_12_[0u] = a_4_.v[0];
                         xs_12_[4u] = b_4_.v[0];
                         xs_12_[1u] = a_4_.v[1];
@@ -3399,97 +3104,73 @@ gemv_bf16_f32_f16(const kf_bf16* __restrict__ w_, const float* __restrict__ x_, 
                         xs_12_[6u] = b_4_.v[2];
                         xs_12_[3u] = a_4_.v[3];
                         xs_12_[7u] = b_4_.v[3];
-                        kf_u32x4 t7549_ = wb_2_[7u];
-                        kf_bf16x8 wbv_4_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t7549_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7549_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7549_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7549_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7549_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7549_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7549_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7549_, 3u), 16u))}};
+                        kf_u32x4 t7253_ = wb_2_[7u];
+                        kf_bf16x8 wbv_4_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t7253_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7253_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7253_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7253_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7253_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7253_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7253_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7253_, 3u), 16u))}};
                         acc_3_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[7]), xs_12_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[6]), xs_12_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[5]), xs_12_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[4]), xs_12_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[3]), xs_12_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[2]), xs_12_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[1]), xs_12_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[0]), xs_12_[0u], acc_3_[0u]))))))));
                     }
-                    unsigned t7620_ = ck_ + 1u;
-                    ck_ = t7620_;
-                    if (t7620_ == steps_) {
+                    unsigned t7324_ = ck_ + 1u;
+                    ck_ = t7324_;
+                    if (t7324_ == steps_) {
                         float a_5_ = acc_3_[0u];
                         unsigned r_ = 0u;
-                        unsigned t7647_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
-                        if (t7647_ == 32u) {
-                            float t7652_ = __fadd_rn(a_5_, kf_shfl_xor(a_5_, 16u, kf_wn));
-                            float t7655_ = __fadd_rn(t7652_, kf_shfl_xor(t7652_, 8u, kf_wn));
-                            float t7658_ = __fadd_rn(t7655_, kf_shfl_xor(t7655_, 4u, kf_wn));
-                            float t7661_ = __fadd_rn(t7658_, kf_shfl_xor(t7658_, 2u, kf_wn));
-                            t7626_ = __fadd_rn(t7661_, kf_shfl_xor(t7661_, 1u, kf_wn));
-                        } else {
-                            float t7667_ = kf_shfl_down(a_5_, 16u, kf_wn);
-                            bool t7669_ = (kf_lane_id() + 16u) < t7647_;
-                            float t7670_ = __fadd_rn(a_5_, t7667_);
-                            float t7671_ = t7669_ ? t7670_ : a_5_;
-                            float t7673_ = kf_shfl_down(t7671_, 8u, kf_wn);
-                            bool t7675_ = (kf_lane_id() + 8u) < t7647_;
-                            float t7676_ = __fadd_rn(t7671_, t7673_);
-                            float t7677_ = t7675_ ? t7676_ : t7671_;
-                            float t7679_ = kf_shfl_down(t7677_, 4u, kf_wn);
-                            bool t7681_ = (kf_lane_id() + 4u) < t7647_;
-                            float t7682_ = __fadd_rn(t7677_, t7679_);
-                            float t7683_ = t7681_ ? t7682_ : t7677_;
-                            float t7685_ = kf_shfl_down(t7683_, 2u, kf_wn);
-                            bool t7687_ = (kf_lane_id() + 2u) < t7647_;
-                            float t7688_ = __fadd_rn(t7683_, t7685_);
-                            float t7689_ = t7687_ ? t7688_ : t7683_;
-                            float t7691_ = kf_shfl_down(t7689_, 1u, kf_wn);
-                            bool t7693_ = (kf_lane_id() + 1u) < t7647_;
-                            float t7694_ = __fadd_rn(t7689_, t7691_);
-                            t7626_ = kf_shfl(t7693_ ? t7694_ : t7689_, 0u, kf_wn);
+                        float t7332_ = __fadd_rn(a_5_, kf_shfl_xor(a_5_, 16u, kf_wn));
+                        float t7335_ = __fadd_rn(t7332_, kf_shfl_xor(t7332_, 8u, kf_wn));
+                        float t7338_ = __fadd_rn(t7335_, kf_shfl_xor(t7335_, 4u, kf_wn));
+                        float t7341_ = __fadd_rn(t7338_, kf_shfl_xor(t7338_, 2u, kf_wn));
+                        float t7344_ = __fadd_rn(t7341_, kf_shfl_xor(t7341_, 1u, kf_wn));
+                        bool t7346_ = lane_ == r_;
+                        bool t7347_ = t7346_;
+                        if (t7346_) {
+                            t7347_ = cg_ < m_;
                         }
-                        bool t7699_ = lane_ == r_;
-                        bool t7700_ = t7699_;
-                        if (t7699_) {
-                            t7700_ = cg_ < m_;
-                        }
-                        if (t7700_) {
-                            y_[cg_] = kf_f16_from_f32(t7626_);
+                        if (t7347_) {
+                            y_[cg_] = kf_f16_from_f32(t7344_);
                         }
                         acc_3_[0u] = 0.0f;
                         ck_ = 0u;
                         cg_ = cg_ + nw_;
                     }
                 }
-                if ((t0_ + 1u) < t5153_) {
+                if ((t0_ + 1u) < t4893_) {
                     unsigned v_9_ = min((((lk_ << 5u) << 2u) + lane_), (nv_ - 1u));
                     unsigned row_6_ = min(lg_, (m_ - 1u));
                     wb_2_[4u] = wv_[(row_6_ * nv_) + v_9_];
-                    xb_2_[8u] = xv_[min((v_9_ << 1u), (t5100_ - 1u))];
-                    xb_2_[9u] = xv_[min(((v_9_ << 1u) + 1u), (t5100_ - 1u))];
+                    xb_2_[8u] = xv_[min((v_9_ << 1u), (t4830_ - 1u))];
+                    xb_2_[9u] = xv_[min(((v_9_ << 1u) + 1u), (t4830_ - 1u))];
                     unsigned v_10_ = min(((((lk_ << 5u) << 2u) + 32u) + lane_), (nv_ - 1u));
                     unsigned row_7_ = min(lg_, (m_ - 1u));
                     wb_2_[5u] = wv_[(row_7_ * nv_) + v_10_];
-                    xb_2_[10u] = xv_[min((v_10_ << 1u), (t5100_ - 1u))];
-                    xb_2_[11u] = xv_[min(((v_10_ << 1u) + 1u), (t5100_ - 1u))];
+                    xb_2_[10u] = xv_[min((v_10_ << 1u), (t4830_ - 1u))];
+                    xb_2_[11u] = xv_[min(((v_10_ << 1u) + 1u), (t4830_ - 1u))];
                     unsigned v_11_ = min(((((lk_ << 5u) << 2u) + 64u) + lane_), (nv_ - 1u));
                     unsigned row_8_ = min(lg_, (m_ - 1u));
                     wb_2_[6u] = wv_[(row_8_ * nv_) + v_11_];
-                    xb_2_[12u] = xv_[min((v_11_ << 1u), (t5100_ - 1u))];
-                    xb_2_[13u] = xv_[min(((v_11_ << 1u) + 1u), (t5100_ - 1u))];
+                    xb_2_[12u] = xv_[min((v_11_ << 1u), (t4830_ - 1u))];
+                    xb_2_[13u] = xv_[min(((v_11_ << 1u) + 1u), (t4830_ - 1u))];
                     unsigned v_12_ = min(((((lk_ << 5u) << 2u) + 96u) + lane_), (nv_ - 1u));
                     unsigned row_9_ = min(lg_, (m_ - 1u));
                     wb_2_[7u] = wv_[(row_9_ * nv_) + v_12_];
-                    xb_2_[14u] = xv_[min((v_12_ << 1u), (t5100_ - 1u))];
-                    xb_2_[15u] = xv_[min(((v_12_ << 1u) + 1u), (t5100_ - 1u))];
-                    unsigned t7925_ = lk_ + 1u;
-                    lk_ = t7925_;
-                    if (t7925_ == steps_) {
+                    xb_2_[14u] = xv_[min((v_12_ << 1u), (t4830_ - 1u))];
+                    xb_2_[15u] = xv_[min(((v_12_ << 1u) + 1u), (t4830_ - 1u))];
+                    unsigned t7572_ = lk_ + 1u;
+                    lk_ = t7572_;
+                    if (t7572_ == steps_) {
                         lk_ = 0u;
                         lg_ = lg_ + nw_;
                     }
                 }
-                bool t8035_ = (t0_ + 1u) >= 1u;
-                bool t8036_ = t8035_;
-                if (t8035_) {
-                    t8036_ = ((t0_ + 1u) - 1u) < t5153_;
+                bool t7625_ = (t0_ + 1u) >= 1u;
+                bool t7626_ = t7625_;
+                if (t7625_) {
+                    t7626_ = ((t0_ + 1u) - 1u) < t4893_;
                 }
-                if (t8036_) {
+                if (t7626_) {
                     unsigned v_13_ = ((ck_ << 5u) << 2u) + lane_;
                     if (v_13_ < nv_) {
-                        kf_u32x4 t8073_ = xb_2_[0u];
-                        kf_f32x4 a_6_ = kf_bitcast<kf_f32x4>(t8073_);
-                        kf_u32x4 t8076_ = xb_2_[1u];
-                        kf_f32x4 b_5_ = kf_bitcast<kf_f32x4>(t8076_);
+                        kf_u32x4 t7663_ = xb_2_[0u];
+                        kf_f32x4 a_6_ = kf_bitcast<kf_f32x4>(t7663_);
+                        kf_u32x4 t7666_ = xb_2_[1u];
+                        kf_f32x4 b_5_ = kf_bitcast<kf_f32x4>(t7666_);
                         xs_13_[0u] = a_6_.v[0];
                         xs_13_[4u] = b_5_.v[0];
                         xs_13_[1u] = a_6_.v[1];
@@ -3498,16 +3179,16 @@ gemv_bf16_f32_f16(const kf_bf16* __restrict__ w_, const float* __restrict__ x_, 
                         xs_13_[6u] = b_5_.v[2];
                         xs_13_[3u] = a_6_.v[3];
                         xs_13_[7u] = b_5_.v[3];
-                        kf_u32x4 t8125_ = wb_2_[0u];
-                        kf_bf16x8 wbv_5_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t8125_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8125_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8125_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8125_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8125_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8125_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8125_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8125_, 3u), 16u))}};
+                        kf_u32x4 t7715_ = wb_2_[0u];
+                        kf_bf16x8 wbv_5_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t7715_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7715_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7715_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7715_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7715_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7715_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7715_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7715_, 3u), 16u))}};
                         acc_3_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[7]), xs_13_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[6]), xs_13_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[5]), xs_13_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[4]), xs_13_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[3]), xs_13_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[2]), xs_13_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[1]), xs_13_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[0]), xs_13_[0u], acc_3_[0u]))))))));
                     }
                     unsigned v_14_ = (((ck_ << 5u) << 2u) + 32u) + lane_;
                     if (v_14_ < nv_) {
-                        kf_u32x4 t8204_ = xb_2_[2u];
-                        kf_f32x4 a_7_ = kf_bitcast<kf_f32x4>(t8204_);
-                        kf_u32x4 t8207_ = xb_2_[3u];
-                        kf_f32x4 b_6_ = kf_bitcast<kf_f32x4>(t8207_);
+                        kf_u32x4 t7794_ = xb_2_[2u];
+                        kf_f32x4 a_7_ = kf_bitcast<kf_f32x4>(t7794_);
+                        kf_u32x4 t7797_ = xb_2_[3u];
+                        kf_f32x4 b_6_ = kf_bitcast<kf_f32x4>(t7797_);
                         xs_14_[0u] = a_7_.v[0];
                         xs_14_[4u] = b_6_.v[0];
                         xs_14_[1u] = a_7_.v[1];
@@ -3516,16 +3197,16 @@ gemv_bf16_f32_f16(const kf_bf16* __restrict__ w_, const float* __restrict__ x_, 
                         xs_14_[6u] = b_6_.v[2];
                         xs_14_[3u] = a_7_.v[3];
                         xs_14_[7u] = b_6_.v[3];
-                        kf_u32x4 t8256_ = wb_2_[1u];
-                        kf_bf16x8 wbv_6_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t8256_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8256_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8256_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8256_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8256_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8256_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8256_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8256_, 3u), 16u))}};
+                        kf_u32x4 t7846_ = wb_2_[1u];
+                        kf_bf16x8 wbv_6_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t7846_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7846_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7846_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7846_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7846_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7846_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7846_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7846_, 3u), 16u))}};
                         acc_3_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[7]), xs_14_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[6]), xs_14_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[5]), xs_14_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[4]), xs_14_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[3]), xs_14_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[2]), xs_14_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[1]), xs_14_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[0]), xs_14_[0u], acc_3_[0u]))))))));
                     }
                     unsigned v_15_ = (((ck_ << 5u) << 2u) + 64u) + lane_;
                     if (v_15_ < nv_) {
-                        kf_u32x4 t8335_ = xb_2_[4u];
-                        kf_f32x4 a_8_ = kf_bitcast<kf_f32x4>(t8335_);
-                        kf_u32x4 t8338_ = xb_2_[5u];
-                        kf_f32x4 b_7_ = kf_bitcast<kf_f32x4>(t8338_);
+                        kf_u32x4 t7925_ = xb_2_[4u];
+                        kf_f32x4 a_8_ = kf_bitcast<kf_f32x4>(t7925_);
+                        kf_u32x4 t7928_ = xb_2_[5u];
+                        kf_f32x4 b_7_ = kf_bitcast<kf_f32x4>(t7928_);
                         xs_15_[0u] = a_8_.v[0];
                         xs_15_[4u] = b_7_.v[0];
                         xs_15_[1u] = a_8_.v[1];
@@ -3534,16 +3215,16 @@ gemv_bf16_f32_f16(const kf_bf16* __restrict__ w_, const float* __restrict__ x_, 
                         xs_15_[6u] = b_7_.v[2];
                         xs_15_[3u] = a_8_.v[3];
                         xs_15_[7u] = b_7_.v[3];
-                        kf_u32x4 t8387_ = wb_2_[2u];
-                        kf_bf16x8 wbv_7_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t8387_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8387_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8387_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8387_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8387_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8387_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8387_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8387_, 3u), 16u))}};
+                        kf_u32x4 t7977_ = wb_2_[2u];
+                        kf_bf16x8 wbv_7_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t7977_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7977_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7977_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7977_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7977_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7977_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7977_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7977_, 3u), 16u))}};
                         acc_3_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[7]), xs_15_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[6]), xs_15_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[5]), xs_15_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[4]), xs_15_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[3]), xs_15_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[2]), xs_15_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[1]), xs_15_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[0]), xs_15_[0u], acc_3_[0u]))))))));
                     }
                     unsigned v_16_ = (((ck_ << 5u) << 2u) + 96u) + lane_;
                     if (v_16_ < nv_) {
-                        kf_u32x4 t8466_ = xb_2_[6u];
-                        kf_f32x4 a_9_ = kf_bitcast<kf_f32x4>(t8466_);
-                        kf_u32x4 t8469_ = xb_2_[7u];
-                        kf_f32x4 b_8_ = kf_bitcast<kf_f32x4>(t8469_);
+                        kf_u32x4 t8056_ = xb_2_[6u];
+                        kf_f32x4 a_9_ = kf_bitcast<kf_f32x4>(t8056_);
+                        kf_u32x4 t8059_ = xb_2_[7u];
+                        kf_f32x4 b_8_ = kf_bitcast<kf_f32x4>(t8059_);
                         xs_16_[0u] = a_9_.v[0];
                         xs_16_[4u] = b_8_.v[0];
                         xs_16_[1u] = a_9_.v[1];
@@ -3552,51 +3233,27 @@ gemv_bf16_f32_f16(const kf_bf16* __restrict__ w_, const float* __restrict__ x_, 
                         xs_16_[6u] = b_8_.v[2];
                         xs_16_[3u] = a_9_.v[3];
                         xs_16_[7u] = b_8_.v[3];
-                        kf_u32x4 t8518_ = wb_2_[3u];
-                        kf_bf16x8 wbv_8_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t8518_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8518_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8518_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8518_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8518_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8518_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8518_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8518_, 3u), 16u))}};
+                        kf_u32x4 t8108_ = wb_2_[3u];
+                        kf_bf16x8 wbv_8_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t8108_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8108_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8108_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8108_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8108_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8108_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8108_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8108_, 3u), 16u))}};
                         acc_3_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[7]), xs_16_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[6]), xs_16_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[5]), xs_16_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[4]), xs_16_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[3]), xs_16_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[2]), xs_16_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[1]), xs_16_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[0]), xs_16_[0u], acc_3_[0u]))))))));
                     }
-                    unsigned t8589_ = ck_ + 1u;
-                    ck_ = t8589_;
-                    if (t8589_ == steps_) {
+                    unsigned t8179_ = ck_ + 1u;
+                    ck_ = t8179_;
+                    if (t8179_ == steps_) {
                         float a_10_ = acc_3_[0u];
                         unsigned r_2_ = 0u;
-                        unsigned t8616_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
-                        if (t8616_ == 32u) {
-                            float t8621_ = __fadd_rn(a_10_, kf_shfl_xor(a_10_, 16u, kf_wn));
-                            float t8624_ = __fadd_rn(t8621_, kf_shfl_xor(t8621_, 8u, kf_wn));
-                            float t8627_ = __fadd_rn(t8624_, kf_shfl_xor(t8624_, 4u, kf_wn));
-                            float t8630_ = __fadd_rn(t8627_, kf_shfl_xor(t8627_, 2u, kf_wn));
-                            t8595_ = __fadd_rn(t8630_, kf_shfl_xor(t8630_, 1u, kf_wn));
-                        } else {
-                            float t8636_ = kf_shfl_down(a_10_, 16u, kf_wn);
-                            bool t8638_ = (kf_lane_id() + 16u) < t8616_;
-                            float t8639_ = __fadd_rn(a_10_, t8636_);
-                            float t8640_ = t8638_ ? t8639_ : a_10_;
-                            float t8642_ = kf_shfl_down(t8640_, 8u, kf_wn);
-                            bool t8644_ = (kf_lane_id() + 8u) < t8616_;
-                            float t8645_ = __fadd_rn(t8640_, t8642_);
-                            float t8646_ = t8644_ ? t8645_ : t8640_;
-                            float t8648_ = kf_shfl_down(t8646_, 4u, kf_wn);
-                            bool t8650_ = (kf_lane_id() + 4u) < t8616_;
-                            float t8651_ = __fadd_rn(t8646_, t8648_);
-                            float t8652_ = t8650_ ? t8651_ : t8646_;
-                            float t8654_ = kf_shfl_down(t8652_, 2u, kf_wn);
-                            bool t8656_ = (kf_lane_id() + 2u) < t8616_;
-                            float t8657_ = __fadd_rn(t8652_, t8654_);
-                            float t8658_ = t8656_ ? t8657_ : t8652_;
-                            float t8660_ = kf_shfl_down(t8658_, 1u, kf_wn);
-                            bool t8662_ = (kf_lane_id() + 1u) < t8616_;
-                            float t8663_ = __fadd_rn(t8658_, t8660_);
-                            t8595_ = kf_shfl(t8662_ ? t8663_ : t8658_, 0u, kf_wn);
+                        float t8187_ = __fadd_rn(a_10_, kf_shfl_xor(a_10_, 16u, kf_wn));
+                        float t8190_ = __fadd_rn(t8187_, kf_shfl_xor(t8187_, 8u, kf_wn));
+                        float t8193_ = __fadd_rn(t8190_, kf_shfl_xor(t8190_, 4u, kf_wn));
+                        float t8196_ = __fadd_rn(t8193_, kf_shfl_xor(t8193_, 2u, kf_wn));
+                        float t8199_ = __fadd_rn(t8196_, kf_shfl_xor(t8196_, 1u, kf_wn));
+                        bool t8201_ = lane_ == r_2_;
+                        bool t8202_ = t8201_;
+                        if (t8201_) {
+                            t8202_ = cg_ < m_;
                         }
-                        bool t8668_ = lane_ == r_2_;
-                        bool t8669_ = t8668_;
-                        if (t8668_) {
-                            t8669_ = cg_ < m_;
-                        }
-                        if (t8669_) {
-                            y_[cg_] = kf_f16_from_f32(t8595_);
+                        if (t8202_) {
+                            y_[cg_] = kf_f16_from_f32(t8199_);
                         }
                         acc_3_[0u] = 0.0f;
                         ck_ = 0u;
@@ -3608,57 +3265,57 @@ gemv_bf16_f32_f16(const kf_bf16* __restrict__ w_, const float* __restrict__ x_, 
     } else {
         unsigned lane_2_ = kf_lane_id();
         unsigned nv_2_ = k_ >> 3u;
-        unsigned t8812_ = (blockIdx.x << 3u) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u);
-        unsigned t8823_ = gridDim.x << 3u;
+        unsigned t8293_ = (blockIdx.x * (blockDim.x >> 5u)) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u);
+        unsigned t8309_ = gridDim.x * (blockDim.x >> 5u);
         #pragma unroll 1
-        for (unsigned g_ = t8812_; g_ < m_; g_ = g_ + t8823_) {
+        for (unsigned g_ = t8293_; g_ < m_; g_ = g_ + t8309_) {
             row_[0u] = min(g_, (m_ - 1u));
             acc_4_[0u] = 0.0f;
             if ((k_ & 7u) == 0u) {
                 #pragma unroll 1
                 for (unsigned base_ = 0u; base_ < nv_2_; base_ = base_ + 128u) {
                     unsigned v_17_ = base_ + lane_2_;
-                    kf_u32x4 t8848_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                    kf_u32x4 t_4_ = t8848_;
+                    kf_u32x4 t8334_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_4_ = t8334_;
                     if (v_17_ < nv_2_) {
-                        unsigned t8854_ = (row_[0u] * nv_2_) + v_17_;
-                        kf_u32x4 t8855_ = wv_[t8854_];
-                        t_4_ = t8855_;
+                        unsigned t8340_ = (row_[0u] * nv_2_) + v_17_;
+                        kf_u32x4 t8341_ = wv_[t8340_];
+                        t_4_ = t8341_;
                     }
                     wr_[0u] = t_4_;
                     unsigned v_18_ = (base_ + 32u) + lane_2_;
-                    kf_u32x4 t8861_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                    kf_u32x4 t_5_ = t8861_;
+                    kf_u32x4 t8347_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_5_ = t8347_;
                     if (v_18_ < nv_2_) {
-                        unsigned t8867_ = (row_[0u] * nv_2_) + v_18_;
-                        kf_u32x4 t8868_ = wv_[t8867_];
-                        t_5_ = t8868_;
+                        unsigned t8353_ = (row_[0u] * nv_2_) + v_18_;
+                        kf_u32x4 t8354_ = wv_[t8353_];
+                        t_5_ = t8354_;
                     }
                     wr_[1u] = t_5_;
                     unsigned v_19_ = (base_ + 64u) + lane_2_;
-                    kf_u32x4 t8874_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                    kf_u32x4 t_6_ = t8874_;
+                    kf_u32x4 t8360_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_6_ = t8360_;
                     if (v_19_ < nv_2_) {
-                        unsigned t8880_ = (row_[0u] * nv_2_) + v_19_;
-                        kf_u32x4 t8881_ = wv_[t8880_];
-                        t_6_ = t8881_;
+                        unsigned t8366_ = (row_[0u] * nv_2_) + v_19_;
+                        kf_u32x4 t8367_ = wv_[t8366_];
+                        t_6_ = t8367_;
                     }
                     wr_[2u] = t_6_;
                     unsigned v_20_ = (base_ + 96u) + lane_2_;
-                    kf_u32x4 t8887_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                    kf_u32x4 t_7_ = t8887_;
+                    kf_u32x4 t8373_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_7_ = t8373_;
                     if (v_20_ < nv_2_) {
-                        unsigned t8893_ = (row_[0u] * nv_2_) + v_20_;
-                        kf_u32x4 t8894_ = wv_[t8893_];
-                        t_7_ = t8894_;
+                        unsigned t8379_ = (row_[0u] * nv_2_) + v_20_;
+                        kf_u32x4 t8380_ = wv_[t8379_];
+                        t_7_ = t8380_;
                     }
                     wr_[3u] = t_7_;
                     unsigned v_21_ = base_ + lane_2_;
                     if (v_21_ < nv_2_) {
-                        unsigned t8901_ = v_21_ << 1u;
-                        kf_f32x4 a_11_ = xf4_[t8901_];
-                        unsigned t8906_ = (v_21_ << 1u) + 1u;
-                        kf_f32x4 b_9_ = xf4_[t8906_];
+                        unsigned t8387_ = v_21_ << 1u;
+                        kf_f32x4 a_11_ = xf4_[t8387_];
+                        unsigned t8392_ = (v_21_ << 1u) + 1u;
+                        kf_f32x4 b_9_ = xf4_[t8392_];
                         xs_17_[0u] = a_11_.v[0];
                         xs_17_[4u] = b_9_.v[0];
                         xs_17_[1u] = a_11_.v[1];
@@ -3667,16 +3324,16 @@ gemv_bf16_f32_f16(const kf_bf16* __restrict__ w_, const float* __restrict__ x_, 
                         xs_17_[6u] = b_9_.v[2];
                         xs_17_[3u] = a_11_.v[3];
                         xs_17_[7u] = b_9_.v[3];
-                        kf_u32x4 t8953_ = wr_[0u];
-                        kf_bf16x8 wb_3_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t8953_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8953_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8953_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8953_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8953_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8953_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8953_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8953_, 3u), 16u))}};
+                        kf_u32x4 t8439_ = wr_[0u];
+                        kf_bf16x8 wb_3_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t8439_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8439_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8439_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8439_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8439_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8439_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8439_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8439_, 3u), 16u))}};
                         acc_4_[0u] = __fmaf_rn(kf_bf16_to_f32(wb_3_.v[7]), xs_17_[7u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[6]), xs_17_[6u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[5]), xs_17_[5u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[4]), xs_17_[4u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[3]), xs_17_[3u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[2]), xs_17_[2u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[1]), xs_17_[1u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[0]), xs_17_[0u], acc_4_[0u]))))))));
                     }
                     unsigned v_22_ = (base_ + 32u) + lane_2_;
                     if (v_22_ < nv_2_) {
-                        unsigned t9028_ = v_22_ << 1u;
-                        kf_f32x4 a_12_ = xf4_[t9028_];
-                        unsigned t9033_ = (v_22_ << 1u) + 1u;
-                        kf_f32x4 b_10_ = xf4_[t9033_];
+                        unsigned t8514_ = v_22_ << 1u;
+                        kf_f32x4 a_12_ = xf4_[t8514_];
+                        unsigned t8519_ = (v_22_ << 1u) + 1u;
+                        kf_f32x4 b_10_ = xf4_[t8519_];
                         xs_18_[0u] = a_12_.v[0];
                         xs_18_[4u] = b_10_.v[0];
                         xs_18_[1u] = a_12_.v[1];
@@ -3685,16 +3342,16 @@ gemv_bf16_f32_f16(const kf_bf16* __restrict__ w_, const float* __restrict__ x_, 
                         xs_18_[6u] = b_10_.v[2];
                         xs_18_[3u] = a_12_.v[3];
                         xs_18_[7u] = b_10_.v[3];
-                        kf_u32x4 t9080_ = wr_[1u];
-                        kf_bf16x8 wb_4_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t9080_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t9080_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t9080_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t9080_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t9080_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t9080_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t9080_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t9080_, 3u), 16u))}};
+                        kf_u32x4 t8566_ = wr_[1u];
+                        kf_bf16x8 wb_4_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t8566_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8566_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8566_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8566_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8566_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8566_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8566_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8566_, 3u), 16u))}};
                         acc_4_[0u] = __fmaf_rn(kf_bf16_to_f32(wb_4_.v[7]), xs_18_[7u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[6]), xs_18_[6u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[5]), xs_18_[5u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[4]), xs_18_[4u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[3]), xs_18_[3u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[2]), xs_18_[2u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[1]), xs_18_[1u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[0]), xs_18_[0u], acc_4_[0u]))))))));
                     }
                     unsigned v_23_ = (base_ + 64u) + lane_2_;
                     if (v_23_ < nv_2_) {
-                        unsigned t9155_ = v_23_ << 1u;
-                        kf_f32x4 a_13_ = xf4_[t9155_];
-                        unsigned t9160_ = (v_23_ << 1u) + 1u;
-                        kf_f32x4 b_11_ = xf4_[t9160_];
+                        unsigned t8641_ = v_23_ << 1u;
+                        kf_f32x4 a_13_ = xf4_[t8641_];
+                        unsigned t8646_ = (v_23_ << 1u) + 1u;
+                        kf_f32x4 b_11_ = xf4_[t8646_];
                         xs_19_[0u] = a_13_.v[0];
                         xs_19_[4u] = b_11_.v[0];
                         xs_19_[1u] = a_13_.v[1];
@@ -3703,16 +3360,16 @@ gemv_bf16_f32_f16(const kf_bf16* __restrict__ w_, const float* __restrict__ x_, 
                         xs_19_[6u] = b_11_.v[2];
                         xs_19_[3u] = a_13_.v[3];
                         xs_19_[7u] = b_11_.v[3];
-                        kf_u32x4 t9207_ = wr_[2u];
-                        kf_bf16x8 wb_5_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t9207_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t9207_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t9207_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t9207_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t9207_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t9207_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t9207_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t9207_, 3u), 16u))}};
+                        kf_u32x4 t8693_ = wr_[2u];
+                        kf_bf16x8 wb_5_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t8693_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8693_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8693_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8693_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8693_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8693_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8693_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8693_, 3u), 16u))}};
                         acc_4_[0u] = __fmaf_rn(kf_bf16_to_f32(wb_5_.v[7]), xs_19_[7u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[6]), xs_19_[6u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[5]), xs_19_[5u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[4]), xs_19_[4u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[3]), xs_19_[3u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[2]), xs_19_[2u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[1]), xs_19_[1u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[0]), xs_19_[0u], acc_4_[0u]))))))));
                     }
                     unsigned v_24_ = (base_ + 96u) + lane_2_;
                     if (v_24_ < nv_2_) {
-                        unsigned t9282_ = v_24_ << 1u;
-                        kf_f32x4 a_14_ = xf4_[t9282_];
-                        unsigned t9287_ = (v_24_ << 1u) + 1u;
-                        kf_f32x4 b_12_ = xf4_[t9287_];
+                        unsigned t8768_ = v_24_ << 1u;
+                        kf_f32x4 a_14_ = xf4_[t8768_];
+                        unsigned t8773_ = (v_24_ << 1u) + 1u;
+                        kf_f32x4 b_12_ = xf4_[t8773_];
                         xs_20_[0u] = a_14_.v[0];
                         xs_20_[4u] = b_12_.v[0];
                         xs_20_[1u] = a_14_.v[1];
@@ -3721,63 +3378,63 @@ gemv_bf16_f32_f16(const kf_bf16* __restrict__ w_, const float* __restrict__ x_, 
                         xs_20_[6u] = b_12_.v[2];
                         xs_20_[3u] = a_14_.v[3];
                         xs_20_[7u] = b_12_.v[3];
-                        kf_u32x4 t9334_ = wr_[3u];
-                        kf_bf16x8 wb_6_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t9334_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t9334_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t9334_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t9334_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t9334_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t9334_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t9334_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t9334_, 3u), 16u))}};
+                        kf_u32x4 t8820_ = wr_[3u];
+                        kf_bf16x8 wb_6_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t8820_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8820_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8820_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8820_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8820_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8820_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8820_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8820_, 3u), 16u))}};
                         acc_4_[0u] = __fmaf_rn(kf_bf16_to_f32(wb_6_.v[7]), xs_20_[7u], __fmaf_rn(kf_bf16_to_f32(wb_6_.v[6]), xs_20_[6u], __fmaf_rn(kf_bf16_to_f32(wb_6_.v[5]), xs_20_[5u], __fmaf_rn(kf_bf16_to_f32(wb_6_.v[4]), xs_20_[4u], __fmaf_rn(kf_bf16_to_f32(wb_6_.v[3]), xs_20_[3u], __fmaf_rn(kf_bf16_to_f32(wb_6_.v[2]), xs_20_[2u], __fmaf_rn(kf_bf16_to_f32(wb_6_.v[1]), xs_20_[1u], __fmaf_rn(kf_bf16_to_f32(wb_6_.v[0]), xs_20_[0u], acc_4_[0u]))))))));
                     }
                 }
             } else {
                 #pragma unroll 1
                 for (unsigned c_ = lane_2_; c_ < k_; c_ = c_ + 32u) {
-                    float t9410_ = x_[c_];
+                    float t8896_ = x_[c_];
                     unsigned i_ = (row_[0u] * k_) + c_;
                     unsigned short u_ = w16_[i_];
-                    acc_4_[0u] = __fmaf_rn(kf_bf16_to_f32(kf_bitcast<kf_bf16>(u_)), t9410_, acc_4_[0u]);
+                    acc_4_[0u] = __fmaf_rn(kf_bf16_to_f32(kf_bitcast<kf_bf16>(u_)), t8896_, acc_4_[0u]);
                 }
             }
-            float t9430_ = acc_4_[0u];
-            unsigned t9452_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
-            if (t9452_ == 32u) {
-                float t9457_ = __fadd_rn(t9430_, kf_shfl_xor(t9430_, 16u, kf_wn));
-                float t9460_ = __fadd_rn(t9457_, kf_shfl_xor(t9457_, 8u, kf_wn));
-                float t9463_ = __fadd_rn(t9460_, kf_shfl_xor(t9460_, 4u, kf_wn));
-                float t9466_ = __fadd_rn(t9463_, kf_shfl_xor(t9463_, 2u, kf_wn));
-                s_ = __fadd_rn(t9466_, kf_shfl_xor(t9466_, 1u, kf_wn));
+            float t8916_ = acc_4_[0u];
+            unsigned t8938_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+            if (t8938_ == 32u) {
+                float t8943_ = __fadd_rn(t8916_, kf_shfl_xor(t8916_, 16u, kf_wn));
+                float t8946_ = __fadd_rn(t8943_, kf_shfl_xor(t8943_, 8u, kf_wn));
+                float t8949_ = __fadd_rn(t8946_, kf_shfl_xor(t8946_, 4u, kf_wn));
+                float t8952_ = __fadd_rn(t8949_, kf_shfl_xor(t8949_, 2u, kf_wn));
+                s_ = __fadd_rn(t8952_, kf_shfl_xor(t8952_, 1u, kf_wn));
             } else {
-                float t9472_ = kf_shfl_down(t9430_, 16u, kf_wn);
-                bool t9474_ = (kf_lane_id() + 16u) < t9452_;
-                float t9475_ = __fadd_rn(t9430_, t9472_);
-                float t9476_ = t9474_ ? t9475_ : t9430_;
-                float t9478_ = kf_shfl_down(t9476_, 8u, kf_wn);
-                bool t9480_ = (kf_lane_id() + 8u) < t9452_;
-                float t9481_ = __fadd_rn(t9476_, t9478_);
-                float t9482_ = t9480_ ? t9481_ : t9476_;
-                float t9484_ = kf_shfl_down(t9482_, 4u, kf_wn);
-                bool t9486_ = (kf_lane_id() + 4u) < t9452_;
-                float t9487_ = __fadd_rn(t9482_, t9484_);
-                float t9488_ = t9486_ ? t9487_ : t9482_;
-                float t9490_ = kf_shfl_down(t9488_, 2u, kf_wn);
-                bool t9492_ = (kf_lane_id() + 2u) < t9452_;
-                float t9493_ = __fadd_rn(t9488_, t9490_);
-                float t9494_ = t9492_ ? t9493_ : t9488_;
-                float t9496_ = kf_shfl_down(t9494_, 1u, kf_wn);
-                bool t9498_ = (kf_lane_id() + 1u) < t9452_;
-                float t9499_ = __fadd_rn(t9494_, t9496_);
-                s_ = kf_shfl(t9498_ ? t9499_ : t9494_, 0u, kf_wn);
+                float t8958_ = kf_shfl_down(t8916_, 16u, kf_wn);
+                bool t8960_ = (kf_lane_id() + 16u) < t8938_;
+                float t8961_ = __fadd_rn(t8916_, t8958_);
+                float t8962_ = t8960_ ? t8961_ : t8916_;
+                float t8964_ = kf_shfl_down(t8962_, 8u, kf_wn);
+                bool t8966_ = (kf_lane_id() + 8u) < t8938_;
+                float t8967_ = __fadd_rn(t8962_, t8964_);
+                float t8968_ = t8966_ ? t8967_ : t8962_;
+                float t8970_ = kf_shfl_down(t8968_, 4u, kf_wn);
+                bool t8972_ = (kf_lane_id() + 4u) < t8938_;
+                float t8973_ = __fadd_rn(t8968_, t8970_);
+                float t8974_ = t8972_ ? t8973_ : t8968_;
+                float t8976_ = kf_shfl_down(t8974_, 2u, kf_wn);
+                bool t8978_ = (kf_lane_id() + 2u) < t8938_;
+                float t8979_ = __fadd_rn(t8974_, t8976_);
+                float t8980_ = t8978_ ? t8979_ : t8974_;
+                float t8982_ = kf_shfl_down(t8980_, 1u, kf_wn);
+                bool t8984_ = (kf_lane_id() + 1u) < t8938_;
+                float t8985_ = __fadd_rn(t8980_, t8982_);
+                s_ = kf_shfl(t8984_ ? t8985_ : t8980_, 0u, kf_wn);
             }
-            bool t9504_ = lane_2_ == 0u;
-            bool t9505_ = t9504_;
-            if (t9504_) {
-                t9505_ = g_ < m_;
+            bool t8990_ = lane_2_ == 0u;
+            bool t8991_ = t8990_;
+            if (t8990_) {
+                t8991_ = g_ < m_;
             }
-            if (t9505_) {
+            if (t8991_) {
                 y_[g_] = kf_f16_from_f32(s_);
             }
         }
     }
 }
 
-/* kernel gemv_bf16_f32_f32 (gemv.kf:1089) */
+/* kernel gemv_bf16_f32_f32 (gemv.kf:1120) */
 extern "C" __global__ void __launch_bounds__(256)
 gemv_bf16_f32_f32(const kf_bf16* __restrict__ w_, const float* __restrict__ x_, float* __restrict__ y_, unsigned m_, unsigned k_)
 {
@@ -3800,8 +3457,6 @@ gemv_bf16_f32_f32(const kf_bf16* __restrict__ w_, const float* __restrict__ x_, 
     float xs_18_[8];
     float xs_19_[8];
     float xs_20_[8];
-    float t7626_;
-    float t8595_;
     float s_;
     const unsigned kf_wn = kf_warp_lanes();
     const unsigned short* w16_ = (const unsigned short*)w_;
@@ -3811,61 +3466,62 @@ gemv_bf16_f32_f32(const kf_bf16* __restrict__ w_, const float* __restrict__ x_, 
     if ((k_ & 7u) == 0u) {
         unsigned lane_ = kf_lane_id();
         unsigned nv_ = k_ >> 3u;
-        unsigned t5100_ = nv_ << 1u;
+        unsigned t4830_ = nv_ << 1u;
         unsigned steps_ = (nv_ >> 7u) + (((nv_ & 127u) != 0u) ? 1u : 0u);
-        unsigned wid_ = (blockIdx.x << 3u) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u);
-        unsigned nw_ = gridDim.x << 3u;
+        unsigned wid_ = (blockIdx.x * (blockDim.x >> 5u)) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u);
+        unsigned nw_ = gridDim.x * (blockDim.x >> 5u);
         if (!(wid_ >= m_)) {
-            unsigned t5145_ = m_ - wid_;
-            unsigned t5153_ = ((t5145_ / nw_) + (((t5145_ % nw_) != 0u) ? 1u : 0u)) * steps_;
+            unsigned t4885_ = m_ - wid_;
+            unsigned t4893_ = ((t4885_ / nw_) + (((t4885_ % nw_) != 0u) ? 1u : 0u)) * steps_;
             acc_3_[0u] = 0.0f;
             unsigned lg_ = wid_;
             unsigned lk_ = 0u;
             unsigned cg_ = wid_;
             unsigned ck_ = 0u;
-            unsigned t6752_ = t5153_ + 1u;
+            unsigned t6513_ = t4893_ + 1u;
+            asm("" : "+r"(nw_));
             #pragma unroll 1
-            for (unsigned t0_ = 0u; t0_ < t6752_; t0_ = t0_ + 2u) {
-                if (t0_ < t5153_) {
+            for (unsigned t0_ = 0u; t0_ < t6513_; t0_ = t0_ + 2u) {
+                if (t0_ < t4893_) {
                     unsigned v_ = min((((lk_ << 5u) << 2u) + lane_), (nv_ - 1u));
                     unsigned row_2_ = min(lg_, (m_ - 1u));
                     wb_2_[0u] = wv_[(row_2_ * nv_) + v_];
-                    xb_2_[0u] = xv_[min((v_ << 1u), (t5100_ - 1u))];
-                    xb_2_[1u] = xv_[min(((v_ << 1u) + 1u), (t5100_ - 1u))];
+                    xb_2_[0u] = xv_[min((v_ << 1u), (t4830_ - 1u))];
+                    xb_2_[1u] = xv_[min(((v_ << 1u) + 1u), (t4830_ - 1u))];
                     unsigned v_2_ = min(((((lk_ << 5u) << 2u) + 32u) + lane_), (nv_ - 1u));
                     unsigned row_3_ = min(lg_, (m_ - 1u));
                     wb_2_[1u] = wv_[(row_3_ * nv_) + v_2_];
-                    xb_2_[2u] = xv_[min((v_2_ << 1u), (t5100_ - 1u))];
-                    xb_2_[3u] = xv_[min(((v_2_ << 1u) + 1u), (t5100_ - 1u))];
+                    xb_2_[2u] = xv_[min((v_2_ << 1u), (t4830_ - 1u))];
+                    xb_2_[3u] = xv_[min(((v_2_ << 1u) + 1u), (t4830_ - 1u))];
                     unsigned v_3_ = min(((((lk_ << 5u) << 2u) + 64u) + lane_), (nv_ - 1u));
                     unsigned row_4_ = min(lg_, (m_ - 1u));
                     wb_2_[2u] = wv_[(row_4_ * nv_) + v_3_];
-                    xb_2_[4u] = xv_[min((v_3_ << 1u), (t5100_ - 1u))];
-                    xb_2_[5u] = xv_[min(((v_3_ << 1u) + 1u), (t5100_ - 1u))];
+                    xb_2_[4u] = xv_[min((v_3_ << 1u), (t4830_ - 1u))];
+                    xb_2_[5u] = xv_[min(((v_3_ << 1u) + 1u), (t4830_ - 1u))];
                     unsigned v_4_ = min(((((lk_ << 5u) << 2u) + 96u) + lane_), (nv_ - 1u));
                     unsigned row_5_ = min(lg_, (m_ - 1u));
                     wb_2_[3u] = wv_[(row_5_ * nv_) + v_4_];
-                    xb_2_[6u] = xv_[min((v_4_ << 1u), (t5100_ - 1u))];
-                    xb_2_[7u] = xv_[min(((v_4_ << 1u) + 1u), (t5100_ - 1u))];
-                    unsigned t6956_ = lk_ + 1u;
-                    lk_ = t6956_;
-                    if (t6956_ == steps_) {
+                    xb_2_[6u] = xv_[min((v_4_ << 1u), (t4830_ - 1u))];
+                    xb_2_[7u] = xv_[min(((v_4_ << 1u) + 1u), (t4830_ - 1u))];
+                    unsigned t6717_ = lk_ + 1u;
+                    lk_ = t6717_;
+                    if (t6717_ == steps_) {
                         lk_ = 0u;
                         lg_ = lg_ + nw_;
                     }
                 }
-                bool t7066_ = t0_ >= 1u;
-                bool t7067_ = t7066_;
-                if (t7066_) {
-                    t7067_ = (t0_ - 1u) < t5153_;
+                bool t6770_ = t0_ >= 1u;
+                bool t6771_ = t6770_;
+                if (t6770_) {
+                    t6771_ = (t0_ - 1u) < t4893_;
                 }
-                if (t7067_) {
+                if (t6771_) {
                     unsigned v_5_ = ((ck_ << 5u) << 2u) + lane_;
                     if (v_5_ < nv_) {
-                        kf_u32x4 t7104_ = xb_2_[8u];
-                        kf_f32x4 a_ = kf_bitcast<kf_f32x4>(t7104_);
-                        kf_u32x4 t7107_ = xb_2_[9u];
-                        kf_f32x4 b_ = kf_bitcast<kf_f32x4>(t7107_);
+                        kf_u32x4 t6808_ = xb_2_[8u];
+                        kf_f32x4 a_ = kf_bitcast<kf_f32x4>(t6808_);
+                        kf_u32x4 t6811_ = xb_2_[9u];
+                        kf_f32x4 b_ = kf_bitcast<kf_f32x4>(t6811_);
                         xs_9_[0u] = a_.v[0];
                         xs_9_[4u] = b_.v[0];
                         xs_9_[1u] = a_.v[1];
@@ -3874,16 +3530,16 @@ gemv_bf16_f32_f32(const kf_bf16* __restrict__ w_, const float* __restrict__ x_, 
                         xs_9_[6u] = b_.v[2];
                         xs_9_[3u] = a_.v[3];
                         xs_9_[7u] = b_.v[3];
-                        kf_u32x4 t7156_ = wb_2_[4u];
-                        kf_bf16x8 wbv_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t7156_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7156_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7156_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7156_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7156_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7156_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7156_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7156_, 3u), 16u))}};
+                        kf_u32x4 t6860_ = wb_2_[4u];
+                        kf_bf16x8 wbv_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t6860_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t6860_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t6860_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t6860_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t6860_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t6860_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t6860_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t6860_, 3u), 16u))}};
                         acc_3_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_.v[7]), xs_9_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[6]), xs_9_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[5]), xs_9_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[4]), xs_9_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[3]), xs_9_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[2]), xs_9_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[1]), xs_9_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[0]), xs_9_[0u], acc_3_[0u]))))))));
                     }
                     unsigned v_6_ = (((ck_ << 5u) << 2u) + 32u) + lane_;
                     if (v_6_ < nv_) {
-                        kf_u32x4 t7235_ = xb_2_[10u];
-                        kf_f32x4 a_2_ = kf_bitcast<kf_f32x4>(t7235_);
-                        kf_u32x4 t7238_ = xb_2_[11u];
-                        kf_f32x4 b_2_ = kf_bitcast<kf_f32x4>(t7238_);
+                        kf_u32x4 t6939_ = xb_2_[10u];
+                        kf_f32x4 a_2_ = kf_bitcast<kf_f32x4>(t6939_);
+                        kf_u32x4 t6942_ = xb_2_[11u];
+                        kf_f32x4 b_2_ = kf_bitcast<kf_f32x4>(t6942_);
                         xs_10_[0u] = a_2_.v[0];
                         xs_10_[4u] = b_2_.v[0];
                         xs_10_[1u] = a_2_.v[1];
@@ -3892,16 +3548,16 @@ gemv_bf16_f32_f32(const kf_bf16* __restrict__ w_, const float* __restrict__ x_, 
                         xs_10_[6u] = b_2_.v[2];
                         xs_10_[3u] = a_2_.v[3];
                         xs_10_[7u] = b_2_.v[3];
-                        kf_u32x4 t7287_ = wb_2_[5u];
-                        kf_bf16x8 wbv_2_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t7287_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7287_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7287_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7287_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7287_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7287_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7287_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7287_, 3u), 16u))}};
+                        kf_u32x4 t6991_ = wb_2_[5u];
+                        kf_bf16x8 wbv_2_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t6991_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t6991_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t6991_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t6991_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t6991_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t6991_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t6991_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t6991_, 3u), 16u))}};
                         acc_3_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[7]), xs_10_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[6]), xs_10_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[5]), xs_10_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[4]), xs_10_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[3]), xs_10_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[2]), xs_10_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[1]), xs_10_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[0]), xs_10_[0u], acc_3_[0u]))))))));
                     }
                     unsigned v_7_ = (((ck_ << 5u) << 2u) + 64u) + lane_;
                     if (v_7_ < nv_) {
-                        kf_u32x4 t7366_ = xb_2_[12u];
-                        kf_f32x4 a_3_ = kf_bitcast<kf_f32x4>(t7366_);
-                        kf_u32x4 t7369_ = xb_2_[13u];
-                        kf_f32x4 b_3_ = kf_bitcast<kf_f32x4>(t7369_);
+                        kf_u32x4 t7070_ = xb_2_[12u];
+                        kf_f32x4 a_3_ = kf_bitcast<kf_f32x4>(t7070_);
+                        kf_u32x4 t7073_ = xb_2_[13u];
+                        kf_f32x4 b_3_ = kf_bitcast<kf_f32x4>(t7073_);
                         xs_11_[0u] = a_3_.v[0];
                         xs_11_[4u] = b_3_.v[0];
                         xs_11_[1u] = a_3_.v[1];
@@ -3910,16 +3566,16 @@ gemv_bf16_f32_f32(const kf_bf16* __restrict__ w_, const float* __restrict__ x_, 
                         xs_11_[6u] = b_3_.v[2];
                         xs_11_[3u] = a_3_.v[3];
                         xs_11_[7u] = b_3_.v[3];
-                        kf_u32x4 t7418_ = wb_2_[6u];
-                        kf_bf16x8 wbv_3_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t7418_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7418_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7418_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7418_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7418_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7418_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7418_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7418_, 3u), 16u))}};
+                        kf_u32x4 t7122_ = wb_2_[6u];
+                        kf_bf16x8 wbv_3_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t7122_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7122_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7122_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7122_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7122_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7122_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7122_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7122_, 3u), 16u))}};
                         acc_3_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[7]), xs_11_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[6]), xs_11_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[5]), xs_11_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[4]), xs_11_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[3]), xs_11_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[2]), xs_11_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[1]), xs_11_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[0]), xs_11_[0u], acc_3_[0u]))))))));
                     }
                     unsigned v_8_ = (((ck_ << 5u) << 2u) + 96u) + lane_;
                     if (v_8_ < nv_) {
-                        kf_u32x4 t7497_ = xb_2_[14u];
-                        kf_f32x4 a_4_ = kf_bitcast<kf_f32x4>(t7497_);
-                        kf_u32x4 t7500_ = xb_2_[15u];
-                        kf_f32x4 b_4_ = kf_bitcast<kf_f32x4>(t7500_);
+                        kf_u32x4 t7201_ = xb_2_[14u];
+                        kf_f32x4 a_4_ = kf_bitcast<kf_f32x4>(t7201_);
+                        kf_u32x4 t7204_ = xb_2_[15u];
+                        kf_f32x4 b_4_ = kf_bitcast<kf_f32x4>(t7204_);
                         xs_12_[0u] = a_4_.v[0];
                         xs_12_[4u] = b_4_.v[0];
                         xs_12_[1u] = a_4_.v[1];
@@ -3928,97 +3584,73 @@ gemv_bf16_f32_f32(const kf_bf16* __restrict__ w_, const float* __restrict__ x_, 
                         xs_12_[6u] = b_4_.v[2];
                         xs_12_[3u] = a_4_.v[3];
                         xs_12_[7u] = b_4_.v[3];
-                        kf_u32x4 t7549_ = wb_2_[7u];
-                        kf_bf16x8 wbv_4_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t7549_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7549_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7549_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7549_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7549_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7549_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7549_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7549_, 3u), 16u))}};
+                        kf_u32x4 t7253_ = wb_2_[7u];
+                        kf_bf16x8 wbv_4_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t7253_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7253_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7253_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7253_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7253_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7253_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7253_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7253_, 3u), 16u))}};
                         acc_3_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[7]), xs_12_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[6]), xs_12_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[5]), xs_12_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[4]), xs_12_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[3]), xs_12_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[2]), xs_12_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[1]), xs_12_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[0]), xs_12_[0u], acc_3_[0u]))))))));
                     }
-                    unsigned t7620_ = ck_ + 1u;
-                    ck_ = t7620_;
-                    if (t7620_ == steps_) {
+                    unsigned t7324_ = ck_ + 1u;
+                    ck_ = t7324_;
+                    if (t7324_ == steps_) {
                         float a_5_ = acc_3_[0u];
                         unsigned r_ = 0u;
-                        unsigned t7647_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
-                        if (t7647_ == 32u) {
-                            float t7652_ = __fadd_rn(a_5_, kf_shfl_xor(a_5_, 16u, kf_wn));
-                            float t7655_ = __fadd_rn(t7652_, kf_shfl_xor(t7652_, 8u, kf_wn));
-                            float t7658_ = __fadd_rn(t7655_, kf_shfl_xor(t7655_, 4u, kf_wn));
-                            float t7661_ = __fadd_rn(t7658_, kf_shfl_xor(t7658_, 2u, kf_wn));
-                            t7626_ = __fadd_rn(t7661_, kf_shfl_xor(t7661_, 1u, kf_wn));
-                        } else {
-                            float t7667_ = kf_shfl_down(a_5_, 16u, kf_wn);
-                            bool t7669_ = (kf_lane_id() + 16u) < t7647_;
-                            float t7670_ = __fadd_rn(a_5_, t7667_);
-                            float t7671_ = t7669_ ? t7670_ : a_5_;
-                            float t7673_ = kf_shfl_down(t7671_, 8u, kf_wn);
-                            bool t7675_ = (kf_lane_id() + 8u) < t7647_;
-                            float t7676_ = __fadd_rn(t7671_, t7673_);
-                            float t7677_ = t7675_ ? t7676_ : t7671_;
-                            float t7679_ = kf_shfl_down(t7677_, 4u, kf_wn);
-                            bool t7681_ = (kf_lane_id() + 4u) < t7647_;
-                            float t7682_ = __fadd_rn(t7677_, t7679_);
-                            float t7683_ = t7681_ ? t7682_ : t7677_;
-                            float t7685_ = kf_shfl_down(t7683_, 2u, kf_wn);
-                            bool t7687_ = (kf_lane_id() + 2u) < t7647_;
-                            float t7688_ = __fadd_rn(t7683_, t7685_);
-                            float t7689_ = t7687_ ? t7688_ : t7683_;
-                            float t7691_ = kf_shfl_down(t7689_, 1u, kf_wn);
-                            bool t7693_ = (kf_lane_id() + 1u) < t7647_;
-                            float t7694_ = __fadd_rn(t7689_, t7691_);
-                            t7626_ = kf_shfl(t7693_ ? t7694_ : t7689_, 0u, kf_wn);
+                        float t7332_ = __fadd_rn(a_5_, kf_shfl_xor(a_5_, 16u, kf_wn));
+                        float t7335_ = __fadd_rn(t7332_, kf_shfl_xor(t7332_, 8u, kf_wn));
+                        float t7338_ = __fadd_rn(t7335_, kf_shfl_xor(t7335_, 4u, kf_wn));
+                        float t7341_ = __fadd_rn(t7338_, kf_shfl_xor(t7338_, 2u, kf_wn));
+                        float t7344_ = __fadd_rn(t7341_, kf_shfl_xor(t7341_, 1u, kf_wn));
+                        bool t7346_ = lane_ == r_;
+                        bool t7347_ = t7346_;
+                        if (t7346_) {
+                            t7347_ = cg_ < m_;
                         }
-                        bool t7699_ = lane_ == r_;
-                        bool t7700_ = t7699_;
-                        if (t7699_) {
-                            t7700_ = cg_ < m_;
-                        }
-                        if (t7700_) {
-                            y_[cg_] = t7626_;
+                        if (t7347_) {
+                            y_[cg_] = t7344_;
                         }
                         acc_3_[0u] = 0.0f;
                         ck_ = 0u;
                         cg_ = cg_ + nw_;
                     }
                 }
-                if ((t0_ + 1u) < t5153_) {
+                if ((t0_ + 1u) < t4893_) {
                     unsigned v_9_ = min((((lk_ << 5u) << 2u) + lane_), (nv_ - 1u));
                     unsigned row_6_ = min(lg_, (m_ - 1u));
                     wb_2_[4u] = wv_[(row_6_ * nv_) + v_9_];
-                    xb_2_[8u] = xv_[min((v_9_ << 1u), (t5100_ - 1u))];
-                    xb_2_[9u] = xv_[min(((v_9_ << 1u) + 1u), (t5100_ - 1u))];
+                    xb_2_[8u] = xv_[min((v_9_ << 1u), (t4830_ - 1u))];
+                    xb_2_[9u] = xv_[min(((v_9_ << 1u) + 1u), (t4830_ - 1u))];
                     unsigned v_10_ = min(((((lk_ << 5u) << 2u) + 32u) + lane_), (nv_ - 1u));
                     unsigned row_7_ = min(lg_, (m_ - 1u));
                     wb_2_[5u] = wv_[(row_7_ * nv_) + v_10_];
-                    xb_2_[10u] = xv_[min((v_10_ << 1u), (t5100_ - 1u))];
-                    xb_2_[11u] = xv_[min(((v_10_ << 1u) + 1u), (t5100_ - 1u))];
+                    xb_2_[10u] = xv_[min((v_10_ << 1u), (t4830_ - 1u))];
+                    xb_2_[11u] = xv_[min(((v_10_ << 1u) + 1u), (t4830_ - 1u))];
                     unsigned v_11_ = min(((((lk_ << 5u) << 2u) + 64u) + lane_), (nv_ - 1u));
                     unsigned row_8_ = min(lg_, (m_ - 1u));
                     wb_2_[6u] = wv_[(row_8_ * nv_) + v_11_];
-                    xb_2_[12u] = xv_[min((v_11_ << 1u), (t5100_ - 1u))];
-                    xb_2_[13u] = xv_[min(((v_11_ << 1u) + 1u), (t5100_ - 1u))];
+                    xb_2_[12u] = xv_[min((v_11_ << 1u), (t4830_ - 1u))];
+                    xb_2_[13u] = xv_[min(((v_11_ << 1u) + 1u), (t4830_ - 1u))];
                     unsigned v_12_ = min(((((lk_ << 5u) << 2u) + 96u) + lane_), (nv_ - 1u));
                     unsigned row_9_ = min(lg_, (m_ - 1u));
                     wb_2_[7u] = wv_[(row_9_ * nv_) + v_12_];
-                    xb_2_[14u] = xv_[min((v_12_ << 1u), (t5100_ - 1u))];
-                    xb_2_[15u] = xv_[min(((v_12_ << 1u) + 1u), (t5100_ - 1u))];
-                    unsigned t7925_ = lk_ + 1u;
-                    lk_ = t7925_;
-                    if (t7925_ == steps_) {
+                    xb_2_[14u] = xv_[min((v_12_ << 1u), (t4830_ - 1u))];
+                    xb_2_[15u] = xv_[min(((v_12_ << 1u) + 1u), (t4830_ - 1u))];
+                    unsigned t7572_ = lk_ + 1u;
+                    lk_ = t7572_;
+                    if (t7572_ == steps_) {
                         lk_ = 0u;
                         lg_ = lg_ + nw_;
                     }
                 }
-                bool t8035_ = (t0_ + 1u) >= 1u;
-                bool t8036_ = t8035_;
-                if (t8035_) {
-                    t8036_ = ((t0_ + 1u) - 1u) < t5153_;
+                bool t7625_ = (t0_ + 1u) >= 1u;
+                bool t7626_ = t7625_;
+                if (t7625_) {
+                    t7626_ = ((t0_ + 1u) - 1u) < t4893_;
                 }
-                if (t8036_) {
+                if (t7626_) {
                     unsigned v_13_ = ((ck_ << 5u) << 2u) + lane_;
                     if (v_13_ < nv_) {
-                        kf_u32x4 t8073_ = xb_2_[0u];
-                        kf_f32x4 a_6_ = kf_bitcast<kf_f32x4>(t8073_);
-                        kf_u32x4 t8076_ = xb_2_[1u];
-                        kf_f32x4 b_5_ = kf_bitcast<kf_f32x4>(t8076_);
+                        kf_u32x4 t7663_ = xb_2_[0u];
+                        kf_f32x4 a_6_ = kf_bitcast<kf_f32x4>(t7663_);
+                        kf_u32x4 t7666_ = xb_2_[1u];
+                        kf_f32x4 b_5_ = kf_bitcast<kf_f32x4>(t7666_);
                         xs_13_[0u] = a_6_.v[0];
                         xs_13_[4u] = b_5_.v[0];
                         xs_13_[1u] = a_6_.v[1];
@@ -4027,16 +3659,16 @@ gemv_bf16_f32_f32(const kf_bf16* __restrict__ w_, const float* __restrict__ x_, 
                         xs_13_[6u] = b_5_.v[2];
                         xs_13_[3u] = a_6_.v[3];
                         xs_13_[7u] = b_5_.v[3];
-                        kf_u32x4 t8125_ = wb_2_[0u];
-                        kf_bf16x8 wbv_5_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t8125_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8125_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8125_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8125_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8125_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8125_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8125_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8125_, 3u), 16u))}};
+                        kf_u32x4 t7715_ = wb_2_[0u];
+                        kf_bf16x8 wbv_5_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t7715_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7715_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7715_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7715_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7715_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7715_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7715_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7715_, 3u), 16u))}};
                         acc_3_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[7]), xs_13_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[6]), xs_13_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[5]), xs_13_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[4]), xs_13_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[3]), xs_13_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[2]), xs_13_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[1]), xs_13_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[0]), xs_13_[0u], acc_3_[0u]))))))));
                     }
                     unsigned v_14_ = (((ck_ << 5u) << 2u) + 32u) + lane_;
                     if (v_14_ < nv_) {
-                        kf_u32x4 t8204_ = xb_2_[2u];
-                        kf_f32x4 a_7_ = kf_bitcast<kf_f32x4>(t8204_);
-                        kf_u32x4 t8207_ = xb_2_[3u];
-                        kf_f32x4 b_6_ = kf_bitcast<kf_f32x4>(t8207_);
+                        kf_u32x4 t7794_ = xb_2_[2u];
+                        kf_f32x4 a_7_ = kf_bitcast<kf_f32x4>(t7794_);
+                        kf_u32x4 t7797_ = xb_2_[3u];
+                        kf_f32x4 b_6_ = kf_bitcast<kf_f32x4>(t7797_);
                         xs_14_[0u] = a_7_.v[0];
                         xs_14_[4u] = b_6_.v[0];
                         xs_14_[1u] = a_7_.v[1];
@@ -4045,16 +3677,16 @@ gemv_bf16_f32_f32(const kf_bf16* __restrict__ w_, const float* __restrict__ x_, 
                         xs_14_[6u] = b_6_.v[2];
                         xs_14_[3u] = a_7_.v[3];
                         xs_14_[7u] = b_6_.v[3];
-                        kf_u32x4 t8256_ = wb_2_[1u];
-                        kf_bf16x8 wbv_6_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t8256_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8256_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8256_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8256_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8256_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8256_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8256_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8256_, 3u), 16u))}};
+                        kf_u32x4 t7846_ = wb_2_[1u];
+                        kf_bf16x8 wbv_6_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t7846_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7846_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7846_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7846_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7846_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7846_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7846_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7846_, 3u), 16u))}};
                         acc_3_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[7]), xs_14_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[6]), xs_14_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[5]), xs_14_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[4]), xs_14_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[3]), xs_14_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[2]), xs_14_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[1]), xs_14_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[0]), xs_14_[0u], acc_3_[0u]))))))));
                     }
                     unsigned v_15_ = (((ck_ << 5u) << 2u) + 64u) + lane_;
                     if (v_15_ < nv_) {
-                        kf_u32x4 t8335_ = xb_2_[4u];
-                        kf_f32x4 a_8_ = kf_bitcast<kf_f32x4>(t8335_);
-                        kf_u32x4 t8338_ = xb_2_[5u];
-                        kf_f32x4 b_7_ = kf_bitcast<kf_f32x4>(t8338_);
+                        kf_u32x4 t7925_ = xb_2_[4u];
+                        kf_f32x4 a_8_ = kf_bitcast<kf_f32x4>(t7925_);
+                        kf_u32x4 t7928_ = xb_2_[5u];
+                        kf_f32x4 b_7_ = kf_bitcast<kf_f32x4>(t7928_);
                         xs_15_[0u] = a_8_.v[0];
                         xs_15_[4u] = b_7_.v[0];
                         xs_15_[1u] = a_8_.v[1];
@@ -4063,16 +3695,16 @@ gemv_bf16_f32_f32(const kf_bf16* __restrict__ w_, const float* __restrict__ x_, 
                         xs_15_[6u] = b_7_.v[2];
                         xs_15_[3u] = a_8_.v[3];
                         xs_15_[7u] = b_7_.v[3];
-                        kf_u32x4 t8387_ = wb_2_[2u];
-                        kf_bf16x8 wbv_7_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t8387_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8387_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8387_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8387_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8387_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8387_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8387_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8387_, 3u), 16u))}};
+                        kf_u32x4 t7977_ = wb_2_[2u];
+                        kf_bf16x8 wbv_7_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t7977_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7977_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7977_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7977_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7977_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7977_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7977_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7977_, 3u), 16u))}};
                         acc_3_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[7]), xs_15_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[6]), xs_15_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[5]), xs_15_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[4]), xs_15_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[3]), xs_15_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[2]), xs_15_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[1]), xs_15_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[0]), xs_15_[0u], acc_3_[0u]))))))));
                     }
                     unsigned v_16_ = (((ck_ << 5u) << 2u) + 96u) + lane_;
                     if (v_16_ < nv_) {
-                        kf_u32x4 t8466_ = xb_2_[6u];
-                        kf_f32x4 a_9_ = kf_bitcast<kf_f32x4>(t8466_);
-                        kf_u32x4 t8469_ = xb_2_[7u];
-                        kf_f32x4 b_8_ = kf_bitcast<kf_f32x4>(t8469_);
+                        kf_u32x4 t8056_ = xb_2_[6u];
+                        kf_f32x4 a_9_ = kf_bitcast<kf_f32x4>(t8056_);
+                        kf_u32x4 t8059_ = xb_2_[7u];
+                        kf_f32x4 b_8_ = kf_bitcast<kf_f32x4>(t8059_);
                         xs_16_[0u] = a_9_.v[0];
                         xs_16_[4u] = b_8_.v[0];
                         xs_16_[1u] = a_9_.v[1];
@@ -4081,51 +3713,27 @@ gemv_bf16_f32_f32(const kf_bf16* __restrict__ w_, const float* __restrict__ x_, 
                         xs_16_[6u] = b_8_.v[2];
                         xs_16_[3u] = a_9_.v[3];
                         xs_16_[7u] = b_8_.v[3];
-                        kf_u32x4 t8518_ = wb_2_[3u];
-                        kf_bf16x8 wbv_8_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t8518_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8518_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8518_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8518_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8518_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8518_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8518_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8518_, 3u), 16u))}};
+                        kf_u32x4 t8108_ = wb_2_[3u];
+                        kf_bf16x8 wbv_8_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t8108_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8108_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8108_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8108_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8108_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8108_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8108_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8108_, 3u), 16u))}};
                         acc_3_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[7]), xs_16_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[6]), xs_16_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[5]), xs_16_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[4]), xs_16_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[3]), xs_16_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[2]), xs_16_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[1]), xs_16_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[0]), xs_16_[0u], acc_3_[0u]))))))));
                     }
-                    unsigned t8589_ = ck_ + 1u;
-                    ck_ = t8589_;
-                    if (t8589_ == steps_) {
+                    unsigned t8179_ = ck_ + 1u;
+                    ck_ = t8179_;
+                    if (t8179_ == steps_) {
                         float a_10_ = acc_3_[0u];
                         unsigned r_2_ = 0u;
-                        unsigned t8616_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
-                        if (t8616_ == 32u) {
-                            float t8621_ = __fadd_rn(a_10_, kf_shfl_xor(a_10_, 16u, kf_wn));
-                            float t8624_ = __fadd_rn(t8621_, kf_shfl_xor(t8621_, 8u, kf_wn));
-                            float t8627_ = __fadd_rn(t8624_, kf_shfl_xor(t8624_, 4u, kf_wn));
-                            float t8630_ = __fadd_rn(t8627_, kf_shfl_xor(t8627_, 2u, kf_wn));
-                            t8595_ = __fadd_rn(t8630_, kf_shfl_xor(t8630_, 1u, kf_wn));
-                        } else {
-                            float t8636_ = kf_shfl_down(a_10_, 16u, kf_wn);
-                            bool t8638_ = (kf_lane_id() + 16u) < t8616_;
-                            float t8639_ = __fadd_rn(a_10_, t8636_);
-                            float t8640_ = t8638_ ? t8639_ : a_10_;
-                            float t8642_ = kf_shfl_down(t8640_, 8u, kf_wn);
-                            bool t8644_ = (kf_lane_id() + 8u) < t8616_;
-                            float t8645_ = __fadd_rn(t8640_, t8642_);
-                            float t8646_ = t8644_ ? t8645_ : t8640_;
-                            float t8648_ = kf_shfl_down(t8646_, 4u, kf_wn);
-                            bool t8650_ = (kf_lane_id() + 4u) < t8616_;
-                            float t8651_ = __fadd_rn(t8646_, t8648_);
-                            float t8652_ = t8650_ ? t8651_ : t8646_;
-                            float t8654_ = kf_shfl_down(t8652_, 2u, kf_wn);
-                            bool t8656_ = (kf_lane_id() + 2u) < t8616_;
-                            float t8657_ = __fadd_rn(t8652_, t8654_);
-                            float t8658_ = t8656_ ? t8657_ : t8652_;
-                            float t8660_ = kf_shfl_down(t8658_, 1u, kf_wn);
-                            bool t8662_ = (kf_lane_id() + 1u) < t8616_;
-                            float t8663_ = __fadd_rn(t8658_, t8660_);
-                            t8595_ = kf_shfl(t8662_ ? t8663_ : t8658_, 0u, kf_wn);
+                        float t8187_ = __fadd_rn(a_10_, kf_shfl_xor(a_10_, 16u, kf_wn));
+                        float t8190_ = __fadd_rn(t8187_, kf_shfl_xor(t8187_, 8u, kf_wn));
+                        float t8193_ = __fadd_rn(t8190_, kf_shfl_xor(t8190_, 4u, kf_wn));
+                        float t8196_ = __fadd_rn(t8193_, kf_shfl_xor(t8193_, 2u, kf_wn));
+                        float t8199_ = __fadd_rn(t8196_, kf_shfl_xor(t8196_, 1u, kf_wn));
+                        bool t8201_ = lane_ == r_2_;
+                        bool t8202_ = t8201_;
+                        if (t8201_) {
+                            t8202_ = cg_ < m_;
                         }
-                        bool t8668_ = lane_ == r_2_;
-                        bool t8669_ = t8668_;
-                        if (t8668_) {
-                            t8669_ = cg_ < m_;
-                        }
-                        if (t8669_) {
-                            y_[cg_] = t8595_;
+                        if (t8202_) {
+                            y_[cg_] = t8199_;
                         }
                         acc_3_[0u] = 0.0f;
                         ck_ = 0u;
@@ -4137,57 +3745,57 @@ gemv_bf16_f32_f32(const kf_bf16* __restrict__ w_, const float* __restrict__ x_, 
     } else {
         unsigned lane_2_ = kf_lane_id();
         unsigned nv_2_ = k_ >> 3u;
-        unsigned t8812_ = (blockIdx.x << 3u) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u);
-        unsigned t8823_ = gridDim.x << 3u;
+        unsigned t8293_ = (blockIdx.x * (blockDim.x >> 5u)) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u);
+        unsigned t8309_ = gridDim.x * (blockDim.x >> 5u);
         #pragma unroll 1
-        for (unsigned g_ = t8812_; g_ < m_; g_ = g_ + t8823_) {
+        for (unsigned g_ = t8293_; g_ < m_; g_ = g_ + t8309_) {
             row_[0u] = min(g_, (m_ - 1u));
             acc_4_[0u] = 0.0f;
             if ((k_ & 7u) == 0u) {
                 #pragma unroll 1
                 for (unsigned base_ = 0u; base_ < nv_2_; base_ = base_ + 128u) {
                     unsigned v_17_ = base_ + lane_2_;
-                    kf_u32x4 t8848_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                    kf_u32x4 t_4_ = t8848_;
+                    kf_u32x4 t8334_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_4_ = t8334_;
                     if (v_17_ < nv_2_) {
-                        unsigned t8854_ = (row_[0u] * nv_2_) + v_17_;
-                        kf_u32x4 t8855_ = wv_[t8854_];
-                        t_4_ = t8855_;
+                        unsigned t8340_ = (row_[0u] * nv_2_) + v_17_;
+                        kf_u32x4 t8341_ = wv_[t8340_];
+                        t_4_ = t8341_;
                     }
                     wr_[0u] = t_4_;
                     unsigned v_18_ = (base_ + 32u) + lane_2_;
-                    kf_u32x4 t8861_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                    kf_u32x4 t_5_ = t8861_;
+                    kf_u32x4 t8347_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_5_ = t8347_;
                     if (v_18_ < nv_2_) {
-                        unsigned t8867_ = (row_[0u] * nv_2_) + v_18_;
-                        kf_u32x4 t8868_ = wv_[t8867_];
-                        t_5_ = t8868_;
+                        unsigned t8353_ = (row_[0u] * nv_2_) + v_18_;
+                        kf_u32x4 t8354_ = wv_[t8353_];
+                        t_5_ = t8354_;
                     }
                     wr_[1u] = t_5_;
                     unsigned v_19_ = (base_ + 64u) + lane_2_;
-                    kf_u32x4 t8874_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                    kf_u32x4 t_6_ = t8874_;
+                    kf_u32x4 t8360_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_6_ = t8360_;
                     if (v_19_ < nv_2_) {
-                        unsigned t8880_ = (row_[0u] * nv_2_) + v_19_;
-                        kf_u32x4 t8881_ = wv_[t8880_];
-                        t_6_ = t8881_;
+                        unsigned t8366_ = (row_[0u] * nv_2_) + v_19_;
+                        kf_u32x4 t8367_ = wv_[t8366_];
+                        t_6_ = t8367_;
                     }
                     wr_[2u] = t_6_;
                     unsigned v_20_ = (base_ + 96u) + lane_2_;
-                    kf_u32x4 t8887_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                    kf_u32x4 t_7_ = t8887_;
+                    kf_u32x4 t8373_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_7_ = t8373_;
                     if (v_20_ < nv_2_) {
-                        unsigned t8893_ = (row_[0u] * nv_2_) + v_20_;
-                        kf_u32x4 t8894_ = wv_[t8893_];
-                        t_7_ = t8894_;
+                        unsigned t8379_ = (row_[0u] * nv_2_) + v_20_;
+                        kf_u32x4 t8380_ = wv_[t8379_];
+                        t_7_ = t8380_;
                     }
                     wr_[3u] = t_7_;
                     unsigned v_21_ = base_ + lane_2_;
                     if (v_21_ < nv_2_) {
-                        unsigned t8901_ = v_21_ << 1u;
-                        kf_f32x4 a_11_ = xf4_[t8901_];
-                        unsigned t8906_ = (v_21_ << 1u) + 1u;
-                        kf_f32x4 b_9_ = xf4_[t8906_];
+                        unsigned t8387_ = v_21_ << 1u;
+                        kf_f32x4 a_11_ = xf4_[t8387_];
+                        unsigned t8392_ = (v_21_ << 1u) + 1u;
+                        kf_f32x4 b_9_ = xf4_[t8392_];
                         xs_17_[0u] = a_11_.v[0];
                         xs_17_[4u] = b_9_.v[0];
                         xs_17_[1u] = a_11_.v[1];
@@ -4196,16 +3804,16 @@ gemv_bf16_f32_f32(const kf_bf16* __restrict__ w_, const float* __restrict__ x_, 
                         xs_17_[6u] = b_9_.v[2];
                         xs_17_[3u] = a_11_.v[3];
                         xs_17_[7u] = b_9_.v[3];
-                        kf_u32x4 t8953_ = wr_[0u];
-                        kf_bf16x8 wb_3_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t8953_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8953_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8953_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8953_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8953_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8953_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8953_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8953_, 3u), 16u))}};
+                        kf_u32x4 t8439_ = wr_[0u];
+                        kf_bf16x8 wb_3_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t8439_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8439_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8439_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8439_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8439_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8439_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8439_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8439_, 3u), 16u))}};
                         acc_4_[0u] = __fmaf_rn(kf_bf16_to_f32(wb_3_.v[7]), xs_17_[7u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[6]), xs_17_[6u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[5]), xs_17_[5u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[4]), xs_17_[4u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[3]), xs_17_[3u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[2]), xs_17_[2u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[1]), xs_17_[1u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[0]), xs_17_[0u], acc_4_[0u]))))))));
                     }
                     unsigned v_22_ = (base_ + 32u) + lane_2_;
                     if (v_22_ < nv_2_) {
-                        unsigned t9028_ = v_22_ << 1u;
-                        kf_f32x4 a_12_ = xf4_[t9028_];
-                        unsigned t9033_ = (v_22_ << 1u) + 1u;
-                        kf_f32x4 b_10_ = xf4_[t9033_];
+                        unsigned t8514_ = v_22_ << 1u;
+                        kf_f32x4 a_12_ = xf4_[t8514_];
+                        unsigned t8519_ = (v_22_ << 1u) + 1u;
+                        kf_f32x4 b_10_ = xf4_[t8519_];
                         xs_18_[0u] = a_12_.v[0];
                         xs_18_[4u] = b_10_.v[0];
                         xs_18_[1u] = a_12_.v[1];
@@ -4214,16 +3822,16 @@ gemv_bf16_f32_f32(const kf_bf16* __restrict__ w_, const float* __restrict__ x_, 
                         xs_18_[6u] = b_10_.v[2];
                         xs_18_[3u] = a_12_.v[3];
                         xs_18_[7u] = b_10_.v[3];
-                        kf_u32x4 t9080_ = wr_[1u];
-                        kf_bf16x8 wb_4_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t9080_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t9080_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t9080_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t9080_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t9080_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t9080_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t9080_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t9080_, 3u), 16u))}};
+                        kf_u32x4 t8566_ = wr_[1u];
+                        kf_bf16x8 wb_4_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t8566_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8566_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8566_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8566_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8566_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8566_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8566_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8566_, 3u), 16u))}};
                         acc_4_[0u] = __fmaf_rn(kf_bf16_to_f32(wb_4_.v[7]), xs_18_[7u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[6]), xs_18_[6u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[5]), xs_18_[5u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[4]), xs_18_[4u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[3]), xs_18_[3u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[2]), xs_18_[2u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[1]), xs_18_[1u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[0]), xs_18_[0u], acc_4_[0u]))))))));
                     }
                     unsigned v_23_ = (base_ + 64u) + lane_2_;
                     if (v_23_ < nv_2_) {
-                        unsigned t9155_ = v_23_ << 1u;
-                        kf_f32x4 a_13_ = xf4_[t9155_];
-                        unsigned t9160_ = (v_23_ << 1u) + 1u;
-                        kf_f32x4 b_11_ = xf4_[t9160_];
+                        unsigned t8641_ = v_23_ << 1u;
+                        kf_f32x4 a_13_ = xf4_[t8641_];
+                        unsigned t8646_ = (v_23_ << 1u) + 1u;
+                        kf_f32x4 b_11_ = xf4_[t8646_];
                         xs_19_[0u] = a_13_.v[0];
                         xs_19_[4u] = b_11_.v[0];
                         xs_19_[1u] = a_13_.v[1];
@@ -4232,16 +3840,16 @@ gemv_bf16_f32_f32(const kf_bf16* __restrict__ w_, const float* __restrict__ x_, 
                         xs_19_[6u] = b_11_.v[2];
                         xs_19_[3u] = a_13_.v[3];
                         xs_19_[7u] = b_11_.v[3];
-                        kf_u32x4 t9207_ = wr_[2u];
-                        kf_bf16x8 wb_5_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t9207_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t9207_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t9207_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t9207_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t9207_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t9207_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t9207_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t9207_, 3u), 16u))}};
+                        kf_u32x4 t8693_ = wr_[2u];
+                        kf_bf16x8 wb_5_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t8693_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8693_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8693_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8693_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8693_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8693_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8693_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8693_, 3u), 16u))}};
                         acc_4_[0u] = __fmaf_rn(kf_bf16_to_f32(wb_5_.v[7]), xs_19_[7u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[6]), xs_19_[6u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[5]), xs_19_[5u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[4]), xs_19_[4u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[3]), xs_19_[3u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[2]), xs_19_[2u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[1]), xs_19_[1u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[0]), xs_19_[0u], acc_4_[0u]))))))));
                     }
                     unsigned v_24_ = (base_ + 96u) + lane_2_;
                     if (v_24_ < nv_2_) {
-                        unsigned t9282_ = v_24_ << 1u;
-                        kf_f32x4 a_14_ = xf4_[t9282_];
-                        unsigned t9287_ = (v_24_ << 1u) + 1u;
-                        kf_f32x4 b_12_ = xf4_[t9287_];
+                        unsigned t8768_ = v_24_ << 1u;
+                        kf_f32x4 a_14_ = xf4_[t8768_];
+                        unsigned t8773_ = (v_24_ << 1u) + 1u;
+                        kf_f32x4 b_12_ = xf4_[t8773_];
                         xs_20_[0u] = a_14_.v[0];
                         xs_20_[4u] = b_12_.v[0];
                         xs_20_[1u] = a_14_.v[1];
@@ -4250,63 +3858,63 @@ gemv_bf16_f32_f32(const kf_bf16* __restrict__ w_, const float* __restrict__ x_, 
                         xs_20_[6u] = b_12_.v[2];
                         xs_20_[3u] = a_14_.v[3];
                         xs_20_[7u] = b_12_.v[3];
-                        kf_u32x4 t9334_ = wr_[3u];
-                        kf_bf16x8 wb_6_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t9334_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t9334_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t9334_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t9334_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t9334_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t9334_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t9334_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t9334_, 3u), 16u))}};
+                        kf_u32x4 t8820_ = wr_[3u];
+                        kf_bf16x8 wb_6_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t8820_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8820_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8820_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8820_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8820_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8820_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8820_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8820_, 3u), 16u))}};
                         acc_4_[0u] = __fmaf_rn(kf_bf16_to_f32(wb_6_.v[7]), xs_20_[7u], __fmaf_rn(kf_bf16_to_f32(wb_6_.v[6]), xs_20_[6u], __fmaf_rn(kf_bf16_to_f32(wb_6_.v[5]), xs_20_[5u], __fmaf_rn(kf_bf16_to_f32(wb_6_.v[4]), xs_20_[4u], __fmaf_rn(kf_bf16_to_f32(wb_6_.v[3]), xs_20_[3u], __fmaf_rn(kf_bf16_to_f32(wb_6_.v[2]), xs_20_[2u], __fmaf_rn(kf_bf16_to_f32(wb_6_.v[1]), xs_20_[1u], __fmaf_rn(kf_bf16_to_f32(wb_6_.v[0]), xs_20_[0u], acc_4_[0u]))))))));
                     }
                 }
             } else {
                 #pragma unroll 1
                 for (unsigned c_ = lane_2_; c_ < k_; c_ = c_ + 32u) {
-                    float t9410_ = x_[c_];
+                    float t8896_ = x_[c_];
                     unsigned i_ = (row_[0u] * k_) + c_;
                     unsigned short u_ = w16_[i_];
-                    acc_4_[0u] = __fmaf_rn(kf_bf16_to_f32(kf_bitcast<kf_bf16>(u_)), t9410_, acc_4_[0u]);
+                    acc_4_[0u] = __fmaf_rn(kf_bf16_to_f32(kf_bitcast<kf_bf16>(u_)), t8896_, acc_4_[0u]);
                 }
             }
-            float t9430_ = acc_4_[0u];
-            unsigned t9452_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
-            if (t9452_ == 32u) {
-                float t9457_ = __fadd_rn(t9430_, kf_shfl_xor(t9430_, 16u, kf_wn));
-                float t9460_ = __fadd_rn(t9457_, kf_shfl_xor(t9457_, 8u, kf_wn));
-                float t9463_ = __fadd_rn(t9460_, kf_shfl_xor(t9460_, 4u, kf_wn));
-                float t9466_ = __fadd_rn(t9463_, kf_shfl_xor(t9463_, 2u, kf_wn));
-                s_ = __fadd_rn(t9466_, kf_shfl_xor(t9466_, 1u, kf_wn));
+            float t8916_ = acc_4_[0u];
+            unsigned t8938_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+            if (t8938_ == 32u) {
+                float t8943_ = __fadd_rn(t8916_, kf_shfl_xor(t8916_, 16u, kf_wn));
+                float t8946_ = __fadd_rn(t8943_, kf_shfl_xor(t8943_, 8u, kf_wn));
+                float t8949_ = __fadd_rn(t8946_, kf_shfl_xor(t8946_, 4u, kf_wn));
+                float t8952_ = __fadd_rn(t8949_, kf_shfl_xor(t8949_, 2u, kf_wn));
+                s_ = __fadd_rn(t8952_, kf_shfl_xor(t8952_, 1u, kf_wn));
             } else {
-                float t9472_ = kf_shfl_down(t9430_, 16u, kf_wn);
-                bool t9474_ = (kf_lane_id() + 16u) < t9452_;
-                float t9475_ = __fadd_rn(t9430_, t9472_);
-                float t9476_ = t9474_ ? t9475_ : t9430_;
-                float t9478_ = kf_shfl_down(t9476_, 8u, kf_wn);
-                bool t9480_ = (kf_lane_id() + 8u) < t9452_;
-                float t9481_ = __fadd_rn(t9476_, t9478_);
-                float t9482_ = t9480_ ? t9481_ : t9476_;
-                float t9484_ = kf_shfl_down(t9482_, 4u, kf_wn);
-                bool t9486_ = (kf_lane_id() + 4u) < t9452_;
-                float t9487_ = __fadd_rn(t9482_, t9484_);
-                float t9488_ = t9486_ ? t9487_ : t9482_;
-                float t9490_ = kf_shfl_down(t9488_, 2u, kf_wn);
-                bool t9492_ = (kf_lane_id() + 2u) < t9452_;
-                float t9493_ = __fadd_rn(t9488_, t9490_);
-                float t9494_ = t9492_ ? t9493_ : t9488_;
-                float t9496_ = kf_shfl_down(t9494_, 1u, kf_wn);
-                bool t9498_ = (kf_lane_id() + 1u) < t9452_;
-                float t9499_ = __fadd_rn(t9494_, t9496_);
-                s_ = kf_shfl(t9498_ ? t9499_ : t9494_, 0u, kf_wn);
+                float t8958_ = kf_shfl_down(t8916_, 16u, kf_wn);
+                bool t8960_ = (kf_lane_id() + 16u) < t8938_;
+                float t8961_ = __fadd_rn(t8916_, t8958_);
+                float t8962_ = t8960_ ? t8961_ : t8916_;
+                float t8964_ = kf_shfl_down(t8962_, 8u, kf_wn);
+                bool t8966_ = (kf_lane_id() + 8u) < t8938_;
+                float t8967_ = __fadd_rn(t8962_, t8964_);
+                float t8968_ = t8966_ ? t8967_ : t8962_;
+                float t8970_ = kf_shfl_down(t8968_, 4u, kf_wn);
+                bool t8972_ = (kf_lane_id() + 4u) < t8938_;
+                float t8973_ = __fadd_rn(t8968_, t8970_);
+                float t8974_ = t8972_ ? t8973_ : t8968_;
+                float t8976_ = kf_shfl_down(t8974_, 2u, kf_wn);
+                bool t8978_ = (kf_lane_id() + 2u) < t8938_;
+                float t8979_ = __fadd_rn(t8974_, t8976_);
+                float t8980_ = t8978_ ? t8979_ : t8974_;
+                float t8982_ = kf_shfl_down(t8980_, 1u, kf_wn);
+                bool t8984_ = (kf_lane_id() + 1u) < t8938_;
+                float t8985_ = __fadd_rn(t8980_, t8982_);
+                s_ = kf_shfl(t8984_ ? t8985_ : t8980_, 0u, kf_wn);
             }
-            bool t9504_ = lane_2_ == 0u;
-            bool t9505_ = t9504_;
-            if (t9504_) {
-                t9505_ = g_ < m_;
+            bool t8990_ = lane_2_ == 0u;
+            bool t8991_ = t8990_;
+            if (t8990_) {
+                t8991_ = g_ < m_;
             }
-            if (t9505_) {
+            if (t8991_) {
                 y_[g_] = s_;
             }
         }
     }
 }
 
-/* kernel gemv_f16_f16_f16_dyn (gemv.kf:1097) */
+/* kernel gemv_f16_f16_f16_dyn (gemv.kf:1128) */
 extern "C" __global__ void __launch_bounds__(256)
 gemv_f16_f16_f16_dyn(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x_, kf_f16* __restrict__ y_, unsigned* __restrict__ ctr_, unsigned m_, unsigned k_)
 {
@@ -4638,49 +4246,49 @@ gemv_f16_f16_f16_dyn(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x
         const kf_f16x8* xh8_ = (const kf_f16x8*)x_;
         unsigned lane_2_ = kf_lane_id();
         unsigned nv_2_ = k_ >> 3u;
-        unsigned t1180_ = (blockIdx.x << 3u) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u);
-        unsigned t1191_ = gridDim.x << 3u;
+        unsigned t1185_ = (blockIdx.x * (blockDim.x >> 5u)) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u);
+        unsigned t1201_ = gridDim.x * (blockDim.x >> 5u);
         #pragma unroll 1
-        for (unsigned g_ = t1180_; g_ < m_; g_ = g_ + t1191_) {
+        for (unsigned g_ = t1185_; g_ < m_; g_ = g_ + t1201_) {
             row_[0u] = min(g_, (m_ - 1u));
             acc_2_[0u] = 0.0f;
             if ((k_ & 7u) == 0u) {
                 #pragma unroll 1
                 for (unsigned base_ = 0u; base_ < nv_2_; base_ = base_ + 128u) {
                     unsigned v_29_ = base_ + lane_2_;
-                    kf_u32x4 t1216_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                    kf_u32x4 t_4_ = t1216_;
+                    kf_u32x4 t1226_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_4_ = t1226_;
                     if (v_29_ < nv_2_) {
-                        unsigned t1222_ = (row_[0u] * nv_2_) + v_29_;
-                        kf_u32x4 t1223_ = wv_2_[t1222_];
-                        t_4_ = t1223_;
+                        unsigned t1232_ = (row_[0u] * nv_2_) + v_29_;
+                        kf_u32x4 t1233_ = wv_2_[t1232_];
+                        t_4_ = t1233_;
                     }
                     wr_[0u] = t_4_;
                     unsigned v_30_ = (base_ + 32u) + lane_2_;
-                    kf_u32x4 t1229_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                    kf_u32x4 t_5_ = t1229_;
+                    kf_u32x4 t1239_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_5_ = t1239_;
                     if (v_30_ < nv_2_) {
-                        unsigned t1235_ = (row_[0u] * nv_2_) + v_30_;
-                        kf_u32x4 t1236_ = wv_2_[t1235_];
-                        t_5_ = t1236_;
+                        unsigned t1245_ = (row_[0u] * nv_2_) + v_30_;
+                        kf_u32x4 t1246_ = wv_2_[t1245_];
+                        t_5_ = t1246_;
                     }
                     wr_[1u] = t_5_;
                     unsigned v_31_ = (base_ + 64u) + lane_2_;
-                    kf_u32x4 t1242_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                    kf_u32x4 t_6_ = t1242_;
+                    kf_u32x4 t1252_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_6_ = t1252_;
                     if (v_31_ < nv_2_) {
-                        unsigned t1248_ = (row_[0u] * nv_2_) + v_31_;
-                        kf_u32x4 t1249_ = wv_2_[t1248_];
-                        t_6_ = t1249_;
+                        unsigned t1258_ = (row_[0u] * nv_2_) + v_31_;
+                        kf_u32x4 t1259_ = wv_2_[t1258_];
+                        t_6_ = t1259_;
                     }
                     wr_[2u] = t_6_;
                     unsigned v_32_ = (base_ + 96u) + lane_2_;
-                    kf_u32x4 t1255_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                    kf_u32x4 t_7_ = t1255_;
+                    kf_u32x4 t1265_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_7_ = t1265_;
                     if (v_32_ < nv_2_) {
-                        unsigned t1261_ = (row_[0u] * nv_2_) + v_32_;
-                        kf_u32x4 t1262_ = wv_2_[t1261_];
-                        t_7_ = t1262_;
+                        unsigned t1271_ = (row_[0u] * nv_2_) + v_32_;
+                        kf_u32x4 t1272_ = wv_2_[t1271_];
+                        t_7_ = t1272_;
                     }
                     wr_[3u] = t_7_;
                     unsigned v_33_ = base_ + lane_2_;
@@ -4694,8 +4302,8 @@ gemv_f16_f16_f16_dyn(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x
                         xs_2_[5u] = kf_f16_to_f32(a_9_.v[5]);
                         xs_2_[6u] = kf_f16_to_f32(a_9_.v[6]);
                         xs_2_[7u] = kf_f16_to_f32(a_9_.v[7]);
-                        kf_u32x4 t1318_ = wr_[0u];
-                        kf_f16x8 wh_9_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1318_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1318_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1318_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1318_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1318_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1318_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1318_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1318_, 3u), 16u))}};
+                        kf_u32x4 t1328_ = wr_[0u];
+                        kf_f16x8 wh_9_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1328_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1328_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1328_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1328_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1328_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1328_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1328_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1328_, 3u), 16u))}};
                         acc_2_[0u] = __fmaf_rn(kf_f16_to_f32(wh_9_.v[7]), xs_2_[7u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[6]), xs_2_[6u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[5]), xs_2_[5u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[4]), xs_2_[4u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[3]), xs_2_[3u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[2]), xs_2_[2u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[1]), xs_2_[1u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[0]), xs_2_[0u], acc_2_[0u]))))))));
                     }
                     unsigned v_34_ = (base_ + 32u) + lane_2_;
@@ -4709,8 +4317,8 @@ gemv_f16_f16_f16_dyn(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x
                         xs_3_[5u] = kf_f16_to_f32(a_10_.v[5]);
                         xs_3_[6u] = kf_f16_to_f32(a_10_.v[6]);
                         xs_3_[7u] = kf_f16_to_f32(a_10_.v[7]);
-                        kf_u32x4 t1445_ = wr_[1u];
-                        kf_f16x8 wh_10_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1445_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1445_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1445_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1445_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1445_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1445_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1445_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1445_, 3u), 16u))}};
+                        kf_u32x4 t1455_ = wr_[1u];
+                        kf_f16x8 wh_10_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1455_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1455_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1455_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1455_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1455_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1455_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1455_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1455_, 3u), 16u))}};
                         acc_2_[0u] = __fmaf_rn(kf_f16_to_f32(wh_10_.v[7]), xs_3_[7u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[6]), xs_3_[6u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[5]), xs_3_[5u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[4]), xs_3_[4u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[3]), xs_3_[3u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[2]), xs_3_[2u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[1]), xs_3_[1u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[0]), xs_3_[0u], acc_2_[0u]))))))));
                     }
                     unsigned v_35_ = (base_ + 64u) + lane_2_;
@@ -4724,8 +4332,8 @@ gemv_f16_f16_f16_dyn(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x
                         xs_4_[5u] = kf_f16_to_f32(a_11_.v[5]);
                         xs_4_[6u] = kf_f16_to_f32(a_11_.v[6]);
                         xs_4_[7u] = kf_f16_to_f32(a_11_.v[7]);
-                        kf_u32x4 t1572_ = wr_[2u];
-                        kf_f16x8 wh_11_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1572_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1572_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1572_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1572_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1572_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1572_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1572_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1572_, 3u), 16u))}};
+                        kf_u32x4 t1582_ = wr_[2u];
+                        kf_f16x8 wh_11_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1582_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1582_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1582_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1582_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1582_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1582_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1582_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1582_, 3u), 16u))}};
                         acc_2_[0u] = __fmaf_rn(kf_f16_to_f32(wh_11_.v[7]), xs_4_[7u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[6]), xs_4_[6u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[5]), xs_4_[5u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[4]), xs_4_[4u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[3]), xs_4_[3u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[2]), xs_4_[2u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[1]), xs_4_[1u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[0]), xs_4_[0u], acc_2_[0u]))))))));
                     }
                     unsigned v_36_ = (base_ + 96u) + lane_2_;
@@ -4739,64 +4347,64 @@ gemv_f16_f16_f16_dyn(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x
                         xs_5_[5u] = kf_f16_to_f32(a_12_.v[5]);
                         xs_5_[6u] = kf_f16_to_f32(a_12_.v[6]);
                         xs_5_[7u] = kf_f16_to_f32(a_12_.v[7]);
-                        kf_u32x4 t1699_ = wr_[3u];
-                        kf_f16x8 wh_12_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1699_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1699_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1699_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1699_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1699_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1699_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1699_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1699_, 3u), 16u))}};
+                        kf_u32x4 t1709_ = wr_[3u];
+                        kf_f16x8 wh_12_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1709_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1709_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1709_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1709_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1709_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1709_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1709_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1709_, 3u), 16u))}};
                         acc_2_[0u] = __fmaf_rn(kf_f16_to_f32(wh_12_.v[7]), xs_5_[7u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[6]), xs_5_[6u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[5]), xs_5_[5u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[4]), xs_5_[4u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[3]), xs_5_[3u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[2]), xs_5_[2u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[1]), xs_5_[1u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[0]), xs_5_[0u], acc_2_[0u]))))))));
                     }
                 }
             } else {
                 #pragma unroll 1
                 for (unsigned c_ = lane_2_; c_ < k_; c_ = c_ + 32u) {
-                    float t1780_ = kf_f16_to_f32(x_[c_]);
+                    float t1790_ = kf_f16_to_f32(x_[c_]);
                     unsigned i_ = (row_[0u] * k_) + c_;
                     unsigned short u_ = w16_[i_];
-                    acc_2_[0u] = __fmaf_rn(kf_f16_to_f32(kf_bitcast<kf_f16>(u_)), t1780_, acc_2_[0u]);
+                    acc_2_[0u] = __fmaf_rn(kf_f16_to_f32(kf_bitcast<kf_f16>(u_)), t1790_, acc_2_[0u]);
                 }
             }
-            float t1798_ = acc_2_[0u];
-            unsigned t1820_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
-            if (t1820_ == 32u) {
-                float t1825_ = __fadd_rn(t1798_, kf_shfl_xor(t1798_, 16u, kf_wn));
-                float t1828_ = __fadd_rn(t1825_, kf_shfl_xor(t1825_, 8u, kf_wn));
-                float t1831_ = __fadd_rn(t1828_, kf_shfl_xor(t1828_, 4u, kf_wn));
-                float t1834_ = __fadd_rn(t1831_, kf_shfl_xor(t1831_, 2u, kf_wn));
-                s_3_ = __fadd_rn(t1834_, kf_shfl_xor(t1834_, 1u, kf_wn));
+            float t1808_ = acc_2_[0u];
+            unsigned t1830_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+            if (t1830_ == 32u) {
+                float t1835_ = __fadd_rn(t1808_, kf_shfl_xor(t1808_, 16u, kf_wn));
+                float t1838_ = __fadd_rn(t1835_, kf_shfl_xor(t1835_, 8u, kf_wn));
+                float t1841_ = __fadd_rn(t1838_, kf_shfl_xor(t1838_, 4u, kf_wn));
+                float t1844_ = __fadd_rn(t1841_, kf_shfl_xor(t1841_, 2u, kf_wn));
+                s_3_ = __fadd_rn(t1844_, kf_shfl_xor(t1844_, 1u, kf_wn));
             } else {
-                float t1840_ = kf_shfl_down(t1798_, 16u, kf_wn);
-                bool t1842_ = (kf_lane_id() + 16u) < t1820_;
-                float t1843_ = __fadd_rn(t1798_, t1840_);
-                float t1844_ = t1842_ ? t1843_ : t1798_;
-                float t1846_ = kf_shfl_down(t1844_, 8u, kf_wn);
-                bool t1848_ = (kf_lane_id() + 8u) < t1820_;
-                float t1849_ = __fadd_rn(t1844_, t1846_);
-                float t1850_ = t1848_ ? t1849_ : t1844_;
-                float t1852_ = kf_shfl_down(t1850_, 4u, kf_wn);
-                bool t1854_ = (kf_lane_id() + 4u) < t1820_;
-                float t1855_ = __fadd_rn(t1850_, t1852_);
-                float t1856_ = t1854_ ? t1855_ : t1850_;
-                float t1858_ = kf_shfl_down(t1856_, 2u, kf_wn);
-                bool t1860_ = (kf_lane_id() + 2u) < t1820_;
-                float t1861_ = __fadd_rn(t1856_, t1858_);
-                float t1862_ = t1860_ ? t1861_ : t1856_;
-                float t1864_ = kf_shfl_down(t1862_, 1u, kf_wn);
-                bool t1866_ = (kf_lane_id() + 1u) < t1820_;
-                float t1867_ = __fadd_rn(t1862_, t1864_);
-                s_3_ = kf_shfl(t1866_ ? t1867_ : t1862_, 0u, kf_wn);
+                float t1850_ = kf_shfl_down(t1808_, 16u, kf_wn);
+                bool t1852_ = (kf_lane_id() + 16u) < t1830_;
+                float t1853_ = __fadd_rn(t1808_, t1850_);
+                float t1854_ = t1852_ ? t1853_ : t1808_;
+                float t1856_ = kf_shfl_down(t1854_, 8u, kf_wn);
+                bool t1858_ = (kf_lane_id() + 8u) < t1830_;
+                float t1859_ = __fadd_rn(t1854_, t1856_);
+                float t1860_ = t1858_ ? t1859_ : t1854_;
+                float t1862_ = kf_shfl_down(t1860_, 4u, kf_wn);
+                bool t1864_ = (kf_lane_id() + 4u) < t1830_;
+                float t1865_ = __fadd_rn(t1860_, t1862_);
+                float t1866_ = t1864_ ? t1865_ : t1860_;
+                float t1868_ = kf_shfl_down(t1866_, 2u, kf_wn);
+                bool t1870_ = (kf_lane_id() + 2u) < t1830_;
+                float t1871_ = __fadd_rn(t1866_, t1868_);
+                float t1872_ = t1870_ ? t1871_ : t1866_;
+                float t1874_ = kf_shfl_down(t1872_, 1u, kf_wn);
+                bool t1876_ = (kf_lane_id() + 1u) < t1830_;
+                float t1877_ = __fadd_rn(t1872_, t1874_);
+                s_3_ = kf_shfl(t1876_ ? t1877_ : t1872_, 0u, kf_wn);
             }
-            bool t1872_ = lane_2_ == 0u;
-            bool t1873_ = t1872_;
-            if (t1872_) {
-                t1873_ = g_ < m_;
+            bool t1882_ = lane_2_ == 0u;
+            bool t1883_ = t1882_;
+            if (t1882_) {
+                t1883_ = g_ < m_;
             }
-            if (t1873_) {
+            if (t1883_) {
                 y_[g_] = kf_f16_from_f32(s_3_);
             }
         }
     }
 }
 
-/* kernel gemv_f16_f16_f16_acc (gemv.kf:1111) */
-extern "C" __global__ void __launch_bounds__(256)
+/* kernel gemv_f16_f16_f16_acc (gemv.kf:1143) */
+extern "C" __global__ void __launch_bounds__(64)
 gemv_f16_f16_f16_acc(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x_, kf_f16* __restrict__ y_, unsigned m_, unsigned k_)
 {
     kf_pdl_wait();
@@ -4818,8 +4426,6 @@ gemv_f16_f16_f16_acc(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x
     float xs_18_[8];
     float xs_19_[8];
     float xs_20_[8];
-    float t7626_;
-    float t8595_;
     float s_;
     const unsigned kf_wn = kf_warp_lanes();
     const unsigned short* w16_ = (const unsigned short*)w_;
@@ -4830,21 +4436,22 @@ gemv_f16_f16_f16_acc(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x
         unsigned lane_ = kf_lane_id();
         unsigned nv_ = k_ >> 3u;
         unsigned steps_ = (nv_ >> 7u) + (((nv_ & 127u) != 0u) ? 1u : 0u);
-        unsigned wid_ = (blockIdx.x << 3u) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u);
-        unsigned nw_ = gridDim.x << 3u;
+        unsigned wid_ = (blockIdx.x * (blockDim.x >> 5u)) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u);
+        unsigned nw_ = gridDim.x * (blockDim.x >> 5u);
         if (!(wid_ >= m_)) {
-            unsigned t5145_ = m_ - wid_;
-            unsigned t5153_ = ((t5145_ / nw_) + (((t5145_ % nw_) != 0u) ? 1u : 0u)) * steps_;
+            unsigned t4885_ = m_ - wid_;
+            unsigned t4893_ = ((t4885_ / nw_) + (((t4885_ % nw_) != 0u) ? 1u : 0u)) * steps_;
             acc_3_[0u] = 0.0f;
             float yold_ = 0.0f;
             unsigned lg_ = wid_;
             unsigned lk_ = 0u;
             unsigned cg_ = wid_;
             unsigned ck_ = 0u;
-            unsigned t6752_ = t5153_ + 1u;
+            unsigned t6513_ = t4893_ + 1u;
+            asm("" : "+r"(nw_));
             #pragma unroll 1
-            for (unsigned t0_ = 0u; t0_ < t6752_; t0_ = t0_ + 2u) {
-                if (t0_ < t5153_) {
+            for (unsigned t0_ = 0u; t0_ < t6513_; t0_ = t0_ + 2u) {
+                if (t0_ < t4893_) {
                     unsigned v_ = min((((lk_ << 5u) << 2u) + lane_), (nv_ - 1u));
                     unsigned row_2_ = min(lg_, (m_ - 1u));
                     wb_2_[0u] = wv_[(row_2_ * nv_) + v_];
@@ -4861,35 +4468,35 @@ gemv_f16_f16_f16_acc(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x
                     unsigned row_5_ = min(lg_, (m_ - 1u));
                     wb_2_[3u] = wv_[(row_5_ * nv_) + v_4_];
                     xb_2_[6u] = xv_[v_4_];
-                    unsigned t6956_ = lk_ + 1u;
-                    lk_ = t6956_;
-                    if (t6956_ == steps_) {
+                    unsigned t6717_ = lk_ + 1u;
+                    lk_ = t6717_;
+                    if (t6717_ == steps_) {
                         lk_ = 0u;
                         lg_ = lg_ + nw_;
                     }
                 }
-                bool t7066_ = t0_ >= 1u;
-                bool t7067_ = t7066_;
-                if (t7066_) {
-                    t7067_ = (t0_ - 1u) < t5153_;
+                bool t6770_ = t0_ >= 1u;
+                bool t6771_ = t6770_;
+                if (t6770_) {
+                    t6771_ = (t0_ - 1u) < t4893_;
                 }
-                if (t7067_) {
+                if (t6771_) {
                     if (ck_ == 0u) {
                         float v_5_ = 0.0f;
-                        bool t7082_ = kf_lane_id() < 1u;
-                        bool t7083_ = t7082_;
-                        if (t7082_) {
-                            t7083_ = (cg_ + kf_lane_id()) < m_;
+                        bool t6786_ = kf_lane_id() < 1u;
+                        bool t6787_ = t6786_;
+                        if (t6786_) {
+                            t6787_ = (cg_ + kf_lane_id()) < m_;
                         }
-                        if (t7083_) {
+                        if (t6787_) {
                             v_5_ = kf_f16_to_f32(y_[cg_ + kf_lane_id()]);
                         }
                         yold_ = v_5_;
                     }
                     unsigned v_6_ = ((ck_ << 5u) << 2u) + lane_;
                     if (v_6_ < nv_) {
-                        kf_u32x4 t7126_ = xb_2_[8u];
-                        kf_f16x8 a_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7126_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7126_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7126_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7126_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7126_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7126_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7126_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7126_, 3u), 16u))}};
+                        kf_u32x4 t6830_ = xb_2_[8u];
+                        kf_f16x8 a_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t6830_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6830_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t6830_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6830_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t6830_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6830_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t6830_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6830_, 3u), 16u))}};
                         xs_9_[0u] = kf_f16_to_f32(a_.v[0]);
                         xs_9_[1u] = kf_f16_to_f32(a_.v[1]);
                         xs_9_[2u] = kf_f16_to_f32(a_.v[2]);
@@ -4898,14 +4505,14 @@ gemv_f16_f16_f16_acc(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x
                         xs_9_[5u] = kf_f16_to_f32(a_.v[5]);
                         xs_9_[6u] = kf_f16_to_f32(a_.v[6]);
                         xs_9_[7u] = kf_f16_to_f32(a_.v[7]);
-                        kf_u32x4 t7153_ = wb_2_[4u];
-                        kf_f16x8 wh_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7153_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7153_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7153_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7153_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7153_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7153_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7153_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7153_, 3u), 16u))}};
+                        kf_u32x4 t6857_ = wb_2_[4u];
+                        kf_f16x8 wh_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t6857_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6857_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t6857_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6857_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t6857_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6857_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t6857_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6857_, 3u), 16u))}};
                         acc_3_[0u] = __fmaf_rn(kf_f16_to_f32(wh_.v[7]), xs_9_[7u], __fmaf_rn(kf_f16_to_f32(wh_.v[6]), xs_9_[6u], __fmaf_rn(kf_f16_to_f32(wh_.v[5]), xs_9_[5u], __fmaf_rn(kf_f16_to_f32(wh_.v[4]), xs_9_[4u], __fmaf_rn(kf_f16_to_f32(wh_.v[3]), xs_9_[3u], __fmaf_rn(kf_f16_to_f32(wh_.v[2]), xs_9_[2u], __fmaf_rn(kf_f16_to_f32(wh_.v[1]), xs_9_[1u], __fmaf_rn(kf_f16_to_f32(wh_.v[0]), xs_9_[0u], acc_3_[0u]))))))));
                     }
                     unsigned v_7_ = (((ck_ << 5u) << 2u) + 32u) + lane_;
                     if (v_7_ < nv_) {
-                        kf_u32x4 t7257_ = xb_2_[10u];
-                        kf_f16x8 a_2_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7257_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7257_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7257_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7257_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7257_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7257_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7257_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7257_, 3u), 16u))}};
+                        kf_u32x4 t6961_ = xb_2_[10u];
+                        kf_f16x8 a_2_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t6961_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6961_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t6961_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6961_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t6961_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6961_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t6961_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6961_, 3u), 16u))}};
                         xs_10_[0u] = kf_f16_to_f32(a_2_.v[0]);
                         xs_10_[1u] = kf_f16_to_f32(a_2_.v[1]);
                         xs_10_[2u] = kf_f16_to_f32(a_2_.v[2]);
@@ -4914,14 +4521,14 @@ gemv_f16_f16_f16_acc(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x
                         xs_10_[5u] = kf_f16_to_f32(a_2_.v[5]);
                         xs_10_[6u] = kf_f16_to_f32(a_2_.v[6]);
                         xs_10_[7u] = kf_f16_to_f32(a_2_.v[7]);
-                        kf_u32x4 t7284_ = wb_2_[5u];
-                        kf_f16x8 wh_2_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7284_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7284_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7284_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7284_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7284_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7284_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7284_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7284_, 3u), 16u))}};
+                        kf_u32x4 t6988_ = wb_2_[5u];
+                        kf_f16x8 wh_2_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t6988_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6988_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t6988_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6988_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t6988_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6988_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t6988_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6988_, 3u), 16u))}};
                         acc_3_[0u] = __fmaf_rn(kf_f16_to_f32(wh_2_.v[7]), xs_10_[7u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[6]), xs_10_[6u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[5]), xs_10_[5u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[4]), xs_10_[4u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[3]), xs_10_[3u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[2]), xs_10_[2u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[1]), xs_10_[1u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[0]), xs_10_[0u], acc_3_[0u]))))))));
                     }
                     unsigned v_8_ = (((ck_ << 5u) << 2u) + 64u) + lane_;
                     if (v_8_ < nv_) {
-                        kf_u32x4 t7388_ = xb_2_[12u];
-                        kf_f16x8 a_3_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7388_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7388_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7388_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7388_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7388_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7388_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7388_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7388_, 3u), 16u))}};
+                        kf_u32x4 t7092_ = xb_2_[12u];
+                        kf_f16x8 a_3_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7092_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7092_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7092_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7092_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7092_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7092_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7092_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7092_, 3u), 16u))}};
                         xs_11_[0u] = kf_f16_to_f32(a_3_.v[0]);
                         xs_11_[1u] = kf_f16_to_f32(a_3_.v[1]);
                         xs_11_[2u] = kf_f16_to_f32(a_3_.v[2]);
@@ -4930,14 +4537,14 @@ gemv_f16_f16_f16_acc(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x
                         xs_11_[5u] = kf_f16_to_f32(a_3_.v[5]);
                         xs_11_[6u] = kf_f16_to_f32(a_3_.v[6]);
                         xs_11_[7u] = kf_f16_to_f32(a_3_.v[7]);
-                        kf_u32x4 t7415_ = wb_2_[6u];
-                        kf_f16x8 wh_3_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7415_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7415_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7415_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7415_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7415_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7415_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7415_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7415_, 3u), 16u))}};
+                        kf_u32x4 t7119_ = wb_2_[6u];
+                        kf_f16x8 wh_3_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7119_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7119_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7119_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7119_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7119_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7119_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7119_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7119_, 3u), 16u))}};
                         acc_3_[0u] = __fmaf_rn(kf_f16_to_f32(wh_3_.v[7]), xs_11_[7u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[6]), xs_11_[6u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[5]), xs_11_[5u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[4]), xs_11_[4u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[3]), xs_11_[3u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[2]), xs_11_[2u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[1]), xs_11_[1u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[0]), xs_11_[0u], acc_3_[0u]))))))));
                     }
                     unsigned v_9_ = (((ck_ << 5u) << 2u) + 96u) + lane_;
                     if (v_9_ < nv_) {
-                        kf_u32x4 t7519_ = xb_2_[14u];
-                        kf_f16x8 a_4_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7519_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7519_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7519_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7519_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7519_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7519_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7519_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7519_, 3u), 16u))}};
+                        kf_u32x4 t7223_ = xb_2_[14u];
+                        kf_f16x8 a_4_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7223_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7223_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7223_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7223_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7223_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7223_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7223_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7223_, 3u), 16u))}};
                         xs_12_[0u] = kf_f16_to_f32(a_4_.v[0]);
                         xs_12_[1u] = kf_f16_to_f32(a_4_.v[1]);
                         xs_12_[2u] = kf_f16_to_f32(a_4_.v[2]);
@@ -4946,58 +4553,34 @@ gemv_f16_f16_f16_acc(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x
                         xs_12_[5u] = kf_f16_to_f32(a_4_.v[5]);
                         xs_12_[6u] = kf_f16_to_f32(a_4_.v[6]);
                         xs_12_[7u] = kf_f16_to_f32(a_4_.v[7]);
-                        kf_u32x4 t7546_ = wb_2_[7u];
-                        kf_f16x8 wh_4_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7546_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7546_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7546_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7546_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7546_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7546_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7546_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7546_, 3u), 16u))}};
+                        kf_u32x4 t7250_ = wb_2_[7u];
+                        kf_f16x8 wh_4_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7250_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7250_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7250_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7250_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7250_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7250_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7250_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7250_, 3u), 16u))}};
                         acc_3_[0u] = __fmaf_rn(kf_f16_to_f32(wh_4_.v[7]), xs_12_[7u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[6]), xs_12_[6u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[5]), xs_12_[5u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[4]), xs_12_[4u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[3]), xs_12_[3u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[2]), xs_12_[2u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[1]), xs_12_[1u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[0]), xs_12_[0u], acc_3_[0u]))))))));
                     }
-                    unsigned t7620_ = ck_ + 1u;
-                    ck_ = t7620_;
-                    if (t7620_ == steps_) {
+                    unsigned t7324_ = ck_ + 1u;
+                    ck_ = t7324_;
+                    if (t7324_ == steps_) {
                         float a_5_ = acc_3_[0u];
                         unsigned r_ = 0u;
-                        unsigned t7647_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
-                        if (t7647_ == 32u) {
-                            float t7652_ = __fadd_rn(a_5_, kf_shfl_xor(a_5_, 16u, kf_wn));
-                            float t7655_ = __fadd_rn(t7652_, kf_shfl_xor(t7652_, 8u, kf_wn));
-                            float t7658_ = __fadd_rn(t7655_, kf_shfl_xor(t7655_, 4u, kf_wn));
-                            float t7661_ = __fadd_rn(t7658_, kf_shfl_xor(t7658_, 2u, kf_wn));
-                            t7626_ = __fadd_rn(t7661_, kf_shfl_xor(t7661_, 1u, kf_wn));
-                        } else {
-                            float t7667_ = kf_shfl_down(a_5_, 16u, kf_wn);
-                            bool t7669_ = (kf_lane_id() + 16u) < t7647_;
-                            float t7670_ = __fadd_rn(a_5_, t7667_);
-                            float t7671_ = t7669_ ? t7670_ : a_5_;
-                            float t7673_ = kf_shfl_down(t7671_, 8u, kf_wn);
-                            bool t7675_ = (kf_lane_id() + 8u) < t7647_;
-                            float t7676_ = __fadd_rn(t7671_, t7673_);
-                            float t7677_ = t7675_ ? t7676_ : t7671_;
-                            float t7679_ = kf_shfl_down(t7677_, 4u, kf_wn);
-                            bool t7681_ = (kf_lane_id() + 4u) < t7647_;
-                            float t7682_ = __fadd_rn(t7677_, t7679_);
-                            float t7683_ = t7681_ ? t7682_ : t7677_;
-                            float t7685_ = kf_shfl_down(t7683_, 2u, kf_wn);
-                            bool t7687_ = (kf_lane_id() + 2u) < t7647_;
-                            float t7688_ = __fadd_rn(t7683_, t7685_);
-                            float t7689_ = t7687_ ? t7688_ : t7683_;
-                            float t7691_ = kf_shfl_down(t7689_, 1u, kf_wn);
-                            bool t7693_ = (kf_lane_id() + 1u) < t7647_;
-                            float t7694_ = __fadd_rn(t7689_, t7691_);
-                            t7626_ = kf_shfl(t7693_ ? t7694_ : t7689_, 0u, kf_wn);
+                        float t7332_ = __fadd_rn(a_5_, kf_shfl_xor(a_5_, 16u, kf_wn));
+                        float t7335_ = __fadd_rn(t7332_, kf_shfl_xor(t7332_, 8u, kf_wn));
+                        float t7338_ = __fadd_rn(t7335_, kf_shfl_xor(t7335_, 4u, kf_wn));
+                        float t7341_ = __fadd_rn(t7338_, kf_shfl_xor(t7338_, 2u, kf_wn));
+                        float t7344_ = __fadd_rn(t7341_, kf_shfl_xor(t7341_, 1u, kf_wn));
+                        bool t7346_ = lane_ == r_;
+                        bool t7347_ = t7346_;
+                        if (t7346_) {
+                            t7347_ = cg_ < m_;
                         }
-                        bool t7699_ = lane_ == r_;
-                        bool t7700_ = t7699_;
-                        if (t7699_) {
-                            t7700_ = cg_ < m_;
-                        }
-                        if (t7700_) {
-                            y_[cg_] = kf_f16_from_f32(__fadd_rn(t7626_, yold_));
+                        if (t7347_) {
+                            y_[cg_] = kf_f16_from_f32(__fadd_rn(t7344_, yold_));
                         }
                         acc_3_[0u] = 0.0f;
                         ck_ = 0u;
                         cg_ = cg_ + nw_;
                     }
                 }
-                if ((t0_ + 1u) < t5153_) {
+                if ((t0_ + 1u) < t4893_) {
                     unsigned v_10_ = min((((lk_ << 5u) << 2u) + lane_), (nv_ - 1u));
                     unsigned row_6_ = min(lg_, (m_ - 1u));
                     wb_2_[4u] = wv_[(row_6_ * nv_) + v_10_];
@@ -5014,35 +4597,35 @@ gemv_f16_f16_f16_acc(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x
                     unsigned row_9_ = min(lg_, (m_ - 1u));
                     wb_2_[7u] = wv_[(row_9_ * nv_) + v_13_];
                     xb_2_[14u] = xv_[v_13_];
-                    unsigned t7925_ = lk_ + 1u;
-                    lk_ = t7925_;
-                    if (t7925_ == steps_) {
+                    unsigned t7572_ = lk_ + 1u;
+                    lk_ = t7572_;
+                    if (t7572_ == steps_) {
                         lk_ = 0u;
                         lg_ = lg_ + nw_;
                     }
                 }
-                bool t8035_ = (t0_ + 1u) >= 1u;
-                bool t8036_ = t8035_;
-                if (t8035_) {
-                    t8036_ = ((t0_ + 1u) - 1u) < t5153_;
+                bool t7625_ = (t0_ + 1u) >= 1u;
+                bool t7626_ = t7625_;
+                if (t7625_) {
+                    t7626_ = ((t0_ + 1u) - 1u) < t4893_;
                 }
-                if (t8036_) {
+                if (t7626_) {
                     if (ck_ == 0u) {
                         float v_14_ = 0.0f;
-                        bool t8051_ = kf_lane_id() < 1u;
-                        bool t8052_ = t8051_;
-                        if (t8051_) {
-                            t8052_ = (cg_ + kf_lane_id()) < m_;
+                        bool t7641_ = kf_lane_id() < 1u;
+                        bool t7642_ = t7641_;
+                        if (t7641_) {
+                            t7642_ = (cg_ + kf_lane_id()) < m_;
                         }
-                        if (t8052_) {
+                        if (t7642_) {
                             v_14_ = kf_f16_to_f32(y_[cg_ + kf_lane_id()]);
                         }
                         yold_ = v_14_;
                     }
                     unsigned v_15_ = ((ck_ << 5u) << 2u) + lane_;
                     if (v_15_ < nv_) {
-                        kf_u32x4 t8095_ = xb_2_[0u];
-                        kf_f16x8 a_6_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t8095_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8095_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t8095_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8095_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t8095_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8095_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t8095_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8095_, 3u), 16u))}};
+                        kf_u32x4 t7685_ = xb_2_[0u];
+                        kf_f16x8 a_6_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7685_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7685_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7685_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7685_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7685_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7685_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7685_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7685_, 3u), 16u))}};
                         xs_13_[0u] = kf_f16_to_f32(a_6_.v[0]);
                         xs_13_[1u] = kf_f16_to_f32(a_6_.v[1]);
                         xs_13_[2u] = kf_f16_to_f32(a_6_.v[2]);
@@ -5051,14 +4634,14 @@ gemv_f16_f16_f16_acc(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x
                         xs_13_[5u] = kf_f16_to_f32(a_6_.v[5]);
                         xs_13_[6u] = kf_f16_to_f32(a_6_.v[6]);
                         xs_13_[7u] = kf_f16_to_f32(a_6_.v[7]);
-                        kf_u32x4 t8122_ = wb_2_[0u];
-                        kf_f16x8 wh_5_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t8122_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8122_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t8122_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8122_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t8122_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8122_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t8122_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8122_, 3u), 16u))}};
+                        kf_u32x4 t7712_ = wb_2_[0u];
+                        kf_f16x8 wh_5_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7712_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7712_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7712_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7712_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7712_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7712_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7712_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7712_, 3u), 16u))}};
                         acc_3_[0u] = __fmaf_rn(kf_f16_to_f32(wh_5_.v[7]), xs_13_[7u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[6]), xs_13_[6u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[5]), xs_13_[5u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[4]), xs_13_[4u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[3]), xs_13_[3u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[2]), xs_13_[2u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[1]), xs_13_[1u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[0]), xs_13_[0u], acc_3_[0u]))))))));
                     }
                     unsigned v_16_ = (((ck_ << 5u) << 2u) + 32u) + lane_;
                     if (v_16_ < nv_) {
-                        kf_u32x4 t8226_ = xb_2_[2u];
-                        kf_f16x8 a_7_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t8226_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8226_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t8226_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8226_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t8226_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8226_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t8226_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8226_, 3u), 16u))}};
+                        kf_u32x4 t7816_ = xb_2_[2u];
+                        kf_f16x8 a_7_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7816_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7816_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7816_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7816_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7816_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7816_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7816_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7816_, 3u), 16u))}};
                         xs_14_[0u] = kf_f16_to_f32(a_7_.v[0]);
                         xs_14_[1u] = kf_f16_to_f32(a_7_.v[1]);
                         xs_14_[2u] = kf_f16_to_f32(a_7_.v[2]);
@@ -5067,14 +4650,14 @@ gemv_f16_f16_f16_acc(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x
                         xs_14_[5u] = kf_f16_to_f32(a_7_.v[5]);
                         xs_14_[6u] = kf_f16_to_f32(a_7_.v[6]);
                         xs_14_[7u] = kf_f16_to_f32(a_7_.v[7]);
-                        kf_u32x4 t8253_ = wb_2_[1u];
-                        kf_f16x8 wh_6_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t8253_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8253_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t8253_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8253_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t8253_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8253_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t8253_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8253_, 3u), 16u))}};
+                        kf_u32x4 t7843_ = wb_2_[1u];
+                        kf_f16x8 wh_6_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7843_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7843_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7843_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7843_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7843_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7843_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7843_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7843_, 3u), 16u))}};
                         acc_3_[0u] = __fmaf_rn(kf_f16_to_f32(wh_6_.v[7]), xs_14_[7u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[6]), xs_14_[6u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[5]), xs_14_[5u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[4]), xs_14_[4u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[3]), xs_14_[3u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[2]), xs_14_[2u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[1]), xs_14_[1u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[0]), xs_14_[0u], acc_3_[0u]))))))));
                     }
                     unsigned v_17_ = (((ck_ << 5u) << 2u) + 64u) + lane_;
                     if (v_17_ < nv_) {
-                        kf_u32x4 t8357_ = xb_2_[4u];
-                        kf_f16x8 a_8_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t8357_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8357_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t8357_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8357_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t8357_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8357_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t8357_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8357_, 3u), 16u))}};
+                        kf_u32x4 t7947_ = xb_2_[4u];
+                        kf_f16x8 a_8_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7947_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7947_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7947_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7947_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7947_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7947_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7947_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7947_, 3u), 16u))}};
                         xs_15_[0u] = kf_f16_to_f32(a_8_.v[0]);
                         xs_15_[1u] = kf_f16_to_f32(a_8_.v[1]);
                         xs_15_[2u] = kf_f16_to_f32(a_8_.v[2]);
@@ -5083,14 +4666,14 @@ gemv_f16_f16_f16_acc(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x
                         xs_15_[5u] = kf_f16_to_f32(a_8_.v[5]);
                         xs_15_[6u] = kf_f16_to_f32(a_8_.v[6]);
                         xs_15_[7u] = kf_f16_to_f32(a_8_.v[7]);
-                        kf_u32x4 t8384_ = wb_2_[2u];
-                        kf_f16x8 wh_7_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t8384_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8384_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t8384_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8384_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t8384_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8384_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t8384_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8384_, 3u), 16u))}};
+                        kf_u32x4 t7974_ = wb_2_[2u];
+                        kf_f16x8 wh_7_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7974_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7974_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7974_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7974_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7974_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7974_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7974_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7974_, 3u), 16u))}};
                         acc_3_[0u] = __fmaf_rn(kf_f16_to_f32(wh_7_.v[7]), xs_15_[7u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[6]), xs_15_[6u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[5]), xs_15_[5u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[4]), xs_15_[4u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[3]), xs_15_[3u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[2]), xs_15_[2u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[1]), xs_15_[1u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[0]), xs_15_[0u], acc_3_[0u]))))))));
                     }
                     unsigned v_18_ = (((ck_ << 5u) << 2u) + 96u) + lane_;
                     if (v_18_ < nv_) {
-                        kf_u32x4 t8488_ = xb_2_[6u];
-                        kf_f16x8 a_9_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t8488_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8488_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t8488_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8488_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t8488_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8488_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t8488_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8488_, 3u), 16u))}};
+                        kf_u32x4 t8078_ = xb_2_[6u];
+                        kf_f16x8 a_9_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t8078_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8078_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t8078_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8078_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t8078_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8078_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t8078_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8078_, 3u), 16u))}};
                         xs_16_[0u] = kf_f16_to_f32(a_9_.v[0]);
                         xs_16_[1u] = kf_f16_to_f32(a_9_.v[1]);
                         xs_16_[2u] = kf_f16_to_f32(a_9_.v[2]);
@@ -5099,51 +4682,27 @@ gemv_f16_f16_f16_acc(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x
                         xs_16_[5u] = kf_f16_to_f32(a_9_.v[5]);
                         xs_16_[6u] = kf_f16_to_f32(a_9_.v[6]);
                         xs_16_[7u] = kf_f16_to_f32(a_9_.v[7]);
-                        kf_u32x4 t8515_ = wb_2_[3u];
-                        kf_f16x8 wh_8_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t8515_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8515_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t8515_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8515_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t8515_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8515_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t8515_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8515_, 3u), 16u))}};
+                        kf_u32x4 t8105_ = wb_2_[3u];
+                        kf_f16x8 wh_8_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t8105_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8105_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t8105_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8105_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t8105_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8105_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t8105_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8105_, 3u), 16u))}};
                         acc_3_[0u] = __fmaf_rn(kf_f16_to_f32(wh_8_.v[7]), xs_16_[7u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[6]), xs_16_[6u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[5]), xs_16_[5u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[4]), xs_16_[4u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[3]), xs_16_[3u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[2]), xs_16_[2u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[1]), xs_16_[1u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[0]), xs_16_[0u], acc_3_[0u]))))))));
                     }
-                    unsigned t8589_ = ck_ + 1u;
-                    ck_ = t8589_;
-                    if (t8589_ == steps_) {
+                    unsigned t8179_ = ck_ + 1u;
+                    ck_ = t8179_;
+                    if (t8179_ == steps_) {
                         float a_10_ = acc_3_[0u];
                         unsigned r_2_ = 0u;
-                        unsigned t8616_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
-                        if (t8616_ == 32u) {
-                            float t8621_ = __fadd_rn(a_10_, kf_shfl_xor(a_10_, 16u, kf_wn));
-                            float t8624_ = __fadd_rn(t8621_, kf_shfl_xor(t8621_, 8u, kf_wn));
-                            float t8627_ = __fadd_rn(t8624_, kf_shfl_xor(t8624_, 4u, kf_wn));
-                            float t8630_ = __fadd_rn(t8627_, kf_shfl_xor(t8627_, 2u, kf_wn));
-                            t8595_ = __fadd_rn(t8630_, kf_shfl_xor(t8630_, 1u, kf_wn));
-                        } else {
-                            float t8636_ = kf_shfl_down(a_10_, 16u, kf_wn);
-                            bool t8638_ = (kf_lane_id() + 16u) < t8616_;
-                            float t8639_ = __fadd_rn(a_10_, t8636_);
-                            float t8640_ = t8638_ ? t8639_ : a_10_;
-                            float t8642_ = kf_shfl_down(t8640_, 8u, kf_wn);
-                            bool t8644_ = (kf_lane_id() + 8u) < t8616_;
-                            float t8645_ = __fadd_rn(t8640_, t8642_);
-                            float t8646_ = t8644_ ? t8645_ : t8640_;
-                            float t8648_ = kf_shfl_down(t8646_, 4u, kf_wn);
-                            bool t8650_ = (kf_lane_id() + 4u) < t8616_;
-                            float t8651_ = __fadd_rn(t8646_, t8648_);
-                            float t8652_ = t8650_ ? t8651_ : t8646_;
-                            float t8654_ = kf_shfl_down(t8652_, 2u, kf_wn);
-                            bool t8656_ = (kf_lane_id() + 2u) < t8616_;
-                            float t8657_ = __fadd_rn(t8652_, t8654_);
-                            float t8658_ = t8656_ ? t8657_ : t8652_;
-                            float t8660_ = kf_shfl_down(t8658_, 1u, kf_wn);
-                            bool t8662_ = (kf_lane_id() + 1u) < t8616_;
-                            float t8663_ = __fadd_rn(t8658_, t8660_);
-                            t8595_ = kf_shfl(t8662_ ? t8663_ : t8658_, 0u, kf_wn);
+                        float t8187_ = __fadd_rn(a_10_, kf_shfl_xor(a_10_, 16u, kf_wn));
+                        float t8190_ = __fadd_rn(t8187_, kf_shfl_xor(t8187_, 8u, kf_wn));
+                        float t8193_ = __fadd_rn(t8190_, kf_shfl_xor(t8190_, 4u, kf_wn));
+                        float t8196_ = __fadd_rn(t8193_, kf_shfl_xor(t8193_, 2u, kf_wn));
+                        float t8199_ = __fadd_rn(t8196_, kf_shfl_xor(t8196_, 1u, kf_wn));
+                        bool t8201_ = lane_ == r_2_;
+                        bool t8202_ = t8201_;
+                        if (t8201_) {
+                            t8202_ = cg_ < m_;
                         }
-                        bool t8668_ = lane_ == r_2_;
-                        bool t8669_ = t8668_;
-                        if (t8668_) {
-                            t8669_ = cg_ < m_;
-                        }
-                        if (t8669_) {
-                            y_[cg_] = kf_f16_from_f32(__fadd_rn(t8595_, yold_));
+                        if (t8202_) {
+                            y_[cg_] = kf_f16_from_f32(__fadd_rn(t8199_, yold_));
                         }
                         acc_3_[0u] = 0.0f;
                         ck_ = 0u;
@@ -5155,49 +4714,49 @@ gemv_f16_f16_f16_acc(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x
     } else {
         unsigned lane_2_ = kf_lane_id();
         unsigned nv_2_ = k_ >> 3u;
-        unsigned t8812_ = (blockIdx.x << 3u) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u);
-        unsigned t8823_ = gridDim.x << 3u;
+        unsigned t8293_ = (blockIdx.x * (blockDim.x >> 5u)) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u);
+        unsigned t8309_ = gridDim.x * (blockDim.x >> 5u);
         #pragma unroll 1
-        for (unsigned g_ = t8812_; g_ < m_; g_ = g_ + t8823_) {
+        for (unsigned g_ = t8293_; g_ < m_; g_ = g_ + t8309_) {
             row_[0u] = min(g_, (m_ - 1u));
             acc_4_[0u] = 0.0f;
             if ((k_ & 7u) == 0u) {
                 #pragma unroll 1
                 for (unsigned base_ = 0u; base_ < nv_2_; base_ = base_ + 128u) {
                     unsigned v_19_ = base_ + lane_2_;
-                    kf_u32x4 t8848_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                    kf_u32x4 t_4_ = t8848_;
+                    kf_u32x4 t8334_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_4_ = t8334_;
                     if (v_19_ < nv_2_) {
-                        unsigned t8854_ = (row_[0u] * nv_2_) + v_19_;
-                        kf_u32x4 t8855_ = wv_[t8854_];
-                        t_4_ = t8855_;
+                        unsigned t8340_ = (row_[0u] * nv_2_) + v_19_;
+                        kf_u32x4 t8341_ = wv_[t8340_];
+                        t_4_ = t8341_;
                     }
                     wr_[0u] = t_4_;
                     unsigned v_20_ = (base_ + 32u) + lane_2_;
-                    kf_u32x4 t8861_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                    kf_u32x4 t_5_ = t8861_;
+                    kf_u32x4 t8347_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_5_ = t8347_;
                     if (v_20_ < nv_2_) {
-                        unsigned t8867_ = (row_[0u] * nv_2_) + v_20_;
-                        kf_u32x4 t8868_ = wv_[t8867_];
-                        t_5_ = t8868_;
+                        unsigned t8353_ = (row_[0u] * nv_2_) + v_20_;
+                        kf_u32x4 t8354_ = wv_[t8353_];
+                        t_5_ = t8354_;
                     }
                     wr_[1u] = t_5_;
                     unsigned v_21_ = (base_ + 64u) + lane_2_;
-                    kf_u32x4 t8874_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                    kf_u32x4 t_6_ = t8874_;
+                    kf_u32x4 t8360_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_6_ = t8360_;
                     if (v_21_ < nv_2_) {
-                        unsigned t8880_ = (row_[0u] * nv_2_) + v_21_;
-                        kf_u32x4 t8881_ = wv_[t8880_];
-                        t_6_ = t8881_;
+                        unsigned t8366_ = (row_[0u] * nv_2_) + v_21_;
+                        kf_u32x4 t8367_ = wv_[t8366_];
+                        t_6_ = t8367_;
                     }
                     wr_[2u] = t_6_;
                     unsigned v_22_ = (base_ + 96u) + lane_2_;
-                    kf_u32x4 t8887_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                    kf_u32x4 t_7_ = t8887_;
+                    kf_u32x4 t8373_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_7_ = t8373_;
                     if (v_22_ < nv_2_) {
-                        unsigned t8893_ = (row_[0u] * nv_2_) + v_22_;
-                        kf_u32x4 t8894_ = wv_[t8893_];
-                        t_7_ = t8894_;
+                        unsigned t8379_ = (row_[0u] * nv_2_) + v_22_;
+                        kf_u32x4 t8380_ = wv_[t8379_];
+                        t_7_ = t8380_;
                     }
                     wr_[3u] = t_7_;
                     unsigned v_23_ = base_ + lane_2_;
@@ -5211,8 +4770,8 @@ gemv_f16_f16_f16_acc(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x
                         xs_17_[5u] = kf_f16_to_f32(a_11_.v[5]);
                         xs_17_[6u] = kf_f16_to_f32(a_11_.v[6]);
                         xs_17_[7u] = kf_f16_to_f32(a_11_.v[7]);
-                        kf_u32x4 t8950_ = wr_[0u];
-                        kf_f16x8 wh_9_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t8950_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8950_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t8950_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8950_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t8950_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8950_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t8950_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8950_, 3u), 16u))}};
+                        kf_u32x4 t8436_ = wr_[0u];
+                        kf_f16x8 wh_9_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t8436_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8436_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t8436_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8436_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t8436_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8436_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t8436_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8436_, 3u), 16u))}};
                         acc_4_[0u] = __fmaf_rn(kf_f16_to_f32(wh_9_.v[7]), xs_17_[7u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[6]), xs_17_[6u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[5]), xs_17_[5u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[4]), xs_17_[4u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[3]), xs_17_[3u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[2]), xs_17_[2u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[1]), xs_17_[1u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[0]), xs_17_[0u], acc_4_[0u]))))))));
                     }
                     unsigned v_24_ = (base_ + 32u) + lane_2_;
@@ -5226,8 +4785,8 @@ gemv_f16_f16_f16_acc(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x
                         xs_18_[5u] = kf_f16_to_f32(a_12_.v[5]);
                         xs_18_[6u] = kf_f16_to_f32(a_12_.v[6]);
                         xs_18_[7u] = kf_f16_to_f32(a_12_.v[7]);
-                        kf_u32x4 t9077_ = wr_[1u];
-                        kf_f16x8 wh_10_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t9077_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t9077_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t9077_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t9077_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t9077_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t9077_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t9077_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t9077_, 3u), 16u))}};
+                        kf_u32x4 t8563_ = wr_[1u];
+                        kf_f16x8 wh_10_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t8563_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8563_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t8563_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8563_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t8563_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8563_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t8563_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8563_, 3u), 16u))}};
                         acc_4_[0u] = __fmaf_rn(kf_f16_to_f32(wh_10_.v[7]), xs_18_[7u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[6]), xs_18_[6u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[5]), xs_18_[5u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[4]), xs_18_[4u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[3]), xs_18_[3u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[2]), xs_18_[2u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[1]), xs_18_[1u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[0]), xs_18_[0u], acc_4_[0u]))))))));
                     }
                     unsigned v_25_ = (base_ + 64u) + lane_2_;
@@ -5241,8 +4800,8 @@ gemv_f16_f16_f16_acc(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x
                         xs_19_[5u] = kf_f16_to_f32(a_13_.v[5]);
                         xs_19_[6u] = kf_f16_to_f32(a_13_.v[6]);
                         xs_19_[7u] = kf_f16_to_f32(a_13_.v[7]);
-                        kf_u32x4 t9204_ = wr_[2u];
-                        kf_f16x8 wh_11_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t9204_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t9204_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t9204_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t9204_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t9204_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t9204_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t9204_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t9204_, 3u), 16u))}};
+                        kf_u32x4 t8690_ = wr_[2u];
+                        kf_f16x8 wh_11_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t8690_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8690_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t8690_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8690_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t8690_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8690_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t8690_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8690_, 3u), 16u))}};
                         acc_4_[0u] = __fmaf_rn(kf_f16_to_f32(wh_11_.v[7]), xs_19_[7u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[6]), xs_19_[6u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[5]), xs_19_[5u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[4]), xs_19_[4u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[3]), xs_19_[3u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[2]), xs_19_[2u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[1]), xs_19_[1u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[0]), xs_19_[0u], acc_4_[0u]))))))));
                     }
                     unsigned v_26_ = (base_ + 96u) + lane_2_;
@@ -5256,64 +4815,64 @@ gemv_f16_f16_f16_acc(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x
                         xs_20_[5u] = kf_f16_to_f32(a_14_.v[5]);
                         xs_20_[6u] = kf_f16_to_f32(a_14_.v[6]);
                         xs_20_[7u] = kf_f16_to_f32(a_14_.v[7]);
-                        kf_u32x4 t9331_ = wr_[3u];
-                        kf_f16x8 wh_12_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t9331_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t9331_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t9331_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t9331_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t9331_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t9331_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t9331_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t9331_, 3u), 16u))}};
+                        kf_u32x4 t8817_ = wr_[3u];
+                        kf_f16x8 wh_12_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t8817_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8817_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t8817_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8817_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t8817_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8817_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t8817_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8817_, 3u), 16u))}};
                         acc_4_[0u] = __fmaf_rn(kf_f16_to_f32(wh_12_.v[7]), xs_20_[7u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[6]), xs_20_[6u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[5]), xs_20_[5u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[4]), xs_20_[4u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[3]), xs_20_[3u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[2]), xs_20_[2u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[1]), xs_20_[1u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[0]), xs_20_[0u], acc_4_[0u]))))))));
                     }
                 }
             } else {
                 #pragma unroll 1
                 for (unsigned c_ = lane_2_; c_ < k_; c_ = c_ + 32u) {
-                    float t9412_ = kf_f16_to_f32(x_[c_]);
+                    float t8898_ = kf_f16_to_f32(x_[c_]);
                     unsigned i_ = (row_[0u] * k_) + c_;
                     unsigned short u_ = w16_[i_];
-                    acc_4_[0u] = __fmaf_rn(kf_f16_to_f32(kf_bitcast<kf_f16>(u_)), t9412_, acc_4_[0u]);
+                    acc_4_[0u] = __fmaf_rn(kf_f16_to_f32(kf_bitcast<kf_f16>(u_)), t8898_, acc_4_[0u]);
                 }
             }
-            float t9430_ = acc_4_[0u];
-            unsigned t9452_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
-            if (t9452_ == 32u) {
-                float t9457_ = __fadd_rn(t9430_, kf_shfl_xor(t9430_, 16u, kf_wn));
-                float t9460_ = __fadd_rn(t9457_, kf_shfl_xor(t9457_, 8u, kf_wn));
-                float t9463_ = __fadd_rn(t9460_, kf_shfl_xor(t9460_, 4u, kf_wn));
-                float t9466_ = __fadd_rn(t9463_, kf_shfl_xor(t9463_, 2u, kf_wn));
-                s_ = __fadd_rn(t9466_, kf_shfl_xor(t9466_, 1u, kf_wn));
+            float t8916_ = acc_4_[0u];
+            unsigned t8938_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+            if (t8938_ == 32u) {
+                float t8943_ = __fadd_rn(t8916_, kf_shfl_xor(t8916_, 16u, kf_wn));
+                float t8946_ = __fadd_rn(t8943_, kf_shfl_xor(t8943_, 8u, kf_wn));
+                float t8949_ = __fadd_rn(t8946_, kf_shfl_xor(t8946_, 4u, kf_wn));
+                float t8952_ = __fadd_rn(t8949_, kf_shfl_xor(t8949_, 2u, kf_wn));
+                s_ = __fadd_rn(t8952_, kf_shfl_xor(t8952_, 1u, kf_wn));
             } else {
-                float t9472_ = kf_shfl_down(t9430_, 16u, kf_wn);
-                bool t9474_ = (kf_lane_id() + 16u) < t9452_;
-                float t9475_ = __fadd_rn(t9430_, t9472_);
-                float t9476_ = t9474_ ? t9475_ : t9430_;
-                float t9478_ = kf_shfl_down(t9476_, 8u, kf_wn);
-                bool t9480_ = (kf_lane_id() + 8u) < t9452_;
-                float t9481_ = __fadd_rn(t9476_, t9478_);
-                float t9482_ = t9480_ ? t9481_ : t9476_;
-                float t9484_ = kf_shfl_down(t9482_, 4u, kf_wn);
-                bool t9486_ = (kf_lane_id() + 4u) < t9452_;
-                float t9487_ = __fadd_rn(t9482_, t9484_);
-                float t9488_ = t9486_ ? t9487_ : t9482_;
-                float t9490_ = kf_shfl_down(t9488_, 2u, kf_wn);
-                bool t9492_ = (kf_lane_id() + 2u) < t9452_;
-                float t9493_ = __fadd_rn(t9488_, t9490_);
-                float t9494_ = t9492_ ? t9493_ : t9488_;
-                float t9496_ = kf_shfl_down(t9494_, 1u, kf_wn);
-                bool t9498_ = (kf_lane_id() + 1u) < t9452_;
-                float t9499_ = __fadd_rn(t9494_, t9496_);
-                s_ = kf_shfl(t9498_ ? t9499_ : t9494_, 0u, kf_wn);
+                float t8958_ = kf_shfl_down(t8916_, 16u, kf_wn);
+                bool t8960_ = (kf_lane_id() + 16u) < t8938_;
+                float t8961_ = __fadd_rn(t8916_, t8958_);
+                float t8962_ = t8960_ ? t8961_ : t8916_;
+                float t8964_ = kf_shfl_down(t8962_, 8u, kf_wn);
+                bool t8966_ = (kf_lane_id() + 8u) < t8938_;
+                float t8967_ = __fadd_rn(t8962_, t8964_);
+                float t8968_ = t8966_ ? t8967_ : t8962_;
+                float t8970_ = kf_shfl_down(t8968_, 4u, kf_wn);
+                bool t8972_ = (kf_lane_id() + 4u) < t8938_;
+                float t8973_ = __fadd_rn(t8968_, t8970_);
+                float t8974_ = t8972_ ? t8973_ : t8968_;
+                float t8976_ = kf_shfl_down(t8974_, 2u, kf_wn);
+                bool t8978_ = (kf_lane_id() + 2u) < t8938_;
+                float t8979_ = __fadd_rn(t8974_, t8976_);
+                float t8980_ = t8978_ ? t8979_ : t8974_;
+                float t8982_ = kf_shfl_down(t8980_, 1u, kf_wn);
+                bool t8984_ = (kf_lane_id() + 1u) < t8938_;
+                float t8985_ = __fadd_rn(t8980_, t8982_);
+                s_ = kf_shfl(t8984_ ? t8985_ : t8980_, 0u, kf_wn);
             }
-            bool t9504_ = lane_2_ == 0u;
-            bool t9505_ = t9504_;
-            if (t9504_) {
-                t9505_ = g_ < m_;
+            bool t8990_ = lane_2_ == 0u;
+            bool t8991_ = t8990_;
+            if (t8990_) {
+                t8991_ = g_ < m_;
             }
-            if (t9505_) {
+            if (t8991_) {
                 y_[g_] = kf_f16_from_f32(__fadd_rn(s_, kf_f16_to_f32(y_[g_])));
             }
         }
     }
 }
 
-/* kernel gemv_bf16_f16_f16_acc (gemv.kf:1118) */
-extern "C" __global__ void __launch_bounds__(256)
+/* kernel gemv_bf16_f16_f16_acc (gemv.kf:1151) */
+extern "C" __global__ void __launch_bounds__(64)
 gemv_bf16_f16_f16_acc(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__ x_, kf_f16* __restrict__ y_, unsigned m_, unsigned k_)
 {
     kf_pdl_wait();
@@ -5335,8 +4894,6 @@ gemv_bf16_f16_f16_acc(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__
     float xs_18_[8];
     float xs_19_[8];
     float xs_20_[8];
-    float t7626_;
-    float t8595_;
     float s_;
     const unsigned kf_wn = kf_warp_lanes();
     const unsigned short* w16_ = (const unsigned short*)w_;
@@ -5347,21 +4904,22 @@ gemv_bf16_f16_f16_acc(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__
         unsigned lane_ = kf_lane_id();
         unsigned nv_ = k_ >> 3u;
         unsigned steps_ = (nv_ >> 7u) + (((nv_ & 127u) != 0u) ? 1u : 0u);
-        unsigned wid_ = (blockIdx.x << 3u) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u);
-        unsigned nw_ = gridDim.x << 3u;
+        unsigned wid_ = (blockIdx.x * (blockDim.x >> 5u)) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u);
+        unsigned nw_ = gridDim.x * (blockDim.x >> 5u);
         if (!(wid_ >= m_)) {
-            unsigned t5145_ = m_ - wid_;
-            unsigned t5153_ = ((t5145_ / nw_) + (((t5145_ % nw_) != 0u) ? 1u : 0u)) * steps_;
+            unsigned t4885_ = m_ - wid_;
+            unsigned t4893_ = ((t4885_ / nw_) + (((t4885_ % nw_) != 0u) ? 1u : 0u)) * steps_;
             acc_3_[0u] = 0.0f;
             float yold_ = 0.0f;
             unsigned lg_ = wid_;
             unsigned lk_ = 0u;
             unsigned cg_ = wid_;
             unsigned ck_ = 0u;
-            unsigned t6752_ = t5153_ + 1u;
+            unsigned t6513_ = t4893_ + 1u;
+            asm("" : "+r"(nw_));
             #pragma unroll 1
-            for (unsigned t0_ = 0u; t0_ < t6752_; t0_ = t0_ + 2u) {
-                if (t0_ < t5153_) {
+            for (unsigned t0_ = 0u; t0_ < t6513_; t0_ = t0_ + 2u) {
+                if (t0_ < t4893_) {
                     unsigned v_ = min((((lk_ << 5u) << 2u) + lane_), (nv_ - 1u));
                     unsigned row_2_ = min(lg_, (m_ - 1u));
                     wb_2_[0u] = wv_[(row_2_ * nv_) + v_];
@@ -5378,35 +4936,35 @@ gemv_bf16_f16_f16_acc(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__
                     unsigned row_5_ = min(lg_, (m_ - 1u));
                     wb_2_[3u] = wv_[(row_5_ * nv_) + v_4_];
                     xb_2_[6u] = xv_[v_4_];
-                    unsigned t6956_ = lk_ + 1u;
-                    lk_ = t6956_;
-                    if (t6956_ == steps_) {
+                    unsigned t6717_ = lk_ + 1u;
+                    lk_ = t6717_;
+                    if (t6717_ == steps_) {
                         lk_ = 0u;
                         lg_ = lg_ + nw_;
                     }
                 }
-                bool t7066_ = t0_ >= 1u;
-                bool t7067_ = t7066_;
-                if (t7066_) {
-                    t7067_ = (t0_ - 1u) < t5153_;
+                bool t6770_ = t0_ >= 1u;
+                bool t6771_ = t6770_;
+                if (t6770_) {
+                    t6771_ = (t0_ - 1u) < t4893_;
                 }
-                if (t7067_) {
+                if (t6771_) {
                     if (ck_ == 0u) {
                         float v_5_ = 0.0f;
-                        bool t7082_ = kf_lane_id() < 1u;
-                        bool t7083_ = t7082_;
-                        if (t7082_) {
-                            t7083_ = (cg_ + kf_lane_id()) < m_;
+                        bool t6786_ = kf_lane_id() < 1u;
+                        bool t6787_ = t6786_;
+                        if (t6786_) {
+                            t6787_ = (cg_ + kf_lane_id()) < m_;
                         }
-                        if (t7083_) {
+                        if (t6787_) {
                             v_5_ = kf_f16_to_f32(y_[cg_ + kf_lane_id()]);
                         }
                         yold_ = v_5_;
                     }
                     unsigned v_6_ = ((ck_ << 5u) << 2u) + lane_;
                     if (v_6_ < nv_) {
-                        kf_u32x4 t7126_ = xb_2_[8u];
-                        kf_f16x8 a_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7126_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7126_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7126_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7126_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7126_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7126_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7126_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7126_, 3u), 16u))}};
+                        kf_u32x4 t6830_ = xb_2_[8u];
+                        kf_f16x8 a_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t6830_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6830_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t6830_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6830_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t6830_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6830_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t6830_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6830_, 3u), 16u))}};
                         xs_9_[0u] = kf_f16_to_f32(a_.v[0]);
                         xs_9_[1u] = kf_f16_to_f32(a_.v[1]);
                         xs_9_[2u] = kf_f16_to_f32(a_.v[2]);
@@ -5415,14 +4973,14 @@ gemv_bf16_f16_f16_acc(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__
                         xs_9_[5u] = kf_f16_to_f32(a_.v[5]);
                         xs_9_[6u] = kf_f16_to_f32(a_.v[6]);
                         xs_9_[7u] = kf_f16_to_f32(a_.v[7]);
-                        kf_u32x4 t7156_ = wb_2_[4u];
-                        kf_bf16x8 wbv_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t7156_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7156_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7156_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7156_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7156_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7156_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7156_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7156_, 3u), 16u))}};
+                        kf_u32x4 t6860_ = wb_2_[4u];
+                        kf_bf16x8 wbv_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t6860_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t6860_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t6860_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t6860_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t6860_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t6860_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t6860_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t6860_, 3u), 16u))}};
                         acc_3_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_.v[7]), xs_9_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[6]), xs_9_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[5]), xs_9_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[4]), xs_9_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[3]), xs_9_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[2]), xs_9_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[1]), xs_9_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[0]), xs_9_[0u], acc_3_[0u]))))))));
                     }
                     unsigned v_7_ = (((ck_ << 5u) << 2u) + 32u) + lane_;
                     if (v_7_ < nv_) {
-                        kf_u32x4 t7257_ = xb_2_[10u];
-                        kf_f16x8 a_2_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7257_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7257_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7257_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7257_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7257_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7257_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7257_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7257_, 3u), 16u))}};
+                        kf_u32x4 t6961_ = xb_2_[10u];
+                        kf_f16x8 a_2_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t6961_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6961_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t6961_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6961_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t6961_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6961_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t6961_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6961_, 3u), 16u))}};
                         xs_10_[0u] = kf_f16_to_f32(a_2_.v[0]);
                         xs_10_[1u] = kf_f16_to_f32(a_2_.v[1]);
                         xs_10_[2u] = kf_f16_to_f32(a_2_.v[2]);
@@ -5431,14 +4989,14 @@ gemv_bf16_f16_f16_acc(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__
                         xs_10_[5u] = kf_f16_to_f32(a_2_.v[5]);
                         xs_10_[6u] = kf_f16_to_f32(a_2_.v[6]);
                         xs_10_[7u] = kf_f16_to_f32(a_2_.v[7]);
-                        kf_u32x4 t7287_ = wb_2_[5u];
-                        kf_bf16x8 wbv_2_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t7287_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7287_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7287_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7287_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7287_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7287_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7287_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7287_, 3u), 16u))}};
+                        kf_u32x4 t6991_ = wb_2_[5u];
+                        kf_bf16x8 wbv_2_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t6991_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t6991_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t6991_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t6991_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t6991_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t6991_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t6991_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t6991_, 3u), 16u))}};
                         acc_3_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[7]), xs_10_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[6]), xs_10_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[5]), xs_10_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[4]), xs_10_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[3]), xs_10_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[2]), xs_10_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[1]), xs_10_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[0]), xs_10_[0u], acc_3_[0u]))))))));
                     }
                     unsigned v_8_ = (((ck_ << 5u) << 2u) + 64u) + lane_;
                     if (v_8_ < nv_) {
-                        kf_u32x4 t7388_ = xb_2_[12u];
-                        kf_f16x8 a_3_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7388_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7388_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7388_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7388_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7388_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7388_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7388_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7388_, 3u), 16u))}};
+                        kf_u32x4 t7092_ = xb_2_[12u];
+                        kf_f16x8 a_3_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7092_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7092_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7092_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7092_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7092_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7092_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7092_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7092_, 3u), 16u))}};
                         xs_11_[0u] = kf_f16_to_f32(a_3_.v[0]);
                         xs_11_[1u] = kf_f16_to_f32(a_3_.v[1]);
                         xs_11_[2u] = kf_f16_to_f32(a_3_.v[2]);
@@ -5447,14 +5005,14 @@ gemv_bf16_f16_f16_acc(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__
                         xs_11_[5u] = kf_f16_to_f32(a_3_.v[5]);
                         xs_11_[6u] = kf_f16_to_f32(a_3_.v[6]);
                         xs_11_[7u] = kf_f16_to_f32(a_3_.v[7]);
-                        kf_u32x4 t7418_ = wb_2_[6u];
-                        kf_bf16x8 wbv_3_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t7418_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7418_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7418_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7418_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7418_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7418_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7418_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7418_, 3u), 16u))}};
+                        kf_u32x4 t7122_ = wb_2_[6u];
+                        kf_bf16x8 wbv_3_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t7122_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7122_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7122_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7122_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7122_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7122_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7122_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7122_, 3u), 16u))}};
                         acc_3_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[7]), xs_11_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[6]), xs_11_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[5]), xs_11_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[4]), xs_11_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[3]), xs_11_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[2]), xs_11_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[1]), xs_11_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[0]), xs_11_[0u], acc_3_[0u]))))))));
                     }
                     unsigned v_9_ = (((ck_ << 5u) << 2u) + 96u) + lane_;
                     if (v_9_ < nv_) {
-                        kf_u32x4 t7519_ = xb_2_[14u];
-                        kf_f16x8 a_4_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7519_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7519_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7519_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7519_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7519_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7519_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7519_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7519_, 3u), 16u))}};
+                        kf_u32x4 t7223_ = xb_2_[14u];
+                        kf_f16x8 a_4_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7223_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7223_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7223_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7223_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7223_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7223_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7223_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7223_, 3u), 16u))}};
                         xs_12_[0u] = kf_f16_to_f32(a_4_.v[0]);
                         xs_12_[1u] = kf_f16_to_f32(a_4_.v[1]);
                         xs_12_[2u] = kf_f16_to_f32(a_4_.v[2]);
@@ -5463,58 +5021,34 @@ gemv_bf16_f16_f16_acc(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__
                         xs_12_[5u] = kf_f16_to_f32(a_4_.v[5]);
                         xs_12_[6u] = kf_f16_to_f32(a_4_.v[6]);
                         xs_12_[7u] = kf_f16_to_f32(a_4_.v[7]);
-                        kf_u32x4 t7549_ = wb_2_[7u];
-                        kf_bf16x8 wbv_4_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t7549_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7549_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7549_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7549_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7549_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7549_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7549_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7549_, 3u), 16u))}};
+                        kf_u32x4 t7253_ = wb_2_[7u];
+                        kf_bf16x8 wbv_4_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t7253_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7253_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7253_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7253_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7253_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7253_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7253_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7253_, 3u), 16u))}};
                         acc_3_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[7]), xs_12_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[6]), xs_12_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[5]), xs_12_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[4]), xs_12_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[3]), xs_12_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[2]), xs_12_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[1]), xs_12_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[0]), xs_12_[0u], acc_3_[0u]))))))));
                     }
-                    unsigned t7620_ = ck_ + 1u;
-                    ck_ = t7620_;
-                    if (t7620_ == steps_) {
+                    unsigned t7324_ = ck_ + 1u;
+                    ck_ = t7324_;
+                    if (t7324_ == steps_) {
                         float a_5_ = acc_3_[0u];
                         unsigned r_ = 0u;
-                        unsigned t7647_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
-                        if (t7647_ == 32u) {
-                            float t7652_ = __fadd_rn(a_5_, kf_shfl_xor(a_5_, 16u, kf_wn));
-                            float t7655_ = __fadd_rn(t7652_, kf_shfl_xor(t7652_, 8u, kf_wn));
-                            float t7658_ = __fadd_rn(t7655_, kf_shfl_xor(t7655_, 4u, kf_wn));
-                            float t7661_ = __fadd_rn(t7658_, kf_shfl_xor(t7658_, 2u, kf_wn));
-                            t7626_ = __fadd_rn(t7661_, kf_shfl_xor(t7661_, 1u, kf_wn));
-                        } else {
-                            float t7667_ = kf_shfl_down(a_5_, 16u, kf_wn);
-                            bool t7669_ = (kf_lane_id() + 16u) < t7647_;
-                            float t7670_ = __fadd_rn(a_5_, t7667_);
-                            float t7671_ = t7669_ ? t7670_ : a_5_;
-                            float t7673_ = kf_shfl_down(t7671_, 8u, kf_wn);
-                            bool t7675_ = (kf_lane_id() + 8u) < t7647_;
-                            float t7676_ = __fadd_rn(t7671_, t7673_);
-                            float t7677_ = t7675_ ? t7676_ : t7671_;
-                            float t7679_ = kf_shfl_down(t7677_, 4u, kf_wn);
-                            bool t7681_ = (kf_lane_id() + 4u) < t7647_;
-                            float t7682_ = __fadd_rn(t7677_, t7679_);
-                            float t7683_ = t7681_ ? t7682_ : t7677_;
-                            float t7685_ = kf_shfl_down(t7683_, 2u, kf_wn);
-                            bool t7687_ = (kf_lane_id() + 2u) < t7647_;
-                            float t7688_ = __fadd_rn(t7683_, t7685_);
-                            float t7689_ = t7687_ ? t7688_ : t7683_;
-                            float t7691_ = kf_shfl_down(t7689_, 1u, kf_wn);
-                            bool t7693_ = (kf_lane_id() + 1u) < t7647_;
-                            float t7694_ = __fadd_rn(t7689_, t7691_);
-                            t7626_ = kf_shfl(t7693_ ? t7694_ : t7689_, 0u, kf_wn);
+                        float t7332_ = __fadd_rn(a_5_, kf_shfl_xor(a_5_, 16u, kf_wn));
+                        float t7335_ = __fadd_rn(t7332_, kf_shfl_xor(t7332_, 8u, kf_wn));
+                        float t7338_ = __fadd_rn(t7335_, kf_shfl_xor(t7335_, 4u, kf_wn));
+                        float t7341_ = __fadd_rn(t7338_, kf_shfl_xor(t7338_, 2u, kf_wn));
+                        float t7344_ = __fadd_rn(t7341_, kf_shfl_xor(t7341_, 1u, kf_wn));
+                        bool t7346_ = lane_ == r_;
+                        bool t7347_ = t7346_;
+                        if (t7346_) {
+                            t7347_ = cg_ < m_;
                         }
-                        bool t7699_ = lane_ == r_;
-                        bool t7700_ = t7699_;
-                        if (t7699_) {
-                            t7700_ = cg_ < m_;
-                        }
-                        if (t7700_) {
-                            y_[cg_] = kf_f16_from_f32(__fadd_rn(t7626_, yold_));
+                        if (t7347_) {
+                            y_[cg_] = kf_f16_from_f32(__fadd_rn(t7344_, yold_));
                         }
                         acc_3_[0u] = 0.0f;
                         ck_ = 0u;
                         cg_ = cg_ + nw_;
                     }
                 }
-                if ((t0_ + 1u) < t5153_) {
+                if ((t0_ + 1u) < t4893_) {
                     unsigned v_10_ = min((((lk_ << 5u) << 2u) + lane_), (nv_ - 1u));
                     unsigned row_6_ = min(lg_, (m_ - 1u));
                     wb_2_[4u] = wv_[(row_6_ * nv_) + v_10_];
@@ -5531,35 +5065,35 @@ gemv_bf16_f16_f16_acc(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__
                     unsigned row_9_ = min(lg_, (m_ - 1u));
                     wb_2_[7u] = wv_[(row_9_ * nv_) + v_13_];
                     xb_2_[14u] = xv_[v_13_];
-                    unsigned t7925_ = lk_ + 1u;
-                    lk_ = t7925_;
-                    if (t7925_ == steps_) {
+                    unsigned t7572_ = lk_ + 1u;
+                    lk_ = t7572_;
+                    if (t7572_ == steps_) {
                         lk_ = 0u;
                         lg_ = lg_ + nw_;
                     }
                 }
-                bool t8035_ = (t0_ + 1u) >= 1u;
-                bool t8036_ = t8035_;
-                if (t8035_) {
-                    t8036_ = ((t0_ + 1u) - 1u) < t5153_;
+                bool t7625_ = (t0_ + 1u) >= 1u;
+                bool t7626_ = t7625_;
+                if (t7625_) {
+                    t7626_ = ((t0_ + 1u) - 1u) < t4893_;
                 }
-                if (t8036_) {
+                if (t7626_) {
                     if (ck_ == 0u) {
                         float v_14_ = 0.0f;
-                        bool t8051_ = kf_lane_id() < 1u;
-                        bool t8052_ = t8051_;
-                        if (t8051_) {
-                            t8052_ = (cg_ + kf_lane_id()) < m_;
+                        bool t7641_ = kf_lane_id() < 1u;
+                        bool t7642_ = t7641_;
+                        if (t7641_) {
+                            t7642_ = (cg_ + kf_lane_id()) < m_;
                         }
-                        if (t8052_) {
+                        if (t7642_) {
                             v_14_ = kf_f16_to_f32(y_[cg_ + kf_lane_id()]);
                         }
                         yold_ = v_14_;
                     }
                     unsigned v_15_ = ((ck_ << 5u) << 2u) + lane_;
                     if (v_15_ < nv_) {
-                        kf_u32x4 t8095_ = xb_2_[0u];
-                        kf_f16x8 a_6_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t8095_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8095_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t8095_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8095_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t8095_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8095_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t8095_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8095_, 3u), 16u))}};
+                        kf_u32x4 t7685_ = xb_2_[0u];
+                        kf_f16x8 a_6_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7685_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7685_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7685_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7685_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7685_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7685_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7685_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7685_, 3u), 16u))}};
                         xs_13_[0u] = kf_f16_to_f32(a_6_.v[0]);
                         xs_13_[1u] = kf_f16_to_f32(a_6_.v[1]);
                         xs_13_[2u] = kf_f16_to_f32(a_6_.v[2]);
@@ -5568,14 +5102,14 @@ gemv_bf16_f16_f16_acc(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__
                         xs_13_[5u] = kf_f16_to_f32(a_6_.v[5]);
                         xs_13_[6u] = kf_f16_to_f32(a_6_.v[6]);
                         xs_13_[7u] = kf_f16_to_f32(a_6_.v[7]);
-                        kf_u32x4 t8125_ = wb_2_[0u];
-                        kf_bf16x8 wbv_5_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t8125_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8125_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8125_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8125_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8125_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8125_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8125_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8125_, 3u), 16u))}};
+                        kf_u32x4 t7715_ = wb_2_[0u];
+                        kf_bf16x8 wbv_5_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t7715_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7715_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7715_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7715_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7715_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7715_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7715_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7715_, 3u), 16u))}};
                         acc_3_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[7]), xs_13_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[6]), xs_13_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[5]), xs_13_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[4]), xs_13_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[3]), xs_13_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[2]), xs_13_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[1]), xs_13_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[0]), xs_13_[0u], acc_3_[0u]))))))));
                     }
                     unsigned v_16_ = (((ck_ << 5u) << 2u) + 32u) + lane_;
                     if (v_16_ < nv_) {
-                        kf_u32x4 t8226_ = xb_2_[2u];
-                        kf_f16x8 a_7_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t8226_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8226_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t8226_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8226_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t8226_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8226_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t8226_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8226_, 3u), 16u))}};
+                        kf_u32x4 t7816_ = xb_2_[2u];
+                        kf_f16x8 a_7_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7816_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7816_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7816_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7816_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7816_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7816_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7816_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7816_, 3u), 16u))}};
                         xs_14_[0u] = kf_f16_to_f32(a_7_.v[0]);
                         xs_14_[1u] = kf_f16_to_f32(a_7_.v[1]);
                         xs_14_[2u] = kf_f16_to_f32(a_7_.v[2]);
@@ -5584,14 +5118,14 @@ gemv_bf16_f16_f16_acc(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__
                         xs_14_[5u] = kf_f16_to_f32(a_7_.v[5]);
                         xs_14_[6u] = kf_f16_to_f32(a_7_.v[6]);
                         xs_14_[7u] = kf_f16_to_f32(a_7_.v[7]);
-                        kf_u32x4 t8256_ = wb_2_[1u];
-                        kf_bf16x8 wbv_6_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t8256_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8256_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8256_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8256_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8256_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8256_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8256_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8256_, 3u), 16u))}};
+                        kf_u32x4 t7846_ = wb_2_[1u];
+                        kf_bf16x8 wbv_6_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t7846_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7846_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7846_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7846_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7846_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7846_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7846_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7846_, 3u), 16u))}};
                         acc_3_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[7]), xs_14_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[6]), xs_14_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[5]), xs_14_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[4]), xs_14_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[3]), xs_14_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[2]), xs_14_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[1]), xs_14_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[0]), xs_14_[0u], acc_3_[0u]))))))));
                     }
                     unsigned v_17_ = (((ck_ << 5u) << 2u) + 64u) + lane_;
                     if (v_17_ < nv_) {
-                        kf_u32x4 t8357_ = xb_2_[4u];
-                        kf_f16x8 a_8_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t8357_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8357_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t8357_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8357_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t8357_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8357_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t8357_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8357_, 3u), 16u))}};
+                        kf_u32x4 t7947_ = xb_2_[4u];
+                        kf_f16x8 a_8_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7947_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7947_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7947_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7947_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7947_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7947_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7947_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7947_, 3u), 16u))}};
                         xs_15_[0u] = kf_f16_to_f32(a_8_.v[0]);
                         xs_15_[1u] = kf_f16_to_f32(a_8_.v[1]);
                         xs_15_[2u] = kf_f16_to_f32(a_8_.v[2]);
@@ -5600,14 +5134,14 @@ gemv_bf16_f16_f16_acc(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__
                         xs_15_[5u] = kf_f16_to_f32(a_8_.v[5]);
                         xs_15_[6u] = kf_f16_to_f32(a_8_.v[6]);
                         xs_15_[7u] = kf_f16_to_f32(a_8_.v[7]);
-                        kf_u32x4 t8387_ = wb_2_[2u];
-                        kf_bf16x8 wbv_7_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t8387_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8387_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8387_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8387_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8387_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8387_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8387_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8387_, 3u), 16u))}};
+                        kf_u32x4 t7977_ = wb_2_[2u];
+                        kf_bf16x8 wbv_7_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t7977_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7977_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7977_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7977_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7977_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7977_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7977_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7977_, 3u), 16u))}};
                         acc_3_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[7]), xs_15_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[6]), xs_15_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[5]), xs_15_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[4]), xs_15_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[3]), xs_15_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[2]), xs_15_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[1]), xs_15_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[0]), xs_15_[0u], acc_3_[0u]))))))));
                     }
                     unsigned v_18_ = (((ck_ << 5u) << 2u) + 96u) + lane_;
                     if (v_18_ < nv_) {
-                        kf_u32x4 t8488_ = xb_2_[6u];
-                        kf_f16x8 a_9_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t8488_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8488_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t8488_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8488_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t8488_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8488_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t8488_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8488_, 3u), 16u))}};
+                        kf_u32x4 t8078_ = xb_2_[6u];
+                        kf_f16x8 a_9_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t8078_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8078_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t8078_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8078_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t8078_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8078_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t8078_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8078_, 3u), 16u))}};
                         xs_16_[0u] = kf_f16_to_f32(a_9_.v[0]);
                         xs_16_[1u] = kf_f16_to_f32(a_9_.v[1]);
                         xs_16_[2u] = kf_f16_to_f32(a_9_.v[2]);
@@ -5616,51 +5150,27 @@ gemv_bf16_f16_f16_acc(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__
                         xs_16_[5u] = kf_f16_to_f32(a_9_.v[5]);
                         xs_16_[6u] = kf_f16_to_f32(a_9_.v[6]);
                         xs_16_[7u] = kf_f16_to_f32(a_9_.v[7]);
-                        kf_u32x4 t8518_ = wb_2_[3u];
-                        kf_bf16x8 wbv_8_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t8518_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8518_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8518_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8518_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8518_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8518_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8518_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8518_, 3u), 16u))}};
+                        kf_u32x4 t8108_ = wb_2_[3u];
+                        kf_bf16x8 wbv_8_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t8108_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8108_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8108_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8108_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8108_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8108_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8108_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8108_, 3u), 16u))}};
                         acc_3_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[7]), xs_16_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[6]), xs_16_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[5]), xs_16_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[4]), xs_16_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[3]), xs_16_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[2]), xs_16_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[1]), xs_16_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[0]), xs_16_[0u], acc_3_[0u]))))))));
                     }
-                    unsigned t8589_ = ck_ + 1u;
-                    ck_ = t8589_;
-                    if (t8589_ == steps_) {
+                    unsigned t8179_ = ck_ + 1u;
+                    ck_ = t8179_;
+                    if (t8179_ == steps_) {
                         float a_10_ = acc_3_[0u];
                         unsigned r_2_ = 0u;
-                        unsigned t8616_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
-                        if (t8616_ == 32u) {
-                            float t8621_ = __fadd_rn(a_10_, kf_shfl_xor(a_10_, 16u, kf_wn));
-                            float t8624_ = __fadd_rn(t8621_, kf_shfl_xor(t8621_, 8u, kf_wn));
-                            float t8627_ = __fadd_rn(t8624_, kf_shfl_xor(t8624_, 4u, kf_wn));
-                            float t8630_ = __fadd_rn(t8627_, kf_shfl_xor(t8627_, 2u, kf_wn));
-                            t8595_ = __fadd_rn(t8630_, kf_shfl_xor(t8630_, 1u, kf_wn));
-                        } else {
-                            float t8636_ = kf_shfl_down(a_10_, 16u, kf_wn);
-                            bool t8638_ = (kf_lane_id() + 16u) < t8616_;
-                            float t8639_ = __fadd_rn(a_10_, t8636_);
-                            float t8640_ = t8638_ ? t8639_ : a_10_;
-                            float t8642_ = kf_shfl_down(t8640_, 8u, kf_wn);
-                            bool t8644_ = (kf_lane_id() + 8u) < t8616_;
-                            float t8645_ = __fadd_rn(t8640_, t8642_);
-                            float t8646_ = t8644_ ? t8645_ : t8640_;
-                            float t8648_ = kf_shfl_down(t8646_, 4u, kf_wn);
-                            bool t8650_ = (kf_lane_id() + 4u) < t8616_;
-                            float t8651_ = __fadd_rn(t8646_, t8648_);
-                            float t8652_ = t8650_ ? t8651_ : t8646_;
-                            float t8654_ = kf_shfl_down(t8652_, 2u, kf_wn);
-                            bool t8656_ = (kf_lane_id() + 2u) < t8616_;
-                            float t8657_ = __fadd_rn(t8652_, t8654_);
-                            float t8658_ = t8656_ ? t8657_ : t8652_;
-                            float t8660_ = kf_shfl_down(t8658_, 1u, kf_wn);
-                            bool t8662_ = (kf_lane_id() + 1u) < t8616_;
-                            float t8663_ = __fadd_rn(t8658_, t8660_);
-                            t8595_ = kf_shfl(t8662_ ? t8663_ : t8658_, 0u, kf_wn);
+                        float t8187_ = __fadd_rn(a_10_, kf_shfl_xor(a_10_, 16u, kf_wn));
+                        float t8190_ = __fadd_rn(t8187_, kf_shfl_xor(t8187_, 8u, kf_wn));
+                        float t8193_ = __fadd_rn(t8190_, kf_shfl_xor(t8190_, 4u, kf_wn));
+                        float t8196_ = __fadd_rn(t8193_, kf_shfl_xor(t8193_, 2u, kf_wn));
+                        float t8199_ = __fadd_rn(t8196_, kf_shfl_xor(t8196_, 1u, kf_wn));
+                        bool t8201_ = lane_ == r_2_;
+                        bool t8202_ = t8201_;
+                        if (t8201_) {
+                            t8202_ = cg_ < m_;
                         }
-                        bool t8668_ = lane_ == r_2_;
-                        bool t8669_ = t8668_;
-                        if (t8668_) {
-                            t8669_ = cg_ < m_;
-                        }
-                        if (t8669_) {
-                            y_[cg_] = kf_f16_from_f32(__fadd_rn(t8595_, yold_));
+                        if (t8202_) {
+                            y_[cg_] = kf_f16_from_f32(__fadd_rn(t8199_, yold_));
                         }
                         acc_3_[0u] = 0.0f;
                         ck_ = 0u;
@@ -5672,49 +5182,49 @@ gemv_bf16_f16_f16_acc(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__
     } else {
         unsigned lane_2_ = kf_lane_id();
         unsigned nv_2_ = k_ >> 3u;
-        unsigned t8812_ = (blockIdx.x << 3u) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u);
-        unsigned t8823_ = gridDim.x << 3u;
+        unsigned t8293_ = (blockIdx.x * (blockDim.x >> 5u)) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u);
+        unsigned t8309_ = gridDim.x * (blockDim.x >> 5u);
         #pragma unroll 1
-        for (unsigned g_ = t8812_; g_ < m_; g_ = g_ + t8823_) {
+        for (unsigned g_ = t8293_; g_ < m_; g_ = g_ + t8309_) {
             row_[0u] = min(g_, (m_ - 1u));
             acc_4_[0u] = 0.0f;
             if ((k_ & 7u) == 0u) {
                 #pragma unroll 1
                 for (unsigned base_ = 0u; base_ < nv_2_; base_ = base_ + 128u) {
                     unsigned v_19_ = base_ + lane_2_;
-                    kf_u32x4 t8848_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                    kf_u32x4 t_4_ = t8848_;
+                    kf_u32x4 t8334_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_4_ = t8334_;
                     if (v_19_ < nv_2_) {
-                        unsigned t8854_ = (row_[0u] * nv_2_) + v_19_;
-                        kf_u32x4 t8855_ = wv_[t8854_];
-                        t_4_ = t8855_;
+                        unsigned t8340_ = (row_[0u] * nv_2_) + v_19_;
+                        kf_u32x4 t8341_ = wv_[t8340_];
+                        t_4_ = t8341_;
                     }
                     wr_[0u] = t_4_;
                     unsigned v_20_ = (base_ + 32u) + lane_2_;
-                    kf_u32x4 t8861_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                    kf_u32x4 t_5_ = t8861_;
+                    kf_u32x4 t8347_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_5_ = t8347_;
                     if (v_20_ < nv_2_) {
-                        unsigned t8867_ = (row_[0u] * nv_2_) + v_20_;
-                        kf_u32x4 t8868_ = wv_[t8867_];
-                        t_5_ = t8868_;
+                        unsigned t8353_ = (row_[0u] * nv_2_) + v_20_;
+                        kf_u32x4 t8354_ = wv_[t8353_];
+                        t_5_ = t8354_;
                     }
                     wr_[1u] = t_5_;
                     unsigned v_21_ = (base_ + 64u) + lane_2_;
-                    kf_u32x4 t8874_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                    kf_u32x4 t_6_ = t8874_;
+                    kf_u32x4 t8360_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_6_ = t8360_;
                     if (v_21_ < nv_2_) {
-                        unsigned t8880_ = (row_[0u] * nv_2_) + v_21_;
-                        kf_u32x4 t8881_ = wv_[t8880_];
-                        t_6_ = t8881_;
+                        unsigned t8366_ = (row_[0u] * nv_2_) + v_21_;
+                        kf_u32x4 t8367_ = wv_[t8366_];
+                        t_6_ = t8367_;
                     }
                     wr_[2u] = t_6_;
                     unsigned v_22_ = (base_ + 96u) + lane_2_;
-                    kf_u32x4 t8887_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                    kf_u32x4 t_7_ = t8887_;
+                    kf_u32x4 t8373_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_7_ = t8373_;
                     if (v_22_ < nv_2_) {
-                        unsigned t8893_ = (row_[0u] * nv_2_) + v_22_;
-                        kf_u32x4 t8894_ = wv_[t8893_];
-                        t_7_ = t8894_;
+                        unsigned t8379_ = (row_[0u] * nv_2_) + v_22_;
+                        kf_u32x4 t8380_ = wv_[t8379_];
+                        t_7_ = t8380_;
                     }
                     wr_[3u] = t_7_;
                     unsigned v_23_ = base_ + lane_2_;
@@ -5728,8 +5238,8 @@ gemv_bf16_f16_f16_acc(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__
                         xs_17_[5u] = kf_f16_to_f32(a_11_.v[5]);
                         xs_17_[6u] = kf_f16_to_f32(a_11_.v[6]);
                         xs_17_[7u] = kf_f16_to_f32(a_11_.v[7]);
-                        kf_u32x4 t8953_ = wr_[0u];
-                        kf_bf16x8 wb_3_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t8953_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8953_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8953_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8953_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8953_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8953_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8953_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8953_, 3u), 16u))}};
+                        kf_u32x4 t8439_ = wr_[0u];
+                        kf_bf16x8 wb_3_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t8439_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8439_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8439_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8439_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8439_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8439_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8439_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8439_, 3u), 16u))}};
                         acc_4_[0u] = __fmaf_rn(kf_bf16_to_f32(wb_3_.v[7]), xs_17_[7u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[6]), xs_17_[6u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[5]), xs_17_[5u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[4]), xs_17_[4u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[3]), xs_17_[3u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[2]), xs_17_[2u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[1]), xs_17_[1u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[0]), xs_17_[0u], acc_4_[0u]))))))));
                     }
                     unsigned v_24_ = (base_ + 32u) + lane_2_;
@@ -5743,8 +5253,8 @@ gemv_bf16_f16_f16_acc(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__
                         xs_18_[5u] = kf_f16_to_f32(a_12_.v[5]);
                         xs_18_[6u] = kf_f16_to_f32(a_12_.v[6]);
                         xs_18_[7u] = kf_f16_to_f32(a_12_.v[7]);
-                        kf_u32x4 t9080_ = wr_[1u];
-                        kf_bf16x8 wb_4_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t9080_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t9080_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t9080_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t9080_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t9080_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t9080_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t9080_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t9080_, 3u), 16u))}};
+                        kf_u32x4 t8566_ = wr_[1u];
+                        kf_bf16x8 wb_4_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t8566_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8566_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8566_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8566_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8566_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8566_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8566_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8566_, 3u), 16u))}};
                         acc_4_[0u] = __fmaf_rn(kf_bf16_to_f32(wb_4_.v[7]), xs_18_[7u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[6]), xs_18_[6u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[5]), xs_18_[5u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[4]), xs_18_[4u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[3]), xs_18_[3u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[2]), xs_18_[2u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[1]), xs_18_[1u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[0]), xs_18_[0u], acc_4_[0u]))))))));
                     }
                     unsigned v_25_ = (base_ + 64u) + lane_2_;
@@ -5758,8 +5268,8 @@ gemv_bf16_f16_f16_acc(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__
                         xs_19_[5u] = kf_f16_to_f32(a_13_.v[5]);
                         xs_19_[6u] = kf_f16_to_f32(a_13_.v[6]);
                         xs_19_[7u] = kf_f16_to_f32(a_13_.v[7]);
-                        kf_u32x4 t9207_ = wr_[2u];
-                        kf_bf16x8 wb_5_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t9207_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t9207_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t9207_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t9207_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t9207_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t9207_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t9207_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t9207_, 3u), 16u))}};
+                        kf_u32x4 t8693_ = wr_[2u];
+                        kf_bf16x8 wb_5_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t8693_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8693_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8693_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8693_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8693_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8693_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8693_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8693_, 3u), 16u))}};
                         acc_4_[0u] = __fmaf_rn(kf_bf16_to_f32(wb_5_.v[7]), xs_19_[7u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[6]), xs_19_[6u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[5]), xs_19_[5u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[4]), xs_19_[4u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[3]), xs_19_[3u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[2]), xs_19_[2u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[1]), xs_19_[1u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[0]), xs_19_[0u], acc_4_[0u]))))))));
                     }
                     unsigned v_26_ = (base_ + 96u) + lane_2_;
@@ -5773,63 +5283,63 @@ gemv_bf16_f16_f16_acc(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__
                         xs_20_[5u] = kf_f16_to_f32(a_14_.v[5]);
                         xs_20_[6u] = kf_f16_to_f32(a_14_.v[6]);
                         xs_20_[7u] = kf_f16_to_f32(a_14_.v[7]);
-                        kf_u32x4 t9334_ = wr_[3u];
-                        kf_bf16x8 wb_6_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t9334_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t9334_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t9334_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t9334_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t9334_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t9334_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t9334_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t9334_, 3u), 16u))}};
+                        kf_u32x4 t8820_ = wr_[3u];
+                        kf_bf16x8 wb_6_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t8820_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8820_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8820_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8820_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8820_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8820_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8820_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8820_, 3u), 16u))}};
                         acc_4_[0u] = __fmaf_rn(kf_bf16_to_f32(wb_6_.v[7]), xs_20_[7u], __fmaf_rn(kf_bf16_to_f32(wb_6_.v[6]), xs_20_[6u], __fmaf_rn(kf_bf16_to_f32(wb_6_.v[5]), xs_20_[5u], __fmaf_rn(kf_bf16_to_f32(wb_6_.v[4]), xs_20_[4u], __fmaf_rn(kf_bf16_to_f32(wb_6_.v[3]), xs_20_[3u], __fmaf_rn(kf_bf16_to_f32(wb_6_.v[2]), xs_20_[2u], __fmaf_rn(kf_bf16_to_f32(wb_6_.v[1]), xs_20_[1u], __fmaf_rn(kf_bf16_to_f32(wb_6_.v[0]), xs_20_[0u], acc_4_[0u]))))))));
                     }
                 }
             } else {
                 #pragma unroll 1
                 for (unsigned c_ = lane_2_; c_ < k_; c_ = c_ + 32u) {
-                    float t9412_ = kf_f16_to_f32(x_[c_]);
+                    float t8898_ = kf_f16_to_f32(x_[c_]);
                     unsigned i_ = (row_[0u] * k_) + c_;
                     unsigned short u_ = w16_[i_];
-                    acc_4_[0u] = __fmaf_rn(kf_bf16_to_f32(kf_bitcast<kf_bf16>(u_)), t9412_, acc_4_[0u]);
+                    acc_4_[0u] = __fmaf_rn(kf_bf16_to_f32(kf_bitcast<kf_bf16>(u_)), t8898_, acc_4_[0u]);
                 }
             }
-            float t9430_ = acc_4_[0u];
-            unsigned t9452_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
-            if (t9452_ == 32u) {
-                float t9457_ = __fadd_rn(t9430_, kf_shfl_xor(t9430_, 16u, kf_wn));
-                float t9460_ = __fadd_rn(t9457_, kf_shfl_xor(t9457_, 8u, kf_wn));
-                float t9463_ = __fadd_rn(t9460_, kf_shfl_xor(t9460_, 4u, kf_wn));
-                float t9466_ = __fadd_rn(t9463_, kf_shfl_xor(t9463_, 2u, kf_wn));
-                s_ = __fadd_rn(t9466_, kf_shfl_xor(t9466_, 1u, kf_wn));
+            float t8916_ = acc_4_[0u];
+            unsigned t8938_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+            if (t8938_ == 32u) {
+                float t8943_ = __fadd_rn(t8916_, kf_shfl_xor(t8916_, 16u, kf_wn));
+                float t8946_ = __fadd_rn(t8943_, kf_shfl_xor(t8943_, 8u, kf_wn));
+                float t8949_ = __fadd_rn(t8946_, kf_shfl_xor(t8946_, 4u, kf_wn));
+                float t8952_ = __fadd_rn(t8949_, kf_shfl_xor(t8949_, 2u, kf_wn));
+                s_ = __fadd_rn(t8952_, kf_shfl_xor(t8952_, 1u, kf_wn));
             } else {
-                float t9472_ = kf_shfl_down(t9430_, 16u, kf_wn);
-                bool t9474_ = (kf_lane_id() + 16u) < t9452_;
-                float t9475_ = __fadd_rn(t9430_, t9472_);
-                float t9476_ = t9474_ ? t9475_ : t9430_;
-                float t9478_ = kf_shfl_down(t9476_, 8u, kf_wn);
-                bool t9480_ = (kf_lane_id() + 8u) < t9452_;
-                float t9481_ = __fadd_rn(t9476_, t9478_);
-                float t9482_ = t9480_ ? t9481_ : t9476_;
-                float t9484_ = kf_shfl_down(t9482_, 4u, kf_wn);
-                bool t9486_ = (kf_lane_id() + 4u) < t9452_;
-                float t9487_ = __fadd_rn(t9482_, t9484_);
-                float t9488_ = t9486_ ? t9487_ : t9482_;
-                float t9490_ = kf_shfl_down(t9488_, 2u, kf_wn);
-                bool t9492_ = (kf_lane_id() + 2u) < t9452_;
-                float t9493_ = __fadd_rn(t9488_, t9490_);
-                float t9494_ = t9492_ ? t9493_ : t9488_;
-                float t9496_ = kf_shfl_down(t9494_, 1u, kf_wn);
-                bool t9498_ = (kf_lane_id() + 1u) < t9452_;
-                float t9499_ = __fadd_rn(t9494_, t9496_);
-                s_ = kf_shfl(t9498_ ? t9499_ : t9494_, 0u, kf_wn);
+                float t8958_ = kf_shfl_down(t8916_, 16u, kf_wn);
+                bool t8960_ = (kf_lane_id() + 16u) < t8938_;
+                float t8961_ = __fadd_rn(t8916_, t8958_);
+                float t8962_ = t8960_ ? t8961_ : t8916_;
+                float t8964_ = kf_shfl_down(t8962_, 8u, kf_wn);
+                bool t8966_ = (kf_lane_id() + 8u) < t8938_;
+                float t8967_ = __fadd_rn(t8962_, t8964_);
+                float t8968_ = t8966_ ? t8967_ : t8962_;
+                float t8970_ = kf_shfl_down(t8968_, 4u, kf_wn);
+                bool t8972_ = (kf_lane_id() + 4u) < t8938_;
+                float t8973_ = __fadd_rn(t8968_, t8970_);
+                float t8974_ = t8972_ ? t8973_ : t8968_;
+                float t8976_ = kf_shfl_down(t8974_, 2u, kf_wn);
+                bool t8978_ = (kf_lane_id() + 2u) < t8938_;
+                float t8979_ = __fadd_rn(t8974_, t8976_);
+                float t8980_ = t8978_ ? t8979_ : t8974_;
+                float t8982_ = kf_shfl_down(t8980_, 1u, kf_wn);
+                bool t8984_ = (kf_lane_id() + 1u) < t8938_;
+                float t8985_ = __fadd_rn(t8980_, t8982_);
+                s_ = kf_shfl(t8984_ ? t8985_ : t8980_, 0u, kf_wn);
             }
-            bool t9504_ = lane_2_ == 0u;
-            bool t9505_ = t9504_;
-            if (t9504_) {
-                t9505_ = g_ < m_;
+            bool t8990_ = lane_2_ == 0u;
+            bool t8991_ = t8990_;
+            if (t8990_) {
+                t8991_ = g_ < m_;
             }
-            if (t9505_) {
+            if (t8991_) {
                 y_[g_] = kf_f16_from_f32(__fadd_rn(s_, kf_f16_to_f32(y_[g_])));
             }
         }
     }
 }
 
-/* kernel gemv_batch_f16_f16_f16 (gemv.kf:1126) */
+/* kernel gemv_batch_f16_f16_f16 (gemv.kf:1159) */
 extern "C" __global__ void __launch_bounds__(128)
 gemv_batch_f16_f16_f16(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x_, kf_f16* __restrict__ y_, unsigned m_, unsigned k_, unsigned nb_)
 {
@@ -6979,7 +6489,7 @@ gemv_batch_f16_f16_f16(const kf_f16* __restrict__ w_, const kf_f16* __restrict__
     }
 }
 
-/* kernel gemv_batch_f16_f32_f32 (gemv.kf:1131) */
+/* kernel gemv_batch_f16_f32_f32 (gemv.kf:1164) */
 extern "C" __global__ void __launch_bounds__(128)
 gemv_batch_f16_f32_f32(const kf_f16* __restrict__ w_, const float* __restrict__ x_, float* __restrict__ y_, unsigned m_, unsigned k_, unsigned nb_)
 {
@@ -8264,7 +7774,7 @@ gemv_batch_f16_f32_f32(const kf_f16* __restrict__ w_, const float* __restrict__ 
     }
 }
 
-/* kernel gemv_batch_bf16_f16_f16 (gemv.kf:1136) */
+/* kernel gemv_batch_bf16_f16_f16 (gemv.kf:1169) */
 extern "C" __global__ void __launch_bounds__(128)
 gemv_batch_bf16_f16_f16(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__ x_, kf_f16* __restrict__ y_, unsigned m_, unsigned k_, unsigned nb_)
 {
@@ -9068,7 +8578,7 @@ gemv_batch_bf16_f16_f16(const kf_bf16* __restrict__ w_, const kf_f16* __restrict
     }
 }
 
-/* kernel gemv_batch_bf16_f32_f32 (gemv.kf:1141) */
+/* kernel gemv_batch_bf16_f32_f32 (gemv.kf:1174) */
 extern "C" __global__ void __launch_bounds__(128)
 gemv_batch_bf16_f32_f32(const kf_bf16* __restrict__ w_, const float* __restrict__ x_, float* __restrict__ y_, unsigned m_, unsigned k_, unsigned nb_)
 {
@@ -9923,7 +9433,7 @@ gemv_batch_bf16_f32_f32(const kf_bf16* __restrict__ w_, const float* __restrict_
     }
 }
 
-/* kernel gemv_rms_f16_f16_f16 (gemv.kf:1279) */
+/* kernel gemv_rms_f16_f16_f16 (gemv.kf:1312) */
 extern "C" __global__ void __launch_bounds__(256)
 gemv_rms_f16_f16_f16(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ h_, const kf_f16* __restrict__ nw_, kf_f16* __restrict__ y_, unsigned m_, unsigned k_, float eps_)
 {
@@ -9946,8 +9456,6 @@ gemv_rms_f16_f16_f16(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ h
     float xs_8_[8];
     float xs_9_[8];
     float s_;
-    float t3987_;
-    float t4956_;
     const unsigned kf_wn = kf_warp_lanes();
     const kf_u32x4* wv_ = (const kf_u32x4*)w_;
     const kf_f16x8* ia_ = (const kf_f16x8*)h_;
@@ -10138,20 +9646,21 @@ gemv_rms_f16_f16_f16(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ h
     unsigned lane_ = kf_lane_id();
     unsigned nv_2_ = k_ >> 3u;
     unsigned steps_ = (nv_2_ >> 7u) + (((nv_2_ & 127u) != 0u) ? 1u : 0u);
-    unsigned wid_ = (blockIdx.x << 3u) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u);
-    unsigned nw_2_ = gridDim.x << 3u;
+    unsigned wid_ = (blockIdx.x * (blockDim.x >> 5u)) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u);
+    unsigned nw_2_ = gridDim.x * (blockDim.x >> 5u);
     if (!(wid_ >= m_)) {
-        unsigned t1506_ = m_ - wid_;
-        unsigned t1514_ = ((t1506_ / nw_2_) + (((t1506_ % nw_2_) != 0u) ? 1u : 0u)) * steps_;
+        unsigned t1516_ = m_ - wid_;
+        unsigned t1524_ = ((t1516_ / nw_2_) + (((t1516_ % nw_2_) != 0u) ? 1u : 0u)) * steps_;
         acc_[0u] = 0.0f;
         unsigned lg_ = wid_;
         unsigned lk_ = 0u;
         unsigned cg_ = wid_;
         unsigned ck_ = 0u;
-        unsigned t3113_ = t1514_ + 1u;
+        unsigned t3144_ = t1524_ + 1u;
+        asm("" : "+r"(nw_2_));
         #pragma unroll 1
-        for (unsigned t0_ = 0u; t0_ < t3113_; t0_ = t0_ + 2u) {
-            if (t0_ < t1514_) {
+        for (unsigned t0_ = 0u; t0_ < t3144_; t0_ = t0_ + 2u) {
+            if (t0_ < t1524_) {
                 unsigned v_ = min((((lk_ << 5u) << 2u) + lane_), (nv_2_ - 1u));
                 unsigned row_ = min(lg_, (m_ - 1u));
                 wb_[0u] = wv_[(row_ * nv_2_) + v_];
@@ -10168,23 +9677,23 @@ gemv_rms_f16_f16_f16(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ h
                 unsigned row_4_ = min(lg_, (m_ - 1u));
                 wb_[3u] = wv_[(row_4_ * nv_2_) + v_4_];
                 xb_[6u] = xs_[v_4_];
-                unsigned t3317_ = lk_ + 1u;
-                lk_ = t3317_;
-                if (t3317_ == steps_) {
+                unsigned t3348_ = lk_ + 1u;
+                lk_ = t3348_;
+                if (t3348_ == steps_) {
                     lk_ = 0u;
                     lg_ = lg_ + nw_2_;
                 }
             }
-            bool t3427_ = t0_ >= 1u;
-            bool t3428_ = t3427_;
-            if (t3427_) {
-                t3428_ = (t0_ - 1u) < t1514_;
+            bool t3401_ = t0_ >= 1u;
+            bool t3402_ = t3401_;
+            if (t3401_) {
+                t3402_ = (t0_ - 1u) < t1524_;
             }
-            if (t3428_) {
+            if (t3402_) {
                 unsigned v_5_ = ((ck_ << 5u) << 2u) + lane_;
                 if (v_5_ < nv_2_) {
-                    kf_u32x4 t3487_ = xb_[8u];
-                    kf_f16x8 a_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t3487_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3487_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t3487_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3487_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t3487_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3487_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t3487_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3487_, 3u), 16u))}};
+                    kf_u32x4 t3461_ = xb_[8u];
+                    kf_f16x8 a_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t3461_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3461_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t3461_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3461_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t3461_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3461_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t3461_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3461_, 3u), 16u))}};
                     xs_2_[0u] = kf_f16_to_f32(a_.v[0]);
                     xs_2_[1u] = kf_f16_to_f32(a_.v[1]);
                     xs_2_[2u] = kf_f16_to_f32(a_.v[2]);
@@ -10193,14 +9702,14 @@ gemv_rms_f16_f16_f16(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ h
                     xs_2_[5u] = kf_f16_to_f32(a_.v[5]);
                     xs_2_[6u] = kf_f16_to_f32(a_.v[6]);
                     xs_2_[7u] = kf_f16_to_f32(a_.v[7]);
-                    kf_u32x4 t3514_ = wb_[4u];
-                    kf_f16x8 wh_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t3514_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3514_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t3514_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3514_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t3514_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3514_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t3514_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3514_, 3u), 16u))}};
+                    kf_u32x4 t3488_ = wb_[4u];
+                    kf_f16x8 wh_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t3488_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3488_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t3488_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3488_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t3488_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3488_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t3488_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3488_, 3u), 16u))}};
                     acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_.v[7]), xs_2_[7u], __fmaf_rn(kf_f16_to_f32(wh_.v[6]), xs_2_[6u], __fmaf_rn(kf_f16_to_f32(wh_.v[5]), xs_2_[5u], __fmaf_rn(kf_f16_to_f32(wh_.v[4]), xs_2_[4u], __fmaf_rn(kf_f16_to_f32(wh_.v[3]), xs_2_[3u], __fmaf_rn(kf_f16_to_f32(wh_.v[2]), xs_2_[2u], __fmaf_rn(kf_f16_to_f32(wh_.v[1]), xs_2_[1u], __fmaf_rn(kf_f16_to_f32(wh_.v[0]), xs_2_[0u], acc_[0u]))))))));
                 }
                 unsigned v_6_ = (((ck_ << 5u) << 2u) + 32u) + lane_;
                 if (v_6_ < nv_2_) {
-                    kf_u32x4 t3618_ = xb_[10u];
-                    kf_f16x8 a_2_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t3618_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3618_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t3618_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3618_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t3618_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3618_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t3618_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3618_, 3u), 16u))}};
+                    kf_u32x4 t3592_ = xb_[10u];
+                    kf_f16x8 a_2_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t3592_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3592_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t3592_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3592_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t3592_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3592_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t3592_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3592_, 3u), 16u))}};
                     xs_3_[0u] = kf_f16_to_f32(a_2_.v[0]);
                     xs_3_[1u] = kf_f16_to_f32(a_2_.v[1]);
                     xs_3_[2u] = kf_f16_to_f32(a_2_.v[2]);
@@ -10209,14 +9718,14 @@ gemv_rms_f16_f16_f16(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ h
                     xs_3_[5u] = kf_f16_to_f32(a_2_.v[5]);
                     xs_3_[6u] = kf_f16_to_f32(a_2_.v[6]);
                     xs_3_[7u] = kf_f16_to_f32(a_2_.v[7]);
-                    kf_u32x4 t3645_ = wb_[5u];
-                    kf_f16x8 wh_2_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t3645_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3645_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t3645_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3645_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t3645_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3645_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t3645_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3645_, 3u), 16u))}};
+                    kf_u32x4 t3619_ = wb_[5u];
+                    kf_f16x8 wh_2_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t3619_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3619_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t3619_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3619_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t3619_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3619_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t3619_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3619_, 3u), 16u))}};
                     acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_2_.v[7]), xs_3_[7u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[6]), xs_3_[6u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[5]), xs_3_[5u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[4]), xs_3_[4u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[3]), xs_3_[3u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[2]), xs_3_[2u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[1]), xs_3_[1u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[0]), xs_3_[0u], acc_[0u]))))))));
                 }
                 unsigned v_7_ = (((ck_ << 5u) << 2u) + 64u) + lane_;
                 if (v_7_ < nv_2_) {
-                    kf_u32x4 t3749_ = xb_[12u];
-                    kf_f16x8 a_3_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t3749_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3749_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t3749_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3749_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t3749_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3749_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t3749_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3749_, 3u), 16u))}};
+                    kf_u32x4 t3723_ = xb_[12u];
+                    kf_f16x8 a_3_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t3723_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3723_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t3723_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3723_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t3723_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3723_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t3723_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3723_, 3u), 16u))}};
                     xs_4_[0u] = kf_f16_to_f32(a_3_.v[0]);
                     xs_4_[1u] = kf_f16_to_f32(a_3_.v[1]);
                     xs_4_[2u] = kf_f16_to_f32(a_3_.v[2]);
@@ -10225,14 +9734,14 @@ gemv_rms_f16_f16_f16(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ h
                     xs_4_[5u] = kf_f16_to_f32(a_3_.v[5]);
                     xs_4_[6u] = kf_f16_to_f32(a_3_.v[6]);
                     xs_4_[7u] = kf_f16_to_f32(a_3_.v[7]);
-                    kf_u32x4 t3776_ = wb_[6u];
-                    kf_f16x8 wh_3_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t3776_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3776_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t3776_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3776_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t3776_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3776_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t3776_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3776_, 3u), 16u))}};
+                    kf_u32x4 t3750_ = wb_[6u];
+                    kf_f16x8 wh_3_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t3750_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3750_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t3750_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3750_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t3750_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3750_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t3750_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3750_, 3u), 16u))}};
                     acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_3_.v[7]), xs_4_[7u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[6]), xs_4_[6u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[5]), xs_4_[5u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[4]), xs_4_[4u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[3]), xs_4_[3u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[2]), xs_4_[2u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[1]), xs_4_[1u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[0]), xs_4_[0u], acc_[0u]))))))));
                 }
                 unsigned v_8_ = (((ck_ << 5u) << 2u) + 96u) + lane_;
                 if (v_8_ < nv_2_) {
-                    kf_u32x4 t3880_ = xb_[14u];
-                    kf_f16x8 a_4_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t3880_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3880_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t3880_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3880_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t3880_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3880_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t3880_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3880_, 3u), 16u))}};
+                    kf_u32x4 t3854_ = xb_[14u];
+                    kf_f16x8 a_4_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t3854_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3854_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t3854_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3854_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t3854_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3854_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t3854_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3854_, 3u), 16u))}};
                     xs_5_[0u] = kf_f16_to_f32(a_4_.v[0]);
                     xs_5_[1u] = kf_f16_to_f32(a_4_.v[1]);
                     xs_5_[2u] = kf_f16_to_f32(a_4_.v[2]);
@@ -10241,58 +9750,34 @@ gemv_rms_f16_f16_f16(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ h
                     xs_5_[5u] = kf_f16_to_f32(a_4_.v[5]);
                     xs_5_[6u] = kf_f16_to_f32(a_4_.v[6]);
                     xs_5_[7u] = kf_f16_to_f32(a_4_.v[7]);
-                    kf_u32x4 t3907_ = wb_[7u];
-                    kf_f16x8 wh_4_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t3907_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3907_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t3907_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3907_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t3907_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3907_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t3907_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3907_, 3u), 16u))}};
+                    kf_u32x4 t3881_ = wb_[7u];
+                    kf_f16x8 wh_4_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t3881_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3881_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t3881_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3881_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t3881_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3881_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t3881_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3881_, 3u), 16u))}};
                     acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_4_.v[7]), xs_5_[7u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[6]), xs_5_[6u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[5]), xs_5_[5u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[4]), xs_5_[4u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[3]), xs_5_[3u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[2]), xs_5_[2u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[1]), xs_5_[1u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[0]), xs_5_[0u], acc_[0u]))))))));
                 }
-                unsigned t3981_ = ck_ + 1u;
-                ck_ = t3981_;
-                if (t3981_ == steps_) {
+                unsigned t3955_ = ck_ + 1u;
+                ck_ = t3955_;
+                if (t3955_ == steps_) {
                     float a_5_ = acc_[0u];
                     unsigned r_ = 0u;
-                    unsigned t4008_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
-                    if (t4008_ == 32u) {
-                        float t4013_ = __fadd_rn(a_5_, kf_shfl_xor(a_5_, 16u, kf_wn));
-                        float t4016_ = __fadd_rn(t4013_, kf_shfl_xor(t4013_, 8u, kf_wn));
-                        float t4019_ = __fadd_rn(t4016_, kf_shfl_xor(t4016_, 4u, kf_wn));
-                        float t4022_ = __fadd_rn(t4019_, kf_shfl_xor(t4019_, 2u, kf_wn));
-                        t3987_ = __fadd_rn(t4022_, kf_shfl_xor(t4022_, 1u, kf_wn));
-                    } else {
-                        float t4028_ = kf_shfl_down(a_5_, 16u, kf_wn);
-                        bool t4030_ = (kf_lane_id() + 16u) < t4008_;
-                        float t4031_ = __fadd_rn(a_5_, t4028_);
-                        float t4032_ = t4030_ ? t4031_ : a_5_;
-                        float t4034_ = kf_shfl_down(t4032_, 8u, kf_wn);
-                        bool t4036_ = (kf_lane_id() + 8u) < t4008_;
-                        float t4037_ = __fadd_rn(t4032_, t4034_);
-                        float t4038_ = t4036_ ? t4037_ : t4032_;
-                        float t4040_ = kf_shfl_down(t4038_, 4u, kf_wn);
-                        bool t4042_ = (kf_lane_id() + 4u) < t4008_;
-                        float t4043_ = __fadd_rn(t4038_, t4040_);
-                        float t4044_ = t4042_ ? t4043_ : t4038_;
-                        float t4046_ = kf_shfl_down(t4044_, 2u, kf_wn);
-                        bool t4048_ = (kf_lane_id() + 2u) < t4008_;
-                        float t4049_ = __fadd_rn(t4044_, t4046_);
-                        float t4050_ = t4048_ ? t4049_ : t4044_;
-                        float t4052_ = kf_shfl_down(t4050_, 1u, kf_wn);
-                        bool t4054_ = (kf_lane_id() + 1u) < t4008_;
-                        float t4055_ = __fadd_rn(t4050_, t4052_);
-                        t3987_ = kf_shfl(t4054_ ? t4055_ : t4050_, 0u, kf_wn);
+                    float t3963_ = __fadd_rn(a_5_, kf_shfl_xor(a_5_, 16u, kf_wn));
+                    float t3966_ = __fadd_rn(t3963_, kf_shfl_xor(t3963_, 8u, kf_wn));
+                    float t3969_ = __fadd_rn(t3966_, kf_shfl_xor(t3966_, 4u, kf_wn));
+                    float t3972_ = __fadd_rn(t3969_, kf_shfl_xor(t3969_, 2u, kf_wn));
+                    float t3975_ = __fadd_rn(t3972_, kf_shfl_xor(t3972_, 1u, kf_wn));
+                    bool t3977_ = lane_ == r_;
+                    bool t3978_ = t3977_;
+                    if (t3977_) {
+                        t3978_ = cg_ < m_;
                     }
-                    bool t4060_ = lane_ == r_;
-                    bool t4061_ = t4060_;
-                    if (t4060_) {
-                        t4061_ = cg_ < m_;
-                    }
-                    if (t4061_) {
-                        y_[cg_] = kf_f16_from_f32(t3987_);
+                    if (t3978_) {
+                        y_[cg_] = kf_f16_from_f32(t3975_);
                     }
                     acc_[0u] = 0.0f;
                     ck_ = 0u;
                     cg_ = cg_ + nw_2_;
                 }
             }
-            if ((t0_ + 1u) < t1514_) {
+            if ((t0_ + 1u) < t1524_) {
                 unsigned v_9_ = min((((lk_ << 5u) << 2u) + lane_), (nv_2_ - 1u));
                 unsigned row_5_ = min(lg_, (m_ - 1u));
                 wb_[4u] = wv_[(row_5_ * nv_2_) + v_9_];
@@ -10309,23 +9794,23 @@ gemv_rms_f16_f16_f16(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ h
                 unsigned row_8_ = min(lg_, (m_ - 1u));
                 wb_[7u] = wv_[(row_8_ * nv_2_) + v_12_];
                 xb_[14u] = xs_[v_12_];
-                unsigned t4286_ = lk_ + 1u;
-                lk_ = t4286_;
-                if (t4286_ == steps_) {
+                unsigned t4203_ = lk_ + 1u;
+                lk_ = t4203_;
+                if (t4203_ == steps_) {
                     lk_ = 0u;
                     lg_ = lg_ + nw_2_;
                 }
             }
-            bool t4396_ = (t0_ + 1u) >= 1u;
-            bool t4397_ = t4396_;
-            if (t4396_) {
-                t4397_ = ((t0_ + 1u) - 1u) < t1514_;
+            bool t4256_ = (t0_ + 1u) >= 1u;
+            bool t4257_ = t4256_;
+            if (t4256_) {
+                t4257_ = ((t0_ + 1u) - 1u) < t1524_;
             }
-            if (t4397_) {
+            if (t4257_) {
                 unsigned v_13_ = ((ck_ << 5u) << 2u) + lane_;
                 if (v_13_ < nv_2_) {
-                    kf_u32x4 t4456_ = xb_[0u];
-                    kf_f16x8 a_6_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t4456_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4456_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t4456_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4456_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t4456_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4456_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t4456_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4456_, 3u), 16u))}};
+                    kf_u32x4 t4316_ = xb_[0u];
+                    kf_f16x8 a_6_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t4316_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4316_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t4316_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4316_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t4316_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4316_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t4316_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4316_, 3u), 16u))}};
                     xs_6_[0u] = kf_f16_to_f32(a_6_.v[0]);
                     xs_6_[1u] = kf_f16_to_f32(a_6_.v[1]);
                     xs_6_[2u] = kf_f16_to_f32(a_6_.v[2]);
@@ -10334,14 +9819,14 @@ gemv_rms_f16_f16_f16(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ h
                     xs_6_[5u] = kf_f16_to_f32(a_6_.v[5]);
                     xs_6_[6u] = kf_f16_to_f32(a_6_.v[6]);
                     xs_6_[7u] = kf_f16_to_f32(a_6_.v[7]);
-                    kf_u32x4 t4483_ = wb_[0u];
-                    kf_f16x8 wh_5_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t4483_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4483_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t4483_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4483_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t4483_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4483_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t4483_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4483_, 3u), 16u))}};
+                    kf_u32x4 t4343_ = wb_[0u];
+                    kf_f16x8 wh_5_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t4343_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4343_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t4343_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4343_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t4343_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4343_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t4343_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4343_, 3u), 16u))}};
                     acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_5_.v[7]), xs_6_[7u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[6]), xs_6_[6u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[5]), xs_6_[5u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[4]), xs_6_[4u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[3]), xs_6_[3u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[2]), xs_6_[2u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[1]), xs_6_[1u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[0]), xs_6_[0u], acc_[0u]))))))));
                 }
                 unsigned v_14_ = (((ck_ << 5u) << 2u) + 32u) + lane_;
                 if (v_14_ < nv_2_) {
-                    kf_u32x4 t4587_ = xb_[2u];
-                    kf_f16x8 a_7_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t4587_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4587_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t4587_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4587_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t4587_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4587_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t4587_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4587_, 3u), 16u))}};
+                    kf_u32x4 t4447_ = xb_[2u];
+                    kf_f16x8 a_7_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t4447_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4447_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t4447_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4447_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t4447_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4447_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t4447_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4447_, 3u), 16u))}};
                     xs_7_[0u] = kf_f16_to_f32(a_7_.v[0]);
                     xs_7_[1u] = kf_f16_to_f32(a_7_.v[1]);
                     xs_7_[2u] = kf_f16_to_f32(a_7_.v[2]);
@@ -10350,14 +9835,14 @@ gemv_rms_f16_f16_f16(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ h
                     xs_7_[5u] = kf_f16_to_f32(a_7_.v[5]);
                     xs_7_[6u] = kf_f16_to_f32(a_7_.v[6]);
                     xs_7_[7u] = kf_f16_to_f32(a_7_.v[7]);
-                    kf_u32x4 t4614_ = wb_[1u];
-                    kf_f16x8 wh_6_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t4614_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4614_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t4614_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4614_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t4614_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4614_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t4614_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4614_, 3u), 16u))}};
+                    kf_u32x4 t4474_ = wb_[1u];
+                    kf_f16x8 wh_6_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t4474_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4474_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t4474_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4474_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t4474_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4474_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t4474_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4474_, 3u), 16u))}};
                     acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_6_.v[7]), xs_7_[7u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[6]), xs_7_[6u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[5]), xs_7_[5u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[4]), xs_7_[4u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[3]), xs_7_[3u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[2]), xs_7_[2u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[1]), xs_7_[1u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[0]), xs_7_[0u], acc_[0u]))))))));
                 }
                 unsigned v_15_ = (((ck_ << 5u) << 2u) + 64u) + lane_;
                 if (v_15_ < nv_2_) {
-                    kf_u32x4 t4718_ = xb_[4u];
-                    kf_f16x8 a_8_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t4718_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4718_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t4718_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4718_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t4718_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4718_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t4718_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4718_, 3u), 16u))}};
+                    kf_u32x4 t4578_ = xb_[4u];
+                    kf_f16x8 a_8_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t4578_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4578_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t4578_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4578_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t4578_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4578_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t4578_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4578_, 3u), 16u))}};
                     xs_8_[0u] = kf_f16_to_f32(a_8_.v[0]);
                     xs_8_[1u] = kf_f16_to_f32(a_8_.v[1]);
                     xs_8_[2u] = kf_f16_to_f32(a_8_.v[2]);
@@ -10366,14 +9851,14 @@ gemv_rms_f16_f16_f16(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ h
                     xs_8_[5u] = kf_f16_to_f32(a_8_.v[5]);
                     xs_8_[6u] = kf_f16_to_f32(a_8_.v[6]);
                     xs_8_[7u] = kf_f16_to_f32(a_8_.v[7]);
-                    kf_u32x4 t4745_ = wb_[2u];
-                    kf_f16x8 wh_7_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t4745_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4745_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t4745_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4745_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t4745_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4745_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t4745_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4745_, 3u), 16u))}};
+                    kf_u32x4 t4605_ = wb_[2u];
+                    kf_f16x8 wh_7_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t4605_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4605_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t4605_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4605_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t4605_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4605_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t4605_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4605_, 3u), 16u))}};
                     acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_7_.v[7]), xs_8_[7u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[6]), xs_8_[6u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[5]), xs_8_[5u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[4]), xs_8_[4u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[3]), xs_8_[3u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[2]), xs_8_[2u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[1]), xs_8_[1u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[0]), xs_8_[0u], acc_[0u]))))))));
                 }
                 unsigned v_16_ = (((ck_ << 5u) << 2u) + 96u) + lane_;
                 if (v_16_ < nv_2_) {
-                    kf_u32x4 t4849_ = xb_[6u];
-                    kf_f16x8 a_9_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t4849_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4849_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t4849_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4849_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t4849_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4849_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t4849_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4849_, 3u), 16u))}};
+                    kf_u32x4 t4709_ = xb_[6u];
+                    kf_f16x8 a_9_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t4709_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4709_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t4709_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4709_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t4709_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4709_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t4709_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4709_, 3u), 16u))}};
                     xs_9_[0u] = kf_f16_to_f32(a_9_.v[0]);
                     xs_9_[1u] = kf_f16_to_f32(a_9_.v[1]);
                     xs_9_[2u] = kf_f16_to_f32(a_9_.v[2]);
@@ -10382,51 +9867,27 @@ gemv_rms_f16_f16_f16(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ h
                     xs_9_[5u] = kf_f16_to_f32(a_9_.v[5]);
                     xs_9_[6u] = kf_f16_to_f32(a_9_.v[6]);
                     xs_9_[7u] = kf_f16_to_f32(a_9_.v[7]);
-                    kf_u32x4 t4876_ = wb_[3u];
-                    kf_f16x8 wh_8_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t4876_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4876_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t4876_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4876_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t4876_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4876_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t4876_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4876_, 3u), 16u))}};
+                    kf_u32x4 t4736_ = wb_[3u];
+                    kf_f16x8 wh_8_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t4736_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4736_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t4736_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4736_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t4736_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4736_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t4736_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4736_, 3u), 16u))}};
                     acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_8_.v[7]), xs_9_[7u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[6]), xs_9_[6u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[5]), xs_9_[5u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[4]), xs_9_[4u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[3]), xs_9_[3u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[2]), xs_9_[2u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[1]), xs_9_[1u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[0]), xs_9_[0u], acc_[0u]))))))));
                 }
-                unsigned t4950_ = ck_ + 1u;
-                ck_ = t4950_;
-                if (t4950_ == steps_) {
+                unsigned t4810_ = ck_ + 1u;
+                ck_ = t4810_;
+                if (t4810_ == steps_) {
                     float a_10_ = acc_[0u];
                     unsigned r_2_ = 0u;
-                    unsigned t4977_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
-                    if (t4977_ == 32u) {
-                        float t4982_ = __fadd_rn(a_10_, kf_shfl_xor(a_10_, 16u, kf_wn));
-                        float t4985_ = __fadd_rn(t4982_, kf_shfl_xor(t4982_, 8u, kf_wn));
-                        float t4988_ = __fadd_rn(t4985_, kf_shfl_xor(t4985_, 4u, kf_wn));
-                        float t4991_ = __fadd_rn(t4988_, kf_shfl_xor(t4988_, 2u, kf_wn));
-                        t4956_ = __fadd_rn(t4991_, kf_shfl_xor(t4991_, 1u, kf_wn));
-                    } else {
-                        float t4997_ = kf_shfl_down(a_10_, 16u, kf_wn);
-                        bool t4999_ = (kf_lane_id() + 16u) < t4977_;
-                        float t5000_ = __fadd_rn(a_10_, t4997_);
-                        float t5001_ = t4999_ ? t5000_ : a_10_;
-                        float t5003_ = kf_shfl_down(t5001_, 8u, kf_wn);
-                        bool t5005_ = (kf_lane_id() + 8u) < t4977_;
-                        float t5006_ = __fadd_rn(t5001_, t5003_);
-                        float t5007_ = t5005_ ? t5006_ : t5001_;
-                        float t5009_ = kf_shfl_down(t5007_, 4u, kf_wn);
-                        bool t5011_ = (kf_lane_id() + 4u) < t4977_;
-                        float t5012_ = __fadd_rn(t5007_, t5009_);
-                        float t5013_ = t5011_ ? t5012_ : t5007_;
-                        float t5015_ = kf_shfl_down(t5013_, 2u, kf_wn);
-                        bool t5017_ = (kf_lane_id() + 2u) < t4977_;
-                        float t5018_ = __fadd_rn(t5013_, t5015_);
-                        float t5019_ = t5017_ ? t5018_ : t5013_;
-                        float t5021_ = kf_shfl_down(t5019_, 1u, kf_wn);
-                        bool t5023_ = (kf_lane_id() + 1u) < t4977_;
-                        float t5024_ = __fadd_rn(t5019_, t5021_);
-                        t4956_ = kf_shfl(t5023_ ? t5024_ : t5019_, 0u, kf_wn);
+                    float t4818_ = __fadd_rn(a_10_, kf_shfl_xor(a_10_, 16u, kf_wn));
+                    float t4821_ = __fadd_rn(t4818_, kf_shfl_xor(t4818_, 8u, kf_wn));
+                    float t4824_ = __fadd_rn(t4821_, kf_shfl_xor(t4821_, 4u, kf_wn));
+                    float t4827_ = __fadd_rn(t4824_, kf_shfl_xor(t4824_, 2u, kf_wn));
+                    float t4830_ = __fadd_rn(t4827_, kf_shfl_xor(t4827_, 1u, kf_wn));
+                    bool t4832_ = lane_ == r_2_;
+                    bool t4833_ = t4832_;
+                    if (t4832_) {
+                        t4833_ = cg_ < m_;
                     }
-                    bool t5029_ = lane_ == r_2_;
-                    bool t5030_ = t5029_;
-                    if (t5029_) {
-                        t5030_ = cg_ < m_;
-                    }
-                    if (t5030_) {
-                        y_[cg_] = kf_f16_from_f32(t4956_);
+                    if (t4833_) {
+                        y_[cg_] = kf_f16_from_f32(t4830_);
                     }
                     acc_[0u] = 0.0f;
                     ck_ = 0u;
@@ -10437,7 +9898,7 @@ gemv_rms_f16_f16_f16(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ h
     }
 }
 
-/* kernel gemv_rms_f16_f16_f32 (gemv.kf:1286) */
+/* kernel gemv_rms_f16_f16_f32 (gemv.kf:1319) */
 extern "C" __global__ void __launch_bounds__(256)
 gemv_rms_f16_f16_f32(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ h_, const kf_f16* __restrict__ nw_, float* __restrict__ y_, unsigned m_, unsigned k_, float eps_)
 {
@@ -10460,8 +9921,6 @@ gemv_rms_f16_f16_f32(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ h
     float xs_8_[8];
     float xs_9_[8];
     float s_;
-    float t3987_;
-    float t4956_;
     const unsigned kf_wn = kf_warp_lanes();
     const kf_u32x4* wv_ = (const kf_u32x4*)w_;
     const kf_f16x8* ia_ = (const kf_f16x8*)h_;
@@ -10652,20 +10111,21 @@ gemv_rms_f16_f16_f32(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ h
     unsigned lane_ = kf_lane_id();
     unsigned nv_2_ = k_ >> 3u;
     unsigned steps_ = (nv_2_ >> 7u) + (((nv_2_ & 127u) != 0u) ? 1u : 0u);
-    unsigned wid_ = (blockIdx.x << 3u) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u);
-    unsigned nw_2_ = gridDim.x << 3u;
+    unsigned wid_ = (blockIdx.x * (blockDim.x >> 5u)) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u);
+    unsigned nw_2_ = gridDim.x * (blockDim.x >> 5u);
     if (!(wid_ >= m_)) {
-        unsigned t1506_ = m_ - wid_;
-        unsigned t1514_ = ((t1506_ / nw_2_) + (((t1506_ % nw_2_) != 0u) ? 1u : 0u)) * steps_;
+        unsigned t1516_ = m_ - wid_;
+        unsigned t1524_ = ((t1516_ / nw_2_) + (((t1516_ % nw_2_) != 0u) ? 1u : 0u)) * steps_;
         acc_[0u] = 0.0f;
         unsigned lg_ = wid_;
         unsigned lk_ = 0u;
         unsigned cg_ = wid_;
         unsigned ck_ = 0u;
-        unsigned t3113_ = t1514_ + 1u;
+        unsigned t3144_ = t1524_ + 1u;
+        asm("" : "+r"(nw_2_));
         #pragma unroll 1
-        for (unsigned t0_ = 0u; t0_ < t3113_; t0_ = t0_ + 2u) {
-            if (t0_ < t1514_) {
+        for (unsigned t0_ = 0u; t0_ < t3144_; t0_ = t0_ + 2u) {
+            if (t0_ < t1524_) {
                 unsigned v_ = min((((lk_ << 5u) << 2u) + lane_), (nv_2_ - 1u));
                 unsigned row_ = min(lg_, (m_ - 1u));
                 wb_[0u] = wv_[(row_ * nv_2_) + v_];
@@ -10682,23 +10142,23 @@ gemv_rms_f16_f16_f32(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ h
                 unsigned row_4_ = min(lg_, (m_ - 1u));
                 wb_[3u] = wv_[(row_4_ * nv_2_) + v_4_];
                 xb_[6u] = xs_[v_4_];
-                unsigned t3317_ = lk_ + 1u;
-                lk_ = t3317_;
-                if (t3317_ == steps_) {
+                unsigned t3348_ = lk_ + 1u;
+                lk_ = t3348_;
+                if (t3348_ == steps_) {
                     lk_ = 0u;
                     lg_ = lg_ + nw_2_;
                 }
             }
-            bool t3427_ = t0_ >= 1u;
-            bool t3428_ = t3427_;
-            if (t3427_) {
-                t3428_ = (t0_ - 1u) < t1514_;
+            bool t3401_ = t0_ >= 1u;
+            bool t3402_ = t3401_;
+            if (t3401_) {
+                t3402_ = (t0_ - 1u) < t1524_;
             }
-            if (t3428_) {
+            if (t3402_) {
                 unsigned v_5_ = ((ck_ << 5u) << 2u) + lane_;
                 if (v_5_ < nv_2_) {
-                    kf_u32x4 t3487_ = xb_[8u];
-                    kf_f16x8 a_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t3487_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3487_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t3487_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3487_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t3487_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3487_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t3487_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3487_, 3u), 16u))}};
+                    kf_u32x4 t3461_ = xb_[8u];
+                    kf_f16x8 a_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t3461_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3461_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t3461_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3461_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t3461_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3461_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t3461_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3461_, 3u), 16u))}};
                     xs_2_[0u] = kf_f16_to_f32(a_.v[0]);
                     xs_2_[1u] = kf_f16_to_f32(a_.v[1]);
                     xs_2_[2u] = kf_f16_to_f32(a_.v[2]);
@@ -10707,14 +10167,14 @@ gemv_rms_f16_f16_f32(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ h
                     xs_2_[5u] = kf_f16_to_f32(a_.v[5]);
                     xs_2_[6u] = kf_f16_to_f32(a_.v[6]);
                     xs_2_[7u] = kf_f16_to_f32(a_.v[7]);
-                    kf_u32x4 t3514_ = wb_[4u];
-                    kf_f16x8 wh_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t3514_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3514_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t3514_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3514_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t3514_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3514_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t3514_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3514_, 3u), 16u))}};
+                    kf_u32x4 t3488_ = wb_[4u];
+                    kf_f16x8 wh_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t3488_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3488_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t3488_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3488_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t3488_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3488_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t3488_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3488_, 3u), 16u))}};
                     acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_.v[7]), xs_2_[7u], __fmaf_rn(kf_f16_to_f32(wh_.v[6]), xs_2_[6u], __fmaf_rn(kf_f16_to_f32(wh_.v[5]), xs_2_[5u], __fmaf_rn(kf_f16_to_f32(wh_.v[4]), xs_2_[4u], __fmaf_rn(kf_f16_to_f32(wh_.v[3]), xs_2_[3u], __fmaf_rn(kf_f16_to_f32(wh_.v[2]), xs_2_[2u], __fmaf_rn(kf_f16_to_f32(wh_.v[1]), xs_2_[1u], __fmaf_rn(kf_f16_to_f32(wh_.v[0]), xs_2_[0u], acc_[0u]))))))));
                 }
                 unsigned v_6_ = (((ck_ << 5u) << 2u) + 32u) + lane_;
                 if (v_6_ < nv_2_) {
-                    kf_u32x4 t3618_ = xb_[10u];
-                    kf_f16x8 a_2_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t3618_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3618_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t3618_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3618_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t3618_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3618_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t3618_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3618_, 3u), 16u))}};
+                    kf_u32x4 t3592_ = xb_[10u];
+                    kf_f16x8 a_2_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t3592_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3592_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t3592_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3592_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t3592_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3592_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t3592_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3592_, 3u), 16u))}};
                     xs_3_[0u] = kf_f16_to_f32(a_2_.v[0]);
                     xs_3_[1u] = kf_f16_to_f32(a_2_.v[1]);
                     xs_3_[2u] = kf_f16_to_f32(a_2_.v[2]);
@@ -10723,14 +10183,14 @@ gemv_rms_f16_f16_f32(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ h
                     xs_3_[5u] = kf_f16_to_f32(a_2_.v[5]);
                     xs_3_[6u] = kf_f16_to_f32(a_2_.v[6]);
                     xs_3_[7u] = kf_f16_to_f32(a_2_.v[7]);
-                    kf_u32x4 t3645_ = wb_[5u];
-                    kf_f16x8 wh_2_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t3645_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3645_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t3645_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3645_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t3645_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3645_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t3645_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3645_, 3u), 16u))}};
+                    kf_u32x4 t3619_ = wb_[5u];
+                    kf_f16x8 wh_2_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t3619_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3619_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t3619_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3619_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t3619_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3619_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t3619_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3619_, 3u), 16u))}};
                     acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_2_.v[7]), xs_3_[7u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[6]), xs_3_[6u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[5]), xs_3_[5u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[4]), xs_3_[4u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[3]), xs_3_[3u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[2]), xs_3_[2u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[1]), xs_3_[1u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[0]), xs_3_[0u], acc_[0u]))))))));
                 }
                 unsigned v_7_ = (((ck_ << 5u) << 2u) + 64u) + lane_;
                 if (v_7_ < nv_2_) {
-                    kf_u32x4 t3749_ = xb_[12u];
-                    kf_f16x8 a_3_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t3749_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3749_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t3749_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3749_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t3749_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3749_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t3749_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3749_, 3u), 16u))}};
+                    kf_u32x4 t3723_ = xb_[12u];
+                    kf_f16x8 a_3_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t3723_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3723_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t3723_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3723_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t3723_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3723_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t3723_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3723_, 3u), 16u))}};
                     xs_4_[0u] = kf_f16_to_f32(a_3_.v[0]);
                     xs_4_[1u] = kf_f16_to_f32(a_3_.v[1]);
                     xs_4_[2u] = kf_f16_to_f32(a_3_.v[2]);
@@ -10739,14 +10199,14 @@ gemv_rms_f16_f16_f32(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ h
                     xs_4_[5u] = kf_f16_to_f32(a_3_.v[5]);
                     xs_4_[6u] = kf_f16_to_f32(a_3_.v[6]);
                     xs_4_[7u] = kf_f16_to_f32(a_3_.v[7]);
-                    kf_u32x4 t3776_ = wb_[6u];
-                    kf_f16x8 wh_3_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t3776_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3776_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t3776_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3776_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t3776_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3776_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t3776_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3776_, 3u), 16u))}};
+                    kf_u32x4 t3750_ = wb_[6u];
+                    kf_f16x8 wh_3_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t3750_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3750_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t3750_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3750_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t3750_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3750_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t3750_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3750_, 3u), 16u))}};
                     acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_3_.v[7]), xs_4_[7u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[6]), xs_4_[6u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[5]), xs_4_[5u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[4]), xs_4_[4u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[3]), xs_4_[3u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[2]), xs_4_[2u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[1]), xs_4_[1u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[0]), xs_4_[0u], acc_[0u]))))))));
                 }
                 unsigned v_8_ = (((ck_ << 5u) << 2u) + 96u) + lane_;
                 if (v_8_ < nv_2_) {
-                    kf_u32x4 t3880_ = xb_[14u];
-                    kf_f16x8 a_4_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t3880_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3880_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t3880_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3880_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t3880_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3880_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t3880_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3880_, 3u), 16u))}};
+                    kf_u32x4 t3854_ = xb_[14u];
+                    kf_f16x8 a_4_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t3854_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3854_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t3854_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3854_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t3854_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3854_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t3854_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3854_, 3u), 16u))}};
                     xs_5_[0u] = kf_f16_to_f32(a_4_.v[0]);
                     xs_5_[1u] = kf_f16_to_f32(a_4_.v[1]);
                     xs_5_[2u] = kf_f16_to_f32(a_4_.v[2]);
@@ -10755,58 +10215,34 @@ gemv_rms_f16_f16_f32(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ h
                     xs_5_[5u] = kf_f16_to_f32(a_4_.v[5]);
                     xs_5_[6u] = kf_f16_to_f32(a_4_.v[6]);
                     xs_5_[7u] = kf_f16_to_f32(a_4_.v[7]);
-                    kf_u32x4 t3907_ = wb_[7u];
-                    kf_f16x8 wh_4_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t3907_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3907_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t3907_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3907_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t3907_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3907_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t3907_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3907_, 3u), 16u))}};
+                    kf_u32x4 t3881_ = wb_[7u];
+                    kf_f16x8 wh_4_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t3881_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3881_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t3881_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3881_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t3881_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3881_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t3881_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3881_, 3u), 16u))}};
                     acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_4_.v[7]), xs_5_[7u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[6]), xs_5_[6u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[5]), xs_5_[5u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[4]), xs_5_[4u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[3]), xs_5_[3u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[2]), xs_5_[2u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[1]), xs_5_[1u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[0]), xs_5_[0u], acc_[0u]))))))));
                 }
-                unsigned t3981_ = ck_ + 1u;
-                ck_ = t3981_;
-                if (t3981_ == steps_) {
+                unsigned t3955_ = ck_ + 1u;
+                ck_ = t3955_;
+                if (t3955_ == steps_) {
                     float a_5_ = acc_[0u];
                     unsigned r_ = 0u;
-                    unsigned t4008_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
-                    if (t4008_ == 32u) {
-                        float t4013_ = __fadd_rn(a_5_, kf_shfl_xor(a_5_, 16u, kf_wn));
-                        float t4016_ = __fadd_rn(t4013_, kf_shfl_xor(t4013_, 8u, kf_wn));
-                        float t4019_ = __fadd_rn(t4016_, kf_shfl_xor(t4016_, 4u, kf_wn));
-                        float t4022_ = __fadd_rn(t4019_, kf_shfl_xor(t4019_, 2u, kf_wn));
-                        t3987_ = __fadd_rn(t4022_, kf_shfl_xor(t4022_, 1u, kf_wn));
-                    } else {
-                        float t4028_ = kf_shfl_down(a_5_, 16u, kf_wn);
-                        bool t4030_ = (kf_lane_id() + 16u) < t4008_;
-                        float t4031_ = __fadd_rn(a_5_, t4028_);
-                        float t4032_ = t4030_ ? t4031_ : a_5_;
-                        float t4034_ = kf_shfl_down(t4032_, 8u, kf_wn);
-                        bool t4036_ = (kf_lane_id() + 8u) < t4008_;
-                        float t4037_ = __fadd_rn(t4032_, t4034_);
-                        float t4038_ = t4036_ ? t4037_ : t4032_;
-                        float t4040_ = kf_shfl_down(t4038_, 4u, kf_wn);
-                        bool t4042_ = (kf_lane_id() + 4u) < t4008_;
-                        float t4043_ = __fadd_rn(t4038_, t4040_);
-                        float t4044_ = t4042_ ? t4043_ : t4038_;
-                        float t4046_ = kf_shfl_down(t4044_, 2u, kf_wn);
-                        bool t4048_ = (kf_lane_id() + 2u) < t4008_;
-                        float t4049_ = __fadd_rn(t4044_, t4046_);
-                        float t4050_ = t4048_ ? t4049_ : t4044_;
-                        float t4052_ = kf_shfl_down(t4050_, 1u, kf_wn);
-                        bool t4054_ = (kf_lane_id() + 1u) < t4008_;
-                        float t4055_ = __fadd_rn(t4050_, t4052_);
-                        t3987_ = kf_shfl(t4054_ ? t4055_ : t4050_, 0u, kf_wn);
+                    float t3963_ = __fadd_rn(a_5_, kf_shfl_xor(a_5_, 16u, kf_wn));
+                    float t3966_ = __fadd_rn(t3963_, kf_shfl_xor(t3963_, 8u, kf_wn));
+                    float t3969_ = __fadd_rn(t3966_, kf_shfl_xor(t3966_, 4u, kf_wn));
+                    float t3972_ = __fadd_rn(t3969_, kf_shfl_xor(t3969_, 2u, kf_wn));
+                    float t3975_ = __fadd_rn(t3972_, kf_shfl_xor(t3972_, 1u, kf_wn));
+                    bool t3977_ = lane_ == r_;
+                    bool t3978_ = t3977_;
+                    if (t3977_) {
+                        t3978_ = cg_ < m_;
                     }
-                    bool t4060_ = lane_ == r_;
-                    bool t4061_ = t4060_;
-                    if (t4060_) {
-                        t4061_ = cg_ < m_;
-                    }
-                    if (t4061_) {
-                        y_[cg_] = t3987_;
+                    if (t3978_) {
+                        y_[cg_] = t3975_;
                     }
                     acc_[0u] = 0.0f;
                     ck_ = 0u;
                     cg_ = cg_ + nw_2_;
                 }
             }
-            if ((t0_ + 1u) < t1514_) {
+            if ((t0_ + 1u) < t1524_) {
                 unsigned v_9_ = min((((lk_ << 5u) << 2u) + lane_), (nv_2_ - 1u));
                 unsigned row_5_ = min(lg_, (m_ - 1u));
                 wb_[4u] = wv_[(row_5_ * nv_2_) + v_9_];
@@ -10823,23 +10259,23 @@ gemv_rms_f16_f16_f32(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ h
                 unsigned row_8_ = min(lg_, (m_ - 1u));
                 wb_[7u] = wv_[(row_8_ * nv_2_) + v_12_];
                 xb_[14u] = xs_[v_12_];
-                unsigned t4286_ = lk_ + 1u;
-                lk_ = t4286_;
-                if (t4286_ == steps_) {
+                unsigned t4203_ = lk_ + 1u;
+                lk_ = t4203_;
+                if (t4203_ == steps_) {
                     lk_ = 0u;
                     lg_ = lg_ + nw_2_;
                 }
             }
-            bool t4396_ = (t0_ + 1u) >= 1u;
-            bool t4397_ = t4396_;
-            if (t4396_) {
-                t4397_ = ((t0_ + 1u) - 1u) < t1514_;
+            bool t4256_ = (t0_ + 1u) >= 1u;
+            bool t4257_ = t4256_;
+            if (t4256_) {
+                t4257_ = ((t0_ + 1u) - 1u) < t1524_;
             }
-            if (t4397_) {
+            if (t4257_) {
                 unsigned v_13_ = ((ck_ << 5u) << 2u) + lane_;
                 if (v_13_ < nv_2_) {
-                    kf_u32x4 t4456_ = xb_[0u];
-                    kf_f16x8 a_6_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t4456_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4456_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t4456_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4456_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t4456_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4456_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t4456_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4456_, 3u), 16u))}};
+                    kf_u32x4 t4316_ = xb_[0u];
+                    kf_f16x8 a_6_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t4316_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4316_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t4316_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4316_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t4316_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4316_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t4316_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4316_, 3u), 16u))}};
                     xs_6_[0u] = kf_f16_to_f32(a_6_.v[0]);
                     xs_6_[1u] = kf_f16_to_f32(a_6_.v[1]);
                     xs_6_[2u] = kf_f16_to_f32(a_6_.v[2]);
@@ -10848,14 +10284,14 @@ gemv_rms_f16_f16_f32(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ h
                     xs_6_[5u] = kf_f16_to_f32(a_6_.v[5]);
                     xs_6_[6u] = kf_f16_to_f32(a_6_.v[6]);
                     xs_6_[7u] = kf_f16_to_f32(a_6_.v[7]);
-                    kf_u32x4 t4483_ = wb_[0u];
-                    kf_f16x8 wh_5_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t4483_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4483_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t4483_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4483_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t4483_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4483_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t4483_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4483_, 3u), 16u))}};
+                    kf_u32x4 t4343_ = wb_[0u];
+                    kf_f16x8 wh_5_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t4343_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4343_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t4343_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4343_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t4343_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4343_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t4343_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4343_, 3u), 16u))}};
                     acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_5_.v[7]), xs_6_[7u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[6]), xs_6_[6u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[5]), xs_6_[5u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[4]), xs_6_[4u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[3]), xs_6_[3u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[2]), xs_6_[2u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[1]), xs_6_[1u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[0]), xs_6_[0u], acc_[0u]))))))));
                 }
                 unsigned v_14_ = (((ck_ << 5u) << 2u) + 32u) + lane_;
                 if (v_14_ < nv_2_) {
-                    kf_u32x4 t4587_ = xb_[2u];
-                    kf_f16x8 a_7_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t4587_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4587_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t4587_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4587_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t4587_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4587_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t4587_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4587_, 3u), 16u))}};
+                    kf_u32x4 t4447_ = xb_[2u];
+                    kf_f16x8 a_7_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t4447_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4447_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t4447_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4447_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t4447_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4447_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t4447_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4447_, 3u), 16u))}};
                     xs_7_[0u] = kf_f16_to_f32(a_7_.v[0]);
                     xs_7_[1u] = kf_f16_to_f32(a_7_.v[1]);
                     xs_7_[2u] = kf_f16_to_f32(a_7_.v[2]);
@@ -10864,14 +10300,14 @@ gemv_rms_f16_f16_f32(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ h
                     xs_7_[5u] = kf_f16_to_f32(a_7_.v[5]);
                     xs_7_[6u] = kf_f16_to_f32(a_7_.v[6]);
                     xs_7_[7u] = kf_f16_to_f32(a_7_.v[7]);
-                    kf_u32x4 t4614_ = wb_[1u];
-                    kf_f16x8 wh_6_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t4614_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4614_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t4614_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4614_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t4614_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4614_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t4614_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4614_, 3u), 16u))}};
+                    kf_u32x4 t4474_ = wb_[1u];
+                    kf_f16x8 wh_6_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t4474_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4474_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t4474_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4474_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t4474_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4474_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t4474_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4474_, 3u), 16u))}};
                     acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_6_.v[7]), xs_7_[7u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[6]), xs_7_[6u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[5]), xs_7_[5u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[4]), xs_7_[4u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[3]), xs_7_[3u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[2]), xs_7_[2u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[1]), xs_7_[1u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[0]), xs_7_[0u], acc_[0u]))))))));
                 }
                 unsigned v_15_ = (((ck_ << 5u) << 2u) + 64u) + lane_;
                 if (v_15_ < nv_2_) {
-                    kf_u32x4 t4718_ = xb_[4u];
-                    kf_f16x8 a_8_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t4718_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4718_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t4718_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4718_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t4718_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4718_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t4718_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4718_, 3u), 16u))}};
+                    kf_u32x4 t4578_ = xb_[4u];
+                    kf_f16x8 a_8_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t4578_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4578_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t4578_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4578_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t4578_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4578_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t4578_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4578_, 3u), 16u))}};
                     xs_8_[0u] = kf_f16_to_f32(a_8_.v[0]);
                     xs_8_[1u] = kf_f16_to_f32(a_8_.v[1]);
                     xs_8_[2u] = kf_f16_to_f32(a_8_.v[2]);
@@ -10880,14 +10316,14 @@ gemv_rms_f16_f16_f32(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ h
                     xs_8_[5u] = kf_f16_to_f32(a_8_.v[5]);
                     xs_8_[6u] = kf_f16_to_f32(a_8_.v[6]);
                     xs_8_[7u] = kf_f16_to_f32(a_8_.v[7]);
-                    kf_u32x4 t4745_ = wb_[2u];
-                    kf_f16x8 wh_7_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t4745_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4745_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t4745_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4745_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t4745_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4745_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t4745_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4745_, 3u), 16u))}};
+                    kf_u32x4 t4605_ = wb_[2u];
+                    kf_f16x8 wh_7_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t4605_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4605_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t4605_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4605_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t4605_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4605_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t4605_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4605_, 3u), 16u))}};
                     acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_7_.v[7]), xs_8_[7u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[6]), xs_8_[6u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[5]), xs_8_[5u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[4]), xs_8_[4u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[3]), xs_8_[3u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[2]), xs_8_[2u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[1]), xs_8_[1u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[0]), xs_8_[0u], acc_[0u]))))))));
                 }
                 unsigned v_16_ = (((ck_ << 5u) << 2u) + 96u) + lane_;
                 if (v_16_ < nv_2_) {
-                    kf_u32x4 t4849_ = xb_[6u];
-                    kf_f16x8 a_9_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t4849_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4849_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t4849_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4849_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t4849_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4849_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t4849_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4849_, 3u), 16u))}};
+                    kf_u32x4 t4709_ = xb_[6u];
+                    kf_f16x8 a_9_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t4709_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4709_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t4709_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4709_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t4709_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4709_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t4709_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4709_, 3u), 16u))}};
                     xs_9_[0u] = kf_f16_to_f32(a_9_.v[0]);
                     xs_9_[1u] = kf_f16_to_f32(a_9_.v[1]);
                     xs_9_[2u] = kf_f16_to_f32(a_9_.v[2]);
@@ -10896,51 +10332,27 @@ gemv_rms_f16_f16_f32(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ h
                     xs_9_[5u] = kf_f16_to_f32(a_9_.v[5]);
                     xs_9_[6u] = kf_f16_to_f32(a_9_.v[6]);
                     xs_9_[7u] = kf_f16_to_f32(a_9_.v[7]);
-                    kf_u32x4 t4876_ = wb_[3u];
-                    kf_f16x8 wh_8_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t4876_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4876_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t4876_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4876_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t4876_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4876_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t4876_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4876_, 3u), 16u))}};
+                    kf_u32x4 t4736_ = wb_[3u];
+                    kf_f16x8 wh_8_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t4736_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4736_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t4736_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4736_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t4736_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4736_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t4736_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4736_, 3u), 16u))}};
                     acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_8_.v[7]), xs_9_[7u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[6]), xs_9_[6u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[5]), xs_9_[5u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[4]), xs_9_[4u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[3]), xs_9_[3u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[2]), xs_9_[2u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[1]), xs_9_[1u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[0]), xs_9_[0u], acc_[0u]))))))));
                 }
-                unsigned t4950_ = ck_ + 1u;
-                ck_ = t4950_;
-                if (t4950_ == steps_) {
+                unsigned t4810_ = ck_ + 1u;
+                ck_ = t4810_;
+                if (t4810_ == steps_) {
                     float a_10_ = acc_[0u];
                     unsigned r_2_ = 0u;
-                    unsigned t4977_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
-                    if (t4977_ == 32u) {
-                        float t4982_ = __fadd_rn(a_10_, kf_shfl_xor(a_10_, 16u, kf_wn));
-                        float t4985_ = __fadd_rn(t4982_, kf_shfl_xor(t4982_, 8u, kf_wn));
-                        float t4988_ = __fadd_rn(t4985_, kf_shfl_xor(t4985_, 4u, kf_wn));
-                        float t4991_ = __fadd_rn(t4988_, kf_shfl_xor(t4988_, 2u, kf_wn));
-                        t4956_ = __fadd_rn(t4991_, kf_shfl_xor(t4991_, 1u, kf_wn));
-                    } else {
-                        float t4997_ = kf_shfl_down(a_10_, 16u, kf_wn);
-                        bool t4999_ = (kf_lane_id() + 16u) < t4977_;
-                        float t5000_ = __fadd_rn(a_10_, t4997_);
-                        float t5001_ = t4999_ ? t5000_ : a_10_;
-                        float t5003_ = kf_shfl_down(t5001_, 8u, kf_wn);
-                        bool t5005_ = (kf_lane_id() + 8u) < t4977_;
-                        float t5006_ = __fadd_rn(t5001_, t5003_);
-                        float t5007_ = t5005_ ? t5006_ : t5001_;
-                        float t5009_ = kf_shfl_down(t5007_, 4u, kf_wn);
-                        bool t5011_ = (kf_lane_id() + 4u) < t4977_;
-                        float t5012_ = __fadd_rn(t5007_, t5009_);
-                        float t5013_ = t5011_ ? t5012_ : t5007_;
-                        float t5015_ = kf_shfl_down(t5013_, 2u, kf_wn);
-                        bool t5017_ = (kf_lane_id() + 2u) < t4977_;
-                        float t5018_ = __fadd_rn(t5013_, t5015_);
-                        float t5019_ = t5017_ ? t5018_ : t5013_;
-                        float t5021_ = kf_shfl_down(t5019_, 1u, kf_wn);
-                        bool t5023_ = (kf_lane_id() + 1u) < t4977_;
-                        float t5024_ = __fadd_rn(t5019_, t5021_);
-                        t4956_ = kf_shfl(t5023_ ? t5024_ : t5019_, 0u, kf_wn);
+                    float t4818_ = __fadd_rn(a_10_, kf_shfl_xor(a_10_, 16u, kf_wn));
+                    float t4821_ = __fadd_rn(t4818_, kf_shfl_xor(t4818_, 8u, kf_wn));
+                    float t4824_ = __fadd_rn(t4821_, kf_shfl_xor(t4821_, 4u, kf_wn));
+                    float t4827_ = __fadd_rn(t4824_, kf_shfl_xor(t4824_, 2u, kf_wn));
+                    float t4830_ = __fadd_rn(t4827_, kf_shfl_xor(t4827_, 1u, kf_wn));
+                    bool t4832_ = lane_ == r_2_;
+                    bool t4833_ = t4832_;
+                    if (t4832_) {
+                        t4833_ = cg_ < m_;
                     }
-                    bool t5029_ = lane_ == r_2_;
-                    bool t5030_ = t5029_;
-                    if (t5029_) {
-                        t5030_ = cg_ < m_;
-                    }
-                    if (t5030_) {
-                        y_[cg_] = t4956_;
+                    if (t4833_) {
+                        y_[cg_] = t4830_;
                     }
                     acc_[0u] = 0.0f;
                     ck_ = 0u;
@@ -10951,7 +10363,7 @@ gemv_rms_f16_f16_f32(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ h
     }
 }
 
-/* kernel gemv_silu_f16_f16_f16_acc (gemv.kf:1295) */
+/* kernel gemv_silu_f16_f16_f16_acc (gemv.kf:1328) */
 extern "C" __global__ void __launch_bounds__(256)
 gemv_silu_f16_f16_f16_acc(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ g_, const kf_f16* __restrict__ u_, kf_f16* __restrict__ y_, unsigned m_, unsigned k_)
 {
@@ -10971,8 +10383,6 @@ gemv_silu_f16_f16_f16_acc(const kf_f16* __restrict__ w_, const kf_f16* __restric
     float xs_7_[8];
     float xs_8_[8];
     float xs_9_[8];
-    float t3987_;
-    float t4956_;
     const unsigned kf_wn = kf_warp_lanes();
     const kf_u32x4* wv_ = (const kf_u32x4*)w_;
     const kf_f16x8* ia_ = (const kf_f16x8*)g_;
@@ -11085,21 +10495,22 @@ gemv_silu_f16_f16_f16_acc(const kf_f16* __restrict__ w_, const kf_f16* __restric
     unsigned lane_ = kf_lane_id();
     unsigned nv_2_ = k_ >> 3u;
     unsigned steps_ = (nv_2_ >> 7u) + (((nv_2_ & 127u) != 0u) ? 1u : 0u);
-    unsigned wid_ = (blockIdx.x << 3u) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u);
-    unsigned nw_ = gridDim.x << 3u;
+    unsigned wid_ = (blockIdx.x * (blockDim.x >> 5u)) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u);
+    unsigned nw_ = gridDim.x * (blockDim.x >> 5u);
     if (!(wid_ >= m_)) {
-        unsigned t1506_ = m_ - wid_;
-        unsigned t1514_ = ((t1506_ / nw_) + (((t1506_ % nw_) != 0u) ? 1u : 0u)) * steps_;
+        unsigned t1516_ = m_ - wid_;
+        unsigned t1524_ = ((t1516_ / nw_) + (((t1516_ % nw_) != 0u) ? 1u : 0u)) * steps_;
         acc_[0u] = 0.0f;
         float yold_ = 0.0f;
         unsigned lg_ = wid_;
         unsigned lk_ = 0u;
         unsigned cg_ = wid_;
         unsigned ck_ = 0u;
-        unsigned t3113_ = t1514_ + 1u;
+        unsigned t3144_ = t1524_ + 1u;
+        asm("" : "+r"(nw_));
         #pragma unroll 1
-        for (unsigned t0_ = 0u; t0_ < t3113_; t0_ = t0_ + 2u) {
-            if (t0_ < t1514_) {
+        for (unsigned t0_ = 0u; t0_ < t3144_; t0_ = t0_ + 2u) {
+            if (t0_ < t1524_) {
                 unsigned v_ = min((((lk_ << 5u) << 2u) + lane_), (nv_2_ - 1u));
                 unsigned row_ = min(lg_, (m_ - 1u));
                 wb_[0u] = wv_[(row_ * nv_2_) + v_];
@@ -11116,35 +10527,35 @@ gemv_silu_f16_f16_f16_acc(const kf_f16* __restrict__ w_, const kf_f16* __restric
                 unsigned row_4_ = min(lg_, (m_ - 1u));
                 wb_[3u] = wv_[(row_4_ * nv_2_) + v_4_];
                 xb_[6u] = xs_[v_4_];
-                unsigned t3317_ = lk_ + 1u;
-                lk_ = t3317_;
-                if (t3317_ == steps_) {
+                unsigned t3348_ = lk_ + 1u;
+                lk_ = t3348_;
+                if (t3348_ == steps_) {
                     lk_ = 0u;
                     lg_ = lg_ + nw_;
                 }
             }
-            bool t3427_ = t0_ >= 1u;
-            bool t3428_ = t3427_;
-            if (t3427_) {
-                t3428_ = (t0_ - 1u) < t1514_;
+            bool t3401_ = t0_ >= 1u;
+            bool t3402_ = t3401_;
+            if (t3401_) {
+                t3402_ = (t0_ - 1u) < t1524_;
             }
-            if (t3428_) {
+            if (t3402_) {
                 if (ck_ == 0u) {
                     float v_5_ = 0.0f;
-                    bool t3443_ = kf_lane_id() < 1u;
-                    bool t3444_ = t3443_;
-                    if (t3443_) {
-                        t3444_ = (cg_ + kf_lane_id()) < m_;
+                    bool t3417_ = kf_lane_id() < 1u;
+                    bool t3418_ = t3417_;
+                    if (t3417_) {
+                        t3418_ = (cg_ + kf_lane_id()) < m_;
                     }
-                    if (t3444_) {
+                    if (t3418_) {
                         v_5_ = kf_f16_to_f32(y_[cg_ + kf_lane_id()]);
                     }
                     yold_ = v_5_;
                 }
                 unsigned v_6_ = ((ck_ << 5u) << 2u) + lane_;
                 if (v_6_ < nv_2_) {
-                    kf_u32x4 t3487_ = xb_[8u];
-                    kf_f16x8 a_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t3487_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3487_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t3487_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3487_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t3487_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3487_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t3487_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3487_, 3u), 16u))}};
+                    kf_u32x4 t3461_ = xb_[8u];
+                    kf_f16x8 a_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t3461_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3461_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t3461_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3461_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t3461_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3461_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t3461_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3461_, 3u), 16u))}};
                     xs_2_[0u] = kf_f16_to_f32(a_.v[0]);
                     xs_2_[1u] = kf_f16_to_f32(a_.v[1]);
                     xs_2_[2u] = kf_f16_to_f32(a_.v[2]);
@@ -11153,14 +10564,14 @@ gemv_silu_f16_f16_f16_acc(const kf_f16* __restrict__ w_, const kf_f16* __restric
                     xs_2_[5u] = kf_f16_to_f32(a_.v[5]);
                     xs_2_[6u] = kf_f16_to_f32(a_.v[6]);
                     xs_2_[7u] = kf_f16_to_f32(a_.v[7]);
-                    kf_u32x4 t3514_ = wb_[4u];
-                    kf_f16x8 wh_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t3514_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3514_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t3514_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3514_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t3514_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3514_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t3514_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3514_, 3u), 16u))}};
+                    kf_u32x4 t3488_ = wb_[4u];
+                    kf_f16x8 wh_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t3488_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3488_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t3488_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3488_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t3488_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3488_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t3488_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3488_, 3u), 16u))}};
                     acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_.v[7]), xs_2_[7u], __fmaf_rn(kf_f16_to_f32(wh_.v[6]), xs_2_[6u], __fmaf_rn(kf_f16_to_f32(wh_.v[5]), xs_2_[5u], __fmaf_rn(kf_f16_to_f32(wh_.v[4]), xs_2_[4u], __fmaf_rn(kf_f16_to_f32(wh_.v[3]), xs_2_[3u], __fmaf_rn(kf_f16_to_f32(wh_.v[2]), xs_2_[2u], __fmaf_rn(kf_f16_to_f32(wh_.v[1]), xs_2_[1u], __fmaf_rn(kf_f16_to_f32(wh_.v[0]), xs_2_[0u], acc_[0u]))))))));
                 }
                 unsigned v_7_ = (((ck_ << 5u) << 2u) + 32u) + lane_;
                 if (v_7_ < nv_2_) {
-                    kf_u32x4 t3618_ = xb_[10u];
-                    kf_f16x8 a_2_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t3618_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3618_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t3618_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3618_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t3618_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3618_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t3618_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3618_, 3u), 16u))}};
+                    kf_u32x4 t3592_ = xb_[10u];
+                    kf_f16x8 a_2_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t3592_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3592_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t3592_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3592_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t3592_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3592_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t3592_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3592_, 3u), 16u))}};
                     xs_3_[0u] = kf_f16_to_f32(a_2_.v[0]);
                     xs_3_[1u] = kf_f16_to_f32(a_2_.v[1]);
                     xs_3_[2u] = kf_f16_to_f32(a_2_.v[2]);
@@ -11169,14 +10580,14 @@ gemv_silu_f16_f16_f16_acc(const kf_f16* __restrict__ w_, const kf_f16* __restric
                     xs_3_[5u] = kf_f16_to_f32(a_2_.v[5]);
                     xs_3_[6u] = kf_f16_to_f32(a_2_.v[6]);
                     xs_3_[7u] = kf_f16_to_f32(a_2_.v[7]);
-                    kf_u32x4 t3645_ = wb_[5u];
-                    kf_f16x8 wh_2_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t3645_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3645_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t3645_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3645_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t3645_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3645_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t3645_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3645_, 3u), 16u))}};
+                    kf_u32x4 t3619_ = wb_[5u];
+                    kf_f16x8 wh_2_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t3619_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3619_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t3619_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3619_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t3619_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3619_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t3619_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3619_, 3u), 16u))}};
                     acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_2_.v[7]), xs_3_[7u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[6]), xs_3_[6u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[5]), xs_3_[5u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[4]), xs_3_[4u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[3]), xs_3_[3u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[2]), xs_3_[2u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[1]), xs_3_[1u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[0]), xs_3_[0u], acc_[0u]))))))));
                 }
                 unsigned v_8_ = (((ck_ << 5u) << 2u) + 64u) + lane_;
                 if (v_8_ < nv_2_) {
-                    kf_u32x4 t3749_ = xb_[12u];
-                    kf_f16x8 a_3_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t3749_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3749_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t3749_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3749_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t3749_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3749_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t3749_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3749_, 3u), 16u))}};
+                    kf_u32x4 t3723_ = xb_[12u];
+                    kf_f16x8 a_3_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t3723_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3723_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t3723_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3723_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t3723_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3723_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t3723_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3723_, 3u), 16u))}};
                     xs_4_[0u] = kf_f16_to_f32(a_3_.v[0]);
                     xs_4_[1u] = kf_f16_to_f32(a_3_.v[1]);
                     xs_4_[2u] = kf_f16_to_f32(a_3_.v[2]);
@@ -11185,14 +10596,14 @@ gemv_silu_f16_f16_f16_acc(const kf_f16* __restrict__ w_, const kf_f16* __restric
                     xs_4_[5u] = kf_f16_to_f32(a_3_.v[5]);
                     xs_4_[6u] = kf_f16_to_f32(a_3_.v[6]);
                     xs_4_[7u] = kf_f16_to_f32(a_3_.v[7]);
-                    kf_u32x4 t3776_ = wb_[6u];
-                    kf_f16x8 wh_3_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t3776_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3776_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t3776_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3776_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t3776_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3776_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t3776_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3776_, 3u), 16u))}};
+                    kf_u32x4 t3750_ = wb_[6u];
+                    kf_f16x8 wh_3_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t3750_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3750_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t3750_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3750_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t3750_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3750_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t3750_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3750_, 3u), 16u))}};
                     acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_3_.v[7]), xs_4_[7u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[6]), xs_4_[6u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[5]), xs_4_[5u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[4]), xs_4_[4u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[3]), xs_4_[3u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[2]), xs_4_[2u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[1]), xs_4_[1u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[0]), xs_4_[0u], acc_[0u]))))))));
                 }
                 unsigned v_9_ = (((ck_ << 5u) << 2u) + 96u) + lane_;
                 if (v_9_ < nv_2_) {
-                    kf_u32x4 t3880_ = xb_[14u];
-                    kf_f16x8 a_4_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t3880_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3880_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t3880_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3880_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t3880_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3880_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t3880_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3880_, 3u), 16u))}};
+                    kf_u32x4 t3854_ = xb_[14u];
+                    kf_f16x8 a_4_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t3854_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3854_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t3854_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3854_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t3854_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3854_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t3854_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3854_, 3u), 16u))}};
                     xs_5_[0u] = kf_f16_to_f32(a_4_.v[0]);
                     xs_5_[1u] = kf_f16_to_f32(a_4_.v[1]);
                     xs_5_[2u] = kf_f16_to_f32(a_4_.v[2]);
@@ -11201,58 +10612,34 @@ gemv_silu_f16_f16_f16_acc(const kf_f16* __restrict__ w_, const kf_f16* __restric
                     xs_5_[5u] = kf_f16_to_f32(a_4_.v[5]);
                     xs_5_[6u] = kf_f16_to_f32(a_4_.v[6]);
                     xs_5_[7u] = kf_f16_to_f32(a_4_.v[7]);
-                    kf_u32x4 t3907_ = wb_[7u];
-                    kf_f16x8 wh_4_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t3907_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3907_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t3907_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3907_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t3907_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3907_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t3907_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3907_, 3u), 16u))}};
+                    kf_u32x4 t3881_ = wb_[7u];
+                    kf_f16x8 wh_4_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t3881_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3881_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t3881_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3881_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t3881_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3881_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t3881_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3881_, 3u), 16u))}};
                     acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_4_.v[7]), xs_5_[7u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[6]), xs_5_[6u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[5]), xs_5_[5u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[4]), xs_5_[4u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[3]), xs_5_[3u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[2]), xs_5_[2u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[1]), xs_5_[1u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[0]), xs_5_[0u], acc_[0u]))))))));
                 }
-                unsigned t3981_ = ck_ + 1u;
-                ck_ = t3981_;
-                if (t3981_ == steps_) {
+                unsigned t3955_ = ck_ + 1u;
+                ck_ = t3955_;
+                if (t3955_ == steps_) {
                     float a_5_ = acc_[0u];
                     unsigned r_ = 0u;
-                    unsigned t4008_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
-                    if (t4008_ == 32u) {
-                        float t4013_ = __fadd_rn(a_5_, kf_shfl_xor(a_5_, 16u, kf_wn));
-                        float t4016_ = __fadd_rn(t4013_, kf_shfl_xor(t4013_, 8u, kf_wn));
-                        float t4019_ = __fadd_rn(t4016_, kf_shfl_xor(t4016_, 4u, kf_wn));
-                        float t4022_ = __fadd_rn(t4019_, kf_shfl_xor(t4019_, 2u, kf_wn));
-                        t3987_ = __fadd_rn(t4022_, kf_shfl_xor(t4022_, 1u, kf_wn));
-                    } else {
-                        float t4028_ = kf_shfl_down(a_5_, 16u, kf_wn);
-                        bool t4030_ = (kf_lane_id() + 16u) < t4008_;
-                        float t4031_ = __fadd_rn(a_5_, t4028_);
-                        float t4032_ = t4030_ ? t4031_ : a_5_;
-                        float t4034_ = kf_shfl_down(t4032_, 8u, kf_wn);
-                        bool t4036_ = (kf_lane_id() + 8u) < t4008_;
-                        float t4037_ = __fadd_rn(t4032_, t4034_);
-                        float t4038_ = t4036_ ? t4037_ : t4032_;
-                        float t4040_ = kf_shfl_down(t4038_, 4u, kf_wn);
-                        bool t4042_ = (kf_lane_id() + 4u) < t4008_;
-                        float t4043_ = __fadd_rn(t4038_, t4040_);
-                        float t4044_ = t4042_ ? t4043_ : t4038_;
-                        float t4046_ = kf_shfl_down(t4044_, 2u, kf_wn);
-                        bool t4048_ = (kf_lane_id() + 2u) < t4008_;
-                        float t4049_ = __fadd_rn(t4044_, t4046_);
-                        float t4050_ = t4048_ ? t4049_ : t4044_;
-                        float t4052_ = kf_shfl_down(t4050_, 1u, kf_wn);
-                        bool t4054_ = (kf_lane_id() + 1u) < t4008_;
-                        float t4055_ = __fadd_rn(t4050_, t4052_);
-                        t3987_ = kf_shfl(t4054_ ? t4055_ : t4050_, 0u, kf_wn);
+                    float t3963_ = __fadd_rn(a_5_, kf_shfl_xor(a_5_, 16u, kf_wn));
+                    float t3966_ = __fadd_rn(t3963_, kf_shfl_xor(t3963_, 8u, kf_wn));
+                    float t3969_ = __fadd_rn(t3966_, kf_shfl_xor(t3966_, 4u, kf_wn));
+                    float t3972_ = __fadd_rn(t3969_, kf_shfl_xor(t3969_, 2u, kf_wn));
+                    float t3975_ = __fadd_rn(t3972_, kf_shfl_xor(t3972_, 1u, kf_wn));
+                    bool t3977_ = lane_ == r_;
+                    bool t3978_ = t3977_;
+                    if (t3977_) {
+                        t3978_ = cg_ < m_;
                     }
-                    bool t4060_ = lane_ == r_;
-                    bool t4061_ = t4060_;
-                    if (t4060_) {
-                        t4061_ = cg_ < m_;
-                    }
-                    if (t4061_) {
-                        y_[cg_] = kf_f16_from_f32(__fadd_rn(t3987_, yold_));
+                    if (t3978_) {
+                        y_[cg_] = kf_f16_from_f32(__fadd_rn(t3975_, yold_));
                     }
                     acc_[0u] = 0.0f;
                     ck_ = 0u;
                     cg_ = cg_ + nw_;
                 }
             }
-            if ((t0_ + 1u) < t1514_) {
+            if ((t0_ + 1u) < t1524_) {
                 unsigned v_10_ = min((((lk_ << 5u) << 2u) + lane_), (nv_2_ - 1u));
                 unsigned row_5_ = min(lg_, (m_ - 1u));
                 wb_[4u] = wv_[(row_5_ * nv_2_) + v_10_];
@@ -11269,35 +10656,35 @@ gemv_silu_f16_f16_f16_acc(const kf_f16* __restrict__ w_, const kf_f16* __restric
                 unsigned row_8_ = min(lg_, (m_ - 1u));
                 wb_[7u] = wv_[(row_8_ * nv_2_) + v_13_];
                 xb_[14u] = xs_[v_13_];
-                unsigned t4286_ = lk_ + 1u;
-                lk_ = t4286_;
-                if (t4286_ == steps_) {
+                unsigned t4203_ = lk_ + 1u;
+                lk_ = t4203_;
+                if (t4203_ == steps_) {
                     lk_ = 0u;
                     lg_ = lg_ + nw_;
                 }
             }
-            bool t4396_ = (t0_ + 1u) >= 1u;
-            bool t4397_ = t4396_;
-            if (t4396_) {
-                t4397_ = ((t0_ + 1u) - 1u) < t1514_;
+            bool t4256_ = (t0_ + 1u) >= 1u;
+            bool t4257_ = t4256_;
+            if (t4256_) {
+                t4257_ = ((t0_ + 1u) - 1u) < t1524_;
             }
-            if (t4397_) {
+            if (t4257_) {
                 if (ck_ == 0u) {
                     float v_14_ = 0.0f;
-                    bool t4412_ = kf_lane_id() < 1u;
-                    bool t4413_ = t4412_;
-                    if (t4412_) {
-                        t4413_ = (cg_ + kf_lane_id()) < m_;
+                    bool t4272_ = kf_lane_id() < 1u;
+                    bool t4273_ = t4272_;
+                    if (t4272_) {
+                        t4273_ = (cg_ + kf_lane_id()) < m_;
                     }
-                    if (t4413_) {
+                    if (t4273_) {
                         v_14_ = kf_f16_to_f32(y_[cg_ + kf_lane_id()]);
                     }
                     yold_ = v_14_;
                 }
                 unsigned v_15_ = ((ck_ << 5u) << 2u) + lane_;
                 if (v_15_ < nv_2_) {
-                    kf_u32x4 t4456_ = xb_[0u];
-                    kf_f16x8 a_6_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t4456_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4456_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t4456_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4456_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t4456_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4456_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t4456_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4456_, 3u), 16u))}};
+                    kf_u32x4 t4316_ = xb_[0u];
+                    kf_f16x8 a_6_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t4316_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4316_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t4316_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4316_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t4316_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4316_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t4316_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4316_, 3u), 16u))}};
                     xs_6_[0u] = kf_f16_to_f32(a_6_.v[0]);
                     xs_6_[1u] = kf_f16_to_f32(a_6_.v[1]);
                     xs_6_[2u] = kf_f16_to_f32(a_6_.v[2]);
@@ -11306,14 +10693,14 @@ gemv_silu_f16_f16_f16_acc(const kf_f16* __restrict__ w_, const kf_f16* __restric
                     xs_6_[5u] = kf_f16_to_f32(a_6_.v[5]);
                     xs_6_[6u] = kf_f16_to_f32(a_6_.v[6]);
                     xs_6_[7u] = kf_f16_to_f32(a_6_.v[7]);
-                    kf_u32x4 t4483_ = wb_[0u];
-                    kf_f16x8 wh_5_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t4483_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4483_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t4483_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4483_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t4483_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4483_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t4483_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4483_, 3u), 16u))}};
+                    kf_u32x4 t4343_ = wb_[0u];
+                    kf_f16x8 wh_5_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t4343_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4343_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t4343_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4343_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t4343_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4343_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t4343_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4343_, 3u), 16u))}};
                     acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_5_.v[7]), xs_6_[7u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[6]), xs_6_[6u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[5]), xs_6_[5u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[4]), xs_6_[4u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[3]), xs_6_[3u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[2]), xs_6_[2u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[1]), xs_6_[1u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[0]), xs_6_[0u], acc_[0u]))))))));
                 }
                 unsigned v_16_ = (((ck_ << 5u) << 2u) + 32u) + lane_;
                 if (v_16_ < nv_2_) {
-                    kf_u32x4 t4587_ = xb_[2u];
-                    kf_f16x8 a_7_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t4587_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4587_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t4587_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4587_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t4587_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4587_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t4587_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4587_, 3u), 16u))}};
+                    kf_u32x4 t4447_ = xb_[2u];
+                    kf_f16x8 a_7_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t4447_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4447_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t4447_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4447_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t4447_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4447_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t4447_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4447_, 3u), 16u))}};
                     xs_7_[0u] = kf_f16_to_f32(a_7_.v[0]);
                     xs_7_[1u] = kf_f16_to_f32(a_7_.v[1]);
                     xs_7_[2u] = kf_f16_to_f32(a_7_.v[2]);
@@ -11322,14 +10709,14 @@ gemv_silu_f16_f16_f16_acc(const kf_f16* __restrict__ w_, const kf_f16* __restric
                     xs_7_[5u] = kf_f16_to_f32(a_7_.v[5]);
                     xs_7_[6u] = kf_f16_to_f32(a_7_.v[6]);
                     xs_7_[7u] = kf_f16_to_f32(a_7_.v[7]);
-                    kf_u32x4 t4614_ = wb_[1u];
-                    kf_f16x8 wh_6_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t4614_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4614_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t4614_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4614_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t4614_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4614_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t4614_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4614_, 3u), 16u))}};
+                    kf_u32x4 t4474_ = wb_[1u];
+                    kf_f16x8 wh_6_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t4474_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4474_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t4474_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4474_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t4474_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4474_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t4474_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4474_, 3u), 16u))}};
                     acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_6_.v[7]), xs_7_[7u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[6]), xs_7_[6u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[5]), xs_7_[5u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[4]), xs_7_[4u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[3]), xs_7_[3u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[2]), xs_7_[2u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[1]), xs_7_[1u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[0]), xs_7_[0u], acc_[0u]))))))));
                 }
                 unsigned v_17_ = (((ck_ << 5u) << 2u) + 64u) + lane_;
                 if (v_17_ < nv_2_) {
-                    kf_u32x4 t4718_ = xb_[4u];
-                    kf_f16x8 a_8_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t4718_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4718_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t4718_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4718_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t4718_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4718_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t4718_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4718_, 3u), 16u))}};
+                    kf_u32x4 t4578_ = xb_[4u];
+                    kf_f16x8 a_8_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t4578_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4578_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t4578_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4578_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t4578_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4578_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t4578_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4578_, 3u), 16u))}};
                     xs_8_[0u] = kf_f16_to_f32(a_8_.v[0]);
                     xs_8_[1u] = kf_f16_to_f32(a_8_.v[1]);
                     xs_8_[2u] = kf_f16_to_f32(a_8_.v[2]);
@@ -11338,14 +10725,14 @@ gemv_silu_f16_f16_f16_acc(const kf_f16* __restrict__ w_, const kf_f16* __restric
                     xs_8_[5u] = kf_f16_to_f32(a_8_.v[5]);
                     xs_8_[6u] = kf_f16_to_f32(a_8_.v[6]);
                     xs_8_[7u] = kf_f16_to_f32(a_8_.v[7]);
-                    kf_u32x4 t4745_ = wb_[2u];
-                    kf_f16x8 wh_7_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t4745_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4745_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t4745_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4745_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t4745_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4745_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t4745_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4745_, 3u), 16u))}};
+                    kf_u32x4 t4605_ = wb_[2u];
+                    kf_f16x8 wh_7_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t4605_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4605_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t4605_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4605_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t4605_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4605_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t4605_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4605_, 3u), 16u))}};
                     acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_7_.v[7]), xs_8_[7u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[6]), xs_8_[6u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[5]), xs_8_[5u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[4]), xs_8_[4u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[3]), xs_8_[3u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[2]), xs_8_[2u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[1]), xs_8_[1u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[0]), xs_8_[0u], acc_[0u]))))))));
                 }
                 unsigned v_18_ = (((ck_ << 5u) << 2u) + 96u) + lane_;
                 if (v_18_ < nv_2_) {
-                    kf_u32x4 t4849_ = xb_[6u];
-                    kf_f16x8 a_9_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t4849_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4849_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t4849_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4849_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t4849_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4849_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t4849_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4849_, 3u), 16u))}};
+                    kf_u32x4 t4709_ = xb_[6u];
+                    kf_f16x8 a_9_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t4709_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4709_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t4709_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4709_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t4709_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4709_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t4709_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4709_, 3u), 16u))}};
                     xs_9_[0u] = kf_f16_to_f32(a_9_.v[0]);
                     xs_9_[1u] = kf_f16_to_f32(a_9_.v[1]);
                     xs_9_[2u] = kf_f16_to_f32(a_9_.v[2]);
@@ -11354,51 +10741,27 @@ gemv_silu_f16_f16_f16_acc(const kf_f16* __restrict__ w_, const kf_f16* __restric
                     xs_9_[5u] = kf_f16_to_f32(a_9_.v[5]);
                     xs_9_[6u] = kf_f16_to_f32(a_9_.v[6]);
                     xs_9_[7u] = kf_f16_to_f32(a_9_.v[7]);
-                    kf_u32x4 t4876_ = wb_[3u];
-                    kf_f16x8 wh_8_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t4876_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4876_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t4876_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4876_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t4876_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4876_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t4876_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4876_, 3u), 16u))}};
+                    kf_u32x4 t4736_ = wb_[3u];
+                    kf_f16x8 wh_8_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t4736_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4736_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t4736_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4736_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t4736_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4736_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t4736_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4736_, 3u), 16u))}};
                     acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_8_.v[7]), xs_9_[7u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[6]), xs_9_[6u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[5]), xs_9_[5u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[4]), xs_9_[4u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[3]), xs_9_[3u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[2]), xs_9_[2u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[1]), xs_9_[1u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[0]), xs_9_[0u], acc_[0u]))))))));
                 }
-                unsigned t4950_ = ck_ + 1u;
-                ck_ = t4950_;
-                if (t4950_ == steps_) {
+                unsigned t4810_ = ck_ + 1u;
+                ck_ = t4810_;
+                if (t4810_ == steps_) {
                     float a_10_ = acc_[0u];
                     unsigned r_2_ = 0u;
-                    unsigned t4977_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
-                    if (t4977_ == 32u) {
-                        float t4982_ = __fadd_rn(a_10_, kf_shfl_xor(a_10_, 16u, kf_wn));
-                        float t4985_ = __fadd_rn(t4982_, kf_shfl_xor(t4982_, 8u, kf_wn));
-                        float t4988_ = __fadd_rn(t4985_, kf_shfl_xor(t4985_, 4u, kf_wn));
-                        float t4991_ = __fadd_rn(t4988_, kf_shfl_xor(t4988_, 2u, kf_wn));
-                        t4956_ = __fadd_rn(t4991_, kf_shfl_xor(t4991_, 1u, kf_wn));
-                    } else {
-                        float t4997_ = kf_shfl_down(a_10_, 16u, kf_wn);
-                        bool t4999_ = (kf_lane_id() + 16u) < t4977_;
-                        float t5000_ = __fadd_rn(a_10_, t4997_);
-                        float t5001_ = t4999_ ? t5000_ : a_10_;
-                        float t5003_ = kf_shfl_down(t5001_, 8u, kf_wn);
-                        bool t5005_ = (kf_lane_id() + 8u) < t4977_;
-                        float t5006_ = __fadd_rn(t5001_, t5003_);
-                        float t5007_ = t5005_ ? t5006_ : t5001_;
-                        float t5009_ = kf_shfl_down(t5007_, 4u, kf_wn);
-                        bool t5011_ = (kf_lane_id() + 4u) < t4977_;
-                        float t5012_ = __fadd_rn(t5007_, t5009_);
-                        float t5013_ = t5011_ ? t5012_ : t5007_;
-                        float t5015_ = kf_shfl_down(t5013_, 2u, kf_wn);
-                        bool t5017_ = (kf_lane_id() + 2u) < t4977_;
-                        float t5018_ = __fadd_rn(t5013_, t5015_);
-                        float t5019_ = t5017_ ? t5018_ : t5013_;
-                        float t5021_ = kf_shfl_down(t5019_, 1u, kf_wn);
-                        bool t5023_ = (kf_lane_id() + 1u) < t4977_;
-                        float t5024_ = __fadd_rn(t5019_, t5021_);
-                        t4956_ = kf_shfl(t5023_ ? t5024_ : t5019_, 0u, kf_wn);
+                    float t4818_ = __fadd_rn(a_10_, kf_shfl_xor(a_10_, 16u, kf_wn));
+                    float t4821_ = __fadd_rn(t4818_, kf_shfl_xor(t4818_, 8u, kf_wn));
+                    float t4824_ = __fadd_rn(t4821_, kf_shfl_xor(t4821_, 4u, kf_wn));
+                    float t4827_ = __fadd_rn(t4824_, kf_shfl_xor(t4824_, 2u, kf_wn));
+                    float t4830_ = __fadd_rn(t4827_, kf_shfl_xor(t4827_, 1u, kf_wn));
+                    bool t4832_ = lane_ == r_2_;
+                    bool t4833_ = t4832_;
+                    if (t4832_) {
+                        t4833_ = cg_ < m_;
                     }
-                    bool t5029_ = lane_ == r_2_;
-                    bool t5030_ = t5029_;
-                    if (t5029_) {
-                        t5030_ = cg_ < m_;
-                    }
-                    if (t5030_) {
-                        y_[cg_] = kf_f16_from_f32(__fadd_rn(t4956_, yold_));
+                    if (t4833_) {
+                        y_[cg_] = kf_f16_from_f32(__fadd_rn(t4830_, yold_));
                     }
                     acc_[0u] = 0.0f;
                     ck_ = 0u;
@@ -11409,7 +10772,7 @@ gemv_silu_f16_f16_f16_acc(const kf_f16* __restrict__ w_, const kf_f16* __restric
     }
 }
 
-/* kernel gemv_silu_f16_f16_f32 (gemv.kf:1301) */
+/* kernel gemv_silu_f16_f16_f32 (gemv.kf:1334) */
 extern "C" __global__ void __launch_bounds__(256)
 gemv_silu_f16_f16_f32(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ g_, const kf_f16* __restrict__ u_, float* __restrict__ y_, unsigned m_, unsigned k_)
 {
@@ -11429,8 +10792,6 @@ gemv_silu_f16_f16_f32(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ 
     float xs_7_[8];
     float xs_8_[8];
     float xs_9_[8];
-    float t3987_;
-    float t4956_;
     const unsigned kf_wn = kf_warp_lanes();
     const kf_u32x4* wv_ = (const kf_u32x4*)w_;
     const kf_f16x8* ia_ = (const kf_f16x8*)g_;
@@ -11543,20 +10904,21 @@ gemv_silu_f16_f16_f32(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ 
     unsigned lane_ = kf_lane_id();
     unsigned nv_2_ = k_ >> 3u;
     unsigned steps_ = (nv_2_ >> 7u) + (((nv_2_ & 127u) != 0u) ? 1u : 0u);
-    unsigned wid_ = (blockIdx.x << 3u) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u);
-    unsigned nw_ = gridDim.x << 3u;
+    unsigned wid_ = (blockIdx.x * (blockDim.x >> 5u)) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u);
+    unsigned nw_ = gridDim.x * (blockDim.x >> 5u);
     if (!(wid_ >= m_)) {
-        unsigned t1506_ = m_ - wid_;
-        unsigned t1514_ = ((t1506_ / nw_) + (((t1506_ % nw_) != 0u) ? 1u : 0u)) * steps_;
+        unsigned t1516_ = m_ - wid_;
+        unsigned t1524_ = ((t1516_ / nw_) + (((t1516_ % nw_) != 0u) ? 1u : 0u)) * steps_;
         acc_[0u] = 0.0f;
         unsigned lg_ = wid_;
         unsigned lk_ = 0u;
         unsigned cg_ = wid_;
         unsigned ck_ = 0u;
-        unsigned t3113_ = t1514_ + 1u;
+        unsigned t3144_ = t1524_ + 1u;
+        asm("" : "+r"(nw_));
         #pragma unroll 1
-        for (unsigned t0_ = 0u; t0_ < t3113_; t0_ = t0_ + 2u) {
-            if (t0_ < t1514_) {
+        for (unsigned t0_ = 0u; t0_ < t3144_; t0_ = t0_ + 2u) {
+            if (t0_ < t1524_) {
                 unsigned v_ = min((((lk_ << 5u) << 2u) + lane_), (nv_2_ - 1u));
                 unsigned row_ = min(lg_, (m_ - 1u));
                 wb_[0u] = wv_[(row_ * nv_2_) + v_];
@@ -11573,23 +10935,23 @@ gemv_silu_f16_f16_f32(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ 
                 unsigned row_4_ = min(lg_, (m_ - 1u));
                 wb_[3u] = wv_[(row_4_ * nv_2_) + v_4_];
                 xb_[6u] = xs_[v_4_];
-                unsigned t3317_ = lk_ + 1u;
-                lk_ = t3317_;
-                if (t3317_ == steps_) {
+                unsigned t3348_ = lk_ + 1u;
+                lk_ = t3348_;
+                if (t3348_ == steps_) {
                     lk_ = 0u;
                     lg_ = lg_ + nw_;
                 }
             }
-            bool t3427_ = t0_ >= 1u;
-            bool t3428_ = t3427_;
-            if (t3427_) {
-                t3428_ = (t0_ - 1u) < t1514_;
+            bool t3401_ = t0_ >= 1u;
+            bool t3402_ = t3401_;
+            if (t3401_) {
+                t3402_ = (t0_ - 1u) < t1524_;
             }
-            if (t3428_) {
+            if (t3402_) {
                 unsigned v_5_ = ((ck_ << 5u) << 2u) + lane_;
                 if (v_5_ < nv_2_) {
-                    kf_u32x4 t3487_ = xb_[8u];
-                    kf_f16x8 a_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t3487_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3487_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t3487_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3487_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t3487_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3487_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t3487_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3487_, 3u), 16u))}};
+                    kf_u32x4 t3461_ = xb_[8u];
+                    kf_f16x8 a_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t3461_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3461_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t3461_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3461_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t3461_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3461_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t3461_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3461_, 3u), 16u))}};
                     xs_2_[0u] = kf_f16_to_f32(a_.v[0]);
                     xs_2_[1u] = kf_f16_to_f32(a_.v[1]);
                     xs_2_[2u] = kf_f16_to_f32(a_.v[2]);
@@ -11598,14 +10960,14 @@ gemv_silu_f16_f16_f32(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ 
                     xs_2_[5u] = kf_f16_to_f32(a_.v[5]);
                     xs_2_[6u] = kf_f16_to_f32(a_.v[6]);
                     xs_2_[7u] = kf_f16_to_f32(a_.v[7]);
-                    kf_u32x4 t3514_ = wb_[4u];
-                    kf_f16x8 wh_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t3514_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3514_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t3514_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3514_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t3514_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3514_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t3514_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3514_, 3u), 16u))}};
+                    kf_u32x4 t3488_ = wb_[4u];
+                    kf_f16x8 wh_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t3488_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3488_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t3488_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3488_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t3488_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3488_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t3488_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3488_, 3u), 16u))}};
                     acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_.v[7]), xs_2_[7u], __fmaf_rn(kf_f16_to_f32(wh_.v[6]), xs_2_[6u], __fmaf_rn(kf_f16_to_f32(wh_.v[5]), xs_2_[5u], __fmaf_rn(kf_f16_to_f32(wh_.v[4]), xs_2_[4u], __fmaf_rn(kf_f16_to_f32(wh_.v[3]), xs_2_[3u], __fmaf_rn(kf_f16_to_f32(wh_.v[2]), xs_2_[2u], __fmaf_rn(kf_f16_to_f32(wh_.v[1]), xs_2_[1u], __fmaf_rn(kf_f16_to_f32(wh_.v[0]), xs_2_[0u], acc_[0u]))))))));
                 }
                 unsigned v_6_ = (((ck_ << 5u) << 2u) + 32u) + lane_;
                 if (v_6_ < nv_2_) {
-                    kf_u32x4 t3618_ = xb_[10u];
-                    kf_f16x8 a_2_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t3618_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3618_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t3618_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3618_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t3618_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3618_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t3618_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3618_, 3u), 16u))}};
+                    kf_u32x4 t3592_ = xb_[10u];
+                    kf_f16x8 a_2_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t3592_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3592_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t3592_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3592_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t3592_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3592_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t3592_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3592_, 3u), 16u))}};
                     xs_3_[0u] = kf_f16_to_f32(a_2_.v[0]);
                     xs_3_[1u] = kf_f16_to_f32(a_2_.v[1]);
                     xs_3_[2u] = kf_f16_to_f32(a_2_.v[2]);
@@ -11614,14 +10976,14 @@ gemv_silu_f16_f16_f32(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ 
                     xs_3_[5u] = kf_f16_to_f32(a_2_.v[5]);
                     xs_3_[6u] = kf_f16_to_f32(a_2_.v[6]);
                     xs_3_[7u] = kf_f16_to_f32(a_2_.v[7]);
-                    kf_u32x4 t3645_ = wb_[5u];
-                    kf_f16x8 wh_2_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t3645_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3645_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t3645_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3645_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t3645_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3645_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t3645_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3645_, 3u), 16u))}};
+                    kf_u32x4 t3619_ = wb_[5u];
+                    kf_f16x8 wh_2_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t3619_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3619_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t3619_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3619_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t3619_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3619_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t3619_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3619_, 3u), 16u))}};
                     acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_2_.v[7]), xs_3_[7u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[6]), xs_3_[6u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[5]), xs_3_[5u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[4]), xs_3_[4u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[3]), xs_3_[3u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[2]), xs_3_[2u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[1]), xs_3_[1u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[0]), xs_3_[0u], acc_[0u]))))))));
                 }
                 unsigned v_7_ = (((ck_ << 5u) << 2u) + 64u) + lane_;
                 if (v_7_ < nv_2_) {
-                    kf_u32x4 t3749_ = xb_[12u];
-                    kf_f16x8 a_3_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t3749_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3749_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t3749_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3749_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t3749_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3749_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t3749_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3749_, 3u), 16u))}};
+                    kf_u32x4 t3723_ = xb_[12u];
+                    kf_f16x8 a_3_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t3723_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3723_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t3723_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3723_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t3723_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3723_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t3723_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3723_, 3u), 16u))}};
                     xs_4_[0u] = kf_f16_to_f32(a_3_.v[0]);
                     xs_4_[1u] = kf_f16_to_f32(a_3_.v[1]);
                     xs_4_[2u] = kf_f16_to_f32(a_3_.v[2]);
@@ -11630,14 +10992,14 @@ gemv_silu_f16_f16_f32(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ 
                     xs_4_[5u] = kf_f16_to_f32(a_3_.v[5]);
                     xs_4_[6u] = kf_f16_to_f32(a_3_.v[6]);
                     xs_4_[7u] = kf_f16_to_f32(a_3_.v[7]);
-                    kf_u32x4 t3776_ = wb_[6u];
-                    kf_f16x8 wh_3_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t3776_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3776_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t3776_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3776_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t3776_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3776_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t3776_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3776_, 3u), 16u))}};
+                    kf_u32x4 t3750_ = wb_[6u];
+                    kf_f16x8 wh_3_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t3750_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3750_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t3750_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3750_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t3750_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3750_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t3750_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3750_, 3u), 16u))}};
                     acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_3_.v[7]), xs_4_[7u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[6]), xs_4_[6u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[5]), xs_4_[5u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[4]), xs_4_[4u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[3]), xs_4_[3u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[2]), xs_4_[2u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[1]), xs_4_[1u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[0]), xs_4_[0u], acc_[0u]))))))));
                 }
                 unsigned v_8_ = (((ck_ << 5u) << 2u) + 96u) + lane_;
                 if (v_8_ < nv_2_) {
-                    kf_u32x4 t3880_ = xb_[14u];
-                    kf_f16x8 a_4_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t3880_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3880_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t3880_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3880_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t3880_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3880_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t3880_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3880_, 3u), 16u))}};
+                    kf_u32x4 t3854_ = xb_[14u];
+                    kf_f16x8 a_4_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t3854_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3854_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t3854_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3854_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t3854_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3854_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t3854_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3854_, 3u), 16u))}};
                     xs_5_[0u] = kf_f16_to_f32(a_4_.v[0]);
                     xs_5_[1u] = kf_f16_to_f32(a_4_.v[1]);
                     xs_5_[2u] = kf_f16_to_f32(a_4_.v[2]);
@@ -11646,58 +11008,34 @@ gemv_silu_f16_f16_f32(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ 
                     xs_5_[5u] = kf_f16_to_f32(a_4_.v[5]);
                     xs_5_[6u] = kf_f16_to_f32(a_4_.v[6]);
                     xs_5_[7u] = kf_f16_to_f32(a_4_.v[7]);
-                    kf_u32x4 t3907_ = wb_[7u];
-                    kf_f16x8 wh_4_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t3907_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3907_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t3907_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3907_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t3907_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3907_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t3907_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3907_, 3u), 16u))}};
+                    kf_u32x4 t3881_ = wb_[7u];
+                    kf_f16x8 wh_4_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t3881_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3881_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t3881_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3881_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t3881_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3881_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t3881_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3881_, 3u), 16u))}};
                     acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_4_.v[7]), xs_5_[7u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[6]), xs_5_[6u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[5]), xs_5_[5u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[4]), xs_5_[4u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[3]), xs_5_[3u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[2]), xs_5_[2u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[1]), xs_5_[1u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[0]), xs_5_[0u], acc_[0u]))))))));
                 }
-                unsigned t3981_ = ck_ + 1u;
-                ck_ = t3981_;
-                if (t3981_ == steps_) {
+                unsigned t3955_ = ck_ + 1u;
+                ck_ = t3955_;
+                if (t3955_ == steps_) {
                     float a_5_ = acc_[0u];
                     unsigned r_ = 0u;
-                    unsigned t4008_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
-                    if (t4008_ == 32u) {
-                        float t4013_ = __fadd_rn(a_5_, kf_shfl_xor(a_5_, 16u, kf_wn));
-                        float t4016_ = __fadd_rn(t4013_, kf_shfl_xor(t4013_, 8u, kf_wn));
-                        float t4019_ = __fadd_rn(t4016_, kf_shfl_xor(t4016_, 4u, kf_wn));
-                        float t4022_ = __fadd_rn(t4019_, kf_shfl_xor(t4019_, 2u, kf_wn));
-                        t3987_ = __fadd_rn(t4022_, kf_shfl_xor(t4022_, 1u, kf_wn));
-                    } else {
-                        float t4028_ = kf_shfl_down(a_5_, 16u, kf_wn);
-                        bool t4030_ = (kf_lane_id() + 16u) < t4008_;
-                        float t4031_ = __fadd_rn(a_5_, t4028_);
-                        float t4032_ = t4030_ ? t4031_ : a_5_;
-                        float t4034_ = kf_shfl_down(t4032_, 8u, kf_wn);
-                        bool t4036_ = (kf_lane_id() + 8u) < t4008_;
-                        float t4037_ = __fadd_rn(t4032_, t4034_);
-                        float t4038_ = t4036_ ? t4037_ : t4032_;
-                        float t4040_ = kf_shfl_down(t4038_, 4u, kf_wn);
-                        bool t4042_ = (kf_lane_id() + 4u) < t4008_;
-                        float t4043_ = __fadd_rn(t4038_, t4040_);
-                        float t4044_ = t4042_ ? t4043_ : t4038_;
-                        float t4046_ = kf_shfl_down(t4044_, 2u, kf_wn);
-                        bool t4048_ = (kf_lane_id() + 2u) < t4008_;
-                        float t4049_ = __fadd_rn(t4044_, t4046_);
-                        float t4050_ = t4048_ ? t4049_ : t4044_;
-                        float t4052_ = kf_shfl_down(t4050_, 1u, kf_wn);
-                        bool t4054_ = (kf_lane_id() + 1u) < t4008_;
-                        float t4055_ = __fadd_rn(t4050_, t4052_);
-                        t3987_ = kf_shfl(t4054_ ? t4055_ : t4050_, 0u, kf_wn);
+                    float t3963_ = __fadd_rn(a_5_, kf_shfl_xor(a_5_, 16u, kf_wn));
+                    float t3966_ = __fadd_rn(t3963_, kf_shfl_xor(t3963_, 8u, kf_wn));
+                    float t3969_ = __fadd_rn(t3966_, kf_shfl_xor(t3966_, 4u, kf_wn));
+                    float t3972_ = __fadd_rn(t3969_, kf_shfl_xor(t3969_, 2u, kf_wn));
+                    float t3975_ = __fadd_rn(t3972_, kf_shfl_xor(t3972_, 1u, kf_wn));
+                    bool t3977_ = lane_ == r_;
+                    bool t3978_ = t3977_;
+                    if (t3977_) {
+                        t3978_ = cg_ < m_;
                     }
-                    bool t4060_ = lane_ == r_;
-                    bool t4061_ = t4060_;
-                    if (t4060_) {
-                        t4061_ = cg_ < m_;
-                    }
-                    if (t4061_) {
-                        y_[cg_] = t3987_;
+                    if (t3978_) {
+                        y_[cg_] = t3975_;
                     }
                     acc_[0u] = 0.0f;
                     ck_ = 0u;
                     cg_ = cg_ + nw_;
                 }
             }
-            if ((t0_ + 1u) < t1514_) {
+            if ((t0_ + 1u) < t1524_) {
                 unsigned v_9_ = min((((lk_ << 5u) << 2u) + lane_), (nv_2_ - 1u));
                 unsigned row_5_ = min(lg_, (m_ - 1u));
                 wb_[4u] = wv_[(row_5_ * nv_2_) + v_9_];
@@ -11714,23 +11052,23 @@ gemv_silu_f16_f16_f32(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ 
                 unsigned row_8_ = min(lg_, (m_ - 1u));
                 wb_[7u] = wv_[(row_8_ * nv_2_) + v_12_];
                 xb_[14u] = xs_[v_12_];
-                unsigned t4286_ = lk_ + 1u;
-                lk_ = t4286_;
-                if (t4286_ == steps_) {
+                unsigned t4203_ = lk_ + 1u;
+                lk_ = t4203_;
+                if (t4203_ == steps_) {
                     lk_ = 0u;
                     lg_ = lg_ + nw_;
                 }
             }
-            bool t4396_ = (t0_ + 1u) >= 1u;
-            bool t4397_ = t4396_;
-            if (t4396_) {
-                t4397_ = ((t0_ + 1u) - 1u) < t1514_;
+            bool t4256_ = (t0_ + 1u) >= 1u;
+            bool t4257_ = t4256_;
+            if (t4256_) {
+                t4257_ = ((t0_ + 1u) - 1u) < t1524_;
             }
-            if (t4397_) {
+            if (t4257_) {
                 unsigned v_13_ = ((ck_ << 5u) << 2u) + lane_;
                 if (v_13_ < nv_2_) {
-                    kf_u32x4 t4456_ = xb_[0u];
-                    kf_f16x8 a_6_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t4456_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4456_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t4456_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4456_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t4456_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4456_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t4456_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4456_, 3u), 16u))}};
+                    kf_u32x4 t4316_ = xb_[0u];
+                    kf_f16x8 a_6_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t4316_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4316_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t4316_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4316_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t4316_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4316_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t4316_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4316_, 3u), 16u))}};
                     xs_6_[0u] = kf_f16_to_f32(a_6_.v[0]);
                     xs_6_[1u] = kf_f16_to_f32(a_6_.v[1]);
                     xs_6_[2u] = kf_f16_to_f32(a_6_.v[2]);
@@ -11739,14 +11077,14 @@ gemv_silu_f16_f16_f32(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ 
                     xs_6_[5u] = kf_f16_to_f32(a_6_.v[5]);
                     xs_6_[6u] = kf_f16_to_f32(a_6_.v[6]);
                     xs_6_[7u] = kf_f16_to_f32(a_6_.v[7]);
-                    kf_u32x4 t4483_ = wb_[0u];
-                    kf_f16x8 wh_5_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t4483_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4483_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t4483_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4483_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t4483_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4483_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t4483_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4483_, 3u), 16u))}};
+                    kf_u32x4 t4343_ = wb_[0u];
+                    kf_f16x8 wh_5_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t4343_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4343_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t4343_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4343_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t4343_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4343_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t4343_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4343_, 3u), 16u))}};
                     acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_5_.v[7]), xs_6_[7u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[6]), xs_6_[6u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[5]), xs_6_[5u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[4]), xs_6_[4u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[3]), xs_6_[3u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[2]), xs_6_[2u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[1]), xs_6_[1u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[0]), xs_6_[0u], acc_[0u]))))))));
                 }
                 unsigned v_14_ = (((ck_ << 5u) << 2u) + 32u) + lane_;
                 if (v_14_ < nv_2_) {
-                    kf_u32x4 t4587_ = xb_[2u];
-                    kf_f16x8 a_7_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t4587_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4587_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t4587_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4587_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t4587_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4587_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t4587_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4587_, 3u), 16u))}};
+                    kf_u32x4 t4447_ = xb_[2u];
+                    kf_f16x8 a_7_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t4447_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4447_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t4447_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4447_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t4447_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4447_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t4447_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4447_, 3u), 16u))}};
                     xs_7_[0u] = kf_f16_to_f32(a_7_.v[0]);
                     xs_7_[1u] = kf_f16_to_f32(a_7_.v[1]);
                     xs_7_[2u] = kf_f16_to_f32(a_7_.v[2]);
@@ -11755,14 +11093,14 @@ gemv_silu_f16_f16_f32(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ 
                     xs_7_[5u] = kf_f16_to_f32(a_7_.v[5]);
                     xs_7_[6u] = kf_f16_to_f32(a_7_.v[6]);
                     xs_7_[7u] = kf_f16_to_f32(a_7_.v[7]);
-                    kf_u32x4 t4614_ = wb_[1u];
-                    kf_f16x8 wh_6_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t4614_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4614_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t4614_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4614_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t4614_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4614_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t4614_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4614_, 3u), 16u))}};
+                    kf_u32x4 t4474_ = wb_[1u];
+                    kf_f16x8 wh_6_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t4474_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4474_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t4474_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4474_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t4474_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4474_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t4474_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4474_, 3u), 16u))}};
                     acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_6_.v[7]), xs_7_[7u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[6]), xs_7_[6u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[5]), xs_7_[5u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[4]), xs_7_[4u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[3]), xs_7_[3u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[2]), xs_7_[2u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[1]), xs_7_[1u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[0]), xs_7_[0u], acc_[0u]))))))));
                 }
                 unsigned v_15_ = (((ck_ << 5u) << 2u) + 64u) + lane_;
                 if (v_15_ < nv_2_) {
-                    kf_u32x4 t4718_ = xb_[4u];
-                    kf_f16x8 a_8_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t4718_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4718_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t4718_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4718_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t4718_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4718_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t4718_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4718_, 3u), 16u))}};
+                    kf_u32x4 t4578_ = xb_[4u];
+                    kf_f16x8 a_8_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t4578_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4578_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t4578_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4578_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t4578_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4578_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t4578_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4578_, 3u), 16u))}};
                     xs_8_[0u] = kf_f16_to_f32(a_8_.v[0]);
                     xs_8_[1u] = kf_f16_to_f32(a_8_.v[1]);
                     xs_8_[2u] = kf_f16_to_f32(a_8_.v[2]);
@@ -11771,14 +11109,14 @@ gemv_silu_f16_f16_f32(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ 
                     xs_8_[5u] = kf_f16_to_f32(a_8_.v[5]);
                     xs_8_[6u] = kf_f16_to_f32(a_8_.v[6]);
                     xs_8_[7u] = kf_f16_to_f32(a_8_.v[7]);
-                    kf_u32x4 t4745_ = wb_[2u];
-                    kf_f16x8 wh_7_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t4745_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4745_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t4745_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4745_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t4745_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4745_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t4745_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4745_, 3u), 16u))}};
+                    kf_u32x4 t4605_ = wb_[2u];
+                    kf_f16x8 wh_7_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t4605_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4605_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t4605_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4605_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t4605_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4605_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t4605_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4605_, 3u), 16u))}};
                     acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_7_.v[7]), xs_8_[7u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[6]), xs_8_[6u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[5]), xs_8_[5u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[4]), xs_8_[4u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[3]), xs_8_[3u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[2]), xs_8_[2u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[1]), xs_8_[1u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[0]), xs_8_[0u], acc_[0u]))))))));
                 }
                 unsigned v_16_ = (((ck_ << 5u) << 2u) + 96u) + lane_;
                 if (v_16_ < nv_2_) {
-                    kf_u32x4 t4849_ = xb_[6u];
-                    kf_f16x8 a_9_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t4849_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4849_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t4849_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4849_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t4849_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4849_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t4849_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4849_, 3u), 16u))}};
+                    kf_u32x4 t4709_ = xb_[6u];
+                    kf_f16x8 a_9_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t4709_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4709_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t4709_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4709_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t4709_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4709_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t4709_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4709_, 3u), 16u))}};
                     xs_9_[0u] = kf_f16_to_f32(a_9_.v[0]);
                     xs_9_[1u] = kf_f16_to_f32(a_9_.v[1]);
                     xs_9_[2u] = kf_f16_to_f32(a_9_.v[2]);
@@ -11787,51 +11125,27 @@ gemv_silu_f16_f16_f32(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ 
                     xs_9_[5u] = kf_f16_to_f32(a_9_.v[5]);
                     xs_9_[6u] = kf_f16_to_f32(a_9_.v[6]);
                     xs_9_[7u] = kf_f16_to_f32(a_9_.v[7]);
-                    kf_u32x4 t4876_ = wb_[3u];
-                    kf_f16x8 wh_8_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t4876_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4876_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t4876_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4876_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t4876_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4876_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t4876_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4876_, 3u), 16u))}};
+                    kf_u32x4 t4736_ = wb_[3u];
+                    kf_f16x8 wh_8_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t4736_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4736_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t4736_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4736_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t4736_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4736_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t4736_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4736_, 3u), 16u))}};
                     acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_8_.v[7]), xs_9_[7u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[6]), xs_9_[6u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[5]), xs_9_[5u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[4]), xs_9_[4u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[3]), xs_9_[3u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[2]), xs_9_[2u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[1]), xs_9_[1u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[0]), xs_9_[0u], acc_[0u]))))))));
                 }
-                unsigned t4950_ = ck_ + 1u;
-                ck_ = t4950_;
-                if (t4950_ == steps_) {
+                unsigned t4810_ = ck_ + 1u;
+                ck_ = t4810_;
+                if (t4810_ == steps_) {
                     float a_10_ = acc_[0u];
                     unsigned r_2_ = 0u;
-                    unsigned t4977_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
-                    if (t4977_ == 32u) {
-                        float t4982_ = __fadd_rn(a_10_, kf_shfl_xor(a_10_, 16u, kf_wn));
-                        float t4985_ = __fadd_rn(t4982_, kf_shfl_xor(t4982_, 8u, kf_wn));
-                        float t4988_ = __fadd_rn(t4985_, kf_shfl_xor(t4985_, 4u, kf_wn));
-                        float t4991_ = __fadd_rn(t4988_, kf_shfl_xor(t4988_, 2u, kf_wn));
-                        t4956_ = __fadd_rn(t4991_, kf_shfl_xor(t4991_, 1u, kf_wn));
-                    } else {
-                        float t4997_ = kf_shfl_down(a_10_, 16u, kf_wn);
-                        bool t4999_ = (kf_lane_id() + 16u) < t4977_;
-                        float t5000_ = __fadd_rn(a_10_, t4997_);
-                        float t5001_ = t4999_ ? t5000_ : a_10_;
-                        float t5003_ = kf_shfl_down(t5001_, 8u, kf_wn);
-                        bool t5005_ = (kf_lane_id() + 8u) < t4977_;
-                        float t5006_ = __fadd_rn(t5001_, t5003_);
-                        float t5007_ = t5005_ ? t5006_ : t5001_;
-                        float t5009_ = kf_shfl_down(t5007_, 4u, kf_wn);
-                        bool t5011_ = (kf_lane_id() + 4u) < t4977_;
-                        float t5012_ = __fadd_rn(t5007_, t5009_);
-                        float t5013_ = t5011_ ? t5012_ : t5007_;
-                        float t5015_ = kf_shfl_down(t5013_, 2u, kf_wn);
-                        bool t5017_ = (kf_lane_id() + 2u) < t4977_;
-                        float t5018_ = __fadd_rn(t5013_, t5015_);
-                        float t5019_ = t5017_ ? t5018_ : t5013_;
-                        float t5021_ = kf_shfl_down(t5019_, 1u, kf_wn);
-                        bool t5023_ = (kf_lane_id() + 1u) < t4977_;
-                        float t5024_ = __fadd_rn(t5019_, t5021_);
-                        t4956_ = kf_shfl(t5023_ ? t5024_ : t5019_, 0u, kf_wn);
+                    float t4818_ = __fadd_rn(a_10_, kf_shfl_xor(a_10_, 16u, kf_wn));
+                    float t4821_ = __fadd_rn(t4818_, kf_shfl_xor(t4818_, 8u, kf_wn));
+                    float t4824_ = __fadd_rn(t4821_, kf_shfl_xor(t4821_, 4u, kf_wn));
+                    float t4827_ = __fadd_rn(t4824_, kf_shfl_xor(t4824_, 2u, kf_wn));
+                    float t4830_ = __fadd_rn(t4827_, kf_shfl_xor(t4827_, 1u, kf_wn));
+                    bool t4832_ = lane_ == r_2_;
+                    bool t4833_ = t4832_;
+                    if (t4832_) {
+                        t4833_ = cg_ < m_;
                     }
-                    bool t5029_ = lane_ == r_2_;
-                    bool t5030_ = t5029_;
-                    if (t5029_) {
-                        t5030_ = cg_ < m_;
-                    }
-                    if (t5030_) {
-                        y_[cg_] = t4956_;
+                    if (t4833_) {
+                        y_[cg_] = t4830_;
                     }
                     acc_[0u] = 0.0f;
                     ck_ = 0u;
