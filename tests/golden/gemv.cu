@@ -222,32 +222,30 @@ __device__ __forceinline__ void kf_pdl_wait() {
 #endif
 }
 
-/* kernel gemv_f16_f16_f16 (gemv.kf:964) */
-extern "C" __global__ void __launch_bounds__(256)
+/* kernel gemv_f16_f16_f16 (gemv.kf:1072) */
+extern "C" __global__ void __launch_bounds__(64)
 gemv_f16_f16_f16(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x_, kf_f16* __restrict__ y_, unsigned m_, unsigned k_)
 {
     kf_pdl_wait();
-    kf_u32x4 wb_[8];
-    kf_u32x4 xb_[16];
-    float acc_2_[1];
-    float xs_[8];
-    float xs_2_[8];
-    float xs_3_[8];
-    float xs_4_[8];
-    float xs_5_[8];
-    float xs_6_[8];
-    float xs_7_[8];
-    float xs_8_[8];
-    unsigned row_[1];
+    kf_u32x4 wb_2_[8];
+    kf_u32x4 xb_2_[16];
     float acc_3_[1];
-    kf_u32x4 wr_[4];
     float xs_9_[8];
     float xs_10_[8];
     float xs_11_[8];
     float xs_12_[8];
+    float xs_13_[8];
+    float xs_14_[8];
+    float xs_15_[8];
+    float xs_16_[8];
+    unsigned row_[1];
+    float acc_4_[1];
+    kf_u32x4 wr_[4];
+    float xs_17_[8];
+    float xs_18_[8];
+    float xs_19_[8];
+    float xs_20_[8];
     float s_;
-    float s_2_;
-    float s_3_;
     const unsigned kf_wn = kf_warp_lanes();
     const unsigned short* w16_ = (const unsigned short*)w_;
     const kf_u32x4* wv_ = (const kf_u32x4*)w_;
@@ -257,295 +255,250 @@ gemv_f16_f16_f16(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x_, k
         unsigned lane_ = kf_lane_id();
         unsigned nv_ = k_ >> 3u;
         unsigned steps_ = (nv_ >> 7u) + (((nv_ & 127u) != 0u) ? 1u : 0u);
-        unsigned wid_ = (blockIdx.x << 3u) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u);
-        unsigned nw_ = gridDim.x << 3u;
+        unsigned wid_ = (blockIdx.x * (blockDim.x >> 5u)) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u);
+        unsigned nw_ = gridDim.x * (blockDim.x >> 5u);
         if (!(wid_ >= m_)) {
-            unsigned t1433_ = m_ - wid_;
-            unsigned t1441_ = ((t1433_ / nw_) + (((t1433_ % nw_) != 0u) ? 1u : 0u)) * steps_;
-            acc_2_[0u] = 0.0f;
+            unsigned t4885_ = m_ - wid_;
+            unsigned t4893_ = ((t4885_ / nw_) + (((t4885_ % nw_) != 0u) ? 1u : 0u)) * steps_;
+            acc_3_[0u] = 0.0f;
             unsigned lg_ = wid_;
             unsigned lk_ = 0u;
             unsigned cg_ = wid_;
             unsigned ck_ = 0u;
-            unsigned t1454_ = t1441_ + 1u;
+            unsigned t6513_ = t4893_ + 1u;
+            asm("" : "+r"(nw_));
             #pragma unroll 1
-            for (unsigned t0_ = 0u; t0_ < t1454_; t0_ = t0_ + 2u) {
-                if (t0_ < t1441_) {
+            for (unsigned t0_ = 0u; t0_ < t6513_; t0_ = t0_ + 2u) {
+                if (t0_ < t4893_) {
                     unsigned v_ = min((((lk_ << 5u) << 2u) + lane_), (nv_ - 1u));
                     unsigned row_2_ = min(lg_, (m_ - 1u));
-                    wb_[0u] = wv_[(row_2_ * nv_) + v_];
-                    xb_[0u] = xv_[v_];
+                    wb_2_[0u] = wv_[(row_2_ * nv_) + v_];
+                    xb_2_[0u] = xv_[v_];
                     unsigned v_2_ = min(((((lk_ << 5u) << 2u) + 32u) + lane_), (nv_ - 1u));
                     unsigned row_3_ = min(lg_, (m_ - 1u));
-                    wb_[1u] = wv_[(row_3_ * nv_) + v_2_];
-                    xb_[2u] = xv_[v_2_];
+                    wb_2_[1u] = wv_[(row_3_ * nv_) + v_2_];
+                    xb_2_[2u] = xv_[v_2_];
                     unsigned v_3_ = min(((((lk_ << 5u) << 2u) + 64u) + lane_), (nv_ - 1u));
                     unsigned row_4_ = min(lg_, (m_ - 1u));
-                    wb_[2u] = wv_[(row_4_ * nv_) + v_3_];
-                    xb_[4u] = xv_[v_3_];
+                    wb_2_[2u] = wv_[(row_4_ * nv_) + v_3_];
+                    xb_2_[4u] = xv_[v_3_];
                     unsigned v_4_ = min(((((lk_ << 5u) << 2u) + 96u) + lane_), (nv_ - 1u));
                     unsigned row_5_ = min(lg_, (m_ - 1u));
-                    wb_[3u] = wv_[(row_5_ * nv_) + v_4_];
-                    xb_[6u] = xv_[v_4_];
-                    unsigned t1630_ = lk_ + 1u;
-                    lk_ = t1630_;
-                    if (t1630_ == steps_) {
+                    wb_2_[3u] = wv_[(row_5_ * nv_) + v_4_];
+                    xb_2_[6u] = xv_[v_4_];
+                    unsigned t6717_ = lk_ + 1u;
+                    lk_ = t6717_;
+                    if (t6717_ == steps_) {
                         lk_ = 0u;
                         lg_ = lg_ + nw_;
                     }
                 }
-                bool t1639_ = t0_ >= 1u;
-                bool t1640_ = t1639_;
-                if (t1639_) {
-                    t1640_ = (t0_ - 1u) < t1441_;
+                bool t6770_ = t0_ >= 1u;
+                bool t6771_ = t6770_;
+                if (t6770_) {
+                    t6771_ = (t0_ - 1u) < t4893_;
                 }
-                if (t1640_) {
+                if (t6771_) {
                     unsigned v_5_ = ((ck_ << 5u) << 2u) + lane_;
                     if (v_5_ < nv_) {
-                        kf_u32x4 t1699_ = xb_[8u];
-                        kf_f16x8 a_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1699_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1699_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1699_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1699_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1699_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1699_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1699_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1699_, 3u), 16u))}};
-                        xs_[0u] = kf_f16_to_f32(a_.v[0]);
-                        xs_[1u] = kf_f16_to_f32(a_.v[1]);
-                        xs_[2u] = kf_f16_to_f32(a_.v[2]);
-                        xs_[3u] = kf_f16_to_f32(a_.v[3]);
-                        xs_[4u] = kf_f16_to_f32(a_.v[4]);
-                        xs_[5u] = kf_f16_to_f32(a_.v[5]);
-                        xs_[6u] = kf_f16_to_f32(a_.v[6]);
-                        xs_[7u] = kf_f16_to_f32(a_.v[7]);
-                        kf_u32x4 t1726_ = wb_[4u];
-                        kf_f16x8 wh_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1726_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1726_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1726_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1726_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1726_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1726_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1726_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1726_, 3u), 16u))}};
-                        acc_2_[0u] = __fmaf_rn(kf_f16_to_f32(wh_.v[7]), xs_[7u], __fmaf_rn(kf_f16_to_f32(wh_.v[6]), xs_[6u], __fmaf_rn(kf_f16_to_f32(wh_.v[5]), xs_[5u], __fmaf_rn(kf_f16_to_f32(wh_.v[4]), xs_[4u], __fmaf_rn(kf_f16_to_f32(wh_.v[3]), xs_[3u], __fmaf_rn(kf_f16_to_f32(wh_.v[2]), xs_[2u], __fmaf_rn(kf_f16_to_f32(wh_.v[1]), xs_[1u], __fmaf_rn(kf_f16_to_f32(wh_.v[0]), xs_[0u], acc_2_[0u]))))))));
+                        kf_u32x4 t6830_ = xb_2_[8u];
+                        kf_f16x8 a_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t6830_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6830_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t6830_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6830_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t6830_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6830_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t6830_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6830_, 3u), 16u))}};
+                        xs_9_[0u] = kf_f16_to_f32(a_.v[0]);
+                        xs_9_[1u] = kf_f16_to_f32(a_.v[1]);
+                        xs_9_[2u] = kf_f16_to_f32(a_.v[2]);
+                        xs_9_[3u] = kf_f16_to_f32(a_.v[3]);
+                        xs_9_[4u] = kf_f16_to_f32(a_.v[4]);
+                        xs_9_[5u] = kf_f16_to_f32(a_.v[5]);
+                        xs_9_[6u] = kf_f16_to_f32(a_.v[6]);
+                        xs_9_[7u] = kf_f16_to_f32(a_.v[7]);
+                        kf_u32x4 t6857_ = wb_2_[4u];
+                        kf_f16x8 wh_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t6857_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6857_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t6857_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6857_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t6857_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6857_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t6857_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6857_, 3u), 16u))}};
+                        acc_3_[0u] = __fmaf_rn(kf_f16_to_f32(wh_.v[7]), xs_9_[7u], __fmaf_rn(kf_f16_to_f32(wh_.v[6]), xs_9_[6u], __fmaf_rn(kf_f16_to_f32(wh_.v[5]), xs_9_[5u], __fmaf_rn(kf_f16_to_f32(wh_.v[4]), xs_9_[4u], __fmaf_rn(kf_f16_to_f32(wh_.v[3]), xs_9_[3u], __fmaf_rn(kf_f16_to_f32(wh_.v[2]), xs_9_[2u], __fmaf_rn(kf_f16_to_f32(wh_.v[1]), xs_9_[1u], __fmaf_rn(kf_f16_to_f32(wh_.v[0]), xs_9_[0u], acc_3_[0u]))))))));
                     }
                     unsigned v_6_ = (((ck_ << 5u) << 2u) + 32u) + lane_;
                     if (v_6_ < nv_) {
-                        kf_u32x4 t1830_ = xb_[10u];
-                        kf_f16x8 a_2_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1830_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1830_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1830_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1830_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1830_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1830_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1830_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1830_, 3u), 16u))}};
-                        xs_2_[0u] = kf_f16_to_f32(a_2_.v[0]);
-                        xs_2_[1u] = kf_f16_to_f32(a_2_.v[1]);
-                        xs_2_[2u] = kf_f16_to_f32(a_2_.v[2]);
-                        xs_2_[3u] = kf_f16_to_f32(a_2_.v[3]);
-                        xs_2_[4u] = kf_f16_to_f32(a_2_.v[4]);
-                        xs_2_[5u] = kf_f16_to_f32(a_2_.v[5]);
-                        xs_2_[6u] = kf_f16_to_f32(a_2_.v[6]);
-                        xs_2_[7u] = kf_f16_to_f32(a_2_.v[7]);
-                        kf_u32x4 t1857_ = wb_[5u];
-                        kf_f16x8 wh_2_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1857_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1857_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1857_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1857_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1857_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1857_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1857_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1857_, 3u), 16u))}};
-                        acc_2_[0u] = __fmaf_rn(kf_f16_to_f32(wh_2_.v[7]), xs_2_[7u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[6]), xs_2_[6u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[5]), xs_2_[5u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[4]), xs_2_[4u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[3]), xs_2_[3u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[2]), xs_2_[2u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[1]), xs_2_[1u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[0]), xs_2_[0u], acc_2_[0u]))))))));
+                        kf_u32x4 t6961_ = xb_2_[10u];
+                        kf_f16x8 a_2_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t6961_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6961_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t6961_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6961_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t6961_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6961_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t6961_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6961_, 3u), 16u))}};
+                        xs_10_[0u] = kf_f16_to_f32(a_2_.v[0]);
+                        xs_10_[1u] = kf_f16_to_f32(a_2_.v[1]);
+                        xs_10_[2u] = kf_f16_to_f32(a_2_.v[2]);
+                        xs_10_[3u] = kf_f16_to_f32(a_2_.v[3]);
+                        xs_10_[4u] = kf_f16_to_f32(a_2_.v[4]);
+                        xs_10_[5u] = kf_f16_to_f32(a_2_.v[5]);
+                        xs_10_[6u] = kf_f16_to_f32(a_2_.v[6]);
+                        xs_10_[7u] = kf_f16_to_f32(a_2_.v[7]);
+                        kf_u32x4 t6988_ = wb_2_[5u];
+                        kf_f16x8 wh_2_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t6988_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6988_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t6988_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6988_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t6988_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6988_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t6988_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6988_, 3u), 16u))}};
+                        acc_3_[0u] = __fmaf_rn(kf_f16_to_f32(wh_2_.v[7]), xs_10_[7u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[6]), xs_10_[6u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[5]), xs_10_[5u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[4]), xs_10_[4u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[3]), xs_10_[3u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[2]), xs_10_[2u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[1]), xs_10_[1u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[0]), xs_10_[0u], acc_3_[0u]))))))));
                     }
                     unsigned v_7_ = (((ck_ << 5u) << 2u) + 64u) + lane_;
                     if (v_7_ < nv_) {
-                        kf_u32x4 t1961_ = xb_[12u];
-                        kf_f16x8 a_3_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1961_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1961_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1961_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1961_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1961_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1961_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1961_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1961_, 3u), 16u))}};
-                        xs_3_[0u] = kf_f16_to_f32(a_3_.v[0]);
-                        xs_3_[1u] = kf_f16_to_f32(a_3_.v[1]);
-                        xs_3_[2u] = kf_f16_to_f32(a_3_.v[2]);
-                        xs_3_[3u] = kf_f16_to_f32(a_3_.v[3]);
-                        xs_3_[4u] = kf_f16_to_f32(a_3_.v[4]);
-                        xs_3_[5u] = kf_f16_to_f32(a_3_.v[5]);
-                        xs_3_[6u] = kf_f16_to_f32(a_3_.v[6]);
-                        xs_3_[7u] = kf_f16_to_f32(a_3_.v[7]);
-                        kf_u32x4 t1988_ = wb_[6u];
-                        kf_f16x8 wh_3_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1988_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1988_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1988_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1988_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1988_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1988_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1988_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1988_, 3u), 16u))}};
-                        acc_2_[0u] = __fmaf_rn(kf_f16_to_f32(wh_3_.v[7]), xs_3_[7u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[6]), xs_3_[6u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[5]), xs_3_[5u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[4]), xs_3_[4u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[3]), xs_3_[3u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[2]), xs_3_[2u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[1]), xs_3_[1u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[0]), xs_3_[0u], acc_2_[0u]))))))));
+                        kf_u32x4 t7092_ = xb_2_[12u];
+                        kf_f16x8 a_3_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7092_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7092_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7092_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7092_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7092_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7092_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7092_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7092_, 3u), 16u))}};
+                        xs_11_[0u] = kf_f16_to_f32(a_3_.v[0]);
+                        xs_11_[1u] = kf_f16_to_f32(a_3_.v[1]);
+                        xs_11_[2u] = kf_f16_to_f32(a_3_.v[2]);
+                        xs_11_[3u] = kf_f16_to_f32(a_3_.v[3]);
+                        xs_11_[4u] = kf_f16_to_f32(a_3_.v[4]);
+                        xs_11_[5u] = kf_f16_to_f32(a_3_.v[5]);
+                        xs_11_[6u] = kf_f16_to_f32(a_3_.v[6]);
+                        xs_11_[7u] = kf_f16_to_f32(a_3_.v[7]);
+                        kf_u32x4 t7119_ = wb_2_[6u];
+                        kf_f16x8 wh_3_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7119_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7119_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7119_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7119_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7119_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7119_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7119_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7119_, 3u), 16u))}};
+                        acc_3_[0u] = __fmaf_rn(kf_f16_to_f32(wh_3_.v[7]), xs_11_[7u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[6]), xs_11_[6u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[5]), xs_11_[5u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[4]), xs_11_[4u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[3]), xs_11_[3u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[2]), xs_11_[2u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[1]), xs_11_[1u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[0]), xs_11_[0u], acc_3_[0u]))))))));
                     }
                     unsigned v_8_ = (((ck_ << 5u) << 2u) + 96u) + lane_;
                     if (v_8_ < nv_) {
-                        kf_u32x4 t2092_ = xb_[14u];
-                        kf_f16x8 a_4_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2092_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2092_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2092_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2092_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2092_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2092_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2092_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2092_, 3u), 16u))}};
-                        xs_4_[0u] = kf_f16_to_f32(a_4_.v[0]);
-                        xs_4_[1u] = kf_f16_to_f32(a_4_.v[1]);
-                        xs_4_[2u] = kf_f16_to_f32(a_4_.v[2]);
-                        xs_4_[3u] = kf_f16_to_f32(a_4_.v[3]);
-                        xs_4_[4u] = kf_f16_to_f32(a_4_.v[4]);
-                        xs_4_[5u] = kf_f16_to_f32(a_4_.v[5]);
-                        xs_4_[6u] = kf_f16_to_f32(a_4_.v[6]);
-                        xs_4_[7u] = kf_f16_to_f32(a_4_.v[7]);
-                        kf_u32x4 t2119_ = wb_[7u];
-                        kf_f16x8 wh_4_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2119_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2119_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2119_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2119_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2119_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2119_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2119_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2119_, 3u), 16u))}};
-                        acc_2_[0u] = __fmaf_rn(kf_f16_to_f32(wh_4_.v[7]), xs_4_[7u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[6]), xs_4_[6u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[5]), xs_4_[5u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[4]), xs_4_[4u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[3]), xs_4_[3u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[2]), xs_4_[2u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[1]), xs_4_[1u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[0]), xs_4_[0u], acc_2_[0u]))))))));
+                        kf_u32x4 t7223_ = xb_2_[14u];
+                        kf_f16x8 a_4_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7223_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7223_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7223_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7223_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7223_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7223_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7223_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7223_, 3u), 16u))}};
+                        xs_12_[0u] = kf_f16_to_f32(a_4_.v[0]);
+                        xs_12_[1u] = kf_f16_to_f32(a_4_.v[1]);
+                        xs_12_[2u] = kf_f16_to_f32(a_4_.v[2]);
+                        xs_12_[3u] = kf_f16_to_f32(a_4_.v[3]);
+                        xs_12_[4u] = kf_f16_to_f32(a_4_.v[4]);
+                        xs_12_[5u] = kf_f16_to_f32(a_4_.v[5]);
+                        xs_12_[6u] = kf_f16_to_f32(a_4_.v[6]);
+                        xs_12_[7u] = kf_f16_to_f32(a_4_.v[7]);
+                        kf_u32x4 t7250_ = wb_2_[7u];
+                        kf_f16x8 wh_4_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7250_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7250_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7250_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7250_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7250_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7250_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7250_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7250_, 3u), 16u))}};
+                        acc_3_[0u] = __fmaf_rn(kf_f16_to_f32(wh_4_.v[7]), xs_12_[7u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[6]), xs_12_[6u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[5]), xs_12_[5u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[4]), xs_12_[4u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[3]), xs_12_[3u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[2]), xs_12_[2u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[1]), xs_12_[1u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[0]), xs_12_[0u], acc_3_[0u]))))))));
                     }
-                    unsigned t2193_ = ck_ + 1u;
-                    ck_ = t2193_;
-                    if (t2193_ == steps_) {
-                        float t2196_ = acc_2_[0u];
-                        unsigned t2218_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
-                        if (t2218_ == 32u) {
-                            float t2223_ = __fadd_rn(t2196_, kf_shfl_xor(t2196_, 16u, kf_wn));
-                            float t2226_ = __fadd_rn(t2223_, kf_shfl_xor(t2223_, 8u, kf_wn));
-                            float t2229_ = __fadd_rn(t2226_, kf_shfl_xor(t2226_, 4u, kf_wn));
-                            float t2232_ = __fadd_rn(t2229_, kf_shfl_xor(t2229_, 2u, kf_wn));
-                            s_ = __fadd_rn(t2232_, kf_shfl_xor(t2232_, 1u, kf_wn));
-                        } else {
-                            float t2238_ = kf_shfl_down(t2196_, 16u, kf_wn);
-                            bool t2240_ = (kf_lane_id() + 16u) < t2218_;
-                            float t2241_ = __fadd_rn(t2196_, t2238_);
-                            float t2242_ = t2240_ ? t2241_ : t2196_;
-                            float t2244_ = kf_shfl_down(t2242_, 8u, kf_wn);
-                            bool t2246_ = (kf_lane_id() + 8u) < t2218_;
-                            float t2247_ = __fadd_rn(t2242_, t2244_);
-                            float t2248_ = t2246_ ? t2247_ : t2242_;
-                            float t2250_ = kf_shfl_down(t2248_, 4u, kf_wn);
-                            bool t2252_ = (kf_lane_id() + 4u) < t2218_;
-                            float t2253_ = __fadd_rn(t2248_, t2250_);
-                            float t2254_ = t2252_ ? t2253_ : t2248_;
-                            float t2256_ = kf_shfl_down(t2254_, 2u, kf_wn);
-                            bool t2258_ = (kf_lane_id() + 2u) < t2218_;
-                            float t2259_ = __fadd_rn(t2254_, t2256_);
-                            float t2260_ = t2258_ ? t2259_ : t2254_;
-                            float t2262_ = kf_shfl_down(t2260_, 1u, kf_wn);
-                            bool t2264_ = (kf_lane_id() + 1u) < t2218_;
-                            float t2265_ = __fadd_rn(t2260_, t2262_);
-                            s_ = kf_shfl(t2264_ ? t2265_ : t2260_, 0u, kf_wn);
+                    unsigned t7324_ = ck_ + 1u;
+                    ck_ = t7324_;
+                    if (t7324_ == steps_) {
+                        float a_5_ = acc_3_[0u];
+                        unsigned r_ = 0u;
+                        float t7332_ = __fadd_rn(a_5_, kf_shfl_xor(a_5_, 16u, kf_wn));
+                        float t7335_ = __fadd_rn(t7332_, kf_shfl_xor(t7332_, 8u, kf_wn));
+                        float t7338_ = __fadd_rn(t7335_, kf_shfl_xor(t7335_, 4u, kf_wn));
+                        float t7341_ = __fadd_rn(t7338_, kf_shfl_xor(t7338_, 2u, kf_wn));
+                        float t7344_ = __fadd_rn(t7341_, kf_shfl_xor(t7341_, 1u, kf_wn));
+                        bool t7346_ = lane_ == r_;
+                        bool t7347_ = t7346_;
+                        if (t7346_) {
+                            t7347_ = cg_ < m_;
                         }
-                        bool t2270_ = lane_ == 0u;
-                        bool t2271_ = t2270_;
-                        if (t2270_) {
-                            t2271_ = cg_ < m_;
+                        if (t7347_) {
+                            y_[cg_] = kf_f16_from_f32(t7344_);
                         }
-                        if (t2271_) {
-                            y_[cg_] = kf_f16_from_f32(s_);
-                        }
-                        acc_2_[0u] = 0.0f;
+                        acc_3_[0u] = 0.0f;
                         ck_ = 0u;
                         cg_ = cg_ + nw_;
                     }
                 }
-                if ((t0_ + 1u) < t1441_) {
+                if ((t0_ + 1u) < t4893_) {
                     unsigned v_9_ = min((((lk_ << 5u) << 2u) + lane_), (nv_ - 1u));
                     unsigned row_6_ = min(lg_, (m_ - 1u));
-                    wb_[4u] = wv_[(row_6_ * nv_) + v_9_];
-                    xb_[8u] = xv_[v_9_];
+                    wb_2_[4u] = wv_[(row_6_ * nv_) + v_9_];
+                    xb_2_[8u] = xv_[v_9_];
                     unsigned v_10_ = min(((((lk_ << 5u) << 2u) + 32u) + lane_), (nv_ - 1u));
                     unsigned row_7_ = min(lg_, (m_ - 1u));
-                    wb_[5u] = wv_[(row_7_ * nv_) + v_10_];
-                    xb_[10u] = xv_[v_10_];
+                    wb_2_[5u] = wv_[(row_7_ * nv_) + v_10_];
+                    xb_2_[10u] = xv_[v_10_];
                     unsigned v_11_ = min(((((lk_ << 5u) << 2u) + 64u) + lane_), (nv_ - 1u));
                     unsigned row_8_ = min(lg_, (m_ - 1u));
-                    wb_[6u] = wv_[(row_8_ * nv_) + v_11_];
-                    xb_[12u] = xv_[v_11_];
+                    wb_2_[6u] = wv_[(row_8_ * nv_) + v_11_];
+                    xb_2_[12u] = xv_[v_11_];
                     unsigned v_12_ = min(((((lk_ << 5u) << 2u) + 96u) + lane_), (nv_ - 1u));
                     unsigned row_9_ = min(lg_, (m_ - 1u));
-                    wb_[7u] = wv_[(row_9_ * nv_) + v_12_];
-                    xb_[14u] = xv_[v_12_];
-                    unsigned t2470_ = lk_ + 1u;
-                    lk_ = t2470_;
-                    if (t2470_ == steps_) {
+                    wb_2_[7u] = wv_[(row_9_ * nv_) + v_12_];
+                    xb_2_[14u] = xv_[v_12_];
+                    unsigned t7572_ = lk_ + 1u;
+                    lk_ = t7572_;
+                    if (t7572_ == steps_) {
                         lk_ = 0u;
                         lg_ = lg_ + nw_;
                     }
                 }
-                bool t2479_ = (t0_ + 1u) >= 1u;
-                bool t2480_ = t2479_;
-                if (t2479_) {
-                    t2480_ = ((t0_ + 1u) - 1u) < t1441_;
+                bool t7625_ = (t0_ + 1u) >= 1u;
+                bool t7626_ = t7625_;
+                if (t7625_) {
+                    t7626_ = ((t0_ + 1u) - 1u) < t4893_;
                 }
-                if (t2480_) {
+                if (t7626_) {
                     unsigned v_13_ = ((ck_ << 5u) << 2u) + lane_;
                     if (v_13_ < nv_) {
-                        kf_u32x4 t2539_ = xb_[0u];
-                        kf_f16x8 a_5_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2539_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2539_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2539_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2539_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2539_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2539_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2539_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2539_, 3u), 16u))}};
-                        xs_5_[0u] = kf_f16_to_f32(a_5_.v[0]);
-                        xs_5_[1u] = kf_f16_to_f32(a_5_.v[1]);
-                        xs_5_[2u] = kf_f16_to_f32(a_5_.v[2]);
-                        xs_5_[3u] = kf_f16_to_f32(a_5_.v[3]);
-                        xs_5_[4u] = kf_f16_to_f32(a_5_.v[4]);
-                        xs_5_[5u] = kf_f16_to_f32(a_5_.v[5]);
-                        xs_5_[6u] = kf_f16_to_f32(a_5_.v[6]);
-                        xs_5_[7u] = kf_f16_to_f32(a_5_.v[7]);
-                        kf_u32x4 t2566_ = wb_[0u];
-                        kf_f16x8 wh_5_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2566_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2566_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2566_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2566_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2566_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2566_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2566_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2566_, 3u), 16u))}};
-                        acc_2_[0u] = __fmaf_rn(kf_f16_to_f32(wh_5_.v[7]), xs_5_[7u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[6]), xs_5_[6u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[5]), xs_5_[5u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[4]), xs_5_[4u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[3]), xs_5_[3u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[2]), xs_5_[2u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[1]), xs_5_[1u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[0]), xs_5_[0u], acc_2_[0u]))))))));
+                        kf_u32x4 t7685_ = xb_2_[0u];
+                        kf_f16x8 a_6_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7685_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7685_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7685_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7685_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7685_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7685_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7685_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7685_, 3u), 16u))}};
+                        xs_13_[0u] = kf_f16_to_f32(a_6_.v[0]);
+                        xs_13_[1u] = kf_f16_to_f32(a_6_.v[1]);
+                        xs_13_[2u] = kf_f16_to_f32(a_6_.v[2]);
+                        xs_13_[3u] = kf_f16_to_f32(a_6_.v[3]);
+                        xs_13_[4u] = kf_f16_to_f32(a_6_.v[4]);
+                        xs_13_[5u] = kf_f16_to_f32(a_6_.v[5]);
+                        xs_13_[6u] = kf_f16_to_f32(a_6_.v[6]);
+                        xs_13_[7u] = kf_f16_to_f32(a_6_.v[7]);
+                        kf_u32x4 t7712_ = wb_2_[0u];
+                        kf_f16x8 wh_5_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7712_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7712_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7712_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7712_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7712_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7712_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7712_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7712_, 3u), 16u))}};
+                        acc_3_[0u] = __fmaf_rn(kf_f16_to_f32(wh_5_.v[7]), xs_13_[7u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[6]), xs_13_[6u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[5]), xs_13_[5u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[4]), xs_13_[4u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[3]), xs_13_[3u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[2]), xs_13_[2u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[1]), xs_13_[1u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[0]), xs_13_[0u], acc_3_[0u]))))))));
                     }
                     unsigned v_14_ = (((ck_ << 5u) << 2u) + 32u) + lane_;
                     if (v_14_ < nv_) {
-                        kf_u32x4 t2670_ = xb_[2u];
-                        kf_f16x8 a_6_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2670_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2670_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2670_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2670_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2670_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2670_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2670_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2670_, 3u), 16u))}};
-                        xs_6_[0u] = kf_f16_to_f32(a_6_.v[0]);
-                        xs_6_[1u] = kf_f16_to_f32(a_6_.v[1]);
-                        xs_6_[2u] = kf_f16_to_f32(a_6_.v[2]);
-                        xs_6_[3u] = kf_f16_to_f32(a_6_.v[3]);
-                        xs_6_[4u] = kf_f16_to_f32(a_6_.v[4]);
-                        xs_6_[5u] = kf_f16_to_f32(a_6_.v[5]);
-                        xs_6_[6u] = kf_f16_to_f32(a_6_.v[6]);
-                        xs_6_[7u] = kf_f16_to_f32(a_6_.v[7]);
-                        kf_u32x4 t2697_ = wb_[1u];
-                        kf_f16x8 wh_6_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2697_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2697_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2697_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2697_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2697_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2697_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2697_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2697_, 3u), 16u))}};
-                        acc_2_[0u] = __fmaf_rn(kf_f16_to_f32(wh_6_.v[7]), xs_6_[7u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[6]), xs_6_[6u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[5]), xs_6_[5u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[4]), xs_6_[4u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[3]), xs_6_[3u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[2]), xs_6_[2u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[1]), xs_6_[1u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[0]), xs_6_[0u], acc_2_[0u]))))))));
+                        kf_u32x4 t7816_ = xb_2_[2u];
+                        kf_f16x8 a_7_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7816_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7816_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7816_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7816_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7816_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7816_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7816_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7816_, 3u), 16u))}};
+                        xs_14_[0u] = kf_f16_to_f32(a_7_.v[0]);
+                        xs_14_[1u] = kf_f16_to_f32(a_7_.v[1]);
+                        xs_14_[2u] = kf_f16_to_f32(a_7_.v[2]);
+                        xs_14_[3u] = kf_f16_to_f32(a_7_.v[3]);
+                        xs_14_[4u] = kf_f16_to_f32(a_7_.v[4]);
+                        xs_14_[5u] = kf_f16_to_f32(a_7_.v[5]);
+                        xs_14_[6u] = kf_f16_to_f32(a_7_.v[6]);
+                        xs_14_[7u] = kf_f16_to_f32(a_7_.v[7]);
+                        kf_u32x4 t7843_ = wb_2_[1u];
+                        kf_f16x8 wh_6_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7843_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7843_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7843_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7843_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7843_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7843_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7843_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7843_, 3u), 16u))}};
+                        acc_3_[0u] = __fmaf_rn(kf_f16_to_f32(wh_6_.v[7]), xs_14_[7u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[6]), xs_14_[6u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[5]), xs_14_[5u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[4]), xs_14_[4u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[3]), xs_14_[3u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[2]), xs_14_[2u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[1]), xs_14_[1u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[0]), xs_14_[0u], acc_3_[0u]))))))));
                     }
                     unsigned v_15_ = (((ck_ << 5u) << 2u) + 64u) + lane_;
                     if (v_15_ < nv_) {
-                        kf_u32x4 t2801_ = xb_[4u];
-                        kf_f16x8 a_7_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2801_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2801_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2801_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2801_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2801_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2801_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2801_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2801_, 3u), 16u))}};
-                        xs_7_[0u] = kf_f16_to_f32(a_7_.v[0]);
-                        xs_7_[1u] = kf_f16_to_f32(a_7_.v[1]);
-                        xs_7_[2u] = kf_f16_to_f32(a_7_.v[2]);
-                        xs_7_[3u] = kf_f16_to_f32(a_7_.v[3]);
-                        xs_7_[4u] = kf_f16_to_f32(a_7_.v[4]);
-                        xs_7_[5u] = kf_f16_to_f32(a_7_.v[5]);
-                        xs_7_[6u] = kf_f16_to_f32(a_7_.v[6]);
-                        xs_7_[7u] = kf_f16_to_f32(a_7_.v[7]);
-                        kf_u32x4 t2828_ = wb_[2u];
-                        kf_f16x8 wh_7_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2828_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2828_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2828_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2828_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2828_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2828_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2828_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2828_, 3u), 16u))}};
-                        acc_2_[0u] = __fmaf_rn(kf_f16_to_f32(wh_7_.v[7]), xs_7_[7u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[6]), xs_7_[6u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[5]), xs_7_[5u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[4]), xs_7_[4u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[3]), xs_7_[3u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[2]), xs_7_[2u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[1]), xs_7_[1u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[0]), xs_7_[0u], acc_2_[0u]))))))));
+                        kf_u32x4 t7947_ = xb_2_[4u];
+                        kf_f16x8 a_8_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7947_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7947_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7947_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7947_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7947_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7947_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7947_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7947_, 3u), 16u))}};
+                        xs_15_[0u] = kf_f16_to_f32(a_8_.v[0]);
+                        xs_15_[1u] = kf_f16_to_f32(a_8_.v[1]);
+                        xs_15_[2u] = kf_f16_to_f32(a_8_.v[2]);
+                        xs_15_[3u] = kf_f16_to_f32(a_8_.v[3]);
+                        xs_15_[4u] = kf_f16_to_f32(a_8_.v[4]);
+                        xs_15_[5u] = kf_f16_to_f32(a_8_.v[5]);
+                        xs_15_[6u] = kf_f16_to_f32(a_8_.v[6]);
+                        xs_15_[7u] = kf_f16_to_f32(a_8_.v[7]);
+                        kf_u32x4 t7974_ = wb_2_[2u];
+                        kf_f16x8 wh_7_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7974_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7974_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7974_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7974_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7974_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7974_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7974_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7974_, 3u), 16u))}};
+                        acc_3_[0u] = __fmaf_rn(kf_f16_to_f32(wh_7_.v[7]), xs_15_[7u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[6]), xs_15_[6u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[5]), xs_15_[5u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[4]), xs_15_[4u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[3]), xs_15_[3u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[2]), xs_15_[2u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[1]), xs_15_[1u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[0]), xs_15_[0u], acc_3_[0u]))))))));
                     }
                     unsigned v_16_ = (((ck_ << 5u) << 2u) + 96u) + lane_;
                     if (v_16_ < nv_) {
-                        kf_u32x4 t2932_ = xb_[6u];
-                        kf_f16x8 a_8_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2932_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2932_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2932_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2932_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2932_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2932_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2932_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2932_, 3u), 16u))}};
-                        xs_8_[0u] = kf_f16_to_f32(a_8_.v[0]);
-                        xs_8_[1u] = kf_f16_to_f32(a_8_.v[1]);
-                        xs_8_[2u] = kf_f16_to_f32(a_8_.v[2]);
-                        xs_8_[3u] = kf_f16_to_f32(a_8_.v[3]);
-                        xs_8_[4u] = kf_f16_to_f32(a_8_.v[4]);
-                        xs_8_[5u] = kf_f16_to_f32(a_8_.v[5]);
-                        xs_8_[6u] = kf_f16_to_f32(a_8_.v[6]);
-                        xs_8_[7u] = kf_f16_to_f32(a_8_.v[7]);
-                        kf_u32x4 t2959_ = wb_[3u];
-                        kf_f16x8 wh_8_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2959_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2959_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2959_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2959_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2959_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2959_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2959_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2959_, 3u), 16u))}};
-                        acc_2_[0u] = __fmaf_rn(kf_f16_to_f32(wh_8_.v[7]), xs_8_[7u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[6]), xs_8_[6u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[5]), xs_8_[5u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[4]), xs_8_[4u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[3]), xs_8_[3u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[2]), xs_8_[2u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[1]), xs_8_[1u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[0]), xs_8_[0u], acc_2_[0u]))))))));
+                        kf_u32x4 t8078_ = xb_2_[6u];
+                        kf_f16x8 a_9_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t8078_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8078_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t8078_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8078_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t8078_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8078_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t8078_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8078_, 3u), 16u))}};
+                        xs_16_[0u] = kf_f16_to_f32(a_9_.v[0]);
+                        xs_16_[1u] = kf_f16_to_f32(a_9_.v[1]);
+                        xs_16_[2u] = kf_f16_to_f32(a_9_.v[2]);
+                        xs_16_[3u] = kf_f16_to_f32(a_9_.v[3]);
+                        xs_16_[4u] = kf_f16_to_f32(a_9_.v[4]);
+                        xs_16_[5u] = kf_f16_to_f32(a_9_.v[5]);
+                        xs_16_[6u] = kf_f16_to_f32(a_9_.v[6]);
+                        xs_16_[7u] = kf_f16_to_f32(a_9_.v[7]);
+                        kf_u32x4 t8105_ = wb_2_[3u];
+                        kf_f16x8 wh_8_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t8105_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8105_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t8105_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8105_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t8105_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8105_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t8105_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8105_, 3u), 16u))}};
+                        acc_3_[0u] = __fmaf_rn(kf_f16_to_f32(wh_8_.v[7]), xs_16_[7u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[6]), xs_16_[6u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[5]), xs_16_[5u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[4]), xs_16_[4u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[3]), xs_16_[3u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[2]), xs_16_[2u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[1]), xs_16_[1u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[0]), xs_16_[0u], acc_3_[0u]))))))));
                     }
-                    unsigned t3033_ = ck_ + 1u;
-                    ck_ = t3033_;
-                    if (t3033_ == steps_) {
-                        float t3036_ = acc_2_[0u];
-                        unsigned t3058_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
-                        if (t3058_ == 32u) {
-                            float t3063_ = __fadd_rn(t3036_, kf_shfl_xor(t3036_, 16u, kf_wn));
-                            float t3066_ = __fadd_rn(t3063_, kf_shfl_xor(t3063_, 8u, kf_wn));
-                            float t3069_ = __fadd_rn(t3066_, kf_shfl_xor(t3066_, 4u, kf_wn));
-                            float t3072_ = __fadd_rn(t3069_, kf_shfl_xor(t3069_, 2u, kf_wn));
-                            s_2_ = __fadd_rn(t3072_, kf_shfl_xor(t3072_, 1u, kf_wn));
-                        } else {
-                            float t3078_ = kf_shfl_down(t3036_, 16u, kf_wn);
-                            bool t3080_ = (kf_lane_id() + 16u) < t3058_;
-                            float t3081_ = __fadd_rn(t3036_, t3078_);
-                            float t3082_ = t3080_ ? t3081_ : t3036_;
-                            float t3084_ = kf_shfl_down(t3082_, 8u, kf_wn);
-                            bool t3086_ = (kf_lane_id() + 8u) < t3058_;
-                            float t3087_ = __fadd_rn(t3082_, t3084_);
-                            float t3088_ = t3086_ ? t3087_ : t3082_;
-                            float t3090_ = kf_shfl_down(t3088_, 4u, kf_wn);
-                            bool t3092_ = (kf_lane_id() + 4u) < t3058_;
-                            float t3093_ = __fadd_rn(t3088_, t3090_);
-                            float t3094_ = t3092_ ? t3093_ : t3088_;
-                            float t3096_ = kf_shfl_down(t3094_, 2u, kf_wn);
-                            bool t3098_ = (kf_lane_id() + 2u) < t3058_;
-                            float t3099_ = __fadd_rn(t3094_, t3096_);
-                            float t3100_ = t3098_ ? t3099_ : t3094_;
-                            float t3102_ = kf_shfl_down(t3100_, 1u, kf_wn);
-                            bool t3104_ = (kf_lane_id() + 1u) < t3058_;
-                            float t3105_ = __fadd_rn(t3100_, t3102_);
-                            s_2_ = kf_shfl(t3104_ ? t3105_ : t3100_, 0u, kf_wn);
+                    unsigned t8179_ = ck_ + 1u;
+                    ck_ = t8179_;
+                    if (t8179_ == steps_) {
+                        float a_10_ = acc_3_[0u];
+                        unsigned r_2_ = 0u;
+                        float t8187_ = __fadd_rn(a_10_, kf_shfl_xor(a_10_, 16u, kf_wn));
+                        float t8190_ = __fadd_rn(t8187_, kf_shfl_xor(t8187_, 8u, kf_wn));
+                        float t8193_ = __fadd_rn(t8190_, kf_shfl_xor(t8190_, 4u, kf_wn));
+                        float t8196_ = __fadd_rn(t8193_, kf_shfl_xor(t8193_, 2u, kf_wn));
+                        float t8199_ = __fadd_rn(t8196_, kf_shfl_xor(t8196_, 1u, kf_wn));
+                        bool t8201_ = lane_ == r_2_;
+                        bool t8202_ = t8201_;
+                        if (t8201_) {
+                            t8202_ = cg_ < m_;
                         }
-                        bool t3110_ = lane_ == 0u;
-                        bool t3111_ = t3110_;
-                        if (t3110_) {
-                            t3111_ = cg_ < m_;
+                        if (t8202_) {
+                            y_[cg_] = kf_f16_from_f32(t8199_);
                         }
-                        if (t3111_) {
-                            y_[cg_] = kf_f16_from_f32(s_2_);
-                        }
-                        acc_2_[0u] = 0.0f;
+                        acc_3_[0u] = 0.0f;
                         ck_ = 0u;
                         cg_ = cg_ + nw_;
                     }
@@ -555,189 +508,187 @@ gemv_f16_f16_f16(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x_, k
     } else {
         unsigned lane_2_ = kf_lane_id();
         unsigned nv_2_ = k_ >> 3u;
-        unsigned t3156_ = (blockIdx.x << 3u) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u);
-        unsigned t3167_ = gridDim.x << 3u;
+        unsigned t8293_ = (blockIdx.x * (blockDim.x >> 5u)) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u);
+        unsigned t8309_ = gridDim.x * (blockDim.x >> 5u);
         #pragma unroll 1
-        for (unsigned g_ = t3156_; g_ < m_; g_ = g_ + t3167_) {
+        for (unsigned g_ = t8293_; g_ < m_; g_ = g_ + t8309_) {
             row_[0u] = min(g_, (m_ - 1u));
-            acc_3_[0u] = 0.0f;
+            acc_4_[0u] = 0.0f;
             if ((k_ & 7u) == 0u) {
                 #pragma unroll 1
                 for (unsigned base_ = 0u; base_ < nv_2_; base_ = base_ + 128u) {
                     unsigned v_17_ = base_ + lane_2_;
-                    kf_u32x4 t3192_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                    kf_u32x4 t_2_ = t3192_;
+                    kf_u32x4 t8334_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_4_ = t8334_;
                     if (v_17_ < nv_2_) {
-                        unsigned t3198_ = (row_[0u] * nv_2_) + v_17_;
-                        kf_u32x4 t3199_ = wv_[t3198_];
-                        t_2_ = t3199_;
+                        unsigned t8340_ = (row_[0u] * nv_2_) + v_17_;
+                        kf_u32x4 t8341_ = wv_[t8340_];
+                        t_4_ = t8341_;
                     }
-                    wr_[0u] = t_2_;
+                    wr_[0u] = t_4_;
                     unsigned v_18_ = (base_ + 32u) + lane_2_;
-                    kf_u32x4 t3205_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                    kf_u32x4 t_3_ = t3205_;
+                    kf_u32x4 t8347_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_5_ = t8347_;
                     if (v_18_ < nv_2_) {
-                        unsigned t3211_ = (row_[0u] * nv_2_) + v_18_;
-                        kf_u32x4 t3212_ = wv_[t3211_];
-                        t_3_ = t3212_;
+                        unsigned t8353_ = (row_[0u] * nv_2_) + v_18_;
+                        kf_u32x4 t8354_ = wv_[t8353_];
+                        t_5_ = t8354_;
                     }
-                    wr_[1u] = t_3_;
+                    wr_[1u] = t_5_;
                     unsigned v_19_ = (base_ + 64u) + lane_2_;
-                    kf_u32x4 t3218_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                    kf_u32x4 t_4_ = t3218_;
+                    kf_u32x4 t8360_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_6_ = t8360_;
                     if (v_19_ < nv_2_) {
-                        unsigned t3224_ = (row_[0u] * nv_2_) + v_19_;
-                        kf_u32x4 t3225_ = wv_[t3224_];
-                        t_4_ = t3225_;
+                        unsigned t8366_ = (row_[0u] * nv_2_) + v_19_;
+                        kf_u32x4 t8367_ = wv_[t8366_];
+                        t_6_ = t8367_;
                     }
-                    wr_[2u] = t_4_;
+                    wr_[2u] = t_6_;
                     unsigned v_20_ = (base_ + 96u) + lane_2_;
-                    kf_u32x4 t3231_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                    kf_u32x4 t_5_ = t3231_;
+                    kf_u32x4 t8373_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_7_ = t8373_;
                     if (v_20_ < nv_2_) {
-                        unsigned t3237_ = (row_[0u] * nv_2_) + v_20_;
-                        kf_u32x4 t3238_ = wv_[t3237_];
-                        t_5_ = t3238_;
+                        unsigned t8379_ = (row_[0u] * nv_2_) + v_20_;
+                        kf_u32x4 t8380_ = wv_[t8379_];
+                        t_7_ = t8380_;
                     }
-                    wr_[3u] = t_5_;
+                    wr_[3u] = t_7_;
                     unsigned v_21_ = base_ + lane_2_;
                     if (v_21_ < nv_2_) {
-                        kf_f16x8 a_9_ = xh8_[v_21_];
-                        xs_9_[0u] = kf_f16_to_f32(a_9_.v[0]);
-                        xs_9_[1u] = kf_f16_to_f32(a_9_.v[1]);
-                        xs_9_[2u] = kf_f16_to_f32(a_9_.v[2]);
-                        xs_9_[3u] = kf_f16_to_f32(a_9_.v[3]);
-                        xs_9_[4u] = kf_f16_to_f32(a_9_.v[4]);
-                        xs_9_[5u] = kf_f16_to_f32(a_9_.v[5]);
-                        xs_9_[6u] = kf_f16_to_f32(a_9_.v[6]);
-                        xs_9_[7u] = kf_f16_to_f32(a_9_.v[7]);
-                        kf_u32x4 t3294_ = wr_[0u];
-                        kf_f16x8 wh_9_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t3294_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3294_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t3294_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3294_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t3294_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3294_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t3294_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3294_, 3u), 16u))}};
-                        acc_3_[0u] = __fmaf_rn(kf_f16_to_f32(wh_9_.v[7]), xs_9_[7u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[6]), xs_9_[6u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[5]), xs_9_[5u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[4]), xs_9_[4u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[3]), xs_9_[3u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[2]), xs_9_[2u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[1]), xs_9_[1u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[0]), xs_9_[0u], acc_3_[0u]))))))));
+                        kf_f16x8 a_11_ = xh8_[v_21_];
+                        xs_17_[0u] = kf_f16_to_f32(a_11_.v[0]);
+                        xs_17_[1u] = kf_f16_to_f32(a_11_.v[1]);
+                        xs_17_[2u] = kf_f16_to_f32(a_11_.v[2]);
+                        xs_17_[3u] = kf_f16_to_f32(a_11_.v[3]);
+                        xs_17_[4u] = kf_f16_to_f32(a_11_.v[4]);
+                        xs_17_[5u] = kf_f16_to_f32(a_11_.v[5]);
+                        xs_17_[6u] = kf_f16_to_f32(a_11_.v[6]);
+                        xs_17_[7u] = kf_f16_to_f32(a_11_.v[7]);
+                        kf_u32x4 t8436_ = wr_[0u];
+                        kf_f16x8 wh_9_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t8436_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8436_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t8436_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8436_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t8436_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8436_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t8436_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8436_, 3u), 16u))}};
+                        acc_4_[0u] = __fmaf_rn(kf_f16_to_f32(wh_9_.v[7]), xs_17_[7u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[6]), xs_17_[6u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[5]), xs_17_[5u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[4]), xs_17_[4u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[3]), xs_17_[3u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[2]), xs_17_[2u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[1]), xs_17_[1u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[0]), xs_17_[0u], acc_4_[0u]))))))));
                     }
                     unsigned v_22_ = (base_ + 32u) + lane_2_;
                     if (v_22_ < nv_2_) {
-                        kf_f16x8 a_10_ = xh8_[v_22_];
-                        xs_10_[0u] = kf_f16_to_f32(a_10_.v[0]);
-                        xs_10_[1u] = kf_f16_to_f32(a_10_.v[1]);
-                        xs_10_[2u] = kf_f16_to_f32(a_10_.v[2]);
-                        xs_10_[3u] = kf_f16_to_f32(a_10_.v[3]);
-                        xs_10_[4u] = kf_f16_to_f32(a_10_.v[4]);
-                        xs_10_[5u] = kf_f16_to_f32(a_10_.v[5]);
-                        xs_10_[6u] = kf_f16_to_f32(a_10_.v[6]);
-                        xs_10_[7u] = kf_f16_to_f32(a_10_.v[7]);
-                        kf_u32x4 t3421_ = wr_[1u];
-                        kf_f16x8 wh_10_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t3421_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3421_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t3421_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3421_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t3421_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3421_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t3421_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3421_, 3u), 16u))}};
-                        acc_3_[0u] = __fmaf_rn(kf_f16_to_f32(wh_10_.v[7]), xs_10_[7u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[6]), xs_10_[6u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[5]), xs_10_[5u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[4]), xs_10_[4u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[3]), xs_10_[3u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[2]), xs_10_[2u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[1]), xs_10_[1u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[0]), xs_10_[0u], acc_3_[0u]))))))));
+                        kf_f16x8 a_12_ = xh8_[v_22_];
+                        xs_18_[0u] = kf_f16_to_f32(a_12_.v[0]);
+                        xs_18_[1u] = kf_f16_to_f32(a_12_.v[1]);
+                        xs_18_[2u] = kf_f16_to_f32(a_12_.v[2]);
+                        xs_18_[3u] = kf_f16_to_f32(a_12_.v[3]);
+                        xs_18_[4u] = kf_f16_to_f32(a_12_.v[4]);
+                        xs_18_[5u] = kf_f16_to_f32(a_12_.v[5]);
+                        xs_18_[6u] = kf_f16_to_f32(a_12_.v[6]);
+                        xs_18_[7u] = kf_f16_to_f32(a_12_.v[7]);
+                        kf_u32x4 t8563_ = wr_[1u];
+                        kf_f16x8 wh_10_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t8563_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8563_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t8563_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8563_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t8563_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8563_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t8563_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8563_, 3u), 16u))}};
+                        acc_4_[0u] = __fmaf_rn(kf_f16_to_f32(wh_10_.v[7]), xs_18_[7u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[6]), xs_18_[6u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[5]), xs_18_[5u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[4]), xs_18_[4u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[3]), xs_18_[3u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[2]), xs_18_[2u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[1]), xs_18_[1u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[0]), xs_18_[0u], acc_4_[0u]))))))));
                     }
                     unsigned v_23_ = (base_ + 64u) + lane_2_;
                     if (v_23_ < nv_2_) {
-                        kf_f16x8 a_11_ = xh8_[v_23_];
-                        xs_11_[0u] = kf_f16_to_f32(a_11_.v[0]);
-                        xs_11_[1u] = kf_f16_to_f32(a_11_.v[1]);
-                        xs_11_[2u] = kf_f16_to_f32(a_11_.v[2]);
-                        xs_11_[3u] = kf_f16_to_f32(a_11_.v[3]);
-                        xs_11_[4u] = kf_f16_to_f32(a_11_.v[4]);
-                        xs_11_[5u] = kf_f16_to_f32(a_11_.v[5]);
-                        xs_11_[6u] = kf_f16_to_f32(a_11_.v[6]);
-                        xs_11_[7u] = kf_f16_to_f32(a_11_.v[7]);
-                        kf_u32x4 t3548_ = wr_[2u];
-                        kf_f16x8 wh_11_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t3548_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3548_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t3548_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3548_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t3548_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3548_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t3548_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3548_, 3u), 16u))}};
-                        acc_3_[0u] = __fmaf_rn(kf_f16_to_f32(wh_11_.v[7]), xs_11_[7u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[6]), xs_11_[6u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[5]), xs_11_[5u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[4]), xs_11_[4u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[3]), xs_11_[3u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[2]), xs_11_[2u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[1]), xs_11_[1u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[0]), xs_11_[0u], acc_3_[0u]))))))));
+                        kf_f16x8 a_13_ = xh8_[v_23_];
+                        xs_19_[0u] = kf_f16_to_f32(a_13_.v[0]);
+                        xs_19_[1u] = kf_f16_to_f32(a_13_.v[1]);
+                        xs_19_[2u] = kf_f16_to_f32(a_13_.v[2]);
+                        xs_19_[3u] = kf_f16_to_f32(a_13_.v[3]);
+                        xs_19_[4u] = kf_f16_to_f32(a_13_.v[4]);
+                        xs_19_[5u] = kf_f16_to_f32(a_13_.v[5]);
+                        xs_19_[6u] = kf_f16_to_f32(a_13_.v[6]);
+                        xs_19_[7u] = kf_f16_to_f32(a_13_.v[7]);
+                        kf_u32x4 t8690_ = wr_[2u];
+                        kf_f16x8 wh_11_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t8690_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8690_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t8690_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8690_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t8690_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8690_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t8690_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8690_, 3u), 16u))}};
+                        acc_4_[0u] = __fmaf_rn(kf_f16_to_f32(wh_11_.v[7]), xs_19_[7u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[6]), xs_19_[6u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[5]), xs_19_[5u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[4]), xs_19_[4u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[3]), xs_19_[3u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[2]), xs_19_[2u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[1]), xs_19_[1u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[0]), xs_19_[0u], acc_4_[0u]))))))));
                     }
                     unsigned v_24_ = (base_ + 96u) + lane_2_;
                     if (v_24_ < nv_2_) {
-                        kf_f16x8 a_12_ = xh8_[v_24_];
-                        xs_12_[0u] = kf_f16_to_f32(a_12_.v[0]);
-                        xs_12_[1u] = kf_f16_to_f32(a_12_.v[1]);
-                        xs_12_[2u] = kf_f16_to_f32(a_12_.v[2]);
-                        xs_12_[3u] = kf_f16_to_f32(a_12_.v[3]);
-                        xs_12_[4u] = kf_f16_to_f32(a_12_.v[4]);
-                        xs_12_[5u] = kf_f16_to_f32(a_12_.v[5]);
-                        xs_12_[6u] = kf_f16_to_f32(a_12_.v[6]);
-                        xs_12_[7u] = kf_f16_to_f32(a_12_.v[7]);
-                        kf_u32x4 t3675_ = wr_[3u];
-                        kf_f16x8 wh_12_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t3675_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3675_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t3675_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3675_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t3675_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3675_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t3675_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3675_, 3u), 16u))}};
-                        acc_3_[0u] = __fmaf_rn(kf_f16_to_f32(wh_12_.v[7]), xs_12_[7u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[6]), xs_12_[6u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[5]), xs_12_[5u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[4]), xs_12_[4u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[3]), xs_12_[3u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[2]), xs_12_[2u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[1]), xs_12_[1u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[0]), xs_12_[0u], acc_3_[0u]))))))));
+                        kf_f16x8 a_14_ = xh8_[v_24_];
+                        xs_20_[0u] = kf_f16_to_f32(a_14_.v[0]);
+                        xs_20_[1u] = kf_f16_to_f32(a_14_.v[1]);
+                        xs_20_[2u] = kf_f16_to_f32(a_14_.v[2]);
+                        xs_20_[3u] = kf_f16_to_f32(a_14_.v[3]);
+                        xs_20_[4u] = kf_f16_to_f32(a_14_.v[4]);
+                        xs_20_[5u] = kf_f16_to_f32(a_14_.v[5]);
+                        xs_20_[6u] = kf_f16_to_f32(a_14_.v[6]);
+                        xs_20_[7u] = kf_f16_to_f32(a_14_.v[7]);
+                        kf_u32x4 t8817_ = wr_[3u];
+                        kf_f16x8 wh_12_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t8817_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8817_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t8817_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8817_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t8817_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8817_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t8817_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8817_, 3u), 16u))}};
+                        acc_4_[0u] = __fmaf_rn(kf_f16_to_f32(wh_12_.v[7]), xs_20_[7u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[6]), xs_20_[6u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[5]), xs_20_[5u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[4]), xs_20_[4u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[3]), xs_20_[3u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[2]), xs_20_[2u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[1]), xs_20_[1u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[0]), xs_20_[0u], acc_4_[0u]))))))));
                     }
                 }
             } else {
                 #pragma unroll 1
                 for (unsigned c_ = lane_2_; c_ < k_; c_ = c_ + 32u) {
-                    float t3756_ = kf_f16_to_f32(x_[c_]);
+                    float t8898_ = kf_f16_to_f32(x_[c_]);
                     unsigned i_ = (row_[0u] * k_) + c_;
                     unsigned short u_ = w16_[i_];
-                    acc_3_[0u] = __fmaf_rn(kf_f16_to_f32(kf_bitcast<kf_f16>(u_)), t3756_, acc_3_[0u]);
+                    acc_4_[0u] = __fmaf_rn(kf_f16_to_f32(kf_bitcast<kf_f16>(u_)), t8898_, acc_4_[0u]);
                 }
             }
-            float t3774_ = acc_3_[0u];
-            unsigned t3796_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
-            if (t3796_ == 32u) {
-                float t3801_ = __fadd_rn(t3774_, kf_shfl_xor(t3774_, 16u, kf_wn));
-                float t3804_ = __fadd_rn(t3801_, kf_shfl_xor(t3801_, 8u, kf_wn));
-                float t3807_ = __fadd_rn(t3804_, kf_shfl_xor(t3804_, 4u, kf_wn));
-                float t3810_ = __fadd_rn(t3807_, kf_shfl_xor(t3807_, 2u, kf_wn));
-                s_3_ = __fadd_rn(t3810_, kf_shfl_xor(t3810_, 1u, kf_wn));
+            float t8916_ = acc_4_[0u];
+            unsigned t8938_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+            if (t8938_ == 32u) {
+                float t8943_ = __fadd_rn(t8916_, kf_shfl_xor(t8916_, 16u, kf_wn));
+                float t8946_ = __fadd_rn(t8943_, kf_shfl_xor(t8943_, 8u, kf_wn));
+                float t8949_ = __fadd_rn(t8946_, kf_shfl_xor(t8946_, 4u, kf_wn));
+                float t8952_ = __fadd_rn(t8949_, kf_shfl_xor(t8949_, 2u, kf_wn));
+                s_ = __fadd_rn(t8952_, kf_shfl_xor(t8952_, 1u, kf_wn));
             } else {
-                float t3816_ = kf_shfl_down(t3774_, 16u, kf_wn);
-                bool t3818_ = (kf_lane_id() + 16u) < t3796_;
-                float t3819_ = __fadd_rn(t3774_, t3816_);
-                float t3820_ = t3818_ ? t3819_ : t3774_;
-                float t3822_ = kf_shfl_down(t3820_, 8u, kf_wn);
-                bool t3824_ = (kf_lane_id() + 8u) < t3796_;
-                float t3825_ = __fadd_rn(t3820_, t3822_);
-                float t3826_ = t3824_ ? t3825_ : t3820_;
-                float t3828_ = kf_shfl_down(t3826_, 4u, kf_wn);
-                bool t3830_ = (kf_lane_id() + 4u) < t3796_;
-                float t3831_ = __fadd_rn(t3826_, t3828_);
-                float t3832_ = t3830_ ? t3831_ : t3826_;
-                float t3834_ = kf_shfl_down(t3832_, 2u, kf_wn);
-                bool t3836_ = (kf_lane_id() + 2u) < t3796_;
-                float t3837_ = __fadd_rn(t3832_, t3834_);
-                float t3838_ = t3836_ ? t3837_ : t3832_;
-                float t3840_ = kf_shfl_down(t3838_, 1u, kf_wn);
-                bool t3842_ = (kf_lane_id() + 1u) < t3796_;
-                float t3843_ = __fadd_rn(t3838_, t3840_);
-                s_3_ = kf_shfl(t3842_ ? t3843_ : t3838_, 0u, kf_wn);
+                float t8958_ = kf_shfl_down(t8916_, 16u, kf_wn);
+                bool t8960_ = (kf_lane_id() + 16u) < t8938_;
+                float t8961_ = __fadd_rn(t8916_, t8958_);
+                float t8962_ = t8960_ ? t8961_ : t8916_;
+                float t8964_ = kf_shfl_down(t8962_, 8u, kf_wn);
+                bool t8966_ = (kf_lane_id() + 8u) < t8938_;
+                float t8967_ = __fadd_rn(t8962_, t8964_);
+                float t8968_ = t8966_ ? t8967_ : t8962_;
+                float t8970_ = kf_shfl_down(t8968_, 4u, kf_wn);
+                bool t8972_ = (kf_lane_id() + 4u) < t8938_;
+                float t8973_ = __fadd_rn(t8968_, t8970_);
+                float t8974_ = t8972_ ? t8973_ : t8968_;
+                float t8976_ = kf_shfl_down(t8974_, 2u, kf_wn);
+                bool t8978_ = (kf_lane_id() + 2u) < t8938_;
+                float t8979_ = __fadd_rn(t8974_, t8976_);
+                float t8980_ = t8978_ ? t8979_ : t8974_;
+                float t8982_ = kf_shfl_down(t8980_, 1u, kf_wn);
+                bool t8984_ = (kf_lane_id() + 1u) < t8938_;
+                float t8985_ = __fadd_rn(t8980_, t8982_);
+                s_ = kf_shfl(t8984_ ? t8985_ : t8980_, 0u, kf_wn);
             }
-            bool t3848_ = lane_2_ == 0u;
-            bool t3849_ = t3848_;
-            if (t3848_) {
-                t3849_ = g_ < m_;
+            bool t8990_ = lane_2_ == 0u;
+            bool t8991_ = t8990_;
+            if (t8990_) {
+                t8991_ = g_ < m_;
             }
-            if (t3849_) {
-                y_[g_] = kf_f16_from_f32(s_3_);
+            if (t8991_) {
+                y_[g_] = kf_f16_from_f32(s_);
             }
         }
     }
 }
 
-/* kernel gemv_f16_f16_f32 (gemv.kf:971) */
-extern "C" __global__ void __launch_bounds__(256)
+/* kernel gemv_f16_f16_f32 (gemv.kf:1080) */
+extern "C" __global__ void __launch_bounds__(64)
 gemv_f16_f16_f32(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x_, float* __restrict__ y_, unsigned m_, unsigned k_)
 {
     kf_pdl_wait();
-    kf_u32x4 wb_[8];
-    kf_u32x4 xb_[16];
-    float acc_2_[1];
-    float xs_[8];
-    float xs_2_[8];
-    float xs_3_[8];
-    float xs_4_[8];
-    float xs_5_[8];
-    float xs_6_[8];
-    float xs_7_[8];
-    float xs_8_[8];
-    unsigned row_[1];
+    kf_u32x4 wb_2_[8];
+    kf_u32x4 xb_2_[16];
     float acc_3_[1];
-    kf_u32x4 wr_[4];
     float xs_9_[8];
     float xs_10_[8];
     float xs_11_[8];
     float xs_12_[8];
+    float xs_13_[8];
+    float xs_14_[8];
+    float xs_15_[8];
+    float xs_16_[8];
+    unsigned row_[1];
+    float acc_4_[1];
+    kf_u32x4 wr_[4];
+    float xs_17_[8];
+    float xs_18_[8];
+    float xs_19_[8];
+    float xs_20_[8];
     float s_;
-    float s_2_;
-    float s_3_;
     const unsigned kf_wn = kf_warp_lanes();
     const unsigned short* w16_ = (const unsigned short*)w_;
     const kf_u32x4* wv_ = (const kf_u32x4*)w_;
@@ -747,295 +698,250 @@ gemv_f16_f16_f32(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x_, f
         unsigned lane_ = kf_lane_id();
         unsigned nv_ = k_ >> 3u;
         unsigned steps_ = (nv_ >> 7u) + (((nv_ & 127u) != 0u) ? 1u : 0u);
-        unsigned wid_ = (blockIdx.x << 3u) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u);
-        unsigned nw_ = gridDim.x << 3u;
+        unsigned wid_ = (blockIdx.x * (blockDim.x >> 5u)) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u);
+        unsigned nw_ = gridDim.x * (blockDim.x >> 5u);
         if (!(wid_ >= m_)) {
-            unsigned t1433_ = m_ - wid_;
-            unsigned t1441_ = ((t1433_ / nw_) + (((t1433_ % nw_) != 0u) ? 1u : 0u)) * steps_;
-            acc_2_[0u] = 0.0f;
+            unsigned t4885_ = m_ - wid_;
+            unsigned t4893_ = ((t4885_ / nw_) + (((t4885_ % nw_) != 0u) ? 1u : 0u)) * steps_;
+            acc_3_[0u] = 0.0f;
             unsigned lg_ = wid_;
             unsigned lk_ = 0u;
             unsigned cg_ = wid_;
             unsigned ck_ = 0u;
-            unsigned t1454_ = t1441_ + 1u;
+            unsigned t6513_ = t4893_ + 1u;
+            asm("" : "+r"(nw_));
             #pragma unroll 1
-            for (unsigned t0_ = 0u; t0_ < t1454_; t0_ = t0_ + 2u) {
-                if (t0_ < t1441_) {
+            for (unsigned t0_ = 0u; t0_ < t6513_; t0_ = t0_ + 2u) {
+                if (t0_ < t4893_) {
                     unsigned v_ = min((((lk_ << 5u) << 2u) + lane_), (nv_ - 1u));
                     unsigned row_2_ = min(lg_, (m_ - 1u));
-                    wb_[0u] = wv_[(row_2_ * nv_) + v_];
-                    xb_[0u] = xv_[v_];
+                    wb_2_[0u] = wv_[(row_2_ * nv_) + v_];
+                    xb_2_[0u] = xv_[v_];
                     unsigned v_2_ = min(((((lk_ << 5u) << 2u) + 32u) + lane_), (nv_ - 1u));
                     unsigned row_3_ = min(lg_, (m_ - 1u));
-                    wb_[1u] = wv_[(row_3_ * nv_) + v_2_];
-                    xb_[2u] = xv_[v_2_];
+                    wb_2_[1u] = wv_[(row_3_ * nv_) + v_2_];
+                    xb_2_[2u] = xv_[v_2_];
                     unsigned v_3_ = min(((((lk_ << 5u) << 2u) + 64u) + lane_), (nv_ - 1u));
                     unsigned row_4_ = min(lg_, (m_ - 1u));
-                    wb_[2u] = wv_[(row_4_ * nv_) + v_3_];
-                    xb_[4u] = xv_[v_3_];
+                    wb_2_[2u] = wv_[(row_4_ * nv_) + v_3_];
+                    xb_2_[4u] = xv_[v_3_];
                     unsigned v_4_ = min(((((lk_ << 5u) << 2u) + 96u) + lane_), (nv_ - 1u));
                     unsigned row_5_ = min(lg_, (m_ - 1u));
-                    wb_[3u] = wv_[(row_5_ * nv_) + v_4_];
-                    xb_[6u] = xv_[v_4_];
-                    unsigned t1630_ = lk_ + 1u;
-                    lk_ = t1630_;
-                    if (t1630_ == steps_) {
+                    wb_2_[3u] = wv_[(row_5_ * nv_) + v_4_];
+                    xb_2_[6u] = xv_[v_4_];
+                    unsigned t6717_ = lk_ + 1u;
+                    lk_ = t6717_;
+                    if (t6717_ == steps_) {
                         lk_ = 0u;
                         lg_ = lg_ + nw_;
                     }
                 }
-                bool t1639_ = t0_ >= 1u;
-                bool t1640_ = t1639_;
-                if (t1639_) {
-                    t1640_ = (t0_ - 1u) < t1441_;
+                bool t6770_ = t0_ >= 1u;
+                bool t6771_ = t6770_;
+                if (t6770_) {
+                    t6771_ = (t0_ - 1u) < t4893_;
                 }
-                if (t1640_) {
+                if (t6771_) {
                     unsigned v_5_ = ((ck_ << 5u) << 2u) + lane_;
                     if (v_5_ < nv_) {
-                        kf_u32x4 t1699_ = xb_[8u];
-                        kf_f16x8 a_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1699_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1699_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1699_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1699_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1699_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1699_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1699_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1699_, 3u), 16u))}};
-                        xs_[0u] = kf_f16_to_f32(a_.v[0]);
-                        xs_[1u] = kf_f16_to_f32(a_.v[1]);
-                        xs_[2u] = kf_f16_to_f32(a_.v[2]);
-                        xs_[3u] = kf_f16_to_f32(a_.v[3]);
-                        xs_[4u] = kf_f16_to_f32(a_.v[4]);
-                        xs_[5u] = kf_f16_to_f32(a_.v[5]);
-                        xs_[6u] = kf_f16_to_f32(a_.v[6]);
-                        xs_[7u] = kf_f16_to_f32(a_.v[7]);
-                        kf_u32x4 t1726_ = wb_[4u];
-                        kf_f16x8 wh_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1726_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1726_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1726_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1726_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1726_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1726_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1726_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1726_, 3u), 16u))}};
-                        acc_2_[0u] = __fmaf_rn(kf_f16_to_f32(wh_.v[7]), xs_[7u], __fmaf_rn(kf_f16_to_f32(wh_.v[6]), xs_[6u], __fmaf_rn(kf_f16_to_f32(wh_.v[5]), xs_[5u], __fmaf_rn(kf_f16_to_f32(wh_.v[4]), xs_[4u], __fmaf_rn(kf_f16_to_f32(wh_.v[3]), xs_[3u], __fmaf_rn(kf_f16_to_f32(wh_.v[2]), xs_[2u], __fmaf_rn(kf_f16_to_f32(wh_.v[1]), xs_[1u], __fmaf_rn(kf_f16_to_f32(wh_.v[0]), xs_[0u], acc_2_[0u]))))))));
+                        kf_u32x4 t6830_ = xb_2_[8u];
+                        kf_f16x8 a_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t6830_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6830_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t6830_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6830_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t6830_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6830_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t6830_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6830_, 3u), 16u))}};
+                        xs_9_[0u] = kf_f16_to_f32(a_.v[0]);
+                        xs_9_[1u] = kf_f16_to_f32(a_.v[1]);
+                        xs_9_[2u] = kf_f16_to_f32(a_.v[2]);
+                        xs_9_[3u] = kf_f16_to_f32(a_.v[3]);
+                        xs_9_[4u] = kf_f16_to_f32(a_.v[4]);
+                        xs_9_[5u] = kf_f16_to_f32(a_.v[5]);
+                        xs_9_[6u] = kf_f16_to_f32(a_.v[6]);
+                        xs_9_[7u] = kf_f16_to_f32(a_.v[7]);
+                        kf_u32x4 t6857_ = wb_2_[4u];
+                        kf_f16x8 wh_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t6857_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6857_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t6857_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6857_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t6857_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6857_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t6857_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6857_, 3u), 16u))}};
+                        acc_3_[0u] = __fmaf_rn(kf_f16_to_f32(wh_.v[7]), xs_9_[7u], __fmaf_rn(kf_f16_to_f32(wh_.v[6]), xs_9_[6u], __fmaf_rn(kf_f16_to_f32(wh_.v[5]), xs_9_[5u], __fmaf_rn(kf_f16_to_f32(wh_.v[4]), xs_9_[4u], __fmaf_rn(kf_f16_to_f32(wh_.v[3]), xs_9_[3u], __fmaf_rn(kf_f16_to_f32(wh_.v[2]), xs_9_[2u], __fmaf_rn(kf_f16_to_f32(wh_.v[1]), xs_9_[1u], __fmaf_rn(kf_f16_to_f32(wh_.v[0]), xs_9_[0u], acc_3_[0u]))))))));
                     }
                     unsigned v_6_ = (((ck_ << 5u) << 2u) + 32u) + lane_;
                     if (v_6_ < nv_) {
-                        kf_u32x4 t1830_ = xb_[10u];
-                        kf_f16x8 a_2_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1830_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1830_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1830_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1830_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1830_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1830_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1830_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1830_, 3u), 16u))}};
-                        xs_2_[0u] = kf_f16_to_f32(a_2_.v[0]);
-                        xs_2_[1u] = kf_f16_to_f32(a_2_.v[1]);
-                        xs_2_[2u] = kf_f16_to_f32(a_2_.v[2]);
-                        xs_2_[3u] = kf_f16_to_f32(a_2_.v[3]);
-                        xs_2_[4u] = kf_f16_to_f32(a_2_.v[4]);
-                        xs_2_[5u] = kf_f16_to_f32(a_2_.v[5]);
-                        xs_2_[6u] = kf_f16_to_f32(a_2_.v[6]);
-                        xs_2_[7u] = kf_f16_to_f32(a_2_.v[7]);
-                        kf_u32x4 t1857_ = wb_[5u];
-                        kf_f16x8 wh_2_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1857_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1857_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1857_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1857_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1857_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1857_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1857_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1857_, 3u), 16u))}};
-                        acc_2_[0u] = __fmaf_rn(kf_f16_to_f32(wh_2_.v[7]), xs_2_[7u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[6]), xs_2_[6u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[5]), xs_2_[5u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[4]), xs_2_[4u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[3]), xs_2_[3u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[2]), xs_2_[2u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[1]), xs_2_[1u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[0]), xs_2_[0u], acc_2_[0u]))))))));
+                        kf_u32x4 t6961_ = xb_2_[10u];
+                        kf_f16x8 a_2_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t6961_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6961_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t6961_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6961_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t6961_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6961_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t6961_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6961_, 3u), 16u))}};
+                        xs_10_[0u] = kf_f16_to_f32(a_2_.v[0]);
+                        xs_10_[1u] = kf_f16_to_f32(a_2_.v[1]);
+                        xs_10_[2u] = kf_f16_to_f32(a_2_.v[2]);
+                        xs_10_[3u] = kf_f16_to_f32(a_2_.v[3]);
+                        xs_10_[4u] = kf_f16_to_f32(a_2_.v[4]);
+                        xs_10_[5u] = kf_f16_to_f32(a_2_.v[5]);
+                        xs_10_[6u] = kf_f16_to_f32(a_2_.v[6]);
+                        xs_10_[7u] = kf_f16_to_f32(a_2_.v[7]);
+                        kf_u32x4 t6988_ = wb_2_[5u];
+                        kf_f16x8 wh_2_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t6988_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6988_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t6988_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6988_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t6988_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6988_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t6988_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6988_, 3u), 16u))}};
+                        acc_3_[0u] = __fmaf_rn(kf_f16_to_f32(wh_2_.v[7]), xs_10_[7u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[6]), xs_10_[6u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[5]), xs_10_[5u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[4]), xs_10_[4u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[3]), xs_10_[3u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[2]), xs_10_[2u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[1]), xs_10_[1u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[0]), xs_10_[0u], acc_3_[0u]))))))));
                     }
                     unsigned v_7_ = (((ck_ << 5u) << 2u) + 64u) + lane_;
                     if (v_7_ < nv_) {
-                        kf_u32x4 t1961_ = xb_[12u];
-                        kf_f16x8 a_3_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1961_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1961_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1961_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1961_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1961_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1961_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1961_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1961_, 3u), 16u))}};
-                        xs_3_[0u] = kf_f16_to_f32(a_3_.v[0]);
-                        xs_3_[1u] = kf_f16_to_f32(a_3_.v[1]);
-                        xs_3_[2u] = kf_f16_to_f32(a_3_.v[2]);
-                        xs_3_[3u] = kf_f16_to_f32(a_3_.v[3]);
-                        xs_3_[4u] = kf_f16_to_f32(a_3_.v[4]);
-                        xs_3_[5u] = kf_f16_to_f32(a_3_.v[5]);
-                        xs_3_[6u] = kf_f16_to_f32(a_3_.v[6]);
-                        xs_3_[7u] = kf_f16_to_f32(a_3_.v[7]);
-                        kf_u32x4 t1988_ = wb_[6u];
-                        kf_f16x8 wh_3_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1988_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1988_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1988_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1988_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1988_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1988_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1988_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1988_, 3u), 16u))}};
-                        acc_2_[0u] = __fmaf_rn(kf_f16_to_f32(wh_3_.v[7]), xs_3_[7u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[6]), xs_3_[6u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[5]), xs_3_[5u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[4]), xs_3_[4u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[3]), xs_3_[3u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[2]), xs_3_[2u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[1]), xs_3_[1u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[0]), xs_3_[0u], acc_2_[0u]))))))));
+                        kf_u32x4 t7092_ = xb_2_[12u];
+                        kf_f16x8 a_3_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7092_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7092_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7092_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7092_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7092_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7092_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7092_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7092_, 3u), 16u))}};
+                        xs_11_[0u] = kf_f16_to_f32(a_3_.v[0]);
+                        xs_11_[1u] = kf_f16_to_f32(a_3_.v[1]);
+                        xs_11_[2u] = kf_f16_to_f32(a_3_.v[2]);
+                        xs_11_[3u] = kf_f16_to_f32(a_3_.v[3]);
+                        xs_11_[4u] = kf_f16_to_f32(a_3_.v[4]);
+                        xs_11_[5u] = kf_f16_to_f32(a_3_.v[5]);
+                        xs_11_[6u] = kf_f16_to_f32(a_3_.v[6]);
+                        xs_11_[7u] = kf_f16_to_f32(a_3_.v[7]);
+                        kf_u32x4 t7119_ = wb_2_[6u];
+                        kf_f16x8 wh_3_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7119_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7119_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7119_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7119_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7119_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7119_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7119_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7119_, 3u), 16u))}};
+                        acc_3_[0u] = __fmaf_rn(kf_f16_to_f32(wh_3_.v[7]), xs_11_[7u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[6]), xs_11_[6u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[5]), xs_11_[5u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[4]), xs_11_[4u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[3]), xs_11_[3u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[2]), xs_11_[2u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[1]), xs_11_[1u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[0]), xs_11_[0u], acc_3_[0u]))))))));
                     }
                     unsigned v_8_ = (((ck_ << 5u) << 2u) + 96u) + lane_;
                     if (v_8_ < nv_) {
-                        kf_u32x4 t2092_ = xb_[14u];
-                        kf_f16x8 a_4_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2092_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2092_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2092_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2092_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2092_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2092_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2092_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2092_, 3u), 16u))}};
-                        xs_4_[0u] = kf_f16_to_f32(a_4_.v[0]);
-                        xs_4_[1u] = kf_f16_to_f32(a_4_.v[1]);
-                        xs_4_[2u] = kf_f16_to_f32(a_4_.v[2]);
-                        xs_4_[3u] = kf_f16_to_f32(a_4_.v[3]);
-                        xs_4_[4u] = kf_f16_to_f32(a_4_.v[4]);
-                        xs_4_[5u] = kf_f16_to_f32(a_4_.v[5]);
-                        xs_4_[6u] = kf_f16_to_f32(a_4_.v[6]);
-                        xs_4_[7u] = kf_f16_to_f32(a_4_.v[7]);
-                        kf_u32x4 t2119_ = wb_[7u];
-                        kf_f16x8 wh_4_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2119_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2119_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2119_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2119_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2119_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2119_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2119_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2119_, 3u), 16u))}};
-                        acc_2_[0u] = __fmaf_rn(kf_f16_to_f32(wh_4_.v[7]), xs_4_[7u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[6]), xs_4_[6u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[5]), xs_4_[5u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[4]), xs_4_[4u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[3]), xs_4_[3u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[2]), xs_4_[2u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[1]), xs_4_[1u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[0]), xs_4_[0u], acc_2_[0u]))))))));
+                        kf_u32x4 t7223_ = xb_2_[14u];
+                        kf_f16x8 a_4_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7223_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7223_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7223_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7223_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7223_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7223_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7223_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7223_, 3u), 16u))}};
+                        xs_12_[0u] = kf_f16_to_f32(a_4_.v[0]);
+                        xs_12_[1u] = kf_f16_to_f32(a_4_.v[1]);
+                        xs_12_[2u] = kf_f16_to_f32(a_4_.v[2]);
+                        xs_12_[3u] = kf_f16_to_f32(a_4_.v[3]);
+                        xs_12_[4u] = kf_f16_to_f32(a_4_.v[4]);
+                        xs_12_[5u] = kf_f16_to_f32(a_4_.v[5]);
+                        xs_12_[6u] = kf_f16_to_f32(a_4_.v[6]);
+                        xs_12_[7u] = kf_f16_to_f32(a_4_.v[7]);
+                        kf_u32x4 t7250_ = wb_2_[7u];
+                        kf_f16x8 wh_4_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7250_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7250_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7250_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7250_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7250_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7250_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7250_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7250_, 3u), 16u))}};
+                        acc_3_[0u] = __fmaf_rn(kf_f16_to_f32(wh_4_.v[7]), xs_12_[7u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[6]), xs_12_[6u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[5]), xs_12_[5u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[4]), xs_12_[4u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[3]), xs_12_[3u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[2]), xs_12_[2u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[1]), xs_12_[1u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[0]), xs_12_[0u], acc_3_[0u]))))))));
                     }
-                    unsigned t2193_ = ck_ + 1u;
-                    ck_ = t2193_;
-                    if (t2193_ == steps_) {
-                        float t2196_ = acc_2_[0u];
-                        unsigned t2218_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
-                        if (t2218_ == 32u) {
-                            float t2223_ = __fadd_rn(t2196_, kf_shfl_xor(t2196_, 16u, kf_wn));
-                            float t2226_ = __fadd_rn(t2223_, kf_shfl_xor(t2223_, 8u, kf_wn));
-                            float t2229_ = __fadd_rn(t2226_, kf_shfl_xor(t2226_, 4u, kf_wn));
-                            float t2232_ = __fadd_rn(t2229_, kf_shfl_xor(t2229_, 2u, kf_wn));
-                            s_ = __fadd_rn(t2232_, kf_shfl_xor(t2232_, 1u, kf_wn));
-                        } else {
-                            float t2238_ = kf_shfl_down(t2196_, 16u, kf_wn);
-                            bool t2240_ = (kf_lane_id() + 16u) < t2218_;
-                            float t2241_ = __fadd_rn(t2196_, t2238_);
-                            float t2242_ = t2240_ ? t2241_ : t2196_;
-                            float t2244_ = kf_shfl_down(t2242_, 8u, kf_wn);
-                            bool t2246_ = (kf_lane_id() + 8u) < t2218_;
-                            float t2247_ = __fadd_rn(t2242_, t2244_);
-                            float t2248_ = t2246_ ? t2247_ : t2242_;
-                            float t2250_ = kf_shfl_down(t2248_, 4u, kf_wn);
-                            bool t2252_ = (kf_lane_id() + 4u) < t2218_;
-                            float t2253_ = __fadd_rn(t2248_, t2250_);
-                            float t2254_ = t2252_ ? t2253_ : t2248_;
-                            float t2256_ = kf_shfl_down(t2254_, 2u, kf_wn);
-                            bool t2258_ = (kf_lane_id() + 2u) < t2218_;
-                            float t2259_ = __fadd_rn(t2254_, t2256_);
-                            float t2260_ = t2258_ ? t2259_ : t2254_;
-                            float t2262_ = kf_shfl_down(t2260_, 1u, kf_wn);
-                            bool t2264_ = (kf_lane_id() + 1u) < t2218_;
-                            float t2265_ = __fadd_rn(t2260_, t2262_);
-                            s_ = kf_shfl(t2264_ ? t2265_ : t2260_, 0u, kf_wn);
+                    unsigned t7324_ = ck_ + 1u;
+                    ck_ = t7324_;
+                    if (t7324_ == steps_) {
+                        float a_5_ = acc_3_[0u];
+                        unsigned r_ = 0u;
+                        float t7332_ = __fadd_rn(a_5_, kf_shfl_xor(a_5_, 16u, kf_wn));
+                        float t7335_ = __fadd_rn(t7332_, kf_shfl_xor(t7332_, 8u, kf_wn));
+                        float t7338_ = __fadd_rn(t7335_, kf_shfl_xor(t7335_, 4u, kf_wn));
+                        float t7341_ = __fadd_rn(t7338_, kf_shfl_xor(t7338_, 2u, kf_wn));
+                        float t7344_ = __fadd_rn(t7341_, kf_shfl_xor(t7341_, 1u, kf_wn));
+                        bool t7346_ = lane_ == r_;
+                        bool t7347_ = t7346_;
+                        if (t7346_) {
+                            t7347_ = cg_ < m_;
                         }
-                        bool t2270_ = lane_ == 0u;
-                        bool t2271_ = t2270_;
-                        if (t2270_) {
-                            t2271_ = cg_ < m_;
+                        if (t7347_) {
+                            y_[cg_] = t7344_;
                         }
-                        if (t2271_) {
-                            y_[cg_] = s_;
-                        }
-                        acc_2_[0u] = 0.0f;
+                        acc_3_[0u] = 0.0f;
                         ck_ = 0u;
                         cg_ = cg_ + nw_;
                     }
                 }
-                if ((t0_ + 1u) < t1441_) {
+                if ((t0_ + 1u) < t4893_) {
                     unsigned v_9_ = min((((lk_ << 5u) << 2u) + lane_), (nv_ - 1u));
                     unsigned row_6_ = min(lg_, (m_ - 1u));
-                    wb_[4u] = wv_[(row_6_ * nv_) + v_9_];
-                    xb_[8u] = xv_[v_9_];
+                    wb_2_[4u] = wv_[(row_6_ * nv_) + v_9_];
+                    xb_2_[8u] = xv_[v_9_];
                     unsigned v_10_ = min(((((lk_ << 5u) << 2u) + 32u) + lane_), (nv_ - 1u));
                     unsigned row_7_ = min(lg_, (m_ - 1u));
-                    wb_[5u] = wv_[(row_7_ * nv_) + v_10_];
-                    xb_[10u] = xv_[v_10_];
+                    wb_2_[5u] = wv_[(row_7_ * nv_) + v_10_];
+                    xb_2_[10u] = xv_[v_10_];
                     unsigned v_11_ = min(((((lk_ << 5u) << 2u) + 64u) + lane_), (nv_ - 1u));
                     unsigned row_8_ = min(lg_, (m_ - 1u));
-                    wb_[6u] = wv_[(row_8_ * nv_) + v_11_];
-                    xb_[12u] = xv_[v_11_];
+                    wb_2_[6u] = wv_[(row_8_ * nv_) + v_11_];
+                    xb_2_[12u] = xv_[v_11_];
                     unsigned v_12_ = min(((((lk_ << 5u) << 2u) + 96u) + lane_), (nv_ - 1u));
                     unsigned row_9_ = min(lg_, (m_ - 1u));
-                    wb_[7u] = wv_[(row_9_ * nv_) + v_12_];
-                    xb_[14u] = xv_[v_12_];
-                    unsigned t2470_ = lk_ + 1u;
-                    lk_ = t2470_;
-                    if (t2470_ == steps_) {
+                    wb_2_[7u] = wv_[(row_9_ * nv_) + v_12_];
+                    xb_2_[14u] = xv_[v_12_];
+                    unsigned t7572_ = lk_ + 1u;
+                    lk_ = t7572_;
+                    if (t7572_ == steps_) {
                         lk_ = 0u;
                         lg_ = lg_ + nw_;
                     }
                 }
-                bool t2479_ = (t0_ + 1u) >= 1u;
-                bool t2480_ = t2479_;
-                if (t2479_) {
-                    t2480_ = ((t0_ + 1u) - 1u) < t1441_;
+                bool t7625_ = (t0_ + 1u) >= 1u;
+                bool t7626_ = t7625_;
+                if (t7625_) {
+                    t7626_ = ((t0_ + 1u) - 1u) < t4893_;
                 }
-                if (t2480_) {
+                if (t7626_) {
                     unsigned v_13_ = ((ck_ << 5u) << 2u) + lane_;
                     if (v_13_ < nv_) {
-                        kf_u32x4 t2539_ = xb_[0u];
-                        kf_f16x8 a_5_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2539_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2539_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2539_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2539_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2539_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2539_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2539_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2539_, 3u), 16u))}};
-                        xs_5_[0u] = kf_f16_to_f32(a_5_.v[0]);
-                        xs_5_[1u] = kf_f16_to_f32(a_5_.v[1]);
-                        xs_5_[2u] = kf_f16_to_f32(a_5_.v[2]);
-                        xs_5_[3u] = kf_f16_to_f32(a_5_.v[3]);
-                        xs_5_[4u] = kf_f16_to_f32(a_5_.v[4]);
-                        xs_5_[5u] = kf_f16_to_f32(a_5_.v[5]);
-                        xs_5_[6u] = kf_f16_to_f32(a_5_.v[6]);
-                        xs_5_[7u] = kf_f16_to_f32(a_5_.v[7]);
-                        kf_u32x4 t2566_ = wb_[0u];
-                        kf_f16x8 wh_5_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2566_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2566_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2566_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2566_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2566_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2566_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2566_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2566_, 3u), 16u))}};
-                        acc_2_[0u] = __fmaf_rn(kf_f16_to_f32(wh_5_.v[7]), xs_5_[7u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[6]), xs_5_[6u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[5]), xs_5_[5u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[4]), xs_5_[4u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[3]), xs_5_[3u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[2]), xs_5_[2u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[1]), xs_5_[1u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[0]), xs_5_[0u], acc_2_[0u]))))))));
+                        kf_u32x4 t7685_ = xb_2_[0u];
+                        kf_f16x8 a_6_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7685_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7685_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7685_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7685_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7685_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7685_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7685_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7685_, 3u), 16u))}};
+                        xs_13_[0u] = kf_f16_to_f32(a_6_.v[0]);
+                        xs_13_[1u] = kf_f16_to_f32(a_6_.v[1]);
+                        xs_13_[2u] = kf_f16_to_f32(a_6_.v[2]);
+                        xs_13_[3u] = kf_f16_to_f32(a_6_.v[3]);
+                        xs_13_[4u] = kf_f16_to_f32(a_6_.v[4]);
+                        xs_13_[5u] = kf_f16_to_f32(a_6_.v[5]);
+                        xs_13_[6u] = kf_f16_to_f32(a_6_.v[6]);
+                        xs_13_[7u] = kf_f16_to_f32(a_6_.v[7]);
+                        kf_u32x4 t7712_ = wb_2_[0u];
+                        kf_f16x8 wh_5_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7712_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7712_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7712_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7712_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7712_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7712_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7712_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7712_, 3u), 16u))}};
+                        acc_3_[0u] = __fmaf_rn(kf_f16_to_f32(wh_5_.v[7]), xs_13_[7u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[6]), xs_13_[6u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[5]), xs_13_[5u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[4]), xs_13_[4u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[3]), xs_13_[3u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[2]), xs_13_[2u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[1]), xs_13_[1u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[0]), xs_13_[0u], acc_3_[0u]))))))));
                     }
                     unsigned v_14_ = (((ck_ << 5u) << 2u) + 32u) + lane_;
                     if (v_14_ < nv_) {
-                        kf_u32x4 t2670_ = xb_[2u];
-                        kf_f16x8 a_6_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2670_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2670_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2670_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2670_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2670_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2670_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2670_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2670_, 3u), 16u))}};
-                        xs_6_[0u] = kf_f16_to_f32(a_6_.v[0]);
-                        xs_6_[1u] = kf_f16_to_f32(a_6_.v[1]);
-                        xs_6_[2u] = kf_f16_to_f32(a_6_.v[2]);
-                        xs_6_[3u] = kf_f16_to_f32(a_6_.v[3]);
-                        xs_6_[4u] = kf_f16_to_f32(a_6_.v[4]);
-                        xs_6_[5u] = kf_f16_to_f32(a_6_.v[5]);
-                        xs_6_[6u] = kf_f16_to_f32(a_6_.v[6]);
-                        xs_6_[7u] = kf_f16_to_f32(a_6_.v[7]);
-                        kf_u32x4 t2697_ = wb_[1u];
-                        kf_f16x8 wh_6_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2697_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2697_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2697_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2697_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2697_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2697_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2697_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2697_, 3u), 16u))}};
-                        acc_2_[0u] = __fmaf_rn(kf_f16_to_f32(wh_6_.v[7]), xs_6_[7u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[6]), xs_6_[6u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[5]), xs_6_[5u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[4]), xs_6_[4u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[3]), xs_6_[3u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[2]), xs_6_[2u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[1]), xs_6_[1u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[0]), xs_6_[0u], acc_2_[0u]))))))));
+                        kf_u32x4 t7816_ = xb_2_[2u];
+                        kf_f16x8 a_7_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7816_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7816_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7816_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7816_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7816_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7816_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7816_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7816_, 3u), 16u))}};
+                        xs_14_[0u] = kf_f16_to_f32(a_7_.v[0]);
+                        xs_14_[1u] = kf_f16_to_f32(a_7_.v[1]);
+                        xs_14_[2u] = kf_f16_to_f32(a_7_.v[2]);
+                        xs_14_[3u] = kf_f16_to_f32(a_7_.v[3]);
+                        xs_14_[4u] = kf_f16_to_f32(a_7_.v[4]);
+                        xs_14_[5u] = kf_f16_to_f32(a_7_.v[5]);
+                        xs_14_[6u] = kf_f16_to_f32(a_7_.v[6]);
+                        xs_14_[7u] = kf_f16_to_f32(a_7_.v[7]);
+                        kf_u32x4 t7843_ = wb_2_[1u];
+                        kf_f16x8 wh_6_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7843_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7843_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7843_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7843_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7843_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7843_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7843_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7843_, 3u), 16u))}};
+                        acc_3_[0u] = __fmaf_rn(kf_f16_to_f32(wh_6_.v[7]), xs_14_[7u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[6]), xs_14_[6u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[5]), xs_14_[5u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[4]), xs_14_[4u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[3]), xs_14_[3u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[2]), xs_14_[2u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[1]), xs_14_[1u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[0]), xs_14_[0u], acc_3_[0u]))))))));
                     }
                     unsigned v_15_ = (((ck_ << 5u) << 2u) + 64u) + lane_;
                     if (v_15_ < nv_) {
-                        kf_u32x4 t2801_ = xb_[4u];
-                        kf_f16x8 a_7_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2801_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2801_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2801_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2801_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2801_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2801_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2801_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2801_, 3u), 16u))}};
-                        xs_7_[0u] = kf_f16_to_f32(a_7_.v[0]);
-                        xs_7_[1u] = kf_f16_to_f32(a_7_.v[1]);
-                        xs_7_[2u] = kf_f16_to_f32(a_7_.v[2]);
-                        xs_7_[3u] = kf_f16_to_f32(a_7_.v[3]);
-                        xs_7_[4u] = kf_f16_to_f32(a_7_.v[4]);
-                        xs_7_[5u] = kf_f16_to_f32(a_7_.v[5]);
-                        xs_7_[6u] = kf_f16_to_f32(a_7_.v[6]);
-                        xs_7_[7u] = kf_f16_to_f32(a_7_.v[7]);
-                        kf_u32x4 t2828_ = wb_[2u];
-                        kf_f16x8 wh_7_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2828_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2828_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2828_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2828_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2828_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2828_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2828_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2828_, 3u), 16u))}};
-                        acc_2_[0u] = __fmaf_rn(kf_f16_to_f32(wh_7_.v[7]), xs_7_[7u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[6]), xs_7_[6u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[5]), xs_7_[5u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[4]), xs_7_[4u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[3]), xs_7_[3u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[2]), xs_7_[2u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[1]), xs_7_[1u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[0]), xs_7_[0u], acc_2_[0u]))))))));
+                        kf_u32x4 t7947_ = xb_2_[4u];
+                        kf_f16x8 a_8_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7947_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7947_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7947_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7947_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7947_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7947_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7947_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7947_, 3u), 16u))}};
+                        xs_15_[0u] = kf_f16_to_f32(a_8_.v[0]);
+                        xs_15_[1u] = kf_f16_to_f32(a_8_.v[1]);
+                        xs_15_[2u] = kf_f16_to_f32(a_8_.v[2]);
+                        xs_15_[3u] = kf_f16_to_f32(a_8_.v[3]);
+                        xs_15_[4u] = kf_f16_to_f32(a_8_.v[4]);
+                        xs_15_[5u] = kf_f16_to_f32(a_8_.v[5]);
+                        xs_15_[6u] = kf_f16_to_f32(a_8_.v[6]);
+                        xs_15_[7u] = kf_f16_to_f32(a_8_.v[7]);
+                        kf_u32x4 t7974_ = wb_2_[2u];
+                        kf_f16x8 wh_7_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7974_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7974_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7974_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7974_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7974_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7974_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7974_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7974_, 3u), 16u))}};
+                        acc_3_[0u] = __fmaf_rn(kf_f16_to_f32(wh_7_.v[7]), xs_15_[7u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[6]), xs_15_[6u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[5]), xs_15_[5u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[4]), xs_15_[4u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[3]), xs_15_[3u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[2]), xs_15_[2u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[1]), xs_15_[1u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[0]), xs_15_[0u], acc_3_[0u]))))))));
                     }
                     unsigned v_16_ = (((ck_ << 5u) << 2u) + 96u) + lane_;
                     if (v_16_ < nv_) {
-                        kf_u32x4 t2932_ = xb_[6u];
-                        kf_f16x8 a_8_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2932_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2932_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2932_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2932_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2932_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2932_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2932_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2932_, 3u), 16u))}};
-                        xs_8_[0u] = kf_f16_to_f32(a_8_.v[0]);
-                        xs_8_[1u] = kf_f16_to_f32(a_8_.v[1]);
-                        xs_8_[2u] = kf_f16_to_f32(a_8_.v[2]);
-                        xs_8_[3u] = kf_f16_to_f32(a_8_.v[3]);
-                        xs_8_[4u] = kf_f16_to_f32(a_8_.v[4]);
-                        xs_8_[5u] = kf_f16_to_f32(a_8_.v[5]);
-                        xs_8_[6u] = kf_f16_to_f32(a_8_.v[6]);
-                        xs_8_[7u] = kf_f16_to_f32(a_8_.v[7]);
-                        kf_u32x4 t2959_ = wb_[3u];
-                        kf_f16x8 wh_8_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2959_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2959_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2959_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2959_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2959_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2959_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2959_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2959_, 3u), 16u))}};
-                        acc_2_[0u] = __fmaf_rn(kf_f16_to_f32(wh_8_.v[7]), xs_8_[7u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[6]), xs_8_[6u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[5]), xs_8_[5u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[4]), xs_8_[4u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[3]), xs_8_[3u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[2]), xs_8_[2u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[1]), xs_8_[1u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[0]), xs_8_[0u], acc_2_[0u]))))))));
+                        kf_u32x4 t8078_ = xb_2_[6u];
+                        kf_f16x8 a_9_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t8078_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8078_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t8078_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8078_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t8078_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8078_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t8078_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8078_, 3u), 16u))}};
+                        xs_16_[0u] = kf_f16_to_f32(a_9_.v[0]);
+                        xs_16_[1u] = kf_f16_to_f32(a_9_.v[1]);
+                        xs_16_[2u] = kf_f16_to_f32(a_9_.v[2]);
+                        xs_16_[3u] = kf_f16_to_f32(a_9_.v[3]);
+                        xs_16_[4u] = kf_f16_to_f32(a_9_.v[4]);
+                        xs_16_[5u] = kf_f16_to_f32(a_9_.v[5]);
+                        xs_16_[6u] = kf_f16_to_f32(a_9_.v[6]);
+                        xs_16_[7u] = kf_f16_to_f32(a_9_.v[7]);
+                        kf_u32x4 t8105_ = wb_2_[3u];
+                        kf_f16x8 wh_8_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t8105_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8105_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t8105_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8105_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t8105_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8105_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t8105_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8105_, 3u), 16u))}};
+                        acc_3_[0u] = __fmaf_rn(kf_f16_to_f32(wh_8_.v[7]), xs_16_[7u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[6]), xs_16_[6u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[5]), xs_16_[5u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[4]), xs_16_[4u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[3]), xs_16_[3u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[2]), xs_16_[2u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[1]), xs_16_[1u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[0]), xs_16_[0u], acc_3_[0u]))))))));
                     }
-                    unsigned t3033_ = ck_ + 1u;
-                    ck_ = t3033_;
-                    if (t3033_ == steps_) {
-                        float t3036_ = acc_2_[0u];
-                        unsigned t3058_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
-                        if (t3058_ == 32u) {
-                            float t3063_ = __fadd_rn(t3036_, kf_shfl_xor(t3036_, 16u, kf_wn));
-                            float t3066_ = __fadd_rn(t3063_, kf_shfl_xor(t3063_, 8u, kf_wn));
-                            float t3069_ = __fadd_rn(t3066_, kf_shfl_xor(t3066_, 4u, kf_wn));
-                            float t3072_ = __fadd_rn(t3069_, kf_shfl_xor(t3069_, 2u, kf_wn));
-                            s_2_ = __fadd_rn(t3072_, kf_shfl_xor(t3072_, 1u, kf_wn));
-                        } else {
-                            float t3078_ = kf_shfl_down(t3036_, 16u, kf_wn);
-                            bool t3080_ = (kf_lane_id() + 16u) < t3058_;
-                            float t3081_ = __fadd_rn(t3036_, t3078_);
-                            float t3082_ = t3080_ ? t3081_ : t3036_;
-                            float t3084_ = kf_shfl_down(t3082_, 8u, kf_wn);
-                            bool t3086_ = (kf_lane_id() + 8u) < t3058_;
-                            float t3087_ = __fadd_rn(t3082_, t3084_);
-                            float t3088_ = t3086_ ? t3087_ : t3082_;
-                            float t3090_ = kf_shfl_down(t3088_, 4u, kf_wn);
-                            bool t3092_ = (kf_lane_id() + 4u) < t3058_;
-                            float t3093_ = __fadd_rn(t3088_, t3090_);
-                            float t3094_ = t3092_ ? t3093_ : t3088_;
-                            float t3096_ = kf_shfl_down(t3094_, 2u, kf_wn);
-                            bool t3098_ = (kf_lane_id() + 2u) < t3058_;
-                            float t3099_ = __fadd_rn(t3094_, t3096_);
-                            float t3100_ = t3098_ ? t3099_ : t3094_;
-                            float t3102_ = kf_shfl_down(t3100_, 1u, kf_wn);
-                            bool t3104_ = (kf_lane_id() + 1u) < t3058_;
-                            float t3105_ = __fadd_rn(t3100_, t3102_);
-                            s_2_ = kf_shfl(t3104_ ? t3105_ : t3100_, 0u, kf_wn);
+                    unsigned t8179_ = ck_ + 1u;
+                    ck_ = t8179_;
+                    if (t8179_ == steps_) {
+                        float a_10_ = acc_3_[0u];
+                        unsigned r_2_ = 0u;
+                        float t8187_ = __fadd_rn(a_10_, kf_shfl_xor(a_10_, 16u, kf_wn));
+                        float t8190_ = __fadd_rn(t8187_, kf_shfl_xor(t8187_, 8u, kf_wn));
+                        float t8193_ = __fadd_rn(t8190_, kf_shfl_xor(t8190_, 4u, kf_wn));
+                        float t8196_ = __fadd_rn(t8193_, kf_shfl_xor(t8193_, 2u, kf_wn));
+                        float t8199_ = __fadd_rn(t8196_, kf_shfl_xor(t8196_, 1u, kf_wn));
+                        bool t8201_ = lane_ == r_2_;
+                        bool t8202_ = t8201_;
+                        if (t8201_) {
+                            t8202_ = cg_ < m_;
                         }
-                        bool t3110_ = lane_ == 0u;
-                        bool t3111_ = t3110_;
-                        if (t3110_) {
-                            t3111_ = cg_ < m_;
+                        if (t8202_) {
+                            y_[cg_] = t8199_;
                         }
-                        if (t3111_) {
-                            y_[cg_] = s_2_;
-                        }
-                        acc_2_[0u] = 0.0f;
+                        acc_3_[0u] = 0.0f;
                         ck_ = 0u;
                         cg_ = cg_ + nw_;
                     }
@@ -1045,189 +951,187 @@ gemv_f16_f16_f32(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x_, f
     } else {
         unsigned lane_2_ = kf_lane_id();
         unsigned nv_2_ = k_ >> 3u;
-        unsigned t3156_ = (blockIdx.x << 3u) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u);
-        unsigned t3167_ = gridDim.x << 3u;
+        unsigned t8293_ = (blockIdx.x * (blockDim.x >> 5u)) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u);
+        unsigned t8309_ = gridDim.x * (blockDim.x >> 5u);
         #pragma unroll 1
-        for (unsigned g_ = t3156_; g_ < m_; g_ = g_ + t3167_) {
+        for (unsigned g_ = t8293_; g_ < m_; g_ = g_ + t8309_) {
             row_[0u] = min(g_, (m_ - 1u));
-            acc_3_[0u] = 0.0f;
+            acc_4_[0u] = 0.0f;
             if ((k_ & 7u) == 0u) {
                 #pragma unroll 1
                 for (unsigned base_ = 0u; base_ < nv_2_; base_ = base_ + 128u) {
                     unsigned v_17_ = base_ + lane_2_;
-                    kf_u32x4 t3192_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                    kf_u32x4 t_2_ = t3192_;
+                    kf_u32x4 t8334_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_4_ = t8334_;
                     if (v_17_ < nv_2_) {
-                        unsigned t3198_ = (row_[0u] * nv_2_) + v_17_;
-                        kf_u32x4 t3199_ = wv_[t3198_];
-                        t_2_ = t3199_;
+                        unsigned t8340_ = (row_[0u] * nv_2_) + v_17_;
+                        kf_u32x4 t8341_ = wv_[t8340_];
+                        t_4_ = t8341_;
                     }
-                    wr_[0u] = t_2_;
+                    wr_[0u] = t_4_;
                     unsigned v_18_ = (base_ + 32u) + lane_2_;
-                    kf_u32x4 t3205_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                    kf_u32x4 t_3_ = t3205_;
+                    kf_u32x4 t8347_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_5_ = t8347_;
                     if (v_18_ < nv_2_) {
-                        unsigned t3211_ = (row_[0u] * nv_2_) + v_18_;
-                        kf_u32x4 t3212_ = wv_[t3211_];
-                        t_3_ = t3212_;
+                        unsigned t8353_ = (row_[0u] * nv_2_) + v_18_;
+                        kf_u32x4 t8354_ = wv_[t8353_];
+                        t_5_ = t8354_;
                     }
-                    wr_[1u] = t_3_;
+                    wr_[1u] = t_5_;
                     unsigned v_19_ = (base_ + 64u) + lane_2_;
-                    kf_u32x4 t3218_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                    kf_u32x4 t_4_ = t3218_;
+                    kf_u32x4 t8360_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_6_ = t8360_;
                     if (v_19_ < nv_2_) {
-                        unsigned t3224_ = (row_[0u] * nv_2_) + v_19_;
-                        kf_u32x4 t3225_ = wv_[t3224_];
-                        t_4_ = t3225_;
+                        unsigned t8366_ = (row_[0u] * nv_2_) + v_19_;
+                        kf_u32x4 t8367_ = wv_[t8366_];
+                        t_6_ = t8367_;
                     }
-                    wr_[2u] = t_4_;
+                    wr_[2u] = t_6_;
                     unsigned v_20_ = (base_ + 96u) + lane_2_;
-                    kf_u32x4 t3231_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                    kf_u32x4 t_5_ = t3231_;
+                    kf_u32x4 t8373_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_7_ = t8373_;
                     if (v_20_ < nv_2_) {
-                        unsigned t3237_ = (row_[0u] * nv_2_) + v_20_;
-                        kf_u32x4 t3238_ = wv_[t3237_];
-                        t_5_ = t3238_;
+                        unsigned t8379_ = (row_[0u] * nv_2_) + v_20_;
+                        kf_u32x4 t8380_ = wv_[t8379_];
+                        t_7_ = t8380_;
                     }
-                    wr_[3u] = t_5_;
+                    wr_[3u] = t_7_;
                     unsigned v_21_ = base_ + lane_2_;
                     if (v_21_ < nv_2_) {
-                        kf_f16x8 a_9_ = xh8_[v_21_];
-                        xs_9_[0u] = kf_f16_to_f32(a_9_.v[0]);
-                        xs_9_[1u] = kf_f16_to_f32(a_9_.v[1]);
-                        xs_9_[2u] = kf_f16_to_f32(a_9_.v[2]);
-                        xs_9_[3u] = kf_f16_to_f32(a_9_.v[3]);
-                        xs_9_[4u] = kf_f16_to_f32(a_9_.v[4]);
-                        xs_9_[5u] = kf_f16_to_f32(a_9_.v[5]);
-                        xs_9_[6u] = kf_f16_to_f32(a_9_.v[6]);
-                        xs_9_[7u] = kf_f16_to_f32(a_9_.v[7]);
-                        kf_u32x4 t3294_ = wr_[0u];
-                        kf_f16x8 wh_9_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t3294_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3294_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t3294_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3294_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t3294_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3294_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t3294_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3294_, 3u), 16u))}};
-                        acc_3_[0u] = __fmaf_rn(kf_f16_to_f32(wh_9_.v[7]), xs_9_[7u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[6]), xs_9_[6u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[5]), xs_9_[5u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[4]), xs_9_[4u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[3]), xs_9_[3u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[2]), xs_9_[2u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[1]), xs_9_[1u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[0]), xs_9_[0u], acc_3_[0u]))))))));
+                        kf_f16x8 a_11_ = xh8_[v_21_];
+                        xs_17_[0u] = kf_f16_to_f32(a_11_.v[0]);
+                        xs_17_[1u] = kf_f16_to_f32(a_11_.v[1]);
+                        xs_17_[2u] = kf_f16_to_f32(a_11_.v[2]);
+                        xs_17_[3u] = kf_f16_to_f32(a_11_.v[3]);
+                        xs_17_[4u] = kf_f16_to_f32(a_11_.v[4]);
+                        xs_17_[5u] = kf_f16_to_f32(a_11_.v[5]);
+                        xs_17_[6u] = kf_f16_to_f32(a_11_.v[6]);
+                        xs_17_[7u] = kf_f16_to_f32(a_11_.v[7]);
+                        kf_u32x4 t8436_ = wr_[0u];
+                        kf_f16x8 wh_9_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t8436_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8436_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t8436_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8436_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t8436_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8436_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t8436_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8436_, 3u), 16u))}};
+                        acc_4_[0u] = __fmaf_rn(kf_f16_to_f32(wh_9_.v[7]), xs_17_[7u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[6]), xs_17_[6u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[5]), xs_17_[5u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[4]), xs_17_[4u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[3]), xs_17_[3u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[2]), xs_17_[2u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[1]), xs_17_[1u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[0]), xs_17_[0u], acc_4_[0u]))))))));
                     }
                     unsigned v_22_ = (base_ + 32u) + lane_2_;
                     if (v_22_ < nv_2_) {
-                        kf_f16x8 a_10_ = xh8_[v_22_];
-                        xs_10_[0u] = kf_f16_to_f32(a_10_.v[0]);
-                        xs_10_[1u] = kf_f16_to_f32(a_10_.v[1]);
-                        xs_10_[2u] = kf_f16_to_f32(a_10_.v[2]);
-                        xs_10_[3u] = kf_f16_to_f32(a_10_.v[3]);
-                        xs_10_[4u] = kf_f16_to_f32(a_10_.v[4]);
-                        xs_10_[5u] = kf_f16_to_f32(a_10_.v[5]);
-                        xs_10_[6u] = kf_f16_to_f32(a_10_.v[6]);
-                        xs_10_[7u] = kf_f16_to_f32(a_10_.v[7]);
-                        kf_u32x4 t3421_ = wr_[1u];
-                        kf_f16x8 wh_10_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t3421_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3421_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t3421_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3421_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t3421_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3421_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t3421_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3421_, 3u), 16u))}};
-                        acc_3_[0u] = __fmaf_rn(kf_f16_to_f32(wh_10_.v[7]), xs_10_[7u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[6]), xs_10_[6u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[5]), xs_10_[5u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[4]), xs_10_[4u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[3]), xs_10_[3u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[2]), xs_10_[2u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[1]), xs_10_[1u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[0]), xs_10_[0u], acc_3_[0u]))))))));
+                        kf_f16x8 a_12_ = xh8_[v_22_];
+                        xs_18_[0u] = kf_f16_to_f32(a_12_.v[0]);
+                        xs_18_[1u] = kf_f16_to_f32(a_12_.v[1]);
+                        xs_18_[2u] = kf_f16_to_f32(a_12_.v[2]);
+                        xs_18_[3u] = kf_f16_to_f32(a_12_.v[3]);
+                        xs_18_[4u] = kf_f16_to_f32(a_12_.v[4]);
+                        xs_18_[5u] = kf_f16_to_f32(a_12_.v[5]);
+                        xs_18_[6u] = kf_f16_to_f32(a_12_.v[6]);
+                        xs_18_[7u] = kf_f16_to_f32(a_12_.v[7]);
+                        kf_u32x4 t8563_ = wr_[1u];
+                        kf_f16x8 wh_10_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t8563_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8563_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t8563_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8563_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t8563_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8563_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t8563_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8563_, 3u), 16u))}};
+                        acc_4_[0u] = __fmaf_rn(kf_f16_to_f32(wh_10_.v[7]), xs_18_[7u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[6]), xs_18_[6u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[5]), xs_18_[5u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[4]), xs_18_[4u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[3]), xs_18_[3u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[2]), xs_18_[2u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[1]), xs_18_[1u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[0]), xs_18_[0u], acc_4_[0u]))))))));
                     }
                     unsigned v_23_ = (base_ + 64u) + lane_2_;
                     if (v_23_ < nv_2_) {
-                        kf_f16x8 a_11_ = xh8_[v_23_];
-                        xs_11_[0u] = kf_f16_to_f32(a_11_.v[0]);
-                        xs_11_[1u] = kf_f16_to_f32(a_11_.v[1]);
-                        xs_11_[2u] = kf_f16_to_f32(a_11_.v[2]);
-                        xs_11_[3u] = kf_f16_to_f32(a_11_.v[3]);
-                        xs_11_[4u] = kf_f16_to_f32(a_11_.v[4]);
-                        xs_11_[5u] = kf_f16_to_f32(a_11_.v[5]);
-                        xs_11_[6u] = kf_f16_to_f32(a_11_.v[6]);
-                        xs_11_[7u] = kf_f16_to_f32(a_11_.v[7]);
-                        kf_u32x4 t3548_ = wr_[2u];
-                        kf_f16x8 wh_11_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t3548_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3548_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t3548_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3548_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t3548_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3548_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t3548_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3548_, 3u), 16u))}};
-                        acc_3_[0u] = __fmaf_rn(kf_f16_to_f32(wh_11_.v[7]), xs_11_[7u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[6]), xs_11_[6u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[5]), xs_11_[5u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[4]), xs_11_[4u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[3]), xs_11_[3u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[2]), xs_11_[2u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[1]), xs_11_[1u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[0]), xs_11_[0u], acc_3_[0u]))))))));
+                        kf_f16x8 a_13_ = xh8_[v_23_];
+                        xs_19_[0u] = kf_f16_to_f32(a_13_.v[0]);
+                        xs_19_[1u] = kf_f16_to_f32(a_13_.v[1]);
+                        xs_19_[2u] = kf_f16_to_f32(a_13_.v[2]);
+                        xs_19_[3u] = kf_f16_to_f32(a_13_.v[3]);
+                        xs_19_[4u] = kf_f16_to_f32(a_13_.v[4]);
+                        xs_19_[5u] = kf_f16_to_f32(a_13_.v[5]);
+                        xs_19_[6u] = kf_f16_to_f32(a_13_.v[6]);
+                        xs_19_[7u] = kf_f16_to_f32(a_13_.v[7]);
+                        kf_u32x4 t8690_ = wr_[2u];
+                        kf_f16x8 wh_11_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t8690_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8690_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t8690_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8690_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t8690_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8690_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t8690_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8690_, 3u), 16u))}};
+                        acc_4_[0u] = __fmaf_rn(kf_f16_to_f32(wh_11_.v[7]), xs_19_[7u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[6]), xs_19_[6u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[5]), xs_19_[5u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[4]), xs_19_[4u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[3]), xs_19_[3u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[2]), xs_19_[2u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[1]), xs_19_[1u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[0]), xs_19_[0u], acc_4_[0u]))))))));
                     }
                     unsigned v_24_ = (base_ + 96u) + lane_2_;
                     if (v_24_ < nv_2_) {
-                        kf_f16x8 a_12_ = xh8_[v_24_];
-                        xs_12_[0u] = kf_f16_to_f32(a_12_.v[0]);
-                        xs_12_[1u] = kf_f16_to_f32(a_12_.v[1]);
-                        xs_12_[2u] = kf_f16_to_f32(a_12_.v[2]);
-                        xs_12_[3u] = kf_f16_to_f32(a_12_.v[3]);
-                        xs_12_[4u] = kf_f16_to_f32(a_12_.v[4]);
-                        xs_12_[5u] = kf_f16_to_f32(a_12_.v[5]);
-                        xs_12_[6u] = kf_f16_to_f32(a_12_.v[6]);
-                        xs_12_[7u] = kf_f16_to_f32(a_12_.v[7]);
-                        kf_u32x4 t3675_ = wr_[3u];
-                        kf_f16x8 wh_12_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t3675_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3675_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t3675_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3675_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t3675_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3675_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t3675_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3675_, 3u), 16u))}};
-                        acc_3_[0u] = __fmaf_rn(kf_f16_to_f32(wh_12_.v[7]), xs_12_[7u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[6]), xs_12_[6u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[5]), xs_12_[5u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[4]), xs_12_[4u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[3]), xs_12_[3u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[2]), xs_12_[2u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[1]), xs_12_[1u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[0]), xs_12_[0u], acc_3_[0u]))))))));
+                        kf_f16x8 a_14_ = xh8_[v_24_];
+                        xs_20_[0u] = kf_f16_to_f32(a_14_.v[0]);
+                        xs_20_[1u] = kf_f16_to_f32(a_14_.v[1]);
+                        xs_20_[2u] = kf_f16_to_f32(a_14_.v[2]);
+                        xs_20_[3u] = kf_f16_to_f32(a_14_.v[3]);
+                        xs_20_[4u] = kf_f16_to_f32(a_14_.v[4]);
+                        xs_20_[5u] = kf_f16_to_f32(a_14_.v[5]);
+                        xs_20_[6u] = kf_f16_to_f32(a_14_.v[6]);
+                        xs_20_[7u] = kf_f16_to_f32(a_14_.v[7]);
+                        kf_u32x4 t8817_ = wr_[3u];
+                        kf_f16x8 wh_12_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t8817_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8817_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t8817_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8817_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t8817_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8817_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t8817_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8817_, 3u), 16u))}};
+                        acc_4_[0u] = __fmaf_rn(kf_f16_to_f32(wh_12_.v[7]), xs_20_[7u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[6]), xs_20_[6u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[5]), xs_20_[5u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[4]), xs_20_[4u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[3]), xs_20_[3u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[2]), xs_20_[2u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[1]), xs_20_[1u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[0]), xs_20_[0u], acc_4_[0u]))))))));
                     }
                 }
             } else {
                 #pragma unroll 1
                 for (unsigned c_ = lane_2_; c_ < k_; c_ = c_ + 32u) {
-                    float t3756_ = kf_f16_to_f32(x_[c_]);
+                    float t8898_ = kf_f16_to_f32(x_[c_]);
                     unsigned i_ = (row_[0u] * k_) + c_;
                     unsigned short u_ = w16_[i_];
-                    acc_3_[0u] = __fmaf_rn(kf_f16_to_f32(kf_bitcast<kf_f16>(u_)), t3756_, acc_3_[0u]);
+                    acc_4_[0u] = __fmaf_rn(kf_f16_to_f32(kf_bitcast<kf_f16>(u_)), t8898_, acc_4_[0u]);
                 }
             }
-            float t3774_ = acc_3_[0u];
-            unsigned t3796_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
-            if (t3796_ == 32u) {
-                float t3801_ = __fadd_rn(t3774_, kf_shfl_xor(t3774_, 16u, kf_wn));
-                float t3804_ = __fadd_rn(t3801_, kf_shfl_xor(t3801_, 8u, kf_wn));
-                float t3807_ = __fadd_rn(t3804_, kf_shfl_xor(t3804_, 4u, kf_wn));
-                float t3810_ = __fadd_rn(t3807_, kf_shfl_xor(t3807_, 2u, kf_wn));
-                s_3_ = __fadd_rn(t3810_, kf_shfl_xor(t3810_, 1u, kf_wn));
+            float t8916_ = acc_4_[0u];
+            unsigned t8938_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+            if (t8938_ == 32u) {
+                float t8943_ = __fadd_rn(t8916_, kf_shfl_xor(t8916_, 16u, kf_wn));
+                float t8946_ = __fadd_rn(t8943_, kf_shfl_xor(t8943_, 8u, kf_wn));
+                float t8949_ = __fadd_rn(t8946_, kf_shfl_xor(t8946_, 4u, kf_wn));
+                float t8952_ = __fadd_rn(t8949_, kf_shfl_xor(t8949_, 2u, kf_wn));
+                s_ = __fadd_rn(t8952_, kf_shfl_xor(t8952_, 1u, kf_wn));
             } else {
-                float t3816_ = kf_shfl_down(t3774_, 16u, kf_wn);
-                bool t3818_ = (kf_lane_id() + 16u) < t3796_;
-                float t3819_ = __fadd_rn(t3774_, t3816_);
-                float t3820_ = t3818_ ? t3819_ : t3774_;
-                float t3822_ = kf_shfl_down(t3820_, 8u, kf_wn);
-                bool t3824_ = (kf_lane_id() + 8u) < t3796_;
-                float t3825_ = __fadd_rn(t3820_, t3822_);
-                float t3826_ = t3824_ ? t3825_ : t3820_;
-                float t3828_ = kf_shfl_down(t3826_, 4u, kf_wn);
-                bool t3830_ = (kf_lane_id() + 4u) < t3796_;
-                float t3831_ = __fadd_rn(t3826_, t3828_);
-                float t3832_ = t3830_ ? t3831_ : t3826_;
-                float t3834_ = kf_shfl_down(t3832_, 2u, kf_wn);
-                bool t3836_ = (kf_lane_id() + 2u) < t3796_;
-                float t3837_ = __fadd_rn(t3832_, t3834_);
-                float t3838_ = t3836_ ? t3837_ : t3832_;
-                float t3840_ = kf_shfl_down(t3838_, 1u, kf_wn);
-                bool t3842_ = (kf_lane_id() + 1u) < t3796_;
-                float t3843_ = __fadd_rn(t3838_, t3840_);
-                s_3_ = kf_shfl(t3842_ ? t3843_ : t3838_, 0u, kf_wn);
+                float t8958_ = kf_shfl_down(t8916_, 16u, kf_wn);
+                bool t8960_ = (kf_lane_id() + 16u) < t8938_;
+                float t8961_ = __fadd_rn(t8916_, t8958_);
+                float t8962_ = t8960_ ? t8961_ : t8916_;
+                float t8964_ = kf_shfl_down(t8962_, 8u, kf_wn);
+                bool t8966_ = (kf_lane_id() + 8u) < t8938_;
+                float t8967_ = __fadd_rn(t8962_, t8964_);
+                float t8968_ = t8966_ ? t8967_ : t8962_;
+                float t8970_ = kf_shfl_down(t8968_, 4u, kf_wn);
+                bool t8972_ = (kf_lane_id() + 4u) < t8938_;
+                float t8973_ = __fadd_rn(t8968_, t8970_);
+                float t8974_ = t8972_ ? t8973_ : t8968_;
+                float t8976_ = kf_shfl_down(t8974_, 2u, kf_wn);
+                bool t8978_ = (kf_lane_id() + 2u) < t8938_;
+                float t8979_ = __fadd_rn(t8974_, t8976_);
+                float t8980_ = t8978_ ? t8979_ : t8974_;
+                float t8982_ = kf_shfl_down(t8980_, 1u, kf_wn);
+                bool t8984_ = (kf_lane_id() + 1u) < t8938_;
+                float t8985_ = __fadd_rn(t8980_, t8982_);
+                s_ = kf_shfl(t8984_ ? t8985_ : t8980_, 0u, kf_wn);
             }
-            bool t3848_ = lane_2_ == 0u;
-            bool t3849_ = t3848_;
-            if (t3848_) {
-                t3849_ = g_ < m_;
+            bool t8990_ = lane_2_ == 0u;
+            bool t8991_ = t8990_;
+            if (t8990_) {
+                t8991_ = g_ < m_;
             }
-            if (t3849_) {
-                y_[g_] = s_3_;
+            if (t8991_) {
+                y_[g_] = s_;
             }
         }
     }
 }
 
-/* kernel gemv_f16_f32_f16 (gemv.kf:977) */
+/* kernel gemv_f16_f32_f16 (gemv.kf:1086) */
 extern "C" __global__ void __launch_bounds__(256)
 gemv_f16_f32_f16(const kf_f16* __restrict__ w_, const float* __restrict__ x_, kf_f16* __restrict__ y_, unsigned m_, unsigned k_)
 {
     kf_pdl_wait();
-    kf_u32x4 wb_[8];
-    kf_u32x4 xb_[16];
-    float acc_2_[1];
-    float xs_[8];
-    float xs_2_[8];
-    float xs_3_[8];
-    float xs_4_[8];
-    float xs_5_[8];
-    float xs_6_[8];
-    float xs_7_[8];
-    float xs_8_[8];
-    unsigned row_[1];
+    kf_u32x4 wb_2_[8];
+    kf_u32x4 xb_2_[16];
     float acc_3_[1];
-    kf_u32x4 wr_[4];
     float xs_9_[8];
     float xs_10_[8];
     float xs_11_[8];
     float xs_12_[8];
+    float xs_13_[8];
+    float xs_14_[8];
+    float xs_15_[8];
+    float xs_16_[8];
+    unsigned row_[1];
+    float acc_4_[1];
+    kf_u32x4 wr_[4];
+    float xs_17_[8];
+    float xs_18_[8];
+    float xs_19_[8];
+    float xs_20_[8];
     float s_;
-    float s_2_;
-    float s_3_;
     const unsigned kf_wn = kf_warp_lanes();
     const unsigned short* w16_ = (const unsigned short*)w_;
     const kf_u32x4* wv_ = (const kf_u32x4*)w_;
@@ -1236,321 +1140,276 @@ gemv_f16_f32_f16(const kf_f16* __restrict__ w_, const float* __restrict__ x_, kf
     if ((k_ & 7u) == 0u) {
         unsigned lane_ = kf_lane_id();
         unsigned nv_ = k_ >> 3u;
-        unsigned t1394_ = nv_ << 1u;
+        unsigned t4830_ = nv_ << 1u;
         unsigned steps_ = (nv_ >> 7u) + (((nv_ & 127u) != 0u) ? 1u : 0u);
-        unsigned wid_ = (blockIdx.x << 3u) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u);
-        unsigned nw_ = gridDim.x << 3u;
+        unsigned wid_ = (blockIdx.x * (blockDim.x >> 5u)) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u);
+        unsigned nw_ = gridDim.x * (blockDim.x >> 5u);
         if (!(wid_ >= m_)) {
-            unsigned t1433_ = m_ - wid_;
-            unsigned t1441_ = ((t1433_ / nw_) + (((t1433_ % nw_) != 0u) ? 1u : 0u)) * steps_;
-            acc_2_[0u] = 0.0f;
+            unsigned t4885_ = m_ - wid_;
+            unsigned t4893_ = ((t4885_ / nw_) + (((t4885_ % nw_) != 0u) ? 1u : 0u)) * steps_;
+            acc_3_[0u] = 0.0f;
             unsigned lg_ = wid_;
             unsigned lk_ = 0u;
             unsigned cg_ = wid_;
             unsigned ck_ = 0u;
-            unsigned t1454_ = t1441_ + 1u;
+            unsigned t6513_ = t4893_ + 1u;
+            asm("" : "+r"(nw_));
             #pragma unroll 1
-            for (unsigned t0_ = 0u; t0_ < t1454_; t0_ = t0_ + 2u) {
-                if (t0_ < t1441_) {
+            for (unsigned t0_ = 0u; t0_ < t6513_; t0_ = t0_ + 2u) {
+                if (t0_ < t4893_) {
                     unsigned v_ = min((((lk_ << 5u) << 2u) + lane_), (nv_ - 1u));
                     unsigned row_2_ = min(lg_, (m_ - 1u));
-                    wb_[0u] = wv_[(row_2_ * nv_) + v_];
-                    xb_[0u] = xv_[min((v_ << 1u), (t1394_ - 1u))];
-                    xb_[1u] = xv_[min(((v_ << 1u) + 1u), (t1394_ - 1u))];
+                    wb_2_[0u] = wv_[(row_2_ * nv_) + v_];
+                    xb_2_[0u] = xv_[min((v_ << 1u), (t4830_ - 1u))];
+                    xb_2_[1u] = xv_[min(((v_ << 1u) + 1u), (t4830_ - 1u))];
                     unsigned v_2_ = min(((((lk_ << 5u) << 2u) + 32u) + lane_), (nv_ - 1u));
                     unsigned row_3_ = min(lg_, (m_ - 1u));
-                    wb_[1u] = wv_[(row_3_ * nv_) + v_2_];
-                    xb_[2u] = xv_[min((v_2_ << 1u), (t1394_ - 1u))];
-                    xb_[3u] = xv_[min(((v_2_ << 1u) + 1u), (t1394_ - 1u))];
+                    wb_2_[1u] = wv_[(row_3_ * nv_) + v_2_];
+                    xb_2_[2u] = xv_[min((v_2_ << 1u), (t4830_ - 1u))];
+                    xb_2_[3u] = xv_[min(((v_2_ << 1u) + 1u), (t4830_ - 1u))];
                     unsigned v_3_ = min(((((lk_ << 5u) << 2u) + 64u) + lane_), (nv_ - 1u));
                     unsigned row_4_ = min(lg_, (m_ - 1u));
-                    wb_[2u] = wv_[(row_4_ * nv_) + v_3_];
-                    xb_[4u] = xv_[min((v_3_ << 1u), (t1394_ - 1u))];
-                    xb_[5u] = xv_[min(((v_3_ << 1u) + 1u), (t1394_ - 1u))];
+                    wb_2_[2u] = wv_[(row_4_ * nv_) + v_3_];
+                    xb_2_[4u] = xv_[min((v_3_ << 1u), (t4830_ - 1u))];
+                    xb_2_[5u] = xv_[min(((v_3_ << 1u) + 1u), (t4830_ - 1u))];
                     unsigned v_4_ = min(((((lk_ << 5u) << 2u) + 96u) + lane_), (nv_ - 1u));
                     unsigned row_5_ = min(lg_, (m_ - 1u));
-                    wb_[3u] = wv_[(row_5_ * nv_) + v_4_];
-                    xb_[6u] = xv_[min((v_4_ << 1u), (t1394_ - 1u))];
-                    xb_[7u] = xv_[min(((v_4_ << 1u) + 1u), (t1394_ - 1u))];
-                    unsigned t1630_ = lk_ + 1u;
-                    lk_ = t1630_;
-                    if (t1630_ == steps_) {
+                    wb_2_[3u] = wv_[(row_5_ * nv_) + v_4_];
+                    xb_2_[6u] = xv_[min((v_4_ << 1u), (t4830_ - 1u))];
+                    xb_2_[7u] = xv_[min(((v_4_ << 1u) + 1u), (t4830_ - 1u))];
+                    unsigned t6717_ = lk_ + 1u;
+                    lk_ = t6717_;
+                    if (t6717_ == steps_) {
                         lk_ = 0u;
                         lg_ = lg_ + nw_;
                     }
                 }
-                bool t1639_ = t0_ >= 1u;
-                bool t1640_ = t1639_;
-                if (t1639_) {
-                    t1640_ = (t0_ - 1u) < t1441_;
+                bool t6770_ = t0_ >= 1u;
+                bool t6771_ = t6770_;
+                if (t6770_) {
+                    t6771_ = (t0_ - 1u) < t4893_;
                 }
-                if (t1640_) {
+                if (t6771_) {
                     unsigned v_5_ = ((ck_ << 5u) << 2u) + lane_;
                     if (v_5_ < nv_) {
-                        kf_u32x4 t1677_ = xb_[8u];
-                        kf_f32x4 a_ = kf_bitcast<kf_f32x4>(t1677_);
-                        kf_u32x4 t1680_ = xb_[9u];
-                        kf_f32x4 b_ = kf_bitcast<kf_f32x4>(t1680_);
-                        xs_[0u] = a_.v[0];
-                        xs_[4u] = b_.v[0];
-                        xs_[1u] = a_.v[1];
-                        xs_[5u] = b_.v[1];
-                        xs_[2u] = a_.v[2];
-                        xs_[6u] = b_.v[2];
-                        xs_[3u] = a_.v[3];
-                        xs_[7u] = b_.v[3];
-                        kf_u32x4 t1726_ = wb_[4u];
-                        kf_f16x8 wh_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1726_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1726_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1726_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1726_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1726_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1726_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1726_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1726_, 3u), 16u))}};
-                        acc_2_[0u] = __fmaf_rn(kf_f16_to_f32(wh_.v[7]), xs_[7u], __fmaf_rn(kf_f16_to_f32(wh_.v[6]), xs_[6u], __fmaf_rn(kf_f16_to_f32(wh_.v[5]), xs_[5u], __fmaf_rn(kf_f16_to_f32(wh_.v[4]), xs_[4u], __fmaf_rn(kf_f16_to_f32(wh_.v[3]), xs_[3u], __fmaf_rn(kf_f16_to_f32(wh_.v[2]), xs_[2u], __fmaf_rn(kf_f16_to_f32(wh_.v[1]), xs_[1u], __fmaf_rn(kf_f16_to_f32(wh_.v[0]), xs_[0u], acc_2_[0u]))))))));
+                        kf_u32x4 t6808_ = xb_2_[8u];
+                        kf_f32x4 a_ = kf_bitcast<kf_f32x4>(t6808_);
+                        kf_u32x4 t6811_ = xb_2_[9u];
+                        kf_f32x4 b_ = kf_bitcast<kf_f32x4>(t6811_);
+                        xs_9_[0u] = a_.v[0];
+                        xs_9_[4u] = b_.v[0];
+                        xs_9_[1u] = a_.v[1];
+                        xs_9_[5u] = b_.v[1];
+                        xs_9_[2u] = a_.v[2];
+                        xs_9_[6u] = b_.v[2];
+                        xs_9_[3u] = a_.v[3];
+                        xs_9_[7u] = b_.v[3];
+                        kf_u32x4 t6857_ = wb_2_[4u];
+                        kf_f16x8 wh_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t6857_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6857_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t6857_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6857_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t6857_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6857_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t6857_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6857_, 3u), 16u))}};
+                        acc_3_[0u] = __fmaf_rn(kf_f16_to_f32(wh_.v[7]), xs_9_[7u], __fmaf_rn(kf_f16_to_f32(wh_.v[6]), xs_9_[6u], __fmaf_rn(kf_f16_to_f32(wh_.v[5]), xs_9_[5u], __fmaf_rn(kf_f16_to_f32(wh_.v[4]), xs_9_[4u], __fmaf_rn(kf_f16_to_f32(wh_.v[3]), xs_9_[3u], __fmaf_rn(kf_f16_to_f32(wh_.v[2]), xs_9_[2u], __fmaf_rn(kf_f16_to_f32(wh_.v[1]), xs_9_[1u], __fmaf_rn(kf_f16_to_f32(wh_.v[0]), xs_9_[0u], acc_3_[0u]))))))));
                     }
                     unsigned v_6_ = (((ck_ << 5u) << 2u) + 32u) + lane_;
                     if (v_6_ < nv_) {
-                        kf_u32x4 t1808_ = xb_[10u];
-                        kf_f32x4 a_2_ = kf_bitcast<kf_f32x4>(t1808_);
-                        kf_u32x4 t1811_ = xb_[11u];
-                        kf_f32x4 b_2_ = kf_bitcast<kf_f32x4>(t1811_);
-                        xs_2_[0u] = a_2_.v[0];
-                        xs_2_[4u] = b_2_.v[0];
-                        xs_2_[1u] = a_2_.v[1];
-                        xs_2_[5u] = b_2_.v[1];
-                        xs_2_[2u] = a_2_.v[2];
-                        xs_2_[6u] = b_2_.v[2];
-                        xs_2_[3u] = a_2_.v[3];
-                        xs_2_[7u] = b_2_.v[3];
-                        kf_u32x4 t1857_ = wb_[5u];
-                        kf_f16x8 wh_2_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1857_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1857_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1857_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1857_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1857_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1857_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1857_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1857_, 3u), 16u))}};
-                        acc_2_[0u] = __fmaf_rn(kf_f16_to_f32(wh_2_.v[7]), xs_2_[7u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[6]), xs_2_[6u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[5]), xs_2_[5u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[4]), xs_2_[4u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[3]), xs_2_[3u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[2]), xs_2_[2u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[1]), xs_2_[1u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[0]), xs_2_[0u], acc_2_[0u]))))))));
+                        kf_u32x4 t6939_ = xb_2_[10u];
+                        kf_f32x4 a_2_ = kf_bitcast<kf_f32x4>(t6939_);
+                        kf_u32x4 t6942_ = xb_2_[11u];
+                        kf_f32x4 b_2_ = kf_bitcast<kf_f32x4>(t6942_);
+                        xs_10_[0u] = a_2_.v[0];
+                        xs_10_[4u] = b_2_.v[0];
+                        xs_10_[1u] = a_2_.v[1];
+                        xs_10_[5u] = b_2_.v[1];
+                        xs_10_[2u] = a_2_.v[2];
+                        xs_10_[6u] = b_2_.v[2];
+                        xs_10_[3u] = a_2_.v[3];
+                        xs_10_[7u] = b_2_.v[3];
+                        kf_u32x4 t6988_ = wb_2_[5u];
+                        kf_f16x8 wh_2_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t6988_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6988_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t6988_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6988_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t6988_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6988_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t6988_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6988_, 3u), 16u))}};
+                        acc_3_[0u] = __fmaf_rn(kf_f16_to_f32(wh_2_.v[7]), xs_10_[7u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[6]), xs_10_[6u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[5]), xs_10_[5u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[4]), xs_10_[4u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[3]), xs_10_[3u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[2]), xs_10_[2u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[1]), xs_10_[1u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[0]), xs_10_[0u], acc_3_[0u]))))))));
                     }
                     unsigned v_7_ = (((ck_ << 5u) << 2u) + 64u) + lane_;
                     if (v_7_ < nv_) {
-                        kf_u32x4 t1939_ = xb_[12u];
-                        kf_f32x4 a_3_ = kf_bitcast<kf_f32x4>(t1939_);
-                        kf_u32x4 t1942_ = xb_[13u];
-                        kf_f32x4 b_3_ = kf_bitcast<kf_f32x4>(t1942_);
-                        xs_3_[0u] = a_3_.v[0];
-                        xs_3_[4u] = b_3_.v[0];
-                        xs_3_[1u] = a_3_.v[1];
-                        xs_3_[5u] = b_3_.v[1];
-                        xs_3_[2u] = a_3_.v[2];
-                        xs_3_[6u] = b_3_.v[2];
-                        xs_3_[3u] = a_3_.v[3];
-                        xs_3_[7u] = b_3_.v[3];
-                        kf_u32x4 t1988_ = wb_[6u];
-                        kf_f16x8 wh_3_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1988_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1988_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1988_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1988_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1988_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1988_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1988_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1988_, 3u), 16u))}};
-                        acc_2_[0u] = __fmaf_rn(kf_f16_to_f32(wh_3_.v[7]), xs_3_[7u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[6]), xs_3_[6u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[5]), xs_3_[5u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[4]), xs_3_[4u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[3]), xs_3_[3u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[2]), xs_3_[2u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[1]), xs_3_[1u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[0]), xs_3_[0u], acc_2_[0u]))))))));
+                        kf_u32x4 t7070_ = xb_2_[12u];
+                        kf_f32x4 a_3_ = kf_bitcast<kf_f32x4>(t7070_);
+                        kf_u32x4 t7073_ = xb_2_[13u];
+                        kf_f32x4 b_3_ = kf_bitcast<kf_f32x4>(t7073_);
+                        xs_11_[0u] = a_3_.v[0];
+                        xs_11_[4u] = b_3_.v[0];
+                        xs_11_[1u] = a_3_.v[1];
+                        xs_11_[5u] = b_3_.v[1];
+                        xs_11_[2u] = a_3_.v[2];
+                        xs_11_[6u] = b_3_.v[2];
+                        xs_11_[3u] = a_3_.v[3];
+                        xs_11_[7u] = b_3_.v[3];
+                        kf_u32x4 t7119_ = wb_2_[6u];
+                        kf_f16x8 wh_3_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7119_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7119_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7119_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7119_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7119_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7119_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7119_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7119_, 3u), 16u))}};
+                        acc_3_[0u] = __fmaf_rn(kf_f16_to_f32(wh_3_.v[7]), xs_11_[7u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[6]), xs_11_[6u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[5]), xs_11_[5u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[4]), xs_11_[4u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[3]), xs_11_[3u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[2]), xs_11_[2u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[1]), xs_11_[1u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[0]), xs_11_[0u], acc_3_[0u]))))))));
                     }
                     unsigned v_8_ = (((ck_ << 5u) << 2u) + 96u) + lane_;
                     if (v_8_ < nv_) {
-                        kf_u32x4 t2070_ = xb_[14u];
-                        kf_f32x4 a_4_ = kf_bitcast<kf_f32x4>(t2070_);
-                        kf_u32x4 t2073_ = xb_[15u];
-                        kf_f32x4 b_4_ = kf_bitcast<kf_f32x4>(t2073_);
-                        xs_4_[0u] = a_4_.v[0];
-                        xs_4_[4u] = b_4_.v[0];
-                        xs_4_[1u] = a_4_.v[1];
-                        xs_4_[5u] = b_4_.v[1];
-                        xs_4_[2u] = a_4_.v[2];
-                        xs_4_[6u] = b_4_.v[2];
-                        xs_4_[3u] = a_4_.v[3];
-                        xs_4_[7u] = b_4_.v[3];
-                        kf_u32x4 t2119_ = wb_[7u];
-                        kf_f16x8 wh_4_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2119_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2119_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2119_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2119_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2119_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2119_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2119_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2119_, 3u), 16u))}};
-                        acc_2_[0u] = __fmaf_rn(kf_f16_to_f32(wh_4_.v[7]), xs_4_[7u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[6]), xs_4_[6u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[5]), xs_4_[5u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[4]), xs_4_[4u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[3]), xs_4_[3u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[2]), xs_4_[2u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[1]), xs_4_[1u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[0]), xs_4_[0u], acc_2_[0u]))))))));
+                        kf_u32x4 t7201_ = xb_2_[14u];
+                        kf_f32x4 a_4_ = kf_bitcast<kf_f32x4>(t7201_);
+                        kf_u32x4 t7204_ = xb_2_[15u];
+                        kf_f32x4 b_4_ = kf_bitcast<kf_f32x4>(t7204_);
+                        xs_12_[0u] = a_4_.v[0];
+                        xs_12_[4u] = b_4_.v[0];
+                        xs_12_[1u] = a_4_.v[1];
+                        xs_12_[5u] = b_4_.v[1];
+                        xs_12_[2u] = a_4_.v[2];
+                        xs_12_[6u] = b_4_.v[2];
+                        xs_12_[3u] = a_4_.v[3];
+                        xs_12_[7u] = b_4_.v[3];
+                        kf_u32x4 t7250_ = wb_2_[7u];
+                        kf_f16x8 wh_4_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7250_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7250_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7250_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7250_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7250_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7250_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7250_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7250_, 3u), 16u))}};
+                        acc_3_[0u] = __fmaf_rn(kf_f16_to_f32(wh_4_.v[7]), xs_12_[7u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[6]), xs_12_[6u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[5]), xs_12_[5u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[4]), xs_12_[4u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[3]), xs_12_[3u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[2]), xs_12_[2u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[1]), xs_12_[1u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[0]), xs_12_[0u], acc_3_[0u]))))))));
                     }
-                    unsigned t2193_ = ck_ + 1u;
-                    ck_ = t2193_;
-                    if (t2193_ == steps_) {
-                        float t2196_ = acc_2_[0u];
-                        unsigned t2218_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
-                        if (t2218_ == 32u) {
-                            float t2223_ = __fadd_rn(t2196_, kf_shfl_xor(t2196_, 16u, kf_wn));
-                            float t2226_ = __fadd_rn(t2223_, kf_shfl_xor(t2223_, 8u, kf_wn));
-                            float t2229_ = __fadd_rn(t2226_, kf_shfl_xor(t2226_, 4u, kf_wn));
-                            float t2232_ = __fadd_rn(t2229_, kf_shfl_xor(t2229_, 2u, kf_wn));
-                            s_ = __fadd_rn(t2232_, kf_shfl_xor(t2232_, 1u, kf_wn));
-                        } else {
-                            float t2238_ = kf_shfl_down(t2196_, 16u, kf_wn);
-                            bool t2240_ = (kf_lane_id() + 16u) < t2218_;
-                            float t2241_ = __fadd_rn(t2196_, t2238_);
-                            float t2242_ = t2240_ ? t2241_ : t2196_;
-                            float t2244_ = kf_shfl_down(t2242_, 8u, kf_wn);
-                            bool t2246_ = (kf_lane_id() + 8u) < t2218_;
-                            float t2247_ = __fadd_rn(t2242_, t2244_);
-                            float t2248_ = t2246_ ? t2247_ : t2242_;
-                            float t2250_ = kf_shfl_down(t2248_, 4u, kf_wn);
-                            bool t2252_ = (kf_lane_id() + 4u) < t2218_;
-                            float t2253_ = __fadd_rn(t2248_, t2250_);
-                            float t2254_ = t2252_ ? t2253_ : t2248_;
-                            float t2256_ = kf_shfl_down(t2254_, 2u, kf_wn);
-                            bool t2258_ = (kf_lane_id() + 2u) < t2218_;
-                            float t2259_ = __fadd_rn(t2254_, t2256_);
-                            float t2260_ = t2258_ ? t2259_ : t2254_;
-                            float t2262_ = kf_shfl_down(t2260_, 1u, kf_wn);
-                            bool t2264_ = (kf_lane_id() + 1u) < t2218_;
-                            float t2265_ = __fadd_rn(t2260_, t2262_);
-                            s_ = kf_shfl(t2264_ ? t2265_ : t2260_, 0u, kf_wn);
+                    unsigned t7324_ = ck_ + 1u;
+                    ck_ = t7324_;
+                    if (t7324_ == steps_) {
+                        float a_5_ = acc_3_[0u];
+                        unsigned r_ = 0u;
+                        float t7332_ = __fadd_rn(a_5_, kf_shfl_xor(a_5_, 16u, kf_wn));
+                        float t7335_ = __fadd_rn(t7332_, kf_shfl_xor(t7332_, 8u, kf_wn));
+                        float t7338_ = __fadd_rn(t7335_, kf_shfl_xor(t7335_, 4u, kf_wn));
+                        float t7341_ = __fadd_rn(t7338_, kf_shfl_xor(t7338_, 2u, kf_wn));
+                        float t7344_ = __fadd_rn(t7341_, kf_shfl_xor(t7341_, 1u, kf_wn));
+                        bool t7346_ = lane_ == r_;
+                        bool t7347_ = t7346_;
+                        if (t7346_) {
+                            t7347_ = cg_ < m_;
                         }
-                        bool t2270_ = lane_ == 0u;
-                        bool t2271_ = t2270_;
-                        if (t2270_) {
-                            t2271_ = cg_ < m_;
+                        if (t7347_) {
+                            y_[cg_] = kf_f16_from_f32(t7344_);
                         }
-                        if (t2271_) {
-                            y_[cg_] = kf_f16_from_f32(s_);
-                        }
-                        acc_2_[0u] = 0.0f;
+                        acc_3_[0u] = 0.0f;
                         ck_ = 0u;
                         cg_ = cg_ + nw_;
                     }
                 }
-                if ((t0_ + 1u) < t1441_) {
+                if ((t0_ + 1u) < t4893_) {
                     unsigned v_9_ = min((((lk_ << 5u) << 2u) + lane_), (nv_ - 1u));
                     unsigned row_6_ = min(lg_, (m_ - 1u));
-                    wb_[4u] = wv_[(row_6_ * nv_) + v_9_];
-                    xb_[8u] = xv_[min((v_9_ << 1u), (t1394_ - 1u))];
-                    xb_[9u] = xv_[min(((v_9_ << 1u) + 1u), (t1394_ - 1u))];
+                    wb_2_[4u] = wv_[(row_6_ * nv_) + v_9_];
+                    xb_2_[8u] = xv_[min((v_9_ << 1u), (t4830_ - 1u))];
+                    xb_2_[9u] = xv_[min(((v_9_ << 1u) + 1u), (t4830_ - 1u))];
                     unsigned v_10_ = min(((((lk_ << 5u) << 2u) + 32u) + lane_), (nv_ - 1u));
                     unsigned row_7_ = min(lg_, (m_ - 1u));
-                    wb_[5u] = wv_[(row_7_ * nv_) + v_10_];
-                    xb_[10u] = xv_[min((v_10_ << 1u), (t1394_ - 1u))];
-                    xb_[11u] = xv_[min(((v_10_ << 1u) + 1u), (t1394_ - 1u))];
+                    wb_2_[5u] = wv_[(row_7_ * nv_) + v_10_];
+                    xb_2_[10u] = xv_[min((v_10_ << 1u), (t4830_ - 1u))];
+                    xb_2_[11u] = xv_[min(((v_10_ << 1u) + 1u), (t4830_ - 1u))];
                     unsigned v_11_ = min(((((lk_ << 5u) << 2u) + 64u) + lane_), (nv_ - 1u));
                     unsigned row_8_ = min(lg_, (m_ - 1u));
-                    wb_[6u] = wv_[(row_8_ * nv_) + v_11_];
-                    xb_[12u] = xv_[min((v_11_ << 1u), (t1394_ - 1u))];
-                    xb_[13u] = xv_[min(((v_11_ << 1u) + 1u), (t1394_ - 1u))];
+                    wb_2_[6u] = wv_[(row_8_ * nv_) + v_11_];
+                    xb_2_[12u] = xv_[min((v_11_ << 1u), (t4830_ - 1u))];
+                    xb_2_[13u] = xv_[min(((v_11_ << 1u) + 1u), (t4830_ - 1u))];
                     unsigned v_12_ = min(((((lk_ << 5u) << 2u) + 96u) + lane_), (nv_ - 1u));
                     unsigned row_9_ = min(lg_, (m_ - 1u));
-                    wb_[7u] = wv_[(row_9_ * nv_) + v_12_];
-                    xb_[14u] = xv_[min((v_12_ << 1u), (t1394_ - 1u))];
-                    xb_[15u] = xv_[min(((v_12_ << 1u) + 1u), (t1394_ - 1u))];
-                    unsigned t2470_ = lk_ + 1u;
-                    lk_ = t2470_;
-                    if (t2470_ == steps_) {
+                    wb_2_[7u] = wv_[(row_9_ * nv_) + v_12_];
+                    xb_2_[14u] = xv_[min((v_12_ << 1u), (t4830_ - 1u))];
+                    xb_2_[15u] = xv_[min(((v_12_ << 1u) + 1u), (t4830_ - 1u))];
+                    unsigned t7572_ = lk_ + 1u;
+                    lk_ = t7572_;
+                    if (t7572_ == steps_) {
                         lk_ = 0u;
                         lg_ = lg_ + nw_;
                     }
                 }
-                bool t2479_ = (t0_ + 1u) >= 1u;
-                bool t2480_ = t2479_;
-                if (t2479_) {
-                    t2480_ = ((t0_ + 1u) - 1u) < t1441_;
+                bool t7625_ = (t0_ + 1u) >= 1u;
+                bool t7626_ = t7625_;
+                if (t7625_) {
+                    t7626_ = ((t0_ + 1u) - 1u) < t4893_;
                 }
-                if (t2480_) {
+                if (t7626_) {
                     unsigned v_13_ = ((ck_ << 5u) << 2u) + lane_;
                     if (v_13_ < nv_) {
-                        kf_u32x4 t2517_ = xb_[0u];
-                        kf_f32x4 a_5_ = kf_bitcast<kf_f32x4>(t2517_);
-                        kf_u32x4 t2520_ = xb_[1u];
-                        kf_f32x4 b_5_ = kf_bitcast<kf_f32x4>(t2520_);
-                        xs_5_[0u] = a_5_.v[0];
-                        xs_5_[4u] = b_5_.v[0];
-                        xs_5_[1u] = a_5_.v[1];
-                        xs_5_[5u] = b_5_.v[1];
-                        xs_5_[2u] = a_5_.v[2];
-                        xs_5_[6u] = b_5_.v[2];
-                        xs_5_[3u] = a_5_.v[3];
-                        xs_5_[7u] = b_5_.v[3];
-                        kf_u32x4 t2566_ = wb_[0u];
-                        kf_f16x8 wh_5_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2566_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2566_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2566_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2566_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2566_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2566_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2566_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2566_, 3u), 16u))}};
-                        acc_2_[0u] = __fmaf_rn(kf_f16_to_f32(wh_5_.v[7]), xs_5_[7u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[6]), xs_5_[6u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[5]), xs_5_[5u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[4]), xs_5_[4u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[3]), xs_5_[3u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[2]), xs_5_[2u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[1]), xs_5_[1u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[0]), xs_5_[0u], acc_2_[0u]))))))));
+                        kf_u32x4 t7663_ = xb_2_[0u];
+                        kf_f32x4 a_6_ = kf_bitcast<kf_f32x4>(t7663_);
+                        kf_u32x4 t7666_ = xb_2_[1u];
+                        kf_f32x4 b_5_ = kf_bitcast<kf_f32x4>(t7666_);
+                        xs_13_[0u] = a_6_.v[0];
+                        xs_13_[4u] = b_5_.v[0];
+                        xs_13_[1u] = a_6_.v[1];
+                        xs_13_[5u] = b_5_.v[1];
+                        xs_13_[2u] = a_6_.v[2];
+                        xs_13_[6u] = b_5_.v[2];
+                        xs_13_[3u] = a_6_.v[3];
+                        xs_13_[7u] = b_5_.v[3];
+                        kf_u32x4 t7712_ = wb_2_[0u];
+                        kf_f16x8 wh_5_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7712_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7712_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7712_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7712_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7712_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7712_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7712_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7712_, 3u), 16u))}};
+                        acc_3_[0u] = __fmaf_rn(kf_f16_to_f32(wh_5_.v[7]), xs_13_[7u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[6]), xs_13_[6u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[5]), xs_13_[5u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[4]), xs_13_[4u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[3]), xs_13_[3u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[2]), xs_13_[2u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[1]), xs_13_[1u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[0]), xs_13_[0u], acc_3_[0u]))))))));
                     }
                     unsigned v_14_ = (((ck_ << 5u) << 2u) + 32u) + lane_;
                     if (v_14_ < nv_) {
-                        kf_u32x4 t2648_ = xb_[2u];
-                        kf_f32x4 a_6_ = kf_bitcast<kf_f32x4>(t2648_);
-                        kf_u32x4 t2651_ = xb_[3u];
-                        kf_f32x4 b_6_ = kf_bitcast<kf_f32x4>(t2651_);
-                        xs_6_[0u] = a_6_.v[0];
-                        xs_6_[4u] = b_6_.v[0];
-                        xs_6_[1u] = a_6_.v[1];
-                        xs_6_[5u] = b_6_.v[1];
-                        xs_6_[2u] = a_6_.v[2];
-                        xs_6_[6u] = b_6_.v[2];
-                        xs_6_[3u] = a_6_.v[3];
-                        xs_6_[7u] = b_6_.v[3];
-                        kf_u32x4 t2697_ = wb_[1u];
-                        kf_f16x8 wh_6_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2697_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2697_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2697_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2697_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2697_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2697_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2697_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2697_, 3u), 16u))}};
-                        acc_2_[0u] = __fmaf_rn(kf_f16_to_f32(wh_6_.v[7]), xs_6_[7u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[6]), xs_6_[6u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[5]), xs_6_[5u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[4]), xs_6_[4u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[3]), xs_6_[3u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[2]), xs_6_[2u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[1]), xs_6_[1u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[0]), xs_6_[0u], acc_2_[0u]))))))));
+                        kf_u32x4 t7794_ = xb_2_[2u];
+                        kf_f32x4 a_7_ = kf_bitcast<kf_f32x4>(t7794_);
+                        kf_u32x4 t7797_ = xb_2_[3u];
+                        kf_f32x4 b_6_ = kf_bitcast<kf_f32x4>(t7797_);
+                        xs_14_[0u] = a_7_.v[0];
+                        xs_14_[4u] = b_6_.v[0];
+                        xs_14_[1u] = a_7_.v[1];
+                        xs_14_[5u] = b_6_.v[1];
+                        xs_14_[2u] = a_7_.v[2];
+                        xs_14_[6u] = b_6_.v[2];
+                        xs_14_[3u] = a_7_.v[3];
+                        xs_14_[7u] = b_6_.v[3];
+                        kf_u32x4 t7843_ = wb_2_[1u];
+                        kf_f16x8 wh_6_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7843_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7843_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7843_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7843_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7843_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7843_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7843_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7843_, 3u), 16u))}};
+                        acc_3_[0u] = __fmaf_rn(kf_f16_to_f32(wh_6_.v[7]), xs_14_[7u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[6]), xs_14_[6u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[5]), xs_14_[5u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[4]), xs_14_[4u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[3]), xs_14_[3u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[2]), xs_14_[2u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[1]), xs_14_[1u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[0]), xs_14_[0u], acc_3_[0u]))))))));
                     }
                     unsigned v_15_ = (((ck_ << 5u) << 2u) + 64u) + lane_;
                     if (v_15_ < nv_) {
-                        kf_u32x4 t2779_ = xb_[4u];
-                        kf_f32x4 a_7_ = kf_bitcast<kf_f32x4>(t2779_);
-                        kf_u32x4 t2782_ = xb_[5u];
-                        kf_f32x4 b_7_ = kf_bitcast<kf_f32x4>(t2782_);
-                        xs_7_[0u] = a_7_.v[0];
-                        xs_7_[4u] = b_7_.v[0];
-                        xs_7_[1u] = a_7_.v[1];
-                        xs_7_[5u] = b_7_.v[1];
-                        xs_7_[2u] = a_7_.v[2];
-                        xs_7_[6u] = b_7_.v[2];
-                        xs_7_[3u] = a_7_.v[3];
-                        xs_7_[7u] = b_7_.v[3];
-                        kf_u32x4 t2828_ = wb_[2u];
-                        kf_f16x8 wh_7_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2828_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2828_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2828_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2828_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2828_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2828_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2828_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2828_, 3u), 16u))}};
-                        acc_2_[0u] = __fmaf_rn(kf_f16_to_f32(wh_7_.v[7]), xs_7_[7u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[6]), xs_7_[6u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[5]), xs_7_[5u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[4]), xs_7_[4u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[3]), xs_7_[3u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[2]), xs_7_[2u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[1]), xs_7_[1u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[0]), xs_7_[0u], acc_2_[0u]))))))));
+                        kf_u32x4 t7925_ = xb_2_[4u];
+                        kf_f32x4 a_8_ = kf_bitcast<kf_f32x4>(t7925_);
+                        kf_u32x4 t7928_ = xb_2_[5u];
+                        kf_f32x4 b_7_ = kf_bitcast<kf_f32x4>(t7928_);
+                        xs_15_[0u] = a_8_.v[0];
+                        xs_15_[4u] = b_7_.v[0];
+                        xs_15_[1u] = a_8_.v[1];
+                        xs_15_[5u] = b_7_.v[1];
+                        xs_15_[2u] = a_8_.v[2];
+                        xs_15_[6u] = b_7_.v[2];
+                        xs_15_[3u] = a_8_.v[3];
+                        xs_15_[7u] = b_7_.v[3];
+                        kf_u32x4 t7974_ = wb_2_[2u];
+                        kf_f16x8 wh_7_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7974_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7974_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7974_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7974_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7974_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7974_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7974_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7974_, 3u), 16u))}};
+                        acc_3_[0u] = __fmaf_rn(kf_f16_to_f32(wh_7_.v[7]), xs_15_[7u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[6]), xs_15_[6u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[5]), xs_15_[5u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[4]), xs_15_[4u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[3]), xs_15_[3u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[2]), xs_15_[2u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[1]), xs_15_[1u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[0]), xs_15_[0u], acc_3_[0u]))))))));
                     }
                     unsigned v_16_ = (((ck_ << 5u) << 2u) + 96u) + lane_;
                     if (v_16_ < nv_) {
-                        kf_u32x4 t2910_ = xb_[6u];
-                        kf_f32x4 a_8_ = kf_bitcast<kf_f32x4>(t2910_);
-                        kf_u32x4 t2913_ = xb_[7u];
-                        kf_f32x4 b_8_ = kf_bitcast<kf_f32x4>(t2913_);
-                        xs_8_[0u] = a_8_.v[0];
-                        xs_8_[4u] = b_8_.v[0];
-                        xs_8_[1u] = a_8_.v[1];
-                        xs_8_[5u] = b_8_.v[1];
-                        xs_8_[2u] = a_8_.v[2];
-                        xs_8_[6u] = b_8_.v[2];
-                        xs_8_[3u] = a_8_.v[3];
-                        xs_8_[7u] = b_8_.v[3];
-                        kf_u32x4 t2959_ = wb_[3u];
-                        kf_f16x8 wh_8_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2959_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2959_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2959_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2959_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2959_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2959_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2959_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2959_, 3u), 16u))}};
-                        acc_2_[0u] = __fmaf_rn(kf_f16_to_f32(wh_8_.v[7]), xs_8_[7u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[6]), xs_8_[6u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[5]), xs_8_[5u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[4]), xs_8_[4u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[3]), xs_8_[3u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[2]), xs_8_[2u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[1]), xs_8_[1u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[0]), xs_8_[0u], acc_2_[0u]))))))));
+                        kf_u32x4 t8056_ = xb_2_[6u];
+                        kf_f32x4 a_9_ = kf_bitcast<kf_f32x4>(t8056_);
+                        kf_u32x4 t8059_ = xb_2_[7u];
+                        kf_f32x4 b_8_ = kf_bitcast<kf_f32x4>(t8059_);
+                        xs_16_[0u] = a_9_.v[0];
+                        xs_16_[4u] = b_8_.v[0];
+                        xs_16_[1u] = a_9_.v[1];
+                        xs_16_[5u] = b_8_.v[1];
+                        xs_16_[2u] = a_9_.v[2];
+                        xs_16_[6u] = b_8_.v[2];
+                        xs_16_[3u] = a_9_.v[3];
+                        xs_16_[7u] = b_8_.v[3];
+                        kf_u32x4 t8105_ = wb_2_[3u];
+                        kf_f16x8 wh_8_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t8105_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8105_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t8105_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8105_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t8105_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8105_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t8105_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8105_, 3u), 16u))}};
+                        acc_3_[0u] = __fmaf_rn(kf_f16_to_f32(wh_8_.v[7]), xs_16_[7u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[6]), xs_16_[6u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[5]), xs_16_[5u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[4]), xs_16_[4u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[3]), xs_16_[3u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[2]), xs_16_[2u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[1]), xs_16_[1u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[0]), xs_16_[0u], acc_3_[0u]))))))));
                     }
-                    unsigned t3033_ = ck_ + 1u;
-                    ck_ = t3033_;
-                    if (t3033_ == steps_) {
-                        float t3036_ = acc_2_[0u];
-                        unsigned t3058_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
-                        if (t3058_ == 32u) {
-                            float t3063_ = __fadd_rn(t3036_, kf_shfl_xor(t3036_, 16u, kf_wn));
-                            float t3066_ = __fadd_rn(t3063_, kf_shfl_xor(t3063_, 8u, kf_wn));
-                            float t3069_ = __fadd_rn(t3066_, kf_shfl_xor(t3066_, 4u, kf_wn));
-                            float t3072_ = __fadd_rn(t3069_, kf_shfl_xor(t3069_, 2u, kf_wn));
-                            s_2_ = __fadd_rn(t3072_, kf_shfl_xor(t3072_, 1u, kf_wn));
-                        } else {
-                            float t3078_ = kf_shfl_down(t3036_, 16u, kf_wn);
-                            bool t3080_ = (kf_lane_id() + 16u) < t3058_;
-                            float t3081_ = __fadd_rn(t3036_, t3078_);
-                            float t3082_ = t3080_ ? t3081_ : t3036_;
-                            float t3084_ = kf_shfl_down(t3082_, 8u, kf_wn);
-                            bool t3086_ = (kf_lane_id() + 8u) < t3058_;
-                            float t3087_ = __fadd_rn(t3082_, t3084_);
-                            float t3088_ = t3086_ ? t3087_ : t3082_;
-                            float t3090_ = kf_shfl_down(t3088_, 4u, kf_wn);
-                            bool t3092_ = (kf_lane_id() + 4u) < t3058_;
-                            float t3093_ = __fadd_rn(t3088_, t3090_);
-                            float t3094_ = t3092_ ? t3093_ : t3088_;
-                            float t3096_ = kf_shfl_down(t3094_, 2u, kf_wn);
-                            bool t3098_ = (kf_lane_id() + 2u) < t3058_;
-                            float t3099_ = __fadd_rn(t3094_, t3096_);
-                            float t3100_ = t3098_ ? t3099_ : t3094_;
-                            float t3102_ = kf_shfl_down(t3100_, 1u, kf_wn);
-                            bool t3104_ = (kf_lane_id() + 1u) < t3058_;
-                            float t3105_ = __fadd_rn(t3100_, t3102_);
-                            s_2_ = kf_shfl(t3104_ ? t3105_ : t3100_, 0u, kf_wn);
+                    unsigned t8179_ = ck_ + 1u;
+                    ck_ = t8179_;
+                    if (t8179_ == steps_) {
+                        float a_10_ = acc_3_[0u];
+                        unsigned r_2_ = 0u;
+                        float t8187_ = __fadd_rn(a_10_, kf_shfl_xor(a_10_, 16u, kf_wn));
+                        float t8190_ = __fadd_rn(t8187_, kf_shfl_xor(t8187_, 8u, kf_wn));
+                        float t8193_ = __fadd_rn(t8190_, kf_shfl_xor(t8190_, 4u, kf_wn));
+                        float t8196_ = __fadd_rn(t8193_, kf_shfl_xor(t8193_, 2u, kf_wn));
+                        float t8199_ = __fadd_rn(t8196_, kf_shfl_xor(t8196_, 1u, kf_wn));
+                        bool t8201_ = lane_ == r_2_;
+                        bool t8202_ = t8201_;
+                        if (t8201_) {
+                            t8202_ = cg_ < m_;
                         }
-                        bool t3110_ = lane_ == 0u;
-                        bool t3111_ = t3110_;
-                        if (t3110_) {
-                            t3111_ = cg_ < m_;
+                        if (t8202_) {
+                            y_[cg_] = kf_f16_from_f32(t8199_);
                         }
-                        if (t3111_) {
-                            y_[cg_] = kf_f16_from_f32(s_2_);
-                        }
-                        acc_2_[0u] = 0.0f;
+                        acc_3_[0u] = 0.0f;
                         ck_ = 0u;
                         cg_ = cg_ + nw_;
                     }
@@ -1560,201 +1419,199 @@ gemv_f16_f32_f16(const kf_f16* __restrict__ w_, const float* __restrict__ x_, kf
     } else {
         unsigned lane_2_ = kf_lane_id();
         unsigned nv_2_ = k_ >> 3u;
-        unsigned t3156_ = (blockIdx.x << 3u) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u);
-        unsigned t3167_ = gridDim.x << 3u;
+        unsigned t8293_ = (blockIdx.x * (blockDim.x >> 5u)) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u);
+        unsigned t8309_ = gridDim.x * (blockDim.x >> 5u);
         #pragma unroll 1
-        for (unsigned g_ = t3156_; g_ < m_; g_ = g_ + t3167_) {
+        for (unsigned g_ = t8293_; g_ < m_; g_ = g_ + t8309_) {
             row_[0u] = min(g_, (m_ - 1u));
-            acc_3_[0u] = 0.0f;
+            acc_4_[0u] = 0.0f;
             if ((k_ & 7u) == 0u) {
                 #pragma unroll 1
                 for (unsigned base_ = 0u; base_ < nv_2_; base_ = base_ + 128u) {
                     unsigned v_17_ = base_ + lane_2_;
-                    kf_u32x4 t3192_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                    kf_u32x4 t_2_ = t3192_;
+                    kf_u32x4 t8334_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_4_ = t8334_;
                     if (v_17_ < nv_2_) {
-                        unsigned t3198_ = (row_[0u] * nv_2_) + v_17_;
-                        kf_u32x4 t3199_ = wv_[t3198_];
-                        t_2_ = t3199_;
+                        unsigned t8340_ = (row_[0u] * nv_2_) + v_17_;
+                        kf_u32x4 t8341_ = wv_[t8340_];
+                        t_4_ = t8341_;
                     }
-                    wr_[0u] = t_2_;
+                    wr_[0u] = t_4_;
                     unsigned v_18_ = (base_ + 32u) + lane_2_;
-                    kf_u32x4 t3205_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                    kf_u32x4 t_3_ = t3205_;
+                    kf_u32x4 t8347_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_5_ = t8347_;
                     if (v_18_ < nv_2_) {
-                        unsigned t3211_ = (row_[0u] * nv_2_) + v_18_;
-                        kf_u32x4 t3212_ = wv_[t3211_];
-                        t_3_ = t3212_;
+                        unsigned t8353_ = (row_[0u] * nv_2_) + v_18_;
+                        kf_u32x4 t8354_ = wv_[t8353_];
+                        t_5_ = t8354_;
                     }
-                    wr_[1u] = t_3_;
+                    wr_[1u] = t_5_;
                     unsigned v_19_ = (base_ + 64u) + lane_2_;
-                    kf_u32x4 t3218_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                    kf_u32x4 t_4_ = t3218_;
+                    kf_u32x4 t8360_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_6_ = t8360_;
                     if (v_19_ < nv_2_) {
-                        unsigned t3224_ = (row_[0u] * nv_2_) + v_19_;
-                        kf_u32x4 t3225_ = wv_[t3224_];
-                        t_4_ = t3225_;
+                        unsigned t8366_ = (row_[0u] * nv_2_) + v_19_;
+                        kf_u32x4 t8367_ = wv_[t8366_];
+                        t_6_ = t8367_;
                     }
-                    wr_[2u] = t_4_;
+                    wr_[2u] = t_6_;
                     unsigned v_20_ = (base_ + 96u) + lane_2_;
-                    kf_u32x4 t3231_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                    kf_u32x4 t_5_ = t3231_;
+                    kf_u32x4 t8373_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_7_ = t8373_;
                     if (v_20_ < nv_2_) {
-                        unsigned t3237_ = (row_[0u] * nv_2_) + v_20_;
-                        kf_u32x4 t3238_ = wv_[t3237_];
-                        t_5_ = t3238_;
+                        unsigned t8379_ = (row_[0u] * nv_2_) + v_20_;
+                        kf_u32x4 t8380_ = wv_[t8379_];
+                        t_7_ = t8380_;
                     }
-                    wr_[3u] = t_5_;
+                    wr_[3u] = t_7_;
                     unsigned v_21_ = base_ + lane_2_;
                     if (v_21_ < nv_2_) {
-                        unsigned t3245_ = v_21_ << 1u;
-                        kf_f32x4 a_9_ = xf4_[t3245_];
-                        unsigned t3250_ = (v_21_ << 1u) + 1u;
-                        kf_f32x4 b_9_ = xf4_[t3250_];
-                        xs_9_[0u] = a_9_.v[0];
-                        xs_9_[4u] = b_9_.v[0];
-                        xs_9_[1u] = a_9_.v[1];
-                        xs_9_[5u] = b_9_.v[1];
-                        xs_9_[2u] = a_9_.v[2];
-                        xs_9_[6u] = b_9_.v[2];
-                        xs_9_[3u] = a_9_.v[3];
-                        xs_9_[7u] = b_9_.v[3];
-                        kf_u32x4 t3294_ = wr_[0u];
-                        kf_f16x8 wh_9_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t3294_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3294_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t3294_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3294_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t3294_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3294_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t3294_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3294_, 3u), 16u))}};
-                        acc_3_[0u] = __fmaf_rn(kf_f16_to_f32(wh_9_.v[7]), xs_9_[7u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[6]), xs_9_[6u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[5]), xs_9_[5u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[4]), xs_9_[4u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[3]), xs_9_[3u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[2]), xs_9_[2u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[1]), xs_9_[1u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[0]), xs_9_[0u], acc_3_[0u]))))))));
+                        unsigned t8387_ = v_21_ << 1u;
+                        kf_f32x4 a_11_ = xf4_[t8387_];
+                        unsigned t8392_ = (v_21_ << 1u) + 1u;
+                        kf_f32x4 b_9_ = xf4_[t8392_];
+                        xs_17_[0u] = a_11_.v[0];
+                        xs_17_[4u] = b_9_.v[0];
+                        xs_17_[1u] = a_11_.v[1];
+                        xs_17_[5u] = b_9_.v[1];
+                        xs_17_[2u] = a_11_.v[2];
+                        xs_17_[6u] = b_9_.v[2];
+                        xs_17_[3u] = a_11_.v[3];
+                        xs_17_[7u] = b_9_.v[3];
+                        kf_u32x4 t8436_ = wr_[0u];
+                        kf_f16x8 wh_9_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t8436_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8436_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t8436_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8436_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t8436_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8436_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t8436_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8436_, 3u), 16u))}};
+                        acc_4_[0u] = __fmaf_rn(kf_f16_to_f32(wh_9_.v[7]), xs_17_[7u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[6]), xs_17_[6u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[5]), xs_17_[5u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[4]), xs_17_[4u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[3]), xs_17_[3u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[2]), xs_17_[2u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[1]), xs_17_[1u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[0]), xs_17_[0u], acc_4_[0u]))))))));
                     }
                     unsigned v_22_ = (base_ + 32u) + lane_2_;
                     if (v_22_ < nv_2_) {
-                        unsigned t3372_ = v_22_ << 1u;
-                        kf_f32x4 a_10_ = xf4_[t3372_];
-                        unsigned t3377_ = (v_22_ << 1u) + 1u;
-                        kf_f32x4 b_10_ = xf4_[t3377_];
-                        xs_10_[0u] = a_10_.v[0];
-                        xs_10_[4u] = b_10_.v[0];
-                        xs_10_[1u] = a_10_.v[1];
-                        xs_10_[5u] = b_10_.v[1];
-                        xs_10_[2u] = a_10_.v[2];
-                        xs_10_[6u] = b_10_.v[2];
-                        xs_10_[3u] = a_10_.v[3];
-                        xs_10_[7u] = b_10_.v[3];
-                        kf_u32x4 t3421_ = wr_[1u];
-                        kf_f16x8 wh_10_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t3421_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3421_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t3421_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3421_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t3421_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3421_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t3421_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3421_, 3u), 16u))}};
-                        acc_3_[0u] = __fmaf_rn(kf_f16_to_f32(wh_10_.v[7]), xs_10_[7u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[6]), xs_10_[6u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[5]), xs_10_[5u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[4]), xs_10_[4u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[3]), xs_10_[3u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[2]), xs_10_[2u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[1]), xs_10_[1u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[0]), xs_10_[0u], acc_3_[0u]))))))));
+                        unsigned t8514_ = v_22_ << 1u;
+                        kf_f32x4 a_12_ = xf4_[t8514_];
+                        unsigned t8519_ = (v_22_ << 1u) + 1u;
+                        kf_f32x4 b_10_ = xf4_[t8519_];
+                        xs_18_[0u] = a_12_.v[0];
+                        xs_18_[4u] = b_10_.v[0];
+                        xs_18_[1u] = a_12_.v[1];
+                        xs_18_[5u] = b_10_.v[1];
+                        xs_18_[2u] = a_12_.v[2];
+                        xs_18_[6u] = b_10_.v[2];
+                        xs_18_[3u] = a_12_.v[3];
+                        xs_18_[7u] = b_10_.v[3];
+                        kf_u32x4 t8563_ = wr_[1u];
+                        kf_f16x8 wh_10_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t8563_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8563_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t8563_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8563_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t8563_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8563_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t8563_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8563_, 3u), 16u))}};
+                        acc_4_[0u] = __fmaf_rn(kf_f16_to_f32(wh_10_.v[7]), xs_18_[7u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[6]), xs_18_[6u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[5]), xs_18_[5u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[4]), xs_18_[4u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[3]), xs_18_[3u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[2]), xs_18_[2u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[1]), xs_18_[1u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[0]), xs_18_[0u], acc_4_[0u]))))))));
                     }
                     unsigned v_23_ = (base_ + 64u) + lane_2_;
                     if (v_23_ < nv_2_) {
-                        unsigned t3499_ = v_23_ << 1u;
-                        kf_f32x4 a_11_ = xf4_[t3499_];
-                        unsigned t3504_ = (v_23_ << 1u) + 1u;
-                        kf_f32x4 b_11_ = xf4_[t3504_];
-                        xs_11_[0u] = a_11_.v[0];
-                        xs_11_[4u] = b_11_.v[0];
-                        xs_11_[1u] = a_11_.v[1];
-                        xs_11_[5u] = b_11_.v[1];
-                        xs_11_[2u] = a_11_.v[2];
-                        xs_11_[6u] = b_11_.v[2];
-                        xs_11_[3u] = a_11_.v[3];
-                        xs_11_[7u] = b_11_.v[3];
-                        kf_u32x4 t3548_ = wr_[2u];
-                        kf_f16x8 wh_11_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t3548_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3548_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t3548_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3548_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t3548_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3548_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t3548_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3548_, 3u), 16u))}};
-                        acc_3_[0u] = __fmaf_rn(kf_f16_to_f32(wh_11_.v[7]), xs_11_[7u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[6]), xs_11_[6u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[5]), xs_11_[5u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[4]), xs_11_[4u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[3]), xs_11_[3u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[2]), xs_11_[2u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[1]), xs_11_[1u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[0]), xs_11_[0u], acc_3_[0u]))))))));
+                        unsigned t8641_ = v_23_ << 1u;
+                        kf_f32x4 a_13_ = xf4_[t8641_];
+                        unsigned t8646_ = (v_23_ << 1u) + 1u;
+                        kf_f32x4 b_11_ = xf4_[t8646_];
+                        xs_19_[0u] = a_13_.v[0];
+                        xs_19_[4u] = b_11_.v[0];
+                        xs_19_[1u] = a_13_.v[1];
+                        xs_19_[5u] = b_11_.v[1];
+                        xs_19_[2u] = a_13_.v[2];
+                        xs_19_[6u] = b_11_.v[2];
+                        xs_19_[3u] = a_13_.v[3];
+                        xs_19_[7u] = b_11_.v[3];
+                        kf_u32x4 t8690_ = wr_[2u];
+                        kf_f16x8 wh_11_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t8690_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8690_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t8690_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8690_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t8690_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8690_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t8690_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8690_, 3u), 16u))}};
+                        acc_4_[0u] = __fmaf_rn(kf_f16_to_f32(wh_11_.v[7]), xs_19_[7u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[6]), xs_19_[6u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[5]), xs_19_[5u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[4]), xs_19_[4u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[3]), xs_19_[3u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[2]), xs_19_[2u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[1]), xs_19_[1u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[0]), xs_19_[0u], acc_4_[0u]))))))));
                     }
                     unsigned v_24_ = (base_ + 96u) + lane_2_;
                     if (v_24_ < nv_2_) {
-                        unsigned t3626_ = v_24_ << 1u;
-                        kf_f32x4 a_12_ = xf4_[t3626_];
-                        unsigned t3631_ = (v_24_ << 1u) + 1u;
-                        kf_f32x4 b_12_ = xf4_[t3631_];
-                        xs_12_[0u] = a_12_.v[0];
-                        xs_12_[4u] = b_12_.v[0];
-                        xs_12_[1u] = a_12_.v[1];
-                        xs_12_[5u] = b_12_.v[1];
-                        xs_12_[2u] = a_12_.v[2];
-                        xs_12_[6u] = b_12_.v[2];
-                        xs_12_[3u] = a_12_.v[3];
-                        xs_12_[7u] = b_12_.v[3];
-                        kf_u32x4 t3675_ = wr_[3u];
-                        kf_f16x8 wh_12_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t3675_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3675_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t3675_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3675_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t3675_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3675_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t3675_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3675_, 3u), 16u))}};
-                        acc_3_[0u] = __fmaf_rn(kf_f16_to_f32(wh_12_.v[7]), xs_12_[7u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[6]), xs_12_[6u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[5]), xs_12_[5u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[4]), xs_12_[4u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[3]), xs_12_[3u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[2]), xs_12_[2u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[1]), xs_12_[1u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[0]), xs_12_[0u], acc_3_[0u]))))))));
+                        unsigned t8768_ = v_24_ << 1u;
+                        kf_f32x4 a_14_ = xf4_[t8768_];
+                        unsigned t8773_ = (v_24_ << 1u) + 1u;
+                        kf_f32x4 b_12_ = xf4_[t8773_];
+                        xs_20_[0u] = a_14_.v[0];
+                        xs_20_[4u] = b_12_.v[0];
+                        xs_20_[1u] = a_14_.v[1];
+                        xs_20_[5u] = b_12_.v[1];
+                        xs_20_[2u] = a_14_.v[2];
+                        xs_20_[6u] = b_12_.v[2];
+                        xs_20_[3u] = a_14_.v[3];
+                        xs_20_[7u] = b_12_.v[3];
+                        kf_u32x4 t8817_ = wr_[3u];
+                        kf_f16x8 wh_12_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t8817_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8817_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t8817_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8817_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t8817_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8817_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t8817_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8817_, 3u), 16u))}};
+                        acc_4_[0u] = __fmaf_rn(kf_f16_to_f32(wh_12_.v[7]), xs_20_[7u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[6]), xs_20_[6u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[5]), xs_20_[5u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[4]), xs_20_[4u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[3]), xs_20_[3u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[2]), xs_20_[2u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[1]), xs_20_[1u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[0]), xs_20_[0u], acc_4_[0u]))))))));
                     }
                 }
             } else {
                 #pragma unroll 1
                 for (unsigned c_ = lane_2_; c_ < k_; c_ = c_ + 32u) {
-                    float t3754_ = x_[c_];
+                    float t8896_ = x_[c_];
                     unsigned i_ = (row_[0u] * k_) + c_;
                     unsigned short u_ = w16_[i_];
-                    acc_3_[0u] = __fmaf_rn(kf_f16_to_f32(kf_bitcast<kf_f16>(u_)), t3754_, acc_3_[0u]);
+                    acc_4_[0u] = __fmaf_rn(kf_f16_to_f32(kf_bitcast<kf_f16>(u_)), t8896_, acc_4_[0u]);
                 }
             }
-            float t3774_ = acc_3_[0u];
-            unsigned t3796_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
-            if (t3796_ == 32u) {
-                float t3801_ = __fadd_rn(t3774_, kf_shfl_xor(t3774_, 16u, kf_wn));
-                float t3804_ = __fadd_rn(t3801_, kf_shfl_xor(t3801_, 8u, kf_wn));
-                float t3807_ = __fadd_rn(t3804_, kf_shfl_xor(t3804_, 4u, kf_wn));
-                float t3810_ = __fadd_rn(t3807_, kf_shfl_xor(t3807_, 2u, kf_wn));
-                s_3_ = __fadd_rn(t3810_, kf_shfl_xor(t3810_, 1u, kf_wn));
+            float t8916_ = acc_4_[0u];
+            unsigned t8938_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+            if (t8938_ == 32u) {
+                float t8943_ = __fadd_rn(t8916_, kf_shfl_xor(t8916_, 16u, kf_wn));
+                float t8946_ = __fadd_rn(t8943_, kf_shfl_xor(t8943_, 8u, kf_wn));
+                float t8949_ = __fadd_rn(t8946_, kf_shfl_xor(t8946_, 4u, kf_wn));
+                float t8952_ = __fadd_rn(t8949_, kf_shfl_xor(t8949_, 2u, kf_wn));
+                s_ = __fadd_rn(t8952_, kf_shfl_xor(t8952_, 1u, kf_wn));
             } else {
-                float t3816_ = kf_shfl_down(t3774_, 16u, kf_wn);
-                bool t3818_ = (kf_lane_id() + 16u) < t3796_;
-                float t3819_ = __fadd_rn(t3774_, t3816_);
-                float t3820_ = t3818_ ? t3819_ : t3774_;
-                float t3822_ = kf_shfl_down(t3820_, 8u, kf_wn);
-                bool t3824_ = (kf_lane_id() + 8u) < t3796_;
-                float t3825_ = __fadd_rn(t3820_, t3822_);
-                float t3826_ = t3824_ ? t3825_ : t3820_;
-                float t3828_ = kf_shfl_down(t3826_, 4u, kf_wn);
-                bool t3830_ = (kf_lane_id() + 4u) < t3796_;
-                float t3831_ = __fadd_rn(t3826_, t3828_);
-                float t3832_ = t3830_ ? t3831_ : t3826_;
-                float t3834_ = kf_shfl_down(t3832_, 2u, kf_wn);
-                bool t3836_ = (kf_lane_id() + 2u) < t3796_;
-                float t3837_ = __fadd_rn(t3832_, t3834_);
-                float t3838_ = t3836_ ? t3837_ : t3832_;
-                float t3840_ = kf_shfl_down(t3838_, 1u, kf_wn);
-                bool t3842_ = (kf_lane_id() + 1u) < t3796_;
-                float t3843_ = __fadd_rn(t3838_, t3840_);
-                s_3_ = kf_shfl(t3842_ ? t3843_ : t3838_, 0u, kf_wn);
+                float t8958_ = kf_shfl_down(t8916_, 16u, kf_wn);
+                bool t8960_ = (kf_lane_id() + 16u) < t8938_;
+                float t8961_ = __fadd_rn(t8916_, t8958_);
+                float t8962_ = t8960_ ? t8961_ : t8916_;
+                float t8964_ = kf_shfl_down(t8962_, 8u, kf_wn);
+                bool t8966_ = (kf_lane_id() + 8u) < t8938_;
+                float t8967_ = __fadd_rn(t8962_, t8964_);
+                float t8968_ = t8966_ ? t8967_ : t8962_;
+                float t8970_ = kf_shfl_down(t8968_, 4u, kf_wn);
+                bool t8972_ = (kf_lane_id() + 4u) < t8938_;
+                float t8973_ = __fadd_rn(t8968_, t8970_);
+                float t8974_ = t8972_ ? t8973_ : t8968_;
+                float t8976_ = kf_shfl_down(t8974_, 2u, kf_wn);
+                bool t8978_ = (kf_lane_id() + 2u) < t8938_;
+                float t8979_ = __fadd_rn(t8974_, t8976_);
+                float t8980_ = t8978_ ? t8979_ : t8974_;
+                float t8982_ = kf_shfl_down(t8980_, 1u, kf_wn);
+                bool t8984_ = (kf_lane_id() + 1u) < t8938_;
+                float t8985_ = __fadd_rn(t8980_, t8982_);
+                s_ = kf_shfl(t8984_ ? t8985_ : t8980_, 0u, kf_wn);
             }
-            bool t3848_ = lane_2_ == 0u;
-            bool t3849_ = t3848_;
-            if (t3848_) {
-                t3849_ = g_ < m_;
+            bool t8990_ = lane_2_ == 0u;
+            bool t8991_ = t8990_;
+            if (t8990_) {
+                t8991_ = g_ < m_;
             }
-            if (t3849_) {
-                y_[g_] = kf_f16_from_f32(s_3_);
+            if (t8991_) {
+                y_[g_] = kf_f16_from_f32(s_);
             }
         }
     }
 }
 
-/* kernel gemv_f16_f32_f32 (gemv.kf:983) */
+/* kernel gemv_f16_f32_f32 (gemv.kf:1092) */
 extern "C" __global__ void __launch_bounds__(256)
 gemv_f16_f32_f32(const kf_f16* __restrict__ w_, const float* __restrict__ x_, float* __restrict__ y_, unsigned m_, unsigned k_)
 {
     kf_pdl_wait();
-    kf_u32x4 wb_[8];
-    kf_u32x4 xb_[16];
-    float acc_2_[1];
-    float xs_[8];
-    float xs_2_[8];
-    float xs_3_[8];
-    float xs_4_[8];
-    float xs_5_[8];
-    float xs_6_[8];
-    float xs_7_[8];
-    float xs_8_[8];
-    unsigned row_[1];
+    kf_u32x4 wb_2_[8];
+    kf_u32x4 xb_2_[16];
     float acc_3_[1];
-    kf_u32x4 wr_[4];
     float xs_9_[8];
     float xs_10_[8];
     float xs_11_[8];
     float xs_12_[8];
+    float xs_13_[8];
+    float xs_14_[8];
+    float xs_15_[8];
+    float xs_16_[8];
+    unsigned row_[1];
+    float acc_4_[1];
+    kf_u32x4 wr_[4];
+    float xs_17_[8];
+    float xs_18_[8];
+    float xs_19_[8];
+    float xs_20_[8];
     float s_;
-    float s_2_;
-    float s_3_;
     const unsigned kf_wn = kf_warp_lanes();
     const unsigned short* w16_ = (const unsigned short*)w_;
     const kf_u32x4* wv_ = (const kf_u32x4*)w_;
@@ -1763,321 +1620,276 @@ gemv_f16_f32_f32(const kf_f16* __restrict__ w_, const float* __restrict__ x_, fl
     if ((k_ & 7u) == 0u) {
         unsigned lane_ = kf_lane_id();
         unsigned nv_ = k_ >> 3u;
-        unsigned t1394_ = nv_ << 1u;
+        unsigned t4830_ = nv_ << 1u;
         unsigned steps_ = (nv_ >> 7u) + (((nv_ & 127u) != 0u) ? 1u : 0u);
-        unsigned wid_ = (blockIdx.x << 3u) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u);
-        unsigned nw_ = gridDim.x << 3u;
+        unsigned wid_ = (blockIdx.x * (blockDim.x >> 5u)) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u);
+        unsigned nw_ = gridDim.x * (blockDim.x >> 5u);
         if (!(wid_ >= m_)) {
-            unsigned t1433_ = m_ - wid_;
-            unsigned t1441_ = ((t1433_ / nw_) + (((t1433_ % nw_) != 0u) ? 1u : 0u)) * steps_;
-            acc_2_[0u] = 0.0f;
+            unsigned t4885_ = m_ - wid_;
+            unsigned t4893_ = ((t4885_ / nw_) + (((t4885_ % nw_) != 0u) ? 1u : 0u)) * steps_;
+            acc_3_[0u] = 0.0f;
             unsigned lg_ = wid_;
             unsigned lk_ = 0u;
             unsigned cg_ = wid_;
             unsigned ck_ = 0u;
-            unsigned t1454_ = t1441_ + 1u;
+            unsigned t6513_ = t4893_ + 1u;
+            asm("" : "+r"(nw_));
             #pragma unroll 1
-            for (unsigned t0_ = 0u; t0_ < t1454_; t0_ = t0_ + 2u) {
-                if (t0_ < t1441_) {
+            for (unsigned t0_ = 0u; t0_ < t6513_; t0_ = t0_ + 2u) {
+                if (t0_ < t4893_) {
                     unsigned v_ = min((((lk_ << 5u) << 2u) + lane_), (nv_ - 1u));
                     unsigned row_2_ = min(lg_, (m_ - 1u));
-                    wb_[0u] = wv_[(row_2_ * nv_) + v_];
-                    xb_[0u] = xv_[min((v_ << 1u), (t1394_ - 1u))];
-                    xb_[1u] = xv_[min(((v_ << 1u) + 1u), (t1394_ - 1u))];
+                    wb_2_[0u] = wv_[(row_2_ * nv_) + v_];
+                    xb_2_[0u] = xv_[min((v_ << 1u), (t4830_ - 1u))];
+                    xb_2_[1u] = xv_[min(((v_ << 1u) + 1u), (t4830_ - 1u))];
                     unsigned v_2_ = min(((((lk_ << 5u) << 2u) + 32u) + lane_), (nv_ - 1u));
                     unsigned row_3_ = min(lg_, (m_ - 1u));
-                    wb_[1u] = wv_[(row_3_ * nv_) + v_2_];
-                    xb_[2u] = xv_[min((v_2_ << 1u), (t1394_ - 1u))];
-                    xb_[3u] = xv_[min(((v_2_ << 1u) + 1u), (t1394_ - 1u))];
+                    wb_2_[1u] = wv_[(row_3_ * nv_) + v_2_];
+                    xb_2_[2u] = xv_[min((v_2_ << 1u), (t4830_ - 1u))];
+                    xb_2_[3u] = xv_[min(((v_2_ << 1u) + 1u), (t4830_ - 1u))];
                     unsigned v_3_ = min(((((lk_ << 5u) << 2u) + 64u) + lane_), (nv_ - 1u));
                     unsigned row_4_ = min(lg_, (m_ - 1u));
-                    wb_[2u] = wv_[(row_4_ * nv_) + v_3_];
-                    xb_[4u] = xv_[min((v_3_ << 1u), (t1394_ - 1u))];
-                    xb_[5u] = xv_[min(((v_3_ << 1u) + 1u), (t1394_ - 1u))];
+                    wb_2_[2u] = wv_[(row_4_ * nv_) + v_3_];
+                    xb_2_[4u] = xv_[min((v_3_ << 1u), (t4830_ - 1u))];
+                    xb_2_[5u] = xv_[min(((v_3_ << 1u) + 1u), (t4830_ - 1u))];
                     unsigned v_4_ = min(((((lk_ << 5u) << 2u) + 96u) + lane_), (nv_ - 1u));
                     unsigned row_5_ = min(lg_, (m_ - 1u));
-                    wb_[3u] = wv_[(row_5_ * nv_) + v_4_];
-                    xb_[6u] = xv_[min((v_4_ << 1u), (t1394_ - 1u))];
-                    xb_[7u] = xv_[min(((v_4_ << 1u) + 1u), (t1394_ - 1u))];
-                    unsigned t1630_ = lk_ + 1u;
-                    lk_ = t1630_;
-                    if (t1630_ == steps_) {
+                    wb_2_[3u] = wv_[(row_5_ * nv_) + v_4_];
+                    xb_2_[6u] = xv_[min((v_4_ << 1u), (t4830_ - 1u))];
+                    xb_2_[7u] = xv_[min(((v_4_ << 1u) + 1u), (t4830_ - 1u))];
+                    unsigned t6717_ = lk_ + 1u;
+                    lk_ = t6717_;
+                    if (t6717_ == steps_) {
                         lk_ = 0u;
                         lg_ = lg_ + nw_;
                     }
                 }
-                bool t1639_ = t0_ >= 1u;
-                bool t1640_ = t1639_;
-                if (t1639_) {
-                    t1640_ = (t0_ - 1u) < t1441_;
+                bool t6770_ = t0_ >= 1u;
+                bool t6771_ = t6770_;
+                if (t6770_) {
+                    t6771_ = (t0_ - 1u) < t4893_;
                 }
-                if (t1640_) {
+                if (t6771_) {
                     unsigned v_5_ = ((ck_ << 5u) << 2u) + lane_;
                     if (v_5_ < nv_) {
-                        kf_u32x4 t1677_ = xb_[8u];
-                        kf_f32x4 a_ = kf_bitcast<kf_f32x4>(t1677_);
-                        kf_u32x4 t1680_ = xb_[9u];
-                        kf_f32x4 b_ = kf_bitcast<kf_f32x4>(t1680_);
-                        xs_[0u] = a_.v[0];
-                        xs_[4u] = b_.v[0];
-                        xs_[1u] = a_.v[1];
-                        xs_[5u] = b_.v[1];
-                        xs_[2u] = a_.v[2];
-                        xs_[6u] = b_.v[2];
-                        xs_[3u] = a_.v[3];
-                        xs_[7u] = b_.v[3];
-                        kf_u32x4 t1726_ = wb_[4u];
-                        kf_f16x8 wh_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1726_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1726_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1726_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1726_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1726_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1726_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1726_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1726_, 3u), 16u))}};
-                        acc_2_[0u] = __fmaf_rn(kf_f16_to_f32(wh_.v[7]), xs_[7u], __fmaf_rn(kf_f16_to_f32(wh_.v[6]), xs_[6u], __fmaf_rn(kf_f16_to_f32(wh_.v[5]), xs_[5u], __fmaf_rn(kf_f16_to_f32(wh_.v[4]), xs_[4u], __fmaf_rn(kf_f16_to_f32(wh_.v[3]), xs_[3u], __fmaf_rn(kf_f16_to_f32(wh_.v[2]), xs_[2u], __fmaf_rn(kf_f16_to_f32(wh_.v[1]), xs_[1u], __fmaf_rn(kf_f16_to_f32(wh_.v[0]), xs_[0u], acc_2_[0u]))))))));
+                        kf_u32x4 t6808_ = xb_2_[8u];
+                        kf_f32x4 a_ = kf_bitcast<kf_f32x4>(t6808_);
+                        kf_u32x4 t6811_ = xb_2_[9u];
+                        kf_f32x4 b_ = kf_bitcast<kf_f32x4>(t6811_);
+                        xs_9_[0u] = a_.v[0];
+                        xs_9_[4u] = b_.v[0];
+                        xs_9_[1u] = a_.v[1];
+                        xs_9_[5u] = b_.v[1];
+                        xs_9_[2u] = a_.v[2];
+                        xs_9_[6u] = b_.v[2];
+                        xs_9_[3u] = a_.v[3];
+                        xs_9_[7u] = b_.v[3];
+                        kf_u32x4 t6857_ = wb_2_[4u];
+                        kf_f16x8 wh_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t6857_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6857_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t6857_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6857_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t6857_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6857_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t6857_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6857_, 3u), 16u))}};
+                        acc_3_[0u] = __fmaf_rn(kf_f16_to_f32(wh_.v[7]), xs_9_[7u], __fmaf_rn(kf_f16_to_f32(wh_.v[6]), xs_9_[6u], __fmaf_rn(kf_f16_to_f32(wh_.v[5]), xs_9_[5u], __fmaf_rn(kf_f16_to_f32(wh_.v[4]), xs_9_[4u], __fmaf_rn(kf_f16_to_f32(wh_.v[3]), xs_9_[3u], __fmaf_rn(kf_f16_to_f32(wh_.v[2]), xs_9_[2u], __fmaf_rn(kf_f16_to_f32(wh_.v[1]), xs_9_[1u], __fmaf_rn(kf_f16_to_f32(wh_.v[0]), xs_9_[0u], acc_3_[0u]))))))));
                     }
                     unsigned v_6_ = (((ck_ << 5u) << 2u) + 32u) + lane_;
                     if (v_6_ < nv_) {
-                        kf_u32x4 t1808_ = xb_[10u];
-                        kf_f32x4 a_2_ = kf_bitcast<kf_f32x4>(t1808_);
-                        kf_u32x4 t1811_ = xb_[11u];
-                        kf_f32x4 b_2_ = kf_bitcast<kf_f32x4>(t1811_);
-                        xs_2_[0u] = a_2_.v[0];
-                        xs_2_[4u] = b_2_.v[0];
-                        xs_2_[1u] = a_2_.v[1];
-                        xs_2_[5u] = b_2_.v[1];
-                        xs_2_[2u] = a_2_.v[2];
-                        xs_2_[6u] = b_2_.v[2];
-                        xs_2_[3u] = a_2_.v[3];
-                        xs_2_[7u] = b_2_.v[3];
-                        kf_u32x4 t1857_ = wb_[5u];
-                        kf_f16x8 wh_2_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1857_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1857_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1857_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1857_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1857_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1857_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1857_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1857_, 3u), 16u))}};
-                        acc_2_[0u] = __fmaf_rn(kf_f16_to_f32(wh_2_.v[7]), xs_2_[7u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[6]), xs_2_[6u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[5]), xs_2_[5u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[4]), xs_2_[4u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[3]), xs_2_[3u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[2]), xs_2_[2u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[1]), xs_2_[1u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[0]), xs_2_[0u], acc_2_[0u]))))))));
+                        kf_u32x4 t6939_ = xb_2_[10u];
+                        kf_f32x4 a_2_ = kf_bitcast<kf_f32x4>(t6939_);
+                        kf_u32x4 t6942_ = xb_2_[11u];
+                        kf_f32x4 b_2_ = kf_bitcast<kf_f32x4>(t6942_);
+                        xs_10_[0u] = a_2_.v[0];
+                        xs_10_[4u] = b_2_.v[0];
+                        xs_10_[1u] = a_2_.v[1];
+                        xs_10_[5u] = b_2_.v[1];
+                        xs_10_[2u] = a_2_.v[2];
+                        xs_10_[6u] = b_2_.v[2];
+                        xs_10_[3u] = a_2_.v[3];
+                        xs_10_[7u] = b_2_.v[3];
+                        kf_u32x4 t6988_ = wb_2_[5u];
+                        kf_f16x8 wh_2_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t6988_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6988_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t6988_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6988_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t6988_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6988_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t6988_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6988_, 3u), 16u))}};
+                        acc_3_[0u] = __fmaf_rn(kf_f16_to_f32(wh_2_.v[7]), xs_10_[7u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[6]), xs_10_[6u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[5]), xs_10_[5u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[4]), xs_10_[4u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[3]), xs_10_[3u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[2]), xs_10_[2u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[1]), xs_10_[1u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[0]), xs_10_[0u], acc_3_[0u]))))))));
                     }
                     unsigned v_7_ = (((ck_ << 5u) << 2u) + 64u) + lane_;
                     if (v_7_ < nv_) {
-                        kf_u32x4 t1939_ = xb_[12u];
-                        kf_f32x4 a_3_ = kf_bitcast<kf_f32x4>(t1939_);
-                        kf_u32x4 t1942_ = xb_[13u];
-                        kf_f32x4 b_3_ = kf_bitcast<kf_f32x4>(t1942_);
-                        xs_3_[0u] = a_3_.v[0];
-                        xs_3_[4u] = b_3_.v[0];
-                        xs_3_[1u] = a_3_.v[1];
-                        xs_3_[5u] = b_3_.v[1];
-                        xs_3_[2u] = a_3_.v[2];
-                        xs_3_[6u] = b_3_.v[2];
-                        xs_3_[3u] = a_3_.v[3];
-                        xs_3_[7u] = b_3_.v[3];
-                        kf_u32x4 t1988_ = wb_[6u];
-                        kf_f16x8 wh_3_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1988_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1988_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1988_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1988_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1988_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1988_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1988_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1988_, 3u), 16u))}};
-                        acc_2_[0u] = __fmaf_rn(kf_f16_to_f32(wh_3_.v[7]), xs_3_[7u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[6]), xs_3_[6u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[5]), xs_3_[5u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[4]), xs_3_[4u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[3]), xs_3_[3u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[2]), xs_3_[2u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[1]), xs_3_[1u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[0]), xs_3_[0u], acc_2_[0u]))))))));
+                        kf_u32x4 t7070_ = xb_2_[12u];
+                        kf_f32x4 a_3_ = kf_bitcast<kf_f32x4>(t7070_);
+                        kf_u32x4 t7073_ = xb_2_[13u];
+                        kf_f32x4 b_3_ = kf_bitcast<kf_f32x4>(t7073_);
+                        xs_11_[0u] = a_3_.v[0];
+                        xs_11_[4u] = b_3_.v[0];
+                        xs_11_[1u] = a_3_.v[1];
+                        xs_11_[5u] = b_3_.v[1];
+                        xs_11_[2u] = a_3_.v[2];
+                        xs_11_[6u] = b_3_.v[2];
+                        xs_11_[3u] = a_3_.v[3];
+                        xs_11_[7u] = b_3_.v[3];
+                        kf_u32x4 t7119_ = wb_2_[6u];
+                        kf_f16x8 wh_3_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7119_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7119_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7119_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7119_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7119_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7119_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7119_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7119_, 3u), 16u))}};
+                        acc_3_[0u] = __fmaf_rn(kf_f16_to_f32(wh_3_.v[7]), xs_11_[7u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[6]), xs_11_[6u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[5]), xs_11_[5u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[4]), xs_11_[4u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[3]), xs_11_[3u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[2]), xs_11_[2u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[1]), xs_11_[1u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[0]), xs_11_[0u], acc_3_[0u]))))))));
                     }
                     unsigned v_8_ = (((ck_ << 5u) << 2u) + 96u) + lane_;
                     if (v_8_ < nv_) {
-                        kf_u32x4 t2070_ = xb_[14u];
-                        kf_f32x4 a_4_ = kf_bitcast<kf_f32x4>(t2070_);
-                        kf_u32x4 t2073_ = xb_[15u];
-                        kf_f32x4 b_4_ = kf_bitcast<kf_f32x4>(t2073_);
-                        xs_4_[0u] = a_4_.v[0];
-                        xs_4_[4u] = b_4_.v[0];
-                        xs_4_[1u] = a_4_.v[1];
-                        xs_4_[5u] = b_4_.v[1];
-                        xs_4_[2u] = a_4_.v[2];
-                        xs_4_[6u] = b_4_.v[2];
-                        xs_4_[3u] = a_4_.v[3];
-                        xs_4_[7u] = b_4_.v[3];
-                        kf_u32x4 t2119_ = wb_[7u];
-                        kf_f16x8 wh_4_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2119_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2119_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2119_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2119_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2119_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2119_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2119_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2119_, 3u), 16u))}};
-                        acc_2_[0u] = __fmaf_rn(kf_f16_to_f32(wh_4_.v[7]), xs_4_[7u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[6]), xs_4_[6u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[5]), xs_4_[5u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[4]), xs_4_[4u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[3]), xs_4_[3u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[2]), xs_4_[2u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[1]), xs_4_[1u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[0]), xs_4_[0u], acc_2_[0u]))))))));
+                        kf_u32x4 t7201_ = xb_2_[14u];
+                        kf_f32x4 a_4_ = kf_bitcast<kf_f32x4>(t7201_);
+                        kf_u32x4 t7204_ = xb_2_[15u];
+                        kf_f32x4 b_4_ = kf_bitcast<kf_f32x4>(t7204_);
+                        xs_12_[0u] = a_4_.v[0];
+                        xs_12_[4u] = b_4_.v[0];
+                        xs_12_[1u] = a_4_.v[1];
+                        xs_12_[5u] = b_4_.v[1];
+                        xs_12_[2u] = a_4_.v[2];
+                        xs_12_[6u] = b_4_.v[2];
+                        xs_12_[3u] = a_4_.v[3];
+                        xs_12_[7u] = b_4_.v[3];
+                        kf_u32x4 t7250_ = wb_2_[7u];
+                        kf_f16x8 wh_4_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7250_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7250_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7250_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7250_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7250_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7250_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7250_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7250_, 3u), 16u))}};
+                        acc_3_[0u] = __fmaf_rn(kf_f16_to_f32(wh_4_.v[7]), xs_12_[7u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[6]), xs_12_[6u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[5]), xs_12_[5u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[4]), xs_12_[4u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[3]), xs_12_[3u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[2]), xs_12_[2u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[1]), xs_12_[1u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[0]), xs_12_[0u], acc_3_[0u]))))))));
                     }
-                    unsigned t2193_ = ck_ + 1u;
-                    ck_ = t2193_;
-                    if (t2193_ == steps_) {
-                        float t2196_ = acc_2_[0u];
-                        unsigned t2218_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
-                        if (t2218_ == 32u) {
-                            float t2223_ = __fadd_rn(t2196_, kf_shfl_xor(t2196_, 16u, kf_wn));
-                            float t2226_ = __fadd_rn(t2223_, kf_shfl_xor(t2223_, 8u, kf_wn));
-                            float t2229_ = __fadd_rn(t2226_, kf_shfl_xor(t2226_, 4u, kf_wn));
-                            float t2232_ = __fadd_rn(t2229_, kf_shfl_xor(t2229_, 2u, kf_wn));
-                            s_ = __fadd_rn(t2232_, kf_shfl_xor(t2232_, 1u, kf_wn));
-                        } else {
-                            float t2238_ = kf_shfl_down(t2196_, 16u, kf_wn);
-                            bool t2240_ = (kf_lane_id() + 16u) < t2218_;
-                            float t2241_ = __fadd_rn(t2196_, t2238_);
-                            float t2242_ = t2240_ ? t2241_ : t2196_;
-                            float t2244_ = kf_shfl_down(t2242_, 8u, kf_wn);
-                            bool t2246_ = (kf_lane_id() + 8u) < t2218_;
-                            float t2247_ = __fadd_rn(t2242_, t2244_);
-                            float t2248_ = t2246_ ? t2247_ : t2242_;
-                            float t2250_ = kf_shfl_down(t2248_, 4u, kf_wn);
-                            bool t2252_ = (kf_lane_id() + 4u) < t2218_;
-                            float t2253_ = __fadd_rn(t2248_, t2250_);
-                            float t2254_ = t2252_ ? t2253_ : t2248_;
-                            float t2256_ = kf_shfl_down(t2254_, 2u, kf_wn);
-                            bool t2258_ = (kf_lane_id() + 2u) < t2218_;
-                            float t2259_ = __fadd_rn(t2254_, t2256_);
-                            float t2260_ = t2258_ ? t2259_ : t2254_;
-                            float t2262_ = kf_shfl_down(t2260_, 1u, kf_wn);
-                            bool t2264_ = (kf_lane_id() + 1u) < t2218_;
-                            float t2265_ = __fadd_rn(t2260_, t2262_);
-                            s_ = kf_shfl(t2264_ ? t2265_ : t2260_, 0u, kf_wn);
+                    unsigned t7324_ = ck_ + 1u;
+                    ck_ = t7324_;
+                    if (t7324_ == steps_) {
+                        float a_5_ = acc_3_[0u];
+                        unsigned r_ = 0u;
+                        float t7332_ = __fadd_rn(a_5_, kf_shfl_xor(a_5_, 16u, kf_wn));
+                        float t7335_ = __fadd_rn(t7332_, kf_shfl_xor(t7332_, 8u, kf_wn));
+                        float t7338_ = __fadd_rn(t7335_, kf_shfl_xor(t7335_, 4u, kf_wn));
+                        float t7341_ = __fadd_rn(t7338_, kf_shfl_xor(t7338_, 2u, kf_wn));
+                        float t7344_ = __fadd_rn(t7341_, kf_shfl_xor(t7341_, 1u, kf_wn));
+                        bool t7346_ = lane_ == r_;
+                        bool t7347_ = t7346_;
+                        if (t7346_) {
+                            t7347_ = cg_ < m_;
                         }
-                        bool t2270_ = lane_ == 0u;
-                        bool t2271_ = t2270_;
-                        if (t2270_) {
-                            t2271_ = cg_ < m_;
+                        if (t7347_) {
+                            y_[cg_] = t7344_;
                         }
-                        if (t2271_) {
-                            y_[cg_] = s_;
-                        }
-                        acc_2_[0u] = 0.0f;
+                        acc_3_[0u] = 0.0f;
                         ck_ = 0u;
                         cg_ = cg_ + nw_;
                     }
                 }
-                if ((t0_ + 1u) < t1441_) {
+                if ((t0_ + 1u) < t4893_) {
                     unsigned v_9_ = min((((lk_ << 5u) << 2u) + lane_), (nv_ - 1u));
                     unsigned row_6_ = min(lg_, (m_ - 1u));
-                    wb_[4u] = wv_[(row_6_ * nv_) + v_9_];
-                    xb_[8u] = xv_[min((v_9_ << 1u), (t1394_ - 1u))];
-                    xb_[9u] = xv_[min(((v_9_ << 1u) + 1u), (t1394_ - 1u))];
+                    wb_2_[4u] = wv_[(row_6_ * nv_) + v_9_];
+                    xb_2_[8u] = xv_[min((v_9_ << 1u), (t4830_ - 1u))];
+                    xb_2_[9u] = xv_[min(((v_9_ << 1u) + 1u), (t4830_ - 1u))];
                     unsigned v_10_ = min(((((lk_ << 5u) << 2u) + 32u) + lane_), (nv_ - 1u));
                     unsigned row_7_ = min(lg_, (m_ - 1u));
-                    wb_[5u] = wv_[(row_7_ * nv_) + v_10_];
-                    xb_[10u] = xv_[min((v_10_ << 1u), (t1394_ - 1u))];
-                    xb_[11u] = xv_[min(((v_10_ << 1u) + 1u), (t1394_ - 1u))];
+                    wb_2_[5u] = wv_[(row_7_ * nv_) + v_10_];
+                    xb_2_[10u] = xv_[min((v_10_ << 1u), (t4830_ - 1u))];
+                    xb_2_[11u] = xv_[min(((v_10_ << 1u) + 1u), (t4830_ - 1u))];
                     unsigned v_11_ = min(((((lk_ << 5u) << 2u) + 64u) + lane_), (nv_ - 1u));
                     unsigned row_8_ = min(lg_, (m_ - 1u));
-                    wb_[6u] = wv_[(row_8_ * nv_) + v_11_];
-                    xb_[12u] = xv_[min((v_11_ << 1u), (t1394_ - 1u))];
-                    xb_[13u] = xv_[min(((v_11_ << 1u) + 1u), (t1394_ - 1u))];
+                    wb_2_[6u] = wv_[(row_8_ * nv_) + v_11_];
+                    xb_2_[12u] = xv_[min((v_11_ << 1u), (t4830_ - 1u))];
+                    xb_2_[13u] = xv_[min(((v_11_ << 1u) + 1u), (t4830_ - 1u))];
                     unsigned v_12_ = min(((((lk_ << 5u) << 2u) + 96u) + lane_), (nv_ - 1u));
                     unsigned row_9_ = min(lg_, (m_ - 1u));
-                    wb_[7u] = wv_[(row_9_ * nv_) + v_12_];
-                    xb_[14u] = xv_[min((v_12_ << 1u), (t1394_ - 1u))];
-                    xb_[15u] = xv_[min(((v_12_ << 1u) + 1u), (t1394_ - 1u))];
-                    unsigned t2470_ = lk_ + 1u;
-                    lk_ = t2470_;
-                    if (t2470_ == steps_) {
+                    wb_2_[7u] = wv_[(row_9_ * nv_) + v_12_];
+                    xb_2_[14u] = xv_[min((v_12_ << 1u), (t4830_ - 1u))];
+                    xb_2_[15u] = xv_[min(((v_12_ << 1u) + 1u), (t4830_ - 1u))];
+                    unsigned t7572_ = lk_ + 1u;
+                    lk_ = t7572_;
+                    if (t7572_ == steps_) {
                         lk_ = 0u;
                         lg_ = lg_ + nw_;
                     }
                 }
-                bool t2479_ = (t0_ + 1u) >= 1u;
-                bool t2480_ = t2479_;
-                if (t2479_) {
-                    t2480_ = ((t0_ + 1u) - 1u) < t1441_;
+                bool t7625_ = (t0_ + 1u) >= 1u;
+                bool t7626_ = t7625_;
+                if (t7625_) {
+                    t7626_ = ((t0_ + 1u) - 1u) < t4893_;
                 }
-                if (t2480_) {
+                if (t7626_) {
                     unsigned v_13_ = ((ck_ << 5u) << 2u) + lane_;
                     if (v_13_ < nv_) {
-                        kf_u32x4 t2517_ = xb_[0u];
-                        kf_f32x4 a_5_ = kf_bitcast<kf_f32x4>(t2517_);
-                        kf_u32x4 t2520_ = xb_[1u];
-                        kf_f32x4 b_5_ = kf_bitcast<kf_f32x4>(t2520_);
-                        xs_5_[0u] = a_5_.v[0];
-                        xs_5_[4u] = b_5_.v[0];
-                        xs_5_[1u] = a_5_.v[1];
-                        xs_5_[5u] = b_5_.v[1];
-                        xs_5_[2u] = a_5_.v[2];
-                        xs_5_[6u] = b_5_.v[2];
-                        xs_5_[3u] = a_5_.v[3];
-                        xs_5_[7u] = b_5_.v[3];
-                        kf_u32x4 t2566_ = wb_[0u];
-                        kf_f16x8 wh_5_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2566_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2566_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2566_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2566_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2566_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2566_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2566_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2566_, 3u), 16u))}};
-                        acc_2_[0u] = __fmaf_rn(kf_f16_to_f32(wh_5_.v[7]), xs_5_[7u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[6]), xs_5_[6u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[5]), xs_5_[5u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[4]), xs_5_[4u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[3]), xs_5_[3u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[2]), xs_5_[2u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[1]), xs_5_[1u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[0]), xs_5_[0u], acc_2_[0u]))))))));
+                        kf_u32x4 t7663_ = xb_2_[0u];
+                        kf_f32x4 a_6_ = kf_bitcast<kf_f32x4>(t7663_);
+                        kf_u32x4 t7666_ = xb_2_[1u];
+                        kf_f32x4 b_5_ = kf_bitcast<kf_f32x4>(t7666_);
+                        xs_13_[0u] = a_6_.v[0];
+                        xs_13_[4u] = b_5_.v[0];
+                        xs_13_[1u] = a_6_.v[1];
+                        xs_13_[5u] = b_5_.v[1];
+                        xs_13_[2u] = a_6_.v[2];
+                        xs_13_[6u] = b_5_.v[2];
+                        xs_13_[3u] = a_6_.v[3];
+                        xs_13_[7u] = b_5_.v[3];
+                        kf_u32x4 t7712_ = wb_2_[0u];
+                        kf_f16x8 wh_5_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7712_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7712_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7712_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7712_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7712_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7712_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7712_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7712_, 3u), 16u))}};
+                        acc_3_[0u] = __fmaf_rn(kf_f16_to_f32(wh_5_.v[7]), xs_13_[7u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[6]), xs_13_[6u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[5]), xs_13_[5u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[4]), xs_13_[4u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[3]), xs_13_[3u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[2]), xs_13_[2u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[1]), xs_13_[1u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[0]), xs_13_[0u], acc_3_[0u]))))))));
                     }
                     unsigned v_14_ = (((ck_ << 5u) << 2u) + 32u) + lane_;
                     if (v_14_ < nv_) {
-                        kf_u32x4 t2648_ = xb_[2u];
-                        kf_f32x4 a_6_ = kf_bitcast<kf_f32x4>(t2648_);
-                        kf_u32x4 t2651_ = xb_[3u];
-                        kf_f32x4 b_6_ = kf_bitcast<kf_f32x4>(t2651_);
-                        xs_6_[0u] = a_6_.v[0];
-                        xs_6_[4u] = b_6_.v[0];
-                        xs_6_[1u] = a_6_.v[1];
-                        xs_6_[5u] = b_6_.v[1];
-                        xs_6_[2u] = a_6_.v[2];
-                        xs_6_[6u] = b_6_.v[2];
-                        xs_6_[3u] = a_6_.v[3];
-                        xs_6_[7u] = b_6_.v[3];
-                        kf_u32x4 t2697_ = wb_[1u];
-                        kf_f16x8 wh_6_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2697_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2697_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2697_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2697_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2697_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2697_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2697_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2697_, 3u), 16u))}};
-                        acc_2_[0u] = __fmaf_rn(kf_f16_to_f32(wh_6_.v[7]), xs_6_[7u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[6]), xs_6_[6u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[5]), xs_6_[5u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[4]), xs_6_[4u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[3]), xs_6_[3u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[2]), xs_6_[2u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[1]), xs_6_[1u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[0]), xs_6_[0u], acc_2_[0u]))))))));
+                        kf_u32x4 t7794_ = xb_2_[2u];
+                        kf_f32x4 a_7_ = kf_bitcast<kf_f32x4>(t7794_);
+                        kf_u32x4 t7797_ = xb_2_[3u];
+                        kf_f32x4 b_6_ = kf_bitcast<kf_f32x4>(t7797_);
+                        xs_14_[0u] = a_7_.v[0];
+                        xs_14_[4u] = b_6_.v[0];
+                        xs_14_[1u] = a_7_.v[1];
+                        xs_14_[5u] = b_6_.v[1];
+                        xs_14_[2u] = a_7_.v[2];
+                        xs_14_[6u] = b_6_.v[2];
+                        xs_14_[3u] = a_7_.v[3];
+                        xs_14_[7u] = b_6_.v[3];
+                        kf_u32x4 t7843_ = wb_2_[1u];
+                        kf_f16x8 wh_6_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7843_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7843_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7843_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7843_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7843_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7843_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7843_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7843_, 3u), 16u))}};
+                        acc_3_[0u] = __fmaf_rn(kf_f16_to_f32(wh_6_.v[7]), xs_14_[7u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[6]), xs_14_[6u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[5]), xs_14_[5u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[4]), xs_14_[4u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[3]), xs_14_[3u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[2]), xs_14_[2u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[1]), xs_14_[1u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[0]), xs_14_[0u], acc_3_[0u]))))))));
                     }
                     unsigned v_15_ = (((ck_ << 5u) << 2u) + 64u) + lane_;
                     if (v_15_ < nv_) {
-                        kf_u32x4 t2779_ = xb_[4u];
-                        kf_f32x4 a_7_ = kf_bitcast<kf_f32x4>(t2779_);
-                        kf_u32x4 t2782_ = xb_[5u];
-                        kf_f32x4 b_7_ = kf_bitcast<kf_f32x4>(t2782_);
-                        xs_7_[0u] = a_7_.v[0];
-                        xs_7_[4u] = b_7_.v[0];
-                        xs_7_[1u] = a_7_.v[1];
-                        xs_7_[5u] = b_7_.v[1];
-                        xs_7_[2u] = a_7_.v[2];
-                        xs_7_[6u] = b_7_.v[2];
-                        xs_7_[3u] = a_7_.v[3];
-                        xs_7_[7u] = b_7_.v[3];
-                        kf_u32x4 t2828_ = wb_[2u];
-                        kf_f16x8 wh_7_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2828_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2828_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2828_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2828_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2828_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2828_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2828_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2828_, 3u), 16u))}};
-                        acc_2_[0u] = __fmaf_rn(kf_f16_to_f32(wh_7_.v[7]), xs_7_[7u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[6]), xs_7_[6u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[5]), xs_7_[5u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[4]), xs_7_[4u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[3]), xs_7_[3u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[2]), xs_7_[2u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[1]), xs_7_[1u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[0]), xs_7_[0u], acc_2_[0u]))))))));
+                        kf_u32x4 t7925_ = xb_2_[4u];
+                        kf_f32x4 a_8_ = kf_bitcast<kf_f32x4>(t7925_);
+                        kf_u32x4 t7928_ = xb_2_[5u];
+                        kf_f32x4 b_7_ = kf_bitcast<kf_f32x4>(t7928_);
+                        xs_15_[0u] = a_8_.v[0];
+                        xs_15_[4u] = b_7_.v[0];
+                        xs_15_[1u] = a_8_.v[1];
+                        xs_15_[5u] = b_7_.v[1];
+                        xs_15_[2u] = a_8_.v[2];
+                        xs_15_[6u] = b_7_.v[2];
+                        xs_15_[3u] = a_8_.v[3];
+                        xs_15_[7u] = b_7_.v[3];
+                        kf_u32x4 t7974_ = wb_2_[2u];
+                        kf_f16x8 wh_7_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7974_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7974_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7974_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7974_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7974_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7974_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7974_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7974_, 3u), 16u))}};
+                        acc_3_[0u] = __fmaf_rn(kf_f16_to_f32(wh_7_.v[7]), xs_15_[7u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[6]), xs_15_[6u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[5]), xs_15_[5u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[4]), xs_15_[4u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[3]), xs_15_[3u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[2]), xs_15_[2u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[1]), xs_15_[1u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[0]), xs_15_[0u], acc_3_[0u]))))))));
                     }
                     unsigned v_16_ = (((ck_ << 5u) << 2u) + 96u) + lane_;
                     if (v_16_ < nv_) {
-                        kf_u32x4 t2910_ = xb_[6u];
-                        kf_f32x4 a_8_ = kf_bitcast<kf_f32x4>(t2910_);
-                        kf_u32x4 t2913_ = xb_[7u];
-                        kf_f32x4 b_8_ = kf_bitcast<kf_f32x4>(t2913_);
-                        xs_8_[0u] = a_8_.v[0];
-                        xs_8_[4u] = b_8_.v[0];
-                        xs_8_[1u] = a_8_.v[1];
-                        xs_8_[5u] = b_8_.v[1];
-                        xs_8_[2u] = a_8_.v[2];
-                        xs_8_[6u] = b_8_.v[2];
-                        xs_8_[3u] = a_8_.v[3];
-                        xs_8_[7u] = b_8_.v[3];
-                        kf_u32x4 t2959_ = wb_[3u];
-                        kf_f16x8 wh_8_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2959_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2959_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2959_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2959_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2959_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2959_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2959_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2959_, 3u), 16u))}};
-                        acc_2_[0u] = __fmaf_rn(kf_f16_to_f32(wh_8_.v[7]), xs_8_[7u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[6]), xs_8_[6u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[5]), xs_8_[5u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[4]), xs_8_[4u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[3]), xs_8_[3u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[2]), xs_8_[2u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[1]), xs_8_[1u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[0]), xs_8_[0u], acc_2_[0u]))))))));
+                        kf_u32x4 t8056_ = xb_2_[6u];
+                        kf_f32x4 a_9_ = kf_bitcast<kf_f32x4>(t8056_);
+                        kf_u32x4 t8059_ = xb_2_[7u];
+                        kf_f32x4 b_8_ = kf_bitcast<kf_f32x4>(t8059_);
+                        xs_16_[0u] = a_9_.v[0];
+                        xs_16_[4u] = b_8_.v[0];
+                        xs_16_[1u] = a_9_.v[1];
+                        xs_16_[5u] = b_8_.v[1];
+                        xs_16_[2u] = a_9_.v[2];
+                        xs_16_[6u] = b_8_.v[2];
+                        xs_16_[3u] = a_9_.v[3];
+                        xs_16_[7u] = b_8_.v[3];
+                        kf_u32x4 t8105_ = wb_2_[3u];
+                        kf_f16x8 wh_8_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t8105_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8105_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t8105_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8105_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t8105_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8105_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t8105_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8105_, 3u), 16u))}};
+                        acc_3_[0u] = __fmaf_rn(kf_f16_to_f32(wh_8_.v[7]), xs_16_[7u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[6]), xs_16_[6u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[5]), xs_16_[5u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[4]), xs_16_[4u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[3]), xs_16_[3u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[2]), xs_16_[2u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[1]), xs_16_[1u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[0]), xs_16_[0u], acc_3_[0u]))))))));
                     }
-                    unsigned t3033_ = ck_ + 1u;
-                    ck_ = t3033_;
-                    if (t3033_ == steps_) {
-                        float t3036_ = acc_2_[0u];
-                        unsigned t3058_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
-                        if (t3058_ == 32u) {
-                            float t3063_ = __fadd_rn(t3036_, kf_shfl_xor(t3036_, 16u, kf_wn));
-                            float t3066_ = __fadd_rn(t3063_, kf_shfl_xor(t3063_, 8u, kf_wn));
-                            float t3069_ = __fadd_rn(t3066_, kf_shfl_xor(t3066_, 4u, kf_wn));
-                            float t3072_ = __fadd_rn(t3069_, kf_shfl_xor(t3069_, 2u, kf_wn));
-                            s_2_ = __fadd_rn(t3072_, kf_shfl_xor(t3072_, 1u, kf_wn));
-                        } else {
-                            float t3078_ = kf_shfl_down(t3036_, 16u, kf_wn);
-                            bool t3080_ = (kf_lane_id() + 16u) < t3058_;
-                            float t3081_ = __fadd_rn(t3036_, t3078_);
-                            float t3082_ = t3080_ ? t3081_ : t3036_;
-                            float t3084_ = kf_shfl_down(t3082_, 8u, kf_wn);
-                            bool t3086_ = (kf_lane_id() + 8u) < t3058_;
-                            float t3087_ = __fadd_rn(t3082_, t3084_);
-                            float t3088_ = t3086_ ? t3087_ : t3082_;
-                            float t3090_ = kf_shfl_down(t3088_, 4u, kf_wn);
-                            bool t3092_ = (kf_lane_id() + 4u) < t3058_;
-                            float t3093_ = __fadd_rn(t3088_, t3090_);
-                            float t3094_ = t3092_ ? t3093_ : t3088_;
-                            float t3096_ = kf_shfl_down(t3094_, 2u, kf_wn);
-                            bool t3098_ = (kf_lane_id() + 2u) < t3058_;
-                            float t3099_ = __fadd_rn(t3094_, t3096_);
-                            float t3100_ = t3098_ ? t3099_ : t3094_;
-                            float t3102_ = kf_shfl_down(t3100_, 1u, kf_wn);
-                            bool t3104_ = (kf_lane_id() + 1u) < t3058_;
-                            float t3105_ = __fadd_rn(t3100_, t3102_);
-                            s_2_ = kf_shfl(t3104_ ? t3105_ : t3100_, 0u, kf_wn);
+                    unsigned t8179_ = ck_ + 1u;
+                    ck_ = t8179_;
+                    if (t8179_ == steps_) {
+                        float a_10_ = acc_3_[0u];
+                        unsigned r_2_ = 0u;
+                        float t8187_ = __fadd_rn(a_10_, kf_shfl_xor(a_10_, 16u, kf_wn));
+                        float t8190_ = __fadd_rn(t8187_, kf_shfl_xor(t8187_, 8u, kf_wn));
+                        float t8193_ = __fadd_rn(t8190_, kf_shfl_xor(t8190_, 4u, kf_wn));
+                        float t8196_ = __fadd_rn(t8193_, kf_shfl_xor(t8193_, 2u, kf_wn));
+                        float t8199_ = __fadd_rn(t8196_, kf_shfl_xor(t8196_, 1u, kf_wn));
+                        bool t8201_ = lane_ == r_2_;
+                        bool t8202_ = t8201_;
+                        if (t8201_) {
+                            t8202_ = cg_ < m_;
                         }
-                        bool t3110_ = lane_ == 0u;
-                        bool t3111_ = t3110_;
-                        if (t3110_) {
-                            t3111_ = cg_ < m_;
+                        if (t8202_) {
+                            y_[cg_] = t8199_;
                         }
-                        if (t3111_) {
-                            y_[cg_] = s_2_;
-                        }
-                        acc_2_[0u] = 0.0f;
+                        acc_3_[0u] = 0.0f;
                         ck_ = 0u;
                         cg_ = cg_ + nw_;
                     }
@@ -2087,201 +1899,199 @@ gemv_f16_f32_f32(const kf_f16* __restrict__ w_, const float* __restrict__ x_, fl
     } else {
         unsigned lane_2_ = kf_lane_id();
         unsigned nv_2_ = k_ >> 3u;
-        unsigned t3156_ = (blockIdx.x << 3u) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u);
-        unsigned t3167_ = gridDim.x << 3u;
+        unsigned t8293_ = (blockIdx.x * (blockDim.x >> 5u)) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u);
+        unsigned t8309_ = gridDim.x * (blockDim.x >> 5u);
         #pragma unroll 1
-        for (unsigned g_ = t3156_; g_ < m_; g_ = g_ + t3167_) {
+        for (unsigned g_ = t8293_; g_ < m_; g_ = g_ + t8309_) {
             row_[0u] = min(g_, (m_ - 1u));
-            acc_3_[0u] = 0.0f;
+            acc_4_[0u] = 0.0f;
             if ((k_ & 7u) == 0u) {
                 #pragma unroll 1
                 for (unsigned base_ = 0u; base_ < nv_2_; base_ = base_ + 128u) {
                     unsigned v_17_ = base_ + lane_2_;
-                    kf_u32x4 t3192_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                    kf_u32x4 t_2_ = t3192_;
+                    kf_u32x4 t8334_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_4_ = t8334_;
                     if (v_17_ < nv_2_) {
-                        unsigned t3198_ = (row_[0u] * nv_2_) + v_17_;
-                        kf_u32x4 t3199_ = wv_[t3198_];
-                        t_2_ = t3199_;
+                        unsigned t8340_ = (row_[0u] * nv_2_) + v_17_;
+                        kf_u32x4 t8341_ = wv_[t8340_];
+                        t_4_ = t8341_;
                     }
-                    wr_[0u] = t_2_;
+                    wr_[0u] = t_4_;
                     unsigned v_18_ = (base_ + 32u) + lane_2_;
-                    kf_u32x4 t3205_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                    kf_u32x4 t_3_ = t3205_;
+                    kf_u32x4 t8347_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_5_ = t8347_;
                     if (v_18_ < nv_2_) {
-                        unsigned t3211_ = (row_[0u] * nv_2_) + v_18_;
-                        kf_u32x4 t3212_ = wv_[t3211_];
-                        t_3_ = t3212_;
+                        unsigned t8353_ = (row_[0u] * nv_2_) + v_18_;
+                        kf_u32x4 t8354_ = wv_[t8353_];
+                        t_5_ = t8354_;
                     }
-                    wr_[1u] = t_3_;
+                    wr_[1u] = t_5_;
                     unsigned v_19_ = (base_ + 64u) + lane_2_;
-                    kf_u32x4 t3218_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                    kf_u32x4 t_4_ = t3218_;
+                    kf_u32x4 t8360_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_6_ = t8360_;
                     if (v_19_ < nv_2_) {
-                        unsigned t3224_ = (row_[0u] * nv_2_) + v_19_;
-                        kf_u32x4 t3225_ = wv_[t3224_];
-                        t_4_ = t3225_;
+                        unsigned t8366_ = (row_[0u] * nv_2_) + v_19_;
+                        kf_u32x4 t8367_ = wv_[t8366_];
+                        t_6_ = t8367_;
                     }
-                    wr_[2u] = t_4_;
+                    wr_[2u] = t_6_;
                     unsigned v_20_ = (base_ + 96u) + lane_2_;
-                    kf_u32x4 t3231_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                    kf_u32x4 t_5_ = t3231_;
+                    kf_u32x4 t8373_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_7_ = t8373_;
                     if (v_20_ < nv_2_) {
-                        unsigned t3237_ = (row_[0u] * nv_2_) + v_20_;
-                        kf_u32x4 t3238_ = wv_[t3237_];
-                        t_5_ = t3238_;
+                        unsigned t8379_ = (row_[0u] * nv_2_) + v_20_;
+                        kf_u32x4 t8380_ = wv_[t8379_];
+                        t_7_ = t8380_;
                     }
-                    wr_[3u] = t_5_;
+                    wr_[3u] = t_7_;
                     unsigned v_21_ = base_ + lane_2_;
                     if (v_21_ < nv_2_) {
-                        unsigned t3245_ = v_21_ << 1u;
-                        kf_f32x4 a_9_ = xf4_[t3245_];
-                        unsigned t3250_ = (v_21_ << 1u) + 1u;
-                        kf_f32x4 b_9_ = xf4_[t3250_];
-                        xs_9_[0u] = a_9_.v[0];
-                        xs_9_[4u] = b_9_.v[0];
-                        xs_9_[1u] = a_9_.v[1];
-                        xs_9_[5u] = b_9_.v[1];
-                        xs_9_[2u] = a_9_.v[2];
-                        xs_9_[6u] = b_9_.v[2];
-                        xs_9_[3u] = a_9_.v[3];
-                        xs_9_[7u] = b_9_.v[3];
-                        kf_u32x4 t3294_ = wr_[0u];
-                        kf_f16x8 wh_9_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t3294_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3294_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t3294_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3294_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t3294_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3294_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t3294_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3294_, 3u), 16u))}};
-                        acc_3_[0u] = __fmaf_rn(kf_f16_to_f32(wh_9_.v[7]), xs_9_[7u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[6]), xs_9_[6u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[5]), xs_9_[5u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[4]), xs_9_[4u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[3]), xs_9_[3u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[2]), xs_9_[2u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[1]), xs_9_[1u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[0]), xs_9_[0u], acc_3_[0u]))))))));
+                        unsigned t8387_ = v_21_ << 1u;
+                        kf_f32x4 a_11_ = xf4_[t8387_];
+                        unsigned t8392_ = (v_21_ << 1u) + 1u;
+                        kf_f32x4 b_9_ = xf4_[t8392_];
+                        xs_17_[0u] = a_11_.v[0];
+                        xs_17_[4u] = b_9_.v[0];
+                        xs_17_[1u] = a_11_.v[1];
+                        xs_17_[5u] = b_9_.v[1];
+                        xs_17_[2u] = a_11_.v[2];
+                        xs_17_[6u] = b_9_.v[2];
+                        xs_17_[3u] = a_11_.v[3];
+                        xs_17_[7u] = b_9_.v[3];
+                        kf_u32x4 t8436_ = wr_[0u];
+                        kf_f16x8 wh_9_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t8436_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8436_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t8436_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8436_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t8436_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8436_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t8436_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8436_, 3u), 16u))}};
+                        acc_4_[0u] = __fmaf_rn(kf_f16_to_f32(wh_9_.v[7]), xs_17_[7u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[6]), xs_17_[6u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[5]), xs_17_[5u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[4]), xs_17_[4u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[3]), xs_17_[3u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[2]), xs_17_[2u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[1]), xs_17_[1u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[0]), xs_17_[0u], acc_4_[0u]))))))));
                     }
                     unsigned v_22_ = (base_ + 32u) + lane_2_;
                     if (v_22_ < nv_2_) {
-                        unsigned t3372_ = v_22_ << 1u;
-                        kf_f32x4 a_10_ = xf4_[t3372_];
-                        unsigned t3377_ = (v_22_ << 1u) + 1u;
-                        kf_f32x4 b_10_ = xf4_[t3377_];
-                        xs_10_[0u] = a_10_.v[0];
-                        xs_10_[4u] = b_10_.v[0];
-                        xs_10_[1u] = a_10_.v[1];
-                        xs_10_[5u] = b_10_.v[1];
-                        xs_10_[2u] = a_10_.v[2];
-                        xs_10_[6u] = b_10_.v[2];
-                        xs_10_[3u] = a_10_.v[3];
-                        xs_10_[7u] = b_10_.v[3];
-                        kf_u32x4 t3421_ = wr_[1u];
-                        kf_f16x8 wh_10_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t3421_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3421_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t3421_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3421_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t3421_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3421_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t3421_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3421_, 3u), 16u))}};
-                        acc_3_[0u] = __fmaf_rn(kf_f16_to_f32(wh_10_.v[7]), xs_10_[7u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[6]), xs_10_[6u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[5]), xs_10_[5u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[4]), xs_10_[4u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[3]), xs_10_[3u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[2]), xs_10_[2u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[1]), xs_10_[1u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[0]), xs_10_[0u], acc_3_[0u]))))))));
+                        unsigned t8514_ = v_22_ << 1u;
+                        kf_f32x4 a_12_ = xf4_[t8514_];
+                        unsigned t8519_ = (v_22_ << 1u) + 1u;
+                        kf_f32x4 b_10_ = xf4_[t8519_];
+                        xs_18_[0u] = a_12_.v[0];
+                        xs_18_[4u] = b_10_.v[0];
+                        xs_18_[1u] = a_12_.v[1];
+                        xs_18_[5u] = b_10_.v[1];
+                        xs_18_[2u] = a_12_.v[2];
+                        xs_18_[6u] = b_10_.v[2];
+                        xs_18_[3u] = a_12_.v[3];
+                        xs_18_[7u] = b_10_.v[3];
+                        kf_u32x4 t8563_ = wr_[1u];
+                        kf_f16x8 wh_10_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t8563_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8563_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t8563_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8563_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t8563_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8563_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t8563_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8563_, 3u), 16u))}};
+                        acc_4_[0u] = __fmaf_rn(kf_f16_to_f32(wh_10_.v[7]), xs_18_[7u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[6]), xs_18_[6u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[5]), xs_18_[5u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[4]), xs_18_[4u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[3]), xs_18_[3u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[2]), xs_18_[2u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[1]), xs_18_[1u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[0]), xs_18_[0u], acc_4_[0u]))))))));
                     }
                     unsigned v_23_ = (base_ + 64u) + lane_2_;
                     if (v_23_ < nv_2_) {
-                        unsigned t3499_ = v_23_ << 1u;
-                        kf_f32x4 a_11_ = xf4_[t3499_];
-                        unsigned t3504_ = (v_23_ << 1u) + 1u;
-                        kf_f32x4 b_11_ = xf4_[t3504_];
-                        xs_11_[0u] = a_11_.v[0];
-                        xs_11_[4u] = b_11_.v[0];
-                        xs_11_[1u] = a_11_.v[1];
-                        xs_11_[5u] = b_11_.v[1];
-                        xs_11_[2u] = a_11_.v[2];
-                        xs_11_[6u] = b_11_.v[2];
-                        xs_11_[3u] = a_11_.v[3];
-                        xs_11_[7u] = b_11_.v[3];
-                        kf_u32x4 t3548_ = wr_[2u];
-                        kf_f16x8 wh_11_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t3548_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3548_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t3548_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3548_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t3548_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3548_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t3548_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3548_, 3u), 16u))}};
-                        acc_3_[0u] = __fmaf_rn(kf_f16_to_f32(wh_11_.v[7]), xs_11_[7u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[6]), xs_11_[6u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[5]), xs_11_[5u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[4]), xs_11_[4u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[3]), xs_11_[3u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[2]), xs_11_[2u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[1]), xs_11_[1u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[0]), xs_11_[0u], acc_3_[0u]))))))));
+                        unsigned t8641_ = v_23_ << 1u;
+                        kf_f32x4 a_13_ = xf4_[t8641_];
+                        unsigned t8646_ = (v_23_ << 1u) + 1u;
+                        kf_f32x4 b_11_ = xf4_[t8646_];
+                        xs_19_[0u] = a_13_.v[0];
+                        xs_19_[4u] = b_11_.v[0];
+                        xs_19_[1u] = a_13_.v[1];
+                        xs_19_[5u] = b_11_.v[1];
+                        xs_19_[2u] = a_13_.v[2];
+                        xs_19_[6u] = b_11_.v[2];
+                        xs_19_[3u] = a_13_.v[3];
+                        xs_19_[7u] = b_11_.v[3];
+                        kf_u32x4 t8690_ = wr_[2u];
+                        kf_f16x8 wh_11_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t8690_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8690_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t8690_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8690_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t8690_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8690_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t8690_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8690_, 3u), 16u))}};
+                        acc_4_[0u] = __fmaf_rn(kf_f16_to_f32(wh_11_.v[7]), xs_19_[7u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[6]), xs_19_[6u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[5]), xs_19_[5u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[4]), xs_19_[4u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[3]), xs_19_[3u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[2]), xs_19_[2u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[1]), xs_19_[1u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[0]), xs_19_[0u], acc_4_[0u]))))))));
                     }
                     unsigned v_24_ = (base_ + 96u) + lane_2_;
                     if (v_24_ < nv_2_) {
-                        unsigned t3626_ = v_24_ << 1u;
-                        kf_f32x4 a_12_ = xf4_[t3626_];
-                        unsigned t3631_ = (v_24_ << 1u) + 1u;
-                        kf_f32x4 b_12_ = xf4_[t3631_];
-                        xs_12_[0u] = a_12_.v[0];
-                        xs_12_[4u] = b_12_.v[0];
-                        xs_12_[1u] = a_12_.v[1];
-                        xs_12_[5u] = b_12_.v[1];
-                        xs_12_[2u] = a_12_.v[2];
-                        xs_12_[6u] = b_12_.v[2];
-                        xs_12_[3u] = a_12_.v[3];
-                        xs_12_[7u] = b_12_.v[3];
-                        kf_u32x4 t3675_ = wr_[3u];
-                        kf_f16x8 wh_12_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t3675_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3675_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t3675_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3675_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t3675_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3675_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t3675_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3675_, 3u), 16u))}};
-                        acc_3_[0u] = __fmaf_rn(kf_f16_to_f32(wh_12_.v[7]), xs_12_[7u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[6]), xs_12_[6u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[5]), xs_12_[5u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[4]), xs_12_[4u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[3]), xs_12_[3u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[2]), xs_12_[2u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[1]), xs_12_[1u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[0]), xs_12_[0u], acc_3_[0u]))))))));
+                        unsigned t8768_ = v_24_ << 1u;
+                        kf_f32x4 a_14_ = xf4_[t8768_];
+                        unsigned t8773_ = (v_24_ << 1u) + 1u;
+                        kf_f32x4 b_12_ = xf4_[t8773_];
+                        xs_20_[0u] = a_14_.v[0];
+                        xs_20_[4u] = b_12_.v[0];
+                        xs_20_[1u] = a_14_.v[1];
+                        xs_20_[5u] = b_12_.v[1];
+                        xs_20_[2u] = a_14_.v[2];
+                        xs_20_[6u] = b_12_.v[2];
+                        xs_20_[3u] = a_14_.v[3];
+                        xs_20_[7u] = b_12_.v[3];
+                        kf_u32x4 t8817_ = wr_[3u];
+                        kf_f16x8 wh_12_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t8817_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8817_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t8817_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8817_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t8817_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8817_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t8817_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8817_, 3u), 16u))}};
+                        acc_4_[0u] = __fmaf_rn(kf_f16_to_f32(wh_12_.v[7]), xs_20_[7u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[6]), xs_20_[6u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[5]), xs_20_[5u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[4]), xs_20_[4u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[3]), xs_20_[3u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[2]), xs_20_[2u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[1]), xs_20_[1u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[0]), xs_20_[0u], acc_4_[0u]))))))));
                     }
                 }
             } else {
                 #pragma unroll 1
                 for (unsigned c_ = lane_2_; c_ < k_; c_ = c_ + 32u) {
-                    float t3754_ = x_[c_];
+                    float t8896_ = x_[c_];
                     unsigned i_ = (row_[0u] * k_) + c_;
                     unsigned short u_ = w16_[i_];
-                    acc_3_[0u] = __fmaf_rn(kf_f16_to_f32(kf_bitcast<kf_f16>(u_)), t3754_, acc_3_[0u]);
+                    acc_4_[0u] = __fmaf_rn(kf_f16_to_f32(kf_bitcast<kf_f16>(u_)), t8896_, acc_4_[0u]);
                 }
             }
-            float t3774_ = acc_3_[0u];
-            unsigned t3796_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
-            if (t3796_ == 32u) {
-                float t3801_ = __fadd_rn(t3774_, kf_shfl_xor(t3774_, 16u, kf_wn));
-                float t3804_ = __fadd_rn(t3801_, kf_shfl_xor(t3801_, 8u, kf_wn));
-                float t3807_ = __fadd_rn(t3804_, kf_shfl_xor(t3804_, 4u, kf_wn));
-                float t3810_ = __fadd_rn(t3807_, kf_shfl_xor(t3807_, 2u, kf_wn));
-                s_3_ = __fadd_rn(t3810_, kf_shfl_xor(t3810_, 1u, kf_wn));
+            float t8916_ = acc_4_[0u];
+            unsigned t8938_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+            if (t8938_ == 32u) {
+                float t8943_ = __fadd_rn(t8916_, kf_shfl_xor(t8916_, 16u, kf_wn));
+                float t8946_ = __fadd_rn(t8943_, kf_shfl_xor(t8943_, 8u, kf_wn));
+                float t8949_ = __fadd_rn(t8946_, kf_shfl_xor(t8946_, 4u, kf_wn));
+                float t8952_ = __fadd_rn(t8949_, kf_shfl_xor(t8949_, 2u, kf_wn));
+                s_ = __fadd_rn(t8952_, kf_shfl_xor(t8952_, 1u, kf_wn));
             } else {
-                float t3816_ = kf_shfl_down(t3774_, 16u, kf_wn);
-                bool t3818_ = (kf_lane_id() + 16u) < t3796_;
-                float t3819_ = __fadd_rn(t3774_, t3816_);
-                float t3820_ = t3818_ ? t3819_ : t3774_;
-                float t3822_ = kf_shfl_down(t3820_, 8u, kf_wn);
-                bool t3824_ = (kf_lane_id() + 8u) < t3796_;
-                float t3825_ = __fadd_rn(t3820_, t3822_);
-                float t3826_ = t3824_ ? t3825_ : t3820_;
-                float t3828_ = kf_shfl_down(t3826_, 4u, kf_wn);
-                bool t3830_ = (kf_lane_id() + 4u) < t3796_;
-                float t3831_ = __fadd_rn(t3826_, t3828_);
-                float t3832_ = t3830_ ? t3831_ : t3826_;
-                float t3834_ = kf_shfl_down(t3832_, 2u, kf_wn);
-                bool t3836_ = (kf_lane_id() + 2u) < t3796_;
-                float t3837_ = __fadd_rn(t3832_, t3834_);
-                float t3838_ = t3836_ ? t3837_ : t3832_;
-                float t3840_ = kf_shfl_down(t3838_, 1u, kf_wn);
-                bool t3842_ = (kf_lane_id() + 1u) < t3796_;
-                float t3843_ = __fadd_rn(t3838_, t3840_);
-                s_3_ = kf_shfl(t3842_ ? t3843_ : t3838_, 0u, kf_wn);
+                float t8958_ = kf_shfl_down(t8916_, 16u, kf_wn);
+                bool t8960_ = (kf_lane_id() + 16u) < t8938_;
+                float t8961_ = __fadd_rn(t8916_, t8958_);
+                float t8962_ = t8960_ ? t8961_ : t8916_;
+                float t8964_ = kf_shfl_down(t8962_, 8u, kf_wn);
+                bool t8966_ = (kf_lane_id() + 8u) < t8938_;
+                float t8967_ = __fadd_rn(t8962_, t8964_);
+                float t8968_ = t8966_ ? t8967_ : t8962_;
+                float t8970_ = kf_shfl_down(t8968_, 4u, kf_wn);
+                bool t8972_ = (kf_lane_id() + 4u) < t8938_;
+                float t8973_ = __fadd_rn(t8968_, t8970_);
+                float t8974_ = t8972_ ? t8973_ : t8968_;
+                float t8976_ = kf_shfl_down(t8974_, 2u, kf_wn);
+                bool t8978_ = (kf_lane_id() + 2u) < t8938_;
+                float t8979_ = __fadd_rn(t8974_, t8976_);
+                float t8980_ = t8978_ ? t8979_ : t8974_;
+                float t8982_ = kf_shfl_down(t8980_, 1u, kf_wn);
+                bool t8984_ = (kf_lane_id() + 1u) < t8938_;
+                float t8985_ = __fadd_rn(t8980_, t8982_);
+                s_ = kf_shfl(t8984_ ? t8985_ : t8980_, 0u, kf_wn);
             }
-            bool t3848_ = lane_2_ == 0u;
-            bool t3849_ = t3848_;
-            if (t3848_) {
-                t3849_ = g_ < m_;
+            bool t8990_ = lane_2_ == 0u;
+            bool t8991_ = t8990_;
+            if (t8990_) {
+                t8991_ = g_ < m_;
             }
-            if (t3849_) {
-                y_[g_] = s_3_;
+            if (t8991_) {
+                y_[g_] = s_;
             }
         }
     }
 }
 
-/* kernel gemv_bf16_f16_f16 (gemv.kf:990) */
-extern "C" __global__ void __launch_bounds__(256)
+/* kernel gemv_bf16_f16_f16 (gemv.kf:1100) */
+extern "C" __global__ void __launch_bounds__(64)
 gemv_bf16_f16_f16(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__ x_, kf_f16* __restrict__ y_, unsigned m_, unsigned k_)
 {
     kf_pdl_wait();
-    kf_u32x4 wb_[8];
-    kf_u32x4 xb_[16];
-    float acc_2_[1];
-    float xs_[8];
-    float xs_2_[8];
-    float xs_3_[8];
-    float xs_4_[8];
-    float xs_5_[8];
-    float xs_6_[8];
-    float xs_7_[8];
-    float xs_8_[8];
-    unsigned row_[1];
+    kf_u32x4 wb_2_[8];
+    kf_u32x4 xb_2_[16];
     float acc_3_[1];
-    kf_u32x4 wr_[4];
     float xs_9_[8];
     float xs_10_[8];
     float xs_11_[8];
     float xs_12_[8];
+    float xs_13_[8];
+    float xs_14_[8];
+    float xs_15_[8];
+    float xs_16_[8];
+    unsigned row_[1];
+    float acc_4_[1];
+    kf_u32x4 wr_[4];
+    float xs_17_[8];
+    float xs_18_[8];
+    float xs_19_[8];
+    float xs_20_[8];
     float s_;
-    float s_2_;
-    float s_3_;
     const unsigned kf_wn = kf_warp_lanes();
     const unsigned short* w16_ = (const unsigned short*)w_;
     const kf_u32x4* wv_ = (const kf_u32x4*)w_;
@@ -2291,295 +2101,250 @@ gemv_bf16_f16_f16(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__ x_,
         unsigned lane_ = kf_lane_id();
         unsigned nv_ = k_ >> 3u;
         unsigned steps_ = (nv_ >> 7u) + (((nv_ & 127u) != 0u) ? 1u : 0u);
-        unsigned wid_ = (blockIdx.x << 3u) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u);
-        unsigned nw_ = gridDim.x << 3u;
+        unsigned wid_ = (blockIdx.x * (blockDim.x >> 5u)) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u);
+        unsigned nw_ = gridDim.x * (blockDim.x >> 5u);
         if (!(wid_ >= m_)) {
-            unsigned t1433_ = m_ - wid_;
-            unsigned t1441_ = ((t1433_ / nw_) + (((t1433_ % nw_) != 0u) ? 1u : 0u)) * steps_;
-            acc_2_[0u] = 0.0f;
+            unsigned t4885_ = m_ - wid_;
+            unsigned t4893_ = ((t4885_ / nw_) + (((t4885_ % nw_) != 0u) ? 1u : 0u)) * steps_;
+            acc_3_[0u] = 0.0f;
             unsigned lg_ = wid_;
             unsigned lk_ = 0u;
             unsigned cg_ = wid_;
             unsigned ck_ = 0u;
-            unsigned t1454_ = t1441_ + 1u;
+            unsigned t6513_ = t4893_ + 1u;
+            asm("" : "+r"(nw_));
             #pragma unroll 1
-            for (unsigned t0_ = 0u; t0_ < t1454_; t0_ = t0_ + 2u) {
-                if (t0_ < t1441_) {
+            for (unsigned t0_ = 0u; t0_ < t6513_; t0_ = t0_ + 2u) {
+                if (t0_ < t4893_) {
                     unsigned v_ = min((((lk_ << 5u) << 2u) + lane_), (nv_ - 1u));
                     unsigned row_2_ = min(lg_, (m_ - 1u));
-                    wb_[0u] = wv_[(row_2_ * nv_) + v_];
-                    xb_[0u] = xv_[v_];
+                    wb_2_[0u] = wv_[(row_2_ * nv_) + v_];
+                    xb_2_[0u] = xv_[v_];
                     unsigned v_2_ = min(((((lk_ << 5u) << 2u) + 32u) + lane_), (nv_ - 1u));
                     unsigned row_3_ = min(lg_, (m_ - 1u));
-                    wb_[1u] = wv_[(row_3_ * nv_) + v_2_];
-                    xb_[2u] = xv_[v_2_];
+                    wb_2_[1u] = wv_[(row_3_ * nv_) + v_2_];
+                    xb_2_[2u] = xv_[v_2_];
                     unsigned v_3_ = min(((((lk_ << 5u) << 2u) + 64u) + lane_), (nv_ - 1u));
                     unsigned row_4_ = min(lg_, (m_ - 1u));
-                    wb_[2u] = wv_[(row_4_ * nv_) + v_3_];
-                    xb_[4u] = xv_[v_3_];
+                    wb_2_[2u] = wv_[(row_4_ * nv_) + v_3_];
+                    xb_2_[4u] = xv_[v_3_];
                     unsigned v_4_ = min(((((lk_ << 5u) << 2u) + 96u) + lane_), (nv_ - 1u));
                     unsigned row_5_ = min(lg_, (m_ - 1u));
-                    wb_[3u] = wv_[(row_5_ * nv_) + v_4_];
-                    xb_[6u] = xv_[v_4_];
-                    unsigned t1630_ = lk_ + 1u;
-                    lk_ = t1630_;
-                    if (t1630_ == steps_) {
+                    wb_2_[3u] = wv_[(row_5_ * nv_) + v_4_];
+                    xb_2_[6u] = xv_[v_4_];
+                    unsigned t6717_ = lk_ + 1u;
+                    lk_ = t6717_;
+                    if (t6717_ == steps_) {
                         lk_ = 0u;
                         lg_ = lg_ + nw_;
                     }
                 }
-                bool t1639_ = t0_ >= 1u;
-                bool t1640_ = t1639_;
-                if (t1639_) {
-                    t1640_ = (t0_ - 1u) < t1441_;
+                bool t6770_ = t0_ >= 1u;
+                bool t6771_ = t6770_;
+                if (t6770_) {
+                    t6771_ = (t0_ - 1u) < t4893_;
                 }
-                if (t1640_) {
+                if (t6771_) {
                     unsigned v_5_ = ((ck_ << 5u) << 2u) + lane_;
                     if (v_5_ < nv_) {
-                        kf_u32x4 t1699_ = xb_[8u];
-                        kf_f16x8 a_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1699_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1699_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1699_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1699_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1699_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1699_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1699_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1699_, 3u), 16u))}};
-                        xs_[0u] = kf_f16_to_f32(a_.v[0]);
-                        xs_[1u] = kf_f16_to_f32(a_.v[1]);
-                        xs_[2u] = kf_f16_to_f32(a_.v[2]);
-                        xs_[3u] = kf_f16_to_f32(a_.v[3]);
-                        xs_[4u] = kf_f16_to_f32(a_.v[4]);
-                        xs_[5u] = kf_f16_to_f32(a_.v[5]);
-                        xs_[6u] = kf_f16_to_f32(a_.v[6]);
-                        xs_[7u] = kf_f16_to_f32(a_.v[7]);
-                        kf_u32x4 t1729_ = wb_[4u];
-                        kf_bf16x8 wbv_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t1729_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1729_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t1729_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1729_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t1729_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1729_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t1729_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1729_, 3u), 16u))}};
-                        acc_2_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_.v[7]), xs_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[6]), xs_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[5]), xs_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[4]), xs_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[3]), xs_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[2]), xs_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[1]), xs_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[0]), xs_[0u], acc_2_[0u]))))))));
+                        kf_u32x4 t6830_ = xb_2_[8u];
+                        kf_f16x8 a_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t6830_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6830_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t6830_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6830_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t6830_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6830_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t6830_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6830_, 3u), 16u))}};
+                        xs_9_[0u] = kf_f16_to_f32(a_.v[0]);
+                        xs_9_[1u] = kf_f16_to_f32(a_.v[1]);
+                        xs_9_[2u] = kf_f16_to_f32(a_.v[2]);
+                        xs_9_[3u] = kf_f16_to_f32(a_.v[3]);
+                        xs_9_[4u] = kf_f16_to_f32(a_.v[4]);
+                        xs_9_[5u] = kf_f16_to_f32(a_.v[5]);
+                        xs_9_[6u] = kf_f16_to_f32(a_.v[6]);
+                        xs_9_[7u] = kf_f16_to_f32(a_.v[7]);
+                        kf_u32x4 t6860_ = wb_2_[4u];
+                        kf_bf16x8 wbv_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t6860_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t6860_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t6860_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t6860_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t6860_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t6860_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t6860_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t6860_, 3u), 16u))}};
+                        acc_3_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_.v[7]), xs_9_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[6]), xs_9_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[5]), xs_9_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[4]), xs_9_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[3]), xs_9_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[2]), xs_9_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[1]), xs_9_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[0]), xs_9_[0u], acc_3_[0u]))))))));
                     }
                     unsigned v_6_ = (((ck_ << 5u) << 2u) + 32u) + lane_;
                     if (v_6_ < nv_) {
-                        kf_u32x4 t1830_ = xb_[10u];
-                        kf_f16x8 a_2_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1830_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1830_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1830_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1830_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1830_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1830_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1830_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1830_, 3u), 16u))}};
-                        xs_2_[0u] = kf_f16_to_f32(a_2_.v[0]);
-                        xs_2_[1u] = kf_f16_to_f32(a_2_.v[1]);
-                        xs_2_[2u] = kf_f16_to_f32(a_2_.v[2]);
-                        xs_2_[3u] = kf_f16_to_f32(a_2_.v[3]);
-                        xs_2_[4u] = kf_f16_to_f32(a_2_.v[4]);
-                        xs_2_[5u] = kf_f16_to_f32(a_2_.v[5]);
-                        xs_2_[6u] = kf_f16_to_f32(a_2_.v[6]);
-                        xs_2_[7u] = kf_f16_to_f32(a_2_.v[7]);
-                        kf_u32x4 t1860_ = wb_[5u];
-                        kf_bf16x8 wbv_2_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t1860_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1860_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t1860_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1860_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t1860_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1860_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t1860_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1860_, 3u), 16u))}};
-                        acc_2_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[7]), xs_2_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[6]), xs_2_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[5]), xs_2_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[4]), xs_2_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[3]), xs_2_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[2]), xs_2_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[1]), xs_2_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[0]), xs_2_[0u], acc_2_[0u]))))))));
+                        kf_u32x4 t6961_ = xb_2_[10u];
+                        kf_f16x8 a_2_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t6961_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6961_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t6961_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6961_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t6961_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6961_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t6961_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6961_, 3u), 16u))}};
+                        xs_10_[0u] = kf_f16_to_f32(a_2_.v[0]);
+                        xs_10_[1u] = kf_f16_to_f32(a_2_.v[1]);
+                        xs_10_[2u] = kf_f16_to_f32(a_2_.v[2]);
+                        xs_10_[3u] = kf_f16_to_f32(a_2_.v[3]);
+                        xs_10_[4u] = kf_f16_to_f32(a_2_.v[4]);
+                        xs_10_[5u] = kf_f16_to_f32(a_2_.v[5]);
+                        xs_10_[6u] = kf_f16_to_f32(a_2_.v[6]);
+                        xs_10_[7u] = kf_f16_to_f32(a_2_.v[7]);
+                        kf_u32x4 t6991_ = wb_2_[5u];
+                        kf_bf16x8 wbv_2_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t6991_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t6991_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t6991_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t6991_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t6991_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t6991_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t6991_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t6991_, 3u), 16u))}};
+                        acc_3_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[7]), xs_10_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[6]), xs_10_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[5]), xs_10_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[4]), xs_10_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[3]), xs_10_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[2]), xs_10_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[1]), xs_10_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[0]), xs_10_[0u], acc_3_[0u]))))))));
                     }
                     unsigned v_7_ = (((ck_ << 5u) << 2u) + 64u) + lane_;
                     if (v_7_ < nv_) {
-                        kf_u32x4 t1961_ = xb_[12u];
-                        kf_f16x8 a_3_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1961_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1961_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1961_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1961_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1961_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1961_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1961_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1961_, 3u), 16u))}};
-                        xs_3_[0u] = kf_f16_to_f32(a_3_.v[0]);
-                        xs_3_[1u] = kf_f16_to_f32(a_3_.v[1]);
-                        xs_3_[2u] = kf_f16_to_f32(a_3_.v[2]);
-                        xs_3_[3u] = kf_f16_to_f32(a_3_.v[3]);
-                        xs_3_[4u] = kf_f16_to_f32(a_3_.v[4]);
-                        xs_3_[5u] = kf_f16_to_f32(a_3_.v[5]);
-                        xs_3_[6u] = kf_f16_to_f32(a_3_.v[6]);
-                        xs_3_[7u] = kf_f16_to_f32(a_3_.v[7]);
-                        kf_u32x4 t1991_ = wb_[6u];
-                        kf_bf16x8 wbv_3_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t1991_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1991_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t1991_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1991_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t1991_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1991_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t1991_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1991_, 3u), 16u))}};
-                        acc_2_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[7]), xs_3_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[6]), xs_3_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[5]), xs_3_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[4]), xs_3_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[3]), xs_3_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[2]), xs_3_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[1]), xs_3_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[0]), xs_3_[0u], acc_2_[0u]))))))));
+                        kf_u32x4 t7092_ = xb_2_[12u];
+                        kf_f16x8 a_3_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7092_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7092_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7092_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7092_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7092_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7092_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7092_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7092_, 3u), 16u))}};
+                        xs_11_[0u] = kf_f16_to_f32(a_3_.v[0]);
+                        xs_11_[1u] = kf_f16_to_f32(a_3_.v[1]);
+                        xs_11_[2u] = kf_f16_to_f32(a_3_.v[2]);
+                        xs_11_[3u] = kf_f16_to_f32(a_3_.v[3]);
+                        xs_11_[4u] = kf_f16_to_f32(a_3_.v[4]);
+                        xs_11_[5u] = kf_f16_to_f32(a_3_.v[5]);
+                        xs_11_[6u] = kf_f16_to_f32(a_3_.v[6]);
+                        xs_11_[7u] = kf_f16_to_f32(a_3_.v[7]);
+                        kf_u32x4 t7122_ = wb_2_[6u];
+                        kf_bf16x8 wbv_3_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t7122_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7122_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7122_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7122_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7122_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7122_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7122_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7122_, 3u), 16u))}};
+                        acc_3_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[7]), xs_11_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[6]), xs_11_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[5]), xs_11_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[4]), xs_11_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[3]), xs_11_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[2]), xs_11_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[1]), xs_11_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[0]), xs_11_[0u], acc_3_[0u]))))))));
                     }
                     unsigned v_8_ = (((ck_ << 5u) << 2u) + 96u) + lane_;
                     if (v_8_ < nv_) {
-                        kf_u32x4 t2092_ = xb_[14u];
-                        kf_f16x8 a_4_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2092_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2092_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2092_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2092_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2092_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2092_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2092_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2092_, 3u), 16u))}};
-                        xs_4_[0u] = kf_f16_to_f32(a_4_.v[0]);
-                        xs_4_[1u] = kf_f16_to_f32(a_4_.v[1]);
-                        xs_4_[2u] = kf_f16_to_f32(a_4_.v[2]);
-                        xs_4_[3u] = kf_f16_to_f32(a_4_.v[3]);
-                        xs_4_[4u] = kf_f16_to_f32(a_4_.v[4]);
-                        xs_4_[5u] = kf_f16_to_f32(a_4_.v[5]);
-                        xs_4_[6u] = kf_f16_to_f32(a_4_.v[6]);
-                        xs_4_[7u] = kf_f16_to_f32(a_4_.v[7]);
-                        kf_u32x4 t2122_ = wb_[7u];
-                        kf_bf16x8 wbv_4_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t2122_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2122_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2122_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2122_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2122_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2122_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2122_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2122_, 3u), 16u))}};
-                        acc_2_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[7]), xs_4_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[6]), xs_4_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[5]), xs_4_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[4]), xs_4_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[3]), xs_4_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[2]), xs_4_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[1]), xs_4_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[0]), xs_4_[0u], acc_2_[0u]))))))));
+                        kf_u32x4 t7223_ = xb_2_[14u];
+                        kf_f16x8 a_4_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7223_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7223_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7223_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7223_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7223_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7223_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7223_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7223_, 3u), 16u))}};
+                        xs_12_[0u] = kf_f16_to_f32(a_4_.v[0]);
+                        xs_12_[1u] = kf_f16_to_f32(a_4_.v[1]);
+                        xs_12_[2u] = kf_f16_to_f32(a_4_.v[2]);
+                        xs_12_[3u] = kf_f16_to_f32(a_4_.v[3]);
+                        xs_12_[4u] = kf_f16_to_f32(a_4_.v[4]);
+                        xs_12_[5u] = kf_f16_to_f32(a_4_.v[5]);
+                        xs_12_[6u] = kf_f16_to_f32(a_4_.v[6]);
+                        xs_12_[7u] = kf_f16_to_f32(a_4_.v[7]);
+                        kf_u32x4 t7253_ = wb_2_[7u];
+                        kf_bf16x8 wbv_4_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t7253_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7253_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7253_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7253_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7253_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7253_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7253_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7253_, 3u), 16u))}};
+                        acc_3_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[7]), xs_12_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[6]), xs_12_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[5]), xs_12_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[4]), xs_12_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[3]), xs_12_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[2]), xs_12_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[1]), xs_12_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[0]), xs_12_[0u], acc_3_[0u]))))))));
                     }
-                    unsigned t2193_ = ck_ + 1u;
-                    ck_ = t2193_;
-                    if (t2193_ == steps_) {
-                        float t2196_ = acc_2_[0u];
-                        unsigned t2218_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
-                        if (t2218_ == 32u) {
-                            float t2223_ = __fadd_rn(t2196_, kf_shfl_xor(t2196_, 16u, kf_wn));
-                            float t2226_ = __fadd_rn(t2223_, kf_shfl_xor(t2223_, 8u, kf_wn));
-                            float t2229_ = __fadd_rn(t2226_, kf_shfl_xor(t2226_, 4u, kf_wn));
-                            float t2232_ = __fadd_rn(t2229_, kf_shfl_xor(t2229_, 2u, kf_wn));
-                            s_ = __fadd_rn(t2232_, kf_shfl_xor(t2232_, 1u, kf_wn));
-                        } else {
-                            float t2238_ = kf_shfl_down(t2196_, 16u, kf_wn);
-                            bool t2240_ = (kf_lane_id() + 16u) < t2218_;
-                            float t2241_ = __fadd_rn(t2196_, t2238_);
-                            float t2242_ = t2240_ ? t2241_ : t2196_;
-                            float t2244_ = kf_shfl_down(t2242_, 8u, kf_wn);
-                            bool t2246_ = (kf_lane_id() + 8u) < t2218_;
-                            float t2247_ = __fadd_rn(t2242_, t2244_);
-                            float t2248_ = t2246_ ? t2247_ : t2242_;
-                            float t2250_ = kf_shfl_down(t2248_, 4u, kf_wn);
-                            bool t2252_ = (kf_lane_id() + 4u) < t2218_;
-                            float t2253_ = __fadd_rn(t2248_, t2250_);
-                            float t2254_ = t2252_ ? t2253_ : t2248_;
-                            float t2256_ = kf_shfl_down(t2254_, 2u, kf_wn);
-                            bool t2258_ = (kf_lane_id() + 2u) < t2218_;
-                            float t2259_ = __fadd_rn(t2254_, t2256_);
-                            float t2260_ = t2258_ ? t2259_ : t2254_;
-                            float t2262_ = kf_shfl_down(t2260_, 1u, kf_wn);
-                            bool t2264_ = (kf_lane_id() + 1u) < t2218_;
-                            float t2265_ = __fadd_rn(t2260_, t2262_);
-                            s_ = kf_shfl(t2264_ ? t2265_ : t2260_, 0u, kf_wn);
+                    unsigned t7324_ = ck_ + 1u;
+                    ck_ = t7324_;
+                    if (t7324_ == steps_) {
+                        float a_5_ = acc_3_[0u];
+                        unsigned r_ = 0u;
+                        float t7332_ = __fadd_rn(a_5_, kf_shfl_xor(a_5_, 16u, kf_wn));
+                        float t7335_ = __fadd_rn(t7332_, kf_shfl_xor(t7332_, 8u, kf_wn));
+                        float t7338_ = __fadd_rn(t7335_, kf_shfl_xor(t7335_, 4u, kf_wn));
+                        float t7341_ = __fadd_rn(t7338_, kf_shfl_xor(t7338_, 2u, kf_wn));
+                        float t7344_ = __fadd_rn(t7341_, kf_shfl_xor(t7341_, 1u, kf_wn));
+                        bool t7346_ = lane_ == r_;
+                        bool t7347_ = t7346_;
+                        if (t7346_) {
+                            t7347_ = cg_ < m_;
                         }
-                        bool t2270_ = lane_ == 0u;
-                        bool t2271_ = t2270_;
-                        if (t2270_) {
-                            t2271_ = cg_ < m_;
+                        if (t7347_) {
+                            y_[cg_] = kf_f16_from_f32(t7344_);
                         }
-                        if (t2271_) {
-                            y_[cg_] = kf_f16_from_f32(s_);
-                        }
-                        acc_2_[0u] = 0.0f;
+                        acc_3_[0u] = 0.0f;
                         ck_ = 0u;
                         cg_ = cg_ + nw_;
                     }
                 }
-                if ((t0_ + 1u) < t1441_) {
+                if ((t0_ + 1u) < t4893_) {
                     unsigned v_9_ = min((((lk_ << 5u) << 2u) + lane_), (nv_ - 1u));
                     unsigned row_6_ = min(lg_, (m_ - 1u));
-                    wb_[4u] = wv_[(row_6_ * nv_) + v_9_];
-                    xb_[8u] = xv_[v_9_];
+                    wb_2_[4u] = wv_[(row_6_ * nv_) + v_9_];
+                    xb_2_[8u] = xv_[v_9_];
                     unsigned v_10_ = min(((((lk_ << 5u) << 2u) + 32u) + lane_), (nv_ - 1u));
                     unsigned row_7_ = min(lg_, (m_ - 1u));
-                    wb_[5u] = wv_[(row_7_ * nv_) + v_10_];
-                    xb_[10u] = xv_[v_10_];
+                    wb_2_[5u] = wv_[(row_7_ * nv_) + v_10_];
+                    xb_2_[10u] = xv_[v_10_];
                     unsigned v_11_ = min(((((lk_ << 5u) << 2u) + 64u) + lane_), (nv_ - 1u));
                     unsigned row_8_ = min(lg_, (m_ - 1u));
-                    wb_[6u] = wv_[(row_8_ * nv_) + v_11_];
-                    xb_[12u] = xv_[v_11_];
+                    wb_2_[6u] = wv_[(row_8_ * nv_) + v_11_];
+                    xb_2_[12u] = xv_[v_11_];
                     unsigned v_12_ = min(((((lk_ << 5u) << 2u) + 96u) + lane_), (nv_ - 1u));
                     unsigned row_9_ = min(lg_, (m_ - 1u));
-                    wb_[7u] = wv_[(row_9_ * nv_) + v_12_];
-                    xb_[14u] = xv_[v_12_];
-                    unsigned t2470_ = lk_ + 1u;
-                    lk_ = t2470_;
-                    if (t2470_ == steps_) {
+                    wb_2_[7u] = wv_[(row_9_ * nv_) + v_12_];
+                    xb_2_[14u] = xv_[v_12_];
+                    unsigned t7572_ = lk_ + 1u;
+                    lk_ = t7572_;
+                    if (t7572_ == steps_) {
                         lk_ = 0u;
                         lg_ = lg_ + nw_;
                     }
                 }
-                bool t2479_ = (t0_ + 1u) >= 1u;
-                bool t2480_ = t2479_;
-                if (t2479_) {
-                    t2480_ = ((t0_ + 1u) - 1u) < t1441_;
+                bool t7625_ = (t0_ + 1u) >= 1u;
+                bool t7626_ = t7625_;
+                if (t7625_) {
+                    t7626_ = ((t0_ + 1u) - 1u) < t4893_;
                 }
-                if (t2480_) {
+                if (t7626_) {
                     unsigned v_13_ = ((ck_ << 5u) << 2u) + lane_;
                     if (v_13_ < nv_) {
-                        kf_u32x4 t2539_ = xb_[0u];
-                        kf_f16x8 a_5_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2539_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2539_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2539_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2539_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2539_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2539_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2539_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2539_, 3u), 16u))}};
-                        xs_5_[0u] = kf_f16_to_f32(a_5_.v[0]);
-                        xs_5_[1u] = kf_f16_to_f32(a_5_.v[1]);
-                        xs_5_[2u] = kf_f16_to_f32(a_5_.v[2]);
-                        xs_5_[3u] = kf_f16_to_f32(a_5_.v[3]);
-                        xs_5_[4u] = kf_f16_to_f32(a_5_.v[4]);
-                        xs_5_[5u] = kf_f16_to_f32(a_5_.v[5]);
-                        xs_5_[6u] = kf_f16_to_f32(a_5_.v[6]);
-                        xs_5_[7u] = kf_f16_to_f32(a_5_.v[7]);
-                        kf_u32x4 t2569_ = wb_[0u];
-                        kf_bf16x8 wbv_5_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t2569_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2569_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2569_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2569_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2569_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2569_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2569_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2569_, 3u), 16u))}};
-                        acc_2_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[7]), xs_5_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[6]), xs_5_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[5]), xs_5_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[4]), xs_5_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[3]), xs_5_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[2]), xs_5_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[1]), xs_5_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[0]), xs_5_[0u], acc_2_[0u]))))))));
+                        kf_u32x4 t7685_ = xb_2_[0u];
+                        kf_f16x8 a_6_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7685_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7685_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7685_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7685_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7685_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7685_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7685_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7685_, 3u), 16u))}};
+                        xs_13_[0u] = kf_f16_to_f32(a_6_.v[0]);
+                        xs_13_[1u] = kf_f16_to_f32(a_6_.v[1]);
+                        xs_13_[2u] = kf_f16_to_f32(a_6_.v[2]);
+                        xs_13_[3u] = kf_f16_to_f32(a_6_.v[3]);
+                        xs_13_[4u] = kf_f16_to_f32(a_6_.v[4]);
+                        xs_13_[5u] = kf_f16_to_f32(a_6_.v[5]);
+                        xs_13_[6u] = kf_f16_to_f32(a_6_.v[6]);
+                        xs_13_[7u] = kf_f16_to_f32(a_6_.v[7]);
+                        kf_u32x4 t7715_ = wb_2_[0u];
+                        kf_bf16x8 wbv_5_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t7715_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7715_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7715_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7715_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7715_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7715_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7715_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7715_, 3u), 16u))}};
+                        acc_3_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[7]), xs_13_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[6]), xs_13_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[5]), xs_13_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[4]), xs_13_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[3]), xs_13_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[2]), xs_13_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[1]), xs_13_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[0]), xs_13_[0u], acc_3_[0u]))))))));
                     }
                     unsigned v_14_ = (((ck_ << 5u) << 2u) + 32u) + lane_;
                     if (v_14_ < nv_) {
-                        kf_u32x4 t2670_ = xb_[2u];
-                        kf_f16x8 a_6_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2670_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2670_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2670_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2670_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2670_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2670_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2670_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2670_, 3u), 16u))}};
-                        xs_6_[0u] = kf_f16_to_f32(a_6_.v[0]);
-                        xs_6_[1u] = kf_f16_to_f32(a_6_.v[1]);
-                        xs_6_[2u] = kf_f16_to_f32(a_6_.v[2]);
-                        xs_6_[3u] = kf_f16_to_f32(a_6_.v[3]);
-                        xs_6_[4u] = kf_f16_to_f32(a_6_.v[4]);
-                        xs_6_[5u] = kf_f16_to_f32(a_6_.v[5]);
-                        xs_6_[6u] = kf_f16_to_f32(a_6_.v[6]);
-                        xs_6_[7u] = kf_f16_to_f32(a_6_.v[7]);
-                        kf_u32x4 t2700_ = wb_[1u];
-                        kf_bf16x8 wbv_6_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t2700_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2700_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2700_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2700_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2700_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2700_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2700_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2700_, 3u), 16u))}};
-                        acc_2_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[7]), xs_6_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[6]), xs_6_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[5]), xs_6_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[4]), xs_6_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[3]), xs_6_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[2]), xs_6_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[1]), xs_6_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[0]), xs_6_[0u], acc_2_[0u]))))))));
+                        kf_u32x4 t7816_ = xb_2_[2u];
+                        kf_f16x8 a_7_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7816_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7816_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7816_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7816_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7816_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7816_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7816_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7816_, 3u), 16u))}};
+                        xs_14_[0u] = kf_f16_to_f32(a_7_.v[0]);
+                        xs_14_[1u] = kf_f16_to_f32(a_7_.v[1]);
+                        xs_14_[2u] = kf_f16_to_f32(a_7_.v[2]);
+                        xs_14_[3u] = kf_f16_to_f32(a_7_.v[3]);
+                        xs_14_[4u] = kf_f16_to_f32(a_7_.v[4]);
+                        xs_14_[5u] = kf_f16_to_f32(a_7_.v[5]);
+                        xs_14_[6u] = kf_f16_to_f32(a_7_.v[6]);
+                        xs_14_[7u] = kf_f16_to_f32(a_7_.v[7]);
+                        kf_u32x4 t7846_ = wb_2_[1u];
+                        kf_bf16x8 wbv_6_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t7846_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7846_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7846_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7846_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7846_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7846_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7846_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7846_, 3u), 16u))}};
+                        acc_3_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[7]), xs_14_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[6]), xs_14_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[5]), xs_14_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[4]), xs_14_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[3]), xs_14_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[2]), xs_14_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[1]), xs_14_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[0]), xs_14_[0u], acc_3_[0u]))))))));
                     }
                     unsigned v_15_ = (((ck_ << 5u) << 2u) + 64u) + lane_;
                     if (v_15_ < nv_) {
-                        kf_u32x4 t2801_ = xb_[4u];
-                        kf_f16x8 a_7_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2801_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2801_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2801_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2801_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2801_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2801_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2801_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2801_, 3u), 16u))}};
-                        xs_7_[0u] = kf_f16_to_f32(a_7_.v[0]);
-                        xs_7_[1u] = kf_f16_to_f32(a_7_.v[1]);
-                        xs_7_[2u] = kf_f16_to_f32(a_7_.v[2]);
-                        xs_7_[3u] = kf_f16_to_f32(a_7_.v[3]);
-                        xs_7_[4u] = kf_f16_to_f32(a_7_.v[4]);
-                        xs_7_[5u] = kf_f16_to_f32(a_7_.v[5]);
-                        xs_7_[6u] = kf_f16_to_f32(a_7_.v[6]);
-                        xs_7_[7u] = kf_f16_to_f32(a_7_.v[7]);
-                        kf_u32x4 t2831_ = wb_[2u];
-                        kf_bf16x8 wbv_7_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t2831_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2831_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2831_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2831_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2831_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2831_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2831_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2831_, 3u), 16u))}};
-                        acc_2_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[7]), xs_7_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[6]), xs_7_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[5]), xs_7_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[4]), xs_7_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[3]), xs_7_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[2]), xs_7_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[1]), xs_7_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[0]), xs_7_[0u], acc_2_[0u]))))))));
+                        kf_u32x4 t7947_ = xb_2_[4u];
+                        kf_f16x8 a_8_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7947_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7947_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7947_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7947_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7947_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7947_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7947_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7947_, 3u), 16u))}};
+                        xs_15_[0u] = kf_f16_to_f32(a_8_.v[0]);
+                        xs_15_[1u] = kf_f16_to_f32(a_8_.v[1]);
+                        xs_15_[2u] = kf_f16_to_f32(a_8_.v[2]);
+                        xs_15_[3u] = kf_f16_to_f32(a_8_.v[3]);
+                        xs_15_[4u] = kf_f16_to_f32(a_8_.v[4]);
+                        xs_15_[5u] = kf_f16_to_f32(a_8_.v[5]);
+                        xs_15_[6u] = kf_f16_to_f32(a_8_.v[6]);
+                        xs_15_[7u] = kf_f16_to_f32(a_8_.v[7]);
+                        kf_u32x4 t7977_ = wb_2_[2u];
+                        kf_bf16x8 wbv_7_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t7977_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7977_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7977_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7977_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7977_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7977_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7977_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7977_, 3u), 16u))}};
+                        acc_3_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[7]), xs_15_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[6]), xs_15_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[5]), xs_15_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[4]), xs_15_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[3]), xs_15_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[2]), xs_15_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[1]), xs_15_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[0]), xs_15_[0u], acc_3_[0u]))))))));
                     }
                     unsigned v_16_ = (((ck_ << 5u) << 2u) + 96u) + lane_;
                     if (v_16_ < nv_) {
-                        kf_u32x4 t2932_ = xb_[6u];
-                        kf_f16x8 a_8_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2932_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2932_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2932_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2932_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2932_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2932_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2932_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2932_, 3u), 16u))}};
-                        xs_8_[0u] = kf_f16_to_f32(a_8_.v[0]);
-                        xs_8_[1u] = kf_f16_to_f32(a_8_.v[1]);
-                        xs_8_[2u] = kf_f16_to_f32(a_8_.v[2]);
-                        xs_8_[3u] = kf_f16_to_f32(a_8_.v[3]);
-                        xs_8_[4u] = kf_f16_to_f32(a_8_.v[4]);
-                        xs_8_[5u] = kf_f16_to_f32(a_8_.v[5]);
-                        xs_8_[6u] = kf_f16_to_f32(a_8_.v[6]);
-                        xs_8_[7u] = kf_f16_to_f32(a_8_.v[7]);
-                        kf_u32x4 t2962_ = wb_[3u];
-                        kf_bf16x8 wbv_8_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t2962_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2962_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2962_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2962_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2962_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2962_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2962_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2962_, 3u), 16u))}};
-                        acc_2_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[7]), xs_8_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[6]), xs_8_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[5]), xs_8_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[4]), xs_8_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[3]), xs_8_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[2]), xs_8_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[1]), xs_8_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[0]), xs_8_[0u], acc_2_[0u]))))))));
+                        kf_u32x4 t8078_ = xb_2_[6u];
+                        kf_f16x8 a_9_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t8078_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8078_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t8078_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8078_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t8078_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8078_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t8078_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8078_, 3u), 16u))}};
+                        xs_16_[0u] = kf_f16_to_f32(a_9_.v[0]);
+                        xs_16_[1u] = kf_f16_to_f32(a_9_.v[1]);
+                        xs_16_[2u] = kf_f16_to_f32(a_9_.v[2]);
+                        xs_16_[3u] = kf_f16_to_f32(a_9_.v[3]);
+                        xs_16_[4u] = kf_f16_to_f32(a_9_.v[4]);
+                        xs_16_[5u] = kf_f16_to_f32(a_9_.v[5]);
+                        xs_16_[6u] = kf_f16_to_f32(a_9_.v[6]);
+                        xs_16_[7u] = kf_f16_to_f32(a_9_.v[7]);
+                        kf_u32x4 t8108_ = wb_2_[3u];
+                        kf_bf16x8 wbv_8_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t8108_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8108_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8108_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8108_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8108_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8108_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8108_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8108_, 3u), 16u))}};
+                        acc_3_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[7]), xs_16_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[6]), xs_16_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[5]), xs_16_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[4]), xs_16_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[3]), xs_16_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[2]), xs_16_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[1]), xs_16_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[0]), xs_16_[0u], acc_3_[0u]))))))));
                     }
-                    unsigned t3033_ = ck_ + 1u;
-                    ck_ = t3033_;
-                    if (t3033_ == steps_) {
-                        float t3036_ = acc_2_[0u];
-                        unsigned t3058_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
-                        if (t3058_ == 32u) {
-                            float t3063_ = __fadd_rn(t3036_, kf_shfl_xor(t3036_, 16u, kf_wn));
-                            float t3066_ = __fadd_rn(t3063_, kf_shfl_xor(t3063_, 8u, kf_wn));
-                            float t3069_ = __fadd_rn(t3066_, kf_shfl_xor(t3066_, 4u, kf_wn));
-                            float t3072_ = __fadd_rn(t3069_, kf_shfl_xor(t3069_, 2u, kf_wn));
-                            s_2_ = __fadd_rn(t3072_, kf_shfl_xor(t3072_, 1u, kf_wn));
-                        } else {
-                            float t3078_ = kf_shfl_down(t3036_, 16u, kf_wn);
-                            bool t3080_ = (kf_lane_id() + 16u) < t3058_;
-                            float t3081_ = __fadd_rn(t3036_, t3078_);
-                            float t3082_ = t3080_ ? t3081_ : t3036_;
-                            float t3084_ = kf_shfl_down(t3082_, 8u, kf_wn);
-                            bool t3086_ = (kf_lane_id() + 8u) < t3058_;
-                            float t3087_ = __fadd_rn(t3082_, t3084_);
-                            float t3088_ = t3086_ ? t3087_ : t3082_;
-                            float t3090_ = kf_shfl_down(t3088_, 4u, kf_wn);
-                            bool t3092_ = (kf_lane_id() + 4u) < t3058_;
-                            float t3093_ = __fadd_rn(t3088_, t3090_);
-                            float t3094_ = t3092_ ? t3093_ : t3088_;
-                            float t3096_ = kf_shfl_down(t3094_, 2u, kf_wn);
-                            bool t3098_ = (kf_lane_id() + 2u) < t3058_;
-                            float t3099_ = __fadd_rn(t3094_, t3096_);
-                            float t3100_ = t3098_ ? t3099_ : t3094_;
-                            float t3102_ = kf_shfl_down(t3100_, 1u, kf_wn);
-                            bool t3104_ = (kf_lane_id() + 1u) < t3058_;
-                            float t3105_ = __fadd_rn(t3100_, t3102_);
-                            s_2_ = kf_shfl(t3104_ ? t3105_ : t3100_, 0u, kf_wn);
+                    unsigned t8179_ = ck_ + 1u;
+                    ck_ = t8179_;
+                    if (t8179_ == steps_) {
+                        float a_10_ = acc_3_[0u];
+                        unsigned r_2_ = 0u;
+                        float t8187_ = __fadd_rn(a_10_, kf_shfl_xor(a_10_, 16u, kf_wn));
+                        float t8190_ = __fadd_rn(t8187_, kf_shfl_xor(t8187_, 8u, kf_wn));
+                        float t8193_ = __fadd_rn(t8190_, kf_shfl_xor(t8190_, 4u, kf_wn));
+                        float t8196_ = __fadd_rn(t8193_, kf_shfl_xor(t8193_, 2u, kf_wn));
+                        float t8199_ = __fadd_rn(t8196_, kf_shfl_xor(t8196_, 1u, kf_wn));
+                        bool t8201_ = lane_ == r_2_;
+                        bool t8202_ = t8201_;
+                        if (t8201_) {
+                            t8202_ = cg_ < m_;
                         }
-                        bool t3110_ = lane_ == 0u;
-                        bool t3111_ = t3110_;
-                        if (t3110_) {
-                            t3111_ = cg_ < m_;
+                        if (t8202_) {
+                            y_[cg_] = kf_f16_from_f32(t8199_);
                         }
-                        if (t3111_) {
-                            y_[cg_] = kf_f16_from_f32(s_2_);
-                        }
-                        acc_2_[0u] = 0.0f;
+                        acc_3_[0u] = 0.0f;
                         ck_ = 0u;
                         cg_ = cg_ + nw_;
                     }
@@ -2589,189 +2354,187 @@ gemv_bf16_f16_f16(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__ x_,
     } else {
         unsigned lane_2_ = kf_lane_id();
         unsigned nv_2_ = k_ >> 3u;
-        unsigned t3156_ = (blockIdx.x << 3u) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u);
-        unsigned t3167_ = gridDim.x << 3u;
+        unsigned t8293_ = (blockIdx.x * (blockDim.x >> 5u)) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u);
+        unsigned t8309_ = gridDim.x * (blockDim.x >> 5u);
         #pragma unroll 1
-        for (unsigned g_ = t3156_; g_ < m_; g_ = g_ + t3167_) {
+        for (unsigned g_ = t8293_; g_ < m_; g_ = g_ + t8309_) {
             row_[0u] = min(g_, (m_ - 1u));
-            acc_3_[0u] = 0.0f;
+            acc_4_[0u] = 0.0f;
             if ((k_ & 7u) == 0u) {
                 #pragma unroll 1
                 for (unsigned base_ = 0u; base_ < nv_2_; base_ = base_ + 128u) {
                     unsigned v_17_ = base_ + lane_2_;
-                    kf_u32x4 t3192_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                    kf_u32x4 t_2_ = t3192_;
+                    kf_u32x4 t8334_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_4_ = t8334_;
                     if (v_17_ < nv_2_) {
-                        unsigned t3198_ = (row_[0u] * nv_2_) + v_17_;
-                        kf_u32x4 t3199_ = wv_[t3198_];
-                        t_2_ = t3199_;
+                        unsigned t8340_ = (row_[0u] * nv_2_) + v_17_;
+                        kf_u32x4 t8341_ = wv_[t8340_];
+                        t_4_ = t8341_;
                     }
-                    wr_[0u] = t_2_;
+                    wr_[0u] = t_4_;
                     unsigned v_18_ = (base_ + 32u) + lane_2_;
-                    kf_u32x4 t3205_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                    kf_u32x4 t_3_ = t3205_;
+                    kf_u32x4 t8347_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_5_ = t8347_;
                     if (v_18_ < nv_2_) {
-                        unsigned t3211_ = (row_[0u] * nv_2_) + v_18_;
-                        kf_u32x4 t3212_ = wv_[t3211_];
-                        t_3_ = t3212_;
+                        unsigned t8353_ = (row_[0u] * nv_2_) + v_18_;
+                        kf_u32x4 t8354_ = wv_[t8353_];
+                        t_5_ = t8354_;
                     }
-                    wr_[1u] = t_3_;
+                    wr_[1u] = t_5_;
                     unsigned v_19_ = (base_ + 64u) + lane_2_;
-                    kf_u32x4 t3218_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                    kf_u32x4 t_4_ = t3218_;
+                    kf_u32x4 t8360_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_6_ = t8360_;
                     if (v_19_ < nv_2_) {
-                        unsigned t3224_ = (row_[0u] * nv_2_) + v_19_;
-                        kf_u32x4 t3225_ = wv_[t3224_];
-                        t_4_ = t3225_;
+                        unsigned t8366_ = (row_[0u] * nv_2_) + v_19_;
+                        kf_u32x4 t8367_ = wv_[t8366_];
+                        t_6_ = t8367_;
                     }
-                    wr_[2u] = t_4_;
+                    wr_[2u] = t_6_;
                     unsigned v_20_ = (base_ + 96u) + lane_2_;
-                    kf_u32x4 t3231_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                    kf_u32x4 t_5_ = t3231_;
+                    kf_u32x4 t8373_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_7_ = t8373_;
                     if (v_20_ < nv_2_) {
-                        unsigned t3237_ = (row_[0u] * nv_2_) + v_20_;
-                        kf_u32x4 t3238_ = wv_[t3237_];
-                        t_5_ = t3238_;
+                        unsigned t8379_ = (row_[0u] * nv_2_) + v_20_;
+                        kf_u32x4 t8380_ = wv_[t8379_];
+                        t_7_ = t8380_;
                     }
-                    wr_[3u] = t_5_;
+                    wr_[3u] = t_7_;
                     unsigned v_21_ = base_ + lane_2_;
                     if (v_21_ < nv_2_) {
-                        kf_f16x8 a_9_ = xh8_[v_21_];
-                        xs_9_[0u] = kf_f16_to_f32(a_9_.v[0]);
-                        xs_9_[1u] = kf_f16_to_f32(a_9_.v[1]);
-                        xs_9_[2u] = kf_f16_to_f32(a_9_.v[2]);
-                        xs_9_[3u] = kf_f16_to_f32(a_9_.v[3]);
-                        xs_9_[4u] = kf_f16_to_f32(a_9_.v[4]);
-                        xs_9_[5u] = kf_f16_to_f32(a_9_.v[5]);
-                        xs_9_[6u] = kf_f16_to_f32(a_9_.v[6]);
-                        xs_9_[7u] = kf_f16_to_f32(a_9_.v[7]);
-                        kf_u32x4 t3297_ = wr_[0u];
-                        kf_bf16x8 wb_2_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t3297_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3297_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t3297_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3297_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t3297_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3297_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t3297_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3297_, 3u), 16u))}};
-                        acc_3_[0u] = __fmaf_rn(kf_bf16_to_f32(wb_2_.v[7]), xs_9_[7u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[6]), xs_9_[6u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[5]), xs_9_[5u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[4]), xs_9_[4u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[3]), xs_9_[3u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[2]), xs_9_[2u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[1]), xs_9_[1u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[0]), xs_9_[0u], acc_3_[0u]))))))));
+                        kf_f16x8 a_11_ = xh8_[v_21_];
+                        xs_17_[0u] = kf_f16_to_f32(a_11_.v[0]);
+                        xs_17_[1u] = kf_f16_to_f32(a_11_.v[1]);
+                        xs_17_[2u] = kf_f16_to_f32(a_11_.v[2]);
+                        xs_17_[3u] = kf_f16_to_f32(a_11_.v[3]);
+                        xs_17_[4u] = kf_f16_to_f32(a_11_.v[4]);
+                        xs_17_[5u] = kf_f16_to_f32(a_11_.v[5]);
+                        xs_17_[6u] = kf_f16_to_f32(a_11_.v[6]);
+                        xs_17_[7u] = kf_f16_to_f32(a_11_.v[7]);
+                        kf_u32x4 t8439_ = wr_[0u];
+                        kf_bf16x8 wb_3_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t8439_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8439_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8439_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8439_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8439_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8439_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8439_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8439_, 3u), 16u))}};
+                        acc_4_[0u] = __fmaf_rn(kf_bf16_to_f32(wb_3_.v[7]), xs_17_[7u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[6]), xs_17_[6u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[5]), xs_17_[5u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[4]), xs_17_[4u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[3]), xs_17_[3u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[2]), xs_17_[2u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[1]), xs_17_[1u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[0]), xs_17_[0u], acc_4_[0u]))))))));
                     }
                     unsigned v_22_ = (base_ + 32u) + lane_2_;
                     if (v_22_ < nv_2_) {
-                        kf_f16x8 a_10_ = xh8_[v_22_];
-                        xs_10_[0u] = kf_f16_to_f32(a_10_.v[0]);
-                        xs_10_[1u] = kf_f16_to_f32(a_10_.v[1]);
-                        xs_10_[2u] = kf_f16_to_f32(a_10_.v[2]);
-                        xs_10_[3u] = kf_f16_to_f32(a_10_.v[3]);
-                        xs_10_[4u] = kf_f16_to_f32(a_10_.v[4]);
-                        xs_10_[5u] = kf_f16_to_f32(a_10_.v[5]);
-                        xs_10_[6u] = kf_f16_to_f32(a_10_.v[6]);
-                        xs_10_[7u] = kf_f16_to_f32(a_10_.v[7]);
-                        kf_u32x4 t3424_ = wr_[1u];
-                        kf_bf16x8 wb_3_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t3424_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3424_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t3424_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3424_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t3424_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3424_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t3424_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3424_, 3u), 16u))}};
-                        acc_3_[0u] = __fmaf_rn(kf_bf16_to_f32(wb_3_.v[7]), xs_10_[7u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[6]), xs_10_[6u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[5]), xs_10_[5u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[4]), xs_10_[4u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[3]), xs_10_[3u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[2]), xs_10_[2u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[1]), xs_10_[1u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[0]), xs_10_[0u], acc_3_[0u]))))))));
+                        kf_f16x8 a_12_ = xh8_[v_22_];
+                        xs_18_[0u] = kf_f16_to_f32(a_12_.v[0]);
+                        xs_18_[1u] = kf_f16_to_f32(a_12_.v[1]);
+                        xs_18_[2u] = kf_f16_to_f32(a_12_.v[2]);
+                        xs_18_[3u] = kf_f16_to_f32(a_12_.v[3]);
+                        xs_18_[4u] = kf_f16_to_f32(a_12_.v[4]);
+                        xs_18_[5u] = kf_f16_to_f32(a_12_.v[5]);
+                        xs_18_[6u] = kf_f16_to_f32(a_12_.v[6]);
+                        xs_18_[7u] = kf_f16_to_f32(a_12_.v[7]);
+                        kf_u32x4 t8566_ = wr_[1u];
+                        kf_bf16x8 wb_4_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t8566_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8566_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8566_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8566_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8566_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8566_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8566_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8566_, 3u), 16u))}};
+                        acc_4_[0u] = __fmaf_rn(kf_bf16_to_f32(wb_4_.v[7]), xs_18_[7u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[6]), xs_18_[6u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[5]), xs_18_[5u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[4]), xs_18_[4u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[3]), xs_18_[3u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[2]), xs_18_[2u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[1]), xs_18_[1u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[0]), xs_18_[0u], acc_4_[0u]))))))));
                     }
                     unsigned v_23_ = (base_ + 64u) + lane_2_;
                     if (v_23_ < nv_2_) {
-                        kf_f16x8 a_11_ = xh8_[v_23_];
-                        xs_11_[0u] = kf_f16_to_f32(a_11_.v[0]);
-                        xs_11_[1u] = kf_f16_to_f32(a_11_.v[1]);
-                        xs_11_[2u] = kf_f16_to_f32(a_11_.v[2]);
-                        xs_11_[3u] = kf_f16_to_f32(a_11_.v[3]);
-                        xs_11_[4u] = kf_f16_to_f32(a_11_.v[4]);
-                        xs_11_[5u] = kf_f16_to_f32(a_11_.v[5]);
-                        xs_11_[6u] = kf_f16_to_f32(a_11_.v[6]);
-                        xs_11_[7u] = kf_f16_to_f32(a_11_.v[7]);
-                        kf_u32x4 t3551_ = wr_[2u];
-                        kf_bf16x8 wb_4_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t3551_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3551_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t3551_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3551_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t3551_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3551_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t3551_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3551_, 3u), 16u))}};
-                        acc_3_[0u] = __fmaf_rn(kf_bf16_to_f32(wb_4_.v[7]), xs_11_[7u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[6]), xs_11_[6u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[5]), xs_11_[5u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[4]), xs_11_[4u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[3]), xs_11_[3u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[2]), xs_11_[2u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[1]), xs_11_[1u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[0]), xs_11_[0u], acc_3_[0u]))))))));
+                        kf_f16x8 a_13_ = xh8_[v_23_];
+                        xs_19_[0u] = kf_f16_to_f32(a_13_.v[0]);
+                        xs_19_[1u] = kf_f16_to_f32(a_13_.v[1]);
+                        xs_19_[2u] = kf_f16_to_f32(a_13_.v[2]);
+                        xs_19_[3u] = kf_f16_to_f32(a_13_.v[3]);
+                        xs_19_[4u] = kf_f16_to_f32(a_13_.v[4]);
+                        xs_19_[5u] = kf_f16_to_f32(a_13_.v[5]);
+                        xs_19_[6u] = kf_f16_to_f32(a_13_.v[6]);
+                        xs_19_[7u] = kf_f16_to_f32(a_13_.v[7]);
+                        kf_u32x4 t8693_ = wr_[2u];
+                        kf_bf16x8 wb_5_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t8693_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8693_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8693_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8693_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8693_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8693_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8693_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8693_, 3u), 16u))}};
+                        acc_4_[0u] = __fmaf_rn(kf_bf16_to_f32(wb_5_.v[7]), xs_19_[7u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[6]), xs_19_[6u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[5]), xs_19_[5u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[4]), xs_19_[4u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[3]), xs_19_[3u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[2]), xs_19_[2u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[1]), xs_19_[1u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[0]), xs_19_[0u], acc_4_[0u]))))))));
                     }
                     unsigned v_24_ = (base_ + 96u) + lane_2_;
                     if (v_24_ < nv_2_) {
-                        kf_f16x8 a_12_ = xh8_[v_24_];
-                        xs_12_[0u] = kf_f16_to_f32(a_12_.v[0]);
-                        xs_12_[1u] = kf_f16_to_f32(a_12_.v[1]);
-                        xs_12_[2u] = kf_f16_to_f32(a_12_.v[2]);
-                        xs_12_[3u] = kf_f16_to_f32(a_12_.v[3]);
-                        xs_12_[4u] = kf_f16_to_f32(a_12_.v[4]);
-                        xs_12_[5u] = kf_f16_to_f32(a_12_.v[5]);
-                        xs_12_[6u] = kf_f16_to_f32(a_12_.v[6]);
-                        xs_12_[7u] = kf_f16_to_f32(a_12_.v[7]);
-                        kf_u32x4 t3678_ = wr_[3u];
-                        kf_bf16x8 wb_5_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t3678_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3678_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t3678_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3678_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t3678_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3678_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t3678_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3678_, 3u), 16u))}};
-                        acc_3_[0u] = __fmaf_rn(kf_bf16_to_f32(wb_5_.v[7]), xs_12_[7u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[6]), xs_12_[6u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[5]), xs_12_[5u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[4]), xs_12_[4u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[3]), xs_12_[3u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[2]), xs_12_[2u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[1]), xs_12_[1u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[0]), xs_12_[0u], acc_3_[0u]))))))));
+                        kf_f16x8 a_14_ = xh8_[v_24_];
+                        xs_20_[0u] = kf_f16_to_f32(a_14_.v[0]);
+                        xs_20_[1u] = kf_f16_to_f32(a_14_.v[1]);
+                        xs_20_[2u] = kf_f16_to_f32(a_14_.v[2]);
+                        xs_20_[3u] = kf_f16_to_f32(a_14_.v[3]);
+                        xs_20_[4u] = kf_f16_to_f32(a_14_.v[4]);
+                        xs_20_[5u] = kf_f16_to_f32(a_14_.v[5]);
+                        xs_20_[6u] = kf_f16_to_f32(a_14_.v[6]);
+                        xs_20_[7u] = kf_f16_to_f32(a_14_.v[7]);
+                        kf_u32x4 t8820_ = wr_[3u];
+                        kf_bf16x8 wb_6_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t8820_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8820_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8820_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8820_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8820_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8820_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8820_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8820_, 3u), 16u))}};
+                        acc_4_[0u] = __fmaf_rn(kf_bf16_to_f32(wb_6_.v[7]), xs_20_[7u], __fmaf_rn(kf_bf16_to_f32(wb_6_.v[6]), xs_20_[6u], __fmaf_rn(kf_bf16_to_f32(wb_6_.v[5]), xs_20_[5u], __fmaf_rn(kf_bf16_to_f32(wb_6_.v[4]), xs_20_[4u], __fmaf_rn(kf_bf16_to_f32(wb_6_.v[3]), xs_20_[3u], __fmaf_rn(kf_bf16_to_f32(wb_6_.v[2]), xs_20_[2u], __fmaf_rn(kf_bf16_to_f32(wb_6_.v[1]), xs_20_[1u], __fmaf_rn(kf_bf16_to_f32(wb_6_.v[0]), xs_20_[0u], acc_4_[0u]))))))));
                     }
                 }
             } else {
                 #pragma unroll 1
                 for (unsigned c_ = lane_2_; c_ < k_; c_ = c_ + 32u) {
-                    float t3756_ = kf_f16_to_f32(x_[c_]);
+                    float t8898_ = kf_f16_to_f32(x_[c_]);
                     unsigned i_ = (row_[0u] * k_) + c_;
                     unsigned short u_ = w16_[i_];
-                    acc_3_[0u] = __fmaf_rn(kf_bf16_to_f32(kf_bitcast<kf_bf16>(u_)), t3756_, acc_3_[0u]);
+                    acc_4_[0u] = __fmaf_rn(kf_bf16_to_f32(kf_bitcast<kf_bf16>(u_)), t8898_, acc_4_[0u]);
                 }
             }
-            float t3774_ = acc_3_[0u];
-            unsigned t3796_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
-            if (t3796_ == 32u) {
-                float t3801_ = __fadd_rn(t3774_, kf_shfl_xor(t3774_, 16u, kf_wn));
-                float t3804_ = __fadd_rn(t3801_, kf_shfl_xor(t3801_, 8u, kf_wn));
-                float t3807_ = __fadd_rn(t3804_, kf_shfl_xor(t3804_, 4u, kf_wn));
-                float t3810_ = __fadd_rn(t3807_, kf_shfl_xor(t3807_, 2u, kf_wn));
-                s_3_ = __fadd_rn(t3810_, kf_shfl_xor(t3810_, 1u, kf_wn));
+            float t8916_ = acc_4_[0u];
+            unsigned t8938_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+            if (t8938_ == 32u) {
+                float t8943_ = __fadd_rn(t8916_, kf_shfl_xor(t8916_, 16u, kf_wn));
+                float t8946_ = __fadd_rn(t8943_, kf_shfl_xor(t8943_, 8u, kf_wn));
+                float t8949_ = __fadd_rn(t8946_, kf_shfl_xor(t8946_, 4u, kf_wn));
+                float t8952_ = __fadd_rn(t8949_, kf_shfl_xor(t8949_, 2u, kf_wn));
+                s_ = __fadd_rn(t8952_, kf_shfl_xor(t8952_, 1u, kf_wn));
             } else {
-                float t3816_ = kf_shfl_down(t3774_, 16u, kf_wn);
-                bool t3818_ = (kf_lane_id() + 16u) < t3796_;
-                float t3819_ = __fadd_rn(t3774_, t3816_);
-                float t3820_ = t3818_ ? t3819_ : t3774_;
-                float t3822_ = kf_shfl_down(t3820_, 8u, kf_wn);
-                bool t3824_ = (kf_lane_id() + 8u) < t3796_;
-                float t3825_ = __fadd_rn(t3820_, t3822_);
-                float t3826_ = t3824_ ? t3825_ : t3820_;
-                float t3828_ = kf_shfl_down(t3826_, 4u, kf_wn);
-                bool t3830_ = (kf_lane_id() + 4u) < t3796_;
-                float t3831_ = __fadd_rn(t3826_, t3828_);
-                float t3832_ = t3830_ ? t3831_ : t3826_;
-                float t3834_ = kf_shfl_down(t3832_, 2u, kf_wn);
-                bool t3836_ = (kf_lane_id() + 2u) < t3796_;
-                float t3837_ = __fadd_rn(t3832_, t3834_);
-                float t3838_ = t3836_ ? t3837_ : t3832_;
-                float t3840_ = kf_shfl_down(t3838_, 1u, kf_wn);
-                bool t3842_ = (kf_lane_id() + 1u) < t3796_;
-                float t3843_ = __fadd_rn(t3838_, t3840_);
-                s_3_ = kf_shfl(t3842_ ? t3843_ : t3838_, 0u, kf_wn);
+                float t8958_ = kf_shfl_down(t8916_, 16u, kf_wn);
+                bool t8960_ = (kf_lane_id() + 16u) < t8938_;
+                float t8961_ = __fadd_rn(t8916_, t8958_);
+                float t8962_ = t8960_ ? t8961_ : t8916_;
+                float t8964_ = kf_shfl_down(t8962_, 8u, kf_wn);
+                bool t8966_ = (kf_lane_id() + 8u) < t8938_;
+                float t8967_ = __fadd_rn(t8962_, t8964_);
+                float t8968_ = t8966_ ? t8967_ : t8962_;
+                float t8970_ = kf_shfl_down(t8968_, 4u, kf_wn);
+                bool t8972_ = (kf_lane_id() + 4u) < t8938_;
+                float t8973_ = __fadd_rn(t8968_, t8970_);
+                float t8974_ = t8972_ ? t8973_ : t8968_;
+                float t8976_ = kf_shfl_down(t8974_, 2u, kf_wn);
+                bool t8978_ = (kf_lane_id() + 2u) < t8938_;
+                float t8979_ = __fadd_rn(t8974_, t8976_);
+                float t8980_ = t8978_ ? t8979_ : t8974_;
+                float t8982_ = kf_shfl_down(t8980_, 1u, kf_wn);
+                bool t8984_ = (kf_lane_id() + 1u) < t8938_;
+                float t8985_ = __fadd_rn(t8980_, t8982_);
+                s_ = kf_shfl(t8984_ ? t8985_ : t8980_, 0u, kf_wn);
             }
-            bool t3848_ = lane_2_ == 0u;
-            bool t3849_ = t3848_;
-            if (t3848_) {
-                t3849_ = g_ < m_;
+            bool t8990_ = lane_2_ == 0u;
+            bool t8991_ = t8990_;
+            if (t8990_) {
+                t8991_ = g_ < m_;
             }
-            if (t3849_) {
-                y_[g_] = kf_f16_from_f32(s_3_);
+            if (t8991_) {
+                y_[g_] = kf_f16_from_f32(s_);
             }
         }
     }
 }
 
-/* kernel gemv_bf16_f16_f32 (gemv.kf:997) */
-extern "C" __global__ void __launch_bounds__(256)
+/* kernel gemv_bf16_f16_f32 (gemv.kf:1108) */
+extern "C" __global__ void __launch_bounds__(64)
 gemv_bf16_f16_f32(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__ x_, float* __restrict__ y_, unsigned m_, unsigned k_)
 {
     kf_pdl_wait();
-    kf_u32x4 wb_[8];
-    kf_u32x4 xb_[16];
-    float acc_2_[1];
-    float xs_[8];
-    float xs_2_[8];
-    float xs_3_[8];
-    float xs_4_[8];
-    float xs_5_[8];
-    float xs_6_[8];
-    float xs_7_[8];
-    float xs_8_[8];
-    unsigned row_[1];
+    kf_u32x4 wb_2_[8];
+    kf_u32x4 xb_2_[16];
     float acc_3_[1];
-    kf_u32x4 wr_[4];
     float xs_9_[8];
     float xs_10_[8];
     float xs_11_[8];
     float xs_12_[8];
+    float xs_13_[8];
+    float xs_14_[8];
+    float xs_15_[8];
+    float xs_16_[8];
+    unsigned row_[1];
+    float acc_4_[1];
+    kf_u32x4 wr_[4];
+    float xs_17_[8];
+    float xs_18_[8];
+    float xs_19_[8];
+    float xs_20_[8];
     float s_;
-    float s_2_;
-    float s_3_;
     const unsigned kf_wn = kf_warp_lanes();
     const unsigned short* w16_ = (const unsigned short*)w_;
     const kf_u32x4* wv_ = (const kf_u32x4*)w_;
@@ -2781,295 +2544,250 @@ gemv_bf16_f16_f32(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__ x_,
         unsigned lane_ = kf_lane_id();
         unsigned nv_ = k_ >> 3u;
         unsigned steps_ = (nv_ >> 7u) + (((nv_ & 127u) != 0u) ? 1u : 0u);
-        unsigned wid_ = (blockIdx.x << 3u) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u);
-        unsigned nw_ = gridDim.x << 3u;
+        unsigned wid_ = (blockIdx.x * (blockDim.x >> 5u)) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u);
+        unsigned nw_ = gridDim.x * (blockDim.x >> 5u);
         if (!(wid_ >= m_)) {
-            unsigned t1433_ = m_ - wid_;
-            unsigned t1441_ = ((t1433_ / nw_) + (((t1433_ % nw_) != 0u) ? 1u : 0u)) * steps_;
-            acc_2_[0u] = 0.0f;
+            unsigned t4885_ = m_ - wid_;
+            unsigned t4893_ = ((t4885_ / nw_) + (((t4885_ % nw_) != 0u) ? 1u : 0u)) * steps_;
+            acc_3_[0u] = 0.0f;
             unsigned lg_ = wid_;
             unsigned lk_ = 0u;
             unsigned cg_ = wid_;
             unsigned ck_ = 0u;
-            unsigned t1454_ = t1441_ + 1u;
+            unsigned t6513_ = t4893_ + 1u;
+            asm("" : "+r"(nw_));
             #pragma unroll 1
-            for (unsigned t0_ = 0u; t0_ < t1454_; t0_ = t0_ + 2u) {
-                if (t0_ < t1441_) {
+            for (unsigned t0_ = 0u; t0_ < t6513_; t0_ = t0_ + 2u) {
+                if (t0_ < t4893_) {
                     unsigned v_ = min((((lk_ << 5u) << 2u) + lane_), (nv_ - 1u));
                     unsigned row_2_ = min(lg_, (m_ - 1u));
-                    wb_[0u] = wv_[(row_2_ * nv_) + v_];
-                    xb_[0u] = xv_[v_];
+                    wb_2_[0u] = wv_[(row_2_ * nv_) + v_];
+                    xb_2_[0u] = xv_[v_];
                     unsigned v_2_ = min(((((lk_ << 5u) << 2u) + 32u) + lane_), (nv_ - 1u));
                     unsigned row_3_ = min(lg_, (m_ - 1u));
-                    wb_[1u] = wv_[(row_3_ * nv_) + v_2_];
-                    xb_[2u] = xv_[v_2_];
+                    wb_2_[1u] = wv_[(row_3_ * nv_) + v_2_];
+                    xb_2_[2u] = xv_[v_2_];
                     unsigned v_3_ = min(((((lk_ << 5u) << 2u) + 64u) + lane_), (nv_ - 1u));
                     unsigned row_4_ = min(lg_, (m_ - 1u));
-                    wb_[2u] = wv_[(row_4_ * nv_) + v_3_];
-                    xb_[4u] = xv_[v_3_];
+                    wb_2_[2u] = wv_[(row_4_ * nv_) + v_3_];
+                    xb_2_[4u] = xv_[v_3_];
                     unsigned v_4_ = min(((((lk_ << 5u) << 2u) + 96u) + lane_), (nv_ - 1u));
                     unsigned row_5_ = min(lg_, (m_ - 1u));
-                    wb_[3u] = wv_[(row_5_ * nv_) + v_4_];
-                    xb_[6u] = xv_[v_4_];
-                    unsigned t1630_ = lk_ + 1u;
-                    lk_ = t1630_;
-                    if (t1630_ == steps_) {
+                    wb_2_[3u] = wv_[(row_5_ * nv_) + v_4_];
+                    xb_2_[6u] = xv_[v_4_];
+                    unsigned t6717_ = lk_ + 1u;
+                    lk_ = t6717_;
+                    if (t6717_ == steps_) {
                         lk_ = 0u;
                         lg_ = lg_ + nw_;
                     }
                 }
-                bool t1639_ = t0_ >= 1u;
-                bool t1640_ = t1639_;
-                if (t1639_) {
-                    t1640_ = (t0_ - 1u) < t1441_;
+                bool t6770_ = t0_ >= 1u;
+                bool t6771_ = t6770_;
+                if (t6770_) {
+                    t6771_ = (t0_ - 1u) < t4893_;
                 }
-                if (t1640_) {
+                if (t6771_) {
                     unsigned v_5_ = ((ck_ << 5u) << 2u) + lane_;
                     if (v_5_ < nv_) {
-                        kf_u32x4 t1699_ = xb_[8u];
-                        kf_f16x8 a_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1699_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1699_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1699_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1699_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1699_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1699_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1699_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1699_, 3u), 16u))}};
-                        xs_[0u] = kf_f16_to_f32(a_.v[0]);
-                        xs_[1u] = kf_f16_to_f32(a_.v[1]);
-                        xs_[2u] = kf_f16_to_f32(a_.v[2]);
-                        xs_[3u] = kf_f16_to_f32(a_.v[3]);
-                        xs_[4u] = kf_f16_to_f32(a_.v[4]);
-                        xs_[5u] = kf_f16_to_f32(a_.v[5]);
-                        xs_[6u] = kf_f16_to_f32(a_.v[6]);
-                        xs_[7u] = kf_f16_to_f32(a_.v[7]);
-                        kf_u32x4 t1729_ = wb_[4u];
-                        kf_bf16x8 wbv_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t1729_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1729_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t1729_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1729_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t1729_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1729_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t1729_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1729_, 3u), 16u))}};
-                        acc_2_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_.v[7]), xs_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[6]), xs_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[5]), xs_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[4]), xs_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[3]), xs_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[2]), xs_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[1]), xs_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[0]), xs_[0u], acc_2_[0u]))))))));
+                        kf_u32x4 t6830_ = xb_2_[8u];
+                        kf_f16x8 a_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t6830_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6830_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t6830_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6830_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t6830_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6830_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t6830_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6830_, 3u), 16u))}};
+                        xs_9_[0u] = kf_f16_to_f32(a_.v[0]);
+                        xs_9_[1u] = kf_f16_to_f32(a_.v[1]);
+                        xs_9_[2u] = kf_f16_to_f32(a_.v[2]);
+                        xs_9_[3u] = kf_f16_to_f32(a_.v[3]);
+                        xs_9_[4u] = kf_f16_to_f32(a_.v[4]);
+                        xs_9_[5u] = kf_f16_to_f32(a_.v[5]);
+                        xs_9_[6u] = kf_f16_to_f32(a_.v[6]);
+                        xs_9_[7u] = kf_f16_to_f32(a_.v[7]);
+                        kf_u32x4 t6860_ = wb_2_[4u];
+                        kf_bf16x8 wbv_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t6860_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t6860_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t6860_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t6860_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t6860_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t6860_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t6860_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t6860_, 3u), 16u))}};
+                        acc_3_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_.v[7]), xs_9_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[6]), xs_9_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[5]), xs_9_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[4]), xs_9_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[3]), xs_9_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[2]), xs_9_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[1]), xs_9_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[0]), xs_9_[0u], acc_3_[0u]))))))));
                     }
                     unsigned v_6_ = (((ck_ << 5u) << 2u) + 32u) + lane_;
                     if (v_6_ < nv_) {
-                        kf_u32x4 t1830_ = xb_[10u];
-                        kf_f16x8 a_2_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1830_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1830_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1830_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1830_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1830_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1830_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1830_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1830_, 3u), 16u))}};
-                        xs_2_[0u] = kf_f16_to_f32(a_2_.v[0]);
-                        xs_2_[1u] = kf_f16_to_f32(a_2_.v[1]);
-                        xs_2_[2u] = kf_f16_to_f32(a_2_.v[2]);
-                        xs_2_[3u] = kf_f16_to_f32(a_2_.v[3]);
-                        xs_2_[4u] = kf_f16_to_f32(a_2_.v[4]);
-                        xs_2_[5u] = kf_f16_to_f32(a_2_.v[5]);
-                        xs_2_[6u] = kf_f16_to_f32(a_2_.v[6]);
-                        xs_2_[7u] = kf_f16_to_f32(a_2_.v[7]);
-                        kf_u32x4 t1860_ = wb_[5u];
-                        kf_bf16x8 wbv_2_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t1860_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1860_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t1860_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1860_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t1860_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1860_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t1860_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1860_, 3u), 16u))}};
-                        acc_2_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[7]), xs_2_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[6]), xs_2_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[5]), xs_2_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[4]), xs_2_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[3]), xs_2_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[2]), xs_2_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[1]), xs_2_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[0]), xs_2_[0u], acc_2_[0u]))))))));
+                        kf_u32x4 t6961_ = xb_2_[10u];
+                        kf_f16x8 a_2_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t6961_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6961_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t6961_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6961_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t6961_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6961_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t6961_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6961_, 3u), 16u))}};
+                        xs_10_[0u] = kf_f16_to_f32(a_2_.v[0]);
+                        xs_10_[1u] = kf_f16_to_f32(a_2_.v[1]);
+                        xs_10_[2u] = kf_f16_to_f32(a_2_.v[2]);
+                        xs_10_[3u] = kf_f16_to_f32(a_2_.v[3]);
+                        xs_10_[4u] = kf_f16_to_f32(a_2_.v[4]);
+                        xs_10_[5u] = kf_f16_to_f32(a_2_.v[5]);
+                        xs_10_[6u] = kf_f16_to_f32(a_2_.v[6]);
+                        xs_10_[7u] = kf_f16_to_f32(a_2_.v[7]);
+                        kf_u32x4 t6991_ = wb_2_[5u];
+                        kf_bf16x8 wbv_2_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t6991_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t6991_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t6991_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t6991_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t6991_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t6991_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t6991_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t6991_, 3u), 16u))}};
+                        acc_3_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[7]), xs_10_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[6]), xs_10_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[5]), xs_10_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[4]), xs_10_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[3]), xs_10_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[2]), xs_10_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[1]), xs_10_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[0]), xs_10_[0u], acc_3_[0u]))))))));
                     }
                     unsigned v_7_ = (((ck_ << 5u) << 2u) + 64u) + lane_;
                     if (v_7_ < nv_) {
-                        kf_u32x4 t1961_ = xb_[12u];
-                        kf_f16x8 a_3_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1961_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1961_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1961_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1961_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1961_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1961_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1961_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1961_, 3u), 16u))}};
-                        xs_3_[0u] = kf_f16_to_f32(a_3_.v[0]);
-                        xs_3_[1u] = kf_f16_to_f32(a_3_.v[1]);
-                        xs_3_[2u] = kf_f16_to_f32(a_3_.v[2]);
-                        xs_3_[3u] = kf_f16_to_f32(a_3_.v[3]);
-                        xs_3_[4u] = kf_f16_to_f32(a_3_.v[4]);
-                        xs_3_[5u] = kf_f16_to_f32(a_3_.v[5]);
-                        xs_3_[6u] = kf_f16_to_f32(a_3_.v[6]);
-                        xs_3_[7u] = kf_f16_to_f32(a_3_.v[7]);
-                        kf_u32x4 t1991_ = wb_[6u];
-                        kf_bf16x8 wbv_3_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t1991_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1991_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t1991_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1991_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t1991_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1991_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t1991_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1991_, 3u), 16u))}};
-                        acc_2_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[7]), xs_3_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[6]), xs_3_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[5]), xs_3_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[4]), xs_3_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[3]), xs_3_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[2]), xs_3_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[1]), xs_3_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[0]), xs_3_[0u], acc_2_[0u]))))))));
+                        kf_u32x4 t7092_ = xb_2_[12u];
+                        kf_f16x8 a_3_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7092_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7092_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7092_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7092_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7092_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7092_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7092_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7092_, 3u), 16u))}};
+                        xs_11_[0u] = kf_f16_to_f32(a_3_.v[0]);
+                        xs_11_[1u] = kf_f16_to_f32(a_3_.v[1]);
+                        xs_11_[2u] = kf_f16_to_f32(a_3_.v[2]);
+                        xs_11_[3u] = kf_f16_to_f32(a_3_.v[3]);
+                        xs_11_[4u] = kf_f16_to_f32(a_3_.v[4]);
+                        xs_11_[5u] = kf_f16_to_f32(a_3_.v[5]);
+                        xs_11_[6u] = kf_f16_to_f32(a_3_.v[6]);
+                        xs_11_[7u] = kf_f16_to_f32(a_3_.v[7]);
+                        kf_u32x4 t7122_ = wb_2_[6u];
+                        kf_bf16x8 wbv_3_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t7122_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7122_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7122_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7122_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7122_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7122_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7122_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7122_, 3u), 16u))}};
+                        acc_3_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[7]), xs_11_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[6]), xs_11_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[5]), xs_11_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[4]), xs_11_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[3]), xs_11_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[2]), xs_11_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[1]), xs_11_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[0]), xs_11_[0u], acc_3_[0u]))))))));
                     }
                     unsigned v_8_ = (((ck_ << 5u) << 2u) + 96u) + lane_;
                     if (v_8_ < nv_) {
-                        kf_u32x4 t2092_ = xb_[14u];
-                        kf_f16x8 a_4_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2092_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2092_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2092_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2092_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2092_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2092_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2092_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2092_, 3u), 16u))}};
-                        xs_4_[0u] = kf_f16_to_f32(a_4_.v[0]);
-                        xs_4_[1u] = kf_f16_to_f32(a_4_.v[1]);
-                        xs_4_[2u] = kf_f16_to_f32(a_4_.v[2]);
-                        xs_4_[3u] = kf_f16_to_f32(a_4_.v[3]);
-                        xs_4_[4u] = kf_f16_to_f32(a_4_.v[4]);
-                        xs_4_[5u] = kf_f16_to_f32(a_4_.v[5]);
-                        xs_4_[6u] = kf_f16_to_f32(a_4_.v[6]);
-                        xs_4_[7u] = kf_f16_to_f32(a_4_.v[7]);
-                        kf_u32x4 t2122_ = wb_[7u];
-                        kf_bf16x8 wbv_4_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t2122_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2122_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2122_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2122_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2122_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2122_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2122_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2122_, 3u), 16u))}};
-                        acc_2_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[7]), xs_4_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[6]), xs_4_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[5]), xs_4_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[4]), xs_4_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[3]), xs_4_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[2]), xs_4_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[1]), xs_4_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[0]), xs_4_[0u], acc_2_[0u]))))))));
+                        kf_u32x4 t7223_ = xb_2_[14u];
+                        kf_f16x8 a_4_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7223_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7223_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7223_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7223_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7223_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7223_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7223_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7223_, 3u), 16u))}};
+                        xs_12_[0u] = kf_f16_to_f32(a_4_.v[0]);
+                        xs_12_[1u] = kf_f16_to_f32(a_4_.v[1]);
+                        xs_12_[2u] = kf_f16_to_f32(a_4_.v[2]);
+                        xs_12_[3u] = kf_f16_to_f32(a_4_.v[3]);
+                        xs_12_[4u] = kf_f16_to_f32(a_4_.v[4]);
+                        xs_12_[5u] = kf_f16_to_f32(a_4_.v[5]);
+                        xs_12_[6u] = kf_f16_to_f32(a_4_.v[6]);
+                        xs_12_[7u] = kf_f16_to_f32(a_4_.v[7]);
+                        kf_u32x4 t7253_ = wb_2_[7u];
+                        kf_bf16x8 wbv_4_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t7253_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7253_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7253_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7253_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7253_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7253_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7253_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7253_, 3u), 16u))}};
+                        acc_3_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[7]), xs_12_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[6]), xs_12_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[5]), xs_12_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[4]), xs_12_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[3]), xs_12_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[2]), xs_12_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[1]), xs_12_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[0]), xs_12_[0u], acc_3_[0u]))))))));
                     }
-                    unsigned t2193_ = ck_ + 1u;
-                    ck_ = t2193_;
-                    if (t2193_ == steps_) {
-                        float t2196_ = acc_2_[0u];
-                        unsigned t2218_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
-                        if (t2218_ == 32u) {
-                            float t2223_ = __fadd_rn(t2196_, kf_shfl_xor(t2196_, 16u, kf_wn));
-                            float t2226_ = __fadd_rn(t2223_, kf_shfl_xor(t2223_, 8u, kf_wn));
-                            float t2229_ = __fadd_rn(t2226_, kf_shfl_xor(t2226_, 4u, kf_wn));
-                            float t2232_ = __fadd_rn(t2229_, kf_shfl_xor(t2229_, 2u, kf_wn));
-                            s_ = __fadd_rn(t2232_, kf_shfl_xor(t2232_, 1u, kf_wn));
-                        } else {
-                            float t2238_ = kf_shfl_down(t2196_, 16u, kf_wn);
-                            bool t2240_ = (kf_lane_id() + 16u) < t2218_;
-                            float t2241_ = __fadd_rn(t2196_, t2238_);
-                            float t2242_ = t2240_ ? t2241_ : t2196_;
-                            float t2244_ = kf_shfl_down(t2242_, 8u, kf_wn);
-                            bool t2246_ = (kf_lane_id() + 8u) < t2218_;
-                            float t2247_ = __fadd_rn(t2242_, t2244_);
-                            float t2248_ = t2246_ ? t2247_ : t2242_;
-                            float t2250_ = kf_shfl_down(t2248_, 4u, kf_wn);
-                            bool t2252_ = (kf_lane_id() + 4u) < t2218_;
-                            float t2253_ = __fadd_rn(t2248_, t2250_);
-                            float t2254_ = t2252_ ? t2253_ : t2248_;
-                            float t2256_ = kf_shfl_down(t2254_, 2u, kf_wn);
-                            bool t2258_ = (kf_lane_id() + 2u) < t2218_;
-                            float t2259_ = __fadd_rn(t2254_, t2256_);
-                            float t2260_ = t2258_ ? t2259_ : t2254_;
-                            float t2262_ = kf_shfl_down(t2260_, 1u, kf_wn);
-                            bool t2264_ = (kf_lane_id() + 1u) < t2218_;
-                            float t2265_ = __fadd_rn(t2260_, t2262_);
-                            s_ = kf_shfl(t2264_ ? t2265_ : t2260_, 0u, kf_wn);
+                    unsigned t7324_ = ck_ + 1u;
+                    ck_ = t7324_;
+                    if (t7324_ == steps_) {
+                        float a_5_ = acc_3_[0u];
+                        unsigned r_ = 0u;
+                        float t7332_ = __fadd_rn(a_5_, kf_shfl_xor(a_5_, 16u, kf_wn));
+                        float t7335_ = __fadd_rn(t7332_, kf_shfl_xor(t7332_, 8u, kf_wn));
+                        float t7338_ = __fadd_rn(t7335_, kf_shfl_xor(t7335_, 4u, kf_wn));
+                        float t7341_ = __fadd_rn(t7338_, kf_shfl_xor(t7338_, 2u, kf_wn));
+                        float t7344_ = __fadd_rn(t7341_, kf_shfl_xor(t7341_, 1u, kf_wn));
+                        bool t7346_ = lane_ == r_;
+                        bool t7347_ = t7346_;
+                        if (t7346_) {
+                            t7347_ = cg_ < m_;
                         }
-                        bool t2270_ = lane_ == 0u;
-                        bool t2271_ = t2270_;
-                        if (t2270_) {
-                            t2271_ = cg_ < m_;
+                        if (t7347_) {
+                            y_[cg_] = t7344_;
                         }
-                        if (t2271_) {
-                            y_[cg_] = s_;
-                        }
-                        acc_2_[0u] = 0.0f;
+                        acc_3_[0u] = 0.0f;
                         ck_ = 0u;
                         cg_ = cg_ + nw_;
                     }
                 }
-                if ((t0_ + 1u) < t1441_) {
+                if ((t0_ + 1u) < t4893_) {
                     unsigned v_9_ = min((((lk_ << 5u) << 2u) + lane_), (nv_ - 1u));
                     unsigned row_6_ = min(lg_, (m_ - 1u));
-                    wb_[4u] = wv_[(row_6_ * nv_) + v_9_];
-                    xb_[8u] = xv_[v_9_];
+                    wb_2_[4u] = wv_[(row_6_ * nv_) + v_9_];
+                    xb_2_[8u] = xv_[v_9_];
                     unsigned v_10_ = min(((((lk_ << 5u) << 2u) + 32u) + lane_), (nv_ - 1u));
                     unsigned row_7_ = min(lg_, (m_ - 1u));
-                    wb_[5u] = wv_[(row_7_ * nv_) + v_10_];
-                    xb_[10u] = xv_[v_10_];
+                    wb_2_[5u] = wv_[(row_7_ * nv_) + v_10_];
+                    xb_2_[10u] = xv_[v_10_];
                     unsigned v_11_ = min(((((lk_ << 5u) << 2u) + 64u) + lane_), (nv_ - 1u));
                     unsigned row_8_ = min(lg_, (m_ - 1u));
-                    wb_[6u] = wv_[(row_8_ * nv_) + v_11_];
-                    xb_[12u] = xv_[v_11_];
+                    wb_2_[6u] = wv_[(row_8_ * nv_) + v_11_];
+                    xb_2_[12u] = xv_[v_11_];
                     unsigned v_12_ = min(((((lk_ << 5u) << 2u) + 96u) + lane_), (nv_ - 1u));
                     unsigned row_9_ = min(lg_, (m_ - 1u));
-                    wb_[7u] = wv_[(row_9_ * nv_) + v_12_];
-                    xb_[14u] = xv_[v_12_];
-                    unsigned t2470_ = lk_ + 1u;
-                    lk_ = t2470_;
-                    if (t2470_ == steps_) {
+                    wb_2_[7u] = wv_[(row_9_ * nv_) + v_12_];
+                    xb_2_[14u] = xv_[v_12_];
+                    unsigned t7572_ = lk_ + 1u;
+                    lk_ = t7572_;
+                    if (t7572_ == steps_) {
                         lk_ = 0u;
                         lg_ = lg_ + nw_;
                     }
                 }
-                bool t2479_ = (t0_ + 1u) >= 1u;
-                bool t2480_ = t2479_;
-                if (t2479_) {
-                    t2480_ = ((t0_ + 1u) - 1u) < t1441_;
+                bool t7625_ = (t0_ + 1u) >= 1u;
+                bool t7626_ = t7625_;
+                if (t7625_) {
+                    t7626_ = ((t0_ + 1u) - 1u) < t4893_;
                 }
-                if (t2480_) {
+                if (t7626_) {
                     unsigned v_13_ = ((ck_ << 5u) << 2u) + lane_;
                     if (v_13_ < nv_) {
-                        kf_u32x4 t2539_ = xb_[0u];
-                        kf_f16x8 a_5_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2539_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2539_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2539_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2539_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2539_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2539_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2539_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2539_, 3u), 16u))}};
-                        xs_5_[0u] = kf_f16_to_f32(a_5_.v[0]);
-                        xs_5_[1u] = kf_f16_to_f32(a_5_.v[1]);
-                        xs_5_[2u] = kf_f16_to_f32(a_5_.v[2]);
-                        xs_5_[3u] = kf_f16_to_f32(a_5_.v[3]);
-                        xs_5_[4u] = kf_f16_to_f32(a_5_.v[4]);
-                        xs_5_[5u] = kf_f16_to_f32(a_5_.v[5]);
-                        xs_5_[6u] = kf_f16_to_f32(a_5_.v[6]);
-                        xs_5_[7u] = kf_f16_to_f32(a_5_.v[7]);
-                        kf_u32x4 t2569_ = wb_[0u];
-                        kf_bf16x8 wbv_5_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t2569_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2569_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2569_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2569_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2569_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2569_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2569_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2569_, 3u), 16u))}};
-                        acc_2_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[7]), xs_5_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[6]), xs_5_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[5]), xs_5_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[4]), xs_5_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[3]), xs_5_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[2]), xs_5_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[1]), xs_5_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[0]), xs_5_[0u], acc_2_[0u]))))))));
+                        kf_u32x4 t7685_ = xb_2_[0u];
+                        kf_f16x8 a_6_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7685_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7685_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7685_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7685_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7685_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7685_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7685_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7685_, 3u), 16u))}};
+                        xs_13_[0u] = kf_f16_to_f32(a_6_.v[0]);
+                        xs_13_[1u] = kf_f16_to_f32(a_6_.v[1]);
+                        xs_13_[2u] = kf_f16_to_f32(a_6_.v[2]);
+                        xs_13_[3u] = kf_f16_to_f32(a_6_.v[3]);
+                        xs_13_[4u] = kf_f16_to_f32(a_6_.v[4]);
+                        xs_13_[5u] = kf_f16_to_f32(a_6_.v[5]);
+                        xs_13_[6u] = kf_f16_to_f32(a_6_.v[6]);
+                        xs_13_[7u] = kf_f16_to_f32(a_6_.v[7]);
+                        kf_u32x4 t7715_ = wb_2_[0u];
+                        kf_bf16x8 wbv_5_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t7715_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7715_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7715_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7715_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7715_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7715_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7715_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7715_, 3u), 16u))}};
+                        acc_3_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[7]), xs_13_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[6]), xs_13_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[5]), xs_13_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[4]), xs_13_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[3]), xs_13_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[2]), xs_13_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[1]), xs_13_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[0]), xs_13_[0u], acc_3_[0u]))))))));
                     }
                     unsigned v_14_ = (((ck_ << 5u) << 2u) + 32u) + lane_;
                     if (v_14_ < nv_) {
-                        kf_u32x4 t2670_ = xb_[2u];
-                        kf_f16x8 a_6_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2670_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2670_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2670_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2670_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2670_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2670_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2670_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2670_, 3u), 16u))}};
-                        xs_6_[0u] = kf_f16_to_f32(a_6_.v[0]);
-                        xs_6_[1u] = kf_f16_to_f32(a_6_.v[1]);
-                        xs_6_[2u] = kf_f16_to_f32(a_6_.v[2]);
-                        xs_6_[3u] = kf_f16_to_f32(a_6_.v[3]);
-                        xs_6_[4u] = kf_f16_to_f32(a_6_.v[4]);
-                        xs_6_[5u] = kf_f16_to_f32(a_6_.v[5]);
-                        xs_6_[6u] = kf_f16_to_f32(a_6_.v[6]);
-                        xs_6_[7u] = kf_f16_to_f32(a_6_.v[7]);
-                        kf_u32x4 t2700_ = wb_[1u];
-                        kf_bf16x8 wbv_6_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t2700_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2700_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2700_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2700_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2700_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2700_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2700_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2700_, 3u), 16u))}};
-                        acc_2_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[7]), xs_6_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[6]), xs_6_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[5]), xs_6_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[4]), xs_6_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[3]), xs_6_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[2]), xs_6_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[1]), xs_6_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[0]), xs_6_[0u], acc_2_[0u]))))))));
+                        kf_u32x4 t7816_ = xb_2_[2u];
+                        kf_f16x8 a_7_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7816_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7816_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7816_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7816_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7816_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7816_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7816_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7816_, 3u), 16u))}};
+                        xs_14_[0u] = kf_f16_to_f32(a_7_.v[0]);
+                        xs_14_[1u] = kf_f16_to_f32(a_7_.v[1]);
+                        xs_14_[2u] = kf_f16_to_f32(a_7_.v[2]);
+                        xs_14_[3u] = kf_f16_to_f32(a_7_.v[3]);
+                        xs_14_[4u] = kf_f16_to_f32(a_7_.v[4]);
+                        xs_14_[5u] = kf_f16_to_f32(a_7_.v[5]);
+                        xs_14_[6u] = kf_f16_to_f32(a_7_.v[6]);
+                        xs_14_[7u] = kf_f16_to_f32(a_7_.v[7]);
+                        kf_u32x4 t7846_ = wb_2_[1u];
+                        kf_bf16x8 wbv_6_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t7846_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7846_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7846_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7846_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7846_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7846_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7846_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7846_, 3u), 16u))}};
+                        acc_3_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[7]), xs_14_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[6]), xs_14_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[5]), xs_14_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[4]), xs_14_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[3]), xs_14_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[2]), xs_14_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[1]), xs_14_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[0]), xs_14_[0u], acc_3_[0u]))))))));
                     }
                     unsigned v_15_ = (((ck_ << 5u) << 2u) + 64u) + lane_;
                     if (v_15_ < nv_) {
-                        kf_u32x4 t2801_ = xb_[4u];
-                        kf_f16x8 a_7_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2801_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2801_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2801_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2801_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2801_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2801_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2801_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2801_, 3u), 16u))}};
-                        xs_7_[0u] = kf_f16_to_f32(a_7_.v[0]);
-                        xs_7_[1u] = kf_f16_to_f32(a_7_.v[1]);
-                        xs_7_[2u] = kf_f16_to_f32(a_7_.v[2]);
-                        xs_7_[3u] = kf_f16_to_f32(a_7_.v[3]);
-                        xs_7_[4u] = kf_f16_to_f32(a_7_.v[4]);
-                        xs_7_[5u] = kf_f16_to_f32(a_7_.v[5]);
-                        xs_7_[6u] = kf_f16_to_f32(a_7_.v[6]);
-                        xs_7_[7u] = kf_f16_to_f32(a_7_.v[7]);
-                        kf_u32x4 t2831_ = wb_[2u];
-                        kf_bf16x8 wbv_7_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t2831_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2831_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2831_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2831_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2831_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2831_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2831_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2831_, 3u), 16u))}};
-                        acc_2_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[7]), xs_7_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[6]), xs_7_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[5]), xs_7_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[4]), xs_7_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[3]), xs_7_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[2]), xs_7_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[1]), xs_7_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[0]), xs_7_[0u], acc_2_[0u]))))))));
+                        kf_u32x4 t7947_ = xb_2_[4u];
+                        kf_f16x8 a_8_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7947_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7947_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7947_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7947_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7947_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7947_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7947_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7947_, 3u), 16u))}};
+                        xs_15_[0u] = kf_f16_to_f32(a_8_.v[0]);
+                        xs_15_[1u] = kf_f16_to_f32(a_8_.v[1]);
+                        xs_15_[2u] = kf_f16_to_f32(a_8_.v[2]);
+                        xs_15_[3u] = kf_f16_to_f32(a_8_.v[3]);
+                        xs_15_[4u] = kf_f16_to_f32(a_8_.v[4]);
+                        xs_15_[5u] = kf_f16_to_f32(a_8_.v[5]);
+                        xs_15_[6u] = kf_f16_to_f32(a_8_.v[6]);
+                        xs_15_[7u] = kf_f16_to_f32(a_8_.v[7]);
+                        kf_u32x4 t7977_ = wb_2_[2u];
+                        kf_bf16x8 wbv_7_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t7977_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7977_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7977_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7977_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7977_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7977_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7977_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7977_, 3u), 16u))}};
+                        acc_3_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[7]), xs_15_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[6]), xs_15_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[5]), xs_15_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[4]), xs_15_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[3]), xs_15_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[2]), xs_15_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[1]), xs_15_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[0]), xs_15_[0u], acc_3_[0u]))))))));
                     }
                     unsigned v_16_ = (((ck_ << 5u) << 2u) + 96u) + lane_;
                     if (v_16_ < nv_) {
-                        kf_u32x4 t2932_ = xb_[6u];
-                        kf_f16x8 a_8_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2932_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2932_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2932_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2932_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2932_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2932_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2932_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2932_, 3u), 16u))}};
-                        xs_8_[0u] = kf_f16_to_f32(a_8_.v[0]);
-                        xs_8_[1u] = kf_f16_to_f32(a_8_.v[1]);
-                        xs_8_[2u] = kf_f16_to_f32(a_8_.v[2]);
-                        xs_8_[3u] = kf_f16_to_f32(a_8_.v[3]);
-                        xs_8_[4u] = kf_f16_to_f32(a_8_.v[4]);
-                        xs_8_[5u] = kf_f16_to_f32(a_8_.v[5]);
-                        xs_8_[6u] = kf_f16_to_f32(a_8_.v[6]);
-                        xs_8_[7u] = kf_f16_to_f32(a_8_.v[7]);
-                        kf_u32x4 t2962_ = wb_[3u];
-                        kf_bf16x8 wbv_8_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t2962_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2962_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2962_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2962_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2962_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2962_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2962_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2962_, 3u), 16u))}};
-                        acc_2_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[7]), xs_8_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[6]), xs_8_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[5]), xs_8_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[4]), xs_8_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[3]), xs_8_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[2]), xs_8_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[1]), xs_8_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[0]), xs_8_[0u], acc_2_[0u]))))))));
+                        kf_u32x4 t8078_ = xb_2_[6u];
+                        kf_f16x8 a_9_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t8078_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8078_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t8078_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8078_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t8078_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8078_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t8078_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8078_, 3u), 16u))}};
+                        xs_16_[0u] = kf_f16_to_f32(a_9_.v[0]);
+                        xs_16_[1u] = kf_f16_to_f32(a_9_.v[1]);
+                        xs_16_[2u] = kf_f16_to_f32(a_9_.v[2]);
+                        xs_16_[3u] = kf_f16_to_f32(a_9_.v[3]);
+                        xs_16_[4u] = kf_f16_to_f32(a_9_.v[4]);
+                        xs_16_[5u] = kf_f16_to_f32(a_9_.v[5]);
+                        xs_16_[6u] = kf_f16_to_f32(a_9_.v[6]);
+                        xs_16_[7u] = kf_f16_to_f32(a_9_.v[7]);
+                        kf_u32x4 t8108_ = wb_2_[3u];
+                        kf_bf16x8 wbv_8_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t8108_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8108_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8108_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8108_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8108_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8108_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8108_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8108_, 3u), 16u))}};
+                        acc_3_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[7]), xs_16_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[6]), xs_16_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[5]), xs_16_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[4]), xs_16_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[3]), xs_16_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[2]), xs_16_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[1]), xs_16_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[0]), xs_16_[0u], acc_3_[0u]))))))));
                     }
-                    unsigned t3033_ = ck_ + 1u;
-                    ck_ = t3033_;
-                    if (t3033_ == steps_) {
-                        float t3036_ = acc_2_[0u];
-                        unsigned t3058_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
-                        if (t3058_ == 32u) {
-                            float t3063_ = __fadd_rn(t3036_, kf_shfl_xor(t3036_, 16u, kf_wn));
-                            float t3066_ = __fadd_rn(t3063_, kf_shfl_xor(t3063_, 8u, kf_wn));
-                            float t3069_ = __fadd_rn(t3066_, kf_shfl_xor(t3066_, 4u, kf_wn));
-                            float t3072_ = __fadd_rn(t3069_, kf_shfl_xor(t3069_, 2u, kf_wn));
-                            s_2_ = __fadd_rn(t3072_, kf_shfl_xor(t3072_, 1u, kf_wn));
-                        } else {
-                            float t3078_ = kf_shfl_down(t3036_, 16u, kf_wn);
-                            bool t3080_ = (kf_lane_id() + 16u) < t3058_;
-                            float t3081_ = __fadd_rn(t3036_, t3078_);
-                            float t3082_ = t3080_ ? t3081_ : t3036_;
-                            float t3084_ = kf_shfl_down(t3082_, 8u, kf_wn);
-                            bool t3086_ = (kf_lane_id() + 8u) < t3058_;
-                            float t3087_ = __fadd_rn(t3082_, t3084_);
-                            float t3088_ = t3086_ ? t3087_ : t3082_;
-                            float t3090_ = kf_shfl_down(t3088_, 4u, kf_wn);
-                            bool t3092_ = (kf_lane_id() + 4u) < t3058_;
-                            float t3093_ = __fadd_rn(t3088_, t3090_);
-                            float t3094_ = t3092_ ? t3093_ : t3088_;
-                            float t3096_ = kf_shfl_down(t3094_, 2u, kf_wn);
-                            bool t3098_ = (kf_lane_id() + 2u) < t3058_;
-                            float t3099_ = __fadd_rn(t3094_, t3096_);
-                            float t3100_ = t3098_ ? t3099_ : t3094_;
-                            float t3102_ = kf_shfl_down(t3100_, 1u, kf_wn);
-                            bool t3104_ = (kf_lane_id() + 1u) < t3058_;
-                            float t3105_ = __fadd_rn(t3100_, t3102_);
-                            s_2_ = kf_shfl(t3104_ ? t3105_ : t3100_, 0u, kf_wn);
+                    unsigned t8179_ = ck_ + 1u;
+                    ck_ = t8179_;
+                    if (t8179_ == steps_) {
+                        float a_10_ = acc_3_[0u];
+                        unsigned r_2_ = 0u;
+                        float t8187_ = __fadd_rn(a_10_, kf_shfl_xor(a_10_, 16u, kf_wn));
+                        float t8190_ = __fadd_rn(t8187_, kf_shfl_xor(t8187_, 8u, kf_wn));
+                        float t8193_ = __fadd_rn(t8190_, kf_shfl_xor(t8190_, 4u, kf_wn));
+                        float t8196_ = __fadd_rn(t8193_, kf_shfl_xor(t8193_, 2u, kf_wn));
+                        float t8199_ = __fadd_rn(t8196_, kf_shfl_xor(t8196_, 1u, kf_wn));
+                        bool t8201_ = lane_ == r_2_;
+                        bool t8202_ = t8201_;
+                        if (t8201_) {
+                            t8202_ = cg_ < m_;
                         }
-                        bool t3110_ = lane_ == 0u;
-                        bool t3111_ = t3110_;
-                        if (t3110_) {
-                            t3111_ = cg_ < m_;
+                        if (t8202_) {
+                            y_[cg_] = t8199_;
                         }
-                        if (t3111_) {
-                            y_[cg_] = s_2_;
-                        }
-                        acc_2_[0u] = 0.0f;
+                        acc_3_[0u] = 0.0f;
                         ck_ = 0u;
                         cg_ = cg_ + nw_;
                     }
@@ -3079,189 +2797,187 @@ gemv_bf16_f16_f32(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__ x_,
     } else {
         unsigned lane_2_ = kf_lane_id();
         unsigned nv_2_ = k_ >> 3u;
-        unsigned t3156_ = (blockIdx.x << 3u) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u);
-        unsigned t3167_ = gridDim.x << 3u;
+        unsigned t8293_ = (blockIdx.x * (blockDim.x >> 5u)) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u);
+        unsigned t8309_ = gridDim.x * (blockDim.x >> 5u);
         #pragma unroll 1
-        for (unsigned g_ = t3156_; g_ < m_; g_ = g_ + t3167_) {
+        for (unsigned g_ = t8293_; g_ < m_; g_ = g_ + t8309_) {
             row_[0u] = min(g_, (m_ - 1u));
-            acc_3_[0u] = 0.0f;
+            acc_4_[0u] = 0.0f;
             if ((k_ & 7u) == 0u) {
                 #pragma unroll 1
                 for (unsigned base_ = 0u; base_ < nv_2_; base_ = base_ + 128u) {
                     unsigned v_17_ = base_ + lane_2_;
-                    kf_u32x4 t3192_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                    kf_u32x4 t_2_ = t3192_;
+                    kf_u32x4 t8334_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_4_ = t8334_;
                     if (v_17_ < nv_2_) {
-                        unsigned t3198_ = (row_[0u] * nv_2_) + v_17_;
-                        kf_u32x4 t3199_ = wv_[t3198_];
-                        t_2_ = t3199_;
+                        unsigned t8340_ = (row_[0u] * nv_2_) + v_17_;
+                        kf_u32x4 t8341_ = wv_[t8340_];
+                        t_4_ = t8341_;
                     }
-                    wr_[0u] = t_2_;
+                    wr_[0u] = t_4_;
                     unsigned v_18_ = (base_ + 32u) + lane_2_;
-                    kf_u32x4 t3205_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                    kf_u32x4 t_3_ = t3205_;
+                    kf_u32x4 t8347_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_5_ = t8347_;
                     if (v_18_ < nv_2_) {
-                        unsigned t3211_ = (row_[0u] * nv_2_) + v_18_;
-                        kf_u32x4 t3212_ = wv_[t3211_];
-                        t_3_ = t3212_;
+                        unsigned t8353_ = (row_[0u] * nv_2_) + v_18_;
+                        kf_u32x4 t8354_ = wv_[t8353_];
+                        t_5_ = t8354_;
                     }
-                    wr_[1u] = t_3_;
+                    wr_[1u] = t_5_;
                     unsigned v_19_ = (base_ + 64u) + lane_2_;
-                    kf_u32x4 t3218_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                    kf_u32x4 t_4_ = t3218_;
+                    kf_u32x4 t8360_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_6_ = t8360_;
                     if (v_19_ < nv_2_) {
-                        unsigned t3224_ = (row_[0u] * nv_2_) + v_19_;
-                        kf_u32x4 t3225_ = wv_[t3224_];
-                        t_4_ = t3225_;
+                        unsigned t8366_ = (row_[0u] * nv_2_) + v_19_;
+                        kf_u32x4 t8367_ = wv_[t8366_];
+                        t_6_ = t8367_;
                     }
-                    wr_[2u] = t_4_;
+                    wr_[2u] = t_6_;
                     unsigned v_20_ = (base_ + 96u) + lane_2_;
-                    kf_u32x4 t3231_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                    kf_u32x4 t_5_ = t3231_;
+                    kf_u32x4 t8373_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_7_ = t8373_;
                     if (v_20_ < nv_2_) {
-                        unsigned t3237_ = (row_[0u] * nv_2_) + v_20_;
-                        kf_u32x4 t3238_ = wv_[t3237_];
-                        t_5_ = t3238_;
+                        unsigned t8379_ = (row_[0u] * nv_2_) + v_20_;
+                        kf_u32x4 t8380_ = wv_[t8379_];
+                        t_7_ = t8380_;
                     }
-                    wr_[3u] = t_5_;
+                    wr_[3u] = t_7_;
                     unsigned v_21_ = base_ + lane_2_;
                     if (v_21_ < nv_2_) {
-                        kf_f16x8 a_9_ = xh8_[v_21_];
-                        xs_9_[0u] = kf_f16_to_f32(a_9_.v[0]);
-                        xs_9_[1u] = kf_f16_to_f32(a_9_.v[1]);
-                        xs_9_[2u] = kf_f16_to_f32(a_9_.v[2]);
-                        xs_9_[3u] = kf_f16_to_f32(a_9_.v[3]);
-                        xs_9_[4u] = kf_f16_to_f32(a_9_.v[4]);
-                        xs_9_[5u] = kf_f16_to_f32(a_9_.v[5]);
-                        xs_9_[6u] = kf_f16_to_f32(a_9_.v[6]);
-                        xs_9_[7u] = kf_f16_to_f32(a_9_.v[7]);
-                        kf_u32x4 t3297_ = wr_[0u];
-                        kf_bf16x8 wb_2_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t3297_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3297_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t3297_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3297_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t3297_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3297_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t3297_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3297_, 3u), 16u))}};
-                        acc_3_[0u] = __fmaf_rn(kf_bf16_to_f32(wb_2_.v[7]), xs_9_[7u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[6]), xs_9_[6u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[5]), xs_9_[5u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[4]), xs_9_[4u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[3]), xs_9_[3u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[2]), xs_9_[2u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[1]), xs_9_[1u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[0]), xs_9_[0u], acc_3_[0u]))))))));
+                        kf_f16x8 a_11_ = xh8_[v_21_];
+                        xs_17_[0u] = kf_f16_to_f32(a_11_.v[0]);
+                        xs_17_[1u] = kf_f16_to_f32(a_11_.v[1]);
+                        xs_17_[2u] = kf_f16_to_f32(a_11_.v[2]);
+                        xs_17_[3u] = kf_f16_to_f32(a_11_.v[3]);
+                        xs_17_[4u] = kf_f16_to_f32(a_11_.v[4]);
+                        xs_17_[5u] = kf_f16_to_f32(a_11_.v[5]);
+                        xs_17_[6u] = kf_f16_to_f32(a_11_.v[6]);
+                        xs_17_[7u] = kf_f16_to_f32(a_11_.v[7]);
+                        kf_u32x4 t8439_ = wr_[0u];
+                        kf_bf16x8 wb_3_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t8439_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8439_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8439_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8439_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8439_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8439_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8439_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8439_, 3u), 16u))}};
+                        acc_4_[0u] = __fmaf_rn(kf_bf16_to_f32(wb_3_.v[7]), xs_17_[7u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[6]), xs_17_[6u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[5]), xs_17_[5u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[4]), xs_17_[4u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[3]), xs_17_[3u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[2]), xs_17_[2u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[1]), xs_17_[1u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[0]), xs_17_[0u], acc_4_[0u]))))))));
                     }
                     unsigned v_22_ = (base_ + 32u) + lane_2_;
                     if (v_22_ < nv_2_) {
-                        kf_f16x8 a_10_ = xh8_[v_22_];
-                        xs_10_[0u] = kf_f16_to_f32(a_10_.v[0]);
-                        xs_10_[1u] = kf_f16_to_f32(a_10_.v[1]);
-                        xs_10_[2u] = kf_f16_to_f32(a_10_.v[2]);
-                        xs_10_[3u] = kf_f16_to_f32(a_10_.v[3]);
-                        xs_10_[4u] = kf_f16_to_f32(a_10_.v[4]);
-                        xs_10_[5u] = kf_f16_to_f32(a_10_.v[5]);
-                        xs_10_[6u] = kf_f16_to_f32(a_10_.v[6]);
-                        xs_10_[7u] = kf_f16_to_f32(a_10_.v[7]);
-                        kf_u32x4 t3424_ = wr_[1u];
-                        kf_bf16x8 wb_3_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t3424_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3424_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t3424_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3424_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t3424_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3424_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t3424_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3424_, 3u), 16u))}};
-                        acc_3_[0u] = __fmaf_rn(kf_bf16_to_f32(wb_3_.v[7]), xs_10_[7u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[6]), xs_10_[6u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[5]), xs_10_[5u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[4]), xs_10_[4u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[3]), xs_10_[3u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[2]), xs_10_[2u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[1]), xs_10_[1u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[0]), xs_10_[0u], acc_3_[0u]))))))));
+                        kf_f16x8 a_12_ = xh8_[v_22_];
+                        xs_18_[0u] = kf_f16_to_f32(a_12_.v[0]);
+                        xs_18_[1u] = kf_f16_to_f32(a_12_.v[1]);
+                        xs_18_[2u] = kf_f16_to_f32(a_12_.v[2]);
+                        xs_18_[3u] = kf_f16_to_f32(a_12_.v[3]);
+                        xs_18_[4u] = kf_f16_to_f32(a_12_.v[4]);
+                        xs_18_[5u] = kf_f16_to_f32(a_12_.v[5]);
+                        xs_18_[6u] = kf_f16_to_f32(a_12_.v[6]);
+                        xs_18_[7u] = kf_f16_to_f32(a_12_.v[7]);
+                        kf_u32x4 t8566_ = wr_[1u];
+                        kf_bf16x8 wb_4_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t8566_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8566_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8566_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8566_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8566_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8566_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8566_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8566_, 3u), 16u))}};
+                        acc_4_[0u] = __fmaf_rn(kf_bf16_to_f32(wb_4_.v[7]), xs_18_[7u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[6]), xs_18_[6u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[5]), xs_18_[5u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[4]), xs_18_[4u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[3]), xs_18_[3u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[2]), xs_18_[2u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[1]), xs_18_[1u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[0]), xs_18_[0u], acc_4_[0u]))))))));
                     }
                     unsigned v_23_ = (base_ + 64u) + lane_2_;
                     if (v_23_ < nv_2_) {
-                        kf_f16x8 a_11_ = xh8_[v_23_];
-                        xs_11_[0u] = kf_f16_to_f32(a_11_.v[0]);
-                        xs_11_[1u] = kf_f16_to_f32(a_11_.v[1]);
-                        xs_11_[2u] = kf_f16_to_f32(a_11_.v[2]);
-                        xs_11_[3u] = kf_f16_to_f32(a_11_.v[3]);
-                        xs_11_[4u] = kf_f16_to_f32(a_11_.v[4]);
-                        xs_11_[5u] = kf_f16_to_f32(a_11_.v[5]);
-                        xs_11_[6u] = kf_f16_to_f32(a_11_.v[6]);
-                        xs_11_[7u] = kf_f16_to_f32(a_11_.v[7]);
-                        kf_u32x4 t3551_ = wr_[2u];
-                        kf_bf16x8 wb_4_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t3551_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3551_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t3551_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3551_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t3551_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3551_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t3551_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3551_, 3u), 16u))}};
-                        acc_3_[0u] = __fmaf_rn(kf_bf16_to_f32(wb_4_.v[7]), xs_11_[7u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[6]), xs_11_[6u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[5]), xs_11_[5u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[4]), xs_11_[4u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[3]), xs_11_[3u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[2]), xs_11_[2u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[1]), xs_11_[1u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[0]), xs_11_[0u], acc_3_[0u]))))))));
+                        kf_f16x8 a_13_ = xh8_[v_23_];
+                        xs_19_[0u] = kf_f16_to_f32(a_13_.v[0]);
+                        xs_19_[1u] = kf_f16_to_f32(a_13_.v[1]);
+                        xs_19_[2u] = kf_f16_to_f32(a_13_.v[2]);
+                        xs_19_[3u] = kf_f16_to_f32(a_13_.v[3]);
+                        xs_19_[4u] = kf_f16_to_f32(a_13_.v[4]);
+                        xs_19_[5u] = kf_f16_to_f32(a_13_.v[5]);
+                        xs_19_[6u] = kf_f16_to_f32(a_13_.v[6]);
+                        xs_19_[7u] = kf_f16_to_f32(a_13_.v[7]);
+                        kf_u32x4 t8693_ = wr_[2u];
+                        kf_bf16x8 wb_5_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t8693_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8693_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8693_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8693_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8693_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8693_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8693_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8693_, 3u), 16u))}};
+                        acc_4_[0u] = __fmaf_rn(kf_bf16_to_f32(wb_5_.v[7]), xs_19_[7u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[6]), xs_19_[6u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[5]), xs_19_[5u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[4]), xs_19_[4u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[3]), xs_19_[3u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[2]), xs_19_[2u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[1]), xs_19_[1u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[0]), xs_19_[0u], acc_4_[0u]))))))));
                     }
                     unsigned v_24_ = (base_ + 96u) + lane_2_;
                     if (v_24_ < nv_2_) {
-                        kf_f16x8 a_12_ = xh8_[v_24_];
-                        xs_12_[0u] = kf_f16_to_f32(a_12_.v[0]);
-                        xs_12_[1u] = kf_f16_to_f32(a_12_.v[1]);
-                        xs_12_[2u] = kf_f16_to_f32(a_12_.v[2]);
-                        xs_12_[3u] = kf_f16_to_f32(a_12_.v[3]);
-                        xs_12_[4u] = kf_f16_to_f32(a_12_.v[4]);
-                        xs_12_[5u] = kf_f16_to_f32(a_12_.v[5]);
-                        xs_12_[6u] = kf_f16_to_f32(a_12_.v[6]);
-                        xs_12_[7u] = kf_f16_to_f32(a_12_.v[7]);
-                        kf_u32x4 t3678_ = wr_[3u];
-                        kf_bf16x8 wb_5_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t3678_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3678_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t3678_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3678_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t3678_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3678_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t3678_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3678_, 3u), 16u))}};
-                        acc_3_[0u] = __fmaf_rn(kf_bf16_to_f32(wb_5_.v[7]), xs_12_[7u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[6]), xs_12_[6u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[5]), xs_12_[5u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[4]), xs_12_[4u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[3]), xs_12_[3u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[2]), xs_12_[2u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[1]), xs_12_[1u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[0]), xs_12_[0u], acc_3_[0u]))))))));
+                        kf_f16x8 a_14_ = xh8_[v_24_];
+                        xs_20_[0u] = kf_f16_to_f32(a_14_.v[0]);
+                        xs_20_[1u] = kf_f16_to_f32(a_14_.v[1]);
+                        xs_20_[2u] = kf_f16_to_f32(a_14_.v[2]);
+                        xs_20_[3u] = kf_f16_to_f32(a_14_.v[3]);
+                        xs_20_[4u] = kf_f16_to_f32(a_14_.v[4]);
+                        xs_20_[5u] = kf_f16_to_f32(a_14_.v[5]);
+                        xs_20_[6u] = kf_f16_to_f32(a_14_.v[6]);
+                        xs_20_[7u] = kf_f16_to_f32(a_14_.v[7]);
+                        kf_u32x4 t8820_ = wr_[3u];
+                        kf_bf16x8 wb_6_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t8820_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8820_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8820_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8820_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8820_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8820_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8820_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8820_, 3u), 16u))}};
+                        acc_4_[0u] = __fmaf_rn(kf_bf16_to_f32(wb_6_.v[7]), xs_20_[7u], __fmaf_rn(kf_bf16_to_f32(wb_6_.v[6]), xs_20_[6u], __fmaf_rn(kf_bf16_to_f32(wb_6_.v[5]), xs_20_[5u], __fmaf_rn(kf_bf16_to_f32(wb_6_.v[4]), xs_20_[4u], __fmaf_rn(kf_bf16_to_f32(wb_6_.v[3]), xs_20_[3u], __fmaf_rn(kf_bf16_to_f32(wb_6_.v[2]), xs_20_[2u], __fmaf_rn(kf_bf16_to_f32(wb_6_.v[1]), xs_20_[1u], __fmaf_rn(kf_bf16_to_f32(wb_6_.v[0]), xs_20_[0u], acc_4_[0u]))))))));
                     }
                 }
             } else {
                 #pragma unroll 1
                 for (unsigned c_ = lane_2_; c_ < k_; c_ = c_ + 32u) {
-                    float t3756_ = kf_f16_to_f32(x_[c_]);
+                    float t8898_ = kf_f16_to_f32(x_[c_]);
                     unsigned i_ = (row_[0u] * k_) + c_;
                     unsigned short u_ = w16_[i_];
-                    acc_3_[0u] = __fmaf_rn(kf_bf16_to_f32(kf_bitcast<kf_bf16>(u_)), t3756_, acc_3_[0u]);
+                    acc_4_[0u] = __fmaf_rn(kf_bf16_to_f32(kf_bitcast<kf_bf16>(u_)), t8898_, acc_4_[0u]);
                 }
             }
-            float t3774_ = acc_3_[0u];
-            unsigned t3796_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
-            if (t3796_ == 32u) {
-                float t3801_ = __fadd_rn(t3774_, kf_shfl_xor(t3774_, 16u, kf_wn));
-                float t3804_ = __fadd_rn(t3801_, kf_shfl_xor(t3801_, 8u, kf_wn));
-                float t3807_ = __fadd_rn(t3804_, kf_shfl_xor(t3804_, 4u, kf_wn));
-                float t3810_ = __fadd_rn(t3807_, kf_shfl_xor(t3807_, 2u, kf_wn));
-                s_3_ = __fadd_rn(t3810_, kf_shfl_xor(t3810_, 1u, kf_wn));
+            float t8916_ = acc_4_[0u];
+            unsigned t8938_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+            if (t8938_ == 32u) {
+                float t8943_ = __fadd_rn(t8916_, kf_shfl_xor(t8916_, 16u, kf_wn));
+                float t8946_ = __fadd_rn(t8943_, kf_shfl_xor(t8943_, 8u, kf_wn));
+                float t8949_ = __fadd_rn(t8946_, kf_shfl_xor(t8946_, 4u, kf_wn));
+                float t8952_ = __fadd_rn(t8949_, kf_shfl_xor(t8949_, 2u, kf_wn));
+                s_ = __fadd_rn(t8952_, kf_shfl_xor(t8952_, 1u, kf_wn));
             } else {
-                float t3816_ = kf_shfl_down(t3774_, 16u, kf_wn);
-                bool t3818_ = (kf_lane_id() + 16u) < t3796_;
-                float t3819_ = __fadd_rn(t3774_, t3816_);
-                float t3820_ = t3818_ ? t3819_ : t3774_;
-                float t3822_ = kf_shfl_down(t3820_, 8u, kf_wn);
-                bool t3824_ = (kf_lane_id() + 8u) < t3796_;
-                float t3825_ = __fadd_rn(t3820_, t3822_);
-                float t3826_ = t3824_ ? t3825_ : t3820_;
-                float t3828_ = kf_shfl_down(t3826_, 4u, kf_wn);
-                bool t3830_ = (kf_lane_id() + 4u) < t3796_;
-                float t3831_ = __fadd_rn(t3826_, t3828_);
-                float t3832_ = t3830_ ? t3831_ : t3826_;
-                float t3834_ = kf_shfl_down(t3832_, 2u, kf_wn);
-                bool t3836_ = (kf_lane_id() + 2u) < t3796_;
-                float t3837_ = __fadd_rn(t3832_, t3834_);
-                float t3838_ = t3836_ ? t3837_ : t3832_;
-                float t3840_ = kf_shfl_down(t3838_, 1u, kf_wn);
-                bool t3842_ = (kf_lane_id() + 1u) < t3796_;
-                float t3843_ = __fadd_rn(t3838_, t3840_);
-                s_3_ = kf_shfl(t3842_ ? t3843_ : t3838_, 0u, kf_wn);
+                float t8958_ = kf_shfl_down(t8916_, 16u, kf_wn);
+                bool t8960_ = (kf_lane_id() + 16u) < t8938_;
+                float t8961_ = __fadd_rn(t8916_, t8958_);
+                float t8962_ = t8960_ ? t8961_ : t8916_;
+                float t8964_ = kf_shfl_down(t8962_, 8u, kf_wn);
+                bool t8966_ = (kf_lane_id() + 8u) < t8938_;
+                float t8967_ = __fadd_rn(t8962_, t8964_);
+                float t8968_ = t8966_ ? t8967_ : t8962_;
+                float t8970_ = kf_shfl_down(t8968_, 4u, kf_wn);
+                bool t8972_ = (kf_lane_id() + 4u) < t8938_;
+                float t8973_ = __fadd_rn(t8968_, t8970_);
+                float t8974_ = t8972_ ? t8973_ : t8968_;
+                float t8976_ = kf_shfl_down(t8974_, 2u, kf_wn);
+                bool t8978_ = (kf_lane_id() + 2u) < t8938_;
+                float t8979_ = __fadd_rn(t8974_, t8976_);
+                float t8980_ = t8978_ ? t8979_ : t8974_;
+                float t8982_ = kf_shfl_down(t8980_, 1u, kf_wn);
+                bool t8984_ = (kf_lane_id() + 1u) < t8938_;
+                float t8985_ = __fadd_rn(t8980_, t8982_);
+                s_ = kf_shfl(t8984_ ? t8985_ : t8980_, 0u, kf_wn);
             }
-            bool t3848_ = lane_2_ == 0u;
-            bool t3849_ = t3848_;
-            if (t3848_) {
-                t3849_ = g_ < m_;
+            bool t8990_ = lane_2_ == 0u;
+            bool t8991_ = t8990_;
+            if (t8990_) {
+                t8991_ = g_ < m_;
             }
-            if (t3849_) {
-                y_[g_] = s_3_;
+            if (t8991_) {
+                y_[g_] = s_;
             }
         }
     }
 }
 
-/* kernel gemv_bf16_f32_f16 (gemv.kf:1003) */
+/* kernel gemv_bf16_f32_f16 (gemv.kf:1114) */
 extern "C" __global__ void __launch_bounds__(256)
 gemv_bf16_f32_f16(const kf_bf16* __restrict__ w_, const float* __restrict__ x_, kf_f16* __restrict__ y_, unsigned m_, unsigned k_)
 {
     kf_pdl_wait();
-    kf_u32x4 wb_[8];
-    kf_u32x4 xb_[16];
-    float acc_2_[1];
-    float xs_[8];
-    float xs_2_[8];
-    float xs_3_[8];
-    float xs_4_[8];
-    float xs_5_[8];
-    float xs_6_[8];
-    float xs_7_[8];
-    float xs_8_[8];
-    unsigned row_[1];
+    kf_u32x4 wb_2_[8];
+    kf_u32x4 xb_2_[16];
     float acc_3_[1];
-    kf_u32x4 wr_[4];
     float xs_9_[8];
     float xs_10_[8];
     float xs_11_[8];
     float xs_12_[8];
+    float xs_13_[8];
+    float xs_14_[8];
+    float xs_15_[8];
+    float xs_16_[8];
+    unsigned row_[1];
+    float acc_4_[1];
+    kf_u32x4 wr_[4];
+    float xs_17_[8];
+    float xs_18_[8];
+    float xs_19_[8];
+    float xs_20_[8];
     float s_;
-    float s_2_;
-    float s_3_;
     const unsigned kf_wn = kf_warp_lanes();
     const unsigned short* w16_ = (const unsigned short*)w_;
     const kf_u32x4* wv_ = (const kf_u32x4*)w_;
@@ -3270,321 +2986,276 @@ gemv_bf16_f32_f16(const kf_bf16* __restrict__ w_, const float* __restrict__ x_, 
     if ((k_ & 7u) == 0u) {
         unsigned lane_ = kf_lane_id();
         unsigned nv_ = k_ >> 3u;
-        unsigned t1394_ = nv_ << 1u;
+        unsigned t4830_ = nv_ << 1u;
         unsigned steps_ = (nv_ >> 7u) + (((nv_ & 127u) != 0u) ? 1u : 0u);
-        unsigned wid_ = (blockIdx.x << 3u) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u);
-        unsigned nw_ = gridDim.x << 3u;
+        unsigned wid_ = (blockIdx.x * (blockDim.x >> 5u)) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u);
+        unsigned nw_ = gridDim.x * (blockDim.x >> 5u);
         if (!(wid_ >= m_)) {
-            unsigned t1433_ = m_ - wid_;
-            unsigned t1441_ = ((t1433_ / nw_) + (((t1433_ % nw_) != 0u) ? 1u : 0u)) * steps_;
-            acc_2_[0u] = 0.0f;
+            unsigned t4885_ = m_ - wid_;
+            unsigned t4893_ = ((t4885_ / nw_) + (((t4885_ % nw_) != 0u) ? 1u : 0u)) * steps_;
+            acc_3_[0u] = 0.0f;
             unsigned lg_ = wid_;
             unsigned lk_ = 0u;
             unsigned cg_ = wid_;
             unsigned ck_ = 0u;
-            unsigned t1454_ = t1441_ + 1u;
+            unsigned t6513_ = t4893_ + 1u;
+            asm("" : "+r"(nw_));
             #pragma unroll 1
-            for (unsigned t0_ = 0u; t0_ < t1454_; t0_ = t0_ + 2u) {
-                if (t0_ < t1441_) {
+            for (unsigned t0_ = 0u; t0_ < t6513_; t0_ = t0_ + 2u) {
+                if (t0_ < t4893_) {
                     unsigned v_ = min((((lk_ << 5u) << 2u) + lane_), (nv_ - 1u));
                     unsigned row_2_ = min(lg_, (m_ - 1u));
-                    wb_[0u] = wv_[(row_2_ * nv_) + v_];
-                    xb_[0u] = xv_[min((v_ << 1u), (t1394_ - 1u))];
-                    xb_[1u] = xv_[min(((v_ << 1u) + 1u), (t1394_ - 1u))];
+                    wb_2_[0u] = wv_[(row_2_ * nv_) + v_];
+                    xb_2_[0u] = xv_[min((v_ << 1u), (t4830_ - 1u))];
+                    xb_2_[1u] = xv_[min(((v_ << 1u) + 1u), (t4830_ - 1u))];
                     unsigned v_2_ = min(((((lk_ << 5u) << 2u) + 32u) + lane_), (nv_ - 1u));
                     unsigned row_3_ = min(lg_, (m_ - 1u));
-                    wb_[1u] = wv_[(row_3_ * nv_) + v_2_];
-                    xb_[2u] = xv_[min((v_2_ << 1u), (t1394_ - 1u))];
-                    xb_[3u] = xv_[min(((v_2_ << 1u) + 1u), (t1394_ - 1u))];
+                    wb_2_[1u] = wv_[(row_3_ * nv_) + v_2_];
+                    xb_2_[2u] = xv_[min((v_2_ << 1u), (t4830_ - 1u))];
+                    xb_2_[3u] = xv_[min(((v_2_ << 1u) + 1u), (t4830_ - 1u))];
                     unsigned v_3_ = min(((((lk_ << 5u) << 2u) + 64u) + lane_), (nv_ - 1u));
                     unsigned row_4_ = min(lg_, (m_ - 1u));
-                    wb_[2u] = wv_[(row_4_ * nv_) + v_3_];
-                    xb_[4u] = xv_[min((v_3_ << 1u), (t1394_ - 1u))];
-                    xb_[5u] = xv_[min(((v_3_ << 1u) + 1u), (t1394_ - 1u))];
+                    wb_2_[2u] = wv_[(row_4_ * nv_) + v_3_];
+                    xb_2_[4u] = xv_[min((v_3_ << 1u), (t4830_ - 1u))];
+                    xb_2_[5u] = xv_[min(((v_3_ << 1u) + 1u), (t4830_ - 1u))];
                     unsigned v_4_ = min(((((lk_ << 5u) << 2u) + 96u) + lane_), (nv_ - 1u));
                     unsigned row_5_ = min(lg_, (m_ - 1u));
-                    wb_[3u] = wv_[(row_5_ * nv_) + v_4_];
-                    xb_[6u] = xv_[min((v_4_ << 1u), (t1394_ - 1u))];
-                    xb_[7u] = xv_[min(((v_4_ << 1u) + 1u), (t1394_ - 1u))];
-                    unsigned t1630_ = lk_ + 1u;
-                    lk_ = t1630_;
-                    if (t1630_ == steps_) {
+                    wb_2_[3u] = wv_[(row_5_ * nv_) + v_4_];
+                    xb_2_[6u] = xv_[min((v_4_ << 1u), (t4830_ - 1u))];
+                    xb_2_[7u] = xv_[min(((v_4_ << 1u) + 1u), (t4830_ - 1u))];
+                    unsigned t6717_ = lk_ + 1u;
+                    lk_ = t6717_;
+                    if (t6717_ == steps_) {
                         lk_ = 0u;
                         lg_ = lg_ + nw_;
                     }
                 }
-                bool t1639_ = t0_ >= 1u;
-                bool t1640_ = t1639_;
-                if (t1639_) {
-                    t1640_ = (t0_ - 1u) < t1441_;
+                bool t6770_ = t0_ >= 1u;
+                bool t6771_ = t6770_;
+                if (t6770_) {
+                    t6771_ = (t0_ - 1u) < t4893_;
                 }
-                if (t1640_) {
+                if (t6771_) {
                     unsigned v_5_ = ((ck_ << 5u) << 2u) + lane_;
                     if (v_5_ < nv_) {
-                        kf_u32x4 t1677_ = xb_[8u];
-                        kf_f32x4 a_ = kf_bitcast<kf_f32x4>(t1677_);
-                        kf_u32x4 t1680_ = xb_[9u];
-                        kf_f32x4 b_ = kf_bitcast<kf_f32x4>(t1680_);
-                        xs_[0u] = a_.v[0];
-                        xs_[4u] = b_.v[0];
-                        xs_[1u] = a_.v[1];
-                        xs_[5u] = b_.v[1];
-                        xs_[2u] = a_.v[2];
-                        xs_[6u] = b_.v[2];
-                        xs_[3u] = a_.v[3];
-                        xs_[7u] = b_.v[3];
-                        kf_u32x4 t1729_ = wb_[4u];
-                        kf_bf16x8 wbv_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t1729_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1729_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t1729_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1729_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t1729_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1729_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t1729_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1729_, 3u), 16u))}};
-                        acc_2_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_.v[7]), xs_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[6]), xs_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[5]), xs_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[4]), xs_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[3]), xs_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[2]), xs_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[1]), xs_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[0]), xs_[0u], acc_2_[0u]))))))));
+                        kf_u32x4 t6808_ = xb_2_[8u];
+                        kf_f32x4 a_ = kf_bitcast<kf_f32x4>(t6808_);
+                        kf_u32x4 t6811_ = xb_2_[9u];
+                        kf_f32x4 b_ = kf_bitcast<kf_f32x4>(t6811_);
+                        xs_9_[0u] = a_.v[0];
+                        xs_9_[4u] = b_.v[0];
+                        xs_9_[1u] = a_.v[1];
+                        xs_9_[5u] = b_.v[1];
+                        xs_9_[2u] = a_.v[2];
+                        xs_9_[6u] = b_.v[2];
+                        xs_9_[3u] = a_.v[3];
+                        xs_9_[7u] = b_.v[3];
+                        kf_u32x4 t6860_ = wb_2_[4u];
+                        kf_bf16x8 wbv_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t6860_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t6860_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t6860_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t6860_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t6860_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t6860_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t6860_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t6860_, 3u), 16u))}};
+                        acc_3_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_.v[7]), xs_9_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[6]), xs_9_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[5]), xs_9_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[4]), xs_9_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[3]), xs_9_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[2]), xs_9_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[1]), xs_9_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[0]), xs_9_[0u], acc_3_[0u]))))))));
                     }
                     unsigned v_6_ = (((ck_ << 5u) << 2u) + 32u) + lane_;
                     if (v_6_ < nv_) {
-                        kf_u32x4 t1808_ = xb_[10u];
-                        kf_f32x4 a_2_ = kf_bitcast<kf_f32x4>(t1808_);
-                        kf_u32x4 t1811_ = xb_[11u];
-                        kf_f32x4 b_2_ = kf_bitcast<kf_f32x4>(t1811_);
-                        xs_2_[0u] = a_2_.v[0];
-                        xs_2_[4u] = b_2_.v[0];
-                        xs_2_[1u] = a_2_.v[1];
-                        xs_2_[5u] = b_2_.v[1];
-                        xs_2_[2u] = a_2_.v[2];
-                        xs_2_[6u] = b_2_.v[2];
-                        xs_2_[3u] = a_2_.v[3];
-                        xs_2_[7u] = b_2_.v[3];
-                        kf_u32x4 t1860_ = wb_[5u];
-                        kf_bf16x8 wbv_2_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t1860_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1860_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t1860_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1860_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t1860_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1860_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t1860_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1860_, 3u), 16u))}};
-                        acc_2_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[7]), xs_2_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[6]), xs_2_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[5]), xs_2_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[4]), xs_2_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[3]), xs_2_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[2]), xs_2_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[1]), xs_2_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[0]), xs_2_[0u], acc_2_[0u]))))))));
+                        kf_u32x4 t6939_ = xb_2_[10u];
+                        kf_f32x4 a_2_ = kf_bitcast<kf_f32x4>(t6939_);
+                        kf_u32x4 t6942_ = xb_2_[11u];
+                        kf_f32x4 b_2_ = kf_bitcast<kf_f32x4>(t6942_);
+                        xs_10_[0u] = a_2_.v[0];
+                        xs_10_[4u] = b_2_.v[0];
+                        xs_10_[1u] = a_2_.v[1];
+                        xs_10_[5u] = b_2_.v[1];
+                        xs_10_[2u] = a_2_.v[2];
+                        xs_10_[6u] = b_2_.v[2];
+                        xs_10_[3u] = a_2_.v[3];
+                        xs_10_[7u] = b_2_.v[3];
+                        kf_u32x4 t6991_ = wb_2_[5u];
+                        kf_bf16x8 wbv_2_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t6991_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t6991_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t6991_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t6991_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t6991_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t6991_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t6991_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t6991_, 3u), 16u))}};
+                        acc_3_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[7]), xs_10_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[6]), xs_10_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[5]), xs_10_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[4]), xs_10_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[3]), xs_10_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[2]), xs_10_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[1]), xs_10_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[0]), xs_10_[0u], acc_3_[0u]))))))));
                     }
                     unsigned v_7_ = (((ck_ << 5u) << 2u) + 64u) + lane_;
                     if (v_7_ < nv_) {
-                        kf_u32x4 t1939_ = xb_[12u];
-                        kf_f32x4 a_3_ = kf_bitcast<kf_f32x4>(t1939_);
-                        kf_u32x4 t1942_ = xb_[13u];
-                        kf_f32x4 b_3_ = kf_bitcast<kf_f32x4>(t1942_);
-                        xs_3_[0u] = a_3_.v[0];
-                        xs_3_[4u] = b_3_.v[0];
-                        xs_3_[1u] = a_3_.v[1];
-                        xs_3_[5u] = b_3_.v[1];
-                        xs_3_[2u] = a_3_.v[2];
-                        xs_3_[6u] = b_3_.v[2];
-                        xs_3_[3u] = a_3_.v[3];
-                        xs_3_[7u] = b_3_.v[3];
-                        kf_u32x4 t1991_ = wb_[6u];
-                        kf_bf16x8 wbv_3_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t1991_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1991_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t1991_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1991_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t1991_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1991_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t1991_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1991_, 3u), 16u))}};
-                        acc_2_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[7]), xs_3_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[6]), xs_3_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[5]), xs_3_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[4]), xs_3_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[3]), xs_3_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[2]), xs_3_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[1]), xs_3_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[0]), xs_3_[0u], acc_2_[0u]))))))));
+                        kf_u32x4 t7070_ = xb_2_[12u];
+                        kf_f32x4 a_3_ = kf_bitcast<kf_f32x4>(t7070_);
+                        kf_u32x4 t7073_ = xb_2_[13u];
+                        kf_f32x4 b_3_ = kf_bitcast<kf_f32x4>(t7073_);
+                        xs_11_[0u] = a_3_.v[0];
+                        xs_11_[4u] = b_3_.v[0];
+                        xs_11_[1u] = a_3_.v[1];
+                        xs_11_[5u] = b_3_.v[1];
+                        xs_11_[2u] = a_3_.v[2];
+                        xs_11_[6u] = b_3_.v[2];
+                        xs_11_[3u] = a_3_.v[3];
+                        xs_11_[7u] = b_3_.v[3];
+                        kf_u32x4 t7122_ = wb_2_[6u];
+                        kf_bf16x8 wbv_3_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t7122_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7122_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7122_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7122_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7122_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7122_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7122_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7122_, 3u), 16u))}};
+                        acc_3_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[7]), xs_11_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[6]), xs_11_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[5]), xs_11_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[4]), xs_11_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[3]), xs_11_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[2]), xs_11_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[1]), xs_11_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[0]), xs_11_[0u], acc_3_[0u]))))))));
                     }
                     unsigned v_8_ = (((ck_ << 5u) << 2u) + 96u) + lane_;
                     if (v_8_ < nv_) {
-                        kf_u32x4 t2070_ = xb_[14u];
-                        kf_f32x4 a_4_ = kf_bitcast<kf_f32x4>(t2070_);
-                        kf_u32x4 t2073_ = xb_[15u];
-                        kf_f32x4 b_4_ = kf_bitcast<kf_f32x4>(t2073_);
-                        xs_4_[0u] = a_4_.v[0];
-                        xs_4_[4u] = b_4_.v[0];
-                        xs_4_[1u] = a_4_.v[1];
-                        xs_4_[5u] = b_4_.v[1];
-                        xs_4_[2u] = a_4_.v[2];
-                        xs_4_[6u] = b_4_.v[2];
-                        xs_4_[3u] = a_4_.v[3];
-                        xs_4_[7u] = b_4_.v[3];
-                        kf_u32x4 t2122_ = wb_[7u];
-                        kf_bf16x8 wbv_4_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t2122_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2122_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2122_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2122_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2122_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2122_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2122_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2122_, 3u), 16u))}};
-                        acc_2_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[7]), xs_4_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[6]), xs_4_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[5]), xs_4_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[4]), xs_4_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[3]), xs_4_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[2]), xs_4_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[1]), xs_4_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[0]), xs_4_[0u], acc_2_[0u]))))))));
+                        kf_u32x4 t7201_ = xb_2_[14u];
+                        kf_f32x4 a_4_ = kf_bitcast<kf_f32x4>(t7201_);
+                        kf_u32x4 t7204_ = xb_2_[15u];
+                        kf_f32x4 b_4_ = kf_bitcast<kf_f32x4>(t7204_);
+                        xs_12_[0u] = a_4_.v[0];
+                        xs_12_[4u] = b_4_.v[0];
+                        xs_12_[1u] = a_4_.v[1];
+                        xs_12_[5u] = b_4_.v[1];
+                        xs_12_[2u] = a_4_.v[2];
+                        xs_12_[6u] = b_4_.v[2];
+                        xs_12_[3u] = a_4_.v[3];
+                        xs_12_[7u] = b_4_.v[3];
+                        kf_u32x4 t7253_ = wb_2_[7u];
+                        kf_bf16x8 wbv_4_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t7253_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7253_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7253_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7253_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7253_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7253_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7253_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7253_, 3u), 16u))}};
+                        acc_3_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[7]), xs_12_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[6]), xs_12_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[5]), xs_12_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[4]), xs_12_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[3]), xs_12_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[2]), xs_12_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[1]), xs_12_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[0]), xs_12_[0u], acc_3_[0u]))))))));
                     }
-                    unsigned t2193_ = ck_ + 1u;
-                    ck_ = t2193_;
-                    if (t2193_ == steps_) {
-                        float t2196_ = acc_2_[0u];
-                        unsigned t2218_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
-                        if (t2218_ == 32u) {
-                            float t2223_ = __fadd_rn(t2196_, kf_shfl_xor(t2196_, 16u, kf_wn));
-                            float t2226_ = __fadd_rn(t2223_, kf_shfl_xor(t2223_, 8u, kf_wn));
-                            float t2229_ = __fadd_rn(t2226_, kf_shfl_xor(t2226_, 4u, kf_wn));
-                            float t2232_ = __fadd_rn(t2229_, kf_shfl_xor(t2229_, 2u, kf_wn));
-                            s_ = __fadd_rn(t2232_, kf_shfl_xor(t2232_, 1u, kf_wn));
-                        } else {
-                            float t2238_ = kf_shfl_down(t2196_, 16u, kf_wn);
-                            bool t2240_ = (kf_lane_id() + 16u) < t2218_;
-                            float t2241_ = __fadd_rn(t2196_, t2238_);
-                            float t2242_ = t2240_ ? t2241_ : t2196_;
-                            float t2244_ = kf_shfl_down(t2242_, 8u, kf_wn);
-                            bool t2246_ = (kf_lane_id() + 8u) < t2218_;
-                            float t2247_ = __fadd_rn(t2242_, t2244_);
-                            float t2248_ = t2246_ ? t2247_ : t2242_;
-                            float t2250_ = kf_shfl_down(t2248_, 4u, kf_wn);
-                            bool t2252_ = (kf_lane_id() + 4u) < t2218_;
-                            float t2253_ = __fadd_rn(t2248_, t2250_);
-                            float t2254_ = t2252_ ? t2253_ : t2248_;
-                            float t2256_ = kf_shfl_down(t2254_, 2u, kf_wn);
-                            bool t2258_ = (kf_lane_id() + 2u) < t2218_;
-                            float t2259_ = __fadd_rn(t2254_, t2256_);
-                            float t2260_ = t2258_ ? t2259_ : t2254_;
-                            float t2262_ = kf_shfl_down(t2260_, 1u, kf_wn);
-                            bool t2264_ = (kf_lane_id() + 1u) < t2218_;
-                            float t2265_ = __fadd_rn(t2260_, t2262_);
-                            s_ = kf_shfl(t2264_ ? t2265_ : t2260_, 0u, kf_wn);
+                    unsigned t7324_ = ck_ + 1u;
+                    ck_ = t7324_;
+                    if (t7324_ == steps_) {
+                        float a_5_ = acc_3_[0u];
+                        unsigned r_ = 0u;
+                        float t7332_ = __fadd_rn(a_5_, kf_shfl_xor(a_5_, 16u, kf_wn));
+                        float t7335_ = __fadd_rn(t7332_, kf_shfl_xor(t7332_, 8u, kf_wn));
+                        float t7338_ = __fadd_rn(t7335_, kf_shfl_xor(t7335_, 4u, kf_wn));
+                        float t7341_ = __fadd_rn(t7338_, kf_shfl_xor(t7338_, 2u, kf_wn));
+                        float t7344_ = __fadd_rn(t7341_, kf_shfl_xor(t7341_, 1u, kf_wn));
+                        bool t7346_ = lane_ == r_;
+                        bool t7347_ = t7346_;
+                        if (t7346_) {
+                            t7347_ = cg_ < m_;
                         }
-                        bool t2270_ = lane_ == 0u;
-                        bool t2271_ = t2270_;
-                        if (t2270_) {
-                            t2271_ = cg_ < m_;
+                        if (t7347_) {
+                            y_[cg_] = kf_f16_from_f32(t7344_);
                         }
-                        if (t2271_) {
-                            y_[cg_] = kf_f16_from_f32(s_);
-                        }
-                        acc_2_[0u] = 0.0f;
+                        acc_3_[0u] = 0.0f;
                         ck_ = 0u;
                         cg_ = cg_ + nw_;
                     }
                 }
-                if ((t0_ + 1u) < t1441_) {
+                if ((t0_ + 1u) < t4893_) {
                     unsigned v_9_ = min((((lk_ << 5u) << 2u) + lane_), (nv_ - 1u));
                     unsigned row_6_ = min(lg_, (m_ - 1u));
-                    wb_[4u] = wv_[(row_6_ * nv_) + v_9_];
-                    xb_[8u] = xv_[min((v_9_ << 1u), (t1394_ - 1u))];
-                    xb_[9u] = xv_[min(((v_9_ << 1u) + 1u), (t1394_ - 1u))];
+                    wb_2_[4u] = wv_[(row_6_ * nv_) + v_9_];
+                    xb_2_[8u] = xv_[min((v_9_ << 1u), (t4830_ - 1u))];
+                    xb_2_[9u] = xv_[min(((v_9_ << 1u) + 1u), (t4830_ - 1u))];
                     unsigned v_10_ = min(((((lk_ << 5u) << 2u) + 32u) + lane_), (nv_ - 1u));
                     unsigned row_7_ = min(lg_, (m_ - 1u));
-                    wb_[5u] = wv_[(row_7_ * nv_) + v_10_];
-                    xb_[10u] = xv_[min((v_10_ << 1u), (t1394_ - 1u))];
-                    xb_[11u] = xv_[min(((v_10_ << 1u) + 1u), (t1394_ - 1u))];
+                    wb_2_[5u] = wv_[(row_7_ * nv_) + v_10_];
+                    xb_2_[10u] = xv_[min((v_10_ << 1u), (t4830_ - 1u))];
+                    xb_2_[11u] = xv_[min(((v_10_ << 1u) + 1u), (t4830_ - 1u))];
                     unsigned v_11_ = min(((((lk_ << 5u) << 2u) + 64u) + lane_), (nv_ - 1u));
                     unsigned row_8_ = min(lg_, (m_ - 1u));
-                    wb_[6u] = wv_[(row_8_ * nv_) + v_11_];
-                    xb_[12u] = xv_[min((v_11_ << 1u), (t1394_ - 1u))];
-                    xb_[13u] = xv_[min(((v_11_ << 1u) + 1u), (t1394_ - 1u))];
+                    wb_2_[6u] = wv_[(row_8_ * nv_) + v_11_];
+                    xb_2_[12u] = xv_[min((v_11_ << 1u), (t4830_ - 1u))];
+                    xb_2_[13u] = xv_[min(((v_11_ << 1u) + 1u), (t4830_ - 1u))];
                     unsigned v_12_ = min(((((lk_ << 5u) << 2u) + 96u) + lane_), (nv_ - 1u));
                     unsigned row_9_ = min(lg_, (m_ - 1u));
-                    wb_[7u] = wv_[(row_9_ * nv_) + v_12_];
-                    xb_[14u] = xv_[min((v_12_ << 1u), (t1394_ - 1u))];
-                    xb_[15u] = xv_[min(((v_12_ << 1u) + 1u), (t1394_ - 1u))];
-                    unsigned t2470_ = lk_ + 1u;
-                    lk_ = t2470_;
-                    if (t2470_ == steps_) {
+                    wb_2_[7u] = wv_[(row_9_ * nv_) + v_12_];
+                    xb_2_[14u] = xv_[min((v_12_ << 1u), (t4830_ - 1u))];
+                    xb_2_[15u] = xv_[min(((v_12_ << 1u) + 1u), (t4830_ - 1u))];
+                    unsigned t7572_ = lk_ + 1u;
+                    lk_ = t7572_;
+                    if (t7572_ == steps_) {
                         lk_ = 0u;
                         lg_ = lg_ + nw_;
                     }
                 }
-                bool t2479_ = (t0_ + 1u) >= 1u;
-                bool t2480_ = t2479_;
-                if (t2479_) {
-                    t2480_ = ((t0_ + 1u) - 1u) < t1441_;
+                bool t7625_ = (t0_ + 1u) >= 1u;
+                bool t7626_ = t7625_;
+                if (t7625_) {
+                    t7626_ = ((t0_ + 1u) - 1u) < t4893_;
                 }
-                if (t2480_) {
+                if (t7626_) {
                     unsigned v_13_ = ((ck_ << 5u) << 2u) + lane_;
                     if (v_13_ < nv_) {
-                        kf_u32x4 t2517_ = xb_[0u];
-                        kf_f32x4 a_5_ = kf_bitcast<kf_f32x4>(t2517_);
-                        kf_u32x4 t2520_ = xb_[1u];
-                        kf_f32x4 b_5_ = kf_bitcast<kf_f32x4>(t2520_);
-                        xs_5_[0u] = a_5_.v[0];
-                        xs_5_[4u] = b_5_.v[0];
-                        xs_5_[1u] = a_5_.v[1];
-                        xs_5_[5u] = b_5_.v[1];
-                        xs_5_[2u] = a_5_.v[2];
-                        xs_5_[6u] = b_5_.v[2];
-                        xs_5_[3u] = a_5_.v[3];
-                        xs_5_[7u] = b_5_.v[3];
-                        kf_u32x4 t2569_ = wb_[0u];
-                        kf_bf16x8 wbv_5_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t2569_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2569_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2569_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2569_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2569_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2569_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2569_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2569_, 3u), 16u))}};
-                        acc_2_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[7]), xs_5_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[6]), xs_5_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[5]), xs_5_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[4]), xs_5_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[3]), xs_5_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[2]), xs_5_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[1]), xs_5_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[0]), xs_5_[0u], acc_2_[0u]))))))));
+                        kf_u32x4 t7663_ = xb_2_[0u];
+                        kf_f32x4 a_6_ = kf_bitcast<kf_f32x4>(t7663_);
+                        kf_u32x4 t7666_ = xb_2_[1u];
+                        kf_f32x4 b_5_ = kf_bitcast<kf_f32x4>(t7666_);
+                        xs_13_[0u] = a_6_.v[0];
+                        xs_13_[4u] = b_5_.v[0];
+                        xs_13_[1u] = a_6_.v[1];
+                        xs_13_[5u] = b_5_.v[1];
+                        xs_13_[2u] = a_6_.v[2];
+                        xs_13_[6u] = b_5_.v[2];
+                        xs_13_[3u] = a_6_.v[3];
+                        xs_13_[7u] = b_5_.v[3];
+                        kf_u32x4 t7715_ = wb_2_[0u];
+                        kf_bf16x8 wbv_5_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t7715_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7715_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7715_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7715_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7715_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7715_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7715_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7715_, 3u), 16u))}};
+                        acc_3_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[7]), xs_13_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[6]), xs_13_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[5]), xs_13_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[4]), xs_13_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[3]), xs_13_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[2]), xs_13_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[1]), xs_13_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[0]), xs_13_[0u], acc_3_[0u]))))))));
                     }
                     unsigned v_14_ = (((ck_ << 5u) << 2u) + 32u) + lane_;
                     if (v_14_ < nv_) {
-                        kf_u32x4 t2648_ = xb_[2u];
-                        kf_f32x4 a_6_ = kf_bitcast<kf_f32x4>(t2648_);
-                        kf_u32x4 t2651_ = xb_[3u];
-                        kf_f32x4 b_6_ = kf_bitcast<kf_f32x4>(t2651_);
-                        xs_6_[0u] = a_6_.v[0];
-                        xs_6_[4u] = b_6_.v[0];
-                        xs_6_[1u] = a_6_.v[1];
-                        xs_6_[5u] = b_6_.v[1];
-                        xs_6_[2u] = a_6_.v[2];
-                        xs_6_[6u] = b_6_.v[2];
-                        xs_6_[3u] = a_6_.v[3];
-                        xs_6_[7u] = b_6_.v[3];
-                        kf_u32x4 t2700_ = wb_[1u];
-                        kf_bf16x8 wbv_6_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t2700_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2700_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2700_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2700_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2700_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2700_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2700_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2700_, 3u), 16u))}};
-                        acc_2_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[7]), xs_6_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[6]), xs_6_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[5]), xs_6_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[4]), xs_6_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[3]), xs_6_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[2]), xs_6_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[1]), xs_6_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[0]), xs_6_[0u], acc_2_[0u]))))))));
+                        kf_u32x4 t7794_ = xb_2_[2u];
+                        kf_f32x4 a_7_ = kf_bitcast<kf_f32x4>(t7794_);
+                        kf_u32x4 t7797_ = xb_2_[3u];
+                        kf_f32x4 b_6_ = kf_bitcast<kf_f32x4>(t7797_);
+                        xs_14_[0u] = a_7_.v[0];
+                        xs_14_[4u] = b_6_.v[0];
+                        xs_14_[1u] = a_7_.v[1];
+                        xs_14_[5u] = b_6_.v[1];
+                        xs_14_[2u] = a_7_.v[2];
+                        xs_14_[6u] = b_6_.v[2];
+                        xs_14_[3u] = a_7_.v[3];
+                        xs_14_[7u] = b_6_.v[3];
+                        kf_u32x4 t7846_ = wb_2_[1u];
+                        kf_bf16x8 wbv_6_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t7846_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7846_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7846_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7846_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7846_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7846_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7846_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7846_, 3u), 16u))}};
+                        acc_3_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[7]), xs_14_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[6]), xs_14_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[5]), xs_14_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[4]), xs_14_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[3]), xs_14_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[2]), xs_14_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[1]), xs_14_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[0]), xs_14_[0u], acc_3_[0u]))))))));
                     }
                     unsigned v_15_ = (((ck_ << 5u) << 2u) + 64u) + lane_;
                     if (v_15_ < nv_) {
-                        kf_u32x4 t2779_ = xb_[4u];
-                        kf_f32x4 a_7_ = kf_bitcast<kf_f32x4>(t2779_);
-                        kf_u32x4 t2782_ = xb_[5u];
-                        kf_f32x4 b_7_ = kf_bitcast<kf_f32x4>(t2782_);
-                        xs_7_[0u] = a_7_.v[0];
-                        xs_7_[4u] = b_7_.v[0];
-                        xs_7_[1u] = a_7_.v[1];
-                        xs_7_[5u] = b_7_.v[1];
-                        xs_7_[2u] = a_7_.v[2];
-                        xs_7_[6u] = b_7_.v[2];
-                        xs_7_[3u] = a_7_.v[3];
-                        xs_7_[7u] = b_7_.v[3];
-                        kf_u32x4 t2831_ = wb_[2u];
-                        kf_bf16x8 wbv_7_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t2831_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2831_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2831_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2831_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2831_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2831_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2831_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2831_, 3u), 16u))}};
-                        acc_2_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[7]), xs_7_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[6]), xs_7_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[5]), xs_7_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[4]), xs_7_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[3]), xs_7_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[2]), xs_7_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[1]), xs_7_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[0]), xs_7_[0u], acc_2_[0u]))))))));
+                        kf_u32x4 t7925_ = xb_2_[4u];
+                        kf_f32x4 a_8_ = kf_bitcast<kf_f32x4>(t7925_);
+                        kf_u32x4 t7928_ = xb_2_[5u];
+                        kf_f32x4 b_7_ = kf_bitcast<kf_f32x4>(t7928_);
+                        xs_15_[0u] = a_8_.v[0];
+                        xs_15_[4u] = b_7_.v[0];
+                        xs_15_[1u] = a_8_.v[1];
+                        xs_15_[5u] = b_7_.v[1];
+                        xs_15_[2u] = a_8_.v[2];
+                        xs_15_[6u] = b_7_.v[2];
+                        xs_15_[3u] = a_8_.v[3];
+                        xs_15_[7u] = b_7_.v[3];
+                        kf_u32x4 t7977_ = wb_2_[2u];
+                        kf_bf16x8 wbv_7_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t7977_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7977_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7977_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7977_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7977_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7977_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7977_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7977_, 3u), 16u))}};
+                        acc_3_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[7]), xs_15_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[6]), xs_15_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[5]), xs_15_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[4]), xs_15_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[3]), xs_15_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[2]), xs_15_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[1]), xs_15_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[0]), xs_15_[0u], acc_3_[0u]))))))));
                     }
                     unsigned v_16_ = (((ck_ << 5u) << 2u) + 96u) + lane_;
                     if (v_16_ < nv_) {
-                        kf_u32x4 t2910_ = xb_[6u];
-                        kf_f32x4 a_8_ = kf_bitcast<kf_f32x4>(t2910_);
-                        kf_u32x4 t2913_ = xb_[7u];
-                        kf_f32x4 b_8_ = kf_bitcast<kf_f32x4>(t2913_);
-                        xs_8_[0u] = a_8_.v[0];
-                        xs_8_[4u] = b_8_.v[0];
-                        xs_8_[1u] = a_8_.v[1];
-                        xs_8_[5u] = b_8_.v[1];
-                        xs_8_[2u] = a_8_.v[2];
-                        xs_8_[6u] = b_8_.v[2];
-                        xs_8_[3u] = a_8_.v[3];
-                        xs_8_[7u] = b_8_.v[3];
-                        kf_u32x4 t2962_ = wb_[3u];
-                        kf_bf16x8 wbv_8_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t2962_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2962_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2962_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2962_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2962_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2962_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2962_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2962_, 3u), 16u))}};
-                        acc_2_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[7]), xs_8_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[6]), xs_8_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[5]), xs_8_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[4]), xs_8_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[3]), xs_8_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[2]), xs_8_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[1]), xs_8_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[0]), xs_8_[0u], acc_2_[0u]))))))));
+                        kf_u32x4 t8056_ = xb_2_[6u];
+                        kf_f32x4 a_9_ = kf_bitcast<kf_f32x4>(t8056_);
+                        kf_u32x4 t8059_ = xb_2_[7u];
+                        kf_f32x4 b_8_ = kf_bitcast<kf_f32x4>(t8059_);
+                        xs_16_[0u] = a_9_.v[0];
+                        xs_16_[4u] = b_8_.v[0];
+                        xs_16_[1u] = a_9_.v[1];
+                        xs_16_[5u] = b_8_.v[1];
+                        xs_16_[2u] = a_9_.v[2];
+                        xs_16_[6u] = b_8_.v[2];
+                        xs_16_[3u] = a_9_.v[3];
+                        xs_16_[7u] = b_8_.v[3];
+                        kf_u32x4 t8108_ = wb_2_[3u];
+                        kf_bf16x8 wbv_8_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t8108_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8108_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8108_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8108_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8108_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8108_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8108_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8108_, 3u), 16u))}};
+                        acc_3_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[7]), xs_16_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[6]), xs_16_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[5]), xs_16_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[4]), xs_16_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[3]), xs_16_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[2]), xs_16_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[1]), xs_16_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[0]), xs_16_[0u], acc_3_[0u]))))))));
                     }
-                    unsigned t3033_ = ck_ + 1u;
-                    ck_ = t3033_;
-                    if (t3033_ == steps_) {
-                        float t3036_ = acc_2_[0u];
-                        unsigned t3058_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
-                        if (t3058_ == 32u) {
-                            float t3063_ = __fadd_rn(t3036_, kf_shfl_xor(t3036_, 16u, kf_wn));
-                            float t3066_ = __fadd_rn(t3063_, kf_shfl_xor(t3063_, 8u, kf_wn));
-                            float t3069_ = __fadd_rn(t3066_, kf_shfl_xor(t3066_, 4u, kf_wn));
-                            float t3072_ = __fadd_rn(t3069_, kf_shfl_xor(t3069_, 2u, kf_wn));
-                            s_2_ = __fadd_rn(t3072_, kf_shfl_xor(t3072_, 1u, kf_wn));
-                        } else {
-                            float t3078_ = kf_shfl_down(t3036_, 16u, kf_wn);
-                            bool t3080_ = (kf_lane_id() + 16u) < t3058_;
-                            float t3081_ = __fadd_rn(t3036_, t3078_);
-                            float t3082_ = t3080_ ? t3081_ : t3036_;
-                            float t3084_ = kf_shfl_down(t3082_, 8u, kf_wn);
-                            bool t3086_ = (kf_lane_id() + 8u) < t3058_;
-                            float t3087_ = __fadd_rn(t3082_, t3084_);
-                            float t3088_ = t3086_ ? t3087_ : t3082_;
-                            float t3090_ = kf_shfl_down(t3088_, 4u, kf_wn);
-                            bool t3092_ = (kf_lane_id() + 4u) < t3058_;
-                            float t3093_ = __fadd_rn(t3088_, t3090_);
-                            float t3094_ = t3092_ ? t3093_ : t3088_;
-                            float t3096_ = kf_shfl_down(t3094_, 2u, kf_wn);
-                            bool t3098_ = (kf_lane_id() + 2u) < t3058_;
-                            float t3099_ = __fadd_rn(t3094_, t3096_);
-                            float t3100_ = t3098_ ? t3099_ : t3094_;
-                            float t3102_ = kf_shfl_down(t3100_, 1u, kf_wn);
-                            bool t3104_ = (kf_lane_id() + 1u) < t3058_;
-                            float t3105_ = __fadd_rn(t3100_, t3102_);
-                            s_2_ = kf_shfl(t3104_ ? t3105_ : t3100_, 0u, kf_wn);
+                    unsigned t8179_ = ck_ + 1u;
+                    ck_ = t8179_;
+                    if (t8179_ == steps_) {
+                        float a_10_ = acc_3_[0u];
+                        unsigned r_2_ = 0u;
+                        float t8187_ = __fadd_rn(a_10_, kf_shfl_xor(a_10_, 16u, kf_wn));
+                        float t8190_ = __fadd_rn(t8187_, kf_shfl_xor(t8187_, 8u, kf_wn));
+                        float t8193_ = __fadd_rn(t8190_, kf_shfl_xor(t8190_, 4u, kf_wn));
+                        float t8196_ = __fadd_rn(t8193_, kf_shfl_xor(t8193_, 2u, kf_wn));
+                        float t8199_ = __fadd_rn(t8196_, kf_shfl_xor(t8196_, 1u, kf_wn));
+                        bool t8201_ = lane_ == r_2_;
+                        bool t8202_ = t8201_;
+                        if (t8201_) {
+                            t8202_ = cg_ < m_;
                         }
-                        bool t3110_ = lane_ == 0u;
-                        bool t3111_ = t3110_;
-                        if (t3110_) {
-                            t3111_ = cg_ < m_;
+                        if (t8202_) {
+                            y_[cg_] = kf_f16_from_f32(t8199_);
                         }
-                        if (t3111_) {
-                            y_[cg_] = kf_f16_from_f32(s_2_);
-                        }
-                        acc_2_[0u] = 0.0f;
+                        acc_3_[0u] = 0.0f;
                         ck_ = 0u;
                         cg_ = cg_ + nw_;
                     }
@@ -3594,201 +3265,199 @@ gemv_bf16_f32_f16(const kf_bf16* __restrict__ w_, const float* __restrict__ x_, 
     } else {
         unsigned lane_2_ = kf_lane_id();
         unsigned nv_2_ = k_ >> 3u;
-        unsigned t3156_ = (blockIdx.x << 3u) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u);
-        unsigned t3167_ = gridDim.x << 3u;
+        unsigned t8293_ = (blockIdx.x * (blockDim.x >> 5u)) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u);
+        unsigned t8309_ = gridDim.x * (blockDim.x >> 5u);
         #pragma unroll 1
-        for (unsigned g_ = t3156_; g_ < m_; g_ = g_ + t3167_) {
+        for (unsigned g_ = t8293_; g_ < m_; g_ = g_ + t8309_) {
             row_[0u] = min(g_, (m_ - 1u));
-            acc_3_[0u] = 0.0f;
+            acc_4_[0u] = 0.0f;
             if ((k_ & 7u) == 0u) {
                 #pragma unroll 1
                 for (unsigned base_ = 0u; base_ < nv_2_; base_ = base_ + 128u) {
                     unsigned v_17_ = base_ + lane_2_;
-                    kf_u32x4 t3192_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                    kf_u32x4 t_2_ = t3192_;
+                    kf_u32x4 t8334_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_4_ = t8334_;
                     if (v_17_ < nv_2_) {
-                        unsigned t3198_ = (row_[0u] * nv_2_) + v_17_;
-                        kf_u32x4 t3199_ = wv_[t3198_];
-                        t_2_ = t3199_;
+                        unsigned t8340_ = (row_[0u] * nv_2_) + v_17_;
+                        kf_u32x4 t8341_ = wv_[t8340_];
+                        t_4_ = t8341_;
                     }
-                    wr_[0u] = t_2_;
+                    wr_[0u] = t_4_;
                     unsigned v_18_ = (base_ + 32u) + lane_2_;
-                    kf_u32x4 t3205_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                    kf_u32x4 t_3_ = t3205_;
+                    kf_u32x4 t8347_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_5_ = t8347_;
                     if (v_18_ < nv_2_) {
-                        unsigned t3211_ = (row_[0u] * nv_2_) + v_18_;
-                        kf_u32x4 t3212_ = wv_[t3211_];
-                        t_3_ = t3212_;
+                        unsigned t8353_ = (row_[0u] * nv_2_) + v_18_;
+                        kf_u32x4 t8354_ = wv_[t8353_];
+                        t_5_ = t8354_;
                     }
-                    wr_[1u] = t_3_;
+                    wr_[1u] = t_5_;
                     unsigned v_19_ = (base_ + 64u) + lane_2_;
-                    kf_u32x4 t3218_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                    kf_u32x4 t_4_ = t3218_;
+                    kf_u32x4 t8360_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_6_ = t8360_;
                     if (v_19_ < nv_2_) {
-                        unsigned t3224_ = (row_[0u] * nv_2_) + v_19_;
-                        kf_u32x4 t3225_ = wv_[t3224_];
-                        t_4_ = t3225_;
+                        unsigned t8366_ = (row_[0u] * nv_2_) + v_19_;
+                        kf_u32x4 t8367_ = wv_[t8366_];
+                        t_6_ = t8367_;
                     }
-                    wr_[2u] = t_4_;
+                    wr_[2u] = t_6_;
                     unsigned v_20_ = (base_ + 96u) + lane_2_;
-                    kf_u32x4 t3231_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                    kf_u32x4 t_5_ = t3231_;
+                    kf_u32x4 t8373_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_7_ = t8373_;
                     if (v_20_ < nv_2_) {
-                        unsigned t3237_ = (row_[0u] * nv_2_) + v_20_;
-                        kf_u32x4 t3238_ = wv_[t3237_];
-                        t_5_ = t3238_;
+                        unsigned t8379_ = (row_[0u] * nv_2_) + v_20_;
+                        kf_u32x4 t8380_ = wv_[t8379_];
+                        t_7_ = t8380_;
                     }
-                    wr_[3u] = t_5_;
+                    wr_[3u] = t_7_;
                     unsigned v_21_ = base_ + lane_2_;
                     if (v_21_ < nv_2_) {
-                        unsigned t3245_ = v_21_ << 1u;
-                        kf_f32x4 a_9_ = xf4_[t3245_];
-                        unsigned t3250_ = (v_21_ << 1u) + 1u;
-                        kf_f32x4 b_9_ = xf4_[t3250_];
-                        xs_9_[0u] = a_9_.v[0];
-                        xs_9_[4u] = b_9_.v[0];
-                        xs_9_[1u] = a_9_.v[1];
-                        xs_9_[5u] = b_9_.v[1];
-                        xs_9_[2u] = a_9_.v[2];
-                        xs_9_[6u] = b_9_.v[2];
-                        xs_9_[3u] = a_9_.v[3];
-                        xs_9_[7u] = b_9_.v[3];
-                        kf_u32x4 t3297_ = wr_[0u];
-                        kf_bf16x8 wb_2_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t3297_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3297_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t3297_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3297_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t3297_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3297_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t3297_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3297_, 3u), 16u))}};
-                        acc_3_[0u] = __fmaf_rn(kf_bf16_to_f32(wb_2_.v[7]), xs_9_[7u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[6]), xs_9_[6u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[5]), xs_9_[5u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[4]), xs_9_[4u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[3]), xs_9_[3u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[2]), xs_9_[2u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[1]), xs_9_[1u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[0]), xs_9_[0u], acc_3_[0u]))))))));
+                        unsigned t8387_ = v_21_ << 1u;
+                        kf_f32x4 a_11_ = xf4_[t8387_];
+                        unsigned t8392_ = (v_21_ << 1u) + 1u;
+                        kf_f32x4 b_9_ = xf4_[t8392_];
+                        xs_17_[0u] = a_11_.v[0];
+                        xs_17_[4u] = b_9_.v[0];
+                        xs_17_[1u] = a_11_.v[1];
+                        xs_17_[5u] = b_9_.v[1];
+                        xs_17_[2u] = a_11_.v[2];
+                        xs_17_[6u] = b_9_.v[2];
+                        xs_17_[3u] = a_11_.v[3];
+                        xs_17_[7u] = b_9_.v[3];
+                        kf_u32x4 t8439_ = wr_[0u];
+                        kf_bf16x8 wb_3_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t8439_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8439_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8439_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8439_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8439_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8439_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8439_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8439_, 3u), 16u))}};
+                        acc_4_[0u] = __fmaf_rn(kf_bf16_to_f32(wb_3_.v[7]), xs_17_[7u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[6]), xs_17_[6u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[5]), xs_17_[5u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[4]), xs_17_[4u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[3]), xs_17_[3u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[2]), xs_17_[2u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[1]), xs_17_[1u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[0]), xs_17_[0u], acc_4_[0u]))))))));
                     }
                     unsigned v_22_ = (base_ + 32u) + lane_2_;
                     if (v_22_ < nv_2_) {
-                        unsigned t3372_ = v_22_ << 1u;
-                        kf_f32x4 a_10_ = xf4_[t3372_];
-                        unsigned t3377_ = (v_22_ << 1u) + 1u;
-                        kf_f32x4 b_10_ = xf4_[t3377_];
-                        xs_10_[0u] = a_10_.v[0];
-                        xs_10_[4u] = b_10_.v[0];
-                        xs_10_[1u] = a_10_.v[1];
-                        xs_10_[5u] = b_10_.v[1];
-                        xs_10_[2u] = a_10_.v[2];
-                        xs_10_[6u] = b_10_.v[2];
-                        xs_10_[3u] = a_10_.v[3];
-                        xs_10_[7u] = b_10_.v[3];
-                        kf_u32x4 t3424_ = wr_[1u];
-                        kf_bf16x8 wb_3_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t3424_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3424_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t3424_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3424_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t3424_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3424_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t3424_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3424_, 3u), 16u))}};
-                        acc_3_[0u] = __fmaf_rn(kf_bf16_to_f32(wb_3_.v[7]), xs_10_[7u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[6]), xs_10_[6u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[5]), xs_10_[5u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[4]), xs_10_[4u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[3]), xs_10_[3u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[2]), xs_10_[2u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[1]), xs_10_[1u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[0]), xs_10_[0u], acc_3_[0u]))))))));
+                        unsigned t8514_ = v_22_ << 1u;
+                        kf_f32x4 a_12_ = xf4_[t8514_];
+                        unsigned t8519_ = (v_22_ << 1u) + 1u;
+                        kf_f32x4 b_10_ = xf4_[t8519_];
+                        xs_18_[0u] = a_12_.v[0];
+                        xs_18_[4u] = b_10_.v[0];
+                        xs_18_[1u] = a_12_.v[1];
+                        xs_18_[5u] = b_10_.v[1];
+                        xs_18_[2u] = a_12_.v[2];
+                        xs_18_[6u] = b_10_.v[2];
+                        xs_18_[3u] = a_12_.v[3];
+                        xs_18_[7u] = b_10_.v[3];
+                        kf_u32x4 t8566_ = wr_[1u];
+                        kf_bf16x8 wb_4_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t8566_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8566_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8566_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8566_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8566_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8566_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8566_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8566_, 3u), 16u))}};
+                        acc_4_[0u] = __fmaf_rn(kf_bf16_to_f32(wb_4_.v[7]), xs_18_[7u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[6]), xs_18_[6u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[5]), xs_18_[5u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[4]), xs_18_[4u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[3]), xs_18_[3u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[2]), xs_18_[2u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[1]), xs_18_[1u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[0]), xs_18_[0u], acc_4_[0u]))))))));
                     }
                     unsigned v_23_ = (base_ + 64u) + lane_2_;
                     if (v_23_ < nv_2_) {
-                        unsigned t3499_ = v_23_ << 1u;
-                        kf_f32x4 a_11_ = xf4_[t3499_];
-                        unsigned t3504_ = (v_23_ << 1u) + 1u;
-                        kf_f32x4 b_11_ = xf4_[t3504_];
-                        xs_11_[0u] = a_11_.v[0];
-                        xs_11_[4u] = b_11_.v[0];
-                        xs_11_[1u] = a_11_.v[1];
-                        xs_11_[5u] = b_11_.v[1];
-                        xs_11_[2u] = a_11_.v[2];
-                        xs_11_[6u] = b_11_.v[2];
-                        xs_11_[3u] = a_11_.v[3];
-                        xs_11_[7u] = b_11_.v[3];
-                        kf_u32x4 t3551_ = wr_[2u];
-                        kf_bf16x8 wb_4_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t3551_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3551_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t3551_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3551_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t3551_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3551_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t3551_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3551_, 3u), 16u))}};
-                        acc_3_[0u] = __fmaf_rn(kf_bf16_to_f32(wb_4_.v[7]), xs_11_[7u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[6]), xs_11_[6u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[5]), xs_11_[5u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[4]), xs_11_[4u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[3]), xs_11_[3u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[2]), xs_11_[2u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[1]), xs_11_[1u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[0]), xs_11_[0u], acc_3_[0u]))))))));
+                        unsigned t8641_ = v_23_ << 1u;
+                        kf_f32x4 a_13_ = xf4_[t8641_];
+                        unsigned t8646_ = (v_23_ << 1u) + 1u;
+                        kf_f32x4 b_11_ = xf4_[t8646_];
+                        xs_19_[0u] = a_13_.v[0];
+                        xs_19_[4u] = b_11_.v[0];
+                        xs_19_[1u] = a_13_.v[1];
+                        xs_19_[5u] = b_11_.v[1];
+                        xs_19_[2u] = a_13_.v[2];
+                        xs_19_[6u] = b_11_.v[2];
+                        xs_19_[3u] = a_13_.v[3];
+                        xs_19_[7u] = b_11_.v[3];
+                        kf_u32x4 t8693_ = wr_[2u];
+                        kf_bf16x8 wb_5_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t8693_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8693_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8693_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8693_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8693_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8693_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8693_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8693_, 3u), 16u))}};
+                        acc_4_[0u] = __fmaf_rn(kf_bf16_to_f32(wb_5_.v[7]), xs_19_[7u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[6]), xs_19_[6u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[5]), xs_19_[5u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[4]), xs_19_[4u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[3]), xs_19_[3u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[2]), xs_19_[2u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[1]), xs_19_[1u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[0]), xs_19_[0u], acc_4_[0u]))))))));
                     }
                     unsigned v_24_ = (base_ + 96u) + lane_2_;
                     if (v_24_ < nv_2_) {
-                        unsigned t3626_ = v_24_ << 1u;
-                        kf_f32x4 a_12_ = xf4_[t3626_];
-                        unsigned t3631_ = (v_24_ << 1u) + 1u;
-                        kf_f32x4 b_12_ = xf4_[t3631_];
-                        xs_12_[0u] = a_12_.v[0];
-                        xs_12_[4u] = b_12_.v[0];
-                        xs_12_[1u] = a_12_.v[1];
-                        xs_12_[5u] = b_12_.v[1];
-                        xs_12_[2u] = a_12_.v[2];
-                        xs_12_[6u] = b_12_.v[2];
-                        xs_12_[3u] = a_12_.v[3];
-                        xs_12_[7u] = b_12_.v[3];
-                        kf_u32x4 t3678_ = wr_[3u];
-                        kf_bf16x8 wb_5_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t3678_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3678_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t3678_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3678_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t3678_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3678_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t3678_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3678_, 3u), 16u))}};
-                        acc_3_[0u] = __fmaf_rn(kf_bf16_to_f32(wb_5_.v[7]), xs_12_[7u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[6]), xs_12_[6u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[5]), xs_12_[5u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[4]), xs_12_[4u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[3]), xs_12_[3u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[2]), xs_12_[2u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[1]), xs_12_[1u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[0]), xs_12_[0u], acc_3_[0u]))))))));
+                        unsigned t8768_ = v_24_ << 1u;
+                        kf_f32x4 a_14_ = xf4_[t8768_];
+                        unsigned t8773_ = (v_24_ << 1u) + 1u;
+                        kf_f32x4 b_12_ = xf4_[t8773_];
+                        xs_20_[0u] = a_14_.v[0];
+                        xs_20_[4u] = b_12_.v[0];
+                        xs_20_[1u] = a_14_.v[1];
+                        xs_20_[5u] = b_12_.v[1];
+                        xs_20_[2u] = a_14_.v[2];
+                        xs_20_[6u] = b_12_.v[2];
+                        xs_20_[3u] = a_14_.v[3];
+                        xs_20_[7u] = b_12_.v[3];
+                        kf_u32x4 t8820_ = wr_[3u];
+                        kf_bf16x8 wb_6_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t8820_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8820_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8820_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8820_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8820_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8820_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8820_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8820_, 3u), 16u))}};
+                        acc_4_[0u] = __fmaf_rn(kf_bf16_to_f32(wb_6_.v[7]), xs_20_[7u], __fmaf_rn(kf_bf16_to_f32(wb_6_.v[6]), xs_20_[6u], __fmaf_rn(kf_bf16_to_f32(wb_6_.v[5]), xs_20_[5u], __fmaf_rn(kf_bf16_to_f32(wb_6_.v[4]), xs_20_[4u], __fmaf_rn(kf_bf16_to_f32(wb_6_.v[3]), xs_20_[3u], __fmaf_rn(kf_bf16_to_f32(wb_6_.v[2]), xs_20_[2u], __fmaf_rn(kf_bf16_to_f32(wb_6_.v[1]), xs_20_[1u], __fmaf_rn(kf_bf16_to_f32(wb_6_.v[0]), xs_20_[0u], acc_4_[0u]))))))));
                     }
                 }
             } else {
                 #pragma unroll 1
                 for (unsigned c_ = lane_2_; c_ < k_; c_ = c_ + 32u) {
-                    float t3754_ = x_[c_];
+                    float t8896_ = x_[c_];
                     unsigned i_ = (row_[0u] * k_) + c_;
                     unsigned short u_ = w16_[i_];
-                    acc_3_[0u] = __fmaf_rn(kf_bf16_to_f32(kf_bitcast<kf_bf16>(u_)), t3754_, acc_3_[0u]);
+                    acc_4_[0u] = __fmaf_rn(kf_bf16_to_f32(kf_bitcast<kf_bf16>(u_)), t8896_, acc_4_[0u]);
                 }
             }
-            float t3774_ = acc_3_[0u];
-            unsigned t3796_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
-            if (t3796_ == 32u) {
-                float t3801_ = __fadd_rn(t3774_, kf_shfl_xor(t3774_, 16u, kf_wn));
-                float t3804_ = __fadd_rn(t3801_, kf_shfl_xor(t3801_, 8u, kf_wn));
-                float t3807_ = __fadd_rn(t3804_, kf_shfl_xor(t3804_, 4u, kf_wn));
-                float t3810_ = __fadd_rn(t3807_, kf_shfl_xor(t3807_, 2u, kf_wn));
-                s_3_ = __fadd_rn(t3810_, kf_shfl_xor(t3810_, 1u, kf_wn));
+            float t8916_ = acc_4_[0u];
+            unsigned t8938_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+            if (t8938_ == 32u) {
+                float t8943_ = __fadd_rn(t8916_, kf_shfl_xor(t8916_, 16u, kf_wn));
+                float t8946_ = __fadd_rn(t8943_, kf_shfl_xor(t8943_, 8u, kf_wn));
+                float t8949_ = __fadd_rn(t8946_, kf_shfl_xor(t8946_, 4u, kf_wn));
+                float t8952_ = __fadd_rn(t8949_, kf_shfl_xor(t8949_, 2u, kf_wn));
+                s_ = __fadd_rn(t8952_, kf_shfl_xor(t8952_, 1u, kf_wn));
             } else {
-                float t3816_ = kf_shfl_down(t3774_, 16u, kf_wn);
-                bool t3818_ = (kf_lane_id() + 16u) < t3796_;
-                float t3819_ = __fadd_rn(t3774_, t3816_);
-                float t3820_ = t3818_ ? t3819_ : t3774_;
-                float t3822_ = kf_shfl_down(t3820_, 8u, kf_wn);
-                bool t3824_ = (kf_lane_id() + 8u) < t3796_;
-                float t3825_ = __fadd_rn(t3820_, t3822_);
-                float t3826_ = t3824_ ? t3825_ : t3820_;
-                float t3828_ = kf_shfl_down(t3826_, 4u, kf_wn);
-                bool t3830_ = (kf_lane_id() + 4u) < t3796_;
-                float t3831_ = __fadd_rn(t3826_, t3828_);
-                float t3832_ = t3830_ ? t3831_ : t3826_;
-                float t3834_ = kf_shfl_down(t3832_, 2u, kf_wn);
-                bool t3836_ = (kf_lane_id() + 2u) < t3796_;
-                float t3837_ = __fadd_rn(t3832_, t3834_);
-                float t3838_ = t3836_ ? t3837_ : t3832_;
-                float t3840_ = kf_shfl_down(t3838_, 1u, kf_wn);
-                bool t3842_ = (kf_lane_id() + 1u) < t3796_;
-                float t3843_ = __fadd_rn(t3838_, t3840_);
-                s_3_ = kf_shfl(t3842_ ? t3843_ : t3838_, 0u, kf_wn);
+                float t8958_ = kf_shfl_down(t8916_, 16u, kf_wn);
+                bool t8960_ = (kf_lane_id() + 16u) < t8938_;
+                float t8961_ = __fadd_rn(t8916_, t8958_);
+                float t8962_ = t8960_ ? t8961_ : t8916_;
+                float t8964_ = kf_shfl_down(t8962_, 8u, kf_wn);
+                bool t8966_ = (kf_lane_id() + 8u) < t8938_;
+                float t8967_ = __fadd_rn(t8962_, t8964_);
+                float t8968_ = t8966_ ? t8967_ : t8962_;
+                float t8970_ = kf_shfl_down(t8968_, 4u, kf_wn);
+                bool t8972_ = (kf_lane_id() + 4u) < t8938_;
+                float t8973_ = __fadd_rn(t8968_, t8970_);
+                float t8974_ = t8972_ ? t8973_ : t8968_;
+                float t8976_ = kf_shfl_down(t8974_, 2u, kf_wn);
+                bool t8978_ = (kf_lane_id() + 2u) < t8938_;
+                float t8979_ = __fadd_rn(t8974_, t8976_);
+                float t8980_ = t8978_ ? t8979_ : t8974_;
+                float t8982_ = kf_shfl_down(t8980_, 1u, kf_wn);
+                bool t8984_ = (kf_lane_id() + 1u) < t8938_;
+                float t8985_ = __fadd_rn(t8980_, t8982_);
+                s_ = kf_shfl(t8984_ ? t8985_ : t8980_, 0u, kf_wn);
             }
-            bool t3848_ = lane_2_ == 0u;
-            bool t3849_ = t3848_;
-            if (t3848_) {
-                t3849_ = g_ < m_;
+            bool t8990_ = lane_2_ == 0u;
+            bool t8991_ = t8990_;
+            if (t8990_) {
+                t8991_ = g_ < m_;
             }
-            if (t3849_) {
-                y_[g_] = kf_f16_from_f32(s_3_);
+            if (t8991_) {
+                y_[g_] = kf_f16_from_f32(s_);
             }
         }
     }
 }
 
-/* kernel gemv_bf16_f32_f32 (gemv.kf:1009) */
+/* kernel gemv_bf16_f32_f32 (gemv.kf:1120) */
 extern "C" __global__ void __launch_bounds__(256)
 gemv_bf16_f32_f32(const kf_bf16* __restrict__ w_, const float* __restrict__ x_, float* __restrict__ y_, unsigned m_, unsigned k_)
 {
     kf_pdl_wait();
-    kf_u32x4 wb_[8];
-    kf_u32x4 xb_[16];
-    float acc_2_[1];
-    float xs_[8];
-    float xs_2_[8];
-    float xs_3_[8];
-    float xs_4_[8];
-    float xs_5_[8];
-    float xs_6_[8];
-    float xs_7_[8];
-    float xs_8_[8];
-    unsigned row_[1];
+    kf_u32x4 wb_2_[8];
+    kf_u32x4 xb_2_[16];
     float acc_3_[1];
-    kf_u32x4 wr_[4];
     float xs_9_[8];
     float xs_10_[8];
     float xs_11_[8];
     float xs_12_[8];
+    float xs_13_[8];
+    float xs_14_[8];
+    float xs_15_[8];
+    float xs_16_[8];
+    unsigned row_[1];
+    float acc_4_[1];
+    kf_u32x4 wr_[4];
+    float xs_17_[8];
+    float xs_18_[8];
+    float xs_19_[8];
+    float xs_20_[8];
     float s_;
-    float s_2_;
-    float s_3_;
     const unsigned kf_wn = kf_warp_lanes();
     const unsigned short* w16_ = (const unsigned short*)w_;
     const kf_u32x4* wv_ = (const kf_u32x4*)w_;
@@ -3797,321 +3466,276 @@ gemv_bf16_f32_f32(const kf_bf16* __restrict__ w_, const float* __restrict__ x_, 
     if ((k_ & 7u) == 0u) {
         unsigned lane_ = kf_lane_id();
         unsigned nv_ = k_ >> 3u;
-        unsigned t1394_ = nv_ << 1u;
+        unsigned t4830_ = nv_ << 1u;
         unsigned steps_ = (nv_ >> 7u) + (((nv_ & 127u) != 0u) ? 1u : 0u);
-        unsigned wid_ = (blockIdx.x << 3u) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u);
-        unsigned nw_ = gridDim.x << 3u;
+        unsigned wid_ = (blockIdx.x * (blockDim.x >> 5u)) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u);
+        unsigned nw_ = gridDim.x * (blockDim.x >> 5u);
         if (!(wid_ >= m_)) {
-            unsigned t1433_ = m_ - wid_;
-            unsigned t1441_ = ((t1433_ / nw_) + (((t1433_ % nw_) != 0u) ? 1u : 0u)) * steps_;
-            acc_2_[0u] = 0.0f;
+            unsigned t4885_ = m_ - wid_;
+            unsigned t4893_ = ((t4885_ / nw_) + (((t4885_ % nw_) != 0u) ? 1u : 0u)) * steps_;
+            acc_3_[0u] = 0.0f;
             unsigned lg_ = wid_;
             unsigned lk_ = 0u;
             unsigned cg_ = wid_;
             unsigned ck_ = 0u;
-            unsigned t1454_ = t1441_ + 1u;
+            unsigned t6513_ = t4893_ + 1u;
+            asm("" : "+r"(nw_));
             #pragma unroll 1
-            for (unsigned t0_ = 0u; t0_ < t1454_; t0_ = t0_ + 2u) {
-                if (t0_ < t1441_) {
+            for (unsigned t0_ = 0u; t0_ < t6513_; t0_ = t0_ + 2u) {
+                if (t0_ < t4893_) {
                     unsigned v_ = min((((lk_ << 5u) << 2u) + lane_), (nv_ - 1u));
                     unsigned row_2_ = min(lg_, (m_ - 1u));
-                    wb_[0u] = wv_[(row_2_ * nv_) + v_];
-                    xb_[0u] = xv_[min((v_ << 1u), (t1394_ - 1u))];
-                    xb_[1u] = xv_[min(((v_ << 1u) + 1u), (t1394_ - 1u))];
+                    wb_2_[0u] = wv_[(row_2_ * nv_) + v_];
+                    xb_2_[0u] = xv_[min((v_ << 1u), (t4830_ - 1u))];
+                    xb_2_[1u] = xv_[min(((v_ << 1u) + 1u), (t4830_ - 1u))];
                     unsigned v_2_ = min(((((lk_ << 5u) << 2u) + 32u) + lane_), (nv_ - 1u));
                     unsigned row_3_ = min(lg_, (m_ - 1u));
-                    wb_[1u] = wv_[(row_3_ * nv_) + v_2_];
-                    xb_[2u] = xv_[min((v_2_ << 1u), (t1394_ - 1u))];
-                    xb_[3u] = xv_[min(((v_2_ << 1u) + 1u), (t1394_ - 1u))];
+                    wb_2_[1u] = wv_[(row_3_ * nv_) + v_2_];
+                    xb_2_[2u] = xv_[min((v_2_ << 1u), (t4830_ - 1u))];
+                    xb_2_[3u] = xv_[min(((v_2_ << 1u) + 1u), (t4830_ - 1u))];
                     unsigned v_3_ = min(((((lk_ << 5u) << 2u) + 64u) + lane_), (nv_ - 1u));
                     unsigned row_4_ = min(lg_, (m_ - 1u));
-                    wb_[2u] = wv_[(row_4_ * nv_) + v_3_];
-                    xb_[4u] = xv_[min((v_3_ << 1u), (t1394_ - 1u))];
-                    xb_[5u] = xv_[min(((v_3_ << 1u) + 1u), (t1394_ - 1u))];
+                    wb_2_[2u] = wv_[(row_4_ * nv_) + v_3_];
+                    xb_2_[4u] = xv_[min((v_3_ << 1u), (t4830_ - 1u))];
+                    xb_2_[5u] = xv_[min(((v_3_ << 1u) + 1u), (t4830_ - 1u))];
                     unsigned v_4_ = min(((((lk_ << 5u) << 2u) + 96u) + lane_), (nv_ - 1u));
                     unsigned row_5_ = min(lg_, (m_ - 1u));
-                    wb_[3u] = wv_[(row_5_ * nv_) + v_4_];
-                    xb_[6u] = xv_[min((v_4_ << 1u), (t1394_ - 1u))];
-                    xb_[7u] = xv_[min(((v_4_ << 1u) + 1u), (t1394_ - 1u))];
-                    unsigned t1630_ = lk_ + 1u;
-                    lk_ = t1630_;
-                    if (t1630_ == steps_) {
+                    wb_2_[3u] = wv_[(row_5_ * nv_) + v_4_];
+                    xb_2_[6u] = xv_[min((v_4_ << 1u), (t4830_ - 1u))];
+                    xb_2_[7u] = xv_[min(((v_4_ << 1u) + 1u), (t4830_ - 1u))];
+                    unsigned t6717_ = lk_ + 1u;
+                    lk_ = t6717_;
+                    if (t6717_ == steps_) {
                         lk_ = 0u;
                         lg_ = lg_ + nw_;
                     }
                 }
-                bool t1639_ = t0_ >= 1u;
-                bool t1640_ = t1639_;
-                if (t1639_) {
-                    t1640_ = (t0_ - 1u) < t1441_;
+                bool t6770_ = t0_ >= 1u;
+                bool t6771_ = t6770_;
+                if (t6770_) {
+                    t6771_ = (t0_ - 1u) < t4893_;
                 }
-                if (t1640_) {
+                if (t6771_) {
                     unsigned v_5_ = ((ck_ << 5u) << 2u) + lane_;
                     if (v_5_ < nv_) {
-                        kf_u32x4 t1677_ = xb_[8u];
-                        kf_f32x4 a_ = kf_bitcast<kf_f32x4>(t1677_);
-                        kf_u32x4 t1680_ = xb_[9u];
-                        kf_f32x4 b_ = kf_bitcast<kf_f32x4>(t1680_);
-                        xs_[0u] = a_.v[0];
-                        xs_[4u] = b_.v[0];
-                        xs_[1u] = a_.v[1];
-                        xs_[5u] = b_.v[1];
-                        xs_[2u] = a_.v[2];
-                        xs_[6u] = b_.v[2];
-                        xs_[3u] = a_.v[3];
-                        xs_[7u] = b_.v[3];
-                        kf_u32x4 t1729_ = wb_[4u];
-                        kf_bf16x8 wbv_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t1729_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1729_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t1729_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1729_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t1729_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1729_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t1729_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1729_, 3u), 16u))}};
-                        acc_2_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_.v[7]), xs_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[6]), xs_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[5]), xs_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[4]), xs_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[3]), xs_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[2]), xs_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[1]), xs_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[0]), xs_[0u], acc_2_[0u]))))))));
+                        kf_u32x4 t6808_ = xb_2_[8u];
+                        kf_f32x4 a_ = kf_bitcast<kf_f32x4>(t6808_);
+                        kf_u32x4 t6811_ = xb_2_[9u];
+                        kf_f32x4 b_ = kf_bitcast<kf_f32x4>(t6811_);
+                        xs_9_[0u] = a_.v[0];
+                        xs_9_[4u] = b_.v[0];
+                        xs_9_[1u] = a_.v[1];
+                        xs_9_[5u] = b_.v[1];
+                        xs_9_[2u] = a_.v[2];
+                        xs_9_[6u] = b_.v[2];
+                        xs_9_[3u] = a_.v[3];
+                        xs_9_[7u] = b_.v[3];
+                        kf_u32x4 t6860_ = wb_2_[4u];
+                        kf_bf16x8 wbv_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t6860_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t6860_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t6860_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t6860_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t6860_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t6860_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t6860_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t6860_, 3u), 16u))}};
+                        acc_3_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_.v[7]), xs_9_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[6]), xs_9_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[5]), xs_9_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[4]), xs_9_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[3]), xs_9_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[2]), xs_9_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[1]), xs_9_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[0]), xs_9_[0u], acc_3_[0u]))))))));
                     }
                     unsigned v_6_ = (((ck_ << 5u) << 2u) + 32u) + lane_;
                     if (v_6_ < nv_) {
-                        kf_u32x4 t1808_ = xb_[10u];
-                        kf_f32x4 a_2_ = kf_bitcast<kf_f32x4>(t1808_);
-                        kf_u32x4 t1811_ = xb_[11u];
-                        kf_f32x4 b_2_ = kf_bitcast<kf_f32x4>(t1811_);
-                        xs_2_[0u] = a_2_.v[0];
-                        xs_2_[4u] = b_2_.v[0];
-                        xs_2_[1u] = a_2_.v[1];
-                        xs_2_[5u] = b_2_.v[1];
-                        xs_2_[2u] = a_2_.v[2];
-                        xs_2_[6u] = b_2_.v[2];
-                        xs_2_[3u] = a_2_.v[3];
-                        xs_2_[7u] = b_2_.v[3];
-                        kf_u32x4 t1860_ = wb_[5u];
-                        kf_bf16x8 wbv_2_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t1860_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1860_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t1860_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1860_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t1860_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1860_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t1860_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1860_, 3u), 16u))}};
-                        acc_2_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[7]), xs_2_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[6]), xs_2_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[5]), xs_2_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[4]), xs_2_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[3]), xs_2_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[2]), xs_2_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[1]), xs_2_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[0]), xs_2_[0u], acc_2_[0u]))))))));
+                        kf_u32x4 t6939_ = xb_2_[10u];
+                        kf_f32x4 a_2_ = kf_bitcast<kf_f32x4>(t6939_);
+                        kf_u32x4 t6942_ = xb_2_[11u];
+                        kf_f32x4 b_2_ = kf_bitcast<kf_f32x4>(t6942_);
+                        xs_10_[0u] = a_2_.v[0];
+                        xs_10_[4u] = b_2_.v[0];
+                        xs_10_[1u] = a_2_.v[1];
+                        xs_10_[5u] = b_2_.v[1];
+                        xs_10_[2u] = a_2_.v[2];
+                        xs_10_[6u] = b_2_.v[2];
+                        xs_10_[3u] = a_2_.v[3];
+                        xs_10_[7u] = b_2_.v[3];
+                        kf_u32x4 t6991_ = wb_2_[5u];
+                        kf_bf16x8 wbv_2_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t6991_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t6991_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t6991_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t6991_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t6991_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t6991_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t6991_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t6991_, 3u), 16u))}};
+                        acc_3_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[7]), xs_10_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[6]), xs_10_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[5]), xs_10_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[4]), xs_10_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[3]), xs_10_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[2]), xs_10_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[1]), xs_10_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[0]), xs_10_[0u], acc_3_[0u]))))))));
                     }
                     unsigned v_7_ = (((ck_ << 5u) << 2u) + 64u) + lane_;
                     if (v_7_ < nv_) {
-                        kf_u32x4 t1939_ = xb_[12u];
-                        kf_f32x4 a_3_ = kf_bitcast<kf_f32x4>(t1939_);
-                        kf_u32x4 t1942_ = xb_[13u];
-                        kf_f32x4 b_3_ = kf_bitcast<kf_f32x4>(t1942_);
-                        xs_3_[0u] = a_3_.v[0];
-                        xs_3_[4u] = b_3_.v[0];
-                        xs_3_[1u] = a_3_.v[1];
-                        xs_3_[5u] = b_3_.v[1];
-                        xs_3_[2u] = a_3_.v[2];
-                        xs_3_[6u] = b_3_.v[2];
-                        xs_3_[3u] = a_3_.v[3];
-                        xs_3_[7u] = b_3_.v[3];
-                        kf_u32x4 t1991_ = wb_[6u];
-                        kf_bf16x8 wbv_3_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t1991_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1991_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t1991_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1991_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t1991_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1991_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t1991_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1991_, 3u), 16u))}};
-                        acc_2_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[7]), xs_3_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[6]), xs_3_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[5]), xs_3_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[4]), xs_3_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[3]), xs_3_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[2]), xs_3_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[1]), xs_3_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[0]), xs_3_[0u], acc_2_[0u]))))))));
+                        kf_u32x4 t7070_ = xb_2_[12u];
+                        kf_f32x4 a_3_ = kf_bitcast<kf_f32x4>(t7070_);
+                        kf_u32x4 t7073_ = xb_2_[13u];
+                        kf_f32x4 b_3_ = kf_bitcast<kf_f32x4>(t7073_);
+                        xs_11_[0u] = a_3_.v[0];
+                        xs_11_[4u] = b_3_.v[0];
+                        xs_11_[1u] = a_3_.v[1];
+                        xs_11_[5u] = b_3_.v[1];
+                        xs_11_[2u] = a_3_.v[2];
+                        xs_11_[6u] = b_3_.v[2];
+                        xs_11_[3u] = a_3_.v[3];
+                        xs_11_[7u] = b_3_.v[3];
+                        kf_u32x4 t7122_ = wb_2_[6u];
+                        kf_bf16x8 wbv_3_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t7122_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7122_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7122_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7122_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7122_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7122_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7122_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7122_, 3u), 16u))}};
+                        acc_3_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[7]), xs_11_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[6]), xs_11_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[5]), xs_11_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[4]), xs_11_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[3]), xs_11_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[2]), xs_11_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[1]), xs_11_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[0]), xs_11_[0u], acc_3_[0u]))))))));
                     }
                     unsigned v_8_ = (((ck_ << 5u) << 2u) + 96u) + lane_;
                     if (v_8_ < nv_) {
-                        kf_u32x4 t2070_ = xb_[14u];
-                        kf_f32x4 a_4_ = kf_bitcast<kf_f32x4>(t2070_);
-                        kf_u32x4 t2073_ = xb_[15u];
-                        kf_f32x4 b_4_ = kf_bitcast<kf_f32x4>(t2073_);
-                        xs_4_[0u] = a_4_.v[0];
-                        xs_4_[4u] = b_4_.v[0];
-                        xs_4_[1u] = a_4_.v[1];
-                        xs_4_[5u] = b_4_.v[1];
-                        xs_4_[2u] = a_4_.v[2];
-                        xs_4_[6u] = b_4_.v[2];
-                        xs_4_[3u] = a_4_.v[3];
-                        xs_4_[7u] = b_4_.v[3];
-                        kf_u32x4 t2122_ = wb_[7u];
-                        kf_bf16x8 wbv_4_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t2122_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2122_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2122_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2122_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2122_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2122_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2122_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2122_, 3u), 16u))}};
-                        acc_2_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[7]), xs_4_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[6]), xs_4_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[5]), xs_4_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[4]), xs_4_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[3]), xs_4_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[2]), xs_4_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[1]), xs_4_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[0]), xs_4_[0u], acc_2_[0u]))))))));
+                        kf_u32x4 t7201_ = xb_2_[14u];
+                        kf_f32x4 a_4_ = kf_bitcast<kf_f32x4>(t7201_);
+                        kf_u32x4 t7204_ = xb_2_[15u];
+                        kf_f32x4 b_4_ = kf_bitcast<kf_f32x4>(t7204_);
+                        xs_12_[0u] = a_4_.v[0];
+                        xs_12_[4u] = b_4_.v[0];
+                        xs_12_[1u] = a_4_.v[1];
+                        xs_12_[5u] = b_4_.v[1];
+                        xs_12_[2u] = a_4_.v[2];
+                        xs_12_[6u] = b_4_.v[2];
+                        xs_12_[3u] = a_4_.v[3];
+                        xs_12_[7u] = b_4_.v[3];
+                        kf_u32x4 t7253_ = wb_2_[7u];
+                        kf_bf16x8 wbv_4_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t7253_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7253_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7253_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7253_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7253_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7253_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7253_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7253_, 3u), 16u))}};
+                        acc_3_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[7]), xs_12_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[6]), xs_12_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[5]), xs_12_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[4]), xs_12_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[3]), xs_12_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[2]), xs_12_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[1]), xs_12_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[0]), xs_12_[0u], acc_3_[0u]))))))));
                     }
-                    unsigned t2193_ = ck_ + 1u;
-                    ck_ = t2193_;
-                    if (t2193_ == steps_) {
-                        float t2196_ = acc_2_[0u];
-                        unsigned t2218_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
-                        if (t2218_ == 32u) {
-                            float t2223_ = __fadd_rn(t2196_, kf_shfl_xor(t2196_, 16u, kf_wn));
-                            float t2226_ = __fadd_rn(t2223_, kf_shfl_xor(t2223_, 8u, kf_wn));
-                            float t2229_ = __fadd_rn(t2226_, kf_shfl_xor(t2226_, 4u, kf_wn));
-                            float t2232_ = __fadd_rn(t2229_, kf_shfl_xor(t2229_, 2u, kf_wn));
-                            s_ = __fadd_rn(t2232_, kf_shfl_xor(t2232_, 1u, kf_wn));
-                        } else {
-                            float t2238_ = kf_shfl_down(t2196_, 16u, kf_wn);
-                            bool t2240_ = (kf_lane_id() + 16u) < t2218_;
-                            float t2241_ = __fadd_rn(t2196_, t2238_);
-                            float t2242_ = t2240_ ? t2241_ : t2196_;
-                            float t2244_ = kf_shfl_down(t2242_, 8u, kf_wn);
-                            bool t2246_ = (kf_lane_id() + 8u) < t2218_;
-                            float t2247_ = __fadd_rn(t2242_, t2244_);
-                            float t2248_ = t2246_ ? t2247_ : t2242_;
-                            float t2250_ = kf_shfl_down(t2248_, 4u, kf_wn);
-                            bool t2252_ = (kf_lane_id() + 4u) < t2218_;
-                            float t2253_ = __fadd_rn(t2248_, t2250_);
-                            float t2254_ = t2252_ ? t2253_ : t2248_;
-                            float t2256_ = kf_shfl_down(t2254_, 2u, kf_wn);
-                            bool t2258_ = (kf_lane_id() + 2u) < t2218_;
-                            float t2259_ = __fadd_rn(t2254_, t2256_);
-                            float t2260_ = t2258_ ? t2259_ : t2254_;
-                            float t2262_ = kf_shfl_down(t2260_, 1u, kf_wn);
-                            bool t2264_ = (kf_lane_id() + 1u) < t2218_;
-                            float t2265_ = __fadd_rn(t2260_, t2262_);
-                            s_ = kf_shfl(t2264_ ? t2265_ : t2260_, 0u, kf_wn);
+                    unsigned t7324_ = ck_ + 1u;
+                    ck_ = t7324_;
+                    if (t7324_ == steps_) {
+                        float a_5_ = acc_3_[0u];
+                        unsigned r_ = 0u;
+                        float t7332_ = __fadd_rn(a_5_, kf_shfl_xor(a_5_, 16u, kf_wn));
+                        float t7335_ = __fadd_rn(t7332_, kf_shfl_xor(t7332_, 8u, kf_wn));
+                        float t7338_ = __fadd_rn(t7335_, kf_shfl_xor(t7335_, 4u, kf_wn));
+                        float t7341_ = __fadd_rn(t7338_, kf_shfl_xor(t7338_, 2u, kf_wn));
+                        float t7344_ = __fadd_rn(t7341_, kf_shfl_xor(t7341_, 1u, kf_wn));
+                        bool t7346_ = lane_ == r_;
+                        bool t7347_ = t7346_;
+                        if (t7346_) {
+                            t7347_ = cg_ < m_;
                         }
-                        bool t2270_ = lane_ == 0u;
-                        bool t2271_ = t2270_;
-                        if (t2270_) {
-                            t2271_ = cg_ < m_;
+                        if (t7347_) {
+                            y_[cg_] = t7344_;
                         }
-                        if (t2271_) {
-                            y_[cg_] = s_;
-                        }
-                        acc_2_[0u] = 0.0f;
+                        acc_3_[0u] = 0.0f;
                         ck_ = 0u;
                         cg_ = cg_ + nw_;
                     }
                 }
-                if ((t0_ + 1u) < t1441_) {
+                if ((t0_ + 1u) < t4893_) {
                     unsigned v_9_ = min((((lk_ << 5u) << 2u) + lane_), (nv_ - 1u));
                     unsigned row_6_ = min(lg_, (m_ - 1u));
-                    wb_[4u] = wv_[(row_6_ * nv_) + v_9_];
-                    xb_[8u] = xv_[min((v_9_ << 1u), (t1394_ - 1u))];
-                    xb_[9u] = xv_[min(((v_9_ << 1u) + 1u), (t1394_ - 1u))];
+                    wb_2_[4u] = wv_[(row_6_ * nv_) + v_9_];
+                    xb_2_[8u] = xv_[min((v_9_ << 1u), (t4830_ - 1u))];
+                    xb_2_[9u] = xv_[min(((v_9_ << 1u) + 1u), (t4830_ - 1u))];
                     unsigned v_10_ = min(((((lk_ << 5u) << 2u) + 32u) + lane_), (nv_ - 1u));
                     unsigned row_7_ = min(lg_, (m_ - 1u));
-                    wb_[5u] = wv_[(row_7_ * nv_) + v_10_];
-                    xb_[10u] = xv_[min((v_10_ << 1u), (t1394_ - 1u))];
-                    xb_[11u] = xv_[min(((v_10_ << 1u) + 1u), (t1394_ - 1u))];
+                    wb_2_[5u] = wv_[(row_7_ * nv_) + v_10_];
+                    xb_2_[10u] = xv_[min((v_10_ << 1u), (t4830_ - 1u))];
+                    xb_2_[11u] = xv_[min(((v_10_ << 1u) + 1u), (t4830_ - 1u))];
                     unsigned v_11_ = min(((((lk_ << 5u) << 2u) + 64u) + lane_), (nv_ - 1u));
                     unsigned row_8_ = min(lg_, (m_ - 1u));
-                    wb_[6u] = wv_[(row_8_ * nv_) + v_11_];
-                    xb_[12u] = xv_[min((v_11_ << 1u), (t1394_ - 1u))];
-                    xb_[13u] = xv_[min(((v_11_ << 1u) + 1u), (t1394_ - 1u))];
+                    wb_2_[6u] = wv_[(row_8_ * nv_) + v_11_];
+                    xb_2_[12u] = xv_[min((v_11_ << 1u), (t4830_ - 1u))];
+                    xb_2_[13u] = xv_[min(((v_11_ << 1u) + 1u), (t4830_ - 1u))];
                     unsigned v_12_ = min(((((lk_ << 5u) << 2u) + 96u) + lane_), (nv_ - 1u));
                     unsigned row_9_ = min(lg_, (m_ - 1u));
-                    wb_[7u] = wv_[(row_9_ * nv_) + v_12_];
-                    xb_[14u] = xv_[min((v_12_ << 1u), (t1394_ - 1u))];
-                    xb_[15u] = xv_[min(((v_12_ << 1u) + 1u), (t1394_ - 1u))];
-                    unsigned t2470_ = lk_ + 1u;
-                    lk_ = t2470_;
-                    if (t2470_ == steps_) {
+                    wb_2_[7u] = wv_[(row_9_ * nv_) + v_12_];
+                    xb_2_[14u] = xv_[min((v_12_ << 1u), (t4830_ - 1u))];
+                    xb_2_[15u] = xv_[min(((v_12_ << 1u) + 1u), (t4830_ - 1u))];
+                    unsigned t7572_ = lk_ + 1u;
+                    lk_ = t7572_;
+                    if (t7572_ == steps_) {
                         lk_ = 0u;
                         lg_ = lg_ + nw_;
                     }
                 }
-                bool t2479_ = (t0_ + 1u) >= 1u;
-                bool t2480_ = t2479_;
-                if (t2479_) {
-                    t2480_ = ((t0_ + 1u) - 1u) < t1441_;
+                bool t7625_ = (t0_ + 1u) >= 1u;
+                bool t7626_ = t7625_;
+                if (t7625_) {
+                    t7626_ = ((t0_ + 1u) - 1u) < t4893_;
                 }
-                if (t2480_) {
+                if (t7626_) {
                     unsigned v_13_ = ((ck_ << 5u) << 2u) + lane_;
                     if (v_13_ < nv_) {
-                        kf_u32x4 t2517_ = xb_[0u];
-                        kf_f32x4 a_5_ = kf_bitcast<kf_f32x4>(t2517_);
-                        kf_u32x4 t2520_ = xb_[1u];
-                        kf_f32x4 b_5_ = kf_bitcast<kf_f32x4>(t2520_);
-                        xs_5_[0u] = a_5_.v[0];
-                        xs_5_[4u] = b_5_.v[0];
-                        xs_5_[1u] = a_5_.v[1];
-                        xs_5_[5u] = b_5_.v[1];
-                        xs_5_[2u] = a_5_.v[2];
-                        xs_5_[6u] = b_5_.v[2];
-                        xs_5_[3u] = a_5_.v[3];
-                        xs_5_[7u] = b_5_.v[3];
-                        kf_u32x4 t2569_ = wb_[0u];
-                        kf_bf16x8 wbv_5_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t2569_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2569_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2569_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2569_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2569_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2569_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2569_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2569_, 3u), 16u))}};
-                        acc_2_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[7]), xs_5_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[6]), xs_5_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[5]), xs_5_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[4]), xs_5_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[3]), xs_5_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[2]), xs_5_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[1]), xs_5_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[0]), xs_5_[0u], acc_2_[0u]))))))));
+                        kf_u32x4 t7663_ = xb_2_[0u];
+                        kf_f32x4 a_6_ = kf_bitcast<kf_f32x4>(t7663_);
+                        kf_u32x4 t7666_ = xb_2_[1u];
+                        kf_f32x4 b_5_ = kf_bitcast<kf_f32x4>(t7666_);
+                        xs_13_[0u] = a_6_.v[0];
+                        xs_13_[4u] = b_5_.v[0];
+                        xs_13_[1u] = a_6_.v[1];
+                        xs_13_[5u] = b_5_.v[1];
+                        xs_13_[2u] = a_6_.v[2];
+                        xs_13_[6u] = b_5_.v[2];
+                        xs_13_[3u] = a_6_.v[3];
+                        xs_13_[7u] = b_5_.v[3];
+                        kf_u32x4 t7715_ = wb_2_[0u];
+                        kf_bf16x8 wbv_5_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t7715_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7715_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7715_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7715_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7715_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7715_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7715_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7715_, 3u), 16u))}};
+                        acc_3_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[7]), xs_13_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[6]), xs_13_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[5]), xs_13_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[4]), xs_13_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[3]), xs_13_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[2]), xs_13_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[1]), xs_13_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[0]), xs_13_[0u], acc_3_[0u]))))))));
                     }
                     unsigned v_14_ = (((ck_ << 5u) << 2u) + 32u) + lane_;
                     if (v_14_ < nv_) {
-                        kf_u32x4 t2648_ = xb_[2u];
-                        kf_f32x4 a_6_ = kf_bitcast<kf_f32x4>(t2648_);
-                        kf_u32x4 t2651_ = xb_[3u];
-                        kf_f32x4 b_6_ = kf_bitcast<kf_f32x4>(t2651_);
-                        xs_6_[0u] = a_6_.v[0];
-                        xs_6_[4u] = b_6_.v[0];
-                        xs_6_[1u] = a_6_.v[1];
-                        xs_6_[5u] = b_6_.v[1];
-                        xs_6_[2u] = a_6_.v[2];
-                        xs_6_[6u] = b_6_.v[2];
-                        xs_6_[3u] = a_6_.v[3];
-                        xs_6_[7u] = b_6_.v[3];
-                        kf_u32x4 t2700_ = wb_[1u];
-                        kf_bf16x8 wbv_6_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t2700_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2700_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2700_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2700_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2700_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2700_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2700_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2700_, 3u), 16u))}};
-                        acc_2_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[7]), xs_6_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[6]), xs_6_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[5]), xs_6_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[4]), xs_6_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[3]), xs_6_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[2]), xs_6_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[1]), xs_6_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[0]), xs_6_[0u], acc_2_[0u]))))))));
+                        kf_u32x4 t7794_ = xb_2_[2u];
+                        kf_f32x4 a_7_ = kf_bitcast<kf_f32x4>(t7794_);
+                        kf_u32x4 t7797_ = xb_2_[3u];
+                        kf_f32x4 b_6_ = kf_bitcast<kf_f32x4>(t7797_);
+                        xs_14_[0u] = a_7_.v[0];
+                        xs_14_[4u] = b_6_.v[0];
+                        xs_14_[1u] = a_7_.v[1];
+                        xs_14_[5u] = b_6_.v[1];
+                        xs_14_[2u] = a_7_.v[2];
+                        xs_14_[6u] = b_6_.v[2];
+                        xs_14_[3u] = a_7_.v[3];
+                        xs_14_[7u] = b_6_.v[3];
+                        kf_u32x4 t7846_ = wb_2_[1u];
+                        kf_bf16x8 wbv_6_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t7846_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7846_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7846_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7846_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7846_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7846_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7846_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7846_, 3u), 16u))}};
+                        acc_3_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[7]), xs_14_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[6]), xs_14_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[5]), xs_14_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[4]), xs_14_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[3]), xs_14_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[2]), xs_14_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[1]), xs_14_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[0]), xs_14_[0u], acc_3_[0u]))))))));
                     }
                     unsigned v_15_ = (((ck_ << 5u) << 2u) + 64u) + lane_;
                     if (v_15_ < nv_) {
-                        kf_u32x4 t2779_ = xb_[4u];
-                        kf_f32x4 a_7_ = kf_bitcast<kf_f32x4>(t2779_);
-                        kf_u32x4 t2782_ = xb_[5u];
-                        kf_f32x4 b_7_ = kf_bitcast<kf_f32x4>(t2782_);
-                        xs_7_[0u] = a_7_.v[0];
-                        xs_7_[4u] = b_7_.v[0];
-                        xs_7_[1u] = a_7_.v[1];
-                        xs_7_[5u] = b_7_.v[1];
-                        xs_7_[2u] = a_7_.v[2];
-                        xs_7_[6u] = b_7_.v[2];
-                        xs_7_[3u] = a_7_.v[3];
-                        xs_7_[7u] = b_7_.v[3];
-                        kf_u32x4 t2831_ = wb_[2u];
-                        kf_bf16x8 wbv_7_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t2831_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2831_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2831_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2831_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2831_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2831_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2831_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2831_, 3u), 16u))}};
-                        acc_2_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[7]), xs_7_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[6]), xs_7_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[5]), xs_7_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[4]), xs_7_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[3]), xs_7_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[2]), xs_7_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[1]), xs_7_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[0]), xs_7_[0u], acc_2_[0u]))))))));
+                        kf_u32x4 t7925_ = xb_2_[4u];
+                        kf_f32x4 a_8_ = kf_bitcast<kf_f32x4>(t7925_);
+                        kf_u32x4 t7928_ = xb_2_[5u];
+                        kf_f32x4 b_7_ = kf_bitcast<kf_f32x4>(t7928_);
+                        xs_15_[0u] = a_8_.v[0];
+                        xs_15_[4u] = b_7_.v[0];
+                        xs_15_[1u] = a_8_.v[1];
+                        xs_15_[5u] = b_7_.v[1];
+                        xs_15_[2u] = a_8_.v[2];
+                        xs_15_[6u] = b_7_.v[2];
+                        xs_15_[3u] = a_8_.v[3];
+                        xs_15_[7u] = b_7_.v[3];
+                        kf_u32x4 t7977_ = wb_2_[2u];
+                        kf_bf16x8 wbv_7_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t7977_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7977_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7977_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7977_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7977_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7977_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7977_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7977_, 3u), 16u))}};
+                        acc_3_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[7]), xs_15_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[6]), xs_15_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[5]), xs_15_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[4]), xs_15_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[3]), xs_15_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[2]), xs_15_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[1]), xs_15_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[0]), xs_15_[0u], acc_3_[0u]))))))));
                     }
                     unsigned v_16_ = (((ck_ << 5u) << 2u) + 96u) + lane_;
                     if (v_16_ < nv_) {
-                        kf_u32x4 t2910_ = xb_[6u];
-                        kf_f32x4 a_8_ = kf_bitcast<kf_f32x4>(t2910_);
-                        kf_u32x4 t2913_ = xb_[7u];
-                        kf_f32x4 b_8_ = kf_bitcast<kf_f32x4>(t2913_);
-                        xs_8_[0u] = a_8_.v[0];
-                        xs_8_[4u] = b_8_.v[0];
-                        xs_8_[1u] = a_8_.v[1];
-                        xs_8_[5u] = b_8_.v[1];
-                        xs_8_[2u] = a_8_.v[2];
-                        xs_8_[6u] = b_8_.v[2];
-                        xs_8_[3u] = a_8_.v[3];
-                        xs_8_[7u] = b_8_.v[3];
-                        kf_u32x4 t2962_ = wb_[3u];
-                        kf_bf16x8 wbv_8_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t2962_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2962_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2962_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2962_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2962_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2962_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2962_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2962_, 3u), 16u))}};
-                        acc_2_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[7]), xs_8_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[6]), xs_8_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[5]), xs_8_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[4]), xs_8_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[3]), xs_8_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[2]), xs_8_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[1]), xs_8_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[0]), xs_8_[0u], acc_2_[0u]))))))));
+                        kf_u32x4 t8056_ = xb_2_[6u];
+                        kf_f32x4 a_9_ = kf_bitcast<kf_f32x4>(t8056_);
+                        kf_u32x4 t8059_ = xb_2_[7u];
+                        kf_f32x4 b_8_ = kf_bitcast<kf_f32x4>(t8059_);
+                        xs_16_[0u] = a_9_.v[0];
+                        xs_16_[4u] = b_8_.v[0];
+                        xs_16_[1u] = a_9_.v[1];
+                        xs_16_[5u] = b_8_.v[1];
+                        xs_16_[2u] = a_9_.v[2];
+                        xs_16_[6u] = b_8_.v[2];
+                        xs_16_[3u] = a_9_.v[3];
+                        xs_16_[7u] = b_8_.v[3];
+                        kf_u32x4 t8108_ = wb_2_[3u];
+                        kf_bf16x8 wbv_8_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t8108_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8108_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8108_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8108_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8108_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8108_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8108_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8108_, 3u), 16u))}};
+                        acc_3_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[7]), xs_16_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[6]), xs_16_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[5]), xs_16_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[4]), xs_16_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[3]), xs_16_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[2]), xs_16_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[1]), xs_16_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[0]), xs_16_[0u], acc_3_[0u]))))))));
                     }
-                    unsigned t3033_ = ck_ + 1u;
-                    ck_ = t3033_;
-                    if (t3033_ == steps_) {
-                        float t3036_ = acc_2_[0u];
-                        unsigned t3058_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
-                        if (t3058_ == 32u) {
-                            float t3063_ = __fadd_rn(t3036_, kf_shfl_xor(t3036_, 16u, kf_wn));
-                            float t3066_ = __fadd_rn(t3063_, kf_shfl_xor(t3063_, 8u, kf_wn));
-                            float t3069_ = __fadd_rn(t3066_, kf_shfl_xor(t3066_, 4u, kf_wn));
-                            float t3072_ = __fadd_rn(t3069_, kf_shfl_xor(t3069_, 2u, kf_wn));
-                            s_2_ = __fadd_rn(t3072_, kf_shfl_xor(t3072_, 1u, kf_wn));
-                        } else {
-                            float t3078_ = kf_shfl_down(t3036_, 16u, kf_wn);
-                            bool t3080_ = (kf_lane_id() + 16u) < t3058_;
-                            float t3081_ = __fadd_rn(t3036_, t3078_);
-                            float t3082_ = t3080_ ? t3081_ : t3036_;
-                            float t3084_ = kf_shfl_down(t3082_, 8u, kf_wn);
-                            bool t3086_ = (kf_lane_id() + 8u) < t3058_;
-                            float t3087_ = __fadd_rn(t3082_, t3084_);
-                            float t3088_ = t3086_ ? t3087_ : t3082_;
-                            float t3090_ = kf_shfl_down(t3088_, 4u, kf_wn);
-                            bool t3092_ = (kf_lane_id() + 4u) < t3058_;
-                            float t3093_ = __fadd_rn(t3088_, t3090_);
-                            float t3094_ = t3092_ ? t3093_ : t3088_;
-                            float t3096_ = kf_shfl_down(t3094_, 2u, kf_wn);
-                            bool t3098_ = (kf_lane_id() + 2u) < t3058_;
-                            float t3099_ = __fadd_rn(t3094_, t3096_);
-                            float t3100_ = t3098_ ? t3099_ : t3094_;
-                            float t3102_ = kf_shfl_down(t3100_, 1u, kf_wn);
-                            bool t3104_ = (kf_lane_id() + 1u) < t3058_;
-                            float t3105_ = __fadd_rn(t3100_, t3102_);
-                            s_2_ = kf_shfl(t3104_ ? t3105_ : t3100_, 0u, kf_wn);
+                    unsigned t8179_ = ck_ + 1u;
+                    ck_ = t8179_;
+                    if (t8179_ == steps_) {
+                        float a_10_ = acc_3_[0u];
+                        unsigned r_2_ = 0u;
+                        float t8187_ = __fadd_rn(a_10_, kf_shfl_xor(a_10_, 16u, kf_wn));
+                        float t8190_ = __fadd_rn(t8187_, kf_shfl_xor(t8187_, 8u, kf_wn));
+                        float t8193_ = __fadd_rn(t8190_, kf_shfl_xor(t8190_, 4u, kf_wn));
+                        float t8196_ = __fadd_rn(t8193_, kf_shfl_xor(t8193_, 2u, kf_wn));
+                        float t8199_ = __fadd_rn(t8196_, kf_shfl_xor(t8196_, 1u, kf_wn));
+                        bool t8201_ = lane_ == r_2_;
+                        bool t8202_ = t8201_;
+                        if (t8201_) {
+                            t8202_ = cg_ < m_;
                         }
-                        bool t3110_ = lane_ == 0u;
-                        bool t3111_ = t3110_;
-                        if (t3110_) {
-                            t3111_ = cg_ < m_;
+                        if (t8202_) {
+                            y_[cg_] = t8199_;
                         }
-                        if (t3111_) {
-                            y_[cg_] = s_2_;
-                        }
-                        acc_2_[0u] = 0.0f;
+                        acc_3_[0u] = 0.0f;
                         ck_ = 0u;
                         cg_ = cg_ + nw_;
                     }
@@ -4121,176 +3745,176 @@ gemv_bf16_f32_f32(const kf_bf16* __restrict__ w_, const float* __restrict__ x_, 
     } else {
         unsigned lane_2_ = kf_lane_id();
         unsigned nv_2_ = k_ >> 3u;
-        unsigned t3156_ = (blockIdx.x << 3u) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u);
-        unsigned t3167_ = gridDim.x << 3u;
+        unsigned t8293_ = (blockIdx.x * (blockDim.x >> 5u)) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u);
+        unsigned t8309_ = gridDim.x * (blockDim.x >> 5u);
         #pragma unroll 1
-        for (unsigned g_ = t3156_; g_ < m_; g_ = g_ + t3167_) {
+        for (unsigned g_ = t8293_; g_ < m_; g_ = g_ + t8309_) {
             row_[0u] = min(g_, (m_ - 1u));
-            acc_3_[0u] = 0.0f;
+            acc_4_[0u] = 0.0f;
             if ((k_ & 7u) == 0u) {
                 #pragma unroll 1
                 for (unsigned base_ = 0u; base_ < nv_2_; base_ = base_ + 128u) {
                     unsigned v_17_ = base_ + lane_2_;
-                    kf_u32x4 t3192_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                    kf_u32x4 t_2_ = t3192_;
+                    kf_u32x4 t8334_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_4_ = t8334_;
                     if (v_17_ < nv_2_) {
-                        unsigned t3198_ = (row_[0u] * nv_2_) + v_17_;
-                        kf_u32x4 t3199_ = wv_[t3198_];
-                        t_2_ = t3199_;
+                        unsigned t8340_ = (row_[0u] * nv_2_) + v_17_;
+                        kf_u32x4 t8341_ = wv_[t8340_];
+                        t_4_ = t8341_;
                     }
-                    wr_[0u] = t_2_;
+                    wr_[0u] = t_4_;
                     unsigned v_18_ = (base_ + 32u) + lane_2_;
-                    kf_u32x4 t3205_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                    kf_u32x4 t_3_ = t3205_;
+                    kf_u32x4 t8347_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_5_ = t8347_;
                     if (v_18_ < nv_2_) {
-                        unsigned t3211_ = (row_[0u] * nv_2_) + v_18_;
-                        kf_u32x4 t3212_ = wv_[t3211_];
-                        t_3_ = t3212_;
+                        unsigned t8353_ = (row_[0u] * nv_2_) + v_18_;
+                        kf_u32x4 t8354_ = wv_[t8353_];
+                        t_5_ = t8354_;
                     }
-                    wr_[1u] = t_3_;
+                    wr_[1u] = t_5_;
                     unsigned v_19_ = (base_ + 64u) + lane_2_;
-                    kf_u32x4 t3218_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                    kf_u32x4 t_4_ = t3218_;
+                    kf_u32x4 t8360_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_6_ = t8360_;
                     if (v_19_ < nv_2_) {
-                        unsigned t3224_ = (row_[0u] * nv_2_) + v_19_;
-                        kf_u32x4 t3225_ = wv_[t3224_];
-                        t_4_ = t3225_;
+                        unsigned t8366_ = (row_[0u] * nv_2_) + v_19_;
+                        kf_u32x4 t8367_ = wv_[t8366_];
+                        t_6_ = t8367_;
                     }
-                    wr_[2u] = t_4_;
+                    wr_[2u] = t_6_;
                     unsigned v_20_ = (base_ + 96u) + lane_2_;
-                    kf_u32x4 t3231_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                    kf_u32x4 t_5_ = t3231_;
+                    kf_u32x4 t8373_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_7_ = t8373_;
                     if (v_20_ < nv_2_) {
-                        unsigned t3237_ = (row_[0u] * nv_2_) + v_20_;
-                        kf_u32x4 t3238_ = wv_[t3237_];
-                        t_5_ = t3238_;
+                        unsigned t8379_ = (row_[0u] * nv_2_) + v_20_;
+                        kf_u32x4 t8380_ = wv_[t8379_];
+                        t_7_ = t8380_;
                     }
-                    wr_[3u] = t_5_;
+                    wr_[3u] = t_7_;
                     unsigned v_21_ = base_ + lane_2_;
                     if (v_21_ < nv_2_) {
-                        unsigned t3245_ = v_21_ << 1u;
-                        kf_f32x4 a_9_ = xf4_[t3245_];
-                        unsigned t3250_ = (v_21_ << 1u) + 1u;
-                        kf_f32x4 b_9_ = xf4_[t3250_];
-                        xs_9_[0u] = a_9_.v[0];
-                        xs_9_[4u] = b_9_.v[0];
-                        xs_9_[1u] = a_9_.v[1];
-                        xs_9_[5u] = b_9_.v[1];
-                        xs_9_[2u] = a_9_.v[2];
-                        xs_9_[6u] = b_9_.v[2];
-                        xs_9_[3u] = a_9_.v[3];
-                        xs_9_[7u] = b_9_.v[3];
-                        kf_u32x4 t3297_ = wr_[0u];
-                        kf_bf16x8 wb_2_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t3297_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3297_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t3297_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3297_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t3297_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3297_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t3297_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3297_, 3u), 16u))}};
-                        acc_3_[0u] = __fmaf_rn(kf_bf16_to_f32(wb_2_.v[7]), xs_9_[7u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[6]), xs_9_[6u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[5]), xs_9_[5u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[4]), xs_9_[4u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[3]), xs_9_[3u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[2]), xs_9_[2u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[1]), xs_9_[1u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[0]), xs_9_[0u], acc_3_[0u]))))))));
+                        unsigned t8387_ = v_21_ << 1u;
+                        kf_f32x4 a_11_ = xf4_[t8387_];
+                        unsigned t8392_ = (v_21_ << 1u) + 1u;
+                        kf_f32x4 b_9_ = xf4_[t8392_];
+                        xs_17_[0u] = a_11_.v[0];
+                        xs_17_[4u] = b_9_.v[0];
+                        xs_17_[1u] = a_11_.v[1];
+                        xs_17_[5u] = b_9_.v[1];
+                        xs_17_[2u] = a_11_.v[2];
+                        xs_17_[6u] = b_9_.v[2];
+                        xs_17_[3u] = a_11_.v[3];
+                        xs_17_[7u] = b_9_.v[3];
+                        kf_u32x4 t8439_ = wr_[0u];
+                        kf_bf16x8 wb_3_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t8439_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8439_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8439_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8439_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8439_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8439_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8439_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8439_, 3u), 16u))}};
+                        acc_4_[0u] = __fmaf_rn(kf_bf16_to_f32(wb_3_.v[7]), xs_17_[7u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[6]), xs_17_[6u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[5]), xs_17_[5u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[4]), xs_17_[4u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[3]), xs_17_[3u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[2]), xs_17_[2u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[1]), xs_17_[1u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[0]), xs_17_[0u], acc_4_[0u]))))))));
                     }
                     unsigned v_22_ = (base_ + 32u) + lane_2_;
                     if (v_22_ < nv_2_) {
-                        unsigned t3372_ = v_22_ << 1u;
-                        kf_f32x4 a_10_ = xf4_[t3372_];
-                        unsigned t3377_ = (v_22_ << 1u) + 1u;
-                        kf_f32x4 b_10_ = xf4_[t3377_];
-                        xs_10_[0u] = a_10_.v[0];
-                        xs_10_[4u] = b_10_.v[0];
-                        xs_10_[1u] = a_10_.v[1];
-                        xs_10_[5u] = b_10_.v[1];
-                        xs_10_[2u] = a_10_.v[2];
-                        xs_10_[6u] = b_10_.v[2];
-                        xs_10_[3u] = a_10_.v[3];
-                        xs_10_[7u] = b_10_.v[3];
-                        kf_u32x4 t3424_ = wr_[1u];
-                        kf_bf16x8 wb_3_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t3424_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3424_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t3424_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3424_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t3424_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3424_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t3424_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3424_, 3u), 16u))}};
-                        acc_3_[0u] = __fmaf_rn(kf_bf16_to_f32(wb_3_.v[7]), xs_10_[7u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[6]), xs_10_[6u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[5]), xs_10_[5u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[4]), xs_10_[4u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[3]), xs_10_[3u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[2]), xs_10_[2u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[1]), xs_10_[1u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[0]), xs_10_[0u], acc_3_[0u]))))))));
+                        unsigned t8514_ = v_22_ << 1u;
+                        kf_f32x4 a_12_ = xf4_[t8514_];
+                        unsigned t8519_ = (v_22_ << 1u) + 1u;
+                        kf_f32x4 b_10_ = xf4_[t8519_];
+                        xs_18_[0u] = a_12_.v[0];
+                        xs_18_[4u] = b_10_.v[0];
+                        xs_18_[1u] = a_12_.v[1];
+                        xs_18_[5u] = b_10_.v[1];
+                        xs_18_[2u] = a_12_.v[2];
+                        xs_18_[6u] = b_10_.v[2];
+                        xs_18_[3u] = a_12_.v[3];
+                        xs_18_[7u] = b_10_.v[3];
+                        kf_u32x4 t8566_ = wr_[1u];
+                        kf_bf16x8 wb_4_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t8566_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8566_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8566_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8566_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8566_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8566_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8566_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8566_, 3u), 16u))}};
+                        acc_4_[0u] = __fmaf_rn(kf_bf16_to_f32(wb_4_.v[7]), xs_18_[7u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[6]), xs_18_[6u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[5]), xs_18_[5u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[4]), xs_18_[4u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[3]), xs_18_[3u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[2]), xs_18_[2u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[1]), xs_18_[1u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[0]), xs_18_[0u], acc_4_[0u]))))))));
                     }
                     unsigned v_23_ = (base_ + 64u) + lane_2_;
                     if (v_23_ < nv_2_) {
-                        unsigned t3499_ = v_23_ << 1u;
-                        kf_f32x4 a_11_ = xf4_[t3499_];
-                        unsigned t3504_ = (v_23_ << 1u) + 1u;
-                        kf_f32x4 b_11_ = xf4_[t3504_];
-                        xs_11_[0u] = a_11_.v[0];
-                        xs_11_[4u] = b_11_.v[0];
-                        xs_11_[1u] = a_11_.v[1];
-                        xs_11_[5u] = b_11_.v[1];
-                        xs_11_[2u] = a_11_.v[2];
-                        xs_11_[6u] = b_11_.v[2];
-                        xs_11_[3u] = a_11_.v[3];
-                        xs_11_[7u] = b_11_.v[3];
-                        kf_u32x4 t3551_ = wr_[2u];
-                        kf_bf16x8 wb_4_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t3551_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3551_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t3551_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3551_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t3551_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3551_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t3551_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3551_, 3u), 16u))}};
-                        acc_3_[0u] = __fmaf_rn(kf_bf16_to_f32(wb_4_.v[7]), xs_11_[7u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[6]), xs_11_[6u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[5]), xs_11_[5u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[4]), xs_11_[4u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[3]), xs_11_[3u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[2]), xs_11_[2u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[1]), xs_11_[1u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[0]), xs_11_[0u], acc_3_[0u]))))))));
+                        unsigned t8641_ = v_23_ << 1u;
+                        kf_f32x4 a_13_ = xf4_[t8641_];
+                        unsigned t8646_ = (v_23_ << 1u) + 1u;
+                        kf_f32x4 b_11_ = xf4_[t8646_];
+                        xs_19_[0u] = a_13_.v[0];
+                        xs_19_[4u] = b_11_.v[0];
+                        xs_19_[1u] = a_13_.v[1];
+                        xs_19_[5u] = b_11_.v[1];
+                        xs_19_[2u] = a_13_.v[2];
+                        xs_19_[6u] = b_11_.v[2];
+                        xs_19_[3u] = a_13_.v[3];
+                        xs_19_[7u] = b_11_.v[3];
+                        kf_u32x4 t8693_ = wr_[2u];
+                        kf_bf16x8 wb_5_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t8693_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8693_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8693_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8693_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8693_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8693_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8693_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8693_, 3u), 16u))}};
+                        acc_4_[0u] = __fmaf_rn(kf_bf16_to_f32(wb_5_.v[7]), xs_19_[7u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[6]), xs_19_[6u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[5]), xs_19_[5u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[4]), xs_19_[4u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[3]), xs_19_[3u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[2]), xs_19_[2u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[1]), xs_19_[1u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[0]), xs_19_[0u], acc_4_[0u]))))))));
                     }
                     unsigned v_24_ = (base_ + 96u) + lane_2_;
                     if (v_24_ < nv_2_) {
-                        unsigned t3626_ = v_24_ << 1u;
-                        kf_f32x4 a_12_ = xf4_[t3626_];
-                        unsigned t3631_ = (v_24_ << 1u) + 1u;
-                        kf_f32x4 b_12_ = xf4_[t3631_];
-                        xs_12_[0u] = a_12_.v[0];
-                        xs_12_[4u] = b_12_.v[0];
-                        xs_12_[1u] = a_12_.v[1];
-                        xs_12_[5u] = b_12_.v[1];
-                        xs_12_[2u] = a_12_.v[2];
-                        xs_12_[6u] = b_12_.v[2];
-                        xs_12_[3u] = a_12_.v[3];
-                        xs_12_[7u] = b_12_.v[3];
-                        kf_u32x4 t3678_ = wr_[3u];
-                        kf_bf16x8 wb_5_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t3678_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3678_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t3678_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3678_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t3678_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3678_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t3678_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3678_, 3u), 16u))}};
-                        acc_3_[0u] = __fmaf_rn(kf_bf16_to_f32(wb_5_.v[7]), xs_12_[7u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[6]), xs_12_[6u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[5]), xs_12_[5u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[4]), xs_12_[4u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[3]), xs_12_[3u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[2]), xs_12_[2u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[1]), xs_12_[1u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[0]), xs_12_[0u], acc_3_[0u]))))))));
+                        unsigned t8768_ = v_24_ << 1u;
+                        kf_f32x4 a_14_ = xf4_[t8768_];
+                        unsigned t8773_ = (v_24_ << 1u) + 1u;
+                        kf_f32x4 b_12_ = xf4_[t8773_];
+                        xs_20_[0u] = a_14_.v[0];
+                        xs_20_[4u] = b_12_.v[0];
+                        xs_20_[1u] = a_14_.v[1];
+                        xs_20_[5u] = b_12_.v[1];
+                        xs_20_[2u] = a_14_.v[2];
+                        xs_20_[6u] = b_12_.v[2];
+                        xs_20_[3u] = a_14_.v[3];
+                        xs_20_[7u] = b_12_.v[3];
+                        kf_u32x4 t8820_ = wr_[3u];
+                        kf_bf16x8 wb_6_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t8820_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8820_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8820_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8820_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8820_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8820_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8820_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8820_, 3u), 16u))}};
+                        acc_4_[0u] = __fmaf_rn(kf_bf16_to_f32(wb_6_.v[7]), xs_20_[7u], __fmaf_rn(kf_bf16_to_f32(wb_6_.v[6]), xs_20_[6u], __fmaf_rn(kf_bf16_to_f32(wb_6_.v[5]), xs_20_[5u], __fmaf_rn(kf_bf16_to_f32(wb_6_.v[4]), xs_20_[4u], __fmaf_rn(kf_bf16_to_f32(wb_6_.v[3]), xs_20_[3u], __fmaf_rn(kf_bf16_to_f32(wb_6_.v[2]), xs_20_[2u], __fmaf_rn(kf_bf16_to_f32(wb_6_.v[1]), xs_20_[1u], __fmaf_rn(kf_bf16_to_f32(wb_6_.v[0]), xs_20_[0u], acc_4_[0u]))))))));
                     }
                 }
             } else {
                 #pragma unroll 1
                 for (unsigned c_ = lane_2_; c_ < k_; c_ = c_ + 32u) {
-                    float t3754_ = x_[c_];
+                    float t8896_ = x_[c_];
                     unsigned i_ = (row_[0u] * k_) + c_;
                     unsigned short u_ = w16_[i_];
-                    acc_3_[0u] = __fmaf_rn(kf_bf16_to_f32(kf_bitcast<kf_bf16>(u_)), t3754_, acc_3_[0u]);
+                    acc_4_[0u] = __fmaf_rn(kf_bf16_to_f32(kf_bitcast<kf_bf16>(u_)), t8896_, acc_4_[0u]);
                 }
             }
-            float t3774_ = acc_3_[0u];
-            unsigned t3796_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
-            if (t3796_ == 32u) {
-                float t3801_ = __fadd_rn(t3774_, kf_shfl_xor(t3774_, 16u, kf_wn));
-                float t3804_ = __fadd_rn(t3801_, kf_shfl_xor(t3801_, 8u, kf_wn));
-                float t3807_ = __fadd_rn(t3804_, kf_shfl_xor(t3804_, 4u, kf_wn));
-                float t3810_ = __fadd_rn(t3807_, kf_shfl_xor(t3807_, 2u, kf_wn));
-                s_3_ = __fadd_rn(t3810_, kf_shfl_xor(t3810_, 1u, kf_wn));
+            float t8916_ = acc_4_[0u];
+            unsigned t8938_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+            if (t8938_ == 32u) {
+                float t8943_ = __fadd_rn(t8916_, kf_shfl_xor(t8916_, 16u, kf_wn));
+                float t8946_ = __fadd_rn(t8943_, kf_shfl_xor(t8943_, 8u, kf_wn));
+                float t8949_ = __fadd_rn(t8946_, kf_shfl_xor(t8946_, 4u, kf_wn));
+                float t8952_ = __fadd_rn(t8949_, kf_shfl_xor(t8949_, 2u, kf_wn));
+                s_ = __fadd_rn(t8952_, kf_shfl_xor(t8952_, 1u, kf_wn));
             } else {
-                float t3816_ = kf_shfl_down(t3774_, 16u, kf_wn);
-                bool t3818_ = (kf_lane_id() + 16u) < t3796_;
-                float t3819_ = __fadd_rn(t3774_, t3816_);
-                float t3820_ = t3818_ ? t3819_ : t3774_;
-                float t3822_ = kf_shfl_down(t3820_, 8u, kf_wn);
-                bool t3824_ = (kf_lane_id() + 8u) < t3796_;
-                float t3825_ = __fadd_rn(t3820_, t3822_);
-                float t3826_ = t3824_ ? t3825_ : t3820_;
-                float t3828_ = kf_shfl_down(t3826_, 4u, kf_wn);
-                bool t3830_ = (kf_lane_id() + 4u) < t3796_;
-                float t3831_ = __fadd_rn(t3826_, t3828_);
-                float t3832_ = t3830_ ? t3831_ : t3826_;
-                float t3834_ = kf_shfl_down(t3832_, 2u, kf_wn);
-                bool t3836_ = (kf_lane_id() + 2u) < t3796_;
-                float t3837_ = __fadd_rn(t3832_, t3834_);
-                float t3838_ = t3836_ ? t3837_ : t3832_;
-                float t3840_ = kf_shfl_down(t3838_, 1u, kf_wn);
-                bool t3842_ = (kf_lane_id() + 1u) < t3796_;
-                float t3843_ = __fadd_rn(t3838_, t3840_);
-                s_3_ = kf_shfl(t3842_ ? t3843_ : t3838_, 0u, kf_wn);
+                float t8958_ = kf_shfl_down(t8916_, 16u, kf_wn);
+                bool t8960_ = (kf_lane_id() + 16u) < t8938_;
+                float t8961_ = __fadd_rn(t8916_, t8958_);
+                float t8962_ = t8960_ ? t8961_ : t8916_;
+                float t8964_ = kf_shfl_down(t8962_, 8u, kf_wn);
+                bool t8966_ = (kf_lane_id() + 8u) < t8938_;
+                float t8967_ = __fadd_rn(t8962_, t8964_);
+                float t8968_ = t8966_ ? t8967_ : t8962_;
+                float t8970_ = kf_shfl_down(t8968_, 4u, kf_wn);
+                bool t8972_ = (kf_lane_id() + 4u) < t8938_;
+                float t8973_ = __fadd_rn(t8968_, t8970_);
+                float t8974_ = t8972_ ? t8973_ : t8968_;
+                float t8976_ = kf_shfl_down(t8974_, 2u, kf_wn);
+                bool t8978_ = (kf_lane_id() + 2u) < t8938_;
+                float t8979_ = __fadd_rn(t8974_, t8976_);
+                float t8980_ = t8978_ ? t8979_ : t8974_;
+                float t8982_ = kf_shfl_down(t8980_, 1u, kf_wn);
+                bool t8984_ = (kf_lane_id() + 1u) < t8938_;
+                float t8985_ = __fadd_rn(t8980_, t8982_);
+                s_ = kf_shfl(t8984_ ? t8985_ : t8980_, 0u, kf_wn);
             }
-            bool t3848_ = lane_2_ == 0u;
-            bool t3849_ = t3848_;
-            if (t3848_) {
-                t3849_ = g_ < m_;
+            bool t8990_ = lane_2_ == 0u;
+            bool t8991_ = t8990_;
+            if (t8990_) {
+                t8991_ = g_ < m_;
             }
-            if (t3849_) {
-                y_[g_] = s_3_;
+            if (t8991_) {
+                y_[g_] = s_;
             }
         }
     }
 }
 
-/* kernel gemv_f16_f16_f16_dyn (gemv.kf:1017) */
+/* kernel gemv_f16_f16_f16_dyn (gemv.kf:1128) */
 extern "C" __global__ void __launch_bounds__(256)
 gemv_f16_f16_f16_dyn(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x_, kf_f16* __restrict__ y_, unsigned* __restrict__ ctr_, unsigned m_, unsigned k_)
 {
@@ -4622,49 +4246,49 @@ gemv_f16_f16_f16_dyn(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x
         const kf_f16x8* xh8_ = (const kf_f16x8*)x_;
         unsigned lane_2_ = kf_lane_id();
         unsigned nv_2_ = k_ >> 3u;
-        unsigned t1180_ = (blockIdx.x << 3u) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u);
-        unsigned t1191_ = gridDim.x << 3u;
+        unsigned t1185_ = (blockIdx.x * (blockDim.x >> 5u)) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u);
+        unsigned t1201_ = gridDim.x * (blockDim.x >> 5u);
         #pragma unroll 1
-        for (unsigned g_ = t1180_; g_ < m_; g_ = g_ + t1191_) {
+        for (unsigned g_ = t1185_; g_ < m_; g_ = g_ + t1201_) {
             row_[0u] = min(g_, (m_ - 1u));
             acc_2_[0u] = 0.0f;
             if ((k_ & 7u) == 0u) {
                 #pragma unroll 1
                 for (unsigned base_ = 0u; base_ < nv_2_; base_ = base_ + 128u) {
                     unsigned v_29_ = base_ + lane_2_;
-                    kf_u32x4 t1216_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                    kf_u32x4 t_4_ = t1216_;
+                    kf_u32x4 t1226_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_4_ = t1226_;
                     if (v_29_ < nv_2_) {
-                        unsigned t1222_ = (row_[0u] * nv_2_) + v_29_;
-                        kf_u32x4 t1223_ = wv_2_[t1222_];
-                        t_4_ = t1223_;
+                        unsigned t1232_ = (row_[0u] * nv_2_) + v_29_;
+                        kf_u32x4 t1233_ = wv_2_[t1232_];
+                        t_4_ = t1233_;
                     }
                     wr_[0u] = t_4_;
                     unsigned v_30_ = (base_ + 32u) + lane_2_;
-                    kf_u32x4 t1229_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                    kf_u32x4 t_5_ = t1229_;
+                    kf_u32x4 t1239_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_5_ = t1239_;
                     if (v_30_ < nv_2_) {
-                        unsigned t1235_ = (row_[0u] * nv_2_) + v_30_;
-                        kf_u32x4 t1236_ = wv_2_[t1235_];
-                        t_5_ = t1236_;
+                        unsigned t1245_ = (row_[0u] * nv_2_) + v_30_;
+                        kf_u32x4 t1246_ = wv_2_[t1245_];
+                        t_5_ = t1246_;
                     }
                     wr_[1u] = t_5_;
                     unsigned v_31_ = (base_ + 64u) + lane_2_;
-                    kf_u32x4 t1242_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                    kf_u32x4 t_6_ = t1242_;
+                    kf_u32x4 t1252_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_6_ = t1252_;
                     if (v_31_ < nv_2_) {
-                        unsigned t1248_ = (row_[0u] * nv_2_) + v_31_;
-                        kf_u32x4 t1249_ = wv_2_[t1248_];
-                        t_6_ = t1249_;
+                        unsigned t1258_ = (row_[0u] * nv_2_) + v_31_;
+                        kf_u32x4 t1259_ = wv_2_[t1258_];
+                        t_6_ = t1259_;
                     }
                     wr_[2u] = t_6_;
                     unsigned v_32_ = (base_ + 96u) + lane_2_;
-                    kf_u32x4 t1255_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                    kf_u32x4 t_7_ = t1255_;
+                    kf_u32x4 t1265_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_7_ = t1265_;
                     if (v_32_ < nv_2_) {
-                        unsigned t1261_ = (row_[0u] * nv_2_) + v_32_;
-                        kf_u32x4 t1262_ = wv_2_[t1261_];
-                        t_7_ = t1262_;
+                        unsigned t1271_ = (row_[0u] * nv_2_) + v_32_;
+                        kf_u32x4 t1272_ = wv_2_[t1271_];
+                        t_7_ = t1272_;
                     }
                     wr_[3u] = t_7_;
                     unsigned v_33_ = base_ + lane_2_;
@@ -4678,8 +4302,8 @@ gemv_f16_f16_f16_dyn(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x
                         xs_2_[5u] = kf_f16_to_f32(a_9_.v[5]);
                         xs_2_[6u] = kf_f16_to_f32(a_9_.v[6]);
                         xs_2_[7u] = kf_f16_to_f32(a_9_.v[7]);
-                        kf_u32x4 t1318_ = wr_[0u];
-                        kf_f16x8 wh_9_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1318_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1318_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1318_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1318_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1318_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1318_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1318_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1318_, 3u), 16u))}};
+                        kf_u32x4 t1328_ = wr_[0u];
+                        kf_f16x8 wh_9_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1328_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1328_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1328_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1328_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1328_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1328_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1328_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1328_, 3u), 16u))}};
                         acc_2_[0u] = __fmaf_rn(kf_f16_to_f32(wh_9_.v[7]), xs_2_[7u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[6]), xs_2_[6u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[5]), xs_2_[5u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[4]), xs_2_[4u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[3]), xs_2_[3u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[2]), xs_2_[2u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[1]), xs_2_[1u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[0]), xs_2_[0u], acc_2_[0u]))))))));
                     }
                     unsigned v_34_ = (base_ + 32u) + lane_2_;
@@ -4693,8 +4317,8 @@ gemv_f16_f16_f16_dyn(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x
                         xs_3_[5u] = kf_f16_to_f32(a_10_.v[5]);
                         xs_3_[6u] = kf_f16_to_f32(a_10_.v[6]);
                         xs_3_[7u] = kf_f16_to_f32(a_10_.v[7]);
-                        kf_u32x4 t1445_ = wr_[1u];
-                        kf_f16x8 wh_10_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1445_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1445_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1445_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1445_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1445_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1445_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1445_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1445_, 3u), 16u))}};
+                        kf_u32x4 t1455_ = wr_[1u];
+                        kf_f16x8 wh_10_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1455_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1455_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1455_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1455_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1455_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1455_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1455_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1455_, 3u), 16u))}};
                         acc_2_[0u] = __fmaf_rn(kf_f16_to_f32(wh_10_.v[7]), xs_3_[7u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[6]), xs_3_[6u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[5]), xs_3_[5u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[4]), xs_3_[4u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[3]), xs_3_[3u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[2]), xs_3_[2u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[1]), xs_3_[1u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[0]), xs_3_[0u], acc_2_[0u]))))))));
                     }
                     unsigned v_35_ = (base_ + 64u) + lane_2_;
@@ -4708,8 +4332,8 @@ gemv_f16_f16_f16_dyn(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x
                         xs_4_[5u] = kf_f16_to_f32(a_11_.v[5]);
                         xs_4_[6u] = kf_f16_to_f32(a_11_.v[6]);
                         xs_4_[7u] = kf_f16_to_f32(a_11_.v[7]);
-                        kf_u32x4 t1572_ = wr_[2u];
-                        kf_f16x8 wh_11_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1572_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1572_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1572_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1572_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1572_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1572_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1572_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1572_, 3u), 16u))}};
+                        kf_u32x4 t1582_ = wr_[2u];
+                        kf_f16x8 wh_11_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1582_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1582_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1582_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1582_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1582_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1582_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1582_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1582_, 3u), 16u))}};
                         acc_2_[0u] = __fmaf_rn(kf_f16_to_f32(wh_11_.v[7]), xs_4_[7u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[6]), xs_4_[6u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[5]), xs_4_[5u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[4]), xs_4_[4u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[3]), xs_4_[3u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[2]), xs_4_[2u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[1]), xs_4_[1u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[0]), xs_4_[0u], acc_2_[0u]))))))));
                     }
                     unsigned v_36_ = (base_ + 96u) + lane_2_;
@@ -4723,88 +4347,86 @@ gemv_f16_f16_f16_dyn(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x
                         xs_5_[5u] = kf_f16_to_f32(a_12_.v[5]);
                         xs_5_[6u] = kf_f16_to_f32(a_12_.v[6]);
                         xs_5_[7u] = kf_f16_to_f32(a_12_.v[7]);
-                        kf_u32x4 t1699_ = wr_[3u];
-                        kf_f16x8 wh_12_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1699_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1699_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1699_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1699_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1699_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1699_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1699_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1699_, 3u), 16u))}};
+                        kf_u32x4 t1709_ = wr_[3u];
+                        kf_f16x8 wh_12_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1709_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1709_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1709_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1709_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1709_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1709_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1709_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1709_, 3u), 16u))}};
                         acc_2_[0u] = __fmaf_rn(kf_f16_to_f32(wh_12_.v[7]), xs_5_[7u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[6]), xs_5_[6u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[5]), xs_5_[5u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[4]), xs_5_[4u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[3]), xs_5_[3u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[2]), xs_5_[2u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[1]), xs_5_[1u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[0]), xs_5_[0u], acc_2_[0u]))))))));
                     }
                 }
             } else {
                 #pragma unroll 1
                 for (unsigned c_ = lane_2_; c_ < k_; c_ = c_ + 32u) {
-                    float t1780_ = kf_f16_to_f32(x_[c_]);
+                    float t1790_ = kf_f16_to_f32(x_[c_]);
                     unsigned i_ = (row_[0u] * k_) + c_;
                     unsigned short u_ = w16_[i_];
-                    acc_2_[0u] = __fmaf_rn(kf_f16_to_f32(kf_bitcast<kf_f16>(u_)), t1780_, acc_2_[0u]);
+                    acc_2_[0u] = __fmaf_rn(kf_f16_to_f32(kf_bitcast<kf_f16>(u_)), t1790_, acc_2_[0u]);
                 }
             }
-            float t1798_ = acc_2_[0u];
-            unsigned t1820_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
-            if (t1820_ == 32u) {
-                float t1825_ = __fadd_rn(t1798_, kf_shfl_xor(t1798_, 16u, kf_wn));
-                float t1828_ = __fadd_rn(t1825_, kf_shfl_xor(t1825_, 8u, kf_wn));
-                float t1831_ = __fadd_rn(t1828_, kf_shfl_xor(t1828_, 4u, kf_wn));
-                float t1834_ = __fadd_rn(t1831_, kf_shfl_xor(t1831_, 2u, kf_wn));
-                s_3_ = __fadd_rn(t1834_, kf_shfl_xor(t1834_, 1u, kf_wn));
+            float t1808_ = acc_2_[0u];
+            unsigned t1830_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+            if (t1830_ == 32u) {
+                float t1835_ = __fadd_rn(t1808_, kf_shfl_xor(t1808_, 16u, kf_wn));
+                float t1838_ = __fadd_rn(t1835_, kf_shfl_xor(t1835_, 8u, kf_wn));
+                float t1841_ = __fadd_rn(t1838_, kf_shfl_xor(t1838_, 4u, kf_wn));
+                float t1844_ = __fadd_rn(t1841_, kf_shfl_xor(t1841_, 2u, kf_wn));
+                s_3_ = __fadd_rn(t1844_, kf_shfl_xor(t1844_, 1u, kf_wn));
             } else {
-                float t1840_ = kf_shfl_down(t1798_, 16u, kf_wn);
-                bool t1842_ = (kf_lane_id() + 16u) < t1820_;
-                float t1843_ = __fadd_rn(t1798_, t1840_);
-                float t1844_ = t1842_ ? t1843_ : t1798_;
-                float t1846_ = kf_shfl_down(t1844_, 8u, kf_wn);
-                bool t1848_ = (kf_lane_id() + 8u) < t1820_;
-                float t1849_ = __fadd_rn(t1844_, t1846_);
-                float t1850_ = t1848_ ? t1849_ : t1844_;
-                float t1852_ = kf_shfl_down(t1850_, 4u, kf_wn);
-                bool t1854_ = (kf_lane_id() + 4u) < t1820_;
-                float t1855_ = __fadd_rn(t1850_, t1852_);
-                float t1856_ = t1854_ ? t1855_ : t1850_;
-                float t1858_ = kf_shfl_down(t1856_, 2u, kf_wn);
-                bool t1860_ = (kf_lane_id() + 2u) < t1820_;
-                float t1861_ = __fadd_rn(t1856_, t1858_);
-                float t1862_ = t1860_ ? t1861_ : t1856_;
-                float t1864_ = kf_shfl_down(t1862_, 1u, kf_wn);
-                bool t1866_ = (kf_lane_id() + 1u) < t1820_;
-                float t1867_ = __fadd_rn(t1862_, t1864_);
-                s_3_ = kf_shfl(t1866_ ? t1867_ : t1862_, 0u, kf_wn);
+                float t1850_ = kf_shfl_down(t1808_, 16u, kf_wn);
+                bool t1852_ = (kf_lane_id() + 16u) < t1830_;
+                float t1853_ = __fadd_rn(t1808_, t1850_);
+                float t1854_ = t1852_ ? t1853_ : t1808_;
+                float t1856_ = kf_shfl_down(t1854_, 8u, kf_wn);
+                bool t1858_ = (kf_lane_id() + 8u) < t1830_;
+                float t1859_ = __fadd_rn(t1854_, t1856_);
+                float t1860_ = t1858_ ? t1859_ : t1854_;
+                float t1862_ = kf_shfl_down(t1860_, 4u, kf_wn);
+                bool t1864_ = (kf_lane_id() + 4u) < t1830_;
+                float t1865_ = __fadd_rn(t1860_, t1862_);
+                float t1866_ = t1864_ ? t1865_ : t1860_;
+                float t1868_ = kf_shfl_down(t1866_, 2u, kf_wn);
+                bool t1870_ = (kf_lane_id() + 2u) < t1830_;
+                float t1871_ = __fadd_rn(t1866_, t1868_);
+                float t1872_ = t1870_ ? t1871_ : t1866_;
+                float t1874_ = kf_shfl_down(t1872_, 1u, kf_wn);
+                bool t1876_ = (kf_lane_id() + 1u) < t1830_;
+                float t1877_ = __fadd_rn(t1872_, t1874_);
+                s_3_ = kf_shfl(t1876_ ? t1877_ : t1872_, 0u, kf_wn);
             }
-            bool t1872_ = lane_2_ == 0u;
-            bool t1873_ = t1872_;
-            if (t1872_) {
-                t1873_ = g_ < m_;
+            bool t1882_ = lane_2_ == 0u;
+            bool t1883_ = t1882_;
+            if (t1882_) {
+                t1883_ = g_ < m_;
             }
-            if (t1873_) {
+            if (t1883_) {
                 y_[g_] = kf_f16_from_f32(s_3_);
             }
         }
     }
 }
 
-/* kernel gemv_f16_f16_f16_acc (gemv.kf:1031) */
-extern "C" __global__ void __launch_bounds__(256)
+/* kernel gemv_f16_f16_f16_acc (gemv.kf:1143) */
+extern "C" __global__ void __launch_bounds__(64)
 gemv_f16_f16_f16_acc(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x_, kf_f16* __restrict__ y_, unsigned m_, unsigned k_)
 {
     kf_pdl_wait();
-    kf_u32x4 wb_[8];
-    kf_u32x4 xb_[16];
-    float acc_2_[1];
-    float xs_[8];
-    float xs_2_[8];
-    float xs_3_[8];
-    float xs_4_[8];
-    float xs_5_[8];
-    float xs_6_[8];
-    float xs_7_[8];
-    float xs_8_[8];
-    unsigned row_[1];
+    kf_u32x4 wb_2_[8];
+    kf_u32x4 xb_2_[16];
     float acc_3_[1];
-    kf_u32x4 wr_[4];
     float xs_9_[8];
     float xs_10_[8];
     float xs_11_[8];
     float xs_12_[8];
+    float xs_13_[8];
+    float xs_14_[8];
+    float xs_15_[8];
+    float xs_16_[8];
+    unsigned row_[1];
+    float acc_4_[1];
+    kf_u32x4 wr_[4];
+    float xs_17_[8];
+    float xs_18_[8];
+    float xs_19_[8];
+    float xs_20_[8];
     float s_;
-    float s_2_;
-    float s_3_;
     const unsigned kf_wn = kf_warp_lanes();
     const unsigned short* w16_ = (const unsigned short*)w_;
     const kf_u32x4* wv_ = (const kf_u32x4*)w_;
@@ -4814,320 +4436,275 @@ gemv_f16_f16_f16_acc(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x
         unsigned lane_ = kf_lane_id();
         unsigned nv_ = k_ >> 3u;
         unsigned steps_ = (nv_ >> 7u) + (((nv_ & 127u) != 0u) ? 1u : 0u);
-        unsigned wid_ = (blockIdx.x << 3u) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u);
-        unsigned nw_ = gridDim.x << 3u;
+        unsigned wid_ = (blockIdx.x * (blockDim.x >> 5u)) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u);
+        unsigned nw_ = gridDim.x * (blockDim.x >> 5u);
         if (!(wid_ >= m_)) {
-            unsigned t1433_ = m_ - wid_;
-            unsigned t1441_ = ((t1433_ / nw_) + (((t1433_ % nw_) != 0u) ? 1u : 0u)) * steps_;
-            acc_2_[0u] = 0.0f;
+            unsigned t4885_ = m_ - wid_;
+            unsigned t4893_ = ((t4885_ / nw_) + (((t4885_ % nw_) != 0u) ? 1u : 0u)) * steps_;
+            acc_3_[0u] = 0.0f;
             float yold_ = 0.0f;
             unsigned lg_ = wid_;
             unsigned lk_ = 0u;
             unsigned cg_ = wid_;
             unsigned ck_ = 0u;
-            unsigned t1454_ = t1441_ + 1u;
+            unsigned t6513_ = t4893_ + 1u;
+            asm("" : "+r"(nw_));
             #pragma unroll 1
-            for (unsigned t0_ = 0u; t0_ < t1454_; t0_ = t0_ + 2u) {
-                if (t0_ < t1441_) {
+            for (unsigned t0_ = 0u; t0_ < t6513_; t0_ = t0_ + 2u) {
+                if (t0_ < t4893_) {
                     unsigned v_ = min((((lk_ << 5u) << 2u) + lane_), (nv_ - 1u));
                     unsigned row_2_ = min(lg_, (m_ - 1u));
-                    wb_[0u] = wv_[(row_2_ * nv_) + v_];
-                    xb_[0u] = xv_[v_];
+                    wb_2_[0u] = wv_[(row_2_ * nv_) + v_];
+                    xb_2_[0u] = xv_[v_];
                     unsigned v_2_ = min(((((lk_ << 5u) << 2u) + 32u) + lane_), (nv_ - 1u));
                     unsigned row_3_ = min(lg_, (m_ - 1u));
-                    wb_[1u] = wv_[(row_3_ * nv_) + v_2_];
-                    xb_[2u] = xv_[v_2_];
+                    wb_2_[1u] = wv_[(row_3_ * nv_) + v_2_];
+                    xb_2_[2u] = xv_[v_2_];
                     unsigned v_3_ = min(((((lk_ << 5u) << 2u) + 64u) + lane_), (nv_ - 1u));
                     unsigned row_4_ = min(lg_, (m_ - 1u));
-                    wb_[2u] = wv_[(row_4_ * nv_) + v_3_];
-                    xb_[4u] = xv_[v_3_];
+                    wb_2_[2u] = wv_[(row_4_ * nv_) + v_3_];
+                    xb_2_[4u] = xv_[v_3_];
                     unsigned v_4_ = min(((((lk_ << 5u) << 2u) + 96u) + lane_), (nv_ - 1u));
                     unsigned row_5_ = min(lg_, (m_ - 1u));
-                    wb_[3u] = wv_[(row_5_ * nv_) + v_4_];
-                    xb_[6u] = xv_[v_4_];
-                    unsigned t1630_ = lk_ + 1u;
-                    lk_ = t1630_;
-                    if (t1630_ == steps_) {
+                    wb_2_[3u] = wv_[(row_5_ * nv_) + v_4_];
+                    xb_2_[6u] = xv_[v_4_];
+                    unsigned t6717_ = lk_ + 1u;
+                    lk_ = t6717_;
+                    if (t6717_ == steps_) {
                         lk_ = 0u;
                         lg_ = lg_ + nw_;
                     }
                 }
-                bool t1639_ = t0_ >= 1u;
-                bool t1640_ = t1639_;
-                if (t1639_) {
-                    t1640_ = (t0_ - 1u) < t1441_;
+                bool t6770_ = t0_ >= 1u;
+                bool t6771_ = t6770_;
+                if (t6770_) {
+                    t6771_ = (t0_ - 1u) < t4893_;
                 }
-                if (t1640_) {
+                if (t6771_) {
                     if (ck_ == 0u) {
                         float v_5_ = 0.0f;
-                        bool t1655_ = kf_lane_id() < 1u;
-                        bool t1656_ = t1655_;
-                        if (t1655_) {
-                            t1656_ = (cg_ + kf_lane_id()) < m_;
+                        bool t6786_ = kf_lane_id() < 1u;
+                        bool t6787_ = t6786_;
+                        if (t6786_) {
+                            t6787_ = (cg_ + kf_lane_id()) < m_;
                         }
-                        if (t1656_) {
+                        if (t6787_) {
                             v_5_ = kf_f16_to_f32(y_[cg_ + kf_lane_id()]);
                         }
                         yold_ = v_5_;
                     }
                     unsigned v_6_ = ((ck_ << 5u) << 2u) + lane_;
                     if (v_6_ < nv_) {
-                        kf_u32x4 t1699_ = xb_[8u];
-                        kf_f16x8 a_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1699_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1699_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1699_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1699_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1699_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1699_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1699_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1699_, 3u), 16u))}};
-                        xs_[0u] = kf_f16_to_f32(a_.v[0]);
-                        xs_[1u] = kf_f16_to_f32(a_.v[1]);
-                        xs_[2u] = kf_f16_to_f32(a_.v[2]);
-                        xs_[3u] = kf_f16_to_f32(a_.v[3]);
-                        xs_[4u] = kf_f16_to_f32(a_.v[4]);
-                        xs_[5u] = kf_f16_to_f32(a_.v[5]);
-                        xs_[6u] = kf_f16_to_f32(a_.v[6]);
-                        xs_[7u] = kf_f16_to_f32(a_.v[7]);
-                        kf_u32x4 t1726_ = wb_[4u];
-                        kf_f16x8 wh_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1726_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1726_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1726_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1726_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1726_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1726_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1726_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1726_, 3u), 16u))}};
-                        acc_2_[0u] = __fmaf_rn(kf_f16_to_f32(wh_.v[7]), xs_[7u], __fmaf_rn(kf_f16_to_f32(wh_.v[6]), xs_[6u], __fmaf_rn(kf_f16_to_f32(wh_.v[5]), xs_[5u], __fmaf_rn(kf_f16_to_f32(wh_.v[4]), xs_[4u], __fmaf_rn(kf_f16_to_f32(wh_.v[3]), xs_[3u], __fmaf_rn(kf_f16_to_f32(wh_.v[2]), xs_[2u], __fmaf_rn(kf_f16_to_f32(wh_.v[1]), xs_[1u], __fmaf_rn(kf_f16_to_f32(wh_.v[0]), xs_[0u], acc_2_[0u]))))))));
+                        kf_u32x4 t6830_ = xb_2_[8u];
+                        kf_f16x8 a_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t6830_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6830_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t6830_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6830_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t6830_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6830_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t6830_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6830_, 3u), 16u))}};
+                        xs_9_[0u] = kf_f16_to_f32(a_.v[0]);
+                        xs_9_[1u] = kf_f16_to_f32(a_.v[1]);
+                        xs_9_[2u] = kf_f16_to_f32(a_.v[2]);
+                        xs_9_[3u] = kf_f16_to_f32(a_.v[3]);
+                        xs_9_[4u] = kf_f16_to_f32(a_.v[4]);
+                        xs_9_[5u] = kf_f16_to_f32(a_.v[5]);
+                        xs_9_[6u] = kf_f16_to_f32(a_.v[6]);
+                        xs_9_[7u] = kf_f16_to_f32(a_.v[7]);
+                        kf_u32x4 t6857_ = wb_2_[4u];
+                        kf_f16x8 wh_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t6857_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6857_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t6857_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6857_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t6857_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6857_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t6857_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6857_, 3u), 16u))}};
+                        acc_3_[0u] = __fmaf_rn(kf_f16_to_f32(wh_.v[7]), xs_9_[7u], __fmaf_rn(kf_f16_to_f32(wh_.v[6]), xs_9_[6u], __fmaf_rn(kf_f16_to_f32(wh_.v[5]), xs_9_[5u], __fmaf_rn(kf_f16_to_f32(wh_.v[4]), xs_9_[4u], __fmaf_rn(kf_f16_to_f32(wh_.v[3]), xs_9_[3u], __fmaf_rn(kf_f16_to_f32(wh_.v[2]), xs_9_[2u], __fmaf_rn(kf_f16_to_f32(wh_.v[1]), xs_9_[1u], __fmaf_rn(kf_f16_to_f32(wh_.v[0]), xs_9_[0u], acc_3_[0u]))))))));
                     }
                     unsigned v_7_ = (((ck_ << 5u) << 2u) + 32u) + lane_;
                     if (v_7_ < nv_) {
-                        kf_u32x4 t1830_ = xb_[10u];
-                        kf_f16x8 a_2_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1830_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1830_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1830_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1830_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1830_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1830_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1830_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1830_, 3u), 16u))}};
-                        xs_2_[0u] = kf_f16_to_f32(a_2_.v[0]);
-                        xs_2_[1u] = kf_f16_to_f32(a_2_.v[1]);
-                        xs_2_[2u] = kf_f16_to_f32(a_2_.v[2]);
-                        xs_2_[3u] = kf_f16_to_f32(a_2_.v[3]);
-                        xs_2_[4u] = kf_f16_to_f32(a_2_.v[4]);
-                        xs_2_[5u] = kf_f16_to_f32(a_2_.v[5]);
-                        xs_2_[6u] = kf_f16_to_f32(a_2_.v[6]);
-                        xs_2_[7u] = kf_f16_to_f32(a_2_.v[7]);
-                        kf_u32x4 t1857_ = wb_[5u];
-                        kf_f16x8 wh_2_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1857_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1857_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1857_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1857_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1857_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1857_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1857_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1857_, 3u), 16u))}};
-                        acc_2_[0u] = __fmaf_rn(kf_f16_to_f32(wh_2_.v[7]), xs_2_[7u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[6]), xs_2_[6u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[5]), xs_2_[5u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[4]), xs_2_[4u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[3]), xs_2_[3u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[2]), xs_2_[2u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[1]), xs_2_[1u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[0]), xs_2_[0u], acc_2_[0u]))))))));
+                        kf_u32x4 t6961_ = xb_2_[10u];
+                        kf_f16x8 a_2_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t6961_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6961_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t6961_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6961_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t6961_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6961_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t6961_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6961_, 3u), 16u))}};
+                        xs_10_[0u] = kf_f16_to_f32(a_2_.v[0]);
+                        xs_10_[1u] = kf_f16_to_f32(a_2_.v[1]);
+                        xs_10_[2u] = kf_f16_to_f32(a_2_.v[2]);
+                        xs_10_[3u] = kf_f16_to_f32(a_2_.v[3]);
+                        xs_10_[4u] = kf_f16_to_f32(a_2_.v[4]);
+                        xs_10_[5u] = kf_f16_to_f32(a_2_.v[5]);
+                        xs_10_[6u] = kf_f16_to_f32(a_2_.v[6]);
+                        xs_10_[7u] = kf_f16_to_f32(a_2_.v[7]);
+                        kf_u32x4 t6988_ = wb_2_[5u];
+                        kf_f16x8 wh_2_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t6988_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6988_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t6988_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6988_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t6988_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6988_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t6988_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6988_, 3u), 16u))}};
+                        acc_3_[0u] = __fmaf_rn(kf_f16_to_f32(wh_2_.v[7]), xs_10_[7u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[6]), xs_10_[6u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[5]), xs_10_[5u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[4]), xs_10_[4u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[3]), xs_10_[3u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[2]), xs_10_[2u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[1]), xs_10_[1u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[0]), xs_10_[0u], acc_3_[0u]))))))));
                     }
                     unsigned v_8_ = (((ck_ << 5u) << 2u) + 64u) + lane_;
                     if (v_8_ < nv_) {
-                        kf_u32x4 t1961_ = xb_[12u];
-                        kf_f16x8 a_3_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1961_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1961_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1961_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1961_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1961_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1961_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1961_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1961_, 3u), 16u))}};
-                        xs_3_[0u] = kf_f16_to_f32(a_3_.v[0]);
-                        xs_3_[1u] = kf_f16_to_f32(a_3_.v[1]);
-                        xs_3_[2u] = kf_f16_to_f32(a_3_.v[2]);
-                        xs_3_[3u] = kf_f16_to_f32(a_3_.v[3]);
-                        xs_3_[4u] = kf_f16_to_f32(a_3_.v[4]);
-                        xs_3_[5u] = kf_f16_to_f32(a_3_.v[5]);
-                        xs_3_[6u] = kf_f16_to_f32(a_3_.v[6]);
-                        xs_3_[7u] = kf_f16_to_f32(a_3_.v[7]);
-                        kf_u32x4 t1988_ = wb_[6u];
-                        kf_f16x8 wh_3_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1988_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1988_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1988_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1988_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1988_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1988_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1988_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1988_, 3u), 16u))}};
-                        acc_2_[0u] = __fmaf_rn(kf_f16_to_f32(wh_3_.v[7]), xs_3_[7u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[6]), xs_3_[6u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[5]), xs_3_[5u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[4]), xs_3_[4u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[3]), xs_3_[3u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[2]), xs_3_[2u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[1]), xs_3_[1u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[0]), xs_3_[0u], acc_2_[0u]))))))));
+                        kf_u32x4 t7092_ = xb_2_[12u];
+                        kf_f16x8 a_3_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7092_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7092_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7092_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7092_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7092_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7092_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7092_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7092_, 3u), 16u))}};
+                        xs_11_[0u] = kf_f16_to_f32(a_3_.v[0]);
+                        xs_11_[1u] = kf_f16_to_f32(a_3_.v[1]);
+                        xs_11_[2u] = kf_f16_to_f32(a_3_.v[2]);
+                        xs_11_[3u] = kf_f16_to_f32(a_3_.v[3]);
+                        xs_11_[4u] = kf_f16_to_f32(a_3_.v[4]);
+                        xs_11_[5u] = kf_f16_to_f32(a_3_.v[5]);
+                        xs_11_[6u] = kf_f16_to_f32(a_3_.v[6]);
+                        xs_11_[7u] = kf_f16_to_f32(a_3_.v[7]);
+                        kf_u32x4 t7119_ = wb_2_[6u];
+                        kf_f16x8 wh_3_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7119_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7119_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7119_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7119_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7119_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7119_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7119_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7119_, 3u), 16u))}};
+                        acc_3_[0u] = __fmaf_rn(kf_f16_to_f32(wh_3_.v[7]), xs_11_[7u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[6]), xs_11_[6u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[5]), xs_11_[5u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[4]), xs_11_[4u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[3]), xs_11_[3u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[2]), xs_11_[2u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[1]), xs_11_[1u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[0]), xs_11_[0u], acc_3_[0u]))))))));
                     }
                     unsigned v_9_ = (((ck_ << 5u) << 2u) + 96u) + lane_;
                     if (v_9_ < nv_) {
-                        kf_u32x4 t2092_ = xb_[14u];
-                        kf_f16x8 a_4_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2092_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2092_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2092_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2092_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2092_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2092_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2092_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2092_, 3u), 16u))}};
-                        xs_4_[0u] = kf_f16_to_f32(a_4_.v[0]);
-                        xs_4_[1u] = kf_f16_to_f32(a_4_.v[1]);
-                        xs_4_[2u] = kf_f16_to_f32(a_4_.v[2]);
-                        xs_4_[3u] = kf_f16_to_f32(a_4_.v[3]);
-                        xs_4_[4u] = kf_f16_to_f32(a_4_.v[4]);
-                        xs_4_[5u] = kf_f16_to_f32(a_4_.v[5]);
-                        xs_4_[6u] = kf_f16_to_f32(a_4_.v[6]);
-                        xs_4_[7u] = kf_f16_to_f32(a_4_.v[7]);
-                        kf_u32x4 t2119_ = wb_[7u];
-                        kf_f16x8 wh_4_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2119_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2119_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2119_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2119_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2119_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2119_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2119_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2119_, 3u), 16u))}};
-                        acc_2_[0u] = __fmaf_rn(kf_f16_to_f32(wh_4_.v[7]), xs_4_[7u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[6]), xs_4_[6u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[5]), xs_4_[5u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[4]), xs_4_[4u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[3]), xs_4_[3u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[2]), xs_4_[2u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[1]), xs_4_[1u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[0]), xs_4_[0u], acc_2_[0u]))))))));
+                        kf_u32x4 t7223_ = xb_2_[14u];
+                        kf_f16x8 a_4_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7223_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7223_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7223_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7223_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7223_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7223_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7223_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7223_, 3u), 16u))}};
+                        xs_12_[0u] = kf_f16_to_f32(a_4_.v[0]);
+                        xs_12_[1u] = kf_f16_to_f32(a_4_.v[1]);
+                        xs_12_[2u] = kf_f16_to_f32(a_4_.v[2]);
+                        xs_12_[3u] = kf_f16_to_f32(a_4_.v[3]);
+                        xs_12_[4u] = kf_f16_to_f32(a_4_.v[4]);
+                        xs_12_[5u] = kf_f16_to_f32(a_4_.v[5]);
+                        xs_12_[6u] = kf_f16_to_f32(a_4_.v[6]);
+                        xs_12_[7u] = kf_f16_to_f32(a_4_.v[7]);
+                        kf_u32x4 t7250_ = wb_2_[7u];
+                        kf_f16x8 wh_4_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7250_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7250_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7250_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7250_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7250_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7250_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7250_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7250_, 3u), 16u))}};
+                        acc_3_[0u] = __fmaf_rn(kf_f16_to_f32(wh_4_.v[7]), xs_12_[7u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[6]), xs_12_[6u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[5]), xs_12_[5u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[4]), xs_12_[4u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[3]), xs_12_[3u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[2]), xs_12_[2u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[1]), xs_12_[1u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[0]), xs_12_[0u], acc_3_[0u]))))))));
                     }
-                    unsigned t2193_ = ck_ + 1u;
-                    ck_ = t2193_;
-                    if (t2193_ == steps_) {
-                        float t2196_ = acc_2_[0u];
-                        unsigned t2218_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
-                        if (t2218_ == 32u) {
-                            float t2223_ = __fadd_rn(t2196_, kf_shfl_xor(t2196_, 16u, kf_wn));
-                            float t2226_ = __fadd_rn(t2223_, kf_shfl_xor(t2223_, 8u, kf_wn));
-                            float t2229_ = __fadd_rn(t2226_, kf_shfl_xor(t2226_, 4u, kf_wn));
-                            float t2232_ = __fadd_rn(t2229_, kf_shfl_xor(t2229_, 2u, kf_wn));
-                            s_ = __fadd_rn(t2232_, kf_shfl_xor(t2232_, 1u, kf_wn));
-                        } else {
-                            float t2238_ = kf_shfl_down(t2196_, 16u, kf_wn);
-                            bool t2240_ = (kf_lane_id() + 16u) < t2218_;
-                            float t2241_ = __fadd_rn(t2196_, t2238_);
-                            float t2242_ = t2240_ ? t2241_ : t2196_;
-                            float t2244_ = kf_shfl_down(t2242_, 8u, kf_wn);
-                            bool t2246_ = (kf_lane_id() + 8u) < t2218_;
-                            float t2247_ = __fadd_rn(t2242_, t2244_);
-                            float t2248_ = t2246_ ? t2247_ : t2242_;
-                            float t2250_ = kf_shfl_down(t2248_, 4u, kf_wn);
-                            bool t2252_ = (kf_lane_id() + 4u) < t2218_;
-                            float t2253_ = __fadd_rn(t2248_, t2250_);
-                            float t2254_ = t2252_ ? t2253_ : t2248_;
-                            float t2256_ = kf_shfl_down(t2254_, 2u, kf_wn);
-                            bool t2258_ = (kf_lane_id() + 2u) < t2218_;
-                            float t2259_ = __fadd_rn(t2254_, t2256_);
-                            float t2260_ = t2258_ ? t2259_ : t2254_;
-                            float t2262_ = kf_shfl_down(t2260_, 1u, kf_wn);
-                            bool t2264_ = (kf_lane_id() + 1u) < t2218_;
-                            float t2265_ = __fadd_rn(t2260_, t2262_);
-                            s_ = kf_shfl(t2264_ ? t2265_ : t2260_, 0u, kf_wn);
+                    unsigned t7324_ = ck_ + 1u;
+                    ck_ = t7324_;
+                    if (t7324_ == steps_) {
+                        float a_5_ = acc_3_[0u];
+                        unsigned r_ = 0u;
+                        float t7332_ = __fadd_rn(a_5_, kf_shfl_xor(a_5_, 16u, kf_wn));
+                        float t7335_ = __fadd_rn(t7332_, kf_shfl_xor(t7332_, 8u, kf_wn));
+                        float t7338_ = __fadd_rn(t7335_, kf_shfl_xor(t7335_, 4u, kf_wn));
+                        float t7341_ = __fadd_rn(t7338_, kf_shfl_xor(t7338_, 2u, kf_wn));
+                        float t7344_ = __fadd_rn(t7341_, kf_shfl_xor(t7341_, 1u, kf_wn));
+                        bool t7346_ = lane_ == r_;
+                        bool t7347_ = t7346_;
+                        if (t7346_) {
+                            t7347_ = cg_ < m_;
                         }
-                        bool t2270_ = lane_ == 0u;
-                        bool t2271_ = t2270_;
-                        if (t2270_) {
-                            t2271_ = cg_ < m_;
+                        if (t7347_) {
+                            y_[cg_] = kf_f16_from_f32(__fadd_rn(t7344_, yold_));
                         }
-                        if (t2271_) {
-                            y_[cg_] = kf_f16_from_f32(__fadd_rn(s_, yold_));
-                        }
-                        acc_2_[0u] = 0.0f;
+                        acc_3_[0u] = 0.0f;
                         ck_ = 0u;
                         cg_ = cg_ + nw_;
                     }
                 }
-                if ((t0_ + 1u) < t1441_) {
+                if ((t0_ + 1u) < t4893_) {
                     unsigned v_10_ = min((((lk_ << 5u) << 2u) + lane_), (nv_ - 1u));
                     unsigned row_6_ = min(lg_, (m_ - 1u));
-                    wb_[4u] = wv_[(row_6_ * nv_) + v_10_];
-                    xb_[8u] = xv_[v_10_];
+                    wb_2_[4u] = wv_[(row_6_ * nv_) + v_10_];
+                    xb_2_[8u] = xv_[v_10_];
                     unsigned v_11_ = min(((((lk_ << 5u) << 2u) + 32u) + lane_), (nv_ - 1u));
                     unsigned row_7_ = min(lg_, (m_ - 1u));
-                    wb_[5u] = wv_[(row_7_ * nv_) + v_11_];
-                    xb_[10u] = xv_[v_11_];
+                    wb_2_[5u] = wv_[(row_7_ * nv_) + v_11_];
+                    xb_2_[10u] = xv_[v_11_];
                     unsigned v_12_ = min(((((lk_ << 5u) << 2u) + 64u) + lane_), (nv_ - 1u));
                     unsigned row_8_ = min(lg_, (m_ - 1u));
-                    wb_[6u] = wv_[(row_8_ * nv_) + v_12_];
-                    xb_[12u] = xv_[v_12_];
+                    wb_2_[6u] = wv_[(row_8_ * nv_) + v_12_];
+                    xb_2_[12u] = xv_[v_12_];
                     unsigned v_13_ = min(((((lk_ << 5u) << 2u) + 96u) + lane_), (nv_ - 1u));
                     unsigned row_9_ = min(lg_, (m_ - 1u));
-                    wb_[7u] = wv_[(row_9_ * nv_) + v_13_];
-                    xb_[14u] = xv_[v_13_];
-                    unsigned t2470_ = lk_ + 1u;
-                    lk_ = t2470_;
-                    if (t2470_ == steps_) {
+                    wb_2_[7u] = wv_[(row_9_ * nv_) + v_13_];
+                    xb_2_[14u] = xv_[v_13_];
+                    unsigned t7572_ = lk_ + 1u;
+                    lk_ = t7572_;
+                    if (t7572_ == steps_) {
                         lk_ = 0u;
                         lg_ = lg_ + nw_;
                     }
                 }
-                bool t2479_ = (t0_ + 1u) >= 1u;
-                bool t2480_ = t2479_;
-                if (t2479_) {
-                    t2480_ = ((t0_ + 1u) - 1u) < t1441_;
+                bool t7625_ = (t0_ + 1u) >= 1u;
+                bool t7626_ = t7625_;
+                if (t7625_) {
+                    t7626_ = ((t0_ + 1u) - 1u) < t4893_;
                 }
-                if (t2480_) {
+                if (t7626_) {
                     if (ck_ == 0u) {
                         float v_14_ = 0.0f;
-                        bool t2495_ = kf_lane_id() < 1u;
-                        bool t2496_ = t2495_;
-                        if (t2495_) {
-                            t2496_ = (cg_ + kf_lane_id()) < m_;
+                        bool t7641_ = kf_lane_id() < 1u;
+                        bool t7642_ = t7641_;
+                        if (t7641_) {
+                            t7642_ = (cg_ + kf_lane_id()) < m_;
                         }
-                        if (t2496_) {
+                        if (t7642_) {
                             v_14_ = kf_f16_to_f32(y_[cg_ + kf_lane_id()]);
                         }
                         yold_ = v_14_;
                     }
                     unsigned v_15_ = ((ck_ << 5u) << 2u) + lane_;
                     if (v_15_ < nv_) {
-                        kf_u32x4 t2539_ = xb_[0u];
-                        kf_f16x8 a_5_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2539_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2539_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2539_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2539_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2539_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2539_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2539_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2539_, 3u), 16u))}};
-                        xs_5_[0u] = kf_f16_to_f32(a_5_.v[0]);
-                        xs_5_[1u] = kf_f16_to_f32(a_5_.v[1]);
-                        xs_5_[2u] = kf_f16_to_f32(a_5_.v[2]);
-                        xs_5_[3u] = kf_f16_to_f32(a_5_.v[3]);
-                        xs_5_[4u] = kf_f16_to_f32(a_5_.v[4]);
-                        xs_5_[5u] = kf_f16_to_f32(a_5_.v[5]);
-                        xs_5_[6u] = kf_f16_to_f32(a_5_.v[6]);
-                        xs_5_[7u] = kf_f16_to_f32(a_5_.v[7]);
-                        kf_u32x4 t2566_ = wb_[0u];
-                        kf_f16x8 wh_5_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2566_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2566_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2566_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2566_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2566_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2566_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2566_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2566_, 3u), 16u))}};
-                        acc_2_[0u] = __fmaf_rn(kf_f16_to_f32(wh_5_.v[7]), xs_5_[7u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[6]), xs_5_[6u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[5]), xs_5_[5u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[4]), xs_5_[4u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[3]), xs_5_[3u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[2]), xs_5_[2u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[1]), xs_5_[1u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[0]), xs_5_[0u], acc_2_[0u]))))))));
+                        kf_u32x4 t7685_ = xb_2_[0u];
+                        kf_f16x8 a_6_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7685_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7685_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7685_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7685_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7685_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7685_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7685_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7685_, 3u), 16u))}};
+                        xs_13_[0u] = kf_f16_to_f32(a_6_.v[0]);
+                        xs_13_[1u] = kf_f16_to_f32(a_6_.v[1]);
+                        xs_13_[2u] = kf_f16_to_f32(a_6_.v[2]);
+                        xs_13_[3u] = kf_f16_to_f32(a_6_.v[3]);
+                        xs_13_[4u] = kf_f16_to_f32(a_6_.v[4]);
+                        xs_13_[5u] = kf_f16_to_f32(a_6_.v[5]);
+                        xs_13_[6u] = kf_f16_to_f32(a_6_.v[6]);
+                        xs_13_[7u] = kf_f16_to_f32(a_6_.v[7]);
+                        kf_u32x4 t7712_ = wb_2_[0u];
+                        kf_f16x8 wh_5_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7712_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7712_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7712_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7712_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7712_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7712_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7712_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7712_, 3u), 16u))}};
+                        acc_3_[0u] = __fmaf_rn(kf_f16_to_f32(wh_5_.v[7]), xs_13_[7u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[6]), xs_13_[6u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[5]), xs_13_[5u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[4]), xs_13_[4u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[3]), xs_13_[3u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[2]), xs_13_[2u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[1]), xs_13_[1u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[0]), xs_13_[0u], acc_3_[0u]))))))));
                     }
                     unsigned v_16_ = (((ck_ << 5u) << 2u) + 32u) + lane_;
                     if (v_16_ < nv_) {
-                        kf_u32x4 t2670_ = xb_[2u];
-                        kf_f16x8 a_6_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2670_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2670_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2670_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2670_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2670_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2670_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2670_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2670_, 3u), 16u))}};
-                        xs_6_[0u] = kf_f16_to_f32(a_6_.v[0]);
-                        xs_6_[1u] = kf_f16_to_f32(a_6_.v[1]);
-                        xs_6_[2u] = kf_f16_to_f32(a_6_.v[2]);
-                        xs_6_[3u] = kf_f16_to_f32(a_6_.v[3]);
-                        xs_6_[4u] = kf_f16_to_f32(a_6_.v[4]);
-                        xs_6_[5u] = kf_f16_to_f32(a_6_.v[5]);
-                        xs_6_[6u] = kf_f16_to_f32(a_6_.v[6]);
-                        xs_6_[7u] = kf_f16_to_f32(a_6_.v[7]);
-                        kf_u32x4 t2697_ = wb_[1u];
-                        kf_f16x8 wh_6_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2697_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2697_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2697_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2697_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2697_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2697_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2697_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2697_, 3u), 16u))}};
-                        acc_2_[0u] = __fmaf_rn(kf_f16_to_f32(wh_6_.v[7]), xs_6_[7u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[6]), xs_6_[6u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[5]), xs_6_[5u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[4]), xs_6_[4u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[3]), xs_6_[3u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[2]), xs_6_[2u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[1]), xs_6_[1u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[0]), xs_6_[0u], acc_2_[0u]))))))));
+                        kf_u32x4 t7816_ = xb_2_[2u];
+                        kf_f16x8 a_7_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7816_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7816_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7816_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7816_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7816_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7816_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7816_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7816_, 3u), 16u))}};
+                        xs_14_[0u] = kf_f16_to_f32(a_7_.v[0]);
+                        xs_14_[1u] = kf_f16_to_f32(a_7_.v[1]);
+                        xs_14_[2u] = kf_f16_to_f32(a_7_.v[2]);
+                        xs_14_[3u] = kf_f16_to_f32(a_7_.v[3]);
+                        xs_14_[4u] = kf_f16_to_f32(a_7_.v[4]);
+                        xs_14_[5u] = kf_f16_to_f32(a_7_.v[5]);
+                        xs_14_[6u] = kf_f16_to_f32(a_7_.v[6]);
+                        xs_14_[7u] = kf_f16_to_f32(a_7_.v[7]);
+                        kf_u32x4 t7843_ = wb_2_[1u];
+                        kf_f16x8 wh_6_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7843_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7843_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7843_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7843_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7843_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7843_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7843_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7843_, 3u), 16u))}};
+                        acc_3_[0u] = __fmaf_rn(kf_f16_to_f32(wh_6_.v[7]), xs_14_[7u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[6]), xs_14_[6u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[5]), xs_14_[5u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[4]), xs_14_[4u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[3]), xs_14_[3u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[2]), xs_14_[2u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[1]), xs_14_[1u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[0]), xs_14_[0u], acc_3_[0u]))))))));
                     }
                     unsigned v_17_ = (((ck_ << 5u) << 2u) + 64u) + lane_;
                     if (v_17_ < nv_) {
-                        kf_u32x4 t2801_ = xb_[4u];
-                        kf_f16x8 a_7_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2801_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2801_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2801_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2801_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2801_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2801_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2801_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2801_, 3u), 16u))}};
-                        xs_7_[0u] = kf_f16_to_f32(a_7_.v[0]);
-                        xs_7_[1u] = kf_f16_to_f32(a_7_.v[1]);
-                        xs_7_[2u] = kf_f16_to_f32(a_7_.v[2]);
-                        xs_7_[3u] = kf_f16_to_f32(a_7_.v[3]);
-                        xs_7_[4u] = kf_f16_to_f32(a_7_.v[4]);
-                        xs_7_[5u] = kf_f16_to_f32(a_7_.v[5]);
-                        xs_7_[6u] = kf_f16_to_f32(a_7_.v[6]);
-                        xs_7_[7u] = kf_f16_to_f32(a_7_.v[7]);
-                        kf_u32x4 t2828_ = wb_[2u];
-                        kf_f16x8 wh_7_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2828_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2828_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2828_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2828_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2828_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2828_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2828_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2828_, 3u), 16u))}};
-                        acc_2_[0u] = __fmaf_rn(kf_f16_to_f32(wh_7_.v[7]), xs_7_[7u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[6]), xs_7_[6u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[5]), xs_7_[5u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[4]), xs_7_[4u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[3]), xs_7_[3u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[2]), xs_7_[2u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[1]), xs_7_[1u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[0]), xs_7_[0u], acc_2_[0u]))))))));
+                        kf_u32x4 t7947_ = xb_2_[4u];
+                        kf_f16x8 a_8_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7947_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7947_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7947_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7947_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7947_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7947_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7947_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7947_, 3u), 16u))}};
+                        xs_15_[0u] = kf_f16_to_f32(a_8_.v[0]);
+                        xs_15_[1u] = kf_f16_to_f32(a_8_.v[1]);
+                        xs_15_[2u] = kf_f16_to_f32(a_8_.v[2]);
+                        xs_15_[3u] = kf_f16_to_f32(a_8_.v[3]);
+                        xs_15_[4u] = kf_f16_to_f32(a_8_.v[4]);
+                        xs_15_[5u] = kf_f16_to_f32(a_8_.v[5]);
+                        xs_15_[6u] = kf_f16_to_f32(a_8_.v[6]);
+                        xs_15_[7u] = kf_f16_to_f32(a_8_.v[7]);
+                        kf_u32x4 t7974_ = wb_2_[2u];
+                        kf_f16x8 wh_7_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7974_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7974_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7974_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7974_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7974_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7974_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7974_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7974_, 3u), 16u))}};
+                        acc_3_[0u] = __fmaf_rn(kf_f16_to_f32(wh_7_.v[7]), xs_15_[7u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[6]), xs_15_[6u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[5]), xs_15_[5u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[4]), xs_15_[4u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[3]), xs_15_[3u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[2]), xs_15_[2u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[1]), xs_15_[1u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[0]), xs_15_[0u], acc_3_[0u]))))))));
                     }
                     unsigned v_18_ = (((ck_ << 5u) << 2u) + 96u) + lane_;
                     if (v_18_ < nv_) {
-                        kf_u32x4 t2932_ = xb_[6u];
-                        kf_f16x8 a_8_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2932_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2932_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2932_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2932_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2932_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2932_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2932_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2932_, 3u), 16u))}};
-                        xs_8_[0u] = kf_f16_to_f32(a_8_.v[0]);
-                        xs_8_[1u] = kf_f16_to_f32(a_8_.v[1]);
-                        xs_8_[2u] = kf_f16_to_f32(a_8_.v[2]);
-                        xs_8_[3u] = kf_f16_to_f32(a_8_.v[3]);
-                        xs_8_[4u] = kf_f16_to_f32(a_8_.v[4]);
-                        xs_8_[5u] = kf_f16_to_f32(a_8_.v[5]);
-                        xs_8_[6u] = kf_f16_to_f32(a_8_.v[6]);
-                        xs_8_[7u] = kf_f16_to_f32(a_8_.v[7]);
-                        kf_u32x4 t2959_ = wb_[3u];
-                        kf_f16x8 wh_8_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2959_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2959_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2959_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2959_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2959_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2959_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2959_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2959_, 3u), 16u))}};
-                        acc_2_[0u] = __fmaf_rn(kf_f16_to_f32(wh_8_.v[7]), xs_8_[7u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[6]), xs_8_[6u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[5]), xs_8_[5u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[4]), xs_8_[4u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[3]), xs_8_[3u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[2]), xs_8_[2u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[1]), xs_8_[1u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[0]), xs_8_[0u], acc_2_[0u]))))))));
+                        kf_u32x4 t8078_ = xb_2_[6u];
+                        kf_f16x8 a_9_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t8078_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8078_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t8078_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8078_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t8078_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8078_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t8078_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8078_, 3u), 16u))}};
+                        xs_16_[0u] = kf_f16_to_f32(a_9_.v[0]);
+                        xs_16_[1u] = kf_f16_to_f32(a_9_.v[1]);
+                        xs_16_[2u] = kf_f16_to_f32(a_9_.v[2]);
+                        xs_16_[3u] = kf_f16_to_f32(a_9_.v[3]);
+                        xs_16_[4u] = kf_f16_to_f32(a_9_.v[4]);
+                        xs_16_[5u] = kf_f16_to_f32(a_9_.v[5]);
+                        xs_16_[6u] = kf_f16_to_f32(a_9_.v[6]);
+                        xs_16_[7u] = kf_f16_to_f32(a_9_.v[7]);
+                        kf_u32x4 t8105_ = wb_2_[3u];
+                        kf_f16x8 wh_8_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t8105_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8105_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t8105_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8105_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t8105_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8105_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t8105_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8105_, 3u), 16u))}};
+                        acc_3_[0u] = __fmaf_rn(kf_f16_to_f32(wh_8_.v[7]), xs_16_[7u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[6]), xs_16_[6u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[5]), xs_16_[5u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[4]), xs_16_[4u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[3]), xs_16_[3u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[2]), xs_16_[2u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[1]), xs_16_[1u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[0]), xs_16_[0u], acc_3_[0u]))))))));
                     }
-                    unsigned t3033_ = ck_ + 1u;
-                    ck_ = t3033_;
-                    if (t3033_ == steps_) {
-                        float t3036_ = acc_2_[0u];
-                        unsigned t3058_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
-                        if (t3058_ == 32u) {
-                            float t3063_ = __fadd_rn(t3036_, kf_shfl_xor(t3036_, 16u, kf_wn));
-                            float t3066_ = __fadd_rn(t3063_, kf_shfl_xor(t3063_, 8u, kf_wn));
-                            float t3069_ = __fadd_rn(t3066_, kf_shfl_xor(t3066_, 4u, kf_wn));
-                            float t3072_ = __fadd_rn(t3069_, kf_shfl_xor(t3069_, 2u, kf_wn));
-                            s_2_ = __fadd_rn(t3072_, kf_shfl_xor(t3072_, 1u, kf_wn));
-                        } else {
-                            float t3078_ = kf_shfl_down(t3036_, 16u, kf_wn);
-                            bool t3080_ = (kf_lane_id() + 16u) < t3058_;
-                            float t3081_ = __fadd_rn(t3036_, t3078_);
-                            float t3082_ = t3080_ ? t3081_ : t3036_;
-                            float t3084_ = kf_shfl_down(t3082_, 8u, kf_wn);
-                            bool t3086_ = (kf_lane_id() + 8u) < t3058_;
-                            float t3087_ = __fadd_rn(t3082_, t3084_);
-                            float t3088_ = t3086_ ? t3087_ : t3082_;
-                            float t3090_ = kf_shfl_down(t3088_, 4u, kf_wn);
-                            bool t3092_ = (kf_lane_id() + 4u) < t3058_;
-                            float t3093_ = __fadd_rn(t3088_, t3090_);
-                            float t3094_ = t3092_ ? t3093_ : t3088_;
-                            float t3096_ = kf_shfl_down(t3094_, 2u, kf_wn);
-                            bool t3098_ = (kf_lane_id() + 2u) < t3058_;
-                            float t3099_ = __fadd_rn(t3094_, t3096_);
-                            float t3100_ = t3098_ ? t3099_ : t3094_;
-                            float t3102_ = kf_shfl_down(t3100_, 1u, kf_wn);
-                            bool t3104_ = (kf_lane_id() + 1u) < t3058_;
-                            float t3105_ = __fadd_rn(t3100_, t3102_);
-                            s_2_ = kf_shfl(t3104_ ? t3105_ : t3100_, 0u, kf_wn);
+                    unsigned t8179_ = ck_ + 1u;
+                    ck_ = t8179_;
+                    if (t8179_ == steps_) {
+                        float a_10_ = acc_3_[0u];
+                        unsigned r_2_ = 0u;
+                        float t8187_ = __fadd_rn(a_10_, kf_shfl_xor(a_10_, 16u, kf_wn));
+                        float t8190_ = __fadd_rn(t8187_, kf_shfl_xor(t8187_, 8u, kf_wn));
+                        float t8193_ = __fadd_rn(t8190_, kf_shfl_xor(t8190_, 4u, kf_wn));
+                        float t8196_ = __fadd_rn(t8193_, kf_shfl_xor(t8193_, 2u, kf_wn));
+                        float t8199_ = __fadd_rn(t8196_, kf_shfl_xor(t8196_, 1u, kf_wn));
+                        bool t8201_ = lane_ == r_2_;
+                        bool t8202_ = t8201_;
+                        if (t8201_) {
+                            t8202_ = cg_ < m_;
                         }
-                        bool t3110_ = lane_ == 0u;
-                        bool t3111_ = t3110_;
-                        if (t3110_) {
-                            t3111_ = cg_ < m_;
+                        if (t8202_) {
+                            y_[cg_] = kf_f16_from_f32(__fadd_rn(t8199_, yold_));
                         }
-                        if (t3111_) {
-                            y_[cg_] = kf_f16_from_f32(__fadd_rn(s_2_, yold_));
-                        }
-                        acc_2_[0u] = 0.0f;
+                        acc_3_[0u] = 0.0f;
                         ck_ = 0u;
                         cg_ = cg_ + nw_;
                     }
@@ -5137,189 +4714,187 @@ gemv_f16_f16_f16_acc(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x
     } else {
         unsigned lane_2_ = kf_lane_id();
         unsigned nv_2_ = k_ >> 3u;
-        unsigned t3156_ = (blockIdx.x << 3u) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u);
-        unsigned t3167_ = gridDim.x << 3u;
+        unsigned t8293_ = (blockIdx.x * (blockDim.x >> 5u)) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u);
+        unsigned t8309_ = gridDim.x * (blockDim.x >> 5u);
         #pragma unroll 1
-        for (unsigned g_ = t3156_; g_ < m_; g_ = g_ + t3167_) {
+        for (unsigned g_ = t8293_; g_ < m_; g_ = g_ + t8309_) {
             row_[0u] = min(g_, (m_ - 1u));
-            acc_3_[0u] = 0.0f;
+            acc_4_[0u] = 0.0f;
             if ((k_ & 7u) == 0u) {
                 #pragma unroll 1
                 for (unsigned base_ = 0u; base_ < nv_2_; base_ = base_ + 128u) {
                     unsigned v_19_ = base_ + lane_2_;
-                    kf_u32x4 t3192_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                    kf_u32x4 t_2_ = t3192_;
+                    kf_u32x4 t8334_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_4_ = t8334_;
                     if (v_19_ < nv_2_) {
-                        unsigned t3198_ = (row_[0u] * nv_2_) + v_19_;
-                        kf_u32x4 t3199_ = wv_[t3198_];
-                        t_2_ = t3199_;
+                        unsigned t8340_ = (row_[0u] * nv_2_) + v_19_;
+                        kf_u32x4 t8341_ = wv_[t8340_];
+                        t_4_ = t8341_;
                     }
-                    wr_[0u] = t_2_;
+                    wr_[0u] = t_4_;
                     unsigned v_20_ = (base_ + 32u) + lane_2_;
-                    kf_u32x4 t3205_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                    kf_u32x4 t_3_ = t3205_;
+                    kf_u32x4 t8347_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_5_ = t8347_;
                     if (v_20_ < nv_2_) {
-                        unsigned t3211_ = (row_[0u] * nv_2_) + v_20_;
-                        kf_u32x4 t3212_ = wv_[t3211_];
-                        t_3_ = t3212_;
+                        unsigned t8353_ = (row_[0u] * nv_2_) + v_20_;
+                        kf_u32x4 t8354_ = wv_[t8353_];
+                        t_5_ = t8354_;
                     }
-                    wr_[1u] = t_3_;
+                    wr_[1u] = t_5_;
                     unsigned v_21_ = (base_ + 64u) + lane_2_;
-                    kf_u32x4 t3218_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                    kf_u32x4 t_4_ = t3218_;
+                    kf_u32x4 t8360_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_6_ = t8360_;
                     if (v_21_ < nv_2_) {
-                        unsigned t3224_ = (row_[0u] * nv_2_) + v_21_;
-                        kf_u32x4 t3225_ = wv_[t3224_];
-                        t_4_ = t3225_;
+                        unsigned t8366_ = (row_[0u] * nv_2_) + v_21_;
+                        kf_u32x4 t8367_ = wv_[t8366_];
+                        t_6_ = t8367_;
                     }
-                    wr_[2u] = t_4_;
+                    wr_[2u] = t_6_;
                     unsigned v_22_ = (base_ + 96u) + lane_2_;
-                    kf_u32x4 t3231_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                    kf_u32x4 t_5_ = t3231_;
+                    kf_u32x4 t8373_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_7_ = t8373_;
                     if (v_22_ < nv_2_) {
-                        unsigned t3237_ = (row_[0u] * nv_2_) + v_22_;
-                        kf_u32x4 t3238_ = wv_[t3237_];
-                        t_5_ = t3238_;
+                        unsigned t8379_ = (row_[0u] * nv_2_) + v_22_;
+                        kf_u32x4 t8380_ = wv_[t8379_];
+                        t_7_ = t8380_;
                     }
-                    wr_[3u] = t_5_;
+                    wr_[3u] = t_7_;
                     unsigned v_23_ = base_ + lane_2_;
                     if (v_23_ < nv_2_) {
-                        kf_f16x8 a_9_ = xh8_[v_23_];
-                        xs_9_[0u] = kf_f16_to_f32(a_9_.v[0]);
-                        xs_9_[1u] = kf_f16_to_f32(a_9_.v[1]);
-                        xs_9_[2u] = kf_f16_to_f32(a_9_.v[2]);
-                        xs_9_[3u] = kf_f16_to_f32(a_9_.v[3]);
-                        xs_9_[4u] = kf_f16_to_f32(a_9_.v[4]);
-                        xs_9_[5u] = kf_f16_to_f32(a_9_.v[5]);
-                        xs_9_[6u] = kf_f16_to_f32(a_9_.v[6]);
-                        xs_9_[7u] = kf_f16_to_f32(a_9_.v[7]);
-                        kf_u32x4 t3294_ = wr_[0u];
-                        kf_f16x8 wh_9_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t3294_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3294_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t3294_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3294_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t3294_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3294_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t3294_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3294_, 3u), 16u))}};
-                        acc_3_[0u] = __fmaf_rn(kf_f16_to_f32(wh_9_.v[7]), xs_9_[7u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[6]), xs_9_[6u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[5]), xs_9_[5u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[4]), xs_9_[4u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[3]), xs_9_[3u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[2]), xs_9_[2u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[1]), xs_9_[1u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[0]), xs_9_[0u], acc_3_[0u]))))))));
+                        kf_f16x8 a_11_ = xh8_[v_23_];
+                        xs_17_[0u] = kf_f16_to_f32(a_11_.v[0]);
+                        xs_17_[1u] = kf_f16_to_f32(a_11_.v[1]);
+                        xs_17_[2u] = kf_f16_to_f32(a_11_.v[2]);
+                        xs_17_[3u] = kf_f16_to_f32(a_11_.v[3]);
+                        xs_17_[4u] = kf_f16_to_f32(a_11_.v[4]);
+                        xs_17_[5u] = kf_f16_to_f32(a_11_.v[5]);
+                        xs_17_[6u] = kf_f16_to_f32(a_11_.v[6]);
+                        xs_17_[7u] = kf_f16_to_f32(a_11_.v[7]);
+                        kf_u32x4 t8436_ = wr_[0u];
+                        kf_f16x8 wh_9_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t8436_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8436_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t8436_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8436_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t8436_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8436_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t8436_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8436_, 3u), 16u))}};
+                        acc_4_[0u] = __fmaf_rn(kf_f16_to_f32(wh_9_.v[7]), xs_17_[7u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[6]), xs_17_[6u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[5]), xs_17_[5u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[4]), xs_17_[4u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[3]), xs_17_[3u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[2]), xs_17_[2u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[1]), xs_17_[1u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[0]), xs_17_[0u], acc_4_[0u]))))))));
                     }
                     unsigned v_24_ = (base_ + 32u) + lane_2_;
                     if (v_24_ < nv_2_) {
-                        kf_f16x8 a_10_ = xh8_[v_24_];
-                        xs_10_[0u] = kf_f16_to_f32(a_10_.v[0]);
-                        xs_10_[1u] = kf_f16_to_f32(a_10_.v[1]);
-                        xs_10_[2u] = kf_f16_to_f32(a_10_.v[2]);
-                        xs_10_[3u] = kf_f16_to_f32(a_10_.v[3]);
-                        xs_10_[4u] = kf_f16_to_f32(a_10_.v[4]);
-                        xs_10_[5u] = kf_f16_to_f32(a_10_.v[5]);
-                        xs_10_[6u] = kf_f16_to_f32(a_10_.v[6]);
-                        xs_10_[7u] = kf_f16_to_f32(a_10_.v[7]);
-                        kf_u32x4 t3421_ = wr_[1u];
-                        kf_f16x8 wh_10_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t3421_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3421_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t3421_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3421_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t3421_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3421_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t3421_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3421_, 3u), 16u))}};
-                        acc_3_[0u] = __fmaf_rn(kf_f16_to_f32(wh_10_.v[7]), xs_10_[7u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[6]), xs_10_[6u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[5]), xs_10_[5u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[4]), xs_10_[4u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[3]), xs_10_[3u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[2]), xs_10_[2u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[1]), xs_10_[1u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[0]), xs_10_[0u], acc_3_[0u]))))))));
+                        kf_f16x8 a_12_ = xh8_[v_24_];
+                        xs_18_[0u] = kf_f16_to_f32(a_12_.v[0]);
+                        xs_18_[1u] = kf_f16_to_f32(a_12_.v[1]);
+                        xs_18_[2u] = kf_f16_to_f32(a_12_.v[2]);
+                        xs_18_[3u] = kf_f16_to_f32(a_12_.v[3]);
+                        xs_18_[4u] = kf_f16_to_f32(a_12_.v[4]);
+                        xs_18_[5u] = kf_f16_to_f32(a_12_.v[5]);
+                        xs_18_[6u] = kf_f16_to_f32(a_12_.v[6]);
+                        xs_18_[7u] = kf_f16_to_f32(a_12_.v[7]);
+                        kf_u32x4 t8563_ = wr_[1u];
+                        kf_f16x8 wh_10_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t8563_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8563_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t8563_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8563_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t8563_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8563_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t8563_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8563_, 3u), 16u))}};
+                        acc_4_[0u] = __fmaf_rn(kf_f16_to_f32(wh_10_.v[7]), xs_18_[7u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[6]), xs_18_[6u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[5]), xs_18_[5u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[4]), xs_18_[4u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[3]), xs_18_[3u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[2]), xs_18_[2u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[1]), xs_18_[1u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[0]), xs_18_[0u], acc_4_[0u]))))))));
                     }
                     unsigned v_25_ = (base_ + 64u) + lane_2_;
                     if (v_25_ < nv_2_) {
-                        kf_f16x8 a_11_ = xh8_[v_25_];
-                        xs_11_[0u] = kf_f16_to_f32(a_11_.v[0]);
-                        xs_11_[1u] = kf_f16_to_f32(a_11_.v[1]);
-                        xs_11_[2u] = kf_f16_to_f32(a_11_.v[2]);
-                        xs_11_[3u] = kf_f16_to_f32(a_11_.v[3]);
-                        xs_11_[4u] = kf_f16_to_f32(a_11_.v[4]);
-                        xs_11_[5u] = kf_f16_to_f32(a_11_.v[5]);
-                        xs_11_[6u] = kf_f16_to_f32(a_11_.v[6]);
-                        xs_11_[7u] = kf_f16_to_f32(a_11_.v[7]);
-                        kf_u32x4 t3548_ = wr_[2u];
-                        kf_f16x8 wh_11_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t3548_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3548_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t3548_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3548_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t3548_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3548_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t3548_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3548_, 3u), 16u))}};
-                        acc_3_[0u] = __fmaf_rn(kf_f16_to_f32(wh_11_.v[7]), xs_11_[7u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[6]), xs_11_[6u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[5]), xs_11_[5u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[4]), xs_11_[4u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[3]), xs_11_[3u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[2]), xs_11_[2u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[1]), xs_11_[1u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[0]), xs_11_[0u], acc_3_[0u]))))))));
+                        kf_f16x8 a_13_ = xh8_[v_25_];
+                        xs_19_[0u] = kf_f16_to_f32(a_13_.v[0]);
+                        xs_19_[1u] = kf_f16_to_f32(a_13_.v[1]);
+                        xs_19_[2u] = kf_f16_to_f32(a_13_.v[2]);
+                        xs_19_[3u] = kf_f16_to_f32(a_13_.v[3]);
+                        xs_19_[4u] = kf_f16_to_f32(a_13_.v[4]);
+                        xs_19_[5u] = kf_f16_to_f32(a_13_.v[5]);
+                        xs_19_[6u] = kf_f16_to_f32(a_13_.v[6]);
+                        xs_19_[7u] = kf_f16_to_f32(a_13_.v[7]);
+                        kf_u32x4 t8690_ = wr_[2u];
+                        kf_f16x8 wh_11_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t8690_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8690_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t8690_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8690_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t8690_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8690_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t8690_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8690_, 3u), 16u))}};
+                        acc_4_[0u] = __fmaf_rn(kf_f16_to_f32(wh_11_.v[7]), xs_19_[7u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[6]), xs_19_[6u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[5]), xs_19_[5u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[4]), xs_19_[4u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[3]), xs_19_[3u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[2]), xs_19_[2u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[1]), xs_19_[1u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[0]), xs_19_[0u], acc_4_[0u]))))))));
                     }
                     unsigned v_26_ = (base_ + 96u) + lane_2_;
                     if (v_26_ < nv_2_) {
-                        kf_f16x8 a_12_ = xh8_[v_26_];
-                        xs_12_[0u] = kf_f16_to_f32(a_12_.v[0]);
-                        xs_12_[1u] = kf_f16_to_f32(a_12_.v[1]);
-                        xs_12_[2u] = kf_f16_to_f32(a_12_.v[2]);
-                        xs_12_[3u] = kf_f16_to_f32(a_12_.v[3]);
-                        xs_12_[4u] = kf_f16_to_f32(a_12_.v[4]);
-                        xs_12_[5u] = kf_f16_to_f32(a_12_.v[5]);
-                        xs_12_[6u] = kf_f16_to_f32(a_12_.v[6]);
-                        xs_12_[7u] = kf_f16_to_f32(a_12_.v[7]);
-                        kf_u32x4 t3675_ = wr_[3u];
-                        kf_f16x8 wh_12_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t3675_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3675_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t3675_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3675_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t3675_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3675_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t3675_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3675_, 3u), 16u))}};
-                        acc_3_[0u] = __fmaf_rn(kf_f16_to_f32(wh_12_.v[7]), xs_12_[7u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[6]), xs_12_[6u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[5]), xs_12_[5u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[4]), xs_12_[4u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[3]), xs_12_[3u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[2]), xs_12_[2u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[1]), xs_12_[1u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[0]), xs_12_[0u], acc_3_[0u]))))))));
+                        kf_f16x8 a_14_ = xh8_[v_26_];
+                        xs_20_[0u] = kf_f16_to_f32(a_14_.v[0]);
+                        xs_20_[1u] = kf_f16_to_f32(a_14_.v[1]);
+                        xs_20_[2u] = kf_f16_to_f32(a_14_.v[2]);
+                        xs_20_[3u] = kf_f16_to_f32(a_14_.v[3]);
+                        xs_20_[4u] = kf_f16_to_f32(a_14_.v[4]);
+                        xs_20_[5u] = kf_f16_to_f32(a_14_.v[5]);
+                        xs_20_[6u] = kf_f16_to_f32(a_14_.v[6]);
+                        xs_20_[7u] = kf_f16_to_f32(a_14_.v[7]);
+                        kf_u32x4 t8817_ = wr_[3u];
+                        kf_f16x8 wh_12_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t8817_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8817_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t8817_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8817_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t8817_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8817_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t8817_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8817_, 3u), 16u))}};
+                        acc_4_[0u] = __fmaf_rn(kf_f16_to_f32(wh_12_.v[7]), xs_20_[7u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[6]), xs_20_[6u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[5]), xs_20_[5u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[4]), xs_20_[4u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[3]), xs_20_[3u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[2]), xs_20_[2u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[1]), xs_20_[1u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[0]), xs_20_[0u], acc_4_[0u]))))))));
                     }
                 }
             } else {
                 #pragma unroll 1
                 for (unsigned c_ = lane_2_; c_ < k_; c_ = c_ + 32u) {
-                    float t3756_ = kf_f16_to_f32(x_[c_]);
+                    float t8898_ = kf_f16_to_f32(x_[c_]);
                     unsigned i_ = (row_[0u] * k_) + c_;
                     unsigned short u_ = w16_[i_];
-                    acc_3_[0u] = __fmaf_rn(kf_f16_to_f32(kf_bitcast<kf_f16>(u_)), t3756_, acc_3_[0u]);
+                    acc_4_[0u] = __fmaf_rn(kf_f16_to_f32(kf_bitcast<kf_f16>(u_)), t8898_, acc_4_[0u]);
                 }
             }
-            float t3774_ = acc_3_[0u];
-            unsigned t3796_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
-            if (t3796_ == 32u) {
-                float t3801_ = __fadd_rn(t3774_, kf_shfl_xor(t3774_, 16u, kf_wn));
-                float t3804_ = __fadd_rn(t3801_, kf_shfl_xor(t3801_, 8u, kf_wn));
-                float t3807_ = __fadd_rn(t3804_, kf_shfl_xor(t3804_, 4u, kf_wn));
-                float t3810_ = __fadd_rn(t3807_, kf_shfl_xor(t3807_, 2u, kf_wn));
-                s_3_ = __fadd_rn(t3810_, kf_shfl_xor(t3810_, 1u, kf_wn));
+            float t8916_ = acc_4_[0u];
+            unsigned t8938_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+            if (t8938_ == 32u) {
+                float t8943_ = __fadd_rn(t8916_, kf_shfl_xor(t8916_, 16u, kf_wn));
+                float t8946_ = __fadd_rn(t8943_, kf_shfl_xor(t8943_, 8u, kf_wn));
+                float t8949_ = __fadd_rn(t8946_, kf_shfl_xor(t8946_, 4u, kf_wn));
+                float t8952_ = __fadd_rn(t8949_, kf_shfl_xor(t8949_, 2u, kf_wn));
+                s_ = __fadd_rn(t8952_, kf_shfl_xor(t8952_, 1u, kf_wn));
             } else {
-                float t3816_ = kf_shfl_down(t3774_, 16u, kf_wn);
-                bool t3818_ = (kf_lane_id() + 16u) < t3796_;
-                float t3819_ = __fadd_rn(t3774_, t3816_);
-                float t3820_ = t3818_ ? t3819_ : t3774_;
-                float t3822_ = kf_shfl_down(t3820_, 8u, kf_wn);
-                bool t3824_ = (kf_lane_id() + 8u) < t3796_;
-                float t3825_ = __fadd_rn(t3820_, t3822_);
-                float t3826_ = t3824_ ? t3825_ : t3820_;
-                float t3828_ = kf_shfl_down(t3826_, 4u, kf_wn);
-                bool t3830_ = (kf_lane_id() + 4u) < t3796_;
-                float t3831_ = __fadd_rn(t3826_, t3828_);
-                float t3832_ = t3830_ ? t3831_ : t3826_;
-                float t3834_ = kf_shfl_down(t3832_, 2u, kf_wn);
-                bool t3836_ = (kf_lane_id() + 2u) < t3796_;
-                float t3837_ = __fadd_rn(t3832_, t3834_);
-                float t3838_ = t3836_ ? t3837_ : t3832_;
-                float t3840_ = kf_shfl_down(t3838_, 1u, kf_wn);
-                bool t3842_ = (kf_lane_id() + 1u) < t3796_;
-                float t3843_ = __fadd_rn(t3838_, t3840_);
-                s_3_ = kf_shfl(t3842_ ? t3843_ : t3838_, 0u, kf_wn);
+                float t8958_ = kf_shfl_down(t8916_, 16u, kf_wn);
+                bool t8960_ = (kf_lane_id() + 16u) < t8938_;
+                float t8961_ = __fadd_rn(t8916_, t8958_);
+                float t8962_ = t8960_ ? t8961_ : t8916_;
+                float t8964_ = kf_shfl_down(t8962_, 8u, kf_wn);
+                bool t8966_ = (kf_lane_id() + 8u) < t8938_;
+                float t8967_ = __fadd_rn(t8962_, t8964_);
+                float t8968_ = t8966_ ? t8967_ : t8962_;
+                float t8970_ = kf_shfl_down(t8968_, 4u, kf_wn);
+                bool t8972_ = (kf_lane_id() + 4u) < t8938_;
+                float t8973_ = __fadd_rn(t8968_, t8970_);
+                float t8974_ = t8972_ ? t8973_ : t8968_;
+                float t8976_ = kf_shfl_down(t8974_, 2u, kf_wn);
+                bool t8978_ = (kf_lane_id() + 2u) < t8938_;
+                float t8979_ = __fadd_rn(t8974_, t8976_);
+                float t8980_ = t8978_ ? t8979_ : t8974_;
+                float t8982_ = kf_shfl_down(t8980_, 1u, kf_wn);
+                bool t8984_ = (kf_lane_id() + 1u) < t8938_;
+                float t8985_ = __fadd_rn(t8980_, t8982_);
+                s_ = kf_shfl(t8984_ ? t8985_ : t8980_, 0u, kf_wn);
             }
-            bool t3848_ = lane_2_ == 0u;
-            bool t3849_ = t3848_;
-            if (t3848_) {
-                t3849_ = g_ < m_;
+            bool t8990_ = lane_2_ == 0u;
+            bool t8991_ = t8990_;
+            if (t8990_) {
+                t8991_ = g_ < m_;
             }
-            if (t3849_) {
-                y_[g_] = kf_f16_from_f32(__fadd_rn(s_3_, kf_f16_to_f32(y_[g_])));
+            if (t8991_) {
+                y_[g_] = kf_f16_from_f32(__fadd_rn(s_, kf_f16_to_f32(y_[g_])));
             }
         }
     }
 }
 
-/* kernel gemv_bf16_f16_f16_acc (gemv.kf:1038) */
-extern "C" __global__ void __launch_bounds__(256)
+/* kernel gemv_bf16_f16_f16_acc (gemv.kf:1151) */
+extern "C" __global__ void __launch_bounds__(64)
 gemv_bf16_f16_f16_acc(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__ x_, kf_f16* __restrict__ y_, unsigned m_, unsigned k_)
 {
     kf_pdl_wait();
-    kf_u32x4 wb_[8];
-    kf_u32x4 xb_[16];
-    float acc_2_[1];
-    float xs_[8];
-    float xs_2_[8];
-    float xs_3_[8];
-    float xs_4_[8];
-    float xs_5_[8];
-    float xs_6_[8];
-    float xs_7_[8];
-    float xs_8_[8];
-    unsigned row_[1];
+    kf_u32x4 wb_2_[8];
+    kf_u32x4 xb_2_[16];
     float acc_3_[1];
-    kf_u32x4 wr_[4];
     float xs_9_[8];
     float xs_10_[8];
     float xs_11_[8];
     float xs_12_[8];
+    float xs_13_[8];
+    float xs_14_[8];
+    float xs_15_[8];
+    float xs_16_[8];
+    unsigned row_[1];
+    float acc_4_[1];
+    kf_u32x4 wr_[4];
+    float xs_17_[8];
+    float xs_18_[8];
+    float xs_19_[8];
+    float xs_20_[8];
     float s_;
-    float s_2_;
-    float s_3_;
     const unsigned kf_wn = kf_warp_lanes();
     const unsigned short* w16_ = (const unsigned short*)w_;
     const kf_u32x4* wv_ = (const kf_u32x4*)w_;
@@ -5329,320 +4904,275 @@ gemv_bf16_f16_f16_acc(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__
         unsigned lane_ = kf_lane_id();
         unsigned nv_ = k_ >> 3u;
         unsigned steps_ = (nv_ >> 7u) + (((nv_ & 127u) != 0u) ? 1u : 0u);
-        unsigned wid_ = (blockIdx.x << 3u) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u);
-        unsigned nw_ = gridDim.x << 3u;
+        unsigned wid_ = (blockIdx.x * (blockDim.x >> 5u)) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u);
+        unsigned nw_ = gridDim.x * (blockDim.x >> 5u);
         if (!(wid_ >= m_)) {
-            unsigned t1433_ = m_ - wid_;
-            unsigned t1441_ = ((t1433_ / nw_) + (((t1433_ % nw_) != 0u) ? 1u : 0u)) * steps_;
-            acc_2_[0u] = 0.0f;
+            unsigned t4885_ = m_ - wid_;
+            unsigned t4893_ = ((t4885_ / nw_) + (((t4885_ % nw_) != 0u) ? 1u : 0u)) * steps_;
+            acc_3_[0u] = 0.0f;
             float yold_ = 0.0f;
             unsigned lg_ = wid_;
             unsigned lk_ = 0u;
             unsigned cg_ = wid_;
             unsigned ck_ = 0u;
-            unsigned t1454_ = t1441_ + 1u;
+            unsigned t6513_ = t4893_ + 1u;
+            asm("" : "+r"(nw_));
             #pragma unroll 1
-            for (unsigned t0_ = 0u; t0_ < t1454_; t0_ = t0_ + 2u) {
-                if (t0_ < t1441_) {
+            for (unsigned t0_ = 0u; t0_ < t6513_; t0_ = t0_ + 2u) {
+                if (t0_ < t4893_) {
                     unsigned v_ = min((((lk_ << 5u) << 2u) + lane_), (nv_ - 1u));
                     unsigned row_2_ = min(lg_, (m_ - 1u));
-                    wb_[0u] = wv_[(row_2_ * nv_) + v_];
-                    xb_[0u] = xv_[v_];
+                    wb_2_[0u] = wv_[(row_2_ * nv_) + v_];
+                    xb_2_[0u] = xv_[v_];
                     unsigned v_2_ = min(((((lk_ << 5u) << 2u) + 32u) + lane_), (nv_ - 1u));
                     unsigned row_3_ = min(lg_, (m_ - 1u));
-                    wb_[1u] = wv_[(row_3_ * nv_) + v_2_];
-                    xb_[2u] = xv_[v_2_];
+                    wb_2_[1u] = wv_[(row_3_ * nv_) + v_2_];
+                    xb_2_[2u] = xv_[v_2_];
                     unsigned v_3_ = min(((((lk_ << 5u) << 2u) + 64u) + lane_), (nv_ - 1u));
                     unsigned row_4_ = min(lg_, (m_ - 1u));
-                    wb_[2u] = wv_[(row_4_ * nv_) + v_3_];
-                    xb_[4u] = xv_[v_3_];
+                    wb_2_[2u] = wv_[(row_4_ * nv_) + v_3_];
+                    xb_2_[4u] = xv_[v_3_];
                     unsigned v_4_ = min(((((lk_ << 5u) << 2u) + 96u) + lane_), (nv_ - 1u));
                     unsigned row_5_ = min(lg_, (m_ - 1u));
-                    wb_[3u] = wv_[(row_5_ * nv_) + v_4_];
-                    xb_[6u] = xv_[v_4_];
-                    unsigned t1630_ = lk_ + 1u;
-                    lk_ = t1630_;
-                    if (t1630_ == steps_) {
+                    wb_2_[3u] = wv_[(row_5_ * nv_) + v_4_];
+                    xb_2_[6u] = xv_[v_4_];
+                    unsigned t6717_ = lk_ + 1u;
+                    lk_ = t6717_;
+                    if (t6717_ == steps_) {
                         lk_ = 0u;
                         lg_ = lg_ + nw_;
                     }
                 }
-                bool t1639_ = t0_ >= 1u;
-                bool t1640_ = t1639_;
-                if (t1639_) {
-                    t1640_ = (t0_ - 1u) < t1441_;
+                bool t6770_ = t0_ >= 1u;
+                bool t6771_ = t6770_;
+                if (t6770_) {
+                    t6771_ = (t0_ - 1u) < t4893_;
                 }
-                if (t1640_) {
+                if (t6771_) {
                     if (ck_ == 0u) {
                         float v_5_ = 0.0f;
-                        bool t1655_ = kf_lane_id() < 1u;
-                        bool t1656_ = t1655_;
-                        if (t1655_) {
-                            t1656_ = (cg_ + kf_lane_id()) < m_;
+                        bool t6786_ = kf_lane_id() < 1u;
+                        bool t6787_ = t6786_;
+                        if (t6786_) {
+                            t6787_ = (cg_ + kf_lane_id()) < m_;
                         }
-                        if (t1656_) {
+                        if (t6787_) {
                             v_5_ = kf_f16_to_f32(y_[cg_ + kf_lane_id()]);
                         }
                         yold_ = v_5_;
                     }
                     unsigned v_6_ = ((ck_ << 5u) << 2u) + lane_;
                     if (v_6_ < nv_) {
-                        kf_u32x4 t1699_ = xb_[8u];
-                        kf_f16x8 a_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1699_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1699_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1699_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1699_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1699_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1699_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1699_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1699_, 3u), 16u))}};
-                        xs_[0u] = kf_f16_to_f32(a_.v[0]);
-                        xs_[1u] = kf_f16_to_f32(a_.v[1]);
-                        xs_[2u] = kf_f16_to_f32(a_.v[2]);
-                        xs_[3u] = kf_f16_to_f32(a_.v[3]);
-                        xs_[4u] = kf_f16_to_f32(a_.v[4]);
-                        xs_[5u] = kf_f16_to_f32(a_.v[5]);
-                        xs_[6u] = kf_f16_to_f32(a_.v[6]);
-                        xs_[7u] = kf_f16_to_f32(a_.v[7]);
-                        kf_u32x4 t1729_ = wb_[4u];
-                        kf_bf16x8 wbv_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t1729_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1729_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t1729_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1729_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t1729_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1729_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t1729_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1729_, 3u), 16u))}};
-                        acc_2_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_.v[7]), xs_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[6]), xs_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[5]), xs_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[4]), xs_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[3]), xs_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[2]), xs_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[1]), xs_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[0]), xs_[0u], acc_2_[0u]))))))));
+                        kf_u32x4 t6830_ = xb_2_[8u];
+                        kf_f16x8 a_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t6830_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6830_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t6830_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6830_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t6830_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6830_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t6830_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6830_, 3u), 16u))}};
+                        xs_9_[0u] = kf_f16_to_f32(a_.v[0]);
+                        xs_9_[1u] = kf_f16_to_f32(a_.v[1]);
+                        xs_9_[2u] = kf_f16_to_f32(a_.v[2]);
+                        xs_9_[3u] = kf_f16_to_f32(a_.v[3]);
+                        xs_9_[4u] = kf_f16_to_f32(a_.v[4]);
+                        xs_9_[5u] = kf_f16_to_f32(a_.v[5]);
+                        xs_9_[6u] = kf_f16_to_f32(a_.v[6]);
+                        xs_9_[7u] = kf_f16_to_f32(a_.v[7]);
+                        kf_u32x4 t6860_ = wb_2_[4u];
+                        kf_bf16x8 wbv_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t6860_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t6860_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t6860_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t6860_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t6860_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t6860_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t6860_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t6860_, 3u), 16u))}};
+                        acc_3_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_.v[7]), xs_9_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[6]), xs_9_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[5]), xs_9_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[4]), xs_9_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[3]), xs_9_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[2]), xs_9_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[1]), xs_9_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[0]), xs_9_[0u], acc_3_[0u]))))))));
                     }
                     unsigned v_7_ = (((ck_ << 5u) << 2u) + 32u) + lane_;
                     if (v_7_ < nv_) {
-                        kf_u32x4 t1830_ = xb_[10u];
-                        kf_f16x8 a_2_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1830_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1830_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1830_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1830_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1830_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1830_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1830_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1830_, 3u), 16u))}};
-                        xs_2_[0u] = kf_f16_to_f32(a_2_.v[0]);
-                        xs_2_[1u] = kf_f16_to_f32(a_2_.v[1]);
-                        xs_2_[2u] = kf_f16_to_f32(a_2_.v[2]);
-                        xs_2_[3u] = kf_f16_to_f32(a_2_.v[3]);
-                        xs_2_[4u] = kf_f16_to_f32(a_2_.v[4]);
-                        xs_2_[5u] = kf_f16_to_f32(a_2_.v[5]);
-                        xs_2_[6u] = kf_f16_to_f32(a_2_.v[6]);
-                        xs_2_[7u] = kf_f16_to_f32(a_2_.v[7]);
-                        kf_u32x4 t1860_ = wb_[5u];
-                        kf_bf16x8 wbv_2_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t1860_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1860_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t1860_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1860_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t1860_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1860_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t1860_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1860_, 3u), 16u))}};
-                        acc_2_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[7]), xs_2_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[6]), xs_2_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[5]), xs_2_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[4]), xs_2_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[3]), xs_2_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[2]), xs_2_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[1]), xs_2_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[0]), xs_2_[0u], acc_2_[0u]))))))));
+                        kf_u32x4 t6961_ = xb_2_[10u];
+                        kf_f16x8 a_2_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t6961_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6961_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t6961_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6961_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t6961_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6961_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t6961_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6961_, 3u), 16u))}};
+                        xs_10_[0u] = kf_f16_to_f32(a_2_.v[0]);
+                        xs_10_[1u] = kf_f16_to_f32(a_2_.v[1]);
+                        xs_10_[2u] = kf_f16_to_f32(a_2_.v[2]);
+                        xs_10_[3u] = kf_f16_to_f32(a_2_.v[3]);
+                        xs_10_[4u] = kf_f16_to_f32(a_2_.v[4]);
+                        xs_10_[5u] = kf_f16_to_f32(a_2_.v[5]);
+                        xs_10_[6u] = kf_f16_to_f32(a_2_.v[6]);
+                        xs_10_[7u] = kf_f16_to_f32(a_2_.v[7]);
+                        kf_u32x4 t6991_ = wb_2_[5u];
+                        kf_bf16x8 wbv_2_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t6991_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t6991_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t6991_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t6991_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t6991_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t6991_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t6991_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t6991_, 3u), 16u))}};
+                        acc_3_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[7]), xs_10_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[6]), xs_10_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[5]), xs_10_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[4]), xs_10_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[3]), xs_10_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[2]), xs_10_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[1]), xs_10_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[0]), xs_10_[0u], acc_3_[0u]))))))));
                     }
                     unsigned v_8_ = (((ck_ << 5u) << 2u) + 64u) + lane_;
                     if (v_8_ < nv_) {
-                        kf_u32x4 t1961_ = xb_[12u];
-                        kf_f16x8 a_3_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1961_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1961_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1961_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1961_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1961_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1961_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1961_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1961_, 3u), 16u))}};
-                        xs_3_[0u] = kf_f16_to_f32(a_3_.v[0]);
-                        xs_3_[1u] = kf_f16_to_f32(a_3_.v[1]);
-                        xs_3_[2u] = kf_f16_to_f32(a_3_.v[2]);
-                        xs_3_[3u] = kf_f16_to_f32(a_3_.v[3]);
-                        xs_3_[4u] = kf_f16_to_f32(a_3_.v[4]);
-                        xs_3_[5u] = kf_f16_to_f32(a_3_.v[5]);
-                        xs_3_[6u] = kf_f16_to_f32(a_3_.v[6]);
-                        xs_3_[7u] = kf_f16_to_f32(a_3_.v[7]);
-                        kf_u32x4 t1991_ = wb_[6u];
-                        kf_bf16x8 wbv_3_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t1991_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1991_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t1991_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1991_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t1991_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1991_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t1991_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t1991_, 3u), 16u))}};
-                        acc_2_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[7]), xs_3_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[6]), xs_3_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[5]), xs_3_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[4]), xs_3_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[3]), xs_3_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[2]), xs_3_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[1]), xs_3_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[0]), xs_3_[0u], acc_2_[0u]))))))));
+                        kf_u32x4 t7092_ = xb_2_[12u];
+                        kf_f16x8 a_3_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7092_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7092_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7092_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7092_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7092_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7092_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7092_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7092_, 3u), 16u))}};
+                        xs_11_[0u] = kf_f16_to_f32(a_3_.v[0]);
+                        xs_11_[1u] = kf_f16_to_f32(a_3_.v[1]);
+                        xs_11_[2u] = kf_f16_to_f32(a_3_.v[2]);
+                        xs_11_[3u] = kf_f16_to_f32(a_3_.v[3]);
+                        xs_11_[4u] = kf_f16_to_f32(a_3_.v[4]);
+                        xs_11_[5u] = kf_f16_to_f32(a_3_.v[5]);
+                        xs_11_[6u] = kf_f16_to_f32(a_3_.v[6]);
+                        xs_11_[7u] = kf_f16_to_f32(a_3_.v[7]);
+                        kf_u32x4 t7122_ = wb_2_[6u];
+                        kf_bf16x8 wbv_3_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t7122_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7122_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7122_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7122_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7122_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7122_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7122_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7122_, 3u), 16u))}};
+                        acc_3_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[7]), xs_11_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[6]), xs_11_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[5]), xs_11_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[4]), xs_11_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[3]), xs_11_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[2]), xs_11_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[1]), xs_11_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[0]), xs_11_[0u], acc_3_[0u]))))))));
                     }
                     unsigned v_9_ = (((ck_ << 5u) << 2u) + 96u) + lane_;
                     if (v_9_ < nv_) {
-                        kf_u32x4 t2092_ = xb_[14u];
-                        kf_f16x8 a_4_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2092_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2092_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2092_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2092_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2092_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2092_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2092_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2092_, 3u), 16u))}};
-                        xs_4_[0u] = kf_f16_to_f32(a_4_.v[0]);
-                        xs_4_[1u] = kf_f16_to_f32(a_4_.v[1]);
-                        xs_4_[2u] = kf_f16_to_f32(a_4_.v[2]);
-                        xs_4_[3u] = kf_f16_to_f32(a_4_.v[3]);
-                        xs_4_[4u] = kf_f16_to_f32(a_4_.v[4]);
-                        xs_4_[5u] = kf_f16_to_f32(a_4_.v[5]);
-                        xs_4_[6u] = kf_f16_to_f32(a_4_.v[6]);
-                        xs_4_[7u] = kf_f16_to_f32(a_4_.v[7]);
-                        kf_u32x4 t2122_ = wb_[7u];
-                        kf_bf16x8 wbv_4_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t2122_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2122_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2122_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2122_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2122_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2122_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2122_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2122_, 3u), 16u))}};
-                        acc_2_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[7]), xs_4_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[6]), xs_4_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[5]), xs_4_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[4]), xs_4_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[3]), xs_4_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[2]), xs_4_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[1]), xs_4_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[0]), xs_4_[0u], acc_2_[0u]))))))));
+                        kf_u32x4 t7223_ = xb_2_[14u];
+                        kf_f16x8 a_4_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7223_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7223_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7223_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7223_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7223_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7223_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7223_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7223_, 3u), 16u))}};
+                        xs_12_[0u] = kf_f16_to_f32(a_4_.v[0]);
+                        xs_12_[1u] = kf_f16_to_f32(a_4_.v[1]);
+                        xs_12_[2u] = kf_f16_to_f32(a_4_.v[2]);
+                        xs_12_[3u] = kf_f16_to_f32(a_4_.v[3]);
+                        xs_12_[4u] = kf_f16_to_f32(a_4_.v[4]);
+                        xs_12_[5u] = kf_f16_to_f32(a_4_.v[5]);
+                        xs_12_[6u] = kf_f16_to_f32(a_4_.v[6]);
+                        xs_12_[7u] = kf_f16_to_f32(a_4_.v[7]);
+                        kf_u32x4 t7253_ = wb_2_[7u];
+                        kf_bf16x8 wbv_4_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t7253_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7253_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7253_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7253_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7253_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7253_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7253_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7253_, 3u), 16u))}};
+                        acc_3_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[7]), xs_12_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[6]), xs_12_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[5]), xs_12_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[4]), xs_12_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[3]), xs_12_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[2]), xs_12_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[1]), xs_12_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[0]), xs_12_[0u], acc_3_[0u]))))))));
                     }
-                    unsigned t2193_ = ck_ + 1u;
-                    ck_ = t2193_;
-                    if (t2193_ == steps_) {
-                        float t2196_ = acc_2_[0u];
-                        unsigned t2218_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
-                        if (t2218_ == 32u) {
-                            float t2223_ = __fadd_rn(t2196_, kf_shfl_xor(t2196_, 16u, kf_wn));
-                            float t2226_ = __fadd_rn(t2223_, kf_shfl_xor(t2223_, 8u, kf_wn));
-                            float t2229_ = __fadd_rn(t2226_, kf_shfl_xor(t2226_, 4u, kf_wn));
-                            float t2232_ = __fadd_rn(t2229_, kf_shfl_xor(t2229_, 2u, kf_wn));
-                            s_ = __fadd_rn(t2232_, kf_shfl_xor(t2232_, 1u, kf_wn));
-                        } else {
-                            float t2238_ = kf_shfl_down(t2196_, 16u, kf_wn);
-                            bool t2240_ = (kf_lane_id() + 16u) < t2218_;
-                            float t2241_ = __fadd_rn(t2196_, t2238_);
-                            float t2242_ = t2240_ ? t2241_ : t2196_;
-                            float t2244_ = kf_shfl_down(t2242_, 8u, kf_wn);
-                            bool t2246_ = (kf_lane_id() + 8u) < t2218_;
-                            float t2247_ = __fadd_rn(t2242_, t2244_);
-                            float t2248_ = t2246_ ? t2247_ : t2242_;
-                            float t2250_ = kf_shfl_down(t2248_, 4u, kf_wn);
-                            bool t2252_ = (kf_lane_id() + 4u) < t2218_;
-                            float t2253_ = __fadd_rn(t2248_, t2250_);
-                            float t2254_ = t2252_ ? t2253_ : t2248_;
-                            float t2256_ = kf_shfl_down(t2254_, 2u, kf_wn);
-                            bool t2258_ = (kf_lane_id() + 2u) < t2218_;
-                            float t2259_ = __fadd_rn(t2254_, t2256_);
-                            float t2260_ = t2258_ ? t2259_ : t2254_;
-                            float t2262_ = kf_shfl_down(t2260_, 1u, kf_wn);
-                            bool t2264_ = (kf_lane_id() + 1u) < t2218_;
-                            float t2265_ = __fadd_rn(t2260_, t2262_);
-                            s_ = kf_shfl(t2264_ ? t2265_ : t2260_, 0u, kf_wn);
+                    unsigned t7324_ = ck_ + 1u;
+                    ck_ = t7324_;
+                    if (t7324_ == steps_) {
+                        float a_5_ = acc_3_[0u];
+                        unsigned r_ = 0u;
+                        float t7332_ = __fadd_rn(a_5_, kf_shfl_xor(a_5_, 16u, kf_wn));
+                        float t7335_ = __fadd_rn(t7332_, kf_shfl_xor(t7332_, 8u, kf_wn));
+                        float t7338_ = __fadd_rn(t7335_, kf_shfl_xor(t7335_, 4u, kf_wn));
+                        float t7341_ = __fadd_rn(t7338_, kf_shfl_xor(t7338_, 2u, kf_wn));
+                        float t7344_ = __fadd_rn(t7341_, kf_shfl_xor(t7341_, 1u, kf_wn));
+                        bool t7346_ = lane_ == r_;
+                        bool t7347_ = t7346_;
+                        if (t7346_) {
+                            t7347_ = cg_ < m_;
                         }
-                        bool t2270_ = lane_ == 0u;
-                        bool t2271_ = t2270_;
-                        if (t2270_) {
-                            t2271_ = cg_ < m_;
+                        if (t7347_) {
+                            y_[cg_] = kf_f16_from_f32(__fadd_rn(t7344_, yold_));
                         }
-                        if (t2271_) {
-                            y_[cg_] = kf_f16_from_f32(__fadd_rn(s_, yold_));
-                        }
-                        acc_2_[0u] = 0.0f;
+                        acc_3_[0u] = 0.0f;
                         ck_ = 0u;
                         cg_ = cg_ + nw_;
                     }
                 }
-                if ((t0_ + 1u) < t1441_) {
+                if ((t0_ + 1u) < t4893_) {
                     unsigned v_10_ = min((((lk_ << 5u) << 2u) + lane_), (nv_ - 1u));
                     unsigned row_6_ = min(lg_, (m_ - 1u));
-                    wb_[4u] = wv_[(row_6_ * nv_) + v_10_];
-                    xb_[8u] = xv_[v_10_];
+                    wb_2_[4u] = wv_[(row_6_ * nv_) + v_10_];
+                    xb_2_[8u] = xv_[v_10_];
                     unsigned v_11_ = min(((((lk_ << 5u) << 2u) + 32u) + lane_), (nv_ - 1u));
                     unsigned row_7_ = min(lg_, (m_ - 1u));
-                    wb_[5u] = wv_[(row_7_ * nv_) + v_11_];
-                    xb_[10u] = xv_[v_11_];
+                    wb_2_[5u] = wv_[(row_7_ * nv_) + v_11_];
+                    xb_2_[10u] = xv_[v_11_];
                     unsigned v_12_ = min(((((lk_ << 5u) << 2u) + 64u) + lane_), (nv_ - 1u));
                     unsigned row_8_ = min(lg_, (m_ - 1u));
-                    wb_[6u] = wv_[(row_8_ * nv_) + v_12_];
-                    xb_[12u] = xv_[v_12_];
+                    wb_2_[6u] = wv_[(row_8_ * nv_) + v_12_];
+                    xb_2_[12u] = xv_[v_12_];
                     unsigned v_13_ = min(((((lk_ << 5u) << 2u) + 96u) + lane_), (nv_ - 1u));
                     unsigned row_9_ = min(lg_, (m_ - 1u));
-                    wb_[7u] = wv_[(row_9_ * nv_) + v_13_];
-                    xb_[14u] = xv_[v_13_];
-                    unsigned t2470_ = lk_ + 1u;
-                    lk_ = t2470_;
-                    if (t2470_ == steps_) {
+                    wb_2_[7u] = wv_[(row_9_ * nv_) + v_13_];
+                    xb_2_[14u] = xv_[v_13_];
+                    unsigned t7572_ = lk_ + 1u;
+                    lk_ = t7572_;
+                    if (t7572_ == steps_) {
                         lk_ = 0u;
                         lg_ = lg_ + nw_;
                     }
                 }
-                bool t2479_ = (t0_ + 1u) >= 1u;
-                bool t2480_ = t2479_;
-                if (t2479_) {
-                    t2480_ = ((t0_ + 1u) - 1u) < t1441_;
+                bool t7625_ = (t0_ + 1u) >= 1u;
+                bool t7626_ = t7625_;
+                if (t7625_) {
+                    t7626_ = ((t0_ + 1u) - 1u) < t4893_;
                 }
-                if (t2480_) {
+                if (t7626_) {
                     if (ck_ == 0u) {
                         float v_14_ = 0.0f;
-                        bool t2495_ = kf_lane_id() < 1u;
-                        bool t2496_ = t2495_;
-                        if (t2495_) {
-                            t2496_ = (cg_ + kf_lane_id()) < m_;
+                        bool t7641_ = kf_lane_id() < 1u;
+                        bool t7642_ = t7641_;
+                        if (t7641_) {
+                            t7642_ = (cg_ + kf_lane_id()) < m_;
                         }
-                        if (t2496_) {
+                        if (t7642_) {
                             v_14_ = kf_f16_to_f32(y_[cg_ + kf_lane_id()]);
                         }
                         yold_ = v_14_;
                     }
                     unsigned v_15_ = ((ck_ << 5u) << 2u) + lane_;
                     if (v_15_ < nv_) {
-                        kf_u32x4 t2539_ = xb_[0u];
-                        kf_f16x8 a_5_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2539_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2539_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2539_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2539_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2539_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2539_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2539_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2539_, 3u), 16u))}};
-                        xs_5_[0u] = kf_f16_to_f32(a_5_.v[0]);
-                        xs_5_[1u] = kf_f16_to_f32(a_5_.v[1]);
-                        xs_5_[2u] = kf_f16_to_f32(a_5_.v[2]);
-                        xs_5_[3u] = kf_f16_to_f32(a_5_.v[3]);
-                        xs_5_[4u] = kf_f16_to_f32(a_5_.v[4]);
-                        xs_5_[5u] = kf_f16_to_f32(a_5_.v[5]);
-                        xs_5_[6u] = kf_f16_to_f32(a_5_.v[6]);
-                        xs_5_[7u] = kf_f16_to_f32(a_5_.v[7]);
-                        kf_u32x4 t2569_ = wb_[0u];
-                        kf_bf16x8 wbv_5_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t2569_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2569_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2569_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2569_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2569_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2569_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2569_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2569_, 3u), 16u))}};
-                        acc_2_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[7]), xs_5_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[6]), xs_5_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[5]), xs_5_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[4]), xs_5_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[3]), xs_5_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[2]), xs_5_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[1]), xs_5_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[0]), xs_5_[0u], acc_2_[0u]))))))));
+                        kf_u32x4 t7685_ = xb_2_[0u];
+                        kf_f16x8 a_6_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7685_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7685_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7685_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7685_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7685_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7685_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7685_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7685_, 3u), 16u))}};
+                        xs_13_[0u] = kf_f16_to_f32(a_6_.v[0]);
+                        xs_13_[1u] = kf_f16_to_f32(a_6_.v[1]);
+                        xs_13_[2u] = kf_f16_to_f32(a_6_.v[2]);
+                        xs_13_[3u] = kf_f16_to_f32(a_6_.v[3]);
+                        xs_13_[4u] = kf_f16_to_f32(a_6_.v[4]);
+                        xs_13_[5u] = kf_f16_to_f32(a_6_.v[5]);
+                        xs_13_[6u] = kf_f16_to_f32(a_6_.v[6]);
+                        xs_13_[7u] = kf_f16_to_f32(a_6_.v[7]);
+                        kf_u32x4 t7715_ = wb_2_[0u];
+                        kf_bf16x8 wbv_5_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t7715_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7715_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7715_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7715_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7715_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7715_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7715_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7715_, 3u), 16u))}};
+                        acc_3_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[7]), xs_13_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[6]), xs_13_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[5]), xs_13_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[4]), xs_13_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[3]), xs_13_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[2]), xs_13_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[1]), xs_13_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[0]), xs_13_[0u], acc_3_[0u]))))))));
                     }
                     unsigned v_16_ = (((ck_ << 5u) << 2u) + 32u) + lane_;
                     if (v_16_ < nv_) {
-                        kf_u32x4 t2670_ = xb_[2u];
-                        kf_f16x8 a_6_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2670_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2670_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2670_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2670_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2670_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2670_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2670_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2670_, 3u), 16u))}};
-                        xs_6_[0u] = kf_f16_to_f32(a_6_.v[0]);
-                        xs_6_[1u] = kf_f16_to_f32(a_6_.v[1]);
-                        xs_6_[2u] = kf_f16_to_f32(a_6_.v[2]);
-                        xs_6_[3u] = kf_f16_to_f32(a_6_.v[3]);
-                        xs_6_[4u] = kf_f16_to_f32(a_6_.v[4]);
-                        xs_6_[5u] = kf_f16_to_f32(a_6_.v[5]);
-                        xs_6_[6u] = kf_f16_to_f32(a_6_.v[6]);
-                        xs_6_[7u] = kf_f16_to_f32(a_6_.v[7]);
-                        kf_u32x4 t2700_ = wb_[1u];
-                        kf_bf16x8 wbv_6_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t2700_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2700_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2700_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2700_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2700_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2700_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2700_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2700_, 3u), 16u))}};
-                        acc_2_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[7]), xs_6_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[6]), xs_6_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[5]), xs_6_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[4]), xs_6_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[3]), xs_6_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[2]), xs_6_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[1]), xs_6_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[0]), xs_6_[0u], acc_2_[0u]))))))));
+                        kf_u32x4 t7816_ = xb_2_[2u];
+                        kf_f16x8 a_7_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7816_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7816_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7816_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7816_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7816_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7816_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7816_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7816_, 3u), 16u))}};
+                        xs_14_[0u] = kf_f16_to_f32(a_7_.v[0]);
+                        xs_14_[1u] = kf_f16_to_f32(a_7_.v[1]);
+                        xs_14_[2u] = kf_f16_to_f32(a_7_.v[2]);
+                        xs_14_[3u] = kf_f16_to_f32(a_7_.v[3]);
+                        xs_14_[4u] = kf_f16_to_f32(a_7_.v[4]);
+                        xs_14_[5u] = kf_f16_to_f32(a_7_.v[5]);
+                        xs_14_[6u] = kf_f16_to_f32(a_7_.v[6]);
+                        xs_14_[7u] = kf_f16_to_f32(a_7_.v[7]);
+                        kf_u32x4 t7846_ = wb_2_[1u];
+                        kf_bf16x8 wbv_6_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t7846_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7846_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7846_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7846_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7846_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7846_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7846_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7846_, 3u), 16u))}};
+                        acc_3_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[7]), xs_14_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[6]), xs_14_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[5]), xs_14_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[4]), xs_14_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[3]), xs_14_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[2]), xs_14_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[1]), xs_14_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[0]), xs_14_[0u], acc_3_[0u]))))))));
                     }
                     unsigned v_17_ = (((ck_ << 5u) << 2u) + 64u) + lane_;
                     if (v_17_ < nv_) {
-                        kf_u32x4 t2801_ = xb_[4u];
-                        kf_f16x8 a_7_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2801_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2801_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2801_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2801_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2801_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2801_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2801_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2801_, 3u), 16u))}};
-                        xs_7_[0u] = kf_f16_to_f32(a_7_.v[0]);
-                        xs_7_[1u] = kf_f16_to_f32(a_7_.v[1]);
-                        xs_7_[2u] = kf_f16_to_f32(a_7_.v[2]);
-                        xs_7_[3u] = kf_f16_to_f32(a_7_.v[3]);
-                        xs_7_[4u] = kf_f16_to_f32(a_7_.v[4]);
-                        xs_7_[5u] = kf_f16_to_f32(a_7_.v[5]);
-                        xs_7_[6u] = kf_f16_to_f32(a_7_.v[6]);
-                        xs_7_[7u] = kf_f16_to_f32(a_7_.v[7]);
-                        kf_u32x4 t2831_ = wb_[2u];
-                        kf_bf16x8 wbv_7_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t2831_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2831_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2831_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2831_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2831_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2831_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2831_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2831_, 3u), 16u))}};
-                        acc_2_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[7]), xs_7_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[6]), xs_7_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[5]), xs_7_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[4]), xs_7_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[3]), xs_7_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[2]), xs_7_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[1]), xs_7_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[0]), xs_7_[0u], acc_2_[0u]))))))));
+                        kf_u32x4 t7947_ = xb_2_[4u];
+                        kf_f16x8 a_8_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7947_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7947_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7947_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7947_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7947_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7947_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7947_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7947_, 3u), 16u))}};
+                        xs_15_[0u] = kf_f16_to_f32(a_8_.v[0]);
+                        xs_15_[1u] = kf_f16_to_f32(a_8_.v[1]);
+                        xs_15_[2u] = kf_f16_to_f32(a_8_.v[2]);
+                        xs_15_[3u] = kf_f16_to_f32(a_8_.v[3]);
+                        xs_15_[4u] = kf_f16_to_f32(a_8_.v[4]);
+                        xs_15_[5u] = kf_f16_to_f32(a_8_.v[5]);
+                        xs_15_[6u] = kf_f16_to_f32(a_8_.v[6]);
+                        xs_15_[7u] = kf_f16_to_f32(a_8_.v[7]);
+                        kf_u32x4 t7977_ = wb_2_[2u];
+                        kf_bf16x8 wbv_7_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t7977_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7977_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7977_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7977_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7977_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7977_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7977_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7977_, 3u), 16u))}};
+                        acc_3_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[7]), xs_15_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[6]), xs_15_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[5]), xs_15_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[4]), xs_15_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[3]), xs_15_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[2]), xs_15_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[1]), xs_15_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[0]), xs_15_[0u], acc_3_[0u]))))))));
                     }
                     unsigned v_18_ = (((ck_ << 5u) << 2u) + 96u) + lane_;
                     if (v_18_ < nv_) {
-                        kf_u32x4 t2932_ = xb_[6u];
-                        kf_f16x8 a_8_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2932_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2932_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2932_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2932_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2932_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2932_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2932_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2932_, 3u), 16u))}};
-                        xs_8_[0u] = kf_f16_to_f32(a_8_.v[0]);
-                        xs_8_[1u] = kf_f16_to_f32(a_8_.v[1]);
-                        xs_8_[2u] = kf_f16_to_f32(a_8_.v[2]);
-                        xs_8_[3u] = kf_f16_to_f32(a_8_.v[3]);
-                        xs_8_[4u] = kf_f16_to_f32(a_8_.v[4]);
-                        xs_8_[5u] = kf_f16_to_f32(a_8_.v[5]);
-                        xs_8_[6u] = kf_f16_to_f32(a_8_.v[6]);
-                        xs_8_[7u] = kf_f16_to_f32(a_8_.v[7]);
-                        kf_u32x4 t2962_ = wb_[3u];
-                        kf_bf16x8 wbv_8_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t2962_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2962_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2962_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2962_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2962_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2962_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t2962_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t2962_, 3u), 16u))}};
-                        acc_2_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[7]), xs_8_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[6]), xs_8_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[5]), xs_8_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[4]), xs_8_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[3]), xs_8_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[2]), xs_8_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[1]), xs_8_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[0]), xs_8_[0u], acc_2_[0u]))))))));
+                        kf_u32x4 t8078_ = xb_2_[6u];
+                        kf_f16x8 a_9_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t8078_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8078_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t8078_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8078_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t8078_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8078_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t8078_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8078_, 3u), 16u))}};
+                        xs_16_[0u] = kf_f16_to_f32(a_9_.v[0]);
+                        xs_16_[1u] = kf_f16_to_f32(a_9_.v[1]);
+                        xs_16_[2u] = kf_f16_to_f32(a_9_.v[2]);
+                        xs_16_[3u] = kf_f16_to_f32(a_9_.v[3]);
+                        xs_16_[4u] = kf_f16_to_f32(a_9_.v[4]);
+                        xs_16_[5u] = kf_f16_to_f32(a_9_.v[5]);
+                        xs_16_[6u] = kf_f16_to_f32(a_9_.v[6]);
+                        xs_16_[7u] = kf_f16_to_f32(a_9_.v[7]);
+                        kf_u32x4 t8108_ = wb_2_[3u];
+                        kf_bf16x8 wbv_8_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t8108_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8108_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8108_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8108_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8108_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8108_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8108_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8108_, 3u), 16u))}};
+                        acc_3_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[7]), xs_16_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[6]), xs_16_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[5]), xs_16_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[4]), xs_16_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[3]), xs_16_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[2]), xs_16_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[1]), xs_16_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[0]), xs_16_[0u], acc_3_[0u]))))))));
                     }
-                    unsigned t3033_ = ck_ + 1u;
-                    ck_ = t3033_;
-                    if (t3033_ == steps_) {
-                        float t3036_ = acc_2_[0u];
-                        unsigned t3058_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
-                        if (t3058_ == 32u) {
-                            float t3063_ = __fadd_rn(t3036_, kf_shfl_xor(t3036_, 16u, kf_wn));
-                            float t3066_ = __fadd_rn(t3063_, kf_shfl_xor(t3063_, 8u, kf_wn));
-                            float t3069_ = __fadd_rn(t3066_, kf_shfl_xor(t3066_, 4u, kf_wn));
-                            float t3072_ = __fadd_rn(t3069_, kf_shfl_xor(t3069_, 2u, kf_wn));
-                            s_2_ = __fadd_rn(t3072_, kf_shfl_xor(t3072_, 1u, kf_wn));
-                        } else {
-                            float t3078_ = kf_shfl_down(t3036_, 16u, kf_wn);
-                            bool t3080_ = (kf_lane_id() + 16u) < t3058_;
-                            float t3081_ = __fadd_rn(t3036_, t3078_);
-                            float t3082_ = t3080_ ? t3081_ : t3036_;
-                            float t3084_ = kf_shfl_down(t3082_, 8u, kf_wn);
-                            bool t3086_ = (kf_lane_id() + 8u) < t3058_;
-                            float t3087_ = __fadd_rn(t3082_, t3084_);
-                            float t3088_ = t3086_ ? t3087_ : t3082_;
-                            float t3090_ = kf_shfl_down(t3088_, 4u, kf_wn);
-                            bool t3092_ = (kf_lane_id() + 4u) < t3058_;
-                            float t3093_ = __fadd_rn(t3088_, t3090_);
-                            float t3094_ = t3092_ ? t3093_ : t3088_;
-                            float t3096_ = kf_shfl_down(t3094_, 2u, kf_wn);
-                            bool t3098_ = (kf_lane_id() + 2u) < t3058_;
-                            float t3099_ = __fadd_rn(t3094_, t3096_);
-                            float t3100_ = t3098_ ? t3099_ : t3094_;
-                            float t3102_ = kf_shfl_down(t3100_, 1u, kf_wn);
-                            bool t3104_ = (kf_lane_id() + 1u) < t3058_;
-                            float t3105_ = __fadd_rn(t3100_, t3102_);
-                            s_2_ = kf_shfl(t3104_ ? t3105_ : t3100_, 0u, kf_wn);
+                    unsigned t8179_ = ck_ + 1u;
+                    ck_ = t8179_;
+                    if (t8179_ == steps_) {
+                        float a_10_ = acc_3_[0u];
+                        unsigned r_2_ = 0u;
+                        float t8187_ = __fadd_rn(a_10_, kf_shfl_xor(a_10_, 16u, kf_wn));
+                        float t8190_ = __fadd_rn(t8187_, kf_shfl_xor(t8187_, 8u, kf_wn));
+                        float t8193_ = __fadd_rn(t8190_, kf_shfl_xor(t8190_, 4u, kf_wn));
+                        float t8196_ = __fadd_rn(t8193_, kf_shfl_xor(t8193_, 2u, kf_wn));
+                        float t8199_ = __fadd_rn(t8196_, kf_shfl_xor(t8196_, 1u, kf_wn));
+                        bool t8201_ = lane_ == r_2_;
+                        bool t8202_ = t8201_;
+                        if (t8201_) {
+                            t8202_ = cg_ < m_;
                         }
-                        bool t3110_ = lane_ == 0u;
-                        bool t3111_ = t3110_;
-                        if (t3110_) {
-                            t3111_ = cg_ < m_;
+                        if (t8202_) {
+                            y_[cg_] = kf_f16_from_f32(__fadd_rn(t8199_, yold_));
                         }
-                        if (t3111_) {
-                            y_[cg_] = kf_f16_from_f32(__fadd_rn(s_2_, yold_));
-                        }
-                        acc_2_[0u] = 0.0f;
+                        acc_3_[0u] = 0.0f;
                         ck_ = 0u;
                         cg_ = cg_ + nw_;
                     }
@@ -5652,164 +5182,164 @@ gemv_bf16_f16_f16_acc(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__
     } else {
         unsigned lane_2_ = kf_lane_id();
         unsigned nv_2_ = k_ >> 3u;
-        unsigned t3156_ = (blockIdx.x << 3u) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u);
-        unsigned t3167_ = gridDim.x << 3u;
+        unsigned t8293_ = (blockIdx.x * (blockDim.x >> 5u)) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u);
+        unsigned t8309_ = gridDim.x * (blockDim.x >> 5u);
         #pragma unroll 1
-        for (unsigned g_ = t3156_; g_ < m_; g_ = g_ + t3167_) {
+        for (unsigned g_ = t8293_; g_ < m_; g_ = g_ + t8309_) {
             row_[0u] = min(g_, (m_ - 1u));
-            acc_3_[0u] = 0.0f;
+            acc_4_[0u] = 0.0f;
             if ((k_ & 7u) == 0u) {
                 #pragma unroll 1
                 for (unsigned base_ = 0u; base_ < nv_2_; base_ = base_ + 128u) {
                     unsigned v_19_ = base_ + lane_2_;
-                    kf_u32x4 t3192_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                    kf_u32x4 t_2_ = t3192_;
+                    kf_u32x4 t8334_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_4_ = t8334_;
                     if (v_19_ < nv_2_) {
-                        unsigned t3198_ = (row_[0u] * nv_2_) + v_19_;
-                        kf_u32x4 t3199_ = wv_[t3198_];
-                        t_2_ = t3199_;
+                        unsigned t8340_ = (row_[0u] * nv_2_) + v_19_;
+                        kf_u32x4 t8341_ = wv_[t8340_];
+                        t_4_ = t8341_;
                     }
-                    wr_[0u] = t_2_;
+                    wr_[0u] = t_4_;
                     unsigned v_20_ = (base_ + 32u) + lane_2_;
-                    kf_u32x4 t3205_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                    kf_u32x4 t_3_ = t3205_;
+                    kf_u32x4 t8347_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_5_ = t8347_;
                     if (v_20_ < nv_2_) {
-                        unsigned t3211_ = (row_[0u] * nv_2_) + v_20_;
-                        kf_u32x4 t3212_ = wv_[t3211_];
-                        t_3_ = t3212_;
+                        unsigned t8353_ = (row_[0u] * nv_2_) + v_20_;
+                        kf_u32x4 t8354_ = wv_[t8353_];
+                        t_5_ = t8354_;
                     }
-                    wr_[1u] = t_3_;
+                    wr_[1u] = t_5_;
                     unsigned v_21_ = (base_ + 64u) + lane_2_;
-                    kf_u32x4 t3218_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                    kf_u32x4 t_4_ = t3218_;
+                    kf_u32x4 t8360_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_6_ = t8360_;
                     if (v_21_ < nv_2_) {
-                        unsigned t3224_ = (row_[0u] * nv_2_) + v_21_;
-                        kf_u32x4 t3225_ = wv_[t3224_];
-                        t_4_ = t3225_;
+                        unsigned t8366_ = (row_[0u] * nv_2_) + v_21_;
+                        kf_u32x4 t8367_ = wv_[t8366_];
+                        t_6_ = t8367_;
                     }
-                    wr_[2u] = t_4_;
+                    wr_[2u] = t_6_;
                     unsigned v_22_ = (base_ + 96u) + lane_2_;
-                    kf_u32x4 t3231_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                    kf_u32x4 t_5_ = t3231_;
+                    kf_u32x4 t8373_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_7_ = t8373_;
                     if (v_22_ < nv_2_) {
-                        unsigned t3237_ = (row_[0u] * nv_2_) + v_22_;
-                        kf_u32x4 t3238_ = wv_[t3237_];
-                        t_5_ = t3238_;
+                        unsigned t8379_ = (row_[0u] * nv_2_) + v_22_;
+                        kf_u32x4 t8380_ = wv_[t8379_];
+                        t_7_ = t8380_;
                     }
-                    wr_[3u] = t_5_;
+                    wr_[3u] = t_7_;
                     unsigned v_23_ = base_ + lane_2_;
                     if (v_23_ < nv_2_) {
-                        kf_f16x8 a_9_ = xh8_[v_23_];
-                        xs_9_[0u] = kf_f16_to_f32(a_9_.v[0]);
-                        xs_9_[1u] = kf_f16_to_f32(a_9_.v[1]);
-                        xs_9_[2u] = kf_f16_to_f32(a_9_.v[2]);
-                        xs_9_[3u] = kf_f16_to_f32(a_9_.v[3]);
-                        xs_9_[4u] = kf_f16_to_f32(a_9_.v[4]);
-                        xs_9_[5u] = kf_f16_to_f32(a_9_.v[5]);
-                        xs_9_[6u] = kf_f16_to_f32(a_9_.v[6]);
-                        xs_9_[7u] = kf_f16_to_f32(a_9_.v[7]);
-                        kf_u32x4 t3297_ = wr_[0u];
-                        kf_bf16x8 wb_2_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t3297_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3297_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t3297_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3297_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t3297_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3297_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t3297_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3297_, 3u), 16u))}};
-                        acc_3_[0u] = __fmaf_rn(kf_bf16_to_f32(wb_2_.v[7]), xs_9_[7u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[6]), xs_9_[6u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[5]), xs_9_[5u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[4]), xs_9_[4u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[3]), xs_9_[3u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[2]), xs_9_[2u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[1]), xs_9_[1u], __fmaf_rn(kf_bf16_to_f32(wb_2_.v[0]), xs_9_[0u], acc_3_[0u]))))))));
+                        kf_f16x8 a_11_ = xh8_[v_23_];
+                        xs_17_[0u] = kf_f16_to_f32(a_11_.v[0]);
+                        xs_17_[1u] = kf_f16_to_f32(a_11_.v[1]);
+                        xs_17_[2u] = kf_f16_to_f32(a_11_.v[2]);
+                        xs_17_[3u] = kf_f16_to_f32(a_11_.v[3]);
+                        xs_17_[4u] = kf_f16_to_f32(a_11_.v[4]);
+                        xs_17_[5u] = kf_f16_to_f32(a_11_.v[5]);
+                        xs_17_[6u] = kf_f16_to_f32(a_11_.v[6]);
+                        xs_17_[7u] = kf_f16_to_f32(a_11_.v[7]);
+                        kf_u32x4 t8439_ = wr_[0u];
+                        kf_bf16x8 wb_3_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t8439_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8439_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8439_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8439_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8439_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8439_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8439_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8439_, 3u), 16u))}};
+                        acc_4_[0u] = __fmaf_rn(kf_bf16_to_f32(wb_3_.v[7]), xs_17_[7u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[6]), xs_17_[6u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[5]), xs_17_[5u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[4]), xs_17_[4u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[3]), xs_17_[3u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[2]), xs_17_[2u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[1]), xs_17_[1u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[0]), xs_17_[0u], acc_4_[0u]))))))));
                     }
                     unsigned v_24_ = (base_ + 32u) + lane_2_;
                     if (v_24_ < nv_2_) {
-                        kf_f16x8 a_10_ = xh8_[v_24_];
-                        xs_10_[0u] = kf_f16_to_f32(a_10_.v[0]);
-                        xs_10_[1u] = kf_f16_to_f32(a_10_.v[1]);
-                        xs_10_[2u] = kf_f16_to_f32(a_10_.v[2]);
-                        xs_10_[3u] = kf_f16_to_f32(a_10_.v[3]);
-                        xs_10_[4u] = kf_f16_to_f32(a_10_.v[4]);
-                        xs_10_[5u] = kf_f16_to_f32(a_10_.v[5]);
-                        xs_10_[6u] = kf_f16_to_f32(a_10_.v[6]);
-                        xs_10_[7u] = kf_f16_to_f32(a_10_.v[7]);
-                        kf_u32x4 t3424_ = wr_[1u];
-                        kf_bf16x8 wb_3_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t3424_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3424_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t3424_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3424_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t3424_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3424_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t3424_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3424_, 3u), 16u))}};
-                        acc_3_[0u] = __fmaf_rn(kf_bf16_to_f32(wb_3_.v[7]), xs_10_[7u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[6]), xs_10_[6u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[5]), xs_10_[5u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[4]), xs_10_[4u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[3]), xs_10_[3u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[2]), xs_10_[2u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[1]), xs_10_[1u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[0]), xs_10_[0u], acc_3_[0u]))))))));
+                        kf_f16x8 a_12_ = xh8_[v_24_];
+                        xs_18_[0u] = kf_f16_to_f32(a_12_.v[0]);
+                        xs_18_[1u] = kf_f16_to_f32(a_12_.v[1]);
+                        xs_18_[2u] = kf_f16_to_f32(a_12_.v[2]);
+                        xs_18_[3u] = kf_f16_to_f32(a_12_.v[3]);
+                        xs_18_[4u] = kf_f16_to_f32(a_12_.v[4]);
+                        xs_18_[5u] = kf_f16_to_f32(a_12_.v[5]);
+                        xs_18_[6u] = kf_f16_to_f32(a_12_.v[6]);
+                        xs_18_[7u] = kf_f16_to_f32(a_12_.v[7]);
+                        kf_u32x4 t8566_ = wr_[1u];
+                        kf_bf16x8 wb_4_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t8566_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8566_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8566_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8566_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8566_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8566_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8566_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8566_, 3u), 16u))}};
+                        acc_4_[0u] = __fmaf_rn(kf_bf16_to_f32(wb_4_.v[7]), xs_18_[7u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[6]), xs_18_[6u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[5]), xs_18_[5u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[4]), xs_18_[4u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[3]), xs_18_[3u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[2]), xs_18_[2u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[1]), xs_18_[1u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[0]), xs_18_[0u], acc_4_[0u]))))))));
                     }
                     unsigned v_25_ = (base_ + 64u) + lane_2_;
                     if (v_25_ < nv_2_) {
-                        kf_f16x8 a_11_ = xh8_[v_25_];
-                        xs_11_[0u] = kf_f16_to_f32(a_11_.v[0]);
-                        xs_11_[1u] = kf_f16_to_f32(a_11_.v[1]);
-                        xs_11_[2u] = kf_f16_to_f32(a_11_.v[2]);
-                        xs_11_[3u] = kf_f16_to_f32(a_11_.v[3]);
-                        xs_11_[4u] = kf_f16_to_f32(a_11_.v[4]);
-                        xs_11_[5u] = kf_f16_to_f32(a_11_.v[5]);
-                        xs_11_[6u] = kf_f16_to_f32(a_11_.v[6]);
-                        xs_11_[7u] = kf_f16_to_f32(a_11_.v[7]);
-                        kf_u32x4 t3551_ = wr_[2u];
-                        kf_bf16x8 wb_4_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t3551_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3551_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t3551_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3551_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t3551_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3551_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t3551_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3551_, 3u), 16u))}};
-                        acc_3_[0u] = __fmaf_rn(kf_bf16_to_f32(wb_4_.v[7]), xs_11_[7u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[6]), xs_11_[6u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[5]), xs_11_[5u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[4]), xs_11_[4u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[3]), xs_11_[3u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[2]), xs_11_[2u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[1]), xs_11_[1u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[0]), xs_11_[0u], acc_3_[0u]))))))));
+                        kf_f16x8 a_13_ = xh8_[v_25_];
+                        xs_19_[0u] = kf_f16_to_f32(a_13_.v[0]);
+                        xs_19_[1u] = kf_f16_to_f32(a_13_.v[1]);
+                        xs_19_[2u] = kf_f16_to_f32(a_13_.v[2]);
+                        xs_19_[3u] = kf_f16_to_f32(a_13_.v[3]);
+                        xs_19_[4u] = kf_f16_to_f32(a_13_.v[4]);
+                        xs_19_[5u] = kf_f16_to_f32(a_13_.v[5]);
+                        xs_19_[6u] = kf_f16_to_f32(a_13_.v[6]);
+                        xs_19_[7u] = kf_f16_to_f32(a_13_.v[7]);
+                        kf_u32x4 t8693_ = wr_[2u];
+                        kf_bf16x8 wb_5_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t8693_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8693_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8693_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8693_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8693_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8693_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8693_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8693_, 3u), 16u))}};
+                        acc_4_[0u] = __fmaf_rn(kf_bf16_to_f32(wb_5_.v[7]), xs_19_[7u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[6]), xs_19_[6u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[5]), xs_19_[5u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[4]), xs_19_[4u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[3]), xs_19_[3u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[2]), xs_19_[2u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[1]), xs_19_[1u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[0]), xs_19_[0u], acc_4_[0u]))))))));
                     }
                     unsigned v_26_ = (base_ + 96u) + lane_2_;
                     if (v_26_ < nv_2_) {
-                        kf_f16x8 a_12_ = xh8_[v_26_];
-                        xs_12_[0u] = kf_f16_to_f32(a_12_.v[0]);
-                        xs_12_[1u] = kf_f16_to_f32(a_12_.v[1]);
-                        xs_12_[2u] = kf_f16_to_f32(a_12_.v[2]);
-                        xs_12_[3u] = kf_f16_to_f32(a_12_.v[3]);
-                        xs_12_[4u] = kf_f16_to_f32(a_12_.v[4]);
-                        xs_12_[5u] = kf_f16_to_f32(a_12_.v[5]);
-                        xs_12_[6u] = kf_f16_to_f32(a_12_.v[6]);
-                        xs_12_[7u] = kf_f16_to_f32(a_12_.v[7]);
-                        kf_u32x4 t3678_ = wr_[3u];
-                        kf_bf16x8 wb_5_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t3678_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3678_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t3678_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3678_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t3678_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3678_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t3678_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t3678_, 3u), 16u))}};
-                        acc_3_[0u] = __fmaf_rn(kf_bf16_to_f32(wb_5_.v[7]), xs_12_[7u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[6]), xs_12_[6u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[5]), xs_12_[5u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[4]), xs_12_[4u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[3]), xs_12_[3u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[2]), xs_12_[2u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[1]), xs_12_[1u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[0]), xs_12_[0u], acc_3_[0u]))))))));
+                        kf_f16x8 a_14_ = xh8_[v_26_];
+                        xs_20_[0u] = kf_f16_to_f32(a_14_.v[0]);
+                        xs_20_[1u] = kf_f16_to_f32(a_14_.v[1]);
+                        xs_20_[2u] = kf_f16_to_f32(a_14_.v[2]);
+                        xs_20_[3u] = kf_f16_to_f32(a_14_.v[3]);
+                        xs_20_[4u] = kf_f16_to_f32(a_14_.v[4]);
+                        xs_20_[5u] = kf_f16_to_f32(a_14_.v[5]);
+                        xs_20_[6u] = kf_f16_to_f32(a_14_.v[6]);
+                        xs_20_[7u] = kf_f16_to_f32(a_14_.v[7]);
+                        kf_u32x4 t8820_ = wr_[3u];
+                        kf_bf16x8 wb_6_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t8820_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8820_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8820_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8820_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8820_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8820_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8820_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8820_, 3u), 16u))}};
+                        acc_4_[0u] = __fmaf_rn(kf_bf16_to_f32(wb_6_.v[7]), xs_20_[7u], __fmaf_rn(kf_bf16_to_f32(wb_6_.v[6]), xs_20_[6u], __fmaf_rn(kf_bf16_to_f32(wb_6_.v[5]), xs_20_[5u], __fmaf_rn(kf_bf16_to_f32(wb_6_.v[4]), xs_20_[4u], __fmaf_rn(kf_bf16_to_f32(wb_6_.v[3]), xs_20_[3u], __fmaf_rn(kf_bf16_to_f32(wb_6_.v[2]), xs_20_[2u], __fmaf_rn(kf_bf16_to_f32(wb_6_.v[1]), xs_20_[1u], __fmaf_rn(kf_bf16_to_f32(wb_6_.v[0]), xs_20_[0u], acc_4_[0u]))))))));
                     }
                 }
             } else {
                 #pragma unroll 1
                 for (unsigned c_ = lane_2_; c_ < k_; c_ = c_ + 32u) {
-                    float t3756_ = kf_f16_to_f32(x_[c_]);
+                    float t8898_ = kf_f16_to_f32(x_[c_]);
                     unsigned i_ = (row_[0u] * k_) + c_;
                     unsigned short u_ = w16_[i_];
-                    acc_3_[0u] = __fmaf_rn(kf_bf16_to_f32(kf_bitcast<kf_bf16>(u_)), t3756_, acc_3_[0u]);
+                    acc_4_[0u] = __fmaf_rn(kf_bf16_to_f32(kf_bitcast<kf_bf16>(u_)), t8898_, acc_4_[0u]);
                 }
             }
-            float t3774_ = acc_3_[0u];
-            unsigned t3796_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
-            if (t3796_ == 32u) {
-                float t3801_ = __fadd_rn(t3774_, kf_shfl_xor(t3774_, 16u, kf_wn));
-                float t3804_ = __fadd_rn(t3801_, kf_shfl_xor(t3801_, 8u, kf_wn));
-                float t3807_ = __fadd_rn(t3804_, kf_shfl_xor(t3804_, 4u, kf_wn));
-                float t3810_ = __fadd_rn(t3807_, kf_shfl_xor(t3807_, 2u, kf_wn));
-                s_3_ = __fadd_rn(t3810_, kf_shfl_xor(t3810_, 1u, kf_wn));
+            float t8916_ = acc_4_[0u];
+            unsigned t8938_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+            if (t8938_ == 32u) {
+                float t8943_ = __fadd_rn(t8916_, kf_shfl_xor(t8916_, 16u, kf_wn));
+                float t8946_ = __fadd_rn(t8943_, kf_shfl_xor(t8943_, 8u, kf_wn));
+                float t8949_ = __fadd_rn(t8946_, kf_shfl_xor(t8946_, 4u, kf_wn));
+                float t8952_ = __fadd_rn(t8949_, kf_shfl_xor(t8949_, 2u, kf_wn));
+                s_ = __fadd_rn(t8952_, kf_shfl_xor(t8952_, 1u, kf_wn));
             } else {
-                float t3816_ = kf_shfl_down(t3774_, 16u, kf_wn);
-                bool t3818_ = (kf_lane_id() + 16u) < t3796_;
-                float t3819_ = __fadd_rn(t3774_, t3816_);
-                float t3820_ = t3818_ ? t3819_ : t3774_;
-                float t3822_ = kf_shfl_down(t3820_, 8u, kf_wn);
-                bool t3824_ = (kf_lane_id() + 8u) < t3796_;
-                float t3825_ = __fadd_rn(t3820_, t3822_);
-                float t3826_ = t3824_ ? t3825_ : t3820_;
-                float t3828_ = kf_shfl_down(t3826_, 4u, kf_wn);
-                bool t3830_ = (kf_lane_id() + 4u) < t3796_;
-                float t3831_ = __fadd_rn(t3826_, t3828_);
-                float t3832_ = t3830_ ? t3831_ : t3826_;
-                float t3834_ = kf_shfl_down(t3832_, 2u, kf_wn);
-                bool t3836_ = (kf_lane_id() + 2u) < t3796_;
-                float t3837_ = __fadd_rn(t3832_, t3834_);
-                float t3838_ = t3836_ ? t3837_ : t3832_;
-                float t3840_ = kf_shfl_down(t3838_, 1u, kf_wn);
-                bool t3842_ = (kf_lane_id() + 1u) < t3796_;
-                float t3843_ = __fadd_rn(t3838_, t3840_);
-                s_3_ = kf_shfl(t3842_ ? t3843_ : t3838_, 0u, kf_wn);
+                float t8958_ = kf_shfl_down(t8916_, 16u, kf_wn);
+                bool t8960_ = (kf_lane_id() + 16u) < t8938_;
+                float t8961_ = __fadd_rn(t8916_, t8958_);
+                float t8962_ = t8960_ ? t8961_ : t8916_;
+                float t8964_ = kf_shfl_down(t8962_, 8u, kf_wn);
+                bool t8966_ = (kf_lane_id() + 8u) < t8938_;
+                float t8967_ = __fadd_rn(t8962_, t8964_);
+                float t8968_ = t8966_ ? t8967_ : t8962_;
+                float t8970_ = kf_shfl_down(t8968_, 4u, kf_wn);
+                bool t8972_ = (kf_lane_id() + 4u) < t8938_;
+                float t8973_ = __fadd_rn(t8968_, t8970_);
+                float t8974_ = t8972_ ? t8973_ : t8968_;
+                float t8976_ = kf_shfl_down(t8974_, 2u, kf_wn);
+                bool t8978_ = (kf_lane_id() + 2u) < t8938_;
+                float t8979_ = __fadd_rn(t8974_, t8976_);
+                float t8980_ = t8978_ ? t8979_ : t8974_;
+                float t8982_ = kf_shfl_down(t8980_, 1u, kf_wn);
+                bool t8984_ = (kf_lane_id() + 1u) < t8938_;
+                float t8985_ = __fadd_rn(t8980_, t8982_);
+                s_ = kf_shfl(t8984_ ? t8985_ : t8980_, 0u, kf_wn);
             }
-            bool t3848_ = lane_2_ == 0u;
-            bool t3849_ = t3848_;
-            if (t3848_) {
-                t3849_ = g_ < m_;
+            bool t8990_ = lane_2_ == 0u;
+            bool t8991_ = t8990_;
+            if (t8990_) {
+                t8991_ = g_ < m_;
             }
-            if (t3849_) {
-                y_[g_] = kf_f16_from_f32(__fadd_rn(s_3_, kf_f16_to_f32(y_[g_])));
+            if (t8991_) {
+                y_[g_] = kf_f16_from_f32(__fadd_rn(s_, kf_f16_to_f32(y_[g_])));
             }
         }
     }
 }
 
-/* kernel gemv_batch_f16_f16_f16 (gemv.kf:1046) */
+/* kernel gemv_batch_f16_f16_f16 (gemv.kf:1159) */
 extern "C" __global__ void __launch_bounds__(128)
 gemv_batch_f16_f16_f16(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x_, kf_f16* __restrict__ y_, unsigned m_, unsigned k_, unsigned nb_)
 {
@@ -6959,7 +6489,7 @@ gemv_batch_f16_f16_f16(const kf_f16* __restrict__ w_, const kf_f16* __restrict__
     }
 }
 
-/* kernel gemv_batch_f16_f32_f32 (gemv.kf:1051) */
+/* kernel gemv_batch_f16_f32_f32 (gemv.kf:1164) */
 extern "C" __global__ void __launch_bounds__(128)
 gemv_batch_f16_f32_f32(const kf_f16* __restrict__ w_, const float* __restrict__ x_, float* __restrict__ y_, unsigned m_, unsigned k_, unsigned nb_)
 {
@@ -8244,7 +7774,7 @@ gemv_batch_f16_f32_f32(const kf_f16* __restrict__ w_, const float* __restrict__ 
     }
 }
 
-/* kernel gemv_batch_bf16_f16_f16 (gemv.kf:1056) */
+/* kernel gemv_batch_bf16_f16_f16 (gemv.kf:1169) */
 extern "C" __global__ void __launch_bounds__(128)
 gemv_batch_bf16_f16_f16(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__ x_, kf_f16* __restrict__ y_, unsigned m_, unsigned k_, unsigned nb_)
 {
@@ -9048,7 +8578,7 @@ gemv_batch_bf16_f16_f16(const kf_bf16* __restrict__ w_, const kf_f16* __restrict
     }
 }
 
-/* kernel gemv_batch_bf16_f32_f32 (gemv.kf:1061) */
+/* kernel gemv_batch_bf16_f32_f32 (gemv.kf:1174) */
 extern "C" __global__ void __launch_bounds__(128)
 gemv_batch_bf16_f32_f32(const kf_bf16* __restrict__ w_, const float* __restrict__ x_, float* __restrict__ y_, unsigned m_, unsigned k_, unsigned nb_)
 {
@@ -9903,7 +9433,7 @@ gemv_batch_bf16_f32_f32(const kf_bf16* __restrict__ w_, const float* __restrict_
     }
 }
 
-/* kernel gemv_rms_f16_f16_f16 (gemv.kf:1199) */
+/* kernel gemv_rms_f16_f16_f16 (gemv.kf:1312) */
 extern "C" __global__ void __launch_bounds__(256)
 gemv_rms_f16_f16_f16(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ h_, const kf_f16* __restrict__ nw_, kf_f16* __restrict__ y_, unsigned m_, unsigned k_, float eps_)
 {
@@ -9926,8 +9456,6 @@ gemv_rms_f16_f16_f16(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ h
     float xs_8_[8];
     float xs_9_[8];
     float s_;
-    float s_2_;
-    float s_3_;
     const unsigned kf_wn = kf_warp_lanes();
     const kf_u32x4* wv_ = (const kf_u32x4*)w_;
     const kf_f16x8* ia_ = (const kf_f16x8*)h_;
@@ -10118,20 +9646,21 @@ gemv_rms_f16_f16_f16(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ h
     unsigned lane_ = kf_lane_id();
     unsigned nv_2_ = k_ >> 3u;
     unsigned steps_ = (nv_2_ >> 7u) + (((nv_2_ & 127u) != 0u) ? 1u : 0u);
-    unsigned wid_ = (blockIdx.x << 3u) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u);
-    unsigned nw_2_ = gridDim.x << 3u;
+    unsigned wid_ = (blockIdx.x * (blockDim.x >> 5u)) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u);
+    unsigned nw_2_ = gridDim.x * (blockDim.x >> 5u);
     if (!(wid_ >= m_)) {
-        unsigned t1500_ = m_ - wid_;
-        unsigned t1508_ = ((t1500_ / nw_2_) + (((t1500_ % nw_2_) != 0u) ? 1u : 0u)) * steps_;
+        unsigned t1516_ = m_ - wid_;
+        unsigned t1524_ = ((t1516_ / nw_2_) + (((t1516_ % nw_2_) != 0u) ? 1u : 0u)) * steps_;
         acc_[0u] = 0.0f;
         unsigned lg_ = wid_;
         unsigned lk_ = 0u;
         unsigned cg_ = wid_;
         unsigned ck_ = 0u;
-        unsigned t1521_ = t1508_ + 1u;
+        unsigned t3144_ = t1524_ + 1u;
+        asm("" : "+r"(nw_2_));
         #pragma unroll 1
-        for (unsigned t0_ = 0u; t0_ < t1521_; t0_ = t0_ + 2u) {
-            if (t0_ < t1508_) {
+        for (unsigned t0_ = 0u; t0_ < t3144_; t0_ = t0_ + 2u) {
+            if (t0_ < t1524_) {
                 unsigned v_ = min((((lk_ << 5u) << 2u) + lane_), (nv_2_ - 1u));
                 unsigned row_ = min(lg_, (m_ - 1u));
                 wb_[0u] = wv_[(row_ * nv_2_) + v_];
@@ -10148,23 +9677,23 @@ gemv_rms_f16_f16_f16(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ h
                 unsigned row_4_ = min(lg_, (m_ - 1u));
                 wb_[3u] = wv_[(row_4_ * nv_2_) + v_4_];
                 xb_[6u] = xs_[v_4_];
-                unsigned t1697_ = lk_ + 1u;
-                lk_ = t1697_;
-                if (t1697_ == steps_) {
+                unsigned t3348_ = lk_ + 1u;
+                lk_ = t3348_;
+                if (t3348_ == steps_) {
                     lk_ = 0u;
                     lg_ = lg_ + nw_2_;
                 }
             }
-            bool t1706_ = t0_ >= 1u;
-            bool t1707_ = t1706_;
-            if (t1706_) {
-                t1707_ = (t0_ - 1u) < t1508_;
+            bool t3401_ = t0_ >= 1u;
+            bool t3402_ = t3401_;
+            if (t3401_) {
+                t3402_ = (t0_ - 1u) < t1524_;
             }
-            if (t1707_) {
+            if (t3402_) {
                 unsigned v_5_ = ((ck_ << 5u) << 2u) + lane_;
                 if (v_5_ < nv_2_) {
-                    kf_u32x4 t1766_ = xb_[8u];
-                    kf_f16x8 a_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1766_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1766_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1766_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1766_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1766_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1766_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1766_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1766_, 3u), 16u))}};
+                    kf_u32x4 t3461_ = xb_[8u];
+                    kf_f16x8 a_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t3461_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3461_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t3461_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3461_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t3461_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3461_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t3461_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3461_, 3u), 16u))}};
                     xs_2_[0u] = kf_f16_to_f32(a_.v[0]);
                     xs_2_[1u] = kf_f16_to_f32(a_.v[1]);
                     xs_2_[2u] = kf_f16_to_f32(a_.v[2]);
@@ -10173,14 +9702,14 @@ gemv_rms_f16_f16_f16(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ h
                     xs_2_[5u] = kf_f16_to_f32(a_.v[5]);
                     xs_2_[6u] = kf_f16_to_f32(a_.v[6]);
                     xs_2_[7u] = kf_f16_to_f32(a_.v[7]);
-                    kf_u32x4 t1793_ = wb_[4u];
-                    kf_f16x8 wh_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1793_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1793_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1793_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1793_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1793_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1793_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1793_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1793_, 3u), 16u))}};
+                    kf_u32x4 t3488_ = wb_[4u];
+                    kf_f16x8 wh_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t3488_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3488_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t3488_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3488_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t3488_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3488_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t3488_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3488_, 3u), 16u))}};
                     acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_.v[7]), xs_2_[7u], __fmaf_rn(kf_f16_to_f32(wh_.v[6]), xs_2_[6u], __fmaf_rn(kf_f16_to_f32(wh_.v[5]), xs_2_[5u], __fmaf_rn(kf_f16_to_f32(wh_.v[4]), xs_2_[4u], __fmaf_rn(kf_f16_to_f32(wh_.v[3]), xs_2_[3u], __fmaf_rn(kf_f16_to_f32(wh_.v[2]), xs_2_[2u], __fmaf_rn(kf_f16_to_f32(wh_.v[1]), xs_2_[1u], __fmaf_rn(kf_f16_to_f32(wh_.v[0]), xs_2_[0u], acc_[0u]))))))));
                 }
                 unsigned v_6_ = (((ck_ << 5u) << 2u) + 32u) + lane_;
                 if (v_6_ < nv_2_) {
-                    kf_u32x4 t1897_ = xb_[10u];
-                    kf_f16x8 a_2_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1897_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1897_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1897_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1897_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1897_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1897_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1897_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1897_, 3u), 16u))}};
+                    kf_u32x4 t3592_ = xb_[10u];
+                    kf_f16x8 a_2_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t3592_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3592_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t3592_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3592_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t3592_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3592_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t3592_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3592_, 3u), 16u))}};
                     xs_3_[0u] = kf_f16_to_f32(a_2_.v[0]);
                     xs_3_[1u] = kf_f16_to_f32(a_2_.v[1]);
                     xs_3_[2u] = kf_f16_to_f32(a_2_.v[2]);
@@ -10189,14 +9718,14 @@ gemv_rms_f16_f16_f16(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ h
                     xs_3_[5u] = kf_f16_to_f32(a_2_.v[5]);
                     xs_3_[6u] = kf_f16_to_f32(a_2_.v[6]);
                     xs_3_[7u] = kf_f16_to_f32(a_2_.v[7]);
-                    kf_u32x4 t1924_ = wb_[5u];
-                    kf_f16x8 wh_2_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1924_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1924_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1924_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1924_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1924_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1924_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1924_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1924_, 3u), 16u))}};
+                    kf_u32x4 t3619_ = wb_[5u];
+                    kf_f16x8 wh_2_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t3619_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3619_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t3619_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3619_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t3619_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3619_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t3619_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3619_, 3u), 16u))}};
                     acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_2_.v[7]), xs_3_[7u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[6]), xs_3_[6u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[5]), xs_3_[5u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[4]), xs_3_[4u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[3]), xs_3_[3u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[2]), xs_3_[2u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[1]), xs_3_[1u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[0]), xs_3_[0u], acc_[0u]))))))));
                 }
                 unsigned v_7_ = (((ck_ << 5u) << 2u) + 64u) + lane_;
                 if (v_7_ < nv_2_) {
-                    kf_u32x4 t2028_ = xb_[12u];
-                    kf_f16x8 a_3_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2028_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2028_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2028_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2028_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2028_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2028_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2028_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2028_, 3u), 16u))}};
+                    kf_u32x4 t3723_ = xb_[12u];
+                    kf_f16x8 a_3_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t3723_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3723_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t3723_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3723_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t3723_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3723_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t3723_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3723_, 3u), 16u))}};
                     xs_4_[0u] = kf_f16_to_f32(a_3_.v[0]);
                     xs_4_[1u] = kf_f16_to_f32(a_3_.v[1]);
                     xs_4_[2u] = kf_f16_to_f32(a_3_.v[2]);
@@ -10205,14 +9734,14 @@ gemv_rms_f16_f16_f16(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ h
                     xs_4_[5u] = kf_f16_to_f32(a_3_.v[5]);
                     xs_4_[6u] = kf_f16_to_f32(a_3_.v[6]);
                     xs_4_[7u] = kf_f16_to_f32(a_3_.v[7]);
-                    kf_u32x4 t2055_ = wb_[6u];
-                    kf_f16x8 wh_3_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2055_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2055_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2055_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2055_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2055_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2055_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2055_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2055_, 3u), 16u))}};
+                    kf_u32x4 t3750_ = wb_[6u];
+                    kf_f16x8 wh_3_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t3750_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3750_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t3750_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3750_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t3750_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3750_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t3750_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3750_, 3u), 16u))}};
                     acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_3_.v[7]), xs_4_[7u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[6]), xs_4_[6u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[5]), xs_4_[5u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[4]), xs_4_[4u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[3]), xs_4_[3u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[2]), xs_4_[2u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[1]), xs_4_[1u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[0]), xs_4_[0u], acc_[0u]))))))));
                 }
                 unsigned v_8_ = (((ck_ << 5u) << 2u) + 96u) + lane_;
                 if (v_8_ < nv_2_) {
-                    kf_u32x4 t2159_ = xb_[14u];
-                    kf_f16x8 a_4_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2159_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2159_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2159_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2159_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2159_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2159_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2159_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2159_, 3u), 16u))}};
+                    kf_u32x4 t3854_ = xb_[14u];
+                    kf_f16x8 a_4_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t3854_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3854_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t3854_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3854_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t3854_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3854_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t3854_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3854_, 3u), 16u))}};
                     xs_5_[0u] = kf_f16_to_f32(a_4_.v[0]);
                     xs_5_[1u] = kf_f16_to_f32(a_4_.v[1]);
                     xs_5_[2u] = kf_f16_to_f32(a_4_.v[2]);
@@ -10221,57 +9750,34 @@ gemv_rms_f16_f16_f16(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ h
                     xs_5_[5u] = kf_f16_to_f32(a_4_.v[5]);
                     xs_5_[6u] = kf_f16_to_f32(a_4_.v[6]);
                     xs_5_[7u] = kf_f16_to_f32(a_4_.v[7]);
-                    kf_u32x4 t2186_ = wb_[7u];
-                    kf_f16x8 wh_4_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2186_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2186_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2186_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2186_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2186_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2186_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2186_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2186_, 3u), 16u))}};
+                    kf_u32x4 t3881_ = wb_[7u];
+                    kf_f16x8 wh_4_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t3881_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3881_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t3881_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3881_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t3881_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3881_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t3881_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3881_, 3u), 16u))}};
                     acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_4_.v[7]), xs_5_[7u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[6]), xs_5_[6u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[5]), xs_5_[5u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[4]), xs_5_[4u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[3]), xs_5_[3u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[2]), xs_5_[2u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[1]), xs_5_[1u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[0]), xs_5_[0u], acc_[0u]))))))));
                 }
-                unsigned t2260_ = ck_ + 1u;
-                ck_ = t2260_;
-                if (t2260_ == steps_) {
-                    float t2263_ = acc_[0u];
-                    unsigned t2285_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
-                    if (t2285_ == 32u) {
-                        float t2290_ = __fadd_rn(t2263_, kf_shfl_xor(t2263_, 16u, kf_wn));
-                        float t2293_ = __fadd_rn(t2290_, kf_shfl_xor(t2290_, 8u, kf_wn));
-                        float t2296_ = __fadd_rn(t2293_, kf_shfl_xor(t2293_, 4u, kf_wn));
-                        float t2299_ = __fadd_rn(t2296_, kf_shfl_xor(t2296_, 2u, kf_wn));
-                        s_2_ = __fadd_rn(t2299_, kf_shfl_xor(t2299_, 1u, kf_wn));
-                    } else {
-                        float t2305_ = kf_shfl_down(t2263_, 16u, kf_wn);
-                        bool t2307_ = (kf_lane_id() + 16u) < t2285_;
-                        float t2308_ = __fadd_rn(t2263_, t2305_);
-                        float t2309_ = t2307_ ? t2308_ : t2263_;
-                        float t2311_ = kf_shfl_down(t2309_, 8u, kf_wn);
-                        bool t2313_ = (kf_lane_id() + 8u) < t2285_;
-                        float t2314_ = __fadd_rn(t2309_, t2311_);
-                        float t2315_ = t2313_ ? t2314_ : t2309_;
-                        float t2317_ = kf_shfl_down(t2315_, 4u, kf_wn);
-                        bool t2319_ = (kf_lane_id() + 4u) < t2285_;
-                        float t2320_ = __fadd_rn(t2315_, t2317_);
-                        float t2321_ = t2319_ ? t2320_ : t2315_;
-                        float t2323_ = kf_shfl_down(t2321_, 2u, kf_wn);
-                        bool t2325_ = (kf_lane_id() + 2u) < t2285_;
-                        float t2326_ = __fadd_rn(t2321_, t2323_);
-                        float t2327_ = t2325_ ? t2326_ : t2321_;
-                        float t2329_ = kf_shfl_down(t2327_, 1u, kf_wn);
-                        bool t2331_ = (kf_lane_id() + 1u) < t2285_;
-                        float t2332_ = __fadd_rn(t2327_, t2329_);
-                        s_2_ = kf_shfl(t2331_ ? t2332_ : t2327_, 0u, kf_wn);
+                unsigned t3955_ = ck_ + 1u;
+                ck_ = t3955_;
+                if (t3955_ == steps_) {
+                    float a_5_ = acc_[0u];
+                    unsigned r_ = 0u;
+                    float t3963_ = __fadd_rn(a_5_, kf_shfl_xor(a_5_, 16u, kf_wn));
+                    float t3966_ = __fadd_rn(t3963_, kf_shfl_xor(t3963_, 8u, kf_wn));
+                    float t3969_ = __fadd_rn(t3966_, kf_shfl_xor(t3966_, 4u, kf_wn));
+                    float t3972_ = __fadd_rn(t3969_, kf_shfl_xor(t3969_, 2u, kf_wn));
+                    float t3975_ = __fadd_rn(t3972_, kf_shfl_xor(t3972_, 1u, kf_wn));
+                    bool t3977_ = lane_ == r_;
+                    bool t3978_ = t3977_;
+                    if (t3977_) {
+                        t3978_ = cg_ < m_;
                     }
-                    bool t2337_ = lane_ == 0u;
-                    bool t2338_ = t2337_;
-                    if (t2337_) {
-                        t2338_ = cg_ < m_;
-                    }
-                    if (t2338_) {
-                        y_[cg_] = kf_f16_from_f32(s_2_);
+                    if (t3978_) {
+                        y_[cg_] = kf_f16_from_f32(t3975_);
                     }
                     acc_[0u] = 0.0f;
                     ck_ = 0u;
                     cg_ = cg_ + nw_2_;
                 }
             }
-            if ((t0_ + 1u) < t1508_) {
+            if ((t0_ + 1u) < t1524_) {
                 unsigned v_9_ = min((((lk_ << 5u) << 2u) + lane_), (nv_2_ - 1u));
                 unsigned row_5_ = min(lg_, (m_ - 1u));
                 wb_[4u] = wv_[(row_5_ * nv_2_) + v_9_];
@@ -10288,123 +9794,100 @@ gemv_rms_f16_f16_f16(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ h
                 unsigned row_8_ = min(lg_, (m_ - 1u));
                 wb_[7u] = wv_[(row_8_ * nv_2_) + v_12_];
                 xb_[14u] = xs_[v_12_];
-                unsigned t2537_ = lk_ + 1u;
-                lk_ = t2537_;
-                if (t2537_ == steps_) {
+                unsigned t4203_ = lk_ + 1u;
+                lk_ = t4203_;
+                if (t4203_ == steps_) {
                     lk_ = 0u;
                     lg_ = lg_ + nw_2_;
                 }
             }
-            bool t2546_ = (t0_ + 1u) >= 1u;
-            bool t2547_ = t2546_;
-            if (t2546_) {
-                t2547_ = ((t0_ + 1u) - 1u) < t1508_;
+            bool t4256_ = (t0_ + 1u) >= 1u;
+            bool t4257_ = t4256_;
+            if (t4256_) {
+                t4257_ = ((t0_ + 1u) - 1u) < t1524_;
             }
-            if (t2547_) {
+            if (t4257_) {
                 unsigned v_13_ = ((ck_ << 5u) << 2u) + lane_;
                 if (v_13_ < nv_2_) {
-                    kf_u32x4 t2606_ = xb_[0u];
-                    kf_f16x8 a_5_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2606_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2606_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2606_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2606_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2606_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2606_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2606_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2606_, 3u), 16u))}};
-                    xs_6_[0u] = kf_f16_to_f32(a_5_.v[0]);
-                    xs_6_[1u] = kf_f16_to_f32(a_5_.v[1]);
-                    xs_6_[2u] = kf_f16_to_f32(a_5_.v[2]);
-                    xs_6_[3u] = kf_f16_to_f32(a_5_.v[3]);
-                    xs_6_[4u] = kf_f16_to_f32(a_5_.v[4]);
-                    xs_6_[5u] = kf_f16_to_f32(a_5_.v[5]);
-                    xs_6_[6u] = kf_f16_to_f32(a_5_.v[6]);
-                    xs_6_[7u] = kf_f16_to_f32(a_5_.v[7]);
-                    kf_u32x4 t2633_ = wb_[0u];
-                    kf_f16x8 wh_5_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2633_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2633_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2633_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2633_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2633_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2633_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2633_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2633_, 3u), 16u))}};
+                    kf_u32x4 t4316_ = xb_[0u];
+                    kf_f16x8 a_6_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t4316_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4316_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t4316_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4316_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t4316_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4316_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t4316_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4316_, 3u), 16u))}};
+                    xs_6_[0u] = kf_f16_to_f32(a_6_.v[0]);
+                    xs_6_[1u] = kf_f16_to_f32(a_6_.v[1]);
+                    xs_6_[2u] = kf_f16_to_f32(a_6_.v[2]);
+                    xs_6_[3u] = kf_f16_to_f32(a_6_.v[3]);
+                    xs_6_[4u] = kf_f16_to_f32(a_6_.v[4]);
+                    xs_6_[5u] = kf_f16_to_f32(a_6_.v[5]);
+                    xs_6_[6u] = kf_f16_to_f32(a_6_.v[6]);
+                    xs_6_[7u] = kf_f16_to_f32(a_6_.v[7]);
+                    kf_u32x4 t4343_ = wb_[0u];
+                    kf_f16x8 wh_5_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t4343_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4343_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t4343_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4343_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t4343_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4343_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t4343_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4343_, 3u), 16u))}};
                     acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_5_.v[7]), xs_6_[7u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[6]), xs_6_[6u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[5]), xs_6_[5u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[4]), xs_6_[4u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[3]), xs_6_[3u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[2]), xs_6_[2u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[1]), xs_6_[1u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[0]), xs_6_[0u], acc_[0u]))))))));
                 }
                 unsigned v_14_ = (((ck_ << 5u) << 2u) + 32u) + lane_;
                 if (v_14_ < nv_2_) {
-                    kf_u32x4 t2737_ = xb_[2u];
-                    kf_f16x8 a_6_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2737_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2737_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2737_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2737_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2737_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2737_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2737_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2737_, 3u), 16u))}};
-                    xs_7_[0u] = kf_f16_to_f32(a_6_.v[0]);
-                    xs_7_[1u] = kf_f16_to_f32(a_6_.v[1]);
-                    xs_7_[2u] = kf_f16_to_f32(a_6_.v[2]);
-                    xs_7_[3u] = kf_f16_to_f32(a_6_.v[3]);
-                    xs_7_[4u] = kf_f16_to_f32(a_6_.v[4]);
-                    xs_7_[5u] = kf_f16_to_f32(a_6_.v[5]);
-                    xs_7_[6u] = kf_f16_to_f32(a_6_.v[6]);
-                    xs_7_[7u] = kf_f16_to_f32(a_6_.v[7]);
-                    kf_u32x4 t2764_ = wb_[1u];
-                    kf_f16x8 wh_6_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2764_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2764_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2764_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2764_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2764_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2764_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2764_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2764_, 3u), 16u))}};
+                    kf_u32x4 t4447_ = xb_[2u];
+                    kf_f16x8 a_7_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t4447_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4447_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t4447_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4447_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t4447_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4447_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t4447_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4447_, 3u), 16u))}};
+                    xs_7_[0u] = kf_f16_to_f32(a_7_.v[0]);
+                    xs_7_[1u] = kf_f16_to_f32(a_7_.v[1]);
+                    xs_7_[2u] = kf_f16_to_f32(a_7_.v[2]);
+                    xs_7_[3u] = kf_f16_to_f32(a_7_.v[3]);
+                    xs_7_[4u] = kf_f16_to_f32(a_7_.v[4]);
+                    xs_7_[5u] = kf_f16_to_f32(a_7_.v[5]);
+                    xs_7_[6u] = kf_f16_to_f32(a_7_.v[6]);
+                    xs_7_[7u] = kf_f16_to_f32(a_7_.v[7]);
+                    kf_u32x4 t4474_ = wb_[1u];
+                    kf_f16x8 wh_6_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t4474_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4474_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t4474_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4474_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t4474_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4474_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t4474_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4474_, 3u), 16u))}};
                     acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_6_.v[7]), xs_7_[7u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[6]), xs_7_[6u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[5]), xs_7_[5u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[4]), xs_7_[4u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[3]), xs_7_[3u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[2]), xs_7_[2u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[1]), xs_7_[1u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[0]), xs_7_[0u], acc_[0u]))))))));
                 }
                 unsigned v_15_ = (((ck_ << 5u) << 2u) + 64u) + lane_;
                 if (v_15_ < nv_2_) {
-                    kf_u32x4 t2868_ = xb_[4u];
-                    kf_f16x8 a_7_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2868_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2868_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2868_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2868_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2868_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2868_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2868_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2868_, 3u), 16u))}};
-                    xs_8_[0u] = kf_f16_to_f32(a_7_.v[0]);
-                    xs_8_[1u] = kf_f16_to_f32(a_7_.v[1]);
-                    xs_8_[2u] = kf_f16_to_f32(a_7_.v[2]);
-                    xs_8_[3u] = kf_f16_to_f32(a_7_.v[3]);
-                    xs_8_[4u] = kf_f16_to_f32(a_7_.v[4]);
-                    xs_8_[5u] = kf_f16_to_f32(a_7_.v[5]);
-                    xs_8_[6u] = kf_f16_to_f32(a_7_.v[6]);
-                    xs_8_[7u] = kf_f16_to_f32(a_7_.v[7]);
-                    kf_u32x4 t2895_ = wb_[2u];
-                    kf_f16x8 wh_7_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2895_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2895_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2895_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2895_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2895_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2895_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2895_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2895_, 3u), 16u))}};
+                    kf_u32x4 t4578_ = xb_[4u];
+                    kf_f16x8 a_8_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t4578_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4578_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t4578_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4578_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t4578_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4578_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t4578_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4578_, 3u), 16u))}};
+                    xs_8_[0u] = kf_f16_to_f32(a_8_.v[0]);
+                    xs_8_[1u] = kf_f16_to_f32(a_8_.v[1]);
+                    xs_8_[2u] = kf_f16_to_f32(a_8_.v[2]);
+                    xs_8_[3u] = kf_f16_to_f32(a_8_.v[3]);
+                    xs_8_[4u] = kf_f16_to_f32(a_8_.v[4]);
+                    xs_8_[5u] = kf_f16_to_f32(a_8_.v[5]);
+                    xs_8_[6u] = kf_f16_to_f32(a_8_.v[6]);
+                    xs_8_[7u] = kf_f16_to_f32(a_8_.v[7]);
+                    kf_u32x4 t4605_ = wb_[2u];
+                    kf_f16x8 wh_7_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t4605_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4605_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t4605_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4605_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t4605_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4605_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t4605_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4605_, 3u), 16u))}};
                     acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_7_.v[7]), xs_8_[7u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[6]), xs_8_[6u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[5]), xs_8_[5u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[4]), xs_8_[4u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[3]), xs_8_[3u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[2]), xs_8_[2u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[1]), xs_8_[1u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[0]), xs_8_[0u], acc_[0u]))))))));
                 }
                 unsigned v_16_ = (((ck_ << 5u) << 2u) + 96u) + lane_;
                 if (v_16_ < nv_2_) {
-                    kf_u32x4 t2999_ = xb_[6u];
-                    kf_f16x8 a_8_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2999_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2999_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2999_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2999_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2999_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2999_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2999_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2999_, 3u), 16u))}};
-                    xs_9_[0u] = kf_f16_to_f32(a_8_.v[0]);
-                    xs_9_[1u] = kf_f16_to_f32(a_8_.v[1]);
-                    xs_9_[2u] = kf_f16_to_f32(a_8_.v[2]);
-                    xs_9_[3u] = kf_f16_to_f32(a_8_.v[3]);
-                    xs_9_[4u] = kf_f16_to_f32(a_8_.v[4]);
-                    xs_9_[5u] = kf_f16_to_f32(a_8_.v[5]);
-                    xs_9_[6u] = kf_f16_to_f32(a_8_.v[6]);
-                    xs_9_[7u] = kf_f16_to_f32(a_8_.v[7]);
-                    kf_u32x4 t3026_ = wb_[3u];
-                    kf_f16x8 wh_8_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t3026_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3026_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t3026_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3026_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t3026_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3026_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t3026_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3026_, 3u), 16u))}};
+                    kf_u32x4 t4709_ = xb_[6u];
+                    kf_f16x8 a_9_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t4709_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4709_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t4709_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4709_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t4709_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4709_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t4709_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4709_, 3u), 16u))}};
+                    xs_9_[0u] = kf_f16_to_f32(a_9_.v[0]);
+                    xs_9_[1u] = kf_f16_to_f32(a_9_.v[1]);
+                    xs_9_[2u] = kf_f16_to_f32(a_9_.v[2]);
+                    xs_9_[3u] = kf_f16_to_f32(a_9_.v[3]);
+                    xs_9_[4u] = kf_f16_to_f32(a_9_.v[4]);
+                    xs_9_[5u] = kf_f16_to_f32(a_9_.v[5]);
+                    xs_9_[6u] = kf_f16_to_f32(a_9_.v[6]);
+                    xs_9_[7u] = kf_f16_to_f32(a_9_.v[7]);
+                    kf_u32x4 t4736_ = wb_[3u];
+                    kf_f16x8 wh_8_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t4736_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4736_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t4736_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4736_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t4736_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4736_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t4736_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4736_, 3u), 16u))}};
                     acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_8_.v[7]), xs_9_[7u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[6]), xs_9_[6u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[5]), xs_9_[5u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[4]), xs_9_[4u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[3]), xs_9_[3u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[2]), xs_9_[2u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[1]), xs_9_[1u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[0]), xs_9_[0u], acc_[0u]))))))));
                 }
-                unsigned t3100_ = ck_ + 1u;
-                ck_ = t3100_;
-                if (t3100_ == steps_) {
-                    float t3103_ = acc_[0u];
-                    unsigned t3125_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
-                    if (t3125_ == 32u) {
-                        float t3130_ = __fadd_rn(t3103_, kf_shfl_xor(t3103_, 16u, kf_wn));
-                        float t3133_ = __fadd_rn(t3130_, kf_shfl_xor(t3130_, 8u, kf_wn));
-                        float t3136_ = __fadd_rn(t3133_, kf_shfl_xor(t3133_, 4u, kf_wn));
-                        float t3139_ = __fadd_rn(t3136_, kf_shfl_xor(t3136_, 2u, kf_wn));
-                        s_3_ = __fadd_rn(t3139_, kf_shfl_xor(t3139_, 1u, kf_wn));
-                    } else {
-                        float t3145_ = kf_shfl_down(t3103_, 16u, kf_wn);
-                        bool t3147_ = (kf_lane_id() + 16u) < t3125_;
-                        float t3148_ = __fadd_rn(t3103_, t3145_);
-                        float t3149_ = t3147_ ? t3148_ : t3103_;
-                        float t3151_ = kf_shfl_down(t3149_, 8u, kf_wn);
-                        bool t3153_ = (kf_lane_id() + 8u) < t3125_;
-                        float t3154_ = __fadd_rn(t3149_, t3151_);
-                        float t3155_ = t3153_ ? t3154_ : t3149_;
-                        float t3157_ = kf_shfl_down(t3155_, 4u, kf_wn);
-                        bool t3159_ = (kf_lane_id() + 4u) < t3125_;
-                        float t3160_ = __fadd_rn(t3155_, t3157_);
-                        float t3161_ = t3159_ ? t3160_ : t3155_;
-                        float t3163_ = kf_shfl_down(t3161_, 2u, kf_wn);
-                        bool t3165_ = (kf_lane_id() + 2u) < t3125_;
-                        float t3166_ = __fadd_rn(t3161_, t3163_);
-                        float t3167_ = t3165_ ? t3166_ : t3161_;
-                        float t3169_ = kf_shfl_down(t3167_, 1u, kf_wn);
-                        bool t3171_ = (kf_lane_id() + 1u) < t3125_;
-                        float t3172_ = __fadd_rn(t3167_, t3169_);
-                        s_3_ = kf_shfl(t3171_ ? t3172_ : t3167_, 0u, kf_wn);
+                unsigned t4810_ = ck_ + 1u;
+                ck_ = t4810_;
+                if (t4810_ == steps_) {
+                    float a_10_ = acc_[0u];
+                    unsigned r_2_ = 0u;
+                    float t4818_ = __fadd_rn(a_10_, kf_shfl_xor(a_10_, 16u, kf_wn));
+                    float t4821_ = __fadd_rn(t4818_, kf_shfl_xor(t4818_, 8u, kf_wn));
+                    float t4824_ = __fadd_rn(t4821_, kf_shfl_xor(t4821_, 4u, kf_wn));
+                    float t4827_ = __fadd_rn(t4824_, kf_shfl_xor(t4824_, 2u, kf_wn));
+                    float t4830_ = __fadd_rn(t4827_, kf_shfl_xor(t4827_, 1u, kf_wn));
+                    bool t4832_ = lane_ == r_2_;
+                    bool t4833_ = t4832_;
+                    if (t4832_) {
+                        t4833_ = cg_ < m_;
                     }
-                    bool t3177_ = lane_ == 0u;
-                    bool t3178_ = t3177_;
-                    if (t3177_) {
-                        t3178_ = cg_ < m_;
-                    }
-                    if (t3178_) {
-                        y_[cg_] = kf_f16_from_f32(s_3_);
+                    if (t4833_) {
+                        y_[cg_] = kf_f16_from_f32(t4830_);
                     }
                     acc_[0u] = 0.0f;
                     ck_ = 0u;
@@ -10415,7 +9898,7 @@ gemv_rms_f16_f16_f16(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ h
     }
 }
 
-/* kernel gemv_rms_f16_f16_f32 (gemv.kf:1206) */
+/* kernel gemv_rms_f16_f16_f32 (gemv.kf:1319) */
 extern "C" __global__ void __launch_bounds__(256)
 gemv_rms_f16_f16_f32(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ h_, const kf_f16* __restrict__ nw_, float* __restrict__ y_, unsigned m_, unsigned k_, float eps_)
 {
@@ -10438,8 +9921,6 @@ gemv_rms_f16_f16_f32(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ h
     float xs_8_[8];
     float xs_9_[8];
     float s_;
-    float s_2_;
-    float s_3_;
     const unsigned kf_wn = kf_warp_lanes();
     const kf_u32x4* wv_ = (const kf_u32x4*)w_;
     const kf_f16x8* ia_ = (const kf_f16x8*)h_;
@@ -10630,20 +10111,21 @@ gemv_rms_f16_f16_f32(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ h
     unsigned lane_ = kf_lane_id();
     unsigned nv_2_ = k_ >> 3u;
     unsigned steps_ = (nv_2_ >> 7u) + (((nv_2_ & 127u) != 0u) ? 1u : 0u);
-    unsigned wid_ = (blockIdx.x << 3u) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u);
-    unsigned nw_2_ = gridDim.x << 3u;
+    unsigned wid_ = (blockIdx.x * (blockDim.x >> 5u)) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u);
+    unsigned nw_2_ = gridDim.x * (blockDim.x >> 5u);
     if (!(wid_ >= m_)) {
-        unsigned t1500_ = m_ - wid_;
-        unsigned t1508_ = ((t1500_ / nw_2_) + (((t1500_ % nw_2_) != 0u) ? 1u : 0u)) * steps_;
+        unsigned t1516_ = m_ - wid_;
+        unsigned t1524_ = ((t1516_ / nw_2_) + (((t1516_ % nw_2_) != 0u) ? 1u : 0u)) * steps_;
         acc_[0u] = 0.0f;
         unsigned lg_ = wid_;
         unsigned lk_ = 0u;
         unsigned cg_ = wid_;
         unsigned ck_ = 0u;
-        unsigned t1521_ = t1508_ + 1u;
+        unsigned t3144_ = t1524_ + 1u;
+        asm("" : "+r"(nw_2_));
         #pragma unroll 1
-        for (unsigned t0_ = 0u; t0_ < t1521_; t0_ = t0_ + 2u) {
-            if (t0_ < t1508_) {
+        for (unsigned t0_ = 0u; t0_ < t3144_; t0_ = t0_ + 2u) {
+            if (t0_ < t1524_) {
                 unsigned v_ = min((((lk_ << 5u) << 2u) + lane_), (nv_2_ - 1u));
                 unsigned row_ = min(lg_, (m_ - 1u));
                 wb_[0u] = wv_[(row_ * nv_2_) + v_];
@@ -10660,23 +10142,23 @@ gemv_rms_f16_f16_f32(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ h
                 unsigned row_4_ = min(lg_, (m_ - 1u));
                 wb_[3u] = wv_[(row_4_ * nv_2_) + v_4_];
                 xb_[6u] = xs_[v_4_];
-                unsigned t1697_ = lk_ + 1u;
-                lk_ = t1697_;
-                if (t1697_ == steps_) {
+                unsigned t3348_ = lk_ + 1u;
+                lk_ = t3348_;
+                if (t3348_ == steps_) {
                     lk_ = 0u;
                     lg_ = lg_ + nw_2_;
                 }
             }
-            bool t1706_ = t0_ >= 1u;
-            bool t1707_ = t1706_;
-            if (t1706_) {
-                t1707_ = (t0_ - 1u) < t1508_;
+            bool t3401_ = t0_ >= 1u;
+            bool t3402_ = t3401_;
+            if (t3401_) {
+                t3402_ = (t0_ - 1u) < t1524_;
             }
-            if (t1707_) {
+            if (t3402_) {
                 unsigned v_5_ = ((ck_ << 5u) << 2u) + lane_;
                 if (v_5_ < nv_2_) {
-                    kf_u32x4 t1766_ = xb_[8u];
-                    kf_f16x8 a_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1766_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1766_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1766_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1766_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1766_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1766_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1766_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1766_, 3u), 16u))}};
+                    kf_u32x4 t3461_ = xb_[8u];
+                    kf_f16x8 a_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t3461_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3461_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t3461_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3461_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t3461_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3461_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t3461_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3461_, 3u), 16u))}};
                     xs_2_[0u] = kf_f16_to_f32(a_.v[0]);
                     xs_2_[1u] = kf_f16_to_f32(a_.v[1]);
                     xs_2_[2u] = kf_f16_to_f32(a_.v[2]);
@@ -10685,14 +10167,14 @@ gemv_rms_f16_f16_f32(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ h
                     xs_2_[5u] = kf_f16_to_f32(a_.v[5]);
                     xs_2_[6u] = kf_f16_to_f32(a_.v[6]);
                     xs_2_[7u] = kf_f16_to_f32(a_.v[7]);
-                    kf_u32x4 t1793_ = wb_[4u];
-                    kf_f16x8 wh_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1793_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1793_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1793_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1793_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1793_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1793_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1793_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1793_, 3u), 16u))}};
+                    kf_u32x4 t3488_ = wb_[4u];
+                    kf_f16x8 wh_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t3488_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3488_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t3488_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3488_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t3488_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3488_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t3488_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3488_, 3u), 16u))}};
                     acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_.v[7]), xs_2_[7u], __fmaf_rn(kf_f16_to_f32(wh_.v[6]), xs_2_[6u], __fmaf_rn(kf_f16_to_f32(wh_.v[5]), xs_2_[5u], __fmaf_rn(kf_f16_to_f32(wh_.v[4]), xs_2_[4u], __fmaf_rn(kf_f16_to_f32(wh_.v[3]), xs_2_[3u], __fmaf_rn(kf_f16_to_f32(wh_.v[2]), xs_2_[2u], __fmaf_rn(kf_f16_to_f32(wh_.v[1]), xs_2_[1u], __fmaf_rn(kf_f16_to_f32(wh_.v[0]), xs_2_[0u], acc_[0u]))))))));
                 }
                 unsigned v_6_ = (((ck_ << 5u) << 2u) + 32u) + lane_;
                 if (v_6_ < nv_2_) {
-                    kf_u32x4 t1897_ = xb_[10u];
-                    kf_f16x8 a_2_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1897_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1897_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1897_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1897_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1897_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1897_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1897_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1897_, 3u), 16u))}};
+                    kf_u32x4 t3592_ = xb_[10u];
+                    kf_f16x8 a_2_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t3592_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3592_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t3592_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3592_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t3592_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3592_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t3592_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3592_, 3u), 16u))}};
                     xs_3_[0u] = kf_f16_to_f32(a_2_.v[0]);
                     xs_3_[1u] = kf_f16_to_f32(a_2_.v[1]);
                     xs_3_[2u] = kf_f16_to_f32(a_2_.v[2]);
@@ -10701,14 +10183,14 @@ gemv_rms_f16_f16_f32(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ h
                     xs_3_[5u] = kf_f16_to_f32(a_2_.v[5]);
                     xs_3_[6u] = kf_f16_to_f32(a_2_.v[6]);
                     xs_3_[7u] = kf_f16_to_f32(a_2_.v[7]);
-                    kf_u32x4 t1924_ = wb_[5u];
-                    kf_f16x8 wh_2_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1924_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1924_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1924_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1924_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1924_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1924_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1924_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1924_, 3u), 16u))}};
+                    kf_u32x4 t3619_ = wb_[5u];
+                    kf_f16x8 wh_2_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t3619_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3619_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t3619_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3619_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t3619_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3619_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t3619_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3619_, 3u), 16u))}};
                     acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_2_.v[7]), xs_3_[7u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[6]), xs_3_[6u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[5]), xs_3_[5u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[4]), xs_3_[4u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[3]), xs_3_[3u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[2]), xs_3_[2u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[1]), xs_3_[1u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[0]), xs_3_[0u], acc_[0u]))))))));
                 }
                 unsigned v_7_ = (((ck_ << 5u) << 2u) + 64u) + lane_;
                 if (v_7_ < nv_2_) {
-                    kf_u32x4 t2028_ = xb_[12u];
-                    kf_f16x8 a_3_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2028_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2028_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2028_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2028_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2028_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2028_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2028_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2028_, 3u), 16u))}};
+                    kf_u32x4 t3723_ = xb_[12u];
+                    kf_f16x8 a_3_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t3723_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3723_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t3723_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3723_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t3723_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3723_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t3723_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3723_, 3u), 16u))}};
                     xs_4_[0u] = kf_f16_to_f32(a_3_.v[0]);
                     xs_4_[1u] = kf_f16_to_f32(a_3_.v[1]);
                     xs_4_[2u] = kf_f16_to_f32(a_3_.v[2]);
@@ -10717,14 +10199,14 @@ gemv_rms_f16_f16_f32(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ h
                     xs_4_[5u] = kf_f16_to_f32(a_3_.v[5]);
                     xs_4_[6u] = kf_f16_to_f32(a_3_.v[6]);
                     xs_4_[7u] = kf_f16_to_f32(a_3_.v[7]);
-                    kf_u32x4 t2055_ = wb_[6u];
-                    kf_f16x8 wh_3_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2055_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2055_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2055_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2055_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2055_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2055_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2055_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2055_, 3u), 16u))}};
+                    kf_u32x4 t3750_ = wb_[6u];
+                    kf_f16x8 wh_3_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t3750_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3750_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t3750_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3750_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t3750_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3750_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t3750_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3750_, 3u), 16u))}};
                     acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_3_.v[7]), xs_4_[7u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[6]), xs_4_[6u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[5]), xs_4_[5u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[4]), xs_4_[4u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[3]), xs_4_[3u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[2]), xs_4_[2u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[1]), xs_4_[1u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[0]), xs_4_[0u], acc_[0u]))))))));
                 }
                 unsigned v_8_ = (((ck_ << 5u) << 2u) + 96u) + lane_;
                 if (v_8_ < nv_2_) {
-                    kf_u32x4 t2159_ = xb_[14u];
-                    kf_f16x8 a_4_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2159_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2159_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2159_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2159_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2159_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2159_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2159_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2159_, 3u), 16u))}};
+                    kf_u32x4 t3854_ = xb_[14u];
+                    kf_f16x8 a_4_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t3854_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3854_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t3854_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3854_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t3854_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3854_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t3854_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3854_, 3u), 16u))}};
                     xs_5_[0u] = kf_f16_to_f32(a_4_.v[0]);
                     xs_5_[1u] = kf_f16_to_f32(a_4_.v[1]);
                     xs_5_[2u] = kf_f16_to_f32(a_4_.v[2]);
@@ -10733,57 +10215,34 @@ gemv_rms_f16_f16_f32(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ h
                     xs_5_[5u] = kf_f16_to_f32(a_4_.v[5]);
                     xs_5_[6u] = kf_f16_to_f32(a_4_.v[6]);
                     xs_5_[7u] = kf_f16_to_f32(a_4_.v[7]);
-                    kf_u32x4 t2186_ = wb_[7u];
-                    kf_f16x8 wh_4_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2186_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2186_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2186_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2186_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2186_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2186_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2186_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2186_, 3u), 16u))}};
+                    kf_u32x4 t3881_ = wb_[7u];
+                    kf_f16x8 wh_4_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t3881_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3881_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t3881_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3881_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t3881_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3881_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t3881_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3881_, 3u), 16u))}};
                     acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_4_.v[7]), xs_5_[7u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[6]), xs_5_[6u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[5]), xs_5_[5u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[4]), xs_5_[4u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[3]), xs_5_[3u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[2]), xs_5_[2u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[1]), xs_5_[1u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[0]), xs_5_[0u], acc_[0u]))))))));
                 }
-                unsigned t2260_ = ck_ + 1u;
-                ck_ = t2260_;
-                if (t2260_ == steps_) {
-                    float t2263_ = acc_[0u];
-                    unsigned t2285_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
-                    if (t2285_ == 32u) {
-                        float t2290_ = __fadd_rn(t2263_, kf_shfl_xor(t2263_, 16u, kf_wn));
-                        float t2293_ = __fadd_rn(t2290_, kf_shfl_xor(t2290_, 8u, kf_wn));
-                        float t2296_ = __fadd_rn(t2293_, kf_shfl_xor(t2293_, 4u, kf_wn));
-                        float t2299_ = __fadd_rn(t2296_, kf_shfl_xor(t2296_, 2u, kf_wn));
-                        s_2_ = __fadd_rn(t2299_, kf_shfl_xor(t2299_, 1u, kf_wn));
-                    } else {
-                        float t2305_ = kf_shfl_down(t2263_, 16u, kf_wn);
-                        bool t2307_ = (kf_lane_id() + 16u) < t2285_;
-                        float t2308_ = __fadd_rn(t2263_, t2305_);
-                        float t2309_ = t2307_ ? t2308_ : t2263_;
-                        float t2311_ = kf_shfl_down(t2309_, 8u, kf_wn);
-                        bool t2313_ = (kf_lane_id() + 8u) < t2285_;
-                        float t2314_ = __fadd_rn(t2309_, t2311_);
-                        float t2315_ = t2313_ ? t2314_ : t2309_;
-                        float t2317_ = kf_shfl_down(t2315_, 4u, kf_wn);
-                        bool t2319_ = (kf_lane_id() + 4u) < t2285_;
-                        float t2320_ = __fadd_rn(t2315_, t2317_);
-                        float t2321_ = t2319_ ? t2320_ : t2315_;
-                        float t2323_ = kf_shfl_down(t2321_, 2u, kf_wn);
-                        bool t2325_ = (kf_lane_id() + 2u) < t2285_;
-                        float t2326_ = __fadd_rn(t2321_, t2323_);
-                        float t2327_ = t2325_ ? t2326_ : t2321_;
-                        float t2329_ = kf_shfl_down(t2327_, 1u, kf_wn);
-                        bool t2331_ = (kf_lane_id() + 1u) < t2285_;
-                        float t2332_ = __fadd_rn(t2327_, t2329_);
-                        s_2_ = kf_shfl(t2331_ ? t2332_ : t2327_, 0u, kf_wn);
+                unsigned t3955_ = ck_ + 1u;
+                ck_ = t3955_;
+                if (t3955_ == steps_) {
+                    float a_5_ = acc_[0u];
+                    unsigned r_ = 0u;
+                    float t3963_ = __fadd_rn(a_5_, kf_shfl_xor(a_5_, 16u, kf_wn));
+                    float t3966_ = __fadd_rn(t3963_, kf_shfl_xor(t3963_, 8u, kf_wn));
+                    float t3969_ = __fadd_rn(t3966_, kf_shfl_xor(t3966_, 4u, kf_wn));
+                    float t3972_ = __fadd_rn(t3969_, kf_shfl_xor(t3969_, 2u, kf_wn));
+                    float t3975_ = __fadd_rn(t3972_, kf_shfl_xor(t3972_, 1u, kf_wn));
+                    bool t3977_ = lane_ == r_;
+                    bool t3978_ = t3977_;
+                    if (t3977_) {
+                        t3978_ = cg_ < m_;
                     }
-                    bool t2337_ = lane_ == 0u;
-                    bool t2338_ = t2337_;
-                    if (t2337_) {
-                        t2338_ = cg_ < m_;
-                    }
-                    if (t2338_) {
-                        y_[cg_] = s_2_;
+                    if (t3978_) {
+                        y_[cg_] = t3975_;
                     }
                     acc_[0u] = 0.0f;
                     ck_ = 0u;
                     cg_ = cg_ + nw_2_;
                 }
             }
-            if ((t0_ + 1u) < t1508_) {
+            if ((t0_ + 1u) < t1524_) {
                 unsigned v_9_ = min((((lk_ << 5u) << 2u) + lane_), (nv_2_ - 1u));
                 unsigned row_5_ = min(lg_, (m_ - 1u));
                 wb_[4u] = wv_[(row_5_ * nv_2_) + v_9_];
@@ -10800,123 +10259,100 @@ gemv_rms_f16_f16_f32(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ h
                 unsigned row_8_ = min(lg_, (m_ - 1u));
                 wb_[7u] = wv_[(row_8_ * nv_2_) + v_12_];
                 xb_[14u] = xs_[v_12_];
-                unsigned t2537_ = lk_ + 1u;
-                lk_ = t2537_;
-                if (t2537_ == steps_) {
+                unsigned t4203_ = lk_ + 1u;
+                lk_ = t4203_;
+                if (t4203_ == steps_) {
                     lk_ = 0u;
                     lg_ = lg_ + nw_2_;
                 }
             }
-            bool t2546_ = (t0_ + 1u) >= 1u;
-            bool t2547_ = t2546_;
-            if (t2546_) {
-                t2547_ = ((t0_ + 1u) - 1u) < t1508_;
+            bool t4256_ = (t0_ + 1u) >= 1u;
+            bool t4257_ = t4256_;
+            if (t4256_) {
+                t4257_ = ((t0_ + 1u) - 1u) < t1524_;
             }
-            if (t2547_) {
+            if (t4257_) {
                 unsigned v_13_ = ((ck_ << 5u) << 2u) + lane_;
                 if (v_13_ < nv_2_) {
-                    kf_u32x4 t2606_ = xb_[0u];
-                    kf_f16x8 a_5_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2606_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2606_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2606_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2606_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2606_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2606_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2606_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2606_, 3u), 16u))}};
-                    xs_6_[0u] = kf_f16_to_f32(a_5_.v[0]);
-                    xs_6_[1u] = kf_f16_to_f32(a_5_.v[1]);
-                    xs_6_[2u] = kf_f16_to_f32(a_5_.v[2]);
-                    xs_6_[3u] = kf_f16_to_f32(a_5_.v[3]);
-                    xs_6_[4u] = kf_f16_to_f32(a_5_.v[4]);
-                    xs_6_[5u] = kf_f16_to_f32(a_5_.v[5]);
-                    xs_6_[6u] = kf_f16_to_f32(a_5_.v[6]);
-                    xs_6_[7u] = kf_f16_to_f32(a_5_.v[7]);
-                    kf_u32x4 t2633_ = wb_[0u];
-                    kf_f16x8 wh_5_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2633_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2633_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2633_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2633_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2633_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2633_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2633_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2633_, 3u), 16u))}};
+                    kf_u32x4 t4316_ = xb_[0u];
+                    kf_f16x8 a_6_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t4316_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4316_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t4316_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4316_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t4316_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4316_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t4316_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4316_, 3u), 16u))}};
+                    xs_6_[0u] = kf_f16_to_f32(a_6_.v[0]);
+                    xs_6_[1u] = kf_f16_to_f32(a_6_.v[1]);
+                    xs_6_[2u] = kf_f16_to_f32(a_6_.v[2]);
+                    xs_6_[3u] = kf_f16_to_f32(a_6_.v[3]);
+                    xs_6_[4u] = kf_f16_to_f32(a_6_.v[4]);
+                    xs_6_[5u] = kf_f16_to_f32(a_6_.v[5]);
+                    xs_6_[6u] = kf_f16_to_f32(a_6_.v[6]);
+                    xs_6_[7u] = kf_f16_to_f32(a_6_.v[7]);
+                    kf_u32x4 t4343_ = wb_[0u];
+                    kf_f16x8 wh_5_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t4343_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4343_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t4343_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4343_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t4343_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4343_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t4343_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4343_, 3u), 16u))}};
                     acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_5_.v[7]), xs_6_[7u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[6]), xs_6_[6u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[5]), xs_6_[5u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[4]), xs_6_[4u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[3]), xs_6_[3u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[2]), xs_6_[2u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[1]), xs_6_[1u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[0]), xs_6_[0u], acc_[0u]))))))));
                 }
                 unsigned v_14_ = (((ck_ << 5u) << 2u) + 32u) + lane_;
                 if (v_14_ < nv_2_) {
-                    kf_u32x4 t2737_ = xb_[2u];
-                    kf_f16x8 a_6_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2737_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2737_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2737_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2737_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2737_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2737_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2737_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2737_, 3u), 16u))}};
-                    xs_7_[0u] = kf_f16_to_f32(a_6_.v[0]);
-                    xs_7_[1u] = kf_f16_to_f32(a_6_.v[1]);
-                    xs_7_[2u] = kf_f16_to_f32(a_6_.v[2]);
-                    xs_7_[3u] = kf_f16_to_f32(a_6_.v[3]);
-                    xs_7_[4u] = kf_f16_to_f32(a_6_.v[4]);
-                    xs_7_[5u] = kf_f16_to_f32(a_6_.v[5]);
-                    xs_7_[6u] = kf_f16_to_f32(a_6_.v[6]);
-                    xs_7_[7u] = kf_f16_to_f32(a_6_.v[7]);
-                    kf_u32x4 t2764_ = wb_[1u];
-                    kf_f16x8 wh_6_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2764_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2764_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2764_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2764_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2764_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2764_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2764_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2764_, 3u), 16u))}};
+                    kf_u32x4 t4447_ = xb_[2u];
+                    kf_f16x8 a_7_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t4447_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4447_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t4447_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4447_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t4447_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4447_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t4447_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4447_, 3u), 16u))}};
+                    xs_7_[0u] = kf_f16_to_f32(a_7_.v[0]);
+                    xs_7_[1u] = kf_f16_to_f32(a_7_.v[1]);
+                    xs_7_[2u] = kf_f16_to_f32(a_7_.v[2]);
+                    xs_7_[3u] = kf_f16_to_f32(a_7_.v[3]);
+                    xs_7_[4u] = kf_f16_to_f32(a_7_.v[4]);
+                    xs_7_[5u] = kf_f16_to_f32(a_7_.v[5]);
+                    xs_7_[6u] = kf_f16_to_f32(a_7_.v[6]);
+                    xs_7_[7u] = kf_f16_to_f32(a_7_.v[7]);
+                    kf_u32x4 t4474_ = wb_[1u];
+                    kf_f16x8 wh_6_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t4474_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4474_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t4474_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4474_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t4474_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4474_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t4474_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4474_, 3u), 16u))}};
                     acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_6_.v[7]), xs_7_[7u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[6]), xs_7_[6u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[5]), xs_7_[5u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[4]), xs_7_[4u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[3]), xs_7_[3u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[2]), xs_7_[2u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[1]), xs_7_[1u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[0]), xs_7_[0u], acc_[0u]))))))));
                 }
                 unsigned v_15_ = (((ck_ << 5u) << 2u) + 64u) + lane_;
                 if (v_15_ < nv_2_) {
-                    kf_u32x4 t2868_ = xb_[4u];
-                    kf_f16x8 a_7_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2868_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2868_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2868_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2868_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2868_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2868_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2868_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2868_, 3u), 16u))}};
-                    xs_8_[0u] = kf_f16_to_f32(a_7_.v[0]);
-                    xs_8_[1u] = kf_f16_to_f32(a_7_.v[1]);
-                    xs_8_[2u] = kf_f16_to_f32(a_7_.v[2]);
-                    xs_8_[3u] = kf_f16_to_f32(a_7_.v[3]);
-                    xs_8_[4u] = kf_f16_to_f32(a_7_.v[4]);
-                    xs_8_[5u] = kf_f16_to_f32(a_7_.v[5]);
-                    xs_8_[6u] = kf_f16_to_f32(a_7_.v[6]);
-                    xs_8_[7u] = kf_f16_to_f32(a_7_.v[7]);
-                    kf_u32x4 t2895_ = wb_[2u];
-                    kf_f16x8 wh_7_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2895_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2895_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2895_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2895_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2895_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2895_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2895_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2895_, 3u), 16u))}};
+                    kf_u32x4 t4578_ = xb_[4u];
+                    kf_f16x8 a_8_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t4578_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4578_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t4578_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4578_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t4578_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4578_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t4578_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4578_, 3u), 16u))}};
+                    xs_8_[0u] = kf_f16_to_f32(a_8_.v[0]);
+                    xs_8_[1u] = kf_f16_to_f32(a_8_.v[1]);
+                    xs_8_[2u] = kf_f16_to_f32(a_8_.v[2]);
+                    xs_8_[3u] = kf_f16_to_f32(a_8_.v[3]);
+                    xs_8_[4u] = kf_f16_to_f32(a_8_.v[4]);
+                    xs_8_[5u] = kf_f16_to_f32(a_8_.v[5]);
+                    xs_8_[6u] = kf_f16_to_f32(a_8_.v[6]);
+                    xs_8_[7u] = kf_f16_to_f32(a_8_.v[7]);
+                    kf_u32x4 t4605_ = wb_[2u];
+                    kf_f16x8 wh_7_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t4605_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4605_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t4605_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4605_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t4605_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4605_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t4605_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4605_, 3u), 16u))}};
                     acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_7_.v[7]), xs_8_[7u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[6]), xs_8_[6u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[5]), xs_8_[5u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[4]), xs_8_[4u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[3]), xs_8_[3u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[2]), xs_8_[2u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[1]), xs_8_[1u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[0]), xs_8_[0u], acc_[0u]))))))));
                 }
                 unsigned v_16_ = (((ck_ << 5u) << 2u) + 96u) + lane_;
                 if (v_16_ < nv_2_) {
-                    kf_u32x4 t2999_ = xb_[6u];
-                    kf_f16x8 a_8_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2999_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2999_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2999_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2999_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2999_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2999_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2999_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2999_, 3u), 16u))}};
-                    xs_9_[0u] = kf_f16_to_f32(a_8_.v[0]);
-                    xs_9_[1u] = kf_f16_to_f32(a_8_.v[1]);
-                    xs_9_[2u] = kf_f16_to_f32(a_8_.v[2]);
-                    xs_9_[3u] = kf_f16_to_f32(a_8_.v[3]);
-                    xs_9_[4u] = kf_f16_to_f32(a_8_.v[4]);
-                    xs_9_[5u] = kf_f16_to_f32(a_8_.v[5]);
-                    xs_9_[6u] = kf_f16_to_f32(a_8_.v[6]);
-                    xs_9_[7u] = kf_f16_to_f32(a_8_.v[7]);
-                    kf_u32x4 t3026_ = wb_[3u];
-                    kf_f16x8 wh_8_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t3026_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3026_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t3026_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3026_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t3026_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3026_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t3026_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3026_, 3u), 16u))}};
+                    kf_u32x4 t4709_ = xb_[6u];
+                    kf_f16x8 a_9_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t4709_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4709_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t4709_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4709_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t4709_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4709_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t4709_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4709_, 3u), 16u))}};
+                    xs_9_[0u] = kf_f16_to_f32(a_9_.v[0]);
+                    xs_9_[1u] = kf_f16_to_f32(a_9_.v[1]);
+                    xs_9_[2u] = kf_f16_to_f32(a_9_.v[2]);
+                    xs_9_[3u] = kf_f16_to_f32(a_9_.v[3]);
+                    xs_9_[4u] = kf_f16_to_f32(a_9_.v[4]);
+                    xs_9_[5u] = kf_f16_to_f32(a_9_.v[5]);
+                    xs_9_[6u] = kf_f16_to_f32(a_9_.v[6]);
+                    xs_9_[7u] = kf_f16_to_f32(a_9_.v[7]);
+                    kf_u32x4 t4736_ = wb_[3u];
+                    kf_f16x8 wh_8_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t4736_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4736_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t4736_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4736_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t4736_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4736_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t4736_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4736_, 3u), 16u))}};
                     acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_8_.v[7]), xs_9_[7u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[6]), xs_9_[6u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[5]), xs_9_[5u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[4]), xs_9_[4u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[3]), xs_9_[3u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[2]), xs_9_[2u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[1]), xs_9_[1u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[0]), xs_9_[0u], acc_[0u]))))))));
                 }
-                unsigned t3100_ = ck_ + 1u;
-                ck_ = t3100_;
-                if (t3100_ == steps_) {
-                    float t3103_ = acc_[0u];
-                    unsigned t3125_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
-                    if (t3125_ == 32u) {
-                        float t3130_ = __fadd_rn(t3103_, kf_shfl_xor(t3103_, 16u, kf_wn));
-                        float t3133_ = __fadd_rn(t3130_, kf_shfl_xor(t3130_, 8u, kf_wn));
-                        float t3136_ = __fadd_rn(t3133_, kf_shfl_xor(t3133_, 4u, kf_wn));
-                        float t3139_ = __fadd_rn(t3136_, kf_shfl_xor(t3136_, 2u, kf_wn));
-                        s_3_ = __fadd_rn(t3139_, kf_shfl_xor(t3139_, 1u, kf_wn));
-                    } else {
-                        float t3145_ = kf_shfl_down(t3103_, 16u, kf_wn);
-                        bool t3147_ = (kf_lane_id() + 16u) < t3125_;
-                        float t3148_ = __fadd_rn(t3103_, t3145_);
-                        float t3149_ = t3147_ ? t3148_ : t3103_;
-                        float t3151_ = kf_shfl_down(t3149_, 8u, kf_wn);
-                        bool t3153_ = (kf_lane_id() + 8u) < t3125_;
-                        float t3154_ = __fadd_rn(t3149_, t3151_);
-                        float t3155_ = t3153_ ? t3154_ : t3149_;
-                        float t3157_ = kf_shfl_down(t3155_, 4u, kf_wn);
-                        bool t3159_ = (kf_lane_id() + 4u) < t3125_;
-                        float t3160_ = __fadd_rn(t3155_, t3157_);
-                        float t3161_ = t3159_ ? t3160_ : t3155_;
-                        float t3163_ = kf_shfl_down(t3161_, 2u, kf_wn);
-                        bool t3165_ = (kf_lane_id() + 2u) < t3125_;
-                        float t3166_ = __fadd_rn(t3161_, t3163_);
-                        float t3167_ = t3165_ ? t3166_ : t3161_;
-                        float t3169_ = kf_shfl_down(t3167_, 1u, kf_wn);
-                        bool t3171_ = (kf_lane_id() + 1u) < t3125_;
-                        float t3172_ = __fadd_rn(t3167_, t3169_);
-                        s_3_ = kf_shfl(t3171_ ? t3172_ : t3167_, 0u, kf_wn);
+                unsigned t4810_ = ck_ + 1u;
+                ck_ = t4810_;
+                if (t4810_ == steps_) {
+                    float a_10_ = acc_[0u];
+                    unsigned r_2_ = 0u;
+                    float t4818_ = __fadd_rn(a_10_, kf_shfl_xor(a_10_, 16u, kf_wn));
+                    float t4821_ = __fadd_rn(t4818_, kf_shfl_xor(t4818_, 8u, kf_wn));
+                    float t4824_ = __fadd_rn(t4821_, kf_shfl_xor(t4821_, 4u, kf_wn));
+                    float t4827_ = __fadd_rn(t4824_, kf_shfl_xor(t4824_, 2u, kf_wn));
+                    float t4830_ = __fadd_rn(t4827_, kf_shfl_xor(t4827_, 1u, kf_wn));
+                    bool t4832_ = lane_ == r_2_;
+                    bool t4833_ = t4832_;
+                    if (t4832_) {
+                        t4833_ = cg_ < m_;
                     }
-                    bool t3177_ = lane_ == 0u;
-                    bool t3178_ = t3177_;
-                    if (t3177_) {
-                        t3178_ = cg_ < m_;
-                    }
-                    if (t3178_) {
-                        y_[cg_] = s_3_;
+                    if (t4833_) {
+                        y_[cg_] = t4830_;
                     }
                     acc_[0u] = 0.0f;
                     ck_ = 0u;
@@ -10927,7 +10363,7 @@ gemv_rms_f16_f16_f32(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ h
     }
 }
 
-/* kernel gemv_silu_f16_f16_f16_acc (gemv.kf:1215) */
+/* kernel gemv_silu_f16_f16_f16_acc (gemv.kf:1328) */
 extern "C" __global__ void __launch_bounds__(256)
 gemv_silu_f16_f16_f16_acc(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ g_, const kf_f16* __restrict__ u_, kf_f16* __restrict__ y_, unsigned m_, unsigned k_)
 {
@@ -10947,8 +10383,6 @@ gemv_silu_f16_f16_f16_acc(const kf_f16* __restrict__ w_, const kf_f16* __restric
     float xs_7_[8];
     float xs_8_[8];
     float xs_9_[8];
-    float s_;
-    float s_2_;
     const unsigned kf_wn = kf_warp_lanes();
     const kf_u32x4* wv_ = (const kf_u32x4*)w_;
     const kf_f16x8* ia_ = (const kf_f16x8*)g_;
@@ -11061,21 +10495,22 @@ gemv_silu_f16_f16_f16_acc(const kf_f16* __restrict__ w_, const kf_f16* __restric
     unsigned lane_ = kf_lane_id();
     unsigned nv_2_ = k_ >> 3u;
     unsigned steps_ = (nv_2_ >> 7u) + (((nv_2_ & 127u) != 0u) ? 1u : 0u);
-    unsigned wid_ = (blockIdx.x << 3u) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u);
-    unsigned nw_ = gridDim.x << 3u;
+    unsigned wid_ = (blockIdx.x * (blockDim.x >> 5u)) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u);
+    unsigned nw_ = gridDim.x * (blockDim.x >> 5u);
     if (!(wid_ >= m_)) {
-        unsigned t1500_ = m_ - wid_;
-        unsigned t1508_ = ((t1500_ / nw_) + (((t1500_ % nw_) != 0u) ? 1u : 0u)) * steps_;
+        unsigned t1516_ = m_ - wid_;
+        unsigned t1524_ = ((t1516_ / nw_) + (((t1516_ % nw_) != 0u) ? 1u : 0u)) * steps_;
         acc_[0u] = 0.0f;
         float yold_ = 0.0f;
         unsigned lg_ = wid_;
         unsigned lk_ = 0u;
         unsigned cg_ = wid_;
         unsigned ck_ = 0u;
-        unsigned t1521_ = t1508_ + 1u;
+        unsigned t3144_ = t1524_ + 1u;
+        asm("" : "+r"(nw_));
         #pragma unroll 1
-        for (unsigned t0_ = 0u; t0_ < t1521_; t0_ = t0_ + 2u) {
-            if (t0_ < t1508_) {
+        for (unsigned t0_ = 0u; t0_ < t3144_; t0_ = t0_ + 2u) {
+            if (t0_ < t1524_) {
                 unsigned v_ = min((((lk_ << 5u) << 2u) + lane_), (nv_2_ - 1u));
                 unsigned row_ = min(lg_, (m_ - 1u));
                 wb_[0u] = wv_[(row_ * nv_2_) + v_];
@@ -11092,35 +10527,35 @@ gemv_silu_f16_f16_f16_acc(const kf_f16* __restrict__ w_, const kf_f16* __restric
                 unsigned row_4_ = min(lg_, (m_ - 1u));
                 wb_[3u] = wv_[(row_4_ * nv_2_) + v_4_];
                 xb_[6u] = xs_[v_4_];
-                unsigned t1697_ = lk_ + 1u;
-                lk_ = t1697_;
-                if (t1697_ == steps_) {
+                unsigned t3348_ = lk_ + 1u;
+                lk_ = t3348_;
+                if (t3348_ == steps_) {
                     lk_ = 0u;
                     lg_ = lg_ + nw_;
                 }
             }
-            bool t1706_ = t0_ >= 1u;
-            bool t1707_ = t1706_;
-            if (t1706_) {
-                t1707_ = (t0_ - 1u) < t1508_;
+            bool t3401_ = t0_ >= 1u;
+            bool t3402_ = t3401_;
+            if (t3401_) {
+                t3402_ = (t0_ - 1u) < t1524_;
             }
-            if (t1707_) {
+            if (t3402_) {
                 if (ck_ == 0u) {
                     float v_5_ = 0.0f;
-                    bool t1722_ = kf_lane_id() < 1u;
-                    bool t1723_ = t1722_;
-                    if (t1722_) {
-                        t1723_ = (cg_ + kf_lane_id()) < m_;
+                    bool t3417_ = kf_lane_id() < 1u;
+                    bool t3418_ = t3417_;
+                    if (t3417_) {
+                        t3418_ = (cg_ + kf_lane_id()) < m_;
                     }
-                    if (t1723_) {
+                    if (t3418_) {
                         v_5_ = kf_f16_to_f32(y_[cg_ + kf_lane_id()]);
                     }
                     yold_ = v_5_;
                 }
                 unsigned v_6_ = ((ck_ << 5u) << 2u) + lane_;
                 if (v_6_ < nv_2_) {
-                    kf_u32x4 t1766_ = xb_[8u];
-                    kf_f16x8 a_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1766_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1766_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1766_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1766_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1766_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1766_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1766_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1766_, 3u), 16u))}};
+                    kf_u32x4 t3461_ = xb_[8u];
+                    kf_f16x8 a_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t3461_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3461_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t3461_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3461_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t3461_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3461_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t3461_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3461_, 3u), 16u))}};
                     xs_2_[0u] = kf_f16_to_f32(a_.v[0]);
                     xs_2_[1u] = kf_f16_to_f32(a_.v[1]);
                     xs_2_[2u] = kf_f16_to_f32(a_.v[2]);
@@ -11129,14 +10564,14 @@ gemv_silu_f16_f16_f16_acc(const kf_f16* __restrict__ w_, const kf_f16* __restric
                     xs_2_[5u] = kf_f16_to_f32(a_.v[5]);
                     xs_2_[6u] = kf_f16_to_f32(a_.v[6]);
                     xs_2_[7u] = kf_f16_to_f32(a_.v[7]);
-                    kf_u32x4 t1793_ = wb_[4u];
-                    kf_f16x8 wh_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1793_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1793_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1793_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1793_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1793_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1793_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1793_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1793_, 3u), 16u))}};
+                    kf_u32x4 t3488_ = wb_[4u];
+                    kf_f16x8 wh_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t3488_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3488_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t3488_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3488_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t3488_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3488_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t3488_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3488_, 3u), 16u))}};
                     acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_.v[7]), xs_2_[7u], __fmaf_rn(kf_f16_to_f32(wh_.v[6]), xs_2_[6u], __fmaf_rn(kf_f16_to_f32(wh_.v[5]), xs_2_[5u], __fmaf_rn(kf_f16_to_f32(wh_.v[4]), xs_2_[4u], __fmaf_rn(kf_f16_to_f32(wh_.v[3]), xs_2_[3u], __fmaf_rn(kf_f16_to_f32(wh_.v[2]), xs_2_[2u], __fmaf_rn(kf_f16_to_f32(wh_.v[1]), xs_2_[1u], __fmaf_rn(kf_f16_to_f32(wh_.v[0]), xs_2_[0u], acc_[0u]))))))));
                 }
                 unsigned v_7_ = (((ck_ << 5u) << 2u) + 32u) + lane_;
                 if (v_7_ < nv_2_) {
-                    kf_u32x4 t1897_ = xb_[10u];
-                    kf_f16x8 a_2_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1897_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1897_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1897_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1897_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1897_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1897_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1897_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1897_, 3u), 16u))}};
+                    kf_u32x4 t3592_ = xb_[10u];
+                    kf_f16x8 a_2_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t3592_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3592_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t3592_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3592_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t3592_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3592_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t3592_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3592_, 3u), 16u))}};
                     xs_3_[0u] = kf_f16_to_f32(a_2_.v[0]);
                     xs_3_[1u] = kf_f16_to_f32(a_2_.v[1]);
                     xs_3_[2u] = kf_f16_to_f32(a_2_.v[2]);
@@ -11145,14 +10580,14 @@ gemv_silu_f16_f16_f16_acc(const kf_f16* __restrict__ w_, const kf_f16* __restric
                     xs_3_[5u] = kf_f16_to_f32(a_2_.v[5]);
                     xs_3_[6u] = kf_f16_to_f32(a_2_.v[6]);
                     xs_3_[7u] = kf_f16_to_f32(a_2_.v[7]);
-                    kf_u32x4 t1924_ = wb_[5u];
-                    kf_f16x8 wh_2_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1924_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1924_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1924_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1924_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1924_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1924_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1924_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1924_, 3u), 16u))}};
+                    kf_u32x4 t3619_ = wb_[5u];
+                    kf_f16x8 wh_2_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t3619_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3619_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t3619_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3619_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t3619_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3619_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t3619_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3619_, 3u), 16u))}};
                     acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_2_.v[7]), xs_3_[7u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[6]), xs_3_[6u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[5]), xs_3_[5u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[4]), xs_3_[4u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[3]), xs_3_[3u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[2]), xs_3_[2u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[1]), xs_3_[1u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[0]), xs_3_[0u], acc_[0u]))))))));
                 }
                 unsigned v_8_ = (((ck_ << 5u) << 2u) + 64u) + lane_;
                 if (v_8_ < nv_2_) {
-                    kf_u32x4 t2028_ = xb_[12u];
-                    kf_f16x8 a_3_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2028_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2028_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2028_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2028_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2028_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2028_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2028_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2028_, 3u), 16u))}};
+                    kf_u32x4 t3723_ = xb_[12u];
+                    kf_f16x8 a_3_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t3723_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3723_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t3723_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3723_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t3723_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3723_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t3723_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3723_, 3u), 16u))}};
                     xs_4_[0u] = kf_f16_to_f32(a_3_.v[0]);
                     xs_4_[1u] = kf_f16_to_f32(a_3_.v[1]);
                     xs_4_[2u] = kf_f16_to_f32(a_3_.v[2]);
@@ -11161,14 +10596,14 @@ gemv_silu_f16_f16_f16_acc(const kf_f16* __restrict__ w_, const kf_f16* __restric
                     xs_4_[5u] = kf_f16_to_f32(a_3_.v[5]);
                     xs_4_[6u] = kf_f16_to_f32(a_3_.v[6]);
                     xs_4_[7u] = kf_f16_to_f32(a_3_.v[7]);
-                    kf_u32x4 t2055_ = wb_[6u];
-                    kf_f16x8 wh_3_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2055_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2055_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2055_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2055_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2055_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2055_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2055_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2055_, 3u), 16u))}};
+                    kf_u32x4 t3750_ = wb_[6u];
+                    kf_f16x8 wh_3_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t3750_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3750_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t3750_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3750_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t3750_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3750_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t3750_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3750_, 3u), 16u))}};
                     acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_3_.v[7]), xs_4_[7u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[6]), xs_4_[6u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[5]), xs_4_[5u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[4]), xs_4_[4u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[3]), xs_4_[3u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[2]), xs_4_[2u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[1]), xs_4_[1u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[0]), xs_4_[0u], acc_[0u]))))))));
                 }
                 unsigned v_9_ = (((ck_ << 5u) << 2u) + 96u) + lane_;
                 if (v_9_ < nv_2_) {
-                    kf_u32x4 t2159_ = xb_[14u];
-                    kf_f16x8 a_4_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2159_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2159_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2159_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2159_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2159_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2159_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2159_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2159_, 3u), 16u))}};
+                    kf_u32x4 t3854_ = xb_[14u];
+                    kf_f16x8 a_4_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t3854_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3854_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t3854_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3854_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t3854_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3854_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t3854_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3854_, 3u), 16u))}};
                     xs_5_[0u] = kf_f16_to_f32(a_4_.v[0]);
                     xs_5_[1u] = kf_f16_to_f32(a_4_.v[1]);
                     xs_5_[2u] = kf_f16_to_f32(a_4_.v[2]);
@@ -11177,57 +10612,34 @@ gemv_silu_f16_f16_f16_acc(const kf_f16* __restrict__ w_, const kf_f16* __restric
                     xs_5_[5u] = kf_f16_to_f32(a_4_.v[5]);
                     xs_5_[6u] = kf_f16_to_f32(a_4_.v[6]);
                     xs_5_[7u] = kf_f16_to_f32(a_4_.v[7]);
-                    kf_u32x4 t2186_ = wb_[7u];
-                    kf_f16x8 wh_4_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2186_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2186_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2186_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2186_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2186_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2186_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2186_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2186_, 3u), 16u))}};
+                    kf_u32x4 t3881_ = wb_[7u];
+                    kf_f16x8 wh_4_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t3881_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3881_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t3881_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3881_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t3881_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3881_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t3881_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3881_, 3u), 16u))}};
                     acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_4_.v[7]), xs_5_[7u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[6]), xs_5_[6u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[5]), xs_5_[5u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[4]), xs_5_[4u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[3]), xs_5_[3u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[2]), xs_5_[2u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[1]), xs_5_[1u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[0]), xs_5_[0u], acc_[0u]))))))));
                 }
-                unsigned t2260_ = ck_ + 1u;
-                ck_ = t2260_;
-                if (t2260_ == steps_) {
-                    float t2263_ = acc_[0u];
-                    unsigned t2285_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
-                    if (t2285_ == 32u) {
-                        float t2290_ = __fadd_rn(t2263_, kf_shfl_xor(t2263_, 16u, kf_wn));
-                        float t2293_ = __fadd_rn(t2290_, kf_shfl_xor(t2290_, 8u, kf_wn));
-                        float t2296_ = __fadd_rn(t2293_, kf_shfl_xor(t2293_, 4u, kf_wn));
-                        float t2299_ = __fadd_rn(t2296_, kf_shfl_xor(t2296_, 2u, kf_wn));
-                        s_ = __fadd_rn(t2299_, kf_shfl_xor(t2299_, 1u, kf_wn));
-                    } else {
-                        float t2305_ = kf_shfl_down(t2263_, 16u, kf_wn);
-                        bool t2307_ = (kf_lane_id() + 16u) < t2285_;
-                        float t2308_ = __fadd_rn(t2263_, t2305_);
-                        float t2309_ = t2307_ ? t2308_ : t2263_;
-                        float t2311_ = kf_shfl_down(t2309_, 8u, kf_wn);
-                        bool t2313_ = (kf_lane_id() + 8u) < t2285_;
-                        float t2314_ = __fadd_rn(t2309_, t2311_);
-                        float t2315_ = t2313_ ? t2314_ : t2309_;
-                        float t2317_ = kf_shfl_down(t2315_, 4u, kf_wn);
-                        bool t2319_ = (kf_lane_id() + 4u) < t2285_;
-                        float t2320_ = __fadd_rn(t2315_, t2317_);
-                        float t2321_ = t2319_ ? t2320_ : t2315_;
-                        float t2323_ = kf_shfl_down(t2321_, 2u, kf_wn);
-                        bool t2325_ = (kf_lane_id() + 2u) < t2285_;
-                        float t2326_ = __fadd_rn(t2321_, t2323_);
-                        float t2327_ = t2325_ ? t2326_ : t2321_;
-                        float t2329_ = kf_shfl_down(t2327_, 1u, kf_wn);
-                        bool t2331_ = (kf_lane_id() + 1u) < t2285_;
-                        float t2332_ = __fadd_rn(t2327_, t2329_);
-                        s_ = kf_shfl(t2331_ ? t2332_ : t2327_, 0u, kf_wn);
+                unsigned t3955_ = ck_ + 1u;
+                ck_ = t3955_;
+                if (t3955_ == steps_) {
+                    float a_5_ = acc_[0u];
+                    unsigned r_ = 0u;
+                    float t3963_ = __fadd_rn(a_5_, kf_shfl_xor(a_5_, 16u, kf_wn));
+                    float t3966_ = __fadd_rn(t3963_, kf_shfl_xor(t3963_, 8u, kf_wn));
+                    float t3969_ = __fadd_rn(t3966_, kf_shfl_xor(t3966_, 4u, kf_wn));
+                    float t3972_ = __fadd_rn(t3969_, kf_shfl_xor(t3969_, 2u, kf_wn));
+                    float t3975_ = __fadd_rn(t3972_, kf_shfl_xor(t3972_, 1u, kf_wn));
+                    bool t3977_ = lane_ == r_;
+                    bool t3978_ = t3977_;
+                    if (t3977_) {
+                        t3978_ = cg_ < m_;
                     }
-                    bool t2337_ = lane_ == 0u;
-                    bool t2338_ = t2337_;
-                    if (t2337_) {
-                        t2338_ = cg_ < m_;
-                    }
-                    if (t2338_) {
-                        y_[cg_] = kf_f16_from_f32(__fadd_rn(s_, yold_));
+                    if (t3978_) {
+                        y_[cg_] = kf_f16_from_f32(__fadd_rn(t3975_, yold_));
                     }
                     acc_[0u] = 0.0f;
                     ck_ = 0u;
                     cg_ = cg_ + nw_;
                 }
             }
-            if ((t0_ + 1u) < t1508_) {
+            if ((t0_ + 1u) < t1524_) {
                 unsigned v_10_ = min((((lk_ << 5u) << 2u) + lane_), (nv_2_ - 1u));
                 unsigned row_5_ = min(lg_, (m_ - 1u));
                 wb_[4u] = wv_[(row_5_ * nv_2_) + v_10_];
@@ -11244,135 +10656,112 @@ gemv_silu_f16_f16_f16_acc(const kf_f16* __restrict__ w_, const kf_f16* __restric
                 unsigned row_8_ = min(lg_, (m_ - 1u));
                 wb_[7u] = wv_[(row_8_ * nv_2_) + v_13_];
                 xb_[14u] = xs_[v_13_];
-                unsigned t2537_ = lk_ + 1u;
-                lk_ = t2537_;
-                if (t2537_ == steps_) {
+                unsigned t4203_ = lk_ + 1u;
+                lk_ = t4203_;
+                if (t4203_ == steps_) {
                     lk_ = 0u;
                     lg_ = lg_ + nw_;
                 }
             }
-            bool t2546_ = (t0_ + 1u) >= 1u;
-            bool t2547_ = t2546_;
-            if (t2546_) {
-                t2547_ = ((t0_ + 1u) - 1u) < t1508_;
+            bool t4256_ = (t0_ + 1u) >= 1u;
+            bool t4257_ = t4256_;
+            if (t4256_) {
+                t4257_ = ((t0_ + 1u) - 1u) < t1524_;
             }
-            if (t2547_) {
+            if (t4257_) {
                 if (ck_ == 0u) {
                     float v_14_ = 0.0f;
-                    bool t2562_ = kf_lane_id() < 1u;
-                    bool t2563_ = t2562_;
-                    if (t2562_) {
-                        t2563_ = (cg_ + kf_lane_id()) < m_;
+                    bool t4272_ = kf_lane_id() < 1u;
+                    bool t4273_ = t4272_;
+                    if (t4272_) {
+                        t4273_ = (cg_ + kf_lane_id()) < m_;
                     }
-                    if (t2563_) {
+                    if (t4273_) {
                         v_14_ = kf_f16_to_f32(y_[cg_ + kf_lane_id()]);
                     }
                     yold_ = v_14_;
                 }
                 unsigned v_15_ = ((ck_ << 5u) << 2u) + lane_;
                 if (v_15_ < nv_2_) {
-                    kf_u32x4 t2606_ = xb_[0u];
-                    kf_f16x8 a_5_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2606_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2606_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2606_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2606_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2606_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2606_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2606_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2606_, 3u), 16u))}};
-                    xs_6_[0u] = kf_f16_to_f32(a_5_.v[0]);
-                    xs_6_[1u] = kf_f16_to_f32(a_5_.v[1]);
-                    xs_6_[2u] = kf_f16_to_f32(a_5_.v[2]);
-                    xs_6_[3u] = kf_f16_to_f32(a_5_.v[3]);
-                    xs_6_[4u] = kf_f16_to_f32(a_5_.v[4]);
-                    xs_6_[5u] = kf_f16_to_f32(a_5_.v[5]);
-                    xs_6_[6u] = kf_f16_to_f32(a_5_.v[6]);
-                    xs_6_[7u] = kf_f16_to_f32(a_5_.v[7]);
-                    kf_u32x4 t2633_ = wb_[0u];
-                    kf_f16x8 wh_5_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2633_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2633_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2633_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2633_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2633_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2633_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2633_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2633_, 3u), 16u))}};
+                    kf_u32x4 t4316_ = xb_[0u];
+                    kf_f16x8 a_6_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t4316_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4316_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t4316_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4316_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t4316_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4316_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t4316_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4316_, 3u), 16u))}};
+                    xs_6_[0u] = kf_f16_to_f32(a_6_.v[0]);
+                    xs_6_[1u] = kf_f16_to_f32(a_6_.v[1]);
+                    xs_6_[2u] = kf_f16_to_f32(a_6_.v[2]);
+                    xs_6_[3u] = kf_f16_to_f32(a_6_.v[3]);
+                    xs_6_[4u] = kf_f16_to_f32(a_6_.v[4]);
+                    xs_6_[5u] = kf_f16_to_f32(a_6_.v[5]);
+                    xs_6_[6u] = kf_f16_to_f32(a_6_.v[6]);
+                    xs_6_[7u] = kf_f16_to_f32(a_6_.v[7]);
+                    kf_u32x4 t4343_ = wb_[0u];
+                    kf_f16x8 wh_5_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t4343_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4343_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t4343_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4343_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t4343_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4343_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t4343_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4343_, 3u), 16u))}};
                     acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_5_.v[7]), xs_6_[7u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[6]), xs_6_[6u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[5]), xs_6_[5u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[4]), xs_6_[4u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[3]), xs_6_[3u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[2]), xs_6_[2u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[1]), xs_6_[1u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[0]), xs_6_[0u], acc_[0u]))))))));
                 }
                 unsigned v_16_ = (((ck_ << 5u) << 2u) + 32u) + lane_;
                 if (v_16_ < nv_2_) {
-                    kf_u32x4 t2737_ = xb_[2u];
-                    kf_f16x8 a_6_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2737_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2737_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2737_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2737_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2737_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2737_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2737_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2737_, 3u), 16u))}};
-                    xs_7_[0u] = kf_f16_to_f32(a_6_.v[0]);
-                    xs_7_[1u] = kf_f16_to_f32(a_6_.v[1]);
-                    xs_7_[2u] = kf_f16_to_f32(a_6_.v[2]);
-                    xs_7_[3u] = kf_f16_to_f32(a_6_.v[3]);
-                    xs_7_[4u] = kf_f16_to_f32(a_6_.v[4]);
-                    xs_7_[5u] = kf_f16_to_f32(a_6_.v[5]);
-                    xs_7_[6u] = kf_f16_to_f32(a_6_.v[6]);
-                    xs_7_[7u] = kf_f16_to_f32(a_6_.v[7]);
-                    kf_u32x4 t2764_ = wb_[1u];
-                    kf_f16x8 wh_6_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2764_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2764_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2764_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2764_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2764_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2764_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2764_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2764_, 3u), 16u))}};
+                    kf_u32x4 t4447_ = xb_[2u];
+                    kf_f16x8 a_7_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t4447_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4447_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t4447_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4447_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t4447_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4447_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t4447_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4447_, 3u), 16u))}};
+                    xs_7_[0u] = kf_f16_to_f32(a_7_.v[0]);
+                    xs_7_[1u] = kf_f16_to_f32(a_7_.v[1]);
+                    xs_7_[2u] = kf_f16_to_f32(a_7_.v[2]);
+                    xs_7_[3u] = kf_f16_to_f32(a_7_.v[3]);
+                    xs_7_[4u] = kf_f16_to_f32(a_7_.v[4]);
+                    xs_7_[5u] = kf_f16_to_f32(a_7_.v[5]);
+                    xs_7_[6u] = kf_f16_to_f32(a_7_.v[6]);
+                    xs_7_[7u] = kf_f16_to_f32(a_7_.v[7]);
+                    kf_u32x4 t4474_ = wb_[1u];
+                    kf_f16x8 wh_6_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t4474_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4474_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t4474_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4474_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t4474_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4474_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t4474_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4474_, 3u), 16u))}};
                     acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_6_.v[7]), xs_7_[7u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[6]), xs_7_[6u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[5]), xs_7_[5u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[4]), xs_7_[4u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[3]), xs_7_[3u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[2]), xs_7_[2u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[1]), xs_7_[1u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[0]), xs_7_[0u], acc_[0u]))))))));
                 }
                 unsigned v_17_ = (((ck_ << 5u) << 2u) + 64u) + lane_;
                 if (v_17_ < nv_2_) {
-                    kf_u32x4 t2868_ = xb_[4u];
-                    kf_f16x8 a_7_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2868_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2868_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2868_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2868_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2868_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2868_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2868_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2868_, 3u), 16u))}};
-                    xs_8_[0u] = kf_f16_to_f32(a_7_.v[0]);
-                    xs_8_[1u] = kf_f16_to_f32(a_7_.v[1]);
-                    xs_8_[2u] = kf_f16_to_f32(a_7_.v[2]);
-                    xs_8_[3u] = kf_f16_to_f32(a_7_.v[3]);
-                    xs_8_[4u] = kf_f16_to_f32(a_7_.v[4]);
-                    xs_8_[5u] = kf_f16_to_f32(a_7_.v[5]);
-                    xs_8_[6u] = kf_f16_to_f32(a_7_.v[6]);
-                    xs_8_[7u] = kf_f16_to_f32(a_7_.v[7]);
-                    kf_u32x4 t2895_ = wb_[2u];
-                    kf_f16x8 wh_7_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2895_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2895_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2895_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2895_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2895_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2895_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2895_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2895_, 3u), 16u))}};
+                    kf_u32x4 t4578_ = xb_[4u];
+                    kf_f16x8 a_8_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t4578_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4578_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t4578_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4578_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t4578_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4578_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t4578_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4578_, 3u), 16u))}};
+                    xs_8_[0u] = kf_f16_to_f32(a_8_.v[0]);
+                    xs_8_[1u] = kf_f16_to_f32(a_8_.v[1]);
+                    xs_8_[2u] = kf_f16_to_f32(a_8_.v[2]);
+                    xs_8_[3u] = kf_f16_to_f32(a_8_.v[3]);
+                    xs_8_[4u] = kf_f16_to_f32(a_8_.v[4]);
+                    xs_8_[5u] = kf_f16_to_f32(a_8_.v[5]);
+                    xs_8_[6u] = kf_f16_to_f32(a_8_.v[6]);
+                    xs_8_[7u] = kf_f16_to_f32(a_8_.v[7]);
+                    kf_u32x4 t4605_ = wb_[2u];
+                    kf_f16x8 wh_7_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t4605_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4605_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t4605_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4605_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t4605_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4605_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t4605_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4605_, 3u), 16u))}};
                     acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_7_.v[7]), xs_8_[7u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[6]), xs_8_[6u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[5]), xs_8_[5u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[4]), xs_8_[4u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[3]), xs_8_[3u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[2]), xs_8_[2u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[1]), xs_8_[1u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[0]), xs_8_[0u], acc_[0u]))))))));
                 }
                 unsigned v_18_ = (((ck_ << 5u) << 2u) + 96u) + lane_;
                 if (v_18_ < nv_2_) {
-                    kf_u32x4 t2999_ = xb_[6u];
-                    kf_f16x8 a_8_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2999_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2999_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2999_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2999_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2999_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2999_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2999_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2999_, 3u), 16u))}};
-                    xs_9_[0u] = kf_f16_to_f32(a_8_.v[0]);
-                    xs_9_[1u] = kf_f16_to_f32(a_8_.v[1]);
-                    xs_9_[2u] = kf_f16_to_f32(a_8_.v[2]);
-                    xs_9_[3u] = kf_f16_to_f32(a_8_.v[3]);
-                    xs_9_[4u] = kf_f16_to_f32(a_8_.v[4]);
-                    xs_9_[5u] = kf_f16_to_f32(a_8_.v[5]);
-                    xs_9_[6u] = kf_f16_to_f32(a_8_.v[6]);
-                    xs_9_[7u] = kf_f16_to_f32(a_8_.v[7]);
-                    kf_u32x4 t3026_ = wb_[3u];
-                    kf_f16x8 wh_8_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t3026_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3026_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t3026_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3026_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t3026_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3026_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t3026_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3026_, 3u), 16u))}};
+                    kf_u32x4 t4709_ = xb_[6u];
+                    kf_f16x8 a_9_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t4709_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4709_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t4709_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4709_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t4709_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4709_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t4709_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4709_, 3u), 16u))}};
+                    xs_9_[0u] = kf_f16_to_f32(a_9_.v[0]);
+                    xs_9_[1u] = kf_f16_to_f32(a_9_.v[1]);
+                    xs_9_[2u] = kf_f16_to_f32(a_9_.v[2]);
+                    xs_9_[3u] = kf_f16_to_f32(a_9_.v[3]);
+                    xs_9_[4u] = kf_f16_to_f32(a_9_.v[4]);
+                    xs_9_[5u] = kf_f16_to_f32(a_9_.v[5]);
+                    xs_9_[6u] = kf_f16_to_f32(a_9_.v[6]);
+                    xs_9_[7u] = kf_f16_to_f32(a_9_.v[7]);
+                    kf_u32x4 t4736_ = wb_[3u];
+                    kf_f16x8 wh_8_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t4736_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4736_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t4736_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4736_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t4736_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4736_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t4736_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4736_, 3u), 16u))}};
                     acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_8_.v[7]), xs_9_[7u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[6]), xs_9_[6u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[5]), xs_9_[5u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[4]), xs_9_[4u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[3]), xs_9_[3u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[2]), xs_9_[2u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[1]), xs_9_[1u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[0]), xs_9_[0u], acc_[0u]))))))));
                 }
-                unsigned t3100_ = ck_ + 1u;
-                ck_ = t3100_;
-                if (t3100_ == steps_) {
-                    float t3103_ = acc_[0u];
-                    unsigned t3125_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
-                    if (t3125_ == 32u) {
-                        float t3130_ = __fadd_rn(t3103_, kf_shfl_xor(t3103_, 16u, kf_wn));
-                        float t3133_ = __fadd_rn(t3130_, kf_shfl_xor(t3130_, 8u, kf_wn));
-                        float t3136_ = __fadd_rn(t3133_, kf_shfl_xor(t3133_, 4u, kf_wn));
-                        float t3139_ = __fadd_rn(t3136_, kf_shfl_xor(t3136_, 2u, kf_wn));
-                        s_2_ = __fadd_rn(t3139_, kf_shfl_xor(t3139_, 1u, kf_wn));
-                    } else {
-                        float t3145_ = kf_shfl_down(t3103_, 16u, kf_wn);
-                        bool t3147_ = (kf_lane_id() + 16u) < t3125_;
-                        float t3148_ = __fadd_rn(t3103_, t3145_);
-                        float t3149_ = t3147_ ? t3148_ : t3103_;
-                        float t3151_ = kf_shfl_down(t3149_, 8u, kf_wn);
-                        bool t3153_ = (kf_lane_id() + 8u) < t3125_;
-                        float t3154_ = __fadd_rn(t3149_, t3151_);
-                        float t3155_ = t3153_ ? t3154_ : t3149_;
-                        float t3157_ = kf_shfl_down(t3155_, 4u, kf_wn);
-                        bool t3159_ = (kf_lane_id() + 4u) < t3125_;
-                        float t3160_ = __fadd_rn(t3155_, t3157_);
-                        float t3161_ = t3159_ ? t3160_ : t3155_;
-                        float t3163_ = kf_shfl_down(t3161_, 2u, kf_wn);
-                        bool t3165_ = (kf_lane_id() + 2u) < t3125_;
-                        float t3166_ = __fadd_rn(t3161_, t3163_);
-                        float t3167_ = t3165_ ? t3166_ : t3161_;
-                        float t3169_ = kf_shfl_down(t3167_, 1u, kf_wn);
-                        bool t3171_ = (kf_lane_id() + 1u) < t3125_;
-                        float t3172_ = __fadd_rn(t3167_, t3169_);
-                        s_2_ = kf_shfl(t3171_ ? t3172_ : t3167_, 0u, kf_wn);
+                unsigned t4810_ = ck_ + 1u;
+                ck_ = t4810_;
+                if (t4810_ == steps_) {
+                    float a_10_ = acc_[0u];
+                    unsigned r_2_ = 0u;
+                    float t4818_ = __fadd_rn(a_10_, kf_shfl_xor(a_10_, 16u, kf_wn));
+                    float t4821_ = __fadd_rn(t4818_, kf_shfl_xor(t4818_, 8u, kf_wn));
+                    float t4824_ = __fadd_rn(t4821_, kf_shfl_xor(t4821_, 4u, kf_wn));
+                    float t4827_ = __fadd_rn(t4824_, kf_shfl_xor(t4824_, 2u, kf_wn));
+                    float t4830_ = __fadd_rn(t4827_, kf_shfl_xor(t4827_, 1u, kf_wn));
+                    bool t4832_ = lane_ == r_2_;
+                    bool t4833_ = t4832_;
+                    if (t4832_) {
+                        t4833_ = cg_ < m_;
                     }
-                    bool t3177_ = lane_ == 0u;
-                    bool t3178_ = t3177_;
-                    if (t3177_) {
-                        t3178_ = cg_ < m_;
-                    }
-                    if (t3178_) {
-                        y_[cg_] = kf_f16_from_f32(__fadd_rn(s_2_, yold_));
+                    if (t4833_) {
+                        y_[cg_] = kf_f16_from_f32(__fadd_rn(t4830_, yold_));
                     }
                     acc_[0u] = 0.0f;
                     ck_ = 0u;
@@ -11383,7 +10772,7 @@ gemv_silu_f16_f16_f16_acc(const kf_f16* __restrict__ w_, const kf_f16* __restric
     }
 }
 
-/* kernel gemv_silu_f16_f16_f32 (gemv.kf:1221) */
+/* kernel gemv_silu_f16_f16_f32 (gemv.kf:1334) */
 extern "C" __global__ void __launch_bounds__(256)
 gemv_silu_f16_f16_f32(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ g_, const kf_f16* __restrict__ u_, float* __restrict__ y_, unsigned m_, unsigned k_)
 {
@@ -11403,8 +10792,6 @@ gemv_silu_f16_f16_f32(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ 
     float xs_7_[8];
     float xs_8_[8];
     float xs_9_[8];
-    float s_;
-    float s_2_;
     const unsigned kf_wn = kf_warp_lanes();
     const kf_u32x4* wv_ = (const kf_u32x4*)w_;
     const kf_f16x8* ia_ = (const kf_f16x8*)g_;
@@ -11517,20 +10904,21 @@ gemv_silu_f16_f16_f32(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ 
     unsigned lane_ = kf_lane_id();
     unsigned nv_2_ = k_ >> 3u;
     unsigned steps_ = (nv_2_ >> 7u) + (((nv_2_ & 127u) != 0u) ? 1u : 0u);
-    unsigned wid_ = (blockIdx.x << 3u) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u);
-    unsigned nw_ = gridDim.x << 3u;
+    unsigned wid_ = (blockIdx.x * (blockDim.x >> 5u)) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u);
+    unsigned nw_ = gridDim.x * (blockDim.x >> 5u);
     if (!(wid_ >= m_)) {
-        unsigned t1500_ = m_ - wid_;
-        unsigned t1508_ = ((t1500_ / nw_) + (((t1500_ % nw_) != 0u) ? 1u : 0u)) * steps_;
+        unsigned t1516_ = m_ - wid_;
+        unsigned t1524_ = ((t1516_ / nw_) + (((t1516_ % nw_) != 0u) ? 1u : 0u)) * steps_;
         acc_[0u] = 0.0f;
         unsigned lg_ = wid_;
         unsigned lk_ = 0u;
         unsigned cg_ = wid_;
         unsigned ck_ = 0u;
-        unsigned t1521_ = t1508_ + 1u;
+        unsigned t3144_ = t1524_ + 1u;
+        asm("" : "+r"(nw_));
         #pragma unroll 1
-        for (unsigned t0_ = 0u; t0_ < t1521_; t0_ = t0_ + 2u) {
-            if (t0_ < t1508_) {
+        for (unsigned t0_ = 0u; t0_ < t3144_; t0_ = t0_ + 2u) {
+            if (t0_ < t1524_) {
                 unsigned v_ = min((((lk_ << 5u) << 2u) + lane_), (nv_2_ - 1u));
                 unsigned row_ = min(lg_, (m_ - 1u));
                 wb_[0u] = wv_[(row_ * nv_2_) + v_];
@@ -11547,23 +10935,23 @@ gemv_silu_f16_f16_f32(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ 
                 unsigned row_4_ = min(lg_, (m_ - 1u));
                 wb_[3u] = wv_[(row_4_ * nv_2_) + v_4_];
                 xb_[6u] = xs_[v_4_];
-                unsigned t1697_ = lk_ + 1u;
-                lk_ = t1697_;
-                if (t1697_ == steps_) {
+                unsigned t3348_ = lk_ + 1u;
+                lk_ = t3348_;
+                if (t3348_ == steps_) {
                     lk_ = 0u;
                     lg_ = lg_ + nw_;
                 }
             }
-            bool t1706_ = t0_ >= 1u;
-            bool t1707_ = t1706_;
-            if (t1706_) {
-                t1707_ = (t0_ - 1u) < t1508_;
+            bool t3401_ = t0_ >= 1u;
+            bool t3402_ = t3401_;
+            if (t3401_) {
+                t3402_ = (t0_ - 1u) < t1524_;
             }
-            if (t1707_) {
+            if (t3402_) {
                 unsigned v_5_ = ((ck_ << 5u) << 2u) + lane_;
                 if (v_5_ < nv_2_) {
-                    kf_u32x4 t1766_ = xb_[8u];
-                    kf_f16x8 a_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1766_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1766_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1766_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1766_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1766_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1766_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1766_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1766_, 3u), 16u))}};
+                    kf_u32x4 t3461_ = xb_[8u];
+                    kf_f16x8 a_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t3461_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3461_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t3461_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3461_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t3461_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3461_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t3461_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3461_, 3u), 16u))}};
                     xs_2_[0u] = kf_f16_to_f32(a_.v[0]);
                     xs_2_[1u] = kf_f16_to_f32(a_.v[1]);
                     xs_2_[2u] = kf_f16_to_f32(a_.v[2]);
@@ -11572,14 +10960,14 @@ gemv_silu_f16_f16_f32(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ 
                     xs_2_[5u] = kf_f16_to_f32(a_.v[5]);
                     xs_2_[6u] = kf_f16_to_f32(a_.v[6]);
                     xs_2_[7u] = kf_f16_to_f32(a_.v[7]);
-                    kf_u32x4 t1793_ = wb_[4u];
-                    kf_f16x8 wh_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1793_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1793_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1793_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1793_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1793_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1793_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1793_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1793_, 3u), 16u))}};
+                    kf_u32x4 t3488_ = wb_[4u];
+                    kf_f16x8 wh_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t3488_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3488_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t3488_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3488_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t3488_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3488_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t3488_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3488_, 3u), 16u))}};
                     acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_.v[7]), xs_2_[7u], __fmaf_rn(kf_f16_to_f32(wh_.v[6]), xs_2_[6u], __fmaf_rn(kf_f16_to_f32(wh_.v[5]), xs_2_[5u], __fmaf_rn(kf_f16_to_f32(wh_.v[4]), xs_2_[4u], __fmaf_rn(kf_f16_to_f32(wh_.v[3]), xs_2_[3u], __fmaf_rn(kf_f16_to_f32(wh_.v[2]), xs_2_[2u], __fmaf_rn(kf_f16_to_f32(wh_.v[1]), xs_2_[1u], __fmaf_rn(kf_f16_to_f32(wh_.v[0]), xs_2_[0u], acc_[0u]))))))));
                 }
                 unsigned v_6_ = (((ck_ << 5u) << 2u) + 32u) + lane_;
                 if (v_6_ < nv_2_) {
-                    kf_u32x4 t1897_ = xb_[10u];
-                    kf_f16x8 a_2_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1897_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1897_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1897_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1897_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1897_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1897_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1897_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1897_, 3u), 16u))}};
+                    kf_u32x4 t3592_ = xb_[10u];
+                    kf_f16x8 a_2_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t3592_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3592_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t3592_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3592_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t3592_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3592_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t3592_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3592_, 3u), 16u))}};
                     xs_3_[0u] = kf_f16_to_f32(a_2_.v[0]);
                     xs_3_[1u] = kf_f16_to_f32(a_2_.v[1]);
                     xs_3_[2u] = kf_f16_to_f32(a_2_.v[2]);
@@ -11588,14 +10976,14 @@ gemv_silu_f16_f16_f32(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ 
                     xs_3_[5u] = kf_f16_to_f32(a_2_.v[5]);
                     xs_3_[6u] = kf_f16_to_f32(a_2_.v[6]);
                     xs_3_[7u] = kf_f16_to_f32(a_2_.v[7]);
-                    kf_u32x4 t1924_ = wb_[5u];
-                    kf_f16x8 wh_2_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t1924_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1924_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t1924_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1924_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t1924_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1924_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t1924_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1924_, 3u), 16u))}};
+                    kf_u32x4 t3619_ = wb_[5u];
+                    kf_f16x8 wh_2_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t3619_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3619_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t3619_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3619_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t3619_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3619_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t3619_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3619_, 3u), 16u))}};
                     acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_2_.v[7]), xs_3_[7u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[6]), xs_3_[6u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[5]), xs_3_[5u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[4]), xs_3_[4u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[3]), xs_3_[3u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[2]), xs_3_[2u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[1]), xs_3_[1u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[0]), xs_3_[0u], acc_[0u]))))))));
                 }
                 unsigned v_7_ = (((ck_ << 5u) << 2u) + 64u) + lane_;
                 if (v_7_ < nv_2_) {
-                    kf_u32x4 t2028_ = xb_[12u];
-                    kf_f16x8 a_3_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2028_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2028_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2028_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2028_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2028_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2028_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2028_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2028_, 3u), 16u))}};
+                    kf_u32x4 t3723_ = xb_[12u];
+                    kf_f16x8 a_3_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t3723_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3723_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t3723_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3723_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t3723_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3723_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t3723_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3723_, 3u), 16u))}};
                     xs_4_[0u] = kf_f16_to_f32(a_3_.v[0]);
                     xs_4_[1u] = kf_f16_to_f32(a_3_.v[1]);
                     xs_4_[2u] = kf_f16_to_f32(a_3_.v[2]);
@@ -11604,14 +10992,14 @@ gemv_silu_f16_f16_f32(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ 
                     xs_4_[5u] = kf_f16_to_f32(a_3_.v[5]);
                     xs_4_[6u] = kf_f16_to_f32(a_3_.v[6]);
                     xs_4_[7u] = kf_f16_to_f32(a_3_.v[7]);
-                    kf_u32x4 t2055_ = wb_[6u];
-                    kf_f16x8 wh_3_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2055_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2055_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2055_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2055_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2055_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2055_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2055_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2055_, 3u), 16u))}};
+                    kf_u32x4 t3750_ = wb_[6u];
+                    kf_f16x8 wh_3_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t3750_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3750_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t3750_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3750_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t3750_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3750_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t3750_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3750_, 3u), 16u))}};
                     acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_3_.v[7]), xs_4_[7u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[6]), xs_4_[6u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[5]), xs_4_[5u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[4]), xs_4_[4u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[3]), xs_4_[3u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[2]), xs_4_[2u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[1]), xs_4_[1u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[0]), xs_4_[0u], acc_[0u]))))))));
                 }
                 unsigned v_8_ = (((ck_ << 5u) << 2u) + 96u) + lane_;
                 if (v_8_ < nv_2_) {
-                    kf_u32x4 t2159_ = xb_[14u];
-                    kf_f16x8 a_4_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2159_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2159_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2159_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2159_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2159_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2159_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2159_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2159_, 3u), 16u))}};
+                    kf_u32x4 t3854_ = xb_[14u];
+                    kf_f16x8 a_4_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t3854_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3854_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t3854_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3854_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t3854_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3854_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t3854_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3854_, 3u), 16u))}};
                     xs_5_[0u] = kf_f16_to_f32(a_4_.v[0]);
                     xs_5_[1u] = kf_f16_to_f32(a_4_.v[1]);
                     xs_5_[2u] = kf_f16_to_f32(a_4_.v[2]);
@@ -11620,57 +11008,34 @@ gemv_silu_f16_f16_f32(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ 
                     xs_5_[5u] = kf_f16_to_f32(a_4_.v[5]);
                     xs_5_[6u] = kf_f16_to_f32(a_4_.v[6]);
                     xs_5_[7u] = kf_f16_to_f32(a_4_.v[7]);
-                    kf_u32x4 t2186_ = wb_[7u];
-                    kf_f16x8 wh_4_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2186_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2186_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2186_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2186_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2186_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2186_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2186_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2186_, 3u), 16u))}};
+                    kf_u32x4 t3881_ = wb_[7u];
+                    kf_f16x8 wh_4_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t3881_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3881_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t3881_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3881_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t3881_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3881_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t3881_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3881_, 3u), 16u))}};
                     acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_4_.v[7]), xs_5_[7u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[6]), xs_5_[6u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[5]), xs_5_[5u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[4]), xs_5_[4u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[3]), xs_5_[3u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[2]), xs_5_[2u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[1]), xs_5_[1u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[0]), xs_5_[0u], acc_[0u]))))))));
                 }
-                unsigned t2260_ = ck_ + 1u;
-                ck_ = t2260_;
-                if (t2260_ == steps_) {
-                    float t2263_ = acc_[0u];
-                    unsigned t2285_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
-                    if (t2285_ == 32u) {
-                        float t2290_ = __fadd_rn(t2263_, kf_shfl_xor(t2263_, 16u, kf_wn));
-                        float t2293_ = __fadd_rn(t2290_, kf_shfl_xor(t2290_, 8u, kf_wn));
-                        float t2296_ = __fadd_rn(t2293_, kf_shfl_xor(t2293_, 4u, kf_wn));
-                        float t2299_ = __fadd_rn(t2296_, kf_shfl_xor(t2296_, 2u, kf_wn));
-                        s_ = __fadd_rn(t2299_, kf_shfl_xor(t2299_, 1u, kf_wn));
-                    } else {
-                        float t2305_ = kf_shfl_down(t2263_, 16u, kf_wn);
-                        bool t2307_ = (kf_lane_id() + 16u) < t2285_;
-                        float t2308_ = __fadd_rn(t2263_, t2305_);
-                        float t2309_ = t2307_ ? t2308_ : t2263_;
-                        float t2311_ = kf_shfl_down(t2309_, 8u, kf_wn);
-                        bool t2313_ = (kf_lane_id() + 8u) < t2285_;
-                        float t2314_ = __fadd_rn(t2309_, t2311_);
-                        float t2315_ = t2313_ ? t2314_ : t2309_;
-                        float t2317_ = kf_shfl_down(t2315_, 4u, kf_wn);
-                        bool t2319_ = (kf_lane_id() + 4u) < t2285_;
-                        float t2320_ = __fadd_rn(t2315_, t2317_);
-                        float t2321_ = t2319_ ? t2320_ : t2315_;
-                        float t2323_ = kf_shfl_down(t2321_, 2u, kf_wn);
-                        bool t2325_ = (kf_lane_id() + 2u) < t2285_;
-                        float t2326_ = __fadd_rn(t2321_, t2323_);
-                        float t2327_ = t2325_ ? t2326_ : t2321_;
-                        float t2329_ = kf_shfl_down(t2327_, 1u, kf_wn);
-                        bool t2331_ = (kf_lane_id() + 1u) < t2285_;
-                        float t2332_ = __fadd_rn(t2327_, t2329_);
-                        s_ = kf_shfl(t2331_ ? t2332_ : t2327_, 0u, kf_wn);
+                unsigned t3955_ = ck_ + 1u;
+                ck_ = t3955_;
+                if (t3955_ == steps_) {
+                    float a_5_ = acc_[0u];
+                    unsigned r_ = 0u;
+                    float t3963_ = __fadd_rn(a_5_, kf_shfl_xor(a_5_, 16u, kf_wn));
+                    float t3966_ = __fadd_rn(t3963_, kf_shfl_xor(t3963_, 8u, kf_wn));
+                    float t3969_ = __fadd_rn(t3966_, kf_shfl_xor(t3966_, 4u, kf_wn));
+                    float t3972_ = __fadd_rn(t3969_, kf_shfl_xor(t3969_, 2u, kf_wn));
+                    float t3975_ = __fadd_rn(t3972_, kf_shfl_xor(t3972_, 1u, kf_wn));
+                    bool t3977_ = lane_ == r_;
+                    bool t3978_ = t3977_;
+                    if (t3977_) {
+                        t3978_ = cg_ < m_;
                     }
-                    bool t2337_ = lane_ == 0u;
-                    bool t2338_ = t2337_;
-                    if (t2337_) {
-                        t2338_ = cg_ < m_;
-                    }
-                    if (t2338_) {
-                        y_[cg_] = s_;
+                    if (t3978_) {
+                        y_[cg_] = t3975_;
                     }
                     acc_[0u] = 0.0f;
                     ck_ = 0u;
                     cg_ = cg_ + nw_;
                 }
             }
-            if ((t0_ + 1u) < t1508_) {
+            if ((t0_ + 1u) < t1524_) {
                 unsigned v_9_ = min((((lk_ << 5u) << 2u) + lane_), (nv_2_ - 1u));
                 unsigned row_5_ = min(lg_, (m_ - 1u));
                 wb_[4u] = wv_[(row_5_ * nv_2_) + v_9_];
@@ -11687,123 +11052,100 @@ gemv_silu_f16_f16_f32(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ 
                 unsigned row_8_ = min(lg_, (m_ - 1u));
                 wb_[7u] = wv_[(row_8_ * nv_2_) + v_12_];
                 xb_[14u] = xs_[v_12_];
-                unsigned t2537_ = lk_ + 1u;
-                lk_ = t2537_;
-                if (t2537_ == steps_) {
+                unsigned t4203_ = lk_ + 1u;
+                lk_ = t4203_;
+                if (t4203_ == steps_) {
                     lk_ = 0u;
                     lg_ = lg_ + nw_;
                 }
             }
-            bool t2546_ = (t0_ + 1u) >= 1u;
-            bool t2547_ = t2546_;
-            if (t2546_) {
-                t2547_ = ((t0_ + 1u) - 1u) < t1508_;
+            bool t4256_ = (t0_ + 1u) >= 1u;
+            bool t4257_ = t4256_;
+            if (t4256_) {
+                t4257_ = ((t0_ + 1u) - 1u) < t1524_;
             }
-            if (t2547_) {
+            if (t4257_) {
                 unsigned v_13_ = ((ck_ << 5u) << 2u) + lane_;
                 if (v_13_ < nv_2_) {
-                    kf_u32x4 t2606_ = xb_[0u];
-                    kf_f16x8 a_5_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2606_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2606_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2606_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2606_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2606_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2606_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2606_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2606_, 3u), 16u))}};
-                    xs_6_[0u] = kf_f16_to_f32(a_5_.v[0]);
-                    xs_6_[1u] = kf_f16_to_f32(a_5_.v[1]);
-                    xs_6_[2u] = kf_f16_to_f32(a_5_.v[2]);
-                    xs_6_[3u] = kf_f16_to_f32(a_5_.v[3]);
-                    xs_6_[4u] = kf_f16_to_f32(a_5_.v[4]);
-                    xs_6_[5u] = kf_f16_to_f32(a_5_.v[5]);
-                    xs_6_[6u] = kf_f16_to_f32(a_5_.v[6]);
-                    xs_6_[7u] = kf_f16_to_f32(a_5_.v[7]);
-                    kf_u32x4 t2633_ = wb_[0u];
-                    kf_f16x8 wh_5_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2633_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2633_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2633_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2633_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2633_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2633_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2633_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2633_, 3u), 16u))}};
+                    kf_u32x4 t4316_ = xb_[0u];
+                    kf_f16x8 a_6_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t4316_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4316_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t4316_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4316_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t4316_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4316_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t4316_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4316_, 3u), 16u))}};
+                    xs_6_[0u] = kf_f16_to_f32(a_6_.v[0]);
+                    xs_6_[1u] = kf_f16_to_f32(a_6_.v[1]);
+                    xs_6_[2u] = kf_f16_to_f32(a_6_.v[2]);
+                    xs_6_[3u] = kf_f16_to_f32(a_6_.v[3]);
+                    xs_6_[4u] = kf_f16_to_f32(a_6_.v[4]);
+                    xs_6_[5u] = kf_f16_to_f32(a_6_.v[5]);
+                    xs_6_[6u] = kf_f16_to_f32(a_6_.v[6]);
+                    xs_6_[7u] = kf_f16_to_f32(a_6_.v[7]);
+                    kf_u32x4 t4343_ = wb_[0u];
+                    kf_f16x8 wh_5_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t4343_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4343_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t4343_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4343_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t4343_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4343_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t4343_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4343_, 3u), 16u))}};
                     acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_5_.v[7]), xs_6_[7u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[6]), xs_6_[6u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[5]), xs_6_[5u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[4]), xs_6_[4u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[3]), xs_6_[3u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[2]), xs_6_[2u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[1]), xs_6_[1u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[0]), xs_6_[0u], acc_[0u]))))))));
                 }
                 unsigned v_14_ = (((ck_ << 5u) << 2u) + 32u) + lane_;
                 if (v_14_ < nv_2_) {
-                    kf_u32x4 t2737_ = xb_[2u];
-                    kf_f16x8 a_6_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2737_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2737_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2737_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2737_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2737_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2737_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2737_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2737_, 3u), 16u))}};
-                    xs_7_[0u] = kf_f16_to_f32(a_6_.v[0]);
-                    xs_7_[1u] = kf_f16_to_f32(a_6_.v[1]);
-                    xs_7_[2u] = kf_f16_to_f32(a_6_.v[2]);
-                    xs_7_[3u] = kf_f16_to_f32(a_6_.v[3]);
-                    xs_7_[4u] = kf_f16_to_f32(a_6_.v[4]);
-                    xs_7_[5u] = kf_f16_to_f32(a_6_.v[5]);
-                    xs_7_[6u] = kf_f16_to_f32(a_6_.v[6]);
-                    xs_7_[7u] = kf_f16_to_f32(a_6_.v[7]);
-                    kf_u32x4 t2764_ = wb_[1u];
-                    kf_f16x8 wh_6_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2764_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2764_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2764_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2764_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2764_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2764_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2764_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2764_, 3u), 16u))}};
+                    kf_u32x4 t4447_ = xb_[2u];
+                    kf_f16x8 a_7_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t4447_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4447_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t4447_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4447_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t4447_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4447_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t4447_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4447_, 3u), 16u))}};
+                    xs_7_[0u] = kf_f16_to_f32(a_7_.v[0]);
+                    xs_7_[1u] = kf_f16_to_f32(a_7_.v[1]);
+                    xs_7_[2u] = kf_f16_to_f32(a_7_.v[2]);
+                    xs_7_[3u] = kf_f16_to_f32(a_7_.v[3]);
+                    xs_7_[4u] = kf_f16_to_f32(a_7_.v[4]);
+                    xs_7_[5u] = kf_f16_to_f32(a_7_.v[5]);
+                    xs_7_[6u] = kf_f16_to_f32(a_7_.v[6]);
+                    xs_7_[7u] = kf_f16_to_f32(a_7_.v[7]);
+                    kf_u32x4 t4474_ = wb_[1u];
+                    kf_f16x8 wh_6_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t4474_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4474_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t4474_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4474_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t4474_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4474_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t4474_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4474_, 3u), 16u))}};
                     acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_6_.v[7]), xs_7_[7u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[6]), xs_7_[6u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[5]), xs_7_[5u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[4]), xs_7_[4u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[3]), xs_7_[3u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[2]), xs_7_[2u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[1]), xs_7_[1u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[0]), xs_7_[0u], acc_[0u]))))))));
                 }
                 unsigned v_15_ = (((ck_ << 5u) << 2u) + 64u) + lane_;
                 if (v_15_ < nv_2_) {
-                    kf_u32x4 t2868_ = xb_[4u];
-                    kf_f16x8 a_7_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2868_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2868_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2868_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2868_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2868_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2868_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2868_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2868_, 3u), 16u))}};
-                    xs_8_[0u] = kf_f16_to_f32(a_7_.v[0]);
-                    xs_8_[1u] = kf_f16_to_f32(a_7_.v[1]);
-                    xs_8_[2u] = kf_f16_to_f32(a_7_.v[2]);
-                    xs_8_[3u] = kf_f16_to_f32(a_7_.v[3]);
-                    xs_8_[4u] = kf_f16_to_f32(a_7_.v[4]);
-                    xs_8_[5u] = kf_f16_to_f32(a_7_.v[5]);
-                    xs_8_[6u] = kf_f16_to_f32(a_7_.v[6]);
-                    xs_8_[7u] = kf_f16_to_f32(a_7_.v[7]);
-                    kf_u32x4 t2895_ = wb_[2u];
-                    kf_f16x8 wh_7_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2895_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2895_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2895_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2895_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2895_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2895_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2895_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2895_, 3u), 16u))}};
+                    kf_u32x4 t4578_ = xb_[4u];
+                    kf_f16x8 a_8_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t4578_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4578_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t4578_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4578_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t4578_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4578_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t4578_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4578_, 3u), 16u))}};
+                    xs_8_[0u] = kf_f16_to_f32(a_8_.v[0]);
+                    xs_8_[1u] = kf_f16_to_f32(a_8_.v[1]);
+                    xs_8_[2u] = kf_f16_to_f32(a_8_.v[2]);
+                    xs_8_[3u] = kf_f16_to_f32(a_8_.v[3]);
+                    xs_8_[4u] = kf_f16_to_f32(a_8_.v[4]);
+                    xs_8_[5u] = kf_f16_to_f32(a_8_.v[5]);
+                    xs_8_[6u] = kf_f16_to_f32(a_8_.v[6]);
+                    xs_8_[7u] = kf_f16_to_f32(a_8_.v[7]);
+                    kf_u32x4 t4605_ = wb_[2u];
+                    kf_f16x8 wh_7_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t4605_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4605_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t4605_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4605_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t4605_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4605_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t4605_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4605_, 3u), 16u))}};
                     acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_7_.v[7]), xs_8_[7u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[6]), xs_8_[6u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[5]), xs_8_[5u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[4]), xs_8_[4u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[3]), xs_8_[3u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[2]), xs_8_[2u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[1]), xs_8_[1u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[0]), xs_8_[0u], acc_[0u]))))))));
                 }
                 unsigned v_16_ = (((ck_ << 5u) << 2u) + 96u) + lane_;
                 if (v_16_ < nv_2_) {
-                    kf_u32x4 t2999_ = xb_[6u];
-                    kf_f16x8 a_8_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t2999_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2999_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t2999_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2999_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t2999_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2999_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t2999_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2999_, 3u), 16u))}};
-                    xs_9_[0u] = kf_f16_to_f32(a_8_.v[0]);
-                    xs_9_[1u] = kf_f16_to_f32(a_8_.v[1]);
-                    xs_9_[2u] = kf_f16_to_f32(a_8_.v[2]);
-                    xs_9_[3u] = kf_f16_to_f32(a_8_.v[3]);
-                    xs_9_[4u] = kf_f16_to_f32(a_8_.v[4]);
-                    xs_9_[5u] = kf_f16_to_f32(a_8_.v[5]);
-                    xs_9_[6u] = kf_f16_to_f32(a_8_.v[6]);
-                    xs_9_[7u] = kf_f16_to_f32(a_8_.v[7]);
-                    kf_u32x4 t3026_ = wb_[3u];
-                    kf_f16x8 wh_8_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t3026_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3026_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t3026_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3026_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t3026_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3026_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t3026_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t3026_, 3u), 16u))}};
+                    kf_u32x4 t4709_ = xb_[6u];
+                    kf_f16x8 a_9_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t4709_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4709_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t4709_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4709_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t4709_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4709_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t4709_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4709_, 3u), 16u))}};
+                    xs_9_[0u] = kf_f16_to_f32(a_9_.v[0]);
+                    xs_9_[1u] = kf_f16_to_f32(a_9_.v[1]);
+                    xs_9_[2u] = kf_f16_to_f32(a_9_.v[2]);
+                    xs_9_[3u] = kf_f16_to_f32(a_9_.v[3]);
+                    xs_9_[4u] = kf_f16_to_f32(a_9_.v[4]);
+                    xs_9_[5u] = kf_f16_to_f32(a_9_.v[5]);
+                    xs_9_[6u] = kf_f16_to_f32(a_9_.v[6]);
+                    xs_9_[7u] = kf_f16_to_f32(a_9_.v[7]);
+                    kf_u32x4 t4736_ = wb_[3u];
+                    kf_f16x8 wh_8_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t4736_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4736_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t4736_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4736_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t4736_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4736_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t4736_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t4736_, 3u), 16u))}};
                     acc_[0u] = __fmaf_rn(kf_f16_to_f32(wh_8_.v[7]), xs_9_[7u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[6]), xs_9_[6u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[5]), xs_9_[5u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[4]), xs_9_[4u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[3]), xs_9_[3u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[2]), xs_9_[2u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[1]), xs_9_[1u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[0]), xs_9_[0u], acc_[0u]))))))));
                 }
-                unsigned t3100_ = ck_ + 1u;
-                ck_ = t3100_;
-                if (t3100_ == steps_) {
-                    float t3103_ = acc_[0u];
-                    unsigned t3125_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
-                    if (t3125_ == 32u) {
-                        float t3130_ = __fadd_rn(t3103_, kf_shfl_xor(t3103_, 16u, kf_wn));
-                        float t3133_ = __fadd_rn(t3130_, kf_shfl_xor(t3130_, 8u, kf_wn));
-                        float t3136_ = __fadd_rn(t3133_, kf_shfl_xor(t3133_, 4u, kf_wn));
-                        float t3139_ = __fadd_rn(t3136_, kf_shfl_xor(t3136_, 2u, kf_wn));
-                        s_2_ = __fadd_rn(t3139_, kf_shfl_xor(t3139_, 1u, kf_wn));
-                    } else {
-                        float t3145_ = kf_shfl_down(t3103_, 16u, kf_wn);
-                        bool t3147_ = (kf_lane_id() + 16u) < t3125_;
-                        float t3148_ = __fadd_rn(t3103_, t3145_);
-                        float t3149_ = t3147_ ? t3148_ : t3103_;
-                        float t3151_ = kf_shfl_down(t3149_, 8u, kf_wn);
-                        bool t3153_ = (kf_lane_id() + 8u) < t3125_;
-                        float t3154_ = __fadd_rn(t3149_, t3151_);
-                        float t3155_ = t3153_ ? t3154_ : t3149_;
-                        float t3157_ = kf_shfl_down(t3155_, 4u, kf_wn);
-                        bool t3159_ = (kf_lane_id() + 4u) < t3125_;
-                        float t3160_ = __fadd_rn(t3155_, t3157_);
-                        float t3161_ = t3159_ ? t3160_ : t3155_;
-                        float t3163_ = kf_shfl_down(t3161_, 2u, kf_wn);
-                        bool t3165_ = (kf_lane_id() + 2u) < t3125_;
-                        float t3166_ = __fadd_rn(t3161_, t3163_);
-                        float t3167_ = t3165_ ? t3166_ : t3161_;
-                        float t3169_ = kf_shfl_down(t3167_, 1u, kf_wn);
-                        bool t3171_ = (kf_lane_id() + 1u) < t3125_;
-                        float t3172_ = __fadd_rn(t3167_, t3169_);
-                        s_2_ = kf_shfl(t3171_ ? t3172_ : t3167_, 0u, kf_wn);
+                unsigned t4810_ = ck_ + 1u;
+                ck_ = t4810_;
+                if (t4810_ == steps_) {
+                    float a_10_ = acc_[0u];
+                    unsigned r_2_ = 0u;
+                    float t4818_ = __fadd_rn(a_10_, kf_shfl_xor(a_10_, 16u, kf_wn));
+                    float t4821_ = __fadd_rn(t4818_, kf_shfl_xor(t4818_, 8u, kf_wn));
+                    float t4824_ = __fadd_rn(t4821_, kf_shfl_xor(t4821_, 4u, kf_wn));
+                    float t4827_ = __fadd_rn(t4824_, kf_shfl_xor(t4824_, 2u, kf_wn));
+                    float t4830_ = __fadd_rn(t4827_, kf_shfl_xor(t4827_, 1u, kf_wn));
+                    bool t4832_ = lane_ == r_2_;
+                    bool t4833_ = t4832_;
+                    if (t4832_) {
+                        t4833_ = cg_ < m_;
                     }
-                    bool t3177_ = lane_ == 0u;
-                    bool t3178_ = t3177_;
-                    if (t3177_) {
-                        t3178_ = cg_ < m_;
-                    }
-                    if (t3178_) {
-                        y_[cg_] = s_2_;
+                    if (t4833_) {
+                        y_[cg_] = t4830_;
                     }
                     acc_[0u] = 0.0f;
                     ck_ = 0u;

@@ -64,7 +64,7 @@ __device__ __forceinline__ void kf_pdl_wait() {
 #endif
 }
 
-/* kernel rope_neox (rope.kf:438) */
+/* kernel rope_neox (rope.kf:516) */
 extern "C" __global__ void __launch_bounds__(256)
 rope_neox(kf_f16* __restrict__ x_, const unsigned* __restrict__ pos_, unsigned t_, unsigned h_, unsigned d_, float theta_)
 {
@@ -77,12 +77,12 @@ rope_neox(kf_f16* __restrict__ x_, const unsigned* __restrict__ pos_, unsigned t
     kf_f16x8* x8_ = (kf_f16x8*)x_;
     unsigned nc_ = d_ >> 4u;
     unsigned ng_ = (h_ >> 1u) + (((h_ & 1u) != 0u) ? 1u : 0u);
-    unsigned gid_ = (blockIdx.x * blockDim.x) + threadIdx.x;
+    unsigned i_ = (blockIdx.x * blockDim.x) + threadIdx.x;
     unsigned r_ = 0u;
     if ((nc_ & (nc_ - 1u)) == 0u) {
-        r_ = kf_shr_u32(gid_, (31u - (unsigned)__clz((int)nc_)));
+        r_ = kf_shr_u32(i_, (31u - (unsigned)__clz((int)nc_)));
     } else {
-        r_ = gid_ / nc_;
+        r_ = i_ / nc_;
     }
     unsigned r_2_ = 0u;
     if ((ng_ & (ng_ - 1u)) == 0u) {
@@ -90,7 +90,7 @@ rope_neox(kf_f16* __restrict__ x_, const unsigned* __restrict__ pos_, unsigned t
     } else {
         r_2_ = r_ / ng_;
     }
-    unsigned t51_ = gid_ - (r_ * nc_);
+    unsigned t51_ = i_ - (r_ * nc_);
     unsigned t53_ = r_ - (r_2_ * ng_);
     bool live_ = r_2_ < t_;
     unsigned tk_ = min(r_2_, (t_ - 1u));
@@ -110,8 +110,8 @@ rope_neox(kf_f16* __restrict__ x_, const unsigned* __restrict__ pos_, unsigned t
         double lt_ = log2((double)theta_);
         unsigned t140_ = d_ >> 1u;
         #pragma unroll 1
-        for (unsigned i_ = threadIdx.x; i_ < t140_; i_ = i_ + blockDim.x) {
-            tab_[i_] = exp2(__dmul_rn(__dmul_rn(-(double)i_, __ddiv_rn(2.0, (double)d_)), lt_));
+        for (unsigned i_2_ = threadIdx.x; i_2_ < t140_; i_2_ = i_2_ + blockDim.x) {
+            tab_[i_2_] = exp2(__dmul_rn(__dmul_rn(-(double)i_2_, __ddiv_rn(2.0, (double)d_)), lt_));
         }
     }
     __syncthreads();
@@ -295,7 +295,7 @@ rope_neox(kf_f16* __restrict__ x_, const unsigned* __restrict__ pos_, unsigned t
     }
 }
 
-/* kernel rope_gptj (rope.kf:449) */
+/* kernel rope_gptj (rope.kf:528) */
 extern "C" __global__ void __launch_bounds__(256)
 rope_gptj(kf_f16* __restrict__ x_, const unsigned* __restrict__ pos_, unsigned t_, unsigned h_, unsigned d_, float theta_)
 {
@@ -308,12 +308,12 @@ rope_gptj(kf_f16* __restrict__ x_, const unsigned* __restrict__ pos_, unsigned t
     kf_f16x8* x8_ = (kf_f16x8*)x_;
     unsigned nc_ = d_ >> 4u;
     unsigned ng_ = (h_ >> 1u) + (((h_ & 1u) != 0u) ? 1u : 0u);
-    unsigned gid_ = (blockIdx.x * blockDim.x) + threadIdx.x;
+    unsigned i_ = (blockIdx.x * blockDim.x) + threadIdx.x;
     unsigned r_ = 0u;
     if ((nc_ & (nc_ - 1u)) == 0u) {
-        r_ = kf_shr_u32(gid_, (31u - (unsigned)__clz((int)nc_)));
+        r_ = kf_shr_u32(i_, (31u - (unsigned)__clz((int)nc_)));
     } else {
-        r_ = gid_ / nc_;
+        r_ = i_ / nc_;
     }
     unsigned r_2_ = 0u;
     if ((ng_ & (ng_ - 1u)) == 0u) {
@@ -321,7 +321,7 @@ rope_gptj(kf_f16* __restrict__ x_, const unsigned* __restrict__ pos_, unsigned t
     } else {
         r_2_ = r_ / ng_;
     }
-    unsigned t51_ = gid_ - (r_ * nc_);
+    unsigned t51_ = i_ - (r_ * nc_);
     unsigned t53_ = r_ - (r_2_ * ng_);
     bool live_ = r_2_ < t_;
     unsigned tk_ = min(r_2_, (t_ - 1u));
@@ -341,8 +341,8 @@ rope_gptj(kf_f16* __restrict__ x_, const unsigned* __restrict__ pos_, unsigned t
         double lt_ = log2((double)theta_);
         unsigned t140_ = d_ >> 1u;
         #pragma unroll 1
-        for (unsigned i_ = threadIdx.x; i_ < t140_; i_ = i_ + blockDim.x) {
-            tab_[i_] = exp2(__dmul_rn(__dmul_rn(-(double)i_, __ddiv_rn(2.0, (double)d_)), lt_));
+        for (unsigned i_2_ = threadIdx.x; i_2_ < t140_; i_2_ = i_2_ + blockDim.x) {
+            tab_[i_2_] = exp2(__dmul_rn(__dmul_rn(-(double)i_2_, __ddiv_rn(2.0, (double)d_)), lt_));
         }
     }
     __syncthreads();
@@ -494,7 +494,7 @@ rope_gptj(kf_f16* __restrict__ x_, const unsigned* __restrict__ pos_, unsigned t
     }
 }
 
-/* kernel rope_qkv_neox (rope.kf:459) */
+/* kernel rope_qkv_neox (rope.kf:538) */
 extern "C" __global__ void __launch_bounds__(256)
 rope_qkv_neox(const kf_f16* __restrict__ qkv_, const unsigned* __restrict__ pos_, kf_f16* __restrict__ q_, kf_f16* __restrict__ kc_, kf_f16* __restrict__ vc_, unsigned t_, unsigned h_, unsigned hkv_, unsigned l_, unsigned d_, float theta_)
 {
@@ -510,12 +510,12 @@ rope_qkv_neox(const kf_f16* __restrict__ qkv_, const unsigned* __restrict__ pos_
     unsigned nh_ = h_ + (hkv_ << 1u);
     unsigned nc_ = d_ >> 4u;
     unsigned ng_ = (nh_ >> 1u) + (((nh_ & 1u) != 0u) ? 1u : 0u);
-    unsigned gid_ = (blockIdx.x * blockDim.x) + threadIdx.x;
+    unsigned i_ = (blockIdx.x * blockDim.x) + threadIdx.x;
     unsigned r_ = 0u;
     if ((nc_ & (nc_ - 1u)) == 0u) {
-        r_ = kf_shr_u32(gid_, (31u - (unsigned)__clz((int)nc_)));
+        r_ = kf_shr_u32(i_, (31u - (unsigned)__clz((int)nc_)));
     } else {
-        r_ = gid_ / nc_;
+        r_ = i_ / nc_;
     }
     unsigned r_2_ = 0u;
     if ((ng_ & (ng_ - 1u)) == 0u) {
@@ -523,246 +523,247 @@ rope_qkv_neox(const kf_f16* __restrict__ qkv_, const unsigned* __restrict__ pos_
     } else {
         r_2_ = r_ / ng_;
     }
-    unsigned t62_ = gid_ - (r_ * nc_);
+    unsigned t62_ = i_ - (r_ * nc_);
     unsigned t64_ = r_ - (r_2_ * ng_);
     bool live_ = r_2_ < t_;
     unsigned tk_ = min(r_2_, (t_ - 1u));
-    unsigned pi_ = pos_[tk_];
-    unsigned base8_ = (((tk_ * nh_) + min((t64_ << 1u), (nh_ - 1u))) * d_) >> 3u;
-    vu_[0u] = src8_[base8_ + t62_];
-    vv_[0u] = src8_[(base8_ + (d_ >> 4u)) + t62_];
-    unsigned base8_2_ = (((tk_ * nh_) + min(((t64_ << 1u) + 1u), (nh_ - 1u))) * d_) >> 3u;
-    vu_[1u] = src8_[base8_2_ + t62_];
-    vv_[1u] = src8_[(base8_2_ + (d_ >> 4u)) + t62_];
-    double p_ = (double)pi_;
+    unsigned t79_ = pos_[tk_];
+    unsigned b_ = (((tk_ * nh_) + min((t64_ << 1u), (nh_ - 1u))) * d_) >> 3u;
+    vu_[0u] = src8_[b_ + t62_];
+    vv_[0u] = src8_[(b_ + (d_ >> 4u)) + t62_];
+    unsigned k_ = 1u;
+    unsigned b_2_ = (((tk_ * nh_) + min(((t64_ << 1u) + k_), (nh_ - 1u))) * d_) >> 3u;
+    vu_[1u] = src8_[b_2_ + t62_];
+    vv_[1u] = src8_[(b_2_ + (d_ >> 4u)) + t62_];
+    double t122_ = (double)t79_;
     if (threadIdx.x < (d_ >> 1u)) {
         double lt_ = log2((double)theta_);
-        unsigned t129_ = d_ >> 1u;
+        unsigned t132_ = d_ >> 1u;
         #pragma unroll 1
-        for (unsigned i_ = threadIdx.x; i_ < t129_; i_ = i_ + blockDim.x) {
-            tab_[i_] = exp2(__dmul_rn(__dmul_rn(-(double)i_, __ddiv_rn(2.0, (double)d_)), lt_));
+        for (unsigned i_2_ = threadIdx.x; i_2_ < t132_; i_2_ = i_2_ + blockDim.x) {
+            tab_[i_2_] = exp2(__dmul_rn(__dmul_rn(-(double)i_2_, __ddiv_rn(2.0, (double)d_)), lt_));
         }
     }
     __syncthreads();
     if (!!live_) {
-        double a_ = __dmul_rn(p_, tab_[t62_ << 3u]);
-        double k_ = floor(__fma_rn(a_, 0.15915494309189535, 0.5));
-        double r_3_ = __fma_rn(-k_, 2.4492935982947064e-16, __fma_rn(-k_, 6.283185307179586, a_));
+        double a_ = __dmul_rn(t122_, tab_[t62_ << 3u]);
+        double k_2_ = floor(__fma_rn(a_, 0.15915494309189535, 0.5));
+        double r_3_ = __fma_rn(-k_2_, 2.4492935982947064e-16, __fma_rn(-k_2_, 6.283185307179586, a_));
         float rf_ = __double2float_rn(r_3_);
-        float t187_ = kf_cos_approx(rf_);
-        float t188_ = kf_sin_approx(rf_);
-        double a_2_ = __dmul_rn(p_, tab_[(t62_ << 3u) + 4u]);
-        double k_2_ = floor(__fma_rn(a_2_, 0.15915494309189535, 0.5));
-        double r_4_ = __fma_rn(-k_2_, 2.4492935982947064e-16, __fma_rn(-k_2_, 6.283185307179586, a_2_));
+        float t190_ = kf_cos_approx(rf_);
+        float t191_ = kf_sin_approx(rf_);
+        double a_2_ = __dmul_rn(t122_, tab_[(t62_ << 3u) + 4u]);
+        double k_3_ = floor(__fma_rn(a_2_, 0.15915494309189535, 0.5));
+        double r_4_ = __fma_rn(-k_3_, 2.4492935982947064e-16, __fma_rn(-k_3_, 6.283185307179586, a_2_));
         float rf_2_ = __double2float_rn(r_4_);
-        float t223_ = kf_cos_approx(rf_2_);
-        float t224_ = kf_sin_approx(rf_2_);
+        float t226_ = kf_cos_approx(rf_2_);
+        float t227_ = kf_sin_approx(rf_2_);
         unsigned e_ = 1u;
-        double a_3_ = __dmul_rn(p_, tab_[(t62_ << 3u) + e_]);
-        double k_3_ = floor(__fma_rn(a_3_, 0.15915494309189535, 0.5));
-        double r_5_ = __fma_rn(-k_3_, 2.4492935982947064e-16, __fma_rn(-k_3_, 6.283185307179586, a_3_));
+        double a_3_ = __dmul_rn(t122_, tab_[(t62_ << 3u) + e_]);
+        double k_4_ = floor(__fma_rn(a_3_, 0.15915494309189535, 0.5));
+        double r_5_ = __fma_rn(-k_4_, 2.4492935982947064e-16, __fma_rn(-k_4_, 6.283185307179586, a_3_));
         float rf_3_ = __double2float_rn(r_5_);
-        float t263_ = kf_cos_approx(rf_3_);
-        float t264_ = kf_sin_approx(rf_3_);
+        float t266_ = kf_cos_approx(rf_3_);
+        float t267_ = kf_sin_approx(rf_3_);
         unsigned e_2_ = 1u;
-        double a_4_ = __dmul_rn(p_, tab_[((t62_ << 3u) + 4u) + e_2_]);
-        double k_4_ = floor(__fma_rn(a_4_, 0.15915494309189535, 0.5));
-        double r_6_ = __fma_rn(-k_4_, 2.4492935982947064e-16, __fma_rn(-k_4_, 6.283185307179586, a_4_));
+        double a_4_ = __dmul_rn(t122_, tab_[((t62_ << 3u) + 4u) + e_2_]);
+        double k_5_ = floor(__fma_rn(a_4_, 0.15915494309189535, 0.5));
+        double r_6_ = __fma_rn(-k_5_, 2.4492935982947064e-16, __fma_rn(-k_5_, 6.283185307179586, a_4_));
         float rf_4_ = __double2float_rn(r_6_);
-        float t299_ = kf_cos_approx(rf_4_);
-        float t300_ = kf_sin_approx(rf_4_);
+        float t302_ = kf_cos_approx(rf_4_);
+        float t303_ = kf_sin_approx(rf_4_);
         unsigned e_3_ = 2u;
-        double a_5_ = __dmul_rn(p_, tab_[(t62_ << 3u) + e_3_]);
-        double k_5_ = floor(__fma_rn(a_5_, 0.15915494309189535, 0.5));
-        double r_7_ = __fma_rn(-k_5_, 2.4492935982947064e-16, __fma_rn(-k_5_, 6.283185307179586, a_5_));
+        double a_5_ = __dmul_rn(t122_, tab_[(t62_ << 3u) + e_3_]);
+        double k_6_ = floor(__fma_rn(a_5_, 0.15915494309189535, 0.5));
+        double r_7_ = __fma_rn(-k_6_, 2.4492935982947064e-16, __fma_rn(-k_6_, 6.283185307179586, a_5_));
         float rf_5_ = __double2float_rn(r_7_);
-        float t339_ = kf_cos_approx(rf_5_);
-        float t340_ = kf_sin_approx(rf_5_);
+        float t342_ = kf_cos_approx(rf_5_);
+        float t343_ = kf_sin_approx(rf_5_);
         unsigned e_4_ = 2u;
-        double a_6_ = __dmul_rn(p_, tab_[((t62_ << 3u) + 4u) + e_4_]);
-        double k_6_ = floor(__fma_rn(a_6_, 0.15915494309189535, 0.5));
-        double r_8_ = __fma_rn(-k_6_, 2.4492935982947064e-16, __fma_rn(-k_6_, 6.283185307179586, a_6_));
+        double a_6_ = __dmul_rn(t122_, tab_[((t62_ << 3u) + 4u) + e_4_]);
+        double k_7_ = floor(__fma_rn(a_6_, 0.15915494309189535, 0.5));
+        double r_8_ = __fma_rn(-k_7_, 2.4492935982947064e-16, __fma_rn(-k_7_, 6.283185307179586, a_6_));
         float rf_6_ = __double2float_rn(r_8_);
-        float t375_ = kf_cos_approx(rf_6_);
-        float t376_ = kf_sin_approx(rf_6_);
+        float t378_ = kf_cos_approx(rf_6_);
+        float t379_ = kf_sin_approx(rf_6_);
         unsigned e_5_ = 3u;
-        double a_7_ = __dmul_rn(p_, tab_[(t62_ << 3u) + e_5_]);
-        double k_7_ = floor(__fma_rn(a_7_, 0.15915494309189535, 0.5));
-        double r_9_ = __fma_rn(-k_7_, 2.4492935982947064e-16, __fma_rn(-k_7_, 6.283185307179586, a_7_));
+        double a_7_ = __dmul_rn(t122_, tab_[(t62_ << 3u) + e_5_]);
+        double k_8_ = floor(__fma_rn(a_7_, 0.15915494309189535, 0.5));
+        double r_9_ = __fma_rn(-k_8_, 2.4492935982947064e-16, __fma_rn(-k_8_, 6.283185307179586, a_7_));
         float rf_7_ = __double2float_rn(r_9_);
-        float t415_ = kf_cos_approx(rf_7_);
-        float t416_ = kf_sin_approx(rf_7_);
+        float t418_ = kf_cos_approx(rf_7_);
+        float t419_ = kf_sin_approx(rf_7_);
         unsigned e_6_ = 3u;
-        double a_8_ = __dmul_rn(p_, tab_[((t62_ << 3u) + 4u) + e_6_]);
-        double k_8_ = floor(__fma_rn(a_8_, 0.15915494309189535, 0.5));
-        double r_10_ = __fma_rn(-k_8_, 2.4492935982947064e-16, __fma_rn(-k_8_, 6.283185307179586, a_8_));
+        double a_8_ = __dmul_rn(t122_, tab_[((t62_ << 3u) + 4u) + e_6_]);
+        double k_9_ = floor(__fma_rn(a_8_, 0.15915494309189535, 0.5));
+        double r_10_ = __fma_rn(-k_9_, 2.4492935982947064e-16, __fma_rn(-k_9_, 6.283185307179586, a_8_));
         float rf_8_ = __double2float_rn(r_10_);
-        float t451_ = kf_cos_approx(rf_8_);
-        float t452_ = kf_sin_approx(rf_8_);
-        unsigned t460_ = t64_ << 1u;
-        kf_f16x8 t464_ = vu_[0u];
-        kf_f16x8 ou_ = t464_;
-        kf_f16x8 t467_ = vv_[0u];
-        kf_f16x8 ov_ = t467_;
-        if (t460_ < (h_ + hkv_)) {
+        float t454_ = kf_cos_approx(rf_8_);
+        float t455_ = kf_sin_approx(rf_8_);
+        unsigned t463_ = t64_ << 1u;
+        kf_f16x8 t467_ = vu_[0u];
+        kf_f16x8 ou_ = t467_;
+        kf_f16x8 t470_ = vv_[0u];
+        kf_f16x8 ov_ = t470_;
+        if (t463_ < (h_ + hkv_)) {
             kf_f16x8 u_ = vu_[0u];
             kf_f16x8 v_ = vv_[0u];
-            kf_f16x8 t477_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
+            kf_f16x8 t480_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
             float a0_ = kf_f16_to_f32(u_.v[0]);
             float b0_ = kf_f16_to_f32(v_.v[0]);
             float a1_ = kf_f16_to_f32(u_.v[4]);
             float b1_ = kf_f16_to_f32(v_.v[4]);
-            kf_f16 t502_ = kf_f16_from_f32(__fmaf_rn(a0_, t187_, kf_neg_f32(__fmul_rn(b0_, t188_))));
-            kf_f16x8 o_ = t477_;
-            o_.v[0] = t502_;
-            o_.v[4] = kf_f16_from_f32(__fmaf_rn(a1_, t223_, kf_neg_f32(__fmul_rn(b1_, t224_))));
+            kf_f16 t505_ = kf_f16_from_f32(__fmaf_rn(a0_, t190_, kf_neg_f32(__fmul_rn(b0_, t191_))));
+            kf_f16x8 o_ = t480_;
+            o_.v[0] = t505_;
+            o_.v[4] = kf_f16_from_f32(__fmaf_rn(a1_, t226_, kf_neg_f32(__fmul_rn(b1_, t227_))));
             float a0_2_ = kf_f16_to_f32(u_.v[1]);
             float b0_2_ = kf_f16_to_f32(v_.v[1]);
             float a1_2_ = kf_f16_to_f32(u_.v[5]);
             float b1_2_ = kf_f16_to_f32(v_.v[5]);
-            o_.v[1] = kf_f16_from_f32(__fmaf_rn(a0_2_, t263_, kf_neg_f32(__fmul_rn(b0_2_, t264_))));
-            o_.v[5] = kf_f16_from_f32(__fmaf_rn(a1_2_, t299_, kf_neg_f32(__fmul_rn(b1_2_, t300_))));
+            o_.v[1] = kf_f16_from_f32(__fmaf_rn(a0_2_, t266_, kf_neg_f32(__fmul_rn(b0_2_, t267_))));
+            o_.v[5] = kf_f16_from_f32(__fmaf_rn(a1_2_, t302_, kf_neg_f32(__fmul_rn(b1_2_, t303_))));
             float a0_3_ = kf_f16_to_f32(u_.v[2]);
             float b0_3_ = kf_f16_to_f32(v_.v[2]);
             float a1_3_ = kf_f16_to_f32(u_.v[6]);
             float b1_3_ = kf_f16_to_f32(v_.v[6]);
-            o_.v[2] = kf_f16_from_f32(__fmaf_rn(a0_3_, t339_, kf_neg_f32(__fmul_rn(b0_3_, t340_))));
-            o_.v[6] = kf_f16_from_f32(__fmaf_rn(a1_3_, t375_, kf_neg_f32(__fmul_rn(b1_3_, t376_))));
+            o_.v[2] = kf_f16_from_f32(__fmaf_rn(a0_3_, t342_, kf_neg_f32(__fmul_rn(b0_3_, t343_))));
+            o_.v[6] = kf_f16_from_f32(__fmaf_rn(a1_3_, t378_, kf_neg_f32(__fmul_rn(b1_3_, t379_))));
             float a0_4_ = kf_f16_to_f32(u_.v[3]);
             float b0_4_ = kf_f16_to_f32(v_.v[3]);
             float a1_4_ = kf_f16_to_f32(u_.v[7]);
             float b1_4_ = kf_f16_to_f32(v_.v[7]);
-            o_.v[3] = kf_f16_from_f32(__fmaf_rn(a0_4_, t415_, kf_neg_f32(__fmul_rn(b0_4_, t416_))));
-            o_.v[7] = kf_f16_from_f32(__fmaf_rn(a1_4_, t451_, kf_neg_f32(__fmul_rn(b1_4_, t452_))));
+            o_.v[3] = kf_f16_from_f32(__fmaf_rn(a0_4_, t418_, kf_neg_f32(__fmul_rn(b0_4_, t419_))));
+            o_.v[7] = kf_f16_from_f32(__fmaf_rn(a1_4_, t454_, kf_neg_f32(__fmul_rn(b1_4_, t455_))));
             ou_ = o_;
             kf_f16x8 u_2_ = vu_[0u];
             kf_f16x8 v_2_ = vv_[0u];
-            kf_f16x8 t605_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
+            kf_f16x8 t608_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
             float a0_5_ = kf_f16_to_f32(u_2_.v[0]);
             float b0_5_ = kf_f16_to_f32(v_2_.v[0]);
             float a1_5_ = kf_f16_to_f32(u_2_.v[4]);
             float b1_5_ = kf_f16_to_f32(v_2_.v[4]);
-            kf_f16 t619_ = kf_f16_from_f32(__fmaf_rn(b0_5_, t187_, __fmul_rn(a0_5_, t188_)));
-            kf_f16x8 o_2_ = t605_;
-            o_2_.v[0] = t619_;
-            o_2_.v[4] = kf_f16_from_f32(__fmaf_rn(b1_5_, t223_, __fmul_rn(a1_5_, t224_)));
+            kf_f16 t622_ = kf_f16_from_f32(__fmaf_rn(b0_5_, t190_, __fmul_rn(a0_5_, t191_)));
+            kf_f16x8 o_2_ = t608_;
+            o_2_.v[0] = t622_;
+            o_2_.v[4] = kf_f16_from_f32(__fmaf_rn(b1_5_, t226_, __fmul_rn(a1_5_, t227_)));
             float a0_6_ = kf_f16_to_f32(u_2_.v[1]);
             float b0_6_ = kf_f16_to_f32(v_2_.v[1]);
             float a1_6_ = kf_f16_to_f32(u_2_.v[5]);
             float b1_6_ = kf_f16_to_f32(v_2_.v[5]);
-            o_2_.v[1] = kf_f16_from_f32(__fmaf_rn(b0_6_, t263_, __fmul_rn(a0_6_, t264_)));
-            o_2_.v[5] = kf_f16_from_f32(__fmaf_rn(b1_6_, t299_, __fmul_rn(a1_6_, t300_)));
+            o_2_.v[1] = kf_f16_from_f32(__fmaf_rn(b0_6_, t266_, __fmul_rn(a0_6_, t267_)));
+            o_2_.v[5] = kf_f16_from_f32(__fmaf_rn(b1_6_, t302_, __fmul_rn(a1_6_, t303_)));
             float a0_7_ = kf_f16_to_f32(u_2_.v[2]);
             float b0_7_ = kf_f16_to_f32(v_2_.v[2]);
             float a1_7_ = kf_f16_to_f32(u_2_.v[6]);
             float b1_7_ = kf_f16_to_f32(v_2_.v[6]);
-            o_2_.v[2] = kf_f16_from_f32(__fmaf_rn(b0_7_, t339_, __fmul_rn(a0_7_, t340_)));
-            o_2_.v[6] = kf_f16_from_f32(__fmaf_rn(b1_7_, t375_, __fmul_rn(a1_7_, t376_)));
+            o_2_.v[2] = kf_f16_from_f32(__fmaf_rn(b0_7_, t342_, __fmul_rn(a0_7_, t343_)));
+            o_2_.v[6] = kf_f16_from_f32(__fmaf_rn(b1_7_, t378_, __fmul_rn(a1_7_, t379_)));
             float a0_8_ = kf_f16_to_f32(u_2_.v[3]);
             float b0_8_ = kf_f16_to_f32(v_2_.v[3]);
             float a1_8_ = kf_f16_to_f32(u_2_.v[7]);
             float b1_8_ = kf_f16_to_f32(v_2_.v[7]);
-            o_2_.v[3] = kf_f16_from_f32(__fmaf_rn(b0_8_, t415_, __fmul_rn(a0_8_, t416_)));
-            o_2_.v[7] = kf_f16_from_f32(__fmaf_rn(b1_8_, t451_, __fmul_rn(a1_8_, t452_)));
+            o_2_.v[3] = kf_f16_from_f32(__fmaf_rn(b0_8_, t418_, __fmul_rn(a0_8_, t419_)));
+            o_2_.v[7] = kf_f16_from_f32(__fmaf_rn(b1_8_, t454_, __fmul_rn(a1_8_, t455_)));
             ov_ = o_2_;
         }
-        if (t460_ < h_) {
-            unsigned base8_3_ = (((r_2_ * h_) + t460_) * d_) >> 3u;
-            q8_[base8_3_ + t62_] = ou_;
-            q8_[(base8_3_ + (d_ >> 4u)) + t62_] = ov_;
-        } else if (t460_ < (h_ + hkv_)) {
-            unsigned base8_4_ = ((((((r_2_ * l_) + pi_) * hkv_) + t460_) - h_) * d_) >> 3u;
-            k8_[base8_4_ + t62_] = ou_;
-            k8_[(base8_4_ + (d_ >> 4u)) + t62_] = ov_;
-        } else if (t460_ < nh_) {
-            unsigned base8_5_ = (((((((r_2_ * l_) + pi_) * hkv_) + t460_) - h_) - hkv_) * d_) >> 3u;
-            v8_[base8_5_ + t62_] = ou_;
-            v8_[(base8_5_ + (d_ >> 4u)) + t62_] = ov_;
+        if (t463_ < h_) {
+            unsigned base8_ = (((r_2_ * h_) + t463_) * d_) >> 3u;
+            q8_[base8_ + t62_] = ou_;
+            q8_[(base8_ + (d_ >> 4u)) + t62_] = ov_;
+        } else if (t463_ < (h_ + hkv_)) {
+            unsigned base8_2_ = ((((((r_2_ * l_) + t79_) * hkv_) + t463_) - h_) * d_) >> 3u;
+            k8_[base8_2_ + t62_] = ou_;
+            k8_[(base8_2_ + (d_ >> 4u)) + t62_] = ov_;
+        } else if (t463_ < nh_) {
+            unsigned base8_3_ = (((((((r_2_ * l_) + t79_) * hkv_) + t463_) - h_) - hkv_) * d_) >> 3u;
+            v8_[base8_3_ + t62_] = ou_;
+            v8_[(base8_3_ + (d_ >> 4u)) + t62_] = ov_;
         }
         unsigned head_ = (t64_ << 1u) + 1u;
-        kf_f16x8 t903_ = vu_[1u];
-        kf_f16x8 ou_2_ = t903_;
-        kf_f16x8 t906_ = vv_[1u];
-        kf_f16x8 ov_2_ = t906_;
+        kf_f16x8 t906_ = vu_[1u];
+        kf_f16x8 ou_2_ = t906_;
+        kf_f16x8 t909_ = vv_[1u];
+        kf_f16x8 ov_2_ = t909_;
         if (head_ < (h_ + hkv_)) {
             kf_f16x8 u_3_ = vu_[1u];
             kf_f16x8 v_3_ = vv_[1u];
-            kf_f16x8 t916_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
+            kf_f16x8 t919_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
             float a0_9_ = kf_f16_to_f32(u_3_.v[0]);
             float b0_9_ = kf_f16_to_f32(v_3_.v[0]);
             float a1_9_ = kf_f16_to_f32(u_3_.v[4]);
             float b1_9_ = kf_f16_to_f32(v_3_.v[4]);
-            kf_f16 t941_ = kf_f16_from_f32(__fmaf_rn(a0_9_, t187_, kf_neg_f32(__fmul_rn(b0_9_, t188_))));
-            kf_f16x8 o_3_ = t916_;
-            o_3_.v[0] = t941_;
-            o_3_.v[4] = kf_f16_from_f32(__fmaf_rn(a1_9_, t223_, kf_neg_f32(__fmul_rn(b1_9_, t224_))));
+            kf_f16 t944_ = kf_f16_from_f32(__fmaf_rn(a0_9_, t190_, kf_neg_f32(__fmul_rn(b0_9_, t191_))));
+            kf_f16x8 o_3_ = t919_;
+            o_3_.v[0] = t944_;
+            o_3_.v[4] = kf_f16_from_f32(__fmaf_rn(a1_9_, t226_, kf_neg_f32(__fmul_rn(b1_9_, t227_))));
             float a0_10_ = kf_f16_to_f32(u_3_.v[1]);
             float b0_10_ = kf_f16_to_f32(v_3_.v[1]);
             float a1_10_ = kf_f16_to_f32(u_3_.v[5]);
             float b1_10_ = kf_f16_to_f32(v_3_.v[5]);
-            o_3_.v[1] = kf_f16_from_f32(__fmaf_rn(a0_10_, t263_, kf_neg_f32(__fmul_rn(b0_10_, t264_))));
-            o_3_.v[5] = kf_f16_from_f32(__fmaf_rn(a1_10_, t299_, kf_neg_f32(__fmul_rn(b1_10_, t300_))));
+            o_3_.v[1] = kf_f16_from_f32(__fmaf_rn(a0_10_, t266_, kf_neg_f32(__fmul_rn(b0_10_, t267_))));
+            o_3_.v[5] = kf_f16_from_f32(__fmaf_rn(a1_10_, t302_, kf_neg_f32(__fmul_rn(b1_10_, t303_))));
             float a0_11_ = kf_f16_to_f32(u_3_.v[2]);
             float b0_11_ = kf_f16_to_f32(v_3_.v[2]);
             float a1_11_ = kf_f16_to_f32(u_3_.v[6]);
             float b1_11_ = kf_f16_to_f32(v_3_.v[6]);
-            o_3_.v[2] = kf_f16_from_f32(__fmaf_rn(a0_11_, t339_, kf_neg_f32(__fmul_rn(b0_11_, t340_))));
-            o_3_.v[6] = kf_f16_from_f32(__fmaf_rn(a1_11_, t375_, kf_neg_f32(__fmul_rn(b1_11_, t376_))));
+            o_3_.v[2] = kf_f16_from_f32(__fmaf_rn(a0_11_, t342_, kf_neg_f32(__fmul_rn(b0_11_, t343_))));
+            o_3_.v[6] = kf_f16_from_f32(__fmaf_rn(a1_11_, t378_, kf_neg_f32(__fmul_rn(b1_11_, t379_))));
             float a0_12_ = kf_f16_to_f32(u_3_.v[3]);
             float b0_12_ = kf_f16_to_f32(v_3_.v[3]);
             float a1_12_ = kf_f16_to_f32(u_3_.v[7]);
             float b1_12_ = kf_f16_to_f32(v_3_.v[7]);
-            o_3_.v[3] = kf_f16_from_f32(__fmaf_rn(a0_12_, t415_, kf_neg_f32(__fmul_rn(b0_12_, t416_))));
-            o_3_.v[7] = kf_f16_from_f32(__fmaf_rn(a1_12_, t451_, kf_neg_f32(__fmul_rn(b1_12_, t452_))));
+            o_3_.v[3] = kf_f16_from_f32(__fmaf_rn(a0_12_, t418_, kf_neg_f32(__fmul_rn(b0_12_, t419_))));
+            o_3_.v[7] = kf_f16_from_f32(__fmaf_rn(a1_12_, t454_, kf_neg_f32(__fmul_rn(b1_12_, t455_))));
             ou_2_ = o_3_;
             kf_f16x8 u_4_ = vu_[1u];
             kf_f16x8 v_4_ = vv_[1u];
-            kf_f16x8 t1044_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
+            kf_f16x8 t1047_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
             float a0_13_ = kf_f16_to_f32(u_4_.v[0]);
             float b0_13_ = kf_f16_to_f32(v_4_.v[0]);
             float a1_13_ = kf_f16_to_f32(u_4_.v[4]);
             float b1_13_ = kf_f16_to_f32(v_4_.v[4]);
-            kf_f16 t1058_ = kf_f16_from_f32(__fmaf_rn(b0_13_, t187_, __fmul_rn(a0_13_, t188_)));
-            kf_f16x8 o_4_ = t1044_;
-            o_4_.v[0] = t1058_;
-            o_4_.v[4] = kf_f16_from_f32(__fmaf_rn(b1_13_, t223_, __fmul_rn(a1_13_, t224_)));
+            kf_f16 t1061_ = kf_f16_from_f32(__fmaf_rn(b0_13_, t190_, __fmul_rn(a0_13_, t191_)));
+            kf_f16x8 o_4_ = t1047_;
+            o_4_.v[0] = t1061_;
+            o_4_.v[4] = kf_f16_from_f32(__fmaf_rn(b1_13_, t226_, __fmul_rn(a1_13_, t227_)));
             float a0_14_ = kf_f16_to_f32(u_4_.v[1]);
             float b0_14_ = kf_f16_to_f32(v_4_.v[1]);
             float a1_14_ = kf_f16_to_f32(u_4_.v[5]);
             float b1_14_ = kf_f16_to_f32(v_4_.v[5]);
-            o_4_.v[1] = kf_f16_from_f32(__fmaf_rn(b0_14_, t263_, __fmul_rn(a0_14_, t264_)));
-            o_4_.v[5] = kf_f16_from_f32(__fmaf_rn(b1_14_, t299_, __fmul_rn(a1_14_, t300_)));
+            o_4_.v[1] = kf_f16_from_f32(__fmaf_rn(b0_14_, t266_, __fmul_rn(a0_14_, t267_)));
+            o_4_.v[5] = kf_f16_from_f32(__fmaf_rn(b1_14_, t302_, __fmul_rn(a1_14_, t303_)));
             float a0_15_ = kf_f16_to_f32(u_4_.v[2]);
             float b0_15_ = kf_f16_to_f32(v_4_.v[2]);
             float a1_15_ = kf_f16_to_f32(u_4_.v[6]);
             float b1_15_ = kf_f16_to_f32(v_4_.v[6]);
-            o_4_.v[2] = kf_f16_from_f32(__fmaf_rn(b0_15_, t339_, __fmul_rn(a0_15_, t340_)));
-            o_4_.v[6] = kf_f16_from_f32(__fmaf_rn(b1_15_, t375_, __fmul_rn(a1_15_, t376_)));
+            o_4_.v[2] = kf_f16_from_f32(__fmaf_rn(b0_15_, t342_, __fmul_rn(a0_15_, t343_)));
+            o_4_.v[6] = kf_f16_from_f32(__fmaf_rn(b1_15_, t378_, __fmul_rn(a1_15_, t379_)));
             float a0_16_ = kf_f16_to_f32(u_4_.v[3]);
             float b0_16_ = kf_f16_to_f32(v_4_.v[3]);
             float a1_16_ = kf_f16_to_f32(u_4_.v[7]);
             float b1_16_ = kf_f16_to_f32(v_4_.v[7]);
-            o_4_.v[3] = kf_f16_from_f32(__fmaf_rn(b0_16_, t415_, __fmul_rn(a0_16_, t416_)));
-            o_4_.v[7] = kf_f16_from_f32(__fmaf_rn(b1_16_, t451_, __fmul_rn(a1_16_, t452_)));
+            o_4_.v[3] = kf_f16_from_f32(__fmaf_rn(b0_16_, t418_, __fmul_rn(a0_16_, t419_)));
+            o_4_.v[7] = kf_f16_from_f32(__fmaf_rn(b1_16_, t454_, __fmul_rn(a1_16_, t455_)));
             ov_2_ = o_4_;
         }
         if (head_ < h_) {
-            unsigned base8_6_ = (((r_2_ * h_) + head_) * d_) >> 3u;
-            q8_[base8_6_ + t62_] = ou_2_;
-            q8_[(base8_6_ + (d_ >> 4u)) + t62_] = ov_2_;
+            unsigned base8_4_ = (((r_2_ * h_) + head_) * d_) >> 3u;
+            q8_[base8_4_ + t62_] = ou_2_;
+            q8_[(base8_4_ + (d_ >> 4u)) + t62_] = ov_2_;
         } else if (head_ < (h_ + hkv_)) {
-            unsigned base8_7_ = ((((((r_2_ * l_) + pi_) * hkv_) + head_) - h_) * d_) >> 3u;
-            k8_[base8_7_ + t62_] = ou_2_;
-            k8_[(base8_7_ + (d_ >> 4u)) + t62_] = ov_2_;
+            unsigned base8_5_ = ((((((r_2_ * l_) + t79_) * hkv_) + head_) - h_) * d_) >> 3u;
+            k8_[base8_5_ + t62_] = ou_2_;
+            k8_[(base8_5_ + (d_ >> 4u)) + t62_] = ov_2_;
         } else if (head_ < nh_) {
-            unsigned base8_8_ = (((((((r_2_ * l_) + pi_) * hkv_) + head_) - h_) - hkv_) * d_) >> 3u;
-            v8_[base8_8_ + t62_] = ou_2_;
-            v8_[(base8_8_ + (d_ >> 4u)) + t62_] = ov_2_;
+            unsigned base8_6_ = (((((((r_2_ * l_) + t79_) * hkv_) + head_) - h_) - hkv_) * d_) >> 3u;
+            v8_[base8_6_ + t62_] = ou_2_;
+            v8_[(base8_6_ + (d_ >> 4u)) + t62_] = ov_2_;
         }
     }
 }
 
-/* kernel rope_qkv_gptj (rope.kf:466) */
+/* kernel rope_qkv_gptj (rope.kf:545) */
 extern "C" __global__ void __launch_bounds__(256)
 rope_qkv_gptj(const kf_f16* __restrict__ qkv_, const unsigned* __restrict__ pos_, kf_f16* __restrict__ q_, kf_f16* __restrict__ kc_, kf_f16* __restrict__ vc_, unsigned t_, unsigned h_, unsigned hkv_, unsigned l_, unsigned d_, float theta_)
 {
@@ -778,12 +779,12 @@ rope_qkv_gptj(const kf_f16* __restrict__ qkv_, const unsigned* __restrict__ pos_
     unsigned nh_ = h_ + (hkv_ << 1u);
     unsigned nc_ = d_ >> 4u;
     unsigned ng_ = (nh_ >> 1u) + (((nh_ & 1u) != 0u) ? 1u : 0u);
-    unsigned gid_ = (blockIdx.x * blockDim.x) + threadIdx.x;
+    unsigned i_ = (blockIdx.x * blockDim.x) + threadIdx.x;
     unsigned r_ = 0u;
     if ((nc_ & (nc_ - 1u)) == 0u) {
-        r_ = kf_shr_u32(gid_, (31u - (unsigned)__clz((int)nc_)));
+        r_ = kf_shr_u32(i_, (31u - (unsigned)__clz((int)nc_)));
     } else {
-        r_ = gid_ / nc_;
+        r_ = i_ / nc_;
     }
     unsigned r_2_ = 0u;
     if ((ng_ & (ng_ - 1u)) == 0u) {
@@ -791,205 +792,206 @@ rope_qkv_gptj(const kf_f16* __restrict__ qkv_, const unsigned* __restrict__ pos_
     } else {
         r_2_ = r_ / ng_;
     }
-    unsigned t62_ = gid_ - (r_ * nc_);
+    unsigned t62_ = i_ - (r_ * nc_);
     unsigned t64_ = r_ - (r_2_ * ng_);
     bool live_ = r_2_ < t_;
     unsigned tk_ = min(r_2_, (t_ - 1u));
-    unsigned pi_ = pos_[tk_];
-    unsigned base8_ = (((tk_ * nh_) + min((t64_ << 1u), (nh_ - 1u))) * d_) >> 3u;
-    vu_[0u] = src8_[base8_ + t62_];
-    vv_[0u] = src8_[(base8_ + (d_ >> 4u)) + t62_];
-    unsigned base8_2_ = (((tk_ * nh_) + min(((t64_ << 1u) + 1u), (nh_ - 1u))) * d_) >> 3u;
-    vu_[1u] = src8_[base8_2_ + t62_];
-    vv_[1u] = src8_[(base8_2_ + (d_ >> 4u)) + t62_];
-    double p_ = (double)pi_;
+    unsigned t79_ = pos_[tk_];
+    unsigned b_ = (((tk_ * nh_) + min((t64_ << 1u), (nh_ - 1u))) * d_) >> 3u;
+    vu_[0u] = src8_[b_ + t62_];
+    vv_[0u] = src8_[(b_ + (d_ >> 4u)) + t62_];
+    unsigned k_ = 1u;
+    unsigned b_2_ = (((tk_ * nh_) + min(((t64_ << 1u) + k_), (nh_ - 1u))) * d_) >> 3u;
+    vu_[1u] = src8_[b_2_ + t62_];
+    vv_[1u] = src8_[(b_2_ + (d_ >> 4u)) + t62_];
+    double t122_ = (double)t79_;
     if (threadIdx.x < (d_ >> 1u)) {
         double lt_ = log2((double)theta_);
-        unsigned t129_ = d_ >> 1u;
+        unsigned t132_ = d_ >> 1u;
         #pragma unroll 1
-        for (unsigned i_ = threadIdx.x; i_ < t129_; i_ = i_ + blockDim.x) {
-            tab_[i_] = exp2(__dmul_rn(__dmul_rn(-(double)i_, __ddiv_rn(2.0, (double)d_)), lt_));
+        for (unsigned i_2_ = threadIdx.x; i_2_ < t132_; i_2_ = i_2_ + blockDim.x) {
+            tab_[i_2_] = exp2(__dmul_rn(__dmul_rn(-(double)i_2_, __ddiv_rn(2.0, (double)d_)), lt_));
         }
     }
     __syncthreads();
     if (!!live_) {
-        double a_ = __dmul_rn(p_, tab_[t62_ << 2u]);
-        double k_ = floor(__fma_rn(a_, 0.15915494309189535, 0.5));
-        double r_3_ = __fma_rn(-k_, 2.4492935982947064e-16, __fma_rn(-k_, 6.283185307179586, a_));
+        double a_ = __dmul_rn(t122_, tab_[t62_ << 2u]);
+        double k_2_ = floor(__fma_rn(a_, 0.15915494309189535, 0.5));
+        double r_3_ = __fma_rn(-k_2_, 2.4492935982947064e-16, __fma_rn(-k_2_, 6.283185307179586, a_));
         float rf_ = __double2float_rn(r_3_);
-        float t187_ = kf_cos_approx(rf_);
-        float t188_ = kf_sin_approx(rf_);
-        double a_2_ = __dmul_rn(p_, tab_[(d_ >> 2u) + (t62_ << 2u)]);
-        double k_2_ = floor(__fma_rn(a_2_, 0.15915494309189535, 0.5));
-        double r_4_ = __fma_rn(-k_2_, 2.4492935982947064e-16, __fma_rn(-k_2_, 6.283185307179586, a_2_));
+        float t190_ = kf_cos_approx(rf_);
+        float t191_ = kf_sin_approx(rf_);
+        double a_2_ = __dmul_rn(t122_, tab_[(d_ >> 2u) + (t62_ << 2u)]);
+        double k_3_ = floor(__fma_rn(a_2_, 0.15915494309189535, 0.5));
+        double r_4_ = __fma_rn(-k_3_, 2.4492935982947064e-16, __fma_rn(-k_3_, 6.283185307179586, a_2_));
         float rf_2_ = __double2float_rn(r_4_);
-        float t223_ = kf_cos_approx(rf_2_);
-        float t224_ = kf_sin_approx(rf_2_);
+        float t226_ = kf_cos_approx(rf_2_);
+        float t227_ = kf_sin_approx(rf_2_);
         unsigned e_ = 1u;
-        double a_3_ = __dmul_rn(p_, tab_[(t62_ << 2u) + e_]);
-        double k_3_ = floor(__fma_rn(a_3_, 0.15915494309189535, 0.5));
-        double r_5_ = __fma_rn(-k_3_, 2.4492935982947064e-16, __fma_rn(-k_3_, 6.283185307179586, a_3_));
+        double a_3_ = __dmul_rn(t122_, tab_[(t62_ << 2u) + e_]);
+        double k_4_ = floor(__fma_rn(a_3_, 0.15915494309189535, 0.5));
+        double r_5_ = __fma_rn(-k_4_, 2.4492935982947064e-16, __fma_rn(-k_4_, 6.283185307179586, a_3_));
         float rf_3_ = __double2float_rn(r_5_);
-        float t263_ = kf_cos_approx(rf_3_);
-        float t264_ = kf_sin_approx(rf_3_);
+        float t266_ = kf_cos_approx(rf_3_);
+        float t267_ = kf_sin_approx(rf_3_);
         unsigned e_2_ = 1u;
-        double a_4_ = __dmul_rn(p_, tab_[((d_ >> 2u) + (t62_ << 2u)) + e_2_]);
-        double k_4_ = floor(__fma_rn(a_4_, 0.15915494309189535, 0.5));
-        double r_6_ = __fma_rn(-k_4_, 2.4492935982947064e-16, __fma_rn(-k_4_, 6.283185307179586, a_4_));
+        double a_4_ = __dmul_rn(t122_, tab_[((d_ >> 2u) + (t62_ << 2u)) + e_2_]);
+        double k_5_ = floor(__fma_rn(a_4_, 0.15915494309189535, 0.5));
+        double r_6_ = __fma_rn(-k_5_, 2.4492935982947064e-16, __fma_rn(-k_5_, 6.283185307179586, a_4_));
         float rf_4_ = __double2float_rn(r_6_);
-        float t299_ = kf_cos_approx(rf_4_);
-        float t300_ = kf_sin_approx(rf_4_);
+        float t302_ = kf_cos_approx(rf_4_);
+        float t303_ = kf_sin_approx(rf_4_);
         unsigned e_3_ = 2u;
-        double a_5_ = __dmul_rn(p_, tab_[(t62_ << 2u) + e_3_]);
-        double k_5_ = floor(__fma_rn(a_5_, 0.15915494309189535, 0.5));
-        double r_7_ = __fma_rn(-k_5_, 2.4492935982947064e-16, __fma_rn(-k_5_, 6.283185307179586, a_5_));
+        double a_5_ = __dmul_rn(t122_, tab_[(t62_ << 2u) + e_3_]);
+        double k_6_ = floor(__fma_rn(a_5_, 0.15915494309189535, 0.5));
+        double r_7_ = __fma_rn(-k_6_, 2.4492935982947064e-16, __fma_rn(-k_6_, 6.283185307179586, a_5_));
         float rf_5_ = __double2float_rn(r_7_);
-        float t339_ = kf_cos_approx(rf_5_);
-        float t340_ = kf_sin_approx(rf_5_);
+        float t342_ = kf_cos_approx(rf_5_);
+        float t343_ = kf_sin_approx(rf_5_);
         unsigned e_4_ = 2u;
-        double a_6_ = __dmul_rn(p_, tab_[((d_ >> 2u) + (t62_ << 2u)) + e_4_]);
-        double k_6_ = floor(__fma_rn(a_6_, 0.15915494309189535, 0.5));
-        double r_8_ = __fma_rn(-k_6_, 2.4492935982947064e-16, __fma_rn(-k_6_, 6.283185307179586, a_6_));
+        double a_6_ = __dmul_rn(t122_, tab_[((d_ >> 2u) + (t62_ << 2u)) + e_4_]);
+        double k_7_ = floor(__fma_rn(a_6_, 0.15915494309189535, 0.5));
+        double r_8_ = __fma_rn(-k_7_, 2.4492935982947064e-16, __fma_rn(-k_7_, 6.283185307179586, a_6_));
         float rf_6_ = __double2float_rn(r_8_);
-        float t375_ = kf_cos_approx(rf_6_);
-        float t376_ = kf_sin_approx(rf_6_);
+        float t378_ = kf_cos_approx(rf_6_);
+        float t379_ = kf_sin_approx(rf_6_);
         unsigned e_5_ = 3u;
-        double a_7_ = __dmul_rn(p_, tab_[(t62_ << 2u) + e_5_]);
-        double k_7_ = floor(__fma_rn(a_7_, 0.15915494309189535, 0.5));
-        double r_9_ = __fma_rn(-k_7_, 2.4492935982947064e-16, __fma_rn(-k_7_, 6.283185307179586, a_7_));
+        double a_7_ = __dmul_rn(t122_, tab_[(t62_ << 2u) + e_5_]);
+        double k_8_ = floor(__fma_rn(a_7_, 0.15915494309189535, 0.5));
+        double r_9_ = __fma_rn(-k_8_, 2.4492935982947064e-16, __fma_rn(-k_8_, 6.283185307179586, a_7_));
         float rf_7_ = __double2float_rn(r_9_);
-        float t415_ = kf_cos_approx(rf_7_);
-        float t416_ = kf_sin_approx(rf_7_);
+        float t418_ = kf_cos_approx(rf_7_);
+        float t419_ = kf_sin_approx(rf_7_);
         unsigned e_6_ = 3u;
-        double a_8_ = __dmul_rn(p_, tab_[((d_ >> 2u) + (t62_ << 2u)) + e_6_]);
-        double k_8_ = floor(__fma_rn(a_8_, 0.15915494309189535, 0.5));
-        double r_10_ = __fma_rn(-k_8_, 2.4492935982947064e-16, __fma_rn(-k_8_, 6.283185307179586, a_8_));
+        double a_8_ = __dmul_rn(t122_, tab_[((d_ >> 2u) + (t62_ << 2u)) + e_6_]);
+        double k_9_ = floor(__fma_rn(a_8_, 0.15915494309189535, 0.5));
+        double r_10_ = __fma_rn(-k_9_, 2.4492935982947064e-16, __fma_rn(-k_9_, 6.283185307179586, a_8_));
         float rf_8_ = __double2float_rn(r_10_);
-        float t451_ = kf_cos_approx(rf_8_);
-        float t452_ = kf_sin_approx(rf_8_);
-        unsigned t460_ = t64_ << 1u;
-        kf_f16x8 t464_ = vu_[0u];
-        kf_f16x8 ou_ = t464_;
-        kf_f16x8 t467_ = vv_[0u];
-        kf_f16x8 ov_ = t467_;
-        if (t460_ < (h_ + hkv_)) {
+        float t454_ = kf_cos_approx(rf_8_);
+        float t455_ = kf_sin_approx(rf_8_);
+        unsigned t463_ = t64_ << 1u;
+        kf_f16x8 t467_ = vu_[0u];
+        kf_f16x8 ou_ = t467_;
+        kf_f16x8 t470_ = vv_[0u];
+        kf_f16x8 ov_ = t470_;
+        if (t463_ < (h_ + hkv_)) {
             kf_f16x8 w_ = vu_[0u];
-            kf_f16x8 t730_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
+            kf_f16x8 t733_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
             float a_9_ = kf_f16_to_f32(w_.v[0]);
-            float b_ = kf_f16_to_f32(w_.v[1]);
-            kf_f16 t741_ = kf_f16_from_f32(__fmaf_rn(a_9_, t187_, kf_neg_f32(__fmul_rn(b_, t188_))));
-            kf_f16x8 o_ = t730_;
-            o_.v[0] = t741_;
-            o_.v[1] = kf_f16_from_f32(__fmaf_rn(b_, t187_, __fmul_rn(a_9_, t188_)));
+            float b_3_ = kf_f16_to_f32(w_.v[1]);
+            kf_f16 t744_ = kf_f16_from_f32(__fmaf_rn(a_9_, t190_, kf_neg_f32(__fmul_rn(b_3_, t191_))));
+            kf_f16x8 o_ = t733_;
+            o_.v[0] = t744_;
+            o_.v[1] = kf_f16_from_f32(__fmaf_rn(b_3_, t190_, __fmul_rn(a_9_, t191_)));
             float a_10_ = kf_f16_to_f32(w_.v[2]);
-            float b_2_ = kf_f16_to_f32(w_.v[3]);
-            o_.v[2] = kf_f16_from_f32(__fmaf_rn(a_10_, t263_, kf_neg_f32(__fmul_rn(b_2_, t264_))));
-            o_.v[3] = kf_f16_from_f32(__fmaf_rn(b_2_, t263_, __fmul_rn(a_10_, t264_)));
+            float b_4_ = kf_f16_to_f32(w_.v[3]);
+            o_.v[2] = kf_f16_from_f32(__fmaf_rn(a_10_, t266_, kf_neg_f32(__fmul_rn(b_4_, t267_))));
+            o_.v[3] = kf_f16_from_f32(__fmaf_rn(b_4_, t266_, __fmul_rn(a_10_, t267_)));
             float a_11_ = kf_f16_to_f32(w_.v[4]);
-            float b_3_ = kf_f16_to_f32(w_.v[5]);
-            o_.v[4] = kf_f16_from_f32(__fmaf_rn(a_11_, t339_, kf_neg_f32(__fmul_rn(b_3_, t340_))));
-            o_.v[5] = kf_f16_from_f32(__fmaf_rn(b_3_, t339_, __fmul_rn(a_11_, t340_)));
+            float b_5_ = kf_f16_to_f32(w_.v[5]);
+            o_.v[4] = kf_f16_from_f32(__fmaf_rn(a_11_, t342_, kf_neg_f32(__fmul_rn(b_5_, t343_))));
+            o_.v[5] = kf_f16_from_f32(__fmaf_rn(b_5_, t342_, __fmul_rn(a_11_, t343_)));
             float a_12_ = kf_f16_to_f32(w_.v[6]);
-            float b_4_ = kf_f16_to_f32(w_.v[7]);
-            o_.v[6] = kf_f16_from_f32(__fmaf_rn(a_12_, t415_, kf_neg_f32(__fmul_rn(b_4_, t416_))));
-            o_.v[7] = kf_f16_from_f32(__fmaf_rn(b_4_, t415_, __fmul_rn(a_12_, t416_)));
+            float b_6_ = kf_f16_to_f32(w_.v[7]);
+            o_.v[6] = kf_f16_from_f32(__fmaf_rn(a_12_, t418_, kf_neg_f32(__fmul_rn(b_6_, t419_))));
+            o_.v[7] = kf_f16_from_f32(__fmaf_rn(b_6_, t418_, __fmul_rn(a_12_, t419_)));
             ou_ = o_;
             kf_f16x8 w_2_ = vv_[0u];
-            kf_f16x8 t795_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
+            kf_f16x8 t798_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
             float a_13_ = kf_f16_to_f32(w_2_.v[0]);
-            float b_5_ = kf_f16_to_f32(w_2_.v[1]);
-            kf_f16 t806_ = kf_f16_from_f32(__fmaf_rn(a_13_, t223_, kf_neg_f32(__fmul_rn(b_5_, t224_))));
-            kf_f16x8 o_2_ = t795_;
-            o_2_.v[0] = t806_;
-            o_2_.v[1] = kf_f16_from_f32(__fmaf_rn(b_5_, t223_, __fmul_rn(a_13_, t224_)));
+            float b_7_ = kf_f16_to_f32(w_2_.v[1]);
+            kf_f16 t809_ = kf_f16_from_f32(__fmaf_rn(a_13_, t226_, kf_neg_f32(__fmul_rn(b_7_, t227_))));
+            kf_f16x8 o_2_ = t798_;
+            o_2_.v[0] = t809_;
+            o_2_.v[1] = kf_f16_from_f32(__fmaf_rn(b_7_, t226_, __fmul_rn(a_13_, t227_)));
             float a_14_ = kf_f16_to_f32(w_2_.v[2]);
-            float b_6_ = kf_f16_to_f32(w_2_.v[3]);
-            o_2_.v[2] = kf_f16_from_f32(__fmaf_rn(a_14_, t299_, kf_neg_f32(__fmul_rn(b_6_, t300_))));
-            o_2_.v[3] = kf_f16_from_f32(__fmaf_rn(b_6_, t299_, __fmul_rn(a_14_, t300_)));
+            float b_8_ = kf_f16_to_f32(w_2_.v[3]);
+            o_2_.v[2] = kf_f16_from_f32(__fmaf_rn(a_14_, t302_, kf_neg_f32(__fmul_rn(b_8_, t303_))));
+            o_2_.v[3] = kf_f16_from_f32(__fmaf_rn(b_8_, t302_, __fmul_rn(a_14_, t303_)));
             float a_15_ = kf_f16_to_f32(w_2_.v[4]);
-            float b_7_ = kf_f16_to_f32(w_2_.v[5]);
-            o_2_.v[4] = kf_f16_from_f32(__fmaf_rn(a_15_, t375_, kf_neg_f32(__fmul_rn(b_7_, t376_))));
-            o_2_.v[5] = kf_f16_from_f32(__fmaf_rn(b_7_, t375_, __fmul_rn(a_15_, t376_)));
+            float b_9_ = kf_f16_to_f32(w_2_.v[5]);
+            o_2_.v[4] = kf_f16_from_f32(__fmaf_rn(a_15_, t378_, kf_neg_f32(__fmul_rn(b_9_, t379_))));
+            o_2_.v[5] = kf_f16_from_f32(__fmaf_rn(b_9_, t378_, __fmul_rn(a_15_, t379_)));
             float a_16_ = kf_f16_to_f32(w_2_.v[6]);
-            float b_8_ = kf_f16_to_f32(w_2_.v[7]);
-            o_2_.v[6] = kf_f16_from_f32(__fmaf_rn(a_16_, t451_, kf_neg_f32(__fmul_rn(b_8_, t452_))));
-            o_2_.v[7] = kf_f16_from_f32(__fmaf_rn(b_8_, t451_, __fmul_rn(a_16_, t452_)));
+            float b_10_ = kf_f16_to_f32(w_2_.v[7]);
+            o_2_.v[6] = kf_f16_from_f32(__fmaf_rn(a_16_, t454_, kf_neg_f32(__fmul_rn(b_10_, t455_))));
+            o_2_.v[7] = kf_f16_from_f32(__fmaf_rn(b_10_, t454_, __fmul_rn(a_16_, t455_)));
             ov_ = o_2_;
         }
-        if (t460_ < h_) {
-            unsigned base8_3_ = (((r_2_ * h_) + t460_) * d_) >> 3u;
-            q8_[base8_3_ + t62_] = ou_;
-            q8_[(base8_3_ + (d_ >> 4u)) + t62_] = ov_;
-        } else if (t460_ < (h_ + hkv_)) {
-            unsigned base8_4_ = ((((((r_2_ * l_) + pi_) * hkv_) + t460_) - h_) * d_) >> 3u;
-            k8_[base8_4_ + t62_] = ou_;
-            k8_[(base8_4_ + (d_ >> 4u)) + t62_] = ov_;
-        } else if (t460_ < nh_) {
-            unsigned base8_5_ = (((((((r_2_ * l_) + pi_) * hkv_) + t460_) - h_) - hkv_) * d_) >> 3u;
-            v8_[base8_5_ + t62_] = ou_;
-            v8_[(base8_5_ + (d_ >> 4u)) + t62_] = ov_;
+        if (t463_ < h_) {
+            unsigned base8_ = (((r_2_ * h_) + t463_) * d_) >> 3u;
+            q8_[base8_ + t62_] = ou_;
+            q8_[(base8_ + (d_ >> 4u)) + t62_] = ov_;
+        } else if (t463_ < (h_ + hkv_)) {
+            unsigned base8_2_ = ((((((r_2_ * l_) + t79_) * hkv_) + t463_) - h_) * d_) >> 3u;
+            k8_[base8_2_ + t62_] = ou_;
+            k8_[(base8_2_ + (d_ >> 4u)) + t62_] = ov_;
+        } else if (t463_ < nh_) {
+            unsigned base8_3_ = (((((((r_2_ * l_) + t79_) * hkv_) + t463_) - h_) - hkv_) * d_) >> 3u;
+            v8_[base8_3_ + t62_] = ou_;
+            v8_[(base8_3_ + (d_ >> 4u)) + t62_] = ov_;
         }
         unsigned head_ = (t64_ << 1u) + 1u;
-        kf_f16x8 t903_ = vu_[1u];
-        kf_f16x8 ou_2_ = t903_;
-        kf_f16x8 t906_ = vv_[1u];
-        kf_f16x8 ov_2_ = t906_;
+        kf_f16x8 t906_ = vu_[1u];
+        kf_f16x8 ou_2_ = t906_;
+        kf_f16x8 t909_ = vv_[1u];
+        kf_f16x8 ov_2_ = t909_;
         if (head_ < (h_ + hkv_)) {
             kf_f16x8 w_3_ = vu_[1u];
-            kf_f16x8 t1169_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
+            kf_f16x8 t1172_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
             float a_17_ = kf_f16_to_f32(w_3_.v[0]);
-            float b_9_ = kf_f16_to_f32(w_3_.v[1]);
-            kf_f16 t1180_ = kf_f16_from_f32(__fmaf_rn(a_17_, t187_, kf_neg_f32(__fmul_rn(b_9_, t188_))));
-            kf_f16x8 o_3_ = t1169_;
-            o_3_.v[0] = t1180_;
-            o_3_.v[1] = kf_f16_from_f32(__fmaf_rn(b_9_, t187_, __fmul_rn(a_17_, t188_)));
+            float b_11_ = kf_f16_to_f32(w_3_.v[1]);
+            kf_f16 t1183_ = kf_f16_from_f32(__fmaf_rn(a_17_, t190_, kf_neg_f32(__fmul_rn(b_11_, t191_))));
+            kf_f16x8 o_3_ = t1172_;
+            o_3_.v[0] = t1183_;
+            o_3_.v[1] = kf_f16_from_f32(__fmaf_rn(b_11_, t190_, __fmul_rn(a_17_, t191_)));
             float a_18_ = kf_f16_to_f32(w_3_.v[2]);
-            float b_10_ = kf_f16_to_f32(w_3_.v[3]);
-            o_3_.v[2] = kf_f16_from_f32(__fmaf_rn(a_18_, t263_, kf_neg_f32(__fmul_rn(b_10_, t264_))));
-            o_3_.v[3] = kf_f16_from_f32(__fmaf_rn(b_10_, t263_, __fmul_rn(a_18_, t264_)));
+            float b_12_ = kf_f16_to_f32(w_3_.v[3]);
+            o_3_.v[2] = kf_f16_from_f32(__fmaf_rn(a_18_, t266_, kf_neg_f32(__fmul_rn(b_12_, t267_))));
+            o_3_.v[3] = kf_f16_from_f32(__fmaf_rn(b_12_, t266_, __fmul_rn(a_18_, t267_)));
             float a_19_ = kf_f16_to_f32(w_3_.v[4]);
-            float b_11_ = kf_f16_to_f32(w_3_.v[5]);
-            o_3_.v[4] = kf_f16_from_f32(__fmaf_rn(a_19_, t339_, kf_neg_f32(__fmul_rn(b_11_, t340_))));
-            o_3_.v[5] = kf_f16_from_f32(__fmaf_rn(b_11_, t339_, __fmul_rn(a_19_, t340_)));
+            float b_13_ = kf_f16_to_f32(w_3_.v[5]);
+            o_3_.v[4] = kf_f16_from_f32(__fmaf_rn(a_19_, t342_, kf_neg_f32(__fmul_rn(b_13_, t343_))));
+            o_3_.v[5] = kf_f16_from_f32(__fmaf_rn(b_13_, t342_, __fmul_rn(a_19_, t343_)));
             float a_20_ = kf_f16_to_f32(w_3_.v[6]);
-            float b_12_ = kf_f16_to_f32(w_3_.v[7]);
-            o_3_.v[6] = kf_f16_from_f32(__fmaf_rn(a_20_, t415_, kf_neg_f32(__fmul_rn(b_12_, t416_))));
-            o_3_.v[7] = kf_f16_from_f32(__fmaf_rn(b_12_, t415_, __fmul_rn(a_20_, t416_)));
+            float b_14_ = kf_f16_to_f32(w_3_.v[7]);
+            o_3_.v[6] = kf_f16_from_f32(__fmaf_rn(a_20_, t418_, kf_neg_f32(__fmul_rn(b_14_, t419_))));
+            o_3_.v[7] = kf_f16_from_f32(__fmaf_rn(b_14_, t418_, __fmul_rn(a_20_, t419_)));
             ou_2_ = o_3_;
             kf_f16x8 w_4_ = vv_[1u];
-            kf_f16x8 t1234_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
+            kf_f16x8 t1237_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
             float a_21_ = kf_f16_to_f32(w_4_.v[0]);
-            float b_13_ = kf_f16_to_f32(w_4_.v[1]);
-            kf_f16 t1245_ = kf_f16_from_f32(__fmaf_rn(a_21_, t223_, kf_neg_f32(__fmul_rn(b_13_, t224_))));
-            kf_f16x8 o_4_ = t1234_;
-            o_4_.v[0] = t1245_;
-            o_4_.v[1] = kf_f16_from_f32(__fmaf_rn(b_13_, t223_, __fmul_rn(a_21_, t224_)));
+            float b_15_ = kf_f16_to_f32(w_4_.v[1]);
+            kf_f16 t1248_ = kf_f16_from_f32(__fmaf_rn(a_21_, t226_, kf_neg_f32(__fmul_rn(b_15_, t227_))));
+            kf_f16x8 o_4_ = t1237_;
+            o_4_.v[0] = t1248_;
+            o_4_.v[1] = kf_f16_from_f32(__fmaf_rn(b_15_, t226_, __fmul_rn(a_21_, t227_)));
             float a_22_ = kf_f16_to_f32(w_4_.v[2]);
-            float b_14_ = kf_f16_to_f32(w_4_.v[3]);
-            o_4_.v[2] = kf_f16_from_f32(__fmaf_rn(a_22_, t299_, kf_neg_f32(__fmul_rn(b_14_, t300_))));
-            o_4_.v[3] = kf_f16_from_f32(__fmaf_rn(b_14_, t299_, __fmul_rn(a_22_, t300_)));
+            float b_16_ = kf_f16_to_f32(w_4_.v[3]);
+            o_4_.v[2] = kf_f16_from_f32(__fmaf_rn(a_22_, t302_, kf_neg_f32(__fmul_rn(b_16_, t303_))));
+            o_4_.v[3] = kf_f16_from_f32(__fmaf_rn(b_16_, t302_, __fmul_rn(a_22_, t303_)));
             float a_23_ = kf_f16_to_f32(w_4_.v[4]);
-            float b_15_ = kf_f16_to_f32(w_4_.v[5]);
-            o_4_.v[4] = kf_f16_from_f32(__fmaf_rn(a_23_, t375_, kf_neg_f32(__fmul_rn(b_15_, t376_))));
-            o_4_.v[5] = kf_f16_from_f32(__fmaf_rn(b_15_, t375_, __fmul_rn(a_23_, t376_)));
+            float b_17_ = kf_f16_to_f32(w_4_.v[5]);
+            o_4_.v[4] = kf_f16_from_f32(__fmaf_rn(a_23_, t378_, kf_neg_f32(__fmul_rn(b_17_, t379_))));
+            o_4_.v[5] = kf_f16_from_f32(__fmaf_rn(b_17_, t378_, __fmul_rn(a_23_, t379_)));
             float a_24_ = kf_f16_to_f32(w_4_.v[6]);
-            float b_16_ = kf_f16_to_f32(w_4_.v[7]);
-            o_4_.v[6] = kf_f16_from_f32(__fmaf_rn(a_24_, t451_, kf_neg_f32(__fmul_rn(b_16_, t452_))));
-            o_4_.v[7] = kf_f16_from_f32(__fmaf_rn(b_16_, t451_, __fmul_rn(a_24_, t452_)));
+            float b_18_ = kf_f16_to_f32(w_4_.v[7]);
+            o_4_.v[6] = kf_f16_from_f32(__fmaf_rn(a_24_, t454_, kf_neg_f32(__fmul_rn(b_18_, t455_))));
+            o_4_.v[7] = kf_f16_from_f32(__fmaf_rn(b_18_, t454_, __fmul_rn(a_24_, t455_)));
             ov_2_ = o_4_;
         }
         if (head_ < h_) {
-            unsigned base8_6_ = (((r_2_ * h_) + head_) * d_) >> 3u;
-            q8_[base8_6_ + t62_] = ou_2_;
-            q8_[(base8_6_ + (d_ >> 4u)) + t62_] = ov_2_;
+            unsigned base8_4_ = (((r_2_ * h_) + head_) * d_) >> 3u;
+            q8_[base8_4_ + t62_] = ou_2_;
+            q8_[(base8_4_ + (d_ >> 4u)) + t62_] = ov_2_;
         } else if (head_ < (h_ + hkv_)) {
-            unsigned base8_7_ = ((((((r_2_ * l_) + pi_) * hkv_) + head_) - h_) * d_) >> 3u;
-            k8_[base8_7_ + t62_] = ou_2_;
-            k8_[(base8_7_ + (d_ >> 4u)) + t62_] = ov_2_;
+            unsigned base8_5_ = ((((((r_2_ * l_) + t79_) * hkv_) + head_) - h_) * d_) >> 3u;
+            k8_[base8_5_ + t62_] = ou_2_;
+            k8_[(base8_5_ + (d_ >> 4u)) + t62_] = ov_2_;
         } else if (head_ < nh_) {
-            unsigned base8_8_ = (((((((r_2_ * l_) + pi_) * hkv_) + head_) - h_) - hkv_) * d_) >> 3u;
-            v8_[base8_8_ + t62_] = ou_2_;
-            v8_[(base8_8_ + (d_ >> 4u)) + t62_] = ov_2_;
+            unsigned base8_6_ = (((((((r_2_ * l_) + t79_) * hkv_) + head_) - h_) - hkv_) * d_) >> 3u;
+            v8_[base8_6_ + t62_] = ou_2_;
+            v8_[(base8_6_ + (d_ >> 4u)) + t62_] = ov_2_;
         }
     }
 }
