@@ -4,7 +4,7 @@
  *   mma          mma.sync.aligned.m16n8k16.row.col.f32.{f16,bf16}.{f16,bf16}.f32
  *                mma.sync.aligned.m16n8k32.row.col.s32.{s8,u8}.{s8,u8}.s32
  *   ldmatrix     ldmatrix.sync.aligned.m8n8.x{1,2,4}[.trans].shared.b16
- *   cp_async     cp.async.cg.shared.global.L2::128B [dst], [src], 16[, n]
+ *   cp_async     cp.async.cg.shared.global [dst], [src], 16[, n]
  *   commit/wait  cp.async.commit_group / cp.async.wait_group N
  *   fence        fence.acq_rel.gpu (the kforge extension fence())
  *   dep_wait     griddepcontrol.wait (sm_90; nothing below), then with
@@ -114,20 +114,16 @@ static void emit_ldmatrix(ptx_cx *cx, const kf_ir_ins *in)
 }
 
 /* cp.async.cg (L2 only, 16 bytes) from buf[j] into the array at element i;
- * the n-byte form reads n bytes and zero-fills the rest (src-size). Both
- * carry .L2::128B (PTX 7.4, sm_75): the SASS LDGSTS gets .LTC128B (an L2
- * miss fetches the whole 128-byte line), which ptxas otherwise adds only
- * where its own analysis of the copies succeeds (gemm.kf's branch-free
- * K loop yes; its PERSIST, stream-K and PIPE=0 loops no). */
+ * the n-byte form reads n bytes and zero-fills the rest (src-size). */
 static void emit_cp_async(ptx_cx *cx, const kf_ir_ins *in)
 {
     uint32_t bytes = kf_type_elem_bytes(in->type);
     ptx_addr dst = kf_ptx_arr_addr(cx, (uint32_t)in->imm, in->a[0], in->type);
     ptx_addr src = kf_ptx_buf_addr(cx, in->a[1], in->a[2], bytes);
     if (in->sub == KF_BI_CP_ASYNC_N)
-        kf_ptx_ins(cx, "cp.async.cg.shared.global.L2::128B [%s], [%s], 16, %s", dst.s, src.s, kf_ptx_opnd(cx, in->a[3], 0).s);
+        kf_ptx_ins(cx, "cp.async.cg.shared.global [%s], [%s], 16, %s", dst.s, src.s, kf_ptx_opnd(cx, in->a[3], 0).s);
     else
-        kf_ptx_ins(cx, "cp.async.cg.shared.global.L2::128B [%s], [%s], 16", dst.s, src.s);
+        kf_ptx_ins(cx, "cp.async.cg.shared.global [%s], [%s], 16", dst.s, src.s);
 }
 
 void kf_ptx_emit_tensor(ptx_cx *cx, const kf_ir_ins *in)

@@ -188,7 +188,7 @@ static void tensor_helpers_become_the_tensor_instructions(void **state)
         "ldmatrix.sync.aligned.m8n8.x1.shared.b16", "ldmatrix.sync.aligned.m8n8.x2.shared.b16",
         "ldmatrix.sync.aligned.m8n8.x4.shared.b16", "ldmatrix.sync.aligned.m8n8.x1.trans.shared.b16",
         "ldmatrix.sync.aligned.m8n8.x2.trans.shared.b16", "ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16",
-        "cp.async.cg.shared.global.L2::128B", "cp.async.commit_group", "cp.async.wait_group 1", "cp.async.wait_group 0",
+        "cp.async.cg.shared.global", "cp.async.commit_group", "cp.async.wait_group 1", "cp.async.wait_group 0",
     };
     for (uint32_t arch = 80; arch <= 90; arch += 10) {
         char *ptx = nvrtc_ptx_of("tensor.kf", arch);

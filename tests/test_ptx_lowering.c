@@ -1168,8 +1168,8 @@ static void test_tensor_instructions(void **st)
         "    let ib = bitcast(i8x8, u32x2(w[0].x, w[0].y));\n"
         "    q[lane_id] = mma(ia, ib, 7).y;\n"
         "}\n", 90);
-    HAS(p, "cp.async.cg.shared.global.L2::128B [sh_t+16], [");
-    HAS(p, "cp.async.cg.shared.global.L2::128B [sh_t+48], [");
+    HAS(p, "cp.async.cg.shared.global [sh_t+16], [");
+    HAS(p, "cp.async.cg.shared.global [sh_t+48], [");
     HAS(p, "], 16, 5;");
     HAS(p, "cp.async.commit_group;");
     HAS(p, "cp.async.wait_group 0;");

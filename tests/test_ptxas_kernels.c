@@ -375,14 +375,13 @@ static void test_separate_mul_add_is_not_contracted_in_sass(void **st)
 
 /* kernels/features/tensor.kf on sm_80 and sm_90: mma is HMMA (f16, bf16)
  * and IMMA (every s8/u8 mix), ldmatrix every LDSM form, cp_async LDGSTS
- * with the 128-byte L2 fetch the emitters ask for (.LTC128B; the zero-fill
- * form .ZFILL) with its group barriers. */
+ * (the zero-fill form .ZFILL) with its group barriers. */
 static void test_tensor_cores_in_sass(void **st)
 {
     static const char *const insns[] = {
         "HMMA.16816.F32 ", "HMMA.16816.F32.BF16 ", "IMMA.16832.S8.S8 ", "IMMA.16832.S8.U8 ", "IMMA.16832.U8.S8 ",
         "IMMA.16832.U8.U8 ", "LDSM.16.M88 ", "LDSM.16.M88.2 ", "LDSM.16.M88.4 ", "LDSM.16.MT88 ", "LDSM.16.MT88.2 ",
-        "LDSM.16.MT88.4 ", "LDGSTS.E.BYPASS.LTC128B.128 ", "LDGSTS.E.BYPASS.LTC128B.128.ZFILL ", "LDGDEPBAR", "DEPBAR.LE SB0, 0x1",
+        "LDSM.16.MT88.4 ", "LDGSTS.E.BYPASS.128 ", "LDGSTS.E.BYPASS.128.ZFILL ", "LDGDEPBAR", "DEPBAR.LE SB0, 0x1",
     };
     for (uint32_t arch = 80; arch <= 90; arch += 10) {
         char *sass = sass_of_file("kernels/features/tensor.kf", arch);

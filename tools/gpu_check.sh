@@ -9,7 +9,7 @@
 #       2. ctest, every label (unit, golden, ptxas, nvrtc, gpu) but difftest (and but
 #          the install test, which needs a C toolchain, and pytest, step 4c)
 #       3. sass: the tensor cores in the machine code (issue 11): the ptxas test's
-#          SASS checks (tensor.kf: HMMA, IMMA, LDSM, LDGSTS.LTC128B on sm_80/90; tc_gemv.kf:
+#          SASS checks (tensor.kf: HMMA, IMMA, LDSM, LDGSTS on sm_80/90; tc_gemv.kf:
 #          HMMA/IMMA fed by LDG.E.128), read from step 2's log, or the test binary
 #          run alone when step 2 is skipped; a SASS check that skips is a failure
 #       4. `kforge test`: every golden case on every backend (cpu, cuda, ptx), the raw

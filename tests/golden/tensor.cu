@@ -139,8 +139,8 @@ template <typename V> __device__ __forceinline__ V kf_ldsm_x2_trans(const void* 
 template <typename V> __device__ __forceinline__ V kf_ldsm_x4_trans(const void* p) { kf_words<V> r; asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0, %1, %2, %3}, [%4];" : "=r"(r.w[0]), "=r"(r.w[1]), "=r"(r.w[2]), "=r"(r.w[3]) : "r"((unsigned)__cvta_generic_to_shared(p)) : "memory"); return kf_from_words<V>(r); }
 
 /* cp.async.cg: 16 bytes global -> shared (n bytes read, the rest zero-filled), in groups */
-__device__ __forceinline__ void kf_cp_async(void* s, const void* g) { asm volatile("cp.async.cg.shared.global.L2::128B [%0], [%1], 16;" :: "r"((unsigned)__cvta_generic_to_shared(s)), "l"(__cvta_generic_to_global(g)) : "memory"); }
-__device__ __forceinline__ void kf_cp_async_n(void* s, const void* g, unsigned n) { asm volatile("cp.async.cg.shared.global.L2::128B [%0], [%1], 16, %2;" :: "r"((unsigned)__cvta_generic_to_shared(s)), "l"(__cvta_generic_to_global(g)), "r"(n) : "memory"); }
+__device__ __forceinline__ void kf_cp_async(void* s, const void* g) { asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" :: "r"((unsigned)__cvta_generic_to_shared(s)), "l"(__cvta_generic_to_global(g)) : "memory"); }
+__device__ __forceinline__ void kf_cp_async_n(void* s, const void* g, unsigned n) { asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;" :: "r"((unsigned)__cvta_generic_to_shared(s)), "l"(__cvta_generic_to_global(g)), "r"(n) : "memory"); }
 __device__ __forceinline__ void kf_cp_async_commit() { asm volatile("cp.async.commit_group;" ::: "memory"); }
 template <int N> __device__ __forceinline__ void kf_cp_async_wait() { asm volatile("cp.async.wait_group %0;" :: "n"(N) : "memory"); }
 
