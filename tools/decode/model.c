@@ -211,18 +211,22 @@ static bool define_set(kf_cli_defines *defs, kf_define d)
 
 /* The -D list of module mod: the head dimension of sdpa (D) and of
  * decode.kf's combine (CD); q4k_narrow's lanes per row and q4k's -D; the
- * GEMVs' early weight loads and trigger (gemv.kf's EARLY, TRIGGER 2: each
- * warp's first W loads before dep_wait(), the next kernel launched once
- * the warps issued their last W loads; on the H200 the f16 graph step went
- * from 4.359 to 4.267 ms, 1.180x to 1.154x its floor, in one run); then the
- * user's for mod, which win. */
+ * GEMVs' early weight loads and trigger (gemv.kf's and q4k.kf's EARLY,
+ * TRIGGER 2: each warp's first W loads before dep_wait(), the next kernel
+ * launched once the warps issued their last W loads; on the H200 the f16
+ * graph step went from 4.359 to 4.267 ms, 1.180x to 1.154x its floor, in
+ * one run), and decode.kf's EARLY (the q4k step's rmsnorm_q8, silu_mul_q8
+ * and sdpa_combine_q8 trigger at their start, so that the GEMV after each
+ * issues its weight loads while it runs); then the user's for mod, which
+ * win (-D q4k.EARLY=false, -D decode.EARLY=false: the entry waits). */
 static bool module_defines(const dc_config *c, int mod, kf_cli_defines *defs, char *dval)
 {
     bool ok = true;
     snprintf(dval, 16, "%u", c->sh.head_dim);
     if (mod == DC_MOD_SDPA || mod == DC_MOD_OWN) ok = define_set(defs, (kf_define){mod == DC_MOD_SDPA ? "D" : "CD", dval});
-    if (mod == DC_MOD_GEMV)
+    if (mod == DC_MOD_GEMV || mod == DC_MOD_Q4K || mod == DC_MOD_Q4KN)
         ok = define_set(defs, (kf_define){"EARLY", "true"}) && define_set(defs, (kf_define){"TRIGGER", "2"});
+    if (mod == DC_MOD_OWN && ok) ok = define_set(defs, (kf_define){"EARLY", "true"});
     if (mod == DC_MOD_Q4KN) ok = define_set(defs, (kf_define){"Q8_LOG_BL", DC_NARROW_LOG_BL});
     for (uint32_t i = 0; i < c->ndefs && ok; i++)
         if (mod == DC_MOD_Q4KN && c->defs[i].module == DC_MOD_Q4K) ok = define_set(defs, c->defs[i].def);
