@@ -420,6 +420,37 @@ static void profile_rows_add_up_to_the_step(void **state)
     }
 }
 
+/* --narrow-rows N moves the q4k GEMVs of N rows or more to the default
+ * build: at 300 the QKV GEMV (512 rows) leaves q4k_narrow, the output
+ * projection (256) stays; the default (16384) has both narrow. The step
+ * built with the narrow kernels' defaults off (-D q4k.EARLY=false, the entry
+ * waits: decode's EARLY forms are the default) and this one choose the
+ * default's tokens and pass the check. */
+static void narrow_rows_chooses_the_q4k_build(void **state)
+{
+    result a = decode("--small", "--layers", "1", "--weights", "q4k", "--backend", "cpu", "--profile", "--warmup", "0",
+                      "--runs", "1", NULL);
+    result b = decode("--small", "--layers", "1", "--weights", "q4k", "--backend", "cpu", "--profile", "--warmup", "0",
+                      "--runs", "1", "--narrow-rows", "300", NULL);
+    assert_int_equal(a.status, 0);
+    assert_int_equal(b.status, 0);
+    assert_true(has(&a, " 512x256 narrow ") && has(&a, " 256x256 narrow "));
+    assert_true(has(&b, " 512x256 ") && has(&b, " 256x256 narrow "));
+    assert_null(strstr(b.out, " 512x256 narrow "));
+    done(&a);
+    done(&b);
+    a = decode("--small", "--weights", "q4k", "--backend", "cpu", "--steps", "3", "--check", NULL);
+    b = decode("--small", "--weights", "q4k", "--backend", "cpu", "--steps", "3", "--check", "--narrow-rows", "300",
+               NULL);
+    result c = decode("--small", "--weights", "q4k", "--backend", "cpu", "--steps", "3", "--check", "-D",
+                      "q4k.EARLY=false", "-D", "decode.EARLY=false", NULL);
+    assert_true(has(&b, "check against the reference: 3 steps, 0 failed"));
+    assert_true(has(&c, "check against the reference: 3 steps, 0 failed"));
+    result a2 = decode("--small", "--weights", "q4k", "--backend", "cpu", "--steps", "3", "--check", NULL);
+    same_tokens_done(&a, &b);
+    same_tokens_done(&a2, &c);
+}
+
 /* --batch 4 (f16, graph mode) and 3 (q4k, async, one layer) at contexts that take 1
  * to 3 sdpa splits: each sequence's logits, token and cache rows against
  * the reference at its own position; --context N puts sequence b at N - b. */
@@ -588,6 +619,7 @@ int main(void)
         cmocka_unit_test(tensor_parallel_cpu_steps_match_one_device_and_the_reference),
         cmocka_unit_test(tensor_parallel_on_the_mock_driver_uses_nccl),
         cmocka_unit_test(profile_rows_add_up_to_the_step),
+        cmocka_unit_test(narrow_rows_chooses_the_q4k_build),
         cmocka_unit_test(small_batch_steps_match_the_reference),
         cmocka_unit_test(a_wrong_kernel_fails_every_sequence_of_a_batch),
         cmocka_unit_test(batch_step_runs_tc_gemv_and_unfused_kernels),

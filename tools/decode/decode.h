@@ -115,6 +115,7 @@ typedef struct {
     uint32_t token;             /* the input token of the first step */
     uint32_t split;             /* sdpa positions per split block; 0: chosen for the context */
     uint32_t tp;                /* devices the model is split over (--tp; 0 and 1: one) */
+    uint32_t narrow_rows;       /* q4k GEMVs with fewer rows use q4k_narrow (--narrow-rows; 0: DC_NARROW_ROWS) */
     dc_fuse fuse;               /* --fuse: the norms and silu·up made by the GEMVs that read them */
     bool attn_fused;            /* --attn fused: sdpa_decode_fused, one launch (default split: the split
                                  * kernel and a combine launch, faster on the H200: 4.580 ms a step

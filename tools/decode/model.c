@@ -551,7 +551,7 @@ static kf_status matvec(dc_model *m, kf_buffer *w, dc_input in, kf_buffer *x, kf
                         uint64_t cols, int ymode, kf_error *err)
 {
     if (nb(m) > 1) return tc_matvec(m, w, x, y, rows, cols, ymode, err);
-    bool q4k = m->c->wt == DC_Q4K, narrow = q4k && rows < DC_NARROW_ROWS;
+    bool q4k = m->c->wt == DC_Q4K, narrow = q4k && rows < (m->c->narrow_rows ? m->c->narrow_rows : DC_NARROW_ROWS);
     double yb = (double)rows * (ymode == 2 ? 4 : 2) * (ymode == 1 ? 2 : 1), k = (double)cols;
     dc_cost c = {(double)dc_matrix_bytes(m->c->wt, rows, cols) + (in == DC_IN_NORM ? 2 * k : 0), 0, 0, 0, 0};
     kf_arg a[7];
