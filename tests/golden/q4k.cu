@@ -244,7 +244,7 @@ __device__ __forceinline__ void kf_pdl_wait() {
 #endif
 }
 
-/* kernel q4k_gemv_simt (q4k.kf:211) */
+/* kernel q4k_gemv_simt (q4k.kf:212) */
 extern "C" __global__ void __launch_bounds__(256)
 q4k_gemv_simt(const unsigned char* __restrict__ w_, const float* __restrict__ x_, float* __restrict__ y_, unsigned m_, unsigned k_)
 {
@@ -661,7 +661,7 @@ q4k_gemv_simt(const unsigned char* __restrict__ w_, const float* __restrict__ x_
     }
 }
 
-/* kernel q4k_gemv (q4k.kf:364) */
+/* kernel q4k_gemv (q4k.kf:365) */
 extern "C" __global__ void __launch_bounds__(256)
 q4k_gemv(const unsigned char* __restrict__ w_, const float* __restrict__ x_, float* __restrict__ y_, unsigned m_, unsigned k_)
 {
@@ -1622,7 +1622,7 @@ q4k_gemv(const unsigned char* __restrict__ w_, const float* __restrict__ x_, flo
     }
 }
 
-/* kernel q8_quantize_f32 (q4k.kf:498) */
+/* kernel q8_quantize_f32 (q4k.kf:499) */
 extern "C" __global__ void __launch_bounds__(256)
 q8_quantize_f32(const float* __restrict__ x_, signed char* __restrict__ xq_, kf_f16x2* __restrict__ xds_, unsigned n_)
 {
@@ -1702,7 +1702,7 @@ q8_quantize_f32(const float* __restrict__ x_, signed char* __restrict__ xq_, kf_
     }
 }
 
-/* kernel q8_quantize_f16 (q4k.kf:514) */
+/* kernel q8_quantize_f16 (q4k.kf:515) */
 extern "C" __global__ void __launch_bounds__(256)
 q8_quantize_f16(const kf_f16* __restrict__ x_, signed char* __restrict__ xq_, kf_f16x2* __restrict__ xds_, unsigned n_)
 {
@@ -1787,7 +1787,7 @@ q8_quantize_f16(const kf_f16* __restrict__ x_, signed char* __restrict__ xq_, kf
     }
 }
 
-/* kernel q4k_q8_gemv_f32 (q4k.kf:1048) */
+/* kernel q4k_q8_gemv_f32 (q4k.kf:1051) */
 extern "C" __global__ void __launch_bounds__(128)
 q4k_q8_gemv_f32(const unsigned char* __restrict__ w_, const signed char* __restrict__ xq_, const kf_f16x2* __restrict__ xds_, float* __restrict__ y_, unsigned m_, unsigned k_)
 {
@@ -2147,7 +2147,7 @@ q4k_q8_gemv_f32(const unsigned char* __restrict__ w_, const signed char* __restr
     }
 }
 
-/* kernel q4k_q8_gemv_f16 (q4k.kf:1054) */
+/* kernel q4k_q8_gemv_f16 (q4k.kf:1057) */
 extern "C" __global__ void __launch_bounds__(128)
 q4k_q8_gemv_f16(const unsigned char* __restrict__ w_, const signed char* __restrict__ xq_, const kf_f16x2* __restrict__ xds_, kf_f16* __restrict__ y_, unsigned m_, unsigned k_)
 {
@@ -2507,7 +2507,7 @@ q4k_q8_gemv_f16(const unsigned char* __restrict__ w_, const signed char* __restr
     }
 }
 
-/* kernel q4k_q8_gemv_f16_acc (q4k.kf:1060) */
+/* kernel q4k_q8_gemv_f16_acc (q4k.kf:1063) */
 extern "C" __global__ void __launch_bounds__(128)
 q4k_q8_gemv_f16_acc(const unsigned char* __restrict__ w_, const signed char* __restrict__ xq_, const kf_f16x2* __restrict__ xds_, kf_f16* __restrict__ y_, unsigned m_, unsigned k_)
 {
@@ -2867,7 +2867,7 @@ q4k_q8_gemv_f16_acc(const unsigned char* __restrict__ w_, const signed char* __r
     }
 }
 
-/* kernel q4k_q8_gemv_rms_f16 (q4k.kf:1280) */
+/* kernel q4k_q8_gemv_rms_f16 (q4k.kf:1283) */
 extern "C" __global__ void __launch_bounds__(256)
 q4k_q8_gemv_rms_f16(const unsigned char* __restrict__ w_, const kf_f16* __restrict__ h_, const kf_f16* __restrict__ nw_, kf_f16* __restrict__ y_, unsigned m_, unsigned k_, float eps_)
 {
@@ -4127,7 +4127,7 @@ q4k_q8_gemv_rms_f16(const unsigned char* __restrict__ w_, const kf_f16* __restri
     }
 }
 
-/* kernel q4k_q8_gemv_rms_f32 (q4k.kf:1289) */
+/* kernel q4k_q8_gemv_rms_f32 (q4k.kf:1292) */
 extern "C" __global__ void __launch_bounds__(256)
 q4k_q8_gemv_rms_f32(const unsigned char* __restrict__ w_, const kf_f16* __restrict__ h_, const kf_f16* __restrict__ nw_, float* __restrict__ y_, unsigned m_, unsigned k_, float eps_)
 {
@@ -5386,7 +5386,7 @@ q4k_q8_gemv_rms_f32(const unsigned char* __restrict__ w_, const kf_f16* __restri
     }
 }
 
-/* kernel q4k_q8_gemv_silu_f16_acc (q4k.kf:1300) */
+/* kernel q4k_q8_gemv_silu_f16_acc (q4k.kf:1303) */
 extern "C" __global__ void __launch_bounds__(256)
 q4k_q8_gemv_silu_f16_acc(const unsigned char* __restrict__ w_, const kf_f16* __restrict__ g_, const kf_f16* __restrict__ u_, kf_f16* __restrict__ y_, unsigned m_, unsigned k_)
 {
@@ -6597,7 +6597,7 @@ q4k_q8_gemv_silu_f16_acc(const unsigned char* __restrict__ w_, const kf_f16* __r
     }
 }
 
-/* kernel q4k_q8_gemv_silu_f32 (q4k.kf:1309) */
+/* kernel q4k_q8_gemv_silu_f32 (q4k.kf:1312) */
 extern "C" __global__ void __launch_bounds__(256)
 q4k_q8_gemv_silu_f32(const unsigned char* __restrict__ w_, const kf_f16* __restrict__ g_, const kf_f16* __restrict__ u_, float* __restrict__ y_, unsigned m_, unsigned k_)
 {
@@ -7764,7 +7764,7 @@ q4k_q8_gemv_silu_f32(const unsigned char* __restrict__ w_, const kf_f16* __restr
     }
 }
 
-/* kernel q4k_q8_gemv_rms_glu_q8 (q4k.kf:1338) */
+/* kernel q4k_q8_gemv_rms_glu_q8 (q4k.kf:1341) */
 extern "C" __global__ void __launch_bounds__(256)
 q4k_q8_gemv_rms_glu_q8(const unsigned char* __restrict__ w_, const kf_f16* __restrict__ h_, const kf_f16* __restrict__ nw_, signed char* __restrict__ xo_, kf_f16x2* __restrict__ xds_, unsigned m_, unsigned k_, float eps_)
 {
