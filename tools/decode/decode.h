@@ -195,6 +195,10 @@ typedef struct dc_model {
 kf_status dc_shape_check(const dc_shape *sh, dc_wtype wt, kf_error *err);
 /* Weights of one matrix of rows x cols: bytes. */
 uint64_t dc_matrix_bytes(dc_wtype wt, uint64_t rows, uint64_t cols);
+/* kforge-decode's own -D defaults that c's checkout declares, as
+ * "FILE.NAME=VALUE ..." into out (cap bytes, cut short if too small): the
+ * step's kernels are built with them before the user's -D. */
+void dc_step_defaults_text(const dc_config *c, char *out, size_t cap);
 /* Parameters of the model. */
 uint64_t dc_params(const dc_shape *sh);
 

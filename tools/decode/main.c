@@ -323,7 +323,9 @@ static void banner(const options *o)
         printf("; tc_gemv, unfused)");
     }
     if (o->c.tp > 1) printf(", tensor parallel over %u devices", o->c.tp);
-    printf("\n");
+    char defs[1024];
+    dc_step_defaults_text(&o->c, defs, sizeof defs);
+    printf("\nkernel defaults: %s (-D FILE.NAME=VALUE overrides)\n", defs[0] ? defs : "none");
 }
 
 int main(int argc, char **argv)
