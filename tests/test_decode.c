@@ -420,6 +420,72 @@ static void profile_rows_add_up_to_the_step(void **state)
     }
 }
 
+/* --narrow-rows N moves the q4k GEMVs of N rows or more to the default
+ * build: at 300 the QKV GEMV (512 rows) leaves q4k_narrow, the output
+ * projection (256) stays; the default (16384) has both narrow. The step
+ * built with the narrow kernels' defaults off (-D q4k.EARLY=false, the entry
+ * waits: decode's EARLY forms are the default) and this one choose the
+ * default's tokens and pass the check. */
+static void narrow_rows_chooses_the_q4k_build(void **state)
+{
+    result a = decode("--small", "--layers", "1", "--weights", "q4k", "--backend", "cpu", "--profile", "--warmup", "0",
+                      "--runs", "1", NULL);
+    result b = decode("--small", "--layers", "1", "--weights", "q4k", "--backend", "cpu", "--profile", "--warmup", "0",
+                      "--runs", "1", "--narrow-rows", "300", NULL);
+    assert_int_equal(a.status, 0);
+    assert_int_equal(b.status, 0);
+    assert_true(has(&a, " 512x256 narrow ") && has(&a, " 256x256 narrow "));
+    assert_true(has(&b, " 512x256 ") && has(&b, " 256x256 narrow "));
+    assert_null(strstr(b.out, " 512x256 narrow "));
+    done(&a);
+    done(&b);
+    a = decode("--small", "--weights", "q4k", "--backend", "cpu", "--steps", "3", "--check", NULL);
+    b = decode("--small", "--weights", "q4k", "--backend", "cpu", "--steps", "3", "--check", "--narrow-rows", "300",
+               NULL);
+    result c = decode("--small", "--weights", "q4k", "--backend", "cpu", "--steps", "3", "--check", "-D",
+                      "q4k.EARLY=false", "-D", "decode.EARLY=false", NULL);
+    assert_true(has(&b, "check against the reference: 3 steps, 0 failed"));
+    assert_true(has(&c, "check against the reference: 3 steps, 0 failed"));
+    result a2 = decode("--small", "--weights", "q4k", "--backend", "cpu", "--steps", "3", "--check", NULL);
+    same_tokens_done(&a, &b);
+    same_tokens_done(&a2, &c);
+}
+
+/* kforge-decode's own -D defaults (model.c's step_defaults) are named by
+ * the banner where the checkout's file declares the constant, and the
+ * step's kernels are built with them: in a copy of the checkout whose
+ * rope.kf compiles only with EARLY 2 and TRIGGER 1 (both declared, 0, if
+ * the file did not have them), the step builds and passes the check, and
+ * with -D rope.EARLY=0 it does not compile. */
+static void step_defaults_apply_where_declared(void **state)
+{
+    char cmd[2048], rope[1024];
+    const char *co = tmp("checkout");
+    snprintf(cmd, sizeof cmd, "mkdir -p '%s/tools/decode' && cp -r '%s/kernels' '%s/' && cp '%s/tools/decode/decode.kf' '%s/tools/decode/'",
+             co, KF_SOURCE_DIR, co, KF_SOURCE_DIR, co);
+    assert_int_equal(system(cmd), 0);
+    snprintf(rope, sizeof rope, "%s/kernels/rope.kf", co);
+    char *src = slurp(rope);
+    bool knobs = strstr(src, "\nconst EARLY:") && strstr(src, "\nconst TRIGGER:");
+    free(src);
+    FILE *f = fopen(rope, "a");
+    assert_non_null(f);
+    if (!knobs) fputs("\nconst EARLY: u32 = 0;\nconst TRIGGER: u32 = 0;\n", f);
+    fputs("\nconst DC_PROBE: u32 = 1 / ((EARLY / 2) * TRIGGER);\n", f);
+    fclose(f);
+    result r = decode("--small", "--layers", "1", "--backend", "cpu", "--steps", "2", "--check", "--kernels", co, NULL);
+    assert_int_equal(r.status, 0);
+    assert_true(has(&r, "kernel defaults: gemv.EARLY=true gemv.TRIGGER=2 q4k.EARLY=true q4k.TRIGGER=2"));
+    assert_true(has(&r, " decode.EARLY=true rope.EARLY=2 rope.TRIGGER=1"));
+    assert_true(has(&r, "check against the reference: 2 steps, 0 failed"));
+    done(&r);
+    r = decode("--small", "--layers", "1", "--backend", "cpu", "--steps", "1", "--kernels", co, "-D", "rope.EARLY=0",
+               NULL);
+    assert_int_not_equal(r.status, 0);
+    assert_true(has(&r, "division by zero in a constant expression"));
+    done(&r);
+}
+
 /* --batch 4 (f16, graph mode) and 3 (q4k, async, one layer) at contexts that take 1
  * to 3 sdpa splits: each sequence's logits, token and cache rows against
  * the reference at its own position; --context N puts sequence b at N - b. */
@@ -588,6 +654,8 @@ int main(void)
         cmocka_unit_test(tensor_parallel_cpu_steps_match_one_device_and_the_reference),
         cmocka_unit_test(tensor_parallel_on_the_mock_driver_uses_nccl),
         cmocka_unit_test(profile_rows_add_up_to_the_step),
+        cmocka_unit_test(narrow_rows_chooses_the_q4k_build),
+        cmocka_unit_test(step_defaults_apply_where_declared),
         cmocka_unit_test(small_batch_steps_match_the_reference),
         cmocka_unit_test(a_wrong_kernel_fails_every_sequence_of_a_batch),
         cmocka_unit_test(batch_step_runs_tc_gemv_and_unfused_kernels),

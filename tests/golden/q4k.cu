@@ -244,7 +244,7 @@ __device__ __forceinline__ void kf_pdl_wait() {
 #endif
 }
 
-/* kernel q4k_gemv_simt (q4k.kf:205) */
+/* kernel q4k_gemv_simt (q4k.kf:212) */
 extern "C" __global__ void __launch_bounds__(256)
 q4k_gemv_simt(const unsigned char* __restrict__ w_, const float* __restrict__ x_, float* __restrict__ y_, unsigned m_, unsigned k_)
 {
@@ -661,7 +661,7 @@ q4k_gemv_simt(const unsigned char* __restrict__ w_, const float* __restrict__ x_
     }
 }
 
-/* kernel q4k_gemv (q4k.kf:358) */
+/* kernel q4k_gemv (q4k.kf:365) */
 extern "C" __global__ void __launch_bounds__(256)
 q4k_gemv(const unsigned char* __restrict__ w_, const float* __restrict__ x_, float* __restrict__ y_, unsigned m_, unsigned k_)
 {
@@ -1622,7 +1622,7 @@ q4k_gemv(const unsigned char* __restrict__ w_, const float* __restrict__ x_, flo
     }
 }
 
-/* kernel q8_quantize_f32 (q4k.kf:492) */
+/* kernel q8_quantize_f32 (q4k.kf:499) */
 extern "C" __global__ void __launch_bounds__(256)
 q8_quantize_f32(const float* __restrict__ x_, signed char* __restrict__ xq_, kf_f16x2* __restrict__ xds_, unsigned n_)
 {
@@ -1702,7 +1702,7 @@ q8_quantize_f32(const float* __restrict__ x_, signed char* __restrict__ xq_, kf_
     }
 }
 
-/* kernel q8_quantize_f16 (q4k.kf:508) */
+/* kernel q8_quantize_f16 (q4k.kf:515) */
 extern "C" __global__ void __launch_bounds__(256)
 q8_quantize_f16(const kf_f16* __restrict__ x_, signed char* __restrict__ xq_, kf_f16x2* __restrict__ xds_, unsigned n_)
 {
@@ -1787,7 +1787,7 @@ q8_quantize_f16(const kf_f16* __restrict__ x_, signed char* __restrict__ xq_, kf
     }
 }
 
-/* kernel q4k_q8_gemv_f32 (q4k.kf:847) */
+/* kernel q4k_q8_gemv_f32 (q4k.kf:1063) */
 extern "C" __global__ void __launch_bounds__(128)
 q4k_q8_gemv_f32(const unsigned char* __restrict__ w_, const signed char* __restrict__ xq_, const kf_f16x2* __restrict__ xds_, float* __restrict__ y_, unsigned m_, unsigned k_)
 {
@@ -2147,7 +2147,7 @@ q4k_q8_gemv_f32(const unsigned char* __restrict__ w_, const signed char* __restr
     }
 }
 
-/* kernel q4k_q8_gemv_f16 (q4k.kf:853) */
+/* kernel q4k_q8_gemv_f16 (q4k.kf:1069) */
 extern "C" __global__ void __launch_bounds__(128)
 q4k_q8_gemv_f16(const unsigned char* __restrict__ w_, const signed char* __restrict__ xq_, const kf_f16x2* __restrict__ xds_, kf_f16* __restrict__ y_, unsigned m_, unsigned k_)
 {
@@ -2507,7 +2507,7 @@ q4k_q8_gemv_f16(const unsigned char* __restrict__ w_, const signed char* __restr
     }
 }
 
-/* kernel q4k_q8_gemv_f16_acc (q4k.kf:859) */
+/* kernel q4k_q8_gemv_f16_acc (q4k.kf:1075) */
 extern "C" __global__ void __launch_bounds__(128)
 q4k_q8_gemv_f16_acc(const unsigned char* __restrict__ w_, const signed char* __restrict__ xq_, const kf_f16x2* __restrict__ xds_, kf_f16* __restrict__ y_, unsigned m_, unsigned k_)
 {
@@ -2867,7 +2867,7 @@ q4k_q8_gemv_f16_acc(const unsigned char* __restrict__ w_, const signed char* __r
     }
 }
 
-/* kernel q4k_q8_gemv_rms_f16 (q4k.kf:1072) */
+/* kernel q4k_q8_gemv_rms_f16 (q4k.kf:1295) */
 extern "C" __global__ void __launch_bounds__(256)
 q4k_q8_gemv_rms_f16(const unsigned char* __restrict__ w_, const kf_f16* __restrict__ h_, const kf_f16* __restrict__ nw_, kf_f16* __restrict__ y_, unsigned m_, unsigned k_, float eps_)
 {
@@ -4127,7 +4127,7 @@ q4k_q8_gemv_rms_f16(const unsigned char* __restrict__ w_, const kf_f16* __restri
     }
 }
 
-/* kernel q4k_q8_gemv_rms_f32 (q4k.kf:1081) */
+/* kernel q4k_q8_gemv_rms_f32 (q4k.kf:1304) */
 extern "C" __global__ void __launch_bounds__(256)
 q4k_q8_gemv_rms_f32(const unsigned char* __restrict__ w_, const kf_f16* __restrict__ h_, const kf_f16* __restrict__ nw_, float* __restrict__ y_, unsigned m_, unsigned k_, float eps_)
 {
@@ -5386,7 +5386,7 @@ q4k_q8_gemv_rms_f32(const unsigned char* __restrict__ w_, const kf_f16* __restri
     }
 }
 
-/* kernel q4k_q8_gemv_silu_f16_acc (q4k.kf:1092) */
+/* kernel q4k_q8_gemv_silu_f16_acc (q4k.kf:1315) */
 extern "C" __global__ void __launch_bounds__(256)
 q4k_q8_gemv_silu_f16_acc(const unsigned char* __restrict__ w_, const kf_f16* __restrict__ g_, const kf_f16* __restrict__ u_, kf_f16* __restrict__ y_, unsigned m_, unsigned k_)
 {
@@ -6597,7 +6597,7 @@ q4k_q8_gemv_silu_f16_acc(const unsigned char* __restrict__ w_, const kf_f16* __r
     }
 }
 
-/* kernel q4k_q8_gemv_silu_f32 (q4k.kf:1101) */
+/* kernel q4k_q8_gemv_silu_f32 (q4k.kf:1324) */
 extern "C" __global__ void __launch_bounds__(256)
 q4k_q8_gemv_silu_f32(const unsigned char* __restrict__ w_, const kf_f16* __restrict__ g_, const kf_f16* __restrict__ u_, float* __restrict__ y_, unsigned m_, unsigned k_)
 {
@@ -7764,7 +7764,7 @@ q4k_q8_gemv_silu_f32(const unsigned char* __restrict__ w_, const kf_f16* __restr
     }
 }
 
-/* kernel q4k_q8_gemv_rms_glu_q8 (q4k.kf:1130) */
+/* kernel q4k_q8_gemv_rms_glu_q8 (q4k.kf:1353) */
 extern "C" __global__ void __launch_bounds__(256)
 q4k_q8_gemv_rms_glu_q8(const unsigned char* __restrict__ w_, const kf_f16* __restrict__ h_, const kf_f16* __restrict__ nw_, signed char* __restrict__ xo_, kf_f16x2* __restrict__ xds_, unsigned m_, unsigned k_, float eps_)
 {

@@ -115,6 +115,7 @@ typedef struct {
     uint32_t token;             /* the input token of the first step */
     uint32_t split;             /* sdpa positions per split block; 0: chosen for the context */
     uint32_t tp;                /* devices the model is split over (--tp; 0 and 1: one) */
+    uint32_t narrow_rows;       /* q4k GEMVs with fewer rows use q4k_narrow (--narrow-rows; 0: DC_NARROW_ROWS) */
     dc_fuse fuse;               /* --fuse: the norms and silu·up made by the GEMVs that read them */
     bool attn_fused;            /* --attn fused: sdpa_decode_fused, one launch (default split: the split
                                  * kernel and a combine launch, faster on the H200: 4.580 ms a step
@@ -194,6 +195,10 @@ typedef struct dc_model {
 kf_status dc_shape_check(const dc_shape *sh, dc_wtype wt, kf_error *err);
 /* Weights of one matrix of rows x cols: bytes. */
 uint64_t dc_matrix_bytes(dc_wtype wt, uint64_t rows, uint64_t cols);
+/* kforge-decode's own -D defaults that c's checkout declares, as
+ * "FILE.NAME=VALUE ..." into out (cap bytes, cut short if too small): the
+ * step's kernels are built with them before the user's -D. */
+void dc_step_defaults_text(const dc_config *c, char *out, size_t cap);
 /* Parameters of the model. */
 uint64_t dc_params(const dc_shape *sh);
 

@@ -17,7 +17,8 @@ static const char usage[] =
     "  MODEL: [--small] [--hidden N] [--heads N] [--kv-heads N] [--head-dim N] [--ffn N] [--layers N] [--vocab N]\n"
     "         [--weights f16|q4k] [--seed N] | --model FILE;  [--save FILE]\n"
     "  RUN:   [--batch B] [--context N[,N...]] [--steps N] [--token ID] [--backend cpu|cuda|ptx] [--mode sync|async|graph]\n"
-    "         [--split N] [--attn fused|split] [--tp N] [--fuse auto|on|off|norm|glu] [-D FILE.NAME=VALUE]... [--kernels CHECKOUT]  (FILE: a kernel file, e.g.\n"
+    "         [--split N] [--attn fused|split] [--tp N] [--fuse auto|on|off|norm|glu] [--narrow-rows N]\n"
+    "         [-D FILE.NAME=VALUE]... [--kernels CHECKOUT]  (FILE: a kernel file, e.g.\n"
     "         -D gemv.UNROLL=8; CHECKOUT: where kernels/ is, default $KF_SOURCE_DIR or the build's)\n"
     "  defaults: Llama-3-8B (hidden 4096, 32 heads, 8 KV heads, head dim 128, FFN 14336, 32 layers,\n"
     "  vocabulary 128256), f16, seed 1, context 4096, 8 steps, token 1, cuda, graph; --small: hidden 256,\n"
@@ -40,7 +41,8 @@ static const char usage[] =
     "  kernels of kernels/tc_gemv.kf (the weights read once for the batch; q4k: 8-bit inputs), and the\n"
     "  fused GEMVs (gemv_rms_*, gemv_silu_*, q4k_q8_gemv_rms_*, ...) have no batched form: the norms and\n"
     "  silu·up are launches of their own (--fuse has no effect); not with --tp. --check compares every\n"
-    "  sequence of every step; --bench counts B tokens a step (the weights once, each sequence's cache).";
+    "  sequence of every step; --bench counts B tokens a step (the weights once, each sequence's cache).\n"
+    "  --narrow-rows N: q4k GEMVs of fewer than N rows (default 16384) use the q4k_narrow build (32 lanes a row).";
 
 enum { PROFILE_STEPS = 5 };
 
@@ -90,10 +92,10 @@ static uint32_t *number_field(options *o, const char *opt)
 {
     static const char *const names[] = {"--hidden", "--heads", "--kv-heads", "--head-dim", "--ffn", "--layers",
                                         "--vocab", "--seed", "--steps", "--token", "--split",
-                                        "--warmup", "--runs", "--tp", "--batch"};
+                                        "--warmup", "--runs", "--tp", "--batch", "--narrow-rows"};
     uint32_t *fields[] = {&o->c.sh.hidden, &o->c.sh.heads, &o->c.sh.kv_heads, &o->c.sh.head_dim, &o->c.sh.ffn,
                           &o->c.sh.layers, &o->c.sh.vocab, &o->c.seed, &o->c.steps, &o->c.token,
-                          &o->c.split, &o->bo.warmup, &o->bo.runs, &o->c.tp, &o->c.batch};
+                          &o->c.split, &o->bo.warmup, &o->bo.runs, &o->c.tp, &o->c.batch, &o->c.narrow_rows};
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
         if (!strcmp(opt, names[i])) {
             o->shape_given |= i < 7;
@@ -184,7 +186,7 @@ static int parse(int argc, char **argv, options *o)
 {
     static const char *const vopts[] = {"--hidden", "--heads", "--kv-heads", "--head-dim", "--ffn", "--layers",
                                         "--vocab", "--seed", "--context", "--steps", "--token", "--split", "--warmup",
-                                        "--runs", "--tp", "--batch", "--fuse", "--attn", "--weights", "--mode", "--backend", "--model", "--save", "--json",
+                                        "--runs", "--tp", "--batch", "--narrow-rows", "--fuse", "--attn", "--weights", "--mode", "--backend", "--model", "--save", "--json",
                                         "--kernels", "-D"};
     for (int i = 0; i < argc;) {
         const char *a = argv[i];
@@ -321,7 +323,9 @@ static void banner(const options *o)
         printf("; tc_gemv, unfused)");
     }
     if (o->c.tp > 1) printf(", tensor parallel over %u devices", o->c.tp);
-    printf("\n");
+    char defs[1024];
+    dc_step_defaults_text(&o->c, defs, sizeof defs);
+    printf("\nkernel defaults: %s (-D FILE.NAME=VALUE overrides)\n", defs[0] ? defs : "none");
 }
 
 int main(int argc, char **argv)

@@ -209,21 +209,85 @@ static bool define_set(kf_cli_defines *defs, kf_define d)
     return KF_VEC_PUSH(defs, d);
 }
 
-/* The -D list of module mod: the head dimension of sdpa (D) and of
- * decode.kf's combine (CD); q4k_narrow's lanes per row and q4k's -D; the
- * GEMVs' early weight loads and trigger (gemv.kf's EARLY, TRIGGER 2: each
- * warp's first W loads before dep_wait(), the next kernel launched once
- * the warps issued their last W loads; on the H200 the f16 graph step went
- * from 4.359 to 4.267 ms, 1.180x to 1.154x its floor, in one run); then the
- * user's for mod, which win. */
-static bool module_defines(const dc_config *c, int mod, kf_cli_defines *defs, char *dval)
+/* kforge-decode's own -D defaults for the step's kernels, each set only when
+ * the kernel file declares the constant (a checkout named by --kernels may
+ * predate a knob): the GEMVs' early weight loads and trigger (gemv.kf's and
+ * q4k.kf's EARLY, TRIGGER 2: each warp's first W loads before dep_wait(),
+ * the next kernel launched once the warps issued their last W loads; on the
+ * H200 the f16 graph step went from 4.359 to 4.267 ms, 1.180x to 1.154x its
+ * floor, in one run; q4k 2.0872 ms plain against 2.0456 with these and
+ * decode.kf's, 2026-12-02), decode.kf's EARLY (the q4k step's rmsnorm_q8,
+ * silu_mul_q8 and sdpa_combine_q8 trigger at their start, so that the GEMV
+ * after each issues its weight loads while it runs), rope.kf's EARLY 2,
+ * TRIGGER 1 and sdpa.kf's EARLY (their loads that no kernel before writes
+ * issued before the wait: f16 graph 1.154x to 1.138x the floor, same call). */
+#define DC_STEP_DEFAULTS(X) \
+    X(GEMV, "EARLY", "true") X(GEMV, "TRIGGER", "2") X(Q4K, "EARLY", "true") X(Q4K, "TRIGGER", "2") \
+    X(Q4KN, "EARLY", "true") X(Q4KN, "TRIGGER", "2") X(OWN, "EARLY", "true") X(ROPE, "EARLY", "2") \
+    X(ROPE, "TRIGGER", "1") X(SDPA, "EARLY", "true")
+
+static const struct {
+    int mod;
+    kf_define def;
+} step_defaults[] = {
+#define X(m, n, v) {DC_MOD_##m, {n, v}},
+    DC_STEP_DEFAULTS(X)
+#undef X
+};
+
+/* Whether the text of the file at path declares `const NAME` (at a line's
+ * start); false when it cannot be read (the compile then says why). */
+static bool declares(const char *path, const char *name)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f) return false;
+    char line[512], want[96];
+    snprintf(want, sizeof want, "const %s:", name);
+    bool found = false;
+    while (!found && fgets(line, sizeof line, f)) found = !strncmp(line, want, strlen(want));
+    fclose(f);
+    return found;
+}
+
+/* The path of module mod's kernel file. */
+static void module_path(const dc_config *c, int mod, char *path, size_t cap)
+{
+    snprintf(path, cap, "%s/%s", c->src_dir, module_files[mod]);
+}
+
+void dc_step_defaults_text(const dc_config *c, char *out, size_t cap)
+{
+    static const char *const names[DC_NMOD] = {
+#define X(e, n, f) n,
+        DC_MODULES(X)
+#undef X
+    };
+    size_t len = 0;
+    out[0] = 0;
+    for (size_t i = 0; i < sizeof step_defaults / sizeof step_defaults[0]; i++) {
+        char path[4200];
+        module_path(c, step_defaults[i].mod, path, sizeof path);
+        if (!declares(path, step_defaults[i].def.name) || len >= cap) continue;
+        int n = snprintf(out + len, cap - len, "%s%s.%s=%s", len ? " " : "", names[step_defaults[i].mod],
+                         step_defaults[i].def.name, step_defaults[i].def.value);
+        if (n > 0) len += (size_t)n;
+    }
+}
+
+/* The -D list of module mod (its file at path): the head dimension of sdpa
+ * (D) and of decode.kf's combine (CD); q4k_narrow's lanes per row and q4k's
+ * -D; the step's defaults that the file declares (step_defaults); then the
+ * user's for mod, which win (-D q4k.EARLY=false, -D decode.EARLY=false:
+ * the entry waits). */
+static bool module_defines(const dc_config *c, int mod, const char *path, kf_cli_defines *defs, char *dval)
 {
     bool ok = true;
     snprintf(dval, 16, "%u", c->sh.head_dim);
     if (mod == DC_MOD_SDPA || mod == DC_MOD_OWN) ok = define_set(defs, (kf_define){mod == DC_MOD_SDPA ? "D" : "CD", dval});
-    if (mod == DC_MOD_GEMV)
-        ok = define_set(defs, (kf_define){"EARLY", "true"}) && define_set(defs, (kf_define){"TRIGGER", "2"});
-    if (mod == DC_MOD_Q4KN) ok = define_set(defs, (kf_define){"Q8_LOG_BL", DC_NARROW_LOG_BL});
+    for (size_t i = 0; i < sizeof step_defaults / sizeof step_defaults[0] && ok; i++)
+        if (step_defaults[i].mod == mod && declares(path, step_defaults[i].def.name))
+            ok = define_set(defs, step_defaults[i].def);
+    if (mod == DC_MOD_Q4KN && ok) ok = define_set(defs, (kf_define){"Q8_LOG_BL", DC_NARROW_LOG_BL});
     for (uint32_t i = 0; i < c->ndefs && ok; i++)
         if (mod == DC_MOD_Q4KN && c->defs[i].module == DC_MOD_Q4K) ok = define_set(defs, c->defs[i].def);
     for (uint32_t i = 0; i < c->ndefs && ok; i++)
@@ -238,8 +302,8 @@ static kf_status compile_modules(dc_model *m, kf_error *err)
     for (int i = 0; i < DC_NMOD; i++) {
         char path[4200], dval[16];
         kf_cli_defines defs = {0};
-        snprintf(path, sizeof path, "%s/%s", m->c->src_dir, module_files[i]);
-        bool ok = module_defines(m->c, i, &defs, dval);
+        module_path(m->c, i, path, sizeof path);
+        bool ok = module_defines(m->c, i, path, &defs, dval);
         int rc = ok ? kf_cli_compile("decode", path, &defs, KF_OPT_DEFAULT, &m->mod[i]) : KF_EXIT_RUNTIME;
         KF_VEC_FREE(&defs);
         if (rc != KF_EXIT_OK)
@@ -547,7 +611,7 @@ static kf_status matvec(dc_model *m, kf_buffer *w, dc_input in, kf_buffer *x, kf
                         uint64_t cols, int ymode, kf_error *err)
 {
     if (nb(m) > 1) return tc_matvec(m, w, x, y, rows, cols, ymode, err);
-    bool q4k = m->c->wt == DC_Q4K, narrow = q4k && rows < DC_NARROW_ROWS;
+    bool q4k = m->c->wt == DC_Q4K, narrow = q4k && rows < (m->c->narrow_rows ? m->c->narrow_rows : DC_NARROW_ROWS);
     double yb = (double)rows * (ymode == 2 ? 4 : 2) * (ymode == 1 ? 2 : 1), k = (double)cols;
     dc_cost c = {(double)dc_matrix_bytes(m->c->wt, rows, cols) + (in == DC_IN_NORM ? 2 * k : 0), 0, 0, 0, 0};
     kf_arg a[7];
