@@ -19,12 +19,13 @@
 # `kforge bench --variants` times each (event-timed passes, L2 flushed, copy
 # bandwidth of the same run) on the PTX path, prints one row per variant and
 # the best variant of each bench. FILTER selects benches whose name contains
-# it. Knobs: gemv.kf NWARPS ROWS UNROLL GRID_MAX PIPE WSTAGES BROWS BUNROLL TCB
+# it. Knobs: gemv.kf PNWARPS PGRID_MAX PONE_K FSUM (the plain f16-x forms),
+# NWARPS GRID_MAX (the fused gemv_rms/gemv_silu forms), ROWS UNROLL PIPE WSTAGES BROWS BUNROLL TCB
 # TB_UNROLL TB_GRID BNWARPS; tc_gemv.kf TG_WARPS TG_TILES TG_UNROLL (f16)
 # TQ_WARPS TQ_TILES (Q4_K); q4k.kf
 # TQ_WARPS TQ_GRID (tensor cores), F32_WARPS F32_LOG_BL F32_ROWS F32_UNROLL (SIMT), Q8_WARPS Q8_LOG_BL Q8_RSTEPS;
-# sdpa.kf TWARPS TSTAGES TGQ SPEC (tensor cores), CUNROLL (combine), SWARPS CHUNK (SIMT) and the
-# split argument; rope.kf HPT BLOCK;
+# sdpa.kf TWARPS TSTAGES TGQ SPEC QREG TFAST EARLY (tensor cores), FSHM FUNROLL (fused), CUNROLL (combine),
+# SWARPS CHUNK (SIMT) and the split argument; rope.kf HPT BLOCK RGRID RIPT EARLY TRIGGER;
 # silu_mul.kf UNROLL GRID_MAX; add_rmsnorm.kf BLOCK VPT. Other variants, with
 # no file edit: kforge bench gemv_f16_14336x4096 --sweep ROWS=1,2,4 --sweep UNROLL=2,4,8
 set -u
