@@ -64,7 +64,7 @@ __device__ __forceinline__ void kf_pdl_wait() {
 #endif
 }
 
-/* kernel rope_neox (rope.kf:516) */
+/* kernel rope_neox (rope.kf:514) */
 extern "C" __global__ void __launch_bounds__(256)
 rope_neox(kf_f16* __restrict__ x_, const unsigned* __restrict__ pos_, unsigned t_, unsigned h_, unsigned d_, float theta_)
 {
@@ -295,7 +295,7 @@ rope_neox(kf_f16* __restrict__ x_, const unsigned* __restrict__ pos_, unsigned t
     }
 }
 
-/* kernel rope_gptj (rope.kf:528) */
+/* kernel rope_gptj (rope.kf:526) */
 extern "C" __global__ void __launch_bounds__(256)
 rope_gptj(kf_f16* __restrict__ x_, const unsigned* __restrict__ pos_, unsigned t_, unsigned h_, unsigned d_, float theta_)
 {
@@ -494,7 +494,7 @@ rope_gptj(kf_f16* __restrict__ x_, const unsigned* __restrict__ pos_, unsigned t
     }
 }
 
-/* kernel rope_qkv_neox (rope.kf:538) */
+/* kernel rope_qkv_neox (rope.kf:536) */
 extern "C" __global__ void __launch_bounds__(256)
 rope_qkv_neox(const kf_f16* __restrict__ qkv_, const unsigned* __restrict__ pos_, kf_f16* __restrict__ q_, kf_f16* __restrict__ kc_, kf_f16* __restrict__ vc_, unsigned t_, unsigned h_, unsigned hkv_, unsigned l_, unsigned d_, float theta_)
 {
@@ -763,7 +763,7 @@ rope_qkv_neox(const kf_f16* __restrict__ qkv_, const unsigned* __restrict__ pos_
     }
 }
 
-/* kernel rope_qkv_gptj (rope.kf:545) */
+/* kernel rope_qkv_gptj (rope.kf:543) */
 extern "C" __global__ void __launch_bounds__(256)
 rope_qkv_gptj(const kf_f16* __restrict__ qkv_, const unsigned* __restrict__ pos_, kf_f16* __restrict__ q_, kf_f16* __restrict__ kc_, kf_f16* __restrict__ vc_, unsigned t_, unsigned h_, unsigned hkv_, unsigned l_, unsigned d_, float theta_)
 {
