@@ -162,6 +162,26 @@ static void test_unknown_bench_name_lists_the_benches(void **state)
     done(&r);
 }
 
+/* tools/probes/read_ceiling.bench, the harness's read ceiling at the KV-cache
+ * sizes (issue 8's sdpa rows): its benches compile and bind with no device, the
+ * bytes are the bytes its kernel reads, and the kernel runs on the
+ * interpreter with every read in bounds in both layouts. */
+static void test_read_ceiling_probe_lists_and_runs(void **state)
+{
+    no_driver();
+    result r = kforge("bench", SRC "/tools/probes/read_ceiling.bench", "--list", "--variants", NULL);
+    assert_int_equal(r.status, 0);
+    assert_true(has(r.out, "read_ceiling_34MB  default  bytes 33554432  steps: read_ceiling\n"));
+    assert_true(has(r.out, "read_ceiling_134MB  interleaved=0  bytes 134217728  steps: read_ceiling\n"));
+    done(&r);
+    for (int layout = 0; layout < 2; layout++) {
+        r = kforge("run", SRC "/tools/probes/read_ceiling.kf", "-k", "read_ceiling", "x=rand(131072,1)", "out=zeros(512)",
+                   "rows=1024", "nsplit=8", layout ? "interleaved=1" : "interleaved=0", "--backend", "cpu", NULL);
+        assert_int_equal(r.status, 0);
+        done(&r);
+    }
+}
+
 /* The issue-8 targets (and issue 4's four kernels, issue 10's decode
  * layers, issue 11's tensor-core GEMV) with their shapes, read from
  * kernels/bench and compiled and bound with no device: the byte count each
@@ -583,6 +603,7 @@ int main(void)
         cmocka_unit_test(test_unknown_bench_name_lists_the_benches),
         cmocka_unit_test(test_launch_overrides_shared_with_run),
         cmocka_unit_test(test_library_bench_files_hold_the_issue_targets),
+        cmocka_unit_test(test_read_ceiling_probe_lists_and_runs),
         cmocka_unit_test(test_bench_file_errors_name_the_line_and_what_was_expected),
         cmocka_unit_test(test_raw_kernel_steps_take_params_block_and_grid),
         cmocka_unit_test(test_sequence_shares_set_buffers_and_counts_them_once),
