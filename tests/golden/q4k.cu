@@ -661,7 +661,7 @@ q4k_gemv_simt(const unsigned char* __restrict__ w_, const float* __restrict__ x_
     }
 }
 
-/* kernel q4k_gemv (q4k.kf:365) */
+/* kernel q4k_gemv (q4k.kf:379) */
 extern "C" __global__ void __launch_bounds__(256)
 q4k_gemv(const unsigned char* __restrict__ w_, const float* __restrict__ x_, float* __restrict__ y_, unsigned m_, unsigned k_)
 {
@@ -706,241 +706,241 @@ q4k_gemv(const unsigned char* __restrict__ w_, const float* __restrict__ x_, flo
             unsigned t172_ = kf_bitcast<unsigned>(t171_);
             kf_u32x2 t174_ = kf_u32x2{{t167_, t172_}};
             ((kf_u32x2*)tab_)[at_] = t174_;
-            unsigned t176_ = at_ + 16u;
-            kf_f16x2 t180_ = kf_f16x2{{t129_, t143_}};
-            unsigned t181_ = kf_bitcast<unsigned>(t180_);
-            kf_f16x2 t185_ = kf_f16x2{{t136_, t150_}};
-            unsigned t186_ = kf_bitcast<unsigned>(t185_);
-            kf_u32x2 t188_ = kf_u32x2{{t181_, t186_}};
-            ((kf_u32x2*)tab_)[t176_] = t188_;
+            unsigned t183_ = ((at_ + 16u) - s_) + (s_ ^ 8u);
+            kf_f16x2 t187_ = kf_f16x2{{t129_, t143_}};
+            unsigned t188_ = kf_bitcast<unsigned>(t187_);
+            kf_f16x2 t192_ = kf_f16x2{{t136_, t150_}};
+            unsigned t193_ = kf_bitcast<unsigned>(t192_);
+            kf_u32x2 t195_ = kf_u32x2{{t188_, t193_}};
+            ((kf_u32x2*)tab_)[t183_] = t195_;
         }
         unsigned e_ = e0_ + blockDim.x;
         if (e_ < n_) {
             unsigned kb_2_ = e_ >> 6u;
             unsigned q_2_ = (e_ >> 4u) & 3u;
             unsigned s_2_ = e_ & 15u;
-            kf_f16 t205_ = kf_f16_from_f32(v_[1u].v[0]);
-            kf_f16 t209_ = kf_f16_from_f32(v_[1u].v[1]);
-            kf_f16 t213_ = kf_f16_from_f32(v_[1u].v[2]);
-            kf_f16 t217_ = kf_f16_from_f32(v_[1u].v[3]);
-            kf_f16 t228_ = kf_f16_from_f32(__fsub_rn(v_[1u].v[0], kf_f16_to_f32(t205_)));
-            kf_f16 t235_ = kf_f16_from_f32(__fsub_rn(v_[1u].v[1], kf_f16_to_f32(t209_)));
-            kf_f16 t242_ = kf_f16_from_f32(__fsub_rn(v_[1u].v[2], kf_f16_to_f32(t213_)));
-            kf_f16 t249_ = kf_f16_from_f32(__fsub_rn(v_[1u].v[3], kf_f16_to_f32(t217_)));
+            kf_f16 t212_ = kf_f16_from_f32(v_[1u].v[0]);
+            kf_f16 t216_ = kf_f16_from_f32(v_[1u].v[1]);
+            kf_f16 t220_ = kf_f16_from_f32(v_[1u].v[2]);
+            kf_f16 t224_ = kf_f16_from_f32(v_[1u].v[3]);
+            kf_f16 t235_ = kf_f16_from_f32(__fsub_rn(v_[1u].v[0], kf_f16_to_f32(t212_)));
+            kf_f16 t242_ = kf_f16_from_f32(__fsub_rn(v_[1u].v[1], kf_f16_to_f32(t216_)));
+            kf_f16 t249_ = kf_f16_from_f32(__fsub_rn(v_[1u].v[2], kf_f16_to_f32(t220_)));
+            kf_f16 t256_ = kf_f16_from_f32(__fsub_rn(v_[1u].v[3], kf_f16_to_f32(t224_)));
             unsigned at_2_ = ((((kb_2_ << 2u) + q_2_) << 1u) << 4u) + s_2_;
-            kf_f16x2 t265_ = kf_f16x2{{t205_, t213_}};
-            unsigned t266_ = kf_bitcast<unsigned>(t265_);
-            kf_f16x2 t270_ = kf_f16x2{{t209_, t217_}};
-            unsigned t271_ = kf_bitcast<unsigned>(t270_);
-            kf_u32x2 t273_ = kf_u32x2{{t266_, t271_}};
-            ((kf_u32x2*)tab_)[at_2_] = t273_;
-            unsigned t275_ = at_2_ + 16u;
-            kf_f16x2 t279_ = kf_f16x2{{t228_, t242_}};
-            unsigned t280_ = kf_bitcast<unsigned>(t279_);
-            kf_f16x2 t284_ = kf_f16x2{{t235_, t249_}};
-            unsigned t285_ = kf_bitcast<unsigned>(t284_);
-            kf_u32x2 t287_ = kf_u32x2{{t280_, t285_}};
-            ((kf_u32x2*)tab_)[t275_] = t287_;
+            kf_f16x2 t272_ = kf_f16x2{{t212_, t220_}};
+            unsigned t273_ = kf_bitcast<unsigned>(t272_);
+            kf_f16x2 t277_ = kf_f16x2{{t216_, t224_}};
+            unsigned t278_ = kf_bitcast<unsigned>(t277_);
+            kf_u32x2 t280_ = kf_u32x2{{t273_, t278_}};
+            ((kf_u32x2*)tab_)[at_2_] = t280_;
+            unsigned t289_ = ((at_2_ + 16u) - s_2_) + (s_2_ ^ 8u);
+            kf_f16x2 t293_ = kf_f16x2{{t235_, t249_}};
+            unsigned t294_ = kf_bitcast<unsigned>(t293_);
+            kf_f16x2 t298_ = kf_f16x2{{t242_, t256_}};
+            unsigned t299_ = kf_bitcast<unsigned>(t298_);
+            kf_u32x2 t301_ = kf_u32x2{{t294_, t299_}};
+            ((kf_u32x2*)tab_)[t289_] = t301_;
         }
         unsigned e_2_ = e0_ + (blockDim.x << 1u);
         if (e_2_ < n_) {
             unsigned kb_3_ = e_2_ >> 6u;
             unsigned q_3_ = (e_2_ >> 4u) & 3u;
             unsigned s_3_ = e_2_ & 15u;
-            kf_f16 t304_ = kf_f16_from_f32(v_[2u].v[0]);
-            kf_f16 t308_ = kf_f16_from_f32(v_[2u].v[1]);
-            kf_f16 t312_ = kf_f16_from_f32(v_[2u].v[2]);
-            kf_f16 t316_ = kf_f16_from_f32(v_[2u].v[3]);
-            kf_f16 t327_ = kf_f16_from_f32(__fsub_rn(v_[2u].v[0], kf_f16_to_f32(t304_)));
-            kf_f16 t334_ = kf_f16_from_f32(__fsub_rn(v_[2u].v[1], kf_f16_to_f32(t308_)));
-            kf_f16 t341_ = kf_f16_from_f32(__fsub_rn(v_[2u].v[2], kf_f16_to_f32(t312_)));
-            kf_f16 t348_ = kf_f16_from_f32(__fsub_rn(v_[2u].v[3], kf_f16_to_f32(t316_)));
+            kf_f16 t318_ = kf_f16_from_f32(v_[2u].v[0]);
+            kf_f16 t322_ = kf_f16_from_f32(v_[2u].v[1]);
+            kf_f16 t326_ = kf_f16_from_f32(v_[2u].v[2]);
+            kf_f16 t330_ = kf_f16_from_f32(v_[2u].v[3]);
+            kf_f16 t341_ = kf_f16_from_f32(__fsub_rn(v_[2u].v[0], kf_f16_to_f32(t318_)));
+            kf_f16 t348_ = kf_f16_from_f32(__fsub_rn(v_[2u].v[1], kf_f16_to_f32(t322_)));
+            kf_f16 t355_ = kf_f16_from_f32(__fsub_rn(v_[2u].v[2], kf_f16_to_f32(t326_)));
+            kf_f16 t362_ = kf_f16_from_f32(__fsub_rn(v_[2u].v[3], kf_f16_to_f32(t330_)));
             unsigned at_3_ = ((((kb_3_ << 2u) + q_3_) << 1u) << 4u) + s_3_;
-            kf_f16x2 t364_ = kf_f16x2{{t304_, t312_}};
-            unsigned t365_ = kf_bitcast<unsigned>(t364_);
-            kf_f16x2 t369_ = kf_f16x2{{t308_, t316_}};
-            unsigned t370_ = kf_bitcast<unsigned>(t369_);
-            kf_u32x2 t372_ = kf_u32x2{{t365_, t370_}};
-            ((kf_u32x2*)tab_)[at_3_] = t372_;
-            unsigned t374_ = at_3_ + 16u;
-            kf_f16x2 t378_ = kf_f16x2{{t327_, t341_}};
+            kf_f16x2 t378_ = kf_f16x2{{t318_, t326_}};
             unsigned t379_ = kf_bitcast<unsigned>(t378_);
-            kf_f16x2 t383_ = kf_f16x2{{t334_, t348_}};
+            kf_f16x2 t383_ = kf_f16x2{{t322_, t330_}};
             unsigned t384_ = kf_bitcast<unsigned>(t383_);
             kf_u32x2 t386_ = kf_u32x2{{t379_, t384_}};
-            ((kf_u32x2*)tab_)[t374_] = t386_;
+            ((kf_u32x2*)tab_)[at_3_] = t386_;
+            unsigned t395_ = ((at_3_ + 16u) - s_3_) + (s_3_ ^ 8u);
+            kf_f16x2 t399_ = kf_f16x2{{t341_, t355_}};
+            unsigned t400_ = kf_bitcast<unsigned>(t399_);
+            kf_f16x2 t404_ = kf_f16x2{{t348_, t362_}};
+            unsigned t405_ = kf_bitcast<unsigned>(t404_);
+            kf_u32x2 t407_ = kf_u32x2{{t400_, t405_}};
+            ((kf_u32x2*)tab_)[t395_] = t407_;
         }
         unsigned e_3_ = e0_ + (3u * blockDim.x);
         if (e_3_ < n_) {
             unsigned kb_4_ = e_3_ >> 6u;
             unsigned q_4_ = (e_3_ >> 4u) & 3u;
             unsigned s_4_ = e_3_ & 15u;
-            kf_f16 t403_ = kf_f16_from_f32(v_[3u].v[0]);
-            kf_f16 t407_ = kf_f16_from_f32(v_[3u].v[1]);
-            kf_f16 t411_ = kf_f16_from_f32(v_[3u].v[2]);
-            kf_f16 t415_ = kf_f16_from_f32(v_[3u].v[3]);
-            kf_f16 t426_ = kf_f16_from_f32(__fsub_rn(v_[3u].v[0], kf_f16_to_f32(t403_)));
-            kf_f16 t433_ = kf_f16_from_f32(__fsub_rn(v_[3u].v[1], kf_f16_to_f32(t407_)));
-            kf_f16 t440_ = kf_f16_from_f32(__fsub_rn(v_[3u].v[2], kf_f16_to_f32(t411_)));
-            kf_f16 t447_ = kf_f16_from_f32(__fsub_rn(v_[3u].v[3], kf_f16_to_f32(t415_)));
+            kf_f16 t424_ = kf_f16_from_f32(v_[3u].v[0]);
+            kf_f16 t428_ = kf_f16_from_f32(v_[3u].v[1]);
+            kf_f16 t432_ = kf_f16_from_f32(v_[3u].v[2]);
+            kf_f16 t436_ = kf_f16_from_f32(v_[3u].v[3]);
+            kf_f16 t447_ = kf_f16_from_f32(__fsub_rn(v_[3u].v[0], kf_f16_to_f32(t424_)));
+            kf_f16 t454_ = kf_f16_from_f32(__fsub_rn(v_[3u].v[1], kf_f16_to_f32(t428_)));
+            kf_f16 t461_ = kf_f16_from_f32(__fsub_rn(v_[3u].v[2], kf_f16_to_f32(t432_)));
+            kf_f16 t468_ = kf_f16_from_f32(__fsub_rn(v_[3u].v[3], kf_f16_to_f32(t436_)));
             unsigned at_4_ = ((((kb_4_ << 2u) + q_4_) << 1u) << 4u) + s_4_;
-            kf_f16x2 t463_ = kf_f16x2{{t403_, t411_}};
-            unsigned t464_ = kf_bitcast<unsigned>(t463_);
-            kf_f16x2 t468_ = kf_f16x2{{t407_, t415_}};
-            unsigned t469_ = kf_bitcast<unsigned>(t468_);
-            kf_u32x2 t471_ = kf_u32x2{{t464_, t469_}};
-            ((kf_u32x2*)tab_)[at_4_] = t471_;
-            unsigned t473_ = at_4_ + 16u;
-            kf_f16x2 t477_ = kf_f16x2{{t426_, t440_}};
-            unsigned t478_ = kf_bitcast<unsigned>(t477_);
-            kf_f16x2 t482_ = kf_f16x2{{t433_, t447_}};
-            unsigned t483_ = kf_bitcast<unsigned>(t482_);
-            kf_u32x2 t485_ = kf_u32x2{{t478_, t483_}};
-            ((kf_u32x2*)tab_)[t473_] = t485_;
+            kf_f16x2 t484_ = kf_f16x2{{t424_, t432_}};
+            unsigned t485_ = kf_bitcast<unsigned>(t484_);
+            kf_f16x2 t489_ = kf_f16x2{{t428_, t436_}};
+            unsigned t490_ = kf_bitcast<unsigned>(t489_);
+            kf_u32x2 t492_ = kf_u32x2{{t485_, t490_}};
+            ((kf_u32x2*)tab_)[at_4_] = t492_;
+            unsigned t501_ = ((at_4_ + 16u) - s_4_) + (s_4_ ^ 8u);
+            kf_f16x2 t505_ = kf_f16x2{{t447_, t461_}};
+            unsigned t506_ = kf_bitcast<unsigned>(t505_);
+            kf_f16x2 t510_ = kf_f16x2{{t454_, t468_}};
+            unsigned t511_ = kf_bitcast<unsigned>(t510_);
+            kf_u32x2 t513_ = kf_u32x2{{t506_, t511_}};
+            ((kf_u32x2*)tab_)[t501_] = t513_;
         }
         unsigned e_4_ = e0_ + (blockDim.x << 2u);
         if (e_4_ < n_) {
             unsigned kb_5_ = e_4_ >> 6u;
             unsigned q_5_ = (e_4_ >> 4u) & 3u;
             unsigned s_5_ = e_4_ & 15u;
-            kf_f16 t502_ = kf_f16_from_f32(v_[4u].v[0]);
-            kf_f16 t506_ = kf_f16_from_f32(v_[4u].v[1]);
-            kf_f16 t510_ = kf_f16_from_f32(v_[4u].v[2]);
-            kf_f16 t514_ = kf_f16_from_f32(v_[4u].v[3]);
-            kf_f16 t525_ = kf_f16_from_f32(__fsub_rn(v_[4u].v[0], kf_f16_to_f32(t502_)));
-            kf_f16 t532_ = kf_f16_from_f32(__fsub_rn(v_[4u].v[1], kf_f16_to_f32(t506_)));
-            kf_f16 t539_ = kf_f16_from_f32(__fsub_rn(v_[4u].v[2], kf_f16_to_f32(t510_)));
-            kf_f16 t546_ = kf_f16_from_f32(__fsub_rn(v_[4u].v[3], kf_f16_to_f32(t514_)));
+            kf_f16 t530_ = kf_f16_from_f32(v_[4u].v[0]);
+            kf_f16 t534_ = kf_f16_from_f32(v_[4u].v[1]);
+            kf_f16 t538_ = kf_f16_from_f32(v_[4u].v[2]);
+            kf_f16 t542_ = kf_f16_from_f32(v_[4u].v[3]);
+            kf_f16 t553_ = kf_f16_from_f32(__fsub_rn(v_[4u].v[0], kf_f16_to_f32(t530_)));
+            kf_f16 t560_ = kf_f16_from_f32(__fsub_rn(v_[4u].v[1], kf_f16_to_f32(t534_)));
+            kf_f16 t567_ = kf_f16_from_f32(__fsub_rn(v_[4u].v[2], kf_f16_to_f32(t538_)));
+            kf_f16 t574_ = kf_f16_from_f32(__fsub_rn(v_[4u].v[3], kf_f16_to_f32(t542_)));
             unsigned at_5_ = ((((kb_5_ << 2u) + q_5_) << 1u) << 4u) + s_5_;
-            kf_f16x2 t562_ = kf_f16x2{{t502_, t510_}};
-            unsigned t563_ = kf_bitcast<unsigned>(t562_);
-            kf_f16x2 t567_ = kf_f16x2{{t506_, t514_}};
-            unsigned t568_ = kf_bitcast<unsigned>(t567_);
-            kf_u32x2 t570_ = kf_u32x2{{t563_, t568_}};
-            ((kf_u32x2*)tab_)[at_5_] = t570_;
-            unsigned t572_ = at_5_ + 16u;
-            kf_f16x2 t576_ = kf_f16x2{{t525_, t539_}};
-            unsigned t577_ = kf_bitcast<unsigned>(t576_);
-            kf_f16x2 t581_ = kf_f16x2{{t532_, t546_}};
-            unsigned t582_ = kf_bitcast<unsigned>(t581_);
-            kf_u32x2 t584_ = kf_u32x2{{t577_, t582_}};
-            ((kf_u32x2*)tab_)[t572_] = t584_;
+            kf_f16x2 t590_ = kf_f16x2{{t530_, t538_}};
+            unsigned t591_ = kf_bitcast<unsigned>(t590_);
+            kf_f16x2 t595_ = kf_f16x2{{t534_, t542_}};
+            unsigned t596_ = kf_bitcast<unsigned>(t595_);
+            kf_u32x2 t598_ = kf_u32x2{{t591_, t596_}};
+            ((kf_u32x2*)tab_)[at_5_] = t598_;
+            unsigned t607_ = ((at_5_ + 16u) - s_5_) + (s_5_ ^ 8u);
+            kf_f16x2 t611_ = kf_f16x2{{t553_, t567_}};
+            unsigned t612_ = kf_bitcast<unsigned>(t611_);
+            kf_f16x2 t616_ = kf_f16x2{{t560_, t574_}};
+            unsigned t617_ = kf_bitcast<unsigned>(t616_);
+            kf_u32x2 t619_ = kf_u32x2{{t612_, t617_}};
+            ((kf_u32x2*)tab_)[t607_] = t619_;
         }
         unsigned e_5_ = e0_ + (5u * blockDim.x);
         if (e_5_ < n_) {
             unsigned kb_6_ = e_5_ >> 6u;
             unsigned q_6_ = (e_5_ >> 4u) & 3u;
             unsigned s_6_ = e_5_ & 15u;
-            kf_f16 t601_ = kf_f16_from_f32(v_[5u].v[0]);
-            kf_f16 t605_ = kf_f16_from_f32(v_[5u].v[1]);
-            kf_f16 t609_ = kf_f16_from_f32(v_[5u].v[2]);
-            kf_f16 t613_ = kf_f16_from_f32(v_[5u].v[3]);
-            kf_f16 t624_ = kf_f16_from_f32(__fsub_rn(v_[5u].v[0], kf_f16_to_f32(t601_)));
-            kf_f16 t631_ = kf_f16_from_f32(__fsub_rn(v_[5u].v[1], kf_f16_to_f32(t605_)));
-            kf_f16 t638_ = kf_f16_from_f32(__fsub_rn(v_[5u].v[2], kf_f16_to_f32(t609_)));
-            kf_f16 t645_ = kf_f16_from_f32(__fsub_rn(v_[5u].v[3], kf_f16_to_f32(t613_)));
+            kf_f16 t636_ = kf_f16_from_f32(v_[5u].v[0]);
+            kf_f16 t640_ = kf_f16_from_f32(v_[5u].v[1]);
+            kf_f16 t644_ = kf_f16_from_f32(v_[5u].v[2]);
+            kf_f16 t648_ = kf_f16_from_f32(v_[5u].v[3]);
+            kf_f16 t659_ = kf_f16_from_f32(__fsub_rn(v_[5u].v[0], kf_f16_to_f32(t636_)));
+            kf_f16 t666_ = kf_f16_from_f32(__fsub_rn(v_[5u].v[1], kf_f16_to_f32(t640_)));
+            kf_f16 t673_ = kf_f16_from_f32(__fsub_rn(v_[5u].v[2], kf_f16_to_f32(t644_)));
+            kf_f16 t680_ = kf_f16_from_f32(__fsub_rn(v_[5u].v[3], kf_f16_to_f32(t648_)));
             unsigned at_6_ = ((((kb_6_ << 2u) + q_6_) << 1u) << 4u) + s_6_;
-            kf_f16x2 t661_ = kf_f16x2{{t601_, t609_}};
-            unsigned t662_ = kf_bitcast<unsigned>(t661_);
-            kf_f16x2 t666_ = kf_f16x2{{t605_, t613_}};
-            unsigned t667_ = kf_bitcast<unsigned>(t666_);
-            kf_u32x2 t669_ = kf_u32x2{{t662_, t667_}};
-            ((kf_u32x2*)tab_)[at_6_] = t669_;
-            unsigned t671_ = at_6_ + 16u;
-            kf_f16x2 t675_ = kf_f16x2{{t624_, t638_}};
-            unsigned t676_ = kf_bitcast<unsigned>(t675_);
-            kf_f16x2 t680_ = kf_f16x2{{t631_, t645_}};
-            unsigned t681_ = kf_bitcast<unsigned>(t680_);
-            kf_u32x2 t683_ = kf_u32x2{{t676_, t681_}};
-            ((kf_u32x2*)tab_)[t671_] = t683_;
+            kf_f16x2 t696_ = kf_f16x2{{t636_, t644_}};
+            unsigned t697_ = kf_bitcast<unsigned>(t696_);
+            kf_f16x2 t701_ = kf_f16x2{{t640_, t648_}};
+            unsigned t702_ = kf_bitcast<unsigned>(t701_);
+            kf_u32x2 t704_ = kf_u32x2{{t697_, t702_}};
+            ((kf_u32x2*)tab_)[at_6_] = t704_;
+            unsigned t713_ = ((at_6_ + 16u) - s_6_) + (s_6_ ^ 8u);
+            kf_f16x2 t717_ = kf_f16x2{{t659_, t673_}};
+            unsigned t718_ = kf_bitcast<unsigned>(t717_);
+            kf_f16x2 t722_ = kf_f16x2{{t666_, t680_}};
+            unsigned t723_ = kf_bitcast<unsigned>(t722_);
+            kf_u32x2 t725_ = kf_u32x2{{t718_, t723_}};
+            ((kf_u32x2*)tab_)[t713_] = t725_;
         }
         unsigned e_6_ = e0_ + (6u * blockDim.x);
         if (e_6_ < n_) {
             unsigned kb_7_ = e_6_ >> 6u;
             unsigned q_7_ = (e_6_ >> 4u) & 3u;
             unsigned s_7_ = e_6_ & 15u;
-            kf_f16 t700_ = kf_f16_from_f32(v_[6u].v[0]);
-            kf_f16 t704_ = kf_f16_from_f32(v_[6u].v[1]);
-            kf_f16 t708_ = kf_f16_from_f32(v_[6u].v[2]);
-            kf_f16 t712_ = kf_f16_from_f32(v_[6u].v[3]);
-            kf_f16 t723_ = kf_f16_from_f32(__fsub_rn(v_[6u].v[0], kf_f16_to_f32(t700_)));
-            kf_f16 t730_ = kf_f16_from_f32(__fsub_rn(v_[6u].v[1], kf_f16_to_f32(t704_)));
-            kf_f16 t737_ = kf_f16_from_f32(__fsub_rn(v_[6u].v[2], kf_f16_to_f32(t708_)));
-            kf_f16 t744_ = kf_f16_from_f32(__fsub_rn(v_[6u].v[3], kf_f16_to_f32(t712_)));
+            kf_f16 t742_ = kf_f16_from_f32(v_[6u].v[0]);
+            kf_f16 t746_ = kf_f16_from_f32(v_[6u].v[1]);
+            kf_f16 t750_ = kf_f16_from_f32(v_[6u].v[2]);
+            kf_f16 t754_ = kf_f16_from_f32(v_[6u].v[3]);
+            kf_f16 t765_ = kf_f16_from_f32(__fsub_rn(v_[6u].v[0], kf_f16_to_f32(t742_)));
+            kf_f16 t772_ = kf_f16_from_f32(__fsub_rn(v_[6u].v[1], kf_f16_to_f32(t746_)));
+            kf_f16 t779_ = kf_f16_from_f32(__fsub_rn(v_[6u].v[2], kf_f16_to_f32(t750_)));
+            kf_f16 t786_ = kf_f16_from_f32(__fsub_rn(v_[6u].v[3], kf_f16_to_f32(t754_)));
             unsigned at_7_ = ((((kb_7_ << 2u) + q_7_) << 1u) << 4u) + s_7_;
-            kf_f16x2 t760_ = kf_f16x2{{t700_, t708_}};
-            unsigned t761_ = kf_bitcast<unsigned>(t760_);
-            kf_f16x2 t765_ = kf_f16x2{{t704_, t712_}};
-            unsigned t766_ = kf_bitcast<unsigned>(t765_);
-            kf_u32x2 t768_ = kf_u32x2{{t761_, t766_}};
-            ((kf_u32x2*)tab_)[at_7_] = t768_;
-            unsigned t770_ = at_7_ + 16u;
-            kf_f16x2 t774_ = kf_f16x2{{t723_, t737_}};
-            unsigned t775_ = kf_bitcast<unsigned>(t774_);
-            kf_f16x2 t779_ = kf_f16x2{{t730_, t744_}};
-            unsigned t780_ = kf_bitcast<unsigned>(t779_);
-            kf_u32x2 t782_ = kf_u32x2{{t775_, t780_}};
-            ((kf_u32x2*)tab_)[t770_] = t782_;
+            kf_f16x2 t802_ = kf_f16x2{{t742_, t750_}};
+            unsigned t803_ = kf_bitcast<unsigned>(t802_);
+            kf_f16x2 t807_ = kf_f16x2{{t746_, t754_}};
+            unsigned t808_ = kf_bitcast<unsigned>(t807_);
+            kf_u32x2 t810_ = kf_u32x2{{t803_, t808_}};
+            ((kf_u32x2*)tab_)[at_7_] = t810_;
+            unsigned t819_ = ((at_7_ + 16u) - s_7_) + (s_7_ ^ 8u);
+            kf_f16x2 t823_ = kf_f16x2{{t765_, t779_}};
+            unsigned t824_ = kf_bitcast<unsigned>(t823_);
+            kf_f16x2 t828_ = kf_f16x2{{t772_, t786_}};
+            unsigned t829_ = kf_bitcast<unsigned>(t828_);
+            kf_u32x2 t831_ = kf_u32x2{{t824_, t829_}};
+            ((kf_u32x2*)tab_)[t819_] = t831_;
         }
         unsigned e_7_ = e0_ + (7u * blockDim.x);
         if (e_7_ < n_) {
             unsigned kb_8_ = e_7_ >> 6u;
             unsigned q_8_ = (e_7_ >> 4u) & 3u;
             unsigned s_8_ = e_7_ & 15u;
-            kf_f16 t799_ = kf_f16_from_f32(v_[7u].v[0]);
-            kf_f16 t803_ = kf_f16_from_f32(v_[7u].v[1]);
-            kf_f16 t807_ = kf_f16_from_f32(v_[7u].v[2]);
-            kf_f16 t811_ = kf_f16_from_f32(v_[7u].v[3]);
-            kf_f16 t822_ = kf_f16_from_f32(__fsub_rn(v_[7u].v[0], kf_f16_to_f32(t799_)));
-            kf_f16 t829_ = kf_f16_from_f32(__fsub_rn(v_[7u].v[1], kf_f16_to_f32(t803_)));
-            kf_f16 t836_ = kf_f16_from_f32(__fsub_rn(v_[7u].v[2], kf_f16_to_f32(t807_)));
-            kf_f16 t843_ = kf_f16_from_f32(__fsub_rn(v_[7u].v[3], kf_f16_to_f32(t811_)));
+            kf_f16 t848_ = kf_f16_from_f32(v_[7u].v[0]);
+            kf_f16 t852_ = kf_f16_from_f32(v_[7u].v[1]);
+            kf_f16 t856_ = kf_f16_from_f32(v_[7u].v[2]);
+            kf_f16 t860_ = kf_f16_from_f32(v_[7u].v[3]);
+            kf_f16 t871_ = kf_f16_from_f32(__fsub_rn(v_[7u].v[0], kf_f16_to_f32(t848_)));
+            kf_f16 t878_ = kf_f16_from_f32(__fsub_rn(v_[7u].v[1], kf_f16_to_f32(t852_)));
+            kf_f16 t885_ = kf_f16_from_f32(__fsub_rn(v_[7u].v[2], kf_f16_to_f32(t856_)));
+            kf_f16 t892_ = kf_f16_from_f32(__fsub_rn(v_[7u].v[3], kf_f16_to_f32(t860_)));
             unsigned at_8_ = ((((kb_8_ << 2u) + q_8_) << 1u) << 4u) + s_8_;
-            kf_f16x2 t859_ = kf_f16x2{{t799_, t807_}};
-            unsigned t860_ = kf_bitcast<unsigned>(t859_);
-            kf_f16x2 t864_ = kf_f16x2{{t803_, t811_}};
-            unsigned t865_ = kf_bitcast<unsigned>(t864_);
-            kf_u32x2 t867_ = kf_u32x2{{t860_, t865_}};
-            ((kf_u32x2*)tab_)[at_8_] = t867_;
-            unsigned t869_ = at_8_ + 16u;
-            kf_f16x2 t873_ = kf_f16x2{{t822_, t836_}};
-            unsigned t874_ = kf_bitcast<unsigned>(t873_);
-            kf_f16x2 t878_ = kf_f16x2{{t829_, t843_}};
-            unsigned t879_ = kf_bitcast<unsigned>(t878_);
-            kf_u32x2 t881_ = kf_u32x2{{t874_, t879_}};
-            ((kf_u32x2*)tab_)[t869_] = t881_;
+            kf_f16x2 t908_ = kf_f16x2{{t848_, t856_}};
+            unsigned t909_ = kf_bitcast<unsigned>(t908_);
+            kf_f16x2 t913_ = kf_f16x2{{t852_, t860_}};
+            unsigned t914_ = kf_bitcast<unsigned>(t913_);
+            kf_u32x2 t916_ = kf_u32x2{{t909_, t914_}};
+            ((kf_u32x2*)tab_)[at_8_] = t916_;
+            unsigned t925_ = ((at_8_ + 16u) - s_8_) + (s_8_ ^ 8u);
+            kf_f16x2 t929_ = kf_f16x2{{t871_, t885_}};
+            unsigned t930_ = kf_bitcast<unsigned>(t929_);
+            kf_f16x2 t934_ = kf_f16x2{{t878_, t892_}};
+            unsigned t935_ = kf_bitcast<unsigned>(t934_);
+            kf_u32x2 t937_ = kf_u32x2{{t930_, t935_}};
+            ((kf_u32x2*)tab_)[t925_] = t937_;
         }
     }
-    if (threadIdx.x < 4u) {
+    if (threadIdx.x < 32u) {
         tab_[(nbk_ << 8u) + threadIdx.x] = 0u;
     }
-    unsigned t893_ = nbk_ << 3u;
+    unsigned t949_ = nbk_ << 3u;
     #pragma unroll 1
-    for (unsigned e_8_ = threadIdx.x; e_8_ < t893_; e_8_ = e_8_ + blockDim.x) {
-        unsigned t900_ = e_8_ << 3u;
-        kf_f32x4 v_2_ = x4_[t900_];
-        float t911_ = __fadd_rn(0.0f, __fadd_rn(__fadd_rn(v_2_.v[0], v_2_.v[1]), __fadd_rn(v_2_.v[2], v_2_.v[3])));
-        unsigned t915_ = (e_8_ << 3u) + 1u;
-        kf_f32x4 v_3_ = x4_[t915_];
-        float t924_ = __fadd_rn(t911_, __fadd_rn(__fadd_rn(v_3_.v[0], v_3_.v[1]), __fadd_rn(v_3_.v[2], v_3_.v[3])));
-        unsigned t928_ = (e_8_ << 3u) + 2u;
-        kf_f32x4 v_4_ = x4_[t928_];
-        float t937_ = __fadd_rn(t924_, __fadd_rn(__fadd_rn(v_4_.v[0], v_4_.v[1]), __fadd_rn(v_4_.v[2], v_4_.v[3])));
-        unsigned t941_ = (e_8_ << 3u) + 3u;
-        kf_f32x4 v_5_ = x4_[t941_];
-        float t950_ = __fadd_rn(t937_, __fadd_rn(__fadd_rn(v_5_.v[0], v_5_.v[1]), __fadd_rn(v_5_.v[2], v_5_.v[3])));
-        unsigned t954_ = (e_8_ << 3u) + 4u;
-        kf_f32x4 v_6_ = x4_[t954_];
-        float t963_ = __fadd_rn(t950_, __fadd_rn(__fadd_rn(v_6_.v[0], v_6_.v[1]), __fadd_rn(v_6_.v[2], v_6_.v[3])));
-        unsigned t967_ = (e_8_ << 3u) + 5u;
-        kf_f32x4 v_7_ = x4_[t967_];
-        float t976_ = __fadd_rn(t963_, __fadd_rn(__fadd_rn(v_7_.v[0], v_7_.v[1]), __fadd_rn(v_7_.v[2], v_7_.v[3])));
-        unsigned t980_ = (e_8_ << 3u) + 6u;
-        kf_f32x4 v_8_ = x4_[t980_];
-        float t989_ = __fadd_rn(t976_, __fadd_rn(__fadd_rn(v_8_.v[0], v_8_.v[1]), __fadd_rn(v_8_.v[2], v_8_.v[3])));
-        unsigned t993_ = (e_8_ << 3u) + 7u;
-        kf_f32x4 v_9_ = x4_[t993_];
-        ((float*)tab_)[((nbk_ << 8u) + 4u) + e_8_] = __fadd_rn(t989_, __fadd_rn(__fadd_rn(v_9_.v[0], v_9_.v[1]), __fadd_rn(v_9_.v[2], v_9_.v[3])));
+    for (unsigned e_8_ = threadIdx.x; e_8_ < t949_; e_8_ = e_8_ + blockDim.x) {
+        unsigned t956_ = e_8_ << 3u;
+        kf_f32x4 v_2_ = x4_[t956_];
+        float t967_ = __fadd_rn(0.0f, __fadd_rn(__fadd_rn(v_2_.v[0], v_2_.v[1]), __fadd_rn(v_2_.v[2], v_2_.v[3])));
+        unsigned t971_ = (e_8_ << 3u) + 1u;
+        kf_f32x4 v_3_ = x4_[t971_];
+        float t980_ = __fadd_rn(t967_, __fadd_rn(__fadd_rn(v_3_.v[0], v_3_.v[1]), __fadd_rn(v_3_.v[2], v_3_.v[3])));
+        unsigned t984_ = (e_8_ << 3u) + 2u;
+        kf_f32x4 v_4_ = x4_[t984_];
+        float t993_ = __fadd_rn(t980_, __fadd_rn(__fadd_rn(v_4_.v[0], v_4_.v[1]), __fadd_rn(v_4_.v[2], v_4_.v[3])));
+        unsigned t997_ = (e_8_ << 3u) + 3u;
+        kf_f32x4 v_5_ = x4_[t997_];
+        float t1006_ = __fadd_rn(t993_, __fadd_rn(__fadd_rn(v_5_.v[0], v_5_.v[1]), __fadd_rn(v_5_.v[2], v_5_.v[3])));
+        unsigned t1010_ = (e_8_ << 3u) + 4u;
+        kf_f32x4 v_6_ = x4_[t1010_];
+        float t1019_ = __fadd_rn(t1006_, __fadd_rn(__fadd_rn(v_6_.v[0], v_6_.v[1]), __fadd_rn(v_6_.v[2], v_6_.v[3])));
+        unsigned t1023_ = (e_8_ << 3u) + 5u;
+        kf_f32x4 v_7_ = x4_[t1023_];
+        float t1032_ = __fadd_rn(t1019_, __fadd_rn(__fadd_rn(v_7_.v[0], v_7_.v[1]), __fadd_rn(v_7_.v[2], v_7_.v[3])));
+        unsigned t1036_ = (e_8_ << 3u) + 6u;
+        kf_f32x4 v_8_ = x4_[t1036_];
+        float t1045_ = __fadd_rn(t1032_, __fadd_rn(__fadd_rn(v_8_.v[0], v_8_.v[1]), __fadd_rn(v_8_.v[2], v_8_.v[3])));
+        unsigned t1049_ = (e_8_ << 3u) + 7u;
+        kf_f32x4 v_9_ = x4_[t1049_];
+        ((float*)tab_)[((nbk_ << 8u) + 32u) + e_8_] = __fadd_rn(t1045_, __fadd_rn(__fadd_rn(v_9_.v[0], v_9_.v[1]), __fadd_rn(v_9_.v[2], v_9_.v[3])));
     }
     __syncthreads();
     unsigned lane_ = kf_lane_id();
@@ -952,19 +952,20 @@ q4k_gemv(const unsigned char* __restrict__ w_, const float* __restrict__ x_, flo
     if (wid_ >= ntiles_) {
         return;
     }
-    unsigned t1041_ = ntiles_ - wid_;
-    unsigned total_ = ((t1041_ / nw_) + (((t1041_ % nw_) != 0u) ? 1u : 0u)) * nbk_;
+    unsigned t1097_ = ntiles_ - wid_;
+    unsigned total_ = ((t1097_ / nw_) + (((t1097_ % nw_) != 0u) ? 1u : 0u)) * nbk_;
     bool mine_ = (g_ >> 1u) == q_9_;
     unsigned zero4_ = nbk_ << 6u;
+    unsigned sx0_ = (nbk_ << 8u) + 32u;
     float ya_ = 0.0f;
     float yb_ = 0.0f;
     unsigned lt_ = wid_;
     unsigned lk_ = 0u;
     unsigned ct_ = wid_;
     unsigned ck_ = 0u;
-    unsigned t1067_ = total_ + 1u;
+    unsigned t1127_ = total_ + 1u;
     #pragma unroll 1
-    for (unsigned t0_ = 0u; t0_ < t1067_; t0_ = t0_ + 2u) {
+    for (unsigned t0_ = 0u; t0_ < t1127_; t0_ = t0_ + 2u) {
         if (t0_ < total_) {
             unsigned row_ = min(((lt_ << 4u) + g_), (m_ - 1u));
             unsigned blk_ = ((row_ * nbk_) + lk_) * 9u;
@@ -976,314 +977,318 @@ q4k_gemv(const unsigned char* __restrict__ w_, const float* __restrict__ x_, flo
             hb_[1u] = wq_[blk_2_];
             qb_[2u] = wq_[(blk_2_ + 1u) + (q_9_ << 1u)];
             qb_[3u] = wq_[(blk_2_ + 2u) + (q_9_ << 1u)];
-            unsigned t1131_ = lk_ + 1u;
-            lk_ = t1131_;
-            if (t1131_ == nbk_) {
+            unsigned t1191_ = lk_ + 1u;
+            lk_ = t1191_;
+            if (t1191_ == nbk_) {
                 lk_ = 0u;
                 lt_ = lt_ + nw_;
             }
         }
-        bool t1139_ = t0_ >= 1u;
-        bool t1140_ = t1139_;
-        if (t1139_) {
-            t1140_ = (t0_ - 1u) < total_;
+        bool t1199_ = t0_ >= 1u;
+        bool t1200_ = t1199_;
+        if (t1199_) {
+            t1200_ = (t0_ - 1u) < total_;
         }
-        if (t1140_) {
-            unsigned t1157_ = (((((ck_ << 2u) + q_9_) << 1u) + (g_ & 1u)) << 4u) >> 1u;
-            unsigned fb_ = mine_ ? t1157_ : zero4_;
-            unsigned fstep_ = mine_ ? 1u : 0u;
-            kf_f32x4 t1163_ = kf_f32x4{{0.0f, 0.0f, 0.0f, 0.0f}};
-            kf_f32x4 t1166_ = kf_f32x4{{0.0f, 0.0f, 0.0f, 0.0f}};
-            kf_u32x4 blo_ = ((kf_u32x4*)tab_)[fb_];
-            unsigned t1174_ = fb_ + (fstep_ << 2u);
-            kf_u32x4 bhi_ = ((kf_u32x4*)tab_)[t1174_];
+        if (t1200_) {
+            unsigned t1217_ = (((((ck_ << 2u) + q_9_) << 1u) + (g_ & 1u)) << 4u) >> 1u;
+            unsigned fb_ = mine_ ? t1217_ : zero4_;
+            unsigned t1226_ = fb_ + ((g_ & 1u) << 2u);
+            unsigned t1228_ = zero4_ + 2u;
+            unsigned flo_ = mine_ ? t1226_ : t1228_;
+            unsigned t1236_ = (fb_ + 4u) - ((g_ & 1u) << 2u);
+            unsigned t1238_ = zero4_ + 2u;
+            unsigned fhi_ = mine_ ? t1236_ : t1238_;
+            kf_f32x4 t1241_ = kf_f32x4{{0.0f, 0.0f, 0.0f, 0.0f}};
+            kf_f32x4 t1244_ = kf_f32x4{{0.0f, 0.0f, 0.0f, 0.0f}};
+            kf_u32x4 t1254_ = ((kf_u32x4*)tab_)[flo_];
+            kf_u32x4 t1257_ = ((kf_u32x4*)tab_)[fhi_];
             unsigned wa_ = qb_[4u].v[0];
             unsigned wb_ = qb_[6u].v[0];
             unsigned sa_ = wa_ >> 8u;
             unsigned sb_ = wb_ >> 8u;
-            unsigned t1188_ = wa_ & 983055u;
-            unsigned t1190_ = wb_ & 983055u;
-            unsigned t1192_ = sa_ & 983055u;
-            unsigned t1194_ = sb_ & 983055u;
-            kf_u32x4 alo_ = kf_u32x4{{t1188_, t1190_, t1192_, t1194_}};
-            unsigned t1200_ = wa_ & 15728880u;
-            unsigned t1202_ = wb_ & 15728880u;
-            unsigned t1204_ = sa_ & 15728880u;
-            unsigned t1206_ = sb_ & 15728880u;
-            kf_u32x4 ahi_ = kf_u32x4{{t1200_, t1202_, t1204_, t1206_}};
-            unsigned t1211_ = blo_.v[0];
-            unsigned t1212_ = blo_.v[1];
-            kf_u32x2 bl_ = kf_u32x2{{t1211_, t1212_}};
-            unsigned t1215_ = bhi_.v[0];
-            unsigned t1216_ = bhi_.v[1];
-            kf_u32x2 bh_ = kf_u32x2{{t1215_, t1216_}};
-            kf_f16x8 t1219_ = kf_bitcast<kf_f16x8>(alo_);
-            kf_f16x4 t1220_ = kf_bitcast<kf_f16x4>(bl_);
-            kf_f32x4 t1221_ = kf_mma_f16(t1219_, t1220_, t1163_);
-            kf_f16x8 t1222_ = kf_bitcast<kf_f16x8>(ahi_);
-            kf_f16x4 t1223_ = kf_bitcast<kf_f16x4>(bh_);
-            kf_f32x4 t1224_ = kf_mma_f16(t1222_, t1223_, t1166_);
+            unsigned t1270_ = wa_ & 983055u;
+            unsigned t1272_ = wb_ & 983055u;
+            unsigned t1274_ = sa_ & 983055u;
+            unsigned t1276_ = sb_ & 983055u;
+            kf_u32x4 alo_ = kf_u32x4{{t1270_, t1272_, t1274_, t1276_}};
+            unsigned t1282_ = wa_ & 15728880u;
+            unsigned t1284_ = wb_ & 15728880u;
+            unsigned t1286_ = sa_ & 15728880u;
+            unsigned t1288_ = sb_ & 15728880u;
+            kf_u32x4 ahi_ = kf_u32x4{{t1282_, t1284_, t1286_, t1288_}};
+            unsigned t1293_ = t1254_.v[0];
+            unsigned t1294_ = t1254_.v[1];
+            kf_u32x2 bl_ = kf_u32x2{{t1293_, t1294_}};
+            unsigned t1297_ = t1257_.v[0];
+            unsigned t1298_ = t1257_.v[1];
+            kf_u32x2 bh_ = kf_u32x2{{t1297_, t1298_}};
+            kf_f16x8 t1301_ = kf_bitcast<kf_f16x8>(alo_);
+            kf_f16x4 t1302_ = kf_bitcast<kf_f16x4>(bl_);
+            kf_f32x4 t1303_ = kf_mma_f16(t1301_, t1302_, t1241_);
+            kf_f16x8 t1304_ = kf_bitcast<kf_f16x8>(ahi_);
+            kf_f16x4 t1305_ = kf_bitcast<kf_f16x4>(bh_);
+            kf_f32x4 t1306_ = kf_mma_f16(t1304_, t1305_, t1244_);
             unsigned wa_2_ = qb_[4u].v[1];
             unsigned wb_2_ = qb_[6u].v[1];
             unsigned sa_2_ = wa_2_ >> 8u;
             unsigned sb_2_ = wb_2_ >> 8u;
-            unsigned t1237_ = wa_2_ & 983055u;
-            unsigned t1239_ = wb_2_ & 983055u;
-            unsigned t1241_ = sa_2_ & 983055u;
-            unsigned t1243_ = sb_2_ & 983055u;
-            kf_u32x4 alo_2_ = kf_u32x4{{t1237_, t1239_, t1241_, t1243_}};
-            unsigned t1249_ = wa_2_ & 15728880u;
-            unsigned t1251_ = wb_2_ & 15728880u;
-            unsigned t1253_ = sa_2_ & 15728880u;
-            unsigned t1255_ = sb_2_ & 15728880u;
-            kf_u32x4 ahi_2_ = kf_u32x4{{t1249_, t1251_, t1253_, t1255_}};
-            unsigned t1260_ = blo_.v[2];
-            unsigned t1261_ = blo_.v[3];
-            kf_u32x2 bl_2_ = kf_u32x2{{t1260_, t1261_}};
-            unsigned t1264_ = bhi_.v[2];
-            unsigned t1265_ = bhi_.v[3];
-            kf_u32x2 bh_2_ = kf_u32x2{{t1264_, t1265_}};
-            kf_f16x8 t1268_ = kf_bitcast<kf_f16x8>(alo_2_);
-            kf_f16x4 t1269_ = kf_bitcast<kf_f16x4>(bl_2_);
-            kf_f32x4 t1270_ = kf_mma_f16(t1268_, t1269_, t1221_);
-            kf_f16x8 t1271_ = kf_bitcast<kf_f16x8>(ahi_2_);
-            kf_f16x4 t1272_ = kf_bitcast<kf_f16x4>(bh_2_);
-            kf_f32x4 t1273_ = kf_mma_f16(t1271_, t1272_, t1224_);
-            unsigned t1276_ = fb_ + fstep_;
-            kf_u32x4 blo_2_ = ((kf_u32x4*)tab_)[t1276_];
-            unsigned t1280_ = fb_ + (fstep_ * 5u);
-            kf_u32x4 bhi_2_ = ((kf_u32x4*)tab_)[t1280_];
+            unsigned t1319_ = wa_2_ & 983055u;
+            unsigned t1321_ = wb_2_ & 983055u;
+            unsigned t1323_ = sa_2_ & 983055u;
+            unsigned t1325_ = sb_2_ & 983055u;
+            kf_u32x4 alo_2_ = kf_u32x4{{t1319_, t1321_, t1323_, t1325_}};
+            unsigned t1331_ = wa_2_ & 15728880u;
+            unsigned t1333_ = wb_2_ & 15728880u;
+            unsigned t1335_ = sa_2_ & 15728880u;
+            unsigned t1337_ = sb_2_ & 15728880u;
+            kf_u32x4 ahi_2_ = kf_u32x4{{t1331_, t1333_, t1335_, t1337_}};
+            unsigned t1342_ = t1254_.v[2];
+            unsigned t1343_ = t1254_.v[3];
+            kf_u32x2 bl_2_ = kf_u32x2{{t1342_, t1343_}};
+            unsigned t1346_ = t1257_.v[2];
+            unsigned t1347_ = t1257_.v[3];
+            kf_u32x2 bh_2_ = kf_u32x2{{t1346_, t1347_}};
+            kf_f16x8 t1350_ = kf_bitcast<kf_f16x8>(alo_2_);
+            kf_f16x4 t1351_ = kf_bitcast<kf_f16x4>(bl_2_);
+            kf_f32x4 t1352_ = kf_mma_f16(t1350_, t1351_, t1303_);
+            kf_f16x8 t1353_ = kf_bitcast<kf_f16x8>(ahi_2_);
+            kf_f16x4 t1354_ = kf_bitcast<kf_f16x4>(bh_2_);
+            kf_f32x4 t1355_ = kf_mma_f16(t1353_, t1354_, t1306_);
+            unsigned t1363_ = flo_ + 1u;
+            kf_u32x4 t1364_ = ((kf_u32x4*)tab_)[t1363_];
+            unsigned t1366_ = fhi_ + 1u;
+            kf_u32x4 t1367_ = ((kf_u32x4*)tab_)[t1366_];
             unsigned wa_3_ = qb_[4u].v[2];
             unsigned wb_3_ = qb_[6u].v[2];
             unsigned sa_3_ = wa_3_ >> 8u;
             unsigned sb_3_ = wb_3_ >> 8u;
-            unsigned t1294_ = wa_3_ & 983055u;
-            unsigned t1296_ = wb_3_ & 983055u;
-            unsigned t1298_ = sa_3_ & 983055u;
-            unsigned t1300_ = sb_3_ & 983055u;
-            kf_u32x4 alo_3_ = kf_u32x4{{t1294_, t1296_, t1298_, t1300_}};
-            unsigned t1306_ = wa_3_ & 15728880u;
-            unsigned t1308_ = wb_3_ & 15728880u;
-            unsigned t1310_ = sa_3_ & 15728880u;
-            unsigned t1312_ = sb_3_ & 15728880u;
-            kf_u32x4 ahi_3_ = kf_u32x4{{t1306_, t1308_, t1310_, t1312_}};
-            unsigned t1317_ = blo_2_.v[0];
-            unsigned t1318_ = blo_2_.v[1];
-            kf_u32x2 bl_3_ = kf_u32x2{{t1317_, t1318_}};
-            unsigned t1321_ = bhi_2_.v[0];
-            unsigned t1322_ = bhi_2_.v[1];
-            kf_u32x2 bh_3_ = kf_u32x2{{t1321_, t1322_}};
-            kf_f16x8 t1325_ = kf_bitcast<kf_f16x8>(alo_3_);
-            kf_f16x4 t1326_ = kf_bitcast<kf_f16x4>(bl_3_);
-            kf_f32x4 t1327_ = kf_mma_f16(t1325_, t1326_, t1270_);
-            kf_f16x8 t1328_ = kf_bitcast<kf_f16x8>(ahi_3_);
-            kf_f16x4 t1329_ = kf_bitcast<kf_f16x4>(bh_3_);
-            kf_f32x4 t1330_ = kf_mma_f16(t1328_, t1329_, t1273_);
+            unsigned t1380_ = wa_3_ & 983055u;
+            unsigned t1382_ = wb_3_ & 983055u;
+            unsigned t1384_ = sa_3_ & 983055u;
+            unsigned t1386_ = sb_3_ & 983055u;
+            kf_u32x4 alo_3_ = kf_u32x4{{t1380_, t1382_, t1384_, t1386_}};
+            unsigned t1392_ = wa_3_ & 15728880u;
+            unsigned t1394_ = wb_3_ & 15728880u;
+            unsigned t1396_ = sa_3_ & 15728880u;
+            unsigned t1398_ = sb_3_ & 15728880u;
+            kf_u32x4 ahi_3_ = kf_u32x4{{t1392_, t1394_, t1396_, t1398_}};
+            unsigned t1403_ = t1364_.v[0];
+            unsigned t1404_ = t1364_.v[1];
+            kf_u32x2 bl_3_ = kf_u32x2{{t1403_, t1404_}};
+            unsigned t1407_ = t1367_.v[0];
+            unsigned t1408_ = t1367_.v[1];
+            kf_u32x2 bh_3_ = kf_u32x2{{t1407_, t1408_}};
+            kf_f16x8 t1411_ = kf_bitcast<kf_f16x8>(alo_3_);
+            kf_f16x4 t1412_ = kf_bitcast<kf_f16x4>(bl_3_);
+            kf_f32x4 t1413_ = kf_mma_f16(t1411_, t1412_, t1352_);
+            kf_f16x8 t1414_ = kf_bitcast<kf_f16x8>(ahi_3_);
+            kf_f16x4 t1415_ = kf_bitcast<kf_f16x4>(bh_3_);
+            kf_f32x4 t1416_ = kf_mma_f16(t1414_, t1415_, t1355_);
             unsigned wa_4_ = qb_[4u].v[3];
             unsigned wb_4_ = qb_[6u].v[3];
             unsigned sa_4_ = wa_4_ >> 8u;
             unsigned sb_4_ = wb_4_ >> 8u;
-            unsigned t1343_ = wa_4_ & 983055u;
-            unsigned t1345_ = wb_4_ & 983055u;
-            unsigned t1347_ = sa_4_ & 983055u;
-            unsigned t1349_ = sb_4_ & 983055u;
-            kf_u32x4 alo_4_ = kf_u32x4{{t1343_, t1345_, t1347_, t1349_}};
-            unsigned t1355_ = wa_4_ & 15728880u;
-            unsigned t1357_ = wb_4_ & 15728880u;
-            unsigned t1359_ = sa_4_ & 15728880u;
-            unsigned t1361_ = sb_4_ & 15728880u;
-            kf_u32x4 ahi_4_ = kf_u32x4{{t1355_, t1357_, t1359_, t1361_}};
-            unsigned t1366_ = blo_2_.v[2];
-            unsigned t1367_ = blo_2_.v[3];
-            kf_u32x2 bl_4_ = kf_u32x2{{t1366_, t1367_}};
-            unsigned t1370_ = bhi_2_.v[2];
-            unsigned t1371_ = bhi_2_.v[3];
-            kf_u32x2 bh_4_ = kf_u32x2{{t1370_, t1371_}};
-            kf_f16x8 t1374_ = kf_bitcast<kf_f16x8>(alo_4_);
-            kf_f16x4 t1375_ = kf_bitcast<kf_f16x4>(bl_4_);
-            kf_f32x4 t1376_ = kf_mma_f16(t1374_, t1375_, t1327_);
-            kf_f16x8 t1377_ = kf_bitcast<kf_f16x8>(ahi_4_);
-            kf_f16x4 t1378_ = kf_bitcast<kf_f16x4>(bh_4_);
-            kf_f32x4 t1379_ = kf_mma_f16(t1377_, t1378_, t1330_);
-            unsigned t1382_ = fb_ + (fstep_ << 1u);
-            kf_u32x4 blo_3_ = ((kf_u32x4*)tab_)[t1382_];
-            unsigned t1386_ = fb_ + (fstep_ * 6u);
-            kf_u32x4 bhi_3_ = ((kf_u32x4*)tab_)[t1386_];
+            unsigned t1429_ = wa_4_ & 983055u;
+            unsigned t1431_ = wb_4_ & 983055u;
+            unsigned t1433_ = sa_4_ & 983055u;
+            unsigned t1435_ = sb_4_ & 983055u;
+            kf_u32x4 alo_4_ = kf_u32x4{{t1429_, t1431_, t1433_, t1435_}};
+            unsigned t1441_ = wa_4_ & 15728880u;
+            unsigned t1443_ = wb_4_ & 15728880u;
+            unsigned t1445_ = sa_4_ & 15728880u;
+            unsigned t1447_ = sb_4_ & 15728880u;
+            kf_u32x4 ahi_4_ = kf_u32x4{{t1441_, t1443_, t1445_, t1447_}};
+            unsigned t1452_ = t1364_.v[2];
+            unsigned t1453_ = t1364_.v[3];
+            kf_u32x2 bl_4_ = kf_u32x2{{t1452_, t1453_}};
+            unsigned t1456_ = t1367_.v[2];
+            unsigned t1457_ = t1367_.v[3];
+            kf_u32x2 bh_4_ = kf_u32x2{{t1456_, t1457_}};
+            kf_f16x8 t1460_ = kf_bitcast<kf_f16x8>(alo_4_);
+            kf_f16x4 t1461_ = kf_bitcast<kf_f16x4>(bl_4_);
+            kf_f32x4 t1462_ = kf_mma_f16(t1460_, t1461_, t1413_);
+            kf_f16x8 t1463_ = kf_bitcast<kf_f16x8>(ahi_4_);
+            kf_f16x4 t1464_ = kf_bitcast<kf_f16x4>(bh_4_);
+            kf_f32x4 t1465_ = kf_mma_f16(t1463_, t1464_, t1416_);
+            unsigned t1473_ = flo_ + 2u;
+            kf_u32x4 t1474_ = ((kf_u32x4*)tab_)[t1473_];
+            unsigned t1476_ = fhi_ + 2u;
+            kf_u32x4 t1477_ = ((kf_u32x4*)tab_)[t1476_];
             unsigned wa_5_ = qb_[5u].v[0];
             unsigned wb_5_ = qb_[7u].v[0];
             unsigned sa_5_ = wa_5_ >> 8u;
             unsigned sb_5_ = wb_5_ >> 8u;
-            unsigned t1400_ = wa_5_ & 983055u;
-            unsigned t1402_ = wb_5_ & 983055u;
-            unsigned t1404_ = sa_5_ & 983055u;
-            unsigned t1406_ = sb_5_ & 983055u;
-            kf_u32x4 alo_5_ = kf_u32x4{{t1400_, t1402_, t1404_, t1406_}};
-            unsigned t1412_ = wa_5_ & 15728880u;
-            unsigned t1414_ = wb_5_ & 15728880u;
-            unsigned t1416_ = sa_5_ & 15728880u;
-            unsigned t1418_ = sb_5_ & 15728880u;
-            kf_u32x4 ahi_5_ = kf_u32x4{{t1412_, t1414_, t1416_, t1418_}};
-            unsigned t1423_ = blo_3_.v[0];
-            unsigned t1424_ = blo_3_.v[1];
-            kf_u32x2 bl_5_ = kf_u32x2{{t1423_, t1424_}};
-            unsigned t1427_ = bhi_3_.v[0];
-            unsigned t1428_ = bhi_3_.v[1];
-            kf_u32x2 bh_5_ = kf_u32x2{{t1427_, t1428_}};
-            kf_f16x8 t1431_ = kf_bitcast<kf_f16x8>(alo_5_);
-            kf_f16x4 t1432_ = kf_bitcast<kf_f16x4>(bl_5_);
-            kf_f32x4 t1433_ = kf_mma_f16(t1431_, t1432_, t1376_);
-            kf_f16x8 t1434_ = kf_bitcast<kf_f16x8>(ahi_5_);
-            kf_f16x4 t1435_ = kf_bitcast<kf_f16x4>(bh_5_);
-            kf_f32x4 t1436_ = kf_mma_f16(t1434_, t1435_, t1379_);
+            unsigned t1490_ = wa_5_ & 983055u;
+            unsigned t1492_ = wb_5_ & 983055u;
+            unsigned t1494_ = sa_5_ & 983055u;
+            unsigned t1496_ = sb_5_ & 983055u;
+            kf_u32x4 alo_5_ = kf_u32x4{{t1490_, t1492_, t1494_, t1496_}};
+            unsigned t1502_ = wa_5_ & 15728880u;
+            unsigned t1504_ = wb_5_ & 15728880u;
+            unsigned t1506_ = sa_5_ & 15728880u;
+            unsigned t1508_ = sb_5_ & 15728880u;
+            kf_u32x4 ahi_5_ = kf_u32x4{{t1502_, t1504_, t1506_, t1508_}};
+            unsigned t1513_ = t1474_.v[0];
+            unsigned t1514_ = t1474_.v[1];
+            kf_u32x2 bl_5_ = kf_u32x2{{t1513_, t1514_}};
+            unsigned t1517_ = t1477_.v[0];
+            unsigned t1518_ = t1477_.v[1];
+            kf_u32x2 bh_5_ = kf_u32x2{{t1517_, t1518_}};
+            kf_f16x8 t1521_ = kf_bitcast<kf_f16x8>(alo_5_);
+            kf_f16x4 t1522_ = kf_bitcast<kf_f16x4>(bl_5_);
+            kf_f32x4 t1523_ = kf_mma_f16(t1521_, t1522_, t1462_);
+            kf_f16x8 t1524_ = kf_bitcast<kf_f16x8>(ahi_5_);
+            kf_f16x4 t1525_ = kf_bitcast<kf_f16x4>(bh_5_);
+            kf_f32x4 t1526_ = kf_mma_f16(t1524_, t1525_, t1465_);
             unsigned wa_6_ = qb_[5u].v[1];
             unsigned wb_6_ = qb_[7u].v[1];
             unsigned sa_6_ = wa_6_ >> 8u;
             unsigned sb_6_ = wb_6_ >> 8u;
-            unsigned t1449_ = wa_6_ & 983055u;
-            unsigned t1451_ = wb_6_ & 983055u;
-            unsigned t1453_ = sa_6_ & 983055u;
-            unsigned t1455_ = sb_6_ & 983055u;
-            kf_u32x4 alo_6_ = kf_u32x4{{t1449_, t1451_, t1453_, t1455_}};
-            unsigned t1461_ = wa_6_ & 15728880u;
-            unsigned t1463_ = wb_6_ & 15728880u;
-            unsigned t1465_ = sa_6_ & 15728880u;
-            unsigned t1467_ = sb_6_ & 15728880u;
-            kf_u32x4 ahi_6_ = kf_u32x4{{t1461_, t1463_, t1465_, t1467_}};
-            unsigned t1472_ = blo_3_.v[2];
-            unsigned t1473_ = blo_3_.v[3];
-            kf_u32x2 bl_6_ = kf_u32x2{{t1472_, t1473_}};
-            unsigned t1476_ = bhi_3_.v[2];
-            unsigned t1477_ = bhi_3_.v[3];
-            kf_u32x2 bh_6_ = kf_u32x2{{t1476_, t1477_}};
-            kf_f16x8 t1480_ = kf_bitcast<kf_f16x8>(alo_6_);
-            kf_f16x4 t1481_ = kf_bitcast<kf_f16x4>(bl_6_);
-            kf_f32x4 t1482_ = kf_mma_f16(t1480_, t1481_, t1433_);
-            kf_f16x8 t1483_ = kf_bitcast<kf_f16x8>(ahi_6_);
-            kf_f16x4 t1484_ = kf_bitcast<kf_f16x4>(bh_6_);
-            kf_f32x4 t1485_ = kf_mma_f16(t1483_, t1484_, t1436_);
-            unsigned t1488_ = fb_ + (fstep_ * 3u);
-            kf_u32x4 blo_4_ = ((kf_u32x4*)tab_)[t1488_];
-            unsigned t1492_ = fb_ + (fstep_ * 7u);
-            kf_u32x4 bhi_4_ = ((kf_u32x4*)tab_)[t1492_];
+            unsigned t1539_ = wa_6_ & 983055u;
+            unsigned t1541_ = wb_6_ & 983055u;
+            unsigned t1543_ = sa_6_ & 983055u;
+            unsigned t1545_ = sb_6_ & 983055u;
+            kf_u32x4 alo_6_ = kf_u32x4{{t1539_, t1541_, t1543_, t1545_}};
+            unsigned t1551_ = wa_6_ & 15728880u;
+            unsigned t1553_ = wb_6_ & 15728880u;
+            unsigned t1555_ = sa_6_ & 15728880u;
+            unsigned t1557_ = sb_6_ & 15728880u;
+            kf_u32x4 ahi_6_ = kf_u32x4{{t1551_, t1553_, t1555_, t1557_}};
+            unsigned t1562_ = t1474_.v[2];
+            unsigned t1563_ = t1474_.v[3];
+            kf_u32x2 bl_6_ = kf_u32x2{{t1562_, t1563_}};
+            unsigned t1566_ = t1477_.v[2];
+            unsigned t1567_ = t1477_.v[3];
+            kf_u32x2 bh_6_ = kf_u32x2{{t1566_, t1567_}};
+            kf_f16x8 t1570_ = kf_bitcast<kf_f16x8>(alo_6_);
+            kf_f16x4 t1571_ = kf_bitcast<kf_f16x4>(bl_6_);
+            kf_f32x4 t1572_ = kf_mma_f16(t1570_, t1571_, t1523_);
+            kf_f16x8 t1573_ = kf_bitcast<kf_f16x8>(ahi_6_);
+            kf_f16x4 t1574_ = kf_bitcast<kf_f16x4>(bh_6_);
+            kf_f32x4 t1575_ = kf_mma_f16(t1573_, t1574_, t1526_);
+            unsigned t1583_ = flo_ + 3u;
+            kf_u32x4 t1584_ = ((kf_u32x4*)tab_)[t1583_];
+            unsigned t1586_ = fhi_ + 3u;
+            kf_u32x4 t1587_ = ((kf_u32x4*)tab_)[t1586_];
             unsigned wa_7_ = qb_[5u].v[2];
             unsigned wb_7_ = qb_[7u].v[2];
             unsigned sa_7_ = wa_7_ >> 8u;
             unsigned sb_7_ = wb_7_ >> 8u;
-            unsigned t1506_ = wa_7_ & 983055u;
-            unsigned t1508_ = wb_7_ & 983055u;
-            unsigned t1510_ = sa_7_ & 983055u;
-            unsigned t1512_ = sb_7_ & 983055u;
-            kf_u32x4 alo_7_ = kf_u32x4{{t1506_, t1508_, t1510_, t1512_}};
-            unsigned t1518_ = wa_7_ & 15728880u;
-            unsigned t1520_ = wb_7_ & 15728880u;
-            unsigned t1522_ = sa_7_ & 15728880u;
-            unsigned t1524_ = sb_7_ & 15728880u;
-            kf_u32x4 ahi_7_ = kf_u32x4{{t1518_, t1520_, t1522_, t1524_}};
-            unsigned t1529_ = blo_4_.v[0];
-            unsigned t1530_ = blo_4_.v[1];
-            kf_u32x2 bl_7_ = kf_u32x2{{t1529_, t1530_}};
-            unsigned t1533_ = bhi_4_.v[0];
-            unsigned t1534_ = bhi_4_.v[1];
-            kf_u32x2 bh_7_ = kf_u32x2{{t1533_, t1534_}};
-            kf_f16x8 t1537_ = kf_bitcast<kf_f16x8>(alo_7_);
-            kf_f16x4 t1538_ = kf_bitcast<kf_f16x4>(bl_7_);
-            kf_f32x4 t1539_ = kf_mma_f16(t1537_, t1538_, t1482_);
-            kf_f16x8 t1540_ = kf_bitcast<kf_f16x8>(ahi_7_);
-            kf_f16x4 t1541_ = kf_bitcast<kf_f16x4>(bh_7_);
-            kf_f32x4 t1542_ = kf_mma_f16(t1540_, t1541_, t1485_);
+            unsigned t1600_ = wa_7_ & 983055u;
+            unsigned t1602_ = wb_7_ & 983055u;
+            unsigned t1604_ = sa_7_ & 983055u;
+            unsigned t1606_ = sb_7_ & 983055u;
+            kf_u32x4 alo_7_ = kf_u32x4{{t1600_, t1602_, t1604_, t1606_}};
+            unsigned t1612_ = wa_7_ & 15728880u;
+            unsigned t1614_ = wb_7_ & 15728880u;
+            unsigned t1616_ = sa_7_ & 15728880u;
+            unsigned t1618_ = sb_7_ & 15728880u;
+            kf_u32x4 ahi_7_ = kf_u32x4{{t1612_, t1614_, t1616_, t1618_}};
+            unsigned t1623_ = t1584_.v[0];
+            unsigned t1624_ = t1584_.v[1];
+            kf_u32x2 bl_7_ = kf_u32x2{{t1623_, t1624_}};
+            unsigned t1627_ = t1587_.v[0];
+            unsigned t1628_ = t1587_.v[1];
+            kf_u32x2 bh_7_ = kf_u32x2{{t1627_, t1628_}};
+            kf_f16x8 t1631_ = kf_bitcast<kf_f16x8>(alo_7_);
+            kf_f16x4 t1632_ = kf_bitcast<kf_f16x4>(bl_7_);
+            kf_f32x4 t1633_ = kf_mma_f16(t1631_, t1632_, t1572_);
+            kf_f16x8 t1634_ = kf_bitcast<kf_f16x8>(ahi_7_);
+            kf_f16x4 t1635_ = kf_bitcast<kf_f16x4>(bh_7_);
+            kf_f32x4 t1636_ = kf_mma_f16(t1634_, t1635_, t1575_);
             unsigned wa_8_ = qb_[5u].v[3];
             unsigned wb_8_ = qb_[7u].v[3];
             unsigned sa_8_ = wa_8_ >> 8u;
             unsigned sb_8_ = wb_8_ >> 8u;
-            unsigned t1555_ = wa_8_ & 983055u;
-            unsigned t1557_ = wb_8_ & 983055u;
-            unsigned t1559_ = sa_8_ & 983055u;
-            unsigned t1561_ = sb_8_ & 983055u;
-            kf_u32x4 alo_8_ = kf_u32x4{{t1555_, t1557_, t1559_, t1561_}};
-            unsigned t1567_ = wa_8_ & 15728880u;
-            unsigned t1569_ = wb_8_ & 15728880u;
-            unsigned t1571_ = sa_8_ & 15728880u;
-            unsigned t1573_ = sb_8_ & 15728880u;
-            kf_u32x4 ahi_8_ = kf_u32x4{{t1567_, t1569_, t1571_, t1573_}};
-            unsigned t1578_ = blo_4_.v[2];
-            unsigned t1579_ = blo_4_.v[3];
-            kf_u32x2 bl_8_ = kf_u32x2{{t1578_, t1579_}};
-            unsigned t1582_ = bhi_4_.v[2];
-            unsigned t1583_ = bhi_4_.v[3];
-            kf_u32x2 bh_8_ = kf_u32x2{{t1582_, t1583_}};
-            kf_f16x8 t1586_ = kf_bitcast<kf_f16x8>(alo_8_);
-            kf_f16x4 t1587_ = kf_bitcast<kf_f16x4>(bl_8_);
-            kf_f32x4 t1588_ = kf_mma_f16(t1586_, t1587_, t1539_);
-            kf_f16x8 t1589_ = kf_bitcast<kf_f16x8>(ahi_8_);
-            kf_f16x4 t1590_ = kf_bitcast<kf_f16x4>(bh_8_);
-            kf_f32x4 t1591_ = kf_mma_f16(t1589_, t1590_, t1542_);
+            unsigned t1649_ = wa_8_ & 983055u;
+            unsigned t1651_ = wb_8_ & 983055u;
+            unsigned t1653_ = sa_8_ & 983055u;
+            unsigned t1655_ = sb_8_ & 983055u;
+            kf_u32x4 alo_8_ = kf_u32x4{{t1649_, t1651_, t1653_, t1655_}};
+            unsigned t1661_ = wa_8_ & 15728880u;
+            unsigned t1663_ = wb_8_ & 15728880u;
+            unsigned t1665_ = sa_8_ & 15728880u;
+            unsigned t1667_ = sb_8_ & 15728880u;
+            kf_u32x4 ahi_8_ = kf_u32x4{{t1661_, t1663_, t1665_, t1667_}};
+            unsigned t1672_ = t1584_.v[2];
+            unsigned t1673_ = t1584_.v[3];
+            kf_u32x2 bl_8_ = kf_u32x2{{t1672_, t1673_}};
+            unsigned t1676_ = t1587_.v[2];
+            unsigned t1677_ = t1587_.v[3];
+            kf_u32x2 bh_8_ = kf_u32x2{{t1676_, t1677_}};
+            kf_f16x8 t1680_ = kf_bitcast<kf_f16x8>(alo_8_);
+            kf_f16x4 t1681_ = kf_bitcast<kf_f16x4>(bl_8_);
+            kf_f32x4 t1682_ = kf_mma_f16(t1680_, t1681_, t1633_);
+            kf_f16x8 t1683_ = kf_bitcast<kf_f16x8>(ahi_8_);
+            kf_f16x4 t1684_ = kf_bitcast<kf_f16x4>(bh_8_);
+            kf_f32x4 t1685_ = kf_mma_f16(t1683_, t1684_, t1636_);
             kf_u32x4 h_ = hb_[2u];
-            unsigned t1597_ = h_.v[1] & 1061109567u;
-            unsigned t1607_ = (h_.v[3] & 252645135u) | ((h_.v[1] >> 2u) & 808464432u);
-            unsigned sc_ = kf_shr_u32(((q_9_ < 2u) ? t1597_ : t1607_), ((q_9_ & 1u) << 4u));
-            unsigned t1648_ = h_.v[2] & 1061109567u;
-            unsigned t1659_ = ((h_.v[3] >> 4u) & 252645135u) | ((h_.v[2] >> 2u) & 808464432u);
-            unsigned mn_ = kf_shr_u32(((q_9_ < 2u) ? t1648_ : t1659_), ((q_9_ & 1u) << 4u));
-            unsigned t1668_ = h_.v[0];
-            kf_f16x2 dm_ = kf_f16x2{{kf_low_bits<kf_f16>(kf_word(t1668_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1668_, 0u), 16u))}};
-            float t1673_ = __fadd_rn(t1588_.v[0], t1588_.v[1]);
-            float t1681_ = __fadd_rn(t1591_.v[0], t1591_.v[1]);
+            unsigned t1691_ = h_.v[1] & 1061109567u;
+            unsigned t1701_ = (h_.v[3] & 252645135u) | ((h_.v[1] >> 2u) & 808464432u);
+            unsigned sc_ = kf_shr_u32(((q_9_ < 2u) ? t1691_ : t1701_), ((q_9_ & 1u) << 4u));
+            unsigned t1742_ = h_.v[2] & 1061109567u;
+            unsigned t1753_ = ((h_.v[3] >> 4u) & 252645135u) | ((h_.v[2] >> 2u) & 808464432u);
+            unsigned mn_ = kf_shr_u32(((q_9_ < 2u) ? t1742_ : t1753_), ((q_9_ & 1u) << 4u));
+            unsigned t1762_ = h_.v[0];
+            kf_f16x2 dm_ = kf_f16x2{{kf_low_bits<kf_f16>(kf_word(t1762_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1762_, 0u), 16u))}};
+            float t1767_ = __fadd_rn(t1682_.v[0], t1682_.v[1]);
+            float t1775_ = __fadd_rn(t1685_.v[0], t1685_.v[1]);
             unsigned v_10_ = (sc_ >> 8u) & 255u;
-            float t1696_ = __fmul_rn(__fsub_rn(kf_bitcast<float>(v_10_ | 1258291200u), 8388608.0f), 1048576.0f);
+            float t1790_ = __fmul_rn(__fsub_rn(kf_bitcast<float>(v_10_ | 1258291200u), 8388608.0f), 1048576.0f);
             unsigned v_11_ = sc_ & 255u;
-            float t_ = __fmaf_rn(t1696_, t1681_, __fmul_rn(__fmul_rn(__fsub_rn(kf_bitcast<float>(v_11_ | 1258291200u), 8388608.0f), 16777216.0f), t1673_));
+            float t_ = __fmaf_rn(t1790_, t1775_, __fmul_rn(__fmul_rn(__fsub_rn(kf_bitcast<float>(v_11_ | 1258291200u), 8388608.0f), 16777216.0f), t1767_));
             unsigned v_12_ = (mn_ >> 8u) & 255u;
-            float t1716_ = __fsub_rn(kf_bitcast<float>(v_12_ | 1258291200u), 8388608.0f);
-            float t1729_ = ((float*)tab_)[((((nbk_ << 8u) + 4u) + (ck_ << 3u)) + (q_9_ << 1u)) + 1u];
+            float t1810_ = __fsub_rn(kf_bitcast<float>(v_12_ | 1258291200u), 8388608.0f);
+            float t1819_ = ((float*)tab_)[((sx0_ + (ck_ << 3u)) + (q_9_ << 1u)) + 1u];
             unsigned v_13_ = mn_ & 255u;
-            float u_ = __fmaf_rn(t1716_, t1729_, __fmul_rn(__fsub_rn(kf_bitcast<float>(v_13_ | 1258291200u), 8388608.0f), ((float*)tab_)[(((nbk_ << 8u) + 4u) + (ck_ << 3u)) + (q_9_ << 1u)]));
+            float u_ = __fmaf_rn(t1810_, t1819_, __fmul_rn(__fsub_rn(kf_bitcast<float>(v_13_ | 1258291200u), 8388608.0f), ((float*)tab_)[(sx0_ + (ck_ << 3u)) + (q_9_ << 1u)]));
             float part_ = __fmaf_rn(kf_f16_to_f32(dm_.v[0]), t_, __fmul_rn(kf_neg_f32(kf_f16_to_f32(dm_.v[1])), u_));
-            float t1757_ = __fadd_rn(ya_, part_);
-            ya_ = t1757_;
+            float t1843_ = __fadd_rn(ya_, part_);
+            ya_ = t1843_;
             kf_u32x4 h_2_ = hb_[3u];
-            unsigned t1763_ = h_2_.v[1] & 1061109567u;
-            unsigned t1773_ = (h_2_.v[3] & 252645135u) | ((h_2_.v[1] >> 2u) & 808464432u);
-            unsigned sc_2_ = kf_shr_u32(((q_9_ < 2u) ? t1763_ : t1773_), ((q_9_ & 1u) << 4u));
-            unsigned t1814_ = h_2_.v[2] & 1061109567u;
-            unsigned t1825_ = ((h_2_.v[3] >> 4u) & 252645135u) | ((h_2_.v[2] >> 2u) & 808464432u);
-            unsigned mn_2_ = kf_shr_u32(((q_9_ < 2u) ? t1814_ : t1825_), ((q_9_ & 1u) << 4u));
-            unsigned t1834_ = h_2_.v[0];
-            kf_f16x2 dm_2_ = kf_f16x2{{kf_low_bits<kf_f16>(kf_word(t1834_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1834_, 0u), 16u))}};
-            float t1842_ = __fadd_rn(t1588_.v[2], t1588_.v[3]);
-            float t1850_ = __fadd_rn(t1591_.v[2], t1591_.v[3]);
+            unsigned t1849_ = h_2_.v[1] & 1061109567u;
+            unsigned t1859_ = (h_2_.v[3] & 252645135u) | ((h_2_.v[1] >> 2u) & 808464432u);
+            unsigned sc_2_ = kf_shr_u32(((q_9_ < 2u) ? t1849_ : t1859_), ((q_9_ & 1u) << 4u));
+            unsigned t1900_ = h_2_.v[2] & 1061109567u;
+            unsigned t1911_ = ((h_2_.v[3] >> 4u) & 252645135u) | ((h_2_.v[2] >> 2u) & 808464432u);
+            unsigned mn_2_ = kf_shr_u32(((q_9_ < 2u) ? t1900_ : t1911_), ((q_9_ & 1u) << 4u));
+            unsigned t1920_ = h_2_.v[0];
+            kf_f16x2 dm_2_ = kf_f16x2{{kf_low_bits<kf_f16>(kf_word(t1920_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t1920_, 0u), 16u))}};
+            float t1928_ = __fadd_rn(t1682_.v[2], t1682_.v[3]);
+            float t1936_ = __fadd_rn(t1685_.v[2], t1685_.v[3]);
             unsigned v_14_ = (sc_2_ >> 8u) & 255u;
-            float t1862_ = __fmul_rn(__fsub_rn(kf_bitcast<float>(v_14_ | 1258291200u), 8388608.0f), 1048576.0f);
+            float t1948_ = __fmul_rn(__fsub_rn(kf_bitcast<float>(v_14_ | 1258291200u), 8388608.0f), 1048576.0f);
             unsigned v_15_ = sc_2_ & 255u;
-            float t_2_ = __fmaf_rn(t1862_, t1850_, __fmul_rn(__fmul_rn(__fsub_rn(kf_bitcast<float>(v_15_ | 1258291200u), 8388608.0f), 16777216.0f), t1842_));
+            float t_2_ = __fmaf_rn(t1948_, t1936_, __fmul_rn(__fmul_rn(__fsub_rn(kf_bitcast<float>(v_15_ | 1258291200u), 8388608.0f), 16777216.0f), t1928_));
             unsigned v_16_ = (mn_2_ >> 8u) & 255u;
-            float t1882_ = __fsub_rn(kf_bitcast<float>(v_16_ | 1258291200u), 8388608.0f);
-            float t1895_ = ((float*)tab_)[((((nbk_ << 8u) + 4u) + (ck_ << 3u)) + (q_9_ << 1u)) + 1u];
+            float t1968_ = __fsub_rn(kf_bitcast<float>(v_16_ | 1258291200u), 8388608.0f);
+            float t1977_ = ((float*)tab_)[((sx0_ + (ck_ << 3u)) + (q_9_ << 1u)) + 1u];
             unsigned v_17_ = mn_2_ & 255u;
-            float u_2_ = __fmaf_rn(t1882_, t1895_, __fmul_rn(__fsub_rn(kf_bitcast<float>(v_17_ | 1258291200u), 8388608.0f), ((float*)tab_)[(((nbk_ << 8u) + 4u) + (ck_ << 3u)) + (q_9_ << 1u)]));
+            float u_2_ = __fmaf_rn(t1968_, t1977_, __fmul_rn(__fsub_rn(kf_bitcast<float>(v_17_ | 1258291200u), 8388608.0f), ((float*)tab_)[(sx0_ + (ck_ << 3u)) + (q_9_ << 1u)]));
             float part_2_ = __fmaf_rn(kf_f16_to_f32(dm_2_.v[0]), t_2_, __fmul_rn(kf_neg_f32(kf_f16_to_f32(dm_2_.v[1])), u_2_));
-            float t1923_ = __fadd_rn(yb_, part_2_);
-            yb_ = t1923_;
-            unsigned t1925_ = ck_ + 1u;
-            ck_ = t1925_;
-            if (t1925_ == nbk_) {
-                float sa_9_ = __fadd_rn(t1757_, kf_shfl_xor(t1757_, 1u, kf_wn));
+            float t2001_ = __fadd_rn(yb_, part_2_);
+            yb_ = t2001_;
+            unsigned t2003_ = ck_ + 1u;
+            ck_ = t2003_;
+            if (t2003_ == nbk_) {
+                float sa_9_ = __fadd_rn(t1843_, kf_shfl_xor(t1843_, 1u, kf_wn));
                 float sa2_ = __fadd_rn(sa_9_, kf_shfl_xor(sa_9_, 2u, kf_wn));
-                float sb_9_ = __fadd_rn(t1923_, kf_shfl_xor(t1923_, 1u, kf_wn));
+                float sb_9_ = __fadd_rn(t2001_, kf_shfl_xor(t2001_, 1u, kf_wn));
                 float sb2_ = __fadd_rn(sb_9_, kf_shfl_xor(sb_9_, 2u, kf_wn));
-                bool t1940_ = q_9_ == 0u;
-                bool t1941_ = t1940_;
-                if (t1940_) {
-                    t1941_ = ((ct_ << 4u) + g_) < m_;
+                bool t2018_ = q_9_ == 0u;
+                bool t2019_ = t2018_;
+                if (t2018_) {
+                    t2019_ = ((ct_ << 4u) + g_) < m_;
                 }
-                if (t1941_) {
+                if (t2019_) {
                     y_[(ct_ << 4u) + g_] = sa2_;
                 }
-                bool t1950_ = q_9_ == 0u;
-                bool t1951_ = t1950_;
-                if (t1950_) {
-                    t1951_ = (((ct_ << 4u) + g_) + 8u) < m_;
+                bool t2028_ = q_9_ == 0u;
+                bool t2029_ = t2028_;
+                if (t2028_) {
+                    t2029_ = (((ct_ << 4u) + g_) + 8u) < m_;
                 }
-                if (t1951_) {
+                if (t2029_) {
                     y_[((ct_ << 4u) + g_) + 8u] = sb2_;
                 }
                 ya_ = 0.0f;
@@ -1303,314 +1308,318 @@ q4k_gemv(const unsigned char* __restrict__ w_, const float* __restrict__ x_, flo
             hb_[3u] = wq_[blk_4_];
             qb_[6u] = wq_[(blk_4_ + 1u) + (q_9_ << 1u)];
             qb_[7u] = wq_[(blk_4_ + 2u) + (q_9_ << 1u)];
-            unsigned t2027_ = lk_ + 1u;
-            lk_ = t2027_;
-            if (t2027_ == nbk_) {
+            unsigned t2105_ = lk_ + 1u;
+            lk_ = t2105_;
+            if (t2105_ == nbk_) {
                 lk_ = 0u;
                 lt_ = lt_ + nw_;
             }
         }
-        bool t2035_ = (t0_ + 1u) >= 1u;
-        bool t2036_ = t2035_;
-        if (t2035_) {
-            t2036_ = ((t0_ + 1u) - 1u) < total_;
+        bool t2113_ = (t0_ + 1u) >= 1u;
+        bool t2114_ = t2113_;
+        if (t2113_) {
+            t2114_ = ((t0_ + 1u) - 1u) < total_;
         }
-        if (t2036_) {
-            unsigned t2053_ = (((((ck_ << 2u) + q_9_) << 1u) + (g_ & 1u)) << 4u) >> 1u;
-            unsigned fb_2_ = mine_ ? t2053_ : zero4_;
-            unsigned fstep_2_ = mine_ ? 1u : 0u;
-            kf_f32x4 t2059_ = kf_f32x4{{0.0f, 0.0f, 0.0f, 0.0f}};
-            kf_f32x4 t2062_ = kf_f32x4{{0.0f, 0.0f, 0.0f, 0.0f}};
-            kf_u32x4 blo_5_ = ((kf_u32x4*)tab_)[fb_2_];
-            unsigned t2070_ = fb_2_ + (fstep_2_ << 2u);
-            kf_u32x4 bhi_5_ = ((kf_u32x4*)tab_)[t2070_];
+        if (t2114_) {
+            unsigned t2131_ = (((((ck_ << 2u) + q_9_) << 1u) + (g_ & 1u)) << 4u) >> 1u;
+            unsigned fb_2_ = mine_ ? t2131_ : zero4_;
+            unsigned t2140_ = fb_2_ + ((g_ & 1u) << 2u);
+            unsigned t2142_ = zero4_ + 2u;
+            unsigned flo_2_ = mine_ ? t2140_ : t2142_;
+            unsigned t2150_ = (fb_2_ + 4u) - ((g_ & 1u) << 2u);
+            unsigned t2152_ = zero4_ + 2u;
+            unsigned fhi_2_ = mine_ ? t2150_ : t2152_;
+            kf_f32x4 t2155_ = kf_f32x4{{0.0f, 0.0f, 0.0f, 0.0f}};
+            kf_f32x4 t2158_ = kf_f32x4{{0.0f, 0.0f, 0.0f, 0.0f}};
+            kf_u32x4 t2168_ = ((kf_u32x4*)tab_)[flo_2_];
+            kf_u32x4 t2171_ = ((kf_u32x4*)tab_)[fhi_2_];
             unsigned wa_9_ = qb_[0u].v[0];
             unsigned wb_9_ = qb_[2u].v[0];
             unsigned sa_10_ = wa_9_ >> 8u;
             unsigned sb_10_ = wb_9_ >> 8u;
-            unsigned t2084_ = wa_9_ & 983055u;
-            unsigned t2086_ = wb_9_ & 983055u;
-            unsigned t2088_ = sa_10_ & 983055u;
-            unsigned t2090_ = sb_10_ & 983055u;
-            kf_u32x4 alo_9_ = kf_u32x4{{t2084_, t2086_, t2088_, t2090_}};
-            unsigned t2096_ = wa_9_ & 15728880u;
-            unsigned t2098_ = wb_9_ & 15728880u;
-            unsigned t2100_ = sa_10_ & 15728880u;
-            unsigned t2102_ = sb_10_ & 15728880u;
-            kf_u32x4 ahi_9_ = kf_u32x4{{t2096_, t2098_, t2100_, t2102_}};
-            unsigned t2107_ = blo_5_.v[0];
-            unsigned t2108_ = blo_5_.v[1];
-            kf_u32x2 bl_9_ = kf_u32x2{{t2107_, t2108_}};
-            unsigned t2111_ = bhi_5_.v[0];
-            unsigned t2112_ = bhi_5_.v[1];
-            kf_u32x2 bh_9_ = kf_u32x2{{t2111_, t2112_}};
-            kf_f16x8 t2115_ = kf_bitcast<kf_f16x8>(alo_9_);
-            kf_f16x4 t2116_ = kf_bitcast<kf_f16x4>(bl_9_);
-            kf_f32x4 t2117_ = kf_mma_f16(t2115_, t2116_, t2059_);
-            kf_f16x8 t2118_ = kf_bitcast<kf_f16x8>(ahi_9_);
-            kf_f16x4 t2119_ = kf_bitcast<kf_f16x4>(bh_9_);
-            kf_f32x4 t2120_ = kf_mma_f16(t2118_, t2119_, t2062_);
+            unsigned t2184_ = wa_9_ & 983055u;
+            unsigned t2186_ = wb_9_ & 983055u;
+            unsigned t2188_ = sa_10_ & 983055u;
+            unsigned t2190_ = sb_10_ & 983055u;
+            kf_u32x4 alo_9_ = kf_u32x4{{t2184_, t2186_, t2188_, t2190_}};
+            unsigned t2196_ = wa_9_ & 15728880u;
+            unsigned t2198_ = wb_9_ & 15728880u;
+            unsigned t2200_ = sa_10_ & 15728880u;
+            unsigned t2202_ = sb_10_ & 15728880u;
+            kf_u32x4 ahi_9_ = kf_u32x4{{t2196_, t2198_, t2200_, t2202_}};
+            unsigned t2207_ = t2168_.v[0];
+            unsigned t2208_ = t2168_.v[1];
+            kf_u32x2 bl_9_ = kf_u32x2{{t2207_, t2208_}};
+            unsigned t2211_ = t2171_.v[0];
+            unsigned t2212_ = t2171_.v[1];
+            kf_u32x2 bh_9_ = kf_u32x2{{t2211_, t2212_}};
+            kf_f16x8 t2215_ = kf_bitcast<kf_f16x8>(alo_9_);
+            kf_f16x4 t2216_ = kf_bitcast<kf_f16x4>(bl_9_);
+            kf_f32x4 t2217_ = kf_mma_f16(t2215_, t2216_, t2155_);
+            kf_f16x8 t2218_ = kf_bitcast<kf_f16x8>(ahi_9_);
+            kf_f16x4 t2219_ = kf_bitcast<kf_f16x4>(bh_9_);
+            kf_f32x4 t2220_ = kf_mma_f16(t2218_, t2219_, t2158_);
             unsigned wa_10_ = qb_[0u].v[1];
             unsigned wb_10_ = qb_[2u].v[1];
             unsigned sa_11_ = wa_10_ >> 8u;
             unsigned sb_11_ = wb_10_ >> 8u;
-            unsigned t2133_ = wa_10_ & 983055u;
-            unsigned t2135_ = wb_10_ & 983055u;
-            unsigned t2137_ = sa_11_ & 983055u;
-            unsigned t2139_ = sb_11_ & 983055u;
-            kf_u32x4 alo_10_ = kf_u32x4{{t2133_, t2135_, t2137_, t2139_}};
-            unsigned t2145_ = wa_10_ & 15728880u;
-            unsigned t2147_ = wb_10_ & 15728880u;
-            unsigned t2149_ = sa_11_ & 15728880u;
-            unsigned t2151_ = sb_11_ & 15728880u;
-            kf_u32x4 ahi_10_ = kf_u32x4{{t2145_, t2147_, t2149_, t2151_}};
-            unsigned t2156_ = blo_5_.v[2];
-            unsigned t2157_ = blo_5_.v[3];
-            kf_u32x2 bl_10_ = kf_u32x2{{t2156_, t2157_}};
-            unsigned t2160_ = bhi_5_.v[2];
-            unsigned t2161_ = bhi_5_.v[3];
-            kf_u32x2 bh_10_ = kf_u32x2{{t2160_, t2161_}};
-            kf_f16x8 t2164_ = kf_bitcast<kf_f16x8>(alo_10_);
-            kf_f16x4 t2165_ = kf_bitcast<kf_f16x4>(bl_10_);
-            kf_f32x4 t2166_ = kf_mma_f16(t2164_, t2165_, t2117_);
-            kf_f16x8 t2167_ = kf_bitcast<kf_f16x8>(ahi_10_);
-            kf_f16x4 t2168_ = kf_bitcast<kf_f16x4>(bh_10_);
-            kf_f32x4 t2169_ = kf_mma_f16(t2167_, t2168_, t2120_);
-            unsigned t2172_ = fb_2_ + fstep_2_;
-            kf_u32x4 blo_6_ = ((kf_u32x4*)tab_)[t2172_];
-            unsigned t2176_ = fb_2_ + (fstep_2_ * 5u);
-            kf_u32x4 bhi_6_ = ((kf_u32x4*)tab_)[t2176_];
+            unsigned t2233_ = wa_10_ & 983055u;
+            unsigned t2235_ = wb_10_ & 983055u;
+            unsigned t2237_ = sa_11_ & 983055u;
+            unsigned t2239_ = sb_11_ & 983055u;
+            kf_u32x4 alo_10_ = kf_u32x4{{t2233_, t2235_, t2237_, t2239_}};
+            unsigned t2245_ = wa_10_ & 15728880u;
+            unsigned t2247_ = wb_10_ & 15728880u;
+            unsigned t2249_ = sa_11_ & 15728880u;
+            unsigned t2251_ = sb_11_ & 15728880u;
+            kf_u32x4 ahi_10_ = kf_u32x4{{t2245_, t2247_, t2249_, t2251_}};
+            unsigned t2256_ = t2168_.v[2];
+            unsigned t2257_ = t2168_.v[3];
+            kf_u32x2 bl_10_ = kf_u32x2{{t2256_, t2257_}};
+            unsigned t2260_ = t2171_.v[2];
+            unsigned t2261_ = t2171_.v[3];
+            kf_u32x2 bh_10_ = kf_u32x2{{t2260_, t2261_}};
+            kf_f16x8 t2264_ = kf_bitcast<kf_f16x8>(alo_10_);
+            kf_f16x4 t2265_ = kf_bitcast<kf_f16x4>(bl_10_);
+            kf_f32x4 t2266_ = kf_mma_f16(t2264_, t2265_, t2217_);
+            kf_f16x8 t2267_ = kf_bitcast<kf_f16x8>(ahi_10_);
+            kf_f16x4 t2268_ = kf_bitcast<kf_f16x4>(bh_10_);
+            kf_f32x4 t2269_ = kf_mma_f16(t2267_, t2268_, t2220_);
+            unsigned t2277_ = flo_2_ + 1u;
+            kf_u32x4 t2278_ = ((kf_u32x4*)tab_)[t2277_];
+            unsigned t2280_ = fhi_2_ + 1u;
+            kf_u32x4 t2281_ = ((kf_u32x4*)tab_)[t2280_];
             unsigned wa_11_ = qb_[0u].v[2];
             unsigned wb_11_ = qb_[2u].v[2];
             unsigned sa_12_ = wa_11_ >> 8u;
             unsigned sb_12_ = wb_11_ >> 8u;
-            unsigned t2190_ = wa_11_ & 983055u;
-            unsigned t2192_ = wb_11_ & 983055u;
-            unsigned t2194_ = sa_12_ & 983055u;
-            unsigned t2196_ = sb_12_ & 983055u;
-            kf_u32x4 alo_11_ = kf_u32x4{{t2190_, t2192_, t2194_, t2196_}};
-            unsigned t2202_ = wa_11_ & 15728880u;
-            unsigned t2204_ = wb_11_ & 15728880u;
-            unsigned t2206_ = sa_12_ & 15728880u;
-            unsigned t2208_ = sb_12_ & 15728880u;
-            kf_u32x4 ahi_11_ = kf_u32x4{{t2202_, t2204_, t2206_, t2208_}};
-            unsigned t2213_ = blo_6_.v[0];
-            unsigned t2214_ = blo_6_.v[1];
-            kf_u32x2 bl_11_ = kf_u32x2{{t2213_, t2214_}};
-            unsigned t2217_ = bhi_6_.v[0];
-            unsigned t2218_ = bhi_6_.v[1];
-            kf_u32x2 bh_11_ = kf_u32x2{{t2217_, t2218_}};
-            kf_f16x8 t2221_ = kf_bitcast<kf_f16x8>(alo_11_);
-            kf_f16x4 t2222_ = kf_bitcast<kf_f16x4>(bl_11_);
-            kf_f32x4 t2223_ = kf_mma_f16(t2221_, t2222_, t2166_);
-            kf_f16x8 t2224_ = kf_bitcast<kf_f16x8>(ahi_11_);
-            kf_f16x4 t2225_ = kf_bitcast<kf_f16x4>(bh_11_);
-            kf_f32x4 t2226_ = kf_mma_f16(t2224_, t2225_, t2169_);
+            unsigned t2294_ = wa_11_ & 983055u;
+            unsigned t2296_ = wb_11_ & 983055u;
+            unsigned t2298_ = sa_12_ & 983055u;
+            unsigned t2300_ = sb_12_ & 983055u;
+            kf_u32x4 alo_11_ = kf_u32x4{{t2294_, t2296_, t2298_, t2300_}};
+            unsigned t2306_ = wa_11_ & 15728880u;
+            unsigned t2308_ = wb_11_ & 15728880u;
+            unsigned t2310_ = sa_12_ & 15728880u;
+            unsigned t2312_ = sb_12_ & 15728880u;
+            kf_u32x4 ahi_11_ = kf_u32x4{{t2306_, t2308_, t2310_, t2312_}};
+            unsigned t2317_ = t2278_.v[0];
+            unsigned t2318_ = t2278_.v[1];
+            kf_u32x2 bl_11_ = kf_u32x2{{t2317_, t2318_}};
+            unsigned t2321_ = t2281_.v[0];
+            unsigned t2322_ = t2281_.v[1];
+            kf_u32x2 bh_11_ = kf_u32x2{{t2321_, t2322_}};
+            kf_f16x8 t2325_ = kf_bitcast<kf_f16x8>(alo_11_);
+            kf_f16x4 t2326_ = kf_bitcast<kf_f16x4>(bl_11_);
+            kf_f32x4 t2327_ = kf_mma_f16(t2325_, t2326_, t2266_);
+            kf_f16x8 t2328_ = kf_bitcast<kf_f16x8>(ahi_11_);
+            kf_f16x4 t2329_ = kf_bitcast<kf_f16x4>(bh_11_);
+            kf_f32x4 t2330_ = kf_mma_f16(t2328_, t2329_, t2269_);
             unsigned wa_12_ = qb_[0u].v[3];
             unsigned wb_12_ = qb_[2u].v[3];
             unsigned sa_13_ = wa_12_ >> 8u;
             unsigned sb_13_ = wb_12_ >> 8u;
-            unsigned t2239_ = wa_12_ & 983055u;
-            unsigned t2241_ = wb_12_ & 983055u;
-            unsigned t2243_ = sa_13_ & 983055u;
-            unsigned t2245_ = sb_13_ & 983055u;
-            kf_u32x4 alo_12_ = kf_u32x4{{t2239_, t2241_, t2243_, t2245_}};
-            unsigned t2251_ = wa_12_ & 15728880u;
-            unsigned t2253_ = wb_12_ & 15728880u;
-            unsigned t2255_ = sa_13_ & 15728880u;
-            unsigned t2257_ = sb_13_ & 15728880u;
-            kf_u32x4 ahi_12_ = kf_u32x4{{t2251_, t2253_, t2255_, t2257_}};
-            unsigned t2262_ = blo_6_.v[2];
-            unsigned t2263_ = blo_6_.v[3];
-            kf_u32x2 bl_12_ = kf_u32x2{{t2262_, t2263_}};
-            unsigned t2266_ = bhi_6_.v[2];
-            unsigned t2267_ = bhi_6_.v[3];
-            kf_u32x2 bh_12_ = kf_u32x2{{t2266_, t2267_}};
-            kf_f16x8 t2270_ = kf_bitcast<kf_f16x8>(alo_12_);
-            kf_f16x4 t2271_ = kf_bitcast<kf_f16x4>(bl_12_);
-            kf_f32x4 t2272_ = kf_mma_f16(t2270_, t2271_, t2223_);
-            kf_f16x8 t2273_ = kf_bitcast<kf_f16x8>(ahi_12_);
-            kf_f16x4 t2274_ = kf_bitcast<kf_f16x4>(bh_12_);
-            kf_f32x4 t2275_ = kf_mma_f16(t2273_, t2274_, t2226_);
-            unsigned t2278_ = fb_2_ + (fstep_2_ << 1u);
-            kf_u32x4 blo_7_ = ((kf_u32x4*)tab_)[t2278_];
-            unsigned t2282_ = fb_2_ + (fstep_2_ * 6u);
-            kf_u32x4 bhi_7_ = ((kf_u32x4*)tab_)[t2282_];
+            unsigned t2343_ = wa_12_ & 983055u;
+            unsigned t2345_ = wb_12_ & 983055u;
+            unsigned t2347_ = sa_13_ & 983055u;
+            unsigned t2349_ = sb_13_ & 983055u;
+            kf_u32x4 alo_12_ = kf_u32x4{{t2343_, t2345_, t2347_, t2349_}};
+            unsigned t2355_ = wa_12_ & 15728880u;
+            unsigned t2357_ = wb_12_ & 15728880u;
+            unsigned t2359_ = sa_13_ & 15728880u;
+            unsigned t2361_ = sb_13_ & 15728880u;
+            kf_u32x4 ahi_12_ = kf_u32x4{{t2355_, t2357_, t2359_, t2361_}};
+            unsigned t2366_ = t2278_.v[2];
+            unsigned t2367_ = t2278_.v[3];
+            kf_u32x2 bl_12_ = kf_u32x2{{t2366_, t2367_}};
+            unsigned t2370_ = t2281_.v[2];
+            unsigned t2371_ = t2281_.v[3];
+            kf_u32x2 bh_12_ = kf_u32x2{{t2370_, t2371_}};
+            kf_f16x8 t2374_ = kf_bitcast<kf_f16x8>(alo_12_);
+            kf_f16x4 t2375_ = kf_bitcast<kf_f16x4>(bl_12_);
+            kf_f32x4 t2376_ = kf_mma_f16(t2374_, t2375_, t2327_);
+            kf_f16x8 t2377_ = kf_bitcast<kf_f16x8>(ahi_12_);
+            kf_f16x4 t2378_ = kf_bitcast<kf_f16x4>(bh_12_);
+            kf_f32x4 t2379_ = kf_mma_f16(t2377_, t2378_, t2330_);
+            unsigned t2387_ = flo_2_ + 2u;
+            kf_u32x4 t2388_ = ((kf_u32x4*)tab_)[t2387_];
+            unsigned t2390_ = fhi_2_ + 2u;
+            kf_u32x4 t2391_ = ((kf_u32x4*)tab_)[t2390_];
             unsigned wa_13_ = qb_[1u].v[0];
             unsigned wb_13_ = qb_[3u].v[0];
             unsigned sa_14_ = wa_13_ >> 8u;
             unsigned sb_14_ = wb_13_ >> 8u;
-            unsigned t2296_ = wa_13_ & 983055u;
-            unsigned t2298_ = wb_13_ & 983055u;
-            unsigned t2300_ = sa_14_ & 983055u;
-            unsigned t2302_ = sb_14_ & 983055u;
-            kf_u32x4 alo_13_ = kf_u32x4{{t2296_, t2298_, t2300_, t2302_}};
-            unsigned t2308_ = wa_13_ & 15728880u;
-            unsigned t2310_ = wb_13_ & 15728880u;
-            unsigned t2312_ = sa_14_ & 15728880u;
-            unsigned t2314_ = sb_14_ & 15728880u;
-            kf_u32x4 ahi_13_ = kf_u32x4{{t2308_, t2310_, t2312_, t2314_}};
-            unsigned t2319_ = blo_7_.v[0];
-            unsigned t2320_ = blo_7_.v[1];
-            kf_u32x2 bl_13_ = kf_u32x2{{t2319_, t2320_}};
-            unsigned t2323_ = bhi_7_.v[0];
-            unsigned t2324_ = bhi_7_.v[1];
-            kf_u32x2 bh_13_ = kf_u32x2{{t2323_, t2324_}};
-            kf_f16x8 t2327_ = kf_bitcast<kf_f16x8>(alo_13_);
-            kf_f16x4 t2328_ = kf_bitcast<kf_f16x4>(bl_13_);
-            kf_f32x4 t2329_ = kf_mma_f16(t2327_, t2328_, t2272_);
-            kf_f16x8 t2330_ = kf_bitcast<kf_f16x8>(ahi_13_);
-            kf_f16x4 t2331_ = kf_bitcast<kf_f16x4>(bh_13_);
-            kf_f32x4 t2332_ = kf_mma_f16(t2330_, t2331_, t2275_);
+            unsigned t2404_ = wa_13_ & 983055u;
+            unsigned t2406_ = wb_13_ & 983055u;
+            unsigned t2408_ = sa_14_ & 983055u;
+            unsigned t2410_ = sb_14_ & 983055u;
+            kf_u32x4 alo_13_ = kf_u32x4{{t2404_, t2406_, t2408_, t2410_}};
+            unsigned t2416_ = wa_13_ & 15728880u;
+            unsigned t2418_ = wb_13_ & 15728880u;
+            unsigned t2420_ = sa_14_ & 15728880u;
+            unsigned t2422_ = sb_14_ & 15728880u;
+            kf_u32x4 ahi_13_ = kf_u32x4{{t2416_, t2418_, t2420_, t2422_}};
+            unsigned t2427_ = t2388_.v[0];
+            unsigned t2428_ = t2388_.v[1];
+            kf_u32x2 bl_13_ = kf_u32x2{{t2427_, t2428_}};
+            unsigned t2431_ = t2391_.v[0];
+            unsigned t2432_ = t2391_.v[1];
+            kf_u32x2 bh_13_ = kf_u32x2{{t2431_, t2432_}};
+            kf_f16x8 t2435_ = kf_bitcast<kf_f16x8>(alo_13_);
+            kf_f16x4 t2436_ = kf_bitcast<kf_f16x4>(bl_13_);
+            kf_f32x4 t2437_ = kf_mma_f16(t2435_, t2436_, t2376_);
+            kf_f16x8 t2438_ = kf_bitcast<kf_f16x8>(ahi_13_);
+            kf_f16x4 t2439_ = kf_bitcast<kf_f16x4>(bh_13_);
+            kf_f32x4 t2440_ = kf_mma_f16(t2438_, t2439_, t2379_);
             unsigned wa_14_ = qb_[1u].v[1];
             unsigned wb_14_ = qb_[3u].v[1];
             unsigned sa_15_ = wa_14_ >> 8u;
             unsigned sb_15_ = wb_14_ >> 8u;
-            unsigned t2345_ = wa_14_ & 983055u;
-            unsigned t2347_ = wb_14_ & 983055u;
-            unsigned t2349_ = sa_15_ & 983055u;
-            unsigned t2351_ = sb_15_ & 983055u;
-            kf_u32x4 alo_14_ = kf_u32x4{{t2345_, t2347_, t2349_, t2351_}};
-            unsigned t2357_ = wa_14_ & 15728880u;
-            unsigned t2359_ = wb_14_ & 15728880u;
-            unsigned t2361_ = sa_15_ & 15728880u;
-            unsigned t2363_ = sb_15_ & 15728880u;
-            kf_u32x4 ahi_14_ = kf_u32x4{{t2357_, t2359_, t2361_, t2363_}};
-            unsigned t2368_ = blo_7_.v[2];
-            unsigned t2369_ = blo_7_.v[3];
-            kf_u32x2 bl_14_ = kf_u32x2{{t2368_, t2369_}};
-            unsigned t2372_ = bhi_7_.v[2];
-            unsigned t2373_ = bhi_7_.v[3];
-            kf_u32x2 bh_14_ = kf_u32x2{{t2372_, t2373_}};
-            kf_f16x8 t2376_ = kf_bitcast<kf_f16x8>(alo_14_);
-            kf_f16x4 t2377_ = kf_bitcast<kf_f16x4>(bl_14_);
-            kf_f32x4 t2378_ = kf_mma_f16(t2376_, t2377_, t2329_);
-            kf_f16x8 t2379_ = kf_bitcast<kf_f16x8>(ahi_14_);
-            kf_f16x4 t2380_ = kf_bitcast<kf_f16x4>(bh_14_);
-            kf_f32x4 t2381_ = kf_mma_f16(t2379_, t2380_, t2332_);
-            unsigned t2384_ = fb_2_ + (fstep_2_ * 3u);
-            kf_u32x4 blo_8_ = ((kf_u32x4*)tab_)[t2384_];
-            unsigned t2388_ = fb_2_ + (fstep_2_ * 7u);
-            kf_u32x4 bhi_8_ = ((kf_u32x4*)tab_)[t2388_];
+            unsigned t2453_ = wa_14_ & 983055u;
+            unsigned t2455_ = wb_14_ & 983055u;
+            unsigned t2457_ = sa_15_ & 983055u;
+            unsigned t2459_ = sb_15_ & 983055u;
+            kf_u32x4 alo_14_ = kf_u32x4{{t2453_, t2455_, t2457_, t2459_}};
+            unsigned t2465_ = wa_14_ & 15728880u;
+            unsigned t2467_ = wb_14_ & 15728880u;
+            unsigned t2469_ = sa_15_ & 15728880u;
+            unsigned t2471_ = sb_15_ & 15728880u;
+            kf_u32x4 ahi_14_ = kf_u32x4{{t2465_, t2467_, t2469_, t2471_}};
+            unsigned t2476_ = t2388_.v[2];
+            unsigned t2477_ = t2388_.v[3];
+            kf_u32x2 bl_14_ = kf_u32x2{{t2476_, t2477_}};
+            unsigned t2480_ = t2391_.v[2];
+            unsigned t2481_ = t2391_.v[3];
+            kf_u32x2 bh_14_ = kf_u32x2{{t2480_, t2481_}};
+            kf_f16x8 t2484_ = kf_bitcast<kf_f16x8>(alo_14_);
+            kf_f16x4 t2485_ = kf_bitcast<kf_f16x4>(bl_14_);
+            kf_f32x4 t2486_ = kf_mma_f16(t2484_, t2485_, t2437_);
+            kf_f16x8 t2487_ = kf_bitcast<kf_f16x8>(ahi_14_);
+            kf_f16x4 t2488_ = kf_bitcast<kf_f16x4>(bh_14_);
+            kf_f32x4 t2489_ = kf_mma_f16(t2487_, t2488_, t2440_);
+            unsigned t2497_ = flo_2_ + 3u;
+            kf_u32x4 t2498_ = ((kf_u32x4*)tab_)[t2497_];
+            unsigned t2500_ = fhi_2_ + 3u;
+            kf_u32x4 t2501_ = ((kf_u32x4*)tab_)[t2500_];
             unsigned wa_15_ = qb_[1u].v[2];
             unsigned wb_15_ = qb_[3u].v[2];
             unsigned sa_16_ = wa_15_ >> 8u;
             unsigned sb_16_ = wb_15_ >> 8u;
-            unsigned t2402_ = wa_15_ & 983055u;
-            unsigned t2404_ = wb_15_ & 983055u;
-            unsigned t2406_ = sa_16_ & 983055u;
-            unsigned t2408_ = sb_16_ & 983055u;
-            kf_u32x4 alo_15_ = kf_u32x4{{t2402_, t2404_, t2406_, t2408_}};
-            unsigned t2414_ = wa_15_ & 15728880u;
-            unsigned t2416_ = wb_15_ & 15728880u;
-            unsigned t2418_ = sa_16_ & 15728880u;
-            unsigned t2420_ = sb_16_ & 15728880u;
-            kf_u32x4 ahi_15_ = kf_u32x4{{t2414_, t2416_, t2418_, t2420_}};
-            unsigned t2425_ = blo_8_.v[0];
-            unsigned t2426_ = blo_8_.v[1];
-            kf_u32x2 bl_15_ = kf_u32x2{{t2425_, t2426_}};
-            unsigned t2429_ = bhi_8_.v[0];
-            unsigned t2430_ = bhi_8_.v[1];
-            kf_u32x2 bh_15_ = kf_u32x2{{t2429_, t2430_}};
-            kf_f16x8 t2433_ = kf_bitcast<kf_f16x8>(alo_15_);
-            kf_f16x4 t2434_ = kf_bitcast<kf_f16x4>(bl_15_);
-            kf_f32x4 t2435_ = kf_mma_f16(t2433_, t2434_, t2378_);
-            kf_f16x8 t2436_ = kf_bitcast<kf_f16x8>(ahi_15_);
-            kf_f16x4 t2437_ = kf_bitcast<kf_f16x4>(bh_15_);
-            kf_f32x4 t2438_ = kf_mma_f16(t2436_, t2437_, t2381_);
+            unsigned t2514_ = wa_15_ & 983055u;
+            unsigned t2516_ = wb_15_ & 983055u;
+            unsigned t2518_ = sa_16_ & 983055u;
+            unsigned t2520_ = sb_16_ & 983055u;
+            kf_u32x4 alo_15_ = kf_u32x4{{t2514_, t2516_, t2518_, t2520_}};
+            unsigned t2526_ = wa_15_ & 15728880u;
+            unsigned t2528_ = wb_15_ & 15728880u;
+            unsigned t2530_ = sa_16_ & 15728880u;
+            unsigned t2532_ = sb_16_ & 15728880u;
+            kf_u32x4 ahi_15_ = kf_u32x4{{t2526_, t2528_, t2530_, t2532_}};
+            unsigned t2537_ = t2498_.v[0];
+            unsigned t2538_ = t2498_.v[1];
+            kf_u32x2 bl_15_ = kf_u32x2{{t2537_, t2538_}};
+            unsigned t2541_ = t2501_.v[0];
+            unsigned t2542_ = t2501_.v[1];
+            kf_u32x2 bh_15_ = kf_u32x2{{t2541_, t2542_}};
+            kf_f16x8 t2545_ = kf_bitcast<kf_f16x8>(alo_15_);
+            kf_f16x4 t2546_ = kf_bitcast<kf_f16x4>(bl_15_);
+            kf_f32x4 t2547_ = kf_mma_f16(t2545_, t2546_, t2486_);
+            kf_f16x8 t2548_ = kf_bitcast<kf_f16x8>(ahi_15_);
+            kf_f16x4 t2549_ = kf_bitcast<kf_f16x4>(bh_15_);
+            kf_f32x4 t2550_ = kf_mma_f16(t2548_, t2549_, t2489_);
             unsigned wa_16_ = qb_[1u].v[3];
             unsigned wb_16_ = qb_[3u].v[3];
             unsigned sa_17_ = wa_16_ >> 8u;
             unsigned sb_17_ = wb_16_ >> 8u;
-            unsigned t2451_ = wa_16_ & 983055u;
-            unsigned t2453_ = wb_16_ & 983055u;
-            unsigned t2455_ = sa_17_ & 983055u;
-            unsigned t2457_ = sb_17_ & 983055u;
-            kf_u32x4 alo_16_ = kf_u32x4{{t2451_, t2453_, t2455_, t2457_}};
-            unsigned t2463_ = wa_16_ & 15728880u;
-            unsigned t2465_ = wb_16_ & 15728880u;
-            unsigned t2467_ = sa_17_ & 15728880u;
-            unsigned t2469_ = sb_17_ & 15728880u;
-            kf_u32x4 ahi_16_ = kf_u32x4{{t2463_, t2465_, t2467_, t2469_}};
-            unsigned t2474_ = blo_8_.v[2];
-            unsigned t2475_ = blo_8_.v[3];
-            kf_u32x2 bl_16_ = kf_u32x2{{t2474_, t2475_}};
-            unsigned t2478_ = bhi_8_.v[2];
-            unsigned t2479_ = bhi_8_.v[3];
-            kf_u32x2 bh_16_ = kf_u32x2{{t2478_, t2479_}};
-            kf_f16x8 t2482_ = kf_bitcast<kf_f16x8>(alo_16_);
-            kf_f16x4 t2483_ = kf_bitcast<kf_f16x4>(bl_16_);
-            kf_f32x4 t2484_ = kf_mma_f16(t2482_, t2483_, t2435_);
-            kf_f16x8 t2485_ = kf_bitcast<kf_f16x8>(ahi_16_);
-            kf_f16x4 t2486_ = kf_bitcast<kf_f16x4>(bh_16_);
-            kf_f32x4 t2487_ = kf_mma_f16(t2485_, t2486_, t2438_);
+            unsigned t2563_ = wa_16_ & 983055u;
+            unsigned t2565_ = wb_16_ & 983055u;
+            unsigned t2567_ = sa_17_ & 983055u;
+            unsigned t2569_ = sb_17_ & 983055u;
+            kf_u32x4 alo_16_ = kf_u32x4{{t2563_, t2565_, t2567_, t2569_}};
+            unsigned t2575_ = wa_16_ & 15728880u;
+            unsigned t2577_ = wb_16_ & 15728880u;
+            unsigned t2579_ = sa_17_ & 15728880u;
+            unsigned t2581_ = sb_17_ & 15728880u;
+            kf_u32x4 ahi_16_ = kf_u32x4{{t2575_, t2577_, t2579_, t2581_}};
+            unsigned t2586_ = t2498_.v[2];
+            unsigned t2587_ = t2498_.v[3];
+            kf_u32x2 bl_16_ = kf_u32x2{{t2586_, t2587_}};
+            unsigned t2590_ = t2501_.v[2];
+            unsigned t2591_ = t2501_.v[3];
+            kf_u32x2 bh_16_ = kf_u32x2{{t2590_, t2591_}};
+            kf_f16x8 t2594_ = kf_bitcast<kf_f16x8>(alo_16_);
+            kf_f16x4 t2595_ = kf_bitcast<kf_f16x4>(bl_16_);
+            kf_f32x4 t2596_ = kf_mma_f16(t2594_, t2595_, t2547_);
+            kf_f16x8 t2597_ = kf_bitcast<kf_f16x8>(ahi_16_);
+            kf_f16x4 t2598_ = kf_bitcast<kf_f16x4>(bh_16_);
+            kf_f32x4 t2599_ = kf_mma_f16(t2597_, t2598_, t2550_);
             kf_u32x4 h_3_ = hb_[0u];
-            unsigned t2493_ = h_3_.v[1] & 1061109567u;
-            unsigned t2503_ = (h_3_.v[3] & 252645135u) | ((h_3_.v[1] >> 2u) & 808464432u);
-            unsigned sc_3_ = kf_shr_u32(((q_9_ < 2u) ? t2493_ : t2503_), ((q_9_ & 1u) << 4u));
-            unsigned t2544_ = h_3_.v[2] & 1061109567u;
-            unsigned t2555_ = ((h_3_.v[3] >> 4u) & 252645135u) | ((h_3_.v[2] >> 2u) & 808464432u);
-            unsigned mn_3_ = kf_shr_u32(((q_9_ < 2u) ? t2544_ : t2555_), ((q_9_ & 1u) << 4u));
-            unsigned t2564_ = h_3_.v[0];
-            kf_f16x2 dm_3_ = kf_f16x2{{kf_low_bits<kf_f16>(kf_word(t2564_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2564_, 0u), 16u))}};
-            float t2569_ = __fadd_rn(t2484_.v[0], t2484_.v[1]);
-            float t2577_ = __fadd_rn(t2487_.v[0], t2487_.v[1]);
+            unsigned t2605_ = h_3_.v[1] & 1061109567u;
+            unsigned t2615_ = (h_3_.v[3] & 252645135u) | ((h_3_.v[1] >> 2u) & 808464432u);
+            unsigned sc_3_ = kf_shr_u32(((q_9_ < 2u) ? t2605_ : t2615_), ((q_9_ & 1u) << 4u));
+            unsigned t2656_ = h_3_.v[2] & 1061109567u;
+            unsigned t2667_ = ((h_3_.v[3] >> 4u) & 252645135u) | ((h_3_.v[2] >> 2u) & 808464432u);
+            unsigned mn_3_ = kf_shr_u32(((q_9_ < 2u) ? t2656_ : t2667_), ((q_9_ & 1u) << 4u));
+            unsigned t2676_ = h_3_.v[0];
+            kf_f16x2 dm_3_ = kf_f16x2{{kf_low_bits<kf_f16>(kf_word(t2676_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2676_, 0u), 16u))}};
+            float t2681_ = __fadd_rn(t2596_.v[0], t2596_.v[1]);
+            float t2689_ = __fadd_rn(t2599_.v[0], t2599_.v[1]);
             unsigned v_18_ = (sc_3_ >> 8u) & 255u;
-            float t2592_ = __fmul_rn(__fsub_rn(kf_bitcast<float>(v_18_ | 1258291200u), 8388608.0f), 1048576.0f);
+            float t2704_ = __fmul_rn(__fsub_rn(kf_bitcast<float>(v_18_ | 1258291200u), 8388608.0f), 1048576.0f);
             unsigned v_19_ = sc_3_ & 255u;
-            float t_3_ = __fmaf_rn(t2592_, t2577_, __fmul_rn(__fmul_rn(__fsub_rn(kf_bitcast<float>(v_19_ | 1258291200u), 8388608.0f), 16777216.0f), t2569_));
+            float t_3_ = __fmaf_rn(t2704_, t2689_, __fmul_rn(__fmul_rn(__fsub_rn(kf_bitcast<float>(v_19_ | 1258291200u), 8388608.0f), 16777216.0f), t2681_));
             unsigned v_20_ = (mn_3_ >> 8u) & 255u;
-            float t2612_ = __fsub_rn(kf_bitcast<float>(v_20_ | 1258291200u), 8388608.0f);
-            float t2625_ = ((float*)tab_)[((((nbk_ << 8u) + 4u) + (ck_ << 3u)) + (q_9_ << 1u)) + 1u];
+            float t2724_ = __fsub_rn(kf_bitcast<float>(v_20_ | 1258291200u), 8388608.0f);
+            float t2733_ = ((float*)tab_)[((sx0_ + (ck_ << 3u)) + (q_9_ << 1u)) + 1u];
             unsigned v_21_ = mn_3_ & 255u;
-            float u_3_ = __fmaf_rn(t2612_, t2625_, __fmul_rn(__fsub_rn(kf_bitcast<float>(v_21_ | 1258291200u), 8388608.0f), ((float*)tab_)[(((nbk_ << 8u) + 4u) + (ck_ << 3u)) + (q_9_ << 1u)]));
+            float u_3_ = __fmaf_rn(t2724_, t2733_, __fmul_rn(__fsub_rn(kf_bitcast<float>(v_21_ | 1258291200u), 8388608.0f), ((float*)tab_)[(sx0_ + (ck_ << 3u)) + (q_9_ << 1u)]));
             float part_3_ = __fmaf_rn(kf_f16_to_f32(dm_3_.v[0]), t_3_, __fmul_rn(kf_neg_f32(kf_f16_to_f32(dm_3_.v[1])), u_3_));
-            float t2653_ = __fadd_rn(ya_, part_3_);
-            ya_ = t2653_;
+            float t2757_ = __fadd_rn(ya_, part_3_);
+            ya_ = t2757_;
             kf_u32x4 h_4_ = hb_[1u];
-            unsigned t2659_ = h_4_.v[1] & 1061109567u;
-            unsigned t2669_ = (h_4_.v[3] & 252645135u) | ((h_4_.v[1] >> 2u) & 808464432u);
-            unsigned sc_4_ = kf_shr_u32(((q_9_ < 2u) ? t2659_ : t2669_), ((q_9_ & 1u) << 4u));
-            unsigned t2710_ = h_4_.v[2] & 1061109567u;
-            unsigned t2721_ = ((h_4_.v[3] >> 4u) & 252645135u) | ((h_4_.v[2] >> 2u) & 808464432u);
-            unsigned mn_4_ = kf_shr_u32(((q_9_ < 2u) ? t2710_ : t2721_), ((q_9_ & 1u) << 4u));
-            unsigned t2730_ = h_4_.v[0];
-            kf_f16x2 dm_4_ = kf_f16x2{{kf_low_bits<kf_f16>(kf_word(t2730_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2730_, 0u), 16u))}};
-            float t2738_ = __fadd_rn(t2484_.v[2], t2484_.v[3]);
-            float t2746_ = __fadd_rn(t2487_.v[2], t2487_.v[3]);
+            unsigned t2763_ = h_4_.v[1] & 1061109567u;
+            unsigned t2773_ = (h_4_.v[3] & 252645135u) | ((h_4_.v[1] >> 2u) & 808464432u);
+            unsigned sc_4_ = kf_shr_u32(((q_9_ < 2u) ? t2763_ : t2773_), ((q_9_ & 1u) << 4u));
+            unsigned t2814_ = h_4_.v[2] & 1061109567u;
+            unsigned t2825_ = ((h_4_.v[3] >> 4u) & 252645135u) | ((h_4_.v[2] >> 2u) & 808464432u);
+            unsigned mn_4_ = kf_shr_u32(((q_9_ < 2u) ? t2814_ : t2825_), ((q_9_ & 1u) << 4u));
+            unsigned t2834_ = h_4_.v[0];
+            kf_f16x2 dm_4_ = kf_f16x2{{kf_low_bits<kf_f16>(kf_word(t2834_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t2834_, 0u), 16u))}};
+            float t2842_ = __fadd_rn(t2596_.v[2], t2596_.v[3]);
+            float t2850_ = __fadd_rn(t2599_.v[2], t2599_.v[3]);
             unsigned v_22_ = (sc_4_ >> 8u) & 255u;
-            float t2758_ = __fmul_rn(__fsub_rn(kf_bitcast<float>(v_22_ | 1258291200u), 8388608.0f), 1048576.0f);
+            float t2862_ = __fmul_rn(__fsub_rn(kf_bitcast<float>(v_22_ | 1258291200u), 8388608.0f), 1048576.0f);
             unsigned v_23_ = sc_4_ & 255u;
-            float t_4_ = __fmaf_rn(t2758_, t2746_, __fmul_rn(__fmul_rn(__fsub_rn(kf_bitcast<float>(v_23_ | 1258291200u), 8388608.0f), 16777216.0f), t2738_));
+            float t_4_ = __fmaf_rn(t2862_, t2850_, __fmul_rn(__fmul_rn(__fsub_rn(kf_bitcast<float>(v_23_ | 1258291200u), 8388608.0f), 16777216.0f), t2842_));
             unsigned v_24_ = (mn_4_ >> 8u) & 255u;
-            float t2778_ = __fsub_rn(kf_bitcast<float>(v_24_ | 1258291200u), 8388608.0f);
-            float t2791_ = ((float*)tab_)[((((nbk_ << 8u) + 4u) + (ck_ << 3u)) + (q_9_ << 1u)) + 1u];
+            float t2882_ = __fsub_rn(kf_bitcast<float>(v_24_ | 1258291200u), 8388608.0f);
+            float t2891_ = ((float*)tab_)[((sx0_ + (ck_ << 3u)) + (q_9_ << 1u)) + 1u];
             unsigned v_25_ = mn_4_ & 255u;
-            float u_4_ = __fmaf_rn(t2778_, t2791_, __fmul_rn(__fsub_rn(kf_bitcast<float>(v_25_ | 1258291200u), 8388608.0f), ((float*)tab_)[(((nbk_ << 8u) + 4u) + (ck_ << 3u)) + (q_9_ << 1u)]));
+            float u_4_ = __fmaf_rn(t2882_, t2891_, __fmul_rn(__fsub_rn(kf_bitcast<float>(v_25_ | 1258291200u), 8388608.0f), ((float*)tab_)[(sx0_ + (ck_ << 3u)) + (q_9_ << 1u)]));
             float part_4_ = __fmaf_rn(kf_f16_to_f32(dm_4_.v[0]), t_4_, __fmul_rn(kf_neg_f32(kf_f16_to_f32(dm_4_.v[1])), u_4_));
-            float t2819_ = __fadd_rn(yb_, part_4_);
-            yb_ = t2819_;
-            unsigned t2821_ = ck_ + 1u;
-            ck_ = t2821_;
-            if (t2821_ == nbk_) {
-                float sa_18_ = __fadd_rn(t2653_, kf_shfl_xor(t2653_, 1u, kf_wn));
+            float t2915_ = __fadd_rn(yb_, part_4_);
+            yb_ = t2915_;
+            unsigned t2917_ = ck_ + 1u;
+            ck_ = t2917_;
+            if (t2917_ == nbk_) {
+                float sa_18_ = __fadd_rn(t2757_, kf_shfl_xor(t2757_, 1u, kf_wn));
                 float sa2_2_ = __fadd_rn(sa_18_, kf_shfl_xor(sa_18_, 2u, kf_wn));
-                float sb_18_ = __fadd_rn(t2819_, kf_shfl_xor(t2819_, 1u, kf_wn));
+                float sb_18_ = __fadd_rn(t2915_, kf_shfl_xor(t2915_, 1u, kf_wn));
                 float sb2_2_ = __fadd_rn(sb_18_, kf_shfl_xor(sb_18_, 2u, kf_wn));
-                bool t2836_ = q_9_ == 0u;
-                bool t2837_ = t2836_;
-                if (t2836_) {
-                    t2837_ = ((ct_ << 4u) + g_) < m_;
+                bool t2932_ = q_9_ == 0u;
+                bool t2933_ = t2932_;
+                if (t2932_) {
+                    t2933_ = ((ct_ << 4u) + g_) < m_;
                 }
-                if (t2837_) {
+                if (t2933_) {
                     y_[(ct_ << 4u) + g_] = sa2_2_;
                 }
-                bool t2846_ = q_9_ == 0u;
-                bool t2847_ = t2846_;
-                if (t2846_) {
-                    t2847_ = (((ct_ << 4u) + g_) + 8u) < m_;
+                bool t2942_ = q_9_ == 0u;
+                bool t2943_ = t2942_;
+                if (t2942_) {
+                    t2943_ = (((ct_ << 4u) + g_) + 8u) < m_;
                 }
-                if (t2847_) {
+                if (t2943_) {
                     y_[((ct_ << 4u) + g_) + 8u] = sb2_2_;
                 }
                 ya_ = 0.0f;
@@ -1622,7 +1631,7 @@ q4k_gemv(const unsigned char* __restrict__ w_, const float* __restrict__ x_, flo
     }
 }
 
-/* kernel q8_quantize_f32 (q4k.kf:499) */
+/* kernel q8_quantize_f32 (q4k.kf:524) */
 extern "C" __global__ void __launch_bounds__(256)
 q8_quantize_f32(const float* __restrict__ x_, signed char* __restrict__ xq_, kf_f16x2* __restrict__ xds_, unsigned n_)
 {
@@ -1702,7 +1711,7 @@ q8_quantize_f32(const float* __restrict__ x_, signed char* __restrict__ xq_, kf_
     }
 }
 
-/* kernel q8_quantize_f16 (q4k.kf:515) */
+/* kernel q8_quantize_f16 (q4k.kf:540) */
 extern "C" __global__ void __launch_bounds__(256)
 q8_quantize_f16(const kf_f16* __restrict__ x_, signed char* __restrict__ xq_, kf_f16x2* __restrict__ xds_, unsigned n_)
 {
@@ -1787,7 +1796,7 @@ q8_quantize_f16(const kf_f16* __restrict__ x_, signed char* __restrict__ xq_, kf
     }
 }
 
-/* kernel q4k_q8_gemv_f32 (q4k.kf:1063) */
+/* kernel q4k_q8_gemv_f32 (q4k.kf:1088) */
 extern "C" __global__ void __launch_bounds__(128)
 q4k_q8_gemv_f32(const unsigned char* __restrict__ w_, const signed char* __restrict__ xq_, const kf_f16x2* __restrict__ xds_, float* __restrict__ y_, unsigned m_, unsigned k_)
 {
@@ -2147,7 +2156,7 @@ q4k_q8_gemv_f32(const unsigned char* __restrict__ w_, const signed char* __restr
     }
 }
 
-/* kernel q4k_q8_gemv_f16 (q4k.kf:1069) */
+/* kernel q4k_q8_gemv_f16 (q4k.kf:1094) */
 extern "C" __global__ void __launch_bounds__(128)
 q4k_q8_gemv_f16(const unsigned char* __restrict__ w_, const signed char* __restrict__ xq_, const kf_f16x2* __restrict__ xds_, kf_f16* __restrict__ y_, unsigned m_, unsigned k_)
 {
@@ -2507,7 +2516,7 @@ q4k_q8_gemv_f16(const unsigned char* __restrict__ w_, const signed char* __restr
     }
 }
 
-/* kernel q4k_q8_gemv_f16_acc (q4k.kf:1075) */
+/* kernel q4k_q8_gemv_f16_acc (q4k.kf:1100) */
 extern "C" __global__ void __launch_bounds__(128)
 q4k_q8_gemv_f16_acc(const unsigned char* __restrict__ w_, const signed char* __restrict__ xq_, const kf_f16x2* __restrict__ xds_, kf_f16* __restrict__ y_, unsigned m_, unsigned k_)
 {
@@ -2867,7 +2876,7 @@ q4k_q8_gemv_f16_acc(const unsigned char* __restrict__ w_, const signed char* __r
     }
 }
 
-/* kernel q4k_q8_gemv_rms_f16 (q4k.kf:1295) */
+/* kernel q4k_q8_gemv_rms_f16 (q4k.kf:1320) */
 extern "C" __global__ void __launch_bounds__(256)
 q4k_q8_gemv_rms_f16(const unsigned char* __restrict__ w_, const kf_f16* __restrict__ h_, const kf_f16* __restrict__ nw_, kf_f16* __restrict__ y_, unsigned m_, unsigned k_, float eps_)
 {
@@ -4127,7 +4136,7 @@ q4k_q8_gemv_rms_f16(const unsigned char* __restrict__ w_, const kf_f16* __restri
     }
 }
 
-/* kernel q4k_q8_gemv_rms_f32 (q4k.kf:1304) */
+/* kernel q4k_q8_gemv_rms_f32 (q4k.kf:1329) */
 extern "C" __global__ void __launch_bounds__(256)
 q4k_q8_gemv_rms_f32(const unsigned char* __restrict__ w_, const kf_f16* __restrict__ h_, const kf_f16* __restrict__ nw_, float* __restrict__ y_, unsigned m_, unsigned k_, float eps_)
 {
@@ -5386,7 +5395,7 @@ q4k_q8_gemv_rms_f32(const unsigned char* __restrict__ w_, const kf_f16* __restri
     }
 }
 
-/* kernel q4k_q8_gemv_silu_f16_acc (q4k.kf:1315) */
+/* kernel q4k_q8_gemv_silu_f16_acc (q4k.kf:1340) */
 extern "C" __global__ void __launch_bounds__(256)
 q4k_q8_gemv_silu_f16_acc(const unsigned char* __restrict__ w_, const kf_f16* __restrict__ g_, const kf_f16* __restrict__ u_, kf_f16* __restrict__ y_, unsigned m_, unsigned k_)
 {
@@ -6597,7 +6606,7 @@ q4k_q8_gemv_silu_f16_acc(const unsigned char* __restrict__ w_, const kf_f16* __r
     }
 }
 
-/* kernel q4k_q8_gemv_silu_f32 (q4k.kf:1324) */
+/* kernel q4k_q8_gemv_silu_f32 (q4k.kf:1349) */
 extern "C" __global__ void __launch_bounds__(256)
 q4k_q8_gemv_silu_f32(const unsigned char* __restrict__ w_, const kf_f16* __restrict__ g_, const kf_f16* __restrict__ u_, float* __restrict__ y_, unsigned m_, unsigned k_)
 {
@@ -7764,7 +7773,7 @@ q4k_q8_gemv_silu_f32(const unsigned char* __restrict__ w_, const kf_f16* __restr
     }
 }
 
-/* kernel q4k_q8_gemv_rms_glu_q8 (q4k.kf:1353) */
+/* kernel q4k_q8_gemv_rms_glu_q8 (q4k.kf:1378) */
 extern "C" __global__ void __launch_bounds__(256)
 q4k_q8_gemv_rms_glu_q8(const unsigned char* __restrict__ w_, const kf_f16* __restrict__ h_, const kf_f16* __restrict__ nw_, signed char* __restrict__ xo_, kf_f16x2* __restrict__ xds_, unsigned m_, unsigned k_, float eps_)
 {
