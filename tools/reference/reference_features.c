@@ -714,6 +714,85 @@ static void ref_warp_edges(ref_ctx *r)
     free(xi);
 }
 
+/* ---- warp_partial.kf ---------------------------------------------------------- */
+
+/* The value of -D name in the case, or def when the case does not set it. */
+static size_t define_num(ref_ctx *r, const char *name, size_t def)
+{
+    for (size_t i = 0; i < r->c->defines.len; i++)
+        if (!strcmp(r->c->defines.data[i].name, name)) return (size_t)strtoull(r->c->defines.data[i].value, NULL, 0);
+    return def;
+}
+
+/* warp_partial for one warp of n lanes starting at global thread w0. */
+static void warp_partial_warp(const float *x, const int32_t *xi, size_t w0, unsigned n, float *o, int32_t *oi,
+                              uint32_t *ou)
+{
+    float mx = x[w0];
+    uint32_t sum = 0, ballot = 0, any_hi = 0, all_lo = 1;
+    int32_t mn = xi[w0];
+    for (unsigned l = 0; l < n; l++) {
+        mx = fmaxf(mx, x[w0 + l]);
+        sum += (uint32_t)xi[w0 + l];
+        mn = xi[w0 + l] < mn ? xi[w0 + l] : mn;
+        ballot |= (uint32_t)(xi[w0 + l] > 0) << l;
+        any_hi |= x[w0 + l] > 0.9f;
+        all_lo &= x[w0 + l] > -0.9f;
+    }
+    for (unsigned l = 0; l < n; l++) {
+        size_t g = w0 + l;
+        float *f = o + 9 * g;
+        f[0] = x[w0 + shfl_from(SH_IDX, l, 5, n)];
+        f[1] = x[w0 + shfl_from(SH_IDX, l, 37, n)];
+        f[2] = x[w0 + shfl_from(SH_IDX, l, 20, n)];
+        f[3] = x[w0 + shfl_from(SH_XOR, l, 3, n)];
+        f[4] = x[w0 + shfl_from(SH_XOR, l, 16, n)];
+        f[5] = x[w0 + shfl_from(SH_UP, l, 2, n)];
+        f[6] = x[w0 + shfl_from(SH_DOWN, l, 7, n)];
+        f[7] = x[w0 + shfl_from(SH_DOWN, l, 40, n)];
+        f[8] = mx;
+        int32_t *q = oi + 7 * g;
+        q[0] = (int32_t)sum;
+        q[1] = mn;
+        q[2] = xi[w0 + shfl_from(SH_XOR, l, l % 8, n)];
+        q[3] = xi[w0 + shfl_from(SH_UP, l, l % 5, n)];
+        q[4] = xi[w0 + shfl_from(SH_IDX, l, 31 - l, n)];
+        q[5] = (int32_t)(uint32_t)((uint64_t)((int64_t)xi[w0 + shfl_from(SH_XOR, l, 2, n)] * 65537) >> 16);
+        unsigned d = shfl_from(SH_DOWN, l, 1, n);
+        q[6] = xi[w0 + d] ^ (int32_t)d;
+        uint32_t *u = ou + 4 * g;
+        u[0] = ballot;
+        u[1] = any_hi;
+        u[2] = all_lo;
+        u[3] = n > 20 && xi[w0 + 20] > 0;
+    }
+}
+
+static void ref_warp_partial(ref_ctx *r)
+{
+    size_t nb = (size_t)in_num(r, "nb"), nx, nxi, no, noi, nou;
+    size_t bt = define_num(r, "BX", 16) * define_num(r, "BY", 4) * define_num(r, "BZ", 1);
+    float *x = in_buf(r, "x", KF_S_F32, 1, &nx);
+    int32_t *xi = in_buf(r, "xi", KF_S_I32, 1, &nxi);
+    float *o = in_buf(r, "o", KF_S_F32, 1, &no);
+    int32_t *oi = in_buf(r, "oi", KF_S_I32, 1, &noi);
+    uint32_t *ou = in_buf(r, "ou", KF_S_U32, 1, &nou);
+    size_t threads = nb * bt;
+    if (nx < threads || nxi < threads || no < 9 * threads || noi < 7 * threads || nou < 4 * threads) {
+        fprintf(stderr, "%s: buffers too small for warp_partial\n", r->c->path);
+        r->errors++;
+        nb = 0;
+    }
+    for (size_t b = 0; b < nb; b++)   /* warps of 32 lanes in the block's linear order, the last one short */
+        for (size_t w = 0; w < bt; w += 32)
+            warp_partial_warp(x, xi, b * bt + w, (unsigned)(bt - w < 32 ? bt - w : 32), o, oi, ou);
+    out_free(r, "o", KF_S_F32, o, no);
+    out_free(r, "oi", KF_S_I32, oi, noi);
+    out_free(r, "ou", KF_S_U32, ou, nou);
+    free(x);
+    free(xi);
+}
+
 /* ---- fence.kf --------------------------------------------------------------- */
 
 /* last_block_sum: element i belongs to block (i / 128) % nb (the grid
@@ -745,7 +824,7 @@ static void ref_fence_last_block(ref_ctx *r)
 #define KF_REFERENCE_FEATURES \
     {"convert", ref_convert}, {"vectors", ref_vectors}, {"ops_i32", ref_ops_i32}, \
     {"ops_widths", ref_ops_widths}, {"control", ref_control}, {"warp_ops", ref_warp_ops}, \
-    {"warp_edges", ref_warp_edges}, \
+    {"warp_edges", ref_warp_edges}, {"warp_partial", ref_warp_partial}, \
     {"atomics", ref_atomics}, {"atomics_subnormal", ref_atomics_subnormal}, {"fence_last_block", ref_fence_last_block}, {"math_f32", ref_math_f32}, {"math_f64", ref_math_f64}, \
     {"math_vec", ref_math_vec}, {"int_math", ref_int_math}, {"geometry", ref_geometry}, \
     {"transpose", ref_transpose},
