@@ -222,7 +222,7 @@ __device__ __forceinline__ void kf_pdl_wait() {
 #endif
 }
 
-/* kernel gemv_f16_f16_f16 (gemv.kf:1072) */
+/* kernel gemv_f16_f16_f16 (gemv.kf:1069) */
 extern "C" __global__ void __launch_bounds__(64)
 gemv_f16_f16_f16(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x_, kf_f16* __restrict__ y_, unsigned m_, unsigned k_)
 {
@@ -258,18 +258,18 @@ gemv_f16_f16_f16(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x_, k
         unsigned wid_ = (blockIdx.x * (blockDim.x >> 5u)) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u);
         unsigned nw_ = gridDim.x * (blockDim.x >> 5u);
         if (!(wid_ >= m_)) {
-            unsigned t4885_ = m_ - wid_;
-            unsigned t4893_ = ((t4885_ / nw_) + (((t4885_ % nw_) != 0u) ? 1u : 0u)) * steps_;
+            unsigned t4883_ = m_ - wid_;
+            unsigned t4891_ = ((t4883_ / nw_) + (((t4883_ % nw_) != 0u) ? 1u : 0u)) * steps_;
             acc_3_[0u] = 0.0f;
             unsigned lg_ = wid_;
             unsigned lk_ = 0u;
             unsigned cg_ = wid_;
             unsigned ck_ = 0u;
-            unsigned t6513_ = t4893_ + 1u;
+            unsigned t6511_ = t4891_ + 1u;
             asm("" : "+r"(nw_));
             #pragma unroll 1
-            for (unsigned t0_ = 0u; t0_ < t6513_; t0_ = t0_ + 2u) {
-                if (t0_ < t4893_) {
+            for (unsigned t0_ = 0u; t0_ < t6511_; t0_ = t0_ + 2u) {
+                if (t0_ < t4891_) {
                     unsigned v_ = min((((lk_ << 5u) << 2u) + lane_), (nv_ - 1u));
                     unsigned row_2_ = min(lg_, (m_ - 1u));
                     wb_2_[0u] = wv_[(row_2_ * nv_) + v_];
@@ -286,23 +286,23 @@ gemv_f16_f16_f16(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x_, k
                     unsigned row_5_ = min(lg_, (m_ - 1u));
                     wb_2_[3u] = wv_[(row_5_ * nv_) + v_4_];
                     xb_2_[6u] = xv_[v_4_];
-                    unsigned t6717_ = lk_ + 1u;
-                    lk_ = t6717_;
-                    if (t6717_ == steps_) {
+                    unsigned t6715_ = lk_ + 1u;
+                    lk_ = t6715_;
+                    if (t6715_ == steps_) {
                         lk_ = 0u;
                         lg_ = lg_ + nw_;
                     }
                 }
-                bool t6770_ = t0_ >= 1u;
-                bool t6771_ = t6770_;
-                if (t6770_) {
-                    t6771_ = (t0_ - 1u) < t4893_;
+                bool t6768_ = t0_ >= 1u;
+                bool t6769_ = t6768_;
+                if (t6768_) {
+                    t6769_ = (t0_ - 1u) < t4891_;
                 }
-                if (t6771_) {
+                if (t6769_) {
                     unsigned v_5_ = ((ck_ << 5u) << 2u) + lane_;
                     if (v_5_ < nv_) {
-                        kf_u32x4 t6830_ = xb_2_[8u];
-                        kf_f16x8 a_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t6830_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6830_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t6830_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6830_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t6830_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6830_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t6830_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6830_, 3u), 16u))}};
+                        kf_u32x4 t6828_ = xb_2_[8u];
+                        kf_f16x8 a_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t6828_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6828_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t6828_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6828_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t6828_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6828_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t6828_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6828_, 3u), 16u))}};
                         xs_9_[0u] = kf_f16_to_f32(a_.v[0]);
                         xs_9_[1u] = kf_f16_to_f32(a_.v[1]);
                         xs_9_[2u] = kf_f16_to_f32(a_.v[2]);
@@ -311,14 +311,14 @@ gemv_f16_f16_f16(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x_, k
                         xs_9_[5u] = kf_f16_to_f32(a_.v[5]);
                         xs_9_[6u] = kf_f16_to_f32(a_.v[6]);
                         xs_9_[7u] = kf_f16_to_f32(a_.v[7]);
-                        kf_u32x4 t6857_ = wb_2_[4u];
-                        kf_f16x8 wh_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t6857_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6857_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t6857_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6857_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t6857_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6857_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t6857_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6857_, 3u), 16u))}};
+                        kf_u32x4 t6855_ = wb_2_[4u];
+                        kf_f16x8 wh_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t6855_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6855_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t6855_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6855_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t6855_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6855_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t6855_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6855_, 3u), 16u))}};
                         acc_3_[0u] = __fmaf_rn(kf_f16_to_f32(wh_.v[7]), xs_9_[7u], __fmaf_rn(kf_f16_to_f32(wh_.v[6]), xs_9_[6u], __fmaf_rn(kf_f16_to_f32(wh_.v[5]), xs_9_[5u], __fmaf_rn(kf_f16_to_f32(wh_.v[4]), xs_9_[4u], __fmaf_rn(kf_f16_to_f32(wh_.v[3]), xs_9_[3u], __fmaf_rn(kf_f16_to_f32(wh_.v[2]), xs_9_[2u], __fmaf_rn(kf_f16_to_f32(wh_.v[1]), xs_9_[1u], __fmaf_rn(kf_f16_to_f32(wh_.v[0]), xs_9_[0u], acc_3_[0u]))))))));
                     }
                     unsigned v_6_ = (((ck_ << 5u) << 2u) + 32u) + lane_;
                     if (v_6_ < nv_) {
-                        kf_u32x4 t6961_ = xb_2_[10u];
-                        kf_f16x8 a_2_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t6961_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6961_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t6961_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6961_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t6961_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6961_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t6961_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6961_, 3u), 16u))}};
+                        kf_u32x4 t6959_ = xb_2_[10u];
+                        kf_f16x8 a_2_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t6959_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6959_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t6959_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6959_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t6959_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6959_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t6959_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6959_, 3u), 16u))}};
                         xs_10_[0u] = kf_f16_to_f32(a_2_.v[0]);
                         xs_10_[1u] = kf_f16_to_f32(a_2_.v[1]);
                         xs_10_[2u] = kf_f16_to_f32(a_2_.v[2]);
@@ -327,14 +327,14 @@ gemv_f16_f16_f16(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x_, k
                         xs_10_[5u] = kf_f16_to_f32(a_2_.v[5]);
                         xs_10_[6u] = kf_f16_to_f32(a_2_.v[6]);
                         xs_10_[7u] = kf_f16_to_f32(a_2_.v[7]);
-                        kf_u32x4 t6988_ = wb_2_[5u];
-                        kf_f16x8 wh_2_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t6988_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6988_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t6988_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6988_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t6988_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6988_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t6988_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6988_, 3u), 16u))}};
+                        kf_u32x4 t6986_ = wb_2_[5u];
+                        kf_f16x8 wh_2_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t6986_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6986_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t6986_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6986_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t6986_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6986_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t6986_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6986_, 3u), 16u))}};
                         acc_3_[0u] = __fmaf_rn(kf_f16_to_f32(wh_2_.v[7]), xs_10_[7u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[6]), xs_10_[6u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[5]), xs_10_[5u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[4]), xs_10_[4u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[3]), xs_10_[3u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[2]), xs_10_[2u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[1]), xs_10_[1u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[0]), xs_10_[0u], acc_3_[0u]))))))));
                     }
                     unsigned v_7_ = (((ck_ << 5u) << 2u) + 64u) + lane_;
                     if (v_7_ < nv_) {
-                        kf_u32x4 t7092_ = xb_2_[12u];
-                        kf_f16x8 a_3_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7092_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7092_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7092_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7092_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7092_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7092_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7092_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7092_, 3u), 16u))}};
+                        kf_u32x4 t7090_ = xb_2_[12u];
+                        kf_f16x8 a_3_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7090_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7090_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7090_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7090_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7090_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7090_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7090_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7090_, 3u), 16u))}};
                         xs_11_[0u] = kf_f16_to_f32(a_3_.v[0]);
                         xs_11_[1u] = kf_f16_to_f32(a_3_.v[1]);
                         xs_11_[2u] = kf_f16_to_f32(a_3_.v[2]);
@@ -343,14 +343,14 @@ gemv_f16_f16_f16(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x_, k
                         xs_11_[5u] = kf_f16_to_f32(a_3_.v[5]);
                         xs_11_[6u] = kf_f16_to_f32(a_3_.v[6]);
                         xs_11_[7u] = kf_f16_to_f32(a_3_.v[7]);
-                        kf_u32x4 t7119_ = wb_2_[6u];
-                        kf_f16x8 wh_3_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7119_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7119_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7119_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7119_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7119_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7119_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7119_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7119_, 3u), 16u))}};
+                        kf_u32x4 t7117_ = wb_2_[6u];
+                        kf_f16x8 wh_3_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7117_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7117_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7117_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7117_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7117_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7117_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7117_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7117_, 3u), 16u))}};
                         acc_3_[0u] = __fmaf_rn(kf_f16_to_f32(wh_3_.v[7]), xs_11_[7u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[6]), xs_11_[6u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[5]), xs_11_[5u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[4]), xs_11_[4u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[3]), xs_11_[3u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[2]), xs_11_[2u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[1]), xs_11_[1u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[0]), xs_11_[0u], acc_3_[0u]))))))));
                     }
                     unsigned v_8_ = (((ck_ << 5u) << 2u) + 96u) + lane_;
                     if (v_8_ < nv_) {
-                        kf_u32x4 t7223_ = xb_2_[14u];
-                        kf_f16x8 a_4_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7223_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7223_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7223_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7223_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7223_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7223_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7223_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7223_, 3u), 16u))}};
+                        kf_u32x4 t7221_ = xb_2_[14u];
+                        kf_f16x8 a_4_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7221_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7221_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7221_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7221_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7221_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7221_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7221_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7221_, 3u), 16u))}};
                         xs_12_[0u] = kf_f16_to_f32(a_4_.v[0]);
                         xs_12_[1u] = kf_f16_to_f32(a_4_.v[1]);
                         xs_12_[2u] = kf_f16_to_f32(a_4_.v[2]);
@@ -359,34 +359,34 @@ gemv_f16_f16_f16(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x_, k
                         xs_12_[5u] = kf_f16_to_f32(a_4_.v[5]);
                         xs_12_[6u] = kf_f16_to_f32(a_4_.v[6]);
                         xs_12_[7u] = kf_f16_to_f32(a_4_.v[7]);
-                        kf_u32x4 t7250_ = wb_2_[7u];
-                        kf_f16x8 wh_4_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7250_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7250_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7250_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7250_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7250_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7250_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7250_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7250_, 3u), 16u))}};
+                        kf_u32x4 t7248_ = wb_2_[7u];
+                        kf_f16x8 wh_4_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7248_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7248_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7248_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7248_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7248_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7248_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7248_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7248_, 3u), 16u))}};
                         acc_3_[0u] = __fmaf_rn(kf_f16_to_f32(wh_4_.v[7]), xs_12_[7u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[6]), xs_12_[6u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[5]), xs_12_[5u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[4]), xs_12_[4u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[3]), xs_12_[3u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[2]), xs_12_[2u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[1]), xs_12_[1u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[0]), xs_12_[0u], acc_3_[0u]))))))));
                     }
-                    unsigned t7324_ = ck_ + 1u;
-                    ck_ = t7324_;
-                    if (t7324_ == steps_) {
+                    unsigned t7322_ = ck_ + 1u;
+                    ck_ = t7322_;
+                    if (t7322_ == steps_) {
                         float a_5_ = acc_3_[0u];
                         unsigned r_ = 0u;
-                        float t7332_ = __fadd_rn(a_5_, kf_shfl_xor(a_5_, 16u, kf_wn));
-                        float t7335_ = __fadd_rn(t7332_, kf_shfl_xor(t7332_, 8u, kf_wn));
-                        float t7338_ = __fadd_rn(t7335_, kf_shfl_xor(t7335_, 4u, kf_wn));
-                        float t7341_ = __fadd_rn(t7338_, kf_shfl_xor(t7338_, 2u, kf_wn));
-                        float t7344_ = __fadd_rn(t7341_, kf_shfl_xor(t7341_, 1u, kf_wn));
-                        bool t7346_ = lane_ == r_;
-                        bool t7347_ = t7346_;
-                        if (t7346_) {
-                            t7347_ = cg_ < m_;
+                        float t7330_ = __fadd_rn(a_5_, kf_shfl_xor(a_5_, 16u, kf_wn));
+                        float t7333_ = __fadd_rn(t7330_, kf_shfl_xor(t7330_, 8u, kf_wn));
+                        float t7336_ = __fadd_rn(t7333_, kf_shfl_xor(t7333_, 4u, kf_wn));
+                        float t7339_ = __fadd_rn(t7336_, kf_shfl_xor(t7336_, 2u, kf_wn));
+                        float t7342_ = __fadd_rn(t7339_, kf_shfl_xor(t7339_, 1u, kf_wn));
+                        bool t7344_ = lane_ == r_;
+                        bool t7345_ = t7344_;
+                        if (t7344_) {
+                            t7345_ = cg_ < m_;
                         }
-                        if (t7347_) {
-                            y_[cg_] = kf_f16_from_f32(t7344_);
+                        if (t7345_) {
+                            y_[cg_] = kf_f16_from_f32(t7342_);
                         }
                         acc_3_[0u] = 0.0f;
                         ck_ = 0u;
                         cg_ = cg_ + nw_;
                     }
                 }
-                if ((t0_ + 1u) < t4893_) {
+                if ((t0_ + 1u) < t4891_) {
                     unsigned v_9_ = min((((lk_ << 5u) << 2u) + lane_), (nv_ - 1u));
                     unsigned row_6_ = min(lg_, (m_ - 1u));
                     wb_2_[4u] = wv_[(row_6_ * nv_) + v_9_];
@@ -403,23 +403,23 @@ gemv_f16_f16_f16(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x_, k
                     unsigned row_9_ = min(lg_, (m_ - 1u));
                     wb_2_[7u] = wv_[(row_9_ * nv_) + v_12_];
                     xb_2_[14u] = xv_[v_12_];
-                    unsigned t7572_ = lk_ + 1u;
-                    lk_ = t7572_;
-                    if (t7572_ == steps_) {
+                    unsigned t7570_ = lk_ + 1u;
+                    lk_ = t7570_;
+                    if (t7570_ == steps_) {
                         lk_ = 0u;
                         lg_ = lg_ + nw_;
                     }
                 }
-                bool t7625_ = (t0_ + 1u) >= 1u;
-                bool t7626_ = t7625_;
-                if (t7625_) {
-                    t7626_ = ((t0_ + 1u) - 1u) < t4893_;
+                bool t7623_ = (t0_ + 1u) >= 1u;
+                bool t7624_ = t7623_;
+                if (t7623_) {
+                    t7624_ = ((t0_ + 1u) - 1u) < t4891_;
                 }
-                if (t7626_) {
+                if (t7624_) {
                     unsigned v_13_ = ((ck_ << 5u) << 2u) + lane_;
                     if (v_13_ < nv_) {
-                        kf_u32x4 t7685_ = xb_2_[0u];
-                        kf_f16x8 a_6_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7685_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7685_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7685_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7685_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7685_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7685_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7685_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7685_, 3u), 16u))}};
+                        kf_u32x4 t7683_ = xb_2_[0u];
+                        kf_f16x8 a_6_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7683_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7683_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7683_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7683_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7683_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7683_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7683_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7683_, 3u), 16u))}};
                         xs_13_[0u] = kf_f16_to_f32(a_6_.v[0]);
                         xs_13_[1u] = kf_f16_to_f32(a_6_.v[1]);
                         xs_13_[2u] = kf_f16_to_f32(a_6_.v[2]);
@@ -428,14 +428,14 @@ gemv_f16_f16_f16(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x_, k
                         xs_13_[5u] = kf_f16_to_f32(a_6_.v[5]);
                         xs_13_[6u] = kf_f16_to_f32(a_6_.v[6]);
                         xs_13_[7u] = kf_f16_to_f32(a_6_.v[7]);
-                        kf_u32x4 t7712_ = wb_2_[0u];
-                        kf_f16x8 wh_5_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7712_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7712_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7712_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7712_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7712_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7712_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7712_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7712_, 3u), 16u))}};
+                        kf_u32x4 t7710_ = wb_2_[0u];
+                        kf_f16x8 wh_5_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7710_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7710_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7710_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7710_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7710_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7710_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7710_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7710_, 3u), 16u))}};
                         acc_3_[0u] = __fmaf_rn(kf_f16_to_f32(wh_5_.v[7]), xs_13_[7u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[6]), xs_13_[6u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[5]), xs_13_[5u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[4]), xs_13_[4u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[3]), xs_13_[3u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[2]), xs_13_[2u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[1]), xs_13_[1u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[0]), xs_13_[0u], acc_3_[0u]))))))));
                     }
                     unsigned v_14_ = (((ck_ << 5u) << 2u) + 32u) + lane_;
                     if (v_14_ < nv_) {
-                        kf_u32x4 t7816_ = xb_2_[2u];
-                        kf_f16x8 a_7_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7816_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7816_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7816_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7816_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7816_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7816_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7816_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7816_, 3u), 16u))}};
+                        kf_u32x4 t7814_ = xb_2_[2u];
+                        kf_f16x8 a_7_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7814_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7814_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7814_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7814_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7814_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7814_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7814_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7814_, 3u), 16u))}};
                         xs_14_[0u] = kf_f16_to_f32(a_7_.v[0]);
                         xs_14_[1u] = kf_f16_to_f32(a_7_.v[1]);
                         xs_14_[2u] = kf_f16_to_f32(a_7_.v[2]);
@@ -444,14 +444,14 @@ gemv_f16_f16_f16(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x_, k
                         xs_14_[5u] = kf_f16_to_f32(a_7_.v[5]);
                         xs_14_[6u] = kf_f16_to_f32(a_7_.v[6]);
                         xs_14_[7u] = kf_f16_to_f32(a_7_.v[7]);
-                        kf_u32x4 t7843_ = wb_2_[1u];
-                        kf_f16x8 wh_6_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7843_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7843_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7843_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7843_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7843_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7843_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7843_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7843_, 3u), 16u))}};
+                        kf_u32x4 t7841_ = wb_2_[1u];
+                        kf_f16x8 wh_6_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7841_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7841_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7841_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7841_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7841_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7841_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7841_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7841_, 3u), 16u))}};
                         acc_3_[0u] = __fmaf_rn(kf_f16_to_f32(wh_6_.v[7]), xs_14_[7u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[6]), xs_14_[6u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[5]), xs_14_[5u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[4]), xs_14_[4u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[3]), xs_14_[3u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[2]), xs_14_[2u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[1]), xs_14_[1u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[0]), xs_14_[0u], acc_3_[0u]))))))));
                     }
                     unsigned v_15_ = (((ck_ << 5u) << 2u) + 64u) + lane_;
                     if (v_15_ < nv_) {
-                        kf_u32x4 t7947_ = xb_2_[4u];
-                        kf_f16x8 a_8_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7947_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7947_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7947_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7947_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7947_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7947_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7947_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7947_, 3u), 16u))}};
+                        kf_u32x4 t7945_ = xb_2_[4u];
+                        kf_f16x8 a_8_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7945_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7945_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7945_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7945_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7945_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7945_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7945_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7945_, 3u), 16u))}};
                         xs_15_[0u] = kf_f16_to_f32(a_8_.v[0]);
                         xs_15_[1u] = kf_f16_to_f32(a_8_.v[1]);
                         xs_15_[2u] = kf_f16_to_f32(a_8_.v[2]);
@@ -460,14 +460,14 @@ gemv_f16_f16_f16(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x_, k
                         xs_15_[5u] = kf_f16_to_f32(a_8_.v[5]);
                         xs_15_[6u] = kf_f16_to_f32(a_8_.v[6]);
                         xs_15_[7u] = kf_f16_to_f32(a_8_.v[7]);
-                        kf_u32x4 t7974_ = wb_2_[2u];
-                        kf_f16x8 wh_7_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7974_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7974_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7974_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7974_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7974_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7974_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7974_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7974_, 3u), 16u))}};
+                        kf_u32x4 t7972_ = wb_2_[2u];
+                        kf_f16x8 wh_7_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7972_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7972_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7972_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7972_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7972_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7972_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7972_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7972_, 3u), 16u))}};
                         acc_3_[0u] = __fmaf_rn(kf_f16_to_f32(wh_7_.v[7]), xs_15_[7u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[6]), xs_15_[6u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[5]), xs_15_[5u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[4]), xs_15_[4u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[3]), xs_15_[3u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[2]), xs_15_[2u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[1]), xs_15_[1u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[0]), xs_15_[0u], acc_3_[0u]))))))));
                     }
                     unsigned v_16_ = (((ck_ << 5u) << 2u) + 96u) + lane_;
                     if (v_16_ < nv_) {
-                        kf_u32x4 t8078_ = xb_2_[6u];
-                        kf_f16x8 a_9_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t8078_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8078_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t8078_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8078_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t8078_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8078_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t8078_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8078_, 3u), 16u))}};
+                        kf_u32x4 t8076_ = xb_2_[6u];
+                        kf_f16x8 a_9_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t8076_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8076_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t8076_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8076_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t8076_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8076_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t8076_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8076_, 3u), 16u))}};
                         xs_16_[0u] = kf_f16_to_f32(a_9_.v[0]);
                         xs_16_[1u] = kf_f16_to_f32(a_9_.v[1]);
                         xs_16_[2u] = kf_f16_to_f32(a_9_.v[2]);
@@ -476,27 +476,27 @@ gemv_f16_f16_f16(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x_, k
                         xs_16_[5u] = kf_f16_to_f32(a_9_.v[5]);
                         xs_16_[6u] = kf_f16_to_f32(a_9_.v[6]);
                         xs_16_[7u] = kf_f16_to_f32(a_9_.v[7]);
-                        kf_u32x4 t8105_ = wb_2_[3u];
-                        kf_f16x8 wh_8_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t8105_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8105_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t8105_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8105_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t8105_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8105_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t8105_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8105_, 3u), 16u))}};
+                        kf_u32x4 t8103_ = wb_2_[3u];
+                        kf_f16x8 wh_8_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t8103_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8103_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t8103_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8103_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t8103_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8103_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t8103_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8103_, 3u), 16u))}};
                         acc_3_[0u] = __fmaf_rn(kf_f16_to_f32(wh_8_.v[7]), xs_16_[7u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[6]), xs_16_[6u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[5]), xs_16_[5u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[4]), xs_16_[4u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[3]), xs_16_[3u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[2]), xs_16_[2u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[1]), xs_16_[1u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[0]), xs_16_[0u], acc_3_[0u]))))))));
                     }
-                    unsigned t8179_ = ck_ + 1u;
-                    ck_ = t8179_;
-                    if (t8179_ == steps_) {
+                    unsigned t8177_ = ck_ + 1u;
+                    ck_ = t8177_;
+                    if (t8177_ == steps_) {
                         float a_10_ = acc_3_[0u];
                         unsigned r_2_ = 0u;
-                        float t8187_ = __fadd_rn(a_10_, kf_shfl_xor(a_10_, 16u, kf_wn));
-                        float t8190_ = __fadd_rn(t8187_, kf_shfl_xor(t8187_, 8u, kf_wn));
-                        float t8193_ = __fadd_rn(t8190_, kf_shfl_xor(t8190_, 4u, kf_wn));
-                        float t8196_ = __fadd_rn(t8193_, kf_shfl_xor(t8193_, 2u, kf_wn));
-                        float t8199_ = __fadd_rn(t8196_, kf_shfl_xor(t8196_, 1u, kf_wn));
-                        bool t8201_ = lane_ == r_2_;
-                        bool t8202_ = t8201_;
-                        if (t8201_) {
-                            t8202_ = cg_ < m_;
+                        float t8185_ = __fadd_rn(a_10_, kf_shfl_xor(a_10_, 16u, kf_wn));
+                        float t8188_ = __fadd_rn(t8185_, kf_shfl_xor(t8185_, 8u, kf_wn));
+                        float t8191_ = __fadd_rn(t8188_, kf_shfl_xor(t8188_, 4u, kf_wn));
+                        float t8194_ = __fadd_rn(t8191_, kf_shfl_xor(t8191_, 2u, kf_wn));
+                        float t8197_ = __fadd_rn(t8194_, kf_shfl_xor(t8194_, 1u, kf_wn));
+                        bool t8199_ = lane_ == r_2_;
+                        bool t8200_ = t8199_;
+                        if (t8199_) {
+                            t8200_ = cg_ < m_;
                         }
-                        if (t8202_) {
-                            y_[cg_] = kf_f16_from_f32(t8199_);
+                        if (t8200_) {
+                            y_[cg_] = kf_f16_from_f32(t8197_);
                         }
                         acc_3_[0u] = 0.0f;
                         ck_ = 0u;
@@ -508,49 +508,49 @@ gemv_f16_f16_f16(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x_, k
     } else {
         unsigned lane_2_ = kf_lane_id();
         unsigned nv_2_ = k_ >> 3u;
-        unsigned t8293_ = (blockIdx.x * (blockDim.x >> 5u)) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u);
-        unsigned t8309_ = gridDim.x * (blockDim.x >> 5u);
+        unsigned t8291_ = (blockIdx.x * (blockDim.x >> 5u)) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u);
+        unsigned t8307_ = gridDim.x * (blockDim.x >> 5u);
         #pragma unroll 1
-        for (unsigned g_ = t8293_; g_ < m_; g_ = g_ + t8309_) {
+        for (unsigned g_ = t8291_; g_ < m_; g_ = g_ + t8307_) {
             row_[0u] = min(g_, (m_ - 1u));
             acc_4_[0u] = 0.0f;
             if ((k_ & 7u) == 0u) {
                 #pragma unroll 1
                 for (unsigned base_ = 0u; base_ < nv_2_; base_ = base_ + 128u) {
                     unsigned v_17_ = base_ + lane_2_;
-                    kf_u32x4 t8334_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                    kf_u32x4 t_4_ = t8334_;
+                    kf_u32x4 t8332_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_4_ = t8332_;
                     if (v_17_ < nv_2_) {
-                        unsigned t8340_ = (row_[0u] * nv_2_) + v_17_;
-                        kf_u32x4 t8341_ = wv_[t8340_];
-                        t_4_ = t8341_;
+                        unsigned t8338_ = (row_[0u] * nv_2_) + v_17_;
+                        kf_u32x4 t8339_ = wv_[t8338_];
+                        t_4_ = t8339_;
                     }
                     wr_[0u] = t_4_;
                     unsigned v_18_ = (base_ + 32u) + lane_2_;
-                    kf_u32x4 t8347_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                    kf_u32x4 t_5_ = t8347_;
+                    kf_u32x4 t8345_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_5_ = t8345_;
                     if (v_18_ < nv_2_) {
-                        unsigned t8353_ = (row_[0u] * nv_2_) + v_18_;
-                        kf_u32x4 t8354_ = wv_[t8353_];
-                        t_5_ = t8354_;
+                        unsigned t8351_ = (row_[0u] * nv_2_) + v_18_;
+                        kf_u32x4 t8352_ = wv_[t8351_];
+                        t_5_ = t8352_;
                     }
                     wr_[1u] = t_5_;
                     unsigned v_19_ = (base_ + 64u) + lane_2_;
-                    kf_u32x4 t8360_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                    kf_u32x4 t_6_ = t8360_;
+                    kf_u32x4 t8358_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_6_ = t8358_;
                     if (v_19_ < nv_2_) {
-                        unsigned t8366_ = (row_[0u] * nv_2_) + v_19_;
-                        kf_u32x4 t8367_ = wv_[t8366_];
-                        t_6_ = t8367_;
+                        unsigned t8364_ = (row_[0u] * nv_2_) + v_19_;
+                        kf_u32x4 t8365_ = wv_[t8364_];
+                        t_6_ = t8365_;
                     }
                     wr_[2u] = t_6_;
                     unsigned v_20_ = (base_ + 96u) + lane_2_;
-                    kf_u32x4 t8373_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                    kf_u32x4 t_7_ = t8373_;
+                    kf_u32x4 t8371_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_7_ = t8371_;
                     if (v_20_ < nv_2_) {
-                        unsigned t8379_ = (row_[0u] * nv_2_) + v_20_;
-                        kf_u32x4 t8380_ = wv_[t8379_];
-                        t_7_ = t8380_;
+                        unsigned t8377_ = (row_[0u] * nv_2_) + v_20_;
+                        kf_u32x4 t8378_ = wv_[t8377_];
+                        t_7_ = t8378_;
                     }
                     wr_[3u] = t_7_;
                     unsigned v_21_ = base_ + lane_2_;
@@ -564,8 +564,8 @@ gemv_f16_f16_f16(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x_, k
                         xs_17_[5u] = kf_f16_to_f32(a_11_.v[5]);
                         xs_17_[6u] = kf_f16_to_f32(a_11_.v[6]);
                         xs_17_[7u] = kf_f16_to_f32(a_11_.v[7]);
-                        kf_u32x4 t8436_ = wr_[0u];
-                        kf_f16x8 wh_9_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t8436_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8436_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t8436_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8436_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t8436_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8436_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t8436_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8436_, 3u), 16u))}};
+                        kf_u32x4 t8434_ = wr_[0u];
+                        kf_f16x8 wh_9_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t8434_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8434_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t8434_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8434_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t8434_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8434_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t8434_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8434_, 3u), 16u))}};
                         acc_4_[0u] = __fmaf_rn(kf_f16_to_f32(wh_9_.v[7]), xs_17_[7u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[6]), xs_17_[6u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[5]), xs_17_[5u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[4]), xs_17_[4u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[3]), xs_17_[3u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[2]), xs_17_[2u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[1]), xs_17_[1u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[0]), xs_17_[0u], acc_4_[0u]))))))));
                     }
                     unsigned v_22_ = (base_ + 32u) + lane_2_;
@@ -579,8 +579,8 @@ gemv_f16_f16_f16(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x_, k
                         xs_18_[5u] = kf_f16_to_f32(a_12_.v[5]);
                         xs_18_[6u] = kf_f16_to_f32(a_12_.v[6]);
                         xs_18_[7u] = kf_f16_to_f32(a_12_.v[7]);
-                        kf_u32x4 t8563_ = wr_[1u];
-                        kf_f16x8 wh_10_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t8563_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8563_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t8563_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8563_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t8563_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8563_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t8563_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8563_, 3u), 16u))}};
+                        kf_u32x4 t8561_ = wr_[1u];
+                        kf_f16x8 wh_10_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t8561_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8561_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t8561_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8561_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t8561_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8561_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t8561_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8561_, 3u), 16u))}};
                         acc_4_[0u] = __fmaf_rn(kf_f16_to_f32(wh_10_.v[7]), xs_18_[7u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[6]), xs_18_[6u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[5]), xs_18_[5u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[4]), xs_18_[4u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[3]), xs_18_[3u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[2]), xs_18_[2u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[1]), xs_18_[1u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[0]), xs_18_[0u], acc_4_[0u]))))))));
                     }
                     unsigned v_23_ = (base_ + 64u) + lane_2_;
@@ -594,8 +594,8 @@ gemv_f16_f16_f16(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x_, k
                         xs_19_[5u] = kf_f16_to_f32(a_13_.v[5]);
                         xs_19_[6u] = kf_f16_to_f32(a_13_.v[6]);
                         xs_19_[7u] = kf_f16_to_f32(a_13_.v[7]);
-                        kf_u32x4 t8690_ = wr_[2u];
-                        kf_f16x8 wh_11_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t8690_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8690_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t8690_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8690_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t8690_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8690_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t8690_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8690_, 3u), 16u))}};
+                        kf_u32x4 t8688_ = wr_[2u];
+                        kf_f16x8 wh_11_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t8688_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8688_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t8688_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8688_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t8688_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8688_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t8688_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8688_, 3u), 16u))}};
                         acc_4_[0u] = __fmaf_rn(kf_f16_to_f32(wh_11_.v[7]), xs_19_[7u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[6]), xs_19_[6u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[5]), xs_19_[5u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[4]), xs_19_[4u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[3]), xs_19_[3u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[2]), xs_19_[2u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[1]), xs_19_[1u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[0]), xs_19_[0u], acc_4_[0u]))))))));
                     }
                     unsigned v_24_ = (base_ + 96u) + lane_2_;
@@ -609,63 +609,63 @@ gemv_f16_f16_f16(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x_, k
                         xs_20_[5u] = kf_f16_to_f32(a_14_.v[5]);
                         xs_20_[6u] = kf_f16_to_f32(a_14_.v[6]);
                         xs_20_[7u] = kf_f16_to_f32(a_14_.v[7]);
-                        kf_u32x4 t8817_ = wr_[3u];
-                        kf_f16x8 wh_12_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t8817_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8817_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t8817_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8817_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t8817_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8817_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t8817_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8817_, 3u), 16u))}};
+                        kf_u32x4 t8815_ = wr_[3u];
+                        kf_f16x8 wh_12_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t8815_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8815_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t8815_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8815_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t8815_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8815_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t8815_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8815_, 3u), 16u))}};
                         acc_4_[0u] = __fmaf_rn(kf_f16_to_f32(wh_12_.v[7]), xs_20_[7u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[6]), xs_20_[6u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[5]), xs_20_[5u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[4]), xs_20_[4u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[3]), xs_20_[3u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[2]), xs_20_[2u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[1]), xs_20_[1u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[0]), xs_20_[0u], acc_4_[0u]))))))));
                     }
                 }
             } else {
                 #pragma unroll 1
                 for (unsigned c_ = lane_2_; c_ < k_; c_ = c_ + 32u) {
-                    float t8898_ = kf_f16_to_f32(x_[c_]);
+                    float t8896_ = kf_f16_to_f32(x_[c_]);
                     unsigned i_ = (row_[0u] * k_) + c_;
                     unsigned short u_ = w16_[i_];
-                    acc_4_[0u] = __fmaf_rn(kf_f16_to_f32(kf_bitcast<kf_f16>(u_)), t8898_, acc_4_[0u]);
+                    acc_4_[0u] = __fmaf_rn(kf_f16_to_f32(kf_bitcast<kf_f16>(u_)), t8896_, acc_4_[0u]);
                 }
             }
-            float t8916_ = acc_4_[0u];
-            unsigned t8938_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
-            if (t8938_ == 32u) {
-                float t8943_ = __fadd_rn(t8916_, kf_shfl_xor(t8916_, 16u, kf_wn));
-                float t8946_ = __fadd_rn(t8943_, kf_shfl_xor(t8943_, 8u, kf_wn));
-                float t8949_ = __fadd_rn(t8946_, kf_shfl_xor(t8946_, 4u, kf_wn));
-                float t8952_ = __fadd_rn(t8949_, kf_shfl_xor(t8949_, 2u, kf_wn));
-                s_ = __fadd_rn(t8952_, kf_shfl_xor(t8952_, 1u, kf_wn));
+            float t8914_ = acc_4_[0u];
+            unsigned t8936_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+            if (t8936_ == 32u) {
+                float t8941_ = __fadd_rn(t8914_, kf_shfl_xor(t8914_, 16u, kf_wn));
+                float t8944_ = __fadd_rn(t8941_, kf_shfl_xor(t8941_, 8u, kf_wn));
+                float t8947_ = __fadd_rn(t8944_, kf_shfl_xor(t8944_, 4u, kf_wn));
+                float t8950_ = __fadd_rn(t8947_, kf_shfl_xor(t8947_, 2u, kf_wn));
+                s_ = __fadd_rn(t8950_, kf_shfl_xor(t8950_, 1u, kf_wn));
             } else {
-                float t8958_ = kf_shfl_down(t8916_, 16u, kf_wn);
-                bool t8960_ = (kf_lane_id() + 16u) < t8938_;
-                float t8961_ = __fadd_rn(t8916_, t8958_);
-                float t8962_ = t8960_ ? t8961_ : t8916_;
-                float t8964_ = kf_shfl_down(t8962_, 8u, kf_wn);
-                bool t8966_ = (kf_lane_id() + 8u) < t8938_;
-                float t8967_ = __fadd_rn(t8962_, t8964_);
-                float t8968_ = t8966_ ? t8967_ : t8962_;
-                float t8970_ = kf_shfl_down(t8968_, 4u, kf_wn);
-                bool t8972_ = (kf_lane_id() + 4u) < t8938_;
-                float t8973_ = __fadd_rn(t8968_, t8970_);
-                float t8974_ = t8972_ ? t8973_ : t8968_;
-                float t8976_ = kf_shfl_down(t8974_, 2u, kf_wn);
-                bool t8978_ = (kf_lane_id() + 2u) < t8938_;
-                float t8979_ = __fadd_rn(t8974_, t8976_);
-                float t8980_ = t8978_ ? t8979_ : t8974_;
-                float t8982_ = kf_shfl_down(t8980_, 1u, kf_wn);
-                bool t8984_ = (kf_lane_id() + 1u) < t8938_;
-                float t8985_ = __fadd_rn(t8980_, t8982_);
-                s_ = kf_shfl(t8984_ ? t8985_ : t8980_, 0u, kf_wn);
+                float t8956_ = kf_shfl_down(t8914_, 16u, kf_wn);
+                bool t8958_ = (kf_lane_id() + 16u) < t8936_;
+                float t8959_ = __fadd_rn(t8914_, t8956_);
+                float t8960_ = t8958_ ? t8959_ : t8914_;
+                float t8962_ = kf_shfl_down(t8960_, 8u, kf_wn);
+                bool t8964_ = (kf_lane_id() + 8u) < t8936_;
+                float t8965_ = __fadd_rn(t8960_, t8962_);
+                float t8966_ = t8964_ ? t8965_ : t8960_;
+                float t8968_ = kf_shfl_down(t8966_, 4u, kf_wn);
+                bool t8970_ = (kf_lane_id() + 4u) < t8936_;
+                float t8971_ = __fadd_rn(t8966_, t8968_);
+                float t8972_ = t8970_ ? t8971_ : t8966_;
+                float t8974_ = kf_shfl_down(t8972_, 2u, kf_wn);
+                bool t8976_ = (kf_lane_id() + 2u) < t8936_;
+                float t8977_ = __fadd_rn(t8972_, t8974_);
+                float t8978_ = t8976_ ? t8977_ : t8972_;
+                float t8980_ = kf_shfl_down(t8978_, 1u, kf_wn);
+                bool t8982_ = (kf_lane_id() + 1u) < t8936_;
+                float t8983_ = __fadd_rn(t8978_, t8980_);
+                s_ = kf_shfl(t8982_ ? t8983_ : t8978_, 0u, kf_wn);
             }
-            bool t8990_ = lane_2_ == 0u;
-            bool t8991_ = t8990_;
-            if (t8990_) {
-                t8991_ = g_ < m_;
+            bool t8988_ = lane_2_ == 0u;
+            bool t8989_ = t8988_;
+            if (t8988_) {
+                t8989_ = g_ < m_;
             }
-            if (t8991_) {
+            if (t8989_) {
                 y_[g_] = kf_f16_from_f32(s_);
             }
         }
     }
 }
 
-/* kernel gemv_f16_f16_f32 (gemv.kf:1080) */
+/* kernel gemv_f16_f16_f32 (gemv.kf:1077) */
 extern "C" __global__ void __launch_bounds__(64)
 gemv_f16_f16_f32(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x_, float* __restrict__ y_, unsigned m_, unsigned k_)
 {
@@ -701,18 +701,18 @@ gemv_f16_f16_f32(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x_, f
         unsigned wid_ = (blockIdx.x * (blockDim.x >> 5u)) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u);
         unsigned nw_ = gridDim.x * (blockDim.x >> 5u);
         if (!(wid_ >= m_)) {
-            unsigned t4885_ = m_ - wid_;
-            unsigned t4893_ = ((t4885_ / nw_) + (((t4885_ % nw_) != 0u) ? 1u : 0u)) * steps_;
+            unsigned t4883_ = m_ - wid_;
+            unsigned t4891_ = ((t4883_ / nw_) + (((t4883_ % nw_) != 0u) ? 1u : 0u)) * steps_;
             acc_3_[0u] = 0.0f;
             unsigned lg_ = wid_;
             unsigned lk_ = 0u;
             unsigned cg_ = wid_;
             unsigned ck_ = 0u;
-            unsigned t6513_ = t4893_ + 1u;
+            unsigned t6511_ = t4891_ + 1u;
             asm("" : "+r"(nw_));
             #pragma unroll 1
-            for (unsigned t0_ = 0u; t0_ < t6513_; t0_ = t0_ + 2u) {
-                if (t0_ < t4893_) {
+            for (unsigned t0_ = 0u; t0_ < t6511_; t0_ = t0_ + 2u) {
+                if (t0_ < t4891_) {
                     unsigned v_ = min((((lk_ << 5u) << 2u) + lane_), (nv_ - 1u));
                     unsigned row_2_ = min(lg_, (m_ - 1u));
                     wb_2_[0u] = wv_[(row_2_ * nv_) + v_];
@@ -729,23 +729,23 @@ gemv_f16_f16_f32(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x_, f
                     unsigned row_5_ = min(lg_, (m_ - 1u));
                     wb_2_[3u] = wv_[(row_5_ * nv_) + v_4_];
                     xb_2_[6u] = xv_[v_4_];
-                    unsigned t6717_ = lk_ + 1u;
-                    lk_ = t6717_;
-                    if (t6717_ == steps_) {
+                    unsigned t6715_ = lk_ + 1u;
+                    lk_ = t6715_;
+                    if (t6715_ == steps_) {
                         lk_ = 0u;
                         lg_ = lg_ + nw_;
                     }
                 }
-                bool t6770_ = t0_ >= 1u;
-                bool t6771_ = t6770_;
-                if (t6770_) {
-                    t6771_ = (t0_ - 1u) < t4893_;
+                bool t6768_ = t0_ >= 1u;
+                bool t6769_ = t6768_;
+                if (t6768_) {
+                    t6769_ = (t0_ - 1u) < t4891_;
                 }
-                if (t6771_) {
+                if (t6769_) {
                     unsigned v_5_ = ((ck_ << 5u) << 2u) + lane_;
                     if (v_5_ < nv_) {
-                        kf_u32x4 t6830_ = xb_2_[8u];
-                        kf_f16x8 a_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t6830_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6830_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t6830_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6830_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t6830_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6830_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t6830_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6830_, 3u), 16u))}};
+                        kf_u32x4 t6828_ = xb_2_[8u];
+                        kf_f16x8 a_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t6828_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6828_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t6828_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6828_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t6828_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6828_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t6828_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6828_, 3u), 16u))}};
                         xs_9_[0u] = kf_f16_to_f32(a_.v[0]);
                         xs_9_[1u] = kf_f16_to_f32(a_.v[1]);
                         xs_9_[2u] = kf_f16_to_f32(a_.v[2]);
@@ -754,14 +754,14 @@ gemv_f16_f16_f32(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x_, f
                         xs_9_[5u] = kf_f16_to_f32(a_.v[5]);
                         xs_9_[6u] = kf_f16_to_f32(a_.v[6]);
                         xs_9_[7u] = kf_f16_to_f32(a_.v[7]);
-                        kf_u32x4 t6857_ = wb_2_[4u];
-                        kf_f16x8 wh_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t6857_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6857_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t6857_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6857_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t6857_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6857_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t6857_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6857_, 3u), 16u))}};
+                        kf_u32x4 t6855_ = wb_2_[4u];
+                        kf_f16x8 wh_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t6855_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6855_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t6855_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6855_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t6855_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6855_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t6855_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6855_, 3u), 16u))}};
                         acc_3_[0u] = __fmaf_rn(kf_f16_to_f32(wh_.v[7]), xs_9_[7u], __fmaf_rn(kf_f16_to_f32(wh_.v[6]), xs_9_[6u], __fmaf_rn(kf_f16_to_f32(wh_.v[5]), xs_9_[5u], __fmaf_rn(kf_f16_to_f32(wh_.v[4]), xs_9_[4u], __fmaf_rn(kf_f16_to_f32(wh_.v[3]), xs_9_[3u], __fmaf_rn(kf_f16_to_f32(wh_.v[2]), xs_9_[2u], __fmaf_rn(kf_f16_to_f32(wh_.v[1]), xs_9_[1u], __fmaf_rn(kf_f16_to_f32(wh_.v[0]), xs_9_[0u], acc_3_[0u]))))))));
                     }
                     unsigned v_6_ = (((ck_ << 5u) << 2u) + 32u) + lane_;
                     if (v_6_ < nv_) {
-                        kf_u32x4 t6961_ = xb_2_[10u];
-                        kf_f16x8 a_2_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t6961_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6961_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t6961_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6961_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t6961_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6961_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t6961_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6961_, 3u), 16u))}};
+                        kf_u32x4 t6959_ = xb_2_[10u];
+                        kf_f16x8 a_2_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t6959_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6959_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t6959_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6959_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t6959_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6959_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t6959_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6959_, 3u), 16u))}};
                         xs_10_[0u] = kf_f16_to_f32(a_2_.v[0]);
                         xs_10_[1u] = kf_f16_to_f32(a_2_.v[1]);
                         xs_10_[2u] = kf_f16_to_f32(a_2_.v[2]);
@@ -770,14 +770,14 @@ gemv_f16_f16_f32(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x_, f
                         xs_10_[5u] = kf_f16_to_f32(a_2_.v[5]);
                         xs_10_[6u] = kf_f16_to_f32(a_2_.v[6]);
                         xs_10_[7u] = kf_f16_to_f32(a_2_.v[7]);
-                        kf_u32x4 t6988_ = wb_2_[5u];
-                        kf_f16x8 wh_2_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t6988_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6988_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t6988_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6988_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t6988_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6988_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t6988_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6988_, 3u), 16u))}};
+                        kf_u32x4 t6986_ = wb_2_[5u];
+                        kf_f16x8 wh_2_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t6986_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6986_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t6986_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6986_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t6986_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6986_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t6986_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6986_, 3u), 16u))}};
                         acc_3_[0u] = __fmaf_rn(kf_f16_to_f32(wh_2_.v[7]), xs_10_[7u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[6]), xs_10_[6u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[5]), xs_10_[5u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[4]), xs_10_[4u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[3]), xs_10_[3u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[2]), xs_10_[2u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[1]), xs_10_[1u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[0]), xs_10_[0u], acc_3_[0u]))))))));
                     }
                     unsigned v_7_ = (((ck_ << 5u) << 2u) + 64u) + lane_;
                     if (v_7_ < nv_) {
-                        kf_u32x4 t7092_ = xb_2_[12u];
-                        kf_f16x8 a_3_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7092_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7092_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7092_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7092_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7092_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7092_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7092_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7092_, 3u), 16u))}};
+                        kf_u32x4 t7090_ = xb_2_[12u];
+                        kf_f16x8 a_3_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7090_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7090_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7090_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7090_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7090_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7090_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7090_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7090_, 3u), 16u))}};
                         xs_11_[0u] = kf_f16_to_f32(a_3_.v[0]);
                         xs_11_[1u] = kf_f16_to_f32(a_3_.v[1]);
                         xs_11_[2u] = kf_f16_to_f32(a_3_.v[2]);
@@ -786,14 +786,14 @@ gemv_f16_f16_f32(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x_, f
                         xs_11_[5u] = kf_f16_to_f32(a_3_.v[5]);
                         xs_11_[6u] = kf_f16_to_f32(a_3_.v[6]);
                         xs_11_[7u] = kf_f16_to_f32(a_3_.v[7]);
-                        kf_u32x4 t7119_ = wb_2_[6u];
-                        kf_f16x8 wh_3_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7119_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7119_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7119_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7119_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7119_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7119_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7119_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7119_, 3u), 16u))}};
+                        kf_u32x4 t7117_ = wb_2_[6u];
+                        kf_f16x8 wh_3_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7117_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7117_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7117_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7117_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7117_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7117_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7117_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7117_, 3u), 16u))}};
                         acc_3_[0u] = __fmaf_rn(kf_f16_to_f32(wh_3_.v[7]), xs_11_[7u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[6]), xs_11_[6u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[5]), xs_11_[5u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[4]), xs_11_[4u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[3]), xs_11_[3u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[2]), xs_11_[2u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[1]), xs_11_[1u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[0]), xs_11_[0u], acc_3_[0u]))))))));
                     }
                     unsigned v_8_ = (((ck_ << 5u) << 2u) + 96u) + lane_;
                     if (v_8_ < nv_) {
-                        kf_u32x4 t7223_ = xb_2_[14u];
-                        kf_f16x8 a_4_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7223_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7223_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7223_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7223_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7223_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7223_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7223_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7223_, 3u), 16u))}};
+                        kf_u32x4 t7221_ = xb_2_[14u];
+                        kf_f16x8 a_4_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7221_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7221_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7221_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7221_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7221_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7221_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7221_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7221_, 3u), 16u))}};
                         xs_12_[0u] = kf_f16_to_f32(a_4_.v[0]);
                         xs_12_[1u] = kf_f16_to_f32(a_4_.v[1]);
                         xs_12_[2u] = kf_f16_to_f32(a_4_.v[2]);
@@ -802,34 +802,34 @@ gemv_f16_f16_f32(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x_, f
                         xs_12_[5u] = kf_f16_to_f32(a_4_.v[5]);
                         xs_12_[6u] = kf_f16_to_f32(a_4_.v[6]);
                         xs_12_[7u] = kf_f16_to_f32(a_4_.v[7]);
-                        kf_u32x4 t7250_ = wb_2_[7u];
-                        kf_f16x8 wh_4_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7250_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7250_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7250_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7250_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7250_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7250_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7250_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7250_, 3u), 16u))}};
+                        kf_u32x4 t7248_ = wb_2_[7u];
+                        kf_f16x8 wh_4_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7248_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7248_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7248_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7248_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7248_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7248_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7248_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7248_, 3u), 16u))}};
                         acc_3_[0u] = __fmaf_rn(kf_f16_to_f32(wh_4_.v[7]), xs_12_[7u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[6]), xs_12_[6u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[5]), xs_12_[5u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[4]), xs_12_[4u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[3]), xs_12_[3u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[2]), xs_12_[2u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[1]), xs_12_[1u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[0]), xs_12_[0u], acc_3_[0u]))))))));
                     }
-                    unsigned t7324_ = ck_ + 1u;
-                    ck_ = t7324_;
-                    if (t7324_ == steps_) {
+                    unsigned t7322_ = ck_ + 1u;
+                    ck_ = t7322_;
+                    if (t7322_ == steps_) {
                         float a_5_ = acc_3_[0u];
                         unsigned r_ = 0u;
-                        float t7332_ = __fadd_rn(a_5_, kf_shfl_xor(a_5_, 16u, kf_wn));
-                        float t7335_ = __fadd_rn(t7332_, kf_shfl_xor(t7332_, 8u, kf_wn));
-                        float t7338_ = __fadd_rn(t7335_, kf_shfl_xor(t7335_, 4u, kf_wn));
-                        float t7341_ = __fadd_rn(t7338_, kf_shfl_xor(t7338_, 2u, kf_wn));
-                        float t7344_ = __fadd_rn(t7341_, kf_shfl_xor(t7341_, 1u, kf_wn));
-                        bool t7346_ = lane_ == r_;
-                        bool t7347_ = t7346_;
-                        if (t7346_) {
-                            t7347_ = cg_ < m_;
+                        float t7330_ = __fadd_rn(a_5_, kf_shfl_xor(a_5_, 16u, kf_wn));
+                        float t7333_ = __fadd_rn(t7330_, kf_shfl_xor(t7330_, 8u, kf_wn));
+                        float t7336_ = __fadd_rn(t7333_, kf_shfl_xor(t7333_, 4u, kf_wn));
+                        float t7339_ = __fadd_rn(t7336_, kf_shfl_xor(t7336_, 2u, kf_wn));
+                        float t7342_ = __fadd_rn(t7339_, kf_shfl_xor(t7339_, 1u, kf_wn));
+                        bool t7344_ = lane_ == r_;
+                        bool t7345_ = t7344_;
+                        if (t7344_) {
+                            t7345_ = cg_ < m_;
                         }
-                        if (t7347_) {
-                            y_[cg_] = t7344_;
+                        if (t7345_) {
+                            y_[cg_] = t7342_;
                         }
                         acc_3_[0u] = 0.0f;
                         ck_ = 0u;
                         cg_ = cg_ + nw_;
                     }
                 }
-                if ((t0_ + 1u) < t4893_) {
+                if ((t0_ + 1u) < t4891_) {
                     unsigned v_9_ = min((((lk_ << 5u) << 2u) + lane_), (nv_ - 1u));
                     unsigned row_6_ = min(lg_, (m_ - 1u));
                     wb_2_[4u] = wv_[(row_6_ * nv_) + v_9_];
@@ -846,23 +846,23 @@ gemv_f16_f16_f32(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x_, f
                     unsigned row_9_ = min(lg_, (m_ - 1u));
                     wb_2_[7u] = wv_[(row_9_ * nv_) + v_12_];
                     xb_2_[14u] = xv_[v_12_];
-                    unsigned t7572_ = lk_ + 1u;
-                    lk_ = t7572_;
-                    if (t7572_ == steps_) {
+                    unsigned t7570_ = lk_ + 1u;
+                    lk_ = t7570_;
+                    if (t7570_ == steps_) {
                         lk_ = 0u;
                         lg_ = lg_ + nw_;
                     }
                 }
-                bool t7625_ = (t0_ + 1u) >= 1u;
-                bool t7626_ = t7625_;
-                if (t7625_) {
-                    t7626_ = ((t0_ + 1u) - 1u) < t4893_;
+                bool t7623_ = (t0_ + 1u) >= 1u;
+                bool t7624_ = t7623_;
+                if (t7623_) {
+                    t7624_ = ((t0_ + 1u) - 1u) < t4891_;
                 }
-                if (t7626_) {
+                if (t7624_) {
                     unsigned v_13_ = ((ck_ << 5u) << 2u) + lane_;
                     if (v_13_ < nv_) {
-                        kf_u32x4 t7685_ = xb_2_[0u];
-                        kf_f16x8 a_6_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7685_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7685_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7685_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7685_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7685_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7685_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7685_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7685_, 3u), 16u))}};
+                        kf_u32x4 t7683_ = xb_2_[0u];
+                        kf_f16x8 a_6_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7683_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7683_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7683_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7683_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7683_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7683_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7683_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7683_, 3u), 16u))}};
                         xs_13_[0u] = kf_f16_to_f32(a_6_.v[0]);
                         xs_13_[1u] = kf_f16_to_f32(a_6_.v[1]);
                         xs_13_[2u] = kf_f16_to_f32(a_6_.v[2]);
@@ -871,14 +871,14 @@ gemv_f16_f16_f32(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x_, f
                         xs_13_[5u] = kf_f16_to_f32(a_6_.v[5]);
                         xs_13_[6u] = kf_f16_to_f32(a_6_.v[6]);
                         xs_13_[7u] = kf_f16_to_f32(a_6_.v[7]);
-                        kf_u32x4 t7712_ = wb_2_[0u];
-                        kf_f16x8 wh_5_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7712_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7712_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7712_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7712_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7712_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7712_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7712_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7712_, 3u), 16u))}};
+                        kf_u32x4 t7710_ = wb_2_[0u];
+                        kf_f16x8 wh_5_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7710_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7710_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7710_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7710_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7710_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7710_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7710_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7710_, 3u), 16u))}};
                         acc_3_[0u] = __fmaf_rn(kf_f16_to_f32(wh_5_.v[7]), xs_13_[7u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[6]), xs_13_[6u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[5]), xs_13_[5u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[4]), xs_13_[4u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[3]), xs_13_[3u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[2]), xs_13_[2u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[1]), xs_13_[1u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[0]), xs_13_[0u], acc_3_[0u]))))))));
                     }
                     unsigned v_14_ = (((ck_ << 5u) << 2u) + 32u) + lane_;
                     if (v_14_ < nv_) {
-                        kf_u32x4 t7816_ = xb_2_[2u];
-                        kf_f16x8 a_7_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7816_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7816_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7816_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7816_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7816_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7816_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7816_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7816_, 3u), 16u))}};
+                        kf_u32x4 t7814_ = xb_2_[2u];
+                        kf_f16x8 a_7_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7814_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7814_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7814_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7814_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7814_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7814_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7814_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7814_, 3u), 16u))}};
                         xs_14_[0u] = kf_f16_to_f32(a_7_.v[0]);
                         xs_14_[1u] = kf_f16_to_f32(a_7_.v[1]);
                         xs_14_[2u] = kf_f16_to_f32(a_7_.v[2]);
@@ -887,14 +887,14 @@ gemv_f16_f16_f32(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x_, f
                         xs_14_[5u] = kf_f16_to_f32(a_7_.v[5]);
                         xs_14_[6u] = kf_f16_to_f32(a_7_.v[6]);
                         xs_14_[7u] = kf_f16_to_f32(a_7_.v[7]);
-                        kf_u32x4 t7843_ = wb_2_[1u];
-                        kf_f16x8 wh_6_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7843_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7843_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7843_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7843_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7843_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7843_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7843_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7843_, 3u), 16u))}};
+                        kf_u32x4 t7841_ = wb_2_[1u];
+                        kf_f16x8 wh_6_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7841_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7841_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7841_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7841_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7841_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7841_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7841_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7841_, 3u), 16u))}};
                         acc_3_[0u] = __fmaf_rn(kf_f16_to_f32(wh_6_.v[7]), xs_14_[7u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[6]), xs_14_[6u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[5]), xs_14_[5u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[4]), xs_14_[4u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[3]), xs_14_[3u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[2]), xs_14_[2u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[1]), xs_14_[1u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[0]), xs_14_[0u], acc_3_[0u]))))))));
                     }
                     unsigned v_15_ = (((ck_ << 5u) << 2u) + 64u) + lane_;
                     if (v_15_ < nv_) {
-                        kf_u32x4 t7947_ = xb_2_[4u];
-                        kf_f16x8 a_8_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7947_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7947_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7947_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7947_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7947_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7947_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7947_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7947_, 3u), 16u))}};
+                        kf_u32x4 t7945_ = xb_2_[4u];
+                        kf_f16x8 a_8_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7945_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7945_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7945_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7945_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7945_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7945_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7945_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7945_, 3u), 16u))}};
                         xs_15_[0u] = kf_f16_to_f32(a_8_.v[0]);
                         xs_15_[1u] = kf_f16_to_f32(a_8_.v[1]);
                         xs_15_[2u] = kf_f16_to_f32(a_8_.v[2]);
@@ -903,14 +903,14 @@ gemv_f16_f16_f32(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x_, f
                         xs_15_[5u] = kf_f16_to_f32(a_8_.v[5]);
                         xs_15_[6u] = kf_f16_to_f32(a_8_.v[6]);
                         xs_15_[7u] = kf_f16_to_f32(a_8_.v[7]);
-                        kf_u32x4 t7974_ = wb_2_[2u];
-                        kf_f16x8 wh_7_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7974_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7974_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7974_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7974_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7974_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7974_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7974_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7974_, 3u), 16u))}};
+                        kf_u32x4 t7972_ = wb_2_[2u];
+                        kf_f16x8 wh_7_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7972_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7972_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7972_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7972_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7972_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7972_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7972_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7972_, 3u), 16u))}};
                         acc_3_[0u] = __fmaf_rn(kf_f16_to_f32(wh_7_.v[7]), xs_15_[7u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[6]), xs_15_[6u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[5]), xs_15_[5u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[4]), xs_15_[4u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[3]), xs_15_[3u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[2]), xs_15_[2u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[1]), xs_15_[1u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[0]), xs_15_[0u], acc_3_[0u]))))))));
                     }
                     unsigned v_16_ = (((ck_ << 5u) << 2u) + 96u) + lane_;
                     if (v_16_ < nv_) {
-                        kf_u32x4 t8078_ = xb_2_[6u];
-                        kf_f16x8 a_9_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t8078_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8078_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t8078_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8078_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t8078_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8078_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t8078_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8078_, 3u), 16u))}};
+                        kf_u32x4 t8076_ = xb_2_[6u];
+                        kf_f16x8 a_9_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t8076_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8076_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t8076_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8076_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t8076_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8076_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t8076_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8076_, 3u), 16u))}};
                         xs_16_[0u] = kf_f16_to_f32(a_9_.v[0]);
                         xs_16_[1u] = kf_f16_to_f32(a_9_.v[1]);
                         xs_16_[2u] = kf_f16_to_f32(a_9_.v[2]);
@@ -919,27 +919,27 @@ gemv_f16_f16_f32(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x_, f
                         xs_16_[5u] = kf_f16_to_f32(a_9_.v[5]);
                         xs_16_[6u] = kf_f16_to_f32(a_9_.v[6]);
                         xs_16_[7u] = kf_f16_to_f32(a_9_.v[7]);
-                        kf_u32x4 t8105_ = wb_2_[3u];
-                        kf_f16x8 wh_8_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t8105_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8105_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t8105_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8105_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t8105_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8105_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t8105_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8105_, 3u), 16u))}};
+                        kf_u32x4 t8103_ = wb_2_[3u];
+                        kf_f16x8 wh_8_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t8103_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8103_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t8103_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8103_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t8103_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8103_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t8103_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8103_, 3u), 16u))}};
                         acc_3_[0u] = __fmaf_rn(kf_f16_to_f32(wh_8_.v[7]), xs_16_[7u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[6]), xs_16_[6u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[5]), xs_16_[5u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[4]), xs_16_[4u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[3]), xs_16_[3u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[2]), xs_16_[2u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[1]), xs_16_[1u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[0]), xs_16_[0u], acc_3_[0u]))))))));
                     }
-                    unsigned t8179_ = ck_ + 1u;
-                    ck_ = t8179_;
-                    if (t8179_ == steps_) {
+                    unsigned t8177_ = ck_ + 1u;
+                    ck_ = t8177_;
+                    if (t8177_ == steps_) {
                         float a_10_ = acc_3_[0u];
                         unsigned r_2_ = 0u;
-                        float t8187_ = __fadd_rn(a_10_, kf_shfl_xor(a_10_, 16u, kf_wn));
-                        float t8190_ = __fadd_rn(t8187_, kf_shfl_xor(t8187_, 8u, kf_wn));
-                        float t8193_ = __fadd_rn(t8190_, kf_shfl_xor(t8190_, 4u, kf_wn));
-                        float t8196_ = __fadd_rn(t8193_, kf_shfl_xor(t8193_, 2u, kf_wn));
-                        float t8199_ = __fadd_rn(t8196_, kf_shfl_xor(t8196_, 1u, kf_wn));
-                        bool t8201_ = lane_ == r_2_;
-                        bool t8202_ = t8201_;
-                        if (t8201_) {
-                            t8202_ = cg_ < m_;
+                        float t8185_ = __fadd_rn(a_10_, kf_shfl_xor(a_10_, 16u, kf_wn));
+                        float t8188_ = __fadd_rn(t8185_, kf_shfl_xor(t8185_, 8u, kf_wn));
+                        float t8191_ = __fadd_rn(t8188_, kf_shfl_xor(t8188_, 4u, kf_wn));
+                        float t8194_ = __fadd_rn(t8191_, kf_shfl_xor(t8191_, 2u, kf_wn));
+                        float t8197_ = __fadd_rn(t8194_, kf_shfl_xor(t8194_, 1u, kf_wn));
+                        bool t8199_ = lane_ == r_2_;
+                        bool t8200_ = t8199_;
+                        if (t8199_) {
+                            t8200_ = cg_ < m_;
                         }
-                        if (t8202_) {
-                            y_[cg_] = t8199_;
+                        if (t8200_) {
+                            y_[cg_] = t8197_;
                         }
                         acc_3_[0u] = 0.0f;
                         ck_ = 0u;
@@ -951,49 +951,49 @@ gemv_f16_f16_f32(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x_, f
     } else {
         unsigned lane_2_ = kf_lane_id();
         unsigned nv_2_ = k_ >> 3u;
-        unsigned t8293_ = (blockIdx.x * (blockDim.x >> 5u)) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u);
-        unsigned t8309_ = gridDim.x * (blockDim.x >> 5u);
+        unsigned t8291_ = (blockIdx.x * (blockDim.x >> 5u)) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u);
+        unsigned t8307_ = gridDim.x * (blockDim.x >> 5u);
         #pragma unroll 1
-        for (unsigned g_ = t8293_; g_ < m_; g_ = g_ + t8309_) {
+        for (unsigned g_ = t8291_; g_ < m_; g_ = g_ + t8307_) {
             row_[0u] = min(g_, (m_ - 1u));
             acc_4_[0u] = 0.0f;
             if ((k_ & 7u) == 0u) {
                 #pragma unroll 1
                 for (unsigned base_ = 0u; base_ < nv_2_; base_ = base_ + 128u) {
                     unsigned v_17_ = base_ + lane_2_;
-                    kf_u32x4 t8334_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                    kf_u32x4 t_4_ = t8334_;
+                    kf_u32x4 t8332_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_4_ = t8332_;
                     if (v_17_ < nv_2_) {
-                        unsigned t8340_ = (row_[0u] * nv_2_) + v_17_;
-                        kf_u32x4 t8341_ = wv_[t8340_];
-                        t_4_ = t8341_;
+                        unsigned t8338_ = (row_[0u] * nv_2_) + v_17_;
+                        kf_u32x4 t8339_ = wv_[t8338_];
+                        t_4_ = t8339_;
                     }
                     wr_[0u] = t_4_;
                     unsigned v_18_ = (base_ + 32u) + lane_2_;
-                    kf_u32x4 t8347_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                    kf_u32x4 t_5_ = t8347_;
+                    kf_u32x4 t8345_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_5_ = t8345_;
                     if (v_18_ < nv_2_) {
-                        unsigned t8353_ = (row_[0u] * nv_2_) + v_18_;
-                        kf_u32x4 t8354_ = wv_[t8353_];
-                        t_5_ = t8354_;
+                        unsigned t8351_ = (row_[0u] * nv_2_) + v_18_;
+                        kf_u32x4 t8352_ = wv_[t8351_];
+                        t_5_ = t8352_;
                     }
                     wr_[1u] = t_5_;
                     unsigned v_19_ = (base_ + 64u) + lane_2_;
-                    kf_u32x4 t8360_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                    kf_u32x4 t_6_ = t8360_;
+                    kf_u32x4 t8358_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_6_ = t8358_;
                     if (v_19_ < nv_2_) {
-                        unsigned t8366_ = (row_[0u] * nv_2_) + v_19_;
-                        kf_u32x4 t8367_ = wv_[t8366_];
-                        t_6_ = t8367_;
+                        unsigned t8364_ = (row_[0u] * nv_2_) + v_19_;
+                        kf_u32x4 t8365_ = wv_[t8364_];
+                        t_6_ = t8365_;
                     }
                     wr_[2u] = t_6_;
                     unsigned v_20_ = (base_ + 96u) + lane_2_;
-                    kf_u32x4 t8373_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                    kf_u32x4 t_7_ = t8373_;
+                    kf_u32x4 t8371_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_7_ = t8371_;
                     if (v_20_ < nv_2_) {
-                        unsigned t8379_ = (row_[0u] * nv_2_) + v_20_;
-                        kf_u32x4 t8380_ = wv_[t8379_];
-                        t_7_ = t8380_;
+                        unsigned t8377_ = (row_[0u] * nv_2_) + v_20_;
+                        kf_u32x4 t8378_ = wv_[t8377_];
+                        t_7_ = t8378_;
                     }
                     wr_[3u] = t_7_;
                     unsigned v_21_ = base_ + lane_2_;
@@ -1007,8 +1007,8 @@ gemv_f16_f16_f32(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x_, f
                         xs_17_[5u] = kf_f16_to_f32(a_11_.v[5]);
                         xs_17_[6u] = kf_f16_to_f32(a_11_.v[6]);
                         xs_17_[7u] = kf_f16_to_f32(a_11_.v[7]);
-                        kf_u32x4 t8436_ = wr_[0u];
-                        kf_f16x8 wh_9_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t8436_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8436_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t8436_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8436_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t8436_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8436_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t8436_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8436_, 3u), 16u))}};
+                        kf_u32x4 t8434_ = wr_[0u];
+                        kf_f16x8 wh_9_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t8434_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8434_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t8434_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8434_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t8434_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8434_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t8434_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8434_, 3u), 16u))}};
                         acc_4_[0u] = __fmaf_rn(kf_f16_to_f32(wh_9_.v[7]), xs_17_[7u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[6]), xs_17_[6u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[5]), xs_17_[5u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[4]), xs_17_[4u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[3]), xs_17_[3u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[2]), xs_17_[2u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[1]), xs_17_[1u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[0]), xs_17_[0u], acc_4_[0u]))))))));
                     }
                     unsigned v_22_ = (base_ + 32u) + lane_2_;
@@ -1022,8 +1022,8 @@ gemv_f16_f16_f32(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x_, f
                         xs_18_[5u] = kf_f16_to_f32(a_12_.v[5]);
                         xs_18_[6u] = kf_f16_to_f32(a_12_.v[6]);
                         xs_18_[7u] = kf_f16_to_f32(a_12_.v[7]);
-                        kf_u32x4 t8563_ = wr_[1u];
-                        kf_f16x8 wh_10_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t8563_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8563_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t8563_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8563_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t8563_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8563_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t8563_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8563_, 3u), 16u))}};
+                        kf_u32x4 t8561_ = wr_[1u];
+                        kf_f16x8 wh_10_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t8561_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8561_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t8561_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8561_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t8561_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8561_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t8561_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8561_, 3u), 16u))}};
                         acc_4_[0u] = __fmaf_rn(kf_f16_to_f32(wh_10_.v[7]), xs_18_[7u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[6]), xs_18_[6u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[5]), xs_18_[5u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[4]), xs_18_[4u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[3]), xs_18_[3u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[2]), xs_18_[2u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[1]), xs_18_[1u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[0]), xs_18_[0u], acc_4_[0u]))))))));
                     }
                     unsigned v_23_ = (base_ + 64u) + lane_2_;
@@ -1037,8 +1037,8 @@ gemv_f16_f16_f32(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x_, f
                         xs_19_[5u] = kf_f16_to_f32(a_13_.v[5]);
                         xs_19_[6u] = kf_f16_to_f32(a_13_.v[6]);
                         xs_19_[7u] = kf_f16_to_f32(a_13_.v[7]);
-                        kf_u32x4 t8690_ = wr_[2u];
-                        kf_f16x8 wh_11_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t8690_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8690_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t8690_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8690_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t8690_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8690_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t8690_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8690_, 3u), 16u))}};
+                        kf_u32x4 t8688_ = wr_[2u];
+                        kf_f16x8 wh_11_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t8688_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8688_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t8688_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8688_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t8688_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8688_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t8688_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8688_, 3u), 16u))}};
                         acc_4_[0u] = __fmaf_rn(kf_f16_to_f32(wh_11_.v[7]), xs_19_[7u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[6]), xs_19_[6u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[5]), xs_19_[5u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[4]), xs_19_[4u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[3]), xs_19_[3u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[2]), xs_19_[2u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[1]), xs_19_[1u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[0]), xs_19_[0u], acc_4_[0u]))))))));
                     }
                     unsigned v_24_ = (base_ + 96u) + lane_2_;
@@ -1052,63 +1052,63 @@ gemv_f16_f16_f32(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x_, f
                         xs_20_[5u] = kf_f16_to_f32(a_14_.v[5]);
                         xs_20_[6u] = kf_f16_to_f32(a_14_.v[6]);
                         xs_20_[7u] = kf_f16_to_f32(a_14_.v[7]);
-                        kf_u32x4 t8817_ = wr_[3u];
-                        kf_f16x8 wh_12_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t8817_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8817_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t8817_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8817_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t8817_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8817_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t8817_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8817_, 3u), 16u))}};
+                        kf_u32x4 t8815_ = wr_[3u];
+                        kf_f16x8 wh_12_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t8815_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8815_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t8815_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8815_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t8815_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8815_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t8815_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8815_, 3u), 16u))}};
                         acc_4_[0u] = __fmaf_rn(kf_f16_to_f32(wh_12_.v[7]), xs_20_[7u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[6]), xs_20_[6u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[5]), xs_20_[5u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[4]), xs_20_[4u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[3]), xs_20_[3u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[2]), xs_20_[2u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[1]), xs_20_[1u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[0]), xs_20_[0u], acc_4_[0u]))))))));
                     }
                 }
             } else {
                 #pragma unroll 1
                 for (unsigned c_ = lane_2_; c_ < k_; c_ = c_ + 32u) {
-                    float t8898_ = kf_f16_to_f32(x_[c_]);
+                    float t8896_ = kf_f16_to_f32(x_[c_]);
                     unsigned i_ = (row_[0u] * k_) + c_;
                     unsigned short u_ = w16_[i_];
-                    acc_4_[0u] = __fmaf_rn(kf_f16_to_f32(kf_bitcast<kf_f16>(u_)), t8898_, acc_4_[0u]);
+                    acc_4_[0u] = __fmaf_rn(kf_f16_to_f32(kf_bitcast<kf_f16>(u_)), t8896_, acc_4_[0u]);
                 }
             }
-            float t8916_ = acc_4_[0u];
-            unsigned t8938_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
-            if (t8938_ == 32u) {
-                float t8943_ = __fadd_rn(t8916_, kf_shfl_xor(t8916_, 16u, kf_wn));
-                float t8946_ = __fadd_rn(t8943_, kf_shfl_xor(t8943_, 8u, kf_wn));
-                float t8949_ = __fadd_rn(t8946_, kf_shfl_xor(t8946_, 4u, kf_wn));
-                float t8952_ = __fadd_rn(t8949_, kf_shfl_xor(t8949_, 2u, kf_wn));
-                s_ = __fadd_rn(t8952_, kf_shfl_xor(t8952_, 1u, kf_wn));
+            float t8914_ = acc_4_[0u];
+            unsigned t8936_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+            if (t8936_ == 32u) {
+                float t8941_ = __fadd_rn(t8914_, kf_shfl_xor(t8914_, 16u, kf_wn));
+                float t8944_ = __fadd_rn(t8941_, kf_shfl_xor(t8941_, 8u, kf_wn));
+                float t8947_ = __fadd_rn(t8944_, kf_shfl_xor(t8944_, 4u, kf_wn));
+                float t8950_ = __fadd_rn(t8947_, kf_shfl_xor(t8947_, 2u, kf_wn));
+                s_ = __fadd_rn(t8950_, kf_shfl_xor(t8950_, 1u, kf_wn));
             } else {
-                float t8958_ = kf_shfl_down(t8916_, 16u, kf_wn);
-                bool t8960_ = (kf_lane_id() + 16u) < t8938_;
-                float t8961_ = __fadd_rn(t8916_, t8958_);
-                float t8962_ = t8960_ ? t8961_ : t8916_;
-                float t8964_ = kf_shfl_down(t8962_, 8u, kf_wn);
-                bool t8966_ = (kf_lane_id() + 8u) < t8938_;
-                float t8967_ = __fadd_rn(t8962_, t8964_);
-                float t8968_ = t8966_ ? t8967_ : t8962_;
-                float t8970_ = kf_shfl_down(t8968_, 4u, kf_wn);
-                bool t8972_ = (kf_lane_id() + 4u) < t8938_;
-                float t8973_ = __fadd_rn(t8968_, t8970_);
-                float t8974_ = t8972_ ? t8973_ : t8968_;
-                float t8976_ = kf_shfl_down(t8974_, 2u, kf_wn);
-                bool t8978_ = (kf_lane_id() + 2u) < t8938_;
-                float t8979_ = __fadd_rn(t8974_, t8976_);
-                float t8980_ = t8978_ ? t8979_ : t8974_;
-                float t8982_ = kf_shfl_down(t8980_, 1u, kf_wn);
-                bool t8984_ = (kf_lane_id() + 1u) < t8938_;
-                float t8985_ = __fadd_rn(t8980_, t8982_);
-                s_ = kf_shfl(t8984_ ? t8985_ : t8980_, 0u, kf_wn);
+                float t8956_ = kf_shfl_down(t8914_, 16u, kf_wn);
+                bool t8958_ = (kf_lane_id() + 16u) < t8936_;
+                float t8959_ = __fadd_rn(t8914_, t8956_);
+                float t8960_ = t8958_ ? t8959_ : t8914_;
+                float t8962_ = kf_shfl_down(t8960_, 8u, kf_wn);
+                bool t8964_ = (kf_lane_id() + 8u) < t8936_;
+                float t8965_ = __fadd_rn(t8960_, t8962_);
+                float t8966_ = t8964_ ? t8965_ : t8960_;
+                float t8968_ = kf_shfl_down(t8966_, 4u, kf_wn);
+                bool t8970_ = (kf_lane_id() + 4u) < t8936_;
+                float t8971_ = __fadd_rn(t8966_, t8968_);
+                float t8972_ = t8970_ ? t8971_ : t8966_;
+                float t8974_ = kf_shfl_down(t8972_, 2u, kf_wn);
+                bool t8976_ = (kf_lane_id() + 2u) < t8936_;
+                float t8977_ = __fadd_rn(t8972_, t8974_);
+                float t8978_ = t8976_ ? t8977_ : t8972_;
+                float t8980_ = kf_shfl_down(t8978_, 1u, kf_wn);
+                bool t8982_ = (kf_lane_id() + 1u) < t8936_;
+                float t8983_ = __fadd_rn(t8978_, t8980_);
+                s_ = kf_shfl(t8982_ ? t8983_ : t8978_, 0u, kf_wn);
             }
-            bool t8990_ = lane_2_ == 0u;
-            bool t8991_ = t8990_;
-            if (t8990_) {
-                t8991_ = g_ < m_;
+            bool t8988_ = lane_2_ == 0u;
+            bool t8989_ = t8988_;
+            if (t8988_) {
+                t8989_ = g_ < m_;
             }
-            if (t8991_) {
+            if (t8989_) {
                 y_[g_] = s_;
             }
         }
     }
 }
 
-/* kernel gemv_f16_f32_f16 (gemv.kf:1086) */
+/* kernel gemv_f16_f32_f16 (gemv.kf:1083) */
 extern "C" __global__ void __launch_bounds__(256)
 gemv_f16_f32_f16(const kf_f16* __restrict__ w_, const float* __restrict__ x_, kf_f16* __restrict__ y_, unsigned m_, unsigned k_)
 {
@@ -1140,62 +1140,62 @@ gemv_f16_f32_f16(const kf_f16* __restrict__ w_, const float* __restrict__ x_, kf
     if ((k_ & 7u) == 0u) {
         unsigned lane_ = kf_lane_id();
         unsigned nv_ = k_ >> 3u;
-        unsigned t4830_ = nv_ << 1u;
+        unsigned t4828_ = nv_ << 1u;
         unsigned steps_ = (nv_ >> 7u) + (((nv_ & 127u) != 0u) ? 1u : 0u);
         unsigned wid_ = (blockIdx.x * (blockDim.x >> 5u)) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u);
         unsigned nw_ = gridDim.x * (blockDim.x >> 5u);
         if (!(wid_ >= m_)) {
-            unsigned t4885_ = m_ - wid_;
-            unsigned t4893_ = ((t4885_ / nw_) + (((t4885_ % nw_) != 0u) ? 1u : 0u)) * steps_;
+            unsigned t4883_ = m_ - wid_;
+            unsigned t4891_ = ((t4883_ / nw_) + (((t4883_ % nw_) != 0u) ? 1u : 0u)) * steps_;
             acc_3_[0u] = 0.0f;
             unsigned lg_ = wid_;
             unsigned lk_ = 0u;
             unsigned cg_ = wid_;
             unsigned ck_ = 0u;
-            unsigned t6513_ = t4893_ + 1u;
+            unsigned t6511_ = t4891_ + 1u;
             asm("" : "+r"(nw_));
             #pragma unroll 1
-            for (unsigned t0_ = 0u; t0_ < t6513_; t0_ = t0_ + 2u) {
-                if (t0_ < t4893_) {
+            for (unsigned t0_ = 0u; t0_ < t6511_; t0_ = t0_ + 2u) {
+                if (t0_ < t4891_) {
                     unsigned v_ = min((((lk_ << 5u) << 2u) + lane_), (nv_ - 1u));
                     unsigned row_2_ = min(lg_, (m_ - 1u));
                     wb_2_[0u] = wv_[(row_2_ * nv_) + v_];
-                    xb_2_[0u] = xv_[min((v_ << 1u), (t4830_ - 1u))];
-                    xb_2_[1u] = xv_[min(((v_ << 1u) + 1u), (t4830_ - 1u))];
+                    xb_2_[0u] = xv_[min((v_ << 1u), (t4828_ - 1u))];
+                    xb_2_[1u] = xv_[min(((v_ << 1u) + 1u), (t4828_ - 1u))];
                     unsigned v_2_ = min(((((lk_ << 5u) << 2u) + 32u) + lane_), (nv_ - 1u));
                     unsigned row_3_ = min(lg_, (m_ - 1u));
                     wb_2_[1u] = wv_[(row_3_ * nv_) + v_2_];
-                    xb_2_[2u] = xv_[min((v_2_ << 1u), (t4830_ - 1u))];
-                    xb_2_[3u] = xv_[min(((v_2_ << 1u) + 1u), (t4830_ - 1u))];
+                    xb_2_[2u] = xv_[min((v_2_ << 1u), (t4828_ - 1u))];
+                    xb_2_[3u] = xv_[min(((v_2_ << 1u) + 1u), (t4828_ - 1u))];
                     unsigned v_3_ = min(((((lk_ << 5u) << 2u) + 64u) + lane_), (nv_ - 1u));
                     unsigned row_4_ = min(lg_, (m_ - 1u));
                     wb_2_[2u] = wv_[(row_4_ * nv_) + v_3_];
-                    xb_2_[4u] = xv_[min((v_3_ << 1u), (t4830_ - 1u))];
-                    xb_2_[5u] = xv_[min(((v_3_ << 1u) + 1u), (t4830_ - 1u))];
+                    xb_2_[4u] = xv_[min((v_3_ << 1u), (t4828_ - 1u))];
+                    xb_2_[5u] = xv_[min(((v_3_ << 1u) + 1u), (t4828_ - 1u))];
                     unsigned v_4_ = min(((((lk_ << 5u) << 2u) + 96u) + lane_), (nv_ - 1u));
                     unsigned row_5_ = min(lg_, (m_ - 1u));
                     wb_2_[3u] = wv_[(row_5_ * nv_) + v_4_];
-                    xb_2_[6u] = xv_[min((v_4_ << 1u), (t4830_ - 1u))];
-                    xb_2_[7u] = xv_[min(((v_4_ << 1u) + 1u), (t4830_ - 1u))];
-                    unsigned t6717_ = lk_ + 1u;
-                    lk_ = t6717_;
-                    if (t6717_ == steps_) {
+                    xb_2_[6u] = xv_[min((v_4_ << 1u), (t4828_ - 1u))];
+                    xb_2_[7u] = xv_[min(((v_4_ << 1u) + 1u), (t4828_ - 1u))];
+                    unsigned t6715_ = lk_ + 1u;
+                    lk_ = t6715_;
+                    if (t6715_ == steps_) {
                         lk_ = 0u;
                         lg_ = lg_ + nw_;
                     }
                 }
-                bool t6770_ = t0_ >= 1u;
-                bool t6771_ = t6770_;
-                if (t6770_) {
-                    t6771_ = (t0_ - 1u) < t4893_;
+                bool t6768_ = t0_ >= 1u;
+                bool t6769_ = t6768_;
+                if (t6768_) {
+                    t6769_ = (t0_ - 1u) < t4891_;
                 }
-                if (t6771_) {
+                if (t6769_) {
                     unsigned v_5_ = ((ck_ << 5u) << 2u) + lane_;
                     if (v_5_ < nv_) {
-                        kf_u32x4 t6808_ = xb_2_[8u];
-                        kf_f32x4 a_ = kf_bitcast<kf_f32x4>(t6808_);
-                        kf_u32x4 t6811_ = xb_2_[9u];
-                        kf_f32x4 b_ = kf_bitcast<kf_f32x4>(t6811_);
+                        kf_u32x4 t6806_ = xb_2_[8u];
+                        kf_f32x4 a_ = kf_bitcast<kf_f32x4>(t6806_);
+                        kf_u32x4 t6809_ = xb_2_[9u];
+                        kf_f32x4 b_ = kf_bitcast<kf_f32x4>(t6809_);
                         xs_9_[0u] = a_.v[0];
                         xs_9_[4u] = b_.v[0];
                         xs_9_[1u] = a_.v[1];
@@ -1204,16 +1204,16 @@ gemv_f16_f32_f16(const kf_f16* __restrict__ w_, const float* __restrict__ x_, kf
                         xs_9_[6u] = b_.v[2];
                         xs_9_[3u] = a_.v[3];
                         xs_9_[7u] = b_.v[3];
-                        kf_u32x4 t6857_ = wb_2_[4u];
-                        kf_f16x8 wh_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t6857_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6857_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t6857_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6857_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t6857_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6857_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t6857_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6857_, 3u), 16u))}};
+                        kf_u32x4 t6855_ = wb_2_[4u];
+                        kf_f16x8 wh_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t6855_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6855_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t6855_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6855_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t6855_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6855_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t6855_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6855_, 3u), 16u))}};
                         acc_3_[0u] = __fmaf_rn(kf_f16_to_f32(wh_.v[7]), xs_9_[7u], __fmaf_rn(kf_f16_to_f32(wh_.v[6]), xs_9_[6u], __fmaf_rn(kf_f16_to_f32(wh_.v[5]), xs_9_[5u], __fmaf_rn(kf_f16_to_f32(wh_.v[4]), xs_9_[4u], __fmaf_rn(kf_f16_to_f32(wh_.v[3]), xs_9_[3u], __fmaf_rn(kf_f16_to_f32(wh_.v[2]), xs_9_[2u], __fmaf_rn(kf_f16_to_f32(wh_.v[1]), xs_9_[1u], __fmaf_rn(kf_f16_to_f32(wh_.v[0]), xs_9_[0u], acc_3_[0u]))))))));
                     }
                     unsigned v_6_ = (((ck_ << 5u) << 2u) + 32u) + lane_;
                     if (v_6_ < nv_) {
-                        kf_u32x4 t6939_ = xb_2_[10u];
-                        kf_f32x4 a_2_ = kf_bitcast<kf_f32x4>(t6939_);
-                        kf_u32x4 t6942_ = xb_2_[11u];
-                        kf_f32x4 b_2_ = kf_bitcast<kf_f32x4>(t6942_);
+                        kf_u32x4 t6937_ = xb_2_[10u];
+                        kf_f32x4 a_2_ = kf_bitcast<kf_f32x4>(t6937_);
+                        kf_u32x4 t6940_ = xb_2_[11u];
+                        kf_f32x4 b_2_ = kf_bitcast<kf_f32x4>(t6940_);
                         xs_10_[0u] = a_2_.v[0];
                         xs_10_[4u] = b_2_.v[0];
                         xs_10_[1u] = a_2_.v[1];
@@ -1222,16 +1222,16 @@ gemv_f16_f32_f16(const kf_f16* __restrict__ w_, const float* __restrict__ x_, kf
                         xs_10_[6u] = b_2_.v[2];
                         xs_10_[3u] = a_2_.v[3];
                         xs_10_[7u] = b_2_.v[3];
-                        kf_u32x4 t6988_ = wb_2_[5u];
-                        kf_f16x8 wh_2_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t6988_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6988_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t6988_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6988_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t6988_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6988_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t6988_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6988_, 3u), 16u))}};
+                        kf_u32x4 t6986_ = wb_2_[5u];
+                        kf_f16x8 wh_2_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t6986_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6986_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t6986_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6986_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t6986_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6986_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t6986_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6986_, 3u), 16u))}};
                         acc_3_[0u] = __fmaf_rn(kf_f16_to_f32(wh_2_.v[7]), xs_10_[7u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[6]), xs_10_[6u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[5]), xs_10_[5u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[4]), xs_10_[4u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[3]), xs_10_[3u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[2]), xs_10_[2u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[1]), xs_10_[1u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[0]), xs_10_[0u], acc_3_[0u]))))))));
                     }
                     unsigned v_7_ = (((ck_ << 5u) << 2u) + 64u) + lane_;
                     if (v_7_ < nv_) {
-                        kf_u32x4 t7070_ = xb_2_[12u];
-                        kf_f32x4 a_3_ = kf_bitcast<kf_f32x4>(t7070_);
-                        kf_u32x4 t7073_ = xb_2_[13u];
-                        kf_f32x4 b_3_ = kf_bitcast<kf_f32x4>(t7073_);
+                        kf_u32x4 t7068_ = xb_2_[12u];
+                        kf_f32x4 a_3_ = kf_bitcast<kf_f32x4>(t7068_);
+                        kf_u32x4 t7071_ = xb_2_[13u];
+                        kf_f32x4 b_3_ = kf_bitcast<kf_f32x4>(t7071_);
                         xs_11_[0u] = a_3_.v[0];
                         xs_11_[4u] = b_3_.v[0];
                         xs_11_[1u] = a_3_.v[1];
@@ -1240,16 +1240,16 @@ gemv_f16_f32_f16(const kf_f16* __restrict__ w_, const float* __restrict__ x_, kf
                         xs_11_[6u] = b_3_.v[2];
                         xs_11_[3u] = a_3_.v[3];
                         xs_11_[7u] = b_3_.v[3];
-                        kf_u32x4 t7119_ = wb_2_[6u];
-                        kf_f16x8 wh_3_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7119_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7119_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7119_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7119_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7119_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7119_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7119_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7119_, 3u), 16u))}};
+                        kf_u32x4 t7117_ = wb_2_[6u];
+                        kf_f16x8 wh_3_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7117_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7117_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7117_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7117_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7117_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7117_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7117_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7117_, 3u), 16u))}};
                         acc_3_[0u] = __fmaf_rn(kf_f16_to_f32(wh_3_.v[7]), xs_11_[7u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[6]), xs_11_[6u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[5]), xs_11_[5u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[4]), xs_11_[4u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[3]), xs_11_[3u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[2]), xs_11_[2u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[1]), xs_11_[1u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[0]), xs_11_[0u], acc_3_[0u]))))))));
                     }
                     unsigned v_8_ = (((ck_ << 5u) << 2u) + 96u) + lane_;
                     if (v_8_ < nv_) {
-                        kf_u32x4 t7201_ = xb_2_[14u];
-                        kf_f32x4 a_4_ = kf_bitcast<kf_f32x4>(t7201_);
-                        kf_u32x4 t7204_ = xb_2_[15u];
-                        kf_f32x4 b_4_ = kf_bitcast<kf_f32x4>(t7204_);
+                        kf_u32x4 t7199_ = xb_2_[14u];
+                        kf_f32x4 a_4_ = kf_bitcast<kf_f32x4>(t7199_);
+                        kf_u32x4 t7202_ = xb_2_[15u];
+                        kf_f32x4 b_4_ = kf_bitcast<kf_f32x4>(t7202_);
                         xs_12_[0u] = a_4_.v[0];
                         xs_12_[4u] = b_4_.v[0];
                         xs_12_[1u] = a_4_.v[1];
@@ -1258,73 +1258,73 @@ gemv_f16_f32_f16(const kf_f16* __restrict__ w_, const float* __restrict__ x_, kf
                         xs_12_[6u] = b_4_.v[2];
                         xs_12_[3u] = a_4_.v[3];
                         xs_12_[7u] = b_4_.v[3];
-                        kf_u32x4 t7250_ = wb_2_[7u];
-                        kf_f16x8 wh_4_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7250_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7250_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7250_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7250_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7250_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7250_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7250_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7250_, 3u), 16u))}};
+                        kf_u32x4 t7248_ = wb_2_[7u];
+                        kf_f16x8 wh_4_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7248_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7248_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7248_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7248_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7248_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7248_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7248_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7248_, 3u), 16u))}};
                         acc_3_[0u] = __fmaf_rn(kf_f16_to_f32(wh_4_.v[7]), xs_12_[7u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[6]), xs_12_[6u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[5]), xs_12_[5u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[4]), xs_12_[4u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[3]), xs_12_[3u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[2]), xs_12_[2u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[1]), xs_12_[1u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[0]), xs_12_[0u], acc_3_[0u]))))))));
                     }
-                    unsigned t7324_ = ck_ + 1u;
-                    ck_ = t7324_;
-                    if (t7324_ == steps_) {
+                    unsigned t7322_ = ck_ + 1u;
+                    ck_ = t7322_;
+                    if (t7322_ == steps_) {
                         float a_5_ = acc_3_[0u];
                         unsigned r_ = 0u;
-                        float t7332_ = __fadd_rn(a_5_, kf_shfl_xor(a_5_, 16u, kf_wn));
-                        float t7335_ = __fadd_rn(t7332_, kf_shfl_xor(t7332_, 8u, kf_wn));
-                        float t7338_ = __fadd_rn(t7335_, kf_shfl_xor(t7335_, 4u, kf_wn));
-                        float t7341_ = __fadd_rn(t7338_, kf_shfl_xor(t7338_, 2u, kf_wn));
-                        float t7344_ = __fadd_rn(t7341_, kf_shfl_xor(t7341_, 1u, kf_wn));
-                        bool t7346_ = lane_ == r_;
-                        bool t7347_ = t7346_;
-                        if (t7346_) {
-                            t7347_ = cg_ < m_;
+                        float t7330_ = __fadd_rn(a_5_, kf_shfl_xor(a_5_, 16u, kf_wn));
+                        float t7333_ = __fadd_rn(t7330_, kf_shfl_xor(t7330_, 8u, kf_wn));
+                        float t7336_ = __fadd_rn(t7333_, kf_shfl_xor(t7333_, 4u, kf_wn));
+                        float t7339_ = __fadd_rn(t7336_, kf_shfl_xor(t7336_, 2u, kf_wn));
+                        float t7342_ = __fadd_rn(t7339_, kf_shfl_xor(t7339_, 1u, kf_wn));
+                        bool t7344_ = lane_ == r_;
+                        bool t7345_ = t7344_;
+                        if (t7344_) {
+                            t7345_ = cg_ < m_;
                         }
-                        if (t7347_) {
-                            y_[cg_] = kf_f16_from_f32(t7344_);
+                        if (t7345_) {
+                            y_[cg_] = kf_f16_from_f32(t7342_);
                         }
                         acc_3_[0u] = 0.0f;
                         ck_ = 0u;
                         cg_ = cg_ + nw_;
                     }
                 }
-                if ((t0_ + 1u) < t4893_) {
+                if ((t0_ + 1u) < t4891_) {
                     unsigned v_9_ = min((((lk_ << 5u) << 2u) + lane_), (nv_ - 1u));
                     unsigned row_6_ = min(lg_, (m_ - 1u));
                     wb_2_[4u] = wv_[(row_6_ * nv_) + v_9_];
-                    xb_2_[8u] = xv_[min((v_9_ << 1u), (t4830_ - 1u))];
-                    xb_2_[9u] = xv_[min(((v_9_ << 1u) + 1u), (t4830_ - 1u))];
+                    xb_2_[8u] = xv_[min((v_9_ << 1u), (t4828_ - 1u))];
+                    xb_2_[9u] = xv_[min(((v_9_ << 1u) + 1u), (t4828_ - 1u))];
                     unsigned v_10_ = min(((((lk_ << 5u) << 2u) + 32u) + lane_), (nv_ - 1u));
                     unsigned row_7_ = min(lg_, (m_ - 1u));
                     wb_2_[5u] = wv_[(row_7_ * nv_) + v_10_];
-                    xb_2_[10u] = xv_[min((v_10_ << 1u), (t4830_ - 1u))];
-                    xb_2_[11u] = xv_[min(((v_10_ << 1u) + 1u), (t4830_ - 1u))];
+                    xb_2_[10u] = xv_[min((v_10_ << 1u), (t4828_ - 1u))];
+                    xb_2_[11u] = xv_[min(((v_10_ << 1u) + 1u), (t4828_ - 1u))];
                     unsigned v_11_ = min(((((lk_ << 5u) << 2u) + 64u) + lane_), (nv_ - 1u));
                     unsigned row_8_ = min(lg_, (m_ - 1u));
                     wb_2_[6u] = wv_[(row_8_ * nv_) + v_11_];
-                    xb_2_[12u] = xv_[min((v_11_ << 1u), (t4830_ - 1u))];
-                    xb_2_[13u] = xv_[min(((v_11_ << 1u) + 1u), (t4830_ - 1u))];
+                    xb_2_[12u] = xv_[min((v_11_ << 1u), (t4828_ - 1u))];
+                    xb_2_[13u] = xv_[min(((v_11_ << 1u) + 1u), (t4828_ - 1u))];
                     unsigned v_12_ = min(((((lk_ << 5u) << 2u) + 96u) + lane_), (nv_ - 1u));
                     unsigned row_9_ = min(lg_, (m_ - 1u));
                     wb_2_[7u] = wv_[(row_9_ * nv_) + v_12_];
-                    xb_2_[14u] = xv_[min((v_12_ << 1u), (t4830_ - 1u))];
-                    xb_2_[15u] = xv_[min(((v_12_ << 1u) + 1u), (t4830_ - 1u))];
-                    unsigned t7572_ = lk_ + 1u;
-                    lk_ = t7572_;
-                    if (t7572_ == steps_) {
+                    xb_2_[14u] = xv_[min((v_12_ << 1u), (t4828_ - 1u))];
+                    xb_2_[15u] = xv_[min(((v_12_ << 1u) + 1u), (t4828_ - 1u))];
+                    unsigned t7570_ = lk_ + 1u;
+                    lk_ = t7570_;
+                    if (t7570_ == steps_) {
                         lk_ = 0u;
                         lg_ = lg_ + nw_;
                     }
                 }
-                bool t7625_ = (t0_ + 1u) >= 1u;
-                bool t7626_ = t7625_;
-                if (t7625_) {
-                    t7626_ = ((t0_ + 1u) - 1u) < t4893_;
+                bool t7623_ = (t0_ + 1u) >= 1u;
+                bool t7624_ = t7623_;
+                if (t7623_) {
+                    t7624_ = ((t0_ + 1u) - 1u) < t4891_;
                 }
-                if (t7626_) {
+                if (t7624_) {
                     unsigned v_13_ = ((ck_ << 5u) << 2u) + lane_;
                     if (v_13_ < nv_) {
-                        kf_u32x4 t7663_ = xb_2_[0u];
-                        kf_f32x4 a_6_ = kf_bitcast<kf_f32x4>(t7663_);
-                        kf_u32x4 t7666_ = xb_2_[1u];
-                        kf_f32x4 b_5_ = kf_bitcast<kf_f32x4>(t7666_);
+                        kf_u32x4 t7661_ = xb_2_[0u];
+                        kf_f32x4 a_6_ = kf_bitcast<kf_f32x4>(t7661_);
+                        kf_u32x4 t7664_ = xb_2_[1u];
+                        kf_f32x4 b_5_ = kf_bitcast<kf_f32x4>(t7664_);
                         xs_13_[0u] = a_6_.v[0];
                         xs_13_[4u] = b_5_.v[0];
                         xs_13_[1u] = a_6_.v[1];
@@ -1333,16 +1333,16 @@ gemv_f16_f32_f16(const kf_f16* __restrict__ w_, const float* __restrict__ x_, kf
                         xs_13_[6u] = b_5_.v[2];
                         xs_13_[3u] = a_6_.v[3];
                         xs_13_[7u] = b_5_.v[3];
-                        kf_u32x4 t7712_ = wb_2_[0u];
-                        kf_f16x8 wh_5_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7712_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7712_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7712_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7712_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7712_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7712_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7712_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7712_, 3u), 16u))}};
+                        kf_u32x4 t7710_ = wb_2_[0u];
+                        kf_f16x8 wh_5_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7710_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7710_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7710_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7710_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7710_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7710_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7710_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7710_, 3u), 16u))}};
                         acc_3_[0u] = __fmaf_rn(kf_f16_to_f32(wh_5_.v[7]), xs_13_[7u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[6]), xs_13_[6u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[5]), xs_13_[5u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[4]), xs_13_[4u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[3]), xs_13_[3u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[2]), xs_13_[2u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[1]), xs_13_[1u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[0]), xs_13_[0u], acc_3_[0u]))))))));
                     }
                     unsigned v_14_ = (((ck_ << 5u) << 2u) + 32u) + lane_;
                     if (v_14_ < nv_) {
-                        kf_u32x4 t7794_ = xb_2_[2u];
-                        kf_f32x4 a_7_ = kf_bitcast<kf_f32x4>(t7794_);
-                        kf_u32x4 t7797_ = xb_2_[3u];
-                        kf_f32x4 b_6_ = kf_bitcast<kf_f32x4>(t7797_);
+                        kf_u32x4 t7792_ = xb_2_[2u];
+                        kf_f32x4 a_7_ = kf_bitcast<kf_f32x4>(t7792_);
+                        kf_u32x4 t7795_ = xb_2_[3u];
+                        kf_f32x4 b_6_ = kf_bitcast<kf_f32x4>(t7795_);
                         xs_14_[0u] = a_7_.v[0];
                         xs_14_[4u] = b_6_.v[0];
                         xs_14_[1u] = a_7_.v[1];
@@ -1351,16 +1351,16 @@ gemv_f16_f32_f16(const kf_f16* __restrict__ w_, const float* __restrict__ x_, kf
                         xs_14_[6u] = b_6_.v[2];
                         xs_14_[3u] = a_7_.v[3];
                         xs_14_[7u] = b_6_.v[3];
-                        kf_u32x4 t7843_ = wb_2_[1u];
-                        kf_f16x8 wh_6_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7843_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7843_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7843_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7843_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7843_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7843_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7843_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7843_, 3u), 16u))}};
+                        kf_u32x4 t7841_ = wb_2_[1u];
+                        kf_f16x8 wh_6_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7841_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7841_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7841_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7841_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7841_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7841_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7841_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7841_, 3u), 16u))}};
                         acc_3_[0u] = __fmaf_rn(kf_f16_to_f32(wh_6_.v[7]), xs_14_[7u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[6]), xs_14_[6u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[5]), xs_14_[5u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[4]), xs_14_[4u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[3]), xs_14_[3u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[2]), xs_14_[2u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[1]), xs_14_[1u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[0]), xs_14_[0u], acc_3_[0u]))))))));
                     }
                     unsigned v_15_ = (((ck_ << 5u) << 2u) + 64u) + lane_;
                     if (v_15_ < nv_) {
-                        kf_u32x4 t7925_ = xb_2_[4u];
-                        kf_f32x4 a_8_ = kf_bitcast<kf_f32x4>(t7925_);
-                        kf_u32x4 t7928_ = xb_2_[5u];
-                        kf_f32x4 b_7_ = kf_bitcast<kf_f32x4>(t7928_);
+                        kf_u32x4 t7923_ = xb_2_[4u];
+                        kf_f32x4 a_8_ = kf_bitcast<kf_f32x4>(t7923_);
+                        kf_u32x4 t7926_ = xb_2_[5u];
+                        kf_f32x4 b_7_ = kf_bitcast<kf_f32x4>(t7926_);
                         xs_15_[0u] = a_8_.v[0];
                         xs_15_[4u] = b_7_.v[0];
                         xs_15_[1u] = a_8_.v[1];
@@ -1369,16 +1369,16 @@ gemv_f16_f32_f16(const kf_f16* __restrict__ w_, const float* __restrict__ x_, kf
                         xs_15_[6u] = b_7_.v[2];
                         xs_15_[3u] = a_8_.v[3];
                         xs_15_[7u] = b_7_.v[3];
-                        kf_u32x4 t7974_ = wb_2_[2u];
-                        kf_f16x8 wh_7_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7974_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7974_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7974_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7974_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7974_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7974_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7974_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7974_, 3u), 16u))}};
+                        kf_u32x4 t7972_ = wb_2_[2u];
+                        kf_f16x8 wh_7_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7972_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7972_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7972_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7972_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7972_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7972_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7972_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7972_, 3u), 16u))}};
                         acc_3_[0u] = __fmaf_rn(kf_f16_to_f32(wh_7_.v[7]), xs_15_[7u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[6]), xs_15_[6u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[5]), xs_15_[5u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[4]), xs_15_[4u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[3]), xs_15_[3u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[2]), xs_15_[2u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[1]), xs_15_[1u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[0]), xs_15_[0u], acc_3_[0u]))))))));
                     }
                     unsigned v_16_ = (((ck_ << 5u) << 2u) + 96u) + lane_;
                     if (v_16_ < nv_) {
-                        kf_u32x4 t8056_ = xb_2_[6u];
-                        kf_f32x4 a_9_ = kf_bitcast<kf_f32x4>(t8056_);
-                        kf_u32x4 t8059_ = xb_2_[7u];
-                        kf_f32x4 b_8_ = kf_bitcast<kf_f32x4>(t8059_);
+                        kf_u32x4 t8054_ = xb_2_[6u];
+                        kf_f32x4 a_9_ = kf_bitcast<kf_f32x4>(t8054_);
+                        kf_u32x4 t8057_ = xb_2_[7u];
+                        kf_f32x4 b_8_ = kf_bitcast<kf_f32x4>(t8057_);
                         xs_16_[0u] = a_9_.v[0];
                         xs_16_[4u] = b_8_.v[0];
                         xs_16_[1u] = a_9_.v[1];
@@ -1387,27 +1387,27 @@ gemv_f16_f32_f16(const kf_f16* __restrict__ w_, const float* __restrict__ x_, kf
                         xs_16_[6u] = b_8_.v[2];
                         xs_16_[3u] = a_9_.v[3];
                         xs_16_[7u] = b_8_.v[3];
-                        kf_u32x4 t8105_ = wb_2_[3u];
-                        kf_f16x8 wh_8_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t8105_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8105_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t8105_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8105_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t8105_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8105_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t8105_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8105_, 3u), 16u))}};
+                        kf_u32x4 t8103_ = wb_2_[3u];
+                        kf_f16x8 wh_8_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t8103_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8103_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t8103_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8103_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t8103_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8103_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t8103_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8103_, 3u), 16u))}};
                         acc_3_[0u] = __fmaf_rn(kf_f16_to_f32(wh_8_.v[7]), xs_16_[7u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[6]), xs_16_[6u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[5]), xs_16_[5u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[4]), xs_16_[4u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[3]), xs_16_[3u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[2]), xs_16_[2u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[1]), xs_16_[1u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[0]), xs_16_[0u], acc_3_[0u]))))))));
                     }
-                    unsigned t8179_ = ck_ + 1u;
-                    ck_ = t8179_;
-                    if (t8179_ == steps_) {
+                    unsigned t8177_ = ck_ + 1u;
+                    ck_ = t8177_;
+                    if (t8177_ == steps_) {
                         float a_10_ = acc_3_[0u];
                         unsigned r_2_ = 0u;
-                        float t8187_ = __fadd_rn(a_10_, kf_shfl_xor(a_10_, 16u, kf_wn));
-                        float t8190_ = __fadd_rn(t8187_, kf_shfl_xor(t8187_, 8u, kf_wn));
-                        float t8193_ = __fadd_rn(t8190_, kf_shfl_xor(t8190_, 4u, kf_wn));
-                        float t8196_ = __fadd_rn(t8193_, kf_shfl_xor(t8193_, 2u, kf_wn));
-                        float t8199_ = __fadd_rn(t8196_, kf_shfl_xor(t8196_, 1u, kf_wn));
-                        bool t8201_ = lane_ == r_2_;
-                        bool t8202_ = t8201_;
-                        if (t8201_) {
-                            t8202_ = cg_ < m_;
+                        float t8185_ = __fadd_rn(a_10_, kf_shfl_xor(a_10_, 16u, kf_wn));
+                        float t8188_ = __fadd_rn(t8185_, kf_shfl_xor(t8185_, 8u, kf_wn));
+                        float t8191_ = __fadd_rn(t8188_, kf_shfl_xor(t8188_, 4u, kf_wn));
+                        float t8194_ = __fadd_rn(t8191_, kf_shfl_xor(t8191_, 2u, kf_wn));
+                        float t8197_ = __fadd_rn(t8194_, kf_shfl_xor(t8194_, 1u, kf_wn));
+                        bool t8199_ = lane_ == r_2_;
+                        bool t8200_ = t8199_;
+                        if (t8199_) {
+                            t8200_ = cg_ < m_;
                         }
-                        if (t8202_) {
-                            y_[cg_] = kf_f16_from_f32(t8199_);
+                        if (t8200_) {
+                            y_[cg_] = kf_f16_from_f32(t8197_);
                         }
                         acc_3_[0u] = 0.0f;
                         ck_ = 0u;
@@ -1419,57 +1419,57 @@ gemv_f16_f32_f16(const kf_f16* __restrict__ w_, const float* __restrict__ x_, kf
     } else {
         unsigned lane_2_ = kf_lane_id();
         unsigned nv_2_ = k_ >> 3u;
-        unsigned t8293_ = (blockIdx.x * (blockDim.x >> 5u)) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u);
-        unsigned t8309_ = gridDim.x * (blockDim.x >> 5u);
+        unsigned t8291_ = (blockIdx.x * (blockDim.x >> 5u)) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u);
+        unsigned t8307_ = gridDim.x * (blockDim.x >> 5u);
         #pragma unroll 1
-        for (unsigned g_ = t8293_; g_ < m_; g_ = g_ + t8309_) {
+        for (unsigned g_ = t8291_; g_ < m_; g_ = g_ + t8307_) {
             row_[0u] = min(g_, (m_ - 1u));
             acc_4_[0u] = 0.0f;
             if ((k_ & 7u) == 0u) {
                 #pragma unroll 1
                 for (unsigned base_ = 0u; base_ < nv_2_; base_ = base_ + 128u) {
                     unsigned v_17_ = base_ + lane_2_;
-                    kf_u32x4 t8334_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                    kf_u32x4 t_4_ = t8334_;
+                    kf_u32x4 t8332_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_4_ = t8332_;
                     if (v_17_ < nv_2_) {
-                        unsigned t8340_ = (row_[0u] * nv_2_) + v_17_;
-                        kf_u32x4 t8341_ = wv_[t8340_];
-                        t_4_ = t8341_;
+                        unsigned t8338_ = (row_[0u] * nv_2_) + v_17_;
+                        kf_u32x4 t8339_ = wv_[t8338_];
+                        t_4_ = t8339_;
                     }
                     wr_[0u] = t_4_;
                     unsigned v_18_ = (base_ + 32u) + lane_2_;
-                    kf_u32x4 t8347_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                    kf_u32x4 t_5_ = t8347_;
+                    kf_u32x4 t8345_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_5_ = t8345_;
                     if (v_18_ < nv_2_) {
-                        unsigned t8353_ = (row_[0u] * nv_2_) + v_18_;
-                        kf_u32x4 t8354_ = wv_[t8353_];
-                        t_5_ = t8354_;
+                        unsigned t8351_ = (row_[0u] * nv_2_) + v_18_;
+                        kf_u32x4 t8352_ = wv_[t8351_];
+                        t_5_ = t8352_;
                     }
                     wr_[1u] = t_5_;
                     unsigned v_19_ = (base_ + 64u) + lane_2_;
-                    kf_u32x4 t8360_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                    kf_u32x4 t_6_ = t8360_;
+                    kf_u32x4 t8358_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_6_ = t8358_;
                     if (v_19_ < nv_2_) {
-                        unsigned t8366_ = (row_[0u] * nv_2_) + v_19_;
-                        kf_u32x4 t8367_ = wv_[t8366_];
-                        t_6_ = t8367_;
+                        unsigned t8364_ = (row_[0u] * nv_2_) + v_19_;
+                        kf_u32x4 t8365_ = wv_[t8364_];
+                        t_6_ = t8365_;
                     }
                     wr_[2u] = t_6_;
                     unsigned v_20_ = (base_ + 96u) + lane_2_;
-                    kf_u32x4 t8373_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                    kf_u32x4 t_7_ = t8373_;
+                    kf_u32x4 t8371_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_7_ = t8371_;
                     if (v_20_ < nv_2_) {
-                        unsigned t8379_ = (row_[0u] * nv_2_) + v_20_;
-                        kf_u32x4 t8380_ = wv_[t8379_];
-                        t_7_ = t8380_;
+                        unsigned t8377_ = (row_[0u] * nv_2_) + v_20_;
+                        kf_u32x4 t8378_ = wv_[t8377_];
+                        t_7_ = t8378_;
                     }
                     wr_[3u] = t_7_;
                     unsigned v_21_ = base_ + lane_2_;
                     if (v_21_ < nv_2_) {
-                        unsigned t8387_ = v_21_ << 1u;
-                        kf_f32x4 a_11_ = xf4_[t8387_];
-                        unsigned t8392_ = (v_21_ << 1u) + 1u;
-                        kf_f32x4 b_9_ = xf4_[t8392_];
+                        unsigned t8385_ = v_21_ << 1u;
+                        kf_f32x4 a_11_ = xf4_[t8385_];
+                        unsigned t8390_ = (v_21_ << 1u) + 1u;
+                        kf_f32x4 b_9_ = xf4_[t8390_];
                         xs_17_[0u] = a_11_.v[0];
                         xs_17_[4u] = b_9_.v[0];
                         xs_17_[1u] = a_11_.v[1];
@@ -1478,16 +1478,16 @@ gemv_f16_f32_f16(const kf_f16* __restrict__ w_, const float* __restrict__ x_, kf
                         xs_17_[6u] = b_9_.v[2];
                         xs_17_[3u] = a_11_.v[3];
                         xs_17_[7u] = b_9_.v[3];
-                        kf_u32x4 t8436_ = wr_[0u];
-                        kf_f16x8 wh_9_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t8436_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8436_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t8436_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8436_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t8436_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8436_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t8436_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8436_, 3u), 16u))}};
+                        kf_u32x4 t8434_ = wr_[0u];
+                        kf_f16x8 wh_9_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t8434_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8434_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t8434_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8434_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t8434_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8434_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t8434_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8434_, 3u), 16u))}};
                         acc_4_[0u] = __fmaf_rn(kf_f16_to_f32(wh_9_.v[7]), xs_17_[7u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[6]), xs_17_[6u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[5]), xs_17_[5u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[4]), xs_17_[4u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[3]), xs_17_[3u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[2]), xs_17_[2u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[1]), xs_17_[1u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[0]), xs_17_[0u], acc_4_[0u]))))))));
                     }
                     unsigned v_22_ = (base_ + 32u) + lane_2_;
                     if (v_22_ < nv_2_) {
-                        unsigned t8514_ = v_22_ << 1u;
-                        kf_f32x4 a_12_ = xf4_[t8514_];
-                        unsigned t8519_ = (v_22_ << 1u) + 1u;
-                        kf_f32x4 b_10_ = xf4_[t8519_];
+                        unsigned t8512_ = v_22_ << 1u;
+                        kf_f32x4 a_12_ = xf4_[t8512_];
+                        unsigned t8517_ = (v_22_ << 1u) + 1u;
+                        kf_f32x4 b_10_ = xf4_[t8517_];
                         xs_18_[0u] = a_12_.v[0];
                         xs_18_[4u] = b_10_.v[0];
                         xs_18_[1u] = a_12_.v[1];
@@ -1496,16 +1496,16 @@ gemv_f16_f32_f16(const kf_f16* __restrict__ w_, const float* __restrict__ x_, kf
                         xs_18_[6u] = b_10_.v[2];
                         xs_18_[3u] = a_12_.v[3];
                         xs_18_[7u] = b_10_.v[3];
-                        kf_u32x4 t8563_ = wr_[1u];
-                        kf_f16x8 wh_10_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t8563_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8563_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t8563_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8563_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t8563_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8563_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t8563_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8563_, 3u), 16u))}};
+                        kf_u32x4 t8561_ = wr_[1u];
+                        kf_f16x8 wh_10_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t8561_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8561_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t8561_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8561_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t8561_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8561_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t8561_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8561_, 3u), 16u))}};
                         acc_4_[0u] = __fmaf_rn(kf_f16_to_f32(wh_10_.v[7]), xs_18_[7u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[6]), xs_18_[6u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[5]), xs_18_[5u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[4]), xs_18_[4u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[3]), xs_18_[3u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[2]), xs_18_[2u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[1]), xs_18_[1u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[0]), xs_18_[0u], acc_4_[0u]))))))));
                     }
                     unsigned v_23_ = (base_ + 64u) + lane_2_;
                     if (v_23_ < nv_2_) {
-                        unsigned t8641_ = v_23_ << 1u;
-                        kf_f32x4 a_13_ = xf4_[t8641_];
-                        unsigned t8646_ = (v_23_ << 1u) + 1u;
-                        kf_f32x4 b_11_ = xf4_[t8646_];
+                        unsigned t8639_ = v_23_ << 1u;
+                        kf_f32x4 a_13_ = xf4_[t8639_];
+                        unsigned t8644_ = (v_23_ << 1u) + 1u;
+                        kf_f32x4 b_11_ = xf4_[t8644_];
                         xs_19_[0u] = a_13_.v[0];
                         xs_19_[4u] = b_11_.v[0];
                         xs_19_[1u] = a_13_.v[1];
@@ -1514,16 +1514,16 @@ gemv_f16_f32_f16(const kf_f16* __restrict__ w_, const float* __restrict__ x_, kf
                         xs_19_[6u] = b_11_.v[2];
                         xs_19_[3u] = a_13_.v[3];
                         xs_19_[7u] = b_11_.v[3];
-                        kf_u32x4 t8690_ = wr_[2u];
-                        kf_f16x8 wh_11_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t8690_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8690_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t8690_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8690_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t8690_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8690_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t8690_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8690_, 3u), 16u))}};
+                        kf_u32x4 t8688_ = wr_[2u];
+                        kf_f16x8 wh_11_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t8688_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8688_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t8688_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8688_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t8688_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8688_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t8688_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8688_, 3u), 16u))}};
                         acc_4_[0u] = __fmaf_rn(kf_f16_to_f32(wh_11_.v[7]), xs_19_[7u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[6]), xs_19_[6u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[5]), xs_19_[5u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[4]), xs_19_[4u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[3]), xs_19_[3u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[2]), xs_19_[2u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[1]), xs_19_[1u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[0]), xs_19_[0u], acc_4_[0u]))))))));
                     }
                     unsigned v_24_ = (base_ + 96u) + lane_2_;
                     if (v_24_ < nv_2_) {
-                        unsigned t8768_ = v_24_ << 1u;
-                        kf_f32x4 a_14_ = xf4_[t8768_];
-                        unsigned t8773_ = (v_24_ << 1u) + 1u;
-                        kf_f32x4 b_12_ = xf4_[t8773_];
+                        unsigned t8766_ = v_24_ << 1u;
+                        kf_f32x4 a_14_ = xf4_[t8766_];
+                        unsigned t8771_ = (v_24_ << 1u) + 1u;
+                        kf_f32x4 b_12_ = xf4_[t8771_];
                         xs_20_[0u] = a_14_.v[0];
                         xs_20_[4u] = b_12_.v[0];
                         xs_20_[1u] = a_14_.v[1];
@@ -1532,63 +1532,63 @@ gemv_f16_f32_f16(const kf_f16* __restrict__ w_, const float* __restrict__ x_, kf
                         xs_20_[6u] = b_12_.v[2];
                         xs_20_[3u] = a_14_.v[3];
                         xs_20_[7u] = b_12_.v[3];
-                        kf_u32x4 t8817_ = wr_[3u];
-                        kf_f16x8 wh_12_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t8817_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8817_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t8817_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8817_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t8817_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8817_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t8817_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8817_, 3u), 16u))}};
+                        kf_u32x4 t8815_ = wr_[3u];
+                        kf_f16x8 wh_12_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t8815_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8815_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t8815_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8815_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t8815_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8815_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t8815_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8815_, 3u), 16u))}};
                         acc_4_[0u] = __fmaf_rn(kf_f16_to_f32(wh_12_.v[7]), xs_20_[7u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[6]), xs_20_[6u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[5]), xs_20_[5u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[4]), xs_20_[4u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[3]), xs_20_[3u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[2]), xs_20_[2u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[1]), xs_20_[1u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[0]), xs_20_[0u], acc_4_[0u]))))))));
                     }
                 }
             } else {
                 #pragma unroll 1
                 for (unsigned c_ = lane_2_; c_ < k_; c_ = c_ + 32u) {
-                    float t8896_ = x_[c_];
+                    float t8894_ = x_[c_];
                     unsigned i_ = (row_[0u] * k_) + c_;
                     unsigned short u_ = w16_[i_];
-                    acc_4_[0u] = __fmaf_rn(kf_f16_to_f32(kf_bitcast<kf_f16>(u_)), t8896_, acc_4_[0u]);
+                    acc_4_[0u] = __fmaf_rn(kf_f16_to_f32(kf_bitcast<kf_f16>(u_)), t8894_, acc_4_[0u]);
                 }
             }
-            float t8916_ = acc_4_[0u];
-            unsigned t8938_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
-            if (t8938_ == 32u) {
-                float t8943_ = __fadd_rn(t8916_, kf_shfl_xor(t8916_, 16u, kf_wn));
-                float t8946_ = __fadd_rn(t8943_, kf_shfl_xor(t8943_, 8u, kf_wn));
-                float t8949_ = __fadd_rn(t8946_, kf_shfl_xor(t8946_, 4u, kf_wn));
-                float t8952_ = __fadd_rn(t8949_, kf_shfl_xor(t8949_, 2u, kf_wn));
-                s_ = __fadd_rn(t8952_, kf_shfl_xor(t8952_, 1u, kf_wn));
+            float t8914_ = acc_4_[0u];
+            unsigned t8936_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+            if (t8936_ == 32u) {
+                float t8941_ = __fadd_rn(t8914_, kf_shfl_xor(t8914_, 16u, kf_wn));
+                float t8944_ = __fadd_rn(t8941_, kf_shfl_xor(t8941_, 8u, kf_wn));
+                float t8947_ = __fadd_rn(t8944_, kf_shfl_xor(t8944_, 4u, kf_wn));
+                float t8950_ = __fadd_rn(t8947_, kf_shfl_xor(t8947_, 2u, kf_wn));
+                s_ = __fadd_rn(t8950_, kf_shfl_xor(t8950_, 1u, kf_wn));
             } else {
-                float t8958_ = kf_shfl_down(t8916_, 16u, kf_wn);
-                bool t8960_ = (kf_lane_id() + 16u) < t8938_;
-                float t8961_ = __fadd_rn(t8916_, t8958_);
-                float t8962_ = t8960_ ? t8961_ : t8916_;
-                float t8964_ = kf_shfl_down(t8962_, 8u, kf_wn);
-                bool t8966_ = (kf_lane_id() + 8u) < t8938_;
-                float t8967_ = __fadd_rn(t8962_, t8964_);
-                float t8968_ = t8966_ ? t8967_ : t8962_;
-                float t8970_ = kf_shfl_down(t8968_, 4u, kf_wn);
-                bool t8972_ = (kf_lane_id() + 4u) < t8938_;
-                float t8973_ = __fadd_rn(t8968_, t8970_);
-                float t8974_ = t8972_ ? t8973_ : t8968_;
-                float t8976_ = kf_shfl_down(t8974_, 2u, kf_wn);
-                bool t8978_ = (kf_lane_id() + 2u) < t8938_;
-                float t8979_ = __fadd_rn(t8974_, t8976_);
-                float t8980_ = t8978_ ? t8979_ : t8974_;
-                float t8982_ = kf_shfl_down(t8980_, 1u, kf_wn);
-                bool t8984_ = (kf_lane_id() + 1u) < t8938_;
-                float t8985_ = __fadd_rn(t8980_, t8982_);
-                s_ = kf_shfl(t8984_ ? t8985_ : t8980_, 0u, kf_wn);
+                float t8956_ = kf_shfl_down(t8914_, 16u, kf_wn);
+                bool t8958_ = (kf_lane_id() + 16u) < t8936_;
+                float t8959_ = __fadd_rn(t8914_, t8956_);
+                float t8960_ = t8958_ ? t8959_ : t8914_;
+                float t8962_ = kf_shfl_down(t8960_, 8u, kf_wn);
+                bool t8964_ = (kf_lane_id() + 8u) < t8936_;
+                float t8965_ = __fadd_rn(t8960_, t8962_);
+                float t8966_ = t8964_ ? t8965_ : t8960_;
+                float t8968_ = kf_shfl_down(t8966_, 4u, kf_wn);
+                bool t8970_ = (kf_lane_id() + 4u) < t8936_;
+                float t8971_ = __fadd_rn(t8966_, t8968_);
+                float t8972_ = t8970_ ? t8971_ : t8966_;
+                float t8974_ = kf_shfl_down(t8972_, 2u, kf_wn);
+                bool t8976_ = (kf_lane_id() + 2u) < t8936_;
+                float t8977_ = __fadd_rn(t8972_, t8974_);
+                float t8978_ = t8976_ ? t8977_ : t8972_;
+                float t8980_ = kf_shfl_down(t8978_, 1u, kf_wn);
+                bool t8982_ = (kf_lane_id() + 1u) < t8936_;
+                float t8983_ = __fadd_rn(t8978_, t8980_);
+                s_ = kf_shfl(t8982_ ? t8983_ : t8978_, 0u, kf_wn);
             }
-            bool t8990_ = lane_2_ == 0u;
-            bool t8991_ = t8990_;
-            if (t8990_) {
-                t8991_ = g_ < m_;
+            bool t8988_ = lane_2_ == 0u;
+            bool t8989_ = t8988_;
+            if (t8988_) {
+                t8989_ = g_ < m_;
             }
-            if (t8991_) {
+            if (t8989_) {
                 y_[g_] = kf_f16_from_f32(s_);
             }
         }
     }
 }
 
-/* kernel gemv_f16_f32_f32 (gemv.kf:1092) */
+/* kernel gemv_f16_f32_f32 (gemv.kf:1089) */
 extern "C" __global__ void __launch_bounds__(256)
 gemv_f16_f32_f32(const kf_f16* __restrict__ w_, const float* __restrict__ x_, float* __restrict__ y_, unsigned m_, unsigned k_)
 {
@@ -1620,62 +1620,62 @@ gemv_f16_f32_f32(const kf_f16* __restrict__ w_, const float* __restrict__ x_, fl
     if ((k_ & 7u) == 0u) {
         unsigned lane_ = kf_lane_id();
         unsigned nv_ = k_ >> 3u;
-        unsigned t4830_ = nv_ << 1u;
+        unsigned t4828_ = nv_ << 1u;
         unsigned steps_ = (nv_ >> 7u) + (((nv_ & 127u) != 0u) ? 1u : 0u);
         unsigned wid_ = (blockIdx.x * (blockDim.x >> 5u)) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u);
         unsigned nw_ = gridDim.x * (blockDim.x >> 5u);
         if (!(wid_ >= m_)) {
-            unsigned t4885_ = m_ - wid_;
-            unsigned t4893_ = ((t4885_ / nw_) + (((t4885_ % nw_) != 0u) ? 1u : 0u)) * steps_;
+            unsigned t4883_ = m_ - wid_;
+            unsigned t4891_ = ((t4883_ / nw_) + (((t4883_ % nw_) != 0u) ? 1u : 0u)) * steps_;
             acc_3_[0u] = 0.0f;
             unsigned lg_ = wid_;
             unsigned lk_ = 0u;
             unsigned cg_ = wid_;
             unsigned ck_ = 0u;
-            unsigned t6513_ = t4893_ + 1u;
+            unsigned t6511_ = t4891_ + 1u;
             asm("" : "+r"(nw_));
             #pragma unroll 1
-            for (unsigned t0_ = 0u; t0_ < t6513_; t0_ = t0_ + 2u) {
-                if (t0_ < t4893_) {
+            for (unsigned t0_ = 0u; t0_ < t6511_; t0_ = t0_ + 2u) {
+                if (t0_ < t4891_) {
                     unsigned v_ = min((((lk_ << 5u) << 2u) + lane_), (nv_ - 1u));
                     unsigned row_2_ = min(lg_, (m_ - 1u));
                     wb_2_[0u] = wv_[(row_2_ * nv_) + v_];
-                    xb_2_[0u] = xv_[min((v_ << 1u), (t4830_ - 1u))];
-                    xb_2_[1u] = xv_[min(((v_ << 1u) + 1u), (t4830_ - 1u))];
+                    xb_2_[0u] = xv_[min((v_ << 1u), (t4828_ - 1u))];
+                    xb_2_[1u] = xv_[min(((v_ << 1u) + 1u), (t4828_ - 1u))];
                     unsigned v_2_ = min(((((lk_ << 5u) << 2u) + 32u) + lane_), (nv_ - 1u));
                     unsigned row_3_ = min(lg_, (m_ - 1u));
                     wb_2_[1u] = wv_[(row_3_ * nv_) + v_2_];
-                    xb_2_[2u] = xv_[min((v_2_ << 1u), (t4830_ - 1u))];
-                    xb_2_[3u] = xv_[min(((v_2_ << 1u) + 1u), (t4830_ - 1u))];
+                    xb_2_[2u] = xv_[min((v_2_ << 1u), (t4828_ - 1u))];
+                    xb_2_[3u] = xv_[min(((v_2_ << 1u) + 1u), (t4828_ - 1u))];
                     unsigned v_3_ = min(((((lk_ << 5u) << 2u) + 64u) + lane_), (nv_ - 1u));
                     unsigned row_4_ = min(lg_, (m_ - 1u));
                     wb_2_[2u] = wv_[(row_4_ * nv_) + v_3_];
-                    xb_2_[4u] = xv_[min((v_3_ << 1u), (t4830_ - 1u))];
-                    xb_2_[5u] = xv_[min(((v_3_ << 1u) + 1u), (t4830_ - 1u))];
+                    xb_2_[4u] = xv_[min((v_3_ << 1u), (t4828_ - 1u))];
+                    xb_2_[5u] = xv_[min(((v_3_ << 1u) + 1u), (t4828_ - 1u))];
                     unsigned v_4_ = min(((((lk_ << 5u) << 2u) + 96u) + lane_), (nv_ - 1u));
                     unsigned row_5_ = min(lg_, (m_ - 1u));
                     wb_2_[3u] = wv_[(row_5_ * nv_) + v_4_];
-                    xb_2_[6u] = xv_[min((v_4_ << 1u), (t4830_ - 1u))];
-                    xb_2_[7u] = xv_[min(((v_4_ << 1u) + 1u), (t4830_ - 1u))];
-                    unsigned t6717_ = lk_ + 1u;
-                    lk_ = t6717_;
-                    if (t6717_ == steps_) {
+                    xb_2_[6u] = xv_[min((v_4_ << 1u), (t4828_ - 1u))];
+                    xb_2_[7u] = xv_[min(((v_4_ << 1u) + 1u), (t4828_ - 1u))];
+                    unsigned t6715_ = lk_ + 1u;
+                    lk_ = t6715_;
+                    if (t6715_ == steps_) {
                         lk_ = 0u;
                         lg_ = lg_ + nw_;
                     }
                 }
-                bool t6770_ = t0_ >= 1u;
-                bool t6771_ = t6770_;
-                if (t6770_) {
-                    t6771_ = (t0_ - 1u) < t4893_;
+                bool t6768_ = t0_ >= 1u;
+                bool t6769_ = t6768_;
+                if (t6768_) {
+                    t6769_ = (t0_ - 1u) < t4891_;
                 }
-                if (t6771_) {
+                if (t6769_) {
                     unsigned v_5_ = ((ck_ << 5u) << 2u) + lane_;
                     if (v_5_ < nv_) {
-                        kf_u32x4 t6808_ = xb_2_[8u];
-                        kf_f32x4 a_ = kf_bitcast<kf_f32x4>(t6808_);
-                        kf_u32x4 t6811_ = xb_2_[9u];
-                        kf_f32x4 b_ = kf_bitcast<kf_f32x4>(t6811_);
+                        kf_u32x4 t6806_ = xb_2_[8u];
+                        kf_f32x4 a_ = kf_bitcast<kf_f32x4>(t6806_);
+                        kf_u32x4 t6809_ = xb_2_[9u];
+                        kf_f32x4 b_ = kf_bitcast<kf_f32x4>(t6809_);
                         xs_9_[0u] = a_.v[0];
                         xs_9_[4u] = b_.v[0];
                         xs_9_[1u] = a_.v[1];
@@ -1684,16 +1684,16 @@ gemv_f16_f32_f32(const kf_f16* __restrict__ w_, const float* __restrict__ x_, fl
                         xs_9_[6u] = b_.v[2];
                         xs_9_[3u] = a_.v[3];
                         xs_9_[7u] = b_.v[3];
-                        kf_u32x4 t6857_ = wb_2_[4u];
-                        kf_f16x8 wh_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t6857_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6857_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t6857_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6857_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t6857_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6857_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t6857_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6857_, 3u), 16u))}};
+                        kf_u32x4 t6855_ = wb_2_[4u];
+                        kf_f16x8 wh_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t6855_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6855_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t6855_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6855_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t6855_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6855_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t6855_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6855_, 3u), 16u))}};
                         acc_3_[0u] = __fmaf_rn(kf_f16_to_f32(wh_.v[7]), xs_9_[7u], __fmaf_rn(kf_f16_to_f32(wh_.v[6]), xs_9_[6u], __fmaf_rn(kf_f16_to_f32(wh_.v[5]), xs_9_[5u], __fmaf_rn(kf_f16_to_f32(wh_.v[4]), xs_9_[4u], __fmaf_rn(kf_f16_to_f32(wh_.v[3]), xs_9_[3u], __fmaf_rn(kf_f16_to_f32(wh_.v[2]), xs_9_[2u], __fmaf_rn(kf_f16_to_f32(wh_.v[1]), xs_9_[1u], __fmaf_rn(kf_f16_to_f32(wh_.v[0]), xs_9_[0u], acc_3_[0u]))))))));
                     }
                     unsigned v_6_ = (((ck_ << 5u) << 2u) + 32u) + lane_;
                     if (v_6_ < nv_) {
-                        kf_u32x4 t6939_ = xb_2_[10u];
-                        kf_f32x4 a_2_ = kf_bitcast<kf_f32x4>(t6939_);
-                        kf_u32x4 t6942_ = xb_2_[11u];
-                        kf_f32x4 b_2_ = kf_bitcast<kf_f32x4>(t6942_);
+                        kf_u32x4 t6937_ = xb_2_[10u];
+                        kf_f32x4 a_2_ = kf_bitcast<kf_f32x4>(t6937_);
+                        kf_u32x4 t6940_ = xb_2_[11u];
+                        kf_f32x4 b_2_ = kf_bitcast<kf_f32x4>(t6940_);
                         xs_10_[0u] = a_2_.v[0];
                         xs_10_[4u] = b_2_.v[0];
                         xs_10_[1u] = a_2_.v[1];
@@ -1702,16 +1702,16 @@ gemv_f16_f32_f32(const kf_f16* __restrict__ w_, const float* __restrict__ x_, fl
                         xs_10_[6u] = b_2_.v[2];
                         xs_10_[3u] = a_2_.v[3];
                         xs_10_[7u] = b_2_.v[3];
-                        kf_u32x4 t6988_ = wb_2_[5u];
-                        kf_f16x8 wh_2_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t6988_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6988_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t6988_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6988_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t6988_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6988_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t6988_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6988_, 3u), 16u))}};
+                        kf_u32x4 t6986_ = wb_2_[5u];
+                        kf_f16x8 wh_2_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t6986_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6986_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t6986_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6986_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t6986_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6986_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t6986_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6986_, 3u), 16u))}};
                         acc_3_[0u] = __fmaf_rn(kf_f16_to_f32(wh_2_.v[7]), xs_10_[7u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[6]), xs_10_[6u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[5]), xs_10_[5u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[4]), xs_10_[4u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[3]), xs_10_[3u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[2]), xs_10_[2u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[1]), xs_10_[1u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[0]), xs_10_[0u], acc_3_[0u]))))))));
                     }
                     unsigned v_7_ = (((ck_ << 5u) << 2u) + 64u) + lane_;
                     if (v_7_ < nv_) {
-                        kf_u32x4 t7070_ = xb_2_[12u];
-                        kf_f32x4 a_3_ = kf_bitcast<kf_f32x4>(t7070_);
-                        kf_u32x4 t7073_ = xb_2_[13u];
-                        kf_f32x4 b_3_ = kf_bitcast<kf_f32x4>(t7073_);
+                        kf_u32x4 t7068_ = xb_2_[12u];
+                        kf_f32x4 a_3_ = kf_bitcast<kf_f32x4>(t7068_);
+                        kf_u32x4 t7071_ = xb_2_[13u];
+                        kf_f32x4 b_3_ = kf_bitcast<kf_f32x4>(t7071_);
                         xs_11_[0u] = a_3_.v[0];
                         xs_11_[4u] = b_3_.v[0];
                         xs_11_[1u] = a_3_.v[1];
@@ -1720,16 +1720,16 @@ gemv_f16_f32_f32(const kf_f16* __restrict__ w_, const float* __restrict__ x_, fl
                         xs_11_[6u] = b_3_.v[2];
                         xs_11_[3u] = a_3_.v[3];
                         xs_11_[7u] = b_3_.v[3];
-                        kf_u32x4 t7119_ = wb_2_[6u];
-                        kf_f16x8 wh_3_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7119_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7119_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7119_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7119_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7119_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7119_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7119_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7119_, 3u), 16u))}};
+                        kf_u32x4 t7117_ = wb_2_[6u];
+                        kf_f16x8 wh_3_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7117_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7117_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7117_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7117_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7117_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7117_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7117_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7117_, 3u), 16u))}};
                         acc_3_[0u] = __fmaf_rn(kf_f16_to_f32(wh_3_.v[7]), xs_11_[7u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[6]), xs_11_[6u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[5]), xs_11_[5u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[4]), xs_11_[4u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[3]), xs_11_[3u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[2]), xs_11_[2u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[1]), xs_11_[1u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[0]), xs_11_[0u], acc_3_[0u]))))))));
                     }
                     unsigned v_8_ = (((ck_ << 5u) << 2u) + 96u) + lane_;
                     if (v_8_ < nv_) {
-                        kf_u32x4 t7201_ = xb_2_[14u];
-                        kf_f32x4 a_4_ = kf_bitcast<kf_f32x4>(t7201_);
-                        kf_u32x4 t7204_ = xb_2_[15u];
-                        kf_f32x4 b_4_ = kf_bitcast<kf_f32x4>(t7204_);
+                        kf_u32x4 t7199_ = xb_2_[14u];
+                        kf_f32x4 a_4_ = kf_bitcast<kf_f32x4>(t7199_);
+                        kf_u32x4 t7202_ = xb_2_[15u];
+                        kf_f32x4 b_4_ = kf_bitcast<kf_f32x4>(t7202_);
                         xs_12_[0u] = a_4_.v[0];
                         xs_12_[4u] = b_4_.v[0];
                         xs_12_[1u] = a_4_.v[1];
@@ -1738,73 +1738,73 @@ gemv_f16_f32_f32(const kf_f16* __restrict__ w_, const float* __restrict__ x_, fl
                         xs_12_[6u] = b_4_.v[2];
                         xs_12_[3u] = a_4_.v[3];
                         xs_12_[7u] = b_4_.v[3];
-                        kf_u32x4 t7250_ = wb_2_[7u];
-                        kf_f16x8 wh_4_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7250_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7250_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7250_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7250_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7250_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7250_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7250_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7250_, 3u), 16u))}};
+                        kf_u32x4 t7248_ = wb_2_[7u];
+                        kf_f16x8 wh_4_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7248_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7248_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7248_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7248_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7248_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7248_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7248_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7248_, 3u), 16u))}};
                         acc_3_[0u] = __fmaf_rn(kf_f16_to_f32(wh_4_.v[7]), xs_12_[7u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[6]), xs_12_[6u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[5]), xs_12_[5u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[4]), xs_12_[4u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[3]), xs_12_[3u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[2]), xs_12_[2u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[1]), xs_12_[1u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[0]), xs_12_[0u], acc_3_[0u]))))))));
                     }
-                    unsigned t7324_ = ck_ + 1u;
-                    ck_ = t7324_;
-                    if (t7324_ == steps_) {
+                    unsigned t7322_ = ck_ + 1u;
+                    ck_ = t7322_;
+                    if (t7322_ == steps_) {
                         float a_5_ = acc_3_[0u];
                         unsigned r_ = 0u;
-                        float t7332_ = __fadd_rn(a_5_, kf_shfl_xor(a_5_, 16u, kf_wn));
-                        float t7335_ = __fadd_rn(t7332_, kf_shfl_xor(t7332_, 8u, kf_wn));
-                        float t7338_ = __fadd_rn(t7335_, kf_shfl_xor(t7335_, 4u, kf_wn));
-                        float t7341_ = __fadd_rn(t7338_, kf_shfl_xor(t7338_, 2u, kf_wn));
-                        float t7344_ = __fadd_rn(t7341_, kf_shfl_xor(t7341_, 1u, kf_wn));
-                        bool t7346_ = lane_ == r_;
-                        bool t7347_ = t7346_;
-                        if (t7346_) {
-                            t7347_ = cg_ < m_;
+                        float t7330_ = __fadd_rn(a_5_, kf_shfl_xor(a_5_, 16u, kf_wn));
+                        float t7333_ = __fadd_rn(t7330_, kf_shfl_xor(t7330_, 8u, kf_wn));
+                        float t7336_ = __fadd_rn(t7333_, kf_shfl_xor(t7333_, 4u, kf_wn));
+                        float t7339_ = __fadd_rn(t7336_, kf_shfl_xor(t7336_, 2u, kf_wn));
+                        float t7342_ = __fadd_rn(t7339_, kf_shfl_xor(t7339_, 1u, kf_wn));
+                        bool t7344_ = lane_ == r_;
+                        bool t7345_ = t7344_;
+                        if (t7344_) {
+                            t7345_ = cg_ < m_;
                         }
-                        if (t7347_) {
-                            y_[cg_] = t7344_;
+                        if (t7345_) {
+                            y_[cg_] = t7342_;
                         }
                         acc_3_[0u] = 0.0f;
                         ck_ = 0u;
                         cg_ = cg_ + nw_;
                     }
                 }
-                if ((t0_ + 1u) < t4893_) {
+                if ((t0_ + 1u) < t4891_) {
                     unsigned v_9_ = min((((lk_ << 5u) << 2u) + lane_), (nv_ - 1u));
                     unsigned row_6_ = min(lg_, (m_ - 1u));
                     wb_2_[4u] = wv_[(row_6_ * nv_) + v_9_];
-                    xb_2_[8u] = xv_[min((v_9_ << 1u), (t4830_ - 1u))];
-                    xb_2_[9u] = xv_[min(((v_9_ << 1u) + 1u), (t4830_ - 1u))];
+                    xb_2_[8u] = xv_[min((v_9_ << 1u), (t4828_ - 1u))];
+                    xb_2_[9u] = xv_[min(((v_9_ << 1u) + 1u), (t4828_ - 1u))];
                     unsigned v_10_ = min(((((lk_ << 5u) << 2u) + 32u) + lane_), (nv_ - 1u));
                     unsigned row_7_ = min(lg_, (m_ - 1u));
                     wb_2_[5u] = wv_[(row_7_ * nv_) + v_10_];
-                    xb_2_[10u] = xv_[min((v_10_ << 1u), (t4830_ - 1u))];
-                    xb_2_[11u] = xv_[min(((v_10_ << 1u) + 1u), (t4830_ - 1u))];
+                    xb_2_[10u] = xv_[min((v_10_ << 1u), (t4828_ - 1u))];
+                    xb_2_[11u] = xv_[min(((v_10_ << 1u) + 1u), (t4828_ - 1u))];
                     unsigned v_11_ = min(((((lk_ << 5u) << 2u) + 64u) + lane_), (nv_ - 1u));
                     unsigned row_8_ = min(lg_, (m_ - 1u));
                     wb_2_[6u] = wv_[(row_8_ * nv_) + v_11_];
-                    xb_2_[12u] = xv_[min((v_11_ << 1u), (t4830_ - 1u))];
-                    xb_2_[13u] = xv_[min(((v_11_ << 1u) + 1u), (t4830_ - 1u))];
+                    xb_2_[12u] = xv_[min((v_11_ << 1u), (t4828_ - 1u))];
+                    xb_2_[13u] = xv_[min(((v_11_ << 1u) + 1u), (t4828_ - 1u))];
                     unsigned v_12_ = min(((((lk_ << 5u) << 2u) + 96u) + lane_), (nv_ - 1u));
                     unsigned row_9_ = min(lg_, (m_ - 1u));
                     wb_2_[7u] = wv_[(row_9_ * nv_) + v_12_];
-                    xb_2_[14u] = xv_[min((v_12_ << 1u), (t4830_ - 1u))];
-                    xb_2_[15u] = xv_[min(((v_12_ << 1u) + 1u), (t4830_ - 1u))];
-                    unsigned t7572_ = lk_ + 1u;
-                    lk_ = t7572_;
-                    if (t7572_ == steps_) {
+                    xb_2_[14u] = xv_[min((v_12_ << 1u), (t4828_ - 1u))];
+                    xb_2_[15u] = xv_[min(((v_12_ << 1u) + 1u), (t4828_ - 1u))];
+                    unsigned t7570_ = lk_ + 1u;
+                    lk_ = t7570_;
+                    if (t7570_ == steps_) {
                         lk_ = 0u;
                         lg_ = lg_ + nw_;
                     }
                 }
-                bool t7625_ = (t0_ + 1u) >= 1u;
-                bool t7626_ = t7625_;
-                if (t7625_) {
-                    t7626_ = ((t0_ + 1u) - 1u) < t4893_;
+                bool t7623_ = (t0_ + 1u) >= 1u;
+                bool t7624_ = t7623_;
+                if (t7623_) {
+                    t7624_ = ((t0_ + 1u) - 1u) < t4891_;
                 }
-                if (t7626_) {
+                if (t7624_) {
                     unsigned v_13_ = ((ck_ << 5u) << 2u) + lane_;
                     if (v_13_ < nv_) {
-                        kf_u32x4 t7663_ = xb_2_[0u];
-                        kf_f32x4 a_6_ = kf_bitcast<kf_f32x4>(t7663_);
-                        kf_u32x4 t7666_ = xb_2_[1u];
-                        kf_f32x4 b_5_ = kf_bitcast<kf_f32x4>(t7666_);
+                        kf_u32x4 t7661_ = xb_2_[0u];
+                        kf_f32x4 a_6_ = kf_bitcast<kf_f32x4>(t7661_);
+                        kf_u32x4 t7664_ = xb_2_[1u];
+                        kf_f32x4 b_5_ = kf_bitcast<kf_f32x4>(t7664_);
                         xs_13_[0u] = a_6_.v[0];
                         xs_13_[4u] = b_5_.v[0];
                         xs_13_[1u] = a_6_.v[1];
@@ -1813,16 +1813,16 @@ gemv_f16_f32_f32(const kf_f16* __restrict__ w_, const float* __restrict__ x_, fl
                         xs_13_[6u] = b_5_.v[2];
                         xs_13_[3u] = a_6_.v[3];
                         xs_13_[7u] = b_5_.v[3];
-                        kf_u32x4 t7712_ = wb_2_[0u];
-                        kf_f16x8 wh_5_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7712_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7712_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7712_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7712_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7712_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7712_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7712_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7712_, 3u), 16u))}};
+                        kf_u32x4 t7710_ = wb_2_[0u];
+                        kf_f16x8 wh_5_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7710_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7710_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7710_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7710_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7710_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7710_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7710_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7710_, 3u), 16u))}};
                         acc_3_[0u] = __fmaf_rn(kf_f16_to_f32(wh_5_.v[7]), xs_13_[7u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[6]), xs_13_[6u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[5]), xs_13_[5u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[4]), xs_13_[4u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[3]), xs_13_[3u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[2]), xs_13_[2u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[1]), xs_13_[1u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[0]), xs_13_[0u], acc_3_[0u]))))))));
                     }
                     unsigned v_14_ = (((ck_ << 5u) << 2u) + 32u) + lane_;
                     if (v_14_ < nv_) {
-                        kf_u32x4 t7794_ = xb_2_[2u];
-                        kf_f32x4 a_7_ = kf_bitcast<kf_f32x4>(t7794_);
-                        kf_u32x4 t7797_ = xb_2_[3u];
-                        kf_f32x4 b_6_ = kf_bitcast<kf_f32x4>(t7797_);
+                        kf_u32x4 t7792_ = xb_2_[2u];
+                        kf_f32x4 a_7_ = kf_bitcast<kf_f32x4>(t7792_);
+                        kf_u32x4 t7795_ = xb_2_[3u];
+                        kf_f32x4 b_6_ = kf_bitcast<kf_f32x4>(t7795_);
                         xs_14_[0u] = a_7_.v[0];
                         xs_14_[4u] = b_6_.v[0];
                         xs_14_[1u] = a_7_.v[1];
@@ -1831,16 +1831,16 @@ gemv_f16_f32_f32(const kf_f16* __restrict__ w_, const float* __restrict__ x_, fl
                         xs_14_[6u] = b_6_.v[2];
                         xs_14_[3u] = a_7_.v[3];
                         xs_14_[7u] = b_6_.v[3];
-                        kf_u32x4 t7843_ = wb_2_[1u];
-                        kf_f16x8 wh_6_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7843_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7843_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7843_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7843_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7843_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7843_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7843_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7843_, 3u), 16u))}};
+                        kf_u32x4 t7841_ = wb_2_[1u];
+                        kf_f16x8 wh_6_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7841_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7841_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7841_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7841_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7841_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7841_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7841_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7841_, 3u), 16u))}};
                         acc_3_[0u] = __fmaf_rn(kf_f16_to_f32(wh_6_.v[7]), xs_14_[7u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[6]), xs_14_[6u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[5]), xs_14_[5u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[4]), xs_14_[4u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[3]), xs_14_[3u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[2]), xs_14_[2u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[1]), xs_14_[1u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[0]), xs_14_[0u], acc_3_[0u]))))))));
                     }
                     unsigned v_15_ = (((ck_ << 5u) << 2u) + 64u) + lane_;
                     if (v_15_ < nv_) {
-                        kf_u32x4 t7925_ = xb_2_[4u];
-                        kf_f32x4 a_8_ = kf_bitcast<kf_f32x4>(t7925_);
-                        kf_u32x4 t7928_ = xb_2_[5u];
-                        kf_f32x4 b_7_ = kf_bitcast<kf_f32x4>(t7928_);
+                        kf_u32x4 t7923_ = xb_2_[4u];
+                        kf_f32x4 a_8_ = kf_bitcast<kf_f32x4>(t7923_);
+                        kf_u32x4 t7926_ = xb_2_[5u];
+                        kf_f32x4 b_7_ = kf_bitcast<kf_f32x4>(t7926_);
                         xs_15_[0u] = a_8_.v[0];
                         xs_15_[4u] = b_7_.v[0];
                         xs_15_[1u] = a_8_.v[1];
@@ -1849,16 +1849,16 @@ gemv_f16_f32_f32(const kf_f16* __restrict__ w_, const float* __restrict__ x_, fl
                         xs_15_[6u] = b_7_.v[2];
                         xs_15_[3u] = a_8_.v[3];
                         xs_15_[7u] = b_7_.v[3];
-                        kf_u32x4 t7974_ = wb_2_[2u];
-                        kf_f16x8 wh_7_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7974_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7974_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7974_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7974_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7974_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7974_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7974_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7974_, 3u), 16u))}};
+                        kf_u32x4 t7972_ = wb_2_[2u];
+                        kf_f16x8 wh_7_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7972_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7972_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7972_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7972_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7972_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7972_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7972_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7972_, 3u), 16u))}};
                         acc_3_[0u] = __fmaf_rn(kf_f16_to_f32(wh_7_.v[7]), xs_15_[7u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[6]), xs_15_[6u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[5]), xs_15_[5u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[4]), xs_15_[4u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[3]), xs_15_[3u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[2]), xs_15_[2u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[1]), xs_15_[1u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[0]), xs_15_[0u], acc_3_[0u]))))))));
                     }
                     unsigned v_16_ = (((ck_ << 5u) << 2u) + 96u) + lane_;
                     if (v_16_ < nv_) {
-                        kf_u32x4 t8056_ = xb_2_[6u];
-                        kf_f32x4 a_9_ = kf_bitcast<kf_f32x4>(t8056_);
-                        kf_u32x4 t8059_ = xb_2_[7u];
-                        kf_f32x4 b_8_ = kf_bitcast<kf_f32x4>(t8059_);
+                        kf_u32x4 t8054_ = xb_2_[6u];
+                        kf_f32x4 a_9_ = kf_bitcast<kf_f32x4>(t8054_);
+                        kf_u32x4 t8057_ = xb_2_[7u];
+                        kf_f32x4 b_8_ = kf_bitcast<kf_f32x4>(t8057_);
                         xs_16_[0u] = a_9_.v[0];
                         xs_16_[4u] = b_8_.v[0];
                         xs_16_[1u] = a_9_.v[1];
@@ -1867,27 +1867,27 @@ gemv_f16_f32_f32(const kf_f16* __restrict__ w_, const float* __restrict__ x_, fl
                         xs_16_[6u] = b_8_.v[2];
                         xs_16_[3u] = a_9_.v[3];
                         xs_16_[7u] = b_8_.v[3];
-                        kf_u32x4 t8105_ = wb_2_[3u];
-                        kf_f16x8 wh_8_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t8105_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8105_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t8105_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8105_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t8105_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8105_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t8105_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8105_, 3u), 16u))}};
+                        kf_u32x4 t8103_ = wb_2_[3u];
+                        kf_f16x8 wh_8_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t8103_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8103_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t8103_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8103_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t8103_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8103_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t8103_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8103_, 3u), 16u))}};
                         acc_3_[0u] = __fmaf_rn(kf_f16_to_f32(wh_8_.v[7]), xs_16_[7u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[6]), xs_16_[6u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[5]), xs_16_[5u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[4]), xs_16_[4u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[3]), xs_16_[3u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[2]), xs_16_[2u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[1]), xs_16_[1u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[0]), xs_16_[0u], acc_3_[0u]))))))));
                     }
-                    unsigned t8179_ = ck_ + 1u;
-                    ck_ = t8179_;
-                    if (t8179_ == steps_) {
+                    unsigned t8177_ = ck_ + 1u;
+                    ck_ = t8177_;
+                    if (t8177_ == steps_) {
                         float a_10_ = acc_3_[0u];
                         unsigned r_2_ = 0u;
-                        float t8187_ = __fadd_rn(a_10_, kf_shfl_xor(a_10_, 16u, kf_wn));
-                        float t8190_ = __fadd_rn(t8187_, kf_shfl_xor(t8187_, 8u, kf_wn));
-                        float t8193_ = __fadd_rn(t8190_, kf_shfl_xor(t8190_, 4u, kf_wn));
-                        float t8196_ = __fadd_rn(t8193_, kf_shfl_xor(t8193_, 2u, kf_wn));
-                        float t8199_ = __fadd_rn(t8196_, kf_shfl_xor(t8196_, 1u, kf_wn));
-                        bool t8201_ = lane_ == r_2_;
-                        bool t8202_ = t8201_;
-                        if (t8201_) {
-                            t8202_ = cg_ < m_;
+                        float t8185_ = __fadd_rn(a_10_, kf_shfl_xor(a_10_, 16u, kf_wn));
+                        float t8188_ = __fadd_rn(t8185_, kf_shfl_xor(t8185_, 8u, kf_wn));
+                        float t8191_ = __fadd_rn(t8188_, kf_shfl_xor(t8188_, 4u, kf_wn));
+                        float t8194_ = __fadd_rn(t8191_, kf_shfl_xor(t8191_, 2u, kf_wn));
+                        float t8197_ = __fadd_rn(t8194_, kf_shfl_xor(t8194_, 1u, kf_wn));
+                        bool t8199_ = lane_ == r_2_;
+                        bool t8200_ = t8199_;
+                        if (t8199_) {
+                            t8200_ = cg_ < m_;
                         }
-                        if (t8202_) {
-                            y_[cg_] = t8199_;
+                        if (t8200_) {
+                            y_[cg_] = t8197_;
                         }
                         acc_3_[0u] = 0.0f;
                         ck_ = 0u;
@@ -1899,57 +1899,57 @@ gemv_f16_f32_f32(const kf_f16* __restrict__ w_, const float* __restrict__ x_, fl
     } else {
         unsigned lane_2_ = kf_lane_id();
         unsigned nv_2_ = k_ >> 3u;
-        unsigned t8293_ = (blockIdx.x * (blockDim.x >> 5u)) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u);
-        unsigned t8309_ = gridDim.x * (blockDim.x >> 5u);
+        unsigned t8291_ = (blockIdx.x * (blockDim.x >> 5u)) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u);
+        unsigned t8307_ = gridDim.x * (blockDim.x >> 5u);
         #pragma unroll 1
-        for (unsigned g_ = t8293_; g_ < m_; g_ = g_ + t8309_) {
+        for (unsigned g_ = t8291_; g_ < m_; g_ = g_ + t8307_) {
             row_[0u] = min(g_, (m_ - 1u));
             acc_4_[0u] = 0.0f;
             if ((k_ & 7u) == 0u) {
                 #pragma unroll 1
                 for (unsigned base_ = 0u; base_ < nv_2_; base_ = base_ + 128u) {
                     unsigned v_17_ = base_ + lane_2_;
-                    kf_u32x4 t8334_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                    kf_u32x4 t_4_ = t8334_;
+                    kf_u32x4 t8332_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_4_ = t8332_;
                     if (v_17_ < nv_2_) {
-                        unsigned t8340_ = (row_[0u] * nv_2_) + v_17_;
-                        kf_u32x4 t8341_ = wv_[t8340_];
-                        t_4_ = t8341_;
+                        unsigned t8338_ = (row_[0u] * nv_2_) + v_17_;
+                        kf_u32x4 t8339_ = wv_[t8338_];
+                        t_4_ = t8339_;
                     }
                     wr_[0u] = t_4_;
                     unsigned v_18_ = (base_ + 32u) + lane_2_;
-                    kf_u32x4 t8347_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                    kf_u32x4 t_5_ = t8347_;
+                    kf_u32x4 t8345_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_5_ = t8345_;
                     if (v_18_ < nv_2_) {
-                        unsigned t8353_ = (row_[0u] * nv_2_) + v_18_;
-                        kf_u32x4 t8354_ = wv_[t8353_];
-                        t_5_ = t8354_;
+                        unsigned t8351_ = (row_[0u] * nv_2_) + v_18_;
+                        kf_u32x4 t8352_ = wv_[t8351_];
+                        t_5_ = t8352_;
                     }
                     wr_[1u] = t_5_;
                     unsigned v_19_ = (base_ + 64u) + lane_2_;
-                    kf_u32x4 t8360_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                    kf_u32x4 t_6_ = t8360_;
+                    kf_u32x4 t8358_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_6_ = t8358_;
                     if (v_19_ < nv_2_) {
-                        unsigned t8366_ = (row_[0u] * nv_2_) + v_19_;
-                        kf_u32x4 t8367_ = wv_[t8366_];
-                        t_6_ = t8367_;
+                        unsigned t8364_ = (row_[0u] * nv_2_) + v_19_;
+                        kf_u32x4 t8365_ = wv_[t8364_];
+                        t_6_ = t8365_;
                     }
                     wr_[2u] = t_6_;
                     unsigned v_20_ = (base_ + 96u) + lane_2_;
-                    kf_u32x4 t8373_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                    kf_u32x4 t_7_ = t8373_;
+                    kf_u32x4 t8371_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_7_ = t8371_;
                     if (v_20_ < nv_2_) {
-                        unsigned t8379_ = (row_[0u] * nv_2_) + v_20_;
-                        kf_u32x4 t8380_ = wv_[t8379_];
-                        t_7_ = t8380_;
+                        unsigned t8377_ = (row_[0u] * nv_2_) + v_20_;
+                        kf_u32x4 t8378_ = wv_[t8377_];
+                        t_7_ = t8378_;
                     }
                     wr_[3u] = t_7_;
                     unsigned v_21_ = base_ + lane_2_;
                     if (v_21_ < nv_2_) {
-                        unsigned t8387_ = v_21_ << 1u;
-                        kf_f32x4 a_11_ = xf4_[t8387_];
-                        unsigned t8392_ = (v_21_ << 1u) + 1u;
-                        kf_f32x4 b_9_ = xf4_[t8392_];
+                        unsigned t8385_ = v_21_ << 1u;
+                        kf_f32x4 a_11_ = xf4_[t8385_];
+                        unsigned t8390_ = (v_21_ << 1u) + 1u;
+                        kf_f32x4 b_9_ = xf4_[t8390_];
                         xs_17_[0u] = a_11_.v[0];
                         xs_17_[4u] = b_9_.v[0];
                         xs_17_[1u] = a_11_.v[1];
@@ -1958,16 +1958,16 @@ gemv_f16_f32_f32(const kf_f16* __restrict__ w_, const float* __restrict__ x_, fl
                         xs_17_[6u] = b_9_.v[2];
                         xs_17_[3u] = a_11_.v[3];
                         xs_17_[7u] = b_9_.v[3];
-                        kf_u32x4 t8436_ = wr_[0u];
-                        kf_f16x8 wh_9_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t8436_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8436_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t8436_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8436_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t8436_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8436_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t8436_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8436_, 3u), 16u))}};
+                        kf_u32x4 t8434_ = wr_[0u];
+                        kf_f16x8 wh_9_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t8434_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8434_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t8434_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8434_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t8434_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8434_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t8434_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8434_, 3u), 16u))}};
                         acc_4_[0u] = __fmaf_rn(kf_f16_to_f32(wh_9_.v[7]), xs_17_[7u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[6]), xs_17_[6u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[5]), xs_17_[5u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[4]), xs_17_[4u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[3]), xs_17_[3u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[2]), xs_17_[2u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[1]), xs_17_[1u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[0]), xs_17_[0u], acc_4_[0u]))))))));
                     }
                     unsigned v_22_ = (base_ + 32u) + lane_2_;
                     if (v_22_ < nv_2_) {
-                        unsigned t8514_ = v_22_ << 1u;
-                        kf_f32x4 a_12_ = xf4_[t8514_];
-                        unsigned t8519_ = (v_22_ << 1u) + 1u;
-                        kf_f32x4 b_10_ = xf4_[t8519_];
+                        unsigned t8512_ = v_22_ << 1u;
+                        kf_f32x4 a_12_ = xf4_[t8512_];
+                        unsigned t8517_ = (v_22_ << 1u) + 1u;
+                        kf_f32x4 b_10_ = xf4_[t8517_];
                         xs_18_[0u] = a_12_.v[0];
                         xs_18_[4u] = b_10_.v[0];
                         xs_18_[1u] = a_12_.v[1];
@@ -1976,16 +1976,16 @@ gemv_f16_f32_f32(const kf_f16* __restrict__ w_, const float* __restrict__ x_, fl
                         xs_18_[6u] = b_10_.v[2];
                         xs_18_[3u] = a_12_.v[3];
                         xs_18_[7u] = b_10_.v[3];
-                        kf_u32x4 t8563_ = wr_[1u];
-                        kf_f16x8 wh_10_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t8563_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8563_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t8563_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8563_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t8563_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8563_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t8563_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8563_, 3u), 16u))}};
+                        kf_u32x4 t8561_ = wr_[1u];
+                        kf_f16x8 wh_10_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t8561_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8561_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t8561_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8561_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t8561_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8561_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t8561_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8561_, 3u), 16u))}};
                         acc_4_[0u] = __fmaf_rn(kf_f16_to_f32(wh_10_.v[7]), xs_18_[7u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[6]), xs_18_[6u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[5]), xs_18_[5u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[4]), xs_18_[4u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[3]), xs_18_[3u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[2]), xs_18_[2u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[1]), xs_18_[1u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[0]), xs_18_[0u], acc_4_[0u]))))))));
                     }
                     unsigned v_23_ = (base_ + 64u) + lane_2_;
                     if (v_23_ < nv_2_) {
-                        unsigned t8641_ = v_23_ << 1u;
-                        kf_f32x4 a_13_ = xf4_[t8641_];
-                        unsigned t8646_ = (v_23_ << 1u) + 1u;
-                        kf_f32x4 b_11_ = xf4_[t8646_];
+                        unsigned t8639_ = v_23_ << 1u;
+                        kf_f32x4 a_13_ = xf4_[t8639_];
+                        unsigned t8644_ = (v_23_ << 1u) + 1u;
+                        kf_f32x4 b_11_ = xf4_[t8644_];
                         xs_19_[0u] = a_13_.v[0];
                         xs_19_[4u] = b_11_.v[0];
                         xs_19_[1u] = a_13_.v[1];
@@ -1994,16 +1994,16 @@ gemv_f16_f32_f32(const kf_f16* __restrict__ w_, const float* __restrict__ x_, fl
                         xs_19_[6u] = b_11_.v[2];
                         xs_19_[3u] = a_13_.v[3];
                         xs_19_[7u] = b_11_.v[3];
-                        kf_u32x4 t8690_ = wr_[2u];
-                        kf_f16x8 wh_11_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t8690_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8690_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t8690_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8690_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t8690_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8690_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t8690_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8690_, 3u), 16u))}};
+                        kf_u32x4 t8688_ = wr_[2u];
+                        kf_f16x8 wh_11_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t8688_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8688_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t8688_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8688_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t8688_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8688_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t8688_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8688_, 3u), 16u))}};
                         acc_4_[0u] = __fmaf_rn(kf_f16_to_f32(wh_11_.v[7]), xs_19_[7u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[6]), xs_19_[6u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[5]), xs_19_[5u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[4]), xs_19_[4u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[3]), xs_19_[3u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[2]), xs_19_[2u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[1]), xs_19_[1u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[0]), xs_19_[0u], acc_4_[0u]))))))));
                     }
                     unsigned v_24_ = (base_ + 96u) + lane_2_;
                     if (v_24_ < nv_2_) {
-                        unsigned t8768_ = v_24_ << 1u;
-                        kf_f32x4 a_14_ = xf4_[t8768_];
-                        unsigned t8773_ = (v_24_ << 1u) + 1u;
-                        kf_f32x4 b_12_ = xf4_[t8773_];
+                        unsigned t8766_ = v_24_ << 1u;
+                        kf_f32x4 a_14_ = xf4_[t8766_];
+                        unsigned t8771_ = (v_24_ << 1u) + 1u;
+                        kf_f32x4 b_12_ = xf4_[t8771_];
                         xs_20_[0u] = a_14_.v[0];
                         xs_20_[4u] = b_12_.v[0];
                         xs_20_[1u] = a_14_.v[1];
@@ -2012,63 +2012,63 @@ gemv_f16_f32_f32(const kf_f16* __restrict__ w_, const float* __restrict__ x_, fl
                         xs_20_[6u] = b_12_.v[2];
                         xs_20_[3u] = a_14_.v[3];
                         xs_20_[7u] = b_12_.v[3];
-                        kf_u32x4 t8817_ = wr_[3u];
-                        kf_f16x8 wh_12_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t8817_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8817_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t8817_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8817_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t8817_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8817_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t8817_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8817_, 3u), 16u))}};
+                        kf_u32x4 t8815_ = wr_[3u];
+                        kf_f16x8 wh_12_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t8815_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8815_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t8815_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8815_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t8815_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8815_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t8815_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8815_, 3u), 16u))}};
                         acc_4_[0u] = __fmaf_rn(kf_f16_to_f32(wh_12_.v[7]), xs_20_[7u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[6]), xs_20_[6u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[5]), xs_20_[5u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[4]), xs_20_[4u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[3]), xs_20_[3u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[2]), xs_20_[2u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[1]), xs_20_[1u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[0]), xs_20_[0u], acc_4_[0u]))))))));
                     }
                 }
             } else {
                 #pragma unroll 1
                 for (unsigned c_ = lane_2_; c_ < k_; c_ = c_ + 32u) {
-                    float t8896_ = x_[c_];
+                    float t8894_ = x_[c_];
                     unsigned i_ = (row_[0u] * k_) + c_;
                     unsigned short u_ = w16_[i_];
-                    acc_4_[0u] = __fmaf_rn(kf_f16_to_f32(kf_bitcast<kf_f16>(u_)), t8896_, acc_4_[0u]);
+                    acc_4_[0u] = __fmaf_rn(kf_f16_to_f32(kf_bitcast<kf_f16>(u_)), t8894_, acc_4_[0u]);
                 }
             }
-            float t8916_ = acc_4_[0u];
-            unsigned t8938_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
-            if (t8938_ == 32u) {
-                float t8943_ = __fadd_rn(t8916_, kf_shfl_xor(t8916_, 16u, kf_wn));
-                float t8946_ = __fadd_rn(t8943_, kf_shfl_xor(t8943_, 8u, kf_wn));
-                float t8949_ = __fadd_rn(t8946_, kf_shfl_xor(t8946_, 4u, kf_wn));
-                float t8952_ = __fadd_rn(t8949_, kf_shfl_xor(t8949_, 2u, kf_wn));
-                s_ = __fadd_rn(t8952_, kf_shfl_xor(t8952_, 1u, kf_wn));
+            float t8914_ = acc_4_[0u];
+            unsigned t8936_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+            if (t8936_ == 32u) {
+                float t8941_ = __fadd_rn(t8914_, kf_shfl_xor(t8914_, 16u, kf_wn));
+                float t8944_ = __fadd_rn(t8941_, kf_shfl_xor(t8941_, 8u, kf_wn));
+                float t8947_ = __fadd_rn(t8944_, kf_shfl_xor(t8944_, 4u, kf_wn));
+                float t8950_ = __fadd_rn(t8947_, kf_shfl_xor(t8947_, 2u, kf_wn));
+                s_ = __fadd_rn(t8950_, kf_shfl_xor(t8950_, 1u, kf_wn));
             } else {
-                float t8958_ = kf_shfl_down(t8916_, 16u, kf_wn);
-                bool t8960_ = (kf_lane_id() + 16u) < t8938_;
-                float t8961_ = __fadd_rn(t8916_, t8958_);
-                float t8962_ = t8960_ ? t8961_ : t8916_;
-                float t8964_ = kf_shfl_down(t8962_, 8u, kf_wn);
-                bool t8966_ = (kf_lane_id() + 8u) < t8938_;
-                float t8967_ = __fadd_rn(t8962_, t8964_);
-                float t8968_ = t8966_ ? t8967_ : t8962_;
-                float t8970_ = kf_shfl_down(t8968_, 4u, kf_wn);
-                bool t8972_ = (kf_lane_id() + 4u) < t8938_;
-                float t8973_ = __fadd_rn(t8968_, t8970_);
-                float t8974_ = t8972_ ? t8973_ : t8968_;
-                float t8976_ = kf_shfl_down(t8974_, 2u, kf_wn);
-                bool t8978_ = (kf_lane_id() + 2u) < t8938_;
-                float t8979_ = __fadd_rn(t8974_, t8976_);
-                float t8980_ = t8978_ ? t8979_ : t8974_;
-                float t8982_ = kf_shfl_down(t8980_, 1u, kf_wn);
-                bool t8984_ = (kf_lane_id() + 1u) < t8938_;
-                float t8985_ = __fadd_rn(t8980_, t8982_);
-                s_ = kf_shfl(t8984_ ? t8985_ : t8980_, 0u, kf_wn);
+                float t8956_ = kf_shfl_down(t8914_, 16u, kf_wn);
+                bool t8958_ = (kf_lane_id() + 16u) < t8936_;
+                float t8959_ = __fadd_rn(t8914_, t8956_);
+                float t8960_ = t8958_ ? t8959_ : t8914_;
+                float t8962_ = kf_shfl_down(t8960_, 8u, kf_wn);
+                bool t8964_ = (kf_lane_id() + 8u) < t8936_;
+                float t8965_ = __fadd_rn(t8960_, t8962_);
+                float t8966_ = t8964_ ? t8965_ : t8960_;
+                float t8968_ = kf_shfl_down(t8966_, 4u, kf_wn);
+                bool t8970_ = (kf_lane_id() + 4u) < t8936_;
+                float t8971_ = __fadd_rn(t8966_, t8968_);
+                float t8972_ = t8970_ ? t8971_ : t8966_;
+                float t8974_ = kf_shfl_down(t8972_, 2u, kf_wn);
+                bool t8976_ = (kf_lane_id() + 2u) < t8936_;
+                float t8977_ = __fadd_rn(t8972_, t8974_);
+                float t8978_ = t8976_ ? t8977_ : t8972_;
+                float t8980_ = kf_shfl_down(t8978_, 1u, kf_wn);
+                bool t8982_ = (kf_lane_id() + 1u) < t8936_;
+                float t8983_ = __fadd_rn(t8978_, t8980_);
+                s_ = kf_shfl(t8982_ ? t8983_ : t8978_, 0u, kf_wn);
             }
-            bool t8990_ = lane_2_ == 0u;
-            bool t8991_ = t8990_;
-            if (t8990_) {
-                t8991_ = g_ < m_;
+            bool t8988_ = lane_2_ == 0u;
+            bool t8989_ = t8988_;
+            if (t8988_) {
+                t8989_ = g_ < m_;
             }
-            if (t8991_) {
+            if (t8989_) {
                 y_[g_] = s_;
             }
         }
     }
 }
 
-/* kernel gemv_bf16_f16_f16 (gemv.kf:1100) */
+/* kernel gemv_bf16_f16_f16 (gemv.kf:1097) */
 extern "C" __global__ void __launch_bounds__(64)
 gemv_bf16_f16_f16(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__ x_, kf_f16* __restrict__ y_, unsigned m_, unsigned k_)
 {
@@ -2104,18 +2104,18 @@ gemv_bf16_f16_f16(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__ x_,
         unsigned wid_ = (blockIdx.x * (blockDim.x >> 5u)) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u);
         unsigned nw_ = gridDim.x * (blockDim.x >> 5u);
         if (!(wid_ >= m_)) {
-            unsigned t4885_ = m_ - wid_;
-            unsigned t4893_ = ((t4885_ / nw_) + (((t4885_ % nw_) != 0u) ? 1u : 0u)) * steps_;
+            unsigned t4883_ = m_ - wid_;
+            unsigned t4891_ = ((t4883_ / nw_) + (((t4883_ % nw_) != 0u) ? 1u : 0u)) * steps_;
             acc_3_[0u] = 0.0f;
             unsigned lg_ = wid_;
             unsigned lk_ = 0u;
             unsigned cg_ = wid_;
             unsigned ck_ = 0u;
-            unsigned t6513_ = t4893_ + 1u;
+            unsigned t6511_ = t4891_ + 1u;
             asm("" : "+r"(nw_));
             #pragma unroll 1
-            for (unsigned t0_ = 0u; t0_ < t6513_; t0_ = t0_ + 2u) {
-                if (t0_ < t4893_) {
+            for (unsigned t0_ = 0u; t0_ < t6511_; t0_ = t0_ + 2u) {
+                if (t0_ < t4891_) {
                     unsigned v_ = min((((lk_ << 5u) << 2u) + lane_), (nv_ - 1u));
                     unsigned row_2_ = min(lg_, (m_ - 1u));
                     wb_2_[0u] = wv_[(row_2_ * nv_) + v_];
@@ -2132,23 +2132,23 @@ gemv_bf16_f16_f16(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__ x_,
                     unsigned row_5_ = min(lg_, (m_ - 1u));
                     wb_2_[3u] = wv_[(row_5_ * nv_) + v_4_];
                     xb_2_[6u] = xv_[v_4_];
-                    unsigned t6717_ = lk_ + 1u;
-                    lk_ = t6717_;
-                    if (t6717_ == steps_) {
+                    unsigned t6715_ = lk_ + 1u;
+                    lk_ = t6715_;
+                    if (t6715_ == steps_) {
                         lk_ = 0u;
                         lg_ = lg_ + nw_;
                     }
                 }
-                bool t6770_ = t0_ >= 1u;
-                bool t6771_ = t6770_;
-                if (t6770_) {
-                    t6771_ = (t0_ - 1u) < t4893_;
+                bool t6768_ = t0_ >= 1u;
+                bool t6769_ = t6768_;
+                if (t6768_) {
+                    t6769_ = (t0_ - 1u) < t4891_;
                 }
-                if (t6771_) {
+                if (t6769_) {
                     unsigned v_5_ = ((ck_ << 5u) << 2u) + lane_;
                     if (v_5_ < nv_) {
-                        kf_u32x4 t6830_ = xb_2_[8u];
-                        kf_f16x8 a_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t6830_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6830_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t6830_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6830_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t6830_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6830_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t6830_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6830_, 3u), 16u))}};
+                        kf_u32x4 t6828_ = xb_2_[8u];
+                        kf_f16x8 a_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t6828_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6828_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t6828_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6828_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t6828_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6828_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t6828_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6828_, 3u), 16u))}};
                         xs_9_[0u] = kf_f16_to_f32(a_.v[0]);
                         xs_9_[1u] = kf_f16_to_f32(a_.v[1]);
                         xs_9_[2u] = kf_f16_to_f32(a_.v[2]);
@@ -2157,14 +2157,14 @@ gemv_bf16_f16_f16(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__ x_,
                         xs_9_[5u] = kf_f16_to_f32(a_.v[5]);
                         xs_9_[6u] = kf_f16_to_f32(a_.v[6]);
                         xs_9_[7u] = kf_f16_to_f32(a_.v[7]);
-                        kf_u32x4 t6860_ = wb_2_[4u];
-                        kf_bf16x8 wbv_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t6860_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t6860_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t6860_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t6860_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t6860_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t6860_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t6860_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t6860_, 3u), 16u))}};
+                        kf_u32x4 t6858_ = wb_2_[4u];
+                        kf_bf16x8 wbv_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t6858_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t6858_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t6858_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t6858_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t6858_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t6858_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t6858_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t6858_, 3u), 16u))}};
                         acc_3_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_.v[7]), xs_9_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[6]), xs_9_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[5]), xs_9_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[4]), xs_9_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[3]), xs_9_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[2]), xs_9_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[1]), xs_9_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[0]), xs_9_[0u], acc_3_[0u]))))))));
                     }
                     unsigned v_6_ = (((ck_ << 5u) << 2u) + 32u) + lane_;
                     if (v_6_ < nv_) {
-                        kf_u32x4 t6961_ = xb_2_[10u];
-                        kf_f16x8 a_2_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t6961_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6961_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t6961_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6961_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t6961_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6961_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t6961_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6961_, 3u), 16u))}};
+                        kf_u32x4 t6959_ = xb_2_[10u];
+                        kf_f16x8 a_2_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t6959_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6959_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t6959_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6959_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t6959_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6959_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t6959_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6959_, 3u), 16u))}};
                         xs_10_[0u] = kf_f16_to_f32(a_2_.v[0]);
                         xs_10_[1u] = kf_f16_to_f32(a_2_.v[1]);
                         xs_10_[2u] = kf_f16_to_f32(a_2_.v[2]);
@@ -2173,14 +2173,14 @@ gemv_bf16_f16_f16(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__ x_,
                         xs_10_[5u] = kf_f16_to_f32(a_2_.v[5]);
                         xs_10_[6u] = kf_f16_to_f32(a_2_.v[6]);
                         xs_10_[7u] = kf_f16_to_f32(a_2_.v[7]);
-                        kf_u32x4 t6991_ = wb_2_[5u];
-                        kf_bf16x8 wbv_2_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t6991_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t6991_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t6991_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t6991_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t6991_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t6991_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t6991_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t6991_, 3u), 16u))}};
+                        kf_u32x4 t6989_ = wb_2_[5u];
+                        kf_bf16x8 wbv_2_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t6989_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t6989_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t6989_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t6989_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t6989_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t6989_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t6989_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t6989_, 3u), 16u))}};
                         acc_3_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[7]), xs_10_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[6]), xs_10_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[5]), xs_10_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[4]), xs_10_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[3]), xs_10_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[2]), xs_10_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[1]), xs_10_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[0]), xs_10_[0u], acc_3_[0u]))))))));
                     }
                     unsigned v_7_ = (((ck_ << 5u) << 2u) + 64u) + lane_;
                     if (v_7_ < nv_) {
-                        kf_u32x4 t7092_ = xb_2_[12u];
-                        kf_f16x8 a_3_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7092_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7092_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7092_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7092_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7092_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7092_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7092_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7092_, 3u), 16u))}};
+                        kf_u32x4 t7090_ = xb_2_[12u];
+                        kf_f16x8 a_3_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7090_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7090_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7090_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7090_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7090_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7090_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7090_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7090_, 3u), 16u))}};
                         xs_11_[0u] = kf_f16_to_f32(a_3_.v[0]);
                         xs_11_[1u] = kf_f16_to_f32(a_3_.v[1]);
                         xs_11_[2u] = kf_f16_to_f32(a_3_.v[2]);
@@ -2189,14 +2189,14 @@ gemv_bf16_f16_f16(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__ x_,
                         xs_11_[5u] = kf_f16_to_f32(a_3_.v[5]);
                         xs_11_[6u] = kf_f16_to_f32(a_3_.v[6]);
                         xs_11_[7u] = kf_f16_to_f32(a_3_.v[7]);
-                        kf_u32x4 t7122_ = wb_2_[6u];
-                        kf_bf16x8 wbv_3_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t7122_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7122_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7122_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7122_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7122_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7122_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7122_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7122_, 3u), 16u))}};
+                        kf_u32x4 t7120_ = wb_2_[6u];
+                        kf_bf16x8 wbv_3_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t7120_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7120_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7120_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7120_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7120_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7120_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7120_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7120_, 3u), 16u))}};
                         acc_3_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[7]), xs_11_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[6]), xs_11_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[5]), xs_11_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[4]), xs_11_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[3]), xs_11_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[2]), xs_11_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[1]), xs_11_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[0]), xs_11_[0u], acc_3_[0u]))))))));
                     }
                     unsigned v_8_ = (((ck_ << 5u) << 2u) + 96u) + lane_;
                     if (v_8_ < nv_) {
-                        kf_u32x4 t7223_ = xb_2_[14u];
-                        kf_f16x8 a_4_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7223_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7223_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7223_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7223_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7223_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7223_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7223_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7223_, 3u), 16u))}};
+                        kf_u32x4 t7221_ = xb_2_[14u];
+                        kf_f16x8 a_4_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7221_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7221_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7221_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7221_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7221_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7221_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7221_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7221_, 3u), 16u))}};
                         xs_12_[0u] = kf_f16_to_f32(a_4_.v[0]);
                         xs_12_[1u] = kf_f16_to_f32(a_4_.v[1]);
                         xs_12_[2u] = kf_f16_to_f32(a_4_.v[2]);
@@ -2205,34 +2205,34 @@ gemv_bf16_f16_f16(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__ x_,
                         xs_12_[5u] = kf_f16_to_f32(a_4_.v[5]);
                         xs_12_[6u] = kf_f16_to_f32(a_4_.v[6]);
                         xs_12_[7u] = kf_f16_to_f32(a_4_.v[7]);
-                        kf_u32x4 t7253_ = wb_2_[7u];
-                        kf_bf16x8 wbv_4_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t7253_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7253_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7253_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7253_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7253_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7253_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7253_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7253_, 3u), 16u))}};
+                        kf_u32x4 t7251_ = wb_2_[7u];
+                        kf_bf16x8 wbv_4_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t7251_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7251_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7251_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7251_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7251_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7251_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7251_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7251_, 3u), 16u))}};
                         acc_3_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[7]), xs_12_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[6]), xs_12_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[5]), xs_12_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[4]), xs_12_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[3]), xs_12_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[2]), xs_12_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[1]), xs_12_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[0]), xs_12_[0u], acc_3_[0u]))))))));
                     }
-                    unsigned t7324_ = ck_ + 1u;
-                    ck_ = t7324_;
-                    if (t7324_ == steps_) {
+                    unsigned t7322_ = ck_ + 1u;
+                    ck_ = t7322_;
+                    if (t7322_ == steps_) {
                         float a_5_ = acc_3_[0u];
                         unsigned r_ = 0u;
-                        float t7332_ = __fadd_rn(a_5_, kf_shfl_xor(a_5_, 16u, kf_wn));
-                        float t7335_ = __fadd_rn(t7332_, kf_shfl_xor(t7332_, 8u, kf_wn));
-                        float t7338_ = __fadd_rn(t7335_, kf_shfl_xor(t7335_, 4u, kf_wn));
-                        float t7341_ = __fadd_rn(t7338_, kf_shfl_xor(t7338_, 2u, kf_wn));
-                        float t7344_ = __fadd_rn(t7341_, kf_shfl_xor(t7341_, 1u, kf_wn));
-                        bool t7346_ = lane_ == r_;
-                        bool t7347_ = t7346_;
-                        if (t7346_) {
-                            t7347_ = cg_ < m_;
+                        float t7330_ = __fadd_rn(a_5_, kf_shfl_xor(a_5_, 16u, kf_wn));
+                        float t7333_ = __fadd_rn(t7330_, kf_shfl_xor(t7330_, 8u, kf_wn));
+                        float t7336_ = __fadd_rn(t7333_, kf_shfl_xor(t7333_, 4u, kf_wn));
+                        float t7339_ = __fadd_rn(t7336_, kf_shfl_xor(t7336_, 2u, kf_wn));
+                        float t7342_ = __fadd_rn(t7339_, kf_shfl_xor(t7339_, 1u, kf_wn));
+                        bool t7344_ = lane_ == r_;
+                        bool t7345_ = t7344_;
+                        if (t7344_) {
+                            t7345_ = cg_ < m_;
                         }
-                        if (t7347_) {
-                            y_[cg_] = kf_f16_from_f32(t7344_);
+                        if (t7345_) {
+                            y_[cg_] = kf_f16_from_f32(t7342_);
                         }
                         acc_3_[0u] = 0.0f;
                         ck_ = 0u;
                         cg_ = cg_ + nw_;
                     }
                 }
-                if ((t0_ + 1u) < t4893_) {
+                if ((t0_ + 1u) < t4891_) {
                     unsigned v_9_ = min((((lk_ << 5u) << 2u) + lane_), (nv_ - 1u));
                     unsigned row_6_ = min(lg_, (m_ - 1u));
                     wb_2_[4u] = wv_[(row_6_ * nv_) + v_9_];
@@ -2249,23 +2249,23 @@ gemv_bf16_f16_f16(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__ x_,
                     unsigned row_9_ = min(lg_, (m_ - 1u));
                     wb_2_[7u] = wv_[(row_9_ * nv_) + v_12_];
                     xb_2_[14u] = xv_[v_12_];
-                    unsigned t7572_ = lk_ + 1u;
-                    lk_ = t7572_;
-                    if (t7572_ == steps_) {
+                    unsigned t7570_ = lk_ + 1u;
+                    lk_ = t7570_;
+                    if (t7570_ == steps_) {
                         lk_ = 0u;
                         lg_ = lg_ + nw_;
                     }
                 }
-                bool t7625_ = (t0_ + 1u) >= 1u;
-                bool t7626_ = t7625_;
-                if (t7625_) {
-                    t7626_ = ((t0_ + 1u) - 1u) < t4893_;
+                bool t7623_ = (t0_ + 1u) >= 1u;
+                bool t7624_ = t7623_;
+                if (t7623_) {
+                    t7624_ = ((t0_ + 1u) - 1u) < t4891_;
                 }
-                if (t7626_) {
+                if (t7624_) {
                     unsigned v_13_ = ((ck_ << 5u) << 2u) + lane_;
                     if (v_13_ < nv_) {
-                        kf_u32x4 t7685_ = xb_2_[0u];
-                        kf_f16x8 a_6_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7685_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7685_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7685_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7685_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7685_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7685_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7685_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7685_, 3u), 16u))}};
+                        kf_u32x4 t7683_ = xb_2_[0u];
+                        kf_f16x8 a_6_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7683_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7683_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7683_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7683_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7683_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7683_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7683_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7683_, 3u), 16u))}};
                         xs_13_[0u] = kf_f16_to_f32(a_6_.v[0]);
                         xs_13_[1u] = kf_f16_to_f32(a_6_.v[1]);
                         xs_13_[2u] = kf_f16_to_f32(a_6_.v[2]);
@@ -2274,14 +2274,14 @@ gemv_bf16_f16_f16(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__ x_,
                         xs_13_[5u] = kf_f16_to_f32(a_6_.v[5]);
                         xs_13_[6u] = kf_f16_to_f32(a_6_.v[6]);
                         xs_13_[7u] = kf_f16_to_f32(a_6_.v[7]);
-                        kf_u32x4 t7715_ = wb_2_[0u];
-                        kf_bf16x8 wbv_5_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t7715_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7715_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7715_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7715_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7715_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7715_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7715_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7715_, 3u), 16u))}};
+                        kf_u32x4 t7713_ = wb_2_[0u];
+                        kf_bf16x8 wbv_5_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t7713_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7713_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7713_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7713_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7713_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7713_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7713_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7713_, 3u), 16u))}};
                         acc_3_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[7]), xs_13_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[6]), xs_13_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[5]), xs_13_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[4]), xs_13_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[3]), xs_13_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[2]), xs_13_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[1]), xs_13_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[0]), xs_13_[0u], acc_3_[0u]))))))));
                     }
                     unsigned v_14_ = (((ck_ << 5u) << 2u) + 32u) + lane_;
                     if (v_14_ < nv_) {
-                        kf_u32x4 t7816_ = xb_2_[2u];
-                        kf_f16x8 a_7_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7816_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7816_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7816_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7816_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7816_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7816_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7816_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7816_, 3u), 16u))}};
+                        kf_u32x4 t7814_ = xb_2_[2u];
+                        kf_f16x8 a_7_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7814_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7814_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7814_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7814_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7814_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7814_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7814_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7814_, 3u), 16u))}};
                         xs_14_[0u] = kf_f16_to_f32(a_7_.v[0]);
                         xs_14_[1u] = kf_f16_to_f32(a_7_.v[1]);
                         xs_14_[2u] = kf_f16_to_f32(a_7_.v[2]);
@@ -2290,14 +2290,14 @@ gemv_bf16_f16_f16(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__ x_,
                         xs_14_[5u] = kf_f16_to_f32(a_7_.v[5]);
                         xs_14_[6u] = kf_f16_to_f32(a_7_.v[6]);
                         xs_14_[7u] = kf_f16_to_f32(a_7_.v[7]);
-                        kf_u32x4 t7846_ = wb_2_[1u];
-                        kf_bf16x8 wbv_6_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t7846_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7846_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7846_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7846_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7846_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7846_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7846_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7846_, 3u), 16u))}};
+                        kf_u32x4 t7844_ = wb_2_[1u];
+                        kf_bf16x8 wbv_6_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t7844_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7844_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7844_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7844_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7844_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7844_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7844_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7844_, 3u), 16u))}};
                         acc_3_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[7]), xs_14_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[6]), xs_14_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[5]), xs_14_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[4]), xs_14_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[3]), xs_14_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[2]), xs_14_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[1]), xs_14_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[0]), xs_14_[0u], acc_3_[0u]))))))));
                     }
                     unsigned v_15_ = (((ck_ << 5u) << 2u) + 64u) + lane_;
                     if (v_15_ < nv_) {
-                        kf_u32x4 t7947_ = xb_2_[4u];
-                        kf_f16x8 a_8_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7947_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7947_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7947_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7947_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7947_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7947_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7947_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7947_, 3u), 16u))}};
+                        kf_u32x4 t7945_ = xb_2_[4u];
+                        kf_f16x8 a_8_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7945_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7945_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7945_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7945_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7945_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7945_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7945_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7945_, 3u), 16u))}};
                         xs_15_[0u] = kf_f16_to_f32(a_8_.v[0]);
                         xs_15_[1u] = kf_f16_to_f32(a_8_.v[1]);
                         xs_15_[2u] = kf_f16_to_f32(a_8_.v[2]);
@@ -2306,14 +2306,14 @@ gemv_bf16_f16_f16(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__ x_,
                         xs_15_[5u] = kf_f16_to_f32(a_8_.v[5]);
                         xs_15_[6u] = kf_f16_to_f32(a_8_.v[6]);
                         xs_15_[7u] = kf_f16_to_f32(a_8_.v[7]);
-                        kf_u32x4 t7977_ = wb_2_[2u];
-                        kf_bf16x8 wbv_7_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t7977_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7977_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7977_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7977_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7977_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7977_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7977_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7977_, 3u), 16u))}};
+                        kf_u32x4 t7975_ = wb_2_[2u];
+                        kf_bf16x8 wbv_7_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t7975_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7975_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7975_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7975_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7975_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7975_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7975_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7975_, 3u), 16u))}};
                         acc_3_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[7]), xs_15_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[6]), xs_15_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[5]), xs_15_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[4]), xs_15_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[3]), xs_15_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[2]), xs_15_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[1]), xs_15_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[0]), xs_15_[0u], acc_3_[0u]))))))));
                     }
                     unsigned v_16_ = (((ck_ << 5u) << 2u) + 96u) + lane_;
                     if (v_16_ < nv_) {
-                        kf_u32x4 t8078_ = xb_2_[6u];
-                        kf_f16x8 a_9_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t8078_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8078_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t8078_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8078_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t8078_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8078_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t8078_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8078_, 3u), 16u))}};
+                        kf_u32x4 t8076_ = xb_2_[6u];
+                        kf_f16x8 a_9_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t8076_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8076_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t8076_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8076_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t8076_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8076_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t8076_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8076_, 3u), 16u))}};
                         xs_16_[0u] = kf_f16_to_f32(a_9_.v[0]);
                         xs_16_[1u] = kf_f16_to_f32(a_9_.v[1]);
                         xs_16_[2u] = kf_f16_to_f32(a_9_.v[2]);
@@ -2322,27 +2322,27 @@ gemv_bf16_f16_f16(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__ x_,
                         xs_16_[5u] = kf_f16_to_f32(a_9_.v[5]);
                         xs_16_[6u] = kf_f16_to_f32(a_9_.v[6]);
                         xs_16_[7u] = kf_f16_to_f32(a_9_.v[7]);
-                        kf_u32x4 t8108_ = wb_2_[3u];
-                        kf_bf16x8 wbv_8_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t8108_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8108_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8108_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8108_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8108_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8108_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8108_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8108_, 3u), 16u))}};
+                        kf_u32x4 t8106_ = wb_2_[3u];
+                        kf_bf16x8 wbv_8_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t8106_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8106_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8106_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8106_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8106_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8106_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8106_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8106_, 3u), 16u))}};
                         acc_3_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[7]), xs_16_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[6]), xs_16_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[5]), xs_16_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[4]), xs_16_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[3]), xs_16_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[2]), xs_16_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[1]), xs_16_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[0]), xs_16_[0u], acc_3_[0u]))))))));
                     }
-                    unsigned t8179_ = ck_ + 1u;
-                    ck_ = t8179_;
-                    if (t8179_ == steps_) {
+                    unsigned t8177_ = ck_ + 1u;
+                    ck_ = t8177_;
+                    if (t8177_ == steps_) {
                         float a_10_ = acc_3_[0u];
                         unsigned r_2_ = 0u;
-                        float t8187_ = __fadd_rn(a_10_, kf_shfl_xor(a_10_, 16u, kf_wn));
-                        float t8190_ = __fadd_rn(t8187_, kf_shfl_xor(t8187_, 8u, kf_wn));
-                        float t8193_ = __fadd_rn(t8190_, kf_shfl_xor(t8190_, 4u, kf_wn));
-                        float t8196_ = __fadd_rn(t8193_, kf_shfl_xor(t8193_, 2u, kf_wn));
-                        float t8199_ = __fadd_rn(t8196_, kf_shfl_xor(t8196_, 1u, kf_wn));
-                        bool t8201_ = lane_ == r_2_;
-                        bool t8202_ = t8201_;
-                        if (t8201_) {
-                            t8202_ = cg_ < m_;
+                        float t8185_ = __fadd_rn(a_10_, kf_shfl_xor(a_10_, 16u, kf_wn));
+                        float t8188_ = __fadd_rn(t8185_, kf_shfl_xor(t8185_, 8u, kf_wn));
+                        float t8191_ = __fadd_rn(t8188_, kf_shfl_xor(t8188_, 4u, kf_wn));
+                        float t8194_ = __fadd_rn(t8191_, kf_shfl_xor(t8191_, 2u, kf_wn));
+                        float t8197_ = __fadd_rn(t8194_, kf_shfl_xor(t8194_, 1u, kf_wn));
+                        bool t8199_ = lane_ == r_2_;
+                        bool t8200_ = t8199_;
+                        if (t8199_) {
+                            t8200_ = cg_ < m_;
                         }
-                        if (t8202_) {
-                            y_[cg_] = kf_f16_from_f32(t8199_);
+                        if (t8200_) {
+                            y_[cg_] = kf_f16_from_f32(t8197_);
                         }
                         acc_3_[0u] = 0.0f;
                         ck_ = 0u;
@@ -2354,49 +2354,49 @@ gemv_bf16_f16_f16(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__ x_,
     } else {
         unsigned lane_2_ = kf_lane_id();
         unsigned nv_2_ = k_ >> 3u;
-        unsigned t8293_ = (blockIdx.x * (blockDim.x >> 5u)) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u);
-        unsigned t8309_ = gridDim.x * (blockDim.x >> 5u);
+        unsigned t8291_ = (blockIdx.x * (blockDim.x >> 5u)) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u);
+        unsigned t8307_ = gridDim.x * (blockDim.x >> 5u);
         #pragma unroll 1
-        for (unsigned g_ = t8293_; g_ < m_; g_ = g_ + t8309_) {
+        for (unsigned g_ = t8291_; g_ < m_; g_ = g_ + t8307_) {
             row_[0u] = min(g_, (m_ - 1u));
             acc_4_[0u] = 0.0f;
             if ((k_ & 7u) == 0u) {
                 #pragma unroll 1
                 for (unsigned base_ = 0u; base_ < nv_2_; base_ = base_ + 128u) {
                     unsigned v_17_ = base_ + lane_2_;
-                    kf_u32x4 t8334_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                    kf_u32x4 t_4_ = t8334_;
+                    kf_u32x4 t8332_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_4_ = t8332_;
                     if (v_17_ < nv_2_) {
-                        unsigned t8340_ = (row_[0u] * nv_2_) + v_17_;
-                        kf_u32x4 t8341_ = wv_[t8340_];
-                        t_4_ = t8341_;
+                        unsigned t8338_ = (row_[0u] * nv_2_) + v_17_;
+                        kf_u32x4 t8339_ = wv_[t8338_];
+                        t_4_ = t8339_;
                     }
                     wr_[0u] = t_4_;
                     unsigned v_18_ = (base_ + 32u) + lane_2_;
-                    kf_u32x4 t8347_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                    kf_u32x4 t_5_ = t8347_;
+                    kf_u32x4 t8345_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_5_ = t8345_;
                     if (v_18_ < nv_2_) {
-                        unsigned t8353_ = (row_[0u] * nv_2_) + v_18_;
-                        kf_u32x4 t8354_ = wv_[t8353_];
-                        t_5_ = t8354_;
+                        unsigned t8351_ = (row_[0u] * nv_2_) + v_18_;
+                        kf_u32x4 t8352_ = wv_[t8351_];
+                        t_5_ = t8352_;
                     }
                     wr_[1u] = t_5_;
                     unsigned v_19_ = (base_ + 64u) + lane_2_;
-                    kf_u32x4 t8360_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                    kf_u32x4 t_6_ = t8360_;
+                    kf_u32x4 t8358_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_6_ = t8358_;
                     if (v_19_ < nv_2_) {
-                        unsigned t8366_ = (row_[0u] * nv_2_) + v_19_;
-                        kf_u32x4 t8367_ = wv_[t8366_];
-                        t_6_ = t8367_;
+                        unsigned t8364_ = (row_[0u] * nv_2_) + v_19_;
+                        kf_u32x4 t8365_ = wv_[t8364_];
+                        t_6_ = t8365_;
                     }
                     wr_[2u] = t_6_;
                     unsigned v_20_ = (base_ + 96u) + lane_2_;
-                    kf_u32x4 t8373_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                    kf_u32x4 t_7_ = t8373_;
+                    kf_u32x4 t8371_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_7_ = t8371_;
                     if (v_20_ < nv_2_) {
-                        unsigned t8379_ = (row_[0u] * nv_2_) + v_20_;
-                        kf_u32x4 t8380_ = wv_[t8379_];
-                        t_7_ = t8380_;
+                        unsigned t8377_ = (row_[0u] * nv_2_) + v_20_;
+                        kf_u32x4 t8378_ = wv_[t8377_];
+                        t_7_ = t8378_;
                     }
                     wr_[3u] = t_7_;
                     unsigned v_21_ = base_ + lane_2_;
@@ -2410,8 +2410,8 @@ gemv_bf16_f16_f16(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__ x_,
                         xs_17_[5u] = kf_f16_to_f32(a_11_.v[5]);
                         xs_17_[6u] = kf_f16_to_f32(a_11_.v[6]);
                         xs_17_[7u] = kf_f16_to_f32(a_11_.v[7]);
-                        kf_u32x4 t8439_ = wr_[0u];
-                        kf_bf16x8 wb_3_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t8439_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8439_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8439_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8439_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8439_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8439_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8439_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8439_, 3u), 16u))}};
+                        kf_u32x4 t8437_ = wr_[0u];
+                        kf_bf16x8 wb_3_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t8437_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8437_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8437_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8437_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8437_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8437_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8437_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8437_, 3u), 16u))}};
                         acc_4_[0u] = __fmaf_rn(kf_bf16_to_f32(wb_3_.v[7]), xs_17_[7u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[6]), xs_17_[6u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[5]), xs_17_[5u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[4]), xs_17_[4u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[3]), xs_17_[3u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[2]), xs_17_[2u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[1]), xs_17_[1u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[0]), xs_17_[0u], acc_4_[0u]))))))));
                     }
                     unsigned v_22_ = (base_ + 32u) + lane_2_;
@@ -2425,8 +2425,8 @@ gemv_bf16_f16_f16(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__ x_,
                         xs_18_[5u] = kf_f16_to_f32(a_12_.v[5]);
                         xs_18_[6u] = kf_f16_to_f32(a_12_.v[6]);
                         xs_18_[7u] = kf_f16_to_f32(a_12_.v[7]);
-                        kf_u32x4 t8566_ = wr_[1u];
-                        kf_bf16x8 wb_4_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t8566_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8566_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8566_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8566_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8566_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8566_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8566_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8566_, 3u), 16u))}};
+                        kf_u32x4 t8564_ = wr_[1u];
+                        kf_bf16x8 wb_4_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t8564_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8564_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8564_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8564_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8564_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8564_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8564_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8564_, 3u), 16u))}};
                         acc_4_[0u] = __fmaf_rn(kf_bf16_to_f32(wb_4_.v[7]), xs_18_[7u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[6]), xs_18_[6u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[5]), xs_18_[5u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[4]), xs_18_[4u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[3]), xs_18_[3u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[2]), xs_18_[2u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[1]), xs_18_[1u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[0]), xs_18_[0u], acc_4_[0u]))))))));
                     }
                     unsigned v_23_ = (base_ + 64u) + lane_2_;
@@ -2440,8 +2440,8 @@ gemv_bf16_f16_f16(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__ x_,
                         xs_19_[5u] = kf_f16_to_f32(a_13_.v[5]);
                         xs_19_[6u] = kf_f16_to_f32(a_13_.v[6]);
                         xs_19_[7u] = kf_f16_to_f32(a_13_.v[7]);
-                        kf_u32x4 t8693_ = wr_[2u];
-                        kf_bf16x8 wb_5_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t8693_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8693_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8693_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8693_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8693_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8693_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8693_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8693_, 3u), 16u))}};
+                        kf_u32x4 t8691_ = wr_[2u];
+                        kf_bf16x8 wb_5_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t8691_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8691_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8691_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8691_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8691_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8691_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8691_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8691_, 3u), 16u))}};
                         acc_4_[0u] = __fmaf_rn(kf_bf16_to_f32(wb_5_.v[7]), xs_19_[7u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[6]), xs_19_[6u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[5]), xs_19_[5u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[4]), xs_19_[4u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[3]), xs_19_[3u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[2]), xs_19_[2u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[1]), xs_19_[1u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[0]), xs_19_[0u], acc_4_[0u]))))))));
                     }
                     unsigned v_24_ = (base_ + 96u) + lane_2_;
@@ -2455,63 +2455,63 @@ gemv_bf16_f16_f16(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__ x_,
                         xs_20_[5u] = kf_f16_to_f32(a_14_.v[5]);
                         xs_20_[6u] = kf_f16_to_f32(a_14_.v[6]);
                         xs_20_[7u] = kf_f16_to_f32(a_14_.v[7]);
-                        kf_u32x4 t8820_ = wr_[3u];
-                        kf_bf16x8 wb_6_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t8820_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8820_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8820_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8820_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8820_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8820_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8820_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8820_, 3u), 16u))}};
+                        kf_u32x4 t8818_ = wr_[3u];
+                        kf_bf16x8 wb_6_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t8818_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8818_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8818_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8818_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8818_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8818_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8818_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8818_, 3u), 16u))}};
                         acc_4_[0u] = __fmaf_rn(kf_bf16_to_f32(wb_6_.v[7]), xs_20_[7u], __fmaf_rn(kf_bf16_to_f32(wb_6_.v[6]), xs_20_[6u], __fmaf_rn(kf_bf16_to_f32(wb_6_.v[5]), xs_20_[5u], __fmaf_rn(kf_bf16_to_f32(wb_6_.v[4]), xs_20_[4u], __fmaf_rn(kf_bf16_to_f32(wb_6_.v[3]), xs_20_[3u], __fmaf_rn(kf_bf16_to_f32(wb_6_.v[2]), xs_20_[2u], __fmaf_rn(kf_bf16_to_f32(wb_6_.v[1]), xs_20_[1u], __fmaf_rn(kf_bf16_to_f32(wb_6_.v[0]), xs_20_[0u], acc_4_[0u]))))))));
                     }
                 }
             } else {
                 #pragma unroll 1
                 for (unsigned c_ = lane_2_; c_ < k_; c_ = c_ + 32u) {
-                    float t8898_ = kf_f16_to_f32(x_[c_]);
+                    float t8896_ = kf_f16_to_f32(x_[c_]);
                     unsigned i_ = (row_[0u] * k_) + c_;
                     unsigned short u_ = w16_[i_];
-                    acc_4_[0u] = __fmaf_rn(kf_bf16_to_f32(kf_bitcast<kf_bf16>(u_)), t8898_, acc_4_[0u]);
+                    acc_4_[0u] = __fmaf_rn(kf_bf16_to_f32(kf_bitcast<kf_bf16>(u_)), t8896_, acc_4_[0u]);
                 }
             }
-            float t8916_ = acc_4_[0u];
-            unsigned t8938_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
-            if (t8938_ == 32u) {
-                float t8943_ = __fadd_rn(t8916_, kf_shfl_xor(t8916_, 16u, kf_wn));
-                float t8946_ = __fadd_rn(t8943_, kf_shfl_xor(t8943_, 8u, kf_wn));
-                float t8949_ = __fadd_rn(t8946_, kf_shfl_xor(t8946_, 4u, kf_wn));
-                float t8952_ = __fadd_rn(t8949_, kf_shfl_xor(t8949_, 2u, kf_wn));
-                s_ = __fadd_rn(t8952_, kf_shfl_xor(t8952_, 1u, kf_wn));
+            float t8914_ = acc_4_[0u];
+            unsigned t8936_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+            if (t8936_ == 32u) {
+                float t8941_ = __fadd_rn(t8914_, kf_shfl_xor(t8914_, 16u, kf_wn));
+                float t8944_ = __fadd_rn(t8941_, kf_shfl_xor(t8941_, 8u, kf_wn));
+                float t8947_ = __fadd_rn(t8944_, kf_shfl_xor(t8944_, 4u, kf_wn));
+                float t8950_ = __fadd_rn(t8947_, kf_shfl_xor(t8947_, 2u, kf_wn));
+                s_ = __fadd_rn(t8950_, kf_shfl_xor(t8950_, 1u, kf_wn));
             } else {
-                float t8958_ = kf_shfl_down(t8916_, 16u, kf_wn);
-                bool t8960_ = (kf_lane_id() + 16u) < t8938_;
-                float t8961_ = __fadd_rn(t8916_, t8958_);
-                float t8962_ = t8960_ ? t8961_ : t8916_;
-                float t8964_ = kf_shfl_down(t8962_, 8u, kf_wn);
-                bool t8966_ = (kf_lane_id() + 8u) < t8938_;
-                float t8967_ = __fadd_rn(t8962_, t8964_);
-                float t8968_ = t8966_ ? t8967_ : t8962_;
-                float t8970_ = kf_shfl_down(t8968_, 4u, kf_wn);
-                bool t8972_ = (kf_lane_id() + 4u) < t8938_;
-                float t8973_ = __fadd_rn(t8968_, t8970_);
-                float t8974_ = t8972_ ? t8973_ : t8968_;
-                float t8976_ = kf_shfl_down(t8974_, 2u, kf_wn);
-                bool t8978_ = (kf_lane_id() + 2u) < t8938_;
-                float t8979_ = __fadd_rn(t8974_, t8976_);
-                float t8980_ = t8978_ ? t8979_ : t8974_;
-                float t8982_ = kf_shfl_down(t8980_, 1u, kf_wn);
-                bool t8984_ = (kf_lane_id() + 1u) < t8938_;
-                float t8985_ = __fadd_rn(t8980_, t8982_);
-                s_ = kf_shfl(t8984_ ? t8985_ : t8980_, 0u, kf_wn);
+                float t8956_ = kf_shfl_down(t8914_, 16u, kf_wn);
+                bool t8958_ = (kf_lane_id() + 16u) < t8936_;
+                float t8959_ = __fadd_rn(t8914_, t8956_);
+                float t8960_ = t8958_ ? t8959_ : t8914_;
+                float t8962_ = kf_shfl_down(t8960_, 8u, kf_wn);
+                bool t8964_ = (kf_lane_id() + 8u) < t8936_;
+                float t8965_ = __fadd_rn(t8960_, t8962_);
+                float t8966_ = t8964_ ? t8965_ : t8960_;
+                float t8968_ = kf_shfl_down(t8966_, 4u, kf_wn);
+                bool t8970_ = (kf_lane_id() + 4u) < t8936_;
+                float t8971_ = __fadd_rn(t8966_, t8968_);
+                float t8972_ = t8970_ ? t8971_ : t8966_;
+                float t8974_ = kf_shfl_down(t8972_, 2u, kf_wn);
+                bool t8976_ = (kf_lane_id() + 2u) < t8936_;
+                float t8977_ = __fadd_rn(t8972_, t8974_);
+                float t8978_ = t8976_ ? t8977_ : t8972_;
+                float t8980_ = kf_shfl_down(t8978_, 1u, kf_wn);
+                bool t8982_ = (kf_lane_id() + 1u) < t8936_;
+                float t8983_ = __fadd_rn(t8978_, t8980_);
+                s_ = kf_shfl(t8982_ ? t8983_ : t8978_, 0u, kf_wn);
             }
-            bool t8990_ = lane_2_ == 0u;
-            bool t8991_ = t8990_;
-            if (t8990_) {
-                t8991_ = g_ < m_;
+            bool t8988_ = lane_2_ == 0u;
+            bool t8989_ = t8988_;
+            if (t8988_) {
+                t8989_ = g_ < m_;
             }
-            if (t8991_) {
+            if (t8989_) {
                 y_[g_] = kf_f16_from_f32(s_);
             }
         }
     }
 }
 
-/* kernel gemv_bf16_f16_f32 (gemv.kf:1108) */
+/* kernel gemv_bf16_f16_f32 (gemv.kf:1105) */
 extern "C" __global__ void __launch_bounds__(64)
 gemv_bf16_f16_f32(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__ x_, float* __restrict__ y_, unsigned m_, unsigned k_)
 {
@@ -2547,18 +2547,18 @@ gemv_bf16_f16_f32(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__ x_,
         unsigned wid_ = (blockIdx.x * (blockDim.x >> 5u)) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u);
         unsigned nw_ = gridDim.x * (blockDim.x >> 5u);
         if (!(wid_ >= m_)) {
-            unsigned t4885_ = m_ - wid_;
-            unsigned t4893_ = ((t4885_ / nw_) + (((t4885_ % nw_) != 0u) ? 1u : 0u)) * steps_;
+            unsigned t4883_ = m_ - wid_;
+            unsigned t4891_ = ((t4883_ / nw_) + (((t4883_ % nw_) != 0u) ? 1u : 0u)) * steps_;
             acc_3_[0u] = 0.0f;
             unsigned lg_ = wid_;
             unsigned lk_ = 0u;
             unsigned cg_ = wid_;
             unsigned ck_ = 0u;
-            unsigned t6513_ = t4893_ + 1u;
+            unsigned t6511_ = t4891_ + 1u;
             asm("" : "+r"(nw_));
             #pragma unroll 1
-            for (unsigned t0_ = 0u; t0_ < t6513_; t0_ = t0_ + 2u) {
-                if (t0_ < t4893_) {
+            for (unsigned t0_ = 0u; t0_ < t6511_; t0_ = t0_ + 2u) {
+                if (t0_ < t4891_) {
                     unsigned v_ = min((((lk_ << 5u) << 2u) + lane_), (nv_ - 1u));
                     unsigned row_2_ = min(lg_, (m_ - 1u));
                     wb_2_[0u] = wv_[(row_2_ * nv_) + v_];
@@ -2575,23 +2575,23 @@ gemv_bf16_f16_f32(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__ x_,
                     unsigned row_5_ = min(lg_, (m_ - 1u));
                     wb_2_[3u] = wv_[(row_5_ * nv_) + v_4_];
                     xb_2_[6u] = xv_[v_4_];
-                    unsigned t6717_ = lk_ + 1u;
-                    lk_ = t6717_;
-                    if (t6717_ == steps_) {
+                    unsigned t6715_ = lk_ + 1u;
+                    lk_ = t6715_;
+                    if (t6715_ == steps_) {
                         lk_ = 0u;
                         lg_ = lg_ + nw_;
                     }
                 }
-                bool t6770_ = t0_ >= 1u;
-                bool t6771_ = t6770_;
-                if (t6770_) {
-                    t6771_ = (t0_ - 1u) < t4893_;
+                bool t6768_ = t0_ >= 1u;
+                bool t6769_ = t6768_;
+                if (t6768_) {
+                    t6769_ = (t0_ - 1u) < t4891_;
                 }
-                if (t6771_) {
+                if (t6769_) {
                     unsigned v_5_ = ((ck_ << 5u) << 2u) + lane_;
                     if (v_5_ < nv_) {
-                        kf_u32x4 t6830_ = xb_2_[8u];
-                        kf_f16x8 a_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t6830_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6830_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t6830_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6830_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t6830_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6830_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t6830_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6830_, 3u), 16u))}};
+                        kf_u32x4 t6828_ = xb_2_[8u];
+                        kf_f16x8 a_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t6828_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6828_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t6828_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6828_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t6828_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6828_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t6828_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6828_, 3u), 16u))}};
                         xs_9_[0u] = kf_f16_to_f32(a_.v[0]);
                         xs_9_[1u] = kf_f16_to_f32(a_.v[1]);
                         xs_9_[2u] = kf_f16_to_f32(a_.v[2]);
@@ -2600,14 +2600,14 @@ gemv_bf16_f16_f32(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__ x_,
                         xs_9_[5u] = kf_f16_to_f32(a_.v[5]);
                         xs_9_[6u] = kf_f16_to_f32(a_.v[6]);
                         xs_9_[7u] = kf_f16_to_f32(a_.v[7]);
-                        kf_u32x4 t6860_ = wb_2_[4u];
-                        kf_bf16x8 wbv_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t6860_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t6860_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t6860_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t6860_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t6860_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t6860_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t6860_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t6860_, 3u), 16u))}};
+                        kf_u32x4 t6858_ = wb_2_[4u];
+                        kf_bf16x8 wbv_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t6858_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t6858_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t6858_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t6858_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t6858_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t6858_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t6858_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t6858_, 3u), 16u))}};
                         acc_3_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_.v[7]), xs_9_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[6]), xs_9_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[5]), xs_9_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[4]), xs_9_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[3]), xs_9_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[2]), xs_9_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[1]), xs_9_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[0]), xs_9_[0u], acc_3_[0u]))))))));
                     }
                     unsigned v_6_ = (((ck_ << 5u) << 2u) + 32u) + lane_;
                     if (v_6_ < nv_) {
-                        kf_u32x4 t6961_ = xb_2_[10u];
-                        kf_f16x8 a_2_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t6961_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6961_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t6961_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6961_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t6961_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6961_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t6961_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6961_, 3u), 16u))}};
+                        kf_u32x4 t6959_ = xb_2_[10u];
+                        kf_f16x8 a_2_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t6959_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6959_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t6959_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6959_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t6959_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6959_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t6959_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6959_, 3u), 16u))}};
                         xs_10_[0u] = kf_f16_to_f32(a_2_.v[0]);
                         xs_10_[1u] = kf_f16_to_f32(a_2_.v[1]);
                         xs_10_[2u] = kf_f16_to_f32(a_2_.v[2]);
@@ -2616,14 +2616,14 @@ gemv_bf16_f16_f32(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__ x_,
                         xs_10_[5u] = kf_f16_to_f32(a_2_.v[5]);
                         xs_10_[6u] = kf_f16_to_f32(a_2_.v[6]);
                         xs_10_[7u] = kf_f16_to_f32(a_2_.v[7]);
-                        kf_u32x4 t6991_ = wb_2_[5u];
-                        kf_bf16x8 wbv_2_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t6991_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t6991_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t6991_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t6991_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t6991_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t6991_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t6991_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t6991_, 3u), 16u))}};
+                        kf_u32x4 t6989_ = wb_2_[5u];
+                        kf_bf16x8 wbv_2_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t6989_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t6989_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t6989_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t6989_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t6989_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t6989_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t6989_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t6989_, 3u), 16u))}};
                         acc_3_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[7]), xs_10_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[6]), xs_10_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[5]), xs_10_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[4]), xs_10_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[3]), xs_10_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[2]), xs_10_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[1]), xs_10_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[0]), xs_10_[0u], acc_3_[0u]))))))));
                     }
                     unsigned v_7_ = (((ck_ << 5u) << 2u) + 64u) + lane_;
                     if (v_7_ < nv_) {
-                        kf_u32x4 t7092_ = xb_2_[12u];
-                        kf_f16x8 a_3_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7092_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7092_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7092_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7092_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7092_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7092_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7092_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7092_, 3u), 16u))}};
+                        kf_u32x4 t7090_ = xb_2_[12u];
+                        kf_f16x8 a_3_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7090_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7090_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7090_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7090_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7090_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7090_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7090_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7090_, 3u), 16u))}};
                         xs_11_[0u] = kf_f16_to_f32(a_3_.v[0]);
                         xs_11_[1u] = kf_f16_to_f32(a_3_.v[1]);
                         xs_11_[2u] = kf_f16_to_f32(a_3_.v[2]);
@@ -2632,14 +2632,14 @@ gemv_bf16_f16_f32(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__ x_,
                         xs_11_[5u] = kf_f16_to_f32(a_3_.v[5]);
                         xs_11_[6u] = kf_f16_to_f32(a_3_.v[6]);
                         xs_11_[7u] = kf_f16_to_f32(a_3_.v[7]);
-                        kf_u32x4 t7122_ = wb_2_[6u];
-                        kf_bf16x8 wbv_3_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t7122_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7122_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7122_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7122_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7122_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7122_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7122_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7122_, 3u), 16u))}};
+                        kf_u32x4 t7120_ = wb_2_[6u];
+                        kf_bf16x8 wbv_3_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t7120_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7120_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7120_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7120_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7120_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7120_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7120_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7120_, 3u), 16u))}};
                         acc_3_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[7]), xs_11_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[6]), xs_11_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[5]), xs_11_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[4]), xs_11_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[3]), xs_11_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[2]), xs_11_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[1]), xs_11_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[0]), xs_11_[0u], acc_3_[0u]))))))));
                     }
                     unsigned v_8_ = (((ck_ << 5u) << 2u) + 96u) + lane_;
                     if (v_8_ < nv_) {
-                        kf_u32x4 t7223_ = xb_2_[14u];
-                        kf_f16x8 a_4_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7223_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7223_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7223_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7223_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7223_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7223_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7223_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7223_, 3u), 16u))}};
+                        kf_u32x4 t7221_ = xb_2_[14u];
+                        kf_f16x8 a_4_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7221_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7221_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7221_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7221_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7221_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7221_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7221_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7221_, 3u), 16u))}};
                         xs_12_[0u] = kf_f16_to_f32(a_4_.v[0]);
                         xs_12_[1u] = kf_f16_to_f32(a_4_.v[1]);
                         xs_12_[2u] = kf_f16_to_f32(a_4_.v[2]);
@@ -2648,34 +2648,34 @@ gemv_bf16_f16_f32(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__ x_,
                         xs_12_[5u] = kf_f16_to_f32(a_4_.v[5]);
                         xs_12_[6u] = kf_f16_to_f32(a_4_.v[6]);
                         xs_12_[7u] = kf_f16_to_f32(a_4_.v[7]);
-                        kf_u32x4 t7253_ = wb_2_[7u];
-                        kf_bf16x8 wbv_4_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t7253_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7253_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7253_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7253_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7253_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7253_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7253_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7253_, 3u), 16u))}};
+                        kf_u32x4 t7251_ = wb_2_[7u];
+                        kf_bf16x8 wbv_4_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t7251_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7251_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7251_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7251_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7251_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7251_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7251_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7251_, 3u), 16u))}};
                         acc_3_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[7]), xs_12_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[6]), xs_12_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[5]), xs_12_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[4]), xs_12_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[3]), xs_12_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[2]), xs_12_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[1]), xs_12_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[0]), xs_12_[0u], acc_3_[0u]))))))));
                     }
-                    unsigned t7324_ = ck_ + 1u;
-                    ck_ = t7324_;
-                    if (t7324_ == steps_) {
+                    unsigned t7322_ = ck_ + 1u;
+                    ck_ = t7322_;
+                    if (t7322_ == steps_) {
                         float a_5_ = acc_3_[0u];
                         unsigned r_ = 0u;
-                        float t7332_ = __fadd_rn(a_5_, kf_shfl_xor(a_5_, 16u, kf_wn));
-                        float t7335_ = __fadd_rn(t7332_, kf_shfl_xor(t7332_, 8u, kf_wn));
-                        float t7338_ = __fadd_rn(t7335_, kf_shfl_xor(t7335_, 4u, kf_wn));
-                        float t7341_ = __fadd_rn(t7338_, kf_shfl_xor(t7338_, 2u, kf_wn));
-                        float t7344_ = __fadd_rn(t7341_, kf_shfl_xor(t7341_, 1u, kf_wn));
-                        bool t7346_ = lane_ == r_;
-                        bool t7347_ = t7346_;
-                        if (t7346_) {
-                            t7347_ = cg_ < m_;
+                        float t7330_ = __fadd_rn(a_5_, kf_shfl_xor(a_5_, 16u, kf_wn));
+                        float t7333_ = __fadd_rn(t7330_, kf_shfl_xor(t7330_, 8u, kf_wn));
+                        float t7336_ = __fadd_rn(t7333_, kf_shfl_xor(t7333_, 4u, kf_wn));
+                        float t7339_ = __fadd_rn(t7336_, kf_shfl_xor(t7336_, 2u, kf_wn));
+                        float t7342_ = __fadd_rn(t7339_, kf_shfl_xor(t7339_, 1u, kf_wn));
+                        bool t7344_ = lane_ == r_;
+                        bool t7345_ = t7344_;
+                        if (t7344_) {
+                            t7345_ = cg_ < m_;
                         }
-                        if (t7347_) {
-                            y_[cg_] = t7344_;
+                        if (t7345_) {
+                            y_[cg_] = t7342_;
                         }
                         acc_3_[0u] = 0.0f;
                         ck_ = 0u;
                         cg_ = cg_ + nw_;
                     }
                 }
-                if ((t0_ + 1u) < t4893_) {
+                if ((t0_ + 1u) < t4891_) {
                     unsigned v_9_ = min((((lk_ << 5u) << 2u) + lane_), (nv_ - 1u));
                     unsigned row_6_ = min(lg_, (m_ - 1u));
                     wb_2_[4u] = wv_[(row_6_ * nv_) + v_9_];
@@ -2692,23 +2692,23 @@ gemv_bf16_f16_f32(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__ x_,
                     unsigned row_9_ = min(lg_, (m_ - 1u));
                     wb_2_[7u] = wv_[(row_9_ * nv_) + v_12_];
                     xb_2_[14u] = xv_[v_12_];
-                    unsigned t7572_ = lk_ + 1u;
-                    lk_ = t7572_;
-                    if (t7572_ == steps_) {
+                    unsigned t7570_ = lk_ + 1u;
+                    lk_ = t7570_;
+                    if (t7570_ == steps_) {
                         lk_ = 0u;
                         lg_ = lg_ + nw_;
                     }
                 }
-                bool t7625_ = (t0_ + 1u) >= 1u;
-                bool t7626_ = t7625_;
-                if (t7625_) {
-                    t7626_ = ((t0_ + 1u) - 1u) < t4893_;
+                bool t7623_ = (t0_ + 1u) >= 1u;
+                bool t7624_ = t7623_;
+                if (t7623_) {
+                    t7624_ = ((t0_ + 1u) - 1u) < t4891_;
                 }
-                if (t7626_) {
+                if (t7624_) {
                     unsigned v_13_ = ((ck_ << 5u) << 2u) + lane_;
                     if (v_13_ < nv_) {
-                        kf_u32x4 t7685_ = xb_2_[0u];
-                        kf_f16x8 a_6_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7685_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7685_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7685_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7685_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7685_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7685_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7685_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7685_, 3u), 16u))}};
+                        kf_u32x4 t7683_ = xb_2_[0u];
+                        kf_f16x8 a_6_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7683_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7683_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7683_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7683_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7683_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7683_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7683_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7683_, 3u), 16u))}};
                         xs_13_[0u] = kf_f16_to_f32(a_6_.v[0]);
                         xs_13_[1u] = kf_f16_to_f32(a_6_.v[1]);
                         xs_13_[2u] = kf_f16_to_f32(a_6_.v[2]);
@@ -2717,14 +2717,14 @@ gemv_bf16_f16_f32(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__ x_,
                         xs_13_[5u] = kf_f16_to_f32(a_6_.v[5]);
                         xs_13_[6u] = kf_f16_to_f32(a_6_.v[6]);
                         xs_13_[7u] = kf_f16_to_f32(a_6_.v[7]);
-                        kf_u32x4 t7715_ = wb_2_[0u];
-                        kf_bf16x8 wbv_5_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t7715_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7715_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7715_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7715_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7715_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7715_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7715_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7715_, 3u), 16u))}};
+                        kf_u32x4 t7713_ = wb_2_[0u];
+                        kf_bf16x8 wbv_5_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t7713_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7713_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7713_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7713_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7713_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7713_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7713_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7713_, 3u), 16u))}};
                         acc_3_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[7]), xs_13_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[6]), xs_13_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[5]), xs_13_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[4]), xs_13_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[3]), xs_13_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[2]), xs_13_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[1]), xs_13_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[0]), xs_13_[0u], acc_3_[0u]))))))));
                     }
                     unsigned v_14_ = (((ck_ << 5u) << 2u) + 32u) + lane_;
                     if (v_14_ < nv_) {
-                        kf_u32x4 t7816_ = xb_2_[2u];
-                        kf_f16x8 a_7_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7816_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7816_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7816_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7816_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7816_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7816_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7816_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7816_, 3u), 16u))}};
+                        kf_u32x4 t7814_ = xb_2_[2u];
+                        kf_f16x8 a_7_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7814_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7814_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7814_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7814_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7814_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7814_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7814_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7814_, 3u), 16u))}};
                         xs_14_[0u] = kf_f16_to_f32(a_7_.v[0]);
                         xs_14_[1u] = kf_f16_to_f32(a_7_.v[1]);
                         xs_14_[2u] = kf_f16_to_f32(a_7_.v[2]);
@@ -2733,14 +2733,14 @@ gemv_bf16_f16_f32(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__ x_,
                         xs_14_[5u] = kf_f16_to_f32(a_7_.v[5]);
                         xs_14_[6u] = kf_f16_to_f32(a_7_.v[6]);
                         xs_14_[7u] = kf_f16_to_f32(a_7_.v[7]);
-                        kf_u32x4 t7846_ = wb_2_[1u];
-                        kf_bf16x8 wbv_6_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t7846_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7846_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7846_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7846_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7846_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7846_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7846_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7846_, 3u), 16u))}};
+                        kf_u32x4 t7844_ = wb_2_[1u];
+                        kf_bf16x8 wbv_6_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t7844_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7844_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7844_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7844_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7844_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7844_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7844_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7844_, 3u), 16u))}};
                         acc_3_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[7]), xs_14_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[6]), xs_14_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[5]), xs_14_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[4]), xs_14_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[3]), xs_14_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[2]), xs_14_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[1]), xs_14_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[0]), xs_14_[0u], acc_3_[0u]))))))));
                     }
                     unsigned v_15_ = (((ck_ << 5u) << 2u) + 64u) + lane_;
                     if (v_15_ < nv_) {
-                        kf_u32x4 t7947_ = xb_2_[4u];
-                        kf_f16x8 a_8_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7947_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7947_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7947_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7947_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7947_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7947_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7947_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7947_, 3u), 16u))}};
+                        kf_u32x4 t7945_ = xb_2_[4u];
+                        kf_f16x8 a_8_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7945_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7945_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7945_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7945_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7945_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7945_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7945_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7945_, 3u), 16u))}};
                         xs_15_[0u] = kf_f16_to_f32(a_8_.v[0]);
                         xs_15_[1u] = kf_f16_to_f32(a_8_.v[1]);
                         xs_15_[2u] = kf_f16_to_f32(a_8_.v[2]);
@@ -2749,14 +2749,14 @@ gemv_bf16_f16_f32(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__ x_,
                         xs_15_[5u] = kf_f16_to_f32(a_8_.v[5]);
                         xs_15_[6u] = kf_f16_to_f32(a_8_.v[6]);
                         xs_15_[7u] = kf_f16_to_f32(a_8_.v[7]);
-                        kf_u32x4 t7977_ = wb_2_[2u];
-                        kf_bf16x8 wbv_7_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t7977_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7977_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7977_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7977_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7977_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7977_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7977_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7977_, 3u), 16u))}};
+                        kf_u32x4 t7975_ = wb_2_[2u];
+                        kf_bf16x8 wbv_7_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t7975_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7975_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7975_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7975_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7975_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7975_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7975_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7975_, 3u), 16u))}};
                         acc_3_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[7]), xs_15_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[6]), xs_15_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[5]), xs_15_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[4]), xs_15_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[3]), xs_15_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[2]), xs_15_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[1]), xs_15_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[0]), xs_15_[0u], acc_3_[0u]))))))));
                     }
                     unsigned v_16_ = (((ck_ << 5u) << 2u) + 96u) + lane_;
                     if (v_16_ < nv_) {
-                        kf_u32x4 t8078_ = xb_2_[6u];
-                        kf_f16x8 a_9_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t8078_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8078_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t8078_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8078_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t8078_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8078_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t8078_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8078_, 3u), 16u))}};
+                        kf_u32x4 t8076_ = xb_2_[6u];
+                        kf_f16x8 a_9_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t8076_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8076_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t8076_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8076_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t8076_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8076_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t8076_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8076_, 3u), 16u))}};
                         xs_16_[0u] = kf_f16_to_f32(a_9_.v[0]);
                         xs_16_[1u] = kf_f16_to_f32(a_9_.v[1]);
                         xs_16_[2u] = kf_f16_to_f32(a_9_.v[2]);
@@ -2765,27 +2765,27 @@ gemv_bf16_f16_f32(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__ x_,
                         xs_16_[5u] = kf_f16_to_f32(a_9_.v[5]);
                         xs_16_[6u] = kf_f16_to_f32(a_9_.v[6]);
                         xs_16_[7u] = kf_f16_to_f32(a_9_.v[7]);
-                        kf_u32x4 t8108_ = wb_2_[3u];
-                        kf_bf16x8 wbv_8_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t8108_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8108_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8108_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8108_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8108_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8108_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8108_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8108_, 3u), 16u))}};
+                        kf_u32x4 t8106_ = wb_2_[3u];
+                        kf_bf16x8 wbv_8_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t8106_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8106_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8106_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8106_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8106_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8106_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8106_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8106_, 3u), 16u))}};
                         acc_3_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[7]), xs_16_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[6]), xs_16_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[5]), xs_16_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[4]), xs_16_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[3]), xs_16_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[2]), xs_16_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[1]), xs_16_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[0]), xs_16_[0u], acc_3_[0u]))))))));
                     }
-                    unsigned t8179_ = ck_ + 1u;
-                    ck_ = t8179_;
-                    if (t8179_ == steps_) {
+                    unsigned t8177_ = ck_ + 1u;
+                    ck_ = t8177_;
+                    if (t8177_ == steps_) {
                         float a_10_ = acc_3_[0u];
                         unsigned r_2_ = 0u;
-                        float t8187_ = __fadd_rn(a_10_, kf_shfl_xor(a_10_, 16u, kf_wn));
-                        float t8190_ = __fadd_rn(t8187_, kf_shfl_xor(t8187_, 8u, kf_wn));
-                        float t8193_ = __fadd_rn(t8190_, kf_shfl_xor(t8190_, 4u, kf_wn));
-                        float t8196_ = __fadd_rn(t8193_, kf_shfl_xor(t8193_, 2u, kf_wn));
-                        float t8199_ = __fadd_rn(t8196_, kf_shfl_xor(t8196_, 1u, kf_wn));
-                        bool t8201_ = lane_ == r_2_;
-                        bool t8202_ = t8201_;
-                        if (t8201_) {
-                            t8202_ = cg_ < m_;
+                        float t8185_ = __fadd_rn(a_10_, kf_shfl_xor(a_10_, 16u, kf_wn));
+                        float t8188_ = __fadd_rn(t8185_, kf_shfl_xor(t8185_, 8u, kf_wn));
+                        float t8191_ = __fadd_rn(t8188_, kf_shfl_xor(t8188_, 4u, kf_wn));
+                        float t8194_ = __fadd_rn(t8191_, kf_shfl_xor(t8191_, 2u, kf_wn));
+                        float t8197_ = __fadd_rn(t8194_, kf_shfl_xor(t8194_, 1u, kf_wn));
+                        bool t8199_ = lane_ == r_2_;
+                        bool t8200_ = t8199_;
+                        if (t8199_) {
+                            t8200_ = cg_ < m_;
                         }
-                        if (t8202_) {
-                            y_[cg_] = t8199_;
+                        if (t8200_) {
+                            y_[cg_] = t8197_;
                         }
                         acc_3_[0u] = 0.0f;
                         ck_ = 0u;
@@ -2797,49 +2797,49 @@ gemv_bf16_f16_f32(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__ x_,
     } else {
         unsigned lane_2_ = kf_lane_id();
         unsigned nv_2_ = k_ >> 3u;
-        unsigned t8293_ = (blockIdx.x * (blockDim.x >> 5u)) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u);
-        unsigned t8309_ = gridDim.x * (blockDim.x >> 5u);
+        unsigned t8291_ = (blockIdx.x * (blockDim.x >> 5u)) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u);
+        unsigned t8307_ = gridDim.x * (blockDim.x >> 5u);
         #pragma unroll 1
-        for (unsigned g_ = t8293_; g_ < m_; g_ = g_ + t8309_) {
+        for (unsigned g_ = t8291_; g_ < m_; g_ = g_ + t8307_) {
             row_[0u] = min(g_, (m_ - 1u));
             acc_4_[0u] = 0.0f;
             if ((k_ & 7u) == 0u) {
                 #pragma unroll 1
                 for (unsigned base_ = 0u; base_ < nv_2_; base_ = base_ + 128u) {
                     unsigned v_17_ = base_ + lane_2_;
-                    kf_u32x4 t8334_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                    kf_u32x4 t_4_ = t8334_;
+                    kf_u32x4 t8332_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_4_ = t8332_;
                     if (v_17_ < nv_2_) {
-                        unsigned t8340_ = (row_[0u] * nv_2_) + v_17_;
-                        kf_u32x4 t8341_ = wv_[t8340_];
-                        t_4_ = t8341_;
+                        unsigned t8338_ = (row_[0u] * nv_2_) + v_17_;
+                        kf_u32x4 t8339_ = wv_[t8338_];
+                        t_4_ = t8339_;
                     }
                     wr_[0u] = t_4_;
                     unsigned v_18_ = (base_ + 32u) + lane_2_;
-                    kf_u32x4 t8347_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                    kf_u32x4 t_5_ = t8347_;
+                    kf_u32x4 t8345_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_5_ = t8345_;
                     if (v_18_ < nv_2_) {
-                        unsigned t8353_ = (row_[0u] * nv_2_) + v_18_;
-                        kf_u32x4 t8354_ = wv_[t8353_];
-                        t_5_ = t8354_;
+                        unsigned t8351_ = (row_[0u] * nv_2_) + v_18_;
+                        kf_u32x4 t8352_ = wv_[t8351_];
+                        t_5_ = t8352_;
                     }
                     wr_[1u] = t_5_;
                     unsigned v_19_ = (base_ + 64u) + lane_2_;
-                    kf_u32x4 t8360_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                    kf_u32x4 t_6_ = t8360_;
+                    kf_u32x4 t8358_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_6_ = t8358_;
                     if (v_19_ < nv_2_) {
-                        unsigned t8366_ = (row_[0u] * nv_2_) + v_19_;
-                        kf_u32x4 t8367_ = wv_[t8366_];
-                        t_6_ = t8367_;
+                        unsigned t8364_ = (row_[0u] * nv_2_) + v_19_;
+                        kf_u32x4 t8365_ = wv_[t8364_];
+                        t_6_ = t8365_;
                     }
                     wr_[2u] = t_6_;
                     unsigned v_20_ = (base_ + 96u) + lane_2_;
-                    kf_u32x4 t8373_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                    kf_u32x4 t_7_ = t8373_;
+                    kf_u32x4 t8371_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_7_ = t8371_;
                     if (v_20_ < nv_2_) {
-                        unsigned t8379_ = (row_[0u] * nv_2_) + v_20_;
-                        kf_u32x4 t8380_ = wv_[t8379_];
-                        t_7_ = t8380_;
+                        unsigned t8377_ = (row_[0u] * nv_2_) + v_20_;
+                        kf_u32x4 t8378_ = wv_[t8377_];
+                        t_7_ = t8378_;
                     }
                     wr_[3u] = t_7_;
                     unsigned v_21_ = base_ + lane_2_;
@@ -2853,8 +2853,8 @@ gemv_bf16_f16_f32(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__ x_,
                         xs_17_[5u] = kf_f16_to_f32(a_11_.v[5]);
                         xs_17_[6u] = kf_f16_to_f32(a_11_.v[6]);
                         xs_17_[7u] = kf_f16_to_f32(a_11_.v[7]);
-                        kf_u32x4 t8439_ = wr_[0u];
-                        kf_bf16x8 wb_3_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t8439_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8439_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8439_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8439_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8439_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8439_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8439_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8439_, 3u), 16u))}};
+                        kf_u32x4 t8437_ = wr_[0u];
+                        kf_bf16x8 wb_3_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t8437_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8437_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8437_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8437_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8437_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8437_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8437_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8437_, 3u), 16u))}};
                         acc_4_[0u] = __fmaf_rn(kf_bf16_to_f32(wb_3_.v[7]), xs_17_[7u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[6]), xs_17_[6u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[5]), xs_17_[5u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[4]), xs_17_[4u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[3]), xs_17_[3u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[2]), xs_17_[2u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[1]), xs_17_[1u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[0]), xs_17_[0u], acc_4_[0u]))))))));
                     }
                     unsigned v_22_ = (base_ + 32u) + lane_2_;
@@ -2868,8 +2868,8 @@ gemv_bf16_f16_f32(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__ x_,
                         xs_18_[5u] = kf_f16_to_f32(a_12_.v[5]);
                         xs_18_[6u] = kf_f16_to_f32(a_12_.v[6]);
                         xs_18_[7u] = kf_f16_to_f32(a_12_.v[7]);
-                        kf_u32x4 t8566_ = wr_[1u];
-                        kf_bf16x8 wb_4_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t8566_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8566_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8566_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8566_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8566_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8566_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8566_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8566_, 3u), 16u))}};
+                        kf_u32x4 t8564_ = wr_[1u];
+                        kf_bf16x8 wb_4_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t8564_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8564_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8564_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8564_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8564_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8564_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8564_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8564_, 3u), 16u))}};
                         acc_4_[0u] = __fmaf_rn(kf_bf16_to_f32(wb_4_.v[7]), xs_18_[7u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[6]), xs_18_[6u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[5]), xs_18_[5u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[4]), xs_18_[4u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[3]), xs_18_[3u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[2]), xs_18_[2u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[1]), xs_18_[1u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[0]), xs_18_[0u], acc_4_[0u]))))))));
                     }
                     unsigned v_23_ = (base_ + 64u) + lane_2_;
@@ -2883,8 +2883,8 @@ gemv_bf16_f16_f32(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__ x_,
                         xs_19_[5u] = kf_f16_to_f32(a_13_.v[5]);
                         xs_19_[6u] = kf_f16_to_f32(a_13_.v[6]);
                         xs_19_[7u] = kf_f16_to_f32(a_13_.v[7]);
-                        kf_u32x4 t8693_ = wr_[2u];
-                        kf_bf16x8 wb_5_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t8693_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8693_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8693_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8693_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8693_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8693_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8693_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8693_, 3u), 16u))}};
+                        kf_u32x4 t8691_ = wr_[2u];
+                        kf_bf16x8 wb_5_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t8691_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8691_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8691_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8691_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8691_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8691_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8691_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8691_, 3u), 16u))}};
                         acc_4_[0u] = __fmaf_rn(kf_bf16_to_f32(wb_5_.v[7]), xs_19_[7u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[6]), xs_19_[6u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[5]), xs_19_[5u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[4]), xs_19_[4u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[3]), xs_19_[3u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[2]), xs_19_[2u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[1]), xs_19_[1u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[0]), xs_19_[0u], acc_4_[0u]))))))));
                     }
                     unsigned v_24_ = (base_ + 96u) + lane_2_;
@@ -2898,63 +2898,63 @@ gemv_bf16_f16_f32(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__ x_,
                         xs_20_[5u] = kf_f16_to_f32(a_14_.v[5]);
                         xs_20_[6u] = kf_f16_to_f32(a_14_.v[6]);
                         xs_20_[7u] = kf_f16_to_f32(a_14_.v[7]);
-                        kf_u32x4 t8820_ = wr_[3u];
-                        kf_bf16x8 wb_6_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t8820_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8820_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8820_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8820_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8820_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8820_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8820_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8820_, 3u), 16u))}};
+                        kf_u32x4 t8818_ = wr_[3u];
+                        kf_bf16x8 wb_6_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t8818_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8818_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8818_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8818_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8818_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8818_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8818_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8818_, 3u), 16u))}};
                         acc_4_[0u] = __fmaf_rn(kf_bf16_to_f32(wb_6_.v[7]), xs_20_[7u], __fmaf_rn(kf_bf16_to_f32(wb_6_.v[6]), xs_20_[6u], __fmaf_rn(kf_bf16_to_f32(wb_6_.v[5]), xs_20_[5u], __fmaf_rn(kf_bf16_to_f32(wb_6_.v[4]), xs_20_[4u], __fmaf_rn(kf_bf16_to_f32(wb_6_.v[3]), xs_20_[3u], __fmaf_rn(kf_bf16_to_f32(wb_6_.v[2]), xs_20_[2u], __fmaf_rn(kf_bf16_to_f32(wb_6_.v[1]), xs_20_[1u], __fmaf_rn(kf_bf16_to_f32(wb_6_.v[0]), xs_20_[0u], acc_4_[0u]))))))));
                     }
                 }
             } else {
                 #pragma unroll 1
                 for (unsigned c_ = lane_2_; c_ < k_; c_ = c_ + 32u) {
-                    float t8898_ = kf_f16_to_f32(x_[c_]);
+                    float t8896_ = kf_f16_to_f32(x_[c_]);
                     unsigned i_ = (row_[0u] * k_) + c_;
                     unsigned short u_ = w16_[i_];
-                    acc_4_[0u] = __fmaf_rn(kf_bf16_to_f32(kf_bitcast<kf_bf16>(u_)), t8898_, acc_4_[0u]);
+                    acc_4_[0u] = __fmaf_rn(kf_bf16_to_f32(kf_bitcast<kf_bf16>(u_)), t8896_, acc_4_[0u]);
                 }
             }
-            float t8916_ = acc_4_[0u];
-            unsigned t8938_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
-            if (t8938_ == 32u) {
-                float t8943_ = __fadd_rn(t8916_, kf_shfl_xor(t8916_, 16u, kf_wn));
-                float t8946_ = __fadd_rn(t8943_, kf_shfl_xor(t8943_, 8u, kf_wn));
-                float t8949_ = __fadd_rn(t8946_, kf_shfl_xor(t8946_, 4u, kf_wn));
-                float t8952_ = __fadd_rn(t8949_, kf_shfl_xor(t8949_, 2u, kf_wn));
-                s_ = __fadd_rn(t8952_, kf_shfl_xor(t8952_, 1u, kf_wn));
+            float t8914_ = acc_4_[0u];
+            unsigned t8936_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+            if (t8936_ == 32u) {
+                float t8941_ = __fadd_rn(t8914_, kf_shfl_xor(t8914_, 16u, kf_wn));
+                float t8944_ = __fadd_rn(t8941_, kf_shfl_xor(t8941_, 8u, kf_wn));
+                float t8947_ = __fadd_rn(t8944_, kf_shfl_xor(t8944_, 4u, kf_wn));
+                float t8950_ = __fadd_rn(t8947_, kf_shfl_xor(t8947_, 2u, kf_wn));
+                s_ = __fadd_rn(t8950_, kf_shfl_xor(t8950_, 1u, kf_wn));
             } else {
-                float t8958_ = kf_shfl_down(t8916_, 16u, kf_wn);
-                bool t8960_ = (kf_lane_id() + 16u) < t8938_;
-                float t8961_ = __fadd_rn(t8916_, t8958_);
-                float t8962_ = t8960_ ? t8961_ : t8916_;
-                float t8964_ = kf_shfl_down(t8962_, 8u, kf_wn);
-                bool t8966_ = (kf_lane_id() + 8u) < t8938_;
-                float t8967_ = __fadd_rn(t8962_, t8964_);
-                float t8968_ = t8966_ ? t8967_ : t8962_;
-                float t8970_ = kf_shfl_down(t8968_, 4u, kf_wn);
-                bool t8972_ = (kf_lane_id() + 4u) < t8938_;
-                float t8973_ = __fadd_rn(t8968_, t8970_);
-                float t8974_ = t8972_ ? t8973_ : t8968_;
-                float t8976_ = kf_shfl_down(t8974_, 2u, kf_wn);
-                bool t8978_ = (kf_lane_id() + 2u) < t8938_;
-                float t8979_ = __fadd_rn(t8974_, t8976_);
-                float t8980_ = t8978_ ? t8979_ : t8974_;
-                float t8982_ = kf_shfl_down(t8980_, 1u, kf_wn);
-                bool t8984_ = (kf_lane_id() + 1u) < t8938_;
-                float t8985_ = __fadd_rn(t8980_, t8982_);
-                s_ = kf_shfl(t8984_ ? t8985_ : t8980_, 0u, kf_wn);
+                float t8956_ = kf_shfl_down(t8914_, 16u, kf_wn);
+                bool t8958_ = (kf_lane_id() + 16u) < t8936_;
+                float t8959_ = __fadd_rn(t8914_, t8956_);
+                float t8960_ = t8958_ ? t8959_ : t8914_;
+                float t8962_ = kf_shfl_down(t8960_, 8u, kf_wn);
+                bool t8964_ = (kf_lane_id() + 8u) < t8936_;
+                float t8965_ = __fadd_rn(t8960_, t8962_);
+                float t8966_ = t8964_ ? t8965_ : t8960_;
+                float t8968_ = kf_shfl_down(t8966_, 4u, kf_wn);
+                bool t8970_ = (kf_lane_id() + 4u) < t8936_;
+                float t8971_ = __fadd_rn(t8966_, t8968_);
+                float t8972_ = t8970_ ? t8971_ : t8966_;
+                float t8974_ = kf_shfl_down(t8972_, 2u, kf_wn);
+                bool t8976_ = (kf_lane_id() + 2u) < t8936_;
+                float t8977_ = __fadd_rn(t8972_, t8974_);
+                float t8978_ = t8976_ ? t8977_ : t8972_;
+                float t8980_ = kf_shfl_down(t8978_, 1u, kf_wn);
+                bool t8982_ = (kf_lane_id() + 1u) < t8936_;
+                float t8983_ = __fadd_rn(t8978_, t8980_);
+                s_ = kf_shfl(t8982_ ? t8983_ : t8978_, 0u, kf_wn);
             }
-            bool t8990_ = lane_2_ == 0u;
-            bool t8991_ = t8990_;
-            if (t8990_) {
-                t8991_ = g_ < m_;
+            bool t8988_ = lane_2_ == 0u;
+            bool t8989_ = t8988_;
+            if (t8988_) {
+                t8989_ = g_ < m_;
             }
-            if (t8991_) {
+            if (t8989_) {
                 y_[g_] = s_;
             }
         }
     }
 }
 
-/* kernel gemv_bf16_f32_f16 (gemv.kf:1114) */
+/* kernel gemv_bf16_f32_f16 (gemv.kf:1111) */
 extern "C" __global__ void __launch_bounds__(256)
 gemv_bf16_f32_f16(const kf_bf16* __restrict__ w_, const float* __restrict__ x_, kf_f16* __restrict__ y_, unsigned m_, unsigned k_)
 {
@@ -2986,62 +2986,62 @@ gemv_bf16_f32_f16(const kf_bf16* __restrict__ w_, const float* __restrict__ x_, 
     if ((k_ & 7u) == 0u) {
         unsigned lane_ = kf_lane_id();
         unsigned nv_ = k_ >> 3u;
-        unsigned t4830_ = nv_ << 1u;
+        unsigned t4828_ = nv_ << 1u;
         unsigned steps_ = (nv_ >> 7u) + (((nv_ & 127u) != 0u) ? 1u : 0u);
         unsigned wid_ = (blockIdx.x * (blockDim.x >> 5u)) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u);
         unsigned nw_ = gridDim.x * (blockDim.x >> 5u);
         if (!(wid_ >= m_)) {
-            unsigned t4885_ = m_ - wid_;
-            unsigned t4893_ = ((t4885_ / nw_) + (((t4885_ % nw_) != 0u) ? 1u : 0u)) * steps_;
+            unsigned t4883_ = m_ - wid_;
+            unsigned t4891_ = ((t4883_ / nw_) + (((t4883_ % nw_) != 0u) ? 1u : 0u)) * steps_;
             acc_3_[0u] = 0.0f;
             unsigned lg_ = wid_;
             unsigned lk_ = 0u;
             unsigned cg_ = wid_;
             unsigned ck_ = 0u;
-            unsigned t6513_ = t4893_ + 1u;
+            unsigned t6511_ = t4891_ + 1u;
             asm("" : "+r"(nw_));
             #pragma unroll 1
-            for (unsigned t0_ = 0u; t0_ < t6513_; t0_ = t0_ + 2u) {
-                if (t0_ < t4893_) {
+            for (unsigned t0_ = 0u; t0_ < t6511_; t0_ = t0_ + 2u) {
+                if (t0_ < t4891_) {
                     unsigned v_ = min((((lk_ << 5u) << 2u) + lane_), (nv_ - 1u));
                     unsigned row_2_ = min(lg_, (m_ - 1u));
                     wb_2_[0u] = wv_[(row_2_ * nv_) + v_];
-                    xb_2_[0u] = xv_[min((v_ << 1u), (t4830_ - 1u))];
-                    xb_2_[1u] = xv_[min(((v_ << 1u) + 1u), (t4830_ - 1u))];
+                    xb_2_[0u] = xv_[min((v_ << 1u), (t4828_ - 1u))];
+                    xb_2_[1u] = xv_[min(((v_ << 1u) + 1u), (t4828_ - 1u))];
                     unsigned v_2_ = min(((((lk_ << 5u) << 2u) + 32u) + lane_), (nv_ - 1u));
                     unsigned row_3_ = min(lg_, (m_ - 1u));
                     wb_2_[1u] = wv_[(row_3_ * nv_) + v_2_];
-                    xb_2_[2u] = xv_[min((v_2_ << 1u), (t4830_ - 1u))];
-                    xb_2_[3u] = xv_[min(((v_2_ << 1u) + 1u), (t4830_ - 1u))];
+                    xb_2_[2u] = xv_[min((v_2_ << 1u), (t4828_ - 1u))];
+                    xb_2_[3u] = xv_[min(((v_2_ << 1u) + 1u), (t4828_ - 1u))];
                     unsigned v_3_ = min(((((lk_ << 5u) << 2u) + 64u) + lane_), (nv_ - 1u));
                     unsigned row_4_ = min(lg_, (m_ - 1u));
                     wb_2_[2u] = wv_[(row_4_ * nv_) + v_3_];
-                    xb_2_[4u] = xv_[min((v_3_ << 1u), (t4830_ - 1u))];
-                    xb_2_[5u] = xv_[min(((v_3_ << 1u) + 1u), (t4830_ - 1u))];
+                    xb_2_[4u] = xv_[min((v_3_ << 1u), (t4828_ - 1u))];
+                    xb_2_[5u] = xv_[min(((v_3_ << 1u) + 1u), (t4828_ - 1u))];
                     unsigned v_4_ = min(((((lk_ << 5u) << 2u) + 96u) + lane_), (nv_ - 1u));
                     unsigned row_5_ = min(lg_, (m_ - 1u));
                     wb_2_[3u] = wv_[(row_5_ * nv_) + v_4_];
-                    xb_2_[6u] = xv_[min((v_4_ << 1u), (t4830_ - 1u))];
-                    xb_2_[7u] = xv_[min(((v_4_ << 1u) + 1u), (t4830_ - 1u))];
-                    unsigned t6717_ = lk_ + 1u;
-                    lk_ = t6717_;
-                    if (t6717_ == steps_) {
+                    xb_2_[6u] = xv_[min((v_4_ << 1u), (t4828_ - 1u))];
+                    xb_2_[7u] = xv_[min(((v_4_ << 1u) + 1u), (t4828_ - 1u))];
+                    unsigned t6715_ = lk_ + 1u;
+                    lk_ = t6715_;
+                    if (t6715_ == steps_) {
                         lk_ = 0u;
                         lg_ = lg_ + nw_;
                     }
                 }
-                bool t6770_ = t0_ >= 1u;
-                bool t6771_ = t6770_;
-                if (t6770_) {
-                    t6771_ = (t0_ - 1u) < t4893_;
+                bool t6768_ = t0_ >= 1u;
+                bool t6769_ = t6768_;
+                if (t6768_) {
+                    t6769_ = (t0_ - 1u) < t4891_;
                 }
-                if (t6771_) {
+                if (t6769_) {
                     unsigned v_5_ = ((ck_ << 5u) << 2u) + lane_;
                     if (v_5_ < nv_) {
-                        kf_u32x4 t6808_ = xb_2_[8u];
-                        kf_f32x4 a_ = kf_bitcast<kf_f32x4>(t6808_);
-                        kf_u32x4 t6811_ = xb_2_[9u];
-                        kf_f32x4 b_ = kf_bitcast<kf_f32x4>(t6811_);
+                        kf_u32x4 t6806_ = xb_2_[8u];
+                        kf_f32x4 a_ = kf_bitcast<kf_f32x4>(t6806_);
+                        kf_u32x4 t6809_ = xb_2_[9u];
+                        kf_f32x4 b_ = kf_bitcast<kf_f32x4>(t6809_);
                         xs_9_[0u] = a_.v[0];
                         xs_9_[4u] = b_.v[0];
                         xs_9_[1u] = a_.v[1];
@@ -3050,16 +3050,16 @@ gemv_bf16_f32_f16(const kf_bf16* __restrict__ w_, const float* __restrict__ x_, 
                         xs_9_[6u] = b_.v[2];
                         xs_9_[3u] = a_.v[3];
                         xs_9_[7u] = b_.v[3];
-                        kf_u32x4 t6860_ = wb_2_[4u];
-                        kf_bf16x8 wbv_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t6860_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t6860_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t6860_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t6860_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t6860_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t6860_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t6860_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t6860_, 3u), 16u))}};
+                        kf_u32x4 t6858_ = wb_2_[4u];
+                        kf_bf16x8 wbv_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t6858_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t6858_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t6858_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t6858_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t6858_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t6858_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t6858_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t6858_, 3u), 16u))}};
                         acc_3_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_.v[7]), xs_9_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[6]), xs_9_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[5]), xs_9_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[4]), xs_9_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[3]), xs_9_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[2]), xs_9_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[1]), xs_9_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[0]), xs_9_[0u], acc_3_[0u]))))))));
                     }
                     unsigned v_6_ = (((ck_ << 5u) << 2u) + 32u) + lane_;
                     if (v_6_ < nv_) {
-                        kf_u32x4 t6939_ = xb_2_[10u];
-                        kf_f32x4 a_2_ = kf_bitcast<kf_f32x4>(t6939_);
-                        kf_u32x4 t6942_ = xb_2_[11u];
-                        kf_f32x4 b_2_ = kf_bitcast<kf_f32x4>(t6942_);
+                        kf_u32x4 t6937_ = xb_2_[10u];
+                        kf_f32x4 a_2_ = kf_bitcast<kf_f32x4>(t6937_);
+                        kf_u32x4 t6940_ = xb_2_[11u];
+                        kf_f32x4 b_2_ = kf_bitcast<kf_f32x4>(t6940_);
                         xs_10_[0u] = a_2_.v[0];
                         xs_10_[4u] = b_2_.v[0];
                         xs_10_[1u] = a_2_.v[1];
@@ -3068,16 +3068,16 @@ gemv_bf16_f32_f16(const kf_bf16* __restrict__ w_, const float* __restrict__ x_, 
                         xs_10_[6u] = b_2_.v[2];
                         xs_10_[3u] = a_2_.v[3];
                         xs_10_[7u] = b_2_.v[3];
-                        kf_u32x4 t6991_ = wb_2_[5u];
-                        kf_bf16x8 wbv_2_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t6991_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t6991_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t6991_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t6991_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t6991_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t6991_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t6991_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t6991_, 3u), 16u))}};
+                        kf_u32x4 t6989_ = wb_2_[5u];
+                        kf_bf16x8 wbv_2_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t6989_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t6989_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t6989_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t6989_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t6989_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t6989_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t6989_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t6989_, 3u), 16u))}};
                         acc_3_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[7]), xs_10_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[6]), xs_10_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[5]), xs_10_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[4]), xs_10_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[3]), xs_10_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[2]), xs_10_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[1]), xs_10_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[0]), xs_10_[0u], acc_3_[0u]))))))));
                     }
                     unsigned v_7_ = (((ck_ << 5u) << 2u) + 64u) + lane_;
                     if (v_7_ < nv_) {
-                        kf_u32x4 t7070_ = xb_2_[12u];
-                        kf_f32x4 a_3_ = kf_bitcast<kf_f32x4>(t7070_);
-                        kf_u32x4 t7073_ = xb_2_[13u];
-                        kf_f32x4 b_3_ = kf_bitcast<kf_f32x4>(t7073_);
+                        kf_u32x4 t7068_ = xb_2_[12u];
+                        kf_f32x4 a_3_ = kf_bitcast<kf_f32x4>(t7068_);
+                        kf_u32x4 t7071_ = xb_2_[13u];
+                        kf_f32x4 b_3_ = kf_bitcast<kf_f32x4>(t7071_);
                         xs_11_[0u] = a_3_.v[0];
                         xs_11_[4u] = b_3_.v[0];
                         xs_11_[1u] = a_3_.v[1];
@@ -3086,16 +3086,16 @@ gemv_bf16_f32_f16(const kf_bf16* __restrict__ w_, const float* __restrict__ x_, 
                         xs_11_[6u] = b_3_.v[2];
                         xs_11_[3u] = a_3_.v[3];
                         xs_11_[7u] = b_3_.v[3];
-                        kf_u32x4 t7122_ = wb_2_[6u];
-                        kf_bf16x8 wbv_3_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t7122_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7122_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7122_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7122_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7122_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7122_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7122_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7122_, 3u), 16u))}};
+                        kf_u32x4 t7120_ = wb_2_[6u];
+                        kf_bf16x8 wbv_3_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t7120_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7120_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7120_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7120_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7120_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7120_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7120_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7120_, 3u), 16u))}};
                         acc_3_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[7]), xs_11_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[6]), xs_11_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[5]), xs_11_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[4]), xs_11_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[3]), xs_11_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[2]), xs_11_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[1]), xs_11_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[0]), xs_11_[0u], acc_3_[0u]))))))));
                     }
                     unsigned v_8_ = (((ck_ << 5u) << 2u) + 96u) + lane_;
                     if (v_8_ < nv_) {
-                        kf_u32x4 t7201_ = xb_2_[14u];
-                        kf_f32x4 a_4_ = kf_bitcast<kf_f32x4>(t7201_);
-                        kf_u32x4 t7204_ = xb_2_[15u];
-                        kf_f32x4 b_4_ = kf_bitcast<kf_f32x4>(t7204_);
+                        kf_u32x4 t7199_ = xb_2_[14u];
+                        kf_f32x4 a_4_ = kf_bitcast<kf_f32x4>(t7199_);
+                        kf_u32x4 t7202_ = xb_2_[15u];
+                        kf_f32x4 b_4_ = kf_bitcast<kf_f32x4>(t7202_);
                         xs_12_[0u] = a_4_.v[0];
                         xs_12_[4u] = b_4_.v[0];
                         xs_12_[1u] = a_4_.v[1];
@@ -3104,73 +3104,73 @@ gemv_bf16_f32_f16(const kf_bf16* __restrict__ w_, const float* __restrict__ x_, 
                         xs_12_[6u] = b_4_.v[2];
                         xs_12_[3u] = a_4_.v[3];
                         xs_12_[7u] = b_4_.v[3];
-                        kf_u32x4 t7253_ = wb_2_[7u];
-                        kf_bf16x8 wbv_4_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t7253_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7253_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7253_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7253_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7253_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7253_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7253_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7253_, 3u), 16u))}};
+                        kf_u32x4 t7251_ = wb_2_[7u];
+                        kf_bf16x8 wbv_4_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t7251_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7251_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7251_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7251_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7251_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7251_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7251_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7251_, 3u), 16u))}};
                         acc_3_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[7]), xs_12_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[6]), xs_12_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[5]), xs_12_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[4]), xs_12_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[3]), xs_12_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[2]), xs_12_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[1]), xs_12_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[0]), xs_12_[0u], acc_3_[0u]))))))));
                     }
-                    unsigned t7324_ = ck_ + 1u;
-                    ck_ = t7324_;
-                    if (t7324_ == steps_) {
+                    unsigned t7322_ = ck_ + 1u;
+                    ck_ = t7322_;
+                    if (t7322_ == steps_) {
                         float a_5_ = acc_3_[0u];
                         unsigned r_ = 0u;
-                        float t7332_ = __fadd_rn(a_5_, kf_shfl_xor(a_5_, 16u, kf_wn));
-                        float t7335_ = __fadd_rn(t7332_, kf_shfl_xor(t7332_, 8u, kf_wn));
-                        float t7338_ = __fadd_rn(t7335_, kf_shfl_xor(t7335_, 4u, kf_wn));
-                        float t7341_ = __fadd_rn(t7338_, kf_shfl_xor(t7338_, 2u, kf_wn));
-                        float t7344_ = __fadd_rn(t7341_, kf_shfl_xor(t7341_, 1u, kf_wn));
-                        bool t7346_ = lane_ == r_;
-                        bool t7347_ = t7346_;
-                        if (t7346_) {
-                            t7347_ = cg_ < m_;
+                        float t7330_ = __fadd_rn(a_5_, kf_shfl_xor(a_5_, 16u, kf_wn));
+                        float t7333_ = __fadd_rn(t7330_, kf_shfl_xor(t7330_, 8u, kf_wn));
+                        float t7336_ = __fadd_rn(t7333_, kf_shfl_xor(t7333_, 4u, kf_wn));
+                        float t7339_ = __fadd_rn(t7336_, kf_shfl_xor(t7336_, 2u, kf_wn));
+                        float t7342_ = __fadd_rn(t7339_, kf_shfl_xor(t7339_, 1u, kf_wn));
+                        bool t7344_ = lane_ == r_;
+                        bool t7345_ = t7344_;
+                        if (t7344_) {
+                            t7345_ = cg_ < m_;
                         }
-                        if (t7347_) {
-                            y_[cg_] = kf_f16_from_f32(t7344_);
+                        if (t7345_) {
+                            y_[cg_] = kf_f16_from_f32(t7342_);
                         }
                         acc_3_[0u] = 0.0f;
                         ck_ = 0u;
                         cg_ = cg_ + nw_;
                     }
                 }
-                if ((t0_ + 1u) < t4893_) {
+                if ((t0_ + 1u) < t4891_) {
                     unsigned v_9_ = min((((lk_ << 5u) << 2u) + lane_), (nv_ - 1u));
                     unsigned row_6_ = min(lg_, (m_ - 1u));
                     wb_2_[4u] = wv_[(row_6_ * nv_) + v_9_];
-                    xb_2_[8u] = xv_[min((v_9_ << 1u), (t4830_ - 1u))];
-                    xb_2_[9u] = xv_[min(((v_9_ << 1u) + 1u), (t4830_ - 1u))];
+                    xb_2_[8u] = xv_[min((v_9_ << 1u), (t4828_ - 1u))];
+                    xb_2_[9u] = xv_[min(((v_9_ << 1u) + 1u), (t4828_ - 1u))];
                     unsigned v_10_ = min(((((lk_ << 5u) << 2u) + 32u) + lane_), (nv_ - 1u));
                     unsigned row_7_ = min(lg_, (m_ - 1u));
                     wb_2_[5u] = wv_[(row_7_ * nv_) + v_10_];
-                    xb_2_[10u] = xv_[min((v_10_ << 1u), (t4830_ - 1u))];
-                    xb_2_[11u] = xv_[min(((v_10_ << 1u) + 1u), (t4830_ - 1u))];
+                    xb_2_[10u] = xv_[min((v_10_ << 1u), (t4828_ - 1u))];
+                    xb_2_[11u] = xv_[min(((v_10_ << 1u) + 1u), (t4828_ - 1u))];
                     unsigned v_11_ = min(((((lk_ << 5u) << 2u) + 64u) + lane_), (nv_ - 1u));
                     unsigned row_8_ = min(lg_, (m_ - 1u));
                     wb_2_[6u] = wv_[(row_8_ * nv_) + v_11_];
-                    xb_2_[12u] = xv_[min((v_11_ << 1u), (t4830_ - 1u))];
-                    xb_2_[13u] = xv_[min(((v_11_ << 1u) + 1u), (t4830_ - 1u))];
+                    xb_2_[12u] = xv_[min((v_11_ << 1u), (t4828_ - 1u))];
+                    xb_2_[13u] = xv_[min(((v_11_ << 1u) + 1u), (t4828_ - 1u))];
                     unsigned v_12_ = min(((((lk_ << 5u) << 2u) + 96u) + lane_), (nv_ - 1u));
                     unsigned row_9_ = min(lg_, (m_ - 1u));
                     wb_2_[7u] = wv_[(row_9_ * nv_) + v_12_];
-                    xb_2_[14u] = xv_[min((v_12_ << 1u), (t4830_ - 1u))];
-                    xb_2_[15u] = xv_[min(((v_12_ << 1u) + 1u), (t4830_ - 1u))];
-                    unsigned t7572_ = lk_ + 1u;
-                    lk_ = t7572_;
-                    if (t7572_ == steps_) {
+                    xb_2_[14u] = xv_[min((v_12_ << 1u), (t4828_ - 1u))];
+                    xb_2_[15u] = xv_[min(((v_12_ << 1u) + 1u), (t4828_ - 1u))];
+                    unsigned t7570_ = lk_ + 1u;
+                    lk_ = t7570_;
+                    if (t7570_ == steps_) {
                         lk_ = 0u;
                         lg_ = lg_ + nw_;
                     }
                 }
-                bool t7625_ = (t0_ + 1u) >= 1u;
-                bool t7626_ = t7625_;
-                if (t7625_) {
-                    t7626_ = ((t0_ + 1u) - 1u) < t4893_;
+                bool t7623_ = (t0_ + 1u) >= 1u;
+                bool t7624_ = t7623_;
+                if (t7623_) {
+                    t7624_ = ((t0_ + 1u) - 1u) < t4891_;
                 }
-                if (t7626_) {
+                if (t7624_) {
                     unsigned v_13_ = ((ck_ << 5u) << 2u) + lane_;
                     if (v_13_ < nv_) {
-                        kf_u32x4 t7663_ = xb_2_[0u];
-                        kf_f32x4 a_6_ = kf_bitcast<kf_f32x4>(t7663_);
-                        kf_u32x4 t7666_ = xb_2_[1u];
-                        kf_f32x4 b_5_ = kf_bitcast<kf_f32x4>(t7666_);
+                        kf_u32x4 t7661_ = xb_2_[0u];
+                        kf_f32x4 a_6_ = kf_bitcast<kf_f32x4>(t7661_);
+                        kf_u32x4 t7664_ = xb_2_[1u];
+                        kf_f32x4 b_5_ = kf_bitcast<kf_f32x4>(t7664_);
                         xs_13_[0u] = a_6_.v[0];
                         xs_13_[4u] = b_5_.v[0];
                         xs_13_[1u] = a_6_.v[1];
@@ -3179,16 +3179,16 @@ gemv_bf16_f32_f16(const kf_bf16* __restrict__ w_, const float* __restrict__ x_, 
                         xs_13_[6u] = b_5_.v[2];
                         xs_13_[3u] = a_6_.v[3];
                         xs_13_[7u] = b_5_.v[3];
-                        kf_u32x4 t7715_ = wb_2_[0u];
-                        kf_bf16x8 wbv_5_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t7715_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7715_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7715_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7715_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7715_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7715_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7715_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7715_, 3u), 16u))}};
+                        kf_u32x4 t7713_ = wb_2_[0u];
+                        kf_bf16x8 wbv_5_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t7713_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7713_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7713_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7713_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7713_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7713_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7713_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7713_, 3u), 16u))}};
                         acc_3_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[7]), xs_13_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[6]), xs_13_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[5]), xs_13_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[4]), xs_13_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[3]), xs_13_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[2]), xs_13_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[1]), xs_13_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[0]), xs_13_[0u], acc_3_[0u]))))))));
                     }
                     unsigned v_14_ = (((ck_ << 5u) << 2u) + 32u) + lane_;
                     if (v_14_ < nv_) {
-                        kf_u32x4 t7794_ = xb_2_[2u];
-                        kf_f32x4 a_7_ = kf_bitcast<kf_f32x4>(t7794_);
-                        kf_u32x4 t7797_ = xb_2_[3u];
-                        kf_f32x4 b_6_ = kf_bitcast<kf_f32x4>(t7797_);
+                        kf_u32x4 t7792_ = xb_2_[2u];
+                        kf_f32x4 a_7_ = kf_bitcast<kf_f32x4>(t7792_);
+                        kf_u32x4 t7795_ = xb_2_[3u];
+                        kf_f32x4 b_6_ = kf_bitcast<kf_f32x4>(t7795_);
                         xs_14_[0u] = a_7_.v[0];
                         xs_14_[4u] = b_6_.v[0];
                         xs_14_[1u] = a_7_.v[1];
@@ -3197,16 +3197,16 @@ gemv_bf16_f32_f16(const kf_bf16* __restrict__ w_, const float* __restrict__ x_, 
                         xs_14_[6u] = b_6_.v[2];
                         xs_14_[3u] = a_7_.v[3];
                         xs_14_[7u] = b_6_.v[3];
-                        kf_u32x4 t7846_ = wb_2_[1u];
-                        kf_bf16x8 wbv_6_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t7846_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7846_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7846_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7846_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7846_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7846_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7846_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7846_, 3u), 16u))}};
+                        kf_u32x4 t7844_ = wb_2_[1u];
+                        kf_bf16x8 wbv_6_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t7844_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7844_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7844_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7844_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7844_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7844_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7844_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7844_, 3u), 16u))}};
                         acc_3_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[7]), xs_14_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[6]), xs_14_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[5]), xs_14_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[4]), xs_14_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[3]), xs_14_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[2]), xs_14_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[1]), xs_14_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[0]), xs_14_[0u], acc_3_[0u]))))))));
                     }
                     unsigned v_15_ = (((ck_ << 5u) << 2u) + 64u) + lane_;
                     if (v_15_ < nv_) {
-                        kf_u32x4 t7925_ = xb_2_[4u];
-                        kf_f32x4 a_8_ = kf_bitcast<kf_f32x4>(t7925_);
-                        kf_u32x4 t7928_ = xb_2_[5u];
-                        kf_f32x4 b_7_ = kf_bitcast<kf_f32x4>(t7928_);
+                        kf_u32x4 t7923_ = xb_2_[4u];
+                        kf_f32x4 a_8_ = kf_bitcast<kf_f32x4>(t7923_);
+                        kf_u32x4 t7926_ = xb_2_[5u];
+                        kf_f32x4 b_7_ = kf_bitcast<kf_f32x4>(t7926_);
                         xs_15_[0u] = a_8_.v[0];
                         xs_15_[4u] = b_7_.v[0];
                         xs_15_[1u] = a_8_.v[1];
@@ -3215,16 +3215,16 @@ gemv_bf16_f32_f16(const kf_bf16* __restrict__ w_, const float* __restrict__ x_, 
                         xs_15_[6u] = b_7_.v[2];
                         xs_15_[3u] = a_8_.v[3];
                         xs_15_[7u] = b_7_.v[3];
-                        kf_u32x4 t7977_ = wb_2_[2u];
-                        kf_bf16x8 wbv_7_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t7977_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7977_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7977_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7977_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7977_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7977_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7977_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7977_, 3u), 16u))}};
+                        kf_u32x4 t7975_ = wb_2_[2u];
+                        kf_bf16x8 wbv_7_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t7975_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7975_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7975_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7975_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7975_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7975_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7975_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7975_, 3u), 16u))}};
                         acc_3_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[7]), xs_15_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[6]), xs_15_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[5]), xs_15_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[4]), xs_15_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[3]), xs_15_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[2]), xs_15_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[1]), xs_15_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[0]), xs_15_[0u], acc_3_[0u]))))))));
                     }
                     unsigned v_16_ = (((ck_ << 5u) << 2u) + 96u) + lane_;
                     if (v_16_ < nv_) {
-                        kf_u32x4 t8056_ = xb_2_[6u];
-                        kf_f32x4 a_9_ = kf_bitcast<kf_f32x4>(t8056_);
-                        kf_u32x4 t8059_ = xb_2_[7u];
-                        kf_f32x4 b_8_ = kf_bitcast<kf_f32x4>(t8059_);
+                        kf_u32x4 t8054_ = xb_2_[6u];
+                        kf_f32x4 a_9_ = kf_bitcast<kf_f32x4>(t8054_);
+                        kf_u32x4 t8057_ = xb_2_[7u];
+                        kf_f32x4 b_8_ = kf_bitcast<kf_f32x4>(t8057_);
                         xs_16_[0u] = a_9_.v[0];
                         xs_16_[4u] = b_8_.v[0];
                         xs_16_[1u] = a_9_.v[1];
@@ -3233,27 +3233,27 @@ gemv_bf16_f32_f16(const kf_bf16* __restrict__ w_, const float* __restrict__ x_, 
                         xs_16_[6u] = b_8_.v[2];
                         xs_16_[3u] = a_9_.v[3];
                         xs_16_[7u] = b_8_.v[3];
-                        kf_u32x4 t8108_ = wb_2_[3u];
-                        kf_bf16x8 wbv_8_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t8108_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8108_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8108_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8108_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8108_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8108_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8108_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8108_, 3u), 16u))}};
+                        kf_u32x4 t8106_ = wb_2_[3u];
+                        kf_bf16x8 wbv_8_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t8106_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8106_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8106_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8106_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8106_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8106_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8106_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8106_, 3u), 16u))}};
                         acc_3_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[7]), xs_16_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[6]), xs_16_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[5]), xs_16_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[4]), xs_16_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[3]), xs_16_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[2]), xs_16_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[1]), xs_16_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[0]), xs_16_[0u], acc_3_[0u]))))))));
                     }
-                    unsigned t8179_ = ck_ + 1u;
-                    ck_ = t8179_;
-                    if (t8179_ == steps_) {
+                    unsigned t8177_ = ck_ + 1u;
+                    ck_ = t8177_;
+                    if (t8177_ == steps_) {
                         float a_10_ = acc_3_[0u];
                         unsigned r_2_ = 0u;
-                        float t8187_ = __fadd_rn(a_10_, kf_shfl_xor(a_10_, 16u, kf_wn));
-                        float t8190_ = __fadd_rn(t8187_, kf_shfl_xor(t8187_, 8u, kf_wn));
-                        float t8193_ = __fadd_rn(t8190_, kf_shfl_xor(t8190_, 4u, kf_wn));
-                        float t8196_ = __fadd_rn(t8193_, kf_shfl_xor(t8193_, 2u, kf_wn));
-                        float t8199_ = __fadd_rn(t8196_, kf_shfl_xor(t8196_, 1u, kf_wn));
-                        bool t8201_ = lane_ == r_2_;
-                        bool t8202_ = t8201_;
-                        if (t8201_) {
-                            t8202_ = cg_ < m_;
+                        float t8185_ = __fadd_rn(a_10_, kf_shfl_xor(a_10_, 16u, kf_wn));
+                        float t8188_ = __fadd_rn(t8185_, kf_shfl_xor(t8185_, 8u, kf_wn));
+                        float t8191_ = __fadd_rn(t8188_, kf_shfl_xor(t8188_, 4u, kf_wn));
+                        float t8194_ = __fadd_rn(t8191_, kf_shfl_xor(t8191_, 2u, kf_wn));
+                        float t8197_ = __fadd_rn(t8194_, kf_shfl_xor(t8194_, 1u, kf_wn));
+                        bool t8199_ = lane_ == r_2_;
+                        bool t8200_ = t8199_;
+                        if (t8199_) {
+                            t8200_ = cg_ < m_;
                         }
-                        if (t8202_) {
-                            y_[cg_] = kf_f16_from_f32(t8199_);
+                        if (t8200_) {
+                            y_[cg_] = kf_f16_from_f32(t8197_);
                         }
                         acc_3_[0u] = 0.0f;
                         ck_ = 0u;
@@ -3265,57 +3265,57 @@ gemv_bf16_f32_f16(const kf_bf16* __restrict__ w_, const float* __restrict__ x_, 
     } else {
         unsigned lane_2_ = kf_lane_id();
         unsigned nv_2_ = k_ >> 3u;
-        unsigned t8293_ = (blockIdx.x * (blockDim.x >> 5u)) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u);
-        unsigned t8309_ = gridDim.x * (blockDim.x >> 5u);
+        unsigned t8291_ = (blockIdx.x * (blockDim.x >> 5u)) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u);
+        unsigned t8307_ = gridDim.x * (blockDim.x >> 5u);
         #pragma unroll 1
-        for (unsigned g_ = t8293_; g_ < m_; g_ = g_ + t8309_) {
+        for (unsigned g_ = t8291_; g_ < m_; g_ = g_ + t8307_) {
             row_[0u] = min(g_, (m_ - 1u));
             acc_4_[0u] = 0.0f;
             if ((k_ & 7u) == 0u) {
                 #pragma unroll 1
                 for (unsigned base_ = 0u; base_ < nv_2_; base_ = base_ + 128u) {
                     unsigned v_17_ = base_ + lane_2_;
-                    kf_u32x4 t8334_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                    kf_u32x4 t_4_ = t8334_;
+                    kf_u32x4 t8332_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_4_ = t8332_;
                     if (v_17_ < nv_2_) {
-                        unsigned t8340_ = (row_[0u] * nv_2_) + v_17_;
-                        kf_u32x4 t8341_ = wv_[t8340_];
-                        t_4_ = t8341_;
+                        unsigned t8338_ = (row_[0u] * nv_2_) + v_17_;
+                        kf_u32x4 t8339_ = wv_[t8338_];
+                        t_4_ = t8339_;
                     }
                     wr_[0u] = t_4_;
                     unsigned v_18_ = (base_ + 32u) + lane_2_;
-                    kf_u32x4 t8347_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                    kf_u32x4 t_5_ = t8347_;
+                    kf_u32x4 t8345_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_5_ = t8345_;
                     if (v_18_ < nv_2_) {
-                        unsigned t8353_ = (row_[0u] * nv_2_) + v_18_;
-                        kf_u32x4 t8354_ = wv_[t8353_];
-                        t_5_ = t8354_;
+                        unsigned t8351_ = (row_[0u] * nv_2_) + v_18_;
+                        kf_u32x4 t8352_ = wv_[t8351_];
+                        t_5_ = t8352_;
                     }
                     wr_[1u] = t_5_;
                     unsigned v_19_ = (base_ + 64u) + lane_2_;
-                    kf_u32x4 t8360_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                    kf_u32x4 t_6_ = t8360_;
+                    kf_u32x4 t8358_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_6_ = t8358_;
                     if (v_19_ < nv_2_) {
-                        unsigned t8366_ = (row_[0u] * nv_2_) + v_19_;
-                        kf_u32x4 t8367_ = wv_[t8366_];
-                        t_6_ = t8367_;
+                        unsigned t8364_ = (row_[0u] * nv_2_) + v_19_;
+                        kf_u32x4 t8365_ = wv_[t8364_];
+                        t_6_ = t8365_;
                     }
                     wr_[2u] = t_6_;
                     unsigned v_20_ = (base_ + 96u) + lane_2_;
-                    kf_u32x4 t8373_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                    kf_u32x4 t_7_ = t8373_;
+                    kf_u32x4 t8371_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_7_ = t8371_;
                     if (v_20_ < nv_2_) {
-                        unsigned t8379_ = (row_[0u] * nv_2_) + v_20_;
-                        kf_u32x4 t8380_ = wv_[t8379_];
-                        t_7_ = t8380_;
+                        unsigned t8377_ = (row_[0u] * nv_2_) + v_20_;
+                        kf_u32x4 t8378_ = wv_[t8377_];
+                        t_7_ = t8378_;
                     }
                     wr_[3u] = t_7_;
                     unsigned v_21_ = base_ + lane_2_;
                     if (v_21_ < nv_2_) {
-                        unsigned t8387_ = v_21_ << 1u;
-                        kf_f32x4 a_11_ = xf4_[t8387_];
-                        unsigned t8392_ = (v_21_ << 1u) + 1u;
-                        kf_f32x4 b_9_ = xf4_[t8392_];
+                        unsigned t8385_ = v_21_ << 1u;
+                        kf_f32x4 a_11_ = xf4_[t8385_];
+                        unsigned t8390_ = (v_21_ << 1u) + 1u;
+                        kf_f32x4 b_9_ = xf4_[t8390_];
                         xs_17_[0u] = a_11_.v[0];
                         xs_17_[4u] = b_9_.v[0];
                         xs_17_[1u] = a_11_.v[1];
@@ -3324,16 +3324,16 @@ gemv_bf16_f32_f16(const kf_bf16* __restrict__ w_, const float* __restrict__ x_, 
                         xs_17_[6u] = b_9_.v[2];
                         xs_17_[3u] = a_11_.v[3];
                         xs_17_[7u] = b_9_.v[3];
-                        kf_u32x4 t8439_ = wr_[0u];
-                        kf_bf16x8 wb_3_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t8439_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8439_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8439_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8439_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8439_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8439_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8439_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8439_, 3u), 16u))}};
+                        kf_u32x4 t8437_ = wr_[0u];
+                        kf_bf16x8 wb_3_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t8437_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8437_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8437_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8437_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8437_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8437_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8437_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8437_, 3u), 16u))}};
                         acc_4_[0u] = __fmaf_rn(kf_bf16_to_f32(wb_3_.v[7]), xs_17_[7u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[6]), xs_17_[6u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[5]), xs_17_[5u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[4]), xs_17_[4u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[3]), xs_17_[3u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[2]), xs_17_[2u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[1]), xs_17_[1u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[0]), xs_17_[0u], acc_4_[0u]))))))));
                     }
                     unsigned v_22_ = (base_ + 32u) + lane_2_;
                     if (v_22_ < nv_2_) {
-                        unsigned t8514_ = v_22_ << 1u;
-                        kf_f32x4 a_12_ = xf4_[t8514_];
-                        unsigned t8519_ = (v_22_ << 1u) + 1u;
-                        kf_f32x4 b_10_ = xf4_[t8519_];
+                        unsigned t8512_ = v_22_ << 1u;
+                        kf_f32x4 a_12_ = xf4_[t8512_];
+                        unsigned t8517_ = (v_22_ << 1u) + 1u;
+                        kf_f32x4 b_10_ = xf4_[t8517_];
                         xs_18_[0u] = a_12_.v[0];
                         xs_18_[4u] = b_10_.v[0];
                         xs_18_[1u] = a_12_.v[1];
@@ -3342,16 +3342,16 @@ gemv_bf16_f32_f16(const kf_bf16* __restrict__ w_, const float* __restrict__ x_, 
                         xs_18_[6u] = b_10_.v[2];
                         xs_18_[3u] = a_12_.v[3];
                         xs_18_[7u] = b_10_.v[3];
-                        kf_u32x4 t8566_ = wr_[1u];
-                        kf_bf16x8 wb_4_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t8566_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8566_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8566_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8566_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8566_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8566_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8566_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8566_, 3u), 16u))}};
+                        kf_u32x4 t8564_ = wr_[1u];
+                        kf_bf16x8 wb_4_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t8564_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8564_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8564_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8564_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8564_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8564_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8564_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8564_, 3u), 16u))}};
                         acc_4_[0u] = __fmaf_rn(kf_bf16_to_f32(wb_4_.v[7]), xs_18_[7u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[6]), xs_18_[6u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[5]), xs_18_[5u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[4]), xs_18_[4u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[3]), xs_18_[3u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[2]), xs_18_[2u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[1]), xs_18_[1u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[0]), xs_18_[0u], acc_4_[0u]))))))));
                     }
                     unsigned v_23_ = (base_ + 64u) + lane_2_;
                     if (v_23_ < nv_2_) {
-                        unsigned t8641_ = v_23_ << 1u;
-                        kf_f32x4 a_13_ = xf4_[t8641_];
-                        unsigned t8646_ = (v_23_ << 1u) + 1u;
-                        kf_f32x4 b_11_ = xf4_[t8646_];
+                        unsigned t8639_ = v_23_ << 1u;
+                        kf_f32x4 a_13_ = xf4_[t8639_];
+                        unsigned t8644_ = (v_23_ << 1u) + 1u;
+                        kf_f32x4 b_11_ = xf4_[t8644_];
                         xs_19_[0u] = a_13_.v[0];
                         xs_19_[4u] = b_11_.v[0];
                         xs_19_[1u] = a_13_.v[1];
@@ -3360,16 +3360,16 @@ gemv_bf16_f32_f16(const kf_bf16* __restrict__ w_, const float* __restrict__ x_, 
                         xs_19_[6u] = b_11_.v[2];
                         xs_19_[3u] = a_13_.v[3];
                         xs_19_[7u] = b_11_.v[3];
-                        kf_u32x4 t8693_ = wr_[2u];
-                        kf_bf16x8 wb_5_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t8693_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8693_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8693_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8693_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8693_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8693_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8693_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8693_, 3u), 16u))}};
+                        kf_u32x4 t8691_ = wr_[2u];
+                        kf_bf16x8 wb_5_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t8691_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8691_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8691_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8691_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8691_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8691_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8691_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8691_, 3u), 16u))}};
                         acc_4_[0u] = __fmaf_rn(kf_bf16_to_f32(wb_5_.v[7]), xs_19_[7u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[6]), xs_19_[6u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[5]), xs_19_[5u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[4]), xs_19_[4u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[3]), xs_19_[3u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[2]), xs_19_[2u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[1]), xs_19_[1u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[0]), xs_19_[0u], acc_4_[0u]))))))));
                     }
                     unsigned v_24_ = (base_ + 96u) + lane_2_;
                     if (v_24_ < nv_2_) {
-                        unsigned t8768_ = v_24_ << 1u;
-                        kf_f32x4 a_14_ = xf4_[t8768_];
-                        unsigned t8773_ = (v_24_ << 1u) + 1u;
-                        kf_f32x4 b_12_ = xf4_[t8773_];
+                        unsigned t8766_ = v_24_ << 1u;
+                        kf_f32x4 a_14_ = xf4_[t8766_];
+                        unsigned t8771_ = (v_24_ << 1u) + 1u;
+                        kf_f32x4 b_12_ = xf4_[t8771_];
                         xs_20_[0u] = a_14_.v[0];
                         xs_20_[4u] = b_12_.v[0];
                         xs_20_[1u] = a_14_.v[1];
@@ -3378,63 +3378,63 @@ gemv_bf16_f32_f16(const kf_bf16* __restrict__ w_, const float* __restrict__ x_, 
                         xs_20_[6u] = b_12_.v[2];
                         xs_20_[3u] = a_14_.v[3];
                         xs_20_[7u] = b_12_.v[3];
-                        kf_u32x4 t8820_ = wr_[3u];
-                        kf_bf16x8 wb_6_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t8820_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8820_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8820_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8820_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8820_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8820_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8820_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8820_, 3u), 16u))}};
+                        kf_u32x4 t8818_ = wr_[3u];
+                        kf_bf16x8 wb_6_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t8818_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8818_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8818_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8818_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8818_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8818_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8818_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8818_, 3u), 16u))}};
                         acc_4_[0u] = __fmaf_rn(kf_bf16_to_f32(wb_6_.v[7]), xs_20_[7u], __fmaf_rn(kf_bf16_to_f32(wb_6_.v[6]), xs_20_[6u], __fmaf_rn(kf_bf16_to_f32(wb_6_.v[5]), xs_20_[5u], __fmaf_rn(kf_bf16_to_f32(wb_6_.v[4]), xs_20_[4u], __fmaf_rn(kf_bf16_to_f32(wb_6_.v[3]), xs_20_[3u], __fmaf_rn(kf_bf16_to_f32(wb_6_.v[2]), xs_20_[2u], __fmaf_rn(kf_bf16_to_f32(wb_6_.v[1]), xs_20_[1u], __fmaf_rn(kf_bf16_to_f32(wb_6_.v[0]), xs_20_[0u], acc_4_[0u]))))))));
                     }
                 }
             } else {
                 #pragma unroll 1
                 for (unsigned c_ = lane_2_; c_ < k_; c_ = c_ + 32u) {
-                    float t8896_ = x_[c_];
+                    float t8894_ = x_[c_];
                     unsigned i_ = (row_[0u] * k_) + c_;
                     unsigned short u_ = w16_[i_];
-                    acc_4_[0u] = __fmaf_rn(kf_bf16_to_f32(kf_bitcast<kf_bf16>(u_)), t8896_, acc_4_[0u]);
+                    acc_4_[0u] = __fmaf_rn(kf_bf16_to_f32(kf_bitcast<kf_bf16>(u_)), t8894_, acc_4_[0u]);
                 }
             }
-            float t8916_ = acc_4_[0u];
-            unsigned t8938_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
-            if (t8938_ == 32u) {
-                float t8943_ = __fadd_rn(t8916_, kf_shfl_xor(t8916_, 16u, kf_wn));
-                float t8946_ = __fadd_rn(t8943_, kf_shfl_xor(t8943_, 8u, kf_wn));
-                float t8949_ = __fadd_rn(t8946_, kf_shfl_xor(t8946_, 4u, kf_wn));
-                float t8952_ = __fadd_rn(t8949_, kf_shfl_xor(t8949_, 2u, kf_wn));
-                s_ = __fadd_rn(t8952_, kf_shfl_xor(t8952_, 1u, kf_wn));
+            float t8914_ = acc_4_[0u];
+            unsigned t8936_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+            if (t8936_ == 32u) {
+                float t8941_ = __fadd_rn(t8914_, kf_shfl_xor(t8914_, 16u, kf_wn));
+                float t8944_ = __fadd_rn(t8941_, kf_shfl_xor(t8941_, 8u, kf_wn));
+                float t8947_ = __fadd_rn(t8944_, kf_shfl_xor(t8944_, 4u, kf_wn));
+                float t8950_ = __fadd_rn(t8947_, kf_shfl_xor(t8947_, 2u, kf_wn));
+                s_ = __fadd_rn(t8950_, kf_shfl_xor(t8950_, 1u, kf_wn));
             } else {
-                float t8958_ = kf_shfl_down(t8916_, 16u, kf_wn);
-                bool t8960_ = (kf_lane_id() + 16u) < t8938_;
-                float t8961_ = __fadd_rn(t8916_, t8958_);
-                float t8962_ = t8960_ ? t8961_ : t8916_;
-                float t8964_ = kf_shfl_down(t8962_, 8u, kf_wn);
-                bool t8966_ = (kf_lane_id() + 8u) < t8938_;
-                float t8967_ = __fadd_rn(t8962_, t8964_);
-                float t8968_ = t8966_ ? t8967_ : t8962_;
-                float t8970_ = kf_shfl_down(t8968_, 4u, kf_wn);
-                bool t8972_ = (kf_lane_id() + 4u) < t8938_;
-                float t8973_ = __fadd_rn(t8968_, t8970_);
-                float t8974_ = t8972_ ? t8973_ : t8968_;
-                float t8976_ = kf_shfl_down(t8974_, 2u, kf_wn);
-                bool t8978_ = (kf_lane_id() + 2u) < t8938_;
-                float t8979_ = __fadd_rn(t8974_, t8976_);
-                float t8980_ = t8978_ ? t8979_ : t8974_;
-                float t8982_ = kf_shfl_down(t8980_, 1u, kf_wn);
-                bool t8984_ = (kf_lane_id() + 1u) < t8938_;
-                float t8985_ = __fadd_rn(t8980_, t8982_);
-                s_ = kf_shfl(t8984_ ? t8985_ : t8980_, 0u, kf_wn);
+                float t8956_ = kf_shfl_down(t8914_, 16u, kf_wn);
+                bool t8958_ = (kf_lane_id() + 16u) < t8936_;
+                float t8959_ = __fadd_rn(t8914_, t8956_);
+                float t8960_ = t8958_ ? t8959_ : t8914_;
+                float t8962_ = kf_shfl_down(t8960_, 8u, kf_wn);
+                bool t8964_ = (kf_lane_id() + 8u) < t8936_;
+                float t8965_ = __fadd_rn(t8960_, t8962_);
+                float t8966_ = t8964_ ? t8965_ : t8960_;
+                float t8968_ = kf_shfl_down(t8966_, 4u, kf_wn);
+                bool t8970_ = (kf_lane_id() + 4u) < t8936_;
+                float t8971_ = __fadd_rn(t8966_, t8968_);
+                float t8972_ = t8970_ ? t8971_ : t8966_;
+                float t8974_ = kf_shfl_down(t8972_, 2u, kf_wn);
+                bool t8976_ = (kf_lane_id() + 2u) < t8936_;
+                float t8977_ = __fadd_rn(t8972_, t8974_);
+                float t8978_ = t8976_ ? t8977_ : t8972_;
+                float t8980_ = kf_shfl_down(t8978_, 1u, kf_wn);
+                bool t8982_ = (kf_lane_id() + 1u) < t8936_;
+                float t8983_ = __fadd_rn(t8978_, t8980_);
+                s_ = kf_shfl(t8982_ ? t8983_ : t8978_, 0u, kf_wn);
             }
-            bool t8990_ = lane_2_ == 0u;
-            bool t8991_ = t8990_;
-            if (t8990_) {
-                t8991_ = g_ < m_;
+            bool t8988_ = lane_2_ == 0u;
+            bool t8989_ = t8988_;
+            if (t8988_) {
+                t8989_ = g_ < m_;
             }
-            if (t8991_) {
+            if (t8989_) {
                 y_[g_] = kf_f16_from_f32(s_);
             }
         }
     }
 }
 
-/* kernel gemv_bf16_f32_f32 (gemv.kf:1120) */
+/* kernel gemv_bf16_f32_f32 (gemv.kf:1117) */
 extern "C" __global__ void __launch_bounds__(256)
 gemv_bf16_f32_f32(const kf_bf16* __restrict__ w_, const float* __restrict__ x_, float* __restrict__ y_, unsigned m_, unsigned k_)
 {
@@ -3466,62 +3466,62 @@ gemv_bf16_f32_f32(const kf_bf16* __restrict__ w_, const float* __restrict__ x_, 
     if ((k_ & 7u) == 0u) {
         unsigned lane_ = kf_lane_id();
         unsigned nv_ = k_ >> 3u;
-        unsigned t4830_ = nv_ << 1u;
+        unsigned t4828_ = nv_ << 1u;
         unsigned steps_ = (nv_ >> 7u) + (((nv_ & 127u) != 0u) ? 1u : 0u);
         unsigned wid_ = (blockIdx.x * (blockDim.x >> 5u)) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u);
         unsigned nw_ = gridDim.x * (blockDim.x >> 5u);
         if (!(wid_ >= m_)) {
-            unsigned t4885_ = m_ - wid_;
-            unsigned t4893_ = ((t4885_ / nw_) + (((t4885_ % nw_) != 0u) ? 1u : 0u)) * steps_;
+            unsigned t4883_ = m_ - wid_;
+            unsigned t4891_ = ((t4883_ / nw_) + (((t4883_ % nw_) != 0u) ? 1u : 0u)) * steps_;
             acc_3_[0u] = 0.0f;
             unsigned lg_ = wid_;
             unsigned lk_ = 0u;
             unsigned cg_ = wid_;
             unsigned ck_ = 0u;
-            unsigned t6513_ = t4893_ + 1u;
+            unsigned t6511_ = t4891_ + 1u;
             asm("" : "+r"(nw_));
             #pragma unroll 1
-            for (unsigned t0_ = 0u; t0_ < t6513_; t0_ = t0_ + 2u) {
-                if (t0_ < t4893_) {
+            for (unsigned t0_ = 0u; t0_ < t6511_; t0_ = t0_ + 2u) {
+                if (t0_ < t4891_) {
                     unsigned v_ = min((((lk_ << 5u) << 2u) + lane_), (nv_ - 1u));
                     unsigned row_2_ = min(lg_, (m_ - 1u));
                     wb_2_[0u] = wv_[(row_2_ * nv_) + v_];
-                    xb_2_[0u] = xv_[min((v_ << 1u), (t4830_ - 1u))];
-                    xb_2_[1u] = xv_[min(((v_ << 1u) + 1u), (t4830_ - 1u))];
+                    xb_2_[0u] = xv_[min((v_ << 1u), (t4828_ - 1u))];
+                    xb_2_[1u] = xv_[min(((v_ << 1u) + 1u), (t4828_ - 1u))];
                     unsigned v_2_ = min(((((lk_ << 5u) << 2u) + 32u) + lane_), (nv_ - 1u));
                     unsigned row_3_ = min(lg_, (m_ - 1u));
                     wb_2_[1u] = wv_[(row_3_ * nv_) + v_2_];
-                    xb_2_[2u] = xv_[min((v_2_ << 1u), (t4830_ - 1u))];
-                    xb_2_[3u] = xv_[min(((v_2_ << 1u) + 1u), (t4830_ - 1u))];
+                    xb_2_[2u] = xv_[min((v_2_ << 1u), (t4828_ - 1u))];
+                    xb_2_[3u] = xv_[min(((v_2_ << 1u) + 1u), (t4828_ - 1u))];
                     unsigned v_3_ = min(((((lk_ << 5u) << 2u) + 64u) + lane_), (nv_ - 1u));
                     unsigned row_4_ = min(lg_, (m_ - 1u));
                     wb_2_[2u] = wv_[(row_4_ * nv_) + v_3_];
-                    xb_2_[4u] = xv_[min((v_3_ << 1u), (t4830_ - 1u))];
-                    xb_2_[5u] = xv_[min(((v_3_ << 1u) + 1u), (t4830_ - 1u))];
+                    xb_2_[4u] = xv_[min((v_3_ << 1u), (t4828_ - 1u))];
+                    xb_2_[5u] = xv_[min(((v_3_ << 1u) + 1u), (t4828_ - 1u))];
                     unsigned v_4_ = min(((((lk_ << 5u) << 2u) + 96u) + lane_), (nv_ - 1u));
                     unsigned row_5_ = min(lg_, (m_ - 1u));
                     wb_2_[3u] = wv_[(row_5_ * nv_) + v_4_];
-                    xb_2_[6u] = xv_[min((v_4_ << 1u), (t4830_ - 1u))];
-                    xb_2_[7u] = xv_[min(((v_4_ << 1u) + 1u), (t4830_ - 1u))];
-                    unsigned t6717_ = lk_ + 1u;
-                    lk_ = t6717_;
-                    if (t6717_ == steps_) {
+                    xb_2_[6u] = xv_[min((v_4_ << 1u), (t4828_ - 1u))];
+                    xb_2_[7u] = xv_[min(((v_4_ << 1u) + 1u), (t4828_ - 1u))];
+                    unsigned t6715_ = lk_ + 1u;
+                    lk_ = t6715_;
+                    if (t6715_ == steps_) {
                         lk_ = 0u;
                         lg_ = lg_ + nw_;
                     }
                 }
-                bool t6770_ = t0_ >= 1u;
-                bool t6771_ = t6770_;
-                if (t6770_) {
-                    t6771_ = (t0_ - 1u) < t4893_;
+                bool t6768_ = t0_ >= 1u;
+                bool t6769_ = t6768_;
+                if (t6768_) {
+                    t6769_ = (t0_ - 1u) < t4891_;
                 }
-                if (t6771_) {
+                if (t6769_) {
                     unsigned v_5_ = ((ck_ << 5u) << 2u) + lane_;
                     if (v_5_ < nv_) {
-                        kf_u32x4 t6808_ = xb_2_[8u];
-                        kf_f32x4 a_ = kf_bitcast<kf_f32x4>(t6808_);
-                        kf_u32x4 t6811_ = xb_2_[9u];
-                        kf_f32x4 b_ = kf_bitcast<kf_f32x4>(t6811_);
+                        kf_u32x4 t6806_ = xb_2_[8u];
+                        kf_f32x4 a_ = kf_bitcast<kf_f32x4>(t6806_);
+                        kf_u32x4 t6809_ = xb_2_[9u];
+                        kf_f32x4 b_ = kf_bitcast<kf_f32x4>(t6809_);
                         xs_9_[0u] = a_.v[0];
                         xs_9_[4u] = b_.v[0];
                         xs_9_[1u] = a_.v[1];
@@ -3530,16 +3530,16 @@ gemv_bf16_f32_f32(const kf_bf16* __restrict__ w_, const float* __restrict__ x_, 
                         xs_9_[6u] = b_.v[2];
                         xs_9_[3u] = a_.v[3];
                         xs_9_[7u] = b_.v[3];
-                        kf_u32x4 t6860_ = wb_2_[4u];
-                        kf_bf16x8 wbv_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t6860_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t6860_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t6860_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t6860_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t6860_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t6860_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t6860_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t6860_, 3u), 16u))}};
+                        kf_u32x4 t6858_ = wb_2_[4u];
+                        kf_bf16x8 wbv_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t6858_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t6858_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t6858_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t6858_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t6858_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t6858_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t6858_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t6858_, 3u), 16u))}};
                         acc_3_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_.v[7]), xs_9_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[6]), xs_9_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[5]), xs_9_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[4]), xs_9_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[3]), xs_9_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[2]), xs_9_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[1]), xs_9_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[0]), xs_9_[0u], acc_3_[0u]))))))));
                     }
                     unsigned v_6_ = (((ck_ << 5u) << 2u) + 32u) + lane_;
                     if (v_6_ < nv_) {
-                        kf_u32x4 t6939_ = xb_2_[10u];
-                        kf_f32x4 a_2_ = kf_bitcast<kf_f32x4>(t6939_);
-                        kf_u32x4 t6942_ = xb_2_[11u];
-                        kf_f32x4 b_2_ = kf_bitcast<kf_f32x4>(t6942_);
+                        kf_u32x4 t6937_ = xb_2_[10u];
+                        kf_f32x4 a_2_ = kf_bitcast<kf_f32x4>(t6937_);
+                        kf_u32x4 t6940_ = xb_2_[11u];
+                        kf_f32x4 b_2_ = kf_bitcast<kf_f32x4>(t6940_);
                         xs_10_[0u] = a_2_.v[0];
                         xs_10_[4u] = b_2_.v[0];
                         xs_10_[1u] = a_2_.v[1];
@@ -3548,16 +3548,16 @@ gemv_bf16_f32_f32(const kf_bf16* __restrict__ w_, const float* __restrict__ x_, 
                         xs_10_[6u] = b_2_.v[2];
                         xs_10_[3u] = a_2_.v[3];
                         xs_10_[7u] = b_2_.v[3];
-                        kf_u32x4 t6991_ = wb_2_[5u];
-                        kf_bf16x8 wbv_2_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t6991_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t6991_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t6991_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t6991_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t6991_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t6991_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t6991_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t6991_, 3u), 16u))}};
+                        kf_u32x4 t6989_ = wb_2_[5u];
+                        kf_bf16x8 wbv_2_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t6989_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t6989_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t6989_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t6989_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t6989_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t6989_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t6989_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t6989_, 3u), 16u))}};
                         acc_3_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[7]), xs_10_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[6]), xs_10_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[5]), xs_10_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[4]), xs_10_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[3]), xs_10_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[2]), xs_10_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[1]), xs_10_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[0]), xs_10_[0u], acc_3_[0u]))))))));
                     }
                     unsigned v_7_ = (((ck_ << 5u) << 2u) + 64u) + lane_;
                     if (v_7_ < nv_) {
-                        kf_u32x4 t7070_ = xb_2_[12u];
-                        kf_f32x4 a_3_ = kf_bitcast<kf_f32x4>(t7070_);
-                        kf_u32x4 t7073_ = xb_2_[13u];
-                        kf_f32x4 b_3_ = kf_bitcast<kf_f32x4>(t7073_);
+                        kf_u32x4 t7068_ = xb_2_[12u];
+                        kf_f32x4 a_3_ = kf_bitcast<kf_f32x4>(t7068_);
+                        kf_u32x4 t7071_ = xb_2_[13u];
+                        kf_f32x4 b_3_ = kf_bitcast<kf_f32x4>(t7071_);
                         xs_11_[0u] = a_3_.v[0];
                         xs_11_[4u] = b_3_.v[0];
                         xs_11_[1u] = a_3_.v[1];
@@ -3566,16 +3566,16 @@ gemv_bf16_f32_f32(const kf_bf16* __restrict__ w_, const float* __restrict__ x_, 
                         xs_11_[6u] = b_3_.v[2];
                         xs_11_[3u] = a_3_.v[3];
                         xs_11_[7u] = b_3_.v[3];
-                        kf_u32x4 t7122_ = wb_2_[6u];
-                        kf_bf16x8 wbv_3_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t7122_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7122_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7122_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7122_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7122_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7122_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7122_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7122_, 3u), 16u))}};
+                        kf_u32x4 t7120_ = wb_2_[6u];
+                        kf_bf16x8 wbv_3_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t7120_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7120_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7120_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7120_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7120_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7120_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7120_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7120_, 3u), 16u))}};
                         acc_3_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[7]), xs_11_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[6]), xs_11_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[5]), xs_11_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[4]), xs_11_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[3]), xs_11_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[2]), xs_11_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[1]), xs_11_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[0]), xs_11_[0u], acc_3_[0u]))))))));
                     }
                     unsigned v_8_ = (((ck_ << 5u) << 2u) + 96u) + lane_;
                     if (v_8_ < nv_) {
-                        kf_u32x4 t7201_ = xb_2_[14u];
-                        kf_f32x4 a_4_ = kf_bitcast<kf_f32x4>(t7201_);
-                        kf_u32x4 t7204_ = xb_2_[15u];
-                        kf_f32x4 b_4_ = kf_bitcast<kf_f32x4>(t7204_);
+                        kf_u32x4 t7199_ = xb_2_[14u];
+                        kf_f32x4 a_4_ = kf_bitcast<kf_f32x4>(t7199_);
+                        kf_u32x4 t7202_ = xb_2_[15u];
+                        kf_f32x4 b_4_ = kf_bitcast<kf_f32x4>(t7202_);
                         xs_12_[0u] = a_4_.v[0];
                         xs_12_[4u] = b_4_.v[0];
                         xs_12_[1u] = a_4_.v[1];
@@ -3584,73 +3584,73 @@ gemv_bf16_f32_f32(const kf_bf16* __restrict__ w_, const float* __restrict__ x_, 
                         xs_12_[6u] = b_4_.v[2];
                         xs_12_[3u] = a_4_.v[3];
                         xs_12_[7u] = b_4_.v[3];
-                        kf_u32x4 t7253_ = wb_2_[7u];
-                        kf_bf16x8 wbv_4_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t7253_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7253_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7253_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7253_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7253_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7253_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7253_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7253_, 3u), 16u))}};
+                        kf_u32x4 t7251_ = wb_2_[7u];
+                        kf_bf16x8 wbv_4_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t7251_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7251_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7251_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7251_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7251_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7251_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7251_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7251_, 3u), 16u))}};
                         acc_3_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[7]), xs_12_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[6]), xs_12_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[5]), xs_12_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[4]), xs_12_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[3]), xs_12_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[2]), xs_12_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[1]), xs_12_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[0]), xs_12_[0u], acc_3_[0u]))))))));
                     }
-                    unsigned t7324_ = ck_ + 1u;
-                    ck_ = t7324_;
-                    if (t7324_ == steps_) {
+                    unsigned t7322_ = ck_ + 1u;
+                    ck_ = t7322_;
+                    if (t7322_ == steps_) {
                         float a_5_ = acc_3_[0u];
                         unsigned r_ = 0u;
-                        float t7332_ = __fadd_rn(a_5_, kf_shfl_xor(a_5_, 16u, kf_wn));
-                        float t7335_ = __fadd_rn(t7332_, kf_shfl_xor(t7332_, 8u, kf_wn));
-                        float t7338_ = __fadd_rn(t7335_, kf_shfl_xor(t7335_, 4u, kf_wn));
-                        float t7341_ = __fadd_rn(t7338_, kf_shfl_xor(t7338_, 2u, kf_wn));
-                        float t7344_ = __fadd_rn(t7341_, kf_shfl_xor(t7341_, 1u, kf_wn));
-                        bool t7346_ = lane_ == r_;
-                        bool t7347_ = t7346_;
-                        if (t7346_) {
-                            t7347_ = cg_ < m_;
+                        float t7330_ = __fadd_rn(a_5_, kf_shfl_xor(a_5_, 16u, kf_wn));
+                        float t7333_ = __fadd_rn(t7330_, kf_shfl_xor(t7330_, 8u, kf_wn));
+                        float t7336_ = __fadd_rn(t7333_, kf_shfl_xor(t7333_, 4u, kf_wn));
+                        float t7339_ = __fadd_rn(t7336_, kf_shfl_xor(t7336_, 2u, kf_wn));
+                        float t7342_ = __fadd_rn(t7339_, kf_shfl_xor(t7339_, 1u, kf_wn));
+                        bool t7344_ = lane_ == r_;
+                        bool t7345_ = t7344_;
+                        if (t7344_) {
+                            t7345_ = cg_ < m_;
                         }
-                        if (t7347_) {
-                            y_[cg_] = t7344_;
+                        if (t7345_) {
+                            y_[cg_] = t7342_;
                         }
                         acc_3_[0u] = 0.0f;
                         ck_ = 0u;
                         cg_ = cg_ + nw_;
                     }
                 }
-                if ((t0_ + 1u) < t4893_) {
+                if ((t0_ + 1u) < t4891_) {
                     unsigned v_9_ = min((((lk_ << 5u) << 2u) + lane_), (nv_ - 1u));
                     unsigned row_6_ = min(lg_, (m_ - 1u));
                     wb_2_[4u] = wv_[(row_6_ * nv_) + v_9_];
-                    xb_2_[8u] = xv_[min((v_9_ << 1u), (t4830_ - 1u))];
-                    xb_2_[9u] = xv_[min(((v_9_ << 1u) + 1u), (t4830_ - 1u))];
+                    xb_2_[8u] = xv_[min((v_9_ << 1u), (t4828_ - 1u))];
+                    xb_2_[9u] = xv_[min(((v_9_ << 1u) + 1u), (t4828_ - 1u))];
                     unsigned v_10_ = min(((((lk_ << 5u) << 2u) + 32u) + lane_), (nv_ - 1u));
                     unsigned row_7_ = min(lg_, (m_ - 1u));
                     wb_2_[5u] = wv_[(row_7_ * nv_) + v_10_];
-                    xb_2_[10u] = xv_[min((v_10_ << 1u), (t4830_ - 1u))];
-                    xb_2_[11u] = xv_[min(((v_10_ << 1u) + 1u), (t4830_ - 1u))];
+                    xb_2_[10u] = xv_[min((v_10_ << 1u), (t4828_ - 1u))];
+                    xb_2_[11u] = xv_[min(((v_10_ << 1u) + 1u), (t4828_ - 1u))];
                     unsigned v_11_ = min(((((lk_ << 5u) << 2u) + 64u) + lane_), (nv_ - 1u));
                     unsigned row_8_ = min(lg_, (m_ - 1u));
                     wb_2_[6u] = wv_[(row_8_ * nv_) + v_11_];
-                    xb_2_[12u] = xv_[min((v_11_ << 1u), (t4830_ - 1u))];
-                    xb_2_[13u] = xv_[min(((v_11_ << 1u) + 1u), (t4830_ - 1u))];
+                    xb_2_[12u] = xv_[min((v_11_ << 1u), (t4828_ - 1u))];
+                    xb_2_[13u] = xv_[min(((v_11_ << 1u) + 1u), (t4828_ - 1u))];
                     unsigned v_12_ = min(((((lk_ << 5u) << 2u) + 96u) + lane_), (nv_ - 1u));
                     unsigned row_9_ = min(lg_, (m_ - 1u));
                     wb_2_[7u] = wv_[(row_9_ * nv_) + v_12_];
-                    xb_2_[14u] = xv_[min((v_12_ << 1u), (t4830_ - 1u))];
-                    xb_2_[15u] = xv_[min(((v_12_ << 1u) + 1u), (t4830_ - 1u))];
-                    unsigned t7572_ = lk_ + 1u;
-                    lk_ = t7572_;
-                    if (t7572_ == steps_) {
+                    xb_2_[14u] = xv_[min((v_12_ << 1u), (t4828_ - 1u))];
+                    xb_2_[15u] = xv_[min(((v_12_ << 1u) + 1u), (t4828_ - 1u))];
+                    unsigned t7570_ = lk_ + 1u;
+                    lk_ = t7570_;
+                    if (t7570_ == steps_) {
                         lk_ = 0u;
                         lg_ = lg_ + nw_;
                     }
                 }
-                bool t7625_ = (t0_ + 1u) >= 1u;
-                bool t7626_ = t7625_;
-                if (t7625_) {
-                    t7626_ = ((t0_ + 1u) - 1u) < t4893_;
+                bool t7623_ = (t0_ + 1u) >= 1u;
+                bool t7624_ = t7623_;
+                if (t7623_) {
+                    t7624_ = ((t0_ + 1u) - 1u) < t4891_;
                 }
-                if (t7626_) {
+                if (t7624_) {
                     unsigned v_13_ = ((ck_ << 5u) << 2u) + lane_;
                     if (v_13_ < nv_) {
-                        kf_u32x4 t7663_ = xb_2_[0u];
-                        kf_f32x4 a_6_ = kf_bitcast<kf_f32x4>(t7663_);
-                        kf_u32x4 t7666_ = xb_2_[1u];
-                        kf_f32x4 b_5_ = kf_bitcast<kf_f32x4>(t7666_);
+                        kf_u32x4 t7661_ = xb_2_[0u];
+                        kf_f32x4 a_6_ = kf_bitcast<kf_f32x4>(t7661_);
+                        kf_u32x4 t7664_ = xb_2_[1u];
+                        kf_f32x4 b_5_ = kf_bitcast<kf_f32x4>(t7664_);
                         xs_13_[0u] = a_6_.v[0];
                         xs_13_[4u] = b_5_.v[0];
                         xs_13_[1u] = a_6_.v[1];
@@ -3659,16 +3659,16 @@ gemv_bf16_f32_f32(const kf_bf16* __restrict__ w_, const float* __restrict__ x_, 
                         xs_13_[6u] = b_5_.v[2];
                         xs_13_[3u] = a_6_.v[3];
                         xs_13_[7u] = b_5_.v[3];
-                        kf_u32x4 t7715_ = wb_2_[0u];
-                        kf_bf16x8 wbv_5_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t7715_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7715_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7715_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7715_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7715_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7715_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7715_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7715_, 3u), 16u))}};
+                        kf_u32x4 t7713_ = wb_2_[0u];
+                        kf_bf16x8 wbv_5_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t7713_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7713_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7713_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7713_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7713_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7713_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7713_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7713_, 3u), 16u))}};
                         acc_3_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[7]), xs_13_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[6]), xs_13_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[5]), xs_13_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[4]), xs_13_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[3]), xs_13_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[2]), xs_13_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[1]), xs_13_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[0]), xs_13_[0u], acc_3_[0u]))))))));
                     }
                     unsigned v_14_ = (((ck_ << 5u) << 2u) + 32u) + lane_;
                     if (v_14_ < nv_) {
-                        kf_u32x4 t7794_ = xb_2_[2u];
-                        kf_f32x4 a_7_ = kf_bitcast<kf_f32x4>(t7794_);
-                        kf_u32x4 t7797_ = xb_2_[3u];
-                        kf_f32x4 b_6_ = kf_bitcast<kf_f32x4>(t7797_);
+                        kf_u32x4 t7792_ = xb_2_[2u];
+                        kf_f32x4 a_7_ = kf_bitcast<kf_f32x4>(t7792_);
+                        kf_u32x4 t7795_ = xb_2_[3u];
+                        kf_f32x4 b_6_ = kf_bitcast<kf_f32x4>(t7795_);
                         xs_14_[0u] = a_7_.v[0];
                         xs_14_[4u] = b_6_.v[0];
                         xs_14_[1u] = a_7_.v[1];
@@ -3677,16 +3677,16 @@ gemv_bf16_f32_f32(const kf_bf16* __restrict__ w_, const float* __restrict__ x_, 
                         xs_14_[6u] = b_6_.v[2];
                         xs_14_[3u] = a_7_.v[3];
                         xs_14_[7u] = b_6_.v[3];
-                        kf_u32x4 t7846_ = wb_2_[1u];
-                        kf_bf16x8 wbv_6_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t7846_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7846_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7846_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7846_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7846_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7846_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7846_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7846_, 3u), 16u))}};
+                        kf_u32x4 t7844_ = wb_2_[1u];
+                        kf_bf16x8 wbv_6_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t7844_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7844_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7844_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7844_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7844_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7844_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7844_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7844_, 3u), 16u))}};
                         acc_3_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[7]), xs_14_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[6]), xs_14_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[5]), xs_14_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[4]), xs_14_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[3]), xs_14_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[2]), xs_14_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[1]), xs_14_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[0]), xs_14_[0u], acc_3_[0u]))))))));
                     }
                     unsigned v_15_ = (((ck_ << 5u) << 2u) + 64u) + lane_;
                     if (v_15_ < nv_) {
-                        kf_u32x4 t7925_ = xb_2_[4u];
-                        kf_f32x4 a_8_ = kf_bitcast<kf_f32x4>(t7925_);
-                        kf_u32x4 t7928_ = xb_2_[5u];
-                        kf_f32x4 b_7_ = kf_bitcast<kf_f32x4>(t7928_);
+                        kf_u32x4 t7923_ = xb_2_[4u];
+                        kf_f32x4 a_8_ = kf_bitcast<kf_f32x4>(t7923_);
+                        kf_u32x4 t7926_ = xb_2_[5u];
+                        kf_f32x4 b_7_ = kf_bitcast<kf_f32x4>(t7926_);
                         xs_15_[0u] = a_8_.v[0];
                         xs_15_[4u] = b_7_.v[0];
                         xs_15_[1u] = a_8_.v[1];
@@ -3695,16 +3695,16 @@ gemv_bf16_f32_f32(const kf_bf16* __restrict__ w_, const float* __restrict__ x_, 
                         xs_15_[6u] = b_7_.v[2];
                         xs_15_[3u] = a_8_.v[3];
                         xs_15_[7u] = b_7_.v[3];
-                        kf_u32x4 t7977_ = wb_2_[2u];
-                        kf_bf16x8 wbv_7_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t7977_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7977_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7977_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7977_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7977_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7977_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7977_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7977_, 3u), 16u))}};
+                        kf_u32x4 t7975_ = wb_2_[2u];
+                        kf_bf16x8 wbv_7_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t7975_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7975_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7975_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7975_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7975_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7975_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7975_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7975_, 3u), 16u))}};
                         acc_3_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[7]), xs_15_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[6]), xs_15_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[5]), xs_15_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[4]), xs_15_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[3]), xs_15_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[2]), xs_15_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[1]), xs_15_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[0]), xs_15_[0u], acc_3_[0u]))))))));
                     }
                     unsigned v_16_ = (((ck_ << 5u) << 2u) + 96u) + lane_;
                     if (v_16_ < nv_) {
-                        kf_u32x4 t8056_ = xb_2_[6u];
-                        kf_f32x4 a_9_ = kf_bitcast<kf_f32x4>(t8056_);
-                        kf_u32x4 t8059_ = xb_2_[7u];
-                        kf_f32x4 b_8_ = kf_bitcast<kf_f32x4>(t8059_);
+                        kf_u32x4 t8054_ = xb_2_[6u];
+                        kf_f32x4 a_9_ = kf_bitcast<kf_f32x4>(t8054_);
+                        kf_u32x4 t8057_ = xb_2_[7u];
+                        kf_f32x4 b_8_ = kf_bitcast<kf_f32x4>(t8057_);
                         xs_16_[0u] = a_9_.v[0];
                         xs_16_[4u] = b_8_.v[0];
                         xs_16_[1u] = a_9_.v[1];
@@ -3713,27 +3713,27 @@ gemv_bf16_f32_f32(const kf_bf16* __restrict__ w_, const float* __restrict__ x_, 
                         xs_16_[6u] = b_8_.v[2];
                         xs_16_[3u] = a_9_.v[3];
                         xs_16_[7u] = b_8_.v[3];
-                        kf_u32x4 t8108_ = wb_2_[3u];
-                        kf_bf16x8 wbv_8_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t8108_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8108_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8108_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8108_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8108_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8108_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8108_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8108_, 3u), 16u))}};
+                        kf_u32x4 t8106_ = wb_2_[3u];
+                        kf_bf16x8 wbv_8_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t8106_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8106_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8106_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8106_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8106_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8106_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8106_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8106_, 3u), 16u))}};
                         acc_3_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[7]), xs_16_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[6]), xs_16_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[5]), xs_16_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[4]), xs_16_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[3]), xs_16_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[2]), xs_16_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[1]), xs_16_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[0]), xs_16_[0u], acc_3_[0u]))))))));
                     }
-                    unsigned t8179_ = ck_ + 1u;
-                    ck_ = t8179_;
-                    if (t8179_ == steps_) {
+                    unsigned t8177_ = ck_ + 1u;
+                    ck_ = t8177_;
+                    if (t8177_ == steps_) {
                         float a_10_ = acc_3_[0u];
                         unsigned r_2_ = 0u;
-                        float t8187_ = __fadd_rn(a_10_, kf_shfl_xor(a_10_, 16u, kf_wn));
-                        float t8190_ = __fadd_rn(t8187_, kf_shfl_xor(t8187_, 8u, kf_wn));
-                        float t8193_ = __fadd_rn(t8190_, kf_shfl_xor(t8190_, 4u, kf_wn));
-                        float t8196_ = __fadd_rn(t8193_, kf_shfl_xor(t8193_, 2u, kf_wn));
-                        float t8199_ = __fadd_rn(t8196_, kf_shfl_xor(t8196_, 1u, kf_wn));
-                        bool t8201_ = lane_ == r_2_;
-                        bool t8202_ = t8201_;
-                        if (t8201_) {
-                            t8202_ = cg_ < m_;
+                        float t8185_ = __fadd_rn(a_10_, kf_shfl_xor(a_10_, 16u, kf_wn));
+                        float t8188_ = __fadd_rn(t8185_, kf_shfl_xor(t8185_, 8u, kf_wn));
+                        float t8191_ = __fadd_rn(t8188_, kf_shfl_xor(t8188_, 4u, kf_wn));
+                        float t8194_ = __fadd_rn(t8191_, kf_shfl_xor(t8191_, 2u, kf_wn));
+                        float t8197_ = __fadd_rn(t8194_, kf_shfl_xor(t8194_, 1u, kf_wn));
+                        bool t8199_ = lane_ == r_2_;
+                        bool t8200_ = t8199_;
+                        if (t8199_) {
+                            t8200_ = cg_ < m_;
                         }
-                        if (t8202_) {
-                            y_[cg_] = t8199_;
+                        if (t8200_) {
+                            y_[cg_] = t8197_;
                         }
                         acc_3_[0u] = 0.0f;
                         ck_ = 0u;
@@ -3745,57 +3745,57 @@ gemv_bf16_f32_f32(const kf_bf16* __restrict__ w_, const float* __restrict__ x_, 
     } else {
         unsigned lane_2_ = kf_lane_id();
         unsigned nv_2_ = k_ >> 3u;
-        unsigned t8293_ = (blockIdx.x * (blockDim.x >> 5u)) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u);
-        unsigned t8309_ = gridDim.x * (blockDim.x >> 5u);
+        unsigned t8291_ = (blockIdx.x * (blockDim.x >> 5u)) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u);
+        unsigned t8307_ = gridDim.x * (blockDim.x >> 5u);
         #pragma unroll 1
-        for (unsigned g_ = t8293_; g_ < m_; g_ = g_ + t8309_) {
+        for (unsigned g_ = t8291_; g_ < m_; g_ = g_ + t8307_) {
             row_[0u] = min(g_, (m_ - 1u));
             acc_4_[0u] = 0.0f;
             if ((k_ & 7u) == 0u) {
                 #pragma unroll 1
                 for (unsigned base_ = 0u; base_ < nv_2_; base_ = base_ + 128u) {
                     unsigned v_17_ = base_ + lane_2_;
-                    kf_u32x4 t8334_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                    kf_u32x4 t_4_ = t8334_;
+                    kf_u32x4 t8332_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_4_ = t8332_;
                     if (v_17_ < nv_2_) {
-                        unsigned t8340_ = (row_[0u] * nv_2_) + v_17_;
-                        kf_u32x4 t8341_ = wv_[t8340_];
-                        t_4_ = t8341_;
+                        unsigned t8338_ = (row_[0u] * nv_2_) + v_17_;
+                        kf_u32x4 t8339_ = wv_[t8338_];
+                        t_4_ = t8339_;
                     }
                     wr_[0u] = t_4_;
                     unsigned v_18_ = (base_ + 32u) + lane_2_;
-                    kf_u32x4 t8347_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                    kf_u32x4 t_5_ = t8347_;
+                    kf_u32x4 t8345_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_5_ = t8345_;
                     if (v_18_ < nv_2_) {
-                        unsigned t8353_ = (row_[0u] * nv_2_) + v_18_;
-                        kf_u32x4 t8354_ = wv_[t8353_];
-                        t_5_ = t8354_;
+                        unsigned t8351_ = (row_[0u] * nv_2_) + v_18_;
+                        kf_u32x4 t8352_ = wv_[t8351_];
+                        t_5_ = t8352_;
                     }
                     wr_[1u] = t_5_;
                     unsigned v_19_ = (base_ + 64u) + lane_2_;
-                    kf_u32x4 t8360_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                    kf_u32x4 t_6_ = t8360_;
+                    kf_u32x4 t8358_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_6_ = t8358_;
                     if (v_19_ < nv_2_) {
-                        unsigned t8366_ = (row_[0u] * nv_2_) + v_19_;
-                        kf_u32x4 t8367_ = wv_[t8366_];
-                        t_6_ = t8367_;
+                        unsigned t8364_ = (row_[0u] * nv_2_) + v_19_;
+                        kf_u32x4 t8365_ = wv_[t8364_];
+                        t_6_ = t8365_;
                     }
                     wr_[2u] = t_6_;
                     unsigned v_20_ = (base_ + 96u) + lane_2_;
-                    kf_u32x4 t8373_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                    kf_u32x4 t_7_ = t8373_;
+                    kf_u32x4 t8371_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_7_ = t8371_;
                     if (v_20_ < nv_2_) {
-                        unsigned t8379_ = (row_[0u] * nv_2_) + v_20_;
-                        kf_u32x4 t8380_ = wv_[t8379_];
-                        t_7_ = t8380_;
+                        unsigned t8377_ = (row_[0u] * nv_2_) + v_20_;
+                        kf_u32x4 t8378_ = wv_[t8377_];
+                        t_7_ = t8378_;
                     }
                     wr_[3u] = t_7_;
                     unsigned v_21_ = base_ + lane_2_;
                     if (v_21_ < nv_2_) {
-                        unsigned t8387_ = v_21_ << 1u;
-                        kf_f32x4 a_11_ = xf4_[t8387_];
-                        unsigned t8392_ = (v_21_ << 1u) + 1u;
-                        kf_f32x4 b_9_ = xf4_[t8392_];
+                        unsigned t8385_ = v_21_ << 1u;
+                        kf_f32x4 a_11_ = xf4_[t8385_];
+                        unsigned t8390_ = (v_21_ << 1u) + 1u;
+                        kf_f32x4 b_9_ = xf4_[t8390_];
                         xs_17_[0u] = a_11_.v[0];
                         xs_17_[4u] = b_9_.v[0];
                         xs_17_[1u] = a_11_.v[1];
@@ -3804,16 +3804,16 @@ gemv_bf16_f32_f32(const kf_bf16* __restrict__ w_, const float* __restrict__ x_, 
                         xs_17_[6u] = b_9_.v[2];
                         xs_17_[3u] = a_11_.v[3];
                         xs_17_[7u] = b_9_.v[3];
-                        kf_u32x4 t8439_ = wr_[0u];
-                        kf_bf16x8 wb_3_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t8439_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8439_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8439_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8439_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8439_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8439_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8439_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8439_, 3u), 16u))}};
+                        kf_u32x4 t8437_ = wr_[0u];
+                        kf_bf16x8 wb_3_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t8437_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8437_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8437_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8437_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8437_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8437_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8437_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8437_, 3u), 16u))}};
                         acc_4_[0u] = __fmaf_rn(kf_bf16_to_f32(wb_3_.v[7]), xs_17_[7u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[6]), xs_17_[6u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[5]), xs_17_[5u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[4]), xs_17_[4u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[3]), xs_17_[3u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[2]), xs_17_[2u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[1]), xs_17_[1u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[0]), xs_17_[0u], acc_4_[0u]))))))));
                     }
                     unsigned v_22_ = (base_ + 32u) + lane_2_;
                     if (v_22_ < nv_2_) {
-                        unsigned t8514_ = v_22_ << 1u;
-                        kf_f32x4 a_12_ = xf4_[t8514_];
-                        unsigned t8519_ = (v_22_ << 1u) + 1u;
-                        kf_f32x4 b_10_ = xf4_[t8519_];
+                        unsigned t8512_ = v_22_ << 1u;
+                        kf_f32x4 a_12_ = xf4_[t8512_];
+                        unsigned t8517_ = (v_22_ << 1u) + 1u;
+                        kf_f32x4 b_10_ = xf4_[t8517_];
                         xs_18_[0u] = a_12_.v[0];
                         xs_18_[4u] = b_10_.v[0];
                         xs_18_[1u] = a_12_.v[1];
@@ -3822,16 +3822,16 @@ gemv_bf16_f32_f32(const kf_bf16* __restrict__ w_, const float* __restrict__ x_, 
                         xs_18_[6u] = b_10_.v[2];
                         xs_18_[3u] = a_12_.v[3];
                         xs_18_[7u] = b_10_.v[3];
-                        kf_u32x4 t8566_ = wr_[1u];
-                        kf_bf16x8 wb_4_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t8566_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8566_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8566_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8566_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8566_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8566_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8566_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8566_, 3u), 16u))}};
+                        kf_u32x4 t8564_ = wr_[1u];
+                        kf_bf16x8 wb_4_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t8564_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8564_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8564_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8564_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8564_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8564_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8564_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8564_, 3u), 16u))}};
                         acc_4_[0u] = __fmaf_rn(kf_bf16_to_f32(wb_4_.v[7]), xs_18_[7u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[6]), xs_18_[6u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[5]), xs_18_[5u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[4]), xs_18_[4u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[3]), xs_18_[3u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[2]), xs_18_[2u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[1]), xs_18_[1u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[0]), xs_18_[0u], acc_4_[0u]))))))));
                     }
                     unsigned v_23_ = (base_ + 64u) + lane_2_;
                     if (v_23_ < nv_2_) {
-                        unsigned t8641_ = v_23_ << 1u;
-                        kf_f32x4 a_13_ = xf4_[t8641_];
-                        unsigned t8646_ = (v_23_ << 1u) + 1u;
-                        kf_f32x4 b_11_ = xf4_[t8646_];
+                        unsigned t8639_ = v_23_ << 1u;
+                        kf_f32x4 a_13_ = xf4_[t8639_];
+                        unsigned t8644_ = (v_23_ << 1u) + 1u;
+                        kf_f32x4 b_11_ = xf4_[t8644_];
                         xs_19_[0u] = a_13_.v[0];
                         xs_19_[4u] = b_11_.v[0];
                         xs_19_[1u] = a_13_.v[1];
@@ -3840,16 +3840,16 @@ gemv_bf16_f32_f32(const kf_bf16* __restrict__ w_, const float* __restrict__ x_, 
                         xs_19_[6u] = b_11_.v[2];
                         xs_19_[3u] = a_13_.v[3];
                         xs_19_[7u] = b_11_.v[3];
-                        kf_u32x4 t8693_ = wr_[2u];
-                        kf_bf16x8 wb_5_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t8693_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8693_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8693_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8693_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8693_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8693_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8693_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8693_, 3u), 16u))}};
+                        kf_u32x4 t8691_ = wr_[2u];
+                        kf_bf16x8 wb_5_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t8691_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8691_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8691_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8691_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8691_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8691_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8691_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8691_, 3u), 16u))}};
                         acc_4_[0u] = __fmaf_rn(kf_bf16_to_f32(wb_5_.v[7]), xs_19_[7u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[6]), xs_19_[6u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[5]), xs_19_[5u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[4]), xs_19_[4u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[3]), xs_19_[3u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[2]), xs_19_[2u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[1]), xs_19_[1u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[0]), xs_19_[0u], acc_4_[0u]))))))));
                     }
                     unsigned v_24_ = (base_ + 96u) + lane_2_;
                     if (v_24_ < nv_2_) {
-                        unsigned t8768_ = v_24_ << 1u;
-                        kf_f32x4 a_14_ = xf4_[t8768_];
-                        unsigned t8773_ = (v_24_ << 1u) + 1u;
-                        kf_f32x4 b_12_ = xf4_[t8773_];
+                        unsigned t8766_ = v_24_ << 1u;
+                        kf_f32x4 a_14_ = xf4_[t8766_];
+                        unsigned t8771_ = (v_24_ << 1u) + 1u;
+                        kf_f32x4 b_12_ = xf4_[t8771_];
                         xs_20_[0u] = a_14_.v[0];
                         xs_20_[4u] = b_12_.v[0];
                         xs_20_[1u] = a_14_.v[1];
@@ -3858,63 +3858,63 @@ gemv_bf16_f32_f32(const kf_bf16* __restrict__ w_, const float* __restrict__ x_, 
                         xs_20_[6u] = b_12_.v[2];
                         xs_20_[3u] = a_14_.v[3];
                         xs_20_[7u] = b_12_.v[3];
-                        kf_u32x4 t8820_ = wr_[3u];
-                        kf_bf16x8 wb_6_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t8820_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8820_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8820_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8820_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8820_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8820_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8820_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8820_, 3u), 16u))}};
+                        kf_u32x4 t8818_ = wr_[3u];
+                        kf_bf16x8 wb_6_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t8818_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8818_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8818_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8818_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8818_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8818_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8818_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8818_, 3u), 16u))}};
                         acc_4_[0u] = __fmaf_rn(kf_bf16_to_f32(wb_6_.v[7]), xs_20_[7u], __fmaf_rn(kf_bf16_to_f32(wb_6_.v[6]), xs_20_[6u], __fmaf_rn(kf_bf16_to_f32(wb_6_.v[5]), xs_20_[5u], __fmaf_rn(kf_bf16_to_f32(wb_6_.v[4]), xs_20_[4u], __fmaf_rn(kf_bf16_to_f32(wb_6_.v[3]), xs_20_[3u], __fmaf_rn(kf_bf16_to_f32(wb_6_.v[2]), xs_20_[2u], __fmaf_rn(kf_bf16_to_f32(wb_6_.v[1]), xs_20_[1u], __fmaf_rn(kf_bf16_to_f32(wb_6_.v[0]), xs_20_[0u], acc_4_[0u]))))))));
                     }
                 }
             } else {
                 #pragma unroll 1
                 for (unsigned c_ = lane_2_; c_ < k_; c_ = c_ + 32u) {
-                    float t8896_ = x_[c_];
+                    float t8894_ = x_[c_];
                     unsigned i_ = (row_[0u] * k_) + c_;
                     unsigned short u_ = w16_[i_];
-                    acc_4_[0u] = __fmaf_rn(kf_bf16_to_f32(kf_bitcast<kf_bf16>(u_)), t8896_, acc_4_[0u]);
+                    acc_4_[0u] = __fmaf_rn(kf_bf16_to_f32(kf_bitcast<kf_bf16>(u_)), t8894_, acc_4_[0u]);
                 }
             }
-            float t8916_ = acc_4_[0u];
-            unsigned t8938_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
-            if (t8938_ == 32u) {
-                float t8943_ = __fadd_rn(t8916_, kf_shfl_xor(t8916_, 16u, kf_wn));
-                float t8946_ = __fadd_rn(t8943_, kf_shfl_xor(t8943_, 8u, kf_wn));
-                float t8949_ = __fadd_rn(t8946_, kf_shfl_xor(t8946_, 4u, kf_wn));
-                float t8952_ = __fadd_rn(t8949_, kf_shfl_xor(t8949_, 2u, kf_wn));
-                s_ = __fadd_rn(t8952_, kf_shfl_xor(t8952_, 1u, kf_wn));
+            float t8914_ = acc_4_[0u];
+            unsigned t8936_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+            if (t8936_ == 32u) {
+                float t8941_ = __fadd_rn(t8914_, kf_shfl_xor(t8914_, 16u, kf_wn));
+                float t8944_ = __fadd_rn(t8941_, kf_shfl_xor(t8941_, 8u, kf_wn));
+                float t8947_ = __fadd_rn(t8944_, kf_shfl_xor(t8944_, 4u, kf_wn));
+                float t8950_ = __fadd_rn(t8947_, kf_shfl_xor(t8947_, 2u, kf_wn));
+                s_ = __fadd_rn(t8950_, kf_shfl_xor(t8950_, 1u, kf_wn));
             } else {
-                float t8958_ = kf_shfl_down(t8916_, 16u, kf_wn);
-                bool t8960_ = (kf_lane_id() + 16u) < t8938_;
-                float t8961_ = __fadd_rn(t8916_, t8958_);
-                float t8962_ = t8960_ ? t8961_ : t8916_;
-                float t8964_ = kf_shfl_down(t8962_, 8u, kf_wn);
-                bool t8966_ = (kf_lane_id() + 8u) < t8938_;
-                float t8967_ = __fadd_rn(t8962_, t8964_);
-                float t8968_ = t8966_ ? t8967_ : t8962_;
-                float t8970_ = kf_shfl_down(t8968_, 4u, kf_wn);
-                bool t8972_ = (kf_lane_id() + 4u) < t8938_;
-                float t8973_ = __fadd_rn(t8968_, t8970_);
-                float t8974_ = t8972_ ? t8973_ : t8968_;
-                float t8976_ = kf_shfl_down(t8974_, 2u, kf_wn);
-                bool t8978_ = (kf_lane_id() + 2u) < t8938_;
-                float t8979_ = __fadd_rn(t8974_, t8976_);
-                float t8980_ = t8978_ ? t8979_ : t8974_;
-                float t8982_ = kf_shfl_down(t8980_, 1u, kf_wn);
-                bool t8984_ = (kf_lane_id() + 1u) < t8938_;
-                float t8985_ = __fadd_rn(t8980_, t8982_);
-                s_ = kf_shfl(t8984_ ? t8985_ : t8980_, 0u, kf_wn);
+                float t8956_ = kf_shfl_down(t8914_, 16u, kf_wn);
+                bool t8958_ = (kf_lane_id() + 16u) < t8936_;
+                float t8959_ = __fadd_rn(t8914_, t8956_);
+                float t8960_ = t8958_ ? t8959_ : t8914_;
+                float t8962_ = kf_shfl_down(t8960_, 8u, kf_wn);
+                bool t8964_ = (kf_lane_id() + 8u) < t8936_;
+                float t8965_ = __fadd_rn(t8960_, t8962_);
+                float t8966_ = t8964_ ? t8965_ : t8960_;
+                float t8968_ = kf_shfl_down(t8966_, 4u, kf_wn);
+                bool t8970_ = (kf_lane_id() + 4u) < t8936_;
+                float t8971_ = __fadd_rn(t8966_, t8968_);
+                float t8972_ = t8970_ ? t8971_ : t8966_;
+                float t8974_ = kf_shfl_down(t8972_, 2u, kf_wn);
+                bool t8976_ = (kf_lane_id() + 2u) < t8936_;
+                float t8977_ = __fadd_rn(t8972_, t8974_);
+                float t8978_ = t8976_ ? t8977_ : t8972_;
+                float t8980_ = kf_shfl_down(t8978_, 1u, kf_wn);
+                bool t8982_ = (kf_lane_id() + 1u) < t8936_;
+                float t8983_ = __fadd_rn(t8978_, t8980_);
+                s_ = kf_shfl(t8982_ ? t8983_ : t8978_, 0u, kf_wn);
             }
-            bool t8990_ = lane_2_ == 0u;
-            bool t8991_ = t8990_;
-            if (t8990_) {
-                t8991_ = g_ < m_;
+            bool t8988_ = lane_2_ == 0u;
+            bool t8989_ = t8988_;
+            if (t8988_) {
+                t8989_ = g_ < m_;
             }
-            if (t8991_) {
+            if (t8989_) {
                 y_[g_] = s_;
             }
         }
     }
 }
 
-/* kernel gemv_f16_f16_f16_dyn (gemv.kf:1128) */
+/* kernel gemv_f16_f16_f16_dyn (gemv.kf:1125) */
 extern "C" __global__ void __launch_bounds__(256)
 gemv_f16_f16_f16_dyn(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x_, kf_f16* __restrict__ y_, unsigned* __restrict__ ctr_, unsigned m_, unsigned k_)
 {
@@ -4403,7 +4403,7 @@ gemv_f16_f16_f16_dyn(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x
     }
 }
 
-/* kernel gemv_f16_f16_f16_acc (gemv.kf:1143) */
+/* kernel gemv_f16_f16_f16_acc (gemv.kf:1140) */
 extern "C" __global__ void __launch_bounds__(64)
 gemv_f16_f16_f16_acc(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x_, kf_f16* __restrict__ y_, unsigned m_, unsigned k_)
 {
@@ -4439,19 +4439,19 @@ gemv_f16_f16_f16_acc(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x
         unsigned wid_ = (blockIdx.x * (blockDim.x >> 5u)) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u);
         unsigned nw_ = gridDim.x * (blockDim.x >> 5u);
         if (!(wid_ >= m_)) {
-            unsigned t4885_ = m_ - wid_;
-            unsigned t4893_ = ((t4885_ / nw_) + (((t4885_ % nw_) != 0u) ? 1u : 0u)) * steps_;
+            unsigned t4883_ = m_ - wid_;
+            unsigned t4891_ = ((t4883_ / nw_) + (((t4883_ % nw_) != 0u) ? 1u : 0u)) * steps_;
             acc_3_[0u] = 0.0f;
             float yold_ = 0.0f;
             unsigned lg_ = wid_;
             unsigned lk_ = 0u;
             unsigned cg_ = wid_;
             unsigned ck_ = 0u;
-            unsigned t6513_ = t4893_ + 1u;
+            unsigned t6511_ = t4891_ + 1u;
             asm("" : "+r"(nw_));
             #pragma unroll 1
-            for (unsigned t0_ = 0u; t0_ < t6513_; t0_ = t0_ + 2u) {
-                if (t0_ < t4893_) {
+            for (unsigned t0_ = 0u; t0_ < t6511_; t0_ = t0_ + 2u) {
+                if (t0_ < t4891_) {
                     unsigned v_ = min((((lk_ << 5u) << 2u) + lane_), (nv_ - 1u));
                     unsigned row_2_ = min(lg_, (m_ - 1u));
                     wb_2_[0u] = wv_[(row_2_ * nv_) + v_];
@@ -4468,35 +4468,35 @@ gemv_f16_f16_f16_acc(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x
                     unsigned row_5_ = min(lg_, (m_ - 1u));
                     wb_2_[3u] = wv_[(row_5_ * nv_) + v_4_];
                     xb_2_[6u] = xv_[v_4_];
-                    unsigned t6717_ = lk_ + 1u;
-                    lk_ = t6717_;
-                    if (t6717_ == steps_) {
+                    unsigned t6715_ = lk_ + 1u;
+                    lk_ = t6715_;
+                    if (t6715_ == steps_) {
                         lk_ = 0u;
                         lg_ = lg_ + nw_;
                     }
                 }
-                bool t6770_ = t0_ >= 1u;
-                bool t6771_ = t6770_;
-                if (t6770_) {
-                    t6771_ = (t0_ - 1u) < t4893_;
+                bool t6768_ = t0_ >= 1u;
+                bool t6769_ = t6768_;
+                if (t6768_) {
+                    t6769_ = (t0_ - 1u) < t4891_;
                 }
-                if (t6771_) {
+                if (t6769_) {
                     if (ck_ == 0u) {
                         float v_5_ = 0.0f;
-                        bool t6786_ = kf_lane_id() < 1u;
-                        bool t6787_ = t6786_;
-                        if (t6786_) {
-                            t6787_ = (cg_ + kf_lane_id()) < m_;
+                        bool t6784_ = kf_lane_id() < 1u;
+                        bool t6785_ = t6784_;
+                        if (t6784_) {
+                            t6785_ = (cg_ + kf_lane_id()) < m_;
                         }
-                        if (t6787_) {
+                        if (t6785_) {
                             v_5_ = kf_f16_to_f32(y_[cg_ + kf_lane_id()]);
                         }
                         yold_ = v_5_;
                     }
                     unsigned v_6_ = ((ck_ << 5u) << 2u) + lane_;
                     if (v_6_ < nv_) {
-                        kf_u32x4 t6830_ = xb_2_[8u];
-                        kf_f16x8 a_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t6830_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6830_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t6830_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6830_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t6830_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6830_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t6830_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6830_, 3u), 16u))}};
+                        kf_u32x4 t6828_ = xb_2_[8u];
+                        kf_f16x8 a_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t6828_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6828_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t6828_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6828_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t6828_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6828_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t6828_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6828_, 3u), 16u))}};
                         xs_9_[0u] = kf_f16_to_f32(a_.v[0]);
                         xs_9_[1u] = kf_f16_to_f32(a_.v[1]);
                         xs_9_[2u] = kf_f16_to_f32(a_.v[2]);
@@ -4505,14 +4505,14 @@ gemv_f16_f16_f16_acc(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x
                         xs_9_[5u] = kf_f16_to_f32(a_.v[5]);
                         xs_9_[6u] = kf_f16_to_f32(a_.v[6]);
                         xs_9_[7u] = kf_f16_to_f32(a_.v[7]);
-                        kf_u32x4 t6857_ = wb_2_[4u];
-                        kf_f16x8 wh_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t6857_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6857_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t6857_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6857_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t6857_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6857_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t6857_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6857_, 3u), 16u))}};
+                        kf_u32x4 t6855_ = wb_2_[4u];
+                        kf_f16x8 wh_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t6855_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6855_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t6855_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6855_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t6855_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6855_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t6855_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6855_, 3u), 16u))}};
                         acc_3_[0u] = __fmaf_rn(kf_f16_to_f32(wh_.v[7]), xs_9_[7u], __fmaf_rn(kf_f16_to_f32(wh_.v[6]), xs_9_[6u], __fmaf_rn(kf_f16_to_f32(wh_.v[5]), xs_9_[5u], __fmaf_rn(kf_f16_to_f32(wh_.v[4]), xs_9_[4u], __fmaf_rn(kf_f16_to_f32(wh_.v[3]), xs_9_[3u], __fmaf_rn(kf_f16_to_f32(wh_.v[2]), xs_9_[2u], __fmaf_rn(kf_f16_to_f32(wh_.v[1]), xs_9_[1u], __fmaf_rn(kf_f16_to_f32(wh_.v[0]), xs_9_[0u], acc_3_[0u]))))))));
                     }
                     unsigned v_7_ = (((ck_ << 5u) << 2u) + 32u) + lane_;
                     if (v_7_ < nv_) {
-                        kf_u32x4 t6961_ = xb_2_[10u];
-                        kf_f16x8 a_2_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t6961_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6961_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t6961_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6961_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t6961_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6961_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t6961_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6961_, 3u), 16u))}};
+                        kf_u32x4 t6959_ = xb_2_[10u];
+                        kf_f16x8 a_2_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t6959_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6959_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t6959_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6959_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t6959_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6959_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t6959_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6959_, 3u), 16u))}};
                         xs_10_[0u] = kf_f16_to_f32(a_2_.v[0]);
                         xs_10_[1u] = kf_f16_to_f32(a_2_.v[1]);
                         xs_10_[2u] = kf_f16_to_f32(a_2_.v[2]);
@@ -4521,14 +4521,14 @@ gemv_f16_f16_f16_acc(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x
                         xs_10_[5u] = kf_f16_to_f32(a_2_.v[5]);
                         xs_10_[6u] = kf_f16_to_f32(a_2_.v[6]);
                         xs_10_[7u] = kf_f16_to_f32(a_2_.v[7]);
-                        kf_u32x4 t6988_ = wb_2_[5u];
-                        kf_f16x8 wh_2_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t6988_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6988_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t6988_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6988_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t6988_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6988_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t6988_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6988_, 3u), 16u))}};
+                        kf_u32x4 t6986_ = wb_2_[5u];
+                        kf_f16x8 wh_2_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t6986_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6986_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t6986_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6986_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t6986_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6986_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t6986_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6986_, 3u), 16u))}};
                         acc_3_[0u] = __fmaf_rn(kf_f16_to_f32(wh_2_.v[7]), xs_10_[7u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[6]), xs_10_[6u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[5]), xs_10_[5u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[4]), xs_10_[4u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[3]), xs_10_[3u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[2]), xs_10_[2u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[1]), xs_10_[1u], __fmaf_rn(kf_f16_to_f32(wh_2_.v[0]), xs_10_[0u], acc_3_[0u]))))))));
                     }
                     unsigned v_8_ = (((ck_ << 5u) << 2u) + 64u) + lane_;
                     if (v_8_ < nv_) {
-                        kf_u32x4 t7092_ = xb_2_[12u];
-                        kf_f16x8 a_3_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7092_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7092_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7092_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7092_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7092_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7092_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7092_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7092_, 3u), 16u))}};
+                        kf_u32x4 t7090_ = xb_2_[12u];
+                        kf_f16x8 a_3_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7090_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7090_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7090_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7090_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7090_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7090_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7090_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7090_, 3u), 16u))}};
                         xs_11_[0u] = kf_f16_to_f32(a_3_.v[0]);
                         xs_11_[1u] = kf_f16_to_f32(a_3_.v[1]);
                         xs_11_[2u] = kf_f16_to_f32(a_3_.v[2]);
@@ -4537,14 +4537,14 @@ gemv_f16_f16_f16_acc(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x
                         xs_11_[5u] = kf_f16_to_f32(a_3_.v[5]);
                         xs_11_[6u] = kf_f16_to_f32(a_3_.v[6]);
                         xs_11_[7u] = kf_f16_to_f32(a_3_.v[7]);
-                        kf_u32x4 t7119_ = wb_2_[6u];
-                        kf_f16x8 wh_3_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7119_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7119_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7119_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7119_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7119_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7119_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7119_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7119_, 3u), 16u))}};
+                        kf_u32x4 t7117_ = wb_2_[6u];
+                        kf_f16x8 wh_3_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7117_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7117_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7117_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7117_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7117_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7117_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7117_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7117_, 3u), 16u))}};
                         acc_3_[0u] = __fmaf_rn(kf_f16_to_f32(wh_3_.v[7]), xs_11_[7u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[6]), xs_11_[6u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[5]), xs_11_[5u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[4]), xs_11_[4u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[3]), xs_11_[3u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[2]), xs_11_[2u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[1]), xs_11_[1u], __fmaf_rn(kf_f16_to_f32(wh_3_.v[0]), xs_11_[0u], acc_3_[0u]))))))));
                     }
                     unsigned v_9_ = (((ck_ << 5u) << 2u) + 96u) + lane_;
                     if (v_9_ < nv_) {
-                        kf_u32x4 t7223_ = xb_2_[14u];
-                        kf_f16x8 a_4_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7223_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7223_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7223_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7223_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7223_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7223_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7223_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7223_, 3u), 16u))}};
+                        kf_u32x4 t7221_ = xb_2_[14u];
+                        kf_f16x8 a_4_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7221_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7221_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7221_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7221_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7221_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7221_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7221_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7221_, 3u), 16u))}};
                         xs_12_[0u] = kf_f16_to_f32(a_4_.v[0]);
                         xs_12_[1u] = kf_f16_to_f32(a_4_.v[1]);
                         xs_12_[2u] = kf_f16_to_f32(a_4_.v[2]);
@@ -4553,34 +4553,34 @@ gemv_f16_f16_f16_acc(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x
                         xs_12_[5u] = kf_f16_to_f32(a_4_.v[5]);
                         xs_12_[6u] = kf_f16_to_f32(a_4_.v[6]);
                         xs_12_[7u] = kf_f16_to_f32(a_4_.v[7]);
-                        kf_u32x4 t7250_ = wb_2_[7u];
-                        kf_f16x8 wh_4_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7250_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7250_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7250_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7250_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7250_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7250_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7250_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7250_, 3u), 16u))}};
+                        kf_u32x4 t7248_ = wb_2_[7u];
+                        kf_f16x8 wh_4_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7248_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7248_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7248_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7248_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7248_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7248_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7248_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7248_, 3u), 16u))}};
                         acc_3_[0u] = __fmaf_rn(kf_f16_to_f32(wh_4_.v[7]), xs_12_[7u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[6]), xs_12_[6u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[5]), xs_12_[5u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[4]), xs_12_[4u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[3]), xs_12_[3u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[2]), xs_12_[2u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[1]), xs_12_[1u], __fmaf_rn(kf_f16_to_f32(wh_4_.v[0]), xs_12_[0u], acc_3_[0u]))))))));
                     }
-                    unsigned t7324_ = ck_ + 1u;
-                    ck_ = t7324_;
-                    if (t7324_ == steps_) {
+                    unsigned t7322_ = ck_ + 1u;
+                    ck_ = t7322_;
+                    if (t7322_ == steps_) {
                         float a_5_ = acc_3_[0u];
                         unsigned r_ = 0u;
-                        float t7332_ = __fadd_rn(a_5_, kf_shfl_xor(a_5_, 16u, kf_wn));
-                        float t7335_ = __fadd_rn(t7332_, kf_shfl_xor(t7332_, 8u, kf_wn));
-                        float t7338_ = __fadd_rn(t7335_, kf_shfl_xor(t7335_, 4u, kf_wn));
-                        float t7341_ = __fadd_rn(t7338_, kf_shfl_xor(t7338_, 2u, kf_wn));
-                        float t7344_ = __fadd_rn(t7341_, kf_shfl_xor(t7341_, 1u, kf_wn));
-                        bool t7346_ = lane_ == r_;
-                        bool t7347_ = t7346_;
-                        if (t7346_) {
-                            t7347_ = cg_ < m_;
+                        float t7330_ = __fadd_rn(a_5_, kf_shfl_xor(a_5_, 16u, kf_wn));
+                        float t7333_ = __fadd_rn(t7330_, kf_shfl_xor(t7330_, 8u, kf_wn));
+                        float t7336_ = __fadd_rn(t7333_, kf_shfl_xor(t7333_, 4u, kf_wn));
+                        float t7339_ = __fadd_rn(t7336_, kf_shfl_xor(t7336_, 2u, kf_wn));
+                        float t7342_ = __fadd_rn(t7339_, kf_shfl_xor(t7339_, 1u, kf_wn));
+                        bool t7344_ = lane_ == r_;
+                        bool t7345_ = t7344_;
+                        if (t7344_) {
+                            t7345_ = cg_ < m_;
                         }
-                        if (t7347_) {
-                            y_[cg_] = kf_f16_from_f32(__fadd_rn(t7344_, yold_));
+                        if (t7345_) {
+                            y_[cg_] = kf_f16_from_f32(__fadd_rn(t7342_, yold_));
                         }
                         acc_3_[0u] = 0.0f;
                         ck_ = 0u;
                         cg_ = cg_ + nw_;
                     }
                 }
-                if ((t0_ + 1u) < t4893_) {
+                if ((t0_ + 1u) < t4891_) {
                     unsigned v_10_ = min((((lk_ << 5u) << 2u) + lane_), (nv_ - 1u));
                     unsigned row_6_ = min(lg_, (m_ - 1u));
                     wb_2_[4u] = wv_[(row_6_ * nv_) + v_10_];
@@ -4597,35 +4597,35 @@ gemv_f16_f16_f16_acc(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x
                     unsigned row_9_ = min(lg_, (m_ - 1u));
                     wb_2_[7u] = wv_[(row_9_ * nv_) + v_13_];
                     xb_2_[14u] = xv_[v_13_];
-                    unsigned t7572_ = lk_ + 1u;
-                    lk_ = t7572_;
-                    if (t7572_ == steps_) {
+                    unsigned t7570_ = lk_ + 1u;
+                    lk_ = t7570_;
+                    if (t7570_ == steps_) {
                         lk_ = 0u;
                         lg_ = lg_ + nw_;
                     }
                 }
-                bool t7625_ = (t0_ + 1u) >= 1u;
-                bool t7626_ = t7625_;
-                if (t7625_) {
-                    t7626_ = ((t0_ + 1u) - 1u) < t4893_;
+                bool t7623_ = (t0_ + 1u) >= 1u;
+                bool t7624_ = t7623_;
+                if (t7623_) {
+                    t7624_ = ((t0_ + 1u) - 1u) < t4891_;
                 }
-                if (t7626_) {
+                if (t7624_) {
                     if (ck_ == 0u) {
                         float v_14_ = 0.0f;
-                        bool t7641_ = kf_lane_id() < 1u;
-                        bool t7642_ = t7641_;
-                        if (t7641_) {
-                            t7642_ = (cg_ + kf_lane_id()) < m_;
+                        bool t7639_ = kf_lane_id() < 1u;
+                        bool t7640_ = t7639_;
+                        if (t7639_) {
+                            t7640_ = (cg_ + kf_lane_id()) < m_;
                         }
-                        if (t7642_) {
+                        if (t7640_) {
                             v_14_ = kf_f16_to_f32(y_[cg_ + kf_lane_id()]);
                         }
                         yold_ = v_14_;
                     }
                     unsigned v_15_ = ((ck_ << 5u) << 2u) + lane_;
                     if (v_15_ < nv_) {
-                        kf_u32x4 t7685_ = xb_2_[0u];
-                        kf_f16x8 a_6_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7685_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7685_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7685_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7685_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7685_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7685_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7685_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7685_, 3u), 16u))}};
+                        kf_u32x4 t7683_ = xb_2_[0u];
+                        kf_f16x8 a_6_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7683_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7683_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7683_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7683_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7683_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7683_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7683_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7683_, 3u), 16u))}};
                         xs_13_[0u] = kf_f16_to_f32(a_6_.v[0]);
                         xs_13_[1u] = kf_f16_to_f32(a_6_.v[1]);
                         xs_13_[2u] = kf_f16_to_f32(a_6_.v[2]);
@@ -4634,14 +4634,14 @@ gemv_f16_f16_f16_acc(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x
                         xs_13_[5u] = kf_f16_to_f32(a_6_.v[5]);
                         xs_13_[6u] = kf_f16_to_f32(a_6_.v[6]);
                         xs_13_[7u] = kf_f16_to_f32(a_6_.v[7]);
-                        kf_u32x4 t7712_ = wb_2_[0u];
-                        kf_f16x8 wh_5_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7712_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7712_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7712_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7712_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7712_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7712_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7712_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7712_, 3u), 16u))}};
+                        kf_u32x4 t7710_ = wb_2_[0u];
+                        kf_f16x8 wh_5_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7710_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7710_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7710_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7710_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7710_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7710_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7710_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7710_, 3u), 16u))}};
                         acc_3_[0u] = __fmaf_rn(kf_f16_to_f32(wh_5_.v[7]), xs_13_[7u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[6]), xs_13_[6u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[5]), xs_13_[5u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[4]), xs_13_[4u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[3]), xs_13_[3u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[2]), xs_13_[2u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[1]), xs_13_[1u], __fmaf_rn(kf_f16_to_f32(wh_5_.v[0]), xs_13_[0u], acc_3_[0u]))))))));
                     }
                     unsigned v_16_ = (((ck_ << 5u) << 2u) + 32u) + lane_;
                     if (v_16_ < nv_) {
-                        kf_u32x4 t7816_ = xb_2_[2u];
-                        kf_f16x8 a_7_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7816_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7816_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7816_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7816_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7816_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7816_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7816_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7816_, 3u), 16u))}};
+                        kf_u32x4 t7814_ = xb_2_[2u];
+                        kf_f16x8 a_7_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7814_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7814_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7814_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7814_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7814_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7814_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7814_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7814_, 3u), 16u))}};
                         xs_14_[0u] = kf_f16_to_f32(a_7_.v[0]);
                         xs_14_[1u] = kf_f16_to_f32(a_7_.v[1]);
                         xs_14_[2u] = kf_f16_to_f32(a_7_.v[2]);
@@ -4650,14 +4650,14 @@ gemv_f16_f16_f16_acc(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x
                         xs_14_[5u] = kf_f16_to_f32(a_7_.v[5]);
                         xs_14_[6u] = kf_f16_to_f32(a_7_.v[6]);
                         xs_14_[7u] = kf_f16_to_f32(a_7_.v[7]);
-                        kf_u32x4 t7843_ = wb_2_[1u];
-                        kf_f16x8 wh_6_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7843_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7843_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7843_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7843_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7843_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7843_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7843_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7843_, 3u), 16u))}};
+                        kf_u32x4 t7841_ = wb_2_[1u];
+                        kf_f16x8 wh_6_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7841_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7841_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7841_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7841_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7841_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7841_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7841_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7841_, 3u), 16u))}};
                         acc_3_[0u] = __fmaf_rn(kf_f16_to_f32(wh_6_.v[7]), xs_14_[7u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[6]), xs_14_[6u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[5]), xs_14_[5u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[4]), xs_14_[4u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[3]), xs_14_[3u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[2]), xs_14_[2u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[1]), xs_14_[1u], __fmaf_rn(kf_f16_to_f32(wh_6_.v[0]), xs_14_[0u], acc_3_[0u]))))))));
                     }
                     unsigned v_17_ = (((ck_ << 5u) << 2u) + 64u) + lane_;
                     if (v_17_ < nv_) {
-                        kf_u32x4 t7947_ = xb_2_[4u];
-                        kf_f16x8 a_8_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7947_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7947_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7947_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7947_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7947_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7947_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7947_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7947_, 3u), 16u))}};
+                        kf_u32x4 t7945_ = xb_2_[4u];
+                        kf_f16x8 a_8_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7945_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7945_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7945_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7945_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7945_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7945_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7945_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7945_, 3u), 16u))}};
                         xs_15_[0u] = kf_f16_to_f32(a_8_.v[0]);
                         xs_15_[1u] = kf_f16_to_f32(a_8_.v[1]);
                         xs_15_[2u] = kf_f16_to_f32(a_8_.v[2]);
@@ -4666,14 +4666,14 @@ gemv_f16_f16_f16_acc(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x
                         xs_15_[5u] = kf_f16_to_f32(a_8_.v[5]);
                         xs_15_[6u] = kf_f16_to_f32(a_8_.v[6]);
                         xs_15_[7u] = kf_f16_to_f32(a_8_.v[7]);
-                        kf_u32x4 t7974_ = wb_2_[2u];
-                        kf_f16x8 wh_7_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7974_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7974_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7974_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7974_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7974_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7974_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7974_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7974_, 3u), 16u))}};
+                        kf_u32x4 t7972_ = wb_2_[2u];
+                        kf_f16x8 wh_7_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7972_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7972_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7972_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7972_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7972_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7972_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7972_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7972_, 3u), 16u))}};
                         acc_3_[0u] = __fmaf_rn(kf_f16_to_f32(wh_7_.v[7]), xs_15_[7u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[6]), xs_15_[6u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[5]), xs_15_[5u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[4]), xs_15_[4u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[3]), xs_15_[3u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[2]), xs_15_[2u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[1]), xs_15_[1u], __fmaf_rn(kf_f16_to_f32(wh_7_.v[0]), xs_15_[0u], acc_3_[0u]))))))));
                     }
                     unsigned v_18_ = (((ck_ << 5u) << 2u) + 96u) + lane_;
                     if (v_18_ < nv_) {
-                        kf_u32x4 t8078_ = xb_2_[6u];
-                        kf_f16x8 a_9_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t8078_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8078_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t8078_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8078_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t8078_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8078_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t8078_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8078_, 3u), 16u))}};
+                        kf_u32x4 t8076_ = xb_2_[6u];
+                        kf_f16x8 a_9_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t8076_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8076_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t8076_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8076_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t8076_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8076_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t8076_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8076_, 3u), 16u))}};
                         xs_16_[0u] = kf_f16_to_f32(a_9_.v[0]);
                         xs_16_[1u] = kf_f16_to_f32(a_9_.v[1]);
                         xs_16_[2u] = kf_f16_to_f32(a_9_.v[2]);
@@ -4682,27 +4682,27 @@ gemv_f16_f16_f16_acc(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x
                         xs_16_[5u] = kf_f16_to_f32(a_9_.v[5]);
                         xs_16_[6u] = kf_f16_to_f32(a_9_.v[6]);
                         xs_16_[7u] = kf_f16_to_f32(a_9_.v[7]);
-                        kf_u32x4 t8105_ = wb_2_[3u];
-                        kf_f16x8 wh_8_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t8105_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8105_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t8105_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8105_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t8105_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8105_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t8105_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8105_, 3u), 16u))}};
+                        kf_u32x4 t8103_ = wb_2_[3u];
+                        kf_f16x8 wh_8_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t8103_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8103_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t8103_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8103_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t8103_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8103_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t8103_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8103_, 3u), 16u))}};
                         acc_3_[0u] = __fmaf_rn(kf_f16_to_f32(wh_8_.v[7]), xs_16_[7u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[6]), xs_16_[6u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[5]), xs_16_[5u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[4]), xs_16_[4u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[3]), xs_16_[3u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[2]), xs_16_[2u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[1]), xs_16_[1u], __fmaf_rn(kf_f16_to_f32(wh_8_.v[0]), xs_16_[0u], acc_3_[0u]))))))));
                     }
-                    unsigned t8179_ = ck_ + 1u;
-                    ck_ = t8179_;
-                    if (t8179_ == steps_) {
+                    unsigned t8177_ = ck_ + 1u;
+                    ck_ = t8177_;
+                    if (t8177_ == steps_) {
                         float a_10_ = acc_3_[0u];
                         unsigned r_2_ = 0u;
-                        float t8187_ = __fadd_rn(a_10_, kf_shfl_xor(a_10_, 16u, kf_wn));
-                        float t8190_ = __fadd_rn(t8187_, kf_shfl_xor(t8187_, 8u, kf_wn));
-                        float t8193_ = __fadd_rn(t8190_, kf_shfl_xor(t8190_, 4u, kf_wn));
-                        float t8196_ = __fadd_rn(t8193_, kf_shfl_xor(t8193_, 2u, kf_wn));
-                        float t8199_ = __fadd_rn(t8196_, kf_shfl_xor(t8196_, 1u, kf_wn));
-                        bool t8201_ = lane_ == r_2_;
-                        bool t8202_ = t8201_;
-                        if (t8201_) {
-                            t8202_ = cg_ < m_;
+                        float t8185_ = __fadd_rn(a_10_, kf_shfl_xor(a_10_, 16u, kf_wn));
+                        float t8188_ = __fadd_rn(t8185_, kf_shfl_xor(t8185_, 8u, kf_wn));
+                        float t8191_ = __fadd_rn(t8188_, kf_shfl_xor(t8188_, 4u, kf_wn));
+                        float t8194_ = __fadd_rn(t8191_, kf_shfl_xor(t8191_, 2u, kf_wn));
+                        float t8197_ = __fadd_rn(t8194_, kf_shfl_xor(t8194_, 1u, kf_wn));
+                        bool t8199_ = lane_ == r_2_;
+                        bool t8200_ = t8199_;
+                        if (t8199_) {
+                            t8200_ = cg_ < m_;
                         }
-                        if (t8202_) {
-                            y_[cg_] = kf_f16_from_f32(__fadd_rn(t8199_, yold_));
+                        if (t8200_) {
+                            y_[cg_] = kf_f16_from_f32(__fadd_rn(t8197_, yold_));
                         }
                         acc_3_[0u] = 0.0f;
                         ck_ = 0u;
@@ -4714,49 +4714,49 @@ gemv_f16_f16_f16_acc(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x
     } else {
         unsigned lane_2_ = kf_lane_id();
         unsigned nv_2_ = k_ >> 3u;
-        unsigned t8293_ = (blockIdx.x * (blockDim.x >> 5u)) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u);
-        unsigned t8309_ = gridDim.x * (blockDim.x >> 5u);
+        unsigned t8291_ = (blockIdx.x * (blockDim.x >> 5u)) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u);
+        unsigned t8307_ = gridDim.x * (blockDim.x >> 5u);
         #pragma unroll 1
-        for (unsigned g_ = t8293_; g_ < m_; g_ = g_ + t8309_) {
+        for (unsigned g_ = t8291_; g_ < m_; g_ = g_ + t8307_) {
             row_[0u] = min(g_, (m_ - 1u));
             acc_4_[0u] = 0.0f;
             if ((k_ & 7u) == 0u) {
                 #pragma unroll 1
                 for (unsigned base_ = 0u; base_ < nv_2_; base_ = base_ + 128u) {
                     unsigned v_19_ = base_ + lane_2_;
-                    kf_u32x4 t8334_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                    kf_u32x4 t_4_ = t8334_;
+                    kf_u32x4 t8332_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_4_ = t8332_;
                     if (v_19_ < nv_2_) {
-                        unsigned t8340_ = (row_[0u] * nv_2_) + v_19_;
-                        kf_u32x4 t8341_ = wv_[t8340_];
-                        t_4_ = t8341_;
+                        unsigned t8338_ = (row_[0u] * nv_2_) + v_19_;
+                        kf_u32x4 t8339_ = wv_[t8338_];
+                        t_4_ = t8339_;
                     }
                     wr_[0u] = t_4_;
                     unsigned v_20_ = (base_ + 32u) + lane_2_;
-                    kf_u32x4 t8347_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                    kf_u32x4 t_5_ = t8347_;
+                    kf_u32x4 t8345_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_5_ = t8345_;
                     if (v_20_ < nv_2_) {
-                        unsigned t8353_ = (row_[0u] * nv_2_) + v_20_;
-                        kf_u32x4 t8354_ = wv_[t8353_];
-                        t_5_ = t8354_;
+                        unsigned t8351_ = (row_[0u] * nv_2_) + v_20_;
+                        kf_u32x4 t8352_ = wv_[t8351_];
+                        t_5_ = t8352_;
                     }
                     wr_[1u] = t_5_;
                     unsigned v_21_ = (base_ + 64u) + lane_2_;
-                    kf_u32x4 t8360_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                    kf_u32x4 t_6_ = t8360_;
+                    kf_u32x4 t8358_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_6_ = t8358_;
                     if (v_21_ < nv_2_) {
-                        unsigned t8366_ = (row_[0u] * nv_2_) + v_21_;
-                        kf_u32x4 t8367_ = wv_[t8366_];
-                        t_6_ = t8367_;
+                        unsigned t8364_ = (row_[0u] * nv_2_) + v_21_;
+                        kf_u32x4 t8365_ = wv_[t8364_];
+                        t_6_ = t8365_;
                     }
                     wr_[2u] = t_6_;
                     unsigned v_22_ = (base_ + 96u) + lane_2_;
-                    kf_u32x4 t8373_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                    kf_u32x4 t_7_ = t8373_;
+                    kf_u32x4 t8371_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_7_ = t8371_;
                     if (v_22_ < nv_2_) {
-                        unsigned t8379_ = (row_[0u] * nv_2_) + v_22_;
-                        kf_u32x4 t8380_ = wv_[t8379_];
-                        t_7_ = t8380_;
+                        unsigned t8377_ = (row_[0u] * nv_2_) + v_22_;
+                        kf_u32x4 t8378_ = wv_[t8377_];
+                        t_7_ = t8378_;
                     }
                     wr_[3u] = t_7_;
                     unsigned v_23_ = base_ + lane_2_;
@@ -4770,8 +4770,8 @@ gemv_f16_f16_f16_acc(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x
                         xs_17_[5u] = kf_f16_to_f32(a_11_.v[5]);
                         xs_17_[6u] = kf_f16_to_f32(a_11_.v[6]);
                         xs_17_[7u] = kf_f16_to_f32(a_11_.v[7]);
-                        kf_u32x4 t8436_ = wr_[0u];
-                        kf_f16x8 wh_9_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t8436_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8436_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t8436_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8436_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t8436_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8436_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t8436_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8436_, 3u), 16u))}};
+                        kf_u32x4 t8434_ = wr_[0u];
+                        kf_f16x8 wh_9_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t8434_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8434_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t8434_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8434_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t8434_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8434_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t8434_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8434_, 3u), 16u))}};
                         acc_4_[0u] = __fmaf_rn(kf_f16_to_f32(wh_9_.v[7]), xs_17_[7u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[6]), xs_17_[6u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[5]), xs_17_[5u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[4]), xs_17_[4u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[3]), xs_17_[3u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[2]), xs_17_[2u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[1]), xs_17_[1u], __fmaf_rn(kf_f16_to_f32(wh_9_.v[0]), xs_17_[0u], acc_4_[0u]))))))));
                     }
                     unsigned v_24_ = (base_ + 32u) + lane_2_;
@@ -4785,8 +4785,8 @@ gemv_f16_f16_f16_acc(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x
                         xs_18_[5u] = kf_f16_to_f32(a_12_.v[5]);
                         xs_18_[6u] = kf_f16_to_f32(a_12_.v[6]);
                         xs_18_[7u] = kf_f16_to_f32(a_12_.v[7]);
-                        kf_u32x4 t8563_ = wr_[1u];
-                        kf_f16x8 wh_10_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t8563_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8563_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t8563_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8563_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t8563_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8563_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t8563_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8563_, 3u), 16u))}};
+                        kf_u32x4 t8561_ = wr_[1u];
+                        kf_f16x8 wh_10_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t8561_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8561_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t8561_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8561_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t8561_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8561_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t8561_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8561_, 3u), 16u))}};
                         acc_4_[0u] = __fmaf_rn(kf_f16_to_f32(wh_10_.v[7]), xs_18_[7u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[6]), xs_18_[6u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[5]), xs_18_[5u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[4]), xs_18_[4u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[3]), xs_18_[3u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[2]), xs_18_[2u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[1]), xs_18_[1u], __fmaf_rn(kf_f16_to_f32(wh_10_.v[0]), xs_18_[0u], acc_4_[0u]))))))));
                     }
                     unsigned v_25_ = (base_ + 64u) + lane_2_;
@@ -4800,8 +4800,8 @@ gemv_f16_f16_f16_acc(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x
                         xs_19_[5u] = kf_f16_to_f32(a_13_.v[5]);
                         xs_19_[6u] = kf_f16_to_f32(a_13_.v[6]);
                         xs_19_[7u] = kf_f16_to_f32(a_13_.v[7]);
-                        kf_u32x4 t8690_ = wr_[2u];
-                        kf_f16x8 wh_11_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t8690_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8690_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t8690_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8690_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t8690_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8690_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t8690_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8690_, 3u), 16u))}};
+                        kf_u32x4 t8688_ = wr_[2u];
+                        kf_f16x8 wh_11_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t8688_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8688_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t8688_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8688_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t8688_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8688_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t8688_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8688_, 3u), 16u))}};
                         acc_4_[0u] = __fmaf_rn(kf_f16_to_f32(wh_11_.v[7]), xs_19_[7u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[6]), xs_19_[6u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[5]), xs_19_[5u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[4]), xs_19_[4u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[3]), xs_19_[3u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[2]), xs_19_[2u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[1]), xs_19_[1u], __fmaf_rn(kf_f16_to_f32(wh_11_.v[0]), xs_19_[0u], acc_4_[0u]))))))));
                     }
                     unsigned v_26_ = (base_ + 96u) + lane_2_;
@@ -4815,63 +4815,63 @@ gemv_f16_f16_f16_acc(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x
                         xs_20_[5u] = kf_f16_to_f32(a_14_.v[5]);
                         xs_20_[6u] = kf_f16_to_f32(a_14_.v[6]);
                         xs_20_[7u] = kf_f16_to_f32(a_14_.v[7]);
-                        kf_u32x4 t8817_ = wr_[3u];
-                        kf_f16x8 wh_12_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t8817_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8817_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t8817_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8817_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t8817_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8817_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t8817_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8817_, 3u), 16u))}};
+                        kf_u32x4 t8815_ = wr_[3u];
+                        kf_f16x8 wh_12_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t8815_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8815_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t8815_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8815_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t8815_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8815_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t8815_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8815_, 3u), 16u))}};
                         acc_4_[0u] = __fmaf_rn(kf_f16_to_f32(wh_12_.v[7]), xs_20_[7u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[6]), xs_20_[6u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[5]), xs_20_[5u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[4]), xs_20_[4u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[3]), xs_20_[3u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[2]), xs_20_[2u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[1]), xs_20_[1u], __fmaf_rn(kf_f16_to_f32(wh_12_.v[0]), xs_20_[0u], acc_4_[0u]))))))));
                     }
                 }
             } else {
                 #pragma unroll 1
                 for (unsigned c_ = lane_2_; c_ < k_; c_ = c_ + 32u) {
-                    float t8898_ = kf_f16_to_f32(x_[c_]);
+                    float t8896_ = kf_f16_to_f32(x_[c_]);
                     unsigned i_ = (row_[0u] * k_) + c_;
                     unsigned short u_ = w16_[i_];
-                    acc_4_[0u] = __fmaf_rn(kf_f16_to_f32(kf_bitcast<kf_f16>(u_)), t8898_, acc_4_[0u]);
+                    acc_4_[0u] = __fmaf_rn(kf_f16_to_f32(kf_bitcast<kf_f16>(u_)), t8896_, acc_4_[0u]);
                 }
             }
-            float t8916_ = acc_4_[0u];
-            unsigned t8938_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
-            if (t8938_ == 32u) {
-                float t8943_ = __fadd_rn(t8916_, kf_shfl_xor(t8916_, 16u, kf_wn));
-                float t8946_ = __fadd_rn(t8943_, kf_shfl_xor(t8943_, 8u, kf_wn));
-                float t8949_ = __fadd_rn(t8946_, kf_shfl_xor(t8946_, 4u, kf_wn));
-                float t8952_ = __fadd_rn(t8949_, kf_shfl_xor(t8949_, 2u, kf_wn));
-                s_ = __fadd_rn(t8952_, kf_shfl_xor(t8952_, 1u, kf_wn));
+            float t8914_ = acc_4_[0u];
+            unsigned t8936_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+            if (t8936_ == 32u) {
+                float t8941_ = __fadd_rn(t8914_, kf_shfl_xor(t8914_, 16u, kf_wn));
+                float t8944_ = __fadd_rn(t8941_, kf_shfl_xor(t8941_, 8u, kf_wn));
+                float t8947_ = __fadd_rn(t8944_, kf_shfl_xor(t8944_, 4u, kf_wn));
+                float t8950_ = __fadd_rn(t8947_, kf_shfl_xor(t8947_, 2u, kf_wn));
+                s_ = __fadd_rn(t8950_, kf_shfl_xor(t8950_, 1u, kf_wn));
             } else {
-                float t8958_ = kf_shfl_down(t8916_, 16u, kf_wn);
-                bool t8960_ = (kf_lane_id() + 16u) < t8938_;
-                float t8961_ = __fadd_rn(t8916_, t8958_);
-                float t8962_ = t8960_ ? t8961_ : t8916_;
-                float t8964_ = kf_shfl_down(t8962_, 8u, kf_wn);
-                bool t8966_ = (kf_lane_id() + 8u) < t8938_;
-                float t8967_ = __fadd_rn(t8962_, t8964_);
-                float t8968_ = t8966_ ? t8967_ : t8962_;
-                float t8970_ = kf_shfl_down(t8968_, 4u, kf_wn);
-                bool t8972_ = (kf_lane_id() + 4u) < t8938_;
-                float t8973_ = __fadd_rn(t8968_, t8970_);
-                float t8974_ = t8972_ ? t8973_ : t8968_;
-                float t8976_ = kf_shfl_down(t8974_, 2u, kf_wn);
-                bool t8978_ = (kf_lane_id() + 2u) < t8938_;
-                float t8979_ = __fadd_rn(t8974_, t8976_);
-                float t8980_ = t8978_ ? t8979_ : t8974_;
-                float t8982_ = kf_shfl_down(t8980_, 1u, kf_wn);
-                bool t8984_ = (kf_lane_id() + 1u) < t8938_;
-                float t8985_ = __fadd_rn(t8980_, t8982_);
-                s_ = kf_shfl(t8984_ ? t8985_ : t8980_, 0u, kf_wn);
+                float t8956_ = kf_shfl_down(t8914_, 16u, kf_wn);
+                bool t8958_ = (kf_lane_id() + 16u) < t8936_;
+                float t8959_ = __fadd_rn(t8914_, t8956_);
+                float t8960_ = t8958_ ? t8959_ : t8914_;
+                float t8962_ = kf_shfl_down(t8960_, 8u, kf_wn);
+                bool t8964_ = (kf_lane_id() + 8u) < t8936_;
+                float t8965_ = __fadd_rn(t8960_, t8962_);
+                float t8966_ = t8964_ ? t8965_ : t8960_;
+                float t8968_ = kf_shfl_down(t8966_, 4u, kf_wn);
+                bool t8970_ = (kf_lane_id() + 4u) < t8936_;
+                float t8971_ = __fadd_rn(t8966_, t8968_);
+                float t8972_ = t8970_ ? t8971_ : t8966_;
+                float t8974_ = kf_shfl_down(t8972_, 2u, kf_wn);
+                bool t8976_ = (kf_lane_id() + 2u) < t8936_;
+                float t8977_ = __fadd_rn(t8972_, t8974_);
+                float t8978_ = t8976_ ? t8977_ : t8972_;
+                float t8980_ = kf_shfl_down(t8978_, 1u, kf_wn);
+                bool t8982_ = (kf_lane_id() + 1u) < t8936_;
+                float t8983_ = __fadd_rn(t8978_, t8980_);
+                s_ = kf_shfl(t8982_ ? t8983_ : t8978_, 0u, kf_wn);
             }
-            bool t8990_ = lane_2_ == 0u;
-            bool t8991_ = t8990_;
-            if (t8990_) {
-                t8991_ = g_ < m_;
+            bool t8988_ = lane_2_ == 0u;
+            bool t8989_ = t8988_;
+            if (t8988_) {
+                t8989_ = g_ < m_;
             }
-            if (t8991_) {
+            if (t8989_) {
                 y_[g_] = kf_f16_from_f32(__fadd_rn(s_, kf_f16_to_f32(y_[g_])));
             }
         }
     }
 }
 
-/* kernel gemv_bf16_f16_f16_acc (gemv.kf:1151) */
+/* kernel gemv_bf16_f16_f16_acc (gemv.kf:1148) */
 extern "C" __global__ void __launch_bounds__(64)
 gemv_bf16_f16_f16_acc(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__ x_, kf_f16* __restrict__ y_, unsigned m_, unsigned k_)
 {
@@ -4907,19 +4907,19 @@ gemv_bf16_f16_f16_acc(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__
         unsigned wid_ = (blockIdx.x * (blockDim.x >> 5u)) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u);
         unsigned nw_ = gridDim.x * (blockDim.x >> 5u);
         if (!(wid_ >= m_)) {
-            unsigned t4885_ = m_ - wid_;
-            unsigned t4893_ = ((t4885_ / nw_) + (((t4885_ % nw_) != 0u) ? 1u : 0u)) * steps_;
+            unsigned t4883_ = m_ - wid_;
+            unsigned t4891_ = ((t4883_ / nw_) + (((t4883_ % nw_) != 0u) ? 1u : 0u)) * steps_;
             acc_3_[0u] = 0.0f;
             float yold_ = 0.0f;
             unsigned lg_ = wid_;
             unsigned lk_ = 0u;
             unsigned cg_ = wid_;
             unsigned ck_ = 0u;
-            unsigned t6513_ = t4893_ + 1u;
+            unsigned t6511_ = t4891_ + 1u;
             asm("" : "+r"(nw_));
             #pragma unroll 1
-            for (unsigned t0_ = 0u; t0_ < t6513_; t0_ = t0_ + 2u) {
-                if (t0_ < t4893_) {
+            for (unsigned t0_ = 0u; t0_ < t6511_; t0_ = t0_ + 2u) {
+                if (t0_ < t4891_) {
                     unsigned v_ = min((((lk_ << 5u) << 2u) + lane_), (nv_ - 1u));
                     unsigned row_2_ = min(lg_, (m_ - 1u));
                     wb_2_[0u] = wv_[(row_2_ * nv_) + v_];
@@ -4936,35 +4936,35 @@ gemv_bf16_f16_f16_acc(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__
                     unsigned row_5_ = min(lg_, (m_ - 1u));
                     wb_2_[3u] = wv_[(row_5_ * nv_) + v_4_];
                     xb_2_[6u] = xv_[v_4_];
-                    unsigned t6717_ = lk_ + 1u;
-                    lk_ = t6717_;
-                    if (t6717_ == steps_) {
+                    unsigned t6715_ = lk_ + 1u;
+                    lk_ = t6715_;
+                    if (t6715_ == steps_) {
                         lk_ = 0u;
                         lg_ = lg_ + nw_;
                     }
                 }
-                bool t6770_ = t0_ >= 1u;
-                bool t6771_ = t6770_;
-                if (t6770_) {
-                    t6771_ = (t0_ - 1u) < t4893_;
+                bool t6768_ = t0_ >= 1u;
+                bool t6769_ = t6768_;
+                if (t6768_) {
+                    t6769_ = (t0_ - 1u) < t4891_;
                 }
-                if (t6771_) {
+                if (t6769_) {
                     if (ck_ == 0u) {
                         float v_5_ = 0.0f;
-                        bool t6786_ = kf_lane_id() < 1u;
-                        bool t6787_ = t6786_;
-                        if (t6786_) {
-                            t6787_ = (cg_ + kf_lane_id()) < m_;
+                        bool t6784_ = kf_lane_id() < 1u;
+                        bool t6785_ = t6784_;
+                        if (t6784_) {
+                            t6785_ = (cg_ + kf_lane_id()) < m_;
                         }
-                        if (t6787_) {
+                        if (t6785_) {
                             v_5_ = kf_f16_to_f32(y_[cg_ + kf_lane_id()]);
                         }
                         yold_ = v_5_;
                     }
                     unsigned v_6_ = ((ck_ << 5u) << 2u) + lane_;
                     if (v_6_ < nv_) {
-                        kf_u32x4 t6830_ = xb_2_[8u];
-                        kf_f16x8 a_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t6830_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6830_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t6830_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6830_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t6830_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6830_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t6830_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6830_, 3u), 16u))}};
+                        kf_u32x4 t6828_ = xb_2_[8u];
+                        kf_f16x8 a_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t6828_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6828_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t6828_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6828_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t6828_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6828_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t6828_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6828_, 3u), 16u))}};
                         xs_9_[0u] = kf_f16_to_f32(a_.v[0]);
                         xs_9_[1u] = kf_f16_to_f32(a_.v[1]);
                         xs_9_[2u] = kf_f16_to_f32(a_.v[2]);
@@ -4973,14 +4973,14 @@ gemv_bf16_f16_f16_acc(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__
                         xs_9_[5u] = kf_f16_to_f32(a_.v[5]);
                         xs_9_[6u] = kf_f16_to_f32(a_.v[6]);
                         xs_9_[7u] = kf_f16_to_f32(a_.v[7]);
-                        kf_u32x4 t6860_ = wb_2_[4u];
-                        kf_bf16x8 wbv_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t6860_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t6860_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t6860_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t6860_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t6860_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t6860_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t6860_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t6860_, 3u), 16u))}};
+                        kf_u32x4 t6858_ = wb_2_[4u];
+                        kf_bf16x8 wbv_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t6858_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t6858_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t6858_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t6858_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t6858_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t6858_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t6858_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t6858_, 3u), 16u))}};
                         acc_3_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_.v[7]), xs_9_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[6]), xs_9_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[5]), xs_9_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[4]), xs_9_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[3]), xs_9_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[2]), xs_9_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[1]), xs_9_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_.v[0]), xs_9_[0u], acc_3_[0u]))))))));
                     }
                     unsigned v_7_ = (((ck_ << 5u) << 2u) + 32u) + lane_;
                     if (v_7_ < nv_) {
-                        kf_u32x4 t6961_ = xb_2_[10u];
-                        kf_f16x8 a_2_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t6961_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6961_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t6961_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6961_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t6961_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6961_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t6961_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6961_, 3u), 16u))}};
+                        kf_u32x4 t6959_ = xb_2_[10u];
+                        kf_f16x8 a_2_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t6959_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6959_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t6959_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6959_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t6959_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6959_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t6959_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t6959_, 3u), 16u))}};
                         xs_10_[0u] = kf_f16_to_f32(a_2_.v[0]);
                         xs_10_[1u] = kf_f16_to_f32(a_2_.v[1]);
                         xs_10_[2u] = kf_f16_to_f32(a_2_.v[2]);
@@ -4989,14 +4989,14 @@ gemv_bf16_f16_f16_acc(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__
                         xs_10_[5u] = kf_f16_to_f32(a_2_.v[5]);
                         xs_10_[6u] = kf_f16_to_f32(a_2_.v[6]);
                         xs_10_[7u] = kf_f16_to_f32(a_2_.v[7]);
-                        kf_u32x4 t6991_ = wb_2_[5u];
-                        kf_bf16x8 wbv_2_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t6991_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t6991_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t6991_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t6991_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t6991_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t6991_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t6991_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t6991_, 3u), 16u))}};
+                        kf_u32x4 t6989_ = wb_2_[5u];
+                        kf_bf16x8 wbv_2_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t6989_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t6989_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t6989_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t6989_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t6989_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t6989_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t6989_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t6989_, 3u), 16u))}};
                         acc_3_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[7]), xs_10_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[6]), xs_10_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[5]), xs_10_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[4]), xs_10_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[3]), xs_10_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[2]), xs_10_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[1]), xs_10_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_2_.v[0]), xs_10_[0u], acc_3_[0u]))))))));
                     }
                     unsigned v_8_ = (((ck_ << 5u) << 2u) + 64u) + lane_;
                     if (v_8_ < nv_) {
-                        kf_u32x4 t7092_ = xb_2_[12u];
-                        kf_f16x8 a_3_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7092_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7092_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7092_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7092_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7092_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7092_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7092_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7092_, 3u), 16u))}};
+                        kf_u32x4 t7090_ = xb_2_[12u];
+                        kf_f16x8 a_3_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7090_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7090_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7090_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7090_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7090_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7090_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7090_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7090_, 3u), 16u))}};
                         xs_11_[0u] = kf_f16_to_f32(a_3_.v[0]);
                         xs_11_[1u] = kf_f16_to_f32(a_3_.v[1]);
                         xs_11_[2u] = kf_f16_to_f32(a_3_.v[2]);
@@ -5005,14 +5005,14 @@ gemv_bf16_f16_f16_acc(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__
                         xs_11_[5u] = kf_f16_to_f32(a_3_.v[5]);
                         xs_11_[6u] = kf_f16_to_f32(a_3_.v[6]);
                         xs_11_[7u] = kf_f16_to_f32(a_3_.v[7]);
-                        kf_u32x4 t7122_ = wb_2_[6u];
-                        kf_bf16x8 wbv_3_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t7122_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7122_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7122_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7122_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7122_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7122_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7122_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7122_, 3u), 16u))}};
+                        kf_u32x4 t7120_ = wb_2_[6u];
+                        kf_bf16x8 wbv_3_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t7120_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7120_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7120_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7120_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7120_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7120_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7120_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7120_, 3u), 16u))}};
                         acc_3_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[7]), xs_11_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[6]), xs_11_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[5]), xs_11_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[4]), xs_11_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[3]), xs_11_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[2]), xs_11_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[1]), xs_11_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_3_.v[0]), xs_11_[0u], acc_3_[0u]))))))));
                     }
                     unsigned v_9_ = (((ck_ << 5u) << 2u) + 96u) + lane_;
                     if (v_9_ < nv_) {
-                        kf_u32x4 t7223_ = xb_2_[14u];
-                        kf_f16x8 a_4_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7223_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7223_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7223_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7223_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7223_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7223_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7223_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7223_, 3u), 16u))}};
+                        kf_u32x4 t7221_ = xb_2_[14u];
+                        kf_f16x8 a_4_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7221_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7221_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7221_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7221_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7221_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7221_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7221_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7221_, 3u), 16u))}};
                         xs_12_[0u] = kf_f16_to_f32(a_4_.v[0]);
                         xs_12_[1u] = kf_f16_to_f32(a_4_.v[1]);
                         xs_12_[2u] = kf_f16_to_f32(a_4_.v[2]);
@@ -5021,34 +5021,34 @@ gemv_bf16_f16_f16_acc(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__
                         xs_12_[5u] = kf_f16_to_f32(a_4_.v[5]);
                         xs_12_[6u] = kf_f16_to_f32(a_4_.v[6]);
                         xs_12_[7u] = kf_f16_to_f32(a_4_.v[7]);
-                        kf_u32x4 t7253_ = wb_2_[7u];
-                        kf_bf16x8 wbv_4_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t7253_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7253_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7253_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7253_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7253_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7253_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7253_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7253_, 3u), 16u))}};
+                        kf_u32x4 t7251_ = wb_2_[7u];
+                        kf_bf16x8 wbv_4_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t7251_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7251_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7251_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7251_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7251_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7251_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7251_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7251_, 3u), 16u))}};
                         acc_3_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[7]), xs_12_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[6]), xs_12_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[5]), xs_12_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[4]), xs_12_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[3]), xs_12_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[2]), xs_12_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[1]), xs_12_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_4_.v[0]), xs_12_[0u], acc_3_[0u]))))))));
                     }
-                    unsigned t7324_ = ck_ + 1u;
-                    ck_ = t7324_;
-                    if (t7324_ == steps_) {
+                    unsigned t7322_ = ck_ + 1u;
+                    ck_ = t7322_;
+                    if (t7322_ == steps_) {
                         float a_5_ = acc_3_[0u];
                         unsigned r_ = 0u;
-                        float t7332_ = __fadd_rn(a_5_, kf_shfl_xor(a_5_, 16u, kf_wn));
-                        float t7335_ = __fadd_rn(t7332_, kf_shfl_xor(t7332_, 8u, kf_wn));
-                        float t7338_ = __fadd_rn(t7335_, kf_shfl_xor(t7335_, 4u, kf_wn));
-                        float t7341_ = __fadd_rn(t7338_, kf_shfl_xor(t7338_, 2u, kf_wn));
-                        float t7344_ = __fadd_rn(t7341_, kf_shfl_xor(t7341_, 1u, kf_wn));
-                        bool t7346_ = lane_ == r_;
-                        bool t7347_ = t7346_;
-                        if (t7346_) {
-                            t7347_ = cg_ < m_;
+                        float t7330_ = __fadd_rn(a_5_, kf_shfl_xor(a_5_, 16u, kf_wn));
+                        float t7333_ = __fadd_rn(t7330_, kf_shfl_xor(t7330_, 8u, kf_wn));
+                        float t7336_ = __fadd_rn(t7333_, kf_shfl_xor(t7333_, 4u, kf_wn));
+                        float t7339_ = __fadd_rn(t7336_, kf_shfl_xor(t7336_, 2u, kf_wn));
+                        float t7342_ = __fadd_rn(t7339_, kf_shfl_xor(t7339_, 1u, kf_wn));
+                        bool t7344_ = lane_ == r_;
+                        bool t7345_ = t7344_;
+                        if (t7344_) {
+                            t7345_ = cg_ < m_;
                         }
-                        if (t7347_) {
-                            y_[cg_] = kf_f16_from_f32(__fadd_rn(t7344_, yold_));
+                        if (t7345_) {
+                            y_[cg_] = kf_f16_from_f32(__fadd_rn(t7342_, yold_));
                         }
                         acc_3_[0u] = 0.0f;
                         ck_ = 0u;
                         cg_ = cg_ + nw_;
                     }
                 }
-                if ((t0_ + 1u) < t4893_) {
+                if ((t0_ + 1u) < t4891_) {
                     unsigned v_10_ = min((((lk_ << 5u) << 2u) + lane_), (nv_ - 1u));
                     unsigned row_6_ = min(lg_, (m_ - 1u));
                     wb_2_[4u] = wv_[(row_6_ * nv_) + v_10_];
@@ -5065,35 +5065,35 @@ gemv_bf16_f16_f16_acc(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__
                     unsigned row_9_ = min(lg_, (m_ - 1u));
                     wb_2_[7u] = wv_[(row_9_ * nv_) + v_13_];
                     xb_2_[14u] = xv_[v_13_];
-                    unsigned t7572_ = lk_ + 1u;
-                    lk_ = t7572_;
-                    if (t7572_ == steps_) {
+                    unsigned t7570_ = lk_ + 1u;
+                    lk_ = t7570_;
+                    if (t7570_ == steps_) {
                         lk_ = 0u;
                         lg_ = lg_ + nw_;
                     }
                 }
-                bool t7625_ = (t0_ + 1u) >= 1u;
-                bool t7626_ = t7625_;
-                if (t7625_) {
-                    t7626_ = ((t0_ + 1u) - 1u) < t4893_;
+                bool t7623_ = (t0_ + 1u) >= 1u;
+                bool t7624_ = t7623_;
+                if (t7623_) {
+                    t7624_ = ((t0_ + 1u) - 1u) < t4891_;
                 }
-                if (t7626_) {
+                if (t7624_) {
                     if (ck_ == 0u) {
                         float v_14_ = 0.0f;
-                        bool t7641_ = kf_lane_id() < 1u;
-                        bool t7642_ = t7641_;
-                        if (t7641_) {
-                            t7642_ = (cg_ + kf_lane_id()) < m_;
+                        bool t7639_ = kf_lane_id() < 1u;
+                        bool t7640_ = t7639_;
+                        if (t7639_) {
+                            t7640_ = (cg_ + kf_lane_id()) < m_;
                         }
-                        if (t7642_) {
+                        if (t7640_) {
                             v_14_ = kf_f16_to_f32(y_[cg_ + kf_lane_id()]);
                         }
                         yold_ = v_14_;
                     }
                     unsigned v_15_ = ((ck_ << 5u) << 2u) + lane_;
                     if (v_15_ < nv_) {
-                        kf_u32x4 t7685_ = xb_2_[0u];
-                        kf_f16x8 a_6_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7685_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7685_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7685_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7685_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7685_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7685_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7685_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7685_, 3u), 16u))}};
+                        kf_u32x4 t7683_ = xb_2_[0u];
+                        kf_f16x8 a_6_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7683_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7683_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7683_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7683_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7683_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7683_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7683_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7683_, 3u), 16u))}};
                         xs_13_[0u] = kf_f16_to_f32(a_6_.v[0]);
                         xs_13_[1u] = kf_f16_to_f32(a_6_.v[1]);
                         xs_13_[2u] = kf_f16_to_f32(a_6_.v[2]);
@@ -5102,14 +5102,14 @@ gemv_bf16_f16_f16_acc(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__
                         xs_13_[5u] = kf_f16_to_f32(a_6_.v[5]);
                         xs_13_[6u] = kf_f16_to_f32(a_6_.v[6]);
                         xs_13_[7u] = kf_f16_to_f32(a_6_.v[7]);
-                        kf_u32x4 t7715_ = wb_2_[0u];
-                        kf_bf16x8 wbv_5_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t7715_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7715_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7715_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7715_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7715_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7715_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7715_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7715_, 3u), 16u))}};
+                        kf_u32x4 t7713_ = wb_2_[0u];
+                        kf_bf16x8 wbv_5_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t7713_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7713_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7713_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7713_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7713_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7713_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7713_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7713_, 3u), 16u))}};
                         acc_3_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[7]), xs_13_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[6]), xs_13_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[5]), xs_13_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[4]), xs_13_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[3]), xs_13_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[2]), xs_13_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[1]), xs_13_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_5_.v[0]), xs_13_[0u], acc_3_[0u]))))))));
                     }
                     unsigned v_16_ = (((ck_ << 5u) << 2u) + 32u) + lane_;
                     if (v_16_ < nv_) {
-                        kf_u32x4 t7816_ = xb_2_[2u];
-                        kf_f16x8 a_7_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7816_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7816_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7816_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7816_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7816_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7816_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7816_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7816_, 3u), 16u))}};
+                        kf_u32x4 t7814_ = xb_2_[2u];
+                        kf_f16x8 a_7_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7814_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7814_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7814_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7814_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7814_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7814_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7814_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7814_, 3u), 16u))}};
                         xs_14_[0u] = kf_f16_to_f32(a_7_.v[0]);
                         xs_14_[1u] = kf_f16_to_f32(a_7_.v[1]);
                         xs_14_[2u] = kf_f16_to_f32(a_7_.v[2]);
@@ -5118,14 +5118,14 @@ gemv_bf16_f16_f16_acc(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__
                         xs_14_[5u] = kf_f16_to_f32(a_7_.v[5]);
                         xs_14_[6u] = kf_f16_to_f32(a_7_.v[6]);
                         xs_14_[7u] = kf_f16_to_f32(a_7_.v[7]);
-                        kf_u32x4 t7846_ = wb_2_[1u];
-                        kf_bf16x8 wbv_6_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t7846_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7846_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7846_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7846_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7846_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7846_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7846_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7846_, 3u), 16u))}};
+                        kf_u32x4 t7844_ = wb_2_[1u];
+                        kf_bf16x8 wbv_6_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t7844_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7844_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7844_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7844_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7844_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7844_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7844_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7844_, 3u), 16u))}};
                         acc_3_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[7]), xs_14_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[6]), xs_14_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[5]), xs_14_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[4]), xs_14_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[3]), xs_14_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[2]), xs_14_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[1]), xs_14_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_6_.v[0]), xs_14_[0u], acc_3_[0u]))))))));
                     }
                     unsigned v_17_ = (((ck_ << 5u) << 2u) + 64u) + lane_;
                     if (v_17_ < nv_) {
-                        kf_u32x4 t7947_ = xb_2_[4u];
-                        kf_f16x8 a_8_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7947_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7947_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7947_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7947_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7947_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7947_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7947_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7947_, 3u), 16u))}};
+                        kf_u32x4 t7945_ = xb_2_[4u];
+                        kf_f16x8 a_8_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t7945_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7945_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t7945_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7945_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t7945_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7945_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t7945_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t7945_, 3u), 16u))}};
                         xs_15_[0u] = kf_f16_to_f32(a_8_.v[0]);
                         xs_15_[1u] = kf_f16_to_f32(a_8_.v[1]);
                         xs_15_[2u] = kf_f16_to_f32(a_8_.v[2]);
@@ -5134,14 +5134,14 @@ gemv_bf16_f16_f16_acc(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__
                         xs_15_[5u] = kf_f16_to_f32(a_8_.v[5]);
                         xs_15_[6u] = kf_f16_to_f32(a_8_.v[6]);
                         xs_15_[7u] = kf_f16_to_f32(a_8_.v[7]);
-                        kf_u32x4 t7977_ = wb_2_[2u];
-                        kf_bf16x8 wbv_7_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t7977_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7977_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7977_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7977_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7977_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7977_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7977_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7977_, 3u), 16u))}};
+                        kf_u32x4 t7975_ = wb_2_[2u];
+                        kf_bf16x8 wbv_7_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t7975_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7975_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7975_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7975_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7975_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7975_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t7975_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t7975_, 3u), 16u))}};
                         acc_3_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[7]), xs_15_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[6]), xs_15_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[5]), xs_15_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[4]), xs_15_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[3]), xs_15_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[2]), xs_15_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[1]), xs_15_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_7_.v[0]), xs_15_[0u], acc_3_[0u]))))))));
                     }
                     unsigned v_18_ = (((ck_ << 5u) << 2u) + 96u) + lane_;
                     if (v_18_ < nv_) {
-                        kf_u32x4 t8078_ = xb_2_[6u];
-                        kf_f16x8 a_9_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t8078_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8078_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t8078_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8078_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t8078_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8078_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t8078_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8078_, 3u), 16u))}};
+                        kf_u32x4 t8076_ = xb_2_[6u];
+                        kf_f16x8 a_9_ = kf_f16x8{{kf_low_bits<kf_f16>(kf_word(t8076_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8076_, 0u), 16u)), kf_low_bits<kf_f16>(kf_word(t8076_, 1u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8076_, 1u), 16u)), kf_low_bits<kf_f16>(kf_word(t8076_, 2u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8076_, 2u), 16u)), kf_low_bits<kf_f16>(kf_word(t8076_, 3u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t8076_, 3u), 16u))}};
                         xs_16_[0u] = kf_f16_to_f32(a_9_.v[0]);
                         xs_16_[1u] = kf_f16_to_f32(a_9_.v[1]);
                         xs_16_[2u] = kf_f16_to_f32(a_9_.v[2]);
@@ -5150,27 +5150,27 @@ gemv_bf16_f16_f16_acc(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__
                         xs_16_[5u] = kf_f16_to_f32(a_9_.v[5]);
                         xs_16_[6u] = kf_f16_to_f32(a_9_.v[6]);
                         xs_16_[7u] = kf_f16_to_f32(a_9_.v[7]);
-                        kf_u32x4 t8108_ = wb_2_[3u];
-                        kf_bf16x8 wbv_8_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t8108_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8108_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8108_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8108_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8108_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8108_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8108_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8108_, 3u), 16u))}};
+                        kf_u32x4 t8106_ = wb_2_[3u];
+                        kf_bf16x8 wbv_8_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t8106_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8106_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8106_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8106_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8106_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8106_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8106_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8106_, 3u), 16u))}};
                         acc_3_[0u] = __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[7]), xs_16_[7u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[6]), xs_16_[6u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[5]), xs_16_[5u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[4]), xs_16_[4u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[3]), xs_16_[3u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[2]), xs_16_[2u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[1]), xs_16_[1u], __fmaf_rn(kf_bf16_to_f32(wbv_8_.v[0]), xs_16_[0u], acc_3_[0u]))))))));
                     }
-                    unsigned t8179_ = ck_ + 1u;
-                    ck_ = t8179_;
-                    if (t8179_ == steps_) {
+                    unsigned t8177_ = ck_ + 1u;
+                    ck_ = t8177_;
+                    if (t8177_ == steps_) {
                         float a_10_ = acc_3_[0u];
                         unsigned r_2_ = 0u;
-                        float t8187_ = __fadd_rn(a_10_, kf_shfl_xor(a_10_, 16u, kf_wn));
-                        float t8190_ = __fadd_rn(t8187_, kf_shfl_xor(t8187_, 8u, kf_wn));
-                        float t8193_ = __fadd_rn(t8190_, kf_shfl_xor(t8190_, 4u, kf_wn));
-                        float t8196_ = __fadd_rn(t8193_, kf_shfl_xor(t8193_, 2u, kf_wn));
-                        float t8199_ = __fadd_rn(t8196_, kf_shfl_xor(t8196_, 1u, kf_wn));
-                        bool t8201_ = lane_ == r_2_;
-                        bool t8202_ = t8201_;
-                        if (t8201_) {
-                            t8202_ = cg_ < m_;
+                        float t8185_ = __fadd_rn(a_10_, kf_shfl_xor(a_10_, 16u, kf_wn));
+                        float t8188_ = __fadd_rn(t8185_, kf_shfl_xor(t8185_, 8u, kf_wn));
+                        float t8191_ = __fadd_rn(t8188_, kf_shfl_xor(t8188_, 4u, kf_wn));
+                        float t8194_ = __fadd_rn(t8191_, kf_shfl_xor(t8191_, 2u, kf_wn));
+                        float t8197_ = __fadd_rn(t8194_, kf_shfl_xor(t8194_, 1u, kf_wn));
+                        bool t8199_ = lane_ == r_2_;
+                        bool t8200_ = t8199_;
+                        if (t8199_) {
+                            t8200_ = cg_ < m_;
                         }
-                        if (t8202_) {
-                            y_[cg_] = kf_f16_from_f32(__fadd_rn(t8199_, yold_));
+                        if (t8200_) {
+                            y_[cg_] = kf_f16_from_f32(__fadd_rn(t8197_, yold_));
                         }
                         acc_3_[0u] = 0.0f;
                         ck_ = 0u;
@@ -5182,49 +5182,49 @@ gemv_bf16_f16_f16_acc(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__
     } else {
         unsigned lane_2_ = kf_lane_id();
         unsigned nv_2_ = k_ >> 3u;
-        unsigned t8293_ = (blockIdx.x * (blockDim.x >> 5u)) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u);
-        unsigned t8309_ = gridDim.x * (blockDim.x >> 5u);
+        unsigned t8291_ = (blockIdx.x * (blockDim.x >> 5u)) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u);
+        unsigned t8307_ = gridDim.x * (blockDim.x >> 5u);
         #pragma unroll 1
-        for (unsigned g_ = t8293_; g_ < m_; g_ = g_ + t8309_) {
+        for (unsigned g_ = t8291_; g_ < m_; g_ = g_ + t8307_) {
             row_[0u] = min(g_, (m_ - 1u));
             acc_4_[0u] = 0.0f;
             if ((k_ & 7u) == 0u) {
                 #pragma unroll 1
                 for (unsigned base_ = 0u; base_ < nv_2_; base_ = base_ + 128u) {
                     unsigned v_19_ = base_ + lane_2_;
-                    kf_u32x4 t8334_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                    kf_u32x4 t_4_ = t8334_;
+                    kf_u32x4 t8332_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_4_ = t8332_;
                     if (v_19_ < nv_2_) {
-                        unsigned t8340_ = (row_[0u] * nv_2_) + v_19_;
-                        kf_u32x4 t8341_ = wv_[t8340_];
-                        t_4_ = t8341_;
+                        unsigned t8338_ = (row_[0u] * nv_2_) + v_19_;
+                        kf_u32x4 t8339_ = wv_[t8338_];
+                        t_4_ = t8339_;
                     }
                     wr_[0u] = t_4_;
                     unsigned v_20_ = (base_ + 32u) + lane_2_;
-                    kf_u32x4 t8347_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                    kf_u32x4 t_5_ = t8347_;
+                    kf_u32x4 t8345_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_5_ = t8345_;
                     if (v_20_ < nv_2_) {
-                        unsigned t8353_ = (row_[0u] * nv_2_) + v_20_;
-                        kf_u32x4 t8354_ = wv_[t8353_];
-                        t_5_ = t8354_;
+                        unsigned t8351_ = (row_[0u] * nv_2_) + v_20_;
+                        kf_u32x4 t8352_ = wv_[t8351_];
+                        t_5_ = t8352_;
                     }
                     wr_[1u] = t_5_;
                     unsigned v_21_ = (base_ + 64u) + lane_2_;
-                    kf_u32x4 t8360_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                    kf_u32x4 t_6_ = t8360_;
+                    kf_u32x4 t8358_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_6_ = t8358_;
                     if (v_21_ < nv_2_) {
-                        unsigned t8366_ = (row_[0u] * nv_2_) + v_21_;
-                        kf_u32x4 t8367_ = wv_[t8366_];
-                        t_6_ = t8367_;
+                        unsigned t8364_ = (row_[0u] * nv_2_) + v_21_;
+                        kf_u32x4 t8365_ = wv_[t8364_];
+                        t_6_ = t8365_;
                     }
                     wr_[2u] = t_6_;
                     unsigned v_22_ = (base_ + 96u) + lane_2_;
-                    kf_u32x4 t8373_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                    kf_u32x4 t_7_ = t8373_;
+                    kf_u32x4 t8371_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                    kf_u32x4 t_7_ = t8371_;
                     if (v_22_ < nv_2_) {
-                        unsigned t8379_ = (row_[0u] * nv_2_) + v_22_;
-                        kf_u32x4 t8380_ = wv_[t8379_];
-                        t_7_ = t8380_;
+                        unsigned t8377_ = (row_[0u] * nv_2_) + v_22_;
+                        kf_u32x4 t8378_ = wv_[t8377_];
+                        t_7_ = t8378_;
                     }
                     wr_[3u] = t_7_;
                     unsigned v_23_ = base_ + lane_2_;
@@ -5238,8 +5238,8 @@ gemv_bf16_f16_f16_acc(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__
                         xs_17_[5u] = kf_f16_to_f32(a_11_.v[5]);
                         xs_17_[6u] = kf_f16_to_f32(a_11_.v[6]);
                         xs_17_[7u] = kf_f16_to_f32(a_11_.v[7]);
-                        kf_u32x4 t8439_ = wr_[0u];
-                        kf_bf16x8 wb_3_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t8439_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8439_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8439_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8439_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8439_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8439_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8439_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8439_, 3u), 16u))}};
+                        kf_u32x4 t8437_ = wr_[0u];
+                        kf_bf16x8 wb_3_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t8437_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8437_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8437_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8437_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8437_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8437_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8437_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8437_, 3u), 16u))}};
                         acc_4_[0u] = __fmaf_rn(kf_bf16_to_f32(wb_3_.v[7]), xs_17_[7u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[6]), xs_17_[6u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[5]), xs_17_[5u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[4]), xs_17_[4u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[3]), xs_17_[3u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[2]), xs_17_[2u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[1]), xs_17_[1u], __fmaf_rn(kf_bf16_to_f32(wb_3_.v[0]), xs_17_[0u], acc_4_[0u]))))))));
                     }
                     unsigned v_24_ = (base_ + 32u) + lane_2_;
@@ -5253,8 +5253,8 @@ gemv_bf16_f16_f16_acc(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__
                         xs_18_[5u] = kf_f16_to_f32(a_12_.v[5]);
                         xs_18_[6u] = kf_f16_to_f32(a_12_.v[6]);
                         xs_18_[7u] = kf_f16_to_f32(a_12_.v[7]);
-                        kf_u32x4 t8566_ = wr_[1u];
-                        kf_bf16x8 wb_4_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t8566_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8566_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8566_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8566_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8566_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8566_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8566_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8566_, 3u), 16u))}};
+                        kf_u32x4 t8564_ = wr_[1u];
+                        kf_bf16x8 wb_4_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t8564_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8564_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8564_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8564_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8564_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8564_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8564_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8564_, 3u), 16u))}};
                         acc_4_[0u] = __fmaf_rn(kf_bf16_to_f32(wb_4_.v[7]), xs_18_[7u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[6]), xs_18_[6u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[5]), xs_18_[5u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[4]), xs_18_[4u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[3]), xs_18_[3u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[2]), xs_18_[2u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[1]), xs_18_[1u], __fmaf_rn(kf_bf16_to_f32(wb_4_.v[0]), xs_18_[0u], acc_4_[0u]))))))));
                     }
                     unsigned v_25_ = (base_ + 64u) + lane_2_;
@@ -5268,8 +5268,8 @@ gemv_bf16_f16_f16_acc(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__
                         xs_19_[5u] = kf_f16_to_f32(a_13_.v[5]);
                         xs_19_[6u] = kf_f16_to_f32(a_13_.v[6]);
                         xs_19_[7u] = kf_f16_to_f32(a_13_.v[7]);
-                        kf_u32x4 t8693_ = wr_[2u];
-                        kf_bf16x8 wb_5_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t8693_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8693_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8693_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8693_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8693_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8693_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8693_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8693_, 3u), 16u))}};
+                        kf_u32x4 t8691_ = wr_[2u];
+                        kf_bf16x8 wb_5_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t8691_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8691_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8691_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8691_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8691_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8691_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8691_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8691_, 3u), 16u))}};
                         acc_4_[0u] = __fmaf_rn(kf_bf16_to_f32(wb_5_.v[7]), xs_19_[7u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[6]), xs_19_[6u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[5]), xs_19_[5u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[4]), xs_19_[4u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[3]), xs_19_[3u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[2]), xs_19_[2u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[1]), xs_19_[1u], __fmaf_rn(kf_bf16_to_f32(wb_5_.v[0]), xs_19_[0u], acc_4_[0u]))))))));
                     }
                     unsigned v_26_ = (base_ + 96u) + lane_2_;
@@ -5283,63 +5283,63 @@ gemv_bf16_f16_f16_acc(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__
                         xs_20_[5u] = kf_f16_to_f32(a_14_.v[5]);
                         xs_20_[6u] = kf_f16_to_f32(a_14_.v[6]);
                         xs_20_[7u] = kf_f16_to_f32(a_14_.v[7]);
-                        kf_u32x4 t8820_ = wr_[3u];
-                        kf_bf16x8 wb_6_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t8820_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8820_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8820_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8820_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8820_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8820_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8820_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8820_, 3u), 16u))}};
+                        kf_u32x4 t8818_ = wr_[3u];
+                        kf_bf16x8 wb_6_ = kf_bf16x8{{kf_low_bits<kf_bf16>(kf_word(t8818_, 0u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8818_, 0u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8818_, 1u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8818_, 1u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8818_, 2u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8818_, 2u), 16u)), kf_low_bits<kf_bf16>(kf_word(t8818_, 3u)), kf_low_bits<kf_bf16>(kf_shr_b32(kf_word(t8818_, 3u), 16u))}};
                         acc_4_[0u] = __fmaf_rn(kf_bf16_to_f32(wb_6_.v[7]), xs_20_[7u], __fmaf_rn(kf_bf16_to_f32(wb_6_.v[6]), xs_20_[6u], __fmaf_rn(kf_bf16_to_f32(wb_6_.v[5]), xs_20_[5u], __fmaf_rn(kf_bf16_to_f32(wb_6_.v[4]), xs_20_[4u], __fmaf_rn(kf_bf16_to_f32(wb_6_.v[3]), xs_20_[3u], __fmaf_rn(kf_bf16_to_f32(wb_6_.v[2]), xs_20_[2u], __fmaf_rn(kf_bf16_to_f32(wb_6_.v[1]), xs_20_[1u], __fmaf_rn(kf_bf16_to_f32(wb_6_.v[0]), xs_20_[0u], acc_4_[0u]))))))));
                     }
                 }
             } else {
                 #pragma unroll 1
                 for (unsigned c_ = lane_2_; c_ < k_; c_ = c_ + 32u) {
-                    float t8898_ = kf_f16_to_f32(x_[c_]);
+                    float t8896_ = kf_f16_to_f32(x_[c_]);
                     unsigned i_ = (row_[0u] * k_) + c_;
                     unsigned short u_ = w16_[i_];
-                    acc_4_[0u] = __fmaf_rn(kf_bf16_to_f32(kf_bitcast<kf_bf16>(u_)), t8898_, acc_4_[0u]);
+                    acc_4_[0u] = __fmaf_rn(kf_bf16_to_f32(kf_bitcast<kf_bf16>(u_)), t8896_, acc_4_[0u]);
                 }
             }
-            float t8916_ = acc_4_[0u];
-            unsigned t8938_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
-            if (t8938_ == 32u) {
-                float t8943_ = __fadd_rn(t8916_, kf_shfl_xor(t8916_, 16u, kf_wn));
-                float t8946_ = __fadd_rn(t8943_, kf_shfl_xor(t8943_, 8u, kf_wn));
-                float t8949_ = __fadd_rn(t8946_, kf_shfl_xor(t8946_, 4u, kf_wn));
-                float t8952_ = __fadd_rn(t8949_, kf_shfl_xor(t8949_, 2u, kf_wn));
-                s_ = __fadd_rn(t8952_, kf_shfl_xor(t8952_, 1u, kf_wn));
+            float t8914_ = acc_4_[0u];
+            unsigned t8936_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+            if (t8936_ == 32u) {
+                float t8941_ = __fadd_rn(t8914_, kf_shfl_xor(t8914_, 16u, kf_wn));
+                float t8944_ = __fadd_rn(t8941_, kf_shfl_xor(t8941_, 8u, kf_wn));
+                float t8947_ = __fadd_rn(t8944_, kf_shfl_xor(t8944_, 4u, kf_wn));
+                float t8950_ = __fadd_rn(t8947_, kf_shfl_xor(t8947_, 2u, kf_wn));
+                s_ = __fadd_rn(t8950_, kf_shfl_xor(t8950_, 1u, kf_wn));
             } else {
-                float t8958_ = kf_shfl_down(t8916_, 16u, kf_wn);
-                bool t8960_ = (kf_lane_id() + 16u) < t8938_;
-                float t8961_ = __fadd_rn(t8916_, t8958_);
-                float t8962_ = t8960_ ? t8961_ : t8916_;
-                float t8964_ = kf_shfl_down(t8962_, 8u, kf_wn);
-                bool t8966_ = (kf_lane_id() + 8u) < t8938_;
-                float t8967_ = __fadd_rn(t8962_, t8964_);
-                float t8968_ = t8966_ ? t8967_ : t8962_;
-                float t8970_ = kf_shfl_down(t8968_, 4u, kf_wn);
-                bool t8972_ = (kf_lane_id() + 4u) < t8938_;
-                float t8973_ = __fadd_rn(t8968_, t8970_);
-                float t8974_ = t8972_ ? t8973_ : t8968_;
-                float t8976_ = kf_shfl_down(t8974_, 2u, kf_wn);
-                bool t8978_ = (kf_lane_id() + 2u) < t8938_;
-                float t8979_ = __fadd_rn(t8974_, t8976_);
-                float t8980_ = t8978_ ? t8979_ : t8974_;
-                float t8982_ = kf_shfl_down(t8980_, 1u, kf_wn);
-                bool t8984_ = (kf_lane_id() + 1u) < t8938_;
-                float t8985_ = __fadd_rn(t8980_, t8982_);
-                s_ = kf_shfl(t8984_ ? t8985_ : t8980_, 0u, kf_wn);
+                float t8956_ = kf_shfl_down(t8914_, 16u, kf_wn);
+                bool t8958_ = (kf_lane_id() + 16u) < t8936_;
+                float t8959_ = __fadd_rn(t8914_, t8956_);
+                float t8960_ = t8958_ ? t8959_ : t8914_;
+                float t8962_ = kf_shfl_down(t8960_, 8u, kf_wn);
+                bool t8964_ = (kf_lane_id() + 8u) < t8936_;
+                float t8965_ = __fadd_rn(t8960_, t8962_);
+                float t8966_ = t8964_ ? t8965_ : t8960_;
+                float t8968_ = kf_shfl_down(t8966_, 4u, kf_wn);
+                bool t8970_ = (kf_lane_id() + 4u) < t8936_;
+                float t8971_ = __fadd_rn(t8966_, t8968_);
+                float t8972_ = t8970_ ? t8971_ : t8966_;
+                float t8974_ = kf_shfl_down(t8972_, 2u, kf_wn);
+                bool t8976_ = (kf_lane_id() + 2u) < t8936_;
+                float t8977_ = __fadd_rn(t8972_, t8974_);
+                float t8978_ = t8976_ ? t8977_ : t8972_;
+                float t8980_ = kf_shfl_down(t8978_, 1u, kf_wn);
+                bool t8982_ = (kf_lane_id() + 1u) < t8936_;
+                float t8983_ = __fadd_rn(t8978_, t8980_);
+                s_ = kf_shfl(t8982_ ? t8983_ : t8978_, 0u, kf_wn);
             }
-            bool t8990_ = lane_2_ == 0u;
-            bool t8991_ = t8990_;
-            if (t8990_) {
-                t8991_ = g_ < m_;
+            bool t8988_ = lane_2_ == 0u;
+            bool t8989_ = t8988_;
+            if (t8988_) {
+                t8989_ = g_ < m_;
             }
-            if (t8991_) {
+            if (t8989_) {
                 y_[g_] = kf_f16_from_f32(__fadd_rn(s_, kf_f16_to_f32(y_[g_])));
             }
         }
     }
 }
 
-/* kernel gemv_batch_f16_f16_f16 (gemv.kf:1159) */
+/* kernel gemv_batch_f16_f16_f16 (gemv.kf:1156) */
 extern "C" __global__ void __launch_bounds__(128)
 gemv_batch_f16_f16_f16(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x_, kf_f16* __restrict__ y_, unsigned m_, unsigned k_, unsigned nb_)
 {
@@ -6489,7 +6489,7 @@ gemv_batch_f16_f16_f16(const kf_f16* __restrict__ w_, const kf_f16* __restrict__
     }
 }
 
-/* kernel gemv_batch_f16_f32_f32 (gemv.kf:1164) */
+/* kernel gemv_batch_f16_f32_f32 (gemv.kf:1161) */
 extern "C" __global__ void __launch_bounds__(128)
 gemv_batch_f16_f32_f32(const kf_f16* __restrict__ w_, const float* __restrict__ x_, float* __restrict__ y_, unsigned m_, unsigned k_, unsigned nb_)
 {
@@ -7774,7 +7774,7 @@ gemv_batch_f16_f32_f32(const kf_f16* __restrict__ w_, const float* __restrict__ 
     }
 }
 
-/* kernel gemv_batch_bf16_f16_f16 (gemv.kf:1169) */
+/* kernel gemv_batch_bf16_f16_f16 (gemv.kf:1166) */
 extern "C" __global__ void __launch_bounds__(128)
 gemv_batch_bf16_f16_f16(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__ x_, kf_f16* __restrict__ y_, unsigned m_, unsigned k_, unsigned nb_)
 {
@@ -8578,7 +8578,7 @@ gemv_batch_bf16_f16_f16(const kf_bf16* __restrict__ w_, const kf_f16* __restrict
     }
 }
 
-/* kernel gemv_batch_bf16_f32_f32 (gemv.kf:1174) */
+/* kernel gemv_batch_bf16_f32_f32 (gemv.kf:1171) */
 extern "C" __global__ void __launch_bounds__(128)
 gemv_batch_bf16_f32_f32(const kf_bf16* __restrict__ w_, const float* __restrict__ x_, float* __restrict__ y_, unsigned m_, unsigned k_, unsigned nb_)
 {
@@ -9433,7 +9433,7 @@ gemv_batch_bf16_f32_f32(const kf_bf16* __restrict__ w_, const float* __restrict_
     }
 }
 
-/* kernel gemv_rms_f16_f16_f16 (gemv.kf:1312) */
+/* kernel gemv_rms_f16_f16_f16 (gemv.kf:1309) */
 extern "C" __global__ void __launch_bounds__(256)
 gemv_rms_f16_f16_f16(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ h_, const kf_f16* __restrict__ nw_, kf_f16* __restrict__ y_, unsigned m_, unsigned k_, float eps_)
 {
@@ -9898,7 +9898,7 @@ gemv_rms_f16_f16_f16(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ h
     }
 }
 
-/* kernel gemv_rms_f16_f16_f32 (gemv.kf:1319) */
+/* kernel gemv_rms_f16_f16_f32 (gemv.kf:1316) */
 extern "C" __global__ void __launch_bounds__(256)
 gemv_rms_f16_f16_f32(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ h_, const kf_f16* __restrict__ nw_, float* __restrict__ y_, unsigned m_, unsigned k_, float eps_)
 {
@@ -10363,7 +10363,7 @@ gemv_rms_f16_f16_f32(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ h
     }
 }
 
-/* kernel gemv_silu_f16_f16_f16_acc (gemv.kf:1328) */
+/* kernel gemv_silu_f16_f16_f16_acc (gemv.kf:1325) */
 extern "C" __global__ void __launch_bounds__(256)
 gemv_silu_f16_f16_f16_acc(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ g_, const kf_f16* __restrict__ u_, kf_f16* __restrict__ y_, unsigned m_, unsigned k_)
 {
@@ -10772,7 +10772,7 @@ gemv_silu_f16_f16_f16_acc(const kf_f16* __restrict__ w_, const kf_f16* __restric
     }
 }
 
-/* kernel gemv_silu_f16_f16_f32 (gemv.kf:1334) */
+/* kernel gemv_silu_f16_f16_f32 (gemv.kf:1331) */
 extern "C" __global__ void __launch_bounds__(256)
 gemv_silu_f16_f16_f32(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ g_, const kf_f16* __restrict__ u_, float* __restrict__ y_, unsigned m_, unsigned k_)
 {

@@ -1796,7 +1796,7 @@ q8_quantize_f16(const kf_f16* __restrict__ x_, signed char* __restrict__ xq_, kf
     }
 }
 
-/* kernel q4k_q8_gemv_f32 (q4k.kf:1088) */
+/* kernel q4k_q8_gemv_f32 (q4k.kf:1080) */
 extern "C" __global__ void __launch_bounds__(128)
 q4k_q8_gemv_f32(const unsigned char* __restrict__ w_, const signed char* __restrict__ xq_, const kf_f16x2* __restrict__ xds_, float* __restrict__ y_, unsigned m_, unsigned k_)
 {
@@ -1872,38 +1872,41 @@ q4k_q8_gemv_f32(const unsigned char* __restrict__ w_, const signed char* __restr
                 kf_u32x4 t146_ = kf_u32x4{{0u, 0u, 0u, 0u}};
                 kf_u32x4 t_ = t146_;
                 if (valid_) {
-                    unsigned t183_ = (kb_ << 4u) + (j_ << 2u);
-                    kf_u32x4 t186_ = xq_2_[t183_];
-                    t_ = t186_;
+                    unsigned t186_ = (kb_ << 4u) + (j_ << 2u);
+                    kf_u32x4 t188_ = xq_2_[t186_];
+                    t_ = t188_;
                 }
                 xv_[0u] = t_;
-                kf_u32x4 t189_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                kf_u32x4 t_2_ = t189_;
+                kf_u32x4 t191_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                kf_u32x4 t_2_ = t191_;
                 if (valid_) {
-                    unsigned t228_ = ((kb_ << 4u) + (j_ << 2u)) + 1u;
-                    kf_u32x4 t229_ = xq_2_[t228_];
-                    t_2_ = t229_;
+                    unsigned i_ = 1u;
+                    unsigned t232_ = ((kb_ << 4u) + (j_ << 2u)) + i_;
+                    kf_u32x4 t233_ = xq_2_[t232_];
+                    t_2_ = t233_;
                 }
                 xv_[1u] = t_2_;
-                kf_u32x4 t232_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                kf_u32x4 t_3_ = t232_;
+                kf_u32x4 t236_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                kf_u32x4 t_3_ = t236_;
                 if (valid_) {
-                    unsigned t271_ = ((kb_ << 4u) + (j_ << 2u)) + 2u;
-                    kf_u32x4 t272_ = xq_2_[t271_];
-                    t_3_ = t272_;
+                    unsigned i_2_ = 2u;
+                    unsigned t277_ = ((kb_ << 4u) + (j_ << 2u)) + i_2_;
+                    kf_u32x4 t278_ = xq_2_[t277_];
+                    t_3_ = t278_;
                 }
                 xv_[2u] = t_3_;
-                kf_u32x4 t275_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                kf_u32x4 t_4_ = t275_;
+                kf_u32x4 t281_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                kf_u32x4 t_4_ = t281_;
                 if (valid_) {
-                    unsigned t314_ = ((kb_ << 4u) + (j_ << 2u)) + 3u;
-                    kf_u32x4 t315_ = xq_2_[t314_];
-                    t_4_ = t315_;
+                    unsigned i_3_ = 3u;
+                    unsigned t322_ = ((kb_ << 4u) + (j_ << 2u)) + i_3_;
+                    kf_u32x4 t323_ = xq_2_[t322_];
+                    t_4_ = t323_;
                 }
                 xv_[3u] = t_4_;
                 if (valid_) {
-                    unsigned t342_ = (kb_ << 2u) + j_;
-                    kf_f16x4 t343_ = xds_2_[t342_];
+                    unsigned t353_ = (kb_ << 2u) + j_;
+                    kf_f16x4 t354_ = xds_2_[t353_];
                     kf_u32x4 h_ = hv_[0u];
                     kf_u32x4 qa_2_ = qa_[0u];
                     kf_u32x4 qb_2_ = qb_[0u];
@@ -1914,104 +1917,104 @@ q4k_q8_gemv_f32(const unsigned char* __restrict__ w_, const signed char* __restr
                     unsigned a_ = qa_2_.v[0] & 252645135u;
                     unsigned b_ = xa_.v[0];
                     int c_ = 0;
-                    kf_u8x4 t365_ = kf_bitcast<kf_u8x4>(a_);
-                    kf_i8x4 t366_ = kf_bitcast<kf_i8x4>(b_);
-                    int t367_ = kf_dot4_us(kf_bitcast<unsigned>(t365_), kf_bitcast<unsigned>(t366_), c_);
+                    kf_u8x4 t376_ = kf_bitcast<kf_u8x4>(a_);
+                    kf_i8x4 t377_ = kf_bitcast<kf_i8x4>(b_);
+                    int t378_ = kf_dot4_us(kf_bitcast<unsigned>(t376_), kf_bitcast<unsigned>(t377_), c_);
                     unsigned a_2_ = qa_2_.v[1] & 252645135u;
                     unsigned b_2_ = xa_.v[1];
-                    kf_u8x4 t373_ = kf_bitcast<kf_u8x4>(a_2_);
-                    kf_i8x4 t374_ = kf_bitcast<kf_i8x4>(b_2_);
-                    int t375_ = kf_dot4_us(kf_bitcast<unsigned>(t373_), kf_bitcast<unsigned>(t374_), t367_);
+                    kf_u8x4 t384_ = kf_bitcast<kf_u8x4>(a_2_);
+                    kf_i8x4 t385_ = kf_bitcast<kf_i8x4>(b_2_);
+                    int t386_ = kf_dot4_us(kf_bitcast<unsigned>(t384_), kf_bitcast<unsigned>(t385_), t378_);
                     unsigned a_3_ = qa_2_.v[2] & 252645135u;
                     unsigned b_3_ = xa_.v[2];
-                    kf_u8x4 t380_ = kf_bitcast<kf_u8x4>(a_3_);
-                    kf_i8x4 t381_ = kf_bitcast<kf_i8x4>(b_3_);
-                    int t382_ = kf_dot4_us(kf_bitcast<unsigned>(t380_), kf_bitcast<unsigned>(t381_), t375_);
+                    kf_u8x4 t391_ = kf_bitcast<kf_u8x4>(a_3_);
+                    kf_i8x4 t392_ = kf_bitcast<kf_i8x4>(b_3_);
+                    int t393_ = kf_dot4_us(kf_bitcast<unsigned>(t391_), kf_bitcast<unsigned>(t392_), t386_);
                     unsigned a_4_ = qa_2_.v[3] & 252645135u;
                     unsigned b_4_ = xa_.v[3];
-                    kf_u8x4 t387_ = kf_bitcast<kf_u8x4>(a_4_);
-                    kf_i8x4 t388_ = kf_bitcast<kf_i8x4>(b_4_);
-                    int t389_ = kf_dot4_us(kf_bitcast<unsigned>(t387_), kf_bitcast<unsigned>(t388_), t382_);
+                    kf_u8x4 t398_ = kf_bitcast<kf_u8x4>(a_4_);
+                    kf_i8x4 t399_ = kf_bitcast<kf_i8x4>(b_4_);
+                    int t400_ = kf_dot4_us(kf_bitcast<unsigned>(t398_), kf_bitcast<unsigned>(t399_), t393_);
                     unsigned a_5_ = qb_2_.v[0] & 252645135u;
                     unsigned b_5_ = xb_.v[0];
-                    kf_u8x4 t394_ = kf_bitcast<kf_u8x4>(a_5_);
-                    kf_i8x4 t395_ = kf_bitcast<kf_i8x4>(b_5_);
-                    int t396_ = kf_dot4_us(kf_bitcast<unsigned>(t394_), kf_bitcast<unsigned>(t395_), t389_);
+                    kf_u8x4 t405_ = kf_bitcast<kf_u8x4>(a_5_);
+                    kf_i8x4 t406_ = kf_bitcast<kf_i8x4>(b_5_);
+                    int t407_ = kf_dot4_us(kf_bitcast<unsigned>(t405_), kf_bitcast<unsigned>(t406_), t400_);
                     unsigned a_6_ = qb_2_.v[1] & 252645135u;
                     unsigned b_6_ = xb_.v[1];
-                    kf_u8x4 t401_ = kf_bitcast<kf_u8x4>(a_6_);
-                    kf_i8x4 t402_ = kf_bitcast<kf_i8x4>(b_6_);
-                    int t403_ = kf_dot4_us(kf_bitcast<unsigned>(t401_), kf_bitcast<unsigned>(t402_), t396_);
+                    kf_u8x4 t412_ = kf_bitcast<kf_u8x4>(a_6_);
+                    kf_i8x4 t413_ = kf_bitcast<kf_i8x4>(b_6_);
+                    int t414_ = kf_dot4_us(kf_bitcast<unsigned>(t412_), kf_bitcast<unsigned>(t413_), t407_);
                     unsigned a_7_ = qb_2_.v[2] & 252645135u;
                     unsigned b_7_ = xb_.v[2];
-                    kf_u8x4 t408_ = kf_bitcast<kf_u8x4>(a_7_);
-                    kf_i8x4 t409_ = kf_bitcast<kf_i8x4>(b_7_);
-                    int t410_ = kf_dot4_us(kf_bitcast<unsigned>(t408_), kf_bitcast<unsigned>(t409_), t403_);
+                    kf_u8x4 t419_ = kf_bitcast<kf_u8x4>(a_7_);
+                    kf_i8x4 t420_ = kf_bitcast<kf_i8x4>(b_7_);
+                    int t421_ = kf_dot4_us(kf_bitcast<unsigned>(t419_), kf_bitcast<unsigned>(t420_), t414_);
                     unsigned a_8_ = qb_2_.v[3] & 252645135u;
                     unsigned b_8_ = xb_.v[3];
-                    kf_u8x4 t415_ = kf_bitcast<kf_u8x4>(a_8_);
-                    kf_i8x4 t416_ = kf_bitcast<kf_i8x4>(b_8_);
-                    int t417_ = kf_dot4_us(kf_bitcast<unsigned>(t415_), kf_bitcast<unsigned>(t416_), t410_);
+                    kf_u8x4 t426_ = kf_bitcast<kf_u8x4>(a_8_);
+                    kf_i8x4 t427_ = kf_bitcast<kf_i8x4>(b_8_);
+                    int t428_ = kf_dot4_us(kf_bitcast<unsigned>(t426_), kf_bitcast<unsigned>(t427_), t421_);
                     unsigned a_9_ = (qa_2_.v[0] >> 4u) & 252645135u;
                     unsigned b_9_ = xc_.v[0];
                     int c_2_ = 0;
-                    kf_u8x4 t425_ = kf_bitcast<kf_u8x4>(a_9_);
-                    kf_i8x4 t426_ = kf_bitcast<kf_i8x4>(b_9_);
-                    int t427_ = kf_dot4_us(kf_bitcast<unsigned>(t425_), kf_bitcast<unsigned>(t426_), c_2_);
+                    kf_u8x4 t436_ = kf_bitcast<kf_u8x4>(a_9_);
+                    kf_i8x4 t437_ = kf_bitcast<kf_i8x4>(b_9_);
+                    int t438_ = kf_dot4_us(kf_bitcast<unsigned>(t436_), kf_bitcast<unsigned>(t437_), c_2_);
                     unsigned a_10_ = (qa_2_.v[1] >> 4u) & 252645135u;
                     unsigned b_10_ = xc_.v[1];
-                    kf_u8x4 t435_ = kf_bitcast<kf_u8x4>(a_10_);
-                    kf_i8x4 t436_ = kf_bitcast<kf_i8x4>(b_10_);
-                    int t437_ = kf_dot4_us(kf_bitcast<unsigned>(t435_), kf_bitcast<unsigned>(t436_), t427_);
+                    kf_u8x4 t446_ = kf_bitcast<kf_u8x4>(a_10_);
+                    kf_i8x4 t447_ = kf_bitcast<kf_i8x4>(b_10_);
+                    int t448_ = kf_dot4_us(kf_bitcast<unsigned>(t446_), kf_bitcast<unsigned>(t447_), t438_);
                     unsigned a_11_ = (qa_2_.v[2] >> 4u) & 252645135u;
                     unsigned b_11_ = xc_.v[2];
-                    kf_u8x4 t444_ = kf_bitcast<kf_u8x4>(a_11_);
-                    kf_i8x4 t445_ = kf_bitcast<kf_i8x4>(b_11_);
-                    int t446_ = kf_dot4_us(kf_bitcast<unsigned>(t444_), kf_bitcast<unsigned>(t445_), t437_);
+                    kf_u8x4 t455_ = kf_bitcast<kf_u8x4>(a_11_);
+                    kf_i8x4 t456_ = kf_bitcast<kf_i8x4>(b_11_);
+                    int t457_ = kf_dot4_us(kf_bitcast<unsigned>(t455_), kf_bitcast<unsigned>(t456_), t448_);
                     unsigned a_12_ = (qa_2_.v[3] >> 4u) & 252645135u;
                     unsigned b_12_ = xc_.v[3];
-                    kf_u8x4 t453_ = kf_bitcast<kf_u8x4>(a_12_);
-                    kf_i8x4 t454_ = kf_bitcast<kf_i8x4>(b_12_);
-                    int t455_ = kf_dot4_us(kf_bitcast<unsigned>(t453_), kf_bitcast<unsigned>(t454_), t446_);
+                    kf_u8x4 t464_ = kf_bitcast<kf_u8x4>(a_12_);
+                    kf_i8x4 t465_ = kf_bitcast<kf_i8x4>(b_12_);
+                    int t466_ = kf_dot4_us(kf_bitcast<unsigned>(t464_), kf_bitcast<unsigned>(t465_), t457_);
                     unsigned a_13_ = (qb_2_.v[0] >> 4u) & 252645135u;
                     unsigned b_13_ = xd_.v[0];
-                    kf_u8x4 t462_ = kf_bitcast<kf_u8x4>(a_13_);
-                    kf_i8x4 t463_ = kf_bitcast<kf_i8x4>(b_13_);
-                    int t464_ = kf_dot4_us(kf_bitcast<unsigned>(t462_), kf_bitcast<unsigned>(t463_), t455_);
+                    kf_u8x4 t473_ = kf_bitcast<kf_u8x4>(a_13_);
+                    kf_i8x4 t474_ = kf_bitcast<kf_i8x4>(b_13_);
+                    int t475_ = kf_dot4_us(kf_bitcast<unsigned>(t473_), kf_bitcast<unsigned>(t474_), t466_);
                     unsigned a_14_ = (qb_2_.v[1] >> 4u) & 252645135u;
                     unsigned b_14_ = xd_.v[1];
-                    kf_u8x4 t471_ = kf_bitcast<kf_u8x4>(a_14_);
-                    kf_i8x4 t472_ = kf_bitcast<kf_i8x4>(b_14_);
-                    int t473_ = kf_dot4_us(kf_bitcast<unsigned>(t471_), kf_bitcast<unsigned>(t472_), t464_);
+                    kf_u8x4 t482_ = kf_bitcast<kf_u8x4>(a_14_);
+                    kf_i8x4 t483_ = kf_bitcast<kf_i8x4>(b_14_);
+                    int t484_ = kf_dot4_us(kf_bitcast<unsigned>(t482_), kf_bitcast<unsigned>(t483_), t475_);
                     unsigned a_15_ = (qb_2_.v[2] >> 4u) & 252645135u;
                     unsigned b_15_ = xd_.v[2];
-                    kf_u8x4 t480_ = kf_bitcast<kf_u8x4>(a_15_);
-                    kf_i8x4 t481_ = kf_bitcast<kf_i8x4>(b_15_);
-                    int t482_ = kf_dot4_us(kf_bitcast<unsigned>(t480_), kf_bitcast<unsigned>(t481_), t473_);
+                    kf_u8x4 t491_ = kf_bitcast<kf_u8x4>(a_15_);
+                    kf_i8x4 t492_ = kf_bitcast<kf_i8x4>(b_15_);
+                    int t493_ = kf_dot4_us(kf_bitcast<unsigned>(t491_), kf_bitcast<unsigned>(t492_), t484_);
                     unsigned a_16_ = (qb_2_.v[3] >> 4u) & 252645135u;
                     unsigned b_16_ = xd_.v[3];
-                    kf_u8x4 t489_ = kf_bitcast<kf_u8x4>(a_16_);
-                    kf_i8x4 t490_ = kf_bitcast<kf_i8x4>(b_16_);
-                    int t491_ = kf_dot4_us(kf_bitcast<unsigned>(t489_), kf_bitcast<unsigned>(t490_), t482_);
-                    unsigned t495_ = h_.v[1] & 1061109567u;
-                    unsigned t505_ = (h_.v[3] & 252645135u) | ((h_.v[1] >> 2u) & 808464432u);
-                    unsigned sc_ = kf_shr_u32(((j_ < 2u) ? t495_ : t505_), ((j_ & 1u) << 4u));
-                    unsigned t546_ = h_.v[2] & 1061109567u;
-                    unsigned t557_ = ((h_.v[3] >> 4u) & 252645135u) | ((h_.v[2] >> 2u) & 808464432u);
-                    unsigned mn_ = kf_shr_u32(((j_ < 2u) ? t546_ : t557_), ((j_ & 1u) << 4u));
-                    unsigned t566_ = h_.v[0];
-                    kf_f16x2 dm_ = kf_f16x2{{kf_low_bits<kf_f16>(kf_word(t566_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t566_, 0u), 16u))}};
-                    float t569_ = kf_f16_to_f32(t343_.v[2]);
-                    int v_ = (int)((unsigned)t491_ * (unsigned)kf_bitcast<int>((sc_ >> 8u) & 255u));
-                    float t581_ = __fsub_rn(kf_bitcast<float>(kf_bitcast<unsigned>(v_) + 1262485504u), 12582912.0f);
-                    float t583_ = kf_f16_to_f32(t343_.v[0]);
-                    int v_2_ = (int)((unsigned)t417_ * (unsigned)kf_bitcast<int>(sc_ & 255u));
-                    float t_5_ = __fmaf_rn(t569_, t581_, __fmul_rn(t583_, __fsub_rn(kf_bitcast<float>(kf_bitcast<unsigned>(v_2_) + 1262485504u), 12582912.0f)));
+                    kf_u8x4 t500_ = kf_bitcast<kf_u8x4>(a_16_);
+                    kf_i8x4 t501_ = kf_bitcast<kf_i8x4>(b_16_);
+                    int t502_ = kf_dot4_us(kf_bitcast<unsigned>(t500_), kf_bitcast<unsigned>(t501_), t493_);
+                    unsigned t506_ = h_.v[1] & 1061109567u;
+                    unsigned t516_ = (h_.v[3] & 252645135u) | ((h_.v[1] >> 2u) & 808464432u);
+                    unsigned sc_ = kf_shr_u32(((j_ < 2u) ? t506_ : t516_), ((j_ & 1u) << 4u));
+                    unsigned t557_ = h_.v[2] & 1061109567u;
+                    unsigned t568_ = ((h_.v[3] >> 4u) & 252645135u) | ((h_.v[2] >> 2u) & 808464432u);
+                    unsigned mn_ = kf_shr_u32(((j_ < 2u) ? t557_ : t568_), ((j_ & 1u) << 4u));
+                    unsigned t577_ = h_.v[0];
+                    kf_f16x2 dm_ = kf_f16x2{{kf_low_bits<kf_f16>(kf_word(t577_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t577_, 0u), 16u))}};
+                    float t580_ = kf_f16_to_f32(t354_.v[2]);
+                    int v_ = (int)((unsigned)t502_ * (unsigned)kf_bitcast<int>((sc_ >> 8u) & 255u));
+                    float t592_ = __fsub_rn(kf_bitcast<float>(kf_bitcast<unsigned>(v_) + 1262485504u), 12582912.0f);
+                    float t594_ = kf_f16_to_f32(t354_.v[0]);
+                    int v_2_ = (int)((unsigned)t428_ * (unsigned)kf_bitcast<int>(sc_ & 255u));
+                    float t_5_ = __fmaf_rn(t580_, t592_, __fmul_rn(t594_, __fsub_rn(kf_bitcast<float>(kf_bitcast<unsigned>(v_2_) + 1262485504u), 12582912.0f)));
                     unsigned v_3_ = (mn_ >> 8u) & 255u;
-                    float t604_ = __fsub_rn(kf_bitcast<float>(v_3_ | 1258291200u), 8388608.0f);
-                    float t606_ = kf_f16_to_f32(t343_.v[3]);
+                    float t615_ = __fsub_rn(kf_bitcast<float>(v_3_ | 1258291200u), 8388608.0f);
+                    float t617_ = kf_f16_to_f32(t354_.v[3]);
                     unsigned v_4_ = mn_ & 255u;
-                    float u_ = __fmaf_rn(t604_, t606_, __fmul_rn(__fsub_rn(kf_bitcast<float>(v_4_ | 1258291200u), 8388608.0f), kf_f16_to_f32(t343_.v[1])));
+                    float u_ = __fmaf_rn(t615_, t617_, __fmul_rn(__fsub_rn(kf_bitcast<float>(v_4_ | 1258291200u), 8388608.0f), kf_f16_to_f32(t354_.v[1])));
                     acc_[0u] = __fadd_rn(acc_[0u], __fmaf_rn(kf_f16_to_f32(dm_.v[0]), t_5_, __fmul_rn(kf_neg_f32(kf_f16_to_f32(dm_.v[1])), u_)));
                     kf_u32x4 h_2_ = hv_[1u];
                     kf_u32x4 qa_3_ = qa_[1u];
@@ -2023,140 +2026,140 @@ q4k_q8_gemv_f32(const unsigned char* __restrict__ w_, const signed char* __restr
                     unsigned a_17_ = qa_3_.v[0] & 252645135u;
                     unsigned b_17_ = xa_2_.v[0];
                     int c_3_ = 0;
-                    kf_u8x4 t648_ = kf_bitcast<kf_u8x4>(a_17_);
-                    kf_i8x4 t649_ = kf_bitcast<kf_i8x4>(b_17_);
-                    int t650_ = kf_dot4_us(kf_bitcast<unsigned>(t648_), kf_bitcast<unsigned>(t649_), c_3_);
+                    kf_u8x4 t659_ = kf_bitcast<kf_u8x4>(a_17_);
+                    kf_i8x4 t660_ = kf_bitcast<kf_i8x4>(b_17_);
+                    int t661_ = kf_dot4_us(kf_bitcast<unsigned>(t659_), kf_bitcast<unsigned>(t660_), c_3_);
                     unsigned a_18_ = qa_3_.v[1] & 252645135u;
                     unsigned b_18_ = xa_2_.v[1];
-                    kf_u8x4 t656_ = kf_bitcast<kf_u8x4>(a_18_);
-                    kf_i8x4 t657_ = kf_bitcast<kf_i8x4>(b_18_);
-                    int t658_ = kf_dot4_us(kf_bitcast<unsigned>(t656_), kf_bitcast<unsigned>(t657_), t650_);
+                    kf_u8x4 t667_ = kf_bitcast<kf_u8x4>(a_18_);
+                    kf_i8x4 t668_ = kf_bitcast<kf_i8x4>(b_18_);
+                    int t669_ = kf_dot4_us(kf_bitcast<unsigned>(t667_), kf_bitcast<unsigned>(t668_), t661_);
                     unsigned a_19_ = qa_3_.v[2] & 252645135u;
                     unsigned b_19_ = xa_2_.v[2];
-                    kf_u8x4 t663_ = kf_bitcast<kf_u8x4>(a_19_);
-                    kf_i8x4 t664_ = kf_bitcast<kf_i8x4>(b_19_);
-                    int t665_ = kf_dot4_us(kf_bitcast<unsigned>(t663_), kf_bitcast<unsigned>(t664_), t658_);
+                    kf_u8x4 t674_ = kf_bitcast<kf_u8x4>(a_19_);
+                    kf_i8x4 t675_ = kf_bitcast<kf_i8x4>(b_19_);
+                    int t676_ = kf_dot4_us(kf_bitcast<unsigned>(t674_), kf_bitcast<unsigned>(t675_), t669_);
                     unsigned a_20_ = qa_3_.v[3] & 252645135u;
                     unsigned b_20_ = xa_2_.v[3];
-                    kf_u8x4 t670_ = kf_bitcast<kf_u8x4>(a_20_);
-                    kf_i8x4 t671_ = kf_bitcast<kf_i8x4>(b_20_);
-                    int t672_ = kf_dot4_us(kf_bitcast<unsigned>(t670_), kf_bitcast<unsigned>(t671_), t665_);
+                    kf_u8x4 t681_ = kf_bitcast<kf_u8x4>(a_20_);
+                    kf_i8x4 t682_ = kf_bitcast<kf_i8x4>(b_20_);
+                    int t683_ = kf_dot4_us(kf_bitcast<unsigned>(t681_), kf_bitcast<unsigned>(t682_), t676_);
                     unsigned a_21_ = qb_3_.v[0] & 252645135u;
                     unsigned b_21_ = xb_2_.v[0];
-                    kf_u8x4 t677_ = kf_bitcast<kf_u8x4>(a_21_);
-                    kf_i8x4 t678_ = kf_bitcast<kf_i8x4>(b_21_);
-                    int t679_ = kf_dot4_us(kf_bitcast<unsigned>(t677_), kf_bitcast<unsigned>(t678_), t672_);
+                    kf_u8x4 t688_ = kf_bitcast<kf_u8x4>(a_21_);
+                    kf_i8x4 t689_ = kf_bitcast<kf_i8x4>(b_21_);
+                    int t690_ = kf_dot4_us(kf_bitcast<unsigned>(t688_), kf_bitcast<unsigned>(t689_), t683_);
                     unsigned a_22_ = qb_3_.v[1] & 252645135u;
                     unsigned b_22_ = xb_2_.v[1];
-                    kf_u8x4 t684_ = kf_bitcast<kf_u8x4>(a_22_);
-                    kf_i8x4 t685_ = kf_bitcast<kf_i8x4>(b_22_);
-                    int t686_ = kf_dot4_us(kf_bitcast<unsigned>(t684_), kf_bitcast<unsigned>(t685_), t679_);
+                    kf_u8x4 t695_ = kf_bitcast<kf_u8x4>(a_22_);
+                    kf_i8x4 t696_ = kf_bitcast<kf_i8x4>(b_22_);
+                    int t697_ = kf_dot4_us(kf_bitcast<unsigned>(t695_), kf_bitcast<unsigned>(t696_), t690_);
                     unsigned a_23_ = qb_3_.v[2] & 252645135u;
                     unsigned b_23_ = xb_2_.v[2];
-                    kf_u8x4 t691_ = kf_bitcast<kf_u8x4>(a_23_);
-                    kf_i8x4 t692_ = kf_bitcast<kf_i8x4>(b_23_);
-                    int t693_ = kf_dot4_us(kf_bitcast<unsigned>(t691_), kf_bitcast<unsigned>(t692_), t686_);
+                    kf_u8x4 t702_ = kf_bitcast<kf_u8x4>(a_23_);
+                    kf_i8x4 t703_ = kf_bitcast<kf_i8x4>(b_23_);
+                    int t704_ = kf_dot4_us(kf_bitcast<unsigned>(t702_), kf_bitcast<unsigned>(t703_), t697_);
                     unsigned a_24_ = qb_3_.v[3] & 252645135u;
                     unsigned b_24_ = xb_2_.v[3];
-                    kf_u8x4 t698_ = kf_bitcast<kf_u8x4>(a_24_);
-                    kf_i8x4 t699_ = kf_bitcast<kf_i8x4>(b_24_);
-                    int t700_ = kf_dot4_us(kf_bitcast<unsigned>(t698_), kf_bitcast<unsigned>(t699_), t693_);
+                    kf_u8x4 t709_ = kf_bitcast<kf_u8x4>(a_24_);
+                    kf_i8x4 t710_ = kf_bitcast<kf_i8x4>(b_24_);
+                    int t711_ = kf_dot4_us(kf_bitcast<unsigned>(t709_), kf_bitcast<unsigned>(t710_), t704_);
                     unsigned a_25_ = (qa_3_.v[0] >> 4u) & 252645135u;
                     unsigned b_25_ = xc_2_.v[0];
                     int c_4_ = 0;
-                    kf_u8x4 t708_ = kf_bitcast<kf_u8x4>(a_25_);
-                    kf_i8x4 t709_ = kf_bitcast<kf_i8x4>(b_25_);
-                    int t710_ = kf_dot4_us(kf_bitcast<unsigned>(t708_), kf_bitcast<unsigned>(t709_), c_4_);
+                    kf_u8x4 t719_ = kf_bitcast<kf_u8x4>(a_25_);
+                    kf_i8x4 t720_ = kf_bitcast<kf_i8x4>(b_25_);
+                    int t721_ = kf_dot4_us(kf_bitcast<unsigned>(t719_), kf_bitcast<unsigned>(t720_), c_4_);
                     unsigned a_26_ = (qa_3_.v[1] >> 4u) & 252645135u;
                     unsigned b_26_ = xc_2_.v[1];
-                    kf_u8x4 t718_ = kf_bitcast<kf_u8x4>(a_26_);
-                    kf_i8x4 t719_ = kf_bitcast<kf_i8x4>(b_26_);
-                    int t720_ = kf_dot4_us(kf_bitcast<unsigned>(t718_), kf_bitcast<unsigned>(t719_), t710_);
+                    kf_u8x4 t729_ = kf_bitcast<kf_u8x4>(a_26_);
+                    kf_i8x4 t730_ = kf_bitcast<kf_i8x4>(b_26_);
+                    int t731_ = kf_dot4_us(kf_bitcast<unsigned>(t729_), kf_bitcast<unsigned>(t730_), t721_);
                     unsigned a_27_ = (qa_3_.v[2] >> 4u) & 252645135u;
                     unsigned b_27_ = xc_2_.v[2];
-                    kf_u8x4 t727_ = kf_bitcast<kf_u8x4>(a_27_);
-                    kf_i8x4 t728_ = kf_bitcast<kf_i8x4>(b_27_);
-                    int t729_ = kf_dot4_us(kf_bitcast<unsigned>(t727_), kf_bitcast<unsigned>(t728_), t720_);
+                    kf_u8x4 t738_ = kf_bitcast<kf_u8x4>(a_27_);
+                    kf_i8x4 t739_ = kf_bitcast<kf_i8x4>(b_27_);
+                    int t740_ = kf_dot4_us(kf_bitcast<unsigned>(t738_), kf_bitcast<unsigned>(t739_), t731_);
                     unsigned a_28_ = (qa_3_.v[3] >> 4u) & 252645135u;
                     unsigned b_28_ = xc_2_.v[3];
-                    kf_u8x4 t736_ = kf_bitcast<kf_u8x4>(a_28_);
-                    kf_i8x4 t737_ = kf_bitcast<kf_i8x4>(b_28_);
-                    int t738_ = kf_dot4_us(kf_bitcast<unsigned>(t736_), kf_bitcast<unsigned>(t737_), t729_);
+                    kf_u8x4 t747_ = kf_bitcast<kf_u8x4>(a_28_);
+                    kf_i8x4 t748_ = kf_bitcast<kf_i8x4>(b_28_);
+                    int t749_ = kf_dot4_us(kf_bitcast<unsigned>(t747_), kf_bitcast<unsigned>(t748_), t740_);
                     unsigned a_29_ = (qb_3_.v[0] >> 4u) & 252645135u;
                     unsigned b_29_ = xd_2_.v[0];
-                    kf_u8x4 t745_ = kf_bitcast<kf_u8x4>(a_29_);
-                    kf_i8x4 t746_ = kf_bitcast<kf_i8x4>(b_29_);
-                    int t747_ = kf_dot4_us(kf_bitcast<unsigned>(t745_), kf_bitcast<unsigned>(t746_), t738_);
+                    kf_u8x4 t756_ = kf_bitcast<kf_u8x4>(a_29_);
+                    kf_i8x4 t757_ = kf_bitcast<kf_i8x4>(b_29_);
+                    int t758_ = kf_dot4_us(kf_bitcast<unsigned>(t756_), kf_bitcast<unsigned>(t757_), t749_);
                     unsigned a_30_ = (qb_3_.v[1] >> 4u) & 252645135u;
                     unsigned b_30_ = xd_2_.v[1];
-                    kf_u8x4 t754_ = kf_bitcast<kf_u8x4>(a_30_);
-                    kf_i8x4 t755_ = kf_bitcast<kf_i8x4>(b_30_);
-                    int t756_ = kf_dot4_us(kf_bitcast<unsigned>(t754_), kf_bitcast<unsigned>(t755_), t747_);
+                    kf_u8x4 t765_ = kf_bitcast<kf_u8x4>(a_30_);
+                    kf_i8x4 t766_ = kf_bitcast<kf_i8x4>(b_30_);
+                    int t767_ = kf_dot4_us(kf_bitcast<unsigned>(t765_), kf_bitcast<unsigned>(t766_), t758_);
                     unsigned a_31_ = (qb_3_.v[2] >> 4u) & 252645135u;
                     unsigned b_31_ = xd_2_.v[2];
-                    kf_u8x4 t763_ = kf_bitcast<kf_u8x4>(a_31_);
-                    kf_i8x4 t764_ = kf_bitcast<kf_i8x4>(b_31_);
-                    int t765_ = kf_dot4_us(kf_bitcast<unsigned>(t763_), kf_bitcast<unsigned>(t764_), t756_);
+                    kf_u8x4 t774_ = kf_bitcast<kf_u8x4>(a_31_);
+                    kf_i8x4 t775_ = kf_bitcast<kf_i8x4>(b_31_);
+                    int t776_ = kf_dot4_us(kf_bitcast<unsigned>(t774_), kf_bitcast<unsigned>(t775_), t767_);
                     unsigned a_32_ = (qb_3_.v[3] >> 4u) & 252645135u;
                     unsigned b_32_ = xd_2_.v[3];
-                    kf_u8x4 t772_ = kf_bitcast<kf_u8x4>(a_32_);
-                    kf_i8x4 t773_ = kf_bitcast<kf_i8x4>(b_32_);
-                    int t774_ = kf_dot4_us(kf_bitcast<unsigned>(t772_), kf_bitcast<unsigned>(t773_), t765_);
-                    unsigned t778_ = h_2_.v[1] & 1061109567u;
-                    unsigned t788_ = (h_2_.v[3] & 252645135u) | ((h_2_.v[1] >> 2u) & 808464432u);
-                    unsigned sc_2_ = kf_shr_u32(((j_ < 2u) ? t778_ : t788_), ((j_ & 1u) << 4u));
-                    unsigned t829_ = h_2_.v[2] & 1061109567u;
-                    unsigned t840_ = ((h_2_.v[3] >> 4u) & 252645135u) | ((h_2_.v[2] >> 2u) & 808464432u);
-                    unsigned mn_2_ = kf_shr_u32(((j_ < 2u) ? t829_ : t840_), ((j_ & 1u) << 4u));
-                    unsigned t849_ = h_2_.v[0];
-                    kf_f16x2 dm_2_ = kf_f16x2{{kf_low_bits<kf_f16>(kf_word(t849_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t849_, 0u), 16u))}};
-                    float t852_ = kf_f16_to_f32(t343_.v[2]);
-                    int v_5_ = (int)((unsigned)t774_ * (unsigned)kf_bitcast<int>((sc_2_ >> 8u) & 255u));
-                    float t864_ = __fsub_rn(kf_bitcast<float>(kf_bitcast<unsigned>(v_5_) + 1262485504u), 12582912.0f);
-                    float t866_ = kf_f16_to_f32(t343_.v[0]);
-                    int v_6_ = (int)((unsigned)t700_ * (unsigned)kf_bitcast<int>(sc_2_ & 255u));
-                    float t_6_ = __fmaf_rn(t852_, t864_, __fmul_rn(t866_, __fsub_rn(kf_bitcast<float>(kf_bitcast<unsigned>(v_6_) + 1262485504u), 12582912.0f)));
+                    kf_u8x4 t783_ = kf_bitcast<kf_u8x4>(a_32_);
+                    kf_i8x4 t784_ = kf_bitcast<kf_i8x4>(b_32_);
+                    int t785_ = kf_dot4_us(kf_bitcast<unsigned>(t783_), kf_bitcast<unsigned>(t784_), t776_);
+                    unsigned t789_ = h_2_.v[1] & 1061109567u;
+                    unsigned t799_ = (h_2_.v[3] & 252645135u) | ((h_2_.v[1] >> 2u) & 808464432u);
+                    unsigned sc_2_ = kf_shr_u32(((j_ < 2u) ? t789_ : t799_), ((j_ & 1u) << 4u));
+                    unsigned t840_ = h_2_.v[2] & 1061109567u;
+                    unsigned t851_ = ((h_2_.v[3] >> 4u) & 252645135u) | ((h_2_.v[2] >> 2u) & 808464432u);
+                    unsigned mn_2_ = kf_shr_u32(((j_ < 2u) ? t840_ : t851_), ((j_ & 1u) << 4u));
+                    unsigned t860_ = h_2_.v[0];
+                    kf_f16x2 dm_2_ = kf_f16x2{{kf_low_bits<kf_f16>(kf_word(t860_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t860_, 0u), 16u))}};
+                    float t863_ = kf_f16_to_f32(t354_.v[2]);
+                    int v_5_ = (int)((unsigned)t785_ * (unsigned)kf_bitcast<int>((sc_2_ >> 8u) & 255u));
+                    float t875_ = __fsub_rn(kf_bitcast<float>(kf_bitcast<unsigned>(v_5_) + 1262485504u), 12582912.0f);
+                    float t877_ = kf_f16_to_f32(t354_.v[0]);
+                    int v_6_ = (int)((unsigned)t711_ * (unsigned)kf_bitcast<int>(sc_2_ & 255u));
+                    float t_6_ = __fmaf_rn(t863_, t875_, __fmul_rn(t877_, __fsub_rn(kf_bitcast<float>(kf_bitcast<unsigned>(v_6_) + 1262485504u), 12582912.0f)));
                     unsigned v_7_ = (mn_2_ >> 8u) & 255u;
-                    float t887_ = __fsub_rn(kf_bitcast<float>(v_7_ | 1258291200u), 8388608.0f);
-                    float t889_ = kf_f16_to_f32(t343_.v[3]);
+                    float t898_ = __fsub_rn(kf_bitcast<float>(v_7_ | 1258291200u), 8388608.0f);
+                    float t900_ = kf_f16_to_f32(t354_.v[3]);
                     unsigned v_8_ = mn_2_ & 255u;
-                    float u_2_ = __fmaf_rn(t887_, t889_, __fmul_rn(__fsub_rn(kf_bitcast<float>(v_8_ | 1258291200u), 8388608.0f), kf_f16_to_f32(t343_.v[1])));
+                    float u_2_ = __fmaf_rn(t898_, t900_, __fmul_rn(__fsub_rn(kf_bitcast<float>(v_8_ | 1258291200u), 8388608.0f), kf_f16_to_f32(t354_.v[1])));
                     acc_[1u] = __fadd_rn(acc_[1u], __fmaf_rn(kf_f16_to_f32(dm_2_.v[0]), t_6_, __fmul_rn(kf_neg_f32(kf_f16_to_f32(dm_2_.v[1])), u_2_)));
                 }
             }
             float v_9_ = acc_[0u];
-            float t920_ = __fadd_rn(v_9_, kf_shfl_xor(v_9_, 1u, kf_wn));
-            float t926_ = __fadd_rn(t920_, kf_shfl_xor(t920_, 2u, kf_wn));
-            float t932_ = __fadd_rn(t926_, kf_shfl_xor(t926_, 4u, kf_wn));
-            float t938_ = __fadd_rn(t932_, kf_shfl_xor(t932_, 8u, kf_wn));
+            float t931_ = __fadd_rn(v_9_, kf_shfl_xor(v_9_, 1u, kf_wn));
+            float t937_ = __fadd_rn(t931_, kf_shfl_xor(t931_, 2u, kf_wn));
+            float t943_ = __fadd_rn(t937_, kf_shfl_xor(t937_, 4u, kf_wn));
+            float t949_ = __fadd_rn(t943_, kf_shfl_xor(t943_, 8u, kf_wn));
             unsigned rr_ = row0_ + r_;
-            bool t952_ = (lane_ & 15u) == 0u;
-            bool t953_ = t952_;
-            if (t952_) {
-                t953_ = rr_ < m_;
+            bool t963_ = (lane_ & 15u) == 0u;
+            bool t964_ = t963_;
+            if (t963_) {
+                t964_ = rr_ < m_;
             }
-            if (t953_) {
-                y_[rr_] = t938_;
+            if (t964_) {
+                y_[rr_] = t949_;
             }
             float v_10_ = acc_[1u];
-            float t973_ = __fadd_rn(v_10_, kf_shfl_xor(v_10_, 1u, kf_wn));
-            float t979_ = __fadd_rn(t973_, kf_shfl_xor(t973_, 2u, kf_wn));
-            float t985_ = __fadd_rn(t979_, kf_shfl_xor(t979_, 4u, kf_wn));
-            float t991_ = __fadd_rn(t985_, kf_shfl_xor(t985_, 8u, kf_wn));
+            float t984_ = __fadd_rn(v_10_, kf_shfl_xor(v_10_, 1u, kf_wn));
+            float t990_ = __fadd_rn(t984_, kf_shfl_xor(t984_, 2u, kf_wn));
+            float t996_ = __fadd_rn(t990_, kf_shfl_xor(t990_, 4u, kf_wn));
+            float t1002_ = __fadd_rn(t996_, kf_shfl_xor(t996_, 8u, kf_wn));
             unsigned rr_2_ = (row0_ + 2u) + r_;
-            bool t1005_ = (lane_ & 15u) == 0u;
-            bool t1006_ = t1005_;
-            if (t1005_) {
-                t1006_ = rr_2_ < m_;
+            bool t1016_ = (lane_ & 15u) == 0u;
+            bool t1017_ = t1016_;
+            if (t1016_) {
+                t1017_ = rr_2_ < m_;
             }
-            if (t1006_) {
-                y_[rr_2_] = t991_;
+            if (t1017_) {
+                y_[rr_2_] = t1002_;
             }
         }
     }
 }
 
-/* kernel q4k_q8_gemv_f16 (q4k.kf:1094) */
+/* kernel q4k_q8_gemv_f16 (q4k.kf:1086) */
 extern "C" __global__ void __launch_bounds__(128)
 q4k_q8_gemv_f16(const unsigned char* __restrict__ w_, const signed char* __restrict__ xq_, const kf_f16x2* __restrict__ xds_, kf_f16* __restrict__ y_, unsigned m_, unsigned k_)
 {
@@ -2232,38 +2235,41 @@ q4k_q8_gemv_f16(const unsigned char* __restrict__ w_, const signed char* __restr
                 kf_u32x4 t146_ = kf_u32x4{{0u, 0u, 0u, 0u}};
                 kf_u32x4 t_ = t146_;
                 if (valid_) {
-                    unsigned t183_ = (kb_ << 4u) + (j_ << 2u);
-                    kf_u32x4 t186_ = xq_2_[t183_];
-                    t_ = t186_;
+                    unsigned t186_ = (kb_ << 4u) + (j_ << 2u);
+                    kf_u32x4 t188_ = xq_2_[t186_];
+                    t_ = t188_;
                 }
                 xv_[0u] = t_;
-                kf_u32x4 t189_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                kf_u32x4 t_2_ = t189_;
+                kf_u32x4 t191_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                kf_u32x4 t_2_ = t191_;
                 if (valid_) {
-                    unsigned t228_ = ((kb_ << 4u) + (j_ << 2u)) + 1u;
-                    kf_u32x4 t229_ = xq_2_[t228_];
-                    t_2_ = t229_;
+                    unsigned i_ = 1u;
+                    unsigned t232_ = ((kb_ << 4u) + (j_ << 2u)) + i_;
+                    kf_u32x4 t233_ = xq_2_[t232_];
+                    t_2_ = t233_;
                 }
                 xv_[1u] = t_2_;
-                kf_u32x4 t232_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                kf_u32x4 t_3_ = t232_;
+                kf_u32x4 t236_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                kf_u32x4 t_3_ = t236_;
                 if (valid_) {
-                    unsigned t271_ = ((kb_ << 4u) + (j_ << 2u)) + 2u;
-                    kf_u32x4 t272_ = xq_2_[t271_];
-                    t_3_ = t272_;
+                    unsigned i_2_ = 2u;
+                    unsigned t277_ = ((kb_ << 4u) + (j_ << 2u)) + i_2_;
+                    kf_u32x4 t278_ = xq_2_[t277_];
+                    t_3_ = t278_;
                 }
                 xv_[2u] = t_3_;
-                kf_u32x4 t275_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                kf_u32x4 t_4_ = t275_;
+                kf_u32x4 t281_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                kf_u32x4 t_4_ = t281_;
                 if (valid_) {
-                    unsigned t314_ = ((kb_ << 4u) + (j_ << 2u)) + 3u;
-                    kf_u32x4 t315_ = xq_2_[t314_];
-                    t_4_ = t315_;
+                    unsigned i_3_ = 3u;
+                    unsigned t322_ = ((kb_ << 4u) + (j_ << 2u)) + i_3_;
+                    kf_u32x4 t323_ = xq_2_[t322_];
+                    t_4_ = t323_;
                 }
                 xv_[3u] = t_4_;
                 if (valid_) {
-                    unsigned t342_ = (kb_ << 2u) + j_;
-                    kf_f16x4 t343_ = xds_2_[t342_];
+                    unsigned t353_ = (kb_ << 2u) + j_;
+                    kf_f16x4 t354_ = xds_2_[t353_];
                     kf_u32x4 h_ = hv_[0u];
                     kf_u32x4 qa_2_ = qa_[0u];
                     kf_u32x4 qb_2_ = qb_[0u];
@@ -2274,104 +2280,104 @@ q4k_q8_gemv_f16(const unsigned char* __restrict__ w_, const signed char* __restr
                     unsigned a_ = qa_2_.v[0] & 252645135u;
                     unsigned b_ = xa_.v[0];
                     int c_ = 0;
-                    kf_u8x4 t365_ = kf_bitcast<kf_u8x4>(a_);
-                    kf_i8x4 t366_ = kf_bitcast<kf_i8x4>(b_);
-                    int t367_ = kf_dot4_us(kf_bitcast<unsigned>(t365_), kf_bitcast<unsigned>(t366_), c_);
+                    kf_u8x4 t376_ = kf_bitcast<kf_u8x4>(a_);
+                    kf_i8x4 t377_ = kf_bitcast<kf_i8x4>(b_);
+                    int t378_ = kf_dot4_us(kf_bitcast<unsigned>(t376_), kf_bitcast<unsigned>(t377_), c_);
                     unsigned a_2_ = qa_2_.v[1] & 252645135u;
                     unsigned b_2_ = xa_.v[1];
-                    kf_u8x4 t373_ = kf_bitcast<kf_u8x4>(a_2_);
-                    kf_i8x4 t374_ = kf_bitcast<kf_i8x4>(b_2_);
-                    int t375_ = kf_dot4_us(kf_bitcast<unsigned>(t373_), kf_bitcast<unsigned>(t374_), t367_);
+                    kf_u8x4 t384_ = kf_bitcast<kf_u8x4>(a_2_);
+                    kf_i8x4 t385_ = kf_bitcast<kf_i8x4>(b_2_);
+                    int t386_ = kf_dot4_us(kf_bitcast<unsigned>(t384_), kf_bitcast<unsigned>(t385_), t378_);
                     unsigned a_3_ = qa_2_.v[2] & 252645135u;
                     unsigned b_3_ = xa_.v[2];
-                    kf_u8x4 t380_ = kf_bitcast<kf_u8x4>(a_3_);
-                    kf_i8x4 t381_ = kf_bitcast<kf_i8x4>(b_3_);
-                    int t382_ = kf_dot4_us(kf_bitcast<unsigned>(t380_), kf_bitcast<unsigned>(t381_), t375_);
+                    kf_u8x4 t391_ = kf_bitcast<kf_u8x4>(a_3_);
+                    kf_i8x4 t392_ = kf_bitcast<kf_i8x4>(b_3_);
+                    int t393_ = kf_dot4_us(kf_bitcast<unsigned>(t391_), kf_bitcast<unsigned>(t392_), t386_);
                     unsigned a_4_ = qa_2_.v[3] & 252645135u;
                     unsigned b_4_ = xa_.v[3];
-                    kf_u8x4 t387_ = kf_bitcast<kf_u8x4>(a_4_);
-                    kf_i8x4 t388_ = kf_bitcast<kf_i8x4>(b_4_);
-                    int t389_ = kf_dot4_us(kf_bitcast<unsigned>(t387_), kf_bitcast<unsigned>(t388_), t382_);
+                    kf_u8x4 t398_ = kf_bitcast<kf_u8x4>(a_4_);
+                    kf_i8x4 t399_ = kf_bitcast<kf_i8x4>(b_4_);
+                    int t400_ = kf_dot4_us(kf_bitcast<unsigned>(t398_), kf_bitcast<unsigned>(t399_), t393_);
                     unsigned a_5_ = qb_2_.v[0] & 252645135u;
                     unsigned b_5_ = xb_.v[0];
-                    kf_u8x4 t394_ = kf_bitcast<kf_u8x4>(a_5_);
-                    kf_i8x4 t395_ = kf_bitcast<kf_i8x4>(b_5_);
-                    int t396_ = kf_dot4_us(kf_bitcast<unsigned>(t394_), kf_bitcast<unsigned>(t395_), t389_);
+                    kf_u8x4 t405_ = kf_bitcast<kf_u8x4>(a_5_);
+                    kf_i8x4 t406_ = kf_bitcast<kf_i8x4>(b_5_);
+                    int t407_ = kf_dot4_us(kf_bitcast<unsigned>(t405_), kf_bitcast<unsigned>(t406_), t400_);
                     unsigned a_6_ = qb_2_.v[1] & 252645135u;
                     unsigned b_6_ = xb_.v[1];
-                    kf_u8x4 t401_ = kf_bitcast<kf_u8x4>(a_6_);
-                    kf_i8x4 t402_ = kf_bitcast<kf_i8x4>(b_6_);
-                    int t403_ = kf_dot4_us(kf_bitcast<unsigned>(t401_), kf_bitcast<unsigned>(t402_), t396_);
+                    kf_u8x4 t412_ = kf_bitcast<kf_u8x4>(a_6_);
+                    kf_i8x4 t413_ = kf_bitcast<kf_i8x4>(b_6_);
+                    int t414_ = kf_dot4_us(kf_bitcast<unsigned>(t412_), kf_bitcast<unsigned>(t413_), t407_);
                     unsigned a_7_ = qb_2_.v[2] & 252645135u;
                     unsigned b_7_ = xb_.v[2];
-                    kf_u8x4 t408_ = kf_bitcast<kf_u8x4>(a_7_);
-                    kf_i8x4 t409_ = kf_bitcast<kf_i8x4>(b_7_);
-                    int t410_ = kf_dot4_us(kf_bitcast<unsigned>(t408_), kf_bitcast<unsigned>(t409_), t403_);
+                    kf_u8x4 t419_ = kf_bitcast<kf_u8x4>(a_7_);
+                    kf_i8x4 t420_ = kf_bitcast<kf_i8x4>(b_7_);
+                    int t421_ = kf_dot4_us(kf_bitcast<unsigned>(t419_), kf_bitcast<unsigned>(t420_), t414_);
                     unsigned a_8_ = qb_2_.v[3] & 252645135u;
                     unsigned b_8_ = xb_.v[3];
-                    kf_u8x4 t415_ = kf_bitcast<kf_u8x4>(a_8_);
-                    kf_i8x4 t416_ = kf_bitcast<kf_i8x4>(b_8_);
-                    int t417_ = kf_dot4_us(kf_bitcast<unsigned>(t415_), kf_bitcast<unsigned>(t416_), t410_);
+                    kf_u8x4 t426_ = kf_bitcast<kf_u8x4>(a_8_);
+                    kf_i8x4 t427_ = kf_bitcast<kf_i8x4>(b_8_);
+                    int t428_ = kf_dot4_us(kf_bitcast<unsigned>(t426_), kf_bitcast<unsigned>(t427_), t421_);
                     unsigned a_9_ = (qa_2_.v[0] >> 4u) & 252645135u;
                     unsigned b_9_ = xc_.v[0];
                     int c_2_ = 0;
-                    kf_u8x4 t425_ = kf_bitcast<kf_u8x4>(a_9_);
-                    kf_i8x4 t426_ = kf_bitcast<kf_i8x4>(b_9_);
-                    int t427_ = kf_dot4_us(kf_bitcast<unsigned>(t425_), kf_bitcast<unsigned>(t426_), c_2_);
+                    kf_u8x4 t436_ = kf_bitcast<kf_u8x4>(a_9_);
+                    kf_i8x4 t437_ = kf_bitcast<kf_i8x4>(b_9_);
+                    int t438_ = kf_dot4_us(kf_bitcast<unsigned>(t436_), kf_bitcast<unsigned>(t437_), c_2_);
                     unsigned a_10_ = (qa_2_.v[1] >> 4u) & 252645135u;
                     unsigned b_10_ = xc_.v[1];
-                    kf_u8x4 t435_ = kf_bitcast<kf_u8x4>(a_10_);
-                    kf_i8x4 t436_ = kf_bitcast<kf_i8x4>(b_10_);
-                    int t437_ = kf_dot4_us(kf_bitcast<unsigned>(t435_), kf_bitcast<unsigned>(t436_), t427_);
+                    kf_u8x4 t446_ = kf_bitcast<kf_u8x4>(a_10_);
+                    kf_i8x4 t447_ = kf_bitcast<kf_i8x4>(b_10_);
+                    int t448_ = kf_dot4_us(kf_bitcast<unsigned>(t446_), kf_bitcast<unsigned>(t447_), t438_);
                     unsigned a_11_ = (qa_2_.v[2] >> 4u) & 252645135u;
                     unsigned b_11_ = xc_.v[2];
-                    kf_u8x4 t444_ = kf_bitcast<kf_u8x4>(a_11_);
-                    kf_i8x4 t445_ = kf_bitcast<kf_i8x4>(b_11_);
-                    int t446_ = kf_dot4_us(kf_bitcast<unsigned>(t444_), kf_bitcast<unsigned>(t445_), t437_);
+                    kf_u8x4 t455_ = kf_bitcast<kf_u8x4>(a_11_);
+                    kf_i8x4 t456_ = kf_bitcast<kf_i8x4>(b_11_);
+                    int t457_ = kf_dot4_us(kf_bitcast<unsigned>(t455_), kf_bitcast<unsigned>(t456_), t448_);
                     unsigned a_12_ = (qa_2_.v[3] >> 4u) & 252645135u;
                     unsigned b_12_ = xc_.v[3];
-                    kf_u8x4 t453_ = kf_bitcast<kf_u8x4>(a_12_);
-                    kf_i8x4 t454_ = kf_bitcast<kf_i8x4>(b_12_);
-                    int t455_ = kf_dot4_us(kf_bitcast<unsigned>(t453_), kf_bitcast<unsigned>(t454_), t446_);
+                    kf_u8x4 t464_ = kf_bitcast<kf_u8x4>(a_12_);
+                    kf_i8x4 t465_ = kf_bitcast<kf_i8x4>(b_12_);
+                    int t466_ = kf_dot4_us(kf_bitcast<unsigned>(t464_), kf_bitcast<unsigned>(t465_), t457_);
                     unsigned a_13_ = (qb_2_.v[0] >> 4u) & 252645135u;
                     unsigned b_13_ = xd_.v[0];
-                    kf_u8x4 t462_ = kf_bitcast<kf_u8x4>(a_13_);
-                    kf_i8x4 t463_ = kf_bitcast<kf_i8x4>(b_13_);
-                    int t464_ = kf_dot4_us(kf_bitcast<unsigned>(t462_), kf_bitcast<unsigned>(t463_), t455_);
+                    kf_u8x4 t473_ = kf_bitcast<kf_u8x4>(a_13_);
+                    kf_i8x4 t474_ = kf_bitcast<kf_i8x4>(b_13_);
+                    int t475_ = kf_dot4_us(kf_bitcast<unsigned>(t473_), kf_bitcast<unsigned>(t474_), t466_);
                     unsigned a_14_ = (qb_2_.v[1] >> 4u) & 252645135u;
                     unsigned b_14_ = xd_.v[1];
-                    kf_u8x4 t471_ = kf_bitcast<kf_u8x4>(a_14_);
-                    kf_i8x4 t472_ = kf_bitcast<kf_i8x4>(b_14_);
-                    int t473_ = kf_dot4_us(kf_bitcast<unsigned>(t471_), kf_bitcast<unsigned>(t472_), t464_);
+                    kf_u8x4 t482_ = kf_bitcast<kf_u8x4>(a_14_);
+                    kf_i8x4 t483_ = kf_bitcast<kf_i8x4>(b_14_);
+                    int t484_ = kf_dot4_us(kf_bitcast<unsigned>(t482_), kf_bitcast<unsigned>(t483_), t475_);
                     unsigned a_15_ = (qb_2_.v[2] >> 4u) & 252645135u;
                     unsigned b_15_ = xd_.v[2];
-                    kf_u8x4 t480_ = kf_bitcast<kf_u8x4>(a_15_);
-                    kf_i8x4 t481_ = kf_bitcast<kf_i8x4>(b_15_);
-                    int t482_ = kf_dot4_us(kf_bitcast<unsigned>(t480_), kf_bitcast<unsigned>(t481_), t473_);
+                    kf_u8x4 t491_ = kf_bitcast<kf_u8x4>(a_15_);
+                    kf_i8x4 t492_ = kf_bitcast<kf_i8x4>(b_15_);
+                    int t493_ = kf_dot4_us(kf_bitcast<unsigned>(t491_), kf_bitcast<unsigned>(t492_), t484_);
                     unsigned a_16_ = (qb_2_.v[3] >> 4u) & 252645135u;
                     unsigned b_16_ = xd_.v[3];
-                    kf_u8x4 t489_ = kf_bitcast<kf_u8x4>(a_16_);
-                    kf_i8x4 t490_ = kf_bitcast<kf_i8x4>(b_16_);
-                    int t491_ = kf_dot4_us(kf_bitcast<unsigned>(t489_), kf_bitcast<unsigned>(t490_), t482_);
-                    unsigned t495_ = h_.v[1] & 1061109567u;
-                    unsigned t505_ = (h_.v[3] & 252645135u) | ((h_.v[1] >> 2u) & 808464432u);
-                    unsigned sc_ = kf_shr_u32(((j_ < 2u) ? t495_ : t505_), ((j_ & 1u) << 4u));
-                    unsigned t546_ = h_.v[2] & 1061109567u;
-                    unsigned t557_ = ((h_.v[3] >> 4u) & 252645135u) | ((h_.v[2] >> 2u) & 808464432u);
-                    unsigned mn_ = kf_shr_u32(((j_ < 2u) ? t546_ : t557_), ((j_ & 1u) << 4u));
-                    unsigned t566_ = h_.v[0];
-                    kf_f16x2 dm_ = kf_f16x2{{kf_low_bits<kf_f16>(kf_word(t566_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t566_, 0u), 16u))}};
-                    float t569_ = kf_f16_to_f32(t343_.v[2]);
-                    int v_ = (int)((unsigned)t491_ * (unsigned)kf_bitcast<int>((sc_ >> 8u) & 255u));
-                    float t581_ = __fsub_rn(kf_bitcast<float>(kf_bitcast<unsigned>(v_) + 1262485504u), 12582912.0f);
-                    float t583_ = kf_f16_to_f32(t343_.v[0]);
-                    int v_2_ = (int)((unsigned)t417_ * (unsigned)kf_bitcast<int>(sc_ & 255u));
-                    float t_5_ = __fmaf_rn(t569_, t581_, __fmul_rn(t583_, __fsub_rn(kf_bitcast<float>(kf_bitcast<unsigned>(v_2_) + 1262485504u), 12582912.0f)));
+                    kf_u8x4 t500_ = kf_bitcast<kf_u8x4>(a_16_);
+                    kf_i8x4 t501_ = kf_bitcast<kf_i8x4>(b_16_);
+                    int t502_ = kf_dot4_us(kf_bitcast<unsigned>(t500_), kf_bitcast<unsigned>(t501_), t493_);
+                    unsigned t506_ = h_.v[1] & 1061109567u;
+                    unsigned t516_ = (h_.v[3] & 252645135u) | ((h_.v[1] >> 2u) & 808464432u);
+                    unsigned sc_ = kf_shr_u32(((j_ < 2u) ? t506_ : t516_), ((j_ & 1u) << 4u));
+                    unsigned t557_ = h_.v[2] & 1061109567u;
+                    unsigned t568_ = ((h_.v[3] >> 4u) & 252645135u) | ((h_.v[2] >> 2u) & 808464432u);
+                    unsigned mn_ = kf_shr_u32(((j_ < 2u) ? t557_ : t568_), ((j_ & 1u) << 4u));
+                    unsigned t577_ = h_.v[0];
+                    kf_f16x2 dm_ = kf_f16x2{{kf_low_bits<kf_f16>(kf_word(t577_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t577_, 0u), 16u))}};
+                    float t580_ = kf_f16_to_f32(t354_.v[2]);
+                    int v_ = (int)((unsigned)t502_ * (unsigned)kf_bitcast<int>((sc_ >> 8u) & 255u));
+                    float t592_ = __fsub_rn(kf_bitcast<float>(kf_bitcast<unsigned>(v_) + 1262485504u), 12582912.0f);
+                    float t594_ = kf_f16_to_f32(t354_.v[0]);
+                    int v_2_ = (int)((unsigned)t428_ * (unsigned)kf_bitcast<int>(sc_ & 255u));
+                    float t_5_ = __fmaf_rn(t580_, t592_, __fmul_rn(t594_, __fsub_rn(kf_bitcast<float>(kf_bitcast<unsigned>(v_2_) + 1262485504u), 12582912.0f)));
                     unsigned v_3_ = (mn_ >> 8u) & 255u;
-                    float t604_ = __fsub_rn(kf_bitcast<float>(v_3_ | 1258291200u), 8388608.0f);
-                    float t606_ = kf_f16_to_f32(t343_.v[3]);
+                    float t615_ = __fsub_rn(kf_bitcast<float>(v_3_ | 1258291200u), 8388608.0f);
+                    float t617_ = kf_f16_to_f32(t354_.v[3]);
                     unsigned v_4_ = mn_ & 255u;
-                    float u_ = __fmaf_rn(t604_, t606_, __fmul_rn(__fsub_rn(kf_bitcast<float>(v_4_ | 1258291200u), 8388608.0f), kf_f16_to_f32(t343_.v[1])));
+                    float u_ = __fmaf_rn(t615_, t617_, __fmul_rn(__fsub_rn(kf_bitcast<float>(v_4_ | 1258291200u), 8388608.0f), kf_f16_to_f32(t354_.v[1])));
                     acc_[0u] = __fadd_rn(acc_[0u], __fmaf_rn(kf_f16_to_f32(dm_.v[0]), t_5_, __fmul_rn(kf_neg_f32(kf_f16_to_f32(dm_.v[1])), u_)));
                     kf_u32x4 h_2_ = hv_[1u];
                     kf_u32x4 qa_3_ = qa_[1u];
@@ -2383,140 +2389,140 @@ q4k_q8_gemv_f16(const unsigned char* __restrict__ w_, const signed char* __restr
                     unsigned a_17_ = qa_3_.v[0] & 252645135u;
                     unsigned b_17_ = xa_2_.v[0];
                     int c_3_ = 0;
-                    kf_u8x4 t648_ = kf_bitcast<kf_u8x4>(a_17_);
-                    kf_i8x4 t649_ = kf_bitcast<kf_i8x4>(b_17_);
-                    int t650_ = kf_dot4_us(kf_bitcast<unsigned>(t648_), kf_bitcast<unsigned>(t649_), c_3_);
+                    kf_u8x4 t659_ = kf_bitcast<kf_u8x4>(a_17_);
+                    kf_i8x4 t660_ = kf_bitcast<kf_i8x4>(b_17_);
+                    int t661_ = kf_dot4_us(kf_bitcast<unsigned>(t659_), kf_bitcast<unsigned>(t660_), c_3_);
                     unsigned a_18_ = qa_3_.v[1] & 252645135u;
                     unsigned b_18_ = xa_2_.v[1];
-                    kf_u8x4 t656_ = kf_bitcast<kf_u8x4>(a_18_);
-                    kf_i8x4 t657_ = kf_bitcast<kf_i8x4>(b_18_);
-                    int t658_ = kf_dot4_us(kf_bitcast<unsigned>(t656_), kf_bitcast<unsigned>(t657_), t650_);
+                    kf_u8x4 t667_ = kf_bitcast<kf_u8x4>(a_18_);
+                    kf_i8x4 t668_ = kf_bitcast<kf_i8x4>(b_18_);
+                    int t669_ = kf_dot4_us(kf_bitcast<unsigned>(t667_), kf_bitcast<unsigned>(t668_), t661_);
                     unsigned a_19_ = qa_3_.v[2] & 252645135u;
                     unsigned b_19_ = xa_2_.v[2];
-                    kf_u8x4 t663_ = kf_bitcast<kf_u8x4>(a_19_);
-                    kf_i8x4 t664_ = kf_bitcast<kf_i8x4>(b_19_);
-                    int t665_ = kf_dot4_us(kf_bitcast<unsigned>(t663_), kf_bitcast<unsigned>(t664_), t658_);
+                    kf_u8x4 t674_ = kf_bitcast<kf_u8x4>(a_19_);
+                    kf_i8x4 t675_ = kf_bitcast<kf_i8x4>(b_19_);
+                    int t676_ = kf_dot4_us(kf_bitcast<unsigned>(t674_), kf_bitcast<unsigned>(t675_), t669_);
                     unsigned a_20_ = qa_3_.v[3] & 252645135u;
                     unsigned b_20_ = xa_2_.v[3];
-                    kf_u8x4 t670_ = kf_bitcast<kf_u8x4>(a_20_);
-                    kf_i8x4 t671_ = kf_bitcast<kf_i8x4>(b_20_);
-                    int t672_ = kf_dot4_us(kf_bitcast<unsigned>(t670_), kf_bitcast<unsigned>(t671_), t665_);
+                    kf_u8x4 t681_ = kf_bitcast<kf_u8x4>(a_20_);
+                    kf_i8x4 t682_ = kf_bitcast<kf_i8x4>(b_20_);
+                    int t683_ = kf_dot4_us(kf_bitcast<unsigned>(t681_), kf_bitcast<unsigned>(t682_), t676_);
                     unsigned a_21_ = qb_3_.v[0] & 252645135u;
                     unsigned b_21_ = xb_2_.v[0];
-                    kf_u8x4 t677_ = kf_bitcast<kf_u8x4>(a_21_);
-                    kf_i8x4 t678_ = kf_bitcast<kf_i8x4>(b_21_);
-                    int t679_ = kf_dot4_us(kf_bitcast<unsigned>(t677_), kf_bitcast<unsigned>(t678_), t672_);
+                    kf_u8x4 t688_ = kf_bitcast<kf_u8x4>(a_21_);
+                    kf_i8x4 t689_ = kf_bitcast<kf_i8x4>(b_21_);
+                    int t690_ = kf_dot4_us(kf_bitcast<unsigned>(t688_), kf_bitcast<unsigned>(t689_), t683_);
                     unsigned a_22_ = qb_3_.v[1] & 252645135u;
                     unsigned b_22_ = xb_2_.v[1];
-                    kf_u8x4 t684_ = kf_bitcast<kf_u8x4>(a_22_);
-                    kf_i8x4 t685_ = kf_bitcast<kf_i8x4>(b_22_);
-                    int t686_ = kf_dot4_us(kf_bitcast<unsigned>(t684_), kf_bitcast<unsigned>(t685_), t679_);
+                    kf_u8x4 t695_ = kf_bitcast<kf_u8x4>(a_22_);
+                    kf_i8x4 t696_ = kf_bitcast<kf_i8x4>(b_22_);
+                    int t697_ = kf_dot4_us(kf_bitcast<unsigned>(t695_), kf_bitcast<unsigned>(t696_), t690_);
                     unsigned a_23_ = qb_3_.v[2] & 252645135u;
                     unsigned b_23_ = xb_2_.v[2];
-                    kf_u8x4 t691_ = kf_bitcast<kf_u8x4>(a_23_);
-                    kf_i8x4 t692_ = kf_bitcast<kf_i8x4>(b_23_);
-                    int t693_ = kf_dot4_us(kf_bitcast<unsigned>(t691_), kf_bitcast<unsigned>(t692_), t686_);
+                    kf_u8x4 t702_ = kf_bitcast<kf_u8x4>(a_23_);
+                    kf_i8x4 t703_ = kf_bitcast<kf_i8x4>(b_23_);
+                    int t704_ = kf_dot4_us(kf_bitcast<unsigned>(t702_), kf_bitcast<unsigned>(t703_), t697_);
                     unsigned a_24_ = qb_3_.v[3] & 252645135u;
                     unsigned b_24_ = xb_2_.v[3];
-                    kf_u8x4 t698_ = kf_bitcast<kf_u8x4>(a_24_);
-                    kf_i8x4 t699_ = kf_bitcast<kf_i8x4>(b_24_);
-                    int t700_ = kf_dot4_us(kf_bitcast<unsigned>(t698_), kf_bitcast<unsigned>(t699_), t693_);
+                    kf_u8x4 t709_ = kf_bitcast<kf_u8x4>(a_24_);
+                    kf_i8x4 t710_ = kf_bitcast<kf_i8x4>(b_24_);
+                    int t711_ = kf_dot4_us(kf_bitcast<unsigned>(t709_), kf_bitcast<unsigned>(t710_), t704_);
                     unsigned a_25_ = (qa_3_.v[0] >> 4u) & 252645135u;
                     unsigned b_25_ = xc_2_.v[0];
                     int c_4_ = 0;
-                    kf_u8x4 t708_ = kf_bitcast<kf_u8x4>(a_25_);
-                    kf_i8x4 t709_ = kf_bitcast<kf_i8x4>(b_25_);
-                    int t710_ = kf_dot4_us(kf_bitcast<unsigned>(t708_), kf_bitcast<unsigned>(t709_), c_4_);
+                    kf_u8x4 t719_ = kf_bitcast<kf_u8x4>(a_25_);
+                    kf_i8x4 t720_ = kf_bitcast<kf_i8x4>(b_25_);
+                    int t721_ = kf_dot4_us(kf_bitcast<unsigned>(t719_), kf_bitcast<unsigned>(t720_), c_4_);
                     unsigned a_26_ = (qa_3_.v[1] >> 4u) & 252645135u;
                     unsigned b_26_ = xc_2_.v[1];
-                    kf_u8x4 t718_ = kf_bitcast<kf_u8x4>(a_26_);
-                    kf_i8x4 t719_ = kf_bitcast<kf_i8x4>(b_26_);
-                    int t720_ = kf_dot4_us(kf_bitcast<unsigned>(t718_), kf_bitcast<unsigned>(t719_), t710_);
+                    kf_u8x4 t729_ = kf_bitcast<kf_u8x4>(a_26_);
+                    kf_i8x4 t730_ = kf_bitcast<kf_i8x4>(b_26_);
+                    int t731_ = kf_dot4_us(kf_bitcast<unsigned>(t729_), kf_bitcast<unsigned>(t730_), t721_);
                     unsigned a_27_ = (qa_3_.v[2] >> 4u) & 252645135u;
                     unsigned b_27_ = xc_2_.v[2];
-                    kf_u8x4 t727_ = kf_bitcast<kf_u8x4>(a_27_);
-                    kf_i8x4 t728_ = kf_bitcast<kf_i8x4>(b_27_);
-                    int t729_ = kf_dot4_us(kf_bitcast<unsigned>(t727_), kf_bitcast<unsigned>(t728_), t720_);
+                    kf_u8x4 t738_ = kf_bitcast<kf_u8x4>(a_27_);
+                    kf_i8x4 t739_ = kf_bitcast<kf_i8x4>(b_27_);
+                    int t740_ = kf_dot4_us(kf_bitcast<unsigned>(t738_), kf_bitcast<unsigned>(t739_), t731_);
                     unsigned a_28_ = (qa_3_.v[3] >> 4u) & 252645135u;
                     unsigned b_28_ = xc_2_.v[3];
-                    kf_u8x4 t736_ = kf_bitcast<kf_u8x4>(a_28_);
-                    kf_i8x4 t737_ = kf_bitcast<kf_i8x4>(b_28_);
-                    int t738_ = kf_dot4_us(kf_bitcast<unsigned>(t736_), kf_bitcast<unsigned>(t737_), t729_);
+                    kf_u8x4 t747_ = kf_bitcast<kf_u8x4>(a_28_);
+                    kf_i8x4 t748_ = kf_bitcast<kf_i8x4>(b_28_);
+                    int t749_ = kf_dot4_us(kf_bitcast<unsigned>(t747_), kf_bitcast<unsigned>(t748_), t740_);
                     unsigned a_29_ = (qb_3_.v[0] >> 4u) & 252645135u;
                     unsigned b_29_ = xd_2_.v[0];
-                    kf_u8x4 t745_ = kf_bitcast<kf_u8x4>(a_29_);
-                    kf_i8x4 t746_ = kf_bitcast<kf_i8x4>(b_29_);
-                    int t747_ = kf_dot4_us(kf_bitcast<unsigned>(t745_), kf_bitcast<unsigned>(t746_), t738_);
+                    kf_u8x4 t756_ = kf_bitcast<kf_u8x4>(a_29_);
+                    kf_i8x4 t757_ = kf_bitcast<kf_i8x4>(b_29_);
+                    int t758_ = kf_dot4_us(kf_bitcast<unsigned>(t756_), kf_bitcast<unsigned>(t757_), t749_);
                     unsigned a_30_ = (qb_3_.v[1] >> 4u) & 252645135u;
                     unsigned b_30_ = xd_2_.v[1];
-                    kf_u8x4 t754_ = kf_bitcast<kf_u8x4>(a_30_);
-                    kf_i8x4 t755_ = kf_bitcast<kf_i8x4>(b_30_);
-                    int t756_ = kf_dot4_us(kf_bitcast<unsigned>(t754_), kf_bitcast<unsigned>(t755_), t747_);
+                    kf_u8x4 t765_ = kf_bitcast<kf_u8x4>(a_30_);
+                    kf_i8x4 t766_ = kf_bitcast<kf_i8x4>(b_30_);
+                    int t767_ = kf_dot4_us(kf_bitcast<unsigned>(t765_), kf_bitcast<unsigned>(t766_), t758_);
                     unsigned a_31_ = (qb_3_.v[2] >> 4u) & 252645135u;
                     unsigned b_31_ = xd_2_.v[2];
-                    kf_u8x4 t763_ = kf_bitcast<kf_u8x4>(a_31_);
-                    kf_i8x4 t764_ = kf_bitcast<kf_i8x4>(b_31_);
-                    int t765_ = kf_dot4_us(kf_bitcast<unsigned>(t763_), kf_bitcast<unsigned>(t764_), t756_);
+                    kf_u8x4 t774_ = kf_bitcast<kf_u8x4>(a_31_);
+                    kf_i8x4 t775_ = kf_bitcast<kf_i8x4>(b_31_);
+                    int t776_ = kf_dot4_us(kf_bitcast<unsigned>(t774_), kf_bitcast<unsigned>(t775_), t767_);
                     unsigned a_32_ = (qb_3_.v[3] >> 4u) & 252645135u;
                     unsigned b_32_ = xd_2_.v[3];
-                    kf_u8x4 t772_ = kf_bitcast<kf_u8x4>(a_32_);
-                    kf_i8x4 t773_ = kf_bitcast<kf_i8x4>(b_32_);
-                    int t774_ = kf_dot4_us(kf_bitcast<unsigned>(t772_), kf_bitcast<unsigned>(t773_), t765_);
-                    unsigned t778_ = h_2_.v[1] & 1061109567u;
-                    unsigned t788_ = (h_2_.v[3] & 252645135u) | ((h_2_.v[1] >> 2u) & 808464432u);
-                    unsigned sc_2_ = kf_shr_u32(((j_ < 2u) ? t778_ : t788_), ((j_ & 1u) << 4u));
-                    unsigned t829_ = h_2_.v[2] & 1061109567u;
-                    unsigned t840_ = ((h_2_.v[3] >> 4u) & 252645135u) | ((h_2_.v[2] >> 2u) & 808464432u);
-                    unsigned mn_2_ = kf_shr_u32(((j_ < 2u) ? t829_ : t840_), ((j_ & 1u) << 4u));
-                    unsigned t849_ = h_2_.v[0];
-                    kf_f16x2 dm_2_ = kf_f16x2{{kf_low_bits<kf_f16>(kf_word(t849_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t849_, 0u), 16u))}};
-                    float t852_ = kf_f16_to_f32(t343_.v[2]);
-                    int v_5_ = (int)((unsigned)t774_ * (unsigned)kf_bitcast<int>((sc_2_ >> 8u) & 255u));
-                    float t864_ = __fsub_rn(kf_bitcast<float>(kf_bitcast<unsigned>(v_5_) + 1262485504u), 12582912.0f);
-                    float t866_ = kf_f16_to_f32(t343_.v[0]);
-                    int v_6_ = (int)((unsigned)t700_ * (unsigned)kf_bitcast<int>(sc_2_ & 255u));
-                    float t_6_ = __fmaf_rn(t852_, t864_, __fmul_rn(t866_, __fsub_rn(kf_bitcast<float>(kf_bitcast<unsigned>(v_6_) + 1262485504u), 12582912.0f)));
+                    kf_u8x4 t783_ = kf_bitcast<kf_u8x4>(a_32_);
+                    kf_i8x4 t784_ = kf_bitcast<kf_i8x4>(b_32_);
+                    int t785_ = kf_dot4_us(kf_bitcast<unsigned>(t783_), kf_bitcast<unsigned>(t784_), t776_);
+                    unsigned t789_ = h_2_.v[1] & 1061109567u;
+                    unsigned t799_ = (h_2_.v[3] & 252645135u) | ((h_2_.v[1] >> 2u) & 808464432u);
+                    unsigned sc_2_ = kf_shr_u32(((j_ < 2u) ? t789_ : t799_), ((j_ & 1u) << 4u));
+                    unsigned t840_ = h_2_.v[2] & 1061109567u;
+                    unsigned t851_ = ((h_2_.v[3] >> 4u) & 252645135u) | ((h_2_.v[2] >> 2u) & 808464432u);
+                    unsigned mn_2_ = kf_shr_u32(((j_ < 2u) ? t840_ : t851_), ((j_ & 1u) << 4u));
+                    unsigned t860_ = h_2_.v[0];
+                    kf_f16x2 dm_2_ = kf_f16x2{{kf_low_bits<kf_f16>(kf_word(t860_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t860_, 0u), 16u))}};
+                    float t863_ = kf_f16_to_f32(t354_.v[2]);
+                    int v_5_ = (int)((unsigned)t785_ * (unsigned)kf_bitcast<int>((sc_2_ >> 8u) & 255u));
+                    float t875_ = __fsub_rn(kf_bitcast<float>(kf_bitcast<unsigned>(v_5_) + 1262485504u), 12582912.0f);
+                    float t877_ = kf_f16_to_f32(t354_.v[0]);
+                    int v_6_ = (int)((unsigned)t711_ * (unsigned)kf_bitcast<int>(sc_2_ & 255u));
+                    float t_6_ = __fmaf_rn(t863_, t875_, __fmul_rn(t877_, __fsub_rn(kf_bitcast<float>(kf_bitcast<unsigned>(v_6_) + 1262485504u), 12582912.0f)));
                     unsigned v_7_ = (mn_2_ >> 8u) & 255u;
-                    float t887_ = __fsub_rn(kf_bitcast<float>(v_7_ | 1258291200u), 8388608.0f);
-                    float t889_ = kf_f16_to_f32(t343_.v[3]);
+                    float t898_ = __fsub_rn(kf_bitcast<float>(v_7_ | 1258291200u), 8388608.0f);
+                    float t900_ = kf_f16_to_f32(t354_.v[3]);
                     unsigned v_8_ = mn_2_ & 255u;
-                    float u_2_ = __fmaf_rn(t887_, t889_, __fmul_rn(__fsub_rn(kf_bitcast<float>(v_8_ | 1258291200u), 8388608.0f), kf_f16_to_f32(t343_.v[1])));
+                    float u_2_ = __fmaf_rn(t898_, t900_, __fmul_rn(__fsub_rn(kf_bitcast<float>(v_8_ | 1258291200u), 8388608.0f), kf_f16_to_f32(t354_.v[1])));
                     acc_[1u] = __fadd_rn(acc_[1u], __fmaf_rn(kf_f16_to_f32(dm_2_.v[0]), t_6_, __fmul_rn(kf_neg_f32(kf_f16_to_f32(dm_2_.v[1])), u_2_)));
                 }
             }
             float v_9_ = acc_[0u];
-            float t920_ = __fadd_rn(v_9_, kf_shfl_xor(v_9_, 1u, kf_wn));
-            float t926_ = __fadd_rn(t920_, kf_shfl_xor(t920_, 2u, kf_wn));
-            float t932_ = __fadd_rn(t926_, kf_shfl_xor(t926_, 4u, kf_wn));
-            float t938_ = __fadd_rn(t932_, kf_shfl_xor(t932_, 8u, kf_wn));
+            float t931_ = __fadd_rn(v_9_, kf_shfl_xor(v_9_, 1u, kf_wn));
+            float t937_ = __fadd_rn(t931_, kf_shfl_xor(t931_, 2u, kf_wn));
+            float t943_ = __fadd_rn(t937_, kf_shfl_xor(t937_, 4u, kf_wn));
+            float t949_ = __fadd_rn(t943_, kf_shfl_xor(t943_, 8u, kf_wn));
             unsigned rr_ = row0_ + r_;
-            bool t952_ = (lane_ & 15u) == 0u;
-            bool t953_ = t952_;
-            if (t952_) {
-                t953_ = rr_ < m_;
+            bool t963_ = (lane_ & 15u) == 0u;
+            bool t964_ = t963_;
+            if (t963_) {
+                t964_ = rr_ < m_;
             }
-            if (t953_) {
-                y_[rr_] = kf_f16_from_f32(t938_);
+            if (t964_) {
+                y_[rr_] = kf_f16_from_f32(t949_);
             }
             float v_10_ = acc_[1u];
-            float t973_ = __fadd_rn(v_10_, kf_shfl_xor(v_10_, 1u, kf_wn));
-            float t979_ = __fadd_rn(t973_, kf_shfl_xor(t973_, 2u, kf_wn));
-            float t985_ = __fadd_rn(t979_, kf_shfl_xor(t979_, 4u, kf_wn));
-            float t991_ = __fadd_rn(t985_, kf_shfl_xor(t985_, 8u, kf_wn));
+            float t984_ = __fadd_rn(v_10_, kf_shfl_xor(v_10_, 1u, kf_wn));
+            float t990_ = __fadd_rn(t984_, kf_shfl_xor(t984_, 2u, kf_wn));
+            float t996_ = __fadd_rn(t990_, kf_shfl_xor(t990_, 4u, kf_wn));
+            float t1002_ = __fadd_rn(t996_, kf_shfl_xor(t996_, 8u, kf_wn));
             unsigned rr_2_ = (row0_ + 2u) + r_;
-            bool t1005_ = (lane_ & 15u) == 0u;
-            bool t1006_ = t1005_;
-            if (t1005_) {
-                t1006_ = rr_2_ < m_;
+            bool t1016_ = (lane_ & 15u) == 0u;
+            bool t1017_ = t1016_;
+            if (t1016_) {
+                t1017_ = rr_2_ < m_;
             }
-            if (t1006_) {
-                y_[rr_2_] = kf_f16_from_f32(t991_);
+            if (t1017_) {
+                y_[rr_2_] = kf_f16_from_f32(t1002_);
             }
         }
     }
 }
 
-/* kernel q4k_q8_gemv_f16_acc (q4k.kf:1100) */
+/* kernel q4k_q8_gemv_f16_acc (q4k.kf:1092) */
 extern "C" __global__ void __launch_bounds__(128)
 q4k_q8_gemv_f16_acc(const unsigned char* __restrict__ w_, const signed char* __restrict__ xq_, const kf_f16x2* __restrict__ xds_, kf_f16* __restrict__ y_, unsigned m_, unsigned k_)
 {
@@ -2592,38 +2598,41 @@ q4k_q8_gemv_f16_acc(const unsigned char* __restrict__ w_, const signed char* __r
                 kf_u32x4 t146_ = kf_u32x4{{0u, 0u, 0u, 0u}};
                 kf_u32x4 t_ = t146_;
                 if (valid_) {
-                    unsigned t183_ = (kb_ << 4u) + (j_ << 2u);
-                    kf_u32x4 t186_ = xq_2_[t183_];
-                    t_ = t186_;
+                    unsigned t186_ = (kb_ << 4u) + (j_ << 2u);
+                    kf_u32x4 t188_ = xq_2_[t186_];
+                    t_ = t188_;
                 }
                 xv_[0u] = t_;
-                kf_u32x4 t189_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                kf_u32x4 t_2_ = t189_;
+                kf_u32x4 t191_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                kf_u32x4 t_2_ = t191_;
                 if (valid_) {
-                    unsigned t228_ = ((kb_ << 4u) + (j_ << 2u)) + 1u;
-                    kf_u32x4 t229_ = xq_2_[t228_];
-                    t_2_ = t229_;
+                    unsigned i_ = 1u;
+                    unsigned t232_ = ((kb_ << 4u) + (j_ << 2u)) + i_;
+                    kf_u32x4 t233_ = xq_2_[t232_];
+                    t_2_ = t233_;
                 }
                 xv_[1u] = t_2_;
-                kf_u32x4 t232_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                kf_u32x4 t_3_ = t232_;
+                kf_u32x4 t236_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                kf_u32x4 t_3_ = t236_;
                 if (valid_) {
-                    unsigned t271_ = ((kb_ << 4u) + (j_ << 2u)) + 2u;
-                    kf_u32x4 t272_ = xq_2_[t271_];
-                    t_3_ = t272_;
+                    unsigned i_2_ = 2u;
+                    unsigned t277_ = ((kb_ << 4u) + (j_ << 2u)) + i_2_;
+                    kf_u32x4 t278_ = xq_2_[t277_];
+                    t_3_ = t278_;
                 }
                 xv_[2u] = t_3_;
-                kf_u32x4 t275_ = kf_u32x4{{0u, 0u, 0u, 0u}};
-                kf_u32x4 t_4_ = t275_;
+                kf_u32x4 t281_ = kf_u32x4{{0u, 0u, 0u, 0u}};
+                kf_u32x4 t_4_ = t281_;
                 if (valid_) {
-                    unsigned t314_ = ((kb_ << 4u) + (j_ << 2u)) + 3u;
-                    kf_u32x4 t315_ = xq_2_[t314_];
-                    t_4_ = t315_;
+                    unsigned i_3_ = 3u;
+                    unsigned t322_ = ((kb_ << 4u) + (j_ << 2u)) + i_3_;
+                    kf_u32x4 t323_ = xq_2_[t322_];
+                    t_4_ = t323_;
                 }
                 xv_[3u] = t_4_;
                 if (valid_) {
-                    unsigned t342_ = (kb_ << 2u) + j_;
-                    kf_f16x4 t343_ = xds_2_[t342_];
+                    unsigned t353_ = (kb_ << 2u) + j_;
+                    kf_f16x4 t354_ = xds_2_[t353_];
                     kf_u32x4 h_ = hv_[0u];
                     kf_u32x4 qa_2_ = qa_[0u];
                     kf_u32x4 qb_2_ = qb_[0u];
@@ -2634,104 +2643,104 @@ q4k_q8_gemv_f16_acc(const unsigned char* __restrict__ w_, const signed char* __r
                     unsigned a_ = qa_2_.v[0] & 252645135u;
                     unsigned b_ = xa_.v[0];
                     int c_ = 0;
-                    kf_u8x4 t365_ = kf_bitcast<kf_u8x4>(a_);
-                    kf_i8x4 t366_ = kf_bitcast<kf_i8x4>(b_);
-                    int t367_ = kf_dot4_us(kf_bitcast<unsigned>(t365_), kf_bitcast<unsigned>(t366_), c_);
+                    kf_u8x4 t376_ = kf_bitcast<kf_u8x4>(a_);
+                    kf_i8x4 t377_ = kf_bitcast<kf_i8x4>(b_);
+                    int t378_ = kf_dot4_us(kf_bitcast<unsigned>(t376_), kf_bitcast<unsigned>(t377_), c_);
                     unsigned a_2_ = qa_2_.v[1] & 252645135u;
                     unsigned b_2_ = xa_.v[1];
-                    kf_u8x4 t373_ = kf_bitcast<kf_u8x4>(a_2_);
-                    kf_i8x4 t374_ = kf_bitcast<kf_i8x4>(b_2_);
-                    int t375_ = kf_dot4_us(kf_bitcast<unsigned>(t373_), kf_bitcast<unsigned>(t374_), t367_);
+                    kf_u8x4 t384_ = kf_bitcast<kf_u8x4>(a_2_);
+                    kf_i8x4 t385_ = kf_bitcast<kf_i8x4>(b_2_);
+                    int t386_ = kf_dot4_us(kf_bitcast<unsigned>(t384_), kf_bitcast<unsigned>(t385_), t378_);
                     unsigned a_3_ = qa_2_.v[2] & 252645135u;
                     unsigned b_3_ = xa_.v[2];
-                    kf_u8x4 t380_ = kf_bitcast<kf_u8x4>(a_3_);
-                    kf_i8x4 t381_ = kf_bitcast<kf_i8x4>(b_3_);
-                    int t382_ = kf_dot4_us(kf_bitcast<unsigned>(t380_), kf_bitcast<unsigned>(t381_), t375_);
+                    kf_u8x4 t391_ = kf_bitcast<kf_u8x4>(a_3_);
+                    kf_i8x4 t392_ = kf_bitcast<kf_i8x4>(b_3_);
+                    int t393_ = kf_dot4_us(kf_bitcast<unsigned>(t391_), kf_bitcast<unsigned>(t392_), t386_);
                     unsigned a_4_ = qa_2_.v[3] & 252645135u;
                     unsigned b_4_ = xa_.v[3];
-                    kf_u8x4 t387_ = kf_bitcast<kf_u8x4>(a_4_);
-                    kf_i8x4 t388_ = kf_bitcast<kf_i8x4>(b_4_);
-                    int t389_ = kf_dot4_us(kf_bitcast<unsigned>(t387_), kf_bitcast<unsigned>(t388_), t382_);
+                    kf_u8x4 t398_ = kf_bitcast<kf_u8x4>(a_4_);
+                    kf_i8x4 t399_ = kf_bitcast<kf_i8x4>(b_4_);
+                    int t400_ = kf_dot4_us(kf_bitcast<unsigned>(t398_), kf_bitcast<unsigned>(t399_), t393_);
                     unsigned a_5_ = qb_2_.v[0] & 252645135u;
                     unsigned b_5_ = xb_.v[0];
-                    kf_u8x4 t394_ = kf_bitcast<kf_u8x4>(a_5_);
-                    kf_i8x4 t395_ = kf_bitcast<kf_i8x4>(b_5_);
-                    int t396_ = kf_dot4_us(kf_bitcast<unsigned>(t394_), kf_bitcast<unsigned>(t395_), t389_);
+                    kf_u8x4 t405_ = kf_bitcast<kf_u8x4>(a_5_);
+                    kf_i8x4 t406_ = kf_bitcast<kf_i8x4>(b_5_);
+                    int t407_ = kf_dot4_us(kf_bitcast<unsigned>(t405_), kf_bitcast<unsigned>(t406_), t400_);
                     unsigned a_6_ = qb_2_.v[1] & 252645135u;
                     unsigned b_6_ = xb_.v[1];
-                    kf_u8x4 t401_ = kf_bitcast<kf_u8x4>(a_6_);
-                    kf_i8x4 t402_ = kf_bitcast<kf_i8x4>(b_6_);
-                    int t403_ = kf_dot4_us(kf_bitcast<unsigned>(t401_), kf_bitcast<unsigned>(t402_), t396_);
+                    kf_u8x4 t412_ = kf_bitcast<kf_u8x4>(a_6_);
+                    kf_i8x4 t413_ = kf_bitcast<kf_i8x4>(b_6_);
+                    int t414_ = kf_dot4_us(kf_bitcast<unsigned>(t412_), kf_bitcast<unsigned>(t413_), t407_);
                     unsigned a_7_ = qb_2_.v[2] & 252645135u;
                     unsigned b_7_ = xb_.v[2];
-                    kf_u8x4 t408_ = kf_bitcast<kf_u8x4>(a_7_);
-                    kf_i8x4 t409_ = kf_bitcast<kf_i8x4>(b_7_);
-                    int t410_ = kf_dot4_us(kf_bitcast<unsigned>(t408_), kf_bitcast<unsigned>(t409_), t403_);
+                    kf_u8x4 t419_ = kf_bitcast<kf_u8x4>(a_7_);
+                    kf_i8x4 t420_ = kf_bitcast<kf_i8x4>(b_7_);
+                    int t421_ = kf_dot4_us(kf_bitcast<unsigned>(t419_), kf_bitcast<unsigned>(t420_), t414_);
                     unsigned a_8_ = qb_2_.v[3] & 252645135u;
                     unsigned b_8_ = xb_.v[3];
-                    kf_u8x4 t415_ = kf_bitcast<kf_u8x4>(a_8_);
-                    kf_i8x4 t416_ = kf_bitcast<kf_i8x4>(b_8_);
-                    int t417_ = kf_dot4_us(kf_bitcast<unsigned>(t415_), kf_bitcast<unsigned>(t416_), t410_);
+                    kf_u8x4 t426_ = kf_bitcast<kf_u8x4>(a_8_);
+                    kf_i8x4 t427_ = kf_bitcast<kf_i8x4>(b_8_);
+                    int t428_ = kf_dot4_us(kf_bitcast<unsigned>(t426_), kf_bitcast<unsigned>(t427_), t421_);
                     unsigned a_9_ = (qa_2_.v[0] >> 4u) & 252645135u;
                     unsigned b_9_ = xc_.v[0];
                     int c_2_ = 0;
-                    kf_u8x4 t425_ = kf_bitcast<kf_u8x4>(a_9_);
-                    kf_i8x4 t426_ = kf_bitcast<kf_i8x4>(b_9_);
-                    int t427_ = kf_dot4_us(kf_bitcast<unsigned>(t425_), kf_bitcast<unsigned>(t426_), c_2_);
+                    kf_u8x4 t436_ = kf_bitcast<kf_u8x4>(a_9_);
+                    kf_i8x4 t437_ = kf_bitcast<kf_i8x4>(b_9_);
+                    int t438_ = kf_dot4_us(kf_bitcast<unsigned>(t436_), kf_bitcast<unsigned>(t437_), c_2_);
                     unsigned a_10_ = (qa_2_.v[1] >> 4u) & 252645135u;
                     unsigned b_10_ = xc_.v[1];
-                    kf_u8x4 t435_ = kf_bitcast<kf_u8x4>(a_10_);
-                    kf_i8x4 t436_ = kf_bitcast<kf_i8x4>(b_10_);
-                    int t437_ = kf_dot4_us(kf_bitcast<unsigned>(t435_), kf_bitcast<unsigned>(t436_), t427_);
+                    kf_u8x4 t446_ = kf_bitcast<kf_u8x4>(a_10_);
+                    kf_i8x4 t447_ = kf_bitcast<kf_i8x4>(b_10_);
+                    int t448_ = kf_dot4_us(kf_bitcast<unsigned>(t446_), kf_bitcast<unsigned>(t447_), t438_);
                     unsigned a_11_ = (qa_2_.v[2] >> 4u) & 252645135u;
                     unsigned b_11_ = xc_.v[2];
-                    kf_u8x4 t444_ = kf_bitcast<kf_u8x4>(a_11_);
-                    kf_i8x4 t445_ = kf_bitcast<kf_i8x4>(b_11_);
-                    int t446_ = kf_dot4_us(kf_bitcast<unsigned>(t444_), kf_bitcast<unsigned>(t445_), t437_);
+                    kf_u8x4 t455_ = kf_bitcast<kf_u8x4>(a_11_);
+                    kf_i8x4 t456_ = kf_bitcast<kf_i8x4>(b_11_);
+                    int t457_ = kf_dot4_us(kf_bitcast<unsigned>(t455_), kf_bitcast<unsigned>(t456_), t448_);
                     unsigned a_12_ = (qa_2_.v[3] >> 4u) & 252645135u;
                     unsigned b_12_ = xc_.v[3];
-                    kf_u8x4 t453_ = kf_bitcast<kf_u8x4>(a_12_);
-                    kf_i8x4 t454_ = kf_bitcast<kf_i8x4>(b_12_);
-                    int t455_ = kf_dot4_us(kf_bitcast<unsigned>(t453_), kf_bitcast<unsigned>(t454_), t446_);
+                    kf_u8x4 t464_ = kf_bitcast<kf_u8x4>(a_12_);
+                    kf_i8x4 t465_ = kf_bitcast<kf_i8x4>(b_12_);
+                    int t466_ = kf_dot4_us(kf_bitcast<unsigned>(t464_), kf_bitcast<unsigned>(t465_), t457_);
                     unsigned a_13_ = (qb_2_.v[0] >> 4u) & 252645135u;
                     unsigned b_13_ = xd_.v[0];
-                    kf_u8x4 t462_ = kf_bitcast<kf_u8x4>(a_13_);
-                    kf_i8x4 t463_ = kf_bitcast<kf_i8x4>(b_13_);
-                    int t464_ = kf_dot4_us(kf_bitcast<unsigned>(t462_), kf_bitcast<unsigned>(t463_), t455_);
+                    kf_u8x4 t473_ = kf_bitcast<kf_u8x4>(a_13_);
+                    kf_i8x4 t474_ = kf_bitcast<kf_i8x4>(b_13_);
+                    int t475_ = kf_dot4_us(kf_bitcast<unsigned>(t473_), kf_bitcast<unsigned>(t474_), t466_);
                     unsigned a_14_ = (qb_2_.v[1] >> 4u) & 252645135u;
                     unsigned b_14_ = xd_.v[1];
-                    kf_u8x4 t471_ = kf_bitcast<kf_u8x4>(a_14_);
-                    kf_i8x4 t472_ = kf_bitcast<kf_i8x4>(b_14_);
-                    int t473_ = kf_dot4_us(kf_bitcast<unsigned>(t471_), kf_bitcast<unsigned>(t472_), t464_);
+                    kf_u8x4 t482_ = kf_bitcast<kf_u8x4>(a_14_);
+                    kf_i8x4 t483_ = kf_bitcast<kf_i8x4>(b_14_);
+                    int t484_ = kf_dot4_us(kf_bitcast<unsigned>(t482_), kf_bitcast<unsigned>(t483_), t475_);
                     unsigned a_15_ = (qb_2_.v[2] >> 4u) & 252645135u;
                     unsigned b_15_ = xd_.v[2];
-                    kf_u8x4 t480_ = kf_bitcast<kf_u8x4>(a_15_);
-                    kf_i8x4 t481_ = kf_bitcast<kf_i8x4>(b_15_);
-                    int t482_ = kf_dot4_us(kf_bitcast<unsigned>(t480_), kf_bitcast<unsigned>(t481_), t473_);
+                    kf_u8x4 t491_ = kf_bitcast<kf_u8x4>(a_15_);
+                    kf_i8x4 t492_ = kf_bitcast<kf_i8x4>(b_15_);
+                    int t493_ = kf_dot4_us(kf_bitcast<unsigned>(t491_), kf_bitcast<unsigned>(t492_), t484_);
                     unsigned a_16_ = (qb_2_.v[3] >> 4u) & 252645135u;
                     unsigned b_16_ = xd_.v[3];
-                    kf_u8x4 t489_ = kf_bitcast<kf_u8x4>(a_16_);
-                    kf_i8x4 t490_ = kf_bitcast<kf_i8x4>(b_16_);
-                    int t491_ = kf_dot4_us(kf_bitcast<unsigned>(t489_), kf_bitcast<unsigned>(t490_), t482_);
-                    unsigned t495_ = h_.v[1] & 1061109567u;
-                    unsigned t505_ = (h_.v[3] & 252645135u) | ((h_.v[1] >> 2u) & 808464432u);
-                    unsigned sc_ = kf_shr_u32(((j_ < 2u) ? t495_ : t505_), ((j_ & 1u) << 4u));
-                    unsigned t546_ = h_.v[2] & 1061109567u;
-                    unsigned t557_ = ((h_.v[3] >> 4u) & 252645135u) | ((h_.v[2] >> 2u) & 808464432u);
-                    unsigned mn_ = kf_shr_u32(((j_ < 2u) ? t546_ : t557_), ((j_ & 1u) << 4u));
-                    unsigned t566_ = h_.v[0];
-                    kf_f16x2 dm_ = kf_f16x2{{kf_low_bits<kf_f16>(kf_word(t566_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t566_, 0u), 16u))}};
-                    float t569_ = kf_f16_to_f32(t343_.v[2]);
-                    int v_ = (int)((unsigned)t491_ * (unsigned)kf_bitcast<int>((sc_ >> 8u) & 255u));
-                    float t581_ = __fsub_rn(kf_bitcast<float>(kf_bitcast<unsigned>(v_) + 1262485504u), 12582912.0f);
-                    float t583_ = kf_f16_to_f32(t343_.v[0]);
-                    int v_2_ = (int)((unsigned)t417_ * (unsigned)kf_bitcast<int>(sc_ & 255u));
-                    float t_5_ = __fmaf_rn(t569_, t581_, __fmul_rn(t583_, __fsub_rn(kf_bitcast<float>(kf_bitcast<unsigned>(v_2_) + 1262485504u), 12582912.0f)));
+                    kf_u8x4 t500_ = kf_bitcast<kf_u8x4>(a_16_);
+                    kf_i8x4 t501_ = kf_bitcast<kf_i8x4>(b_16_);
+                    int t502_ = kf_dot4_us(kf_bitcast<unsigned>(t500_), kf_bitcast<unsigned>(t501_), t493_);
+                    unsigned t506_ = h_.v[1] & 1061109567u;
+                    unsigned t516_ = (h_.v[3] & 252645135u) | ((h_.v[1] >> 2u) & 808464432u);
+                    unsigned sc_ = kf_shr_u32(((j_ < 2u) ? t506_ : t516_), ((j_ & 1u) << 4u));
+                    unsigned t557_ = h_.v[2] & 1061109567u;
+                    unsigned t568_ = ((h_.v[3] >> 4u) & 252645135u) | ((h_.v[2] >> 2u) & 808464432u);
+                    unsigned mn_ = kf_shr_u32(((j_ < 2u) ? t557_ : t568_), ((j_ & 1u) << 4u));
+                    unsigned t577_ = h_.v[0];
+                    kf_f16x2 dm_ = kf_f16x2{{kf_low_bits<kf_f16>(kf_word(t577_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t577_, 0u), 16u))}};
+                    float t580_ = kf_f16_to_f32(t354_.v[2]);
+                    int v_ = (int)((unsigned)t502_ * (unsigned)kf_bitcast<int>((sc_ >> 8u) & 255u));
+                    float t592_ = __fsub_rn(kf_bitcast<float>(kf_bitcast<unsigned>(v_) + 1262485504u), 12582912.0f);
+                    float t594_ = kf_f16_to_f32(t354_.v[0]);
+                    int v_2_ = (int)((unsigned)t428_ * (unsigned)kf_bitcast<int>(sc_ & 255u));
+                    float t_5_ = __fmaf_rn(t580_, t592_, __fmul_rn(t594_, __fsub_rn(kf_bitcast<float>(kf_bitcast<unsigned>(v_2_) + 1262485504u), 12582912.0f)));
                     unsigned v_3_ = (mn_ >> 8u) & 255u;
-                    float t604_ = __fsub_rn(kf_bitcast<float>(v_3_ | 1258291200u), 8388608.0f);
-                    float t606_ = kf_f16_to_f32(t343_.v[3]);
+                    float t615_ = __fsub_rn(kf_bitcast<float>(v_3_ | 1258291200u), 8388608.0f);
+                    float t617_ = kf_f16_to_f32(t354_.v[3]);
                     unsigned v_4_ = mn_ & 255u;
-                    float u_ = __fmaf_rn(t604_, t606_, __fmul_rn(__fsub_rn(kf_bitcast<float>(v_4_ | 1258291200u), 8388608.0f), kf_f16_to_f32(t343_.v[1])));
+                    float u_ = __fmaf_rn(t615_, t617_, __fmul_rn(__fsub_rn(kf_bitcast<float>(v_4_ | 1258291200u), 8388608.0f), kf_f16_to_f32(t354_.v[1])));
                     acc_[0u] = __fadd_rn(acc_[0u], __fmaf_rn(kf_f16_to_f32(dm_.v[0]), t_5_, __fmul_rn(kf_neg_f32(kf_f16_to_f32(dm_.v[1])), u_)));
                     kf_u32x4 h_2_ = hv_[1u];
                     kf_u32x4 qa_3_ = qa_[1u];
@@ -2743,140 +2752,140 @@ q4k_q8_gemv_f16_acc(const unsigned char* __restrict__ w_, const signed char* __r
                     unsigned a_17_ = qa_3_.v[0] & 252645135u;
                     unsigned b_17_ = xa_2_.v[0];
                     int c_3_ = 0;
-                    kf_u8x4 t648_ = kf_bitcast<kf_u8x4>(a_17_);
-                    kf_i8x4 t649_ = kf_bitcast<kf_i8x4>(b_17_);
-                    int t650_ = kf_dot4_us(kf_bitcast<unsigned>(t648_), kf_bitcast<unsigned>(t649_), c_3_);
+                    kf_u8x4 t659_ = kf_bitcast<kf_u8x4>(a_17_);
+                    kf_i8x4 t660_ = kf_bitcast<kf_i8x4>(b_17_);
+                    int t661_ = kf_dot4_us(kf_bitcast<unsigned>(t659_), kf_bitcast<unsigned>(t660_), c_3_);
                     unsigned a_18_ = qa_3_.v[1] & 252645135u;
                     unsigned b_18_ = xa_2_.v[1];
-                    kf_u8x4 t656_ = kf_bitcast<kf_u8x4>(a_18_);
-                    kf_i8x4 t657_ = kf_bitcast<kf_i8x4>(b_18_);
-                    int t658_ = kf_dot4_us(kf_bitcast<unsigned>(t656_), kf_bitcast<unsigned>(t657_), t650_);
+                    kf_u8x4 t667_ = kf_bitcast<kf_u8x4>(a_18_);
+                    kf_i8x4 t668_ = kf_bitcast<kf_i8x4>(b_18_);
+                    int t669_ = kf_dot4_us(kf_bitcast<unsigned>(t667_), kf_bitcast<unsigned>(t668_), t661_);
                     unsigned a_19_ = qa_3_.v[2] & 252645135u;
                     unsigned b_19_ = xa_2_.v[2];
-                    kf_u8x4 t663_ = kf_bitcast<kf_u8x4>(a_19_);
-                    kf_i8x4 t664_ = kf_bitcast<kf_i8x4>(b_19_);
-                    int t665_ = kf_dot4_us(kf_bitcast<unsigned>(t663_), kf_bitcast<unsigned>(t664_), t658_);
+                    kf_u8x4 t674_ = kf_bitcast<kf_u8x4>(a_19_);
+                    kf_i8x4 t675_ = kf_bitcast<kf_i8x4>(b_19_);
+                    int t676_ = kf_dot4_us(kf_bitcast<unsigned>(t674_), kf_bitcast<unsigned>(t675_), t669_);
                     unsigned a_20_ = qa_3_.v[3] & 252645135u;
                     unsigned b_20_ = xa_2_.v[3];
-                    kf_u8x4 t670_ = kf_bitcast<kf_u8x4>(a_20_);
-                    kf_i8x4 t671_ = kf_bitcast<kf_i8x4>(b_20_);
-                    int t672_ = kf_dot4_us(kf_bitcast<unsigned>(t670_), kf_bitcast<unsigned>(t671_), t665_);
+                    kf_u8x4 t681_ = kf_bitcast<kf_u8x4>(a_20_);
+                    kf_i8x4 t682_ = kf_bitcast<kf_i8x4>(b_20_);
+                    int t683_ = kf_dot4_us(kf_bitcast<unsigned>(t681_), kf_bitcast<unsigned>(t682_), t676_);
                     unsigned a_21_ = qb_3_.v[0] & 252645135u;
                     unsigned b_21_ = xb_2_.v[0];
-                    kf_u8x4 t677_ = kf_bitcast<kf_u8x4>(a_21_);
-                    kf_i8x4 t678_ = kf_bitcast<kf_i8x4>(b_21_);
-                    int t679_ = kf_dot4_us(kf_bitcast<unsigned>(t677_), kf_bitcast<unsigned>(t678_), t672_);
+                    kf_u8x4 t688_ = kf_bitcast<kf_u8x4>(a_21_);
+                    kf_i8x4 t689_ = kf_bitcast<kf_i8x4>(b_21_);
+                    int t690_ = kf_dot4_us(kf_bitcast<unsigned>(t688_), kf_bitcast<unsigned>(t689_), t683_);
                     unsigned a_22_ = qb_3_.v[1] & 252645135u;
                     unsigned b_22_ = xb_2_.v[1];
-                    kf_u8x4 t684_ = kf_bitcast<kf_u8x4>(a_22_);
-                    kf_i8x4 t685_ = kf_bitcast<kf_i8x4>(b_22_);
-                    int t686_ = kf_dot4_us(kf_bitcast<unsigned>(t684_), kf_bitcast<unsigned>(t685_), t679_);
+                    kf_u8x4 t695_ = kf_bitcast<kf_u8x4>(a_22_);
+                    kf_i8x4 t696_ = kf_bitcast<kf_i8x4>(b_22_);
+                    int t697_ = kf_dot4_us(kf_bitcast<unsigned>(t695_), kf_bitcast<unsigned>(t696_), t690_);
                     unsigned a_23_ = qb_3_.v[2] & 252645135u;
                     unsigned b_23_ = xb_2_.v[2];
-                    kf_u8x4 t691_ = kf_bitcast<kf_u8x4>(a_23_);
-                    kf_i8x4 t692_ = kf_bitcast<kf_i8x4>(b_23_);
-                    int t693_ = kf_dot4_us(kf_bitcast<unsigned>(t691_), kf_bitcast<unsigned>(t692_), t686_);
+                    kf_u8x4 t702_ = kf_bitcast<kf_u8x4>(a_23_);
+                    kf_i8x4 t703_ = kf_bitcast<kf_i8x4>(b_23_);
+                    int t704_ = kf_dot4_us(kf_bitcast<unsigned>(t702_), kf_bitcast<unsigned>(t703_), t697_);
                     unsigned a_24_ = qb_3_.v[3] & 252645135u;
                     unsigned b_24_ = xb_2_.v[3];
-                    kf_u8x4 t698_ = kf_bitcast<kf_u8x4>(a_24_);
-                    kf_i8x4 t699_ = kf_bitcast<kf_i8x4>(b_24_);
-                    int t700_ = kf_dot4_us(kf_bitcast<unsigned>(t698_), kf_bitcast<unsigned>(t699_), t693_);
+                    kf_u8x4 t709_ = kf_bitcast<kf_u8x4>(a_24_);
+                    kf_i8x4 t710_ = kf_bitcast<kf_i8x4>(b_24_);
+                    int t711_ = kf_dot4_us(kf_bitcast<unsigned>(t709_), kf_bitcast<unsigned>(t710_), t704_);
                     unsigned a_25_ = (qa_3_.v[0] >> 4u) & 252645135u;
                     unsigned b_25_ = xc_2_.v[0];
                     int c_4_ = 0;
-                    kf_u8x4 t708_ = kf_bitcast<kf_u8x4>(a_25_);
-                    kf_i8x4 t709_ = kf_bitcast<kf_i8x4>(b_25_);
-                    int t710_ = kf_dot4_us(kf_bitcast<unsigned>(t708_), kf_bitcast<unsigned>(t709_), c_4_);
+                    kf_u8x4 t719_ = kf_bitcast<kf_u8x4>(a_25_);
+                    kf_i8x4 t720_ = kf_bitcast<kf_i8x4>(b_25_);
+                    int t721_ = kf_dot4_us(kf_bitcast<unsigned>(t719_), kf_bitcast<unsigned>(t720_), c_4_);
                     unsigned a_26_ = (qa_3_.v[1] >> 4u) & 252645135u;
                     unsigned b_26_ = xc_2_.v[1];
-                    kf_u8x4 t718_ = kf_bitcast<kf_u8x4>(a_26_);
-                    kf_i8x4 t719_ = kf_bitcast<kf_i8x4>(b_26_);
-                    int t720_ = kf_dot4_us(kf_bitcast<unsigned>(t718_), kf_bitcast<unsigned>(t719_), t710_);
+                    kf_u8x4 t729_ = kf_bitcast<kf_u8x4>(a_26_);
+                    kf_i8x4 t730_ = kf_bitcast<kf_i8x4>(b_26_);
+                    int t731_ = kf_dot4_us(kf_bitcast<unsigned>(t729_), kf_bitcast<unsigned>(t730_), t721_);
                     unsigned a_27_ = (qa_3_.v[2] >> 4u) & 252645135u;
                     unsigned b_27_ = xc_2_.v[2];
-                    kf_u8x4 t727_ = kf_bitcast<kf_u8x4>(a_27_);
-                    kf_i8x4 t728_ = kf_bitcast<kf_i8x4>(b_27_);
-                    int t729_ = kf_dot4_us(kf_bitcast<unsigned>(t727_), kf_bitcast<unsigned>(t728_), t720_);
+                    kf_u8x4 t738_ = kf_bitcast<kf_u8x4>(a_27_);
+                    kf_i8x4 t739_ = kf_bitcast<kf_i8x4>(b_27_);
+                    int t740_ = kf_dot4_us(kf_bitcast<unsigned>(t738_), kf_bitcast<unsigned>(t739_), t731_);
                     unsigned a_28_ = (qa_3_.v[3] >> 4u) & 252645135u;
                     unsigned b_28_ = xc_2_.v[3];
-                    kf_u8x4 t736_ = kf_bitcast<kf_u8x4>(a_28_);
-                    kf_i8x4 t737_ = kf_bitcast<kf_i8x4>(b_28_);
-                    int t738_ = kf_dot4_us(kf_bitcast<unsigned>(t736_), kf_bitcast<unsigned>(t737_), t729_);
+                    kf_u8x4 t747_ = kf_bitcast<kf_u8x4>(a_28_);
+                    kf_i8x4 t748_ = kf_bitcast<kf_i8x4>(b_28_);
+                    int t749_ = kf_dot4_us(kf_bitcast<unsigned>(t747_), kf_bitcast<unsigned>(t748_), t740_);
                     unsigned a_29_ = (qb_3_.v[0] >> 4u) & 252645135u;
                     unsigned b_29_ = xd_2_.v[0];
-                    kf_u8x4 t745_ = kf_bitcast<kf_u8x4>(a_29_);
-                    kf_i8x4 t746_ = kf_bitcast<kf_i8x4>(b_29_);
-                    int t747_ = kf_dot4_us(kf_bitcast<unsigned>(t745_), kf_bitcast<unsigned>(t746_), t738_);
+                    kf_u8x4 t756_ = kf_bitcast<kf_u8x4>(a_29_);
+                    kf_i8x4 t757_ = kf_bitcast<kf_i8x4>(b_29_);
+                    int t758_ = kf_dot4_us(kf_bitcast<unsigned>(t756_), kf_bitcast<unsigned>(t757_), t749_);
                     unsigned a_30_ = (qb_3_.v[1] >> 4u) & 252645135u;
                     unsigned b_30_ = xd_2_.v[1];
-                    kf_u8x4 t754_ = kf_bitcast<kf_u8x4>(a_30_);
-                    kf_i8x4 t755_ = kf_bitcast<kf_i8x4>(b_30_);
-                    int t756_ = kf_dot4_us(kf_bitcast<unsigned>(t754_), kf_bitcast<unsigned>(t755_), t747_);
+                    kf_u8x4 t765_ = kf_bitcast<kf_u8x4>(a_30_);
+                    kf_i8x4 t766_ = kf_bitcast<kf_i8x4>(b_30_);
+                    int t767_ = kf_dot4_us(kf_bitcast<unsigned>(t765_), kf_bitcast<unsigned>(t766_), t758_);
                     unsigned a_31_ = (qb_3_.v[2] >> 4u) & 252645135u;
                     unsigned b_31_ = xd_2_.v[2];
-                    kf_u8x4 t763_ = kf_bitcast<kf_u8x4>(a_31_);
-                    kf_i8x4 t764_ = kf_bitcast<kf_i8x4>(b_31_);
-                    int t765_ = kf_dot4_us(kf_bitcast<unsigned>(t763_), kf_bitcast<unsigned>(t764_), t756_);
+                    kf_u8x4 t774_ = kf_bitcast<kf_u8x4>(a_31_);
+                    kf_i8x4 t775_ = kf_bitcast<kf_i8x4>(b_31_);
+                    int t776_ = kf_dot4_us(kf_bitcast<unsigned>(t774_), kf_bitcast<unsigned>(t775_), t767_);
                     unsigned a_32_ = (qb_3_.v[3] >> 4u) & 252645135u;
                     unsigned b_32_ = xd_2_.v[3];
-                    kf_u8x4 t772_ = kf_bitcast<kf_u8x4>(a_32_);
-                    kf_i8x4 t773_ = kf_bitcast<kf_i8x4>(b_32_);
-                    int t774_ = kf_dot4_us(kf_bitcast<unsigned>(t772_), kf_bitcast<unsigned>(t773_), t765_);
-                    unsigned t778_ = h_2_.v[1] & 1061109567u;
-                    unsigned t788_ = (h_2_.v[3] & 252645135u) | ((h_2_.v[1] >> 2u) & 808464432u);
-                    unsigned sc_2_ = kf_shr_u32(((j_ < 2u) ? t778_ : t788_), ((j_ & 1u) << 4u));
-                    unsigned t829_ = h_2_.v[2] & 1061109567u;
-                    unsigned t840_ = ((h_2_.v[3] >> 4u) & 252645135u) | ((h_2_.v[2] >> 2u) & 808464432u);
-                    unsigned mn_2_ = kf_shr_u32(((j_ < 2u) ? t829_ : t840_), ((j_ & 1u) << 4u));
-                    unsigned t849_ = h_2_.v[0];
-                    kf_f16x2 dm_2_ = kf_f16x2{{kf_low_bits<kf_f16>(kf_word(t849_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t849_, 0u), 16u))}};
-                    float t852_ = kf_f16_to_f32(t343_.v[2]);
-                    int v_5_ = (int)((unsigned)t774_ * (unsigned)kf_bitcast<int>((sc_2_ >> 8u) & 255u));
-                    float t864_ = __fsub_rn(kf_bitcast<float>(kf_bitcast<unsigned>(v_5_) + 1262485504u), 12582912.0f);
-                    float t866_ = kf_f16_to_f32(t343_.v[0]);
-                    int v_6_ = (int)((unsigned)t700_ * (unsigned)kf_bitcast<int>(sc_2_ & 255u));
-                    float t_6_ = __fmaf_rn(t852_, t864_, __fmul_rn(t866_, __fsub_rn(kf_bitcast<float>(kf_bitcast<unsigned>(v_6_) + 1262485504u), 12582912.0f)));
+                    kf_u8x4 t783_ = kf_bitcast<kf_u8x4>(a_32_);
+                    kf_i8x4 t784_ = kf_bitcast<kf_i8x4>(b_32_);
+                    int t785_ = kf_dot4_us(kf_bitcast<unsigned>(t783_), kf_bitcast<unsigned>(t784_), t776_);
+                    unsigned t789_ = h_2_.v[1] & 1061109567u;
+                    unsigned t799_ = (h_2_.v[3] & 252645135u) | ((h_2_.v[1] >> 2u) & 808464432u);
+                    unsigned sc_2_ = kf_shr_u32(((j_ < 2u) ? t789_ : t799_), ((j_ & 1u) << 4u));
+                    unsigned t840_ = h_2_.v[2] & 1061109567u;
+                    unsigned t851_ = ((h_2_.v[3] >> 4u) & 252645135u) | ((h_2_.v[2] >> 2u) & 808464432u);
+                    unsigned mn_2_ = kf_shr_u32(((j_ < 2u) ? t840_ : t851_), ((j_ & 1u) << 4u));
+                    unsigned t860_ = h_2_.v[0];
+                    kf_f16x2 dm_2_ = kf_f16x2{{kf_low_bits<kf_f16>(kf_word(t860_, 0u)), kf_low_bits<kf_f16>(kf_shr_b32(kf_word(t860_, 0u), 16u))}};
+                    float t863_ = kf_f16_to_f32(t354_.v[2]);
+                    int v_5_ = (int)((unsigned)t785_ * (unsigned)kf_bitcast<int>((sc_2_ >> 8u) & 255u));
+                    float t875_ = __fsub_rn(kf_bitcast<float>(kf_bitcast<unsigned>(v_5_) + 1262485504u), 12582912.0f);
+                    float t877_ = kf_f16_to_f32(t354_.v[0]);
+                    int v_6_ = (int)((unsigned)t711_ * (unsigned)kf_bitcast<int>(sc_2_ & 255u));
+                    float t_6_ = __fmaf_rn(t863_, t875_, __fmul_rn(t877_, __fsub_rn(kf_bitcast<float>(kf_bitcast<unsigned>(v_6_) + 1262485504u), 12582912.0f)));
                     unsigned v_7_ = (mn_2_ >> 8u) & 255u;
-                    float t887_ = __fsub_rn(kf_bitcast<float>(v_7_ | 1258291200u), 8388608.0f);
-                    float t889_ = kf_f16_to_f32(t343_.v[3]);
+                    float t898_ = __fsub_rn(kf_bitcast<float>(v_7_ | 1258291200u), 8388608.0f);
+                    float t900_ = kf_f16_to_f32(t354_.v[3]);
                     unsigned v_8_ = mn_2_ & 255u;
-                    float u_2_ = __fmaf_rn(t887_, t889_, __fmul_rn(__fsub_rn(kf_bitcast<float>(v_8_ | 1258291200u), 8388608.0f), kf_f16_to_f32(t343_.v[1])));
+                    float u_2_ = __fmaf_rn(t898_, t900_, __fmul_rn(__fsub_rn(kf_bitcast<float>(v_8_ | 1258291200u), 8388608.0f), kf_f16_to_f32(t354_.v[1])));
                     acc_[1u] = __fadd_rn(acc_[1u], __fmaf_rn(kf_f16_to_f32(dm_2_.v[0]), t_6_, __fmul_rn(kf_neg_f32(kf_f16_to_f32(dm_2_.v[1])), u_2_)));
                 }
             }
             float v_9_ = acc_[0u];
-            float t920_ = __fadd_rn(v_9_, kf_shfl_xor(v_9_, 1u, kf_wn));
-            float t926_ = __fadd_rn(t920_, kf_shfl_xor(t920_, 2u, kf_wn));
-            float t932_ = __fadd_rn(t926_, kf_shfl_xor(t926_, 4u, kf_wn));
-            float t938_ = __fadd_rn(t932_, kf_shfl_xor(t932_, 8u, kf_wn));
+            float t931_ = __fadd_rn(v_9_, kf_shfl_xor(v_9_, 1u, kf_wn));
+            float t937_ = __fadd_rn(t931_, kf_shfl_xor(t931_, 2u, kf_wn));
+            float t943_ = __fadd_rn(t937_, kf_shfl_xor(t937_, 4u, kf_wn));
+            float t949_ = __fadd_rn(t943_, kf_shfl_xor(t943_, 8u, kf_wn));
             unsigned rr_ = row0_ + r_;
-            bool t952_ = (lane_ & 15u) == 0u;
-            bool t953_ = t952_;
-            if (t952_) {
-                t953_ = rr_ < m_;
+            bool t963_ = (lane_ & 15u) == 0u;
+            bool t964_ = t963_;
+            if (t963_) {
+                t964_ = rr_ < m_;
             }
-            if (t953_) {
-                y_[rr_] = kf_f16_from_f32(__fadd_rn(t938_, kf_f16_to_f32(y_[rr_])));
+            if (t964_) {
+                y_[rr_] = kf_f16_from_f32(__fadd_rn(t949_, kf_f16_to_f32(y_[rr_])));
             }
             float v_10_ = acc_[1u];
-            float t973_ = __fadd_rn(v_10_, kf_shfl_xor(v_10_, 1u, kf_wn));
-            float t979_ = __fadd_rn(t973_, kf_shfl_xor(t973_, 2u, kf_wn));
-            float t985_ = __fadd_rn(t979_, kf_shfl_xor(t979_, 4u, kf_wn));
-            float t991_ = __fadd_rn(t985_, kf_shfl_xor(t985_, 8u, kf_wn));
+            float t984_ = __fadd_rn(v_10_, kf_shfl_xor(v_10_, 1u, kf_wn));
+            float t990_ = __fadd_rn(t984_, kf_shfl_xor(t984_, 2u, kf_wn));
+            float t996_ = __fadd_rn(t990_, kf_shfl_xor(t990_, 4u, kf_wn));
+            float t1002_ = __fadd_rn(t996_, kf_shfl_xor(t996_, 8u, kf_wn));
             unsigned rr_2_ = (row0_ + 2u) + r_;
-            bool t1005_ = (lane_ & 15u) == 0u;
-            bool t1006_ = t1005_;
-            if (t1005_) {
-                t1006_ = rr_2_ < m_;
+            bool t1016_ = (lane_ & 15u) == 0u;
+            bool t1017_ = t1016_;
+            if (t1016_) {
+                t1017_ = rr_2_ < m_;
             }
-            if (t1006_) {
-                y_[rr_2_] = kf_f16_from_f32(__fadd_rn(t991_, kf_f16_to_f32(y_[rr_2_])));
+            if (t1017_) {
+                y_[rr_2_] = kf_f16_from_f32(__fadd_rn(t1002_, kf_f16_to_f32(y_[rr_2_])));
             }
         }
     }
 }
 
-/* kernel q4k_q8_gemv_rms_f16 (q4k.kf:1320) */
+/* kernel q4k_q8_gemv_rms_f16 (q4k.kf:1312) */
 extern "C" __global__ void __launch_bounds__(256)
 q4k_q8_gemv_rms_f16(const unsigned char* __restrict__ w_, const kf_f16* __restrict__ h_, const kf_f16* __restrict__ nw_, kf_f16* __restrict__ y_, unsigned m_, unsigned k_, float eps_)
 {
@@ -4136,7 +4145,7 @@ q4k_q8_gemv_rms_f16(const unsigned char* __restrict__ w_, const kf_f16* __restri
     }
 }
 
-/* kernel q4k_q8_gemv_rms_f32 (q4k.kf:1329) */
+/* kernel q4k_q8_gemv_rms_f32 (q4k.kf:1321) */
 extern "C" __global__ void __launch_bounds__(256)
 q4k_q8_gemv_rms_f32(const unsigned char* __restrict__ w_, const kf_f16* __restrict__ h_, const kf_f16* __restrict__ nw_, float* __restrict__ y_, unsigned m_, unsigned k_, float eps_)
 {
@@ -5395,7 +5404,7 @@ q4k_q8_gemv_rms_f32(const unsigned char* __restrict__ w_, const kf_f16* __restri
     }
 }
 
-/* kernel q4k_q8_gemv_silu_f16_acc (q4k.kf:1340) */
+/* kernel q4k_q8_gemv_silu_f16_acc (q4k.kf:1332) */
 extern "C" __global__ void __launch_bounds__(256)
 q4k_q8_gemv_silu_f16_acc(const unsigned char* __restrict__ w_, const kf_f16* __restrict__ g_, const kf_f16* __restrict__ u_, kf_f16* __restrict__ y_, unsigned m_, unsigned k_)
 {
@@ -6606,7 +6615,7 @@ q4k_q8_gemv_silu_f16_acc(const unsigned char* __restrict__ w_, const kf_f16* __r
     }
 }
 
-/* kernel q4k_q8_gemv_silu_f32 (q4k.kf:1349) */
+/* kernel q4k_q8_gemv_silu_f32 (q4k.kf:1341) */
 extern "C" __global__ void __launch_bounds__(256)
 q4k_q8_gemv_silu_f32(const unsigned char* __restrict__ w_, const kf_f16* __restrict__ g_, const kf_f16* __restrict__ u_, float* __restrict__ y_, unsigned m_, unsigned k_)
 {
@@ -7773,7 +7782,7 @@ q4k_q8_gemv_silu_f32(const unsigned char* __restrict__ w_, const kf_f16* __restr
     }
 }
 
-/* kernel q4k_q8_gemv_rms_glu_q8 (q4k.kf:1378) */
+/* kernel q4k_q8_gemv_rms_glu_q8 (q4k.kf:1370) */
 extern "C" __global__ void __launch_bounds__(256)
 q4k_q8_gemv_rms_glu_q8(const unsigned char* __restrict__ w_, const kf_f16* __restrict__ h_, const kf_f16* __restrict__ nw_, signed char* __restrict__ xo_, kf_f16x2* __restrict__ xds_, unsigned m_, unsigned k_, float eps_)
 {
