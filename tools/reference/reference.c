@@ -88,6 +88,16 @@ static double in_num(ref_ctx *r, const char *name)
     return strtod(spec, NULL);
 }
 
+/* The value of the case's -D name (the last one given wins, as on the
+ * command line), or NULL when the case does not set it. */
+static const char *define_value(ref_ctx *r, const char *name)
+{
+    const char *v = NULL;
+    for (size_t i = 0; i < r->c->defines.len; i++)
+        if (!strcmp(r->c->defines.data[i].name, name)) v = r->c->defines.data[i].value;
+    return v;
+}
+
 static void out_buf(ref_ctx *r, const char *name, kf_scalar s, const void *data, size_t count)
 {
     const kf_case_expect *e = NULL;

@@ -426,9 +426,8 @@ static void sdpa_shape_get(ref_ctx *r, sdpa_shape *s, bool kv)
     s->hkv = kv ? (size_t)in_num(r, "hkv") : 1;
     s->l = (size_t)in_num(r, "l");
     s->split = (size_t)in_num(r, "split");
-    s->d = 128;
-    for (size_t i = 0; i < r->c->defines.len; i++)
-        if (!strcmp(r->c->defines.data[i].name, "D")) s->d = (size_t)strtoul(r->c->defines.data[i].value, NULL, 10);
+    const char *dv = define_value(r, "D");
+    s->d = dv ? (size_t)strtoul(dv, NULL, 10) : 128;
     uint32_t lh[2] = {1, (uint32_t)s->l};
     size_t n;
     const char *spec = kf_case_arg(r->c, "lens");

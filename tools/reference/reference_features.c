@@ -224,9 +224,8 @@ static void ref_ops_widths(ref_ctx *r)
 static void ref_control(ref_ctx *r)
 {
     size_t n = (size_t)in_num(r, "n"), na, no;
-    int32_t limit = 10;
-    for (size_t i = 0; i < r->c->defines.len; i++)
-        if (!strcmp(r->c->defines.data[i].name, "LIMIT")) limit = (int32_t)strtol(r->c->defines.data[i].value, NULL, 0);
+    const char *lim = define_value(r, "LIMIT");
+    int32_t limit = lim ? (int32_t)strtol(lim, NULL, 0) : 10;
     int32_t *a = in_buf(r, "a", KF_S_I32, 1, &na), *o = in_buf(r, "o", KF_S_I32, 1, &no);
     for (size_t i = 0; i < n && i < na && 6 * i + 6 <= no; i++) {
         int32_t x = a[i], *q = o + 6 * i;
@@ -719,9 +718,8 @@ static void ref_warp_edges(ref_ctx *r)
 /* The value of -D name in the case, or def when the case does not set it. */
 static size_t define_num(ref_ctx *r, const char *name, size_t def)
 {
-    for (size_t i = 0; i < r->c->defines.len; i++)
-        if (!strcmp(r->c->defines.data[i].name, name)) return (size_t)strtoull(r->c->defines.data[i].value, NULL, 0);
-    return def;
+    const char *v = define_value(r, name);
+    return v ? (size_t)strtoull(v, NULL, 0) : def;
 }
 
 /* warp_partial for one warp of n lanes starting at global thread w0. */
