@@ -190,7 +190,7 @@ __device__ __forceinline__ void kf_pdl_wait() {
 #endif
 }
 
-/* kernel sdpa_decode_split_simt (sdpa.kf:176) */
+/* kernel sdpa_decode_split_simt (sdpa.kf:185) */
 extern "C" __global__ void __launch_bounds__(128)
 sdpa_decode_split_simt(const kf_f16* __restrict__ q_, const kf_f16* __restrict__ kc_, const kf_f16* __restrict__ vc_, const unsigned* __restrict__ lens_, float* __restrict__ po_, float* __restrict__ plse_, unsigned b_, unsigned h_, unsigned hkv_, unsigned l_, unsigned split_)
 {
@@ -729,7 +729,7 @@ sdpa_decode_split_simt(const kf_f16* __restrict__ q_, const kf_f16* __restrict__
     }
 }
 
-/* kernel sdpa_decode_split (sdpa.kf:827) */
+/* kernel sdpa_decode_split (sdpa.kf:869) */
 extern "C" __global__ void __launch_bounds__(64)
 sdpa_decode_split(const kf_f16* __restrict__ q_, const kf_f16* __restrict__ kc_, const kf_f16* __restrict__ vc_, const unsigned* __restrict__ lens_, float* __restrict__ po_, float* __restrict__ plse_, unsigned b_, unsigned h_, unsigned hkv_, unsigned l_, unsigned split_)
 {
@@ -1390,7 +1390,7 @@ sdpa_decode_split(const kf_f16* __restrict__ q_, const kf_f16* __restrict__ kc_,
     }
 }
 
-/* kernel sdpa_decode_fused (sdpa.kf:1020) */
+/* kernel sdpa_decode_fused (sdpa.kf:1062) */
 extern "C" __global__ void __launch_bounds__(64)
 sdpa_decode_fused(const kf_f16* __restrict__ q_, const kf_f16* __restrict__ kc_, const kf_f16* __restrict__ vc_, const unsigned* __restrict__ lens_, float* __restrict__ po_, float* __restrict__ plse_, unsigned* __restrict__ cnt_, kf_f16* __restrict__ o_, unsigned b_, unsigned h_, unsigned hkv_, unsigned l_, unsigned split_)
 {
@@ -2294,7 +2294,7 @@ sdpa_decode_fused(const kf_f16* __restrict__ q_, const kf_f16* __restrict__ kc_,
     }
 }
 
-/* kernel sdpa_decode_fused_q8 (sdpa.kf:1065) */
+/* kernel sdpa_decode_fused_q8 (sdpa.kf:1107) */
 extern "C" __global__ void __launch_bounds__(64)
 sdpa_decode_fused_q8(const kf_f16* __restrict__ q_, const kf_f16* __restrict__ kc_, const kf_f16* __restrict__ vc_, const unsigned* __restrict__ lens_, float* __restrict__ po_, float* __restrict__ plse_, unsigned* __restrict__ cnt_, signed char* __restrict__ xq_, kf_f16x2* __restrict__ xds_, unsigned b_, unsigned h_, unsigned hkv_, unsigned l_, unsigned split_)
 {
@@ -3234,7 +3234,7 @@ sdpa_decode_fused_q8(const kf_f16* __restrict__ q_, const kf_f16* __restrict__ k
     }
 }
 
-/* kernel sdpa_decode_combine (sdpa.kf:1133) */
+/* kernel sdpa_decode_combine (sdpa.kf:1175) */
 extern "C" __global__ void __launch_bounds__(128)
 sdpa_decode_combine(const float* __restrict__ po_, const float* __restrict__ plse_, const unsigned* __restrict__ lens_, kf_f16* __restrict__ o_, unsigned b_, unsigned h_, unsigned l_, unsigned split_)
 {
