@@ -28,7 +28,9 @@
 #       6. `kforge bench`: every library bench (kernels/bench, gemm and tc_gemv
 #          included) on both paths, then tools/bench_torch.py, the PyTorch/cuBLAS
 #          peer on the same shapes (if torch imports), both with --json (about 3
-#          minutes together)
+#          minutes together); the SM clock, power and the power-cap flag are
+#          sampled meanwhile (nvidia-smi, every 100 ms: bench_clocks.csv) and
+#          summarised in the summary's clocks line
 #       7. compute-sanitizer --tool memcheck over the golden cases (both GPU paths)
 #       8. kforge-decode (issue 10): --check against the C reference at the small
 #          shape on cuda and ptx (f16 and q4k), cuda against ptx at the Llama-3-8B
@@ -106,6 +108,24 @@ tensor_cases=(kernels/cases/feature_mma*.case kernels/cases/feature_ldmatrix*.ca
 tensor_re='(feature_(mma|ldmatrix|cp_async)|gemm_|tc_gemv_)[^ ]*'
 
 note() { summary+=("$(printf '%-12s %-6s %s' "$1" "$2" "$3")"); }
+# clock_summary CSV: "VERDICT|DETAIL" over nvidia-smi samples (MHz, W, reasons)
+# taken while the GPU was busy (above 150 W: a kernel or the flush running; an
+# idle H200 draws 75-120 W, at 1980 MHz for a while after work).
+clock_summary() {
+    local busy n
+    busy=$(awk -F', *' '$2 + 0 > 150' "$1" 2>/dev/null)
+    n=$(printf '%s\n' "$busy" | grep -c .)
+    if [ "$n" = 0 ]; then echo "skip|no busy samples from nvidia-smi"; return; fi
+    printf '%s\n' "$busy" | awk -F', *' -v n="$n" '
+        { c = c " " ($1 + 0); if ($2 + 0 > pmax) pmax = $2 + 0
+          if (index("4567cdefCDEF", substr($3, length($3), 1))) cap++ }   # bit 2: SW power cap
+        END { printf "%d %d %.0f\n", 100 * cap / n, n, pmax }' | {
+        read -r cap cnt pmax
+        local sorted
+        sorted=$(printf '%s\n' "$busy" | awk -F', *' '{ print $1 + 0 }' | sort -n)
+        echo "ok|SM MHz median $(sed -n "$(( (cnt + 1) / 2 ))p" <<<"$sorted"), min $(head -1 <<<"$sorted") over $cnt busy samples (100 ms apart); SW power cap (0x4) in ${cap}% of them; peak ${pmax} W"
+    }
+}
 left() { echo $((budget - ($(date +%s) - t_start))); }
 skipped() {
     case $skip in *" $1 "*) note "$1" skip "GPU_CHECK_SKIP"; return 0 ;; esac
@@ -239,8 +259,22 @@ fi
 
 if ! skipped bench; then
     echo "== kforge bench (kernels/bench/*.bench${GPU_CHECK_BENCH:+: $GPU_CHECK_BENCH}, both GPU paths)"
+    # The SM clock and the power-cap flag sampled while the benches run: the
+    # rows within a point of a target move with them from call to call.
+    smi_pid=
+    if command -v nvidia-smi >/dev/null; then
+        nvidia-smi --query-gpu=clocks.sm,power.draw,clocks_event_reasons.active --format=csv,noheader,nounits \
+            -lms 100 >"$logs/bench_clocks.csv" 2>/dev/null &
+        smi_pid=$!
+    fi
     run_step "$logs/bench.txt" "$kforge" bench --budget "$bench_budget" --json="$logs/bench.json" "${bench_names[@]}"
     rc=$?
+    if [ -n "$smi_pid" ]; then
+        kill "$smi_pid" 2>/dev/null
+        wait "$smi_pid" 2>/dev/null
+        clk=$(clock_summary "$logs/bench_clocks.csv")
+        note clocks "${clk%%|*}" "${clk#*|}"
+    fi
     met=$(grep -E '^[^ ]+ +(cuda|ptx) ' "$logs/bench.txt" | grep -c ' met (')
     missed=$(grep -cE 'MISSED|SPILLS' "$logs/bench.txt")
     # kforge bench exits 1 when it ran but missed a target, 3 when it failed
