@@ -721,7 +721,9 @@ static void write_signature(kw *w)
                       (unsigned long long)b);
         w->c->failed = true;
     }
-    if (s->block[0]) wline(w, k->loc, "extern \"C\" __global__ void __launch_bounds__(%llu)", (unsigned long long)b);
+    if (s->block[0] && s->min_blocks)
+        wline(w, k->loc, "extern \"C\" __global__ void __launch_bounds__(%llu, %u)", (unsigned long long)b, s->min_blocks);
+    else if (s->block[0]) wline(w, k->loc, "extern \"C\" __global__ void __launch_bounds__(%llu)", (unsigned long long)b);
     else wline(w, k->loc, "extern \"C\" __global__ void");   /* no block known: no bound */
     kf_buf_printf(o, "%s(", k->name);
     bool dep = kf_emit_pdl_wait(w->c->o) && kf_ir_places_dep_wait(k);

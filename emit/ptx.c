@@ -2,7 +2,8 @@
  * no LLVM). This file holds the module and entry framing: the `.version` /
  * `.target` header, one `.visible .entry` per kernel with its parameters (the
  * launch ABI: buffers as 64-bit global addresses, scalars by value in their
- * natural size, vectors as aligned byte arrays), `.maxntid` from the
+ * natural size, vectors as aligned byte arrays), `.maxntid` (and
+ * `.minnctapersm` for min_blocks) from the
  * schedule, `.reg` declarations per register class, `.shared`/`.local`
  * arrays (every shared one 16-byte aligned; the dynamic one is the
  * module's one `.extern .shared` array, where every kernel's dynamic bytes
@@ -229,6 +230,7 @@ static void emit_entry_head(ptx_cx *cx, kf_buf *out, ptx_locvec *locs)
     kf_buf_puts(out, ")\n");
     const uint32_t *b = k->sched.block;
     if (b[0]) kf_buf_printf(out, ".maxntid %u, %u, %u\n", b[0], b[1] ? b[1] : 1, b[2] ? b[2] : 1);
+    if (b[0] && k->sched.min_blocks) kf_buf_printf(out, ".minnctapersm %u\n", k->sched.min_blocks);
     kf_buf_puts(out, "{\n");
     for (int rc = 0; rc < PTX_RC_COUNT; rc++)
         if (cx->nreg[rc])

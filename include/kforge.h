@@ -342,6 +342,7 @@ typedef struct {
     uint32_t grid_dims;    /* dimensions of the grid expression; 0: none (grid = cdiv(count, block.x)) */
     bool has_shared;       /* a `shared = EXPR` of dynamic shared-memory bytes */
     kf_loc loc;
+    uint32_t min_blocks;   /* `min_blocks = N`: blocks an SM must hold at once; 0: none */
 } kf_schedule_info;
 KF_API void kf_kernel_schedule(const kf_kernel *k, kf_schedule_info *out);
 /* Evaluates the grid for the given arguments (one value per parameter in

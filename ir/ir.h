@@ -211,6 +211,8 @@ typedef struct {
     const kf_node *grid[3]; /* typed AST of each grid expression (arena of the module) */
     const kf_node *shared;  /* typed AST of `shared = EXPR` (u32 bytes of dynamic shared
                                memory), or NULL; evaluated by kf_schedule_shared */
+    uint32_t min_blocks;    /* `min_blocks = N`: blocks of the kernel an SM must hold at
+                               once (a register budget for the back ends), 0: none */
     kf_loc loc;
 } kf_schedule;
 

@@ -792,7 +792,7 @@ static uint32_t sched_block_dim(lw_t *lw, const kf_node *e)
 {
     uint64_t v;
     if (!kf_lower_fold(lw, e, kf_type_scalar(KF_S_U32), &v) || v == 0) {
-        kf_lower_error(lw, e->loc, "internal error: schedule block size is not a folded positive constant");
+        kf_lower_error(lw, e->loc, "internal error: a @schedule constant (block, min_blocks) is not a folded positive constant");
         return 1;
     }
     return (uint32_t)v;
@@ -821,6 +821,8 @@ static void copy_schedule(lw_t *lw, const kf_node *kn, kf_schedule *sc)
                 sc->ngrid = n;
             } else if (na->name && strcmp(na->name, "shared") == 0) {
                 sc->shared = e;
+            } else if (na->name && strcmp(na->name, "min_blocks") == 0) {
+                sc->min_blocks = sched_block_dim(lw, e);   /* (a folded constant in 1..32, as sema checked) */
             }
         }
     }

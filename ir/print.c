@@ -176,6 +176,7 @@ static void print_header(kf_buf *out, const kf_ir_kernel *k)
         print_expr(out, s->shared);
         kf_buf_puts(out, ")");
     }
+    if (s->min_blocks) kf_buf_printf(out, " min_blocks(%u)", s->min_blocks);
     print_loc(out, start, k->loc);
 }
 

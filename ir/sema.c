@@ -22,7 +22,7 @@
 #define ERR kf_sema_err_type()
 #define IS_ERR(t) kf_sema_is_err(t)
 
-enum { MAX_THREADS = 1024 };
+enum { MAX_THREADS = 1024, SM_THREADS = 2048, SM_BLOCKS = 32 };   /* per block; per SM (sm_90): threads, blocks */
 
 void kf_sema_error(kf_sema *s, kf_loc loc, const char *fmt, ...)
 {
@@ -258,7 +258,8 @@ static unsigned tuple_items(kf_node *e, kf_node **items, const char *what, kf_se
 
 static const char DIMS[] = "xyz";
 
-static void check_block(kf_sema *s, kf_node *e)
+/* Checks `block = B` or `(X, Y, Z)`; returns its threads, 0 when invalid. */
+static uint64_t check_block(kf_sema *s, kf_node *e)
 {
     kf_node *it[3];
     unsigned n = tuple_items(e, it, "block", s);
@@ -287,9 +288,38 @@ static void check_block(kf_sema *s, kf_node *e)
         }
         total *= it[i]->cval.u;
     }
-    if (ok && total > MAX_THREADS)
+    if (ok && total > MAX_THREADS) {
         kf_sema_error(s, e->loc, "a block of %llu threads is over the limit of %d threads per block",
                       (unsigned long long)total, MAX_THREADS);
+        ok = false;
+    }
+    return ok ? total : 0;
+}
+
+/* `min_blocks = N`: how many blocks of the kernel one SM must hold at once,
+ * a constant in 1..SM_BLOCKS; returns N, 0 when invalid. The back ends turn
+ * it into a register budget (__launch_bounds__(B, N), .minnctapersm N). */
+static uint64_t check_min_blocks(kf_sema *s, kf_node *e)
+{
+    if (e->kind == KF_N_TUPLE) {
+        kf_sema_error(s, e->loc, "min_blocks takes one constant (blocks of the kernel an SM holds at once), not a tuple");
+        return 0;
+    }
+    kf_type t = kf_sema_value(s, e, false);
+    if (IS_ERR(t)) return 0;
+    if (kf_sema_untyped(t) && !kf_sema_adapt(s, e, kf_type_scalar(KF_S_U32))) return 0;
+    if (!kf_sema_is_int_scalar(e->type) || !e->is_const) {
+        kf_sema_error(s, e->loc, "min_blocks must be an integer compile-time constant, found %s%s", TSTR(e->type),
+                      kf_sema_is_int_scalar(e->type) ? " that is not a constant" : "");
+        return 0;
+    }
+    if ((kf_type_is_signed(e->type) && e->cval.i < 0) || e->cval.u == 0 || e->cval.u > SM_BLOCKS) {
+        char b[32];
+        kf_sema_error(s, e->loc, "min_blocks = %s is out of range: it must be in 1..%d (blocks an SM holds at once)",
+                      kf_cv_str((kf_scalar)e->type.scalar, (kf_cv){.u = e->cval.u}, b, sizeof b), SM_BLOCKS);
+        return 0;
+    }
+    return e->cval.u;
 }
 
 static void check_grid(kf_sema *s, kf_node *e)
@@ -344,26 +374,35 @@ static void check_shared_bytes(kf_sema *s, kf_node *e)
 
 static void schedule(kf_sema *s, kf_node *k, kf_node *attr)
 {
-    kf_node *block = NULL, *grid = NULL, *shared = NULL;
+    kf_node *block = NULL, *grid = NULL, *shared = NULL, *minb = NULL;
+    uint64_t threads = 0, nmin = 0;
     for (kf_node *a = attr->a; a; a = a->next) {
         const char *nm = a->name ? a->name : "";
         bool is_block = strcmp(nm, "block") == 0, is_grid = strcmp(nm, "grid") == 0;
-        bool is_shared = strcmp(nm, "shared") == 0;
-        if (!is_block && !is_grid && !is_shared) {
-            kf_sema_error(s, a->loc, "unknown @schedule argument '%s': expected 'block', 'grid' or 'shared'", nm);
+        bool is_shared = strcmp(nm, "shared") == 0, is_min = strcmp(nm, "min_blocks") == 0;
+        if (!is_block && !is_grid && !is_shared && !is_min) {
+            kf_sema_error(s, a->loc,
+                          "unknown @schedule argument '%s': expected 'block', 'grid', 'shared' or 'min_blocks'", nm);
             continue;
         }
-        if ((is_block && block) || (is_grid && grid) || (is_shared && shared)) {
+        if ((is_block && block) || (is_grid && grid) || (is_shared && shared) || (is_min && minb)) {
             kf_sema_error(s, a->loc, "'%s' is given twice in @schedule", nm);
             continue;
         }
         a->type = kf_type_void();
         if (!a->a) continue;
-        if (is_block) check_block(s, block = a->a);
+        if (is_block) threads = check_block(s, block = a->a);
         else if (is_grid) check_grid(s, grid = a->a);
-        else check_shared_bytes(s, shared = a->a);
+        else if (is_shared) check_shared_bytes(s, shared = a->a);
+        else nmin = check_min_blocks(s, minb = a->a);
     }
     if (!block) kf_sema_error(s, attr->loc, "@schedule of kernel '%s' needs a block size, e.g. 'block = 256'", k->name);
+    uint64_t resident = (threads + 31) / 32 * 32 * nmin;   /* threads an SM holds, in whole warps */
+    if (resident > SM_THREADS)
+        kf_sema_error(s, minb->loc,
+                      "min_blocks = %llu blocks of %llu threads make %llu threads, over the %d an SM holds (sm_90): "
+                      "lower min_blocks or the block size",
+                      (unsigned long long)nmin, (unsigned long long)threads, (unsigned long long)resident, SM_THREADS);
 }
 
 static void attributes(kf_sema *s, kf_node *k)

@@ -45,5 +45,5 @@ int kf_kernel_param_index(const kf_kernel *k, const char *name)
 void kf_kernel_schedule(const kf_kernel *k, kf_schedule_info *out)
 {
     *out = (kf_schedule_info){{k->sched.block[0], k->sched.block[1], k->sched.block[2]},
-                              k->sched.ngrid, k->sched.shared != NULL, k->sched.loc};
+                              k->sched.ngrid, k->sched.shared != NULL, k->sched.loc, k->sched.min_blocks};
 }

@@ -23,7 +23,7 @@ static const char axpy_src[] =
     "    let i = global_id.x;\n"
     "    if i < n { y[i] = a * x[i] + y[i]; }\n"
     "}\n"
-    "@schedule(block = (8, 4), shared = n * 4)\n"
+    "@schedule(block = (8, 4), shared = n * 4, min_blocks = 16)\n"
     "kernel scale(v: &mut [f32x4], s: f16, n: u32) {\n"
     "    shared t: f32[];\n"
     "    v[0] = v[0] * f32x4(s as f32);\n"
@@ -192,6 +192,7 @@ static void test_reflection(void **state)
     assert_int_equal(si.block[1], 1);
     assert_int_equal(si.grid_dims, 1);
     assert_false(si.has_shared);
+    assert_int_equal(si.min_blocks, 0);
     kf_value args[4] = {kf_value_f32(1), {{0}, {0}}, {{0}, {0}}, kf_value_u32(1000)};
     uint32_t grid[3];
     kf_error err = {0};
@@ -203,6 +204,7 @@ static void test_reflection(void **state)
     assert_int_equal(si.block[1], 4);
     assert_int_equal(si.grid_dims, 0);
     assert_true(si.has_shared);
+    assert_int_equal(si.min_blocks, 16);
     kf_value sargs[3] = {{{0}, {0}}, kf_value_f16(2.0), kf_value_u32(10)};
     uint32_t bytes = 0;
     assert_int_equal(kf_schedule_shared(s, sargs, &bytes, &err), KF_OK);
@@ -230,6 +232,12 @@ static void test_emit_targets(void **state)
     assert_int_equal(kf_emit(m, NULL, &o, &out, &len, &err), KF_OK);
     assert_non_null(strstr(out, "extern \"C\" __global__"));
     assert_non_null(strstr(out, "scale("));
+    assert_non_null(strstr(out, "__launch_bounds__(64)\naxpy("));        /* block only */
+    assert_non_null(strstr(out, "__launch_bounds__(32, 16)\nscale("));   /* min_blocks: 16 blocks an SM */
+    kf_free(out);
+    o.target = KF_TARGET_PTX;
+    assert_int_equal(kf_emit(m, kf_module_kernel(m, "scale"), &o, &out, &len, &err), KF_OK);
+    assert_non_null(strstr(out, ".maxntid 8, 4, 1\n.minnctapersm 16\n"));
     kf_free(out);
     o.target = KF_TARGET_IR;
     assert_int_equal(kf_emit(m, kf_module_kernel(m, "axpy"), &o, &out, &len, &err), KF_OK);

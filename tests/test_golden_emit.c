@@ -165,12 +165,13 @@ static double emit_time_us(const char *file, const char *src, size_t len, const 
 }
 
 /* The section-8 feature files whose emitted text is golden too (packed
- * also for sm_80, whose bf16 forms differ): name.sm90.ptx + name.cu, and
- * name.sm80.ptx + name.sm80.cu. */
+ * also for sm_80, whose bf16 forms differ), and schedule.kf (@schedule's
+ * min_blocks: .minnctapersm, __launch_bounds__(B, N)): name.sm90.ptx +
+ * name.cu, and name.sm80.ptx + name.sm80.cu. */
 static const struct {
     const char *stem;
     uint32_t arch;
-} section8[] = {{"shared", 90}, {"packed", 90}, {"packed", 80}, {"bits", 90}, {"tensor", 90}};
+} section8[] = {{"shared", 90}, {"packed", 90}, {"packed", 80}, {"bits", 90}, {"tensor", 90}, {"schedule", 90}};
 #define NSECTION8 (sizeof section8 / sizeof section8[0])
 
 /* Compares f's PTX and CUDA-C for arch with the goldens; timed: also the

@@ -156,6 +156,52 @@ static void test_kf_kernels_assemble_sm80_and_sm90(void **st)
     print_message("assembled %zu .kf files for sm_80 and sm_90\n", n);
 }
 
+/* @schedule(min_blocks = N) is a register budget that ptxas keeps: in
+ * kernels/features/schedule.kf every kernel that gives it has registers x
+ * block x N <= 65536 (sm_80 and sm_90), and row_cross_min_blocks (N = 12)
+ * has no more registers than row_cross, the same body without it. */
+static void test_min_blocks_bounds_registers(void **st)
+{
+    kf_file_entry f;
+    snprintf(f.path, sizeof f.path, "%s/kernels/features/schedule.kf", KF_SOURCE_DIR);
+    snprintf(f.stem, sizeof f.stem, "schedule");
+    kf_status s;
+    kf_module *m = kf_compile_entry(&f, &s);
+    assert_int_equal(s, KF_OK);
+    for (uint32_t arch = 80; arch <= 90; arch += 10) {
+        kf_emit_opts o = {arch, false, false};
+        kf_buf out = {0};
+        kf_linemap lm = {0};
+        kf_diags d = {0};
+        assert_int_equal(kf_ptx_emit(m, NULL, &o, &out, &lm, &d), KF_OK);
+        kf_ptxas_result res;
+        assemble_clean("schedule", out.data, arch, &lm, &res);
+        uint32_t capped = 0, plain = 0, budgeted = 0;
+        for (size_t i = 0; i < res.kernels.len; i++) {
+            const kf_ptxas_kernel_stats *ks = &res.kernels.data[i];
+            for (uint32_t j = 0; j < m->nkernels; j++) {
+                const kf_schedule *sc = &m->kernels[j].sched;
+                if (strcmp(m->kernels[j].name, ks->kernel) != 0 || !sc->min_blocks) continue;
+                uint64_t threads = (uint64_t)sc->block[0] * sc->block[1] * sc->block[2];
+                if ((uint64_t)ks->registers * threads * sc->min_blocks > 65536)
+                    fail_msg("sm_%u: %s has %u registers: %llu threads x min_blocks %u do not fit 65536", arch, ks->kernel,
+                             ks->registers, (unsigned long long)threads, sc->min_blocks);
+                budgeted++;
+            }
+            if (!strcmp(ks->kernel, "row_cross_min_blocks")) capped = ks->registers;
+            if (!strcmp(ks->kernel, "row_cross")) plain = ks->registers;
+        }
+        print_message("sm_%u: row_cross %u registers, row_cross_min_blocks %u\n", arch, plain, capped);
+        assert_int_equal(budgeted, 2);
+        assert_true(capped > 0 && capped <= plain);
+        kf_ptxas_result_free(&res);
+        kf_linemap_free(&lm);
+        kf_buf_free(&out);
+        kf_diags_free(&d);
+    }
+    kf_module_free(m);
+}
+
 /* ptxas rejects any non-ASCII byte, even in a comment, and a trailing
  * backslash continues a comment: source text copied into comments must not
  * break the module. */
@@ -520,6 +566,7 @@ int main(void)
         cmocka_unit_test(test_all_ops_assemble_sm90),
         cmocka_unit_test(test_all_ops_assemble_with_lineinfo),
         cmocka_unit_test(test_kf_kernels_assemble_sm80_and_sm90),
+        cmocka_unit_test(test_min_blocks_bounds_registers),
         cmocka_unit_test(test_source_comments_with_utf8_and_backslash_assemble),
         cmocka_unit_test(test_ptxas_error_maps_to_kf_line),
         cmocka_unit_test(test_ptxas_error_without_map_names_ptx_line),

@@ -814,7 +814,7 @@ static void schedule_block_is_constant(void **state)
     reject("@schedule(block = (1, 1, 128))\nkernel k() {}\n", 1, 26, "block.z = 128 is out of range: it must be in 1..64");
     reject("@schedule(block = 0)\nkernel k() {}\n", 1, 19, "block.x = 0 is out of range");
     reject("@schedule(block = 256, grd = 4)\nkernel k() {}\n", 1, 24,
-           "unknown @schedule argument 'grd': expected 'block', 'grid' or 'shared'");
+           "unknown @schedule argument 'grd': expected 'block', 'grid', 'shared' or 'min_blocks'");
     reject("@schedule(block = n)\nkernel k(n: u32) {}\n", 1, 19, "block.x must be an integer compile-time constant");
     reject("@schedule(grid = 4)\nkernel k() {}\n", 1, 1, "needs a block size");
 }
@@ -940,6 +940,34 @@ static void grid_defaults_to_count_over_block(void **state)
 }
 
 /* `shared = EXPR`: u32 bytes over scalar parameters and constants. */
+/* min_blocks = N: a constant 1..32 whose N blocks fit an SM's 2048 threads
+ * (blocks rounded up to whole warps); lowering keeps it in the schedule. */
+static void schedule_min_blocks(void **state)
+{
+    prog *p = ok("const B: u32 = 96;\n@schedule(block = B, grid = 1, min_blocks = 2048 / 128)\nkernel k(n: u32) {}\n");
+    kf_node *na = find(p->module, KF_N_NAMEDARG, "min_blocks");
+    assert_true(na->a->is_const);
+    assert_int_equal(na->a->cval.u, 16);
+    prog_free(p);
+    accept("@schedule(block = (16, 16), min_blocks = 8)\nkernel k() {}\n");   /* 8 x 256 = 2048 threads */
+    reject("@schedule(block = 64, min_blocks = n)\nkernel k(n: u32) {}\n", 1, 36,
+           "min_blocks must be an integer compile-time constant, found u32 that is not a constant");
+    reject("@schedule(block = 64, min_blocks = 0)\nkernel k() {}\n", 1, 36,
+           "min_blocks = 0 is out of range: it must be in 1..32 (blocks an SM holds at once)");
+    reject("@schedule(block = 32, min_blocks = 33)\nkernel k() {}\n", 1, 36, "min_blocks = 33 is out of range");
+    reject("@schedule(block = 64, min_blocks = 2.0)\nkernel k() {}\n", 1, 36,
+           "float constant 2.0 cannot be used as u32: convert it with 'as u32'");
+    reject("@schedule(block = 64, min_blocks = (2, 2))\nkernel k() {}\n", 1, 36, "min_blocks takes one constant");
+    reject("@schedule(block = 1000, min_blocks = 3)\nkernel k() {}\n", 1, 38,
+           "min_blocks = 3 blocks of 1000 threads make 3072 threads, over the 2048 an SM holds (sm_90): lower "
+           "min_blocks or the block size");
+    reject("@schedule(block = 65, min_blocks = 24)\nkernel k() {}\n", 1, 36,   /* 65 threads hold 3 warps */
+           "min_blocks = 24 blocks of 65 threads make 2304 threads");
+    accept("@schedule(block = 33, min_blocks = 32)\nkernel k() {}\n");   /* 2 warps x 32 = 2048 */
+    reject("@schedule(block = 64, min_blocks = 2, min_blocks = 2)\nkernel k() {}\n", 1, 39,
+           "'min_blocks' is given twice in @schedule");
+}
+
 static void schedule_shared_bytes(void **state)
 {
     prog *p = ok("const T: u32 = 4;\n@schedule(block = 64, grid = 1, shared = n * T + 16)\nkernel k(x: &[f32], n: u32) {}\n");
@@ -1138,6 +1166,7 @@ int main(void)
         cmocka_unit_test(grid_defaults_to_count_over_block),
         cmocka_unit_test(grid_division_by_zero_is_reported),
         cmocka_unit_test(schedule_shared_bytes),
+        cmocka_unit_test(schedule_min_blocks),
         cmocka_unit_test(value_parse_reads_literals),
         cmocka_unit_test(value_parse_rejects_bad_text),
         cmocka_unit_test(names_and_calls_are_annotated),

@@ -298,7 +298,8 @@ class _Binding:
 
 class Kernel:
     """A kernel of a module: .name, .params (binding order), .schedule
-    (block, grid_dims, has_shared). Call it with its arguments."""
+    (block, grid_dims, has_shared, min_blocks: 0 when not given). Call it with
+    its arguments."""
 
     def __init__(self, module, ptr):
         self._module, self._ptr = module, ptr
@@ -306,7 +307,8 @@ class Kernel:
         self.params = [Param(_C.kf_kernel_param(ptr, i).contents) for i in range(_C.kf_kernel_param_count(ptr))]
         info = _lib.ScheduleInfo()
         _C.kf_kernel_schedule(ptr, byref(info))
-        self.schedule = {"block": tuple(info.block), "grid_dims": info.grid_dims, "has_shared": bool(info.has_shared)}
+        self.schedule = {"block": tuple(info.block), "grid_dims": info.grid_dims, "has_shared": bool(info.has_shared),
+                         "min_blocks": info.min_blocks}
 
     def __repr__(self):
         return f"<kforge kernel {self.name}({', '.join(map(repr, self.params))})>"

@@ -56,7 +56,8 @@ class Param(Structure):
 
 
 class ScheduleInfo(Structure):
-    _fields_ = [("block", c_uint32 * 3), ("grid_dims", c_uint32), ("has_shared", c_bool), ("loc", Loc)]
+    _fields_ = [("block", c_uint32 * 3), ("grid_dims", c_uint32), ("has_shared", c_bool), ("loc", Loc),
+                ("min_blocks", c_uint32)]
 
 
 class EmitOptions(Structure):

@@ -53,7 +53,7 @@ def test_compile_a_path_and_reflect(m):
     assert list(s.kernels) == ["saxpy"]
     assert [repr(p) for p in s.saxpy.params] == ["a: f32", "x: &[f32]", "y: &mut [f32]", "n: u32"]
     assert [p.mutable for p in s.saxpy.params] == [False, False, True, False]
-    assert s.saxpy.schedule == {"block": (256, 1, 1), "grid_dims": 1, "has_shared": False}
+    assert s.saxpy.schedule == {"block": (256, 1, 1), "grid_dims": 1, "has_shared": False, "min_blocks": 0}
     assert list(m.kernels) == ["axpy", "widen"]
     assert m.widen.schedule["grid_dims"] == 0
 

@@ -502,6 +502,24 @@ static void ref_math_f64(ref_ctx *r)
     free(x);
 }
 
+/* kernels/features/schedule.kf row_cross (and its min_blocks twin): y[i] =
+ * the sum over j, k < 8 of v[j].x v[k].y + v[j].z v[k].w, v the 8 f32x4
+ * x[8i .. 8i+7], in double. */
+static void ref_row_cross(ref_ctx *r)
+{
+    size_t n = (size_t)in_num(r, "n"), nx, ny;
+    float *x = in_buf(r, "x", KF_S_F32, 4, &nx), *y = in_buf(r, "y", KF_S_F32, 1, &ny);
+    for (size_t i = 0; i < n && i < ny && 8 * i + 8 <= nx; i++) {
+        const float *v = x + 32 * i;
+        double s = 0;
+        for (int j = 0; j < 8; j++)
+            for (int k = 0; k < 8; k++) s += (double)v[4 * j] * v[4 * k + 1] + (double)v[4 * j + 2] * v[4 * k + 3];
+        y[i] = (float)s;
+    }
+    out_free(r, "y", KF_S_F32, y, ny);
+    free(x);
+}
+
 static void ref_math_vec(ref_ctx *r)
 {
     size_t n = (size_t)in_num(r, "n"), nx, no;
@@ -825,4 +843,4 @@ static void ref_fence_last_block(ref_ctx *r)
     {"warp_edges", ref_warp_edges}, {"warp_partial", ref_warp_partial}, \
     {"atomics", ref_atomics}, {"atomics_subnormal", ref_atomics_subnormal}, {"fence_last_block", ref_fence_last_block}, {"math_f32", ref_math_f32}, {"math_f64", ref_math_f64}, \
     {"math_vec", ref_math_vec}, {"int_math", ref_int_math}, {"geometry", ref_geometry}, \
-    {"transpose", ref_transpose},
+    {"transpose", ref_transpose}, {"row_cross", ref_row_cross},
