@@ -3,11 +3,10 @@
  * `.target` header, one `.visible .entry` per kernel with its parameters (the
  * launch ABI: buffers as 64-bit global addresses, scalars by value in their
  * natural size, vectors as aligned byte arrays), `.maxntid` (and
- * `.minnctapersm` for min_blocks) from the
- * schedule, `.reg` declarations per register class, `.shared`/`.local`
- * arrays (every shared one 16-byte aligned; the dynamic one is the
- * module's one `.extern .shared` array, where every kernel's dynamic bytes
- * start), line info (`.file`/`.loc` with -g) and the line map, the
+ * `.minnctapersm` for min_blocks) from the schedule, `.reg` declarations
+ * per register class, `.shared`/`.local` arrays (every shared one 16-byte
+ * aligned; the dynamic one is the module's one `.extern .shared` array,
+ * where every kernel's dynamic bytes start), line info (`.file`/`.loc` with -g) and the line map, the
  * `griddepcontrol.wait` that opens every sm_90 body (so the runtime may
  * launch it as a programmatic dependent, emit.h); and the driver:
  * per-kernel analysis, then the passes in order (emit_passes).

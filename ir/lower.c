@@ -788,7 +788,7 @@ static void lower_params(lw_t *lw, kf_node *kn, kf_ir_kernel *k)
     }
 }
 
-static uint32_t sched_block_dim(lw_t *lw, const kf_node *e)
+static uint32_t sched_constant(lw_t *lw, const kf_node *e)
 {
     uint64_t v;
     if (!kf_lower_fold(lw, e, kf_type_scalar(KF_S_U32), &v) || v == 0) {
@@ -814,7 +814,7 @@ static void copy_schedule(lw_t *lw, const kf_node *kn, kf_schedule *sc)
             if (na->name && strcmp(na->name, "block") == 0) {
                 sc->block[0] = sc->block[1] = sc->block[2] = 1;
                 for (const kf_node *x = items; x && n < 3; x = tuple ? x->next : NULL)
-                    sc->block[n++] = sched_block_dim(lw, x);
+                    sc->block[n++] = sched_constant(lw, x);
             } else if (na->name && strcmp(na->name, "grid") == 0) {
                 for (const kf_node *x = items; x && n < 3; x = tuple ? x->next : NULL)
                     sc->grid[n++] = x;
@@ -822,7 +822,7 @@ static void copy_schedule(lw_t *lw, const kf_node *kn, kf_schedule *sc)
             } else if (na->name && strcmp(na->name, "shared") == 0) {
                 sc->shared = e;
             } else if (na->name && strcmp(na->name, "min_blocks") == 0) {
-                sc->min_blocks = sched_block_dim(lw, e);   /* (a folded constant in 1..32, as sema checked) */
+                sc->min_blocks = sched_constant(lw, e);   /* (a folded constant in 1..32, as sema checked) */
             }
         }
     }

@@ -258,6 +258,29 @@ static unsigned tuple_items(kf_node *e, kf_node **items, const char *what, kf_se
 
 static const char DIMS[] = "xyz";
 
+/* One constant of a @schedule (a block dimension, min_blocks): an integer
+ * compile-time constant in 1..lim, `what` naming it in the errors (`note`
+ * after the range). Returns it, 0 when invalid (reported). */
+static uint64_t sched_constant(kf_sema *s, kf_node *e, const char *what, uint64_t lim, const char *note)
+{
+    kf_type t = kf_sema_value(s, e, false);
+    if (IS_ERR(t)) return 0;
+    if (kf_sema_untyped(t) && !kf_sema_adapt(s, e, kf_type_scalar(KF_S_U32))) return 0;
+    if (!kf_sema_is_int_scalar(e->type) || !e->is_const) {
+        kf_sema_error(s, e->loc, "%s must be an integer compile-time constant, found %s%s", what, TSTR(e->type),
+                      kf_sema_is_int_scalar(e->type) ? " that is not a constant" : "");
+        return 0;
+    }
+    if ((kf_type_is_signed(e->type) && e->cval.i < 0) || e->cval.u == 0 || e->cval.u > lim) {
+        char b[32];
+        kf_sema_error(s, e->loc, "%s = %s is out of range: it must be in 1..%llu%s", what,
+                      kf_cv_str((kf_scalar)e->type.scalar, (kf_cv){.u = e->cval.u}, b, sizeof b),
+                      (unsigned long long)lim, note);
+        return 0;
+    }
+    return e->cval.u;
+}
+
 /* Checks `block = B` or `(X, Y, Z)`; returns its threads, 0 when invalid. */
 static uint64_t check_block(kf_sema *s, kf_node *e)
 {
@@ -267,26 +290,11 @@ static uint64_t check_block(kf_sema *s, kf_node *e)
     uint64_t total = 1;
     bool ok = n > 0;
     for (unsigned i = 0; i < n; i++) {
-        kf_type t = kf_sema_value(s, it[i], false);
-        if (IS_ERR(t)) { ok = false; continue; }
-        if (kf_sema_untyped(t) && !kf_sema_adapt(s, it[i], kf_type_scalar(KF_S_U32))) { ok = false; continue; }
-        if (!kf_sema_is_int_scalar(it[i]->type) || !it[i]->is_const) {
-            kf_sema_error(s, it[i]->loc, "block.%c must be an integer compile-time constant, found %s%s", DIMS[i],
-                          TSTR(it[i]->type), kf_sema_is_int_scalar(it[i]->type) ? " that is not a constant" : "");
-            ok = false;
-            continue;
-        }
-        int64_t v = it[i]->cval.i;
-        bool neg = kf_type_is_signed(it[i]->type) && v < 0;
-        if (neg || it[i]->cval.u == 0 || it[i]->cval.u > lim[i]) {
-            char b[32];
-            kf_sema_error(s, it[i]->loc, "block.%c = %s is out of range: it must be in 1..%llu", DIMS[i],
-                          kf_cv_str((kf_scalar)it[i]->type.scalar, (kf_cv){.u = it[i]->cval.u}, b, sizeof b),
-                          (unsigned long long)lim[i]);
-            ok = false;
-            continue;
-        }
-        total *= it[i]->cval.u;
+        char what[8] = "block.x";
+        what[6] = DIMS[i];
+        uint64_t v = sched_constant(s, it[i], what, lim[i], "");
+        ok = ok && v;
+        total *= v;
     }
     if (ok && total > MAX_THREADS) {
         kf_sema_error(s, e->loc, "a block of %llu threads is over the limit of %d threads per block",
@@ -305,21 +313,7 @@ static uint64_t check_min_blocks(kf_sema *s, kf_node *e)
         kf_sema_error(s, e->loc, "min_blocks takes one constant (blocks of the kernel an SM holds at once), not a tuple");
         return 0;
     }
-    kf_type t = kf_sema_value(s, e, false);
-    if (IS_ERR(t)) return 0;
-    if (kf_sema_untyped(t) && !kf_sema_adapt(s, e, kf_type_scalar(KF_S_U32))) return 0;
-    if (!kf_sema_is_int_scalar(e->type) || !e->is_const) {
-        kf_sema_error(s, e->loc, "min_blocks must be an integer compile-time constant, found %s%s", TSTR(e->type),
-                      kf_sema_is_int_scalar(e->type) ? " that is not a constant" : "");
-        return 0;
-    }
-    if ((kf_type_is_signed(e->type) && e->cval.i < 0) || e->cval.u == 0 || e->cval.u > SM_BLOCKS) {
-        char b[32];
-        kf_sema_error(s, e->loc, "min_blocks = %s is out of range: it must be in 1..%d (blocks an SM holds at once)",
-                      kf_cv_str((kf_scalar)e->type.scalar, (kf_cv){.u = e->cval.u}, b, sizeof b), SM_BLOCKS);
-        return 0;
-    }
-    return e->cval.u;
+    return sched_constant(s, e, "min_blocks", SM_BLOCKS, " (blocks an SM holds at once)");
 }
 
 static void check_grid(kf_sema *s, kf_node *e)

@@ -97,6 +97,31 @@ static void assert_no_spills(const char *what, uint32_t arch, const kf_ptxas_res
     }
 }
 
+/* m's PTX for arch (line info on; with pdl_trigger), its line map checked
+ * (one entry per PTX line), assembled clean into res. */
+static void emit_assembled(const kf_module *m, const char *what, uint32_t arch, bool pdl_trigger, kf_ptxas_result *res)
+{
+    kf_emit_opts o = {arch, true, pdl_trigger};
+    kf_buf out = {0};
+    kf_linemap lm = {0};
+    kf_diags d = {0};
+    kf_status st = kf_ptx_emit(m, NULL, &o, &out, &lm, &d);
+    if (st != KF_OK) {
+        kf_buf r = {0};
+        kf_diags_render(&r, &d, m->source, m->source_len);
+        print_message("%s: PTX emit for sm_%u failed:\n%s\n", what, arch, r.data ? r.data : "");
+        kf_buf_free(&r);
+    }
+    assert_int_equal(st, KF_OK);
+    size_t nl = 0;   /* the line map has one entry per PTX line */
+    for (size_t i = 0; i < out.len; i++) nl += out.data[i] == '\n';
+    assert_int_equal(nl, lm.lines.len);
+    assemble_clean(what, out.data, arch, &lm, res);
+    kf_linemap_free(&lm);
+    kf_buf_free(&out);
+    kf_diags_free(&d);
+}
+
 static void emit_and_assemble(const kf_file_entry *f, uint32_t arch, bool pdl_trigger)
 {
     kf_status st;
@@ -109,29 +134,11 @@ static void emit_and_assemble(const kf_file_entry *f, uint32_t arch, bool pdl_tr
         kf_module_free(m);
         fail_msg("%s does not compile", f->path);
     }
-    kf_emit_opts o = {arch, true, pdl_trigger};
-    kf_buf out = {0};
-    kf_linemap lm = {0};
-    kf_diags d = {0};
-    st = kf_ptx_emit(m, NULL, &o, &out, &lm, &d);
-    if (st != KF_OK) {
-        kf_buf r = {0};
-        kf_diags_render(&r, &d, m->source, m->source_len);
-        print_message("%s: PTX emit for sm_%u failed:\n%s\n", f->path, arch, r.data ? r.data : "");
-        kf_buf_free(&r);
-    }
-    assert_int_equal(st, KF_OK);
-    size_t nl = 0;   /* the line map has one entry per PTX line */
-    for (size_t i = 0; i < out.len; i++) nl += out.data[i] == '\n';
-    assert_int_equal(nl, lm.lines.len);
     kf_ptxas_result res;
-    assemble_clean(f->stem, out.data, arch, &lm, &res);
+    emit_assembled(m, f->stem, arch, pdl_trigger, &res);
     assert_int_equal(res.kernels.len, m->nkernels);
     if (no_spills_required(f)) assert_no_spills(f->stem, arch, &res);
     kf_ptxas_result_free(&res);
-    kf_linemap_free(&lm);
-    kf_buf_free(&out);
-    kf_diags_free(&d);
     kf_module_free(m);
 }
 
@@ -169,13 +176,8 @@ static void test_min_blocks_bounds_registers(void **st)
     kf_module *m = kf_compile_entry(&f, &s);
     assert_int_equal(s, KF_OK);
     for (uint32_t arch = 80; arch <= 90; arch += 10) {
-        kf_emit_opts o = {arch, false, false};
-        kf_buf out = {0};
-        kf_linemap lm = {0};
-        kf_diags d = {0};
-        assert_int_equal(kf_ptx_emit(m, NULL, &o, &out, &lm, &d), KF_OK);
         kf_ptxas_result res;
-        assemble_clean("schedule", out.data, arch, &lm, &res);
+        emit_assembled(m, "schedule", arch, false, &res);
         uint32_t capped = 0, plain = 0, budgeted = 0;
         for (size_t i = 0; i < res.kernels.len; i++) {
             const kf_ptxas_kernel_stats *ks = &res.kernels.data[i];
@@ -195,9 +197,6 @@ static void test_min_blocks_bounds_registers(void **st)
         assert_int_equal(budgeted, 2);
         assert_true(capped > 0 && capped <= plain);
         kf_ptxas_result_free(&res);
-        kf_linemap_free(&lm);
-        kf_buf_free(&out);
-        kf_diags_free(&d);
     }
     kf_module_free(m);
 }
