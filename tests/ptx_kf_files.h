@@ -60,4 +60,22 @@ static kf_module *kf_compile_entry(const kf_file_entry *f, kf_status *st)
     return m;
 }
 
+/* kf_compile_entry for a test that needs the module (the includer has
+ * cmocka.h): a file that does not compile fails the test, with its
+ * diagnostics printed. */
+static inline kf_module *kf_compile_entry_ok(const kf_file_entry *f)
+{
+    kf_status st;
+    kf_module *m = kf_compile_entry(f, &st);
+    if (st != KF_OK) {
+        kf_buf o = {0};
+        if (m) kf_diags_render(&o, &m->diags, m->source, m->source_len);
+        print_message("%s does not compile:\n%s\n", f->path, o.data ? o.data : "");
+        kf_buf_free(&o);
+        kf_module_free(m);
+        fail_msg("%s does not compile", f->path);
+    }
+    return m;
+}
+
 #endif

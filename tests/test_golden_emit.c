@@ -178,16 +178,7 @@ static const struct {
  * compile + emit time (library kernels). */
 static void golden_kernel(const kf_file_entry *f, uint32_t arch, bool timed)
 {
-    kf_status st;
-    kf_module *m = kf_compile_entry(f, &st);
-    if (st != KF_OK) {
-        kf_buf o = {0};
-        if (m) kf_diags_render(&o, &m->diags, m->source, m->source_len);
-        print_message("%s does not compile:\n%s\n", f->path, o.data ? o.data : "");
-        kf_buf_free(&o);
-        kf_module_free(m);
-        fail_msg("%s does not compile", f->path);
-    }
+    kf_module *m = kf_compile_entry_ok(f);
     kf_emit_opts o = {arch, false, false};
     kf_buf out = {0};
     kf_diags d = {0};

@@ -124,16 +124,7 @@ static void emit_assembled(const kf_module *m, const char *what, uint32_t arch, 
 
 static void emit_and_assemble(const kf_file_entry *f, uint32_t arch, bool pdl_trigger)
 {
-    kf_status st;
-    kf_module *m = kf_compile_entry(f, &st);
-    if (st != KF_OK) {
-        kf_buf o = {0};
-        if (m) kf_diags_render(&o, &m->diags, m->source, m->source_len);
-        print_message("%s does not compile:\n%s\n", f->path, o.data ? o.data : "");
-        kf_buf_free(&o);
-        kf_module_free(m);
-        fail_msg("%s does not compile", f->path);
-    }
+    kf_module *m = kf_compile_entry_ok(f);
     kf_ptxas_result res;
     emit_assembled(m, f->stem, arch, pdl_trigger, &res);
     assert_int_equal(res.kernels.len, m->nkernels);
@@ -172,9 +163,7 @@ static void test_min_blocks_bounds_registers(void **st)
     kf_file_entry f;
     snprintf(f.path, sizeof f.path, "%s/kernels/features/schedule.kf", KF_SOURCE_DIR);
     snprintf(f.stem, sizeof f.stem, "schedule");
-    kf_status s;
-    kf_module *m = kf_compile_entry(&f, &s);
-    assert_int_equal(s, KF_OK);
+    kf_module *m = kf_compile_entry_ok(&f);
     for (uint32_t arch = 80; arch <= 90; arch += 10) {
         kf_ptxas_result res;
         emit_assembled(m, "schedule", arch, false, &res);
