@@ -41,6 +41,7 @@
     X(KF_CU_H_ABS, 0)                                      \
     X(KF_CU_H_FSIGN, 0)                                    \
     X(KF_CU_H_APPROX, 0)                                   \
+    X(KF_CU_H_DMINMAX, 0)                                  \
     X(KF_CU_H_LANE, 0)                                     \
     X(KF_CU_H_SHFL_GUARD, KF_CU_BIT(KF_CU_H_LANE))         \
     X(KF_CU_H_ATOMIC_F32, 0)                               \

@@ -80,8 +80,8 @@ static const float_op float_ops[KF_OP_COUNT] = {
     X(KF_BI_CEIL, "ceilf", "ceil", 1)                     \
     X(KF_BI_TRUNC, "truncf", "trunc", 1)                  \
     X(KF_BI_ROUND, "roundf", "round", 1)                  \
-    X(KF_BI_MIN, "fminf", "fmin", 2)                      \
-    X(KF_BI_MAX, "fmaxf", "fmax", 2)                      \
+    X(KF_BI_MIN, "fminf", "kf_dmin", 2)                   \
+    X(KF_BI_MAX, "fmaxf", "kf_dmax", 2)                   \
     X(KF_BI_FMA, "__fmaf_rn", "__fma_rn", 3)              \
     X(KF_BI_RCP, "kf_rcp_approx", "", 1)                  \
     X(KF_BI_FAST_DIV, "kf_fast_div", "", 2)               \
@@ -536,8 +536,9 @@ const char *kf_cu_cvt(kf_cu *c, kf_scalar from, kf_scalar to, const char *a)
 static const char *float_math(kf_cu *c, kf_builtin b, bool dbl, const char *const x[3])
 {
     const float_math_row *r = &float_math_rows[b];
+    if (dbl && (b == KF_BI_MIN || b == KF_BI_MAX || b == KF_BI_CLAMP)) kf_cu_need(c, KF_CU_H_DMINMAX);
     if (b == KF_BI_CLAMP)
-        return dbl ? kf_cu_str(c, "fmin(fmax(%s, %s), %s)", x[0], x[1], x[2])
+        return dbl ? kf_cu_str(c, "kf_dmin(kf_dmax(%s, %s), %s)", x[0], x[1], x[2])
                    : kf_cu_str(c, "fminf(fmaxf(%s, %s), %s)", x[0], x[1], x[2]);
     if (!r->f32) return "?";
     const char *fn = dbl ? r->f64 : r->f32;

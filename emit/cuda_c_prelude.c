@@ -301,6 +301,23 @@ static const char *const helper_text[KF_CU_H_COUNT] = {
         "__device__ __forceinline__ float kf_tanh_approx(float x) { float r; asm(\"tanh.approx.f32 %0, %1;\" : \"=f\"(r) : \"f\"(x)); return r; }\n"
         "__device__ __forceinline__ float kf_rcp_approx(float x) { float r; asm(\"rcp.approx.ftz.f32 %0, %1;\" : \"=f\"(r) : \"f\"(x)); return r; }\n"
         "__device__ __forceinline__ float kf_fast_div(float a, float b) { return __fmul_rn(a, kf_rcp_approx(b)); }\n",
+    [KF_CU_H_DMINMAX] =
+        "/* f64 min/max as compares and selects, not fmin/fmax (min.f64/max.f64): ptxas 13\n"
+        "   takes a DSETP.MIN/MAX whose high word is dead after a loop for a compare with zero\n"
+        "   (difftest seed 2200 program 2890). A NaN operand gives the other; equal operands\n"
+        "   (+0, -0) their bits or'd (min: -0) or and'd (max: +0): PTX min/max, as the PTX back end */\n"
+        "#define KF_DMINMAX(name, cmp, op) \\\n"
+        "    __device__ __forceinline__ double name(double a, double b) \\\n"
+        "    { \\\n"
+        "        double r; \\\n"
+        "        asm(\"{ .reg .pred p, q; .reg .b64 x, y; .reg .f64 t; setp.\" cmp \".f64 p, %1, %2; setp.nan.f64 q, %2, %2; \" \\\n"
+        "            \"or.pred p, p, q; selp.f64 t, %1, %2, p; setp.eq.f64 q, %1, %2; mov.b64 x, %1; mov.b64 y, %2; \" \\\n"
+        "            op \".b64 x, x, y; mov.b64 y, t; selp.b64 y, x, y, q; mov.b64 %0, y; }\" : \"=d\"(r) : \"d\"(a), \"d\"(b)); \\\n"
+        "        return r; \\\n"
+        "    }\n"
+        "KF_DMINMAX(kf_dmin, \"lt\", \"or\")\n"
+        "KF_DMINMAX(kf_dmax, \"gt\", \"and\")\n"
+        "#undef KF_DMINMAX\n",
     [KF_CU_H_LANE] =
         "__device__ __forceinline__ unsigned kf_lane_id(void) { unsigned r; asm(\"mov.u32 %0, %%laneid;\" : \"=r\"(r)); return r; }\n",
     [KF_CU_H_SHFL_GUARD] =

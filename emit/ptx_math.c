@@ -272,6 +272,40 @@ static void round_float(ptx_cx *cx, kf_scalar s, const char *d, const char *a)
     kf_ptx_ins(cx, "selp.%s %s, %s, %s, %s", ty, d, t1.s, t.s, p.s);
 }
 
+/* min/max of f64 as compares and selects, never min.f64/max.f64: ptxas 13
+ * (and the H200 driver's JIT) miscompiles a DSETP.MIN/MAX whose result's
+ * high word is dead after a loop: it compared the low operand with zero
+ * (DSETP.EQ RZ) instead of with the other operand, so the low word of
+ * clamp(x, -inf, inf) was 0 for a subnormal x (difftest seed 2200 program
+ * 2890; case regress_f64_minmax_low_word). PTX min/max semantics as the
+ * interpreter's kf_fmin/kf_fmax: a NaN operand gives the other, equal
+ * operands (+0 and -0) the bits of both or'd (min: -0) or and'd (max: +0).
+ * The CUDA-C back end emits the same sequence (kf_dmin/kf_dmax). */
+static void f64_minmax(ptx_cx *cx, kf_builtin bi, const char *d, const char *a, const char *b)
+{
+    bool min = bi == KF_BI_MIN;
+    preg p = kf_ptx_tmp(cx, PTX_RC_P), q = kf_ptx_tmp(cx, PTX_RC_P), t = kf_ptx_tmp(cx, PTX_RC_FD);
+    preg x = kf_ptx_tmp(cx, PTX_RC_RD), y = kf_ptx_tmp(cx, PTX_RC_RD);
+    kf_ptx_ins(cx, "setp.%s.f64 %s, %s, %s", min ? "lt" : "gt", p.s, a, b);
+    kf_ptx_ins(cx, "setp.nan.f64 %s, %s, %s", q.s, b, b);
+    kf_ptx_ins(cx, "or.pred %s, %s, %s", p.s, p.s, q.s);
+    kf_ptx_ins(cx, "selp.f64 %s, %s, %s, %s", t.s, a, b, p.s);
+    kf_ptx_ins(cx, "setp.eq.f64 %s, %s, %s", q.s, a, b);
+    kf_ptx_ins(cx, "mov.b64 %s, %s", x.s, a);
+    kf_ptx_ins(cx, "mov.b64 %s, %s", y.s, b);
+    kf_ptx_ins(cx, "%s.b64 %s, %s, %s", min ? "or" : "and", x.s, x.s, y.s);
+    kf_ptx_ins(cx, "mov.b64 %s, %s", y.s, t.s);
+    kf_ptx_ins(cx, "selp.b64 %s, %s, %s, %s", y.s, x.s, y.s, q.s);
+    kf_ptx_ins(cx, "mov.b64 %s, %s", d, y.s);
+}
+
+/* min or max (bi) of a and b into d, f64 through f64_minmax */
+static void float_minmax(ptx_cx *cx, kf_builtin bi, kf_scalar s, const char *d, const char *a, const char *b)
+{
+    if (s == KF_S_F64) f64_minmax(cx, bi, d, a, b);
+    else kf_ptx_ins(cx, "%s.%s %s, %s, %s", bi == KF_BI_MIN ? "min" : "max", kf_ptx_scalars[s].arith, d, a, b);
+}
+
 /* Operations every float type shares: abs, min, max, clamp, fma, round.
  * Returns false when bi is not one of them. */
 static bool common_math(ptx_cx *cx, kf_builtin bi, kf_scalar s, const char *d, const char *a, const char *b,
@@ -284,13 +318,13 @@ static bool common_math(ptx_cx *cx, kf_builtin bi, kf_scalar s, const char *d, c
     case KF_BI_MIN:
     case KF_BI_MAX:
         if (half) return false;
-        kf_ptx_ins(cx, "%s.%s %s, %s, %s", bi == KF_BI_MIN ? "min" : "max", ty, d, a, b);
+        float_minmax(cx, bi, s, d, a, b);
         return true;
     case KF_BI_CLAMP: {
         if (half) return false;
         preg t = kf_ptx_tmp(cx, (ptx_rclass)kf_ptx_scalars[s].rc);
-        kf_ptx_ins(cx, "max.%s %s, %s, %s", ty, t.s, a, b);
-        kf_ptx_ins(cx, "min.%s %s, %s, %s", ty, d, t.s, c);
+        float_minmax(cx, KF_BI_MAX, s, t.s, a, b);
+        float_minmax(cx, KF_BI_MIN, s, d, t.s, c);
         return true;
     }
     case KF_BI_FMA: kf_ptx_ins(cx, "fma.rn.%s %s, %s, %s, %s", ty, d, a, b, c); return true;

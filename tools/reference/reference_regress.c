@@ -611,6 +611,51 @@ static void ref_regress_byte_quad_view(ref_ctx *r)
     free(x);
 }
 
+/* ---- the low word of an f64 clamp after a loop; min/max of signed zeros ----------- */
+
+static uint32_t ref_prmt(uint32_t a, uint32_t b, uint32_t s);   /* reference_section8.c */
+
+static uint64_t f64_bits(double v)
+{
+    uint64_t b;
+    memcpy(&b, &v, sizeof b);
+    return b;
+}
+
+/* PTX min (max: want_max): a NaN operand gives the other; of equal operands
+ * (+0 and -0) the negative (min) or the positive (max) one */
+static double ptx_minmax(double a, double b, int want_max)
+{
+    if (isnan(a)) return b;
+    if (isnan(b)) return a;
+    if (a == b) return (signbit(a) != 0) != (want_max != 0) ? a : b;
+    return (a < b) != (want_max != 0) ? a : b;
+}
+
+static void ref_regress_f64_minmax_low_word(ref_ctx *r)
+{
+    size_t nx, nc, no, nm;
+    uint32_t a = (uint32_t)in_num(r, "a"), b = (uint32_t)in_num(r, "b");
+    double *x = in_buf(r, "x", KF_S_F64, 1, &nx);
+    float *c = in_buf(r, "c", KF_S_F32, 1, &nc);
+    uint8_t *o = in_buf(r, "o", KF_S_U8, 8, &no);
+    uint32_t *m = in_buf(r, "m", KF_S_U32, 1, &nm);
+    float x0;
+    memcpy(&x0, x, sizeof x0);                                  /* (x as &[f32])[0] */
+    for (size_t i = 0; i < 64 && nx == 64 && 5 * i + 1 < nc && i < no && 2 * i + 1 < nm; i++) {
+        if (ref_prmt(b, a, b) >= 1) c[5 * i + 1] = x0;          /* the loop runs at least 6 times */
+        double v = x[(i + 63) % 64], cl = ptx_minmax(ptx_minmax(v, -INFINITY, 1), INFINITY, 0);
+        for (int l = 0; l < 8; l++) o[8 * i + l] = (uint8_t)f64_bits(cl);
+        double w = i % 3 == 0 ? -0.0 : x[63 - i], v0 = i % 3 == 0 ? 0.0 : v;
+        m[2 * i] = (uint32_t)f64_bits(ptx_minmax(v0, w, 0)) ^ (uint32_t)(f64_bits(ptx_minmax(w, v0, 0)) >> 32);
+        m[2 * i + 1] = (uint32_t)f64_bits(ptx_minmax(v0, w, 1)) ^ (uint32_t)(f64_bits(ptx_minmax(w, v0, 1)) >> 32);
+    }
+    out_free(r, "c", KF_S_F32, c, nc);
+    out_free(r, "o", KF_S_U8, o, 8 * no);
+    out_free(r, "m", KF_S_U32, m, nm);
+    free(x);
+}
+
 #define KF_REFERENCE_REGRESS \
     {"regress_nan_to_int", ref_regress_nan_to_int}, {"regress_loop_var", ref_regress_loop_var}, \
     {"regress_half_bytes", ref_regress_half_bytes}, {"regress_narrow_wrap", ref_regress_narrow_wrap}, \
@@ -625,4 +670,5 @@ static void ref_regress_byte_quad_view(ref_ctx *r)
     {"regress_byte_pair_store", ref_regress_byte_pair_store}, \
     {"regress_low_word_cut", ref_regress_low_word_cut}, {"regress_mul_chain", ref_regress_mul_chain}, \
     {"regress_neg_minmax3", ref_regress_neg_minmax3}, {"regress_negzero_select", ref_regress_negzero_select}, \
-    {"regress_byte_quad_view", ref_regress_byte_quad_view},
+    {"regress_byte_quad_view", ref_regress_byte_quad_view}, \
+    {"regress_f64_minmax_low_word", ref_regress_f64_minmax_low_word},
