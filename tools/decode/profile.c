@@ -70,10 +70,10 @@ static uint32_t make_rows(const dc_model *m, const double *us, uint32_t runs, ui
     return nrows;
 }
 
-static void print_row(const prof_row *r, double total_us, double copy)
+static void print_row(const prof_row *r, int width, double total_us, double copy)
 {
     double gbps = r->us > 0 ? r->bytes / (r->us * 1e3) : 0;
-    printf("%-22s %-24s %5u %11.2f %6.1f%% %10.2f %11.4f %9.1f %7.3f\n", r->kernel, r->shape, r->n, r->us,
+    printf("%-*s %-24s %5u %11.2f %6.1f%% %10.2f %11.4f %9.1f %7.3f\n", width, r->kernel, r->shape, r->n, r->us,
            total_us > 0 ? 100 * r->us / total_us : 0, r->us / r->n, r->bytes / r->n / 1e6, gbps, gbps / copy);
 }
 
@@ -81,14 +81,18 @@ static void print_table(const dc_model *m, const prof_row *rows, uint32_t nrows,
                         double copy, const char *clock)
 {
     prof_row all = {"step", "(every launch)", 0, 0, 0};
-    for (uint32_t k = 0; k < nrows; k++) all.us += rows[k].us, all.n += rows[k].n, all.bytes += rows[k].bytes;
+    int width = 6;                                  /* the kernel column: its longest name */
+    for (uint32_t k = 0; k < nrows; k++) {
+        all.us += rows[k].us, all.n += rows[k].n, all.bytes += rows[k].bytes;
+        if ((int)strlen(rows[k].kernel) > width) width = (int)strlen(rows[k].kernel);
+    }
     printf("profile: the step at attention length %llu, each of its %u launches timed alone in step order (%s), "
            "median of %u steps; copy bandwidth %.0f GB/s\n",
            (unsigned long long)len, m->nplan, clock, runs, copy);
-    printf("%-22s %-24s %5s %11s %7s %10s %11s %9s %7s\n", "kernel", "shape", "n", "us/step", "share", "us/launch",
+    printf("%-*s %-24s %5s %11s %7s %10s %11s %9s %7s\n", width, "kernel", "shape", "n", "us/step", "share", "us/launch",
            "MB/launch", "GB/s", "x copy");
-    for (uint32_t k = 0; k < nrows; k++) print_row(&rows[k], all.us, copy);
-    print_row(&all, all.us, copy);
+    for (uint32_t k = 0; k < nrows; k++) print_row(&rows[k], width, all.us, copy);
+    print_row(&all, width, all.us, copy);
     printf("profile: the launches sum to %.4f ms; the floor is %.4f ms (%.4f GB at %.0f GB/s)\n", all.us / 1e3,
            all.bytes / (copy * 1e6), all.bytes / 1e9, copy);
 }
