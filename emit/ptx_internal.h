@@ -60,7 +60,9 @@
  * bits), bfe/bfi with a known field past the value (bfe.s32 x, 33, 101 was
  * -1: the field is brought inside first), and a sign-extended byte of a
  * vector load converted u32 -> float (a signed I2F.S8: the u32 is converted
- * as the sum of its halves). */
+ * as the sum of its halves). Found by the H200 run of 2026-12-02: min/max
+ * .f64 (after a loop, the low word of a result whose high word was dead was
+ * chosen by a compare with zero: f64 min/max are setp and selp). */
 
 /* Register classes. X(enum, prefix, decl type) */
 #define PTX_RCLASSES(X) \

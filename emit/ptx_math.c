@@ -87,6 +87,15 @@ static void taylor(double *c, int n, double m)
 }
 
 /* exp (base e) or exp2 of an f64. */
+/* d = x kept at or above (lower) or at or below the constant imm; a NaN x
+ * gives imm, as max.f64/min.f64 would, which kforge never emits (f64_minmax) */
+static void f64_bound(ptx_cx *cx, const char *d, const char *x, const char *imm, bool lower)
+{
+    preg p = kf_ptx_tmp(cx, PTX_RC_P);
+    kf_ptx_ins(cx, "setp.%s.f64 %s, %s, %s", lower ? "gt" : "lt", p.s, x, imm);
+    kf_ptx_ins(cx, "selp.f64 %s, %s, %s, %s", d, x, imm, p.s);
+}
+
 static void exp_f64(ptx_cx *cx, const char *d, const char *x, bool base2)
 {
     double c[14];
@@ -98,8 +107,8 @@ static void exp_f64(ptx_cx *cx, const char *d, const char *x, bool base2)
     double lim = base2 ? 1100.0 : 760.0;
     kf_ptx_comment(cx, "%s(f64): 2^k * poly(r), degree-13 Taylor, |r| <= %s", base2 ? "exp2" : "exp",
                 base2 ? "0.5" : "ln2/2");
-    kf_ptx_ins(cx, "max.f64 %s, %s, %s", xc.s, x, fd_imm(-lim).s);
-    kf_ptx_ins(cx, "min.f64 %s, %s, %s", xc.s, xc.s, fd_imm(lim).s);
+    f64_bound(cx, xc.s, x, fd_imm(-lim).s, true);
+    f64_bound(cx, xc.s, xc.s, fd_imm(lim).s, false);
     if (base2) {
         kf_ptx_ins(cx, "cvt.rni.f64.f64 %s, %s", kf.s, xc.s);
         kf_ptx_ins(cx, "sub.rn.f64 %s, %s, %s", r.s, xc.s, kf.s);
@@ -222,7 +231,7 @@ static void tanh_f64(ptx_cx *cx, const char *d, const char *x)
     preg p = kf_ptx_tmp(cx, PTX_RC_P);
     kf_ptx_comment(cx, "tanh(f64): e/(e+2), e = expm1(2|x|) by 2^k*q + (2^k-1), q degree-13 Taylor");
     kf_ptx_ins(cx, "abs.f64 %s, %s", ax.s, x);
-    kf_ptx_ins(cx, "min.f64 %s, %s, 0d4036000000000000", y.s, ax.s);   /* 22 */
+    f64_bound(cx, y.s, ax.s, "0d4036000000000000", false);             /* 22 */
     kf_ptx_ins(cx, "add.rn.f64 %s, %s, %s", y.s, y.s, y.s);
     kf_ptx_ins(cx, "mul.rn.f64 %s, %s, %s", t.s, y.s, fd_imm(LOG2E).s);
     kf_ptx_ins(cx, "cvt.rni.f64.f64 %s, %s", kf.s, t.s);

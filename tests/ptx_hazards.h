@@ -22,7 +22,11 @@
  *     the high halves' tie decided p (kforge does them in 32 bits);
  *   - bfe/bfi with immediate position and length reaching past the value:
  *     bfe.s32 x, 33, 101 folded to -1 for every x (the ISA: x's sign
- *     replicated), a bfi length of 32 or more taken modulo 32.
+ *     replicated), a bfi length of 32 or more taken modulo 32;
+ *   - min/max .f64: after a loop, a DSETP.MIN/MAX whose result's high word
+ *     is dead became a compare of one operand with zero (DSETP.EQ RZ), so
+ *     the low word of clamp(x, -inf, inf) was 0 (kforge compares and
+ *     selects; NVVM's libdevice has none in the modules kforge makes).
  * Header-only, used by tests/test_ptxas_kernels.c, test_nvrtc_kernels.c and
  * test_ptx_lowering.c (which checks that each pattern is caught). */
 #ifndef KF_PTX_HAZARDS_H
@@ -102,6 +106,8 @@ static inline const char *hz_instruction(ptx_half_regs *h, const char *ins)
         return "setp of an abs.f32 result against a value <= 0 (ptxas folds it as if never NaN)";
     if ((!strncmp(op, "min.", 4) || !strncmp(op, "max.", 4)) && (!strcmp(at, "f16") || !strcmp(at, "bf16")))
         return "scalar f16/bf16 min/max (ptxas loses the upper half of a clamp's HMNMX2 result)";
+    if ((!strncmp(op, "min.", 4) || !strncmp(op, "max.", 4)) && !strcmp(at, "f64"))
+        return "f64 min/max (ptxas compares with zero when only the low word is used)";
     if ((!strncmp(op, "min.", 4) || !strncmp(op, "max.", 4)) && (!strcmp(at, "u16") || !strcmp(at, "s16")))
         return "16-bit integer min/max (ptxas may merge it and a setp into a VIMNMX.x2 with one predicate)";
     if (!strncmp(op, "bfe.", 4) || !strncmp(op, "bfi.", 4)) {

@@ -354,6 +354,9 @@ static void test_hazard_scanner_finds_each_pattern(void **st)
     assert_non_null(ptx_hazard("\tmax.u16 %rs19, %rs18, 8192;\n", why, sizeof why));
     assert_non_null(ptx_hazard("\tmin.s16 %rs3, %rs1, %rs2;\n", why, sizeof why));
     assert_null(ptx_hazard("\tmax.u32 %r6, %r5, 8192;\n\tmin.s64 %rd1, %rd2, %rd3;\n", why, sizeof why));
+    assert_non_null(ptx_hazard("\tmin.f64 %fd5, %fd3, %fd4;\n", why, sizeof why));
+    assert_non_null(ptx_hazard("\tmax.NaN.f64 %fd5, %fd3, 0d7FF0000000000000;\n", why, sizeof why));
+    assert_null(ptx_hazard("\tsetp.lt.f64 %p1, %fd3, %fd4;\n\tselp.f64 %fd5, %fd3, %fd4, %p1;\n", why, sizeof why));
     assert_non_null(ptx_hazard("\tbfe.s32 %r47, %r46, 33, 101;\n", why, sizeof why));
     assert_non_null(ptx_hazard("\tbfi.b32 %r2, %r4, %r1, 3, 40;\n", why, sizeof why));
     assert_null(ptx_hazard("\tbfe.s32 %r47, %r46, 31, 1;\n\tbfi.b64 %rd2, %rd4, %rd1, 1, 63;\n", why, sizeof why));
