@@ -1125,6 +1125,7 @@ static void make_dynamic_shared(dt_gen *g, list *l)
         p->shared_expr = u32_lit(g, bytes);
     } else if (how == 1) {   /* K * n */
         uint32_t k = (uint32_t)dt_range(g->r, 1, 16), n = bytes / k ? bytes / k : 1;
+        if (k * n < esz) n = (esz + k - 1) / k;   /* at least one element: 7 * 1 bytes held no u32x2 (seed 2206 program 4424) */
         bytes = k * n;
         dt_param *pn = grid_param(g, n);
         dt_node *m = dt_new(g, DT_E_BIN, u);
