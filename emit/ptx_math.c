@@ -86,7 +86,6 @@ static void taylor(double *c, int n, double m)
     }
 }
 
-/* exp (base e) or exp2 of an f64. */
 /* d = x kept at or above (lower) or at or below the constant imm; a NaN x
  * gives imm, as max.f64/min.f64 would, which kforge never emits (f64_minmax) */
 static void f64_bound(ptx_cx *cx, const char *d, const char *x, const char *imm, bool lower)
@@ -96,6 +95,7 @@ static void f64_bound(ptx_cx *cx, const char *d, const char *x, const char *imm,
     kf_ptx_ins(cx, "selp.f64 %s, %s, %s, %s", d, x, imm, p.s);
 }
 
+/* exp (base e) or exp2 of an f64. */
 static void exp_f64(ptx_cx *cx, const char *d, const char *x, bool base2)
 {
     double c[14];

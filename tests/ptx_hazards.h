@@ -104,11 +104,12 @@ static inline const char *hz_instruction(ptx_half_regs *h, const char *ins)
     hz_part(op, 0, at, sizeof at);
     if (!strncmp(op, "setp.", 5) && !strcmp(at, "f32") && hz_abs_vs_nonpositive(h, ins))
         return "setp of an abs.f32 result against a value <= 0 (ptxas folds it as if never NaN)";
-    if ((!strncmp(op, "min.", 4) || !strncmp(op, "max.", 4)) && (!strcmp(at, "f16") || !strcmp(at, "bf16")))
+    bool minmax = !strncmp(op, "min.", 4) || !strncmp(op, "max.", 4);
+    if (minmax && (!strcmp(at, "f16") || !strcmp(at, "bf16")))
         return "scalar f16/bf16 min/max (ptxas loses the upper half of a clamp's HMNMX2 result)";
-    if ((!strncmp(op, "min.", 4) || !strncmp(op, "max.", 4)) && !strcmp(at, "f64"))
+    if (minmax && !strcmp(at, "f64"))
         return "f64 min/max (ptxas compares with zero when only the low word is used)";
-    if ((!strncmp(op, "min.", 4) || !strncmp(op, "max.", 4)) && (!strcmp(at, "u16") || !strcmp(at, "s16")))
+    if (minmax && (!strcmp(at, "u16") || !strcmp(at, "s16")))
         return "16-bit integer min/max (ptxas may merge it and a setp into a VIMNMX.x2 with one predicate)";
     if (!strncmp(op, "bfe.", 4) || !strncmp(op, "bfi.", 4)) {
         const char *c = strrchr(ins, ','), *b = c;

@@ -84,7 +84,8 @@ static void print_table(const dc_model *m, const prof_row *rows, uint32_t nrows,
     int width = 6;                                  /* the kernel column: its longest name */
     for (uint32_t k = 0; k < nrows; k++) {
         all.us += rows[k].us, all.n += rows[k].n, all.bytes += rows[k].bytes;
-        if ((int)strlen(rows[k].kernel) > width) width = (int)strlen(rows[k].kernel);
+        int name_len = (int)strlen(rows[k].kernel);
+        if (name_len > width) width = name_len;
     }
     printf("profile: the step at attention length %llu, each of its %u launches timed alone in step order (%s), "
            "median of %u steps; copy bandwidth %.0f GB/s\n",
