@@ -102,7 +102,7 @@ static void generated_programs_run_on_the_interpreter_without_a_fault(void **sta
 
 /* ---- properties the interpreter cannot check, on the tree ---------------------------- */
 typedef struct {
-    unsigned bitcasts, divisions, stores, approx, exchanges, warp_ops;
+    unsigned bitcasts, divisions, stores, approx, exchanges, warp_ops, mma, ldmatrix, cp_async;
     bool in_approx_store;
 } census;
 
@@ -119,6 +119,13 @@ static bool nonzero(const dt_node *d)
     for (const dt_node *a = d->a[0]; a; a = a->next)
         if (!nonzero(a)) return false;
     return true;
+}
+
+/* An f16/bf16/f32 mma operand that is a small integer (a conversion from 8
+ * or 16 bits): every summation order gives the same f32. */
+static bool exact_operand(const dt_node *e)
+{
+    return e->kind == DT_E_CAST && is_int_type(e->a[0]->type) && kf_scalar_bytes[e->a[0]->type.scalar] <= 2;
 }
 
 /* A bitcast operand that cannot be NaN: the guard, maybe inside the
@@ -165,6 +172,13 @@ static void walk(census *c, const kf_dt_prog *p, const dt_node *n)
         break;
     case DT_E_CALL:
         if (!strncmp(n->text, "warp_", 5) || !strncmp(n->text, "shfl", 4)) c->warp_ops++;
+        if (!strncmp(n->text, "ldmatrix_", 9)) c->ldmatrix++;
+        if (!strcmp(n->text, "cp_async")) c->cp_async++;
+        if (!strcmp(n->text, "mma")) {
+            c->mma++;
+            if (n->type.scalar == KF_S_F32)
+                for (const dt_node *a = n->a[0]; a; a = a->next) assert_true(exact_operand(a));
+        }
         break;
     case DT_S_ASSIGN: {
         const dt_node *lv = n->a[0];
@@ -203,6 +217,8 @@ static void programs_are_safe_where_the_interpreter_cannot_see(void **state)
     /* and the features are there to be checked */
     assert_true(c.bitcasts > 300 && c.divisions > 300 && c.stores > 1000);
     assert_true(c.approx > 50 && c.exchanges > 30 && c.warp_ops > 100);
+    print_message("tensor operations in 300 programs: %u mma, %u ldmatrix, %u cp_async\n", c.mma, c.ldmatrix, c.cp_async);
+    assert_true(c.mma > 20 && c.ldmatrix > 5 && c.cp_async > 10);
 }
 
 /* With first-exit-loop avoided, no loop body ends in an unconditional

@@ -51,7 +51,8 @@ enum {
     X(S_RETURN)   /* return [a[0]]; */                                                          \
     X(S_ARRAY)    /* var text: type[n]; for aux in 0 .. n { text[aux] = a[0]; } */              \
     X(S_SHARED)   /* shared text: type[n]; */                                                   \
-    X(S_EXCHANGE) /* [barrier();] for aux in tb .. n step NB { text[aux] = a[0]; } barrier(); */ \
+    X(S_EXCHANGE) /* [barrier();] for aux in tb .. n step NB { text[aux] = a[0]; } barrier(); op 1: */ \
+                  /* the loop's body is a[0] (cp_async), then commit and wait(0) */  \
     X(S_BARRIER)                                                                               \
     X(S_CALL)     /* a[0]; (a call whose value, if any, is dropped) */
 
@@ -299,6 +300,14 @@ dt_node *dt_approx(dt_gen *g, kf_scalar s, uint8_t maxvar, int depth, uint8_t *t
 /* A value of float type t that is a small integer (exact in any order of
  * summation: warp_sum, float atomics). */
 dt_node *dt_exact_float(dt_gen *g, kf_type t, uint8_t maxvar, int depth);
+/* i * k as a u32 that no shrinking edit touches: an element index that stays
+ * a multiple of k (16-byte alignment of ldmatrix rows and cp_async chunks). */
+dt_node *dt_scaled(dt_gen *g, dt_node *i, uint32_t k);
+/* An mma or ldmatrix of a random shape where a full warp is in warp-uniform
+ * control here (NULL where not), for a let of its own. */
+dt_node *dt_tensor(dt_gen *g, int depth);
+/* An in-range u32 index, ((e as u32) % len), e of at most maxvar. */
+dt_node *dt_u32_index(dt_gen *g, uint32_t len, uint8_t maxvar, int depth);
 dt_node *dt_slot(dt_gen *g, const dt_param *out, uint32_t slot);
 void dt_push(dt_gen *g, dt_sym s);
 dt_sym *dt_find_param(dt_gen *g, const dt_param *p);

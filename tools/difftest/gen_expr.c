@@ -689,6 +689,96 @@ static dt_node *mk_vote(dt_gen *g, kf_type t, uint8_t mv, int d, int which)
     return n;
 }
 
+/* ---- tensor cores (LANGUAGE.md section 8): warp operations of full warps ------------- */
+static bool full_warps(const dt_gen *g) { return g->p->block[0] * g->p->block[1] * g->p->block[2] % 32 == 0; }
+
+/* A u32 literal no shrinking edit touches (a scale that keeps an address aligned). */
+static dt_node *fixed_u32(dt_gen *g, uint32_t v)
+{
+    dt_node *n = dt_new(g, DT_E_LIT, kf_type_scalar(KF_S_U32));
+    n->text = kf_arena_printf(&g->p->arena, "%u", v);
+    n->flags = DT_F_UNTYPED | DT_F_FIXED;
+    return n;
+}
+
+/* i * k, never edited: an element index that stays a multiple of k. */
+dt_node *dt_scaled(dt_gen *g, dt_node *i, uint32_t k)
+{
+    dt_node *m = bin(g, DT_OP_MUL, kf_type_scalar(KF_S_U32), i, fixed_u32(g, k));
+    m->flags |= DT_F_KEEP | DT_F_FIXED;
+    return m;
+}
+
+dt_node *dt_u32_index(dt_gen *g, uint32_t len, uint8_t mv, int d)
+{
+    kf_type u = kf_type_scalar(KF_S_U32);
+    return guard(g, DT_G_MOD, u, dt_expr(g, u, mv, d, false), len);
+}
+
+/* A readable shared array holding a whole 16-byte row, at random (-1: none). */
+static int row_source(dt_gen *g)
+{
+    int pick = -1;
+    for (uint32_t i = 0, seen = 0; i < g->nsyms; i++)
+        if (g->syms[i].kind == DT_K_SHARED && g->syms[i].readable && g->syms[i].wbytes >= 16 && !dt_below(g->r, ++seen))
+            pick = (int)i;
+    return pick;
+}
+
+/* mma(a, b, c), the shape from the types. f16/bf16: a, b and c small
+ * integers (products and sums exact in f32 in any order: the tensor core
+ * sums in its own); i8/u8 (either signedness for a and b): any values,
+ * wrapping sums, exact. */
+static dt_node *mk_mma(dt_gen *g, kf_type t, uint8_t mv, int d, int i)
+{
+    (void)mv;
+    dt_node *a, *b, *c;
+    if (t.scalar == KF_S_F32) {
+        kf_scalar h = i ? KF_S_BF16 : KF_S_F16;
+        a = dt_exact_float(g, kf_type_vector(h, 8), DT_V_THREAD, d - 1);
+        b = dt_exact_float(g, kf_type_vector(h, 4), DT_V_THREAD, d - 1);
+        c = dt_exact_float(g, t, DT_V_THREAD, d - 1);
+    } else {
+        a = dt_expr(g, kf_type_vector(i & 1 ? KF_S_U8 : KF_S_I8, 16), DT_V_THREAD, d - 1, false);
+        b = dt_expr(g, kf_type_vector(i & 2 ? KF_S_U8 : KF_S_I8, 8), DT_V_THREAD, d - 1, false);
+        c = dt_expr(g, t, DT_V_THREAD, d - 1, false);
+    }
+    dt_node *n = call(g, "mma", t, a, b, c);
+    n->var = DT_V_THREAD;
+    return n;
+}
+
+/* ldmatrix_xN[_trans](s, 8 * row): N = lanes / 2 matrices from the written
+ * 16-byte rows of shared array i, seen as t's 16-bit element type. Every
+ * lane's index is a whole row in range (lanes past 8N give one too). */
+static dt_node *mk_ldmatrix(dt_gen *g, kf_type t, uint8_t mv, int d, int i)
+{
+    (void)mv;
+    dt_sym *s = &g->syms[i];
+    kf_type e = kf_type_scalar((kf_scalar)t.scalar);
+    dt_node *arr = name_node(g, same(s->type, e) ? s->name
+                                                 : kf_arena_printf(&g->p->arena, "(%s as shared %s[])", s->name, dt_type_name(e)),
+                             e, DT_V_BLOCK);
+    arr->flags |= DT_F_FIXED;
+    const char *fn = kf_arena_printf(&g->p->arena, "ldmatrix_x%u%s", t.lanes / 2, dt_chance(g->r, 50) ? "_trans" : "");
+    dt_node *n = call(g, fn, t, arr, dt_scaled(g, dt_u32_index(g, s->wbytes / 16, DT_V_THREAD, d - 1), 8), NULL);
+    n->var = DT_V_THREAD;
+    return n;
+}
+
+dt_node *dt_tensor(dt_gen *g, int d)
+{
+    if (!warp_ok(g) || !full_warps(g)) return NULL;
+    int sh = row_source(g);
+    if (sh >= 0 && dt_chance(g->r, 50)) {
+        static const kf_scalar es[] = {KF_S_F16, KF_S_BF16, KF_S_U16, KF_S_I16};
+        kf_type t = kf_type_vector(es[dt_below(g->r, 4)], 2u << dt_below(g->r, 3));
+        return mk_ldmatrix(g, t, DT_V_THREAD, d, sh);
+    }
+    bool fl = dt_chance(g->r, 50);
+    return mk_mma(g, kf_type_vector(fl ? KF_S_F32 : KF_S_I32, 4), DT_V_THREAD, d, (int)dt_below(g->r, fl ? 2 : 4));
+}
+
 dt_node *dt_exact_float(dt_gen *g, kf_type t, uint8_t mv, int d)
 {
     static const kf_scalar src[] = {KF_S_I8, KF_S_U8, KF_S_I16};
@@ -806,6 +896,13 @@ static void producers(dt_gen *g, kf_type t, uint8_t mv, choice *cs, unsigned *n)
         if (mv >= DT_V_WARP) add(cs, n, mk_reduce, (int)dt_below(g->r, 3), 2);
     }
     if (warp_ok(g) && mv >= DT_V_WARP && sc && t.scalar == KF_S_U32) add(cs, n, mk_vote, 0, 1);
+    if (warp_ok(g) && full_warps(g) && mv >= DT_V_THREAD && t.kind == KF_TK_VECTOR) {
+        if (t.lanes == 4 && (t.scalar == KF_S_F32 || t.scalar == KF_S_I32))
+            add(cs, n, mk_mma, (int)dt_below(g->r, t.scalar == KF_S_F32 ? 2 : 4), 2);
+        bool half = t.scalar == KF_S_F16 || t.scalar == KF_S_BF16 || t.scalar == KF_S_U16 || t.scalar == KF_S_I16;
+        int sh = half ? row_source(g) : -1;
+        if (sh >= 0) add(cs, n, mk_ldmatrix, sh, 6);
+    }
     const dt_param *ab = dt_atomic_buf(g);
     if (ab && mv >= DT_V_THREAD && same(kf_type_elem(ab->type), t) && ab->slots) {
         bool addonly = t.scalar == KF_S_F64 || t.kind == KF_TK_VECTOR;

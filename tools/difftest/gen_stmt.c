@@ -92,19 +92,23 @@
  * The interpreter checks the rest as it runs: a program it reports a fault
  * in is a generator bug (CI asserts none).
  *
- * ---- Growing further: the tensor-core hook (branch tc) ---------------------------
- * A new builtin is one producer in gen_expr.c (with its guard, if it has an
- * undefined case): section 8's dot4, bfe, bfi, prmt, rcp and fast_div are
- * (mk_dot4, mk_bitfield, mk_prmt, approx_rcp). mma and ldmatrix are warp
- * operations of a full warp in uniform control: add them in producers()
- * under `warp_ok(g) && full_warps(p)` (blocks whose size is a multiple of
- * 32; mk_reduce is the model), with integer fragments exact and f16/bf16
- * fragments of small integers so that every summation order gives the same
- * f32 (dt_exact_float); ldmatrix reads a readable shared array through a
- * 16-bit view, as mk_shared_view does. cp_async is a kind of exchange
- * (gen_exchange) whose writes complete at cp_async_wait + barrier: emit the
- * copies where the exchange writes, then the commit, the wait and the
- * barrier, and mark the array readable only after them. */
+ * ---- Tensor cores (section 8) ------------------------------------------------
+ * mma and ldmatrix are warp operations of a full warp: producers in
+ * gen_expr.c under warp_ok(g) && full_warps(g) (blocks whose size is a
+ * multiple of 32), and dt_tensor() gives gen_let one of either more often
+ * than their types come up. mma: f16/bf16 fragments are small integers
+ * (dt_exact_float, c too) so that every summation order gives the same
+ * f32; i8/u8 fragments take any values (exact, wrapping). ldmatrix reads
+ * whole 16-byte rows (index 8 * row, dt_scaled: never edited) of a readable
+ * shared array through a 16-bit view. cp_async is a kind of exchange
+ * (gen_exchange, op 1, in the kernel only): each thread copies its 16-byte
+ * chunks of an input buffer (viewed as the array's element type), some
+ * through the 5-argument form that zero-fills past n bytes, then
+ * cp_async_commit(), cp_async_wait(0) and the barrier; the array is
+ * readable only after them.
+ * A new builtin is one producer in gen_expr.c (with its guard, if it has
+ * an undefined case), and a count in test_difftest's census.
+ */
 #include "dt_impl.h"
 
 #include "../../ir/numeric.h"
@@ -328,8 +332,9 @@ static void gen_let(dt_gen *g, list *l)
     if (dt_chance(g->r, 8) && gen_view(g, l)) return;
     kf_type t = dt_pick_type(g->r, true);
     bool typed = dt_chance(g->r, 50);
-    dt_node *s = stmt(g, DT_S_LET);
-    if (typed && t.kind == KF_TK_SCALAR && t.scalar != KF_S_BOOL && dt_chance(g->r, 8)) s->a[0] = untyped_select(g, t);
+    dt_node *s = stmt(g, DT_S_LET), *tc = dt_chance(g->r, 10) ? dt_tensor(g, 3) : NULL;
+    if (tc) s->a[0] = tc, t = tc->type;   /* section 8's warp operations, more often than their types come up */
+    else if (typed && t.kind == KF_TK_SCALAR && t.scalar != KF_S_BOOL && dt_chance(g->r, 8)) s->a[0] = untyped_select(g, t);
     else s->a[0] = dt_expr(g, t, DT_V_THREAD, 3 + dt_chance(g->r, 30), typed);
     if (typed || (s->a[0]->flags & DT_F_UNTYPED)) s->flags |= DT_F_TYPED;
     s->type = t;
@@ -632,8 +637,61 @@ static void gen_array(dt_gen *g, list *l)
 
 static bool block_level(const dt_gen *g) { return (g->collective & DT_C_BARRIER) && dt_eff(g) <= DT_V_BLOCK; }
 
+/* An input buffer of at least one 16-byte chunk, at random (NULL: none). */
+static const dt_sym *async_source(dt_gen *g)
+{
+    const dt_sym *src = NULL;
+    for (uint32_t i = 0, seen = 0; i < g->nsyms; i++) {
+        const dt_sym *s = &g->syms[i];
+        if (s->kind == DT_K_INBUF && (uint64_t)s->buf->count * kf_type_elem_bytes(s->type) >= 16 && !dt_below(g->r, ++seen))
+            src = s;
+    }
+    return src;
+}
+
+/* The copy of an async exchange through the view `view` (elements of u):
+ * cp_async(view, q * k, src', j * k[, n]), k elements to 16 bytes, src'
+ * src or its view as &[u], j any whole chunk of it, n (the 5-argument
+ * form: the rest zero-filled) a literal 0..16, (e & 15) or min(e, 16). */
+static dt_node *async_copy(dt_gen *g, const char *view, kf_type u, const dt_sym *src, const char *q)
+{
+    kf_type t32 = kf_type_scalar(KF_S_U32);
+    uint32_t k = 16 / kf_type_elem_bytes(u);
+    uint32_t chunks = (uint32_t)((uint64_t)src->buf->count * kf_type_elem_bytes(src->type) / 16);
+    dt_node *dst = name_ref(g, view, u, DT_V_BLOCK), *from;
+    from = name_ref(g, same_type(u, src->type) ? src->name : kf_arena_printf(&g->p->arena, "(%s as &[%s])", src->name,
+                                                                               dt_type_name(u)), u, DT_V_UNI);
+    dst->flags |= DT_F_FIXED, from->flags |= DT_F_FIXED;
+    dt_node *c = dt_new(g, DT_E_CALL, kf_type_void());
+    c->text = "cp_async";
+    c->a[0] = dst;
+    dst->next = dt_scaled(g, name_ref(g, q, t32, DT_V_THREAD), k);
+    dst->next->next = from;
+    from->next = dt_scaled(g, dt_u32_index(g, chunks, DT_V_THREAD, 2), k);
+    if (dt_chance(g->r, 35)) {
+        unsigned how = dt_below(g->r, 3);
+        dt_node *n;
+        if (how == 0) {
+            n = lit_int(g, t32, dt_range(g->r, 0, 16), true);
+        } else {
+            n = dt_new(g, how == 1 ? DT_E_BIN : DT_E_CALL, t32);
+            dt_node *e = dt_expr(g, t32, DT_V_THREAD, 2, false);
+            if (how == 1) n->op = DT_OP_AND, n->a[0] = e, n->a[1] = lit_int(g, t32, 15, true);
+            else n->text = "min", n->a[0] = e, e->next = lit_int(g, t32, 16, true);
+            n->var = e->var;
+            n->flags |= DT_F_KEEP;   /* never hoisted to e: n stays within 16 */
+        }
+        from->next->next = n;
+    }
+    c->var = DT_V_THREAD;
+    return c;
+}
+
 /* [barrier();] for q in tb .. n step NB { s[q] = e; } barrier(); — every
- * element written by one thread, then visible to all after the barrier. */
+ * element written by one thread, then visible to all after the barrier.
+ * The async form (op 1, in the kernel: the input buffers are its) copies
+ * 16-byte chunks of an input buffer instead, closed by cp_async_commit(),
+ * cp_async_wait(0) and the barrier. */
 static void gen_exchange(dt_gen *g, list *l)
 {
     dt_sym *sh = NULL;
@@ -659,7 +717,9 @@ static void gen_exchange(dt_gen *g, list *l)
         u = dt_pick_type(g->r, false);
         if (bytes < kf_type_elem_bytes(u)) u = sh->type;
     }
-    s->n = bytes / kf_type_elem_bytes(u);
+    const dt_sym *src = !g->fn && bytes >= 16 && dt_chance(g->r, 25) ? async_source(g) : NULL;
+    s->op = src != NULL;
+    s->n = src ? bytes / 16 : bytes / kf_type_elem_bytes(u);
     s->text = same_type(u, sh->type) ? sh->name
                                      : kf_arena_printf(&g->p->arena, "(%s as shared %s[])", sh->name, dt_type_name(u));
     s->type = u;
@@ -678,13 +738,17 @@ static void gen_exchange(dt_gen *g, list *l)
     uint8_t ctrl = g->ctrl;   /* each thread runs its own number of iterations */
     g->ctrl = DT_V_THREAD;
     g->in_exchange = true;
-    s->a[0] = dt_expr(g, u, DT_V_THREAD, 3, true);
-    if (is_float(u)) s->a[0] = nan_guard(g, s->a[0]);   /* a view may read the bits: no computed NaN in them */
+    if (src) {
+        s->a[0] = async_copy(g, s->text, u, src, s->aux);
+    } else {
+        s->a[0] = dt_expr(g, u, DT_V_THREAD, 3, true);
+        if (is_float(u)) s->a[0] = nan_guard(g, s->a[0]);   /* a view may read the bits: no computed NaN in them */
+    }
     g->in_exchange = false;
     g->ctrl = ctrl;
     g->nsyms = mark;
     sh->readable = true;
-    uint32_t w = (uint32_t)s->n * kf_type_elem_bytes(u);
+    uint32_t w = (uint32_t)s->n * (src ? 16 : kf_type_elem_bytes(u));
     if (w > sh->wbytes) sh->wbytes = w;
     append(l, s);
 }

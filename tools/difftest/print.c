@@ -257,10 +257,18 @@ static void stmt(pr *c, const dt_node *s)
     case DT_S_EXCHANGE: {
         uint32_t nb = c->p->block[0] * c->p->block[1] * c->p->block[2];
         if (s->flags & DT_F_LEAD) line(c, "barrier();\n");
-        line(c, "for %s in %s .. %lld step %u { %s[%s] = ", s->aux, s->a[1] ? s->a[1]->text : "dt_tb", (long long)s->n, nb,
-             s->text, s->aux);
-        expr(c, s->a[0]);
-        kf_buf_puts(b, "; }\n");
+        const char *tb = s->a[1] ? s->a[1]->text : "dt_tb";
+        if (s->op) {   /* async: the copies, then the group closed and waited for */
+            line(c, "for %s in %s .. %lld step %u { ", s->aux, tb, (long long)s->n, nb);
+            expr(c, s->a[0]);
+            kf_buf_puts(b, "; }\n");
+            line(c, "cp_async_commit();\n");
+            line(c, "cp_async_wait(0);\n");
+        } else {
+            line(c, "for %s in %s .. %lld step %u { %s[%s] = ", s->aux, tb, (long long)s->n, nb, s->text, s->aux);
+            expr(c, s->a[0]);
+            kf_buf_puts(b, "; }\n");
+        }
         line(c, "barrier();\n");
         break;
     }
