@@ -161,7 +161,7 @@ static inline const char *ptx_hazard(const char *ptx, char *buf, size_t cap)
         snprintf(text, sizeof text, "%.*s", (int)(len < 511 ? len : 511), p);
         char *cm = strstr(text, "//");
         if (cm) *cm = 0;
-        for (char *ins = strtok(text, ";"); ins; ins = strtok(NULL, ";")) {
+        for (char *save, *ins = strtok_r(text, ";", &save); ins; ins = strtok_r(NULL, ";", &save)) {
             const char *why = hz_instruction(&h, ins);
             if (why) {
                 snprintf(buf, cap, "line %u: %.*s (%s)", line, (int)(len < 200 ? len : 200), p, why);

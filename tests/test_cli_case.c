@@ -3,12 +3,14 @@
  * and refusals (negative, overflow, division by zero, unknown names, bad
  * syntax with its column), the case-file line parser, and the rule that
  * every library-kernel case that computes outputs declares the size of
- * each of its kernel's buffers. */
+ * each of its kernel's buffers, and that cases load the same from many
+ * threads at once (kforge test -j). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <cmocka.h>
 #include <dirent.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -243,6 +245,73 @@ static void test_every_library_case_declares_each_buffer_size(void **state)
     assert_true(checked >= 20);
 }
 
+/* kforge test -j loads cases on worker threads: the line parser must keep
+ * no state between calls (strtok's did: a case failed to parse at random on
+ * the H200, 2026-12-03, "expected one of: kernel FILE KERNEL" at a valid
+ * kernel line). Every thread loads every library case several times and
+ * must see what one thread alone sees. */
+enum { LOADERS = 8, ROUNDS = 4, MAX_CASES = 1024 };
+
+typedef struct {
+    char (*paths)[1024];
+    size_t n;
+    const char **kernels;   /* what one thread alone read: the kernel line */
+    const size_t *nargs;
+    unsigned bad;
+} load_job;
+
+static void *load_all(void *arg)
+{
+    load_job *j = arg;
+    for (int r = 0; r < ROUNDS; r++)
+        for (size_t i = 0; i < j->n; i++) {
+            kf_case c;
+            kf_error err = {0};
+            if (kf_case_load(j->paths[i], &c, &err) != KF_OK || strcmp(c.kernel, j->kernels[i]) || c.arg_names.len != j->nargs[i]) {
+                fprintf(stderr, "%s: %s\n", j->paths[i], err.msg[0] ? err.msg : "read differently");
+                j->bad++;
+            }
+            kf_case_free(&c);
+        }
+    return NULL;
+}
+
+static void test_cases_load_the_same_from_many_threads(void **state)
+{
+    static char paths[MAX_CASES][1024];
+    static const char *kernels[MAX_CASES];
+    static size_t nargs[MAX_CASES];
+    static kf_case first[MAX_CASES];
+    DIR *d = opendir(SRC "/kernels/cases");
+    assert_non_null(d);
+    size_t n = 0;
+    for (struct dirent *de; (de = readdir(d)) && n < MAX_CASES;) {
+        size_t len = strlen(de->d_name);
+        if (len < 6 || strcmp(de->d_name + len - 5, ".case")) continue;
+        snprintf(paths[n], sizeof paths[n], "%s/kernels/cases/%s", SRC, de->d_name);
+        kf_error err = {0};
+        assert_int_equal(kf_case_load(paths[n], &first[n], &err), KF_OK);
+        kernels[n] = first[n].kernel;
+        nargs[n] = first[n].arg_names.len;
+        n++;
+    }
+    closedir(d);
+    assert_true(n >= 100);
+    pthread_t t[LOADERS];
+    load_job jobs[LOADERS];
+    for (int i = 0; i < LOADERS; i++) {
+        jobs[i] = (load_job){paths, n, kernels, nargs, 0};
+        assert_int_equal(pthread_create(&t[i], NULL, load_all, &jobs[i]), 0);
+    }
+    unsigned bad = 0;
+    for (int i = 0; i < LOADERS; i++) {
+        assert_int_equal(pthread_join(t[i], NULL), 0);
+        bad += jobs[i].bad;
+    }
+    for (size_t i = 0; i < n; i++) kf_case_free(&first[i]);
+    assert_int_equal(bad, 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -256,6 +325,7 @@ int main(void)
         cmocka_unit_test(test_bad_size_lines_are_reported_at_their_line),
         cmocka_unit_test(test_raw_kernel_directives),
         cmocka_unit_test(test_every_library_case_declares_each_buffer_size),
+        cmocka_unit_test(test_cases_load_the_same_from_many_threads),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

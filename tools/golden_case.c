@@ -22,7 +22,8 @@ static kf_status case_error(kf_error *err, const kf_case *c, unsigned line, cons
 static int split(char *s, char **f, int max)
 {
     int n = 0;
-    for (char *t = strtok(s, " \t\r"); t; t = strtok(NULL, " \t\r"), n++)
+    char *save;   /* strtok_r: kforge test -j loads cases on several threads at once */
+    for (char *t = strtok_r(s, " \t\r", &save); t; t = strtok_r(NULL, " \t\r", &save), n++)
         if (n < max) f[n] = t;
     return n;
 }

@@ -42,7 +42,7 @@ static bool parse_list(const char *s, const char *const *names, int n, unsigned 
     *bits = 0;
     char buf[256];
     snprintf(buf, sizeof buf, "%s", s);
-    for (char *w = strtok(buf, ","); w; w = strtok(NULL, ",")) {
+    for (char *save, *w = strtok_r(buf, ",", &save); w; w = strtok_r(NULL, ",", &save)) {
         int i = 0;
         while (i < n && strcmp(w, names[i]) != 0) i++;
         if (i == n) return false;
@@ -58,7 +58,7 @@ static int print_program(const kf_dt_options *o, uint64_t k)
     if (!src || !defs) return 3;
     printf("%s", src);
     if (*defs) printf("// -D overrides (kforge -D NAME=VALUE):\n");
-    for (char *d = strtok(defs, "\n"); d; d = strtok(NULL, "\n")) printf("// %s\n", d);   /* each line a comment */
+    for (char *save, *d = strtok_r(defs, "\n", &save); d; d = strtok_r(NULL, "\n", &save)) printf("// %s\n", d);   /* each line a comment */
     free(src);
     free(defs);
     kf_dt_prog_free(p);

@@ -246,7 +246,8 @@ static int gpu_round(const gpu_job *j, uint32_t from, uint32_t *resume, char *de
     waitpid(pid, &status, 0);
     int result = -1, last_run = -1;
     *resume = j->n;
-    for (char *line = strtok(buf, "\n"); line; line = strtok(NULL, "\n")) {
+    char *save;
+    for (char *line = strtok_r(buf, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
         unsigned k;
         int off = 0;
         if (sscanf(line, "R %u", &k) == 1) last_run = (int)k;
@@ -418,7 +419,7 @@ static void save_case(const reducer *r, const char *dir)
                       (unsigned long long)p->index, kf_dt_backend_names[r->t->backend], kf_dt_status_names[r->t->status]);
     kf_buf_printf(&c, "kernel    prog.kf %s\n", dt_kernel_name(p, "", name, sizeof name));
     char *defs = kf_dt_defines(p);
-    for (char *d = strtok(defs, "\n"); d; d = strtok(NULL, "\n")) kf_buf_printf(&c, "define    %s\n", d);
+    for (char *save, *d = strtok_r(defs, "\n", &save); d; d = strtok_r(NULL, "\n", &save)) kf_buf_printf(&c, "define    %s\n", d);
     free(defs);
     for (uint32_t i = 0; i < p->nparams; i++) {
         const dt_param *pa = &p->params[i];
