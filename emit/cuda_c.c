@@ -190,6 +190,31 @@ static bool negzero_f32(const kw *w, kf_val v)
            (uint32_t)d->imm == 0x80000000u;
 }
 
+/* Whether value v may hold an integer min, max or clamp, or a select (which
+ * NVVM makes a min or max): one of its definitions is one, or copies one. */
+static bool minmax_def(const kw *w, kf_val v, int depth)
+{
+    for (uint32_t i = 0; v && depth < 4 && i < w->k->nins; i++) {
+        const kf_ir_ins *d = &w->k->ins[i];
+        if (w->dead[i] || !kf_cu_has_dst[d->op] || d->dst != v) continue;
+        if (d->op == KF_IR_SELECT) return true;
+        if (d->op == KF_IR_MATH && (d->sub == KF_BI_MIN || d->sub == KF_BI_MAX || d->sub == KF_BI_CLAMP)) return true;
+        if (d->op == KF_IR_MOV && minmax_def(w, d->a[0], depth + 1)) return true;
+    }
+    return false;
+}
+
+/* An integer min, max or clamp NVVM must not see into (KF_CU_H_IMINMAX): a
+ * clamp, or one of a min or max (NVVM 13.0 never finishes compiling
+ * min(max(0u - y, 0u - x), ~l): difftest seed 2303 program 15603). The rest
+ * stay CUDA's min()/max(), which NVVM reasons about. */
+static bool opaque_minmax(const kw *w, const kf_ir_ins *in)
+{
+    if (in->sub == KF_BI_CLAMP) return true;
+    if (in->sub != KF_BI_MIN && in->sub != KF_BI_MAX) return false;
+    return minmax_def(w, in->a[0], 0) || minmax_def(w, in->a[1], 0);
+}
+
 /* Expression of lane l of a per-lane instruction. */
 static const char *lane_expr(kw *w, const kf_ir_ins *in, unsigned l)
 {
@@ -207,7 +232,7 @@ static const char *lane_expr(kw *w, const kf_ir_ins *in, unsigned l)
         const char *x[3] = {NULL, NULL, NULL};
         for (int a = 0; a < 3; a++)
             if (in->a[a]) x[a] = lane(w, in->a[a], l);
-        return kf_cu_math(w->c, (kf_builtin)in->sub, sa, x);
+        return kf_cu_math(w->c, (kf_builtin)in->sub, sa, x, kf_scalar_class[sa] != 'f' && opaque_minmax(w, in));
     }
     default: return "?";
     }

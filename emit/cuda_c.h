@@ -42,6 +42,7 @@
     X(KF_CU_H_FSIGN, 0)                                    \
     X(KF_CU_H_APPROX, 0)                                   \
     X(KF_CU_H_DMINMAX, 0)                                  \
+    X(KF_CU_H_IMINMAX, 0)                                  \
     X(KF_CU_H_LANE, 0)                                     \
     X(KF_CU_H_SHFL_GUARD, KF_CU_BIT(KF_CU_H_LANE))         \
     X(KF_CU_H_ATOMIC_F32, 0)                               \
@@ -193,7 +194,9 @@ const char *kf_cu_unop(kf_cu *c, kf_op op, kf_scalar s, const char *a);
 const char *kf_cu_cvt(kf_cu *c, kf_scalar from, kf_scalar to, const char *a);
 /* Math builtin b (EXP..FMA, MIN, MAX, ABS, CLAMP, CLZ, POPC, CDIV, MUL_HI);
  * s is the argument scalar type; args has the builtin's operands. */
-const char *kf_cu_math(kf_cu *c, kf_builtin b, kf_scalar s, const char *const args[3]);
+/* Builtin b on scalars s; opaque: an integer min, max or clamp written as
+ * PTX min/max, which NVVM does not see into (KF_CU_H_IMINMAX). */
+const char *kf_cu_math(kf_cu *c, kf_builtin b, kf_scalar s, const char *const args[3], bool opaque);
 /* The packed-pairs helper call of a kf_cu_packed instruction over whole
  * vectors of type t (args: its operands). */
 const char *kf_cu_packed_call(kf_cu *c, const kf_ir_ins *in, kf_type t, const char *const args[3]);

@@ -548,23 +548,30 @@ static const char *float_math(kf_cu *c, kf_builtin b, bool dbl, const char *cons
     return kf_cu_str(c, "%s(%s, %s, %s)", fn, x[0], x[1], x[2]);
 }
 
-static const char *int_minmax(kf_cu *c, kf_builtin b, kf_scalar s, const char *x, const char *y)
+/* CUDA's min()/max(), or with opaque kf_min_u32 ... (KF_CU_H_IMINMAX: PTX
+ * min/max); 8- and 16-bit values widened to 32 bits and narrowed back. */
+static const char *int_minmax(kf_cu *c, kf_builtin b, kf_scalar s, const char *x, const char *y, bool opaque)
 {
     const char *fn = b == KF_BI_MIN ? "min" : "max";
+    bool sgn = sclass(s) == 'i';
+    const char *w = sgn ? "int" : "unsigned";
+    if (opaque) {
+        kf_cu_need(c, KF_CU_H_IMINMAX);
+        fn = kf_cu_str(c, "kf_%s_%s%u", fn, sgn ? "s" : "u", sbits(s) == 64 ? 64u : 32u);
+    }
     if (sbits(s) >= 32) return kf_cu_str(c, "%s(%s, %s)", fn, x, y);
-    const char *w = sclass(s) == 'i' ? "int" : "unsigned";
     return kf_cu_str(c, "(%s)%s((%s)%s, (%s)%s)", c_scalar[s], fn, w, x, w, y);
 }
 
-static const char *int_math(kf_cu *c, kf_builtin b, kf_scalar s, const char *const x[3])
+static const char *int_math(kf_cu *c, kf_builtin b, kf_scalar s, const char *const x[3], bool opaque)
 {
     const char *t = c_scalar[s];
     bool sgn = sclass(s) == 'i', wide = sbits(s) == 64;
     switch (b) {
     case KF_BI_MIN:
-    case KF_BI_MAX: return int_minmax(c, b, s, x[0], x[1]);
+    case KF_BI_MAX: return int_minmax(c, b, s, x[0], x[1], opaque);
     case KF_BI_CLAMP:
-        return int_minmax(c, KF_BI_MIN, s, int_minmax(c, KF_BI_MAX, s, x[0], x[1]), x[2]);
+        return int_minmax(c, KF_BI_MIN, s, int_minmax(c, KF_BI_MAX, s, x[0], x[1], opaque), x[2], opaque);
     case KF_BI_ABS:
         if (!sgn) return x[0];
         kf_cu_need(c, KF_CU_H_ABS);
@@ -598,9 +605,9 @@ static const char *int_math(kf_cu *c, kf_builtin b, kf_scalar s, const char *con
     }
 }
 
-const char *kf_cu_math(kf_cu *c, kf_builtin b, kf_scalar s, const char *const args[3])
+const char *kf_cu_math(kf_cu *c, kf_builtin b, kf_scalar s, const char *const args[3], bool opaque)
 {
-    if (sclass(s) != 'f') return int_math(c, b, s, args);
+    if (sclass(s) != 'f') return int_math(c, b, s, args, opaque);
     if (!is_half(s)) return float_math(c, b, s == KF_S_F64, args);
     /* f16/bf16: exact widening, f32 math, one rounding back */
     const char *w[3] = {args[0], args[1], args[2]};

@@ -318,6 +318,19 @@ static const char *const helper_text[KF_CU_H_COUNT] = {
         "KF_DMINMAX(kf_dmin, \"lt\", \"or\")\n"
         "KF_DMINMAX(kf_dmax, \"gt\", \"and\")\n"
         "#undef KF_DMINMAX\n",
+    [KF_CU_H_IMINMAX] =
+        "/* Integer min/max in PTX that NVVM does not see into, for a clamp and a min or max\n"
+        "   of a min, max or select: NVVM 13.0 never finishes compiling min(max(0u - y, 0u - x),\n"
+        "   ~l) (signed too), whether written with CUDA's min()/max() or as compares and\n"
+        "   selects (difftest seed 2303 program 15603) */\n"
+        "#define KF_IMINMAX(t, n, c) \\\n"
+        "    __device__ __forceinline__ t kf_min_##n(t a, t b) { t r; asm(\"min.\" #n \" %0, %1, %2;\" : \"=\" c(r) : c(a), c(b)); return r; } \\\n"
+        "    __device__ __forceinline__ t kf_max_##n(t a, t b) { t r; asm(\"max.\" #n \" %0, %1, %2;\" : \"=\" c(r) : c(a), c(b)); return r; }\n"
+        "KF_IMINMAX(int, s32, \"r\")\n"
+        "KF_IMINMAX(unsigned, u32, \"r\")\n"
+        "KF_IMINMAX(long long, s64, \"l\")\n"
+        "KF_IMINMAX(unsigned long long, u64, \"l\")\n"
+        "#undef KF_IMINMAX\n",
     [KF_CU_H_LANE] =
         "__device__ __forceinline__ unsigned kf_lane_id(void) { unsigned r; asm(\"mov.u32 %0, %%laneid;\" : \"=r\"(r)); return r; }\n",
     [KF_CU_H_SHFL_GUARD] =

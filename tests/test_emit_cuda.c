@@ -355,6 +355,33 @@ static void bitcast_to_narrow_lanes_shifts_each_lane_out_of_its_word(void **stat
     free(t);
 }
 
+/* Issue 5, difftest seed 2303 program 15603: NVVM 13.0 never finishes
+ * compiling min(max(0u - y, 0u - x), ~l) (a min or max of a min or max,
+ * through a let, a var or a select too, and clamp): the outer one is PTX
+ * min/max (KF_CU_H_IMINMAX), so NVVM sees no min/max of a min/max; a lone
+ * min or max stays CUDA's, which NVVM reasons about. */
+static void nested_integer_min_max_are_ptx_min_max(void **state)
+{
+    char *t = emit_source("kernel k(o: &mut [u32], s: &mut [i64], y: u32, x: u32, l: u32, z: i64) {\n"
+                          "    let i = thread_id.x;\n"
+                          "    o[i] = min(max(0 - y, 0 - x), ~l);\n"
+                          "    let a = min(y, x);\n"
+                          "    o[i + 1] = max(a, ~l);\n"
+                          "    o[i + 2] = min(select(y < x, y, x), l);\n"
+                          "    o[i + 3] = clamp(y, x, l);\n"
+                          "    o[i + 4] = min(y + 1, x);\n"
+                          "    s[i] = max(min(0 - z, z), ~z);\n}\n");
+    assert_has(t, "kf_min_u32(max((0u - y_), (0u - x_)), ~l_)");   /* the outer one: nothing nested left */
+    assert_has(t, "kf_max_u32(a_, ~l_)");
+    assert_has(t, "kf_min_u32(((y_ < x_) ? y_ : x_), l_)");
+    assert_has(t, "kf_min_u32(max(y_, x_), l_)");                   /* clamp */
+    assert_has(t, "kf_max_s64(min(");
+    assert_has(t, "min((y_ + 1u), x_)");        /* lone: CUDA's */
+    assert_has(t, "unsigned a_ = min(y_, x_);");
+    assert_has(t, "asm(\"min.\" #n \" %0, %1, %2;\"");
+    free(t);
+}
+
 /* NVVM recomputed tc_gemv_f16's row offsets (min(row, m - 1)·k, from
  * block_id) inside its main loop at every load (126 SASS instructions a
  * step against the PTX path's 104): a loop pins, where it starts, the
@@ -944,6 +971,7 @@ int main(void)
         cmocka_unit_test(intrinsics_are_inline_ptx),
         cmocka_unit_test(folded_vector_constants_fill_every_lane),
         cmocka_unit_test(bitcast_to_narrow_lanes_shifts_each_lane_out_of_its_word),
+        cmocka_unit_test(nested_integer_min_max_are_ptx_min_max),
         cmocka_unit_test(loop_pins_the_invariant_row_offsets_of_its_load_indices),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -55,6 +55,19 @@ __device__ __forceinline__ float kf_tanh_approx(float x) { float r; asm("tanh.ap
 __device__ __forceinline__ float kf_rcp_approx(float x) { float r; asm("rcp.approx.ftz.f32 %0, %1;" : "=f"(r) : "f"(x)); return r; }
 __device__ __forceinline__ float kf_fast_div(float a, float b) { return __fmul_rn(a, kf_rcp_approx(b)); }
 
+/* Integer min/max in PTX that NVVM does not see into, for a clamp and a min or max
+   of a min, max or select: NVVM 13.0 never finishes compiling min(max(0u - y, 0u - x),
+   ~l) (signed too), whether written with CUDA's min()/max() or as compares and
+   selects (difftest seed 2303 program 15603) */
+#define KF_IMINMAX(t, n, c) \
+    __device__ __forceinline__ t kf_min_##n(t a, t b) { t r; asm("min." #n " %0, %1, %2;" : "=" c(r) : c(a), c(b)); return r; } \
+    __device__ __forceinline__ t kf_max_##n(t a, t b) { t r; asm("max." #n " %0, %1, %2;" : "=" c(r) : c(a), c(b)); return r; }
+KF_IMINMAX(int, s32, "r")
+KF_IMINMAX(unsigned, u32, "r")
+KF_IMINMAX(long long, s64, "l")
+KF_IMINMAX(unsigned long long, u64, "l")
+#undef KF_IMINMAX
+
 __device__ __forceinline__ unsigned kf_lane_id(void) { unsigned r; asm("mov.u32 %0, %%laneid;" : "=r"(r)); return r; }
 
 /* Warp operations over the n lanes of this warp that exist (a block that
@@ -218,7 +231,7 @@ sdpa_decode_split_simt(const kf_f16* __restrict__ q_, const kf_f16* __restrict__
     if (p0_ >= len_) {
         return;
     }
-    unsigned p1_ = min((p0_ + split_), len_);
+    unsigned p1_ = kf_min_u32((p0_ + split_), len_);
     unsigned lane_ = kf_lane_id();
     unsigned sub_ = lane_ >> 4u;
     unsigned dl_ = lane_ & 15u;
@@ -755,7 +768,7 @@ sdpa_decode_split(const kf_f16* __restrict__ q_, const kf_f16* __restrict__ kc_,
     unsigned t63_ = min(lraw_, l_);
     if (p0_ >= t63_) {
     } else {
-        unsigned t70_ = min((p0_ + split_), t63_);
+        unsigned t70_ = kf_min_u32((p0_ + split_), t63_);
         unsigned t72_ = t70_ - p0_;
         unsigned nsq_ = (t72_ >> 5u) + (((t72_ & 31u) != 0u) ? 1u : 0u);
         #pragma unroll 1
@@ -904,7 +917,7 @@ sdpa_decode_split(const kf_f16* __restrict__ q_, const kf_f16* __restrict__ kc_,
             kf_cp_async_n(&sm_[dst_14_ + 4352u], &vc_[src_16_], n_16_);
         }
         kf_cp_async_commit();
-        unsigned p1_ = min((p0_ + split_), t63_);
+        unsigned p1_ = kf_min_u32((p0_ + split_), t63_);
         unsigned t819_ = p1_ - p0_;
         unsigned nset_ = (t819_ >> 5u) + (((t819_ & 31u) != 0u) ? 1u : 0u);
         unsigned st_use_ = 0u;
@@ -1428,7 +1441,7 @@ sdpa_decode_fused(const kf_f16* __restrict__ q_, const kf_f16* __restrict__ kc_,
     if (p0_ >= t95_) {
         t44_ = false;
     } else {
-        unsigned t102_ = min((p0_ + split_), t95_);
+        unsigned t102_ = kf_min_u32((p0_ + split_), t95_);
         unsigned t104_ = t102_ - p0_;
         unsigned nsq_ = (t104_ >> 5u) + (((t104_ & 31u) != 0u) ? 1u : 0u);
         #pragma unroll 1
@@ -1577,7 +1590,7 @@ sdpa_decode_fused(const kf_f16* __restrict__ q_, const kf_f16* __restrict__ kc_,
             kf_cp_async_n(&sm_[dst_14_ + 4352u], &vc_[src_16_], n_16_);
         }
         kf_cp_async_commit();
-        unsigned p1_ = min((p0_ + split_), t95_);
+        unsigned p1_ = kf_min_u32((p0_ + split_), t95_);
         unsigned t851_ = p1_ - p0_;
         unsigned nset_ = (t851_ >> 5u) + (((t851_ & 31u) != 0u) ? 1u : 0u);
         unsigned st_use_ = 0u;
@@ -2334,7 +2347,7 @@ sdpa_decode_fused_q8(const kf_f16* __restrict__ q_, const kf_f16* __restrict__ k
     if (p0_ >= t104_) {
         t53_ = false;
     } else {
-        unsigned t111_ = min((p0_ + split_), t104_);
+        unsigned t111_ = kf_min_u32((p0_ + split_), t104_);
         unsigned t113_ = t111_ - p0_;
         unsigned nsq_ = (t113_ >> 5u) + (((t113_ & 31u) != 0u) ? 1u : 0u);
         #pragma unroll 1
@@ -2483,7 +2496,7 @@ sdpa_decode_fused_q8(const kf_f16* __restrict__ q_, const kf_f16* __restrict__ k
             kf_cp_async_n(&sm_[dst_14_ + 4352u], &vc_[src_16_], n_16_);
         }
         kf_cp_async_commit();
-        unsigned p1_ = min((p0_ + split_), t104_);
+        unsigned p1_ = kf_min_u32((p0_ + split_), t104_);
         unsigned t860_ = p1_ - p0_;
         unsigned nset_ = (t860_ >> 5u) + (((t860_ & 31u) != 0u) ? 1u : 0u);
         unsigned st_use_ = 0u;

@@ -656,6 +656,38 @@ static void ref_regress_f64_minmax_low_word(ref_ctx *r)
     free(x);
 }
 
+/* regress_nested_minmax: u32 and i32 min/max of negations, in wrapping arithmetic. */
+static uint32_t umin32(uint32_t a, uint32_t b) { return a < b ? a : b; }
+static uint32_t umax32(uint32_t a, uint32_t b) { return a > b ? a : b; }
+static int32_t smin32(int32_t a, int32_t b) { return a < b ? a : b; }
+static int32_t smax32(int32_t a, int32_t b) { return a > b ? a : b; }
+
+static void ref_regress_nested_minmax(ref_ctx *r)
+{
+    size_t no, ns;
+    uint32_t y = (uint32_t)in_num(r, "y"), x = (uint32_t)in_num(r, "x"), l = (uint32_t)in_num(r, "l");
+    uint32_t n = (uint32_t)in_num(r, "n");
+    uint32_t *o = in_buf(r, "o", KF_S_U32, 1, &no);
+    int32_t *s = in_buf(r, "s", KF_S_I32, 1, &ns);
+    int32_t ys = (int32_t)y, xs = (int32_t)x, ls = (int32_t)l;
+    int32_t nys = (int32_t)(0u - (uint32_t)ys), nxs = (int32_t)(0u - (uint32_t)xs);
+    for (uint32_t by = 0; by < 3; by++)
+        for (uint32_t bx = 0; bx < 2; bx++)
+            for (uint32_t tx = 0; tx < 32; tx++) {
+                size_t t = (by * 2 + bx) * 32 + tx;
+                if (8 * t + 7 >= no || 2 * t + 1 >= ns) continue;
+                o[8 * t] = umin32(umax32(0u - y, 0u - x), ~l);
+                o[8 * t + 1] = umax32(umin32(0u - y, 0u - x), ~l);
+                o[8 * t + 2] = umin32(umin32(0u - y, 0u - x), ~l);
+                o[8 * t + 3] = umin32(umax32(0u - y, 0u - x), ~l);   /* clamp(v, lo, hi) = min(max(v, lo), hi) */
+                for (uint32_t b = 0; b < n; b++) o[8 * t + 4 + b % 4] = umin32(umax32(0u - by, 0u - bx), ~(l + b));
+                s[2 * t] = smin32(smax32(nys, nxs), ~ls);
+                s[2 * t + 1] = smax32(smax32(nys, nxs), ~ls);
+            }
+    out_free(r, "o", KF_S_U32, o, no);
+    out_free(r, "s", KF_S_I32, s, ns);
+}
+
 #define KF_REFERENCE_REGRESS \
     {"regress_nan_to_int", ref_regress_nan_to_int}, {"regress_loop_var", ref_regress_loop_var}, \
     {"regress_half_bytes", ref_regress_half_bytes}, {"regress_narrow_wrap", ref_regress_narrow_wrap}, \
@@ -671,4 +703,5 @@ static void ref_regress_f64_minmax_low_word(ref_ctx *r)
     {"regress_low_word_cut", ref_regress_low_word_cut}, {"regress_mul_chain", ref_regress_mul_chain}, \
     {"regress_neg_minmax3", ref_regress_neg_minmax3}, {"regress_negzero_select", ref_regress_negzero_select}, \
     {"regress_byte_quad_view", ref_regress_byte_quad_view}, \
-    {"regress_f64_minmax_low_word", ref_regress_f64_minmax_low_word},
+    {"regress_f64_minmax_low_word", ref_regress_f64_minmax_low_word}, \
+    {"regress_nested_minmax", ref_regress_nested_minmax},
