@@ -204,15 +204,32 @@ static bool minmax_def(const kw *w, kf_val v, int depth)
     return false;
 }
 
+/* Whether value v is an operand of a select or an integer min, max or clamp
+ * (or of a copy that is). */
+static bool minmax_use(const kw *w, kf_val v, int depth)
+{
+    for (uint32_t i = 0; v && depth < 4 && i < w->k->nins; i++) {
+        const kf_ir_ins *u = &w->k->ins[i];
+        if (w->dead[i] || (u->a[0] != v && u->a[1] != v && u->a[2] != v)) continue;
+        if (u->op == KF_IR_SELECT && u->a[0] != v) return true;
+        if (u->op == KF_IR_MATH && (u->sub == KF_BI_MIN || u->sub == KF_BI_MAX || u->sub == KF_BI_CLAMP) &&
+            kf_scalar_class[w->k->vals[u->dst].type.scalar] != 'f')
+            return true;
+        if (u->op == KF_IR_MOV && minmax_use(w, u->dst, depth + 1)) return true;
+    }
+    return false;
+}
+
 /* An integer min, max or clamp NVVM must not see into (KF_CU_H_IMINMAX): a
- * clamp, or one of a min or max (NVVM 13.0 never finishes compiling
- * min(max(0u - y, 0u - x), ~l): difftest seed 2303 program 15603). The rest
- * stay CUDA's min()/max(), which NVVM reasons about. */
+ * clamp, or one next to another min, max or select, as an operand or a
+ * user (NVVM 13.0 never finishes compiling min(max(0u - y, 0u - x), ~l),
+ * nor that max under a select that NVVM makes a min: difftest seed 2303
+ * program 15603). A lone min or max stays CUDA's, which NVVM reasons about. */
 static bool opaque_minmax(const kw *w, const kf_ir_ins *in)
 {
     if (in->sub == KF_BI_CLAMP) return true;
     if (in->sub != KF_BI_MIN && in->sub != KF_BI_MAX) return false;
-    return minmax_def(w, in->a[0], 0) || minmax_def(w, in->a[1], 0);
+    return minmax_def(w, in->a[0], 0) || minmax_def(w, in->a[1], 0) || minmax_use(w, in->dst, 0);
 }
 
 /* Expression of lane l of a per-lane instruction. */

@@ -357,9 +357,10 @@ static void bitcast_to_narrow_lanes_shifts_each_lane_out_of_its_word(void **stat
 
 /* Issue 5, difftest seed 2303 program 15603: NVVM 13.0 never finishes
  * compiling min(max(0u - y, 0u - x), ~l) (a min or max of a min or max,
- * through a let, a var or a select too, and clamp): the outer one is PTX
- * min/max (KF_CU_H_IMINMAX), so NVVM sees no min/max of a min/max; a lone
- * min or max stays CUDA's, which NVVM reasons about. */
+ * through a let, a var or a select too, and clamp): a min or max next to
+ * another or to a select, as operand or user, is PTX min/max
+ * (KF_CU_H_IMINMAX), so NVVM sees no min/max of a min/max; a lone min or
+ * max stays CUDA's, which NVVM reasons about. */
 static void nested_integer_min_max_are_ptx_min_max(void **state)
 {
     char *t = emit_source("kernel k(o: &mut [u32], s: &mut [i64], y: u32, x: u32, l: u32, z: i64) {\n"
@@ -370,14 +371,17 @@ static void nested_integer_min_max_are_ptx_min_max(void **state)
                           "    o[i + 2] = min(select(y < x, y, x), l);\n"
                           "    o[i + 3] = clamp(y, x, l);\n"
                           "    o[i + 4] = min(y + 1, x);\n"
-                          "    s[i] = max(min(0 - z, z), ~z);\n}\n");
-    assert_has(t, "kf_min_u32(max((0u - y_), (0u - x_)), ~l_)");   /* the outer one: nothing nested left */
+                          "    s[i] = max(min(0 - z, z), ~z);\n"
+                          "    let c = max(y, x);\n"
+                          "    o[i + 5] = select(c < l, c, l);\n}\n");
+    assert_has(t, "kf_min_u32(kf_max_u32((0u - y_), (0u - x_)), ~l_)");   /* both of a nest */
     assert_has(t, "kf_max_u32(a_, ~l_)");
     assert_has(t, "kf_min_u32(((y_ < x_) ? y_ : x_), l_)");
-    assert_has(t, "kf_min_u32(max(y_, x_), l_)");                   /* clamp */
-    assert_has(t, "kf_max_s64(min(");
+    assert_has(t, "kf_min_u32(kf_max_u32(y_, x_), l_)");            /* clamp */
+    assert_has(t, "kf_max_s64(kf_min_s64(");
+    assert_has(t, "unsigned c_ = kf_max_u32(y_, x_);");            /* under a select */
     assert_has(t, "min((y_ + 1u), x_)");        /* lone: CUDA's */
-    assert_has(t, "unsigned a_ = min(y_, x_);");
+    assert_has(t, "unsigned a_ = kf_min_u32(y_, x_);");            /* its user is a max */
     assert_has(t, "asm(\"min.\" #n \" %0, %1, %2;\"");
     free(t);
 }

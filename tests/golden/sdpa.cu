@@ -226,7 +226,7 @@ sdpa_decode_split_simt(const kf_f16* __restrict__ q_, const kf_f16* __restrict__
     unsigned hq0_ = (kvh_ * g_) + ((blockIdx.y % groups_) << 2u);
     unsigned nh_ = min(4u, (g_ - ((blockIdx.y % groups_) << 2u)));
     unsigned bi_ = blockIdx.z;
-    unsigned len_ = min(lens_[bi_], l_);
+    unsigned len_ = kf_min_u32(lens_[bi_], l_);
     unsigned p0_ = blockIdx.x * split_;
     if (p0_ >= len_) {
         return;
@@ -765,7 +765,7 @@ sdpa_decode_split(const kf_f16* __restrict__ q_, const kf_f16* __restrict__ kc_,
     unsigned qd_ = lane_ & 3u;
     unsigned r8_ = lane_ & 7u;
     unsigned mi_ = lane_ >> 3u;
-    unsigned t63_ = min(lraw_, l_);
+    unsigned t63_ = kf_min_u32(lraw_, l_);
     if (p0_ >= t63_) {
     } else {
         unsigned t70_ = kf_min_u32((p0_ + split_), t63_);
@@ -1437,7 +1437,7 @@ sdpa_decode_fused(const kf_f16* __restrict__ q_, const kf_f16* __restrict__ kc_,
     unsigned qd_ = lane_ & 3u;
     unsigned r8_ = lane_ & 7u;
     unsigned mi_ = lane_ >> 3u;
-    unsigned t95_ = min(lraw_, l_);
+    unsigned t95_ = kf_min_u32(lraw_, l_);
     if (p0_ >= t95_) {
         t44_ = false;
     } else {
@@ -2343,7 +2343,7 @@ sdpa_decode_fused_q8(const kf_f16* __restrict__ q_, const kf_f16* __restrict__ k
     unsigned qd_ = lane_ & 3u;
     unsigned r8_ = lane_ & 7u;
     unsigned mi_ = lane_ >> 3u;
-    unsigned t104_ = min(lraw_, l_);
+    unsigned t104_ = kf_min_u32(lraw_, l_);
     if (p0_ >= t104_) {
         t53_ = false;
     } else {

@@ -675,17 +675,34 @@ static void ref_regress_nested_minmax(ref_ctx *r)
         for (uint32_t bx = 0; bx < 2; bx++)
             for (uint32_t tx = 0; tx < 32; tx++) {
                 size_t t = (by * 2 + bx) * 32 + tx;
-                if (8 * t + 7 >= no || 2 * t + 1 >= ns) continue;
-                o[8 * t] = umin32(umax32(0u - y, 0u - x), ~l);
-                o[8 * t + 1] = umax32(umin32(0u - y, 0u - x), ~l);
-                o[8 * t + 2] = umin32(umin32(0u - y, 0u - x), ~l);
-                o[8 * t + 3] = umin32(umax32(0u - y, 0u - x), ~l);   /* clamp(v, lo, hi) = min(max(v, lo), hi) */
-                for (uint32_t b = 0; b < n; b++) o[8 * t + 4 + b % 4] = umin32(umax32(0u - by, 0u - bx), ~(l + b));
+                if (9 * t + 8 >= no || 2 * t + 1 >= ns) continue;
+                o[9 * t] = umin32(umax32(0u - y, 0u - x), ~l);
+                o[9 * t + 1] = umax32(umin32(0u - y, 0u - x), ~l);
+                o[9 * t + 2] = umin32(umin32(0u - y, 0u - x), ~l);
+                o[9 * t + 3] = umin32(umax32(0u - y, 0u - x), ~l);   /* clamp(v, lo, hi) = min(max(v, lo), hi) */
+                for (uint32_t b = 0; b < n; b++) {
+                    o[9 * t + 4 + b % 4] = umin32(umax32(0u - by, 0u - bx), ~(l + b));
+                    o[9 * t + 8] = umin32(umax32(0u - by, 0u - bx), ~l);   /* select(a < ~l, a, ~l) */
+                }
                 s[2 * t] = smin32(smax32(nys, nxs), ~ls);
                 s[2 * t + 1] = smax32(smax32(nys, nxs), ~ls);
             }
     out_free(r, "o", KF_S_U32, o, no);
     out_free(r, "s", KF_S_I32, s, ns);
+}
+
+static void ref_regress_select_of_max(ref_ctx *r)
+{
+    size_t no;
+    uint32_t l = (uint32_t)in_num(r, "l"), n = (uint32_t)in_num(r, "n");
+    uint32_t *o = in_buf(r, "o", KF_S_U32, 1, &no);
+    for (uint32_t by = 0; by < 3; by++)
+        for (uint32_t bx = 0; bx < 2; bx++)
+            for (uint32_t tx = 0; tx < 32; tx++) {
+                size_t t = (by * 2 + bx) * 32 + tx;
+                for (uint32_t b = 0; b < n && 4 * t + 3 < no; b++) o[4 * t + b % 4] = umin32(umax32(0u - by, 0u - bx), ~l);
+            }
+    out_free(r, "o", KF_S_U32, o, no);
 }
 
 #define KF_REFERENCE_REGRESS \
@@ -704,4 +721,4 @@ static void ref_regress_nested_minmax(ref_ctx *r)
     {"regress_neg_minmax3", ref_regress_neg_minmax3}, {"regress_negzero_select", ref_regress_negzero_select}, \
     {"regress_byte_quad_view", ref_regress_byte_quad_view}, \
     {"regress_f64_minmax_low_word", ref_regress_f64_minmax_low_word}, \
-    {"regress_nested_minmax", ref_regress_nested_minmax},
+    {"regress_nested_minmax", ref_regress_nested_minmax}, {"regress_select_of_max", ref_regress_select_of_max},
