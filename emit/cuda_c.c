@@ -190,36 +190,6 @@ static bool negzero_f32(const kw *w, kf_val v)
            (uint32_t)d->imm == 0x80000000u;
 }
 
-/* Whether value v may hold an integer min, max or clamp, or a select (which
- * NVVM makes a min or max): one of its definitions is one, or copies one. */
-static bool minmax_def(const kw *w, kf_val v, int depth)
-{
-    for (uint32_t i = 0; v && depth < 4 && i < w->k->nins; i++) {
-        const kf_ir_ins *d = &w->k->ins[i];
-        if (w->dead[i] || !kf_cu_has_dst[d->op] || d->dst != v) continue;
-        if (d->op == KF_IR_SELECT) return true;
-        if (d->op == KF_IR_MATH && (d->sub == KF_BI_MIN || d->sub == KF_BI_MAX || d->sub == KF_BI_CLAMP)) return true;
-        if (d->op == KF_IR_MOV && minmax_def(w, d->a[0], depth + 1)) return true;
-    }
-    return false;
-}
-
-/* Whether value v is an operand of a select or an integer min, max or clamp
- * (or of a copy that is). */
-static bool minmax_use(const kw *w, kf_val v, int depth)
-{
-    for (uint32_t i = 0; v && depth < 4 && i < w->k->nins; i++) {
-        const kf_ir_ins *u = &w->k->ins[i];
-        if (w->dead[i] || (u->a[0] != v && u->a[1] != v && u->a[2] != v)) continue;
-        if (u->op == KF_IR_SELECT && u->a[0] != v) return true;
-        if (u->op == KF_IR_MATH && (u->sub == KF_BI_MIN || u->sub == KF_BI_MAX || u->sub == KF_BI_CLAMP) &&
-            kf_scalar_class[w->k->vals[u->dst].type.scalar] != 'f')
-            return true;
-        if (u->op == KF_IR_MOV && minmax_use(w, u->dst, depth + 1)) return true;
-    }
-    return false;
-}
-
 /* An integer min, max or clamp NVVM must not see into (KF_CU_H_IMINMAX): a
  * clamp, or one next to another min, max or select, as an operand or a
  * user (NVVM 13.0 never finishes compiling min(max(0u - y, 0u - x), ~l),
@@ -229,7 +199,7 @@ static bool opaque_minmax(const kw *w, const kf_ir_ins *in)
 {
     if (in->sub == KF_BI_CLAMP) return true;
     if (in->sub != KF_BI_MIN && in->sub != KF_BI_MAX) return false;
-    return minmax_def(w, in->a[0], 0) || minmax_def(w, in->a[1], 0) || minmax_use(w, in->dst, 0);
+    return (w->mm[in->a[0]] & MM_DEF) || (w->mm[in->a[1]] & MM_DEF) || (w->mm[in->dst] & MM_USE);
 }
 
 /* Expression of lane l of a per-lane instruction. */

@@ -83,6 +83,9 @@ typedef struct {
 
 /* How a value is written (kf_cu_vinfo.kind). */
 enum { VK_NONE, VK_INLINE, VK_PARAM, VK_AT_DEF, VK_TOP, VK_FOLD, VK_CHAIN, VK_LANEFOLD };
+/* kf_cu_kernel.mm: the value may hold an integer min, max, clamp or select
+ * (MM_DEF), or is a value operand of one (MM_USE), directly or through copies. */
+enum { MM_DEF = 1, MM_USE = 2 };
 /* else-if collapsing bits (kf_cu_kernel.elif). */
 enum { ELIF_ELSE = 1, ELIF_IF = 2, ELIF_END = 4 };
 
@@ -114,6 +117,7 @@ typedef struct {
     kf_cu_lines lines;
     kf_cu_vinfo *v;
     bool *dead;              /* [nins] unreachable */
+    uint8_t *mm;             /* [nvals] MM_* bits: next to an integer min, max or clamp, or a select */
     bool *drop;              /* [nins] pure and its result is never read */
     uint32_t *scope;         /* [nins] C block the instruction sits in */
     uint32_t *sparent;       /* [nscopes] enclosing block */

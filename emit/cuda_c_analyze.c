@@ -774,6 +774,7 @@ static void alloc_writer(kw *w)
     uint32_t n = k->nins + 1, nv = k->nvals + 1;
     w->v = scratch_calloc(w, nv, sizeof *w->v);
     w->dead = scratch_calloc(w, n, sizeof *w->dead);
+    w->mm = scratch_calloc(w, nv, sizeof *w->mm);
     w->drop = scratch_calloc(w, n, sizeof *w->drop);
     w->scope = scratch_calloc(w, n, sizeof *w->scope);
     w->sparent = scratch_calloc(w, 2 * n + 1, sizeof *w->sparent);
@@ -877,6 +878,35 @@ bool kf_cu_pin_array(const kw *w, uint32_t l, uint32_t ai)
     return true;
 }
 
+/* kw.mm, in one walk and then along copies to a fixed point: which values
+ * sit next to an integer min, max or clamp or a select, so that the writer
+ * can keep NVVM from seeing a min or max of one (KF_CU_H_IMINMAX). */
+static void mark_minmax(kw *w)
+{
+    const kf_ir_kernel *k = w->k;
+    for (uint32_t i = 0; i < k->nins; i++) {
+        const kf_ir_ins *in = &k->ins[i];
+        bool sel = in->op == KF_IR_SELECT;
+        bool mm = in->op == KF_IR_MATH && (in->sub == KF_BI_MIN || in->sub == KF_BI_MAX || in->sub == KF_BI_CLAMP) &&
+                  kf_scalar_class[k->vals[in->dst].type.scalar] != 'f';
+        if (w->dead[i] || (!sel && !mm)) continue;
+        w->mm[in->dst] |= MM_DEF;
+        for (int a = sel ? 1 : 0; a < 3; a++)
+            if (in->a[a]) w->mm[in->a[a]] |= MM_USE;
+    }
+    for (bool changed = true; changed;) {
+        changed = false;
+        for (uint32_t i = 0; i < k->nins; i++) {
+            const kf_ir_ins *in = &k->ins[i];
+            if (w->dead[i] || in->op != KF_IR_MOV) continue;
+            uint8_t d = w->mm[in->dst], s = w->mm[in->a[0]];
+            uint8_t nd = d | (s & MM_DEF), ns = s | (d & MM_USE);
+            changed |= nd != d || ns != s;
+            w->mm[in->dst] = nd, w->mm[in->a[0]] = ns;
+        }
+    }
+}
+
 bool kf_cu_analyze(kw *w)
 {
     alloc_writer(w);
@@ -884,6 +914,7 @@ bool kf_cu_analyze(kw *w)
     mark_reachable(w);
     assign_scopes(w);
     drop_unused(w);
+    mark_minmax(w);
     decide_kinds(w);
     decide_chains(w);
     decide_folds(w);
