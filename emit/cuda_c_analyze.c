@@ -878,9 +878,41 @@ bool kf_cu_pin_array(const kw *w, uint32_t l, uint32_t ai)
     return true;
 }
 
-/* kw.mm, in one walk and then along copies to a fixed point: which values
- * sit next to an integer min, max or clamp or a select, so that the writer
- * can keep NVVM from seeing a min or max of one (KF_CU_H_IMINMAX). */
+/* The operand that in passes on unchanged, or 0: an integer x + 0, x - 0,
+ * x | 0, x ^ 0, x << 0, x >> 0, x * 1, x / 1, x & ~0 (either side where
+ * the operator commutes), or a conversion between integer types of one
+ * width. Unoptimised (-O0) IR keeps these between a min or max and the one
+ * it feeds; NVVM folds them and then meets the nest. */
+static kf_val passes_through(const kw *w, const kf_ir_ins *in)
+{
+    const kf_ir_value *vals = w->k->vals;
+    if (!kf_type_is_int(vals[in->dst].type)) return 0;
+    if (in->op == KF_IR_CVT)
+        return kf_type_is_int(vals[in->a[0]].type) && kf_type_bits(vals[in->a[0]].type) == kf_type_bits(vals[in->dst].type)
+                   ? in->a[0]
+                   : 0;
+    if (in->op != KF_IR_BINOP) return 0;
+    uint32_t bits = kf_type_bits(vals[in->dst].type);
+    uint64_t ones = bits == 64 ? ~0ull : (1ull << bits) - 1;
+    for (int side = 1; side >= 0; side--) {
+        const vinfo *ci = &w->v[in->a[side]];
+        const kf_ir_ins *d = ci->ndefs == 1 ? &w->k->ins[ci->def] : NULL;
+        if (!d || d->op != KF_IR_CONST) continue;
+        uint64_t c = d->imm & ones;
+        bool right_only = in->sub == KF_OP_SUB || in->sub == KF_OP_SHL || in->sub == KF_OP_SHR || in->sub == KF_OP_DIV;
+        if (side == 0 && right_only) continue;
+        bool zero = in->sub == KF_OP_ADD || in->sub == KF_OP_SUB || in->sub == KF_OP_OR || in->sub == KF_OP_XOR ||
+                    in->sub == KF_OP_SHL || in->sub == KF_OP_SHR;
+        bool one = in->sub == KF_OP_MUL || in->sub == KF_OP_DIV;
+        if ((zero && c == 0) || (one && c == 1) || (in->sub == KF_OP_AND && c == ones)) return in->a[1 - side];
+    }
+    return 0;
+}
+
+/* kw.mm, in one walk and then along copies, and through what NVVM folds to
+ * a copy (passes_through), to a fixed point: which values sit next to an
+ * integer min, max or clamp or a select, so that the writer can keep NVVM
+ * from seeing a min or max of one (KF_CU_H_IMINMAX). */
 static void mark_minmax(kw *w)
 {
     const kf_ir_kernel *k = w->k;
@@ -898,11 +930,12 @@ static void mark_minmax(kw *w)
         changed = false;
         for (uint32_t i = 0; i < k->nins; i++) {
             const kf_ir_ins *in = &k->ins[i];
-            if (w->dead[i] || in->op != KF_IR_MOV) continue;
-            uint8_t d = w->mm[in->dst], s = w->mm[in->a[0]];
+            kf_val src = w->dead[i] ? 0 : in->op == KF_IR_MOV ? in->a[0] : passes_through(w, in);
+            if (!src) continue;
+            uint8_t d = w->mm[in->dst], s = w->mm[src];
             uint8_t nd = d | (s & MM_DEF), ns = s | (d & MM_USE);
             changed |= nd != d || ns != s;
-            w->mm[in->dst] = nd, w->mm[in->a[0]] = ns;
+            w->mm[in->dst] = nd, w->mm[src] = ns;
         }
     }
 }
