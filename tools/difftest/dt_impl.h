@@ -54,6 +54,7 @@ enum {
     X(S_EXCHANGE) /* [barrier();] for aux in tb .. n step NB { text[aux] = a[0]; } barrier(); op 1: */ \
                   /* the loop's body is a[0] (cp_async), then commit and wait(0) */  \
     X(S_BARRIER)                                                                               \
+    X(S_BUILTIN)  /* text(); kforge's statement extensions: fence, dep_wait, dep_trigger */     \
     X(S_CALL)     /* a[0]; (a call whose value, if any, is dropped) */
 
 typedef enum {
@@ -280,6 +281,9 @@ typedef struct {
     dt_fn *fn;             /* the fn being generated, or NULL in the kernel */
     int budget;            /* statements left */
     bool in_exchange;      /* no shared reads inside an exchange's value */
+    bool prewait;          /* before dep_wait(): no fn calls, no atomics (nothing that stores) */
+    dt_rng *side;          /* the extensions' own stream (fence, dep_trigger, dep_wait), so
+                              that the rest of a program is as it was without them */
     unsigned avoid;        /* KF_DT_AVOID_* bits */
 } dt_gen;
 
@@ -309,6 +313,8 @@ dt_node *dt_tensor(dt_gen *g, int depth);
 /* An in-range u32 index, ((e as u32) % len), e of at most maxvar. */
 dt_node *dt_u32_index(dt_gen *g, uint32_t len, uint8_t maxvar, int depth);
 dt_node *dt_slot(dt_gen *g, const dt_param *out, uint32_t slot);
+/* buf[i] of a random input buffer (NULL: the program has none). */
+dt_node *dt_input_load(dt_gen *g, int depth);
 void dt_push(dt_gen *g, dt_sym s);
 dt_sym *dt_find_param(dt_gen *g, const dt_param *p);
 uint8_t dt_max(uint8_t a, uint8_t b);

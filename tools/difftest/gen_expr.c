@@ -169,6 +169,16 @@ static dt_node *mk_load(dt_gen *g, kf_type t, uint8_t mv, int d, int i)
     return index_node(g, s->name, t, idx, var);
 }
 
+dt_node *dt_input_load(dt_gen *g, int d)
+{
+    int ins[DT_MAX_SYMS], n = 0;
+    for (uint32_t i = 0; i < g->nsyms; i++)
+        if (g->syms[i].kind == DT_K_INBUF) ins[n++] = (int)i;
+    if (!n) return NULL;
+    int i = ins[dt_below(g->r, (uint32_t)n)];
+    return mk_load(g, g->syms[i].type, DT_V_THREAD, d, i);
+}
+
 /* (buf as &[T])[i]: the same bytes as another element type. */
 static dt_node *mk_view(dt_gen *g, kf_type t, uint8_t mv, int d, int i)
 {
@@ -794,6 +804,7 @@ dt_node *dt_exact_float(dt_gen *g, kf_type t, uint8_t mv, int d)
 /* The atomic buffer, when it is visible here (not inside fns). */
 const dt_param *dt_atomic_buf(dt_gen *g)
 {
+    if (g->prewait) return NULL;
     for (uint32_t i = 0; i < g->p->nparams; i++)
         if (g->p->params[i].role == DT_R_ATOMIC) return dt_find_param(g, &g->p->params[i]) ? &g->p->params[i] : NULL;
     return NULL;
@@ -839,6 +850,7 @@ static dt_node *mk_fncall(dt_gen *g, kf_type t, uint8_t mv, int d, int i) { (voi
 
 bool dt_fn_callable(dt_gen *g, const dt_fn *f)
 {
+    if (g->prewait) return false;   /* a fn may store */
     if (g->fn && f >= g->fn) return false;   /* only fns defined before: no recursion */
     for (uint32_t i = 0; i < f->nparams; i++)   /* a shared argument is read: not while an exchange writes */
         if (f->params[i].shared_len && g->in_exchange) return false;

@@ -108,6 +108,16 @@
  * readable only after them.
  * A new builtin is one producer in gen_expr.c (with its guard, if it has
  * an undefined case), and a count in test_difftest's census.
+ *
+ * ---- kforge's statement extensions ------------------------------------------
+ * fence(), dep_trigger() and dep_wait() (grammar/README.md section 7) come
+ * from a second stream (dt_gen.side), so that the rest of a program draws
+ * the same numbers with them as without (a kernel with pre-wait lets then
+ * differs only where later choices pick among them). fence() and dep_trigger() stand
+ * anywhere (3% of statements, kernel and fns). dep_wait() (20% of kernels)
+ * opens the kernel's own statements after the prologue, behind 1-3 lets
+ * that store nothing (pre_wait); on one launch it waits for nothing, so
+ * what it tests is the GPU paths' loads around it.
  */
 #include "dt_impl.h"
 
@@ -829,9 +839,18 @@ static void gen_call(dt_gen *g, list *l)
     gen_assign(g, l);
 }
 
+/* text(); a statement builtin of kforge's (S_BUILTIN). */
+static void builtin(dt_gen *g, list *l, const char *text)
+{
+    dt_node *s = stmt(g, DT_S_BUILTIN);
+    s->text = text;
+    append(l, s);
+}
+
 static void gen_stmt(dt_gen *g, list *l, int nest)
 {
     g->budget--;
+    if (g->side && dt_chance(g->side, 3)) builtin(g, l, dt_chance(g->side, 60) ? "fence" : "dep_trigger");
     unsigned k = dt_below(g->r, 100);
     int size = 2 + (int)dt_below(g->r, 4);
     bool can_nest = nest < 4 && g->budget > 3;
@@ -1212,6 +1231,28 @@ static void make_dynamic_shared(dt_gen *g, list *l)
     dt_push(g, (dt_sym){d->text, t, DT_K_SHARED, DT_V_BLOCK, false, bytes / esz, NULL, 0, 0, false});
 }
 
+/* dep_wait() after 1-3 lets (20% of kernels, from the side stream): the
+ * first a load of an input buffer, the others any expression that stores
+ * nothing (no fn call, no atomic: lowering refuses a store before the
+ * wait). Their values are used after it like any other, so the GPU paths'
+ * two forms of a load meet: ld.relaxed.gpu before the wait, and after it
+ * .nc only for the buffers read before (CUDA-C: __restrict__ on those). */
+static void pre_wait(dt_gen *g, list *l)
+{
+    dt_rng *main = g->r;
+    g->r = g->side, g->prewait = true;
+    dt_node *ld = dt_input_load(g, 2);
+    if (ld) {
+        dt_node *s = stmt(g, DT_S_LET);
+        s->a[0] = ld, s->type = ld->type, s->text = fresh(g), s->flags = DT_F_TYPED;
+        append(l, s);
+        dt_push(g, (dt_sym){s->text, s->type, DT_K_LET, ld->var, false, 0, NULL, 0, 0, false});
+    }
+    for (uint32_t i = dt_below(g->r, 3); i > 0; i--) gen_let(g, l);
+    g->r = main, g->prewait = false;
+    builtin(g, l, "dep_wait");
+}
+
 /* let dt_tb / dt_gt / dt_<out>: the thread's place and its own slots. */
 static void prologue(dt_gen *g, list *l)
 {
@@ -1265,8 +1306,10 @@ kf_dt_prog *dt_build(uint64_t seed, uint64_t index, unsigned avoid)
     p->index = index;
     p->next_id = 1;   /* 0 names no node (edits of fns and constants) */
     dt_rng r = {seed * 0x9e3779b97f4a7c15ull ^ (index + 1) * 0xd1b54a32d192ed03ull};
+    dt_rng side = {seed * 0xbf58476d1ce4e5b9ull ^ (index + 1) * 0x94d049bb133111ebull};
     dt_next(&r);
-    dt_gen g = {.p = p, .r = &r, .collective = DT_C_WARP | DT_C_BARRIER, .avoid = avoid};
+    dt_next(&side);
+    dt_gen g = {.p = p, .r = &r, .side = &side, .collective = DT_C_WARP | DT_C_BARRIER, .avoid = avoid};
     make_consts(&g);
     make_schedule(&g);
     make_params(&g);
@@ -1294,6 +1337,7 @@ kf_dt_prog *dt_build(uint64_t seed, uint64_t index, unsigned avoid)
     list l = {&p->body};
     prologue(&g, &l);
     make_dynamic_shared(&g, &l);
+    if (dt_chance(&side, 20)) pre_wait(&g, &l);
     g.budget = 8 + (int)dt_below(&r, 24);
     block(&g, &l, g.budget);
     return p;
