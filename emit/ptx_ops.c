@@ -840,33 +840,52 @@ static void emit_lanes(ptx_cx *cx, const kf_ir_ins *in)
     }
 }
 
-/* Whether v is (a bitcast or a lane of) a sign extension of a narrower
- * integer: an i8/i16 converted to a wider integer, or a signed bfe. */
-static bool sign_extended(const ptx_cx *cx, kf_val v)
+/* Whether v may be a sign extension of a narrower integer (an i8/i16
+ * converted to a wider integer, or a signed bfe), seen through bitcasts,
+ * lanes, copies and selects, over every definition of v (a var assigned in
+ * several places): ptxas sees through all of them. */
+static bool sign_extended(const ptx_cx *cx, kf_val v, int depth)
 {
-    for (int hops = 0; hops < 8 && v < cx->k->nvals && cx->def1[v] >= 0; hops++) {
-        const kf_ir_ins *d = &cx->k->ins[cx->def1[v]];
-        if (d->op == KF_IR_BITCAST || d->op == KF_IR_EXTRACT) {
-            v = d->a[0];
-            continue;
+    const kf_ir_kernel *k = cx->k;
+    if (depth > 8 || v >= k->nvals) return false;
+    for (uint32_t i = cx->def1[v] >= 0 ? (uint32_t)cx->def1[v] : 0; i < k->nins; i++) {
+        const kf_ir_ins *d = &k->ins[i];
+        if (d->dst != v) continue;
+        bool yes = false;
+        if (d->op == KF_IR_BITCAST || d->op == KF_IR_EXTRACT || d->op == KF_IR_MOV) {
+            yes = sign_extended(cx, d->a[0], depth + 1);
+        } else if (d->op == KF_IR_SELECT) {
+            yes = sign_extended(cx, d->a[1], depth + 1) || sign_extended(cx, d->a[2], depth + 1);
+        } else if (d->op == KF_IR_INTRIN) {
+            yes = d->sub == KF_BI_BFE && is_signed_s((kf_scalar)d->type.scalar);
+        } else if (d->op == KF_IR_CVT) {
+            kf_scalar from = (kf_scalar)k->vals[d->a[0]].type.scalar;
+            yes = is_signed_s(from) && kf_scalar_bytes[from] < kf_scalar_bytes[(kf_scalar)d->type.scalar];
         }
-        if (d->op == KF_IR_INTRIN) return d->sub == KF_BI_BFE && is_signed_s((kf_scalar)d->type.scalar);
-        if (d->op != KF_IR_CVT) return false;
-        kf_scalar from = (kf_scalar)cx->k->vals[d->a[0]].type.scalar;
-        return is_signed_s(from) && kf_scalar_bytes[from] < kf_scalar_bytes[(kf_scalar)d->type.scalar];
+        if (yes) return true;
+        if (cx->def1[v] >= 0) break;
     }
     return false;
 }
 
-/* u32 -> f16/f32/f64 of a sign-extended narrow value, as the sum of its
- * halves (each exact, one rounding: the same result; to f16 through f32,
- * which only rounds values that are infinite in f16). ptxas 13 turns
- * `cvt.u32.s8 r, b; cvt.rn.f32.u32 f, r` (also to f16, through a u64, or
- * from bfe.s32 r, w, 8, 8) for a byte of a vector load into I2F.S8 of the
- * byte: a signed conversion, -2 instead of 4294967294 (difftest seed 1
- * program 12521). */
+/* u32 -> f16/bf16/f32/f64 of a sign-extended narrow value, as the sum of
+ * its halves (each exact, one rounding: the same result; to f16 through
+ * f32, which only rounds values that are infinite in f16; to bf16 through
+ * f64, where the sum is exact, so the one rounding is f64 -> bf16). ptxas
+ * 13 turns `cvt.u32.s8 r, b; cvt.rn.f32.u32 f, r` (also to f16, through a
+ * u64, or from bfe.s32 r, w, 8, 8) for a byte of a vector load into I2F.S8
+ * of the byte: a signed conversion, -2 instead of 4294967294 (difftest
+ * seed 1 program 12521); to bf16 the same, cvt.rn.bf16.u32 into
+ * I2F.BF16.S8, and sm_80's round-to-odd cvt.rz.f32.u32 into I2F.S8.RZ
+ * (seed 2303 program 4463: -39 where 4294967257 rounds to 2^32). */
 static void cvt_u32_halves(ptx_cx *cx, const char *d, kf_scalar ds, const char *a)
 {
+    if (ds == KF_S_BF16) {
+        preg sum = kf_ptx_tmp(cx, PTX_RC_FD);
+        cvt_u32_halves(cx, sum.s, KF_S_F64, a);
+        kf_ptx_cvt_lane(cx, d, KF_S_BF16, sum.s, KF_S_F64);
+        return;
+    }
     bool f64 = ds == KF_S_F64;
     preg hi = kf_ptx_tmp(cx, PTX_RC_R), lo = kf_ptx_tmp(cx, PTX_RC_R), fh = kf_ptx_tmp(cx, f64 ? PTX_RC_FD : PTX_RC_F),
          fl = kf_ptx_tmp(cx, f64 ? PTX_RC_FD : PTX_RC_F);
@@ -887,7 +906,7 @@ static void cvt_u32_halves(ptx_cx *cx, const char *d, kf_scalar ds, const char *
 static void emit_cvt(ptx_cx *cx, const kf_ir_ins *in)
 {
     kf_scalar as = (kf_scalar)vtype(cx, in->a[0]).scalar, ds = (kf_scalar)in->type.scalar;
-    bool halves = as == KF_S_U32 && (ds == KF_S_F16 || ds == KF_S_F32 || ds == KF_S_F64) && sign_extended(cx, in->a[0]);
+    bool halves = as == KF_S_U32 && is_float_s(ds) && sign_extended(cx, in->a[0], 0);
     for (uint32_t l = 0; l < nlanes(in->type); l++) {
         if (halves) cvt_u32_halves(cx, kf_ptx_reg(cx, in->dst, l).s, ds, kf_ptx_reg(cx, in->a[0], l).s);
         else kf_ptx_cvt_lane(cx, kf_ptx_reg(cx, in->dst, l).s, ds, kf_ptx_reg(cx, in->a[0], l).s, as);

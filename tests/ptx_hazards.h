@@ -26,7 +26,12 @@
  *   - min/max .f64: after a loop, a DSETP.MIN/MAX whose result's high word
  *     is dead became a compare of one operand with zero (DSETP.EQ RZ), so
  *     the low word of clamp(x, -inf, inf) was 0 (kforge compares and
- *     selects; NVVM's libdevice has none in the modules kforge makes).
+ *     selects; NVVM's libdevice has none in the modules kforge makes);
+ *   - a cvt from u32 to a float of a register last written by a sign
+ *     extension into u32 (cvt.u32.s8, cvt.u32.s16): for a byte of a vector
+ *     load it became I2F.S8 / I2F.BF16.S8 of the byte, a signed conversion
+ *     (-39 instead of 4294967257; kforge converts the two 16-bit halves;
+ *     through u64 ptxas 13 converts right: I2F.*.U64).
  * Header-only, used by tests/test_ptxas_kernels.c, test_nvrtc_kernels.c and
  * test_ptx_lowering.c (which checks that each pattern is caught). */
 #ifndef KF_PTX_HAZARDS_H
@@ -40,7 +45,7 @@
 
 typedef struct {
     char reg[32][24];   /* registers last written by a cvt to f16/bf16 or an abs.f32 (the last 32 such) */
-    char kind[32];      /* 'h' (cvt to a half) or 'a' (abs.f32) */
+    char kind[32];      /* 'h' (cvt to a half), 'a' (abs.f32) or 's' (sign-extended into u32) */
     unsigned next;
 } ptx_half_regs;
 
@@ -130,6 +135,11 @@ static inline const char *hz_instruction(ptx_half_regs *h, const char *ins)
     bool cvt = strncmp(op, "cvt.", 4) == 0;
     if (cvt && ((!strcmp(dt, "f16") && !strcmp(at, "bf16")) || (!strcmp(dt, "bf16") && !strcmp(at, "f16"))))
         return "cvt between f16 and bf16 (ptxas folds it into a following cvt.rzi)";
+    if (cvt && !strcmp(at, "u32") && (dt[0] == 'f' || !strcmp(dt, "bf16"))) {
+        const char *c = strrchr(ins, ',');
+        if (c && sscanf(c + 1, " %23[^;} \t]", src) == 1 && hz_holds(h, src, 's'))
+            return "cvt to a float of a narrow signed value sign-extended to u32 (ptxas converts it signed)";
+    }
     if (strncmp(op, "st.", 3) == 0) {
         if (!strcmp(at, "u8") || !strcmp(at, "s8") || !strcmp(at, "b8")) {
             const char *c = strrchr(ins, ',');
@@ -141,8 +151,9 @@ static inline const char *hz_instruction(ptx_half_regs *h, const char *ins)
     if (d[0] != '%' && !isalpha((unsigned char)d[0])) return NULL;
     hz_forget(h, d);
     bool abs32 = !strncmp(op, "abs.", 4) && !strcmp(at, "f32");
-    if ((cvt && (!strcmp(dt, "f16") || !strcmp(dt, "bf16"))) || abs32) {
-        h->kind[h->next % 32] = abs32 ? 'a' : 'h';
+    bool sext = cvt && !strcmp(dt, "u32") && (!strcmp(at, "s8") || !strcmp(at, "s16"));
+    if ((cvt && (!strcmp(dt, "f16") || !strcmp(dt, "bf16"))) || abs32 || sext) {
+        h->kind[h->next % 32] = abs32 ? 'a' : sext ? 's' : 'h';
         snprintf(h->reg[h->next++ % 32], sizeof h->reg[0], "%s", d);
     }
     return NULL;

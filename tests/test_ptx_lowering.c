@@ -361,6 +361,14 @@ static void test_hazard_scanner_finds_each_pattern(void **st)
     assert_non_null(ptx_hazard("\tbfi.b32 %r2, %r4, %r1, 3, 40;\n", why, sizeof why));
     assert_null(ptx_hazard("\tbfe.s32 %r47, %r46, 31, 1;\n\tbfi.b64 %rd2, %rd4, %rd1, 1, 63;\n", why, sizeof why));
     assert_null(ptx_hazard("\tbfe.u32 %r47, %r46, %r3, %r4;\n\tbfe.u64 %rd2, %rd1, 8, %r5;\n", why, sizeof why));
+    assert_non_null(ptx_hazard("\tcvt.u32.s8 %r30, %rs2;\n\tcvt.rn.bf16.u32 %h1, %r30;\n", why, sizeof why));
+    assert_non_null(ptx_hazard("\tcvt.u32.s8 %r2, %rs1;\n\tcvt.rz.f32.u32 %f1, %r2;\n", why, sizeof why));
+    assert_non_null(ptx_hazard("\tcvt.u32.s16 %r2, %rs1;\n\tcvt.rn.f64.u32 %fd1, %r2;\n", why, sizeof why));
+    assert_null(ptx_hazard("\tcvt.u64.s16 %rd2, %rs1;\n\tcvt.rn.f64.u64 %fd1, %rd2;\n", why, sizeof why));
+    assert_null(ptx_hazard("\tcvt.u32.s8 %r2, %rs1;\n\tshr.u32 %r3, %r2, 16;\n\tcvt.rn.f64.u32 %fd1, %r3;\n", why,
+                           sizeof why));
+    assert_null(ptx_hazard("\tcvt.s32.s8 %r2, %rs1;\n\tcvt.rn.f32.s32 %f1, %r2;\n\tcvt.u32.u8 %r3, %rs1;\n"
+                           "\tcvt.rn.bf16.u32 %h1, %r3;\n", why, sizeof why));
 }
 
 static void test_shift_amount_clamped_by_ptx(void **st)

@@ -703,6 +703,26 @@ static void ref_regress_select_of_max(ref_ctx *r)
     out_free(r, "o", KF_S_U32, o, no);
 }
 
+/* ---- a sign-extended byte, as u32, to bf16 ---------------------------------------- */
+
+static void ref_regress_byte_to_bf16(ref_ctx *r)
+{
+    size_t n = (size_t)in_num(r, "n"), nv, nf, nw;
+    int8_t *v = in_buf(r, "v", KF_S_I8, 4, &nv);
+    uint16_t *f = in_buf(r, "f", KF_S_BF16, 4, &nf);
+    int32_t *w = in_buf(r, "w", KF_S_I32, 4, &nw);
+    for (size_t i = 0; i < n && i < nv && i < nf && i < nw; i++)
+        for (int l = 0; l < 4; l++) {
+            double u = (uint32_t)(int32_t)v[4 * i + l];   /* sign-extended, then unsigned */
+            double b = bf16_value(bf16_bits(u));
+            f[4 * i + l] = bf16_bits(u);
+            w[4 * i + l] = b >= 2147483647.0 ? INT32_MAX : (int32_t)b;   /* truncated, saturating */
+        }
+    out_free(r, "f", KF_S_BF16, f, 4 * nf);
+    out_free(r, "w", KF_S_I32, w, 4 * nw);
+    free(v);
+}
+
 #define KF_REFERENCE_REGRESS \
     {"regress_nan_to_int", ref_regress_nan_to_int}, {"regress_loop_var", ref_regress_loop_var}, \
     {"regress_half_bytes", ref_regress_half_bytes}, {"regress_narrow_wrap", ref_regress_narrow_wrap}, \
@@ -719,4 +739,5 @@ static void ref_regress_select_of_max(ref_ctx *r)
     {"regress_neg_minmax3", ref_regress_neg_minmax3}, {"regress_negzero_select", ref_regress_negzero_select}, \
     {"regress_byte_quad_view", ref_regress_byte_quad_view}, \
     {"regress_f64_minmax_low_word", ref_regress_f64_minmax_low_word}, \
-    {"regress_nested_minmax", ref_regress_nested_minmax}, {"regress_select_of_max", ref_regress_select_of_max},
+    {"regress_nested_minmax", ref_regress_nested_minmax}, {"regress_select_of_max", ref_regress_select_of_max}, \
+    {"regress_byte_to_bf16", ref_regress_byte_to_bf16},
