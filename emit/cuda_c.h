@@ -22,6 +22,7 @@
 #define KF_CU_HELPERS(X)                                   \
     X(KF_CU_H_BITCAST, 0)                                  \
     X(KF_CU_H_BITCAST_SPLIT, 0)                            \
+    X(KF_CU_H_HALF_BITS, KF_CU_BIT(KF_CU_H_BITCAST))       \
     X(KF_CU_H_BYTES, 0)                                    \
     X(KF_CU_H_F16, 0)                                      \
     X(KF_CU_H_BF16, 0)                                     \

@@ -450,10 +450,10 @@ const char *kf_cu_unop(kf_cu *c, kf_op op, kf_scalar s, const char *a)
         return kf_cu_str(c, "kf_neg_f32(%s)", a);
     }
     if (sclass(s) == 'f') return kf_cu_str(c, a[0] == '-' ? "-(%s)" : "-%s", a);   /* never `--` */
-    if (s == KF_S_U32 || s == KF_S_U64) return kf_cu_str(c, "0%s - %s", s == KF_S_U32 ? "u" : "ull", a);
-    if (s == KF_S_I32) {   /* not 0 - a: ptxas drops a neg.s32 merged into a 3-way max (KF_CU_H_ABS) */
+    if (s == KF_S_U64) return kf_cu_str(c, "0ull - %s", a);
+    if (s == KF_S_I32 || s == KF_S_U32) {   /* not 0 - a: ptxas drops a neg.s32 merged into a 3-way max (KF_CU_H_ABS) */
         kf_cu_need(c, KF_CU_H_ABS);
-        return kf_cu_str(c, "kf_neg_i32(%s)", a);
+        return kf_cu_str(c, "kf_neg_%s(%s)", s == KF_S_I32 ? "i32" : "u32", a);
     }
     return narrowed(c, s, kf_cu_str(c, "0%s - (%s)%s", sbits(s) == 64 ? "ull" : "u", c_unsigned[s], a));
 }

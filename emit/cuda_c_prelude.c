@@ -57,6 +57,19 @@ static const char *const helper_text[KF_CU_H_COUNT] = {
         "    memcpy(&r, &x, sizeof r);\n"
         "    return r;\n"
         "}\n",
+    [KF_CU_H_HALF_BITS] =
+        "/* bitcast(i16 or u16, an f16/bf16 value) that integer operators read, through a word\n"
+        "   holding it twice: ptxas 13 drops an and or shift of a cvt-to-half result's mov.b16\n"
+        "   when the result is packed into a vector store (difftest seed 2307 program 1172:\n"
+        "   x & 16384 stored as x) */\n"
+        "template <typename T, typename H>\n"
+        "__device__ __forceinline__ T kf_half_bits(H x)\n"
+        "{\n"
+        "    unsigned short h = kf_bitcast<unsigned short>(x);\n"
+        "    unsigned w;\n"
+        "    asm(\"mov.b32 %0, {%1, %1};\" : \"=r\"(w) : \"h\"(h));\n"
+        "    return (T)(unsigned short)w;\n"
+        "}\n",
     [KF_CU_H_BYTES] =
         "/* A vector of bytes (u8xN, i8xN) from the word(s) that hold it, by shifts: NVVM merged\n"
         "   a byte vector load with a load of wider lanes of the same address and took those\n"
@@ -272,6 +285,7 @@ static const char *const helper_text[KF_CU_H_COUNT] = {
         "   into one VIMNMX3 and drops the negation (max(d, abs(d)) gave -1 for d = -1:\n"
         "   seed 11 program 6458); NVVM turns ~a + 1 in C back into neg.s32. */\n"
         "__device__ __forceinline__ int kf_neg_i32(int a) { int r; asm(\"{ not.b32 %0, %1; add.s32 %0, %0, 1; }\" : \"=r\"(r) : \"r\"(a)); return r; }\n"
+        "__device__ __forceinline__ unsigned kf_neg_u32(unsigned a) { unsigned r; asm(\"{ not.b32 %0, %1; add.u32 %0, %0, 1; }\" : \"=r\"(r) : \"r\"(a)); return r; }\n"
         "__device__ __forceinline__ int kf_abs_i32(int a) { int r; asm(\"{ .reg .s32 t; not.b32 t, %1; add.s32 t, t, 1; max.s32 %0, %1, t; }\" : \"=r\"(r) : \"r\"(a)); return r; }\n"
         "__device__ __forceinline__ long long kf_abs_i64(long long a) { long long r; asm(\"{ .reg .s64 t; neg.s64 t, %1; max.s64 %0, %1, t; }\" : \"=l\"(r) : \"l\"(a)); return r; }\n",
     [KF_CU_H_FSIGN] =

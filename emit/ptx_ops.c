@@ -643,7 +643,17 @@ static void emit_binop(ptx_cx *cx, const kf_ir_ins *in)
                        kf_ptx_reg(cx, base, l).s, (long long)(cb * f));
         return;
     }
-    for (uint32_t l = 0; l < nlanes(in->type); l++) {
+    /* 0 - x and x * -1 are int_neg's ~x + 1: ptxas 13 drops the negation of
+     * sub 0, x (or mul by -1) inside a VIMNMX3 as it does neg.s32's (difftest
+     * seed 2303 program 15603's nests: max(max(0 - y, 0 - x), ~l) gave
+     * max(-y, x, ~l); case regress_nested_minmax) */
+    uint64_t ca, ones = kf_scalar_bytes[s] == 8 ? ~0ull : (1ull << (8 * kf_scalar_bytes[s])) - 1;
+    bool int_s = s != KF_S_BOOL && !is_float_s(s) && !is_half(s);
+    bool neg = int_s && ((op == KF_OP_SUB && kf_ptx_const_of(cx, in->a[0], &ca) && (ca & ones) == 0) ||
+                         (op == KF_OP_MUL && bconst && (cb & ones) == ones));
+    for (uint32_t l = 0; l < nlanes(in->type) && neg; l++)
+        int_neg(cx, s, kf_ptx_reg(cx, in->dst, l).s, kf_ptx_reg(cx, op == KF_OP_SUB ? in->a[1] : va, l).s);
+    for (uint32_t l = 0; l < nlanes(in->type) && !neg; l++) {
         preg d = kf_ptx_reg(cx, in->dst, l), a = kf_ptx_reg(cx, va, l), b = kf_ptx_opnd(cx, vb, l);
         if (bconst && !is_float_s(s) && const_int_binop(cx, op, s, d.s, a.s, cb)) continue;
         if (s == KF_S_BOOL) {
@@ -761,12 +771,24 @@ static void emit_bitcast(ptx_cx *cx, const kf_ir_ins *in)
         return;
     }
     if (kf_scalar_bytes[st.scalar] == kf_scalar_bytes[dt.scalar]) {
+        /* f16/bf16 -> i16/u16 that integer operators read, through a word
+         * holding the half twice: ptxas 13 drops an and/shr of `mov.b16 rs, h`
+         * when h is a cvt to f16/bf16 and the result is packed into a vector
+         * store (difftest seed 2307 program 1172: bitcast(i16, bf16 value) &
+         * 16384 stored unmasked). */
+        bool half_bits = is_half((kf_scalar)st.scalar) && !is_half((kf_scalar)dt.scalar) && kf_ir_feeds_int_op(cx->k, in->dst);
         for (uint32_t l = 0; l < nlanes(dt); l++) {
-            preg d = kf_ptx_reg(cx, in->dst, l);
-            kf_ptx_ins(cx, "mov.%s %s, %s", kf_ptx_scalars[dt.scalar].bits, d.s, kf_ptx_reg(cx, in->a[0], l).s);
+            preg d = kf_ptx_reg(cx, in->dst, l), a = kf_ptx_reg(cx, in->a[0], l);
+            if (half_bits) {
+                preg w = kf_ptx_tmp(cx, PTX_RC_R);
+                kf_ptx_ins(cx, "mov.b32 %s, {%s, %s}", w.s, a.s, a.s);
+                kf_ptx_ins(cx, "cvt.u16.u32 %s, %s", d.s, w.s);
+                continue;
+            }
+            kf_ptx_ins(cx, "mov.%s %s, %s", kf_ptx_scalars[dt.scalar].bits, d.s, a.s);
             if (st.scalar != dt.scalar) kf_ptx_normalize(cx, d.s, (kf_scalar)dt.scalar);   /* u8 <-> i8 */
         }
-        if (in->a[0] < cx->k->nvals && cx->wreg[in->a[0]] && cx->ndefs[in->dst] == 1 && !cx->alias[in->dst])
+        if (!half_bits && in->a[0] < cx->k->nvals && cx->wreg[in->a[0]] && cx->ndefs[in->dst] == 1 && !cx->alias[in->dst])
             cx->wreg[in->dst] = cx->wreg[in->a[0]];   /* the same 16-bit lanes: the same words */
         return;
     }

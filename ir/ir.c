@@ -42,6 +42,21 @@ uint32_t kf_ir_dep_wait_at(const kf_ir_kernel *k)
 
 bool kf_ir_places_dep_wait(const kf_ir_kernel *k) { return kf_ir_dep_wait_at(k) != UINT32_MAX; }
 
+static bool feeds_int_op(const kf_ir_kernel *k, kf_val v, int depth)
+{
+    for (uint32_t i = 0; i < k->nins && depth < 6; i++) {
+        const kf_ir_ins *in = &k->ins[i];
+        bool arith = (in->op == KF_IR_BINOP || in->op == KF_IR_UNOP) && kf_type_is_int(k->vals[in->dst].type);
+        for (int a = 0; a < kf_ir_op_nargs[in->op]; a++) {
+            if (in->a[a] != v) continue;
+            if (arith || (in->op == KF_IR_MOV && in->dst != v && feeds_int_op(k, in->dst, depth + 1))) return true;
+        }
+    }
+    return false;
+}
+
+bool kf_ir_feeds_int_op(const kf_ir_kernel *k, kf_val v) { return feeds_int_op(k, v, 0); }
+
 uint32_t kf_ir_buffer_param(const kf_ir_kernel *k, kf_val v)
 {
     for (uint32_t hops = 0; v && hops < k->nins; hops++) {

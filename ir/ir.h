@@ -232,6 +232,10 @@ typedef struct kf_kernel {
  * (emit.h kf_emit_pdl_wait). kf_ir_dep_wait_at: the instruction's index,
  * UINT32_MAX when there is none. */
 bool kf_ir_places_dep_wait(const kf_ir_kernel *k);
+/* Whether value v, directly or through copies (MOV), is an operand of an
+ * integer unary or binary operator (not a store, select or conversion):
+ * the emitters' test for a half's bits that ptxas 13 mishandles. */
+bool kf_ir_feeds_int_op(const kf_ir_kernel *k, kf_val v);
 uint32_t kf_ir_dep_wait_at(const kf_ir_kernel *k);
 /* The parameter buffer value v is (PARAM), or views or copies of it
  * (VIEW, MOV), or UINT32_MAX. */

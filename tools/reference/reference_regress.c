@@ -723,6 +723,25 @@ static void ref_regress_byte_to_bf16(ref_ctx *r)
     free(v);
 }
 
+/* ---- the bits of a half conversion, masked or shifted, in a vector of i16 ---------- */
+
+static void ref_regress_half_bits_op(ref_ctx *r)
+{
+    size_t n = (size_t)in_num(r, "n"), nx, no, np;
+    float *x = in_buf(r, "x", KF_S_F32, 1, &nx);
+    int16_t *o = in_buf(r, "o", KF_S_I16, 4, &no);
+    int16_t *p = in_buf(r, "p", KF_S_I16, 4, &np);
+    for (size_t i = 0; i < n && i < nx && i < no && i < np; i++) {
+        int16_t b = (int16_t)bf16_bits(x[i]), h = (int16_t)kf_ref_f16_bits(x[i]);
+        for (int l = 0; l < 4; l++) o[4 * i + l] = p[4 * i + l] = 0;
+        o[4 * i + 2] = (int16_t)(b & 16384);
+        p[4 * i + 1] = (int16_t)(h >> 3);   /* arithmetic: the sign fills */
+    }
+    out_free(r, "o", KF_S_I16, o, 4 * no);
+    out_free(r, "p", KF_S_I16, p, 4 * np);
+    free(x);
+}
+
 #define KF_REFERENCE_REGRESS \
     {"regress_nan_to_int", ref_regress_nan_to_int}, {"regress_loop_var", ref_regress_loop_var}, \
     {"regress_half_bytes", ref_regress_half_bytes}, {"regress_narrow_wrap", ref_regress_narrow_wrap}, \
@@ -740,4 +759,4 @@ static void ref_regress_byte_to_bf16(ref_ctx *r)
     {"regress_byte_quad_view", ref_regress_byte_quad_view}, \
     {"regress_f64_minmax_low_word", ref_regress_f64_minmax_low_word}, \
     {"regress_nested_minmax", ref_regress_nested_minmax}, {"regress_select_of_max", ref_regress_select_of_max}, \
-    {"regress_byte_to_bf16", ref_regress_byte_to_bf16},
+    {"regress_byte_to_bf16", ref_regress_byte_to_bf16}, {"regress_half_bits_op", ref_regress_half_bits_op},
