@@ -224,6 +224,13 @@ static const char *lane_expr(kw *w, const kf_ir_ins *in, unsigned l)
     switch (in->op) {
     case KF_IR_BINOP:
         if (zero_minus(w, in)) return kf_cu_unop(w->c, KF_OP_NEG, s, lane(w, in->a[1], l));
+        if (in->sub == KF_OP_SUB && (s == KF_S_U32 || s == KF_S_I32) && (w->mm[in->dst] & MM_USE)) {
+            /* a - b read by an integer min/max: a + (~b + 1), as the PTX path (ptxas 13 negates the
+             * wrong side of a subtraction it fuses into a VIADDMNMX: difftest seed 2309 program 10046) */
+            const char *nb = kf_cu_unop(w->c, KF_OP_NEG, s, lane(w, in->a[1], l));
+            return s == KF_S_U32 ? kf_cu_str(w->c, "%s + %s", lane(w, in->a[0], l), nb)
+                                 : kf_cu_str(w->c, "(int)((unsigned)%s + (unsigned)%s)", lane(w, in->a[0], l), nb);
+        }
         return kf_cu_binop(w->c, (kf_op)in->sub, s, lane(w, in->a[0], l), lane(w, in->a[1], l));
     case KF_IR_UNOP: return kf_cu_unop(w->c, (kf_op)in->sub, s, lane(w, in->a[0], l));
     case KF_IR_CVT: return kf_cu_cvt(w->c, sa, s, lane(w, in->a[0], l));

@@ -42,20 +42,34 @@ uint32_t kf_ir_dep_wait_at(const kf_ir_kernel *k)
 
 bool kf_ir_places_dep_wait(const kf_ir_kernel *k) { return kf_ir_dep_wait_at(k) != UINT32_MAX; }
 
-static bool feeds_int_op(const kf_ir_kernel *k, kf_val v, int depth)
+static bool int_operator(const kf_ir_kernel *k, const kf_ir_ins *in)
+{
+    return (in->op == KF_IR_BINOP || in->op == KF_IR_UNOP) && kf_type_is_int(k->vals[in->dst].type);
+}
+
+static bool int_minmax(const kf_ir_kernel *k, const kf_ir_ins *in)
+{
+    return in->op == KF_IR_MATH && (in->sub == KF_BI_MIN || in->sub == KF_BI_MAX || in->sub == KF_BI_CLAMP) &&
+           kf_type_is_int(k->vals[in->dst].type);
+}
+
+/* Whether v, directly or through copies, is an operand of an instruction
+ * that `is` accepts. */
+static bool feeds(const kf_ir_kernel *k, kf_val v, bool (*is)(const kf_ir_kernel *, const kf_ir_ins *), int depth)
 {
     for (uint32_t i = 0; i < k->nins && depth < 6; i++) {
         const kf_ir_ins *in = &k->ins[i];
-        bool arith = (in->op == KF_IR_BINOP || in->op == KF_IR_UNOP) && kf_type_is_int(k->vals[in->dst].type);
         for (int a = 0; a < kf_ir_op_nargs[in->op]; a++) {
             if (in->a[a] != v) continue;
-            if (arith || (in->op == KF_IR_MOV && in->dst != v && feeds_int_op(k, in->dst, depth + 1))) return true;
+            if (is(k, in) || (in->op == KF_IR_MOV && in->dst != v && feeds(k, in->dst, is, depth + 1))) return true;
         }
     }
     return false;
 }
 
-bool kf_ir_feeds_int_op(const kf_ir_kernel *k, kf_val v) { return feeds_int_op(k, v, 0); }
+bool kf_ir_feeds_int_op(const kf_ir_kernel *k, kf_val v) { return feeds(k, v, int_operator, 0); }
+
+bool kf_ir_feeds_int_minmax(const kf_ir_kernel *k, kf_val v) { return feeds(k, v, int_minmax, 0); }
 
 uint32_t kf_ir_buffer_param(const kf_ir_kernel *k, kf_val v)
 {

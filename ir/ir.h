@@ -236,6 +236,10 @@ bool kf_ir_places_dep_wait(const kf_ir_kernel *k);
  * integer unary or binary operator (not a store, select or conversion):
  * the emitters' test for a half's bits that ptxas 13 mishandles. */
 bool kf_ir_feeds_int_op(const kf_ir_kernel *k, kf_val v);
+/* Whether value v, directly or through copies, is an operand of an integer
+ * min, max or clamp (what ptxas 13 fuses an add or subtract into:
+ * VIADDMNMX, VIMNMX3). */
+bool kf_ir_feeds_int_minmax(const kf_ir_kernel *k, kf_val v);
 uint32_t kf_ir_dep_wait_at(const kf_ir_kernel *k);
 /* The parameter buffer value v is (PARAM), or views or copies of it
  * (VIEW, MOV), or UINT32_MAX. */

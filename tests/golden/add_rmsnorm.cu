@@ -19,6 +19,19 @@ __device__ __forceinline__ kf_f16 kf_f16_from_f32(float f)
     return h;
 }
 
+/* abs(INT_MIN) = INT_MIN, as PTX abs.s32/abs.s64 define it. Not in C: NVVM takes
+   a < 0 ? 0 - a : a for an abs that is never negative and sign-extends it as if
+   non-negative ((long long)abs(INT_MIN) became +2^31: difftest seed 1 program 7291).
+   Nor PTX abs: ptxas 13 takes abs.s32's result for never negative too and divides it
+   unsigned (abs(INT_MIN) % 2147483647 gave 1: seed 7 program 906), so max(a, -a).
+   A 32-bit -a is ~a + 1 in PTX (kf_neg_i32): ptxas 13 merges max(x, max(y, neg z))
+   into one VIMNMX3 and drops the negation (max(d, abs(d)) gave -1 for d = -1:
+   seed 11 program 6458); NVVM turns ~a + 1 in C back into neg.s32. */
+__device__ __forceinline__ int kf_neg_i32(int a) { int r; asm("{ not.b32 %0, %1; add.s32 %0, %0, 1; }" : "=r"(r) : "r"(a)); return r; }
+__device__ __forceinline__ unsigned kf_neg_u32(unsigned a) { unsigned r; asm("{ not.b32 %0, %1; add.u32 %0, %0, 1; }" : "=r"(r) : "r"(a)); return r; }
+__device__ __forceinline__ int kf_abs_i32(int a) { int r; asm("{ .reg .s32 t; not.b32 t, %1; add.s32 t, t, 1; max.s32 %0, %1, t; }" : "=r"(r) : "r"(a)); return r; }
+__device__ __forceinline__ long long kf_abs_i64(long long a) { long long r; asm("{ .reg .s64 t; neg.s64 t, %1; max.s64 %0, %1, t; }" : "=l"(r) : "l"(a)); return r; }
+
 /* f32 math on the hardware approximations (bounds: see the table atop
    kforge's emit/cuda_c_prelude.c), and abs as the bit operation it is:
    ptxas 13 takes abs.f32 (fabsf) for never NaN and folds -1 < fabsf(x) to true */
@@ -231,7 +244,7 @@ add_rmsnorm(kf_f16* __restrict__ x_, const kf_f16* __restrict__ res_, const kf_f
         if (c_2_ < cols8_) {
             x8_[base8_ + c_2_] = s_2_;
         }
-        unsigned t313_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+        unsigned t313_ = min(((blockDim.x * (blockDim.y * blockDim.z)) + kf_neg_u32((((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u))), 32u);
         if (t313_ == 32u) {
             float t318_ = __fadd_rn(t288_, kf_shfl_xor(t288_, 16u, kf_wn));
             float t321_ = __fadd_rn(t318_, kf_shfl_xor(t318_, 8u, kf_wn));
@@ -303,7 +316,7 @@ add_rmsnorm(kf_f16* __restrict__ x_, const kf_f16* __restrict__ res_, const kf_f
             x_[base_ + c_4_] = v_17_;
             acc_ = __fmaf_rn(kf_f16_to_f32(v_17_), kf_f16_to_f32(v_17_), acc_);
         }
-        unsigned t659_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+        unsigned t659_ = min(((blockDim.x * (blockDim.y * blockDim.z)) + kf_neg_u32((((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u))), 32u);
         if (t659_ == 32u) {
             float t664_ = __fadd_rn(acc_, kf_shfl_xor(acc_, 16u, kf_wn));
             float t667_ = __fadd_rn(t664_, kf_shfl_xor(t664_, 8u, kf_wn));

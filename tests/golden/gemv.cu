@@ -73,6 +73,19 @@ __device__ __forceinline__ kf_bf16 kf_bf16_from_f32(float f)
     return h;
 }
 
+/* abs(INT_MIN) = INT_MIN, as PTX abs.s32/abs.s64 define it. Not in C: NVVM takes
+   a < 0 ? 0 - a : a for an abs that is never negative and sign-extends it as if
+   non-negative ((long long)abs(INT_MIN) became +2^31: difftest seed 1 program 7291).
+   Nor PTX abs: ptxas 13 takes abs.s32's result for never negative too and divides it
+   unsigned (abs(INT_MIN) % 2147483647 gave 1: seed 7 program 906), so max(a, -a).
+   A 32-bit -a is ~a + 1 in PTX (kf_neg_i32): ptxas 13 merges max(x, max(y, neg z))
+   into one VIMNMX3 and drops the negation (max(d, abs(d)) gave -1 for d = -1:
+   seed 11 program 6458); NVVM turns ~a + 1 in C back into neg.s32. */
+__device__ __forceinline__ int kf_neg_i32(int a) { int r; asm("{ not.b32 %0, %1; add.s32 %0, %0, 1; }" : "=r"(r) : "r"(a)); return r; }
+__device__ __forceinline__ unsigned kf_neg_u32(unsigned a) { unsigned r; asm("{ not.b32 %0, %1; add.u32 %0, %0, 1; }" : "=r"(r) : "r"(a)); return r; }
+__device__ __forceinline__ int kf_abs_i32(int a) { int r; asm("{ .reg .s32 t; not.b32 t, %1; add.s32 t, t, 1; max.s32 %0, %1, t; }" : "=r"(r) : "r"(a)); return r; }
+__device__ __forceinline__ long long kf_abs_i64(long long a) { long long r; asm("{ .reg .s64 t; neg.s64 t, %1; max.s64 %0, %1, t; }" : "=l"(r) : "l"(a)); return r; }
+
 /* f32 negation, and a select of a -0.0 constant, in PTX that NVVM does not see through:
    ptxas 13 makes selp.f32 of two constants, one of them -0.0, an integer select and a
    conversion (or FSET.BF) that gives +0.0, and NVVM folds a negation into a select of
@@ -270,20 +283,20 @@ gemv_f16_f16_f16(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x_, k
             #pragma unroll 1
             for (unsigned t0_ = 0u; t0_ < t6511_; t0_ = t0_ + 2u) {
                 if (t0_ < t4891_) {
-                    unsigned v_ = min((((lk_ << 5u) << 2u) + lane_), (nv_ - 1u));
-                    unsigned row_2_ = min(lg_, (m_ - 1u));
+                    unsigned v_ = min((((lk_ << 5u) << 2u) + lane_), (nv_ + kf_neg_u32(1u)));
+                    unsigned row_2_ = min(lg_, (m_ + kf_neg_u32(1u)));
                     wb_2_[0u] = wv_[(row_2_ * nv_) + v_];
                     xb_2_[0u] = xv_[v_];
-                    unsigned v_2_ = min(((((lk_ << 5u) << 2u) + 32u) + lane_), (nv_ - 1u));
-                    unsigned row_3_ = min(lg_, (m_ - 1u));
+                    unsigned v_2_ = min(((((lk_ << 5u) << 2u) + 32u) + lane_), (nv_ + kf_neg_u32(1u)));
+                    unsigned row_3_ = min(lg_, (m_ + kf_neg_u32(1u)));
                     wb_2_[1u] = wv_[(row_3_ * nv_) + v_2_];
                     xb_2_[2u] = xv_[v_2_];
-                    unsigned v_3_ = min(((((lk_ << 5u) << 2u) + 64u) + lane_), (nv_ - 1u));
-                    unsigned row_4_ = min(lg_, (m_ - 1u));
+                    unsigned v_3_ = min(((((lk_ << 5u) << 2u) + 64u) + lane_), (nv_ + kf_neg_u32(1u)));
+                    unsigned row_4_ = min(lg_, (m_ + kf_neg_u32(1u)));
                     wb_2_[2u] = wv_[(row_4_ * nv_) + v_3_];
                     xb_2_[4u] = xv_[v_3_];
-                    unsigned v_4_ = min(((((lk_ << 5u) << 2u) + 96u) + lane_), (nv_ - 1u));
-                    unsigned row_5_ = min(lg_, (m_ - 1u));
+                    unsigned v_4_ = min(((((lk_ << 5u) << 2u) + 96u) + lane_), (nv_ + kf_neg_u32(1u)));
+                    unsigned row_5_ = min(lg_, (m_ + kf_neg_u32(1u)));
                     wb_2_[3u] = wv_[(row_5_ * nv_) + v_4_];
                     xb_2_[6u] = xv_[v_4_];
                     unsigned t6715_ = lk_ + 1u;
@@ -387,20 +400,20 @@ gemv_f16_f16_f16(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x_, k
                     }
                 }
                 if ((t0_ + 1u) < t4891_) {
-                    unsigned v_9_ = min((((lk_ << 5u) << 2u) + lane_), (nv_ - 1u));
-                    unsigned row_6_ = min(lg_, (m_ - 1u));
+                    unsigned v_9_ = min((((lk_ << 5u) << 2u) + lane_), (nv_ + kf_neg_u32(1u)));
+                    unsigned row_6_ = min(lg_, (m_ + kf_neg_u32(1u)));
                     wb_2_[4u] = wv_[(row_6_ * nv_) + v_9_];
                     xb_2_[8u] = xv_[v_9_];
-                    unsigned v_10_ = min(((((lk_ << 5u) << 2u) + 32u) + lane_), (nv_ - 1u));
-                    unsigned row_7_ = min(lg_, (m_ - 1u));
+                    unsigned v_10_ = min(((((lk_ << 5u) << 2u) + 32u) + lane_), (nv_ + kf_neg_u32(1u)));
+                    unsigned row_7_ = min(lg_, (m_ + kf_neg_u32(1u)));
                     wb_2_[5u] = wv_[(row_7_ * nv_) + v_10_];
                     xb_2_[10u] = xv_[v_10_];
-                    unsigned v_11_ = min(((((lk_ << 5u) << 2u) + 64u) + lane_), (nv_ - 1u));
-                    unsigned row_8_ = min(lg_, (m_ - 1u));
+                    unsigned v_11_ = min(((((lk_ << 5u) << 2u) + 64u) + lane_), (nv_ + kf_neg_u32(1u)));
+                    unsigned row_8_ = min(lg_, (m_ + kf_neg_u32(1u)));
                     wb_2_[6u] = wv_[(row_8_ * nv_) + v_11_];
                     xb_2_[12u] = xv_[v_11_];
-                    unsigned v_12_ = min(((((lk_ << 5u) << 2u) + 96u) + lane_), (nv_ - 1u));
-                    unsigned row_9_ = min(lg_, (m_ - 1u));
+                    unsigned v_12_ = min(((((lk_ << 5u) << 2u) + 96u) + lane_), (nv_ + kf_neg_u32(1u)));
+                    unsigned row_9_ = min(lg_, (m_ + kf_neg_u32(1u)));
                     wb_2_[7u] = wv_[(row_9_ * nv_) + v_12_];
                     xb_2_[14u] = xv_[v_12_];
                     unsigned t7570_ = lk_ + 1u;
@@ -512,7 +525,7 @@ gemv_f16_f16_f16(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x_, k
         unsigned t8307_ = gridDim.x * (blockDim.x >> 5u);
         #pragma unroll 1
         for (unsigned g_ = t8291_; g_ < m_; g_ = g_ + t8307_) {
-            row_[0u] = min(g_, (m_ - 1u));
+            row_[0u] = min(g_, (m_ + kf_neg_u32(1u)));
             acc_4_[0u] = 0.0f;
             if ((k_ & 7u) == 0u) {
                 #pragma unroll 1
@@ -624,7 +637,7 @@ gemv_f16_f16_f16(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x_, k
                 }
             }
             float t8914_ = acc_4_[0u];
-            unsigned t8936_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+            unsigned t8936_ = min(((blockDim.x * (blockDim.y * blockDim.z)) + kf_neg_u32((((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u))), 32u);
             if (t8936_ == 32u) {
                 float t8941_ = __fadd_rn(t8914_, kf_shfl_xor(t8914_, 16u, kf_wn));
                 float t8944_ = __fadd_rn(t8941_, kf_shfl_xor(t8941_, 8u, kf_wn));
@@ -713,20 +726,20 @@ gemv_f16_f16_f32(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x_, f
             #pragma unroll 1
             for (unsigned t0_ = 0u; t0_ < t6511_; t0_ = t0_ + 2u) {
                 if (t0_ < t4891_) {
-                    unsigned v_ = min((((lk_ << 5u) << 2u) + lane_), (nv_ - 1u));
-                    unsigned row_2_ = min(lg_, (m_ - 1u));
+                    unsigned v_ = min((((lk_ << 5u) << 2u) + lane_), (nv_ + kf_neg_u32(1u)));
+                    unsigned row_2_ = min(lg_, (m_ + kf_neg_u32(1u)));
                     wb_2_[0u] = wv_[(row_2_ * nv_) + v_];
                     xb_2_[0u] = xv_[v_];
-                    unsigned v_2_ = min(((((lk_ << 5u) << 2u) + 32u) + lane_), (nv_ - 1u));
-                    unsigned row_3_ = min(lg_, (m_ - 1u));
+                    unsigned v_2_ = min(((((lk_ << 5u) << 2u) + 32u) + lane_), (nv_ + kf_neg_u32(1u)));
+                    unsigned row_3_ = min(lg_, (m_ + kf_neg_u32(1u)));
                     wb_2_[1u] = wv_[(row_3_ * nv_) + v_2_];
                     xb_2_[2u] = xv_[v_2_];
-                    unsigned v_3_ = min(((((lk_ << 5u) << 2u) + 64u) + lane_), (nv_ - 1u));
-                    unsigned row_4_ = min(lg_, (m_ - 1u));
+                    unsigned v_3_ = min(((((lk_ << 5u) << 2u) + 64u) + lane_), (nv_ + kf_neg_u32(1u)));
+                    unsigned row_4_ = min(lg_, (m_ + kf_neg_u32(1u)));
                     wb_2_[2u] = wv_[(row_4_ * nv_) + v_3_];
                     xb_2_[4u] = xv_[v_3_];
-                    unsigned v_4_ = min(((((lk_ << 5u) << 2u) + 96u) + lane_), (nv_ - 1u));
-                    unsigned row_5_ = min(lg_, (m_ - 1u));
+                    unsigned v_4_ = min(((((lk_ << 5u) << 2u) + 96u) + lane_), (nv_ + kf_neg_u32(1u)));
+                    unsigned row_5_ = min(lg_, (m_ + kf_neg_u32(1u)));
                     wb_2_[3u] = wv_[(row_5_ * nv_) + v_4_];
                     xb_2_[6u] = xv_[v_4_];
                     unsigned t6715_ = lk_ + 1u;
@@ -830,20 +843,20 @@ gemv_f16_f16_f32(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x_, f
                     }
                 }
                 if ((t0_ + 1u) < t4891_) {
-                    unsigned v_9_ = min((((lk_ << 5u) << 2u) + lane_), (nv_ - 1u));
-                    unsigned row_6_ = min(lg_, (m_ - 1u));
+                    unsigned v_9_ = min((((lk_ << 5u) << 2u) + lane_), (nv_ + kf_neg_u32(1u)));
+                    unsigned row_6_ = min(lg_, (m_ + kf_neg_u32(1u)));
                     wb_2_[4u] = wv_[(row_6_ * nv_) + v_9_];
                     xb_2_[8u] = xv_[v_9_];
-                    unsigned v_10_ = min(((((lk_ << 5u) << 2u) + 32u) + lane_), (nv_ - 1u));
-                    unsigned row_7_ = min(lg_, (m_ - 1u));
+                    unsigned v_10_ = min(((((lk_ << 5u) << 2u) + 32u) + lane_), (nv_ + kf_neg_u32(1u)));
+                    unsigned row_7_ = min(lg_, (m_ + kf_neg_u32(1u)));
                     wb_2_[5u] = wv_[(row_7_ * nv_) + v_10_];
                     xb_2_[10u] = xv_[v_10_];
-                    unsigned v_11_ = min(((((lk_ << 5u) << 2u) + 64u) + lane_), (nv_ - 1u));
-                    unsigned row_8_ = min(lg_, (m_ - 1u));
+                    unsigned v_11_ = min(((((lk_ << 5u) << 2u) + 64u) + lane_), (nv_ + kf_neg_u32(1u)));
+                    unsigned row_8_ = min(lg_, (m_ + kf_neg_u32(1u)));
                     wb_2_[6u] = wv_[(row_8_ * nv_) + v_11_];
                     xb_2_[12u] = xv_[v_11_];
-                    unsigned v_12_ = min(((((lk_ << 5u) << 2u) + 96u) + lane_), (nv_ - 1u));
-                    unsigned row_9_ = min(lg_, (m_ - 1u));
+                    unsigned v_12_ = min(((((lk_ << 5u) << 2u) + 96u) + lane_), (nv_ + kf_neg_u32(1u)));
+                    unsigned row_9_ = min(lg_, (m_ + kf_neg_u32(1u)));
                     wb_2_[7u] = wv_[(row_9_ * nv_) + v_12_];
                     xb_2_[14u] = xv_[v_12_];
                     unsigned t7570_ = lk_ + 1u;
@@ -955,7 +968,7 @@ gemv_f16_f16_f32(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x_, f
         unsigned t8307_ = gridDim.x * (blockDim.x >> 5u);
         #pragma unroll 1
         for (unsigned g_ = t8291_; g_ < m_; g_ = g_ + t8307_) {
-            row_[0u] = min(g_, (m_ - 1u));
+            row_[0u] = min(g_, (m_ + kf_neg_u32(1u)));
             acc_4_[0u] = 0.0f;
             if ((k_ & 7u) == 0u) {
                 #pragma unroll 1
@@ -1067,7 +1080,7 @@ gemv_f16_f16_f32(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x_, f
                 }
             }
             float t8914_ = acc_4_[0u];
-            unsigned t8936_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+            unsigned t8936_ = min(((blockDim.x * (blockDim.y * blockDim.z)) + kf_neg_u32((((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u))), 32u);
             if (t8936_ == 32u) {
                 float t8941_ = __fadd_rn(t8914_, kf_shfl_xor(t8914_, 16u, kf_wn));
                 float t8944_ = __fadd_rn(t8941_, kf_shfl_xor(t8941_, 8u, kf_wn));
@@ -1157,26 +1170,26 @@ gemv_f16_f32_f16(const kf_f16* __restrict__ w_, const float* __restrict__ x_, kf
             #pragma unroll 1
             for (unsigned t0_ = 0u; t0_ < t6511_; t0_ = t0_ + 2u) {
                 if (t0_ < t4891_) {
-                    unsigned v_ = min((((lk_ << 5u) << 2u) + lane_), (nv_ - 1u));
-                    unsigned row_2_ = min(lg_, (m_ - 1u));
+                    unsigned v_ = min((((lk_ << 5u) << 2u) + lane_), (nv_ + kf_neg_u32(1u)));
+                    unsigned row_2_ = min(lg_, (m_ + kf_neg_u32(1u)));
                     wb_2_[0u] = wv_[(row_2_ * nv_) + v_];
-                    xb_2_[0u] = xv_[min((v_ << 1u), (t4828_ - 1u))];
-                    xb_2_[1u] = xv_[min(((v_ << 1u) + 1u), (t4828_ - 1u))];
-                    unsigned v_2_ = min(((((lk_ << 5u) << 2u) + 32u) + lane_), (nv_ - 1u));
-                    unsigned row_3_ = min(lg_, (m_ - 1u));
+                    xb_2_[0u] = xv_[min((v_ << 1u), (t4828_ + kf_neg_u32(1u)))];
+                    xb_2_[1u] = xv_[min(((v_ << 1u) + 1u), (t4828_ + kf_neg_u32(1u)))];
+                    unsigned v_2_ = min(((((lk_ << 5u) << 2u) + 32u) + lane_), (nv_ + kf_neg_u32(1u)));
+                    unsigned row_3_ = min(lg_, (m_ + kf_neg_u32(1u)));
                     wb_2_[1u] = wv_[(row_3_ * nv_) + v_2_];
-                    xb_2_[2u] = xv_[min((v_2_ << 1u), (t4828_ - 1u))];
-                    xb_2_[3u] = xv_[min(((v_2_ << 1u) + 1u), (t4828_ - 1u))];
-                    unsigned v_3_ = min(((((lk_ << 5u) << 2u) + 64u) + lane_), (nv_ - 1u));
-                    unsigned row_4_ = min(lg_, (m_ - 1u));
+                    xb_2_[2u] = xv_[min((v_2_ << 1u), (t4828_ + kf_neg_u32(1u)))];
+                    xb_2_[3u] = xv_[min(((v_2_ << 1u) + 1u), (t4828_ + kf_neg_u32(1u)))];
+                    unsigned v_3_ = min(((((lk_ << 5u) << 2u) + 64u) + lane_), (nv_ + kf_neg_u32(1u)));
+                    unsigned row_4_ = min(lg_, (m_ + kf_neg_u32(1u)));
                     wb_2_[2u] = wv_[(row_4_ * nv_) + v_3_];
-                    xb_2_[4u] = xv_[min((v_3_ << 1u), (t4828_ - 1u))];
-                    xb_2_[5u] = xv_[min(((v_3_ << 1u) + 1u), (t4828_ - 1u))];
-                    unsigned v_4_ = min(((((lk_ << 5u) << 2u) + 96u) + lane_), (nv_ - 1u));
-                    unsigned row_5_ = min(lg_, (m_ - 1u));
+                    xb_2_[4u] = xv_[min((v_3_ << 1u), (t4828_ + kf_neg_u32(1u)))];
+                    xb_2_[5u] = xv_[min(((v_3_ << 1u) + 1u), (t4828_ + kf_neg_u32(1u)))];
+                    unsigned v_4_ = min(((((lk_ << 5u) << 2u) + 96u) + lane_), (nv_ + kf_neg_u32(1u)));
+                    unsigned row_5_ = min(lg_, (m_ + kf_neg_u32(1u)));
                     wb_2_[3u] = wv_[(row_5_ * nv_) + v_4_];
-                    xb_2_[6u] = xv_[min((v_4_ << 1u), (t4828_ - 1u))];
-                    xb_2_[7u] = xv_[min(((v_4_ << 1u) + 1u), (t4828_ - 1u))];
+                    xb_2_[6u] = xv_[min((v_4_ << 1u), (t4828_ + kf_neg_u32(1u)))];
+                    xb_2_[7u] = xv_[min(((v_4_ << 1u) + 1u), (t4828_ + kf_neg_u32(1u)))];
                     unsigned t6715_ = lk_ + 1u;
                     lk_ = t6715_;
                     if (t6715_ == steps_) {
@@ -1286,26 +1299,26 @@ gemv_f16_f32_f16(const kf_f16* __restrict__ w_, const float* __restrict__ x_, kf
                     }
                 }
                 if ((t0_ + 1u) < t4891_) {
-                    unsigned v_9_ = min((((lk_ << 5u) << 2u) + lane_), (nv_ - 1u));
-                    unsigned row_6_ = min(lg_, (m_ - 1u));
+                    unsigned v_9_ = min((((lk_ << 5u) << 2u) + lane_), (nv_ + kf_neg_u32(1u)));
+                    unsigned row_6_ = min(lg_, (m_ + kf_neg_u32(1u)));
                     wb_2_[4u] = wv_[(row_6_ * nv_) + v_9_];
-                    xb_2_[8u] = xv_[min((v_9_ << 1u), (t4828_ - 1u))];
-                    xb_2_[9u] = xv_[min(((v_9_ << 1u) + 1u), (t4828_ - 1u))];
-                    unsigned v_10_ = min(((((lk_ << 5u) << 2u) + 32u) + lane_), (nv_ - 1u));
-                    unsigned row_7_ = min(lg_, (m_ - 1u));
+                    xb_2_[8u] = xv_[min((v_9_ << 1u), (t4828_ + kf_neg_u32(1u)))];
+                    xb_2_[9u] = xv_[min(((v_9_ << 1u) + 1u), (t4828_ + kf_neg_u32(1u)))];
+                    unsigned v_10_ = min(((((lk_ << 5u) << 2u) + 32u) + lane_), (nv_ + kf_neg_u32(1u)));
+                    unsigned row_7_ = min(lg_, (m_ + kf_neg_u32(1u)));
                     wb_2_[5u] = wv_[(row_7_ * nv_) + v_10_];
-                    xb_2_[10u] = xv_[min((v_10_ << 1u), (t4828_ - 1u))];
-                    xb_2_[11u] = xv_[min(((v_10_ << 1u) + 1u), (t4828_ - 1u))];
-                    unsigned v_11_ = min(((((lk_ << 5u) << 2u) + 64u) + lane_), (nv_ - 1u));
-                    unsigned row_8_ = min(lg_, (m_ - 1u));
+                    xb_2_[10u] = xv_[min((v_10_ << 1u), (t4828_ + kf_neg_u32(1u)))];
+                    xb_2_[11u] = xv_[min(((v_10_ << 1u) + 1u), (t4828_ + kf_neg_u32(1u)))];
+                    unsigned v_11_ = min(((((lk_ << 5u) << 2u) + 64u) + lane_), (nv_ + kf_neg_u32(1u)));
+                    unsigned row_8_ = min(lg_, (m_ + kf_neg_u32(1u)));
                     wb_2_[6u] = wv_[(row_8_ * nv_) + v_11_];
-                    xb_2_[12u] = xv_[min((v_11_ << 1u), (t4828_ - 1u))];
-                    xb_2_[13u] = xv_[min(((v_11_ << 1u) + 1u), (t4828_ - 1u))];
-                    unsigned v_12_ = min(((((lk_ << 5u) << 2u) + 96u) + lane_), (nv_ - 1u));
-                    unsigned row_9_ = min(lg_, (m_ - 1u));
+                    xb_2_[12u] = xv_[min((v_11_ << 1u), (t4828_ + kf_neg_u32(1u)))];
+                    xb_2_[13u] = xv_[min(((v_11_ << 1u) + 1u), (t4828_ + kf_neg_u32(1u)))];
+                    unsigned v_12_ = min(((((lk_ << 5u) << 2u) + 96u) + lane_), (nv_ + kf_neg_u32(1u)));
+                    unsigned row_9_ = min(lg_, (m_ + kf_neg_u32(1u)));
                     wb_2_[7u] = wv_[(row_9_ * nv_) + v_12_];
-                    xb_2_[14u] = xv_[min((v_12_ << 1u), (t4828_ - 1u))];
-                    xb_2_[15u] = xv_[min(((v_12_ << 1u) + 1u), (t4828_ - 1u))];
+                    xb_2_[14u] = xv_[min((v_12_ << 1u), (t4828_ + kf_neg_u32(1u)))];
+                    xb_2_[15u] = xv_[min(((v_12_ << 1u) + 1u), (t4828_ + kf_neg_u32(1u)))];
                     unsigned t7570_ = lk_ + 1u;
                     lk_ = t7570_;
                     if (t7570_ == steps_) {
@@ -1423,7 +1436,7 @@ gemv_f16_f32_f16(const kf_f16* __restrict__ w_, const float* __restrict__ x_, kf
         unsigned t8307_ = gridDim.x * (blockDim.x >> 5u);
         #pragma unroll 1
         for (unsigned g_ = t8291_; g_ < m_; g_ = g_ + t8307_) {
-            row_[0u] = min(g_, (m_ - 1u));
+            row_[0u] = min(g_, (m_ + kf_neg_u32(1u)));
             acc_4_[0u] = 0.0f;
             if ((k_ & 7u) == 0u) {
                 #pragma unroll 1
@@ -1547,7 +1560,7 @@ gemv_f16_f32_f16(const kf_f16* __restrict__ w_, const float* __restrict__ x_, kf
                 }
             }
             float t8914_ = acc_4_[0u];
-            unsigned t8936_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+            unsigned t8936_ = min(((blockDim.x * (blockDim.y * blockDim.z)) + kf_neg_u32((((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u))), 32u);
             if (t8936_ == 32u) {
                 float t8941_ = __fadd_rn(t8914_, kf_shfl_xor(t8914_, 16u, kf_wn));
                 float t8944_ = __fadd_rn(t8941_, kf_shfl_xor(t8941_, 8u, kf_wn));
@@ -1637,26 +1650,26 @@ gemv_f16_f32_f32(const kf_f16* __restrict__ w_, const float* __restrict__ x_, fl
             #pragma unroll 1
             for (unsigned t0_ = 0u; t0_ < t6511_; t0_ = t0_ + 2u) {
                 if (t0_ < t4891_) {
-                    unsigned v_ = min((((lk_ << 5u) << 2u) + lane_), (nv_ - 1u));
-                    unsigned row_2_ = min(lg_, (m_ - 1u));
+                    unsigned v_ = min((((lk_ << 5u) << 2u) + lane_), (nv_ + kf_neg_u32(1u)));
+                    unsigned row_2_ = min(lg_, (m_ + kf_neg_u32(1u)));
                     wb_2_[0u] = wv_[(row_2_ * nv_) + v_];
-                    xb_2_[0u] = xv_[min((v_ << 1u), (t4828_ - 1u))];
-                    xb_2_[1u] = xv_[min(((v_ << 1u) + 1u), (t4828_ - 1u))];
-                    unsigned v_2_ = min(((((lk_ << 5u) << 2u) + 32u) + lane_), (nv_ - 1u));
-                    unsigned row_3_ = min(lg_, (m_ - 1u));
+                    xb_2_[0u] = xv_[min((v_ << 1u), (t4828_ + kf_neg_u32(1u)))];
+                    xb_2_[1u] = xv_[min(((v_ << 1u) + 1u), (t4828_ + kf_neg_u32(1u)))];
+                    unsigned v_2_ = min(((((lk_ << 5u) << 2u) + 32u) + lane_), (nv_ + kf_neg_u32(1u)));
+                    unsigned row_3_ = min(lg_, (m_ + kf_neg_u32(1u)));
                     wb_2_[1u] = wv_[(row_3_ * nv_) + v_2_];
-                    xb_2_[2u] = xv_[min((v_2_ << 1u), (t4828_ - 1u))];
-                    xb_2_[3u] = xv_[min(((v_2_ << 1u) + 1u), (t4828_ - 1u))];
-                    unsigned v_3_ = min(((((lk_ << 5u) << 2u) + 64u) + lane_), (nv_ - 1u));
-                    unsigned row_4_ = min(lg_, (m_ - 1u));
+                    xb_2_[2u] = xv_[min((v_2_ << 1u), (t4828_ + kf_neg_u32(1u)))];
+                    xb_2_[3u] = xv_[min(((v_2_ << 1u) + 1u), (t4828_ + kf_neg_u32(1u)))];
+                    unsigned v_3_ = min(((((lk_ << 5u) << 2u) + 64u) + lane_), (nv_ + kf_neg_u32(1u)));
+                    unsigned row_4_ = min(lg_, (m_ + kf_neg_u32(1u)));
                     wb_2_[2u] = wv_[(row_4_ * nv_) + v_3_];
-                    xb_2_[4u] = xv_[min((v_3_ << 1u), (t4828_ - 1u))];
-                    xb_2_[5u] = xv_[min(((v_3_ << 1u) + 1u), (t4828_ - 1u))];
-                    unsigned v_4_ = min(((((lk_ << 5u) << 2u) + 96u) + lane_), (nv_ - 1u));
-                    unsigned row_5_ = min(lg_, (m_ - 1u));
+                    xb_2_[4u] = xv_[min((v_3_ << 1u), (t4828_ + kf_neg_u32(1u)))];
+                    xb_2_[5u] = xv_[min(((v_3_ << 1u) + 1u), (t4828_ + kf_neg_u32(1u)))];
+                    unsigned v_4_ = min(((((lk_ << 5u) << 2u) + 96u) + lane_), (nv_ + kf_neg_u32(1u)));
+                    unsigned row_5_ = min(lg_, (m_ + kf_neg_u32(1u)));
                     wb_2_[3u] = wv_[(row_5_ * nv_) + v_4_];
-                    xb_2_[6u] = xv_[min((v_4_ << 1u), (t4828_ - 1u))];
-                    xb_2_[7u] = xv_[min(((v_4_ << 1u) + 1u), (t4828_ - 1u))];
+                    xb_2_[6u] = xv_[min((v_4_ << 1u), (t4828_ + kf_neg_u32(1u)))];
+                    xb_2_[7u] = xv_[min(((v_4_ << 1u) + 1u), (t4828_ + kf_neg_u32(1u)))];
                     unsigned t6715_ = lk_ + 1u;
                     lk_ = t6715_;
                     if (t6715_ == steps_) {
@@ -1766,26 +1779,26 @@ gemv_f16_f32_f32(const kf_f16* __restrict__ w_, const float* __restrict__ x_, fl
                     }
                 }
                 if ((t0_ + 1u) < t4891_) {
-                    unsigned v_9_ = min((((lk_ << 5u) << 2u) + lane_), (nv_ - 1u));
-                    unsigned row_6_ = min(lg_, (m_ - 1u));
+                    unsigned v_9_ = min((((lk_ << 5u) << 2u) + lane_), (nv_ + kf_neg_u32(1u)));
+                    unsigned row_6_ = min(lg_, (m_ + kf_neg_u32(1u)));
                     wb_2_[4u] = wv_[(row_6_ * nv_) + v_9_];
-                    xb_2_[8u] = xv_[min((v_9_ << 1u), (t4828_ - 1u))];
-                    xb_2_[9u] = xv_[min(((v_9_ << 1u) + 1u), (t4828_ - 1u))];
-                    unsigned v_10_ = min(((((lk_ << 5u) << 2u) + 32u) + lane_), (nv_ - 1u));
-                    unsigned row_7_ = min(lg_, (m_ - 1u));
+                    xb_2_[8u] = xv_[min((v_9_ << 1u), (t4828_ + kf_neg_u32(1u)))];
+                    xb_2_[9u] = xv_[min(((v_9_ << 1u) + 1u), (t4828_ + kf_neg_u32(1u)))];
+                    unsigned v_10_ = min(((((lk_ << 5u) << 2u) + 32u) + lane_), (nv_ + kf_neg_u32(1u)));
+                    unsigned row_7_ = min(lg_, (m_ + kf_neg_u32(1u)));
                     wb_2_[5u] = wv_[(row_7_ * nv_) + v_10_];
-                    xb_2_[10u] = xv_[min((v_10_ << 1u), (t4828_ - 1u))];
-                    xb_2_[11u] = xv_[min(((v_10_ << 1u) + 1u), (t4828_ - 1u))];
-                    unsigned v_11_ = min(((((lk_ << 5u) << 2u) + 64u) + lane_), (nv_ - 1u));
-                    unsigned row_8_ = min(lg_, (m_ - 1u));
+                    xb_2_[10u] = xv_[min((v_10_ << 1u), (t4828_ + kf_neg_u32(1u)))];
+                    xb_2_[11u] = xv_[min(((v_10_ << 1u) + 1u), (t4828_ + kf_neg_u32(1u)))];
+                    unsigned v_11_ = min(((((lk_ << 5u) << 2u) + 64u) + lane_), (nv_ + kf_neg_u32(1u)));
+                    unsigned row_8_ = min(lg_, (m_ + kf_neg_u32(1u)));
                     wb_2_[6u] = wv_[(row_8_ * nv_) + v_11_];
-                    xb_2_[12u] = xv_[min((v_11_ << 1u), (t4828_ - 1u))];
-                    xb_2_[13u] = xv_[min(((v_11_ << 1u) + 1u), (t4828_ - 1u))];
-                    unsigned v_12_ = min(((((lk_ << 5u) << 2u) + 96u) + lane_), (nv_ - 1u));
-                    unsigned row_9_ = min(lg_, (m_ - 1u));
+                    xb_2_[12u] = xv_[min((v_11_ << 1u), (t4828_ + kf_neg_u32(1u)))];
+                    xb_2_[13u] = xv_[min(((v_11_ << 1u) + 1u), (t4828_ + kf_neg_u32(1u)))];
+                    unsigned v_12_ = min(((((lk_ << 5u) << 2u) + 96u) + lane_), (nv_ + kf_neg_u32(1u)));
+                    unsigned row_9_ = min(lg_, (m_ + kf_neg_u32(1u)));
                     wb_2_[7u] = wv_[(row_9_ * nv_) + v_12_];
-                    xb_2_[14u] = xv_[min((v_12_ << 1u), (t4828_ - 1u))];
-                    xb_2_[15u] = xv_[min(((v_12_ << 1u) + 1u), (t4828_ - 1u))];
+                    xb_2_[14u] = xv_[min((v_12_ << 1u), (t4828_ + kf_neg_u32(1u)))];
+                    xb_2_[15u] = xv_[min(((v_12_ << 1u) + 1u), (t4828_ + kf_neg_u32(1u)))];
                     unsigned t7570_ = lk_ + 1u;
                     lk_ = t7570_;
                     if (t7570_ == steps_) {
@@ -1903,7 +1916,7 @@ gemv_f16_f32_f32(const kf_f16* __restrict__ w_, const float* __restrict__ x_, fl
         unsigned t8307_ = gridDim.x * (blockDim.x >> 5u);
         #pragma unroll 1
         for (unsigned g_ = t8291_; g_ < m_; g_ = g_ + t8307_) {
-            row_[0u] = min(g_, (m_ - 1u));
+            row_[0u] = min(g_, (m_ + kf_neg_u32(1u)));
             acc_4_[0u] = 0.0f;
             if ((k_ & 7u) == 0u) {
                 #pragma unroll 1
@@ -2027,7 +2040,7 @@ gemv_f16_f32_f32(const kf_f16* __restrict__ w_, const float* __restrict__ x_, fl
                 }
             }
             float t8914_ = acc_4_[0u];
-            unsigned t8936_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+            unsigned t8936_ = min(((blockDim.x * (blockDim.y * blockDim.z)) + kf_neg_u32((((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u))), 32u);
             if (t8936_ == 32u) {
                 float t8941_ = __fadd_rn(t8914_, kf_shfl_xor(t8914_, 16u, kf_wn));
                 float t8944_ = __fadd_rn(t8941_, kf_shfl_xor(t8941_, 8u, kf_wn));
@@ -2116,20 +2129,20 @@ gemv_bf16_f16_f16(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__ x_,
             #pragma unroll 1
             for (unsigned t0_ = 0u; t0_ < t6511_; t0_ = t0_ + 2u) {
                 if (t0_ < t4891_) {
-                    unsigned v_ = min((((lk_ << 5u) << 2u) + lane_), (nv_ - 1u));
-                    unsigned row_2_ = min(lg_, (m_ - 1u));
+                    unsigned v_ = min((((lk_ << 5u) << 2u) + lane_), (nv_ + kf_neg_u32(1u)));
+                    unsigned row_2_ = min(lg_, (m_ + kf_neg_u32(1u)));
                     wb_2_[0u] = wv_[(row_2_ * nv_) + v_];
                     xb_2_[0u] = xv_[v_];
-                    unsigned v_2_ = min(((((lk_ << 5u) << 2u) + 32u) + lane_), (nv_ - 1u));
-                    unsigned row_3_ = min(lg_, (m_ - 1u));
+                    unsigned v_2_ = min(((((lk_ << 5u) << 2u) + 32u) + lane_), (nv_ + kf_neg_u32(1u)));
+                    unsigned row_3_ = min(lg_, (m_ + kf_neg_u32(1u)));
                     wb_2_[1u] = wv_[(row_3_ * nv_) + v_2_];
                     xb_2_[2u] = xv_[v_2_];
-                    unsigned v_3_ = min(((((lk_ << 5u) << 2u) + 64u) + lane_), (nv_ - 1u));
-                    unsigned row_4_ = min(lg_, (m_ - 1u));
+                    unsigned v_3_ = min(((((lk_ << 5u) << 2u) + 64u) + lane_), (nv_ + kf_neg_u32(1u)));
+                    unsigned row_4_ = min(lg_, (m_ + kf_neg_u32(1u)));
                     wb_2_[2u] = wv_[(row_4_ * nv_) + v_3_];
                     xb_2_[4u] = xv_[v_3_];
-                    unsigned v_4_ = min(((((lk_ << 5u) << 2u) + 96u) + lane_), (nv_ - 1u));
-                    unsigned row_5_ = min(lg_, (m_ - 1u));
+                    unsigned v_4_ = min(((((lk_ << 5u) << 2u) + 96u) + lane_), (nv_ + kf_neg_u32(1u)));
+                    unsigned row_5_ = min(lg_, (m_ + kf_neg_u32(1u)));
                     wb_2_[3u] = wv_[(row_5_ * nv_) + v_4_];
                     xb_2_[6u] = xv_[v_4_];
                     unsigned t6715_ = lk_ + 1u;
@@ -2233,20 +2246,20 @@ gemv_bf16_f16_f16(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__ x_,
                     }
                 }
                 if ((t0_ + 1u) < t4891_) {
-                    unsigned v_9_ = min((((lk_ << 5u) << 2u) + lane_), (nv_ - 1u));
-                    unsigned row_6_ = min(lg_, (m_ - 1u));
+                    unsigned v_9_ = min((((lk_ << 5u) << 2u) + lane_), (nv_ + kf_neg_u32(1u)));
+                    unsigned row_6_ = min(lg_, (m_ + kf_neg_u32(1u)));
                     wb_2_[4u] = wv_[(row_6_ * nv_) + v_9_];
                     xb_2_[8u] = xv_[v_9_];
-                    unsigned v_10_ = min(((((lk_ << 5u) << 2u) + 32u) + lane_), (nv_ - 1u));
-                    unsigned row_7_ = min(lg_, (m_ - 1u));
+                    unsigned v_10_ = min(((((lk_ << 5u) << 2u) + 32u) + lane_), (nv_ + kf_neg_u32(1u)));
+                    unsigned row_7_ = min(lg_, (m_ + kf_neg_u32(1u)));
                     wb_2_[5u] = wv_[(row_7_ * nv_) + v_10_];
                     xb_2_[10u] = xv_[v_10_];
-                    unsigned v_11_ = min(((((lk_ << 5u) << 2u) + 64u) + lane_), (nv_ - 1u));
-                    unsigned row_8_ = min(lg_, (m_ - 1u));
+                    unsigned v_11_ = min(((((lk_ << 5u) << 2u) + 64u) + lane_), (nv_ + kf_neg_u32(1u)));
+                    unsigned row_8_ = min(lg_, (m_ + kf_neg_u32(1u)));
                     wb_2_[6u] = wv_[(row_8_ * nv_) + v_11_];
                     xb_2_[12u] = xv_[v_11_];
-                    unsigned v_12_ = min(((((lk_ << 5u) << 2u) + 96u) + lane_), (nv_ - 1u));
-                    unsigned row_9_ = min(lg_, (m_ - 1u));
+                    unsigned v_12_ = min(((((lk_ << 5u) << 2u) + 96u) + lane_), (nv_ + kf_neg_u32(1u)));
+                    unsigned row_9_ = min(lg_, (m_ + kf_neg_u32(1u)));
                     wb_2_[7u] = wv_[(row_9_ * nv_) + v_12_];
                     xb_2_[14u] = xv_[v_12_];
                     unsigned t7570_ = lk_ + 1u;
@@ -2358,7 +2371,7 @@ gemv_bf16_f16_f16(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__ x_,
         unsigned t8307_ = gridDim.x * (blockDim.x >> 5u);
         #pragma unroll 1
         for (unsigned g_ = t8291_; g_ < m_; g_ = g_ + t8307_) {
-            row_[0u] = min(g_, (m_ - 1u));
+            row_[0u] = min(g_, (m_ + kf_neg_u32(1u)));
             acc_4_[0u] = 0.0f;
             if ((k_ & 7u) == 0u) {
                 #pragma unroll 1
@@ -2470,7 +2483,7 @@ gemv_bf16_f16_f16(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__ x_,
                 }
             }
             float t8914_ = acc_4_[0u];
-            unsigned t8936_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+            unsigned t8936_ = min(((blockDim.x * (blockDim.y * blockDim.z)) + kf_neg_u32((((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u))), 32u);
             if (t8936_ == 32u) {
                 float t8941_ = __fadd_rn(t8914_, kf_shfl_xor(t8914_, 16u, kf_wn));
                 float t8944_ = __fadd_rn(t8941_, kf_shfl_xor(t8941_, 8u, kf_wn));
@@ -2559,20 +2572,20 @@ gemv_bf16_f16_f32(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__ x_,
             #pragma unroll 1
             for (unsigned t0_ = 0u; t0_ < t6511_; t0_ = t0_ + 2u) {
                 if (t0_ < t4891_) {
-                    unsigned v_ = min((((lk_ << 5u) << 2u) + lane_), (nv_ - 1u));
-                    unsigned row_2_ = min(lg_, (m_ - 1u));
+                    unsigned v_ = min((((lk_ << 5u) << 2u) + lane_), (nv_ + kf_neg_u32(1u)));
+                    unsigned row_2_ = min(lg_, (m_ + kf_neg_u32(1u)));
                     wb_2_[0u] = wv_[(row_2_ * nv_) + v_];
                     xb_2_[0u] = xv_[v_];
-                    unsigned v_2_ = min(((((lk_ << 5u) << 2u) + 32u) + lane_), (nv_ - 1u));
-                    unsigned row_3_ = min(lg_, (m_ - 1u));
+                    unsigned v_2_ = min(((((lk_ << 5u) << 2u) + 32u) + lane_), (nv_ + kf_neg_u32(1u)));
+                    unsigned row_3_ = min(lg_, (m_ + kf_neg_u32(1u)));
                     wb_2_[1u] = wv_[(row_3_ * nv_) + v_2_];
                     xb_2_[2u] = xv_[v_2_];
-                    unsigned v_3_ = min(((((lk_ << 5u) << 2u) + 64u) + lane_), (nv_ - 1u));
-                    unsigned row_4_ = min(lg_, (m_ - 1u));
+                    unsigned v_3_ = min(((((lk_ << 5u) << 2u) + 64u) + lane_), (nv_ + kf_neg_u32(1u)));
+                    unsigned row_4_ = min(lg_, (m_ + kf_neg_u32(1u)));
                     wb_2_[2u] = wv_[(row_4_ * nv_) + v_3_];
                     xb_2_[4u] = xv_[v_3_];
-                    unsigned v_4_ = min(((((lk_ << 5u) << 2u) + 96u) + lane_), (nv_ - 1u));
-                    unsigned row_5_ = min(lg_, (m_ - 1u));
+                    unsigned v_4_ = min(((((lk_ << 5u) << 2u) + 96u) + lane_), (nv_ + kf_neg_u32(1u)));
+                    unsigned row_5_ = min(lg_, (m_ + kf_neg_u32(1u)));
                     wb_2_[3u] = wv_[(row_5_ * nv_) + v_4_];
                     xb_2_[6u] = xv_[v_4_];
                     unsigned t6715_ = lk_ + 1u;
@@ -2676,20 +2689,20 @@ gemv_bf16_f16_f32(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__ x_,
                     }
                 }
                 if ((t0_ + 1u) < t4891_) {
-                    unsigned v_9_ = min((((lk_ << 5u) << 2u) + lane_), (nv_ - 1u));
-                    unsigned row_6_ = min(lg_, (m_ - 1u));
+                    unsigned v_9_ = min((((lk_ << 5u) << 2u) + lane_), (nv_ + kf_neg_u32(1u)));
+                    unsigned row_6_ = min(lg_, (m_ + kf_neg_u32(1u)));
                     wb_2_[4u] = wv_[(row_6_ * nv_) + v_9_];
                     xb_2_[8u] = xv_[v_9_];
-                    unsigned v_10_ = min(((((lk_ << 5u) << 2u) + 32u) + lane_), (nv_ - 1u));
-                    unsigned row_7_ = min(lg_, (m_ - 1u));
+                    unsigned v_10_ = min(((((lk_ << 5u) << 2u) + 32u) + lane_), (nv_ + kf_neg_u32(1u)));
+                    unsigned row_7_ = min(lg_, (m_ + kf_neg_u32(1u)));
                     wb_2_[5u] = wv_[(row_7_ * nv_) + v_10_];
                     xb_2_[10u] = xv_[v_10_];
-                    unsigned v_11_ = min(((((lk_ << 5u) << 2u) + 64u) + lane_), (nv_ - 1u));
-                    unsigned row_8_ = min(lg_, (m_ - 1u));
+                    unsigned v_11_ = min(((((lk_ << 5u) << 2u) + 64u) + lane_), (nv_ + kf_neg_u32(1u)));
+                    unsigned row_8_ = min(lg_, (m_ + kf_neg_u32(1u)));
                     wb_2_[6u] = wv_[(row_8_ * nv_) + v_11_];
                     xb_2_[12u] = xv_[v_11_];
-                    unsigned v_12_ = min(((((lk_ << 5u) << 2u) + 96u) + lane_), (nv_ - 1u));
-                    unsigned row_9_ = min(lg_, (m_ - 1u));
+                    unsigned v_12_ = min(((((lk_ << 5u) << 2u) + 96u) + lane_), (nv_ + kf_neg_u32(1u)));
+                    unsigned row_9_ = min(lg_, (m_ + kf_neg_u32(1u)));
                     wb_2_[7u] = wv_[(row_9_ * nv_) + v_12_];
                     xb_2_[14u] = xv_[v_12_];
                     unsigned t7570_ = lk_ + 1u;
@@ -2801,7 +2814,7 @@ gemv_bf16_f16_f32(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__ x_,
         unsigned t8307_ = gridDim.x * (blockDim.x >> 5u);
         #pragma unroll 1
         for (unsigned g_ = t8291_; g_ < m_; g_ = g_ + t8307_) {
-            row_[0u] = min(g_, (m_ - 1u));
+            row_[0u] = min(g_, (m_ + kf_neg_u32(1u)));
             acc_4_[0u] = 0.0f;
             if ((k_ & 7u) == 0u) {
                 #pragma unroll 1
@@ -2913,7 +2926,7 @@ gemv_bf16_f16_f32(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__ x_,
                 }
             }
             float t8914_ = acc_4_[0u];
-            unsigned t8936_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+            unsigned t8936_ = min(((blockDim.x * (blockDim.y * blockDim.z)) + kf_neg_u32((((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u))), 32u);
             if (t8936_ == 32u) {
                 float t8941_ = __fadd_rn(t8914_, kf_shfl_xor(t8914_, 16u, kf_wn));
                 float t8944_ = __fadd_rn(t8941_, kf_shfl_xor(t8941_, 8u, kf_wn));
@@ -3003,26 +3016,26 @@ gemv_bf16_f32_f16(const kf_bf16* __restrict__ w_, const float* __restrict__ x_, 
             #pragma unroll 1
             for (unsigned t0_ = 0u; t0_ < t6511_; t0_ = t0_ + 2u) {
                 if (t0_ < t4891_) {
-                    unsigned v_ = min((((lk_ << 5u) << 2u) + lane_), (nv_ - 1u));
-                    unsigned row_2_ = min(lg_, (m_ - 1u));
+                    unsigned v_ = min((((lk_ << 5u) << 2u) + lane_), (nv_ + kf_neg_u32(1u)));
+                    unsigned row_2_ = min(lg_, (m_ + kf_neg_u32(1u)));
                     wb_2_[0u] = wv_[(row_2_ * nv_) + v_];
-                    xb_2_[0u] = xv_[min((v_ << 1u), (t4828_ - 1u))];
-                    xb_2_[1u] = xv_[min(((v_ << 1u) + 1u), (t4828_ - 1u))];
-                    unsigned v_2_ = min(((((lk_ << 5u) << 2u) + 32u) + lane_), (nv_ - 1u));
-                    unsigned row_3_ = min(lg_, (m_ - 1u));
+                    xb_2_[0u] = xv_[min((v_ << 1u), (t4828_ + kf_neg_u32(1u)))];
+                    xb_2_[1u] = xv_[min(((v_ << 1u) + 1u), (t4828_ + kf_neg_u32(1u)))];
+                    unsigned v_2_ = min(((((lk_ << 5u) << 2u) + 32u) + lane_), (nv_ + kf_neg_u32(1u)));
+                    unsigned row_3_ = min(lg_, (m_ + kf_neg_u32(1u)));
                     wb_2_[1u] = wv_[(row_3_ * nv_) + v_2_];
-                    xb_2_[2u] = xv_[min((v_2_ << 1u), (t4828_ - 1u))];
-                    xb_2_[3u] = xv_[min(((v_2_ << 1u) + 1u), (t4828_ - 1u))];
-                    unsigned v_3_ = min(((((lk_ << 5u) << 2u) + 64u) + lane_), (nv_ - 1u));
-                    unsigned row_4_ = min(lg_, (m_ - 1u));
+                    xb_2_[2u] = xv_[min((v_2_ << 1u), (t4828_ + kf_neg_u32(1u)))];
+                    xb_2_[3u] = xv_[min(((v_2_ << 1u) + 1u), (t4828_ + kf_neg_u32(1u)))];
+                    unsigned v_3_ = min(((((lk_ << 5u) << 2u) + 64u) + lane_), (nv_ + kf_neg_u32(1u)));
+                    unsigned row_4_ = min(lg_, (m_ + kf_neg_u32(1u)));
                     wb_2_[2u] = wv_[(row_4_ * nv_) + v_3_];
-                    xb_2_[4u] = xv_[min((v_3_ << 1u), (t4828_ - 1u))];
-                    xb_2_[5u] = xv_[min(((v_3_ << 1u) + 1u), (t4828_ - 1u))];
-                    unsigned v_4_ = min(((((lk_ << 5u) << 2u) + 96u) + lane_), (nv_ - 1u));
-                    unsigned row_5_ = min(lg_, (m_ - 1u));
+                    xb_2_[4u] = xv_[min((v_3_ << 1u), (t4828_ + kf_neg_u32(1u)))];
+                    xb_2_[5u] = xv_[min(((v_3_ << 1u) + 1u), (t4828_ + kf_neg_u32(1u)))];
+                    unsigned v_4_ = min(((((lk_ << 5u) << 2u) + 96u) + lane_), (nv_ + kf_neg_u32(1u)));
+                    unsigned row_5_ = min(lg_, (m_ + kf_neg_u32(1u)));
                     wb_2_[3u] = wv_[(row_5_ * nv_) + v_4_];
-                    xb_2_[6u] = xv_[min((v_4_ << 1u), (t4828_ - 1u))];
-                    xb_2_[7u] = xv_[min(((v_4_ << 1u) + 1u), (t4828_ - 1u))];
+                    xb_2_[6u] = xv_[min((v_4_ << 1u), (t4828_ + kf_neg_u32(1u)))];
+                    xb_2_[7u] = xv_[min(((v_4_ << 1u) + 1u), (t4828_ + kf_neg_u32(1u)))];
                     unsigned t6715_ = lk_ + 1u;
                     lk_ = t6715_;
                     if (t6715_ == steps_) {
@@ -3132,26 +3145,26 @@ gemv_bf16_f32_f16(const kf_bf16* __restrict__ w_, const float* __restrict__ x_, 
                     }
                 }
                 if ((t0_ + 1u) < t4891_) {
-                    unsigned v_9_ = min((((lk_ << 5u) << 2u) + lane_), (nv_ - 1u));
-                    unsigned row_6_ = min(lg_, (m_ - 1u));
+                    unsigned v_9_ = min((((lk_ << 5u) << 2u) + lane_), (nv_ + kf_neg_u32(1u)));
+                    unsigned row_6_ = min(lg_, (m_ + kf_neg_u32(1u)));
                     wb_2_[4u] = wv_[(row_6_ * nv_) + v_9_];
-                    xb_2_[8u] = xv_[min((v_9_ << 1u), (t4828_ - 1u))];
-                    xb_2_[9u] = xv_[min(((v_9_ << 1u) + 1u), (t4828_ - 1u))];
-                    unsigned v_10_ = min(((((lk_ << 5u) << 2u) + 32u) + lane_), (nv_ - 1u));
-                    unsigned row_7_ = min(lg_, (m_ - 1u));
+                    xb_2_[8u] = xv_[min((v_9_ << 1u), (t4828_ + kf_neg_u32(1u)))];
+                    xb_2_[9u] = xv_[min(((v_9_ << 1u) + 1u), (t4828_ + kf_neg_u32(1u)))];
+                    unsigned v_10_ = min(((((lk_ << 5u) << 2u) + 32u) + lane_), (nv_ + kf_neg_u32(1u)));
+                    unsigned row_7_ = min(lg_, (m_ + kf_neg_u32(1u)));
                     wb_2_[5u] = wv_[(row_7_ * nv_) + v_10_];
-                    xb_2_[10u] = xv_[min((v_10_ << 1u), (t4828_ - 1u))];
-                    xb_2_[11u] = xv_[min(((v_10_ << 1u) + 1u), (t4828_ - 1u))];
-                    unsigned v_11_ = min(((((lk_ << 5u) << 2u) + 64u) + lane_), (nv_ - 1u));
-                    unsigned row_8_ = min(lg_, (m_ - 1u));
+                    xb_2_[10u] = xv_[min((v_10_ << 1u), (t4828_ + kf_neg_u32(1u)))];
+                    xb_2_[11u] = xv_[min(((v_10_ << 1u) + 1u), (t4828_ + kf_neg_u32(1u)))];
+                    unsigned v_11_ = min(((((lk_ << 5u) << 2u) + 64u) + lane_), (nv_ + kf_neg_u32(1u)));
+                    unsigned row_8_ = min(lg_, (m_ + kf_neg_u32(1u)));
                     wb_2_[6u] = wv_[(row_8_ * nv_) + v_11_];
-                    xb_2_[12u] = xv_[min((v_11_ << 1u), (t4828_ - 1u))];
-                    xb_2_[13u] = xv_[min(((v_11_ << 1u) + 1u), (t4828_ - 1u))];
-                    unsigned v_12_ = min(((((lk_ << 5u) << 2u) + 96u) + lane_), (nv_ - 1u));
-                    unsigned row_9_ = min(lg_, (m_ - 1u));
+                    xb_2_[12u] = xv_[min((v_11_ << 1u), (t4828_ + kf_neg_u32(1u)))];
+                    xb_2_[13u] = xv_[min(((v_11_ << 1u) + 1u), (t4828_ + kf_neg_u32(1u)))];
+                    unsigned v_12_ = min(((((lk_ << 5u) << 2u) + 96u) + lane_), (nv_ + kf_neg_u32(1u)));
+                    unsigned row_9_ = min(lg_, (m_ + kf_neg_u32(1u)));
                     wb_2_[7u] = wv_[(row_9_ * nv_) + v_12_];
-                    xb_2_[14u] = xv_[min((v_12_ << 1u), (t4828_ - 1u))];
-                    xb_2_[15u] = xv_[min(((v_12_ << 1u) + 1u), (t4828_ - 1u))];
+                    xb_2_[14u] = xv_[min((v_12_ << 1u), (t4828_ + kf_neg_u32(1u)))];
+                    xb_2_[15u] = xv_[min(((v_12_ << 1u) + 1u), (t4828_ + kf_neg_u32(1u)))];
                     unsigned t7570_ = lk_ + 1u;
                     lk_ = t7570_;
                     if (t7570_ == steps_) {
@@ -3269,7 +3282,7 @@ gemv_bf16_f32_f16(const kf_bf16* __restrict__ w_, const float* __restrict__ x_, 
         unsigned t8307_ = gridDim.x * (blockDim.x >> 5u);
         #pragma unroll 1
         for (unsigned g_ = t8291_; g_ < m_; g_ = g_ + t8307_) {
-            row_[0u] = min(g_, (m_ - 1u));
+            row_[0u] = min(g_, (m_ + kf_neg_u32(1u)));
             acc_4_[0u] = 0.0f;
             if ((k_ & 7u) == 0u) {
                 #pragma unroll 1
@@ -3393,7 +3406,7 @@ gemv_bf16_f32_f16(const kf_bf16* __restrict__ w_, const float* __restrict__ x_, 
                 }
             }
             float t8914_ = acc_4_[0u];
-            unsigned t8936_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+            unsigned t8936_ = min(((blockDim.x * (blockDim.y * blockDim.z)) + kf_neg_u32((((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u))), 32u);
             if (t8936_ == 32u) {
                 float t8941_ = __fadd_rn(t8914_, kf_shfl_xor(t8914_, 16u, kf_wn));
                 float t8944_ = __fadd_rn(t8941_, kf_shfl_xor(t8941_, 8u, kf_wn));
@@ -3483,26 +3496,26 @@ gemv_bf16_f32_f32(const kf_bf16* __restrict__ w_, const float* __restrict__ x_, 
             #pragma unroll 1
             for (unsigned t0_ = 0u; t0_ < t6511_; t0_ = t0_ + 2u) {
                 if (t0_ < t4891_) {
-                    unsigned v_ = min((((lk_ << 5u) << 2u) + lane_), (nv_ - 1u));
-                    unsigned row_2_ = min(lg_, (m_ - 1u));
+                    unsigned v_ = min((((lk_ << 5u) << 2u) + lane_), (nv_ + kf_neg_u32(1u)));
+                    unsigned row_2_ = min(lg_, (m_ + kf_neg_u32(1u)));
                     wb_2_[0u] = wv_[(row_2_ * nv_) + v_];
-                    xb_2_[0u] = xv_[min((v_ << 1u), (t4828_ - 1u))];
-                    xb_2_[1u] = xv_[min(((v_ << 1u) + 1u), (t4828_ - 1u))];
-                    unsigned v_2_ = min(((((lk_ << 5u) << 2u) + 32u) + lane_), (nv_ - 1u));
-                    unsigned row_3_ = min(lg_, (m_ - 1u));
+                    xb_2_[0u] = xv_[min((v_ << 1u), (t4828_ + kf_neg_u32(1u)))];
+                    xb_2_[1u] = xv_[min(((v_ << 1u) + 1u), (t4828_ + kf_neg_u32(1u)))];
+                    unsigned v_2_ = min(((((lk_ << 5u) << 2u) + 32u) + lane_), (nv_ + kf_neg_u32(1u)));
+                    unsigned row_3_ = min(lg_, (m_ + kf_neg_u32(1u)));
                     wb_2_[1u] = wv_[(row_3_ * nv_) + v_2_];
-                    xb_2_[2u] = xv_[min((v_2_ << 1u), (t4828_ - 1u))];
-                    xb_2_[3u] = xv_[min(((v_2_ << 1u) + 1u), (t4828_ - 1u))];
-                    unsigned v_3_ = min(((((lk_ << 5u) << 2u) + 64u) + lane_), (nv_ - 1u));
-                    unsigned row_4_ = min(lg_, (m_ - 1u));
+                    xb_2_[2u] = xv_[min((v_2_ << 1u), (t4828_ + kf_neg_u32(1u)))];
+                    xb_2_[3u] = xv_[min(((v_2_ << 1u) + 1u), (t4828_ + kf_neg_u32(1u)))];
+                    unsigned v_3_ = min(((((lk_ << 5u) << 2u) + 64u) + lane_), (nv_ + kf_neg_u32(1u)));
+                    unsigned row_4_ = min(lg_, (m_ + kf_neg_u32(1u)));
                     wb_2_[2u] = wv_[(row_4_ * nv_) + v_3_];
-                    xb_2_[4u] = xv_[min((v_3_ << 1u), (t4828_ - 1u))];
-                    xb_2_[5u] = xv_[min(((v_3_ << 1u) + 1u), (t4828_ - 1u))];
-                    unsigned v_4_ = min(((((lk_ << 5u) << 2u) + 96u) + lane_), (nv_ - 1u));
-                    unsigned row_5_ = min(lg_, (m_ - 1u));
+                    xb_2_[4u] = xv_[min((v_3_ << 1u), (t4828_ + kf_neg_u32(1u)))];
+                    xb_2_[5u] = xv_[min(((v_3_ << 1u) + 1u), (t4828_ + kf_neg_u32(1u)))];
+                    unsigned v_4_ = min(((((lk_ << 5u) << 2u) + 96u) + lane_), (nv_ + kf_neg_u32(1u)));
+                    unsigned row_5_ = min(lg_, (m_ + kf_neg_u32(1u)));
                     wb_2_[3u] = wv_[(row_5_ * nv_) + v_4_];
-                    xb_2_[6u] = xv_[min((v_4_ << 1u), (t4828_ - 1u))];
-                    xb_2_[7u] = xv_[min(((v_4_ << 1u) + 1u), (t4828_ - 1u))];
+                    xb_2_[6u] = xv_[min((v_4_ << 1u), (t4828_ + kf_neg_u32(1u)))];
+                    xb_2_[7u] = xv_[min(((v_4_ << 1u) + 1u), (t4828_ + kf_neg_u32(1u)))];
                     unsigned t6715_ = lk_ + 1u;
                     lk_ = t6715_;
                     if (t6715_ == steps_) {
@@ -3612,26 +3625,26 @@ gemv_bf16_f32_f32(const kf_bf16* __restrict__ w_, const float* __restrict__ x_, 
                     }
                 }
                 if ((t0_ + 1u) < t4891_) {
-                    unsigned v_9_ = min((((lk_ << 5u) << 2u) + lane_), (nv_ - 1u));
-                    unsigned row_6_ = min(lg_, (m_ - 1u));
+                    unsigned v_9_ = min((((lk_ << 5u) << 2u) + lane_), (nv_ + kf_neg_u32(1u)));
+                    unsigned row_6_ = min(lg_, (m_ + kf_neg_u32(1u)));
                     wb_2_[4u] = wv_[(row_6_ * nv_) + v_9_];
-                    xb_2_[8u] = xv_[min((v_9_ << 1u), (t4828_ - 1u))];
-                    xb_2_[9u] = xv_[min(((v_9_ << 1u) + 1u), (t4828_ - 1u))];
-                    unsigned v_10_ = min(((((lk_ << 5u) << 2u) + 32u) + lane_), (nv_ - 1u));
-                    unsigned row_7_ = min(lg_, (m_ - 1u));
+                    xb_2_[8u] = xv_[min((v_9_ << 1u), (t4828_ + kf_neg_u32(1u)))];
+                    xb_2_[9u] = xv_[min(((v_9_ << 1u) + 1u), (t4828_ + kf_neg_u32(1u)))];
+                    unsigned v_10_ = min(((((lk_ << 5u) << 2u) + 32u) + lane_), (nv_ + kf_neg_u32(1u)));
+                    unsigned row_7_ = min(lg_, (m_ + kf_neg_u32(1u)));
                     wb_2_[5u] = wv_[(row_7_ * nv_) + v_10_];
-                    xb_2_[10u] = xv_[min((v_10_ << 1u), (t4828_ - 1u))];
-                    xb_2_[11u] = xv_[min(((v_10_ << 1u) + 1u), (t4828_ - 1u))];
-                    unsigned v_11_ = min(((((lk_ << 5u) << 2u) + 64u) + lane_), (nv_ - 1u));
-                    unsigned row_8_ = min(lg_, (m_ - 1u));
+                    xb_2_[10u] = xv_[min((v_10_ << 1u), (t4828_ + kf_neg_u32(1u)))];
+                    xb_2_[11u] = xv_[min(((v_10_ << 1u) + 1u), (t4828_ + kf_neg_u32(1u)))];
+                    unsigned v_11_ = min(((((lk_ << 5u) << 2u) + 64u) + lane_), (nv_ + kf_neg_u32(1u)));
+                    unsigned row_8_ = min(lg_, (m_ + kf_neg_u32(1u)));
                     wb_2_[6u] = wv_[(row_8_ * nv_) + v_11_];
-                    xb_2_[12u] = xv_[min((v_11_ << 1u), (t4828_ - 1u))];
-                    xb_2_[13u] = xv_[min(((v_11_ << 1u) + 1u), (t4828_ - 1u))];
-                    unsigned v_12_ = min(((((lk_ << 5u) << 2u) + 96u) + lane_), (nv_ - 1u));
-                    unsigned row_9_ = min(lg_, (m_ - 1u));
+                    xb_2_[12u] = xv_[min((v_11_ << 1u), (t4828_ + kf_neg_u32(1u)))];
+                    xb_2_[13u] = xv_[min(((v_11_ << 1u) + 1u), (t4828_ + kf_neg_u32(1u)))];
+                    unsigned v_12_ = min(((((lk_ << 5u) << 2u) + 96u) + lane_), (nv_ + kf_neg_u32(1u)));
+                    unsigned row_9_ = min(lg_, (m_ + kf_neg_u32(1u)));
                     wb_2_[7u] = wv_[(row_9_ * nv_) + v_12_];
-                    xb_2_[14u] = xv_[min((v_12_ << 1u), (t4828_ - 1u))];
-                    xb_2_[15u] = xv_[min(((v_12_ << 1u) + 1u), (t4828_ - 1u))];
+                    xb_2_[14u] = xv_[min((v_12_ << 1u), (t4828_ + kf_neg_u32(1u)))];
+                    xb_2_[15u] = xv_[min(((v_12_ << 1u) + 1u), (t4828_ + kf_neg_u32(1u)))];
                     unsigned t7570_ = lk_ + 1u;
                     lk_ = t7570_;
                     if (t7570_ == steps_) {
@@ -3749,7 +3762,7 @@ gemv_bf16_f32_f32(const kf_bf16* __restrict__ w_, const float* __restrict__ x_, 
         unsigned t8307_ = gridDim.x * (blockDim.x >> 5u);
         #pragma unroll 1
         for (unsigned g_ = t8291_; g_ < m_; g_ = g_ + t8307_) {
-            row_[0u] = min(g_, (m_ - 1u));
+            row_[0u] = min(g_, (m_ + kf_neg_u32(1u)));
             acc_4_[0u] = 0.0f;
             if ((k_ & 7u) == 0u) {
                 #pragma unroll 1
@@ -3873,7 +3886,7 @@ gemv_bf16_f32_f32(const kf_bf16* __restrict__ w_, const float* __restrict__ x_, 
                 }
             }
             float t8914_ = acc_4_[0u];
-            unsigned t8936_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+            unsigned t8936_ = min(((blockDim.x * (blockDim.y * blockDim.z)) + kf_neg_u32((((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u))), 32u);
             if (t8936_ == 32u) {
                 float t8941_ = __fadd_rn(t8914_, kf_shfl_xor(t8914_, 16u, kf_wn));
                 float t8944_ = __fadd_rn(t8941_, kf_shfl_xor(t8941_, 8u, kf_wn));
@@ -3955,14 +3968,14 @@ gemv_f16_f16_f16_dyn(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x
                 unsigned t67_ = atomicAdd(&ctr_[0u], 1u);
                 tk_ = t67_;
             }
-            unsigned v_ = min(lane_, (nv_ - 1u));
-            wb_[4u] = wv_[(min(wid_, (m_ - 1u)) * nv_) + v_];
-            unsigned v_2_ = min((32u + lane_), (nv_ - 1u));
-            wb_[5u] = wv_[(min(wid_, (m_ - 1u)) * nv_) + v_2_];
-            unsigned v_3_ = min((64u + lane_), (nv_ - 1u));
-            wb_[6u] = wv_[(min(wid_, (m_ - 1u)) * nv_) + v_3_];
-            unsigned v_4_ = min((96u + lane_), (nv_ - 1u));
-            wb_[7u] = wv_[(min(wid_, (m_ - 1u)) * nv_) + v_4_];
+            unsigned v_ = min(lane_, (nv_ + kf_neg_u32(1u)));
+            wb_[4u] = wv_[(min(wid_, (m_ + kf_neg_u32(1u))) * nv_) + v_];
+            unsigned v_2_ = min((32u + lane_), (nv_ + kf_neg_u32(1u)));
+            wb_[5u] = wv_[(min(wid_, (m_ + kf_neg_u32(1u))) * nv_) + v_2_];
+            unsigned v_3_ = min((64u + lane_), (nv_ + kf_neg_u32(1u)));
+            wb_[6u] = wv_[(min(wid_, (m_ + kf_neg_u32(1u))) * nv_) + v_3_];
+            unsigned v_4_ = min((96u + lane_), (nv_ + kf_neg_u32(1u)));
+            wb_[7u] = wv_[(min(wid_, (m_ + kf_neg_u32(1u))) * nv_) + v_4_];
             kf_u32x4 t138_ = kf_u32x4{{wid_, 1u, tk_, 0u}};
             kf_u32x4 r_ = t138_;
             if (1u == steps_) {
@@ -3994,14 +4007,14 @@ gemv_f16_f16_f16_dyn(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x
                 ld_ = lg_ < m_;
             }
             if (ld_) {
-                unsigned v_5_ = min((((lk_ << 5u) << 2u) + lane_), (nv_ - 1u));
-                wb_[0u] = wv_[(min(lg_, (m_ - 1u)) * nv_) + v_5_];
-                unsigned v_6_ = min(((((lk_ << 5u) << 2u) + 32u) + lane_), (nv_ - 1u));
-                wb_[1u] = wv_[(min(lg_, (m_ - 1u)) * nv_) + v_6_];
-                unsigned v_7_ = min(((((lk_ << 5u) << 2u) + 64u) + lane_), (nv_ - 1u));
-                wb_[2u] = wv_[(min(lg_, (m_ - 1u)) * nv_) + v_7_];
-                unsigned v_8_ = min(((((lk_ << 5u) << 2u) + 96u) + lane_), (nv_ - 1u));
-                wb_[3u] = wv_[(min(lg_, (m_ - 1u)) * nv_) + v_8_];
+                unsigned v_5_ = min((((lk_ << 5u) << 2u) + lane_), (nv_ + kf_neg_u32(1u)));
+                wb_[0u] = wv_[(min(lg_, (m_ + kf_neg_u32(1u))) * nv_) + v_5_];
+                unsigned v_6_ = min(((((lk_ << 5u) << 2u) + 32u) + lane_), (nv_ + kf_neg_u32(1u)));
+                wb_[1u] = wv_[(min(lg_, (m_ + kf_neg_u32(1u))) * nv_) + v_6_];
+                unsigned v_7_ = min(((((lk_ << 5u) << 2u) + 64u) + lane_), (nv_ + kf_neg_u32(1u)));
+                wb_[2u] = wv_[(min(lg_, (m_ + kf_neg_u32(1u))) * nv_) + v_7_];
+                unsigned v_8_ = min(((((lk_ << 5u) << 2u) + 96u) + lane_), (nv_ + kf_neg_u32(1u)));
+                wb_[3u] = wv_[(min(lg_, (m_ + kf_neg_u32(1u))) * nv_) + v_8_];
                 lgl_ = lg_;
                 unsigned t255_ = lk_ + 1u;
                 kf_u32x4 t260_ = kf_u32x4{{lg_, t255_, tk_, 0u}};
@@ -4027,13 +4040,13 @@ gemv_f16_f16_f16_dyn(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x
                 tk_ = r_2_.v[2];
             }
             if (due_) {
-                unsigned v_9_ = min((((ck_ << 5u) << 2u) + lane_), (nv_ - 1u));
+                unsigned v_9_ = min((((ck_ << 5u) << 2u) + lane_), (nv_ + kf_neg_u32(1u)));
                 xa_[0u] = xv_[v_9_];
-                unsigned v_10_ = min(((((ck_ << 5u) << 2u) + 32u) + lane_), (nv_ - 1u));
+                unsigned v_10_ = min(((((ck_ << 5u) << 2u) + 32u) + lane_), (nv_ + kf_neg_u32(1u)));
                 xa_[1u] = xv_[v_10_];
-                unsigned v_11_ = min(((((ck_ << 5u) << 2u) + 64u) + lane_), (nv_ - 1u));
+                unsigned v_11_ = min(((((ck_ << 5u) << 2u) + 64u) + lane_), (nv_ + kf_neg_u32(1u)));
                 xa_[2u] = xv_[v_11_];
-                unsigned v_12_ = min(((((ck_ << 5u) << 2u) + 96u) + lane_), (nv_ - 1u));
+                unsigned v_12_ = min(((((ck_ << 5u) << 2u) + 96u) + lane_), (nv_ + kf_neg_u32(1u)));
                 xa_[3u] = xv_[v_12_];
                 unsigned v_13_ = ((ck_ << 5u) << 2u) + lane_;
                 if (v_13_ < nv_) {
@@ -4071,7 +4084,7 @@ gemv_f16_f16_f16_dyn(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x
                 ck_ = t569_;
                 if (t569_ == steps_) {
                     float t572_ = acc_[0u];
-                    unsigned t594_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+                    unsigned t594_ = min(((blockDim.x * (blockDim.y * blockDim.z)) + kf_neg_u32((((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u))), 32u);
                     if (t594_ == 32u) {
                         float t599_ = __fadd_rn(t572_, kf_shfl_xor(t572_, 16u, kf_wn));
                         float t602_ = __fadd_rn(t599_, kf_shfl_xor(t599_, 8u, kf_wn));
@@ -4119,14 +4132,14 @@ gemv_f16_f16_f16_dyn(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x
                 ld_2_ = lg_ < m_;
             }
             if (ld_2_) {
-                unsigned v_17_ = min((((lk_ << 5u) << 2u) + lane_), (nv_ - 1u));
-                wb_[4u] = wv_[(min(lg_, (m_ - 1u)) * nv_) + v_17_];
-                unsigned v_18_ = min(((((lk_ << 5u) << 2u) + 32u) + lane_), (nv_ - 1u));
-                wb_[5u] = wv_[(min(lg_, (m_ - 1u)) * nv_) + v_18_];
-                unsigned v_19_ = min(((((lk_ << 5u) << 2u) + 64u) + lane_), (nv_ - 1u));
-                wb_[6u] = wv_[(min(lg_, (m_ - 1u)) * nv_) + v_19_];
-                unsigned v_20_ = min(((((lk_ << 5u) << 2u) + 96u) + lane_), (nv_ - 1u));
-                wb_[7u] = wv_[(min(lg_, (m_ - 1u)) * nv_) + v_20_];
+                unsigned v_17_ = min((((lk_ << 5u) << 2u) + lane_), (nv_ + kf_neg_u32(1u)));
+                wb_[4u] = wv_[(min(lg_, (m_ + kf_neg_u32(1u))) * nv_) + v_17_];
+                unsigned v_18_ = min(((((lk_ << 5u) << 2u) + 32u) + lane_), (nv_ + kf_neg_u32(1u)));
+                wb_[5u] = wv_[(min(lg_, (m_ + kf_neg_u32(1u))) * nv_) + v_18_];
+                unsigned v_19_ = min(((((lk_ << 5u) << 2u) + 64u) + lane_), (nv_ + kf_neg_u32(1u)));
+                wb_[6u] = wv_[(min(lg_, (m_ + kf_neg_u32(1u))) * nv_) + v_19_];
+                unsigned v_20_ = min(((((lk_ << 5u) << 2u) + 96u) + lane_), (nv_ + kf_neg_u32(1u)));
+                wb_[7u] = wv_[(min(lg_, (m_ + kf_neg_u32(1u))) * nv_) + v_20_];
                 lgl_ = lg_;
                 unsigned t748_ = lk_ + 1u;
                 kf_u32x4 t753_ = kf_u32x4{{lg_, t748_, tk_, 0u}};
@@ -4152,13 +4165,13 @@ gemv_f16_f16_f16_dyn(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x
                 tk_ = r_3_.v[2];
             }
             if (ld_) {
-                unsigned v_21_ = min((((ck_ << 5u) << 2u) + lane_), (nv_ - 1u));
+                unsigned v_21_ = min((((ck_ << 5u) << 2u) + lane_), (nv_ + kf_neg_u32(1u)));
                 xa_2_[0u] = xv_[v_21_];
-                unsigned v_22_ = min(((((ck_ << 5u) << 2u) + 32u) + lane_), (nv_ - 1u));
+                unsigned v_22_ = min(((((ck_ << 5u) << 2u) + 32u) + lane_), (nv_ + kf_neg_u32(1u)));
                 xa_2_[1u] = xv_[v_22_];
-                unsigned v_23_ = min(((((ck_ << 5u) << 2u) + 64u) + lane_), (nv_ - 1u));
+                unsigned v_23_ = min(((((ck_ << 5u) << 2u) + 64u) + lane_), (nv_ + kf_neg_u32(1u)));
                 xa_2_[2u] = xv_[v_23_];
-                unsigned v_24_ = min(((((ck_ << 5u) << 2u) + 96u) + lane_), (nv_ - 1u));
+                unsigned v_24_ = min(((((ck_ << 5u) << 2u) + 96u) + lane_), (nv_ + kf_neg_u32(1u)));
                 xa_2_[3u] = xv_[v_24_];
                 unsigned v_25_ = ((ck_ << 5u) << 2u) + lane_;
                 if (v_25_ < nv_) {
@@ -4196,7 +4209,7 @@ gemv_f16_f16_f16_dyn(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x
                 ck_ = t1062_;
                 if (t1062_ == steps_) {
                     float t1065_ = acc_[0u];
-                    unsigned t1087_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+                    unsigned t1087_ = min(((blockDim.x * (blockDim.y * blockDim.z)) + kf_neg_u32((((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u))), 32u);
                     if (t1087_ == 32u) {
                         float t1092_ = __fadd_rn(t1065_, kf_shfl_xor(t1065_, 16u, kf_wn));
                         float t1095_ = __fadd_rn(t1092_, kf_shfl_xor(t1092_, 8u, kf_wn));
@@ -4250,7 +4263,7 @@ gemv_f16_f16_f16_dyn(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x
         unsigned t1201_ = gridDim.x * (blockDim.x >> 5u);
         #pragma unroll 1
         for (unsigned g_ = t1185_; g_ < m_; g_ = g_ + t1201_) {
-            row_[0u] = min(g_, (m_ - 1u));
+            row_[0u] = min(g_, (m_ + kf_neg_u32(1u)));
             acc_2_[0u] = 0.0f;
             if ((k_ & 7u) == 0u) {
                 #pragma unroll 1
@@ -4362,7 +4375,7 @@ gemv_f16_f16_f16_dyn(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x
                 }
             }
             float t1808_ = acc_2_[0u];
-            unsigned t1830_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+            unsigned t1830_ = min(((blockDim.x * (blockDim.y * blockDim.z)) + kf_neg_u32((((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u))), 32u);
             if (t1830_ == 32u) {
                 float t1835_ = __fadd_rn(t1808_, kf_shfl_xor(t1808_, 16u, kf_wn));
                 float t1838_ = __fadd_rn(t1835_, kf_shfl_xor(t1835_, 8u, kf_wn));
@@ -4452,20 +4465,20 @@ gemv_f16_f16_f16_acc(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x
             #pragma unroll 1
             for (unsigned t0_ = 0u; t0_ < t6511_; t0_ = t0_ + 2u) {
                 if (t0_ < t4891_) {
-                    unsigned v_ = min((((lk_ << 5u) << 2u) + lane_), (nv_ - 1u));
-                    unsigned row_2_ = min(lg_, (m_ - 1u));
+                    unsigned v_ = min((((lk_ << 5u) << 2u) + lane_), (nv_ + kf_neg_u32(1u)));
+                    unsigned row_2_ = min(lg_, (m_ + kf_neg_u32(1u)));
                     wb_2_[0u] = wv_[(row_2_ * nv_) + v_];
                     xb_2_[0u] = xv_[v_];
-                    unsigned v_2_ = min(((((lk_ << 5u) << 2u) + 32u) + lane_), (nv_ - 1u));
-                    unsigned row_3_ = min(lg_, (m_ - 1u));
+                    unsigned v_2_ = min(((((lk_ << 5u) << 2u) + 32u) + lane_), (nv_ + kf_neg_u32(1u)));
+                    unsigned row_3_ = min(lg_, (m_ + kf_neg_u32(1u)));
                     wb_2_[1u] = wv_[(row_3_ * nv_) + v_2_];
                     xb_2_[2u] = xv_[v_2_];
-                    unsigned v_3_ = min(((((lk_ << 5u) << 2u) + 64u) + lane_), (nv_ - 1u));
-                    unsigned row_4_ = min(lg_, (m_ - 1u));
+                    unsigned v_3_ = min(((((lk_ << 5u) << 2u) + 64u) + lane_), (nv_ + kf_neg_u32(1u)));
+                    unsigned row_4_ = min(lg_, (m_ + kf_neg_u32(1u)));
                     wb_2_[2u] = wv_[(row_4_ * nv_) + v_3_];
                     xb_2_[4u] = xv_[v_3_];
-                    unsigned v_4_ = min(((((lk_ << 5u) << 2u) + 96u) + lane_), (nv_ - 1u));
-                    unsigned row_5_ = min(lg_, (m_ - 1u));
+                    unsigned v_4_ = min(((((lk_ << 5u) << 2u) + 96u) + lane_), (nv_ + kf_neg_u32(1u)));
+                    unsigned row_5_ = min(lg_, (m_ + kf_neg_u32(1u)));
                     wb_2_[3u] = wv_[(row_5_ * nv_) + v_4_];
                     xb_2_[6u] = xv_[v_4_];
                     unsigned t6715_ = lk_ + 1u;
@@ -4581,20 +4594,20 @@ gemv_f16_f16_f16_acc(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x
                     }
                 }
                 if ((t0_ + 1u) < t4891_) {
-                    unsigned v_10_ = min((((lk_ << 5u) << 2u) + lane_), (nv_ - 1u));
-                    unsigned row_6_ = min(lg_, (m_ - 1u));
+                    unsigned v_10_ = min((((lk_ << 5u) << 2u) + lane_), (nv_ + kf_neg_u32(1u)));
+                    unsigned row_6_ = min(lg_, (m_ + kf_neg_u32(1u)));
                     wb_2_[4u] = wv_[(row_6_ * nv_) + v_10_];
                     xb_2_[8u] = xv_[v_10_];
-                    unsigned v_11_ = min(((((lk_ << 5u) << 2u) + 32u) + lane_), (nv_ - 1u));
-                    unsigned row_7_ = min(lg_, (m_ - 1u));
+                    unsigned v_11_ = min(((((lk_ << 5u) << 2u) + 32u) + lane_), (nv_ + kf_neg_u32(1u)));
+                    unsigned row_7_ = min(lg_, (m_ + kf_neg_u32(1u)));
                     wb_2_[5u] = wv_[(row_7_ * nv_) + v_11_];
                     xb_2_[10u] = xv_[v_11_];
-                    unsigned v_12_ = min(((((lk_ << 5u) << 2u) + 64u) + lane_), (nv_ - 1u));
-                    unsigned row_8_ = min(lg_, (m_ - 1u));
+                    unsigned v_12_ = min(((((lk_ << 5u) << 2u) + 64u) + lane_), (nv_ + kf_neg_u32(1u)));
+                    unsigned row_8_ = min(lg_, (m_ + kf_neg_u32(1u)));
                     wb_2_[6u] = wv_[(row_8_ * nv_) + v_12_];
                     xb_2_[12u] = xv_[v_12_];
-                    unsigned v_13_ = min(((((lk_ << 5u) << 2u) + 96u) + lane_), (nv_ - 1u));
-                    unsigned row_9_ = min(lg_, (m_ - 1u));
+                    unsigned v_13_ = min(((((lk_ << 5u) << 2u) + 96u) + lane_), (nv_ + kf_neg_u32(1u)));
+                    unsigned row_9_ = min(lg_, (m_ + kf_neg_u32(1u)));
                     wb_2_[7u] = wv_[(row_9_ * nv_) + v_13_];
                     xb_2_[14u] = xv_[v_13_];
                     unsigned t7570_ = lk_ + 1u;
@@ -4718,7 +4731,7 @@ gemv_f16_f16_f16_acc(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x
         unsigned t8307_ = gridDim.x * (blockDim.x >> 5u);
         #pragma unroll 1
         for (unsigned g_ = t8291_; g_ < m_; g_ = g_ + t8307_) {
-            row_[0u] = min(g_, (m_ - 1u));
+            row_[0u] = min(g_, (m_ + kf_neg_u32(1u)));
             acc_4_[0u] = 0.0f;
             if ((k_ & 7u) == 0u) {
                 #pragma unroll 1
@@ -4830,7 +4843,7 @@ gemv_f16_f16_f16_acc(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x
                 }
             }
             float t8914_ = acc_4_[0u];
-            unsigned t8936_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+            unsigned t8936_ = min(((blockDim.x * (blockDim.y * blockDim.z)) + kf_neg_u32((((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u))), 32u);
             if (t8936_ == 32u) {
                 float t8941_ = __fadd_rn(t8914_, kf_shfl_xor(t8914_, 16u, kf_wn));
                 float t8944_ = __fadd_rn(t8941_, kf_shfl_xor(t8941_, 8u, kf_wn));
@@ -4920,20 +4933,20 @@ gemv_bf16_f16_f16_acc(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__
             #pragma unroll 1
             for (unsigned t0_ = 0u; t0_ < t6511_; t0_ = t0_ + 2u) {
                 if (t0_ < t4891_) {
-                    unsigned v_ = min((((lk_ << 5u) << 2u) + lane_), (nv_ - 1u));
-                    unsigned row_2_ = min(lg_, (m_ - 1u));
+                    unsigned v_ = min((((lk_ << 5u) << 2u) + lane_), (nv_ + kf_neg_u32(1u)));
+                    unsigned row_2_ = min(lg_, (m_ + kf_neg_u32(1u)));
                     wb_2_[0u] = wv_[(row_2_ * nv_) + v_];
                     xb_2_[0u] = xv_[v_];
-                    unsigned v_2_ = min(((((lk_ << 5u) << 2u) + 32u) + lane_), (nv_ - 1u));
-                    unsigned row_3_ = min(lg_, (m_ - 1u));
+                    unsigned v_2_ = min(((((lk_ << 5u) << 2u) + 32u) + lane_), (nv_ + kf_neg_u32(1u)));
+                    unsigned row_3_ = min(lg_, (m_ + kf_neg_u32(1u)));
                     wb_2_[1u] = wv_[(row_3_ * nv_) + v_2_];
                     xb_2_[2u] = xv_[v_2_];
-                    unsigned v_3_ = min(((((lk_ << 5u) << 2u) + 64u) + lane_), (nv_ - 1u));
-                    unsigned row_4_ = min(lg_, (m_ - 1u));
+                    unsigned v_3_ = min(((((lk_ << 5u) << 2u) + 64u) + lane_), (nv_ + kf_neg_u32(1u)));
+                    unsigned row_4_ = min(lg_, (m_ + kf_neg_u32(1u)));
                     wb_2_[2u] = wv_[(row_4_ * nv_) + v_3_];
                     xb_2_[4u] = xv_[v_3_];
-                    unsigned v_4_ = min(((((lk_ << 5u) << 2u) + 96u) + lane_), (nv_ - 1u));
-                    unsigned row_5_ = min(lg_, (m_ - 1u));
+                    unsigned v_4_ = min(((((lk_ << 5u) << 2u) + 96u) + lane_), (nv_ + kf_neg_u32(1u)));
+                    unsigned row_5_ = min(lg_, (m_ + kf_neg_u32(1u)));
                     wb_2_[3u] = wv_[(row_5_ * nv_) + v_4_];
                     xb_2_[6u] = xv_[v_4_];
                     unsigned t6715_ = lk_ + 1u;
@@ -5049,20 +5062,20 @@ gemv_bf16_f16_f16_acc(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__
                     }
                 }
                 if ((t0_ + 1u) < t4891_) {
-                    unsigned v_10_ = min((((lk_ << 5u) << 2u) + lane_), (nv_ - 1u));
-                    unsigned row_6_ = min(lg_, (m_ - 1u));
+                    unsigned v_10_ = min((((lk_ << 5u) << 2u) + lane_), (nv_ + kf_neg_u32(1u)));
+                    unsigned row_6_ = min(lg_, (m_ + kf_neg_u32(1u)));
                     wb_2_[4u] = wv_[(row_6_ * nv_) + v_10_];
                     xb_2_[8u] = xv_[v_10_];
-                    unsigned v_11_ = min(((((lk_ << 5u) << 2u) + 32u) + lane_), (nv_ - 1u));
-                    unsigned row_7_ = min(lg_, (m_ - 1u));
+                    unsigned v_11_ = min(((((lk_ << 5u) << 2u) + 32u) + lane_), (nv_ + kf_neg_u32(1u)));
+                    unsigned row_7_ = min(lg_, (m_ + kf_neg_u32(1u)));
                     wb_2_[5u] = wv_[(row_7_ * nv_) + v_11_];
                     xb_2_[10u] = xv_[v_11_];
-                    unsigned v_12_ = min(((((lk_ << 5u) << 2u) + 64u) + lane_), (nv_ - 1u));
-                    unsigned row_8_ = min(lg_, (m_ - 1u));
+                    unsigned v_12_ = min(((((lk_ << 5u) << 2u) + 64u) + lane_), (nv_ + kf_neg_u32(1u)));
+                    unsigned row_8_ = min(lg_, (m_ + kf_neg_u32(1u)));
                     wb_2_[6u] = wv_[(row_8_ * nv_) + v_12_];
                     xb_2_[12u] = xv_[v_12_];
-                    unsigned v_13_ = min(((((lk_ << 5u) << 2u) + 96u) + lane_), (nv_ - 1u));
-                    unsigned row_9_ = min(lg_, (m_ - 1u));
+                    unsigned v_13_ = min(((((lk_ << 5u) << 2u) + 96u) + lane_), (nv_ + kf_neg_u32(1u)));
+                    unsigned row_9_ = min(lg_, (m_ + kf_neg_u32(1u)));
                     wb_2_[7u] = wv_[(row_9_ * nv_) + v_13_];
                     xb_2_[14u] = xv_[v_13_];
                     unsigned t7570_ = lk_ + 1u;
@@ -5186,7 +5199,7 @@ gemv_bf16_f16_f16_acc(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__
         unsigned t8307_ = gridDim.x * (blockDim.x >> 5u);
         #pragma unroll 1
         for (unsigned g_ = t8291_; g_ < m_; g_ = g_ + t8307_) {
-            row_[0u] = min(g_, (m_ - 1u));
+            row_[0u] = min(g_, (m_ + kf_neg_u32(1u)));
             acc_4_[0u] = 0.0f;
             if ((k_ & 7u) == 0u) {
                 #pragma unroll 1
@@ -5298,7 +5311,7 @@ gemv_bf16_f16_f16_acc(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__
                 }
             }
             float t8914_ = acc_4_[0u];
-            unsigned t8936_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+            unsigned t8936_ = min(((blockDim.x * (blockDim.y * blockDim.z)) + kf_neg_u32((((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u))), 32u);
             if (t8936_ == 32u) {
                 float t8941_ = __fadd_rn(t8914_, kf_shfl_xor(t8914_, 16u, kf_wn));
                 float t8944_ = __fadd_rn(t8941_, kf_shfl_xor(t8941_, 8u, kf_wn));
@@ -5408,7 +5421,7 @@ gemv_batch_f16_f16_f16(const kf_f16* __restrict__ w_, const kf_f16* __restrict__
         if (!(blockIdx.x >= ntiles_)) {
             unsigned t72_ = ntiles_ - blockIdx.x;
             unsigned total_ = ((t72_ / gridDim.x) + (((t72_ % gridDim.x) != 0u) ? 1u : 0u)) * spt_;
-            unsigned xrow_ = min(g_, (nb_ - 1u));
+            unsigned xrow_ = min(g_, (nb_ + kf_neg_u32(1u)));
             kf_f32x4 t86_ = kf_f32x4{{0.0f, 0.0f, 0.0f, 0.0f}};
             kf_f32x4 d_ = t86_;
             unsigned lt_ = blockIdx.x;
@@ -5422,8 +5435,8 @@ gemv_batch_f16_f16_f16(const kf_f16* __restrict__ w_, const kf_f16* __restrict__
                 if (t0_ < total_) {
                     unsigned v_ = (((ls_ << 2u) + w_2_) << 3u) + q_;
                     bool ok_ = v_ < nv_;
-                    unsigned vc_ = min(v_, (nv_ - 1u));
-                    unsigned row_2_ = min(((lt_ << 4u) + g_), (m_ - 1u));
+                    unsigned vc_ = min(v_, (nv_ + kf_neg_u32(1u)));
+                    unsigned row_2_ = min(((lt_ << 4u) + g_), (m_ + kf_neg_u32(1u)));
                     kf_u32x4 t128_ = kf_u32x4{{0u, 0u, 0u, 0u}};
                     kf_u32x4 t_ = t128_;
                     if (ok_) {
@@ -5432,7 +5445,7 @@ gemv_batch_f16_f16_f16(const kf_f16* __restrict__ w_, const kf_f16* __restrict__
                         t_ = t132_;
                     }
                     wb_[0u] = t_;
-                    unsigned row_3_ = min((((lt_ << 4u) + g_) + 8u), (m_ - 1u));
+                    unsigned row_3_ = min((((lt_ << 4u) + g_) + 8u), (m_ + kf_neg_u32(1u)));
                     kf_u32x4 t143_ = kf_u32x4{{0u, 0u, 0u, 0u}};
                     kf_u32x4 t_2_ = t143_;
                     if (ok_) {
@@ -5444,8 +5457,8 @@ gemv_batch_f16_f16_f16(const kf_f16* __restrict__ w_, const kf_f16* __restrict__
                     xb_[0u] = xv_[(xrow_ * nv_) + vc_];
                     unsigned v_2_ = ((((ls_ << 2u) + w_2_) << 3u) + 4u) + q_;
                     bool ok_2_ = v_2_ < nv_;
-                    unsigned vc_2_ = min(v_2_, (nv_ - 1u));
-                    unsigned row_4_ = min(((lt_ << 4u) + g_), (m_ - 1u));
+                    unsigned vc_2_ = min(v_2_, (nv_ + kf_neg_u32(1u)));
+                    unsigned row_4_ = min(((lt_ << 4u) + g_), (m_ + kf_neg_u32(1u)));
                     kf_u32x4 t188_ = kf_u32x4{{0u, 0u, 0u, 0u}};
                     kf_u32x4 t_3_ = t188_;
                     if (ok_2_) {
@@ -5454,7 +5467,7 @@ gemv_batch_f16_f16_f16(const kf_f16* __restrict__ w_, const kf_f16* __restrict__
                         t_3_ = t192_;
                     }
                     wb_[2u] = t_3_;
-                    unsigned row_5_ = min((((lt_ << 4u) + g_) + 8u), (m_ - 1u));
+                    unsigned row_5_ = min((((lt_ << 4u) + g_) + 8u), (m_ + kf_neg_u32(1u)));
                     kf_u32x4 t203_ = kf_u32x4{{0u, 0u, 0u, 0u}};
                     kf_u32x4 t_4_ = t203_;
                     if (ok_2_) {
@@ -5577,8 +5590,8 @@ gemv_batch_f16_f16_f16(const kf_f16* __restrict__ w_, const kf_f16* __restrict__
                 if ((t0_ + 1u) < total_) {
                     unsigned v_3_ = (((ls_ << 2u) + w_2_) << 3u) + q_;
                     bool ok_3_ = v_3_ < nv_;
-                    unsigned vc_3_ = min(v_3_, (nv_ - 1u));
-                    unsigned row_7_ = min(((lt_ << 4u) + g_), (m_ - 1u));
+                    unsigned vc_3_ = min(v_3_, (nv_ + kf_neg_u32(1u)));
+                    unsigned row_7_ = min(((lt_ << 4u) + g_), (m_ + kf_neg_u32(1u)));
                     kf_u32x4 t650_ = kf_u32x4{{0u, 0u, 0u, 0u}};
                     kf_u32x4 t_6_ = t650_;
                     if (ok_3_) {
@@ -5587,7 +5600,7 @@ gemv_batch_f16_f16_f16(const kf_f16* __restrict__ w_, const kf_f16* __restrict__
                         t_6_ = t654_;
                     }
                     wb_[4u] = t_6_;
-                    unsigned row_8_ = min((((lt_ << 4u) + g_) + 8u), (m_ - 1u));
+                    unsigned row_8_ = min((((lt_ << 4u) + g_) + 8u), (m_ + kf_neg_u32(1u)));
                     kf_u32x4 t665_ = kf_u32x4{{0u, 0u, 0u, 0u}};
                     kf_u32x4 t_7_ = t665_;
                     if (ok_3_) {
@@ -5599,8 +5612,8 @@ gemv_batch_f16_f16_f16(const kf_f16* __restrict__ w_, const kf_f16* __restrict__
                     xb_[4u] = xv_[(xrow_ * nv_) + vc_3_];
                     unsigned v_4_ = ((((ls_ << 2u) + w_2_) << 3u) + 4u) + q_;
                     bool ok_4_ = v_4_ < nv_;
-                    unsigned vc_4_ = min(v_4_, (nv_ - 1u));
-                    unsigned row_9_ = min(((lt_ << 4u) + g_), (m_ - 1u));
+                    unsigned vc_4_ = min(v_4_, (nv_ + kf_neg_u32(1u)));
+                    unsigned row_9_ = min(((lt_ << 4u) + g_), (m_ + kf_neg_u32(1u)));
                     kf_u32x4 t710_ = kf_u32x4{{0u, 0u, 0u, 0u}};
                     kf_u32x4 t_8_ = t710_;
                     if (ok_4_) {
@@ -5609,7 +5622,7 @@ gemv_batch_f16_f16_f16(const kf_f16* __restrict__ w_, const kf_f16* __restrict__
                         t_8_ = t714_;
                     }
                     wb_[6u] = t_8_;
-                    unsigned row_10_ = min((((lt_ << 4u) + g_) + 8u), (m_ - 1u));
+                    unsigned row_10_ = min((((lt_ << 4u) + g_) + 8u), (m_ + kf_neg_u32(1u)));
                     kf_u32x4 t725_ = kf_u32x4{{0u, 0u, 0u, 0u}};
                     kf_u32x4 t_9_ = t725_;
                     if (ok_4_) {
@@ -5738,7 +5751,7 @@ gemv_batch_f16_f16_f16(const kf_f16* __restrict__ w_, const kf_f16* __restrict__
         unsigned t1177_ = gridDim.x << 2u;
         #pragma unroll 1
         for (unsigned g_2_ = t1166_; g_2_ < m_; g_2_ = g_2_ + t1177_) {
-            row_[0u] = min(g_2_, (m_ - 1u));
+            row_[0u] = min(g_2_, (m_ + kf_neg_u32(1u)));
             acc_[0u] = 0.0f;
             acc_[1u] = 0.0f;
             acc_[2u] = 0.0f;
@@ -6167,7 +6180,7 @@ gemv_batch_f16_f16_f16(const kf_f16* __restrict__ w_, const kf_f16* __restrict__
             }
             if (0u < nb_) {
                 float t4076_ = acc_[0u];
-                unsigned t4098_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+                unsigned t4098_ = min(((blockDim.x * (blockDim.y * blockDim.z)) + kf_neg_u32((((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u))), 32u);
                 if (t4098_ == 32u) {
                     float t4103_ = __fadd_rn(t4076_, kf_shfl_xor(t4076_, 16u, kf_wn));
                     float t4106_ = __fadd_rn(t4103_, kf_shfl_xor(t4103_, 8u, kf_wn));
@@ -6207,7 +6220,7 @@ gemv_batch_f16_f16_f16(const kf_f16* __restrict__ w_, const kf_f16* __restrict__
             }
             if (1u < nb_) {
                 float t4176_ = acc_[1u];
-                unsigned t4198_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+                unsigned t4198_ = min(((blockDim.x * (blockDim.y * blockDim.z)) + kf_neg_u32((((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u))), 32u);
                 if (t4198_ == 32u) {
                     float t4203_ = __fadd_rn(t4176_, kf_shfl_xor(t4176_, 16u, kf_wn));
                     float t4206_ = __fadd_rn(t4203_, kf_shfl_xor(t4203_, 8u, kf_wn));
@@ -6247,7 +6260,7 @@ gemv_batch_f16_f16_f16(const kf_f16* __restrict__ w_, const kf_f16* __restrict__
             }
             if (2u < nb_) {
                 float t4276_ = acc_[2u];
-                unsigned t4298_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+                unsigned t4298_ = min(((blockDim.x * (blockDim.y * blockDim.z)) + kf_neg_u32((((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u))), 32u);
                 if (t4298_ == 32u) {
                     float t4303_ = __fadd_rn(t4276_, kf_shfl_xor(t4276_, 16u, kf_wn));
                     float t4306_ = __fadd_rn(t4303_, kf_shfl_xor(t4303_, 8u, kf_wn));
@@ -6287,7 +6300,7 @@ gemv_batch_f16_f16_f16(const kf_f16* __restrict__ w_, const kf_f16* __restrict__
             }
             if (3u < nb_) {
                 float t4376_ = acc_[3u];
-                unsigned t4398_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+                unsigned t4398_ = min(((blockDim.x * (blockDim.y * blockDim.z)) + kf_neg_u32((((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u))), 32u);
                 if (t4398_ == 32u) {
                     float t4403_ = __fadd_rn(t4376_, kf_shfl_xor(t4376_, 16u, kf_wn));
                     float t4406_ = __fadd_rn(t4403_, kf_shfl_xor(t4403_, 8u, kf_wn));
@@ -6327,7 +6340,7 @@ gemv_batch_f16_f16_f16(const kf_f16* __restrict__ w_, const kf_f16* __restrict__
             }
             if (4u < nb_) {
                 float t4476_ = acc_[4u];
-                unsigned t4498_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+                unsigned t4498_ = min(((blockDim.x * (blockDim.y * blockDim.z)) + kf_neg_u32((((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u))), 32u);
                 if (t4498_ == 32u) {
                     float t4503_ = __fadd_rn(t4476_, kf_shfl_xor(t4476_, 16u, kf_wn));
                     float t4506_ = __fadd_rn(t4503_, kf_shfl_xor(t4503_, 8u, kf_wn));
@@ -6367,7 +6380,7 @@ gemv_batch_f16_f16_f16(const kf_f16* __restrict__ w_, const kf_f16* __restrict__
             }
             if (5u < nb_) {
                 float t4576_ = acc_[5u];
-                unsigned t4598_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+                unsigned t4598_ = min(((blockDim.x * (blockDim.y * blockDim.z)) + kf_neg_u32((((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u))), 32u);
                 if (t4598_ == 32u) {
                     float t4603_ = __fadd_rn(t4576_, kf_shfl_xor(t4576_, 16u, kf_wn));
                     float t4606_ = __fadd_rn(t4603_, kf_shfl_xor(t4603_, 8u, kf_wn));
@@ -6407,7 +6420,7 @@ gemv_batch_f16_f16_f16(const kf_f16* __restrict__ w_, const kf_f16* __restrict__
             }
             if (6u < nb_) {
                 float t4676_ = acc_[6u];
-                unsigned t4698_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+                unsigned t4698_ = min(((blockDim.x * (blockDim.y * blockDim.z)) + kf_neg_u32((((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u))), 32u);
                 if (t4698_ == 32u) {
                     float t4703_ = __fadd_rn(t4676_, kf_shfl_xor(t4676_, 16u, kf_wn));
                     float t4706_ = __fadd_rn(t4703_, kf_shfl_xor(t4703_, 8u, kf_wn));
@@ -6447,7 +6460,7 @@ gemv_batch_f16_f16_f16(const kf_f16* __restrict__ w_, const kf_f16* __restrict__
             }
             if (7u < nb_) {
                 float t4776_ = acc_[7u];
-                unsigned t4798_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+                unsigned t4798_ = min(((blockDim.x * (blockDim.y * blockDim.z)) + kf_neg_u32((((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u))), 32u);
                 if (t4798_ == 32u) {
                     float t4803_ = __fadd_rn(t4776_, kf_shfl_xor(t4776_, 16u, kf_wn));
                     float t4806_ = __fadd_rn(t4803_, kf_shfl_xor(t4803_, 8u, kf_wn));
@@ -6558,7 +6571,7 @@ gemv_batch_f16_f32_f32(const kf_f16* __restrict__ w_, const float* __restrict__ 
         if (!(blockIdx.x >= ntiles_)) {
             unsigned t72_ = ntiles_ - blockIdx.x;
             unsigned total_ = ((t72_ / gridDim.x) + (((t72_ % gridDim.x) != 0u) ? 1u : 0u)) * spt_;
-            unsigned xrow_ = min(g_, (nb_ - 1u));
+            unsigned xrow_ = min(g_, (nb_ + kf_neg_u32(1u)));
             kf_f32x4 t86_ = kf_f32x4{{0.0f, 0.0f, 0.0f, 0.0f}};
             kf_f32x4 d_ = t86_;
             unsigned lt_ = blockIdx.x;
@@ -6572,8 +6585,8 @@ gemv_batch_f16_f32_f32(const kf_f16* __restrict__ w_, const float* __restrict__ 
                 if (t0_ < total_) {
                     unsigned v_ = (((ls_ << 2u) + w_2_) << 3u) + q_;
                     bool ok_ = v_ < nv_;
-                    unsigned vc_ = min(v_, (nv_ - 1u));
-                    unsigned row_2_ = min(((lt_ << 4u) + g_), (m_ - 1u));
+                    unsigned vc_ = min(v_, (nv_ + kf_neg_u32(1u)));
+                    unsigned row_2_ = min(((lt_ << 4u) + g_), (m_ + kf_neg_u32(1u)));
                     kf_u32x4 t128_ = kf_u32x4{{0u, 0u, 0u, 0u}};
                     kf_u32x4 t_ = t128_;
                     if (ok_) {
@@ -6582,7 +6595,7 @@ gemv_batch_f16_f32_f32(const kf_f16* __restrict__ w_, const float* __restrict__ 
                         t_ = t132_;
                     }
                     wb_[0u] = t_;
-                    unsigned row_3_ = min((((lt_ << 4u) + g_) + 8u), (m_ - 1u));
+                    unsigned row_3_ = min((((lt_ << 4u) + g_) + 8u), (m_ + kf_neg_u32(1u)));
                     kf_u32x4 t143_ = kf_u32x4{{0u, 0u, 0u, 0u}};
                     kf_u32x4 t_2_ = t143_;
                     if (ok_) {
@@ -6595,8 +6608,8 @@ gemv_batch_f16_f32_f32(const kf_f16* __restrict__ w_, const float* __restrict__ 
                     xb_[1u] = xv_[(((xrow_ * nv_) + vc_) << 1u) + 1u];
                     unsigned v_2_ = ((((ls_ << 2u) + w_2_) << 3u) + 4u) + q_;
                     bool ok_2_ = v_2_ < nv_;
-                    unsigned vc_2_ = min(v_2_, (nv_ - 1u));
-                    unsigned row_4_ = min(((lt_ << 4u) + g_), (m_ - 1u));
+                    unsigned vc_2_ = min(v_2_, (nv_ + kf_neg_u32(1u)));
+                    unsigned row_4_ = min(((lt_ << 4u) + g_), (m_ + kf_neg_u32(1u)));
                     kf_u32x4 t188_ = kf_u32x4{{0u, 0u, 0u, 0u}};
                     kf_u32x4 t_3_ = t188_;
                     if (ok_2_) {
@@ -6605,7 +6618,7 @@ gemv_batch_f16_f32_f32(const kf_f16* __restrict__ w_, const float* __restrict__ 
                         t_3_ = t192_;
                     }
                     wb_[2u] = t_3_;
-                    unsigned row_5_ = min((((lt_ << 4u) + g_) + 8u), (m_ - 1u));
+                    unsigned row_5_ = min((((lt_ << 4u) + g_) + 8u), (m_ + kf_neg_u32(1u)));
                     kf_u32x4 t203_ = kf_u32x4{{0u, 0u, 0u, 0u}};
                     kf_u32x4 t_4_ = t203_;
                     if (ok_2_) {
@@ -6769,8 +6782,8 @@ gemv_batch_f16_f32_f32(const kf_f16* __restrict__ w_, const float* __restrict__ 
                 if ((t0_ + 1u) < total_) {
                     unsigned v_3_ = (((ls_ << 2u) + w_2_) << 3u) + q_;
                     bool ok_3_ = v_3_ < nv_;
-                    unsigned vc_3_ = min(v_3_, (nv_ - 1u));
-                    unsigned row_7_ = min(((lt_ << 4u) + g_), (m_ - 1u));
+                    unsigned vc_3_ = min(v_3_, (nv_ + kf_neg_u32(1u)));
+                    unsigned row_7_ = min(((lt_ << 4u) + g_), (m_ + kf_neg_u32(1u)));
                     kf_u32x4 t650_ = kf_u32x4{{0u, 0u, 0u, 0u}};
                     kf_u32x4 t_6_ = t650_;
                     if (ok_3_) {
@@ -6779,7 +6792,7 @@ gemv_batch_f16_f32_f32(const kf_f16* __restrict__ w_, const float* __restrict__ 
                         t_6_ = t654_;
                     }
                     wb_[4u] = t_6_;
-                    unsigned row_8_ = min((((lt_ << 4u) + g_) + 8u), (m_ - 1u));
+                    unsigned row_8_ = min((((lt_ << 4u) + g_) + 8u), (m_ + kf_neg_u32(1u)));
                     kf_u32x4 t665_ = kf_u32x4{{0u, 0u, 0u, 0u}};
                     kf_u32x4 t_7_ = t665_;
                     if (ok_3_) {
@@ -6792,8 +6805,8 @@ gemv_batch_f16_f32_f32(const kf_f16* __restrict__ w_, const float* __restrict__ 
                     xb_[5u] = xv_[(((xrow_ * nv_) + vc_3_) << 1u) + 1u];
                     unsigned v_4_ = ((((ls_ << 2u) + w_2_) << 3u) + 4u) + q_;
                     bool ok_4_ = v_4_ < nv_;
-                    unsigned vc_4_ = min(v_4_, (nv_ - 1u));
-                    unsigned row_9_ = min(((lt_ << 4u) + g_), (m_ - 1u));
+                    unsigned vc_4_ = min(v_4_, (nv_ + kf_neg_u32(1u)));
+                    unsigned row_9_ = min(((lt_ << 4u) + g_), (m_ + kf_neg_u32(1u)));
                     kf_u32x4 t710_ = kf_u32x4{{0u, 0u, 0u, 0u}};
                     kf_u32x4 t_8_ = t710_;
                     if (ok_4_) {
@@ -6802,7 +6815,7 @@ gemv_batch_f16_f32_f32(const kf_f16* __restrict__ w_, const float* __restrict__ 
                         t_8_ = t714_;
                     }
                     wb_[6u] = t_8_;
-                    unsigned row_10_ = min((((lt_ << 4u) + g_) + 8u), (m_ - 1u));
+                    unsigned row_10_ = min((((lt_ << 4u) + g_) + 8u), (m_ + kf_neg_u32(1u)));
                     kf_u32x4 t725_ = kf_u32x4{{0u, 0u, 0u, 0u}};
                     kf_u32x4 t_9_ = t725_;
                     if (ok_4_) {
@@ -6972,7 +6985,7 @@ gemv_batch_f16_f32_f32(const kf_f16* __restrict__ w_, const float* __restrict__ 
         unsigned t1177_ = gridDim.x << 2u;
         #pragma unroll 1
         for (unsigned g_2_ = t1166_; g_2_ < m_; g_2_ = g_2_ + t1177_) {
-            row_[0u] = min(g_2_, (m_ - 1u));
+            row_[0u] = min(g_2_, (m_ + kf_neg_u32(1u)));
             acc_[0u] = 0.0f;
             acc_[1u] = 0.0f;
             acc_[2u] = 0.0f;
@@ -7452,7 +7465,7 @@ gemv_batch_f16_f32_f32(const kf_f16* __restrict__ w_, const float* __restrict__ 
             }
             if (0u < nb_) {
                 float t4076_ = acc_[0u];
-                unsigned t4098_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+                unsigned t4098_ = min(((blockDim.x * (blockDim.y * blockDim.z)) + kf_neg_u32((((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u))), 32u);
                 if (t4098_ == 32u) {
                     float t4103_ = __fadd_rn(t4076_, kf_shfl_xor(t4076_, 16u, kf_wn));
                     float t4106_ = __fadd_rn(t4103_, kf_shfl_xor(t4103_, 8u, kf_wn));
@@ -7492,7 +7505,7 @@ gemv_batch_f16_f32_f32(const kf_f16* __restrict__ w_, const float* __restrict__ 
             }
             if (1u < nb_) {
                 float t4176_ = acc_[1u];
-                unsigned t4198_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+                unsigned t4198_ = min(((blockDim.x * (blockDim.y * blockDim.z)) + kf_neg_u32((((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u))), 32u);
                 if (t4198_ == 32u) {
                     float t4203_ = __fadd_rn(t4176_, kf_shfl_xor(t4176_, 16u, kf_wn));
                     float t4206_ = __fadd_rn(t4203_, kf_shfl_xor(t4203_, 8u, kf_wn));
@@ -7532,7 +7545,7 @@ gemv_batch_f16_f32_f32(const kf_f16* __restrict__ w_, const float* __restrict__ 
             }
             if (2u < nb_) {
                 float t4276_ = acc_[2u];
-                unsigned t4298_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+                unsigned t4298_ = min(((blockDim.x * (blockDim.y * blockDim.z)) + kf_neg_u32((((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u))), 32u);
                 if (t4298_ == 32u) {
                     float t4303_ = __fadd_rn(t4276_, kf_shfl_xor(t4276_, 16u, kf_wn));
                     float t4306_ = __fadd_rn(t4303_, kf_shfl_xor(t4303_, 8u, kf_wn));
@@ -7572,7 +7585,7 @@ gemv_batch_f16_f32_f32(const kf_f16* __restrict__ w_, const float* __restrict__ 
             }
             if (3u < nb_) {
                 float t4376_ = acc_[3u];
-                unsigned t4398_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+                unsigned t4398_ = min(((blockDim.x * (blockDim.y * blockDim.z)) + kf_neg_u32((((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u))), 32u);
                 if (t4398_ == 32u) {
                     float t4403_ = __fadd_rn(t4376_, kf_shfl_xor(t4376_, 16u, kf_wn));
                     float t4406_ = __fadd_rn(t4403_, kf_shfl_xor(t4403_, 8u, kf_wn));
@@ -7612,7 +7625,7 @@ gemv_batch_f16_f32_f32(const kf_f16* __restrict__ w_, const float* __restrict__ 
             }
             if (4u < nb_) {
                 float t4476_ = acc_[4u];
-                unsigned t4498_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+                unsigned t4498_ = min(((blockDim.x * (blockDim.y * blockDim.z)) + kf_neg_u32((((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u))), 32u);
                 if (t4498_ == 32u) {
                     float t4503_ = __fadd_rn(t4476_, kf_shfl_xor(t4476_, 16u, kf_wn));
                     float t4506_ = __fadd_rn(t4503_, kf_shfl_xor(t4503_, 8u, kf_wn));
@@ -7652,7 +7665,7 @@ gemv_batch_f16_f32_f32(const kf_f16* __restrict__ w_, const float* __restrict__ 
             }
             if (5u < nb_) {
                 float t4576_ = acc_[5u];
-                unsigned t4598_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+                unsigned t4598_ = min(((blockDim.x * (blockDim.y * blockDim.z)) + kf_neg_u32((((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u))), 32u);
                 if (t4598_ == 32u) {
                     float t4603_ = __fadd_rn(t4576_, kf_shfl_xor(t4576_, 16u, kf_wn));
                     float t4606_ = __fadd_rn(t4603_, kf_shfl_xor(t4603_, 8u, kf_wn));
@@ -7692,7 +7705,7 @@ gemv_batch_f16_f32_f32(const kf_f16* __restrict__ w_, const float* __restrict__ 
             }
             if (6u < nb_) {
                 float t4676_ = acc_[6u];
-                unsigned t4698_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+                unsigned t4698_ = min(((blockDim.x * (blockDim.y * blockDim.z)) + kf_neg_u32((((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u))), 32u);
                 if (t4698_ == 32u) {
                     float t4703_ = __fadd_rn(t4676_, kf_shfl_xor(t4676_, 16u, kf_wn));
                     float t4706_ = __fadd_rn(t4703_, kf_shfl_xor(t4703_, 8u, kf_wn));
@@ -7732,7 +7745,7 @@ gemv_batch_f16_f32_f32(const kf_f16* __restrict__ w_, const float* __restrict__ 
             }
             if (7u < nb_) {
                 float t4776_ = acc_[7u];
-                unsigned t4798_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+                unsigned t4798_ = min(((blockDim.x * (blockDim.y * blockDim.z)) + kf_neg_u32((((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u))), 32u);
                 if (t4798_ == 32u) {
                     float t4803_ = __fadd_rn(t4776_, kf_shfl_xor(t4776_, 16u, kf_wn));
                     float t4806_ = __fadd_rn(t4803_, kf_shfl_xor(t4803_, 8u, kf_wn));
@@ -7828,7 +7841,7 @@ gemv_batch_bf16_f16_f16(const kf_bf16* __restrict__ w_, const kf_f16* __restrict
     unsigned t1177_ = gridDim.x << 2u;
     #pragma unroll 1
     for (unsigned g_ = t1166_; g_ < m_; g_ = g_ + t1177_) {
-        row_[0u] = min(g_, (m_ - 1u));
+        row_[0u] = min(g_, (m_ + kf_neg_u32(1u)));
         acc_[0u] = 0.0f;
         acc_[1u] = 0.0f;
         acc_[2u] = 0.0f;
@@ -8257,7 +8270,7 @@ gemv_batch_bf16_f16_f16(const kf_bf16* __restrict__ w_, const kf_f16* __restrict
         }
         if (0u < nb_) {
             float t4076_ = acc_[0u];
-            unsigned t4098_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+            unsigned t4098_ = min(((blockDim.x * (blockDim.y * blockDim.z)) + kf_neg_u32((((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u))), 32u);
             if (t4098_ == 32u) {
                 float t4103_ = __fadd_rn(t4076_, kf_shfl_xor(t4076_, 16u, kf_wn));
                 float t4106_ = __fadd_rn(t4103_, kf_shfl_xor(t4103_, 8u, kf_wn));
@@ -8297,7 +8310,7 @@ gemv_batch_bf16_f16_f16(const kf_bf16* __restrict__ w_, const kf_f16* __restrict
         }
         if (1u < nb_) {
             float t4176_ = acc_[1u];
-            unsigned t4198_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+            unsigned t4198_ = min(((blockDim.x * (blockDim.y * blockDim.z)) + kf_neg_u32((((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u))), 32u);
             if (t4198_ == 32u) {
                 float t4203_ = __fadd_rn(t4176_, kf_shfl_xor(t4176_, 16u, kf_wn));
                 float t4206_ = __fadd_rn(t4203_, kf_shfl_xor(t4203_, 8u, kf_wn));
@@ -8337,7 +8350,7 @@ gemv_batch_bf16_f16_f16(const kf_bf16* __restrict__ w_, const kf_f16* __restrict
         }
         if (2u < nb_) {
             float t4276_ = acc_[2u];
-            unsigned t4298_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+            unsigned t4298_ = min(((blockDim.x * (blockDim.y * blockDim.z)) + kf_neg_u32((((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u))), 32u);
             if (t4298_ == 32u) {
                 float t4303_ = __fadd_rn(t4276_, kf_shfl_xor(t4276_, 16u, kf_wn));
                 float t4306_ = __fadd_rn(t4303_, kf_shfl_xor(t4303_, 8u, kf_wn));
@@ -8377,7 +8390,7 @@ gemv_batch_bf16_f16_f16(const kf_bf16* __restrict__ w_, const kf_f16* __restrict
         }
         if (3u < nb_) {
             float t4376_ = acc_[3u];
-            unsigned t4398_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+            unsigned t4398_ = min(((blockDim.x * (blockDim.y * blockDim.z)) + kf_neg_u32((((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u))), 32u);
             if (t4398_ == 32u) {
                 float t4403_ = __fadd_rn(t4376_, kf_shfl_xor(t4376_, 16u, kf_wn));
                 float t4406_ = __fadd_rn(t4403_, kf_shfl_xor(t4403_, 8u, kf_wn));
@@ -8417,7 +8430,7 @@ gemv_batch_bf16_f16_f16(const kf_bf16* __restrict__ w_, const kf_f16* __restrict
         }
         if (4u < nb_) {
             float t4476_ = acc_[4u];
-            unsigned t4498_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+            unsigned t4498_ = min(((blockDim.x * (blockDim.y * blockDim.z)) + kf_neg_u32((((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u))), 32u);
             if (t4498_ == 32u) {
                 float t4503_ = __fadd_rn(t4476_, kf_shfl_xor(t4476_, 16u, kf_wn));
                 float t4506_ = __fadd_rn(t4503_, kf_shfl_xor(t4503_, 8u, kf_wn));
@@ -8457,7 +8470,7 @@ gemv_batch_bf16_f16_f16(const kf_bf16* __restrict__ w_, const kf_f16* __restrict
         }
         if (5u < nb_) {
             float t4576_ = acc_[5u];
-            unsigned t4598_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+            unsigned t4598_ = min(((blockDim.x * (blockDim.y * blockDim.z)) + kf_neg_u32((((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u))), 32u);
             if (t4598_ == 32u) {
                 float t4603_ = __fadd_rn(t4576_, kf_shfl_xor(t4576_, 16u, kf_wn));
                 float t4606_ = __fadd_rn(t4603_, kf_shfl_xor(t4603_, 8u, kf_wn));
@@ -8497,7 +8510,7 @@ gemv_batch_bf16_f16_f16(const kf_bf16* __restrict__ w_, const kf_f16* __restrict
         }
         if (6u < nb_) {
             float t4676_ = acc_[6u];
-            unsigned t4698_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+            unsigned t4698_ = min(((blockDim.x * (blockDim.y * blockDim.z)) + kf_neg_u32((((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u))), 32u);
             if (t4698_ == 32u) {
                 float t4703_ = __fadd_rn(t4676_, kf_shfl_xor(t4676_, 16u, kf_wn));
                 float t4706_ = __fadd_rn(t4703_, kf_shfl_xor(t4703_, 8u, kf_wn));
@@ -8537,7 +8550,7 @@ gemv_batch_bf16_f16_f16(const kf_bf16* __restrict__ w_, const kf_f16* __restrict
         }
         if (7u < nb_) {
             float t4776_ = acc_[7u];
-            unsigned t4798_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+            unsigned t4798_ = min(((blockDim.x * (blockDim.y * blockDim.z)) + kf_neg_u32((((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u))), 32u);
             if (t4798_ == 32u) {
                 float t4803_ = __fadd_rn(t4776_, kf_shfl_xor(t4776_, 16u, kf_wn));
                 float t4806_ = __fadd_rn(t4803_, kf_shfl_xor(t4803_, 8u, kf_wn));
@@ -8632,7 +8645,7 @@ gemv_batch_bf16_f32_f32(const kf_bf16* __restrict__ w_, const float* __restrict_
     unsigned t1177_ = gridDim.x << 2u;
     #pragma unroll 1
     for (unsigned g_ = t1166_; g_ < m_; g_ = g_ + t1177_) {
-        row_[0u] = min(g_, (m_ - 1u));
+        row_[0u] = min(g_, (m_ + kf_neg_u32(1u)));
         acc_[0u] = 0.0f;
         acc_[1u] = 0.0f;
         acc_[2u] = 0.0f;
@@ -9112,7 +9125,7 @@ gemv_batch_bf16_f32_f32(const kf_bf16* __restrict__ w_, const float* __restrict_
         }
         if (0u < nb_) {
             float t4076_ = acc_[0u];
-            unsigned t4098_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+            unsigned t4098_ = min(((blockDim.x * (blockDim.y * blockDim.z)) + kf_neg_u32((((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u))), 32u);
             if (t4098_ == 32u) {
                 float t4103_ = __fadd_rn(t4076_, kf_shfl_xor(t4076_, 16u, kf_wn));
                 float t4106_ = __fadd_rn(t4103_, kf_shfl_xor(t4103_, 8u, kf_wn));
@@ -9152,7 +9165,7 @@ gemv_batch_bf16_f32_f32(const kf_bf16* __restrict__ w_, const float* __restrict_
         }
         if (1u < nb_) {
             float t4176_ = acc_[1u];
-            unsigned t4198_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+            unsigned t4198_ = min(((blockDim.x * (blockDim.y * blockDim.z)) + kf_neg_u32((((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u))), 32u);
             if (t4198_ == 32u) {
                 float t4203_ = __fadd_rn(t4176_, kf_shfl_xor(t4176_, 16u, kf_wn));
                 float t4206_ = __fadd_rn(t4203_, kf_shfl_xor(t4203_, 8u, kf_wn));
@@ -9192,7 +9205,7 @@ gemv_batch_bf16_f32_f32(const kf_bf16* __restrict__ w_, const float* __restrict_
         }
         if (2u < nb_) {
             float t4276_ = acc_[2u];
-            unsigned t4298_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+            unsigned t4298_ = min(((blockDim.x * (blockDim.y * blockDim.z)) + kf_neg_u32((((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u))), 32u);
             if (t4298_ == 32u) {
                 float t4303_ = __fadd_rn(t4276_, kf_shfl_xor(t4276_, 16u, kf_wn));
                 float t4306_ = __fadd_rn(t4303_, kf_shfl_xor(t4303_, 8u, kf_wn));
@@ -9232,7 +9245,7 @@ gemv_batch_bf16_f32_f32(const kf_bf16* __restrict__ w_, const float* __restrict_
         }
         if (3u < nb_) {
             float t4376_ = acc_[3u];
-            unsigned t4398_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+            unsigned t4398_ = min(((blockDim.x * (blockDim.y * blockDim.z)) + kf_neg_u32((((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u))), 32u);
             if (t4398_ == 32u) {
                 float t4403_ = __fadd_rn(t4376_, kf_shfl_xor(t4376_, 16u, kf_wn));
                 float t4406_ = __fadd_rn(t4403_, kf_shfl_xor(t4403_, 8u, kf_wn));
@@ -9272,7 +9285,7 @@ gemv_batch_bf16_f32_f32(const kf_bf16* __restrict__ w_, const float* __restrict_
         }
         if (4u < nb_) {
             float t4476_ = acc_[4u];
-            unsigned t4498_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+            unsigned t4498_ = min(((blockDim.x * (blockDim.y * blockDim.z)) + kf_neg_u32((((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u))), 32u);
             if (t4498_ == 32u) {
                 float t4503_ = __fadd_rn(t4476_, kf_shfl_xor(t4476_, 16u, kf_wn));
                 float t4506_ = __fadd_rn(t4503_, kf_shfl_xor(t4503_, 8u, kf_wn));
@@ -9312,7 +9325,7 @@ gemv_batch_bf16_f32_f32(const kf_bf16* __restrict__ w_, const float* __restrict_
         }
         if (5u < nb_) {
             float t4576_ = acc_[5u];
-            unsigned t4598_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+            unsigned t4598_ = min(((blockDim.x * (blockDim.y * blockDim.z)) + kf_neg_u32((((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u))), 32u);
             if (t4598_ == 32u) {
                 float t4603_ = __fadd_rn(t4576_, kf_shfl_xor(t4576_, 16u, kf_wn));
                 float t4606_ = __fadd_rn(t4603_, kf_shfl_xor(t4603_, 8u, kf_wn));
@@ -9352,7 +9365,7 @@ gemv_batch_bf16_f32_f32(const kf_bf16* __restrict__ w_, const float* __restrict_
         }
         if (6u < nb_) {
             float t4676_ = acc_[6u];
-            unsigned t4698_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+            unsigned t4698_ = min(((blockDim.x * (blockDim.y * blockDim.z)) + kf_neg_u32((((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u))), 32u);
             if (t4698_ == 32u) {
                 float t4703_ = __fadd_rn(t4676_, kf_shfl_xor(t4676_, 16u, kf_wn));
                 float t4706_ = __fadd_rn(t4703_, kf_shfl_xor(t4703_, 8u, kf_wn));
@@ -9392,7 +9405,7 @@ gemv_batch_bf16_f32_f32(const kf_bf16* __restrict__ w_, const float* __restrict_
         }
         if (7u < nb_) {
             float t4776_ = acc_[7u];
-            unsigned t4798_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+            unsigned t4798_ = min(((blockDim.x * (blockDim.y * blockDim.z)) + kf_neg_u32((((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u))), 32u);
             if (t4798_ == 32u) {
                 float t4803_ = __fadd_rn(t4776_, kf_shfl_xor(t4776_, 16u, kf_wn));
                 float t4806_ = __fadd_rn(t4803_, kf_shfl_xor(t4803_, 8u, kf_wn));
@@ -9464,10 +9477,10 @@ gemv_rms_f16_f16_f16(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ h
     float acc_2_ = 0.0f;
     #pragma unroll 1
     for (unsigned c0_ = threadIdx.x; c0_ < nv_; c0_ = c0_ + 1024u) {
-        hv_[0u] = ia_[min(c0_, (nv_ - 1u))];
-        hv_[1u] = ia_[min((c0_ + 256u), (nv_ - 1u))];
-        hv_[2u] = ia_[min((c0_ + 512u), (nv_ - 1u))];
-        hv_[3u] = ia_[min((c0_ + 768u), (nv_ - 1u))];
+        hv_[0u] = ia_[min(c0_, (nv_ + kf_neg_u32(1u)))];
+        hv_[1u] = ia_[min((c0_ + 256u), (nv_ + kf_neg_u32(1u)))];
+        hv_[2u] = ia_[min((c0_ + 512u), (nv_ + kf_neg_u32(1u)))];
+        hv_[3u] = ia_[min((c0_ + 768u), (nv_ + kf_neg_u32(1u)))];
         if (c0_ < nv_) {
             float t63_ = __fmaf_rn(kf_f16_to_f32(hv_[0u].v[0]), kf_f16_to_f32(hv_[0u].v[0]), acc_2_);
             acc_2_ = t63_;
@@ -9537,7 +9550,7 @@ gemv_rms_f16_f16_f16(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ h
             acc_2_ = __fmaf_rn(kf_f16_to_f32(hv_[3u].v[7]), kf_f16_to_f32(hv_[3u].v[7]), t342_);
         }
     }
-    unsigned t374_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+    unsigned t374_ = min(((blockDim.x * (blockDim.y * blockDim.z)) + kf_neg_u32((((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u))), 32u);
     if (t374_ == 32u) {
         float t379_ = __fadd_rn(acc_2_, kf_shfl_xor(acc_2_, 16u, kf_wn));
         float t382_ = __fadd_rn(t379_, kf_shfl_xor(t379_, 8u, kf_wn));
@@ -9573,16 +9586,16 @@ gemv_rms_f16_f16_f16(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ h
     float scale_ = kf_rsqrt_approx(__fadd_rn(__fdiv_rn(__fadd_rn(__fadd_rn(__fadd_rn(__fadd_rn(__fadd_rn(__fadd_rn(__fadd_rn(__fadd_rn(0.0f, part_[0u]), part_[1u]), part_[2u]), part_[3u]), part_[4u]), part_[5u]), part_[6u]), part_[7u]), (float)k_), eps_));
     #pragma unroll 1
     for (unsigned c0_2_ = threadIdx.x; c0_2_ < nv_; c0_2_ = c0_2_ + 1024u) {
-        unsigned c_ = min(c0_2_, (nv_ - 1u));
+        unsigned c_ = min(c0_2_, (nv_ + kf_neg_u32(1u)));
         hv_2_[0u] = ia_[c_];
         gv_[0u] = ib_[c_];
-        unsigned c_2_ = min((c0_2_ + 256u), (nv_ - 1u));
+        unsigned c_2_ = min((c0_2_ + 256u), (nv_ + kf_neg_u32(1u)));
         hv_2_[1u] = ia_[c_2_];
         gv_[1u] = ib_[c_2_];
-        unsigned c_3_ = min((c0_2_ + 512u), (nv_ - 1u));
+        unsigned c_3_ = min((c0_2_ + 512u), (nv_ + kf_neg_u32(1u)));
         hv_2_[2u] = ia_[c_3_];
         gv_[2u] = ib_[c_3_];
-        unsigned c_4_ = min((c0_2_ + 768u), (nv_ - 1u));
+        unsigned c_4_ = min((c0_2_ + 768u), (nv_ + kf_neg_u32(1u)));
         hv_2_[3u] = ia_[c_4_];
         gv_[3u] = ib_[c_4_];
         if (c0_2_ < nv_) {
@@ -9661,20 +9674,20 @@ gemv_rms_f16_f16_f16(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ h
         #pragma unroll 1
         for (unsigned t0_ = 0u; t0_ < t3144_; t0_ = t0_ + 2u) {
             if (t0_ < t1524_) {
-                unsigned v_ = min((((lk_ << 5u) << 2u) + lane_), (nv_2_ - 1u));
-                unsigned row_ = min(lg_, (m_ - 1u));
+                unsigned v_ = min((((lk_ << 5u) << 2u) + lane_), (nv_2_ + kf_neg_u32(1u)));
+                unsigned row_ = min(lg_, (m_ + kf_neg_u32(1u)));
                 wb_[0u] = wv_[(row_ * nv_2_) + v_];
                 xb_[0u] = xs_[v_];
-                unsigned v_2_ = min(((((lk_ << 5u) << 2u) + 32u) + lane_), (nv_2_ - 1u));
-                unsigned row_2_ = min(lg_, (m_ - 1u));
+                unsigned v_2_ = min(((((lk_ << 5u) << 2u) + 32u) + lane_), (nv_2_ + kf_neg_u32(1u)));
+                unsigned row_2_ = min(lg_, (m_ + kf_neg_u32(1u)));
                 wb_[1u] = wv_[(row_2_ * nv_2_) + v_2_];
                 xb_[2u] = xs_[v_2_];
-                unsigned v_3_ = min(((((lk_ << 5u) << 2u) + 64u) + lane_), (nv_2_ - 1u));
-                unsigned row_3_ = min(lg_, (m_ - 1u));
+                unsigned v_3_ = min(((((lk_ << 5u) << 2u) + 64u) + lane_), (nv_2_ + kf_neg_u32(1u)));
+                unsigned row_3_ = min(lg_, (m_ + kf_neg_u32(1u)));
                 wb_[2u] = wv_[(row_3_ * nv_2_) + v_3_];
                 xb_[4u] = xs_[v_3_];
-                unsigned v_4_ = min(((((lk_ << 5u) << 2u) + 96u) + lane_), (nv_2_ - 1u));
-                unsigned row_4_ = min(lg_, (m_ - 1u));
+                unsigned v_4_ = min(((((lk_ << 5u) << 2u) + 96u) + lane_), (nv_2_ + kf_neg_u32(1u)));
+                unsigned row_4_ = min(lg_, (m_ + kf_neg_u32(1u)));
                 wb_[3u] = wv_[(row_4_ * nv_2_) + v_4_];
                 xb_[6u] = xs_[v_4_];
                 unsigned t3348_ = lk_ + 1u;
@@ -9778,20 +9791,20 @@ gemv_rms_f16_f16_f16(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ h
                 }
             }
             if ((t0_ + 1u) < t1524_) {
-                unsigned v_9_ = min((((lk_ << 5u) << 2u) + lane_), (nv_2_ - 1u));
-                unsigned row_5_ = min(lg_, (m_ - 1u));
+                unsigned v_9_ = min((((lk_ << 5u) << 2u) + lane_), (nv_2_ + kf_neg_u32(1u)));
+                unsigned row_5_ = min(lg_, (m_ + kf_neg_u32(1u)));
                 wb_[4u] = wv_[(row_5_ * nv_2_) + v_9_];
                 xb_[8u] = xs_[v_9_];
-                unsigned v_10_ = min(((((lk_ << 5u) << 2u) + 32u) + lane_), (nv_2_ - 1u));
-                unsigned row_6_ = min(lg_, (m_ - 1u));
+                unsigned v_10_ = min(((((lk_ << 5u) << 2u) + 32u) + lane_), (nv_2_ + kf_neg_u32(1u)));
+                unsigned row_6_ = min(lg_, (m_ + kf_neg_u32(1u)));
                 wb_[5u] = wv_[(row_6_ * nv_2_) + v_10_];
                 xb_[10u] = xs_[v_10_];
-                unsigned v_11_ = min(((((lk_ << 5u) << 2u) + 64u) + lane_), (nv_2_ - 1u));
-                unsigned row_7_ = min(lg_, (m_ - 1u));
+                unsigned v_11_ = min(((((lk_ << 5u) << 2u) + 64u) + lane_), (nv_2_ + kf_neg_u32(1u)));
+                unsigned row_7_ = min(lg_, (m_ + kf_neg_u32(1u)));
                 wb_[6u] = wv_[(row_7_ * nv_2_) + v_11_];
                 xb_[12u] = xs_[v_11_];
-                unsigned v_12_ = min(((((lk_ << 5u) << 2u) + 96u) + lane_), (nv_2_ - 1u));
-                unsigned row_8_ = min(lg_, (m_ - 1u));
+                unsigned v_12_ = min(((((lk_ << 5u) << 2u) + 96u) + lane_), (nv_2_ + kf_neg_u32(1u)));
+                unsigned row_8_ = min(lg_, (m_ + kf_neg_u32(1u)));
                 wb_[7u] = wv_[(row_8_ * nv_2_) + v_12_];
                 xb_[14u] = xs_[v_12_];
                 unsigned t4203_ = lk_ + 1u;
@@ -9929,10 +9942,10 @@ gemv_rms_f16_f16_f32(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ h
     float acc_2_ = 0.0f;
     #pragma unroll 1
     for (unsigned c0_ = threadIdx.x; c0_ < nv_; c0_ = c0_ + 1024u) {
-        hv_[0u] = ia_[min(c0_, (nv_ - 1u))];
-        hv_[1u] = ia_[min((c0_ + 256u), (nv_ - 1u))];
-        hv_[2u] = ia_[min((c0_ + 512u), (nv_ - 1u))];
-        hv_[3u] = ia_[min((c0_ + 768u), (nv_ - 1u))];
+        hv_[0u] = ia_[min(c0_, (nv_ + kf_neg_u32(1u)))];
+        hv_[1u] = ia_[min((c0_ + 256u), (nv_ + kf_neg_u32(1u)))];
+        hv_[2u] = ia_[min((c0_ + 512u), (nv_ + kf_neg_u32(1u)))];
+        hv_[3u] = ia_[min((c0_ + 768u), (nv_ + kf_neg_u32(1u)))];
         if (c0_ < nv_) {
             float t63_ = __fmaf_rn(kf_f16_to_f32(hv_[0u].v[0]), kf_f16_to_f32(hv_[0u].v[0]), acc_2_);
             acc_2_ = t63_;
@@ -10002,7 +10015,7 @@ gemv_rms_f16_f16_f32(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ h
             acc_2_ = __fmaf_rn(kf_f16_to_f32(hv_[3u].v[7]), kf_f16_to_f32(hv_[3u].v[7]), t342_);
         }
     }
-    unsigned t374_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+    unsigned t374_ = min(((blockDim.x * (blockDim.y * blockDim.z)) + kf_neg_u32((((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u))), 32u);
     if (t374_ == 32u) {
         float t379_ = __fadd_rn(acc_2_, kf_shfl_xor(acc_2_, 16u, kf_wn));
         float t382_ = __fadd_rn(t379_, kf_shfl_xor(t379_, 8u, kf_wn));
@@ -10038,16 +10051,16 @@ gemv_rms_f16_f16_f32(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ h
     float scale_ = kf_rsqrt_approx(__fadd_rn(__fdiv_rn(__fadd_rn(__fadd_rn(__fadd_rn(__fadd_rn(__fadd_rn(__fadd_rn(__fadd_rn(__fadd_rn(0.0f, part_[0u]), part_[1u]), part_[2u]), part_[3u]), part_[4u]), part_[5u]), part_[6u]), part_[7u]), (float)k_), eps_));
     #pragma unroll 1
     for (unsigned c0_2_ = threadIdx.x; c0_2_ < nv_; c0_2_ = c0_2_ + 1024u) {
-        unsigned c_ = min(c0_2_, (nv_ - 1u));
+        unsigned c_ = min(c0_2_, (nv_ + kf_neg_u32(1u)));
         hv_2_[0u] = ia_[c_];
         gv_[0u] = ib_[c_];
-        unsigned c_2_ = min((c0_2_ + 256u), (nv_ - 1u));
+        unsigned c_2_ = min((c0_2_ + 256u), (nv_ + kf_neg_u32(1u)));
         hv_2_[1u] = ia_[c_2_];
         gv_[1u] = ib_[c_2_];
-        unsigned c_3_ = min((c0_2_ + 512u), (nv_ - 1u));
+        unsigned c_3_ = min((c0_2_ + 512u), (nv_ + kf_neg_u32(1u)));
         hv_2_[2u] = ia_[c_3_];
         gv_[2u] = ib_[c_3_];
-        unsigned c_4_ = min((c0_2_ + 768u), (nv_ - 1u));
+        unsigned c_4_ = min((c0_2_ + 768u), (nv_ + kf_neg_u32(1u)));
         hv_2_[3u] = ia_[c_4_];
         gv_[3u] = ib_[c_4_];
         if (c0_2_ < nv_) {
@@ -10126,20 +10139,20 @@ gemv_rms_f16_f16_f32(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ h
         #pragma unroll 1
         for (unsigned t0_ = 0u; t0_ < t3144_; t0_ = t0_ + 2u) {
             if (t0_ < t1524_) {
-                unsigned v_ = min((((lk_ << 5u) << 2u) + lane_), (nv_2_ - 1u));
-                unsigned row_ = min(lg_, (m_ - 1u));
+                unsigned v_ = min((((lk_ << 5u) << 2u) + lane_), (nv_2_ + kf_neg_u32(1u)));
+                unsigned row_ = min(lg_, (m_ + kf_neg_u32(1u)));
                 wb_[0u] = wv_[(row_ * nv_2_) + v_];
                 xb_[0u] = xs_[v_];
-                unsigned v_2_ = min(((((lk_ << 5u) << 2u) + 32u) + lane_), (nv_2_ - 1u));
-                unsigned row_2_ = min(lg_, (m_ - 1u));
+                unsigned v_2_ = min(((((lk_ << 5u) << 2u) + 32u) + lane_), (nv_2_ + kf_neg_u32(1u)));
+                unsigned row_2_ = min(lg_, (m_ + kf_neg_u32(1u)));
                 wb_[1u] = wv_[(row_2_ * nv_2_) + v_2_];
                 xb_[2u] = xs_[v_2_];
-                unsigned v_3_ = min(((((lk_ << 5u) << 2u) + 64u) + lane_), (nv_2_ - 1u));
-                unsigned row_3_ = min(lg_, (m_ - 1u));
+                unsigned v_3_ = min(((((lk_ << 5u) << 2u) + 64u) + lane_), (nv_2_ + kf_neg_u32(1u)));
+                unsigned row_3_ = min(lg_, (m_ + kf_neg_u32(1u)));
                 wb_[2u] = wv_[(row_3_ * nv_2_) + v_3_];
                 xb_[4u] = xs_[v_3_];
-                unsigned v_4_ = min(((((lk_ << 5u) << 2u) + 96u) + lane_), (nv_2_ - 1u));
-                unsigned row_4_ = min(lg_, (m_ - 1u));
+                unsigned v_4_ = min(((((lk_ << 5u) << 2u) + 96u) + lane_), (nv_2_ + kf_neg_u32(1u)));
+                unsigned row_4_ = min(lg_, (m_ + kf_neg_u32(1u)));
                 wb_[3u] = wv_[(row_4_ * nv_2_) + v_4_];
                 xb_[6u] = xs_[v_4_];
                 unsigned t3348_ = lk_ + 1u;
@@ -10243,20 +10256,20 @@ gemv_rms_f16_f16_f32(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ h
                 }
             }
             if ((t0_ + 1u) < t1524_) {
-                unsigned v_9_ = min((((lk_ << 5u) << 2u) + lane_), (nv_2_ - 1u));
-                unsigned row_5_ = min(lg_, (m_ - 1u));
+                unsigned v_9_ = min((((lk_ << 5u) << 2u) + lane_), (nv_2_ + kf_neg_u32(1u)));
+                unsigned row_5_ = min(lg_, (m_ + kf_neg_u32(1u)));
                 wb_[4u] = wv_[(row_5_ * nv_2_) + v_9_];
                 xb_[8u] = xs_[v_9_];
-                unsigned v_10_ = min(((((lk_ << 5u) << 2u) + 32u) + lane_), (nv_2_ - 1u));
-                unsigned row_6_ = min(lg_, (m_ - 1u));
+                unsigned v_10_ = min(((((lk_ << 5u) << 2u) + 32u) + lane_), (nv_2_ + kf_neg_u32(1u)));
+                unsigned row_6_ = min(lg_, (m_ + kf_neg_u32(1u)));
                 wb_[5u] = wv_[(row_6_ * nv_2_) + v_10_];
                 xb_[10u] = xs_[v_10_];
-                unsigned v_11_ = min(((((lk_ << 5u) << 2u) + 64u) + lane_), (nv_2_ - 1u));
-                unsigned row_7_ = min(lg_, (m_ - 1u));
+                unsigned v_11_ = min(((((lk_ << 5u) << 2u) + 64u) + lane_), (nv_2_ + kf_neg_u32(1u)));
+                unsigned row_7_ = min(lg_, (m_ + kf_neg_u32(1u)));
                 wb_[6u] = wv_[(row_7_ * nv_2_) + v_11_];
                 xb_[12u] = xs_[v_11_];
-                unsigned v_12_ = min(((((lk_ << 5u) << 2u) + 96u) + lane_), (nv_2_ - 1u));
-                unsigned row_8_ = min(lg_, (m_ - 1u));
+                unsigned v_12_ = min(((((lk_ << 5u) << 2u) + 96u) + lane_), (nv_2_ + kf_neg_u32(1u)));
+                unsigned row_8_ = min(lg_, (m_ + kf_neg_u32(1u)));
                 wb_[7u] = wv_[(row_8_ * nv_2_) + v_12_];
                 xb_[14u] = xs_[v_12_];
                 unsigned t4203_ = lk_ + 1u;
@@ -10390,16 +10403,16 @@ gemv_silu_f16_f16_f16_acc(const kf_f16* __restrict__ w_, const kf_f16* __restric
     unsigned nv_ = k_ >> 3u;
     #pragma unroll 1
     for (unsigned c0_ = threadIdx.x; c0_ < nv_; c0_ = c0_ + 1024u) {
-        unsigned c_ = min(c0_, (nv_ - 1u));
+        unsigned c_ = min(c0_, (nv_ + kf_neg_u32(1u)));
         gv_2_[0u] = ia_[c_];
         uv_[0u] = ib_[c_];
-        unsigned c_2_ = min((c0_ + 256u), (nv_ - 1u));
+        unsigned c_2_ = min((c0_ + 256u), (nv_ + kf_neg_u32(1u)));
         gv_2_[1u] = ia_[c_2_];
         uv_[1u] = ib_[c_2_];
-        unsigned c_3_ = min((c0_ + 512u), (nv_ - 1u));
+        unsigned c_3_ = min((c0_ + 512u), (nv_ + kf_neg_u32(1u)));
         gv_2_[2u] = ia_[c_3_];
         uv_[2u] = ib_[c_3_];
-        unsigned c_4_ = min((c0_ + 768u), (nv_ - 1u));
+        unsigned c_4_ = min((c0_ + 768u), (nv_ + kf_neg_u32(1u)));
         gv_2_[3u] = ia_[c_4_];
         uv_[3u] = ib_[c_4_];
         if (c0_ < nv_) {
@@ -10511,20 +10524,20 @@ gemv_silu_f16_f16_f16_acc(const kf_f16* __restrict__ w_, const kf_f16* __restric
         #pragma unroll 1
         for (unsigned t0_ = 0u; t0_ < t3144_; t0_ = t0_ + 2u) {
             if (t0_ < t1524_) {
-                unsigned v_ = min((((lk_ << 5u) << 2u) + lane_), (nv_2_ - 1u));
-                unsigned row_ = min(lg_, (m_ - 1u));
+                unsigned v_ = min((((lk_ << 5u) << 2u) + lane_), (nv_2_ + kf_neg_u32(1u)));
+                unsigned row_ = min(lg_, (m_ + kf_neg_u32(1u)));
                 wb_[0u] = wv_[(row_ * nv_2_) + v_];
                 xb_[0u] = xs_[v_];
-                unsigned v_2_ = min(((((lk_ << 5u) << 2u) + 32u) + lane_), (nv_2_ - 1u));
-                unsigned row_2_ = min(lg_, (m_ - 1u));
+                unsigned v_2_ = min(((((lk_ << 5u) << 2u) + 32u) + lane_), (nv_2_ + kf_neg_u32(1u)));
+                unsigned row_2_ = min(lg_, (m_ + kf_neg_u32(1u)));
                 wb_[1u] = wv_[(row_2_ * nv_2_) + v_2_];
                 xb_[2u] = xs_[v_2_];
-                unsigned v_3_ = min(((((lk_ << 5u) << 2u) + 64u) + lane_), (nv_2_ - 1u));
-                unsigned row_3_ = min(lg_, (m_ - 1u));
+                unsigned v_3_ = min(((((lk_ << 5u) << 2u) + 64u) + lane_), (nv_2_ + kf_neg_u32(1u)));
+                unsigned row_3_ = min(lg_, (m_ + kf_neg_u32(1u)));
                 wb_[2u] = wv_[(row_3_ * nv_2_) + v_3_];
                 xb_[4u] = xs_[v_3_];
-                unsigned v_4_ = min(((((lk_ << 5u) << 2u) + 96u) + lane_), (nv_2_ - 1u));
-                unsigned row_4_ = min(lg_, (m_ - 1u));
+                unsigned v_4_ = min(((((lk_ << 5u) << 2u) + 96u) + lane_), (nv_2_ + kf_neg_u32(1u)));
+                unsigned row_4_ = min(lg_, (m_ + kf_neg_u32(1u)));
                 wb_[3u] = wv_[(row_4_ * nv_2_) + v_4_];
                 xb_[6u] = xs_[v_4_];
                 unsigned t3348_ = lk_ + 1u;
@@ -10640,20 +10653,20 @@ gemv_silu_f16_f16_f16_acc(const kf_f16* __restrict__ w_, const kf_f16* __restric
                 }
             }
             if ((t0_ + 1u) < t1524_) {
-                unsigned v_10_ = min((((lk_ << 5u) << 2u) + lane_), (nv_2_ - 1u));
-                unsigned row_5_ = min(lg_, (m_ - 1u));
+                unsigned v_10_ = min((((lk_ << 5u) << 2u) + lane_), (nv_2_ + kf_neg_u32(1u)));
+                unsigned row_5_ = min(lg_, (m_ + kf_neg_u32(1u)));
                 wb_[4u] = wv_[(row_5_ * nv_2_) + v_10_];
                 xb_[8u] = xs_[v_10_];
-                unsigned v_11_ = min(((((lk_ << 5u) << 2u) + 32u) + lane_), (nv_2_ - 1u));
-                unsigned row_6_ = min(lg_, (m_ - 1u));
+                unsigned v_11_ = min(((((lk_ << 5u) << 2u) + 32u) + lane_), (nv_2_ + kf_neg_u32(1u)));
+                unsigned row_6_ = min(lg_, (m_ + kf_neg_u32(1u)));
                 wb_[5u] = wv_[(row_6_ * nv_2_) + v_11_];
                 xb_[10u] = xs_[v_11_];
-                unsigned v_12_ = min(((((lk_ << 5u) << 2u) + 64u) + lane_), (nv_2_ - 1u));
-                unsigned row_7_ = min(lg_, (m_ - 1u));
+                unsigned v_12_ = min(((((lk_ << 5u) << 2u) + 64u) + lane_), (nv_2_ + kf_neg_u32(1u)));
+                unsigned row_7_ = min(lg_, (m_ + kf_neg_u32(1u)));
                 wb_[6u] = wv_[(row_7_ * nv_2_) + v_12_];
                 xb_[12u] = xs_[v_12_];
-                unsigned v_13_ = min(((((lk_ << 5u) << 2u) + 96u) + lane_), (nv_2_ - 1u));
-                unsigned row_8_ = min(lg_, (m_ - 1u));
+                unsigned v_13_ = min(((((lk_ << 5u) << 2u) + 96u) + lane_), (nv_2_ + kf_neg_u32(1u)));
+                unsigned row_8_ = min(lg_, (m_ + kf_neg_u32(1u)));
                 wb_[7u] = wv_[(row_8_ * nv_2_) + v_13_];
                 xb_[14u] = xs_[v_13_];
                 unsigned t4203_ = lk_ + 1u;
@@ -10799,16 +10812,16 @@ gemv_silu_f16_f16_f32(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ 
     unsigned nv_ = k_ >> 3u;
     #pragma unroll 1
     for (unsigned c0_ = threadIdx.x; c0_ < nv_; c0_ = c0_ + 1024u) {
-        unsigned c_ = min(c0_, (nv_ - 1u));
+        unsigned c_ = min(c0_, (nv_ + kf_neg_u32(1u)));
         gv_2_[0u] = ia_[c_];
         uv_[0u] = ib_[c_];
-        unsigned c_2_ = min((c0_ + 256u), (nv_ - 1u));
+        unsigned c_2_ = min((c0_ + 256u), (nv_ + kf_neg_u32(1u)));
         gv_2_[1u] = ia_[c_2_];
         uv_[1u] = ib_[c_2_];
-        unsigned c_3_ = min((c0_ + 512u), (nv_ - 1u));
+        unsigned c_3_ = min((c0_ + 512u), (nv_ + kf_neg_u32(1u)));
         gv_2_[2u] = ia_[c_3_];
         uv_[2u] = ib_[c_3_];
-        unsigned c_4_ = min((c0_ + 768u), (nv_ - 1u));
+        unsigned c_4_ = min((c0_ + 768u), (nv_ + kf_neg_u32(1u)));
         gv_2_[3u] = ia_[c_4_];
         uv_[3u] = ib_[c_4_];
         if (c0_ < nv_) {
@@ -10919,20 +10932,20 @@ gemv_silu_f16_f16_f32(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ 
         #pragma unroll 1
         for (unsigned t0_ = 0u; t0_ < t3144_; t0_ = t0_ + 2u) {
             if (t0_ < t1524_) {
-                unsigned v_ = min((((lk_ << 5u) << 2u) + lane_), (nv_2_ - 1u));
-                unsigned row_ = min(lg_, (m_ - 1u));
+                unsigned v_ = min((((lk_ << 5u) << 2u) + lane_), (nv_2_ + kf_neg_u32(1u)));
+                unsigned row_ = min(lg_, (m_ + kf_neg_u32(1u)));
                 wb_[0u] = wv_[(row_ * nv_2_) + v_];
                 xb_[0u] = xs_[v_];
-                unsigned v_2_ = min(((((lk_ << 5u) << 2u) + 32u) + lane_), (nv_2_ - 1u));
-                unsigned row_2_ = min(lg_, (m_ - 1u));
+                unsigned v_2_ = min(((((lk_ << 5u) << 2u) + 32u) + lane_), (nv_2_ + kf_neg_u32(1u)));
+                unsigned row_2_ = min(lg_, (m_ + kf_neg_u32(1u)));
                 wb_[1u] = wv_[(row_2_ * nv_2_) + v_2_];
                 xb_[2u] = xs_[v_2_];
-                unsigned v_3_ = min(((((lk_ << 5u) << 2u) + 64u) + lane_), (nv_2_ - 1u));
-                unsigned row_3_ = min(lg_, (m_ - 1u));
+                unsigned v_3_ = min(((((lk_ << 5u) << 2u) + 64u) + lane_), (nv_2_ + kf_neg_u32(1u)));
+                unsigned row_3_ = min(lg_, (m_ + kf_neg_u32(1u)));
                 wb_[2u] = wv_[(row_3_ * nv_2_) + v_3_];
                 xb_[4u] = xs_[v_3_];
-                unsigned v_4_ = min(((((lk_ << 5u) << 2u) + 96u) + lane_), (nv_2_ - 1u));
-                unsigned row_4_ = min(lg_, (m_ - 1u));
+                unsigned v_4_ = min(((((lk_ << 5u) << 2u) + 96u) + lane_), (nv_2_ + kf_neg_u32(1u)));
+                unsigned row_4_ = min(lg_, (m_ + kf_neg_u32(1u)));
                 wb_[3u] = wv_[(row_4_ * nv_2_) + v_4_];
                 xb_[6u] = xs_[v_4_];
                 unsigned t3348_ = lk_ + 1u;
@@ -11036,20 +11049,20 @@ gemv_silu_f16_f16_f32(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ 
                 }
             }
             if ((t0_ + 1u) < t1524_) {
-                unsigned v_9_ = min((((lk_ << 5u) << 2u) + lane_), (nv_2_ - 1u));
-                unsigned row_5_ = min(lg_, (m_ - 1u));
+                unsigned v_9_ = min((((lk_ << 5u) << 2u) + lane_), (nv_2_ + kf_neg_u32(1u)));
+                unsigned row_5_ = min(lg_, (m_ + kf_neg_u32(1u)));
                 wb_[4u] = wv_[(row_5_ * nv_2_) + v_9_];
                 xb_[8u] = xs_[v_9_];
-                unsigned v_10_ = min(((((lk_ << 5u) << 2u) + 32u) + lane_), (nv_2_ - 1u));
-                unsigned row_6_ = min(lg_, (m_ - 1u));
+                unsigned v_10_ = min(((((lk_ << 5u) << 2u) + 32u) + lane_), (nv_2_ + kf_neg_u32(1u)));
+                unsigned row_6_ = min(lg_, (m_ + kf_neg_u32(1u)));
                 wb_[5u] = wv_[(row_6_ * nv_2_) + v_10_];
                 xb_[10u] = xs_[v_10_];
-                unsigned v_11_ = min(((((lk_ << 5u) << 2u) + 64u) + lane_), (nv_2_ - 1u));
-                unsigned row_7_ = min(lg_, (m_ - 1u));
+                unsigned v_11_ = min(((((lk_ << 5u) << 2u) + 64u) + lane_), (nv_2_ + kf_neg_u32(1u)));
+                unsigned row_7_ = min(lg_, (m_ + kf_neg_u32(1u)));
                 wb_[6u] = wv_[(row_7_ * nv_2_) + v_11_];
                 xb_[12u] = xs_[v_11_];
-                unsigned v_12_ = min(((((lk_ << 5u) << 2u) + 96u) + lane_), (nv_2_ - 1u));
-                unsigned row_8_ = min(lg_, (m_ - 1u));
+                unsigned v_12_ = min(((((lk_ << 5u) << 2u) + 96u) + lane_), (nv_2_ + kf_neg_u32(1u)));
+                unsigned row_8_ = min(lg_, (m_ + kf_neg_u32(1u)));
                 wb_[7u] = wv_[(row_8_ * nv_2_) + v_12_];
                 xb_[14u] = xs_[v_12_];
                 unsigned t4203_ = lk_ + 1u;

@@ -86,6 +86,19 @@ __device__ __forceinline__ unsigned kf_shl_u32(unsigned a, unsigned s) { return 
 __device__ __forceinline__ unsigned kf_shr_u32(unsigned a, unsigned s) { return s >= 32u ? 0u : a >> s; }
 __device__ __forceinline__ int kf_shr_i32(int a, unsigned s) { return a >> (s >= 31u ? 31u : s); }
 
+/* abs(INT_MIN) = INT_MIN, as PTX abs.s32/abs.s64 define it. Not in C: NVVM takes
+   a < 0 ? 0 - a : a for an abs that is never negative and sign-extends it as if
+   non-negative ((long long)abs(INT_MIN) became +2^31: difftest seed 1 program 7291).
+   Nor PTX abs: ptxas 13 takes abs.s32's result for never negative too and divides it
+   unsigned (abs(INT_MIN) % 2147483647 gave 1: seed 7 program 906), so max(a, -a).
+   A 32-bit -a is ~a + 1 in PTX (kf_neg_i32): ptxas 13 merges max(x, max(y, neg z))
+   into one VIMNMX3 and drops the negation (max(d, abs(d)) gave -1 for d = -1:
+   seed 11 program 6458); NVVM turns ~a + 1 in C back into neg.s32. */
+__device__ __forceinline__ int kf_neg_i32(int a) { int r; asm("{ not.b32 %0, %1; add.s32 %0, %0, 1; }" : "=r"(r) : "r"(a)); return r; }
+__device__ __forceinline__ unsigned kf_neg_u32(unsigned a) { unsigned r; asm("{ not.b32 %0, %1; add.u32 %0, %0, 1; }" : "=r"(r) : "r"(a)); return r; }
+__device__ __forceinline__ int kf_abs_i32(int a) { int r; asm("{ .reg .s32 t; not.b32 t, %1; add.s32 t, t, 1; max.s32 %0, %1, t; }" : "=r"(r) : "r"(a)); return r; }
+__device__ __forceinline__ long long kf_abs_i64(long long a) { long long r; asm("{ .reg .s64 t; neg.s64 t, %1; max.s64 %0, %1, t; }" : "=l"(r) : "l"(a)); return r; }
+
 /* f32 negation, and a select of a -0.0 constant, in PTX that NVVM does not see through:
    ptxas 13 makes selp.f32 of two constants, one of them -0.0, an integer select and a
    conversion (or FSET.BF) that gives +0.0, and NVVM folds a negation into a select of
@@ -431,7 +444,7 @@ q4k_gemv_simt(const unsigned char* __restrict__ w_, const float* __restrict__ x_
         float t413_ = __fadd_rn(t393_, __fadd_rn(__fadd_rn(v_16_.v[0], v_16_.v[1]), __fadd_rn(v_16_.v[2], v_16_.v[3])));
         #pragma unroll 1
         for (unsigned rs_ = 0u; rs_ < 16u; rs_ = rs_ + 2u) {
-            unsigned row_ = min(((row0_ + (rs_ << 2u)) + r_), (m_ - 1u));
+            unsigned row_ = min(((row0_ + (rs_ << 2u)) + r_), (m_ + kf_neg_u32(1u)));
             kf_u32x4 t429_ = kf_u32x4{{0u, 0u, 0u, 0u}};
             kf_u32x4 th_ = t429_;
             kf_u32x4 t432_ = kf_u32x4{{0u, 0u, 0u, 0u}};
@@ -452,7 +465,7 @@ q4k_gemv_simt(const unsigned char* __restrict__ w_, const float* __restrict__ x_
             hv_[0u] = th_;
             qa_[0u] = ta_;
             qb_[0u] = tb_;
-            unsigned row_2_ = min(((row0_ + ((rs_ + 1u) << 2u)) + r_), (m_ - 1u));
+            unsigned row_2_ = min(((row0_ + ((rs_ + 1u) << 2u)) + r_), (m_ + kf_neg_u32(1u)));
             kf_u32x4 t467_ = kf_u32x4{{0u, 0u, 0u, 0u}};
             kf_u32x4 th_2_ = t467_;
             kf_u32x4 t470_ = kf_u32x4{{0u, 0u, 0u, 0u}};
@@ -679,14 +692,14 @@ q4k_gemv(const unsigned char* __restrict__ w_, const float* __restrict__ x_, flo
     unsigned t15_ = blockDim.x << 3u;
     #pragma unroll 1
     for (unsigned e0_ = threadIdx.x; e0_ < n_; e0_ = e0_ + t15_) {
-        v_[0u] = x4_[min(e0_, (n_ - 1u))];
-        v_[1u] = x4_[min((e0_ + blockDim.x), (n_ - 1u))];
-        v_[2u] = x4_[min((e0_ + (blockDim.x << 1u)), (n_ - 1u))];
-        v_[3u] = x4_[min((e0_ + (3u * blockDim.x)), (n_ - 1u))];
-        v_[4u] = x4_[min((e0_ + (blockDim.x << 2u)), (n_ - 1u))];
-        v_[5u] = x4_[min((e0_ + (5u * blockDim.x)), (n_ - 1u))];
-        v_[6u] = x4_[min((e0_ + (6u * blockDim.x)), (n_ - 1u))];
-        v_[7u] = x4_[min((e0_ + (7u * blockDim.x)), (n_ - 1u))];
+        v_[0u] = x4_[min(e0_, (n_ + kf_neg_u32(1u)))];
+        v_[1u] = x4_[min((e0_ + blockDim.x), (n_ + kf_neg_u32(1u)))];
+        v_[2u] = x4_[min((e0_ + (blockDim.x << 1u)), (n_ + kf_neg_u32(1u)))];
+        v_[3u] = x4_[min((e0_ + (3u * blockDim.x)), (n_ + kf_neg_u32(1u)))];
+        v_[4u] = x4_[min((e0_ + (blockDim.x << 2u)), (n_ + kf_neg_u32(1u)))];
+        v_[5u] = x4_[min((e0_ + (5u * blockDim.x)), (n_ + kf_neg_u32(1u)))];
+        v_[6u] = x4_[min((e0_ + (6u * blockDim.x)), (n_ + kf_neg_u32(1u)))];
+        v_[7u] = x4_[min((e0_ + (7u * blockDim.x)), (n_ + kf_neg_u32(1u)))];
         if (e0_ < n_) {
             unsigned kb_ = e0_ >> 6u;
             unsigned q_ = (e0_ >> 4u) & 3u;
@@ -967,12 +980,12 @@ q4k_gemv(const unsigned char* __restrict__ w_, const float* __restrict__ x_, flo
     #pragma unroll 1
     for (unsigned t0_ = 0u; t0_ < t1127_; t0_ = t0_ + 2u) {
         if (t0_ < total_) {
-            unsigned row_ = min(((lt_ << 4u) + g_), (m_ - 1u));
+            unsigned row_ = min(((lt_ << 4u) + g_), (m_ + kf_neg_u32(1u)));
             unsigned blk_ = ((row_ * nbk_) + lk_) * 9u;
             hb_[0u] = wq_[blk_];
             qb_[0u] = wq_[(blk_ + 1u) + (q_9_ << 1u)];
             qb_[1u] = wq_[(blk_ + 2u) + (q_9_ << 1u)];
-            unsigned row_2_ = min((((lt_ << 4u) + g_) + 8u), (m_ - 1u));
+            unsigned row_2_ = min((((lt_ << 4u) + g_) + 8u), (m_ + kf_neg_u32(1u)));
             unsigned blk_2_ = ((row_2_ * nbk_) + lk_) * 9u;
             hb_[1u] = wq_[blk_2_];
             qb_[2u] = wq_[(blk_2_ + 1u) + (q_9_ << 1u)];
@@ -995,7 +1008,7 @@ q4k_gemv(const unsigned char* __restrict__ w_, const float* __restrict__ x_, flo
             unsigned t1226_ = fb_ + ((g_ & 1u) << 2u);
             unsigned t1228_ = zero4_ + 2u;
             unsigned flo_ = mine_ ? t1226_ : t1228_;
-            unsigned t1236_ = (fb_ + 4u) - ((g_ & 1u) << 2u);
+            unsigned t1236_ = (fb_ + 4u) + kf_neg_u32(((g_ & 1u) << 2u));
             unsigned t1238_ = zero4_ + 2u;
             unsigned fhi_ = mine_ ? t1236_ : t1238_;
             kf_f32x4 t1241_ = kf_f32x4{{0.0f, 0.0f, 0.0f, 0.0f}};
@@ -1298,12 +1311,12 @@ q4k_gemv(const unsigned char* __restrict__ w_, const float* __restrict__ x_, flo
             }
         }
         if ((t0_ + 1u) < total_) {
-            unsigned row_3_ = min(((lt_ << 4u) + g_), (m_ - 1u));
+            unsigned row_3_ = min(((lt_ << 4u) + g_), (m_ + kf_neg_u32(1u)));
             unsigned blk_3_ = ((row_3_ * nbk_) + lk_) * 9u;
             hb_[2u] = wq_[blk_3_];
             qb_[4u] = wq_[(blk_3_ + 1u) + (q_9_ << 1u)];
             qb_[5u] = wq_[(blk_3_ + 2u) + (q_9_ << 1u)];
-            unsigned row_4_ = min((((lt_ << 4u) + g_) + 8u), (m_ - 1u));
+            unsigned row_4_ = min((((lt_ << 4u) + g_) + 8u), (m_ + kf_neg_u32(1u)));
             unsigned blk_4_ = ((row_4_ * nbk_) + lk_) * 9u;
             hb_[3u] = wq_[blk_4_];
             qb_[6u] = wq_[(blk_4_ + 1u) + (q_9_ << 1u)];
@@ -1326,7 +1339,7 @@ q4k_gemv(const unsigned char* __restrict__ w_, const float* __restrict__ x_, flo
             unsigned t2140_ = fb_2_ + ((g_ & 1u) << 2u);
             unsigned t2142_ = zero4_ + 2u;
             unsigned flo_2_ = mine_ ? t2140_ : t2142_;
-            unsigned t2150_ = (fb_2_ + 4u) - ((g_ & 1u) << 2u);
+            unsigned t2150_ = (fb_2_ + 4u) + kf_neg_u32(((g_ & 1u) << 2u));
             unsigned t2152_ = zero4_ + 2u;
             unsigned fhi_2_ = mine_ ? t2150_ : t2152_;
             kf_f32x4 t2155_ = kf_f32x4{{0.0f, 0.0f, 0.0f, 0.0f}};
@@ -1821,9 +1834,9 @@ q4k_q8_gemv_f32(const unsigned char* __restrict__ w_, const signed char* __restr
         unsigned nbk_ = k_ >> 8u;
         unsigned row0_ = (((rb_ << 2u) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u)) << 1u) << 1u;
         if (!(row0_ >= m_)) {
-            row_[0u] = min((row0_ + r_), (m_ - 1u));
+            row_[0u] = min((row0_ + r_), (m_ + kf_neg_u32(1u)));
             acc_[0u] = 0.0f;
-            row_[1u] = min(((row0_ + 2u) + r_), (m_ - 1u));
+            row_[1u] = min(((row0_ + 2u) + r_), (m_ + kf_neg_u32(1u)));
             acc_[1u] = 0.0f;
             #pragma unroll 1
             for (unsigned kb0_ = 0u; kb0_ < nbk_; kb0_ = kb0_ + 4u) {
@@ -2184,9 +2197,9 @@ q4k_q8_gemv_f16(const unsigned char* __restrict__ w_, const signed char* __restr
         unsigned nbk_ = k_ >> 8u;
         unsigned row0_ = (((rb_ << 2u) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u)) << 1u) << 1u;
         if (!(row0_ >= m_)) {
-            row_[0u] = min((row0_ + r_), (m_ - 1u));
+            row_[0u] = min((row0_ + r_), (m_ + kf_neg_u32(1u)));
             acc_[0u] = 0.0f;
-            row_[1u] = min(((row0_ + 2u) + r_), (m_ - 1u));
+            row_[1u] = min(((row0_ + 2u) + r_), (m_ + kf_neg_u32(1u)));
             acc_[1u] = 0.0f;
             #pragma unroll 1
             for (unsigned kb0_ = 0u; kb0_ < nbk_; kb0_ = kb0_ + 4u) {
@@ -2547,9 +2560,9 @@ q4k_q8_gemv_f16_acc(const unsigned char* __restrict__ w_, const signed char* __r
         unsigned nbk_ = k_ >> 8u;
         unsigned row0_ = (((rb_ << 2u) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u)) << 1u) << 1u;
         if (!(row0_ >= m_)) {
-            row_[0u] = min((row0_ + r_), (m_ - 1u));
+            row_[0u] = min((row0_ + r_), (m_ + kf_neg_u32(1u)));
             acc_[0u] = 0.0f;
-            row_[1u] = min(((row0_ + 2u) + r_), (m_ - 1u));
+            row_[1u] = min(((row0_ + 2u) + r_), (m_ + kf_neg_u32(1u)));
             acc_[1u] = 0.0f;
             #pragma unroll 1
             for (unsigned kb0_ = 0u; kb0_ < nbk_; kb0_ = kb0_ + 4u) {
@@ -2941,15 +2954,15 @@ q4k_q8_gemv_rms_f16(const unsigned char* __restrict__ w_, const kf_f16* __restri
     #pragma unroll 1
     for (unsigned t0_ = 0u; t0_ < t133_; t0_ = t0_ + 2u) {
         if (t0_ < total_) {
-            unsigned kb_ = min(((lk_ << 2u) + bl_), (nbk_ - 1u));
+            unsigned kb_ = min(((lk_ << 2u) + bl_), (nbk_ + kf_neg_u32(1u)));
             unsigned t2999_ = ((blockIdx.x << 3u) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u)) + ((lp_ * gridDim.x) << 3u);
-            unsigned row_ = min((((t2999_ << 1u) << 1u) + r_), (m_ - 1u));
+            unsigned row_ = min((((t2999_ << 1u) << 1u) + r_), (m_ + kf_neg_u32(1u)));
             unsigned blk_ = ((row_ * nbk_) + kb_) * 9u;
             wb_[0u] = wq_[blk_];
             wb_[1u] = wq_[(blk_ + 1u) + (j_ << 1u)];
             wb_[2u] = wq_[(blk_ + 2u) + (j_ << 1u)];
             unsigned rs_ = 1u;
-            unsigned row_2_ = min(((((t2999_ << 1u) + rs_) << 1u) + r_), (m_ - 1u));
+            unsigned row_2_ = min(((((t2999_ << 1u) + rs_) << 1u) + r_), (m_ + kf_neg_u32(1u)));
             unsigned blk_2_ = ((row_2_ * nbk_) + kb_) * 9u;
             wb_[3u] = wq_[blk_2_];
             wb_[4u] = wq_[(blk_2_ + 1u) + (j_ << 1u)];
@@ -3238,7 +3251,7 @@ q4k_q8_gemv_rms_f16(const unsigned char* __restrict__ w_, const kf_f16* __restri
                         unsigned c_5_ = blockIdx.x + ((cp_ >> 1u) * gridDim.x);
                         float v_14_ = kf_f16_to_f32(((kf_f16*)sq_)[(par_ << 5u) + kf_lane_id()]);
                         float t6947_ = kf_abs_f32(v_14_);
-                        unsigned t6969_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+                        unsigned t6969_ = min(((blockDim.x * (blockDim.y * blockDim.z)) + kf_neg_u32((((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u))), 32u);
                         if (t6969_ == 32u) {
                             float t6974_ = fmaxf(t6947_, kf_shfl_xor(t6947_, 16u, kf_wn));
                             float t6977_ = fmaxf(t6974_, kf_shfl_xor(t6974_, 8u, kf_wn));
@@ -3267,7 +3280,7 @@ q4k_q8_gemv_rms_f16(const unsigned char* __restrict__ w_, const kf_f16* __restri
                             float t7016_ = fmaxf(t7011_, t7013_);
                             amax_ = kf_shfl(t7015_ ? t7016_ : t7011_, 0u, kf_wn);
                         }
-                        unsigned t7041_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+                        unsigned t7041_ = min(((blockDim.x * (blockDim.y * blockDim.z)) + kf_neg_u32((((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u))), 32u);
                         if (t7041_ == 32u) {
                             float t7046_ = __fadd_rn(v_14_, kf_shfl_xor(v_14_, 16u, kf_wn));
                             float t7049_ = __fadd_rn(t7046_, kf_shfl_xor(t7046_, 8u, kf_wn));
@@ -3349,15 +3362,15 @@ q4k_q8_gemv_rms_f16(const unsigned char* __restrict__ w_, const kf_f16* __restri
             }
         }
         if ((t0_ + 1u) < total_) {
-            unsigned kb_7_ = min(((lk_ << 2u) + bl_), (nbk_ - 1u));
+            unsigned kb_7_ = min(((lk_ << 2u) + bl_), (nbk_ + kf_neg_u32(1u)));
             unsigned t10113_ = ((blockIdx.x << 3u) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u)) + ((lp_ * gridDim.x) << 3u);
-            unsigned row_3_ = min((((t10113_ << 1u) << 1u) + r_), (m_ - 1u));
+            unsigned row_3_ = min((((t10113_ << 1u) << 1u) + r_), (m_ + kf_neg_u32(1u)));
             unsigned blk_3_ = ((row_3_ * nbk_) + kb_7_) * 9u;
             wb_[6u] = wq_[blk_3_];
             wb_[7u] = wq_[(blk_3_ + 1u) + (j_ << 1u)];
             wb_[8u] = wq_[(blk_3_ + 2u) + (j_ << 1u)];
             unsigned rs_2_ = 1u;
-            unsigned row_4_ = min(((((t10113_ << 1u) + rs_2_) << 1u) + r_), (m_ - 1u));
+            unsigned row_4_ = min(((((t10113_ << 1u) + rs_2_) << 1u) + r_), (m_ + kf_neg_u32(1u)));
             unsigned blk_4_ = ((row_4_ * nbk_) + kb_7_) * 9u;
             wb_[9u] = wq_[blk_4_];
             wb_[10u] = wq_[(blk_4_ + 1u) + (j_ << 1u)];
@@ -3371,10 +3384,10 @@ q4k_q8_gemv_rms_f16(const unsigned char* __restrict__ w_, const kf_f16* __restri
         }
         if (t0_ == 0u) {
             unsigned nv_ = k_ >> 3u;
-            unsigned c_6_ = min(threadIdx.x, (nv_ - 1u));
+            unsigned c_6_ = min(threadIdx.x, (nv_ + kf_neg_u32(1u)));
             hv_4_[0u] = a_[c_6_];
             gv_7_[0u] = b_[c_6_];
-            unsigned c_7_ = min((threadIdx.x + 256u), (nv_ - 1u));
+            unsigned c_7_ = min((threadIdx.x + 256u), (nv_ + kf_neg_u32(1u)));
             hv_4_[1u] = a_[c_7_];
             gv_7_[1u] = b_[c_7_];
             float acc_2_ = 0.0f;
@@ -3414,8 +3427,8 @@ q4k_q8_gemv_rms_f16(const unsigned char* __restrict__ w_, const kf_f16* __restri
             }
             #pragma unroll 1
             for (unsigned c0_ = threadIdx.x + 512u; c0_ < nv_; c0_ = c0_ + 512u) {
-                hx_4_[0u] = a_[min(c0_, (nv_ - 1u))];
-                hx_4_[1u] = a_[min((c0_ + 256u), (nv_ - 1u))];
+                hx_4_[0u] = a_[min(c0_, (nv_ + kf_neg_u32(1u)))];
+                hx_4_[1u] = a_[min((c0_ + 256u), (nv_ + kf_neg_u32(1u)))];
                 if (c0_ < nv_) {
                     float t10495_ = __fmaf_rn(kf_f16_to_f32(hx_4_[0u].v[0]), kf_f16_to_f32(hx_4_[0u].v[0]), acc_2_);
                     acc_2_ = t10495_;
@@ -3451,7 +3464,7 @@ q4k_q8_gemv_rms_f16(const unsigned char* __restrict__ w_, const kf_f16* __restri
                     acc_2_ = __fmaf_rn(kf_f16_to_f32(hx_4_[1u].v[7]), kf_f16_to_f32(hx_4_[1u].v[7]), t10625_);
                 }
             }
-            unsigned t10657_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+            unsigned t10657_ = min(((blockDim.x * (blockDim.y * blockDim.z)) + kf_neg_u32((((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u))), 32u);
             if (t10657_ == 32u) {
                 float t10662_ = __fadd_rn(acc_2_, kf_shfl_xor(acc_2_, 16u, kf_wn));
                 float t10665_ = __fadd_rn(t10662_, kf_shfl_xor(t10662_, 8u, kf_wn));
@@ -3619,10 +3632,10 @@ q4k_q8_gemv_rms_f16(const unsigned char* __restrict__ w_, const kf_f16* __restri
             }
             #pragma unroll 1
             for (unsigned c0_2_ = threadIdx.x + 512u; c0_2_ < nv_; c0_2_ = c0_2_ + 512u) {
-                unsigned c_9_ = min(c0_2_, (nv_ - 1u));
+                unsigned c_9_ = min(c0_2_, (nv_ + kf_neg_u32(1u)));
                 hv_4_[0u] = a_[c_9_];
                 gv_7_[0u] = b_[c_9_];
-                unsigned c_10_ = min((c0_2_ + 256u), (nv_ - 1u));
+                unsigned c_10_ = min((c0_2_ + 256u), (nv_ + kf_neg_u32(1u)));
                 hv_4_[1u] = a_[c_10_];
                 gv_7_[1u] = b_[c_10_];
                 kf_f16x8 h_6_ = hv_4_[0u];
@@ -4032,7 +4045,7 @@ q4k_q8_gemv_rms_f16(const unsigned char* __restrict__ w_, const kf_f16* __restri
                         unsigned c_16_ = blockIdx.x + ((cp_ >> 1u) * gridDim.x);
                         float v_34_ = kf_f16_to_f32(((kf_f16*)sq_)[(par_ << 5u) + kf_lane_id()]);
                         float t14062_ = kf_abs_f32(v_34_);
-                        unsigned t14084_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+                        unsigned t14084_ = min(((blockDim.x * (blockDim.y * blockDim.z)) + kf_neg_u32((((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u))), 32u);
                         if (t14084_ == 32u) {
                             float t14089_ = fmaxf(t14062_, kf_shfl_xor(t14062_, 16u, kf_wn));
                             float t14092_ = fmaxf(t14089_, kf_shfl_xor(t14089_, 8u, kf_wn));
@@ -4061,7 +4074,7 @@ q4k_q8_gemv_rms_f16(const unsigned char* __restrict__ w_, const kf_f16* __restri
                             float t14131_ = fmaxf(t14126_, t14128_);
                             amax_2_ = kf_shfl(t14130_ ? t14131_ : t14126_, 0u, kf_wn);
                         }
-                        unsigned t14156_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+                        unsigned t14156_ = min(((blockDim.x * (blockDim.y * blockDim.z)) + kf_neg_u32((((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u))), 32u);
                         if (t14156_ == 32u) {
                             float t14161_ = __fadd_rn(v_34_, kf_shfl_xor(v_34_, 16u, kf_wn));
                             float t14164_ = __fadd_rn(t14161_, kf_shfl_xor(t14161_, 8u, kf_wn));
@@ -4200,15 +4213,15 @@ q4k_q8_gemv_rms_f32(const unsigned char* __restrict__ w_, const kf_f16* __restri
     #pragma unroll 1
     for (unsigned t0_ = 0u; t0_ < t133_; t0_ = t0_ + 2u) {
         if (t0_ < total_) {
-            unsigned kb_ = min(((lk_ << 2u) + bl_), (nbk_ - 1u));
+            unsigned kb_ = min(((lk_ << 2u) + bl_), (nbk_ + kf_neg_u32(1u)));
             unsigned t2999_ = ((blockIdx.x << 3u) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u)) + ((lp_ * gridDim.x) << 3u);
-            unsigned row_ = min((((t2999_ << 1u) << 1u) + r_), (m_ - 1u));
+            unsigned row_ = min((((t2999_ << 1u) << 1u) + r_), (m_ + kf_neg_u32(1u)));
             unsigned blk_ = ((row_ * nbk_) + kb_) * 9u;
             wb_[0u] = wq_[blk_];
             wb_[1u] = wq_[(blk_ + 1u) + (j_ << 1u)];
             wb_[2u] = wq_[(blk_ + 2u) + (j_ << 1u)];
             unsigned rs_ = 1u;
-            unsigned row_2_ = min(((((t2999_ << 1u) + rs_) << 1u) + r_), (m_ - 1u));
+            unsigned row_2_ = min(((((t2999_ << 1u) + rs_) << 1u) + r_), (m_ + kf_neg_u32(1u)));
             unsigned blk_2_ = ((row_2_ * nbk_) + kb_) * 9u;
             wb_[3u] = wq_[blk_2_];
             wb_[4u] = wq_[(blk_2_ + 1u) + (j_ << 1u)];
@@ -4497,7 +4510,7 @@ q4k_q8_gemv_rms_f32(const unsigned char* __restrict__ w_, const kf_f16* __restri
                         unsigned c_5_ = blockIdx.x + ((cp_ >> 1u) * gridDim.x);
                         float v_14_ = kf_f16_to_f32(((kf_f16*)sq_)[(par_ << 5u) + kf_lane_id()]);
                         float t6947_ = kf_abs_f32(v_14_);
-                        unsigned t6969_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+                        unsigned t6969_ = min(((blockDim.x * (blockDim.y * blockDim.z)) + kf_neg_u32((((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u))), 32u);
                         if (t6969_ == 32u) {
                             float t6974_ = fmaxf(t6947_, kf_shfl_xor(t6947_, 16u, kf_wn));
                             float t6977_ = fmaxf(t6974_, kf_shfl_xor(t6974_, 8u, kf_wn));
@@ -4526,7 +4539,7 @@ q4k_q8_gemv_rms_f32(const unsigned char* __restrict__ w_, const kf_f16* __restri
                             float t7016_ = fmaxf(t7011_, t7013_);
                             amax_ = kf_shfl(t7015_ ? t7016_ : t7011_, 0u, kf_wn);
                         }
-                        unsigned t7041_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+                        unsigned t7041_ = min(((blockDim.x * (blockDim.y * blockDim.z)) + kf_neg_u32((((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u))), 32u);
                         if (t7041_ == 32u) {
                             float t7046_ = __fadd_rn(v_14_, kf_shfl_xor(v_14_, 16u, kf_wn));
                             float t7049_ = __fadd_rn(t7046_, kf_shfl_xor(t7046_, 8u, kf_wn));
@@ -4608,15 +4621,15 @@ q4k_q8_gemv_rms_f32(const unsigned char* __restrict__ w_, const kf_f16* __restri
             }
         }
         if ((t0_ + 1u) < total_) {
-            unsigned kb_7_ = min(((lk_ << 2u) + bl_), (nbk_ - 1u));
+            unsigned kb_7_ = min(((lk_ << 2u) + bl_), (nbk_ + kf_neg_u32(1u)));
             unsigned t10113_ = ((blockIdx.x << 3u) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u)) + ((lp_ * gridDim.x) << 3u);
-            unsigned row_3_ = min((((t10113_ << 1u) << 1u) + r_), (m_ - 1u));
+            unsigned row_3_ = min((((t10113_ << 1u) << 1u) + r_), (m_ + kf_neg_u32(1u)));
             unsigned blk_3_ = ((row_3_ * nbk_) + kb_7_) * 9u;
             wb_[6u] = wq_[blk_3_];
             wb_[7u] = wq_[(blk_3_ + 1u) + (j_ << 1u)];
             wb_[8u] = wq_[(blk_3_ + 2u) + (j_ << 1u)];
             unsigned rs_2_ = 1u;
-            unsigned row_4_ = min(((((t10113_ << 1u) + rs_2_) << 1u) + r_), (m_ - 1u));
+            unsigned row_4_ = min(((((t10113_ << 1u) + rs_2_) << 1u) + r_), (m_ + kf_neg_u32(1u)));
             unsigned blk_4_ = ((row_4_ * nbk_) + kb_7_) * 9u;
             wb_[9u] = wq_[blk_4_];
             wb_[10u] = wq_[(blk_4_ + 1u) + (j_ << 1u)];
@@ -4630,10 +4643,10 @@ q4k_q8_gemv_rms_f32(const unsigned char* __restrict__ w_, const kf_f16* __restri
         }
         if (t0_ == 0u) {
             unsigned nv_ = k_ >> 3u;
-            unsigned c_6_ = min(threadIdx.x, (nv_ - 1u));
+            unsigned c_6_ = min(threadIdx.x, (nv_ + kf_neg_u32(1u)));
             hv_4_[0u] = a_[c_6_];
             gv_7_[0u] = b_[c_6_];
-            unsigned c_7_ = min((threadIdx.x + 256u), (nv_ - 1u));
+            unsigned c_7_ = min((threadIdx.x + 256u), (nv_ + kf_neg_u32(1u)));
             hv_4_[1u] = a_[c_7_];
             gv_7_[1u] = b_[c_7_];
             float acc_2_ = 0.0f;
@@ -4673,8 +4686,8 @@ q4k_q8_gemv_rms_f32(const unsigned char* __restrict__ w_, const kf_f16* __restri
             }
             #pragma unroll 1
             for (unsigned c0_ = threadIdx.x + 512u; c0_ < nv_; c0_ = c0_ + 512u) {
-                hx_4_[0u] = a_[min(c0_, (nv_ - 1u))];
-                hx_4_[1u] = a_[min((c0_ + 256u), (nv_ - 1u))];
+                hx_4_[0u] = a_[min(c0_, (nv_ + kf_neg_u32(1u)))];
+                hx_4_[1u] = a_[min((c0_ + 256u), (nv_ + kf_neg_u32(1u)))];
                 if (c0_ < nv_) {
                     float t10495_ = __fmaf_rn(kf_f16_to_f32(hx_4_[0u].v[0]), kf_f16_to_f32(hx_4_[0u].v[0]), acc_2_);
                     acc_2_ = t10495_;
@@ -4710,7 +4723,7 @@ q4k_q8_gemv_rms_f32(const unsigned char* __restrict__ w_, const kf_f16* __restri
                     acc_2_ = __fmaf_rn(kf_f16_to_f32(hx_4_[1u].v[7]), kf_f16_to_f32(hx_4_[1u].v[7]), t10625_);
                 }
             }
-            unsigned t10657_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+            unsigned t10657_ = min(((blockDim.x * (blockDim.y * blockDim.z)) + kf_neg_u32((((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u))), 32u);
             if (t10657_ == 32u) {
                 float t10662_ = __fadd_rn(acc_2_, kf_shfl_xor(acc_2_, 16u, kf_wn));
                 float t10665_ = __fadd_rn(t10662_, kf_shfl_xor(t10662_, 8u, kf_wn));
@@ -4878,10 +4891,10 @@ q4k_q8_gemv_rms_f32(const unsigned char* __restrict__ w_, const kf_f16* __restri
             }
             #pragma unroll 1
             for (unsigned c0_2_ = threadIdx.x + 512u; c0_2_ < nv_; c0_2_ = c0_2_ + 512u) {
-                unsigned c_9_ = min(c0_2_, (nv_ - 1u));
+                unsigned c_9_ = min(c0_2_, (nv_ + kf_neg_u32(1u)));
                 hv_4_[0u] = a_[c_9_];
                 gv_7_[0u] = b_[c_9_];
-                unsigned c_10_ = min((c0_2_ + 256u), (nv_ - 1u));
+                unsigned c_10_ = min((c0_2_ + 256u), (nv_ + kf_neg_u32(1u)));
                 hv_4_[1u] = a_[c_10_];
                 gv_7_[1u] = b_[c_10_];
                 kf_f16x8 h_6_ = hv_4_[0u];
@@ -5291,7 +5304,7 @@ q4k_q8_gemv_rms_f32(const unsigned char* __restrict__ w_, const kf_f16* __restri
                         unsigned c_16_ = blockIdx.x + ((cp_ >> 1u) * gridDim.x);
                         float v_34_ = kf_f16_to_f32(((kf_f16*)sq_)[(par_ << 5u) + kf_lane_id()]);
                         float t14062_ = kf_abs_f32(v_34_);
-                        unsigned t14084_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+                        unsigned t14084_ = min(((blockDim.x * (blockDim.y * blockDim.z)) + kf_neg_u32((((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u))), 32u);
                         if (t14084_ == 32u) {
                             float t14089_ = fmaxf(t14062_, kf_shfl_xor(t14062_, 16u, kf_wn));
                             float t14092_ = fmaxf(t14089_, kf_shfl_xor(t14089_, 8u, kf_wn));
@@ -5320,7 +5333,7 @@ q4k_q8_gemv_rms_f32(const unsigned char* __restrict__ w_, const kf_f16* __restri
                             float t14131_ = fmaxf(t14126_, t14128_);
                             amax_2_ = kf_shfl(t14130_ ? t14131_ : t14126_, 0u, kf_wn);
                         }
-                        unsigned t14156_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+                        unsigned t14156_ = min(((blockDim.x * (blockDim.y * blockDim.z)) + kf_neg_u32((((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u))), 32u);
                         if (t14156_ == 32u) {
                             float t14161_ = __fadd_rn(v_34_, kf_shfl_xor(v_34_, 16u, kf_wn));
                             float t14164_ = __fadd_rn(t14161_, kf_shfl_xor(t14161_, 8u, kf_wn));
@@ -5459,15 +5472,15 @@ q4k_q8_gemv_silu_f16_acc(const unsigned char* __restrict__ w_, const kf_f16* __r
     #pragma unroll 1
     for (unsigned t0_ = 0u; t0_ < t133_; t0_ = t0_ + 2u) {
         if (t0_ < total_) {
-            unsigned kb_ = min(((lk_ << 2u) + bl_), (nbk_ - 1u));
+            unsigned kb_ = min(((lk_ << 2u) + bl_), (nbk_ + kf_neg_u32(1u)));
             unsigned t2999_ = ((blockIdx.x << 3u) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u)) + ((lp_ * gridDim.x) << 3u);
-            unsigned row_ = min((((t2999_ << 1u) << 1u) + r_), (m_ - 1u));
+            unsigned row_ = min((((t2999_ << 1u) << 1u) + r_), (m_ + kf_neg_u32(1u)));
             unsigned blk_ = ((row_ * nbk_) + kb_) * 9u;
             wb_[0u] = wq_[blk_];
             wb_[1u] = wq_[(blk_ + 1u) + (j_ << 1u)];
             wb_[2u] = wq_[(blk_ + 2u) + (j_ << 1u)];
             unsigned rs_ = 1u;
-            unsigned row_2_ = min(((((t2999_ << 1u) + rs_) << 1u) + r_), (m_ - 1u));
+            unsigned row_2_ = min(((((t2999_ << 1u) + rs_) << 1u) + r_), (m_ + kf_neg_u32(1u)));
             unsigned blk_2_ = ((row_2_ * nbk_) + kb_) * 9u;
             wb_[3u] = wq_[blk_2_];
             wb_[4u] = wq_[(blk_2_ + 1u) + (j_ << 1u)];
@@ -5776,7 +5789,7 @@ q4k_q8_gemv_silu_f16_acc(const unsigned char* __restrict__ w_, const kf_f16* __r
                         unsigned c_5_ = blockIdx.x + ((cp_ >> 1u) * gridDim.x);
                         float v_14_ = kf_f16_to_f32(((kf_f16*)sq_)[(par_ << 5u) + kf_lane_id()]);
                         float t6947_ = kf_abs_f32(v_14_);
-                        unsigned t6969_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+                        unsigned t6969_ = min(((blockDim.x * (blockDim.y * blockDim.z)) + kf_neg_u32((((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u))), 32u);
                         if (t6969_ == 32u) {
                             float t6974_ = fmaxf(t6947_, kf_shfl_xor(t6947_, 16u, kf_wn));
                             float t6977_ = fmaxf(t6974_, kf_shfl_xor(t6974_, 8u, kf_wn));
@@ -5805,7 +5818,7 @@ q4k_q8_gemv_silu_f16_acc(const unsigned char* __restrict__ w_, const kf_f16* __r
                             float t7016_ = fmaxf(t7011_, t7013_);
                             amax_ = kf_shfl(t7015_ ? t7016_ : t7011_, 0u, kf_wn);
                         }
-                        unsigned t7041_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+                        unsigned t7041_ = min(((blockDim.x * (blockDim.y * blockDim.z)) + kf_neg_u32((((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u))), 32u);
                         if (t7041_ == 32u) {
                             float t7046_ = __fadd_rn(v_14_, kf_shfl_xor(v_14_, 16u, kf_wn));
                             float t7049_ = __fadd_rn(t7046_, kf_shfl_xor(t7046_, 8u, kf_wn));
@@ -5887,15 +5900,15 @@ q4k_q8_gemv_silu_f16_acc(const unsigned char* __restrict__ w_, const kf_f16* __r
             }
         }
         if ((t0_ + 1u) < total_) {
-            unsigned kb_7_ = min(((lk_ << 2u) + bl_), (nbk_ - 1u));
+            unsigned kb_7_ = min(((lk_ << 2u) + bl_), (nbk_ + kf_neg_u32(1u)));
             unsigned t10113_ = ((blockIdx.x << 3u) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u)) + ((lp_ * gridDim.x) << 3u);
-            unsigned row_3_ = min((((t10113_ << 1u) << 1u) + r_), (m_ - 1u));
+            unsigned row_3_ = min((((t10113_ << 1u) << 1u) + r_), (m_ + kf_neg_u32(1u)));
             unsigned blk_3_ = ((row_3_ * nbk_) + kb_7_) * 9u;
             wb_[6u] = wq_[blk_3_];
             wb_[7u] = wq_[(blk_3_ + 1u) + (j_ << 1u)];
             wb_[8u] = wq_[(blk_3_ + 2u) + (j_ << 1u)];
             unsigned rs_2_ = 1u;
-            unsigned row_4_ = min(((((t10113_ << 1u) + rs_2_) << 1u) + r_), (m_ - 1u));
+            unsigned row_4_ = min(((((t10113_ << 1u) + rs_2_) << 1u) + r_), (m_ + kf_neg_u32(1u)));
             unsigned blk_4_ = ((row_4_ * nbk_) + kb_7_) * 9u;
             wb_[9u] = wq_[blk_4_];
             wb_[10u] = wq_[(blk_4_ + 1u) + (j_ << 1u)];
@@ -5911,16 +5924,16 @@ q4k_q8_gemv_silu_f16_acc(const unsigned char* __restrict__ w_, const kf_f16* __r
             unsigned nv_ = k_ >> 3u;
             #pragma unroll 1
             for (unsigned c0_ = threadIdx.x; c0_ < nv_; c0_ = c0_ + 1024u) {
-                unsigned c_6_ = min(c0_, (nv_ - 1u));
+                unsigned c_6_ = min(c0_, (nv_ + kf_neg_u32(1u)));
                 gv_8_[0u] = a_[c_6_];
                 uv_4_[0u] = b_[c_6_];
-                unsigned c_7_ = min((c0_ + 256u), (nv_ - 1u));
+                unsigned c_7_ = min((c0_ + 256u), (nv_ + kf_neg_u32(1u)));
                 gv_8_[1u] = a_[c_7_];
                 uv_4_[1u] = b_[c_7_];
-                unsigned c_8_ = min((c0_ + 512u), (nv_ - 1u));
+                unsigned c_8_ = min((c0_ + 512u), (nv_ + kf_neg_u32(1u)));
                 gv_8_[2u] = a_[c_8_];
                 uv_4_[2u] = b_[c_8_];
-                unsigned c_9_ = min((c0_ + 768u), (nv_ - 1u));
+                unsigned c_9_ = min((c0_ + 768u), (nv_ + kf_neg_u32(1u)));
                 gv_8_[3u] = a_[c_9_];
                 uv_4_[3u] = b_[c_9_];
                 float gf_2_ = kf_f16_to_f32(gv_8_[0u].v[0]);
@@ -6502,7 +6515,7 @@ q4k_q8_gemv_silu_f16_acc(const unsigned char* __restrict__ w_, const kf_f16* __r
                         unsigned c_17_ = blockIdx.x + ((cp_ >> 1u) * gridDim.x);
                         float v_34_ = kf_f16_to_f32(((kf_f16*)sq_)[(par_ << 5u) + kf_lane_id()]);
                         float t14062_ = kf_abs_f32(v_34_);
-                        unsigned t14084_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+                        unsigned t14084_ = min(((blockDim.x * (blockDim.y * blockDim.z)) + kf_neg_u32((((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u))), 32u);
                         if (t14084_ == 32u) {
                             float t14089_ = fmaxf(t14062_, kf_shfl_xor(t14062_, 16u, kf_wn));
                             float t14092_ = fmaxf(t14089_, kf_shfl_xor(t14089_, 8u, kf_wn));
@@ -6531,7 +6544,7 @@ q4k_q8_gemv_silu_f16_acc(const unsigned char* __restrict__ w_, const kf_f16* __r
                             float t14131_ = fmaxf(t14126_, t14128_);
                             amax_2_ = kf_shfl(t14130_ ? t14131_ : t14126_, 0u, kf_wn);
                         }
-                        unsigned t14156_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+                        unsigned t14156_ = min(((blockDim.x * (blockDim.y * blockDim.z)) + kf_neg_u32((((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u))), 32u);
                         if (t14156_ == 32u) {
                             float t14161_ = __fadd_rn(v_34_, kf_shfl_xor(v_34_, 16u, kf_wn));
                             float t14164_ = __fadd_rn(t14161_, kf_shfl_xor(t14161_, 8u, kf_wn));
@@ -6666,15 +6679,15 @@ q4k_q8_gemv_silu_f32(const unsigned char* __restrict__ w_, const kf_f16* __restr
     #pragma unroll 1
     for (unsigned t0_ = 0u; t0_ < t133_; t0_ = t0_ + 2u) {
         if (t0_ < total_) {
-            unsigned kb_ = min(((lk_ << 2u) + bl_), (nbk_ - 1u));
+            unsigned kb_ = min(((lk_ << 2u) + bl_), (nbk_ + kf_neg_u32(1u)));
             unsigned t2999_ = ((blockIdx.x << 3u) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u)) + ((lp_ * gridDim.x) << 3u);
-            unsigned row_ = min((((t2999_ << 1u) << 1u) + r_), (m_ - 1u));
+            unsigned row_ = min((((t2999_ << 1u) << 1u) + r_), (m_ + kf_neg_u32(1u)));
             unsigned blk_ = ((row_ * nbk_) + kb_) * 9u;
             wb_[0u] = wq_[blk_];
             wb_[1u] = wq_[(blk_ + 1u) + (j_ << 1u)];
             wb_[2u] = wq_[(blk_ + 2u) + (j_ << 1u)];
             unsigned rs_ = 1u;
-            unsigned row_2_ = min(((((t2999_ << 1u) + rs_) << 1u) + r_), (m_ - 1u));
+            unsigned row_2_ = min(((((t2999_ << 1u) + rs_) << 1u) + r_), (m_ + kf_neg_u32(1u)));
             unsigned blk_2_ = ((row_2_ * nbk_) + kb_) * 9u;
             wb_[3u] = wq_[blk_2_];
             wb_[4u] = wq_[(blk_2_ + 1u) + (j_ << 1u)];
@@ -6963,7 +6976,7 @@ q4k_q8_gemv_silu_f32(const unsigned char* __restrict__ w_, const kf_f16* __restr
                         unsigned c_5_ = blockIdx.x + ((cp_ >> 1u) * gridDim.x);
                         float v_14_ = kf_f16_to_f32(((kf_f16*)sq_)[(par_ << 5u) + kf_lane_id()]);
                         float t6947_ = kf_abs_f32(v_14_);
-                        unsigned t6969_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+                        unsigned t6969_ = min(((blockDim.x * (blockDim.y * blockDim.z)) + kf_neg_u32((((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u))), 32u);
                         if (t6969_ == 32u) {
                             float t6974_ = fmaxf(t6947_, kf_shfl_xor(t6947_, 16u, kf_wn));
                             float t6977_ = fmaxf(t6974_, kf_shfl_xor(t6974_, 8u, kf_wn));
@@ -6992,7 +7005,7 @@ q4k_q8_gemv_silu_f32(const unsigned char* __restrict__ w_, const kf_f16* __restr
                             float t7016_ = fmaxf(t7011_, t7013_);
                             amax_ = kf_shfl(t7015_ ? t7016_ : t7011_, 0u, kf_wn);
                         }
-                        unsigned t7041_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+                        unsigned t7041_ = min(((blockDim.x * (blockDim.y * blockDim.z)) + kf_neg_u32((((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u))), 32u);
                         if (t7041_ == 32u) {
                             float t7046_ = __fadd_rn(v_14_, kf_shfl_xor(v_14_, 16u, kf_wn));
                             float t7049_ = __fadd_rn(t7046_, kf_shfl_xor(t7046_, 8u, kf_wn));
@@ -7074,15 +7087,15 @@ q4k_q8_gemv_silu_f32(const unsigned char* __restrict__ w_, const kf_f16* __restr
             }
         }
         if ((t0_ + 1u) < total_) {
-            unsigned kb_7_ = min(((lk_ << 2u) + bl_), (nbk_ - 1u));
+            unsigned kb_7_ = min(((lk_ << 2u) + bl_), (nbk_ + kf_neg_u32(1u)));
             unsigned t10113_ = ((blockIdx.x << 3u) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u)) + ((lp_ * gridDim.x) << 3u);
-            unsigned row_3_ = min((((t10113_ << 1u) << 1u) + r_), (m_ - 1u));
+            unsigned row_3_ = min((((t10113_ << 1u) << 1u) + r_), (m_ + kf_neg_u32(1u)));
             unsigned blk_3_ = ((row_3_ * nbk_) + kb_7_) * 9u;
             wb_[6u] = wq_[blk_3_];
             wb_[7u] = wq_[(blk_3_ + 1u) + (j_ << 1u)];
             wb_[8u] = wq_[(blk_3_ + 2u) + (j_ << 1u)];
             unsigned rs_2_ = 1u;
-            unsigned row_4_ = min(((((t10113_ << 1u) + rs_2_) << 1u) + r_), (m_ - 1u));
+            unsigned row_4_ = min(((((t10113_ << 1u) + rs_2_) << 1u) + r_), (m_ + kf_neg_u32(1u)));
             unsigned blk_4_ = ((row_4_ * nbk_) + kb_7_) * 9u;
             wb_[9u] = wq_[blk_4_];
             wb_[10u] = wq_[(blk_4_ + 1u) + (j_ << 1u)];
@@ -7098,16 +7111,16 @@ q4k_q8_gemv_silu_f32(const unsigned char* __restrict__ w_, const kf_f16* __restr
             unsigned nv_ = k_ >> 3u;
             #pragma unroll 1
             for (unsigned c0_ = threadIdx.x; c0_ < nv_; c0_ = c0_ + 1024u) {
-                unsigned c_6_ = min(c0_, (nv_ - 1u));
+                unsigned c_6_ = min(c0_, (nv_ + kf_neg_u32(1u)));
                 gv_8_[0u] = a_[c_6_];
                 uv_4_[0u] = b_[c_6_];
-                unsigned c_7_ = min((c0_ + 256u), (nv_ - 1u));
+                unsigned c_7_ = min((c0_ + 256u), (nv_ + kf_neg_u32(1u)));
                 gv_8_[1u] = a_[c_7_];
                 uv_4_[1u] = b_[c_7_];
-                unsigned c_8_ = min((c0_ + 512u), (nv_ - 1u));
+                unsigned c_8_ = min((c0_ + 512u), (nv_ + kf_neg_u32(1u)));
                 gv_8_[2u] = a_[c_8_];
                 uv_4_[2u] = b_[c_8_];
-                unsigned c_9_ = min((c0_ + 768u), (nv_ - 1u));
+                unsigned c_9_ = min((c0_ + 768u), (nv_ + kf_neg_u32(1u)));
                 gv_8_[3u] = a_[c_9_];
                 uv_4_[3u] = b_[c_9_];
                 float gf_2_ = kf_f16_to_f32(gv_8_[0u].v[0]);
@@ -7669,7 +7682,7 @@ q4k_q8_gemv_silu_f32(const unsigned char* __restrict__ w_, const kf_f16* __restr
                         unsigned c_17_ = blockIdx.x + ((cp_ >> 1u) * gridDim.x);
                         float v_34_ = kf_f16_to_f32(((kf_f16*)sq_)[(par_ << 5u) + kf_lane_id()]);
                         float t14062_ = kf_abs_f32(v_34_);
-                        unsigned t14084_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+                        unsigned t14084_ = min(((blockDim.x * (blockDim.y * blockDim.z)) + kf_neg_u32((((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u))), 32u);
                         if (t14084_ == 32u) {
                             float t14089_ = fmaxf(t14062_, kf_shfl_xor(t14062_, 16u, kf_wn));
                             float t14092_ = fmaxf(t14089_, kf_shfl_xor(t14089_, 8u, kf_wn));
@@ -7698,7 +7711,7 @@ q4k_q8_gemv_silu_f32(const unsigned char* __restrict__ w_, const kf_f16* __restr
                             float t14131_ = fmaxf(t14126_, t14128_);
                             amax_2_ = kf_shfl(t14130_ ? t14131_ : t14126_, 0u, kf_wn);
                         }
-                        unsigned t14156_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+                        unsigned t14156_ = min(((blockDim.x * (blockDim.y * blockDim.z)) + kf_neg_u32((((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u))), 32u);
                         if (t14156_ == 32u) {
                             float t14161_ = __fadd_rn(v_34_, kf_shfl_xor(v_34_, 16u, kf_wn));
                             float t14164_ = __fadd_rn(t14161_, kf_shfl_xor(t14161_, 8u, kf_wn));
@@ -7835,16 +7848,16 @@ q4k_q8_gemv_rms_glu_q8(const unsigned char* __restrict__ w_, const kf_f16* __res
     #pragma unroll 1
     for (unsigned t0_ = 0u; t0_ < t133_; t0_ = t0_ + 2u) {
         if (t0_ < total_) {
-            unsigned kb_ = min(((lk_ << 2u) + bl_), (nbk_ - 1u));
+            unsigned kb_ = min(((lk_ << 2u) + bl_), (nbk_ + kf_neg_u32(1u)));
             unsigned c_ = blockIdx.x + ((lp_ >> 1u) * gridDim.x);
             unsigned t2981_ = ((c_ << 4u) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u)) + ((lp_ & 1u) << 3u);
-            unsigned row_ = min(((t2981_ << 1u) + r_), (m_ - 1u));
+            unsigned row_ = min(((t2981_ << 1u) + r_), (m_ + kf_neg_u32(1u)));
             unsigned blk_ = ((row_ * nbk_) + kb_) * 9u;
             wb_[0u] = wq_[blk_];
             wb_[1u] = wq_[(blk_ + 1u) + (j_ << 1u)];
             wb_[2u] = wq_[(blk_ + 2u) + (j_ << 1u)];
             unsigned rs_ = 1u;
-            unsigned row_2_ = min((((m_ >> 1u) + (((t2981_ + rs_) - 1u) << 1u)) + r_), (m_ - 1u));
+            unsigned row_2_ = min((((m_ >> 1u) + (((t2981_ + rs_) - 1u) << 1u)) + r_), (m_ + kf_neg_u32(1u)));
             unsigned blk_2_ = ((row_2_ * nbk_) + kb_) * 9u;
             wb_[3u] = wq_[blk_2_];
             wb_[4u] = wq_[(blk_2_ + 1u) + (j_ << 1u)];
@@ -8134,7 +8147,7 @@ q4k_q8_gemv_rms_glu_q8(const unsigned char* __restrict__ w_, const kf_f16* __res
                         unsigned c_7_ = blockIdx.x + ((cp_ >> 1u) * gridDim.x);
                         float v_14_ = kf_f16_to_f32(hs_[(par_ << 5u) + kf_lane_id()]);
                         float t6947_ = kf_abs_f32(v_14_);
-                        unsigned t6969_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+                        unsigned t6969_ = min(((blockDim.x * (blockDim.y * blockDim.z)) + kf_neg_u32((((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u))), 32u);
                         if (t6969_ == 32u) {
                             float t6974_ = fmaxf(t6947_, kf_shfl_xor(t6947_, 16u, kf_wn));
                             float t6977_ = fmaxf(t6974_, kf_shfl_xor(t6974_, 8u, kf_wn));
@@ -8163,7 +8176,7 @@ q4k_q8_gemv_rms_glu_q8(const unsigned char* __restrict__ w_, const kf_f16* __res
                             float t7016_ = fmaxf(t7011_, t7013_);
                             amax_ = kf_shfl(t7015_ ? t7016_ : t7011_, 0u, kf_wn);
                         }
-                        unsigned t7041_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+                        unsigned t7041_ = min(((blockDim.x * (blockDim.y * blockDim.z)) + kf_neg_u32((((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u))), 32u);
                         if (t7041_ == 32u) {
                             float t7046_ = __fadd_rn(v_14_, kf_shfl_xor(v_14_, 16u, kf_wn));
                             float t7049_ = __fadd_rn(t7046_, kf_shfl_xor(t7046_, 8u, kf_wn));
@@ -8245,16 +8258,16 @@ q4k_q8_gemv_rms_glu_q8(const unsigned char* __restrict__ w_, const kf_f16* __res
             }
         }
         if ((t0_ + 1u) < total_) {
-            unsigned kb_7_ = min(((lk_ << 2u) + bl_), (nbk_ - 1u));
+            unsigned kb_7_ = min(((lk_ << 2u) + bl_), (nbk_ + kf_neg_u32(1u)));
             unsigned c_8_ = blockIdx.x + ((lp_ >> 1u) * gridDim.x);
             unsigned t10095_ = ((c_8_ << 4u) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u)) + ((lp_ & 1u) << 3u);
-            unsigned row_3_ = min(((t10095_ << 1u) + r_), (m_ - 1u));
+            unsigned row_3_ = min(((t10095_ << 1u) + r_), (m_ + kf_neg_u32(1u)));
             unsigned blk_3_ = ((row_3_ * nbk_) + kb_7_) * 9u;
             wb_[6u] = wq_[blk_3_];
             wb_[7u] = wq_[(blk_3_ + 1u) + (j_ << 1u)];
             wb_[8u] = wq_[(blk_3_ + 2u) + (j_ << 1u)];
             unsigned rs_2_ = 1u;
-            unsigned row_4_ = min((((m_ >> 1u) + (((t10095_ + rs_2_) - 1u) << 1u)) + r_), (m_ - 1u));
+            unsigned row_4_ = min((((m_ >> 1u) + (((t10095_ + rs_2_) - 1u) << 1u)) + r_), (m_ + kf_neg_u32(1u)));
             unsigned blk_4_ = ((row_4_ * nbk_) + kb_7_) * 9u;
             wb_[9u] = wq_[blk_4_];
             wb_[10u] = wq_[(blk_4_ + 1u) + (j_ << 1u)];
@@ -8268,10 +8281,10 @@ q4k_q8_gemv_rms_glu_q8(const unsigned char* __restrict__ w_, const kf_f16* __res
         }
         if (t0_ == 0u) {
             unsigned nv_ = k_ >> 3u;
-            unsigned c_9_ = min(threadIdx.x, (nv_ - 1u));
+            unsigned c_9_ = min(threadIdx.x, (nv_ + kf_neg_u32(1u)));
             hv_4_[0u] = a_[c_9_];
             gv_7_[0u] = b_[c_9_];
-            unsigned c_10_ = min((threadIdx.x + 256u), (nv_ - 1u));
+            unsigned c_10_ = min((threadIdx.x + 256u), (nv_ + kf_neg_u32(1u)));
             hv_4_[1u] = a_[c_10_];
             gv_7_[1u] = b_[c_10_];
             float acc_2_ = 0.0f;
@@ -8311,8 +8324,8 @@ q4k_q8_gemv_rms_glu_q8(const unsigned char* __restrict__ w_, const kf_f16* __res
             }
             #pragma unroll 1
             for (unsigned c0_ = threadIdx.x + 512u; c0_ < nv_; c0_ = c0_ + 512u) {
-                hx_4_[0u] = a_[min(c0_, (nv_ - 1u))];
-                hx_4_[1u] = a_[min((c0_ + 256u), (nv_ - 1u))];
+                hx_4_[0u] = a_[min(c0_, (nv_ + kf_neg_u32(1u)))];
+                hx_4_[1u] = a_[min((c0_ + 256u), (nv_ + kf_neg_u32(1u)))];
                 if (c0_ < nv_) {
                     float t10495_ = __fmaf_rn(kf_f16_to_f32(hx_4_[0u].v[0]), kf_f16_to_f32(hx_4_[0u].v[0]), acc_2_);
                     acc_2_ = t10495_;
@@ -8348,7 +8361,7 @@ q4k_q8_gemv_rms_glu_q8(const unsigned char* __restrict__ w_, const kf_f16* __res
                     acc_2_ = __fmaf_rn(kf_f16_to_f32(hx_4_[1u].v[7]), kf_f16_to_f32(hx_4_[1u].v[7]), t10625_);
                 }
             }
-            unsigned t10657_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+            unsigned t10657_ = min(((blockDim.x * (blockDim.y * blockDim.z)) + kf_neg_u32((((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u))), 32u);
             if (t10657_ == 32u) {
                 float t10662_ = __fadd_rn(acc_2_, kf_shfl_xor(acc_2_, 16u, kf_wn));
                 float t10665_ = __fadd_rn(t10662_, kf_shfl_xor(t10662_, 8u, kf_wn));
@@ -8516,10 +8529,10 @@ q4k_q8_gemv_rms_glu_q8(const unsigned char* __restrict__ w_, const kf_f16* __res
             }
             #pragma unroll 1
             for (unsigned c0_2_ = threadIdx.x + 512u; c0_2_ < nv_; c0_2_ = c0_2_ + 512u) {
-                unsigned c_12_ = min(c0_2_, (nv_ - 1u));
+                unsigned c_12_ = min(c0_2_, (nv_ + kf_neg_u32(1u)));
                 hv_4_[0u] = a_[c_12_];
                 gv_7_[0u] = b_[c_12_];
-                unsigned c_13_ = min((c0_2_ + 256u), (nv_ - 1u));
+                unsigned c_13_ = min((c0_2_ + 256u), (nv_ + kf_neg_u32(1u)));
                 hv_4_[1u] = a_[c_13_];
                 gv_7_[1u] = b_[c_13_];
                 kf_f16x8 h_6_ = hv_4_[0u];
@@ -8930,7 +8943,7 @@ q4k_q8_gemv_rms_glu_q8(const unsigned char* __restrict__ w_, const kf_f16* __res
                         unsigned c_20_ = blockIdx.x + ((cp_ >> 1u) * gridDim.x);
                         float v_34_ = kf_f16_to_f32(hs_[(par_ << 5u) + kf_lane_id()]);
                         float t14062_ = kf_abs_f32(v_34_);
-                        unsigned t14084_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+                        unsigned t14084_ = min(((blockDim.x * (blockDim.y * blockDim.z)) + kf_neg_u32((((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u))), 32u);
                         if (t14084_ == 32u) {
                             float t14089_ = fmaxf(t14062_, kf_shfl_xor(t14062_, 16u, kf_wn));
                             float t14092_ = fmaxf(t14089_, kf_shfl_xor(t14089_, 8u, kf_wn));
@@ -8959,7 +8972,7 @@ q4k_q8_gemv_rms_glu_q8(const unsigned char* __restrict__ w_, const kf_f16* __res
                             float t14131_ = fmaxf(t14126_, t14128_);
                             amax_2_ = kf_shfl(t14130_ ? t14131_ : t14126_, 0u, kf_wn);
                         }
-                        unsigned t14156_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+                        unsigned t14156_ = min(((blockDim.x * (blockDim.y * blockDim.z)) + kf_neg_u32((((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u))), 32u);
                         if (t14156_ == 32u) {
                             float t14161_ = __fadd_rn(v_34_, kf_shfl_xor(v_34_, 16u, kf_wn));
                             float t14164_ = __fadd_rn(t14161_, kf_shfl_xor(t14161_, 8u, kf_wn));

@@ -40,6 +40,19 @@ __device__ __forceinline__ unsigned long long kf_f64_to_u64(double x) { unsigned
 __device__ __forceinline__ int kf_sat_i32(int x, int lo, int hi) { return x < lo ? lo : x > hi ? hi : x; }
 __device__ __forceinline__ unsigned kf_sat_u32(unsigned x, unsigned hi) { return x > hi ? hi : x; }
 
+/* abs(INT_MIN) = INT_MIN, as PTX abs.s32/abs.s64 define it. Not in C: NVVM takes
+   a < 0 ? 0 - a : a for an abs that is never negative and sign-extends it as if
+   non-negative ((long long)abs(INT_MIN) became +2^31: difftest seed 1 program 7291).
+   Nor PTX abs: ptxas 13 takes abs.s32's result for never negative too and divides it
+   unsigned (abs(INT_MIN) % 2147483647 gave 1: seed 7 program 906), so max(a, -a).
+   A 32-bit -a is ~a + 1 in PTX (kf_neg_i32): ptxas 13 merges max(x, max(y, neg z))
+   into one VIMNMX3 and drops the negation (max(d, abs(d)) gave -1 for d = -1:
+   seed 11 program 6458); NVVM turns ~a + 1 in C back into neg.s32. */
+__device__ __forceinline__ int kf_neg_i32(int a) { int r; asm("{ not.b32 %0, %1; add.s32 %0, %0, 1; }" : "=r"(r) : "r"(a)); return r; }
+__device__ __forceinline__ unsigned kf_neg_u32(unsigned a) { unsigned r; asm("{ not.b32 %0, %1; add.u32 %0, %0, 1; }" : "=r"(r) : "r"(a)); return r; }
+__device__ __forceinline__ int kf_abs_i32(int a) { int r; asm("{ .reg .s32 t; not.b32 t, %1; add.s32 t, t, 1; max.s32 %0, %1, t; }" : "=r"(r) : "r"(a)); return r; }
+__device__ __forceinline__ long long kf_abs_i64(long long a) { long long r; asm("{ .reg .s64 t; neg.s64 t, %1; max.s64 %0, %1, t; }" : "=l"(r) : "l"(a)); return r; }
+
 /* f32 math on the hardware approximations (bounds: see the table atop
    kforge's emit/cuda_c_prelude.c), and abs as the bit operation it is:
    ptxas 13 takes abs.f32 (fabsf) for never NaN and folds -1 < fabsf(x) to true */
@@ -224,7 +237,7 @@ sdpa_decode_split_simt(const kf_f16* __restrict__ q_, const kf_f16* __restrict__
     unsigned groups_ = (g_ >> 2u) + (((g_ & 3u) != 0u) ? 1u : 0u);
     unsigned kvh_ = blockIdx.y / groups_;
     unsigned hq0_ = (kvh_ * g_) + ((blockIdx.y % groups_) << 2u);
-    unsigned nh_ = min(4u, (g_ - ((blockIdx.y % groups_) << 2u)));
+    unsigned nh_ = min(4u, (g_ + kf_neg_u32(((blockIdx.y % groups_) << 2u))));
     unsigned bi_ = blockIdx.z;
     unsigned len_ = kf_min_u32(lens_[bi_], l_);
     unsigned p0_ = blockIdx.x * split_;
@@ -238,7 +251,7 @@ sdpa_decode_split_simt(const kf_f16* __restrict__ q_, const kf_f16* __restrict__
     const kf_f16x8* q8_ = (const kf_f16x8*)q_;
     const kf_f16x8* k8_ = (const kf_f16x8*)kc_;
     const kf_f16x8* v8_ = (const kf_f16x8*)vc_;
-    unsigned hq_ = hq0_ + min(0u, (nh_ - 1u));
+    unsigned hq_ = hq0_ + min(0u, (nh_ + kf_neg_u32(1u)));
     unsigned t62_ = (((bi_ * h_) + hq_) << 4u) + dl_;
     kf_f16x8 qv_ = q8_[t62_];
     qf_[0u] = __fmul_rn(kf_f16_to_f32(qv_.v[0]), 0.12751743f);
@@ -249,7 +262,7 @@ sdpa_decode_split_simt(const kf_f16* __restrict__ q_, const kf_f16* __restrict__
     qf_[5u] = __fmul_rn(kf_f16_to_f32(qv_.v[5]), 0.12751743f);
     qf_[6u] = __fmul_rn(kf_f16_to_f32(qv_.v[6]), 0.12751743f);
     qf_[7u] = __fmul_rn(kf_f16_to_f32(qv_.v[7]), 0.12751743f);
-    unsigned hq_2_ = hq0_ + min(1u, (nh_ - 1u));
+    unsigned hq_2_ = hq0_ + min(1u, (nh_ + kf_neg_u32(1u)));
     unsigned t113_ = (((bi_ * h_) + hq_2_) << 4u) + dl_;
     kf_f16x8 qv_2_ = q8_[t113_];
     qf_[8u] = __fmul_rn(kf_f16_to_f32(qv_2_.v[0]), 0.12751743f);
@@ -260,7 +273,7 @@ sdpa_decode_split_simt(const kf_f16* __restrict__ q_, const kf_f16* __restrict__
     qf_[13u] = __fmul_rn(kf_f16_to_f32(qv_2_.v[5]), 0.12751743f);
     qf_[14u] = __fmul_rn(kf_f16_to_f32(qv_2_.v[6]), 0.12751743f);
     qf_[15u] = __fmul_rn(kf_f16_to_f32(qv_2_.v[7]), 0.12751743f);
-    unsigned hq_3_ = hq0_ + min(2u, (nh_ - 1u));
+    unsigned hq_3_ = hq0_ + min(2u, (nh_ + kf_neg_u32(1u)));
     unsigned t164_ = (((bi_ * h_) + hq_3_) << 4u) + dl_;
     kf_f16x8 qv_3_ = q8_[t164_];
     qf_[16u] = __fmul_rn(kf_f16_to_f32(qv_3_.v[0]), 0.12751743f);
@@ -271,7 +284,7 @@ sdpa_decode_split_simt(const kf_f16* __restrict__ q_, const kf_f16* __restrict__
     qf_[21u] = __fmul_rn(kf_f16_to_f32(qv_3_.v[5]), 0.12751743f);
     qf_[22u] = __fmul_rn(kf_f16_to_f32(qv_3_.v[6]), 0.12751743f);
     qf_[23u] = __fmul_rn(kf_f16_to_f32(qv_3_.v[7]), 0.12751743f);
-    unsigned hq_4_ = hq0_ + min(3u, (nh_ - 1u));
+    unsigned hq_4_ = hq0_ + min(3u, (nh_ + kf_neg_u32(1u)));
     unsigned t215_ = (((bi_ * h_) + hq_4_) << 4u) + dl_;
     kf_f16x8 qv_4_ = q8_[t215_];
     qf_[24u] = __fmul_rn(kf_f16_to_f32(qv_4_.v[0]), 0.12751743f);
@@ -755,7 +768,7 @@ sdpa_decode_split(const kf_f16* __restrict__ q_, const kf_f16* __restrict__ kc_,
     unsigned groups_ = (g_ >> 3u) + (((g_ & 7u) != 0u) ? 1u : 0u);
     unsigned kvh_ = blockIdx.y / groups_;
     unsigned hq0_ = (kvh_ * g_) + ((blockIdx.y % groups_) << 3u);
-    unsigned nh_ = min(8u, (g_ - ((blockIdx.y % groups_) << 3u)));
+    unsigned nh_ = min(8u, (g_ + kf_neg_u32(((blockIdx.y % groups_) << 3u))));
     unsigned bi_ = blockIdx.z;
     unsigned lraw_ = lens_[bi_];
     unsigned p0_ = blockIdx.x * split_;
@@ -775,7 +788,7 @@ sdpa_decode_split(const kf_f16* __restrict__ q_, const kf_f16* __restrict__ kc_,
         for (unsigned c_ = threadIdx.x; c_ < 256u; c_ = c_ + 64u) {
             unsigned row_ = c_ >> 4u;
             unsigned part_ = c_ & 15u;
-            unsigned hq_ = hq0_ + min(row_, (nh_ - 1u));
+            unsigned hq_ = hq0_ + min(row_, (nh_ + kf_neg_u32(1u)));
             kf_cp_async_n(&sm_[(row_ * 136u) + (part_ << 3u)], &q_[(((bi_ * h_) + hq_) << 7u) + (part_ << 3u)], (row_ < nh_) ? 16u : 0u);
         }
         if (0u < nsq_) {
@@ -1419,7 +1432,7 @@ sdpa_decode_fused(const kf_f16* __restrict__ q_, const kf_f16* __restrict__ kc_,
     unsigned g_ = h_ / hkv_;
     unsigned groups_ = (g_ >> 3u) + (((g_ & 7u) != 0u) ? 1u : 0u);
     unsigned t30_ = ((blockIdx.y / groups_) * g_) + ((blockIdx.y % groups_) << 3u);
-    unsigned t37_ = min(8u, (g_ - ((blockIdx.y % groups_) << 3u)));
+    unsigned t37_ = min(8u, (g_ + kf_neg_u32(((blockIdx.y % groups_) << 3u))));
     unsigned bi_ = blockIdx.z;
     unsigned len_ = min(lens_[bi_], l_);
     kf_f16x4* o4_ = (kf_f16x4*)o_;
@@ -1427,7 +1440,7 @@ sdpa_decode_fused(const kf_f16* __restrict__ q_, const kf_f16* __restrict__ kc_,
     unsigned groups_2_ = (g_2_ >> 3u) + (((g_2_ & 7u) != 0u) ? 1u : 0u);
     unsigned kvh_ = blockIdx.y / groups_2_;
     unsigned hq0_ = (kvh_ * g_2_) + ((blockIdx.y % groups_2_) << 3u);
-    unsigned nh_ = min(8u, (g_2_ - ((blockIdx.y % groups_2_) << 3u)));
+    unsigned nh_ = min(8u, (g_2_ + kf_neg_u32(((blockIdx.y % groups_2_) << 3u))));
     unsigned bi_2_ = blockIdx.z;
     unsigned lraw_ = lens_[bi_2_];
     unsigned p0_ = blockIdx.x * split_;
@@ -1448,7 +1461,7 @@ sdpa_decode_fused(const kf_f16* __restrict__ q_, const kf_f16* __restrict__ kc_,
         for (unsigned c_ = threadIdx.x; c_ < 256u; c_ = c_ + 64u) {
             unsigned row_ = c_ >> 4u;
             unsigned part_ = c_ & 15u;
-            unsigned hq_ = hq0_ + min(row_, (nh_ - 1u));
+            unsigned hq_ = hq0_ + min(row_, (nh_ + kf_neg_u32(1u)));
             kf_cp_async_n(&sm_[(row_ * 136u) + (part_ << 3u)], &q_[(((bi_2_ * h_) + hq_) << 7u) + (part_ << 3u)], (row_ < nh_) ? 16u : 0u);
         }
         if (0u < nsq_) {
@@ -2323,7 +2336,7 @@ sdpa_decode_fused_q8(const kf_f16* __restrict__ q_, const kf_f16* __restrict__ k
     unsigned g_ = h_ / hkv_;
     unsigned groups_ = (g_ >> 3u) + (((g_ & 7u) != 0u) ? 1u : 0u);
     unsigned t31_ = ((blockIdx.y / groups_) * g_) + ((blockIdx.y % groups_) << 3u);
-    unsigned t38_ = min(8u, (g_ - ((blockIdx.y % groups_) << 3u)));
+    unsigned t38_ = min(8u, (g_ + kf_neg_u32(((blockIdx.y % groups_) << 3u))));
     unsigned bi_ = blockIdx.z;
     unsigned len_ = min(lens_[bi_], l_);
     kf_i8x4* xq4_ = (kf_i8x4*)xq_;
@@ -2333,7 +2346,7 @@ sdpa_decode_fused_q8(const kf_f16* __restrict__ q_, const kf_f16* __restrict__ k
     unsigned groups_2_ = (g_2_ >> 3u) + (((g_2_ & 7u) != 0u) ? 1u : 0u);
     unsigned kvh_ = blockIdx.y / groups_2_;
     unsigned hq0_ = (kvh_ * g_2_) + ((blockIdx.y % groups_2_) << 3u);
-    unsigned nh_ = min(8u, (g_2_ - ((blockIdx.y % groups_2_) << 3u)));
+    unsigned nh_ = min(8u, (g_2_ + kf_neg_u32(((blockIdx.y % groups_2_) << 3u))));
     unsigned bi_2_ = blockIdx.z;
     unsigned lraw_ = lens_[bi_2_];
     unsigned p0_ = blockIdx.x * split_;
@@ -2354,7 +2367,7 @@ sdpa_decode_fused_q8(const kf_f16* __restrict__ q_, const kf_f16* __restrict__ k
         for (unsigned c_ = threadIdx.x; c_ < 256u; c_ = c_ + 64u) {
             unsigned row_ = c_ >> 4u;
             unsigned part_ = c_ & 15u;
-            unsigned hq_ = hq0_ + min(row_, (nh_ - 1u));
+            unsigned hq_ = hq0_ + min(row_, (nh_ + kf_neg_u32(1u)));
             kf_cp_async_n(&sm_[(row_ * 136u) + (part_ << 3u)], &q_[(((bi_2_ * h_) + hq_) << 7u) + (part_ << 3u)], (row_ < nh_) ? 16u : 0u);
         }
         if (0u < nsq_) {

@@ -25,6 +25,19 @@ __device__ __forceinline__ kf_f16 kf_f16_from_f32(float f)
    wrapping (-(short)-32768 read as +32768) */
 __device__ __forceinline__ unsigned kf_narrow(unsigned x) { unsigned r; asm("mov.b32 %0, %1;" : "=r"(r) : "r"(x)); return r; }
 
+/* abs(INT_MIN) = INT_MIN, as PTX abs.s32/abs.s64 define it. Not in C: NVVM takes
+   a < 0 ? 0 - a : a for an abs that is never negative and sign-extends it as if
+   non-negative ((long long)abs(INT_MIN) became +2^31: difftest seed 1 program 7291).
+   Nor PTX abs: ptxas 13 takes abs.s32's result for never negative too and divides it
+   unsigned (abs(INT_MIN) % 2147483647 gave 1: seed 7 program 906), so max(a, -a).
+   A 32-bit -a is ~a + 1 in PTX (kf_neg_i32): ptxas 13 merges max(x, max(y, neg z))
+   into one VIMNMX3 and drops the negation (max(d, abs(d)) gave -1 for d = -1:
+   seed 11 program 6458); NVVM turns ~a + 1 in C back into neg.s32. */
+__device__ __forceinline__ int kf_neg_i32(int a) { int r; asm("{ not.b32 %0, %1; add.s32 %0, %0, 1; }" : "=r"(r) : "r"(a)); return r; }
+__device__ __forceinline__ unsigned kf_neg_u32(unsigned a) { unsigned r; asm("{ not.b32 %0, %1; add.u32 %0, %0, 1; }" : "=r"(r) : "r"(a)); return r; }
+__device__ __forceinline__ int kf_abs_i32(int a) { int r; asm("{ .reg .s32 t; not.b32 t, %1; add.s32 t, t, 1; max.s32 %0, %1, t; }" : "=r"(r) : "r"(a)); return r; }
+__device__ __forceinline__ long long kf_abs_i64(long long a) { long long r; asm("{ .reg .s64 t; neg.s64 t, %1; max.s64 %0, %1, t; }" : "=l"(r) : "l"(a)); return r; }
+
 /* f32 negation, and a select of a -0.0 constant, in PTX that NVVM does not see through:
    ptxas 13 makes selp.f32 of two constants, one of them -0.0, an integer select and a
    conversion (or FSET.BF) that gives +0.0, and NVVM folds a negation into a select of
@@ -121,7 +134,7 @@ row_reduce(const unsigned* __restrict__ x_, float* __restrict__ sums_, float* __
         m_ = fmaxf(m_, row_[c_2_]);
         nm_ = fmaxf(nm_, kf_neg_f32(row_[c_2_]));
     }
-    unsigned t59_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+    unsigned t59_ = min(((blockDim.x * (blockDim.y * blockDim.z)) + kf_neg_u32((((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u))), 32u);
     if (t59_ == 32u) {
         float t64_ = __fadd_rn(s_, kf_shfl_xor(s_, 16u, kf_wn));
         float t67_ = __fadd_rn(t64_, kf_shfl_xor(t64_, 8u, kf_wn));
@@ -160,7 +173,7 @@ row_reduce(const unsigned* __restrict__ x_, float* __restrict__ sums_, float* __
         t_ = __fadd_rn(t_, part_[k_]);
     }
     __syncthreads();
-    unsigned t156_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+    unsigned t156_ = min(((blockDim.x * (blockDim.y * blockDim.z)) + kf_neg_u32((((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u))), 32u);
     if (t156_ == 32u) {
         float t161_ = fmaxf(m_, kf_shfl_xor(m_, 16u, kf_wn));
         float t164_ = fmaxf(t161_, kf_shfl_xor(t161_, 8u, kf_wn));
@@ -199,7 +212,7 @@ row_reduce(const unsigned* __restrict__ x_, float* __restrict__ sums_, float* __
         m_2_ = fmaxf(m_2_, slots_[k_2_]);
     }
     __syncthreads();
-    unsigned t254_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+    unsigned t254_ = min(((blockDim.x * (blockDim.y * blockDim.z)) + kf_neg_u32((((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u))), 32u);
     if (t254_ == 32u) {
         float t259_ = fmaxf(nm_, kf_shfl_xor(nm_, 16u, kf_wn));
         float t262_ = fmaxf(t259_, kf_shfl_xor(t259_, 8u, kf_wn));

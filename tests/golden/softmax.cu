@@ -19,6 +19,19 @@ __device__ __forceinline__ kf_f16 kf_f16_from_f32(float f)
     return h;
 }
 
+/* abs(INT_MIN) = INT_MIN, as PTX abs.s32/abs.s64 define it. Not in C: NVVM takes
+   a < 0 ? 0 - a : a for an abs that is never negative and sign-extends it as if
+   non-negative ((long long)abs(INT_MIN) became +2^31: difftest seed 1 program 7291).
+   Nor PTX abs: ptxas 13 takes abs.s32's result for never negative too and divides it
+   unsigned (abs(INT_MIN) % 2147483647 gave 1: seed 7 program 906), so max(a, -a).
+   A 32-bit -a is ~a + 1 in PTX (kf_neg_i32): ptxas 13 merges max(x, max(y, neg z))
+   into one VIMNMX3 and drops the negation (max(d, abs(d)) gave -1 for d = -1:
+   seed 11 program 6458); NVVM turns ~a + 1 in C back into neg.s32. */
+__device__ __forceinline__ int kf_neg_i32(int a) { int r; asm("{ not.b32 %0, %1; add.s32 %0, %0, 1; }" : "=r"(r) : "r"(a)); return r; }
+__device__ __forceinline__ unsigned kf_neg_u32(unsigned a) { unsigned r; asm("{ not.b32 %0, %1; add.u32 %0, %0, 1; }" : "=r"(r) : "r"(a)); return r; }
+__device__ __forceinline__ int kf_abs_i32(int a) { int r; asm("{ .reg .s32 t; not.b32 t, %1; add.s32 t, t, 1; max.s32 %0, %1, t; }" : "=r"(r) : "r"(a)); return r; }
+__device__ __forceinline__ long long kf_abs_i64(long long a) { long long r; asm("{ .reg .s64 t; neg.s64 t, %1; max.s64 %0, %1, t; }" : "=l"(r) : "l"(a)); return r; }
+
 /* f32 math on the hardware approximations (bounds: see the table atop
    kforge's emit/cuda_c_prelude.c), and abs as the bit operation it is:
    ptxas 13 takes abs.f32 (fabsf) for never NaN and folds -1 < fabsf(x) to true */
@@ -177,7 +190,7 @@ softmax_f32(const float* __restrict__ x_, float* __restrict__ y_, unsigned rows_
         }
         kf_f32x4 e_8_ = v_[7u];
         float t174_ = fmaxf(t155_, fmaxf(fmaxf(e_8_.v[0], e_8_.v[1]), fmaxf(e_8_.v[2], e_8_.v[3])));
-        unsigned t196_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+        unsigned t196_ = min(((blockDim.x * (blockDim.y * blockDim.z)) + kf_neg_u32((((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u))), 32u);
         if (t196_ == 32u) {
             float t201_ = fmaxf(t174_, kf_shfl_xor(t174_, 16u, kf_wn));
             float t204_ = fmaxf(t201_, kf_shfl_xor(t201_, 8u, kf_wn));
@@ -276,7 +289,7 @@ softmax_f32(const float* __restrict__ x_, float* __restrict__ y_, unsigned rows_
         e_16_.v[3] = kf_exp_approx(__fsub_rn(t379_.v[3], mv_.v[3]));
         v_[7u] = e_16_;
         float t390_ = __fadd_rn(t377_, __fadd_rn(__fadd_rn(e_16_.v[0], e_16_.v[1]), __fadd_rn(e_16_.v[2], e_16_.v[3])));
-        unsigned t412_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+        unsigned t412_ = min(((blockDim.x * (blockDim.y * blockDim.z)) + kf_neg_u32((((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u))), 32u);
         if (t412_ == 32u) {
             float t417_ = __fadd_rn(t390_, kf_shfl_xor(t390_, 16u, kf_wn));
             float t420_ = __fadd_rn(t417_, kf_shfl_xor(t417_, 8u, kf_wn));
@@ -405,7 +418,7 @@ softmax_f32(const float* __restrict__ x_, float* __restrict__ y_, unsigned rows_
         for (unsigned c_15_ = tid_; c_15_ < cols_; c_15_ = c_15_ + 256u) {
             m_ = fmaxf(m_, x_[base_ + c_15_]);
         }
-        unsigned t592_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+        unsigned t592_ = min(((blockDim.x * (blockDim.y * blockDim.z)) + kf_neg_u32((((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u))), 32u);
         if (t592_ == 32u) {
             float t597_ = fmaxf(m_, kf_shfl_xor(m_, 16u, kf_wn));
             float t600_ = fmaxf(t597_, kf_shfl_xor(t597_, 8u, kf_wn));
@@ -461,7 +474,7 @@ softmax_f32(const float* __restrict__ x_, float* __restrict__ y_, unsigned rows_
         for (unsigned c_16_ = tid_; c_16_ < cols_; c_16_ = c_16_ + 256u) {
             s_ = __fadd_rn(s_, kf_exp_approx(__fsub_rn(x_[base_ + c_16_], t679_)));
         }
-        unsigned t712_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+        unsigned t712_ = min(((blockDim.x * (blockDim.y * blockDim.z)) + kf_neg_u32((((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u))), 32u);
         if (t712_ == 32u) {
             float t717_ = __fadd_rn(s_, kf_shfl_xor(s_, 16u, kf_wn));
             float t720_ = __fadd_rn(t717_, kf_shfl_xor(t717_, 8u, kf_wn));
@@ -656,7 +669,7 @@ softmax_f16(const kf_f16* __restrict__ x_, kf_f16* __restrict__ y_, unsigned row
         float e_32_ = kf_f16_to_f32(h_4_.v[7]);
         v_[31u] = e_32_;
         float t182_ = fmaxf(t178_, e_32_);
-        unsigned t204_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+        unsigned t204_ = min(((blockDim.x * (blockDim.y * blockDim.z)) + kf_neg_u32((((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u))), 32u);
         if (t204_ == 32u) {
             float t209_ = fmaxf(t182_, kf_shfl_xor(t182_, 16u, kf_wn));
             float t212_ = fmaxf(t209_, kf_shfl_xor(t209_, 8u, kf_wn));
@@ -786,7 +799,7 @@ softmax_f16(const kf_f16* __restrict__ x_, kf_f16* __restrict__ y_, unsigned row
         float e_64_ = kf_exp_approx(__fsub_rn(v_[31u], t291_));
         v_[31u] = e_64_;
         float t485_ = __fadd_rn(t479_, e_64_);
-        unsigned t507_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+        unsigned t507_ = min(((blockDim.x * (blockDim.y * blockDim.z)) + kf_neg_u32((((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u))), 32u);
         if (t507_ == 32u) {
             float t512_ = __fadd_rn(t485_, kf_shfl_xor(t485_, 16u, kf_wn));
             float t515_ = __fadd_rn(t512_, kf_shfl_xor(t512_, 8u, kf_wn));
@@ -886,7 +899,7 @@ softmax_f16(const kf_f16* __restrict__ x_, kf_f16* __restrict__ y_, unsigned row
         for (unsigned c_7_ = tid_; c_7_ < cols_; c_7_ = c_7_ + 256u) {
             m_ = fmaxf(m_, kf_f16_to_f32(x_[base_ + c_7_]));
         }
-        unsigned t787_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+        unsigned t787_ = min(((blockDim.x * (blockDim.y * blockDim.z)) + kf_neg_u32((((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u))), 32u);
         if (t787_ == 32u) {
             float t792_ = fmaxf(m_, kf_shfl_xor(m_, 16u, kf_wn));
             float t795_ = fmaxf(t792_, kf_shfl_xor(t792_, 8u, kf_wn));
@@ -942,7 +955,7 @@ softmax_f16(const kf_f16* __restrict__ x_, kf_f16* __restrict__ y_, unsigned row
         for (unsigned c_8_ = tid_; c_8_ < cols_; c_8_ = c_8_ + 256u) {
             s_ = __fadd_rn(s_, kf_exp_approx(__fsub_rn(kf_f16_to_f32(x_[base_ + c_8_]), t874_)));
         }
-        unsigned t908_ = min(((blockDim.x * (blockDim.y * blockDim.z)) - (((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u)), 32u);
+        unsigned t908_ = min(((blockDim.x * (blockDim.y * blockDim.z)) + kf_neg_u32((((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u) << 5u))), 32u);
         if (t908_ == 32u) {
             float t913_ = __fadd_rn(s_, kf_shfl_xor(s_, 16u, kf_wn));
             float t916_ = __fadd_rn(t913_, kf_shfl_xor(t913_, 8u, kf_wn));

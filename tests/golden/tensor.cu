@@ -50,6 +50,19 @@ __device__ __forceinline__ kf_f16 kf_f16_mul(kf_f16 a, kf_f16 b) { return kf_f16
 __device__ __forceinline__ kf_f16 kf_f16_div(kf_f16 a, kf_f16 b) { return kf_f16_from_f32(__fdiv_rn(kf_f16_to_f32(a), kf_f16_to_f32(b))); }
 __device__ __forceinline__ kf_f16 kf_f16_neg(kf_f16 a) { kf_f16 r = {(unsigned short)(a.bits ^ 0x8000u)}; return r; }
 
+/* abs(INT_MIN) = INT_MIN, as PTX abs.s32/abs.s64 define it. Not in C: NVVM takes
+   a < 0 ? 0 - a : a for an abs that is never negative and sign-extends it as if
+   non-negative ((long long)abs(INT_MIN) became +2^31: difftest seed 1 program 7291).
+   Nor PTX abs: ptxas 13 takes abs.s32's result for never negative too and divides it
+   unsigned (abs(INT_MIN) % 2147483647 gave 1: seed 7 program 906), so max(a, -a).
+   A 32-bit -a is ~a + 1 in PTX (kf_neg_i32): ptxas 13 merges max(x, max(y, neg z))
+   into one VIMNMX3 and drops the negation (max(d, abs(d)) gave -1 for d = -1:
+   seed 11 program 6458); NVVM turns ~a + 1 in C back into neg.s32. */
+__device__ __forceinline__ int kf_neg_i32(int a) { int r; asm("{ not.b32 %0, %1; add.s32 %0, %0, 1; }" : "=r"(r) : "r"(a)); return r; }
+__device__ __forceinline__ unsigned kf_neg_u32(unsigned a) { unsigned r; asm("{ not.b32 %0, %1; add.u32 %0, %0, 1; }" : "=r"(r) : "r"(a)); return r; }
+__device__ __forceinline__ int kf_abs_i32(int a) { int r; asm("{ .reg .s32 t; not.b32 t, %1; add.s32 t, t, 1; max.s32 %0, %1, t; }" : "=r"(r) : "r"(a)); return r; }
+__device__ __forceinline__ long long kf_abs_i64(long long a) { long long r; asm("{ .reg .s64 t; neg.s64 t, %1; max.s64 %0, %1, t; }" : "=l"(r) : "l"(a)); return r; }
+
 __device__ __forceinline__ unsigned kf_lane_id(void) { unsigned r; asm("mov.u32 %0, %%laneid;" : "=r"(r)); return r; }
 
 /* vectors: 16-byte (size) aligned, lanes in v[] */
@@ -447,7 +460,7 @@ cp_stream(const kf_f16* __restrict__ x_, kf_f16* __restrict__ out_, unsigned n_)
             unsigned e_ = (s_ << 8u) + (kf_lane_id() << 3u);
             unsigned at_ = ((s_ % 3u) << 8u) + (kf_lane_id() << 3u);
             bool t32_ = e_ < n_;
-            unsigned t33_ = n_ - e_;
+            unsigned t33_ = n_ + kf_neg_u32(e_);
             unsigned left_ = t32_ ? t33_ : 0u;
             if (left_ >= 8u) {
                 kf_cp_async(&tile_[at_], &x_[e_]);
@@ -471,7 +484,7 @@ cp_stream(const kf_f16* __restrict__ x_, kf_f16* __restrict__ out_, unsigned n_)
             unsigned e_2_ = (k_2_ << 8u) + (kf_lane_id() << 3u);
             unsigned at_2_ = ((k_2_ % 3u) << 8u) + (kf_lane_id() << 3u);
             bool t83_ = e_2_ < n_;
-            unsigned t84_ = n_ - e_2_;
+            unsigned t84_ = n_ + kf_neg_u32(e_2_);
             unsigned left_2_ = t83_ ? t84_ : 0u;
             if (left_2_ >= 8u) {
                 kf_cp_async(&tile_[at_2_], &x_[e_2_]);

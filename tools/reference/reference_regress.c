@@ -742,6 +742,24 @@ static void ref_regress_half_bits_op(ref_ctx *r)
     free(x);
 }
 
+/* ---- 16 - v under a max --------------------------------------------------------------- */
+
+static void ref_regress_sub_minmax(ref_ctx *r)
+{
+    size_t nx, no;
+    uint16_t *x = in_buf(r, "x", KF_S_F16, 1, &nx);
+    uint32_t *o = in_buf(r, "o", KF_S_U32, 1, &no);
+    for (size_t t = 0; t < no && t < nx; t++) {
+        size_t src = t / 32 * 32 + (t % 32 + 2) % 32;   /* two lanes up, in the thread's block */
+        double f = src < nx ? kf_ref_f16_value(x[src]) : 0;
+        uint32_t v = isnan(f) || f <= 0 ? 0 : f >= 4294967295.0 ? UINT32_MAX : (uint32_t)f;   /* truncated, saturating */
+        uint32_t a = (uint32_t)t & 16, b = 16u - v;
+        o[t] = a > b ? a : b;
+    }
+    out_free(r, "o", KF_S_U32, o, no);
+    free(x);
+}
+
 #define KF_REFERENCE_REGRESS \
     {"regress_nan_to_int", ref_regress_nan_to_int}, {"regress_loop_var", ref_regress_loop_var}, \
     {"regress_half_bytes", ref_regress_half_bytes}, {"regress_narrow_wrap", ref_regress_narrow_wrap}, \
@@ -759,4 +777,5 @@ static void ref_regress_half_bits_op(ref_ctx *r)
     {"regress_byte_quad_view", ref_regress_byte_quad_view}, \
     {"regress_f64_minmax_low_word", ref_regress_f64_minmax_low_word}, \
     {"regress_nested_minmax", ref_regress_nested_minmax}, {"regress_select_of_max", ref_regress_select_of_max}, \
-    {"regress_byte_to_bf16", ref_regress_byte_to_bf16}, {"regress_half_bits_op", ref_regress_half_bits_op},
+    {"regress_byte_to_bf16", ref_regress_byte_to_bf16}, {"regress_half_bits_op", ref_regress_half_bits_op}, \
+    {"regress_sub_minmax", ref_regress_sub_minmax},
