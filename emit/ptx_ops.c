@@ -653,11 +653,12 @@ static void emit_binop(ptx_cx *cx, const kf_ir_ins *in)
                          (op == KF_OP_MUL && bconst && (cb & ones) == ones));
     for (uint32_t l = 0; l < nlanes(in->type) && neg; l++)
         int_neg(cx, s, kf_ptx_reg(cx, in->dst, l).s, kf_ptx_reg(cx, op == KF_OP_SUB ? in->a[1] : va, l).s);
-    /* a - b that an integer min/max reads: a + (~b + 1). ptxas 13 fuses the
+    /* a - b (b not a constant) that an integer min/max reads: a + (~b + 1). ptxas 13 fuses the
      * subtraction into a VIADDMNMX and, when a becomes a constant only in
      * its own folding, negates the wrong side: max(x & 16, 16 - v) as
      * max(v - 16, x & 16) (difftest seed 2309 program 10046) */
-    bool split = !neg && op == KF_OP_SUB && int_s && kf_scalar_bytes[s] == 4 && kf_ir_feeds_int_minmax(cx->k, in->dst);
+    bool split = !neg && !bconst && op == KF_OP_SUB && int_s && kf_scalar_bytes[s] == 4 &&
+                 kf_ir_feeds_int_minmax(cx->k, in->dst);
     for (uint32_t l = 0; l < nlanes(in->type) && split; l++) {
         preg t = kf_ptx_tmp(cx, PTX_RC_R);
         int_neg(cx, s, t.s, kf_ptx_reg(cx, vb, l).s);

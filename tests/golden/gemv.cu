@@ -283,20 +283,20 @@ gemv_f16_f16_f16(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x_, k
             #pragma unroll 1
             for (unsigned t0_ = 0u; t0_ < t6511_; t0_ = t0_ + 2u) {
                 if (t0_ < t4891_) {
-                    unsigned v_ = min((((lk_ << 5u) << 2u) + lane_), (nv_ + kf_neg_u32(1u)));
-                    unsigned row_2_ = min(lg_, (m_ + kf_neg_u32(1u)));
+                    unsigned v_ = min((((lk_ << 5u) << 2u) + lane_), (nv_ - 1u));
+                    unsigned row_2_ = min(lg_, (m_ - 1u));
                     wb_2_[0u] = wv_[(row_2_ * nv_) + v_];
                     xb_2_[0u] = xv_[v_];
-                    unsigned v_2_ = min(((((lk_ << 5u) << 2u) + 32u) + lane_), (nv_ + kf_neg_u32(1u)));
-                    unsigned row_3_ = min(lg_, (m_ + kf_neg_u32(1u)));
+                    unsigned v_2_ = min(((((lk_ << 5u) << 2u) + 32u) + lane_), (nv_ - 1u));
+                    unsigned row_3_ = min(lg_, (m_ - 1u));
                     wb_2_[1u] = wv_[(row_3_ * nv_) + v_2_];
                     xb_2_[2u] = xv_[v_2_];
-                    unsigned v_3_ = min(((((lk_ << 5u) << 2u) + 64u) + lane_), (nv_ + kf_neg_u32(1u)));
-                    unsigned row_4_ = min(lg_, (m_ + kf_neg_u32(1u)));
+                    unsigned v_3_ = min(((((lk_ << 5u) << 2u) + 64u) + lane_), (nv_ - 1u));
+                    unsigned row_4_ = min(lg_, (m_ - 1u));
                     wb_2_[2u] = wv_[(row_4_ * nv_) + v_3_];
                     xb_2_[4u] = xv_[v_3_];
-                    unsigned v_4_ = min(((((lk_ << 5u) << 2u) + 96u) + lane_), (nv_ + kf_neg_u32(1u)));
-                    unsigned row_5_ = min(lg_, (m_ + kf_neg_u32(1u)));
+                    unsigned v_4_ = min(((((lk_ << 5u) << 2u) + 96u) + lane_), (nv_ - 1u));
+                    unsigned row_5_ = min(lg_, (m_ - 1u));
                     wb_2_[3u] = wv_[(row_5_ * nv_) + v_4_];
                     xb_2_[6u] = xv_[v_4_];
                     unsigned t6715_ = lk_ + 1u;
@@ -400,20 +400,20 @@ gemv_f16_f16_f16(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x_, k
                     }
                 }
                 if ((t0_ + 1u) < t4891_) {
-                    unsigned v_9_ = min((((lk_ << 5u) << 2u) + lane_), (nv_ + kf_neg_u32(1u)));
-                    unsigned row_6_ = min(lg_, (m_ + kf_neg_u32(1u)));
+                    unsigned v_9_ = min((((lk_ << 5u) << 2u) + lane_), (nv_ - 1u));
+                    unsigned row_6_ = min(lg_, (m_ - 1u));
                     wb_2_[4u] = wv_[(row_6_ * nv_) + v_9_];
                     xb_2_[8u] = xv_[v_9_];
-                    unsigned v_10_ = min(((((lk_ << 5u) << 2u) + 32u) + lane_), (nv_ + kf_neg_u32(1u)));
-                    unsigned row_7_ = min(lg_, (m_ + kf_neg_u32(1u)));
+                    unsigned v_10_ = min(((((lk_ << 5u) << 2u) + 32u) + lane_), (nv_ - 1u));
+                    unsigned row_7_ = min(lg_, (m_ - 1u));
                     wb_2_[5u] = wv_[(row_7_ * nv_) + v_10_];
                     xb_2_[10u] = xv_[v_10_];
-                    unsigned v_11_ = min(((((lk_ << 5u) << 2u) + 64u) + lane_), (nv_ + kf_neg_u32(1u)));
-                    unsigned row_8_ = min(lg_, (m_ + kf_neg_u32(1u)));
+                    unsigned v_11_ = min(((((lk_ << 5u) << 2u) + 64u) + lane_), (nv_ - 1u));
+                    unsigned row_8_ = min(lg_, (m_ - 1u));
                     wb_2_[6u] = wv_[(row_8_ * nv_) + v_11_];
                     xb_2_[12u] = xv_[v_11_];
-                    unsigned v_12_ = min(((((lk_ << 5u) << 2u) + 96u) + lane_), (nv_ + kf_neg_u32(1u)));
-                    unsigned row_9_ = min(lg_, (m_ + kf_neg_u32(1u)));
+                    unsigned v_12_ = min(((((lk_ << 5u) << 2u) + 96u) + lane_), (nv_ - 1u));
+                    unsigned row_9_ = min(lg_, (m_ - 1u));
                     wb_2_[7u] = wv_[(row_9_ * nv_) + v_12_];
                     xb_2_[14u] = xv_[v_12_];
                     unsigned t7570_ = lk_ + 1u;
@@ -525,7 +525,7 @@ gemv_f16_f16_f16(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x_, k
         unsigned t8307_ = gridDim.x * (blockDim.x >> 5u);
         #pragma unroll 1
         for (unsigned g_ = t8291_; g_ < m_; g_ = g_ + t8307_) {
-            row_[0u] = min(g_, (m_ + kf_neg_u32(1u)));
+            row_[0u] = min(g_, (m_ - 1u));
             acc_4_[0u] = 0.0f;
             if ((k_ & 7u) == 0u) {
                 #pragma unroll 1
@@ -726,20 +726,20 @@ gemv_f16_f16_f32(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x_, f
             #pragma unroll 1
             for (unsigned t0_ = 0u; t0_ < t6511_; t0_ = t0_ + 2u) {
                 if (t0_ < t4891_) {
-                    unsigned v_ = min((((lk_ << 5u) << 2u) + lane_), (nv_ + kf_neg_u32(1u)));
-                    unsigned row_2_ = min(lg_, (m_ + kf_neg_u32(1u)));
+                    unsigned v_ = min((((lk_ << 5u) << 2u) + lane_), (nv_ - 1u));
+                    unsigned row_2_ = min(lg_, (m_ - 1u));
                     wb_2_[0u] = wv_[(row_2_ * nv_) + v_];
                     xb_2_[0u] = xv_[v_];
-                    unsigned v_2_ = min(((((lk_ << 5u) << 2u) + 32u) + lane_), (nv_ + kf_neg_u32(1u)));
-                    unsigned row_3_ = min(lg_, (m_ + kf_neg_u32(1u)));
+                    unsigned v_2_ = min(((((lk_ << 5u) << 2u) + 32u) + lane_), (nv_ - 1u));
+                    unsigned row_3_ = min(lg_, (m_ - 1u));
                     wb_2_[1u] = wv_[(row_3_ * nv_) + v_2_];
                     xb_2_[2u] = xv_[v_2_];
-                    unsigned v_3_ = min(((((lk_ << 5u) << 2u) + 64u) + lane_), (nv_ + kf_neg_u32(1u)));
-                    unsigned row_4_ = min(lg_, (m_ + kf_neg_u32(1u)));
+                    unsigned v_3_ = min(((((lk_ << 5u) << 2u) + 64u) + lane_), (nv_ - 1u));
+                    unsigned row_4_ = min(lg_, (m_ - 1u));
                     wb_2_[2u] = wv_[(row_4_ * nv_) + v_3_];
                     xb_2_[4u] = xv_[v_3_];
-                    unsigned v_4_ = min(((((lk_ << 5u) << 2u) + 96u) + lane_), (nv_ + kf_neg_u32(1u)));
-                    unsigned row_5_ = min(lg_, (m_ + kf_neg_u32(1u)));
+                    unsigned v_4_ = min(((((lk_ << 5u) << 2u) + 96u) + lane_), (nv_ - 1u));
+                    unsigned row_5_ = min(lg_, (m_ - 1u));
                     wb_2_[3u] = wv_[(row_5_ * nv_) + v_4_];
                     xb_2_[6u] = xv_[v_4_];
                     unsigned t6715_ = lk_ + 1u;
@@ -843,20 +843,20 @@ gemv_f16_f16_f32(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x_, f
                     }
                 }
                 if ((t0_ + 1u) < t4891_) {
-                    unsigned v_9_ = min((((lk_ << 5u) << 2u) + lane_), (nv_ + kf_neg_u32(1u)));
-                    unsigned row_6_ = min(lg_, (m_ + kf_neg_u32(1u)));
+                    unsigned v_9_ = min((((lk_ << 5u) << 2u) + lane_), (nv_ - 1u));
+                    unsigned row_6_ = min(lg_, (m_ - 1u));
                     wb_2_[4u] = wv_[(row_6_ * nv_) + v_9_];
                     xb_2_[8u] = xv_[v_9_];
-                    unsigned v_10_ = min(((((lk_ << 5u) << 2u) + 32u) + lane_), (nv_ + kf_neg_u32(1u)));
-                    unsigned row_7_ = min(lg_, (m_ + kf_neg_u32(1u)));
+                    unsigned v_10_ = min(((((lk_ << 5u) << 2u) + 32u) + lane_), (nv_ - 1u));
+                    unsigned row_7_ = min(lg_, (m_ - 1u));
                     wb_2_[5u] = wv_[(row_7_ * nv_) + v_10_];
                     xb_2_[10u] = xv_[v_10_];
-                    unsigned v_11_ = min(((((lk_ << 5u) << 2u) + 64u) + lane_), (nv_ + kf_neg_u32(1u)));
-                    unsigned row_8_ = min(lg_, (m_ + kf_neg_u32(1u)));
+                    unsigned v_11_ = min(((((lk_ << 5u) << 2u) + 64u) + lane_), (nv_ - 1u));
+                    unsigned row_8_ = min(lg_, (m_ - 1u));
                     wb_2_[6u] = wv_[(row_8_ * nv_) + v_11_];
                     xb_2_[12u] = xv_[v_11_];
-                    unsigned v_12_ = min(((((lk_ << 5u) << 2u) + 96u) + lane_), (nv_ + kf_neg_u32(1u)));
-                    unsigned row_9_ = min(lg_, (m_ + kf_neg_u32(1u)));
+                    unsigned v_12_ = min(((((lk_ << 5u) << 2u) + 96u) + lane_), (nv_ - 1u));
+                    unsigned row_9_ = min(lg_, (m_ - 1u));
                     wb_2_[7u] = wv_[(row_9_ * nv_) + v_12_];
                     xb_2_[14u] = xv_[v_12_];
                     unsigned t7570_ = lk_ + 1u;
@@ -968,7 +968,7 @@ gemv_f16_f16_f32(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x_, f
         unsigned t8307_ = gridDim.x * (blockDim.x >> 5u);
         #pragma unroll 1
         for (unsigned g_ = t8291_; g_ < m_; g_ = g_ + t8307_) {
-            row_[0u] = min(g_, (m_ + kf_neg_u32(1u)));
+            row_[0u] = min(g_, (m_ - 1u));
             acc_4_[0u] = 0.0f;
             if ((k_ & 7u) == 0u) {
                 #pragma unroll 1
@@ -1170,26 +1170,26 @@ gemv_f16_f32_f16(const kf_f16* __restrict__ w_, const float* __restrict__ x_, kf
             #pragma unroll 1
             for (unsigned t0_ = 0u; t0_ < t6511_; t0_ = t0_ + 2u) {
                 if (t0_ < t4891_) {
-                    unsigned v_ = min((((lk_ << 5u) << 2u) + lane_), (nv_ + kf_neg_u32(1u)));
-                    unsigned row_2_ = min(lg_, (m_ + kf_neg_u32(1u)));
+                    unsigned v_ = min((((lk_ << 5u) << 2u) + lane_), (nv_ - 1u));
+                    unsigned row_2_ = min(lg_, (m_ - 1u));
                     wb_2_[0u] = wv_[(row_2_ * nv_) + v_];
-                    xb_2_[0u] = xv_[min((v_ << 1u), (t4828_ + kf_neg_u32(1u)))];
-                    xb_2_[1u] = xv_[min(((v_ << 1u) + 1u), (t4828_ + kf_neg_u32(1u)))];
-                    unsigned v_2_ = min(((((lk_ << 5u) << 2u) + 32u) + lane_), (nv_ + kf_neg_u32(1u)));
-                    unsigned row_3_ = min(lg_, (m_ + kf_neg_u32(1u)));
+                    xb_2_[0u] = xv_[min((v_ << 1u), (t4828_ - 1u))];
+                    xb_2_[1u] = xv_[min(((v_ << 1u) + 1u), (t4828_ - 1u))];
+                    unsigned v_2_ = min(((((lk_ << 5u) << 2u) + 32u) + lane_), (nv_ - 1u));
+                    unsigned row_3_ = min(lg_, (m_ - 1u));
                     wb_2_[1u] = wv_[(row_3_ * nv_) + v_2_];
-                    xb_2_[2u] = xv_[min((v_2_ << 1u), (t4828_ + kf_neg_u32(1u)))];
-                    xb_2_[3u] = xv_[min(((v_2_ << 1u) + 1u), (t4828_ + kf_neg_u32(1u)))];
-                    unsigned v_3_ = min(((((lk_ << 5u) << 2u) + 64u) + lane_), (nv_ + kf_neg_u32(1u)));
-                    unsigned row_4_ = min(lg_, (m_ + kf_neg_u32(1u)));
+                    xb_2_[2u] = xv_[min((v_2_ << 1u), (t4828_ - 1u))];
+                    xb_2_[3u] = xv_[min(((v_2_ << 1u) + 1u), (t4828_ - 1u))];
+                    unsigned v_3_ = min(((((lk_ << 5u) << 2u) + 64u) + lane_), (nv_ - 1u));
+                    unsigned row_4_ = min(lg_, (m_ - 1u));
                     wb_2_[2u] = wv_[(row_4_ * nv_) + v_3_];
-                    xb_2_[4u] = xv_[min((v_3_ << 1u), (t4828_ + kf_neg_u32(1u)))];
-                    xb_2_[5u] = xv_[min(((v_3_ << 1u) + 1u), (t4828_ + kf_neg_u32(1u)))];
-                    unsigned v_4_ = min(((((lk_ << 5u) << 2u) + 96u) + lane_), (nv_ + kf_neg_u32(1u)));
-                    unsigned row_5_ = min(lg_, (m_ + kf_neg_u32(1u)));
+                    xb_2_[4u] = xv_[min((v_3_ << 1u), (t4828_ - 1u))];
+                    xb_2_[5u] = xv_[min(((v_3_ << 1u) + 1u), (t4828_ - 1u))];
+                    unsigned v_4_ = min(((((lk_ << 5u) << 2u) + 96u) + lane_), (nv_ - 1u));
+                    unsigned row_5_ = min(lg_, (m_ - 1u));
                     wb_2_[3u] = wv_[(row_5_ * nv_) + v_4_];
-                    xb_2_[6u] = xv_[min((v_4_ << 1u), (t4828_ + kf_neg_u32(1u)))];
-                    xb_2_[7u] = xv_[min(((v_4_ << 1u) + 1u), (t4828_ + kf_neg_u32(1u)))];
+                    xb_2_[6u] = xv_[min((v_4_ << 1u), (t4828_ - 1u))];
+                    xb_2_[7u] = xv_[min(((v_4_ << 1u) + 1u), (t4828_ - 1u))];
                     unsigned t6715_ = lk_ + 1u;
                     lk_ = t6715_;
                     if (t6715_ == steps_) {
@@ -1299,26 +1299,26 @@ gemv_f16_f32_f16(const kf_f16* __restrict__ w_, const float* __restrict__ x_, kf
                     }
                 }
                 if ((t0_ + 1u) < t4891_) {
-                    unsigned v_9_ = min((((lk_ << 5u) << 2u) + lane_), (nv_ + kf_neg_u32(1u)));
-                    unsigned row_6_ = min(lg_, (m_ + kf_neg_u32(1u)));
+                    unsigned v_9_ = min((((lk_ << 5u) << 2u) + lane_), (nv_ - 1u));
+                    unsigned row_6_ = min(lg_, (m_ - 1u));
                     wb_2_[4u] = wv_[(row_6_ * nv_) + v_9_];
-                    xb_2_[8u] = xv_[min((v_9_ << 1u), (t4828_ + kf_neg_u32(1u)))];
-                    xb_2_[9u] = xv_[min(((v_9_ << 1u) + 1u), (t4828_ + kf_neg_u32(1u)))];
-                    unsigned v_10_ = min(((((lk_ << 5u) << 2u) + 32u) + lane_), (nv_ + kf_neg_u32(1u)));
-                    unsigned row_7_ = min(lg_, (m_ + kf_neg_u32(1u)));
+                    xb_2_[8u] = xv_[min((v_9_ << 1u), (t4828_ - 1u))];
+                    xb_2_[9u] = xv_[min(((v_9_ << 1u) + 1u), (t4828_ - 1u))];
+                    unsigned v_10_ = min(((((lk_ << 5u) << 2u) + 32u) + lane_), (nv_ - 1u));
+                    unsigned row_7_ = min(lg_, (m_ - 1u));
                     wb_2_[5u] = wv_[(row_7_ * nv_) + v_10_];
-                    xb_2_[10u] = xv_[min((v_10_ << 1u), (t4828_ + kf_neg_u32(1u)))];
-                    xb_2_[11u] = xv_[min(((v_10_ << 1u) + 1u), (t4828_ + kf_neg_u32(1u)))];
-                    unsigned v_11_ = min(((((lk_ << 5u) << 2u) + 64u) + lane_), (nv_ + kf_neg_u32(1u)));
-                    unsigned row_8_ = min(lg_, (m_ + kf_neg_u32(1u)));
+                    xb_2_[10u] = xv_[min((v_10_ << 1u), (t4828_ - 1u))];
+                    xb_2_[11u] = xv_[min(((v_10_ << 1u) + 1u), (t4828_ - 1u))];
+                    unsigned v_11_ = min(((((lk_ << 5u) << 2u) + 64u) + lane_), (nv_ - 1u));
+                    unsigned row_8_ = min(lg_, (m_ - 1u));
                     wb_2_[6u] = wv_[(row_8_ * nv_) + v_11_];
-                    xb_2_[12u] = xv_[min((v_11_ << 1u), (t4828_ + kf_neg_u32(1u)))];
-                    xb_2_[13u] = xv_[min(((v_11_ << 1u) + 1u), (t4828_ + kf_neg_u32(1u)))];
-                    unsigned v_12_ = min(((((lk_ << 5u) << 2u) + 96u) + lane_), (nv_ + kf_neg_u32(1u)));
-                    unsigned row_9_ = min(lg_, (m_ + kf_neg_u32(1u)));
+                    xb_2_[12u] = xv_[min((v_11_ << 1u), (t4828_ - 1u))];
+                    xb_2_[13u] = xv_[min(((v_11_ << 1u) + 1u), (t4828_ - 1u))];
+                    unsigned v_12_ = min(((((lk_ << 5u) << 2u) + 96u) + lane_), (nv_ - 1u));
+                    unsigned row_9_ = min(lg_, (m_ - 1u));
                     wb_2_[7u] = wv_[(row_9_ * nv_) + v_12_];
-                    xb_2_[14u] = xv_[min((v_12_ << 1u), (t4828_ + kf_neg_u32(1u)))];
-                    xb_2_[15u] = xv_[min(((v_12_ << 1u) + 1u), (t4828_ + kf_neg_u32(1u)))];
+                    xb_2_[14u] = xv_[min((v_12_ << 1u), (t4828_ - 1u))];
+                    xb_2_[15u] = xv_[min(((v_12_ << 1u) + 1u), (t4828_ - 1u))];
                     unsigned t7570_ = lk_ + 1u;
                     lk_ = t7570_;
                     if (t7570_ == steps_) {
@@ -1436,7 +1436,7 @@ gemv_f16_f32_f16(const kf_f16* __restrict__ w_, const float* __restrict__ x_, kf
         unsigned t8307_ = gridDim.x * (blockDim.x >> 5u);
         #pragma unroll 1
         for (unsigned g_ = t8291_; g_ < m_; g_ = g_ + t8307_) {
-            row_[0u] = min(g_, (m_ + kf_neg_u32(1u)));
+            row_[0u] = min(g_, (m_ - 1u));
             acc_4_[0u] = 0.0f;
             if ((k_ & 7u) == 0u) {
                 #pragma unroll 1
@@ -1650,26 +1650,26 @@ gemv_f16_f32_f32(const kf_f16* __restrict__ w_, const float* __restrict__ x_, fl
             #pragma unroll 1
             for (unsigned t0_ = 0u; t0_ < t6511_; t0_ = t0_ + 2u) {
                 if (t0_ < t4891_) {
-                    unsigned v_ = min((((lk_ << 5u) << 2u) + lane_), (nv_ + kf_neg_u32(1u)));
-                    unsigned row_2_ = min(lg_, (m_ + kf_neg_u32(1u)));
+                    unsigned v_ = min((((lk_ << 5u) << 2u) + lane_), (nv_ - 1u));
+                    unsigned row_2_ = min(lg_, (m_ - 1u));
                     wb_2_[0u] = wv_[(row_2_ * nv_) + v_];
-                    xb_2_[0u] = xv_[min((v_ << 1u), (t4828_ + kf_neg_u32(1u)))];
-                    xb_2_[1u] = xv_[min(((v_ << 1u) + 1u), (t4828_ + kf_neg_u32(1u)))];
-                    unsigned v_2_ = min(((((lk_ << 5u) << 2u) + 32u) + lane_), (nv_ + kf_neg_u32(1u)));
-                    unsigned row_3_ = min(lg_, (m_ + kf_neg_u32(1u)));
+                    xb_2_[0u] = xv_[min((v_ << 1u), (t4828_ - 1u))];
+                    xb_2_[1u] = xv_[min(((v_ << 1u) + 1u), (t4828_ - 1u))];
+                    unsigned v_2_ = min(((((lk_ << 5u) << 2u) + 32u) + lane_), (nv_ - 1u));
+                    unsigned row_3_ = min(lg_, (m_ - 1u));
                     wb_2_[1u] = wv_[(row_3_ * nv_) + v_2_];
-                    xb_2_[2u] = xv_[min((v_2_ << 1u), (t4828_ + kf_neg_u32(1u)))];
-                    xb_2_[3u] = xv_[min(((v_2_ << 1u) + 1u), (t4828_ + kf_neg_u32(1u)))];
-                    unsigned v_3_ = min(((((lk_ << 5u) << 2u) + 64u) + lane_), (nv_ + kf_neg_u32(1u)));
-                    unsigned row_4_ = min(lg_, (m_ + kf_neg_u32(1u)));
+                    xb_2_[2u] = xv_[min((v_2_ << 1u), (t4828_ - 1u))];
+                    xb_2_[3u] = xv_[min(((v_2_ << 1u) + 1u), (t4828_ - 1u))];
+                    unsigned v_3_ = min(((((lk_ << 5u) << 2u) + 64u) + lane_), (nv_ - 1u));
+                    unsigned row_4_ = min(lg_, (m_ - 1u));
                     wb_2_[2u] = wv_[(row_4_ * nv_) + v_3_];
-                    xb_2_[4u] = xv_[min((v_3_ << 1u), (t4828_ + kf_neg_u32(1u)))];
-                    xb_2_[5u] = xv_[min(((v_3_ << 1u) + 1u), (t4828_ + kf_neg_u32(1u)))];
-                    unsigned v_4_ = min(((((lk_ << 5u) << 2u) + 96u) + lane_), (nv_ + kf_neg_u32(1u)));
-                    unsigned row_5_ = min(lg_, (m_ + kf_neg_u32(1u)));
+                    xb_2_[4u] = xv_[min((v_3_ << 1u), (t4828_ - 1u))];
+                    xb_2_[5u] = xv_[min(((v_3_ << 1u) + 1u), (t4828_ - 1u))];
+                    unsigned v_4_ = min(((((lk_ << 5u) << 2u) + 96u) + lane_), (nv_ - 1u));
+                    unsigned row_5_ = min(lg_, (m_ - 1u));
                     wb_2_[3u] = wv_[(row_5_ * nv_) + v_4_];
-                    xb_2_[6u] = xv_[min((v_4_ << 1u), (t4828_ + kf_neg_u32(1u)))];
-                    xb_2_[7u] = xv_[min(((v_4_ << 1u) + 1u), (t4828_ + kf_neg_u32(1u)))];
+                    xb_2_[6u] = xv_[min((v_4_ << 1u), (t4828_ - 1u))];
+                    xb_2_[7u] = xv_[min(((v_4_ << 1u) + 1u), (t4828_ - 1u))];
                     unsigned t6715_ = lk_ + 1u;
                     lk_ = t6715_;
                     if (t6715_ == steps_) {
@@ -1779,26 +1779,26 @@ gemv_f16_f32_f32(const kf_f16* __restrict__ w_, const float* __restrict__ x_, fl
                     }
                 }
                 if ((t0_ + 1u) < t4891_) {
-                    unsigned v_9_ = min((((lk_ << 5u) << 2u) + lane_), (nv_ + kf_neg_u32(1u)));
-                    unsigned row_6_ = min(lg_, (m_ + kf_neg_u32(1u)));
+                    unsigned v_9_ = min((((lk_ << 5u) << 2u) + lane_), (nv_ - 1u));
+                    unsigned row_6_ = min(lg_, (m_ - 1u));
                     wb_2_[4u] = wv_[(row_6_ * nv_) + v_9_];
-                    xb_2_[8u] = xv_[min((v_9_ << 1u), (t4828_ + kf_neg_u32(1u)))];
-                    xb_2_[9u] = xv_[min(((v_9_ << 1u) + 1u), (t4828_ + kf_neg_u32(1u)))];
-                    unsigned v_10_ = min(((((lk_ << 5u) << 2u) + 32u) + lane_), (nv_ + kf_neg_u32(1u)));
-                    unsigned row_7_ = min(lg_, (m_ + kf_neg_u32(1u)));
+                    xb_2_[8u] = xv_[min((v_9_ << 1u), (t4828_ - 1u))];
+                    xb_2_[9u] = xv_[min(((v_9_ << 1u) + 1u), (t4828_ - 1u))];
+                    unsigned v_10_ = min(((((lk_ << 5u) << 2u) + 32u) + lane_), (nv_ - 1u));
+                    unsigned row_7_ = min(lg_, (m_ - 1u));
                     wb_2_[5u] = wv_[(row_7_ * nv_) + v_10_];
-                    xb_2_[10u] = xv_[min((v_10_ << 1u), (t4828_ + kf_neg_u32(1u)))];
-                    xb_2_[11u] = xv_[min(((v_10_ << 1u) + 1u), (t4828_ + kf_neg_u32(1u)))];
-                    unsigned v_11_ = min(((((lk_ << 5u) << 2u) + 64u) + lane_), (nv_ + kf_neg_u32(1u)));
-                    unsigned row_8_ = min(lg_, (m_ + kf_neg_u32(1u)));
+                    xb_2_[10u] = xv_[min((v_10_ << 1u), (t4828_ - 1u))];
+                    xb_2_[11u] = xv_[min(((v_10_ << 1u) + 1u), (t4828_ - 1u))];
+                    unsigned v_11_ = min(((((lk_ << 5u) << 2u) + 64u) + lane_), (nv_ - 1u));
+                    unsigned row_8_ = min(lg_, (m_ - 1u));
                     wb_2_[6u] = wv_[(row_8_ * nv_) + v_11_];
-                    xb_2_[12u] = xv_[min((v_11_ << 1u), (t4828_ + kf_neg_u32(1u)))];
-                    xb_2_[13u] = xv_[min(((v_11_ << 1u) + 1u), (t4828_ + kf_neg_u32(1u)))];
-                    unsigned v_12_ = min(((((lk_ << 5u) << 2u) + 96u) + lane_), (nv_ + kf_neg_u32(1u)));
-                    unsigned row_9_ = min(lg_, (m_ + kf_neg_u32(1u)));
+                    xb_2_[12u] = xv_[min((v_11_ << 1u), (t4828_ - 1u))];
+                    xb_2_[13u] = xv_[min(((v_11_ << 1u) + 1u), (t4828_ - 1u))];
+                    unsigned v_12_ = min(((((lk_ << 5u) << 2u) + 96u) + lane_), (nv_ - 1u));
+                    unsigned row_9_ = min(lg_, (m_ - 1u));
                     wb_2_[7u] = wv_[(row_9_ * nv_) + v_12_];
-                    xb_2_[14u] = xv_[min((v_12_ << 1u), (t4828_ + kf_neg_u32(1u)))];
-                    xb_2_[15u] = xv_[min(((v_12_ << 1u) + 1u), (t4828_ + kf_neg_u32(1u)))];
+                    xb_2_[14u] = xv_[min((v_12_ << 1u), (t4828_ - 1u))];
+                    xb_2_[15u] = xv_[min(((v_12_ << 1u) + 1u), (t4828_ - 1u))];
                     unsigned t7570_ = lk_ + 1u;
                     lk_ = t7570_;
                     if (t7570_ == steps_) {
@@ -1916,7 +1916,7 @@ gemv_f16_f32_f32(const kf_f16* __restrict__ w_, const float* __restrict__ x_, fl
         unsigned t8307_ = gridDim.x * (blockDim.x >> 5u);
         #pragma unroll 1
         for (unsigned g_ = t8291_; g_ < m_; g_ = g_ + t8307_) {
-            row_[0u] = min(g_, (m_ + kf_neg_u32(1u)));
+            row_[0u] = min(g_, (m_ - 1u));
             acc_4_[0u] = 0.0f;
             if ((k_ & 7u) == 0u) {
                 #pragma unroll 1
@@ -2129,20 +2129,20 @@ gemv_bf16_f16_f16(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__ x_,
             #pragma unroll 1
             for (unsigned t0_ = 0u; t0_ < t6511_; t0_ = t0_ + 2u) {
                 if (t0_ < t4891_) {
-                    unsigned v_ = min((((lk_ << 5u) << 2u) + lane_), (nv_ + kf_neg_u32(1u)));
-                    unsigned row_2_ = min(lg_, (m_ + kf_neg_u32(1u)));
+                    unsigned v_ = min((((lk_ << 5u) << 2u) + lane_), (nv_ - 1u));
+                    unsigned row_2_ = min(lg_, (m_ - 1u));
                     wb_2_[0u] = wv_[(row_2_ * nv_) + v_];
                     xb_2_[0u] = xv_[v_];
-                    unsigned v_2_ = min(((((lk_ << 5u) << 2u) + 32u) + lane_), (nv_ + kf_neg_u32(1u)));
-                    unsigned row_3_ = min(lg_, (m_ + kf_neg_u32(1u)));
+                    unsigned v_2_ = min(((((lk_ << 5u) << 2u) + 32u) + lane_), (nv_ - 1u));
+                    unsigned row_3_ = min(lg_, (m_ - 1u));
                     wb_2_[1u] = wv_[(row_3_ * nv_) + v_2_];
                     xb_2_[2u] = xv_[v_2_];
-                    unsigned v_3_ = min(((((lk_ << 5u) << 2u) + 64u) + lane_), (nv_ + kf_neg_u32(1u)));
-                    unsigned row_4_ = min(lg_, (m_ + kf_neg_u32(1u)));
+                    unsigned v_3_ = min(((((lk_ << 5u) << 2u) + 64u) + lane_), (nv_ - 1u));
+                    unsigned row_4_ = min(lg_, (m_ - 1u));
                     wb_2_[2u] = wv_[(row_4_ * nv_) + v_3_];
                     xb_2_[4u] = xv_[v_3_];
-                    unsigned v_4_ = min(((((lk_ << 5u) << 2u) + 96u) + lane_), (nv_ + kf_neg_u32(1u)));
-                    unsigned row_5_ = min(lg_, (m_ + kf_neg_u32(1u)));
+                    unsigned v_4_ = min(((((lk_ << 5u) << 2u) + 96u) + lane_), (nv_ - 1u));
+                    unsigned row_5_ = min(lg_, (m_ - 1u));
                     wb_2_[3u] = wv_[(row_5_ * nv_) + v_4_];
                     xb_2_[6u] = xv_[v_4_];
                     unsigned t6715_ = lk_ + 1u;
@@ -2246,20 +2246,20 @@ gemv_bf16_f16_f16(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__ x_,
                     }
                 }
                 if ((t0_ + 1u) < t4891_) {
-                    unsigned v_9_ = min((((lk_ << 5u) << 2u) + lane_), (nv_ + kf_neg_u32(1u)));
-                    unsigned row_6_ = min(lg_, (m_ + kf_neg_u32(1u)));
+                    unsigned v_9_ = min((((lk_ << 5u) << 2u) + lane_), (nv_ - 1u));
+                    unsigned row_6_ = min(lg_, (m_ - 1u));
                     wb_2_[4u] = wv_[(row_6_ * nv_) + v_9_];
                     xb_2_[8u] = xv_[v_9_];
-                    unsigned v_10_ = min(((((lk_ << 5u) << 2u) + 32u) + lane_), (nv_ + kf_neg_u32(1u)));
-                    unsigned row_7_ = min(lg_, (m_ + kf_neg_u32(1u)));
+                    unsigned v_10_ = min(((((lk_ << 5u) << 2u) + 32u) + lane_), (nv_ - 1u));
+                    unsigned row_7_ = min(lg_, (m_ - 1u));
                     wb_2_[5u] = wv_[(row_7_ * nv_) + v_10_];
                     xb_2_[10u] = xv_[v_10_];
-                    unsigned v_11_ = min(((((lk_ << 5u) << 2u) + 64u) + lane_), (nv_ + kf_neg_u32(1u)));
-                    unsigned row_8_ = min(lg_, (m_ + kf_neg_u32(1u)));
+                    unsigned v_11_ = min(((((lk_ << 5u) << 2u) + 64u) + lane_), (nv_ - 1u));
+                    unsigned row_8_ = min(lg_, (m_ - 1u));
                     wb_2_[6u] = wv_[(row_8_ * nv_) + v_11_];
                     xb_2_[12u] = xv_[v_11_];
-                    unsigned v_12_ = min(((((lk_ << 5u) << 2u) + 96u) + lane_), (nv_ + kf_neg_u32(1u)));
-                    unsigned row_9_ = min(lg_, (m_ + kf_neg_u32(1u)));
+                    unsigned v_12_ = min(((((lk_ << 5u) << 2u) + 96u) + lane_), (nv_ - 1u));
+                    unsigned row_9_ = min(lg_, (m_ - 1u));
                     wb_2_[7u] = wv_[(row_9_ * nv_) + v_12_];
                     xb_2_[14u] = xv_[v_12_];
                     unsigned t7570_ = lk_ + 1u;
@@ -2371,7 +2371,7 @@ gemv_bf16_f16_f16(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__ x_,
         unsigned t8307_ = gridDim.x * (blockDim.x >> 5u);
         #pragma unroll 1
         for (unsigned g_ = t8291_; g_ < m_; g_ = g_ + t8307_) {
-            row_[0u] = min(g_, (m_ + kf_neg_u32(1u)));
+            row_[0u] = min(g_, (m_ - 1u));
             acc_4_[0u] = 0.0f;
             if ((k_ & 7u) == 0u) {
                 #pragma unroll 1
@@ -2572,20 +2572,20 @@ gemv_bf16_f16_f32(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__ x_,
             #pragma unroll 1
             for (unsigned t0_ = 0u; t0_ < t6511_; t0_ = t0_ + 2u) {
                 if (t0_ < t4891_) {
-                    unsigned v_ = min((((lk_ << 5u) << 2u) + lane_), (nv_ + kf_neg_u32(1u)));
-                    unsigned row_2_ = min(lg_, (m_ + kf_neg_u32(1u)));
+                    unsigned v_ = min((((lk_ << 5u) << 2u) + lane_), (nv_ - 1u));
+                    unsigned row_2_ = min(lg_, (m_ - 1u));
                     wb_2_[0u] = wv_[(row_2_ * nv_) + v_];
                     xb_2_[0u] = xv_[v_];
-                    unsigned v_2_ = min(((((lk_ << 5u) << 2u) + 32u) + lane_), (nv_ + kf_neg_u32(1u)));
-                    unsigned row_3_ = min(lg_, (m_ + kf_neg_u32(1u)));
+                    unsigned v_2_ = min(((((lk_ << 5u) << 2u) + 32u) + lane_), (nv_ - 1u));
+                    unsigned row_3_ = min(lg_, (m_ - 1u));
                     wb_2_[1u] = wv_[(row_3_ * nv_) + v_2_];
                     xb_2_[2u] = xv_[v_2_];
-                    unsigned v_3_ = min(((((lk_ << 5u) << 2u) + 64u) + lane_), (nv_ + kf_neg_u32(1u)));
-                    unsigned row_4_ = min(lg_, (m_ + kf_neg_u32(1u)));
+                    unsigned v_3_ = min(((((lk_ << 5u) << 2u) + 64u) + lane_), (nv_ - 1u));
+                    unsigned row_4_ = min(lg_, (m_ - 1u));
                     wb_2_[2u] = wv_[(row_4_ * nv_) + v_3_];
                     xb_2_[4u] = xv_[v_3_];
-                    unsigned v_4_ = min(((((lk_ << 5u) << 2u) + 96u) + lane_), (nv_ + kf_neg_u32(1u)));
-                    unsigned row_5_ = min(lg_, (m_ + kf_neg_u32(1u)));
+                    unsigned v_4_ = min(((((lk_ << 5u) << 2u) + 96u) + lane_), (nv_ - 1u));
+                    unsigned row_5_ = min(lg_, (m_ - 1u));
                     wb_2_[3u] = wv_[(row_5_ * nv_) + v_4_];
                     xb_2_[6u] = xv_[v_4_];
                     unsigned t6715_ = lk_ + 1u;
@@ -2689,20 +2689,20 @@ gemv_bf16_f16_f32(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__ x_,
                     }
                 }
                 if ((t0_ + 1u) < t4891_) {
-                    unsigned v_9_ = min((((lk_ << 5u) << 2u) + lane_), (nv_ + kf_neg_u32(1u)));
-                    unsigned row_6_ = min(lg_, (m_ + kf_neg_u32(1u)));
+                    unsigned v_9_ = min((((lk_ << 5u) << 2u) + lane_), (nv_ - 1u));
+                    unsigned row_6_ = min(lg_, (m_ - 1u));
                     wb_2_[4u] = wv_[(row_6_ * nv_) + v_9_];
                     xb_2_[8u] = xv_[v_9_];
-                    unsigned v_10_ = min(((((lk_ << 5u) << 2u) + 32u) + lane_), (nv_ + kf_neg_u32(1u)));
-                    unsigned row_7_ = min(lg_, (m_ + kf_neg_u32(1u)));
+                    unsigned v_10_ = min(((((lk_ << 5u) << 2u) + 32u) + lane_), (nv_ - 1u));
+                    unsigned row_7_ = min(lg_, (m_ - 1u));
                     wb_2_[5u] = wv_[(row_7_ * nv_) + v_10_];
                     xb_2_[10u] = xv_[v_10_];
-                    unsigned v_11_ = min(((((lk_ << 5u) << 2u) + 64u) + lane_), (nv_ + kf_neg_u32(1u)));
-                    unsigned row_8_ = min(lg_, (m_ + kf_neg_u32(1u)));
+                    unsigned v_11_ = min(((((lk_ << 5u) << 2u) + 64u) + lane_), (nv_ - 1u));
+                    unsigned row_8_ = min(lg_, (m_ - 1u));
                     wb_2_[6u] = wv_[(row_8_ * nv_) + v_11_];
                     xb_2_[12u] = xv_[v_11_];
-                    unsigned v_12_ = min(((((lk_ << 5u) << 2u) + 96u) + lane_), (nv_ + kf_neg_u32(1u)));
-                    unsigned row_9_ = min(lg_, (m_ + kf_neg_u32(1u)));
+                    unsigned v_12_ = min(((((lk_ << 5u) << 2u) + 96u) + lane_), (nv_ - 1u));
+                    unsigned row_9_ = min(lg_, (m_ - 1u));
                     wb_2_[7u] = wv_[(row_9_ * nv_) + v_12_];
                     xb_2_[14u] = xv_[v_12_];
                     unsigned t7570_ = lk_ + 1u;
@@ -2814,7 +2814,7 @@ gemv_bf16_f16_f32(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__ x_,
         unsigned t8307_ = gridDim.x * (blockDim.x >> 5u);
         #pragma unroll 1
         for (unsigned g_ = t8291_; g_ < m_; g_ = g_ + t8307_) {
-            row_[0u] = min(g_, (m_ + kf_neg_u32(1u)));
+            row_[0u] = min(g_, (m_ - 1u));
             acc_4_[0u] = 0.0f;
             if ((k_ & 7u) == 0u) {
                 #pragma unroll 1
@@ -3016,26 +3016,26 @@ gemv_bf16_f32_f16(const kf_bf16* __restrict__ w_, const float* __restrict__ x_, 
             #pragma unroll 1
             for (unsigned t0_ = 0u; t0_ < t6511_; t0_ = t0_ + 2u) {
                 if (t0_ < t4891_) {
-                    unsigned v_ = min((((lk_ << 5u) << 2u) + lane_), (nv_ + kf_neg_u32(1u)));
-                    unsigned row_2_ = min(lg_, (m_ + kf_neg_u32(1u)));
+                    unsigned v_ = min((((lk_ << 5u) << 2u) + lane_), (nv_ - 1u));
+                    unsigned row_2_ = min(lg_, (m_ - 1u));
                     wb_2_[0u] = wv_[(row_2_ * nv_) + v_];
-                    xb_2_[0u] = xv_[min((v_ << 1u), (t4828_ + kf_neg_u32(1u)))];
-                    xb_2_[1u] = xv_[min(((v_ << 1u) + 1u), (t4828_ + kf_neg_u32(1u)))];
-                    unsigned v_2_ = min(((((lk_ << 5u) << 2u) + 32u) + lane_), (nv_ + kf_neg_u32(1u)));
-                    unsigned row_3_ = min(lg_, (m_ + kf_neg_u32(1u)));
+                    xb_2_[0u] = xv_[min((v_ << 1u), (t4828_ - 1u))];
+                    xb_2_[1u] = xv_[min(((v_ << 1u) + 1u), (t4828_ - 1u))];
+                    unsigned v_2_ = min(((((lk_ << 5u) << 2u) + 32u) + lane_), (nv_ - 1u));
+                    unsigned row_3_ = min(lg_, (m_ - 1u));
                     wb_2_[1u] = wv_[(row_3_ * nv_) + v_2_];
-                    xb_2_[2u] = xv_[min((v_2_ << 1u), (t4828_ + kf_neg_u32(1u)))];
-                    xb_2_[3u] = xv_[min(((v_2_ << 1u) + 1u), (t4828_ + kf_neg_u32(1u)))];
-                    unsigned v_3_ = min(((((lk_ << 5u) << 2u) + 64u) + lane_), (nv_ + kf_neg_u32(1u)));
-                    unsigned row_4_ = min(lg_, (m_ + kf_neg_u32(1u)));
+                    xb_2_[2u] = xv_[min((v_2_ << 1u), (t4828_ - 1u))];
+                    xb_2_[3u] = xv_[min(((v_2_ << 1u) + 1u), (t4828_ - 1u))];
+                    unsigned v_3_ = min(((((lk_ << 5u) << 2u) + 64u) + lane_), (nv_ - 1u));
+                    unsigned row_4_ = min(lg_, (m_ - 1u));
                     wb_2_[2u] = wv_[(row_4_ * nv_) + v_3_];
-                    xb_2_[4u] = xv_[min((v_3_ << 1u), (t4828_ + kf_neg_u32(1u)))];
-                    xb_2_[5u] = xv_[min(((v_3_ << 1u) + 1u), (t4828_ + kf_neg_u32(1u)))];
-                    unsigned v_4_ = min(((((lk_ << 5u) << 2u) + 96u) + lane_), (nv_ + kf_neg_u32(1u)));
-                    unsigned row_5_ = min(lg_, (m_ + kf_neg_u32(1u)));
+                    xb_2_[4u] = xv_[min((v_3_ << 1u), (t4828_ - 1u))];
+                    xb_2_[5u] = xv_[min(((v_3_ << 1u) + 1u), (t4828_ - 1u))];
+                    unsigned v_4_ = min(((((lk_ << 5u) << 2u) + 96u) + lane_), (nv_ - 1u));
+                    unsigned row_5_ = min(lg_, (m_ - 1u));
                     wb_2_[3u] = wv_[(row_5_ * nv_) + v_4_];
-                    xb_2_[6u] = xv_[min((v_4_ << 1u), (t4828_ + kf_neg_u32(1u)))];
-                    xb_2_[7u] = xv_[min(((v_4_ << 1u) + 1u), (t4828_ + kf_neg_u32(1u)))];
+                    xb_2_[6u] = xv_[min((v_4_ << 1u), (t4828_ - 1u))];
+                    xb_2_[7u] = xv_[min(((v_4_ << 1u) + 1u), (t4828_ - 1u))];
                     unsigned t6715_ = lk_ + 1u;
                     lk_ = t6715_;
                     if (t6715_ == steps_) {
@@ -3145,26 +3145,26 @@ gemv_bf16_f32_f16(const kf_bf16* __restrict__ w_, const float* __restrict__ x_, 
                     }
                 }
                 if ((t0_ + 1u) < t4891_) {
-                    unsigned v_9_ = min((((lk_ << 5u) << 2u) + lane_), (nv_ + kf_neg_u32(1u)));
-                    unsigned row_6_ = min(lg_, (m_ + kf_neg_u32(1u)));
+                    unsigned v_9_ = min((((lk_ << 5u) << 2u) + lane_), (nv_ - 1u));
+                    unsigned row_6_ = min(lg_, (m_ - 1u));
                     wb_2_[4u] = wv_[(row_6_ * nv_) + v_9_];
-                    xb_2_[8u] = xv_[min((v_9_ << 1u), (t4828_ + kf_neg_u32(1u)))];
-                    xb_2_[9u] = xv_[min(((v_9_ << 1u) + 1u), (t4828_ + kf_neg_u32(1u)))];
-                    unsigned v_10_ = min(((((lk_ << 5u) << 2u) + 32u) + lane_), (nv_ + kf_neg_u32(1u)));
-                    unsigned row_7_ = min(lg_, (m_ + kf_neg_u32(1u)));
+                    xb_2_[8u] = xv_[min((v_9_ << 1u), (t4828_ - 1u))];
+                    xb_2_[9u] = xv_[min(((v_9_ << 1u) + 1u), (t4828_ - 1u))];
+                    unsigned v_10_ = min(((((lk_ << 5u) << 2u) + 32u) + lane_), (nv_ - 1u));
+                    unsigned row_7_ = min(lg_, (m_ - 1u));
                     wb_2_[5u] = wv_[(row_7_ * nv_) + v_10_];
-                    xb_2_[10u] = xv_[min((v_10_ << 1u), (t4828_ + kf_neg_u32(1u)))];
-                    xb_2_[11u] = xv_[min(((v_10_ << 1u) + 1u), (t4828_ + kf_neg_u32(1u)))];
-                    unsigned v_11_ = min(((((lk_ << 5u) << 2u) + 64u) + lane_), (nv_ + kf_neg_u32(1u)));
-                    unsigned row_8_ = min(lg_, (m_ + kf_neg_u32(1u)));
+                    xb_2_[10u] = xv_[min((v_10_ << 1u), (t4828_ - 1u))];
+                    xb_2_[11u] = xv_[min(((v_10_ << 1u) + 1u), (t4828_ - 1u))];
+                    unsigned v_11_ = min(((((lk_ << 5u) << 2u) + 64u) + lane_), (nv_ - 1u));
+                    unsigned row_8_ = min(lg_, (m_ - 1u));
                     wb_2_[6u] = wv_[(row_8_ * nv_) + v_11_];
-                    xb_2_[12u] = xv_[min((v_11_ << 1u), (t4828_ + kf_neg_u32(1u)))];
-                    xb_2_[13u] = xv_[min(((v_11_ << 1u) + 1u), (t4828_ + kf_neg_u32(1u)))];
-                    unsigned v_12_ = min(((((lk_ << 5u) << 2u) + 96u) + lane_), (nv_ + kf_neg_u32(1u)));
-                    unsigned row_9_ = min(lg_, (m_ + kf_neg_u32(1u)));
+                    xb_2_[12u] = xv_[min((v_11_ << 1u), (t4828_ - 1u))];
+                    xb_2_[13u] = xv_[min(((v_11_ << 1u) + 1u), (t4828_ - 1u))];
+                    unsigned v_12_ = min(((((lk_ << 5u) << 2u) + 96u) + lane_), (nv_ - 1u));
+                    unsigned row_9_ = min(lg_, (m_ - 1u));
                     wb_2_[7u] = wv_[(row_9_ * nv_) + v_12_];
-                    xb_2_[14u] = xv_[min((v_12_ << 1u), (t4828_ + kf_neg_u32(1u)))];
-                    xb_2_[15u] = xv_[min(((v_12_ << 1u) + 1u), (t4828_ + kf_neg_u32(1u)))];
+                    xb_2_[14u] = xv_[min((v_12_ << 1u), (t4828_ - 1u))];
+                    xb_2_[15u] = xv_[min(((v_12_ << 1u) + 1u), (t4828_ - 1u))];
                     unsigned t7570_ = lk_ + 1u;
                     lk_ = t7570_;
                     if (t7570_ == steps_) {
@@ -3282,7 +3282,7 @@ gemv_bf16_f32_f16(const kf_bf16* __restrict__ w_, const float* __restrict__ x_, 
         unsigned t8307_ = gridDim.x * (blockDim.x >> 5u);
         #pragma unroll 1
         for (unsigned g_ = t8291_; g_ < m_; g_ = g_ + t8307_) {
-            row_[0u] = min(g_, (m_ + kf_neg_u32(1u)));
+            row_[0u] = min(g_, (m_ - 1u));
             acc_4_[0u] = 0.0f;
             if ((k_ & 7u) == 0u) {
                 #pragma unroll 1
@@ -3496,26 +3496,26 @@ gemv_bf16_f32_f32(const kf_bf16* __restrict__ w_, const float* __restrict__ x_, 
             #pragma unroll 1
             for (unsigned t0_ = 0u; t0_ < t6511_; t0_ = t0_ + 2u) {
                 if (t0_ < t4891_) {
-                    unsigned v_ = min((((lk_ << 5u) << 2u) + lane_), (nv_ + kf_neg_u32(1u)));
-                    unsigned row_2_ = min(lg_, (m_ + kf_neg_u32(1u)));
+                    unsigned v_ = min((((lk_ << 5u) << 2u) + lane_), (nv_ - 1u));
+                    unsigned row_2_ = min(lg_, (m_ - 1u));
                     wb_2_[0u] = wv_[(row_2_ * nv_) + v_];
-                    xb_2_[0u] = xv_[min((v_ << 1u), (t4828_ + kf_neg_u32(1u)))];
-                    xb_2_[1u] = xv_[min(((v_ << 1u) + 1u), (t4828_ + kf_neg_u32(1u)))];
-                    unsigned v_2_ = min(((((lk_ << 5u) << 2u) + 32u) + lane_), (nv_ + kf_neg_u32(1u)));
-                    unsigned row_3_ = min(lg_, (m_ + kf_neg_u32(1u)));
+                    xb_2_[0u] = xv_[min((v_ << 1u), (t4828_ - 1u))];
+                    xb_2_[1u] = xv_[min(((v_ << 1u) + 1u), (t4828_ - 1u))];
+                    unsigned v_2_ = min(((((lk_ << 5u) << 2u) + 32u) + lane_), (nv_ - 1u));
+                    unsigned row_3_ = min(lg_, (m_ - 1u));
                     wb_2_[1u] = wv_[(row_3_ * nv_) + v_2_];
-                    xb_2_[2u] = xv_[min((v_2_ << 1u), (t4828_ + kf_neg_u32(1u)))];
-                    xb_2_[3u] = xv_[min(((v_2_ << 1u) + 1u), (t4828_ + kf_neg_u32(1u)))];
-                    unsigned v_3_ = min(((((lk_ << 5u) << 2u) + 64u) + lane_), (nv_ + kf_neg_u32(1u)));
-                    unsigned row_4_ = min(lg_, (m_ + kf_neg_u32(1u)));
+                    xb_2_[2u] = xv_[min((v_2_ << 1u), (t4828_ - 1u))];
+                    xb_2_[3u] = xv_[min(((v_2_ << 1u) + 1u), (t4828_ - 1u))];
+                    unsigned v_3_ = min(((((lk_ << 5u) << 2u) + 64u) + lane_), (nv_ - 1u));
+                    unsigned row_4_ = min(lg_, (m_ - 1u));
                     wb_2_[2u] = wv_[(row_4_ * nv_) + v_3_];
-                    xb_2_[4u] = xv_[min((v_3_ << 1u), (t4828_ + kf_neg_u32(1u)))];
-                    xb_2_[5u] = xv_[min(((v_3_ << 1u) + 1u), (t4828_ + kf_neg_u32(1u)))];
-                    unsigned v_4_ = min(((((lk_ << 5u) << 2u) + 96u) + lane_), (nv_ + kf_neg_u32(1u)));
-                    unsigned row_5_ = min(lg_, (m_ + kf_neg_u32(1u)));
+                    xb_2_[4u] = xv_[min((v_3_ << 1u), (t4828_ - 1u))];
+                    xb_2_[5u] = xv_[min(((v_3_ << 1u) + 1u), (t4828_ - 1u))];
+                    unsigned v_4_ = min(((((lk_ << 5u) << 2u) + 96u) + lane_), (nv_ - 1u));
+                    unsigned row_5_ = min(lg_, (m_ - 1u));
                     wb_2_[3u] = wv_[(row_5_ * nv_) + v_4_];
-                    xb_2_[6u] = xv_[min((v_4_ << 1u), (t4828_ + kf_neg_u32(1u)))];
-                    xb_2_[7u] = xv_[min(((v_4_ << 1u) + 1u), (t4828_ + kf_neg_u32(1u)))];
+                    xb_2_[6u] = xv_[min((v_4_ << 1u), (t4828_ - 1u))];
+                    xb_2_[7u] = xv_[min(((v_4_ << 1u) + 1u), (t4828_ - 1u))];
                     unsigned t6715_ = lk_ + 1u;
                     lk_ = t6715_;
                     if (t6715_ == steps_) {
@@ -3625,26 +3625,26 @@ gemv_bf16_f32_f32(const kf_bf16* __restrict__ w_, const float* __restrict__ x_, 
                     }
                 }
                 if ((t0_ + 1u) < t4891_) {
-                    unsigned v_9_ = min((((lk_ << 5u) << 2u) + lane_), (nv_ + kf_neg_u32(1u)));
-                    unsigned row_6_ = min(lg_, (m_ + kf_neg_u32(1u)));
+                    unsigned v_9_ = min((((lk_ << 5u) << 2u) + lane_), (nv_ - 1u));
+                    unsigned row_6_ = min(lg_, (m_ - 1u));
                     wb_2_[4u] = wv_[(row_6_ * nv_) + v_9_];
-                    xb_2_[8u] = xv_[min((v_9_ << 1u), (t4828_ + kf_neg_u32(1u)))];
-                    xb_2_[9u] = xv_[min(((v_9_ << 1u) + 1u), (t4828_ + kf_neg_u32(1u)))];
-                    unsigned v_10_ = min(((((lk_ << 5u) << 2u) + 32u) + lane_), (nv_ + kf_neg_u32(1u)));
-                    unsigned row_7_ = min(lg_, (m_ + kf_neg_u32(1u)));
+                    xb_2_[8u] = xv_[min((v_9_ << 1u), (t4828_ - 1u))];
+                    xb_2_[9u] = xv_[min(((v_9_ << 1u) + 1u), (t4828_ - 1u))];
+                    unsigned v_10_ = min(((((lk_ << 5u) << 2u) + 32u) + lane_), (nv_ - 1u));
+                    unsigned row_7_ = min(lg_, (m_ - 1u));
                     wb_2_[5u] = wv_[(row_7_ * nv_) + v_10_];
-                    xb_2_[10u] = xv_[min((v_10_ << 1u), (t4828_ + kf_neg_u32(1u)))];
-                    xb_2_[11u] = xv_[min(((v_10_ << 1u) + 1u), (t4828_ + kf_neg_u32(1u)))];
-                    unsigned v_11_ = min(((((lk_ << 5u) << 2u) + 64u) + lane_), (nv_ + kf_neg_u32(1u)));
-                    unsigned row_8_ = min(lg_, (m_ + kf_neg_u32(1u)));
+                    xb_2_[10u] = xv_[min((v_10_ << 1u), (t4828_ - 1u))];
+                    xb_2_[11u] = xv_[min(((v_10_ << 1u) + 1u), (t4828_ - 1u))];
+                    unsigned v_11_ = min(((((lk_ << 5u) << 2u) + 64u) + lane_), (nv_ - 1u));
+                    unsigned row_8_ = min(lg_, (m_ - 1u));
                     wb_2_[6u] = wv_[(row_8_ * nv_) + v_11_];
-                    xb_2_[12u] = xv_[min((v_11_ << 1u), (t4828_ + kf_neg_u32(1u)))];
-                    xb_2_[13u] = xv_[min(((v_11_ << 1u) + 1u), (t4828_ + kf_neg_u32(1u)))];
-                    unsigned v_12_ = min(((((lk_ << 5u) << 2u) + 96u) + lane_), (nv_ + kf_neg_u32(1u)));
-                    unsigned row_9_ = min(lg_, (m_ + kf_neg_u32(1u)));
+                    xb_2_[12u] = xv_[min((v_11_ << 1u), (t4828_ - 1u))];
+                    xb_2_[13u] = xv_[min(((v_11_ << 1u) + 1u), (t4828_ - 1u))];
+                    unsigned v_12_ = min(((((lk_ << 5u) << 2u) + 96u) + lane_), (nv_ - 1u));
+                    unsigned row_9_ = min(lg_, (m_ - 1u));
                     wb_2_[7u] = wv_[(row_9_ * nv_) + v_12_];
-                    xb_2_[14u] = xv_[min((v_12_ << 1u), (t4828_ + kf_neg_u32(1u)))];
-                    xb_2_[15u] = xv_[min(((v_12_ << 1u) + 1u), (t4828_ + kf_neg_u32(1u)))];
+                    xb_2_[14u] = xv_[min((v_12_ << 1u), (t4828_ - 1u))];
+                    xb_2_[15u] = xv_[min(((v_12_ << 1u) + 1u), (t4828_ - 1u))];
                     unsigned t7570_ = lk_ + 1u;
                     lk_ = t7570_;
                     if (t7570_ == steps_) {
@@ -3762,7 +3762,7 @@ gemv_bf16_f32_f32(const kf_bf16* __restrict__ w_, const float* __restrict__ x_, 
         unsigned t8307_ = gridDim.x * (blockDim.x >> 5u);
         #pragma unroll 1
         for (unsigned g_ = t8291_; g_ < m_; g_ = g_ + t8307_) {
-            row_[0u] = min(g_, (m_ + kf_neg_u32(1u)));
+            row_[0u] = min(g_, (m_ - 1u));
             acc_4_[0u] = 0.0f;
             if ((k_ & 7u) == 0u) {
                 #pragma unroll 1
@@ -3968,14 +3968,14 @@ gemv_f16_f16_f16_dyn(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x
                 unsigned t67_ = atomicAdd(&ctr_[0u], 1u);
                 tk_ = t67_;
             }
-            unsigned v_ = min(lane_, (nv_ + kf_neg_u32(1u)));
-            wb_[4u] = wv_[(min(wid_, (m_ + kf_neg_u32(1u))) * nv_) + v_];
-            unsigned v_2_ = min((32u + lane_), (nv_ + kf_neg_u32(1u)));
-            wb_[5u] = wv_[(min(wid_, (m_ + kf_neg_u32(1u))) * nv_) + v_2_];
-            unsigned v_3_ = min((64u + lane_), (nv_ + kf_neg_u32(1u)));
-            wb_[6u] = wv_[(min(wid_, (m_ + kf_neg_u32(1u))) * nv_) + v_3_];
-            unsigned v_4_ = min((96u + lane_), (nv_ + kf_neg_u32(1u)));
-            wb_[7u] = wv_[(min(wid_, (m_ + kf_neg_u32(1u))) * nv_) + v_4_];
+            unsigned v_ = min(lane_, (nv_ - 1u));
+            wb_[4u] = wv_[(min(wid_, (m_ - 1u)) * nv_) + v_];
+            unsigned v_2_ = min((32u + lane_), (nv_ - 1u));
+            wb_[5u] = wv_[(min(wid_, (m_ - 1u)) * nv_) + v_2_];
+            unsigned v_3_ = min((64u + lane_), (nv_ - 1u));
+            wb_[6u] = wv_[(min(wid_, (m_ - 1u)) * nv_) + v_3_];
+            unsigned v_4_ = min((96u + lane_), (nv_ - 1u));
+            wb_[7u] = wv_[(min(wid_, (m_ - 1u)) * nv_) + v_4_];
             kf_u32x4 t138_ = kf_u32x4{{wid_, 1u, tk_, 0u}};
             kf_u32x4 r_ = t138_;
             if (1u == steps_) {
@@ -4007,14 +4007,14 @@ gemv_f16_f16_f16_dyn(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x
                 ld_ = lg_ < m_;
             }
             if (ld_) {
-                unsigned v_5_ = min((((lk_ << 5u) << 2u) + lane_), (nv_ + kf_neg_u32(1u)));
-                wb_[0u] = wv_[(min(lg_, (m_ + kf_neg_u32(1u))) * nv_) + v_5_];
-                unsigned v_6_ = min(((((lk_ << 5u) << 2u) + 32u) + lane_), (nv_ + kf_neg_u32(1u)));
-                wb_[1u] = wv_[(min(lg_, (m_ + kf_neg_u32(1u))) * nv_) + v_6_];
-                unsigned v_7_ = min(((((lk_ << 5u) << 2u) + 64u) + lane_), (nv_ + kf_neg_u32(1u)));
-                wb_[2u] = wv_[(min(lg_, (m_ + kf_neg_u32(1u))) * nv_) + v_7_];
-                unsigned v_8_ = min(((((lk_ << 5u) << 2u) + 96u) + lane_), (nv_ + kf_neg_u32(1u)));
-                wb_[3u] = wv_[(min(lg_, (m_ + kf_neg_u32(1u))) * nv_) + v_8_];
+                unsigned v_5_ = min((((lk_ << 5u) << 2u) + lane_), (nv_ - 1u));
+                wb_[0u] = wv_[(min(lg_, (m_ - 1u)) * nv_) + v_5_];
+                unsigned v_6_ = min(((((lk_ << 5u) << 2u) + 32u) + lane_), (nv_ - 1u));
+                wb_[1u] = wv_[(min(lg_, (m_ - 1u)) * nv_) + v_6_];
+                unsigned v_7_ = min(((((lk_ << 5u) << 2u) + 64u) + lane_), (nv_ - 1u));
+                wb_[2u] = wv_[(min(lg_, (m_ - 1u)) * nv_) + v_7_];
+                unsigned v_8_ = min(((((lk_ << 5u) << 2u) + 96u) + lane_), (nv_ - 1u));
+                wb_[3u] = wv_[(min(lg_, (m_ - 1u)) * nv_) + v_8_];
                 lgl_ = lg_;
                 unsigned t255_ = lk_ + 1u;
                 kf_u32x4 t260_ = kf_u32x4{{lg_, t255_, tk_, 0u}};
@@ -4040,13 +4040,13 @@ gemv_f16_f16_f16_dyn(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x
                 tk_ = r_2_.v[2];
             }
             if (due_) {
-                unsigned v_9_ = min((((ck_ << 5u) << 2u) + lane_), (nv_ + kf_neg_u32(1u)));
+                unsigned v_9_ = min((((ck_ << 5u) << 2u) + lane_), (nv_ - 1u));
                 xa_[0u] = xv_[v_9_];
-                unsigned v_10_ = min(((((ck_ << 5u) << 2u) + 32u) + lane_), (nv_ + kf_neg_u32(1u)));
+                unsigned v_10_ = min(((((ck_ << 5u) << 2u) + 32u) + lane_), (nv_ - 1u));
                 xa_[1u] = xv_[v_10_];
-                unsigned v_11_ = min(((((ck_ << 5u) << 2u) + 64u) + lane_), (nv_ + kf_neg_u32(1u)));
+                unsigned v_11_ = min(((((ck_ << 5u) << 2u) + 64u) + lane_), (nv_ - 1u));
                 xa_[2u] = xv_[v_11_];
-                unsigned v_12_ = min(((((ck_ << 5u) << 2u) + 96u) + lane_), (nv_ + kf_neg_u32(1u)));
+                unsigned v_12_ = min(((((ck_ << 5u) << 2u) + 96u) + lane_), (nv_ - 1u));
                 xa_[3u] = xv_[v_12_];
                 unsigned v_13_ = ((ck_ << 5u) << 2u) + lane_;
                 if (v_13_ < nv_) {
@@ -4132,14 +4132,14 @@ gemv_f16_f16_f16_dyn(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x
                 ld_2_ = lg_ < m_;
             }
             if (ld_2_) {
-                unsigned v_17_ = min((((lk_ << 5u) << 2u) + lane_), (nv_ + kf_neg_u32(1u)));
-                wb_[4u] = wv_[(min(lg_, (m_ + kf_neg_u32(1u))) * nv_) + v_17_];
-                unsigned v_18_ = min(((((lk_ << 5u) << 2u) + 32u) + lane_), (nv_ + kf_neg_u32(1u)));
-                wb_[5u] = wv_[(min(lg_, (m_ + kf_neg_u32(1u))) * nv_) + v_18_];
-                unsigned v_19_ = min(((((lk_ << 5u) << 2u) + 64u) + lane_), (nv_ + kf_neg_u32(1u)));
-                wb_[6u] = wv_[(min(lg_, (m_ + kf_neg_u32(1u))) * nv_) + v_19_];
-                unsigned v_20_ = min(((((lk_ << 5u) << 2u) + 96u) + lane_), (nv_ + kf_neg_u32(1u)));
-                wb_[7u] = wv_[(min(lg_, (m_ + kf_neg_u32(1u))) * nv_) + v_20_];
+                unsigned v_17_ = min((((lk_ << 5u) << 2u) + lane_), (nv_ - 1u));
+                wb_[4u] = wv_[(min(lg_, (m_ - 1u)) * nv_) + v_17_];
+                unsigned v_18_ = min(((((lk_ << 5u) << 2u) + 32u) + lane_), (nv_ - 1u));
+                wb_[5u] = wv_[(min(lg_, (m_ - 1u)) * nv_) + v_18_];
+                unsigned v_19_ = min(((((lk_ << 5u) << 2u) + 64u) + lane_), (nv_ - 1u));
+                wb_[6u] = wv_[(min(lg_, (m_ - 1u)) * nv_) + v_19_];
+                unsigned v_20_ = min(((((lk_ << 5u) << 2u) + 96u) + lane_), (nv_ - 1u));
+                wb_[7u] = wv_[(min(lg_, (m_ - 1u)) * nv_) + v_20_];
                 lgl_ = lg_;
                 unsigned t748_ = lk_ + 1u;
                 kf_u32x4 t753_ = kf_u32x4{{lg_, t748_, tk_, 0u}};
@@ -4165,13 +4165,13 @@ gemv_f16_f16_f16_dyn(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x
                 tk_ = r_3_.v[2];
             }
             if (ld_) {
-                unsigned v_21_ = min((((ck_ << 5u) << 2u) + lane_), (nv_ + kf_neg_u32(1u)));
+                unsigned v_21_ = min((((ck_ << 5u) << 2u) + lane_), (nv_ - 1u));
                 xa_2_[0u] = xv_[v_21_];
-                unsigned v_22_ = min(((((ck_ << 5u) << 2u) + 32u) + lane_), (nv_ + kf_neg_u32(1u)));
+                unsigned v_22_ = min(((((ck_ << 5u) << 2u) + 32u) + lane_), (nv_ - 1u));
                 xa_2_[1u] = xv_[v_22_];
-                unsigned v_23_ = min(((((ck_ << 5u) << 2u) + 64u) + lane_), (nv_ + kf_neg_u32(1u)));
+                unsigned v_23_ = min(((((ck_ << 5u) << 2u) + 64u) + lane_), (nv_ - 1u));
                 xa_2_[2u] = xv_[v_23_];
-                unsigned v_24_ = min(((((ck_ << 5u) << 2u) + 96u) + lane_), (nv_ + kf_neg_u32(1u)));
+                unsigned v_24_ = min(((((ck_ << 5u) << 2u) + 96u) + lane_), (nv_ - 1u));
                 xa_2_[3u] = xv_[v_24_];
                 unsigned v_25_ = ((ck_ << 5u) << 2u) + lane_;
                 if (v_25_ < nv_) {
@@ -4263,7 +4263,7 @@ gemv_f16_f16_f16_dyn(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x
         unsigned t1201_ = gridDim.x * (blockDim.x >> 5u);
         #pragma unroll 1
         for (unsigned g_ = t1185_; g_ < m_; g_ = g_ + t1201_) {
-            row_[0u] = min(g_, (m_ + kf_neg_u32(1u)));
+            row_[0u] = min(g_, (m_ - 1u));
             acc_2_[0u] = 0.0f;
             if ((k_ & 7u) == 0u) {
                 #pragma unroll 1
@@ -4465,20 +4465,20 @@ gemv_f16_f16_f16_acc(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x
             #pragma unroll 1
             for (unsigned t0_ = 0u; t0_ < t6511_; t0_ = t0_ + 2u) {
                 if (t0_ < t4891_) {
-                    unsigned v_ = min((((lk_ << 5u) << 2u) + lane_), (nv_ + kf_neg_u32(1u)));
-                    unsigned row_2_ = min(lg_, (m_ + kf_neg_u32(1u)));
+                    unsigned v_ = min((((lk_ << 5u) << 2u) + lane_), (nv_ - 1u));
+                    unsigned row_2_ = min(lg_, (m_ - 1u));
                     wb_2_[0u] = wv_[(row_2_ * nv_) + v_];
                     xb_2_[0u] = xv_[v_];
-                    unsigned v_2_ = min(((((lk_ << 5u) << 2u) + 32u) + lane_), (nv_ + kf_neg_u32(1u)));
-                    unsigned row_3_ = min(lg_, (m_ + kf_neg_u32(1u)));
+                    unsigned v_2_ = min(((((lk_ << 5u) << 2u) + 32u) + lane_), (nv_ - 1u));
+                    unsigned row_3_ = min(lg_, (m_ - 1u));
                     wb_2_[1u] = wv_[(row_3_ * nv_) + v_2_];
                     xb_2_[2u] = xv_[v_2_];
-                    unsigned v_3_ = min(((((lk_ << 5u) << 2u) + 64u) + lane_), (nv_ + kf_neg_u32(1u)));
-                    unsigned row_4_ = min(lg_, (m_ + kf_neg_u32(1u)));
+                    unsigned v_3_ = min(((((lk_ << 5u) << 2u) + 64u) + lane_), (nv_ - 1u));
+                    unsigned row_4_ = min(lg_, (m_ - 1u));
                     wb_2_[2u] = wv_[(row_4_ * nv_) + v_3_];
                     xb_2_[4u] = xv_[v_3_];
-                    unsigned v_4_ = min(((((lk_ << 5u) << 2u) + 96u) + lane_), (nv_ + kf_neg_u32(1u)));
-                    unsigned row_5_ = min(lg_, (m_ + kf_neg_u32(1u)));
+                    unsigned v_4_ = min(((((lk_ << 5u) << 2u) + 96u) + lane_), (nv_ - 1u));
+                    unsigned row_5_ = min(lg_, (m_ - 1u));
                     wb_2_[3u] = wv_[(row_5_ * nv_) + v_4_];
                     xb_2_[6u] = xv_[v_4_];
                     unsigned t6715_ = lk_ + 1u;
@@ -4594,20 +4594,20 @@ gemv_f16_f16_f16_acc(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x
                     }
                 }
                 if ((t0_ + 1u) < t4891_) {
-                    unsigned v_10_ = min((((lk_ << 5u) << 2u) + lane_), (nv_ + kf_neg_u32(1u)));
-                    unsigned row_6_ = min(lg_, (m_ + kf_neg_u32(1u)));
+                    unsigned v_10_ = min((((lk_ << 5u) << 2u) + lane_), (nv_ - 1u));
+                    unsigned row_6_ = min(lg_, (m_ - 1u));
                     wb_2_[4u] = wv_[(row_6_ * nv_) + v_10_];
                     xb_2_[8u] = xv_[v_10_];
-                    unsigned v_11_ = min(((((lk_ << 5u) << 2u) + 32u) + lane_), (nv_ + kf_neg_u32(1u)));
-                    unsigned row_7_ = min(lg_, (m_ + kf_neg_u32(1u)));
+                    unsigned v_11_ = min(((((lk_ << 5u) << 2u) + 32u) + lane_), (nv_ - 1u));
+                    unsigned row_7_ = min(lg_, (m_ - 1u));
                     wb_2_[5u] = wv_[(row_7_ * nv_) + v_11_];
                     xb_2_[10u] = xv_[v_11_];
-                    unsigned v_12_ = min(((((lk_ << 5u) << 2u) + 64u) + lane_), (nv_ + kf_neg_u32(1u)));
-                    unsigned row_8_ = min(lg_, (m_ + kf_neg_u32(1u)));
+                    unsigned v_12_ = min(((((lk_ << 5u) << 2u) + 64u) + lane_), (nv_ - 1u));
+                    unsigned row_8_ = min(lg_, (m_ - 1u));
                     wb_2_[6u] = wv_[(row_8_ * nv_) + v_12_];
                     xb_2_[12u] = xv_[v_12_];
-                    unsigned v_13_ = min(((((lk_ << 5u) << 2u) + 96u) + lane_), (nv_ + kf_neg_u32(1u)));
-                    unsigned row_9_ = min(lg_, (m_ + kf_neg_u32(1u)));
+                    unsigned v_13_ = min(((((lk_ << 5u) << 2u) + 96u) + lane_), (nv_ - 1u));
+                    unsigned row_9_ = min(lg_, (m_ - 1u));
                     wb_2_[7u] = wv_[(row_9_ * nv_) + v_13_];
                     xb_2_[14u] = xv_[v_13_];
                     unsigned t7570_ = lk_ + 1u;
@@ -4731,7 +4731,7 @@ gemv_f16_f16_f16_acc(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x
         unsigned t8307_ = gridDim.x * (blockDim.x >> 5u);
         #pragma unroll 1
         for (unsigned g_ = t8291_; g_ < m_; g_ = g_ + t8307_) {
-            row_[0u] = min(g_, (m_ + kf_neg_u32(1u)));
+            row_[0u] = min(g_, (m_ - 1u));
             acc_4_[0u] = 0.0f;
             if ((k_ & 7u) == 0u) {
                 #pragma unroll 1
@@ -4933,20 +4933,20 @@ gemv_bf16_f16_f16_acc(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__
             #pragma unroll 1
             for (unsigned t0_ = 0u; t0_ < t6511_; t0_ = t0_ + 2u) {
                 if (t0_ < t4891_) {
-                    unsigned v_ = min((((lk_ << 5u) << 2u) + lane_), (nv_ + kf_neg_u32(1u)));
-                    unsigned row_2_ = min(lg_, (m_ + kf_neg_u32(1u)));
+                    unsigned v_ = min((((lk_ << 5u) << 2u) + lane_), (nv_ - 1u));
+                    unsigned row_2_ = min(lg_, (m_ - 1u));
                     wb_2_[0u] = wv_[(row_2_ * nv_) + v_];
                     xb_2_[0u] = xv_[v_];
-                    unsigned v_2_ = min(((((lk_ << 5u) << 2u) + 32u) + lane_), (nv_ + kf_neg_u32(1u)));
-                    unsigned row_3_ = min(lg_, (m_ + kf_neg_u32(1u)));
+                    unsigned v_2_ = min(((((lk_ << 5u) << 2u) + 32u) + lane_), (nv_ - 1u));
+                    unsigned row_3_ = min(lg_, (m_ - 1u));
                     wb_2_[1u] = wv_[(row_3_ * nv_) + v_2_];
                     xb_2_[2u] = xv_[v_2_];
-                    unsigned v_3_ = min(((((lk_ << 5u) << 2u) + 64u) + lane_), (nv_ + kf_neg_u32(1u)));
-                    unsigned row_4_ = min(lg_, (m_ + kf_neg_u32(1u)));
+                    unsigned v_3_ = min(((((lk_ << 5u) << 2u) + 64u) + lane_), (nv_ - 1u));
+                    unsigned row_4_ = min(lg_, (m_ - 1u));
                     wb_2_[2u] = wv_[(row_4_ * nv_) + v_3_];
                     xb_2_[4u] = xv_[v_3_];
-                    unsigned v_4_ = min(((((lk_ << 5u) << 2u) + 96u) + lane_), (nv_ + kf_neg_u32(1u)));
-                    unsigned row_5_ = min(lg_, (m_ + kf_neg_u32(1u)));
+                    unsigned v_4_ = min(((((lk_ << 5u) << 2u) + 96u) + lane_), (nv_ - 1u));
+                    unsigned row_5_ = min(lg_, (m_ - 1u));
                     wb_2_[3u] = wv_[(row_5_ * nv_) + v_4_];
                     xb_2_[6u] = xv_[v_4_];
                     unsigned t6715_ = lk_ + 1u;
@@ -5062,20 +5062,20 @@ gemv_bf16_f16_f16_acc(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__
                     }
                 }
                 if ((t0_ + 1u) < t4891_) {
-                    unsigned v_10_ = min((((lk_ << 5u) << 2u) + lane_), (nv_ + kf_neg_u32(1u)));
-                    unsigned row_6_ = min(lg_, (m_ + kf_neg_u32(1u)));
+                    unsigned v_10_ = min((((lk_ << 5u) << 2u) + lane_), (nv_ - 1u));
+                    unsigned row_6_ = min(lg_, (m_ - 1u));
                     wb_2_[4u] = wv_[(row_6_ * nv_) + v_10_];
                     xb_2_[8u] = xv_[v_10_];
-                    unsigned v_11_ = min(((((lk_ << 5u) << 2u) + 32u) + lane_), (nv_ + kf_neg_u32(1u)));
-                    unsigned row_7_ = min(lg_, (m_ + kf_neg_u32(1u)));
+                    unsigned v_11_ = min(((((lk_ << 5u) << 2u) + 32u) + lane_), (nv_ - 1u));
+                    unsigned row_7_ = min(lg_, (m_ - 1u));
                     wb_2_[5u] = wv_[(row_7_ * nv_) + v_11_];
                     xb_2_[10u] = xv_[v_11_];
-                    unsigned v_12_ = min(((((lk_ << 5u) << 2u) + 64u) + lane_), (nv_ + kf_neg_u32(1u)));
-                    unsigned row_8_ = min(lg_, (m_ + kf_neg_u32(1u)));
+                    unsigned v_12_ = min(((((lk_ << 5u) << 2u) + 64u) + lane_), (nv_ - 1u));
+                    unsigned row_8_ = min(lg_, (m_ - 1u));
                     wb_2_[6u] = wv_[(row_8_ * nv_) + v_12_];
                     xb_2_[12u] = xv_[v_12_];
-                    unsigned v_13_ = min(((((lk_ << 5u) << 2u) + 96u) + lane_), (nv_ + kf_neg_u32(1u)));
-                    unsigned row_9_ = min(lg_, (m_ + kf_neg_u32(1u)));
+                    unsigned v_13_ = min(((((lk_ << 5u) << 2u) + 96u) + lane_), (nv_ - 1u));
+                    unsigned row_9_ = min(lg_, (m_ - 1u));
                     wb_2_[7u] = wv_[(row_9_ * nv_) + v_13_];
                     xb_2_[14u] = xv_[v_13_];
                     unsigned t7570_ = lk_ + 1u;
@@ -5199,7 +5199,7 @@ gemv_bf16_f16_f16_acc(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__
         unsigned t8307_ = gridDim.x * (blockDim.x >> 5u);
         #pragma unroll 1
         for (unsigned g_ = t8291_; g_ < m_; g_ = g_ + t8307_) {
-            row_[0u] = min(g_, (m_ + kf_neg_u32(1u)));
+            row_[0u] = min(g_, (m_ - 1u));
             acc_4_[0u] = 0.0f;
             if ((k_ & 7u) == 0u) {
                 #pragma unroll 1
@@ -5421,7 +5421,7 @@ gemv_batch_f16_f16_f16(const kf_f16* __restrict__ w_, const kf_f16* __restrict__
         if (!(blockIdx.x >= ntiles_)) {
             unsigned t72_ = ntiles_ - blockIdx.x;
             unsigned total_ = ((t72_ / gridDim.x) + (((t72_ % gridDim.x) != 0u) ? 1u : 0u)) * spt_;
-            unsigned xrow_ = min(g_, (nb_ + kf_neg_u32(1u)));
+            unsigned xrow_ = min(g_, (nb_ - 1u));
             kf_f32x4 t86_ = kf_f32x4{{0.0f, 0.0f, 0.0f, 0.0f}};
             kf_f32x4 d_ = t86_;
             unsigned lt_ = blockIdx.x;
@@ -5435,8 +5435,8 @@ gemv_batch_f16_f16_f16(const kf_f16* __restrict__ w_, const kf_f16* __restrict__
                 if (t0_ < total_) {
                     unsigned v_ = (((ls_ << 2u) + w_2_) << 3u) + q_;
                     bool ok_ = v_ < nv_;
-                    unsigned vc_ = min(v_, (nv_ + kf_neg_u32(1u)));
-                    unsigned row_2_ = min(((lt_ << 4u) + g_), (m_ + kf_neg_u32(1u)));
+                    unsigned vc_ = min(v_, (nv_ - 1u));
+                    unsigned row_2_ = min(((lt_ << 4u) + g_), (m_ - 1u));
                     kf_u32x4 t128_ = kf_u32x4{{0u, 0u, 0u, 0u}};
                     kf_u32x4 t_ = t128_;
                     if (ok_) {
@@ -5445,7 +5445,7 @@ gemv_batch_f16_f16_f16(const kf_f16* __restrict__ w_, const kf_f16* __restrict__
                         t_ = t132_;
                     }
                     wb_[0u] = t_;
-                    unsigned row_3_ = min((((lt_ << 4u) + g_) + 8u), (m_ + kf_neg_u32(1u)));
+                    unsigned row_3_ = min((((lt_ << 4u) + g_) + 8u), (m_ - 1u));
                     kf_u32x4 t143_ = kf_u32x4{{0u, 0u, 0u, 0u}};
                     kf_u32x4 t_2_ = t143_;
                     if (ok_) {
@@ -5457,8 +5457,8 @@ gemv_batch_f16_f16_f16(const kf_f16* __restrict__ w_, const kf_f16* __restrict__
                     xb_[0u] = xv_[(xrow_ * nv_) + vc_];
                     unsigned v_2_ = ((((ls_ << 2u) + w_2_) << 3u) + 4u) + q_;
                     bool ok_2_ = v_2_ < nv_;
-                    unsigned vc_2_ = min(v_2_, (nv_ + kf_neg_u32(1u)));
-                    unsigned row_4_ = min(((lt_ << 4u) + g_), (m_ + kf_neg_u32(1u)));
+                    unsigned vc_2_ = min(v_2_, (nv_ - 1u));
+                    unsigned row_4_ = min(((lt_ << 4u) + g_), (m_ - 1u));
                     kf_u32x4 t188_ = kf_u32x4{{0u, 0u, 0u, 0u}};
                     kf_u32x4 t_3_ = t188_;
                     if (ok_2_) {
@@ -5467,7 +5467,7 @@ gemv_batch_f16_f16_f16(const kf_f16* __restrict__ w_, const kf_f16* __restrict__
                         t_3_ = t192_;
                     }
                     wb_[2u] = t_3_;
-                    unsigned row_5_ = min((((lt_ << 4u) + g_) + 8u), (m_ + kf_neg_u32(1u)));
+                    unsigned row_5_ = min((((lt_ << 4u) + g_) + 8u), (m_ - 1u));
                     kf_u32x4 t203_ = kf_u32x4{{0u, 0u, 0u, 0u}};
                     kf_u32x4 t_4_ = t203_;
                     if (ok_2_) {
@@ -5590,8 +5590,8 @@ gemv_batch_f16_f16_f16(const kf_f16* __restrict__ w_, const kf_f16* __restrict__
                 if ((t0_ + 1u) < total_) {
                     unsigned v_3_ = (((ls_ << 2u) + w_2_) << 3u) + q_;
                     bool ok_3_ = v_3_ < nv_;
-                    unsigned vc_3_ = min(v_3_, (nv_ + kf_neg_u32(1u)));
-                    unsigned row_7_ = min(((lt_ << 4u) + g_), (m_ + kf_neg_u32(1u)));
+                    unsigned vc_3_ = min(v_3_, (nv_ - 1u));
+                    unsigned row_7_ = min(((lt_ << 4u) + g_), (m_ - 1u));
                     kf_u32x4 t650_ = kf_u32x4{{0u, 0u, 0u, 0u}};
                     kf_u32x4 t_6_ = t650_;
                     if (ok_3_) {
@@ -5600,7 +5600,7 @@ gemv_batch_f16_f16_f16(const kf_f16* __restrict__ w_, const kf_f16* __restrict__
                         t_6_ = t654_;
                     }
                     wb_[4u] = t_6_;
-                    unsigned row_8_ = min((((lt_ << 4u) + g_) + 8u), (m_ + kf_neg_u32(1u)));
+                    unsigned row_8_ = min((((lt_ << 4u) + g_) + 8u), (m_ - 1u));
                     kf_u32x4 t665_ = kf_u32x4{{0u, 0u, 0u, 0u}};
                     kf_u32x4 t_7_ = t665_;
                     if (ok_3_) {
@@ -5612,8 +5612,8 @@ gemv_batch_f16_f16_f16(const kf_f16* __restrict__ w_, const kf_f16* __restrict__
                     xb_[4u] = xv_[(xrow_ * nv_) + vc_3_];
                     unsigned v_4_ = ((((ls_ << 2u) + w_2_) << 3u) + 4u) + q_;
                     bool ok_4_ = v_4_ < nv_;
-                    unsigned vc_4_ = min(v_4_, (nv_ + kf_neg_u32(1u)));
-                    unsigned row_9_ = min(((lt_ << 4u) + g_), (m_ + kf_neg_u32(1u)));
+                    unsigned vc_4_ = min(v_4_, (nv_ - 1u));
+                    unsigned row_9_ = min(((lt_ << 4u) + g_), (m_ - 1u));
                     kf_u32x4 t710_ = kf_u32x4{{0u, 0u, 0u, 0u}};
                     kf_u32x4 t_8_ = t710_;
                     if (ok_4_) {
@@ -5622,7 +5622,7 @@ gemv_batch_f16_f16_f16(const kf_f16* __restrict__ w_, const kf_f16* __restrict__
                         t_8_ = t714_;
                     }
                     wb_[6u] = t_8_;
-                    unsigned row_10_ = min((((lt_ << 4u) + g_) + 8u), (m_ + kf_neg_u32(1u)));
+                    unsigned row_10_ = min((((lt_ << 4u) + g_) + 8u), (m_ - 1u));
                     kf_u32x4 t725_ = kf_u32x4{{0u, 0u, 0u, 0u}};
                     kf_u32x4 t_9_ = t725_;
                     if (ok_4_) {
@@ -5751,7 +5751,7 @@ gemv_batch_f16_f16_f16(const kf_f16* __restrict__ w_, const kf_f16* __restrict__
         unsigned t1177_ = gridDim.x << 2u;
         #pragma unroll 1
         for (unsigned g_2_ = t1166_; g_2_ < m_; g_2_ = g_2_ + t1177_) {
-            row_[0u] = min(g_2_, (m_ + kf_neg_u32(1u)));
+            row_[0u] = min(g_2_, (m_ - 1u));
             acc_[0u] = 0.0f;
             acc_[1u] = 0.0f;
             acc_[2u] = 0.0f;
@@ -6571,7 +6571,7 @@ gemv_batch_f16_f32_f32(const kf_f16* __restrict__ w_, const float* __restrict__ 
         if (!(blockIdx.x >= ntiles_)) {
             unsigned t72_ = ntiles_ - blockIdx.x;
             unsigned total_ = ((t72_ / gridDim.x) + (((t72_ % gridDim.x) != 0u) ? 1u : 0u)) * spt_;
-            unsigned xrow_ = min(g_, (nb_ + kf_neg_u32(1u)));
+            unsigned xrow_ = min(g_, (nb_ - 1u));
             kf_f32x4 t86_ = kf_f32x4{{0.0f, 0.0f, 0.0f, 0.0f}};
             kf_f32x4 d_ = t86_;
             unsigned lt_ = blockIdx.x;
@@ -6585,8 +6585,8 @@ gemv_batch_f16_f32_f32(const kf_f16* __restrict__ w_, const float* __restrict__ 
                 if (t0_ < total_) {
                     unsigned v_ = (((ls_ << 2u) + w_2_) << 3u) + q_;
                     bool ok_ = v_ < nv_;
-                    unsigned vc_ = min(v_, (nv_ + kf_neg_u32(1u)));
-                    unsigned row_2_ = min(((lt_ << 4u) + g_), (m_ + kf_neg_u32(1u)));
+                    unsigned vc_ = min(v_, (nv_ - 1u));
+                    unsigned row_2_ = min(((lt_ << 4u) + g_), (m_ - 1u));
                     kf_u32x4 t128_ = kf_u32x4{{0u, 0u, 0u, 0u}};
                     kf_u32x4 t_ = t128_;
                     if (ok_) {
@@ -6595,7 +6595,7 @@ gemv_batch_f16_f32_f32(const kf_f16* __restrict__ w_, const float* __restrict__ 
                         t_ = t132_;
                     }
                     wb_[0u] = t_;
-                    unsigned row_3_ = min((((lt_ << 4u) + g_) + 8u), (m_ + kf_neg_u32(1u)));
+                    unsigned row_3_ = min((((lt_ << 4u) + g_) + 8u), (m_ - 1u));
                     kf_u32x4 t143_ = kf_u32x4{{0u, 0u, 0u, 0u}};
                     kf_u32x4 t_2_ = t143_;
                     if (ok_) {
@@ -6608,8 +6608,8 @@ gemv_batch_f16_f32_f32(const kf_f16* __restrict__ w_, const float* __restrict__ 
                     xb_[1u] = xv_[(((xrow_ * nv_) + vc_) << 1u) + 1u];
                     unsigned v_2_ = ((((ls_ << 2u) + w_2_) << 3u) + 4u) + q_;
                     bool ok_2_ = v_2_ < nv_;
-                    unsigned vc_2_ = min(v_2_, (nv_ + kf_neg_u32(1u)));
-                    unsigned row_4_ = min(((lt_ << 4u) + g_), (m_ + kf_neg_u32(1u)));
+                    unsigned vc_2_ = min(v_2_, (nv_ - 1u));
+                    unsigned row_4_ = min(((lt_ << 4u) + g_), (m_ - 1u));
                     kf_u32x4 t188_ = kf_u32x4{{0u, 0u, 0u, 0u}};
                     kf_u32x4 t_3_ = t188_;
                     if (ok_2_) {
@@ -6618,7 +6618,7 @@ gemv_batch_f16_f32_f32(const kf_f16* __restrict__ w_, const float* __restrict__ 
                         t_3_ = t192_;
                     }
                     wb_[2u] = t_3_;
-                    unsigned row_5_ = min((((lt_ << 4u) + g_) + 8u), (m_ + kf_neg_u32(1u)));
+                    unsigned row_5_ = min((((lt_ << 4u) + g_) + 8u), (m_ - 1u));
                     kf_u32x4 t203_ = kf_u32x4{{0u, 0u, 0u, 0u}};
                     kf_u32x4 t_4_ = t203_;
                     if (ok_2_) {
@@ -6782,8 +6782,8 @@ gemv_batch_f16_f32_f32(const kf_f16* __restrict__ w_, const float* __restrict__ 
                 if ((t0_ + 1u) < total_) {
                     unsigned v_3_ = (((ls_ << 2u) + w_2_) << 3u) + q_;
                     bool ok_3_ = v_3_ < nv_;
-                    unsigned vc_3_ = min(v_3_, (nv_ + kf_neg_u32(1u)));
-                    unsigned row_7_ = min(((lt_ << 4u) + g_), (m_ + kf_neg_u32(1u)));
+                    unsigned vc_3_ = min(v_3_, (nv_ - 1u));
+                    unsigned row_7_ = min(((lt_ << 4u) + g_), (m_ - 1u));
                     kf_u32x4 t650_ = kf_u32x4{{0u, 0u, 0u, 0u}};
                     kf_u32x4 t_6_ = t650_;
                     if (ok_3_) {
@@ -6792,7 +6792,7 @@ gemv_batch_f16_f32_f32(const kf_f16* __restrict__ w_, const float* __restrict__ 
                         t_6_ = t654_;
                     }
                     wb_[4u] = t_6_;
-                    unsigned row_8_ = min((((lt_ << 4u) + g_) + 8u), (m_ + kf_neg_u32(1u)));
+                    unsigned row_8_ = min((((lt_ << 4u) + g_) + 8u), (m_ - 1u));
                     kf_u32x4 t665_ = kf_u32x4{{0u, 0u, 0u, 0u}};
                     kf_u32x4 t_7_ = t665_;
                     if (ok_3_) {
@@ -6805,8 +6805,8 @@ gemv_batch_f16_f32_f32(const kf_f16* __restrict__ w_, const float* __restrict__ 
                     xb_[5u] = xv_[(((xrow_ * nv_) + vc_3_) << 1u) + 1u];
                     unsigned v_4_ = ((((ls_ << 2u) + w_2_) << 3u) + 4u) + q_;
                     bool ok_4_ = v_4_ < nv_;
-                    unsigned vc_4_ = min(v_4_, (nv_ + kf_neg_u32(1u)));
-                    unsigned row_9_ = min(((lt_ << 4u) + g_), (m_ + kf_neg_u32(1u)));
+                    unsigned vc_4_ = min(v_4_, (nv_ - 1u));
+                    unsigned row_9_ = min(((lt_ << 4u) + g_), (m_ - 1u));
                     kf_u32x4 t710_ = kf_u32x4{{0u, 0u, 0u, 0u}};
                     kf_u32x4 t_8_ = t710_;
                     if (ok_4_) {
@@ -6815,7 +6815,7 @@ gemv_batch_f16_f32_f32(const kf_f16* __restrict__ w_, const float* __restrict__ 
                         t_8_ = t714_;
                     }
                     wb_[6u] = t_8_;
-                    unsigned row_10_ = min((((lt_ << 4u) + g_) + 8u), (m_ + kf_neg_u32(1u)));
+                    unsigned row_10_ = min((((lt_ << 4u) + g_) + 8u), (m_ - 1u));
                     kf_u32x4 t725_ = kf_u32x4{{0u, 0u, 0u, 0u}};
                     kf_u32x4 t_9_ = t725_;
                     if (ok_4_) {
@@ -6985,7 +6985,7 @@ gemv_batch_f16_f32_f32(const kf_f16* __restrict__ w_, const float* __restrict__ 
         unsigned t1177_ = gridDim.x << 2u;
         #pragma unroll 1
         for (unsigned g_2_ = t1166_; g_2_ < m_; g_2_ = g_2_ + t1177_) {
-            row_[0u] = min(g_2_, (m_ + kf_neg_u32(1u)));
+            row_[0u] = min(g_2_, (m_ - 1u));
             acc_[0u] = 0.0f;
             acc_[1u] = 0.0f;
             acc_[2u] = 0.0f;
@@ -7841,7 +7841,7 @@ gemv_batch_bf16_f16_f16(const kf_bf16* __restrict__ w_, const kf_f16* __restrict
     unsigned t1177_ = gridDim.x << 2u;
     #pragma unroll 1
     for (unsigned g_ = t1166_; g_ < m_; g_ = g_ + t1177_) {
-        row_[0u] = min(g_, (m_ + kf_neg_u32(1u)));
+        row_[0u] = min(g_, (m_ - 1u));
         acc_[0u] = 0.0f;
         acc_[1u] = 0.0f;
         acc_[2u] = 0.0f;
@@ -8645,7 +8645,7 @@ gemv_batch_bf16_f32_f32(const kf_bf16* __restrict__ w_, const float* __restrict_
     unsigned t1177_ = gridDim.x << 2u;
     #pragma unroll 1
     for (unsigned g_ = t1166_; g_ < m_; g_ = g_ + t1177_) {
-        row_[0u] = min(g_, (m_ + kf_neg_u32(1u)));
+        row_[0u] = min(g_, (m_ - 1u));
         acc_[0u] = 0.0f;
         acc_[1u] = 0.0f;
         acc_[2u] = 0.0f;
@@ -9477,10 +9477,10 @@ gemv_rms_f16_f16_f16(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ h
     float acc_2_ = 0.0f;
     #pragma unroll 1
     for (unsigned c0_ = threadIdx.x; c0_ < nv_; c0_ = c0_ + 1024u) {
-        hv_[0u] = ia_[min(c0_, (nv_ + kf_neg_u32(1u)))];
-        hv_[1u] = ia_[min((c0_ + 256u), (nv_ + kf_neg_u32(1u)))];
-        hv_[2u] = ia_[min((c0_ + 512u), (nv_ + kf_neg_u32(1u)))];
-        hv_[3u] = ia_[min((c0_ + 768u), (nv_ + kf_neg_u32(1u)))];
+        hv_[0u] = ia_[min(c0_, (nv_ - 1u))];
+        hv_[1u] = ia_[min((c0_ + 256u), (nv_ - 1u))];
+        hv_[2u] = ia_[min((c0_ + 512u), (nv_ - 1u))];
+        hv_[3u] = ia_[min((c0_ + 768u), (nv_ - 1u))];
         if (c0_ < nv_) {
             float t63_ = __fmaf_rn(kf_f16_to_f32(hv_[0u].v[0]), kf_f16_to_f32(hv_[0u].v[0]), acc_2_);
             acc_2_ = t63_;
@@ -9586,16 +9586,16 @@ gemv_rms_f16_f16_f16(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ h
     float scale_ = kf_rsqrt_approx(__fadd_rn(__fdiv_rn(__fadd_rn(__fadd_rn(__fadd_rn(__fadd_rn(__fadd_rn(__fadd_rn(__fadd_rn(__fadd_rn(0.0f, part_[0u]), part_[1u]), part_[2u]), part_[3u]), part_[4u]), part_[5u]), part_[6u]), part_[7u]), (float)k_), eps_));
     #pragma unroll 1
     for (unsigned c0_2_ = threadIdx.x; c0_2_ < nv_; c0_2_ = c0_2_ + 1024u) {
-        unsigned c_ = min(c0_2_, (nv_ + kf_neg_u32(1u)));
+        unsigned c_ = min(c0_2_, (nv_ - 1u));
         hv_2_[0u] = ia_[c_];
         gv_[0u] = ib_[c_];
-        unsigned c_2_ = min((c0_2_ + 256u), (nv_ + kf_neg_u32(1u)));
+        unsigned c_2_ = min((c0_2_ + 256u), (nv_ - 1u));
         hv_2_[1u] = ia_[c_2_];
         gv_[1u] = ib_[c_2_];
-        unsigned c_3_ = min((c0_2_ + 512u), (nv_ + kf_neg_u32(1u)));
+        unsigned c_3_ = min((c0_2_ + 512u), (nv_ - 1u));
         hv_2_[2u] = ia_[c_3_];
         gv_[2u] = ib_[c_3_];
-        unsigned c_4_ = min((c0_2_ + 768u), (nv_ + kf_neg_u32(1u)));
+        unsigned c_4_ = min((c0_2_ + 768u), (nv_ - 1u));
         hv_2_[3u] = ia_[c_4_];
         gv_[3u] = ib_[c_4_];
         if (c0_2_ < nv_) {
@@ -9674,20 +9674,20 @@ gemv_rms_f16_f16_f16(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ h
         #pragma unroll 1
         for (unsigned t0_ = 0u; t0_ < t3144_; t0_ = t0_ + 2u) {
             if (t0_ < t1524_) {
-                unsigned v_ = min((((lk_ << 5u) << 2u) + lane_), (nv_2_ + kf_neg_u32(1u)));
-                unsigned row_ = min(lg_, (m_ + kf_neg_u32(1u)));
+                unsigned v_ = min((((lk_ << 5u) << 2u) + lane_), (nv_2_ - 1u));
+                unsigned row_ = min(lg_, (m_ - 1u));
                 wb_[0u] = wv_[(row_ * nv_2_) + v_];
                 xb_[0u] = xs_[v_];
-                unsigned v_2_ = min(((((lk_ << 5u) << 2u) + 32u) + lane_), (nv_2_ + kf_neg_u32(1u)));
-                unsigned row_2_ = min(lg_, (m_ + kf_neg_u32(1u)));
+                unsigned v_2_ = min(((((lk_ << 5u) << 2u) + 32u) + lane_), (nv_2_ - 1u));
+                unsigned row_2_ = min(lg_, (m_ - 1u));
                 wb_[1u] = wv_[(row_2_ * nv_2_) + v_2_];
                 xb_[2u] = xs_[v_2_];
-                unsigned v_3_ = min(((((lk_ << 5u) << 2u) + 64u) + lane_), (nv_2_ + kf_neg_u32(1u)));
-                unsigned row_3_ = min(lg_, (m_ + kf_neg_u32(1u)));
+                unsigned v_3_ = min(((((lk_ << 5u) << 2u) + 64u) + lane_), (nv_2_ - 1u));
+                unsigned row_3_ = min(lg_, (m_ - 1u));
                 wb_[2u] = wv_[(row_3_ * nv_2_) + v_3_];
                 xb_[4u] = xs_[v_3_];
-                unsigned v_4_ = min(((((lk_ << 5u) << 2u) + 96u) + lane_), (nv_2_ + kf_neg_u32(1u)));
-                unsigned row_4_ = min(lg_, (m_ + kf_neg_u32(1u)));
+                unsigned v_4_ = min(((((lk_ << 5u) << 2u) + 96u) + lane_), (nv_2_ - 1u));
+                unsigned row_4_ = min(lg_, (m_ - 1u));
                 wb_[3u] = wv_[(row_4_ * nv_2_) + v_4_];
                 xb_[6u] = xs_[v_4_];
                 unsigned t3348_ = lk_ + 1u;
@@ -9791,20 +9791,20 @@ gemv_rms_f16_f16_f16(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ h
                 }
             }
             if ((t0_ + 1u) < t1524_) {
-                unsigned v_9_ = min((((lk_ << 5u) << 2u) + lane_), (nv_2_ + kf_neg_u32(1u)));
-                unsigned row_5_ = min(lg_, (m_ + kf_neg_u32(1u)));
+                unsigned v_9_ = min((((lk_ << 5u) << 2u) + lane_), (nv_2_ - 1u));
+                unsigned row_5_ = min(lg_, (m_ - 1u));
                 wb_[4u] = wv_[(row_5_ * nv_2_) + v_9_];
                 xb_[8u] = xs_[v_9_];
-                unsigned v_10_ = min(((((lk_ << 5u) << 2u) + 32u) + lane_), (nv_2_ + kf_neg_u32(1u)));
-                unsigned row_6_ = min(lg_, (m_ + kf_neg_u32(1u)));
+                unsigned v_10_ = min(((((lk_ << 5u) << 2u) + 32u) + lane_), (nv_2_ - 1u));
+                unsigned row_6_ = min(lg_, (m_ - 1u));
                 wb_[5u] = wv_[(row_6_ * nv_2_) + v_10_];
                 xb_[10u] = xs_[v_10_];
-                unsigned v_11_ = min(((((lk_ << 5u) << 2u) + 64u) + lane_), (nv_2_ + kf_neg_u32(1u)));
-                unsigned row_7_ = min(lg_, (m_ + kf_neg_u32(1u)));
+                unsigned v_11_ = min(((((lk_ << 5u) << 2u) + 64u) + lane_), (nv_2_ - 1u));
+                unsigned row_7_ = min(lg_, (m_ - 1u));
                 wb_[6u] = wv_[(row_7_ * nv_2_) + v_11_];
                 xb_[12u] = xs_[v_11_];
-                unsigned v_12_ = min(((((lk_ << 5u) << 2u) + 96u) + lane_), (nv_2_ + kf_neg_u32(1u)));
-                unsigned row_8_ = min(lg_, (m_ + kf_neg_u32(1u)));
+                unsigned v_12_ = min(((((lk_ << 5u) << 2u) + 96u) + lane_), (nv_2_ - 1u));
+                unsigned row_8_ = min(lg_, (m_ - 1u));
                 wb_[7u] = wv_[(row_8_ * nv_2_) + v_12_];
                 xb_[14u] = xs_[v_12_];
                 unsigned t4203_ = lk_ + 1u;
@@ -9942,10 +9942,10 @@ gemv_rms_f16_f16_f32(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ h
     float acc_2_ = 0.0f;
     #pragma unroll 1
     for (unsigned c0_ = threadIdx.x; c0_ < nv_; c0_ = c0_ + 1024u) {
-        hv_[0u] = ia_[min(c0_, (nv_ + kf_neg_u32(1u)))];
-        hv_[1u] = ia_[min((c0_ + 256u), (nv_ + kf_neg_u32(1u)))];
-        hv_[2u] = ia_[min((c0_ + 512u), (nv_ + kf_neg_u32(1u)))];
-        hv_[3u] = ia_[min((c0_ + 768u), (nv_ + kf_neg_u32(1u)))];
+        hv_[0u] = ia_[min(c0_, (nv_ - 1u))];
+        hv_[1u] = ia_[min((c0_ + 256u), (nv_ - 1u))];
+        hv_[2u] = ia_[min((c0_ + 512u), (nv_ - 1u))];
+        hv_[3u] = ia_[min((c0_ + 768u), (nv_ - 1u))];
         if (c0_ < nv_) {
             float t63_ = __fmaf_rn(kf_f16_to_f32(hv_[0u].v[0]), kf_f16_to_f32(hv_[0u].v[0]), acc_2_);
             acc_2_ = t63_;
@@ -10051,16 +10051,16 @@ gemv_rms_f16_f16_f32(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ h
     float scale_ = kf_rsqrt_approx(__fadd_rn(__fdiv_rn(__fadd_rn(__fadd_rn(__fadd_rn(__fadd_rn(__fadd_rn(__fadd_rn(__fadd_rn(__fadd_rn(0.0f, part_[0u]), part_[1u]), part_[2u]), part_[3u]), part_[4u]), part_[5u]), part_[6u]), part_[7u]), (float)k_), eps_));
     #pragma unroll 1
     for (unsigned c0_2_ = threadIdx.x; c0_2_ < nv_; c0_2_ = c0_2_ + 1024u) {
-        unsigned c_ = min(c0_2_, (nv_ + kf_neg_u32(1u)));
+        unsigned c_ = min(c0_2_, (nv_ - 1u));
         hv_2_[0u] = ia_[c_];
         gv_[0u] = ib_[c_];
-        unsigned c_2_ = min((c0_2_ + 256u), (nv_ + kf_neg_u32(1u)));
+        unsigned c_2_ = min((c0_2_ + 256u), (nv_ - 1u));
         hv_2_[1u] = ia_[c_2_];
         gv_[1u] = ib_[c_2_];
-        unsigned c_3_ = min((c0_2_ + 512u), (nv_ + kf_neg_u32(1u)));
+        unsigned c_3_ = min((c0_2_ + 512u), (nv_ - 1u));
         hv_2_[2u] = ia_[c_3_];
         gv_[2u] = ib_[c_3_];
-        unsigned c_4_ = min((c0_2_ + 768u), (nv_ + kf_neg_u32(1u)));
+        unsigned c_4_ = min((c0_2_ + 768u), (nv_ - 1u));
         hv_2_[3u] = ia_[c_4_];
         gv_[3u] = ib_[c_4_];
         if (c0_2_ < nv_) {
@@ -10139,20 +10139,20 @@ gemv_rms_f16_f16_f32(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ h
         #pragma unroll 1
         for (unsigned t0_ = 0u; t0_ < t3144_; t0_ = t0_ + 2u) {
             if (t0_ < t1524_) {
-                unsigned v_ = min((((lk_ << 5u) << 2u) + lane_), (nv_2_ + kf_neg_u32(1u)));
-                unsigned row_ = min(lg_, (m_ + kf_neg_u32(1u)));
+                unsigned v_ = min((((lk_ << 5u) << 2u) + lane_), (nv_2_ - 1u));
+                unsigned row_ = min(lg_, (m_ - 1u));
                 wb_[0u] = wv_[(row_ * nv_2_) + v_];
                 xb_[0u] = xs_[v_];
-                unsigned v_2_ = min(((((lk_ << 5u) << 2u) + 32u) + lane_), (nv_2_ + kf_neg_u32(1u)));
-                unsigned row_2_ = min(lg_, (m_ + kf_neg_u32(1u)));
+                unsigned v_2_ = min(((((lk_ << 5u) << 2u) + 32u) + lane_), (nv_2_ - 1u));
+                unsigned row_2_ = min(lg_, (m_ - 1u));
                 wb_[1u] = wv_[(row_2_ * nv_2_) + v_2_];
                 xb_[2u] = xs_[v_2_];
-                unsigned v_3_ = min(((((lk_ << 5u) << 2u) + 64u) + lane_), (nv_2_ + kf_neg_u32(1u)));
-                unsigned row_3_ = min(lg_, (m_ + kf_neg_u32(1u)));
+                unsigned v_3_ = min(((((lk_ << 5u) << 2u) + 64u) + lane_), (nv_2_ - 1u));
+                unsigned row_3_ = min(lg_, (m_ - 1u));
                 wb_[2u] = wv_[(row_3_ * nv_2_) + v_3_];
                 xb_[4u] = xs_[v_3_];
-                unsigned v_4_ = min(((((lk_ << 5u) << 2u) + 96u) + lane_), (nv_2_ + kf_neg_u32(1u)));
-                unsigned row_4_ = min(lg_, (m_ + kf_neg_u32(1u)));
+                unsigned v_4_ = min(((((lk_ << 5u) << 2u) + 96u) + lane_), (nv_2_ - 1u));
+                unsigned row_4_ = min(lg_, (m_ - 1u));
                 wb_[3u] = wv_[(row_4_ * nv_2_) + v_4_];
                 xb_[6u] = xs_[v_4_];
                 unsigned t3348_ = lk_ + 1u;
@@ -10256,20 +10256,20 @@ gemv_rms_f16_f16_f32(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ h
                 }
             }
             if ((t0_ + 1u) < t1524_) {
-                unsigned v_9_ = min((((lk_ << 5u) << 2u) + lane_), (nv_2_ + kf_neg_u32(1u)));
-                unsigned row_5_ = min(lg_, (m_ + kf_neg_u32(1u)));
+                unsigned v_9_ = min((((lk_ << 5u) << 2u) + lane_), (nv_2_ - 1u));
+                unsigned row_5_ = min(lg_, (m_ - 1u));
                 wb_[4u] = wv_[(row_5_ * nv_2_) + v_9_];
                 xb_[8u] = xs_[v_9_];
-                unsigned v_10_ = min(((((lk_ << 5u) << 2u) + 32u) + lane_), (nv_2_ + kf_neg_u32(1u)));
-                unsigned row_6_ = min(lg_, (m_ + kf_neg_u32(1u)));
+                unsigned v_10_ = min(((((lk_ << 5u) << 2u) + 32u) + lane_), (nv_2_ - 1u));
+                unsigned row_6_ = min(lg_, (m_ - 1u));
                 wb_[5u] = wv_[(row_6_ * nv_2_) + v_10_];
                 xb_[10u] = xs_[v_10_];
-                unsigned v_11_ = min(((((lk_ << 5u) << 2u) + 64u) + lane_), (nv_2_ + kf_neg_u32(1u)));
-                unsigned row_7_ = min(lg_, (m_ + kf_neg_u32(1u)));
+                unsigned v_11_ = min(((((lk_ << 5u) << 2u) + 64u) + lane_), (nv_2_ - 1u));
+                unsigned row_7_ = min(lg_, (m_ - 1u));
                 wb_[6u] = wv_[(row_7_ * nv_2_) + v_11_];
                 xb_[12u] = xs_[v_11_];
-                unsigned v_12_ = min(((((lk_ << 5u) << 2u) + 96u) + lane_), (nv_2_ + kf_neg_u32(1u)));
-                unsigned row_8_ = min(lg_, (m_ + kf_neg_u32(1u)));
+                unsigned v_12_ = min(((((lk_ << 5u) << 2u) + 96u) + lane_), (nv_2_ - 1u));
+                unsigned row_8_ = min(lg_, (m_ - 1u));
                 wb_[7u] = wv_[(row_8_ * nv_2_) + v_12_];
                 xb_[14u] = xs_[v_12_];
                 unsigned t4203_ = lk_ + 1u;
@@ -10403,16 +10403,16 @@ gemv_silu_f16_f16_f16_acc(const kf_f16* __restrict__ w_, const kf_f16* __restric
     unsigned nv_ = k_ >> 3u;
     #pragma unroll 1
     for (unsigned c0_ = threadIdx.x; c0_ < nv_; c0_ = c0_ + 1024u) {
-        unsigned c_ = min(c0_, (nv_ + kf_neg_u32(1u)));
+        unsigned c_ = min(c0_, (nv_ - 1u));
         gv_2_[0u] = ia_[c_];
         uv_[0u] = ib_[c_];
-        unsigned c_2_ = min((c0_ + 256u), (nv_ + kf_neg_u32(1u)));
+        unsigned c_2_ = min((c0_ + 256u), (nv_ - 1u));
         gv_2_[1u] = ia_[c_2_];
         uv_[1u] = ib_[c_2_];
-        unsigned c_3_ = min((c0_ + 512u), (nv_ + kf_neg_u32(1u)));
+        unsigned c_3_ = min((c0_ + 512u), (nv_ - 1u));
         gv_2_[2u] = ia_[c_3_];
         uv_[2u] = ib_[c_3_];
-        unsigned c_4_ = min((c0_ + 768u), (nv_ + kf_neg_u32(1u)));
+        unsigned c_4_ = min((c0_ + 768u), (nv_ - 1u));
         gv_2_[3u] = ia_[c_4_];
         uv_[3u] = ib_[c_4_];
         if (c0_ < nv_) {
@@ -10524,20 +10524,20 @@ gemv_silu_f16_f16_f16_acc(const kf_f16* __restrict__ w_, const kf_f16* __restric
         #pragma unroll 1
         for (unsigned t0_ = 0u; t0_ < t3144_; t0_ = t0_ + 2u) {
             if (t0_ < t1524_) {
-                unsigned v_ = min((((lk_ << 5u) << 2u) + lane_), (nv_2_ + kf_neg_u32(1u)));
-                unsigned row_ = min(lg_, (m_ + kf_neg_u32(1u)));
+                unsigned v_ = min((((lk_ << 5u) << 2u) + lane_), (nv_2_ - 1u));
+                unsigned row_ = min(lg_, (m_ - 1u));
                 wb_[0u] = wv_[(row_ * nv_2_) + v_];
                 xb_[0u] = xs_[v_];
-                unsigned v_2_ = min(((((lk_ << 5u) << 2u) + 32u) + lane_), (nv_2_ + kf_neg_u32(1u)));
-                unsigned row_2_ = min(lg_, (m_ + kf_neg_u32(1u)));
+                unsigned v_2_ = min(((((lk_ << 5u) << 2u) + 32u) + lane_), (nv_2_ - 1u));
+                unsigned row_2_ = min(lg_, (m_ - 1u));
                 wb_[1u] = wv_[(row_2_ * nv_2_) + v_2_];
                 xb_[2u] = xs_[v_2_];
-                unsigned v_3_ = min(((((lk_ << 5u) << 2u) + 64u) + lane_), (nv_2_ + kf_neg_u32(1u)));
-                unsigned row_3_ = min(lg_, (m_ + kf_neg_u32(1u)));
+                unsigned v_3_ = min(((((lk_ << 5u) << 2u) + 64u) + lane_), (nv_2_ - 1u));
+                unsigned row_3_ = min(lg_, (m_ - 1u));
                 wb_[2u] = wv_[(row_3_ * nv_2_) + v_3_];
                 xb_[4u] = xs_[v_3_];
-                unsigned v_4_ = min(((((lk_ << 5u) << 2u) + 96u) + lane_), (nv_2_ + kf_neg_u32(1u)));
-                unsigned row_4_ = min(lg_, (m_ + kf_neg_u32(1u)));
+                unsigned v_4_ = min(((((lk_ << 5u) << 2u) + 96u) + lane_), (nv_2_ - 1u));
+                unsigned row_4_ = min(lg_, (m_ - 1u));
                 wb_[3u] = wv_[(row_4_ * nv_2_) + v_4_];
                 xb_[6u] = xs_[v_4_];
                 unsigned t3348_ = lk_ + 1u;
@@ -10653,20 +10653,20 @@ gemv_silu_f16_f16_f16_acc(const kf_f16* __restrict__ w_, const kf_f16* __restric
                 }
             }
             if ((t0_ + 1u) < t1524_) {
-                unsigned v_10_ = min((((lk_ << 5u) << 2u) + lane_), (nv_2_ + kf_neg_u32(1u)));
-                unsigned row_5_ = min(lg_, (m_ + kf_neg_u32(1u)));
+                unsigned v_10_ = min((((lk_ << 5u) << 2u) + lane_), (nv_2_ - 1u));
+                unsigned row_5_ = min(lg_, (m_ - 1u));
                 wb_[4u] = wv_[(row_5_ * nv_2_) + v_10_];
                 xb_[8u] = xs_[v_10_];
-                unsigned v_11_ = min(((((lk_ << 5u) << 2u) + 32u) + lane_), (nv_2_ + kf_neg_u32(1u)));
-                unsigned row_6_ = min(lg_, (m_ + kf_neg_u32(1u)));
+                unsigned v_11_ = min(((((lk_ << 5u) << 2u) + 32u) + lane_), (nv_2_ - 1u));
+                unsigned row_6_ = min(lg_, (m_ - 1u));
                 wb_[5u] = wv_[(row_6_ * nv_2_) + v_11_];
                 xb_[10u] = xs_[v_11_];
-                unsigned v_12_ = min(((((lk_ << 5u) << 2u) + 64u) + lane_), (nv_2_ + kf_neg_u32(1u)));
-                unsigned row_7_ = min(lg_, (m_ + kf_neg_u32(1u)));
+                unsigned v_12_ = min(((((lk_ << 5u) << 2u) + 64u) + lane_), (nv_2_ - 1u));
+                unsigned row_7_ = min(lg_, (m_ - 1u));
                 wb_[6u] = wv_[(row_7_ * nv_2_) + v_12_];
                 xb_[12u] = xs_[v_12_];
-                unsigned v_13_ = min(((((lk_ << 5u) << 2u) + 96u) + lane_), (nv_2_ + kf_neg_u32(1u)));
-                unsigned row_8_ = min(lg_, (m_ + kf_neg_u32(1u)));
+                unsigned v_13_ = min(((((lk_ << 5u) << 2u) + 96u) + lane_), (nv_2_ - 1u));
+                unsigned row_8_ = min(lg_, (m_ - 1u));
                 wb_[7u] = wv_[(row_8_ * nv_2_) + v_13_];
                 xb_[14u] = xs_[v_13_];
                 unsigned t4203_ = lk_ + 1u;
@@ -10812,16 +10812,16 @@ gemv_silu_f16_f16_f32(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ 
     unsigned nv_ = k_ >> 3u;
     #pragma unroll 1
     for (unsigned c0_ = threadIdx.x; c0_ < nv_; c0_ = c0_ + 1024u) {
-        unsigned c_ = min(c0_, (nv_ + kf_neg_u32(1u)));
+        unsigned c_ = min(c0_, (nv_ - 1u));
         gv_2_[0u] = ia_[c_];
         uv_[0u] = ib_[c_];
-        unsigned c_2_ = min((c0_ + 256u), (nv_ + kf_neg_u32(1u)));
+        unsigned c_2_ = min((c0_ + 256u), (nv_ - 1u));
         gv_2_[1u] = ia_[c_2_];
         uv_[1u] = ib_[c_2_];
-        unsigned c_3_ = min((c0_ + 512u), (nv_ + kf_neg_u32(1u)));
+        unsigned c_3_ = min((c0_ + 512u), (nv_ - 1u));
         gv_2_[2u] = ia_[c_3_];
         uv_[2u] = ib_[c_3_];
-        unsigned c_4_ = min((c0_ + 768u), (nv_ + kf_neg_u32(1u)));
+        unsigned c_4_ = min((c0_ + 768u), (nv_ - 1u));
         gv_2_[3u] = ia_[c_4_];
         uv_[3u] = ib_[c_4_];
         if (c0_ < nv_) {
@@ -10932,20 +10932,20 @@ gemv_silu_f16_f16_f32(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ 
         #pragma unroll 1
         for (unsigned t0_ = 0u; t0_ < t3144_; t0_ = t0_ + 2u) {
             if (t0_ < t1524_) {
-                unsigned v_ = min((((lk_ << 5u) << 2u) + lane_), (nv_2_ + kf_neg_u32(1u)));
-                unsigned row_ = min(lg_, (m_ + kf_neg_u32(1u)));
+                unsigned v_ = min((((lk_ << 5u) << 2u) + lane_), (nv_2_ - 1u));
+                unsigned row_ = min(lg_, (m_ - 1u));
                 wb_[0u] = wv_[(row_ * nv_2_) + v_];
                 xb_[0u] = xs_[v_];
-                unsigned v_2_ = min(((((lk_ << 5u) << 2u) + 32u) + lane_), (nv_2_ + kf_neg_u32(1u)));
-                unsigned row_2_ = min(lg_, (m_ + kf_neg_u32(1u)));
+                unsigned v_2_ = min(((((lk_ << 5u) << 2u) + 32u) + lane_), (nv_2_ - 1u));
+                unsigned row_2_ = min(lg_, (m_ - 1u));
                 wb_[1u] = wv_[(row_2_ * nv_2_) + v_2_];
                 xb_[2u] = xs_[v_2_];
-                unsigned v_3_ = min(((((lk_ << 5u) << 2u) + 64u) + lane_), (nv_2_ + kf_neg_u32(1u)));
-                unsigned row_3_ = min(lg_, (m_ + kf_neg_u32(1u)));
+                unsigned v_3_ = min(((((lk_ << 5u) << 2u) + 64u) + lane_), (nv_2_ - 1u));
+                unsigned row_3_ = min(lg_, (m_ - 1u));
                 wb_[2u] = wv_[(row_3_ * nv_2_) + v_3_];
                 xb_[4u] = xs_[v_3_];
-                unsigned v_4_ = min(((((lk_ << 5u) << 2u) + 96u) + lane_), (nv_2_ + kf_neg_u32(1u)));
-                unsigned row_4_ = min(lg_, (m_ + kf_neg_u32(1u)));
+                unsigned v_4_ = min(((((lk_ << 5u) << 2u) + 96u) + lane_), (nv_2_ - 1u));
+                unsigned row_4_ = min(lg_, (m_ - 1u));
                 wb_[3u] = wv_[(row_4_ * nv_2_) + v_4_];
                 xb_[6u] = xs_[v_4_];
                 unsigned t3348_ = lk_ + 1u;
@@ -11049,20 +11049,20 @@ gemv_silu_f16_f16_f32(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ 
                 }
             }
             if ((t0_ + 1u) < t1524_) {
-                unsigned v_9_ = min((((lk_ << 5u) << 2u) + lane_), (nv_2_ + kf_neg_u32(1u)));
-                unsigned row_5_ = min(lg_, (m_ + kf_neg_u32(1u)));
+                unsigned v_9_ = min((((lk_ << 5u) << 2u) + lane_), (nv_2_ - 1u));
+                unsigned row_5_ = min(lg_, (m_ - 1u));
                 wb_[4u] = wv_[(row_5_ * nv_2_) + v_9_];
                 xb_[8u] = xs_[v_9_];
-                unsigned v_10_ = min(((((lk_ << 5u) << 2u) + 32u) + lane_), (nv_2_ + kf_neg_u32(1u)));
-                unsigned row_6_ = min(lg_, (m_ + kf_neg_u32(1u)));
+                unsigned v_10_ = min(((((lk_ << 5u) << 2u) + 32u) + lane_), (nv_2_ - 1u));
+                unsigned row_6_ = min(lg_, (m_ - 1u));
                 wb_[5u] = wv_[(row_6_ * nv_2_) + v_10_];
                 xb_[10u] = xs_[v_10_];
-                unsigned v_11_ = min(((((lk_ << 5u) << 2u) + 64u) + lane_), (nv_2_ + kf_neg_u32(1u)));
-                unsigned row_7_ = min(lg_, (m_ + kf_neg_u32(1u)));
+                unsigned v_11_ = min(((((lk_ << 5u) << 2u) + 64u) + lane_), (nv_2_ - 1u));
+                unsigned row_7_ = min(lg_, (m_ - 1u));
                 wb_[6u] = wv_[(row_7_ * nv_2_) + v_11_];
                 xb_[12u] = xs_[v_11_];
-                unsigned v_12_ = min(((((lk_ << 5u) << 2u) + 96u) + lane_), (nv_2_ + kf_neg_u32(1u)));
-                unsigned row_8_ = min(lg_, (m_ + kf_neg_u32(1u)));
+                unsigned v_12_ = min(((((lk_ << 5u) << 2u) + 96u) + lane_), (nv_2_ - 1u));
+                unsigned row_8_ = min(lg_, (m_ - 1u));
                 wb_[7u] = wv_[(row_8_ * nv_2_) + v_12_];
                 xb_[14u] = xs_[v_12_];
                 unsigned t4203_ = lk_ + 1u;

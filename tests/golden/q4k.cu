@@ -444,7 +444,7 @@ q4k_gemv_simt(const unsigned char* __restrict__ w_, const float* __restrict__ x_
         float t413_ = __fadd_rn(t393_, __fadd_rn(__fadd_rn(v_16_.v[0], v_16_.v[1]), __fadd_rn(v_16_.v[2], v_16_.v[3])));
         #pragma unroll 1
         for (unsigned rs_ = 0u; rs_ < 16u; rs_ = rs_ + 2u) {
-            unsigned row_ = min(((row0_ + (rs_ << 2u)) + r_), (m_ + kf_neg_u32(1u)));
+            unsigned row_ = min(((row0_ + (rs_ << 2u)) + r_), (m_ - 1u));
             kf_u32x4 t429_ = kf_u32x4{{0u, 0u, 0u, 0u}};
             kf_u32x4 th_ = t429_;
             kf_u32x4 t432_ = kf_u32x4{{0u, 0u, 0u, 0u}};
@@ -465,7 +465,7 @@ q4k_gemv_simt(const unsigned char* __restrict__ w_, const float* __restrict__ x_
             hv_[0u] = th_;
             qa_[0u] = ta_;
             qb_[0u] = tb_;
-            unsigned row_2_ = min(((row0_ + ((rs_ + 1u) << 2u)) + r_), (m_ + kf_neg_u32(1u)));
+            unsigned row_2_ = min(((row0_ + ((rs_ + 1u) << 2u)) + r_), (m_ - 1u));
             kf_u32x4 t467_ = kf_u32x4{{0u, 0u, 0u, 0u}};
             kf_u32x4 th_2_ = t467_;
             kf_u32x4 t470_ = kf_u32x4{{0u, 0u, 0u, 0u}};
@@ -692,14 +692,14 @@ q4k_gemv(const unsigned char* __restrict__ w_, const float* __restrict__ x_, flo
     unsigned t15_ = blockDim.x << 3u;
     #pragma unroll 1
     for (unsigned e0_ = threadIdx.x; e0_ < n_; e0_ = e0_ + t15_) {
-        v_[0u] = x4_[min(e0_, (n_ + kf_neg_u32(1u)))];
-        v_[1u] = x4_[min((e0_ + blockDim.x), (n_ + kf_neg_u32(1u)))];
-        v_[2u] = x4_[min((e0_ + (blockDim.x << 1u)), (n_ + kf_neg_u32(1u)))];
-        v_[3u] = x4_[min((e0_ + (3u * blockDim.x)), (n_ + kf_neg_u32(1u)))];
-        v_[4u] = x4_[min((e0_ + (blockDim.x << 2u)), (n_ + kf_neg_u32(1u)))];
-        v_[5u] = x4_[min((e0_ + (5u * blockDim.x)), (n_ + kf_neg_u32(1u)))];
-        v_[6u] = x4_[min((e0_ + (6u * blockDim.x)), (n_ + kf_neg_u32(1u)))];
-        v_[7u] = x4_[min((e0_ + (7u * blockDim.x)), (n_ + kf_neg_u32(1u)))];
+        v_[0u] = x4_[min(e0_, (n_ - 1u))];
+        v_[1u] = x4_[min((e0_ + blockDim.x), (n_ - 1u))];
+        v_[2u] = x4_[min((e0_ + (blockDim.x << 1u)), (n_ - 1u))];
+        v_[3u] = x4_[min((e0_ + (3u * blockDim.x)), (n_ - 1u))];
+        v_[4u] = x4_[min((e0_ + (blockDim.x << 2u)), (n_ - 1u))];
+        v_[5u] = x4_[min((e0_ + (5u * blockDim.x)), (n_ - 1u))];
+        v_[6u] = x4_[min((e0_ + (6u * blockDim.x)), (n_ - 1u))];
+        v_[7u] = x4_[min((e0_ + (7u * blockDim.x)), (n_ - 1u))];
         if (e0_ < n_) {
             unsigned kb_ = e0_ >> 6u;
             unsigned q_ = (e0_ >> 4u) & 3u;
@@ -980,12 +980,12 @@ q4k_gemv(const unsigned char* __restrict__ w_, const float* __restrict__ x_, flo
     #pragma unroll 1
     for (unsigned t0_ = 0u; t0_ < t1127_; t0_ = t0_ + 2u) {
         if (t0_ < total_) {
-            unsigned row_ = min(((lt_ << 4u) + g_), (m_ + kf_neg_u32(1u)));
+            unsigned row_ = min(((lt_ << 4u) + g_), (m_ - 1u));
             unsigned blk_ = ((row_ * nbk_) + lk_) * 9u;
             hb_[0u] = wq_[blk_];
             qb_[0u] = wq_[(blk_ + 1u) + (q_9_ << 1u)];
             qb_[1u] = wq_[(blk_ + 2u) + (q_9_ << 1u)];
-            unsigned row_2_ = min((((lt_ << 4u) + g_) + 8u), (m_ + kf_neg_u32(1u)));
+            unsigned row_2_ = min((((lt_ << 4u) + g_) + 8u), (m_ - 1u));
             unsigned blk_2_ = ((row_2_ * nbk_) + lk_) * 9u;
             hb_[1u] = wq_[blk_2_];
             qb_[2u] = wq_[(blk_2_ + 1u) + (q_9_ << 1u)];
@@ -1311,12 +1311,12 @@ q4k_gemv(const unsigned char* __restrict__ w_, const float* __restrict__ x_, flo
             }
         }
         if ((t0_ + 1u) < total_) {
-            unsigned row_3_ = min(((lt_ << 4u) + g_), (m_ + kf_neg_u32(1u)));
+            unsigned row_3_ = min(((lt_ << 4u) + g_), (m_ - 1u));
             unsigned blk_3_ = ((row_3_ * nbk_) + lk_) * 9u;
             hb_[2u] = wq_[blk_3_];
             qb_[4u] = wq_[(blk_3_ + 1u) + (q_9_ << 1u)];
             qb_[5u] = wq_[(blk_3_ + 2u) + (q_9_ << 1u)];
-            unsigned row_4_ = min((((lt_ << 4u) + g_) + 8u), (m_ + kf_neg_u32(1u)));
+            unsigned row_4_ = min((((lt_ << 4u) + g_) + 8u), (m_ - 1u));
             unsigned blk_4_ = ((row_4_ * nbk_) + lk_) * 9u;
             hb_[3u] = wq_[blk_4_];
             qb_[6u] = wq_[(blk_4_ + 1u) + (q_9_ << 1u)];
@@ -1834,9 +1834,9 @@ q4k_q8_gemv_f32(const unsigned char* __restrict__ w_, const signed char* __restr
         unsigned nbk_ = k_ >> 8u;
         unsigned row0_ = (((rb_ << 2u) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u)) << 1u) << 1u;
         if (!(row0_ >= m_)) {
-            row_[0u] = min((row0_ + r_), (m_ + kf_neg_u32(1u)));
+            row_[0u] = min((row0_ + r_), (m_ - 1u));
             acc_[0u] = 0.0f;
-            row_[1u] = min(((row0_ + 2u) + r_), (m_ + kf_neg_u32(1u)));
+            row_[1u] = min(((row0_ + 2u) + r_), (m_ - 1u));
             acc_[1u] = 0.0f;
             #pragma unroll 1
             for (unsigned kb0_ = 0u; kb0_ < nbk_; kb0_ = kb0_ + 4u) {
@@ -2197,9 +2197,9 @@ q4k_q8_gemv_f16(const unsigned char* __restrict__ w_, const signed char* __restr
         unsigned nbk_ = k_ >> 8u;
         unsigned row0_ = (((rb_ << 2u) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u)) << 1u) << 1u;
         if (!(row0_ >= m_)) {
-            row_[0u] = min((row0_ + r_), (m_ + kf_neg_u32(1u)));
+            row_[0u] = min((row0_ + r_), (m_ - 1u));
             acc_[0u] = 0.0f;
-            row_[1u] = min(((row0_ + 2u) + r_), (m_ + kf_neg_u32(1u)));
+            row_[1u] = min(((row0_ + 2u) + r_), (m_ - 1u));
             acc_[1u] = 0.0f;
             #pragma unroll 1
             for (unsigned kb0_ = 0u; kb0_ < nbk_; kb0_ = kb0_ + 4u) {
@@ -2560,9 +2560,9 @@ q4k_q8_gemv_f16_acc(const unsigned char* __restrict__ w_, const signed char* __r
         unsigned nbk_ = k_ >> 8u;
         unsigned row0_ = (((rb_ << 2u) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u)) << 1u) << 1u;
         if (!(row0_ >= m_)) {
-            row_[0u] = min((row0_ + r_), (m_ + kf_neg_u32(1u)));
+            row_[0u] = min((row0_ + r_), (m_ - 1u));
             acc_[0u] = 0.0f;
-            row_[1u] = min(((row0_ + 2u) + r_), (m_ + kf_neg_u32(1u)));
+            row_[1u] = min(((row0_ + 2u) + r_), (m_ - 1u));
             acc_[1u] = 0.0f;
             #pragma unroll 1
             for (unsigned kb0_ = 0u; kb0_ < nbk_; kb0_ = kb0_ + 4u) {
@@ -2954,15 +2954,15 @@ q4k_q8_gemv_rms_f16(const unsigned char* __restrict__ w_, const kf_f16* __restri
     #pragma unroll 1
     for (unsigned t0_ = 0u; t0_ < t133_; t0_ = t0_ + 2u) {
         if (t0_ < total_) {
-            unsigned kb_ = min(((lk_ << 2u) + bl_), (nbk_ + kf_neg_u32(1u)));
+            unsigned kb_ = min(((lk_ << 2u) + bl_), (nbk_ - 1u));
             unsigned t2999_ = ((blockIdx.x << 3u) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u)) + ((lp_ * gridDim.x) << 3u);
-            unsigned row_ = min((((t2999_ << 1u) << 1u) + r_), (m_ + kf_neg_u32(1u)));
+            unsigned row_ = min((((t2999_ << 1u) << 1u) + r_), (m_ - 1u));
             unsigned blk_ = ((row_ * nbk_) + kb_) * 9u;
             wb_[0u] = wq_[blk_];
             wb_[1u] = wq_[(blk_ + 1u) + (j_ << 1u)];
             wb_[2u] = wq_[(blk_ + 2u) + (j_ << 1u)];
             unsigned rs_ = 1u;
-            unsigned row_2_ = min(((((t2999_ << 1u) + rs_) << 1u) + r_), (m_ + kf_neg_u32(1u)));
+            unsigned row_2_ = min(((((t2999_ << 1u) + rs_) << 1u) + r_), (m_ - 1u));
             unsigned blk_2_ = ((row_2_ * nbk_) + kb_) * 9u;
             wb_[3u] = wq_[blk_2_];
             wb_[4u] = wq_[(blk_2_ + 1u) + (j_ << 1u)];
@@ -3362,15 +3362,15 @@ q4k_q8_gemv_rms_f16(const unsigned char* __restrict__ w_, const kf_f16* __restri
             }
         }
         if ((t0_ + 1u) < total_) {
-            unsigned kb_7_ = min(((lk_ << 2u) + bl_), (nbk_ + kf_neg_u32(1u)));
+            unsigned kb_7_ = min(((lk_ << 2u) + bl_), (nbk_ - 1u));
             unsigned t10113_ = ((blockIdx.x << 3u) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u)) + ((lp_ * gridDim.x) << 3u);
-            unsigned row_3_ = min((((t10113_ << 1u) << 1u) + r_), (m_ + kf_neg_u32(1u)));
+            unsigned row_3_ = min((((t10113_ << 1u) << 1u) + r_), (m_ - 1u));
             unsigned blk_3_ = ((row_3_ * nbk_) + kb_7_) * 9u;
             wb_[6u] = wq_[blk_3_];
             wb_[7u] = wq_[(blk_3_ + 1u) + (j_ << 1u)];
             wb_[8u] = wq_[(blk_3_ + 2u) + (j_ << 1u)];
             unsigned rs_2_ = 1u;
-            unsigned row_4_ = min(((((t10113_ << 1u) + rs_2_) << 1u) + r_), (m_ + kf_neg_u32(1u)));
+            unsigned row_4_ = min(((((t10113_ << 1u) + rs_2_) << 1u) + r_), (m_ - 1u));
             unsigned blk_4_ = ((row_4_ * nbk_) + kb_7_) * 9u;
             wb_[9u] = wq_[blk_4_];
             wb_[10u] = wq_[(blk_4_ + 1u) + (j_ << 1u)];
@@ -3384,10 +3384,10 @@ q4k_q8_gemv_rms_f16(const unsigned char* __restrict__ w_, const kf_f16* __restri
         }
         if (t0_ == 0u) {
             unsigned nv_ = k_ >> 3u;
-            unsigned c_6_ = min(threadIdx.x, (nv_ + kf_neg_u32(1u)));
+            unsigned c_6_ = min(threadIdx.x, (nv_ - 1u));
             hv_4_[0u] = a_[c_6_];
             gv_7_[0u] = b_[c_6_];
-            unsigned c_7_ = min((threadIdx.x + 256u), (nv_ + kf_neg_u32(1u)));
+            unsigned c_7_ = min((threadIdx.x + 256u), (nv_ - 1u));
             hv_4_[1u] = a_[c_7_];
             gv_7_[1u] = b_[c_7_];
             float acc_2_ = 0.0f;
@@ -3427,8 +3427,8 @@ q4k_q8_gemv_rms_f16(const unsigned char* __restrict__ w_, const kf_f16* __restri
             }
             #pragma unroll 1
             for (unsigned c0_ = threadIdx.x + 512u; c0_ < nv_; c0_ = c0_ + 512u) {
-                hx_4_[0u] = a_[min(c0_, (nv_ + kf_neg_u32(1u)))];
-                hx_4_[1u] = a_[min((c0_ + 256u), (nv_ + kf_neg_u32(1u)))];
+                hx_4_[0u] = a_[min(c0_, (nv_ - 1u))];
+                hx_4_[1u] = a_[min((c0_ + 256u), (nv_ - 1u))];
                 if (c0_ < nv_) {
                     float t10495_ = __fmaf_rn(kf_f16_to_f32(hx_4_[0u].v[0]), kf_f16_to_f32(hx_4_[0u].v[0]), acc_2_);
                     acc_2_ = t10495_;
@@ -3632,10 +3632,10 @@ q4k_q8_gemv_rms_f16(const unsigned char* __restrict__ w_, const kf_f16* __restri
             }
             #pragma unroll 1
             for (unsigned c0_2_ = threadIdx.x + 512u; c0_2_ < nv_; c0_2_ = c0_2_ + 512u) {
-                unsigned c_9_ = min(c0_2_, (nv_ + kf_neg_u32(1u)));
+                unsigned c_9_ = min(c0_2_, (nv_ - 1u));
                 hv_4_[0u] = a_[c_9_];
                 gv_7_[0u] = b_[c_9_];
-                unsigned c_10_ = min((c0_2_ + 256u), (nv_ + kf_neg_u32(1u)));
+                unsigned c_10_ = min((c0_2_ + 256u), (nv_ - 1u));
                 hv_4_[1u] = a_[c_10_];
                 gv_7_[1u] = b_[c_10_];
                 kf_f16x8 h_6_ = hv_4_[0u];
@@ -4213,15 +4213,15 @@ q4k_q8_gemv_rms_f32(const unsigned char* __restrict__ w_, const kf_f16* __restri
     #pragma unroll 1
     for (unsigned t0_ = 0u; t0_ < t133_; t0_ = t0_ + 2u) {
         if (t0_ < total_) {
-            unsigned kb_ = min(((lk_ << 2u) + bl_), (nbk_ + kf_neg_u32(1u)));
+            unsigned kb_ = min(((lk_ << 2u) + bl_), (nbk_ - 1u));
             unsigned t2999_ = ((blockIdx.x << 3u) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u)) + ((lp_ * gridDim.x) << 3u);
-            unsigned row_ = min((((t2999_ << 1u) << 1u) + r_), (m_ + kf_neg_u32(1u)));
+            unsigned row_ = min((((t2999_ << 1u) << 1u) + r_), (m_ - 1u));
             unsigned blk_ = ((row_ * nbk_) + kb_) * 9u;
             wb_[0u] = wq_[blk_];
             wb_[1u] = wq_[(blk_ + 1u) + (j_ << 1u)];
             wb_[2u] = wq_[(blk_ + 2u) + (j_ << 1u)];
             unsigned rs_ = 1u;
-            unsigned row_2_ = min(((((t2999_ << 1u) + rs_) << 1u) + r_), (m_ + kf_neg_u32(1u)));
+            unsigned row_2_ = min(((((t2999_ << 1u) + rs_) << 1u) + r_), (m_ - 1u));
             unsigned blk_2_ = ((row_2_ * nbk_) + kb_) * 9u;
             wb_[3u] = wq_[blk_2_];
             wb_[4u] = wq_[(blk_2_ + 1u) + (j_ << 1u)];
@@ -4621,15 +4621,15 @@ q4k_q8_gemv_rms_f32(const unsigned char* __restrict__ w_, const kf_f16* __restri
             }
         }
         if ((t0_ + 1u) < total_) {
-            unsigned kb_7_ = min(((lk_ << 2u) + bl_), (nbk_ + kf_neg_u32(1u)));
+            unsigned kb_7_ = min(((lk_ << 2u) + bl_), (nbk_ - 1u));
             unsigned t10113_ = ((blockIdx.x << 3u) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u)) + ((lp_ * gridDim.x) << 3u);
-            unsigned row_3_ = min((((t10113_ << 1u) << 1u) + r_), (m_ + kf_neg_u32(1u)));
+            unsigned row_3_ = min((((t10113_ << 1u) << 1u) + r_), (m_ - 1u));
             unsigned blk_3_ = ((row_3_ * nbk_) + kb_7_) * 9u;
             wb_[6u] = wq_[blk_3_];
             wb_[7u] = wq_[(blk_3_ + 1u) + (j_ << 1u)];
             wb_[8u] = wq_[(blk_3_ + 2u) + (j_ << 1u)];
             unsigned rs_2_ = 1u;
-            unsigned row_4_ = min(((((t10113_ << 1u) + rs_2_) << 1u) + r_), (m_ + kf_neg_u32(1u)));
+            unsigned row_4_ = min(((((t10113_ << 1u) + rs_2_) << 1u) + r_), (m_ - 1u));
             unsigned blk_4_ = ((row_4_ * nbk_) + kb_7_) * 9u;
             wb_[9u] = wq_[blk_4_];
             wb_[10u] = wq_[(blk_4_ + 1u) + (j_ << 1u)];
@@ -4643,10 +4643,10 @@ q4k_q8_gemv_rms_f32(const unsigned char* __restrict__ w_, const kf_f16* __restri
         }
         if (t0_ == 0u) {
             unsigned nv_ = k_ >> 3u;
-            unsigned c_6_ = min(threadIdx.x, (nv_ + kf_neg_u32(1u)));
+            unsigned c_6_ = min(threadIdx.x, (nv_ - 1u));
             hv_4_[0u] = a_[c_6_];
             gv_7_[0u] = b_[c_6_];
-            unsigned c_7_ = min((threadIdx.x + 256u), (nv_ + kf_neg_u32(1u)));
+            unsigned c_7_ = min((threadIdx.x + 256u), (nv_ - 1u));
             hv_4_[1u] = a_[c_7_];
             gv_7_[1u] = b_[c_7_];
             float acc_2_ = 0.0f;
@@ -4686,8 +4686,8 @@ q4k_q8_gemv_rms_f32(const unsigned char* __restrict__ w_, const kf_f16* __restri
             }
             #pragma unroll 1
             for (unsigned c0_ = threadIdx.x + 512u; c0_ < nv_; c0_ = c0_ + 512u) {
-                hx_4_[0u] = a_[min(c0_, (nv_ + kf_neg_u32(1u)))];
-                hx_4_[1u] = a_[min((c0_ + 256u), (nv_ + kf_neg_u32(1u)))];
+                hx_4_[0u] = a_[min(c0_, (nv_ - 1u))];
+                hx_4_[1u] = a_[min((c0_ + 256u), (nv_ - 1u))];
                 if (c0_ < nv_) {
                     float t10495_ = __fmaf_rn(kf_f16_to_f32(hx_4_[0u].v[0]), kf_f16_to_f32(hx_4_[0u].v[0]), acc_2_);
                     acc_2_ = t10495_;
@@ -4891,10 +4891,10 @@ q4k_q8_gemv_rms_f32(const unsigned char* __restrict__ w_, const kf_f16* __restri
             }
             #pragma unroll 1
             for (unsigned c0_2_ = threadIdx.x + 512u; c0_2_ < nv_; c0_2_ = c0_2_ + 512u) {
-                unsigned c_9_ = min(c0_2_, (nv_ + kf_neg_u32(1u)));
+                unsigned c_9_ = min(c0_2_, (nv_ - 1u));
                 hv_4_[0u] = a_[c_9_];
                 gv_7_[0u] = b_[c_9_];
-                unsigned c_10_ = min((c0_2_ + 256u), (nv_ + kf_neg_u32(1u)));
+                unsigned c_10_ = min((c0_2_ + 256u), (nv_ - 1u));
                 hv_4_[1u] = a_[c_10_];
                 gv_7_[1u] = b_[c_10_];
                 kf_f16x8 h_6_ = hv_4_[0u];
@@ -5472,15 +5472,15 @@ q4k_q8_gemv_silu_f16_acc(const unsigned char* __restrict__ w_, const kf_f16* __r
     #pragma unroll 1
     for (unsigned t0_ = 0u; t0_ < t133_; t0_ = t0_ + 2u) {
         if (t0_ < total_) {
-            unsigned kb_ = min(((lk_ << 2u) + bl_), (nbk_ + kf_neg_u32(1u)));
+            unsigned kb_ = min(((lk_ << 2u) + bl_), (nbk_ - 1u));
             unsigned t2999_ = ((blockIdx.x << 3u) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u)) + ((lp_ * gridDim.x) << 3u);
-            unsigned row_ = min((((t2999_ << 1u) << 1u) + r_), (m_ + kf_neg_u32(1u)));
+            unsigned row_ = min((((t2999_ << 1u) << 1u) + r_), (m_ - 1u));
             unsigned blk_ = ((row_ * nbk_) + kb_) * 9u;
             wb_[0u] = wq_[blk_];
             wb_[1u] = wq_[(blk_ + 1u) + (j_ << 1u)];
             wb_[2u] = wq_[(blk_ + 2u) + (j_ << 1u)];
             unsigned rs_ = 1u;
-            unsigned row_2_ = min(((((t2999_ << 1u) + rs_) << 1u) + r_), (m_ + kf_neg_u32(1u)));
+            unsigned row_2_ = min(((((t2999_ << 1u) + rs_) << 1u) + r_), (m_ - 1u));
             unsigned blk_2_ = ((row_2_ * nbk_) + kb_) * 9u;
             wb_[3u] = wq_[blk_2_];
             wb_[4u] = wq_[(blk_2_ + 1u) + (j_ << 1u)];
@@ -5900,15 +5900,15 @@ q4k_q8_gemv_silu_f16_acc(const unsigned char* __restrict__ w_, const kf_f16* __r
             }
         }
         if ((t0_ + 1u) < total_) {
-            unsigned kb_7_ = min(((lk_ << 2u) + bl_), (nbk_ + kf_neg_u32(1u)));
+            unsigned kb_7_ = min(((lk_ << 2u) + bl_), (nbk_ - 1u));
             unsigned t10113_ = ((blockIdx.x << 3u) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u)) + ((lp_ * gridDim.x) << 3u);
-            unsigned row_3_ = min((((t10113_ << 1u) << 1u) + r_), (m_ + kf_neg_u32(1u)));
+            unsigned row_3_ = min((((t10113_ << 1u) << 1u) + r_), (m_ - 1u));
             unsigned blk_3_ = ((row_3_ * nbk_) + kb_7_) * 9u;
             wb_[6u] = wq_[blk_3_];
             wb_[7u] = wq_[(blk_3_ + 1u) + (j_ << 1u)];
             wb_[8u] = wq_[(blk_3_ + 2u) + (j_ << 1u)];
             unsigned rs_2_ = 1u;
-            unsigned row_4_ = min(((((t10113_ << 1u) + rs_2_) << 1u) + r_), (m_ + kf_neg_u32(1u)));
+            unsigned row_4_ = min(((((t10113_ << 1u) + rs_2_) << 1u) + r_), (m_ - 1u));
             unsigned blk_4_ = ((row_4_ * nbk_) + kb_7_) * 9u;
             wb_[9u] = wq_[blk_4_];
             wb_[10u] = wq_[(blk_4_ + 1u) + (j_ << 1u)];
@@ -5924,16 +5924,16 @@ q4k_q8_gemv_silu_f16_acc(const unsigned char* __restrict__ w_, const kf_f16* __r
             unsigned nv_ = k_ >> 3u;
             #pragma unroll 1
             for (unsigned c0_ = threadIdx.x; c0_ < nv_; c0_ = c0_ + 1024u) {
-                unsigned c_6_ = min(c0_, (nv_ + kf_neg_u32(1u)));
+                unsigned c_6_ = min(c0_, (nv_ - 1u));
                 gv_8_[0u] = a_[c_6_];
                 uv_4_[0u] = b_[c_6_];
-                unsigned c_7_ = min((c0_ + 256u), (nv_ + kf_neg_u32(1u)));
+                unsigned c_7_ = min((c0_ + 256u), (nv_ - 1u));
                 gv_8_[1u] = a_[c_7_];
                 uv_4_[1u] = b_[c_7_];
-                unsigned c_8_ = min((c0_ + 512u), (nv_ + kf_neg_u32(1u)));
+                unsigned c_8_ = min((c0_ + 512u), (nv_ - 1u));
                 gv_8_[2u] = a_[c_8_];
                 uv_4_[2u] = b_[c_8_];
-                unsigned c_9_ = min((c0_ + 768u), (nv_ + kf_neg_u32(1u)));
+                unsigned c_9_ = min((c0_ + 768u), (nv_ - 1u));
                 gv_8_[3u] = a_[c_9_];
                 uv_4_[3u] = b_[c_9_];
                 float gf_2_ = kf_f16_to_f32(gv_8_[0u].v[0]);
@@ -6679,15 +6679,15 @@ q4k_q8_gemv_silu_f32(const unsigned char* __restrict__ w_, const kf_f16* __restr
     #pragma unroll 1
     for (unsigned t0_ = 0u; t0_ < t133_; t0_ = t0_ + 2u) {
         if (t0_ < total_) {
-            unsigned kb_ = min(((lk_ << 2u) + bl_), (nbk_ + kf_neg_u32(1u)));
+            unsigned kb_ = min(((lk_ << 2u) + bl_), (nbk_ - 1u));
             unsigned t2999_ = ((blockIdx.x << 3u) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u)) + ((lp_ * gridDim.x) << 3u);
-            unsigned row_ = min((((t2999_ << 1u) << 1u) + r_), (m_ + kf_neg_u32(1u)));
+            unsigned row_ = min((((t2999_ << 1u) << 1u) + r_), (m_ - 1u));
             unsigned blk_ = ((row_ * nbk_) + kb_) * 9u;
             wb_[0u] = wq_[blk_];
             wb_[1u] = wq_[(blk_ + 1u) + (j_ << 1u)];
             wb_[2u] = wq_[(blk_ + 2u) + (j_ << 1u)];
             unsigned rs_ = 1u;
-            unsigned row_2_ = min(((((t2999_ << 1u) + rs_) << 1u) + r_), (m_ + kf_neg_u32(1u)));
+            unsigned row_2_ = min(((((t2999_ << 1u) + rs_) << 1u) + r_), (m_ - 1u));
             unsigned blk_2_ = ((row_2_ * nbk_) + kb_) * 9u;
             wb_[3u] = wq_[blk_2_];
             wb_[4u] = wq_[(blk_2_ + 1u) + (j_ << 1u)];
@@ -7087,15 +7087,15 @@ q4k_q8_gemv_silu_f32(const unsigned char* __restrict__ w_, const kf_f16* __restr
             }
         }
         if ((t0_ + 1u) < total_) {
-            unsigned kb_7_ = min(((lk_ << 2u) + bl_), (nbk_ + kf_neg_u32(1u)));
+            unsigned kb_7_ = min(((lk_ << 2u) + bl_), (nbk_ - 1u));
             unsigned t10113_ = ((blockIdx.x << 3u) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u)) + ((lp_ * gridDim.x) << 3u);
-            unsigned row_3_ = min((((t10113_ << 1u) << 1u) + r_), (m_ + kf_neg_u32(1u)));
+            unsigned row_3_ = min((((t10113_ << 1u) << 1u) + r_), (m_ - 1u));
             unsigned blk_3_ = ((row_3_ * nbk_) + kb_7_) * 9u;
             wb_[6u] = wq_[blk_3_];
             wb_[7u] = wq_[(blk_3_ + 1u) + (j_ << 1u)];
             wb_[8u] = wq_[(blk_3_ + 2u) + (j_ << 1u)];
             unsigned rs_2_ = 1u;
-            unsigned row_4_ = min(((((t10113_ << 1u) + rs_2_) << 1u) + r_), (m_ + kf_neg_u32(1u)));
+            unsigned row_4_ = min(((((t10113_ << 1u) + rs_2_) << 1u) + r_), (m_ - 1u));
             unsigned blk_4_ = ((row_4_ * nbk_) + kb_7_) * 9u;
             wb_[9u] = wq_[blk_4_];
             wb_[10u] = wq_[(blk_4_ + 1u) + (j_ << 1u)];
@@ -7111,16 +7111,16 @@ q4k_q8_gemv_silu_f32(const unsigned char* __restrict__ w_, const kf_f16* __restr
             unsigned nv_ = k_ >> 3u;
             #pragma unroll 1
             for (unsigned c0_ = threadIdx.x; c0_ < nv_; c0_ = c0_ + 1024u) {
-                unsigned c_6_ = min(c0_, (nv_ + kf_neg_u32(1u)));
+                unsigned c_6_ = min(c0_, (nv_ - 1u));
                 gv_8_[0u] = a_[c_6_];
                 uv_4_[0u] = b_[c_6_];
-                unsigned c_7_ = min((c0_ + 256u), (nv_ + kf_neg_u32(1u)));
+                unsigned c_7_ = min((c0_ + 256u), (nv_ - 1u));
                 gv_8_[1u] = a_[c_7_];
                 uv_4_[1u] = b_[c_7_];
-                unsigned c_8_ = min((c0_ + 512u), (nv_ + kf_neg_u32(1u)));
+                unsigned c_8_ = min((c0_ + 512u), (nv_ - 1u));
                 gv_8_[2u] = a_[c_8_];
                 uv_4_[2u] = b_[c_8_];
-                unsigned c_9_ = min((c0_ + 768u), (nv_ + kf_neg_u32(1u)));
+                unsigned c_9_ = min((c0_ + 768u), (nv_ - 1u));
                 gv_8_[3u] = a_[c_9_];
                 uv_4_[3u] = b_[c_9_];
                 float gf_2_ = kf_f16_to_f32(gv_8_[0u].v[0]);
@@ -7848,16 +7848,16 @@ q4k_q8_gemv_rms_glu_q8(const unsigned char* __restrict__ w_, const kf_f16* __res
     #pragma unroll 1
     for (unsigned t0_ = 0u; t0_ < t133_; t0_ = t0_ + 2u) {
         if (t0_ < total_) {
-            unsigned kb_ = min(((lk_ << 2u) + bl_), (nbk_ + kf_neg_u32(1u)));
+            unsigned kb_ = min(((lk_ << 2u) + bl_), (nbk_ - 1u));
             unsigned c_ = blockIdx.x + ((lp_ >> 1u) * gridDim.x);
             unsigned t2981_ = ((c_ << 4u) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u)) + ((lp_ & 1u) << 3u);
-            unsigned row_ = min(((t2981_ << 1u) + r_), (m_ + kf_neg_u32(1u)));
+            unsigned row_ = min(((t2981_ << 1u) + r_), (m_ - 1u));
             unsigned blk_ = ((row_ * nbk_) + kb_) * 9u;
             wb_[0u] = wq_[blk_];
             wb_[1u] = wq_[(blk_ + 1u) + (j_ << 1u)];
             wb_[2u] = wq_[(blk_ + 2u) + (j_ << 1u)];
             unsigned rs_ = 1u;
-            unsigned row_2_ = min((((m_ >> 1u) + (((t2981_ + rs_) - 1u) << 1u)) + r_), (m_ + kf_neg_u32(1u)));
+            unsigned row_2_ = min((((m_ >> 1u) + (((t2981_ + rs_) - 1u) << 1u)) + r_), (m_ - 1u));
             unsigned blk_2_ = ((row_2_ * nbk_) + kb_) * 9u;
             wb_[3u] = wq_[blk_2_];
             wb_[4u] = wq_[(blk_2_ + 1u) + (j_ << 1u)];
@@ -8258,16 +8258,16 @@ q4k_q8_gemv_rms_glu_q8(const unsigned char* __restrict__ w_, const kf_f16* __res
             }
         }
         if ((t0_ + 1u) < total_) {
-            unsigned kb_7_ = min(((lk_ << 2u) + bl_), (nbk_ + kf_neg_u32(1u)));
+            unsigned kb_7_ = min(((lk_ << 2u) + bl_), (nbk_ - 1u));
             unsigned c_8_ = blockIdx.x + ((lp_ >> 1u) * gridDim.x);
             unsigned t10095_ = ((c_8_ << 4u) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u)) + ((lp_ & 1u) << 3u);
-            unsigned row_3_ = min(((t10095_ << 1u) + r_), (m_ + kf_neg_u32(1u)));
+            unsigned row_3_ = min(((t10095_ << 1u) + r_), (m_ - 1u));
             unsigned blk_3_ = ((row_3_ * nbk_) + kb_7_) * 9u;
             wb_[6u] = wq_[blk_3_];
             wb_[7u] = wq_[(blk_3_ + 1u) + (j_ << 1u)];
             wb_[8u] = wq_[(blk_3_ + 2u) + (j_ << 1u)];
             unsigned rs_2_ = 1u;
-            unsigned row_4_ = min((((m_ >> 1u) + (((t10095_ + rs_2_) - 1u) << 1u)) + r_), (m_ + kf_neg_u32(1u)));
+            unsigned row_4_ = min((((m_ >> 1u) + (((t10095_ + rs_2_) - 1u) << 1u)) + r_), (m_ - 1u));
             unsigned blk_4_ = ((row_4_ * nbk_) + kb_7_) * 9u;
             wb_[9u] = wq_[blk_4_];
             wb_[10u] = wq_[(blk_4_ + 1u) + (j_ << 1u)];
@@ -8281,10 +8281,10 @@ q4k_q8_gemv_rms_glu_q8(const unsigned char* __restrict__ w_, const kf_f16* __res
         }
         if (t0_ == 0u) {
             unsigned nv_ = k_ >> 3u;
-            unsigned c_9_ = min(threadIdx.x, (nv_ + kf_neg_u32(1u)));
+            unsigned c_9_ = min(threadIdx.x, (nv_ - 1u));
             hv_4_[0u] = a_[c_9_];
             gv_7_[0u] = b_[c_9_];
-            unsigned c_10_ = min((threadIdx.x + 256u), (nv_ + kf_neg_u32(1u)));
+            unsigned c_10_ = min((threadIdx.x + 256u), (nv_ - 1u));
             hv_4_[1u] = a_[c_10_];
             gv_7_[1u] = b_[c_10_];
             float acc_2_ = 0.0f;
@@ -8324,8 +8324,8 @@ q4k_q8_gemv_rms_glu_q8(const unsigned char* __restrict__ w_, const kf_f16* __res
             }
             #pragma unroll 1
             for (unsigned c0_ = threadIdx.x + 512u; c0_ < nv_; c0_ = c0_ + 512u) {
-                hx_4_[0u] = a_[min(c0_, (nv_ + kf_neg_u32(1u)))];
-                hx_4_[1u] = a_[min((c0_ + 256u), (nv_ + kf_neg_u32(1u)))];
+                hx_4_[0u] = a_[min(c0_, (nv_ - 1u))];
+                hx_4_[1u] = a_[min((c0_ + 256u), (nv_ - 1u))];
                 if (c0_ < nv_) {
                     float t10495_ = __fmaf_rn(kf_f16_to_f32(hx_4_[0u].v[0]), kf_f16_to_f32(hx_4_[0u].v[0]), acc_2_);
                     acc_2_ = t10495_;
@@ -8529,10 +8529,10 @@ q4k_q8_gemv_rms_glu_q8(const unsigned char* __restrict__ w_, const kf_f16* __res
             }
             #pragma unroll 1
             for (unsigned c0_2_ = threadIdx.x + 512u; c0_2_ < nv_; c0_2_ = c0_2_ + 512u) {
-                unsigned c_12_ = min(c0_2_, (nv_ + kf_neg_u32(1u)));
+                unsigned c_12_ = min(c0_2_, (nv_ - 1u));
                 hv_4_[0u] = a_[c_12_];
                 gv_7_[0u] = b_[c_12_];
-                unsigned c_13_ = min((c0_2_ + 256u), (nv_ + kf_neg_u32(1u)));
+                unsigned c_13_ = min((c0_2_ + 256u), (nv_ - 1u));
                 hv_4_[1u] = a_[c_13_];
                 gv_7_[1u] = b_[c_13_];
                 kf_f16x8 h_6_ = hv_4_[0u];

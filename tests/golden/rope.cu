@@ -25,19 +25,6 @@ __device__ __forceinline__ unsigned kf_shl_u32(unsigned a, unsigned s) { return 
 __device__ __forceinline__ unsigned kf_shr_u32(unsigned a, unsigned s) { return s >= 32u ? 0u : a >> s; }
 __device__ __forceinline__ int kf_shr_i32(int a, unsigned s) { return a >> (s >= 31u ? 31u : s); }
 
-/* abs(INT_MIN) = INT_MIN, as PTX abs.s32/abs.s64 define it. Not in C: NVVM takes
-   a < 0 ? 0 - a : a for an abs that is never negative and sign-extends it as if
-   non-negative ((long long)abs(INT_MIN) became +2^31: difftest seed 1 program 7291).
-   Nor PTX abs: ptxas 13 takes abs.s32's result for never negative too and divides it
-   unsigned (abs(INT_MIN) % 2147483647 gave 1: seed 7 program 906), so max(a, -a).
-   A 32-bit -a is ~a + 1 in PTX (kf_neg_i32): ptxas 13 merges max(x, max(y, neg z))
-   into one VIMNMX3 and drops the negation (max(d, abs(d)) gave -1 for d = -1:
-   seed 11 program 6458); NVVM turns ~a + 1 in C back into neg.s32. */
-__device__ __forceinline__ int kf_neg_i32(int a) { int r; asm("{ not.b32 %0, %1; add.s32 %0, %0, 1; }" : "=r"(r) : "r"(a)); return r; }
-__device__ __forceinline__ unsigned kf_neg_u32(unsigned a) { unsigned r; asm("{ not.b32 %0, %1; add.u32 %0, %0, 1; }" : "=r"(r) : "r"(a)); return r; }
-__device__ __forceinline__ int kf_abs_i32(int a) { int r; asm("{ .reg .s32 t; not.b32 t, %1; add.s32 t, t, 1; max.s32 %0, %1, t; }" : "=r"(r) : "r"(a)); return r; }
-__device__ __forceinline__ long long kf_abs_i64(long long a) { long long r; asm("{ .reg .s64 t; neg.s64 t, %1; max.s64 %0, %1, t; }" : "=l"(r) : "l"(a)); return r; }
-
 /* f32 negation, and a select of a -0.0 constant, in PTX that NVVM does not see through:
    ptxas 13 makes selp.f32 of two constants, one of them -0.0, an integer select and a
    conversion (or FSET.BF) that gives +0.0, and NVVM folds a negation into a select of
@@ -106,14 +93,14 @@ rope_neox(kf_f16* __restrict__ x_, const unsigned* __restrict__ pos_, unsigned t
     unsigned t51_ = i_ - (r_ * nc_);
     unsigned t53_ = r_ - (r_2_ * ng_);
     bool live_ = r_2_ < t_;
-    unsigned tk_ = min(r_2_, (t_ + kf_neg_u32(1u)));
-    base_[0u] = (((tk_ * h_) + min((t53_ << 1u), (h_ + kf_neg_u32(1u)))) * d_) >> 3u;
+    unsigned tk_ = min(r_2_, (t_ - 1u));
+    base_[0u] = (((tk_ * h_) + min((t53_ << 1u), (h_ - 1u))) * d_) >> 3u;
     unsigned base8_ = base_[0u];
     vu_[0u] = x8_[base8_ + t51_];
     unsigned base8_2_ = base_[0u];
     vv_[0u] = x8_[(base8_2_ + (d_ >> 4u)) + t51_];
     unsigned k_ = 1u;
-    base_[1u] = (((tk_ * h_) + min(((t53_ << 1u) + k_), (h_ + kf_neg_u32(1u)))) * d_) >> 3u;
+    base_[1u] = (((tk_ * h_) + min(((t53_ << 1u) + k_), (h_ - 1u))) * d_) >> 3u;
     unsigned base8_3_ = base_[1u];
     vu_[1u] = x8_[base8_3_ + t51_];
     unsigned base8_4_ = base_[1u];
@@ -337,14 +324,14 @@ rope_gptj(kf_f16* __restrict__ x_, const unsigned* __restrict__ pos_, unsigned t
     unsigned t51_ = i_ - (r_ * nc_);
     unsigned t53_ = r_ - (r_2_ * ng_);
     bool live_ = r_2_ < t_;
-    unsigned tk_ = min(r_2_, (t_ + kf_neg_u32(1u)));
-    base_[0u] = (((tk_ * h_) + min((t53_ << 1u), (h_ + kf_neg_u32(1u)))) * d_) >> 3u;
+    unsigned tk_ = min(r_2_, (t_ - 1u));
+    base_[0u] = (((tk_ * h_) + min((t53_ << 1u), (h_ - 1u))) * d_) >> 3u;
     unsigned base8_ = base_[0u];
     vu_[0u] = x8_[base8_ + t51_];
     unsigned base8_2_ = base_[0u];
     vv_[0u] = x8_[(base8_2_ + (d_ >> 4u)) + t51_];
     unsigned k_ = 1u;
-    base_[1u] = (((tk_ * h_) + min(((t53_ << 1u) + k_), (h_ + kf_neg_u32(1u)))) * d_) >> 3u;
+    base_[1u] = (((tk_ * h_) + min(((t53_ << 1u) + k_), (h_ - 1u))) * d_) >> 3u;
     unsigned base8_3_ = base_[1u];
     vu_[1u] = x8_[base8_3_ + t51_];
     unsigned base8_4_ = base_[1u];
@@ -539,13 +526,13 @@ rope_qkv_neox(const kf_f16* __restrict__ qkv_, const unsigned* __restrict__ pos_
     unsigned t62_ = i_ - (r_ * nc_);
     unsigned t64_ = r_ - (r_2_ * ng_);
     bool live_ = r_2_ < t_;
-    unsigned tk_ = min(r_2_, (t_ + kf_neg_u32(1u)));
+    unsigned tk_ = min(r_2_, (t_ - 1u));
     unsigned t79_ = pos_[tk_];
-    unsigned b_ = (((tk_ * nh_) + min((t64_ << 1u), (nh_ + kf_neg_u32(1u)))) * d_) >> 3u;
+    unsigned b_ = (((tk_ * nh_) + min((t64_ << 1u), (nh_ - 1u))) * d_) >> 3u;
     vu_[0u] = src8_[b_ + t62_];
     vv_[0u] = src8_[(b_ + (d_ >> 4u)) + t62_];
     unsigned k_ = 1u;
-    unsigned b_2_ = (((tk_ * nh_) + min(((t64_ << 1u) + k_), (nh_ + kf_neg_u32(1u)))) * d_) >> 3u;
+    unsigned b_2_ = (((tk_ * nh_) + min(((t64_ << 1u) + k_), (nh_ - 1u))) * d_) >> 3u;
     vu_[1u] = src8_[b_2_ + t62_];
     vv_[1u] = src8_[(b_2_ + (d_ >> 4u)) + t62_];
     double t122_ = (double)t79_;
@@ -808,13 +795,13 @@ rope_qkv_gptj(const kf_f16* __restrict__ qkv_, const unsigned* __restrict__ pos_
     unsigned t62_ = i_ - (r_ * nc_);
     unsigned t64_ = r_ - (r_2_ * ng_);
     bool live_ = r_2_ < t_;
-    unsigned tk_ = min(r_2_, (t_ + kf_neg_u32(1u)));
+    unsigned tk_ = min(r_2_, (t_ - 1u));
     unsigned t79_ = pos_[tk_];
-    unsigned b_ = (((tk_ * nh_) + min((t64_ << 1u), (nh_ + kf_neg_u32(1u)))) * d_) >> 3u;
+    unsigned b_ = (((tk_ * nh_) + min((t64_ << 1u), (nh_ - 1u))) * d_) >> 3u;
     vu_[0u] = src8_[b_ + t62_];
     vv_[0u] = src8_[(b_ + (d_ >> 4u)) + t62_];
     unsigned k_ = 1u;
-    unsigned b_2_ = (((tk_ * nh_) + min(((t64_ << 1u) + k_), (nh_ + kf_neg_u32(1u)))) * d_) >> 3u;
+    unsigned b_2_ = (((tk_ * nh_) + min(((t64_ << 1u) + k_), (nh_ - 1u))) * d_) >> 3u;
     vu_[1u] = src8_[b_2_ + t62_];
     vv_[1u] = src8_[(b_2_ + (d_ >> 4u)) + t62_];
     double t122_ = (double)t79_;

@@ -251,7 +251,7 @@ sdpa_decode_split_simt(const kf_f16* __restrict__ q_, const kf_f16* __restrict__
     const kf_f16x8* q8_ = (const kf_f16x8*)q_;
     const kf_f16x8* k8_ = (const kf_f16x8*)kc_;
     const kf_f16x8* v8_ = (const kf_f16x8*)vc_;
-    unsigned hq_ = hq0_ + min(0u, (nh_ + kf_neg_u32(1u)));
+    unsigned hq_ = hq0_ + min(0u, (nh_ - 1u));
     unsigned t62_ = (((bi_ * h_) + hq_) << 4u) + dl_;
     kf_f16x8 qv_ = q8_[t62_];
     qf_[0u] = __fmul_rn(kf_f16_to_f32(qv_.v[0]), 0.12751743f);
@@ -262,7 +262,7 @@ sdpa_decode_split_simt(const kf_f16* __restrict__ q_, const kf_f16* __restrict__
     qf_[5u] = __fmul_rn(kf_f16_to_f32(qv_.v[5]), 0.12751743f);
     qf_[6u] = __fmul_rn(kf_f16_to_f32(qv_.v[6]), 0.12751743f);
     qf_[7u] = __fmul_rn(kf_f16_to_f32(qv_.v[7]), 0.12751743f);
-    unsigned hq_2_ = hq0_ + min(1u, (nh_ + kf_neg_u32(1u)));
+    unsigned hq_2_ = hq0_ + min(1u, (nh_ - 1u));
     unsigned t113_ = (((bi_ * h_) + hq_2_) << 4u) + dl_;
     kf_f16x8 qv_2_ = q8_[t113_];
     qf_[8u] = __fmul_rn(kf_f16_to_f32(qv_2_.v[0]), 0.12751743f);
@@ -273,7 +273,7 @@ sdpa_decode_split_simt(const kf_f16* __restrict__ q_, const kf_f16* __restrict__
     qf_[13u] = __fmul_rn(kf_f16_to_f32(qv_2_.v[5]), 0.12751743f);
     qf_[14u] = __fmul_rn(kf_f16_to_f32(qv_2_.v[6]), 0.12751743f);
     qf_[15u] = __fmul_rn(kf_f16_to_f32(qv_2_.v[7]), 0.12751743f);
-    unsigned hq_3_ = hq0_ + min(2u, (nh_ + kf_neg_u32(1u)));
+    unsigned hq_3_ = hq0_ + min(2u, (nh_ - 1u));
     unsigned t164_ = (((bi_ * h_) + hq_3_) << 4u) + dl_;
     kf_f16x8 qv_3_ = q8_[t164_];
     qf_[16u] = __fmul_rn(kf_f16_to_f32(qv_3_.v[0]), 0.12751743f);
@@ -284,7 +284,7 @@ sdpa_decode_split_simt(const kf_f16* __restrict__ q_, const kf_f16* __restrict__
     qf_[21u] = __fmul_rn(kf_f16_to_f32(qv_3_.v[5]), 0.12751743f);
     qf_[22u] = __fmul_rn(kf_f16_to_f32(qv_3_.v[6]), 0.12751743f);
     qf_[23u] = __fmul_rn(kf_f16_to_f32(qv_3_.v[7]), 0.12751743f);
-    unsigned hq_4_ = hq0_ + min(3u, (nh_ + kf_neg_u32(1u)));
+    unsigned hq_4_ = hq0_ + min(3u, (nh_ - 1u));
     unsigned t215_ = (((bi_ * h_) + hq_4_) << 4u) + dl_;
     kf_f16x8 qv_4_ = q8_[t215_];
     qf_[24u] = __fmul_rn(kf_f16_to_f32(qv_4_.v[0]), 0.12751743f);
@@ -788,7 +788,7 @@ sdpa_decode_split(const kf_f16* __restrict__ q_, const kf_f16* __restrict__ kc_,
         for (unsigned c_ = threadIdx.x; c_ < 256u; c_ = c_ + 64u) {
             unsigned row_ = c_ >> 4u;
             unsigned part_ = c_ & 15u;
-            unsigned hq_ = hq0_ + min(row_, (nh_ + kf_neg_u32(1u)));
+            unsigned hq_ = hq0_ + min(row_, (nh_ - 1u));
             kf_cp_async_n(&sm_[(row_ * 136u) + (part_ << 3u)], &q_[(((bi_ * h_) + hq_) << 7u) + (part_ << 3u)], (row_ < nh_) ? 16u : 0u);
         }
         if (0u < nsq_) {
@@ -1461,7 +1461,7 @@ sdpa_decode_fused(const kf_f16* __restrict__ q_, const kf_f16* __restrict__ kc_,
         for (unsigned c_ = threadIdx.x; c_ < 256u; c_ = c_ + 64u) {
             unsigned row_ = c_ >> 4u;
             unsigned part_ = c_ & 15u;
-            unsigned hq_ = hq0_ + min(row_, (nh_ + kf_neg_u32(1u)));
+            unsigned hq_ = hq0_ + min(row_, (nh_ - 1u));
             kf_cp_async_n(&sm_[(row_ * 136u) + (part_ << 3u)], &q_[(((bi_2_ * h_) + hq_) << 7u) + (part_ << 3u)], (row_ < nh_) ? 16u : 0u);
         }
         if (0u < nsq_) {
@@ -2367,7 +2367,7 @@ sdpa_decode_fused_q8(const kf_f16* __restrict__ q_, const kf_f16* __restrict__ k
         for (unsigned c_ = threadIdx.x; c_ < 256u; c_ = c_ + 64u) {
             unsigned row_ = c_ >> 4u;
             unsigned part_ = c_ & 15u;
-            unsigned hq_ = hq0_ + min(row_, (nh_ + kf_neg_u32(1u)));
+            unsigned hq_ = hq0_ + min(row_, (nh_ - 1u));
             kf_cp_async_n(&sm_[(row_ * 136u) + (part_ << 3u)], &q_[(((bi_2_ * h_) + hq_) << 7u) + (part_ << 3u)], (row_ < nh_) ? 16u : 0u);
         }
         if (0u < nsq_) {

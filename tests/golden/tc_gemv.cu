@@ -73,19 +73,6 @@ __device__ __forceinline__ kf_bf16 kf_bf16_from_f32(float f)
     return h;
 }
 
-/* abs(INT_MIN) = INT_MIN, as PTX abs.s32/abs.s64 define it. Not in C: NVVM takes
-   a < 0 ? 0 - a : a for an abs that is never negative and sign-extends it as if
-   non-negative ((long long)abs(INT_MIN) became +2^31: difftest seed 1 program 7291).
-   Nor PTX abs: ptxas 13 takes abs.s32's result for never negative too and divides it
-   unsigned (abs(INT_MIN) % 2147483647 gave 1: seed 7 program 906), so max(a, -a).
-   A 32-bit -a is ~a + 1 in PTX (kf_neg_i32): ptxas 13 merges max(x, max(y, neg z))
-   into one VIMNMX3 and drops the negation (max(d, abs(d)) gave -1 for d = -1:
-   seed 11 program 6458); NVVM turns ~a + 1 in C back into neg.s32. */
-__device__ __forceinline__ int kf_neg_i32(int a) { int r; asm("{ not.b32 %0, %1; add.s32 %0, %0, 1; }" : "=r"(r) : "r"(a)); return r; }
-__device__ __forceinline__ unsigned kf_neg_u32(unsigned a) { unsigned r; asm("{ not.b32 %0, %1; add.u32 %0, %0, 1; }" : "=r"(r) : "r"(a)); return r; }
-__device__ __forceinline__ int kf_abs_i32(int a) { int r; asm("{ .reg .s32 t; not.b32 t, %1; add.s32 t, t, 1; max.s32 %0, %1, t; }" : "=r"(r) : "r"(a)); return r; }
-__device__ __forceinline__ long long kf_abs_i64(long long a) { long long r; asm("{ .reg .s64 t; neg.s64 t, %1; max.s64 %0, %1, t; }" : "=l"(r) : "l"(a)); return r; }
-
 /* f32 negation, and a select of a -0.0 constant, in PTX that NVVM does not see through:
    ptxas 13 makes selp.f32 of two constants, one of them -0.0, an integer select and a
    conversion (or FSET.BF) that gives +0.0, and NVVM folds a negation into a select of
@@ -205,12 +192,12 @@ tc_gemv_f16(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x_, kf_f16
     unsigned q_ = kf_lane_id() & 3u;
     unsigned m0_ = blockIdx.x << 4u;
     acc_[0u] = kf_f32x4{{0.0f, 0.0f, 0.0f, 0.0f}};
-    rbase_[0u] = min((m0_ + g_), (m_ + kf_neg_u32(1u))) * k_;
+    rbase_[0u] = min((m0_ + g_), (m_ - 1u)) * k_;
     acc_[1u] = kf_f32x4{{0.0f, 0.0f, 0.0f, 0.0f}};
-    rbase_[1u] = min(((m0_ + g_) + 8u), (m_ + kf_neg_u32(1u))) * k_;
+    rbase_[1u] = min(((m0_ + g_) + 8u), (m_ - 1u)) * k_;
     bool two_ = nb_ > 8u;
-    unsigned xb0_ = min(g_, (nb_ + kf_neg_u32(1u))) * k_;
-    unsigned xb1_ = min((g_ + 8u), (nb_ + kf_neg_u32(1u))) * k_;
+    unsigned xb0_ = min(g_, (nb_ - 1u)) * k_;
+    unsigned xb1_ = min((g_ + 8u), (nb_ - 1u)) * k_;
     if ((k_ & 7u) == 0u) {
         unsigned kv_ = k_ >> 3u;
         unsigned steps_ = (kv_ >> 2u) + (((kv_ & 3u) != 0u) ? 1u : 0u);
@@ -394,16 +381,16 @@ tc_gemv_f16(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x_, kf_f16
         asm("" : "+r"(rbase_[1u]));
         #pragma unroll 1
         for (unsigned c_ = (threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u; c_ < k_; c_ = c_ + 4u) {
-            unsigned b_ = min((q_ << 1u), (nb_ + kf_neg_u32(1u)));
+            unsigned b_ = min((q_ << 1u), (nb_ - 1u));
             unsigned short v_3_ = x_2_[(b_ * k_) + c_];
             xs_[0u] = kf_f16_to_f32(kf_bitcast<kf_f16>(v_3_));
-            unsigned b_2_ = min(((q_ << 1u) + 1u), (nb_ + kf_neg_u32(1u)));
+            unsigned b_2_ = min(((q_ << 1u) + 1u), (nb_ - 1u));
             unsigned short v_4_ = x_2_[(b_2_ * k_) + c_];
             xs_[1u] = kf_f16_to_f32(kf_bitcast<kf_f16>(v_4_));
-            unsigned b_3_ = min((8u + (q_ << 1u)), (nb_ + kf_neg_u32(1u)));
+            unsigned b_3_ = min((8u + (q_ << 1u)), (nb_ - 1u));
             unsigned short v_5_ = x_2_[(b_3_ * k_) + c_];
             xs_[2u] = kf_f16_to_f32(kf_bitcast<kf_f16>(v_5_));
-            unsigned b_4_ = min(((8u + (q_ << 1u)) + 1u), (nb_ + kf_neg_u32(1u)));
+            unsigned b_4_ = min(((8u + (q_ << 1u)) + 1u), (nb_ - 1u));
             unsigned short v_6_ = x_2_[(b_4_ * k_) + c_];
             xs_[3u] = kf_f16_to_f32(kf_bitcast<kf_f16>(v_6_));
             unsigned short v_7_ = w_2_[rbase_[0u] + c_];
@@ -528,12 +515,12 @@ tc_gemv_f16_f32(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x_, fl
     unsigned q_ = kf_lane_id() & 3u;
     unsigned m0_ = blockIdx.x << 4u;
     acc_[0u] = kf_f32x4{{0.0f, 0.0f, 0.0f, 0.0f}};
-    rbase_[0u] = min((m0_ + g_), (m_ + kf_neg_u32(1u))) * k_;
+    rbase_[0u] = min((m0_ + g_), (m_ - 1u)) * k_;
     acc_[1u] = kf_f32x4{{0.0f, 0.0f, 0.0f, 0.0f}};
-    rbase_[1u] = min(((m0_ + g_) + 8u), (m_ + kf_neg_u32(1u))) * k_;
+    rbase_[1u] = min(((m0_ + g_) + 8u), (m_ - 1u)) * k_;
     bool two_ = nb_ > 8u;
-    unsigned xb0_ = min(g_, (nb_ + kf_neg_u32(1u))) * k_;
-    unsigned xb1_ = min((g_ + 8u), (nb_ + kf_neg_u32(1u))) * k_;
+    unsigned xb0_ = min(g_, (nb_ - 1u)) * k_;
+    unsigned xb1_ = min((g_ + 8u), (nb_ - 1u)) * k_;
     if ((k_ & 7u) == 0u) {
         unsigned kv_ = k_ >> 3u;
         unsigned steps_ = (kv_ >> 2u) + (((kv_ & 3u) != 0u) ? 1u : 0u);
@@ -717,16 +704,16 @@ tc_gemv_f16_f32(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x_, fl
         asm("" : "+r"(rbase_[1u]));
         #pragma unroll 1
         for (unsigned c_ = (threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u; c_ < k_; c_ = c_ + 4u) {
-            unsigned b_ = min((q_ << 1u), (nb_ + kf_neg_u32(1u)));
+            unsigned b_ = min((q_ << 1u), (nb_ - 1u));
             unsigned short v_3_ = x_2_[(b_ * k_) + c_];
             xs_[0u] = kf_f16_to_f32(kf_bitcast<kf_f16>(v_3_));
-            unsigned b_2_ = min(((q_ << 1u) + 1u), (nb_ + kf_neg_u32(1u)));
+            unsigned b_2_ = min(((q_ << 1u) + 1u), (nb_ - 1u));
             unsigned short v_4_ = x_2_[(b_2_ * k_) + c_];
             xs_[1u] = kf_f16_to_f32(kf_bitcast<kf_f16>(v_4_));
-            unsigned b_3_ = min((8u + (q_ << 1u)), (nb_ + kf_neg_u32(1u)));
+            unsigned b_3_ = min((8u + (q_ << 1u)), (nb_ - 1u));
             unsigned short v_5_ = x_2_[(b_3_ * k_) + c_];
             xs_[2u] = kf_f16_to_f32(kf_bitcast<kf_f16>(v_5_));
-            unsigned b_4_ = min(((8u + (q_ << 1u)) + 1u), (nb_ + kf_neg_u32(1u)));
+            unsigned b_4_ = min(((8u + (q_ << 1u)) + 1u), (nb_ - 1u));
             unsigned short v_6_ = x_2_[(b_4_ * k_) + c_];
             xs_[3u] = kf_f16_to_f32(kf_bitcast<kf_f16>(v_6_));
             unsigned short v_7_ = w_2_[rbase_[0u] + c_];
@@ -852,12 +839,12 @@ tc_gemv_f16_acc(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x_, kf
     unsigned q_ = kf_lane_id() & 3u;
     unsigned m0_ = blockIdx.x << 4u;
     acc_[0u] = kf_f32x4{{0.0f, 0.0f, 0.0f, 0.0f}};
-    rbase_[0u] = min((m0_ + g_), (m_ + kf_neg_u32(1u))) * k_;
+    rbase_[0u] = min((m0_ + g_), (m_ - 1u)) * k_;
     acc_[1u] = kf_f32x4{{0.0f, 0.0f, 0.0f, 0.0f}};
-    rbase_[1u] = min(((m0_ + g_) + 8u), (m_ + kf_neg_u32(1u))) * k_;
+    rbase_[1u] = min(((m0_ + g_) + 8u), (m_ - 1u)) * k_;
     bool two_ = nb_ > 8u;
-    unsigned xb0_ = min(g_, (nb_ + kf_neg_u32(1u))) * k_;
-    unsigned xb1_ = min((g_ + 8u), (nb_ + kf_neg_u32(1u))) * k_;
+    unsigned xb0_ = min(g_, (nb_ - 1u)) * k_;
+    unsigned xb1_ = min((g_ + 8u), (nb_ - 1u)) * k_;
     if ((k_ & 7u) == 0u) {
         unsigned kv_ = k_ >> 3u;
         unsigned steps_ = (kv_ >> 2u) + (((kv_ & 3u) != 0u) ? 1u : 0u);
@@ -1041,16 +1028,16 @@ tc_gemv_f16_acc(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x_, kf
         asm("" : "+r"(rbase_[1u]));
         #pragma unroll 1
         for (unsigned c_ = (threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u; c_ < k_; c_ = c_ + 4u) {
-            unsigned b_ = min((q_ << 1u), (nb_ + kf_neg_u32(1u)));
+            unsigned b_ = min((q_ << 1u), (nb_ - 1u));
             unsigned short v_3_ = x_2_[(b_ * k_) + c_];
             xs_[0u] = kf_f16_to_f32(kf_bitcast<kf_f16>(v_3_));
-            unsigned b_2_ = min(((q_ << 1u) + 1u), (nb_ + kf_neg_u32(1u)));
+            unsigned b_2_ = min(((q_ << 1u) + 1u), (nb_ - 1u));
             unsigned short v_4_ = x_2_[(b_2_ * k_) + c_];
             xs_[1u] = kf_f16_to_f32(kf_bitcast<kf_f16>(v_4_));
-            unsigned b_3_ = min((8u + (q_ << 1u)), (nb_ + kf_neg_u32(1u)));
+            unsigned b_3_ = min((8u + (q_ << 1u)), (nb_ - 1u));
             unsigned short v_5_ = x_2_[(b_3_ * k_) + c_];
             xs_[2u] = kf_f16_to_f32(kf_bitcast<kf_f16>(v_5_));
-            unsigned b_4_ = min(((8u + (q_ << 1u)) + 1u), (nb_ + kf_neg_u32(1u)));
+            unsigned b_4_ = min(((8u + (q_ << 1u)) + 1u), (nb_ - 1u));
             unsigned short v_6_ = x_2_[(b_4_ * k_) + c_];
             xs_[3u] = kf_f16_to_f32(kf_bitcast<kf_f16>(v_6_));
             unsigned short v_7_ = w_2_[rbase_[0u] + c_];
@@ -1176,12 +1163,12 @@ tc_gemv_bf16(const kf_bf16* __restrict__ w_, const kf_bf16* __restrict__ x_, kf_
     unsigned q_ = kf_lane_id() & 3u;
     unsigned m0_ = blockIdx.x << 4u;
     acc_[0u] = kf_f32x4{{0.0f, 0.0f, 0.0f, 0.0f}};
-    rbase_[0u] = min((m0_ + g_), (m_ + kf_neg_u32(1u))) * k_;
+    rbase_[0u] = min((m0_ + g_), (m_ - 1u)) * k_;
     acc_[1u] = kf_f32x4{{0.0f, 0.0f, 0.0f, 0.0f}};
-    rbase_[1u] = min(((m0_ + g_) + 8u), (m_ + kf_neg_u32(1u))) * k_;
+    rbase_[1u] = min(((m0_ + g_) + 8u), (m_ - 1u)) * k_;
     bool two_ = nb_ > 8u;
-    unsigned xb0_ = min(g_, (nb_ + kf_neg_u32(1u))) * k_;
-    unsigned xb1_ = min((g_ + 8u), (nb_ + kf_neg_u32(1u))) * k_;
+    unsigned xb0_ = min(g_, (nb_ - 1u)) * k_;
+    unsigned xb1_ = min((g_ + 8u), (nb_ - 1u)) * k_;
     if ((k_ & 7u) == 0u) {
         unsigned kv_ = k_ >> 3u;
         unsigned steps_ = (kv_ >> 2u) + (((kv_ & 3u) != 0u) ? 1u : 0u);
@@ -1365,16 +1352,16 @@ tc_gemv_bf16(const kf_bf16* __restrict__ w_, const kf_bf16* __restrict__ x_, kf_
         asm("" : "+r"(rbase_[1u]));
         #pragma unroll 1
         for (unsigned c_ = (threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u; c_ < k_; c_ = c_ + 4u) {
-            unsigned b_ = min((q_ << 1u), (nb_ + kf_neg_u32(1u)));
+            unsigned b_ = min((q_ << 1u), (nb_ - 1u));
             unsigned short v_3_ = x_2_[(b_ * k_) + c_];
             xs_[0u] = kf_bf16_to_f32(kf_bitcast<kf_bf16>(v_3_));
-            unsigned b_2_ = min(((q_ << 1u) + 1u), (nb_ + kf_neg_u32(1u)));
+            unsigned b_2_ = min(((q_ << 1u) + 1u), (nb_ - 1u));
             unsigned short v_4_ = x_2_[(b_2_ * k_) + c_];
             xs_[1u] = kf_bf16_to_f32(kf_bitcast<kf_bf16>(v_4_));
-            unsigned b_3_ = min((8u + (q_ << 1u)), (nb_ + kf_neg_u32(1u)));
+            unsigned b_3_ = min((8u + (q_ << 1u)), (nb_ - 1u));
             unsigned short v_5_ = x_2_[(b_3_ * k_) + c_];
             xs_[2u] = kf_bf16_to_f32(kf_bitcast<kf_bf16>(v_5_));
-            unsigned b_4_ = min(((8u + (q_ << 1u)) + 1u), (nb_ + kf_neg_u32(1u)));
+            unsigned b_4_ = min(((8u + (q_ << 1u)) + 1u), (nb_ - 1u));
             unsigned short v_6_ = x_2_[(b_4_ * k_) + c_];
             xs_[3u] = kf_bf16_to_f32(kf_bitcast<kf_bf16>(v_6_));
             unsigned short v_7_ = w_2_[rbase_[0u] + c_];
@@ -1542,20 +1529,20 @@ tc_gemv_q4k_f32(const unsigned char* __restrict__ w_, const signed char* __restr
     unsigned m0_ = (blockIdx.x << 1u) << 4u;
     unsigned nbk_ = k_ >> 8u;
     acc_[0u] = kf_f32x4{{0.0f, 0.0f, 0.0f, 0.0f}};
-    rblk_[0u] = min((m0_ + g_), (m_ + kf_neg_u32(1u))) * nbk_;
+    rblk_[0u] = min((m0_ + g_), (m_ - 1u)) * nbk_;
     acc_[1u] = kf_f32x4{{0.0f, 0.0f, 0.0f, 0.0f}};
-    rblk_[1u] = min(((m0_ + g_) + 8u), (m_ + kf_neg_u32(1u))) * nbk_;
+    rblk_[1u] = min(((m0_ + g_) + 8u), (m_ - 1u)) * nbk_;
     acc_[2u] = kf_f32x4{{0.0f, 0.0f, 0.0f, 0.0f}};
-    rblk_[2u] = min(((m0_ + 16u) + g_), (m_ + kf_neg_u32(1u))) * nbk_;
+    rblk_[2u] = min(((m0_ + 16u) + g_), (m_ - 1u)) * nbk_;
     acc_[3u] = kf_f32x4{{0.0f, 0.0f, 0.0f, 0.0f}};
-    rblk_[3u] = min((((m0_ + 16u) + g_) + 8u), (m_ + kf_neg_u32(1u))) * nbk_;
+    rblk_[3u] = min((((m0_ + 16u) + g_) + 8u), (m_ - 1u)) * nbk_;
     bool two_ = nb_ > 8u;
-    xrow_[0u] = min(g_, (nb_ + kf_neg_u32(1u)));
-    xrow_[1u] = min((g_ + 8u), (nb_ + kf_neg_u32(1u)));
-    brow_[0u] = min((q_ << 1u), (nb_ + kf_neg_u32(1u)));
-    brow_[1u] = min(((q_ << 1u) + 1u), (nb_ + kf_neg_u32(1u)));
-    brow_[2u] = min((8u + (q_ << 1u)), (nb_ + kf_neg_u32(1u)));
-    brow_[3u] = min(((8u + (q_ << 1u)) + 1u), (nb_ + kf_neg_u32(1u)));
+    xrow_[0u] = min(g_, (nb_ - 1u));
+    xrow_[1u] = min((g_ + 8u), (nb_ - 1u));
+    brow_[0u] = min((q_ << 1u), (nb_ - 1u));
+    brow_[1u] = min(((q_ << 1u) + 1u), (nb_ - 1u));
+    brow_[2u] = min((8u + (q_ << 1u)), (nb_ - 1u));
+    brow_[3u] = min(((8u + (q_ << 1u)) + 1u), (nb_ - 1u));
     asm("" : "+r"(rblk_[0u]));
     asm("" : "+r"(rblk_[1u]));
     asm("" : "+r"(rblk_[2u]));
@@ -3239,20 +3226,20 @@ tc_gemv_q4k_f16(const unsigned char* __restrict__ w_, const signed char* __restr
     unsigned m0_ = (blockIdx.x << 1u) << 4u;
     unsigned nbk_ = k_ >> 8u;
     acc_[0u] = kf_f32x4{{0.0f, 0.0f, 0.0f, 0.0f}};
-    rblk_[0u] = min((m0_ + g_), (m_ + kf_neg_u32(1u))) * nbk_;
+    rblk_[0u] = min((m0_ + g_), (m_ - 1u)) * nbk_;
     acc_[1u] = kf_f32x4{{0.0f, 0.0f, 0.0f, 0.0f}};
-    rblk_[1u] = min(((m0_ + g_) + 8u), (m_ + kf_neg_u32(1u))) * nbk_;
+    rblk_[1u] = min(((m0_ + g_) + 8u), (m_ - 1u)) * nbk_;
     acc_[2u] = kf_f32x4{{0.0f, 0.0f, 0.0f, 0.0f}};
-    rblk_[2u] = min(((m0_ + 16u) + g_), (m_ + kf_neg_u32(1u))) * nbk_;
+    rblk_[2u] = min(((m0_ + 16u) + g_), (m_ - 1u)) * nbk_;
     acc_[3u] = kf_f32x4{{0.0f, 0.0f, 0.0f, 0.0f}};
-    rblk_[3u] = min((((m0_ + 16u) + g_) + 8u), (m_ + kf_neg_u32(1u))) * nbk_;
+    rblk_[3u] = min((((m0_ + 16u) + g_) + 8u), (m_ - 1u)) * nbk_;
     bool two_ = nb_ > 8u;
-    xrow_[0u] = min(g_, (nb_ + kf_neg_u32(1u)));
-    xrow_[1u] = min((g_ + 8u), (nb_ + kf_neg_u32(1u)));
-    brow_[0u] = min((q_ << 1u), (nb_ + kf_neg_u32(1u)));
-    brow_[1u] = min(((q_ << 1u) + 1u), (nb_ + kf_neg_u32(1u)));
-    brow_[2u] = min((8u + (q_ << 1u)), (nb_ + kf_neg_u32(1u)));
-    brow_[3u] = min(((8u + (q_ << 1u)) + 1u), (nb_ + kf_neg_u32(1u)));
+    xrow_[0u] = min(g_, (nb_ - 1u));
+    xrow_[1u] = min((g_ + 8u), (nb_ - 1u));
+    brow_[0u] = min((q_ << 1u), (nb_ - 1u));
+    brow_[1u] = min(((q_ << 1u) + 1u), (nb_ - 1u));
+    brow_[2u] = min((8u + (q_ << 1u)), (nb_ - 1u));
+    brow_[3u] = min(((8u + (q_ << 1u)) + 1u), (nb_ - 1u));
     asm("" : "+r"(rblk_[0u]));
     asm("" : "+r"(rblk_[1u]));
     asm("" : "+r"(rblk_[2u]));
@@ -4936,20 +4923,20 @@ tc_gemv_q4k_f16_acc(const unsigned char* __restrict__ w_, const signed char* __r
     unsigned m0_ = (blockIdx.x << 1u) << 4u;
     unsigned nbk_ = k_ >> 8u;
     acc_[0u] = kf_f32x4{{0.0f, 0.0f, 0.0f, 0.0f}};
-    rblk_[0u] = min((m0_ + g_), (m_ + kf_neg_u32(1u))) * nbk_;
+    rblk_[0u] = min((m0_ + g_), (m_ - 1u)) * nbk_;
     acc_[1u] = kf_f32x4{{0.0f, 0.0f, 0.0f, 0.0f}};
-    rblk_[1u] = min(((m0_ + g_) + 8u), (m_ + kf_neg_u32(1u))) * nbk_;
+    rblk_[1u] = min(((m0_ + g_) + 8u), (m_ - 1u)) * nbk_;
     acc_[2u] = kf_f32x4{{0.0f, 0.0f, 0.0f, 0.0f}};
-    rblk_[2u] = min(((m0_ + 16u) + g_), (m_ + kf_neg_u32(1u))) * nbk_;
+    rblk_[2u] = min(((m0_ + 16u) + g_), (m_ - 1u)) * nbk_;
     acc_[3u] = kf_f32x4{{0.0f, 0.0f, 0.0f, 0.0f}};
-    rblk_[3u] = min((((m0_ + 16u) + g_) + 8u), (m_ + kf_neg_u32(1u))) * nbk_;
+    rblk_[3u] = min((((m0_ + 16u) + g_) + 8u), (m_ - 1u)) * nbk_;
     bool two_ = nb_ > 8u;
-    xrow_[0u] = min(g_, (nb_ + kf_neg_u32(1u)));
-    xrow_[1u] = min((g_ + 8u), (nb_ + kf_neg_u32(1u)));
-    brow_[0u] = min((q_ << 1u), (nb_ + kf_neg_u32(1u)));
-    brow_[1u] = min(((q_ << 1u) + 1u), (nb_ + kf_neg_u32(1u)));
-    brow_[2u] = min((8u + (q_ << 1u)), (nb_ + kf_neg_u32(1u)));
-    brow_[3u] = min(((8u + (q_ << 1u)) + 1u), (nb_ + kf_neg_u32(1u)));
+    xrow_[0u] = min(g_, (nb_ - 1u));
+    xrow_[1u] = min((g_ + 8u), (nb_ - 1u));
+    brow_[0u] = min((q_ << 1u), (nb_ - 1u));
+    brow_[1u] = min(((q_ << 1u) + 1u), (nb_ - 1u));
+    brow_[2u] = min((8u + (q_ << 1u)), (nb_ - 1u));
+    brow_[3u] = min(((8u + (q_ << 1u)) + 1u), (nb_ - 1u));
     asm("" : "+r"(rblk_[0u]));
     asm("" : "+r"(rblk_[1u]));
     asm("" : "+r"(rblk_[2u]));
