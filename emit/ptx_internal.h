@@ -62,7 +62,15 @@
  * vector load converted u32 -> float (a signed I2F.S8: the u32 is converted
  * as the sum of its halves). Found by the H200 run of 2026-12-02: min/max
  * .f64 (after a loop, the low word of a result whose high word was dead was
- * chosen by a compare with zero: f64 min/max are setp and selp). */
+ * chosen by a compare with zero: f64 min/max are setp and selp). Found by
+ * the H200 runs of 2026-12-03, each a dropped or misplaced negation or mask:
+ * 32-bit 0 - x (and x * -1) inside a three-way VIMNMX3 (written ~x + 1, as
+ * neg already was); a - b that a min/max reads, fused into a VIADDMNMX with
+ * the wrong side negated once a became a constant in ptxas (written
+ * a + (~b + 1) where b is not a constant); u32 -> bf16 of a sign-extended
+ * byte (I2F.BF16.S8: the halves, as for the other floats); and an and/shr
+ * of the bits of a cvt to f16/bf16 packed into a 16-bit vector store (the
+ * bits come from a word holding the half twice). */
 
 /* Register classes. X(enum, prefix, decl type) */
 #define PTX_RCLASSES(X) \
