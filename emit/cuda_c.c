@@ -184,28 +184,19 @@ static const char *split_lane(kw *w, const kf_ir_ins *in, unsigned l)
  * ptxas as a constant (KF_CU_H_FSIGN). */
 static bool negzero_f32(const kw *w, kf_val v)
 {
-    const vinfo *vi = &w->v[v];
-    const kf_ir_ins *d = vi->ndefs == 1 ? &w->k->ins[vi->def] : NULL;
-    return d && d->op == KF_IR_CONST && w->k->vals[v].type.kind == KF_TK_SCALAR && d->type.scalar == KF_S_F32 &&
-           (uint32_t)d->imm == 0x80000000u;
+    const kf_ir_ins *d = kf_cu_const_def(w, v);
+    return d && w->k->vals[v].type.kind == KF_TK_SCALAR && d->type.scalar == KF_S_F32 && (uint32_t)d->imm == 0x80000000u;
 }
 
 /* A 32-bit integer 0 - x: written as the negation (kf_neg_i32/_u32, ~x + 1
  * in PTX), since ptxas 13 drops the negation of sub 0, x as of neg.s32
  * inside a three-way VIMNMX3 (max(max(0 - y, 0 - x), ~l) gave max(-y, x,
  * ~l): case regress_nested_minmax). */
-static const kf_ir_ins *const_def(const kw *w, kf_val v)
-{
-    const vinfo *vi = &w->v[v];
-    const kf_ir_ins *d = vi->ndefs == 1 ? &w->k->ins[vi->def] : NULL;
-    return d && d->op == KF_IR_CONST ? d : NULL;
-}
-
 static bool zero_minus(const kw *w, const kf_ir_ins *in)
 {
     kf_scalar s = (kf_scalar)w->k->vals[in->dst].type.scalar;
     if (in->sub != KF_OP_SUB || (s != KF_S_I32 && s != KF_S_U32)) return false;
-    const kf_ir_ins *d = const_def(w, in->a[0]);
+    const kf_ir_ins *d = kf_cu_const_def(w, in->a[0]);
     return d && (uint32_t)d->imm == 0;
 }
 
@@ -231,9 +222,10 @@ static const char *lane_expr(kw *w, const kf_ir_ins *in, unsigned l)
     case KF_IR_BINOP:
         if (zero_minus(w, in)) return kf_cu_unop(w->c, KF_OP_NEG, s, lane(w, in->a[1], l));
         if (in->sub == KF_OP_SUB && (s == KF_S_U32 || s == KF_S_I32) && (w->mm[in->dst] & MM_USE) &&
-            !const_def(w, in->a[1])) {
-            /* a - b read by an integer min/max: a + (~b + 1), as the PTX path (ptxas 13 negates the
-             * wrong side of a subtraction it fuses into a VIADDMNMX: difftest seed 2309 program 10046) */
+            !kf_cu_const_def(w, in->a[1])) {
+            /* a - b (b not a constant) that an integer min, max, clamp or select reads (MM_USE):
+             * a + (~b + 1), as the PTX path (ptxas 13 negates the wrong side of a subtraction it
+             * fuses into a VIADDMNMX: difftest seed 2309 program 10046) */
             const char *nb = kf_cu_unop(w->c, KF_OP_NEG, s, lane(w, in->a[1], l));
             return s == KF_S_U32 ? kf_cu_str(w->c, "%s + %s", lane(w, in->a[0], l), nb)
                                  : kf_cu_str(w->c, "(int)((unsigned)%s + (unsigned)%s)", lane(w, in->a[0], l), nb);

@@ -163,6 +163,8 @@ bool kf_cu_pure_arith(uint16_t op);
  * is pinned at its start; array ai's elements read in it are. */
 bool kf_cu_pin_value(const kf_cu_kernel *w, uint32_t l, kf_val v);
 bool kf_cu_pin_array(const kf_cu_kernel *w, uint32_t l, uint32_t ai);
+/* The CONST instruction that is value v's only definition, or NULL. */
+const kf_ir_ins *kf_cu_const_def(const kf_cu_kernel *w, kf_val v);
 /* A vector BINOP/UNOP/CVT/MATH, written one statement per lane. */
 bool kf_cu_per_lane(const kf_cu_kernel *w, uint32_t i);
 /* A BINOP (+ - *) or MATH (fma min max abs) on an f16/bf16 vector: one

@@ -878,6 +878,13 @@ bool kf_cu_pin_array(const kw *w, uint32_t l, uint32_t ai)
     return true;
 }
 
+const kf_ir_ins *kf_cu_const_def(const kw *w, kf_val v)
+{
+    const vinfo *vi = &w->v[v];
+    const kf_ir_ins *d = vi->ndefs == 1 ? &w->k->ins[vi->def] : NULL;
+    return d && d->op == KF_IR_CONST ? d : NULL;
+}
+
 /* The operand that in passes on unchanged, or 0: an integer x + 0, x - 0,
  * x | 0, x ^ 0, x << 0, x >> 0, x * 1, x / 1, x & ~0 (either side where
  * the operator commutes), or a conversion between integer types of one
@@ -892,12 +899,10 @@ static kf_val passes_through(const kw *w, const kf_ir_ins *in)
                    ? in->a[0]
                    : 0;
     if (in->op != KF_IR_BINOP) return 0;
-    uint32_t bits = kf_type_bits(vals[in->dst].type);
-    uint64_t ones = bits == 64 ? ~0ull : (1ull << bits) - 1;
+    uint64_t ones = kf_scalar_ones((kf_scalar)vals[in->dst].type.scalar);
     for (int side = 1; side >= 0; side--) {
-        const vinfo *ci = &w->v[in->a[side]];
-        const kf_ir_ins *d = ci->ndefs == 1 ? &w->k->ins[ci->def] : NULL;
-        if (!d || d->op != KF_IR_CONST) continue;
+        const kf_ir_ins *d = kf_cu_const_def(w, in->a[side]);
+        if (!d) continue;
         uint64_t c = d->imm & ones;
         bool right_only = in->sub == KF_OP_SUB || in->sub == KF_OP_SHL || in->sub == KF_OP_SHR || in->sub == KF_OP_DIV;
         if (side == 0 && right_only) continue;

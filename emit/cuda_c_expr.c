@@ -213,7 +213,7 @@ static const char *decimal(char buf[24], uint64_t v, bool neg)
 static const char *int_literal(kf_cu *c, kf_scalar s, uint64_t bits)
 {
     unsigned nb = sbits(s);
-    uint64_t mask = nb == 64 ? ~0ull : ((1ull << nb) - 1);
+    uint64_t mask = kf_scalar_ones(s);
     bits &= mask;
     bool neg = sclass(s) == 'i' && (bits >> (nb - 1)) & 1;
     uint64_t mag = neg ? (0ull - (bits | ~mask)) : bits;   /* |value| */

@@ -647,25 +647,27 @@ static void emit_binop(ptx_cx *cx, const kf_ir_ins *in)
      * sub 0, x (or mul by -1) inside a VIMNMX3 as it does neg.s32's (difftest
      * seed 2303 program 15603's nests: max(max(0 - y, 0 - x), ~l) gave
      * max(-y, x, ~l); case regress_nested_minmax) */
-    uint64_t ca, ones = kf_scalar_bytes[s] == 8 ? ~0ull : (1ull << (8 * kf_scalar_bytes[s])) - 1;
+    uint64_t ca, ones = kf_scalar_ones(s);
     bool int_s = s != KF_S_BOOL && !is_float_s(s) && !is_half(s);
-    bool neg = int_s && ((op == KF_OP_SUB && kf_ptx_const_of(cx, in->a[0], &ca) && (ca & ones) == 0) ||
-                         (op == KF_OP_MUL && bconst && (cb & ones) == ones));
-    for (uint32_t l = 0; l < nlanes(in->type) && neg; l++)
-        int_neg(cx, s, kf_ptx_reg(cx, in->dst, l).s, kf_ptx_reg(cx, op == KF_OP_SUB ? in->a[1] : va, l).s);
-    /* a - b (b not a constant) that an integer min/max reads: a + (~b + 1). ptxas 13 fuses the
-     * subtraction into a VIADDMNMX and, when a becomes a constant only in
-     * its own folding, negates the wrong side: max(x & 16, 16 - v) as
-     * max(v - 16, x & 16) (difftest seed 2309 program 10046) */
-    bool split = !neg && !bconst && op == KF_OP_SUB && int_s && kf_scalar_bytes[s] == 4 &&
-                 kf_ir_feeds_int_minmax(cx->k, in->dst);
-    for (uint32_t l = 0; l < nlanes(in->type) && split; l++) {
-        preg t = kf_ptx_tmp(cx, PTX_RC_R);
-        int_neg(cx, s, t.s, kf_ptx_reg(cx, vb, l).s);
-        kf_ptx_ins(cx, "add.%s %s, %s, %s", wrap_type(s), kf_ptx_reg(cx, in->dst, l).s, kf_ptx_reg(cx, va, l).s, t.s);
+    if (int_s && ((op == KF_OP_SUB && kf_ptx_const_of(cx, in->a[0], &ca) && (ca & ones) == 0) ||
+                  (op == KF_OP_MUL && bconst && (cb & ones) == ones))) {
+        for (uint32_t l = 0; l < nlanes(in->type); l++)
+            int_neg(cx, s, kf_ptx_reg(cx, in->dst, l).s, kf_ptx_reg(cx, op == KF_OP_SUB ? in->a[1] : va, l).s);
+        return;
     }
-    neg |= split;
-    for (uint32_t l = 0; l < nlanes(in->type) && !neg; l++) {
+    /* a - b (b not a constant) that an integer min/max reads: a + (~b + 1).
+     * ptxas 13 fuses the subtraction into a VIADDMNMX and, when a becomes a
+     * constant only in its own folding, negates the wrong side: max(x & 16,
+     * 16 - v) as max(v - 16, x & 16) (difftest seed 2309 program 10046) */
+    if (int_s && !bconst && op == KF_OP_SUB && kf_scalar_bytes[s] == 4 && kf_ir_feeds_int_minmax(cx->k, in->dst)) {
+        for (uint32_t l = 0; l < nlanes(in->type); l++) {
+            preg t = kf_ptx_tmp(cx, PTX_RC_R);
+            int_neg(cx, s, t.s, kf_ptx_reg(cx, vb, l).s);
+            kf_ptx_ins(cx, "add.%s %s, %s, %s", wrap_type(s), kf_ptx_reg(cx, in->dst, l).s, kf_ptx_reg(cx, va, l).s, t.s);
+        }
+        return;
+    }
+    for (uint32_t l = 0; l < nlanes(in->type); l++) {
         preg d = kf_ptx_reg(cx, in->dst, l), a = kf_ptx_reg(cx, va, l), b = kf_ptx_opnd(cx, vb, l);
         if (bconst && !is_float_s(s) && const_int_binop(cx, op, s, d.s, a.s, cb)) continue;
         if (s == KF_S_BOOL) {

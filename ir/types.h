@@ -36,6 +36,8 @@ static inline bool kf_type_is_untyped(kf_type t) { return t.scalar == KF_S_UINT 
 /* Bytes of one value (scalar or vector) or of one buffer/array element. */
 static inline uint32_t kf_type_elem_bytes(kf_type t) { return (uint32_t)kf_scalar_bytes[t.scalar] * t.lanes; }
 static inline uint32_t kf_type_bits(kf_type t) { return 8u * kf_scalar_bytes[t.scalar]; }
+/* Every bit of scalar s's width set (the bits an integer constant of s keeps). */
+static inline uint64_t kf_scalar_ones(kf_scalar s) { return kf_scalar_bytes[s] == 8 ? ~0ull : (1ull << (8 * kf_scalar_bytes[s])) - 1; }
 bool kf_type_eq(kf_type a, kf_type b);
 /* kf_type_str ("f32x4", "&mut [f16]", "u32[8]") and kf_type_from_name are
  * public (include/kforge.h). */

@@ -714,9 +714,8 @@ static void ref_regress_byte_to_bf16(ref_ctx *r)
     for (size_t i = 0; i < n && i < nv && i < nf && i < nw; i++)
         for (int l = 0; l < 4; l++) {
             double u = (uint32_t)(int32_t)v[4 * i + l];   /* sign-extended, then unsigned */
-            double b = bf16_value(bf16_bits(u));
             f[4 * i + l] = bf16_bits(u);
-            w[4 * i + l] = b >= 2147483647.0 ? INT32_MAX : (int32_t)b;   /* truncated, saturating */
+            w[4 * i + l] = (int32_t)to_int(bf16_value(f[4 * i + l]), INT32_MIN, INT32_MAX);
         }
     out_free(r, "f", KF_S_BF16, f, 4 * nf);
     out_free(r, "w", KF_S_I32, w, 4 * nw);
@@ -752,9 +751,7 @@ static void ref_regress_sub_minmax(ref_ctx *r)
     for (size_t t = 0; t < no && t < nx; t++) {
         size_t src = t / 32 * 32 + (t % 32 + 2) % 32;   /* two lanes up, in the thread's block */
         double f = src < nx ? kf_ref_f16_value(x[src]) : 0;
-        uint32_t v = isnan(f) || f <= 0 ? 0 : f >= 4294967295.0 ? UINT32_MAX : (uint32_t)f;   /* truncated, saturating */
-        uint32_t a = (uint32_t)t & 16, b = 16u - v;
-        o[t] = a > b ? a : b;
+        o[t] = umax32((uint32_t)t & 16, 16u - (uint32_t)to_int(f, 0, UINT32_MAX));
     }
     out_free(r, "o", KF_S_U32, o, no);
     free(x);
