@@ -54,6 +54,7 @@ __device__ __forceinline__ float kf_fast_div(float a, float b) { return __fmul_r
 
 /* vectors: 16-byte (size) aligned, lanes in v[] */
 struct __align__(16) kf_f16x8 { kf_f16 v[8]; };
+struct __align__(8) kf_f32x2 { float v[2]; };
 
 /* Programmatic dependent launch (sm_90): a kernel launched as a dependent may
    start before the previous one ends; it waits for that one's writes first.
@@ -64,7 +65,7 @@ __device__ __forceinline__ void kf_pdl_wait() {
 #endif
 }
 
-/* kernel rope_neox (rope.kf:514) */
+/* kernel rope_neox (rope.kf:517) */
 extern "C" __global__ void __launch_bounds__(256)
 rope_neox(kf_f16* __restrict__ x_, const unsigned* __restrict__ pos_, unsigned t_, unsigned h_, unsigned d_, float theta_)
 {
@@ -295,7 +296,7 @@ rope_neox(kf_f16* __restrict__ x_, const unsigned* __restrict__ pos_, unsigned t
     }
 }
 
-/* kernel rope_gptj (rope.kf:526) */
+/* kernel rope_gptj (rope.kf:529) */
 extern "C" __global__ void __launch_bounds__(256)
 rope_gptj(kf_f16* __restrict__ x_, const unsigned* __restrict__ pos_, unsigned t_, unsigned h_, unsigned d_, float theta_)
 {
@@ -494,7 +495,7 @@ rope_gptj(kf_f16* __restrict__ x_, const unsigned* __restrict__ pos_, unsigned t
     }
 }
 
-/* kernel rope_qkv_neox (rope.kf:536) */
+/* kernel rope_qkv_neox (rope.kf:539) */
 extern "C" __global__ void __launch_bounds__(256)
 rope_qkv_neox(const kf_f16* __restrict__ qkv_, const unsigned* __restrict__ pos_, kf_f16* __restrict__ q_, kf_f16* __restrict__ kc_, kf_f16* __restrict__ vc_, unsigned t_, unsigned h_, unsigned hkv_, unsigned l_, unsigned d_, float theta_)
 {
@@ -763,7 +764,7 @@ rope_qkv_neox(const kf_f16* __restrict__ qkv_, const unsigned* __restrict__ pos_
     }
 }
 
-/* kernel rope_qkv_gptj (rope.kf:543) */
+/* kernel rope_qkv_gptj (rope.kf:546) */
 extern "C" __global__ void __launch_bounds__(256)
 rope_qkv_gptj(const kf_f16* __restrict__ qkv_, const unsigned* __restrict__ pos_, kf_f16* __restrict__ q_, kf_f16* __restrict__ kc_, kf_f16* __restrict__ vc_, unsigned t_, unsigned h_, unsigned hkv_, unsigned l_, unsigned d_, float theta_)
 {
@@ -993,5 +994,36 @@ rope_qkv_gptj(const kf_f16* __restrict__ qkv_, const unsigned* __restrict__ pos_
             v8_[base8_6_ + t62_] = ou_2_;
             v8_[(base8_6_ + (d_ >> 4u)) + t62_] = ov_2_;
         }
+    }
+}
+
+/* kernel rope_table (rope.kf:558) */
+extern "C" __global__ void __launch_bounds__(256)
+rope_table(kf_f32x2* __restrict__ cs_, const unsigned* __restrict__ pos_, unsigned t_, unsigned d_, float theta_)
+{
+    kf_pdl_wait();
+    extern __shared__ __align__(16) unsigned char kf_dyn_shared[];
+    double *const tab_ = (double *)kf_dyn_shared;
+    if (threadIdx.x < (d_ >> 1u)) {
+        double lt_ = log2((double)theta_);
+        unsigned t14_ = d_ >> 1u;
+        #pragma unroll 1
+        for (unsigned i_ = threadIdx.x; i_ < t14_; i_ = i_ + blockDim.x) {
+            tab_[i_] = exp2(__dmul_rn(__dmul_rn(-(double)i_, __ddiv_rn(2.0, (double)d_)), lt_));
+        }
+    }
+    __syncthreads();
+    unsigned i_2_ = (blockIdx.x * blockDim.x) + threadIdx.x;
+    if (i_2_ < (t_ * (d_ >> 1u))) {
+        double p_ = (double)pos_[i_2_ / (d_ >> 1u)];
+        unsigned i_3_ = i_2_ % (d_ >> 1u);
+        double a_ = __dmul_rn(p_, tab_[i_3_]);
+        double k_ = floor(__fma_rn(a_, 0.15915494309189535, 0.5));
+        double r_ = __fma_rn(-k_, 2.4492935982947064e-16, __fma_rn(-k_, 6.283185307179586, a_));
+        float rf_ = __double2float_rn(r_);
+        float t57_ = kf_cos_approx(rf_);
+        float t58_ = kf_sin_approx(rf_);
+        kf_f32x2 t60_ = kf_f32x2{{t57_, t58_}};
+        cs_[i_2_] = t60_;
     }
 }

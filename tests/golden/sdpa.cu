@@ -53,6 +53,18 @@ __device__ __forceinline__ unsigned kf_neg_u32(unsigned a) { unsigned r; asm("{ 
 __device__ __forceinline__ int kf_abs_i32(int a) { int r; asm("{ .reg .s32 t; not.b32 t, %1; add.s32 t, t, 1; max.s32 %0, %1, t; }" : "=r"(r) : "r"(a)); return r; }
 __device__ __forceinline__ long long kf_abs_i64(long long a) { long long r; asm("{ .reg .s64 t; neg.s64 t, %1; max.s64 %0, %1, t; }" : "=l"(r) : "l"(a)); return r; }
 
+/* f32 negation, and a select of a -0.0 constant, in PTX that NVVM does not see through:
+   ptxas 13 makes selp.f32 of two constants, one of them -0.0, an integer select and a
+   conversion (or FSET.BF) that gives +0.0, and NVVM folds a negation into a select of
+   constants: -(float)b became selp.f32 -1.0, -0.0 (difftest seed 11 program 2249). */
+__device__ __forceinline__ float kf_neg_f32(float x) { float r; asm("neg.f32 %0, %1;" : "=f"(r) : "f"(x)); return r; }
+__device__ __forceinline__ float kf_sel_f32(bool c, float a, float b)
+{
+    float r;
+    asm("{ .reg .pred p; setp.ne.u32 p, %1, 0; selp.b32 %0, %2, %3, p; }" : "=f"(r) : "r"((unsigned)c), "f"(a), "f"(b));
+    return r;
+}
+
 /* f32 math on the hardware approximations (bounds: see the table atop
    kforge's emit/cuda_c_prelude.c), and abs as the bit operation it is:
    ptxas 13 takes abs.f32 (fabsf) for never NaN and folds -1 < fabsf(x) to true */
@@ -128,6 +140,7 @@ struct __align__(4) kf_i8x4 { signed char v[4]; };
 struct __align__(4) kf_f16x2 { kf_f16 v[2]; };
 struct __align__(8) kf_f16x4 { kf_f16 v[4]; };
 struct __align__(16) kf_f16x8 { kf_f16 v[8]; };
+struct __align__(8) kf_f32x2 { float v[2]; };
 struct __align__(16) kf_f32x4 { float v[4]; };
 
 /* A vector of 16-bit lanes as 32-bit words, a pair of lanes each (the low
@@ -216,7 +229,7 @@ __device__ __forceinline__ void kf_pdl_wait() {
 #endif
 }
 
-/* kernel sdpa_decode_split_simt (sdpa.kf:185) */
+/* kernel sdpa_decode_split_simt (sdpa.kf:190) */
 extern "C" __global__ void __launch_bounds__(128)
 sdpa_decode_split_simt(const kf_f16* __restrict__ q_, const kf_f16* __restrict__ kc_, const kf_f16* __restrict__ vc_, const unsigned* __restrict__ lens_, float* __restrict__ po_, float* __restrict__ plse_, unsigned b_, unsigned h_, unsigned hkv_, unsigned l_, unsigned split_)
 {
@@ -755,7 +768,7 @@ sdpa_decode_split_simt(const kf_f16* __restrict__ q_, const kf_f16* __restrict__
     }
 }
 
-/* kernel sdpa_decode_split (sdpa.kf:840) */
+/* kernel sdpa_decode_split (sdpa.kf:1004) */
 extern "C" __global__ void __launch_bounds__(64)
 sdpa_decode_split(const kf_f16* __restrict__ q_, const kf_f16* __restrict__ kc_, const kf_f16* __restrict__ vc_, const unsigned* __restrict__ lens_, float* __restrict__ po_, float* __restrict__ plse_, unsigned b_, unsigned h_, unsigned hkv_, unsigned l_, unsigned split_)
 {
@@ -778,12 +791,12 @@ sdpa_decode_split(const kf_f16* __restrict__ q_, const kf_f16* __restrict__ kc_,
     unsigned qd_ = lane_ & 3u;
     unsigned r8_ = lane_ & 7u;
     unsigned mi_ = lane_ >> 3u;
-    unsigned t63_ = kf_min_u32(lraw_, l_);
-    if (p0_ >= t63_) {
+    unsigned t78_ = kf_min_u32(lraw_, l_);
+    if (p0_ >= t78_) {
     } else {
-        unsigned t70_ = kf_min_u32((p0_ + split_), t63_);
-        unsigned t72_ = t70_ - p0_;
-        unsigned nsq_ = (t72_ >> 5u) + (((t72_ & 31u) != 0u) ? 1u : 0u);
+        unsigned t84_ = kf_min_u32((p0_ + split_), t78_);
+        unsigned t86_ = t84_ - p0_;
+        unsigned nsq_ = (t86_ >> 5u) + (((t86_ & 31u) != 0u) ? 1u : 0u);
         #pragma unroll 1
         for (unsigned c_ = threadIdx.x; c_ < 256u; c_ = c_ + 64u) {
             unsigned row_ = c_ >> 4u;
@@ -797,64 +810,64 @@ sdpa_decode_split(const kf_f16* __restrict__ q_, const kf_f16* __restrict__ kc_,
             unsigned dst0_ = (2176u + (tr0_ * 136u)) + (part_2_ << 3u);
             unsigned src0_ = ((((((bi_ * l_) + p0_) + tr0_) * hkv_) + kvh_) << 7u) + (part_2_ << 3u);
             unsigned safe_ = (((((bi_ * l_) + p0_) * hkv_) + kvh_) << 7u) + (part_2_ << 3u);
-            bool ok_ = (p0_ + tr0_) < t70_;
+            bool ok_ = (p0_ + tr0_) < t84_;
             unsigned n_ = ok_ ? 16u : 0u;
             unsigned src_ = ok_ ? src0_ : safe_;
             kf_cp_async_n(&sm_[dst0_], &kc_[src_], n_);
             kf_cp_async_n(&sm_[dst0_ + 4352u], &vc_[src_], n_);
             unsigned r_ = (p0_ + tr0_) + 4u;
-            bool ok_2_ = r_ < t70_;
+            bool ok_2_ = r_ < t84_;
             unsigned n_2_ = ok_2_ ? 16u : 0u;
-            unsigned t320_ = src0_ + ((hkv_ << 2u) << 7u);
-            unsigned src_2_ = ok_2_ ? t320_ : safe_;
+            unsigned t365_ = src0_ + ((hkv_ << 2u) << 7u);
+            unsigned src_2_ = ok_2_ ? t365_ : safe_;
             unsigned dst_ = dst0_ + 544u;
             kf_cp_async_n(&sm_[dst_], &kc_[src_2_], n_2_);
             kf_cp_async_n(&sm_[dst_ + 4352u], &vc_[src_2_], n_2_);
             unsigned r_2_ = (p0_ + tr0_) + 8u;
-            bool ok_3_ = r_2_ < t70_;
+            bool ok_3_ = r_2_ < t84_;
             unsigned n_3_ = ok_3_ ? 16u : 0u;
-            unsigned t343_ = src0_ + ((hkv_ << 3u) << 7u);
-            unsigned src_3_ = ok_3_ ? t343_ : safe_;
+            unsigned t397_ = src0_ + ((hkv_ << 3u) << 7u);
+            unsigned src_3_ = ok_3_ ? t397_ : safe_;
             unsigned dst_2_ = dst0_ + 1088u;
             kf_cp_async_n(&sm_[dst_2_], &kc_[src_3_], n_3_);
             kf_cp_async_n(&sm_[dst_2_ + 4352u], &vc_[src_3_], n_3_);
             unsigned r_3_ = (p0_ + tr0_) + 12u;
-            bool ok_4_ = r_3_ < t70_;
+            bool ok_4_ = r_3_ < t84_;
             unsigned n_4_ = ok_4_ ? 16u : 0u;
-            unsigned t366_ = src0_ + ((12u * hkv_) << 7u);
-            unsigned src_4_ = ok_4_ ? t366_ : safe_;
+            unsigned t429_ = src0_ + ((12u * hkv_) << 7u);
+            unsigned src_4_ = ok_4_ ? t429_ : safe_;
             unsigned dst_3_ = dst0_ + 1632u;
             kf_cp_async_n(&sm_[dst_3_], &kc_[src_4_], n_4_);
             kf_cp_async_n(&sm_[dst_3_ + 4352u], &vc_[src_4_], n_4_);
             unsigned r_4_ = (p0_ + tr0_) + 16u;
-            bool ok_5_ = r_4_ < t70_;
+            bool ok_5_ = r_4_ < t84_;
             unsigned n_5_ = ok_5_ ? 16u : 0u;
-            unsigned t389_ = src0_ + ((hkv_ << 4u) << 7u);
-            unsigned src_5_ = ok_5_ ? t389_ : safe_;
+            unsigned t461_ = src0_ + ((hkv_ << 4u) << 7u);
+            unsigned src_5_ = ok_5_ ? t461_ : safe_;
             unsigned dst_4_ = dst0_ + 2176u;
             kf_cp_async_n(&sm_[dst_4_], &kc_[src_5_], n_5_);
             kf_cp_async_n(&sm_[dst_4_ + 4352u], &vc_[src_5_], n_5_);
             unsigned r_5_ = (p0_ + tr0_) + 20u;
-            bool ok_6_ = r_5_ < t70_;
+            bool ok_6_ = r_5_ < t84_;
             unsigned n_6_ = ok_6_ ? 16u : 0u;
-            unsigned t412_ = src0_ + ((20u * hkv_) << 7u);
-            unsigned src_6_ = ok_6_ ? t412_ : safe_;
+            unsigned t493_ = src0_ + ((20u * hkv_) << 7u);
+            unsigned src_6_ = ok_6_ ? t493_ : safe_;
             unsigned dst_5_ = dst0_ + 2720u;
             kf_cp_async_n(&sm_[dst_5_], &kc_[src_6_], n_6_);
             kf_cp_async_n(&sm_[dst_5_ + 4352u], &vc_[src_6_], n_6_);
             unsigned r_6_ = (p0_ + tr0_) + 24u;
-            bool ok_7_ = r_6_ < t70_;
+            bool ok_7_ = r_6_ < t84_;
             unsigned n_7_ = ok_7_ ? 16u : 0u;
-            unsigned t435_ = src0_ + ((24u * hkv_) << 7u);
-            unsigned src_7_ = ok_7_ ? t435_ : safe_;
+            unsigned t525_ = src0_ + ((24u * hkv_) << 7u);
+            unsigned src_7_ = ok_7_ ? t525_ : safe_;
             unsigned dst_6_ = dst0_ + 3264u;
             kf_cp_async_n(&sm_[dst_6_], &kc_[src_7_], n_7_);
             kf_cp_async_n(&sm_[dst_6_ + 4352u], &vc_[src_7_], n_7_);
             unsigned r_7_ = (p0_ + tr0_) + 28u;
-            bool ok_8_ = r_7_ < t70_;
+            bool ok_8_ = r_7_ < t84_;
             unsigned n_8_ = ok_8_ ? 16u : 0u;
-            unsigned t458_ = src0_ + ((28u * hkv_) << 7u);
-            unsigned src_8_ = ok_8_ ? t458_ : safe_;
+            unsigned t557_ = src0_ + ((28u * hkv_) << 7u);
+            unsigned src_8_ = ok_8_ ? t557_ : safe_;
             unsigned dst_7_ = dst0_ + 3808u;
             kf_cp_async_n(&sm_[dst_7_], &kc_[src_8_], n_8_);
             kf_cp_async_n(&sm_[dst_7_ + 4352u], &vc_[src_8_], n_8_);
@@ -867,72 +880,72 @@ sdpa_decode_split(const kf_f16* __restrict__ q_, const kf_f16* __restrict__ kc_,
             unsigned dst0_2_ = (10880u + (tr0_2_ * 136u)) + (part_3_ << 3u);
             unsigned src0_2_ = ((((((bi_ * l_) + pb_) + tr0_2_) * hkv_) + kvh_) << 7u) + (part_3_ << 3u);
             unsigned safe_2_ = (((((bi_ * l_) + p0_) * hkv_) + kvh_) << 7u) + (part_3_ << 3u);
-            bool ok_9_ = (pb_ + tr0_2_) < t70_;
+            bool ok_9_ = (pb_ + tr0_2_) < t84_;
             unsigned n_9_ = ok_9_ ? 16u : 0u;
             unsigned src_9_ = ok_9_ ? src0_2_ : safe_2_;
             kf_cp_async_n(&sm_[dst0_2_], &kc_[src_9_], n_9_);
             kf_cp_async_n(&sm_[dst0_2_ + 4352u], &vc_[src_9_], n_9_);
             unsigned r_8_ = (pb_ + tr0_2_) + 4u;
-            bool ok_10_ = r_8_ < t70_;
+            bool ok_10_ = r_8_ < t84_;
             unsigned n_10_ = ok_10_ ? 16u : 0u;
-            unsigned t673_ = src0_2_ + ((hkv_ << 2u) << 7u);
-            unsigned src_10_ = ok_10_ ? t673_ : safe_2_;
+            unsigned t801_ = src0_2_ + ((hkv_ << 2u) << 7u);
+            unsigned src_10_ = ok_10_ ? t801_ : safe_2_;
             unsigned dst_8_ = dst0_2_ + 544u;
             kf_cp_async_n(&sm_[dst_8_], &kc_[src_10_], n_10_);
             kf_cp_async_n(&sm_[dst_8_ + 4352u], &vc_[src_10_], n_10_);
             unsigned r_9_ = (pb_ + tr0_2_) + 8u;
-            bool ok_11_ = r_9_ < t70_;
+            bool ok_11_ = r_9_ < t84_;
             unsigned n_11_ = ok_11_ ? 16u : 0u;
-            unsigned t696_ = src0_2_ + ((hkv_ << 3u) << 7u);
-            unsigned src_11_ = ok_11_ ? t696_ : safe_2_;
+            unsigned t833_ = src0_2_ + ((hkv_ << 3u) << 7u);
+            unsigned src_11_ = ok_11_ ? t833_ : safe_2_;
             unsigned dst_9_ = dst0_2_ + 1088u;
             kf_cp_async_n(&sm_[dst_9_], &kc_[src_11_], n_11_);
             kf_cp_async_n(&sm_[dst_9_ + 4352u], &vc_[src_11_], n_11_);
             unsigned r_10_ = (pb_ + tr0_2_) + 12u;
-            bool ok_12_ = r_10_ < t70_;
+            bool ok_12_ = r_10_ < t84_;
             unsigned n_12_ = ok_12_ ? 16u : 0u;
-            unsigned t719_ = src0_2_ + ((12u * hkv_) << 7u);
-            unsigned src_12_ = ok_12_ ? t719_ : safe_2_;
+            unsigned t865_ = src0_2_ + ((12u * hkv_) << 7u);
+            unsigned src_12_ = ok_12_ ? t865_ : safe_2_;
             unsigned dst_10_ = dst0_2_ + 1632u;
             kf_cp_async_n(&sm_[dst_10_], &kc_[src_12_], n_12_);
             kf_cp_async_n(&sm_[dst_10_ + 4352u], &vc_[src_12_], n_12_);
             unsigned r_11_ = (pb_ + tr0_2_) + 16u;
-            bool ok_13_ = r_11_ < t70_;
+            bool ok_13_ = r_11_ < t84_;
             unsigned n_13_ = ok_13_ ? 16u : 0u;
-            unsigned t742_ = src0_2_ + ((hkv_ << 4u) << 7u);
-            unsigned src_13_ = ok_13_ ? t742_ : safe_2_;
+            unsigned t897_ = src0_2_ + ((hkv_ << 4u) << 7u);
+            unsigned src_13_ = ok_13_ ? t897_ : safe_2_;
             unsigned dst_11_ = dst0_2_ + 2176u;
             kf_cp_async_n(&sm_[dst_11_], &kc_[src_13_], n_13_);
             kf_cp_async_n(&sm_[dst_11_ + 4352u], &vc_[src_13_], n_13_);
             unsigned r_12_ = (pb_ + tr0_2_) + 20u;
-            bool ok_14_ = r_12_ < t70_;
+            bool ok_14_ = r_12_ < t84_;
             unsigned n_14_ = ok_14_ ? 16u : 0u;
-            unsigned t765_ = src0_2_ + ((20u * hkv_) << 7u);
-            unsigned src_14_ = ok_14_ ? t765_ : safe_2_;
+            unsigned t929_ = src0_2_ + ((20u * hkv_) << 7u);
+            unsigned src_14_ = ok_14_ ? t929_ : safe_2_;
             unsigned dst_12_ = dst0_2_ + 2720u;
             kf_cp_async_n(&sm_[dst_12_], &kc_[src_14_], n_14_);
             kf_cp_async_n(&sm_[dst_12_ + 4352u], &vc_[src_14_], n_14_);
             unsigned r_13_ = (pb_ + tr0_2_) + 24u;
-            bool ok_15_ = r_13_ < t70_;
+            bool ok_15_ = r_13_ < t84_;
             unsigned n_15_ = ok_15_ ? 16u : 0u;
-            unsigned t788_ = src0_2_ + ((24u * hkv_) << 7u);
-            unsigned src_15_ = ok_15_ ? t788_ : safe_2_;
+            unsigned t961_ = src0_2_ + ((24u * hkv_) << 7u);
+            unsigned src_15_ = ok_15_ ? t961_ : safe_2_;
             unsigned dst_13_ = dst0_2_ + 3264u;
             kf_cp_async_n(&sm_[dst_13_], &kc_[src_15_], n_15_);
             kf_cp_async_n(&sm_[dst_13_ + 4352u], &vc_[src_15_], n_15_);
             unsigned r_14_ = (pb_ + tr0_2_) + 28u;
-            bool ok_16_ = r_14_ < t70_;
+            bool ok_16_ = r_14_ < t84_;
             unsigned n_16_ = ok_16_ ? 16u : 0u;
-            unsigned t811_ = src0_2_ + ((28u * hkv_) << 7u);
-            unsigned src_16_ = ok_16_ ? t811_ : safe_2_;
+            unsigned t993_ = src0_2_ + ((28u * hkv_) << 7u);
+            unsigned src_16_ = ok_16_ ? t993_ : safe_2_;
             unsigned dst_14_ = dst0_2_ + 3808u;
             kf_cp_async_n(&sm_[dst_14_], &kc_[src_16_], n_16_);
             kf_cp_async_n(&sm_[dst_14_ + 4352u], &vc_[src_16_], n_16_);
         }
         kf_cp_async_commit();
-        unsigned p1_ = kf_min_u32((p0_ + split_), t63_);
-        unsigned t819_ = p1_ - p0_;
-        unsigned nset_ = (t819_ >> 5u) + (((t819_ & 31u) != 0u) ? 1u : 0u);
+        unsigned p1_ = kf_min_u32((p0_ + split_), t78_);
+        unsigned t2379_ = p1_ - p0_;
+        unsigned nset_ = (t2379_ >> 5u) + (((t2379_ & 31u) != 0u) ? 1u : 0u);
         unsigned st_use_ = 0u;
         unsigned st_fill_ = 2u;
         float m_run_ = __uint_as_float(0xff800000u);
@@ -965,368 +978,368 @@ sdpa_decode_split(const kf_f16* __restrict__ q_, const kf_f16* __restrict__ kc_,
                 unsigned r_15_ = (pb_2_ + tr0_3_) + 4u;
                 bool ok_18_ = r_15_ < p1_;
                 unsigned n_18_ = ok_18_ ? 16u : 0u;
-                unsigned t1107_ = src0_3_ + ((hkv_ << 2u) << 7u);
-                unsigned src_18_ = ok_18_ ? t1107_ : safe_3_;
+                unsigned t3383_ = src0_3_ + ((hkv_ << 2u) << 7u);
+                unsigned src_18_ = ok_18_ ? t3383_ : safe_3_;
                 unsigned dst_15_ = dst0_3_ + 544u;
                 kf_cp_async_n(&sm_[dst_15_], &kc_[src_18_], n_18_);
                 kf_cp_async_n(&sm_[dst_15_ + 4352u], &vc_[src_18_], n_18_);
                 unsigned r_16_ = (pb_2_ + tr0_3_) + 8u;
                 bool ok_19_ = r_16_ < p1_;
                 unsigned n_19_ = ok_19_ ? 16u : 0u;
-                unsigned t1130_ = src0_3_ + ((hkv_ << 3u) << 7u);
-                unsigned src_19_ = ok_19_ ? t1130_ : safe_3_;
+                unsigned t3415_ = src0_3_ + ((hkv_ << 3u) << 7u);
+                unsigned src_19_ = ok_19_ ? t3415_ : safe_3_;
                 unsigned dst_16_ = dst0_3_ + 1088u;
                 kf_cp_async_n(&sm_[dst_16_], &kc_[src_19_], n_19_);
                 kf_cp_async_n(&sm_[dst_16_ + 4352u], &vc_[src_19_], n_19_);
                 unsigned r_17_ = (pb_2_ + tr0_3_) + 12u;
                 bool ok_20_ = r_17_ < p1_;
                 unsigned n_20_ = ok_20_ ? 16u : 0u;
-                unsigned t1153_ = src0_3_ + ((12u * hkv_) << 7u);
-                unsigned src_20_ = ok_20_ ? t1153_ : safe_3_;
+                unsigned t3447_ = src0_3_ + ((12u * hkv_) << 7u);
+                unsigned src_20_ = ok_20_ ? t3447_ : safe_3_;
                 unsigned dst_17_ = dst0_3_ + 1632u;
                 kf_cp_async_n(&sm_[dst_17_], &kc_[src_20_], n_20_);
                 kf_cp_async_n(&sm_[dst_17_ + 4352u], &vc_[src_20_], n_20_);
                 unsigned r_18_ = (pb_2_ + tr0_3_) + 16u;
                 bool ok_21_ = r_18_ < p1_;
                 unsigned n_21_ = ok_21_ ? 16u : 0u;
-                unsigned t1176_ = src0_3_ + ((hkv_ << 4u) << 7u);
-                unsigned src_21_ = ok_21_ ? t1176_ : safe_3_;
+                unsigned t3479_ = src0_3_ + ((hkv_ << 4u) << 7u);
+                unsigned src_21_ = ok_21_ ? t3479_ : safe_3_;
                 unsigned dst_18_ = dst0_3_ + 2176u;
                 kf_cp_async_n(&sm_[dst_18_], &kc_[src_21_], n_21_);
                 kf_cp_async_n(&sm_[dst_18_ + 4352u], &vc_[src_21_], n_21_);
                 unsigned r_19_ = (pb_2_ + tr0_3_) + 20u;
                 bool ok_22_ = r_19_ < p1_;
                 unsigned n_22_ = ok_22_ ? 16u : 0u;
-                unsigned t1199_ = src0_3_ + ((20u * hkv_) << 7u);
-                unsigned src_22_ = ok_22_ ? t1199_ : safe_3_;
+                unsigned t3511_ = src0_3_ + ((20u * hkv_) << 7u);
+                unsigned src_22_ = ok_22_ ? t3511_ : safe_3_;
                 unsigned dst_19_ = dst0_3_ + 2720u;
                 kf_cp_async_n(&sm_[dst_19_], &kc_[src_22_], n_22_);
                 kf_cp_async_n(&sm_[dst_19_ + 4352u], &vc_[src_22_], n_22_);
                 unsigned r_20_ = (pb_2_ + tr0_3_) + 24u;
                 bool ok_23_ = r_20_ < p1_;
                 unsigned n_23_ = ok_23_ ? 16u : 0u;
-                unsigned t1222_ = src0_3_ + ((24u * hkv_) << 7u);
-                unsigned src_23_ = ok_23_ ? t1222_ : safe_3_;
+                unsigned t3543_ = src0_3_ + ((24u * hkv_) << 7u);
+                unsigned src_23_ = ok_23_ ? t3543_ : safe_3_;
                 unsigned dst_20_ = dst0_3_ + 3264u;
                 kf_cp_async_n(&sm_[dst_20_], &kc_[src_23_], n_23_);
                 kf_cp_async_n(&sm_[dst_20_ + 4352u], &vc_[src_23_], n_23_);
                 unsigned r_21_ = (pb_2_ + tr0_3_) + 28u;
                 bool ok_24_ = r_21_ < p1_;
                 unsigned n_24_ = ok_24_ ? 16u : 0u;
-                unsigned t1245_ = src0_3_ + ((28u * hkv_) << 7u);
-                unsigned src_24_ = ok_24_ ? t1245_ : safe_3_;
+                unsigned t3575_ = src0_3_ + ((28u * hkv_) << 7u);
+                unsigned src_24_ = ok_24_ ? t3575_ : safe_3_;
                 unsigned dst_21_ = dst0_3_ + 3808u;
                 kf_cp_async_n(&sm_[dst_21_], &kc_[src_24_], n_24_);
                 kf_cp_async_n(&sm_[dst_21_ + 4352u], &vc_[src_24_], n_24_);
             }
             kf_cp_async_commit();
-            bool t1252_ = st_fill_ == 2u;
-            unsigned t1255_ = st_fill_ + 1u;
-            st_fill_ = t1252_ ? 0u : t1255_;
+            bool t3582_ = st_fill_ == 2u;
+            unsigned t3585_ = st_fill_ + 1u;
+            st_fill_ = t3582_ ? 0u : t3585_;
             unsigned kb_ = ((16u + ((st_use_ << 1u) << 5u)) * 136u) + ((w_ << 4u) * 136u);
             unsigned vb_ = kb_ + 4352u;
-            bool t1318_ = st_use_ == 2u;
-            unsigned t1321_ = st_use_ + 1u;
-            st_use_ = t1318_ ? 0u : t1321_;
-            kf_f32x4 t1324_ = kf_f32x4{{0.0f, 0.0f, 0.0f, 0.0f}};
-            kf_f32x4 t1327_ = kf_f32x4{{0.0f, 0.0f, 0.0f, 0.0f}};
-            unsigned t1354_ = ((r8_ + ((mi_ & 1u) << 3u)) * 136u) + ((mi_ >> 1u) << 3u);
-            kf_f16x8 t1355_ = kf_ldsm_x4<kf_f16x8>(&sm_[t1354_]);
-            unsigned t1371_ = (((r8_ + ((mi_ & 1u) << 3u)) * 136u) + 16u) + ((mi_ >> 1u) << 3u);
-            kf_f16x8 t1372_ = kf_ldsm_x4<kf_f16x8>(&sm_[t1371_]);
-            unsigned t1387_ = ((kb_ + (r8_ * 136u)) + ((mi_ & 1u) << 3u)) + ((mi_ >> 1u) << 4u);
-            kf_f16x8 t1388_ = kf_ldsm_x4<kf_f16x8>(&sm_[t1387_]);
-            unsigned t1405_ = ((kb_ + ((8u + r8_) * 136u)) + ((mi_ & 1u) << 3u)) + ((mi_ >> 1u) << 4u);
-            kf_f16x8 t1406_ = kf_ldsm_x4<kf_f16x8>(&sm_[t1405_]);
-            kf_f16 t1407_ = t1388_.v[0];
-            kf_f16 t1408_ = t1388_.v[1];
-            kf_f16 t1409_ = t1388_.v[2];
-            kf_f16 t1410_ = t1388_.v[3];
-            kf_f16x4 t1414_ = kf_f16x4{{t1407_, t1408_, t1409_, t1410_}};
-            kf_f32x4 t1415_ = kf_mma_f16(t1355_, t1414_, t1324_);
-            kf_f16 t1416_ = t1388_.v[4];
-            kf_f16 t1417_ = t1388_.v[5];
-            kf_f16 t1418_ = t1388_.v[6];
-            kf_f16 t1419_ = t1388_.v[7];
-            kf_f16x4 t1423_ = kf_f16x4{{t1416_, t1417_, t1418_, t1419_}};
-            kf_f32x4 t1424_ = kf_mma_f16(t1372_, t1423_, t1415_);
-            kf_f16 t1425_ = t1406_.v[0];
-            kf_f16 t1426_ = t1406_.v[1];
-            kf_f16 t1427_ = t1406_.v[2];
-            kf_f16 t1428_ = t1406_.v[3];
-            kf_f16x4 t1432_ = kf_f16x4{{t1425_, t1426_, t1427_, t1428_}};
-            kf_f32x4 t1433_ = kf_mma_f16(t1355_, t1432_, t1327_);
-            kf_f16 t1434_ = t1406_.v[4];
-            kf_f16 t1435_ = t1406_.v[5];
-            kf_f16 t1436_ = t1406_.v[6];
-            kf_f16 t1437_ = t1406_.v[7];
-            kf_f16x4 t1441_ = kf_f16x4{{t1434_, t1435_, t1436_, t1437_}};
-            kf_f32x4 t1442_ = kf_mma_f16(t1372_, t1441_, t1433_);
-            unsigned t1468_ = (((r8_ + ((mi_ & 1u) << 3u)) * 136u) + 32u) + ((mi_ >> 1u) << 3u);
-            kf_f16x8 t1469_ = kf_ldsm_x4<kf_f16x8>(&sm_[t1468_]);
-            unsigned t1485_ = ((((r8_ + ((mi_ & 1u) << 3u)) * 136u) + 32u) + 16u) + ((mi_ >> 1u) << 3u);
-            kf_f16x8 t1486_ = kf_ldsm_x4<kf_f16x8>(&sm_[t1485_]);
-            unsigned t1501_ = (((kb_ + (r8_ * 136u)) + 32u) + ((mi_ & 1u) << 3u)) + ((mi_ >> 1u) << 4u);
-            kf_f16x8 t1502_ = kf_ldsm_x4<kf_f16x8>(&sm_[t1501_]);
-            unsigned t1519_ = (((kb_ + ((8u + r8_) * 136u)) + 32u) + ((mi_ & 1u) << 3u)) + ((mi_ >> 1u) << 4u);
-            kf_f16x8 t1520_ = kf_ldsm_x4<kf_f16x8>(&sm_[t1519_]);
-            kf_f16 t1521_ = t1502_.v[0];
-            kf_f16 t1522_ = t1502_.v[1];
-            kf_f16 t1523_ = t1502_.v[2];
-            kf_f16 t1524_ = t1502_.v[3];
-            kf_f16x4 t1528_ = kf_f16x4{{t1521_, t1522_, t1523_, t1524_}};
-            kf_f32x4 t1529_ = kf_mma_f16(t1469_, t1528_, t1424_);
-            kf_f16 t1530_ = t1502_.v[4];
-            kf_f16 t1531_ = t1502_.v[5];
-            kf_f16 t1532_ = t1502_.v[6];
-            kf_f16 t1533_ = t1502_.v[7];
-            kf_f16x4 t1537_ = kf_f16x4{{t1530_, t1531_, t1532_, t1533_}};
-            kf_f32x4 t1538_ = kf_mma_f16(t1486_, t1537_, t1529_);
-            kf_f16 t1539_ = t1520_.v[0];
-            kf_f16 t1540_ = t1520_.v[1];
-            kf_f16 t1541_ = t1520_.v[2];
-            kf_f16 t1542_ = t1520_.v[3];
-            kf_f16x4 t1546_ = kf_f16x4{{t1539_, t1540_, t1541_, t1542_}};
-            kf_f32x4 t1547_ = kf_mma_f16(t1469_, t1546_, t1442_);
-            kf_f16 t1548_ = t1520_.v[4];
-            kf_f16 t1549_ = t1520_.v[5];
-            kf_f16 t1550_ = t1520_.v[6];
-            kf_f16 t1551_ = t1520_.v[7];
-            kf_f16x4 t1555_ = kf_f16x4{{t1548_, t1549_, t1550_, t1551_}};
-            kf_f32x4 t1556_ = kf_mma_f16(t1486_, t1555_, t1547_);
-            unsigned t1582_ = (((r8_ + ((mi_ & 1u) << 3u)) * 136u) + 64u) + ((mi_ >> 1u) << 3u);
-            kf_f16x8 t1583_ = kf_ldsm_x4<kf_f16x8>(&sm_[t1582_]);
-            unsigned t1599_ = ((((r8_ + ((mi_ & 1u) << 3u)) * 136u) + 64u) + 16u) + ((mi_ >> 1u) << 3u);
-            kf_f16x8 t1600_ = kf_ldsm_x4<kf_f16x8>(&sm_[t1599_]);
-            unsigned t1615_ = (((kb_ + (r8_ * 136u)) + 64u) + ((mi_ & 1u) << 3u)) + ((mi_ >> 1u) << 4u);
-            kf_f16x8 t1616_ = kf_ldsm_x4<kf_f16x8>(&sm_[t1615_]);
-            unsigned t1633_ = (((kb_ + ((8u + r8_) * 136u)) + 64u) + ((mi_ & 1u) << 3u)) + ((mi_ >> 1u) << 4u);
-            kf_f16x8 t1634_ = kf_ldsm_x4<kf_f16x8>(&sm_[t1633_]);
-            kf_f16 t1635_ = t1616_.v[0];
-            kf_f16 t1636_ = t1616_.v[1];
-            kf_f16 t1637_ = t1616_.v[2];
-            kf_f16 t1638_ = t1616_.v[3];
-            kf_f16x4 t1642_ = kf_f16x4{{t1635_, t1636_, t1637_, t1638_}};
-            kf_f32x4 t1643_ = kf_mma_f16(t1583_, t1642_, t1538_);
-            kf_f16 t1644_ = t1616_.v[4];
-            kf_f16 t1645_ = t1616_.v[5];
-            kf_f16 t1646_ = t1616_.v[6];
-            kf_f16 t1647_ = t1616_.v[7];
-            kf_f16x4 t1651_ = kf_f16x4{{t1644_, t1645_, t1646_, t1647_}};
-            kf_f32x4 t1652_ = kf_mma_f16(t1600_, t1651_, t1643_);
-            kf_f16 t1653_ = t1634_.v[0];
-            kf_f16 t1654_ = t1634_.v[1];
-            kf_f16 t1655_ = t1634_.v[2];
-            kf_f16 t1656_ = t1634_.v[3];
-            kf_f16x4 t1660_ = kf_f16x4{{t1653_, t1654_, t1655_, t1656_}};
-            kf_f32x4 t1661_ = kf_mma_f16(t1583_, t1660_, t1556_);
-            kf_f16 t1662_ = t1634_.v[4];
-            kf_f16 t1663_ = t1634_.v[5];
-            kf_f16 t1664_ = t1634_.v[6];
-            kf_f16 t1665_ = t1634_.v[7];
-            kf_f16x4 t1669_ = kf_f16x4{{t1662_, t1663_, t1664_, t1665_}};
-            kf_f32x4 t1670_ = kf_mma_f16(t1600_, t1669_, t1661_);
-            unsigned t1696_ = (((r8_ + ((mi_ & 1u) << 3u)) * 136u) + 96u) + ((mi_ >> 1u) << 3u);
-            kf_f16x8 t1697_ = kf_ldsm_x4<kf_f16x8>(&sm_[t1696_]);
-            unsigned t1713_ = ((((r8_ + ((mi_ & 1u) << 3u)) * 136u) + 96u) + 16u) + ((mi_ >> 1u) << 3u);
-            kf_f16x8 t1714_ = kf_ldsm_x4<kf_f16x8>(&sm_[t1713_]);
-            unsigned t1729_ = (((kb_ + (r8_ * 136u)) + 96u) + ((mi_ & 1u) << 3u)) + ((mi_ >> 1u) << 4u);
-            kf_f16x8 t1730_ = kf_ldsm_x4<kf_f16x8>(&sm_[t1729_]);
-            unsigned t1747_ = (((kb_ + ((8u + r8_) * 136u)) + 96u) + ((mi_ & 1u) << 3u)) + ((mi_ >> 1u) << 4u);
-            kf_f16x8 t1748_ = kf_ldsm_x4<kf_f16x8>(&sm_[t1747_]);
-            kf_f16 t1749_ = t1730_.v[0];
-            kf_f16 t1750_ = t1730_.v[1];
-            kf_f16 t1751_ = t1730_.v[2];
-            kf_f16 t1752_ = t1730_.v[3];
-            kf_f16x4 t1756_ = kf_f16x4{{t1749_, t1750_, t1751_, t1752_}};
-            kf_f32x4 t1757_ = kf_mma_f16(t1697_, t1756_, t1652_);
-            kf_f16 t1758_ = t1730_.v[4];
-            kf_f16 t1759_ = t1730_.v[5];
-            kf_f16 t1760_ = t1730_.v[6];
-            kf_f16 t1761_ = t1730_.v[7];
-            kf_f16x4 t1765_ = kf_f16x4{{t1758_, t1759_, t1760_, t1761_}};
-            kf_f32x4 t1766_ = kf_mma_f16(t1714_, t1765_, t1757_);
-            kf_f16 t1767_ = t1748_.v[0];
-            kf_f16 t1768_ = t1748_.v[1];
-            kf_f16 t1769_ = t1748_.v[2];
-            kf_f16 t1770_ = t1748_.v[3];
-            kf_f16x4 t1774_ = kf_f16x4{{t1767_, t1768_, t1769_, t1770_}};
-            kf_f32x4 t1775_ = kf_mma_f16(t1697_, t1774_, t1670_);
-            kf_f16 t1776_ = t1748_.v[4];
-            kf_f16 t1777_ = t1748_.v[5];
-            kf_f16 t1778_ = t1748_.v[6];
-            kf_f16 t1779_ = t1748_.v[7];
-            kf_f16x4 t1783_ = kf_f16x4{{t1776_, t1777_, t1778_, t1779_}};
-            kf_f32x4 t1784_ = kf_mma_f16(t1714_, t1783_, t1775_);
+            bool t3651_ = st_use_ == 2u;
+            unsigned t3654_ = st_use_ + 1u;
+            st_use_ = t3651_ ? 0u : t3654_;
+            kf_f32x4 t3657_ = kf_f32x4{{0.0f, 0.0f, 0.0f, 0.0f}};
+            kf_f32x4 t3660_ = kf_f32x4{{0.0f, 0.0f, 0.0f, 0.0f}};
+            unsigned t3687_ = ((r8_ + ((mi_ & 1u) << 3u)) * 136u) + ((mi_ >> 1u) << 3u);
+            kf_f16x8 t3688_ = kf_ldsm_x4<kf_f16x8>(&sm_[t3687_]);
+            unsigned t3704_ = (((r8_ + ((mi_ & 1u) << 3u)) * 136u) + 16u) + ((mi_ >> 1u) << 3u);
+            kf_f16x8 t3705_ = kf_ldsm_x4<kf_f16x8>(&sm_[t3704_]);
+            unsigned t3720_ = ((kb_ + (r8_ * 136u)) + ((mi_ & 1u) << 3u)) + ((mi_ >> 1u) << 4u);
+            kf_f16x8 t3721_ = kf_ldsm_x4<kf_f16x8>(&sm_[t3720_]);
+            unsigned t3738_ = ((kb_ + ((8u + r8_) * 136u)) + ((mi_ & 1u) << 3u)) + ((mi_ >> 1u) << 4u);
+            kf_f16x8 t3739_ = kf_ldsm_x4<kf_f16x8>(&sm_[t3738_]);
+            kf_f16 t3740_ = t3721_.v[0];
+            kf_f16 t3741_ = t3721_.v[1];
+            kf_f16 t3742_ = t3721_.v[2];
+            kf_f16 t3743_ = t3721_.v[3];
+            kf_f16x4 t3747_ = kf_f16x4{{t3740_, t3741_, t3742_, t3743_}};
+            kf_f32x4 t3748_ = kf_mma_f16(t3688_, t3747_, t3657_);
+            kf_f16 t3749_ = t3721_.v[4];
+            kf_f16 t3750_ = t3721_.v[5];
+            kf_f16 t3751_ = t3721_.v[6];
+            kf_f16 t3752_ = t3721_.v[7];
+            kf_f16x4 t3756_ = kf_f16x4{{t3749_, t3750_, t3751_, t3752_}};
+            kf_f32x4 t3757_ = kf_mma_f16(t3705_, t3756_, t3748_);
+            kf_f16 t3758_ = t3739_.v[0];
+            kf_f16 t3759_ = t3739_.v[1];
+            kf_f16 t3760_ = t3739_.v[2];
+            kf_f16 t3761_ = t3739_.v[3];
+            kf_f16x4 t3765_ = kf_f16x4{{t3758_, t3759_, t3760_, t3761_}};
+            kf_f32x4 t3766_ = kf_mma_f16(t3688_, t3765_, t3660_);
+            kf_f16 t3767_ = t3739_.v[4];
+            kf_f16 t3768_ = t3739_.v[5];
+            kf_f16 t3769_ = t3739_.v[6];
+            kf_f16 t3770_ = t3739_.v[7];
+            kf_f16x4 t3774_ = kf_f16x4{{t3767_, t3768_, t3769_, t3770_}};
+            kf_f32x4 t3775_ = kf_mma_f16(t3705_, t3774_, t3766_);
+            unsigned t3801_ = (((r8_ + ((mi_ & 1u) << 3u)) * 136u) + 32u) + ((mi_ >> 1u) << 3u);
+            kf_f16x8 t3802_ = kf_ldsm_x4<kf_f16x8>(&sm_[t3801_]);
+            unsigned t3818_ = ((((r8_ + ((mi_ & 1u) << 3u)) * 136u) + 32u) + 16u) + ((mi_ >> 1u) << 3u);
+            kf_f16x8 t3819_ = kf_ldsm_x4<kf_f16x8>(&sm_[t3818_]);
+            unsigned t3834_ = (((kb_ + (r8_ * 136u)) + 32u) + ((mi_ & 1u) << 3u)) + ((mi_ >> 1u) << 4u);
+            kf_f16x8 t3835_ = kf_ldsm_x4<kf_f16x8>(&sm_[t3834_]);
+            unsigned t3852_ = (((kb_ + ((8u + r8_) * 136u)) + 32u) + ((mi_ & 1u) << 3u)) + ((mi_ >> 1u) << 4u);
+            kf_f16x8 t3853_ = kf_ldsm_x4<kf_f16x8>(&sm_[t3852_]);
+            kf_f16 t3854_ = t3835_.v[0];
+            kf_f16 t3855_ = t3835_.v[1];
+            kf_f16 t3856_ = t3835_.v[2];
+            kf_f16 t3857_ = t3835_.v[3];
+            kf_f16x4 t3861_ = kf_f16x4{{t3854_, t3855_, t3856_, t3857_}};
+            kf_f32x4 t3862_ = kf_mma_f16(t3802_, t3861_, t3757_);
+            kf_f16 t3863_ = t3835_.v[4];
+            kf_f16 t3864_ = t3835_.v[5];
+            kf_f16 t3865_ = t3835_.v[6];
+            kf_f16 t3866_ = t3835_.v[7];
+            kf_f16x4 t3870_ = kf_f16x4{{t3863_, t3864_, t3865_, t3866_}};
+            kf_f32x4 t3871_ = kf_mma_f16(t3819_, t3870_, t3862_);
+            kf_f16 t3872_ = t3853_.v[0];
+            kf_f16 t3873_ = t3853_.v[1];
+            kf_f16 t3874_ = t3853_.v[2];
+            kf_f16 t3875_ = t3853_.v[3];
+            kf_f16x4 t3879_ = kf_f16x4{{t3872_, t3873_, t3874_, t3875_}};
+            kf_f32x4 t3880_ = kf_mma_f16(t3802_, t3879_, t3775_);
+            kf_f16 t3881_ = t3853_.v[4];
+            kf_f16 t3882_ = t3853_.v[5];
+            kf_f16 t3883_ = t3853_.v[6];
+            kf_f16 t3884_ = t3853_.v[7];
+            kf_f16x4 t3888_ = kf_f16x4{{t3881_, t3882_, t3883_, t3884_}};
+            kf_f32x4 t3889_ = kf_mma_f16(t3819_, t3888_, t3880_);
+            unsigned t3915_ = (((r8_ + ((mi_ & 1u) << 3u)) * 136u) + 64u) + ((mi_ >> 1u) << 3u);
+            kf_f16x8 t3916_ = kf_ldsm_x4<kf_f16x8>(&sm_[t3915_]);
+            unsigned t3932_ = ((((r8_ + ((mi_ & 1u) << 3u)) * 136u) + 64u) + 16u) + ((mi_ >> 1u) << 3u);
+            kf_f16x8 t3933_ = kf_ldsm_x4<kf_f16x8>(&sm_[t3932_]);
+            unsigned t3948_ = (((kb_ + (r8_ * 136u)) + 64u) + ((mi_ & 1u) << 3u)) + ((mi_ >> 1u) << 4u);
+            kf_f16x8 t3949_ = kf_ldsm_x4<kf_f16x8>(&sm_[t3948_]);
+            unsigned t3966_ = (((kb_ + ((8u + r8_) * 136u)) + 64u) + ((mi_ & 1u) << 3u)) + ((mi_ >> 1u) << 4u);
+            kf_f16x8 t3967_ = kf_ldsm_x4<kf_f16x8>(&sm_[t3966_]);
+            kf_f16 t3968_ = t3949_.v[0];
+            kf_f16 t3969_ = t3949_.v[1];
+            kf_f16 t3970_ = t3949_.v[2];
+            kf_f16 t3971_ = t3949_.v[3];
+            kf_f16x4 t3975_ = kf_f16x4{{t3968_, t3969_, t3970_, t3971_}};
+            kf_f32x4 t3976_ = kf_mma_f16(t3916_, t3975_, t3871_);
+            kf_f16 t3977_ = t3949_.v[4];
+            kf_f16 t3978_ = t3949_.v[5];
+            kf_f16 t3979_ = t3949_.v[6];
+            kf_f16 t3980_ = t3949_.v[7];
+            kf_f16x4 t3984_ = kf_f16x4{{t3977_, t3978_, t3979_, t3980_}};
+            kf_f32x4 t3985_ = kf_mma_f16(t3933_, t3984_, t3976_);
+            kf_f16 t3986_ = t3967_.v[0];
+            kf_f16 t3987_ = t3967_.v[1];
+            kf_f16 t3988_ = t3967_.v[2];
+            kf_f16 t3989_ = t3967_.v[3];
+            kf_f16x4 t3993_ = kf_f16x4{{t3986_, t3987_, t3988_, t3989_}};
+            kf_f32x4 t3994_ = kf_mma_f16(t3916_, t3993_, t3889_);
+            kf_f16 t3995_ = t3967_.v[4];
+            kf_f16 t3996_ = t3967_.v[5];
+            kf_f16 t3997_ = t3967_.v[6];
+            kf_f16 t3998_ = t3967_.v[7];
+            kf_f16x4 t4002_ = kf_f16x4{{t3995_, t3996_, t3997_, t3998_}};
+            kf_f32x4 t4003_ = kf_mma_f16(t3933_, t4002_, t3994_);
+            unsigned t4029_ = (((r8_ + ((mi_ & 1u) << 3u)) * 136u) + 96u) + ((mi_ >> 1u) << 3u);
+            kf_f16x8 t4030_ = kf_ldsm_x4<kf_f16x8>(&sm_[t4029_]);
+            unsigned t4046_ = ((((r8_ + ((mi_ & 1u) << 3u)) * 136u) + 96u) + 16u) + ((mi_ >> 1u) << 3u);
+            kf_f16x8 t4047_ = kf_ldsm_x4<kf_f16x8>(&sm_[t4046_]);
+            unsigned t4062_ = (((kb_ + (r8_ * 136u)) + 96u) + ((mi_ & 1u) << 3u)) + ((mi_ >> 1u) << 4u);
+            kf_f16x8 t4063_ = kf_ldsm_x4<kf_f16x8>(&sm_[t4062_]);
+            unsigned t4080_ = (((kb_ + ((8u + r8_) * 136u)) + 96u) + ((mi_ & 1u) << 3u)) + ((mi_ >> 1u) << 4u);
+            kf_f16x8 t4081_ = kf_ldsm_x4<kf_f16x8>(&sm_[t4080_]);
+            kf_f16 t4082_ = t4063_.v[0];
+            kf_f16 t4083_ = t4063_.v[1];
+            kf_f16 t4084_ = t4063_.v[2];
+            kf_f16 t4085_ = t4063_.v[3];
+            kf_f16x4 t4089_ = kf_f16x4{{t4082_, t4083_, t4084_, t4085_}};
+            kf_f32x4 t4090_ = kf_mma_f16(t4030_, t4089_, t3985_);
+            kf_f16 t4091_ = t4063_.v[4];
+            kf_f16 t4092_ = t4063_.v[5];
+            kf_f16 t4093_ = t4063_.v[6];
+            kf_f16 t4094_ = t4063_.v[7];
+            kf_f16x4 t4098_ = kf_f16x4{{t4091_, t4092_, t4093_, t4094_}};
+            kf_f32x4 t4099_ = kf_mma_f16(t4047_, t4098_, t4090_);
+            kf_f16 t4100_ = t4081_.v[0];
+            kf_f16 t4101_ = t4081_.v[1];
+            kf_f16 t4102_ = t4081_.v[2];
+            kf_f16 t4103_ = t4081_.v[3];
+            kf_f16x4 t4107_ = kf_f16x4{{t4100_, t4101_, t4102_, t4103_}};
+            kf_f32x4 t4108_ = kf_mma_f16(t4030_, t4107_, t4003_);
+            kf_f16 t4109_ = t4081_.v[4];
+            kf_f16 t4110_ = t4081_.v[5];
+            kf_f16 t4111_ = t4081_.v[6];
+            kf_f16 t4112_ = t4081_.v[7];
+            kf_f16x4 t4116_ = kf_f16x4{{t4109_, t4110_, t4111_, t4112_}};
+            kf_f32x4 t4117_ = kf_mma_f16(t4047_, t4116_, t4108_);
             unsigned pb_3_ = ((p0_ + (it_ << 5u)) + (w_ << 4u)) + (qd_ << 1u);
-            bool t1794_ = pb_3_ < p1_;
-            float t1797_ = __fmul_rn(t1766_.v[0], 0.12751743f);
-            float t1799_ = t1794_ ? t1797_ : __uint_as_float(0xff800000u);
-            bool t1802_ = (pb_3_ + 1u) < p1_;
-            float t1805_ = __fmul_rn(t1766_.v[1], 0.12751743f);
-            float t1807_ = t1802_ ? t1805_ : __uint_as_float(0xff800000u);
-            bool t1810_ = (pb_3_ + 8u) < p1_;
-            float t1813_ = __fmul_rn(t1784_.v[0], 0.12751743f);
-            float t1815_ = t1810_ ? t1813_ : __uint_as_float(0xff800000u);
-            bool t1818_ = (pb_3_ + 9u) < p1_;
-            float t1821_ = __fmul_rn(t1784_.v[1], 0.12751743f);
-            float t1823_ = t1818_ ? t1821_ : __uint_as_float(0xff800000u);
-            float t1835_ = fmaxf(fmaxf(t1799_, t1807_), fmaxf(t1815_, t1823_));
-            if (__any_sync(kf_warp_mask(kf_wn), (t1835_ > __fadd_rn(m_run_, 8.0f))) != 0) {
-                float t1843_ = fmaxf(t1835_, kf_shfl_xor(t1835_, 1u, kf_wn));
-                float t1846_ = fmaxf(t1843_, kf_shfl_xor(t1843_, 2u, kf_wn));
-                bool need_ = t1846_ > __fadd_rn(m_run_, 8.0f);
-                float mnew_ = need_ ? t1846_ : m_run_;
-                float t1852_ = kf_exp2_approx(__fsub_rn(m_run_, mnew_));
-                float corr_ = need_ ? t1852_ : 1.0f;
+            bool t4127_ = pb_3_ < p1_;
+            float t4130_ = __fmul_rn(t4099_.v[0], 0.12751743f);
+            float t4132_ = t4127_ ? t4130_ : __uint_as_float(0xff800000u);
+            bool t4135_ = (pb_3_ + 1u) < p1_;
+            float t4138_ = __fmul_rn(t4099_.v[1], 0.12751743f);
+            float t4140_ = t4135_ ? t4138_ : __uint_as_float(0xff800000u);
+            bool t4143_ = (pb_3_ + 8u) < p1_;
+            float t4146_ = __fmul_rn(t4117_.v[0], 0.12751743f);
+            float t4148_ = t4143_ ? t4146_ : __uint_as_float(0xff800000u);
+            bool t4151_ = (pb_3_ + 9u) < p1_;
+            float t4154_ = __fmul_rn(t4117_.v[1], 0.12751743f);
+            float t4156_ = t4151_ ? t4154_ : __uint_as_float(0xff800000u);
+            float t4168_ = fmaxf(fmaxf(t4132_, t4140_), fmaxf(t4148_, t4156_));
+            if (__any_sync(kf_warp_mask(kf_wn), (t4168_ > __fadd_rn(m_run_, 8.0f))) != 0) {
+                float t4176_ = fmaxf(t4168_, kf_shfl_xor(t4168_, 1u, kf_wn));
+                float t4179_ = fmaxf(t4176_, kf_shfl_xor(t4176_, 2u, kf_wn));
+                bool need_ = t4179_ > __fadd_rn(m_run_, 8.0f);
+                float mnew_ = need_ ? t4179_ : m_run_;
+                float t4185_ = kf_exp2_approx(__fsub_rn(m_run_, mnew_));
+                float corr_ = need_ ? t4185_ : 1.0f;
                 l_run_ = __fmul_rn(l_run_, corr_);
                 m_run_ = mnew_;
                 float ca_ = kf_shfl(corr_, qd_ << 3u, kf_wn);
                 float cb_ = kf_shfl(corr_, (qd_ << 3u) + 4u, kf_wn);
-                float t1868_ = __fmul_rn(o_[0u].v[0], ca_);
-                float t1872_ = __fmul_rn(o_[0u].v[1], cb_);
-                float t1876_ = __fmul_rn(o_[0u].v[2], ca_);
-                float t1880_ = __fmul_rn(o_[0u].v[3], cb_);
-                kf_f32x4 t1884_ = kf_f32x4{{t1868_, t1872_, t1876_, t1880_}};
-                o_[0u] = t1884_;
-                float t1889_ = __fmul_rn(o_[1u].v[0], ca_);
-                float t1893_ = __fmul_rn(o_[1u].v[1], cb_);
-                float t1897_ = __fmul_rn(o_[1u].v[2], ca_);
-                float t1901_ = __fmul_rn(o_[1u].v[3], cb_);
-                kf_f32x4 t1905_ = kf_f32x4{{t1889_, t1893_, t1897_, t1901_}};
-                o_[1u] = t1905_;
-                float t1910_ = __fmul_rn(o_[2u].v[0], ca_);
-                float t1914_ = __fmul_rn(o_[2u].v[1], cb_);
-                float t1918_ = __fmul_rn(o_[2u].v[2], ca_);
-                float t1922_ = __fmul_rn(o_[2u].v[3], cb_);
-                kf_f32x4 t1926_ = kf_f32x4{{t1910_, t1914_, t1918_, t1922_}};
-                o_[2u] = t1926_;
-                float t1931_ = __fmul_rn(o_[3u].v[0], ca_);
-                float t1935_ = __fmul_rn(o_[3u].v[1], cb_);
-                float t1939_ = __fmul_rn(o_[3u].v[2], ca_);
-                float t1943_ = __fmul_rn(o_[3u].v[3], cb_);
-                kf_f32x4 t1947_ = kf_f32x4{{t1931_, t1935_, t1939_, t1943_}};
-                o_[3u] = t1947_;
-                float t1952_ = __fmul_rn(o_[4u].v[0], ca_);
-                float t1956_ = __fmul_rn(o_[4u].v[1], cb_);
-                float t1960_ = __fmul_rn(o_[4u].v[2], ca_);
-                float t1964_ = __fmul_rn(o_[4u].v[3], cb_);
-                kf_f32x4 t1968_ = kf_f32x4{{t1952_, t1956_, t1960_, t1964_}};
-                o_[4u] = t1968_;
-                float t1973_ = __fmul_rn(o_[5u].v[0], ca_);
-                float t1977_ = __fmul_rn(o_[5u].v[1], cb_);
-                float t1981_ = __fmul_rn(o_[5u].v[2], ca_);
-                float t1985_ = __fmul_rn(o_[5u].v[3], cb_);
-                kf_f32x4 t1989_ = kf_f32x4{{t1973_, t1977_, t1981_, t1985_}};
-                o_[5u] = t1989_;
-                float t1994_ = __fmul_rn(o_[6u].v[0], ca_);
-                float t1998_ = __fmul_rn(o_[6u].v[1], cb_);
-                float t2002_ = __fmul_rn(o_[6u].v[2], ca_);
-                float t2006_ = __fmul_rn(o_[6u].v[3], cb_);
-                kf_f32x4 t2010_ = kf_f32x4{{t1994_, t1998_, t2002_, t2006_}};
-                o_[6u] = t2010_;
-                float t2015_ = __fmul_rn(o_[7u].v[0], ca_);
-                float t2019_ = __fmul_rn(o_[7u].v[1], cb_);
-                float t2023_ = __fmul_rn(o_[7u].v[2], ca_);
-                float t2027_ = __fmul_rn(o_[7u].v[3], cb_);
-                kf_f32x4 t2031_ = kf_f32x4{{t2015_, t2019_, t2023_, t2027_}};
-                o_[7u] = t2031_;
+                float t4201_ = __fmul_rn(o_[0u].v[0], ca_);
+                float t4205_ = __fmul_rn(o_[0u].v[1], cb_);
+                float t4209_ = __fmul_rn(o_[0u].v[2], ca_);
+                float t4213_ = __fmul_rn(o_[0u].v[3], cb_);
+                kf_f32x4 t4217_ = kf_f32x4{{t4201_, t4205_, t4209_, t4213_}};
+                o_[0u] = t4217_;
+                float t4222_ = __fmul_rn(o_[1u].v[0], ca_);
+                float t4226_ = __fmul_rn(o_[1u].v[1], cb_);
+                float t4230_ = __fmul_rn(o_[1u].v[2], ca_);
+                float t4234_ = __fmul_rn(o_[1u].v[3], cb_);
+                kf_f32x4 t4238_ = kf_f32x4{{t4222_, t4226_, t4230_, t4234_}};
+                o_[1u] = t4238_;
+                float t4243_ = __fmul_rn(o_[2u].v[0], ca_);
+                float t4247_ = __fmul_rn(o_[2u].v[1], cb_);
+                float t4251_ = __fmul_rn(o_[2u].v[2], ca_);
+                float t4255_ = __fmul_rn(o_[2u].v[3], cb_);
+                kf_f32x4 t4259_ = kf_f32x4{{t4243_, t4247_, t4251_, t4255_}};
+                o_[2u] = t4259_;
+                float t4264_ = __fmul_rn(o_[3u].v[0], ca_);
+                float t4268_ = __fmul_rn(o_[3u].v[1], cb_);
+                float t4272_ = __fmul_rn(o_[3u].v[2], ca_);
+                float t4276_ = __fmul_rn(o_[3u].v[3], cb_);
+                kf_f32x4 t4280_ = kf_f32x4{{t4264_, t4268_, t4272_, t4276_}};
+                o_[3u] = t4280_;
+                float t4285_ = __fmul_rn(o_[4u].v[0], ca_);
+                float t4289_ = __fmul_rn(o_[4u].v[1], cb_);
+                float t4293_ = __fmul_rn(o_[4u].v[2], ca_);
+                float t4297_ = __fmul_rn(o_[4u].v[3], cb_);
+                kf_f32x4 t4301_ = kf_f32x4{{t4285_, t4289_, t4293_, t4297_}};
+                o_[4u] = t4301_;
+                float t4306_ = __fmul_rn(o_[5u].v[0], ca_);
+                float t4310_ = __fmul_rn(o_[5u].v[1], cb_);
+                float t4314_ = __fmul_rn(o_[5u].v[2], ca_);
+                float t4318_ = __fmul_rn(o_[5u].v[3], cb_);
+                kf_f32x4 t4322_ = kf_f32x4{{t4306_, t4310_, t4314_, t4318_}};
+                o_[5u] = t4322_;
+                float t4327_ = __fmul_rn(o_[6u].v[0], ca_);
+                float t4331_ = __fmul_rn(o_[6u].v[1], cb_);
+                float t4335_ = __fmul_rn(o_[6u].v[2], ca_);
+                float t4339_ = __fmul_rn(o_[6u].v[3], cb_);
+                kf_f32x4 t4343_ = kf_f32x4{{t4327_, t4331_, t4335_, t4339_}};
+                o_[6u] = t4343_;
+                float t4348_ = __fmul_rn(o_[7u].v[0], ca_);
+                float t4352_ = __fmul_rn(o_[7u].v[1], cb_);
+                float t4356_ = __fmul_rn(o_[7u].v[2], ca_);
+                float t4360_ = __fmul_rn(o_[7u].v[3], cb_);
+                kf_f32x4 t4364_ = kf_f32x4{{t4348_, t4352_, t4356_, t4360_}};
+                o_[7u] = t4364_;
             }
             float ms_ = (m_run_ == __uint_as_float(0xff800000u)) ? 0.0f : m_run_;
-            float t2038_ = kf_exp2_approx(__fsub_rn(t1799_, ms_));
-            float t2041_ = kf_exp2_approx(__fsub_rn(t1807_, ms_));
-            float t2044_ = kf_exp2_approx(__fsub_rn(t1815_, ms_));
-            float t2047_ = kf_exp2_approx(__fsub_rn(t1823_, ms_));
-            l_run_ = __fadd_rn(l_run_, __fadd_rn(__fadd_rn(t2038_, t2041_), __fadd_rn(t2044_, t2047_)));
-            kf_f16 t2061_ = kf_f16_from_f32(t2038_);
-            kf_f16 t2063_ = kf_f16_from_f32(t2041_);
-            kf_f16 t2065_ = kf_f16_from_f32(t2044_);
-            kf_f16 t2067_ = kf_f16_from_f32(t2047_);
-            kf_f16x4 hi_ = kf_f16x4{{t2061_, t2063_, t2065_, t2067_}};
-            kf_f16 t2076_ = kf_f16_from_f32(__fsub_rn(t2038_, kf_f16_to_f32(t2061_)));
-            kf_f16 t2081_ = kf_f16_from_f32(__fsub_rn(t2041_, kf_f16_to_f32(t2063_)));
-            kf_f16 t2086_ = kf_f16_from_f32(__fsub_rn(t2044_, kf_f16_to_f32(t2065_)));
-            kf_f16 t2091_ = kf_f16_from_f32(__fsub_rn(t2047_, kf_f16_to_f32(t2067_)));
-            kf_f16x4 lo_ = kf_f16x4{{t2076_, t2081_, t2086_, t2091_}};
-            unsigned t2113_ = (vb_ + ((r8_ + ((mi_ >> 1u) << 3u)) * 136u)) + ((mi_ & 1u) << 3u);
-            kf_f16x8 t2114_ = kf_ldsm_x4_trans<kf_f16x8>(&sm_[t2113_]);
-            kf_f32x4 t2117_ = o_[0u];
-            kf_f32x4 t2118_ = kf_mma_f16(t2114_, hi_, t2117_);
-            o_[0u] = t2118_;
-            kf_f32x4 t2121_ = o_[0u];
-            kf_f32x4 t2122_ = kf_mma_f16(t2114_, lo_, t2121_);
-            o_[0u] = t2122_;
-            unsigned t2140_ = ((vb_ + ((r8_ + ((mi_ >> 1u) << 3u)) * 136u)) + 16u) + ((mi_ & 1u) << 3u);
-            kf_f16x8 t2141_ = kf_ldsm_x4_trans<kf_f16x8>(&sm_[t2140_]);
-            kf_f32x4 t2144_ = o_[1u];
-            kf_f32x4 t2145_ = kf_mma_f16(t2141_, hi_, t2144_);
-            o_[1u] = t2145_;
-            kf_f32x4 t2148_ = o_[1u];
-            kf_f32x4 t2149_ = kf_mma_f16(t2141_, lo_, t2148_);
-            o_[1u] = t2149_;
-            unsigned t2167_ = ((vb_ + ((r8_ + ((mi_ >> 1u) << 3u)) * 136u)) + 32u) + ((mi_ & 1u) << 3u);
-            kf_f16x8 t2168_ = kf_ldsm_x4_trans<kf_f16x8>(&sm_[t2167_]);
-            kf_f32x4 t2171_ = o_[2u];
-            kf_f32x4 t2172_ = kf_mma_f16(t2168_, hi_, t2171_);
-            o_[2u] = t2172_;
-            kf_f32x4 t2175_ = o_[2u];
-            kf_f32x4 t2176_ = kf_mma_f16(t2168_, lo_, t2175_);
-            o_[2u] = t2176_;
-            unsigned t2194_ = ((vb_ + ((r8_ + ((mi_ >> 1u) << 3u)) * 136u)) + 48u) + ((mi_ & 1u) << 3u);
-            kf_f16x8 t2195_ = kf_ldsm_x4_trans<kf_f16x8>(&sm_[t2194_]);
-            kf_f32x4 t2198_ = o_[3u];
-            kf_f32x4 t2199_ = kf_mma_f16(t2195_, hi_, t2198_);
-            o_[3u] = t2199_;
-            kf_f32x4 t2202_ = o_[3u];
-            kf_f32x4 t2203_ = kf_mma_f16(t2195_, lo_, t2202_);
-            o_[3u] = t2203_;
-            unsigned t2221_ = ((vb_ + ((r8_ + ((mi_ >> 1u) << 3u)) * 136u)) + 64u) + ((mi_ & 1u) << 3u);
-            kf_f16x8 t2222_ = kf_ldsm_x4_trans<kf_f16x8>(&sm_[t2221_]);
-            kf_f32x4 t2225_ = o_[4u];
-            kf_f32x4 t2226_ = kf_mma_f16(t2222_, hi_, t2225_);
-            o_[4u] = t2226_;
-            kf_f32x4 t2229_ = o_[4u];
-            kf_f32x4 t2230_ = kf_mma_f16(t2222_, lo_, t2229_);
-            o_[4u] = t2230_;
-            unsigned t2248_ = ((vb_ + ((r8_ + ((mi_ >> 1u) << 3u)) * 136u)) + 80u) + ((mi_ & 1u) << 3u);
-            kf_f16x8 t2249_ = kf_ldsm_x4_trans<kf_f16x8>(&sm_[t2248_]);
-            kf_f32x4 t2252_ = o_[5u];
-            kf_f32x4 t2253_ = kf_mma_f16(t2249_, hi_, t2252_);
-            o_[5u] = t2253_;
-            kf_f32x4 t2256_ = o_[5u];
-            kf_f32x4 t2257_ = kf_mma_f16(t2249_, lo_, t2256_);
-            o_[5u] = t2257_;
-            unsigned t2275_ = ((vb_ + ((r8_ + ((mi_ >> 1u) << 3u)) * 136u)) + 96u) + ((mi_ & 1u) << 3u);
-            kf_f16x8 t2276_ = kf_ldsm_x4_trans<kf_f16x8>(&sm_[t2275_]);
-            kf_f32x4 t2279_ = o_[6u];
-            kf_f32x4 t2280_ = kf_mma_f16(t2276_, hi_, t2279_);
-            o_[6u] = t2280_;
-            kf_f32x4 t2283_ = o_[6u];
-            kf_f32x4 t2284_ = kf_mma_f16(t2276_, lo_, t2283_);
-            o_[6u] = t2284_;
-            unsigned t2302_ = ((vb_ + ((r8_ + ((mi_ >> 1u) << 3u)) * 136u)) + 112u) + ((mi_ & 1u) << 3u);
-            kf_f16x8 t2303_ = kf_ldsm_x4_trans<kf_f16x8>(&sm_[t2302_]);
-            kf_f32x4 t2306_ = o_[7u];
-            kf_f32x4 t2307_ = kf_mma_f16(t2303_, hi_, t2306_);
-            o_[7u] = t2307_;
-            kf_f32x4 t2310_ = o_[7u];
-            kf_f32x4 t2311_ = kf_mma_f16(t2303_, lo_, t2310_);
-            o_[7u] = t2311_;
+            float t4371_ = kf_exp2_approx(__fsub_rn(t4132_, ms_));
+            float t4374_ = kf_exp2_approx(__fsub_rn(t4140_, ms_));
+            float t4377_ = kf_exp2_approx(__fsub_rn(t4148_, ms_));
+            float t4380_ = kf_exp2_approx(__fsub_rn(t4156_, ms_));
+            l_run_ = __fadd_rn(l_run_, __fadd_rn(__fadd_rn(t4371_, t4374_), __fadd_rn(t4377_, t4380_)));
+            kf_f16 t4394_ = kf_f16_from_f32(t4371_);
+            kf_f16 t4396_ = kf_f16_from_f32(t4374_);
+            kf_f16 t4398_ = kf_f16_from_f32(t4377_);
+            kf_f16 t4400_ = kf_f16_from_f32(t4380_);
+            kf_f16x4 hi_ = kf_f16x4{{t4394_, t4396_, t4398_, t4400_}};
+            kf_f16 t4409_ = kf_f16_from_f32(__fsub_rn(t4371_, kf_f16_to_f32(t4394_)));
+            kf_f16 t4414_ = kf_f16_from_f32(__fsub_rn(t4374_, kf_f16_to_f32(t4396_)));
+            kf_f16 t4419_ = kf_f16_from_f32(__fsub_rn(t4377_, kf_f16_to_f32(t4398_)));
+            kf_f16 t4424_ = kf_f16_from_f32(__fsub_rn(t4380_, kf_f16_to_f32(t4400_)));
+            kf_f16x4 lo_ = kf_f16x4{{t4409_, t4414_, t4419_, t4424_}};
+            unsigned t4446_ = (vb_ + ((r8_ + ((mi_ >> 1u) << 3u)) * 136u)) + ((mi_ & 1u) << 3u);
+            kf_f16x8 t4447_ = kf_ldsm_x4_trans<kf_f16x8>(&sm_[t4446_]);
+            kf_f32x4 t4450_ = o_[0u];
+            kf_f32x4 t4451_ = kf_mma_f16(t4447_, hi_, t4450_);
+            o_[0u] = t4451_;
+            kf_f32x4 t4454_ = o_[0u];
+            kf_f32x4 t4455_ = kf_mma_f16(t4447_, lo_, t4454_);
+            o_[0u] = t4455_;
+            unsigned t4473_ = ((vb_ + ((r8_ + ((mi_ >> 1u) << 3u)) * 136u)) + 16u) + ((mi_ & 1u) << 3u);
+            kf_f16x8 t4474_ = kf_ldsm_x4_trans<kf_f16x8>(&sm_[t4473_]);
+            kf_f32x4 t4477_ = o_[1u];
+            kf_f32x4 t4478_ = kf_mma_f16(t4474_, hi_, t4477_);
+            o_[1u] = t4478_;
+            kf_f32x4 t4481_ = o_[1u];
+            kf_f32x4 t4482_ = kf_mma_f16(t4474_, lo_, t4481_);
+            o_[1u] = t4482_;
+            unsigned t4500_ = ((vb_ + ((r8_ + ((mi_ >> 1u) << 3u)) * 136u)) + 32u) + ((mi_ & 1u) << 3u);
+            kf_f16x8 t4501_ = kf_ldsm_x4_trans<kf_f16x8>(&sm_[t4500_]);
+            kf_f32x4 t4504_ = o_[2u];
+            kf_f32x4 t4505_ = kf_mma_f16(t4501_, hi_, t4504_);
+            o_[2u] = t4505_;
+            kf_f32x4 t4508_ = o_[2u];
+            kf_f32x4 t4509_ = kf_mma_f16(t4501_, lo_, t4508_);
+            o_[2u] = t4509_;
+            unsigned t4527_ = ((vb_ + ((r8_ + ((mi_ >> 1u) << 3u)) * 136u)) + 48u) + ((mi_ & 1u) << 3u);
+            kf_f16x8 t4528_ = kf_ldsm_x4_trans<kf_f16x8>(&sm_[t4527_]);
+            kf_f32x4 t4531_ = o_[3u];
+            kf_f32x4 t4532_ = kf_mma_f16(t4528_, hi_, t4531_);
+            o_[3u] = t4532_;
+            kf_f32x4 t4535_ = o_[3u];
+            kf_f32x4 t4536_ = kf_mma_f16(t4528_, lo_, t4535_);
+            o_[3u] = t4536_;
+            unsigned t4554_ = ((vb_ + ((r8_ + ((mi_ >> 1u) << 3u)) * 136u)) + 64u) + ((mi_ & 1u) << 3u);
+            kf_f16x8 t4555_ = kf_ldsm_x4_trans<kf_f16x8>(&sm_[t4554_]);
+            kf_f32x4 t4558_ = o_[4u];
+            kf_f32x4 t4559_ = kf_mma_f16(t4555_, hi_, t4558_);
+            o_[4u] = t4559_;
+            kf_f32x4 t4562_ = o_[4u];
+            kf_f32x4 t4563_ = kf_mma_f16(t4555_, lo_, t4562_);
+            o_[4u] = t4563_;
+            unsigned t4581_ = ((vb_ + ((r8_ + ((mi_ >> 1u) << 3u)) * 136u)) + 80u) + ((mi_ & 1u) << 3u);
+            kf_f16x8 t4582_ = kf_ldsm_x4_trans<kf_f16x8>(&sm_[t4581_]);
+            kf_f32x4 t4585_ = o_[5u];
+            kf_f32x4 t4586_ = kf_mma_f16(t4582_, hi_, t4585_);
+            o_[5u] = t4586_;
+            kf_f32x4 t4589_ = o_[5u];
+            kf_f32x4 t4590_ = kf_mma_f16(t4582_, lo_, t4589_);
+            o_[5u] = t4590_;
+            unsigned t4608_ = ((vb_ + ((r8_ + ((mi_ >> 1u) << 3u)) * 136u)) + 96u) + ((mi_ & 1u) << 3u);
+            kf_f16x8 t4609_ = kf_ldsm_x4_trans<kf_f16x8>(&sm_[t4608_]);
+            kf_f32x4 t4612_ = o_[6u];
+            kf_f32x4 t4613_ = kf_mma_f16(t4609_, hi_, t4612_);
+            o_[6u] = t4613_;
+            kf_f32x4 t4616_ = o_[6u];
+            kf_f32x4 t4617_ = kf_mma_f16(t4609_, lo_, t4616_);
+            o_[6u] = t4617_;
+            unsigned t4635_ = ((vb_ + ((r8_ + ((mi_ >> 1u) << 3u)) * 136u)) + 112u) + ((mi_ & 1u) << 3u);
+            kf_f16x8 t4636_ = kf_ldsm_x4_trans<kf_f16x8>(&sm_[t4635_]);
+            kf_f32x4 t4639_ = o_[7u];
+            kf_f32x4 t4640_ = kf_mma_f16(t4636_, hi_, t4639_);
+            o_[7u] = t4640_;
+            kf_f32x4 t4643_ = o_[7u];
+            kf_f32x4 t4644_ = kf_mma_f16(t4636_, lo_, t4643_);
+            o_[7u] = t4644_;
         }
         kf_cp_async_wait<0>();
         __syncthreads();
-        float t2315_ = __fadd_rn(l_run_, kf_shfl_xor(l_run_, 1u, kf_wn));
-        l_run_ = t2315_;
-        float t2318_ = __fadd_rn(t2315_, kf_shfl_xor(t2315_, 2u, kf_wn));
-        l_run_ = t2318_;
-        bool t2323_ = qd_ == 0u;
-        bool t2324_ = t2323_;
-        if (t2323_) {
-            t2324_ = gr_ < 8u;
+        float t4649_ = __fadd_rn(l_run_, kf_shfl_xor(l_run_, 1u, kf_wn));
+        l_run_ = t4649_;
+        float t4652_ = __fadd_rn(t4649_, kf_shfl_xor(t4649_, 2u, kf_wn));
+        l_run_ = t4652_;
+        bool t4657_ = qd_ == 0u;
+        bool t4658_ = t4657_;
+        if (t4657_) {
+            t4658_ = gr_ < 8u;
         }
-        if (t2324_) {
+        if (t4658_) {
             ((float*)sm_)[(w_ << 3u) + gr_] = m_run_;
-            ((float*)sm_)[(16u + (w_ << 3u)) + gr_] = t2318_;
+            ((float*)sm_)[(16u + (w_ << 3u)) + gr_] = t4652_;
         }
         if ((qd_ << 1u) < 8u) {
             ((float*)sm_)[(32u + (((w_ << 3u) + (qd_ << 1u)) << 7u)) + gr_] = o_[0u].v[0];
@@ -1379,44 +1392,3153 @@ sdpa_decode_split(const kf_f16* __restrict__ q_, const kf_f16* __restrict__ kc_,
         __syncthreads();
         unsigned ns_ = (l_ / split_) + (((l_ % split_) != 0u) ? 1u : 0u);
         kf_f32x4* po4_ = (kf_f32x4*)po_;
-        unsigned t3547_ = nh_ << 5u;
+        unsigned t5881_ = nh_ << 5u;
         #pragma unroll 1
-        for (unsigned t_ = threadIdx.x; t_ < t3547_; t_ = t_ + 64u) {
+        for (unsigned t_ = threadIdx.x; t_ < t5881_; t_ = t_ + 64u) {
             unsigned gi_ = t_ >> 5u;
             unsigned d4_ = t_ & 31u;
-            float t3564_ = fmaxf(fmaxf(__uint_as_float(0xff800000u), ((float*)sm_)[gi_]), ((float*)sm_)[8u + gi_]);
-            float a_ = kf_exp2_approx(__fsub_rn(((float*)sm_)[gi_], t3564_));
-            float t3578_ = __fmaf_rn(((float*)sm_)[16u + gi_], a_, 0.0f);
-            unsigned t3585_ = (8u + (gi_ << 5u)) + d4_;
-            kf_f32x4 v_ = ((kf_f32x4*)sm_)[t3585_];
-            float t3589_ = __fmaf_rn(v_.v[0], a_, 0.0f);
-            float t3592_ = __fmaf_rn(v_.v[1], a_, 0.0f);
-            float t3595_ = __fmaf_rn(v_.v[2], a_, 0.0f);
-            float t3598_ = __fmaf_rn(v_.v[3], a_, 0.0f);
-            float a_2_ = kf_exp2_approx(__fsub_rn(((float*)sm_)[8u + gi_], t3564_));
-            float t3611_ = __fmaf_rn(((float*)sm_)[24u + gi_], a_2_, t3578_);
-            unsigned t3618_ = (8u + ((8u + gi_) << 5u)) + d4_;
-            kf_f32x4 v_2_ = ((kf_f32x4*)sm_)[t3618_];
-            float t3622_ = __fmaf_rn(v_2_.v[0], a_2_, t3589_);
-            float t3625_ = __fmaf_rn(v_2_.v[1], a_2_, t3592_);
-            float t3628_ = __fmaf_rn(v_2_.v[2], a_2_, t3595_);
-            float t3631_ = __fmaf_rn(v_2_.v[3], a_2_, t3598_);
+            float t5898_ = fmaxf(fmaxf(__uint_as_float(0xff800000u), ((float*)sm_)[gi_]), ((float*)sm_)[8u + gi_]);
+            float a_ = kf_exp2_approx(__fsub_rn(((float*)sm_)[gi_], t5898_));
+            float t5912_ = __fmaf_rn(((float*)sm_)[16u + gi_], a_, 0.0f);
+            unsigned t5919_ = (8u + (gi_ << 5u)) + d4_;
+            kf_f32x4 v_ = ((kf_f32x4*)sm_)[t5919_];
+            float t5923_ = __fmaf_rn(v_.v[0], a_, 0.0f);
+            float t5926_ = __fmaf_rn(v_.v[1], a_, 0.0f);
+            float t5929_ = __fmaf_rn(v_.v[2], a_, 0.0f);
+            float t5932_ = __fmaf_rn(v_.v[3], a_, 0.0f);
+            float a_2_ = kf_exp2_approx(__fsub_rn(((float*)sm_)[8u + gi_], t5898_));
+            float t5945_ = __fmaf_rn(((float*)sm_)[24u + gi_], a_2_, t5912_);
+            unsigned t5952_ = (8u + ((8u + gi_) << 5u)) + d4_;
+            kf_f32x4 v_2_ = ((kf_f32x4*)sm_)[t5952_];
+            float t5956_ = __fmaf_rn(v_2_.v[0], a_2_, t5923_);
+            float t5959_ = __fmaf_rn(v_2_.v[1], a_2_, t5926_);
+            float t5962_ = __fmaf_rn(v_2_.v[2], a_2_, t5929_);
+            float t5965_ = __fmaf_rn(v_2_.v[3], a_2_, t5932_);
             unsigned slot_ = ((((bi_ * h_) + hq0_) + gi_) * ns_) + blockIdx.x;
-            unsigned t3644_ = (slot_ << 5u) + d4_;
-            float t3646_ = __fdiv_rn(t3622_, t3611_);
-            float t3648_ = __fdiv_rn(t3625_, t3611_);
-            float t3650_ = __fdiv_rn(t3628_, t3611_);
-            float t3652_ = __fdiv_rn(t3631_, t3611_);
-            kf_f32x4 t3656_ = kf_f32x4{{t3646_, t3648_, t3650_, t3652_}};
-            po4_[t3644_] = t3656_;
+            unsigned t5978_ = (slot_ << 5u) + d4_;
+            float t5980_ = __fdiv_rn(t5956_, t5945_);
+            float t5982_ = __fdiv_rn(t5959_, t5945_);
+            float t5984_ = __fdiv_rn(t5962_, t5945_);
+            float t5986_ = __fdiv_rn(t5965_, t5945_);
+            kf_f32x4 t5990_ = kf_f32x4{{t5980_, t5982_, t5984_, t5986_}};
+            po4_[t5978_] = t5990_;
             if (d4_ == 0u) {
-                plse_[slot_] = __fadd_rn(t3564_, kf_log2_approx(t3611_));
+                plse_[slot_] = __fadd_rn(t5898_, kf_log2_approx(t5945_));
             }
         }
     }
 }
 
-/* kernel sdpa_decode_fused (sdpa.kf:1033) */
+/* kernel sdpa_decode_split_rope_neox (sdpa.kf:1065) */
+extern "C" __global__ void __launch_bounds__(64)
+sdpa_decode_split_rope_neox(const kf_f16* __restrict__ qkv_, const kf_f32x2* __restrict__ cs_, kf_f16* __restrict__ kc_, kf_f16* __restrict__ vc_, const unsigned* __restrict__ lens_, float* __restrict__ po_, float* __restrict__ plse_, unsigned b_, unsigned h_, unsigned hkv_, unsigned l_, unsigned split_)
+{
+    kf_pdl_wait();
+    extern __shared__ __align__(16) unsigned char kf_dyn_shared[];
+    kf_f16 *const sm_ = (kf_f16 *)kf_dyn_shared;
+    kf_f32x4 o_[8];
+    bool t17_;
+    kf_f16x8 t2406_;
+    kf_f16x8 t2723_;
+    kf_f16x8 t6044_;
+    kf_f16x8 t6364_;
+    kf_f16x8 t6686_;
+    const unsigned kf_wn = kf_warp_lanes();
+    const kf_f32x4* cs4_ = (const kf_f32x4*)cs_;
+    const kf_f16* kc_2_ = (const kf_f16*)kc_;
+    const kf_f16* vc_2_ = (const kf_f16*)vc_;
+    unsigned g_ = h_ / hkv_;
+    unsigned groups_ = (g_ >> 3u) + (((g_ & 7u) != 0u) ? 1u : 0u);
+    unsigned kvh_ = blockIdx.y / groups_;
+    unsigned hq0_ = (kvh_ * g_) + ((blockIdx.y % groups_) << 3u);
+    unsigned nh_ = min(8u, (g_ + kf_neg_u32(((blockIdx.y % groups_) << 3u))));
+    unsigned bi_ = blockIdx.z;
+    unsigned lraw_ = lens_[bi_];
+    bool t49_ = lraw_ >= 1u;
+    bool t50_ = t49_;
+    if (t49_) {
+        t50_ = lraw_ <= l_;
+    }
+    unsigned t53_ = lraw_ - 1u;
+    unsigned skip_ = t50_ ? t53_ : 4294967295u;
+    unsigned p0_ = blockIdx.x * split_;
+    unsigned lane_ = kf_lane_id();
+    unsigned w_ = (threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u;
+    unsigned gr_ = lane_ >> 2u;
+    unsigned qd_ = lane_ & 3u;
+    unsigned r8_ = lane_ & 7u;
+    unsigned mi_ = lane_ >> 3u;
+    unsigned t81_ = kf_min_u32(lraw_, l_);
+    if (p0_ >= t81_) {
+        t17_ = false;
+    } else {
+        unsigned t87_ = kf_min_u32((p0_ + split_), t81_);
+        unsigned t89_ = t87_ - p0_;
+        unsigned nsq_ = (t89_ >> 5u) + (((t89_ & 31u) != 0u) ? 1u : 0u);
+        if (0u < nsq_) {
+            unsigned part_ = threadIdx.x & 15u;
+            unsigned tr0_ = threadIdx.x >> 4u;
+            unsigned dst0_ = (2176u + (tr0_ * 136u)) + (part_ << 3u);
+            unsigned src0_ = ((((((bi_ * l_) + p0_) + tr0_) * hkv_) + kvh_) << 7u) + (part_ << 3u);
+            unsigned safe_ = (((((bi_ * l_) + p0_) * hkv_) + kvh_) << 7u) + (part_ << 3u);
+            unsigned t310_ = p0_ + tr0_;
+            bool t321_ = skip_ == 4294967295u;
+            bool t322_ = t321_;
+            if (!t321_) {
+                t322_ = t310_ != skip_;
+            }
+            bool t325_ = t322_;
+            if (!t322_) {
+                t325_ = t310_ >= t87_;
+            }
+            if (t325_) {
+                bool ok_ = t310_ < t87_;
+                unsigned n_ = ok_ ? 16u : 0u;
+                unsigned src_ = ok_ ? src0_ : safe_;
+                kf_cp_async_n(&sm_[dst0_], &kc_2_[src_], n_);
+                kf_cp_async_n(&sm_[dst0_ + 4352u], &vc_2_[src_], n_);
+            }
+            unsigned r_ = (p0_ + tr0_) + 4u;
+            bool t353_ = skip_ == 4294967295u;
+            bool t354_ = t353_;
+            if (!t353_) {
+                t354_ = r_ != skip_;
+            }
+            bool t357_ = t354_;
+            if (!t354_) {
+                t357_ = r_ >= t87_;
+            }
+            if (t357_) {
+                bool ok_2_ = r_ < t87_;
+                unsigned n_2_ = ok_2_ ? 16u : 0u;
+                unsigned t368_ = src0_ + ((hkv_ << 2u) << 7u);
+                unsigned src_2_ = ok_2_ ? t368_ : safe_;
+                unsigned dst_ = dst0_ + 544u;
+                kf_cp_async_n(&sm_[dst_], &kc_2_[src_2_], n_2_);
+                kf_cp_async_n(&sm_[dst_ + 4352u], &vc_2_[src_2_], n_2_);
+            }
+            unsigned r_2_ = (p0_ + tr0_) + 8u;
+            bool t385_ = skip_ == 4294967295u;
+            bool t386_ = t385_;
+            if (!t385_) {
+                t386_ = r_2_ != skip_;
+            }
+            bool t389_ = t386_;
+            if (!t386_) {
+                t389_ = r_2_ >= t87_;
+            }
+            if (t389_) {
+                bool ok_3_ = r_2_ < t87_;
+                unsigned n_3_ = ok_3_ ? 16u : 0u;
+                unsigned t400_ = src0_ + ((hkv_ << 3u) << 7u);
+                unsigned src_3_ = ok_3_ ? t400_ : safe_;
+                unsigned dst_2_ = dst0_ + 1088u;
+                kf_cp_async_n(&sm_[dst_2_], &kc_2_[src_3_], n_3_);
+                kf_cp_async_n(&sm_[dst_2_ + 4352u], &vc_2_[src_3_], n_3_);
+            }
+            unsigned r_3_ = (p0_ + tr0_) + 12u;
+            bool t417_ = skip_ == 4294967295u;
+            bool t418_ = t417_;
+            if (!t417_) {
+                t418_ = r_3_ != skip_;
+            }
+            bool t421_ = t418_;
+            if (!t418_) {
+                t421_ = r_3_ >= t87_;
+            }
+            if (t421_) {
+                bool ok_4_ = r_3_ < t87_;
+                unsigned n_4_ = ok_4_ ? 16u : 0u;
+                unsigned t432_ = src0_ + ((12u * hkv_) << 7u);
+                unsigned src_4_ = ok_4_ ? t432_ : safe_;
+                unsigned dst_3_ = dst0_ + 1632u;
+                kf_cp_async_n(&sm_[dst_3_], &kc_2_[src_4_], n_4_);
+                kf_cp_async_n(&sm_[dst_3_ + 4352u], &vc_2_[src_4_], n_4_);
+            }
+            unsigned r_4_ = (p0_ + tr0_) + 16u;
+            bool t449_ = skip_ == 4294967295u;
+            bool t450_ = t449_;
+            if (!t449_) {
+                t450_ = r_4_ != skip_;
+            }
+            bool t453_ = t450_;
+            if (!t450_) {
+                t453_ = r_4_ >= t87_;
+            }
+            if (t453_) {
+                bool ok_5_ = r_4_ < t87_;
+                unsigned n_5_ = ok_5_ ? 16u : 0u;
+                unsigned t464_ = src0_ + ((hkv_ << 4u) << 7u);
+                unsigned src_5_ = ok_5_ ? t464_ : safe_;
+                unsigned dst_4_ = dst0_ + 2176u;
+                kf_cp_async_n(&sm_[dst_4_], &kc_2_[src_5_], n_5_);
+                kf_cp_async_n(&sm_[dst_4_ + 4352u], &vc_2_[src_5_], n_5_);
+            }
+            unsigned r_5_ = (p0_ + tr0_) + 20u;
+            bool t481_ = skip_ == 4294967295u;
+            bool t482_ = t481_;
+            if (!t481_) {
+                t482_ = r_5_ != skip_;
+            }
+            bool t485_ = t482_;
+            if (!t482_) {
+                t485_ = r_5_ >= t87_;
+            }
+            if (t485_) {
+                bool ok_6_ = r_5_ < t87_;
+                unsigned n_6_ = ok_6_ ? 16u : 0u;
+                unsigned t496_ = src0_ + ((20u * hkv_) << 7u);
+                unsigned src_6_ = ok_6_ ? t496_ : safe_;
+                unsigned dst_5_ = dst0_ + 2720u;
+                kf_cp_async_n(&sm_[dst_5_], &kc_2_[src_6_], n_6_);
+                kf_cp_async_n(&sm_[dst_5_ + 4352u], &vc_2_[src_6_], n_6_);
+            }
+            unsigned r_6_ = (p0_ + tr0_) + 24u;
+            bool t513_ = skip_ == 4294967295u;
+            bool t514_ = t513_;
+            if (!t513_) {
+                t514_ = r_6_ != skip_;
+            }
+            bool t517_ = t514_;
+            if (!t514_) {
+                t517_ = r_6_ >= t87_;
+            }
+            if (t517_) {
+                bool ok_7_ = r_6_ < t87_;
+                unsigned n_7_ = ok_7_ ? 16u : 0u;
+                unsigned t528_ = src0_ + ((24u * hkv_) << 7u);
+                unsigned src_7_ = ok_7_ ? t528_ : safe_;
+                unsigned dst_6_ = dst0_ + 3264u;
+                kf_cp_async_n(&sm_[dst_6_], &kc_2_[src_7_], n_7_);
+                kf_cp_async_n(&sm_[dst_6_ + 4352u], &vc_2_[src_7_], n_7_);
+            }
+            unsigned r_7_ = (p0_ + tr0_) + 28u;
+            bool t545_ = skip_ == 4294967295u;
+            bool t546_ = t545_;
+            if (!t545_) {
+                t546_ = r_7_ != skip_;
+            }
+            bool t549_ = t546_;
+            if (!t546_) {
+                t549_ = r_7_ >= t87_;
+            }
+            if (t549_) {
+                bool ok_8_ = r_7_ < t87_;
+                unsigned n_8_ = ok_8_ ? 16u : 0u;
+                unsigned t560_ = src0_ + ((28u * hkv_) << 7u);
+                unsigned src_8_ = ok_8_ ? t560_ : safe_;
+                unsigned dst_7_ = dst0_ + 3808u;
+                kf_cp_async_n(&sm_[dst_7_], &kc_2_[src_8_], n_8_);
+                kf_cp_async_n(&sm_[dst_7_ + 4352u], &vc_2_[src_8_], n_8_);
+            }
+        }
+        kf_cp_async_commit();
+        if (1u < nsq_) {
+            unsigned part_2_ = threadIdx.x & 15u;
+            unsigned tr0_2_ = threadIdx.x >> 4u;
+            unsigned pb_ = p0_ + 32u;
+            unsigned dst0_2_ = (10880u + (tr0_2_ * 136u)) + (part_2_ << 3u);
+            unsigned src0_2_ = ((((((bi_ * l_) + pb_) + tr0_2_) * hkv_) + kvh_) << 7u) + (part_2_ << 3u);
+            unsigned safe_2_ = (((((bi_ * l_) + p0_) * hkv_) + kvh_) << 7u) + (part_2_ << 3u);
+            unsigned t746_ = pb_ + tr0_2_;
+            bool t757_ = skip_ == 4294967295u;
+            bool t758_ = t757_;
+            if (!t757_) {
+                t758_ = t746_ != skip_;
+            }
+            bool t761_ = t758_;
+            if (!t758_) {
+                t761_ = t746_ >= t87_;
+            }
+            if (t761_) {
+                bool ok_9_ = t746_ < t87_;
+                unsigned n_9_ = ok_9_ ? 16u : 0u;
+                unsigned src_9_ = ok_9_ ? src0_2_ : safe_2_;
+                kf_cp_async_n(&sm_[dst0_2_], &kc_2_[src_9_], n_9_);
+                kf_cp_async_n(&sm_[dst0_2_ + 4352u], &vc_2_[src_9_], n_9_);
+            }
+            unsigned r_8_ = (pb_ + tr0_2_) + 4u;
+            bool t789_ = skip_ == 4294967295u;
+            bool t790_ = t789_;
+            if (!t789_) {
+                t790_ = r_8_ != skip_;
+            }
+            bool t793_ = t790_;
+            if (!t790_) {
+                t793_ = r_8_ >= t87_;
+            }
+            if (t793_) {
+                bool ok_10_ = r_8_ < t87_;
+                unsigned n_10_ = ok_10_ ? 16u : 0u;
+                unsigned t804_ = src0_2_ + ((hkv_ << 2u) << 7u);
+                unsigned src_10_ = ok_10_ ? t804_ : safe_2_;
+                unsigned dst_8_ = dst0_2_ + 544u;
+                kf_cp_async_n(&sm_[dst_8_], &kc_2_[src_10_], n_10_);
+                kf_cp_async_n(&sm_[dst_8_ + 4352u], &vc_2_[src_10_], n_10_);
+            }
+            unsigned r_9_ = (pb_ + tr0_2_) + 8u;
+            bool t821_ = skip_ == 4294967295u;
+            bool t822_ = t821_;
+            if (!t821_) {
+                t822_ = r_9_ != skip_;
+            }
+            bool t825_ = t822_;
+            if (!t822_) {
+                t825_ = r_9_ >= t87_;
+            }
+            if (t825_) {
+                bool ok_11_ = r_9_ < t87_;
+                unsigned n_11_ = ok_11_ ? 16u : 0u;
+                unsigned t836_ = src0_2_ + ((hkv_ << 3u) << 7u);
+                unsigned src_11_ = ok_11_ ? t836_ : safe_2_;
+                unsigned dst_9_ = dst0_2_ + 1088u;
+                kf_cp_async_n(&sm_[dst_9_], &kc_2_[src_11_], n_11_);
+                kf_cp_async_n(&sm_[dst_9_ + 4352u], &vc_2_[src_11_], n_11_);
+            }
+            unsigned r_10_ = (pb_ + tr0_2_) + 12u;
+            bool t853_ = skip_ == 4294967295u;
+            bool t854_ = t853_;
+            if (!t853_) {
+                t854_ = r_10_ != skip_;
+            }
+            bool t857_ = t854_;
+            if (!t854_) {
+                t857_ = r_10_ >= t87_;
+            }
+            if (t857_) {
+                bool ok_12_ = r_10_ < t87_;
+                unsigned n_12_ = ok_12_ ? 16u : 0u;
+                unsigned t868_ = src0_2_ + ((12u * hkv_) << 7u);
+                unsigned src_12_ = ok_12_ ? t868_ : safe_2_;
+                unsigned dst_10_ = dst0_2_ + 1632u;
+                kf_cp_async_n(&sm_[dst_10_], &kc_2_[src_12_], n_12_);
+                kf_cp_async_n(&sm_[dst_10_ + 4352u], &vc_2_[src_12_], n_12_);
+            }
+            unsigned r_11_ = (pb_ + tr0_2_) + 16u;
+            bool t885_ = skip_ == 4294967295u;
+            bool t886_ = t885_;
+            if (!t885_) {
+                t886_ = r_11_ != skip_;
+            }
+            bool t889_ = t886_;
+            if (!t886_) {
+                t889_ = r_11_ >= t87_;
+            }
+            if (t889_) {
+                bool ok_13_ = r_11_ < t87_;
+                unsigned n_13_ = ok_13_ ? 16u : 0u;
+                unsigned t900_ = src0_2_ + ((hkv_ << 4u) << 7u);
+                unsigned src_13_ = ok_13_ ? t900_ : safe_2_;
+                unsigned dst_11_ = dst0_2_ + 2176u;
+                kf_cp_async_n(&sm_[dst_11_], &kc_2_[src_13_], n_13_);
+                kf_cp_async_n(&sm_[dst_11_ + 4352u], &vc_2_[src_13_], n_13_);
+            }
+            unsigned r_12_ = (pb_ + tr0_2_) + 20u;
+            bool t917_ = skip_ == 4294967295u;
+            bool t918_ = t917_;
+            if (!t917_) {
+                t918_ = r_12_ != skip_;
+            }
+            bool t921_ = t918_;
+            if (!t918_) {
+                t921_ = r_12_ >= t87_;
+            }
+            if (t921_) {
+                bool ok_14_ = r_12_ < t87_;
+                unsigned n_14_ = ok_14_ ? 16u : 0u;
+                unsigned t932_ = src0_2_ + ((20u * hkv_) << 7u);
+                unsigned src_14_ = ok_14_ ? t932_ : safe_2_;
+                unsigned dst_12_ = dst0_2_ + 2720u;
+                kf_cp_async_n(&sm_[dst_12_], &kc_2_[src_14_], n_14_);
+                kf_cp_async_n(&sm_[dst_12_ + 4352u], &vc_2_[src_14_], n_14_);
+            }
+            unsigned r_13_ = (pb_ + tr0_2_) + 24u;
+            bool t949_ = skip_ == 4294967295u;
+            bool t950_ = t949_;
+            if (!t949_) {
+                t950_ = r_13_ != skip_;
+            }
+            bool t953_ = t950_;
+            if (!t950_) {
+                t953_ = r_13_ >= t87_;
+            }
+            if (t953_) {
+                bool ok_15_ = r_13_ < t87_;
+                unsigned n_15_ = ok_15_ ? 16u : 0u;
+                unsigned t964_ = src0_2_ + ((24u * hkv_) << 7u);
+                unsigned src_15_ = ok_15_ ? t964_ : safe_2_;
+                unsigned dst_13_ = dst0_2_ + 3264u;
+                kf_cp_async_n(&sm_[dst_13_], &kc_2_[src_15_], n_15_);
+                kf_cp_async_n(&sm_[dst_13_ + 4352u], &vc_2_[src_15_], n_15_);
+            }
+            unsigned r_14_ = (pb_ + tr0_2_) + 28u;
+            bool t981_ = skip_ == 4294967295u;
+            bool t982_ = t981_;
+            if (!t981_) {
+                t982_ = r_14_ != skip_;
+            }
+            bool t985_ = t982_;
+            if (!t982_) {
+                t985_ = r_14_ >= t87_;
+            }
+            if (t985_) {
+                bool ok_16_ = r_14_ < t87_;
+                unsigned n_16_ = ok_16_ ? 16u : 0u;
+                unsigned t996_ = src0_2_ + ((28u * hkv_) << 7u);
+                unsigned src_16_ = ok_16_ ? t996_ : safe_2_;
+                unsigned dst_14_ = dst0_2_ + 3808u;
+                kf_cp_async_n(&sm_[dst_14_], &kc_2_[src_16_], n_16_);
+                kf_cp_async_n(&sm_[dst_14_ + 4352u], &vc_2_[src_16_], n_16_);
+            }
+        }
+        kf_cp_async_commit();
+        const kf_f16x8* q8_ = (const kf_f16x8*)qkv_;
+        if (threadIdx.x < 128u) {
+            unsigned row_ = threadIdx.x >> 3u;
+            unsigned ch_ = threadIdx.x & 7u;
+            unsigned b8_ = (((bi_ * (h_ + (hkv_ << 1u))) + hq0_) + min(row_, (nh_ - 1u))) << 4u;
+            kf_f16x8 t1028_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
+            kf_f16x8 u_ = t1028_;
+            kf_f16x8 t1031_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
+            kf_f16x8 v_ = t1031_;
+            if (row_ < nh_) {
+                unsigned row4_ = bi_ << 5u;
+                unsigned t1040_ = b8_ + ch_;
+                kf_f16x8 u_2_ = q8_[t1040_];
+                unsigned t1044_ = (b8_ + 8u) + ch_;
+                kf_f16x8 v_2_ = q8_[t1044_];
+                unsigned t1047_ = ch_ << 2u;
+                unsigned t1054_ = (ch_ << 2u) + 2u;
+                unsigned t1060_ = row4_ + t1047_;
+                kf_f32x4 a0_ = cs4_[t1060_];
+                unsigned t1064_ = (row4_ + t1047_) + 1u;
+                kf_f32x4 a1_ = cs4_[t1064_];
+                unsigned t1066_ = row4_ + t1054_;
+                kf_f32x4 b0_ = cs4_[t1066_];
+                unsigned t1070_ = (row4_ + t1054_) + 1u;
+                kf_f32x4 b1_ = cs4_[t1070_];
+                float t1072_ = a0_.v[0];
+                float t1073_ = a0_.v[2];
+                float t1074_ = a1_.v[0];
+                float t1075_ = a1_.v[2];
+                float t1080_ = a0_.v[1];
+                float t1081_ = a0_.v[3];
+                float t1082_ = a1_.v[1];
+                float t1083_ = a1_.v[3];
+                float t1088_ = b0_.v[0];
+                float t1089_ = b0_.v[2];
+                float t1090_ = b1_.v[0];
+                float t1091_ = b1_.v[2];
+                float t1096_ = b0_.v[1];
+                float t1097_ = b0_.v[3];
+                float t1098_ = b1_.v[1];
+                float t1099_ = b1_.v[3];
+                kf_f16x8 t1105_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
+                float x0_ = kf_f16_to_f32(u_2_.v[0]);
+                float y0_ = kf_f16_to_f32(v_2_.v[0]);
+                float x1_ = kf_f16_to_f32(u_2_.v[4]);
+                float y1_ = kf_f16_to_f32(v_2_.v[4]);
+                kf_f16 t1130_ = kf_f16_from_f32(__fmaf_rn(x0_, t1072_, kf_neg_f32(__fmul_rn(y0_, t1080_))));
+                kf_f16x8 o_2_ = t1105_;
+                o_2_.v[0] = t1130_;
+                o_2_.v[4] = kf_f16_from_f32(__fmaf_rn(x1_, t1088_, kf_neg_f32(__fmul_rn(y1_, t1096_))));
+                float x0_2_ = kf_f16_to_f32(u_2_.v[1]);
+                float y0_2_ = kf_f16_to_f32(v_2_.v[1]);
+                float x1_2_ = kf_f16_to_f32(u_2_.v[5]);
+                float y1_2_ = kf_f16_to_f32(v_2_.v[5]);
+                o_2_.v[1] = kf_f16_from_f32(__fmaf_rn(x0_2_, t1073_, kf_neg_f32(__fmul_rn(y0_2_, t1081_))));
+                o_2_.v[5] = kf_f16_from_f32(__fmaf_rn(x1_2_, t1089_, kf_neg_f32(__fmul_rn(y1_2_, t1097_))));
+                float x0_3_ = kf_f16_to_f32(u_2_.v[2]);
+                float y0_3_ = kf_f16_to_f32(v_2_.v[2]);
+                float x1_3_ = kf_f16_to_f32(u_2_.v[6]);
+                float y1_3_ = kf_f16_to_f32(v_2_.v[6]);
+                o_2_.v[2] = kf_f16_from_f32(__fmaf_rn(x0_3_, t1074_, kf_neg_f32(__fmul_rn(y0_3_, t1082_))));
+                o_2_.v[6] = kf_f16_from_f32(__fmaf_rn(x1_3_, t1090_, kf_neg_f32(__fmul_rn(y1_3_, t1098_))));
+                float x0_4_ = kf_f16_to_f32(u_2_.v[3]);
+                float y0_4_ = kf_f16_to_f32(v_2_.v[3]);
+                float x1_4_ = kf_f16_to_f32(u_2_.v[7]);
+                float y1_4_ = kf_f16_to_f32(v_2_.v[7]);
+                o_2_.v[3] = kf_f16_from_f32(__fmaf_rn(x0_4_, t1075_, kf_neg_f32(__fmul_rn(y0_4_, t1083_))));
+                o_2_.v[7] = kf_f16_from_f32(__fmaf_rn(x1_4_, t1091_, kf_neg_f32(__fmul_rn(y1_4_, t1099_))));
+                u_ = o_2_;
+                unsigned row4_2_ = bi_ << 5u;
+                unsigned t1325_ = b8_ + ch_;
+                kf_f16x8 u_3_ = q8_[t1325_];
+                unsigned t1329_ = (b8_ + 8u) + ch_;
+                kf_f16x8 v_3_ = q8_[t1329_];
+                unsigned t1332_ = ch_ << 2u;
+                unsigned t1339_ = (ch_ << 2u) + 2u;
+                unsigned t1345_ = row4_2_ + t1332_;
+                kf_f32x4 a0_2_ = cs4_[t1345_];
+                unsigned t1349_ = (row4_2_ + t1332_) + 1u;
+                kf_f32x4 a1_2_ = cs4_[t1349_];
+                unsigned t1351_ = row4_2_ + t1339_;
+                kf_f32x4 b0_2_ = cs4_[t1351_];
+                unsigned t1355_ = (row4_2_ + t1339_) + 1u;
+                kf_f32x4 b1_2_ = cs4_[t1355_];
+                float t1357_ = a0_2_.v[0];
+                float t1358_ = a0_2_.v[2];
+                float t1359_ = a1_2_.v[0];
+                float t1360_ = a1_2_.v[2];
+                float t1365_ = a0_2_.v[1];
+                float t1366_ = a0_2_.v[3];
+                float t1367_ = a1_2_.v[1];
+                float t1368_ = a1_2_.v[3];
+                float t1373_ = b0_2_.v[0];
+                float t1374_ = b0_2_.v[2];
+                float t1375_ = b1_2_.v[0];
+                float t1376_ = b1_2_.v[2];
+                float t1381_ = b0_2_.v[1];
+                float t1382_ = b0_2_.v[3];
+                float t1383_ = b1_2_.v[1];
+                float t1384_ = b1_2_.v[3];
+                kf_f16x8 t1390_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
+                float x0_5_ = kf_f16_to_f32(u_3_.v[0]);
+                float y0_5_ = kf_f16_to_f32(v_3_.v[0]);
+                float x1_5_ = kf_f16_to_f32(u_3_.v[4]);
+                float y1_5_ = kf_f16_to_f32(v_3_.v[4]);
+                kf_f16 t1404_ = kf_f16_from_f32(__fmaf_rn(y0_5_, t1357_, __fmul_rn(x0_5_, t1365_)));
+                kf_f16x8 o_3_ = t1390_;
+                o_3_.v[0] = t1404_;
+                o_3_.v[4] = kf_f16_from_f32(__fmaf_rn(y1_5_, t1373_, __fmul_rn(x1_5_, t1381_)));
+                float x0_6_ = kf_f16_to_f32(u_3_.v[1]);
+                float y0_6_ = kf_f16_to_f32(v_3_.v[1]);
+                float x1_6_ = kf_f16_to_f32(u_3_.v[5]);
+                float y1_6_ = kf_f16_to_f32(v_3_.v[5]);
+                o_3_.v[1] = kf_f16_from_f32(__fmaf_rn(y0_6_, t1358_, __fmul_rn(x0_6_, t1366_)));
+                o_3_.v[5] = kf_f16_from_f32(__fmaf_rn(y1_6_, t1374_, __fmul_rn(x1_6_, t1382_)));
+                float x0_7_ = kf_f16_to_f32(u_3_.v[2]);
+                float y0_7_ = kf_f16_to_f32(v_3_.v[2]);
+                float x1_7_ = kf_f16_to_f32(u_3_.v[6]);
+                float y1_7_ = kf_f16_to_f32(v_3_.v[6]);
+                o_3_.v[2] = kf_f16_from_f32(__fmaf_rn(y0_7_, t1359_, __fmul_rn(x0_7_, t1367_)));
+                o_3_.v[6] = kf_f16_from_f32(__fmaf_rn(y1_7_, t1375_, __fmul_rn(x1_7_, t1383_)));
+                float x0_8_ = kf_f16_to_f32(u_3_.v[3]);
+                float y0_8_ = kf_f16_to_f32(v_3_.v[3]);
+                float x1_8_ = kf_f16_to_f32(u_3_.v[7]);
+                float y1_8_ = kf_f16_to_f32(v_3_.v[7]);
+                o_3_.v[3] = kf_f16_from_f32(__fmaf_rn(y0_8_, t1360_, __fmul_rn(x0_8_, t1368_)));
+                o_3_.v[7] = kf_f16_from_f32(__fmaf_rn(y1_8_, t1376_, __fmul_rn(x1_8_, t1384_)));
+                v_ = o_3_;
+            }
+            ((kf_f16x8*)sm_)[(row_ * 17u) + ch_] = u_;
+            ((kf_f16x8*)sm_)[((row_ * 17u) + ch_) + 8u] = v_;
+        }
+        unsigned c_ = threadIdx.x + 64u;
+        if (c_ < 128u) {
+            unsigned row_2_ = c_ >> 3u;
+            unsigned ch_2_ = c_ & 7u;
+            unsigned b8_2_ = (((bi_ * (h_ + (hkv_ << 1u))) + hq0_) + min(row_2_, (nh_ - 1u))) << 4u;
+            kf_f16x8 t1633_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
+            kf_f16x8 u_4_ = t1633_;
+            kf_f16x8 t1636_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
+            kf_f16x8 v_4_ = t1636_;
+            if (row_2_ < nh_) {
+                unsigned row4_3_ = bi_ << 5u;
+                unsigned t1645_ = b8_2_ + ch_2_;
+                kf_f16x8 u_5_ = q8_[t1645_];
+                unsigned t1649_ = (b8_2_ + 8u) + ch_2_;
+                kf_f16x8 v_5_ = q8_[t1649_];
+                unsigned t1652_ = ch_2_ << 2u;
+                unsigned t1659_ = (ch_2_ << 2u) + 2u;
+                unsigned t1665_ = row4_3_ + t1652_;
+                kf_f32x4 a0_3_ = cs4_[t1665_];
+                unsigned t1669_ = (row4_3_ + t1652_) + 1u;
+                kf_f32x4 a1_3_ = cs4_[t1669_];
+                unsigned t1671_ = row4_3_ + t1659_;
+                kf_f32x4 b0_3_ = cs4_[t1671_];
+                unsigned t1675_ = (row4_3_ + t1659_) + 1u;
+                kf_f32x4 b1_3_ = cs4_[t1675_];
+                float t1677_ = a0_3_.v[0];
+                float t1678_ = a0_3_.v[2];
+                float t1679_ = a1_3_.v[0];
+                float t1680_ = a1_3_.v[2];
+                float t1685_ = a0_3_.v[1];
+                float t1686_ = a0_3_.v[3];
+                float t1687_ = a1_3_.v[1];
+                float t1688_ = a1_3_.v[3];
+                float t1693_ = b0_3_.v[0];
+                float t1694_ = b0_3_.v[2];
+                float t1695_ = b1_3_.v[0];
+                float t1696_ = b1_3_.v[2];
+                float t1701_ = b0_3_.v[1];
+                float t1702_ = b0_3_.v[3];
+                float t1703_ = b1_3_.v[1];
+                float t1704_ = b1_3_.v[3];
+                kf_f16x8 t1710_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
+                float x0_9_ = kf_f16_to_f32(u_5_.v[0]);
+                float y0_9_ = kf_f16_to_f32(v_5_.v[0]);
+                float x1_9_ = kf_f16_to_f32(u_5_.v[4]);
+                float y1_9_ = kf_f16_to_f32(v_5_.v[4]);
+                kf_f16 t1735_ = kf_f16_from_f32(__fmaf_rn(x0_9_, t1677_, kf_neg_f32(__fmul_rn(y0_9_, t1685_))));
+                kf_f16x8 o_4_ = t1710_;
+                o_4_.v[0] = t1735_;
+                o_4_.v[4] = kf_f16_from_f32(__fmaf_rn(x1_9_, t1693_, kf_neg_f32(__fmul_rn(y1_9_, t1701_))));
+                float x0_10_ = kf_f16_to_f32(u_5_.v[1]);
+                float y0_10_ = kf_f16_to_f32(v_5_.v[1]);
+                float x1_10_ = kf_f16_to_f32(u_5_.v[5]);
+                float y1_10_ = kf_f16_to_f32(v_5_.v[5]);
+                o_4_.v[1] = kf_f16_from_f32(__fmaf_rn(x0_10_, t1678_, kf_neg_f32(__fmul_rn(y0_10_, t1686_))));
+                o_4_.v[5] = kf_f16_from_f32(__fmaf_rn(x1_10_, t1694_, kf_neg_f32(__fmul_rn(y1_10_, t1702_))));
+                float x0_11_ = kf_f16_to_f32(u_5_.v[2]);
+                float y0_11_ = kf_f16_to_f32(v_5_.v[2]);
+                float x1_11_ = kf_f16_to_f32(u_5_.v[6]);
+                float y1_11_ = kf_f16_to_f32(v_5_.v[6]);
+                o_4_.v[2] = kf_f16_from_f32(__fmaf_rn(x0_11_, t1679_, kf_neg_f32(__fmul_rn(y0_11_, t1687_))));
+                o_4_.v[6] = kf_f16_from_f32(__fmaf_rn(x1_11_, t1695_, kf_neg_f32(__fmul_rn(y1_11_, t1703_))));
+                float x0_12_ = kf_f16_to_f32(u_5_.v[3]);
+                float y0_12_ = kf_f16_to_f32(v_5_.v[3]);
+                float x1_12_ = kf_f16_to_f32(u_5_.v[7]);
+                float y1_12_ = kf_f16_to_f32(v_5_.v[7]);
+                o_4_.v[3] = kf_f16_from_f32(__fmaf_rn(x0_12_, t1680_, kf_neg_f32(__fmul_rn(y0_12_, t1688_))));
+                o_4_.v[7] = kf_f16_from_f32(__fmaf_rn(x1_12_, t1696_, kf_neg_f32(__fmul_rn(y1_12_, t1704_))));
+                u_4_ = o_4_;
+                unsigned row4_4_ = bi_ << 5u;
+                unsigned t1930_ = b8_2_ + ch_2_;
+                kf_f16x8 u_6_ = q8_[t1930_];
+                unsigned t1934_ = (b8_2_ + 8u) + ch_2_;
+                kf_f16x8 v_6_ = q8_[t1934_];
+                unsigned t1937_ = ch_2_ << 2u;
+                unsigned t1944_ = (ch_2_ << 2u) + 2u;
+                unsigned t1950_ = row4_4_ + t1937_;
+                kf_f32x4 a0_4_ = cs4_[t1950_];
+                unsigned t1954_ = (row4_4_ + t1937_) + 1u;
+                kf_f32x4 a1_4_ = cs4_[t1954_];
+                unsigned t1956_ = row4_4_ + t1944_;
+                kf_f32x4 b0_4_ = cs4_[t1956_];
+                unsigned t1960_ = (row4_4_ + t1944_) + 1u;
+                kf_f32x4 b1_4_ = cs4_[t1960_];
+                float t1962_ = a0_4_.v[0];
+                float t1963_ = a0_4_.v[2];
+                float t1964_ = a1_4_.v[0];
+                float t1965_ = a1_4_.v[2];
+                float t1970_ = a0_4_.v[1];
+                float t1971_ = a0_4_.v[3];
+                float t1972_ = a1_4_.v[1];
+                float t1973_ = a1_4_.v[3];
+                float t1978_ = b0_4_.v[0];
+                float t1979_ = b0_4_.v[2];
+                float t1980_ = b1_4_.v[0];
+                float t1981_ = b1_4_.v[2];
+                float t1986_ = b0_4_.v[1];
+                float t1987_ = b0_4_.v[3];
+                float t1988_ = b1_4_.v[1];
+                float t1989_ = b1_4_.v[3];
+                kf_f16x8 t1995_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
+                float x0_13_ = kf_f16_to_f32(u_6_.v[0]);
+                float y0_13_ = kf_f16_to_f32(v_6_.v[0]);
+                float x1_13_ = kf_f16_to_f32(u_6_.v[4]);
+                float y1_13_ = kf_f16_to_f32(v_6_.v[4]);
+                kf_f16 t2009_ = kf_f16_from_f32(__fmaf_rn(y0_13_, t1962_, __fmul_rn(x0_13_, t1970_)));
+                kf_f16x8 o_5_ = t1995_;
+                o_5_.v[0] = t2009_;
+                o_5_.v[4] = kf_f16_from_f32(__fmaf_rn(y1_13_, t1978_, __fmul_rn(x1_13_, t1986_)));
+                float x0_14_ = kf_f16_to_f32(u_6_.v[1]);
+                float y0_14_ = kf_f16_to_f32(v_6_.v[1]);
+                float x1_14_ = kf_f16_to_f32(u_6_.v[5]);
+                float y1_14_ = kf_f16_to_f32(v_6_.v[5]);
+                o_5_.v[1] = kf_f16_from_f32(__fmaf_rn(y0_14_, t1963_, __fmul_rn(x0_14_, t1971_)));
+                o_5_.v[5] = kf_f16_from_f32(__fmaf_rn(y1_14_, t1979_, __fmul_rn(x1_14_, t1987_)));
+                float x0_15_ = kf_f16_to_f32(u_6_.v[2]);
+                float y0_15_ = kf_f16_to_f32(v_6_.v[2]);
+                float x1_15_ = kf_f16_to_f32(u_6_.v[6]);
+                float y1_15_ = kf_f16_to_f32(v_6_.v[6]);
+                o_5_.v[2] = kf_f16_from_f32(__fmaf_rn(y0_15_, t1964_, __fmul_rn(x0_15_, t1972_)));
+                o_5_.v[6] = kf_f16_from_f32(__fmaf_rn(y1_15_, t1980_, __fmul_rn(x1_15_, t1988_)));
+                float x0_16_ = kf_f16_to_f32(u_6_.v[3]);
+                float y0_16_ = kf_f16_to_f32(v_6_.v[3]);
+                float x1_16_ = kf_f16_to_f32(u_6_.v[7]);
+                float y1_16_ = kf_f16_to_f32(v_6_.v[7]);
+                o_5_.v[3] = kf_f16_from_f32(__fmaf_rn(y0_16_, t1965_, __fmul_rn(x0_16_, t1973_)));
+                o_5_.v[7] = kf_f16_from_f32(__fmaf_rn(y1_16_, t1981_, __fmul_rn(x1_16_, t1989_)));
+                v_4_ = o_5_;
+            }
+            ((kf_f16x8*)sm_)[(row_2_ * 17u) + ch_2_] = u_4_;
+            ((kf_f16x8*)sm_)[((row_2_ * 17u) + ch_2_) + 8u] = v_4_;
+        }
+        unsigned p1_ = kf_min_u32((p0_ + split_), t81_);
+        unsigned t2382_ = p1_ - p0_;
+        unsigned nset_ = (t2382_ >> 5u) + (((t2382_ & 31u) != 0u) ? 1u : 0u);
+        bool t2394_ = skip_ >= p0_;
+        bool holds_ = t2394_;
+        if (t2394_) {
+            holds_ = skip_ < p1_;
+        }
+        kf_f16x8 t2398_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
+        kf_f16x8 nk0_ = t2398_;
+        kf_f16x8 t2401_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
+        kf_f16x8 nk1_ = t2401_;
+        bool t2403_ = holds_;
+        if (holds_) {
+            t2403_ = true;
+        }
+        if (t2403_) {
+            const kf_f16x8* q8_2_ = (const kf_f16x8*)qkv_;
+            unsigned t_ = threadIdx.x;
+            if (t_ < 8u) {
+                unsigned b8_3_ = (((bi_ * (h_ + (hkv_ << 1u))) + h_) + kvh_) << 4u;
+                unsigned row4_5_ = bi_ << 5u;
+                unsigned t2424_ = b8_3_ + t_;
+                kf_f16x8 u_7_ = q8_2_[t2424_];
+                unsigned t2428_ = (b8_3_ + 8u) + t_;
+                kf_f16x8 v_7_ = q8_2_[t2428_];
+                unsigned t2431_ = t_ << 2u;
+                unsigned t2438_ = (t_ << 2u) + 2u;
+                unsigned t2444_ = row4_5_ + t2431_;
+                kf_f32x4 a0_5_ = cs4_[t2444_];
+                unsigned t2448_ = (row4_5_ + t2431_) + 1u;
+                kf_f32x4 a1_5_ = cs4_[t2448_];
+                unsigned t2450_ = row4_5_ + t2438_;
+                kf_f32x4 b0_5_ = cs4_[t2450_];
+                unsigned t2454_ = (row4_5_ + t2438_) + 1u;
+                kf_f32x4 b1_5_ = cs4_[t2454_];
+                float t2456_ = a0_5_.v[0];
+                float t2457_ = a0_5_.v[2];
+                float t2458_ = a1_5_.v[0];
+                float t2459_ = a1_5_.v[2];
+                float t2464_ = a0_5_.v[1];
+                float t2465_ = a0_5_.v[3];
+                float t2466_ = a1_5_.v[1];
+                float t2467_ = a1_5_.v[3];
+                float t2472_ = b0_5_.v[0];
+                float t2473_ = b0_5_.v[2];
+                float t2474_ = b1_5_.v[0];
+                float t2475_ = b1_5_.v[2];
+                float t2480_ = b0_5_.v[1];
+                float t2481_ = b0_5_.v[3];
+                float t2482_ = b1_5_.v[1];
+                float t2483_ = b1_5_.v[3];
+                kf_f16x8 t2489_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
+                float x0_17_ = kf_f16_to_f32(u_7_.v[0]);
+                float y0_17_ = kf_f16_to_f32(v_7_.v[0]);
+                float x1_17_ = kf_f16_to_f32(u_7_.v[4]);
+                float y1_17_ = kf_f16_to_f32(v_7_.v[4]);
+                kf_f16 t2514_ = kf_f16_from_f32(__fmaf_rn(x0_17_, t2456_, kf_neg_f32(__fmul_rn(y0_17_, t2464_))));
+                kf_f16x8 o_6_ = t2489_;
+                o_6_.v[0] = t2514_;
+                o_6_.v[4] = kf_f16_from_f32(__fmaf_rn(x1_17_, t2472_, kf_neg_f32(__fmul_rn(y1_17_, t2480_))));
+                float x0_18_ = kf_f16_to_f32(u_7_.v[1]);
+                float y0_18_ = kf_f16_to_f32(v_7_.v[1]);
+                float x1_18_ = kf_f16_to_f32(u_7_.v[5]);
+                float y1_18_ = kf_f16_to_f32(v_7_.v[5]);
+                o_6_.v[1] = kf_f16_from_f32(__fmaf_rn(x0_18_, t2457_, kf_neg_f32(__fmul_rn(y0_18_, t2465_))));
+                o_6_.v[5] = kf_f16_from_f32(__fmaf_rn(x1_18_, t2473_, kf_neg_f32(__fmul_rn(y1_18_, t2481_))));
+                float x0_19_ = kf_f16_to_f32(u_7_.v[2]);
+                float y0_19_ = kf_f16_to_f32(v_7_.v[2]);
+                float x1_19_ = kf_f16_to_f32(u_7_.v[6]);
+                float y1_19_ = kf_f16_to_f32(v_7_.v[6]);
+                o_6_.v[2] = kf_f16_from_f32(__fmaf_rn(x0_19_, t2458_, kf_neg_f32(__fmul_rn(y0_19_, t2466_))));
+                o_6_.v[6] = kf_f16_from_f32(__fmaf_rn(x1_19_, t2474_, kf_neg_f32(__fmul_rn(y1_19_, t2482_))));
+                float x0_20_ = kf_f16_to_f32(u_7_.v[3]);
+                float y0_20_ = kf_f16_to_f32(v_7_.v[3]);
+                float x1_20_ = kf_f16_to_f32(u_7_.v[7]);
+                float y1_20_ = kf_f16_to_f32(v_7_.v[7]);
+                o_6_.v[3] = kf_f16_from_f32(__fmaf_rn(x0_20_, t2459_, kf_neg_f32(__fmul_rn(y0_20_, t2467_))));
+                o_6_.v[7] = kf_f16_from_f32(__fmaf_rn(x1_20_, t2475_, kf_neg_f32(__fmul_rn(y1_20_, t2483_))));
+                t2406_ = o_6_;
+            } else {
+                bool t2704_ = t_ < 24u;
+                bool t2705_ = t2704_;
+                if (t2704_) {
+                    t2705_ = true;
+                }
+                if (t2705_) {
+                    unsigned t2718_ = ((((((bi_ * (h_ + (hkv_ << 1u))) + h_) + hkv_) + kvh_) << 4u) + t_) - 8u;
+                    kf_f16x8 t2719_ = q8_2_[t2718_];
+                    t2406_ = t2719_;
+                } else {
+                    kf_f16x8 t2721_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
+                    t2406_ = t2721_;
+                }
+            }
+            nk0_ = t2406_;
+            const kf_f16x8* q8_3_ = (const kf_f16x8*)qkv_;
+            unsigned t_2_ = threadIdx.x;
+            if (t_2_ < 8u) {
+                unsigned b8_4_ = (((bi_ * (h_ + (hkv_ << 1u))) + h_) + kvh_) << 4u;
+                unsigned row4_6_ = bi_ << 5u;
+                unsigned t2741_ = b8_4_ + t_2_;
+                kf_f16x8 u_8_ = q8_3_[t2741_];
+                unsigned t2745_ = (b8_4_ + 8u) + t_2_;
+                kf_f16x8 v_8_ = q8_3_[t2745_];
+                unsigned t2748_ = t_2_ << 2u;
+                unsigned t2755_ = (t_2_ << 2u) + 2u;
+                unsigned t2761_ = row4_6_ + t2748_;
+                kf_f32x4 a0_6_ = cs4_[t2761_];
+                unsigned t2765_ = (row4_6_ + t2748_) + 1u;
+                kf_f32x4 a1_6_ = cs4_[t2765_];
+                unsigned t2767_ = row4_6_ + t2755_;
+                kf_f32x4 b0_6_ = cs4_[t2767_];
+                unsigned t2771_ = (row4_6_ + t2755_) + 1u;
+                kf_f32x4 b1_6_ = cs4_[t2771_];
+                float t2773_ = a0_6_.v[0];
+                float t2774_ = a0_6_.v[2];
+                float t2775_ = a1_6_.v[0];
+                float t2776_ = a1_6_.v[2];
+                float t2781_ = a0_6_.v[1];
+                float t2782_ = a0_6_.v[3];
+                float t2783_ = a1_6_.v[1];
+                float t2784_ = a1_6_.v[3];
+                float t2789_ = b0_6_.v[0];
+                float t2790_ = b0_6_.v[2];
+                float t2791_ = b1_6_.v[0];
+                float t2792_ = b1_6_.v[2];
+                float t2797_ = b0_6_.v[1];
+                float t2798_ = b0_6_.v[3];
+                float t2799_ = b1_6_.v[1];
+                float t2800_ = b1_6_.v[3];
+                kf_f16x8 t2806_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
+                float x0_21_ = kf_f16_to_f32(u_8_.v[0]);
+                float y0_21_ = kf_f16_to_f32(v_8_.v[0]);
+                float x1_21_ = kf_f16_to_f32(u_8_.v[4]);
+                float y1_21_ = kf_f16_to_f32(v_8_.v[4]);
+                kf_f16 t2820_ = kf_f16_from_f32(__fmaf_rn(y0_21_, t2773_, __fmul_rn(x0_21_, t2781_)));
+                kf_f16x8 o_7_ = t2806_;
+                o_7_.v[0] = t2820_;
+                o_7_.v[4] = kf_f16_from_f32(__fmaf_rn(y1_21_, t2789_, __fmul_rn(x1_21_, t2797_)));
+                float x0_22_ = kf_f16_to_f32(u_8_.v[1]);
+                float y0_22_ = kf_f16_to_f32(v_8_.v[1]);
+                float x1_22_ = kf_f16_to_f32(u_8_.v[5]);
+                float y1_22_ = kf_f16_to_f32(v_8_.v[5]);
+                o_7_.v[1] = kf_f16_from_f32(__fmaf_rn(y0_22_, t2774_, __fmul_rn(x0_22_, t2782_)));
+                o_7_.v[5] = kf_f16_from_f32(__fmaf_rn(y1_22_, t2790_, __fmul_rn(x1_22_, t2798_)));
+                float x0_23_ = kf_f16_to_f32(u_8_.v[2]);
+                float y0_23_ = kf_f16_to_f32(v_8_.v[2]);
+                float x1_23_ = kf_f16_to_f32(u_8_.v[6]);
+                float y1_23_ = kf_f16_to_f32(v_8_.v[6]);
+                o_7_.v[2] = kf_f16_from_f32(__fmaf_rn(y0_23_, t2775_, __fmul_rn(x0_23_, t2783_)));
+                o_7_.v[6] = kf_f16_from_f32(__fmaf_rn(y1_23_, t2791_, __fmul_rn(x1_23_, t2799_)));
+                float x0_24_ = kf_f16_to_f32(u_8_.v[3]);
+                float y0_24_ = kf_f16_to_f32(v_8_.v[3]);
+                float x1_24_ = kf_f16_to_f32(u_8_.v[7]);
+                float y1_24_ = kf_f16_to_f32(v_8_.v[7]);
+                o_7_.v[3] = kf_f16_from_f32(__fmaf_rn(y0_24_, t2776_, __fmul_rn(x0_24_, t2784_)));
+                o_7_.v[7] = kf_f16_from_f32(__fmaf_rn(y1_24_, t2792_, __fmul_rn(x1_24_, t2800_)));
+                t2723_ = o_7_;
+            } else {
+                bool t3021_ = t_2_ < 24u;
+                bool t3022_ = t3021_;
+                if (t3021_) {
+                    t3022_ = false;
+                }
+                if (t3022_) {
+                    unsigned t3035_ = ((((((bi_ * (h_ + (hkv_ << 1u))) + h_) + hkv_) + kvh_) << 4u) + t_2_) - 8u;
+                    kf_f16x8 t3036_ = q8_3_[t3035_];
+                    t2723_ = t3036_;
+                } else {
+                    kf_f16x8 t3038_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
+                    t2723_ = t3038_;
+                }
+            }
+            nk1_ = t2723_;
+        }
+        unsigned st_use_ = 0u;
+        unsigned st_fill_ = 2u;
+        float m_run_ = __uint_as_float(0xff800000u);
+        float l_run_ = 0.0f;
+        o_[0u] = kf_f32x4{{0.0f, 0.0f, 0.0f, 0.0f}};
+        o_[1u] = kf_f32x4{{0.0f, 0.0f, 0.0f, 0.0f}};
+        o_[2u] = kf_f32x4{{0.0f, 0.0f, 0.0f, 0.0f}};
+        o_[3u] = kf_f32x4{{0.0f, 0.0f, 0.0f, 0.0f}};
+        o_[4u] = kf_f32x4{{0.0f, 0.0f, 0.0f, 0.0f}};
+        o_[5u] = kf_f32x4{{0.0f, 0.0f, 0.0f, 0.0f}};
+        o_[6u] = kf_f32x4{{0.0f, 0.0f, 0.0f, 0.0f}};
+        o_[7u] = kf_f32x4{{0.0f, 0.0f, 0.0f, 0.0f}};
+        #pragma unroll 1
+        for (unsigned it_ = 0u; it_ < nset_; it_ = it_ + 1u) {
+            kf_cp_async_wait<1>();
+            bool t3104_ = holds_;
+            if (holds_) {
+                t3104_ = it_ == ((skip_ - p0_) >> 5u);
+            }
+            if (t3104_) {
+                unsigned r8b_ = (((16u + ((st_use_ << 1u) << 5u)) * 136u) + (((skip_ - p0_) & 31u) * 136u)) >> 3u;
+                if (threadIdx.x < 8u) {
+                    ((kf_f16x8*)sm_)[r8b_ + threadIdx.x] = nk0_;
+                    ((kf_f16x8*)sm_)[(r8b_ + 8u) + threadIdx.x] = nk1_;
+                } else if (threadIdx.x < 24u) {
+                    ((kf_f16x8*)sm_)[((r8b_ + 544u) + threadIdx.x) - 8u] = nk0_;
+                }
+            }
+            __syncthreads();
+            if (((it_ + 3u) - 1u) < nset_) {
+                unsigned set_ = (it_ + 3u) - 1u;
+                unsigned part_3_ = threadIdx.x & 15u;
+                unsigned tr0_3_ = threadIdx.x >> 4u;
+                unsigned pb_2_ = p0_ + (set_ << 5u);
+                unsigned dst0_3_ = (((16u + ((st_fill_ << 1u) << 5u)) * 136u) + (tr0_3_ * 136u)) + (part_3_ << 3u);
+                unsigned src0_3_ = ((((((bi_ * l_) + pb_2_) + tr0_3_) * hkv_) + kvh_) << 7u) + (part_3_ << 3u);
+                unsigned safe_3_ = (((((bi_ * l_) + p0_) * hkv_) + kvh_) << 7u) + (part_3_ << 3u);
+                unsigned t3328_ = pb_2_ + tr0_3_;
+                bool t3339_ = skip_ == 4294967295u;
+                bool t3340_ = t3339_;
+                if (!t3339_) {
+                    t3340_ = t3328_ != skip_;
+                }
+                bool t3343_ = t3340_;
+                if (!t3340_) {
+                    t3343_ = t3328_ >= p1_;
+                }
+                if (t3343_) {
+                    bool ok_17_ = t3328_ < p1_;
+                    unsigned n_17_ = ok_17_ ? 16u : 0u;
+                    unsigned src_17_ = ok_17_ ? src0_3_ : safe_3_;
+                    kf_cp_async_n(&sm_[dst0_3_], &kc_2_[src_17_], n_17_);
+                    kf_cp_async_n(&sm_[dst0_3_ + 4352u], &vc_2_[src_17_], n_17_);
+                }
+                unsigned r_15_ = (pb_2_ + tr0_3_) + 4u;
+                bool t3371_ = skip_ == 4294967295u;
+                bool t3372_ = t3371_;
+                if (!t3371_) {
+                    t3372_ = r_15_ != skip_;
+                }
+                bool t3375_ = t3372_;
+                if (!t3372_) {
+                    t3375_ = r_15_ >= p1_;
+                }
+                if (t3375_) {
+                    bool ok_18_ = r_15_ < p1_;
+                    unsigned n_18_ = ok_18_ ? 16u : 0u;
+                    unsigned t3386_ = src0_3_ + ((hkv_ << 2u) << 7u);
+                    unsigned src_18_ = ok_18_ ? t3386_ : safe_3_;
+                    unsigned dst_15_ = dst0_3_ + 544u;
+                    kf_cp_async_n(&sm_[dst_15_], &kc_2_[src_18_], n_18_);
+                    kf_cp_async_n(&sm_[dst_15_ + 4352u], &vc_2_[src_18_], n_18_);
+                }
+                unsigned r_16_ = (pb_2_ + tr0_3_) + 8u;
+                bool t3403_ = skip_ == 4294967295u;
+                bool t3404_ = t3403_;
+                if (!t3403_) {
+                    t3404_ = r_16_ != skip_;
+                }
+                bool t3407_ = t3404_;
+                if (!t3404_) {
+                    t3407_ = r_16_ >= p1_;
+                }
+                if (t3407_) {
+                    bool ok_19_ = r_16_ < p1_;
+                    unsigned n_19_ = ok_19_ ? 16u : 0u;
+                    unsigned t3418_ = src0_3_ + ((hkv_ << 3u) << 7u);
+                    unsigned src_19_ = ok_19_ ? t3418_ : safe_3_;
+                    unsigned dst_16_ = dst0_3_ + 1088u;
+                    kf_cp_async_n(&sm_[dst_16_], &kc_2_[src_19_], n_19_);
+                    kf_cp_async_n(&sm_[dst_16_ + 4352u], &vc_2_[src_19_], n_19_);
+                }
+                unsigned r_17_ = (pb_2_ + tr0_3_) + 12u;
+                bool t3435_ = skip_ == 4294967295u;
+                bool t3436_ = t3435_;
+                if (!t3435_) {
+                    t3436_ = r_17_ != skip_;
+                }
+                bool t3439_ = t3436_;
+                if (!t3436_) {
+                    t3439_ = r_17_ >= p1_;
+                }
+                if (t3439_) {
+                    bool ok_20_ = r_17_ < p1_;
+                    unsigned n_20_ = ok_20_ ? 16u : 0u;
+                    unsigned t3450_ = src0_3_ + ((12u * hkv_) << 7u);
+                    unsigned src_20_ = ok_20_ ? t3450_ : safe_3_;
+                    unsigned dst_17_ = dst0_3_ + 1632u;
+                    kf_cp_async_n(&sm_[dst_17_], &kc_2_[src_20_], n_20_);
+                    kf_cp_async_n(&sm_[dst_17_ + 4352u], &vc_2_[src_20_], n_20_);
+                }
+                unsigned r_18_ = (pb_2_ + tr0_3_) + 16u;
+                bool t3467_ = skip_ == 4294967295u;
+                bool t3468_ = t3467_;
+                if (!t3467_) {
+                    t3468_ = r_18_ != skip_;
+                }
+                bool t3471_ = t3468_;
+                if (!t3468_) {
+                    t3471_ = r_18_ >= p1_;
+                }
+                if (t3471_) {
+                    bool ok_21_ = r_18_ < p1_;
+                    unsigned n_21_ = ok_21_ ? 16u : 0u;
+                    unsigned t3482_ = src0_3_ + ((hkv_ << 4u) << 7u);
+                    unsigned src_21_ = ok_21_ ? t3482_ : safe_3_;
+                    unsigned dst_18_ = dst0_3_ + 2176u;
+                    kf_cp_async_n(&sm_[dst_18_], &kc_2_[src_21_], n_21_);
+                    kf_cp_async_n(&sm_[dst_18_ + 4352u], &vc_2_[src_21_], n_21_);
+                }
+                unsigned r_19_ = (pb_2_ + tr0_3_) + 20u;
+                bool t3499_ = skip_ == 4294967295u;
+                bool t3500_ = t3499_;
+                if (!t3499_) {
+                    t3500_ = r_19_ != skip_;
+                }
+                bool t3503_ = t3500_;
+                if (!t3500_) {
+                    t3503_ = r_19_ >= p1_;
+                }
+                if (t3503_) {
+                    bool ok_22_ = r_19_ < p1_;
+                    unsigned n_22_ = ok_22_ ? 16u : 0u;
+                    unsigned t3514_ = src0_3_ + ((20u * hkv_) << 7u);
+                    unsigned src_22_ = ok_22_ ? t3514_ : safe_3_;
+                    unsigned dst_19_ = dst0_3_ + 2720u;
+                    kf_cp_async_n(&sm_[dst_19_], &kc_2_[src_22_], n_22_);
+                    kf_cp_async_n(&sm_[dst_19_ + 4352u], &vc_2_[src_22_], n_22_);
+                }
+                unsigned r_20_ = (pb_2_ + tr0_3_) + 24u;
+                bool t3531_ = skip_ == 4294967295u;
+                bool t3532_ = t3531_;
+                if (!t3531_) {
+                    t3532_ = r_20_ != skip_;
+                }
+                bool t3535_ = t3532_;
+                if (!t3532_) {
+                    t3535_ = r_20_ >= p1_;
+                }
+                if (t3535_) {
+                    bool ok_23_ = r_20_ < p1_;
+                    unsigned n_23_ = ok_23_ ? 16u : 0u;
+                    unsigned t3546_ = src0_3_ + ((24u * hkv_) << 7u);
+                    unsigned src_23_ = ok_23_ ? t3546_ : safe_3_;
+                    unsigned dst_20_ = dst0_3_ + 3264u;
+                    kf_cp_async_n(&sm_[dst_20_], &kc_2_[src_23_], n_23_);
+                    kf_cp_async_n(&sm_[dst_20_ + 4352u], &vc_2_[src_23_], n_23_);
+                }
+                unsigned r_21_ = (pb_2_ + tr0_3_) + 28u;
+                bool t3563_ = skip_ == 4294967295u;
+                bool t3564_ = t3563_;
+                if (!t3563_) {
+                    t3564_ = r_21_ != skip_;
+                }
+                bool t3567_ = t3564_;
+                if (!t3564_) {
+                    t3567_ = r_21_ >= p1_;
+                }
+                if (t3567_) {
+                    bool ok_24_ = r_21_ < p1_;
+                    unsigned n_24_ = ok_24_ ? 16u : 0u;
+                    unsigned t3578_ = src0_3_ + ((28u * hkv_) << 7u);
+                    unsigned src_24_ = ok_24_ ? t3578_ : safe_3_;
+                    unsigned dst_21_ = dst0_3_ + 3808u;
+                    kf_cp_async_n(&sm_[dst_21_], &kc_2_[src_24_], n_24_);
+                    kf_cp_async_n(&sm_[dst_21_ + 4352u], &vc_2_[src_24_], n_24_);
+                }
+            }
+            kf_cp_async_commit();
+            bool t3585_ = st_fill_ == 2u;
+            unsigned t3588_ = st_fill_ + 1u;
+            st_fill_ = t3585_ ? 0u : t3588_;
+            unsigned kb_ = ((16u + ((st_use_ << 1u) << 5u)) * 136u) + ((w_ << 4u) * 136u);
+            unsigned vb_ = kb_ + 4352u;
+            bool t3654_ = st_use_ == 2u;
+            unsigned t3657_ = st_use_ + 1u;
+            st_use_ = t3654_ ? 0u : t3657_;
+            kf_f32x4 t3660_ = kf_f32x4{{0.0f, 0.0f, 0.0f, 0.0f}};
+            kf_f32x4 t3663_ = kf_f32x4{{0.0f, 0.0f, 0.0f, 0.0f}};
+            unsigned t3690_ = ((r8_ + ((mi_ & 1u) << 3u)) * 136u) + ((mi_ >> 1u) << 3u);
+            kf_f16x8 t3691_ = kf_ldsm_x4<kf_f16x8>(&sm_[t3690_]);
+            unsigned t3707_ = (((r8_ + ((mi_ & 1u) << 3u)) * 136u) + 16u) + ((mi_ >> 1u) << 3u);
+            kf_f16x8 t3708_ = kf_ldsm_x4<kf_f16x8>(&sm_[t3707_]);
+            unsigned t3723_ = ((kb_ + (r8_ * 136u)) + ((mi_ & 1u) << 3u)) + ((mi_ >> 1u) << 4u);
+            kf_f16x8 t3724_ = kf_ldsm_x4<kf_f16x8>(&sm_[t3723_]);
+            unsigned t3741_ = ((kb_ + ((8u + r8_) * 136u)) + ((mi_ & 1u) << 3u)) + ((mi_ >> 1u) << 4u);
+            kf_f16x8 t3742_ = kf_ldsm_x4<kf_f16x8>(&sm_[t3741_]);
+            kf_f16 t3743_ = t3724_.v[0];
+            kf_f16 t3744_ = t3724_.v[1];
+            kf_f16 t3745_ = t3724_.v[2];
+            kf_f16 t3746_ = t3724_.v[3];
+            kf_f16x4 t3750_ = kf_f16x4{{t3743_, t3744_, t3745_, t3746_}};
+            kf_f32x4 t3751_ = kf_mma_f16(t3691_, t3750_, t3660_);
+            kf_f16 t3752_ = t3724_.v[4];
+            kf_f16 t3753_ = t3724_.v[5];
+            kf_f16 t3754_ = t3724_.v[6];
+            kf_f16 t3755_ = t3724_.v[7];
+            kf_f16x4 t3759_ = kf_f16x4{{t3752_, t3753_, t3754_, t3755_}};
+            kf_f32x4 t3760_ = kf_mma_f16(t3708_, t3759_, t3751_);
+            kf_f16 t3761_ = t3742_.v[0];
+            kf_f16 t3762_ = t3742_.v[1];
+            kf_f16 t3763_ = t3742_.v[2];
+            kf_f16 t3764_ = t3742_.v[3];
+            kf_f16x4 t3768_ = kf_f16x4{{t3761_, t3762_, t3763_, t3764_}};
+            kf_f32x4 t3769_ = kf_mma_f16(t3691_, t3768_, t3663_);
+            kf_f16 t3770_ = t3742_.v[4];
+            kf_f16 t3771_ = t3742_.v[5];
+            kf_f16 t3772_ = t3742_.v[6];
+            kf_f16 t3773_ = t3742_.v[7];
+            kf_f16x4 t3777_ = kf_f16x4{{t3770_, t3771_, t3772_, t3773_}};
+            kf_f32x4 t3778_ = kf_mma_f16(t3708_, t3777_, t3769_);
+            unsigned t3804_ = (((r8_ + ((mi_ & 1u) << 3u)) * 136u) + 32u) + ((mi_ >> 1u) << 3u);
+            kf_f16x8 t3805_ = kf_ldsm_x4<kf_f16x8>(&sm_[t3804_]);
+            unsigned t3821_ = ((((r8_ + ((mi_ & 1u) << 3u)) * 136u) + 32u) + 16u) + ((mi_ >> 1u) << 3u);
+            kf_f16x8 t3822_ = kf_ldsm_x4<kf_f16x8>(&sm_[t3821_]);
+            unsigned t3837_ = (((kb_ + (r8_ * 136u)) + 32u) + ((mi_ & 1u) << 3u)) + ((mi_ >> 1u) << 4u);
+            kf_f16x8 t3838_ = kf_ldsm_x4<kf_f16x8>(&sm_[t3837_]);
+            unsigned t3855_ = (((kb_ + ((8u + r8_) * 136u)) + 32u) + ((mi_ & 1u) << 3u)) + ((mi_ >> 1u) << 4u);
+            kf_f16x8 t3856_ = kf_ldsm_x4<kf_f16x8>(&sm_[t3855_]);
+            kf_f16 t3857_ = t3838_.v[0];
+            kf_f16 t3858_ = t3838_.v[1];
+            kf_f16 t3859_ = t3838_.v[2];
+            kf_f16 t3860_ = t3838_.v[3];
+            kf_f16x4 t3864_ = kf_f16x4{{t3857_, t3858_, t3859_, t3860_}};
+            kf_f32x4 t3865_ = kf_mma_f16(t3805_, t3864_, t3760_);
+            kf_f16 t3866_ = t3838_.v[4];
+            kf_f16 t3867_ = t3838_.v[5];
+            kf_f16 t3868_ = t3838_.v[6];
+            kf_f16 t3869_ = t3838_.v[7];
+            kf_f16x4 t3873_ = kf_f16x4{{t3866_, t3867_, t3868_, t3869_}};
+            kf_f32x4 t3874_ = kf_mma_f16(t3822_, t3873_, t3865_);
+            kf_f16 t3875_ = t3856_.v[0];
+            kf_f16 t3876_ = t3856_.v[1];
+            kf_f16 t3877_ = t3856_.v[2];
+            kf_f16 t3878_ = t3856_.v[3];
+            kf_f16x4 t3882_ = kf_f16x4{{t3875_, t3876_, t3877_, t3878_}};
+            kf_f32x4 t3883_ = kf_mma_f16(t3805_, t3882_, t3778_);
+            kf_f16 t3884_ = t3856_.v[4];
+            kf_f16 t3885_ = t3856_.v[5];
+            kf_f16 t3886_ = t3856_.v[6];
+            kf_f16 t3887_ = t3856_.v[7];
+            kf_f16x4 t3891_ = kf_f16x4{{t3884_, t3885_, t3886_, t3887_}};
+            kf_f32x4 t3892_ = kf_mma_f16(t3822_, t3891_, t3883_);
+            unsigned t3918_ = (((r8_ + ((mi_ & 1u) << 3u)) * 136u) + 64u) + ((mi_ >> 1u) << 3u);
+            kf_f16x8 t3919_ = kf_ldsm_x4<kf_f16x8>(&sm_[t3918_]);
+            unsigned t3935_ = ((((r8_ + ((mi_ & 1u) << 3u)) * 136u) + 64u) + 16u) + ((mi_ >> 1u) << 3u);
+            kf_f16x8 t3936_ = kf_ldsm_x4<kf_f16x8>(&sm_[t3935_]);
+            unsigned t3951_ = (((kb_ + (r8_ * 136u)) + 64u) + ((mi_ & 1u) << 3u)) + ((mi_ >> 1u) << 4u);
+            kf_f16x8 t3952_ = kf_ldsm_x4<kf_f16x8>(&sm_[t3951_]);
+            unsigned t3969_ = (((kb_ + ((8u + r8_) * 136u)) + 64u) + ((mi_ & 1u) << 3u)) + ((mi_ >> 1u) << 4u);
+            kf_f16x8 t3970_ = kf_ldsm_x4<kf_f16x8>(&sm_[t3969_]);
+            kf_f16 t3971_ = t3952_.v[0];
+            kf_f16 t3972_ = t3952_.v[1];
+            kf_f16 t3973_ = t3952_.v[2];
+            kf_f16 t3974_ = t3952_.v[3];
+            kf_f16x4 t3978_ = kf_f16x4{{t3971_, t3972_, t3973_, t3974_}};
+            kf_f32x4 t3979_ = kf_mma_f16(t3919_, t3978_, t3874_);
+            kf_f16 t3980_ = t3952_.v[4];
+            kf_f16 t3981_ = t3952_.v[5];
+            kf_f16 t3982_ = t3952_.v[6];
+            kf_f16 t3983_ = t3952_.v[7];
+            kf_f16x4 t3987_ = kf_f16x4{{t3980_, t3981_, t3982_, t3983_}};
+            kf_f32x4 t3988_ = kf_mma_f16(t3936_, t3987_, t3979_);
+            kf_f16 t3989_ = t3970_.v[0];
+            kf_f16 t3990_ = t3970_.v[1];
+            kf_f16 t3991_ = t3970_.v[2];
+            kf_f16 t3992_ = t3970_.v[3];
+            kf_f16x4 t3996_ = kf_f16x4{{t3989_, t3990_, t3991_, t3992_}};
+            kf_f32x4 t3997_ = kf_mma_f16(t3919_, t3996_, t3892_);
+            kf_f16 t3998_ = t3970_.v[4];
+            kf_f16 t3999_ = t3970_.v[5];
+            kf_f16 t4000_ = t3970_.v[6];
+            kf_f16 t4001_ = t3970_.v[7];
+            kf_f16x4 t4005_ = kf_f16x4{{t3998_, t3999_, t4000_, t4001_}};
+            kf_f32x4 t4006_ = kf_mma_f16(t3936_, t4005_, t3997_);
+            unsigned t4032_ = (((r8_ + ((mi_ & 1u) << 3u)) * 136u) + 96u) + ((mi_ >> 1u) << 3u);
+            kf_f16x8 t4033_ = kf_ldsm_x4<kf_f16x8>(&sm_[t4032_]);
+            unsigned t4049_ = ((((r8_ + ((mi_ & 1u) << 3u)) * 136u) + 96u) + 16u) + ((mi_ >> 1u) << 3u);
+            kf_f16x8 t4050_ = kf_ldsm_x4<kf_f16x8>(&sm_[t4049_]);
+            unsigned t4065_ = (((kb_ + (r8_ * 136u)) + 96u) + ((mi_ & 1u) << 3u)) + ((mi_ >> 1u) << 4u);
+            kf_f16x8 t4066_ = kf_ldsm_x4<kf_f16x8>(&sm_[t4065_]);
+            unsigned t4083_ = (((kb_ + ((8u + r8_) * 136u)) + 96u) + ((mi_ & 1u) << 3u)) + ((mi_ >> 1u) << 4u);
+            kf_f16x8 t4084_ = kf_ldsm_x4<kf_f16x8>(&sm_[t4083_]);
+            kf_f16 t4085_ = t4066_.v[0];
+            kf_f16 t4086_ = t4066_.v[1];
+            kf_f16 t4087_ = t4066_.v[2];
+            kf_f16 t4088_ = t4066_.v[3];
+            kf_f16x4 t4092_ = kf_f16x4{{t4085_, t4086_, t4087_, t4088_}};
+            kf_f32x4 t4093_ = kf_mma_f16(t4033_, t4092_, t3988_);
+            kf_f16 t4094_ = t4066_.v[4];
+            kf_f16 t4095_ = t4066_.v[5];
+            kf_f16 t4096_ = t4066_.v[6];
+            kf_f16 t4097_ = t4066_.v[7];
+            kf_f16x4 t4101_ = kf_f16x4{{t4094_, t4095_, t4096_, t4097_}};
+            kf_f32x4 t4102_ = kf_mma_f16(t4050_, t4101_, t4093_);
+            kf_f16 t4103_ = t4084_.v[0];
+            kf_f16 t4104_ = t4084_.v[1];
+            kf_f16 t4105_ = t4084_.v[2];
+            kf_f16 t4106_ = t4084_.v[3];
+            kf_f16x4 t4110_ = kf_f16x4{{t4103_, t4104_, t4105_, t4106_}};
+            kf_f32x4 t4111_ = kf_mma_f16(t4033_, t4110_, t4006_);
+            kf_f16 t4112_ = t4084_.v[4];
+            kf_f16 t4113_ = t4084_.v[5];
+            kf_f16 t4114_ = t4084_.v[6];
+            kf_f16 t4115_ = t4084_.v[7];
+            kf_f16x4 t4119_ = kf_f16x4{{t4112_, t4113_, t4114_, t4115_}};
+            kf_f32x4 t4120_ = kf_mma_f16(t4050_, t4119_, t4111_);
+            unsigned pb_3_ = ((p0_ + (it_ << 5u)) + (w_ << 4u)) + (qd_ << 1u);
+            bool t4130_ = pb_3_ < p1_;
+            float t4133_ = __fmul_rn(t4102_.v[0], 0.12751743f);
+            float t4135_ = t4130_ ? t4133_ : __uint_as_float(0xff800000u);
+            bool t4138_ = (pb_3_ + 1u) < p1_;
+            float t4141_ = __fmul_rn(t4102_.v[1], 0.12751743f);
+            float t4143_ = t4138_ ? t4141_ : __uint_as_float(0xff800000u);
+            bool t4146_ = (pb_3_ + 8u) < p1_;
+            float t4149_ = __fmul_rn(t4120_.v[0], 0.12751743f);
+            float t4151_ = t4146_ ? t4149_ : __uint_as_float(0xff800000u);
+            bool t4154_ = (pb_3_ + 9u) < p1_;
+            float t4157_ = __fmul_rn(t4120_.v[1], 0.12751743f);
+            float t4159_ = t4154_ ? t4157_ : __uint_as_float(0xff800000u);
+            float t4171_ = fmaxf(fmaxf(t4135_, t4143_), fmaxf(t4151_, t4159_));
+            if (__any_sync(kf_warp_mask(kf_wn), (t4171_ > __fadd_rn(m_run_, 8.0f))) != 0) {
+                float t4179_ = fmaxf(t4171_, kf_shfl_xor(t4171_, 1u, kf_wn));
+                float t4182_ = fmaxf(t4179_, kf_shfl_xor(t4179_, 2u, kf_wn));
+                bool need_ = t4182_ > __fadd_rn(m_run_, 8.0f);
+                float mnew_ = need_ ? t4182_ : m_run_;
+                float t4188_ = kf_exp2_approx(__fsub_rn(m_run_, mnew_));
+                float corr_ = need_ ? t4188_ : 1.0f;
+                l_run_ = __fmul_rn(l_run_, corr_);
+                m_run_ = mnew_;
+                float ca_ = kf_shfl(corr_, qd_ << 3u, kf_wn);
+                float cb_ = kf_shfl(corr_, (qd_ << 3u) + 4u, kf_wn);
+                float t4204_ = __fmul_rn(o_[0u].v[0], ca_);
+                float t4208_ = __fmul_rn(o_[0u].v[1], cb_);
+                float t4212_ = __fmul_rn(o_[0u].v[2], ca_);
+                float t4216_ = __fmul_rn(o_[0u].v[3], cb_);
+                kf_f32x4 t4220_ = kf_f32x4{{t4204_, t4208_, t4212_, t4216_}};
+                o_[0u] = t4220_;
+                float t4225_ = __fmul_rn(o_[1u].v[0], ca_);
+                float t4229_ = __fmul_rn(o_[1u].v[1], cb_);
+                float t4233_ = __fmul_rn(o_[1u].v[2], ca_);
+                float t4237_ = __fmul_rn(o_[1u].v[3], cb_);
+                kf_f32x4 t4241_ = kf_f32x4{{t4225_, t4229_, t4233_, t4237_}};
+                o_[1u] = t4241_;
+                float t4246_ = __fmul_rn(o_[2u].v[0], ca_);
+                float t4250_ = __fmul_rn(o_[2u].v[1], cb_);
+                float t4254_ = __fmul_rn(o_[2u].v[2], ca_);
+                float t4258_ = __fmul_rn(o_[2u].v[3], cb_);
+                kf_f32x4 t4262_ = kf_f32x4{{t4246_, t4250_, t4254_, t4258_}};
+                o_[2u] = t4262_;
+                float t4267_ = __fmul_rn(o_[3u].v[0], ca_);
+                float t4271_ = __fmul_rn(o_[3u].v[1], cb_);
+                float t4275_ = __fmul_rn(o_[3u].v[2], ca_);
+                float t4279_ = __fmul_rn(o_[3u].v[3], cb_);
+                kf_f32x4 t4283_ = kf_f32x4{{t4267_, t4271_, t4275_, t4279_}};
+                o_[3u] = t4283_;
+                float t4288_ = __fmul_rn(o_[4u].v[0], ca_);
+                float t4292_ = __fmul_rn(o_[4u].v[1], cb_);
+                float t4296_ = __fmul_rn(o_[4u].v[2], ca_);
+                float t4300_ = __fmul_rn(o_[4u].v[3], cb_);
+                kf_f32x4 t4304_ = kf_f32x4{{t4288_, t4292_, t4296_, t4300_}};
+                o_[4u] = t4304_;
+                float t4309_ = __fmul_rn(o_[5u].v[0], ca_);
+                float t4313_ = __fmul_rn(o_[5u].v[1], cb_);
+                float t4317_ = __fmul_rn(o_[5u].v[2], ca_);
+                float t4321_ = __fmul_rn(o_[5u].v[3], cb_);
+                kf_f32x4 t4325_ = kf_f32x4{{t4309_, t4313_, t4317_, t4321_}};
+                o_[5u] = t4325_;
+                float t4330_ = __fmul_rn(o_[6u].v[0], ca_);
+                float t4334_ = __fmul_rn(o_[6u].v[1], cb_);
+                float t4338_ = __fmul_rn(o_[6u].v[2], ca_);
+                float t4342_ = __fmul_rn(o_[6u].v[3], cb_);
+                kf_f32x4 t4346_ = kf_f32x4{{t4330_, t4334_, t4338_, t4342_}};
+                o_[6u] = t4346_;
+                float t4351_ = __fmul_rn(o_[7u].v[0], ca_);
+                float t4355_ = __fmul_rn(o_[7u].v[1], cb_);
+                float t4359_ = __fmul_rn(o_[7u].v[2], ca_);
+                float t4363_ = __fmul_rn(o_[7u].v[3], cb_);
+                kf_f32x4 t4367_ = kf_f32x4{{t4351_, t4355_, t4359_, t4363_}};
+                o_[7u] = t4367_;
+            }
+            float ms_ = (m_run_ == __uint_as_float(0xff800000u)) ? 0.0f : m_run_;
+            float t4374_ = kf_exp2_approx(__fsub_rn(t4135_, ms_));
+            float t4377_ = kf_exp2_approx(__fsub_rn(t4143_, ms_));
+            float t4380_ = kf_exp2_approx(__fsub_rn(t4151_, ms_));
+            float t4383_ = kf_exp2_approx(__fsub_rn(t4159_, ms_));
+            l_run_ = __fadd_rn(l_run_, __fadd_rn(__fadd_rn(t4374_, t4377_), __fadd_rn(t4380_, t4383_)));
+            kf_f16 t4397_ = kf_f16_from_f32(t4374_);
+            kf_f16 t4399_ = kf_f16_from_f32(t4377_);
+            kf_f16 t4401_ = kf_f16_from_f32(t4380_);
+            kf_f16 t4403_ = kf_f16_from_f32(t4383_);
+            kf_f16x4 hi_ = kf_f16x4{{t4397_, t4399_, t4401_, t4403_}};
+            kf_f16 t4412_ = kf_f16_from_f32(__fsub_rn(t4374_, kf_f16_to_f32(t4397_)));
+            kf_f16 t4417_ = kf_f16_from_f32(__fsub_rn(t4377_, kf_f16_to_f32(t4399_)));
+            kf_f16 t4422_ = kf_f16_from_f32(__fsub_rn(t4380_, kf_f16_to_f32(t4401_)));
+            kf_f16 t4427_ = kf_f16_from_f32(__fsub_rn(t4383_, kf_f16_to_f32(t4403_)));
+            kf_f16x4 lo_ = kf_f16x4{{t4412_, t4417_, t4422_, t4427_}};
+            unsigned t4449_ = (vb_ + ((r8_ + ((mi_ >> 1u) << 3u)) * 136u)) + ((mi_ & 1u) << 3u);
+            kf_f16x8 t4450_ = kf_ldsm_x4_trans<kf_f16x8>(&sm_[t4449_]);
+            kf_f32x4 t4453_ = o_[0u];
+            kf_f32x4 t4454_ = kf_mma_f16(t4450_, hi_, t4453_);
+            o_[0u] = t4454_;
+            kf_f32x4 t4457_ = o_[0u];
+            kf_f32x4 t4458_ = kf_mma_f16(t4450_, lo_, t4457_);
+            o_[0u] = t4458_;
+            unsigned t4476_ = ((vb_ + ((r8_ + ((mi_ >> 1u) << 3u)) * 136u)) + 16u) + ((mi_ & 1u) << 3u);
+            kf_f16x8 t4477_ = kf_ldsm_x4_trans<kf_f16x8>(&sm_[t4476_]);
+            kf_f32x4 t4480_ = o_[1u];
+            kf_f32x4 t4481_ = kf_mma_f16(t4477_, hi_, t4480_);
+            o_[1u] = t4481_;
+            kf_f32x4 t4484_ = o_[1u];
+            kf_f32x4 t4485_ = kf_mma_f16(t4477_, lo_, t4484_);
+            o_[1u] = t4485_;
+            unsigned t4503_ = ((vb_ + ((r8_ + ((mi_ >> 1u) << 3u)) * 136u)) + 32u) + ((mi_ & 1u) << 3u);
+            kf_f16x8 t4504_ = kf_ldsm_x4_trans<kf_f16x8>(&sm_[t4503_]);
+            kf_f32x4 t4507_ = o_[2u];
+            kf_f32x4 t4508_ = kf_mma_f16(t4504_, hi_, t4507_);
+            o_[2u] = t4508_;
+            kf_f32x4 t4511_ = o_[2u];
+            kf_f32x4 t4512_ = kf_mma_f16(t4504_, lo_, t4511_);
+            o_[2u] = t4512_;
+            unsigned t4530_ = ((vb_ + ((r8_ + ((mi_ >> 1u) << 3u)) * 136u)) + 48u) + ((mi_ & 1u) << 3u);
+            kf_f16x8 t4531_ = kf_ldsm_x4_trans<kf_f16x8>(&sm_[t4530_]);
+            kf_f32x4 t4534_ = o_[3u];
+            kf_f32x4 t4535_ = kf_mma_f16(t4531_, hi_, t4534_);
+            o_[3u] = t4535_;
+            kf_f32x4 t4538_ = o_[3u];
+            kf_f32x4 t4539_ = kf_mma_f16(t4531_, lo_, t4538_);
+            o_[3u] = t4539_;
+            unsigned t4557_ = ((vb_ + ((r8_ + ((mi_ >> 1u) << 3u)) * 136u)) + 64u) + ((mi_ & 1u) << 3u);
+            kf_f16x8 t4558_ = kf_ldsm_x4_trans<kf_f16x8>(&sm_[t4557_]);
+            kf_f32x4 t4561_ = o_[4u];
+            kf_f32x4 t4562_ = kf_mma_f16(t4558_, hi_, t4561_);
+            o_[4u] = t4562_;
+            kf_f32x4 t4565_ = o_[4u];
+            kf_f32x4 t4566_ = kf_mma_f16(t4558_, lo_, t4565_);
+            o_[4u] = t4566_;
+            unsigned t4584_ = ((vb_ + ((r8_ + ((mi_ >> 1u) << 3u)) * 136u)) + 80u) + ((mi_ & 1u) << 3u);
+            kf_f16x8 t4585_ = kf_ldsm_x4_trans<kf_f16x8>(&sm_[t4584_]);
+            kf_f32x4 t4588_ = o_[5u];
+            kf_f32x4 t4589_ = kf_mma_f16(t4585_, hi_, t4588_);
+            o_[5u] = t4589_;
+            kf_f32x4 t4592_ = o_[5u];
+            kf_f32x4 t4593_ = kf_mma_f16(t4585_, lo_, t4592_);
+            o_[5u] = t4593_;
+            unsigned t4611_ = ((vb_ + ((r8_ + ((mi_ >> 1u) << 3u)) * 136u)) + 96u) + ((mi_ & 1u) << 3u);
+            kf_f16x8 t4612_ = kf_ldsm_x4_trans<kf_f16x8>(&sm_[t4611_]);
+            kf_f32x4 t4615_ = o_[6u];
+            kf_f32x4 t4616_ = kf_mma_f16(t4612_, hi_, t4615_);
+            o_[6u] = t4616_;
+            kf_f32x4 t4619_ = o_[6u];
+            kf_f32x4 t4620_ = kf_mma_f16(t4612_, lo_, t4619_);
+            o_[6u] = t4620_;
+            unsigned t4638_ = ((vb_ + ((r8_ + ((mi_ >> 1u) << 3u)) * 136u)) + 112u) + ((mi_ & 1u) << 3u);
+            kf_f16x8 t4639_ = kf_ldsm_x4_trans<kf_f16x8>(&sm_[t4638_]);
+            kf_f32x4 t4642_ = o_[7u];
+            kf_f32x4 t4643_ = kf_mma_f16(t4639_, hi_, t4642_);
+            o_[7u] = t4643_;
+            kf_f32x4 t4646_ = o_[7u];
+            kf_f32x4 t4647_ = kf_mma_f16(t4639_, lo_, t4646_);
+            o_[7u] = t4647_;
+        }
+        kf_cp_async_wait<0>();
+        __syncthreads();
+        float t4652_ = __fadd_rn(l_run_, kf_shfl_xor(l_run_, 1u, kf_wn));
+        l_run_ = t4652_;
+        float t4655_ = __fadd_rn(t4652_, kf_shfl_xor(t4652_, 2u, kf_wn));
+        l_run_ = t4655_;
+        bool t4660_ = qd_ == 0u;
+        bool t4661_ = t4660_;
+        if (t4660_) {
+            t4661_ = gr_ < 8u;
+        }
+        if (t4661_) {
+            ((float*)sm_)[(w_ << 3u) + gr_] = m_run_;
+            ((float*)sm_)[(16u + (w_ << 3u)) + gr_] = t4655_;
+        }
+        if ((qd_ << 1u) < 8u) {
+            ((float*)sm_)[(32u + (((w_ << 3u) + (qd_ << 1u)) << 7u)) + gr_] = o_[0u].v[0];
+            ((float*)sm_)[(32u + ((((w_ << 3u) + (qd_ << 1u)) + 1u) << 7u)) + gr_] = o_[0u].v[1];
+            ((float*)sm_)[((32u + (((w_ << 3u) + (qd_ << 1u)) << 7u)) + gr_) + 8u] = o_[0u].v[2];
+            ((float*)sm_)[((32u + ((((w_ << 3u) + (qd_ << 1u)) + 1u) << 7u)) + gr_) + 8u] = o_[0u].v[3];
+        }
+        if ((qd_ << 1u) < 8u) {
+            ((float*)sm_)[((32u + (((w_ << 3u) + (qd_ << 1u)) << 7u)) + 16u) + gr_] = o_[1u].v[0];
+            ((float*)sm_)[((32u + ((((w_ << 3u) + (qd_ << 1u)) + 1u) << 7u)) + 16u) + gr_] = o_[1u].v[1];
+            ((float*)sm_)[(((32u + (((w_ << 3u) + (qd_ << 1u)) << 7u)) + 16u) + gr_) + 8u] = o_[1u].v[2];
+            ((float*)sm_)[(((32u + ((((w_ << 3u) + (qd_ << 1u)) + 1u) << 7u)) + 16u) + gr_) + 8u] = o_[1u].v[3];
+        }
+        if ((qd_ << 1u) < 8u) {
+            ((float*)sm_)[((32u + (((w_ << 3u) + (qd_ << 1u)) << 7u)) + 32u) + gr_] = o_[2u].v[0];
+            ((float*)sm_)[((32u + ((((w_ << 3u) + (qd_ << 1u)) + 1u) << 7u)) + 32u) + gr_] = o_[2u].v[1];
+            ((float*)sm_)[(((32u + (((w_ << 3u) + (qd_ << 1u)) << 7u)) + 32u) + gr_) + 8u] = o_[2u].v[2];
+            ((float*)sm_)[(((32u + ((((w_ << 3u) + (qd_ << 1u)) + 1u) << 7u)) + 32u) + gr_) + 8u] = o_[2u].v[3];
+        }
+        if ((qd_ << 1u) < 8u) {
+            ((float*)sm_)[((32u + (((w_ << 3u) + (qd_ << 1u)) << 7u)) + 48u) + gr_] = o_[3u].v[0];
+            ((float*)sm_)[((32u + ((((w_ << 3u) + (qd_ << 1u)) + 1u) << 7u)) + 48u) + gr_] = o_[3u].v[1];
+            ((float*)sm_)[(((32u + (((w_ << 3u) + (qd_ << 1u)) << 7u)) + 48u) + gr_) + 8u] = o_[3u].v[2];
+            ((float*)sm_)[(((32u + ((((w_ << 3u) + (qd_ << 1u)) + 1u) << 7u)) + 48u) + gr_) + 8u] = o_[3u].v[3];
+        }
+        if ((qd_ << 1u) < 8u) {
+            ((float*)sm_)[((32u + (((w_ << 3u) + (qd_ << 1u)) << 7u)) + 64u) + gr_] = o_[4u].v[0];
+            ((float*)sm_)[((32u + ((((w_ << 3u) + (qd_ << 1u)) + 1u) << 7u)) + 64u) + gr_] = o_[4u].v[1];
+            ((float*)sm_)[(((32u + (((w_ << 3u) + (qd_ << 1u)) << 7u)) + 64u) + gr_) + 8u] = o_[4u].v[2];
+            ((float*)sm_)[(((32u + ((((w_ << 3u) + (qd_ << 1u)) + 1u) << 7u)) + 64u) + gr_) + 8u] = o_[4u].v[3];
+        }
+        if ((qd_ << 1u) < 8u) {
+            ((float*)sm_)[((32u + (((w_ << 3u) + (qd_ << 1u)) << 7u)) + 80u) + gr_] = o_[5u].v[0];
+            ((float*)sm_)[((32u + ((((w_ << 3u) + (qd_ << 1u)) + 1u) << 7u)) + 80u) + gr_] = o_[5u].v[1];
+            ((float*)sm_)[(((32u + (((w_ << 3u) + (qd_ << 1u)) << 7u)) + 80u) + gr_) + 8u] = o_[5u].v[2];
+            ((float*)sm_)[(((32u + ((((w_ << 3u) + (qd_ << 1u)) + 1u) << 7u)) + 80u) + gr_) + 8u] = o_[5u].v[3];
+        }
+        if ((qd_ << 1u) < 8u) {
+            ((float*)sm_)[((32u + (((w_ << 3u) + (qd_ << 1u)) << 7u)) + 96u) + gr_] = o_[6u].v[0];
+            ((float*)sm_)[((32u + ((((w_ << 3u) + (qd_ << 1u)) + 1u) << 7u)) + 96u) + gr_] = o_[6u].v[1];
+            ((float*)sm_)[(((32u + (((w_ << 3u) + (qd_ << 1u)) << 7u)) + 96u) + gr_) + 8u] = o_[6u].v[2];
+            ((float*)sm_)[(((32u + ((((w_ << 3u) + (qd_ << 1u)) + 1u) << 7u)) + 96u) + gr_) + 8u] = o_[6u].v[3];
+        }
+        if ((qd_ << 1u) < 8u) {
+            ((float*)sm_)[((32u + (((w_ << 3u) + (qd_ << 1u)) << 7u)) + 112u) + gr_] = o_[7u].v[0];
+            ((float*)sm_)[((32u + ((((w_ << 3u) + (qd_ << 1u)) + 1u) << 7u)) + 112u) + gr_] = o_[7u].v[1];
+            ((float*)sm_)[(((32u + (((w_ << 3u) + (qd_ << 1u)) << 7u)) + 112u) + gr_) + 8u] = o_[7u].v[2];
+            ((float*)sm_)[(((32u + ((((w_ << 3u) + (qd_ << 1u)) + 1u) << 7u)) + 112u) + gr_) + 8u] = o_[7u].v[3];
+        }
+        __syncthreads();
+        unsigned ns_ = (l_ / split_) + (((l_ % split_) != 0u) ? 1u : 0u);
+        kf_f32x4* po4_ = (kf_f32x4*)po_;
+        unsigned t5884_ = nh_ << 5u;
+        #pragma unroll 1
+        for (unsigned t_3_ = threadIdx.x; t_3_ < t5884_; t_3_ = t_3_ + 64u) {
+            unsigned gi_ = t_3_ >> 5u;
+            unsigned d4_ = t_3_ & 31u;
+            float t5901_ = fmaxf(fmaxf(__uint_as_float(0xff800000u), ((float*)sm_)[gi_]), ((float*)sm_)[8u + gi_]);
+            float a_ = kf_exp2_approx(__fsub_rn(((float*)sm_)[gi_], t5901_));
+            float t5915_ = __fmaf_rn(((float*)sm_)[16u + gi_], a_, 0.0f);
+            unsigned t5922_ = (8u + (gi_ << 5u)) + d4_;
+            kf_f32x4 v_9_ = ((kf_f32x4*)sm_)[t5922_];
+            float t5926_ = __fmaf_rn(v_9_.v[0], a_, 0.0f);
+            float t5929_ = __fmaf_rn(v_9_.v[1], a_, 0.0f);
+            float t5932_ = __fmaf_rn(v_9_.v[2], a_, 0.0f);
+            float t5935_ = __fmaf_rn(v_9_.v[3], a_, 0.0f);
+            float a_2_ = kf_exp2_approx(__fsub_rn(((float*)sm_)[8u + gi_], t5901_));
+            float t5948_ = __fmaf_rn(((float*)sm_)[24u + gi_], a_2_, t5915_);
+            unsigned t5955_ = (8u + ((8u + gi_) << 5u)) + d4_;
+            kf_f32x4 v_10_ = ((kf_f32x4*)sm_)[t5955_];
+            float t5959_ = __fmaf_rn(v_10_.v[0], a_2_, t5926_);
+            float t5962_ = __fmaf_rn(v_10_.v[1], a_2_, t5929_);
+            float t5965_ = __fmaf_rn(v_10_.v[2], a_2_, t5932_);
+            float t5968_ = __fmaf_rn(v_10_.v[3], a_2_, t5935_);
+            unsigned slot_ = ((((bi_ * h_) + hq0_) + gi_) * ns_) + blockIdx.x;
+            unsigned t5981_ = (slot_ << 5u) + d4_;
+            float t5983_ = __fdiv_rn(t5959_, t5948_);
+            float t5985_ = __fdiv_rn(t5962_, t5948_);
+            float t5987_ = __fdiv_rn(t5965_, t5948_);
+            float t5989_ = __fdiv_rn(t5968_, t5948_);
+            kf_f32x4 t5993_ = kf_f32x4{{t5983_, t5985_, t5987_, t5989_}};
+            po4_[t5981_] = t5993_;
+            if (d4_ == 0u) {
+                plse_[slot_] = __fadd_rn(t5901_, kf_log2_approx(t5948_));
+            }
+        }
+        t17_ = true;
+    }
+    if (!!t17_) {
+        unsigned bi_2_ = blockIdx.z;
+        unsigned lraw_2_ = lens_[bi_2_];
+        unsigned t6003_ = h_ / hkv_;
+        unsigned groups_2_ = (t6003_ >> 3u) + (((t6003_ & 7u) != 0u) ? 1u : 0u);
+        unsigned kvh_2_ = blockIdx.y / groups_2_;
+        bool t6017_ = (blockIdx.y % groups_2_) == 0u;
+        bool t6018_ = t6017_;
+        if (t6017_) {
+            t6018_ = lraw_2_ >= 1u;
+        }
+        bool t6021_ = t6018_;
+        if (t6018_) {
+            t6021_ = lraw_2_ <= l_;
+        }
+        bool t6023_ = t6021_;
+        if (t6021_) {
+            t6023_ = ((lraw_2_ - 1u) / split_) == blockIdx.x;
+        }
+        if (t6023_) {
+            unsigned row8_ = (((((bi_2_ * l_) + lraw_2_) - 1u) * hkv_) + kvh_2_) << 4u;
+            kf_f16x8* k8_ = (kf_f16x8*)kc_;
+            kf_f16x8* v8_ = (kf_f16x8*)vc_;
+            unsigned t_4_ = threadIdx.x;
+            if (t_4_ < 8u) {
+                unsigned t6042_ = row8_ + t_4_;
+                const kf_f16x8* q8_4_ = (const kf_f16x8*)qkv_;
+                unsigned t_5_ = threadIdx.x;
+                if (t_5_ < 8u) {
+                    unsigned b8_5_ = (((bi_2_ * (h_ + (hkv_ << 1u))) + h_) + kvh_2_) << 4u;
+                    unsigned row4_7_ = bi_2_ << 5u;
+                    unsigned t6062_ = b8_5_ + t_5_;
+                    kf_f16x8 u_9_ = q8_4_[t6062_];
+                    unsigned t6066_ = (b8_5_ + 8u) + t_5_;
+                    kf_f16x8 v_11_ = q8_4_[t6066_];
+                    unsigned t6069_ = t_5_ << 2u;
+                    unsigned t6076_ = (t_5_ << 2u) + 2u;
+                    unsigned t6082_ = row4_7_ + t6069_;
+                    kf_f32x4 a0_7_ = cs4_[t6082_];
+                    unsigned t6086_ = (row4_7_ + t6069_) + 1u;
+                    kf_f32x4 a1_7_ = cs4_[t6086_];
+                    unsigned t6088_ = row4_7_ + t6076_;
+                    kf_f32x4 b0_7_ = cs4_[t6088_];
+                    unsigned t6092_ = (row4_7_ + t6076_) + 1u;
+                    kf_f32x4 b1_7_ = cs4_[t6092_];
+                    float t6094_ = a0_7_.v[0];
+                    float t6095_ = a0_7_.v[2];
+                    float t6096_ = a1_7_.v[0];
+                    float t6097_ = a1_7_.v[2];
+                    float t6102_ = a0_7_.v[1];
+                    float t6103_ = a0_7_.v[3];
+                    float t6104_ = a1_7_.v[1];
+                    float t6105_ = a1_7_.v[3];
+                    float t6110_ = b0_7_.v[0];
+                    float t6111_ = b0_7_.v[2];
+                    float t6112_ = b1_7_.v[0];
+                    float t6113_ = b1_7_.v[2];
+                    float t6118_ = b0_7_.v[1];
+                    float t6119_ = b0_7_.v[3];
+                    float t6120_ = b1_7_.v[1];
+                    float t6121_ = b1_7_.v[3];
+                    kf_f16x8 t6127_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
+                    float x0_25_ = kf_f16_to_f32(u_9_.v[0]);
+                    float y0_25_ = kf_f16_to_f32(v_11_.v[0]);
+                    float x1_25_ = kf_f16_to_f32(u_9_.v[4]);
+                    float y1_25_ = kf_f16_to_f32(v_11_.v[4]);
+                    kf_f16 t6152_ = kf_f16_from_f32(__fmaf_rn(x0_25_, t6094_, kf_neg_f32(__fmul_rn(y0_25_, t6102_))));
+                    kf_f16x8 o_8_ = t6127_;
+                    o_8_.v[0] = t6152_;
+                    o_8_.v[4] = kf_f16_from_f32(__fmaf_rn(x1_25_, t6110_, kf_neg_f32(__fmul_rn(y1_25_, t6118_))));
+                    float x0_26_ = kf_f16_to_f32(u_9_.v[1]);
+                    float y0_26_ = kf_f16_to_f32(v_11_.v[1]);
+                    float x1_26_ = kf_f16_to_f32(u_9_.v[5]);
+                    float y1_26_ = kf_f16_to_f32(v_11_.v[5]);
+                    o_8_.v[1] = kf_f16_from_f32(__fmaf_rn(x0_26_, t6095_, kf_neg_f32(__fmul_rn(y0_26_, t6103_))));
+                    o_8_.v[5] = kf_f16_from_f32(__fmaf_rn(x1_26_, t6111_, kf_neg_f32(__fmul_rn(y1_26_, t6119_))));
+                    float x0_27_ = kf_f16_to_f32(u_9_.v[2]);
+                    float y0_27_ = kf_f16_to_f32(v_11_.v[2]);
+                    float x1_27_ = kf_f16_to_f32(u_9_.v[6]);
+                    float y1_27_ = kf_f16_to_f32(v_11_.v[6]);
+                    o_8_.v[2] = kf_f16_from_f32(__fmaf_rn(x0_27_, t6096_, kf_neg_f32(__fmul_rn(y0_27_, t6104_))));
+                    o_8_.v[6] = kf_f16_from_f32(__fmaf_rn(x1_27_, t6112_, kf_neg_f32(__fmul_rn(y1_27_, t6120_))));
+                    float x0_28_ = kf_f16_to_f32(u_9_.v[3]);
+                    float y0_28_ = kf_f16_to_f32(v_11_.v[3]);
+                    float x1_28_ = kf_f16_to_f32(u_9_.v[7]);
+                    float y1_28_ = kf_f16_to_f32(v_11_.v[7]);
+                    o_8_.v[3] = kf_f16_from_f32(__fmaf_rn(x0_28_, t6097_, kf_neg_f32(__fmul_rn(y0_28_, t6105_))));
+                    o_8_.v[7] = kf_f16_from_f32(__fmaf_rn(x1_28_, t6113_, kf_neg_f32(__fmul_rn(y1_28_, t6121_))));
+                    t6044_ = o_8_;
+                } else {
+                    bool t6342_ = t_5_ < 24u;
+                    bool t6343_ = t6342_;
+                    if (t6342_) {
+                        t6343_ = true;
+                    }
+                    if (t6343_) {
+                        unsigned t6356_ = ((((((bi_2_ * (h_ + (hkv_ << 1u))) + h_) + hkv_) + kvh_2_) << 4u) + t_5_) - 8u;
+                        kf_f16x8 t6357_ = q8_4_[t6356_];
+                        t6044_ = t6357_;
+                    } else {
+                        kf_f16x8 t6359_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
+                        t6044_ = t6359_;
+                    }
+                }
+                k8_[t6042_] = t6044_;
+                unsigned t6362_ = (row8_ + 8u) + t_4_;
+                const kf_f16x8* q8_5_ = (const kf_f16x8*)qkv_;
+                unsigned t_6_ = threadIdx.x;
+                if (t_6_ < 8u) {
+                    unsigned b8_6_ = (((bi_2_ * (h_ + (hkv_ << 1u))) + h_) + kvh_2_) << 4u;
+                    unsigned row4_8_ = bi_2_ << 5u;
+                    unsigned t6382_ = b8_6_ + t_6_;
+                    kf_f16x8 u_10_ = q8_5_[t6382_];
+                    unsigned t6386_ = (b8_6_ + 8u) + t_6_;
+                    kf_f16x8 v_12_ = q8_5_[t6386_];
+                    unsigned t6389_ = t_6_ << 2u;
+                    unsigned t6396_ = (t_6_ << 2u) + 2u;
+                    unsigned t6402_ = row4_8_ + t6389_;
+                    kf_f32x4 a0_8_ = cs4_[t6402_];
+                    unsigned t6406_ = (row4_8_ + t6389_) + 1u;
+                    kf_f32x4 a1_8_ = cs4_[t6406_];
+                    unsigned t6408_ = row4_8_ + t6396_;
+                    kf_f32x4 b0_8_ = cs4_[t6408_];
+                    unsigned t6412_ = (row4_8_ + t6396_) + 1u;
+                    kf_f32x4 b1_8_ = cs4_[t6412_];
+                    float t6414_ = a0_8_.v[0];
+                    float t6415_ = a0_8_.v[2];
+                    float t6416_ = a1_8_.v[0];
+                    float t6417_ = a1_8_.v[2];
+                    float t6422_ = a0_8_.v[1];
+                    float t6423_ = a0_8_.v[3];
+                    float t6424_ = a1_8_.v[1];
+                    float t6425_ = a1_8_.v[3];
+                    float t6430_ = b0_8_.v[0];
+                    float t6431_ = b0_8_.v[2];
+                    float t6432_ = b1_8_.v[0];
+                    float t6433_ = b1_8_.v[2];
+                    float t6438_ = b0_8_.v[1];
+                    float t6439_ = b0_8_.v[3];
+                    float t6440_ = b1_8_.v[1];
+                    float t6441_ = b1_8_.v[3];
+                    kf_f16x8 t6447_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
+                    float x0_29_ = kf_f16_to_f32(u_10_.v[0]);
+                    float y0_29_ = kf_f16_to_f32(v_12_.v[0]);
+                    float x1_29_ = kf_f16_to_f32(u_10_.v[4]);
+                    float y1_29_ = kf_f16_to_f32(v_12_.v[4]);
+                    kf_f16 t6461_ = kf_f16_from_f32(__fmaf_rn(y0_29_, t6414_, __fmul_rn(x0_29_, t6422_)));
+                    kf_f16x8 o_9_ = t6447_;
+                    o_9_.v[0] = t6461_;
+                    o_9_.v[4] = kf_f16_from_f32(__fmaf_rn(y1_29_, t6430_, __fmul_rn(x1_29_, t6438_)));
+                    float x0_30_ = kf_f16_to_f32(u_10_.v[1]);
+                    float y0_30_ = kf_f16_to_f32(v_12_.v[1]);
+                    float x1_30_ = kf_f16_to_f32(u_10_.v[5]);
+                    float y1_30_ = kf_f16_to_f32(v_12_.v[5]);
+                    o_9_.v[1] = kf_f16_from_f32(__fmaf_rn(y0_30_, t6415_, __fmul_rn(x0_30_, t6423_)));
+                    o_9_.v[5] = kf_f16_from_f32(__fmaf_rn(y1_30_, t6431_, __fmul_rn(x1_30_, t6439_)));
+                    float x0_31_ = kf_f16_to_f32(u_10_.v[2]);
+                    float y0_31_ = kf_f16_to_f32(v_12_.v[2]);
+                    float x1_31_ = kf_f16_to_f32(u_10_.v[6]);
+                    float y1_31_ = kf_f16_to_f32(v_12_.v[6]);
+                    o_9_.v[2] = kf_f16_from_f32(__fmaf_rn(y0_31_, t6416_, __fmul_rn(x0_31_, t6424_)));
+                    o_9_.v[6] = kf_f16_from_f32(__fmaf_rn(y1_31_, t6432_, __fmul_rn(x1_31_, t6440_)));
+                    float x0_32_ = kf_f16_to_f32(u_10_.v[3]);
+                    float y0_32_ = kf_f16_to_f32(v_12_.v[3]);
+                    float x1_32_ = kf_f16_to_f32(u_10_.v[7]);
+                    float y1_32_ = kf_f16_to_f32(v_12_.v[7]);
+                    o_9_.v[3] = kf_f16_from_f32(__fmaf_rn(y0_32_, t6417_, __fmul_rn(x0_32_, t6425_)));
+                    o_9_.v[7] = kf_f16_from_f32(__fmaf_rn(y1_32_, t6433_, __fmul_rn(x1_32_, t6441_)));
+                    t6364_ = o_9_;
+                } else {
+                    bool t6662_ = t_6_ < 24u;
+                    bool t6663_ = t6662_;
+                    if (t6662_) {
+                        t6663_ = false;
+                    }
+                    if (t6663_) {
+                        unsigned t6676_ = ((((((bi_2_ * (h_ + (hkv_ << 1u))) + h_) + hkv_) + kvh_2_) << 4u) + t_6_) - 8u;
+                        kf_f16x8 t6677_ = q8_5_[t6676_];
+                        t6364_ = t6677_;
+                    } else {
+                        kf_f16x8 t6679_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
+                        t6364_ = t6679_;
+                    }
+                }
+                k8_[t6362_] = t6364_;
+            } else if (t_4_ < 24u) {
+                unsigned t6684_ = (row8_ + t_4_) - 8u;
+                const kf_f16x8* q8_6_ = (const kf_f16x8*)qkv_;
+                unsigned t_7_ = threadIdx.x;
+                if (t_7_ < 8u) {
+                    unsigned b8_7_ = (((bi_2_ * (h_ + (hkv_ << 1u))) + h_) + kvh_2_) << 4u;
+                    unsigned row4_9_ = bi_2_ << 5u;
+                    unsigned t6704_ = b8_7_ + t_7_;
+                    kf_f16x8 u_11_ = q8_6_[t6704_];
+                    unsigned t6708_ = (b8_7_ + 8u) + t_7_;
+                    kf_f16x8 v_13_ = q8_6_[t6708_];
+                    unsigned t6711_ = t_7_ << 2u;
+                    unsigned t6718_ = (t_7_ << 2u) + 2u;
+                    unsigned t6724_ = row4_9_ + t6711_;
+                    kf_f32x4 a0_9_ = cs4_[t6724_];
+                    unsigned t6728_ = (row4_9_ + t6711_) + 1u;
+                    kf_f32x4 a1_9_ = cs4_[t6728_];
+                    unsigned t6730_ = row4_9_ + t6718_;
+                    kf_f32x4 b0_9_ = cs4_[t6730_];
+                    unsigned t6734_ = (row4_9_ + t6718_) + 1u;
+                    kf_f32x4 b1_9_ = cs4_[t6734_];
+                    float t6736_ = a0_9_.v[0];
+                    float t6737_ = a0_9_.v[2];
+                    float t6738_ = a1_9_.v[0];
+                    float t6739_ = a1_9_.v[2];
+                    float t6744_ = a0_9_.v[1];
+                    float t6745_ = a0_9_.v[3];
+                    float t6746_ = a1_9_.v[1];
+                    float t6747_ = a1_9_.v[3];
+                    float t6752_ = b0_9_.v[0];
+                    float t6753_ = b0_9_.v[2];
+                    float t6754_ = b1_9_.v[0];
+                    float t6755_ = b1_9_.v[2];
+                    float t6760_ = b0_9_.v[1];
+                    float t6761_ = b0_9_.v[3];
+                    float t6762_ = b1_9_.v[1];
+                    float t6763_ = b1_9_.v[3];
+                    kf_f16x8 t6769_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
+                    float x0_33_ = kf_f16_to_f32(u_11_.v[0]);
+                    float y0_33_ = kf_f16_to_f32(v_13_.v[0]);
+                    float x1_33_ = kf_f16_to_f32(u_11_.v[4]);
+                    float y1_33_ = kf_f16_to_f32(v_13_.v[4]);
+                    kf_f16 t6794_ = kf_f16_from_f32(__fmaf_rn(x0_33_, t6736_, kf_neg_f32(__fmul_rn(y0_33_, t6744_))));
+                    kf_f16x8 o_10_ = t6769_;
+                    o_10_.v[0] = t6794_;
+                    o_10_.v[4] = kf_f16_from_f32(__fmaf_rn(x1_33_, t6752_, kf_neg_f32(__fmul_rn(y1_33_, t6760_))));
+                    float x0_34_ = kf_f16_to_f32(u_11_.v[1]);
+                    float y0_34_ = kf_f16_to_f32(v_13_.v[1]);
+                    float x1_34_ = kf_f16_to_f32(u_11_.v[5]);
+                    float y1_34_ = kf_f16_to_f32(v_13_.v[5]);
+                    o_10_.v[1] = kf_f16_from_f32(__fmaf_rn(x0_34_, t6737_, kf_neg_f32(__fmul_rn(y0_34_, t6745_))));
+                    o_10_.v[5] = kf_f16_from_f32(__fmaf_rn(x1_34_, t6753_, kf_neg_f32(__fmul_rn(y1_34_, t6761_))));
+                    float x0_35_ = kf_f16_to_f32(u_11_.v[2]);
+                    float y0_35_ = kf_f16_to_f32(v_13_.v[2]);
+                    float x1_35_ = kf_f16_to_f32(u_11_.v[6]);
+                    float y1_35_ = kf_f16_to_f32(v_13_.v[6]);
+                    o_10_.v[2] = kf_f16_from_f32(__fmaf_rn(x0_35_, t6738_, kf_neg_f32(__fmul_rn(y0_35_, t6746_))));
+                    o_10_.v[6] = kf_f16_from_f32(__fmaf_rn(x1_35_, t6754_, kf_neg_f32(__fmul_rn(y1_35_, t6762_))));
+                    float x0_36_ = kf_f16_to_f32(u_11_.v[3]);
+                    float y0_36_ = kf_f16_to_f32(v_13_.v[3]);
+                    float x1_36_ = kf_f16_to_f32(u_11_.v[7]);
+                    float y1_36_ = kf_f16_to_f32(v_13_.v[7]);
+                    o_10_.v[3] = kf_f16_from_f32(__fmaf_rn(x0_36_, t6739_, kf_neg_f32(__fmul_rn(y0_36_, t6747_))));
+                    o_10_.v[7] = kf_f16_from_f32(__fmaf_rn(x1_36_, t6755_, kf_neg_f32(__fmul_rn(y1_36_, t6763_))));
+                    t6686_ = o_10_;
+                } else {
+                    bool t6984_ = t_7_ < 24u;
+                    bool t6985_ = t6984_;
+                    if (t6984_) {
+                        t6985_ = true;
+                    }
+                    if (t6985_) {
+                        unsigned t6998_ = ((((((bi_2_ * (h_ + (hkv_ << 1u))) + h_) + hkv_) + kvh_2_) << 4u) + t_7_) - 8u;
+                        kf_f16x8 t6999_ = q8_6_[t6998_];
+                        t6686_ = t6999_;
+                    } else {
+                        kf_f16x8 t7001_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
+                        t6686_ = t7001_;
+                    }
+                }
+                v8_[t6684_] = t6686_;
+            }
+        }
+    }
+}
+
+/* kernel sdpa_decode_split_rope_gptj (sdpa.kf:1072) */
+extern "C" __global__ void __launch_bounds__(64)
+sdpa_decode_split_rope_gptj(const kf_f16* __restrict__ qkv_, const kf_f32x2* __restrict__ cs_, kf_f16* __restrict__ kc_, kf_f16* __restrict__ vc_, const unsigned* __restrict__ lens_, float* __restrict__ po_, float* __restrict__ plse_, unsigned b_, unsigned h_, unsigned hkv_, unsigned l_, unsigned split_)
+{
+    kf_pdl_wait();
+    extern __shared__ __align__(16) unsigned char kf_dyn_shared[];
+    kf_f16 *const sm_ = (kf_f16 *)kf_dyn_shared;
+    kf_f32x4 o_[8];
+    bool t17_;
+    kf_f16x8 t2406_;
+    kf_f16x8 t2723_;
+    kf_f16x8 t6044_;
+    kf_f16x8 t6364_;
+    kf_f16x8 t6686_;
+    const unsigned kf_wn = kf_warp_lanes();
+    const kf_f32x4* cs4_ = (const kf_f32x4*)cs_;
+    const kf_f16* kc_2_ = (const kf_f16*)kc_;
+    const kf_f16* vc_2_ = (const kf_f16*)vc_;
+    unsigned g_ = h_ / hkv_;
+    unsigned groups_ = (g_ >> 3u) + (((g_ & 7u) != 0u) ? 1u : 0u);
+    unsigned kvh_ = blockIdx.y / groups_;
+    unsigned hq0_ = (kvh_ * g_) + ((blockIdx.y % groups_) << 3u);
+    unsigned nh_ = min(8u, (g_ + kf_neg_u32(((blockIdx.y % groups_) << 3u))));
+    unsigned bi_ = blockIdx.z;
+    unsigned lraw_ = lens_[bi_];
+    bool t49_ = lraw_ >= 1u;
+    bool t50_ = t49_;
+    if (t49_) {
+        t50_ = lraw_ <= l_;
+    }
+    unsigned t53_ = lraw_ - 1u;
+    unsigned skip_ = t50_ ? t53_ : 4294967295u;
+    unsigned p0_ = blockIdx.x * split_;
+    unsigned lane_ = kf_lane_id();
+    unsigned w_ = (threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u;
+    unsigned gr_ = lane_ >> 2u;
+    unsigned qd_ = lane_ & 3u;
+    unsigned r8_ = lane_ & 7u;
+    unsigned mi_ = lane_ >> 3u;
+    unsigned t81_ = kf_min_u32(lraw_, l_);
+    if (p0_ >= t81_) {
+        t17_ = false;
+    } else {
+        unsigned t87_ = kf_min_u32((p0_ + split_), t81_);
+        unsigned t89_ = t87_ - p0_;
+        unsigned nsq_ = (t89_ >> 5u) + (((t89_ & 31u) != 0u) ? 1u : 0u);
+        if (0u < nsq_) {
+            unsigned part_ = threadIdx.x & 15u;
+            unsigned tr0_ = threadIdx.x >> 4u;
+            unsigned dst0_ = (2176u + (tr0_ * 136u)) + (part_ << 3u);
+            unsigned src0_ = ((((((bi_ * l_) + p0_) + tr0_) * hkv_) + kvh_) << 7u) + (part_ << 3u);
+            unsigned safe_ = (((((bi_ * l_) + p0_) * hkv_) + kvh_) << 7u) + (part_ << 3u);
+            unsigned t310_ = p0_ + tr0_;
+            bool t321_ = skip_ == 4294967295u;
+            bool t322_ = t321_;
+            if (!t321_) {
+                t322_ = t310_ != skip_;
+            }
+            bool t325_ = t322_;
+            if (!t322_) {
+                t325_ = t310_ >= t87_;
+            }
+            if (t325_) {
+                bool ok_ = t310_ < t87_;
+                unsigned n_ = ok_ ? 16u : 0u;
+                unsigned src_ = ok_ ? src0_ : safe_;
+                kf_cp_async_n(&sm_[dst0_], &kc_2_[src_], n_);
+                kf_cp_async_n(&sm_[dst0_ + 4352u], &vc_2_[src_], n_);
+            }
+            unsigned r_ = (p0_ + tr0_) + 4u;
+            bool t353_ = skip_ == 4294967295u;
+            bool t354_ = t353_;
+            if (!t353_) {
+                t354_ = r_ != skip_;
+            }
+            bool t357_ = t354_;
+            if (!t354_) {
+                t357_ = r_ >= t87_;
+            }
+            if (t357_) {
+                bool ok_2_ = r_ < t87_;
+                unsigned n_2_ = ok_2_ ? 16u : 0u;
+                unsigned t368_ = src0_ + ((hkv_ << 2u) << 7u);
+                unsigned src_2_ = ok_2_ ? t368_ : safe_;
+                unsigned dst_ = dst0_ + 544u;
+                kf_cp_async_n(&sm_[dst_], &kc_2_[src_2_], n_2_);
+                kf_cp_async_n(&sm_[dst_ + 4352u], &vc_2_[src_2_], n_2_);
+            }
+            unsigned r_2_ = (p0_ + tr0_) + 8u;
+            bool t385_ = skip_ == 4294967295u;
+            bool t386_ = t385_;
+            if (!t385_) {
+                t386_ = r_2_ != skip_;
+            }
+            bool t389_ = t386_;
+            if (!t386_) {
+                t389_ = r_2_ >= t87_;
+            }
+            if (t389_) {
+                bool ok_3_ = r_2_ < t87_;
+                unsigned n_3_ = ok_3_ ? 16u : 0u;
+                unsigned t400_ = src0_ + ((hkv_ << 3u) << 7u);
+                unsigned src_3_ = ok_3_ ? t400_ : safe_;
+                unsigned dst_2_ = dst0_ + 1088u;
+                kf_cp_async_n(&sm_[dst_2_], &kc_2_[src_3_], n_3_);
+                kf_cp_async_n(&sm_[dst_2_ + 4352u], &vc_2_[src_3_], n_3_);
+            }
+            unsigned r_3_ = (p0_ + tr0_) + 12u;
+            bool t417_ = skip_ == 4294967295u;
+            bool t418_ = t417_;
+            if (!t417_) {
+                t418_ = r_3_ != skip_;
+            }
+            bool t421_ = t418_;
+            if (!t418_) {
+                t421_ = r_3_ >= t87_;
+            }
+            if (t421_) {
+                bool ok_4_ = r_3_ < t87_;
+                unsigned n_4_ = ok_4_ ? 16u : 0u;
+                unsigned t432_ = src0_ + ((12u * hkv_) << 7u);
+                unsigned src_4_ = ok_4_ ? t432_ : safe_;
+                unsigned dst_3_ = dst0_ + 1632u;
+                kf_cp_async_n(&sm_[dst_3_], &kc_2_[src_4_], n_4_);
+                kf_cp_async_n(&sm_[dst_3_ + 4352u], &vc_2_[src_4_], n_4_);
+            }
+            unsigned r_4_ = (p0_ + tr0_) + 16u;
+            bool t449_ = skip_ == 4294967295u;
+            bool t450_ = t449_;
+            if (!t449_) {
+                t450_ = r_4_ != skip_;
+            }
+            bool t453_ = t450_;
+            if (!t450_) {
+                t453_ = r_4_ >= t87_;
+            }
+            if (t453_) {
+                bool ok_5_ = r_4_ < t87_;
+                unsigned n_5_ = ok_5_ ? 16u : 0u;
+                unsigned t464_ = src0_ + ((hkv_ << 4u) << 7u);
+                unsigned src_5_ = ok_5_ ? t464_ : safe_;
+                unsigned dst_4_ = dst0_ + 2176u;
+                kf_cp_async_n(&sm_[dst_4_], &kc_2_[src_5_], n_5_);
+                kf_cp_async_n(&sm_[dst_4_ + 4352u], &vc_2_[src_5_], n_5_);
+            }
+            unsigned r_5_ = (p0_ + tr0_) + 20u;
+            bool t481_ = skip_ == 4294967295u;
+            bool t482_ = t481_;
+            if (!t481_) {
+                t482_ = r_5_ != skip_;
+            }
+            bool t485_ = t482_;
+            if (!t482_) {
+                t485_ = r_5_ >= t87_;
+            }
+            if (t485_) {
+                bool ok_6_ = r_5_ < t87_;
+                unsigned n_6_ = ok_6_ ? 16u : 0u;
+                unsigned t496_ = src0_ + ((20u * hkv_) << 7u);
+                unsigned src_6_ = ok_6_ ? t496_ : safe_;
+                unsigned dst_5_ = dst0_ + 2720u;
+                kf_cp_async_n(&sm_[dst_5_], &kc_2_[src_6_], n_6_);
+                kf_cp_async_n(&sm_[dst_5_ + 4352u], &vc_2_[src_6_], n_6_);
+            }
+            unsigned r_6_ = (p0_ + tr0_) + 24u;
+            bool t513_ = skip_ == 4294967295u;
+            bool t514_ = t513_;
+            if (!t513_) {
+                t514_ = r_6_ != skip_;
+            }
+            bool t517_ = t514_;
+            if (!t514_) {
+                t517_ = r_6_ >= t87_;
+            }
+            if (t517_) {
+                bool ok_7_ = r_6_ < t87_;
+                unsigned n_7_ = ok_7_ ? 16u : 0u;
+                unsigned t528_ = src0_ + ((24u * hkv_) << 7u);
+                unsigned src_7_ = ok_7_ ? t528_ : safe_;
+                unsigned dst_6_ = dst0_ + 3264u;
+                kf_cp_async_n(&sm_[dst_6_], &kc_2_[src_7_], n_7_);
+                kf_cp_async_n(&sm_[dst_6_ + 4352u], &vc_2_[src_7_], n_7_);
+            }
+            unsigned r_7_ = (p0_ + tr0_) + 28u;
+            bool t545_ = skip_ == 4294967295u;
+            bool t546_ = t545_;
+            if (!t545_) {
+                t546_ = r_7_ != skip_;
+            }
+            bool t549_ = t546_;
+            if (!t546_) {
+                t549_ = r_7_ >= t87_;
+            }
+            if (t549_) {
+                bool ok_8_ = r_7_ < t87_;
+                unsigned n_8_ = ok_8_ ? 16u : 0u;
+                unsigned t560_ = src0_ + ((28u * hkv_) << 7u);
+                unsigned src_8_ = ok_8_ ? t560_ : safe_;
+                unsigned dst_7_ = dst0_ + 3808u;
+                kf_cp_async_n(&sm_[dst_7_], &kc_2_[src_8_], n_8_);
+                kf_cp_async_n(&sm_[dst_7_ + 4352u], &vc_2_[src_8_], n_8_);
+            }
+        }
+        kf_cp_async_commit();
+        if (1u < nsq_) {
+            unsigned part_2_ = threadIdx.x & 15u;
+            unsigned tr0_2_ = threadIdx.x >> 4u;
+            unsigned pb_ = p0_ + 32u;
+            unsigned dst0_2_ = (10880u + (tr0_2_ * 136u)) + (part_2_ << 3u);
+            unsigned src0_2_ = ((((((bi_ * l_) + pb_) + tr0_2_) * hkv_) + kvh_) << 7u) + (part_2_ << 3u);
+            unsigned safe_2_ = (((((bi_ * l_) + p0_) * hkv_) + kvh_) << 7u) + (part_2_ << 3u);
+            unsigned t746_ = pb_ + tr0_2_;
+            bool t757_ = skip_ == 4294967295u;
+            bool t758_ = t757_;
+            if (!t757_) {
+                t758_ = t746_ != skip_;
+            }
+            bool t761_ = t758_;
+            if (!t758_) {
+                t761_ = t746_ >= t87_;
+            }
+            if (t761_) {
+                bool ok_9_ = t746_ < t87_;
+                unsigned n_9_ = ok_9_ ? 16u : 0u;
+                unsigned src_9_ = ok_9_ ? src0_2_ : safe_2_;
+                kf_cp_async_n(&sm_[dst0_2_], &kc_2_[src_9_], n_9_);
+                kf_cp_async_n(&sm_[dst0_2_ + 4352u], &vc_2_[src_9_], n_9_);
+            }
+            unsigned r_8_ = (pb_ + tr0_2_) + 4u;
+            bool t789_ = skip_ == 4294967295u;
+            bool t790_ = t789_;
+            if (!t789_) {
+                t790_ = r_8_ != skip_;
+            }
+            bool t793_ = t790_;
+            if (!t790_) {
+                t793_ = r_8_ >= t87_;
+            }
+            if (t793_) {
+                bool ok_10_ = r_8_ < t87_;
+                unsigned n_10_ = ok_10_ ? 16u : 0u;
+                unsigned t804_ = src0_2_ + ((hkv_ << 2u) << 7u);
+                unsigned src_10_ = ok_10_ ? t804_ : safe_2_;
+                unsigned dst_8_ = dst0_2_ + 544u;
+                kf_cp_async_n(&sm_[dst_8_], &kc_2_[src_10_], n_10_);
+                kf_cp_async_n(&sm_[dst_8_ + 4352u], &vc_2_[src_10_], n_10_);
+            }
+            unsigned r_9_ = (pb_ + tr0_2_) + 8u;
+            bool t821_ = skip_ == 4294967295u;
+            bool t822_ = t821_;
+            if (!t821_) {
+                t822_ = r_9_ != skip_;
+            }
+            bool t825_ = t822_;
+            if (!t822_) {
+                t825_ = r_9_ >= t87_;
+            }
+            if (t825_) {
+                bool ok_11_ = r_9_ < t87_;
+                unsigned n_11_ = ok_11_ ? 16u : 0u;
+                unsigned t836_ = src0_2_ + ((hkv_ << 3u) << 7u);
+                unsigned src_11_ = ok_11_ ? t836_ : safe_2_;
+                unsigned dst_9_ = dst0_2_ + 1088u;
+                kf_cp_async_n(&sm_[dst_9_], &kc_2_[src_11_], n_11_);
+                kf_cp_async_n(&sm_[dst_9_ + 4352u], &vc_2_[src_11_], n_11_);
+            }
+            unsigned r_10_ = (pb_ + tr0_2_) + 12u;
+            bool t853_ = skip_ == 4294967295u;
+            bool t854_ = t853_;
+            if (!t853_) {
+                t854_ = r_10_ != skip_;
+            }
+            bool t857_ = t854_;
+            if (!t854_) {
+                t857_ = r_10_ >= t87_;
+            }
+            if (t857_) {
+                bool ok_12_ = r_10_ < t87_;
+                unsigned n_12_ = ok_12_ ? 16u : 0u;
+                unsigned t868_ = src0_2_ + ((12u * hkv_) << 7u);
+                unsigned src_12_ = ok_12_ ? t868_ : safe_2_;
+                unsigned dst_10_ = dst0_2_ + 1632u;
+                kf_cp_async_n(&sm_[dst_10_], &kc_2_[src_12_], n_12_);
+                kf_cp_async_n(&sm_[dst_10_ + 4352u], &vc_2_[src_12_], n_12_);
+            }
+            unsigned r_11_ = (pb_ + tr0_2_) + 16u;
+            bool t885_ = skip_ == 4294967295u;
+            bool t886_ = t885_;
+            if (!t885_) {
+                t886_ = r_11_ != skip_;
+            }
+            bool t889_ = t886_;
+            if (!t886_) {
+                t889_ = r_11_ >= t87_;
+            }
+            if (t889_) {
+                bool ok_13_ = r_11_ < t87_;
+                unsigned n_13_ = ok_13_ ? 16u : 0u;
+                unsigned t900_ = src0_2_ + ((hkv_ << 4u) << 7u);
+                unsigned src_13_ = ok_13_ ? t900_ : safe_2_;
+                unsigned dst_11_ = dst0_2_ + 2176u;
+                kf_cp_async_n(&sm_[dst_11_], &kc_2_[src_13_], n_13_);
+                kf_cp_async_n(&sm_[dst_11_ + 4352u], &vc_2_[src_13_], n_13_);
+            }
+            unsigned r_12_ = (pb_ + tr0_2_) + 20u;
+            bool t917_ = skip_ == 4294967295u;
+            bool t918_ = t917_;
+            if (!t917_) {
+                t918_ = r_12_ != skip_;
+            }
+            bool t921_ = t918_;
+            if (!t918_) {
+                t921_ = r_12_ >= t87_;
+            }
+            if (t921_) {
+                bool ok_14_ = r_12_ < t87_;
+                unsigned n_14_ = ok_14_ ? 16u : 0u;
+                unsigned t932_ = src0_2_ + ((20u * hkv_) << 7u);
+                unsigned src_14_ = ok_14_ ? t932_ : safe_2_;
+                unsigned dst_12_ = dst0_2_ + 2720u;
+                kf_cp_async_n(&sm_[dst_12_], &kc_2_[src_14_], n_14_);
+                kf_cp_async_n(&sm_[dst_12_ + 4352u], &vc_2_[src_14_], n_14_);
+            }
+            unsigned r_13_ = (pb_ + tr0_2_) + 24u;
+            bool t949_ = skip_ == 4294967295u;
+            bool t950_ = t949_;
+            if (!t949_) {
+                t950_ = r_13_ != skip_;
+            }
+            bool t953_ = t950_;
+            if (!t950_) {
+                t953_ = r_13_ >= t87_;
+            }
+            if (t953_) {
+                bool ok_15_ = r_13_ < t87_;
+                unsigned n_15_ = ok_15_ ? 16u : 0u;
+                unsigned t964_ = src0_2_ + ((24u * hkv_) << 7u);
+                unsigned src_15_ = ok_15_ ? t964_ : safe_2_;
+                unsigned dst_13_ = dst0_2_ + 3264u;
+                kf_cp_async_n(&sm_[dst_13_], &kc_2_[src_15_], n_15_);
+                kf_cp_async_n(&sm_[dst_13_ + 4352u], &vc_2_[src_15_], n_15_);
+            }
+            unsigned r_14_ = (pb_ + tr0_2_) + 28u;
+            bool t981_ = skip_ == 4294967295u;
+            bool t982_ = t981_;
+            if (!t981_) {
+                t982_ = r_14_ != skip_;
+            }
+            bool t985_ = t982_;
+            if (!t982_) {
+                t985_ = r_14_ >= t87_;
+            }
+            if (t985_) {
+                bool ok_16_ = r_14_ < t87_;
+                unsigned n_16_ = ok_16_ ? 16u : 0u;
+                unsigned t996_ = src0_2_ + ((28u * hkv_) << 7u);
+                unsigned src_16_ = ok_16_ ? t996_ : safe_2_;
+                unsigned dst_14_ = dst0_2_ + 3808u;
+                kf_cp_async_n(&sm_[dst_14_], &kc_2_[src_16_], n_16_);
+                kf_cp_async_n(&sm_[dst_14_ + 4352u], &vc_2_[src_16_], n_16_);
+            }
+        }
+        kf_cp_async_commit();
+        const kf_f16x8* q8_ = (const kf_f16x8*)qkv_;
+        if (threadIdx.x < 128u) {
+            unsigned row_ = threadIdx.x >> 3u;
+            unsigned ch_ = threadIdx.x & 7u;
+            unsigned b8_ = (((bi_ * (h_ + (hkv_ << 1u))) + hq0_) + min(row_, (nh_ - 1u))) << 4u;
+            kf_f16x8 t1028_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
+            kf_f16x8 u_ = t1028_;
+            kf_f16x8 t1031_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
+            kf_f16x8 v_ = t1031_;
+            if (row_ < nh_) {
+                unsigned row4_ = bi_ << 5u;
+                unsigned t1040_ = b8_ + ch_;
+                kf_f16x8 u_2_ = q8_[t1040_];
+                unsigned t1049_ = ch_ << 1u;
+                unsigned t1060_ = row4_ + t1049_;
+                kf_f32x4 a0_ = cs4_[t1060_];
+                unsigned t1064_ = (row4_ + t1049_) + 1u;
+                kf_f32x4 a1_ = cs4_[t1064_];
+                float t1072_ = a0_.v[0];
+                float t1073_ = a0_.v[2];
+                float t1074_ = a1_.v[0];
+                float t1075_ = a1_.v[2];
+                float t1080_ = a0_.v[1];
+                float t1081_ = a0_.v[3];
+                float t1082_ = a1_.v[1];
+                float t1083_ = a1_.v[3];
+                kf_f16x8 t1105_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
+                float t1228_ = kf_f16_to_f32(u_2_.v[0]);
+                float t1231_ = kf_f16_to_f32(u_2_.v[1]);
+                kf_f16 t1246_ = kf_f16_from_f32(__fmaf_rn(t1228_, t1072_, kf_neg_f32(__fmul_rn(t1231_, t1080_))));
+                kf_f16x8 o_2_ = t1105_;
+                o_2_.v[0] = t1246_;
+                o_2_.v[1] = kf_f16_from_f32(__fmaf_rn(t1231_, t1072_, __fmul_rn(t1228_, t1080_)));
+                float t1251_ = kf_f16_to_f32(u_2_.v[2]);
+                float t1254_ = kf_f16_to_f32(u_2_.v[3]);
+                o_2_.v[2] = kf_f16_from_f32(__fmaf_rn(t1251_, t1073_, kf_neg_f32(__fmul_rn(t1254_, t1081_))));
+                o_2_.v[3] = kf_f16_from_f32(__fmaf_rn(t1254_, t1073_, __fmul_rn(t1251_, t1081_)));
+                float t1274_ = kf_f16_to_f32(u_2_.v[4]);
+                float t1277_ = kf_f16_to_f32(u_2_.v[5]);
+                o_2_.v[4] = kf_f16_from_f32(__fmaf_rn(t1274_, t1074_, kf_neg_f32(__fmul_rn(t1277_, t1082_))));
+                o_2_.v[5] = kf_f16_from_f32(__fmaf_rn(t1277_, t1074_, __fmul_rn(t1274_, t1082_)));
+                float t1297_ = kf_f16_to_f32(u_2_.v[6]);
+                float t1300_ = kf_f16_to_f32(u_2_.v[7]);
+                o_2_.v[6] = kf_f16_from_f32(__fmaf_rn(t1297_, t1075_, kf_neg_f32(__fmul_rn(t1300_, t1083_))));
+                o_2_.v[7] = kf_f16_from_f32(__fmaf_rn(t1300_, t1075_, __fmul_rn(t1297_, t1083_)));
+                u_ = o_2_;
+                unsigned row4_2_ = bi_ << 5u;
+                unsigned t1329_ = (b8_ + 8u) + ch_;
+                kf_f16x8 v_2_ = q8_[t1329_];
+                unsigned t1343_ = 16u + (ch_ << 1u);
+                unsigned t1351_ = row4_2_ + t1343_;
+                kf_f32x4 b0_ = cs4_[t1351_];
+                unsigned t1355_ = (row4_2_ + t1343_) + 1u;
+                kf_f32x4 b1_ = cs4_[t1355_];
+                float t1373_ = b0_.v[0];
+                float t1374_ = b0_.v[2];
+                float t1375_ = b1_.v[0];
+                float t1376_ = b1_.v[2];
+                float t1381_ = b0_.v[1];
+                float t1382_ = b0_.v[3];
+                float t1383_ = b1_.v[1];
+                float t1384_ = b1_.v[3];
+                kf_f16x8 t1390_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
+                float t1523_ = kf_f16_to_f32(v_2_.v[0]);
+                float t1525_ = kf_f16_to_f32(v_2_.v[1]);
+                kf_f16 t1531_ = kf_f16_from_f32(__fmaf_rn(t1523_, t1373_, kf_neg_f32(__fmul_rn(t1525_, t1381_))));
+                kf_f16x8 o_3_ = t1390_;
+                o_3_.v[0] = t1531_;
+                o_3_.v[1] = kf_f16_from_f32(__fmaf_rn(t1525_, t1373_, __fmul_rn(t1523_, t1381_)));
+                float t1546_ = kf_f16_to_f32(v_2_.v[2]);
+                float t1548_ = kf_f16_to_f32(v_2_.v[3]);
+                o_3_.v[2] = kf_f16_from_f32(__fmaf_rn(t1546_, t1374_, kf_neg_f32(__fmul_rn(t1548_, t1382_))));
+                o_3_.v[3] = kf_f16_from_f32(__fmaf_rn(t1548_, t1374_, __fmul_rn(t1546_, t1382_)));
+                float t1569_ = kf_f16_to_f32(v_2_.v[4]);
+                float t1571_ = kf_f16_to_f32(v_2_.v[5]);
+                o_3_.v[4] = kf_f16_from_f32(__fmaf_rn(t1569_, t1375_, kf_neg_f32(__fmul_rn(t1571_, t1383_))));
+                o_3_.v[5] = kf_f16_from_f32(__fmaf_rn(t1571_, t1375_, __fmul_rn(t1569_, t1383_)));
+                float t1592_ = kf_f16_to_f32(v_2_.v[6]);
+                float t1594_ = kf_f16_to_f32(v_2_.v[7]);
+                o_3_.v[6] = kf_f16_from_f32(__fmaf_rn(t1592_, t1376_, kf_neg_f32(__fmul_rn(t1594_, t1384_))));
+                o_3_.v[7] = kf_f16_from_f32(__fmaf_rn(t1594_, t1376_, __fmul_rn(t1592_, t1384_)));
+                v_ = o_3_;
+            }
+            ((kf_f16x8*)sm_)[(row_ * 17u) + ch_] = u_;
+            ((kf_f16x8*)sm_)[((row_ * 17u) + ch_) + 8u] = v_;
+        }
+        unsigned c_ = threadIdx.x + 64u;
+        if (c_ < 128u) {
+            unsigned row_2_ = c_ >> 3u;
+            unsigned ch_2_ = c_ & 7u;
+            unsigned b8_2_ = (((bi_ * (h_ + (hkv_ << 1u))) + hq0_) + min(row_2_, (nh_ - 1u))) << 4u;
+            kf_f16x8 t1633_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
+            kf_f16x8 u_3_ = t1633_;
+            kf_f16x8 t1636_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
+            kf_f16x8 v_3_ = t1636_;
+            if (row_2_ < nh_) {
+                unsigned row4_3_ = bi_ << 5u;
+                unsigned t1645_ = b8_2_ + ch_2_;
+                kf_f16x8 u_4_ = q8_[t1645_];
+                unsigned t1654_ = ch_2_ << 1u;
+                unsigned t1665_ = row4_3_ + t1654_;
+                kf_f32x4 a0_2_ = cs4_[t1665_];
+                unsigned t1669_ = (row4_3_ + t1654_) + 1u;
+                kf_f32x4 a1_2_ = cs4_[t1669_];
+                float t1677_ = a0_2_.v[0];
+                float t1678_ = a0_2_.v[2];
+                float t1679_ = a1_2_.v[0];
+                float t1680_ = a1_2_.v[2];
+                float t1685_ = a0_2_.v[1];
+                float t1686_ = a0_2_.v[3];
+                float t1687_ = a1_2_.v[1];
+                float t1688_ = a1_2_.v[3];
+                kf_f16x8 t1710_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
+                float t1833_ = kf_f16_to_f32(u_4_.v[0]);
+                float t1836_ = kf_f16_to_f32(u_4_.v[1]);
+                kf_f16 t1851_ = kf_f16_from_f32(__fmaf_rn(t1833_, t1677_, kf_neg_f32(__fmul_rn(t1836_, t1685_))));
+                kf_f16x8 o_4_ = t1710_;
+                o_4_.v[0] = t1851_;
+                o_4_.v[1] = kf_f16_from_f32(__fmaf_rn(t1836_, t1677_, __fmul_rn(t1833_, t1685_)));
+                float t1856_ = kf_f16_to_f32(u_4_.v[2]);
+                float t1859_ = kf_f16_to_f32(u_4_.v[3]);
+                o_4_.v[2] = kf_f16_from_f32(__fmaf_rn(t1856_, t1678_, kf_neg_f32(__fmul_rn(t1859_, t1686_))));
+                o_4_.v[3] = kf_f16_from_f32(__fmaf_rn(t1859_, t1678_, __fmul_rn(t1856_, t1686_)));
+                float t1879_ = kf_f16_to_f32(u_4_.v[4]);
+                float t1882_ = kf_f16_to_f32(u_4_.v[5]);
+                o_4_.v[4] = kf_f16_from_f32(__fmaf_rn(t1879_, t1679_, kf_neg_f32(__fmul_rn(t1882_, t1687_))));
+                o_4_.v[5] = kf_f16_from_f32(__fmaf_rn(t1882_, t1679_, __fmul_rn(t1879_, t1687_)));
+                float t1902_ = kf_f16_to_f32(u_4_.v[6]);
+                float t1905_ = kf_f16_to_f32(u_4_.v[7]);
+                o_4_.v[6] = kf_f16_from_f32(__fmaf_rn(t1902_, t1680_, kf_neg_f32(__fmul_rn(t1905_, t1688_))));
+                o_4_.v[7] = kf_f16_from_f32(__fmaf_rn(t1905_, t1680_, __fmul_rn(t1902_, t1688_)));
+                u_3_ = o_4_;
+                unsigned row4_4_ = bi_ << 5u;
+                unsigned t1934_ = (b8_2_ + 8u) + ch_2_;
+                kf_f16x8 v_4_ = q8_[t1934_];
+                unsigned t1948_ = 16u + (ch_2_ << 1u);
+                unsigned t1956_ = row4_4_ + t1948_;
+                kf_f32x4 b0_2_ = cs4_[t1956_];
+                unsigned t1960_ = (row4_4_ + t1948_) + 1u;
+                kf_f32x4 b1_2_ = cs4_[t1960_];
+                float t1978_ = b0_2_.v[0];
+                float t1979_ = b0_2_.v[2];
+                float t1980_ = b1_2_.v[0];
+                float t1981_ = b1_2_.v[2];
+                float t1986_ = b0_2_.v[1];
+                float t1987_ = b0_2_.v[3];
+                float t1988_ = b1_2_.v[1];
+                float t1989_ = b1_2_.v[3];
+                kf_f16x8 t1995_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
+                float t2128_ = kf_f16_to_f32(v_4_.v[0]);
+                float t2130_ = kf_f16_to_f32(v_4_.v[1]);
+                kf_f16 t2136_ = kf_f16_from_f32(__fmaf_rn(t2128_, t1978_, kf_neg_f32(__fmul_rn(t2130_, t1986_))));
+                kf_f16x8 o_5_ = t1995_;
+                o_5_.v[0] = t2136_;
+                o_5_.v[1] = kf_f16_from_f32(__fmaf_rn(t2130_, t1978_, __fmul_rn(t2128_, t1986_)));
+                float t2151_ = kf_f16_to_f32(v_4_.v[2]);
+                float t2153_ = kf_f16_to_f32(v_4_.v[3]);
+                o_5_.v[2] = kf_f16_from_f32(__fmaf_rn(t2151_, t1979_, kf_neg_f32(__fmul_rn(t2153_, t1987_))));
+                o_5_.v[3] = kf_f16_from_f32(__fmaf_rn(t2153_, t1979_, __fmul_rn(t2151_, t1987_)));
+                float t2174_ = kf_f16_to_f32(v_4_.v[4]);
+                float t2176_ = kf_f16_to_f32(v_4_.v[5]);
+                o_5_.v[4] = kf_f16_from_f32(__fmaf_rn(t2174_, t1980_, kf_neg_f32(__fmul_rn(t2176_, t1988_))));
+                o_5_.v[5] = kf_f16_from_f32(__fmaf_rn(t2176_, t1980_, __fmul_rn(t2174_, t1988_)));
+                float t2197_ = kf_f16_to_f32(v_4_.v[6]);
+                float t2199_ = kf_f16_to_f32(v_4_.v[7]);
+                o_5_.v[6] = kf_f16_from_f32(__fmaf_rn(t2197_, t1981_, kf_neg_f32(__fmul_rn(t2199_, t1989_))));
+                o_5_.v[7] = kf_f16_from_f32(__fmaf_rn(t2199_, t1981_, __fmul_rn(t2197_, t1989_)));
+                v_3_ = o_5_;
+            }
+            ((kf_f16x8*)sm_)[(row_2_ * 17u) + ch_2_] = u_3_;
+            ((kf_f16x8*)sm_)[((row_2_ * 17u) + ch_2_) + 8u] = v_3_;
+        }
+        unsigned p1_ = kf_min_u32((p0_ + split_), t81_);
+        unsigned t2382_ = p1_ - p0_;
+        unsigned nset_ = (t2382_ >> 5u) + (((t2382_ & 31u) != 0u) ? 1u : 0u);
+        bool t2394_ = skip_ >= p0_;
+        bool holds_ = t2394_;
+        if (t2394_) {
+            holds_ = skip_ < p1_;
+        }
+        kf_f16x8 t2398_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
+        kf_f16x8 nk0_ = t2398_;
+        kf_f16x8 t2401_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
+        kf_f16x8 nk1_ = t2401_;
+        bool t2403_ = holds_;
+        if (holds_) {
+            t2403_ = true;
+        }
+        if (t2403_) {
+            const kf_f16x8* q8_2_ = (const kf_f16x8*)qkv_;
+            unsigned t_ = threadIdx.x;
+            if (t_ < 8u) {
+                unsigned b8_3_ = (((bi_ * (h_ + (hkv_ << 1u))) + h_) + kvh_) << 4u;
+                unsigned row4_5_ = bi_ << 5u;
+                unsigned t2424_ = b8_3_ + t_;
+                kf_f16x8 u_5_ = q8_2_[t2424_];
+                unsigned t2433_ = t_ << 1u;
+                unsigned t2444_ = row4_5_ + t2433_;
+                kf_f32x4 a0_3_ = cs4_[t2444_];
+                unsigned t2448_ = (row4_5_ + t2433_) + 1u;
+                kf_f32x4 a1_3_ = cs4_[t2448_];
+                float t2456_ = a0_3_.v[0];
+                float t2457_ = a0_3_.v[2];
+                float t2458_ = a1_3_.v[0];
+                float t2459_ = a1_3_.v[2];
+                float t2464_ = a0_3_.v[1];
+                float t2465_ = a0_3_.v[3];
+                float t2466_ = a1_3_.v[1];
+                float t2467_ = a1_3_.v[3];
+                kf_f16x8 t2489_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
+                float t2612_ = kf_f16_to_f32(u_5_.v[0]);
+                float t2615_ = kf_f16_to_f32(u_5_.v[1]);
+                kf_f16 t2630_ = kf_f16_from_f32(__fmaf_rn(t2612_, t2456_, kf_neg_f32(__fmul_rn(t2615_, t2464_))));
+                kf_f16x8 o_6_ = t2489_;
+                o_6_.v[0] = t2630_;
+                o_6_.v[1] = kf_f16_from_f32(__fmaf_rn(t2615_, t2456_, __fmul_rn(t2612_, t2464_)));
+                float t2635_ = kf_f16_to_f32(u_5_.v[2]);
+                float t2638_ = kf_f16_to_f32(u_5_.v[3]);
+                o_6_.v[2] = kf_f16_from_f32(__fmaf_rn(t2635_, t2457_, kf_neg_f32(__fmul_rn(t2638_, t2465_))));
+                o_6_.v[3] = kf_f16_from_f32(__fmaf_rn(t2638_, t2457_, __fmul_rn(t2635_, t2465_)));
+                float t2658_ = kf_f16_to_f32(u_5_.v[4]);
+                float t2661_ = kf_f16_to_f32(u_5_.v[5]);
+                o_6_.v[4] = kf_f16_from_f32(__fmaf_rn(t2658_, t2458_, kf_neg_f32(__fmul_rn(t2661_, t2466_))));
+                o_6_.v[5] = kf_f16_from_f32(__fmaf_rn(t2661_, t2458_, __fmul_rn(t2658_, t2466_)));
+                float t2681_ = kf_f16_to_f32(u_5_.v[6]);
+                float t2684_ = kf_f16_to_f32(u_5_.v[7]);
+                o_6_.v[6] = kf_f16_from_f32(__fmaf_rn(t2681_, t2459_, kf_neg_f32(__fmul_rn(t2684_, t2467_))));
+                o_6_.v[7] = kf_f16_from_f32(__fmaf_rn(t2684_, t2459_, __fmul_rn(t2681_, t2467_)));
+                t2406_ = o_6_;
+            } else {
+                bool t2704_ = t_ < 24u;
+                bool t2705_ = t2704_;
+                if (t2704_) {
+                    t2705_ = true;
+                }
+                if (t2705_) {
+                    unsigned t2718_ = ((((((bi_ * (h_ + (hkv_ << 1u))) + h_) + hkv_) + kvh_) << 4u) + t_) - 8u;
+                    kf_f16x8 t2719_ = q8_2_[t2718_];
+                    t2406_ = t2719_;
+                } else {
+                    kf_f16x8 t2721_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
+                    t2406_ = t2721_;
+                }
+            }
+            nk0_ = t2406_;
+            const kf_f16x8* q8_3_ = (const kf_f16x8*)qkv_;
+            unsigned t_2_ = threadIdx.x;
+            if (t_2_ < 8u) {
+                unsigned b8_4_ = (((bi_ * (h_ + (hkv_ << 1u))) + h_) + kvh_) << 4u;
+                unsigned row4_6_ = bi_ << 5u;
+                unsigned t2745_ = (b8_4_ + 8u) + t_2_;
+                kf_f16x8 v_5_ = q8_3_[t2745_];
+                unsigned t2759_ = 16u + (t_2_ << 1u);
+                unsigned t2767_ = row4_6_ + t2759_;
+                kf_f32x4 b0_3_ = cs4_[t2767_];
+                unsigned t2771_ = (row4_6_ + t2759_) + 1u;
+                kf_f32x4 b1_3_ = cs4_[t2771_];
+                float t2789_ = b0_3_.v[0];
+                float t2790_ = b0_3_.v[2];
+                float t2791_ = b1_3_.v[0];
+                float t2792_ = b1_3_.v[2];
+                float t2797_ = b0_3_.v[1];
+                float t2798_ = b0_3_.v[3];
+                float t2799_ = b1_3_.v[1];
+                float t2800_ = b1_3_.v[3];
+                kf_f16x8 t2806_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
+                float t2939_ = kf_f16_to_f32(v_5_.v[0]);
+                float t2941_ = kf_f16_to_f32(v_5_.v[1]);
+                kf_f16 t2947_ = kf_f16_from_f32(__fmaf_rn(t2939_, t2789_, kf_neg_f32(__fmul_rn(t2941_, t2797_))));
+                kf_f16x8 o_7_ = t2806_;
+                o_7_.v[0] = t2947_;
+                o_7_.v[1] = kf_f16_from_f32(__fmaf_rn(t2941_, t2789_, __fmul_rn(t2939_, t2797_)));
+                float t2962_ = kf_f16_to_f32(v_5_.v[2]);
+                float t2964_ = kf_f16_to_f32(v_5_.v[3]);
+                o_7_.v[2] = kf_f16_from_f32(__fmaf_rn(t2962_, t2790_, kf_neg_f32(__fmul_rn(t2964_, t2798_))));
+                o_7_.v[3] = kf_f16_from_f32(__fmaf_rn(t2964_, t2790_, __fmul_rn(t2962_, t2798_)));
+                float t2985_ = kf_f16_to_f32(v_5_.v[4]);
+                float t2987_ = kf_f16_to_f32(v_5_.v[5]);
+                o_7_.v[4] = kf_f16_from_f32(__fmaf_rn(t2985_, t2791_, kf_neg_f32(__fmul_rn(t2987_, t2799_))));
+                o_7_.v[5] = kf_f16_from_f32(__fmaf_rn(t2987_, t2791_, __fmul_rn(t2985_, t2799_)));
+                float t3008_ = kf_f16_to_f32(v_5_.v[6]);
+                float t3010_ = kf_f16_to_f32(v_5_.v[7]);
+                o_7_.v[6] = kf_f16_from_f32(__fmaf_rn(t3008_, t2792_, kf_neg_f32(__fmul_rn(t3010_, t2800_))));
+                o_7_.v[7] = kf_f16_from_f32(__fmaf_rn(t3010_, t2792_, __fmul_rn(t3008_, t2800_)));
+                t2723_ = o_7_;
+            } else {
+                bool t3021_ = t_2_ < 24u;
+                bool t3022_ = t3021_;
+                if (t3021_) {
+                    t3022_ = false;
+                }
+                if (t3022_) {
+                    unsigned t3035_ = ((((((bi_ * (h_ + (hkv_ << 1u))) + h_) + hkv_) + kvh_) << 4u) + t_2_) - 8u;
+                    kf_f16x8 t3036_ = q8_3_[t3035_];
+                    t2723_ = t3036_;
+                } else {
+                    kf_f16x8 t3038_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
+                    t2723_ = t3038_;
+                }
+            }
+            nk1_ = t2723_;
+        }
+        unsigned st_use_ = 0u;
+        unsigned st_fill_ = 2u;
+        float m_run_ = __uint_as_float(0xff800000u);
+        float l_run_ = 0.0f;
+        o_[0u] = kf_f32x4{{0.0f, 0.0f, 0.0f, 0.0f}};
+        o_[1u] = kf_f32x4{{0.0f, 0.0f, 0.0f, 0.0f}};
+        o_[2u] = kf_f32x4{{0.0f, 0.0f, 0.0f, 0.0f}};
+        o_[3u] = kf_f32x4{{0.0f, 0.0f, 0.0f, 0.0f}};
+        o_[4u] = kf_f32x4{{0.0f, 0.0f, 0.0f, 0.0f}};
+        o_[5u] = kf_f32x4{{0.0f, 0.0f, 0.0f, 0.0f}};
+        o_[6u] = kf_f32x4{{0.0f, 0.0f, 0.0f, 0.0f}};
+        o_[7u] = kf_f32x4{{0.0f, 0.0f, 0.0f, 0.0f}};
+        #pragma unroll 1
+        for (unsigned it_ = 0u; it_ < nset_; it_ = it_ + 1u) {
+            kf_cp_async_wait<1>();
+            bool t3104_ = holds_;
+            if (holds_) {
+                t3104_ = it_ == ((skip_ - p0_) >> 5u);
+            }
+            if (t3104_) {
+                unsigned r8b_ = (((16u + ((st_use_ << 1u) << 5u)) * 136u) + (((skip_ - p0_) & 31u) * 136u)) >> 3u;
+                if (threadIdx.x < 8u) {
+                    ((kf_f16x8*)sm_)[r8b_ + threadIdx.x] = nk0_;
+                    ((kf_f16x8*)sm_)[(r8b_ + 8u) + threadIdx.x] = nk1_;
+                } else if (threadIdx.x < 24u) {
+                    ((kf_f16x8*)sm_)[((r8b_ + 544u) + threadIdx.x) - 8u] = nk0_;
+                }
+            }
+            __syncthreads();
+            if (((it_ + 3u) - 1u) < nset_) {
+                unsigned set_ = (it_ + 3u) - 1u;
+                unsigned part_3_ = threadIdx.x & 15u;
+                unsigned tr0_3_ = threadIdx.x >> 4u;
+                unsigned pb_2_ = p0_ + (set_ << 5u);
+                unsigned dst0_3_ = (((16u + ((st_fill_ << 1u) << 5u)) * 136u) + (tr0_3_ * 136u)) + (part_3_ << 3u);
+                unsigned src0_3_ = ((((((bi_ * l_) + pb_2_) + tr0_3_) * hkv_) + kvh_) << 7u) + (part_3_ << 3u);
+                unsigned safe_3_ = (((((bi_ * l_) + p0_) * hkv_) + kvh_) << 7u) + (part_3_ << 3u);
+                unsigned t3328_ = pb_2_ + tr0_3_;
+                bool t3339_ = skip_ == 4294967295u;
+                bool t3340_ = t3339_;
+                if (!t3339_) {
+                    t3340_ = t3328_ != skip_;
+                }
+                bool t3343_ = t3340_;
+                if (!t3340_) {
+                    t3343_ = t3328_ >= p1_;
+                }
+                if (t3343_) {
+                    bool ok_17_ = t3328_ < p1_;
+                    unsigned n_17_ = ok_17_ ? 16u : 0u;
+                    unsigned src_17_ = ok_17_ ? src0_3_ : safe_3_;
+                    kf_cp_async_n(&sm_[dst0_3_], &kc_2_[src_17_], n_17_);
+                    kf_cp_async_n(&sm_[dst0_3_ + 4352u], &vc_2_[src_17_], n_17_);
+                }
+                unsigned r_15_ = (pb_2_ + tr0_3_) + 4u;
+                bool t3371_ = skip_ == 4294967295u;
+                bool t3372_ = t3371_;
+                if (!t3371_) {
+                    t3372_ = r_15_ != skip_;
+                }
+                bool t3375_ = t3372_;
+                if (!t3372_) {
+                    t3375_ = r_15_ >= p1_;
+                }
+                if (t3375_) {
+                    bool ok_18_ = r_15_ < p1_;
+                    unsigned n_18_ = ok_18_ ? 16u : 0u;
+                    unsigned t3386_ = src0_3_ + ((hkv_ << 2u) << 7u);
+                    unsigned src_18_ = ok_18_ ? t3386_ : safe_3_;
+                    unsigned dst_15_ = dst0_3_ + 544u;
+                    kf_cp_async_n(&sm_[dst_15_], &kc_2_[src_18_], n_18_);
+                    kf_cp_async_n(&sm_[dst_15_ + 4352u], &vc_2_[src_18_], n_18_);
+                }
+                unsigned r_16_ = (pb_2_ + tr0_3_) + 8u;
+                bool t3403_ = skip_ == 4294967295u;
+                bool t3404_ = t3403_;
+                if (!t3403_) {
+                    t3404_ = r_16_ != skip_;
+                }
+                bool t3407_ = t3404_;
+                if (!t3404_) {
+                    t3407_ = r_16_ >= p1_;
+                }
+                if (t3407_) {
+                    bool ok_19_ = r_16_ < p1_;
+                    unsigned n_19_ = ok_19_ ? 16u : 0u;
+                    unsigned t3418_ = src0_3_ + ((hkv_ << 3u) << 7u);
+                    unsigned src_19_ = ok_19_ ? t3418_ : safe_3_;
+                    unsigned dst_16_ = dst0_3_ + 1088u;
+                    kf_cp_async_n(&sm_[dst_16_], &kc_2_[src_19_], n_19_);
+                    kf_cp_async_n(&sm_[dst_16_ + 4352u], &vc_2_[src_19_], n_19_);
+                }
+                unsigned r_17_ = (pb_2_ + tr0_3_) + 12u;
+                bool t3435_ = skip_ == 4294967295u;
+                bool t3436_ = t3435_;
+                if (!t3435_) {
+                    t3436_ = r_17_ != skip_;
+                }
+                bool t3439_ = t3436_;
+                if (!t3436_) {
+                    t3439_ = r_17_ >= p1_;
+                }
+                if (t3439_) {
+                    bool ok_20_ = r_17_ < p1_;
+                    unsigned n_20_ = ok_20_ ? 16u : 0u;
+                    unsigned t3450_ = src0_3_ + ((12u * hkv_) << 7u);
+                    unsigned src_20_ = ok_20_ ? t3450_ : safe_3_;
+                    unsigned dst_17_ = dst0_3_ + 1632u;
+                    kf_cp_async_n(&sm_[dst_17_], &kc_2_[src_20_], n_20_);
+                    kf_cp_async_n(&sm_[dst_17_ + 4352u], &vc_2_[src_20_], n_20_);
+                }
+                unsigned r_18_ = (pb_2_ + tr0_3_) + 16u;
+                bool t3467_ = skip_ == 4294967295u;
+                bool t3468_ = t3467_;
+                if (!t3467_) {
+                    t3468_ = r_18_ != skip_;
+                }
+                bool t3471_ = t3468_;
+                if (!t3468_) {
+                    t3471_ = r_18_ >= p1_;
+                }
+                if (t3471_) {
+                    bool ok_21_ = r_18_ < p1_;
+                    unsigned n_21_ = ok_21_ ? 16u : 0u;
+                    unsigned t3482_ = src0_3_ + ((hkv_ << 4u) << 7u);
+                    unsigned src_21_ = ok_21_ ? t3482_ : safe_3_;
+                    unsigned dst_18_ = dst0_3_ + 2176u;
+                    kf_cp_async_n(&sm_[dst_18_], &kc_2_[src_21_], n_21_);
+                    kf_cp_async_n(&sm_[dst_18_ + 4352u], &vc_2_[src_21_], n_21_);
+                }
+                unsigned r_19_ = (pb_2_ + tr0_3_) + 20u;
+                bool t3499_ = skip_ == 4294967295u;
+                bool t3500_ = t3499_;
+                if (!t3499_) {
+                    t3500_ = r_19_ != skip_;
+                }
+                bool t3503_ = t3500_;
+                if (!t3500_) {
+                    t3503_ = r_19_ >= p1_;
+                }
+                if (t3503_) {
+                    bool ok_22_ = r_19_ < p1_;
+                    unsigned n_22_ = ok_22_ ? 16u : 0u;
+                    unsigned t3514_ = src0_3_ + ((20u * hkv_) << 7u);
+                    unsigned src_22_ = ok_22_ ? t3514_ : safe_3_;
+                    unsigned dst_19_ = dst0_3_ + 2720u;
+                    kf_cp_async_n(&sm_[dst_19_], &kc_2_[src_22_], n_22_);
+                    kf_cp_async_n(&sm_[dst_19_ + 4352u], &vc_2_[src_22_], n_22_);
+                }
+                unsigned r_20_ = (pb_2_ + tr0_3_) + 24u;
+                bool t3531_ = skip_ == 4294967295u;
+                bool t3532_ = t3531_;
+                if (!t3531_) {
+                    t3532_ = r_20_ != skip_;
+                }
+                bool t3535_ = t3532_;
+                if (!t3532_) {
+                    t3535_ = r_20_ >= p1_;
+                }
+                if (t3535_) {
+                    bool ok_23_ = r_20_ < p1_;
+                    unsigned n_23_ = ok_23_ ? 16u : 0u;
+                    unsigned t3546_ = src0_3_ + ((24u * hkv_) << 7u);
+                    unsigned src_23_ = ok_23_ ? t3546_ : safe_3_;
+                    unsigned dst_20_ = dst0_3_ + 3264u;
+                    kf_cp_async_n(&sm_[dst_20_], &kc_2_[src_23_], n_23_);
+                    kf_cp_async_n(&sm_[dst_20_ + 4352u], &vc_2_[src_23_], n_23_);
+                }
+                unsigned r_21_ = (pb_2_ + tr0_3_) + 28u;
+                bool t3563_ = skip_ == 4294967295u;
+                bool t3564_ = t3563_;
+                if (!t3563_) {
+                    t3564_ = r_21_ != skip_;
+                }
+                bool t3567_ = t3564_;
+                if (!t3564_) {
+                    t3567_ = r_21_ >= p1_;
+                }
+                if (t3567_) {
+                    bool ok_24_ = r_21_ < p1_;
+                    unsigned n_24_ = ok_24_ ? 16u : 0u;
+                    unsigned t3578_ = src0_3_ + ((28u * hkv_) << 7u);
+                    unsigned src_24_ = ok_24_ ? t3578_ : safe_3_;
+                    unsigned dst_21_ = dst0_3_ + 3808u;
+                    kf_cp_async_n(&sm_[dst_21_], &kc_2_[src_24_], n_24_);
+                    kf_cp_async_n(&sm_[dst_21_ + 4352u], &vc_2_[src_24_], n_24_);
+                }
+            }
+            kf_cp_async_commit();
+            bool t3585_ = st_fill_ == 2u;
+            unsigned t3588_ = st_fill_ + 1u;
+            st_fill_ = t3585_ ? 0u : t3588_;
+            unsigned kb_ = ((16u + ((st_use_ << 1u) << 5u)) * 136u) + ((w_ << 4u) * 136u);
+            unsigned vb_ = kb_ + 4352u;
+            bool t3654_ = st_use_ == 2u;
+            unsigned t3657_ = st_use_ + 1u;
+            st_use_ = t3654_ ? 0u : t3657_;
+            kf_f32x4 t3660_ = kf_f32x4{{0.0f, 0.0f, 0.0f, 0.0f}};
+            kf_f32x4 t3663_ = kf_f32x4{{0.0f, 0.0f, 0.0f, 0.0f}};
+            unsigned t3690_ = ((r8_ + ((mi_ & 1u) << 3u)) * 136u) + ((mi_ >> 1u) << 3u);
+            kf_f16x8 t3691_ = kf_ldsm_x4<kf_f16x8>(&sm_[t3690_]);
+            unsigned t3707_ = (((r8_ + ((mi_ & 1u) << 3u)) * 136u) + 16u) + ((mi_ >> 1u) << 3u);
+            kf_f16x8 t3708_ = kf_ldsm_x4<kf_f16x8>(&sm_[t3707_]);
+            unsigned t3723_ = ((kb_ + (r8_ * 136u)) + ((mi_ & 1u) << 3u)) + ((mi_ >> 1u) << 4u);
+            kf_f16x8 t3724_ = kf_ldsm_x4<kf_f16x8>(&sm_[t3723_]);
+            unsigned t3741_ = ((kb_ + ((8u + r8_) * 136u)) + ((mi_ & 1u) << 3u)) + ((mi_ >> 1u) << 4u);
+            kf_f16x8 t3742_ = kf_ldsm_x4<kf_f16x8>(&sm_[t3741_]);
+            kf_f16 t3743_ = t3724_.v[0];
+            kf_f16 t3744_ = t3724_.v[1];
+            kf_f16 t3745_ = t3724_.v[2];
+            kf_f16 t3746_ = t3724_.v[3];
+            kf_f16x4 t3750_ = kf_f16x4{{t3743_, t3744_, t3745_, t3746_}};
+            kf_f32x4 t3751_ = kf_mma_f16(t3691_, t3750_, t3660_);
+            kf_f16 t3752_ = t3724_.v[4];
+            kf_f16 t3753_ = t3724_.v[5];
+            kf_f16 t3754_ = t3724_.v[6];
+            kf_f16 t3755_ = t3724_.v[7];
+            kf_f16x4 t3759_ = kf_f16x4{{t3752_, t3753_, t3754_, t3755_}};
+            kf_f32x4 t3760_ = kf_mma_f16(t3708_, t3759_, t3751_);
+            kf_f16 t3761_ = t3742_.v[0];
+            kf_f16 t3762_ = t3742_.v[1];
+            kf_f16 t3763_ = t3742_.v[2];
+            kf_f16 t3764_ = t3742_.v[3];
+            kf_f16x4 t3768_ = kf_f16x4{{t3761_, t3762_, t3763_, t3764_}};
+            kf_f32x4 t3769_ = kf_mma_f16(t3691_, t3768_, t3663_);
+            kf_f16 t3770_ = t3742_.v[4];
+            kf_f16 t3771_ = t3742_.v[5];
+            kf_f16 t3772_ = t3742_.v[6];
+            kf_f16 t3773_ = t3742_.v[7];
+            kf_f16x4 t3777_ = kf_f16x4{{t3770_, t3771_, t3772_, t3773_}};
+            kf_f32x4 t3778_ = kf_mma_f16(t3708_, t3777_, t3769_);
+            unsigned t3804_ = (((r8_ + ((mi_ & 1u) << 3u)) * 136u) + 32u) + ((mi_ >> 1u) << 3u);
+            kf_f16x8 t3805_ = kf_ldsm_x4<kf_f16x8>(&sm_[t3804_]);
+            unsigned t3821_ = ((((r8_ + ((mi_ & 1u) << 3u)) * 136u) + 32u) + 16u) + ((mi_ >> 1u) << 3u);
+            kf_f16x8 t3822_ = kf_ldsm_x4<kf_f16x8>(&sm_[t3821_]);
+            unsigned t3837_ = (((kb_ + (r8_ * 136u)) + 32u) + ((mi_ & 1u) << 3u)) + ((mi_ >> 1u) << 4u);
+            kf_f16x8 t3838_ = kf_ldsm_x4<kf_f16x8>(&sm_[t3837_]);
+            unsigned t3855_ = (((kb_ + ((8u + r8_) * 136u)) + 32u) + ((mi_ & 1u) << 3u)) + ((mi_ >> 1u) << 4u);
+            kf_f16x8 t3856_ = kf_ldsm_x4<kf_f16x8>(&sm_[t3855_]);
+            kf_f16 t3857_ = t3838_.v[0];
+            kf_f16 t3858_ = t3838_.v[1];
+            kf_f16 t3859_ = t3838_.v[2];
+            kf_f16 t3860_ = t3838_.v[3];
+            kf_f16x4 t3864_ = kf_f16x4{{t3857_, t3858_, t3859_, t3860_}};
+            kf_f32x4 t3865_ = kf_mma_f16(t3805_, t3864_, t3760_);
+            kf_f16 t3866_ = t3838_.v[4];
+            kf_f16 t3867_ = t3838_.v[5];
+            kf_f16 t3868_ = t3838_.v[6];
+            kf_f16 t3869_ = t3838_.v[7];
+            kf_f16x4 t3873_ = kf_f16x4{{t3866_, t3867_, t3868_, t3869_}};
+            kf_f32x4 t3874_ = kf_mma_f16(t3822_, t3873_, t3865_);
+            kf_f16 t3875_ = t3856_.v[0];
+            kf_f16 t3876_ = t3856_.v[1];
+            kf_f16 t3877_ = t3856_.v[2];
+            kf_f16 t3878_ = t3856_.v[3];
+            kf_f16x4 t3882_ = kf_f16x4{{t3875_, t3876_, t3877_, t3878_}};
+            kf_f32x4 t3883_ = kf_mma_f16(t3805_, t3882_, t3778_);
+            kf_f16 t3884_ = t3856_.v[4];
+            kf_f16 t3885_ = t3856_.v[5];
+            kf_f16 t3886_ = t3856_.v[6];
+            kf_f16 t3887_ = t3856_.v[7];
+            kf_f16x4 t3891_ = kf_f16x4{{t3884_, t3885_, t3886_, t3887_}};
+            kf_f32x4 t3892_ = kf_mma_f16(t3822_, t3891_, t3883_);
+            unsigned t3918_ = (((r8_ + ((mi_ & 1u) << 3u)) * 136u) + 64u) + ((mi_ >> 1u) << 3u);
+            kf_f16x8 t3919_ = kf_ldsm_x4<kf_f16x8>(&sm_[t3918_]);
+            unsigned t3935_ = ((((r8_ + ((mi_ & 1u) << 3u)) * 136u) + 64u) + 16u) + ((mi_ >> 1u) << 3u);
+            kf_f16x8 t3936_ = kf_ldsm_x4<kf_f16x8>(&sm_[t3935_]);
+            unsigned t3951_ = (((kb_ + (r8_ * 136u)) + 64u) + ((mi_ & 1u) << 3u)) + ((mi_ >> 1u) << 4u);
+            kf_f16x8 t3952_ = kf_ldsm_x4<kf_f16x8>(&sm_[t3951_]);
+            unsigned t3969_ = (((kb_ + ((8u + r8_) * 136u)) + 64u) + ((mi_ & 1u) << 3u)) + ((mi_ >> 1u) << 4u);
+            kf_f16x8 t3970_ = kf_ldsm_x4<kf_f16x8>(&sm_[t3969_]);
+            kf_f16 t3971_ = t3952_.v[0];
+            kf_f16 t3972_ = t3952_.v[1];
+            kf_f16 t3973_ = t3952_.v[2];
+            kf_f16 t3974_ = t3952_.v[3];
+            kf_f16x4 t3978_ = kf_f16x4{{t3971_, t3972_, t3973_, t3974_}};
+            kf_f32x4 t3979_ = kf_mma_f16(t3919_, t3978_, t3874_);
+            kf_f16 t3980_ = t3952_.v[4];
+            kf_f16 t3981_ = t3952_.v[5];
+            kf_f16 t3982_ = t3952_.v[6];
+            kf_f16 t3983_ = t3952_.v[7];
+            kf_f16x4 t3987_ = kf_f16x4{{t3980_, t3981_, t3982_, t3983_}};
+            kf_f32x4 t3988_ = kf_mma_f16(t3936_, t3987_, t3979_);
+            kf_f16 t3989_ = t3970_.v[0];
+            kf_f16 t3990_ = t3970_.v[1];
+            kf_f16 t3991_ = t3970_.v[2];
+            kf_f16 t3992_ = t3970_.v[3];
+            kf_f16x4 t3996_ = kf_f16x4{{t3989_, t3990_, t3991_, t3992_}};
+            kf_f32x4 t3997_ = kf_mma_f16(t3919_, t3996_, t3892_);
+            kf_f16 t3998_ = t3970_.v[4];
+            kf_f16 t3999_ = t3970_.v[5];
+            kf_f16 t4000_ = t3970_.v[6];
+            kf_f16 t4001_ = t3970_.v[7];
+            kf_f16x4 t4005_ = kf_f16x4{{t3998_, t3999_, t4000_, t4001_}};
+            kf_f32x4 t4006_ = kf_mma_f16(t3936_, t4005_, t3997_);
+            unsigned t4032_ = (((r8_ + ((mi_ & 1u) << 3u)) * 136u) + 96u) + ((mi_ >> 1u) << 3u);
+            kf_f16x8 t4033_ = kf_ldsm_x4<kf_f16x8>(&sm_[t4032_]);
+            unsigned t4049_ = ((((r8_ + ((mi_ & 1u) << 3u)) * 136u) + 96u) + 16u) + ((mi_ >> 1u) << 3u);
+            kf_f16x8 t4050_ = kf_ldsm_x4<kf_f16x8>(&sm_[t4049_]);
+            unsigned t4065_ = (((kb_ + (r8_ * 136u)) + 96u) + ((mi_ & 1u) << 3u)) + ((mi_ >> 1u) << 4u);
+            kf_f16x8 t4066_ = kf_ldsm_x4<kf_f16x8>(&sm_[t4065_]);
+            unsigned t4083_ = (((kb_ + ((8u + r8_) * 136u)) + 96u) + ((mi_ & 1u) << 3u)) + ((mi_ >> 1u) << 4u);
+            kf_f16x8 t4084_ = kf_ldsm_x4<kf_f16x8>(&sm_[t4083_]);
+            kf_f16 t4085_ = t4066_.v[0];
+            kf_f16 t4086_ = t4066_.v[1];
+            kf_f16 t4087_ = t4066_.v[2];
+            kf_f16 t4088_ = t4066_.v[3];
+            kf_f16x4 t4092_ = kf_f16x4{{t4085_, t4086_, t4087_, t4088_}};
+            kf_f32x4 t4093_ = kf_mma_f16(t4033_, t4092_, t3988_);
+            kf_f16 t4094_ = t4066_.v[4];
+            kf_f16 t4095_ = t4066_.v[5];
+            kf_f16 t4096_ = t4066_.v[6];
+            kf_f16 t4097_ = t4066_.v[7];
+            kf_f16x4 t4101_ = kf_f16x4{{t4094_, t4095_, t4096_, t4097_}};
+            kf_f32x4 t4102_ = kf_mma_f16(t4050_, t4101_, t4093_);
+            kf_f16 t4103_ = t4084_.v[0];
+            kf_f16 t4104_ = t4084_.v[1];
+            kf_f16 t4105_ = t4084_.v[2];
+            kf_f16 t4106_ = t4084_.v[3];
+            kf_f16x4 t4110_ = kf_f16x4{{t4103_, t4104_, t4105_, t4106_}};
+            kf_f32x4 t4111_ = kf_mma_f16(t4033_, t4110_, t4006_);
+            kf_f16 t4112_ = t4084_.v[4];
+            kf_f16 t4113_ = t4084_.v[5];
+            kf_f16 t4114_ = t4084_.v[6];
+            kf_f16 t4115_ = t4084_.v[7];
+            kf_f16x4 t4119_ = kf_f16x4{{t4112_, t4113_, t4114_, t4115_}};
+            kf_f32x4 t4120_ = kf_mma_f16(t4050_, t4119_, t4111_);
+            unsigned pb_3_ = ((p0_ + (it_ << 5u)) + (w_ << 4u)) + (qd_ << 1u);
+            bool t4130_ = pb_3_ < p1_;
+            float t4133_ = __fmul_rn(t4102_.v[0], 0.12751743f);
+            float t4135_ = t4130_ ? t4133_ : __uint_as_float(0xff800000u);
+            bool t4138_ = (pb_3_ + 1u) < p1_;
+            float t4141_ = __fmul_rn(t4102_.v[1], 0.12751743f);
+            float t4143_ = t4138_ ? t4141_ : __uint_as_float(0xff800000u);
+            bool t4146_ = (pb_3_ + 8u) < p1_;
+            float t4149_ = __fmul_rn(t4120_.v[0], 0.12751743f);
+            float t4151_ = t4146_ ? t4149_ : __uint_as_float(0xff800000u);
+            bool t4154_ = (pb_3_ + 9u) < p1_;
+            float t4157_ = __fmul_rn(t4120_.v[1], 0.12751743f);
+            float t4159_ = t4154_ ? t4157_ : __uint_as_float(0xff800000u);
+            float t4171_ = fmaxf(fmaxf(t4135_, t4143_), fmaxf(t4151_, t4159_));
+            if (__any_sync(kf_warp_mask(kf_wn), (t4171_ > __fadd_rn(m_run_, 8.0f))) != 0) {
+                float t4179_ = fmaxf(t4171_, kf_shfl_xor(t4171_, 1u, kf_wn));
+                float t4182_ = fmaxf(t4179_, kf_shfl_xor(t4179_, 2u, kf_wn));
+                bool need_ = t4182_ > __fadd_rn(m_run_, 8.0f);
+                float mnew_ = need_ ? t4182_ : m_run_;
+                float t4188_ = kf_exp2_approx(__fsub_rn(m_run_, mnew_));
+                float corr_ = need_ ? t4188_ : 1.0f;
+                l_run_ = __fmul_rn(l_run_, corr_);
+                m_run_ = mnew_;
+                float ca_ = kf_shfl(corr_, qd_ << 3u, kf_wn);
+                float cb_ = kf_shfl(corr_, (qd_ << 3u) + 4u, kf_wn);
+                float t4204_ = __fmul_rn(o_[0u].v[0], ca_);
+                float t4208_ = __fmul_rn(o_[0u].v[1], cb_);
+                float t4212_ = __fmul_rn(o_[0u].v[2], ca_);
+                float t4216_ = __fmul_rn(o_[0u].v[3], cb_);
+                kf_f32x4 t4220_ = kf_f32x4{{t4204_, t4208_, t4212_, t4216_}};
+                o_[0u] = t4220_;
+                float t4225_ = __fmul_rn(o_[1u].v[0], ca_);
+                float t4229_ = __fmul_rn(o_[1u].v[1], cb_);
+                float t4233_ = __fmul_rn(o_[1u].v[2], ca_);
+                float t4237_ = __fmul_rn(o_[1u].v[3], cb_);
+                kf_f32x4 t4241_ = kf_f32x4{{t4225_, t4229_, t4233_, t4237_}};
+                o_[1u] = t4241_;
+                float t4246_ = __fmul_rn(o_[2u].v[0], ca_);
+                float t4250_ = __fmul_rn(o_[2u].v[1], cb_);
+                float t4254_ = __fmul_rn(o_[2u].v[2], ca_);
+                float t4258_ = __fmul_rn(o_[2u].v[3], cb_);
+                kf_f32x4 t4262_ = kf_f32x4{{t4246_, t4250_, t4254_, t4258_}};
+                o_[2u] = t4262_;
+                float t4267_ = __fmul_rn(o_[3u].v[0], ca_);
+                float t4271_ = __fmul_rn(o_[3u].v[1], cb_);
+                float t4275_ = __fmul_rn(o_[3u].v[2], ca_);
+                float t4279_ = __fmul_rn(o_[3u].v[3], cb_);
+                kf_f32x4 t4283_ = kf_f32x4{{t4267_, t4271_, t4275_, t4279_}};
+                o_[3u] = t4283_;
+                float t4288_ = __fmul_rn(o_[4u].v[0], ca_);
+                float t4292_ = __fmul_rn(o_[4u].v[1], cb_);
+                float t4296_ = __fmul_rn(o_[4u].v[2], ca_);
+                float t4300_ = __fmul_rn(o_[4u].v[3], cb_);
+                kf_f32x4 t4304_ = kf_f32x4{{t4288_, t4292_, t4296_, t4300_}};
+                o_[4u] = t4304_;
+                float t4309_ = __fmul_rn(o_[5u].v[0], ca_);
+                float t4313_ = __fmul_rn(o_[5u].v[1], cb_);
+                float t4317_ = __fmul_rn(o_[5u].v[2], ca_);
+                float t4321_ = __fmul_rn(o_[5u].v[3], cb_);
+                kf_f32x4 t4325_ = kf_f32x4{{t4309_, t4313_, t4317_, t4321_}};
+                o_[5u] = t4325_;
+                float t4330_ = __fmul_rn(o_[6u].v[0], ca_);
+                float t4334_ = __fmul_rn(o_[6u].v[1], cb_);
+                float t4338_ = __fmul_rn(o_[6u].v[2], ca_);
+                float t4342_ = __fmul_rn(o_[6u].v[3], cb_);
+                kf_f32x4 t4346_ = kf_f32x4{{t4330_, t4334_, t4338_, t4342_}};
+                o_[6u] = t4346_;
+                float t4351_ = __fmul_rn(o_[7u].v[0], ca_);
+                float t4355_ = __fmul_rn(o_[7u].v[1], cb_);
+                float t4359_ = __fmul_rn(o_[7u].v[2], ca_);
+                float t4363_ = __fmul_rn(o_[7u].v[3], cb_);
+                kf_f32x4 t4367_ = kf_f32x4{{t4351_, t4355_, t4359_, t4363_}};
+                o_[7u] = t4367_;
+            }
+            float ms_ = (m_run_ == __uint_as_float(0xff800000u)) ? 0.0f : m_run_;
+            float t4374_ = kf_exp2_approx(__fsub_rn(t4135_, ms_));
+            float t4377_ = kf_exp2_approx(__fsub_rn(t4143_, ms_));
+            float t4380_ = kf_exp2_approx(__fsub_rn(t4151_, ms_));
+            float t4383_ = kf_exp2_approx(__fsub_rn(t4159_, ms_));
+            l_run_ = __fadd_rn(l_run_, __fadd_rn(__fadd_rn(t4374_, t4377_), __fadd_rn(t4380_, t4383_)));
+            kf_f16 t4397_ = kf_f16_from_f32(t4374_);
+            kf_f16 t4399_ = kf_f16_from_f32(t4377_);
+            kf_f16 t4401_ = kf_f16_from_f32(t4380_);
+            kf_f16 t4403_ = kf_f16_from_f32(t4383_);
+            kf_f16x4 hi_ = kf_f16x4{{t4397_, t4399_, t4401_, t4403_}};
+            kf_f16 t4412_ = kf_f16_from_f32(__fsub_rn(t4374_, kf_f16_to_f32(t4397_)));
+            kf_f16 t4417_ = kf_f16_from_f32(__fsub_rn(t4377_, kf_f16_to_f32(t4399_)));
+            kf_f16 t4422_ = kf_f16_from_f32(__fsub_rn(t4380_, kf_f16_to_f32(t4401_)));
+            kf_f16 t4427_ = kf_f16_from_f32(__fsub_rn(t4383_, kf_f16_to_f32(t4403_)));
+            kf_f16x4 lo_ = kf_f16x4{{t4412_, t4417_, t4422_, t4427_}};
+            unsigned t4449_ = (vb_ + ((r8_ + ((mi_ >> 1u) << 3u)) * 136u)) + ((mi_ & 1u) << 3u);
+            kf_f16x8 t4450_ = kf_ldsm_x4_trans<kf_f16x8>(&sm_[t4449_]);
+            kf_f32x4 t4453_ = o_[0u];
+            kf_f32x4 t4454_ = kf_mma_f16(t4450_, hi_, t4453_);
+            o_[0u] = t4454_;
+            kf_f32x4 t4457_ = o_[0u];
+            kf_f32x4 t4458_ = kf_mma_f16(t4450_, lo_, t4457_);
+            o_[0u] = t4458_;
+            unsigned t4476_ = ((vb_ + ((r8_ + ((mi_ >> 1u) << 3u)) * 136u)) + 16u) + ((mi_ & 1u) << 3u);
+            kf_f16x8 t4477_ = kf_ldsm_x4_trans<kf_f16x8>(&sm_[t4476_]);
+            kf_f32x4 t4480_ = o_[1u];
+            kf_f32x4 t4481_ = kf_mma_f16(t4477_, hi_, t4480_);
+            o_[1u] = t4481_;
+            kf_f32x4 t4484_ = o_[1u];
+            kf_f32x4 t4485_ = kf_mma_f16(t4477_, lo_, t4484_);
+            o_[1u] = t4485_;
+            unsigned t4503_ = ((vb_ + ((r8_ + ((mi_ >> 1u) << 3u)) * 136u)) + 32u) + ((mi_ & 1u) << 3u);
+            kf_f16x8 t4504_ = kf_ldsm_x4_trans<kf_f16x8>(&sm_[t4503_]);
+            kf_f32x4 t4507_ = o_[2u];
+            kf_f32x4 t4508_ = kf_mma_f16(t4504_, hi_, t4507_);
+            o_[2u] = t4508_;
+            kf_f32x4 t4511_ = o_[2u];
+            kf_f32x4 t4512_ = kf_mma_f16(t4504_, lo_, t4511_);
+            o_[2u] = t4512_;
+            unsigned t4530_ = ((vb_ + ((r8_ + ((mi_ >> 1u) << 3u)) * 136u)) + 48u) + ((mi_ & 1u) << 3u);
+            kf_f16x8 t4531_ = kf_ldsm_x4_trans<kf_f16x8>(&sm_[t4530_]);
+            kf_f32x4 t4534_ = o_[3u];
+            kf_f32x4 t4535_ = kf_mma_f16(t4531_, hi_, t4534_);
+            o_[3u] = t4535_;
+            kf_f32x4 t4538_ = o_[3u];
+            kf_f32x4 t4539_ = kf_mma_f16(t4531_, lo_, t4538_);
+            o_[3u] = t4539_;
+            unsigned t4557_ = ((vb_ + ((r8_ + ((mi_ >> 1u) << 3u)) * 136u)) + 64u) + ((mi_ & 1u) << 3u);
+            kf_f16x8 t4558_ = kf_ldsm_x4_trans<kf_f16x8>(&sm_[t4557_]);
+            kf_f32x4 t4561_ = o_[4u];
+            kf_f32x4 t4562_ = kf_mma_f16(t4558_, hi_, t4561_);
+            o_[4u] = t4562_;
+            kf_f32x4 t4565_ = o_[4u];
+            kf_f32x4 t4566_ = kf_mma_f16(t4558_, lo_, t4565_);
+            o_[4u] = t4566_;
+            unsigned t4584_ = ((vb_ + ((r8_ + ((mi_ >> 1u) << 3u)) * 136u)) + 80u) + ((mi_ & 1u) << 3u);
+            kf_f16x8 t4585_ = kf_ldsm_x4_trans<kf_f16x8>(&sm_[t4584_]);
+            kf_f32x4 t4588_ = o_[5u];
+            kf_f32x4 t4589_ = kf_mma_f16(t4585_, hi_, t4588_);
+            o_[5u] = t4589_;
+            kf_f32x4 t4592_ = o_[5u];
+            kf_f32x4 t4593_ = kf_mma_f16(t4585_, lo_, t4592_);
+            o_[5u] = t4593_;
+            unsigned t4611_ = ((vb_ + ((r8_ + ((mi_ >> 1u) << 3u)) * 136u)) + 96u) + ((mi_ & 1u) << 3u);
+            kf_f16x8 t4612_ = kf_ldsm_x4_trans<kf_f16x8>(&sm_[t4611_]);
+            kf_f32x4 t4615_ = o_[6u];
+            kf_f32x4 t4616_ = kf_mma_f16(t4612_, hi_, t4615_);
+            o_[6u] = t4616_;
+            kf_f32x4 t4619_ = o_[6u];
+            kf_f32x4 t4620_ = kf_mma_f16(t4612_, lo_, t4619_);
+            o_[6u] = t4620_;
+            unsigned t4638_ = ((vb_ + ((r8_ + ((mi_ >> 1u) << 3u)) * 136u)) + 112u) + ((mi_ & 1u) << 3u);
+            kf_f16x8 t4639_ = kf_ldsm_x4_trans<kf_f16x8>(&sm_[t4638_]);
+            kf_f32x4 t4642_ = o_[7u];
+            kf_f32x4 t4643_ = kf_mma_f16(t4639_, hi_, t4642_);
+            o_[7u] = t4643_;
+            kf_f32x4 t4646_ = o_[7u];
+            kf_f32x4 t4647_ = kf_mma_f16(t4639_, lo_, t4646_);
+            o_[7u] = t4647_;
+        }
+        kf_cp_async_wait<0>();
+        __syncthreads();
+        float t4652_ = __fadd_rn(l_run_, kf_shfl_xor(l_run_, 1u, kf_wn));
+        l_run_ = t4652_;
+        float t4655_ = __fadd_rn(t4652_, kf_shfl_xor(t4652_, 2u, kf_wn));
+        l_run_ = t4655_;
+        bool t4660_ = qd_ == 0u;
+        bool t4661_ = t4660_;
+        if (t4660_) {
+            t4661_ = gr_ < 8u;
+        }
+        if (t4661_) {
+            ((float*)sm_)[(w_ << 3u) + gr_] = m_run_;
+            ((float*)sm_)[(16u + (w_ << 3u)) + gr_] = t4655_;
+        }
+        if ((qd_ << 1u) < 8u) {
+            ((float*)sm_)[(32u + (((w_ << 3u) + (qd_ << 1u)) << 7u)) + gr_] = o_[0u].v[0];
+            ((float*)sm_)[(32u + ((((w_ << 3u) + (qd_ << 1u)) + 1u) << 7u)) + gr_] = o_[0u].v[1];
+            ((float*)sm_)[((32u + (((w_ << 3u) + (qd_ << 1u)) << 7u)) + gr_) + 8u] = o_[0u].v[2];
+            ((float*)sm_)[((32u + ((((w_ << 3u) + (qd_ << 1u)) + 1u) << 7u)) + gr_) + 8u] = o_[0u].v[3];
+        }
+        if ((qd_ << 1u) < 8u) {
+            ((float*)sm_)[((32u + (((w_ << 3u) + (qd_ << 1u)) << 7u)) + 16u) + gr_] = o_[1u].v[0];
+            ((float*)sm_)[((32u + ((((w_ << 3u) + (qd_ << 1u)) + 1u) << 7u)) + 16u) + gr_] = o_[1u].v[1];
+            ((float*)sm_)[(((32u + (((w_ << 3u) + (qd_ << 1u)) << 7u)) + 16u) + gr_) + 8u] = o_[1u].v[2];
+            ((float*)sm_)[(((32u + ((((w_ << 3u) + (qd_ << 1u)) + 1u) << 7u)) + 16u) + gr_) + 8u] = o_[1u].v[3];
+        }
+        if ((qd_ << 1u) < 8u) {
+            ((float*)sm_)[((32u + (((w_ << 3u) + (qd_ << 1u)) << 7u)) + 32u) + gr_] = o_[2u].v[0];
+            ((float*)sm_)[((32u + ((((w_ << 3u) + (qd_ << 1u)) + 1u) << 7u)) + 32u) + gr_] = o_[2u].v[1];
+            ((float*)sm_)[(((32u + (((w_ << 3u) + (qd_ << 1u)) << 7u)) + 32u) + gr_) + 8u] = o_[2u].v[2];
+            ((float*)sm_)[(((32u + ((((w_ << 3u) + (qd_ << 1u)) + 1u) << 7u)) + 32u) + gr_) + 8u] = o_[2u].v[3];
+        }
+        if ((qd_ << 1u) < 8u) {
+            ((float*)sm_)[((32u + (((w_ << 3u) + (qd_ << 1u)) << 7u)) + 48u) + gr_] = o_[3u].v[0];
+            ((float*)sm_)[((32u + ((((w_ << 3u) + (qd_ << 1u)) + 1u) << 7u)) + 48u) + gr_] = o_[3u].v[1];
+            ((float*)sm_)[(((32u + (((w_ << 3u) + (qd_ << 1u)) << 7u)) + 48u) + gr_) + 8u] = o_[3u].v[2];
+            ((float*)sm_)[(((32u + ((((w_ << 3u) + (qd_ << 1u)) + 1u) << 7u)) + 48u) + gr_) + 8u] = o_[3u].v[3];
+        }
+        if ((qd_ << 1u) < 8u) {
+            ((float*)sm_)[((32u + (((w_ << 3u) + (qd_ << 1u)) << 7u)) + 64u) + gr_] = o_[4u].v[0];
+            ((float*)sm_)[((32u + ((((w_ << 3u) + (qd_ << 1u)) + 1u) << 7u)) + 64u) + gr_] = o_[4u].v[1];
+            ((float*)sm_)[(((32u + (((w_ << 3u) + (qd_ << 1u)) << 7u)) + 64u) + gr_) + 8u] = o_[4u].v[2];
+            ((float*)sm_)[(((32u + ((((w_ << 3u) + (qd_ << 1u)) + 1u) << 7u)) + 64u) + gr_) + 8u] = o_[4u].v[3];
+        }
+        if ((qd_ << 1u) < 8u) {
+            ((float*)sm_)[((32u + (((w_ << 3u) + (qd_ << 1u)) << 7u)) + 80u) + gr_] = o_[5u].v[0];
+            ((float*)sm_)[((32u + ((((w_ << 3u) + (qd_ << 1u)) + 1u) << 7u)) + 80u) + gr_] = o_[5u].v[1];
+            ((float*)sm_)[(((32u + (((w_ << 3u) + (qd_ << 1u)) << 7u)) + 80u) + gr_) + 8u] = o_[5u].v[2];
+            ((float*)sm_)[(((32u + ((((w_ << 3u) + (qd_ << 1u)) + 1u) << 7u)) + 80u) + gr_) + 8u] = o_[5u].v[3];
+        }
+        if ((qd_ << 1u) < 8u) {
+            ((float*)sm_)[((32u + (((w_ << 3u) + (qd_ << 1u)) << 7u)) + 96u) + gr_] = o_[6u].v[0];
+            ((float*)sm_)[((32u + ((((w_ << 3u) + (qd_ << 1u)) + 1u) << 7u)) + 96u) + gr_] = o_[6u].v[1];
+            ((float*)sm_)[(((32u + (((w_ << 3u) + (qd_ << 1u)) << 7u)) + 96u) + gr_) + 8u] = o_[6u].v[2];
+            ((float*)sm_)[(((32u + ((((w_ << 3u) + (qd_ << 1u)) + 1u) << 7u)) + 96u) + gr_) + 8u] = o_[6u].v[3];
+        }
+        if ((qd_ << 1u) < 8u) {
+            ((float*)sm_)[((32u + (((w_ << 3u) + (qd_ << 1u)) << 7u)) + 112u) + gr_] = o_[7u].v[0];
+            ((float*)sm_)[((32u + ((((w_ << 3u) + (qd_ << 1u)) + 1u) << 7u)) + 112u) + gr_] = o_[7u].v[1];
+            ((float*)sm_)[(((32u + (((w_ << 3u) + (qd_ << 1u)) << 7u)) + 112u) + gr_) + 8u] = o_[7u].v[2];
+            ((float*)sm_)[(((32u + ((((w_ << 3u) + (qd_ << 1u)) + 1u) << 7u)) + 112u) + gr_) + 8u] = o_[7u].v[3];
+        }
+        __syncthreads();
+        unsigned ns_ = (l_ / split_) + (((l_ % split_) != 0u) ? 1u : 0u);
+        kf_f32x4* po4_ = (kf_f32x4*)po_;
+        unsigned t5884_ = nh_ << 5u;
+        #pragma unroll 1
+        for (unsigned t_3_ = threadIdx.x; t_3_ < t5884_; t_3_ = t_3_ + 64u) {
+            unsigned gi_ = t_3_ >> 5u;
+            unsigned d4_ = t_3_ & 31u;
+            float t5901_ = fmaxf(fmaxf(__uint_as_float(0xff800000u), ((float*)sm_)[gi_]), ((float*)sm_)[8u + gi_]);
+            float a_ = kf_exp2_approx(__fsub_rn(((float*)sm_)[gi_], t5901_));
+            float t5915_ = __fmaf_rn(((float*)sm_)[16u + gi_], a_, 0.0f);
+            unsigned t5922_ = (8u + (gi_ << 5u)) + d4_;
+            kf_f32x4 v_6_ = ((kf_f32x4*)sm_)[t5922_];
+            float t5926_ = __fmaf_rn(v_6_.v[0], a_, 0.0f);
+            float t5929_ = __fmaf_rn(v_6_.v[1], a_, 0.0f);
+            float t5932_ = __fmaf_rn(v_6_.v[2], a_, 0.0f);
+            float t5935_ = __fmaf_rn(v_6_.v[3], a_, 0.0f);
+            float a_2_ = kf_exp2_approx(__fsub_rn(((float*)sm_)[8u + gi_], t5901_));
+            float t5948_ = __fmaf_rn(((float*)sm_)[24u + gi_], a_2_, t5915_);
+            unsigned t5955_ = (8u + ((8u + gi_) << 5u)) + d4_;
+            kf_f32x4 v_7_ = ((kf_f32x4*)sm_)[t5955_];
+            float t5959_ = __fmaf_rn(v_7_.v[0], a_2_, t5926_);
+            float t5962_ = __fmaf_rn(v_7_.v[1], a_2_, t5929_);
+            float t5965_ = __fmaf_rn(v_7_.v[2], a_2_, t5932_);
+            float t5968_ = __fmaf_rn(v_7_.v[3], a_2_, t5935_);
+            unsigned slot_ = ((((bi_ * h_) + hq0_) + gi_) * ns_) + blockIdx.x;
+            unsigned t5981_ = (slot_ << 5u) + d4_;
+            float t5983_ = __fdiv_rn(t5959_, t5948_);
+            float t5985_ = __fdiv_rn(t5962_, t5948_);
+            float t5987_ = __fdiv_rn(t5965_, t5948_);
+            float t5989_ = __fdiv_rn(t5968_, t5948_);
+            kf_f32x4 t5993_ = kf_f32x4{{t5983_, t5985_, t5987_, t5989_}};
+            po4_[t5981_] = t5993_;
+            if (d4_ == 0u) {
+                plse_[slot_] = __fadd_rn(t5901_, kf_log2_approx(t5948_));
+            }
+        }
+        t17_ = true;
+    }
+    if (!!t17_) {
+        unsigned bi_2_ = blockIdx.z;
+        unsigned lraw_2_ = lens_[bi_2_];
+        unsigned t6003_ = h_ / hkv_;
+        unsigned groups_2_ = (t6003_ >> 3u) + (((t6003_ & 7u) != 0u) ? 1u : 0u);
+        unsigned kvh_2_ = blockIdx.y / groups_2_;
+        bool t6017_ = (blockIdx.y % groups_2_) == 0u;
+        bool t6018_ = t6017_;
+        if (t6017_) {
+            t6018_ = lraw_2_ >= 1u;
+        }
+        bool t6021_ = t6018_;
+        if (t6018_) {
+            t6021_ = lraw_2_ <= l_;
+        }
+        bool t6023_ = t6021_;
+        if (t6021_) {
+            t6023_ = ((lraw_2_ - 1u) / split_) == blockIdx.x;
+        }
+        if (t6023_) {
+            unsigned row8_ = (((((bi_2_ * l_) + lraw_2_) - 1u) * hkv_) + kvh_2_) << 4u;
+            kf_f16x8* k8_ = (kf_f16x8*)kc_;
+            kf_f16x8* v8_ = (kf_f16x8*)vc_;
+            unsigned t_4_ = threadIdx.x;
+            if (t_4_ < 8u) {
+                unsigned t6042_ = row8_ + t_4_;
+                const kf_f16x8* q8_4_ = (const kf_f16x8*)qkv_;
+                unsigned t_5_ = threadIdx.x;
+                if (t_5_ < 8u) {
+                    unsigned b8_5_ = (((bi_2_ * (h_ + (hkv_ << 1u))) + h_) + kvh_2_) << 4u;
+                    unsigned row4_7_ = bi_2_ << 5u;
+                    unsigned t6062_ = b8_5_ + t_5_;
+                    kf_f16x8 u_6_ = q8_4_[t6062_];
+                    unsigned t6071_ = t_5_ << 1u;
+                    unsigned t6082_ = row4_7_ + t6071_;
+                    kf_f32x4 a0_4_ = cs4_[t6082_];
+                    unsigned t6086_ = (row4_7_ + t6071_) + 1u;
+                    kf_f32x4 a1_4_ = cs4_[t6086_];
+                    float t6094_ = a0_4_.v[0];
+                    float t6095_ = a0_4_.v[2];
+                    float t6096_ = a1_4_.v[0];
+                    float t6097_ = a1_4_.v[2];
+                    float t6102_ = a0_4_.v[1];
+                    float t6103_ = a0_4_.v[3];
+                    float t6104_ = a1_4_.v[1];
+                    float t6105_ = a1_4_.v[3];
+                    kf_f16x8 t6127_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
+                    float t6250_ = kf_f16_to_f32(u_6_.v[0]);
+                    float t6253_ = kf_f16_to_f32(u_6_.v[1]);
+                    kf_f16 t6268_ = kf_f16_from_f32(__fmaf_rn(t6250_, t6094_, kf_neg_f32(__fmul_rn(t6253_, t6102_))));
+                    kf_f16x8 o_8_ = t6127_;
+                    o_8_.v[0] = t6268_;
+                    o_8_.v[1] = kf_f16_from_f32(__fmaf_rn(t6253_, t6094_, __fmul_rn(t6250_, t6102_)));
+                    float t6273_ = kf_f16_to_f32(u_6_.v[2]);
+                    float t6276_ = kf_f16_to_f32(u_6_.v[3]);
+                    o_8_.v[2] = kf_f16_from_f32(__fmaf_rn(t6273_, t6095_, kf_neg_f32(__fmul_rn(t6276_, t6103_))));
+                    o_8_.v[3] = kf_f16_from_f32(__fmaf_rn(t6276_, t6095_, __fmul_rn(t6273_, t6103_)));
+                    float t6296_ = kf_f16_to_f32(u_6_.v[4]);
+                    float t6299_ = kf_f16_to_f32(u_6_.v[5]);
+                    o_8_.v[4] = kf_f16_from_f32(__fmaf_rn(t6296_, t6096_, kf_neg_f32(__fmul_rn(t6299_, t6104_))));
+                    o_8_.v[5] = kf_f16_from_f32(__fmaf_rn(t6299_, t6096_, __fmul_rn(t6296_, t6104_)));
+                    float t6319_ = kf_f16_to_f32(u_6_.v[6]);
+                    float t6322_ = kf_f16_to_f32(u_6_.v[7]);
+                    o_8_.v[6] = kf_f16_from_f32(__fmaf_rn(t6319_, t6097_, kf_neg_f32(__fmul_rn(t6322_, t6105_))));
+                    o_8_.v[7] = kf_f16_from_f32(__fmaf_rn(t6322_, t6097_, __fmul_rn(t6319_, t6105_)));
+                    t6044_ = o_8_;
+                } else {
+                    bool t6342_ = t_5_ < 24u;
+                    bool t6343_ = t6342_;
+                    if (t6342_) {
+                        t6343_ = true;
+                    }
+                    if (t6343_) {
+                        unsigned t6356_ = ((((((bi_2_ * (h_ + (hkv_ << 1u))) + h_) + hkv_) + kvh_2_) << 4u) + t_5_) - 8u;
+                        kf_f16x8 t6357_ = q8_4_[t6356_];
+                        t6044_ = t6357_;
+                    } else {
+                        kf_f16x8 t6359_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
+                        t6044_ = t6359_;
+                    }
+                }
+                k8_[t6042_] = t6044_;
+                unsigned t6362_ = (row8_ + 8u) + t_4_;
+                const kf_f16x8* q8_5_ = (const kf_f16x8*)qkv_;
+                unsigned t_6_ = threadIdx.x;
+                if (t_6_ < 8u) {
+                    unsigned b8_6_ = (((bi_2_ * (h_ + (hkv_ << 1u))) + h_) + kvh_2_) << 4u;
+                    unsigned row4_8_ = bi_2_ << 5u;
+                    unsigned t6386_ = (b8_6_ + 8u) + t_6_;
+                    kf_f16x8 v_8_ = q8_5_[t6386_];
+                    unsigned t6400_ = 16u + (t_6_ << 1u);
+                    unsigned t6408_ = row4_8_ + t6400_;
+                    kf_f32x4 b0_4_ = cs4_[t6408_];
+                    unsigned t6412_ = (row4_8_ + t6400_) + 1u;
+                    kf_f32x4 b1_4_ = cs4_[t6412_];
+                    float t6430_ = b0_4_.v[0];
+                    float t6431_ = b0_4_.v[2];
+                    float t6432_ = b1_4_.v[0];
+                    float t6433_ = b1_4_.v[2];
+                    float t6438_ = b0_4_.v[1];
+                    float t6439_ = b0_4_.v[3];
+                    float t6440_ = b1_4_.v[1];
+                    float t6441_ = b1_4_.v[3];
+                    kf_f16x8 t6447_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
+                    float t6580_ = kf_f16_to_f32(v_8_.v[0]);
+                    float t6582_ = kf_f16_to_f32(v_8_.v[1]);
+                    kf_f16 t6588_ = kf_f16_from_f32(__fmaf_rn(t6580_, t6430_, kf_neg_f32(__fmul_rn(t6582_, t6438_))));
+                    kf_f16x8 o_9_ = t6447_;
+                    o_9_.v[0] = t6588_;
+                    o_9_.v[1] = kf_f16_from_f32(__fmaf_rn(t6582_, t6430_, __fmul_rn(t6580_, t6438_)));
+                    float t6603_ = kf_f16_to_f32(v_8_.v[2]);
+                    float t6605_ = kf_f16_to_f32(v_8_.v[3]);
+                    o_9_.v[2] = kf_f16_from_f32(__fmaf_rn(t6603_, t6431_, kf_neg_f32(__fmul_rn(t6605_, t6439_))));
+                    o_9_.v[3] = kf_f16_from_f32(__fmaf_rn(t6605_, t6431_, __fmul_rn(t6603_, t6439_)));
+                    float t6626_ = kf_f16_to_f32(v_8_.v[4]);
+                    float t6628_ = kf_f16_to_f32(v_8_.v[5]);
+                    o_9_.v[4] = kf_f16_from_f32(__fmaf_rn(t6626_, t6432_, kf_neg_f32(__fmul_rn(t6628_, t6440_))));
+                    o_9_.v[5] = kf_f16_from_f32(__fmaf_rn(t6628_, t6432_, __fmul_rn(t6626_, t6440_)));
+                    float t6649_ = kf_f16_to_f32(v_8_.v[6]);
+                    float t6651_ = kf_f16_to_f32(v_8_.v[7]);
+                    o_9_.v[6] = kf_f16_from_f32(__fmaf_rn(t6649_, t6433_, kf_neg_f32(__fmul_rn(t6651_, t6441_))));
+                    o_9_.v[7] = kf_f16_from_f32(__fmaf_rn(t6651_, t6433_, __fmul_rn(t6649_, t6441_)));
+                    t6364_ = o_9_;
+                } else {
+                    bool t6662_ = t_6_ < 24u;
+                    bool t6663_ = t6662_;
+                    if (t6662_) {
+                        t6663_ = false;
+                    }
+                    if (t6663_) {
+                        unsigned t6676_ = ((((((bi_2_ * (h_ + (hkv_ << 1u))) + h_) + hkv_) + kvh_2_) << 4u) + t_6_) - 8u;
+                        kf_f16x8 t6677_ = q8_5_[t6676_];
+                        t6364_ = t6677_;
+                    } else {
+                        kf_f16x8 t6679_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
+                        t6364_ = t6679_;
+                    }
+                }
+                k8_[t6362_] = t6364_;
+            } else if (t_4_ < 24u) {
+                unsigned t6684_ = (row8_ + t_4_) - 8u;
+                const kf_f16x8* q8_6_ = (const kf_f16x8*)qkv_;
+                unsigned t_7_ = threadIdx.x;
+                if (t_7_ < 8u) {
+                    unsigned b8_7_ = (((bi_2_ * (h_ + (hkv_ << 1u))) + h_) + kvh_2_) << 4u;
+                    unsigned row4_9_ = bi_2_ << 5u;
+                    unsigned t6704_ = b8_7_ + t_7_;
+                    kf_f16x8 u_7_ = q8_6_[t6704_];
+                    unsigned t6713_ = t_7_ << 1u;
+                    unsigned t6724_ = row4_9_ + t6713_;
+                    kf_f32x4 a0_5_ = cs4_[t6724_];
+                    unsigned t6728_ = (row4_9_ + t6713_) + 1u;
+                    kf_f32x4 a1_5_ = cs4_[t6728_];
+                    float t6736_ = a0_5_.v[0];
+                    float t6737_ = a0_5_.v[2];
+                    float t6738_ = a1_5_.v[0];
+                    float t6739_ = a1_5_.v[2];
+                    float t6744_ = a0_5_.v[1];
+                    float t6745_ = a0_5_.v[3];
+                    float t6746_ = a1_5_.v[1];
+                    float t6747_ = a1_5_.v[3];
+                    kf_f16x8 t6769_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
+                    float t6892_ = kf_f16_to_f32(u_7_.v[0]);
+                    float t6895_ = kf_f16_to_f32(u_7_.v[1]);
+                    kf_f16 t6910_ = kf_f16_from_f32(__fmaf_rn(t6892_, t6736_, kf_neg_f32(__fmul_rn(t6895_, t6744_))));
+                    kf_f16x8 o_10_ = t6769_;
+                    o_10_.v[0] = t6910_;
+                    o_10_.v[1] = kf_f16_from_f32(__fmaf_rn(t6895_, t6736_, __fmul_rn(t6892_, t6744_)));
+                    float t6915_ = kf_f16_to_f32(u_7_.v[2]);
+                    float t6918_ = kf_f16_to_f32(u_7_.v[3]);
+                    o_10_.v[2] = kf_f16_from_f32(__fmaf_rn(t6915_, t6737_, kf_neg_f32(__fmul_rn(t6918_, t6745_))));
+                    o_10_.v[3] = kf_f16_from_f32(__fmaf_rn(t6918_, t6737_, __fmul_rn(t6915_, t6745_)));
+                    float t6938_ = kf_f16_to_f32(u_7_.v[4]);
+                    float t6941_ = kf_f16_to_f32(u_7_.v[5]);
+                    o_10_.v[4] = kf_f16_from_f32(__fmaf_rn(t6938_, t6738_, kf_neg_f32(__fmul_rn(t6941_, t6746_))));
+                    o_10_.v[5] = kf_f16_from_f32(__fmaf_rn(t6941_, t6738_, __fmul_rn(t6938_, t6746_)));
+                    float t6961_ = kf_f16_to_f32(u_7_.v[6]);
+                    float t6964_ = kf_f16_to_f32(u_7_.v[7]);
+                    o_10_.v[6] = kf_f16_from_f32(__fmaf_rn(t6961_, t6739_, kf_neg_f32(__fmul_rn(t6964_, t6747_))));
+                    o_10_.v[7] = kf_f16_from_f32(__fmaf_rn(t6964_, t6739_, __fmul_rn(t6961_, t6747_)));
+                    t6686_ = o_10_;
+                } else {
+                    bool t6984_ = t_7_ < 24u;
+                    bool t6985_ = t6984_;
+                    if (t6984_) {
+                        t6985_ = true;
+                    }
+                    if (t6985_) {
+                        unsigned t6998_ = ((((((bi_2_ * (h_ + (hkv_ << 1u))) + h_) + hkv_) + kvh_2_) << 4u) + t_7_) - 8u;
+                        kf_f16x8 t6999_ = q8_6_[t6998_];
+                        t6686_ = t6999_;
+                    } else {
+                        kf_f16x8 t7001_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
+                        t6686_ = t7001_;
+                    }
+                }
+                v8_[t6684_] = t6686_;
+            }
+        }
+    }
+}
+
+/* kernel sdpa_decode_fused (sdpa.kf:1265) */
 extern "C" __global__ void __launch_bounds__(64)
 sdpa_decode_fused(const kf_f16* __restrict__ q_, const kf_f16* __restrict__ kc_, const kf_f16* __restrict__ vc_, const unsigned* __restrict__ lens_, float* __restrict__ po_, float* __restrict__ plse_, unsigned* __restrict__ cnt_, kf_f16* __restrict__ o_, unsigned b_, unsigned h_, unsigned hkv_, unsigned l_, unsigned split_)
 {
@@ -1427,7 +4549,7 @@ sdpa_decode_fused(const kf_f16* __restrict__ q_, const kf_f16* __restrict__ kc_,
     kf_f32x4 o_2_[8];
     float lv_[8];
     kf_f32x4 pv_[8];
-    bool t44_;
+    bool t46_;
     const unsigned kf_wn = kf_warp_lanes();
     unsigned g_ = h_ / hkv_;
     unsigned groups_ = (g_ >> 3u) + (((g_ & 7u) != 0u) ? 1u : 0u);
@@ -1450,13 +4572,13 @@ sdpa_decode_fused(const kf_f16* __restrict__ q_, const kf_f16* __restrict__ kc_,
     unsigned qd_ = lane_ & 3u;
     unsigned r8_ = lane_ & 7u;
     unsigned mi_ = lane_ >> 3u;
-    unsigned t95_ = kf_min_u32(lraw_, l_);
-    if (p0_ >= t95_) {
-        t44_ = false;
+    unsigned t110_ = kf_min_u32(lraw_, l_);
+    if (p0_ >= t110_) {
+        t46_ = false;
     } else {
-        unsigned t102_ = kf_min_u32((p0_ + split_), t95_);
-        unsigned t104_ = t102_ - p0_;
-        unsigned nsq_ = (t104_ >> 5u) + (((t104_ & 31u) != 0u) ? 1u : 0u);
+        unsigned t116_ = kf_min_u32((p0_ + split_), t110_);
+        unsigned t118_ = t116_ - p0_;
+        unsigned nsq_ = (t118_ >> 5u) + (((t118_ & 31u) != 0u) ? 1u : 0u);
         #pragma unroll 1
         for (unsigned c_ = threadIdx.x; c_ < 256u; c_ = c_ + 64u) {
             unsigned row_ = c_ >> 4u;
@@ -1470,64 +4592,64 @@ sdpa_decode_fused(const kf_f16* __restrict__ q_, const kf_f16* __restrict__ kc_,
             unsigned dst0_ = (2176u + (tr0_ * 136u)) + (part_2_ << 3u);
             unsigned src0_ = ((((((bi_2_ * l_) + p0_) + tr0_) * hkv_) + kvh_) << 7u) + (part_2_ << 3u);
             unsigned safe_ = (((((bi_2_ * l_) + p0_) * hkv_) + kvh_) << 7u) + (part_2_ << 3u);
-            bool ok_ = (p0_ + tr0_) < t102_;
+            bool ok_ = (p0_ + tr0_) < t116_;
             unsigned n_ = ok_ ? 16u : 0u;
             unsigned src_ = ok_ ? src0_ : safe_;
             kf_cp_async_n(&sm_[dst0_], &kc_[src_], n_);
             kf_cp_async_n(&sm_[dst0_ + 4352u], &vc_[src_], n_);
             unsigned r_ = (p0_ + tr0_) + 4u;
-            bool ok_2_ = r_ < t102_;
+            bool ok_2_ = r_ < t116_;
             unsigned n_2_ = ok_2_ ? 16u : 0u;
-            unsigned t352_ = src0_ + ((hkv_ << 2u) << 7u);
-            unsigned src_2_ = ok_2_ ? t352_ : safe_;
+            unsigned t397_ = src0_ + ((hkv_ << 2u) << 7u);
+            unsigned src_2_ = ok_2_ ? t397_ : safe_;
             unsigned dst_ = dst0_ + 544u;
             kf_cp_async_n(&sm_[dst_], &kc_[src_2_], n_2_);
             kf_cp_async_n(&sm_[dst_ + 4352u], &vc_[src_2_], n_2_);
             unsigned r_2_ = (p0_ + tr0_) + 8u;
-            bool ok_3_ = r_2_ < t102_;
+            bool ok_3_ = r_2_ < t116_;
             unsigned n_3_ = ok_3_ ? 16u : 0u;
-            unsigned t375_ = src0_ + ((hkv_ << 3u) << 7u);
-            unsigned src_3_ = ok_3_ ? t375_ : safe_;
+            unsigned t429_ = src0_ + ((hkv_ << 3u) << 7u);
+            unsigned src_3_ = ok_3_ ? t429_ : safe_;
             unsigned dst_2_ = dst0_ + 1088u;
             kf_cp_async_n(&sm_[dst_2_], &kc_[src_3_], n_3_);
             kf_cp_async_n(&sm_[dst_2_ + 4352u], &vc_[src_3_], n_3_);
             unsigned r_3_ = (p0_ + tr0_) + 12u;
-            bool ok_4_ = r_3_ < t102_;
+            bool ok_4_ = r_3_ < t116_;
             unsigned n_4_ = ok_4_ ? 16u : 0u;
-            unsigned t398_ = src0_ + ((12u * hkv_) << 7u);
-            unsigned src_4_ = ok_4_ ? t398_ : safe_;
+            unsigned t461_ = src0_ + ((12u * hkv_) << 7u);
+            unsigned src_4_ = ok_4_ ? t461_ : safe_;
             unsigned dst_3_ = dst0_ + 1632u;
             kf_cp_async_n(&sm_[dst_3_], &kc_[src_4_], n_4_);
             kf_cp_async_n(&sm_[dst_3_ + 4352u], &vc_[src_4_], n_4_);
             unsigned r_4_ = (p0_ + tr0_) + 16u;
-            bool ok_5_ = r_4_ < t102_;
+            bool ok_5_ = r_4_ < t116_;
             unsigned n_5_ = ok_5_ ? 16u : 0u;
-            unsigned t421_ = src0_ + ((hkv_ << 4u) << 7u);
-            unsigned src_5_ = ok_5_ ? t421_ : safe_;
+            unsigned t493_ = src0_ + ((hkv_ << 4u) << 7u);
+            unsigned src_5_ = ok_5_ ? t493_ : safe_;
             unsigned dst_4_ = dst0_ + 2176u;
             kf_cp_async_n(&sm_[dst_4_], &kc_[src_5_], n_5_);
             kf_cp_async_n(&sm_[dst_4_ + 4352u], &vc_[src_5_], n_5_);
             unsigned r_5_ = (p0_ + tr0_) + 20u;
-            bool ok_6_ = r_5_ < t102_;
+            bool ok_6_ = r_5_ < t116_;
             unsigned n_6_ = ok_6_ ? 16u : 0u;
-            unsigned t444_ = src0_ + ((20u * hkv_) << 7u);
-            unsigned src_6_ = ok_6_ ? t444_ : safe_;
+            unsigned t525_ = src0_ + ((20u * hkv_) << 7u);
+            unsigned src_6_ = ok_6_ ? t525_ : safe_;
             unsigned dst_5_ = dst0_ + 2720u;
             kf_cp_async_n(&sm_[dst_5_], &kc_[src_6_], n_6_);
             kf_cp_async_n(&sm_[dst_5_ + 4352u], &vc_[src_6_], n_6_);
             unsigned r_6_ = (p0_ + tr0_) + 24u;
-            bool ok_7_ = r_6_ < t102_;
+            bool ok_7_ = r_6_ < t116_;
             unsigned n_7_ = ok_7_ ? 16u : 0u;
-            unsigned t467_ = src0_ + ((24u * hkv_) << 7u);
-            unsigned src_7_ = ok_7_ ? t467_ : safe_;
+            unsigned t557_ = src0_ + ((24u * hkv_) << 7u);
+            unsigned src_7_ = ok_7_ ? t557_ : safe_;
             unsigned dst_6_ = dst0_ + 3264u;
             kf_cp_async_n(&sm_[dst_6_], &kc_[src_7_], n_7_);
             kf_cp_async_n(&sm_[dst_6_ + 4352u], &vc_[src_7_], n_7_);
             unsigned r_7_ = (p0_ + tr0_) + 28u;
-            bool ok_8_ = r_7_ < t102_;
+            bool ok_8_ = r_7_ < t116_;
             unsigned n_8_ = ok_8_ ? 16u : 0u;
-            unsigned t490_ = src0_ + ((28u * hkv_) << 7u);
-            unsigned src_8_ = ok_8_ ? t490_ : safe_;
+            unsigned t589_ = src0_ + ((28u * hkv_) << 7u);
+            unsigned src_8_ = ok_8_ ? t589_ : safe_;
             unsigned dst_7_ = dst0_ + 3808u;
             kf_cp_async_n(&sm_[dst_7_], &kc_[src_8_], n_8_);
             kf_cp_async_n(&sm_[dst_7_ + 4352u], &vc_[src_8_], n_8_);
@@ -1540,72 +4662,72 @@ sdpa_decode_fused(const kf_f16* __restrict__ q_, const kf_f16* __restrict__ kc_,
             unsigned dst0_2_ = (10880u + (tr0_2_ * 136u)) + (part_3_ << 3u);
             unsigned src0_2_ = ((((((bi_2_ * l_) + pb_) + tr0_2_) * hkv_) + kvh_) << 7u) + (part_3_ << 3u);
             unsigned safe_2_ = (((((bi_2_ * l_) + p0_) * hkv_) + kvh_) << 7u) + (part_3_ << 3u);
-            bool ok_9_ = (pb_ + tr0_2_) < t102_;
+            bool ok_9_ = (pb_ + tr0_2_) < t116_;
             unsigned n_9_ = ok_9_ ? 16u : 0u;
             unsigned src_9_ = ok_9_ ? src0_2_ : safe_2_;
             kf_cp_async_n(&sm_[dst0_2_], &kc_[src_9_], n_9_);
             kf_cp_async_n(&sm_[dst0_2_ + 4352u], &vc_[src_9_], n_9_);
             unsigned r_8_ = (pb_ + tr0_2_) + 4u;
-            bool ok_10_ = r_8_ < t102_;
+            bool ok_10_ = r_8_ < t116_;
             unsigned n_10_ = ok_10_ ? 16u : 0u;
-            unsigned t705_ = src0_2_ + ((hkv_ << 2u) << 7u);
-            unsigned src_10_ = ok_10_ ? t705_ : safe_2_;
+            unsigned t833_ = src0_2_ + ((hkv_ << 2u) << 7u);
+            unsigned src_10_ = ok_10_ ? t833_ : safe_2_;
             unsigned dst_8_ = dst0_2_ + 544u;
             kf_cp_async_n(&sm_[dst_8_], &kc_[src_10_], n_10_);
             kf_cp_async_n(&sm_[dst_8_ + 4352u], &vc_[src_10_], n_10_);
             unsigned r_9_ = (pb_ + tr0_2_) + 8u;
-            bool ok_11_ = r_9_ < t102_;
+            bool ok_11_ = r_9_ < t116_;
             unsigned n_11_ = ok_11_ ? 16u : 0u;
-            unsigned t728_ = src0_2_ + ((hkv_ << 3u) << 7u);
-            unsigned src_11_ = ok_11_ ? t728_ : safe_2_;
+            unsigned t865_ = src0_2_ + ((hkv_ << 3u) << 7u);
+            unsigned src_11_ = ok_11_ ? t865_ : safe_2_;
             unsigned dst_9_ = dst0_2_ + 1088u;
             kf_cp_async_n(&sm_[dst_9_], &kc_[src_11_], n_11_);
             kf_cp_async_n(&sm_[dst_9_ + 4352u], &vc_[src_11_], n_11_);
             unsigned r_10_ = (pb_ + tr0_2_) + 12u;
-            bool ok_12_ = r_10_ < t102_;
+            bool ok_12_ = r_10_ < t116_;
             unsigned n_12_ = ok_12_ ? 16u : 0u;
-            unsigned t751_ = src0_2_ + ((12u * hkv_) << 7u);
-            unsigned src_12_ = ok_12_ ? t751_ : safe_2_;
+            unsigned t897_ = src0_2_ + ((12u * hkv_) << 7u);
+            unsigned src_12_ = ok_12_ ? t897_ : safe_2_;
             unsigned dst_10_ = dst0_2_ + 1632u;
             kf_cp_async_n(&sm_[dst_10_], &kc_[src_12_], n_12_);
             kf_cp_async_n(&sm_[dst_10_ + 4352u], &vc_[src_12_], n_12_);
             unsigned r_11_ = (pb_ + tr0_2_) + 16u;
-            bool ok_13_ = r_11_ < t102_;
+            bool ok_13_ = r_11_ < t116_;
             unsigned n_13_ = ok_13_ ? 16u : 0u;
-            unsigned t774_ = src0_2_ + ((hkv_ << 4u) << 7u);
-            unsigned src_13_ = ok_13_ ? t774_ : safe_2_;
+            unsigned t929_ = src0_2_ + ((hkv_ << 4u) << 7u);
+            unsigned src_13_ = ok_13_ ? t929_ : safe_2_;
             unsigned dst_11_ = dst0_2_ + 2176u;
             kf_cp_async_n(&sm_[dst_11_], &kc_[src_13_], n_13_);
             kf_cp_async_n(&sm_[dst_11_ + 4352u], &vc_[src_13_], n_13_);
             unsigned r_12_ = (pb_ + tr0_2_) + 20u;
-            bool ok_14_ = r_12_ < t102_;
+            bool ok_14_ = r_12_ < t116_;
             unsigned n_14_ = ok_14_ ? 16u : 0u;
-            unsigned t797_ = src0_2_ + ((20u * hkv_) << 7u);
-            unsigned src_14_ = ok_14_ ? t797_ : safe_2_;
+            unsigned t961_ = src0_2_ + ((20u * hkv_) << 7u);
+            unsigned src_14_ = ok_14_ ? t961_ : safe_2_;
             unsigned dst_12_ = dst0_2_ + 2720u;
             kf_cp_async_n(&sm_[dst_12_], &kc_[src_14_], n_14_);
             kf_cp_async_n(&sm_[dst_12_ + 4352u], &vc_[src_14_], n_14_);
             unsigned r_13_ = (pb_ + tr0_2_) + 24u;
-            bool ok_15_ = r_13_ < t102_;
+            bool ok_15_ = r_13_ < t116_;
             unsigned n_15_ = ok_15_ ? 16u : 0u;
-            unsigned t820_ = src0_2_ + ((24u * hkv_) << 7u);
-            unsigned src_15_ = ok_15_ ? t820_ : safe_2_;
+            unsigned t993_ = src0_2_ + ((24u * hkv_) << 7u);
+            unsigned src_15_ = ok_15_ ? t993_ : safe_2_;
             unsigned dst_13_ = dst0_2_ + 3264u;
             kf_cp_async_n(&sm_[dst_13_], &kc_[src_15_], n_15_);
             kf_cp_async_n(&sm_[dst_13_ + 4352u], &vc_[src_15_], n_15_);
             unsigned r_14_ = (pb_ + tr0_2_) + 28u;
-            bool ok_16_ = r_14_ < t102_;
+            bool ok_16_ = r_14_ < t116_;
             unsigned n_16_ = ok_16_ ? 16u : 0u;
-            unsigned t843_ = src0_2_ + ((28u * hkv_) << 7u);
-            unsigned src_16_ = ok_16_ ? t843_ : safe_2_;
+            unsigned t1025_ = src0_2_ + ((28u * hkv_) << 7u);
+            unsigned src_16_ = ok_16_ ? t1025_ : safe_2_;
             unsigned dst_14_ = dst0_2_ + 3808u;
             kf_cp_async_n(&sm_[dst_14_], &kc_[src_16_], n_16_);
             kf_cp_async_n(&sm_[dst_14_ + 4352u], &vc_[src_16_], n_16_);
         }
         kf_cp_async_commit();
-        unsigned p1_ = kf_min_u32((p0_ + split_), t95_);
-        unsigned t851_ = p1_ - p0_;
-        unsigned nset_ = (t851_ >> 5u) + (((t851_ & 31u) != 0u) ? 1u : 0u);
+        unsigned p1_ = kf_min_u32((p0_ + split_), t110_);
+        unsigned t2411_ = p1_ - p0_;
+        unsigned nset_ = (t2411_ >> 5u) + (((t2411_ & 31u) != 0u) ? 1u : 0u);
         unsigned st_use_ = 0u;
         unsigned st_fill_ = 2u;
         float m_run_ = __uint_as_float(0xff800000u);
@@ -1638,368 +4760,368 @@ sdpa_decode_fused(const kf_f16* __restrict__ q_, const kf_f16* __restrict__ kc_,
                 unsigned r_15_ = (pb_2_ + tr0_3_) + 4u;
                 bool ok_18_ = r_15_ < p1_;
                 unsigned n_18_ = ok_18_ ? 16u : 0u;
-                unsigned t1139_ = src0_3_ + ((hkv_ << 2u) << 7u);
-                unsigned src_18_ = ok_18_ ? t1139_ : safe_3_;
+                unsigned t3415_ = src0_3_ + ((hkv_ << 2u) << 7u);
+                unsigned src_18_ = ok_18_ ? t3415_ : safe_3_;
                 unsigned dst_15_ = dst0_3_ + 544u;
                 kf_cp_async_n(&sm_[dst_15_], &kc_[src_18_], n_18_);
                 kf_cp_async_n(&sm_[dst_15_ + 4352u], &vc_[src_18_], n_18_);
                 unsigned r_16_ = (pb_2_ + tr0_3_) + 8u;
                 bool ok_19_ = r_16_ < p1_;
                 unsigned n_19_ = ok_19_ ? 16u : 0u;
-                unsigned t1162_ = src0_3_ + ((hkv_ << 3u) << 7u);
-                unsigned src_19_ = ok_19_ ? t1162_ : safe_3_;
+                unsigned t3447_ = src0_3_ + ((hkv_ << 3u) << 7u);
+                unsigned src_19_ = ok_19_ ? t3447_ : safe_3_;
                 unsigned dst_16_ = dst0_3_ + 1088u;
                 kf_cp_async_n(&sm_[dst_16_], &kc_[src_19_], n_19_);
                 kf_cp_async_n(&sm_[dst_16_ + 4352u], &vc_[src_19_], n_19_);
                 unsigned r_17_ = (pb_2_ + tr0_3_) + 12u;
                 bool ok_20_ = r_17_ < p1_;
                 unsigned n_20_ = ok_20_ ? 16u : 0u;
-                unsigned t1185_ = src0_3_ + ((12u * hkv_) << 7u);
-                unsigned src_20_ = ok_20_ ? t1185_ : safe_3_;
+                unsigned t3479_ = src0_3_ + ((12u * hkv_) << 7u);
+                unsigned src_20_ = ok_20_ ? t3479_ : safe_3_;
                 unsigned dst_17_ = dst0_3_ + 1632u;
                 kf_cp_async_n(&sm_[dst_17_], &kc_[src_20_], n_20_);
                 kf_cp_async_n(&sm_[dst_17_ + 4352u], &vc_[src_20_], n_20_);
                 unsigned r_18_ = (pb_2_ + tr0_3_) + 16u;
                 bool ok_21_ = r_18_ < p1_;
                 unsigned n_21_ = ok_21_ ? 16u : 0u;
-                unsigned t1208_ = src0_3_ + ((hkv_ << 4u) << 7u);
-                unsigned src_21_ = ok_21_ ? t1208_ : safe_3_;
+                unsigned t3511_ = src0_3_ + ((hkv_ << 4u) << 7u);
+                unsigned src_21_ = ok_21_ ? t3511_ : safe_3_;
                 unsigned dst_18_ = dst0_3_ + 2176u;
                 kf_cp_async_n(&sm_[dst_18_], &kc_[src_21_], n_21_);
                 kf_cp_async_n(&sm_[dst_18_ + 4352u], &vc_[src_21_], n_21_);
                 unsigned r_19_ = (pb_2_ + tr0_3_) + 20u;
                 bool ok_22_ = r_19_ < p1_;
                 unsigned n_22_ = ok_22_ ? 16u : 0u;
-                unsigned t1231_ = src0_3_ + ((20u * hkv_) << 7u);
-                unsigned src_22_ = ok_22_ ? t1231_ : safe_3_;
+                unsigned t3543_ = src0_3_ + ((20u * hkv_) << 7u);
+                unsigned src_22_ = ok_22_ ? t3543_ : safe_3_;
                 unsigned dst_19_ = dst0_3_ + 2720u;
                 kf_cp_async_n(&sm_[dst_19_], &kc_[src_22_], n_22_);
                 kf_cp_async_n(&sm_[dst_19_ + 4352u], &vc_[src_22_], n_22_);
                 unsigned r_20_ = (pb_2_ + tr0_3_) + 24u;
                 bool ok_23_ = r_20_ < p1_;
                 unsigned n_23_ = ok_23_ ? 16u : 0u;
-                unsigned t1254_ = src0_3_ + ((24u * hkv_) << 7u);
-                unsigned src_23_ = ok_23_ ? t1254_ : safe_3_;
+                unsigned t3575_ = src0_3_ + ((24u * hkv_) << 7u);
+                unsigned src_23_ = ok_23_ ? t3575_ : safe_3_;
                 unsigned dst_20_ = dst0_3_ + 3264u;
                 kf_cp_async_n(&sm_[dst_20_], &kc_[src_23_], n_23_);
                 kf_cp_async_n(&sm_[dst_20_ + 4352u], &vc_[src_23_], n_23_);
                 unsigned r_21_ = (pb_2_ + tr0_3_) + 28u;
                 bool ok_24_ = r_21_ < p1_;
                 unsigned n_24_ = ok_24_ ? 16u : 0u;
-                unsigned t1277_ = src0_3_ + ((28u * hkv_) << 7u);
-                unsigned src_24_ = ok_24_ ? t1277_ : safe_3_;
+                unsigned t3607_ = src0_3_ + ((28u * hkv_) << 7u);
+                unsigned src_24_ = ok_24_ ? t3607_ : safe_3_;
                 unsigned dst_21_ = dst0_3_ + 3808u;
                 kf_cp_async_n(&sm_[dst_21_], &kc_[src_24_], n_24_);
                 kf_cp_async_n(&sm_[dst_21_ + 4352u], &vc_[src_24_], n_24_);
             }
             kf_cp_async_commit();
-            bool t1284_ = st_fill_ == 2u;
-            unsigned t1287_ = st_fill_ + 1u;
-            st_fill_ = t1284_ ? 0u : t1287_;
+            bool t3614_ = st_fill_ == 2u;
+            unsigned t3617_ = st_fill_ + 1u;
+            st_fill_ = t3614_ ? 0u : t3617_;
             unsigned kb_ = ((16u + ((st_use_ << 1u) << 5u)) * 136u) + ((w_ << 4u) * 136u);
             unsigned vb_ = kb_ + 4352u;
-            bool t1350_ = st_use_ == 2u;
-            unsigned t1353_ = st_use_ + 1u;
-            st_use_ = t1350_ ? 0u : t1353_;
-            kf_f32x4 t1356_ = kf_f32x4{{0.0f, 0.0f, 0.0f, 0.0f}};
-            kf_f32x4 t1359_ = kf_f32x4{{0.0f, 0.0f, 0.0f, 0.0f}};
-            unsigned t1386_ = ((r8_ + ((mi_ & 1u) << 3u)) * 136u) + ((mi_ >> 1u) << 3u);
-            kf_f16x8 t1387_ = kf_ldsm_x4<kf_f16x8>(&sm_[t1386_]);
-            unsigned t1403_ = (((r8_ + ((mi_ & 1u) << 3u)) * 136u) + 16u) + ((mi_ >> 1u) << 3u);
-            kf_f16x8 t1404_ = kf_ldsm_x4<kf_f16x8>(&sm_[t1403_]);
-            unsigned t1419_ = ((kb_ + (r8_ * 136u)) + ((mi_ & 1u) << 3u)) + ((mi_ >> 1u) << 4u);
-            kf_f16x8 t1420_ = kf_ldsm_x4<kf_f16x8>(&sm_[t1419_]);
-            unsigned t1437_ = ((kb_ + ((8u + r8_) * 136u)) + ((mi_ & 1u) << 3u)) + ((mi_ >> 1u) << 4u);
-            kf_f16x8 t1438_ = kf_ldsm_x4<kf_f16x8>(&sm_[t1437_]);
-            kf_f16 t1439_ = t1420_.v[0];
-            kf_f16 t1440_ = t1420_.v[1];
-            kf_f16 t1441_ = t1420_.v[2];
-            kf_f16 t1442_ = t1420_.v[3];
-            kf_f16x4 t1446_ = kf_f16x4{{t1439_, t1440_, t1441_, t1442_}};
-            kf_f32x4 t1447_ = kf_mma_f16(t1387_, t1446_, t1356_);
-            kf_f16 t1448_ = t1420_.v[4];
-            kf_f16 t1449_ = t1420_.v[5];
-            kf_f16 t1450_ = t1420_.v[6];
-            kf_f16 t1451_ = t1420_.v[7];
-            kf_f16x4 t1455_ = kf_f16x4{{t1448_, t1449_, t1450_, t1451_}};
-            kf_f32x4 t1456_ = kf_mma_f16(t1404_, t1455_, t1447_);
-            kf_f16 t1457_ = t1438_.v[0];
-            kf_f16 t1458_ = t1438_.v[1];
-            kf_f16 t1459_ = t1438_.v[2];
-            kf_f16 t1460_ = t1438_.v[3];
-            kf_f16x4 t1464_ = kf_f16x4{{t1457_, t1458_, t1459_, t1460_}};
-            kf_f32x4 t1465_ = kf_mma_f16(t1387_, t1464_, t1359_);
-            kf_f16 t1466_ = t1438_.v[4];
-            kf_f16 t1467_ = t1438_.v[5];
-            kf_f16 t1468_ = t1438_.v[6];
-            kf_f16 t1469_ = t1438_.v[7];
-            kf_f16x4 t1473_ = kf_f16x4{{t1466_, t1467_, t1468_, t1469_}};
-            kf_f32x4 t1474_ = kf_mma_f16(t1404_, t1473_, t1465_);
-            unsigned t1500_ = (((r8_ + ((mi_ & 1u) << 3u)) * 136u) + 32u) + ((mi_ >> 1u) << 3u);
-            kf_f16x8 t1501_ = kf_ldsm_x4<kf_f16x8>(&sm_[t1500_]);
-            unsigned t1517_ = ((((r8_ + ((mi_ & 1u) << 3u)) * 136u) + 32u) + 16u) + ((mi_ >> 1u) << 3u);
-            kf_f16x8 t1518_ = kf_ldsm_x4<kf_f16x8>(&sm_[t1517_]);
-            unsigned t1533_ = (((kb_ + (r8_ * 136u)) + 32u) + ((mi_ & 1u) << 3u)) + ((mi_ >> 1u) << 4u);
-            kf_f16x8 t1534_ = kf_ldsm_x4<kf_f16x8>(&sm_[t1533_]);
-            unsigned t1551_ = (((kb_ + ((8u + r8_) * 136u)) + 32u) + ((mi_ & 1u) << 3u)) + ((mi_ >> 1u) << 4u);
-            kf_f16x8 t1552_ = kf_ldsm_x4<kf_f16x8>(&sm_[t1551_]);
-            kf_f16 t1553_ = t1534_.v[0];
-            kf_f16 t1554_ = t1534_.v[1];
-            kf_f16 t1555_ = t1534_.v[2];
-            kf_f16 t1556_ = t1534_.v[3];
-            kf_f16x4 t1560_ = kf_f16x4{{t1553_, t1554_, t1555_, t1556_}};
-            kf_f32x4 t1561_ = kf_mma_f16(t1501_, t1560_, t1456_);
-            kf_f16 t1562_ = t1534_.v[4];
-            kf_f16 t1563_ = t1534_.v[5];
-            kf_f16 t1564_ = t1534_.v[6];
-            kf_f16 t1565_ = t1534_.v[7];
-            kf_f16x4 t1569_ = kf_f16x4{{t1562_, t1563_, t1564_, t1565_}};
-            kf_f32x4 t1570_ = kf_mma_f16(t1518_, t1569_, t1561_);
-            kf_f16 t1571_ = t1552_.v[0];
-            kf_f16 t1572_ = t1552_.v[1];
-            kf_f16 t1573_ = t1552_.v[2];
-            kf_f16 t1574_ = t1552_.v[3];
-            kf_f16x4 t1578_ = kf_f16x4{{t1571_, t1572_, t1573_, t1574_}};
-            kf_f32x4 t1579_ = kf_mma_f16(t1501_, t1578_, t1474_);
-            kf_f16 t1580_ = t1552_.v[4];
-            kf_f16 t1581_ = t1552_.v[5];
-            kf_f16 t1582_ = t1552_.v[6];
-            kf_f16 t1583_ = t1552_.v[7];
-            kf_f16x4 t1587_ = kf_f16x4{{t1580_, t1581_, t1582_, t1583_}};
-            kf_f32x4 t1588_ = kf_mma_f16(t1518_, t1587_, t1579_);
-            unsigned t1614_ = (((r8_ + ((mi_ & 1u) << 3u)) * 136u) + 64u) + ((mi_ >> 1u) << 3u);
-            kf_f16x8 t1615_ = kf_ldsm_x4<kf_f16x8>(&sm_[t1614_]);
-            unsigned t1631_ = ((((r8_ + ((mi_ & 1u) << 3u)) * 136u) + 64u) + 16u) + ((mi_ >> 1u) << 3u);
-            kf_f16x8 t1632_ = kf_ldsm_x4<kf_f16x8>(&sm_[t1631_]);
-            unsigned t1647_ = (((kb_ + (r8_ * 136u)) + 64u) + ((mi_ & 1u) << 3u)) + ((mi_ >> 1u) << 4u);
-            kf_f16x8 t1648_ = kf_ldsm_x4<kf_f16x8>(&sm_[t1647_]);
-            unsigned t1665_ = (((kb_ + ((8u + r8_) * 136u)) + 64u) + ((mi_ & 1u) << 3u)) + ((mi_ >> 1u) << 4u);
-            kf_f16x8 t1666_ = kf_ldsm_x4<kf_f16x8>(&sm_[t1665_]);
-            kf_f16 t1667_ = t1648_.v[0];
-            kf_f16 t1668_ = t1648_.v[1];
-            kf_f16 t1669_ = t1648_.v[2];
-            kf_f16 t1670_ = t1648_.v[3];
-            kf_f16x4 t1674_ = kf_f16x4{{t1667_, t1668_, t1669_, t1670_}};
-            kf_f32x4 t1675_ = kf_mma_f16(t1615_, t1674_, t1570_);
-            kf_f16 t1676_ = t1648_.v[4];
-            kf_f16 t1677_ = t1648_.v[5];
-            kf_f16 t1678_ = t1648_.v[6];
-            kf_f16 t1679_ = t1648_.v[7];
-            kf_f16x4 t1683_ = kf_f16x4{{t1676_, t1677_, t1678_, t1679_}};
-            kf_f32x4 t1684_ = kf_mma_f16(t1632_, t1683_, t1675_);
-            kf_f16 t1685_ = t1666_.v[0];
-            kf_f16 t1686_ = t1666_.v[1];
-            kf_f16 t1687_ = t1666_.v[2];
-            kf_f16 t1688_ = t1666_.v[3];
-            kf_f16x4 t1692_ = kf_f16x4{{t1685_, t1686_, t1687_, t1688_}};
-            kf_f32x4 t1693_ = kf_mma_f16(t1615_, t1692_, t1588_);
-            kf_f16 t1694_ = t1666_.v[4];
-            kf_f16 t1695_ = t1666_.v[5];
-            kf_f16 t1696_ = t1666_.v[6];
-            kf_f16 t1697_ = t1666_.v[7];
-            kf_f16x4 t1701_ = kf_f16x4{{t1694_, t1695_, t1696_, t1697_}};
-            kf_f32x4 t1702_ = kf_mma_f16(t1632_, t1701_, t1693_);
-            unsigned t1728_ = (((r8_ + ((mi_ & 1u) << 3u)) * 136u) + 96u) + ((mi_ >> 1u) << 3u);
-            kf_f16x8 t1729_ = kf_ldsm_x4<kf_f16x8>(&sm_[t1728_]);
-            unsigned t1745_ = ((((r8_ + ((mi_ & 1u) << 3u)) * 136u) + 96u) + 16u) + ((mi_ >> 1u) << 3u);
-            kf_f16x8 t1746_ = kf_ldsm_x4<kf_f16x8>(&sm_[t1745_]);
-            unsigned t1761_ = (((kb_ + (r8_ * 136u)) + 96u) + ((mi_ & 1u) << 3u)) + ((mi_ >> 1u) << 4u);
-            kf_f16x8 t1762_ = kf_ldsm_x4<kf_f16x8>(&sm_[t1761_]);
-            unsigned t1779_ = (((kb_ + ((8u + r8_) * 136u)) + 96u) + ((mi_ & 1u) << 3u)) + ((mi_ >> 1u) << 4u);
-            kf_f16x8 t1780_ = kf_ldsm_x4<kf_f16x8>(&sm_[t1779_]);
-            kf_f16 t1781_ = t1762_.v[0];
-            kf_f16 t1782_ = t1762_.v[1];
-            kf_f16 t1783_ = t1762_.v[2];
-            kf_f16 t1784_ = t1762_.v[3];
-            kf_f16x4 t1788_ = kf_f16x4{{t1781_, t1782_, t1783_, t1784_}};
-            kf_f32x4 t1789_ = kf_mma_f16(t1729_, t1788_, t1684_);
-            kf_f16 t1790_ = t1762_.v[4];
-            kf_f16 t1791_ = t1762_.v[5];
-            kf_f16 t1792_ = t1762_.v[6];
-            kf_f16 t1793_ = t1762_.v[7];
-            kf_f16x4 t1797_ = kf_f16x4{{t1790_, t1791_, t1792_, t1793_}};
-            kf_f32x4 t1798_ = kf_mma_f16(t1746_, t1797_, t1789_);
-            kf_f16 t1799_ = t1780_.v[0];
-            kf_f16 t1800_ = t1780_.v[1];
-            kf_f16 t1801_ = t1780_.v[2];
-            kf_f16 t1802_ = t1780_.v[3];
-            kf_f16x4 t1806_ = kf_f16x4{{t1799_, t1800_, t1801_, t1802_}};
-            kf_f32x4 t1807_ = kf_mma_f16(t1729_, t1806_, t1702_);
-            kf_f16 t1808_ = t1780_.v[4];
-            kf_f16 t1809_ = t1780_.v[5];
-            kf_f16 t1810_ = t1780_.v[6];
-            kf_f16 t1811_ = t1780_.v[7];
-            kf_f16x4 t1815_ = kf_f16x4{{t1808_, t1809_, t1810_, t1811_}};
-            kf_f32x4 t1816_ = kf_mma_f16(t1746_, t1815_, t1807_);
+            bool t3683_ = st_use_ == 2u;
+            unsigned t3686_ = st_use_ + 1u;
+            st_use_ = t3683_ ? 0u : t3686_;
+            kf_f32x4 t3689_ = kf_f32x4{{0.0f, 0.0f, 0.0f, 0.0f}};
+            kf_f32x4 t3692_ = kf_f32x4{{0.0f, 0.0f, 0.0f, 0.0f}};
+            unsigned t3719_ = ((r8_ + ((mi_ & 1u) << 3u)) * 136u) + ((mi_ >> 1u) << 3u);
+            kf_f16x8 t3720_ = kf_ldsm_x4<kf_f16x8>(&sm_[t3719_]);
+            unsigned t3736_ = (((r8_ + ((mi_ & 1u) << 3u)) * 136u) + 16u) + ((mi_ >> 1u) << 3u);
+            kf_f16x8 t3737_ = kf_ldsm_x4<kf_f16x8>(&sm_[t3736_]);
+            unsigned t3752_ = ((kb_ + (r8_ * 136u)) + ((mi_ & 1u) << 3u)) + ((mi_ >> 1u) << 4u);
+            kf_f16x8 t3753_ = kf_ldsm_x4<kf_f16x8>(&sm_[t3752_]);
+            unsigned t3770_ = ((kb_ + ((8u + r8_) * 136u)) + ((mi_ & 1u) << 3u)) + ((mi_ >> 1u) << 4u);
+            kf_f16x8 t3771_ = kf_ldsm_x4<kf_f16x8>(&sm_[t3770_]);
+            kf_f16 t3772_ = t3753_.v[0];
+            kf_f16 t3773_ = t3753_.v[1];
+            kf_f16 t3774_ = t3753_.v[2];
+            kf_f16 t3775_ = t3753_.v[3];
+            kf_f16x4 t3779_ = kf_f16x4{{t3772_, t3773_, t3774_, t3775_}};
+            kf_f32x4 t3780_ = kf_mma_f16(t3720_, t3779_, t3689_);
+            kf_f16 t3781_ = t3753_.v[4];
+            kf_f16 t3782_ = t3753_.v[5];
+            kf_f16 t3783_ = t3753_.v[6];
+            kf_f16 t3784_ = t3753_.v[7];
+            kf_f16x4 t3788_ = kf_f16x4{{t3781_, t3782_, t3783_, t3784_}};
+            kf_f32x4 t3789_ = kf_mma_f16(t3737_, t3788_, t3780_);
+            kf_f16 t3790_ = t3771_.v[0];
+            kf_f16 t3791_ = t3771_.v[1];
+            kf_f16 t3792_ = t3771_.v[2];
+            kf_f16 t3793_ = t3771_.v[3];
+            kf_f16x4 t3797_ = kf_f16x4{{t3790_, t3791_, t3792_, t3793_}};
+            kf_f32x4 t3798_ = kf_mma_f16(t3720_, t3797_, t3692_);
+            kf_f16 t3799_ = t3771_.v[4];
+            kf_f16 t3800_ = t3771_.v[5];
+            kf_f16 t3801_ = t3771_.v[6];
+            kf_f16 t3802_ = t3771_.v[7];
+            kf_f16x4 t3806_ = kf_f16x4{{t3799_, t3800_, t3801_, t3802_}};
+            kf_f32x4 t3807_ = kf_mma_f16(t3737_, t3806_, t3798_);
+            unsigned t3833_ = (((r8_ + ((mi_ & 1u) << 3u)) * 136u) + 32u) + ((mi_ >> 1u) << 3u);
+            kf_f16x8 t3834_ = kf_ldsm_x4<kf_f16x8>(&sm_[t3833_]);
+            unsigned t3850_ = ((((r8_ + ((mi_ & 1u) << 3u)) * 136u) + 32u) + 16u) + ((mi_ >> 1u) << 3u);
+            kf_f16x8 t3851_ = kf_ldsm_x4<kf_f16x8>(&sm_[t3850_]);
+            unsigned t3866_ = (((kb_ + (r8_ * 136u)) + 32u) + ((mi_ & 1u) << 3u)) + ((mi_ >> 1u) << 4u);
+            kf_f16x8 t3867_ = kf_ldsm_x4<kf_f16x8>(&sm_[t3866_]);
+            unsigned t3884_ = (((kb_ + ((8u + r8_) * 136u)) + 32u) + ((mi_ & 1u) << 3u)) + ((mi_ >> 1u) << 4u);
+            kf_f16x8 t3885_ = kf_ldsm_x4<kf_f16x8>(&sm_[t3884_]);
+            kf_f16 t3886_ = t3867_.v[0];
+            kf_f16 t3887_ = t3867_.v[1];
+            kf_f16 t3888_ = t3867_.v[2];
+            kf_f16 t3889_ = t3867_.v[3];
+            kf_f16x4 t3893_ = kf_f16x4{{t3886_, t3887_, t3888_, t3889_}};
+            kf_f32x4 t3894_ = kf_mma_f16(t3834_, t3893_, t3789_);
+            kf_f16 t3895_ = t3867_.v[4];
+            kf_f16 t3896_ = t3867_.v[5];
+            kf_f16 t3897_ = t3867_.v[6];
+            kf_f16 t3898_ = t3867_.v[7];
+            kf_f16x4 t3902_ = kf_f16x4{{t3895_, t3896_, t3897_, t3898_}};
+            kf_f32x4 t3903_ = kf_mma_f16(t3851_, t3902_, t3894_);
+            kf_f16 t3904_ = t3885_.v[0];
+            kf_f16 t3905_ = t3885_.v[1];
+            kf_f16 t3906_ = t3885_.v[2];
+            kf_f16 t3907_ = t3885_.v[3];
+            kf_f16x4 t3911_ = kf_f16x4{{t3904_, t3905_, t3906_, t3907_}};
+            kf_f32x4 t3912_ = kf_mma_f16(t3834_, t3911_, t3807_);
+            kf_f16 t3913_ = t3885_.v[4];
+            kf_f16 t3914_ = t3885_.v[5];
+            kf_f16 t3915_ = t3885_.v[6];
+            kf_f16 t3916_ = t3885_.v[7];
+            kf_f16x4 t3920_ = kf_f16x4{{t3913_, t3914_, t3915_, t3916_}};
+            kf_f32x4 t3921_ = kf_mma_f16(t3851_, t3920_, t3912_);
+            unsigned t3947_ = (((r8_ + ((mi_ & 1u) << 3u)) * 136u) + 64u) + ((mi_ >> 1u) << 3u);
+            kf_f16x8 t3948_ = kf_ldsm_x4<kf_f16x8>(&sm_[t3947_]);
+            unsigned t3964_ = ((((r8_ + ((mi_ & 1u) << 3u)) * 136u) + 64u) + 16u) + ((mi_ >> 1u) << 3u);
+            kf_f16x8 t3965_ = kf_ldsm_x4<kf_f16x8>(&sm_[t3964_]);
+            unsigned t3980_ = (((kb_ + (r8_ * 136u)) + 64u) + ((mi_ & 1u) << 3u)) + ((mi_ >> 1u) << 4u);
+            kf_f16x8 t3981_ = kf_ldsm_x4<kf_f16x8>(&sm_[t3980_]);
+            unsigned t3998_ = (((kb_ + ((8u + r8_) * 136u)) + 64u) + ((mi_ & 1u) << 3u)) + ((mi_ >> 1u) << 4u);
+            kf_f16x8 t3999_ = kf_ldsm_x4<kf_f16x8>(&sm_[t3998_]);
+            kf_f16 t4000_ = t3981_.v[0];
+            kf_f16 t4001_ = t3981_.v[1];
+            kf_f16 t4002_ = t3981_.v[2];
+            kf_f16 t4003_ = t3981_.v[3];
+            kf_f16x4 t4007_ = kf_f16x4{{t4000_, t4001_, t4002_, t4003_}};
+            kf_f32x4 t4008_ = kf_mma_f16(t3948_, t4007_, t3903_);
+            kf_f16 t4009_ = t3981_.v[4];
+            kf_f16 t4010_ = t3981_.v[5];
+            kf_f16 t4011_ = t3981_.v[6];
+            kf_f16 t4012_ = t3981_.v[7];
+            kf_f16x4 t4016_ = kf_f16x4{{t4009_, t4010_, t4011_, t4012_}};
+            kf_f32x4 t4017_ = kf_mma_f16(t3965_, t4016_, t4008_);
+            kf_f16 t4018_ = t3999_.v[0];
+            kf_f16 t4019_ = t3999_.v[1];
+            kf_f16 t4020_ = t3999_.v[2];
+            kf_f16 t4021_ = t3999_.v[3];
+            kf_f16x4 t4025_ = kf_f16x4{{t4018_, t4019_, t4020_, t4021_}};
+            kf_f32x4 t4026_ = kf_mma_f16(t3948_, t4025_, t3921_);
+            kf_f16 t4027_ = t3999_.v[4];
+            kf_f16 t4028_ = t3999_.v[5];
+            kf_f16 t4029_ = t3999_.v[6];
+            kf_f16 t4030_ = t3999_.v[7];
+            kf_f16x4 t4034_ = kf_f16x4{{t4027_, t4028_, t4029_, t4030_}};
+            kf_f32x4 t4035_ = kf_mma_f16(t3965_, t4034_, t4026_);
+            unsigned t4061_ = (((r8_ + ((mi_ & 1u) << 3u)) * 136u) + 96u) + ((mi_ >> 1u) << 3u);
+            kf_f16x8 t4062_ = kf_ldsm_x4<kf_f16x8>(&sm_[t4061_]);
+            unsigned t4078_ = ((((r8_ + ((mi_ & 1u) << 3u)) * 136u) + 96u) + 16u) + ((mi_ >> 1u) << 3u);
+            kf_f16x8 t4079_ = kf_ldsm_x4<kf_f16x8>(&sm_[t4078_]);
+            unsigned t4094_ = (((kb_ + (r8_ * 136u)) + 96u) + ((mi_ & 1u) << 3u)) + ((mi_ >> 1u) << 4u);
+            kf_f16x8 t4095_ = kf_ldsm_x4<kf_f16x8>(&sm_[t4094_]);
+            unsigned t4112_ = (((kb_ + ((8u + r8_) * 136u)) + 96u) + ((mi_ & 1u) << 3u)) + ((mi_ >> 1u) << 4u);
+            kf_f16x8 t4113_ = kf_ldsm_x4<kf_f16x8>(&sm_[t4112_]);
+            kf_f16 t4114_ = t4095_.v[0];
+            kf_f16 t4115_ = t4095_.v[1];
+            kf_f16 t4116_ = t4095_.v[2];
+            kf_f16 t4117_ = t4095_.v[3];
+            kf_f16x4 t4121_ = kf_f16x4{{t4114_, t4115_, t4116_, t4117_}};
+            kf_f32x4 t4122_ = kf_mma_f16(t4062_, t4121_, t4017_);
+            kf_f16 t4123_ = t4095_.v[4];
+            kf_f16 t4124_ = t4095_.v[5];
+            kf_f16 t4125_ = t4095_.v[6];
+            kf_f16 t4126_ = t4095_.v[7];
+            kf_f16x4 t4130_ = kf_f16x4{{t4123_, t4124_, t4125_, t4126_}};
+            kf_f32x4 t4131_ = kf_mma_f16(t4079_, t4130_, t4122_);
+            kf_f16 t4132_ = t4113_.v[0];
+            kf_f16 t4133_ = t4113_.v[1];
+            kf_f16 t4134_ = t4113_.v[2];
+            kf_f16 t4135_ = t4113_.v[3];
+            kf_f16x4 t4139_ = kf_f16x4{{t4132_, t4133_, t4134_, t4135_}};
+            kf_f32x4 t4140_ = kf_mma_f16(t4062_, t4139_, t4035_);
+            kf_f16 t4141_ = t4113_.v[4];
+            kf_f16 t4142_ = t4113_.v[5];
+            kf_f16 t4143_ = t4113_.v[6];
+            kf_f16 t4144_ = t4113_.v[7];
+            kf_f16x4 t4148_ = kf_f16x4{{t4141_, t4142_, t4143_, t4144_}};
+            kf_f32x4 t4149_ = kf_mma_f16(t4079_, t4148_, t4140_);
             unsigned pb_3_ = ((p0_ + (it_ << 5u)) + (w_ << 4u)) + (qd_ << 1u);
-            bool t1826_ = pb_3_ < p1_;
-            float t1829_ = __fmul_rn(t1798_.v[0], 0.12751743f);
-            float t1831_ = t1826_ ? t1829_ : __uint_as_float(0xff800000u);
-            bool t1834_ = (pb_3_ + 1u) < p1_;
-            float t1837_ = __fmul_rn(t1798_.v[1], 0.12751743f);
-            float t1839_ = t1834_ ? t1837_ : __uint_as_float(0xff800000u);
-            bool t1842_ = (pb_3_ + 8u) < p1_;
-            float t1845_ = __fmul_rn(t1816_.v[0], 0.12751743f);
-            float t1847_ = t1842_ ? t1845_ : __uint_as_float(0xff800000u);
-            bool t1850_ = (pb_3_ + 9u) < p1_;
-            float t1853_ = __fmul_rn(t1816_.v[1], 0.12751743f);
-            float t1855_ = t1850_ ? t1853_ : __uint_as_float(0xff800000u);
-            float t1867_ = fmaxf(fmaxf(t1831_, t1839_), fmaxf(t1847_, t1855_));
-            if (__any_sync(kf_warp_mask(kf_wn), (t1867_ > __fadd_rn(m_run_, 8.0f))) != 0) {
-                float t1875_ = fmaxf(t1867_, kf_shfl_xor(t1867_, 1u, kf_wn));
-                float t1878_ = fmaxf(t1875_, kf_shfl_xor(t1875_, 2u, kf_wn));
-                bool need_ = t1878_ > __fadd_rn(m_run_, 8.0f);
-                float mnew_ = need_ ? t1878_ : m_run_;
-                float t1884_ = kf_exp2_approx(__fsub_rn(m_run_, mnew_));
-                float corr_ = need_ ? t1884_ : 1.0f;
+            bool t4159_ = pb_3_ < p1_;
+            float t4162_ = __fmul_rn(t4131_.v[0], 0.12751743f);
+            float t4164_ = t4159_ ? t4162_ : __uint_as_float(0xff800000u);
+            bool t4167_ = (pb_3_ + 1u) < p1_;
+            float t4170_ = __fmul_rn(t4131_.v[1], 0.12751743f);
+            float t4172_ = t4167_ ? t4170_ : __uint_as_float(0xff800000u);
+            bool t4175_ = (pb_3_ + 8u) < p1_;
+            float t4178_ = __fmul_rn(t4149_.v[0], 0.12751743f);
+            float t4180_ = t4175_ ? t4178_ : __uint_as_float(0xff800000u);
+            bool t4183_ = (pb_3_ + 9u) < p1_;
+            float t4186_ = __fmul_rn(t4149_.v[1], 0.12751743f);
+            float t4188_ = t4183_ ? t4186_ : __uint_as_float(0xff800000u);
+            float t4200_ = fmaxf(fmaxf(t4164_, t4172_), fmaxf(t4180_, t4188_));
+            if (__any_sync(kf_warp_mask(kf_wn), (t4200_ > __fadd_rn(m_run_, 8.0f))) != 0) {
+                float t4208_ = fmaxf(t4200_, kf_shfl_xor(t4200_, 1u, kf_wn));
+                float t4211_ = fmaxf(t4208_, kf_shfl_xor(t4208_, 2u, kf_wn));
+                bool need_ = t4211_ > __fadd_rn(m_run_, 8.0f);
+                float mnew_ = need_ ? t4211_ : m_run_;
+                float t4217_ = kf_exp2_approx(__fsub_rn(m_run_, mnew_));
+                float corr_ = need_ ? t4217_ : 1.0f;
                 l_run_ = __fmul_rn(l_run_, corr_);
                 m_run_ = mnew_;
                 float ca_ = kf_shfl(corr_, qd_ << 3u, kf_wn);
                 float cb_ = kf_shfl(corr_, (qd_ << 3u) + 4u, kf_wn);
-                float t1900_ = __fmul_rn(o_2_[0u].v[0], ca_);
-                float t1904_ = __fmul_rn(o_2_[0u].v[1], cb_);
-                float t1908_ = __fmul_rn(o_2_[0u].v[2], ca_);
-                float t1912_ = __fmul_rn(o_2_[0u].v[3], cb_);
-                kf_f32x4 t1916_ = kf_f32x4{{t1900_, t1904_, t1908_, t1912_}};
-                o_2_[0u] = t1916_;
-                float t1921_ = __fmul_rn(o_2_[1u].v[0], ca_);
-                float t1925_ = __fmul_rn(o_2_[1u].v[1], cb_);
-                float t1929_ = __fmul_rn(o_2_[1u].v[2], ca_);
-                float t1933_ = __fmul_rn(o_2_[1u].v[3], cb_);
-                kf_f32x4 t1937_ = kf_f32x4{{t1921_, t1925_, t1929_, t1933_}};
-                o_2_[1u] = t1937_;
-                float t1942_ = __fmul_rn(o_2_[2u].v[0], ca_);
-                float t1946_ = __fmul_rn(o_2_[2u].v[1], cb_);
-                float t1950_ = __fmul_rn(o_2_[2u].v[2], ca_);
-                float t1954_ = __fmul_rn(o_2_[2u].v[3], cb_);
-                kf_f32x4 t1958_ = kf_f32x4{{t1942_, t1946_, t1950_, t1954_}};
-                o_2_[2u] = t1958_;
-                float t1963_ = __fmul_rn(o_2_[3u].v[0], ca_);
-                float t1967_ = __fmul_rn(o_2_[3u].v[1], cb_);
-                float t1971_ = __fmul_rn(o_2_[3u].v[2], ca_);
-                float t1975_ = __fmul_rn(o_2_[3u].v[3], cb_);
-                kf_f32x4 t1979_ = kf_f32x4{{t1963_, t1967_, t1971_, t1975_}};
-                o_2_[3u] = t1979_;
-                float t1984_ = __fmul_rn(o_2_[4u].v[0], ca_);
-                float t1988_ = __fmul_rn(o_2_[4u].v[1], cb_);
-                float t1992_ = __fmul_rn(o_2_[4u].v[2], ca_);
-                float t1996_ = __fmul_rn(o_2_[4u].v[3], cb_);
-                kf_f32x4 t2000_ = kf_f32x4{{t1984_, t1988_, t1992_, t1996_}};
-                o_2_[4u] = t2000_;
-                float t2005_ = __fmul_rn(o_2_[5u].v[0], ca_);
-                float t2009_ = __fmul_rn(o_2_[5u].v[1], cb_);
-                float t2013_ = __fmul_rn(o_2_[5u].v[2], ca_);
-                float t2017_ = __fmul_rn(o_2_[5u].v[3], cb_);
-                kf_f32x4 t2021_ = kf_f32x4{{t2005_, t2009_, t2013_, t2017_}};
-                o_2_[5u] = t2021_;
-                float t2026_ = __fmul_rn(o_2_[6u].v[0], ca_);
-                float t2030_ = __fmul_rn(o_2_[6u].v[1], cb_);
-                float t2034_ = __fmul_rn(o_2_[6u].v[2], ca_);
-                float t2038_ = __fmul_rn(o_2_[6u].v[3], cb_);
-                kf_f32x4 t2042_ = kf_f32x4{{t2026_, t2030_, t2034_, t2038_}};
-                o_2_[6u] = t2042_;
-                float t2047_ = __fmul_rn(o_2_[7u].v[0], ca_);
-                float t2051_ = __fmul_rn(o_2_[7u].v[1], cb_);
-                float t2055_ = __fmul_rn(o_2_[7u].v[2], ca_);
-                float t2059_ = __fmul_rn(o_2_[7u].v[3], cb_);
-                kf_f32x4 t2063_ = kf_f32x4{{t2047_, t2051_, t2055_, t2059_}};
-                o_2_[7u] = t2063_;
+                float t4233_ = __fmul_rn(o_2_[0u].v[0], ca_);
+                float t4237_ = __fmul_rn(o_2_[0u].v[1], cb_);
+                float t4241_ = __fmul_rn(o_2_[0u].v[2], ca_);
+                float t4245_ = __fmul_rn(o_2_[0u].v[3], cb_);
+                kf_f32x4 t4249_ = kf_f32x4{{t4233_, t4237_, t4241_, t4245_}};
+                o_2_[0u] = t4249_;
+                float t4254_ = __fmul_rn(o_2_[1u].v[0], ca_);
+                float t4258_ = __fmul_rn(o_2_[1u].v[1], cb_);
+                float t4262_ = __fmul_rn(o_2_[1u].v[2], ca_);
+                float t4266_ = __fmul_rn(o_2_[1u].v[3], cb_);
+                kf_f32x4 t4270_ = kf_f32x4{{t4254_, t4258_, t4262_, t4266_}};
+                o_2_[1u] = t4270_;
+                float t4275_ = __fmul_rn(o_2_[2u].v[0], ca_);
+                float t4279_ = __fmul_rn(o_2_[2u].v[1], cb_);
+                float t4283_ = __fmul_rn(o_2_[2u].v[2], ca_);
+                float t4287_ = __fmul_rn(o_2_[2u].v[3], cb_);
+                kf_f32x4 t4291_ = kf_f32x4{{t4275_, t4279_, t4283_, t4287_}};
+                o_2_[2u] = t4291_;
+                float t4296_ = __fmul_rn(o_2_[3u].v[0], ca_);
+                float t4300_ = __fmul_rn(o_2_[3u].v[1], cb_);
+                float t4304_ = __fmul_rn(o_2_[3u].v[2], ca_);
+                float t4308_ = __fmul_rn(o_2_[3u].v[3], cb_);
+                kf_f32x4 t4312_ = kf_f32x4{{t4296_, t4300_, t4304_, t4308_}};
+                o_2_[3u] = t4312_;
+                float t4317_ = __fmul_rn(o_2_[4u].v[0], ca_);
+                float t4321_ = __fmul_rn(o_2_[4u].v[1], cb_);
+                float t4325_ = __fmul_rn(o_2_[4u].v[2], ca_);
+                float t4329_ = __fmul_rn(o_2_[4u].v[3], cb_);
+                kf_f32x4 t4333_ = kf_f32x4{{t4317_, t4321_, t4325_, t4329_}};
+                o_2_[4u] = t4333_;
+                float t4338_ = __fmul_rn(o_2_[5u].v[0], ca_);
+                float t4342_ = __fmul_rn(o_2_[5u].v[1], cb_);
+                float t4346_ = __fmul_rn(o_2_[5u].v[2], ca_);
+                float t4350_ = __fmul_rn(o_2_[5u].v[3], cb_);
+                kf_f32x4 t4354_ = kf_f32x4{{t4338_, t4342_, t4346_, t4350_}};
+                o_2_[5u] = t4354_;
+                float t4359_ = __fmul_rn(o_2_[6u].v[0], ca_);
+                float t4363_ = __fmul_rn(o_2_[6u].v[1], cb_);
+                float t4367_ = __fmul_rn(o_2_[6u].v[2], ca_);
+                float t4371_ = __fmul_rn(o_2_[6u].v[3], cb_);
+                kf_f32x4 t4375_ = kf_f32x4{{t4359_, t4363_, t4367_, t4371_}};
+                o_2_[6u] = t4375_;
+                float t4380_ = __fmul_rn(o_2_[7u].v[0], ca_);
+                float t4384_ = __fmul_rn(o_2_[7u].v[1], cb_);
+                float t4388_ = __fmul_rn(o_2_[7u].v[2], ca_);
+                float t4392_ = __fmul_rn(o_2_[7u].v[3], cb_);
+                kf_f32x4 t4396_ = kf_f32x4{{t4380_, t4384_, t4388_, t4392_}};
+                o_2_[7u] = t4396_;
             }
             float ms_ = (m_run_ == __uint_as_float(0xff800000u)) ? 0.0f : m_run_;
-            float t2070_ = kf_exp2_approx(__fsub_rn(t1831_, ms_));
-            float t2073_ = kf_exp2_approx(__fsub_rn(t1839_, ms_));
-            float t2076_ = kf_exp2_approx(__fsub_rn(t1847_, ms_));
-            float t2079_ = kf_exp2_approx(__fsub_rn(t1855_, ms_));
-            l_run_ = __fadd_rn(l_run_, __fadd_rn(__fadd_rn(t2070_, t2073_), __fadd_rn(t2076_, t2079_)));
-            kf_f16 t2093_ = kf_f16_from_f32(t2070_);
-            kf_f16 t2095_ = kf_f16_from_f32(t2073_);
-            kf_f16 t2097_ = kf_f16_from_f32(t2076_);
-            kf_f16 t2099_ = kf_f16_from_f32(t2079_);
-            kf_f16x4 hi_ = kf_f16x4{{t2093_, t2095_, t2097_, t2099_}};
-            kf_f16 t2108_ = kf_f16_from_f32(__fsub_rn(t2070_, kf_f16_to_f32(t2093_)));
-            kf_f16 t2113_ = kf_f16_from_f32(__fsub_rn(t2073_, kf_f16_to_f32(t2095_)));
-            kf_f16 t2118_ = kf_f16_from_f32(__fsub_rn(t2076_, kf_f16_to_f32(t2097_)));
-            kf_f16 t2123_ = kf_f16_from_f32(__fsub_rn(t2079_, kf_f16_to_f32(t2099_)));
-            kf_f16x4 lo_ = kf_f16x4{{t2108_, t2113_, t2118_, t2123_}};
-            unsigned t2145_ = (vb_ + ((r8_ + ((mi_ >> 1u) << 3u)) * 136u)) + ((mi_ & 1u) << 3u);
-            kf_f16x8 t2146_ = kf_ldsm_x4_trans<kf_f16x8>(&sm_[t2145_]);
-            kf_f32x4 t2149_ = o_2_[0u];
-            kf_f32x4 t2150_ = kf_mma_f16(t2146_, hi_, t2149_);
-            o_2_[0u] = t2150_;
-            kf_f32x4 t2153_ = o_2_[0u];
-            kf_f32x4 t2154_ = kf_mma_f16(t2146_, lo_, t2153_);
-            o_2_[0u] = t2154_;
-            unsigned t2172_ = ((vb_ + ((r8_ + ((mi_ >> 1u) << 3u)) * 136u)) + 16u) + ((mi_ & 1u) << 3u);
-            kf_f16x8 t2173_ = kf_ldsm_x4_trans<kf_f16x8>(&sm_[t2172_]);
-            kf_f32x4 t2176_ = o_2_[1u];
-            kf_f32x4 t2177_ = kf_mma_f16(t2173_, hi_, t2176_);
-            o_2_[1u] = t2177_;
-            kf_f32x4 t2180_ = o_2_[1u];
-            kf_f32x4 t2181_ = kf_mma_f16(t2173_, lo_, t2180_);
-            o_2_[1u] = t2181_;
-            unsigned t2199_ = ((vb_ + ((r8_ + ((mi_ >> 1u) << 3u)) * 136u)) + 32u) + ((mi_ & 1u) << 3u);
-            kf_f16x8 t2200_ = kf_ldsm_x4_trans<kf_f16x8>(&sm_[t2199_]);
-            kf_f32x4 t2203_ = o_2_[2u];
-            kf_f32x4 t2204_ = kf_mma_f16(t2200_, hi_, t2203_);
-            o_2_[2u] = t2204_;
-            kf_f32x4 t2207_ = o_2_[2u];
-            kf_f32x4 t2208_ = kf_mma_f16(t2200_, lo_, t2207_);
-            o_2_[2u] = t2208_;
-            unsigned t2226_ = ((vb_ + ((r8_ + ((mi_ >> 1u) << 3u)) * 136u)) + 48u) + ((mi_ & 1u) << 3u);
-            kf_f16x8 t2227_ = kf_ldsm_x4_trans<kf_f16x8>(&sm_[t2226_]);
-            kf_f32x4 t2230_ = o_2_[3u];
-            kf_f32x4 t2231_ = kf_mma_f16(t2227_, hi_, t2230_);
-            o_2_[3u] = t2231_;
-            kf_f32x4 t2234_ = o_2_[3u];
-            kf_f32x4 t2235_ = kf_mma_f16(t2227_, lo_, t2234_);
-            o_2_[3u] = t2235_;
-            unsigned t2253_ = ((vb_ + ((r8_ + ((mi_ >> 1u) << 3u)) * 136u)) + 64u) + ((mi_ & 1u) << 3u);
-            kf_f16x8 t2254_ = kf_ldsm_x4_trans<kf_f16x8>(&sm_[t2253_]);
-            kf_f32x4 t2257_ = o_2_[4u];
-            kf_f32x4 t2258_ = kf_mma_f16(t2254_, hi_, t2257_);
-            o_2_[4u] = t2258_;
-            kf_f32x4 t2261_ = o_2_[4u];
-            kf_f32x4 t2262_ = kf_mma_f16(t2254_, lo_, t2261_);
-            o_2_[4u] = t2262_;
-            unsigned t2280_ = ((vb_ + ((r8_ + ((mi_ >> 1u) << 3u)) * 136u)) + 80u) + ((mi_ & 1u) << 3u);
-            kf_f16x8 t2281_ = kf_ldsm_x4_trans<kf_f16x8>(&sm_[t2280_]);
-            kf_f32x4 t2284_ = o_2_[5u];
-            kf_f32x4 t2285_ = kf_mma_f16(t2281_, hi_, t2284_);
-            o_2_[5u] = t2285_;
-            kf_f32x4 t2288_ = o_2_[5u];
-            kf_f32x4 t2289_ = kf_mma_f16(t2281_, lo_, t2288_);
-            o_2_[5u] = t2289_;
-            unsigned t2307_ = ((vb_ + ((r8_ + ((mi_ >> 1u) << 3u)) * 136u)) + 96u) + ((mi_ & 1u) << 3u);
-            kf_f16x8 t2308_ = kf_ldsm_x4_trans<kf_f16x8>(&sm_[t2307_]);
-            kf_f32x4 t2311_ = o_2_[6u];
-            kf_f32x4 t2312_ = kf_mma_f16(t2308_, hi_, t2311_);
-            o_2_[6u] = t2312_;
-            kf_f32x4 t2315_ = o_2_[6u];
-            kf_f32x4 t2316_ = kf_mma_f16(t2308_, lo_, t2315_);
-            o_2_[6u] = t2316_;
-            unsigned t2334_ = ((vb_ + ((r8_ + ((mi_ >> 1u) << 3u)) * 136u)) + 112u) + ((mi_ & 1u) << 3u);
-            kf_f16x8 t2335_ = kf_ldsm_x4_trans<kf_f16x8>(&sm_[t2334_]);
-            kf_f32x4 t2338_ = o_2_[7u];
-            kf_f32x4 t2339_ = kf_mma_f16(t2335_, hi_, t2338_);
-            o_2_[7u] = t2339_;
-            kf_f32x4 t2342_ = o_2_[7u];
-            kf_f32x4 t2343_ = kf_mma_f16(t2335_, lo_, t2342_);
-            o_2_[7u] = t2343_;
+            float t4403_ = kf_exp2_approx(__fsub_rn(t4164_, ms_));
+            float t4406_ = kf_exp2_approx(__fsub_rn(t4172_, ms_));
+            float t4409_ = kf_exp2_approx(__fsub_rn(t4180_, ms_));
+            float t4412_ = kf_exp2_approx(__fsub_rn(t4188_, ms_));
+            l_run_ = __fadd_rn(l_run_, __fadd_rn(__fadd_rn(t4403_, t4406_), __fadd_rn(t4409_, t4412_)));
+            kf_f16 t4426_ = kf_f16_from_f32(t4403_);
+            kf_f16 t4428_ = kf_f16_from_f32(t4406_);
+            kf_f16 t4430_ = kf_f16_from_f32(t4409_);
+            kf_f16 t4432_ = kf_f16_from_f32(t4412_);
+            kf_f16x4 hi_ = kf_f16x4{{t4426_, t4428_, t4430_, t4432_}};
+            kf_f16 t4441_ = kf_f16_from_f32(__fsub_rn(t4403_, kf_f16_to_f32(t4426_)));
+            kf_f16 t4446_ = kf_f16_from_f32(__fsub_rn(t4406_, kf_f16_to_f32(t4428_)));
+            kf_f16 t4451_ = kf_f16_from_f32(__fsub_rn(t4409_, kf_f16_to_f32(t4430_)));
+            kf_f16 t4456_ = kf_f16_from_f32(__fsub_rn(t4412_, kf_f16_to_f32(t4432_)));
+            kf_f16x4 lo_ = kf_f16x4{{t4441_, t4446_, t4451_, t4456_}};
+            unsigned t4478_ = (vb_ + ((r8_ + ((mi_ >> 1u) << 3u)) * 136u)) + ((mi_ & 1u) << 3u);
+            kf_f16x8 t4479_ = kf_ldsm_x4_trans<kf_f16x8>(&sm_[t4478_]);
+            kf_f32x4 t4482_ = o_2_[0u];
+            kf_f32x4 t4483_ = kf_mma_f16(t4479_, hi_, t4482_);
+            o_2_[0u] = t4483_;
+            kf_f32x4 t4486_ = o_2_[0u];
+            kf_f32x4 t4487_ = kf_mma_f16(t4479_, lo_, t4486_);
+            o_2_[0u] = t4487_;
+            unsigned t4505_ = ((vb_ + ((r8_ + ((mi_ >> 1u) << 3u)) * 136u)) + 16u) + ((mi_ & 1u) << 3u);
+            kf_f16x8 t4506_ = kf_ldsm_x4_trans<kf_f16x8>(&sm_[t4505_]);
+            kf_f32x4 t4509_ = o_2_[1u];
+            kf_f32x4 t4510_ = kf_mma_f16(t4506_, hi_, t4509_);
+            o_2_[1u] = t4510_;
+            kf_f32x4 t4513_ = o_2_[1u];
+            kf_f32x4 t4514_ = kf_mma_f16(t4506_, lo_, t4513_);
+            o_2_[1u] = t4514_;
+            unsigned t4532_ = ((vb_ + ((r8_ + ((mi_ >> 1u) << 3u)) * 136u)) + 32u) + ((mi_ & 1u) << 3u);
+            kf_f16x8 t4533_ = kf_ldsm_x4_trans<kf_f16x8>(&sm_[t4532_]);
+            kf_f32x4 t4536_ = o_2_[2u];
+            kf_f32x4 t4537_ = kf_mma_f16(t4533_, hi_, t4536_);
+            o_2_[2u] = t4537_;
+            kf_f32x4 t4540_ = o_2_[2u];
+            kf_f32x4 t4541_ = kf_mma_f16(t4533_, lo_, t4540_);
+            o_2_[2u] = t4541_;
+            unsigned t4559_ = ((vb_ + ((r8_ + ((mi_ >> 1u) << 3u)) * 136u)) + 48u) + ((mi_ & 1u) << 3u);
+            kf_f16x8 t4560_ = kf_ldsm_x4_trans<kf_f16x8>(&sm_[t4559_]);
+            kf_f32x4 t4563_ = o_2_[3u];
+            kf_f32x4 t4564_ = kf_mma_f16(t4560_, hi_, t4563_);
+            o_2_[3u] = t4564_;
+            kf_f32x4 t4567_ = o_2_[3u];
+            kf_f32x4 t4568_ = kf_mma_f16(t4560_, lo_, t4567_);
+            o_2_[3u] = t4568_;
+            unsigned t4586_ = ((vb_ + ((r8_ + ((mi_ >> 1u) << 3u)) * 136u)) + 64u) + ((mi_ & 1u) << 3u);
+            kf_f16x8 t4587_ = kf_ldsm_x4_trans<kf_f16x8>(&sm_[t4586_]);
+            kf_f32x4 t4590_ = o_2_[4u];
+            kf_f32x4 t4591_ = kf_mma_f16(t4587_, hi_, t4590_);
+            o_2_[4u] = t4591_;
+            kf_f32x4 t4594_ = o_2_[4u];
+            kf_f32x4 t4595_ = kf_mma_f16(t4587_, lo_, t4594_);
+            o_2_[4u] = t4595_;
+            unsigned t4613_ = ((vb_ + ((r8_ + ((mi_ >> 1u) << 3u)) * 136u)) + 80u) + ((mi_ & 1u) << 3u);
+            kf_f16x8 t4614_ = kf_ldsm_x4_trans<kf_f16x8>(&sm_[t4613_]);
+            kf_f32x4 t4617_ = o_2_[5u];
+            kf_f32x4 t4618_ = kf_mma_f16(t4614_, hi_, t4617_);
+            o_2_[5u] = t4618_;
+            kf_f32x4 t4621_ = o_2_[5u];
+            kf_f32x4 t4622_ = kf_mma_f16(t4614_, lo_, t4621_);
+            o_2_[5u] = t4622_;
+            unsigned t4640_ = ((vb_ + ((r8_ + ((mi_ >> 1u) << 3u)) * 136u)) + 96u) + ((mi_ & 1u) << 3u);
+            kf_f16x8 t4641_ = kf_ldsm_x4_trans<kf_f16x8>(&sm_[t4640_]);
+            kf_f32x4 t4644_ = o_2_[6u];
+            kf_f32x4 t4645_ = kf_mma_f16(t4641_, hi_, t4644_);
+            o_2_[6u] = t4645_;
+            kf_f32x4 t4648_ = o_2_[6u];
+            kf_f32x4 t4649_ = kf_mma_f16(t4641_, lo_, t4648_);
+            o_2_[6u] = t4649_;
+            unsigned t4667_ = ((vb_ + ((r8_ + ((mi_ >> 1u) << 3u)) * 136u)) + 112u) + ((mi_ & 1u) << 3u);
+            kf_f16x8 t4668_ = kf_ldsm_x4_trans<kf_f16x8>(&sm_[t4667_]);
+            kf_f32x4 t4671_ = o_2_[7u];
+            kf_f32x4 t4672_ = kf_mma_f16(t4668_, hi_, t4671_);
+            o_2_[7u] = t4672_;
+            kf_f32x4 t4675_ = o_2_[7u];
+            kf_f32x4 t4676_ = kf_mma_f16(t4668_, lo_, t4675_);
+            o_2_[7u] = t4676_;
         }
         kf_cp_async_wait<0>();
         __syncthreads();
-        float t2347_ = __fadd_rn(l_run_, kf_shfl_xor(l_run_, 1u, kf_wn));
-        l_run_ = t2347_;
-        float t2350_ = __fadd_rn(t2347_, kf_shfl_xor(t2347_, 2u, kf_wn));
-        l_run_ = t2350_;
-        bool t2355_ = qd_ == 0u;
-        bool t2356_ = t2355_;
-        if (t2355_) {
-            t2356_ = gr_ < 8u;
+        float t4681_ = __fadd_rn(l_run_, kf_shfl_xor(l_run_, 1u, kf_wn));
+        l_run_ = t4681_;
+        float t4684_ = __fadd_rn(t4681_, kf_shfl_xor(t4681_, 2u, kf_wn));
+        l_run_ = t4684_;
+        bool t4689_ = qd_ == 0u;
+        bool t4690_ = t4689_;
+        if (t4689_) {
+            t4690_ = gr_ < 8u;
         }
-        if (t2356_) {
+        if (t4690_) {
             ((float*)sm_)[(w_ << 3u) + gr_] = m_run_;
-            ((float*)sm_)[(16u + (w_ << 3u)) + gr_] = t2350_;
+            ((float*)sm_)[(16u + (w_ << 3u)) + gr_] = t4684_;
         }
         if ((qd_ << 1u) < 8u) {
             ((float*)sm_)[(32u + (((w_ << 3u) + (qd_ << 1u)) << 7u)) + gr_] = o_2_[0u].v[0];
@@ -2052,52 +5174,52 @@ sdpa_decode_fused(const kf_f16* __restrict__ q_, const kf_f16* __restrict__ kc_,
         __syncthreads();
         unsigned ns_ = (l_ / split_) + (((l_ % split_) != 0u) ? 1u : 0u);
         kf_f32x4* po4_ = (kf_f32x4*)po_;
-        unsigned t3579_ = nh_ << 5u;
+        unsigned t5913_ = nh_ << 5u;
         #pragma unroll 1
-        for (unsigned t_ = threadIdx.x; t_ < t3579_; t_ = t_ + 64u) {
+        for (unsigned t_ = threadIdx.x; t_ < t5913_; t_ = t_ + 64u) {
             unsigned gi_ = t_ >> 5u;
             unsigned d4_ = t_ & 31u;
-            float t3596_ = fmaxf(fmaxf(__uint_as_float(0xff800000u), ((float*)sm_)[gi_]), ((float*)sm_)[8u + gi_]);
-            float a_ = kf_exp2_approx(__fsub_rn(((float*)sm_)[gi_], t3596_));
-            float t3610_ = __fmaf_rn(((float*)sm_)[16u + gi_], a_, 0.0f);
-            unsigned t3617_ = (8u + (gi_ << 5u)) + d4_;
-            kf_f32x4 v_ = ((kf_f32x4*)sm_)[t3617_];
-            float t3621_ = __fmaf_rn(v_.v[0], a_, 0.0f);
-            float t3624_ = __fmaf_rn(v_.v[1], a_, 0.0f);
-            float t3627_ = __fmaf_rn(v_.v[2], a_, 0.0f);
-            float t3630_ = __fmaf_rn(v_.v[3], a_, 0.0f);
-            float a_2_ = kf_exp2_approx(__fsub_rn(((float*)sm_)[8u + gi_], t3596_));
-            float t3643_ = __fmaf_rn(((float*)sm_)[24u + gi_], a_2_, t3610_);
-            unsigned t3650_ = (8u + ((8u + gi_) << 5u)) + d4_;
-            kf_f32x4 v_2_ = ((kf_f32x4*)sm_)[t3650_];
-            float t3654_ = __fmaf_rn(v_2_.v[0], a_2_, t3621_);
-            float t3657_ = __fmaf_rn(v_2_.v[1], a_2_, t3624_);
-            float t3660_ = __fmaf_rn(v_2_.v[2], a_2_, t3627_);
-            float t3663_ = __fmaf_rn(v_2_.v[3], a_2_, t3630_);
+            float t5930_ = fmaxf(fmaxf(__uint_as_float(0xff800000u), ((float*)sm_)[gi_]), ((float*)sm_)[8u + gi_]);
+            float a_ = kf_exp2_approx(__fsub_rn(((float*)sm_)[gi_], t5930_));
+            float t5944_ = __fmaf_rn(((float*)sm_)[16u + gi_], a_, 0.0f);
+            unsigned t5951_ = (8u + (gi_ << 5u)) + d4_;
+            kf_f32x4 v_ = ((kf_f32x4*)sm_)[t5951_];
+            float t5955_ = __fmaf_rn(v_.v[0], a_, 0.0f);
+            float t5958_ = __fmaf_rn(v_.v[1], a_, 0.0f);
+            float t5961_ = __fmaf_rn(v_.v[2], a_, 0.0f);
+            float t5964_ = __fmaf_rn(v_.v[3], a_, 0.0f);
+            float a_2_ = kf_exp2_approx(__fsub_rn(((float*)sm_)[8u + gi_], t5930_));
+            float t5977_ = __fmaf_rn(((float*)sm_)[24u + gi_], a_2_, t5944_);
+            unsigned t5984_ = (8u + ((8u + gi_) << 5u)) + d4_;
+            kf_f32x4 v_2_ = ((kf_f32x4*)sm_)[t5984_];
+            float t5988_ = __fmaf_rn(v_2_.v[0], a_2_, t5955_);
+            float t5991_ = __fmaf_rn(v_2_.v[1], a_2_, t5958_);
+            float t5994_ = __fmaf_rn(v_2_.v[2], a_2_, t5961_);
+            float t5997_ = __fmaf_rn(v_2_.v[3], a_2_, t5964_);
             unsigned slot_ = ((((bi_2_ * h_) + hq0_) + gi_) * ns_) + blockIdx.x;
-            unsigned t3676_ = (slot_ << 5u) + d4_;
-            float t3678_ = __fdiv_rn(t3654_, t3643_);
-            float t3680_ = __fdiv_rn(t3657_, t3643_);
-            float t3682_ = __fdiv_rn(t3660_, t3643_);
-            float t3684_ = __fdiv_rn(t3663_, t3643_);
-            kf_f32x4 t3688_ = kf_f32x4{{t3678_, t3680_, t3682_, t3684_}};
-            po4_[t3676_] = t3688_;
+            unsigned t6010_ = (slot_ << 5u) + d4_;
+            float t6012_ = __fdiv_rn(t5988_, t5977_);
+            float t6014_ = __fdiv_rn(t5991_, t5977_);
+            float t6016_ = __fdiv_rn(t5994_, t5977_);
+            float t6018_ = __fdiv_rn(t5997_, t5977_);
+            kf_f32x4 t6022_ = kf_f32x4{{t6012_, t6014_, t6016_, t6018_}};
+            po4_[t6010_] = t6022_;
             if (d4_ == 0u) {
-                plse_[slot_] = __fadd_rn(t3596_, kf_log2_approx(t3643_));
+                plse_[slot_] = __fadd_rn(t5930_, kf_log2_approx(t5977_));
             }
         }
-        t44_ = true;
+        t46_ = true;
     }
-    if (!t44_) {
-        bool t3697_ = len_ == 0u;
-        bool t3698_ = t3697_;
-        if (t3697_) {
-            t3698_ = blockIdx.x == 0u;
+    if (!t46_) {
+        bool t6031_ = len_ == 0u;
+        bool t6032_ = t6031_;
+        if (t6031_) {
+            t6032_ = blockIdx.x == 0u;
         }
-        if (t3698_) {
-            unsigned t3705_ = t37_ << 5u;
+        if (t6032_) {
+            unsigned t6039_ = t37_ << 5u;
             #pragma unroll 1
-            for (unsigned t_2_ = threadIdx.x; t_2_ < t3705_; t_2_ = t_2_ + 64u) {
+            for (unsigned t_2_ = threadIdx.x; t_2_ < t6039_; t_2_ = t_2_ + 64u) {
                 o4_[(((bi_ * h_) + t30_) << 5u) + t_2_] = kf_f16x4{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
             }
         }
@@ -2121,206 +5243,206 @@ sdpa_decode_fused(const kf_f16* __restrict__ q_, const kf_f16* __restrict__ kc_,
         return;
     }
     kf_f32x4* po4_2_ = (kf_f32x4*)po_;
-    unsigned t3752_ = t37_ << 5u;
+    unsigned t6086_ = t37_ << 5u;
     #pragma unroll 1
-    for (unsigned t_3_ = threadIdx.x; t_3_ < t3752_; t_3_ = t_3_ + 64u) {
+    for (unsigned t_3_ = threadIdx.x; t_3_ < t6086_; t_3_ = t_3_ + 64u) {
         unsigned hq_2_ = t30_ + (t_3_ >> 5u);
         unsigned base_ = ((bi_ * h_) + hq_2_) * ((l_ / split_) + (((l_ % split_) != 0u) ? 1u : 0u));
         unsigned d4_2_ = t_3_ & 31u;
         float mx_ = __uint_as_float(0xff800000u);
         float lsum_ = 0.0f;
-        kf_f32x4 t3780_ = kf_f32x4{{0.0f, 0.0f, 0.0f, 0.0f}};
-        kf_f32x4 acc_ = t3780_;
+        kf_f32x4 t6114_ = kf_f32x4{{0.0f, 0.0f, 0.0f, 0.0f}};
+        kf_f32x4 acc_ = t6114_;
         asm("" : "+r"(base_));
         #pragma unroll 1
         for (unsigned s0_ = 0u; s0_ < ns_2_; s0_ = s0_ + 8u) {
             float a_3_ = __uint_as_float(0xff800000u);
-            kf_f32x4 t3789_ = kf_f32x4{{0.0f, 0.0f, 0.0f, 0.0f}};
-            kf_f32x4 c_2_ = t3789_;
+            kf_f32x4 t6123_ = kf_f32x4{{0.0f, 0.0f, 0.0f, 0.0f}};
+            kf_f32x4 c_2_ = t6123_;
             if (s0_ < ns_2_) {
                 a_3_ = plse_[base_ + s0_];
-                unsigned t3803_ = ((base_ + s0_) << 5u) + d4_2_;
-                kf_f32x4 t3804_ = po4_2_[t3803_];
-                c_2_ = t3804_;
+                unsigned t6137_ = ((base_ + s0_) << 5u) + d4_2_;
+                kf_f32x4 t6138_ = po4_2_[t6137_];
+                c_2_ = t6138_;
             }
             lv_[0u] = a_3_;
             pv_[0u] = c_2_;
             float a_4_ = __uint_as_float(0xff800000u);
-            kf_f32x4 t3810_ = kf_f32x4{{0.0f, 0.0f, 0.0f, 0.0f}};
-            kf_f32x4 c_3_ = t3810_;
+            kf_f32x4 t6144_ = kf_f32x4{{0.0f, 0.0f, 0.0f, 0.0f}};
+            kf_f32x4 c_3_ = t6144_;
             if ((s0_ + 1u) < ns_2_) {
                 a_4_ = plse_[(base_ + s0_) + 1u];
-                unsigned t3824_ = (((base_ + s0_) + 1u) << 5u) + d4_2_;
-                kf_f32x4 t3825_ = po4_2_[t3824_];
-                c_3_ = t3825_;
+                unsigned t6158_ = (((base_ + s0_) + 1u) << 5u) + d4_2_;
+                kf_f32x4 t6159_ = po4_2_[t6158_];
+                c_3_ = t6159_;
             }
             lv_[1u] = a_4_;
             pv_[1u] = c_3_;
             float a_5_ = __uint_as_float(0xff800000u);
-            kf_f32x4 t3831_ = kf_f32x4{{0.0f, 0.0f, 0.0f, 0.0f}};
-            kf_f32x4 c_4_ = t3831_;
+            kf_f32x4 t6165_ = kf_f32x4{{0.0f, 0.0f, 0.0f, 0.0f}};
+            kf_f32x4 c_4_ = t6165_;
             if ((s0_ + 2u) < ns_2_) {
                 a_5_ = plse_[(base_ + s0_) + 2u];
-                unsigned t3845_ = (((base_ + s0_) + 2u) << 5u) + d4_2_;
-                kf_f32x4 t3846_ = po4_2_[t3845_];
-                c_4_ = t3846_;
+                unsigned t6179_ = (((base_ + s0_) + 2u) << 5u) + d4_2_;
+                kf_f32x4 t6180_ = po4_2_[t6179_];
+                c_4_ = t6180_;
             }
             lv_[2u] = a_5_;
             pv_[2u] = c_4_;
             float a_6_ = __uint_as_float(0xff800000u);
-            kf_f32x4 t3852_ = kf_f32x4{{0.0f, 0.0f, 0.0f, 0.0f}};
-            kf_f32x4 c_5_ = t3852_;
+            kf_f32x4 t6186_ = kf_f32x4{{0.0f, 0.0f, 0.0f, 0.0f}};
+            kf_f32x4 c_5_ = t6186_;
             if ((s0_ + 3u) < ns_2_) {
                 a_6_ = plse_[(base_ + s0_) + 3u];
-                unsigned t3866_ = (((base_ + s0_) + 3u) << 5u) + d4_2_;
-                kf_f32x4 t3867_ = po4_2_[t3866_];
-                c_5_ = t3867_;
+                unsigned t6200_ = (((base_ + s0_) + 3u) << 5u) + d4_2_;
+                kf_f32x4 t6201_ = po4_2_[t6200_];
+                c_5_ = t6201_;
             }
             lv_[3u] = a_6_;
             pv_[3u] = c_5_;
             float a_7_ = __uint_as_float(0xff800000u);
-            kf_f32x4 t3873_ = kf_f32x4{{0.0f, 0.0f, 0.0f, 0.0f}};
-            kf_f32x4 c_6_ = t3873_;
+            kf_f32x4 t6207_ = kf_f32x4{{0.0f, 0.0f, 0.0f, 0.0f}};
+            kf_f32x4 c_6_ = t6207_;
             if ((s0_ + 4u) < ns_2_) {
                 a_7_ = plse_[(base_ + s0_) + 4u];
-                unsigned t3887_ = (((base_ + s0_) + 4u) << 5u) + d4_2_;
-                kf_f32x4 t3888_ = po4_2_[t3887_];
-                c_6_ = t3888_;
+                unsigned t6221_ = (((base_ + s0_) + 4u) << 5u) + d4_2_;
+                kf_f32x4 t6222_ = po4_2_[t6221_];
+                c_6_ = t6222_;
             }
             lv_[4u] = a_7_;
             pv_[4u] = c_6_;
             float a_8_ = __uint_as_float(0xff800000u);
-            kf_f32x4 t3894_ = kf_f32x4{{0.0f, 0.0f, 0.0f, 0.0f}};
-            kf_f32x4 c_7_ = t3894_;
+            kf_f32x4 t6228_ = kf_f32x4{{0.0f, 0.0f, 0.0f, 0.0f}};
+            kf_f32x4 c_7_ = t6228_;
             if ((s0_ + 5u) < ns_2_) {
                 a_8_ = plse_[(base_ + s0_) + 5u];
-                unsigned t3908_ = (((base_ + s0_) + 5u) << 5u) + d4_2_;
-                kf_f32x4 t3909_ = po4_2_[t3908_];
-                c_7_ = t3909_;
+                unsigned t6242_ = (((base_ + s0_) + 5u) << 5u) + d4_2_;
+                kf_f32x4 t6243_ = po4_2_[t6242_];
+                c_7_ = t6243_;
             }
             lv_[5u] = a_8_;
             pv_[5u] = c_7_;
             float a_9_ = __uint_as_float(0xff800000u);
-            kf_f32x4 t3915_ = kf_f32x4{{0.0f, 0.0f, 0.0f, 0.0f}};
-            kf_f32x4 c_8_ = t3915_;
+            kf_f32x4 t6249_ = kf_f32x4{{0.0f, 0.0f, 0.0f, 0.0f}};
+            kf_f32x4 c_8_ = t6249_;
             if ((s0_ + 6u) < ns_2_) {
                 a_9_ = plse_[(base_ + s0_) + 6u];
-                unsigned t3929_ = (((base_ + s0_) + 6u) << 5u) + d4_2_;
-                kf_f32x4 t3930_ = po4_2_[t3929_];
-                c_8_ = t3930_;
+                unsigned t6263_ = (((base_ + s0_) + 6u) << 5u) + d4_2_;
+                kf_f32x4 t6264_ = po4_2_[t6263_];
+                c_8_ = t6264_;
             }
             lv_[6u] = a_9_;
             pv_[6u] = c_8_;
             float a_10_ = __uint_as_float(0xff800000u);
-            kf_f32x4 t3936_ = kf_f32x4{{0.0f, 0.0f, 0.0f, 0.0f}};
-            kf_f32x4 c_9_ = t3936_;
+            kf_f32x4 t6270_ = kf_f32x4{{0.0f, 0.0f, 0.0f, 0.0f}};
+            kf_f32x4 c_9_ = t6270_;
             if ((s0_ + 7u) < ns_2_) {
                 a_10_ = plse_[(base_ + s0_) + 7u];
-                unsigned t3950_ = (((base_ + s0_) + 7u) << 5u) + d4_2_;
-                kf_f32x4 t3951_ = po4_2_[t3950_];
-                c_9_ = t3951_;
+                unsigned t6284_ = (((base_ + s0_) + 7u) << 5u) + d4_2_;
+                kf_f32x4 t6285_ = po4_2_[t6284_];
+                c_9_ = t6285_;
             }
             lv_[7u] = a_10_;
             pv_[7u] = c_9_;
-            float t3978_ = fmaxf(fmaxf(fmaxf(fmaxf(fmaxf(fmaxf(fmaxf(fmaxf(mx_, lv_[0u]), lv_[1u]), lv_[2u]), lv_[3u]), lv_[4u]), lv_[5u]), lv_[6u]), lv_[7u]);
-            float corr_2_ = kf_exp2_approx(__fsub_rn(mx_, t3978_));
-            float t3981_ = __fmul_rn(lsum_, corr_2_);
-            lsum_ = t3981_;
-            kf_f32x4 t3982_ = kf_f32x4{{corr_2_, corr_2_, corr_2_, corr_2_}};
-            kf_f32x4 t3983_;
-            t3983_.v[0] = __fmul_rn(acc_.v[0], t3982_.v[0]);
-            t3983_.v[1] = __fmul_rn(acc_.v[1], t3982_.v[1]);
-            t3983_.v[2] = __fmul_rn(acc_.v[2], t3982_.v[2]);
-            t3983_.v[3] = __fmul_rn(acc_.v[3], t3982_.v[3]);
-            acc_ = t3983_;
-            float wgt_ = kf_exp2_approx(__fsub_rn(lv_[0u], t3978_));
-            float t3988_ = __fadd_rn(t3981_, wgt_);
-            lsum_ = t3988_;
-            float t3993_ = __fmaf_rn(wgt_, pv_[0u].v[0], t3983_.v[0]);
-            float t3998_ = __fmaf_rn(wgt_, pv_[0u].v[1], t3983_.v[1]);
-            float t4003_ = __fmaf_rn(wgt_, pv_[0u].v[2], t3983_.v[2]);
-            float t4008_ = __fmaf_rn(wgt_, pv_[0u].v[3], t3983_.v[3]);
-            kf_f32x4 t4012_ = kf_f32x4{{t3993_, t3998_, t4003_, t4008_}};
-            acc_ = t4012_;
-            float wgt_2_ = kf_exp2_approx(__fsub_rn(lv_[1u], t3978_));
-            float t4017_ = __fadd_rn(t3988_, wgt_2_);
-            lsum_ = t4017_;
-            float t4022_ = __fmaf_rn(wgt_2_, pv_[1u].v[0], t3993_);
-            float t4027_ = __fmaf_rn(wgt_2_, pv_[1u].v[1], t3998_);
-            float t4032_ = __fmaf_rn(wgt_2_, pv_[1u].v[2], t4003_);
-            float t4037_ = __fmaf_rn(wgt_2_, pv_[1u].v[3], t4008_);
-            kf_f32x4 t4041_ = kf_f32x4{{t4022_, t4027_, t4032_, t4037_}};
-            acc_ = t4041_;
-            float wgt_3_ = kf_exp2_approx(__fsub_rn(lv_[2u], t3978_));
-            float t4046_ = __fadd_rn(t4017_, wgt_3_);
-            lsum_ = t4046_;
-            float t4051_ = __fmaf_rn(wgt_3_, pv_[2u].v[0], t4022_);
-            float t4056_ = __fmaf_rn(wgt_3_, pv_[2u].v[1], t4027_);
-            float t4061_ = __fmaf_rn(wgt_3_, pv_[2u].v[2], t4032_);
-            float t4066_ = __fmaf_rn(wgt_3_, pv_[2u].v[3], t4037_);
-            kf_f32x4 t4070_ = kf_f32x4{{t4051_, t4056_, t4061_, t4066_}};
-            acc_ = t4070_;
-            float wgt_4_ = kf_exp2_approx(__fsub_rn(lv_[3u], t3978_));
-            float t4075_ = __fadd_rn(t4046_, wgt_4_);
-            lsum_ = t4075_;
-            float t4080_ = __fmaf_rn(wgt_4_, pv_[3u].v[0], t4051_);
-            float t4085_ = __fmaf_rn(wgt_4_, pv_[3u].v[1], t4056_);
-            float t4090_ = __fmaf_rn(wgt_4_, pv_[3u].v[2], t4061_);
-            float t4095_ = __fmaf_rn(wgt_4_, pv_[3u].v[3], t4066_);
-            kf_f32x4 t4099_ = kf_f32x4{{t4080_, t4085_, t4090_, t4095_}};
-            acc_ = t4099_;
-            float wgt_5_ = kf_exp2_approx(__fsub_rn(lv_[4u], t3978_));
-            float t4104_ = __fadd_rn(t4075_, wgt_5_);
-            lsum_ = t4104_;
-            float t4109_ = __fmaf_rn(wgt_5_, pv_[4u].v[0], t4080_);
-            float t4114_ = __fmaf_rn(wgt_5_, pv_[4u].v[1], t4085_);
-            float t4119_ = __fmaf_rn(wgt_5_, pv_[4u].v[2], t4090_);
-            float t4124_ = __fmaf_rn(wgt_5_, pv_[4u].v[3], t4095_);
-            kf_f32x4 t4128_ = kf_f32x4{{t4109_, t4114_, t4119_, t4124_}};
-            acc_ = t4128_;
-            float wgt_6_ = kf_exp2_approx(__fsub_rn(lv_[5u], t3978_));
-            float t4133_ = __fadd_rn(t4104_, wgt_6_);
-            lsum_ = t4133_;
-            float t4138_ = __fmaf_rn(wgt_6_, pv_[5u].v[0], t4109_);
-            float t4143_ = __fmaf_rn(wgt_6_, pv_[5u].v[1], t4114_);
-            float t4148_ = __fmaf_rn(wgt_6_, pv_[5u].v[2], t4119_);
-            float t4153_ = __fmaf_rn(wgt_6_, pv_[5u].v[3], t4124_);
-            kf_f32x4 t4157_ = kf_f32x4{{t4138_, t4143_, t4148_, t4153_}};
-            acc_ = t4157_;
-            float wgt_7_ = kf_exp2_approx(__fsub_rn(lv_[6u], t3978_));
-            float t4162_ = __fadd_rn(t4133_, wgt_7_);
-            lsum_ = t4162_;
-            float t4167_ = __fmaf_rn(wgt_7_, pv_[6u].v[0], t4138_);
-            float t4172_ = __fmaf_rn(wgt_7_, pv_[6u].v[1], t4143_);
-            float t4177_ = __fmaf_rn(wgt_7_, pv_[6u].v[2], t4148_);
-            float t4182_ = __fmaf_rn(wgt_7_, pv_[6u].v[3], t4153_);
-            kf_f32x4 t4186_ = kf_f32x4{{t4167_, t4172_, t4177_, t4182_}};
-            acc_ = t4186_;
-            float wgt_8_ = kf_exp2_approx(__fsub_rn(lv_[7u], t3978_));
-            lsum_ = __fadd_rn(t4162_, wgt_8_);
-            float t4196_ = __fmaf_rn(wgt_8_, pv_[7u].v[0], t4167_);
-            float t4201_ = __fmaf_rn(wgt_8_, pv_[7u].v[1], t4172_);
-            float t4206_ = __fmaf_rn(wgt_8_, pv_[7u].v[2], t4177_);
-            float t4211_ = __fmaf_rn(wgt_8_, pv_[7u].v[3], t4182_);
-            kf_f32x4 t4215_ = kf_f32x4{{t4196_, t4201_, t4206_, t4211_}};
-            acc_ = t4215_;
-            mx_ = t3978_;
+            float t6312_ = fmaxf(fmaxf(fmaxf(fmaxf(fmaxf(fmaxf(fmaxf(fmaxf(mx_, lv_[0u]), lv_[1u]), lv_[2u]), lv_[3u]), lv_[4u]), lv_[5u]), lv_[6u]), lv_[7u]);
+            float corr_2_ = kf_exp2_approx(__fsub_rn(mx_, t6312_));
+            float t6315_ = __fmul_rn(lsum_, corr_2_);
+            lsum_ = t6315_;
+            kf_f32x4 t6316_ = kf_f32x4{{corr_2_, corr_2_, corr_2_, corr_2_}};
+            kf_f32x4 t6317_;
+            t6317_.v[0] = __fmul_rn(acc_.v[0], t6316_.v[0]);
+            t6317_.v[1] = __fmul_rn(acc_.v[1], t6316_.v[1]);
+            t6317_.v[2] = __fmul_rn(acc_.v[2], t6316_.v[2]);
+            t6317_.v[3] = __fmul_rn(acc_.v[3], t6316_.v[3]);
+            acc_ = t6317_;
+            float wgt_ = kf_exp2_approx(__fsub_rn(lv_[0u], t6312_));
+            float t6322_ = __fadd_rn(t6315_, wgt_);
+            lsum_ = t6322_;
+            float t6327_ = __fmaf_rn(wgt_, pv_[0u].v[0], t6317_.v[0]);
+            float t6332_ = __fmaf_rn(wgt_, pv_[0u].v[1], t6317_.v[1]);
+            float t6337_ = __fmaf_rn(wgt_, pv_[0u].v[2], t6317_.v[2]);
+            float t6342_ = __fmaf_rn(wgt_, pv_[0u].v[3], t6317_.v[3]);
+            kf_f32x4 t6346_ = kf_f32x4{{t6327_, t6332_, t6337_, t6342_}};
+            acc_ = t6346_;
+            float wgt_2_ = kf_exp2_approx(__fsub_rn(lv_[1u], t6312_));
+            float t6351_ = __fadd_rn(t6322_, wgt_2_);
+            lsum_ = t6351_;
+            float t6356_ = __fmaf_rn(wgt_2_, pv_[1u].v[0], t6327_);
+            float t6361_ = __fmaf_rn(wgt_2_, pv_[1u].v[1], t6332_);
+            float t6366_ = __fmaf_rn(wgt_2_, pv_[1u].v[2], t6337_);
+            float t6371_ = __fmaf_rn(wgt_2_, pv_[1u].v[3], t6342_);
+            kf_f32x4 t6375_ = kf_f32x4{{t6356_, t6361_, t6366_, t6371_}};
+            acc_ = t6375_;
+            float wgt_3_ = kf_exp2_approx(__fsub_rn(lv_[2u], t6312_));
+            float t6380_ = __fadd_rn(t6351_, wgt_3_);
+            lsum_ = t6380_;
+            float t6385_ = __fmaf_rn(wgt_3_, pv_[2u].v[0], t6356_);
+            float t6390_ = __fmaf_rn(wgt_3_, pv_[2u].v[1], t6361_);
+            float t6395_ = __fmaf_rn(wgt_3_, pv_[2u].v[2], t6366_);
+            float t6400_ = __fmaf_rn(wgt_3_, pv_[2u].v[3], t6371_);
+            kf_f32x4 t6404_ = kf_f32x4{{t6385_, t6390_, t6395_, t6400_}};
+            acc_ = t6404_;
+            float wgt_4_ = kf_exp2_approx(__fsub_rn(lv_[3u], t6312_));
+            float t6409_ = __fadd_rn(t6380_, wgt_4_);
+            lsum_ = t6409_;
+            float t6414_ = __fmaf_rn(wgt_4_, pv_[3u].v[0], t6385_);
+            float t6419_ = __fmaf_rn(wgt_4_, pv_[3u].v[1], t6390_);
+            float t6424_ = __fmaf_rn(wgt_4_, pv_[3u].v[2], t6395_);
+            float t6429_ = __fmaf_rn(wgt_4_, pv_[3u].v[3], t6400_);
+            kf_f32x4 t6433_ = kf_f32x4{{t6414_, t6419_, t6424_, t6429_}};
+            acc_ = t6433_;
+            float wgt_5_ = kf_exp2_approx(__fsub_rn(lv_[4u], t6312_));
+            float t6438_ = __fadd_rn(t6409_, wgt_5_);
+            lsum_ = t6438_;
+            float t6443_ = __fmaf_rn(wgt_5_, pv_[4u].v[0], t6414_);
+            float t6448_ = __fmaf_rn(wgt_5_, pv_[4u].v[1], t6419_);
+            float t6453_ = __fmaf_rn(wgt_5_, pv_[4u].v[2], t6424_);
+            float t6458_ = __fmaf_rn(wgt_5_, pv_[4u].v[3], t6429_);
+            kf_f32x4 t6462_ = kf_f32x4{{t6443_, t6448_, t6453_, t6458_}};
+            acc_ = t6462_;
+            float wgt_6_ = kf_exp2_approx(__fsub_rn(lv_[5u], t6312_));
+            float t6467_ = __fadd_rn(t6438_, wgt_6_);
+            lsum_ = t6467_;
+            float t6472_ = __fmaf_rn(wgt_6_, pv_[5u].v[0], t6443_);
+            float t6477_ = __fmaf_rn(wgt_6_, pv_[5u].v[1], t6448_);
+            float t6482_ = __fmaf_rn(wgt_6_, pv_[5u].v[2], t6453_);
+            float t6487_ = __fmaf_rn(wgt_6_, pv_[5u].v[3], t6458_);
+            kf_f32x4 t6491_ = kf_f32x4{{t6472_, t6477_, t6482_, t6487_}};
+            acc_ = t6491_;
+            float wgt_7_ = kf_exp2_approx(__fsub_rn(lv_[6u], t6312_));
+            float t6496_ = __fadd_rn(t6467_, wgt_7_);
+            lsum_ = t6496_;
+            float t6501_ = __fmaf_rn(wgt_7_, pv_[6u].v[0], t6472_);
+            float t6506_ = __fmaf_rn(wgt_7_, pv_[6u].v[1], t6477_);
+            float t6511_ = __fmaf_rn(wgt_7_, pv_[6u].v[2], t6482_);
+            float t6516_ = __fmaf_rn(wgt_7_, pv_[6u].v[3], t6487_);
+            kf_f32x4 t6520_ = kf_f32x4{{t6501_, t6506_, t6511_, t6516_}};
+            acc_ = t6520_;
+            float wgt_8_ = kf_exp2_approx(__fsub_rn(lv_[7u], t6312_));
+            lsum_ = __fadd_rn(t6496_, wgt_8_);
+            float t6530_ = __fmaf_rn(wgt_8_, pv_[7u].v[0], t6501_);
+            float t6535_ = __fmaf_rn(wgt_8_, pv_[7u].v[1], t6506_);
+            float t6540_ = __fmaf_rn(wgt_8_, pv_[7u].v[2], t6511_);
+            float t6545_ = __fmaf_rn(wgt_8_, pv_[7u].v[3], t6516_);
+            kf_f32x4 t6549_ = kf_f32x4{{t6530_, t6535_, t6540_, t6545_}};
+            acc_ = t6549_;
+            mx_ = t6312_;
         }
-        float t4218_ = __fdiv_rn(acc_.v[0], lsum_);
-        float t4220_ = __fdiv_rn(acc_.v[1], lsum_);
-        float t4222_ = __fdiv_rn(acc_.v[2], lsum_);
-        float t4224_ = __fdiv_rn(acc_.v[3], lsum_);
-        unsigned t4235_ = (((bi_ * h_) + hq_2_) << 5u) + (t_3_ & 31u);
-        kf_f16 t4237_ = kf_f16_from_f32(t4218_);
-        kf_f16 t4239_ = kf_f16_from_f32(t4220_);
-        kf_f16 t4241_ = kf_f16_from_f32(t4222_);
-        kf_f16 t4243_ = kf_f16_from_f32(t4224_);
-        kf_f16x4 t4247_ = kf_f16x4{{t4237_, t4239_, t4241_, t4243_}};
-        o4_[t4235_] = t4247_;
+        float t6552_ = __fdiv_rn(acc_.v[0], lsum_);
+        float t6554_ = __fdiv_rn(acc_.v[1], lsum_);
+        float t6556_ = __fdiv_rn(acc_.v[2], lsum_);
+        float t6558_ = __fdiv_rn(acc_.v[3], lsum_);
+        unsigned t6569_ = (((bi_ * h_) + hq_2_) << 5u) + (t_3_ & 31u);
+        kf_f16 t6571_ = kf_f16_from_f32(t6552_);
+        kf_f16 t6573_ = kf_f16_from_f32(t6554_);
+        kf_f16 t6575_ = kf_f16_from_f32(t6556_);
+        kf_f16 t6577_ = kf_f16_from_f32(t6558_);
+        kf_f16x4 t6581_ = kf_f16x4{{t6571_, t6573_, t6575_, t6577_}};
+        o4_[t6569_] = t6581_;
     }
 }
 
-/* kernel sdpa_decode_fused_q8 (sdpa.kf:1078) */
+/* kernel sdpa_decode_fused_q8 (sdpa.kf:1310) */
 extern "C" __global__ void __launch_bounds__(64)
 sdpa_decode_fused_q8(const kf_f16* __restrict__ q_, const kf_f16* __restrict__ kc_, const kf_f16* __restrict__ vc_, const unsigned* __restrict__ lens_, float* __restrict__ po_, float* __restrict__ plse_, unsigned* __restrict__ cnt_, signed char* __restrict__ xq_, kf_f16x2* __restrict__ xds_, unsigned b_, unsigned h_, unsigned hkv_, unsigned l_, unsigned split_)
 {
@@ -2331,7 +5453,7 @@ sdpa_decode_fused_q8(const kf_f16* __restrict__ q_, const kf_f16* __restrict__ k
     kf_f32x4 o_[8];
     float lv_[8];
     kf_f32x4 pv_[8];
-    bool t53_;
+    bool t55_;
     const unsigned kf_wn = kf_warp_lanes();
     unsigned g_ = h_ / hkv_;
     unsigned groups_ = (g_ >> 3u) + (((g_ & 7u) != 0u) ? 1u : 0u);
@@ -2356,13 +5478,13 @@ sdpa_decode_fused_q8(const kf_f16* __restrict__ q_, const kf_f16* __restrict__ k
     unsigned qd_ = lane_ & 3u;
     unsigned r8_ = lane_ & 7u;
     unsigned mi_ = lane_ >> 3u;
-    unsigned t104_ = kf_min_u32(lraw_, l_);
-    if (p0_ >= t104_) {
-        t53_ = false;
+    unsigned t119_ = kf_min_u32(lraw_, l_);
+    if (p0_ >= t119_) {
+        t55_ = false;
     } else {
-        unsigned t111_ = kf_min_u32((p0_ + split_), t104_);
-        unsigned t113_ = t111_ - p0_;
-        unsigned nsq_ = (t113_ >> 5u) + (((t113_ & 31u) != 0u) ? 1u : 0u);
+        unsigned t125_ = kf_min_u32((p0_ + split_), t119_);
+        unsigned t127_ = t125_ - p0_;
+        unsigned nsq_ = (t127_ >> 5u) + (((t127_ & 31u) != 0u) ? 1u : 0u);
         #pragma unroll 1
         for (unsigned c_ = threadIdx.x; c_ < 256u; c_ = c_ + 64u) {
             unsigned row_ = c_ >> 4u;
@@ -2376,64 +5498,64 @@ sdpa_decode_fused_q8(const kf_f16* __restrict__ q_, const kf_f16* __restrict__ k
             unsigned dst0_ = (2176u + (tr0_ * 136u)) + (part_2_ << 3u);
             unsigned src0_ = ((((((bi_2_ * l_) + p0_) + tr0_) * hkv_) + kvh_) << 7u) + (part_2_ << 3u);
             unsigned safe_ = (((((bi_2_ * l_) + p0_) * hkv_) + kvh_) << 7u) + (part_2_ << 3u);
-            bool ok_ = (p0_ + tr0_) < t111_;
+            bool ok_ = (p0_ + tr0_) < t125_;
             unsigned n_ = ok_ ? 16u : 0u;
             unsigned src_ = ok_ ? src0_ : safe_;
             kf_cp_async_n(&sm_[dst0_], &kc_[src_], n_);
             kf_cp_async_n(&sm_[dst0_ + 4352u], &vc_[src_], n_);
             unsigned r_ = (p0_ + tr0_) + 4u;
-            bool ok_2_ = r_ < t111_;
+            bool ok_2_ = r_ < t125_;
             unsigned n_2_ = ok_2_ ? 16u : 0u;
-            unsigned t361_ = src0_ + ((hkv_ << 2u) << 7u);
-            unsigned src_2_ = ok_2_ ? t361_ : safe_;
+            unsigned t406_ = src0_ + ((hkv_ << 2u) << 7u);
+            unsigned src_2_ = ok_2_ ? t406_ : safe_;
             unsigned dst_ = dst0_ + 544u;
             kf_cp_async_n(&sm_[dst_], &kc_[src_2_], n_2_);
             kf_cp_async_n(&sm_[dst_ + 4352u], &vc_[src_2_], n_2_);
             unsigned r_2_ = (p0_ + tr0_) + 8u;
-            bool ok_3_ = r_2_ < t111_;
+            bool ok_3_ = r_2_ < t125_;
             unsigned n_3_ = ok_3_ ? 16u : 0u;
-            unsigned t384_ = src0_ + ((hkv_ << 3u) << 7u);
-            unsigned src_3_ = ok_3_ ? t384_ : safe_;
+            unsigned t438_ = src0_ + ((hkv_ << 3u) << 7u);
+            unsigned src_3_ = ok_3_ ? t438_ : safe_;
             unsigned dst_2_ = dst0_ + 1088u;
             kf_cp_async_n(&sm_[dst_2_], &kc_[src_3_], n_3_);
             kf_cp_async_n(&sm_[dst_2_ + 4352u], &vc_[src_3_], n_3_);
             unsigned r_3_ = (p0_ + tr0_) + 12u;
-            bool ok_4_ = r_3_ < t111_;
+            bool ok_4_ = r_3_ < t125_;
             unsigned n_4_ = ok_4_ ? 16u : 0u;
-            unsigned t407_ = src0_ + ((12u * hkv_) << 7u);
-            unsigned src_4_ = ok_4_ ? t407_ : safe_;
+            unsigned t470_ = src0_ + ((12u * hkv_) << 7u);
+            unsigned src_4_ = ok_4_ ? t470_ : safe_;
             unsigned dst_3_ = dst0_ + 1632u;
             kf_cp_async_n(&sm_[dst_3_], &kc_[src_4_], n_4_);
             kf_cp_async_n(&sm_[dst_3_ + 4352u], &vc_[src_4_], n_4_);
             unsigned r_4_ = (p0_ + tr0_) + 16u;
-            bool ok_5_ = r_4_ < t111_;
+            bool ok_5_ = r_4_ < t125_;
             unsigned n_5_ = ok_5_ ? 16u : 0u;
-            unsigned t430_ = src0_ + ((hkv_ << 4u) << 7u);
-            unsigned src_5_ = ok_5_ ? t430_ : safe_;
+            unsigned t502_ = src0_ + ((hkv_ << 4u) << 7u);
+            unsigned src_5_ = ok_5_ ? t502_ : safe_;
             unsigned dst_4_ = dst0_ + 2176u;
             kf_cp_async_n(&sm_[dst_4_], &kc_[src_5_], n_5_);
             kf_cp_async_n(&sm_[dst_4_ + 4352u], &vc_[src_5_], n_5_);
             unsigned r_5_ = (p0_ + tr0_) + 20u;
-            bool ok_6_ = r_5_ < t111_;
+            bool ok_6_ = r_5_ < t125_;
             unsigned n_6_ = ok_6_ ? 16u : 0u;
-            unsigned t453_ = src0_ + ((20u * hkv_) << 7u);
-            unsigned src_6_ = ok_6_ ? t453_ : safe_;
+            unsigned t534_ = src0_ + ((20u * hkv_) << 7u);
+            unsigned src_6_ = ok_6_ ? t534_ : safe_;
             unsigned dst_5_ = dst0_ + 2720u;
             kf_cp_async_n(&sm_[dst_5_], &kc_[src_6_], n_6_);
             kf_cp_async_n(&sm_[dst_5_ + 4352u], &vc_[src_6_], n_6_);
             unsigned r_6_ = (p0_ + tr0_) + 24u;
-            bool ok_7_ = r_6_ < t111_;
+            bool ok_7_ = r_6_ < t125_;
             unsigned n_7_ = ok_7_ ? 16u : 0u;
-            unsigned t476_ = src0_ + ((24u * hkv_) << 7u);
-            unsigned src_7_ = ok_7_ ? t476_ : safe_;
+            unsigned t566_ = src0_ + ((24u * hkv_) << 7u);
+            unsigned src_7_ = ok_7_ ? t566_ : safe_;
             unsigned dst_6_ = dst0_ + 3264u;
             kf_cp_async_n(&sm_[dst_6_], &kc_[src_7_], n_7_);
             kf_cp_async_n(&sm_[dst_6_ + 4352u], &vc_[src_7_], n_7_);
             unsigned r_7_ = (p0_ + tr0_) + 28u;
-            bool ok_8_ = r_7_ < t111_;
+            bool ok_8_ = r_7_ < t125_;
             unsigned n_8_ = ok_8_ ? 16u : 0u;
-            unsigned t499_ = src0_ + ((28u * hkv_) << 7u);
-            unsigned src_8_ = ok_8_ ? t499_ : safe_;
+            unsigned t598_ = src0_ + ((28u * hkv_) << 7u);
+            unsigned src_8_ = ok_8_ ? t598_ : safe_;
             unsigned dst_7_ = dst0_ + 3808u;
             kf_cp_async_n(&sm_[dst_7_], &kc_[src_8_], n_8_);
             kf_cp_async_n(&sm_[dst_7_ + 4352u], &vc_[src_8_], n_8_);
@@ -2446,72 +5568,72 @@ sdpa_decode_fused_q8(const kf_f16* __restrict__ q_, const kf_f16* __restrict__ k
             unsigned dst0_2_ = (10880u + (tr0_2_ * 136u)) + (part_3_ << 3u);
             unsigned src0_2_ = ((((((bi_2_ * l_) + pb_) + tr0_2_) * hkv_) + kvh_) << 7u) + (part_3_ << 3u);
             unsigned safe_2_ = (((((bi_2_ * l_) + p0_) * hkv_) + kvh_) << 7u) + (part_3_ << 3u);
-            bool ok_9_ = (pb_ + tr0_2_) < t111_;
+            bool ok_9_ = (pb_ + tr0_2_) < t125_;
             unsigned n_9_ = ok_9_ ? 16u : 0u;
             unsigned src_9_ = ok_9_ ? src0_2_ : safe_2_;
             kf_cp_async_n(&sm_[dst0_2_], &kc_[src_9_], n_9_);
             kf_cp_async_n(&sm_[dst0_2_ + 4352u], &vc_[src_9_], n_9_);
             unsigned r_8_ = (pb_ + tr0_2_) + 4u;
-            bool ok_10_ = r_8_ < t111_;
+            bool ok_10_ = r_8_ < t125_;
             unsigned n_10_ = ok_10_ ? 16u : 0u;
-            unsigned t714_ = src0_2_ + ((hkv_ << 2u) << 7u);
-            unsigned src_10_ = ok_10_ ? t714_ : safe_2_;
+            unsigned t842_ = src0_2_ + ((hkv_ << 2u) << 7u);
+            unsigned src_10_ = ok_10_ ? t842_ : safe_2_;
             unsigned dst_8_ = dst0_2_ + 544u;
             kf_cp_async_n(&sm_[dst_8_], &kc_[src_10_], n_10_);
             kf_cp_async_n(&sm_[dst_8_ + 4352u], &vc_[src_10_], n_10_);
             unsigned r_9_ = (pb_ + tr0_2_) + 8u;
-            bool ok_11_ = r_9_ < t111_;
+            bool ok_11_ = r_9_ < t125_;
             unsigned n_11_ = ok_11_ ? 16u : 0u;
-            unsigned t737_ = src0_2_ + ((hkv_ << 3u) << 7u);
-            unsigned src_11_ = ok_11_ ? t737_ : safe_2_;
+            unsigned t874_ = src0_2_ + ((hkv_ << 3u) << 7u);
+            unsigned src_11_ = ok_11_ ? t874_ : safe_2_;
             unsigned dst_9_ = dst0_2_ + 1088u;
             kf_cp_async_n(&sm_[dst_9_], &kc_[src_11_], n_11_);
             kf_cp_async_n(&sm_[dst_9_ + 4352u], &vc_[src_11_], n_11_);
             unsigned r_10_ = (pb_ + tr0_2_) + 12u;
-            bool ok_12_ = r_10_ < t111_;
+            bool ok_12_ = r_10_ < t125_;
             unsigned n_12_ = ok_12_ ? 16u : 0u;
-            unsigned t760_ = src0_2_ + ((12u * hkv_) << 7u);
-            unsigned src_12_ = ok_12_ ? t760_ : safe_2_;
+            unsigned t906_ = src0_2_ + ((12u * hkv_) << 7u);
+            unsigned src_12_ = ok_12_ ? t906_ : safe_2_;
             unsigned dst_10_ = dst0_2_ + 1632u;
             kf_cp_async_n(&sm_[dst_10_], &kc_[src_12_], n_12_);
             kf_cp_async_n(&sm_[dst_10_ + 4352u], &vc_[src_12_], n_12_);
             unsigned r_11_ = (pb_ + tr0_2_) + 16u;
-            bool ok_13_ = r_11_ < t111_;
+            bool ok_13_ = r_11_ < t125_;
             unsigned n_13_ = ok_13_ ? 16u : 0u;
-            unsigned t783_ = src0_2_ + ((hkv_ << 4u) << 7u);
-            unsigned src_13_ = ok_13_ ? t783_ : safe_2_;
+            unsigned t938_ = src0_2_ + ((hkv_ << 4u) << 7u);
+            unsigned src_13_ = ok_13_ ? t938_ : safe_2_;
             unsigned dst_11_ = dst0_2_ + 2176u;
             kf_cp_async_n(&sm_[dst_11_], &kc_[src_13_], n_13_);
             kf_cp_async_n(&sm_[dst_11_ + 4352u], &vc_[src_13_], n_13_);
             unsigned r_12_ = (pb_ + tr0_2_) + 20u;
-            bool ok_14_ = r_12_ < t111_;
+            bool ok_14_ = r_12_ < t125_;
             unsigned n_14_ = ok_14_ ? 16u : 0u;
-            unsigned t806_ = src0_2_ + ((20u * hkv_) << 7u);
-            unsigned src_14_ = ok_14_ ? t806_ : safe_2_;
+            unsigned t970_ = src0_2_ + ((20u * hkv_) << 7u);
+            unsigned src_14_ = ok_14_ ? t970_ : safe_2_;
             unsigned dst_12_ = dst0_2_ + 2720u;
             kf_cp_async_n(&sm_[dst_12_], &kc_[src_14_], n_14_);
             kf_cp_async_n(&sm_[dst_12_ + 4352u], &vc_[src_14_], n_14_);
             unsigned r_13_ = (pb_ + tr0_2_) + 24u;
-            bool ok_15_ = r_13_ < t111_;
+            bool ok_15_ = r_13_ < t125_;
             unsigned n_15_ = ok_15_ ? 16u : 0u;
-            unsigned t829_ = src0_2_ + ((24u * hkv_) << 7u);
-            unsigned src_15_ = ok_15_ ? t829_ : safe_2_;
+            unsigned t1002_ = src0_2_ + ((24u * hkv_) << 7u);
+            unsigned src_15_ = ok_15_ ? t1002_ : safe_2_;
             unsigned dst_13_ = dst0_2_ + 3264u;
             kf_cp_async_n(&sm_[dst_13_], &kc_[src_15_], n_15_);
             kf_cp_async_n(&sm_[dst_13_ + 4352u], &vc_[src_15_], n_15_);
             unsigned r_14_ = (pb_ + tr0_2_) + 28u;
-            bool ok_16_ = r_14_ < t111_;
+            bool ok_16_ = r_14_ < t125_;
             unsigned n_16_ = ok_16_ ? 16u : 0u;
-            unsigned t852_ = src0_2_ + ((28u * hkv_) << 7u);
-            unsigned src_16_ = ok_16_ ? t852_ : safe_2_;
+            unsigned t1034_ = src0_2_ + ((28u * hkv_) << 7u);
+            unsigned src_16_ = ok_16_ ? t1034_ : safe_2_;
             unsigned dst_14_ = dst0_2_ + 3808u;
             kf_cp_async_n(&sm_[dst_14_], &kc_[src_16_], n_16_);
             kf_cp_async_n(&sm_[dst_14_ + 4352u], &vc_[src_16_], n_16_);
         }
         kf_cp_async_commit();
-        unsigned p1_ = kf_min_u32((p0_ + split_), t104_);
-        unsigned t860_ = p1_ - p0_;
-        unsigned nset_ = (t860_ >> 5u) + (((t860_ & 31u) != 0u) ? 1u : 0u);
+        unsigned p1_ = kf_min_u32((p0_ + split_), t119_);
+        unsigned t2420_ = p1_ - p0_;
+        unsigned nset_ = (t2420_ >> 5u) + (((t2420_ & 31u) != 0u) ? 1u : 0u);
         unsigned st_use_ = 0u;
         unsigned st_fill_ = 2u;
         float m_run_ = __uint_as_float(0xff800000u);
@@ -2544,368 +5666,368 @@ sdpa_decode_fused_q8(const kf_f16* __restrict__ q_, const kf_f16* __restrict__ k
                 unsigned r_15_ = (pb_2_ + tr0_3_) + 4u;
                 bool ok_18_ = r_15_ < p1_;
                 unsigned n_18_ = ok_18_ ? 16u : 0u;
-                unsigned t1148_ = src0_3_ + ((hkv_ << 2u) << 7u);
-                unsigned src_18_ = ok_18_ ? t1148_ : safe_3_;
+                unsigned t3424_ = src0_3_ + ((hkv_ << 2u) << 7u);
+                unsigned src_18_ = ok_18_ ? t3424_ : safe_3_;
                 unsigned dst_15_ = dst0_3_ + 544u;
                 kf_cp_async_n(&sm_[dst_15_], &kc_[src_18_], n_18_);
                 kf_cp_async_n(&sm_[dst_15_ + 4352u], &vc_[src_18_], n_18_);
                 unsigned r_16_ = (pb_2_ + tr0_3_) + 8u;
                 bool ok_19_ = r_16_ < p1_;
                 unsigned n_19_ = ok_19_ ? 16u : 0u;
-                unsigned t1171_ = src0_3_ + ((hkv_ << 3u) << 7u);
-                unsigned src_19_ = ok_19_ ? t1171_ : safe_3_;
+                unsigned t3456_ = src0_3_ + ((hkv_ << 3u) << 7u);
+                unsigned src_19_ = ok_19_ ? t3456_ : safe_3_;
                 unsigned dst_16_ = dst0_3_ + 1088u;
                 kf_cp_async_n(&sm_[dst_16_], &kc_[src_19_], n_19_);
                 kf_cp_async_n(&sm_[dst_16_ + 4352u], &vc_[src_19_], n_19_);
                 unsigned r_17_ = (pb_2_ + tr0_3_) + 12u;
                 bool ok_20_ = r_17_ < p1_;
                 unsigned n_20_ = ok_20_ ? 16u : 0u;
-                unsigned t1194_ = src0_3_ + ((12u * hkv_) << 7u);
-                unsigned src_20_ = ok_20_ ? t1194_ : safe_3_;
+                unsigned t3488_ = src0_3_ + ((12u * hkv_) << 7u);
+                unsigned src_20_ = ok_20_ ? t3488_ : safe_3_;
                 unsigned dst_17_ = dst0_3_ + 1632u;
                 kf_cp_async_n(&sm_[dst_17_], &kc_[src_20_], n_20_);
                 kf_cp_async_n(&sm_[dst_17_ + 4352u], &vc_[src_20_], n_20_);
                 unsigned r_18_ = (pb_2_ + tr0_3_) + 16u;
                 bool ok_21_ = r_18_ < p1_;
                 unsigned n_21_ = ok_21_ ? 16u : 0u;
-                unsigned t1217_ = src0_3_ + ((hkv_ << 4u) << 7u);
-                unsigned src_21_ = ok_21_ ? t1217_ : safe_3_;
+                unsigned t3520_ = src0_3_ + ((hkv_ << 4u) << 7u);
+                unsigned src_21_ = ok_21_ ? t3520_ : safe_3_;
                 unsigned dst_18_ = dst0_3_ + 2176u;
                 kf_cp_async_n(&sm_[dst_18_], &kc_[src_21_], n_21_);
                 kf_cp_async_n(&sm_[dst_18_ + 4352u], &vc_[src_21_], n_21_);
                 unsigned r_19_ = (pb_2_ + tr0_3_) + 20u;
                 bool ok_22_ = r_19_ < p1_;
                 unsigned n_22_ = ok_22_ ? 16u : 0u;
-                unsigned t1240_ = src0_3_ + ((20u * hkv_) << 7u);
-                unsigned src_22_ = ok_22_ ? t1240_ : safe_3_;
+                unsigned t3552_ = src0_3_ + ((20u * hkv_) << 7u);
+                unsigned src_22_ = ok_22_ ? t3552_ : safe_3_;
                 unsigned dst_19_ = dst0_3_ + 2720u;
                 kf_cp_async_n(&sm_[dst_19_], &kc_[src_22_], n_22_);
                 kf_cp_async_n(&sm_[dst_19_ + 4352u], &vc_[src_22_], n_22_);
                 unsigned r_20_ = (pb_2_ + tr0_3_) + 24u;
                 bool ok_23_ = r_20_ < p1_;
                 unsigned n_23_ = ok_23_ ? 16u : 0u;
-                unsigned t1263_ = src0_3_ + ((24u * hkv_) << 7u);
-                unsigned src_23_ = ok_23_ ? t1263_ : safe_3_;
+                unsigned t3584_ = src0_3_ + ((24u * hkv_) << 7u);
+                unsigned src_23_ = ok_23_ ? t3584_ : safe_3_;
                 unsigned dst_20_ = dst0_3_ + 3264u;
                 kf_cp_async_n(&sm_[dst_20_], &kc_[src_23_], n_23_);
                 kf_cp_async_n(&sm_[dst_20_ + 4352u], &vc_[src_23_], n_23_);
                 unsigned r_21_ = (pb_2_ + tr0_3_) + 28u;
                 bool ok_24_ = r_21_ < p1_;
                 unsigned n_24_ = ok_24_ ? 16u : 0u;
-                unsigned t1286_ = src0_3_ + ((28u * hkv_) << 7u);
-                unsigned src_24_ = ok_24_ ? t1286_ : safe_3_;
+                unsigned t3616_ = src0_3_ + ((28u * hkv_) << 7u);
+                unsigned src_24_ = ok_24_ ? t3616_ : safe_3_;
                 unsigned dst_21_ = dst0_3_ + 3808u;
                 kf_cp_async_n(&sm_[dst_21_], &kc_[src_24_], n_24_);
                 kf_cp_async_n(&sm_[dst_21_ + 4352u], &vc_[src_24_], n_24_);
             }
             kf_cp_async_commit();
-            bool t1293_ = st_fill_ == 2u;
-            unsigned t1296_ = st_fill_ + 1u;
-            st_fill_ = t1293_ ? 0u : t1296_;
+            bool t3623_ = st_fill_ == 2u;
+            unsigned t3626_ = st_fill_ + 1u;
+            st_fill_ = t3623_ ? 0u : t3626_;
             unsigned kb_ = ((16u + ((st_use_ << 1u) << 5u)) * 136u) + ((w_ << 4u) * 136u);
             unsigned vb_ = kb_ + 4352u;
-            bool t1359_ = st_use_ == 2u;
-            unsigned t1362_ = st_use_ + 1u;
-            st_use_ = t1359_ ? 0u : t1362_;
-            kf_f32x4 t1365_ = kf_f32x4{{0.0f, 0.0f, 0.0f, 0.0f}};
-            kf_f32x4 t1368_ = kf_f32x4{{0.0f, 0.0f, 0.0f, 0.0f}};
-            unsigned t1395_ = ((r8_ + ((mi_ & 1u) << 3u)) * 136u) + ((mi_ >> 1u) << 3u);
-            kf_f16x8 t1396_ = kf_ldsm_x4<kf_f16x8>(&sm_[t1395_]);
-            unsigned t1412_ = (((r8_ + ((mi_ & 1u) << 3u)) * 136u) + 16u) + ((mi_ >> 1u) << 3u);
-            kf_f16x8 t1413_ = kf_ldsm_x4<kf_f16x8>(&sm_[t1412_]);
-            unsigned t1428_ = ((kb_ + (r8_ * 136u)) + ((mi_ & 1u) << 3u)) + ((mi_ >> 1u) << 4u);
-            kf_f16x8 t1429_ = kf_ldsm_x4<kf_f16x8>(&sm_[t1428_]);
-            unsigned t1446_ = ((kb_ + ((8u + r8_) * 136u)) + ((mi_ & 1u) << 3u)) + ((mi_ >> 1u) << 4u);
-            kf_f16x8 t1447_ = kf_ldsm_x4<kf_f16x8>(&sm_[t1446_]);
-            kf_f16 t1448_ = t1429_.v[0];
-            kf_f16 t1449_ = t1429_.v[1];
-            kf_f16 t1450_ = t1429_.v[2];
-            kf_f16 t1451_ = t1429_.v[3];
-            kf_f16x4 t1455_ = kf_f16x4{{t1448_, t1449_, t1450_, t1451_}};
-            kf_f32x4 t1456_ = kf_mma_f16(t1396_, t1455_, t1365_);
-            kf_f16 t1457_ = t1429_.v[4];
-            kf_f16 t1458_ = t1429_.v[5];
-            kf_f16 t1459_ = t1429_.v[6];
-            kf_f16 t1460_ = t1429_.v[7];
-            kf_f16x4 t1464_ = kf_f16x4{{t1457_, t1458_, t1459_, t1460_}};
-            kf_f32x4 t1465_ = kf_mma_f16(t1413_, t1464_, t1456_);
-            kf_f16 t1466_ = t1447_.v[0];
-            kf_f16 t1467_ = t1447_.v[1];
-            kf_f16 t1468_ = t1447_.v[2];
-            kf_f16 t1469_ = t1447_.v[3];
-            kf_f16x4 t1473_ = kf_f16x4{{t1466_, t1467_, t1468_, t1469_}};
-            kf_f32x4 t1474_ = kf_mma_f16(t1396_, t1473_, t1368_);
-            kf_f16 t1475_ = t1447_.v[4];
-            kf_f16 t1476_ = t1447_.v[5];
-            kf_f16 t1477_ = t1447_.v[6];
-            kf_f16 t1478_ = t1447_.v[7];
-            kf_f16x4 t1482_ = kf_f16x4{{t1475_, t1476_, t1477_, t1478_}};
-            kf_f32x4 t1483_ = kf_mma_f16(t1413_, t1482_, t1474_);
-            unsigned t1509_ = (((r8_ + ((mi_ & 1u) << 3u)) * 136u) + 32u) + ((mi_ >> 1u) << 3u);
-            kf_f16x8 t1510_ = kf_ldsm_x4<kf_f16x8>(&sm_[t1509_]);
-            unsigned t1526_ = ((((r8_ + ((mi_ & 1u) << 3u)) * 136u) + 32u) + 16u) + ((mi_ >> 1u) << 3u);
-            kf_f16x8 t1527_ = kf_ldsm_x4<kf_f16x8>(&sm_[t1526_]);
-            unsigned t1542_ = (((kb_ + (r8_ * 136u)) + 32u) + ((mi_ & 1u) << 3u)) + ((mi_ >> 1u) << 4u);
-            kf_f16x8 t1543_ = kf_ldsm_x4<kf_f16x8>(&sm_[t1542_]);
-            unsigned t1560_ = (((kb_ + ((8u + r8_) * 136u)) + 32u) + ((mi_ & 1u) << 3u)) + ((mi_ >> 1u) << 4u);
-            kf_f16x8 t1561_ = kf_ldsm_x4<kf_f16x8>(&sm_[t1560_]);
-            kf_f16 t1562_ = t1543_.v[0];
-            kf_f16 t1563_ = t1543_.v[1];
-            kf_f16 t1564_ = t1543_.v[2];
-            kf_f16 t1565_ = t1543_.v[3];
-            kf_f16x4 t1569_ = kf_f16x4{{t1562_, t1563_, t1564_, t1565_}};
-            kf_f32x4 t1570_ = kf_mma_f16(t1510_, t1569_, t1465_);
-            kf_f16 t1571_ = t1543_.v[4];
-            kf_f16 t1572_ = t1543_.v[5];
-            kf_f16 t1573_ = t1543_.v[6];
-            kf_f16 t1574_ = t1543_.v[7];
-            kf_f16x4 t1578_ = kf_f16x4{{t1571_, t1572_, t1573_, t1574_}};
-            kf_f32x4 t1579_ = kf_mma_f16(t1527_, t1578_, t1570_);
-            kf_f16 t1580_ = t1561_.v[0];
-            kf_f16 t1581_ = t1561_.v[1];
-            kf_f16 t1582_ = t1561_.v[2];
-            kf_f16 t1583_ = t1561_.v[3];
-            kf_f16x4 t1587_ = kf_f16x4{{t1580_, t1581_, t1582_, t1583_}};
-            kf_f32x4 t1588_ = kf_mma_f16(t1510_, t1587_, t1483_);
-            kf_f16 t1589_ = t1561_.v[4];
-            kf_f16 t1590_ = t1561_.v[5];
-            kf_f16 t1591_ = t1561_.v[6];
-            kf_f16 t1592_ = t1561_.v[7];
-            kf_f16x4 t1596_ = kf_f16x4{{t1589_, t1590_, t1591_, t1592_}};
-            kf_f32x4 t1597_ = kf_mma_f16(t1527_, t1596_, t1588_);
-            unsigned t1623_ = (((r8_ + ((mi_ & 1u) << 3u)) * 136u) + 64u) + ((mi_ >> 1u) << 3u);
-            kf_f16x8 t1624_ = kf_ldsm_x4<kf_f16x8>(&sm_[t1623_]);
-            unsigned t1640_ = ((((r8_ + ((mi_ & 1u) << 3u)) * 136u) + 64u) + 16u) + ((mi_ >> 1u) << 3u);
-            kf_f16x8 t1641_ = kf_ldsm_x4<kf_f16x8>(&sm_[t1640_]);
-            unsigned t1656_ = (((kb_ + (r8_ * 136u)) + 64u) + ((mi_ & 1u) << 3u)) + ((mi_ >> 1u) << 4u);
-            kf_f16x8 t1657_ = kf_ldsm_x4<kf_f16x8>(&sm_[t1656_]);
-            unsigned t1674_ = (((kb_ + ((8u + r8_) * 136u)) + 64u) + ((mi_ & 1u) << 3u)) + ((mi_ >> 1u) << 4u);
-            kf_f16x8 t1675_ = kf_ldsm_x4<kf_f16x8>(&sm_[t1674_]);
-            kf_f16 t1676_ = t1657_.v[0];
-            kf_f16 t1677_ = t1657_.v[1];
-            kf_f16 t1678_ = t1657_.v[2];
-            kf_f16 t1679_ = t1657_.v[3];
-            kf_f16x4 t1683_ = kf_f16x4{{t1676_, t1677_, t1678_, t1679_}};
-            kf_f32x4 t1684_ = kf_mma_f16(t1624_, t1683_, t1579_);
-            kf_f16 t1685_ = t1657_.v[4];
-            kf_f16 t1686_ = t1657_.v[5];
-            kf_f16 t1687_ = t1657_.v[6];
-            kf_f16 t1688_ = t1657_.v[7];
-            kf_f16x4 t1692_ = kf_f16x4{{t1685_, t1686_, t1687_, t1688_}};
-            kf_f32x4 t1693_ = kf_mma_f16(t1641_, t1692_, t1684_);
-            kf_f16 t1694_ = t1675_.v[0];
-            kf_f16 t1695_ = t1675_.v[1];
-            kf_f16 t1696_ = t1675_.v[2];
-            kf_f16 t1697_ = t1675_.v[3];
-            kf_f16x4 t1701_ = kf_f16x4{{t1694_, t1695_, t1696_, t1697_}};
-            kf_f32x4 t1702_ = kf_mma_f16(t1624_, t1701_, t1597_);
-            kf_f16 t1703_ = t1675_.v[4];
-            kf_f16 t1704_ = t1675_.v[5];
-            kf_f16 t1705_ = t1675_.v[6];
-            kf_f16 t1706_ = t1675_.v[7];
-            kf_f16x4 t1710_ = kf_f16x4{{t1703_, t1704_, t1705_, t1706_}};
-            kf_f32x4 t1711_ = kf_mma_f16(t1641_, t1710_, t1702_);
-            unsigned t1737_ = (((r8_ + ((mi_ & 1u) << 3u)) * 136u) + 96u) + ((mi_ >> 1u) << 3u);
-            kf_f16x8 t1738_ = kf_ldsm_x4<kf_f16x8>(&sm_[t1737_]);
-            unsigned t1754_ = ((((r8_ + ((mi_ & 1u) << 3u)) * 136u) + 96u) + 16u) + ((mi_ >> 1u) << 3u);
-            kf_f16x8 t1755_ = kf_ldsm_x4<kf_f16x8>(&sm_[t1754_]);
-            unsigned t1770_ = (((kb_ + (r8_ * 136u)) + 96u) + ((mi_ & 1u) << 3u)) + ((mi_ >> 1u) << 4u);
-            kf_f16x8 t1771_ = kf_ldsm_x4<kf_f16x8>(&sm_[t1770_]);
-            unsigned t1788_ = (((kb_ + ((8u + r8_) * 136u)) + 96u) + ((mi_ & 1u) << 3u)) + ((mi_ >> 1u) << 4u);
-            kf_f16x8 t1789_ = kf_ldsm_x4<kf_f16x8>(&sm_[t1788_]);
-            kf_f16 t1790_ = t1771_.v[0];
-            kf_f16 t1791_ = t1771_.v[1];
-            kf_f16 t1792_ = t1771_.v[2];
-            kf_f16 t1793_ = t1771_.v[3];
-            kf_f16x4 t1797_ = kf_f16x4{{t1790_, t1791_, t1792_, t1793_}};
-            kf_f32x4 t1798_ = kf_mma_f16(t1738_, t1797_, t1693_);
-            kf_f16 t1799_ = t1771_.v[4];
-            kf_f16 t1800_ = t1771_.v[5];
-            kf_f16 t1801_ = t1771_.v[6];
-            kf_f16 t1802_ = t1771_.v[7];
-            kf_f16x4 t1806_ = kf_f16x4{{t1799_, t1800_, t1801_, t1802_}};
-            kf_f32x4 t1807_ = kf_mma_f16(t1755_, t1806_, t1798_);
-            kf_f16 t1808_ = t1789_.v[0];
-            kf_f16 t1809_ = t1789_.v[1];
-            kf_f16 t1810_ = t1789_.v[2];
-            kf_f16 t1811_ = t1789_.v[3];
-            kf_f16x4 t1815_ = kf_f16x4{{t1808_, t1809_, t1810_, t1811_}};
-            kf_f32x4 t1816_ = kf_mma_f16(t1738_, t1815_, t1711_);
-            kf_f16 t1817_ = t1789_.v[4];
-            kf_f16 t1818_ = t1789_.v[5];
-            kf_f16 t1819_ = t1789_.v[6];
-            kf_f16 t1820_ = t1789_.v[7];
-            kf_f16x4 t1824_ = kf_f16x4{{t1817_, t1818_, t1819_, t1820_}};
-            kf_f32x4 t1825_ = kf_mma_f16(t1755_, t1824_, t1816_);
+            bool t3692_ = st_use_ == 2u;
+            unsigned t3695_ = st_use_ + 1u;
+            st_use_ = t3692_ ? 0u : t3695_;
+            kf_f32x4 t3698_ = kf_f32x4{{0.0f, 0.0f, 0.0f, 0.0f}};
+            kf_f32x4 t3701_ = kf_f32x4{{0.0f, 0.0f, 0.0f, 0.0f}};
+            unsigned t3728_ = ((r8_ + ((mi_ & 1u) << 3u)) * 136u) + ((mi_ >> 1u) << 3u);
+            kf_f16x8 t3729_ = kf_ldsm_x4<kf_f16x8>(&sm_[t3728_]);
+            unsigned t3745_ = (((r8_ + ((mi_ & 1u) << 3u)) * 136u) + 16u) + ((mi_ >> 1u) << 3u);
+            kf_f16x8 t3746_ = kf_ldsm_x4<kf_f16x8>(&sm_[t3745_]);
+            unsigned t3761_ = ((kb_ + (r8_ * 136u)) + ((mi_ & 1u) << 3u)) + ((mi_ >> 1u) << 4u);
+            kf_f16x8 t3762_ = kf_ldsm_x4<kf_f16x8>(&sm_[t3761_]);
+            unsigned t3779_ = ((kb_ + ((8u + r8_) * 136u)) + ((mi_ & 1u) << 3u)) + ((mi_ >> 1u) << 4u);
+            kf_f16x8 t3780_ = kf_ldsm_x4<kf_f16x8>(&sm_[t3779_]);
+            kf_f16 t3781_ = t3762_.v[0];
+            kf_f16 t3782_ = t3762_.v[1];
+            kf_f16 t3783_ = t3762_.v[2];
+            kf_f16 t3784_ = t3762_.v[3];
+            kf_f16x4 t3788_ = kf_f16x4{{t3781_, t3782_, t3783_, t3784_}};
+            kf_f32x4 t3789_ = kf_mma_f16(t3729_, t3788_, t3698_);
+            kf_f16 t3790_ = t3762_.v[4];
+            kf_f16 t3791_ = t3762_.v[5];
+            kf_f16 t3792_ = t3762_.v[6];
+            kf_f16 t3793_ = t3762_.v[7];
+            kf_f16x4 t3797_ = kf_f16x4{{t3790_, t3791_, t3792_, t3793_}};
+            kf_f32x4 t3798_ = kf_mma_f16(t3746_, t3797_, t3789_);
+            kf_f16 t3799_ = t3780_.v[0];
+            kf_f16 t3800_ = t3780_.v[1];
+            kf_f16 t3801_ = t3780_.v[2];
+            kf_f16 t3802_ = t3780_.v[3];
+            kf_f16x4 t3806_ = kf_f16x4{{t3799_, t3800_, t3801_, t3802_}};
+            kf_f32x4 t3807_ = kf_mma_f16(t3729_, t3806_, t3701_);
+            kf_f16 t3808_ = t3780_.v[4];
+            kf_f16 t3809_ = t3780_.v[5];
+            kf_f16 t3810_ = t3780_.v[6];
+            kf_f16 t3811_ = t3780_.v[7];
+            kf_f16x4 t3815_ = kf_f16x4{{t3808_, t3809_, t3810_, t3811_}};
+            kf_f32x4 t3816_ = kf_mma_f16(t3746_, t3815_, t3807_);
+            unsigned t3842_ = (((r8_ + ((mi_ & 1u) << 3u)) * 136u) + 32u) + ((mi_ >> 1u) << 3u);
+            kf_f16x8 t3843_ = kf_ldsm_x4<kf_f16x8>(&sm_[t3842_]);
+            unsigned t3859_ = ((((r8_ + ((mi_ & 1u) << 3u)) * 136u) + 32u) + 16u) + ((mi_ >> 1u) << 3u);
+            kf_f16x8 t3860_ = kf_ldsm_x4<kf_f16x8>(&sm_[t3859_]);
+            unsigned t3875_ = (((kb_ + (r8_ * 136u)) + 32u) + ((mi_ & 1u) << 3u)) + ((mi_ >> 1u) << 4u);
+            kf_f16x8 t3876_ = kf_ldsm_x4<kf_f16x8>(&sm_[t3875_]);
+            unsigned t3893_ = (((kb_ + ((8u + r8_) * 136u)) + 32u) + ((mi_ & 1u) << 3u)) + ((mi_ >> 1u) << 4u);
+            kf_f16x8 t3894_ = kf_ldsm_x4<kf_f16x8>(&sm_[t3893_]);
+            kf_f16 t3895_ = t3876_.v[0];
+            kf_f16 t3896_ = t3876_.v[1];
+            kf_f16 t3897_ = t3876_.v[2];
+            kf_f16 t3898_ = t3876_.v[3];
+            kf_f16x4 t3902_ = kf_f16x4{{t3895_, t3896_, t3897_, t3898_}};
+            kf_f32x4 t3903_ = kf_mma_f16(t3843_, t3902_, t3798_);
+            kf_f16 t3904_ = t3876_.v[4];
+            kf_f16 t3905_ = t3876_.v[5];
+            kf_f16 t3906_ = t3876_.v[6];
+            kf_f16 t3907_ = t3876_.v[7];
+            kf_f16x4 t3911_ = kf_f16x4{{t3904_, t3905_, t3906_, t3907_}};
+            kf_f32x4 t3912_ = kf_mma_f16(t3860_, t3911_, t3903_);
+            kf_f16 t3913_ = t3894_.v[0];
+            kf_f16 t3914_ = t3894_.v[1];
+            kf_f16 t3915_ = t3894_.v[2];
+            kf_f16 t3916_ = t3894_.v[3];
+            kf_f16x4 t3920_ = kf_f16x4{{t3913_, t3914_, t3915_, t3916_}};
+            kf_f32x4 t3921_ = kf_mma_f16(t3843_, t3920_, t3816_);
+            kf_f16 t3922_ = t3894_.v[4];
+            kf_f16 t3923_ = t3894_.v[5];
+            kf_f16 t3924_ = t3894_.v[6];
+            kf_f16 t3925_ = t3894_.v[7];
+            kf_f16x4 t3929_ = kf_f16x4{{t3922_, t3923_, t3924_, t3925_}};
+            kf_f32x4 t3930_ = kf_mma_f16(t3860_, t3929_, t3921_);
+            unsigned t3956_ = (((r8_ + ((mi_ & 1u) << 3u)) * 136u) + 64u) + ((mi_ >> 1u) << 3u);
+            kf_f16x8 t3957_ = kf_ldsm_x4<kf_f16x8>(&sm_[t3956_]);
+            unsigned t3973_ = ((((r8_ + ((mi_ & 1u) << 3u)) * 136u) + 64u) + 16u) + ((mi_ >> 1u) << 3u);
+            kf_f16x8 t3974_ = kf_ldsm_x4<kf_f16x8>(&sm_[t3973_]);
+            unsigned t3989_ = (((kb_ + (r8_ * 136u)) + 64u) + ((mi_ & 1u) << 3u)) + ((mi_ >> 1u) << 4u);
+            kf_f16x8 t3990_ = kf_ldsm_x4<kf_f16x8>(&sm_[t3989_]);
+            unsigned t4007_ = (((kb_ + ((8u + r8_) * 136u)) + 64u) + ((mi_ & 1u) << 3u)) + ((mi_ >> 1u) << 4u);
+            kf_f16x8 t4008_ = kf_ldsm_x4<kf_f16x8>(&sm_[t4007_]);
+            kf_f16 t4009_ = t3990_.v[0];
+            kf_f16 t4010_ = t3990_.v[1];
+            kf_f16 t4011_ = t3990_.v[2];
+            kf_f16 t4012_ = t3990_.v[3];
+            kf_f16x4 t4016_ = kf_f16x4{{t4009_, t4010_, t4011_, t4012_}};
+            kf_f32x4 t4017_ = kf_mma_f16(t3957_, t4016_, t3912_);
+            kf_f16 t4018_ = t3990_.v[4];
+            kf_f16 t4019_ = t3990_.v[5];
+            kf_f16 t4020_ = t3990_.v[6];
+            kf_f16 t4021_ = t3990_.v[7];
+            kf_f16x4 t4025_ = kf_f16x4{{t4018_, t4019_, t4020_, t4021_}};
+            kf_f32x4 t4026_ = kf_mma_f16(t3974_, t4025_, t4017_);
+            kf_f16 t4027_ = t4008_.v[0];
+            kf_f16 t4028_ = t4008_.v[1];
+            kf_f16 t4029_ = t4008_.v[2];
+            kf_f16 t4030_ = t4008_.v[3];
+            kf_f16x4 t4034_ = kf_f16x4{{t4027_, t4028_, t4029_, t4030_}};
+            kf_f32x4 t4035_ = kf_mma_f16(t3957_, t4034_, t3930_);
+            kf_f16 t4036_ = t4008_.v[4];
+            kf_f16 t4037_ = t4008_.v[5];
+            kf_f16 t4038_ = t4008_.v[6];
+            kf_f16 t4039_ = t4008_.v[7];
+            kf_f16x4 t4043_ = kf_f16x4{{t4036_, t4037_, t4038_, t4039_}};
+            kf_f32x4 t4044_ = kf_mma_f16(t3974_, t4043_, t4035_);
+            unsigned t4070_ = (((r8_ + ((mi_ & 1u) << 3u)) * 136u) + 96u) + ((mi_ >> 1u) << 3u);
+            kf_f16x8 t4071_ = kf_ldsm_x4<kf_f16x8>(&sm_[t4070_]);
+            unsigned t4087_ = ((((r8_ + ((mi_ & 1u) << 3u)) * 136u) + 96u) + 16u) + ((mi_ >> 1u) << 3u);
+            kf_f16x8 t4088_ = kf_ldsm_x4<kf_f16x8>(&sm_[t4087_]);
+            unsigned t4103_ = (((kb_ + (r8_ * 136u)) + 96u) + ((mi_ & 1u) << 3u)) + ((mi_ >> 1u) << 4u);
+            kf_f16x8 t4104_ = kf_ldsm_x4<kf_f16x8>(&sm_[t4103_]);
+            unsigned t4121_ = (((kb_ + ((8u + r8_) * 136u)) + 96u) + ((mi_ & 1u) << 3u)) + ((mi_ >> 1u) << 4u);
+            kf_f16x8 t4122_ = kf_ldsm_x4<kf_f16x8>(&sm_[t4121_]);
+            kf_f16 t4123_ = t4104_.v[0];
+            kf_f16 t4124_ = t4104_.v[1];
+            kf_f16 t4125_ = t4104_.v[2];
+            kf_f16 t4126_ = t4104_.v[3];
+            kf_f16x4 t4130_ = kf_f16x4{{t4123_, t4124_, t4125_, t4126_}};
+            kf_f32x4 t4131_ = kf_mma_f16(t4071_, t4130_, t4026_);
+            kf_f16 t4132_ = t4104_.v[4];
+            kf_f16 t4133_ = t4104_.v[5];
+            kf_f16 t4134_ = t4104_.v[6];
+            kf_f16 t4135_ = t4104_.v[7];
+            kf_f16x4 t4139_ = kf_f16x4{{t4132_, t4133_, t4134_, t4135_}};
+            kf_f32x4 t4140_ = kf_mma_f16(t4088_, t4139_, t4131_);
+            kf_f16 t4141_ = t4122_.v[0];
+            kf_f16 t4142_ = t4122_.v[1];
+            kf_f16 t4143_ = t4122_.v[2];
+            kf_f16 t4144_ = t4122_.v[3];
+            kf_f16x4 t4148_ = kf_f16x4{{t4141_, t4142_, t4143_, t4144_}};
+            kf_f32x4 t4149_ = kf_mma_f16(t4071_, t4148_, t4044_);
+            kf_f16 t4150_ = t4122_.v[4];
+            kf_f16 t4151_ = t4122_.v[5];
+            kf_f16 t4152_ = t4122_.v[6];
+            kf_f16 t4153_ = t4122_.v[7];
+            kf_f16x4 t4157_ = kf_f16x4{{t4150_, t4151_, t4152_, t4153_}};
+            kf_f32x4 t4158_ = kf_mma_f16(t4088_, t4157_, t4149_);
             unsigned pb_3_ = ((p0_ + (it_ << 5u)) + (w_ << 4u)) + (qd_ << 1u);
-            bool t1835_ = pb_3_ < p1_;
-            float t1838_ = __fmul_rn(t1807_.v[0], 0.12751743f);
-            float t1840_ = t1835_ ? t1838_ : __uint_as_float(0xff800000u);
-            bool t1843_ = (pb_3_ + 1u) < p1_;
-            float t1846_ = __fmul_rn(t1807_.v[1], 0.12751743f);
-            float t1848_ = t1843_ ? t1846_ : __uint_as_float(0xff800000u);
-            bool t1851_ = (pb_3_ + 8u) < p1_;
-            float t1854_ = __fmul_rn(t1825_.v[0], 0.12751743f);
-            float t1856_ = t1851_ ? t1854_ : __uint_as_float(0xff800000u);
-            bool t1859_ = (pb_3_ + 9u) < p1_;
-            float t1862_ = __fmul_rn(t1825_.v[1], 0.12751743f);
-            float t1864_ = t1859_ ? t1862_ : __uint_as_float(0xff800000u);
-            float t1876_ = fmaxf(fmaxf(t1840_, t1848_), fmaxf(t1856_, t1864_));
-            if (__any_sync(kf_warp_mask(kf_wn), (t1876_ > __fadd_rn(m_run_, 8.0f))) != 0) {
-                float t1884_ = fmaxf(t1876_, kf_shfl_xor(t1876_, 1u, kf_wn));
-                float t1887_ = fmaxf(t1884_, kf_shfl_xor(t1884_, 2u, kf_wn));
-                bool need_ = t1887_ > __fadd_rn(m_run_, 8.0f);
-                float mnew_ = need_ ? t1887_ : m_run_;
-                float t1893_ = kf_exp2_approx(__fsub_rn(m_run_, mnew_));
-                float corr_ = need_ ? t1893_ : 1.0f;
+            bool t4168_ = pb_3_ < p1_;
+            float t4171_ = __fmul_rn(t4140_.v[0], 0.12751743f);
+            float t4173_ = t4168_ ? t4171_ : __uint_as_float(0xff800000u);
+            bool t4176_ = (pb_3_ + 1u) < p1_;
+            float t4179_ = __fmul_rn(t4140_.v[1], 0.12751743f);
+            float t4181_ = t4176_ ? t4179_ : __uint_as_float(0xff800000u);
+            bool t4184_ = (pb_3_ + 8u) < p1_;
+            float t4187_ = __fmul_rn(t4158_.v[0], 0.12751743f);
+            float t4189_ = t4184_ ? t4187_ : __uint_as_float(0xff800000u);
+            bool t4192_ = (pb_3_ + 9u) < p1_;
+            float t4195_ = __fmul_rn(t4158_.v[1], 0.12751743f);
+            float t4197_ = t4192_ ? t4195_ : __uint_as_float(0xff800000u);
+            float t4209_ = fmaxf(fmaxf(t4173_, t4181_), fmaxf(t4189_, t4197_));
+            if (__any_sync(kf_warp_mask(kf_wn), (t4209_ > __fadd_rn(m_run_, 8.0f))) != 0) {
+                float t4217_ = fmaxf(t4209_, kf_shfl_xor(t4209_, 1u, kf_wn));
+                float t4220_ = fmaxf(t4217_, kf_shfl_xor(t4217_, 2u, kf_wn));
+                bool need_ = t4220_ > __fadd_rn(m_run_, 8.0f);
+                float mnew_ = need_ ? t4220_ : m_run_;
+                float t4226_ = kf_exp2_approx(__fsub_rn(m_run_, mnew_));
+                float corr_ = need_ ? t4226_ : 1.0f;
                 l_run_ = __fmul_rn(l_run_, corr_);
                 m_run_ = mnew_;
                 float ca_ = kf_shfl(corr_, qd_ << 3u, kf_wn);
                 float cb_ = kf_shfl(corr_, (qd_ << 3u) + 4u, kf_wn);
-                float t1909_ = __fmul_rn(o_[0u].v[0], ca_);
-                float t1913_ = __fmul_rn(o_[0u].v[1], cb_);
-                float t1917_ = __fmul_rn(o_[0u].v[2], ca_);
-                float t1921_ = __fmul_rn(o_[0u].v[3], cb_);
-                kf_f32x4 t1925_ = kf_f32x4{{t1909_, t1913_, t1917_, t1921_}};
-                o_[0u] = t1925_;
-                float t1930_ = __fmul_rn(o_[1u].v[0], ca_);
-                float t1934_ = __fmul_rn(o_[1u].v[1], cb_);
-                float t1938_ = __fmul_rn(o_[1u].v[2], ca_);
-                float t1942_ = __fmul_rn(o_[1u].v[3], cb_);
-                kf_f32x4 t1946_ = kf_f32x4{{t1930_, t1934_, t1938_, t1942_}};
-                o_[1u] = t1946_;
-                float t1951_ = __fmul_rn(o_[2u].v[0], ca_);
-                float t1955_ = __fmul_rn(o_[2u].v[1], cb_);
-                float t1959_ = __fmul_rn(o_[2u].v[2], ca_);
-                float t1963_ = __fmul_rn(o_[2u].v[3], cb_);
-                kf_f32x4 t1967_ = kf_f32x4{{t1951_, t1955_, t1959_, t1963_}};
-                o_[2u] = t1967_;
-                float t1972_ = __fmul_rn(o_[3u].v[0], ca_);
-                float t1976_ = __fmul_rn(o_[3u].v[1], cb_);
-                float t1980_ = __fmul_rn(o_[3u].v[2], ca_);
-                float t1984_ = __fmul_rn(o_[3u].v[3], cb_);
-                kf_f32x4 t1988_ = kf_f32x4{{t1972_, t1976_, t1980_, t1984_}};
-                o_[3u] = t1988_;
-                float t1993_ = __fmul_rn(o_[4u].v[0], ca_);
-                float t1997_ = __fmul_rn(o_[4u].v[1], cb_);
-                float t2001_ = __fmul_rn(o_[4u].v[2], ca_);
-                float t2005_ = __fmul_rn(o_[4u].v[3], cb_);
-                kf_f32x4 t2009_ = kf_f32x4{{t1993_, t1997_, t2001_, t2005_}};
-                o_[4u] = t2009_;
-                float t2014_ = __fmul_rn(o_[5u].v[0], ca_);
-                float t2018_ = __fmul_rn(o_[5u].v[1], cb_);
-                float t2022_ = __fmul_rn(o_[5u].v[2], ca_);
-                float t2026_ = __fmul_rn(o_[5u].v[3], cb_);
-                kf_f32x4 t2030_ = kf_f32x4{{t2014_, t2018_, t2022_, t2026_}};
-                o_[5u] = t2030_;
-                float t2035_ = __fmul_rn(o_[6u].v[0], ca_);
-                float t2039_ = __fmul_rn(o_[6u].v[1], cb_);
-                float t2043_ = __fmul_rn(o_[6u].v[2], ca_);
-                float t2047_ = __fmul_rn(o_[6u].v[3], cb_);
-                kf_f32x4 t2051_ = kf_f32x4{{t2035_, t2039_, t2043_, t2047_}};
-                o_[6u] = t2051_;
-                float t2056_ = __fmul_rn(o_[7u].v[0], ca_);
-                float t2060_ = __fmul_rn(o_[7u].v[1], cb_);
-                float t2064_ = __fmul_rn(o_[7u].v[2], ca_);
-                float t2068_ = __fmul_rn(o_[7u].v[3], cb_);
-                kf_f32x4 t2072_ = kf_f32x4{{t2056_, t2060_, t2064_, t2068_}};
-                o_[7u] = t2072_;
+                float t4242_ = __fmul_rn(o_[0u].v[0], ca_);
+                float t4246_ = __fmul_rn(o_[0u].v[1], cb_);
+                float t4250_ = __fmul_rn(o_[0u].v[2], ca_);
+                float t4254_ = __fmul_rn(o_[0u].v[3], cb_);
+                kf_f32x4 t4258_ = kf_f32x4{{t4242_, t4246_, t4250_, t4254_}};
+                o_[0u] = t4258_;
+                float t4263_ = __fmul_rn(o_[1u].v[0], ca_);
+                float t4267_ = __fmul_rn(o_[1u].v[1], cb_);
+                float t4271_ = __fmul_rn(o_[1u].v[2], ca_);
+                float t4275_ = __fmul_rn(o_[1u].v[3], cb_);
+                kf_f32x4 t4279_ = kf_f32x4{{t4263_, t4267_, t4271_, t4275_}};
+                o_[1u] = t4279_;
+                float t4284_ = __fmul_rn(o_[2u].v[0], ca_);
+                float t4288_ = __fmul_rn(o_[2u].v[1], cb_);
+                float t4292_ = __fmul_rn(o_[2u].v[2], ca_);
+                float t4296_ = __fmul_rn(o_[2u].v[3], cb_);
+                kf_f32x4 t4300_ = kf_f32x4{{t4284_, t4288_, t4292_, t4296_}};
+                o_[2u] = t4300_;
+                float t4305_ = __fmul_rn(o_[3u].v[0], ca_);
+                float t4309_ = __fmul_rn(o_[3u].v[1], cb_);
+                float t4313_ = __fmul_rn(o_[3u].v[2], ca_);
+                float t4317_ = __fmul_rn(o_[3u].v[3], cb_);
+                kf_f32x4 t4321_ = kf_f32x4{{t4305_, t4309_, t4313_, t4317_}};
+                o_[3u] = t4321_;
+                float t4326_ = __fmul_rn(o_[4u].v[0], ca_);
+                float t4330_ = __fmul_rn(o_[4u].v[1], cb_);
+                float t4334_ = __fmul_rn(o_[4u].v[2], ca_);
+                float t4338_ = __fmul_rn(o_[4u].v[3], cb_);
+                kf_f32x4 t4342_ = kf_f32x4{{t4326_, t4330_, t4334_, t4338_}};
+                o_[4u] = t4342_;
+                float t4347_ = __fmul_rn(o_[5u].v[0], ca_);
+                float t4351_ = __fmul_rn(o_[5u].v[1], cb_);
+                float t4355_ = __fmul_rn(o_[5u].v[2], ca_);
+                float t4359_ = __fmul_rn(o_[5u].v[3], cb_);
+                kf_f32x4 t4363_ = kf_f32x4{{t4347_, t4351_, t4355_, t4359_}};
+                o_[5u] = t4363_;
+                float t4368_ = __fmul_rn(o_[6u].v[0], ca_);
+                float t4372_ = __fmul_rn(o_[6u].v[1], cb_);
+                float t4376_ = __fmul_rn(o_[6u].v[2], ca_);
+                float t4380_ = __fmul_rn(o_[6u].v[3], cb_);
+                kf_f32x4 t4384_ = kf_f32x4{{t4368_, t4372_, t4376_, t4380_}};
+                o_[6u] = t4384_;
+                float t4389_ = __fmul_rn(o_[7u].v[0], ca_);
+                float t4393_ = __fmul_rn(o_[7u].v[1], cb_);
+                float t4397_ = __fmul_rn(o_[7u].v[2], ca_);
+                float t4401_ = __fmul_rn(o_[7u].v[3], cb_);
+                kf_f32x4 t4405_ = kf_f32x4{{t4389_, t4393_, t4397_, t4401_}};
+                o_[7u] = t4405_;
             }
             float ms_ = (m_run_ == __uint_as_float(0xff800000u)) ? 0.0f : m_run_;
-            float t2079_ = kf_exp2_approx(__fsub_rn(t1840_, ms_));
-            float t2082_ = kf_exp2_approx(__fsub_rn(t1848_, ms_));
-            float t2085_ = kf_exp2_approx(__fsub_rn(t1856_, ms_));
-            float t2088_ = kf_exp2_approx(__fsub_rn(t1864_, ms_));
-            l_run_ = __fadd_rn(l_run_, __fadd_rn(__fadd_rn(t2079_, t2082_), __fadd_rn(t2085_, t2088_)));
-            kf_f16 t2102_ = kf_f16_from_f32(t2079_);
-            kf_f16 t2104_ = kf_f16_from_f32(t2082_);
-            kf_f16 t2106_ = kf_f16_from_f32(t2085_);
-            kf_f16 t2108_ = kf_f16_from_f32(t2088_);
-            kf_f16x4 hi_ = kf_f16x4{{t2102_, t2104_, t2106_, t2108_}};
-            kf_f16 t2117_ = kf_f16_from_f32(__fsub_rn(t2079_, kf_f16_to_f32(t2102_)));
-            kf_f16 t2122_ = kf_f16_from_f32(__fsub_rn(t2082_, kf_f16_to_f32(t2104_)));
-            kf_f16 t2127_ = kf_f16_from_f32(__fsub_rn(t2085_, kf_f16_to_f32(t2106_)));
-            kf_f16 t2132_ = kf_f16_from_f32(__fsub_rn(t2088_, kf_f16_to_f32(t2108_)));
-            kf_f16x4 lo_ = kf_f16x4{{t2117_, t2122_, t2127_, t2132_}};
-            unsigned t2154_ = (vb_ + ((r8_ + ((mi_ >> 1u) << 3u)) * 136u)) + ((mi_ & 1u) << 3u);
-            kf_f16x8 t2155_ = kf_ldsm_x4_trans<kf_f16x8>(&sm_[t2154_]);
-            kf_f32x4 t2158_ = o_[0u];
-            kf_f32x4 t2159_ = kf_mma_f16(t2155_, hi_, t2158_);
-            o_[0u] = t2159_;
-            kf_f32x4 t2162_ = o_[0u];
-            kf_f32x4 t2163_ = kf_mma_f16(t2155_, lo_, t2162_);
-            o_[0u] = t2163_;
-            unsigned t2181_ = ((vb_ + ((r8_ + ((mi_ >> 1u) << 3u)) * 136u)) + 16u) + ((mi_ & 1u) << 3u);
-            kf_f16x8 t2182_ = kf_ldsm_x4_trans<kf_f16x8>(&sm_[t2181_]);
-            kf_f32x4 t2185_ = o_[1u];
-            kf_f32x4 t2186_ = kf_mma_f16(t2182_, hi_, t2185_);
-            o_[1u] = t2186_;
-            kf_f32x4 t2189_ = o_[1u];
-            kf_f32x4 t2190_ = kf_mma_f16(t2182_, lo_, t2189_);
-            o_[1u] = t2190_;
-            unsigned t2208_ = ((vb_ + ((r8_ + ((mi_ >> 1u) << 3u)) * 136u)) + 32u) + ((mi_ & 1u) << 3u);
-            kf_f16x8 t2209_ = kf_ldsm_x4_trans<kf_f16x8>(&sm_[t2208_]);
-            kf_f32x4 t2212_ = o_[2u];
-            kf_f32x4 t2213_ = kf_mma_f16(t2209_, hi_, t2212_);
-            o_[2u] = t2213_;
-            kf_f32x4 t2216_ = o_[2u];
-            kf_f32x4 t2217_ = kf_mma_f16(t2209_, lo_, t2216_);
-            o_[2u] = t2217_;
-            unsigned t2235_ = ((vb_ + ((r8_ + ((mi_ >> 1u) << 3u)) * 136u)) + 48u) + ((mi_ & 1u) << 3u);
-            kf_f16x8 t2236_ = kf_ldsm_x4_trans<kf_f16x8>(&sm_[t2235_]);
-            kf_f32x4 t2239_ = o_[3u];
-            kf_f32x4 t2240_ = kf_mma_f16(t2236_, hi_, t2239_);
-            o_[3u] = t2240_;
-            kf_f32x4 t2243_ = o_[3u];
-            kf_f32x4 t2244_ = kf_mma_f16(t2236_, lo_, t2243_);
-            o_[3u] = t2244_;
-            unsigned t2262_ = ((vb_ + ((r8_ + ((mi_ >> 1u) << 3u)) * 136u)) + 64u) + ((mi_ & 1u) << 3u);
-            kf_f16x8 t2263_ = kf_ldsm_x4_trans<kf_f16x8>(&sm_[t2262_]);
-            kf_f32x4 t2266_ = o_[4u];
-            kf_f32x4 t2267_ = kf_mma_f16(t2263_, hi_, t2266_);
-            o_[4u] = t2267_;
-            kf_f32x4 t2270_ = o_[4u];
-            kf_f32x4 t2271_ = kf_mma_f16(t2263_, lo_, t2270_);
-            o_[4u] = t2271_;
-            unsigned t2289_ = ((vb_ + ((r8_ + ((mi_ >> 1u) << 3u)) * 136u)) + 80u) + ((mi_ & 1u) << 3u);
-            kf_f16x8 t2290_ = kf_ldsm_x4_trans<kf_f16x8>(&sm_[t2289_]);
-            kf_f32x4 t2293_ = o_[5u];
-            kf_f32x4 t2294_ = kf_mma_f16(t2290_, hi_, t2293_);
-            o_[5u] = t2294_;
-            kf_f32x4 t2297_ = o_[5u];
-            kf_f32x4 t2298_ = kf_mma_f16(t2290_, lo_, t2297_);
-            o_[5u] = t2298_;
-            unsigned t2316_ = ((vb_ + ((r8_ + ((mi_ >> 1u) << 3u)) * 136u)) + 96u) + ((mi_ & 1u) << 3u);
-            kf_f16x8 t2317_ = kf_ldsm_x4_trans<kf_f16x8>(&sm_[t2316_]);
-            kf_f32x4 t2320_ = o_[6u];
-            kf_f32x4 t2321_ = kf_mma_f16(t2317_, hi_, t2320_);
-            o_[6u] = t2321_;
-            kf_f32x4 t2324_ = o_[6u];
-            kf_f32x4 t2325_ = kf_mma_f16(t2317_, lo_, t2324_);
-            o_[6u] = t2325_;
-            unsigned t2343_ = ((vb_ + ((r8_ + ((mi_ >> 1u) << 3u)) * 136u)) + 112u) + ((mi_ & 1u) << 3u);
-            kf_f16x8 t2344_ = kf_ldsm_x4_trans<kf_f16x8>(&sm_[t2343_]);
-            kf_f32x4 t2347_ = o_[7u];
-            kf_f32x4 t2348_ = kf_mma_f16(t2344_, hi_, t2347_);
-            o_[7u] = t2348_;
-            kf_f32x4 t2351_ = o_[7u];
-            kf_f32x4 t2352_ = kf_mma_f16(t2344_, lo_, t2351_);
-            o_[7u] = t2352_;
+            float t4412_ = kf_exp2_approx(__fsub_rn(t4173_, ms_));
+            float t4415_ = kf_exp2_approx(__fsub_rn(t4181_, ms_));
+            float t4418_ = kf_exp2_approx(__fsub_rn(t4189_, ms_));
+            float t4421_ = kf_exp2_approx(__fsub_rn(t4197_, ms_));
+            l_run_ = __fadd_rn(l_run_, __fadd_rn(__fadd_rn(t4412_, t4415_), __fadd_rn(t4418_, t4421_)));
+            kf_f16 t4435_ = kf_f16_from_f32(t4412_);
+            kf_f16 t4437_ = kf_f16_from_f32(t4415_);
+            kf_f16 t4439_ = kf_f16_from_f32(t4418_);
+            kf_f16 t4441_ = kf_f16_from_f32(t4421_);
+            kf_f16x4 hi_ = kf_f16x4{{t4435_, t4437_, t4439_, t4441_}};
+            kf_f16 t4450_ = kf_f16_from_f32(__fsub_rn(t4412_, kf_f16_to_f32(t4435_)));
+            kf_f16 t4455_ = kf_f16_from_f32(__fsub_rn(t4415_, kf_f16_to_f32(t4437_)));
+            kf_f16 t4460_ = kf_f16_from_f32(__fsub_rn(t4418_, kf_f16_to_f32(t4439_)));
+            kf_f16 t4465_ = kf_f16_from_f32(__fsub_rn(t4421_, kf_f16_to_f32(t4441_)));
+            kf_f16x4 lo_ = kf_f16x4{{t4450_, t4455_, t4460_, t4465_}};
+            unsigned t4487_ = (vb_ + ((r8_ + ((mi_ >> 1u) << 3u)) * 136u)) + ((mi_ & 1u) << 3u);
+            kf_f16x8 t4488_ = kf_ldsm_x4_trans<kf_f16x8>(&sm_[t4487_]);
+            kf_f32x4 t4491_ = o_[0u];
+            kf_f32x4 t4492_ = kf_mma_f16(t4488_, hi_, t4491_);
+            o_[0u] = t4492_;
+            kf_f32x4 t4495_ = o_[0u];
+            kf_f32x4 t4496_ = kf_mma_f16(t4488_, lo_, t4495_);
+            o_[0u] = t4496_;
+            unsigned t4514_ = ((vb_ + ((r8_ + ((mi_ >> 1u) << 3u)) * 136u)) + 16u) + ((mi_ & 1u) << 3u);
+            kf_f16x8 t4515_ = kf_ldsm_x4_trans<kf_f16x8>(&sm_[t4514_]);
+            kf_f32x4 t4518_ = o_[1u];
+            kf_f32x4 t4519_ = kf_mma_f16(t4515_, hi_, t4518_);
+            o_[1u] = t4519_;
+            kf_f32x4 t4522_ = o_[1u];
+            kf_f32x4 t4523_ = kf_mma_f16(t4515_, lo_, t4522_);
+            o_[1u] = t4523_;
+            unsigned t4541_ = ((vb_ + ((r8_ + ((mi_ >> 1u) << 3u)) * 136u)) + 32u) + ((mi_ & 1u) << 3u);
+            kf_f16x8 t4542_ = kf_ldsm_x4_trans<kf_f16x8>(&sm_[t4541_]);
+            kf_f32x4 t4545_ = o_[2u];
+            kf_f32x4 t4546_ = kf_mma_f16(t4542_, hi_, t4545_);
+            o_[2u] = t4546_;
+            kf_f32x4 t4549_ = o_[2u];
+            kf_f32x4 t4550_ = kf_mma_f16(t4542_, lo_, t4549_);
+            o_[2u] = t4550_;
+            unsigned t4568_ = ((vb_ + ((r8_ + ((mi_ >> 1u) << 3u)) * 136u)) + 48u) + ((mi_ & 1u) << 3u);
+            kf_f16x8 t4569_ = kf_ldsm_x4_trans<kf_f16x8>(&sm_[t4568_]);
+            kf_f32x4 t4572_ = o_[3u];
+            kf_f32x4 t4573_ = kf_mma_f16(t4569_, hi_, t4572_);
+            o_[3u] = t4573_;
+            kf_f32x4 t4576_ = o_[3u];
+            kf_f32x4 t4577_ = kf_mma_f16(t4569_, lo_, t4576_);
+            o_[3u] = t4577_;
+            unsigned t4595_ = ((vb_ + ((r8_ + ((mi_ >> 1u) << 3u)) * 136u)) + 64u) + ((mi_ & 1u) << 3u);
+            kf_f16x8 t4596_ = kf_ldsm_x4_trans<kf_f16x8>(&sm_[t4595_]);
+            kf_f32x4 t4599_ = o_[4u];
+            kf_f32x4 t4600_ = kf_mma_f16(t4596_, hi_, t4599_);
+            o_[4u] = t4600_;
+            kf_f32x4 t4603_ = o_[4u];
+            kf_f32x4 t4604_ = kf_mma_f16(t4596_, lo_, t4603_);
+            o_[4u] = t4604_;
+            unsigned t4622_ = ((vb_ + ((r8_ + ((mi_ >> 1u) << 3u)) * 136u)) + 80u) + ((mi_ & 1u) << 3u);
+            kf_f16x8 t4623_ = kf_ldsm_x4_trans<kf_f16x8>(&sm_[t4622_]);
+            kf_f32x4 t4626_ = o_[5u];
+            kf_f32x4 t4627_ = kf_mma_f16(t4623_, hi_, t4626_);
+            o_[5u] = t4627_;
+            kf_f32x4 t4630_ = o_[5u];
+            kf_f32x4 t4631_ = kf_mma_f16(t4623_, lo_, t4630_);
+            o_[5u] = t4631_;
+            unsigned t4649_ = ((vb_ + ((r8_ + ((mi_ >> 1u) << 3u)) * 136u)) + 96u) + ((mi_ & 1u) << 3u);
+            kf_f16x8 t4650_ = kf_ldsm_x4_trans<kf_f16x8>(&sm_[t4649_]);
+            kf_f32x4 t4653_ = o_[6u];
+            kf_f32x4 t4654_ = kf_mma_f16(t4650_, hi_, t4653_);
+            o_[6u] = t4654_;
+            kf_f32x4 t4657_ = o_[6u];
+            kf_f32x4 t4658_ = kf_mma_f16(t4650_, lo_, t4657_);
+            o_[6u] = t4658_;
+            unsigned t4676_ = ((vb_ + ((r8_ + ((mi_ >> 1u) << 3u)) * 136u)) + 112u) + ((mi_ & 1u) << 3u);
+            kf_f16x8 t4677_ = kf_ldsm_x4_trans<kf_f16x8>(&sm_[t4676_]);
+            kf_f32x4 t4680_ = o_[7u];
+            kf_f32x4 t4681_ = kf_mma_f16(t4677_, hi_, t4680_);
+            o_[7u] = t4681_;
+            kf_f32x4 t4684_ = o_[7u];
+            kf_f32x4 t4685_ = kf_mma_f16(t4677_, lo_, t4684_);
+            o_[7u] = t4685_;
         }
         kf_cp_async_wait<0>();
         __syncthreads();
-        float t2356_ = __fadd_rn(l_run_, kf_shfl_xor(l_run_, 1u, kf_wn));
-        l_run_ = t2356_;
-        float t2359_ = __fadd_rn(t2356_, kf_shfl_xor(t2356_, 2u, kf_wn));
-        l_run_ = t2359_;
-        bool t2364_ = qd_ == 0u;
-        bool t2365_ = t2364_;
-        if (t2364_) {
-            t2365_ = gr_ < 8u;
+        float t4690_ = __fadd_rn(l_run_, kf_shfl_xor(l_run_, 1u, kf_wn));
+        l_run_ = t4690_;
+        float t4693_ = __fadd_rn(t4690_, kf_shfl_xor(t4690_, 2u, kf_wn));
+        l_run_ = t4693_;
+        bool t4698_ = qd_ == 0u;
+        bool t4699_ = t4698_;
+        if (t4698_) {
+            t4699_ = gr_ < 8u;
         }
-        if (t2365_) {
+        if (t4699_) {
             ((float*)sm_)[(w_ << 3u) + gr_] = m_run_;
-            ((float*)sm_)[(16u + (w_ << 3u)) + gr_] = t2359_;
+            ((float*)sm_)[(16u + (w_ << 3u)) + gr_] = t4693_;
         }
         if ((qd_ << 1u) < 8u) {
             ((float*)sm_)[(32u + (((w_ << 3u) + (qd_ << 1u)) << 7u)) + gr_] = o_[0u].v[0];
@@ -2958,49 +6080,49 @@ sdpa_decode_fused_q8(const kf_f16* __restrict__ q_, const kf_f16* __restrict__ k
         __syncthreads();
         unsigned ns_ = (l_ / split_) + (((l_ % split_) != 0u) ? 1u : 0u);
         kf_f32x4* po4_ = (kf_f32x4*)po_;
-        unsigned t3588_ = nh_ << 5u;
+        unsigned t5922_ = nh_ << 5u;
         #pragma unroll 1
-        for (unsigned t_ = threadIdx.x; t_ < t3588_; t_ = t_ + 64u) {
+        for (unsigned t_ = threadIdx.x; t_ < t5922_; t_ = t_ + 64u) {
             unsigned gi_ = t_ >> 5u;
             unsigned d4_ = t_ & 31u;
-            float t3605_ = fmaxf(fmaxf(__uint_as_float(0xff800000u), ((float*)sm_)[gi_]), ((float*)sm_)[8u + gi_]);
-            float a_ = kf_exp2_approx(__fsub_rn(((float*)sm_)[gi_], t3605_));
-            float t3619_ = __fmaf_rn(((float*)sm_)[16u + gi_], a_, 0.0f);
-            unsigned t3626_ = (8u + (gi_ << 5u)) + d4_;
-            kf_f32x4 v_ = ((kf_f32x4*)sm_)[t3626_];
-            float t3630_ = __fmaf_rn(v_.v[0], a_, 0.0f);
-            float t3633_ = __fmaf_rn(v_.v[1], a_, 0.0f);
-            float t3636_ = __fmaf_rn(v_.v[2], a_, 0.0f);
-            float t3639_ = __fmaf_rn(v_.v[3], a_, 0.0f);
-            float a_2_ = kf_exp2_approx(__fsub_rn(((float*)sm_)[8u + gi_], t3605_));
-            float t3652_ = __fmaf_rn(((float*)sm_)[24u + gi_], a_2_, t3619_);
-            unsigned t3659_ = (8u + ((8u + gi_) << 5u)) + d4_;
-            kf_f32x4 v_2_ = ((kf_f32x4*)sm_)[t3659_];
-            float t3663_ = __fmaf_rn(v_2_.v[0], a_2_, t3630_);
-            float t3666_ = __fmaf_rn(v_2_.v[1], a_2_, t3633_);
-            float t3669_ = __fmaf_rn(v_2_.v[2], a_2_, t3636_);
-            float t3672_ = __fmaf_rn(v_2_.v[3], a_2_, t3639_);
+            float t5939_ = fmaxf(fmaxf(__uint_as_float(0xff800000u), ((float*)sm_)[gi_]), ((float*)sm_)[8u + gi_]);
+            float a_ = kf_exp2_approx(__fsub_rn(((float*)sm_)[gi_], t5939_));
+            float t5953_ = __fmaf_rn(((float*)sm_)[16u + gi_], a_, 0.0f);
+            unsigned t5960_ = (8u + (gi_ << 5u)) + d4_;
+            kf_f32x4 v_ = ((kf_f32x4*)sm_)[t5960_];
+            float t5964_ = __fmaf_rn(v_.v[0], a_, 0.0f);
+            float t5967_ = __fmaf_rn(v_.v[1], a_, 0.0f);
+            float t5970_ = __fmaf_rn(v_.v[2], a_, 0.0f);
+            float t5973_ = __fmaf_rn(v_.v[3], a_, 0.0f);
+            float a_2_ = kf_exp2_approx(__fsub_rn(((float*)sm_)[8u + gi_], t5939_));
+            float t5986_ = __fmaf_rn(((float*)sm_)[24u + gi_], a_2_, t5953_);
+            unsigned t5993_ = (8u + ((8u + gi_) << 5u)) + d4_;
+            kf_f32x4 v_2_ = ((kf_f32x4*)sm_)[t5993_];
+            float t5997_ = __fmaf_rn(v_2_.v[0], a_2_, t5964_);
+            float t6000_ = __fmaf_rn(v_2_.v[1], a_2_, t5967_);
+            float t6003_ = __fmaf_rn(v_2_.v[2], a_2_, t5970_);
+            float t6006_ = __fmaf_rn(v_2_.v[3], a_2_, t5973_);
             unsigned slot_ = ((((bi_2_ * h_) + hq0_) + gi_) * ns_) + blockIdx.x;
-            unsigned t3685_ = (slot_ << 5u) + d4_;
-            float t3687_ = __fdiv_rn(t3663_, t3652_);
-            float t3689_ = __fdiv_rn(t3666_, t3652_);
-            float t3691_ = __fdiv_rn(t3669_, t3652_);
-            float t3693_ = __fdiv_rn(t3672_, t3652_);
-            kf_f32x4 t3697_ = kf_f32x4{{t3687_, t3689_, t3691_, t3693_}};
-            po4_[t3685_] = t3697_;
+            unsigned t6019_ = (slot_ << 5u) + d4_;
+            float t6021_ = __fdiv_rn(t5997_, t5986_);
+            float t6023_ = __fdiv_rn(t6000_, t5986_);
+            float t6025_ = __fdiv_rn(t6003_, t5986_);
+            float t6027_ = __fdiv_rn(t6006_, t5986_);
+            kf_f32x4 t6031_ = kf_f32x4{{t6021_, t6023_, t6025_, t6027_}};
+            po4_[t6019_] = t6031_;
             if (d4_ == 0u) {
-                plse_[slot_] = __fadd_rn(t3605_, kf_log2_approx(t3652_));
+                plse_[slot_] = __fadd_rn(t5939_, kf_log2_approx(t5986_));
             }
         }
-        t53_ = true;
+        t55_ = true;
     }
-    if (!t53_) {
-        bool t3706_ = len_ == 0u;
-        bool t3707_ = t3706_;
-        if (t3706_) {
-            t3707_ = blockIdx.x == 0u;
+    if (!t55_) {
+        bool t6040_ = len_ == 0u;
+        bool t6041_ = t6040_;
+        if (t6040_) {
+            t6041_ = blockIdx.x == 0u;
         }
-        if (t3707_) {
+        if (t6041_) {
             #pragma unroll 1
             for (unsigned t_2_ = threadIdx.x; t_2_ < n4_; t_2_ = t_2_ + 64u) {
                 xq4_[i4_ + t_2_] = kf_i8x4{{(signed char)0, (signed char)0, (signed char)0, (signed char)0}};
@@ -3032,235 +6154,235 @@ sdpa_decode_fused_q8(const kf_f16* __restrict__ q_, const kf_f16* __restrict__ k
     #pragma unroll 1
     for (unsigned t0_ = 0u; t0_ < n4_; t0_ = t0_ + 64u) {
         unsigned t_3_ = t0_ + threadIdx.x;
-        kf_f32x4 t3766_ = kf_f32x4{{0.0f, 0.0f, 0.0f, 0.0f}};
-        kf_f32x4 v_3_ = t3766_;
+        kf_f32x4 t6100_ = kf_f32x4{{0.0f, 0.0f, 0.0f, 0.0f}};
+        kf_f32x4 v_3_ = t6100_;
         if (t_3_ < n4_) {
             unsigned hq_2_ = t31_ + (t_3_ >> 5u);
             unsigned base_ = ((bi_ * h_) + hq_2_) * ((l_ / split_) + (((l_ % split_) != 0u) ? 1u : 0u));
             unsigned d4_2_ = t_3_ & 31u;
             float mx_ = __uint_as_float(0xff800000u);
             float lsum_ = 0.0f;
-            kf_f32x4 t3793_ = kf_f32x4{{0.0f, 0.0f, 0.0f, 0.0f}};
-            kf_f32x4 acc_ = t3793_;
+            kf_f32x4 t6127_ = kf_f32x4{{0.0f, 0.0f, 0.0f, 0.0f}};
+            kf_f32x4 acc_ = t6127_;
             asm("" : "+r"(base_));
             #pragma unroll 1
             for (unsigned s0_ = 0u; s0_ < ns_2_; s0_ = s0_ + 8u) {
                 float a_3_ = __uint_as_float(0xff800000u);
-                kf_f32x4 t3802_ = kf_f32x4{{0.0f, 0.0f, 0.0f, 0.0f}};
-                kf_f32x4 c_2_ = t3802_;
+                kf_f32x4 t6136_ = kf_f32x4{{0.0f, 0.0f, 0.0f, 0.0f}};
+                kf_f32x4 c_2_ = t6136_;
                 if (s0_ < ns_2_) {
                     a_3_ = plse_[base_ + s0_];
-                    unsigned t3816_ = ((base_ + s0_) << 5u) + d4_2_;
-                    kf_f32x4 t3817_ = po4_2_[t3816_];
-                    c_2_ = t3817_;
+                    unsigned t6150_ = ((base_ + s0_) << 5u) + d4_2_;
+                    kf_f32x4 t6151_ = po4_2_[t6150_];
+                    c_2_ = t6151_;
                 }
                 lv_[0u] = a_3_;
                 pv_[0u] = c_2_;
                 float a_4_ = __uint_as_float(0xff800000u);
-                kf_f32x4 t3823_ = kf_f32x4{{0.0f, 0.0f, 0.0f, 0.0f}};
-                kf_f32x4 c_3_ = t3823_;
+                kf_f32x4 t6157_ = kf_f32x4{{0.0f, 0.0f, 0.0f, 0.0f}};
+                kf_f32x4 c_3_ = t6157_;
                 if ((s0_ + 1u) < ns_2_) {
                     a_4_ = plse_[(base_ + s0_) + 1u];
-                    unsigned t3837_ = (((base_ + s0_) + 1u) << 5u) + d4_2_;
-                    kf_f32x4 t3838_ = po4_2_[t3837_];
-                    c_3_ = t3838_;
+                    unsigned t6171_ = (((base_ + s0_) + 1u) << 5u) + d4_2_;
+                    kf_f32x4 t6172_ = po4_2_[t6171_];
+                    c_3_ = t6172_;
                 }
                 lv_[1u] = a_4_;
                 pv_[1u] = c_3_;
                 float a_5_ = __uint_as_float(0xff800000u);
-                kf_f32x4 t3844_ = kf_f32x4{{0.0f, 0.0f, 0.0f, 0.0f}};
-                kf_f32x4 c_4_ = t3844_;
+                kf_f32x4 t6178_ = kf_f32x4{{0.0f, 0.0f, 0.0f, 0.0f}};
+                kf_f32x4 c_4_ = t6178_;
                 if ((s0_ + 2u) < ns_2_) {
                     a_5_ = plse_[(base_ + s0_) + 2u];
-                    unsigned t3858_ = (((base_ + s0_) + 2u) << 5u) + d4_2_;
-                    kf_f32x4 t3859_ = po4_2_[t3858_];
-                    c_4_ = t3859_;
+                    unsigned t6192_ = (((base_ + s0_) + 2u) << 5u) + d4_2_;
+                    kf_f32x4 t6193_ = po4_2_[t6192_];
+                    c_4_ = t6193_;
                 }
                 lv_[2u] = a_5_;
                 pv_[2u] = c_4_;
                 float a_6_ = __uint_as_float(0xff800000u);
-                kf_f32x4 t3865_ = kf_f32x4{{0.0f, 0.0f, 0.0f, 0.0f}};
-                kf_f32x4 c_5_ = t3865_;
+                kf_f32x4 t6199_ = kf_f32x4{{0.0f, 0.0f, 0.0f, 0.0f}};
+                kf_f32x4 c_5_ = t6199_;
                 if ((s0_ + 3u) < ns_2_) {
                     a_6_ = plse_[(base_ + s0_) + 3u];
-                    unsigned t3879_ = (((base_ + s0_) + 3u) << 5u) + d4_2_;
-                    kf_f32x4 t3880_ = po4_2_[t3879_];
-                    c_5_ = t3880_;
+                    unsigned t6213_ = (((base_ + s0_) + 3u) << 5u) + d4_2_;
+                    kf_f32x4 t6214_ = po4_2_[t6213_];
+                    c_5_ = t6214_;
                 }
                 lv_[3u] = a_6_;
                 pv_[3u] = c_5_;
                 float a_7_ = __uint_as_float(0xff800000u);
-                kf_f32x4 t3886_ = kf_f32x4{{0.0f, 0.0f, 0.0f, 0.0f}};
-                kf_f32x4 c_6_ = t3886_;
+                kf_f32x4 t6220_ = kf_f32x4{{0.0f, 0.0f, 0.0f, 0.0f}};
+                kf_f32x4 c_6_ = t6220_;
                 if ((s0_ + 4u) < ns_2_) {
                     a_7_ = plse_[(base_ + s0_) + 4u];
-                    unsigned t3900_ = (((base_ + s0_) + 4u) << 5u) + d4_2_;
-                    kf_f32x4 t3901_ = po4_2_[t3900_];
-                    c_6_ = t3901_;
+                    unsigned t6234_ = (((base_ + s0_) + 4u) << 5u) + d4_2_;
+                    kf_f32x4 t6235_ = po4_2_[t6234_];
+                    c_6_ = t6235_;
                 }
                 lv_[4u] = a_7_;
                 pv_[4u] = c_6_;
                 float a_8_ = __uint_as_float(0xff800000u);
-                kf_f32x4 t3907_ = kf_f32x4{{0.0f, 0.0f, 0.0f, 0.0f}};
-                kf_f32x4 c_7_ = t3907_;
+                kf_f32x4 t6241_ = kf_f32x4{{0.0f, 0.0f, 0.0f, 0.0f}};
+                kf_f32x4 c_7_ = t6241_;
                 if ((s0_ + 5u) < ns_2_) {
                     a_8_ = plse_[(base_ + s0_) + 5u];
-                    unsigned t3921_ = (((base_ + s0_) + 5u) << 5u) + d4_2_;
-                    kf_f32x4 t3922_ = po4_2_[t3921_];
-                    c_7_ = t3922_;
+                    unsigned t6255_ = (((base_ + s0_) + 5u) << 5u) + d4_2_;
+                    kf_f32x4 t6256_ = po4_2_[t6255_];
+                    c_7_ = t6256_;
                 }
                 lv_[5u] = a_8_;
                 pv_[5u] = c_7_;
                 float a_9_ = __uint_as_float(0xff800000u);
-                kf_f32x4 t3928_ = kf_f32x4{{0.0f, 0.0f, 0.0f, 0.0f}};
-                kf_f32x4 c_8_ = t3928_;
+                kf_f32x4 t6262_ = kf_f32x4{{0.0f, 0.0f, 0.0f, 0.0f}};
+                kf_f32x4 c_8_ = t6262_;
                 if ((s0_ + 6u) < ns_2_) {
                     a_9_ = plse_[(base_ + s0_) + 6u];
-                    unsigned t3942_ = (((base_ + s0_) + 6u) << 5u) + d4_2_;
-                    kf_f32x4 t3943_ = po4_2_[t3942_];
-                    c_8_ = t3943_;
+                    unsigned t6276_ = (((base_ + s0_) + 6u) << 5u) + d4_2_;
+                    kf_f32x4 t6277_ = po4_2_[t6276_];
+                    c_8_ = t6277_;
                 }
                 lv_[6u] = a_9_;
                 pv_[6u] = c_8_;
                 float a_10_ = __uint_as_float(0xff800000u);
-                kf_f32x4 t3949_ = kf_f32x4{{0.0f, 0.0f, 0.0f, 0.0f}};
-                kf_f32x4 c_9_ = t3949_;
+                kf_f32x4 t6283_ = kf_f32x4{{0.0f, 0.0f, 0.0f, 0.0f}};
+                kf_f32x4 c_9_ = t6283_;
                 if ((s0_ + 7u) < ns_2_) {
                     a_10_ = plse_[(base_ + s0_) + 7u];
-                    unsigned t3963_ = (((base_ + s0_) + 7u) << 5u) + d4_2_;
-                    kf_f32x4 t3964_ = po4_2_[t3963_];
-                    c_9_ = t3964_;
+                    unsigned t6297_ = (((base_ + s0_) + 7u) << 5u) + d4_2_;
+                    kf_f32x4 t6298_ = po4_2_[t6297_];
+                    c_9_ = t6298_;
                 }
                 lv_[7u] = a_10_;
                 pv_[7u] = c_9_;
-                float t3991_ = fmaxf(fmaxf(fmaxf(fmaxf(fmaxf(fmaxf(fmaxf(fmaxf(mx_, lv_[0u]), lv_[1u]), lv_[2u]), lv_[3u]), lv_[4u]), lv_[5u]), lv_[6u]), lv_[7u]);
-                float corr_2_ = kf_exp2_approx(__fsub_rn(mx_, t3991_));
-                float t3994_ = __fmul_rn(lsum_, corr_2_);
-                lsum_ = t3994_;
-                kf_f32x4 t3995_ = kf_f32x4{{corr_2_, corr_2_, corr_2_, corr_2_}};
-                kf_f32x4 t3996_;
-                t3996_.v[0] = __fmul_rn(acc_.v[0], t3995_.v[0]);
-                t3996_.v[1] = __fmul_rn(acc_.v[1], t3995_.v[1]);
-                t3996_.v[2] = __fmul_rn(acc_.v[2], t3995_.v[2]);
-                t3996_.v[3] = __fmul_rn(acc_.v[3], t3995_.v[3]);
-                acc_ = t3996_;
-                float wgt_ = kf_exp2_approx(__fsub_rn(lv_[0u], t3991_));
-                float t4001_ = __fadd_rn(t3994_, wgt_);
-                lsum_ = t4001_;
-                float t4006_ = __fmaf_rn(wgt_, pv_[0u].v[0], t3996_.v[0]);
-                float t4011_ = __fmaf_rn(wgt_, pv_[0u].v[1], t3996_.v[1]);
-                float t4016_ = __fmaf_rn(wgt_, pv_[0u].v[2], t3996_.v[2]);
-                float t4021_ = __fmaf_rn(wgt_, pv_[0u].v[3], t3996_.v[3]);
-                kf_f32x4 t4025_ = kf_f32x4{{t4006_, t4011_, t4016_, t4021_}};
-                acc_ = t4025_;
-                float wgt_2_ = kf_exp2_approx(__fsub_rn(lv_[1u], t3991_));
-                float t4030_ = __fadd_rn(t4001_, wgt_2_);
-                lsum_ = t4030_;
-                float t4035_ = __fmaf_rn(wgt_2_, pv_[1u].v[0], t4006_);
-                float t4040_ = __fmaf_rn(wgt_2_, pv_[1u].v[1], t4011_);
-                float t4045_ = __fmaf_rn(wgt_2_, pv_[1u].v[2], t4016_);
-                float t4050_ = __fmaf_rn(wgt_2_, pv_[1u].v[3], t4021_);
-                kf_f32x4 t4054_ = kf_f32x4{{t4035_, t4040_, t4045_, t4050_}};
-                acc_ = t4054_;
-                float wgt_3_ = kf_exp2_approx(__fsub_rn(lv_[2u], t3991_));
-                float t4059_ = __fadd_rn(t4030_, wgt_3_);
-                lsum_ = t4059_;
-                float t4064_ = __fmaf_rn(wgt_3_, pv_[2u].v[0], t4035_);
-                float t4069_ = __fmaf_rn(wgt_3_, pv_[2u].v[1], t4040_);
-                float t4074_ = __fmaf_rn(wgt_3_, pv_[2u].v[2], t4045_);
-                float t4079_ = __fmaf_rn(wgt_3_, pv_[2u].v[3], t4050_);
-                kf_f32x4 t4083_ = kf_f32x4{{t4064_, t4069_, t4074_, t4079_}};
-                acc_ = t4083_;
-                float wgt_4_ = kf_exp2_approx(__fsub_rn(lv_[3u], t3991_));
-                float t4088_ = __fadd_rn(t4059_, wgt_4_);
-                lsum_ = t4088_;
-                float t4093_ = __fmaf_rn(wgt_4_, pv_[3u].v[0], t4064_);
-                float t4098_ = __fmaf_rn(wgt_4_, pv_[3u].v[1], t4069_);
-                float t4103_ = __fmaf_rn(wgt_4_, pv_[3u].v[2], t4074_);
-                float t4108_ = __fmaf_rn(wgt_4_, pv_[3u].v[3], t4079_);
-                kf_f32x4 t4112_ = kf_f32x4{{t4093_, t4098_, t4103_, t4108_}};
-                acc_ = t4112_;
-                float wgt_5_ = kf_exp2_approx(__fsub_rn(lv_[4u], t3991_));
-                float t4117_ = __fadd_rn(t4088_, wgt_5_);
-                lsum_ = t4117_;
-                float t4122_ = __fmaf_rn(wgt_5_, pv_[4u].v[0], t4093_);
-                float t4127_ = __fmaf_rn(wgt_5_, pv_[4u].v[1], t4098_);
-                float t4132_ = __fmaf_rn(wgt_5_, pv_[4u].v[2], t4103_);
-                float t4137_ = __fmaf_rn(wgt_5_, pv_[4u].v[3], t4108_);
-                kf_f32x4 t4141_ = kf_f32x4{{t4122_, t4127_, t4132_, t4137_}};
-                acc_ = t4141_;
-                float wgt_6_ = kf_exp2_approx(__fsub_rn(lv_[5u], t3991_));
-                float t4146_ = __fadd_rn(t4117_, wgt_6_);
-                lsum_ = t4146_;
-                float t4151_ = __fmaf_rn(wgt_6_, pv_[5u].v[0], t4122_);
-                float t4156_ = __fmaf_rn(wgt_6_, pv_[5u].v[1], t4127_);
-                float t4161_ = __fmaf_rn(wgt_6_, pv_[5u].v[2], t4132_);
-                float t4166_ = __fmaf_rn(wgt_6_, pv_[5u].v[3], t4137_);
-                kf_f32x4 t4170_ = kf_f32x4{{t4151_, t4156_, t4161_, t4166_}};
-                acc_ = t4170_;
-                float wgt_7_ = kf_exp2_approx(__fsub_rn(lv_[6u], t3991_));
-                float t4175_ = __fadd_rn(t4146_, wgt_7_);
-                lsum_ = t4175_;
-                float t4180_ = __fmaf_rn(wgt_7_, pv_[6u].v[0], t4151_);
-                float t4185_ = __fmaf_rn(wgt_7_, pv_[6u].v[1], t4156_);
-                float t4190_ = __fmaf_rn(wgt_7_, pv_[6u].v[2], t4161_);
-                float t4195_ = __fmaf_rn(wgt_7_, pv_[6u].v[3], t4166_);
-                kf_f32x4 t4199_ = kf_f32x4{{t4180_, t4185_, t4190_, t4195_}};
-                acc_ = t4199_;
-                float wgt_8_ = kf_exp2_approx(__fsub_rn(lv_[7u], t3991_));
-                lsum_ = __fadd_rn(t4175_, wgt_8_);
-                float t4209_ = __fmaf_rn(wgt_8_, pv_[7u].v[0], t4180_);
-                float t4214_ = __fmaf_rn(wgt_8_, pv_[7u].v[1], t4185_);
-                float t4219_ = __fmaf_rn(wgt_8_, pv_[7u].v[2], t4190_);
-                float t4224_ = __fmaf_rn(wgt_8_, pv_[7u].v[3], t4195_);
-                kf_f32x4 t4228_ = kf_f32x4{{t4209_, t4214_, t4219_, t4224_}};
-                acc_ = t4228_;
-                mx_ = t3991_;
+                float t6325_ = fmaxf(fmaxf(fmaxf(fmaxf(fmaxf(fmaxf(fmaxf(fmaxf(mx_, lv_[0u]), lv_[1u]), lv_[2u]), lv_[3u]), lv_[4u]), lv_[5u]), lv_[6u]), lv_[7u]);
+                float corr_2_ = kf_exp2_approx(__fsub_rn(mx_, t6325_));
+                float t6328_ = __fmul_rn(lsum_, corr_2_);
+                lsum_ = t6328_;
+                kf_f32x4 t6329_ = kf_f32x4{{corr_2_, corr_2_, corr_2_, corr_2_}};
+                kf_f32x4 t6330_;
+                t6330_.v[0] = __fmul_rn(acc_.v[0], t6329_.v[0]);
+                t6330_.v[1] = __fmul_rn(acc_.v[1], t6329_.v[1]);
+                t6330_.v[2] = __fmul_rn(acc_.v[2], t6329_.v[2]);
+                t6330_.v[3] = __fmul_rn(acc_.v[3], t6329_.v[3]);
+                acc_ = t6330_;
+                float wgt_ = kf_exp2_approx(__fsub_rn(lv_[0u], t6325_));
+                float t6335_ = __fadd_rn(t6328_, wgt_);
+                lsum_ = t6335_;
+                float t6340_ = __fmaf_rn(wgt_, pv_[0u].v[0], t6330_.v[0]);
+                float t6345_ = __fmaf_rn(wgt_, pv_[0u].v[1], t6330_.v[1]);
+                float t6350_ = __fmaf_rn(wgt_, pv_[0u].v[2], t6330_.v[2]);
+                float t6355_ = __fmaf_rn(wgt_, pv_[0u].v[3], t6330_.v[3]);
+                kf_f32x4 t6359_ = kf_f32x4{{t6340_, t6345_, t6350_, t6355_}};
+                acc_ = t6359_;
+                float wgt_2_ = kf_exp2_approx(__fsub_rn(lv_[1u], t6325_));
+                float t6364_ = __fadd_rn(t6335_, wgt_2_);
+                lsum_ = t6364_;
+                float t6369_ = __fmaf_rn(wgt_2_, pv_[1u].v[0], t6340_);
+                float t6374_ = __fmaf_rn(wgt_2_, pv_[1u].v[1], t6345_);
+                float t6379_ = __fmaf_rn(wgt_2_, pv_[1u].v[2], t6350_);
+                float t6384_ = __fmaf_rn(wgt_2_, pv_[1u].v[3], t6355_);
+                kf_f32x4 t6388_ = kf_f32x4{{t6369_, t6374_, t6379_, t6384_}};
+                acc_ = t6388_;
+                float wgt_3_ = kf_exp2_approx(__fsub_rn(lv_[2u], t6325_));
+                float t6393_ = __fadd_rn(t6364_, wgt_3_);
+                lsum_ = t6393_;
+                float t6398_ = __fmaf_rn(wgt_3_, pv_[2u].v[0], t6369_);
+                float t6403_ = __fmaf_rn(wgt_3_, pv_[2u].v[1], t6374_);
+                float t6408_ = __fmaf_rn(wgt_3_, pv_[2u].v[2], t6379_);
+                float t6413_ = __fmaf_rn(wgt_3_, pv_[2u].v[3], t6384_);
+                kf_f32x4 t6417_ = kf_f32x4{{t6398_, t6403_, t6408_, t6413_}};
+                acc_ = t6417_;
+                float wgt_4_ = kf_exp2_approx(__fsub_rn(lv_[3u], t6325_));
+                float t6422_ = __fadd_rn(t6393_, wgt_4_);
+                lsum_ = t6422_;
+                float t6427_ = __fmaf_rn(wgt_4_, pv_[3u].v[0], t6398_);
+                float t6432_ = __fmaf_rn(wgt_4_, pv_[3u].v[1], t6403_);
+                float t6437_ = __fmaf_rn(wgt_4_, pv_[3u].v[2], t6408_);
+                float t6442_ = __fmaf_rn(wgt_4_, pv_[3u].v[3], t6413_);
+                kf_f32x4 t6446_ = kf_f32x4{{t6427_, t6432_, t6437_, t6442_}};
+                acc_ = t6446_;
+                float wgt_5_ = kf_exp2_approx(__fsub_rn(lv_[4u], t6325_));
+                float t6451_ = __fadd_rn(t6422_, wgt_5_);
+                lsum_ = t6451_;
+                float t6456_ = __fmaf_rn(wgt_5_, pv_[4u].v[0], t6427_);
+                float t6461_ = __fmaf_rn(wgt_5_, pv_[4u].v[1], t6432_);
+                float t6466_ = __fmaf_rn(wgt_5_, pv_[4u].v[2], t6437_);
+                float t6471_ = __fmaf_rn(wgt_5_, pv_[4u].v[3], t6442_);
+                kf_f32x4 t6475_ = kf_f32x4{{t6456_, t6461_, t6466_, t6471_}};
+                acc_ = t6475_;
+                float wgt_6_ = kf_exp2_approx(__fsub_rn(lv_[5u], t6325_));
+                float t6480_ = __fadd_rn(t6451_, wgt_6_);
+                lsum_ = t6480_;
+                float t6485_ = __fmaf_rn(wgt_6_, pv_[5u].v[0], t6456_);
+                float t6490_ = __fmaf_rn(wgt_6_, pv_[5u].v[1], t6461_);
+                float t6495_ = __fmaf_rn(wgt_6_, pv_[5u].v[2], t6466_);
+                float t6500_ = __fmaf_rn(wgt_6_, pv_[5u].v[3], t6471_);
+                kf_f32x4 t6504_ = kf_f32x4{{t6485_, t6490_, t6495_, t6500_}};
+                acc_ = t6504_;
+                float wgt_7_ = kf_exp2_approx(__fsub_rn(lv_[6u], t6325_));
+                float t6509_ = __fadd_rn(t6480_, wgt_7_);
+                lsum_ = t6509_;
+                float t6514_ = __fmaf_rn(wgt_7_, pv_[6u].v[0], t6485_);
+                float t6519_ = __fmaf_rn(wgt_7_, pv_[6u].v[1], t6490_);
+                float t6524_ = __fmaf_rn(wgt_7_, pv_[6u].v[2], t6495_);
+                float t6529_ = __fmaf_rn(wgt_7_, pv_[6u].v[3], t6500_);
+                kf_f32x4 t6533_ = kf_f32x4{{t6514_, t6519_, t6524_, t6529_}};
+                acc_ = t6533_;
+                float wgt_8_ = kf_exp2_approx(__fsub_rn(lv_[7u], t6325_));
+                lsum_ = __fadd_rn(t6509_, wgt_8_);
+                float t6543_ = __fmaf_rn(wgt_8_, pv_[7u].v[0], t6514_);
+                float t6548_ = __fmaf_rn(wgt_8_, pv_[7u].v[1], t6519_);
+                float t6553_ = __fmaf_rn(wgt_8_, pv_[7u].v[2], t6524_);
+                float t6558_ = __fmaf_rn(wgt_8_, pv_[7u].v[3], t6529_);
+                kf_f32x4 t6562_ = kf_f32x4{{t6543_, t6548_, t6553_, t6558_}};
+                acc_ = t6562_;
+                mx_ = t6325_;
             }
-            float t4231_ = __fdiv_rn(acc_.v[0], lsum_);
-            float t4233_ = __fdiv_rn(acc_.v[1], lsum_);
-            float t4235_ = __fdiv_rn(acc_.v[2], lsum_);
-            float t4237_ = __fdiv_rn(acc_.v[3], lsum_);
-            float t4244_ = kf_f16_to_f32(kf_f16_from_f32(t4231_));
-            float t4247_ = kf_f16_to_f32(kf_f16_from_f32(t4233_));
-            float t4250_ = kf_f16_to_f32(kf_f16_from_f32(t4235_));
-            float t4253_ = kf_f16_to_f32(kf_f16_from_f32(t4237_));
-            kf_f32x4 t4257_ = kf_f32x4{{t4244_, t4247_, t4250_, t4253_}};
-            v_3_ = t4257_;
+            float t6565_ = __fdiv_rn(acc_.v[0], lsum_);
+            float t6567_ = __fdiv_rn(acc_.v[1], lsum_);
+            float t6569_ = __fdiv_rn(acc_.v[2], lsum_);
+            float t6571_ = __fdiv_rn(acc_.v[3], lsum_);
+            float t6578_ = kf_f16_to_f32(kf_f16_from_f32(t6565_));
+            float t6581_ = kf_f16_to_f32(kf_f16_from_f32(t6567_));
+            float t6584_ = kf_f16_to_f32(kf_f16_from_f32(t6569_));
+            float t6587_ = kf_f16_to_f32(kf_f16_from_f32(t6571_));
+            kf_f32x4 t6591_ = kf_f32x4{{t6578_, t6581_, t6584_, t6587_}};
+            v_3_ = t6591_;
         }
-        float t4268_ = fmaxf(fmaxf(kf_abs_f32(v_3_.v[0]), kf_abs_f32(v_3_.v[1])), fmaxf(kf_abs_f32(v_3_.v[2]), kf_abs_f32(v_3_.v[3])));
-        float t4276_ = __fadd_rn(__fadd_rn(v_3_.v[0], v_3_.v[1]), __fadd_rn(v_3_.v[2], v_3_.v[3]));
-        float t4280_ = fmaxf(t4268_, kf_shfl_xor(t4268_, 1u, kf_wn));
-        float t4283_ = __fadd_rn(t4276_, kf_shfl_xor(t4276_, 1u, kf_wn));
-        float t4286_ = fmaxf(t4280_, kf_shfl_xor(t4280_, 2u, kf_wn));
-        float t4289_ = __fadd_rn(t4283_, kf_shfl_xor(t4283_, 2u, kf_wn));
-        float t4292_ = fmaxf(t4286_, kf_shfl_xor(t4286_, 4u, kf_wn));
-        float t4295_ = __fadd_rn(t4289_, kf_shfl_xor(t4289_, 4u, kf_wn));
-        float dq_ = __fdiv_rn(t4292_, 127.0f);
-        kf_i8x4 t4299_ = kf_i8x4{{(signed char)0, (signed char)0, (signed char)0, (signed char)0}};
-        kf_i8x4 qv_ = t4299_;
-        if (t4292_ > 0.0f) {
-            signed char t4306_ = (signed char)kf_sat_i32(kf_f32_to_i32(roundf(__fdiv_rn(v_3_.v[0], dq_))), -128, 127);
-            signed char t4310_ = (signed char)kf_sat_i32(kf_f32_to_i32(roundf(__fdiv_rn(v_3_.v[1], dq_))), -128, 127);
-            signed char t4314_ = (signed char)kf_sat_i32(kf_f32_to_i32(roundf(__fdiv_rn(v_3_.v[2], dq_))), -128, 127);
-            signed char t4318_ = (signed char)kf_sat_i32(kf_f32_to_i32(roundf(__fdiv_rn(v_3_.v[3], dq_))), -128, 127);
-            kf_i8x4 t4322_ = kf_i8x4{{t4306_, t4310_, t4314_, t4318_}};
-            qv_ = t4322_;
+        float t6602_ = fmaxf(fmaxf(kf_abs_f32(v_3_.v[0]), kf_abs_f32(v_3_.v[1])), fmaxf(kf_abs_f32(v_3_.v[2]), kf_abs_f32(v_3_.v[3])));
+        float t6610_ = __fadd_rn(__fadd_rn(v_3_.v[0], v_3_.v[1]), __fadd_rn(v_3_.v[2], v_3_.v[3]));
+        float t6614_ = fmaxf(t6602_, kf_shfl_xor(t6602_, 1u, kf_wn));
+        float t6617_ = __fadd_rn(t6610_, kf_shfl_xor(t6610_, 1u, kf_wn));
+        float t6620_ = fmaxf(t6614_, kf_shfl_xor(t6614_, 2u, kf_wn));
+        float t6623_ = __fadd_rn(t6617_, kf_shfl_xor(t6617_, 2u, kf_wn));
+        float t6626_ = fmaxf(t6620_, kf_shfl_xor(t6620_, 4u, kf_wn));
+        float t6629_ = __fadd_rn(t6623_, kf_shfl_xor(t6623_, 4u, kf_wn));
+        float dq_ = __fdiv_rn(t6626_, 127.0f);
+        kf_i8x4 t6633_ = kf_i8x4{{(signed char)0, (signed char)0, (signed char)0, (signed char)0}};
+        kf_i8x4 qv_2_ = t6633_;
+        if (t6626_ > 0.0f) {
+            signed char t6640_ = (signed char)kf_sat_i32(kf_f32_to_i32(roundf(__fdiv_rn(v_3_.v[0], dq_))), -128, 127);
+            signed char t6644_ = (signed char)kf_sat_i32(kf_f32_to_i32(roundf(__fdiv_rn(v_3_.v[1], dq_))), -128, 127);
+            signed char t6648_ = (signed char)kf_sat_i32(kf_f32_to_i32(roundf(__fdiv_rn(v_3_.v[2], dq_))), -128, 127);
+            signed char t6652_ = (signed char)kf_sat_i32(kf_f32_to_i32(roundf(__fdiv_rn(v_3_.v[3], dq_))), -128, 127);
+            kf_i8x4 t6656_ = kf_i8x4{{t6640_, t6644_, t6648_, t6652_}};
+            qv_2_ = t6656_;
         }
         if (t_3_ < n4_) {
-            xq4_[i4_ + t_3_] = qv_;
+            xq4_[i4_ + t_3_] = qv_2_;
             if ((t_3_ & 7u) == 0u) {
-                unsigned t4331_ = (i4_ + t_3_) >> 3u;
-                kf_f16 t4332_ = kf_f16_from_f32(dq_);
-                kf_f16 t4333_ = kf_f16_from_f32(t4295_);
-                kf_f16x2 t4335_ = kf_f16x2{{t4332_, t4333_}};
-                xds_[t4331_] = t4335_;
+                unsigned t6665_ = (i4_ + t_3_) >> 3u;
+                kf_f16 t6666_ = kf_f16_from_f32(dq_);
+                kf_f16 t6667_ = kf_f16_from_f32(t6629_);
+                kf_f16x2 t6669_ = kf_f16x2{{t6666_, t6667_}};
+                xds_[t6665_] = t6669_;
             }
         }
     }
 }
 
-/* kernel sdpa_decode_combine (sdpa.kf:1146) */
+/* kernel sdpa_decode_combine (sdpa.kf:1378) */
 extern "C" __global__ void __launch_bounds__(128)
 sdpa_decode_combine(const float* __restrict__ po_, const float* __restrict__ plse_, const unsigned* __restrict__ lens_, kf_f16* __restrict__ o_, unsigned b_, unsigned h_, unsigned l_, unsigned split_)
 {

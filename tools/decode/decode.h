@@ -120,6 +120,9 @@ typedef struct {
     bool attn_fused;            /* --attn fused: sdpa_decode_fused, one launch (default split: the split
                                  * kernel and a combine launch, faster on the H200: 4.580 ms a step
                                  * against 4.661 fused, f16 graph mode, 2026-12-01) */
+    bool rope_apart;            /* --rope apart: rope_qkv_neox a layer before the split kernel (default
+                                 * fused: rope_table once a step, and sdpa_decode_split_rope_neox turns q
+                                 * and the new k itself and appends k and v; --attn fused: always apart) */
     const char *src_dir;        /* the checkout: kernels/ and tools/decode/decode.kf */
     dc_define defs[32];
     uint32_t ndefs;
@@ -171,6 +174,7 @@ typedef struct dc_model {
     dc_layer *layer;
     kf_buffer *x, *xn, *qkv, *q, *attn, *po, *plse, *cnt, *gu, *g, *u, *h, *logits;
     kf_buffer *pos, *pos_rope, *pos_lens, *ctxs, *tokens, **tok, *xq, *xds;
+    kf_buffer *cs;              /* the step's RoPE table (rope_table): [batch, head_dim / 2] f32x2 */
     kf_plan **plan;             /* every launch of a step, in order */
     dc_launch *launch;          /* and what each is */
     uint32_t nplan, plan_cap;

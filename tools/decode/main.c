@@ -17,7 +17,7 @@ static const char usage[] =
     "  MODEL: [--small] [--hidden N] [--heads N] [--kv-heads N] [--head-dim N] [--ffn N] [--layers N] [--vocab N]\n"
     "         [--weights f16|q4k] [--seed N] | --model FILE;  [--save FILE]\n"
     "  RUN:   [--batch B] [--context N[,N...]] [--steps N] [--token ID] [--backend cpu|cuda|ptx] [--mode sync|async|graph]\n"
-    "         [--split N] [--attn fused|split] [--tp N] [--fuse auto|on|off|norm|glu] [--narrow-rows N]\n"
+    "         [--split N] [--attn fused|split] [--rope fused|apart] [--tp N] [--fuse auto|on|off|norm|glu] [--narrow-rows N]\n"
     "         [-D FILE.NAME=VALUE]... [--kernels CHECKOUT]  (FILE: a kernel file, e.g.\n"
     "         -D gemv.UNROLL=8; CHECKOUT: where kernels/ is, default $KF_SOURCE_DIR or the build's)\n"
     "  defaults: Llama-3-8B (hidden 4096, 32 heads, 8 KV heads, head dim 128, FFN 14336, 32 layers,\n"
@@ -35,6 +35,8 @@ static const char usage[] =
     "  its q8 blocks made by the gate/up GEMV; auto (default): on for f16 weights, off for q4k (faster on the\n"
     "  H200). --attn fused:\n"
     "  attention in one launch (sdpa_decode_fused); split (default, faster on the H200): split + combine.\n"
+    "  --rope fused (default; split attention): the split kernel turns q and the new k with a table made once a\n"
+    "  step (rope_table) and appends k and v (sdpa_decode_split_rope_neox); apart: rope_qkv_neox a layer.\n"
     "  --batch B (1..16, default 1): B sequences decoded together, each with its own token (sequence b starts\n"
     "  from ID + b), cache and context: --context N puts sequence b at N - b, --context N,N,... (B numbers)\n"
     "  chooses each. B > 1 runs every weight GEMV (QKV, output, gate/up, down, vocabulary) on the tensor-core\n"
@@ -160,6 +162,9 @@ static int value_opt(void *args, const char *opt, char *v)
     } else if (!strcmp(opt, "--attn")) {
         if (strcmp(v, "fused") && strcmp(v, "split")) return bad("--attn '%s': expected fused or split%s", v, "");
         o->c.attn_fused = v[0] == 'f';
+    } else if (!strcmp(opt, "--rope")) {
+        if (strcmp(v, "fused") && strcmp(v, "apart")) return bad("--rope '%s': expected fused or apart%s", v, "");
+        o->c.rope_apart = v[0] == 'a';
     } else if (!strcmp(opt, "--fuse")) {
         int i = !strcmp(v, "auto") ? DC_FUSE_AUTO : !strcmp(v, "on") ? DC_FUSE_ON : !strcmp(v, "off") ? DC_FUSE_OFF
               : !strcmp(v, "norm") ? DC_FUSE_NORM : !strcmp(v, "glu") ? DC_FUSE_GLU : -1;
@@ -186,7 +191,7 @@ static int parse(int argc, char **argv, options *o)
 {
     static const char *const vopts[] = {"--hidden", "--heads", "--kv-heads", "--head-dim", "--ffn", "--layers",
                                         "--vocab", "--seed", "--context", "--steps", "--token", "--split", "--warmup",
-                                        "--runs", "--tp", "--batch", "--narrow-rows", "--fuse", "--attn", "--weights", "--mode", "--backend", "--model", "--save", "--json",
+                                        "--runs", "--tp", "--batch", "--narrow-rows", "--fuse", "--attn", "--rope", "--weights", "--mode", "--backend", "--model", "--save", "--json",
                                         "--kernels", "-D"};
     for (int i = 0; i < argc;) {
         const char *a = argv[i];

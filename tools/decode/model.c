@@ -520,13 +520,15 @@ static kf_status token_buffers(dc_model *m, kf_error *err)
 }
 
 /* pos [2·batch]: the RoPE positions (pos_rope) then the attention lengths
- * (pos_lens), written by decode_pos from the sequences' contexts (ctxs). */
+ * (pos_lens), written by decode_pos from the sequences' contexts (ctxs);
+ * cs: the (cos, sin) of pos_rope's pairs (rope_table, once a step). */
 static kf_status position_buffers(dc_model *m, kf_error *err)
 {
     uint32_t n = nb(m);
     kf_status st = buf(m, KF_S_U32, 1, 2 * n, &m->pos, err);
     if (st == KF_OK) st = kf_buffer_view(m->pos, 0, n, &m->pos_rope, err);
     if (st == KF_OK) st = kf_buffer_view(m->pos, n, n, &m->pos_lens, err);
+    if (st == KF_OK) st = buf(m, KF_S_F32, 2, n * (m->sh.head_dim / 2), &m->cs, err);
     if (st == KF_OK) st = buf(m, KF_S_U32, 1, n, &m->ctxs, err);
     return st == KF_OK ? kf_buffer_upload(m->ctxs, m->c->ctx, n * sizeof *m->c->ctx, err) : st;
 }
@@ -710,6 +712,14 @@ kf_status dc_attention_plans(dc_model *m, uint32_t split, kf_plan **ps, kf_plan 
     return st == KF_OK ? plan(m, cmod, ck, c, nc, pc, err) : st;
 }
 
+/* Whether the split kernel turns q and the new k itself (--rope fused, the
+ * default with split attention): rope_table makes the step's (cos, sin)
+ * once, after decode_pos, and no layer launches rope_qkv_neox. */
+static bool rope_fused(const dc_model *m)
+{
+    return !m->c->rope_apart && !m->c->attn_fused;
+}
+
 static kf_status attention(dc_model *m, dc_layer *L, kf_error *err)
 {
     const dc_shape *sh = &m->sh;
@@ -722,6 +732,16 @@ static kf_status attention(dc_model *m, dc_layer *L, kf_error *err)
     int cmod;
     const char *ck = attn_args(m, L, m->split, s, &ns, c, &nc, &cmod);
     double cact = m->c->wt == DC_Q4K ? hq + hq / 8 + 4 : 2 * hq + 4;
+    if (rope_fused(m)) {   /* q from the fused row; the newest k, v row written instead of read */
+        kf_arg sr[12] = {B(m->qkv), B(m->cs), B(L->kc), B(L->vc), B(m->pos_lens), B(m->po), B(m->plse),
+                         U(nb(m)), U(sh->heads), U(sh->kv_heads), U(m->cap), U(m->split)};
+        kf_status st = step_plan(m, DC_MOD_SDPA, "sdpa_decode_split_rope_neox", sr, 12,
+                                 (dc_cost){0, 2 * nqkv + 4 * d + 4, 0, 4 * kvr, part}, err, "%ux%u/%u split %u",
+                                 sh->heads, sh->head_dim, sh->kv_heads, m->split);
+        return st == KF_OK ? step_plan(m, cmod, ck, c, nc, (dc_cost){0, cact, 0, 0, part}, err, "%ux%u split %u",
+                                       sh->heads, sh->head_dim, m->split)
+                           : st;
+    }
     kf_status st = step_plan(m, DC_MOD_ROPE, "rope_qkv_neox", r, 11, (dc_cost){0, 2 * nqkv + 2 * hq + 4, 4 * kvr, 0, 0},
                              err, "%ux%u", sh->heads + 2 * sh->kv_heads, sh->head_dim);
     if (st == KF_OK && m->c->attn_fused)   /* the split's bytes, and the merge's partials and output */
@@ -829,6 +849,11 @@ static kf_status step_plans(dc_model *m, kf_error *err)
     kf_arg em[6] = {B(m->embed), B(m->tok[1]), B(m->x), U(nb(m)), U(sh->hidden), U(vocab)};
     kf_status st = step_plan(m, DC_MOD_OWN, "decode_pos", p, 4, (dc_cost){0, 12, 0, 0, 0}, err, "%u", nb(m));
     if (st == KF_OK) m->pos_plan = m->plan[m->nplan - 1];
+    if (st == KF_OK && rope_fused(m)) {
+        kf_arg rt[5] = {B(m->cs), B(m->pos_rope), U(nb(m)), U(sh->head_dim), F(sh->theta)};
+        st = step_plan(m, DC_MOD_ROPE, "rope_table", rt, 5, (dc_cost){0, 4.0 * nb(m) * (1 + sh->head_dim), 0, 0, 0}, err,
+                       "%ux%u", nb(m), sh->head_dim);
+    }
     for (uint32_t l = 0; l < sh->layers && st == KF_OK; l++) st = layer_plans(m, &m->layer[l], err);
     if (st == KF_OK) st = vocab_plans(m, err);
     if (st == KF_OK)
@@ -1016,7 +1041,7 @@ void dc_model_close(dc_model *m)
     kf_buffer *views[] = {m->g, m->u, m->pos_rope, m->pos_lens, m->lpart};
     for (size_t i = 0; i < sizeof views / sizeof views[0]; i++) kf_buffer_destroy(views[i]);
     kf_buffer *act[] = {m->x, m->xn, m->qkv, m->q, m->attn, m->po, m->plse, m->cnt, m->gu, m->h, m->logits,
-                        m->pos, m->ctxs, m->tokens, m->xq, m->xds, m->embed, m->out_norm, m->lm_head, m->part};
+                        m->pos, m->cs, m->ctxs, m->tokens, m->xq, m->xds, m->embed, m->out_norm, m->lm_head, m->part};
     for (size_t i = 0; i < sizeof act / sizeof act[0]; i++) kf_buffer_destroy(act[i]);
     for (uint32_t l = 0; m->layer && l < m->sh.layers; l++) {
         dc_layer *L = &m->layer[l];

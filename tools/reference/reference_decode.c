@@ -513,6 +513,96 @@ static void ref_sdpa_split(ref_ctx *r)
     free(s.lens);
 }
 
+/* As make_cache_nan_tail, and the newest row (len - 1) NaN too: the rope
+ * forms of the split kernel take that row from the fused QKV row, and one
+ * that read the cache's row there would fail. */
+static void make_cache_nan_newest(void *dst, size_t count, uint64_t *rng, const void *ctx)
+{
+    const sdpa_shape *s = ctx;
+    make_cache_nan_tail(dst, count, rng, ctx);
+    for (size_t i = 0; i < count; i++) {
+        size_t row = s->hkv * s->d, b = i / (s->l * row), p = i / row % s->l;
+        if (sdpa_len(s, b) > 0 && p == sdpa_len(s, b) - 1) ((uint16_t *)dst)[i] = 0x7e00;
+    }
+}
+
+/* Head x (d values of f16) turned by the table row cs (d/2 pairs of (cos,
+ * sin) as f32): pair i is (x[i], x[i + d/2]) (NeoX) or (x[2i], x[2i + 1])
+ * (GPT-J), turned to (u·c - v·s, v·c + u·s). The rope forms define the
+ * turn by a table of f32 values and f32 operations (rope.kf: one product,
+ * then an fma), rounded once to f16, so the same f32 operations are done
+ * here: in double, one of the few values within an f32 rounding of an f16
+ * midpoint would round the other way, and one ulp of a q element moves a
+ * score by about 1e-4. */
+static void rope_turn(uint16_t *out, const uint16_t *x, const float *cs, size_t d, bool neox)
+{
+    for (size_t i = 0; i < d / 2; i++) {
+        size_t i0 = neox ? i : 2 * i, i1 = neox ? i + d / 2 : 2 * i + 1;
+        float u = (float)kf_ref_f16_value(x[i0]), v = (float)kf_ref_f16_value(x[i1]), c = cs[2 * i], sn = cs[2 * i + 1];
+        float vs = v * sn, us = u * sn;
+        out[i0] = kf_ref_f16_bits(fmaf(u, c, -vs));
+        out[i1] = kf_ref_f16_bits(fmaf(v, c, us));
+    }
+}
+
+/* sdpa_decode_split_rope_*: the newest position of sequence b, lens[b] - 1
+ * (when 1 <= lens[b] <= l), gets the fused row's k head of each kv head
+ * turned by cs[b] and its v head into the caches; then the split's partials
+ * with each q head of the fused row turned by cs[b] (ref_sdpa_split). */
+static void ref_sdpa_split_rope(ref_ctx *r)
+{
+    bool neox = name_has(r, "neox");
+    sdpa_shape s;
+    sdpa_shape_get(r, &s, true);
+    size_t nx, ncs, nk, nv, npo, npl, ns = (s.l + s.split - 1) / s.split, g = s.h / s.hkv, nh = s.h + 2 * s.hkv;
+    size_t ncache = s.b * s.l * s.hkv * s.d;
+    uint16_t *qkv = in_buf(r, "qkv", KF_S_F16, 1, &nx);
+    float *cs = in_buf(r, "cs", KF_S_F32, 2, &ncs);
+    uint16_t *kc = in_made(r, "kc", KF_S_F16, 1, ncache, make_cache_nan_newest, &s, &nk);
+    uint16_t *vc = in_made(r, "vc", KF_S_F16, 1, ncache, make_cache_nan_newest, &s, &nv);
+    float *po = in_buf(r, "po", KF_S_F32, 1, &npo), *plse = in_buf(r, "plse", KF_S_F32, 1, &npl);
+    uint16_t *q = malloc(s.d * sizeof *q);
+    double *o = malloc(s.d * sizeof *o);
+    bool fits = nx >= s.b * nh * s.d && ncs >= s.b * s.d / 2 && nk >= ncache && nv >= ncache &&
+                npl >= s.b * s.h * ns && npo >= npl * s.d;
+    for (size_t b = 0; b < s.b && fits; b++) {
+        const uint16_t *row = qkv + b * nh * s.d;
+        const float *c = cs + b * s.d;
+        if (s.lens[b] >= 1 && s.lens[b] <= s.l)
+            for (size_t kv = 0; kv < s.hkv; kv++) {
+                size_t at = ((b * s.l + s.lens[b] - 1) * s.hkv + kv) * s.d;
+                rope_turn(kc + at, row + (s.h + kv) * s.d, c, s.d, neox);
+                memcpy(vc + at, row + (s.h + s.hkv + kv) * s.d, s.d * 2);
+            }
+        for (size_t hq = 0; hq < s.h; hq++) {
+            rope_turn(q, row + hq * s.d, c, s.d, neox);
+            for (size_t sp = 0; sp * s.split < sdpa_len(&s, b); sp++) {
+                size_t p0 = sp * s.split, p1 = p0 + s.split < sdpa_len(&s, b) ? p0 + s.split : sdpa_len(&s, b);
+                size_t slot = (b * s.h + hq) * ns + sp;
+                plse[slot] = (float)sdpa_range(&s, q, kc, vc, b, hq / g, p0, p1, o);
+                for (size_t e = 0; e < s.d; e++) po[slot * s.d + e] = (float)o[e];
+            }
+        }
+    }
+    if (!fits) {
+        fprintf(stderr, "%s: buffers too small for sdpa_split_rope\n", r->c->path);
+        r->errors++;
+    }
+    out_buf(r, "po", KF_S_F32, po, npo);
+    out_buf(r, "plse", KF_S_F32, plse, npl);
+    out_buf(r, "kc", KF_S_F16, kc, nk);
+    out_buf(r, "vc", KF_S_F16, vc, nv);
+    free(o);
+    free(q);
+    free(qkv);
+    free(cs);
+    free(kc);
+    free(vc);
+    free(po);
+    free(plse);
+    free(s.lens);
+}
+
 /* sdpa_decode_combine: o = sum_s po_s·2^lse_s / sum_s 2^lse_s over the
  * cdiv(len, split) partials (0 when there are none). */
 static void ref_sdpa_combine(ref_ctx *r)
@@ -621,6 +711,24 @@ static void ref_rope(ref_ctx *r)
     out_buf(r, "x", KF_S_F16, x, nx);
     free(pos);
     free(x);
+}
+
+/* rope_table: cs[t, i] = (cos, sin) of pos[t]·theta^(-2i/d), positions in
+ * [0, 2^20] (double, rounded once to f32). */
+static void ref_rope_table(ref_ctx *r)
+{
+    size_t t = (size_t)in_num(r, "t"), d = (size_t)in_num(r, "d"), nc;
+    double theta = (float)in_num(r, "theta");
+    uint32_t *pos = rope_positions(r, t, 1u << 20);
+    float *cs = in_buf(r, "cs", KF_S_F32, 2, &nc);
+    for (size_t i = 0; i < t * (d / 2) && i < nc; i++) {
+        double a = pos[i / (d / 2)] * pow(theta, -2.0 * (double)(i % (d / 2)) / (double)d);
+        cs[2 * i] = (float)cos(a);
+        cs[2 * i + 1] = (float)sin(a);
+    }
+    out_buf(r, "cs", KF_S_F32, cs, 2 * nc);
+    free(pos);
+    free(cs);
 }
 
 /* rope_qkv_*: q heads turned into q, k heads turned into kc at (t, pos[t]),
@@ -732,7 +840,7 @@ static void ref_argmax(ref_ctx *r)
 #define KF_REFERENCE_DECODE \
     {"gemv", ref_gemv}, {"gemv_rms", ref_gemv_rms}, {"gemv_silu", ref_gemv_silu}, {"q4k_gemv", ref_q4k_gemv}, \
     {"q4k_q8_gemv_rms", ref_gemv_rms}, {"q4k_q8_gemv_rms_glu", ref_gemv_rms_glu}, {"q4k_q8_gemv_silu", ref_gemv_silu}, {"q8_quantize", ref_q8_quantize}, \
-    {"q4k_q8_gemv", ref_q4k_q8_gemv}, {"tc_gemv", ref_tc_gemv}, {"sdpa_split", ref_sdpa_split}, \
+    {"q4k_q8_gemv", ref_q4k_q8_gemv}, {"tc_gemv", ref_tc_gemv}, {"sdpa_split", ref_sdpa_split}, {"sdpa_split_rope", ref_sdpa_split_rope}, \
     {"sdpa_combine", ref_sdpa_combine}, {"sdpa_fused", ref_sdpa_fused}, \
-    {"rope", ref_rope}, {"rope_qkv", ref_rope_qkv}, {"silu_mul", ref_silu_mul}, \
+    {"rope", ref_rope}, {"rope_qkv", ref_rope_qkv}, {"rope_table", ref_rope_table}, {"silu_mul", ref_silu_mul}, \
     {"add_rmsnorm", ref_add_rmsnorm}, {"embed", ref_embed}, {"argmax", ref_argmax},
