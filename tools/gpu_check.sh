@@ -109,7 +109,16 @@ tensor_cases=(kernels/cases/feature_mma*.case kernels/cases/feature_ldmatrix*.ca
               kernels/cases/feature_cp_async*.case kernels/cases/gemm_*.case kernels/cases/tc_gemv_*.case)
 tensor_re='(feature_(mma|ldmatrix|cp_async)|gemm_|tc_gemv_)[^ ]*'
 
-note() { summary+=("$(printf '%-12s %-6s %s' "$1" "$2" "$3")"); }
+# A FAIL of a step that run_step cut short because the run's budget ran out
+# (not its own step timeout) is noted as "cut": it did not fail, it did not finish.
+note() {
+    local verdict=$2 detail=$3
+    if [ "$verdict" = FAIL ] && [ "${step_cut:-0}" = 1 ]; then
+        verdict=cut; detail="stopped by GPU_CHECK_BUDGET=${budget}s after ${step_limit}s; $detail"
+    fi
+    step_cut=0
+    summary+=("$(printf '%-12s %-6s %s' "$1" "$verdict" "$detail")")
+}
 # clock_summary CSV: "VERDICT|DETAIL" over nvidia-smi samples (MHz, W, reasons)
 # taken while the GPU was busy (above 150 W: a kernel or the flush running; an
 # idle H200 draws 75-120 W, at 1980 MHz for a while after work).
@@ -140,10 +149,13 @@ run_step() {
     local log=$1; shift
     local limit=$step_timeout l
     l=$(( $(left) - 10 ))
+    step_cut=0
     [ "$l" -lt "$limit" ] && limit=$l
     local t0=$(date +%s)
     timeout "$limit" "$@" >"$log" 2>&1
     local rc=$?
+    step_limit=$limit
+    [ $rc = 124 ] && [ "$limit" -lt "$step_timeout" ] && step_cut=1
     [ $rc = 124 ] && echo "gpu_check: timed out after ${limit}s" >>"$log"
     tail -n 25 "$log"
     echo "(step took $(( $(date +%s) - t0 ))s, rc $rc)"
