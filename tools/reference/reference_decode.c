@@ -479,13 +479,26 @@ static double sdpa_range(const sdpa_shape *s, const uint16_t *q, const uint16_t 
     return (zmax + log(den)) / log(2.0);
 }
 
+/* The partials of query head hq (its d values q) of sequence b into po and
+ * plse: one per split with positions (ns slots a head). */
+static void sdpa_partials(const sdpa_shape *s, const uint16_t *q, const uint16_t *kc, const uint16_t *vc, size_t b,
+                          size_t hq, size_t ns, double *o, float *po, float *plse)
+{
+    for (size_t sp = 0; sp * s->split < sdpa_len(s, b); sp++) {
+        size_t p0 = sp * s->split, p1 = p0 + s->split < sdpa_len(s, b) ? p0 + s->split : sdpa_len(s, b);
+        size_t slot = (b * s->h + hq) * ns + sp;
+        plse[slot] = (float)sdpa_range(s, q, kc, vc, b, hq / (s->h / s->hkv), p0, p1, o);
+        for (size_t e = 0; e < s->d; e++) po[slot * s->d + e] = (float)o[e];
+    }
+}
+
 /* sdpa_decode_split: the partials of every (b, query head, split) that has
  * positions; the others keep their initial contents. */
 static void ref_sdpa_split(ref_ctx *r)
 {
     sdpa_shape s;
     sdpa_shape_get(r, &s, true);
-    size_t nq, nk, nv, npo, npl, ns = (s.l + s.split - 1) / s.split, g = s.h / s.hkv;
+    size_t nq, nk, nv, npo, npl, ns = (s.l + s.split - 1) / s.split;
     size_t ncache = s.b * s.l * s.hkv * s.d;
     uint16_t *q = in_buf(r, "q", KF_S_F16, 1, &nq);
     uint16_t *kc = in_made(r, "kc", KF_S_F16, 1, ncache, make_cache_nan_tail, &s, &nk);
@@ -495,13 +508,7 @@ static void ref_sdpa_split(ref_ctx *r)
     bool fits = nq >= s.b * s.h * s.d && nk >= s.b * s.l * s.hkv * s.d && nv >= nk && npl >= s.b * s.h * ns &&
                 npo >= npl * s.d;
     for (size_t b = 0; b < s.b && fits; b++)
-        for (size_t hq = 0; hq < s.h; hq++)
-            for (size_t sp = 0; sp * s.split < sdpa_len(&s, b); sp++) {
-                size_t p0 = sp * s.split, p1 = p0 + s.split < sdpa_len(&s, b) ? p0 + s.split : sdpa_len(&s, b);
-                size_t slot = (b * s.h + hq) * ns + sp;
-                plse[slot] = (float)sdpa_range(&s, q + (b * s.h + hq) * s.d, kc, vc, b, hq / g, p0, p1, o);
-                for (size_t e = 0; e < s.d; e++) po[slot * s.d + e] = (float)o[e];
-            }
+        for (size_t hq = 0; hq < s.h; hq++) sdpa_partials(&s, q + (b * s.h + hq) * s.d, kc, vc, b, hq, ns, o, po, plse);
     out_buf(r, "po", KF_S_F32, po, npo);
     out_buf(r, "plse", KF_S_F32, plse, npl);
     free(o);
@@ -554,7 +561,7 @@ static void ref_sdpa_split_rope(ref_ctx *r)
     bool neox = name_has(r, "neox");
     sdpa_shape s;
     sdpa_shape_get(r, &s, true);
-    size_t nx, ncs, nk, nv, npo, npl, ns = (s.l + s.split - 1) / s.split, g = s.h / s.hkv, nh = s.h + 2 * s.hkv;
+    size_t nx, ncs, nk, nv, npo, npl, ns = (s.l + s.split - 1) / s.split, nh = s.h + 2 * s.hkv;
     size_t ncache = s.b * s.l * s.hkv * s.d;
     uint16_t *qkv = in_buf(r, "qkv", KF_S_F16, 1, &nx);
     float *cs = in_buf(r, "cs", KF_S_F32, 2, &ncs);
@@ -576,12 +583,7 @@ static void ref_sdpa_split_rope(ref_ctx *r)
             }
         for (size_t hq = 0; hq < s.h; hq++) {
             rope_turn(q, row + hq * s.d, c, s.d, neox);
-            for (size_t sp = 0; sp * s.split < sdpa_len(&s, b); sp++) {
-                size_t p0 = sp * s.split, p1 = p0 + s.split < sdpa_len(&s, b) ? p0 + s.split : sdpa_len(&s, b);
-                size_t slot = (b * s.h + hq) * ns + sp;
-                plse[slot] = (float)sdpa_range(&s, q, kc, vc, b, hq / g, p0, p1, o);
-                for (size_t e = 0; e < s.d; e++) po[slot * s.d + e] = (float)o[e];
-            }
+            sdpa_partials(&s, q, kc, vc, b, hq, ns, o, po, plse);
         }
     }
     if (!fits) {
