@@ -94,7 +94,7 @@ static void every_mode_chooses_the_same_tokens(void **state)
         result r = decode("--small", "--layers", "1", "--backend", "cpu", "--steps", "2", "--mode", modes[i], NULL);
         assert_int_equal(r.status, 0);
         assert_true(has(&r, "2 steps in "));
-        assert_true(has(&r, "11 launches each"));   /* 2 + 6 per layer + 3: the norms and silu in the GEMVs, RoPE in the split kernel */
+        assert_true(has(&r, "11 launches each"));   /* 1 + 7 per layer + 3: the norms and silu in the GEMVs */
         char *t = tokens_of(&r);
         if (first && strcmp(first, t)) fail_msg("%s gives '%s', sync '%s'", modes[i], t, first);
         if (!first) first = t;
@@ -124,13 +124,13 @@ static void unfused_step_chooses_the_same_tokens(void **state)
         same_tokens_done(&a, &b);
     }
     result r = decode("--small", "--layers", "1", "--backend", "cpu", "--steps", "1", "--unfused", NULL);
-    assert_true(has(&r, "15 launches each"));   /* 2 + 9 per layer + 4 */
+    assert_true(has(&r, "15 launches each"));   /* 1 + 10 per layer + 4 */
     done(&r);
     r = decode("--small", "--layers", "1", "--backend", "cpu", "--steps", "1", "--weights", "q4k", NULL);
     assert_true(has(&r, "15 launches each"));   /* auto: q4k unfused */
     done(&r);
     r = decode("--small", "--layers", "1", "--backend", "cpu", "--steps", "1", "--fuse", "on", "--weights", "q4k", NULL);
-    assert_true(has(&r, "11 launches each"));   /* 2 + 6 per layer + 3 */
+    assert_true(has(&r, "11 launches each"));   /* 1 + 7 per layer + 3 */
     done(&r);
     for (int w = 0; w < 2; w++) {   /* --attn fused: one launch fewer a layer, the same tokens */
         result a = decode("--small", "--layers", "1", "--weights", weights[w], "--backend", "cpu", "--steps", "3",
@@ -141,7 +141,7 @@ static void unfused_step_chooses_the_same_tokens(void **state)
         same_tokens_done(&a, &b);
         r = decode("--small", "--layers", "1", "--weights", weights[w], "--backend", "cpu", "--steps", "1", "--attn",
                    "fused", NULL);
-        assert_true(has(&r, w ? "14 launches each" : "10 launches each"));   /* no combine launch (and rope_qkv_neox, not rope_table) */
+        assert_true(has(&r, w ? "14 launches each" : "10 launches each"));   /* no combine launch */
         done(&r);
     }
     r = decode("--small", "--attn", "both", NULL);
@@ -154,8 +154,46 @@ static void unfused_step_chooses_the_same_tokens(void **state)
     done(&r);
 }
 
+/* --rope fused: rope_table once a step and sdpa_decode_split_rope_neox in
+ * place of each layer's rope_qkv_neox + sdpa_decode_split (one launch fewer
+ * a layer, one more a step: 17 against 18 at the small shape's 2 layers);
+ * the same arithmetic, so the same tokens and a passing check, f16 and q4k,
+ * a batch of 3 and over 2 CPU devices; --attn fused keeps rope_qkv_neox. */
+static void fused_rope_chooses_the_same_tokens(void **state)
+{
+    static const char *const weights[2] = {"f16", "q4k"};
+    for (int w = 0; w < 2; w++) {
+        result a = decode("--small", "--weights", weights[w], "--backend", "cpu", "--steps", "3", "--check", NULL);
+        result b = decode("--small", "--weights", weights[w], "--backend", "cpu", "--steps", "3", "--check", "--rope",
+                          "fused", NULL);
+        assert_int_equal(b.status, 0);
+        assert_true(has(&b, "check against the reference: 3 steps, 0 failed"));
+        same_tokens_done(&a, &b);
+    }
+    result r = decode("--small", "--backend", "cpu", "--steps", "1", NULL);
+    assert_true(has(&r, "18 launches each"));
+    done(&r);
+    r = decode("--small", "--backend", "cpu", "--steps", "1", "--rope", "fused", NULL);
+    assert_true(has(&r, "17 launches each"));
+    done(&r);
+    r = decode("--small", "--backend", "cpu", "--steps", "1", "--rope", "fused", "--attn", "fused", NULL);
+    assert_true(has(&r, "16 launches each"));   /* rope_qkv_neox and the fused attention: 1 + 6 per layer + 3 */
+    done(&r);
+    r = decode("--small", "--backend", "cpu", "--steps", "2", "--check", "--rope", "fused", "--batch", "3", "--context",
+               "40,30,7", NULL);
+    assert_true(has(&r, "check against the reference: 2 steps, 0 failed"));
+    done(&r);
+    r = decode("--small", "--backend", "cpu", "--steps", "2", "--check", "--rope", "fused", "--tp", "2", NULL);
+    assert_true(has(&r, "check --tp 2 against --tp 1 and the reference: 2 steps, 0 failed"));
+    done(&r);
+    r = decode("--small", "--rope", "inline", NULL);
+    assert_int_not_equal(r.status, 0);
+    assert_true(has(&r, "--rope 'inline': expected fused or apart"));
+    done(&r);
+}
+
 /* --fuse norm fuses the norms only (q4k: q4k_q8_gemv_rms_*) and launches
- * silu·up apart: 2 + 7 launches per layer + 3, the same tokens and check as
+ * silu·up apart: 1 + 8 launches per layer + 3, the same tokens and check as
  * --fuse on, f16 and q4k. */
 static void norm_only_fusion_chooses_the_same_tokens(void **state)
 {
@@ -251,11 +289,10 @@ static void mock_driver_runs_the_modes_and_the_bench(void **state)
     assert_true(has(&r, "floor: "));
     assert_true(has(&r, "graph mode x floor"));
     assert_true(has(&r, "launches timed alone in step order (device events, a busy kernel ahead), median of 2 steps"));
-    /* the kernel column as wide as its longest name, sdpa_decode_split_rope_neox */
-    assert_true(has(&r, "\nstep                        (every launch)              24 "));
+    /* the kernel column as wide as its longest name, q4k_q8_gemv_f16_acc */
+    assert_true(has(&r, "\nstep                (every launch)              25 "));
     assert_true(has(&r, "allocations over the timed steps (re-targets, launches)       0.000 <= 0     met"));
-    /* launches, q4k unfused (--fuse auto): decode_pos and rope_table, 9 per layer, 4 */
-    assert_non_null(strstr(r.out, "       24\n"));
+    assert_non_null(strstr(r.out, "       25\n"));   /* launches, q4k unfused (--fuse auto): 1 + 10 per layer + 4 */
     done(&r);
     char *json = slurp(tmp("bench.json"));
     assert_non_null(strstr(json, "\"mode\": \"graph\""));
@@ -295,7 +332,7 @@ static void tensor_parallel_cpu_steps_match_one_device_and_the_reference(void **
     result b = decode("--small", "--backend", "cpu", "--steps", "2", "--mode", "async", "--tp", "2", NULL);
     assert_int_equal(a.status, 0);
     assert_int_equal(b.status, 0);
-    assert_true(has(&b, "21 launches each and 5 collectives on each of 2 devices"));   /* + 2 adds per layer */
+    assert_true(has(&b, "22 launches each and 5 collectives on each of 2 devices"));   /* + 2 adds per layer */
     same_tokens_done(&a, &b);
 }
 
@@ -389,7 +426,7 @@ static bool prow_parse(const char *line, prow *p)
 static void profile_rows_add_up_to_the_step(void **state)
 {
     static const char *const weights[2] = {"f16", "q4k"};
-    static const unsigned launches[2] = {11, 11};   /* 2 + 6 per layer + 3 */
+    static const unsigned launches[2] = {11, 11};   /* 1 + 7 per layer + 3 */
     for (int w = 0; w < 2; w++) {
         result r = decode("--small", "--layers", "1", "--weights", weights[w], "--backend", "cpu", "--profile",
                           "--warmup", "0", "--runs", "1", "--fuse", "on", NULL);
@@ -531,7 +568,7 @@ static void a_wrong_kernel_fails_every_sequence_of_a_batch(void **state)
     done(&r);
 }
 
-/* A batch's step: 2 + 9 launches a layer + 4 (the norms and silu·up
+/* A batch's step: 1 + 10 launches a layer + 4 (the norms and silu·up
  * apart, even with --fuse on); the modes choose the same tokens; the
  * profile's rows are tc_gemv's (no CUDA-core GEMV, no fused one), a GEMV's
  * bytes its matrix once and each sequence's input and output; the tokens
@@ -598,9 +635,8 @@ static void batch_on_the_mock_driver_replays_and_benches(void **state)
     done(&r);
     char *json = slurp(tmp("batch.json"));
     assert_non_null(strstr(json, "\"batch\": 4"));
-    /* KV: 2 layers x (42 + 41 + 40 + 39 rows, the newest of each written
-     * by the split kernel instead of read) x 512 bytes */
-    assert_non_null(strstr(json, "\"kv\": 165888"));
+    /* KV: 2 layers x (4 rows written + 42 + 41 + 40 + 39 rows read) x 512 bytes */
+    assert_non_null(strstr(json, "\"kv\": 169984"));
     const char *g = strstr(json, "\"mode\": \"graph\"");
     double ms = 0, tps = 0;
     assert_non_null(g);
@@ -655,6 +691,7 @@ int main(void)
         cmocka_unit_test(small_q4k_async_steps_match_the_reference),
         cmocka_unit_test(a_wrong_kernel_fails_the_check),
         cmocka_unit_test(unfused_step_chooses_the_same_tokens),
+        cmocka_unit_test(fused_rope_chooses_the_same_tokens),
         cmocka_unit_test(norm_only_fusion_chooses_the_same_tokens),
         cmocka_unit_test(glu_fusion_chooses_the_same_tokens),
         cmocka_unit_test(every_mode_chooses_the_same_tokens),

@@ -120,9 +120,14 @@ typedef struct {
     bool attn_fused;            /* --attn fused: sdpa_decode_fused, one launch (default split: the split
                                  * kernel and a combine launch, faster on the H200: 4.580 ms a step
                                  * against 4.661 fused, f16 graph mode, 2026-12-01) */
-    bool rope_apart;            /* --rope apart: rope_qkv_neox a layer before the split kernel (default
-                                 * fused: rope_table once a step, and sdpa_decode_split_rope_neox turns q
-                                 * and the new k itself and appends k and v; --attn fused: always apart) */
+    bool rope_fused;            /* --rope fused: rope_table once a step, and sdpa_decode_split_rope_neox
+                                 * turns q and the new k itself and appends k and v (split attention
+                                 * only). Default apart (rope_qkv_neox a layer): with PDL the rope
+                                 * launch overlaps its neighbours, and on the H200 (2026-12-03, two runs
+                                 * each, graph mode) fused took 4.2855 / 4.2832 ms a f16 step against
+                                 * 4.2847 / 4.2833 apart, and 2.0442 / 2.0415 a q4k step against
+                                 * 2.0272 / 2.0304; without PDL fused was faster (4.3901 against
+                                 * 4.4539, 2.1209 against 2.1719) */
     const char *src_dir;        /* the checkout: kernels/ and tools/decode/decode.kf */
     dc_define defs[32];
     uint32_t ndefs;

@@ -35,8 +35,8 @@ static const char usage[] =
     "  its q8 blocks made by the gate/up GEMV; auto (default): on for f16 weights, off for q4k (faster on the\n"
     "  H200). --attn fused:\n"
     "  attention in one launch (sdpa_decode_fused); split (default, faster on the H200): split + combine.\n"
-    "  --rope fused (default; split attention): the split kernel turns q and the new k with a table made once a\n"
-    "  step (rope_table) and appends k and v (sdpa_decode_split_rope_neox); apart: rope_qkv_neox a layer.\n"
+    "  --rope apart (default): rope_qkv_neox a layer; fused (split attention): the split kernel turns q and the\n"
+    "  new k with a table made once a step (rope_table) and appends k and v (sdpa_decode_split_rope_neox).\n"
     "  --batch B (1..16, default 1): B sequences decoded together, each with its own token (sequence b starts\n"
     "  from ID + b), cache and context: --context N puts sequence b at N - b, --context N,N,... (B numbers)\n"
     "  chooses each. B > 1 runs every weight GEMV (QKV, output, gate/up, down, vocabulary) on the tensor-core\n"
@@ -164,7 +164,7 @@ static int value_opt(void *args, const char *opt, char *v)
         o->c.attn_fused = v[0] == 'f';
     } else if (!strcmp(opt, "--rope")) {
         if (strcmp(v, "fused") && strcmp(v, "apart")) return bad("--rope '%s': expected fused or apart%s", v, "");
-        o->c.rope_apart = v[0] == 'a';
+        o->c.rope_fused = v[0] == 'f';
     } else if (!strcmp(opt, "--fuse")) {
         int i = !strcmp(v, "auto") ? DC_FUSE_AUTO : !strcmp(v, "on") ? DC_FUSE_ON : !strcmp(v, "off") ? DC_FUSE_OFF
               : !strcmp(v, "norm") ? DC_FUSE_NORM : !strcmp(v, "glu") ? DC_FUSE_GLU : -1;

@@ -712,12 +712,12 @@ kf_status dc_attention_plans(dc_model *m, uint32_t split, kf_plan **ps, kf_plan 
     return st == KF_OK ? plan(m, cmod, ck, c, nc, pc, err) : st;
 }
 
-/* Whether the split kernel turns q and the new k itself (--rope fused, the
- * default with split attention): rope_table makes the step's (cos, sin)
- * once, after decode_pos, and no layer launches rope_qkv_neox. */
+/* Whether the split kernel turns q and the new k itself (--rope fused, with
+ * split attention): rope_table makes the step's (cos, sin) once, after
+ * decode_pos, and no layer launches rope_qkv_neox. */
 static bool rope_fused(const dc_model *m)
 {
-    return !m->c->rope_apart && !m->c->attn_fused;
+    return m->c->rope_fused && !m->c->attn_fused;
 }
 
 static kf_status attention(dc_model *m, dc_layer *L, kf_error *err)
