@@ -466,7 +466,7 @@ static const char *bitcast_expr(kw *w, const kf_ir_ins *in)
     }
     kf_type st = vals[in->a[0]].type, dt = vals[in->dst].type;
     if (st.kind == KF_TK_SCALAR && (st.scalar == KF_S_F16 || st.scalar == KF_S_BF16) &&
-        (dt.scalar == KF_S_I16 || dt.scalar == KF_S_U16) && kf_ir_feeds_int_op(w->k, in->dst)) {
+        (dt.scalar == KF_S_I16 || dt.scalar == KF_S_U16) && (w->feeds[in->dst] & KF_IR_FEEDS_INT_OP)) {
         kf_cu_need(w->c, KF_CU_H_HALF_BITS);
         return kf_cu_str(w->c, "kf_half_bits<%s>(%s)", decl_type(w, dt), bare(w, in->a[0]));
     }

@@ -119,6 +119,7 @@ typedef struct {
     kf_cu_vinfo *v;
     bool *dead;              /* [nins] unreachable */
     uint8_t *mm;             /* [nvals] MM_* bits: next to an integer min, max or clamp, or a select */
+    uint8_t *feeds;          /* [nvals] KF_IR_FEEDS_* (kf_ir_feed_flags) */
     bool *drop;              /* [nins] pure and its result is never read */
     uint32_t *scope;         /* [nins] C block the instruction sits in */
     uint32_t *sparent;       /* [nscopes] enclosing block */

@@ -775,6 +775,7 @@ static void alloc_writer(kw *w)
     w->v = scratch_calloc(w, nv, sizeof *w->v);
     w->dead = scratch_calloc(w, n, sizeof *w->dead);
     w->mm = scratch_calloc(w, nv, sizeof *w->mm);
+    w->feeds = scratch_calloc(w, nv, sizeof *w->feeds);
     w->drop = scratch_calloc(w, n, sizeof *w->drop);
     w->scope = scratch_calloc(w, n, sizeof *w->scope);
     w->sparent = scratch_calloc(w, 2 * n + 1, sizeof *w->sparent);
@@ -949,6 +950,9 @@ bool kf_cu_analyze(kw *w)
 {
     alloc_writer(w);
     if (w->c->failed || !check_structure(w)) return false;
+    uint8_t *ftmp = scratch_calloc(w, w->k->nvals + 1, 1);
+    if (w->c->failed) return false;
+    kf_ir_feed_flags(w->k, w->feeds, ftmp);
     mark_reachable(w);
     assign_scopes(w);
     drop_unused(w);

@@ -111,7 +111,10 @@ static bool analyse(ptx_cx *cx, kf_arena *arena)
     cx->skip = kf_arena_calloc(arena, k->nins + 1, sizeof *cx->skip);
     cx->named = kf_arena_calloc(arena, k->nvals + 1, sizeof *cx->named);
     cx->flip = kf_arena_calloc(arena, k->nins + 1, sizeof *cx->flip);
-    if (!cx->flip) return false;
+    cx->feeds = kf_arena_calloc(arena, k->nvals + 1, sizeof *cx->feeds);
+    uint8_t *ftmp = kf_arena_calloc(arena, k->nvals + 1, 1);
+    if (!cx->flip || !cx->feeds || !ftmp) return false;
+    kf_ir_feed_flags(k, cx->feeds, ftmp);
     uint32_t *nuses = kf_arena_calloc(arena, k->nvals + 1, sizeof *nuses);
     if (!cx->alias || !cx->skip || !cx->named || !nuses) return false;
     bool *dyn = kf_arena_calloc(arena, k->narrays + 1, sizeof *dyn);

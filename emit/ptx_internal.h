@@ -158,6 +158,7 @@ typedef struct {
     uint8_t *flip;                /* per IF: its condition is the operand of a skipped NOT */
     uint8_t *named;               /* per value: its source name was already written as a comment */
     uint8_t *needreg;             /* per value: a single-CONST value some use needs in a register */
+    uint8_t *feeds;               /* per value: KF_IR_FEEDS_* (kf_ir_feed_flags) */
     bool final_pass;              /* second pass: CONSTs nobody needs in a register emit nothing */
     const char *lf_file;          /* line comments: the last file seen, its base name, */
     const char *lf_base;          /* its length and whether it needs no '?' patching */

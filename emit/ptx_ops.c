@@ -659,7 +659,7 @@ static void emit_binop(ptx_cx *cx, const kf_ir_ins *in)
      * ptxas 13 fuses the subtraction into a VIADDMNMX and, when a becomes a
      * constant only in its own folding, negates the wrong side: max(x & 16,
      * 16 - v) as max(v - 16, x & 16) (difftest seed 2309 program 10046) */
-    if (int_s && !bconst && op == KF_OP_SUB && kf_scalar_bytes[s] == 4 && kf_ir_feeds_int_minmax(cx->k, in->dst)) {
+    if (int_s && !bconst && op == KF_OP_SUB && kf_scalar_bytes[s] == 4 && (cx->feeds[in->dst] & KF_IR_FEEDS_INT_MINMAX)) {
         for (uint32_t l = 0; l < nlanes(in->type); l++) {
             preg t = kf_ptx_tmp(cx, PTX_RC_R);
             int_neg(cx, s, t.s, kf_ptx_reg(cx, vb, l).s);
@@ -790,7 +790,8 @@ static void emit_bitcast(ptx_cx *cx, const kf_ir_ins *in)
          * when h is a cvt to f16/bf16 and the result is packed into a vector
          * store (difftest seed 2307 program 1172: bitcast(i16, bf16 value) &
          * 16384 stored unmasked). */
-        bool half_bits = is_half((kf_scalar)st.scalar) && !is_half((kf_scalar)dt.scalar) && kf_ir_feeds_int_op(cx->k, in->dst);
+        bool half_bits = is_half((kf_scalar)st.scalar) && !is_half((kf_scalar)dt.scalar) &&
+                         (cx->feeds[in->dst] & KF_IR_FEEDS_INT_OP);
         for (uint32_t l = 0; l < nlanes(dt); l++) {
             preg d = kf_ptx_reg(cx, in->dst, l), a = kf_ptx_reg(cx, in->a[0], l);
             if (half_bits) {

@@ -2,6 +2,8 @@
  * ir/print.c. */
 #include "ir.h"
 
+#include <string.h>
+
 const char *const kf_ir_op_names[KF_IR_OP_COUNT] = {
 #define X(e, n, na, d) [e] = n,
     KF_IR_OPS(X)
@@ -42,34 +44,45 @@ uint32_t kf_ir_dep_wait_at(const kf_ir_kernel *k)
 
 bool kf_ir_places_dep_wait(const kf_ir_kernel *k) { return kf_ir_dep_wait_at(k) != UINT32_MAX; }
 
-static bool int_operator(const kf_ir_kernel *k, const kf_ir_ins *in)
+/* What instruction in is, as a user of its operands (KF_IR_FEEDS_*). */
+static uint8_t feed_kind(const kf_ir_kernel *k, const kf_ir_ins *in)
 {
-    return (in->op == KF_IR_BINOP || in->op == KF_IR_UNOP) && kf_type_is_int(k->vals[in->dst].type);
+    if (!in->dst || in->dst > k->nvals || !kf_type_is_int(k->vals[in->dst].type)) return 0;
+    if (in->op == KF_IR_BINOP || in->op == KF_IR_UNOP) return KF_IR_FEEDS_INT_OP;
+    if (in->op == KF_IR_MATH && (in->sub == KF_BI_MIN || in->sub == KF_BI_MAX || in->sub == KF_BI_CLAMP))
+        return KF_IR_FEEDS_INT_MINMAX;
+    return 0;
 }
 
-static bool int_minmax(const kf_ir_kernel *k, const kf_ir_ins *in)
+/* The direct uses, then five rounds along copies: round r gives a copy's
+ * source what its destination had after round r - 1 (tmp), so a value
+ * takes what is at most r copies away, as the depth-limited walk this
+ * replaces did. */
+void kf_ir_feed_flags(const kf_ir_kernel *k, uint8_t *flags, uint8_t *tmp)
 {
-    return in->op == KF_IR_MATH && (in->sub == KF_BI_MIN || in->sub == KF_BI_MAX || in->sub == KF_BI_CLAMP) &&
-           kf_type_is_int(k->vals[in->dst].type);
-}
-
-/* Whether v, directly or through copies, is an operand of an instruction
- * that `is` accepts. */
-static bool feeds(const kf_ir_kernel *k, kf_val v, bool (*is)(const kf_ir_kernel *, const kf_ir_ins *), int depth)
-{
-    for (uint32_t i = 0; i < k->nins && depth < 6; i++) {
+    memset(flags, 0, (size_t)k->nvals + 1);
+    for (uint32_t i = 0; i < k->nins; i++) {
         const kf_ir_ins *in = &k->ins[i];
-        for (int a = 0; a < kf_ir_op_nargs[in->op]; a++) {
-            if (in->a[a] != v) continue;
-            if (is(k, in) || (in->op == KF_IR_MOV && in->dst != v && feeds(k, in->dst, is, depth + 1))) return true;
-        }
+        uint8_t f = feed_kind(k, in);
+        for (int a = 0; f && a < kf_ir_op_nargs[in->op]; a++)
+            if (in->a[a] <= k->nvals) flags[in->a[a]] |= f;
     }
-    return false;
+    for (int round = 0; round < 5; round++) {
+        memcpy(tmp, flags, (size_t)k->nvals + 1);
+        bool grew = false;
+        for (uint32_t i = 0; i < k->nins; i++) {
+            const kf_ir_ins *in = &k->ins[i];
+            if (in->op != KF_IR_MOV || in->dst > k->nvals) continue;
+            for (int a = 0; a < kf_ir_op_nargs[in->op]; a++) {
+                kf_val v = in->a[a];
+                if (v == in->dst || v > k->nvals || (flags[v] | tmp[in->dst]) == flags[v]) continue;
+                flags[v] |= tmp[in->dst];
+                grew = true;
+            }
+        }
+        if (!grew) break;
+    }
 }
-
-bool kf_ir_feeds_int_op(const kf_ir_kernel *k, kf_val v) { return feeds(k, v, int_operator, 0); }
-
-bool kf_ir_feeds_int_minmax(const kf_ir_kernel *k, kf_val v) { return feeds(k, v, int_minmax, 0); }
 
 uint32_t kf_ir_buffer_param(const kf_ir_kernel *k, kf_val v)
 {

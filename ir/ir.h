@@ -232,14 +232,17 @@ typedef struct kf_kernel {
  * (emit.h kf_emit_pdl_wait). kf_ir_dep_wait_at: the instruction's index,
  * UINT32_MAX when there is none. */
 bool kf_ir_places_dep_wait(const kf_ir_kernel *k);
-/* Whether value v, directly or through copies (MOV), is an operand of an
- * integer unary or binary operator (not a store, select or conversion):
- * the emitters' test for a half's bits that ptxas 13 mishandles. */
-bool kf_ir_feeds_int_op(const kf_ir_kernel *k, kf_val v);
-/* Whether value v, directly or through copies, is an operand of an integer
- * min, max or clamp (what ptxas 13 fuses an add or subtract into:
- * VIADDMNMX, VIMNMX3). */
-bool kf_ir_feeds_int_minmax(const kf_ir_kernel *k, kf_val v);
+/* What a value feeds, for the emitters' ptxas 13 workarounds: per value v
+ * of k, whether v, directly or through up to 5 copies (MOV), is an operand
+ * of an integer unary or binary operator, not a store, select or
+ * conversion (KF_IR_FEEDS_INT_OP: the test for a half's bits that ptxas 13
+ * mishandles), and of an integer min, max or clamp (KF_IR_FEEDS_INT_MINMAX:
+ * what ptxas 13 fuses an add or subtract into, VIADDMNMX, VIMNMX3).
+ * kf_ir_feed_flags fills flags[k->nvals + 1] for every value in six passes
+ * over k (tmp: as many bytes of scratch); asked value by value, each
+ * question was a pass of its own (a seventh of gemm.kf's PTX emit). */
+enum { KF_IR_FEEDS_INT_OP = 1, KF_IR_FEEDS_INT_MINMAX = 2 };
+void kf_ir_feed_flags(const kf_ir_kernel *k, uint8_t *flags, uint8_t *tmp);
 uint32_t kf_ir_dep_wait_at(const kf_ir_kernel *k);
 /* The parameter buffer value v is (PARAM), or views or copies of it
  * (VIEW, MOV), or UINT32_MAX. */
