@@ -1178,6 +1178,67 @@ static void decode_kernels_ptx_has_no_power_of_two_division(void **state)
     }
 }
 
+/* kf_ir_feed_flags against the walk it replaced, asked value by value:
+ * whether v, directly or through copies at most 5 deep, is an operand of an
+ * integer unary/binary operator or of an integer min/max/clamp. */
+static bool walk_feeds(const kf_ir_kernel *k, kf_val v, bool minmax, int depth)
+{
+    for (uint32_t i = 0; i < k->nins && depth < 6; i++) {
+        const kf_ir_ins *in = &k->ins[i];
+        bool is_int = in->dst && kf_type_is_int(k->vals[in->dst].type);
+        bool is = is_int && (minmax ? in->op == KF_IR_MATH && (in->sub == KF_BI_MIN || in->sub == KF_BI_MAX ||
+                                                               in->sub == KF_BI_CLAMP)
+                                    : in->op == KF_IR_BINOP || in->op == KF_IR_UNOP);
+        for (int a = 0; a < kf_ir_op_nargs[in->op]; a++) {
+            if (in->a[a] != v) continue;
+            if (is || (in->op == KF_IR_MOV && in->dst != v && walk_feeds(k, in->dst, minmax, depth + 1))) return true;
+        }
+    }
+    return false;
+}
+
+/* The kernels of files with many half bitcasts, subtractions and integer
+ * min/max (the walk is quadratic: the large decode and tensor-core files
+ * would take minutes), unoptimised (copies kept) and at the default level:
+ * the table gives the walk's answers for every value. */
+static void feed_flags_match_the_walk(void **state)
+{
+    static const char *const files[] = {"rope.kf", "softmax.kf", "features/regress.kf", "features/packed.kf",
+                                        "features/bits.kf", "features/ops.kf"};
+    unsigned nop = 0, nmm = 0, copied = 0;   /* flagged values, and those flagged through copies only */
+    for (size_t f = 0; f < sizeof files / sizeof *files; f++) {
+        char path[4096], *src;
+        size_t len;
+        snprintf(path, sizeof path, "%s/kernels/%s", KF_SOURCE_DIR, files[f]);
+        assert_int_equal(kf_read_file(path, &src, &len, NULL), KF_OK);
+        for (int level = 0; level < 2; level++) {
+            kf_module *m = NULL;
+            kf_compile_opts o = {NULL, 0, level ? KF_OPT_DEFAULT : KF_OPT_O0};
+            assert_int_equal(kf_compile(files[f], src, len, &o, &m), KF_OK);
+            for (uint32_t ki = 0; ki < m->nkernels; ki++) {
+                const kf_ir_kernel *k = &m->kernels[ki];
+                uint8_t *flags = calloc(k->nvals + 1, 1), *tmp = calloc(k->nvals + 1, 1);
+                assert_non_null(flags);
+                assert_non_null(tmp);
+                kf_ir_feed_flags(k, flags, tmp);
+                for (kf_val v = 1; v < k->nvals; v++) {
+                    bool op = walk_feeds(k, v, false, 0), mm = walk_feeds(k, v, true, 0);
+                    if (op != !!(flags[v] & KF_IR_FEEDS_INT_OP) || mm != !!(flags[v] & KF_IR_FEEDS_INT_MINMAX))
+                        fail_msg("%s level %d kernel %s value %u: walk %d/%d, table %u", files[f], level, k->name, v,
+                                 op, mm, flags[v]);
+                    nop += op, nmm += mm;
+                    copied += (op && !walk_feeds(k, v, false, 5)) || (mm && !walk_feeds(k, v, true, 5));
+                }
+                free(flags);
+                free(tmp);
+            }
+            kf_module_free(m);
+        }
+        free(src);
+    }
+    if (!nop || !nmm || !copied) fail_msg("a vacuous comparison: %u, %u, %u flagged", nop, nmm, copied);
+}
+
 /* PTX registers by number: %r %rd %f %fd %h %p %hh %b below 100000. */
 #define PTX_NREG 100000
 static long ptx_reg_id(const char *x)
@@ -1682,6 +1743,7 @@ int main(void)
         cmocka_unit_test(division_by_powers_of_two_becomes_shifts),
         cmocka_unit_test(signed_64_bit_division_rounds_toward_zero),
         cmocka_unit_test(decode_kernels_ptx_has_no_power_of_two_division),
+        cmocka_unit_test(feed_flags_match_the_walk),
         cmocka_unit_test(regress_tie_fold_reaches_no_gpu_compiler_as_arithmetic),
         cmocka_unit_test(random_programs_compute_the_same_at_O0_and_O1),
         cmocka_unit_test(library_kernels_keep_their_effects_in_order),
