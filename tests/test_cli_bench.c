@@ -222,6 +222,7 @@ static void test_library_bench_files_hold_the_issue_targets(void **state)
     assert_int_equal(r.status, 0);
     assert_true(has(r.out, "sdpa_decode_b4_l8192  -D DIRECT=false -D TWARPS=2 split=512  bytes 136396816"));   /* the split variable, in the bytes too */
     assert_true(has(r.out, "sdpa_split_only_b1_l8192  -D SPEC=true  bytes 34091012  steps: sdpa_decode_split\n"));
+    assert_true(has(r.out, "sdpa_split_rope_only_b1_l8192  default  bytes 34095620  steps: sdpa_decode_split_rope_neox\n"));
     assert_true(has(r.out, "sdpa_decode_b4_l8192_simt  default  bytes 138510352  steps: sdpa_decode_split_simt sdpa_decode_combine"));
     assert_int_equal(count_of(r.out, "sdpa_decode_b1_l8192 "), 20);
     done(&r);
