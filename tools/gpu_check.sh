@@ -109,14 +109,16 @@ tensor_cases=(kernels/cases/feature_mma*.case kernels/cases/feature_ldmatrix*.ca
               kernels/cases/feature_cp_async*.case kernels/cases/gemm_*.case kernels/cases/tc_gemv_*.case)
 tensor_re='(feature_(mma|ldmatrix|cp_async)|gemm_|tc_gemv_)[^ ]*'
 
-# A FAIL of a step that run_step cut short because the run's budget ran out
-# (not its own step timeout) is noted as "cut": it did not fail, it did not finish.
+# A FAIL of a step whose runs either passed or were cut short by run_step
+# because the run's budget ran out (not the step's own timeout) is noted as
+# "cut": it did not fail, it did not finish. One run that failed on its own
+# keeps the FAIL.
 note() {
     local verdict=$2 detail=$3
-    if [ "$verdict" = FAIL ] && [ "${step_cut:-0}" = 1 ]; then
+    if [ "$verdict" = FAIL ] && [ "${step_cut:-0}" = 1 ] && [ "${step_failed:-0}" = 0 ]; then
         verdict=cut; detail="stopped by GPU_CHECK_BUDGET=${budget}s after ${step_limit}s; $detail"
     fi
-    step_cut=0
+    step_cut=0 step_failed=0
     summary+=("$(printf '%-12s %-6s %s' "$1" "$verdict" "$detail")")
 }
 # clock_summary CSV: "VERDICT|DETAIL" over nvidia-smi samples (MHz, W, reasons)
@@ -149,13 +151,12 @@ run_step() {
     local log=$1; shift
     local limit=$step_timeout l
     l=$(( $(left) - 10 ))
-    step_cut=0
     [ "$l" -lt "$limit" ] && limit=$l
     local t0=$(date +%s)
     timeout "$limit" "$@" >"$log" 2>&1
     local rc=$?
     step_limit=$limit
-    [ $rc = 124 ] && [ "$limit" -lt "$step_timeout" ] && step_cut=1
+    if [ $rc = 124 ] && [ "$limit" -lt "$step_timeout" ]; then step_cut=1; elif [ $rc != 0 ]; then step_failed=1; fi
     [ $rc = 124 ] && echo "gpu_check: timed out after ${limit}s" >>"$log"
     tail -n 25 "$log"
     echo "(step took $(( $(date +%s) - t0 ))s, rc $rc)"
