@@ -519,16 +519,24 @@ static kf_status token_buffers(dc_model *m, kf_error *err)
     return st;
 }
 
+/* Whether the split kernel turns q and the new k itself (--rope fused, with
+ * split attention): rope_table makes the step's (cos, sin) once, after
+ * decode_pos, and no layer launches rope_qkv_neox. */
+static bool rope_fused(const dc_model *m)
+{
+    return m->c->rope_fused && !m->c->attn_fused;
+}
+
 /* pos [2·batch]: the RoPE positions (pos_rope) then the attention lengths
  * (pos_lens), written by decode_pos from the sequences' contexts (ctxs);
- * cs: the (cos, sin) of pos_rope's pairs (rope_table, once a step). */
+ * cs (--rope fused): the (cos, sin) of pos_rope's pairs (rope_table, once a step). */
 static kf_status position_buffers(dc_model *m, kf_error *err)
 {
     uint32_t n = nb(m);
     kf_status st = buf(m, KF_S_U32, 1, 2 * n, &m->pos, err);
     if (st == KF_OK) st = kf_buffer_view(m->pos, 0, n, &m->pos_rope, err);
     if (st == KF_OK) st = kf_buffer_view(m->pos, n, n, &m->pos_lens, err);
-    if (st == KF_OK) st = buf(m, KF_S_F32, 2, n * (m->sh.head_dim / 2), &m->cs, err);
+    if (st == KF_OK && rope_fused(m)) st = buf(m, KF_S_F32, 2, n * (m->sh.head_dim / 2), &m->cs, err);
     if (st == KF_OK) st = buf(m, KF_S_U32, 1, n, &m->ctxs, err);
     return st == KF_OK ? kf_buffer_upload(m->ctxs, m->c->ctx, n * sizeof *m->c->ctx, err) : st;
 }
@@ -712,14 +720,6 @@ kf_status dc_attention_plans(dc_model *m, uint32_t split, kf_plan **ps, kf_plan 
     return st == KF_OK ? plan(m, cmod, ck, c, nc, pc, err) : st;
 }
 
-/* Whether the split kernel turns q and the new k itself (--rope fused, with
- * split attention): rope_table makes the step's (cos, sin) once, after
- * decode_pos, and no layer launches rope_qkv_neox. */
-static bool rope_fused(const dc_model *m)
-{
-    return m->c->rope_fused && !m->c->attn_fused;
-}
-
 static kf_status attention(dc_model *m, dc_layer *L, kf_error *err)
 {
     const dc_shape *sh = &m->sh;
@@ -732,24 +732,23 @@ static kf_status attention(dc_model *m, dc_layer *L, kf_error *err)
     int cmod;
     const char *ck = attn_args(m, L, m->split, s, &ns, c, &nc, &cmod);
     double cact = m->c->wt == DC_Q4K ? hq + hq / 8 + 4 : 2 * hq + 4;
+    kf_status st;
     if (rope_fused(m)) {   /* q from the fused row; the newest k, v row written instead of read */
         kf_arg sr[12] = {B(m->qkv), B(m->cs), B(L->kc), B(L->vc), B(m->pos_lens), B(m->po), B(m->plse),
                          U(nb(m)), U(sh->heads), U(sh->kv_heads), U(m->cap), U(m->split)};
-        kf_status st = step_plan(m, DC_MOD_SDPA, "sdpa_decode_split_rope_neox", sr, 12,
-                                 (dc_cost){0, 2 * nqkv + 4 * d + 4, 0, 4 * kvr, part}, err, "%ux%u/%u split %u",
-                                 sh->heads, sh->head_dim, sh->kv_heads, m->split);
-        return st == KF_OK ? step_plan(m, cmod, ck, c, nc, (dc_cost){0, cact, 0, 0, part}, err, "%ux%u split %u",
-                                       sh->heads, sh->head_dim, m->split)
-                           : st;
+        st = step_plan(m, DC_MOD_SDPA, "sdpa_decode_split_rope_neox", sr, 12,
+                       (dc_cost){0, 2 * nqkv + 4 * d + 4, 0, 4 * kvr, part}, err, "%ux%u/%u split %u", sh->heads,
+                       sh->head_dim, sh->kv_heads, m->split);
+    } else {
+        st = step_plan(m, DC_MOD_ROPE, "rope_qkv_neox", r, 11, (dc_cost){0, 2 * nqkv + 2 * hq + 4, 4 * kvr, 0, 0}, err,
+                       "%ux%u", sh->heads + 2 * sh->kv_heads, sh->head_dim);
+        if (st == KF_OK && m->c->attn_fused)   /* the split's bytes, and the merge's partials and output */
+            return step_plan(m, DC_MOD_SDPA, ck, s, ns, (dc_cost){0, 2 * hq + 4 + cact, 0, 4 * kvr, 2 * part}, err,
+                             "%ux%u/%u split %u", sh->heads, sh->head_dim, sh->kv_heads, m->split);
+        if (st == KF_OK)
+            st = step_plan(m, DC_MOD_SDPA, "sdpa_decode_split", s, ns, (dc_cost){0, 2 * hq + 4, 0, 4 * kvr, part}, err,
+                           "%ux%u/%u split %u", sh->heads, sh->head_dim, sh->kv_heads, m->split);
     }
-    kf_status st = step_plan(m, DC_MOD_ROPE, "rope_qkv_neox", r, 11, (dc_cost){0, 2 * nqkv + 2 * hq + 4, 4 * kvr, 0, 0},
-                             err, "%ux%u", sh->heads + 2 * sh->kv_heads, sh->head_dim);
-    if (st == KF_OK && m->c->attn_fused)   /* the split's bytes, and the merge's partials and output */
-        return step_plan(m, DC_MOD_SDPA, ck, s, ns, (dc_cost){0, 2 * hq + 4 + cact, 0, 4 * kvr, 2 * part}, err,
-                         "%ux%u/%u split %u", sh->heads, sh->head_dim, sh->kv_heads, m->split);
-    if (st == KF_OK)
-        st = step_plan(m, DC_MOD_SDPA, "sdpa_decode_split", s, ns, (dc_cost){0, 2 * hq + 4, 0, 4 * kvr, part}, err,
-                       "%ux%u/%u split %u", sh->heads, sh->head_dim, sh->kv_heads, m->split);
     return st == KF_OK ? step_plan(m, cmod, ck, c, nc, (dc_cost){0, cact, 0, 0, part}, err, "%ux%u split %u", sh->heads,
                                    sh->head_dim, m->split)
                        : st;
