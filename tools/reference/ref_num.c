@@ -100,10 +100,15 @@ void kf_ref_q8_block(const float *x, size_t n, int8_t *xq, uint16_t ds[2])
     ds[1] = kf_ref_f16_bits(sum);
 }
 
+double kf_ref_rope_angle(double pos, size_t i, size_t d, double theta)
+{
+    return pos * pow(theta, -2.0 * (double)i / (double)d);
+}
+
 void kf_ref_rope_head(uint16_t *x, size_t d, double pos, double theta, bool neox)
 {
     for (size_t i = 0; i < d / 2; i++) {
-        double a = pos * pow(theta, -2.0 * (double)i / (double)d), c = cos(a), sn = sin(a);
+        double a = kf_ref_rope_angle(pos, i, d, theta), c = cos(a), sn = sin(a);
         size_t i0 = neox ? i : 2 * i, i1 = neox ? i + d / 2 : 2 * i + 1;
         double u = kf_ref_f16_value(x[i0]), v = kf_ref_f16_value(x[i1]);
         x[i0] = kf_ref_f16_bits(u * c - v * sn);

@@ -36,6 +36,9 @@ double kf_ref_q4k_q8_row(const uint8_t *row, size_t nbk, const int8_t *xq, const
  * zero; ds = (d, the block's sum) as f16 bits. */
 void kf_ref_q8_block(const float *x, size_t n, int8_t *xq, uint16_t ds[2]);
 
+/* The rotary angle of pair i of a head of d values at position pos:
+ * pos·theta^(-2i/d). */
+double kf_ref_rope_angle(double pos, size_t i, size_t d, double theta);
 /* Turns the pairs of one head of d f16 values in place: pair i (NeoX: i and
  * i + d/2; GPT-J: 2i and 2i + 1) by pos·theta^(-2i/d), each result rounded
  * to f16. */

@@ -526,9 +526,10 @@ static void ref_sdpa_split(ref_ctx *r)
 static void make_cache_nan_newest(void *dst, size_t count, uint64_t *rng, const void *ctx)
 {
     const sdpa_shape *s = ctx;
+    size_t row = s->hkv * s->d;
     make_cache_nan_tail(dst, count, rng, ctx);
     for (size_t i = 0; i < count; i++) {
-        size_t row = s->hkv * s->d, b = i / (s->l * row), p = i / row % s->l;
+        size_t b = i / (s->l * row), p = i / row % s->l;
         if (sdpa_len(s, b) > 0 && p == sdpa_len(s, b) - 1) ((uint16_t *)dst)[i] = 0x7e00;
     }
 }
@@ -724,7 +725,7 @@ static void ref_rope_table(ref_ctx *r)
     uint32_t *pos = rope_positions(r, t, 1u << 20);
     float *cs = in_buf(r, "cs", KF_S_F32, 2, &nc);
     for (size_t i = 0; i < t * (d / 2) && i < nc; i++) {
-        double a = pos[i / (d / 2)] * pow(theta, -2.0 * (double)(i % (d / 2)) / (double)d);
+        double a = kf_ref_rope_angle(pos[i / (d / 2)], i % (d / 2), d, theta);
         cs[2 * i] = (float)cos(a);
         cs[2 * i + 1] = (float)sin(a);
     }
