@@ -788,12 +788,14 @@ static void lower_params(lw_t *lw, kf_node *kn, kf_ir_kernel *k)
     }
 }
 
-static uint32_t sched_constant(lw_t *lw, const kf_node *e)
+/* A folded @schedule constant: a block dimension (at least 1) or min_blocks
+ * (at least lo = 0: no bound), as sema checked. */
+static uint32_t sched_constant(lw_t *lw, const kf_node *e, uint64_t lo)
 {
     uint64_t v;
-    if (!kf_lower_fold(lw, e, kf_type_scalar(KF_S_U32), &v) || v == 0) {
-        kf_lower_error(lw, e->loc, "internal error: a @schedule constant (block, min_blocks) is not a folded positive constant");
-        return 1;
+    if (!kf_lower_fold(lw, e, kf_type_scalar(KF_S_U32), &v) || v < lo) {
+        kf_lower_error(lw, e->loc, "internal error: a @schedule constant (block, min_blocks) is not a folded constant in range");
+        return (uint32_t)lo;
     }
     return (uint32_t)v;
 }
@@ -814,7 +816,7 @@ static void copy_schedule(lw_t *lw, const kf_node *kn, kf_schedule *sc)
             if (na->name && strcmp(na->name, "block") == 0) {
                 sc->block[0] = sc->block[1] = sc->block[2] = 1;
                 for (const kf_node *x = items; x && n < 3; x = tuple ? x->next : NULL)
-                    sc->block[n++] = sched_constant(lw, x);
+                    sc->block[n++] = sched_constant(lw, x, 1);
             } else if (na->name && strcmp(na->name, "grid") == 0) {
                 for (const kf_node *x = items; x && n < 3; x = tuple ? x->next : NULL)
                     sc->grid[n++] = x;
@@ -822,7 +824,7 @@ static void copy_schedule(lw_t *lw, const kf_node *kn, kf_schedule *sc)
             } else if (na->name && strcmp(na->name, "shared") == 0) {
                 sc->shared = e;
             } else if (na->name && strcmp(na->name, "min_blocks") == 0) {
-                sc->min_blocks = sched_constant(lw, e);   /* (a folded constant in 1..32, as sema checked) */
+                sc->min_blocks = sched_constant(lw, e, 0);   /* 0..32 (0: no bound), as sema checked */
             }
         }
     }

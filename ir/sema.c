@@ -259,9 +259,9 @@ static unsigned tuple_items(kf_node *e, kf_node **items, const char *what, kf_se
 static const char DIMS[] = "xyz";
 
 /* One constant of a @schedule (a block dimension, min_blocks): an integer
- * compile-time constant in 1..lim, `what` naming it in the errors (`note`
+ * compile-time constant in lo..lim, `what` naming it in the errors (`note`
  * after the range). Returns it, 0 when invalid (reported). */
-static uint64_t sched_constant(kf_sema *s, kf_node *e, const char *what, uint64_t lim, const char *note)
+static uint64_t sched_constant(kf_sema *s, kf_node *e, const char *what, uint64_t lo, uint64_t lim, const char *note)
 {
     kf_type t = kf_sema_value(s, e, false);
     if (IS_ERR(t)) return 0;
@@ -271,11 +271,11 @@ static uint64_t sched_constant(kf_sema *s, kf_node *e, const char *what, uint64_
                       kf_sema_is_int_scalar(e->type) ? " that is not a constant" : "");
         return 0;
     }
-    if ((kf_type_is_signed(e->type) && e->cval.i < 0) || e->cval.u == 0 || e->cval.u > lim) {
+    if ((kf_type_is_signed(e->type) && e->cval.i < 0) || e->cval.u < lo || e->cval.u > lim) {
         char b[32];
-        kf_sema_error(s, e->loc, "%s = %s is out of range: it must be in 1..%llu%s", what,
+        kf_sema_error(s, e->loc, "%s = %s is out of range: it must be in %llu..%llu%s", what,
                       kf_cv_str((kf_scalar)e->type.scalar, (kf_cv){.u = e->cval.u}, b, sizeof b),
-                      (unsigned long long)lim, note);
+                      (unsigned long long)lo, (unsigned long long)lim, note);
         return 0;
     }
     return e->cval.u;
@@ -292,7 +292,7 @@ static uint64_t check_block(kf_sema *s, kf_node *e)
     for (unsigned i = 0; i < n; i++) {
         char what[8] = "block.x";
         what[6] = DIMS[i];
-        uint64_t v = sched_constant(s, it[i], what, lim[i], "");
+        uint64_t v = sched_constant(s, it[i], what, 1, lim[i], "");
         ok = ok && v;
         total *= v;
     }
@@ -305,7 +305,8 @@ static uint64_t check_block(kf_sema *s, kf_node *e)
 }
 
 /* `min_blocks = N`: how many blocks of the kernel one SM must hold at once,
- * a constant in 1..SM_BLOCKS; returns N, 0 when invalid. The back ends turn
+ * a constant in 0..SM_BLOCKS (0: no bound, as when it is not given, so that
+ * a -D knob can turn it off); returns N, 0 when invalid. The back ends turn
  * it into a register budget (__launch_bounds__(B, N), .minnctapersm N). */
 static uint64_t check_min_blocks(kf_sema *s, kf_node *e)
 {
@@ -313,7 +314,7 @@ static uint64_t check_min_blocks(kf_sema *s, kf_node *e)
         kf_sema_error(s, e->loc, "min_blocks takes one constant (blocks of the kernel an SM holds at once), not a tuple");
         return 0;
     }
-    return sched_constant(s, e, "min_blocks", SM_BLOCKS, " (blocks an SM holds at once)");
+    return sched_constant(s, e, "min_blocks", 0, SM_BLOCKS, " (blocks an SM holds at once)");
 }
 
 static void check_grid(kf_sema *s, kf_node *e)

@@ -18,7 +18,7 @@
 
 static const char axpy_src[] =
     "const BLOCK: u32 = 64;\n"
-    "@schedule(block = BLOCK, grid = cdiv(n, BLOCK))\n"
+    "@schedule(block = BLOCK, grid = cdiv(n, BLOCK), min_blocks = 0)\n"   /* 0: no bound, as not given */
     "kernel axpy(a: f32, x: &[f32], y: &mut [f32], n: u32) {\n"
     "    let i = global_id.x;\n"
     "    if i < n { y[i] = a * x[i] + y[i]; }\n"
@@ -227,6 +227,7 @@ static void test_emit_targets(void **state)
     assert_non_null(strstr(out, ".target sm_80"));
     assert_non_null(strstr(out, ".entry axpy"));
     assert_null(strstr(out, ".entry scale"));
+    assert_null(strstr(out, ".minnctapersm"));   /* axpy's min_blocks = 0 */
     kf_free(out);
     o.target = KF_TARGET_CUDA;
     assert_int_equal(kf_emit(m, NULL, &o, &out, &len, &err), KF_OK);

@@ -940,8 +940,9 @@ static void grid_defaults_to_count_over_block(void **state)
 }
 
 /* `shared = EXPR`: u32 bytes over scalar parameters and constants. */
-/* min_blocks = N: a constant 1..32 whose N blocks fit an SM's 2048 threads
- * (blocks rounded up to whole warps); lowering keeps it in the schedule. */
+/* min_blocks = N: a constant 0..32 (0: no bound) whose N blocks fit an SM's
+ * 2048 threads (blocks rounded up to whole warps); lowering keeps it in the
+ * schedule. */
 static void schedule_min_blocks(void **state)
 {
     prog *p = ok("const B: u32 = 96;\n@schedule(block = B, grid = 1, min_blocks = 2048 / 128)\nkernel k(n: u32) {}\n");
@@ -952,8 +953,9 @@ static void schedule_min_blocks(void **state)
     accept("@schedule(block = (16, 16), min_blocks = 8)\nkernel k() {}\n");   /* 8 x 256 = 2048 threads */
     reject("@schedule(block = 64, min_blocks = n)\nkernel k(n: u32) {}\n", 1, 36,
            "min_blocks must be an integer compile-time constant, found u32 that is not a constant");
-    reject("@schedule(block = 64, min_blocks = 0)\nkernel k() {}\n", 1, 36,
-           "min_blocks = 0 is out of range: it must be in 1..32 (blocks an SM holds at once)");
+    accept("@schedule(block = 1024, min_blocks = 0)\nkernel k() {}\n");   /* no bound */
+    reject("@schedule(block = 64, min_blocks = -1 as i32)\nkernel k() {}\n", 1, 39,
+           "min_blocks = -1 is out of range: it must be in 0..32 (blocks an SM holds at once)");
     reject("@schedule(block = 32, min_blocks = 33)\nkernel k() {}\n", 1, 36, "min_blocks = 33 is out of range");
     reject("@schedule(block = 64, min_blocks = 2.0)\nkernel k() {}\n", 1, 36,
            "float constant 2.0 cannot be used as u32: convert it with 'as u32'");
