@@ -220,11 +220,15 @@ static bool define_set(kf_cli_defines *defs, kf_define d)
  * silu_mul_q8 and sdpa_combine_q8 trigger at their start, so that the GEMV
  * after each issues its weight loads while it runs), rope.kf's EARLY 2,
  * TRIGGER 1 and sdpa.kf's EARLY (their loads that no kernel before writes
- * issued before the wait: f16 graph 1.154x to 1.138x the floor, same call). */
+ * issued before the wait: f16 graph 1.154x to 1.138x the floor, same call),
+ * and q4k.kf's Q8F_MINB 2 (the fused q4k GEMVs of --fuse norm, glu and on
+ * two blocks an SM: the cuda build's --fuse glu step 2.031x -> 1.812x the
+ * floor, 2026-12-03; NVRTC spills a few bytes there, so the file's default
+ * stays 0). */
 #define DC_STEP_DEFAULTS(X) \
     X(GEMV, "EARLY", "true") X(GEMV, "TRIGGER", "2") X(Q4K, "EARLY", "true") X(Q4K, "TRIGGER", "2") \
     X(Q4KN, "EARLY", "true") X(Q4KN, "TRIGGER", "2") X(OWN, "EARLY", "true") X(ROPE, "EARLY", "2") \
-    X(ROPE, "TRIGGER", "1") X(SDPA, "EARLY", "true")
+    X(ROPE, "TRIGGER", "1") X(SDPA, "EARLY", "true") X(Q4K, "Q8F_MINB", "2") X(Q4KN, "Q8F_MINB", "2")
 
 static const struct {
     int mod;
