@@ -104,6 +104,7 @@ static void generated_programs_run_on_the_interpreter_without_a_fault(void **sta
 typedef struct {
     unsigned bitcasts, divisions, stores, approx, exchanges, warp_ops, mma, ldmatrix, cp_async;
     unsigned fences, triggers, waits;   /* kforge's statement extensions (S_BUILTIN) */
+    unsigned min_blocks, min_blocks_zero;   /* schedules with min_blocks = N > 0, = 0 */
     bool in_approx_store;
 } census;
 
@@ -221,6 +222,8 @@ static void programs_are_safe_where_the_interpreter_cannot_see(void **state)
         for (const dt_node *n = p->body; n; n = n->next)
             if (n->kind != DT_S_BUILTIN || strcmp(n->text, "dep_wait")) walk(&c, p, n);
         for (uint32_t i = 0; i < p->nfns; i++) walk_list(&c, p, p->fns[i].body);
+        c.min_blocks += p->min_blocks > 0;
+        c.min_blocks_zero += p->min_blocks_zero;
         kf_dt_prog_free(p);
     }
     /* and the features are there to be checked */
@@ -230,6 +233,8 @@ static void programs_are_safe_where_the_interpreter_cannot_see(void **state)
     assert_true(c.mma > 20 && c.ldmatrix > 5 && c.cp_async > 10);
     print_message("extensions in 300 programs: %u fence, %u dep_trigger, %u dep_wait\n", c.fences, c.triggers, c.waits);
     assert_true(c.fences > 50 && c.triggers > 30 && c.waits > 30 && c.waits < 120);
+    print_message("schedules in 300 programs: %u min_blocks = N, %u min_blocks = 0\n", c.min_blocks, c.min_blocks_zero);
+    assert_true(c.min_blocks > 30 && c.min_blocks_zero > 15);
 }
 
 /* With first-exit-loop avoided, no loop body ends in an unconditional

@@ -212,6 +212,7 @@ struct kf_dt_prog {
     uint32_t dyn_launch;         /* the bytes the launch gives (overriding shared = EXPR), 0: none */
     dt_node *shared_expr;        /* @schedule's shared = EXPR (NULL: not written) */
     uint32_t min_blocks;         /* @schedule's min_blocks = N (0: not written) */
+    bool min_blocks_zero;        /* min_blocks = 0 written (no bound, the same code as none) */
     dt_node *block_expr[3];      /* as written in @schedule (NULL: not written) */
     dt_node *grid_expr[3];
     uint32_t nthreads;           /* of the whole grid */

@@ -1092,12 +1092,14 @@ static void make_schedule(dt_gen *g)
     }
     p->nthreads = b[0] * b[1] * b[2] * gr[0] * gr[1] * gr[2];
     /* min_blocks (a register budget: the values must not change) on about
-     * one program in four, half the blocks an SM's 64 warps allow; chosen
-     * from what is drawn already, so a seed's programs stay the ones they
-     * were, now and then with this one more word in the schedule. */
+     * one program in four, half the blocks an SM's 64 warps allow, and
+     * min_blocks = 0 (no bound) on about as many; chosen from what is
+     * drawn already, so a seed's programs stay the ones they were, now and
+     * then with this one more word in the schedule. */
     uint32_t threads = b[0] * b[1] * b[2], warps = (threads + 31) / 32;
-    uint32_t fit = 64 / warps < 32 ? 64 / warps : 32;
-    if ((threads + gr[0] + 2u * gr[1]) % 4 == 0) p->min_blocks = fit > 1 ? fit / 2 : 1;
+    uint32_t fit = 64 / warps < 32 ? 64 / warps : 32, pick = threads + gr[0] + 2u * gr[1];
+    if (pick % 4 == 0) p->min_blocks = fit > 1 ? fit / 2 : 1;
+    p->min_blocks_zero = pick % 4 == 2;
 }
 
 static void *alloc_data(kf_dt_prog *p, kf_type t, uint32_t n)

@@ -388,7 +388,7 @@ void dt_print(kf_buf *b, const kf_dt_prog *p, const char *tag, const dt_edit *e)
         kf_buf_puts(b, ", shared = ");
         expr(&c, p->shared_expr);
     }
-    if (p->min_blocks) kf_buf_printf(b, ", min_blocks = %u", p->min_blocks);
+    if (p->min_blocks || p->min_blocks_zero) kf_buf_printf(b, ", min_blocks = %u", p->min_blocks);
     kf_buf_printf(b, ")\nkernel %s%s(", p->kname, tag);
     for (uint32_t i = 0; i < p->nparams; i++) {
         param_decl(&c, p->params[i].name, p->params[i].type);
