@@ -260,7 +260,8 @@ static const char DIMS[] = "xyz";
 
 /* One constant of a @schedule (a block dimension, min_blocks): an integer
  * compile-time constant in lo..lim, `what` naming it in the errors (`note`
- * after the range). Returns it, 0 when invalid (reported). */
+ * after the range). Returns it, 0 when invalid (reported; with lo = 0 the
+ * caller cannot tell that from a valid 0, and need not: both bound nothing). */
 static uint64_t sched_constant(kf_sema *s, kf_node *e, const char *what, uint64_t lo, uint64_t lim, const char *note)
 {
     kf_type t = kf_sema_value(s, e, false);
@@ -306,8 +307,9 @@ static uint64_t check_block(kf_sema *s, kf_node *e)
 
 /* `min_blocks = N`: how many blocks of the kernel one SM must hold at once,
  * a constant in 0..SM_BLOCKS (0: no bound, as when it is not given, so that
- * a -D knob can turn it off); returns N, 0 when invalid. The back ends turn
- * it into a register budget (__launch_bounds__(B, N), .minnctapersm N). */
+ * a -D knob can turn it off); returns N, 0 also when invalid (reported).
+ * The back ends turn it into a register budget (__launch_bounds__(B, N),
+ * .minnctapersm N). */
 static uint64_t check_min_blocks(kf_sema *s, kf_node *e)
 {
     if (e->kind == KF_N_TUPLE) {
