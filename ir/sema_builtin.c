@@ -11,6 +11,7 @@
  * tensor-core builtins take their shape from the fragment types (mma), a
  * shared array of 16-bit elements (ldmatrix) or a shared array and a buffer
  * of one element type (cp_async, 4 or 5 arguments: two rows of the table). */
+#include "numeric.h"
 #include "sema_impl.h"
 
 #include <stdio.h>
@@ -136,8 +137,10 @@ static bool untyped_fold(kf_sema *s, kf_node *n, kf_node **args, unsigned na, kf
     if (fl) {
         double x = as_double(args[0]), y = na > 1 ? as_double(args[1]) : 0;
         double r = x;
-        if (bi == KF_BI_MIN || bi == KF_BI_CLAMP) r = __builtin_fmin(x, y);
-        if (bi == KF_BI_MAX || bi == KF_BI_CLAMP) r = bi == KF_BI_CLAMP ? __builtin_fmin(__builtin_fmax(x, y), as_double(args[2])) : __builtin_fmax(x, y);
+        /* kf_fmin/kf_fmax, the back ends' min and max: -0 < +0 (fmin may return either zero) */
+        if (bi == KF_BI_MIN) r = kf_fmin(x, y);
+        if (bi == KF_BI_MAX) r = kf_fmax(x, y);
+        if (bi == KF_BI_CLAMP) r = kf_fmin(kf_fmax(x, y), as_double(args[2]));
         if (bi == KF_BI_ABS) r = __builtin_fabs(x);
         if (bi == KF_BI_SELECT) r = as_double(args[pick]);
         n->cval.f = r;
