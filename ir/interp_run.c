@@ -655,15 +655,19 @@ static kf_status pending_fault(kf_ictx *c, kf_ithread *t, const kf_idins *d, uin
 {
     const kf_ithread *o = &c->th[c->shmeta[elem].pend - 1];
     kf_loc l = c->k->loc;
+    bool open = false;   /* the copy's group is not committed yet: no wait can complete it */
     for (size_t i = 0; i < o->copies.len; i++) {
         const kf_icopy *cp = &o->copies.data[i];
-        if (elem >= cp->unit && elem < cp->unit + (16u >> c->arrays[cp->arr].ushift)) l = c->k->ins[cp->ins].loc;
+        if (elem >= cp->unit && elem < cp->unit + (16u >> c->arrays[cp->arr].ushift))
+            l = c->k->ins[cp->ins].loc, open = cp->group == o->groups;
     }
     return kf_interp_fault(c, t, d->src,
                            "%s of shared %s[%llu] before the cp_async into it (by thread (%u,%u,%u) at %s:%u:%u) was "
-                           "waited for: cp_async_wait in that thread%s first", store ? "write" : "read",
+                           "waited for%s in that thread%s first", store ? "write" : "read",
                            c->k->arrays[d->target].name, (unsigned long long)idx, o->tid[0], o->tid[1], o->tid[2],
-                           l.file ? l.file : "<unknown>", l.line, l.col, o == t ? "" : ", then a barrier,");
+                           l.file ? l.file : "<unknown>", l.line, l.col,
+                           open ? " (its group was never committed): cp_async_commit() then cp_async_wait" : ": cp_async_wait",
+                           o == t ? "" : ", then a barrier,");
 }
 
 /* One unit (kf_iarray.ushift bytes) of a shared access: a read of a unit

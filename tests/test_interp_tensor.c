@@ -98,6 +98,27 @@ static void cp_async_wait_keeps_the_newest_groups_pending(void **state)
                  "read of shared t[256] before the cp_async into it");
 }
 
+/* A copy whose group is never committed: cp_async_wait(0) cannot complete
+ * it, and the report names the missing cp_async_commit(). */
+static void cp_async_never_committed_names_the_commit(void **state)
+{
+    const char *src =
+        "kernel k(x: &[u32], o: &mut [u32], mode: u32) {\n"
+        "    shared t: u32[128];\n"
+        "    cp_async(t, lane_id * 4, x, lane_id * 4);\n"
+        "    if mode == 1 { cp_async_commit(); }\n"
+        "    cp_async_wait(0);\n"
+        "    o[lane_id] = t[lane_id * 4];\n"
+        "}\n";
+    uint32_t x[128], o[32];
+    for (int i = 0; i < 128; i++) x[i] = 7u * (uint32_t)i;
+    kf_error err = {0};
+    expect_fault(run_warp(src, x, sizeof x, o, sizeof o, 0, &err), &err, "t.kf:6:19",
+                 "was waited for (its group was never committed): cp_async_commit() then cp_async_wait");
+    assert_int_equal(run_warp(src, x, sizeof x, o, sizeof o, 1, &err), KF_OK);
+    for (int l = 0; l < 32; l++) assert_int_equal(o[l], 28u * (uint32_t)l);
+}
+
 /* The zero-fill form: lane l copies 4 * (l % 5) bytes from word 4 l of a
  * 64-word buffer, the rest of its 16 bytes zero. Lanes 16..31 start past
  * its end: with mode 0 they read nothing (no fault), with mode 1 they read
@@ -197,6 +218,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(mma_f32_is_the_exact_sum_rounded_once),
         cmocka_unit_test(cp_async_wait_keeps_the_newest_groups_pending),
+        cmocka_unit_test(cp_async_never_committed_names_the_commit),
         cmocka_unit_test(cp_async_zero_fill_checks_only_the_bytes_read),
         cmocka_unit_test(ldmatrix_ignores_the_lanes_it_does_not_use),
         cmocka_unit_test(ldmatrix_and_copies_report_their_misuse),
