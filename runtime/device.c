@@ -508,8 +508,9 @@ static kf_status resolve_shared(const kf_pipeline *p, const kf_value *vals, cons
     return kf_schedule_shared(p->k, vals, dyn, err);
 }
 
+/* from_launch: dyn is the launch's (kf_launch.dyn_shared), not the schedule's. */
 static kf_status check_limits(const kf_pipeline *p, const uint32_t grid[3], const uint32_t block[3],
-                              uint32_t dyn, kf_error *err)
+                              uint32_t dyn, bool from_launch, kf_error *err)
 {
     const kf_device_props *dp = &p->dev->props;
     static const char axis[3] = {'x', 'y', 'z'};
@@ -532,11 +533,14 @@ static kf_status check_limits(const kf_pipeline *p, const uint32_t grid[3], cons
                             "(%u: the launch bound of its code, from @schedule's block, or register use)",
                             block[0], block[1], block[2], (unsigned long long)threads, p->name, p->max_threads);
     uint64_t shared = (uint64_t)dyn + p->static_shared;
-    if (shared > dp->shared_per_block_optin)
+    if (shared > dp->shared_per_block_optin) {
+        uint32_t room = p->static_shared < dp->shared_per_block_optin ? dp->shared_per_block_optin - p->static_shared : 0;
         return kf_error_set(err, KF_ERR_USAGE,
-                            "%u bytes of dynamic shared memory + %u static exceed the device limit "
-                            "max_shared_per_block = %u bytes (%s)",
-                            dyn, p->static_shared, dp->shared_per_block_optin, dp->name);
+                            "kernel '%s': %u bytes of dynamic shared memory (%s) + %u static exceed the device limit "
+                            "max_shared_per_block = %u bytes (%s): ask for at most %u",
+                            p->name, dyn, from_launch ? "the launch's" : "its @schedule's shared = ...",
+                            p->static_shared, dp->shared_per_block_optin, dp->name, room);
+    }
     return KF_OK;
 }
 
@@ -549,7 +553,7 @@ kf_status kf_rt_bind(kf_pipeline *p, const kf_arg *args, uint32_t nargs, const k
     if (st == KF_OK) st = resolve_block(p, launch, plan->block, err);
     if (st == KF_OK) st = resolve_grid(p, plan->vals, launch, plan->block, plan->grid, err);
     if (st == KF_OK) st = resolve_shared(p, plan->vals, launch, &plan->dyn_shared, err);
-    if (st == KF_OK) st = check_limits(p, plan->grid, plan->block, plan->dyn_shared, err);
+    if (st == KF_OK) st = check_limits(p, plan->grid, plan->block, plan->dyn_shared, launch && launch->dyn_shared, err);
     if (st != KF_OK) return st;
     plan->p = p;
     plan->nargs = nargs;
@@ -626,7 +630,7 @@ static kf_status retarget_shape(kf_plan *plan, uint32_t index, const kf_value *v
     plan->vals[index] = *v;
     kf_status st = resolve_grid(p, plan->vals, &plan->launch, plan->block, grid, err);
     if (st == KF_OK) st = resolve_shared(p, plan->vals, &plan->launch, dyn, err);
-    return st == KF_OK ? check_limits(p, grid, plan->block, *dyn, err) : st;
+    return st == KF_OK ? check_limits(p, grid, plan->block, *dyn, plan->launch.dyn_shared != 0, err) : st;
 }
 
 kf_status kf_plan_set_value(kf_plan *plan, uint32_t index, const kf_value *value, kf_error *err)

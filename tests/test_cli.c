@@ -385,8 +385,9 @@ static void test_run_shared_option_sizes_the_dynamic_array(void **state)
     done(&r);
     r = kforge("run", kf, "-k", "both", "n=20", "o=zeros(20)", "--shared", "300000", NULL);
     assert_int_equal(r.status, 2);
-    assert_non_null(strstr(r.err, "300000 bytes of dynamic shared memory + 16 static exceed the device limit "
-                                  "max_shared_per_block = 232448 bytes"));
+    assert_non_null(strstr(r.err, "kernel 'both': 300000 bytes of dynamic shared memory (the launch's) + 16 static "
+                                  "exceed the device limit max_shared_per_block = 232448 bytes"));
+    assert_non_null(strstr(r.err, "ask for at most 232432"));
     done(&r);
     r = kforge("run", kf, "-k", "both", "n=20", "o=zeros(20)", "--shared", "-4", NULL);
     assert_int_equal(r.status, 2);

@@ -622,7 +622,8 @@ static void dynamic_shared_over_limit_is_rejected(void **state)
     kf_arg a[4];
     args4(f, a, 1.0f, N);
     kf_launch l = {.grid = {4, 1, 1}, .block = {256, 1, 1}, .dyn_shared = 232449};
-    expect_rejected(f, a, 4, &l, "232449 bytes of dynamic shared memory + 0 static", "max_shared_per_block = 232448");
+    expect_rejected(f, a, 4, &l, "232449 bytes of dynamic shared memory (the launch's) + 0 static",
+                    "max_shared_per_block = 232448 bytes (cpu (kforge interpreter)): ask for at most 232448");
 }
 
 static void static_shared_counts_against_the_limit(void **state)
@@ -640,7 +641,8 @@ static void static_shared_counts_against_the_limit(void **state)
     kf_launch l = {.count = N, .dyn_shared = 232448 - 32768 + 1};
     kf_plan *plan;
     assert_int_equal(kf_plan_create(p, a, 4, &l, &plan, &f->err), KF_ERR_USAGE);
-    assert_non_null(strstr(f->err.msg, "199681 bytes of dynamic shared memory + 32768 static"));
+    assert_non_null(strstr(f->err.msg, "199681 bytes of dynamic shared memory (the launch's) + 32768 static"));
+    assert_non_null(strstr(f->err.msg, "ask for at most 199680"));
     l.dyn_shared = 232448 - 32768;
     assert_int_equal(kf_plan_create(p, a, 4, &l, &plan, &f->err), KF_OK);
     kf_plan_destroy(plan);

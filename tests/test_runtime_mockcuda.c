@@ -356,8 +356,8 @@ static void schedule_shared_bytes_reach_the_driver(void **state)
         assert_int_equal(last_launch()->shared, 1024);
         a[1].value.lane[0] = 60000;
         assert_int_equal(kf_dispatch(p, a, 2, NULL, KF_DISPATCH_SYNC, NULL, &e), KF_ERR_USAGE);
-        assert_non_null(strstr(e.msg, "240000 bytes of dynamic shared memory + 0 static exceed the device limit "
-                                      "max_shared_per_block = 232448 bytes (Mock GPU)"));
+        assert_non_null(strstr(e.msg, "240000 bytes of dynamic shared memory (its @schedule's shared = ...) + 0 "
+                                      "static exceed the device limit max_shared_per_block = 232448 bytes (Mock GPU)"));
         kf_buffer_destroy(o);
         kf_pipeline_destroy(p);
         kf_device_close(d);
