@@ -240,7 +240,10 @@ static bool ceval_call(lw_t *lw, const kf_node *e, kf_type *t, uint64_t *bits)
         return true;
     case KF_BI_ABS:
         if (n != 1) return false;
-        *bits = as_i64(ot, av[0]) < 0 ? mask_bits(wide((kf_scalar)ot.scalar), (uint64_t)0 - av[0]) : av[0];
+        /* only a signed type has negative values: abs of a u64 >= 2^63 is itself */
+        *bits = kf_scalar_class[wide((kf_scalar)ot.scalar)] == 'i' && as_i64(ot, av[0]) < 0
+                    ? mask_bits(wide((kf_scalar)ot.scalar), (uint64_t)0 - av[0])
+                    : av[0];
         return true;
     case KF_BI_CLAMP:
         if (n != 3 || !int_cmp(KF_OP_LT, ot, av[0], av[1], &lt)) return false;
