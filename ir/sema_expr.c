@@ -14,8 +14,10 @@
  * still has two operands of the same vector type.
  *
  * An @unroll variable with untyped bounds is untyped too, but its value is
- * known only per iteration: a subtree over it is evaluated in the type it
- * adapts to (wrapping), per iteration (kf_sema_refold). */
+ * known only per iteration: a subtree over it is typed for exact evaluation
+ * (i64, f64) and converted to the type it adapts to, whose range each
+ * iteration's value must fit, as a literal's (adapt_unrolled; the values
+ * come per iteration from kf_sema_refold and lowering's ceval). */
 #include "sema_impl.h"
 
 #include <stdio.h>
@@ -315,22 +317,21 @@ void kf_sema_each_unroll(kf_sema *s, bool (*fn)(kf_sema *, void *), void *ctx)
 }
 
 /* ---- untyped constants ------------------------------------------------------ */
-/* Gives every untyped node of the subtree type t, with its own value. */
-static void retype(kf_node *n, kf_type t, bool dep)
+/* Gives every untyped node of the subtree (which mentions no @unroll
+ * variable) type t, with its own value converted. */
+static void retype(kf_node *n, kf_type t)
 {
     if (!n || !untyped(n->type)) return;
     kf_cv v = {0};
-    if (!dep) {
-        if (n->type.scalar == KF_S_UFLOAT) v.f = kf_type_is_float(t) ? kf_fold_round((kf_scalar)t.scalar, n->cval.f) : 0;
-        else if (kf_type_is_float(t)) v = kf_fold_convert(KF_S_I64, (kf_scalar)t.scalar, (kf_cv){.i = (int64_t)uexact(n)});
-        else v.u = kf_fold_wrap((kf_scalar)t.scalar, (uint64_t)uexact(n));
-    }
+    if (n->type.scalar == KF_S_UFLOAT) v.f = kf_type_is_float(t) ? kf_fold_round((kf_scalar)t.scalar, n->cval.f) : 0;
+    else if (kf_type_is_float(t)) v = kf_fold_convert(KF_S_I64, (kf_scalar)t.scalar, (kf_cv){.i = (int64_t)uexact(n)});
+    else v.u = kf_fold_wrap((kf_scalar)t.scalar, (uint64_t)uexact(n));
     if (n->kind == KF_N_BINARY || n->kind == KF_N_UNARY) {
-        retype(n->a, t, dep);
-        retype(n->b, t, dep);
+        retype(n->a, t);
+        retype(n->b, t);
     }
     n->type = t;
-    if (!dep) n->cval.u = v.u;
+    n->cval.u = v.u;
 }
 
 static bool adapt_value(kf_sema *s, kf_node *n, kf_type t)
@@ -357,9 +358,92 @@ static bool adapt_value(kf_sema *s, kf_node *n, kf_type t)
             return false;
         }
     }
-    retype(n, t, false);
+    retype(n, t);
     n->cval.u = v.u;
     n->is_const = true;
+    return true;
+}
+
+/* ---- untyped constants over @unroll variables ---------------------------------------- */
+/* Node n becomes `n as t`: its old self moves into a new child node. */
+static kf_node *wrap_cast(kf_sema *s, kf_node *n, kf_type t)
+{
+    kf_node *c = kf_ast_new(s->cx->arena, (kf_node_kind)n->kind, n->loc);
+    if (!c) return s->nomem = true, NULL;
+    *c = *n;
+    c->next = NULL;
+    kf_node *next = n->next;
+    *n = (kf_node){.kind = KF_N_CAST, .loc = c->loc, .a = c, .next = next, .type = t, .is_const = true};
+    return c;
+}
+
+/* The untyped subtree n, which mentions an @unroll variable, typed for
+ * exact evaluation per iteration, as literals are: integer nodes in i64,
+ * float nodes in f64, an integer operand of a float operation converted
+ * to f64 there (as untyped_binary does). Constant parts take their values. */
+static bool type_exact(kf_sema *s, kf_node *n, kf_type want)
+{
+    if (!n || !untyped(n->type)) return true;
+    kf_type own = kf_type_scalar(n->type.scalar == KF_S_UFLOAT ? KF_S_F64 : KF_S_I64);
+    if (own.scalar != want.scalar) {
+        n = wrap_cast(s, n, want);
+        if (!n) return false;
+    }
+    if (!kf_sema_depends(s, n)) {
+        retype(n, own);
+        return true;
+    }
+    if (n->kind == KF_N_BINARY || n->kind == KF_N_UNARY) {
+        bool shift = n->kind == KF_N_BINARY && (n->op == KF_OP_SHL || n->op == KF_OP_SHR);
+        if (!type_exact(s, n->a, own) || !type_exact(s, n->b, shift ? kf_type_scalar(KF_S_I64) : own)) return false;
+    }
+    n->type = own;
+    return true;
+}
+
+typedef struct {
+    kf_node *e;   /* the exact value (i64 or f64) */
+    kf_type t;    /* the type it must fit */
+    bool reported;
+} unrolled_fit;
+
+static bool check_unrolled_fit(kf_sema *s, void *p)
+{
+    unrolled_fit *u = p;
+    kf_sema_refold(u->e);
+    kf_scalar ts = (kf_scalar)u->t.scalar;
+    bool fl = u->e->type.scalar == KF_S_F64, fits;
+    char vb[48];
+    kf_cv_str((kf_scalar)u->e->type.scalar, (kf_cv){.u = u->e->cval.u}, vb, sizeof vb);
+    if (fl) fits = !__builtin_isinf(kf_fold_round(ts, u->e->cval.f)) || __builtin_isinf(u->e->cval.f);
+    else if (kf_type_is_int(u->t)) fits = i128_fits(ts, u->e->cval.i);
+    else fits = !__builtin_isinf(kf_fold_convert(KF_S_I64, ts, (kf_cv){.i = u->e->cval.i}).f);
+    if (fits) return true;
+    char at[96] = "";   /* the innermost @unroll variable's value */
+    const kf_node *f = s->unroll.len ? s->unroll.data[s->unroll.len - 1] : NULL;
+    if (f && f->name) {
+        char fv[32];
+        kf_cv_str(for_scalar(f), (kf_cv){.u = f->cval.u}, fv, sizeof fv);
+        snprintf(at, sizeof at, " at %s = %s", f->name, fv);
+    }
+    kf_sema_error(s, u->e->loc, "constant %s (@unroll%s) does not fit %s", vb, at, TSTR(u->t));
+    u->reported = true;
+    return false;
+}
+
+/* kf_sema_adapt of an untyped n over @unroll variables: evaluated exactly in
+ * every iteration (i64 / f64), then converted to t, whose range the value
+ * must fit in each, like a literal's (LANGUAGE.md section 5). */
+static bool adapt_unrolled(kf_sema *s, kf_node *n, kf_type t)
+{
+    kf_type own = kf_type_scalar(n->type.scalar == KF_S_UFLOAT ? KF_S_F64 : KF_S_I64);
+    kf_node *e = n;
+    if (own.scalar != t.scalar && !(e = wrap_cast(s, n, t))) return fail(n), false;
+    if (!type_exact(s, e, own)) return fail(n), false;
+    unrolled_fit u = {e, t, false};
+    kf_sema_each_unroll(s, check_unrolled_fit, &u);
+    if (u.reported) return fail(n), false;
+    kf_sema_refold(n);
     return true;
 }
 
@@ -401,11 +485,7 @@ bool kf_sema_adapt(kf_sema *s, kf_node *n, kf_type t)
                       TSTR(t), TSTR(t));
         return fail(n), false;
     }
-    if (kf_sema_depends(s, n)) {
-        retype(n, t, true);
-        kf_sema_refold(n);
-        return true;
-    }
+    if (kf_sema_depends(s, n)) return adapt_unrolled(s, n, t);
     if (!adapt_value(s, n, t)) return fail(n), false;
     return true;
 }
@@ -718,6 +798,7 @@ static bool adapt_cast_operand(kf_sema *s, kf_node *a, kf_type to)
         return false;
     }
     if (a->type.scalar == KF_S_UFLOAT) return kf_sema_adapt(s, a, kf_type_scalar(KF_S_F64));
+    if (kf_sema_depends(s, a)) return kf_sema_adapt(s, a, kf_type_scalar(KF_S_I64));   /* exact, then converted */
     if (kf_type_is_float(to) || i128_fits((kf_scalar)to.scalar, uexact(a))) return kf_sema_adapt(s, a, to);
     return kf_sema_adapt(s, a, kf_type_scalar(i128_fits(KF_S_I64, uexact(a)) ? KF_S_I64 : KF_S_U64));
 }

@@ -8,10 +8,12 @@
 
 #include "kforge.h"
 
-static kf_module *compile(const char *src)
+/* compile_opt: at optimisation level `level` (kf_opt_level). */
+static kf_module *compile_opt(const char *src, int level)
 {
     kf_module *m = NULL;
-    kf_status st = kf_compile("t.kf", src, strlen(src), NULL, &m);
+    kf_compile_opts o = {.opt = (kf_opt_level)level};
+    kf_status st = kf_compile("t.kf", src, strlen(src), &o, &m);
     if (st != KF_OK && m) {
         kf_buf out = {0};
         kf_diags_render(&out, &m->diags, m->source, m->source_len);
@@ -21,5 +23,7 @@ static kf_module *compile(const char *src)
     assert_int_equal(st, KF_OK);
     return m;
 }
+
+static kf_module *compile(const char *src) { return compile_opt(src, KF_OPT_DEFAULT); }
 
 #endif

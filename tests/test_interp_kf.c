@@ -307,6 +307,57 @@ static void vector_view_loads_and_unrolled_lanes(void **state)
     kf_module_free(m);
 }
 
+/* An untyped @unroll variable adapts like a literal (LANGUAGE.md section
+ * 5): an expression over it is exact in each iteration, then converted to
+ * its context's type (before: computed in that type, so t + 1 as f32 read
+ * the literal's integer bits as a float, t / 3 divided in f32 and
+ * (t + 254) / 2 wrapped in u8); abs of a u64 >= 2^63 is itself. */
+static const char UNROLL_UNTYPED[] =
+    "kernel k(f: &mut [f32], d: &mut [f64], h: &mut [f16], b: &mut [u8], u: &mut [u32], q: &mut [u64]) {\n"
+    "    @unroll for t in 0 .. 4 {\n"
+    "        let x: f32 = t + 1;\n"
+    "        f[t] = x;\n"
+    "        f[4 + t] = t / 3;\n"
+    "        f[8 + t] = t * 0.5 + (t / 2);\n"
+    "        d[t] = t * 1000 + 7;\n"
+    "        h[t] = (7 - t) as f16;\n"
+    "        let y: u8 = (t + 254) / 2;\n"
+    "        b[t] = y;\n"
+    "        let z: u32 = (t - 1) / 2 + 5;\n"
+    "        u[t] = z + ((t - 1) & 7);\n"
+    "        let a: u64 = 18446744073709551614 - (t as u64);\n"
+    "        q[t] = abs(a);\n"
+    "    }\n"
+    "}\n";
+
+static void untyped_unroll_expressions_are_exact(void **state)
+{
+    for (int level = KF_OPT_O0; level <= KF_OPT_O1; level++) {
+        kf_module *m = compile_opt(UNROLL_UNTYPED, level);
+        float f[12];
+        double d[4];
+        uint16_t h[4];
+        uint8_t b[4];
+        uint32_t u[4];
+        uint64_t q[4];
+        karg args[] = {{f, sizeof f, 0}, {d, sizeof d, 0}, {h, sizeof h, 0}, {b, sizeof b, 0}, {u, sizeof u, 0}, {q, sizeof q, 0}};
+        kf_error err = {0};
+        assert_int_equal(run(kf_module_kernel(m, NULL), 1, 1, args, &err, NULL), KF_OK);
+        static const float ef[12] = {1, 2, 3, 4, 0, 0, 0, 1, 0, 0.5f, 2, 2.5f};
+        static const uint8_t eb[4] = {127, 127, 128, 128};
+        static const uint32_t eu[4] = {5 + 7, 5 + 0, 5 + 1, 6 + 2};
+        for (int i = 0; i < 12; i++) assert_true(f[i] == ef[i]);
+        for (int t = 0; t < 4; t++) {
+            assert_true(d[t] == t * 1000 + 7);
+            assert_int_equal(h[t], kf_f16_from_double(7 - t));
+            assert_int_equal(b[t], eb[t]);
+            assert_int_equal(u[t], eu[t]);
+            assert_true(q[t] == UINT64_MAX - 1 - (uint64_t)t);
+        }
+        kf_module_free(m);
+    }
+}
+
 static const char SHUFFLES[] =
     "kernel sh(x: &[f64], y: &mut [f64], z: &[i64], w: &mut [i64], q: &[f32x2], r: &mut [f32x2]) {\n"
     "    let t = thread_id.x;\n"
@@ -827,6 +878,7 @@ int main(void)
         cmocka_unit_test(softmax_f16_64x1024_matches_double_reference),
         cmocka_unit_test(shifts_conversions_and_wrapping_from_source),
         cmocka_unit_test(vector_view_loads_and_unrolled_lanes),
+        cmocka_unit_test(untyped_unroll_expressions_are_exact),
         cmocka_unit_test(shuffles_of_f64_i64_and_vectors),
         cmocka_unit_test(integer_builtins_from_source),
         cmocka_unit_test(atomics_from_source),

@@ -333,6 +333,10 @@ static void untyped_builtin_calls_adapt_to_context(void **state)
     prog_free(p);
     reject(K("let x: u8 = select(b, 1, 300);"), 2, 26, "constant 300 does not fit u8");
     reject(K("let x: u32 = min(-1, 2);"), 2, 14, "constant -1 does not fit u32");
+    /* an untyped @unroll expression is exact in each iteration and must fit its type, as a literal */
+    reject(K("@unroll for t in 0 .. 4 { let y: u8 = t + 254; o[t] = y as f32; }"), 2, 41,
+           "constant 256 (@unroll at t = 2) does not fit u8");
+    accept("kernel k(o: &mut [u8]) { @unroll for t in 0 .. 4 { let y: u8 = (t + 254) / 2; o[t] = y; } }\n");
     reject(K("let x: u32 = select(b, 1.5, 2);"), 2, 14, "the initializer of 'x' must be u32, found f32");
 }
 
