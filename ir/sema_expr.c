@@ -377,14 +377,24 @@ static kf_node *wrap_cast(kf_sema *s, kf_node *n, kf_type t)
     return c;
 }
 
+/* Whether the untyped subtree n holds an integer constant above INT64_MAX:
+ * then its integers are evaluated in u64, else in i64. */
+static bool needs_u64(const kf_sema *s, const kf_node *n)
+{
+    if (!n || !untyped(n->type)) return false;
+    if (!kf_sema_depends(s, n)) return n->type.scalar == KF_S_UINT && uexact(n) > INT64_MAX;
+    return (n->kind == KF_N_BINARY || n->kind == KF_N_UNARY) && (needs_u64(s, n->a) || needs_u64(s, n->b));
+}
+
 /* The untyped subtree n, which mentions an @unroll variable, typed for
- * exact evaluation per iteration, as literals are: integer nodes in i64,
- * float nodes in f64, an integer operand of a float operation converted
- * to f64 there (as untyped_binary does). Constant parts take their values. */
-static bool type_exact(kf_sema *s, kf_node *n, kf_type want)
+ * exact evaluation per iteration, as literals are: integer nodes in iw
+ * (i64, or u64 for constants past INT64_MAX), float nodes in f64, an
+ * integer operand of a float operation converted to f64 there (as
+ * untyped_binary does). Constant parts take their values. */
+static bool type_exact(kf_sema *s, kf_node *n, kf_type want, kf_scalar iw)
 {
     if (!n || !untyped(n->type)) return true;
-    kf_type own = kf_type_scalar(n->type.scalar == KF_S_UFLOAT ? KF_S_F64 : KF_S_I64);
+    kf_type own = kf_type_scalar(n->type.scalar == KF_S_UFLOAT ? KF_S_F64 : iw);
     if (own.scalar != want.scalar) {
         n = wrap_cast(s, n, want);
         if (!n) return false;
@@ -395,14 +405,14 @@ static bool type_exact(kf_sema *s, kf_node *n, kf_type want)
     }
     if (n->kind == KF_N_BINARY || n->kind == KF_N_UNARY) {
         bool shift = n->kind == KF_N_BINARY && (n->op == KF_OP_SHL || n->op == KF_OP_SHR);
-        if (!type_exact(s, n->a, own) || !type_exact(s, n->b, shift ? kf_type_scalar(KF_S_I64) : own)) return false;
+        if (!type_exact(s, n->a, own, iw) || !type_exact(s, n->b, shift ? kf_type_scalar(iw) : own, iw)) return false;
     }
     n->type = own;
     return true;
 }
 
 typedef struct {
-    kf_node *e;   /* the exact value (i64 or f64) */
+    kf_node *e;   /* the exact value (i64, u64 or f64) */
     kf_type t;    /* the type it must fit */
     bool reported;
 } unrolled_fit;
@@ -411,13 +421,14 @@ static bool check_unrolled_fit(kf_sema *s, void *p)
 {
     unrolled_fit *u = p;
     kf_sema_refold(u->e);
-    kf_scalar ts = (kf_scalar)u->t.scalar;
-    bool fl = u->e->type.scalar == KF_S_F64, fits;
+    kf_scalar ts = (kf_scalar)u->t.scalar, es = (kf_scalar)u->e->type.scalar;
+    i128 x = es == KF_S_U64 ? (i128)u->e->cval.u : (i128)u->e->cval.i;
+    bool fits;
     char vb[48];
-    kf_cv_str((kf_scalar)u->e->type.scalar, (kf_cv){.u = u->e->cval.u}, vb, sizeof vb);
-    if (fl) fits = !__builtin_isinf(kf_fold_round(ts, u->e->cval.f)) || __builtin_isinf(u->e->cval.f);
-    else if (kf_type_is_int(u->t)) fits = i128_fits(ts, u->e->cval.i);
-    else fits = !__builtin_isinf(kf_fold_convert(KF_S_I64, ts, (kf_cv){.i = u->e->cval.i}).f);
+    kf_cv_str(es, (kf_cv){.u = u->e->cval.u}, vb, sizeof vb);
+    if (es == KF_S_F64) fits = !__builtin_isinf(kf_fold_round(ts, u->e->cval.f)) || __builtin_isinf(u->e->cval.f);
+    else if (kf_type_is_int(u->t)) fits = i128_fits(ts, x);
+    else fits = !__builtin_isinf(kf_fold_convert(es, ts, (kf_cv){.u = u->e->cval.u}).f);
     if (fits) return true;
     char at[96] = "";   /* the innermost @unroll variable's value */
     const kf_node *f = s->unroll.len ? s->unroll.data[s->unroll.len - 1] : NULL;
@@ -432,14 +443,15 @@ static bool check_unrolled_fit(kf_sema *s, void *p)
 }
 
 /* kf_sema_adapt of an untyped n over @unroll variables: evaluated exactly in
- * every iteration (i64 / f64), then converted to t, whose range the value
- * must fit in each, like a literal's (LANGUAGE.md section 5). */
+ * every iteration (i64 or u64, f64), then converted to t, whose range the
+ * value must fit in each, like a literal's (LANGUAGE.md section 5). */
 static bool adapt_unrolled(kf_sema *s, kf_node *n, kf_type t)
 {
-    kf_type own = kf_type_scalar(n->type.scalar == KF_S_UFLOAT ? KF_S_F64 : KF_S_I64);
+    kf_scalar iw = needs_u64(s, n) ? KF_S_U64 : KF_S_I64;
+    kf_type own = kf_type_scalar(n->type.scalar == KF_S_UFLOAT ? KF_S_F64 : iw);
     kf_node *e = n;
     if (own.scalar != t.scalar && !(e = wrap_cast(s, n, t))) return fail(n), false;
-    if (!type_exact(s, e, own)) return fail(n), false;
+    if (!type_exact(s, e, own, iw)) return fail(n), false;
     unrolled_fit u = {e, t, false};
     kf_sema_each_unroll(s, check_unrolled_fit, &u);
     if (u.reported) return fail(n), false;
@@ -798,7 +810,8 @@ static bool adapt_cast_operand(kf_sema *s, kf_node *a, kf_type to)
         return false;
     }
     if (a->type.scalar == KF_S_UFLOAT) return kf_sema_adapt(s, a, kf_type_scalar(KF_S_F64));
-    if (kf_sema_depends(s, a)) return kf_sema_adapt(s, a, kf_type_scalar(KF_S_I64));   /* exact, then converted */
+    if (kf_sema_depends(s, a))   /* exact, then converted */
+        return kf_sema_adapt(s, a, kf_type_scalar(needs_u64(s, a) ? KF_S_U64 : KF_S_I64));
     if (kf_type_is_float(to) || i128_fits((kf_scalar)to.scalar, uexact(a))) return kf_sema_adapt(s, a, to);
     return kf_sema_adapt(s, a, kf_type_scalar(i128_fits(KF_S_I64, uexact(a)) ? KF_S_I64 : KF_S_U64));
 }
