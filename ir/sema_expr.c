@@ -681,6 +681,11 @@ static kf_type untyped_binary(kf_sema *s, kf_node *n)
         double a = n->a->type.scalar == KF_S_UFLOAT ? n->a->cval.f : (double)uexact(n->a);
         double b = n->b->type.scalar == KF_S_UFLOAT ? n->b->cval.f : (double)uexact(n->b);
         n->cval.f = op == KF_OP_ADD ? a + b : op == KF_OP_SUB ? a - b : op == KF_OP_MUL ? a * b : a / b;
+        /* an infinity from finite operands, but for x / 0 (IEEE's exact infinity) */
+        if (__builtin_isinf(n->cval.f) && !__builtin_isinf(a) && !__builtin_isinf(b) && !(op == KF_OP_DIV && b == 0)) {
+            kf_sema_error(s, n->loc, "constant expression overflows: the result is outside the range of f64");
+            return fail(n);
+        }
         n->is_const = true;
         return set(n, kf_type_scalar(KF_S_UFLOAT));
     }
@@ -812,7 +817,9 @@ static bool adapt_cast_operand(kf_sema *s, kf_node *a, kf_type to)
     if (a->type.scalar == KF_S_UFLOAT) return kf_sema_adapt(s, a, kf_type_scalar(KF_S_F64));
     if (kf_sema_depends(s, a))   /* exact, then converted */
         return kf_sema_adapt(s, a, kf_type_scalar(needs_u64(s, a) ? KF_S_U64 : KF_S_I64));
-    if (kf_type_is_float(to) || i128_fits((kf_scalar)to.scalar, uexact(a))) return kf_sema_adapt(s, a, to);
+    /* an integer constant that fits the integer type: that type; else (and to a float
+     * type, as 65520.0 as f16) i64 or u64, converted numerically by the 'as' */
+    if (!kf_type_is_float(to) && i128_fits((kf_scalar)to.scalar, uexact(a))) return kf_sema_adapt(s, a, to);
     return kf_sema_adapt(s, a, kf_type_scalar(i128_fits(KF_S_I64, uexact(a)) ? KF_S_I64 : KF_S_U64));
 }
 

@@ -246,6 +246,9 @@ static void constants_must_fit_their_type(void **state)
     reject(K("let x = 5000000000;"), 2, 9, "constant 5000000000 does not fit i32");
     reject(K("let x: f16 = 70000.0;"), 2, 14, "constant 70000.0 does not fit f16");
     reject(K("let x: f16 = 70000;"), 2, 14, "constant 70000 does not fit f16");
+    reject(K("let x: f64 = 1e300 * 1e300;"), 2, 20, "constant expression overflows: the result is outside the range of f64");
+    reject(K("let x = (-0.5) / 5e-324;"), 2, 16, "constant expression overflows");
+    accept("kernel k(o: &mut [f16]) { o[0] = 65520 as f16; o[1] = 65520.0 as f16; o[2] = inf * 2.0 as f16; o[3] = (1.5 / -0.0) as f16; }\n");
     reject(K("let x: u8x4 = 300;"), 2, 15, "constant 300 does not fit u8");
     reject(K("let x = v * 1e40;"), 2, 13, "constant 1e+40 does not fit f32");
     reject(K("let x: i32x4 = 1.5;"), 2, 16, "float constant 1.5 cannot be used as i32: convert it with 'as i32'");
