@@ -212,6 +212,30 @@ static bool opaque_minmax(const kw *w, const kf_ir_ins *in)
     return (w->mm[in->a[0]] & MM_DEF) || (w->mm[in->a[1]] & MM_DEF) || (w->mm[in->dst] & MM_USE);
 }
 
+/* Whether a float min, max or clamp has a constant -0.0 operand: a CONST
+ * (a vector one holds it in every lane), or a SPLAT or copy of one
+ * (unoptimised IR). ptxas turns max(x, -0.0) then min(., 1.0) into
+ * FADD.SAT, which gives +0 for x <= -0 and NaN (H200 SASS, 2026-12-03),
+ * through fminf/fmaxf as through PTX min/max (emit/ptx_ops.c negzero_const). */
+static bool negzero_operand(const kw *w, const kf_ir_ins *in)
+{
+    if (in->sub != KF_BI_MIN && in->sub != KF_BI_MAX && in->sub != KF_BI_CLAMP) return false;
+    for (int a = 0; a < 3; a++) {
+        kf_val v = in->a[a];
+        kf_scalar s = v ? (kf_scalar)w->k->vals[v].type.scalar : KF_S_NONE;
+        for (int hop = 0; hop < 8 && v && kf_scalar_class[s] == 'f' && w->v[v].ndefs == 1; hop++) {
+            const kf_ir_ins *d = &w->k->ins[w->v[v].def];
+            if (d->op == KF_IR_CONST) {
+                if ((d->imm & kf_scalar_ones(s)) == UINT64_C(1) << (8u * kf_scalar_bytes[s] - 1)) return true;
+                break;
+            }
+            if (d->op != KF_IR_MOV && d->op != KF_IR_SPLAT) break;
+            v = d->a[0];
+        }
+    }
+    return false;
+}
+
 /* Expression of lane l of a per-lane instruction. */
 static const char *lane_expr(kw *w, const kf_ir_ins *in, unsigned l)
 {
@@ -240,7 +264,8 @@ static const char *lane_expr(kw *w, const kf_ir_ins *in, unsigned l)
         const char *x[3] = {NULL, NULL, NULL};
         for (int a = 0; a < 3; a++)
             if (in->a[a]) x[a] = lane(w, in->a[a], l);
-        return kf_cu_math(w->c, (kf_builtin)in->sub, sa, x, kf_scalar_class[sa] != 'f' && opaque_minmax(w, in));
+        return kf_cu_math(w->c, (kf_builtin)in->sub, sa, x,
+                          kf_scalar_class[sa] != 'f' ? opaque_minmax(w, in) : negzero_operand(w, in));
     }
     default: return "?";
     }

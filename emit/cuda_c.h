@@ -203,7 +203,8 @@ const char *kf_cu_cvt(kf_cu *c, kf_scalar from, kf_scalar to, const char *a);
 /* Math builtin b (EXP..FMA, MIN, MAX, ABS, CLAMP, CLZ, POPC, CDIV, MUL_HI);
  * s is the argument scalar type; args has the builtin's operands. */
 /* Builtin b on scalars s; opaque: an integer min, max or clamp written as
- * PTX min/max, which NVVM does not see into (KF_CU_H_IMINMAX). */
+ * PTX min/max, which NVVM does not see into (KF_CU_H_IMINMAX), or a float
+ * one beside a constant -0.0 as compares and selects (KF_CU_H_DMINMAX). */
 const char *kf_cu_math(kf_cu *c, kf_builtin b, kf_scalar s, const char *const args[3], bool opaque);
 /* The packed-pairs helper call of a kf_cu_packed instruction over whole
  * vectors of type t (args: its operands). */

@@ -533,13 +533,17 @@ const char *kf_cu_cvt(kf_cu *c, kf_scalar from, kf_scalar to, const char *a)
 
 /* ---- math ------------------------------------------------------------------ */
 
-static const char *float_math(kf_cu *c, kf_builtin b, bool dbl, const char *const x[3])
+/* exact: an f32 min, max or clamp beside a constant -0.0, as compares and
+ * selects (kf_fmin_z, kf_fmax_z), as f64's always are */
+static const char *float_math(kf_cu *c, kf_builtin b, bool dbl, const char *const x[3], bool exact)
 {
     const float_math_row *r = &float_math_rows[b];
-    if (dbl && (b == KF_BI_MIN || b == KF_BI_MAX || b == KF_BI_CLAMP)) kf_cu_need(c, KF_CU_H_DMINMAX);
-    if (b == KF_BI_CLAMP)
-        return dbl ? kf_cu_str(c, "kf_dmin(kf_dmax(%s, %s), %s)", x[0], x[1], x[2])
-                   : kf_cu_str(c, "fminf(fmaxf(%s, %s), %s)", x[0], x[1], x[2]);
+    bool mm = b == KF_BI_MIN || b == KF_BI_MAX || b == KF_BI_CLAMP;
+    if (mm && (dbl || exact)) kf_cu_need(c, KF_CU_H_DMINMAX);
+    const char *fmin = dbl ? "kf_dmin" : exact ? "kf_fmin_z" : "fminf";
+    const char *fmax = dbl ? "kf_dmax" : exact ? "kf_fmax_z" : "fmaxf";
+    if (b == KF_BI_CLAMP) return kf_cu_str(c, "%s(%s(%s, %s), %s)", fmin, fmax, x[0], x[1], x[2]);
+    if (mm) return kf_cu_str(c, "%s(%s, %s)", b == KF_BI_MIN ? fmin : fmax, x[0], x[1]);
     if (!r->f32) return "?";
     const char *fn = dbl ? r->f64 : r->f32;
     if (!dbl && strncmp(fn, "kf_", 3) == 0) kf_cu_need(c, KF_CU_H_APPROX);
@@ -608,12 +612,12 @@ static const char *int_math(kf_cu *c, kf_builtin b, kf_scalar s, const char *con
 const char *kf_cu_math(kf_cu *c, kf_builtin b, kf_scalar s, const char *const args[3], bool opaque)
 {
     if (sclass(s) != 'f') return int_math(c, b, s, args, opaque);
-    if (!is_half(s)) return float_math(c, b, s == KF_S_F64, args);
+    if (!is_half(s)) return float_math(c, b, s == KF_S_F64, args, opaque);
     /* f16/bf16: exact widening, f32 math, one rounding back */
     const char *w[3] = {args[0], args[1], args[2]};
     for (int i = 0; i < 3; i++)
         if (w[i]) w[i] = to_f32(c, s, w[i]);
-    return kf_cu_str(c, "kf_%s_from_f32(%s)", kf_scalar_names[s], float_math(c, b, false, w));
+    return kf_cu_str(c, "kf_%s_from_f32(%s)", kf_scalar_names[s], float_math(c, b, false, w, opaque));
 }
 
 /* ---- section 8: packed half vectors and intrinsics ----------------------------- */

@@ -168,6 +168,8 @@ typedef struct {
     uint32_t dep_at;              /* the kernel's dep_wait() (kf_ir_dep_wait_at), UINT32_MAX: none or below sm_90 */
     uint64_t early;               /* the buffer parameters it loads before that (kf_ir_early_params) */
     preg wmask, wclamp;           /* existing lanes of this warp: membermask and count - 1 (SHFL/VOTE) */
+    bool minmax_negzero;          /* the MATH being emitted has a constant -0.0 operand: f32 min/max as
+                                     compares and selects (ptx_math.c float_minmax) */
     bool failed;
 } ptx_cx;
 

@@ -87,7 +87,7 @@ static void taylor(double *c, int n, double m)
 }
 
 /* d = x kept at or above (lower) or at or below the constant imm; a NaN x
- * gives imm, as max.f64/min.f64 would, which kforge never emits (f64_minmax) */
+ * gives imm, as max.f64/min.f64 would, which kforge never emits (exact_minmax) */
 static void f64_bound(ptx_cx *cx, const char *d, const char *x, const char *imm, bool lower)
 {
     preg p = kf_ptx_tmp(cx, PTX_RC_P);
@@ -286,32 +286,37 @@ static void round_float(ptx_cx *cx, kf_scalar s, const char *d, const char *a)
  * high word is dead after a loop: it compared the low operand with zero
  * (DSETP.EQ RZ) instead of with the other operand, so the low word of
  * clamp(x, -inf, inf) was 0 for a subnormal x (difftest seed 2200 program
- * 2890; case regress_f64_minmax_low_word). PTX min/max semantics as the
- * interpreter's kf_fmin/kf_fmax: a NaN operand gives the other, equal
- * operands (+0 and -0) the bits of both or'd (min: -0) or and'd (max: +0).
- * The CUDA-C back end emits the same sequence (kf_dmin/kf_dmax). */
-static void f64_minmax(ptx_cx *cx, kf_builtin bi, const char *d, const char *a, const char *b)
+ * 2890; case regress_f64_minmax_low_word). And f32 min/max with a constant
+ * -0.0 operand (cx->minmax_negzero) the same way: the H200's JIT gave +0
+ * for clamp(x, -0.0, 1.0) of x <= -0 or NaN, and max(x, -0.0) (the
+ * fold-against-run-time differential of 2026-12-03). PTX min/max semantics
+ * as the interpreter's kf_fmin/kf_fmax: a NaN operand gives the other,
+ * equal operands (+0 and -0) the bits of both or'd (min: -0) or and'd
+ * (max: +0). The CUDA-C back end emits the same sequence (kf_dmin/kf_dmax,
+ * kf_fmin_z/kf_fmax_z). */
+static void exact_minmax(ptx_cx *cx, kf_builtin bi, bool dbl, const char *d, const char *a, const char *b)
 {
     bool min = bi == KF_BI_MIN;
-    preg p = kf_ptx_tmp(cx, PTX_RC_P), q = kf_ptx_tmp(cx, PTX_RC_P), t = kf_ptx_tmp(cx, PTX_RC_FD);
-    preg x = kf_ptx_tmp(cx, PTX_RC_RD), y = kf_ptx_tmp(cx, PTX_RC_RD);
-    kf_ptx_ins(cx, "setp.%s.f64 %s, %s, %s", min ? "lt" : "gt", p.s, a, b);
-    kf_ptx_ins(cx, "setp.nan.f64 %s, %s, %s", q.s, b, b);
+    const char *f = dbl ? "f64" : "f32", *w = dbl ? "b64" : "b32";
+    preg p = kf_ptx_tmp(cx, PTX_RC_P), q = kf_ptx_tmp(cx, PTX_RC_P), t = kf_ptx_tmp(cx, dbl ? PTX_RC_FD : PTX_RC_F);
+    preg x = kf_ptx_tmp(cx, dbl ? PTX_RC_RD : PTX_RC_R), y = kf_ptx_tmp(cx, dbl ? PTX_RC_RD : PTX_RC_R);
+    kf_ptx_ins(cx, "setp.%s.%s %s, %s, %s", min ? "lt" : "gt", f, p.s, a, b);
+    kf_ptx_ins(cx, "setp.nan.%s %s, %s, %s", f, q.s, b, b);
     kf_ptx_ins(cx, "or.pred %s, %s, %s", p.s, p.s, q.s);
-    kf_ptx_ins(cx, "selp.f64 %s, %s, %s, %s", t.s, a, b, p.s);
-    kf_ptx_ins(cx, "setp.eq.f64 %s, %s, %s", q.s, a, b);
-    kf_ptx_ins(cx, "mov.b64 %s, %s", x.s, a);
-    kf_ptx_ins(cx, "mov.b64 %s, %s", y.s, b);
-    kf_ptx_ins(cx, "%s.b64 %s, %s, %s", min ? "or" : "and", x.s, x.s, y.s);
-    kf_ptx_ins(cx, "mov.b64 %s, %s", y.s, t.s);
-    kf_ptx_ins(cx, "selp.b64 %s, %s, %s, %s", y.s, x.s, y.s, q.s);
-    kf_ptx_ins(cx, "mov.b64 %s, %s", d, y.s);
+    kf_ptx_ins(cx, "selp.%s %s, %s, %s, %s", f, t.s, a, b, p.s);
+    kf_ptx_ins(cx, "setp.eq.%s %s, %s, %s", f, q.s, a, b);
+    kf_ptx_ins(cx, "mov.%s %s, %s", w, x.s, a);
+    kf_ptx_ins(cx, "mov.%s %s, %s", w, y.s, b);
+    kf_ptx_ins(cx, "%s.%s %s, %s, %s", min ? "or" : "and", w, x.s, x.s, y.s);
+    kf_ptx_ins(cx, "mov.%s %s, %s", w, y.s, t.s);
+    kf_ptx_ins(cx, "selp.%s %s, %s, %s, %s", w, y.s, x.s, y.s, q.s);
+    kf_ptx_ins(cx, "mov.%s %s, %s", w, d, y.s);
 }
 
-/* min or max (bi) of a and b into d, f64 through f64_minmax */
+/* min or max (bi) of a and b into d: f64, and f32 beside a constant -0.0, through exact_minmax */
 static void float_minmax(ptx_cx *cx, kf_builtin bi, kf_scalar s, const char *d, const char *a, const char *b)
 {
-    if (s == KF_S_F64) f64_minmax(cx, bi, d, a, b);
+    if (s == KF_S_F64 || (s == KF_S_F32 && cx->minmax_negzero)) exact_minmax(cx, bi, s == KF_S_F64, d, a, b);
     else kf_ptx_ins(cx, "%s.%s %s, %s, %s", bi == KF_BI_MIN ? "min" : "max", kf_ptx_scalars[s].arith, d, a, b);
 }
 

@@ -757,6 +757,48 @@ static void ref_regress_sub_minmax(ref_ctx *r)
     free(x);
 }
 
+/* ---- min/max beside a constant -0.0 ------------------------------------------------------ */
+
+/* PTX min/max: a NaN gives the other operand, -0 below +0. */
+static double pmin(double a, double b)
+{
+    if (a != a) return b;
+    if (b != b) return a;
+    if (a == b) return signbit(a) ? a : b;
+    return a < b ? a : b;
+}
+
+static double pmax(double a, double b)
+{
+    if (a != a) return b;
+    if (b != b) return a;
+    if (a == b) return signbit(a) ? b : a;
+    return a > b ? a : b;
+}
+
+static void ref_regress_negzero_bound(ref_ctx *r)
+{
+    size_t n = (size_t)in_num(r, "n"), nx, no, nv, nh;
+    float *x = in_buf(r, "x", KF_S_F32, 1, &nx);
+    float *o = in_buf(r, "o", KF_S_F32, 1, &no);
+    float *v = in_buf(r, "v", KF_S_F32, 4, &nv);
+    uint16_t *h = in_buf(r, "h", KF_S_F16, 1, &nh);
+    for (size_t t = 0; t < n && t < nx; t++) {
+        double a = x[t], nz = -0.0;
+        double q[6] = {pmin(pmax(a, nz), 1.0), pmax(a, nz), pmin(a, nz), pmin(pmax(a, -1.0), nz),
+                       pmin(pmax(a, nz), 1.0), pmax(pmin(a, 1.0), nz)};
+        for (size_t k = 0; k < 6 && 6 * t + k < no; k++) o[6 * t + k] = (float)q[k];
+        float l[4] = {x[t], -x[t], x[t] * 0.0f, x[t] / 0.0f * 0.0f};
+        for (size_t k = 0; k < 4 && t < nv; k++) v[4 * t + k] = (float)pmin(pmax(l[k], nz), 1.0);
+        double b = kf_ref_rf16(a);
+        if (2 * t + 1 < nh) h[2 * t] = kf_ref_f16_bits(pmin(pmax(b, nz), 1.0)), h[2 * t + 1] = kf_ref_f16_bits(pmax(b, nz));
+    }
+    out_free(r, "o", KF_S_F32, o, no);
+    out_free(r, "v", KF_S_F32, v, 4 * nv);
+    out_free(r, "h", KF_S_F16, h, nh);
+    free(x);
+}
+
 #define KF_REFERENCE_REGRESS \
     {"regress_nan_to_int", ref_regress_nan_to_int}, {"regress_loop_var", ref_regress_loop_var}, \
     {"regress_half_bytes", ref_regress_half_bytes}, {"regress_narrow_wrap", ref_regress_narrow_wrap}, \
@@ -775,4 +817,4 @@ static void ref_regress_sub_minmax(ref_ctx *r)
     {"regress_f64_minmax_low_word", ref_regress_f64_minmax_low_word}, \
     {"regress_nested_minmax", ref_regress_nested_minmax}, {"regress_select_of_max", ref_regress_select_of_max}, \
     {"regress_byte_to_bf16", ref_regress_byte_to_bf16}, {"regress_half_bits_op", ref_regress_half_bits_op}, \
-    {"regress_sub_minmax", ref_regress_sub_minmax},
+    {"regress_sub_minmax", ref_regress_sub_minmax}, {"regress_negzero_bound", ref_regress_negzero_bound},
