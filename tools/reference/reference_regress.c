@@ -759,22 +759,8 @@ static void ref_regress_sub_minmax(ref_ctx *r)
 
 /* ---- min/max beside a constant -0.0 ------------------------------------------------------ */
 
-/* PTX min/max: a NaN gives the other operand, -0 below +0. */
-static double pmin(double a, double b)
-{
-    if (a != a) return b;
-    if (b != b) return a;
-    if (a == b) return signbit(a) ? a : b;
-    return a < b ? a : b;
-}
-
-static double pmax(double a, double b)
-{
-    if (a != a) return b;
-    if (b != b) return a;
-    if (a == b) return signbit(a) ? b : a;
-    return a > b ? a : b;
-}
+static double pmin(double a, double b) { return ptx_minmax(a, b, 0); }
+static double pmax(double a, double b) { return ptx_minmax(a, b, 1); }
 
 static void ref_regress_negzero_bound(ref_ctx *r)
 {
