@@ -212,27 +212,20 @@ static bool opaque_minmax(const kw *w, const kf_ir_ins *in)
     return (w->mm[in->a[0]] & MM_DEF) || (w->mm[in->a[1]] & MM_DEF) || (w->mm[in->dst] & MM_USE);
 }
 
-/* Whether a float min, max or clamp has a constant -0.0 operand: a CONST
- * (a vector one holds it in every lane), or a SPLAT or copy of one
- * (unoptimised IR). ptxas turns max(x, -0.0) then min(., 1.0) into
- * FADD.SAT, which gives +0 for x <= -0 and NaN (H200 SASS, 2026-12-03),
- * through fminf/fmaxf as through PTX min/max (emit/ptx_ops.c negzero_const). */
+/* v's only definition, or NULL (kf_ir_is_negzero) */
+static const kf_ir_ins *only_def(const void *ctx, kf_val v)
+{
+    const kw *w = ctx;
+    return w->v[v].ndefs == 1 ? &w->k->ins[w->v[v].def] : NULL;
+}
+
+/* Whether a float min, max or clamp has a constant -0.0 operand: as
+ * compares and selects, as on the PTX path (ir.h kf_ir_is_negzero). */
 static bool negzero_operand(const kw *w, const kf_ir_ins *in)
 {
     if (in->sub != KF_BI_MIN && in->sub != KF_BI_MAX && in->sub != KF_BI_CLAMP) return false;
-    for (int a = 0; a < 3; a++) {
-        kf_val v = in->a[a];
-        kf_scalar s = v ? (kf_scalar)w->k->vals[v].type.scalar : KF_S_NONE;
-        for (int hop = 0; hop < 8 && v && kf_scalar_class[s] == 'f' && w->v[v].ndefs == 1; hop++) {
-            const kf_ir_ins *d = &w->k->ins[w->v[v].def];
-            if (d->op == KF_IR_CONST) {
-                if ((d->imm & kf_scalar_ones(s)) == UINT64_C(1) << (8u * kf_scalar_bytes[s] - 1)) return true;
-                break;
-            }
-            if (d->op != KF_IR_MOV && d->op != KF_IR_SPLAT) break;
-            v = d->a[0];
-        }
-    }
+    for (int a = 0; a < 3; a++)
+        if (kf_ir_is_negzero(w->k, in->a[a], only_def, w)) return true;
     return false;
 }
 

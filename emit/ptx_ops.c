@@ -1083,20 +1083,11 @@ static void int_math(ptx_cx *cx, kf_builtin bi, kf_scalar s, const char *d, cons
     }
 }
 
-/* Whether float value v is the constant -0.0: a CONST (a vector one holds
- * it in every lane), or a SPLAT or copy of one (unoptimised IR). ptxas
- * turns max(x, -0.0) then min(., 1.0) into FADD.SAT, which gives +0 for x
- * <= -0 and NaN (H200 SASS, 2026-12-03): such min/max are written as
- * compares and selects (ptx_math.c float_minmax). */
-static bool negzero_const(const ptx_cx *cx, kf_val v, kf_scalar s)
+/* v's only definition, or NULL (kf_ir_is_negzero) */
+static const kf_ir_ins *only_def(const void *ctx, kf_val v)
 {
-    for (int hop = 0; hop < 8 && v && v < cx->k->nvals && cx->def1[v] >= 0; hop++) {
-        const kf_ir_ins *d = &cx->k->ins[cx->def1[v]];
-        if (d->op == KF_IR_CONST) return (d->imm & kf_scalar_ones(s)) == UINT64_C(1) << (8u * kf_scalar_bytes[s] - 1);
-        if (d->op != KF_IR_MOV && d->op != KF_IR_SPLAT) return false;
-        v = d->a[0];
-    }
-    return false;
+    const ptx_cx *cx = ctx;
+    return v < cx->k->nvals && cx->def1[v] >= 0 ? &cx->k->ins[cx->def1[v]] : NULL;
 }
 
 static void emit_math(ptx_cx *cx, const kf_ir_ins *in)
@@ -1109,8 +1100,8 @@ static void emit_math(ptx_cx *cx, const kf_ir_ins *in)
         return;
     }
     cx->minmax_negzero = false;
-    for (int k = 0; k < 3 && is_float_s(s) && (bi == KF_BI_MIN || bi == KF_BI_MAX || bi == KF_BI_CLAMP); k++)
-        cx->minmax_negzero |= negzero_const(cx, in->a[k], s);
+    for (int k = 0; k < 3 && (bi == KF_BI_MIN || bi == KF_BI_MAX || bi == KF_BI_CLAMP); k++)
+        cx->minmax_negzero |= kf_ir_is_negzero(cx->k, in->a[k], only_def, cx);
     for (uint32_t l = 0; l < nlanes(in->type); l++) {
         bool imm = !is_half(s) && bi != KF_BI_CDIV && bi != KF_BI_FAST_DIV;
         preg d = kf_ptx_reg(cx, in->dst, l), a = kf_ptx_reg(cx, in->a[0], l);

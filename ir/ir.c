@@ -84,6 +84,21 @@ void kf_ir_feed_flags(const kf_ir_kernel *k, uint8_t *flags, uint8_t *tmp)
     }
 }
 
+bool kf_ir_is_negzero(const kf_ir_kernel *k, kf_val v, const kf_ir_ins *(*def)(const void *ctx, kf_val v),
+                      const void *ctx)
+{
+    if (!v || v > k->nvals || kf_scalar_class[k->vals[v].type.scalar] != 'f') return false;
+    kf_scalar s = (kf_scalar)k->vals[v].type.scalar;
+    for (int hop = 0; hop < 8 && v; hop++) {
+        const kf_ir_ins *d = def(ctx, v);
+        if (!d) return false;
+        if (d->op == KF_IR_CONST) return (d->imm & kf_scalar_ones(s)) == UINT64_C(1) << (8u * kf_scalar_bytes[s] - 1);
+        if (d->op != KF_IR_MOV && d->op != KF_IR_SPLAT) return false;
+        v = d->a[0];
+    }
+    return false;
+}
+
 uint32_t kf_ir_buffer_param(const kf_ir_kernel *k, kf_val v)
 {
     for (uint32_t hops = 0; v && hops < k->nins; hops++) {

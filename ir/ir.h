@@ -244,6 +244,14 @@ bool kf_ir_places_dep_wait(const kf_ir_kernel *k);
 enum { KF_IR_FEEDS_INT_OP = 1, KF_IR_FEEDS_INT_MINMAX = 2 };
 void kf_ir_feed_flags(const kf_ir_kernel *k, uint8_t *flags, uint8_t *tmp);
 uint32_t kf_ir_dep_wait_at(const kf_ir_kernel *k);
+/* Whether float value v is the constant -0.0: a CONST (a vector one holds
+ * it in every lane), or a SPLAT or copy (MOV) of one, as unoptimised IR
+ * keeps them. def(ctx, v) gives v's only definition, or NULL. The back ends
+ * write a float min or max beside one as compares and selects: ptxas turns
+ * max(x, -0.0) then min(., 1.0) into FADD.SAT, which gives +0 for x <= -0
+ * and NaN (H200 SASS, 2026-12-03). */
+bool kf_ir_is_negzero(const kf_ir_kernel *k, kf_val v, const kf_ir_ins *(*def)(const void *ctx, kf_val v),
+                      const void *ctx);
 /* The parameter buffer value v is (PARAM), or views or copies of it
  * (VIEW, MOV), or UINT32_MAX. */
 uint32_t kf_ir_buffer_param(const kf_ir_kernel *k, kf_val v);
