@@ -390,25 +390,25 @@ static bool needs_u64(const kf_sema *s, const kf_node *n)
  * exact evaluation per iteration, as literals are: integer nodes in iw
  * (i64, or u64 for constants past INT64_MAX), float nodes in f64, an
  * integer operand of a float operation converted to f64 there (as
- * untyped_binary does). Constant parts take their values. */
-static bool type_exact(kf_sema *s, kf_node *n, kf_type want, kf_scalar iw)
+ * untyped_binary does); n itself becomes `... as want` when that differs.
+ * Constant parts take their values. Returns the node of the exact value
+ * (n, or the one under the cast), NULL when out of memory. */
+static kf_node *type_exact(kf_sema *s, kf_node *n, kf_type want, kf_scalar iw)
 {
-    if (!n || !untyped(n->type)) return true;
+    if (!n || !untyped(n->type)) return n;
     kf_type own = kf_type_scalar(n->type.scalar == KF_S_UFLOAT ? KF_S_F64 : iw);
-    if (own.scalar != want.scalar) {
-        n = wrap_cast(s, n, want);
-        if (!n) return false;
-    }
+    if (own.scalar != want.scalar && !(n = wrap_cast(s, n, want))) return NULL;
     if (!kf_sema_depends(s, n)) {
         retype(n, own);
-        return true;
+        return n;
     }
     if (n->kind == KF_N_BINARY || n->kind == KF_N_UNARY) {
         bool shift = n->kind == KF_N_BINARY && (n->op == KF_OP_SHL || n->op == KF_OP_SHR);
-        if (!type_exact(s, n->a, own, iw) || !type_exact(s, n->b, shift ? kf_type_scalar(iw) : own, iw)) return false;
+        if ((n->a && !type_exact(s, n->a, own, iw)) || (n->b && !type_exact(s, n->b, shift ? kf_type_scalar(iw) : own, iw)))
+            return NULL;
     }
     n->type = own;
-    return true;
+    return n;
 }
 
 typedef struct {
@@ -447,11 +447,8 @@ static bool check_unrolled_fit(kf_sema *s, void *p)
  * value must fit in each, like a literal's (LANGUAGE.md section 5). */
 static bool adapt_unrolled(kf_sema *s, kf_node *n, kf_type t)
 {
-    kf_scalar iw = needs_u64(s, n) ? KF_S_U64 : KF_S_I64;
-    kf_type own = kf_type_scalar(n->type.scalar == KF_S_UFLOAT ? KF_S_F64 : iw);
-    kf_node *e = n;
-    if (own.scalar != t.scalar && !(e = wrap_cast(s, n, t))) return fail(n), false;
-    if (!type_exact(s, e, own, iw)) return fail(n), false;
+    kf_node *e = type_exact(s, n, t, needs_u64(s, n) ? KF_S_U64 : KF_S_I64);
+    if (!e) return fail(n), false;
     unrolled_fit u = {e, t, false};
     kf_sema_each_unroll(s, check_unrolled_fit, &u);
     if (u.reported) return fail(n), false;
