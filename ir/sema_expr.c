@@ -377,8 +377,9 @@ static kf_node *wrap_cast(kf_sema *s, kf_node *n, kf_type t)
     return c;
 }
 
-/* Whether the untyped subtree n holds an integer constant above INT64_MAX:
- * then its integers are evaluated in u64, else in i64. */
+/* Whether the untyped subtree n holds an integer constant above INT64_MAX
+ * (or, per adapt_unrolled, a value above it in some iteration): then its
+ * integers are evaluated in u64, else in i64. */
 static bool needs_u64(const kf_sema *s, const kf_node *n)
 {
     if (!n || !untyped(n->type)) return false;
@@ -417,6 +418,91 @@ typedef struct {
     bool reported;
 } unrolled_fit;
 
+/* " at t = 3": the innermost @unroll variable's value, for messages. */
+static const char *unroll_at(const kf_sema *s, char *buf, size_t size)
+{
+    const kf_node *f = s->unroll.len ? s->unroll.data[s->unroll.len - 1] : NULL;
+    buf[0] = 0;
+    if (f && f->name) {
+        char fv[32];
+        kf_cv_str(for_scalar(f), (kf_cv){.u = f->cval.u}, fv, sizeof fv);
+        snprintf(buf, size, " at %s = %s", f->name, fv);
+    }
+    return buf;
+}
+
+/* What the integer nodes of an untyped subtree over @unroll variables hold
+ * in one iteration, exactly: a value above INT64_MAX (big: the subtree is
+ * then evaluated in u64), a negative value that u64 would misread (one
+ * that /, %, >>, a conversion to float or the result itself uses: +, -, *,
+ * <<, &, |, ^, - and ~ wrap to the same bits), a value outside both i64 and
+ * u64 (over, at the node *at). */
+typedef struct {
+    bool big, neg_used, over;
+    const kf_node *at;
+} exact_span;
+
+static void exact_use(exact_span *sp, i128 v) { sp->neg_used |= v < 0; }
+
+static i128 exact_int(const kf_sema *s, const kf_node *n, exact_span *sp);
+
+/* A float node: its integer operands, each converted to f64 (a use). */
+static void exact_float(const kf_sema *s, const kf_node *n, exact_span *sp)
+{
+    if (n->kind != KF_N_BINARY && n->kind != KF_N_UNARY) return;
+    const kf_node *k[2] = {n->a, n->b};
+    for (int i = 0; i < 2; i++) {
+        if (!k[i] || !untyped(k[i]->type)) continue;
+        if (k[i]->type.scalar == KF_S_UFLOAT) exact_float(s, k[i], sp);
+        else exact_use(sp, exact_int(s, k[i], sp));
+    }
+}
+
+static i128 exact_int(const kf_sema *s, const kf_node *n, exact_span *sp)
+{
+    i128 r = 0;
+    if (!kf_sema_depends(s, n)) {
+        r = uexact(n);
+    } else if (n->kind == KF_N_NAME && is_unroll_for(n->sym)) {
+        r = kf_scalar_class[for_scalar(n->sym)] == 'u' ? (i128)n->sym->cval.u : (i128)n->sym->cval.i;
+    } else if (n->kind == KF_N_UNARY) {
+        r = exact_int(s, n->a, sp);
+        r = n->op == KF_OP_NEG ? -r : ~r;
+    } else if (n->kind == KF_N_BINARY) {
+        i128 a = exact_int(s, n->a, sp), b = exact_int(s, n->b, sp);
+        if (n->op == KF_OP_DIV || n->op == KF_OP_REM || n->op == KF_OP_SHR) exact_use(sp, a), exact_use(sp, b);
+        if (ubin((kf_op)n->op, a, b, &r) == 2 && !sp->over) sp->over = true, sp->at = n;
+    }
+    sp->big |= r > INT64_MAX;
+    return r;
+}
+
+typedef struct {
+    const kf_node *e;
+    exact_span sp;
+    bool reported;
+} unrolled_span;
+
+static bool span_unrolled(kf_sema *s, void *p)
+{
+    unrolled_span *u = p;
+    if (u->e->type.scalar == KF_S_UFLOAT) exact_float(s, u->e, &u->sp);
+    else exact_use(&u->sp, exact_int(s, u->e, &u->sp));
+    char at[96];
+    if (u->sp.over) {
+        kf_sema_error(s, u->sp.at->loc, "constant expression overflows (@unroll%s): the result is outside the range of u64 and i64",
+                      unroll_at(s, at, sizeof at));
+    } else if (u->sp.neg_used && u->sp.big) {
+        kf_sema_error(s, u->e->loc, "constant expression over @unroll variables has values below 0 and above %lld (@unroll%s): "
+                      "no 64-bit type holds them all; convert a part of it with 'as'", (long long)INT64_MAX,
+                      unroll_at(s, at, sizeof at));
+    } else {
+        return true;
+    }
+    u->reported = true;
+    return false;
+}
+
 static bool check_unrolled_fit(kf_sema *s, void *p)
 {
     unrolled_fit *u = p;
@@ -430,14 +516,8 @@ static bool check_unrolled_fit(kf_sema *s, void *p)
     else if (kf_type_is_int(u->t)) fits = i128_fits(ts, x);
     else fits = !__builtin_isinf(kf_fold_convert(es, ts, (kf_cv){.u = u->e->cval.u}).f);
     if (fits) return true;
-    char at[96] = "";   /* the innermost @unroll variable's value */
-    const kf_node *f = s->unroll.len ? s->unroll.data[s->unroll.len - 1] : NULL;
-    if (f && f->name) {
-        char fv[32];
-        kf_cv_str(for_scalar(f), (kf_cv){.u = f->cval.u}, fv, sizeof fv);
-        snprintf(at, sizeof at, " at %s = %s", f->name, fv);
-    }
-    kf_sema_error(s, u->e->loc, "constant %s (@unroll%s) does not fit %s", vb, at, TSTR(u->t));
+    char at[96];
+    kf_sema_error(s, u->e->loc, "constant %s (@unroll%s) does not fit %s", vb, unroll_at(s, at, sizeof at), TSTR(u->t));
     u->reported = true;
     return false;
 }
@@ -447,7 +527,10 @@ static bool check_unrolled_fit(kf_sema *s, void *p)
  * value must fit in each, like a literal's (LANGUAGE.md section 5). */
 static bool adapt_unrolled(kf_sema *s, kf_node *n, kf_type t)
 {
-    kf_node *e = type_exact(s, n, t, needs_u64(s, n) ? KF_S_U64 : KF_S_I64);
+    unrolled_span sp = {n, {0}, false};
+    kf_sema_each_unroll(s, span_unrolled, &sp);
+    if (sp.reported) return fail(n), false;
+    kf_node *e = type_exact(s, n, t, needs_u64(s, n) || sp.sp.big ? KF_S_U64 : KF_S_I64);
     if (!e) return fail(n), false;
     unrolled_fit u = {e, t, false};
     kf_sema_each_unroll(s, check_unrolled_fit, &u);
@@ -640,17 +723,64 @@ static bool op_rules(kf_sema *s, kf_loc loc, kf_op op, const char *sp, kf_type t
     return false;
 }
 
+/* The order of the integer a and the float d, exactly: -1, 0 or 1, or 2 when
+ * d is NaN. */
+static int int_float_order(i128 a, double d)
+{
+    if (d != d) return 2;
+    if (d >= 0x1p100) return -1;
+    if (d <= -0x1p100) return 1;
+    double f = __builtin_floor(d);
+    i128 k = (i128)f;
+    if (a != k) return a < k ? -1 : 1;
+    return d > f ? -1 : 0;
+}
+
+/* The order of two untyped constants that are known now (not over an
+ * @unroll variable), exactly: -1, 0, 1, or 2 when unordered. */
+static int untyped_order(const kf_node *a, const kf_node *b)
+{
+    bool fa = a->type.scalar == KF_S_UFLOAT, fb = b->type.scalar == KF_S_UFLOAT;
+    if (fa && fb) {
+        double x = a->cval.f, y = b->cval.f;
+        return x < y ? -1 : x > y ? 1 : x == y ? 0 : 2;
+    }
+    if (fa) {
+        int o = int_float_order(uexact(b), a->cval.f);
+        return o == 2 ? 2 : -o;
+    }
+    if (fb) return int_float_order(uexact(a), b->cval.f);
+    i128 x = uexact(a), y = uexact(b);
+    return x < y ? -1 : x > y;
+}
+
+/* Two untyped operands compare as exact numbers (-1 < 2^64 - 1, and
+ * 2^53 + 1 != 2^53 as a float); the operands still take i64, u64 or f64 for
+ * the nodes below (and for a comparison over an @unroll variable, evaluated
+ * in that type per iteration). */
 static kf_type untyped_compare(kf_sema *s, kf_node *n)
 {
     bool fl = n->a->type.scalar == KF_S_UFLOAT || n->b->type.scalar == KF_S_UFLOAT;
+    bool dep = kf_sema_depends(s, n->a) || kf_sema_depends(s, n->b);
     kf_scalar js = KF_S_F64;
     if (!fl) {
         i128 a = uexact(n->a), b = uexact(n->b);
-        js = i128_fits(KF_S_I64, a) && i128_fits(KF_S_I64, b) ? KF_S_I64 : KF_S_U64;
+        js = i128_fits(KF_S_I64, a) && i128_fits(KF_S_I64, b) ? KF_S_I64
+             : (i128_fits(KF_S_U64, a) && i128_fits(KF_S_U64, b)) || dep ? KF_S_U64 : KF_S_F64;
     }
+    int order = dep ? 2 : untyped_order(n->a, n->b);
     if (!kf_sema_adapt(s, n->a, kf_type_scalar(js)) || !kf_sema_adapt(s, n->b, kf_type_scalar(js))) return fail(n);
     set(n, kf_type_scalar(KF_S_BOOL));
-    kf_sema_try_fold(s, n, n->a->is_const && n->b->is_const);
+    if (dep) {
+        kf_sema_try_fold(s, n, n->a->is_const && n->b->is_const);
+        return n->type;
+    }
+    kf_op op = (kf_op)n->op;
+    bool r = order == 2 ? op == KF_OP_NE
+             : op == KF_OP_EQ ? order == 0 : op == KF_OP_NE ? order != 0 : op == KF_OP_LT ? order < 0
+             : op == KF_OP_LE ? order <= 0 : op == KF_OP_GT ? order > 0 : order >= 0;
+    n->is_const = true;
+    n->cval.u = r;
     return n->type;
 }
 

@@ -311,7 +311,9 @@ static void vector_view_loads_and_unrolled_lanes(void **state)
  * 5): an expression over it is exact in each iteration, then converted to
  * its context's type (before: computed in that type, so t + 1 as f32 read
  * the literal's integer bits as a float, t / 3 divided in f32 and
- * (t + 254) / 2 wrapped in u8); abs of a u64 >= 2^63 is itself. */
+ * (t + 254) / 2 wrapped in u8); abs of a u64 >= 2^63 is itself; a value past
+ * INT64_MAX makes the integers u64 (before: 1 << 63 wrapped in i64 and was
+ * refused), where + - * wrap to the same bits. */
 static const char UNROLL_UNTYPED[] =
     "kernel k(f: &mut [f32], d: &mut [f64], h: &mut [f16], b: &mut [u8], u: &mut [u32], q: &mut [u64]) {\n"
     "    @unroll for t in 0 .. 4 {\n"
@@ -327,6 +329,8 @@ static const char UNROLL_UNTYPED[] =
     "        u[t] = z + ((t - 1) & 7);\n"
     "        let a: u64 = 18446744073709551614 - (t as u64);\n"
     "        q[t] = abs(a);\n"
+    "        q[4 + t] = (3 - t) << (62 - t);\n"
+    "        q[8 + t] = ((t - 1) + 9223372036854775808) / 2;\n"
     "    }\n"
     "}\n";
 
@@ -339,7 +343,7 @@ static void untyped_unroll_expressions_are_exact(void **state)
         uint16_t h[4];
         uint8_t b[4];
         uint32_t u[4];
-        uint64_t q[4];
+        uint64_t q[12];
         karg args[] = {{f, sizeof f, 0}, {d, sizeof d, 0}, {h, sizeof h, 0}, {b, sizeof b, 0}, {u, sizeof u, 0}, {q, sizeof q, 0}};
         kf_error err = {0};
         assert_int_equal(run(kf_module_kernel(m, NULL), 1, 1, args, &err, NULL), KF_OK);
@@ -353,9 +357,44 @@ static void untyped_unroll_expressions_are_exact(void **state)
             assert_int_equal(b[t], eb[t]);
             assert_int_equal(u[t], eu[t]);
             assert_true(q[t] == UINT64_MAX - 1 - (uint64_t)t);
+            assert_true(q[4 + t] == (uint64_t)(3 - t) << (62 - t));
+            assert_true(q[8 + t] == ((uint64_t)t - 1 + (UINT64_C(1) << 63)) / 2);
         }
         kf_module_free(m);
     }
+}
+
+/* Two untyped constants compare as exact numbers (before: both took i64,
+ * u64 or f64, so -1 < 2^64 - 1 was refused and 2^53 + 1 == 2^53 as a float
+ * held); each bit of u[0] is one comparison, u[1] the same in a const. */
+static const char UNTYPED_COMPARE[] =
+    "const C: bool = 9007199254740993 > 9007199254740992.0 && -1 < 18446744073709551615;\n"
+    "kernel k(u: &mut [u32]) {\n"
+    "    var r: u32 = 0;\n"
+    "    if -1 < 18446744073709551615 { r |= 1; }\n"
+    "    if 9007199254740993 == 9007199254740992.0 { r |= 2; }\n"
+    "    if 9007199254740993 > 9007199254740992.0 { r |= 4; }\n"
+    "    if nan != 1 { r |= 8; }\n"
+    "    if 1 < nan || 1 >= nan || nan == nan { r |= 16; }\n"
+    "    if -0.0 == 0 { r |= 32; }\n"
+    "    if 18446744073709551615 >= -1.5 { r |= 64; }\n"
+    "    if -2.5 < -2 && 2.5 > 2 { r |= 128; }\n"
+    "    if inf > 18446744073709551615 && -inf < -9223372036854775808 { r |= 256; }\n"
+    "    if 18446744073709551615 == 18446744073709551616.0 { r |= 512; }\n"
+    "    u[0] = r;\n"
+    "    u[1] = select(C, 1, 0);\n"
+    "}\n";
+
+static void untyped_comparisons_are_exact(void **state)
+{
+    kf_module *m = compile(UNTYPED_COMPARE);
+    uint32_t u[2] = {0};
+    karg args[] = {{u, sizeof u, 0}};
+    kf_error err = {0};
+    assert_int_equal(run(kf_module_kernel(m, NULL), 1, 1, args, &err, NULL), KF_OK);
+    assert_int_equal(u[0], 1 | 4 | 8 | 32 | 64 | 128 | 256);
+    assert_int_equal(u[1], 1);
+    kf_module_free(m);
 }
 
 static const char SHUFFLES[] =
@@ -879,6 +918,7 @@ int main(void)
         cmocka_unit_test(shifts_conversions_and_wrapping_from_source),
         cmocka_unit_test(vector_view_loads_and_unrolled_lanes),
         cmocka_unit_test(untyped_unroll_expressions_are_exact),
+        cmocka_unit_test(untyped_comparisons_are_exact),
         cmocka_unit_test(shuffles_of_f64_i64_and_vectors),
         cmocka_unit_test(integer_builtins_from_source),
         cmocka_unit_test(atomics_from_source),

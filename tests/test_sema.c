@@ -340,6 +340,14 @@ static void untyped_builtin_calls_adapt_to_context(void **state)
     reject(K("@unroll for t in 0 .. 4 { let y: u8 = t + 254; o[t] = y as f32; }"), 2, 41,
            "constant 256 (@unroll at t = 2) does not fit u8");
     accept("kernel k(o: &mut [u8]) { @unroll for t in 0 .. 4 { let y: u8 = (t + 254) / 2; o[t] = y; } }\n");
+    /* ... in i64, or u64 when a value passes INT64_MAX; never wrapping: a value past both is an overflow,
+     * and a negative value that u64 would misread (here by /) has no 64-bit type */
+    reject(K("@unroll for t in 0 .. 3 { o[t] = ((t * 9223372036854775807) * 4 / 4) as f32; }"), 2, 61,
+           "constant expression overflows (@unroll at t = 1): the result is outside the range of u64 and i64");
+    reject(K("@unroll for t in 0 .. 2 { o[t] = (((t - 1) / 2 + 9223372036854775808) as f32); }"), 2, 48,
+           "constant expression over @unroll variables has values below 0 and above 9223372036854775807 (@unroll at t = 0): "
+           "no 64-bit type holds them all; convert a part of it with 'as'");
+    accept("kernel k(o: &mut [u64]) { @unroll for t in 0 .. 2 { o[t] = ((t - 1) + 9223372036854775808) / 2; } }\n");
     reject(K("let x: u32 = select(b, 1.5, 2);"), 2, 14, "the initializer of 'x' must be u32, found f32");
 }
 
