@@ -7,7 +7,7 @@
 #   tools/gpu_check.sh [run] [BUILD]     on the GPU machine (carry BUILD), from the repo root:
 #       1. nvidia-smi and `kforge devices`
 #       2. ctest, every label (unit, golden, ptxas, nvrtc, gpu) but difftest (and but
-#          the install test, which needs a C toolchain, and pytest, step 4c)
+#          the install test, which needs a C toolchain, pytest, step 4c, and fold_gpu, 4d)
 #       3. sass: the tensor cores in the machine code (issue 11): the ptxas test's
 #          SASS checks (tensor.kf: HMMA, IMMA, LDSM, LDGSTS on sm_80/90; tc_gemv.kf:
 #          HMMA/IMMA fed by LDG.E.128), read from step 2's log, or the test binary
@@ -23,6 +23,8 @@
 #          second from the cache), outputs checked
 #       4c. python: the Python package's pytest (with PyTorch: tensors in place on
 #          its stream), or test_torch.py alone where pytest is missing
+#       4d. fold: tools/fold/run.sh, every operator and builtin on edge values,
+#          the cuda and ptx paths against the interpreter at -O1 and -O0
 #       5. kforge-difftest: random programs on cpu, cuda and ptx, compared (failures
 #          shrunk and saved under $OUT/difftest)
 #       6. `kforge bench`: every library bench (kernels/bench, gemm and tc_gemv
@@ -172,7 +174,7 @@ note devices "$([ $rc = 0 ] && echo ok || echo FAIL)" "$(grep -m1 -E "^GPU 0|kfo
 if ! skipped ctest; then
     echo "== ctest (all labels but difftest: step 4 runs the random programs on the GPU)"
     if command -v ctest >/dev/null && [ -e "$build/tests/CTestTestfile.cmake" ]; then
-        run_step "$logs/ctest.log" bash -c 'cd "$1" && ctest -V --timeout 300 -LE difftest -E "install_consumers|python_pytest"' _ "$build"
+        run_step "$logs/ctest.log" bash -c 'cd "$1" && ctest -V --timeout 300 -LE difftest -E "install_consumers|python_pytest|fold_gpu"' _ "$build"
         rc=$?
         line=$(grep -E 'tests passed|tests failed' "$logs/ctest.log" | tail -1)
     else
@@ -257,6 +259,13 @@ if ! skipped python; then
     else
         note python skip "$build/libkforge.so missing: configure with -DBUILD_SHARED_LIBS=ON (tools/setup.sh does)"
     fi
+fi
+
+if ! skipped fold; then
+    echo "== the fold differential: every operator on edge values, cuda and ptx against the cpu (-O1, -O0)"
+    run_step "$logs/fold.log" env FOLD_JOBS="$(nproc)" "$root/tools/fold/run.sh" "$kforge" cuda ptx
+    rc=$?
+    note fold "$([ $rc = 0 ] && echo ok || echo FAIL)" "$(tail -1 "$logs/fold.log" | cut -c1-90)"
 fi
 
 if ! skipped difftest; then
