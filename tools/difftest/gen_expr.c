@@ -564,12 +564,34 @@ static dt_node *mk_select(dt_gen *g, kf_type t, uint8_t mv, int d, int i)
     return call(g, "select", t, c, a, b);
 }
 
+/* An untyped literal of (scalar or vector) type t, spelled text. */
+static dt_node *lit_text(dt_gen *g, kf_type t, const char *text)
+{
+    dt_node *n = dt_new(g, DT_E_LIT, t);
+    n->text = text;
+    n->flags = DT_F_UNTYPED;
+    return n;
+}
+
 /* min, max, clamp. On floats -0 < +0 on every back end (grammar/README.md
  * section 7); half the time the result gets + 0.0 anyway, so a zero sign
- * bug elsewhere does not hide the rest of a program. */
+ * bug elsewhere does not hide the rest of a program. One float call in
+ * eight has constant bounds at the saturation edges instead, ±0.0 and 1.0
+ * (clamp(x, -0.0, 1.0), min(max(x, 0.0), 1.0), max(x, -0.0), ...), the
+ * shapes ptxas turns into a saturating add (.sat flushes -0 to +0), with
+ * no guard. */
 static dt_node *mk_minmax(dt_gen *g, kf_type t, uint8_t mv, int d, int which)
 {
     static const char *const fn[] = {"min", "max", "clamp"};
+    static const char *const lo[] = {"0.0", "-0.0"}, *const hi[] = {"1.0", "-0.0", "0.0", "6.0"};
+    if (is_float(t) && dt_chance(g->r, 12)) {
+        dt_node *a = dt_expr(g, t, mv, d - 1, false);
+        dt_node *z = lit_text(g, t, lo[dt_below(g->r, 2)]);
+        if (which == 2) return call(g, "clamp", t, a, z, lit_text(g, t, hi[dt_below(g->r, 4)]));
+        if (dt_chance(g->r, 50)) return call(g, fn[which], t, a, which ? z : lit_text(g, t, hi[dt_below(g->r, 4)]), NULL);
+        dt_node *m = call(g, which ? "min" : "max", t, a, which ? lit_text(g, t, hi[dt_below(g->r, 4)]) : z, NULL);
+        return call(g, fn[which], t, m, which ? z : lit_text(g, t, hi[dt_below(g->r, 4)]), NULL);
+    }
     dt_node *a = dt_expr(g, t, mv, d - 1, false);
     dt_node *b = dt_expr(g, t, mv, d - 1, true);
     dt_node *c = which == 2 ? dt_expr(g, t, mv, d - 1, true) : NULL;
