@@ -879,25 +879,37 @@ static void emit_lanes(ptx_cx *cx, const kf_ir_ins *in)
 
 /* Whether v may be a sign extension of a narrower integer (an i8/i16
  * converted to a wider integer, or a signed bfe), seen through bitcasts,
- * lanes, copies and selects, over every definition of v (a var assigned in
- * several places): ptxas sees through all of them. */
+ * lanes, copies, selects, integer conversions, abs, min, max and the
+ * integer operators, over every definition of v (a var assigned in several
+ * places): ptxas sees through copies and through whatever it folds to one
+ * (abs of a u32 is a copy; `x | 0` at -O0 ...), so any integer operation
+ * on the way counts. */
 static bool sign_extended(const ptx_cx *cx, kf_val v, int depth)
 {
     const kf_ir_kernel *k = cx->k;
-    if (depth > 8 || v >= k->nvals) return false;
+    if (depth > 12 || v >= k->nvals || !kf_type_is_int(k->vals[v].type)) return false;
     for (uint32_t i = cx->def1[v] >= 0 ? (uint32_t)cx->def1[v] : 0; i < k->nins; i++) {
         const kf_ir_ins *d = &k->ins[i];
         if (d->dst != v) continue;
         bool yes = false;
-        if (d->op == KF_IR_BITCAST || d->op == KF_IR_EXTRACT || d->op == KF_IR_MOV) {
+        switch (d->op) {
+        case KF_IR_BITCAST: case KF_IR_EXTRACT: case KF_IR_MOV: case KF_IR_UNOP:
             yes = sign_extended(cx, d->a[0], depth + 1);
-        } else if (d->op == KF_IR_SELECT) {
-            yes = sign_extended(cx, d->a[1], depth + 1) || sign_extended(cx, d->a[2], depth + 1);
-        } else if (d->op == KF_IR_INTRIN) {
-            yes = d->sub == KF_BI_BFE && is_signed_s((kf_scalar)d->type.scalar);
-        } else if (d->op == KF_IR_CVT) {
+            break;
+        case KF_IR_SELECT: yes = sign_extended(cx, d->a[1], depth + 1) || sign_extended(cx, d->a[2], depth + 1); break;
+        case KF_IR_BINOP: yes = sign_extended(cx, d->a[0], depth + 1) || sign_extended(cx, d->a[1], depth + 1); break;
+        case KF_IR_MATH:
+            if (d->sub == KF_BI_ABS || d->sub == KF_BI_MIN || d->sub == KF_BI_MAX)
+                yes = sign_extended(cx, d->a[0], depth + 1) || (d->sub != KF_BI_ABS && sign_extended(cx, d->a[1], depth + 1));
+            break;
+        case KF_IR_INTRIN: yes = d->sub == KF_BI_BFE && is_signed_s((kf_scalar)d->type.scalar); break;
+        case KF_IR_CVT: {
             kf_scalar from = (kf_scalar)k->vals[d->a[0]].type.scalar;
-            yes = is_signed_s(from) && kf_scalar_bytes[from] < kf_scalar_bytes[(kf_scalar)d->type.scalar];
+            yes = (is_signed_s(from) && kf_scalar_bytes[from] < kf_scalar_bytes[(kf_scalar)d->type.scalar]) ||
+                  sign_extended(cx, d->a[0], depth + 1);
+            break;
+        }
+        default: break;
         }
         if (yes) return true;
         if (cx->def1[v] >= 0) break;
@@ -914,7 +926,9 @@ static bool sign_extended(const ptx_cx *cx, kf_val v, int depth)
  * of the byte: a signed conversion, -2 instead of 4294967294 (difftest
  * seed 1 program 12521); to bf16 the same, cvt.rn.bf16.u32 into
  * I2F.BF16.S8, and sm_80's round-to-odd cvt.rz.f32.u32 into I2F.S8.RZ
- * (seed 2303 program 4463: -39 where 4294967257 rounds to 2^32). */
+ * (seed 2303 program 4463: -39 where 4294967257 rounds to 2^32); through
+ * an abs of the u32, a lane of an i8x16 parameter into I2F.F16.S8 (seed
+ * 2514 program 4267: -123 where 4294967173 is inf in f16). */
 static void cvt_u32_halves(ptx_cx *cx, const char *d, kf_scalar ds, const char *a)
 {
     if (ds == KF_S_BF16) {

@@ -722,6 +722,30 @@ static void ref_regress_byte_to_bf16(ref_ctx *r)
     free(v);
 }
 
+/* ---- a parameter's bytes sign-extended to u32 through abs, max and | 0 ------------- */
+
+static void ref_regress_param_byte_abs(ref_ctx *r)
+{
+    const char *spec = kf_case_arg(r->c, "v");
+    size_t nh, nf, no;
+    uint16_t *h = in_buf(r, "h", KF_S_F16, 1, &nh);
+    float *f = in_buf(r, "f", KF_S_F32, 1, &nf);
+    int64_t *o = in_buf(r, "o", KF_S_I64, 1, &no);
+    char *end = (char *)(spec ? spec : "");
+    long lane = 0;
+    for (size_t l = 0; l < 16 && l < nh && l < nf && l < no; l++) {
+        if (l == 0 || *end == ',') lane = strtol(l ? end + 1 : end, &end, 0);   /* one value: every lane */
+        uint32_t u = (uint32_t)(int32_t)(int8_t)lane;   /* sign-extended, then unsigned */
+        h[l] = kf_ref_f16_bits(u);
+        f[l] = (float)(u > 1 ? u : 1);
+        double hv = kf_ref_f16_value(h[l]);
+        o[l] = isinf(hv) ? INT64_MAX : (int64_t)hv;
+    }
+    out_free(r, "h", KF_S_F16, h, nh);
+    out_free(r, "f", KF_S_F32, f, nf);
+    out_free(r, "o", KF_S_I64, o, no);
+}
+
 /* ---- the bits of a half conversion, masked or shifted, in a vector of i16 ---------- */
 
 static void ref_regress_half_bits_op(ref_ctx *r)
@@ -803,4 +827,5 @@ static void ref_regress_negzero_bound(ref_ctx *r)
     {"regress_f64_minmax_low_word", ref_regress_f64_minmax_low_word}, \
     {"regress_nested_minmax", ref_regress_nested_minmax}, {"regress_select_of_max", ref_regress_select_of_max}, \
     {"regress_byte_to_bf16", ref_regress_byte_to_bf16}, {"regress_half_bits_op", ref_regress_half_bits_op}, \
-    {"regress_sub_minmax", ref_regress_sub_minmax}, {"regress_negzero_bound", ref_regress_negzero_bound},
+    {"regress_sub_minmax", ref_regress_sub_minmax}, {"regress_negzero_bound", ref_regress_negzero_bound}, \
+    {"regress_param_byte_abs", ref_regress_param_byte_abs},
