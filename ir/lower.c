@@ -34,6 +34,7 @@
  * Defaults: a kernel without `@schedule(block = ...)` gets block (256, 1, 1);
  * `var x: T;` starts at zero. */
 #include "lower.h"
+#include "numeric.h"
 
 #include <stdarg.h>
 #include <string.h>
@@ -494,9 +495,15 @@ static bool unroll_bound(lw_t *lw, const kf_node *e, kf_type it, uint64_t *v)
     return false;
 }
 
+/* The value of bits (masked to it's width, as kf_lower_fold gives them) as
+ * an i64, sign-extended for a signed it: an i32 bound of -2 is
+ * 0xfffffffe, which as an i64 would be 4294967294 (the loop then ran no
+ * iteration). */
+static int64_t unroll_signed(kf_type it, uint64_t bits) { return kf_bits_to_i64((kf_scalar)it.scalar, bits); }
+
 static bool unroll_less(kf_type it, uint64_t a, uint64_t b)
 {
-    return kf_type_is_signed(it) ? (int64_t)a < (int64_t)b : a < b;
+    return kf_type_is_signed(it) ? unroll_signed(it, a) < unroll_signed(it, b) : a < b;
 }
 
 static void unroll_body(lw_t *lw, kf_node *s, uint64_t i, size_t slot, bool cont)
@@ -516,7 +523,7 @@ static void lower_unroll(lw_t *lw, kf_node *s)
     uint64_t a, b, st = 1;
     if (!unroll_bound(lw, s->a, it, &a) || !unroll_bound(lw, s->b, it, &b)) return;
     if (s->c && !unroll_bound(lw, s->c, it, &st)) return;
-    if (st == 0 || (kf_type_is_signed(it) && (int64_t)st < 0)) {
+    if (st == 0 || (kf_type_is_signed(it) && unroll_signed(it, st) < 0)) {
         kf_lower_error(lw, s->c->loc, "@unroll step must be positive");
         return;
     }

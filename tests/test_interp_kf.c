@@ -364,6 +364,38 @@ static void untyped_unroll_expressions_are_exact(void **state)
     }
 }
 
+/* An @unroll loop over a typed signed variable narrower than 64 bits with a
+ * negative bound (before: the bound's bits, masked to the type's width,
+ * compared as an i64, so -2 as i32 was 4294967294 and the loop ran no
+ * iteration). o[0..]: the values, o[7]: the count. */
+static const char UNROLL_NEGATIVE[] =
+    "const A: i16 = -3;\n"
+    "kernel k(o: &mut [i32], p: &mut [i32]) {\n"
+    "    let a: i32 = -2;\n"
+    "    var c: i32 = 0;\n"
+    "    @unroll for t in a .. 1 { o[c as u32] = t; c += 1; }\n"
+    "    o[7] = c;\n"
+    "    c = 0;\n"
+    "    @unroll for t in (-4 as i8) .. 3 step 3 { p[c as u32] = t as i32; c += 1; }\n"
+    "    @unroll for t in A .. (-1 as i16) { p[c as u32] = t as i32; c += 1; }\n"
+    "    p[7] = c;\n"
+    "}\n";
+
+static void unroll_over_negative_typed_bounds(void **state)
+{
+    for (int level = KF_OPT_O0; level <= KF_OPT_O1; level++) {
+        kf_module *m = compile_opt(UNROLL_NEGATIVE, level);
+        int32_t o[8] = {0}, p[8] = {0};
+        karg args[] = {{o, sizeof o, 0}, {p, sizeof p, 0}};
+        kf_error err = {0};
+        assert_int_equal(run(kf_module_kernel(m, NULL), 1, 1, args, &err, NULL), KF_OK);
+        static const int32_t eo[8] = {-2, -1, 0, 0, 0, 0, 0, 3}, ep[8] = {-4, -1, 2, -3, -2, 0, 0, 5};
+        assert_memory_equal(o, eo, sizeof eo);
+        assert_memory_equal(p, ep, sizeof ep);
+        kf_module_free(m);
+    }
+}
+
 /* Two untyped constants compare as exact numbers (before: both took i64,
  * u64 or f64, so -1 < 2^64 - 1 was refused and 2^53 + 1 == 2^53 as a float
  * held); each bit of u[0] is one comparison, u[1] the same in a const. */
@@ -919,6 +951,7 @@ int main(void)
         cmocka_unit_test(vector_view_loads_and_unrolled_lanes),
         cmocka_unit_test(untyped_unroll_expressions_are_exact),
         cmocka_unit_test(untyped_comparisons_are_exact),
+        cmocka_unit_test(unroll_over_negative_typed_bounds),
         cmocka_unit_test(shuffles_of_f64_i64_and_vectors),
         cmocka_unit_test(integer_builtins_from_source),
         cmocka_unit_test(atomics_from_source),
