@@ -398,9 +398,11 @@ static kf_node *type_exact(kf_sema *s, kf_node *n, kf_type want, kf_scalar iw)
 {
     if (!n || !untyped(n->type)) return n;
     kf_type own = kf_type_scalar(n->type.scalar == KF_S_UFLOAT ? KF_S_F64 : iw);
+    kf_node *cast = n;
     if (own.scalar != want.scalar && !(n = wrap_cast(s, n, want))) return NULL;
     if (!kf_sema_depends(s, n)) {
         retype(n, own);
+        if (cast != n) fold_node(cast);   /* refolds leave a constant part be: its cast takes its value now */
         return n;
     }
     if (n->kind == KF_N_BINARY || n->kind == KF_N_UNARY) {

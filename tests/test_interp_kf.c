@@ -313,7 +313,9 @@ static void vector_view_loads_and_unrolled_lanes(void **state)
  * the literal's integer bits as a float, t / 3 divided in f32 and
  * (t + 254) / 2 wrapped in u8); abs of a u64 >= 2^63 is itself; a value past
  * INT64_MAX makes the integers u64 (before: 1 << 63 wrapped in i64 and was
- * refused), where + - * wrap to the same bits. */
+ * refused), where + - * wrap to the same bits; an untyped integer part
+ * that does not mention t under a float operation keeps its value (before:
+ * 4 * (t + 0.5) was 0, its cast of 4 to f64 never folded). */
 static const char UNROLL_UNTYPED[] =
     "kernel k(f: &mut [f32], d: &mut [f64], h: &mut [f16], b: &mut [u8], u: &mut [u32], q: &mut [u64]) {\n"
     "    @unroll for t in 0 .. 4 {\n"
@@ -322,6 +324,8 @@ static const char UNROLL_UNTYPED[] =
     "        f[4 + t] = t / 3;\n"
     "        f[8 + t] = t * 0.5 + (t / 2);\n"
     "        d[t] = t * 1000 + 7;\n"
+    "        d[4 + t] = 4 * (t + 0.5);\n"
+    "        d[8 + t] = 1 + t * 0.5;\n"
     "        h[t] = (7 - t) as f16;\n"
     "        let y: u8 = (t + 254) / 2;\n"
     "        b[t] = y;\n"
@@ -339,7 +343,7 @@ static void untyped_unroll_expressions_are_exact(void **state)
     for (int level = KF_OPT_O0; level <= KF_OPT_O1; level++) {
         kf_module *m = compile_opt(UNROLL_UNTYPED, level);
         float f[12];
-        double d[4];
+        double d[12];
         uint16_t h[4];
         uint8_t b[4];
         uint32_t u[4];
@@ -353,6 +357,7 @@ static void untyped_unroll_expressions_are_exact(void **state)
         for (int i = 0; i < 12; i++) assert_true(f[i] == ef[i]);
         for (int t = 0; t < 4; t++) {
             assert_true(d[t] == t * 1000 + 7);
+            assert_true(d[4 + t] == 4 * (t + 0.5) && d[8 + t] == 1 + t * 0.5);
             assert_int_equal(h[t], kf_f16_from_double(7 - t));
             assert_int_equal(b[t], eb[t]);
             assert_int_equal(u[t], eu[t]);
