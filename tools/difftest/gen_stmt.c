@@ -591,20 +591,28 @@ static void gen_for(dt_gen *g, list *l, int size)
 }
 
 /* @unroll for t in 0 .. n [step k]: constant bounds, an untyped variable
- * that indexes vector components and local arrays. */
+ * that indexes vector components and local arrays; one loop in four over a
+ * typed integer from a typed start, negative for a signed type
+ * ((-2 as i8) .. 3: the bounds of a type narrower than i64 once compared
+ * unextended and ran no iteration). */
 static void gen_unroll(dt_gen *g, list *l, int size)
 {
     dt_node *s = stmt(g, DT_S_FOR);
     s->flags = DT_F_UNROLL;
-    int64_t n = dt_range(g->r, 1, 8);
+    int64_t n = dt_range(g->r, 1, 8), lo = 0;
     s->type = (kf_type){KF_TK_SCALAR, KF_S_UINT, 1, 0, 0};
-    s->a[0] = lit_int(g, s->type, 0, true);
-    s->a[1] = lit_int(g, s->type, n, true);
+    bool typed = dt_chance(g->r, 25);
+    if (typed) {
+        s->type = pick_int(g->r);
+        lo = kf_scalar_class[s->type.scalar] == 'i' ? dt_range(g->r, -3, 1) : dt_range(g->r, 0, 2);
+    }
+    s->a[0] = lit_int(g, s->type, lo, !typed);
+    s->a[1] = lit_int(g, s->type, lo + n, true);
     if (dt_chance(g->r, 25)) s->a[2] = lit_int(g, s->type, dt_range(g->r, 1, 3), true);
     s->text = fresh(g);
     loop_state ls = loop_enter(g, DT_V_UNI);
     uint32_t mark = g->nsyms;
-    dt_push(g, (dt_sym){s->text, s->type, DT_K_LOOP, DT_V_UNI, false, (uint32_t)n, NULL, 0, 0, false});
+    dt_push(g, (dt_sym){s->text, s->type, DT_K_LOOP, DT_V_UNI, false, lo >= 0 ? (uint32_t)(lo + n) : 0, NULL, lo, 0, false});
     g->unrolls++;
     loop_body(g, s, size > 3 ? 3 : size);
     g->unrolls--;
