@@ -240,7 +240,10 @@ static kf_type atomic(kf_sema *s, kf_node *n, kf_builtin bi, kf_node **a, unsign
     bool ok = kf_sema_index(s, a[1]);
     if (kf_sema_is_err(bt)) return fail(n);
     if (bt.kind != KF_TK_BUFFER) {
-        kf_sema_error(s, a[0]->loc, "the first argument of '%s' must be a buffer, found %s", nm, TSTR(bt));
+        kf_sema_error(s, a[0]->loc, "the first argument of '%s' must be a buffer, found %s%s", nm, TSTR(bt),
+                      bt.kind == KF_TK_ARRAY ? ": atomics work on buffer elements only; combine in the block first "
+                                               "(warp_sum, a tree in shared memory), then one atomic per block on a buffer"
+                                             : "");
         return fail(n);
     }
     kf_type mt = bt;
@@ -500,7 +503,7 @@ static void check_args(kf_sema *s, kf_builtin bi, kf_node **a, unsigned na)
     for (unsigned i = 0; i < na; i++) {
         if (bi == KF_BI_BITCAST && i == 0 && a[i]->kind == KF_N_TYPE) continue;
         if ((atomic || copy) && (i == 1 || (copy && i == 3))) continue; /* checked as an index */
-        if (takes_array(bi, i) || (copy && i == 2)) kf_sema_value_let(s, a[i], kf_type_void());
+        if (takes_array(bi, i) || (copy && i == 2) || (atomic && i == 0)) kf_sema_value_let(s, a[i], kf_type_void());
         else kf_sema_value(s, a[i], atomic && i == 0);
     }
 }

@@ -866,6 +866,8 @@ static kf_type binary(kf_sema *s, kf_node *n)
     if (is_logic(op) && (!op_rules(s, n->loc, op, kf_op_spelling[op], ta) || !op_rules(s, n->loc, op, kf_op_spelling[op], tb)))
         return fail(n);
     if (untyped(ta) && untyped(tb)) return untyped_binary(s, n);
+    /* 1 + true: the operator's error, not the constant's (it cannot be a bool either) */
+    if ((untyped(ta) || untyped(tb)) && !op_rules(s, n->loc, op, kf_op_spelling[op], untyped(ta) ? tb : ta)) return fail(n);
     kf_type t = kf_sema_unify2(s, n->loc, n->a, n->b, kf_op_spelling[op]);
     if (IS_ERR(t) || !op_rules(s, n->loc, op, kf_op_spelling[op], t)) return fail(n);
     set(n, is_cmp(op) || is_logic(op) ? kf_type_scalar(KF_S_BOOL) : t);
