@@ -156,12 +156,25 @@ static bool untyped_fold(kf_sema *s, kf_node *n, kf_node **args, unsigned na, kf
         }
         if (bi == KF_BI_ABS) r = x < 0 ? -x : x;
         if (bi == KF_BI_SELECT) r = kf_sema_uexact(args[pick]);
-        if (r < INT64_MIN || r > INT64_MAX) return false;
-        n->cval.i = (int64_t)r;
+        if (r <= -((__int128)1 << 64) || r >= ((__int128)1 << 64)) return false;
+        n->cval.i = (int64_t)r;   /* past INT64_MAX: kf_sema_uexact recomputes it from the arguments */
         n->type = kf_type_scalar(KF_S_UINT);
     }
     n->is_const = true;
     return true;
+}
+
+/* Whether an all-untyped generic call is a constant over @unroll variables:
+ * every argument (select: its condition too) constant, one over t. */
+static bool over_unroll(kf_sema *s, kf_node **args, unsigned na, kf_builtin bi)
+{
+    if (!generic(bi)) return false;
+    bool dep = false;
+    for (int i = bi == KF_BI_SELECT ? -1 : 0; i < (int)na; i++) {
+        if (!args[i]->is_const) return false;
+        dep |= kf_sema_depends(s, args[i]);
+    }
+    return dep;
 }
 
 /* The type an all-untyped generic or math call takes (sqrt(2.0) beside an
@@ -189,6 +202,13 @@ static kf_type unify(kf_sema *s, kf_node *n, kf_node **args, unsigned na, kf_bui
         fl |= args[i]->type.scalar == KF_S_UFLOAT;
     }
     if (!typed && untyped_fold(s, n, args, na, bi, fl)) return n->type;
+    if (!typed && over_unroll(s, args, na, bi)) {
+        /* like an untyped operator over t: typed, exactly per iteration, by its context (kf_sema_adapt) */
+        n->is_const = true;
+        n->cval.u = 0;
+        n->type = kf_type_scalar(fl ? KF_S_UFLOAT : KF_S_UINT);
+        return n->type;
+    }
     if (!typed) {
         kf_type d = untyped_target(s, n, bi, fl);
         for (unsigned i = 0; i < na; i++)

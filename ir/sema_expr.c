@@ -75,6 +75,39 @@ static int ubin(kf_op op, i128 a, i128 b, i128 *r)
     return (*r <= -ULIM || *r >= ULIM) ? 2 : 0;
 }
 
+static i128 uexact(const kf_node *n);
+
+/* The value args[k] of the untyped generic call n (min, max, clamp, abs,
+ * select), select's condition not counted; NULL past the last. */
+static const kf_node *generic_arg(const kf_node *n, unsigned k)
+{
+    const kf_node *a = n->b;
+    if (n->op == KF_BI_SELECT && a) a = a->next;
+    while (a && k--) a = a->next;
+    return a;
+}
+
+bool kf_sema_generic_call(const kf_node *n)
+{
+    return n->kind == KF_N_CALL && !n->sym && (n->op == KF_BI_MIN || n->op == KF_BI_MAX || n->op == KF_BI_CLAMP ||
+                                               n->op == KF_BI_ABS || n->op == KF_BI_SELECT);
+}
+
+/* min, max, clamp, abs or select of the exact values v[] (select: pick). */
+static i128 generic_value(kf_builtin bi, const i128 *v, bool pick_first)
+{
+    switch (bi) {
+    case KF_BI_MIN: return v[0] < v[1] ? v[0] : v[1];
+    case KF_BI_MAX: return v[0] > v[1] ? v[0] : v[1];
+    case KF_BI_CLAMP: {
+        i128 r = v[0] > v[1] ? v[0] : v[1];
+        return r < v[2] ? r : v[2];
+    }
+    case KF_BI_ABS: return v[0] < 0 ? -v[0] : v[0];
+    default: return pick_first ? v[0] : v[1];
+    }
+}
+
 static i128 uexact(const kf_node *n)
 {
     i128 r = 0;
@@ -82,6 +115,14 @@ static i128 uexact(const kf_node *n)
     case KF_N_INT: return (i128)n->ival;
     case KF_N_UNARY: r = uexact(n->a); return n->op == KF_OP_NEG ? -r : ~r;
     case KF_N_BINARY: ubin((kf_op)n->op, uexact(n->a), uexact(n->b), &r); return r;
+    case KF_N_CALL:
+        /* an untyped generic call holds past INT64_MAX too: from its arguments */
+        if (kf_sema_generic_call(n) && n->type.scalar == KF_S_UINT) {
+            i128 v[3] = {0};
+            for (unsigned k = 0; k < 3 && generic_arg(n, k); k++) v[k] = uexact(generic_arg(n, k));
+            return generic_value((kf_builtin)n->op, v, n->op != KF_BI_SELECT || n->b->cval.u);
+        }
+        return (i128)n->cval.i;
     default: return (i128)n->cval.i;
     }
 }
@@ -384,6 +425,11 @@ static bool needs_u64(const kf_sema *s, const kf_node *n)
 {
     if (!n || !untyped(n->type)) return false;
     if (!kf_sema_depends(s, n)) return n->type.scalar == KF_S_UINT && uexact(n) > INT64_MAX;
+    if (kf_sema_generic_call(n)) {
+        for (unsigned k = 0; generic_arg(n, k); k++)
+            if (needs_u64(s, generic_arg(n, k))) return true;
+        return false;
+    }
     return (n->kind == KF_N_BINARY || n->kind == KF_N_UNARY) && (needs_u64(s, n->a) || needs_u64(s, n->b));
 }
 
@@ -409,6 +455,9 @@ static kf_node *type_exact(kf_sema *s, kf_node *n, kf_type want, kf_scalar iw)
         bool shift = n->kind == KF_N_BINARY && (n->op == KF_OP_SHL || n->op == KF_OP_SHR);
         if ((n->a && !type_exact(s, n->a, own, iw)) || (n->b && !type_exact(s, n->b, shift ? kf_type_scalar(iw) : own, iw)))
             return NULL;
+    } else if (kf_sema_generic_call(n)) {
+        for (unsigned k = 0; generic_arg(n, k); k++)
+            if (!type_exact(s, (kf_node *)generic_arg(n, k), own, iw)) return NULL;
     }
     n->type = own;
     return n;
@@ -451,9 +500,10 @@ static i128 exact_int(const kf_sema *s, const kf_node *n, exact_span *sp);
 /* A float node: its integer operands, each converted to f64 (a use). */
 static void exact_float(const kf_sema *s, const kf_node *n, exact_span *sp)
 {
-    if (n->kind != KF_N_BINARY && n->kind != KF_N_UNARY) return;
-    const kf_node *k[2] = {n->a, n->b};
-    for (int i = 0; i < 2; i++) {
+    bool call = kf_sema_generic_call(n);
+    if (n->kind != KF_N_BINARY && n->kind != KF_N_UNARY && !call) return;
+    const kf_node *k[3] = {call ? generic_arg(n, 0) : n->a, call ? generic_arg(n, 1) : n->b, call ? generic_arg(n, 2) : NULL};
+    for (int i = 0; i < 3; i++) {
         if (!k[i] || !untyped(k[i]->type)) continue;
         if (k[i]->type.scalar == KF_S_UFLOAT) exact_float(s, k[i], sp);
         else exact_use(sp, exact_int(s, k[i], sp));
@@ -474,6 +524,15 @@ static i128 exact_int(const kf_sema *s, const kf_node *n, exact_span *sp)
         i128 a = exact_int(s, n->a, sp), b = exact_int(s, n->b, sp);
         if (n->op == KF_OP_DIV || n->op == KF_OP_REM || n->op == KF_OP_SHR) exact_use(sp, a), exact_use(sp, b);
         if (ubin((kf_op)n->op, a, b, &r) == 2 && !sp->over) sp->over = true, sp->at = n;
+    } else if (kf_sema_generic_call(n)) {   /* min, max, clamp, abs compare their arguments: uses */
+        i128 v[3] = {0};
+        for (unsigned k = 0; k < 3 && generic_arg(n, k); k++) {
+            v[k] = exact_int(s, generic_arg(n, k), sp);
+            if (n->op != KF_BI_SELECT) exact_use(sp, v[k]);
+        }
+        if (n->op == KF_BI_SELECT) kf_sema_refold(n->b);
+        r = generic_value((kf_builtin)n->op, v, n->op != KF_BI_SELECT || n->b->cval.u);
+        if ((r <= -((i128)1 << 64) || r >= ((i128)1 << 64)) && !sp->over) sp->over = true, sp->at = n;
     }
     sp->big |= r > INT64_MAX;
     return r;

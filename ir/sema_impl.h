@@ -188,6 +188,8 @@ void kf_sema_each_unroll(kf_sema *s, bool (*fn)(kf_sema *, void *), void *ctx);
 /* Whether e depends on an active @unroll variable (always false outside
  * @unroll bodies, so long let chains elsewhere cost nothing). */
 bool kf_sema_depends(const kf_sema *s, const kf_node *e);
+/* Whether n is a call of min, max, clamp, abs or select. */
+bool kf_sema_generic_call(const kf_node *n);
 /* Folds n from its operands when operands_const (reports a constant
  * division by zero). */
 void kf_sema_try_fold(kf_sema *s, kf_node *n, bool operands_const);

@@ -307,6 +307,15 @@ static void vector_view_loads_and_unrolled_lanes(void **state)
     kf_module_free(m);
 }
 
+/* Runs src's kernel as one thread at optimisation level `level` on args. */
+static void run_one_thread(const char *src, int level, karg *args)
+{
+    kf_module *m = compile_opt(src, level);
+    kf_error err = {0};
+    assert_int_equal(run(kf_module_kernel(m, NULL), 1, 1, args, &err, NULL), KF_OK);
+    kf_module_free(m);
+}
+
 /* An untyped @unroll variable adapts like a literal (LANGUAGE.md section
  * 5): an expression over it is exact in each iteration, then converted to
  * its context's type (before: computed in that type, so t + 1 as f32 read
@@ -341,7 +350,6 @@ static const char UNROLL_UNTYPED[] =
 static void untyped_unroll_expressions_are_exact(void **state)
 {
     for (int level = KF_OPT_O0; level <= KF_OPT_O1; level++) {
-        kf_module *m = compile_opt(UNROLL_UNTYPED, level);
         float f[12];
         double d[12];
         uint16_t h[4];
@@ -349,8 +357,7 @@ static void untyped_unroll_expressions_are_exact(void **state)
         uint32_t u[4];
         uint64_t q[12];
         karg args[] = {{f, sizeof f, 0}, {d, sizeof d, 0}, {h, sizeof h, 0}, {b, sizeof b, 0}, {u, sizeof u, 0}, {q, sizeof q, 0}};
-        kf_error err = {0};
-        assert_int_equal(run(kf_module_kernel(m, NULL), 1, 1, args, &err, NULL), KF_OK);
+        run_one_thread(UNROLL_UNTYPED, level, args);
         static const float ef[12] = {1, 2, 3, 4, 0, 0, 0, 1, 0, 0.5f, 2, 2.5f};
         static const uint8_t eb[4] = {127, 127, 128, 128};
         static const uint32_t eu[4] = {5 + 7, 5 + 0, 5 + 1, 6 + 2};
@@ -365,7 +372,6 @@ static void untyped_unroll_expressions_are_exact(void **state)
             assert_true(q[4 + t] == (uint64_t)(3 - t) << (62 - t));
             assert_true(q[8 + t] == ((uint64_t)t - 1 + (UINT64_C(1) << 63)) / 2);
         }
-        kf_module_free(m);
     }
 }
 
@@ -389,15 +395,57 @@ static const char UNROLL_NEGATIVE[] =
 static void unroll_over_negative_typed_bounds(void **state)
 {
     for (int level = KF_OPT_O0; level <= KF_OPT_O1; level++) {
-        kf_module *m = compile_opt(UNROLL_NEGATIVE, level);
         int32_t o[8] = {0}, p[8] = {0};
         karg args[] = {{o, sizeof o, 0}, {p, sizeof p, 0}};
-        kf_error err = {0};
-        assert_int_equal(run(kf_module_kernel(m, NULL), 1, 1, args, &err, NULL), KF_OK);
+        run_one_thread(UNROLL_NEGATIVE, level, args);
         static const int32_t eo[8] = {-2, -1, 0, 0, 0, 0, 0, 3}, ep[8] = {-4, -1, 2, -3, -2, 0, 0, 5};
         assert_memory_equal(o, eo, sizeof eo);
         assert_memory_equal(p, ep, sizeof ep);
-        kf_module_free(m);
+    }
+}
+
+/* min, max, clamp, abs and select over untyped constants and an @unroll
+ * variable are untyped constants too, typed by their context exactly per
+ * iteration (before: they took i32 unless the context was a declaration,
+ * so max(x, min(t, 2)) with x: i16 was refused and min(t + 254, 255) as u8
+ * overflowed u8); over untyped integers past INT64_MAX they stay exact
+ * (before: refused as operands). */
+static const char UNROLL_GENERIC[] =
+    "kernel k(x: &[i16], o: &mut [i16], b: &mut [u8], p: &mut [i32], f: &mut [f32], w: &mut [u64]) {\n"
+    "    @unroll for t in 0 .. 5 {\n"
+    "        o[t] = max(x[0], min(t, 2));\n"
+    "        let y: u8 = min(t + 254, 255);\n"
+    "        b[t] = y;\n"
+    "        p[t] = clamp(x[0] as i32, abs(t - 3), 5) + select(t > 1, t, 10);\n"
+    "        f[t] = max(t * 0.5, 1);\n"
+    "        w[t] = (min(t, 2) + 18446744073709551610) / 2;\n"
+    "    }\n"
+    "    p[5] = max(9223372036854775808, 1) / 9223372036854775808;\n"
+    "    w[5] = abs(-9223372036854775808) + 0;\n"
+    "    w[6] = min(select(true, 18446744073709551615, 1), 5);\n"
+    "}\n";
+
+static void unroll_generic_builtins_adapt(void **state)
+{
+    for (int level = KF_OPT_O0; level <= KF_OPT_O1; level++) {
+        int16_t x[1] = {-5}, o[5];
+        uint8_t b[5];
+        int32_t p[6];
+        float f[5];
+        uint64_t w[7];
+        karg args[] = {{x, sizeof x, 0}, {o, sizeof o, 0}, {b, sizeof b, 0}, {p, sizeof p, 0}, {f, sizeof f, 0}, {w, sizeof w, 0}};
+        run_one_thread(UNROLL_GENERIC, level, args);
+        static const int16_t eo[5] = {0, 1, 2, 2, 2};
+        static const uint8_t eb[5] = {254, 255, 255, 255, 255};
+        static const int32_t ep[6] = {13, 12, 3, 3, 5, 1};
+        static const float ef[5] = {1, 1, 1, 1.5f, 2};
+        static const uint64_t ew[7] = {UINT64_MAX / 2 - 2, UINT64_MAX / 2 - 2, UINT64_MAX / 2 - 1, UINT64_MAX / 2 - 1,
+                                       UINT64_MAX / 2 - 1, UINT64_C(1) << 63, 5};
+        assert_memory_equal(o, eo, sizeof eo);
+        assert_memory_equal(b, eb, sizeof eb);
+        assert_memory_equal(p, ep, sizeof ep);
+        assert_memory_equal(f, ef, sizeof ef);
+        assert_memory_equal(w, ew, sizeof ew);
     }
 }
 
@@ -957,6 +1005,7 @@ int main(void)
         cmocka_unit_test(untyped_unroll_expressions_are_exact),
         cmocka_unit_test(untyped_comparisons_are_exact),
         cmocka_unit_test(unroll_over_negative_typed_bounds),
+        cmocka_unit_test(unroll_generic_builtins_adapt),
         cmocka_unit_test(shuffles_of_f64_i64_and_vectors),
         cmocka_unit_test(integer_builtins_from_source),
         cmocka_unit_test(atomics_from_source),
