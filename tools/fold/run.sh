@@ -16,9 +16,14 @@
 #                                             outputs at -O1 and -O0 (and the
 #                                             probes); "skipped: no GPU" without one
 #
+# Then tree/gen.py: random expression trees (untyped constants in every
+# context, @unroll, consts and -D, generic builtins, casts, vectors) against
+# tree/model.py, 1,500 statements a seed (seeds 1-4 on the cpu, 1 on a GPU
+# path), -O1 and -O0.
+#
 # Environment: FOLD_FULL=1 the 17k-case set (default 3.8k), FOLD_JOBS (2),
-# FOLD_KEEP=1 keeps the work folder. Prints PASS/FAIL lines and a total;
-# exits 1 on any problem, 77 when skipped.
+# FOLD_TREE_SEEDS (the tree seeds), FOLD_KEEP=1 keeps the work folder.
+# Prints PASS/FAIL lines and a total; exits 1 on any problem, 77 when skipped.
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 kf=$(readlink -f "${1:?usage: run.sh KFORGE cpu|cuda|ptx... [--emit]}")
@@ -64,7 +69,7 @@ step() {   # step NAME CMD...: runs CMD, prints its problems and its last line
     else
         fail=$((fail + 1))
         echo "FAIL $name: $(tail -1 "$log")"
-        grep -E '^(MISMATCH|FORMDIFF|REJECT|ERROR|FAIL|ACCEPTED)' "$log" | head -20 | sed 's/^/  /'
+        grep -E '^(MISMATCH|FORMDIFF|REJECT|ERROR|FAIL|ACCEPTED|FALSE-REJECT|RUN-ERROR|SHRUNK)' "$log" | head -20 | sed 's/^/  /'
     fi
 }
 "$py" "$here/gen.py" "$FOLD_OUT" ${FOLD_FULL:+--full} >"$work/gen.log" 2>&1 || {
@@ -86,6 +91,21 @@ for opt in -O1 -O0; do
     done
 done
 case " ${backends[*]} " in *" cpu "*) step rejects "$py" "$here/check.py" rejects --kforge "$kf" ;; esac
+# random expression trees against tree/model.py (each back end alone: the model is the reference)
+trees=()
+for b in "${backends[@]}"; do
+    for sd in ${FOLD_TREE_SEEDS:-$([ "$b" = cpu ] && echo "1 2 3 4" || echo 1)}; do
+        name=tree-$b-seed$sd
+        trees+=("$name")
+        { "$py" "$here/tree/gen.py" --kforge "$kf" --backend "$b" --seed "$sd" --count 1500 --quiet; echo $? >"$work/$name.rc"; } \
+            >"$work/$name.out" 2>&1 &
+    done
+done
+wait
+for name in "${trees[@]}"; do
+    # shellcheck disable=SC2016  # expanded by sh
+    step "$name" sh -c 'cat "$1"; exit "$(cat "$2")"' _ "$work/$name.out" "$work/$name.rc"
+done
 if [ $emit = 1 ]; then
     # without a GPU: kforge's PTX through ptxas, its CUDA-C through NVRTC (a raw .cu's PTX)
     emit_one() {

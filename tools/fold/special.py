@@ -4,7 +4,7 @@ cover: @unroll variables, -D overrides (values and refusals), consts over
 consts with overrides, @schedule expressions over overridden consts.
 Each probe: source, defines, expected outputs (or 'reject').
 Usage: special.py [--kforge BIN] [--backend B] [--opt O]   (prints PASS/FAIL)"""
-import os, subprocess, sys, tempfile, math, struct
+import os, subprocess, sys, tempfile, math
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 from ref import *
