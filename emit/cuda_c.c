@@ -399,13 +399,72 @@ static const char *vector_braces(kw *w, const kf_ir_ins *in)
  * a memcpy bitcast becomes an ld.v2.u8 again). NULL for any other type. A
  * load only: the result is not an lvalue (a store through it was dropped:
  * seed 9). */
-static const char *byte_vector_load(kw *w, kf_type t, const char *base, const char *idx)
+static const char *byte_vector_load(kw *w, kf_type t, const char *base, const char *idx, bool nc)
 {
     static const char *const words[17] = {[2] = "unsigned short", [4] = "unsigned", [8] = "unsigned long long",
                                           [16] = "ulonglong2"};
     if (t.kind != KF_TK_VECTOR || kf_scalar_bytes[t.scalar] != 1 || t.lanes > 16 || !words[t.lanes]) return NULL;
     kf_cu_need(w->c, KF_CU_H_BYTES);
-    return kf_cu_str(w->c, "kf_bytes<%s>(((const %s*)%s)[%s])", kf_cu_type(w->c, t), words[t.lanes], base, idx);
+    if (!nc) return kf_cu_str(w->c, "kf_bytes<%s>(((const %s*)%s)[%s])", kf_cu_type(w->c, t), words[t.lanes], base, idx);
+    kf_cu_need(w->c, KF_CU_H_LDG);
+    return kf_cu_str(w->c, "kf_bytes<%s>(kf_ldg((const %s*)%s + (%s)))", kf_cu_type(w->c, t), words[t.lanes], base, idx);
+}
+
+/* Whether parameter p, a buffer, is declared __restrict__: not when the
+ * kernel calls dep_wait() and p is read after it (it may be the kernel
+ * before's output: NVVM must make no ld.global.nc of it that ptxas could
+ * move above the wait; emit/ptx_ops.c load_space). */
+static bool param_restrict(const kw *w, uint32_t p)
+{
+    bool dep = kf_emit_pdl_wait(w->c->o) && kf_ir_places_dep_wait(w->k);
+    return !dep || (p < 64 && (kf_ir_early_params(w->k) >> p & 1));
+}
+
+/* Whether the buffer value b is a read-only parameter declared __restrict__
+ * (or a view of one): its loads are kf_ldg, an ld.global.nc of our own. */
+static bool nc_buffer(const kw *w, kf_val b)
+{
+    const kf_ir_kernel *k = w->k;
+    for (int depth = 0; depth < 16 && b < k->nvals && w->v[b].ndefs == 1; depth++) {
+        const kf_ir_ins *d = &k->ins[w->v[b].def];
+        if (d->op == KF_IR_VIEW) {
+            b = d->a[0];
+            continue;
+        }
+        if (d->op != KF_IR_PARAM || d->imm >= k->nparams) return false;
+        kf_type t = k->params[d->imm].type;
+        return t.kind == KF_TK_BUFFER && !(t.flags & KF_TF_MUT) && param_restrict(w, (uint32_t)d->imm);
+    }
+    return false;
+}
+
+/* Whether the kernel loads from a global buffer that nc_buffer() rejects
+ * (a &mut one, mostly): only then could NVVM merge such a load with a
+ * read-only one. */
+static bool loads_written_buffer(const kw *w)
+{
+    for (uint32_t i = 0; i < w->k->nins; i++)
+        if (w->k->ins[i].op == KF_IR_LOAD && !w->dead[i] && !nc_buffer(w, w->k->ins[i].a[0])) return true;
+    return false;
+}
+
+/* Whether the value of load i may meet another load in one value, which
+ * NVVM can turn into one load of a selected address: the load writes a var
+ * assigned elsewhere too (a phi), or its value is an arm of a select or is
+ * copied into such a var. Only those read-only loads are kf_ldg (in a
+ * kernel that also loads a written buffer); the rest keep NVVM's own .nc. */
+static bool may_merge(const kw *w, uint32_t i)
+{
+    const kf_ir_kernel *k = w->k;
+    kf_val v = k->ins[i].dst;
+    if (w->v[v].ndefs > 1) return true;
+    for (uint32_t j = 0; j < k->nins; j++) {
+        const kf_ir_ins *u = &k->ins[j];
+        if (w->dead[j]) continue;
+        if (u->op == KF_IR_SELECT && (u->a[1] == v || u->a[2] == v)) return true;
+        if (u->op == KF_IR_MOV && u->a[0] == v && u->dst < k->nvals && w->v[u->dst].ndefs > 1) return true;
+    }
+    return false;
 }
 
 /* Element idx of the array an ALOAD/ASTORE names, through a view of
@@ -523,11 +582,15 @@ static const char *rhs(kw *w, uint32_t i)
     case KF_IR_SREG: return kf_cu_sreg(w, in->imm);
     case KF_IR_VIEW: return kf_cu_str(c, "(%s)%s", decl_type(w, vals[in->dst].type), val(w, in->a[0]));
     case KF_IR_LOAD: {
-        const char *bytes = byte_vector_load(w, in->type, val(w, in->a[0]), bare(w, in->a[1]));
-        return bytes ? bytes : kf_cu_str(c, "%s[%s]", val(w, in->a[0]), bare(w, in->a[1]));
+        bool nc = w->explicit_nc && nc_buffer(w, in->a[0]) && may_merge(w, (uint32_t)(in - w->k->ins));
+        const char *bytes = byte_vector_load(w, in->type, val(w, in->a[0]), bare(w, in->a[1]), nc);
+        if (bytes) return bytes;
+        if (!nc) return kf_cu_str(c, "%s[%s]", val(w, in->a[0]), bare(w, in->a[1]));
+        kf_cu_need(c, KF_CU_H_LDG);
+        return kf_cu_str(c, "kf_ldg(%s + (%s))", val(w, in->a[0]), bare(w, in->a[1]));
     }
     case KF_IR_ALOAD: {
-        const char *bytes = byte_vector_load(w, in->type, w->anames[in->imm], bare(w, in->a[0]));
+        const char *bytes = byte_vector_load(w, in->type, w->anames[in->imm], bare(w, in->a[0]), false);
         return bytes ? bytes : array_elem(w, in);
     }
     case KF_IR_INTRIN: return intrin_expr(w, in);
@@ -783,16 +846,10 @@ static void write_signature(kw *w)
     else if (s->block[0]) wline(w, k->loc, "extern \"C\" __global__ void __launch_bounds__(%llu)", (unsigned long long)b);
     else wline(w, k->loc, "extern \"C\" __global__ void");   /* no block known: no bound */
     kf_buf_printf(o, "%s(", k->name);
-    bool dep = kf_emit_pdl_wait(w->c->o) && kf_ir_places_dep_wait(k);
-    uint64_t early = kf_ir_early_params(k);
     for (uint32_t p = 0; p < k->nparams; p++) {
         kf_type t = k->params[p].type;
-        /* with dep_wait(), a buffer not read before it may be the kernel
-           before's output: no __restrict__, so NVVM makes no ld.global.nc of
-           it that ptxas could move above the wait (emit/ptx_ops.c load_space) */
-        bool nc_ok = !dep || (p < 64 && (early >> p & 1));
         const char *ty = t.kind != KF_TK_BUFFER ? decl_type(w, t)
-                         : nc_ok ? kf_cu_str(w->c, "%s __restrict__", decl_type(w, t)) : decl_type(w, t);
+                         : param_restrict(w, p) ? kf_cu_str(w->c, "%s __restrict__", decl_type(w, t)) : decl_type(w, t);
         kf_buf_printf(o, "%s%s %s", p ? ", " : "", ty, w->pnames[p]);
     }
     kf_buf_puts(o, ")\n");
@@ -855,6 +912,7 @@ static void emit_kernel(kf_cu *c, const kf_ir_kernel *k, kf_buf *out, loc_vec *l
 {
     kw w = {.c = c, .k = k, .out = out};
     if (!kf_cu_analyze(&w)) return;
+    w.explicit_nc = loads_written_buffer(&w);
     w.lines = *lines;
     write_signature(&w);
     write_pdl(&w);

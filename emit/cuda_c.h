@@ -24,6 +24,7 @@
     X(KF_CU_H_BITCAST_SPLIT, 0)                            \
     X(KF_CU_H_HALF_BITS, KF_CU_BIT(KF_CU_H_BITCAST))       \
     X(KF_CU_H_BYTES, 0)                                    \
+    X(KF_CU_H_LDG, 0)                                      \
     X(KF_CU_H_F16, 0)                                      \
     X(KF_CU_H_BF16, 0)                                     \
     X(KF_CU_H_F16_OPS, KF_CU_BIT(KF_CU_H_F16))             \
@@ -132,6 +133,7 @@ typedef struct {
     uint32_t *init;          /* [nins] header LOOP: the declaration moved into for (init; ...), +1 */
     uint8_t *elif;           /* [nins] else-if collapsing: ELIF_* bits */
     bool *aread;             /* [narrays] a live instruction reads the array */
+    bool explicit_nc;        /* read-only buffers' loads are kf_ldg (cuda_c.c loads_written_buffer) */
     const char **pnames;     /* [nparams] */
     const char **anames;     /* [narrays] */
     kf_cu_names names;

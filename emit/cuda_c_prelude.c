@@ -88,6 +88,26 @@ static const char *const helper_text[KF_CU_H_COUNT] = {
         "    for (unsigned i = 0; i < 16; i++) r.v[i] = ((i < 8 ? w.x : w.y) >> (8 * (i % 8))) & 0xffu;\n"
         "    return r;\n"
         "}\n",
+    [KF_CU_H_LDG] =
+        "/* An element of a read-only buffer through ld.global.nc, written out: left to\n"
+        "   NVVM, the .nc of a read-only buffer's load stayed on a load it merged with one\n"
+        "   of a written buffer (if c { x = ro[k] } else { x = rw[i] } became one load of\n"
+        "   the selected address, stale after the kernel's own store; difftest seed 2517\n"
+        "   program 790). As a word of the element's size (1 to 16 bytes) */\n"
+        "template <unsigned N> struct kf_ldg_word;\n"
+        "template <> struct kf_ldg_word<1> { typedef unsigned char t; };\n"
+        "template <> struct kf_ldg_word<2> { typedef unsigned short t; };\n"
+        "template <> struct kf_ldg_word<4> { typedef unsigned t; };\n"
+        "template <> struct kf_ldg_word<8> { typedef unsigned long long t; };\n"
+        "template <> struct kf_ldg_word<16> { typedef uint4 t; };\n"
+        "template <typename T> __device__ __forceinline__ T kf_ldg(const T* p)\n"
+        "{\n"
+        "    typedef typename kf_ldg_word<sizeof(T)>::t W;\n"
+        "    W w = __ldg((const W*)p);\n"
+        "    T r;\n"
+        "    memcpy(&r, &w, sizeof r);\n"
+        "    return r;\n"
+        "}\n",
     [KF_CU_H_BITCAST_SPLIT] =
         "/* bitcast(T, x) to narrower lanes of 8 or 16 bits (i16x4 from u32x2) is\n"
         "   written T{{lane, ...}}, each lane the low bits of x's 32-bit word\n"

@@ -40,6 +40,26 @@ template <typename L> __device__ __forceinline__ L kf_low_bits(unsigned w)
     return r;
 }
 
+/* An element of a read-only buffer through ld.global.nc, written out: left to
+   NVVM, the .nc of a read-only buffer's load stayed on a load it merged with one
+   of a written buffer (if c { x = ro[k] } else { x = rw[i] } became one load of
+   the selected address, stale after the kernel's own store; difftest seed 2517
+   program 790). As a word of the element's size (1 to 16 bytes) */
+template <unsigned N> struct kf_ldg_word;
+template <> struct kf_ldg_word<1> { typedef unsigned char t; };
+template <> struct kf_ldg_word<2> { typedef unsigned short t; };
+template <> struct kf_ldg_word<4> { typedef unsigned t; };
+template <> struct kf_ldg_word<8> { typedef unsigned long long t; };
+template <> struct kf_ldg_word<16> { typedef uint4 t; };
+template <typename T> __device__ __forceinline__ T kf_ldg(const T* p)
+{
+    typedef typename kf_ldg_word<sizeof(T)>::t W;
+    W w = __ldg((const W*)p);
+    T r;
+    memcpy(&r, &w, sizeof r);
+    return r;
+}
+
 /* f16: IEEE binary16 bits; arithmetic goes through f32 (exact widening,
    one round-to-nearest-even back) */
 struct __align__(2) kf_f16 { unsigned short bits; };
@@ -4741,7 +4761,7 @@ gemv_f16_f16_f16_acc(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x
                     kf_u32x4 t_4_ = t8332_;
                     if (v_19_ < nv_2_) {
                         unsigned t8338_ = (row_[0u] * nv_2_) + v_19_;
-                        kf_u32x4 t8339_ = wv_[t8338_];
+                        kf_u32x4 t8339_ = kf_ldg(wv_ + (t8338_));
                         t_4_ = t8339_;
                     }
                     wr_[0u] = t_4_;
@@ -4750,7 +4770,7 @@ gemv_f16_f16_f16_acc(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x
                     kf_u32x4 t_5_ = t8345_;
                     if (v_20_ < nv_2_) {
                         unsigned t8351_ = (row_[0u] * nv_2_) + v_20_;
-                        kf_u32x4 t8352_ = wv_[t8351_];
+                        kf_u32x4 t8352_ = kf_ldg(wv_ + (t8351_));
                         t_5_ = t8352_;
                     }
                     wr_[1u] = t_5_;
@@ -4759,7 +4779,7 @@ gemv_f16_f16_f16_acc(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x
                     kf_u32x4 t_6_ = t8358_;
                     if (v_21_ < nv_2_) {
                         unsigned t8364_ = (row_[0u] * nv_2_) + v_21_;
-                        kf_u32x4 t8365_ = wv_[t8364_];
+                        kf_u32x4 t8365_ = kf_ldg(wv_ + (t8364_));
                         t_6_ = t8365_;
                     }
                     wr_[2u] = t_6_;
@@ -4768,7 +4788,7 @@ gemv_f16_f16_f16_acc(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x
                     kf_u32x4 t_7_ = t8371_;
                     if (v_22_ < nv_2_) {
                         unsigned t8377_ = (row_[0u] * nv_2_) + v_22_;
-                        kf_u32x4 t8378_ = wv_[t8377_];
+                        kf_u32x4 t8378_ = kf_ldg(wv_ + (t8377_));
                         t_7_ = t8378_;
                     }
                     wr_[3u] = t_7_;
@@ -5209,7 +5229,7 @@ gemv_bf16_f16_f16_acc(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__
                     kf_u32x4 t_4_ = t8332_;
                     if (v_19_ < nv_2_) {
                         unsigned t8338_ = (row_[0u] * nv_2_) + v_19_;
-                        kf_u32x4 t8339_ = wv_[t8338_];
+                        kf_u32x4 t8339_ = kf_ldg(wv_ + (t8338_));
                         t_4_ = t8339_;
                     }
                     wr_[0u] = t_4_;
@@ -5218,7 +5238,7 @@ gemv_bf16_f16_f16_acc(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__
                     kf_u32x4 t_5_ = t8345_;
                     if (v_20_ < nv_2_) {
                         unsigned t8351_ = (row_[0u] * nv_2_) + v_20_;
-                        kf_u32x4 t8352_ = wv_[t8351_];
+                        kf_u32x4 t8352_ = kf_ldg(wv_ + (t8351_));
                         t_5_ = t8352_;
                     }
                     wr_[1u] = t_5_;
@@ -5227,7 +5247,7 @@ gemv_bf16_f16_f16_acc(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__
                     kf_u32x4 t_6_ = t8358_;
                     if (v_21_ < nv_2_) {
                         unsigned t8364_ = (row_[0u] * nv_2_) + v_21_;
-                        kf_u32x4 t8365_ = wv_[t8364_];
+                        kf_u32x4 t8365_ = kf_ldg(wv_ + (t8364_));
                         t_6_ = t8365_;
                     }
                     wr_[2u] = t_6_;
@@ -5236,7 +5256,7 @@ gemv_bf16_f16_f16_acc(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__
                     kf_u32x4 t_7_ = t8371_;
                     if (v_22_ < nv_2_) {
                         unsigned t8377_ = (row_[0u] * nv_2_) + v_22_;
-                        kf_u32x4 t8378_ = wv_[t8377_];
+                        kf_u32x4 t8378_ = kf_ldg(wv_ + (t8377_));
                         t_7_ = t8378_;
                     }
                     wr_[3u] = t_7_;

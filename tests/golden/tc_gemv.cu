@@ -40,6 +40,26 @@ template <typename L> __device__ __forceinline__ L kf_low_bits(unsigned w)
     return r;
 }
 
+/* An element of a read-only buffer through ld.global.nc, written out: left to
+   NVVM, the .nc of a read-only buffer's load stayed on a load it merged with one
+   of a written buffer (if c { x = ro[k] } else { x = rw[i] } became one load of
+   the selected address, stale after the kernel's own store; difftest seed 2517
+   program 790). As a word of the element's size (1 to 16 bytes) */
+template <unsigned N> struct kf_ldg_word;
+template <> struct kf_ldg_word<1> { typedef unsigned char t; };
+template <> struct kf_ldg_word<2> { typedef unsigned short t; };
+template <> struct kf_ldg_word<4> { typedef unsigned t; };
+template <> struct kf_ldg_word<8> { typedef unsigned long long t; };
+template <> struct kf_ldg_word<16> { typedef uint4 t; };
+template <typename T> __device__ __forceinline__ T kf_ldg(const T* p)
+{
+    typedef typename kf_ldg_word<sizeof(T)>::t W;
+    W w = __ldg((const W*)p);
+    T r;
+    memcpy(&r, &w, sizeof r);
+    return r;
+}
+
 /* f16: IEEE binary16 bits; arithmetic goes through f32 (exact widening,
    one round-to-nearest-even back) */
 struct __align__(2) kf_f16 { unsigned short bits; };
@@ -860,7 +880,7 @@ tc_gemv_f16_acc(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x_, kf
             kf_u32x4 t_ = t101_;
             if (ok_) {
                 unsigned t107_ = (rbase_[0u] >> 3u) + v_;
-                kf_u32x4 t108_ = wv_[t107_];
+                kf_u32x4 t108_ = kf_ldg(wv_ + (t107_));
                 t_ = t108_;
             }
             wr_[0u] = t_;
@@ -868,7 +888,7 @@ tc_gemv_f16_acc(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x_, kf
             kf_u32x4 t_2_ = t111_;
             if (ok_) {
                 unsigned t117_ = (rbase_[1u] >> 3u) + v_;
-                kf_u32x4 t118_ = wv_[t117_];
+                kf_u32x4 t118_ = kf_ldg(wv_ + (t117_));
                 t_2_ = t118_;
             }
             wr_[1u] = t_2_;
@@ -878,11 +898,11 @@ tc_gemv_f16_acc(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x_, kf
             kf_u32x4 x1_ = t124_;
             if (ok_) {
                 unsigned t128_ = (xb0_ >> 3u) + v_;
-                kf_u32x4 t129_ = xv_[t128_];
+                kf_u32x4 t129_ = kf_ldg(xv_ + (t128_));
                 x0_ = t129_;
                 if (two_) {
                     unsigned t132_ = (xb1_ >> 3u) + v_;
-                    kf_u32x4 t133_ = xv_[t132_];
+                    kf_u32x4 t133_ = kf_ldg(xv_ + (t132_));
                     x1_ = t133_;
                 }
             }
@@ -894,7 +914,7 @@ tc_gemv_f16_acc(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x_, kf
             kf_u32x4 t_3_ = t143_;
             if (ok_2_) {
                 unsigned t149_ = (rbase_[0u] >> 3u) + v_2_;
-                kf_u32x4 t150_ = wv_[t149_];
+                kf_u32x4 t150_ = kf_ldg(wv_ + (t149_));
                 t_3_ = t150_;
             }
             wr_[2u] = t_3_;
@@ -902,7 +922,7 @@ tc_gemv_f16_acc(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x_, kf
             kf_u32x4 t_4_ = t153_;
             if (ok_2_) {
                 unsigned t159_ = (rbase_[1u] >> 3u) + v_2_;
-                kf_u32x4 t160_ = wv_[t159_];
+                kf_u32x4 t160_ = kf_ldg(wv_ + (t159_));
                 t_4_ = t160_;
             }
             wr_[3u] = t_4_;
@@ -912,11 +932,11 @@ tc_gemv_f16_acc(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x_, kf
             kf_u32x4 x1_2_ = t166_;
             if (ok_2_) {
                 unsigned t170_ = (xb0_ >> 3u) + v_2_;
-                kf_u32x4 t171_ = xv_[t170_];
+                kf_u32x4 t171_ = kf_ldg(xv_ + (t170_));
                 x0_2_ = t171_;
                 if (two_) {
                     unsigned t174_ = (xb1_ >> 3u) + v_2_;
-                    kf_u32x4 t175_ = xv_[t174_];
+                    kf_u32x4 t175_ = kf_ldg(xv_ + (t174_));
                     x1_2_ = t175_;
                 }
             }
