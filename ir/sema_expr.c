@@ -819,15 +819,46 @@ static int untyped_order(const kf_node *a, const kf_node *b)
  * 2^53 + 1 != 2^53 as a float); the operands still take i64, u64 or f64 for
  * the nodes below (and for a comparison over an @unroll variable, evaluated
  * in that type per iteration). */
+/* The range of two untyped integer operands over every @unroll iteration. */
+typedef struct {
+    const kf_node *a, *b;
+    i128 lo, hi;
+    bool any;
+} compare_range;
+
+static bool range_unrolled(kf_sema *s, void *p)
+{
+    compare_range *r = p;
+    exact_span sp = {0};
+    const kf_node *k[2] = {r->a, r->b};
+    for (int i = 0; i < 2; i++) {
+        i128 v = exact_int(s, k[i], &sp);
+        if (!r->any || v < r->lo) r->lo = v;
+        if (!r->any || v > r->hi) r->hi = v;
+        r->any = true;
+    }
+    return true;
+}
+
 static kf_type untyped_compare(kf_sema *s, kf_node *n)
 {
     bool fl = n->a->type.scalar == KF_S_UFLOAT || n->b->type.scalar == KF_S_UFLOAT;
     bool dep = kf_sema_depends(s, n->a) || kf_sema_depends(s, n->b);
     kf_scalar js = KF_S_F64;
     if (!fl) {
-        i128 a = uexact(n->a), b = uexact(n->b);
-        js = i128_fits(KF_S_I64, a) && i128_fits(KF_S_I64, b) ? KF_S_I64
-             : (i128_fits(KF_S_U64, a) && i128_fits(KF_S_U64, b)) || dep ? KF_S_U64 : KF_S_F64;
+        i128 a = uexact(n->a), b = uexact(n->b), lo = a < b ? a : b, hi = a > b ? a : b;
+        if (dep) {   /* both sides over every iteration: one 64-bit type must hold them */
+            compare_range r = {n->a, n->b, 0, 0, false};
+            kf_sema_each_unroll(s, range_unrolled, &r);
+            lo = r.lo, hi = r.hi;
+            if (r.any && lo < 0 && hi > INT64_MAX) {
+                kf_sema_error(s, n->loc, "comparison over @unroll variables has values below 0 and above %lld across the "
+                              "iterations: no 64-bit type holds them all; convert a part of it with 'as'", (long long)INT64_MAX);
+                return fail(n);
+            }
+        }
+        js = i128_fits(KF_S_I64, lo) && i128_fits(KF_S_I64, hi) ? KF_S_I64
+             : (i128_fits(KF_S_U64, lo) && i128_fits(KF_S_U64, hi)) || dep ? KF_S_U64 : KF_S_F64;
     }
     int order = dep ? 2 : untyped_order(n->a, n->b);
     if (!kf_sema_adapt(s, n->a, kf_type_scalar(js)) || !kf_sema_adapt(s, n->b, kf_type_scalar(js))) return fail(n);

@@ -348,6 +348,11 @@ static void untyped_builtin_calls_adapt_to_context(void **state)
            "constant expression over @unroll variables has values below 0 and above 9223372036854775807 (@unroll at t = 0): "
            "no 64-bit type holds them all; convert a part of it with 'as'");
     accept("kernel k(o: &mut [u64]) { @unroll for t in 0 .. 2 { o[t] = ((t - 1) + 9223372036854775808) / 2; } }\n");
+    /* an untyped comparison over t takes the one 64-bit type that holds both sides in every iteration */
+    accept("kernel k(o: &mut [u32]) { @unroll for t in 0 .. 2 { o[t] = select(t + 9223372036854775808 > 5, 1, 0); } }\n");
+    reject(K("@unroll for t in 0 .. 2 { o[t] = select(t + 9223372036854775808 > -1, 1.0, 0.0); }"), 2, 65,
+           "comparison over @unroll variables has values below 0 and above 9223372036854775807 across the iterations: "
+           "no 64-bit type holds them all; convert a part of it with 'as'");
     reject(K("let x: u32 = select(b, 1.5, 2);"), 2, 14, "the initializer of 'x' must be u32, found f32");
 }
 
