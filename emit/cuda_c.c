@@ -416,26 +416,17 @@ static const char *byte_vector_load(kw *w, kf_type t, const char *base, const ch
  * move above the wait; emit/ptx_ops.c load_space). */
 static bool param_restrict(const kw *w, uint32_t p)
 {
-    bool dep = kf_emit_pdl_wait(w->c->o) && kf_ir_places_dep_wait(w->k);
-    return !dep || (p < 64 && (kf_ir_early_params(w->k) >> p & 1));
+    return !w->dep_wait || (p < 64 && (w->early >> p & 1));
 }
 
-/* Whether the buffer value b is a read-only parameter declared __restrict__
- * (or a view of one): its loads are kf_ldg, an ld.global.nc of our own. */
+/* Whether the buffer value b is read-only and its parameter declared
+ * __restrict__ (as the PTX path's load_space decides .nc): its loads may be
+ * kf_ldg, an ld.global.nc of our own. */
 static bool nc_buffer(const kw *w, kf_val b)
 {
-    const kf_ir_kernel *k = w->k;
-    for (int depth = 0; depth < 16 && b < k->nvals && w->v[b].ndefs == 1; depth++) {
-        const kf_ir_ins *d = &k->ins[w->v[b].def];
-        if (d->op == KF_IR_VIEW) {
-            b = d->a[0];
-            continue;
-        }
-        if (d->op != KF_IR_PARAM || d->imm >= k->nparams) return false;
-        kf_type t = k->params[d->imm].type;
-        return t.kind == KF_TK_BUFFER && !(t.flags & KF_TF_MUT) && param_restrict(w, (uint32_t)d->imm);
-    }
-    return false;
+    if (b >= w->k->nvals || (w->k->vals[b].type.flags & KF_TF_MUT)) return false;
+    uint32_t p = kf_ir_buffer_param(w->k, b);
+    return p < w->k->nparams && param_restrict(w, p);
 }
 
 /* Whether the kernel loads from a global buffer that nc_buffer() rejects
@@ -912,6 +903,8 @@ static void emit_kernel(kf_cu *c, const kf_ir_kernel *k, kf_buf *out, loc_vec *l
 {
     kw w = {.c = c, .k = k, .out = out};
     if (!kf_cu_analyze(&w)) return;
+    w.dep_wait = kf_emit_pdl_wait(c->o) && kf_ir_places_dep_wait(k);
+    w.early = kf_ir_early_params(k);
     w.explicit_nc = loads_written_buffer(&w);
     w.lines = *lines;
     write_signature(&w);

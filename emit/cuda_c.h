@@ -134,6 +134,8 @@ typedef struct {
     uint8_t *elif;           /* [nins] else-if collapsing: ELIF_* bits */
     bool *aread;             /* [narrays] a live instruction reads the array */
     bool explicit_nc;        /* read-only buffers' loads are kf_ldg (cuda_c.c loads_written_buffer) */
+    bool dep_wait;           /* the kernel calls dep_wait() (kf_ir_places_dep_wait, with PDL on) */
+    uint64_t early;          /* kf_ir_early_params: the buffers loaded before the wait */
     const char **pnames;     /* [nparams] */
     const char **anames;     /* [narrays] */
     kf_cu_names names;

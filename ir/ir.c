@@ -87,7 +87,7 @@ void kf_ir_feed_flags(const kf_ir_kernel *k, uint8_t *flags, uint8_t *tmp)
 bool kf_ir_is_negzero(const kf_ir_kernel *k, kf_val v, const kf_ir_ins *(*def)(const void *ctx, kf_val v),
                       const void *ctx)
 {
-    if (!v || v > k->nvals || kf_scalar_class[k->vals[v].type.scalar] != 'f') return false;
+    if (!v || v >= k->nvals || kf_scalar_class[k->vals[v].type.scalar] != 'f') return false;
     kf_scalar s = (kf_scalar)k->vals[v].type.scalar;
     for (int hop = 0; hop < 8 && v; hop++) {
         const kf_ir_ins *d = def(ctx, v);
