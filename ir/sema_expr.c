@@ -815,10 +815,6 @@ static int untyped_order(const kf_node *a, const kf_node *b)
     return x < y ? -1 : x > y;
 }
 
-/* Two untyped operands compare as exact numbers (-1 < 2^64 - 1, and
- * 2^53 + 1 != 2^53 as a float); the operands still take i64, u64 or f64 for
- * the nodes below (and for a comparison over an @unroll variable, evaluated
- * in that type per iteration). */
 /* The range of two untyped integer operands over every @unroll iteration. */
 typedef struct {
     const kf_node *a, *b;
@@ -840,6 +836,11 @@ static bool range_unrolled(kf_sema *s, void *p)
     return true;
 }
 
+/* Two untyped operands compare as exact numbers (-1 < 2^64 - 1, and
+ * 2^53 + 1 != 2^53 as a float); the operands still take i64, u64 or f64 for
+ * the nodes below. A comparison over an @unroll variable is evaluated in
+ * that type per iteration: the one that holds both sides in every
+ * iteration. */
 static kf_type untyped_compare(kf_sema *s, kf_node *n)
 {
     bool fl = n->a->type.scalar == KF_S_UFLOAT || n->b->type.scalar == KF_S_UFLOAT;

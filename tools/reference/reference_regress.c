@@ -726,16 +726,20 @@ static void ref_regress_byte_to_bf16(ref_ctx *r)
 
 static void ref_regress_param_byte_abs(ref_ctx *r)
 {
-    const char *spec = kf_case_arg(r->c, "v");
     size_t nh, nf, no;
     uint16_t *h = in_buf(r, "h", KF_S_F16, 1, &nh);
     float *f = in_buf(r, "f", KF_S_F32, 1, &nf);
     int64_t *o = in_buf(r, "o", KF_S_I64, 1, &no);
-    char *end = (char *)(spec ? spec : "");
-    long lane = 0;
+    kf_value v;
+    kf_error err = {0};
+    if (kf_value_parse(kf_case_arg(r->c, "v"), kf_type_vector(KF_S_I8, 16), "v", &v, &err) != KF_OK) {
+        fprintf(stderr, "%s: %s\n", r->c->path, err.msg);
+        r->errors++;
+        nh = 0;
+    }
+    kf_error_clear(&err);
     for (size_t l = 0; l < 16 && l < nh && l < nf && l < no; l++) {
-        if (l == 0 || *end == ',') lane = strtol(l ? end + 1 : end, &end, 0);   /* one value: every lane */
-        uint32_t u = (uint32_t)(int32_t)(int8_t)lane;   /* sign-extended, then unsigned */
+        uint32_t u = (uint32_t)(int32_t)(int8_t)v.lane[l];   /* sign-extended, then unsigned */
         h[l] = kf_ref_f16_bits(u);
         f[l] = (float)(u > 1 ? u : 1);
         double hv = kf_ref_f16_value(h[l]);
