@@ -430,31 +430,18 @@ static bool nc_buffer(const kw *w, kf_val b)
 }
 
 /* Whether the kernel loads from a global buffer that nc_buffer() rejects
- * (a &mut one, mostly): only then could NVVM merge such a load with a
- * read-only one. */
+ * (a &mut one, mostly). Then every read-only load is kf_ldg, our own
+ * ld.global.nc: NVVM merges two loads whose values meet (an if/else var, a
+ * select's arms, and the same through arithmetic: `x = ro[k] * 3 + 1` and
+ * `x = p[i] * 3 + 1` sink into one load of the selected address) and keeps
+ * the read-only side's .nc on the merged load, which reads stale data after
+ * the kernel's own store (difftest seed 2517 program 790). A kf_ldg never
+ * merges with a plain load. Kernels that load only read-only buffers keep
+ * NVVM's own .nc inference. */
 static bool loads_written_buffer(const kw *w)
 {
     for (uint32_t i = 0; i < w->k->nins; i++)
         if (w->k->ins[i].op == KF_IR_LOAD && !w->dead[i] && !nc_buffer(w, w->k->ins[i].a[0])) return true;
-    return false;
-}
-
-/* Whether the value of load i may meet another load in one value, which
- * NVVM can turn into one load of a selected address: the load writes a var
- * assigned elsewhere too (a phi), or its value is an arm of a select or is
- * copied into such a var. Only those read-only loads are kf_ldg (in a
- * kernel that also loads a written buffer); the rest keep NVVM's own .nc. */
-static bool may_merge(const kw *w, uint32_t i)
-{
-    const kf_ir_kernel *k = w->k;
-    kf_val v = k->ins[i].dst;
-    if (w->v[v].ndefs > 1) return true;
-    for (uint32_t j = 0; j < k->nins; j++) {
-        const kf_ir_ins *u = &k->ins[j];
-        if (w->dead[j]) continue;
-        if (u->op == KF_IR_SELECT && (u->a[1] == v || u->a[2] == v)) return true;
-        if (u->op == KF_IR_MOV && u->a[0] == v && u->dst < k->nvals && w->v[u->dst].ndefs > 1) return true;
-    }
     return false;
 }
 
@@ -573,7 +560,7 @@ static const char *rhs(kw *w, uint32_t i)
     case KF_IR_SREG: return kf_cu_sreg(w, in->imm);
     case KF_IR_VIEW: return kf_cu_str(c, "(%s)%s", decl_type(w, vals[in->dst].type), val(w, in->a[0]));
     case KF_IR_LOAD: {
-        bool nc = w->explicit_nc && nc_buffer(w, in->a[0]) && may_merge(w, (uint32_t)(in - w->k->ins));
+        bool nc = w->explicit_nc && nc_buffer(w, in->a[0]);
         const char *bytes = byte_vector_load(w, in->type, val(w, in->a[0]), bare(w, in->a[1]), nc);
         if (bytes) return bytes;
         if (!nc) return kf_cu_str(c, "%s[%s]", val(w, in->a[0]), bare(w, in->a[1]));

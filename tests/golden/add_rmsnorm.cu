@@ -332,7 +332,7 @@ add_rmsnorm(kf_f16* __restrict__ x_, const kf_f16* __restrict__ res_, const kf_f
         asm("" : "+r"(base_));
         #pragma unroll 1
         for (unsigned c_4_ = tid_; c_4_ < cols_; c_4_ = c_4_ + 512u) {
-            kf_f16 v_17_ = kf_f16_from_f32(__fadd_rn(kf_f16_to_f32(x_[base_ + c_4_]), kf_f16_to_f32(res_[base_ + c_4_])));
+            kf_f16 v_17_ = kf_f16_from_f32(__fadd_rn(kf_f16_to_f32(x_[base_ + c_4_]), kf_f16_to_f32(kf_ldg(res_ + (base_ + c_4_)))));
             x_[base_ + c_4_] = v_17_;
             acc_ = __fmaf_rn(kf_f16_to_f32(v_17_), kf_f16_to_f32(v_17_), acc_);
         }
@@ -374,7 +374,7 @@ add_rmsnorm(kf_f16* __restrict__ x_, const kf_f16* __restrict__ res_, const kf_f
         asm("" : "+r"(base_));
         #pragma unroll 1
         for (unsigned c_5_ = tid_; c_5_ < cols_; c_5_ = c_5_ + 512u) {
-            y_[base_ + c_5_] = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(x_[base_ + c_5_]), scale_2_), kf_f16_to_f32(w_[c_5_])));
+            y_[base_ + c_5_] = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(x_[base_ + c_5_]), scale_2_), kf_f16_to_f32(kf_ldg(w_ + (c_5_)))));
         }
     }
 }

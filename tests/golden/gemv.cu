@@ -4487,20 +4487,20 @@ gemv_f16_f16_f16_acc(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x
                 if (t0_ < t4891_) {
                     unsigned v_ = min((((lk_ << 5u) << 2u) + lane_), (nv_ - 1u));
                     unsigned row_2_ = min(lg_, (m_ - 1u));
-                    wb_2_[0u] = wv_[(row_2_ * nv_) + v_];
-                    xb_2_[0u] = xv_[v_];
+                    wb_2_[0u] = kf_ldg(wv_ + ((row_2_ * nv_) + v_));
+                    xb_2_[0u] = kf_ldg(xv_ + (v_));
                     unsigned v_2_ = min(((((lk_ << 5u) << 2u) + 32u) + lane_), (nv_ - 1u));
                     unsigned row_3_ = min(lg_, (m_ - 1u));
-                    wb_2_[1u] = wv_[(row_3_ * nv_) + v_2_];
-                    xb_2_[2u] = xv_[v_2_];
+                    wb_2_[1u] = kf_ldg(wv_ + ((row_3_ * nv_) + v_2_));
+                    xb_2_[2u] = kf_ldg(xv_ + (v_2_));
                     unsigned v_3_ = min(((((lk_ << 5u) << 2u) + 64u) + lane_), (nv_ - 1u));
                     unsigned row_4_ = min(lg_, (m_ - 1u));
-                    wb_2_[2u] = wv_[(row_4_ * nv_) + v_3_];
-                    xb_2_[4u] = xv_[v_3_];
+                    wb_2_[2u] = kf_ldg(wv_ + ((row_4_ * nv_) + v_3_));
+                    xb_2_[4u] = kf_ldg(xv_ + (v_3_));
                     unsigned v_4_ = min(((((lk_ << 5u) << 2u) + 96u) + lane_), (nv_ - 1u));
                     unsigned row_5_ = min(lg_, (m_ - 1u));
-                    wb_2_[3u] = wv_[(row_5_ * nv_) + v_4_];
-                    xb_2_[6u] = xv_[v_4_];
+                    wb_2_[3u] = kf_ldg(wv_ + ((row_5_ * nv_) + v_4_));
+                    xb_2_[6u] = kf_ldg(xv_ + (v_4_));
                     unsigned t6715_ = lk_ + 1u;
                     lk_ = t6715_;
                     if (t6715_ == steps_) {
@@ -4616,20 +4616,20 @@ gemv_f16_f16_f16_acc(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x
                 if ((t0_ + 1u) < t4891_) {
                     unsigned v_10_ = min((((lk_ << 5u) << 2u) + lane_), (nv_ - 1u));
                     unsigned row_6_ = min(lg_, (m_ - 1u));
-                    wb_2_[4u] = wv_[(row_6_ * nv_) + v_10_];
-                    xb_2_[8u] = xv_[v_10_];
+                    wb_2_[4u] = kf_ldg(wv_ + ((row_6_ * nv_) + v_10_));
+                    xb_2_[8u] = kf_ldg(xv_ + (v_10_));
                     unsigned v_11_ = min(((((lk_ << 5u) << 2u) + 32u) + lane_), (nv_ - 1u));
                     unsigned row_7_ = min(lg_, (m_ - 1u));
-                    wb_2_[5u] = wv_[(row_7_ * nv_) + v_11_];
-                    xb_2_[10u] = xv_[v_11_];
+                    wb_2_[5u] = kf_ldg(wv_ + ((row_7_ * nv_) + v_11_));
+                    xb_2_[10u] = kf_ldg(xv_ + (v_11_));
                     unsigned v_12_ = min(((((lk_ << 5u) << 2u) + 64u) + lane_), (nv_ - 1u));
                     unsigned row_8_ = min(lg_, (m_ - 1u));
-                    wb_2_[6u] = wv_[(row_8_ * nv_) + v_12_];
-                    xb_2_[12u] = xv_[v_12_];
+                    wb_2_[6u] = kf_ldg(wv_ + ((row_8_ * nv_) + v_12_));
+                    xb_2_[12u] = kf_ldg(xv_ + (v_12_));
                     unsigned v_13_ = min(((((lk_ << 5u) << 2u) + 96u) + lane_), (nv_ - 1u));
                     unsigned row_9_ = min(lg_, (m_ - 1u));
-                    wb_2_[7u] = wv_[(row_9_ * nv_) + v_13_];
-                    xb_2_[14u] = xv_[v_13_];
+                    wb_2_[7u] = kf_ldg(wv_ + ((row_9_ * nv_) + v_13_));
+                    xb_2_[14u] = kf_ldg(xv_ + (v_13_));
                     unsigned t7570_ = lk_ + 1u;
                     lk_ = t7570_;
                     if (t7570_ == steps_) {
@@ -4794,7 +4794,7 @@ gemv_f16_f16_f16_acc(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x
                     wr_[3u] = t_7_;
                     unsigned v_23_ = base_ + lane_2_;
                     if (v_23_ < nv_2_) {
-                        kf_f16x8 a_11_ = xh8_[v_23_];
+                        kf_f16x8 a_11_ = kf_ldg(xh8_ + (v_23_));
                         xs_17_[0u] = kf_f16_to_f32(a_11_.v[0]);
                         xs_17_[1u] = kf_f16_to_f32(a_11_.v[1]);
                         xs_17_[2u] = kf_f16_to_f32(a_11_.v[2]);
@@ -4809,7 +4809,7 @@ gemv_f16_f16_f16_acc(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x
                     }
                     unsigned v_24_ = (base_ + 32u) + lane_2_;
                     if (v_24_ < nv_2_) {
-                        kf_f16x8 a_12_ = xh8_[v_24_];
+                        kf_f16x8 a_12_ = kf_ldg(xh8_ + (v_24_));
                         xs_18_[0u] = kf_f16_to_f32(a_12_.v[0]);
                         xs_18_[1u] = kf_f16_to_f32(a_12_.v[1]);
                         xs_18_[2u] = kf_f16_to_f32(a_12_.v[2]);
@@ -4824,7 +4824,7 @@ gemv_f16_f16_f16_acc(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x
                     }
                     unsigned v_25_ = (base_ + 64u) + lane_2_;
                     if (v_25_ < nv_2_) {
-                        kf_f16x8 a_13_ = xh8_[v_25_];
+                        kf_f16x8 a_13_ = kf_ldg(xh8_ + (v_25_));
                         xs_19_[0u] = kf_f16_to_f32(a_13_.v[0]);
                         xs_19_[1u] = kf_f16_to_f32(a_13_.v[1]);
                         xs_19_[2u] = kf_f16_to_f32(a_13_.v[2]);
@@ -4839,7 +4839,7 @@ gemv_f16_f16_f16_acc(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x
                     }
                     unsigned v_26_ = (base_ + 96u) + lane_2_;
                     if (v_26_ < nv_2_) {
-                        kf_f16x8 a_14_ = xh8_[v_26_];
+                        kf_f16x8 a_14_ = kf_ldg(xh8_ + (v_26_));
                         xs_20_[0u] = kf_f16_to_f32(a_14_.v[0]);
                         xs_20_[1u] = kf_f16_to_f32(a_14_.v[1]);
                         xs_20_[2u] = kf_f16_to_f32(a_14_.v[2]);
@@ -4856,9 +4856,9 @@ gemv_f16_f16_f16_acc(const kf_f16* __restrict__ w_, const kf_f16* __restrict__ x
             } else {
                 #pragma unroll 1
                 for (unsigned c_ = lane_2_; c_ < k_; c_ = c_ + 32u) {
-                    float t8896_ = kf_f16_to_f32(x_[c_]);
+                    float t8896_ = kf_f16_to_f32(kf_ldg(x_ + (c_)));
                     unsigned i_ = (row_[0u] * k_) + c_;
-                    unsigned short u_ = w16_[i_];
+                    unsigned short u_ = kf_ldg(w16_ + (i_));
                     acc_4_[0u] = __fmaf_rn(kf_f16_to_f32(kf_bitcast<kf_f16>(u_)), t8896_, acc_4_[0u]);
                 }
             }
@@ -4955,20 +4955,20 @@ gemv_bf16_f16_f16_acc(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__
                 if (t0_ < t4891_) {
                     unsigned v_ = min((((lk_ << 5u) << 2u) + lane_), (nv_ - 1u));
                     unsigned row_2_ = min(lg_, (m_ - 1u));
-                    wb_2_[0u] = wv_[(row_2_ * nv_) + v_];
-                    xb_2_[0u] = xv_[v_];
+                    wb_2_[0u] = kf_ldg(wv_ + ((row_2_ * nv_) + v_));
+                    xb_2_[0u] = kf_ldg(xv_ + (v_));
                     unsigned v_2_ = min(((((lk_ << 5u) << 2u) + 32u) + lane_), (nv_ - 1u));
                     unsigned row_3_ = min(lg_, (m_ - 1u));
-                    wb_2_[1u] = wv_[(row_3_ * nv_) + v_2_];
-                    xb_2_[2u] = xv_[v_2_];
+                    wb_2_[1u] = kf_ldg(wv_ + ((row_3_ * nv_) + v_2_));
+                    xb_2_[2u] = kf_ldg(xv_ + (v_2_));
                     unsigned v_3_ = min(((((lk_ << 5u) << 2u) + 64u) + lane_), (nv_ - 1u));
                     unsigned row_4_ = min(lg_, (m_ - 1u));
-                    wb_2_[2u] = wv_[(row_4_ * nv_) + v_3_];
-                    xb_2_[4u] = xv_[v_3_];
+                    wb_2_[2u] = kf_ldg(wv_ + ((row_4_ * nv_) + v_3_));
+                    xb_2_[4u] = kf_ldg(xv_ + (v_3_));
                     unsigned v_4_ = min(((((lk_ << 5u) << 2u) + 96u) + lane_), (nv_ - 1u));
                     unsigned row_5_ = min(lg_, (m_ - 1u));
-                    wb_2_[3u] = wv_[(row_5_ * nv_) + v_4_];
-                    xb_2_[6u] = xv_[v_4_];
+                    wb_2_[3u] = kf_ldg(wv_ + ((row_5_ * nv_) + v_4_));
+                    xb_2_[6u] = kf_ldg(xv_ + (v_4_));
                     unsigned t6715_ = lk_ + 1u;
                     lk_ = t6715_;
                     if (t6715_ == steps_) {
@@ -5084,20 +5084,20 @@ gemv_bf16_f16_f16_acc(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__
                 if ((t0_ + 1u) < t4891_) {
                     unsigned v_10_ = min((((lk_ << 5u) << 2u) + lane_), (nv_ - 1u));
                     unsigned row_6_ = min(lg_, (m_ - 1u));
-                    wb_2_[4u] = wv_[(row_6_ * nv_) + v_10_];
-                    xb_2_[8u] = xv_[v_10_];
+                    wb_2_[4u] = kf_ldg(wv_ + ((row_6_ * nv_) + v_10_));
+                    xb_2_[8u] = kf_ldg(xv_ + (v_10_));
                     unsigned v_11_ = min(((((lk_ << 5u) << 2u) + 32u) + lane_), (nv_ - 1u));
                     unsigned row_7_ = min(lg_, (m_ - 1u));
-                    wb_2_[5u] = wv_[(row_7_ * nv_) + v_11_];
-                    xb_2_[10u] = xv_[v_11_];
+                    wb_2_[5u] = kf_ldg(wv_ + ((row_7_ * nv_) + v_11_));
+                    xb_2_[10u] = kf_ldg(xv_ + (v_11_));
                     unsigned v_12_ = min(((((lk_ << 5u) << 2u) + 64u) + lane_), (nv_ - 1u));
                     unsigned row_8_ = min(lg_, (m_ - 1u));
-                    wb_2_[6u] = wv_[(row_8_ * nv_) + v_12_];
-                    xb_2_[12u] = xv_[v_12_];
+                    wb_2_[6u] = kf_ldg(wv_ + ((row_8_ * nv_) + v_12_));
+                    xb_2_[12u] = kf_ldg(xv_ + (v_12_));
                     unsigned v_13_ = min(((((lk_ << 5u) << 2u) + 96u) + lane_), (nv_ - 1u));
                     unsigned row_9_ = min(lg_, (m_ - 1u));
-                    wb_2_[7u] = wv_[(row_9_ * nv_) + v_13_];
-                    xb_2_[14u] = xv_[v_13_];
+                    wb_2_[7u] = kf_ldg(wv_ + ((row_9_ * nv_) + v_13_));
+                    xb_2_[14u] = kf_ldg(xv_ + (v_13_));
                     unsigned t7570_ = lk_ + 1u;
                     lk_ = t7570_;
                     if (t7570_ == steps_) {
@@ -5262,7 +5262,7 @@ gemv_bf16_f16_f16_acc(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__
                     wr_[3u] = t_7_;
                     unsigned v_23_ = base_ + lane_2_;
                     if (v_23_ < nv_2_) {
-                        kf_f16x8 a_11_ = xh8_[v_23_];
+                        kf_f16x8 a_11_ = kf_ldg(xh8_ + (v_23_));
                         xs_17_[0u] = kf_f16_to_f32(a_11_.v[0]);
                         xs_17_[1u] = kf_f16_to_f32(a_11_.v[1]);
                         xs_17_[2u] = kf_f16_to_f32(a_11_.v[2]);
@@ -5277,7 +5277,7 @@ gemv_bf16_f16_f16_acc(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__
                     }
                     unsigned v_24_ = (base_ + 32u) + lane_2_;
                     if (v_24_ < nv_2_) {
-                        kf_f16x8 a_12_ = xh8_[v_24_];
+                        kf_f16x8 a_12_ = kf_ldg(xh8_ + (v_24_));
                         xs_18_[0u] = kf_f16_to_f32(a_12_.v[0]);
                         xs_18_[1u] = kf_f16_to_f32(a_12_.v[1]);
                         xs_18_[2u] = kf_f16_to_f32(a_12_.v[2]);
@@ -5292,7 +5292,7 @@ gemv_bf16_f16_f16_acc(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__
                     }
                     unsigned v_25_ = (base_ + 64u) + lane_2_;
                     if (v_25_ < nv_2_) {
-                        kf_f16x8 a_13_ = xh8_[v_25_];
+                        kf_f16x8 a_13_ = kf_ldg(xh8_ + (v_25_));
                         xs_19_[0u] = kf_f16_to_f32(a_13_.v[0]);
                         xs_19_[1u] = kf_f16_to_f32(a_13_.v[1]);
                         xs_19_[2u] = kf_f16_to_f32(a_13_.v[2]);
@@ -5307,7 +5307,7 @@ gemv_bf16_f16_f16_acc(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__
                     }
                     unsigned v_26_ = (base_ + 96u) + lane_2_;
                     if (v_26_ < nv_2_) {
-                        kf_f16x8 a_14_ = xh8_[v_26_];
+                        kf_f16x8 a_14_ = kf_ldg(xh8_ + (v_26_));
                         xs_20_[0u] = kf_f16_to_f32(a_14_.v[0]);
                         xs_20_[1u] = kf_f16_to_f32(a_14_.v[1]);
                         xs_20_[2u] = kf_f16_to_f32(a_14_.v[2]);
@@ -5324,9 +5324,9 @@ gemv_bf16_f16_f16_acc(const kf_bf16* __restrict__ w_, const kf_f16* __restrict__
             } else {
                 #pragma unroll 1
                 for (unsigned c_ = lane_2_; c_ < k_; c_ = c_ + 32u) {
-                    float t8896_ = kf_f16_to_f32(x_[c_]);
+                    float t8896_ = kf_f16_to_f32(kf_ldg(x_ + (c_)));
                     unsigned i_ = (row_[0u] * k_) + c_;
-                    unsigned short u_ = w16_[i_];
+                    unsigned short u_ = kf_ldg(w16_ + (i_));
                     acc_4_[0u] = __fmaf_rn(kf_bf16_to_f32(kf_bitcast<kf_bf16>(u_)), t8896_, acc_4_[0u]);
                 }
             }
@@ -10424,17 +10424,17 @@ gemv_silu_f16_f16_f16_acc(const kf_f16* __restrict__ w_, const kf_f16* __restric
     #pragma unroll 1
     for (unsigned c0_ = threadIdx.x; c0_ < nv_; c0_ = c0_ + 1024u) {
         unsigned c_ = min(c0_, (nv_ - 1u));
-        gv_2_[0u] = ia_[c_];
-        uv_[0u] = ib_[c_];
+        gv_2_[0u] = kf_ldg(ia_ + (c_));
+        uv_[0u] = kf_ldg(ib_ + (c_));
         unsigned c_2_ = min((c0_ + 256u), (nv_ - 1u));
-        gv_2_[1u] = ia_[c_2_];
-        uv_[1u] = ib_[c_2_];
+        gv_2_[1u] = kf_ldg(ia_ + (c_2_));
+        uv_[1u] = kf_ldg(ib_ + (c_2_));
         unsigned c_3_ = min((c0_ + 512u), (nv_ - 1u));
-        gv_2_[2u] = ia_[c_3_];
-        uv_[2u] = ib_[c_3_];
+        gv_2_[2u] = kf_ldg(ia_ + (c_3_));
+        uv_[2u] = kf_ldg(ib_ + (c_3_));
         unsigned c_4_ = min((c0_ + 768u), (nv_ - 1u));
-        gv_2_[3u] = ia_[c_4_];
-        uv_[3u] = ib_[c_4_];
+        gv_2_[3u] = kf_ldg(ia_ + (c_4_));
+        uv_[3u] = kf_ldg(ib_ + (c_4_));
         if (c0_ < nv_) {
             kf_f16x8 t940_ = kf_f16x8{{kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */, kf_f16{0x0000} /* 0 */}};
             float gf_ = kf_f16_to_f32(gv_2_[0u].v[0]);
@@ -10546,19 +10546,19 @@ gemv_silu_f16_f16_f16_acc(const kf_f16* __restrict__ w_, const kf_f16* __restric
             if (t0_ < t1524_) {
                 unsigned v_ = min((((lk_ << 5u) << 2u) + lane_), (nv_2_ - 1u));
                 unsigned row_ = min(lg_, (m_ - 1u));
-                wb_[0u] = wv_[(row_ * nv_2_) + v_];
+                wb_[0u] = kf_ldg(wv_ + ((row_ * nv_2_) + v_));
                 xb_[0u] = xs_[v_];
                 unsigned v_2_ = min(((((lk_ << 5u) << 2u) + 32u) + lane_), (nv_2_ - 1u));
                 unsigned row_2_ = min(lg_, (m_ - 1u));
-                wb_[1u] = wv_[(row_2_ * nv_2_) + v_2_];
+                wb_[1u] = kf_ldg(wv_ + ((row_2_ * nv_2_) + v_2_));
                 xb_[2u] = xs_[v_2_];
                 unsigned v_3_ = min(((((lk_ << 5u) << 2u) + 64u) + lane_), (nv_2_ - 1u));
                 unsigned row_3_ = min(lg_, (m_ - 1u));
-                wb_[2u] = wv_[(row_3_ * nv_2_) + v_3_];
+                wb_[2u] = kf_ldg(wv_ + ((row_3_ * nv_2_) + v_3_));
                 xb_[4u] = xs_[v_3_];
                 unsigned v_4_ = min(((((lk_ << 5u) << 2u) + 96u) + lane_), (nv_2_ - 1u));
                 unsigned row_4_ = min(lg_, (m_ - 1u));
-                wb_[3u] = wv_[(row_4_ * nv_2_) + v_4_];
+                wb_[3u] = kf_ldg(wv_ + ((row_4_ * nv_2_) + v_4_));
                 xb_[6u] = xs_[v_4_];
                 unsigned t3348_ = lk_ + 1u;
                 lk_ = t3348_;
@@ -10675,19 +10675,19 @@ gemv_silu_f16_f16_f16_acc(const kf_f16* __restrict__ w_, const kf_f16* __restric
             if ((t0_ + 1u) < t1524_) {
                 unsigned v_10_ = min((((lk_ << 5u) << 2u) + lane_), (nv_2_ - 1u));
                 unsigned row_5_ = min(lg_, (m_ - 1u));
-                wb_[4u] = wv_[(row_5_ * nv_2_) + v_10_];
+                wb_[4u] = kf_ldg(wv_ + ((row_5_ * nv_2_) + v_10_));
                 xb_[8u] = xs_[v_10_];
                 unsigned v_11_ = min(((((lk_ << 5u) << 2u) + 32u) + lane_), (nv_2_ - 1u));
                 unsigned row_6_ = min(lg_, (m_ - 1u));
-                wb_[5u] = wv_[(row_6_ * nv_2_) + v_11_];
+                wb_[5u] = kf_ldg(wv_ + ((row_6_ * nv_2_) + v_11_));
                 xb_[10u] = xs_[v_11_];
                 unsigned v_12_ = min(((((lk_ << 5u) << 2u) + 64u) + lane_), (nv_2_ - 1u));
                 unsigned row_7_ = min(lg_, (m_ - 1u));
-                wb_[6u] = wv_[(row_7_ * nv_2_) + v_12_];
+                wb_[6u] = kf_ldg(wv_ + ((row_7_ * nv_2_) + v_12_));
                 xb_[12u] = xs_[v_12_];
                 unsigned v_13_ = min(((((lk_ << 5u) << 2u) + 96u) + lane_), (nv_2_ - 1u));
                 unsigned row_8_ = min(lg_, (m_ - 1u));
-                wb_[7u] = wv_[(row_8_ * nv_2_) + v_13_];
+                wb_[7u] = kf_ldg(wv_ + ((row_8_ * nv_2_) + v_13_));
                 xb_[14u] = xs_[v_13_];
                 unsigned t4203_ = lk_ + 1u;
                 lk_ = t4203_;

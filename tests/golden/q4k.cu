@@ -2665,7 +2665,7 @@ q4k_q8_gemv_f16_acc(const unsigned char* __restrict__ w_, const signed char* __r
                 xv_[3u] = t_4_;
                 if (valid_) {
                     unsigned t353_ = (kb_ << 2u) + j_;
-                    kf_f16x4 t354_ = xds_2_[t353_];
+                    kf_f16x4 t354_ = kf_ldg(xds_2_ + (t353_));
                     kf_u32x4 h_ = hv_[0u];
                     kf_u32x4 qa_2_ = qa_[0u];
                     kf_u32x4 qb_2_ = qb_[0u];
@@ -5496,15 +5496,15 @@ q4k_q8_gemv_silu_f16_acc(const unsigned char* __restrict__ w_, const kf_f16* __r
             unsigned t2999_ = ((blockIdx.x << 3u) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u)) + ((lp_ * gridDim.x) << 3u);
             unsigned row_ = min((((t2999_ << 1u) << 1u) + r_), (m_ - 1u));
             unsigned blk_ = ((row_ * nbk_) + kb_) * 9u;
-            wb_[0u] = wq_[blk_];
-            wb_[1u] = wq_[(blk_ + 1u) + (j_ << 1u)];
-            wb_[2u] = wq_[(blk_ + 2u) + (j_ << 1u)];
+            wb_[0u] = kf_ldg(wq_ + (blk_));
+            wb_[1u] = kf_ldg(wq_ + ((blk_ + 1u) + (j_ << 1u)));
+            wb_[2u] = kf_ldg(wq_ + ((blk_ + 2u) + (j_ << 1u)));
             unsigned rs_ = 1u;
             unsigned row_2_ = min(((((t2999_ << 1u) + rs_) << 1u) + r_), (m_ - 1u));
             unsigned blk_2_ = ((row_2_ * nbk_) + kb_) * 9u;
-            wb_[3u] = wq_[blk_2_];
-            wb_[4u] = wq_[(blk_2_ + 1u) + (j_ << 1u)];
-            wb_[5u] = wq_[(blk_2_ + 2u) + (j_ << 1u)];
+            wb_[3u] = kf_ldg(wq_ + (blk_2_));
+            wb_[4u] = kf_ldg(wq_ + ((blk_2_ + 1u) + (j_ << 1u)));
+            wb_[5u] = kf_ldg(wq_ + ((blk_2_ + 2u) + (j_ << 1u)));
             unsigned t3152_ = lk_ + 1u;
             lk_ = t3152_;
             if (t3152_ == steps_) {
@@ -5924,15 +5924,15 @@ q4k_q8_gemv_silu_f16_acc(const unsigned char* __restrict__ w_, const kf_f16* __r
             unsigned t10113_ = ((blockIdx.x << 3u) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u)) + ((lp_ * gridDim.x) << 3u);
             unsigned row_3_ = min((((t10113_ << 1u) << 1u) + r_), (m_ - 1u));
             unsigned blk_3_ = ((row_3_ * nbk_) + kb_7_) * 9u;
-            wb_[6u] = wq_[blk_3_];
-            wb_[7u] = wq_[(blk_3_ + 1u) + (j_ << 1u)];
-            wb_[8u] = wq_[(blk_3_ + 2u) + (j_ << 1u)];
+            wb_[6u] = kf_ldg(wq_ + (blk_3_));
+            wb_[7u] = kf_ldg(wq_ + ((blk_3_ + 1u) + (j_ << 1u)));
+            wb_[8u] = kf_ldg(wq_ + ((blk_3_ + 2u) + (j_ << 1u)));
             unsigned rs_2_ = 1u;
             unsigned row_4_ = min(((((t10113_ << 1u) + rs_2_) << 1u) + r_), (m_ - 1u));
             unsigned blk_4_ = ((row_4_ * nbk_) + kb_7_) * 9u;
-            wb_[9u] = wq_[blk_4_];
-            wb_[10u] = wq_[(blk_4_ + 1u) + (j_ << 1u)];
-            wb_[11u] = wq_[(blk_4_ + 2u) + (j_ << 1u)];
+            wb_[9u] = kf_ldg(wq_ + (blk_4_));
+            wb_[10u] = kf_ldg(wq_ + ((blk_4_ + 1u) + (j_ << 1u)));
+            wb_[11u] = kf_ldg(wq_ + ((blk_4_ + 2u) + (j_ << 1u)));
             unsigned t10266_ = lk_ + 1u;
             lk_ = t10266_;
             if (t10266_ == steps_) {
@@ -5945,17 +5945,17 @@ q4k_q8_gemv_silu_f16_acc(const unsigned char* __restrict__ w_, const kf_f16* __r
             #pragma unroll 1
             for (unsigned c0_ = threadIdx.x; c0_ < nv_; c0_ = c0_ + 1024u) {
                 unsigned c_6_ = min(c0_, (nv_ - 1u));
-                gv_8_[0u] = a_[c_6_];
-                uv_4_[0u] = b_[c_6_];
+                gv_8_[0u] = kf_ldg(a_ + (c_6_));
+                uv_4_[0u] = kf_ldg(b_ + (c_6_));
                 unsigned c_7_ = min((c0_ + 256u), (nv_ - 1u));
-                gv_8_[1u] = a_[c_7_];
-                uv_4_[1u] = b_[c_7_];
+                gv_8_[1u] = kf_ldg(a_ + (c_7_));
+                uv_4_[1u] = kf_ldg(b_ + (c_7_));
                 unsigned c_8_ = min((c0_ + 512u), (nv_ - 1u));
-                gv_8_[2u] = a_[c_8_];
-                uv_4_[2u] = b_[c_8_];
+                gv_8_[2u] = kf_ldg(a_ + (c_8_));
+                uv_4_[2u] = kf_ldg(b_ + (c_8_));
                 unsigned c_9_ = min((c0_ + 768u), (nv_ - 1u));
-                gv_8_[3u] = a_[c_9_];
-                uv_4_[3u] = b_[c_9_];
+                gv_8_[3u] = kf_ldg(a_ + (c_9_));
+                uv_4_[3u] = kf_ldg(b_ + (c_9_));
                 float gf_2_ = kf_f16_to_f32(gv_8_[0u].v[0]);
                 kf_f16 t11840_ = kf_f16_from_f32(__fmul_rn(kf_fast_div(gf_2_, __fadd_rn(1.0f, kf_exp_approx(kf_neg_f32(gf_2_)))), kf_f16_to_f32(uv_4_[0u].v[0])));
                 float gf_3_ = kf_f16_to_f32(gv_8_[0u].v[1]);
@@ -7873,15 +7873,15 @@ q4k_q8_gemv_rms_glu_q8(const unsigned char* __restrict__ w_, const kf_f16* __res
             unsigned t2981_ = ((c_ << 4u) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u)) + ((lp_ & 1u) << 3u);
             unsigned row_ = min(((t2981_ << 1u) + r_), (m_ - 1u));
             unsigned blk_ = ((row_ * nbk_) + kb_) * 9u;
-            wb_[0u] = wq_[blk_];
-            wb_[1u] = wq_[(blk_ + 1u) + (j_ << 1u)];
-            wb_[2u] = wq_[(blk_ + 2u) + (j_ << 1u)];
+            wb_[0u] = kf_ldg(wq_ + (blk_));
+            wb_[1u] = kf_ldg(wq_ + ((blk_ + 1u) + (j_ << 1u)));
+            wb_[2u] = kf_ldg(wq_ + ((blk_ + 2u) + (j_ << 1u)));
             unsigned rs_ = 1u;
             unsigned row_2_ = min((((m_ >> 1u) + (((t2981_ + rs_) - 1u) << 1u)) + r_), (m_ - 1u));
             unsigned blk_2_ = ((row_2_ * nbk_) + kb_) * 9u;
-            wb_[3u] = wq_[blk_2_];
-            wb_[4u] = wq_[(blk_2_ + 1u) + (j_ << 1u)];
-            wb_[5u] = wq_[(blk_2_ + 2u) + (j_ << 1u)];
+            wb_[3u] = kf_ldg(wq_ + (blk_2_));
+            wb_[4u] = kf_ldg(wq_ + ((blk_2_ + 1u) + (j_ << 1u)));
+            wb_[5u] = kf_ldg(wq_ + ((blk_2_ + 2u) + (j_ << 1u)));
             unsigned t3152_ = lk_ + 1u;
             lk_ = t3152_;
             if (t3152_ == steps_) {
@@ -8283,15 +8283,15 @@ q4k_q8_gemv_rms_glu_q8(const unsigned char* __restrict__ w_, const kf_f16* __res
             unsigned t10095_ = ((c_8_ << 4u) + ((threadIdx.x + (blockDim.x * (threadIdx.y + (blockDim.y * threadIdx.z)))) >> 5u)) + ((lp_ & 1u) << 3u);
             unsigned row_3_ = min(((t10095_ << 1u) + r_), (m_ - 1u));
             unsigned blk_3_ = ((row_3_ * nbk_) + kb_7_) * 9u;
-            wb_[6u] = wq_[blk_3_];
-            wb_[7u] = wq_[(blk_3_ + 1u) + (j_ << 1u)];
-            wb_[8u] = wq_[(blk_3_ + 2u) + (j_ << 1u)];
+            wb_[6u] = kf_ldg(wq_ + (blk_3_));
+            wb_[7u] = kf_ldg(wq_ + ((blk_3_ + 1u) + (j_ << 1u)));
+            wb_[8u] = kf_ldg(wq_ + ((blk_3_ + 2u) + (j_ << 1u)));
             unsigned rs_2_ = 1u;
             unsigned row_4_ = min((((m_ >> 1u) + (((t10095_ + rs_2_) - 1u) << 1u)) + r_), (m_ - 1u));
             unsigned blk_4_ = ((row_4_ * nbk_) + kb_7_) * 9u;
-            wb_[9u] = wq_[blk_4_];
-            wb_[10u] = wq_[(blk_4_ + 1u) + (j_ << 1u)];
-            wb_[11u] = wq_[(blk_4_ + 2u) + (j_ << 1u)];
+            wb_[9u] = kf_ldg(wq_ + (blk_4_));
+            wb_[10u] = kf_ldg(wq_ + ((blk_4_ + 1u) + (j_ << 1u)));
+            wb_[11u] = kf_ldg(wq_ + ((blk_4_ + 2u) + (j_ << 1u)));
             unsigned t10266_ = lk_ + 1u;
             lk_ = t10266_;
             if (t10266_ == steps_) {
@@ -8302,11 +8302,11 @@ q4k_q8_gemv_rms_glu_q8(const unsigned char* __restrict__ w_, const kf_f16* __res
         if (t0_ == 0u) {
             unsigned nv_ = k_ >> 3u;
             unsigned c_9_ = min(threadIdx.x, (nv_ - 1u));
-            hv_4_[0u] = a_[c_9_];
-            gv_7_[0u] = b_[c_9_];
+            hv_4_[0u] = kf_ldg(a_ + (c_9_));
+            gv_7_[0u] = kf_ldg(b_ + (c_9_));
             unsigned c_10_ = min((threadIdx.x + 256u), (nv_ - 1u));
-            hv_4_[1u] = a_[c_10_];
-            gv_7_[1u] = b_[c_10_];
+            hv_4_[1u] = kf_ldg(a_ + (c_10_));
+            gv_7_[1u] = kf_ldg(b_ + (c_10_));
             float acc_2_ = 0.0f;
             if (threadIdx.x < nv_) {
                 float t10318_ = __fmaf_rn(kf_f16_to_f32(hv_4_[0u].v[0]), kf_f16_to_f32(hv_4_[0u].v[0]), 0.0f);
@@ -8344,8 +8344,8 @@ q4k_q8_gemv_rms_glu_q8(const unsigned char* __restrict__ w_, const kf_f16* __res
             }
             #pragma unroll 1
             for (unsigned c0_ = threadIdx.x + 512u; c0_ < nv_; c0_ = c0_ + 512u) {
-                hx_4_[0u] = a_[min(c0_, (nv_ - 1u))];
-                hx_4_[1u] = a_[min((c0_ + 256u), (nv_ - 1u))];
+                hx_4_[0u] = kf_ldg(a_ + (min(c0_, (nv_ - 1u))));
+                hx_4_[1u] = kf_ldg(a_ + (min((c0_ + 256u), (nv_ - 1u))));
                 if (c0_ < nv_) {
                     float t10495_ = __fmaf_rn(kf_f16_to_f32(hx_4_[0u].v[0]), kf_f16_to_f32(hx_4_[0u].v[0]), acc_2_);
                     acc_2_ = t10495_;
@@ -8550,11 +8550,11 @@ q4k_q8_gemv_rms_glu_q8(const unsigned char* __restrict__ w_, const kf_f16* __res
             #pragma unroll 1
             for (unsigned c0_2_ = threadIdx.x + 512u; c0_2_ < nv_; c0_2_ = c0_2_ + 512u) {
                 unsigned c_12_ = min(c0_2_, (nv_ - 1u));
-                hv_4_[0u] = a_[c_12_];
-                gv_7_[0u] = b_[c_12_];
+                hv_4_[0u] = kf_ldg(a_ + (c_12_));
+                gv_7_[0u] = kf_ldg(b_ + (c_12_));
                 unsigned c_13_ = min((c0_2_ + 256u), (nv_ - 1u));
-                hv_4_[1u] = a_[c_13_];
-                gv_7_[1u] = b_[c_13_];
+                hv_4_[1u] = kf_ldg(a_ + (c_13_));
+                gv_7_[1u] = kf_ldg(b_ + (c_13_));
                 kf_f16x8 h_6_ = hv_4_[0u];
                 kf_f16x8 nw_4_ = gv_7_[0u];
                 kf_f16 t11285_ = kf_f16_from_f32(__fmul_rn(__fmul_rn(kf_f16_to_f32(h_6_.v[0]), scale_), kf_f16_to_f32(nw_4_.v[0])));

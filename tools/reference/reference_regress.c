@@ -752,21 +752,26 @@ static void ref_regress_param_byte_abs(ref_ctx *r)
 
 /* ---- a read-only and a written buffer's loads meeting in one value ---------------- */
 
-static void ref_regress_ro_rw_merge(ref_ctx *r)
+/* n rounds of p[i] -> 3 p[i] + 1 and q[i] -> qmul q[i] + qadd, each from
+ * its own old value, or from ro[5] (p) and ro[qk] (q) for i >= n. */
+static void ro_rw_rounds(ref_ctx *r, size_t qk, uint32_t qmul, uint32_t qadd)
 {
     size_t n = (size_t)in_num(r, "n"), nro, np, nq;
     uint32_t *ro = in_buf(r, "ro", KF_S_U32, 1, &nro);
     uint32_t *p = in_buf(r, "p", KF_S_U32, 1, &np);
     uint32_t *q = in_buf(r, "q", KF_S_U32, 1, &nq);
-    for (size_t i = 0; i < np && i < nq && nro > 5; i++)
+    for (size_t i = 0; i < np && i < nq && nro > 5 && nro > qk; i++)
         for (size_t j = 0; j < n; j++) {
             p[i] = (i >= n ? ro[5] : p[i]) * 3u + 1u;
-            q[i] = (i >= n ? ro[5] : q[i]) * 3u + 1u;
+            q[i] = (i >= n ? ro[qk] : q[i]) * qmul + qadd;
         }
     out_free(r, "p", KF_S_U32, p, np);
     out_free(r, "q", KF_S_U32, q, nq);
     free(ro);
 }
+
+static void ref_regress_ro_rw_merge(ref_ctx *r) { ro_rw_rounds(r, 5, 3, 1); }
+static void ref_regress_ro_rw_merge_arith(ref_ctx *r) { ro_rw_rounds(r, 6, 5, 2); }
 
 /* ---- the bits of a half conversion, masked or shifted, in a vector of i16 ---------- */
 
@@ -850,4 +855,5 @@ static void ref_regress_negzero_bound(ref_ctx *r)
     {"regress_nested_minmax", ref_regress_nested_minmax}, {"regress_select_of_max", ref_regress_select_of_max}, \
     {"regress_byte_to_bf16", ref_regress_byte_to_bf16}, {"regress_half_bits_op", ref_regress_half_bits_op}, \
     {"regress_sub_minmax", ref_regress_sub_minmax}, {"regress_negzero_bound", ref_regress_negzero_bound}, \
-    {"regress_param_byte_abs", ref_regress_param_byte_abs}, {"regress_ro_rw_merge", ref_regress_ro_rw_merge},
+    {"regress_param_byte_abs", ref_regress_param_byte_abs}, {"regress_ro_rw_merge", ref_regress_ro_rw_merge}, \
+    {"regress_ro_rw_merge_arith", ref_regress_ro_rw_merge_arith},
