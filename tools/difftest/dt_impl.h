@@ -294,6 +294,8 @@ dt_node *dt_new(dt_gen *g, dt_kind kind, kf_type t);
 dt_node *dt_expr(dt_gen *g, kf_type t, uint8_t maxvar, int depth, bool untyped);
 /* A bool condition of at most maxvar. */
 dt_node *dt_cond(dt_gen *g, uint8_t maxvar, int depth);
+/* A copy of expression tree n (fresh ids), without n->next. */
+dt_node *dt_copy(dt_gen *g, const dt_node *n);
 /* A literal of type t (a constructor for vectors). */
 dt_node *dt_lit(dt_gen *g, kf_type t, bool untyped);
 /* An in-bounds index into a length-len array or buffer, from an integer

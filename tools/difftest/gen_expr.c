@@ -442,8 +442,7 @@ static bool is_constant(const dt_node *n)
     }
 }
 
-/* A copy of expression tree n (fresh ids), without n->next. */
-static dt_node *copy(dt_gen *g, const dt_node *n)
+dt_node *dt_copy(dt_gen *g, const dt_node *n)
 {
     if (!n) return NULL;
     dt_node *c = dt_new(g, (dt_kind)n->kind, n->type);
@@ -451,12 +450,12 @@ static dt_node *copy(dt_gen *g, const dt_node *n)
     *c = *n;
     c->id = id;
     c->next = NULL;
-    for (int k = 0; k < 3; k++) c->a[k] = copy(g, n->a[k]);
+    for (int k = 0; k < 3; k++) c->a[k] = dt_copy(g, n->a[k]);
     if (n->kind == DT_E_CALL || n->kind == DT_E_CTOR)   /* the other arguments */
         for (const dt_node *src = n->a[0]; src && src->next; src = src->next) {
             dt_node *dst = c->a[0];
             while (dst->next) dst = dst->next;
-            dst->next = copy(g, src->next);
+            dst->next = dt_copy(g, src->next);
         }
     return c;
 }
@@ -469,7 +468,7 @@ static dt_node *runtime(dt_gen *g, dt_node *e)
     zero->text = "0";
     zero->flags = DT_F_UNTYPED;
     dt_node *c = bin(g, DT_OP_NE, kf_type_scalar(KF_S_BOOL), name_node(g, "block_dim.x", u, DT_V_UNI), zero);
-    return call(g, "select", e->type, c, e, copy(g, e));
+    return call(g, "select", e->type, c, e, dt_copy(g, e));
 }
 
 static dt_node *mk_cast(dt_gen *g, kf_type t, uint8_t mv, int d, int i)

@@ -15,8 +15,10 @@
  * `let v = buf as &[U]`; select(c, 1, 2) typed by the declaration),
  * var (initialised or zero), assignment and every compound assignment to
  * vars, vector components, local-array elements and the thread's own
- * output slots; if / else if / else; for (literal or run-time bounds of any
- * integer type, with and without step), @unroll for (the variable indexes
+ * output slots; a read-only buffer's load and an own slot read back meeting
+ * in one value through the same op (gen_mirror); if / else if / else; for
+ * (literal or run-time bounds of any integer type, with and without step),
+ * @unroll for (the variable indexes
  * vectors and local arrays), while with a bounded trip count; break,
  * continue and return under conditions, and loops whose body always leaves
  * in the first iteration; local arrays; shared arrays written by every
@@ -405,6 +407,72 @@ static void gen_assign(dt_gen *g, list *l)
     kf_type et = kf_type_elem(o->type);
     dt_binop op = dt_chance(g->r, 70) ? DT_OP_NONE : compound_op(g, et);
     append(l, store(g, o, op ? value_for(g, et, op, DT_V_THREAD) : dt_expr(g, et, DT_V_THREAD, 3, true), op));
+}
+
+/* A read-only buffer's load and the thread's own output slot read back
+ * meeting in one value through the same arithmetic, the shape NVVM sank
+ * into one load of the selected address while keeping the read-only side's
+ * ld.global.nc (stale after the thread's own store: seed 2517 program 790,
+ * and stop 29's arithmetic form):
+ *   var m = ...; if c { m = in[i] op v } else { m = o[s] op v }; o[s'] = m
+ *   if c { o[s] = in[i] op v } else { o[s] = o[s] op v }
+ *   o[s] = select(c, in[i] op v, o[s] op v)
+ * One op a side, v copied, so the arms differ only in the load. */
+static dt_node *mirror_arm(dt_gen *g, dt_node *load, dt_binop op, const dt_node *v)
+{
+    dt_node *b = dt_new(g, DT_E_BIN, load->type);
+    b->op = (uint8_t)op;
+    b->a[0] = load;
+    b->a[1] = dt_copy(g, v);
+    b->var = dt_max(load->var, v->var);
+    return b;
+}
+
+static void gen_mirror(dt_gen *g, list *l)
+{
+    const dt_param *o = pick_out(g);
+    kf_type et = o ? kf_type_elem(o->type) : kf_type_void();
+    const dt_sym *in = NULL;
+    for (uint32_t i = 0; o && i < g->nsyms; i++)
+        if (g->syms[i].kind == DT_K_INBUF && same_type(g->syms[i].type, et) && (!in || dt_chance(g->r, 50))) in = &g->syms[i];
+    if (!in || et.scalar == KF_S_BOOL) return gen_assign(g, l);
+    uint32_t slot = dt_below(g->r, o->slots);
+    dt_node *ro = dt_new(g, DT_E_INDEX, et), *own = dt_new(g, DT_E_INDEX, et);
+    ro->text = in->name;
+    ro->a[0] = dt_index(g, in->buf->count, DT_V_THREAD, 1);
+    ro->var = ro->a[0]->var;
+    own->text = dt_find_param(g, o)->name;
+    own->a[0] = dt_slot(g, o, slot);
+    own->var = DT_V_THREAD;
+    dt_binop op = compound_op(g, et);
+    dt_node *v = value_for(g, et, op, DT_V_THREAD);
+    dt_node *a = mirror_arm(g, ro, op, v), *b = mirror_arm(g, own, op, v);
+    dt_node *c = dt_cond(g, DT_V_THREAD, 2);
+    unsigned form = dt_below(g->r, 3);
+    if (form == 2) {
+        dt_node *sel = dt_new(g, DT_E_CALL, et);
+        sel->text = "select";
+        sel->a[0] = c;
+        c->next = a;
+        a->next = b;
+        sel->var = DT_V_THREAD;
+        return append(l, store(g, o, sel, DT_OP_NONE));
+    }
+    dt_node *s = stmt(g, DT_S_IF), *lv = NULL;
+    s->a[0] = c;
+    if (form == 0) {
+        dt_node *m = stmt(g, DT_S_VAR);
+        m->type = et;
+        m->text = fresh(g);
+        m->flags = DT_F_TYPED;
+        append(l, m);
+        dt_push(g, (dt_sym){m->text, et, DT_K_VAR, DT_V_THREAD, false, 0, NULL, 0, 0, false});
+        lv = name_ref(g, m->text, et, DT_V_THREAD);
+    }
+    s->body = assign(g, lv ? lv : dt_copy(g, own), DT_OP_NONE, a);
+    s->els = assign(g, lv ? dt_copy(g, lv) : dt_copy(g, own), DT_OP_NONE, b);
+    append(l, s);
+    if (lv) append(l, store(g, o, dt_copy(g, lv), DT_OP_NONE));
 }
 
 /* o[slot] = an approximate function's value (compared within its bound). */
@@ -864,7 +932,8 @@ static void gen_stmt(dt_gen *g, list *l, int nest)
     bool can_nest = nest < 4 && g->budget > 3;
     if (k < 12) return gen_let(g, l);
     if (k < 20) return gen_var(g, l);
-    if (k < 40) return gen_assign(g, l);
+    if (k < 37) return gen_assign(g, l);
+    if (k < 40) return gen_mirror(g, l);
     if (k < 45) return gen_approx(g, l);
     if (k < 54 && can_nest) return gen_if(g, l, size);
     if (k < 61 && can_nest) return gen_for(g, l, size);
