@@ -409,72 +409,6 @@ static void gen_assign(dt_gen *g, list *l)
     append(l, store(g, o, op ? value_for(g, et, op, DT_V_THREAD) : dt_expr(g, et, DT_V_THREAD, 3, true), op));
 }
 
-/* A read-only buffer's load and the thread's own output slot read back
- * meeting in one value through the same arithmetic, the shape NVVM sank
- * into one load of the selected address while keeping the read-only side's
- * ld.global.nc (stale after the thread's own store: seed 2517 program 790,
- * and stop 29's arithmetic form):
- *   var m = ...; if c { m = in[i] op v } else { m = o[s] op v }; o[s'] = m
- *   if c { o[s] = in[i] op v } else { o[s] = o[s] op v }
- *   o[s] = select(c, in[i] op v, o[s] op v)
- * One op a side, v copied, so the arms differ only in the load. */
-static dt_node *mirror_arm(dt_gen *g, dt_node *load, dt_binop op, const dt_node *v)
-{
-    dt_node *b = dt_new(g, DT_E_BIN, load->type);
-    b->op = (uint8_t)op;
-    b->a[0] = load;
-    b->a[1] = dt_copy(g, v);
-    b->var = dt_max(load->var, v->var);
-    return b;
-}
-
-static void gen_mirror(dt_gen *g, list *l)
-{
-    const dt_param *o = pick_out(g);
-    kf_type et = o ? kf_type_elem(o->type) : kf_type_void();
-    const dt_sym *in = NULL;
-    for (uint32_t i = 0; o && i < g->nsyms; i++)
-        if (g->syms[i].kind == DT_K_INBUF && same_type(g->syms[i].type, et) && (!in || dt_chance(g->r, 50))) in = &g->syms[i];
-    if (!in || et.scalar == KF_S_BOOL) return gen_assign(g, l);
-    uint32_t slot = dt_below(g->r, o->slots);
-    dt_node *ro = dt_new(g, DT_E_INDEX, et), *own = dt_new(g, DT_E_INDEX, et);
-    ro->text = in->name;
-    ro->a[0] = dt_index(g, in->buf->count, DT_V_THREAD, 1);
-    ro->var = ro->a[0]->var;
-    own->text = dt_find_param(g, o)->name;
-    own->a[0] = dt_slot(g, o, slot);
-    own->var = DT_V_THREAD;
-    dt_binop op = compound_op(g, et);
-    dt_node *v = value_for(g, et, op, DT_V_THREAD);
-    dt_node *a = mirror_arm(g, ro, op, v), *b = mirror_arm(g, own, op, v);
-    dt_node *c = dt_cond(g, DT_V_THREAD, 2);
-    unsigned form = dt_below(g->r, 3);
-    if (form == 2) {
-        dt_node *sel = dt_new(g, DT_E_CALL, et);
-        sel->text = "select";
-        sel->a[0] = c;
-        c->next = a;
-        a->next = b;
-        sel->var = DT_V_THREAD;
-        return append(l, store(g, o, sel, DT_OP_NONE));
-    }
-    dt_node *s = stmt(g, DT_S_IF), *lv = NULL;
-    s->a[0] = c;
-    if (form == 0) {
-        dt_node *m = stmt(g, DT_S_VAR);
-        m->type = et;
-        m->text = fresh(g);
-        m->flags = DT_F_TYPED;
-        append(l, m);
-        dt_push(g, (dt_sym){m->text, et, DT_K_VAR, DT_V_THREAD, false, 0, NULL, 0, 0, false});
-        lv = name_ref(g, m->text, et, DT_V_THREAD);
-    }
-    s->body = assign(g, lv ? lv : dt_copy(g, own), DT_OP_NONE, a);
-    s->els = assign(g, lv ? dt_copy(g, lv) : dt_copy(g, own), DT_OP_NONE, b);
-    append(l, s);
-    if (lv) append(l, store(g, o, dt_copy(g, lv), DT_OP_NONE));
-}
-
 /* o[slot] = an approximate function's value (compared within its bound). */
 static void gen_approx(dt_gen *g, list *l)
 {
@@ -617,6 +551,97 @@ static dt_node *masked_plus(dt_gen *g, kf_type t, uint8_t mv, int depth, int64_t
     m->op = DT_G_MASK, m->a[0] = e, m->n = mask, m->var = e->var, m->flags = DT_F_KEEP;
     b->op = DT_OP_ADD, b->a[0] = m, b->a[1] = lit_int(g, t, c, true), b->var = m->var;
     return b;
+}
+
+/* A read-only buffer's load and the thread's own output slot read back
+ * meeting in one value through the same arithmetic, the shape NVVM sank
+ * into one load of the selected address while keeping the read-only side's
+ * ld.global.nc (stale after the thread's own store: seed 2517 program 790,
+ * and stop 29's arithmetic form):
+ *   var m; if c { m = in[i] op v } else { m = o[s] op v }; o[s] = m
+ *   if c { o[s] = in[i] op v } else { o[s] = o[s] op v }
+ *   o[s] = select(c, in[i] op v, o[s] op v)
+ * One op a side, v copied, so the arms differ only in the load; half of
+ * them in a loop of 2-4 trips, so the slot is read again after its store.
+ * v and i are made under c's control (a warp builtin in them must see the
+ * arm's lanes). */
+static dt_node *mirror_arm(dt_gen *g, dt_node *load, dt_binop op, const dt_node *v)
+{
+    dt_node *b = dt_new(g, DT_E_BIN, load->type);
+    b->op = (uint8_t)op;
+    b->a[0] = load;
+    b->a[1] = dt_copy(g, v);
+    b->var = dt_max(load->var, v->var);
+    return b;
+}
+
+static void mirror(dt_gen *g, list *l, const dt_param *o, const dt_sym *in)
+{
+    kf_type et = kf_type_elem(o->type);
+    dt_node *c = dt_cond(g, DT_V_THREAD, 2);
+    uint8_t saved = g->ctrl;
+    g->ctrl = dt_max(g->ctrl, c->var);
+    dt_node *ro = dt_new(g, DT_E_INDEX, et), *own = dt_new(g, DT_E_INDEX, et);
+    ro->text = in->name;
+    ro->a[0] = dt_index(g, in->buf->count, DT_V_THREAD, 1);
+    ro->var = ro->a[0]->var;
+    own->text = dt_find_param(g, o)->name;
+    own->a[0] = dt_slot(g, o, dt_below(g->r, o->slots));
+    own->var = DT_V_THREAD;
+    dt_binop op = compound_op(g, et);
+    dt_node *v = value_for(g, et, op, DT_V_THREAD);
+    g->ctrl = saved;
+    dt_node *a = mirror_arm(g, ro, op, v), *b = mirror_arm(g, dt_copy(g, own), op, v);
+    unsigned form = dt_below(g->r, 3);
+    if (form == 2) {
+        dt_node *sel = dt_new(g, DT_E_CALL, et);
+        sel->text = "select";
+        sel->a[0] = c;
+        c->next = a;
+        a->next = b;
+        sel->var = DT_V_THREAD;
+        return append(l, assign(g, own, DT_OP_NONE, sel));
+    }
+    dt_node *s = stmt(g, DT_S_IF), *m = NULL;
+    s->a[0] = c;
+    if (form == 0) {
+        m = stmt(g, DT_S_VAR);
+        m->type = et;
+        m->text = fresh(g);
+        m->flags = DT_F_TYPED;
+        append(l, m);
+        dt_push(g, (dt_sym){m->text, et, DT_K_VAR, DT_V_THREAD, false, 0, NULL, 0, 0, false});
+    }
+    s->body = assign(g, m ? name_ref(g, m->text, et, DT_V_THREAD) : dt_copy(g, own), DT_OP_NONE, a);
+    s->els = assign(g, m ? name_ref(g, m->text, et, DT_V_THREAD) : dt_copy(g, own), DT_OP_NONE, b);
+    append(l, s);
+    if (m) append(l, assign(g, own, DT_OP_NONE, name_ref(g, m->text, et, DT_V_THREAD)));
+}
+
+static void gen_mirror(dt_gen *g, list *l)
+{
+    const dt_param *o = pick_out(g);
+    kf_type et = o ? kf_type_elem(o->type) : kf_type_void();
+    const dt_sym *in = NULL;
+    for (uint32_t i = 0; o && i < g->nsyms; i++)
+        if (g->syms[i].kind == DT_K_INBUF && same_type(g->syms[i].type, et) && (!in || dt_chance(g->r, 50))) in = &g->syms[i];
+    if (!in || et.scalar == KF_S_BOOL) return gen_assign(g, l);
+    if (dt_chance(g->r, 50)) return mirror(g, l, o, in);
+    dt_node *s = stmt(g, DT_S_FOR);
+    kf_type t = kf_type_scalar(KF_S_I32);
+    int64_t trips = dt_range(g->r, 2, 4);
+    s->a[0] = lit_int(g, t, 0, true);
+    s->a[1] = lit_int(g, t, trips, true);
+    s->text = fresh(g);
+    s->type = t;
+    loop_state ls = loop_enter(g, DT_V_UNI);
+    uint32_t mark = g->nsyms;
+    dt_push(g, (dt_sym){s->text, t, DT_K_LOOP, DT_V_UNI, false, (uint32_t)trips, NULL, 0, 0, false});
+    list bl = {&s->body};
+    mirror(g, &bl, o, in);
+    g->nsyms = mark;
+    loop_leave(g, ls);
+    append(l, s);
 }
 
 /* for i in a .. b [step s]: bounds below 48 (no wrap in any integer type),
