@@ -65,7 +65,7 @@ kf_status kf_emit(const kf_module *m, const kf_kernel *k, const kf_emit_options 
     kf_status st = emit_text(m, k, &text, &b, err);
     if (st == KF_OK && b.oom) st = kf_error_set(err, KF_ERR_NOMEM, "out of memory emitting %s", m->file);
     if (st == KF_OK && o->target == KF_TARGET_CUBIN) {
-        st = kf_nvjitlink_ptx(b.data, o->arch ? o->arch : 90, out, len, err);
+        st = kf_nvjitlink_ptx(b.data, o->arch ? o->arch : 90, o->lineinfo, out, len, err);
     } else if (st == KF_OK) {
         *len = b.len;
         *out = kf_buf_take(&b);

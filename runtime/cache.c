@@ -46,7 +46,7 @@ kf_cache_key kf_cache_key_make(const kf_cache_inputs *in)
     XXH3_INITSTATE(&s);
     XXH3_128bits_reset(&s);
     uint32_t fmt = FORMAT_VERSION;
-    int32_t nums[3] = {(int32_t)in->arch, in->nvrtc_version, in->driver_version};
+    int32_t nums[4] = {(int32_t)in->arch, in->nvrtc_version, in->driver_version, in->linker_version};
     hash_str(&s, KF_VERSION);
     hash_field(&s, &fmt, sizeof fmt);
     hash_str(&s, in->kind);

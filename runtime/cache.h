@@ -33,6 +33,7 @@ typedef struct {
     uint32_t arch;
     int nvrtc_version;       /* 0 when NVRTC is not involved */
     int driver_version;
+    int linker_version;      /* nvJitLink's when it makes the cubin; 0: the driver's JIT */
 } kf_cache_inputs;
 /* Also hashes KF_VERSION and the entry format version. */
 kf_cache_key kf_cache_key_make(const kf_cache_inputs *in);

@@ -2,7 +2,7 @@
  * (cuda_drv.h), for both GPU paths.
  *
  *   KF_BACKEND_CUDA  .kf -> kf_cuda_emit -> NVRTC -> PTX ─┐
- *   KF_BACKEND_PTX   .kf -> kf_ptx_emit ----------> PTX ──┼─> cuLink -> cubin -> cuModuleLoadDataEx
+ *   KF_BACKEND_PTX   .kf -> kf_ptx_emit ----------> PTX ──┼─> nvJitLink or cuLink -> cubin -> cuModuleLoadDataEx
  *   raw kernels      CUDA-C -> NVRTC -> PTX, or PTX text ─┘
  *
  * Every build goes through the cache (cache.h): the key covers the text,
@@ -28,6 +28,7 @@
  * driver call goes through CU_CHECK. */
 #include "cache.h"
 #include "cuda_drv.h"
+#include "nvjitlink.h"
 #include "nvrtc.h"
 #include "../emit/emit.h"
 
@@ -276,7 +277,41 @@ static void attach_jit_log(kf_error *err, const char *log, const kf_linemap *lm)
     map_line(err, at ? strtoul(at + 5, NULL, 10) : 0, lm);
 }
 
-/* PTX -> cubin through the driver's linker (the PTX JIT runs here, once).
+/* Which compiler turns PTX into the cubin: nvJitLink (the toolkit's ptxas,
+ * as in `kforge emit --target cubin` and the ptxas tests) when it loads and
+ * is at least as new as the driver, else the driver's JIT; $KFORGE_JIT=
+ * driver or nvjitlink chooses. The H200's driver JIT (580.159.04) folded
+ * f32 adds of two constants, which NVVM leaves it after forwarding a
+ * store, to the wrong neighbour of a tie: -24683392.0 + 1.0 gave
+ * -24683390 (difftest seed 2523 program 987; 72 of 300 ties in a sweep),
+ * where nvJitLink 13.0 folds every one right. Returns nvJitLink's version
+ * when it is the one (1 when asked for but missing: the link then says
+ * so), 0 for the driver's JIT, -1 for a $KFORGE_JIT it does not know. */
+static int ptx_compiler(void)
+{
+    const char *e = getenv("KFORGE_JIT");
+    int v = kf_nvjitlink_version();
+    if (e && *e) return !strcmp(e, "driver") ? 0 : !strcmp(e, "nvjitlink") ? (v ? v : 1) : -1;
+    return v && v >= kf_cu_driver_version() ? v : 0;
+}
+
+/* PTX -> cubin through nvJitLink (ptx_compiler), with its log mapped like
+ * the driver's. */
+static kf_status nvjitlink_ptx(const char *ptx, uint32_t arch, const kf_linemap *lm, bool lineinfo,
+                               kf_cache_blob *out, kf_error *err)
+{
+    kf_status st = kf_nvjitlink_ptx(ptx, arch, lineinfo, &out->cubin, &out->cubin_len, err);
+    if (st != KF_OK && err && err->log) {
+        char *log = err->log;
+        err->log = NULL;
+        attach_jit_log(err, log, lm);
+        free(log);
+    }
+    return st;
+}
+
+/* PTX -> cubin through the driver's linker (the PTX JIT runs here, once),
+ * or nvJitLink (ptx_compiler).
  * The JIT options are part of what decides the cubin: keys over emitted or
  * raw text cover only lineinfo, so any other change here must bump
  * FORMAT_VERSION in cache.c (source keys also cover the build ID).
@@ -290,10 +325,17 @@ static void attach_jit_log(kf_error *err, const char *log, const kf_linemap *lm)
  * tc_gemv f16 B8 0.870 -> 0.800 (cuda), the f16 decode step 1.134 -> 1.222
  * x its floor, q4k 1.786 -> 1.836; only the cuda builds of the q4k GEMVs
  * with a fused norm gained (6144 x 4096: 0.214 -> 0.281). The linker also
- * hands back the cubin that the cache keeps. */
-static kf_status link_ptx(const char *ptx, size_t len, const kf_linemap *lm, bool lineinfo, kf_cache_blob *out,
-                          kf_error *err)
+ * hands back the cubin that the cache keeps. nvJitLink compiles the same
+ * way (register counts equal to ptxas -c's: sdpa_decode_split 101,
+ * tc_gemv_q4k 230, against 78 and 170 whole). */
+static kf_status link_ptx(const char *ptx, size_t len, uint32_t arch, const kf_linemap *lm, bool lineinfo,
+                          kf_cache_blob *out, kf_error *err)
 {
+    int jit = ptx_compiler();
+    if (jit < 0)
+        return kf_error_set(err, KF_ERR_USAGE, "KFORGE_JIT is '%s': expected 'driver' or 'nvjitlink' (or unset: "
+                            "nvJitLink when it is at least as new as the driver)", getenv("KFORGE_JIT"));
+    if (jit > 0) return nvjitlink_ptx(ptx, arch, lm, lineinfo, out, err);
     char elog[JIT_LOG] = "", ilog[JIT_LOG] = "";
     CUjit_option opt[5] = {CU_JIT_ERROR_LOG_BUFFER, CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES, CU_JIT_INFO_LOG_BUFFER,
                            CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES, CU_JIT_GENERATE_LINE_INFO};
@@ -434,7 +476,7 @@ static kf_status build_blob(const build_req *rq, kf_cache_blob *b, kf_error *err
         if (!b->ptx) return kf_error_set(err, KF_ERR_NOMEM, "out of memory copying PTX");
         memcpy(b->ptx, rq->text, b->ptx_len + 1);
     }
-    return link_ptx(b->ptx, b->ptx_len, rq->is_cuda ? NULL : rq->lm, rq->lineinfo, b, err);
+    return link_ptx(b->ptx, b->ptx_len, rq->arch, rq->is_cuda ? NULL : rq->lm, rq->lineinfo, b, err);
 }
 
 /* Looks a key up unless uncached; records where the code came from. */
@@ -473,7 +515,7 @@ static kf_status build_cached(kf_pipeline *p, const build_req *rq, const kf_cach
     char opts[300];
     snprintf(opts, sizeof opts, "entry=%s lineinfo=%d", rq->name, (int)rq->lineinfo);
     kf_cache_inputs in = {rq->kind, rq->text, strlen(rq->text), opts, rq->arch,
-                          rq->is_cuda ? kf_nvrtc_version() : 0, p->dev->props.driver_version};
+                          rq->is_cuda ? kf_nvrtc_version() : 0, p->dev->props.driver_version, ptx_compiler()};
     kf_cache_key key = kf_cache_key_make(&in);
     kf_status st = KF_OK;
     if (!cache_find(p, key, rq->uncached, b)) {
@@ -532,7 +574,8 @@ static bool source_key(const kf_pipeline *p, const kf_module *m, bool whole, con
     bool ok = !o.oom && o.data;
     if (ok) {
         kf_cache_inputs in = {is_cuda ? "kf-cuda-source" : "kf-ptx-source", m->source, m->source_len, o.data,
-                              eo->arch, is_cuda ? kf_nvrtc_version() : 0, p->dev->props.driver_version};
+                              eo->arch, is_cuda ? kf_nvrtc_version() : 0, p->dev->props.driver_version,
+                              ptx_compiler()};
         *key = kf_cache_key_make(&in);
     }
     kf_buf_free(&o);

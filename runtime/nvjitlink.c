@@ -27,7 +27,8 @@ enum { INPUT_PTX = 2 };   /* NVJITLINK_INPUT_PTX */
     X(nvJitLinkGetLinkedCubinSize, (nvJitLinkHandle, size_t *))                         \
     X(nvJitLinkGetLinkedCubin, (nvJitLinkHandle, void *))                               \
     X(nvJitLinkGetErrorLogSize, (nvJitLinkHandle, size_t *))                            \
-    X(nvJitLinkGetErrorLog, (nvJitLinkHandle, char *))
+    X(nvJitLinkGetErrorLog, (nvJitLinkHandle, char *))                                  \
+    X(nvJitLinkVersion, (unsigned *, unsigned *))
 
 static struct {
 #define X(n, p) nvJitLinkResult(*n) p;
@@ -78,7 +79,15 @@ static void keep_log(nvJitLinkHandle h, kf_error *err)
     free(log);
 }
 
-kf_status kf_nvjitlink_ptx(const char *ptx, uint32_t arch, void **cubin, size_t *len, kf_error *err)
+int kf_nvjitlink_version(void)
+{
+    pthread_once(&jl_once, jl_load);
+    unsigned major = 0, minor = 0;
+    if (!jl.lib || jl.nvJitLinkVersion(&major, &minor) != 0) return 0;
+    return (int)(major * 1000 + minor * 10);
+}
+
+kf_status kf_nvjitlink_ptx(const char *ptx, uint32_t arch, bool lineinfo, void **cubin, size_t *len, kf_error *err)
 {
     *cubin = NULL;
     *len = 0;
@@ -90,12 +99,12 @@ kf_status kf_nvjitlink_ptx(const char *ptx, uint32_t arch, void **cubin, size_t 
     if (arch < 50 || arch > 999) return kf_error_set(err, KF_ERR_USAGE, "unsupported GPU arch sm_%u", arch);
     char archopt[32];
     snprintf(archopt, sizeof archopt, "-arch=sm_%u", arch);
-    const char *opts[] = {archopt};
+    const char *opts[] = {archopt, "-lineinfo"};
     nvJitLinkHandle h = NULL;
     kf_status st = KF_OK;
     void *out = NULL;
     size_t n = 0;
-    JIT_CHECK(nvJitLinkCreate(&h, 1, opts));
+    JIT_CHECK(nvJitLinkCreate(&h, lineinfo ? 2 : 1, opts));
     JIT_CHECK(nvJitLinkAddData(h, INPUT_PTX, ptx, strlen(ptx) + 1, "kernel.ptx"));
     JIT_CHECK(nvJitLinkComplete(h));
     JIT_CHECK(nvJitLinkGetLinkedCubinSize(h, &n));

@@ -474,7 +474,7 @@ static void bad_ptx_carries_the_jit_log(void **state)
     kf_error e = {0};
     assert_int_equal(kf_pipeline_create_raw(gpu_ptx, &rk, &p, &e), KF_ERR_DEVICE);
     assert_null(p);
-    assert_non_null(strstr(e.msg, "cuLink"));
+    assert_true(strstr(e.msg, "cuLink") || strstr(e.msg, "nvJitLink"));   /* whichever made the cubin */
     assert_non_null(e.log);
     assert_non_null(strstr(e.log, "error"));
     kf_error_clear(&e);

@@ -41,7 +41,7 @@ static int teardown(void **state)
 
 static kf_cache_key key_of(const char *text)
 {
-    kf_cache_inputs in = {"kf-ptx", text, strlen(text), "entry=k", 90, 13000, 13000};
+    kf_cache_inputs in = {"kf-ptx", text, strlen(text), "entry=k", 90, 13000, 13000, 0};
     return kf_cache_key_make(&in);
 }
 
@@ -69,16 +69,17 @@ static int count_files(const char *prefix)
 
 static void key_changes_with_every_input(void **state)
 {
-    kf_cache_inputs base = {"kf-ptx", "text", 4, "o", 90, 13000, 13000};
+    kf_cache_inputs base = {"kf-ptx", "text", 4, "o", 90, 13000, 13000, 0};
     kf_cache_key k0 = kf_cache_key_make(&base), k;
     kf_cache_inputs v = base;
     k = kf_cache_key_make(&v);
     assert_true(k.lo == k0.lo && k.hi == k0.hi);
     const kf_cache_inputs variants[] = {
-        {"kf-cuda", "text", 4, "o", 90, 13000, 13000}, {"kf-ptx", "texu", 4, "o", 90, 13000, 13000},
-        {"kf-ptx", "text", 4, "p", 90, 13000, 13000},  {"kf-ptx", "text", 4, "o", 80, 13000, 13000},
-        {"kf-ptx", "text", 4, "o", 90, 12080, 13000},  {"kf-ptx", "text", 4, "o", 90, 13000, 12080},
-        {"kf-ptx", "tex", 3, "to", 90, 13000, 13000},  /* field boundaries are part of the key */
+        {"kf-cuda", "text", 4, "o", 90, 13000, 13000, 0}, {"kf-ptx", "texu", 4, "o", 90, 13000, 13000, 0},
+        {"kf-ptx", "text", 4, "p", 90, 13000, 13000, 0},  {"kf-ptx", "text", 4, "o", 80, 13000, 13000, 0},
+        {"kf-ptx", "text", 4, "o", 90, 12080, 13000, 0},  {"kf-ptx", "text", 4, "o", 90, 13000, 12080, 0},
+        {"kf-ptx", "tex", 3, "to", 90, 13000, 13000, 0},  /* field boundaries are part of the key */
+        {"kf-ptx", "text", 4, "o", 90, 13000, 13000, 13000},   /* nvJitLink 13.0 made the cubin */
     };
     for (size_t i = 0; i < sizeof variants / sizeof variants[0]; i++) {
         k = kf_cache_key_make(&variants[i]);

@@ -48,7 +48,7 @@ static int teardown(void **state)
 
 static kf_cache_key key_of(const char *text)
 {
-    kf_cache_inputs in = {"kf-ptx", text, strlen(text), "entry=k", 90, 13000, 13000};
+    kf_cache_inputs in = {"kf-ptx", text, strlen(text), "entry=k", 90, 13000, 13000, 0};
     return kf_cache_key_make(&in);
 }
 

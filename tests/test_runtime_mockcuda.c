@@ -154,13 +154,13 @@ static void device_reports_driver_properties(void **state)
     assert_int_equal(p.max_block[2], 64);
     assert_int_equal(p.max_grid[0], 2147483647);
     assert_int_equal(p.shared_per_block_optin, 232448);
-    assert_int_equal(p.driver_version, 13000);
+    assert_int_equal(p.driver_version, 99000);   /* the mock: newer than any toolkit */
     assert_int_equal(p.nvrtc_version, kf_nvrtc_version());
     int n, v;
     kf_error e = {0};
     assert_int_equal(kf_cuda_device_count(&n, &v, &e), KF_OK);
     assert_int_equal(n, 1);
-    assert_int_equal(v, 13000);
+    assert_int_equal(v, 99000);
 }
 
 static void missing_ordinal_is_device_error(void **state)
@@ -520,7 +520,6 @@ static void kf_kernel_builds_on_both_gpu_paths(void **state)
     }
 }
 
-
 /* ---- .kf kernels keyed on their source ----------------------------------------- */
 static const char *saxpy_kf =
     "const BLOCK: u32 = 256; const UNUSED: u32 = 1;\n"
@@ -742,6 +741,45 @@ static void module_pipelines_share_one_build_and_one_module(void **state)
         assert_int_equal(live_modules(), mods);
         kf_device_close(d);
     }
+    kf_module_free(m);
+}
+
+/* KFORGE_JIT=nvjitlink: kforge's PTX becomes a real cubin through nvJitLink
+ * (no call to the driver's linker), keyed apart from the driver's build of
+ * the same text, and the mock loads it and runs saxpy from it. An unknown
+ * KFORGE_JIT is a usage error naming the choices. */
+static void ptx_links_through_nvjitlink_when_asked(void **state)
+{
+    kf_module *m;
+    assert_int_equal(kf_compile("three.kf", three_kf, strlen(three_kf), NULL, &m), KF_OK);
+    kf_device *d;
+    kf_pipeline *ps[3];
+    kf_error e = {0};
+    assert_int_equal(kf_device_open(KF_BACKEND_PTX, 0, &d, &e), KF_OK);
+    assert_int_equal(kf_pipeline_create_module(d, m, ps, &e), KF_OK);   /* the mock's linker */
+    for (int i = 0; i < 3; i++) kf_pipeline_destroy(ps[i]);
+    setenv("KFORGE_JIT", "nvjitlink", 1);
+    int links = link_count();
+    kf_status st = kf_pipeline_create_module(d, m, ps, &e);
+    if (st == KF_ERR_DEVICE && strstr(e.msg, "nvJitLink is not available")) {
+        printf("skipped: %s\n", e.msg);
+        unsetenv("KFORGE_JIT");
+        kf_error_clear(&e);
+        kf_device_close(d);
+        kf_module_free(m);
+        skip();
+    }
+    if (st != KF_OK) fail_msg("%s\n%s", e.msg, e.log ? e.log : "");
+    assert_int_equal(link_count(), links);
+    for (int i = 0; i < 3; i++) assert_int_equal(kf_pipeline_origin(ps[i]), KF_FROM_BUILD);
+    saxpy_through(d, ps[1]);
+    for (int i = 0; i < 3; i++) kf_pipeline_destroy(ps[i]);
+    setenv("KFORGE_JIT", "fast", 1);
+    assert_int_equal(kf_pipeline_create_module(d, m, ps, &e), KF_ERR_USAGE);
+    assert_non_null(strstr(e.msg, "KFORGE_JIT is 'fast': expected 'driver' or 'nvjitlink'"));
+    unsetenv("KFORGE_JIT");
+    kf_error_clear(&e);
+    kf_device_close(d);
     kf_module_free(m);
 }
 
@@ -1182,6 +1220,7 @@ int main(void)
         cmocka_unit_test(ptx_jit_error_points_at_the_kf_line),
         cmocka_unit_test(module_pipelines_share_one_build_and_one_module),
         cmocka_unit_test(module_build_error_leaves_nothing),
+        cmocka_unit_test(ptx_links_through_nvjitlink_when_asked),
         cmocka_unit_test(graph_replays_and_carries_retargets_without_recapture),
         cmocka_unit_test(each_plan_updates_its_own_node_whatever_the_node_order),
         cmocka_unit_test(failed_capture_names_the_launch_and_leaves_the_device_usable),

@@ -174,7 +174,7 @@ static int link_cubin(kf_buf *ptx, uint32_t arch)
     void *cubin;
     size_t len;
     kf_error err = {0};
-    if (kf_nvjitlink_ptx(ptx->data ? ptx->data : "", arch, &cubin, &len, &err) != KF_OK) {
+    if (kf_nvjitlink_ptx(ptx->data ? ptx->data : "", arch, false, &cubin, &len, &err) != KF_OK) {
         kf_cli_print_error("emit", NULL, &err);
         kf_error_clear(&err);
         return KF_EXIT_RUNTIME;

@@ -35,6 +35,7 @@
  * runtime's own. */
 #include <stdbool.h>
 #include <stdint.h>
+#include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -182,10 +183,14 @@ CUresult cuInit(unsigned flags)
     return getenv("MOCKCUDA_NODEVICE") ? NO_DEVICE : OK;
 }
 
+/* 99.0 unless $MOCKCUDA_DRIVER says otherwise: newer than any toolkit, so
+ * the runtime links PTX through this mock's linker, not nvJitLink
+ * (cuda_device.c ptx_compiler; KFORGE_JIT=nvjitlink asks for it anyway). */
 CUresult cuDriverGetVersion(int *v)
 {
     FAULT(cuDriverGetVersion);
-    *v = 13000;
+    const char *e = getenv("MOCKCUDA_DRIVER");
+    *v = e ? atoi(e) : 99000;
     return OK;
 }
 
@@ -480,12 +485,37 @@ CUresult cuLinkDestroy(void *state)
     return OK;
 }
 
+/* A real cubin (nvJitLink's, KFORGE_JIT=nvjitlink) as module text: each
+ * NUL-terminated name in it (its string tables) becomes `.entry NAME(`. The
+ * image ends with its section headers. */
+static char *elf_entries(const unsigned char *image)
+{
+    uint64_t shoff;
+    uint16_t shentsize, shnum;
+    memcpy(&shoff, image + 0x28, 8);
+    memcpy(&shentsize, image + 0x3A, 2);
+    memcpy(&shnum, image + 0x3C, 2);
+    size_t size = (size_t)(shoff + (uint64_t)shentsize * shnum), cap = 1, len = 0;
+    char *text = calloc(1, 1);
+    for (size_t i = 0; i < size; i++) {
+        size_t j = i;
+        while (j < size && (isalnum(image[j]) || image[j] == '_')) j++;
+        if (j < size && !image[j] && j - i > 1 && (i == 0 || !image[i - 1])) {
+            text = realloc(text, cap += j - i + 10);
+            len += (size_t)sprintf(text + len, ".entry %.*s(\n", (int)(j - i), (const char *)image + i);
+        }
+        i = j;
+    }
+    return text;
+}
+
 CUresult cuModuleLoadDataEx(void **mod, const void *image, unsigned n, int *o, void **v)
 {
     FAULT(cuModuleLoadDataEx);
-    if (strncmp(image, "MOCKCUBIN\n", 10) != 0) return INVALID_IMAGE;
+    bool elf = memcmp(image, "\177ELF", 4) == 0;
+    if (!elf && strncmp(image, "MOCKCUBIN\n", 10) != 0) return INVALID_IMAGE;
     mock_module *m = calloc(1, sizeof *m);
-    m->text = strdup((const char *)image + 10);
+    m->text = elf ? elf_entries(image) : strdup((const char *)image + 10);
     *mod = m;
     live_modules++;
     return OK;

@@ -773,6 +773,28 @@ static void ro_rw_rounds(ref_ctx *r, size_t qk, uint32_t qmul, uint32_t qadd)
 static void ref_regress_ro_rw_merge(ref_ctx *r) { ro_rw_rounds(r, 5, 3, 1); }
 static void ref_regress_ro_rw_merge_arith(ref_ctx *r) { ro_rw_rounds(r, 6, 5, 2); }
 
+/* ---- constants added by the JIT: ties ---------------------------------------------- */
+
+static void ref_regress_const_fold_tie(ref_ctx *r)
+{
+    static const float x[8] = {1.0f, -1.0f, 1.0f, 1.0f, 1.0f, 1.0f, 3.0f, 0.75f};
+    size_t no, np;
+    float *o = in_buf(r, "o", KF_S_F32, 1, &no), *p = in_buf(r, "p", KF_S_F32, 1, &np);
+    if (no >= 8 && np >= 8) {
+        memcpy(o, x, sizeof x);
+        p[0] = -24683392.0f + x[0];   /* -24683391: a tie, to the even -24683392 */
+        p[1] = 24683392.0f + x[1];
+        p[2] = 24683392.0f - x[2];
+        p[3] = x[3] - 24683392.0f;
+        p[4] = -18775096.0f + x[4];
+        p[5] = 33554432.0f - x[5];
+        p[6] = 16777216.0f + x[6];
+        p[7] = 33554432.0f - x[7];
+    }
+    out_free(r, "o", KF_S_F32, o, no);
+    out_free(r, "p", KF_S_F32, p, np);
+}
+
 /* ---- the bits of a half conversion, masked or shifted, in a vector of i16 ---------- */
 
 static void ref_regress_half_bits_op(ref_ctx *r)
@@ -856,4 +878,5 @@ static void ref_regress_negzero_bound(ref_ctx *r)
     {"regress_byte_to_bf16", ref_regress_byte_to_bf16}, {"regress_half_bits_op", ref_regress_half_bits_op}, \
     {"regress_sub_minmax", ref_regress_sub_minmax}, {"regress_negzero_bound", ref_regress_negzero_bound}, \
     {"regress_param_byte_abs", ref_regress_param_byte_abs}, {"regress_ro_rw_merge", ref_regress_ro_rw_merge}, \
-    {"regress_ro_rw_merge_arith", ref_regress_ro_rw_merge_arith},
+    {"regress_ro_rw_merge_arith", ref_regress_ro_rw_merge_arith}, \
+    {"regress_const_fold_tie", ref_regress_const_fold_tie},
