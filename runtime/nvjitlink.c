@@ -27,13 +27,13 @@ enum { INPUT_PTX = 2 };   /* NVJITLINK_INPUT_PTX */
     X(nvJitLinkGetLinkedCubinSize, (nvJitLinkHandle, size_t *))                         \
     X(nvJitLinkGetLinkedCubin, (nvJitLinkHandle, void *))                               \
     X(nvJitLinkGetErrorLogSize, (nvJitLinkHandle, size_t *))                            \
-    X(nvJitLinkGetErrorLog, (nvJitLinkHandle, char *))                                  \
-    X(nvJitLinkVersion, (unsigned *, unsigned *))
+    X(nvJitLinkGetErrorLog, (nvJitLinkHandle, char *))
 
 static struct {
 #define X(n, p) nvJitLinkResult(*n) p;
     JIT_FUNCS(X)
 #undef X
+    nvJitLinkResult (*nvJitLinkVersion)(unsigned *, unsigned *);   /* 12.3 and later; optional */
     void *lib;
     char why[1024];
 } jl;
@@ -51,7 +51,9 @@ static void jl_load(void)
     if (!ok) {
         dlclose(jl.lib);
         jl.lib = NULL;
+        return;
     }
+    *(void **)&jl.nvJitLinkVersion = dlsym(jl.lib, "nvJitLinkVersion");
 }
 
 #define JIT_CHECK(call)                                                                            \
@@ -83,7 +85,7 @@ int kf_nvjitlink_version(void)
 {
     pthread_once(&jl_once, jl_load);
     unsigned major = 0, minor = 0;
-    if (!jl.lib || jl.nvJitLinkVersion(&major, &minor) != 0) return 0;
+    if (!jl.lib || !jl.nvJitLinkVersion || jl.nvJitLinkVersion(&major, &minor) != 0) return 0;
     return (int)(major * 1000 + minor * 10);
 }
 

@@ -14,7 +14,8 @@
 kf_status kf_nvjitlink_ptx(const char *ptx, uint32_t arch, bool lineinfo, void **cubin, size_t *len, kf_error *err);
 
 /* nvJitLink's version as CUDA encodes versions (major * 1000 + minor * 10,
- * as cuDriverGetVersion does); 0 when it cannot be loaded. */
+ * as cuDriverGetVersion does); 0 when it cannot be loaded or cannot say
+ * (before 12.3). */
 int kf_nvjitlink_version(void);
 
 #endif
