@@ -561,8 +561,11 @@ static dt_node *masked_plus(dt_gen *g, kf_type t, uint8_t mv, int depth, int64_t
  *   var m; if c { m = in[i] op v } else { m = o[s] op v }; o[s] = m
  *   if c { o[s] = in[i] op v } else { o[s] = o[s] op v }
  *   o[s] = select(c, in[i] op v, o[s] op v)
- * One op a side, v copied, so the arms differ only in the load; half of
+ * One op a side, v copied, so the arms differ only in the load (an input
+ * of another type is read through a view, `(in as &[T])[i]`); half of
  * them in a loop of 2-4 trips, so the slot is read again after its store.
+ * NVRTC merges the integer forms (a float op through an intrinsic stays
+ * apart).
  * v and i are made under c's control (a warp builtin in them must see the
  * arm's lanes). */
 static dt_node *mirror_arm(dt_gen *g, dt_node *load, dt_binop op, const dt_node *v)
@@ -582,14 +585,17 @@ static void mirror(dt_gen *g, list *l, const dt_param *o, const dt_sym *in)
     uint8_t saved = g->ctrl;
     g->ctrl = dt_max(g->ctrl, c->var);
     dt_node *ro = dt_new(g, DT_E_INDEX, et), *own = dt_new(g, DT_E_INDEX, et);
-    ro->text = in->name;
-    ro->a[0] = dt_index(g, in->buf->count, DT_V_THREAD, 1);
+    uint32_t len = (uint32_t)((uint64_t)in->buf->count * kf_type_elem_bytes(in->type) / kf_type_elem_bytes(et));
+    ro->text = same_type(in->type, et) ? in->name
+                                       : kf_arena_printf(&g->p->arena, "(%s as &[%s])", in->name, dt_type_name(et));
+    ro->a[0] = dt_index(g, len, DT_V_THREAD, 1);
     ro->var = ro->a[0]->var;
     own->text = dt_find_param(g, o)->name;
     own->a[0] = dt_slot(g, o, dt_below(g->r, o->slots));
     own->var = DT_V_THREAD;
     dt_binop op = compound_op(g, et);
-    dt_node *v = value_for(g, et, op, DT_V_THREAD);
+    bool divides = (op == DT_OP_DIV || op == DT_OP_REM) && is_int(et);
+    dt_node *v = divides ? divisor_for(g, et, DT_V_THREAD) : dt_expr(g, et, DT_V_THREAD, 1, true);   /* a leaf: NVVM sinks short arms */
     g->ctrl = saved;
     dt_node *a = mirror_arm(g, ro, op, v), *b = mirror_arm(g, dt_copy(g, own), op, v);
     unsigned form = dt_below(g->r, 3);
@@ -622,9 +628,14 @@ static void gen_mirror(dt_gen *g, list *l)
 {
     const dt_param *o = pick_out(g);
     kf_type et = o ? kf_type_elem(o->type) : kf_type_void();
-    const dt_sym *in = NULL;
-    for (uint32_t i = 0; o && i < g->nsyms; i++)
-        if (g->syms[i].kind == DT_K_INBUF && same_type(g->syms[i].type, et) && (!in || dt_chance(g->r, 50))) in = &g->syms[i];
+    const dt_sym *in = NULL;   /* of o's type if one is, else any, seen as o's type */
+    for (uint32_t i = 0; o && i < g->nsyms; i++) {
+        const dt_sym *s = &g->syms[i];
+        if (s->kind != DT_K_INBUF || (uint64_t)s->buf->count * kf_type_elem_bytes(s->type) < kf_type_elem_bytes(et))
+            continue;
+        bool same = same_type(s->type, et), had = in && same_type(in->type, et);
+        if (!in || (same && !had) || (same == had && dt_chance(g->r, 50))) in = s;
+    }
     if (!in || et.scalar == KF_S_BOOL) return gen_assign(g, l);
     if (dt_chance(g->r, 50)) return mirror(g, l, o, in);
     dt_node *s = stmt(g, DT_S_FOR);
