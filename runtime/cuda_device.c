@@ -277,25 +277,7 @@ static void attach_jit_log(kf_error *err, const char *log, const kf_linemap *lm)
     map_line(err, at ? strtoul(at + 5, NULL, 10) : 0, lm);
 }
 
-/* Which compiler turns PTX into the cubin: nvJitLink (the toolkit's ptxas,
- * as in `kforge emit --target cubin` and the ptxas tests) when it loads and
- * is at least as new as the driver, else the driver's JIT; $KFORGE_JIT=
- * driver or nvjitlink chooses. The H200's driver JIT (580.159.04) folded
- * f32 adds of two constants, which NVVM leaves it after forwarding a
- * store, to the wrong neighbour of a tie: -24683392.0 + 1.0 gave
- * -24683390 (difftest seed 2523 program 987; 72 of 300 ties in a sweep),
- * where nvJitLink 13.0 folds every one right. Returns nvJitLink's version
- * when it is the one (1 when asked for but missing: the link then says
- * so), 0 for the driver's JIT, -1 for a $KFORGE_JIT it does not know. */
-static int ptx_compiler(void)
-{
-    const char *e = getenv("KFORGE_JIT");
-    int v = kf_nvjitlink_version();
-    if (e && *e) return !strcmp(e, "driver") ? 0 : !strcmp(e, "nvjitlink") ? (v ? v : 1) : -1;
-    return v && v >= kf_cu_driver_version() ? v : 0;
-}
-
-/* PTX -> cubin through nvJitLink (ptx_compiler), with its log mapped like
+/* PTX -> cubin through nvJitLink (kf_ptx_compiler), with its log mapped like
  * the driver's. */
 static kf_status nvjitlink_ptx(const char *ptx, uint32_t arch, const kf_linemap *lm, bool lineinfo,
                                kf_cache_blob *out, kf_error *err)
@@ -311,7 +293,7 @@ static kf_status nvjitlink_ptx(const char *ptx, uint32_t arch, const kf_linemap 
 }
 
 /* PTX -> cubin through the driver's linker (the PTX JIT runs here, once),
- * or nvJitLink (ptx_compiler).
+ * or nvJitLink (kf_ptx_compiler).
  * The JIT options are part of what decides the cubin: keys over emitted or
  * raw text cover only lineinfo, so any other change here must bump
  * FORMAT_VERSION in cache.c (source keys also cover the build ID).
@@ -331,7 +313,7 @@ static kf_status nvjitlink_ptx(const char *ptx, uint32_t arch, const kf_linemap 
 static kf_status link_ptx(const char *ptx, size_t len, uint32_t arch, const kf_linemap *lm, bool lineinfo,
                           kf_cache_blob *out, kf_error *err)
 {
-    int jit = ptx_compiler();
+    int jit = kf_ptx_compiler();
     if (jit < 0)
         return kf_error_set(err, KF_ERR_USAGE, "KFORGE_JIT is '%s': expected 'driver' or 'nvjitlink' (or unset: "
                             "nvJitLink when it is at least as new as the driver)", getenv("KFORGE_JIT"));
@@ -515,7 +497,7 @@ static kf_status build_cached(kf_pipeline *p, const build_req *rq, const kf_cach
     char opts[300];
     snprintf(opts, sizeof opts, "entry=%s lineinfo=%d", rq->name, (int)rq->lineinfo);
     kf_cache_inputs in = {rq->kind, rq->text, strlen(rq->text), opts, rq->arch,
-                          rq->is_cuda ? kf_nvrtc_version() : 0, p->dev->props.driver_version, ptx_compiler()};
+                          rq->is_cuda ? kf_nvrtc_version() : 0, p->dev->props.driver_version, kf_ptx_compiler()};
     kf_cache_key key = kf_cache_key_make(&in);
     kf_status st = KF_OK;
     if (!cache_find(p, key, rq->uncached, b)) {
@@ -575,7 +557,7 @@ static bool source_key(const kf_pipeline *p, const kf_module *m, bool whole, con
     if (ok) {
         kf_cache_inputs in = {is_cuda ? "kf-cuda-source" : "kf-ptx-source", m->source, m->source_len, o.data,
                               eo->arch, is_cuda ? kf_nvrtc_version() : 0, p->dev->props.driver_version,
-                              ptx_compiler()};
+                              kf_ptx_compiler()};
         *key = kf_cache_key_make(&in);
     }
     kf_buf_free(&o);

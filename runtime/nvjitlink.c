@@ -7,11 +7,13 @@
  * JIT_CHECK, which records the call, the result and __FILE__:__LINE__ and
  * jumps to cleanup (STYLE.md 8). */
 #include "nvjitlink.h"
+#include "cuda_drv.h"
 #include "rt_impl.h"
 
 #include <dlfcn.h>
 #include <pthread.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 typedef int nvJitLinkResult;
@@ -123,4 +125,12 @@ cleanup:
     free(out);
     if (h) jl.nvJitLinkDestroy(&h);
     return st;
+}
+
+int kf_ptx_compiler(void)
+{
+    const char *e = getenv("KFORGE_JIT");
+    int v = kf_nvjitlink_version();
+    if (e && *e) return !strcmp(e, "driver") ? 0 : !strcmp(e, "nvjitlink") ? (v ? v : 1) : -1;
+    return v && v >= kf_cu_driver_version() ? v : 0;
 }

@@ -18,4 +18,15 @@ kf_status kf_nvjitlink_ptx(const char *ptx, uint32_t arch, bool lineinfo, void *
  * (before 12.3). */
 int kf_nvjitlink_version(void);
 
+/* Which compiler turns PTX into the cubin on both GPU paths: nvJitLink
+ * when it loads and is at least as new as the driver, else the driver's
+ * JIT; $KFORGE_JIT=driver or nvjitlink chooses. The H200's driver JIT
+ * (580.159.04) folded f32 adds of two constants, which NVVM leaves it
+ * after forwarding a store, to the wrong neighbour of a tie: -24683392.0 +
+ * 1.0 gave -24683390 (difftest seed 2523 program 987; 72 of 300 ties in a
+ * sweep), where nvJitLink 13.0 folds every one right. nvJitLink's version
+ * when it is the one (1 when asked for but missing: the link then says
+ * so), 0 for the driver's JIT, -1 for a $KFORGE_JIT it does not know. */
+int kf_ptx_compiler(void);
+
 #endif

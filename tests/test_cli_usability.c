@@ -206,6 +206,27 @@ static void test_run_raw_usage_errors_say_what_is_missing(void **state)
     done(&r);
 }
 
+/* `kforge devices` names the compiler that turns PTX into machine code: the
+ * stand-in driver (99.0) is newer than any toolkit, so its own JIT, unless
+ * KFORGE_JIT says otherwise; an unknown KFORGE_JIT is named. */
+static void test_devices_name_the_ptx_compiler(void **state)
+{
+    setenv("KF_LIBCUDA", MOCK, 1);
+    result r = kforge("devices", NULL);
+    setenv("KFORGE_JIT", "nvjitlink", 1);
+    result n = kforge("devices", NULL);
+    setenv("KFORGE_JIT", "fast", 1);
+    result u = kforge("devices", NULL);
+    unsetenv("KFORGE_JIT");
+    unsetenv("KF_LIBCUDA");
+    assert_int_equal(r.status, 0);
+    assert_true(has(r.out, "CUDA driver: 99.0"));
+    assert_true(has(r.out, "PTX to machine code: the driver's JIT\n"));
+    assert_true(has(n.out, "PTX to machine code: nvJitLink ") || has(n.out, "PTX to machine code: nvJitLink not available"));
+    assert_true(has(u.out, "PTX to machine code: unknown (KFORGE_JIT must be driver or nvjitlink)"));
+    done(&r), done(&n), done(&u);
+}
+
 /* On the stand-in driver and NVRTC: the run binds and launches, and the
  * build lands in the disk cache (kforge cache stats counts it). */
 static void test_run_raw_cuda_goes_through_the_disk_cache(void **state)
@@ -315,6 +336,7 @@ int main(void)
         cmocka_unit_test(test_test_k_selects_cases_and_j_keeps_the_order),
         cmocka_unit_test(test_test_raw_case_is_not_applicable_on_the_cpu),
         cmocka_unit_test(test_run_raw_usage_errors_say_what_is_missing),
+        cmocka_unit_test(test_devices_name_the_ptx_compiler),
         cmocka_unit_test(test_run_raw_cuda_goes_through_the_disk_cache),
         cmocka_unit_test(test_emit_cubin_is_machine_code_cuobjdump_reads),
         cmocka_unit_test(test_emit_raw_file_targets),

@@ -6,6 +6,7 @@
 
 #include "../runtime/cache.h"
 #include "../runtime/device.h"
+#include "../runtime/nvjitlink.h"
 #include "../runtime/nvrtc.h"
 #include "cmd_common.h"
 
@@ -30,6 +31,10 @@ int kf_cmd_devices(int argc, char **argv)
     version_str(kf_nvrtc_version(), nv, sizeof nv);
     printf("backends: cpu (interpreter, always)%s\n", count > 0 ? ", cuda (CUDA-C via NVRTC), ptx (kforge PTX)" : "");
     printf("CUDA driver: %s   NVRTC: %s\n", dv, nv);
+    int jit = kf_ptx_compiler();
+    if (jit != 0) version_str(jit > 1 ? jit : 0, nv, sizeof nv);
+    printf("PTX to machine code: %s%s\n", jit == 0 ? "the driver's JIT" : jit < 0 ? "unknown" : "nvJitLink ",
+           jit == 0 ? "" : jit < 0 ? " (KFORGE_JIT must be driver or nvjitlink)" : nv);
     if (st != KF_OK) {
         fprintf(stderr, "kforge devices: %s\n", err.msg);
         return KF_EXIT_RUNTIME;
