@@ -837,10 +837,52 @@ static void ref_fence_last_block(ref_ctx *r)
     free(x);
 }
 
+/* ---- block algorithms (algorithms.kf) ------------------------------------------- */
+
+/* Exclusive scan of each 256-element block (zeros past n), block totals in
+ * sums; i32 wraps (sums in u32). */
+static void ref_algo_blelloch(ref_ctx *r)
+{
+    size_t n = (size_t)in_num(r, "n"), nx, ny, ns;
+    int32_t *x = in_buf(r, "x", KF_S_I32, 1, &nx), *y = in_buf(r, "y", KF_S_I32, 1, &ny);
+    int32_t *sums = in_buf(r, "sums", KF_S_I32, 1, &ns);
+    for (size_t b = 0; b * 256 < n && b < ns; b++) {
+        uint32_t run = 0;
+        for (size_t j = b * 256; j < (b + 1) * 256; j++) {
+            if (j < n && j < ny) y[j] = (int32_t)run;
+            run += j < n && j < nx ? (uint32_t)x[j] : 0u;
+        }
+        sums[b] = (int32_t)run;
+    }
+    out_free(r, "y", KF_S_I32, y, ny);
+    out_free(r, "sums", KF_S_I32, sums, ns);
+    free(x);
+}
+
+static int cmp_u32(const void *a, const void *b)
+{
+    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+    return (x > y) - (x < y);
+}
+
+/* Each block of 512 keys sorted ascending. */
+static void ref_algo_bitonic(ref_ctx *r)
+{
+    size_t nb = (size_t)in_num(r, "nb"), nx, ny;
+    uint32_t *x = in_buf(r, "x", KF_S_U32, 1, &nx), *y = in_buf(r, "y", KF_S_U32, 1, &ny);
+    for (size_t b = 0; b < nb && (b + 1) * 512 <= nx && (b + 1) * 512 <= ny; b++) {
+        memcpy(y + b * 512, x + b * 512, 512 * sizeof *y);
+        qsort(y + b * 512, 512, sizeof *y, cmp_u32);
+    }
+    out_free(r, "y", KF_S_U32, y, ny);
+    free(x);
+}
+
 #define KF_REFERENCE_FEATURES \
     {"convert", ref_convert}, {"vectors", ref_vectors}, {"ops_i32", ref_ops_i32}, \
     {"ops_widths", ref_ops_widths}, {"control", ref_control}, {"warp_ops", ref_warp_ops}, \
     {"warp_edges", ref_warp_edges}, {"warp_partial", ref_warp_partial}, \
     {"atomics", ref_atomics}, {"atomics_subnormal", ref_atomics_subnormal}, {"fence_last_block", ref_fence_last_block}, {"math_f32", ref_math_f32}, {"math_f64", ref_math_f64}, \
     {"math_vec", ref_math_vec}, {"int_math", ref_int_math}, {"geometry", ref_geometry}, \
-    {"transpose", ref_transpose}, {"row_cross", ref_row_cross},
+    {"transpose", ref_transpose}, {"row_cross", ref_row_cross}, \
+    {"algo_blelloch", ref_algo_blelloch}, {"algo_bitonic", ref_algo_bitonic},
