@@ -878,6 +878,51 @@ static void ref_algo_bitonic(ref_ctx *r)
     free(x);
 }
 
+/* Row sums over 1024 threads: thread t sums columns t, t + 1024, ...;
+ * pre holds each warp's exclusive prefix of warp totals, tot the row's. */
+static void ref_algo_block1024(ref_ctx *r)
+{
+    size_t cols = (size_t)in_num(r, "cols"), rows = (size_t)in_num(r, "rows"), nx, nt, np;
+    uint32_t *x = in_buf(r, "x", KF_S_U32, 1, &nx), *tot = in_buf(r, "tot", KF_S_U32, 1, &nt);
+    uint32_t *pre = in_buf(r, "pre", KF_S_U32, 1, &np);
+    for (size_t row = 0; row < rows && (row + 1) * cols <= nx && row < nt && (row + 1) * 32 <= np; row++) {
+        uint32_t warp[32] = {0}, run = 0;
+        for (size_t c = 0; c < cols; c++) warp[c % 1024 / 32] += x[row * cols + c];
+        for (int w = 0; w < 32; w++) pre[row * 32 + (size_t)w] = run, run += warp[w];
+        tot[row] = run;
+    }
+    out_free(r, "tot", KF_S_U32, tot, nt);
+    out_free(r, "pre", KF_S_U32, pre, np);
+    free(x);
+}
+
+/* The (8, 4, 2)-block volume stencil and ids, cell by cell. */
+static void ref_algo_volume(ref_ctx *r)
+{
+    uint32_t w = (uint32_t)in_num(r, "w"), h = (uint32_t)in_num(r, "h"), d = (uint32_t)in_num(r, "d");
+    size_t nx, no, ni;
+    uint32_t *x = in_buf(r, "x", KF_S_U32, 1, &nx), *o = in_buf(r, "o", KF_S_U32, 1, &no);
+    uint32_t *ids = in_buf(r, "ids", KF_S_U32, 1, &ni);
+    uint32_t gdx = (w + 7) / 8, gdy = (h + 3) / 4;
+    for (uint32_t gz = 0; gz < d; gz++)
+        for (uint32_t gy = 0; gy < h; gy++)
+            for (uint32_t gx = 0; gx < w; gx++) {
+                size_t li = ((size_t)gz * h + gy) * w + gx;
+                if (li >= nx || li >= no || li >= ni) continue;
+                uint32_t acc = x[li];
+                if (gx + 1 < w) acc += x[li + 1];
+                if (gy > 0) acc += 2 * x[li - w];
+                if (gz + 1 < d) acc += 3 * x[li + (size_t)w * h];
+                o[li] = acc;
+                uint32_t blk = (gz / 2 * gdy + gy / 4) * gdx + gx / 8;
+                uint32_t tid = (gz % 2 * 4 + gy % 4) * 8 + gx % 8;
+                ids[li] = blk * 1000000u + tid * 1000u + tid / 32 * 100u + tid % 32;
+            }
+    out_free(r, "o", KF_S_U32, o, no);
+    out_free(r, "ids", KF_S_U32, ids, ni);
+    free(x);
+}
+
 #define KF_REFERENCE_FEATURES \
     {"convert", ref_convert}, {"vectors", ref_vectors}, {"ops_i32", ref_ops_i32}, \
     {"ops_widths", ref_ops_widths}, {"control", ref_control}, {"warp_ops", ref_warp_ops}, \
@@ -885,4 +930,5 @@ static void ref_algo_bitonic(ref_ctx *r)
     {"atomics", ref_atomics}, {"atomics_subnormal", ref_atomics_subnormal}, {"fence_last_block", ref_fence_last_block}, {"math_f32", ref_math_f32}, {"math_f64", ref_math_f64}, \
     {"math_vec", ref_math_vec}, {"int_math", ref_int_math}, {"geometry", ref_geometry}, \
     {"transpose", ref_transpose}, {"row_cross", ref_row_cross}, \
-    {"algo_blelloch", ref_algo_blelloch}, {"algo_bitonic", ref_algo_bitonic},
+    {"algo_blelloch", ref_algo_blelloch}, {"algo_bitonic", ref_algo_bitonic}, \
+    {"algo_block1024", ref_algo_block1024}, {"algo_volume", ref_algo_volume},
