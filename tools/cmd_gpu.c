@@ -32,9 +32,10 @@ int kf_cmd_devices(int argc, char **argv)
     printf("backends: cpu (interpreter, always)%s\n", count > 0 ? ", cuda (CUDA-C via NVRTC), ptx (kforge PTX)" : "");
     printf("CUDA driver: %s   NVRTC: %s\n", dv, nv);
     int jit = kf_ptx_compiler();
-    if (jit != 0) version_str(jit > 1 ? jit : 0, nv, sizeof nv);
-    printf("PTX to machine code: %s%s\n", jit == 0 ? "the driver's JIT" : jit < 0 ? "unknown" : "nvJitLink ",
-           jit == 0 ? "" : jit < 0 ? " (KFORGE_JIT must be driver or nvjitlink)" : nv);
+    version_str(jit > 1 ? jit : 0, nv, sizeof nv);
+    if (jit > 1) printf("PTX to machine code: nvJitLink %s\n", nv);
+    else if (jit == 1) printf("PTX to machine code: nvJitLink (KFORGE_JIT), which does not load or cannot say its version\n");
+    else printf("PTX to machine code: %s\n", jit == 0 ? "the driver's JIT" : "unknown (KFORGE_JIT must be driver or nvjitlink)");
     if (st != KF_OK) {
         fprintf(stderr, "kforge devices: %s\n", err.msg);
         return KF_EXIT_RUNTIME;
