@@ -923,6 +923,32 @@ static void ref_algo_volume(ref_ctx *r)
     free(x);
 }
 
+/* Counts of x >> 26; cnt[0] = n and cnt[1] = 0 + 1 + ... + n-1 (u32). */
+static void ref_algo_hist_guarded(ref_ctx *r)
+{
+    size_t n = (size_t)in_num(r, "n"), nx, nh, nc;
+    uint32_t *x = in_buf(r, "x", KF_S_U32, 1, &nx), *h = in_buf(r, "h", KF_S_U32, 1, &nh);
+    uint32_t *cnt = in_buf(r, "cnt", KF_S_U32, 1, &nc);
+    for (size_t i = 0; i < n && i < nx && nh >= 64 && nc >= 2; i++) {
+        h[x[i] >> 26]++;
+        cnt[1] += cnt[0]++;
+    }
+    out_free(r, "h", KF_S_U32, h, nh);
+    out_free(r, "cnt", KF_S_U32, cnt, nc);
+    free(x);
+}
+
+/* h[x & 31] += x >> 16 (u64). */
+static void ref_algo_hist_stride(ref_ctx *r)
+{
+    size_t n = (size_t)in_num(r, "n"), nx, nh;
+    uint32_t *x = in_buf(r, "x", KF_S_U32, 1, &nx);
+    uint64_t *h = in_buf(r, "h", KF_S_U64, 1, &nh);
+    for (size_t i = 0; i < n && i < nx && nh >= 32; i++) h[x[i] & 31] += x[i] >> 16;
+    out_free(r, "h", KF_S_U64, h, nh);
+    free(x);
+}
+
 #define KF_REFERENCE_FEATURES \
     {"convert", ref_convert}, {"vectors", ref_vectors}, {"ops_i32", ref_ops_i32}, \
     {"ops_widths", ref_ops_widths}, {"control", ref_control}, {"warp_ops", ref_warp_ops}, \
@@ -931,4 +957,5 @@ static void ref_algo_volume(ref_ctx *r)
     {"math_vec", ref_math_vec}, {"int_math", ref_int_math}, {"geometry", ref_geometry}, \
     {"transpose", ref_transpose}, {"row_cross", ref_row_cross}, \
     {"algo_blelloch", ref_algo_blelloch}, {"algo_bitonic", ref_algo_bitonic}, \
-    {"algo_block1024", ref_algo_block1024}, {"algo_volume", ref_algo_volume},
+    {"algo_block1024", ref_algo_block1024}, {"algo_volume", ref_algo_volume}, \
+    {"algo_hist_guarded", ref_algo_hist_guarded}, {"algo_hist_stride", ref_algo_hist_stride},
