@@ -949,6 +949,30 @@ static void ref_algo_hist_stride(ref_ctx *r)
     free(x);
 }
 
+/* Column sums (wrapping) and row maxima of a rows x cols i32 matrix; each
+ * case binds one of cs and rm. */
+static void algo_matrix(ref_ctx *r, const char *out)
+{
+    size_t rows = (size_t)in_num(r, "rows"), cols = (size_t)in_num(r, "cols"), nx, no;
+    int32_t *x = in_buf(r, "x", KF_S_I32, 1, &nx), *o = in_buf(r, out, KF_S_I32, 1, &no);
+    bool sum = !strcmp(out, "cs");
+    for (size_t k = 0; k < (sum ? cols : rows) && k < no && rows * cols <= nx; k++) {
+        uint32_t s = 0;
+        int32_t m = INT32_MIN;
+        for (size_t j = 0; j < (sum ? rows : cols); j++) {
+            int32_t e = sum ? x[j * cols + k] : x[k * cols + j];
+            s += (uint32_t)e;
+            m = e > m ? e : m;
+        }
+        o[k] = sum ? (int32_t)s : m;
+    }
+    out_free(r, out, KF_S_I32, o, no);
+    free(x);
+}
+
+static void ref_algo_colsum(ref_ctx *r) { algo_matrix(r, "cs"); }
+static void ref_algo_rowmax(ref_ctx *r) { algo_matrix(r, "rm"); }
+
 #define KF_REFERENCE_FEATURES \
     {"convert", ref_convert}, {"vectors", ref_vectors}, {"ops_i32", ref_ops_i32}, \
     {"ops_widths", ref_ops_widths}, {"control", ref_control}, {"warp_ops", ref_warp_ops}, \
@@ -958,4 +982,5 @@ static void ref_algo_hist_stride(ref_ctx *r)
     {"transpose", ref_transpose}, {"row_cross", ref_row_cross}, \
     {"algo_blelloch", ref_algo_blelloch}, {"algo_bitonic", ref_algo_bitonic}, \
     {"algo_block1024", ref_algo_block1024}, {"algo_volume", ref_algo_volume}, \
-    {"algo_hist_guarded", ref_algo_hist_guarded}, {"algo_hist_stride", ref_algo_hist_stride},
+    {"algo_hist_guarded", ref_algo_hist_guarded}, {"algo_hist_stride", ref_algo_hist_stride}, \
+    {"algo_colsum", ref_algo_colsum}, {"algo_rowmax", ref_algo_rowmax},
