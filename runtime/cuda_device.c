@@ -264,8 +264,16 @@ cleanup:
 /* ---- building code ----------------------------------------------------------------- */
 static void map_line(kf_error *err, unsigned long line, const kf_linemap *lm);
 
-/* Attaches the JIT's error log to err, mapping "line N" of the PTX to the
- * .kf source when a line map is known. */
+/* Maps "line N" of the PTX in err's log to the .kf source when a line map
+ * is known. */
+static void map_jit_log(kf_error *err, const kf_linemap *lm)
+{
+    if (!err || !err->log) return;
+    const char *at = strstr(err->log, "line ");
+    map_line(err, at ? strtoul(at + 5, NULL, 10) : 0, lm);
+}
+
+/* Attaches the driver JIT's error log to err, mapped (map_jit_log). */
 static void attach_jit_log(kf_error *err, const char *log, const kf_linemap *lm)
 {
     if (!err || !log || !log[0]) return;
@@ -273,8 +281,7 @@ static void attach_jit_log(kf_error *err, const char *log, const kf_linemap *lm)
     size_t n = strlen(log);
     err->log = malloc(n + 1);
     if (err->log) memcpy(err->log, log, n + 1);
-    const char *at = strstr(log, "line ");
-    map_line(err, at ? strtoul(at + 5, NULL, 10) : 0, lm);
+    map_jit_log(err, lm);
 }
 
 /* PTX -> cubin through nvJitLink (kf_ptx_compiler), with its log mapped like
@@ -283,12 +290,7 @@ static kf_status nvjitlink_ptx(const char *ptx, uint32_t arch, const kf_linemap 
                                kf_cache_blob *out, kf_error *err)
 {
     kf_status st = kf_nvjitlink_ptx(ptx, arch, lineinfo, &out->cubin, &out->cubin_len, err);
-    if (st != KF_OK && err && err->log) {
-        char *log = err->log;
-        err->log = NULL;
-        attach_jit_log(err, log, lm);
-        free(log);
-    }
+    if (st != KF_OK) map_jit_log(err, lm);
     return st;
 }
 
@@ -310,10 +312,9 @@ static kf_status nvjitlink_ptx(const char *ptx, uint32_t arch, const kf_linemap 
  * hands back the cubin that the cache keeps. nvJitLink compiles the same
  * way (register counts equal to ptxas -c's: sdpa_decode_split 101,
  * tc_gemv_q4k 230, against 78 and 170 whole). */
-static kf_status link_ptx(const char *ptx, size_t len, uint32_t arch, const kf_linemap *lm, bool lineinfo,
+static kf_status link_ptx(const char *ptx, size_t len, uint32_t arch, int jit, const kf_linemap *lm, bool lineinfo,
                           kf_cache_blob *out, kf_error *err)
 {
-    int jit = kf_ptx_compiler();
     if (jit < 0)
         return kf_error_set(err, KF_ERR_USAGE, "KFORGE_JIT is '%s': expected 'driver' or 'nvjitlink' (or unset: "
                             "nvJitLink when it is at least as new as the driver)", getenv("KFORGE_JIT"));
@@ -440,7 +441,9 @@ static void map_nvrtc_error(kf_error *err, const char *name, const kf_linemap *l
     }
 }
 
-static kf_status build_blob(const build_req *rq, kf_cache_blob *b, kf_error *err)
+/* Builds rq's cubin, linking with `jit` (kf_ptx_compiler's answer, which
+ * the caller's key holds too). */
+static kf_status build_blob(const build_req *rq, int jit, kf_cache_blob *b, kf_error *err)
 {
     kf_status st;
     if (rq->is_cuda) {
@@ -458,7 +461,7 @@ static kf_status build_blob(const build_req *rq, kf_cache_blob *b, kf_error *err
         if (!b->ptx) return kf_error_set(err, KF_ERR_NOMEM, "out of memory copying PTX");
         memcpy(b->ptx, rq->text, b->ptx_len + 1);
     }
-    return link_ptx(b->ptx, b->ptx_len, rq->arch, rq->is_cuda ? NULL : rq->lm, rq->lineinfo, b, err);
+    return link_ptx(b->ptx, b->ptx_len, rq->arch, jit, rq->is_cuda ? NULL : rq->lm, rq->lineinfo, b, err);
 }
 
 /* Looks a key up unless uncached; records where the code came from. */
@@ -496,12 +499,13 @@ static kf_status build_cached(kf_pipeline *p, const build_req *rq, const kf_cach
 {
     char opts[300];
     snprintf(opts, sizeof opts, "entry=%s lineinfo=%d", rq->name, (int)rq->lineinfo);
+    int jit = kf_ptx_compiler();
     kf_cache_inputs in = {rq->kind, rq->text, strlen(rq->text), opts, rq->arch,
-                          rq->is_cuda ? kf_nvrtc_version() : 0, p->dev->props.driver_version, kf_ptx_compiler()};
+                          rq->is_cuda ? kf_nvrtc_version() : 0, p->dev->props.driver_version, jit};
     kf_cache_key key = kf_cache_key_make(&in);
     kf_status st = KF_OK;
     if (!cache_find(p, key, rq->uncached, b)) {
-        st = build_blob(rq, b, err);
+        st = build_blob(rq, jit, b, err);
         if (st == KF_OK && !rq->uncached) st = cache_put(p, key, b, err);
     }
     if (st == KF_OK && src_key) st = cache_put(p, *src_key, b, err);
