@@ -295,11 +295,12 @@ static dt_node *divisor_for(dt_gen *g, kf_type t, uint8_t mv)
     return x;
 }
 
-/* The value of `lv op= v` for an lvalue of type t and variance class mv. */
-static dt_node *value_for(dt_gen *g, kf_type t, dt_binop op, uint8_t mv)
+/* The value of `lv op= v` for an lvalue of type t and variance class mv,
+ * an expression of at most `depth` levels (a divisor made safe). */
+static dt_node *value_for(dt_gen *g, kf_type t, dt_binop op, uint8_t mv, int depth)
 {
     if ((op == DT_OP_DIV || op == DT_OP_REM) && is_int(t)) return divisor_for(g, t, mv);
-    return dt_expr(g, t, mv, 3, true);
+    return dt_expr(g, t, mv, depth, true);
 }
 
 /* ---- the statement generator ------------------------------------------------------------ */
@@ -390,7 +391,7 @@ static void gen_assign(dt_gen *g, list *l)
                 t = m->type;
             }
             dt_binop op = t.scalar == KF_S_BOOL || dt_chance(g->r, 50) ? DT_OP_NONE : compound_op(g, t);
-            append(l, assign(g, lv, op, op ? value_for(g, t, op, s->var) : dt_expr(g, t, s->var, 3, true)));
+            append(l, assign(g, lv, op, op ? value_for(g, t, op, s->var, 3) : dt_expr(g, t, s->var, 3, true)));
             return;
         }
         if (s->kind == DT_K_ARRAY) {
@@ -398,7 +399,7 @@ static void gen_assign(dt_gen *g, list *l)
             lv->text = s->name;
             lv->a[0] = dt_index(g, s->len, DT_V_THREAD, 2);
             dt_binop op = s->type.scalar == KF_S_BOOL || dt_chance(g->r, 60) ? DT_OP_NONE : compound_op(g, s->type);
-            append(l, assign(g, lv, op, op ? value_for(g, s->type, op, DT_V_THREAD) : dt_expr(g, s->type, DT_V_THREAD, 3, true)));
+            append(l, assign(g, lv, op, op ? value_for(g, s->type, op, DT_V_THREAD, 3) : dt_expr(g, s->type, DT_V_THREAD, 3, true)));
             return;
         }
     }
@@ -406,7 +407,7 @@ static void gen_assign(dt_gen *g, list *l)
     if (!o) return gen_let(g, l);
     kf_type et = kf_type_elem(o->type);
     dt_binop op = dt_chance(g->r, 70) ? DT_OP_NONE : compound_op(g, et);
-    append(l, store(g, o, op ? value_for(g, et, op, DT_V_THREAD) : dt_expr(g, et, DT_V_THREAD, 3, true), op));
+    append(l, store(g, o, op ? value_for(g, et, op, DT_V_THREAD, 3) : dt_expr(g, et, DT_V_THREAD, 3, true), op));
 }
 
 /* o[slot] = an approximate function's value (compared within its bound). */
@@ -594,8 +595,7 @@ static void mirror(dt_gen *g, list *l, const dt_param *o, const dt_sym *in)
     own->a[0] = dt_slot(g, o, dt_below(g->r, o->slots));
     own->var = DT_V_THREAD;
     dt_binop op = compound_op(g, et);
-    bool divides = (op == DT_OP_DIV || op == DT_OP_REM) && is_int(et);
-    dt_node *v = divides ? divisor_for(g, et, DT_V_THREAD) : dt_expr(g, et, DT_V_THREAD, 1, true);   /* a leaf: NVVM sinks short arms */
+    dt_node *v = value_for(g, et, op, DT_V_THREAD, 1);   /* a leaf: NVVM sinks short arms */
     g->ctrl = saved;
     dt_node *a = mirror_arm(g, ro, op, v), *b = mirror_arm(g, dt_copy(g, own), op, v);
     unsigned form = dt_below(g->r, 3);
