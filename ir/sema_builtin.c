@@ -516,8 +516,49 @@ static bool takes_array(kf_builtin bi, unsigned i)
     return i == 0 && (kf_builtin_ldmatrix(bi, NULL) || bi == KF_BI_CP_ASYNC || bi == KF_BI_CP_ASYNC_N);
 }
 
-static void check_args(kf_sema *s, kf_builtin bi, kf_node **a, unsigned na)
+/* Whether bi's value arguments (select: all but the condition) have one
+ * type, the call's own, so the call's context is theirs too. */
+static bool agrees(kf_builtin bi)
 {
+    return (bi >= KF_BI_EXP && bi <= KF_BI_FMA) || bi == KF_BI_CDIV || bi == KF_BI_MUL_HI || bi == KF_BI_SELECT ||
+           bi == KF_BI_FAST_DIV;
+}
+
+/* Checks the value arguments of a call whose arguments agree: those whose
+ * type is their own first, then the ones that adapt (kf_sema_adapts:
+ * calls and operators, select(c, 1, 2) inside min(...)) with the first
+ * typed argument's type as their context, or the call's own context:
+ * `let r: u32 = select(c, 1, select(d, 2, 3))` makes both selects u32. */
+static void check_agreeing(kf_sema *s, kf_node *n, kf_node **a, unsigned na)
+{
+    kf_type h = s->hint_node == n ? s->hint : kf_type_void();
+    bool typed = false;
+    for (unsigned i = 0; i < na; i++) {
+        if (kf_sema_adapts(a[i])) continue;
+        kf_sema_value(s, a[i], false);
+        if (!typed && kf_sema_is_value(a[i]->type) && !kf_sema_untyped(a[i]->type)) {
+            h = a[i]->type;
+            typed = true;
+        }
+    }
+    for (unsigned i = 0; i < na; i++) {
+        if (!kf_sema_adapts(a[i])) continue;
+        kf_type t = kf_sema_value_hint(s, a[i], h, false);
+        if (!typed && kf_sema_is_value(t) && !kf_sema_untyped(t)) {
+            h = t;
+            typed = true;
+        }
+    }
+}
+
+static void check_args(kf_sema *s, kf_node *n, kf_builtin bi, kf_node **a, unsigned na)
+{
+    if (agrees(bi)) {
+        unsigned first = bi == KF_BI_SELECT ? 1 : 0;
+        if (first) kf_sema_value(s, a[0], false);
+        check_agreeing(s, n, a + first, na - first);
+        return;
+    }
     bool atomic = bi >= KF_BI_ATOMIC_ADD && bi <= KF_BI_ATOMIC_CAS;
     bool copy = bi == KF_BI_CP_ASYNC || bi == KF_BI_CP_ASYNC_N;
     for (unsigned i = 0; i < na; i++) {
@@ -569,7 +610,7 @@ kf_type kf_sema_builtin_call(kf_sema *s, kf_node *n, kf_builtin bi)
                       kf_builtin_names[bi]);
         return fail(n);
     }
-    check_args(s, bi, a, na);
+    check_args(s, n, bi, a, na);
     switch (bi) {
     case KF_BI_BARRIER: case KF_BI_CP_ASYNC_COMMIT: case KF_BI_FENCE: case KF_BI_DEP_WAIT: case KF_BI_DEP_TRIGGER:
         if (!s->func) {

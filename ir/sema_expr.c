@@ -943,17 +943,22 @@ kf_type kf_sema_unify2(kf_sema *s, kf_loc loc, kf_node *a, kf_node *b, const cha
 
 static kf_type binary(kf_sema *s, kf_node *n)
 {
-    /* a call is checked last so that select(c, 1, 2) + x sees x's type */
+    /* An operand that adapts (select(c, 1, 2), an operator over one) is
+     * checked after a typed one, whose type is its context: select(c, 1,
+     * 2) + x sees x's type. With none typed, an arithmetic operator's
+     * operands take its own context (its result has their type): `let r:
+     * u32 = select(c, 1, 2) + select(d, 2, 3)`. */
+    kf_op op = (kf_op)n->op;
+    kf_type h = s->hint_node == n && !is_cmp(op) && !is_logic(op) ? s->hint : kf_type_void();
     kf_type ta, tb;
-    if (n->a->kind == KF_N_CALL && n->b->kind != KF_N_CALL) {
-        tb = value_ex(s, n->b, 0);
-        ta = value_hint(s, n->a, tb, 0);
+    if (kf_sema_adapts(n->a) && !kf_sema_adapts(n->b)) {
+        tb = value_hint(s, n->b, h, 0);
+        ta = value_hint(s, n->a, untyped(tb) ? h : tb, 0);
     } else {
-        ta = value_ex(s, n->a, 0);
-        tb = value_hint(s, n->b, ta, 0);
+        ta = value_hint(s, n->a, h, 0);
+        tb = value_hint(s, n->b, untyped(ta) ? h : ta, 0);
     }
     if (IS_ERR(ta) || IS_ERR(tb)) return fail(n);
-    kf_op op = (kf_op)n->op;
     if (is_logic(op) && (!op_rules(s, n->loc, op, kf_op_spelling[op], ta) || !op_rules(s, n->loc, op, kf_op_spelling[op], tb)))
         return fail(n);
     if (untyped(ta) && untyped(tb)) return untyped_binary(s, n);
@@ -988,7 +993,9 @@ static kf_type untyped_unary(kf_sema *s, kf_node *n)
 
 static kf_type unary(kf_sema *s, kf_node *n)
 {
-    kf_type t = value_ex(s, n->a, 0);
+    /* - and ~ give their operand their own context (`let r: u32 = ~select(c, 1, 2)`) */
+    bool passes = s->hint_node == n && (n->op == KF_OP_NEG || n->op == KF_OP_BNOT);
+    kf_type t = value_hint(s, n->a, passes ? s->hint : kf_type_void(), 0);
     if (IS_ERR(t)) return fail(n);
     if (untyped(t)) return untyped_unary(s, n);
     const char *sp = kf_op_spelling[n->op];

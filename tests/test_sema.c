@@ -325,6 +325,25 @@ static void untyped_builtin_calls_adapt_to_context(void **state)
     assert_non_null(ret);
     assert_type(ret->a->type, "u64");
     prog_free(p);
+    /* the context reaches calls and operators nested in a generic call or an
+     * arithmetic operator that has it (a CUDA user's c ? 1 : (d ? 2 : 3)) */
+    p = ok("fn b2(v: i32) -> u32 { return select(v < 0, 1, select(v < 5, 2, 3)); }\n"
+           "fn b3(v: i32) -> u32 { return min(select(v < 0, 1, 2), 7) + select(v < 5, 2, 3); }\n"
+           "kernel k(o: &mut [u32], v: i32, n: u32) {\n"
+           "    o[0] = b2(v) + b3(v) + (n + select(v < 0, 1, select(v < 5, 2, 3)));\n"
+           "    let r: u64 = ~select(v < 0, 1, 2) - clamp(select(v > 1, 5, 6) * 2, 1, 9);\n"
+           "    let f: f64 = select(v < 0, 1.0, 2.0) * 0.1;\n"
+           "    o[1] = (r as u32) + (f as u32);\n}\n");
+    kf_node *b2 = find_kind(p->module, KF_N_RETURN);
+    assert_non_null(b2);
+    assert_type(b2->a->type, "u32");
+    assert_type(b2->a->b->next->next->type, "u32");
+    assert_type(decl_type(p, "r"), "u64");
+    assert_type(init_of(p, "r")->a->a->type, "u64");
+    assert_type(init_of(p, "f")->a->type, "f64");
+    prog_free(p);
+    /* with no context they default as before */
+    reject(K("let q = select(b, 1, select(b, 2, 3));\nlet w: u32 = q;"), 3, 14, "must be u32, found i32");
     /* math on untyped constants takes a float context's type, else f32 */
     p = ok("kernel k(d: &mut [f64], x: f64) { d[0] = x * 2.0 + sqrt(2.0); let e: f64 = exp(1.0); let f = exp(1.0); d[1] = e; }\n");
     kf_node *sq = find_kind(p->module, KF_N_ASSIGN)->b->b;

@@ -257,6 +257,29 @@ static void ref_control(ref_ctx *r)
     free(a);
 }
 
+/* control.kf's nested_context: the nested selects in their contexts' types. */
+static void ref_nested_context(ref_ctx *r)
+{
+    size_t n = (size_t)in_num(r, "n"), na, no, nw, nd;
+    int32_t *a = in_buf(r, "a", KF_S_I32, 1, &na);
+    uint32_t *o = in_buf(r, "o", KF_S_U32, 1, &no);
+    uint64_t *w = in_buf(r, "w", KF_S_U64, 1, &nw);
+    double *d = in_buf(r, "d", KF_S_F64, 1, &nd);
+    for (size_t i = 0; i < n && i < na && 2 * i + 1 < no && i < nw && i < nd; i++) {
+        int32_t v = a[i] - 8;
+        o[2 * i] = v < 0 ? 1u : v < 5 ? 2u : 3000000000u;
+        uint32_t m = v < 3 ? 7u : 4000000000u;
+        o[2 * i + 1] = (m < 3500000000u ? m : 3500000000u) + (v > 0 ? 1u : 2u);
+        uint64_t p = (v > 1 ? 5u : 6u) * 3000000000ull;
+        w[i] = ~(uint64_t)(v < 0 ? 1 : 2) - (p < 16000000000ull ? p : 16000000000ull);
+        d[i] = (v < 0 ? 1.0 : 2.0) * 0.1 + (double)v;
+    }
+    out_free(r, "o", KF_S_U32, o, no);
+    out_free(r, "w", KF_S_U64, w, nw);
+    out_free(r, "d", KF_S_F64, d, nd);
+    free(a);
+}
+
 /* ---- warp.kf ----------------------------------------------------------------- */
 
 /* What the warp reductions of warp_ops give for one warp of 32 lanes. */
@@ -975,7 +998,7 @@ static void ref_algo_rowmax(ref_ctx *r) { algo_matrix(r, "rm"); }
 
 #define KF_REFERENCE_FEATURES \
     {"convert", ref_convert}, {"vectors", ref_vectors}, {"ops_i32", ref_ops_i32}, \
-    {"ops_widths", ref_ops_widths}, {"control", ref_control}, {"warp_ops", ref_warp_ops}, \
+    {"ops_widths", ref_ops_widths}, {"control", ref_control}, {"nested_context", ref_nested_context}, {"warp_ops", ref_warp_ops}, \
     {"warp_edges", ref_warp_edges}, {"warp_partial", ref_warp_partial}, \
     {"atomics", ref_atomics}, {"atomics_subnormal", ref_atomics_subnormal}, {"fence_last_block", ref_fence_last_block}, {"math_f32", ref_math_f32}, {"math_f64", ref_math_f64}, \
     {"math_vec", ref_math_vec}, {"int_math", ref_int_math}, {"geometry", ref_geometry}, \
