@@ -294,21 +294,24 @@ class Gen:
             op = r.choice(ops)
             m = r.random()
             small = op in ('<<', '>>')
-            if m < 0.55: a, b = self.typed(t, d1), self.typed(t, d1, True)
+            # with a context of its own (ctx_ok) the operator passes it to both operands (grammar 2)
+            if m < 0.55: a, b = self.typed(t, d1, ctx_ok and not small), self.typed(t, d1, True)
             elif m < 0.8: a, b = self.typed(t, d1), Adapt(self.untyped(t, 'i' if is_int(t) else 'f', d1), t)
             else: a, b = Adapt(self.untyped(t, 'i' if is_int(t) else 'f', d1), t), self.typed(t, d1)
             if small and r.random() < 0.6 and not isinstance(a, Adapt):
                 b = Adapt(ilit(r.randint(0, 2 * WIDTH[t] + 2) if r.random() < 0.9 else r.choice([-1, 255, 100])), t)
             return Bin(op, a, b, t)
-        if k == 'neg': return Un('-', self.typed(t, d1), t)      # an untyped operand would make it untyped
-        if k == 'bnot': return Un('~', self.typed(t, d1), t)
+        # an untyped operand would make it untyped; a context passes through - and ~
+        if k == 'neg': return Un('-', self.typed(t, d1, ctx_ok), t)
+        if k == 'bnot': return Un('~', self.typed(t, d1, ctx_ok), t)
         if k == 'not': return Un('!', self.typed('bool', d1), 'bool')
         if k == 'abs':
             if t in ('f16', 'bf16'): return None   # LANGUAGE.md 7: abs is for integers, f32, f64
             return Call('abs', [self.typed(t, d1)], t)
         if k in ('minmax', 'clamp', 'select'):
             na = 3 if k == 'clamp' else 2
-            args = [self.typed(t, d1)] + [self.operand(t, d1) for _ in range(na - 1)]
+            # with a context, every argument may take it (select(c, 1, 2) nested: grammar 2)
+            args = [self.typed(t, d1, ctx_ok)] + [self.operand(t, d1, ctx_ok) for _ in range(na - 1)]
             r.shuffle(args)
             if k == 'select': return Call('select', [self.typed('bool', d1)] + args, t)
             return Call(k if k == 'clamp' else r.choice(['min', 'max']), args, t)
