@@ -102,12 +102,26 @@ static const kf_loc no_loc = {0};
 
 /* ---- pass 7: writing ------------------------------------------------------------------- */
 
+/* The C type of an element in memory (buffers, arrays, views): a bool is
+ * an unsigned char there, since a byte other than 0 or 1 (a u8 buffer
+ * seen `as &[bool]`) is true in the language but undefined as a C++ bool
+ * (NVVM used the raw byte for `b as u32`); loads test it (!= 0). */
+static const char *mem_type(kw *w, kf_type elem)
+{
+    if (elem.scalar == KF_S_BOOL && elem.lanes <= 1) return "unsigned char";
+    return kf_cu_type(w->c, kf_type_vector((kf_scalar)elem.scalar, elem.lanes));
+}
+
 static const char *decl_type(kw *w, kf_type t)
 {
-    if (t.kind == KF_TK_BUFFER)
-        return kf_cu_str(w->c, "%s%s*", (t.flags & KF_TF_MUT) ? "" : "const ",
-                         kf_cu_type(w->c, kf_type_vector((kf_scalar)t.scalar, t.lanes)));
+    if (t.kind == KF_TK_BUFFER) return kf_cu_str(w->c, "%s%s*", (t.flags & KF_TF_MUT) ? "" : "const ", mem_type(w, t));
     return kf_cu_type(w->c, t);
+}
+
+/* A bool element read from memory as a bool (any nonzero byte is true). */
+static const char *mem_read(kw *w, kf_type elem, const char *e)
+{
+    return elem.scalar == KF_S_BOOL && elem.lanes <= 1 ? kf_cu_str(w->c, "(%s != 0)", e) : e;
 }
 
 static const char *rhs(kw *w, uint32_t i);
@@ -452,7 +466,7 @@ static const char *array_elem(kw *w, const kf_ir_ins *in)
     kf_type at = w->k->arrays[in->imm].type;
     const char *idx = bare(w, in->a[0]);
     if (at.scalar == in->type.scalar && at.lanes == in->type.lanes) return kf_cu_str(w->c, "%s[%s]", w->anames[in->imm], idx);
-    return kf_cu_str(w->c, "((%s*)%s)[%s]", kf_cu_type(w->c, in->type), w->anames[in->imm], idx);
+    return kf_cu_str(w->c, "((%s*)%s)[%s]", mem_type(w, in->type), w->anames[in->imm], idx);
 }
 
 /* The address of element idx of array ai seen as `elem` (its own type, or
@@ -462,7 +476,7 @@ static const char *array_addr(kw *w, uint32_t ai, kf_type elem, kf_val idx)
     kf_type at = w->k->arrays[ai].type;
     const char *i = bare(w, idx);
     if (at.scalar == elem.scalar && at.lanes == elem.lanes) return kf_cu_str(w->c, "&%s[%s]", w->anames[ai], i);
-    return kf_cu_str(w->c, "&((%s*)%s)[%s]", kf_cu_type(w->c, elem), w->anames[ai], i);
+    return kf_cu_str(w->c, "&((%s*)%s)[%s]", mem_type(w, elem), w->anames[ai], i);
 }
 
 /* dot4, bfe, bfi, prmt; mma, ldmatrix, cp_async and the copy groups. */
@@ -563,13 +577,16 @@ static const char *rhs(kw *w, uint32_t i)
         bool nc = w->explicit_nc && nc_buffer(w, in->a[0]);
         const char *bytes = byte_vector_load(w, in->type, val(w, in->a[0]), bare(w, in->a[1]), nc);
         if (bytes) return bytes;
-        if (!nc) return kf_cu_str(c, "%s[%s]", val(w, in->a[0]), bare(w, in->a[1]));
+        if (!nc) return mem_read(w, in->type, kf_cu_str(c, "%s[%s]", val(w, in->a[0]), bare(w, in->a[1])));
         kf_cu_need(c, KF_CU_H_LDG);
-        return kf_cu_str(c, "kf_ldg(%s + (%s))", val(w, in->a[0]), bare(w, in->a[1]));
+        return mem_read(w, in->type, kf_cu_str(c, "kf_ldg(%s + (%s))", val(w, in->a[0]), bare(w, in->a[1])));
     }
     case KF_IR_ALOAD: {
         const char *bytes = byte_vector_load(w, in->type, w->anames[in->imm], bare(w, in->a[0]), false);
-        return bytes ? bytes : array_elem(w, in);
+        if (bytes) return bytes;
+        /* a local array holds only the bools the kernel stored (it has no views) */
+        bool local = !(w->k->arrays[in->imm].type.flags & (KF_TF_SHARED | KF_TF_DYN));
+        return local ? array_elem(w, in) : mem_read(w, in->type, array_elem(w, in));
     }
     case KF_IR_INTRIN: return intrin_expr(w, in);
     case KF_IR_ATOMIC: return atomic_expr(w, in);
@@ -850,10 +867,10 @@ static void write_declarations(kw *w)
              * kernels whose dynamic arrays share a name but not a type would
              * not compile (difftest seed 4, programs 2430..2499 batched). */
             wline(w, ar->loc, "extern __shared__ __align__(%u) unsigned char kf_dyn_shared[];", KF_SHARED_ALIGN);
-            wline(w, ar->loc, "%s *const %s = (%s *)kf_dyn_shared;", kf_cu_type(w->c, et), w->anames[a], kf_cu_type(w->c, et));
+            wline(w, ar->loc, "%s *const %s = (%s *)kf_dyn_shared;", mem_type(w, et), w->anames[a], mem_type(w, et));
         }
         else if (ar->type.flags & KF_TF_SHARED)
-            wline(w, ar->loc, "__shared__ __align__(%u) %s %s[%u];", KF_SHARED_ALIGN, kf_cu_type(w->c, et), w->anames[a],
+            wline(w, ar->loc, "__shared__ __align__(%u) %s %s[%u];", KF_SHARED_ALIGN, mem_type(w, et), w->anames[a],
                   ar->type.len);
         else
             wline(w, ar->loc, "%s %s[%u];", kf_cu_type(w->c, et), w->anames[a], ar->type.len);

@@ -155,7 +155,9 @@ static void decode_buffer_op(const kf_ictx *c, const kf_ir_ins *in, kf_idins *d)
         return;
     }
     d->eshift = log2_bytes(kf_type_elem_bytes(in->type));
-    if (d->s_in == KF_S_U32 || d->s_in == KF_S_I32) d->h = in->op == KF_IR_LOAD ? IH_LOAD_X32 : IH_STORE_X32;
+    /* a bool load takes do_load_store, which makes any nonzero byte 1 */
+    if ((d->s_in == KF_S_U32 || d->s_in == KF_S_I32) && !(in->op == KF_IR_LOAD && d->s == KF_S_BOOL))
+        d->h = in->op == KF_IR_LOAD ? IH_LOAD_X32 : IH_STORE_X32;
 }
 
 /* ALOAD, ASTORE (array index checked): shared arrays take the checked
@@ -543,8 +545,12 @@ static kf_status do_load_store(kf_ictx *c, kf_ithread *t, const kf_idins *d)
     if (!read_index(&R[d->a[1]], d->s_in, &idx) || idx >= (R[d->a[0]].u64[1] >> d->eshift))
         return buffer_fault(c, t, d, d->h == IH_STORE);
     uint8_t *p = (uint8_t *)(uintptr_t)R[d->a[0]].u64[0] + (idx << d->eshift);
-    if (d->h == IH_LOAD) memcpy(&R[d->dst], p, 1u << d->eshift);
-    else memcpy(p, &R[d->a[2]], 1u << d->eshift);
+    if (d->h == IH_LOAD) {
+        memcpy(&R[d->dst], p, 1u << d->eshift);
+        if (d->s == KF_S_BOOL) R[d->dst].u8[0] = R[d->dst].u8[0] != 0;   /* a byte seen as a bool: nonzero is true */
+    } else {
+        memcpy(p, &R[d->a[2]], 1u << d->eshift);
+    }
     return KF_OK;
 }
 
@@ -712,6 +718,7 @@ __attribute__((noinline)) static kf_status do_shared(kf_ictx *c, kf_ithread *t, 
     kf_status st = kf_interp_shared_units(c, t, d, idx, first, units, store);
     if (st) return st;
     copy_elem(!store, c->shared + ar->off + (idx << d->eshift), &R[store ? d->a[1] : d->dst], d->eshift);
+    if (!store && d->s == KF_S_BOOL) R[d->dst].u8[0] = R[d->dst].u8[0] != 0;   /* through a view: nonzero is true */
     return KF_OK;
 }
 

@@ -795,6 +795,26 @@ static void ref_regress_const_fold_tie(ref_ctx *r)
     out_free(r, "p", KF_S_F32, p, np);
 }
 
+/* ---- bytes read as bools: nonzero is true ---------------------------------------- */
+
+static void ref_regress_bool_bytes(ref_ctx *r)
+{
+    size_t n = (size_t)in_num(r, "n"), nx, no, nq;
+    uint8_t *x = in_buf(r, "x", KF_S_U8, 1, &nx), *q = in_buf(r, "q", KF_S_U8, 1, &nq);
+    uint32_t *o = in_buf(r, "o", KF_S_U32, 1, &no);
+    for (size_t i = 0; i < n && i < nx && 2 * i + 1 < no && i < nq; i++) {
+        uint32_t b = x[i] != 0;
+        size_t j = (i & ~(size_t)63) | ((i & 63) ^ 1);   /* the neighbour in the block of 64 */
+        uint32_t c = j < n && j < nx && x[j] != 0;
+        o[2 * i] = b + 10 * b + 100 * !b + 1000 * b;
+        o[2 * i + 1] = c + 10 * (c && b);
+        q[i] = (uint8_t)b;
+    }
+    out_free(r, "o", KF_S_U32, o, no);
+    out_free(r, "q", KF_S_U8, q, nq);
+    free(x);
+}
+
 /* ---- the bits of a half conversion, masked or shifted, in a vector of i16 ---------- */
 
 static void ref_regress_half_bits_op(ref_ctx *r)
@@ -879,4 +899,4 @@ static void ref_regress_negzero_bound(ref_ctx *r)
     {"regress_sub_minmax", ref_regress_sub_minmax}, {"regress_negzero_bound", ref_regress_negzero_bound}, \
     {"regress_param_byte_abs", ref_regress_param_byte_abs}, {"regress_ro_rw_merge", ref_regress_ro_rw_merge}, \
     {"regress_ro_rw_merge_arith", ref_regress_ro_rw_merge_arith}, \
-    {"regress_const_fold_tie", ref_regress_const_fold_tie},
+    {"regress_const_fold_tie", ref_regress_const_fold_tie}, {"regress_bool_bytes", ref_regress_bool_bytes},
