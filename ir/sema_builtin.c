@@ -183,7 +183,8 @@ static bool over_unroll(kf_sema *s, kf_node **args, unsigned na, kf_builtin bi)
 static kf_type untyped_target(kf_sema *s, kf_node *n, kf_builtin bi, bool fl)
 {
     kf_type h = s->hint;
-    bool adapts = generic(bi) || (bi >= KF_BI_EXP && bi <= KF_BI_FMA) || bi == KF_BI_BFE || bi == KF_BI_BFI;
+    bool adapts = generic(bi) || (bi >= KF_BI_EXP && bi <= KF_BI_FMA) || bi == KF_BI_BFE || bi == KF_BI_BFI ||
+                  (bi >= KF_BI_SHFL && bi <= KF_BI_WARP_MIN) || bi == KF_BI_CDIV || bi == KF_BI_MUL_HI;
     if (adapts && s->hint_node == n && kf_sema_is_num(h) && (!fl || kf_type_is_float(h))) return h;
     return kf_type_scalar(fl ? KF_S_F32 : KF_S_I32);
 }
@@ -223,7 +224,9 @@ static kf_type unify(kf_sema *s, kf_node *n, kf_node **args, unsigned na, kf_bui
 
 static kf_type warp(kf_sema *s, kf_node *n, kf_builtin bi, kf_node **a)
 {
-    kf_sema_default(s, a[0]);
+    /* the result has v's type: an untyped v takes the call's context (let c: u32 = warp_sum(1)) */
+    if (kf_sema_untyped(a[0]->type)) kf_sema_adapt(s, a[0], untyped_target(s, n, bi, a[0]->type.scalar == KF_S_UFLOAT));
+    else kf_sema_default(s, a[0]);
     bool ok = need(s, a[0], bi, C_WARP);
     if (bi >= KF_BI_SHFL && bi <= KF_BI_SHFL_DOWN) {
         const char *what = bi == KF_BI_SHFL ? "the source lane" : bi == KF_BI_SHFL_XOR ? "the lane mask" : "the lane offset";
@@ -534,7 +537,7 @@ static void check_agreeing(kf_sema *s, kf_node *n, kf_node **a, unsigned na)
     kf_type h = s->hint_node == n ? s->hint : kf_type_void();
     bool typed = false;
     for (unsigned i = 0; i < na; i++) {
-        if (kf_sema_adapts(a[i])) continue;
+        if (kf_sema_adapts(s, a[i])) continue;
         kf_sema_value(s, a[i], false);
         if (!typed && kf_sema_is_value(a[i]->type) && !kf_sema_untyped(a[i]->type)) {
             h = a[i]->type;
@@ -542,13 +545,30 @@ static void check_agreeing(kf_sema *s, kf_node *n, kf_node **a, unsigned na)
         }
     }
     for (unsigned i = 0; i < na; i++) {
-        if (!kf_sema_adapts(a[i])) continue;
+        if (!kf_sema_adapts(s, a[i])) continue;
         kf_type t = kf_sema_value_hint(s, a[i], h, false);
         if (!typed && kf_sema_is_value(t) && !kf_sema_untyped(t)) {
             h = t;
             typed = true;
         }
     }
+}
+
+/* The type argument i of bi is checked against where the builtin fixes it
+ * (a bit position, a lane, prmt's words, dot4's accumulator, an atomic's
+ * value: the buffer's element), so that an untyped select(c, 1, 2) there
+ * takes it; the call's own context where the argument has the call's type
+ * (warp_sum's and a shuffle's value); else void. */
+static kf_type param_hint(kf_sema *s, kf_node *n, kf_builtin bi, unsigned i, kf_node **a)
+{
+    kf_type ctx = s->hint_node == n ? s->hint : kf_type_void(), u32 = kf_type_scalar(KF_S_U32);
+    if (bi >= KF_BI_SHFL && bi <= KF_BI_SHFL_DOWN) return i == 0 ? ctx : u32;
+    if (bi >= KF_BI_WARP_SUM && bi <= KF_BI_WARP_MIN) return ctx;
+    if (bi == KF_BI_PRMT) return u32;
+    if (bi == KF_BI_DOT4 && i == 2) return kf_type_scalar(KF_S_I32);
+    if (bi >= KF_BI_ATOMIC_ADD && bi <= KF_BI_ATOMIC_CAS && i >= 2 && a[0]->type.kind == KF_TK_BUFFER)
+        return kf_type_elem(a[0]->type);
+    return kf_type_void();
 }
 
 static void check_args(kf_sema *s, kf_node *n, kf_builtin bi, kf_node **a, unsigned na)
@@ -559,13 +579,19 @@ static void check_args(kf_sema *s, kf_node *n, kf_builtin bi, kf_node **a, unsig
         check_agreeing(s, n, a + first, na - first);
         return;
     }
+    if (bi == KF_BI_BFE || bi == KF_BI_BFI) {   /* the value(s), then the u32 position and length */
+        unsigned nv = bi == KF_BI_BFI ? 2 : 1;
+        check_agreeing(s, n, a, nv);
+        for (unsigned i = nv; i < na; i++) kf_sema_value_hint(s, a[i], kf_type_scalar(KF_S_U32), false);
+        return;
+    }
     bool atomic = bi >= KF_BI_ATOMIC_ADD && bi <= KF_BI_ATOMIC_CAS;
     bool copy = bi == KF_BI_CP_ASYNC || bi == KF_BI_CP_ASYNC_N;
     for (unsigned i = 0; i < na; i++) {
         if (bi == KF_BI_BITCAST && i == 0 && a[i]->kind == KF_N_TYPE) continue;
         if ((atomic || copy) && (i == 1 || (copy && i == 3))) continue; /* checked as an index */
         if (takes_array(bi, i) || (copy && i == 2) || (atomic && i == 0)) kf_sema_value_let(s, a[i], kf_type_void());
-        else kf_sema_value(s, a[i], atomic && i == 0);
+        else kf_sema_value_hint(s, a[i], param_hint(s, n, bi, i, a), atomic && i == 0);
     }
 }
 

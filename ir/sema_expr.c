@@ -941,6 +941,52 @@ kf_type kf_sema_unify2(kf_sema *s, kf_loc loc, kf_node *a, kf_node *b, const cha
     return ta;
 }
 
+/* How many leading value arguments of builtin bi have the call's own type
+ * (select: after the condition, counted in *skip), 0 if its result does not
+ * follow them. */
+static unsigned typed_like_result(kf_builtin bi, unsigned *skip)
+{
+    *skip = bi == KF_BI_SELECT;
+    if (bi == KF_BI_SELECT) return 2;
+    if (bi == KF_BI_BFE || (bi >= KF_BI_SHFL && bi <= KF_BI_SHFL_DOWN)) return 1;
+    if (bi == KF_BI_BFI) return 2;
+    if ((bi >= KF_BI_EXP && bi <= KF_BI_FMA) || (bi >= KF_BI_WARP_SUM && bi <= KF_BI_WARP_MIN) || bi == KF_BI_CDIV ||
+        bi == KF_BI_MUL_HI || bi == KF_BI_FAST_DIV)
+        return 3;
+    return 0;
+}
+
+/* Whether n's type may come from its context, read from the syntax alone:
+ * an untyped literal; a builtin call whose result has its arguments' type
+ * (select(c, 1, 2), min, sqrt, warp_sum, ...) when those all may; an
+ * arithmetic operator over two that may, - or ~ over one. Such an operand
+ * is checked after its typed neighbours, whose type is then its context
+ * (select(c, 0, 1) .. n - 3). Only the order of checking follows from it. */
+bool kf_sema_adapts(kf_sema *s, const kf_node *n)
+{
+    switch (n->kind) {
+    case KF_N_INT: case KF_N_FLOAT: return true;
+    case KF_N_NAME: {   /* inf and nan, and an @unroll variable over untyped bounds, are untyped */
+        const kf_node *d = kf_sema_lookup(s, n->name);
+        if (!d) return kf_builtin_lookup(n->name) == KF_BI_INF || kf_builtin_lookup(n->name) == KF_BI_NAN;
+        return d->kind == KF_N_FOR && untyped(d->type);
+    }
+    case KF_N_UNARY: return n->op != KF_OP_NOT && kf_sema_adapts(s, n->a);
+    case KF_N_BINARY:
+        return !is_cmp((kf_op)n->op) && !is_logic((kf_op)n->op) && kf_sema_adapts(s, n->a) && kf_sema_adapts(s, n->b);
+    case KF_N_CALL: {
+        if (!n->a || n->a->kind != KF_N_NAME) return false;
+        unsigned skip, nv = typed_like_result(kf_builtin_lookup(n->a->name), &skip);
+        const kf_node *x = n->b;
+        for (; x && skip; x = x->next) skip--;
+        for (unsigned i = 0; x && i < nv; x = x->next, i++)
+            if (!kf_sema_adapts(s, x)) return false;
+        return nv > 0;
+    }
+    default: return false;
+    }
+}
+
 static kf_type binary(kf_sema *s, kf_node *n)
 {
     /* An operand that adapts (select(c, 1, 2), an operator over one) is
@@ -951,7 +997,7 @@ static kf_type binary(kf_sema *s, kf_node *n)
     kf_op op = (kf_op)n->op;
     kf_type h = s->hint_node == n && !is_cmp(op) && !is_logic(op) ? s->hint : kf_type_void();
     kf_type ta, tb;
-    if (kf_sema_adapts(n->a) && !kf_sema_adapts(n->b)) {
+    if (kf_sema_adapts(s, n->a) && !kf_sema_adapts(s, n->b)) {
         tb = value_hint(s, n->b, h, 0);
         ta = value_hint(s, n->a, untyped(tb) ? h : tb, 0);
     } else {
@@ -1239,7 +1285,9 @@ static kf_type construct(kf_sema *s, kf_node *n)
     kf_type vt = n->a->type;
     unsigned na = count_args(n->b), i = 1;
     bool ok = true;
-    for (kf_node *a = n->b; a; a = a->next) ok &= !IS_ERR(value_ex(s, a, 0));
+    /* each value has the lane type: an untyped select(c, 1, 2) there takes it */
+    kf_type lane = vt.kind == KF_TK_VECTOR ? kf_type_scalar((kf_scalar)vt.scalar) : kf_type_void();
+    for (kf_node *a = n->b; a; a = a->next) ok &= !IS_ERR(value_hint(s, a, lane, 0));
     if (vt.kind != KF_TK_VECTOR) {
         kf_sema_error(s, n->loc, "%s(...) is not a conversion: write 'x as %s'", TSTR(vt), TSTR(vt));
         return fail(n);

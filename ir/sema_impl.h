@@ -136,13 +136,9 @@ static inline bool kf_sema_is_value(kf_type t)
 {
     return (t.kind == KF_TK_SCALAR || t.kind == KF_TK_VECTOR) && !kf_sema_is_err(t) && !kf_sema_is_dim3(t);
 }
-/* Whether n's type may come from its context (a call such as
- * select(c, 1, 2), an operator over one): such operands are checked after
- * their typed neighbours, which give them that context. */
-static inline bool kf_sema_adapts(const kf_node *n)
-{
-    return n->kind == KF_N_CALL || n->kind == KF_N_BINARY || n->kind == KF_N_UNARY;
-}
+/* Whether n's type may come from its context (sema_expr.c): such operands
+ * are checked after their typed neighbours, which give them that context. */
+bool kf_sema_adapts(kf_sema *s, const kf_node *n);
 static inline bool kf_sema_is_num(kf_type t) { return kf_sema_is_value(t) && t.scalar != KF_S_BOOL; }
 static inline bool kf_sema_is_int_scalar(kf_type t)
 {

@@ -379,7 +379,15 @@ static bool unroll_rules(kf_sema *s, kf_node *n)
  * untyped for @unroll (the variable adapts like a literal). */
 static kf_type for_type(kf_sema *s, kf_node *n)
 {
-    kf_type ta = kf_sema_value(s, n->a, false), tb = kf_sema_value(s, n->b, false);
+    /* a bound that adapts (select(c, 0, 1)) takes the other's type, as an operand does */
+    kf_type ta, tb;
+    if (kf_sema_adapts(s, n->a) && !kf_sema_adapts(s, n->b)) {
+        tb = kf_sema_value(s, n->b, false);
+        ta = kf_sema_value_hint(s, n->a, tb, false);
+    } else {
+        ta = kf_sema_value(s, n->a, false);
+        tb = kf_sema_value_hint(s, n->b, ta, false);
+    }
     if (IS_ERR(ta) || IS_ERR(tb)) return ERR;
     if (kf_sema_untyped(ta) && kf_sema_untyped(tb)) {
         if (ta.scalar == KF_S_UFLOAT || tb.scalar == KF_S_UFLOAT) {
@@ -409,9 +417,9 @@ static bool for_step(kf_sema *s, kf_node *n, kf_type t)
 {
     kf_node *c = n->c;
     if (!c) return true;
-    kf_type st = kf_sema_value(s, c, false);
-    if (IS_ERR(st) || IS_ERR(t)) return false;
     kf_type want = t.scalar == KF_S_UINT ? kf_type_scalar(KF_S_I64) : t;
+    kf_type st = kf_sema_value_hint(s, c, IS_ERR(t) ? kf_type_void() : want, false);
+    if (IS_ERR(st) || IS_ERR(t)) return false;
     char what[64];
     snprintf(what, sizeof what, "the step of 'for %s'", n->name ? n->name : "?");
     if (!kf_sema_expect(s, c, want, what)) return false;

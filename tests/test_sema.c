@@ -342,6 +342,22 @@ static void untyped_builtin_calls_adapt_to_context(void **state)
     assert_type(init_of(p, "r")->a->a->type, "u64");
     assert_type(init_of(p, "f")->a->type, "f64");
     prog_free(p);
+    /* ... and through the operands a builtin or statement types: constructor
+     * values, bfe's position, a lane, an atomic's value, for bounds and step;
+     * warp_sum and cdiv over literals take their context like sqrt */
+    p = ok("kernel k(o: &mut [u32], w: &mut [u64], n: u32) {\n"
+           "    let v = u32x2(select(n > 0, 3000000000, 2), n);\n"
+           "    let f = bfe(n, select(n > 9, 4, 8), 8) + shfl(n, select(n > 1, 0, 31)) + prmt(n, n, select(n > 2, 0x3210, 0x0123));\n"
+           "    let c: u32 = warp_sum(1);\n"
+           "    let d: u64 = cdiv(1 << 40, select(n > 3, 3, 5));\n"
+           "    for i in select(n > 0, 0, 1) .. n - 3 step select(n > 7, 2, 1) { o[i] = v[0] + f + c; }\n"
+           "    atomic_add(o, 0, select(n > 0, 3000000000, 2));\n"
+           "    w[0] = d;\n}\n");
+    assert_type(decl_type(p, "v"), "u32x2");
+    assert_type(decl_type(p, "c"), "u32");
+    assert_type(init_of(p, "d")->b->next->type, "u64");
+    assert_type(find_kind(p->module, KF_N_FOR)->type, "u32");
+    prog_free(p);
     /* with no context they default as before */
     reject(K("let q = select(b, 1, select(b, 2, 3));\nlet w: u32 = q;"), 3, 14, "must be u32, found i32");
     /* math on untyped constants takes a float context's type, else f32 */

@@ -280,6 +280,33 @@ static void ref_nested_context(ref_ctx *r)
     free(a);
 }
 
+/* control.kf's nested_context_builtins: contexts through builtins and for. */
+static void ref_nested_context_builtins(ref_ctx *r)
+{
+    size_t na, no, nw, nc;
+    uint32_t *a = in_buf(r, "a", KF_S_U32, 1, &na), *o = in_buf(r, "o", KF_S_U32, 1, &no);
+    uint32_t *c = in_buf(r, "c", KF_S_U32, 1, &nc);
+    uint64_t *w = in_buf(r, "w", KF_S_U64, 1, &nw);
+    uint32_t sum = 0;
+    for (size_t t = 0; t < 32 && t < na && 4 * t + 3 < no && t < nw; t++) {
+        uint32_t x = a[t], pos = x > 9 ? 4 : 8, len = x > 20 ? 4 : 8, s = 0;
+        uint32_t lane = x > 15 ? 0 : 31;
+        for (uint32_t i = x > 3 ? 0 : 1; i < x + 2; i += x > 7 ? 2 : 1) s += i;
+        o[4 * t] = (x > 5 ? 3000000000u : 2u) + x;
+        o[4 * t + 1] = ((x * 0x01010101u) >> pos) & ((1u << len) - 1);
+        o[4 * t + 2] = (lane < na ? a[lane] : 0) + 32;
+        o[4 * t + 3] = s;
+        uint64_t d = x > 10 ? 3 : 5;
+        w[t] = ((1ull << 40) + d - 1) / d + x;
+        sum += x > 30 ? 3000000000u : 2u;
+    }
+    if (nc) c[0] += sum;
+    out_free(r, "o", KF_S_U32, o, no);
+    out_free(r, "w", KF_S_U64, w, nw);
+    out_free(r, "c", KF_S_U32, c, nc);
+    free(a);
+}
+
 /* ---- warp.kf ----------------------------------------------------------------- */
 
 /* What the warp reductions of warp_ops give for one warp of 32 lanes. */
@@ -998,7 +1025,7 @@ static void ref_algo_rowmax(ref_ctx *r) { algo_matrix(r, "rm"); }
 
 #define KF_REFERENCE_FEATURES \
     {"convert", ref_convert}, {"vectors", ref_vectors}, {"ops_i32", ref_ops_i32}, \
-    {"ops_widths", ref_ops_widths}, {"control", ref_control}, {"nested_context", ref_nested_context}, {"warp_ops", ref_warp_ops}, \
+    {"ops_widths", ref_ops_widths}, {"control", ref_control}, {"nested_context", ref_nested_context}, {"nested_context_builtins", ref_nested_context_builtins}, {"warp_ops", ref_warp_ops}, \
     {"warp_edges", ref_warp_edges}, {"warp_partial", ref_warp_partial}, \
     {"atomics", ref_atomics}, {"atomics_subnormal", ref_atomics_subnormal}, {"fence_last_block", ref_fence_last_block}, {"math_f32", ref_math_f32}, {"math_f64", ref_math_f64}, \
     {"math_vec", ref_math_vec}, {"int_math", ref_int_math}, {"geometry", ref_geometry}, \
