@@ -185,8 +185,9 @@ static void int_value(kf_lexer *lx, const char *s, size_t len, uint64_t *val)
     for (; i < len; i++) {
         unsigned char c = (unsigned char)s[i];
         if (c == '_') {
-            if (i + 1 >= len || (digit_value((unsigned char)s[i + 1]) >= (int)base && s[i + 1] != '_')) {
-                lex_error(lx, s, "'_' in '%.*s%s' must be followed by a digit", n, s, more);
+            /* between two digits: not after the 0x / 0b prefix, not doubled, not last */
+            if (digits == 0 || i + 1 >= len || digit_value((unsigned char)s[i + 1]) >= (int)base) {
+                lex_error(lx, s, "'_' in '%.*s%s' must stand between two digits", n, s, more);
                 return;
             }
             continue;
@@ -219,8 +220,8 @@ static double float_value(kf_lexer *lx, const char *s, size_t len)
     size_t n = 0;
     for (size_t i = 0; i < len; i++) {
         if (s[i] == '_') {
-            if (i + 1 >= len || !((unsigned)(s[i + 1] - '0') < 10u || s[i + 1] == '_')) {
-                lex_error(lx, s, "'_' in a float literal must be followed by a digit");
+            if (i == 0 || (unsigned)(s[i - 1] - '0') >= 10u || i + 1 >= len || (unsigned)(s[i + 1] - '0') >= 10u) {
+                lex_error(lx, s, "'_' in a float literal must stand between two digits");
                 return 0;
             }
             continue;

@@ -914,7 +914,8 @@ static kf_type untyped_binary(kf_sema *s, kf_node *n)
     if (st) {
         kf_sema_error(s, n->loc, st == 1 ? "division by zero in a constant expression"
                                  : st == 3 ? "negative shift amount in a constant expression"
-                                           : "constant expression overflows: the result is outside the range of u64 and i64");
+                                           : "constant expression overflows: this step's value is outside the range of u64 and "
+                                             "i64 (untyped constants are exact within 64 bits at every step)");
         return fail(n);
     }
     n->is_const = true;

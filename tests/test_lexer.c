@@ -323,11 +323,13 @@ static void overflowing_integer_literal_is_an_error(void **state)
 
 static void malformed_number_literals_are_errors(void **state)
 {
-    const char *src[] = {"0x", "0b", "0b102", "12ab", "1_", "1__", "0xfg", "0123", "1.0f", "2x", "1e", "1e999"};
+    const char *src[] = {"0x", "0b", "0b102", "12ab", "1_", "1__", "0xfg", "0123", "1.0f", "2x", "1e", "1e999",
+                         "1__0", "0x_ff", "1__0.5"};
     const char *msg[] = {"has no digits", "has no digits", "invalid binary digit '2'", "invalid decimal digit 'a'",
-                         "must be followed by a digit", "must be followed by a digit", "invalid hex digit 'g'",
+                         "must stand between two digits", "must stand between two digits", "invalid hex digit 'g'",
                          "leading zero", "invalid suffix 'f'", "invalid decimal digit 'x'", "exponent of '1e' has no digits",
-                         "too large for f64"};
+                         "too large for f64", "must stand between two digits", "must stand between two digits",
+                         "must stand between two digits"};
     for (size_t i = 0; i < sizeof src / sizeof *src; i++) {
         char buf[32];
         snprintf(buf, sizeof buf, "x %s", src[i]);
