@@ -122,7 +122,8 @@ static void apply_define(kf_sema *s, kf_node *c, const kf_define *d)
     const char *val = d->value ? d->value : "";
     kf_cv v;
     if (!kf_literal_parse(val, &lit)) {
-        kf_sema_error(s, CMDLINE, "-D %s=%s: '%s' is not a number, true or false", d->name, val, val);
+        kf_sema_error(s, CMDLINE, "-D %s=%s: '%s' is not a number, true or false%s", d->name, val, val,
+                      kf_literal_hint(val));
         return;
     }
     if (IS_ERR(c->type)) return;

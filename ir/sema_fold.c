@@ -350,6 +350,12 @@ static bool parse_float(const char *p, kf_literal *out)
     return *end == 0;
 }
 
+const char *kf_literal_hint(const char *text)
+{
+    const char *d = text + (text[0] == '-' || text[0] == '+');
+    return *d >= '0' && *d <= '9' ? " (numbers are " KF_NUMBER_SYNTAX ")" : "";
+}
+
 bool kf_literal_parse(const char *text, kf_literal *out)
 {
     memset(out, 0, sizeof *out);

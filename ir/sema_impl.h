@@ -58,6 +58,9 @@ typedef struct {
 } kf_literal;
 
 bool kf_literal_parse(const char *text, kf_literal *out);
+/* What to add to "'text' is not a number, true or false" for a text that
+ * kf_literal_parse refused: the number syntax when it starts like a number. */
+const char *kf_literal_hint(const char *text);
 /* Converts a literal to scalar s; false with a reason ("does not fit u8",
  * "is a float") when it cannot be represented. */
 bool kf_literal_to(const kf_literal *lit, kf_scalar s, kf_cv *out, const char **why);

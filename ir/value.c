@@ -18,12 +18,9 @@ static kf_status parse_scalar(const char *text, kf_scalar s, const char *param, 
     kf_cv v;
     const char *why = NULL;
     const char *p = param ? param : "?";
-    if (!kf_literal_parse(text, &lit)) {
-        const char *d = text + (text[0] == '-' || text[0] == '+');
-        bool numeric = *d >= '0' && *d <= '9';
+    if (!kf_literal_parse(text, &lit))
         return kf_error_set(err, KF_ERR_USAGE, "parameter '%s': '%s' is not a number, true or false%s", p, text,
-                            numeric ? " (numbers are " KF_NUMBER_SYNTAX ")" : "");
-    }
+                            kf_literal_hint(text));
     if (!kf_literal_to(&lit, s, &v, &why))
         return kf_error_set(err, KF_ERR_USAGE, "parameter '%s': %s %s%s%s", p, text, why,
                             strcmp(why, "does not fit") == 0 ? " " : "",
